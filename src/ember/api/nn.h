@@ -1,0 +1,6 @@
+// C++ façade: nn ops.
+#pragma once
+
+#include "ember/api/tensor.h"
+
+namespace ember {}  // namespace ember

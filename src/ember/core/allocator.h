@@ -1,0 +1,55 @@
+// Buffers: 64-byte aligned, reference counted, from size-class free lists. Small blocks are cached per
+// thread (the eager hot path allocates one per op); large blocks go to a bounded global cache, because a
+// fresh page-faulting 64 MiB output per op is several times slower than reusing one (architecture.md §9).
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "ember/core/status.h"
+
+namespace ember {
+
+enum class DeviceType : uint8_t { kCPU = 0, kGPU = 1 };
+
+struct Device {
+  DeviceType type = DeviceType::kCPU;
+  int index = 0;
+  bool operator==(const Device&) const = default;
+};
+
+class Buffer {
+ public:
+  /// Allocates `nbytes` (may be 0). Fails with ResourceExhausted if the request is absurd or the system is
+  /// out of memory.
+  static StatusOr<Buffer*> allocate(size_t nbytes, Device device = {});
+
+  void* data() const { return data_; }
+  size_t size() const { return nbytes_; }
+  Device device() const { return device_; }
+
+  void ref() { refcount_.fetch_add(1, std::memory_order_relaxed); }
+  void unref() {
+    if (refcount_.fetch_sub(1, std::memory_order_acq_rel) == 1) release();
+  }
+  int refcount() const { return refcount_.load(std::memory_order_relaxed); }
+
+ private:
+  Buffer() = default;
+  void release();
+
+  std::atomic<int32_t> refcount_{1};
+  int32_t size_class_ = 0;
+  Device device_;
+  size_t nbytes_ = 0;
+  void* data_ = nullptr;
+  friend struct AllocatorInternals;
+};
+
+/// Bytes currently held by the large-block cache (for tests and diagnostics).
+size_t allocator_cached_bytes();
+/// Returns every cached block to the system.
+void allocator_trim();
+
+}  // namespace ember

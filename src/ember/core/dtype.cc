@@ -1,0 +1,26 @@
+#include "ember/core/dtype.h"
+
+namespace ember {
+namespace {
+constexpr std::string_view kNames[kNumDTypes] = {"float16", "bfloat16", "float32", "float64", "int8",
+                                                 "int16",   "int32",    "int64",   "uint8",   "bool"};
+constexpr size_t kSizes[kNumDTypes] = {2, 2, 4, 8, 1, 2, 4, 8, 1, 1};
+}  // namespace
+
+size_t dtype_size(DType d) { return kSizes[static_cast<int>(d)]; }
+std::string_view dtype_name(DType d) { return kNames[static_cast<int>(d)]; }
+
+bool dtype_from_name(std::string_view name, DType* out) {
+  for (int i = 0; i < kNumDTypes; ++i) {
+    if (kNames[i] == name) {
+      *out = static_cast<DType>(i);
+      return true;
+    }
+  }
+  if (name == "half") return (*out = DType::kFloat16, true);
+  if (name == "float") return (*out = DType::kFloat32, true);
+  if (name == "double") return (*out = DType::kFloat64, true);
+  return false;
+}
+
+}  // namespace ember

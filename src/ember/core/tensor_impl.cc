@@ -1,0 +1,76 @@
+#include "ember/core/tensor_impl.h"
+
+#include <mutex>
+#include <new>
+#include <vector>
+
+namespace ember {
+namespace {
+// TensorImpl objects are small and created once per op: recycle them through a per-thread free list.
+struct ImplFreeList {
+  std::vector<void*> blocks;
+  ~ImplFreeList() {
+    for (void* b : blocks) ::operator delete(b);
+  }
+};
+thread_local ImplFreeList impl_free_list;
+constexpr size_t kMaxFreeImpls = 256;
+
+void* new_impl_block() {
+  auto& list = impl_free_list.blocks;
+  if (!list.empty()) {
+    void* b = list.back();
+    list.pop_back();
+    return b;
+  }
+  return ::operator new(sizeof(TensorImpl));
+}
+}  // namespace
+
+StatusOr<TensorRef> TensorImpl::allocate(DType dtype, const Shape& shape, Device device) {
+  EMBER_DCHECK(shape.fully_defined());
+  int64_t n = shape.num_elements();
+  size_t elem = dtype_size(dtype);
+  // Overflow-safe size computation: dims are each < 2^63 but their product may not be.
+  __int128 bytes = static_cast<__int128>(1) * elem;
+  for (int64_t d : shape.dims()) {
+    bytes *= d;
+    if (bytes > (static_cast<__int128>(1) << 50))
+      return make_error(Code::kResourceExhausted, "cannot allocate a tensor of shape ", shape.to_string(),
+                        " and dtype ", dtype_name(dtype), ": it would need more than 2^50 bytes");
+  }
+  auto buffer = Buffer::allocate(static_cast<size_t>(bytes), device);
+  if (!buffer.ok())
+    return buffer.status().with_prefix("tensor of shape " + shape.to_string() + " and dtype " +
+                                       std::string(dtype_name(dtype)) + ": ");
+  auto* t = new (new_impl_block()) TensorImpl();
+  t->dtype_ = dtype;
+  t->shape_ = shape;
+  t->num_elements_ = n;
+  t->buffer_ = *buffer;
+  return TensorRef::adopt(t);
+}
+
+TensorRef TensorImpl::view(const TensorImpl& source, const Shape& shape, size_t byte_offset) {
+  auto* t = new (new_impl_block()) TensorImpl();
+  t->dtype_ = source.dtype_;
+  t->shape_ = shape;
+  t->num_elements_ = shape.num_elements();
+  t->buffer_ = source.buffer_;
+  t->buffer_->ref();
+  t->offset_ = source.offset_ + byte_offset;
+  return TensorRef::adopt(t);
+}
+
+void TensorImpl::destroy() {
+  buffer_->unref();
+  this->~TensorImpl();
+  auto& list = impl_free_list.blocks;
+  if (list.size() < kMaxFreeImpls) {
+    list.push_back(this);
+  } else {
+    ::operator delete(this);
+  }
+}
+
+}  // namespace ember

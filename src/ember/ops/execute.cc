@@ -1,0 +1,154 @@
+#include "ember/ops/execute.h"
+
+namespace ember {
+namespace {
+
+bool attr_matches(AttrType type, const AttrValue& v) {
+  switch (type) {
+    case AttrType::kInt: return std::holds_alternative<int64_t>(v);
+    case AttrType::kFloat: return std::holds_alternative<double>(v);
+    case AttrType::kBool: return std::holds_alternative<bool>(v);
+    case AttrType::kDType: return std::holds_alternative<DType>(v);
+    case AttrType::kInts: return std::holds_alternative<std::vector<int64_t>>(v);
+    case AttrType::kString: return std::holds_alternative<std::string>(v);
+  }
+  return false;
+}
+
+const char* attr_type_name(AttrType type) {
+  switch (type) {
+    case AttrType::kInt: return "int";
+    case AttrType::kFloat: return "float";
+    case AttrType::kBool: return "bool";
+    case AttrType::kDType: return "dtype";
+    case AttrType::kInts: return "list of ints";
+    case AttrType::kString: return "string";
+  }
+  return "?";
+}
+
+std::string set_names(DTypeSet set) {
+  std::string s;
+  for (int i = 0; i < kNumDTypes; ++i) {
+    if (set & (1u << i)) {
+      if (!s.empty()) s += ", ";
+      s += dtype_name(static_cast<DType>(i));
+    }
+  }
+  return "{" + s + "}";
+}
+
+Status check_inputs(const OpDef& op, std::span<const TensorSpec> inputs) {
+  size_t declared = op.inputs.size();
+  bool variadic = op.has_flag(kVariadicInput);
+  if (variadic ? inputs.size() < declared - 1 + 1 : inputs.size() != declared)
+    return invalid_argument(op.name, ": expected ", variadic ? "at least " : "", declared, " input(s), got ",
+                            inputs.size());
+  int var_source[2] = {-1, -1};
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const ArgDef& arg = op.inputs[std::min(i, declared - 1)];
+    DType d = inputs[i].dtype;
+    if (arg.type.type_var < 0) {
+      if (!dtype_in(d, arg.type.allowed))
+        return invalid_argument(op.name, ": input '", arg.name, "' must have a dtype in ",
+                                set_names(arg.type.allowed), ", got ", dtype_name(d));
+      continue;
+    }
+    int var = arg.type.type_var;
+    if (var_source[var] < 0) {
+      if (!dtype_in(d, op.type_vars[var]))
+        return invalid_argument(op.name, ": input '", arg.name, "' must have a dtype in ",
+                                set_names(op.type_vars[var]), ", got ", dtype_name(d));
+      var_source[var] = static_cast<int>(i);
+    } else if (inputs[var_source[var]].dtype != d) {
+      const ArgDef& first = op.inputs[std::min<size_t>(var_source[var], declared - 1)];
+      return invalid_argument(op.name, ": input #", i, " ('", arg.name, "') has dtype ", dtype_name(d),
+                              " but input #", var_source[var], " ('", first.name, "') has dtype ",
+                              dtype_name(inputs[var_source[var]].dtype),
+                              "; they must match (ember, like TensorFlow, does not promote dtypes)");
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status complete_attrs(const OpDef& op, AttrList& attrs) {
+  if (attrs.size() > op.attrs.size())
+    return invalid_argument(op.name, ": expected at most ", op.attrs.size(), " attribute(s), got ",
+                            attrs.size());
+  for (size_t i = attrs.size(); i < op.attrs.size(); ++i) {
+    if (!op.attrs[i].has_default)
+      return invalid_argument(op.name, ": missing required attribute '", op.attrs[i].name, "'");
+    attrs.push_back(op.attrs[i].default_value);
+  }
+  for (size_t i = 0; i < attrs.size(); ++i) {
+    if (!attr_matches(op.attrs[i].type, attrs[i]))
+      return invalid_argument(op.name, ": attribute '", op.attrs[i].name, "' must be a ",
+                              attr_type_name(op.attrs[i].type));
+  }
+  return Status::OK();
+}
+
+Status infer_op(const OpDef& op, std::span<const TensorSpec> inputs,
+                std::span<const TensorImpl* const> constants, std::span<const AttrValue> attrs,
+                SmallVector<TensorSpec, 2>& outputs) {
+  EMBER_RETURN_IF_ERROR(check_inputs(op, inputs));
+  InferContext ctx;
+  ctx.op = &op;
+  ctx.inputs = inputs;
+  ctx.constants = constants;
+  ctx.attrs = attrs;
+  Status s = op.shape_fn(ctx);
+  if (!s.ok()) {
+    // Shape functions may already name the op; avoid "Add: Add: ...".
+    if (s.message().rfind(op.name + ":", 0) == 0) return s;
+    return op_error(op, s);
+  }
+  outputs = std::move(ctx.outputs);
+  return Status::OK();
+}
+
+Status execute_op(const OpDef& op, std::span<TensorImpl* const> inputs, std::span<const AttrValue> attrs,
+                  OutputList& outputs) {
+  SmallVector<TensorSpec, 4> specs;
+  SmallVector<const TensorImpl*, 4> constants;
+  for (TensorImpl* t : inputs) {
+    specs.push_back(TensorSpec{t->dtype(), t->shape()});
+    constants.push_back(t);
+  }
+  SmallVector<TensorSpec, 2> out_specs;
+  EMBER_RETURN_IF_ERROR(infer_op(op, {specs.data(), specs.size()}, {constants.data(), constants.size()},
+                                 attrs, out_specs));
+
+  DType kernel_dtype = op.dispatch_input >= 0 ? inputs[op.dispatch_input]->dtype() : out_specs[0].dtype;
+  KernelFn kernel = op.kernels[static_cast<int>(kernel_dtype)];
+  if (kernel == nullptr)
+    return make_error(Code::kUnimplemented, op.name, ": no kernel for dtype ", dtype_name(kernel_dtype));
+
+  outputs.clear();
+  if (!op.has_flag(kKernelAllocates)) {
+    for (const TensorSpec& spec : out_specs) {
+      auto t = TensorImpl::allocate(spec.dtype, spec.shape, inputs.empty() ? Device{} : inputs[0]->device());
+      if (!t.ok()) return op_error(op, t.status());
+      outputs.push_back(std::move(t).value());
+    }
+  } else {
+    outputs.resize(out_specs.size());
+  }
+  KernelContext kctx;
+  kctx.op = &op;
+  kctx.inputs = inputs;
+  kctx.attrs = attrs;
+  kctx.output_specs = {out_specs.data(), out_specs.size()};
+  kctx.outputs = {outputs.data(), outputs.size()};
+  Status s = kernel(kctx);
+  if (!s.ok()) {
+    outputs.clear();
+    if (s.message().rfind(op.name + ":", 0) == 0) return s;
+    return op_error(op, s);
+  }
+  return Status::OK();
+}
+
+}  // namespace ember

@@ -1,0 +1,30 @@
+// Eager execution of one op (architecture.md §3): dtype check, shape function, allocation, kernel.
+// Tracing (a later layer) reuses `infer_op` on specs and adds a node instead of calling `execute_op`.
+#pragma once
+
+#include <span>
+
+#include "ember/ops/op_def.h"
+
+namespace ember {
+
+using OutputList = SmallVector<TensorRef, 2>;
+using AttrList = SmallVector<AttrValue, 4>;
+
+/// Checks input count and dtypes against the signature and runs the shape function.
+Status infer_op(const OpDef& op, std::span<const TensorSpec> inputs,
+                std::span<const TensorImpl* const> constants, std::span<const AttrValue> attrs,
+                SmallVector<TensorSpec, 2>& outputs);
+
+/// Runs `op` on concrete inputs. `attrs` holds every attribute in declaration order.
+Status execute_op(const OpDef& op, std::span<TensorImpl* const> inputs, std::span<const AttrValue> attrs,
+                  OutputList& outputs);
+
+/// Fills trailing attributes from their defaults; fails naming the first missing required one or an
+/// attribute whose type differs from the declaration.
+Status complete_attrs(const OpDef& op, AttrList& attrs);
+
+/// "Add" -> "Add: " context for errors.
+inline Status op_error(const OpDef& op, Status s) { return s.with_prefix(op.name + ": "); }
+
+}  // namespace ember

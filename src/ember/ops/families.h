@@ -1,0 +1,23 @@
+// One registration function per op family; each lives in ops/<family>.cc.
+#pragma once
+
+namespace ember {
+class OpRegistry;
+
+void register_math_ops(OpRegistry& r);       // element-wise unary and binary, AddN, Cast
+void register_reduction_ops(OpRegistry& r);  // Sum, Mean, Max, Min, Prod, Any, All, ArgMax, ArgMin, ...
+void register_linalg_ops(OpRegistry& r);     // MatMul (BatchMatMul semantics)
+void register_array_ops(OpRegistry& r);      // shape and indexing ops
+void register_nn_ops(OpRegistry& r);         // softmax, losses, bias_add, ...
+void register_random_ops(OpRegistry& r);     // stateful and stateless random
+
+inline void register_all_ops(OpRegistry& r) {
+  register_math_ops(r);
+  register_reduction_ops(r);
+  register_linalg_ops(r);
+  register_array_ops(r);
+  register_nn_ops(r);
+  register_random_ops(r);
+}
+
+}  // namespace ember

@@ -1,0 +1,120 @@
+// The op registry's one declaration per op (architecture.md §0.1): signature, dtype rules, attributes,
+// shape function, kernels per dtype, flags, gradient slot and a one-line doc. Eager dispatch, tracing,
+// the executor, autodiff and the bindings all read an OpDef; nothing else describes an op.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ember/core/dtype.h"
+#include "ember/core/small_vector.h"
+#include "ember/core/status.h"
+#include "ember/core/tensor_impl.h"
+
+namespace ember {
+
+enum class AttrType : uint8_t { kInt, kFloat, kBool, kDType, kInts, kString };
+
+/// An attribute value. Ops take their attributes by position, in the order the OpDef declares them.
+using AttrValue = std::variant<int64_t, double, bool, DType, std::vector<int64_t>, std::string>;
+
+struct AttrDef {
+  std::string name;
+  AttrType type;
+  bool has_default = false;
+  AttrValue default_value;
+};
+
+/// Which dtypes an input accepts: either one of the op's type variables (all inputs naming the same
+/// variable share one dtype, as TensorFlow's "T") or a fixed set.
+struct TypeRule {
+  int8_t type_var = -1;   // 0 = "T", 1 = "U", or -1 for a fixed set
+  DTypeSet allowed = 0;   // used when type_var == -1
+};
+
+struct ArgDef {
+  std::string name;
+  TypeRule type;
+};
+
+/// A dtype and a possibly partially known shape: what tracing knows about a value.
+struct TensorSpec {
+  DType dtype = DType::kFloat32;
+  Shape shape;
+};
+
+enum OpFlags : uint32_t {
+  kStateful = 1u << 0,           // has side effects or randomness: never folded, deduplicated or pruned
+  kCommutative = 1u << 1,        // inputs may be swapped (CSE canonicalises)
+  kElementwise = 1u << 2,        // output element i depends only on input elements i (fusion)
+  kNotDifferentiable = 1u << 3,  // autodiff stops here (integer outputs, comparisons, ...)
+  kKernelAllocates = 1u << 4,    // the kernel creates its outputs (views, data-dependent shapes)
+  kVariadicInput = 1u << 5,      // the last declared input repeats (AddN, ConcatV2, Pack)
+};
+
+struct OpDef;
+
+/// What a shape function sees: input specs, the value of inputs that are constant (always, eagerly;
+/// when folded, while tracing), and the attributes. It fills `outputs`, one spec per output.
+struct InferContext {
+  const OpDef* op = nullptr;
+  std::span<const TensorSpec> inputs;
+  std::span<const TensorImpl* const> constants;  // same length as inputs; null where unknown
+  std::span<const AttrValue> attrs;
+  SmallVector<TensorSpec, 2> outputs;
+
+  int64_t attr_int(int i) const { return std::get<int64_t>(attrs[i]); }
+  double attr_float(int i) const { return std::get<double>(attrs[i]); }
+  bool attr_bool(int i) const { return std::get<bool>(attrs[i]); }
+  DType attr_dtype(int i) const { return std::get<DType>(attrs[i]); }
+  const std::vector<int64_t>& attr_ints(int i) const { return std::get<std::vector<int64_t>>(attrs[i]); }
+  const std::string& attr_string(int i) const { return std::get<std::string>(attrs[i]); }
+  const TensorImpl* constant(int i) const { return constants.empty() ? nullptr : constants[i]; }
+};
+
+/// What a kernel sees. Unless the op is kKernelAllocates, `outputs` arrive allocated with the shapes
+/// the shape function inferred.
+struct KernelContext {
+  const OpDef* op = nullptr;
+  std::span<TensorImpl* const> inputs;
+  std::span<const AttrValue> attrs;
+  std::span<const TensorSpec> output_specs;
+  std::span<TensorRef> outputs;
+
+  const TensorImpl& input(int i) const { return *inputs[i]; }
+  TensorImpl& output(int i) const { return *outputs[i]; }
+  int64_t attr_int(int i) const { return std::get<int64_t>(attrs[i]); }
+  double attr_float(int i) const { return std::get<double>(attrs[i]); }
+  bool attr_bool(int i) const { return std::get<bool>(attrs[i]); }
+  DType attr_dtype(int i) const { return std::get<DType>(attrs[i]); }
+  const std::vector<int64_t>& attr_ints(int i) const { return std::get<std::vector<int64_t>>(attrs[i]); }
+};
+
+using ShapeFn = Status (*)(InferContext& ctx);
+using KernelFn = Status (*)(KernelContext& ctx);
+/// Filled by the autodiff layer (a later issue); an OpDef without one must be kNotDifferentiable.
+using GradFn = void*;
+
+struct OpDef {
+  std::string name;  // TensorFlow's op type name: "AddV2" is spelled "Add", "MatMul", "Sum", ...
+  std::string doc;   // one line, with an example
+  std::vector<ArgDef> inputs;
+  std::vector<std::string> outputs;  // names; variadic-output ops (Split, Unpack) declare one
+  std::vector<AttrDef> attrs;
+  DTypeSet type_vars[2] = {0, 0};
+  uint32_t flags = 0;
+  ShapeFn shape_fn = nullptr;
+  KernelFn kernels[kNumDTypes] = {};
+  /// Which input's dtype selects the kernel; -1 selects by the dtype of output 0 (Cast, Fill, random).
+  int dispatch_input = 0;
+  GradFn grad = nullptr;
+  int index = -1;  // position in the registry
+
+  bool has_flag(OpFlags f) const { return (flags & f) != 0; }
+  int attr_index(std::string_view attr_name) const;
+};
+
+}  // namespace ember

@@ -1,0 +1,8 @@
+#include "ember/ops/families.h"
+#include "ember/ops/registry.h"
+
+namespace ember {
+
+void register_reduction_ops(OpRegistry& r) {}
+
+}  // namespace ember
