@@ -1,0 +1,280 @@
+"""ember.Tensor and conversion of Python values (scalars, nested lists, NumPy arrays) to tensors."""
+
+import numpy as np
+
+from ember import _C, dtypes, errors
+from ember.framework.tensor_shape import TensorShape
+
+
+class Tensor(_C.TensorBase):
+    """An immutable multi-dimensional array, computed eagerly.
+
+    Arithmetic operators, comparisons and ``@`` run ember ops from C (no Python on that path); the
+    methods here give the rest of ``tf.Tensor``'s interface.
+    """
+
+    __slots__ = ()
+    __array_priority__ = 100  # NumPy defers binary operators to us: np_array + tensor -> Tensor
+
+    @property
+    def shape(self):
+        return TensorShape(self._shape_tuple)
+
+    def get_shape(self):
+        return self.shape
+
+    def set_shape(self, shape):
+        if not self.shape.is_compatible_with(shape):
+            raise ValueError(f"Tensor's shape {self.shape} is not compatible with supplied shape {TensorShape(shape)}")
+
+    @property
+    def rank(self):
+        return self.ndim
+
+    def numpy(self):
+        """A NumPy copy of the value (a NumPy scalar for rank 0)."""
+        array = np.array(self._as_array(), copy=True)
+        return array[()] if array.ndim == 0 else array
+
+    def _as_array(self):
+        view = np.asarray(memoryview(self))
+        if self._dtype_enum == dtypes.bfloat16._enum:
+            view = view.view(dtypes.bfloat16.as_numpy_dtype)
+        return view
+
+    def __array__(self, dtype=None, copy=None):
+        array = self._as_array()
+        if dtype is not None and np.dtype(dtype) != array.dtype:
+            return array.astype(dtype)
+        if copy:
+            return array.copy()
+        return array
+
+    def __iter__(self):
+        if self.ndim == 0:
+            raise TypeError("Cannot iterate over a scalar tensor.")
+        from ember.ops import array_ops
+
+        return iter(array_ops.unstack(self, axis=0)) if len(self) else iter(())
+
+    def __getitem__(self, key):
+        from ember.ops import array_ops
+
+        return array_ops._slice_helper(self, key)
+
+    def __repr__(self):
+        body = _numpy_repr(self.numpy())
+        return f"<ember.Tensor: shape={self._shape_str()}, dtype={self.dtype.name}, numpy={body}>"
+
+    def __str__(self):
+        return f"tf.Tensor({np.array2string(self.numpy()) if self.ndim else self.numpy()}, shape={self._shape_str()}, dtype={self.dtype.name})"
+
+    def _shape_str(self):
+        shape = self._shape_tuple
+        return f"({shape[0]},)" if len(shape) == 1 else "(" + ", ".join(str(d) for d in shape) + ")"
+
+    def __format__(self, spec):
+        if self.ndim == 0:
+            return format(self.numpy(), spec)
+        return format(str(self), spec)
+
+    def __reduce__(self):
+        return convert_to_tensor, (self.numpy(),)
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+    def ref(self):
+        """A hashable reference to this tensor (``Tensor`` itself is unhashable, like TF's)."""
+        return _TensorRef(self)
+
+    def experimental_ref(self):
+        return self.ref()
+
+    # Reverse operators: the C slots already handle both operand orders for + - * / // % ** @.
+
+    def __rmatmul__(self, other):
+        return convert_to_tensor(other, dtype_hint=self.dtype) @ self
+
+    def __xor__(self, other):
+        from ember.ops import math_ops
+
+        return math_ops.logical_xor(self, other)
+
+    # Methods that mirror common ops.
+    def cpu(self):
+        return self
+
+    @property
+    def is_symbolic(self):
+        return False
+
+
+def _numpy_repr(value):
+    if isinstance(value, np.ndarray):
+        text = repr(value)
+        return ("\n" + text) if "\n" in text else text
+    if isinstance(value, (np.bool_,)):
+        return repr(bool(value))
+    if isinstance(value, np.floating):
+        return repr(value.item()) if value.dtype in (np.float32, np.float64) else str(value)
+    if isinstance(value, np.integer):
+        return str(int(value))
+    return repr(value)
+
+
+class _TensorRef:
+    __slots__ = ("_tensor",)
+
+    def __init__(self, tensor):
+        self._tensor = tensor
+
+    def deref(self):
+        return self._tensor
+
+    def __hash__(self):
+        return id(self._tensor)
+
+    def __eq__(self, other):
+        return isinstance(other, _TensorRef) and other._tensor is self._tensor
+
+
+# ---- conversion -------------------------------------------------------------------------------------
+
+_PY_INFERRED = {np.dtype(np.float64): dtypes.float32, np.dtype(np.bool_): dtypes.bool}
+
+
+def _infer_python_dtype(array):
+    """TensorFlow's inference for Python values: float -> float32, int -> int32 (int64 if needed)."""
+    kind = array.dtype.kind
+    if kind == "f":
+        return dtypes.float32
+    if kind == "b":
+        return dtypes.bool
+    if kind in "iu":
+        if array.size and (array.min() < -(2**31) or array.max() >= 2**31):
+            return dtypes.int64
+        return dtypes.int32
+    if kind in "OUS":
+        raise ValueError("Can't convert Python sequence with mixed or non-numeric types to Tensor.")
+    raise ValueError(f"Can't convert a value of NumPy dtype {array.dtype} to a Tensor.")
+
+
+def _python_value_fits(kind, dtype):
+    """Whether Python values of NumPy kind ``kind`` may adopt ``dtype`` (TF: floats never become ints)."""
+    if kind == "f":
+        return dtype.is_floating
+    return not dtype.is_bool or kind == "b"
+
+
+def _to_numpy(value):
+    """Returns (array, is_numpy) for a Python or NumPy value."""
+    if isinstance(value, (np.ndarray, np.generic)):
+        return np.asarray(value), True
+    if value is None:
+        raise ValueError(f"Attempt to convert a value (None) with an unsupported type ({type(value)}) to a Tensor.")
+    if isinstance(value, (list, tuple)):
+        try:
+            array = np.array(value)
+        except ValueError:
+            raise ValueError("Can't convert non-rectangular Python sequence to Tensor.") from None
+        if array.dtype == object:
+            raise ValueError("Can't convert non-rectangular Python sequence to Tensor.")
+        # A list of tensors packs to a tensor of their dtype.
+        flat = _first_leaf(value)
+        if isinstance(flat, Tensor):
+            return array.astype(flat.dtype.as_numpy_dtype, copy=False), True
+        return array, False
+    if isinstance(value, (int, float, bool)):
+        return np.array(value), False
+    if hasattr(value, "__array__") or hasattr(value, "__array_interface__"):
+        return np.asarray(value), True
+    raise ValueError(f"Attempt to convert a value ({value!r}) with an unsupported type ({type(value)}) to a Tensor.")
+
+
+def _first_leaf(value):
+    while isinstance(value, (list, tuple)) and value:
+        value = value[0]
+    return value
+
+
+def _from_array(array, dtype):
+    np_dtype = dtype.as_numpy_dtype
+    if array.dtype != np_dtype:
+        with np.errstate(all="ignore"):
+            array = array.astype(np_dtype)
+    shape = list(array.shape)
+    array = np.require(array, requirements="C")  # ascontiguousarray would turn a scalar into shape (1,)
+    if dtype == dtypes.bfloat16:
+        array = array.view(np.uint16)
+    return _C.from_buffer(array, dtype._enum, shape)
+
+
+def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
+    """Converts ``value`` to a Tensor. ``dtype`` is required (mismatch is an error); ``dtype_hint`` is
+    preferred when the value converts to it."""
+    dtype = dtypes.as_dtype(dtype) if dtype is not None else None
+    if isinstance(value, Tensor):
+        if dtype is not None and value.dtype != dtype:
+            raise ValueError(
+                f"Tensor conversion requested dtype {dtype.name} for Tensor with dtype {value.dtype.name}: {value!r}")
+        return value
+    array, is_numpy = _to_numpy(value)
+    if dtype is not None:
+        if not is_numpy and array.dtype.kind == "f" and not dtype.is_floating:
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+        if not is_numpy and array.dtype.kind in "iub" and dtype.is_bool and array.dtype.kind != "b":
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+        return _from_array(array, dtype)
+    if dtype_hint is not None:
+        hint = dtypes.as_dtype(dtype_hint)
+        if is_numpy or _python_value_fits(array.dtype.kind, hint):
+            return _from_array(array, hint)
+    if is_numpy:
+        try:
+            inferred = dtypes.as_dtype(array.dtype)
+        except TypeError:
+            raise TypeError(f"Cannot convert a NumPy array of dtype {array.dtype} to a Tensor") from None
+    else:
+        inferred = _infer_python_dtype(array)
+    return _from_array(array, inferred)
+
+
+def _convert_for_c(value, hint_enum):
+    """Called from C for values that are not Python scalars: hint_enum is the other operand's dtype."""
+    try:
+        return convert_to_tensor(value, dtype_hint=None if hint_enum is None else dtypes.ALL[hint_enum])
+    except ValueError as e:
+        raise TypeError(str(e)) from None
+
+
+def constant(value, dtype=None, shape=None, name="Const"):
+    """Creates a constant tensor from a Python or NumPy value, like ``tf.constant``."""
+    if isinstance(value, Tensor):
+        tensor = value if dtype is None else _C.op("Cast")(value, dtypes.as_dtype(dtype))
+    else:
+        dtype = dtypes.as_dtype(dtype) if dtype is not None else None
+        array, is_numpy = _to_numpy(value)
+        if dtype is None:
+            dtype = dtypes.as_dtype(array.dtype) if is_numpy else _infer_python_dtype(array)
+        elif not is_numpy and array.dtype.kind == "f" and not dtype.is_floating:
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+        if shape is not None:
+            shape = list(TensorShape(shape).as_list())
+            n = int(np.prod(shape)) if shape else 1
+            if array.size == 1:
+                array = np.broadcast_to(array.reshape(()), shape)
+            elif array.size == n:
+                array = array.reshape(shape)
+            else:
+                raise TypeError(f"Eager execution of tf.constant with unsupported shape. Tensor {value!r} "
+                                f"(converted from {array.shape}) has {array.size} elements, but got `shape` "
+                                f"{tuple(shape)} with {n} elements).")
+        tensor = _from_array(array, dtype)
+    return tensor
+
+
+_C._register(Tensor, list(dtypes.ALL), dict(errors._BY_CODE), _convert_for_c)

@@ -1,0 +1,430 @@
+// Inner loops of the reductions (driver: kernels/reduce.cc). Compiled three times with EMBER_ISA set to
+// baseline, avx2 and avx512; each copy fills its own table. Loops are plain C++ that GCC vectorises: a
+// contiguous run is reduced into an array of independent lane accumulators (no reassociation needed, so
+// no -ffast-math), a column reduction combines whole rows into a vector of accumulators.
+//
+// Everything here has internal linkage and no std:: algorithm is instantiated: an inline function with
+// external linkage compiled for AVX-512 could otherwise be picked by the linker for baseline code.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "ember/kernels/reduce.h"
+
+namespace ember::kernels::EMBER_ISA {
+namespace {
+
+template <typename T>
+struct compute_type {
+  using type = T;
+};
+template <>
+struct compute_type<float16> {
+  using type = float;
+};
+template <>
+struct compute_type<bfloat16> {
+  using type = float;
+};
+template <typename T>
+using C = typename compute_type<T>::type;
+
+template <typename T>
+constexpr bool kHalf = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
+template <typename T>
+constexpr bool kFloat = std::is_floating_point_v<C<T>>;  // 16-bit floats included
+
+template <typename T>
+inline C<T> to_compute(T v) {
+  return static_cast<C<T>>(v);
+}
+template <typename T, typename A>
+inline T from_acc(A a) {
+  if constexpr (kHalf<T>) {
+    return T(static_cast<float>(a));
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return a != 0;
+  } else {
+    return static_cast<T>(a);  // integers: modular, so a wrapped 64-bit sum wraps like T
+  }
+}
+
+// Independent accumulators per contiguous run: enough vector registers to hide the add latency.
+template <typename A>
+constexpr int kLanes = sizeof(A) >= 8 ? 16 : (sizeof(A) == 4 ? 32 : 64);
+
+// ---- Ops: accumulator type A, identity, load (T -> A), combine, finish (A -> T given the count).
+
+// Integers accumulate in uint64_t: wrapping is defined, and truncating to T gives T's wrapped sum.
+template <typename T>
+using SumAcc = std::conditional_t<kFloat<T>, C<T>, uint64_t>;
+
+template <typename T>
+struct SumF {
+  using A = SumAcc<T>;
+  static A identity() { return A(0); }
+  static A load(T v) {
+    if constexpr (kFloat<T>) {
+      return to_compute(v);
+    } else {
+      return static_cast<A>(static_cast<int64_t>(v));
+    }
+  }
+  static A combine(A a, A b) { return a + b; }
+  static T finish(A a, int64_t) { return from_acc<T>(a); }
+};
+
+template <typename T>
+struct MeanF : SumF<T> {
+  using A = SumAcc<T>;
+  static T finish(A a, int64_t count) {
+    if constexpr (kFloat<T>) {
+      return from_acc<T>(a / static_cast<A>(count));  // an empty mean is 0/0 = NaN, as TensorFlow
+    } else if constexpr (std::is_signed_v<T>) {
+      return count == 0 ? T(0) : static_cast<T>(static_cast<int64_t>(a) / count);
+    } else {
+      return count == 0 ? T(0) : static_cast<T>(a / static_cast<uint64_t>(count));
+    }
+  }
+};
+
+template <typename T>
+struct ProdF : SumF<T> {
+  using A = SumAcc<T>;
+  static A identity() { return A(1); }
+  static A combine(A a, A b) { return a * b; }
+};
+
+// Max and Min propagate NaN (as Maximum/Minimum and NumPy do): once a lane holds NaN it keeps it.
+template <typename T>
+struct MaxF {
+  using A = C<T>;
+  static A identity() {
+    if constexpr (kFloat<T>) {
+      return -std::numeric_limits<A>::infinity();
+    } else {
+      return std::numeric_limits<A>::lowest();
+    }
+  }
+  static A load(T v) { return to_compute(v); }
+  static A combine(A a, A b) {
+    if constexpr (kFloat<T>) {
+      return (b > a || b != b) ? b : a;
+    } else {
+      return b > a ? b : a;
+    }
+  }
+  static T finish(A a, int64_t) { return from_acc<T>(a); }
+};
+
+template <typename T>
+struct MinF : MaxF<T> {
+  using A = C<T>;
+  static A identity() {
+    if constexpr (kFloat<T>) {
+      return std::numeric_limits<A>::infinity();
+    } else {
+      return std::numeric_limits<A>::max();
+    }
+  }
+  static A combine(A a, A b) {
+    if constexpr (kFloat<T>) {
+      return (b < a || b != b) ? b : a;
+    } else {
+      return b < a ? b : a;
+    }
+  }
+};
+
+template <typename T>
+struct AnyF {
+  using A = uint8_t;
+  static A identity() { return 0; }
+  static A load(T v) { return static_cast<A>(v); }
+  static A combine(A a, A b) { return a | b; }
+  static T finish(A a, int64_t) { return a != 0; }
+};
+
+template <typename T>
+struct AllF : AnyF<T> {
+  using A = uint8_t;
+  static A identity() { return 1; }
+  static A combine(A a, A b) { return a & b; }
+};
+
+// ---- Generic loops over an op.
+
+template <typename T, typename Op>
+inline typename Op::A reduce_run(const T* __restrict p, int64_t n) {
+  using A = typename Op::A;
+  constexpr int L = kLanes<A>;
+  A result = Op::identity();
+  int64_t i = 0;
+  if (n >= L) {
+    A lane[L];
+    for (int j = 0; j < L; ++j) lane[j] = Op::identity();
+    for (; i + L <= n; i += L) {
+      for (int j = 0; j < L; ++j) lane[j] = Op::combine(lane[j], Op::load(p[i + j]));
+    }
+    for (int j = 0; j < L; ++j) result = Op::combine(result, lane[j]);
+  }
+  for (; i < n; ++i) result = Op::combine(result, Op::load(p[i]));
+  return result;
+}
+
+template <typename Op>
+void init_loop(void* acc_v, int64_t n) {
+  auto* acc = static_cast<typename Op::A*>(acc_v);
+  for (int64_t i = 0; i < n; ++i) acc[i] = Op::identity();
+}
+
+template <typename T, typename Op>
+void row_loop(const void* in_v, int64_t rows, int64_t stride, int64_t n, void* acc_v) {
+  const T* in = static_cast<const T*>(in_v);
+  auto* acc = static_cast<typename Op::A*>(acc_v);
+  for (int64_t j = 0; j < rows; ++j) acc[j] = Op::combine(acc[j], reduce_run<T, Op>(in + j * stride, n));
+}
+
+template <typename T, typename Op>
+void col_loop(const void* in_v, int64_t rows, int64_t stride, int64_t n, void* acc_v) {
+  using A = typename Op::A;
+  A* __restrict acc = static_cast<A*>(acc_v);
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* __restrict p = static_cast<const T*>(in_v) + r * stride;
+    for (int64_t i = 0; i < n; ++i) acc[i] = Op::combine(acc[i], Op::load(p[i]));
+  }
+}
+
+template <typename Op>
+void merge_loop(void* acc_v, const void* other_v, int64_t n) {
+  using A = typename Op::A;
+  A* __restrict acc = static_cast<A*>(acc_v);
+  const A* __restrict other = static_cast<const A*>(other_v);
+  for (int64_t i = 0; i < n; ++i) acc[i] = Op::combine(acc[i], other[i]);
+}
+
+template <typename T, typename Op>
+void finalize_loop(const void* acc_v, int64_t n, int64_t count, void* out_v) {
+  const auto* acc = static_cast<const typename Op::A*>(acc_v);
+  T* out = static_cast<T*>(out_v);
+  for (int64_t i = 0; i < n; ++i) out[i] = Op::finish(acc[i], count);
+}
+
+// ---- LogSumExp, second pass: sum of exp(x - shift), shift = the max where finite, else 0 (TensorFlow's
+// reduce_logsumexp: all -inf gives log(0) = -inf, +inf gives inf, NaN gives NaN).
+
+template <typename A>
+void prepare_shift_loop(void* shift_v, int64_t n) {
+  A* s = static_cast<A*>(shift_v);
+  for (int64_t i = 0; i < n; ++i) s[i] = (s[i] - s[i] == A(0)) ? s[i] : A(0);
+}
+
+template <typename T>
+void row_shifted_loop(const void* in_v, int64_t rows, int64_t stride, int64_t n, const void* shift_v,
+                      void* acc_v) {
+  using A = C<T>;
+  constexpr int L = kLanes<A>;
+  const A* shift = static_cast<const A*>(shift_v);
+  A* acc = static_cast<A*>(acc_v);
+  for (int64_t j = 0; j < rows; ++j) {
+    const T* __restrict p = static_cast<const T*>(in_v) + j * stride;
+    const A s = shift[j];
+    A sum = 0;
+    int64_t i = 0;
+    if (n >= L) {
+      A lane[L] = {};
+      for (; i + L <= n; i += L) {
+        for (int k = 0; k < L; ++k) lane[k] += std::exp(to_compute(p[i + k]) - s);
+      }
+      for (int k = 0; k < L; ++k) sum += lane[k];
+    }
+    for (; i < n; ++i) sum += std::exp(to_compute(p[i]) - s);
+    acc[j] += sum;
+  }
+}
+
+template <typename T>
+void col_shifted_loop(const void* in_v, int64_t rows, int64_t stride, int64_t n, const void* shift_v,
+                      void* acc_v) {
+  using A = C<T>;
+  const A* __restrict shift = static_cast<const A*>(shift_v);
+  A* __restrict acc = static_cast<A*>(acc_v);
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* __restrict p = static_cast<const T*>(in_v) + r * stride;
+    for (int64_t i = 0; i < n; ++i) acc[i] += std::exp(to_compute(p[i]) - shift[i]);
+  }
+}
+
+template <typename T>
+void finalize_shifted_loop(const void* acc_v, const void* shift_v, int64_t n, void* out_v) {
+  using A = C<T>;
+  const A* acc = static_cast<const A*>(acc_v);
+  const A* shift = static_cast<const A*>(shift_v);
+  T* out = static_cast<T*>(out_v);
+  for (int64_t i = 0; i < n; ++i) out[i] = from_acc<T>(std::log(acc[i]) + shift[i]);
+}
+
+// ---- ArgMax / ArgMin. `better` is strict, so ties keep the earlier index; a NaN beats any number and
+// the first NaN is kept (NumPy's argmax/argmin).
+
+template <typename T, bool kMax>
+struct ArgF {
+  using B = C<T>;
+  static B worst() {
+    if constexpr (std::is_same_v<T, bool>) {
+      return !kMax;
+    } else if constexpr (kFloat<T>) {
+      return kMax ? -std::numeric_limits<B>::infinity() : std::numeric_limits<B>::infinity();
+    } else {
+      return kMax ? std::numeric_limits<B>::lowest() : std::numeric_limits<B>::max();
+    }
+  }
+  static bool better(B v, B best) {
+    bool strictly = kMax ? v > best : v < best;
+    if constexpr (kFloat<T>) {
+      return strictly || (v != v && best == best);
+    } else {
+      return strictly;
+    }
+  }
+};
+
+// The initial index is 0, not "none": a worst-valued best can only survive if every candidate equals
+// it, and then index 0 of the first piece is the right answer; later pieces never win such ties.
+template <typename T, bool kMax>
+void arg_init_loop(void* best_v, int64_t* index, int64_t n) {
+  using F = ArgF<T, kMax>;
+  auto* best = static_cast<typename F::B*>(best_v);
+  for (int64_t i = 0; i < n; ++i) best[i] = F::worst(), index[i] = 0;
+}
+
+// Row: first the extreme value with a vectorised reduction, then the first position holding it.
+template <typename T, bool kMax>
+void arg_row_loop(const void* in_v, int64_t rows, int64_t stride, int64_t n, int64_t r_base, void* best_v,
+                  int64_t* index) {
+  using F = ArgF<T, kMax>;
+  using B = typename F::B;
+  using Op = std::conditional_t<kMax, MaxF<T>, MinF<T>>;
+  auto* best = static_cast<B*>(best_v);
+  for (int64_t j = 0; j < rows; ++j) {
+    const T* p = static_cast<const T*>(in_v) + j * stride;
+    B m;
+    if constexpr (std::is_same_v<T, bool>) {
+      m = n > 0 ? p[0] : F::worst();
+      for (int64_t i = 0; i < n; ++i) m = kMax ? (m || p[i]) : (m && p[i]);
+    } else {
+      m = reduce_run<T, Op>(p, n);
+    }
+    if (n == 0 || !F::better(m, best[j])) continue;
+    int64_t pos = 0;
+    if (m != m) {
+      while (pos < n && to_compute(p[pos]) == to_compute(p[pos])) ++pos;
+    } else {
+      while (pos < n && !(to_compute(p[pos]) == m)) ++pos;
+    }
+    best[j] = m;
+    index[j] = r_base + pos;
+  }
+}
+
+template <typename T, bool kMax>
+void arg_col_loop(const void* in_v, int64_t rows, int64_t stride, int64_t n, int64_t r_base, void* best_v,
+                  int64_t* __restrict index) {
+  using F = ArgF<T, kMax>;
+  using B = typename F::B;
+  B* __restrict best = static_cast<B*>(best_v);
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* __restrict p = static_cast<const T*>(in_v) + r * stride;
+    const int64_t at = r_base + r;
+    for (int64_t i = 0; i < n; ++i) {
+      B v = to_compute(p[i]);
+      bool take = F::better(v, best[i]);
+      best[i] = take ? v : best[i];
+      index[i] = take ? at : index[i];
+    }
+  }
+}
+
+template <typename T, bool kMax>
+void arg_merge_loop(void* best_v, int64_t* index, const void* other_v, const int64_t* other_index, int64_t n) {
+  using F = ArgF<T, kMax>;
+  using B = typename F::B;
+  auto* best = static_cast<B*>(best_v);
+  const auto* other = static_cast<const B*>(other_v);
+  for (int64_t i = 0; i < n; ++i) {
+    if (F::better(other[i], best[i])) best[i] = other[i], index[i] = other_index[i];
+  }
+}
+
+// ---- Table filling.
+
+template <typename T, template <typename> class OpT>
+void set_reduce(ReduceTables& t, ReduceOp op) {
+  using Op = OpT<T>;
+  ReduceLoops& l = t.reduce[static_cast<int>(op)][static_cast<int>(dtype_of<T>::value)];
+  l.acc_size = sizeof(typename Op::A);
+  l.init = &init_loop<Op>;
+  l.row = &row_loop<T, Op>;
+  l.col = &col_loop<T, Op>;
+  l.merge = &merge_loop<Op>;
+  l.finalize = &finalize_loop<T, Op>;
+}
+
+template <typename T>
+void set_logsumexp(ReduceTables& t) {
+  ReduceLoops& l = t.reduce[static_cast<int>(ReduceOp::kLogSumExp)][static_cast<int>(dtype_of<T>::value)];
+  using Sum = SumF<T>;
+  l.acc_size = sizeof(C<T>);
+  l.init = &init_loop<Sum>;
+  l.merge = &merge_loop<Sum>;
+  l.prepare_shift = &prepare_shift_loop<C<T>>;
+  l.row_shifted = &row_shifted_loop<T>;
+  l.col_shifted = &col_shifted_loop<T>;
+  l.finalize_shifted = &finalize_shifted_loop<T>;
+}
+
+template <typename T, bool kMax>
+void set_arg(ReduceTables& t) {
+  ArgLoops& l = t.arg[kMax ? 1 : 0][static_cast<int>(dtype_of<T>::value)];
+  l.best_size = sizeof(C<T>);
+  l.init = &arg_init_loop<T, kMax>;
+  l.row = &arg_row_loop<T, kMax>;
+  l.col = &arg_col_loop<T, kMax>;
+  l.merge = &arg_merge_loop<T, kMax>;
+}
+
+template <typename... Ts>
+struct TypeList {};
+using NumericTypes =
+    TypeList<float16, bfloat16, float, double, int8_t, int16_t, int32_t, int64_t, uint8_t>;
+using FloatTypes = TypeList<float16, bfloat16, float, double>;
+
+template <typename... Ts>
+void fill_numeric(ReduceTables& t, TypeList<Ts...>) {
+  (set_reduce<Ts, SumF>(t, ReduceOp::kSum), ...);
+  (set_reduce<Ts, MeanF>(t, ReduceOp::kMean), ...);
+  (set_reduce<Ts, ProdF>(t, ReduceOp::kProd), ...);
+  (set_reduce<Ts, MaxF>(t, ReduceOp::kMax), ...);
+  (set_reduce<Ts, MinF>(t, ReduceOp::kMin), ...);
+  (set_arg<Ts, true>(t), ...);
+  (set_arg<Ts, false>(t), ...);
+}
+
+template <typename... Ts>
+void fill_floats(ReduceTables& t, TypeList<Ts...>) {
+  (set_logsumexp<Ts>(t), ...);
+}
+
+}  // namespace
+
+void fill_reduce_tables(ReduceTables& t) {
+  fill_numeric(t, NumericTypes{});
+  fill_floats(t, FloatTypes{});
+  set_reduce<bool, AnyF>(t, ReduceOp::kAny);
+  set_reduce<bool, AllF>(t, ReduceOp::kAll);
+  set_arg<bool, true>(t);
+  set_arg<bool, false>(t);
+}
+
+}  // namespace ember::kernels::EMBER_ISA

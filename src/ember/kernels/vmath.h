@@ -1,0 +1,577 @@
+// ember/kernels/vmath.h -- branch-free element-wise math that GCC auto-vectorises.
+//
+// *** NAMESPACE / INCLUSION CONTRACT (read this first) ***
+//  * This header deliberately opens NO namespace and has NO include guard.  Everything it defines lands in
+//    whatever namespace is open at the point of inclusion, so one kernel .cc can be compiled several times
+//    (baseline x86-64, AVX2+FMA, AVX-512) with the header included inside a different namespace each time:
+//
+//        #include <cmath>          // the four standard headers below, at GLOBAL scope, BEFORE the namespace
+//        #include <cstdint>
+//        #include <cstring>
+//        #include <limits>
+//        namespace ember::kernels::avx2 {
+//        #include "ember/kernels/vmath.h"
+//        }
+//
+//    The includes below are then no-ops; if they are not already included, they would be pulled into the
+//    includer's namespace, which breaks.  Include it at most once per namespace per translation unit.
+//  * All functions are `static inline` (internal linkage): builds for different ISAs can never be merged by
+//    the linker (an `inline` function with external linkage compiled for AVX-512 could otherwise replace the
+//    baseline copy).  There is no global state.  The only macros are EMBER_VM_* and they are #undef'd at the
+//    end of the header.
+//
+// *** WHAT IS PROVIDED ***
+//  Scalar, branch-free functions, overloaded for float and double, meant to be called inside plain loops
+//      for (i) out[i] = vexp(in[i]);
+//  so that GCC (>= 12, -O3, no -ffast-math, no libmvec) vectorises them:
+//      vexp vexpm1 vlog vlog1p vtanh vsigmoid vsoftplus verf vsin vcos velu (+ velu(x, alpha))
+//  and array forms  vexp(const T* x, T* y, ::std::size_t n)  etc. (in-place x == y is allowed).
+//  Hot paths contain no calls (no ::std::exp...), no tables and no data-dependent branches: ranges are handled
+//  with selects (?:) and bit tricks.  FMA is used when the target has it (__FMA__ or __AVX512F__), plain
+//  a*b+c otherwise; results can therefore differ by an ulp between the ISA builds.
+//
+// *** ACCURACY (measured by tests/cpp/kernels/vmath_test.cc against double / long double references) ***
+//  float : <= 4 ulp for every function over its whole range (most are <= 2 ulp), outputs in the subnormal
+//          range are only checked with an absolute tolerance (subnormals may be flushed by DAZ/FTZ).
+//          vsin/vcos reduce the argument in double precision: accurate for |x| < ~2^26 (6.7e7); beyond that
+//          the result loses accuracy but always lies in [-1, 1] (NaN for +-inf / NaN).
+//          Float vsin/vcos evaluate in double internally (convert in, compute, convert out) - still vectorised.
+//  double: relative error <= ~1e-15 (a few ulp).  vsin/vcos: Cody-Waite reduction with a 4-part pi/2, accurate
+//          for |x| < ~1e8, bounded in [-1, 1] beyond.  verf(double) FALLS BACK TO ::std::erf (a vectorised
+//          double erf needs piecewise rational approximations; double erf is not on any hot path), so a loop
+//          over verf(double) does not vectorise.  Everything else for double is the vectorised polynomial path.
+//  Special values: NaN -> NaN for every function; exp(+inf)=inf, exp(-inf)=0, overflow -> inf, underflow -> 0
+//  (or a subnormal); log(0)=-inf, log(x<0)=NaN, log(inf)=inf, log1p(-1)=-inf, log1p(x<-1)=NaN;
+//  tanh(+-inf)=+-1, sigmoid(+inf)=1, sigmoid(-inf)=0, softplus(+inf)=inf, softplus(-inf)=0, erf(+-inf)=+-1,
+//  sin/cos(+-inf)=NaN, expm1(-inf)=-1, elu(-inf)=-alpha.  Signed zeros are preserved where the function is odd.
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#if defined(__GNUC__) || defined(__clang__)
+#define EMBER_VM_INLINE static inline __attribute__((always_inline))
+#else
+#define EMBER_VM_INLINE static inline
+#endif
+
+#if (defined(__GNUC__) || defined(__clang__)) && (defined(__FMA__) || defined(__AVX512F__))
+#define EMBER_VM_HAS_FMA 1
+#else
+#define EMBER_VM_HAS_FMA 0
+#endif
+
+// ---------------------------------------------------------------------------------------------------------------
+// Bit helpers (::std::bit_cast needs <bit>, which this header may not include; __builtin_bit_cast is what
+// ::std::bit_cast is implemented with in GCC / Clang, memcpy elsewhere).
+// ---------------------------------------------------------------------------------------------------------------
+EMBER_VM_INLINE ::std::uint32_t vm_f2u(float x) {
+#if defined(__GNUC__) || defined(__clang__)
+  return __builtin_bit_cast(::std::uint32_t, x);
+#else
+  ::std::uint32_t u;
+  ::std::memcpy(&u, &x, sizeof u);
+  return u;
+#endif
+}
+EMBER_VM_INLINE float vm_u2f(::std::uint32_t u) {
+#if defined(__GNUC__) || defined(__clang__)
+  return __builtin_bit_cast(float, u);
+#else
+  float x;
+  ::std::memcpy(&x, &u, sizeof x);
+  return x;
+#endif
+}
+EMBER_VM_INLINE ::std::uint64_t vm_d2u(double x) {
+#if defined(__GNUC__) || defined(__clang__)
+  return __builtin_bit_cast(::std::uint64_t, x);
+#else
+  ::std::uint64_t u;
+  ::std::memcpy(&u, &x, sizeof u);
+  return u;
+#endif
+}
+EMBER_VM_INLINE double vm_u2d(::std::uint64_t u) {
+#if defined(__GNUC__) || defined(__clang__)
+  return __builtin_bit_cast(double, u);
+#else
+  double x;
+  ::std::memcpy(&x, &u, sizeof x);
+  return x;
+#endif
+}
+
+EMBER_VM_INLINE float vm_fma(float a, float b, float c) {
+#if EMBER_VM_HAS_FMA
+  return __builtin_fmaf(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+EMBER_VM_INLINE double vm_fma(double a, double b, double c) {
+#if EMBER_VM_HAS_FMA
+  return __builtin_fma(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+
+EMBER_VM_INLINE float vm_abs(float x) { return vm_u2f(vm_f2u(x) & 0x7fffffffu); }
+EMBER_VM_INLINE double vm_abs(double x) { return vm_u2d(vm_d2u(x) & 0x7fffffffffffffffull); }
+// magnitude of `mag` (assumed non-negative or NaN) with the sign of `sgn`
+EMBER_VM_INLINE float vm_copysign_pos(float mag, float sgn) {
+  return vm_u2f(vm_f2u(mag) | (vm_f2u(sgn) & 0x80000000u));
+}
+EMBER_VM_INLINE double vm_copysign_pos(double mag, double sgn) {
+  return vm_u2d(vm_d2u(mag) | (vm_d2u(sgn) & 0x8000000000000000ull));
+}
+
+// ===============================================================================================================
+// float
+// ===============================================================================================================
+
+// exp(x) for x in [-104, 89] (or NaN).  n = round(x / ln2) by the 1.5*2^23 trick (no float->int conversion,
+// so it vectorises everywhere), Cody-Waite reduction, Cephes degree-7 polynomial, and 2^n applied as two
+// factors 2^(n/2) so that n = 128 overflows to inf and n < -126 underflows gradually.
+EMBER_VM_INLINE float vm_exp_core(float x) {
+  const float magic = 0x1.8p23f;
+  const float t = vm_fma(x, 0x1.715476p+0f, magic);  // log2(e)
+  const float n = t - magic;
+  float r = vm_fma(n, -0.693359375f, x);             // ln2 hi (9 bits: n*hi exact)
+  r = vm_fma(n, 2.12194440e-4f, r);                  // ln2 lo
+  const float z = r * r;
+  float p = 1.9875691500e-4f;
+  p = vm_fma(p, r, 1.3981999507e-3f);
+  p = vm_fma(p, r, 8.3334519073e-3f);
+  p = vm_fma(p, r, 4.1665795894e-2f);
+  p = vm_fma(p, r, 1.6666665459e-1f);
+  p = vm_fma(p, r, 5.0000001201e-1f);
+  const float y = vm_fma(p, z, r) + 1.0f;
+  // n + 256 in [106, 384] as an unsigned integer; h = floor(n/2) + 128
+  const ::std::uint32_t nb = vm_f2u(t) - vm_f2u(magic) + 256u;
+  const ::std::uint32_t h = nb >> 1;
+  const float s1 = vm_u2f((h - 1u) << 23);        // 2^(h-128)  = 2^floor(n/2)
+  const float s2 = vm_u2f((nb - h - 1u) << 23);   // 2^(n - floor(n/2))
+  return (y * s1) * s2;
+}
+
+// expm1(x) for x in [-87.3, 88.8] (or NaN); results above FLT_MAX become inf.
+EMBER_VM_INLINE float vm_expm1_core(float x) {
+  const float magic = 0x1.8p23f;
+  const float t = vm_fma(x, 0x1.715476p+0f, magic);
+  const float n = t - magic;
+  float r = vm_fma(n, -0.693359375f, x);
+  r = vm_fma(n, 2.12194440e-4f, r);
+  const float z = r * r;
+  // expm1(r) = r + r^2 * P(r), Taylor to r^8 (|r| <= 0.35: truncation < 1e-9 relative)
+  float p = 0x1.a01a02p-16f;                 // 1/8!
+  p = vm_fma(p, r, 0x1.a01a02p-13f);         // 1/7!
+  p = vm_fma(p, r, 0x1.6c16c2p-10f);         // 1/6!
+  p = vm_fma(p, r, 0x1.111112p-7f);          // 1/5!
+  p = vm_fma(p, r, 0x1.555556p-5f);          // 1/4!
+  p = vm_fma(p, r, 0x1.555556p-3f);          // 1/3!
+  p = vm_fma(p, r, 0.5f);
+  const float em = vm_fma(z, p, r);
+  // 2^n with n in [-126, 128]; n == 128 is done as 2^127 and a final doubling.
+  const bool big = n > 127.5f;
+  const ::std::uint32_t nb = vm_f2u(t) - vm_f2u(magic);   // n mod 2^32
+  const ::std::uint32_t nc = big ? 127u : nb;
+  const float s = vm_u2f((nc + 127u) << 23);
+  const float res = vm_fma(s, em, s - 1.0f);
+  return big ? res * 2.0f : res;
+}
+
+// log(1+f) + k*ln2 for f in [sqrt(1/2)-1, sqrt(2)-1] (Cephes logf polynomial).
+EMBER_VM_INLINE float vm_log_poly(float f, float k) {
+  const float z = f * f;
+  float y = 7.0376836292e-2f;
+  y = vm_fma(y, f, -1.1514610310e-1f);
+  y = vm_fma(y, f, 1.1676998740e-1f);
+  y = vm_fma(y, f, -1.2420140846e-1f);
+  y = vm_fma(y, f, 1.4249322787e-1f);
+  y = vm_fma(y, f, -1.6668057665e-1f);
+  y = vm_fma(y, f, 2.0000714765e-1f);
+  y = vm_fma(y, f, -2.4999993993e-1f);
+  y = vm_fma(y, f, 3.3333331174e-1f);
+  y = (y * f) * z;
+  y = vm_fma(k, -2.12194440e-4f, y);
+  y = vm_fma(z, -0.5f, y);
+  const float res = f + y;
+  return vm_fma(k, 0.693359375f, res);
+}
+
+// log1p(x) for x >= -1 finite (NaN propagates), no special-value handling.
+EMBER_VM_INLINE float vm_log1p_core(float x) {
+  const float u = 1.0f + x;
+  // u = m * 2^k with m in [sqrt(1/2), sqrt(2))
+  const ::std::uint32_t iu = vm_f2u(u) + (0x3f800000u - 0x3f3504f3u);
+  const ::std::uint32_t ek = iu >> 23;                     // k + 127
+  const float m = vm_u2f((iu & 0x007fffffu) + 0x3f3504f3u);
+  // rounding error of u = 1 + x, so that 1 + x = u + c exactly (fdlibm)
+  const float c = (u >= 0x1.6a09e6p+0f) ? 1.0f - (u - x) : x - (u - 1.0f);
+  float sc = vm_u2f((254u - ek) << 23);                  // 2^-k (garbage for k = 128: u >= 2^127*sqrt2)
+  sc = u > 0x1p127f ? 0.0f : sc;
+  const float f = vm_fma(c, sc, m - 1.0f);
+  const float k = static_cast<float>(static_cast<::std::int32_t>(ek) - 127);
+  return vm_log_poly(f, k);
+}
+
+EMBER_VM_INLINE float vexp(float x) {
+  x = x < -104.0f ? -104.0f : x;  // NaN compares false and passes through
+  x = x > 89.0f ? 89.0f : x;
+  return vm_exp_core(x);
+}
+
+EMBER_VM_INLINE float vexpm1(float x) {
+  float xc = x < -87.3f ? -87.3f : x;
+  xc = xc > 88.8f ? 88.8f : xc;
+  const float res = vm_expm1_core(xc);
+  return x == 0.0f ? x : res;  // keep -0
+}
+
+EMBER_VM_INLINE float vlog(float x) {
+  const bool sub = x < 0x1p-126f;  // subnormal (also 0 / negative, fixed below)
+  const float xs = sub ? x * 0x1p23f : x;
+  const float kadj = sub ? -23.0f : 0.0f;
+  const ::std::uint32_t ix = vm_f2u(xs) + (0x3f800000u - 0x3f3504f3u);
+  const float k = static_cast<float>(static_cast<::std::int32_t>(ix >> 23) - 127) + kadj;
+  const float f = vm_u2f((ix & 0x007fffffu) + 0x3f3504f3u) - 1.0f;
+  float res = vm_log_poly(f, k);
+  res = x == ::std::numeric_limits<float>::infinity() ? x : res;
+  res = x == 0.0f ? -::std::numeric_limits<float>::infinity() : res;
+  res = !(x >= 0.0f) ? ::std::numeric_limits<float>::quiet_NaN() : res;  // x < 0 or NaN
+  return res;
+}
+
+EMBER_VM_INLINE float vlog1p(float x) {
+  float res = vm_log1p_core(x);
+  res = x == ::std::numeric_limits<float>::infinity() ? x : res;
+  res = x == 0.0f ? x : res;  // keep -0
+  res = x == -1.0f ? -::std::numeric_limits<float>::infinity() : res;
+  res = !(x >= -1.0f) ? ::std::numeric_limits<float>::quiet_NaN() : res;
+  return res;
+}
+
+// tanh(x) = sign(x) * e / (e + 2), e = expm1(2|x|); |x| >= 9.5 gives exactly 1.
+EMBER_VM_INLINE float vtanh(float x) {
+  float a = vm_abs(x);
+  a = a > 9.5f ? 9.5f : a;
+  const float e = vm_expm1_core(a + a);
+  return vm_copysign_pos(e / (e + 2.0f), x);
+}
+
+// 1 / (1 + exp(-x)) computed from e = exp(-|x|) in (0, 1]: 1/(1+e) for x >= 0, e/(1+e) for x < 0.
+EMBER_VM_INLINE float vsigmoid(float x) {
+  float na = -vm_abs(x);
+  na = na < -104.0f ? -104.0f : na;
+  const float e = vm_exp_core(na);
+  const float num = x >= 0.0f ? 1.0f : e;
+  return num / (1.0f + e);
+}
+
+// log(1 + exp(x)) = max(x, 0) + log1p(exp(-|x|))
+EMBER_VM_INLINE float vsoftplus(float x) {
+  float na = -vm_abs(x);
+  na = na < -104.0f ? -104.0f : na;
+  const float l = vm_log1p_core(vm_exp_core(na));
+  const float m = x > 0.0f ? x : 0.0f;
+  return m + l;
+}
+
+// erf: |x| < 0.875: x + x*P(x^2) (minimax, 0.98 ulp); 0.875 <= |x|: 1 - exp(Q(|x| - 0.875)) with Q a
+// minimax fit of log(erfc) on [0.875, 4] (erf rounds to 1 from 3.92 on).
+EMBER_VM_INLINE float verf(float x) {
+  const float a = vm_abs(x);
+  const float t = x * x;
+  float ps = -0x1.453b02p-11f;
+  ps = vm_fma(ps, t, 0x1.49ca14p-8f);
+  ps = vm_fma(ps, t, -0x1.b6f38ep-6f);
+  ps = vm_fma(ps, t, 0x1.ce211ep-4f);
+  ps = vm_fma(ps, t, -0x1.81270cp-2f);
+  ps = vm_fma(ps, t, 0x1.06eba6p-3f);
+  const float rs = vm_fma(ps, x, x);
+
+  float al = a > 4.0f ? 4.0f : a;
+  al = al < 0.875f ? 0.875f : al;
+  const float u = al - 0.875f;
+  float q = -0x1.feee50p-28f;
+  q = vm_fma(q, u, 0x1.cb4eb6p-20f);
+  q = vm_fma(q, u, -0x1.23f2d4p-15f);
+  q = vm_fma(q, u, 0x1.6e79b0p-12f);
+  q = vm_fma(q, u, -0x1.2dcc24p-9f);
+  q = vm_fma(q, u, 0x1.769b7ap-7f);
+  q = vm_fma(q, u, -0x1.808950p-5f);
+  q = vm_fma(q, u, -0x1.a72f3ep-1f);
+  q = vm_fma(q, u, -0x1.371178p+1f);
+  q = vm_fma(q, u, -0x1.88672ep+0f);
+  const float rl = vm_copysign_pos(1.0f - vm_exp_core(q), x);
+  return a < 0.875f ? rs : rl;
+}
+
+// Float sin/cos: reduction AND polynomials in double (converted in and out; vectorises as two double vectors
+// per float vector).  q_off = 0 for sin, 1 for cos (cos x = sin(x + pi/2)).
+EMBER_VM_INLINE float vm_sincos_f(float xf, ::std::uint64_t q_off) {
+  const double x = static_cast<double>(xf);
+  const double magic = 0x1.8p52;
+  const double t = vm_fma(x, 0x1.45f306dc9c883p-1, magic);  // x * 2/pi rounded to an integer
+  const double n = t - magic;
+  // pi/2 = Q1 + Q2 + Q3, Q1 has 27 bits so n*Q1 and x - n*Q1 are exact for |n| < 2^26
+  double r = vm_fma(n, -0x1.921fb54p+0, x);
+  r = vm_fma(n, -0x1.10b4611a62633p-30, r);
+  r = vm_fma(n, -0x1.45c06e0e68948p-86, r);
+  r = r > 0.8 ? 0.8 : r;  // only matters for |x| >= 2^26 (accuracy lost anyway): keeps |result| <= 1
+  r = r < -0.8 ? -0.8 : r;
+  const double z = r * r;
+  double ps = 0x1.71de3a556c734p-19;     // 1/9!
+  ps = vm_fma(ps, z, -0x1.a01a01a01a01ap-13);
+  ps = vm_fma(ps, z, 0x1.1111111111111p-7);
+  ps = vm_fma(ps, z, -0x1.5555555555555p-3);
+  const double s = r * vm_fma(z, ps, 1.0);  // plenty accurate for a float result; keeps sin(-0) = -0
+  double pc = -0x1.27e4fb7789f5cp-22;    // -1/10!
+  pc = vm_fma(pc, z, 0x1.a01a01a01a01ap-16);  // 1/8!
+  pc = vm_fma(pc, z, -0x1.6c16c16c16c17p-10); // -1/6!
+  pc = vm_fma(pc, z, 0x1.5555555555555p-5);   // 1/4!
+  pc = vm_fma(pc, z, -0.5);
+  const double c = vm_fma(pc, z, 1.0);
+  const ::std::uint64_t q = vm_d2u(t) + q_off;           // low bits: quadrant
+  const ::std::uint64_t swap = 0u - (q & 1u);              // all ones -> cos(r)
+  ::std::uint64_t bits = (vm_d2u(c) & swap) | (vm_d2u(s) & ~swap);
+  bits ^= (q & 2u) << 62;                                // quadrants 2, 3: negate
+  return static_cast<float>(vm_u2d(bits));
+}
+EMBER_VM_INLINE float vsin(float x) { return vm_sincos_f(x, 0u); }
+EMBER_VM_INLINE float vcos(float x) { return vm_sincos_f(x, 1u); }
+
+EMBER_VM_INLINE float velu(float x) { return x > 0.0f ? x : vexpm1(x); }
+EMBER_VM_INLINE float velu(float x, float alpha) { return x > 0.0f ? x : alpha * vexpm1(x); }
+
+// ===============================================================================================================
+// double
+// ===============================================================================================================
+
+// exp(x) for x in [-746, 709.8] (or NaN).  Taylor degree 13 on |r| <= ln2/2 (truncation 4e-18).
+EMBER_VM_INLINE double vm_exp_core(double x) {
+  const double magic = 0x1.8p52;
+  const double t = vm_fma(x, 0x1.71547652b82fep+0, magic);
+  const double n = t - magic;
+  double r = vm_fma(n, -0x1.62e42ffp-1, x);   // ln2 hi (32 bits)
+  r = vm_fma(n, 0x1.718432a1b0e26p-35, r);    // ln2 lo
+  double p = 0x1.6124613a86d09p-33;           // 1/13!
+  p = vm_fma(p, r, 0x1.1eed8eff8d898p-29);
+  p = vm_fma(p, r, 0x1.ae64567f544e4p-26);
+  p = vm_fma(p, r, 0x1.27e4fb7789f5cp-22);
+  p = vm_fma(p, r, 0x1.71de3a556c734p-19);
+  p = vm_fma(p, r, 0x1.a01a01a01a01ap-16);
+  p = vm_fma(p, r, 0x1.a01a01a01a01ap-13);
+  p = vm_fma(p, r, 0x1.6c16c16c16c17p-10);
+  p = vm_fma(p, r, 0x1.1111111111111p-7);
+  p = vm_fma(p, r, 0x1.5555555555555p-5);
+  p = vm_fma(p, r, 0x1.5555555555555p-3);
+  p = vm_fma(p, r, 0.5);
+  const double z = r * r;
+  const double y = vm_fma(p, z, r) + 1.0;
+  const ::std::uint64_t nb = vm_d2u(t) - vm_d2u(magic) + 2048u;  // n + 2048
+  const ::std::uint64_t h = nb >> 1;                              // floor(n/2) + 1024
+  const double s1 = vm_u2d((h - 1u) << 52);
+  const double s2 = vm_u2d((nb - h - 1u) << 52);
+  return (y * s1) * s2;
+}
+
+// expm1(x) for x in [-708, 709.8] (or NaN).
+EMBER_VM_INLINE double vm_expm1_core(double x) {
+  const double magic = 0x1.8p52;
+  const double t = vm_fma(x, 0x1.71547652b82fep+0, magic);
+  const double n = t - magic;
+  double r = vm_fma(n, -0x1.62e42ffp-1, x);
+  r = vm_fma(n, 0x1.718432a1b0e26p-35, r);
+  double p = 0x1.6124613a86d09p-33;  // 1/13!
+  p = vm_fma(p, r, 0x1.1eed8eff8d898p-29);
+  p = vm_fma(p, r, 0x1.ae64567f544e4p-26);
+  p = vm_fma(p, r, 0x1.27e4fb7789f5cp-22);
+  p = vm_fma(p, r, 0x1.71de3a556c734p-19);
+  p = vm_fma(p, r, 0x1.a01a01a01a01ap-16);
+  p = vm_fma(p, r, 0x1.a01a01a01a01ap-13);
+  p = vm_fma(p, r, 0x1.6c16c16c16c17p-10);
+  p = vm_fma(p, r, 0x1.1111111111111p-7);
+  p = vm_fma(p, r, 0x1.5555555555555p-5);
+  p = vm_fma(p, r, 0x1.5555555555555p-3);
+  p = vm_fma(p, r, 0.5);
+  const double em = vm_fma(r * r, p, r);
+  const bool big = n > 1023.5;
+  const ::std::uint64_t nb = vm_d2u(t) - vm_d2u(magic);
+  const ::std::uint64_t nc = big ? ::std::uint64_t{1023} : nb;
+  const double s = vm_u2d((nc + 1023u) << 52);
+  const double res = vm_fma(s, em, s - 1.0);
+  return big ? res * 2.0 : res;
+}
+
+// log(1+f) + k*ln2 for f in [sqrt(1/2)-1, sqrt(2)-1]:  log(1+f) = f - s*(f - R), s = f/(2+f),
+// R = 2 s^2/3 + 2 s^4/5 + ... (atanh series, |s| <= 0.1716, truncation < 1e-18).
+EMBER_VM_INLINE double vm_log_poly(double f, double k) {
+  const double s = f / (2.0 + f);
+  const double z = s * s;
+  double R = 2.0 / 21.0;
+  R = vm_fma(R, z, 2.0 / 19.0);
+  R = vm_fma(R, z, 2.0 / 17.0);
+  R = vm_fma(R, z, 2.0 / 15.0);
+  R = vm_fma(R, z, 2.0 / 13.0);
+  R = vm_fma(R, z, 2.0 / 11.0);
+  R = vm_fma(R, z, 2.0 / 9.0);
+  R = vm_fma(R, z, 2.0 / 7.0);
+  R = vm_fma(R, z, 2.0 / 5.0);
+  R = vm_fma(R, z, 2.0 / 3.0);
+  R = R * z;
+  const double lo = vm_fma(s, f - R, k * 0x1.718432a1b0e26p-35);  // s*(f-R) - k*ln2_lo  (ln2_lo < 0)
+  return vm_fma(k, 0x1.62e42ffp-1, f - lo);
+}
+
+// int in [0, 2^52) held in a uint64 -> double, without int64->double conversion (not in AVX2)
+EMBER_VM_INLINE double vm_u52_to_d(::std::uint64_t v) { return vm_u2d(v | 0x4330000000000000ull) - 0x1p52; }
+
+EMBER_VM_INLINE double vm_log1p_core(double x) {
+  const double u = 1.0 + x;
+  const ::std::uint64_t iu = vm_d2u(u) + (0x3ff0000000000000ull - 0x3fe6a09e667f3bcdull);
+  const ::std::uint64_t ek = iu >> 52;  // k + 1023
+  const double m = vm_u2d((iu & 0x000fffffffffffffull) + 0x3fe6a09e667f3bcdull);
+  const double c = (u >= 0x1.6a09e667f3bcdp+0) ? 1.0 - (u - x) : x - (u - 1.0);
+  double sc = vm_u2d((2046u - ek) << 52);  // 2^-k (garbage for k = 1024: u >= 2^1023*sqrt2)
+  sc = u > 0x1p1023 ? 0.0 : sc;
+  const double f = vm_fma(c, sc, m - 1.0);
+  const double k = vm_u52_to_d(ek) - 1023.0;
+  return vm_log_poly(f, k);
+}
+
+EMBER_VM_INLINE double vexp(double x) {
+  x = x < -746.0 ? -746.0 : x;
+  x = x > 709.8 ? 709.8 : x;
+  return vm_exp_core(x);
+}
+
+EMBER_VM_INLINE double vexpm1(double x) {
+  double xc = x < -708.0 ? -708.0 : x;
+  xc = xc > 709.8 ? 709.8 : xc;
+  const double res = vm_expm1_core(xc);
+  return x == 0.0 ? x : res;
+}
+
+EMBER_VM_INLINE double vlog(double x) {
+  const bool sub = x < 0x1p-1022;
+  const double xs = sub ? x * 0x1p52 : x;
+  const double kadj = sub ? -52.0 : 0.0;
+  const ::std::uint64_t ix = vm_d2u(xs) + (0x3ff0000000000000ull - 0x3fe6a09e667f3bcdull);
+  const double k = vm_u52_to_d(ix >> 52) - 1023.0 + kadj;
+  const double f = vm_u2d((ix & 0x000fffffffffffffull) + 0x3fe6a09e667f3bcdull) - 1.0;
+  double res = vm_log_poly(f, k);
+  res = x == ::std::numeric_limits<double>::infinity() ? x : res;
+  res = x == 0.0 ? -::std::numeric_limits<double>::infinity() : res;
+  res = !(x >= 0.0) ? ::std::numeric_limits<double>::quiet_NaN() : res;
+  return res;
+}
+
+EMBER_VM_INLINE double vlog1p(double x) {
+  double res = vm_log1p_core(x);
+  res = x == ::std::numeric_limits<double>::infinity() ? x : res;
+  res = x == 0.0 ? x : res;
+  res = x == -1.0 ? -::std::numeric_limits<double>::infinity() : res;
+  res = !(x >= -1.0) ? ::std::numeric_limits<double>::quiet_NaN() : res;
+  return res;
+}
+
+EMBER_VM_INLINE double vtanh(double x) {
+  double a = vm_abs(x);
+  a = a > 22.0 ? 22.0 : a;
+  const double e = vm_expm1_core(a + a);
+  return vm_copysign_pos(e / (e + 2.0), x);
+}
+
+EMBER_VM_INLINE double vsigmoid(double x) {
+  double na = -vm_abs(x);
+  na = na < -746.0 ? -746.0 : na;
+  const double e = vm_exp_core(na);
+  const double num = x >= 0.0 ? 1.0 : e;
+  return num / (1.0 + e);
+}
+
+EMBER_VM_INLINE double vsoftplus(double x) {
+  double na = -vm_abs(x);
+  na = na < -746.0 ? -746.0 : na;
+  const double l = vm_log1p_core(vm_exp_core(na));
+  const double m = x > 0.0 ? x : 0.0;
+  return m + l;
+}
+
+// NOT vectorised: falls back to libm (see the accuracy notes at the top).
+EMBER_VM_INLINE double verf(double x) { return ::std::erf(x); }
+
+// Double sin/cos: pi/2 = P1 + P2 + P3 + P4 with 27-bit P1..P3 (n*Pi exact for |n| < 2^26, with or without
+// FMA), Taylor polynomials to r^17 / r^18 on |r| <= pi/4.
+EMBER_VM_INLINE double vm_sincos_d(double x, ::std::uint64_t q_off) {
+  const double magic = 0x1.8p52;
+  const double t = vm_fma(x, 0x1.45f306dc9c883p-1, magic);
+  const double n = t - magic;
+  double r = vm_fma(n, -0x1.921fb54p+0, x);
+  r = vm_fma(n, -0x1.10b461p-30, r);
+  r = vm_fma(n, -0x1.a62633p-58, r);
+  r = vm_fma(n, -0x1.45c06e0e68948p-86, r);
+  r = r > 0.8 ? 0.8 : r;
+  r = r < -0.8 ? -0.8 : r;
+  const double z = r * r;
+  double ps = 0x1.952c77030ad4ap-49;         // 1/17!
+  ps = vm_fma(ps, z, -0x1.ae7f3e733b81fp-41);  // -1/15!
+  ps = vm_fma(ps, z, 0x1.6124613a86d09p-33);   // 1/13!
+  ps = vm_fma(ps, z, -0x1.ae64567f544e4p-26);  // -1/11!
+  ps = vm_fma(ps, z, 0x1.71de3a556c734p-19);   // 1/9!
+  ps = vm_fma(ps, z, -0x1.a01a01a01a01ap-13);  // -1/7!
+  ps = vm_fma(ps, z, 0x1.1111111111111p-7);    // 1/5!
+  ps = vm_fma(ps, z, -0x1.5555555555555p-3);   // -1/3!
+  double s = vm_fma(r * z, ps, r);
+  s = r == 0.0 ? r : s;                        // sin(-0) = -0
+  double pc = 0x1.6827863b97d97p-53;          // 1/18!
+  pc = vm_fma(pc, z, -0x1.ae7f3e733b81fp-45);  // -1/16!
+  pc = vm_fma(pc, z, 0x1.93974a8c07c9dp-37);   // 1/14!
+  pc = vm_fma(pc, z, -0x1.1eed8eff8d898p-29);  // -1/12!
+  pc = vm_fma(pc, z, 0x1.27e4fb7789f5cp-22);   // 1/10!
+  pc = vm_fma(pc, z, -0x1.a01a01a01a01ap-16);  // -1/8!
+  pc = vm_fma(pc, z, 0x1.6c16c16c16c17p-10);   // 1/6!
+  pc = vm_fma(pc, z, -0x1.5555555555555p-5);   // -1/4!
+  pc = vm_fma(pc, z, 0.5);
+  const double c = 1.0 - pc * z;
+  const ::std::uint64_t q = vm_d2u(t) + q_off;
+  const ::std::uint64_t swap = 0u - (q & 1u);
+  ::std::uint64_t bits = (vm_d2u(c) & swap) | (vm_d2u(s) & ~swap);
+  bits ^= (q & 2u) << 62;
+  return vm_u2d(bits);
+}
+EMBER_VM_INLINE double vsin(double x) { return vm_sincos_d(x, 0u); }
+EMBER_VM_INLINE double vcos(double x) { return vm_sincos_d(x, 1u); }
+
+EMBER_VM_INLINE double velu(double x) { return x > 0.0 ? x : vexpm1(x); }
+EMBER_VM_INLINE double velu(double x, double alpha) { return x > 0.0 ? x : alpha * vexpm1(x); }
+
+// ===============================================================================================================
+// Array forms: y[i] = f(x[i]) for i < n.  x may equal y (in place); otherwise they must not overlap.
+// ===============================================================================================================
+#define EMBER_VM_ARRAY(NAME)                                                              \
+  EMBER_VM_INLINE void NAME(const float* x, float* y, ::std::size_t n) {                    \
+    for (::std::size_t i = 0; i < n; ++i) y[i] = NAME(x[i]);                                \
+  }                                                                                       \
+  EMBER_VM_INLINE void NAME(const double* x, double* y, ::std::size_t n) {                  \
+    for (::std::size_t i = 0; i < n; ++i) y[i] = NAME(x[i]);                                \
+  }
+EMBER_VM_ARRAY(vexp)
+EMBER_VM_ARRAY(vexpm1)
+EMBER_VM_ARRAY(vlog)
+EMBER_VM_ARRAY(vlog1p)
+EMBER_VM_ARRAY(vtanh)
+EMBER_VM_ARRAY(vsigmoid)
+EMBER_VM_ARRAY(vsoftplus)
+EMBER_VM_ARRAY(verf)
+EMBER_VM_ARRAY(vsin)
+EMBER_VM_ARRAY(vcos)
+EMBER_VM_ARRAY(velu)
+#undef EMBER_VM_ARRAY
+
+#undef EMBER_VM_HAS_FMA
+#undef EMBER_VM_INLINE

@@ -1,0 +1,117 @@
+// The extension module ember._C: the hot types (py_tensor.cc, py_ops.cc) in the raw C API, the rest
+// bound with nanobind.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+
+#include "ember/core/parallel.h"
+#include "ember/kernels/elementwise.h"
+#include "ember/ops/execute.h"
+#include "ember/ops/registry.h"
+#include "python/py_tensor.h"
+
+namespace nb = nanobind;
+
+namespace ember::python {
+PyObject* make_op_caller(const OpDef* op);
+}
+
+namespace {
+
+using namespace ember;
+using namespace ember::python;
+
+nb::object op_caller(const std::string& name) {
+  const OpDef* op = OpRegistry::global().find(name);
+  if (op == nullptr) throw nb::value_error(("ember: no op named '" + name + "'").c_str());
+  return nb::steal(make_op_caller(op));
+}
+
+void register_classes(nb::handle tensor_class, nb::list dtype_objects, nb::dict error_classes, nb::handle convert) {
+  Registered& r = registered();
+  Py_INCREF(tensor_class.ptr());
+  r.tensor_class = reinterpret_cast<PyTypeObject*>(tensor_class.ptr());
+  for (size_t i = 0; i < kNumDTypes && i < nb::len(dtype_objects); ++i) {
+    r.dtype_objects[i] = dtype_objects[i].ptr();
+    Py_INCREF(r.dtype_objects[i]);
+  }
+  for (auto [code, cls] : error_classes) {
+    int c = nb::cast<int>(code);
+    if (c >= 0 && c < 17) {
+      r.error_classes[c] = cls.ptr();
+      Py_INCREF(cls.ptr());
+    }
+  }
+  r.convert_fn = convert.ptr();
+  Py_INCREF(r.convert_fn);
+}
+
+// Copies a C-contiguous buffer (anything exporting the buffer protocol) into a new tensor.
+nb::object from_buffer(nb::handle obj, int dtype_enum, std::vector<int64_t> dims) {
+  if (dtype_enum < 0 || dtype_enum >= kNumDTypes) throw nb::value_error("ember: bad dtype enum");
+  auto shape = Shape::from_dims(dims);
+  if (!shape.ok()) return nb::steal(raise_status(shape.status().with_prefix("constant: ")));
+  DType d = static_cast<DType>(dtype_enum);
+  auto t = TensorImpl::allocate(d, *shape);
+  if (!t.ok()) return nb::steal(raise_status(t.status()));
+  Py_buffer view;
+  if (PyObject_GetBuffer(obj.ptr(), &view, PyBUF_C_CONTIGUOUS) < 0) throw nb::python_error();
+  size_t need = t.value()->nbytes();
+  if (static_cast<size_t>(view.len) != need) {
+    PyBuffer_Release(&view);
+    throw nb::value_error(("ember: buffer has " + std::to_string(view.len) + " bytes, expected " +
+                           std::to_string(need)).c_str());
+  }
+  std::memcpy(t.value()->mutable_raw_data(), view.buf, need);
+  PyBuffer_Release(&view);
+  return nb::steal(wrap_tensor(std::move(t).value()));
+}
+
+nb::dict op_info(const std::string& name) {
+  const OpDef* op = OpRegistry::global().find(name);
+  if (op == nullptr) throw nb::value_error(("ember: no op named '" + name + "'").c_str());
+  nb::dict d;
+  d["name"] = op->name;
+  d["doc"] = op->doc;
+  nb::list inputs, attrs, outputs;
+  for (const ArgDef& a : op->inputs) inputs.append(a.name);
+  for (const AttrDef& a : op->attrs) attrs.append(a.name);
+  for (const std::string& o : op->outputs) outputs.append(o);
+  d["inputs"] = inputs;
+  d["attrs"] = attrs;
+  d["outputs"] = outputs;
+  d["stateful"] = op->has_flag(kStateful);
+  d["differentiable"] = !op->has_flag(kNotDifferentiable);
+  nb::list types;
+  for (int i = 0; i < kNumDTypes; ++i)
+    if (op->kernels[i]) types.append(i);
+  d["kernel_dtypes"] = types;
+  return d;
+}
+
+std::vector<std::string> op_names() {
+  std::vector<std::string> names;
+  for (const auto& op : OpRegistry::global().ops()) names.push_back(op->name);
+  return names;
+}
+
+}  // namespace
+
+NB_MODULE(_C, m) {
+  if (!init_tensor_type(m.ptr()) || !init_op_caller(m.ptr())) throw nb::python_error();
+  m.def("op", &op_caller, "The fast callable for a registered op.");
+  m.def("op_info", &op_info);
+  m.def("op_names", &op_names);
+  m.def("_register", &register_classes);
+  m.def("from_buffer", &from_buffer);
+  m.def("elementwise_isa", [] { return std::string(kernels::elementwise_isa()); });
+  m.def("set_intra_op_threads", &set_intra_op_threads);
+  m.def("intra_op_threads", &intra_op_threads);
+  m.def("to_tensor", [](nb::handle value, int hint) { 
+    PyObject* r = to_tensor(value.ptr(), hint);
+    if (r == nullptr) throw nb::python_error();
+    return nb::steal(r);
+  });
+}

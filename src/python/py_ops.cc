@@ -1,0 +1,240 @@
+// Fast op callables: `ember._C.op("Add")` returns an object whose vectorcall converts its positional
+// arguments (inputs, then attributes in declaration order; None = default) and runs the op, holding its
+// OpDef* so no lookup by name happens per call.
+#include <string>
+
+#include "ember/ops/execute.h"
+#include "ember/ops/registry.h"
+#include "python/py_tensor.h"
+
+namespace ember::python {
+namespace {
+
+struct OpCaller {
+  PyObject_HEAD
+  const OpDef* op;
+  vectorcallfunc vectorcall;
+};
+
+bool convert_ints(PyObject* value, std::vector<int64_t>* out, const OpDef& op, const AttrDef& attr) {
+  if (is_tensor(value)) {
+    const TensorImpl& t = *impl_of(value);
+    if (!is_integer(t.dtype()) || t.rank() > 1) {
+      PyErr_Format(PyExc_TypeError, "%s: attribute '%s' must be a list of ints, got a %s tensor of shape %s",
+                   op.name.c_str(), attr.name.c_str(), std::string(dtype_name(t.dtype())).c_str(),
+                   t.shape().to_string().c_str());
+      return false;
+    }
+    for (int64_t i = 0; i < t.num_elements(); ++i)
+      out->push_back(t.dtype() == DType::kInt64 ? t.data<int64_t>()[i] : t.data<int32_t>()[i]);
+    return true;
+  }
+  if (PyLong_Check(value)) {  // a single int where a list is expected: [value]
+    out->push_back(PyLong_AsLongLong(value));
+    return !PyErr_Occurred();
+  }
+  PyObject* seq = PySequence_Fast(value, "");
+  if (seq == nullptr) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "%s: attribute '%s' must be a list of ints, got %s", op.name.c_str(),
+                 attr.name.c_str(), Py_TYPE(value)->tp_name);
+    return false;
+  }
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* item = PySequence_Fast_GET_ITEM(seq, i);
+    PyObject* index = PyNumber_Index(item);
+    if (index == nullptr) {
+      PyErr_Clear();
+      PyErr_Format(PyExc_TypeError, "%s: attribute '%s' must be a list of ints, element %zd is %s",
+                   op.name.c_str(), attr.name.c_str(), i, Py_TYPE(item)->tp_name);
+      Py_DECREF(seq);
+      return false;
+    }
+    out->push_back(PyLong_AsLongLong(index));
+    Py_DECREF(index);
+  }
+  Py_DECREF(seq);
+  return true;
+}
+
+bool convert_attr(PyObject* value, const OpDef& op, const AttrDef& attr, AttrValue* out) {
+  switch (attr.type) {
+    case AttrType::kInt: {
+      PyObject* index = PyNumber_Index(value);
+      if (index == nullptr) break;
+      *out = static_cast<int64_t>(PyLong_AsLongLong(index));
+      Py_DECREF(index);
+      return !PyErr_Occurred();
+    }
+    case AttrType::kFloat: {
+      double v = PyFloat_AsDouble(value);
+      if (v == -1.0 && PyErr_Occurred()) break;
+      *out = v;
+      return true;
+    }
+    case AttrType::kBool: {
+      int v = PyObject_IsTrue(value);
+      if (v < 0) break;
+      *out = v != 0;
+      return true;
+    }
+    case AttrType::kDType: {
+      long e = -1;
+      if (PyLong_Check(value)) {
+        e = PyLong_AsLong(value);
+      } else {
+        PyObject* enum_value = PyObject_GetAttrString(value, "_enum");
+        if (enum_value == nullptr) break;
+        e = PyLong_AsLong(enum_value);
+        Py_DECREF(enum_value);
+      }
+      if (e < 0 || e >= kNumDTypes) break;
+      *out = static_cast<DType>(e);
+      return true;
+    }
+    case AttrType::kInts: {
+      std::vector<int64_t> ints;
+      if (!convert_ints(value, &ints, op, attr)) return false;
+      *out = std::move(ints);
+      return true;
+    }
+    case AttrType::kString: {
+      const char* s = PyUnicode_AsUTF8(value);
+      if (s == nullptr) break;
+      *out = std::string(s);
+      return true;
+    }
+  }
+  if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_AttributeError)) {
+    PyErr_Clear();
+    static const char* names[] = {"an int", "a float", "a bool", "a dtype", "a list of ints", "a string"};
+    PyErr_Format(PyExc_TypeError, "%s: attribute '%s' must be %s, got %R", op.name.c_str(), attr.name.c_str(),
+                 names[static_cast<int>(attr.type)], value);
+  }
+  return false;
+}
+
+PyObject* op_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  const OpDef& op = *reinterpret_cast<OpCaller*>(self)->op;
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) > 0) {
+    PyErr_Format(PyExc_TypeError, "ember._C.op(%s) takes positional arguments only", op.name.c_str());
+    return nullptr;
+  }
+  size_t n_declared = op.inputs.size();
+  if (static_cast<size_t>(nargs) < n_declared) {
+    PyErr_Format(PyExc_TypeError, "%s expects %zu input(s), got %zd", op.name.c_str(), n_declared, nargs);
+    return nullptr;
+  }
+  bool variadic = op.has_flag(kVariadicInput);
+
+  // Gather raw input objects (the variadic last input is a sequence).
+  SmallVector<PyObject*, 4> raw;
+  PyObject* variadic_seq = nullptr;
+  for (size_t i = 0; i < n_declared; ++i) {
+    if (variadic && i + 1 == n_declared) {
+      variadic_seq = PySequence_Fast(args[i], "");
+      if (variadic_seq == nullptr) {
+        PyErr_Clear();
+        PyErr_Format(PyExc_TypeError, "%s: input '%s' must be a list of tensors", op.name.c_str(),
+                     op.inputs[i].name.c_str());
+        return nullptr;
+      }
+      Py_ssize_t n = PySequence_Fast_GET_SIZE(variadic_seq);
+      if (n == 0) {
+        Py_DECREF(variadic_seq);
+        PyErr_Format(PyExc_ValueError, "%s: input '%s' must be a non-empty list of tensors", op.name.c_str(),
+                     op.inputs[i].name.c_str());
+        return nullptr;
+      }
+      for (Py_ssize_t k = 0; k < n; ++k) raw.push_back(PySequence_Fast_GET_ITEM(variadic_seq, k));
+    } else {
+      raw.push_back(args[i]);
+    }
+  }
+
+  // Python scalars and lists adopt the dtype of a tensor sharing their type variable (TF's rule).
+  int var_dtype[2] = {-1, -1};
+  auto rule_of = [&](size_t k) -> const TypeRule& { return op.inputs[std::min(k, n_declared - 1)].type; };
+  for (size_t k = 0; k < raw.size(); ++k) {
+    int var = rule_of(k).type_var;
+    if (var >= 0 && var_dtype[var] < 0 && is_tensor(raw[k])) var_dtype[var] = static_cast<int>(impl_of(raw[k])->dtype());
+  }
+  SmallVector<PyObject*, 4> tensors;
+  PyObject* result = nullptr;
+  bool ok = true;
+  for (size_t k = 0; k < raw.size() && ok; ++k) {
+    int var = rule_of(k).type_var;
+    int hint = var >= 0 ? var_dtype[var] : -1;
+    if (var < 0 && hint < 0 && !is_tensor(raw[k])) {
+      DTypeSet allowed = rule_of(k).allowed;
+      if (allowed == kBoolType) hint = static_cast<int>(DType::kBool);
+    }
+    PyObject* t = to_tensor(raw[k], hint);
+    if (t == nullptr) ok = false;
+    else tensors.push_back(t);
+  }
+
+  AttrList attrs;
+  size_t n_attr_args = static_cast<size_t>(nargs) - n_declared;
+  if (ok && n_attr_args > op.attrs.size()) {
+    PyErr_Format(PyExc_TypeError, "%s takes %zu attribute(s), got %zu", op.name.c_str(), op.attrs.size(),
+                 n_attr_args);
+    ok = false;
+  }
+  for (size_t i = 0; ok && i < op.attrs.size(); ++i) {
+    PyObject* value = i < n_attr_args ? args[n_declared + i] : Py_None;
+    if (value == Py_None) {
+      if (!op.attrs[i].has_default) {
+        PyErr_Format(PyExc_TypeError, "%s: missing required attribute '%s'", op.name.c_str(),
+                     op.attrs[i].name.c_str());
+        ok = false;
+        break;
+      }
+      attrs.push_back(op.attrs[i].default_value);
+      continue;
+    }
+    AttrValue v;
+    if (!convert_attr(value, op, op.attrs[i], &v)) {
+      ok = false;
+      break;
+    }
+    attrs.push_back(std::move(v));
+  }
+  if (ok) result = run_op(op, tensors.data(), tensors.size(), {attrs.data(), attrs.size()}, false);
+  for (PyObject* t : tensors) Py_DECREF(t);
+  Py_XDECREF(variadic_seq);
+  return result;
+}
+
+PyObject* op_repr(PyObject* self) {
+  return PyUnicode_FromFormat("<ember op %s>", reinterpret_cast<OpCaller*>(self)->op->name.c_str());
+}
+
+PyTypeObject OpCallerType = {PyVarObject_HEAD_INIT(nullptr, 0)};
+
+}  // namespace
+
+bool init_op_caller(PyObject* module) {
+  OpCallerType.tp_name = "ember._C.OpCaller";
+  OpCallerType.tp_basicsize = sizeof(OpCaller);
+  OpCallerType.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL;
+  OpCallerType.tp_vectorcall_offset = offsetof(OpCaller, vectorcall);
+  OpCallerType.tp_call = PyVectorcall_Call;
+  OpCallerType.tp_repr = op_repr;
+  OpCallerType.tp_doc = "A registered op, callable with (inputs..., attrs...).";
+  if (PyType_Ready(&OpCallerType) < 0) return false;
+  Py_INCREF(&OpCallerType);
+  return PyModule_AddObject(module, "OpCaller", reinterpret_cast<PyObject*>(&OpCallerType)) == 0;
+}
+
+PyObject* make_op_caller(const OpDef* op) {
+  auto* caller = PyObject_New(OpCaller, &OpCallerType);
+  if (caller == nullptr) return nullptr;
+  caller->op = op;
+  caller->vectorcall = op_vectorcall;
+  return reinterpret_cast<PyObject*>(caller);
+}
+
+}  // namespace ember::python

@@ -1,0 +1,402 @@
+// Accuracy and special-value tests for ember/kernels/vmath.h.
+//
+// float results are compared in ulps against double-precision std:: references, double results against
+// long double references.  Inputs are swept (a) over the whole float / double bit-pattern space with a
+// stride, which covers every binade, and (b) densely and linearly over the ranges where the functions do
+// something interesting.  The array forms are used for the sweeps, so the code under test is the one the
+// compiler vectorised for this build.  Run with --gtest_also_run_disabled_tests to get nothing extra; the
+// worst error of every function is printed (RecordProperty + stdout) for reports.
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+// The header goes into a namespace of the includer's choosing, as the kernel builds do.
+namespace ember::kernels::vmath_test_ns {
+#include "ember/kernels/vmath.h"
+}  // namespace ember::kernels::vmath_test_ns
+
+namespace {
+
+namespace vm = ember::kernels::vmath_test_ns;
+
+constexpr float kInfF = std::numeric_limits<float>::infinity();
+constexpr double kInfD = std::numeric_limits<double>::infinity();
+constexpr float kNanF = std::numeric_limits<float>::quiet_NaN();
+constexpr double kNanD = std::numeric_limits<double>::quiet_NaN();
+
+float BitsToF(std::uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+double BitsToD(std::uint64_t u) {
+  double d;
+  std::memcpy(&d, &u, sizeof d);
+  return d;
+}
+
+// Error of `got` in units of the float ulp at the exact value `ref`.  Results whose exact value is
+// subnormal only need to be within FLT_MIN (flush to zero is allowed).
+double UlpErrF(float got, double ref) {
+  if (std::isnan(ref)) return std::isnan(got) ? 0.0 : 1e30;
+  if (std::isnan(got)) return 1e30;
+  const float reff = static_cast<float>(ref);  // rounds to inf above FLT_MAX(+half ulp)
+  if (std::isinf(reff) || std::isinf(got)) return (got == reff) ? 0.0 : 1e30;
+  const double diff = std::fabs(static_cast<double>(got) - ref);
+  if (std::fabs(ref) < 0x1p-126 && diff <= 0x1p-126) return 0.0;
+  const int e = std::max(std::ilogb(ref), -126);
+  return diff / std::ldexp(1.0, e - 23);
+}
+
+double UlpErrD(double got, long double ref) {
+  if (std::isnan(ref)) return std::isnan(got) ? 0.0 : 1e30;
+  if (std::isnan(got)) return 1e30;
+  const double refd = static_cast<double>(ref);
+  if (std::isinf(refd) || std::isinf(got)) return (got == refd) ? 0.0 : 1e30;
+  const long double diff = std::fabs(static_cast<long double>(got) - ref);
+  if (std::fabs(ref) < 0x1p-1022L && diff <= 0x1p-1022L) return 0.0;
+  const int e = std::max(std::ilogb(ref), -1022);
+  return static_cast<double>(diff / std::ldexp(1.0L, e - 52));
+}
+
+struct Worst {
+  double ulp = 0;
+  double at = 0;
+  double got = 0;
+  double ref = 0;
+};
+
+using ArrayF = void (*)(const float*, float*, std::size_t);
+using ArrayD = void (*)(const double*, double*, std::size_t);
+
+// Inputs: every `stride`-th finite float bit pattern of both signs, kept if in [lo, hi], plus `dense` evenly
+// spaced points in [dlo, dhi].
+std::vector<float> FloatInputs(float lo, float hi, std::uint32_t stride, float dlo, float dhi, int dense) {
+  std::vector<float> v;
+  for (std::uint64_t u = 0; u < 0x7f800000u; u += stride) {
+    for (std::uint32_t s : {0u, 0x80000000u}) {
+      const float x = BitsToF(static_cast<std::uint32_t>(u) | s);
+      if (x >= lo && x <= hi) v.push_back(x);
+    }
+  }
+  for (int i = 0; dense > 0 && i <= dense; ++i) v.push_back(dlo + (dhi - dlo) * static_cast<float>(i) / dense);
+  return v;
+}
+
+// Pseudo-random doubles: uniform over the bit patterns of [lo, hi] (log-like), plus dense linear points.
+std::vector<double> DoubleInputs(double lo, double hi, int n_random, double dlo, double dhi, int dense) {
+  std::vector<double> v;
+  std::uint64_t s = 0x9E3779B97F4A7C15ull;
+  while (static_cast<int>(v.size()) < n_random) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    const double x = BitsToD(s & 0xffffffffffffffffull);
+    if (std::isfinite(x) && x >= lo && x <= hi) v.push_back(x);
+  }
+  for (int i = 0; dense > 0 && i <= dense; ++i) v.push_back(dlo + (dhi - dlo) * i / dense);
+  return v;
+}
+
+Worst SweepF(ArrayF f, const std::function<double(double)>& ref, const std::vector<float>& in) {
+  std::vector<float> out(in.size());
+  f(in.data(), out.data(), in.size());
+  Worst w;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const double r = ref(static_cast<double>(in[i]));
+    const double e = UlpErrF(out[i], r);
+    if (e > w.ulp) w = {e, in[i], out[i], r};
+  }
+  return w;
+}
+
+Worst SweepD(ArrayD f, const std::function<long double(long double)>& ref, const std::vector<double>& in) {
+  std::vector<double> out(in.size());
+  f(in.data(), out.data(), in.size());
+  Worst w;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const long double r = ref(static_cast<long double>(in[i]));
+    const double e = UlpErrD(out[i], r);
+    if (e > w.ulp) w = {e, in[i], out[i], static_cast<double>(r)};
+  }
+  return w;
+}
+
+void Report(const char* name, const Worst& w, double bound) {
+  std::printf("[ vmath    ] %-16s max %.3f ulp (bound %.1f) at x=%a got=%a ref=%a\n", name, w.ulp, bound, w.at,
+              w.got, w.ref);
+  ::testing::Test::RecordProperty(name, std::to_string(w.ulp));
+  EXPECT_LE(w.ulp, bound) << name << " at x=" << w.at << " got=" << w.got << " ref=" << w.ref;
+}
+
+// ---- references ---------------------------------------------------------------------------------------------
+double RefSigmoid(double x) { return x >= 0 ? 1.0 / (1.0 + std::exp(-x)) : std::exp(x) / (1.0 + std::exp(x)); }
+double RefSoftplus(double x) { return (x > 0 ? x : 0.0) + std::log1p(std::exp(-std::fabs(x))); }
+double RefElu(double x) { return x > 0 ? x : std::expm1(x); }
+long double RefSigmoidL(long double x) {
+  return x >= 0 ? 1.0L / (1.0L + std::exp(-x)) : std::exp(x) / (1.0L + std::exp(x));
+}
+long double RefSoftplusL(long double x) { return (x > 0 ? x : 0.0L) + std::log1p(std::exp(-std::fabs(x))); }
+long double RefEluL(long double x) { return x > 0 ? x : std::expm1(x); }
+
+constexpr std::uint32_t kStride = 251;  // ~17M float inputs per function over the full range
+constexpr float kMaxF = std::numeric_limits<float>::max();
+constexpr double kMaxD = std::numeric_limits<double>::max();
+constexpr double kFloatBound = 4.0;
+constexpr double kDoubleBound = 4.0;  // 4 ulp ~ 4.4e-16 .. 8.9e-16 relative
+
+TEST(VmathFloat, Exp) {
+  Report("expf", SweepF(vm::vexp, [](double x) { return std::exp(x); },
+                        FloatInputs(-kMaxF, kMaxF, kStride, -110.f, 90.f, 2000000)),
+         kFloatBound);
+}
+TEST(VmathFloat, Expm1) {
+  Report("expm1f", SweepF(vm::vexpm1, [](double x) { return std::expm1(x); },
+                          FloatInputs(-kMaxF, kMaxF, kStride, -5.f, 5.f, 2000000)),
+         kFloatBound);
+}
+TEST(VmathFloat, Log) {
+  Report("logf", SweepF(vm::vlog, [](double x) { return std::log(x); },
+                        FloatInputs(0.f, kMaxF, kStride / 2, 0.f, 4.f, 2000000)),
+         kFloatBound);
+}
+TEST(VmathFloat, Log1p) {
+  Report("log1pf", SweepF(vm::vlog1p, [](double x) { return std::log1p(x); },
+                          FloatInputs(-1.f, kMaxF, kStride / 2, -1.f, 4.f, 2000000)),
+         kFloatBound);
+}
+TEST(VmathFloat, Tanh) {
+  Report("tanhf", SweepF(vm::vtanh, [](double x) { return std::tanh(x); },
+                         FloatInputs(-kMaxF, kMaxF, kStride, -10.f, 10.f, 2000000)),
+         kFloatBound);
+}
+TEST(VmathFloat, Sigmoid) {
+  Report("sigmoidf", SweepF(vm::vsigmoid, RefSigmoid, FloatInputs(-kMaxF, kMaxF, kStride, -110.f, 30.f, 2000000)),
+         kFloatBound);
+}
+TEST(VmathFloat, Softplus) {
+  Report("softplusf",
+         SweepF(vm::vsoftplus, RefSoftplus, FloatInputs(-kMaxF, kMaxF, kStride, -110.f, 30.f, 2000000)),
+         kFloatBound);
+}
+TEST(VmathFloat, Erf) {
+  Report("erff", SweepF(vm::verf, [](double x) { return std::erf(x); },
+                        FloatInputs(-kMaxF, kMaxF, kStride, -5.f, 5.f, 2000000)),
+         kFloatBound);
+}
+TEST(VmathFloat, Elu) {
+  Report("eluf", SweepF(vm::velu, RefElu, FloatInputs(-kMaxF, kMaxF, kStride, -20.f, 5.f, 1000000)), kFloatBound);
+}
+TEST(VmathFloat, SinCos) {
+  // Accuracy is promised for |x| < 2^26; checked up to 1e7 here (and densely on [-10, 10] and [0, 1e5]).
+  auto in = FloatInputs(-1e7f, 1e7f, kStride / 2, -10.f, 10.f, 1000000);
+  for (int i = 0; i <= 1000000; ++i) in.push_back(1e5f * static_cast<float>(i) / 1000000);
+  Report("sinf", SweepF(vm::vsin, [](double x) { return std::sin(x); }, in), kFloatBound);
+  Report("cosf", SweepF(vm::vcos, [](double x) { return std::cos(x); }, in), kFloatBound);
+}
+TEST(VmathFloat, SinCosHugeStaysBounded) {
+  auto in = FloatInputs(-kMaxF, kMaxF, kStride, 0.f, 0.f, 0);
+  std::vector<float> s(in.size()), c(in.size());
+  vm::vsin(in.data(), s.data(), in.size());
+  vm::vcos(in.data(), c.data(), in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    ASSERT_TRUE(s[i] >= -1.0f && s[i] <= 1.0f) << "sin(" << in[i] << ") = " << s[i];
+    ASSERT_TRUE(c[i] >= -1.0f && c[i] <= 1.0f) << "cos(" << in[i] << ") = " << c[i];
+  }
+}
+
+TEST(VmathDouble, Exp) {
+  Report("exp", SweepD(vm::vexp, [](long double x) { return std::exp(x); },
+                       DoubleInputs(-800, 800, 2000000, -750, 710, 1000000)),
+         kDoubleBound);
+}
+TEST(VmathDouble, Expm1) {
+  Report("expm1", SweepD(vm::vexpm1, [](long double x) { return std::expm1(x); },
+                         DoubleInputs(-kMaxD, kMaxD, 2000000, -5, 5, 1000000)),
+         kDoubleBound);
+}
+TEST(VmathDouble, Log) {
+  Report("log", SweepD(vm::vlog, [](long double x) { return std::log(x); },
+                       DoubleInputs(0, kMaxD, 2000000, 0, 4, 1000000)),
+         kDoubleBound);
+}
+TEST(VmathDouble, Log1p) {
+  Report("log1p", SweepD(vm::vlog1p, [](long double x) { return std::log1p(x); },
+                         DoubleInputs(-1, kMaxD, 2000000, -1, 4, 1000000)),
+         kDoubleBound);
+}
+TEST(VmathDouble, Tanh) {
+  Report("tanh", SweepD(vm::vtanh, [](long double x) { return std::tanh(x); },
+                        DoubleInputs(-kMaxD, kMaxD, 2000000, -25, 25, 1000000)),
+         kDoubleBound);
+}
+TEST(VmathDouble, Sigmoid) {
+  Report("sigmoid", SweepD(vm::vsigmoid, RefSigmoidL, DoubleInputs(-kMaxD, kMaxD, 2000000, -750, 40, 1000000)),
+         kDoubleBound);
+}
+TEST(VmathDouble, Softplus) {
+  Report("softplus", SweepD(vm::vsoftplus, RefSoftplusL, DoubleInputs(-kMaxD, kMaxD, 2000000, -750, 40, 1000000)),
+         kDoubleBound);
+}
+TEST(VmathDouble, Erf) {  // std::erf fallback; checked for completeness
+  Report("erf", SweepD(vm::verf, [](long double x) { return std::erf(x); },
+                       DoubleInputs(-kMaxD, kMaxD, 1000000, -7, 7, 1000000)),
+         kDoubleBound);
+}
+TEST(VmathDouble, Elu) {
+  Report("elu", SweepD(vm::velu, RefEluL, DoubleInputs(-kMaxD, kMaxD, 1000000, -40, 5, 1000000)), kDoubleBound);
+}
+TEST(VmathDouble, SinCos) {
+  auto in = DoubleInputs(-1e8, 1e8, 2000000, -10, 10, 1000000);
+  for (int i = 0; i <= 1000000; ++i) in.push_back(1e5 * i / 1000000);
+  Report("sin", SweepD(vm::vsin, [](long double x) { return std::sin(x); }, in), kDoubleBound);
+  Report("cos", SweepD(vm::vcos, [](long double x) { return std::cos(x); }, in), kDoubleBound);
+  auto huge = DoubleInputs(-kMaxD, kMaxD, 1000000, 0, 0, 0);
+  std::vector<double> s(huge.size()), c(huge.size());
+  vm::vsin(huge.data(), s.data(), huge.size());
+  vm::vcos(huge.data(), c.data(), huge.size());
+  for (std::size_t i = 0; i < huge.size(); ++i) {
+    ASSERT_TRUE(s[i] >= -1.0 && s[i] <= 1.0) << "sin(" << huge[i] << ") = " << s[i];
+    ASSERT_TRUE(c[i] >= -1.0 && c[i] <= 1.0) << "cos(" << huge[i] << ") = " << c[i];
+  }
+}
+
+// ---- special values -----------------------------------------------------------------------------------------
+template <class T>
+bool SameBits(T a, T b) {  // equal including the sign of zero
+  return a == b && std::signbit(a) == std::signbit(b);
+}
+
+template <class T>
+void CheckSpecials() {
+  const T inf = std::numeric_limits<T>::infinity();
+  const T nan = std::numeric_limits<T>::quiet_NaN();
+  const T big = std::numeric_limits<T>::max();
+  const T zero = 0, nzero = -T(0), one = 1;
+
+  for (T (*f)(T) : {static_cast<T (*)(T)>(vm::vexp), static_cast<T (*)(T)>(vm::vexpm1),
+                    static_cast<T (*)(T)>(vm::vlog), static_cast<T (*)(T)>(vm::vlog1p),
+                    static_cast<T (*)(T)>(vm::vtanh), static_cast<T (*)(T)>(vm::vsigmoid),
+                    static_cast<T (*)(T)>(vm::vsoftplus), static_cast<T (*)(T)>(vm::verf),
+                    static_cast<T (*)(T)>(vm::vsin), static_cast<T (*)(T)>(vm::vcos),
+                    static_cast<T (*)(T)>(vm::velu)}) {
+    EXPECT_TRUE(std::isnan(f(nan)));
+    EXPECT_TRUE(std::isnan(f(-nan)));
+  }
+  EXPECT_EQ(vm::vexp(inf), inf);
+  EXPECT_TRUE(SameBits(vm::vexp(-inf), zero));
+  EXPECT_EQ(vm::vexp(big), inf);
+  EXPECT_EQ(vm::vexp(T(1000)), inf);
+  EXPECT_TRUE(SameBits(vm::vexp(-big), zero));
+  EXPECT_TRUE(SameBits(vm::vexp(T(-1000)), zero));
+  EXPECT_EQ(vm::vexp(zero), one);
+  EXPECT_EQ(vm::vexp(nzero), one);
+
+  EXPECT_EQ(vm::vexpm1(inf), inf);
+  EXPECT_EQ(vm::vexpm1(-inf), -one);
+  EXPECT_EQ(vm::vexpm1(big), inf);
+  EXPECT_EQ(vm::vexpm1(-big), -one);
+  EXPECT_TRUE(SameBits(vm::vexpm1(zero), zero));
+  EXPECT_TRUE(SameBits(vm::vexpm1(nzero), nzero));
+
+  EXPECT_EQ(vm::vlog(zero), -inf);
+  EXPECT_EQ(vm::vlog(nzero), -inf);
+  EXPECT_EQ(vm::vlog(inf), inf);
+  EXPECT_TRUE(std::isnan(vm::vlog(-one)));
+  EXPECT_TRUE(std::isnan(vm::vlog(-inf)));
+  EXPECT_TRUE(std::isnan(vm::vlog(-std::numeric_limits<T>::denorm_min())));
+  EXPECT_TRUE(SameBits(vm::vlog(one), zero));
+  EXPECT_NEAR(vm::vlog(std::numeric_limits<T>::denorm_min()),
+              std::log(std::numeric_limits<T>::denorm_min()), 1e-5);
+
+  EXPECT_EQ(vm::vlog1p(-one), -inf);
+  EXPECT_EQ(vm::vlog1p(inf), inf);
+  EXPECT_TRUE(std::isnan(vm::vlog1p(T(-1.5))));
+  EXPECT_TRUE(std::isnan(vm::vlog1p(-inf)));
+  EXPECT_TRUE(SameBits(vm::vlog1p(zero), zero));
+  EXPECT_TRUE(SameBits(vm::vlog1p(nzero), nzero));
+  EXPECT_EQ(vm::vlog1p(std::numeric_limits<T>::denorm_min()), std::numeric_limits<T>::denorm_min());
+
+  EXPECT_EQ(vm::vtanh(inf), one);
+  EXPECT_EQ(vm::vtanh(-inf), -one);
+  EXPECT_EQ(vm::vtanh(big), one);
+  EXPECT_TRUE(SameBits(vm::vtanh(zero), zero));
+  EXPECT_TRUE(SameBits(vm::vtanh(nzero), nzero));
+  EXPECT_EQ(vm::vtanh(std::numeric_limits<T>::denorm_min()), std::numeric_limits<T>::denorm_min());
+
+  EXPECT_EQ(vm::vsigmoid(inf), one);
+  EXPECT_TRUE(SameBits(vm::vsigmoid(-inf), zero));
+  EXPECT_EQ(vm::vsigmoid(big), one);
+  EXPECT_TRUE(SameBits(vm::vsigmoid(-big), zero));
+  EXPECT_EQ(vm::vsigmoid(zero), T(0.5));
+  EXPECT_EQ(vm::vsigmoid(nzero), T(0.5));
+
+  EXPECT_EQ(vm::vsoftplus(inf), inf);
+  EXPECT_TRUE(SameBits(vm::vsoftplus(-inf), zero));
+  EXPECT_EQ(vm::vsoftplus(big), big);
+  EXPECT_EQ(vm::vsoftplus(T(100)), T(100));
+  EXPECT_NEAR(vm::vsoftplus(zero), std::log(T(2)), 4 * std::numeric_limits<T>::epsilon());
+
+  EXPECT_EQ(vm::verf(inf), one);
+  EXPECT_EQ(vm::verf(-inf), -one);
+  EXPECT_EQ(vm::verf(big), one);
+  EXPECT_TRUE(SameBits(vm::verf(zero), zero));
+  EXPECT_TRUE(SameBits(vm::verf(nzero), nzero));
+
+  EXPECT_TRUE(std::isnan(vm::vsin(inf)));
+  EXPECT_TRUE(std::isnan(vm::vsin(-inf)));
+  EXPECT_TRUE(std::isnan(vm::vcos(inf)));
+  EXPECT_TRUE(std::isnan(vm::vcos(-inf)));
+  EXPECT_TRUE(SameBits(vm::vsin(zero), zero));
+  EXPECT_TRUE(SameBits(vm::vsin(nzero), nzero));
+  EXPECT_EQ(vm::vcos(zero), one);
+  EXPECT_EQ(vm::vcos(nzero), one);
+  EXPECT_LE(std::fabs(vm::vsin(big)), one);
+  EXPECT_LE(std::fabs(vm::vcos(big)), one);
+
+  EXPECT_EQ(vm::velu(inf), inf);
+  EXPECT_EQ(vm::velu(-inf), -one);
+  EXPECT_EQ(vm::velu(T(-inf), T(0.5)), T(-0.5));
+  EXPECT_EQ(vm::velu(T(2), T(0.5)), T(2));
+  EXPECT_TRUE(SameBits(vm::velu(nzero), nzero));
+  EXPECT_EQ(vm::velu(T(3)), T(3));
+}
+
+TEST(VmathFloat, SpecialValues) { CheckSpecials<float>(); }
+TEST(VmathDouble, SpecialValues) { CheckSpecials<double>(); }
+
+TEST(VmathFloat, OverflowUnderflowEdges) {
+  // exp: last finite / first inf around ln(FLT_MAX) = 88.7228394
+  EXPECT_TRUE(std::isfinite(vm::vexp(88.72283f)));
+  EXPECT_EQ(vm::vexp(88.7229f), kInfF);
+  EXPECT_TRUE(std::isfinite(vm::vexpm1(88.72283f)));
+  EXPECT_EQ(vm::vexpm1(88.7229f), kInfF);
+  // results in the subnormal range are either flushed or tiny
+  EXPECT_LT(vm::vexp(-100.0f), 1e-43f);
+  EXPECT_GE(vm::vexp(-100.0f), 0.0f);
+  EXPECT_EQ(vm::vexp(-104.0f), 0.0f);
+  EXPECT_TRUE(std::isfinite(vm::vexp(709.78)));
+  EXPECT_EQ(vm::vexp(709.79), kInfD);
+  EXPECT_EQ(vm::vexp(-746.0), 0.0);
+  EXPECT_TRUE(std::isnan(vm::vlog(kNanF)) && std::isnan(vm::vlog(kNanD)));
+}
+
+TEST(VmathFloat, InPlaceArray) {
+  std::vector<float> v = {-2.f, -1.f, 0.f, 0.5f, 1.f, 3.f, 10.f, -7.f, 1e-3f, 42.f, -0.25f};
+  std::vector<float> ref(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) ref[i] = vm::vtanh(v[i]);
+  vm::vtanh(v.data(), v.data(), v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) EXPECT_EQ(v[i], ref[i]);
+}
+
+}  // namespace
