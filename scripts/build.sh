@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# One CMake build (build/py) serves the editable Python install, the C++ tests and the examples.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PIP_ROOT_USER_ACTION=ignore
+python3 -m pip install -q --no-build-isolation -e . -Cbuild-dir=build/py \
+  -Ccmake.define.EMBER_BUILD_TESTS=ON -Ccmake.args=-GNinja
+python3 -c "import ember" || { echo "ember failed to build or import" >&2; exit 1; }

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# System and Python packages ember builds and tests with. Quiet and quick when all are present.
+set -euo pipefail
+need_apt=()
+for pkg in g++ cmake ninja-build libdnnl-dev libgtest-dev ccache; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
+done
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "== apt-get install ${need_apt[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+need_pip=()
+python3 -c "import numpy" 2>/dev/null || need_pip+=(numpy)
+python3 -c "import nanobind" 2>/dev/null || need_pip+=(nanobind)
+python3 -c "import scikit_build_core" 2>/dev/null || need_pip+=(scikit-build-core)
+python3 -c "import pytest" 2>/dev/null || need_pip+=(pytest)
+python3 -c "import ml_dtypes" 2>/dev/null || need_pip+=(ml_dtypes)
+if [ ${#need_pip[@]} -gt 0 ]; then
+  echo "== pip install ${need_pip[*]}"
+  python3 -m pip install -q "${need_pip[@]}"
+fi

@@ -1,0 +1,30 @@
+import numpy as np
+import pytest
+
+import ember as tf
+
+FLOAT_DTYPES = [tf.float16, tf.bfloat16, tf.float32, tf.float64]
+INT_DTYPES = [tf.int8, tf.int16, tf.int32, tf.int64, tf.uint8]
+ALL_DTYPES = FLOAT_DTYPES + INT_DTYPES + [tf.bool]
+
+# Relative tolerance per dtype when comparing with a float64 NumPy reference.
+RTOL = {tf.float16: 2e-3, tf.bfloat16: 1.6e-2, tf.float32: 2e-6, tf.float64: 1e-13}
+
+
+def tolerance(dtype):
+    return RTOL.get(dtype, 0)
+
+
+def assert_close(actual, expected, dtype):
+    actual = np.asarray(actual).astype(np.float64) if dtype != tf.bool else np.asarray(actual)
+    expected = np.asarray(expected)
+    if dtype.is_floating:
+        rtol = tolerance(dtype)
+        np.testing.assert_allclose(actual, expected.astype(np.float64), rtol=rtol, atol=rtol, equal_nan=True)
+    else:
+        np.testing.assert_array_equal(actual, expected)
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
