@@ -2,7 +2,7 @@
 
     import ember as tf
     x = tf.constant([[1., 2.], [3., 4.]])
-    y = tf.exp(x) + 1.0
+    y = tf.nn.softmax(x @ x + 1.0)
 """
 
 from ember import _C, dtypes, errors
@@ -10,10 +10,16 @@ from ember.dtypes import (DType, as_dtype, bfloat16, bool, double, float16, floa
                           int16, int32, int64, uint8)
 from ember.framework.tensor import Tensor, constant, convert_to_tensor
 from ember.framework.tensor_shape import TensorShape
-from ember.ops.math_ops import (abs, add, add_n, cast, ceil, cos, divide, equal, exp, floor, floordiv,
-                                greater, greater_equal, less, less_equal, log, logical_and, logical_not,
-                                logical_or, maximum, minimum, multiply, negative, not_equal, pow, realdiv,
-                                round, sigmoid, sign, sin, sqrt, square, subtract, tanh, truediv)
-from ember import math
+from ember.ops.array_ops import (broadcast_to, clip_by_value, concat, expand_dims, eye, fill, gather,
+                                 identity, linspace, newaxis, one_hot, ones, ones_like, pad, range, rank,
+                                 reshape, shape, size, slice, split, squeeze, stack, strided_slice, tile,
+                                 transpose, unstack, where, zeros, zeros_like)
+from ember.ops.math_ops import (abs, add, add_n, argmax, argmin, cast, ceil, cos, divide, equal, exp, floor,
+                                floordiv, greater, greater_equal, less, less_equal, log, logical_and,
+                                logical_not, logical_or, matmul, maximum, minimum, multiply, negative,
+                                not_equal, pow, realdiv, reduce_all, reduce_any, reduce_logsumexp,
+                                reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum, round, sigmoid,
+                                sign, sin, sqrt, square, subtract, tanh, truediv)
+from ember import linalg, math, nn, random
 
 __version__ = "0.1.0"

@@ -5,9 +5,11 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstring>
+#include <optional>
 
 #include "ember/core/parallel.h"
 #include "ember/kernels/elementwise.h"
+#include "ember/kernels/seed.h"
 #include "ember/ops/execute.h"
 #include "ember/ops/registry.h"
 #include "python/py_tensor.h"
@@ -109,6 +111,16 @@ NB_MODULE(_C, m) {
   m.def("elementwise_isa", [] { return std::string(kernels::elementwise_isa()); });
   m.def("set_intra_op_threads", &set_intra_op_threads);
   m.def("intra_op_threads", &intra_op_threads);
+  // TF 2 seed semantics live in C++ (kernels/seed.h) so C++ programs share them; Python asks for the
+  // (seed, seed2) pair of each random op call.
+  m.def("random_set_seed", [](int64_t seed) { kernels::SeedState::global().set_seed(seed); });
+  m.def("random_unset_seed", [] { kernels::SeedState::global().unset_seed(); });
+  m.def("random_get_seed", [](nb::handle op_seed) {
+    std::optional<int64_t> op;
+    if (!op_seed.is_none()) op = nb::cast<int64_t>(op_seed);
+    kernels::SeedPair pair = kernels::SeedState::global().get_seed(op);
+    return nb::make_tuple(pair.seed, pair.seed2);
+  }, nb::arg("op_seed").none());
   m.def("to_tensor", [](nb::handle value, int hint) { 
     PyObject* r = to_tensor(value.ptr(), hint);
     if (r == nullptr) throw nb::python_error();

@@ -2,6 +2,7 @@
 // arguments (inputs, then attributes in declaration order; None = default) and runs the op, holding its
 // OpDef* so no lookup by name happens per call.
 #include <string>
+#include <string_view>
 
 #include "ember/ops/execute.h"
 #include "ember/ops/registry.h"
@@ -74,6 +75,9 @@ bool convert_attr(PyObject* value, const OpDef& op, const AttrDef& attr, AttrVal
       return true;
     }
     case AttrType::kBool: {
+      // Strict: a bool, an int or a NumPy bool; arbitrary objects are not silently truthy.
+      bool numpy_bool = std::string_view(Py_TYPE(value)->tp_name).starts_with("numpy.bool");
+      if (!PyBool_Check(value) && !PyLong_Check(value) && !numpy_bool) break;
       int v = PyObject_IsTrue(value);
       if (v < 0) break;
       *out = v != 0;

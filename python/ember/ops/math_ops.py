@@ -119,3 +119,61 @@ def add_n(inputs, name=None):
 
 def scalar_mul(scalar, x, name=None):
     return multiply(scalar, x)
+
+
+# ---- reductions ----------------------------------------------------------------------------------------
+
+def _axes(x, axis):
+    """TF's axis argument (None = all axes, an int, a list or a tensor) as a list of ints."""
+    if axis is None:
+        return list(range(x.ndim))
+    if isinstance(axis, Tensor):
+        axis = axis.numpy().tolist()
+    if isinstance(axis, (list, tuple)):
+        return [int(a) for a in axis]
+    return [int(axis)]
+
+
+def _reduction(op_name, doc):
+    op = _C.op(op_name)
+
+    def fn(input_tensor, axis=None, keepdims=False, name=None):
+        x = input_tensor if isinstance(input_tensor, Tensor) else convert_to_tensor(input_tensor)
+        return op(x, _axes(x, axis), keepdims)
+
+    fn.__doc__ = doc
+    return fn
+
+
+reduce_sum = _reduction("Sum", "Sum over ``axis`` (None: all axes).")
+reduce_mean = _reduction("Mean", "Mean over ``axis`` (integer inputs use integer division, as TF).")
+reduce_max = _reduction("Max", "Maximum over ``axis``.")
+reduce_min = _reduction("Min", "Minimum over ``axis``.")
+reduce_prod = _reduction("Prod", "Product over ``axis``.")
+reduce_any = _reduction("Any", "Logical or over ``axis``.")
+reduce_all = _reduction("All", "Logical and over ``axis``.")
+reduce_logsumexp = _reduction("ReduceLogSumExp", "log(sum(exp(x))) over ``axis``, computed stably.")
+
+_ArgMax = _C.op("ArgMax")
+_ArgMin = _C.op("ArgMin")
+
+
+def argmax(input, axis=None, output_type=dtypes.int64, name=None):  # noqa: A002 - TF's name
+    """Index of the largest value along ``axis`` (default 0); ties give the first index."""
+    return _ArgMax(input, 0 if axis is None else int(axis), output_type)
+
+
+def argmin(input, axis=None, output_type=dtypes.int64, name=None):  # noqa: A002 - TF's name
+    """Index of the smallest value along ``axis`` (default 0); ties give the first index."""
+    return _ArgMin(input, 0 if axis is None else int(axis), output_type)
+
+
+# ---- matrix multiply ------------------------------------------------------------------------------------
+
+_MatMul = _C.op("MatMul")
+
+
+def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, a_is_sparse=False,
+           b_is_sparse=False, output_type=None, name=None):
+    """a @ b over the last two dims, with batch dims broadcast (real dtypes: adjoint == transpose)."""
+    return _MatMul(a, b, bool(transpose_a or adjoint_a), bool(transpose_b or adjoint_b))

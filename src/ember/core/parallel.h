@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 namespace ember {
 
@@ -29,7 +30,7 @@ void parallel_for(int64_t n, int64_t cost_per_item, Fn&& fn) {
   }
   internal::parallel_for_impl(
       n, cost_per_item,
-      [](void* ctx, int64_t b, int64_t e) { (*static_cast<Fn*>(ctx))(b, e); },
+      [](void* ctx, int64_t b, int64_t e) { (*static_cast<std::remove_reference_t<Fn>*>(ctx))(b, e); },
       const_cast<void*>(static_cast<const void*>(&fn)));
 }
 

@@ -22,10 +22,18 @@ typedef uint64_t __attribute__((may_alias)) W8;
 template <typename Fn>
 void visit_width(size_t elem_size, Fn&& fn) {
   switch (elem_size) {
-    case 1: fn.template operator()<W1>(); break;
-    case 2: fn.template operator()<W2>(); break;
-    case 4: fn.template operator()<W4>(); break;
-    default: fn.template operator()<W8>(); break;
+    case 1:
+      fn.template operator()<W1>();
+      break;
+    case 2:
+      fn.template operator()<W2>();
+      break;
+    case 4:
+      fn.template operator()<W4>();
+      break;
+    default:
+      fn.template operator()<W8>();
+      break;
   }
 }
 
@@ -206,8 +214,8 @@ void transpose(const void* src_v, void* dst_v, size_t elem, std::span<const int6
   for (int i = 0; i < rank; ++i)
     if (new_index[perm[i]] >= 0) p1[k++] = new_index[perm[i]];
 
-  // 2. Merge runs of input dims that stay adjacent and in order in the output.
-  int group_of_dim[kMaxRank];  // first input dim of each output-order group -> group id
+  // 2. Merge runs of input dims that stay adjacent and in order in the output. Groups are numbered in
+  // output order; each group's position among the groups sorted by input order is its collapsed input dim.
   int group_first[kMaxRank], group_len[kMaxRank], groups = 0;
   for (int j = 0; j < r1; ++j) {
     if (j > 0 && p1[j] == p1[j - 1] + 1) {
@@ -222,15 +230,14 @@ void transpose(const void* src_v, void* dst_v, size_t elem, std::span<const int6
   int order[kMaxRank];
   for (int g = 0; g < groups; ++g) order[g] = g;
   std::sort(order, order + groups, [&](int x, int y) { return group_first[x] < group_first[y]; });
-  int64_t dims[kMaxRank];
+  int64_t dims[kMaxRank];  // collapsed input dims
+  int p[kMaxRank];         // collapsed perm: output dim g is input dim p[g]
   for (int i = 0; i < groups; ++i) {
-    int g = order[i];
-    group_of_dim[g] = i;
+    const int g = order[i];
+    p[g] = i;
     dims[i] = 1;
     for (int t = 0; t < group_len[g]; ++t) dims[i] *= d1[group_first[g] + t];
   }
-  int p[kMaxRank];
-  for (int g = 0; g < groups; ++g) p[g] = group_of_dim[g];
   const int r = groups;
 
   if (r <= 1) {
@@ -293,8 +300,9 @@ void transpose(const void* src_v, void* dst_v, size_t elem, std::span<const int6
         int64_t a0 = band * tile, a1 = std::min(na, a0 + tile);
         for (int64_t b0 = 0; b0 < nb; b0 += tile) {
           int64_t b1 = std::min(nb, b0 + tile);
-          transpose_tile<W>(src + (so + a0 + b0 * src_stride_b) * ielem, dst + (dof + a0 * dst_stride_a + b0) * ielem,
-                            a1 - a0, b1 - b0, src_stride_b, dst_stride_a);
+          transpose_tile<W>(src + (so + a0 + b0 * src_stride_b) * ielem,
+                            dst + (dof + a0 * dst_stride_a + b0) * ielem, a1 - a0, b1 - b0, src_stride_b,
+                            dst_stride_a);
         }
       }
     });
@@ -312,10 +320,11 @@ void fill(void* dst_v, int64_t n, size_t elem, const void* value) {
     char* dst = static_cast<char*>(dst_v);
     size_t nbytes = static_cast<size_t>(n) * elem;
     constexpr int64_t kChunk = 64 << 10;
-    parallel_for(static_cast<int64_t>((nbytes + kChunk - 1) / kChunk), kChunk / 16, [&](int64_t b, int64_t e) {
-      size_t lo = static_cast<size_t>(b * kChunk), hi = std::min(nbytes, static_cast<size_t>(e * kChunk));
-      std::memset(dst + lo, bytes[0], hi - lo);
-    });
+    parallel_for(
+        static_cast<int64_t>((nbytes + kChunk - 1) / kChunk), kChunk / 16, [&](int64_t b, int64_t e) {
+          size_t lo = static_cast<size_t>(b * kChunk), hi = std::min(nbytes, static_cast<size_t>(e * kChunk));
+          std::memset(dst + lo, bytes[0], hi - lo);
+        });
     return;
   }
   visit_width(elem, [&]<typename W>() {
@@ -375,13 +384,19 @@ uint64_t encode_scalar(DType d, double value) {
     if constexpr (std::is_same_v<T, bool>) {
       v = value != 0.0;
     } else if constexpr (std::is_integral_v<T>) {
-      // Clamp so the conversion is defined for out-of-range values and NaN.
-      constexpr double lo = static_cast<double>(std::numeric_limits<T>::min());
-      constexpr double hi = static_cast<double>(std::numeric_limits<T>::max());
-      if (std::isnan(value)) v = 0;
-      else if (value <= lo) v = std::numeric_limits<T>::min();
-      else if (value >= hi) v = std::numeric_limits<T>::max();
-      else v = static_cast<T>(value);
+      // Through int64, so -1 becomes 255 for uint8 as tf.cast does; values beyond int64 clamp and NaN is 0
+      // (converting those directly would be undefined).
+      constexpr double kLimit = 9223372036854775808.0;  // 2^63
+      int64_t wide;
+      if (std::isnan(value))
+        wide = 0;
+      else if (value >= kLimit)
+        wide = std::numeric_limits<int64_t>::max();
+      else if (value < -kLimit)
+        wide = std::numeric_limits<int64_t>::min();
+      else
+        wide = static_cast<int64_t>(value);
+      v = static_cast<T>(wide);
     } else if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
       v = T(static_cast<float>(value));
     } else {
@@ -394,12 +409,18 @@ uint64_t encode_scalar(DType d, double value) {
 
 int64_t load_index(const void* indices, DType index_dtype, int64_t i) {
   switch (index_dtype) {
-    case DType::kInt32: return static_cast<const int32_t*>(indices)[i];
-    case DType::kInt64: return static_cast<const int64_t*>(indices)[i];
-    case DType::kUInt8: return static_cast<const uint8_t*>(indices)[i];
-    case DType::kInt16: return static_cast<const int16_t*>(indices)[i];
-    case DType::kInt8: return static_cast<const int8_t*>(indices)[i];
-    default: return -1;
+    case DType::kInt32:
+      return static_cast<const int32_t*>(indices)[i];
+    case DType::kInt64:
+      return static_cast<const int64_t*>(indices)[i];
+    case DType::kUInt8:
+      return static_cast<const uint8_t*>(indices)[i];
+    case DType::kInt16:
+      return static_cast<const int16_t*>(indices)[i];
+    case DType::kInt8:
+      return static_cast<const int8_t*>(indices)[i];
+    default:
+      return -1;
   }
 }
 

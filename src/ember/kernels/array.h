@@ -53,8 +53,8 @@ void concat(std::span<const void* const> srcs, std::span<const int64_t> widths, 
 /// The inverse of concat: src is [outer, sum(widths)] bytes.
 void split(const void* src, std::span<void* const> dsts, std::span<const int64_t> widths, int64_t outer);
 
-/// The bytes of `value` converted to dtype `d` (clamped into the range of integer types; bool is
-/// value != 0), in the low dtype_size(d) bytes.
+/// The bytes of `value` converted to dtype `d` (integers truncate toward zero and wrap like a C++ cast
+/// from int64; bool is value != 0), in the low dtype_size(d) bytes.
 uint64_t encode_scalar(DType d, double value);
 
 /// Reads index i of an int32/int64/uint8 index tensor as int64.

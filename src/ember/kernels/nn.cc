@@ -70,6 +70,18 @@ void store(const C* src, T* dst, int64_t n) {
 }
 
 // The ISA row loops, chosen by compute type.
+void softmax_row(const float* x, float* y, int64_t n, bool log) { nn_tables().softmax_row_f32(x, y, n, log); }
+void softmax_row(const double* x, double* y, int64_t n, bool log) {
+  nn_tables().softmax_row_f64(x, y, n, log);
+}
+void softmax_slab(const float* x, int64_t xs, float* y, int64_t ys, int64_t len, int64_t w, bool log,
+                  float* mx, float* sm) {
+  nn_tables().softmax_slab_f32(x, xs, y, ys, len, w, log, mx, sm);
+}
+void softmax_slab(const double* x, int64_t xs, double* y, int64_t ys, int64_t len, int64_t w, bool log,
+                  double* mx, double* sm) {
+  nn_tables().softmax_slab_f64(x, xs, y, ys, len, w, log, mx, sm);
+}
 float row_max(const float* x, int64_t n) { return nn_tables().max_f32(x, n); }
 double row_max(const double* x, int64_t n) { return nn_tables().max_f64(x, n); }
 float exp_shift_sum(const float* x, float shift, float* out, int64_t n) {
@@ -78,8 +90,6 @@ float exp_shift_sum(const float* x, float shift, float* out, int64_t n) {
 double exp_shift_sum(const double* x, double shift, double* out, int64_t n) {
   return nn_tables().exp_shift_sum_f64(x, shift, out, n);
 }
-void exp_inplace(float* x, int64_t n) { nn_tables().exp_inplace_f32(x, n); }
-void exp_inplace(double* x, int64_t n) { nn_tables().exp_inplace_f64(x, n); }
 
 /// Gives a kernel a compute-type view of rows of T: the rows themselves when T is the compute type,
 /// otherwise a converted copy in a scratch buffer owned by one parallel_for chunk.
@@ -116,22 +126,6 @@ class RowBuffer {
 
 // ---- Softmax
 
-/// One contiguous row: y = softmax(x) or log_softmax(x). x and y do not overlap.
-template <typename C>
-void softmax_row(const C* x, C* y, int64_t n, bool log) {
-  if (n == 0) return;
-  const C m = row_max(x, n);
-  const C s = exp_shift_sum(x, m, y, n);
-  if (log) {
-    // (x - m) - log(s) rather than x - (m + log(s)): keeps the small differences when |m| is huge.
-    const C ls = std::log(s);
-    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - ls;
-  } else {
-    const C inv = C(1) / s;
-    for (int64_t i = 0; i < n; ++i) y[i] *= inv;
-  }
-}
-
 template <typename T>
 void softmax_contiguous(const T* in, T* out, int64_t rows, int64_t cols, bool log) {
   parallel_for(rows, cols * kRowCost, [&](int64_t begin, int64_t end) {
@@ -145,46 +139,14 @@ void softmax_contiguous(const T* in, T* out, int64_t rows, int64_t cols, bool lo
   });
 }
 
-/// Softmax over the middle axis of a [len, w] slab whose rows are `xs` / `ys` elements apart: every
-/// loop runs along w (contiguous), so it vectorises over the columns. mx, sm: w scratch elements.
-template <typename C>
-void softmax_slab(const C* x, int64_t xs, C* y, int64_t ys, int64_t len, int64_t w, bool log, C* mx,
-                  C* sm) {
-  for (int64_t j = 0; j < w; ++j) mx[j] = -std::numeric_limits<C>::infinity(), sm[j] = 0;
-  for (int64_t a = 0; a < len; ++a) {
-    const C* xr = x + a * xs;
-    for (int64_t j = 0; j < w; ++j) mx[j] = xr[j] > mx[j] ? xr[j] : mx[j];
-  }
-  for (int64_t a = 0; a < len; ++a) {
-    const C* xr = x + a * xs;
-    C* yr = y + a * ys;
-    for (int64_t j = 0; j < w; ++j) yr[j] = xr[j] - mx[j];
-    exp_inplace(yr, w);
-    for (int64_t j = 0; j < w; ++j) sm[j] += yr[j];
-  }
-  if (log) {
-    for (int64_t j = 0; j < w; ++j) sm[j] = std::log(sm[j]);
-    for (int64_t a = 0; a < len; ++a) {
-      const C* xr = x + a * xs;
-      C* yr = y + a * ys;
-      for (int64_t j = 0; j < w; ++j) yr[j] = (xr[j] - mx[j]) - sm[j];
-    }
-  } else {
-    for (int64_t j = 0; j < w; ++j) sm[j] = C(1) / sm[j];
-    for (int64_t a = 0; a < len; ++a) {
-      C* yr = y + a * ys;
-      for (int64_t j = 0; j < w; ++j) yr[j] *= sm[j];
-    }
-  }
-}
-
 /// Softmax over axis 1 of [outer, len, inner] with inner > 1. Work items are (outer index, block of
 /// inner columns); the block is sized so a slab of len x block stays around L2.
 template <typename T>
 void softmax_strided(const T* in, T* out, int64_t outer, int64_t len, int64_t inner, bool log) {
   using C = Compute<T>;
   constexpr int64_t kSlabElements = 32 * 1024;
-  const int64_t block = std::min(inner, std::clamp<int64_t>(kSlabElements / std::max<int64_t>(len, 1), 16, 1024));
+  const int64_t block =
+      std::min(inner, std::clamp<int64_t>(kSlabElements / std::max<int64_t>(len, 1), 16, 1024));
   const int64_t blocks = (inner + block - 1) / block;
   parallel_for(outer * blocks, len * block * kRowCost, [&](int64_t begin, int64_t end) {
     std::vector<C> mx(block), sm(block), x_slab, y_slab;
@@ -263,7 +225,8 @@ Status check_labels(const L* labels, int64_t n, int64_t classes) {
     for (int64_t k = 0; k < std::min(n, kMaxListed); ++k) values += " " + std::to_string(labels[k]);
     if (n > kMaxListed) values += " ...";
     return invalid_argument("Received a label value of ", static_cast<int64_t>(labels[i]),
-                            " which is outside the valid range of [0, ", classes, ").  Label values:", values);
+                            " which is outside the valid range of [0, ", classes,
+                            ").  Label values:", values);
   }
   return Status::OK();
 }
@@ -275,27 +238,21 @@ double sum_of_squares(const T* x, int64_t n) {
   // Fixed blocks, each summed in double with fixed lanes (Note [Lanes] in nn_isa.cc), then added in
   // block order: the same bits whatever the thread count.
   constexpr int64_t kBlock = 8192;
-  constexpr int kLanes = 8;
   const int64_t blocks = (n + kBlock - 1) / kBlock;
   std::vector<double> partial(static_cast<size_t>(blocks));
   parallel_for(blocks, kBlock, [&](int64_t begin, int64_t end) {
+    std::vector<float> buf;
     for (int64_t b = begin; b < end; ++b) {
-      const int64_t lo = b * kBlock, hi = std::min(n, lo + kBlock);
-      double acc[kLanes] = {};
-      int64_t i = lo;
-      for (; i + kLanes <= hi; i += kLanes) {
-        for (int j = 0; j < kLanes; ++j) {
-          const double v = static_cast<double>(static_cast<Compute<T>>(x[i + j]));
-          acc[j] += v * v;
-        }
+      const int64_t lo = b * kBlock, len = std::min(n, lo + kBlock) - lo;
+      if constexpr (std::is_same_v<T, float>) {
+        partial[b] = nn_tables().sum_squares_f32(x + lo, len);
+      } else if constexpr (std::is_same_v<T, double>) {
+        partial[b] = nn_tables().sum_squares_f64(x + lo, len);
+      } else {
+        buf.resize(static_cast<size_t>(len));
+        load(x + lo, buf.data(), len);
+        partial[b] = nn_tables().sum_squares_f32(buf.data(), len);
       }
-      double s = 0;
-      for (int j = 0; j < kLanes; ++j) s += acc[j];
-      for (; i < hi; ++i) {
-        const double v = static_cast<double>(static_cast<Compute<T>>(x[i]));
-        s += v * v;
-      }
-      partial[b] = s;
     }
   });
   double total = 0;
@@ -303,7 +260,9 @@ double sum_of_squares(const T* x, int64_t n) {
   return total;
 }
 
-Status unsupported(DType d) { return make_error(Code::kUnimplemented, "no kernel for dtype ", dtype_name(d)); }
+Status unsupported(DType d) {
+  return make_error(Code::kUnimplemented, "no kernel for dtype ", dtype_name(d));
+}
 
 }  // namespace
 

@@ -11,16 +11,25 @@
 
 namespace ember::kernels {
 
-/// Row loops compiled once per ISA (kernels/isa/nn_isa.cc). `n` contiguous elements.
+/// Row loops compiled once per ISA (kernels/isa/nn_isa.cc). Rows are `n` contiguous elements.
 struct NnTables {
+  /// y = softmax(x) or log_softmax(x) (log) of one row; x and y do not overlap.
+  void (*softmax_row_f32)(const float* x, float* y, int64_t n, bool log) = nullptr;
+  void (*softmax_row_f64)(const double* x, double* y, int64_t n, bool log) = nullptr;
+  /// Softmax along the rows of a [len, w] slab whose rows start xs (ys) elements apart, i.e. over a
+  /// non-innermost axis, vectorised along w. mx and sm are w elements of scratch.
+  void (*softmax_slab_f32)(const float* x, int64_t xs, float* y, int64_t ys, int64_t len, int64_t w, bool log,
+                           float* mx, float* sm) = nullptr;
+  void (*softmax_slab_f64)(const double* x, int64_t xs, double* y, int64_t ys, int64_t len, int64_t w,
+                           bool log, double* mx, double* sm) = nullptr;
   float (*max_f32)(const float* x, int64_t n) = nullptr;
   double (*max_f64)(const double* x, int64_t n) = nullptr;
   /// out[i] = exp(x[i] - shift); returns the sum of out. `shift` is the row max, so every exponent is <= 0.
   float (*exp_shift_sum_f32)(const float* x, float shift, float* out, int64_t n) = nullptr;
   double (*exp_shift_sum_f64)(const double* x, double shift, double* out, int64_t n) = nullptr;
-  /// x[i] = exp(x[i]) in place, for arguments <= 0 (already shifted).
-  void (*exp_inplace_f32)(float* x, int64_t n) = nullptr;
-  void (*exp_inplace_f64)(double* x, int64_t n) = nullptr;
+  /// sum(x^2) accumulated in double.
+  double (*sum_squares_f32)(const float* x, int64_t n) = nullptr;
+  double (*sum_squares_f64)(const double* x, int64_t n) = nullptr;
 };
 
 /// The tables for the best ISA this CPU supports (same choice as elementwise_isa()).

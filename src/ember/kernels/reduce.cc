@@ -143,7 +143,8 @@ void run_plan(const Plan& p, const char* in, size_t elem_size, const A& acc_ops,
   if (p.row) {
     chunk = std::max<int64_t>(chunk, std::min<int64_t>(p.inner_kept, 4096 / per_output + 1));
   } else {
-    chunk = std::clamp<int64_t>((chunk + 15) / 16 * 16, 16, 2048);
+    const int64_t max_chunk = std::max<int64_t>(16, 16384 / acc_ops.bytes(1));  // 16 KiB of accumulators
+    chunk = std::clamp<int64_t>((chunk + 15) / 16 * 16, 16, max_chunk);
   }
   chunk = std::min(chunk, p.inner_kept);
   const int64_t chunks = (p.inner_kept + chunk - 1) / chunk;
@@ -264,8 +265,8 @@ struct ArgAcc {
   size_t bytes(int64_t n) const { return best_bytes(n) + n * sizeof(int64_t); }
   int64_t* index(char* acc, int64_t n) const { return reinterpret_cast<int64_t*>(acc + best_bytes(n)); }
   void init(char* acc, int64_t n) const { loops->init(acc, index(acc, n), n); }
-  void accumulate(const char* in, int64_t rows, int64_t stride, int64_t n, int64_t r_base, int64_t,
-                  char* acc, bool row) const {
+  void accumulate(const char* in, int64_t rows, int64_t stride, int64_t n, int64_t r_base, int64_t, char* acc,
+                  bool row) const {
     // For rows, `rows` outputs each scan `n` elements; for columns, `n` outputs see `rows` rows.
     int64_t outputs = row ? rows : n;
     (row ? loops->row : loops->col)(in, rows, stride, n, r_base, acc, index(acc, outputs));
@@ -296,7 +297,8 @@ const char* reduce_isa() { return selected().isa; }
 
 Status reduce(ReduceOp op, const TensorImpl& in, uint32_t axis_mask, TensorImpl& out) {
   const ReduceLoops& loops = reduce_tables().reduce[static_cast<int>(op)][static_cast<int>(in.dtype())];
-  if (loops.init == nullptr) return make_error(Code::kUnimplemented, "no kernel for dtype ", dtype_name(in.dtype()));
+  if (loops.init == nullptr)
+    return make_error(Code::kUnimplemented, "no kernel for dtype ", dtype_name(in.dtype()));
   const int64_t n_out = out.num_elements();
   if (n_out == 0) return Status::OK();
   const char* src = static_cast<const char*>(in.raw_data());
@@ -313,10 +315,12 @@ Status reduce(ReduceOp op, const TensorImpl& in, uint32_t axis_mask, TensorImpl&
     return Status::OK();
   }
   // log(sum(exp(x - m))) + m with m the max (0 where not finite), in two passes.
-  const ReduceLoops& max_loops = reduce_tables().reduce[static_cast<int>(ReduceOp::kMax)][static_cast<int>(in.dtype())];
+  const ReduceLoops& max_loops =
+      reduce_tables().reduce[static_cast<int>(ReduceOp::kMax)][static_cast<int>(in.dtype())];
   std::vector<char> shift(n_out * loops.acc_size);
   MaxIntoShift first;
-  first.loops = &max_loops, first.out = nullptr, first.out_size = 0, first.count = count, first.shift = shift.data();
+  first.loops = &max_loops, first.out = nullptr, first.out_size = 0, first.count = count,
+  first.shift = shift.data();
   run_plan(plan, src, elem, first, 1);
   loops.prepare_shift(shift.data(), n_out);
   run_plan(plan, src, elem, ShiftedAcc{&loops, shift.data(), dst, elem}, cost);
@@ -325,10 +329,12 @@ Status reduce(ReduceOp op, const TensorImpl& in, uint32_t axis_mask, TensorImpl&
 
 Status arg_reduce(bool is_max, const TensorImpl& in, int axis, TensorImpl& out) {
   const ArgLoops& loops = reduce_tables().arg[is_max ? 1 : 0][static_cast<int>(in.dtype())];
-  if (loops.init == nullptr) return make_error(Code::kUnimplemented, "no kernel for dtype ", dtype_name(in.dtype()));
+  if (loops.init == nullptr)
+    return make_error(Code::kUnimplemented, "no kernel for dtype ", dtype_name(in.dtype()));
   if (out.dtype() != DType::kInt32 && out.dtype() != DType::kInt64)
     return invalid_argument("output_type must be int32 or int64, got ", dtype_name(out.dtype()));
-  if (axis < 0 || axis >= in.rank()) return invalid_argument("axis ", axis, " is out of range for rank ", in.rank());
+  if (axis < 0 || axis >= in.rank())
+    return invalid_argument("axis ", axis, " is out of range for rank ", in.rank());
   if (in.shape().dim(axis) == 0)
     return invalid_argument("reduction axis ", axis, " is empty in shape ", in.shape().to_string());
   if (out.num_elements() == 0) return Status::OK();

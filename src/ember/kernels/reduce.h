@@ -46,8 +46,8 @@ using ShiftedLoop = void (*)(const void* in, int64_t rows, int64_t stride, int64
                              void* acc);
 
 struct ReduceLoops {
-  uint32_t acc_size = 0;                                     // bytes per accumulator
-  void (*init)(void* acc, int64_t n) = nullptr;              // acc[i] = identity
+  uint32_t acc_size = 0;                         // bytes per accumulator
+  void (*init)(void* acc, int64_t n) = nullptr;  // acc[i] = identity
   ReduceLoop row = nullptr;
   ReduceLoop col = nullptr;
   void (*merge)(void* acc, const void* other, int64_t n) = nullptr;  // acc[i] = combine(acc[i], other[i])
@@ -73,7 +73,8 @@ struct ArgLoops {
   ArgLoop row = nullptr;
   ArgLoop col = nullptr;
   /// best/index = better of (best/index, other/other_index); `other` covers later indices.
-  void (*merge)(void* best, int64_t* index, const void* other, const int64_t* other_index, int64_t n) = nullptr;
+  void (*merge)(void* best, int64_t* index, const void* other, const int64_t* other_index,
+                int64_t n) = nullptr;
 };
 
 struct ReduceTables {

@@ -1,8 +1,706 @@
+// Shape ops: Reshape, Transpose, ExpandDims, Squeeze, Identity, Shape, Size, Rank, ConcatV2, Pack,
+// Unpack and SplitV. Indexing ops live in array_index.cc; ops that create values (Fill, Tile, BroadcastTo,
+// Pad, Eye, Range, ...) in array_create.cc; the kernels in kernels/array.h.
+//
+// Note [Views]: Reshape, ExpandDims, Squeeze and Identity never copy: they are kKernelAllocates and
+// return TensorImpl::view of their input. Transpose, Unpack, SplitV, Slice and StridedSlice return views
+// too when the result happens to be one contiguous run of the input (moving only size-1 dims; splitting
+// along the outermost non-1 dim; x[i] or x[a:b] on leading dims). Tensors are immutable, so sharing a
+// buffer is always safe; the price is that a small view keeps its whole source alive, as in TensorFlow.
+#include "ember/kernels/array.h"
+
+#include <algorithm>
+#include <cstring>
+
 #include "ember/ops/families.h"
 #include "ember/ops/registry.h"
+#include "ember/ops/shape_fns.h"
 
 namespace ember {
 
-void register_array_ops(OpRegistry& r) {}
+void register_array_index_ops(OpRegistry& r);   // array_index.cc
+void register_array_create_ops(OpRegistry& r);  // array_create.cc
+
+namespace {
+
+std::string list_str(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+Status allocate_output(KernelContext& ctx, int i, DType dtype, const Shape& shape) {
+  auto t = TensorImpl::allocate(dtype, shape, ctx.input(0).device());
+  if (!t.ok()) return t.status();
+  ctx.outputs[i] = std::move(t).value();
+  return Status::OK();
+}
+
+int64_t product(const Shape& s, int begin, int end) {
+  int64_t n = 1;
+  for (int i = begin; i < end; ++i) n *= s.dim(i);
+  return n;
+}
+
+// ---- Reshape
+
+// TensorFlow's rule: the -1 dim takes whatever is left; zero-sized dims are left out of both products so
+// that reshaping an empty tensor can still infer the other dims ([0] -> [0,-1] is [0,1]).
+StatusOr<Shape> reshape_target(const Shape& in, const std::vector<int64_t>& req) {
+  if (req.size() > static_cast<size_t>(kMaxRank))
+    return invalid_argument("Reshape: shape ", list_str(req), " has rank ", req.size(),
+                            ", more than the maximum ", kMaxRank);
+  int unknown = -1;
+  int64_t product_nonzero = 1;
+  bool req_has_zero = false;
+  for (size_t i = 0; i < req.size(); ++i) {
+    if (req[i] == -1) {
+      if (unknown >= 0)
+        return invalid_argument("Reshape: only one dimension of shape ", list_str(req),
+                                " may be -1, got -1 at both ", unknown, " and ", i);
+      unknown = static_cast<int>(i);
+    } else if (req[i] < 0) {
+      return invalid_argument("Reshape: dimension ", i, " of shape ", list_str(req), " is ", req[i],
+                              "; dimensions must be >= 0 (or -1 for one inferred dimension)");
+    } else if (req[i] == 0) {
+      req_has_zero = true;
+    } else if (__builtin_mul_overflow(product_nonzero, req[i], &product_nonzero)) {
+      return invalid_argument("Reshape: shape ", list_str(req), " has more than 2^63 elements");
+    }
+  }
+  Shape out(req);
+  const int64_t n = in.num_elements();
+  if (n < 0) return out;  // unknown input size: a -1 stays unknown
+  if (unknown >= 0) {
+    int64_t in_nonzero = 1;
+    bool in_has_zero = false;
+    for (int64_t d : in.dims()) {
+      if (d > 0 || !req_has_zero)
+        in_nonzero *= d;
+      else
+        in_has_zero = true;
+    }
+    int64_t missing = in_nonzero / product_nonzero;
+    if (!in_has_zero && missing * product_nonzero != in_nonzero)
+      return invalid_argument("Reshape: cannot reshape a tensor with ", n, " elements to shape ",
+                              list_str(req), ": ", n, " is not a multiple of ", product_nonzero);
+    out.set_dim(unknown, missing);
+  }
+  if (out.num_elements() != n)
+    return invalid_argument("Reshape: cannot reshape a tensor with ", n, " elements to shape ", list_str(req),
+                            " (", out.num_elements(), " elements)");
+  return out;
+}
+
+Status reshape_shape(InferContext& ctx) {
+  auto out = reshape_target(ctx.inputs[0].shape, ctx.attr_ints(0));
+  if (!out.ok()) return out.status();
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, *out});
+  return Status::OK();
+}
+
+Status reshape_kernel(KernelContext& ctx) {
+  auto out = reshape_target(ctx.input(0).shape(), ctx.attr_ints(0));
+  if (!out.ok()) return out.status();
+  ctx.outputs[0] = TensorImpl::view(ctx.input(0), *out);
+  return Status::OK();
+}
+
+// ---- Identity
+
+Status identity_kernel(KernelContext& ctx) {
+  ctx.outputs[0] = TensorImpl::view(ctx.input(0), ctx.input(0).shape());
+  return Status::OK();
+}
+
+// ---- Transpose
+
+Status normalize_perm(const std::vector<int64_t>& perm, int rank, int* out) {
+  if (static_cast<int>(perm.size()) != rank)
+    return invalid_argument("Transpose: perm ", list_str(perm), " has ", perm.size(),
+                            " entries but the input has rank ", rank);
+  bool seen[kMaxRank] = {};
+  for (int i = 0; i < rank; ++i) {
+    int64_t p = perm[i] < 0 ? perm[i] + rank : perm[i];
+    if (p < 0 || p >= rank || seen[p]) {
+      std::string expected = "[";
+      for (int j = 0; j < rank; ++j) expected += (j ? ", " : "") + std::to_string(j);
+      return invalid_argument("Transpose: perm ", list_str(perm), " is not a permutation of ", expected, "]");
+    }
+    seen[p] = true;
+    out[i] = static_cast<int>(p);
+  }
+  return Status::OK();
+}
+
+Status transpose_shape(InferContext& ctx) {
+  const Shape& in = ctx.inputs[0].shape;
+  const auto& perm = ctx.attr_ints(0);
+  Shape out;
+  if (!in.rank_known()) {
+    if (perm.size() > static_cast<size_t>(kMaxRank))
+      return invalid_argument("Transpose: perm ", list_str(perm), " has more than ", kMaxRank, " entries");
+    int p[kMaxRank];
+    EMBER_RETURN_IF_ERROR(normalize_perm(perm, static_cast<int>(perm.size()), p));
+    for (size_t i = 0; i < perm.size(); ++i) out.push_back(kUnknownDim);
+  } else {
+    int p[kMaxRank];
+    EMBER_RETURN_IF_ERROR(normalize_perm(perm, in.rank(), p));
+    for (int i = 0; i < in.rank(); ++i) out.push_back(in.dim(p[i]));
+  }
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, out});
+  return Status::OK();
+}
+
+Status transpose_kernel(KernelContext& ctx) {
+  const TensorImpl& in = ctx.input(0);
+  int perm[kMaxRank];
+  EMBER_RETURN_IF_ERROR(normalize_perm(ctx.attr_ints(0), in.rank(), perm));
+  Shape out_shape;
+  for (int i = 0; i < in.rank(); ++i) out_shape.push_back(in.shape().dim(perm[i]));
+  // Only size-1 dims move (or nothing does): the bytes are already in order. Note [Views].
+  int last = -1;
+  bool in_order = true;
+  for (int i = 0; i < in.rank(); ++i) {
+    if (in.shape().dim(perm[i]) == 1) continue;
+    in_order &= perm[i] > last;
+    last = perm[i];
+  }
+  if (in_order || in.num_elements() == 0) {
+    ctx.outputs[0] = TensorImpl::view(in, out_shape);
+    return Status::OK();
+  }
+  EMBER_RETURN_IF_ERROR(allocate_output(ctx, 0, in.dtype(), out_shape));
+  kernels::transpose(in.raw_data(), ctx.output(0).mutable_raw_data(), dtype_size(in.dtype()),
+                     in.shape().dims(), {perm, static_cast<size_t>(in.rank())});
+  return Status::OK();
+}
+
+// ---- ExpandDims, Squeeze
+
+StatusOr<Shape> expand_dims_target(const Shape& in, int64_t axis) {
+  const int rank = in.rank();
+  if (axis < -rank - 1 || axis > rank)
+    return invalid_argument("ExpandDims: axis ", axis, " is out of range for a tensor of rank ", rank,
+                            " (expected an axis in [", -rank - 1, ", ", rank, "])");
+  if (rank >= kMaxRank)
+    return invalid_argument("ExpandDims: the result would have rank ", rank + 1, ", more than the maximum ",
+                            kMaxRank);
+  int a = static_cast<int>(axis < 0 ? axis + rank + 1 : axis);
+  Shape out;
+  for (int i = 0; i < rank; ++i) {
+    if (i == a) out.push_back(1);
+    out.push_back(in.dim(i));
+  }
+  if (a == rank) out.push_back(1);
+  return out;
+}
+
+Status expand_dims_shape(InferContext& ctx) {
+  if (!ctx.inputs[0].shape.rank_known()) {
+    ctx.outputs.push_back(ctx.inputs[0]);
+    return Status::OK();
+  }
+  auto out = expand_dims_target(ctx.inputs[0].shape, ctx.attr_int(0));
+  if (!out.ok()) return out.status();
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, *out});
+  return Status::OK();
+}
+
+Status expand_dims_kernel(KernelContext& ctx) {
+  auto out = expand_dims_target(ctx.input(0).shape(), ctx.attr_int(0));
+  if (!out.ok()) return out.status();
+  ctx.outputs[0] = TensorImpl::view(ctx.input(0), *out);
+  return Status::OK();
+}
+
+// Unknown dims named in squeeze_dims are assumed to be 1 (checked at run time); with no squeeze_dims an
+// unknown dim may or may not go, so the result's rank is unknown.
+StatusOr<Shape> squeeze_target(const Shape& in, const std::vector<int64_t>& axes) {
+  const int rank = in.rank();
+  bool drop[kMaxRank] = {};
+  for (int64_t axis : axes) {
+    if (axis < -rank || axis >= rank)
+      return invalid_argument("Squeeze: axis ", axis, " is out of range for a tensor of rank ", rank,
+                              " (expected an axis in [", -rank, ", ", rank, "))");
+    int a = static_cast<int>(axis < 0 ? axis + rank : axis);
+    if (in.dim(a) > 1 || in.dim(a) == 0)
+      return invalid_argument("Squeeze: cannot squeeze dim ", a, " of shape ", in.to_string(),
+                              ": expected a dimension of size 1, got ", in.dim(a));
+    drop[a] = true;
+  }
+  Shape out;
+  for (int i = 0; i < rank; ++i) {
+    if (axes.empty()) {
+      if (in.dim(i) == kUnknownDim) return Shape::unknown_rank();
+      if (in.dim(i) == 1) continue;
+    } else if (drop[i]) {
+      continue;
+    }
+    out.push_back(in.dim(i));
+  }
+  return out;
+}
+
+Status squeeze_shape(InferContext& ctx) {
+  if (!ctx.inputs[0].shape.rank_known()) {
+    ctx.outputs.push_back(ctx.inputs[0]);
+    return Status::OK();
+  }
+  auto out = squeeze_target(ctx.inputs[0].shape, ctx.attr_ints(0));
+  if (!out.ok()) return out.status();
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, *out});
+  return Status::OK();
+}
+
+Status squeeze_kernel(KernelContext& ctx) {
+  auto out = squeeze_target(ctx.input(0).shape(), ctx.attr_ints(0));
+  if (!out.ok()) return out.status();
+  ctx.outputs[0] = TensorImpl::view(ctx.input(0), *out);
+  return Status::OK();
+}
+
+// ---- Shape, Size, Rank
+
+Status check_index_dtype(const char* op, DType d) {
+  if (d != DType::kInt32 && d != DType::kInt64)
+    return invalid_argument(op, ": out_type must be int32 or int64, got ", dtype_name(d));
+  return Status::OK();
+}
+
+Status shape_shape(InferContext& ctx) {
+  EMBER_RETURN_IF_ERROR(check_index_dtype("Shape", ctx.attr_dtype(0)));
+  const Shape& in = ctx.inputs[0].shape;
+  ctx.outputs.push_back(TensorSpec{ctx.attr_dtype(0), Shape({in.rank_known() ? in.rank() : kUnknownDim})});
+  return Status::OK();
+}
+
+Status write_index(TensorImpl& out, int64_t i, int64_t v, const char* op) {
+  if (out.dtype() == DType::kInt32) {
+    if (v > INT32_MAX)
+      return invalid_argument(op, ": value ", v, " does not fit in int32; use out_type=int64");
+    out.mutable_data<int32_t>()[i] = static_cast<int32_t>(v);
+  } else {
+    out.mutable_data<int64_t>()[i] = v;
+  }
+  return Status::OK();
+}
+
+Status shape_kernel(KernelContext& ctx) {
+  const Shape& s = ctx.input(0).shape();
+  for (int i = 0; i < s.rank(); ++i) EMBER_RETURN_IF_ERROR(write_index(ctx.output(0), i, s.dim(i), "Shape"));
+  return Status::OK();
+}
+
+Status size_shape(InferContext& ctx) {
+  EMBER_RETURN_IF_ERROR(check_index_dtype("Size", ctx.attr_dtype(0)));
+  ctx.outputs.push_back(TensorSpec{ctx.attr_dtype(0), Shape()});
+  return Status::OK();
+}
+
+Status size_kernel(KernelContext& ctx) {
+  return write_index(ctx.output(0), 0, ctx.input(0).num_elements(), "Size");
+}
+
+Status rank_shape(InferContext& ctx) {
+  ctx.outputs.push_back(TensorSpec{DType::kInt32, Shape()});
+  return Status::OK();
+}
+
+Status rank_kernel(KernelContext& ctx) {
+  ctx.output(0).mutable_data<int32_t>()[0] = ctx.input(0).rank();
+  return Status::OK();
+}
+
+// ---- ConcatV2, Pack
+
+Status concat_shape(InferContext& ctx) {
+  const auto& in = ctx.inputs;
+  int rank = -1;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (!in[i].shape.rank_known()) continue;
+    if (rank >= 0 && in[i].shape.rank() != rank)
+      return invalid_argument("ConcatV2: all inputs must have the same rank; input #0 has shape ",
+                              in[0].shape.to_string(), " but input #", i, " has shape ",
+                              in[i].shape.to_string());
+    rank = in[i].shape.rank();
+  }
+  if (rank == 0) return invalid_argument("ConcatV2: cannot concatenate scalars (use Pack/tf.stack instead)");
+  if (rank < 0) {
+    ctx.outputs.push_back(TensorSpec{in[0].dtype, Shape::unknown_rank()});
+    return Status::OK();
+  }
+  int64_t axis;
+  EMBER_RETURN_IF_ERROR(normalize_axis(ctx.attr_int(0), rank, "ConcatV2", &axis));
+  Shape out;
+  for (int d = 0; d < rank; ++d) out.push_back(d == axis ? 0 : kUnknownDim);
+  int first_known[kMaxRank];
+  std::fill(first_known, first_known + kMaxRank, -1);
+  for (size_t i = 0; i < in.size(); ++i) {
+    const Shape& s = in[i].shape;
+    if (!s.rank_known()) {
+      out.set_dim(static_cast<int>(axis), kUnknownDim);
+      continue;
+    }
+    for (int d = 0; d < rank; ++d) {
+      int64_t v = s.dim(d);
+      if (d == axis) {
+        out.set_dim(d, (v < 0 || out.dim(d) < 0) ? kUnknownDim : out.dim(d) + v);
+      } else if (v >= 0) {
+        if (out.dim(d) >= 0 && out.dim(d) != v)
+          return invalid_argument("ConcatV2: dimension ", d, " of input #", i, " (shape ", s.to_string(),
+                                  ") is ", v, " but input #", first_known[d], " (shape ",
+                                  in[first_known[d]].shape.to_string(), ") has ", out.dim(d),
+                                  "; all dimensions except axis ", axis, " must match");
+        out.set_dim(d, v);
+        if (first_known[d] < 0) first_known[d] = static_cast<int>(i);
+      }
+    }
+  }
+  ctx.outputs.push_back(TensorSpec{in[0].dtype, out});
+  return Status::OK();
+}
+
+// Both ConcatV2 and Pack copy [outer, width_i] byte blocks; Pack's axis is a new dim of size 1 per input.
+Status concat_inputs(KernelContext& ctx, int axis_in_inputs) {
+  SmallVector<const void*, 8> srcs;
+  SmallVector<int64_t, 8> widths;
+  const size_t elem = dtype_size(ctx.input(0).dtype());
+  const Shape& s0 = ctx.input(0).shape();
+  const int64_t outer = product(s0, 0, axis_in_inputs);
+  for (const TensorImpl* t : ctx.inputs) {
+    srcs.push_back(t->raw_data());
+    widths.push_back(product(t->shape(), axis_in_inputs, t->rank()) * static_cast<int64_t>(elem));
+  }
+  if (ctx.output(0).num_elements() == 0) return Status::OK();
+  kernels::concat({srcs.data(), srcs.size()}, {widths.data(), widths.size()}, outer,
+                  ctx.output(0).mutable_raw_data());
+  return Status::OK();
+}
+
+Status concat_kernel(KernelContext& ctx) {
+  int64_t axis;
+  EMBER_RETURN_IF_ERROR(normalize_axis(ctx.attr_int(0), ctx.input(0).rank(), "ConcatV2", &axis));
+  return concat_inputs(ctx, static_cast<int>(axis));
+}
+
+Status pack_shape(InferContext& ctx) {
+  Shape merged = Shape::unknown_rank();
+  for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+    const Shape& s = ctx.inputs[i].shape;
+    if (!s.rank_known()) continue;
+    if (!merged.rank_known()) {
+      merged = s;
+      continue;
+    }
+    bool ok = s.rank() == merged.rank();
+    for (int d = 0; ok && d < s.rank(); ++d) {
+      if (s.dim(d) >= 0 && merged.dim(d) >= 0 && s.dim(d) != merged.dim(d))
+        ok = false;
+      else if (merged.dim(d) < 0)
+        merged.set_dim(d, s.dim(d));
+    }
+    if (!ok)
+      return invalid_argument("Pack: all inputs must have the same shape; input #0 has shape ",
+                              ctx.inputs[0].shape.to_string(), " but input #", i, " has shape ",
+                              s.to_string());
+  }
+  if (!merged.rank_known()) {
+    ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, Shape::unknown_rank()});
+    return Status::OK();
+  }
+  const int rank = merged.rank();
+  const int64_t axis = ctx.attr_int(0);
+  if (axis < -rank - 1 || axis > rank)
+    return invalid_argument("Pack: axis ", axis, " is out of range for inputs of rank ", rank,
+                            " (expected an axis in [", -rank - 1, ", ", rank, "])");
+  if (rank >= kMaxRank)
+    return invalid_argument("Pack: the result would have rank ", rank + 1, ", more than the maximum ",
+                            kMaxRank);
+  auto out = expand_dims_target(merged, axis);
+  if (!out.ok()) return out.status();
+  out->set_dim(static_cast<int>(axis < 0 ? axis + rank + 1 : axis), static_cast<int64_t>(ctx.inputs.size()));
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, *out});
+  return Status::OK();
+}
+
+Status pack_kernel(KernelContext& ctx) {
+  int rank = ctx.input(0).rank();
+  int64_t axis = ctx.attr_int(0) < 0 ? ctx.attr_int(0) + rank + 1 : ctx.attr_int(0);
+  return concat_inputs(ctx, static_cast<int>(axis));
+}
+
+// ---- Unpack, SplitV: several outputs along one axis; views when the axis is the outermost non-1 dim.
+
+Status split_outputs(KernelContext& ctx, int axis, std::span<const int64_t> sizes, bool drop_axis) {
+  const TensorImpl& in = ctx.input(0);
+  const Shape& s = in.shape();
+  const size_t elem = dtype_size(in.dtype());
+  const int64_t outer = product(s, 0, axis),
+                inner = product(s, axis + 1, s.rank()) * static_cast<int64_t>(elem);
+  SmallVector<void*, 8> dsts;
+  SmallVector<int64_t, 8> widths;
+  int64_t offset = 0;
+  for (size_t j = 0; j < sizes.size(); ++j) {
+    Shape piece;
+    for (int d = 0; d < s.rank(); ++d) {
+      if (d != axis)
+        piece.push_back(s.dim(d));
+      else if (!drop_axis)
+        piece.push_back(sizes[j]);
+    }
+    if (outer == 1) {
+      ctx.outputs[j] = TensorImpl::view(in, piece, static_cast<size_t>(offset));
+    } else {
+      EMBER_RETURN_IF_ERROR(allocate_output(ctx, static_cast<int>(j), in.dtype(), piece));
+      dsts.push_back(ctx.output(static_cast<int>(j)).mutable_raw_data());
+      widths.push_back(sizes[j] * inner);
+    }
+    offset += sizes[j] * inner;
+  }
+  if (outer != 1 && outer > 0 && offset > 0)
+    kernels::split(in.raw_data(), {dsts.data(), dsts.size()}, {widths.data(), widths.size()}, outer);
+  return Status::OK();
+}
+
+Status unpack_num(const Shape& in, int64_t num_attr, int64_t axis_attr, int64_t* axis, int64_t* num) {
+  EMBER_RETURN_IF_ERROR(normalize_axis(axis_attr, in.rank(), "Unpack", axis));
+  int64_t dim = in.dim(static_cast<int>(*axis));
+  if (num_attr >= 0 && dim >= 0 && num_attr != dim)
+    return invalid_argument("Unpack: num is ", num_attr, " but dimension ", *axis, " of shape ",
+                            in.to_string(), " is ", dim);
+  if (num_attr < 0 && dim < 0)
+    return invalid_argument("Unpack: cannot infer num from shape ", in.to_string(), " along axis ", *axis,
+                            "; pass num");
+  *num = num_attr >= 0 ? num_attr : dim;
+  return Status::OK();
+}
+
+Status unpack_shape(InferContext& ctx) {
+  const Shape& in = ctx.inputs[0].shape;
+  const int64_t num_attr = ctx.attr_int(0);
+  if (!in.rank_known()) {
+    if (num_attr < 0)
+      return invalid_argument("Unpack: cannot infer num from a tensor of unknown rank; pass num");
+    for (int64_t j = 0; j < num_attr; ++j) ctx.outputs.push_back(ctx.inputs[0]);
+    return Status::OK();
+  }
+  if (in.rank() == 0) return invalid_argument("Unpack: cannot unpack a scalar");
+  int64_t axis, num;
+  EMBER_RETURN_IF_ERROR(unpack_num(in, num_attr, ctx.attr_int(1), &axis, &num));
+  Shape piece;
+  for (int d = 0; d < in.rank(); ++d)
+    if (d != axis) piece.push_back(in.dim(d));
+  for (int64_t j = 0; j < num; ++j) ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, piece});
+  return Status::OK();
+}
+
+Status unpack_kernel(KernelContext& ctx) {
+  const Shape& in = ctx.input(0).shape();
+  if (in.rank() == 0) return invalid_argument("Unpack: cannot unpack a scalar");
+  int64_t axis, num;
+  EMBER_RETURN_IF_ERROR(unpack_num(in, ctx.attr_int(0), ctx.attr_int(1), &axis, &num));
+  if (static_cast<int64_t>(ctx.outputs.size()) != num)
+    return make_error(Code::kInternal, "Unpack: expected ", ctx.outputs.size(), " outputs, the input gives ",
+                      num);
+  std::vector<int64_t> ones(static_cast<size_t>(num), 1);
+  return split_outputs(ctx, static_cast<int>(axis), ones, /*drop_axis=*/true);
+}
+
+// Resolves the -1 entry of size_splits against `dim` (which may be unknown, -1).
+Status resolve_splits(const std::vector<int64_t>& splits, int64_t dim, std::vector<int64_t>* out) {
+  *out = splits;
+  int unknown = -1;
+  int64_t sum = 0;
+  for (size_t i = 0; i < splits.size(); ++i) {
+    if (splits[i] == -1) {
+      if (unknown >= 0)
+        return invalid_argument("SplitV: only one entry of size_splits ", list_str(splits), " may be -1");
+      unknown = static_cast<int>(i);
+    } else if (splits[i] < 0) {
+      return invalid_argument("SplitV: size_splits ", list_str(splits), " has a negative entry ", splits[i]);
+    } else {
+      sum += splits[i];
+    }
+  }
+  if (dim < 0) return Status::OK();
+  if (unknown >= 0 ? sum > dim : sum != dim)
+    return invalid_argument("SplitV: size_splits ", list_str(splits),
+                            " must sum to the size of the split dimension, ", dim,
+                            unknown >= 0 ? " (or less, with a -1 entry)" : "", "; got ", sum);
+  if (unknown >= 0) (*out)[unknown] = dim - sum;
+  return Status::OK();
+}
+
+Status split_v_shape(InferContext& ctx) {
+  const Shape& in = ctx.inputs[0].shape;
+  const auto& splits = ctx.attr_ints(0);
+  if (splits.empty()) return invalid_argument("SplitV: size_splits must not be empty");
+  if (!in.rank_known()) {
+    std::vector<int64_t> sizes;
+    EMBER_RETURN_IF_ERROR(resolve_splits(splits, kUnknownDim, &sizes));
+    for (size_t j = 0; j < splits.size(); ++j) ctx.outputs.push_back(ctx.inputs[0]);
+    return Status::OK();
+  }
+  int64_t axis;
+  EMBER_RETURN_IF_ERROR(normalize_axis(ctx.attr_int(1), in.rank(), "SplitV", &axis));
+  std::vector<int64_t> sizes;
+  EMBER_RETURN_IF_ERROR(resolve_splits(splits, in.dim(static_cast<int>(axis)), &sizes));
+  for (int64_t size : sizes) {
+    Shape piece = in;
+    piece.set_dim(static_cast<int>(axis), size);
+    ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, piece});
+  }
+  return Status::OK();
+}
+
+Status split_v_kernel(KernelContext& ctx) {
+  const Shape& in = ctx.input(0).shape();
+  int64_t axis;
+  EMBER_RETURN_IF_ERROR(normalize_axis(ctx.attr_int(1), in.rank(), "SplitV", &axis));
+  std::vector<int64_t> sizes;
+  EMBER_RETURN_IF_ERROR(resolve_splits(ctx.attr_ints(0), in.dim(static_cast<int>(axis)), &sizes));
+  return split_outputs(ctx, static_cast<int>(axis), sizes, /*drop_axis=*/false);
+}
+
+}  // namespace
+
+void register_array_ops(OpRegistry& r) {
+  const AttrValue kNone = std::vector<int64_t>{};
+  OpBuilder("Reshape")
+      .doc(
+          "Same elements in a new shape (a view, no copy); one dim may be -1. reshape([1, 2, 3, 4], [2, -1]) "
+          "== "
+          "[[1, 2], [3, 4]]")
+      .input("tensor")
+      .output("output")
+      .type_var(kAllTypes)
+      .attr("shape", AttrType::kInts)
+      .flags(kKernelAllocates)
+      .shape(&reshape_shape)
+      .kernel(kAllTypes, &reshape_kernel)
+      .done(r);
+  OpBuilder("Identity")
+      .doc("The input itself (a view). identity([1, 2]) == [1, 2]")
+      .input("input")
+      .output("output")
+      .type_var(kAllTypes)
+      .flags(kKernelAllocates)
+      .shape(&same_as_input_shape)
+      .kernel(kAllTypes, &identity_kernel)
+      .done(r);
+  OpBuilder("Transpose")
+      .doc(
+          "Permutes the axes: out.shape[i] == x.shape[perm[i]]. transpose([[1, 2, 3]], [1, 0]) == [[1], [2], "
+          "[3]]")
+      .input("x")
+      .output("y")
+      .type_var(kAllTypes)
+      .attr("perm", AttrType::kInts)
+      .flags(kKernelAllocates)
+      .shape(&transpose_shape)
+      .kernel(kAllTypes, &transpose_kernel)
+      .done(r);
+  OpBuilder("ExpandDims")
+      .doc(
+          "Inserts a size-1 axis at `axis` in [-rank-1, rank] (a view). expand_dims([1, 2], 0).shape == [1, "
+          "2]")
+      .input("input")
+      .output("output")
+      .type_var(kAllTypes)
+      .attr("axis", AttrType::kInt)
+      .flags(kKernelAllocates)
+      .shape(&expand_dims_shape)
+      .kernel(kAllTypes, &expand_dims_kernel)
+      .done(r);
+  OpBuilder("Squeeze")
+      .doc("Removes size-1 axes (the listed ones, or all) (a view). squeeze(zeros([1, 2, 1])).shape == [2]")
+      .input("input")
+      .output("output")
+      .type_var(kAllTypes)
+      .attr("squeeze_dims", AttrType::kInts, kNone)
+      .flags(kKernelAllocates)
+      .shape(&squeeze_shape)
+      .kernel(kAllTypes, &squeeze_kernel)
+      .done(r);
+  OpBuilder("Shape")
+      .doc("The shape as a 1-D tensor. shape(zeros([2, 3])) == [2, 3]")
+      .input("input")
+      .output("output")
+      .type_var(kAllTypes)
+      .attr("out_type", AttrType::kDType, DType::kInt32)
+      .flags(kNotDifferentiable)
+      .shape(&shape_shape)
+      .kernel(kAllTypes, &shape_kernel)
+      .done(r);
+  OpBuilder("Size")
+      .doc("The number of elements as a scalar. size(zeros([2, 3])) == 6")
+      .input("input")
+      .output("output")
+      .type_var(kAllTypes)
+      .attr("out_type", AttrType::kDType, DType::kInt32)
+      .flags(kNotDifferentiable)
+      .shape(&size_shape)
+      .kernel(kAllTypes, &size_kernel)
+      .done(r);
+  OpBuilder("Rank")
+      .doc("The number of dimensions as an int32 scalar. rank(zeros([2, 3])) == 2")
+      .input("input")
+      .output("output")
+      .type_var(kAllTypes)
+      .flags(kNotDifferentiable)
+      .shape(&rank_shape)
+      .kernel(kAllTypes, &rank_kernel)
+      .done(r);
+  OpBuilder("ConcatV2")
+      .doc("Joins tensors along an existing axis. concat([[1, 2]], [[3, 4]]], axis=0) == [[1, 2], [3, 4]]")
+      .input("values")
+      .output("output")
+      .type_var(kAllTypes)
+      .attr("axis", AttrType::kInt)
+      .flags(kVariadicInput)
+      .shape(&concat_shape)
+      .kernel(kAllTypes, &concat_kernel)
+      .done(r);
+  OpBuilder("Pack")
+      .doc("Stacks same-shape tensors along a new axis. stack([[1, 2], [3, 4]], axis=1) == [[1, 3], [2, 4]]")
+      .input("values")
+      .output("output")
+      .type_var(kAllTypes)
+      .attr("axis", AttrType::kInt, int64_t{0})
+      .flags(kVariadicInput)
+      .shape(&pack_shape)
+      .kernel(kAllTypes, &pack_kernel)
+      .done(r);
+  OpBuilder("Unpack")
+      .doc(
+          "Splits along an axis into `num` tensors without it (num -1: the dim). unstack([[1, 2], [3, 4]]) "
+          "== "
+          "[[1, 2], [3, 4]]")
+      .input("value")
+      .output("output")
+      .type_var(kAllTypes)
+      .attr("num", AttrType::kInt, int64_t{-1})
+      .attr("axis", AttrType::kInt, int64_t{0})
+      .flags(kKernelAllocates)
+      .shape(&unpack_shape)
+      .kernel(kAllTypes, &unpack_kernel)
+      .done(r);
+  OpBuilder("SplitV")
+      .doc(
+          "Splits along an axis into pieces of the given sizes (one may be -1). split([1, 2, 3], [1, -1]) == "
+          "[[1], [2, 3]]")
+      .input("value")
+      .output("output")
+      .type_var(kAllTypes)
+      .attr("size_splits", AttrType::kInts)
+      .attr("axis", AttrType::kInt, int64_t{0})
+      .flags(kKernelAllocates)
+      .shape(&split_v_shape)
+      .kernel(kAllTypes, &split_v_kernel)
+      .done(r);
+  register_array_index_ops(r);
+  register_array_create_ops(r);
+}
 
 }  // namespace ember

@@ -1,8 +1,77 @@
+// Linear algebra: MatMul, with TensorFlow's BatchMatMulV2 semantics (rank >= 2, batch dims broadcast as
+// in NumPy). Kernels: kernels/matmul.h.
+#include <string>
+
+#include "ember/kernels/matmul.h"
 #include "ember/ops/families.h"
 #include "ember/ops/registry.h"
 
 namespace ember {
+namespace {
 
-void register_linalg_ops(OpRegistry& r) {}
+Shape batch_dims(const Shape& s) {
+  Shape out;
+  for (int i = 0; i < s.rank() - 2; ++i) out.push_back(s.dim(i));
+  return out;
+}
+
+// "MatMul: in[0] is [2,3], in[1] is [4,5]; " — the prefix of every shape error.
+std::string operands(const Shape& a, const Shape& b, bool ta, bool tb) {
+  std::string s = "MatMul: in[0] is " + a.to_string() + (ta ? " (transposed)" : "") + ", in[1] is " +
+                  b.to_string() + (tb ? " (transposed)" : "") + "; ";
+  return s;
+}
+
+Status matmul_shape(InferContext& ctx) {
+  const TensorSpec& x = ctx.inputs[0];
+  const Shape &a = x.shape, &b = ctx.inputs[1].shape;
+  const bool ta = ctx.attr_bool(0), tb = ctx.attr_bool(1);
+  if (a.rank_known() && a.rank() < 2)
+    return invalid_argument(operands(a, b, ta, tb), "in[0] must have rank >= 2, got rank ", a.rank());
+  if (b.rank_known() && b.rank() < 2)
+    return invalid_argument(operands(a, b, ta, tb), "in[1] must have rank >= 2, got rank ", b.rank());
+  if (!a.rank_known() || !b.rank_known()) {
+    // The batch rank is unknown, so nothing about the output is.
+    ctx.outputs.push_back(TensorSpec{x.dtype, Shape::unknown_rank()});
+    return Status::OK();
+  }
+  const int ra = a.rank(), rb = b.rank();
+  const int64_t m = ta ? a.dim(ra - 1) : a.dim(ra - 2), ka = ta ? a.dim(ra - 2) : a.dim(ra - 1);
+  const int64_t kb = tb ? b.dim(rb - 1) : b.dim(rb - 2), n = tb ? b.dim(rb - 2) : b.dim(rb - 1);
+  if (ka >= 0 && kb >= 0 && ka != kb)
+    return invalid_argument(operands(a, b, ta, tb), "inner dimensions ", ka, " and ", kb, " differ");
+  auto batch = broadcast_shapes(batch_dims(a), batch_dims(b));
+  if (!batch.ok())
+    return invalid_argument(operands(a, b, ta, tb), "batch dimensions ", batch_dims(a).to_string(), " and ",
+                            batch_dims(b).to_string(), " are not broadcastable");
+  Shape out = *batch;
+  out.push_back(m);
+  out.push_back(n);
+  ctx.outputs.push_back(TensorSpec{x.dtype, out});
+  return Status::OK();
+}
+
+Status matmul_kernel(KernelContext& ctx) {
+  return kernels::matmul(ctx.input(0), ctx.input(1), ctx.attr_bool(0), ctx.attr_bool(1), ctx.output(0));
+}
+
+}  // namespace
+
+void register_linalg_ops(OpRegistry& r) {
+  constexpr DTypeSet kMatMulTypes = kFloatTypes | dtype_bit(DType::kInt32) | dtype_bit(DType::kInt64);
+  OpBuilder("MatMul")
+      .doc(
+          "Matrix product over the last two dims; batch dims broadcast. matmul([[1, 2]], [[3], [4]]) == "
+          "[[11]]")
+      .input("a")
+      .input("b")
+      .output("product")
+      .type_var(kMatMulTypes)
+      .attr("transpose_a", AttrType::kBool, false)
+      .attr("transpose_b", AttrType::kBool, false)
+      .shape(&matmul_shape)
+      .kernel(kMatMulTypes, &matmul_kernel)
+      .done(r);
+}
 
 }  // namespace ember

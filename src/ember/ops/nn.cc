@@ -1,8 +1,9 @@
 // Neural-network ops: Softmax, LogSoftmax, BiasAdd, L2Loss and the cross-entropy losses.
 // Kernels: kernels/nn.h.
+#include "ember/kernels/nn.h"
+
 #include <string>
 
-#include "ember/kernels/nn.h"
 #include "ember/ops/families.h"
 #include "ember/ops/registry.h"
 
@@ -40,7 +41,8 @@ Status softmax_shape(InferContext& ctx) {
   const TensorSpec& logits = ctx.inputs[0];
   if (logits.shape.rank_known()) {
     if (logits.shape.rank() == 0)
-      return invalid_argument(ctx.op->name, ": logits must have at least one dimension, got a scalar (shape [])");
+      return invalid_argument(ctx.op->name,
+                              ": logits must have at least one dimension, got a scalar (shape [])");
     int64_t axis;
     EMBER_RETURN_IF_ERROR(normalize_axis(ctx.attr_int(0), logits.shape.rank(), ctx.op->name.c_str(), &axis));
   }
@@ -125,8 +127,9 @@ Status softmax_xent_shape(InferContext& ctx) {
   const DType dtype = ctx.inputs[0].dtype;
   Shape merged;
   if (!merge_shapes(logits, labels, &merged))
-    return invalid_argument("SoftmaxCrossEntropyWithLogits: logits and labels must have the same shape; logits is ",
-                            logits.to_string(), ", labels is ", labels.to_string());
+    return invalid_argument(
+        "SoftmaxCrossEntropyWithLogits: logits and labels must have the same shape; logits is ",
+        logits.to_string(), ", labels is ", labels.to_string());
   if (!merged.rank_known()) {
     ctx.outputs.push_back(TensorSpec{dtype, Shape::unknown_rank()});
     ctx.outputs.push_back(TensorSpec{dtype, Shape::unknown_rank()});
@@ -151,16 +154,18 @@ Status sparse_xent_shape(InferContext& ctx) {
   const Shape& labels = ctx.inputs[1].shape;
   const DType dtype = ctx.inputs[0].dtype;
   if (logits.rank_known() && logits.rank() == 0)
-    return invalid_argument("SparseSoftmaxCrossEntropyWithLogits: logits must have at least one dimension (the ",
-                            "classes), got shape []");
+    return invalid_argument(
+        "SparseSoftmaxCrossEntropyWithLogits: logits must have at least one dimension (the ",
+        "classes), got shape []");
   if (labels.rank_known() && labels.rank() >= kMaxRank)
     return invalid_argument("SparseSoftmaxCrossEntropyWithLogits: labels have rank ", labels.rank(),
                             "; logits would need rank ", labels.rank() + 1, " > ", kMaxRank);
   Shape batch;
   if (!merge_shapes(logits.rank_known() ? drop_last(logits) : Shape::unknown_rank(), labels, &batch))
-    return invalid_argument("SparseSoftmaxCrossEntropyWithLogits: labels must have the shape of logits without ",
-                            "its last dimension (the classes); logits is ", logits.to_string(), ", labels is ",
-                            labels.to_string());
+    return invalid_argument(
+        "SparseSoftmaxCrossEntropyWithLogits: labels must have the shape of logits without ",
+        "its last dimension (the classes); logits is ", logits.to_string(), ", labels is ",
+        labels.to_string());
   if (!batch.rank_known()) {
     ctx.outputs.push_back(TensorSpec{dtype, Shape::unknown_rank()});
     ctx.outputs.push_back(TensorSpec{dtype, Shape::unknown_rank()});
@@ -181,8 +186,9 @@ Status sparse_xent_kernel(KernelContext& ctx) {
 
 void register_nn_ops(OpRegistry& r) {
   OpBuilder("Softmax")
-      .doc("exp(x) / sum(exp(x)) along `axis` (default -1), shifted by the max so huge logits are safe. "
-           "softmax([1., 1.]) == [0.5, 0.5]")
+      .doc(
+          "exp(x) / sum(exp(x)) along `axis` (default -1), shifted by the max so huge logits are safe. "
+          "softmax([1., 1.]) == [0.5, 0.5]")
       .input("logits")
       .output("softmax")
       .type_var(kFloatTypes)
@@ -191,8 +197,9 @@ void register_nn_ops(OpRegistry& r) {
       .kernel(kFloatTypes, &softmax_kernel<false>)
       .done(r);
   OpBuilder("LogSoftmax")
-      .doc("x - max - log(sum(exp(x - max))) along `axis` (default -1). "
-           "log_softmax([0., 0.]) == [-0.6931472, -0.6931472]")
+      .doc(
+          "x - max - log(sum(exp(x - max))) along `axis` (default -1). "
+          "log_softmax([0., 0.]) == [-0.6931472, -0.6931472]")
       .input("logits")
       .output("logsoftmax")
       .type_var(kFloatTypes)
@@ -201,8 +208,9 @@ void register_nn_ops(OpRegistry& r) {
       .kernel(kFloatTypes, &softmax_kernel<true>)
       .done(r);
   OpBuilder("BiasAdd")
-      .doc("value + bias along the channel dimension (last for NHWC, 1 for NCHW); bias is 1-D. "
-           "bias_add([[1., 2.]], [10., 20.]) == [[11., 22.]]")
+      .doc(
+          "value + bias along the channel dimension (last for NHWC, 1 for NCHW); bias is 1-D. "
+          "bias_add([[1., 2.]], [10., 20.]) == [[11., 22.]]")
       .input("value")
       .input("bias")
       .output("output")
@@ -220,8 +228,9 @@ void register_nn_ops(OpRegistry& r) {
       .kernel(kFloatTypes, &l2_loss_kernel)
       .done(r);
   OpBuilder("SigmoidCrossEntropyWithLogits")
-      .doc("Element-wise max(x, 0) - x * z + log(1 + exp(-|x|)) for logits x, labels z of one shape. "
-           "sigmoid_cross_entropy_with_logits(labels=[1.], logits=[0.]) == [0.6931472]")
+      .doc(
+          "Element-wise max(x, 0) - x * z + log(1 + exp(-|x|)) for logits x, labels z of one shape. "
+          "sigmoid_cross_entropy_with_logits(labels=[1.], logits=[0.]) == [0.6931472]")
       .input("labels")
       .input("logits")
       .output("loss")
@@ -231,8 +240,9 @@ void register_nn_ops(OpRegistry& r) {
       .kernel(kFloatTypes, &sigmoid_xent_kernel)
       .done(r);
   OpBuilder("SoftmaxCrossEntropyWithLogits")
-      .doc("Per row of the last axis: loss = -sum(labels * log_softmax(features)), backprop = "
-           "softmax(features) - labels. features=[[0., 0.]], labels=[[1., 0.]] -> loss [0.6931472]")
+      .doc(
+          "Per row of the last axis: loss = -sum(labels * log_softmax(features)), backprop = "
+          "softmax(features) - labels. features=[[0., 0.]], labels=[[1., 0.]] -> loss [0.6931472]")
       .input("features")
       .input("labels")
       .output("loss")
@@ -242,8 +252,10 @@ void register_nn_ops(OpRegistry& r) {
       .kernel(kFloatTypes, &softmax_xent_kernel)
       .done(r);
   OpBuilder("SparseSoftmaxCrossEntropyWithLogits")
-      .doc("Per row of the last axis: loss = -log_softmax(features)[label], backprop = softmax(features) - "
-           "one_hot(label); labels must be in [0, classes). features=[[0., 0.]], labels=[1] -> loss [0.6931472]")
+      .doc(
+          "Per row of the last axis: loss = -log_softmax(features)[label], backprop = softmax(features) - "
+          "one_hot(label); labels must be in [0, classes). features=[[0., 0.]], labels=[1] -> loss "
+          "[0.6931472]")
       .input("features")
       .input_fixed("labels", kIndexTypes)
       .output("loss")

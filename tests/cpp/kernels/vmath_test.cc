@@ -4,8 +4,8 @@
 // long double references.  Inputs are swept (a) over the whole float / double bit-pattern space with a
 // stride, which covers every binade, and (b) densely and linearly over the ranges where the functions do
 // something interesting.  The array forms are used for the sweeps, so the code under test is the one the
-// compiler vectorised for this build.  Run with --gtest_also_run_disabled_tests to get nothing extra; the
-// worst error of every function is printed (RecordProperty + stdout) for reports.
+// compiler vectorised for this build.  The worst error of every function is printed (stdout + RecordProperty).
+// (All 2^32 float inputs were also checked once, outside this test; see the numbers in vmath.h.)
 
 #include <cmath>
 #include <cstdint>
@@ -20,10 +20,14 @@
 
 #include <gtest/gtest.h>
 
-// The header goes into a namespace of the includer's choosing, as the kernel builds do.
+// The header goes into a namespace of the includer's choosing, as the kernel builds do; including it a second
+// time into another namespace of the same translation unit must work too (no include guard, macros #undef'd).
 namespace ember::kernels::vmath_test_ns {
 #include "ember/kernels/vmath.h"
 }  // namespace ember::kernels::vmath_test_ns
+namespace ember::kernels::vmath_test_ns2 {
+#include "ember/kernels/vmath.h"
+}  // namespace ember::kernels::vmath_test_ns2
 
 namespace {
 
@@ -101,7 +105,7 @@ std::vector<double> DoubleInputs(double lo, double hi, int n_random, double dlo,
     s ^= s << 13;
     s ^= s >> 7;
     s ^= s << 17;
-    const double x = BitsToD(s & 0xffffffffffffffffull);
+    const double x = BitsToD(s);
     if (std::isfinite(x) && x >= lo && x <= hi) v.push_back(x);
   }
   for (int i = 0; dense > 0 && i <= dense; ++i) v.push_back(dlo + (dhi - dlo) * i / dense);
@@ -149,7 +153,7 @@ long double RefSigmoidL(long double x) {
 long double RefSoftplusL(long double x) { return (x > 0 ? x : 0.0L) + std::log1p(std::exp(-std::fabs(x))); }
 long double RefEluL(long double x) { return x > 0 ? x : std::expm1(x); }
 
-constexpr std::uint32_t kStride = 251;  // ~17M float inputs per function over the full range
+constexpr std::uint32_t kStride = 1021;  // ~4.2M float inputs per function over the full range
 constexpr float kMaxF = std::numeric_limits<float>::max();
 constexpr double kMaxD = std::numeric_limits<double>::max();
 constexpr double kFloatBound = 4.0;
@@ -157,41 +161,41 @@ constexpr double kDoubleBound = 4.0;  // 4 ulp ~ 4.4e-16 .. 8.9e-16 relative
 
 TEST(VmathFloat, Exp) {
   Report("expf", SweepF(vm::vexp, [](double x) { return std::exp(x); },
-                        FloatInputs(-kMaxF, kMaxF, kStride, -110.f, 90.f, 2000000)),
+                        FloatInputs(-kMaxF, kMaxF, kStride, -110.f, 90.f, 1000000)),
          kFloatBound);
 }
 TEST(VmathFloat, Expm1) {
   Report("expm1f", SweepF(vm::vexpm1, [](double x) { return std::expm1(x); },
-                          FloatInputs(-kMaxF, kMaxF, kStride, -5.f, 5.f, 2000000)),
+                          FloatInputs(-kMaxF, kMaxF, kStride, -5.f, 5.f, 1000000)),
          kFloatBound);
 }
 TEST(VmathFloat, Log) {
   Report("logf", SweepF(vm::vlog, [](double x) { return std::log(x); },
-                        FloatInputs(0.f, kMaxF, kStride / 2, 0.f, 4.f, 2000000)),
+                        FloatInputs(0.f, kMaxF, kStride / 2, 0.f, 4.f, 1000000)),
          kFloatBound);
 }
 TEST(VmathFloat, Log1p) {
   Report("log1pf", SweepF(vm::vlog1p, [](double x) { return std::log1p(x); },
-                          FloatInputs(-1.f, kMaxF, kStride / 2, -1.f, 4.f, 2000000)),
+                          FloatInputs(-1.f, kMaxF, kStride / 2, -1.f, 4.f, 1000000)),
          kFloatBound);
 }
 TEST(VmathFloat, Tanh) {
   Report("tanhf", SweepF(vm::vtanh, [](double x) { return std::tanh(x); },
-                         FloatInputs(-kMaxF, kMaxF, kStride, -10.f, 10.f, 2000000)),
+                         FloatInputs(-kMaxF, kMaxF, kStride, -10.f, 10.f, 1000000)),
          kFloatBound);
 }
 TEST(VmathFloat, Sigmoid) {
-  Report("sigmoidf", SweepF(vm::vsigmoid, RefSigmoid, FloatInputs(-kMaxF, kMaxF, kStride, -110.f, 30.f, 2000000)),
+  Report("sigmoidf", SweepF(vm::vsigmoid, RefSigmoid, FloatInputs(-kMaxF, kMaxF, kStride, -110.f, 30.f, 1000000)),
          kFloatBound);
 }
 TEST(VmathFloat, Softplus) {
   Report("softplusf",
-         SweepF(vm::vsoftplus, RefSoftplus, FloatInputs(-kMaxF, kMaxF, kStride, -110.f, 30.f, 2000000)),
+         SweepF(vm::vsoftplus, RefSoftplus, FloatInputs(-kMaxF, kMaxF, kStride, -110.f, 30.f, 1000000)),
          kFloatBound);
 }
 TEST(VmathFloat, Erf) {
   Report("erff", SweepF(vm::verf, [](double x) { return std::erf(x); },
-                        FloatInputs(-kMaxF, kMaxF, kStride, -5.f, 5.f, 2000000)),
+                        FloatInputs(-kMaxF, kMaxF, kStride, -5.f, 5.f, 1000000)),
          kFloatBound);
 }
 TEST(VmathFloat, Elu) {
@@ -217,47 +221,47 @@ TEST(VmathFloat, SinCosHugeStaysBounded) {
 
 TEST(VmathDouble, Exp) {
   Report("exp", SweepD(vm::vexp, [](long double x) { return std::exp(x); },
-                       DoubleInputs(-800, 800, 2000000, -750, 710, 1000000)),
+                       DoubleInputs(-800, 800, 1000000, -750, 710, 500000)),
          kDoubleBound);
 }
 TEST(VmathDouble, Expm1) {
   Report("expm1", SweepD(vm::vexpm1, [](long double x) { return std::expm1(x); },
-                         DoubleInputs(-kMaxD, kMaxD, 2000000, -5, 5, 1000000)),
+                         DoubleInputs(-kMaxD, kMaxD, 1000000, -5, 5, 500000)),
          kDoubleBound);
 }
 TEST(VmathDouble, Log) {
   Report("log", SweepD(vm::vlog, [](long double x) { return std::log(x); },
-                       DoubleInputs(0, kMaxD, 2000000, 0, 4, 1000000)),
+                       DoubleInputs(0, kMaxD, 1000000, 0, 4, 500000)),
          kDoubleBound);
 }
 TEST(VmathDouble, Log1p) {
   Report("log1p", SweepD(vm::vlog1p, [](long double x) { return std::log1p(x); },
-                         DoubleInputs(-1, kMaxD, 2000000, -1, 4, 1000000)),
+                         DoubleInputs(-1, kMaxD, 1000000, -1, 4, 500000)),
          kDoubleBound);
 }
 TEST(VmathDouble, Tanh) {
   Report("tanh", SweepD(vm::vtanh, [](long double x) { return std::tanh(x); },
-                        DoubleInputs(-kMaxD, kMaxD, 2000000, -25, 25, 1000000)),
+                        DoubleInputs(-kMaxD, kMaxD, 1000000, -25, 25, 500000)),
          kDoubleBound);
 }
 TEST(VmathDouble, Sigmoid) {
-  Report("sigmoid", SweepD(vm::vsigmoid, RefSigmoidL, DoubleInputs(-kMaxD, kMaxD, 2000000, -750, 40, 1000000)),
+  Report("sigmoid", SweepD(vm::vsigmoid, RefSigmoidL, DoubleInputs(-kMaxD, kMaxD, 1000000, -750, 40, 500000)),
          kDoubleBound);
 }
 TEST(VmathDouble, Softplus) {
-  Report("softplus", SweepD(vm::vsoftplus, RefSoftplusL, DoubleInputs(-kMaxD, kMaxD, 2000000, -750, 40, 1000000)),
+  Report("softplus", SweepD(vm::vsoftplus, RefSoftplusL, DoubleInputs(-kMaxD, kMaxD, 1000000, -750, 40, 500000)),
          kDoubleBound);
 }
 TEST(VmathDouble, Erf) {  // std::erf fallback; checked for completeness
   Report("erf", SweepD(vm::verf, [](long double x) { return std::erf(x); },
-                       DoubleInputs(-kMaxD, kMaxD, 1000000, -7, 7, 1000000)),
+                       DoubleInputs(-kMaxD, kMaxD, 1000000, -7, 7, 500000)),
          kDoubleBound);
 }
 TEST(VmathDouble, Elu) {
   Report("elu", SweepD(vm::velu, RefEluL, DoubleInputs(-kMaxD, kMaxD, 1000000, -40, 5, 1000000)), kDoubleBound);
 }
 TEST(VmathDouble, SinCos) {
-  auto in = DoubleInputs(-1e8, 1e8, 2000000, -10, 10, 1000000);
+  auto in = DoubleInputs(-1e8, 1e8, 1000000, -10, 10, 1000000);
   for (int i = 0; i <= 1000000; ++i) in.push_back(1e5 * i / 1000000);
   Report("sin", SweepD(vm::vsin, [](long double x) { return std::sin(x); }, in), kDoubleBound);
   Report("cos", SweepD(vm::vcos, [](long double x) { return std::cos(x); }, in), kDoubleBound);
@@ -389,6 +393,15 @@ TEST(VmathFloat, OverflowUnderflowEdges) {
   EXPECT_EQ(vm::vexp(709.79), kInfD);
   EXPECT_EQ(vm::vexp(-746.0), 0.0);
   EXPECT_TRUE(std::isnan(vm::vlog(kNanF)) && std::isnan(vm::vlog(kNanD)));
+}
+
+TEST(VmathFloat, SecondInclusionIsIndependentAndEqual) {
+  namespace vm2 = ember::kernels::vmath_test_ns2;
+  for (float x : {-3.5f, -0.1f, 0.0f, 0.7f, 2.0f, 50.0f}) {
+    EXPECT_EQ(vm::vexp(x), vm2::vexp(x));
+    EXPECT_EQ(vm::vtanh(x), vm2::vtanh(x));
+    EXPECT_EQ(vm::verf(x), vm2::verf(x));
+  }
 }
 
 TEST(VmathFloat, InPlaceArray) {

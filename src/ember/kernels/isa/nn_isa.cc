@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "ember/kernels/nn.h"
@@ -46,16 +47,33 @@ inline float exp_f32(float x) {
 
 inline double exp_f64(double x) { return std::exp(x); }
 
+// A 64-byte GCC vector of T (split into smaller registers by the baseline and avx2 builds). Used for
+// max: GCC will not vectorise a float max written with '?:' on scalars, but does on vectors.
+template <typename T>
+struct Vec64;
+template <>
+struct Vec64<float> {
+  typedef float type __attribute__((vector_size(64)));
+};
+template <>
+struct Vec64<double> {
+  typedef double type __attribute__((vector_size(64)));
+};
+
 template <typename T>
 T row_max(const T* __restrict x, int64_t n) {
+  using V = typename Vec64<T>::type;
+  constexpr int kVecLanes = 64 / sizeof(T);
   constexpr T kNegInf = -std::numeric_limits<T>::infinity();
-  T acc[kLanes];
-  for (int j = 0; j < kLanes; ++j) acc[j] = kNegInf;
+  V acc = V{} + kNegInf;
   int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int j = 0; j < kLanes; ++j) acc[j] = x[i + j] > acc[j] ? x[i + j] : acc[j];
+  for (; i + kVecLanes <= n; i += kVecLanes) {
+    V v;
+    std::memcpy(&v, x + i, sizeof(V));
+    acc = v > acc ? v : acc;
+  }
   T m = kNegInf;
-  for (int j = 0; j < kLanes; ++j) m = acc[j] > m ? acc[j] : m;
+  for (int j = 0; j < kVecLanes; ++j) m = acc[j] > m ? acc[j] : m;
   for (; i < n; ++i) m = x[i] > m ? x[i] : m;
   // NaN never wins a '>' comparison; it still reaches the output through exp(x - max).
   return m;
@@ -83,19 +101,81 @@ T exp_shift_sum(const T* __restrict x, T shift, T* __restrict out, int64_t n) {
 }
 
 template <typename T, T (*kExp)(T)>
-void exp_inplace(T* x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) x[i] = kExp(x[i]);
+void softmax_row(const T* __restrict x, T* __restrict y, int64_t n, bool log) {
+  if (n == 0) return;
+  const T m = row_max(x, n);
+  const T s = exp_shift_sum<T, kExp>(x, m, y, n);
+  if (log) {
+    // (x - m) - log(s) rather than x - (m + log(s)): keeps the small differences when |m| is huge.
+    const T ls = std::log(s);
+    for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) - ls;
+  } else {
+    const T inv = T(1) / s;
+    for (int64_t i = 0; i < n; ++i) y[i] *= inv;
+  }
+}
+
+template <typename T, T (*kExp)(T)>
+void softmax_slab(const T* __restrict x, int64_t xs, T* __restrict y, int64_t ys, int64_t len, int64_t w,
+                  bool log, T* __restrict mx, T* __restrict sm) {
+  for (int64_t j = 0; j < w; ++j) mx[j] = -std::numeric_limits<T>::infinity(), sm[j] = 0;
+  for (int64_t a = 0; a < len; ++a) {
+    const T* xr = x + a * xs;
+    for (int64_t j = 0; j < w; ++j) mx[j] = xr[j] > mx[j] ? xr[j] : mx[j];
+  }
+  for (int64_t a = 0; a < len; ++a) {
+    const T* xr = x + a * xs;
+    T* yr = y + a * ys;
+    for (int64_t j = 0; j < w; ++j) {
+      yr[j] = kExp(xr[j] - mx[j]);
+      sm[j] += yr[j];
+    }
+  }
+  if (log) {
+    for (int64_t j = 0; j < w; ++j) sm[j] = std::log(sm[j]);
+    for (int64_t a = 0; a < len; ++a) {
+      const T* xr = x + a * xs;
+      T* yr = y + a * ys;
+      for (int64_t j = 0; j < w; ++j) yr[j] = (xr[j] - mx[j]) - sm[j];
+    }
+  } else {
+    for (int64_t j = 0; j < w; ++j) sm[j] = T(1) / sm[j];
+    for (int64_t a = 0; a < len; ++a) {
+      T* yr = y + a * ys;
+      for (int64_t j = 0; j < w; ++j) yr[j] *= sm[j];
+    }
+  }
+}
+
+template <typename T>
+double sum_squares(const T* __restrict x, int64_t n) {
+  double acc[kLanes] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    for (int j = 0; j < kLanes; ++j) {
+      const double v = x[i + j];
+      acc[j] += v * v;
+    }
+  }
+  double s = 0;
+  for (int j = 0; j < kLanes; ++j) s += acc[j];
+  for (; i < n; ++i) s += static_cast<double>(x[i]) * x[i];
+  return s;
 }
 
 }  // namespace
 
 void fill_nn_tables(NnTables& t) {
+  t.softmax_row_f32 = &softmax_row<float, exp_f32>;
+  t.softmax_row_f64 = &softmax_row<double, exp_f64>;
+  t.softmax_slab_f32 = &softmax_slab<float, exp_f32>;
+  t.softmax_slab_f64 = &softmax_slab<double, exp_f64>;
   t.max_f32 = &row_max<float>;
   t.max_f64 = &row_max<double>;
   t.exp_shift_sum_f32 = &exp_shift_sum<float, exp_f32>;
   t.exp_shift_sum_f64 = &exp_shift_sum<double, exp_f64>;
-  t.exp_inplace_f32 = &exp_inplace<float, exp_f32>;
-  t.exp_inplace_f64 = &exp_inplace<double, exp_f64>;
+  t.sum_squares_f32 = &sum_squares<float>;
+  t.sum_squares_f64 = &sum_squares<double>;
 }
 
 }  // namespace ember::kernels::EMBER_ISA

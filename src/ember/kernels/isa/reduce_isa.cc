@@ -7,12 +7,26 @@
 // external linkage compiled for AVX-512 could otherwise be picked by the linker for baseline code.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
 #include "ember/kernels/reduce.h"
 
 namespace ember::kernels::EMBER_ISA {
+
+// LogSumExp's exp/log: the vectorisable polynomials of vmath.h (included per namespace, by its contract).
+#if __has_include("ember/kernels/vmath.h")
+namespace vm {
+#include "ember/kernels/vmath.h"
+}  // namespace vm
+static inline float exp_(float x) { return vm::vexp(x); }
+static inline double exp_(double x) { return vm::vexp(x); }
+#else
+static inline float exp_(float x) { return std::exp(x); }
+static inline double exp_(double x) { return std::exp(x); }
+#endif
+
 namespace {
 
 template <typename T>
@@ -35,9 +49,25 @@ constexpr bool kHalf = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>
 template <typename T>
 constexpr bool kFloat = std::is_floating_point_v<C<T>>;  // 16-bit floats included
 
+// float16 -> float without branches, so that loops over it vectorise: shifting the exponent/mantissa
+// into float position and scaling by 2^112 rebiases the exponent and turns subnormal halves into normal
+// floats exactly; infinities and NaNs (exponent all ones) get the float exponent all ones instead.
+inline float half_to_float(uint16_t h) {
+  uint32_t em = h & 0x7fffu;
+  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  float scaled = __builtin_bit_cast(float, em << 13) * 0x1p112f;
+  uint32_t bits = __builtin_bit_cast(uint32_t, scaled);
+  bits = em >= 0x7c00u ? ((em << 13) | 0x7f800000u) : bits;
+  return __builtin_bit_cast(float, bits | sign);
+}
+
 template <typename T>
 inline C<T> to_compute(T v) {
-  return static_cast<C<T>>(v);
+  if constexpr (std::is_same_v<T, float16>) {
+    return half_to_float(v.bits);
+  } else {
+    return static_cast<C<T>>(v);
+  }
 }
 template <typename T, typename A>
 inline T from_acc(A a) {
@@ -179,21 +209,85 @@ void init_loop(void* acc_v, int64_t n) {
   for (int64_t i = 0; i < n; ++i) acc[i] = Op::identity();
 }
 
+// Many short contiguous rows (a sum over the last axis of a [N, 4] tensor): with the row length known at
+// compile time the compiler vectorises across rows with permutes instead of reducing each row alone.
+template <typename T, typename Op, int N>
+void short_rows(const T* __restrict in, int64_t rows, typename Op::A* __restrict acc) {
+  for (int64_t j = 0; j < rows; ++j) {
+    typename Op::A s = Op::load(in[j * N]);
+    for (int t = 1; t < N; ++t) s = Op::combine(s, Op::load(in[j * N + t]));
+    acc[j] = Op::combine(acc[j], s);
+  }
+}
+
 template <typename T, typename Op>
 void row_loop(const void* in_v, int64_t rows, int64_t stride, int64_t n, void* acc_v) {
   const T* in = static_cast<const T*>(in_v);
   auto* acc = static_cast<typename Op::A*>(acc_v);
+  if (stride == n && rows > 1) {
+    switch (n) {
+      case 2:
+        return short_rows<T, Op, 2>(in, rows, acc);
+      case 3:
+        return short_rows<T, Op, 3>(in, rows, acc);
+      case 4:
+        return short_rows<T, Op, 4>(in, rows, acc);
+      case 5:
+        return short_rows<T, Op, 5>(in, rows, acc);
+      case 6:
+        return short_rows<T, Op, 6>(in, rows, acc);
+      case 7:
+        return short_rows<T, Op, 7>(in, rows, acc);
+      case 8:
+        return short_rows<T, Op, 8>(in, rows, acc);
+      default:
+        break;
+    }
+  }
   for (int64_t j = 0; j < rows; ++j) acc[j] = Op::combine(acc[j], reduce_run<T, Op>(in + j * stride, n));
+}
+
+// Combines `rows` rows into acc, four rows per pass so that acc is loaded and stored a quarter as often.
+template <typename T, typename Op>
+void combine_rows(const T* in, int64_t rows, int64_t stride, int64_t n, typename Op::A* __restrict acc) {
+  int64_t r = 0;
+  for (; r + 4 <= rows; r += 4) {
+    const T* __restrict p0 = in + r * stride;
+    const T* __restrict p1 = p0 + stride;
+    const T* __restrict p2 = p1 + stride;
+    const T* __restrict p3 = p2 + stride;
+    for (int64_t i = 0; i < n; ++i) {
+      auto a = Op::combine(Op::load(p0[i]), Op::load(p1[i]));
+      auto b = Op::combine(Op::load(p2[i]), Op::load(p3[i]));
+      acc[i] = Op::combine(acc[i], Op::combine(a, b));
+    }
+  }
+  for (; r < rows; ++r) {
+    const T* __restrict p = in + r * stride;
+    for (int64_t i = 0; i < n; ++i) acc[i] = Op::combine(acc[i], Op::load(p[i]));
+  }
 }
 
 template <typename T, typename Op>
 void col_loop(const void* in_v, int64_t rows, int64_t stride, int64_t n, void* acc_v) {
   using A = typename Op::A;
-  A* __restrict acc = static_cast<A*>(acc_v);
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* __restrict p = static_cast<const T*>(in_v) + r * stride;
-    for (int64_t i = 0; i < n; ++i) acc[i] = Op::combine(acc[i], Op::load(p[i]));
+  const T* in = static_cast<const T*>(in_v);
+  A* acc = static_cast<A*>(acc_v);
+  // Few, contiguous columns (a sum over axis 0 of [N, 3]): view k consecutive rows as one wide row of
+  // n * k elements, reduce those, then fold the k copies of each column.
+  constexpr int64_t kWide = 128;
+  if (n < 32 && stride == n && rows >= 4 * ((kWide + n - 1) / n)) {
+    const int64_t k = (kWide + n - 1) / n, w = n * k;
+    A wide[kWide + 32];
+    for (int64_t i = 0; i < w; ++i) wide[i] = Op::identity();
+    const int64_t wide_rows = rows / k;
+    combine_rows<T, Op>(in, wide_rows, w, w, wide);
+    for (int64_t q = 0; q < k; ++q)
+      for (int64_t i = 0; i < n; ++i) acc[i] = Op::combine(acc[i], wide[q * n + i]);
+    in += wide_rows * w;
+    rows -= wide_rows * k;
   }
+  combine_rows<T, Op>(in, rows, stride, n, acc);
 }
 
 template <typename Op>
@@ -235,11 +329,11 @@ void row_shifted_loop(const void* in_v, int64_t rows, int64_t stride, int64_t n,
     if (n >= L) {
       A lane[L] = {};
       for (; i + L <= n; i += L) {
-        for (int k = 0; k < L; ++k) lane[k] += std::exp(to_compute(p[i + k]) - s);
+        for (int k = 0; k < L; ++k) lane[k] += exp_(to_compute(p[i + k]) - s);
       }
       for (int k = 0; k < L; ++k) sum += lane[k];
     }
-    for (; i < n; ++i) sum += std::exp(to_compute(p[i]) - s);
+    for (; i < n; ++i) sum += exp_(to_compute(p[i]) - s);
     acc[j] += sum;
   }
 }
@@ -252,7 +346,7 @@ void col_shifted_loop(const void* in_v, int64_t rows, int64_t stride, int64_t n,
   A* __restrict acc = static_cast<A*>(acc_v);
   for (int64_t r = 0; r < rows; ++r) {
     const T* __restrict p = static_cast<const T*>(in_v) + r * stride;
-    for (int64_t i = 0; i < n; ++i) acc[i] += std::exp(to_compute(p[i]) - shift[i]);
+    for (int64_t i = 0; i < n; ++i) acc[i] += exp_(to_compute(p[i]) - shift[i]);
   }
 }
 
@@ -334,8 +428,30 @@ void arg_col_loop(const void* in_v, int64_t rows, int64_t stride, int64_t n, int
   using F = ArgF<T, kMax>;
   using B = typename F::B;
   B* __restrict best = static_cast<B*>(best_v);
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* __restrict p = static_cast<const T*>(in_v) + r * stride;
+  const T* in = static_cast<const T*>(in_v);
+  int64_t r = 0;
+  // Four rows per pass: the best of the four (earliest on ties) is found in registers first.
+  for (; r + 4 <= rows; r += 4) {
+    const T* __restrict p0 = in + r * stride;
+    const T* __restrict p1 = p0 + stride;
+    const T* __restrict p2 = p1 + stride;
+    const T* __restrict p3 = p2 + stride;
+    const int64_t at = r_base + r;
+    for (int64_t i = 0; i < n; ++i) {
+      B v0 = to_compute(p0[i]), v1 = to_compute(p1[i]), v2 = to_compute(p2[i]), v3 = to_compute(p3[i]);
+      bool t01 = F::better(v1, v0), t23 = F::better(v3, v2);
+      B b01 = t01 ? v1 : v0, b23 = t23 ? v3 : v2;
+      int64_t i01 = t01 ? 1 : 0, i23 = t23 ? 3 : 2;
+      bool t = F::better(b23, b01);
+      B b = t ? b23 : b01;
+      int64_t ib = t ? i23 : i01;
+      bool take = F::better(b, best[i]);
+      best[i] = take ? b : best[i];
+      index[i] = take ? at + ib : index[i];
+    }
+  }
+  for (; r < rows; ++r) {
+    const T* __restrict p = in + r * stride;
     const int64_t at = r_base + r;
     for (int64_t i = 0; i < n; ++i) {
       B v = to_compute(p[i]);
@@ -347,7 +463,8 @@ void arg_col_loop(const void* in_v, int64_t rows, int64_t stride, int64_t n, int
 }
 
 template <typename T, bool kMax>
-void arg_merge_loop(void* best_v, int64_t* index, const void* other_v, const int64_t* other_index, int64_t n) {
+void arg_merge_loop(void* best_v, int64_t* index, const void* other_v, const int64_t* other_index,
+                    int64_t n) {
   using F = ArgF<T, kMax>;
   using B = typename F::B;
   auto* best = static_cast<B*>(best_v);
@@ -396,8 +513,7 @@ void set_arg(ReduceTables& t) {
 
 template <typename... Ts>
 struct TypeList {};
-using NumericTypes =
-    TypeList<float16, bfloat16, float, double, int8_t, int16_t, int32_t, int64_t, uint8_t>;
+using NumericTypes = TypeList<float16, bfloat16, float, double, int8_t, int16_t, int32_t, int64_t, uint8_t>;
 using FloatTypes = TypeList<float16, bfloat16, float, double>;
 
 template <typename... Ts>

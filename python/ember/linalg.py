@@ -1,0 +1,3 @@
+"""``ember.linalg``: TensorFlow's ``tf.linalg`` namespace."""
+
+from ember.ops.math_ops import matmul  # noqa: F401

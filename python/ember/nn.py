@@ -1,0 +1,3 @@
+"""``ember.nn``: TensorFlow's ``tf.nn`` namespace."""
+
+from ember.ops.nn_ops import *  # noqa: F401,F403

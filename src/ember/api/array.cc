@@ -1,0 +1,121 @@
+#include "ember/api/array.h"
+
+#include <cstring>
+#include <string>
+
+#include "ember/kernels/array.h"
+
+namespace ember {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+// A scalar of any dtype (the Tensor constructors cover only float32, int32 and bool).
+Tensor scalar_of(DType dtype, double value) {
+  auto t = TensorImpl::allocate(dtype, Shape());
+  if (!t.ok()) throw StatusError(t.status());
+  uint64_t bits = kernels::encode_scalar(dtype, value);
+  std::memcpy(t.value()->mutable_raw_data(), &bits, dtype_size(dtype));
+  return Tensor(std::move(t).value());
+}
+
+}  // namespace
+
+Tensor reshape(const Tensor& x, const Ints& shape) { return call_op1("Reshape", {x}, {shape}); }
+
+Tensor transpose(const Tensor& x, const Ints& perm) {
+  if (!perm.empty() || x.rank() == 0) return call_op1("Transpose", {x}, {perm});
+  Ints reversed;
+  for (int i = x.rank() - 1; i >= 0; --i) reversed.push_back(i);
+  return call_op1("Transpose", {x}, {reversed});
+}
+
+Tensor expand_dims(const Tensor& x, int64_t axis) { return call_op1("ExpandDims", {x}, {axis}); }
+Tensor squeeze(const Tensor& x, const Ints& axis) { return call_op1("Squeeze", {x}, {axis}); }
+Tensor identity(const Tensor& x) { return call_op1("Identity", {x}); }
+
+Tensor concat(const std::vector<Tensor>& values, int64_t axis) {
+  return call_op("ConcatV2", values, {axis})[0];
+}
+Tensor stack(const std::vector<Tensor>& values, int64_t axis) { return call_op("Pack", values, {axis})[0]; }
+std::vector<Tensor> unstack(const Tensor& x, int64_t axis) {
+  return call_op("Unpack", {x}, {int64_t{-1}, axis});
+}
+
+std::vector<Tensor> split(const Tensor& x, const Ints& size_splits, int64_t axis) {
+  return call_op("SplitV", {x}, {size_splits, axis});
+}
+
+std::vector<Tensor> split(const Tensor& x, int64_t num_splits, int64_t axis) {
+  int64_t a = axis < 0 ? axis + x.rank() : axis;
+  if (num_splits <= 0 || a < 0 || a >= x.rank() || x.shape().dim(static_cast<int>(a)) % num_splits != 0)
+    throw StatusError(invalid_argument("split: cannot split shape ", x.shape().to_string(), " into ",
+                                       num_splits, " equal pieces along axis ", axis));
+  return split(x, Ints(static_cast<size_t>(num_splits), x.shape().dim(static_cast<int>(a)) / num_splits),
+               axis);
+}
+
+Tensor slice(const Tensor& x, const Ints& begin, const Ints& size) {
+  return call_op1("Slice", {x}, {begin, size});
+}
+
+Tensor strided_slice(const Tensor& x, const Ints& begin, const Ints& end, const Ints& strides,
+                     int64_t begin_mask, int64_t end_mask, int64_t ellipsis_mask, int64_t new_axis_mask,
+                     int64_t shrink_axis_mask) {
+  Ints s = strides.empty() ? Ints(begin.size(), 1) : strides;
+  return call_op1("StridedSlice", {x},
+                  {begin, end, s, begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask});
+}
+
+Tensor gather(const Tensor& params, const Tensor& indices, int64_t axis, int64_t batch_dims) {
+  return call_op1("GatherV2", {params, indices}, {axis, batch_dims});
+}
+
+Tensor tile(const Tensor& x, const Ints& multiples) { return call_op1("Tile", {x}, {multiples}); }
+
+Tensor pad(const Tensor& x, const std::vector<std::array<int64_t, 2>>& paddings, std::string_view mode,
+           double constant_value) {
+  Ints flat;
+  for (const auto& p : paddings) flat.insert(flat.end(), p.begin(), p.end());
+  return call_op1("Pad", {x}, {flat, constant_value, std::string(mode)});
+}
+
+Tensor broadcast_to(const Tensor& x, const Ints& shape) { return call_op1("BroadcastTo", {x}, {shape}); }
+
+Tensor shape(const Tensor& x, DType out_type) { return call_op1("Shape", {x}, {out_type}); }
+Tensor size(const Tensor& x, DType out_type) { return call_op1("Size", {x}, {out_type}); }
+Tensor rank(const Tensor& x) { return call_op1("Rank", {x}); }
+
+Tensor where(const Tensor& condition) { return call_op1("Where", {condition}); }
+Tensor where(const Tensor& condition, const Tensor& x, const Tensor& y) {
+  return call_op1("SelectV2", {condition, x, y});
+}
+
+Tensor fill(const Ints& dims, const Tensor& value) { return call_op1("Fill", {value}, {dims}); }
+Tensor zeros(const Ints& shape, DType dtype) { return fill(shape, scalar_of(dtype, 0.0)); }
+Tensor ones(const Ints& shape, DType dtype) { return fill(shape, scalar_of(dtype, 1.0)); }
+Tensor zeros_like(const Tensor& x) { return call_op1("ZerosLike", {x}); }
+Tensor ones_like(const Tensor& x) { return call_op1("OnesLike", {x}); }
+
+Tensor eye(int64_t num_rows, int64_t num_columns, const Ints& batch_shape, DType dtype) {
+  return call_op1("Eye", {}, {num_rows, num_columns, batch_shape, dtype});
+}
+
+Tensor range(double start, double limit, double delta, DType dtype) {
+  return call_op1("Range", {}, {start, limit, delta, dtype});
+}
+
+Tensor linspace(const Tensor& start, const Tensor& stop, int64_t num) {
+  return call_op1("LinSpace", {start, stop}, {num});
+}
+
+Tensor one_hot(const Tensor& indices, int64_t depth, double on_value, double off_value, int64_t axis,
+               DType dtype) {
+  return call_op1("OneHot", {indices}, {depth, on_value, off_value, axis, dtype});
+}
+
+Tensor clip_by_value(const Tensor& t, const Tensor& clip_value_min, const Tensor& clip_value_max) {
+  return call_op1("ClipByValue", {t, clip_value_min, clip_value_max});
+}
+
+}  // namespace ember

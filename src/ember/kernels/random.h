@@ -1,0 +1,27 @@
+// Kernels of the random ops (ops/random.cc): fill a tensor from a Philox stream (kernels/philox.h).
+// Output group g (4 floats, 2 doubles, ...) always comes from counter start + g * stride, so a fill is
+// split over the intra-op pool by groups and gives the same bits for every thread count; TensorFlow's
+// CPU kernels lay their streams out the same way, so equal (key, counter) give TensorFlow's numbers.
+#pragma once
+
+#include <cstdint>
+
+#include "ember/core/status.h"
+#include "ember/core/tensor_impl.h"
+#include "ember/kernels/philox.h"
+
+namespace ember::kernels {
+
+enum class RandomDistribution : uint8_t {
+  kUniform,          // [0, 1)
+  kNormal,           // N(0, 1)
+  kTruncatedNormal,  // N(0, 1) restricted to (-2, 2) by rejection
+};
+
+/// Fills `out` (float16, bfloat16, float32 or float64) with draws from the stream starting at `start`.
+Status fill_random(RandomDistribution dist, const PhiloxState& start, TensorImpl& out);
+
+/// Fills `out` (int32 or int64) with integers uniform in [lo, hi); lo < hi and both must fit the dtype.
+Status fill_random_int(const PhiloxState& start, int64_t lo, int64_t hi, TensorImpl& out);
+
+}  // namespace ember::kernels

@@ -1,0 +1,439 @@
+// Ops that create values: Fill, ZerosLike, OnesLike, Tile, BroadcastTo, Pad, Eye, Range, LinSpace.
+// Registered from register_array_ops (array.cc); kernels in kernels/array.h.
+#include <cctype>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "ember/kernels/array.h"
+#include "ember/ops/registry.h"
+#include "ember/ops/shape_fns.h"
+
+namespace ember {
+namespace {
+
+std::string list_str(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+// ---- Fill, ZerosLike, OnesLike
+
+Status fill_shape(InferContext& ctx) {
+  const Shape& value = ctx.inputs[0].shape;
+  if (value.rank_known() && value.rank() != 0)
+    return invalid_argument("Fill: value must be a scalar, got shape ", value.to_string());
+  const auto& dims = ctx.attr_ints(0);
+  auto shape = Shape::from_dims(dims);
+  if (!shape.ok()) return shape.status().with_prefix("Fill: dims " + list_str(dims) + ": ");
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, *shape});
+  return Status::OK();
+}
+
+Status fill_kernel(KernelContext& ctx) {
+  TensorImpl& out = ctx.output(0);
+  kernels::fill(out.mutable_raw_data(), out.num_elements(), dtype_size(out.dtype()), ctx.input(0).raw_data());
+  return Status::OK();
+}
+
+Status zeros_like_kernel(KernelContext& ctx) {
+  // Zero is all-zero bits in every dtype.
+  TensorImpl& out = ctx.output(0);
+  const uint64_t zero = 0;
+  kernels::fill(out.mutable_raw_data(), out.num_elements(), dtype_size(out.dtype()), &zero);
+  return Status::OK();
+}
+
+Status ones_like_kernel(KernelContext& ctx) {
+  TensorImpl& out = ctx.output(0);
+  const uint64_t one = kernels::encode_scalar(out.dtype(), 1.0);
+  kernels::fill(out.mutable_raw_data(), out.num_elements(), dtype_size(out.dtype()), &one);
+  return Status::OK();
+}
+
+// ---- Eye (attrs: num_rows, num_columns, batch_shape, dtype)
+
+Status eye_shape(InferContext& ctx) {
+  const int64_t rows = ctx.attr_int(0), cols_attr = ctx.attr_int(1);
+  const int64_t cols = cols_attr == -1 ? rows : cols_attr;
+  const auto& batch = ctx.attr_ints(2);
+  if (rows < 0) return invalid_argument("Eye: num_rows must be >= 0, got ", rows);
+  if (cols < 0)
+    return invalid_argument("Eye: num_columns must be >= 0 (or -1 for num_rows), got ", cols_attr);
+  if (batch.size() + 2 > static_cast<size_t>(kMaxRank))
+    return invalid_argument("Eye: batch_shape ", list_str(batch), " gives a result of rank ",
+                            batch.size() + 2, ", more than the maximum ", kMaxRank);
+  Shape out;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (batch[i] < 0)
+      return invalid_argument("Eye: batch_shape ", list_str(batch), " has a negative dimension");
+    out.push_back(batch[i]);
+  }
+  out.push_back(rows);
+  out.push_back(cols);
+  ctx.outputs.push_back(TensorSpec{ctx.attr_dtype(3), out});
+  return Status::OK();
+}
+
+Status eye_kernel(KernelContext& ctx) {
+  TensorImpl& out = ctx.output(0);
+  const Shape& s = out.shape();
+  const int64_t rows = s.dim(s.rank() - 2), cols = s.dim(s.rank() - 1);
+  const size_t elem = dtype_size(out.dtype());
+  const uint64_t zero = 0, one = kernels::encode_scalar(out.dtype(), 1.0);
+  kernels::fill(out.mutable_raw_data(), out.num_elements(), elem, &zero);
+  if (rows * cols == 0) return Status::OK();
+  char* base = static_cast<char*>(out.mutable_raw_data());
+  const int64_t batches = out.num_elements() / (rows * cols), diag = std::min(rows, cols);
+  for (int64_t b = 0; b < batches; ++b)
+    for (int64_t i = 0; i < diag; ++i)
+      std::memcpy(base + ((b * rows + i) * cols + i) * static_cast<int64_t>(elem), &one, elem);
+  return Status::OK();
+}
+
+// ---- Range (attrs: start, limit, delta, dtype)
+
+Status range_shape(InferContext& ctx) {
+  const DType dtype = ctx.attr_dtype(3);
+  if (!dtype_in(dtype, kNumericTypes))
+    return invalid_argument("Range: dtype must be numeric, got ", dtype_name(dtype));
+  auto size = kernels::range_size(dtype, ctx.attr_float(0), ctx.attr_float(1), ctx.attr_float(2));
+  if (!size.ok()) return size.status();
+  ctx.outputs.push_back(TensorSpec{dtype, Shape({*size})});
+  return Status::OK();
+}
+
+Status range_kernel(KernelContext& ctx) {
+  TensorImpl& out = ctx.output(0);
+  kernels::range(out.dtype(), ctx.attr_float(0), ctx.attr_float(2), out.num_elements(),
+                 out.mutable_raw_data());
+  return Status::OK();
+}
+
+// ---- LinSpace
+
+Status linspace_shape(InferContext& ctx) {
+  for (int i = 0; i < 2; ++i) {
+    const Shape& s = ctx.inputs[i].shape;
+    if (s.rank_known() && s.rank() != 0)
+      return invalid_argument("LinSpace: ", i == 0 ? "start" : "stop", " must be a scalar, got shape ",
+                              s.to_string());
+  }
+  const int64_t num = ctx.attr_int(0);
+  if (num < 1) return invalid_argument("LinSpace: num must be >= 1, got ", num);
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, Shape({num})});
+  return Status::OK();
+}
+
+Status linspace_kernel(KernelContext& ctx) {
+  TensorImpl& out = ctx.output(0);
+  kernels::linspace(out.dtype(), ctx.input(0).raw_data(), ctx.input(1).raw_data(), out.num_elements(),
+                    out.mutable_raw_data());
+  return Status::OK();
+}
+
+// ---- Tile, BroadcastTo
+
+Status tile_shape(InferContext& ctx) {
+  const Shape& in = ctx.inputs[0].shape;
+  const auto& m = ctx.attr_ints(0);
+  for (size_t i = 0; i < m.size(); ++i)
+    if (m[i] < 0) return invalid_argument("Tile: multiples[", i, "] must be >= 0, got ", m[i]);
+  if (m.size() > static_cast<size_t>(kMaxRank))
+    return invalid_argument("Tile: multiples ", list_str(m), " has more than ", kMaxRank, " entries");
+  if (in.rank_known() && static_cast<int>(m.size()) != in.rank())
+    return invalid_argument("Tile: multiples ", list_str(m),
+                            " must have one entry per dimension of the input (shape ", in.to_string(),
+                            ", rank ", in.rank(), "), got ", m.size());
+  Shape out;
+  for (size_t i = 0; i < m.size(); ++i) {
+    int64_t d = in.rank_known() ? in.dim(static_cast<int>(i)) : kUnknownDim, size = kUnknownDim;
+    if (m[i] == 0)
+      size = 0;
+    else if (d >= 0 && __builtin_mul_overflow(d, m[i], &size))
+      return invalid_argument("Tile: dimension ", i, " of size ", d, " times ", m[i], " overflows int64");
+    out.push_back(size);
+  }
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, out});
+  return Status::OK();
+}
+
+// Tile is a broadcast copy over (multiple, dim) pairs: the multiple's axis has source stride 0.
+Status tile_kernel(KernelContext& ctx) {
+  const TensorImpl& in = ctx.input(0);
+  const auto& m = ctx.attr_ints(0);
+  int64_t strides[kMaxRank];
+  kernels::dense_strides(in.rank(), in.shape().dims().data(), strides);
+  kernels::StridedCopy c;
+  for (int i = 0; i < in.rank(); ++i) {
+    c.dims[c.rank] = m[i];
+    c.src_strides[c.rank++] = 0;
+    c.dims[c.rank] = in.shape().dim(i);
+    c.src_strides[c.rank++] = strides[i];
+  }
+  kernels::dense_strides(c.rank, c.dims, c.dst_strides);
+  kernels::strided_copy(in.raw_data(), ctx.output(0).mutable_raw_data(), dtype_size(in.dtype()), c);
+  return Status::OK();
+}
+
+Status broadcast_to_shape(InferContext& ctx) {
+  const Shape& in = ctx.inputs[0].shape;
+  const auto& target = ctx.attr_ints(0);
+  auto out = Shape::from_dims(target);
+  if (!out.ok()) return out.status().with_prefix("BroadcastTo: shape " + list_str(target) + ": ");
+  if (in.rank_known()) {
+    bool ok = in.rank() <= out->rank();
+    for (int i = 0; ok && i < in.rank(); ++i) {
+      int64_t d = in.dim(i), t = out->dim(out->rank() - in.rank() + i);
+      ok = d < 0 || d == 1 || d == t;
+    }
+    if (!ok)
+      return invalid_argument("BroadcastTo: cannot broadcast a tensor of shape ", in.to_string(),
+                              " to shape ", out->to_string());
+  }
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, *out});
+  return Status::OK();
+}
+
+Status broadcast_to_kernel(KernelContext& ctx) {
+  const TensorImpl& in = ctx.input(0);
+  const Shape& out = ctx.output(0).shape();
+  int64_t strides[kMaxRank];
+  kernels::dense_strides(in.rank(), in.shape().dims().data(), strides);
+  kernels::StridedCopy c;
+  c.rank = out.rank();
+  const int lead = out.rank() - in.rank();
+  for (int i = 0; i < out.rank(); ++i) {
+    c.dims[i] = out.dim(i);
+    c.src_strides[i] = (i < lead || in.shape().dim(i - lead) == 1) ? 0 : strides[i - lead];
+  }
+  kernels::dense_strides(c.rank, c.dims, c.dst_strides);
+  kernels::strided_copy(in.raw_data(), ctx.output(0).mutable_raw_data(), dtype_size(in.dtype()), c);
+  return Status::OK();
+}
+
+// ---- Pad (CONSTANT, REFLECT, SYMMETRIC)
+
+enum class PadMode { kConstant, kReflect, kSymmetric };
+
+Status parse_pad_mode(const std::string& text, PadMode* mode) {
+  std::string upper = text;
+  for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  if (upper == "CONSTANT")
+    *mode = PadMode::kConstant;
+  else if (upper == "REFLECT")
+    *mode = PadMode::kReflect;
+  else if (upper == "SYMMETRIC")
+    *mode = PadMode::kSymmetric;
+  else
+    return invalid_argument("Pad: mode must be CONSTANT, REFLECT or SYMMETRIC, got '", text, "'");
+  return Status::OK();
+}
+
+Status check_paddings(const Shape& in, const std::vector<int64_t>& p, PadMode mode) {
+  if (in.rank_known() && p.size() != 2 * static_cast<size_t>(in.rank()))
+    return invalid_argument("Pad: paddings must have shape [", in.rank(), ", 2] for an input of shape ",
+                            in.to_string(), ", got ", p.size(), " values");
+  if (p.size() % 2 != 0 || p.size() > 2 * static_cast<size_t>(kMaxRank))
+    return invalid_argument("Pad: paddings must be a flattened [rank, 2] list, got ", p.size(), " values");
+  for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i] < 0)
+      return invalid_argument("Pad: paddings must be non-negative, got ", p[i], " for dimension ", i / 2);
+    int64_t d = in.rank_known() ? in.dim(static_cast<int>(i / 2)) : kUnknownDim;
+    if (d < 0) continue;
+    if (mode == PadMode::kReflect && p[i] >= d)
+      return invalid_argument("Pad: REFLECT paddings must be less than the dimension size: padding ", p[i],
+                              " of dimension ", i / 2, " is not less than ", d);
+    if (mode == PadMode::kSymmetric && p[i] > d)
+      return invalid_argument("Pad: SYMMETRIC paddings must be no greater than the dimension size: padding ",
+                              p[i], " of dimension ", i / 2, " is greater than ", d);
+  }
+  return Status::OK();
+}
+
+Status pad_shape(InferContext& ctx) {
+  const Shape& in = ctx.inputs[0].shape;
+  const auto& p = ctx.attr_ints(0);
+  PadMode mode;
+  EMBER_RETURN_IF_ERROR(parse_pad_mode(ctx.attr_string(2), &mode));
+  EMBER_RETURN_IF_ERROR(check_paddings(in, p, mode));
+  Shape out;
+  for (size_t i = 0; i < p.size() / 2; ++i) {
+    int64_t d = in.rank_known() ? in.dim(static_cast<int>(i)) : kUnknownDim, size = kUnknownDim;
+    if (d >= 0 &&
+        (__builtin_add_overflow(d, p[2 * i], &size) || __builtin_add_overflow(size, p[2 * i + 1], &size)))
+      return invalid_argument("Pad: padding dimension ", i, " of size ", d, " by ", p[2 * i], " and ",
+                              p[2 * i + 1], " overflows int64");
+    out.push_back(size);
+  }
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, out});
+  return Status::OK();
+}
+
+// The interior is one strided copy; mirror modes then fill each dim's edges from the output itself, from
+// the last dim to the first, so every edge slab reads only rows that are already complete.
+Status pad_kernel(KernelContext& ctx) {
+  const TensorImpl& in = ctx.input(0);
+  TensorImpl& out = ctx.output(0);
+  const auto& p = ctx.attr_ints(0);
+  PadMode mode;
+  EMBER_RETURN_IF_ERROR(parse_pad_mode(std::get<std::string>(ctx.attrs[2]), &mode));
+  const int rank = in.rank();
+  const size_t elem = dtype_size(in.dtype());
+  if (out.num_elements() == 0) return Status::OK();
+  if (mode == PadMode::kConstant && out.num_elements() != in.num_elements()) {
+    uint64_t value = kernels::encode_scalar(in.dtype(), ctx.attr_float(1));
+    kernels::fill(out.mutable_raw_data(), out.num_elements(), elem, &value);
+  }
+  int64_t out_strides[kMaxRank], in_strides[kMaxRank];
+  kernels::dense_strides(rank, out.shape().dims().data(), out_strides);
+  kernels::dense_strides(rank, in.shape().dims().data(), in_strides);
+  char* base = static_cast<char*>(out.mutable_raw_data());
+  int64_t interior = 0;
+  kernels::StridedCopy c;
+  c.rank = rank;
+  for (int d = 0; d < rank; ++d) {
+    interior += p[2 * d] * out_strides[d];
+    c.dims[d] = in.shape().dim(d);
+    c.src_strides[d] = in_strides[d];
+    c.dst_strides[d] = out_strides[d];
+  }
+  const int64_t ielem = static_cast<int64_t>(elem);
+  kernels::strided_copy(in.raw_data(), base + interior * ielem, elem, c);
+  if (mode == PadMode::kConstant || in.num_elements() == 0) return Status::OK();
+
+  const int64_t shift = mode == PadMode::kReflect ? 0 : 1;  // SYMMETRIC repeats the edge element
+  for (int d = rank - 1; d >= 0; --d) {
+    const int64_t left = p[2 * d], right = p[2 * d + 1], n = in.shape().dim(d);
+    // Dims before d: only their interior rows exist yet; dims after d: complete, edges included.
+    kernels::StridedCopy e;
+    e.rank = rank;
+    int64_t origin = 0;
+    for (int k = 0; k < rank; ++k) {
+      e.dims[k] = k < d ? in.shape().dim(k) : out.shape().dim(k);
+      e.src_strides[k] = e.dst_strides[k] = out_strides[k];
+      if (k < d) origin += p[2 * k] * out_strides[k];
+    }
+    e.src_strides[d] = -out_strides[d];
+    if (left > 0) {
+      // out[j] = out[2 * left - j - shift] for j < left.
+      e.dims[d] = left;
+      kernels::strided_copy(base + (origin + (2 * left - shift) * out_strides[d]) * ielem,
+                            base + origin * ielem, elem, e);
+    }
+    if (right > 0) {
+      // out[left + n + k] = out[left + n - 2 + shift - k] for k < right.
+      e.dims[d] = right;
+      kernels::strided_copy(base + (origin + (left + n - 2 + shift) * out_strides[d]) * ielem,
+                            base + (origin + (left + n) * out_strides[d]) * ielem, elem, e);
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+void register_array_create_ops(OpRegistry& r) {
+  OpBuilder("Fill")
+      .doc("A tensor of shape dims filled with a scalar value. fill([2, 2], 7) == [[7, 7], [7, 7]]")
+      .input("value")
+      .output("output")
+      .type_var(kAllTypes)
+      .attr("dims", AttrType::kInts)
+      .shape(&fill_shape)
+      .kernel(kAllTypes, &fill_kernel)
+      .done(r);
+  OpBuilder("ZerosLike")
+      .doc("Zeros with x's shape and dtype. zeros_like([1, 2]) == [0, 0]")
+      .input("x")
+      .output("y")
+      .type_var(kAllTypes)
+      .flags(kNotDifferentiable)
+      .shape(&same_as_input_shape)
+      .kernel(kAllTypes, &zeros_like_kernel)
+      .done(r);
+  OpBuilder("OnesLike")
+      .doc("Ones with x's shape and dtype (True for bool). ones_like([1, 2]) == [1, 1]")
+      .input("x")
+      .output("y")
+      .type_var(kAllTypes)
+      .flags(kNotDifferentiable)
+      .shape(&same_as_input_shape)
+      .kernel(kAllTypes, &ones_like_kernel)
+      .done(r);
+  OpBuilder("Tile")
+      .doc(
+          "Repeats the tensor multiples[i] times along axis i. tile([[1, 2]], [2, 2]) == [[1, 2, 1, 2], [1, "
+          "2, 1, 2]]")
+      .input("input")
+      .output("output")
+      .type_var(kAllTypes)
+      .attr("multiples", AttrType::kInts)
+      .shape(&tile_shape)
+      .kernel(kAllTypes, &tile_kernel)
+      .done(r);
+  OpBuilder("BroadcastTo")
+      .doc("Broadcasts to a shape with NumPy's rules. broadcast_to([1, 2], [2, 2]) == [[1, 2], [1, 2]]")
+      .input("input")
+      .output("output")
+      .type_var(kAllTypes)
+      .attr("shape", AttrType::kInts)
+      .shape(&broadcast_to_shape)
+      .kernel(kAllTypes, &broadcast_to_kernel)
+      .done(r);
+  OpBuilder("Pad")
+      .doc(
+          "Pads each dim by paddings [before0, after0, before1, ...]; mode CONSTANT, REFLECT or SYMMETRIC. "
+          "pad([1, 2], [1, 1]) == [0, 1, 2, 0]")
+      .input("input")
+      .output("output")
+      .type_var(kAllTypes)
+      .attr("paddings", AttrType::kInts)
+      .attr("constant_value", AttrType::kFloat, 0.0)
+      .attr("mode", AttrType::kString, std::string("CONSTANT"))
+      .shape(&pad_shape)
+      .kernel(kAllTypes, &pad_kernel)
+      .done(r);
+  OpBuilder("Eye")
+      .doc("Identity matrices (ones on the main diagonal), optionally batched. eye(2) == [[1, 0], [0, 1]]")
+      .output("output")
+      .type_var(kAllTypes)
+      .attr("num_rows", AttrType::kInt)
+      .attr("num_columns", AttrType::kInt, int64_t{-1})
+      .attr("batch_shape", AttrType::kInts, std::vector<int64_t>{})
+      .attr("dtype", AttrType::kDType, DType::kFloat32)
+      .dispatch_on_output()
+      .flags(kNotDifferentiable)
+      .shape(&eye_shape)
+      .kernel(kAllTypes, &eye_kernel)
+      .done(r);
+  OpBuilder("Range")
+      .doc(
+          "start, start + delta, ... up to (excluding) limit; empty when delta points away from limit. "
+          "range(1, 10, 3) == [1, 4, 7]")
+      .output("output")
+      .type_var(kNumericTypes)
+      .attr("start", AttrType::kFloat)
+      .attr("limit", AttrType::kFloat)
+      .attr("delta", AttrType::kFloat, 1.0)
+      .attr("dtype", AttrType::kDType, DType::kFloat32)
+      .dispatch_on_output()
+      .flags(kNotDifferentiable)
+      .shape(&range_shape)
+      .kernel(kNumericTypes, &range_kernel)
+      .done(r);
+  OpBuilder("LinSpace")
+      .doc("num evenly spaced values from start to stop inclusive. linspace(0., 1., 3) == [0., 0.5, 1.]")
+      .input("start")
+      .input("stop")
+      .output("output")
+      .type_var(kFloatTypes)
+      .attr("num", AttrType::kInt)
+      .flags(kNotDifferentiable)
+      .shape(&linspace_shape)
+      .kernel(kFloatTypes, &linspace_kernel)
+      .done(r);
+}
+
+}  // namespace ember

@@ -1,0 +1,565 @@
+// Indexing ops: Slice, StridedSlice (Python's __getitem__), GatherV2, Where, SelectV2, OneHot and
+// ClipByValue. Registered from register_array_ops (array.cc); kernels in kernels/array.h.
+#include <string>
+#include <vector>
+
+#include "ember/kernels/array.h"
+#include "ember/ops/registry.h"
+
+namespace ember {
+namespace {
+
+std::string list_str(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
+Status allocate_output(KernelContext& ctx, int i, DType dtype, const Shape& shape) {
+  auto t = TensorImpl::allocate(dtype, shape, ctx.inputs.empty() ? Device{} : ctx.input(0).device());
+  if (!t.ok()) return t.status();
+  ctx.outputs[i] = std::move(t).value();
+  return Status::OK();
+}
+
+int64_t product(const Shape& s, int begin, int end) {
+  int64_t n = 1;
+  for (int i = begin; i < end; ++i) n *= s.dim(i);
+  return n;
+}
+
+// Slices of an input: start offsets and steps per input dim, the dims walked (one per input dim) and the
+// shape of the result (which may drop or add size-1 dims). Used by Slice and StridedSlice.
+struct SlicePlan {
+  int64_t begin[kMaxRank] = {};
+  int64_t step[kMaxRank] = {};
+  Shape walked;
+  Shape result;
+};
+
+// Emits the result as a view when its elements are one contiguous run of the input (Note [Views] in
+// array.cc), else copies.
+Status run_slice(KernelContext& ctx, const SlicePlan& plan) {
+  const TensorImpl& in = ctx.input(0);
+  const int rank = in.rank();
+  if (plan.result.num_elements() == 0) return allocate_output(ctx, 0, in.dtype(), plan.result);
+  int64_t in_strides[kMaxRank];
+  kernels::dense_strides(rank, in.shape().dims().data(), in_strides);
+  kernels::StridedCopy c;
+  c.rank = rank;
+  int64_t offset = 0;
+  for (int d = 0; d < rank; ++d) {
+    c.dims[d] = plan.walked.dim(d);
+    c.src_strides[d] = plan.step[d] * in_strides[d];
+    offset += plan.begin[d] * in_strides[d];
+  }
+  kernels::dense_strides(rank, c.dims, c.dst_strides);
+  const size_t elem = dtype_size(in.dtype());
+  if (kernels::is_contiguous_source(c)) {
+    ctx.outputs[0] = TensorImpl::view(in, plan.result, static_cast<size_t>(offset) * elem);
+    return Status::OK();
+  }
+  EMBER_RETURN_IF_ERROR(allocate_output(ctx, 0, in.dtype(), plan.result));
+  kernels::strided_copy(static_cast<const char*>(in.raw_data()) + offset * static_cast<int64_t>(elem),
+                        ctx.output(0).mutable_raw_data(), elem, c);
+  return Status::OK();
+}
+
+// ---- Slice
+
+// `in` has a known rank; unknown dims give unknown results (checked again by the kernel).
+Status plan_slice(const Shape& in, const std::vector<int64_t>& begin, const std::vector<int64_t>& size,
+                  SlicePlan* plan) {
+  const int rank = in.rank();
+  if (static_cast<int>(begin.size()) != rank || static_cast<int>(size.size()) != rank)
+    return invalid_argument("Slice: begin ", list_str(begin), " and size ", list_str(size),
+                            " must each have one entry per dimension of the input (shape ", in.to_string(),
+                            ")");
+  for (int d = 0; d < rank; ++d) {
+    const int64_t dim = in.dim(d), b = begin[d], s = size[d];
+    if (b < 0 || (dim >= 0 && b > dim))
+      return invalid_argument("Slice: expected begin[", d, "] in [0, ",
+                              dim < 0 ? std::string("?") : std::to_string(dim), "] for dimension ", d,
+                              " of shape ", in.to_string(), ", got ", b);
+    if (s < -1 || (dim >= 0 && s > dim - b))
+      return invalid_argument("Slice: expected size[", d, "] in [0, ", dim - b, "] (or -1) for dimension ", d,
+                              " of shape ", in.to_string(), " with begin ", b, ", got ", s);
+    plan->begin[d] = b;
+    plan->step[d] = 1;
+    plan->walked.push_back(s >= 0 ? s : (dim < 0 ? kUnknownDim : dim - b));
+  }
+  plan->result = plan->walked;
+  return Status::OK();
+}
+
+Status slice_shape(InferContext& ctx) {
+  const Shape& in = ctx.inputs[0].shape;
+  const auto &begin = ctx.attr_ints(0), &size = ctx.attr_ints(1);
+  SlicePlan plan;
+  if (!in.rank_known()) {
+    if (begin.size() != size.size() || size.size() > static_cast<size_t>(kMaxRank))
+      return invalid_argument("Slice: begin ", list_str(begin), " and size ", list_str(size),
+                              " must have the same length, at most ", kMaxRank);
+    for (int64_t s : size) plan.result.push_back(s >= 0 ? s : kUnknownDim);
+  } else {
+    EMBER_RETURN_IF_ERROR(plan_slice(in, begin, size, &plan));
+  }
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, plan.result});
+  return Status::OK();
+}
+
+Status slice_kernel(KernelContext& ctx) {
+  SlicePlan plan;
+  EMBER_RETURN_IF_ERROR(plan_slice(ctx.input(0).shape(), ctx.attr_ints(0), ctx.attr_ints(1), &plan));
+  return run_slice(ctx, plan);
+}
+
+// ---- StridedSlice
+//
+// Note [StridedSlice]: TensorFlow's algorithm (strided_slice_op.cc, ValidateStridedSliceOp) step by step:
+// the "sparse" spec (one entry per index of x[...], with masks for ':' ends, '...', newaxis and integer
+// indices) becomes a "dense" spec with one entry per input dim (the ellipsis, explicit or implied at the
+// end, expands to full ranges); each dense entry is clamped to the dim; the result shape is the walked
+// shape with integer-indexed dims dropped and newaxis dims inserted.
+
+constexpr int kNewAxis = -1;
+constexpr int kShrinkAxis = -2;
+constexpr size_t kMaxSliceSpec = 62;  // masks are int64 bit sets, and one bit is needed for an implied '...'
+
+struct StridedSliceAttrs {
+  const std::vector<int64_t>& begin;
+  const std::vector<int64_t>& end;
+  const std::vector<int64_t>& strides;
+  int64_t begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask;
+};
+
+template <typename Ctx>
+StridedSliceAttrs strided_slice_attrs(const Ctx& ctx) {
+  return {ctx.attr_ints(0), ctx.attr_ints(1), ctx.attr_ints(2), ctx.attr_int(3),
+          ctx.attr_int(4),  ctx.attr_int(5),  ctx.attr_int(6),  ctx.attr_int(7)};
+}
+
+// `in` has a known rank. With unknown dims the walked dims are unknown (1 for integer indices).
+Status plan_strided_slice(const Shape& in, const StridedSliceAttrs& a, SlicePlan* plan) {
+  const size_t n = a.strides.size();
+  if (a.begin.size() != n || a.end.size() != n)
+    return invalid_argument("StridedSlice: begin ", list_str(a.begin), ", end ", list_str(a.end),
+                            " and strides ", list_str(a.strides), " must have the same length");
+  if (n > kMaxSliceSpec)
+    return invalid_argument("StridedSlice: at most ", kMaxSliceSpec, " slice entries are supported, got ", n);
+  auto bit = [](int64_t mask, size_t i) { return ((mask >> i) & 1) != 0; };
+  if (a.ellipsis_mask & (a.ellipsis_mask - 1))
+    return invalid_argument("StridedSlice: at most one ellipsis ('...') is allowed, got ellipsis_mask ",
+                            a.ellipsis_mask);
+
+  // Step 1: count newaxis entries after the ellipsis; imply an ellipsis at the end if there is none.
+  size_t sparse_dims = n;
+  int64_t ellipsis_mask = a.ellipsis_mask;
+  int num_add_axis_after_ellipsis = 0;
+  bool ellipsis_seen = false;
+  for (size_t i = 0; i < n; ++i) {
+    if (ellipsis_seen && bit(a.new_axis_mask, i)) ++num_add_axis_after_ellipsis;
+    if (bit(a.ellipsis_mask, i)) ellipsis_seen = true;
+  }
+  if (!ellipsis_seen) ellipsis_mask |= int64_t{1} << sparse_dims++;
+
+  // Step 2: the dense spec, one entry per input dim.
+  const int rank = in.rank();
+  int64_t begin[kMaxRank] = {}, end[kMaxRank] = {}, strides[kMaxRank] = {};
+  bool begin_masked[kMaxRank] = {}, end_masked[kMaxRank] = {}, shrink[kMaxRank] = {};
+  SmallVector<int, 16> gather;  // per result dim: a dense dim, kNewAxis or kShrinkAxis
+  int full = 0;
+  for (size_t i = 0; i < sparse_dims; ++i) {
+    if (bit(ellipsis_mask, i)) {
+      int next = std::min(rank - static_cast<int>(sparse_dims - i) + 1 + num_add_axis_after_ellipsis, rank);
+      for (; full < next; ++full) {
+        strides[full] = 1;
+        begin_masked[full] = end_masked[full] = true;
+        gather.push_back(full);
+      }
+    } else if (bit(a.new_axis_mask, i)) {
+      gather.push_back(kNewAxis);
+    } else {
+      if (full == rank)
+        return invalid_argument("StridedSlice: too many indices for a tensor of rank ", rank, " (shape ",
+                                in.to_string(), ")");
+      begin[full] = a.begin[i];
+      end[full] = a.end[i];
+      strides[full] = a.strides[i];
+      begin_masked[full] = bit(a.begin_mask, i);
+      end_masked[full] = bit(a.end_mask, i);
+      shrink[full] = bit(a.shrink_axis_mask, i);
+      gather.push_back(shrink[full] ? kShrinkAxis : full);
+      ++full;
+    }
+  }
+
+  // Step 3: clamp each dense entry to its dim and compute the walked shape.
+  for (int d = 0; d < rank; ++d) {
+    const int64_t dim = in.dim(d), stride = strides[d];
+    if (stride == 0) return invalid_argument("StridedSlice: strides[", d, "] must be non-zero");
+    if (shrink[d] && stride < 0)
+      return invalid_argument("StridedSlice: an integer index needs a positive stride, got ", stride);
+    if (dim < 0) {
+      plan->walked.push_back(shrink[d] ? 1 : kUnknownDim);
+      plan->begin[d] = 0;
+      plan->step[d] = stride;
+      continue;
+    }
+    int64_t b, e;
+    if (shrink[d]) {
+      b = begin[d] < 0 ? begin[d] + dim : begin[d];
+      if (b < 0 || b >= dim)
+        return invalid_argument("StridedSlice: index ", begin[d], " is out of bounds for axis ", d,
+                                " with size ", dim);
+      e = b + 1;
+    } else {
+      // Python's rules: negative indices count from the end, then clamp to [0, dim] going forward or
+      // [-1, dim - 1] going backward; a masked end is the far end in the stride's direction.
+      const int64_t lo = stride > 0 ? 0 : -1, hi = stride > 0 ? dim : dim - 1;
+      auto canonical = [&](int64_t x, bool masked, bool is_end) {
+        if (masked) return (stride > 0) != is_end ? lo : hi;
+        int64_t fwd = x < 0 ? dim + x : x;
+        return fwd < lo ? lo : (fwd > hi ? hi : fwd);
+      };
+      b = canonical(begin[d], begin_masked[d], false);
+      e = canonical(end[d], end_masked[d], true);
+    }
+    const int64_t interval = e - b;
+    int64_t size = 0;
+    if (interval != 0 && (interval < 0) == (stride < 0))
+      size = interval / stride + (interval % stride != 0 ? 1 : 0);
+    plan->walked.push_back(size);
+    plan->begin[d] = b;
+    plan->step[d] = stride;
+  }
+
+  // Step 4: the result shape.
+  for (int g : gather) {
+    if (g == kShrinkAxis) continue;
+    if (plan->result.rank() == kMaxRank)
+      return invalid_argument("StridedSlice: the result would have more than ", kMaxRank, " dimensions");
+    plan->result.push_back(g == kNewAxis ? 1 : plan->walked.dim(g));
+  }
+  return Status::OK();
+}
+
+Status strided_slice_shape(InferContext& ctx) {
+  const Shape& in = ctx.inputs[0].shape;
+  if (!in.rank_known()) {
+    ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, Shape::unknown_rank()});
+    return Status::OK();
+  }
+  SlicePlan plan;
+  EMBER_RETURN_IF_ERROR(plan_strided_slice(in, strided_slice_attrs(ctx), &plan));
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, plan.result});
+  return Status::OK();
+}
+
+Status strided_slice_kernel(KernelContext& ctx) {
+  SlicePlan plan;
+  EMBER_RETURN_IF_ERROR(plan_strided_slice(ctx.input(0).shape(), strided_slice_attrs(ctx), &plan));
+  return run_slice(ctx, plan);
+}
+
+// ---- GatherV2
+
+struct GatherDims {
+  int64_t axis, batch_dims;
+};
+
+// Validates axis and batch_dims against known ranks (params_rank, indices_rank).
+Status gather_dims(int params_rank, int indices_rank, int64_t axis_attr, int64_t batch_attr, GatherDims* g) {
+  if (params_rank == 0) return invalid_argument("GatherV2: params must be at least 1-D, got a scalar");
+  g->batch_dims = batch_attr < 0 ? batch_attr + indices_rank : batch_attr;
+  if (g->batch_dims < 0 || g->batch_dims > indices_rank)
+    return invalid_argument("GatherV2: batch_dims ", batch_attr, " must be in [", -indices_rank, ", ",
+                            indices_rank, "] for indices of rank ", indices_rank);
+  EMBER_RETURN_IF_ERROR(normalize_axis(axis_attr, params_rank, "GatherV2", &g->axis));
+  if (g->batch_dims > g->axis)
+    return invalid_argument("GatherV2: batch_dims (", g->batch_dims, ") must be less than or equal to axis (",
+                            g->axis, ")");
+  return Status::OK();
+}
+
+Status gather_shape(InferContext& ctx) {
+  const Shape &params = ctx.inputs[0].shape, &indices = ctx.inputs[1].shape;
+  if (!params.rank_known() || !indices.rank_known()) {
+    ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, Shape::unknown_rank()});
+    return Status::OK();
+  }
+  GatherDims g;
+  EMBER_RETURN_IF_ERROR(gather_dims(params.rank(), indices.rank(), ctx.attr_int(0), ctx.attr_int(1), &g));
+  Shape out;
+  for (int d = 0; d < g.batch_dims; ++d) {
+    int64_t p = params.dim(d), i = indices.dim(d);
+    if (p >= 0 && i >= 0 && p != i)
+      return invalid_argument("GatherV2: params ", params.to_string(), " and indices ", indices.to_string(),
+                              " must match in their first batch_dims (", g.batch_dims,
+                              ") dimensions; dimension ", d, " is ", p, " vs ", i);
+  }
+  if (params.rank() - 1 + indices.rank() - g.batch_dims > kMaxRank)
+    return invalid_argument("GatherV2: the result would have more than ", kMaxRank, " dimensions");
+  for (int d = 0; d < g.axis; ++d)
+    out.push_back(params.dim(d) >= 0 || d >= g.batch_dims ? params.dim(d) : indices.dim(d));
+  for (int d = static_cast<int>(g.batch_dims); d < indices.rank(); ++d) out.push_back(indices.dim(d));
+  for (int d = static_cast<int>(g.axis) + 1; d < params.rank(); ++d) out.push_back(params.dim(d));
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, out});
+  return Status::OK();
+}
+
+Status gather_kernel(KernelContext& ctx) {
+  const TensorImpl &params = ctx.input(0), &indices = ctx.input(1);
+  GatherDims g;
+  EMBER_RETURN_IF_ERROR(gather_dims(params.rank(), indices.rank(), ctx.attr_int(0), ctx.attr_int(1), &g));
+  const Shape& ps = params.shape();
+  const int bd = static_cast<int>(g.batch_dims), axis = static_cast<int>(g.axis);
+  const int64_t batch = product(ps, 0, bd), outer = product(ps, bd, axis), axis_dim = ps.dim(axis);
+  const int64_t n = product(indices.shape(), bd, indices.rank()), inner = product(ps, axis + 1, ps.rank());
+  if (ctx.output(0).num_elements() == 0 && batch * n == 0) return Status::OK();
+  int64_t bad = kernels::gather(params.raw_data(), indices.raw_data(), indices.dtype(),
+                                ctx.output(0).mutable_raw_data(), dtype_size(params.dtype()), batch, outer,
+                                axis_dim, n, inner);
+  if (bad < 0) return Status::OK();
+  // TensorFlow's message: indices[i,j] = v is not in [0, dim).
+  std::string where;
+  int64_t rem = bad;
+  for (int d = indices.rank() - 1; d >= 0; --d) {
+    where = std::to_string(rem % indices.shape().dim(d)) + (where.empty() ? "" : ",") + where;
+    rem /= indices.shape().dim(d);
+  }
+  return invalid_argument("GatherV2: indices[", where,
+                          "] = ", kernels::load_index(indices.raw_data(), indices.dtype(), bad),
+                          " is not in [0, ", axis_dim, ")");
+}
+
+// ---- Where (coordinates of true elements)
+
+Status where_shape(InferContext& ctx) {
+  const Shape& in = ctx.inputs[0].shape;
+  ctx.outputs.push_back(
+      TensorSpec{DType::kInt64, Shape({kUnknownDim, in.rank_known() ? in.rank() : kUnknownDim})});
+  return Status::OK();
+}
+
+Status where_kernel(KernelContext& ctx) {
+  const TensorImpl& in = ctx.input(0);
+  int64_t count = kernels::count_nonzero(in.raw_data(), in.dtype(), in.num_elements());
+  EMBER_RETURN_IF_ERROR(allocate_output(ctx, 0, DType::kInt64, Shape({count, in.rank()})));
+  kernels::nonzero_coordinates(in.raw_data(), in.dtype(), in.shape(), ctx.output(0).mutable_data<int64_t>());
+  return Status::OK();
+}
+
+// ---- SelectV2
+
+Status select_shape(InferContext& ctx) {
+  const Shape &c = ctx.inputs[0].shape, &t = ctx.inputs[1].shape, &e = ctx.inputs[2].shape;
+  auto ct = broadcast_shapes(c, t);
+  StatusOr<Shape> out = ct.ok() ? broadcast_shapes(*ct, e) : ct;
+  if (!out.ok())
+    return invalid_argument("SelectV2: condition ", c.to_string(), ", t ", t.to_string(), " and e ",
+                            e.to_string(), " must be broadcastable");
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[1].dtype, *out});
+  return Status::OK();
+}
+
+Status select_kernel(KernelContext& ctx) {
+  TensorImpl& out = ctx.output(0);
+  if (out.num_elements() == 0) return Status::OK();
+  Shape shapes[3] = {ctx.input(0).shape(), ctx.input(1).shape(), ctx.input(2).shape()};
+  kernels::BroadcastWalk walk = kernels::plan_broadcast_walk(out.shape(), shapes);
+  kernels::select(ctx.input(0).data<bool>(), ctx.input(1).raw_data(), ctx.input(2).raw_data(),
+                  out.mutable_raw_data(), dtype_size(out.dtype()), walk);
+  return Status::OK();
+}
+
+// ---- ClipByValue
+
+Status clip_shape(InferContext& ctx) {
+  const Shape& t = ctx.inputs[0].shape;
+  const char* names[3] = {"t", "clip_value_min", "clip_value_max"};
+  for (int k = 1; k <= 2; ++k) {
+    const Shape& b = ctx.inputs[k].shape;
+    auto joint = broadcast_shapes(t, b);
+    bool ok = joint.ok();
+    if (ok && joint->rank_known() && t.rank_known()) {
+      ok = joint->rank() == t.rank();
+      for (int d = 0; ok && d < t.rank(); ++d)
+        ok = t.dim(d) < 0 || joint->dim(d) < 0 || joint->dim(d) == t.dim(d);
+    }
+    if (!ok)
+      return invalid_argument("ClipByValue: ", names[k], " of shape ", b.to_string(),
+                              " must broadcast to the shape of t, ", t.to_string());
+  }
+  ctx.outputs.push_back(ctx.inputs[0]);
+  return Status::OK();
+}
+
+Status clip_kernel(KernelContext& ctx) {
+  TensorImpl& out = ctx.output(0);
+  if (out.num_elements() == 0) return Status::OK();
+  Shape shapes[3] = {ctx.input(0).shape(), ctx.input(1).shape(), ctx.input(2).shape()};
+  kernels::BroadcastWalk walk = kernels::plan_broadcast_walk(out.shape(), shapes);
+  kernels::clip_by_value(ctx.input(0).raw_data(), ctx.input(1).raw_data(), ctx.input(2).raw_data(),
+                         out.mutable_raw_data(), out.dtype(), walk);
+  return Status::OK();
+}
+
+// ---- OneHot (attrs: depth, on_value, off_value, axis, dtype)
+
+Status one_hot_axis(int rank, int64_t axis_attr, int64_t* axis) {
+  if (axis_attr != -1 && (axis_attr < 0 || axis_attr > rank))
+    return invalid_argument("OneHot: axis must be -1 or in [0, ", rank, "] for indices of rank ", rank,
+                            ", got ", axis_attr);
+  *axis = axis_attr == -1 ? rank : axis_attr;
+  return Status::OK();
+}
+
+Status one_hot_shape(InferContext& ctx) {
+  const Shape& in = ctx.inputs[0].shape;
+  const int64_t depth = ctx.attr_int(0);
+  if (depth < 0) return invalid_argument("OneHot: depth must be non-negative, got ", depth);
+  const DType dtype = ctx.attr_dtype(4);
+  if (!in.rank_known()) {
+    ctx.outputs.push_back(TensorSpec{dtype, Shape::unknown_rank()});
+    return Status::OK();
+  }
+  int64_t axis;
+  EMBER_RETURN_IF_ERROR(one_hot_axis(in.rank(), ctx.attr_int(3), &axis));
+  if (in.rank() >= kMaxRank)
+    return invalid_argument("OneHot: the result would have rank ", in.rank() + 1, ", more than the maximum ",
+                            kMaxRank);
+  Shape out;
+  for (int d = 0; d <= in.rank(); ++d) {
+    if (d == axis) out.push_back(depth);
+    if (d < in.rank()) out.push_back(in.dim(d));
+  }
+  ctx.outputs.push_back(TensorSpec{dtype, out});
+  return Status::OK();
+}
+
+Status one_hot_kernel(KernelContext& ctx) {
+  const TensorImpl& in = ctx.input(0);
+  TensorImpl& out = ctx.output(0);
+  int64_t axis;
+  EMBER_RETURN_IF_ERROR(one_hot_axis(in.rank(), ctx.attr_int(3), &axis));
+  if (out.num_elements() == 0) return Status::OK();
+  uint64_t on = kernels::encode_scalar(out.dtype(), ctx.attr_float(1));
+  uint64_t off = kernels::encode_scalar(out.dtype(), ctx.attr_float(2));
+  const int64_t outer = product(in.shape(), 0, static_cast<int>(axis));
+  const int64_t inner = product(in.shape(), static_cast<int>(axis), in.rank());
+  kernels::one_hot(in.raw_data(), in.dtype(), outer, ctx.attr_int(0), inner, &on, &off,
+                   dtype_size(out.dtype()), out.mutable_raw_data());
+  return Status::OK();
+}
+
+}  // namespace
+
+void register_array_index_ops(OpRegistry& r) {
+  constexpr DTypeSet kGatherIndexTypes = kIndexTypes;
+  constexpr DTypeSet kOneHotIndexTypes = kIndexTypes | dtype_bit(DType::kUInt8);
+  OpBuilder("Slice")
+      .doc(
+          "The block starting at begin with the given size (-1: to the end). slice([[1, 2, 3]], [0, 1], [1, "
+          "-1]) "
+          "== [[2, 3]]")
+      .input("input")
+      .output("output")
+      .type_var(kAllTypes)
+      .attr("begin", AttrType::kInts)
+      .attr("size", AttrType::kInts)
+      .flags(kKernelAllocates)
+      .shape(&slice_shape)
+      .kernel(kAllTypes, &slice_kernel)
+      .done(r);
+  OpBuilder("StridedSlice")
+      .doc(
+          "Python indexing x[b:e:s, i, ..., newaxis] with TensorFlow's masks. x = [1, 2, 3, 4]: x[::-2] == "
+          "[4, 2]")
+      .input("input")
+      .output("output")
+      .type_var(kAllTypes)
+      .attr("begin", AttrType::kInts)
+      .attr("end", AttrType::kInts)
+      .attr("strides", AttrType::kInts)
+      .attr("begin_mask", AttrType::kInt, int64_t{0})
+      .attr("end_mask", AttrType::kInt, int64_t{0})
+      .attr("ellipsis_mask", AttrType::kInt, int64_t{0})
+      .attr("new_axis_mask", AttrType::kInt, int64_t{0})
+      .attr("shrink_axis_mask", AttrType::kInt, int64_t{0})
+      .flags(kKernelAllocates)
+      .shape(&strided_slice_shape)
+      .kernel(kAllTypes, &strided_slice_kernel)
+      .done(r);
+  OpBuilder("GatherV2")
+      .doc("Takes slices of params along axis at the given indices. gather([10, 20, 30], [2, 0]) == [30, 10]")
+      .input("params")
+      .input_fixed("indices", kGatherIndexTypes)
+      .output("output")
+      .type_var(kAllTypes)
+      .attr("axis", AttrType::kInt, int64_t{0})
+      .attr("batch_dims", AttrType::kInt, int64_t{0})
+      .shape(&gather_shape)
+      .kernel(kAllTypes, &gather_kernel)
+      .done(r);
+  OpBuilder("Where")
+      .doc(
+          "Coordinates of the non-zero (true) elements, int64 [num_true, rank]. where([[True, False], "
+          "[False, True]]) "
+          "== [[0, 0], [1, 1]]")
+      .input_fixed("condition", kAllTypes)
+      .output("index")
+      .type_var(kAllTypes)
+      .flags(kKernelAllocates | kNotDifferentiable)
+      .shape(&where_shape)
+      .kernel(kAllTypes, &where_kernel)
+      .done(r);
+  OpBuilder("SelectV2")
+      .doc(
+          "condition ? t : e element-wise, all three broadcast. where([True, False], [1, 2], [3, 4]) == [1, "
+          "4]")
+      .input_fixed("condition", kBoolType)
+      .input("t")
+      .input("e")
+      .output("output")
+      .type_var(kAllTypes)
+      .dispatch_on_input(1)
+      .flags(kElementwise)
+      .shape(&select_shape)
+      .kernel(kAllTypes, &select_kernel)
+      .done(r);
+  OpBuilder("ClipByValue")
+      .doc(
+          "min(max(t, clip_value_min), clip_value_max); the bounds broadcast to t. clip_by_value([-1, 5], 0, "
+          "3) == "
+          "[0, 3]")
+      .input("t")
+      .input("clip_value_min")
+      .input("clip_value_max")
+      .output("output")
+      .type_var(kNumericTypes)
+      .flags(kElementwise)
+      .shape(&clip_shape)
+      .kernel(kNumericTypes, &clip_kernel)
+      .done(r);
+  OpBuilder("OneHot")
+      .doc(
+          "on_value where the index equals the position along a new axis, else off_value. one_hot([0, 2], 3) "
+          "== "
+          "[[1, 0, 0], [0, 0, 1]]")
+      .input_fixed("indices", kOneHotIndexTypes)
+      .output("output")
+      .type_var(kAllTypes)
+      .attr("depth", AttrType::kInt)
+      .attr("on_value", AttrType::kFloat, 1.0)
+      .attr("off_value", AttrType::kFloat, 0.0)
+      .attr("axis", AttrType::kInt, int64_t{-1})
+      .attr("dtype", AttrType::kDType, DType::kFloat32)
+      .dispatch_on_output()
+      .flags(kNotDifferentiable)
+      .shape(&one_hot_shape)
+      .kernel(kAllTypes, &one_hot_kernel)
+      .done(r);
+}
+
+}  // namespace ember

@@ -1,0 +1,175 @@
+"""Table-driven checks over the whole op registry: every op has an example call here (a new op without
+one fails the test), runs on it, and rejects bad inputs with a clear ember.errors / TypeError that names
+the op — never a crash."""
+import numpy as np
+import pytest
+
+import ember as tf
+from ember import _C, errors
+
+F = np.arange(6, dtype=np.float32).reshape(2, 3) / 6 + 0.1
+I = np.array([[0, 1, 2], [2, 1, 0]], dtype=np.int32)
+B = np.array([[True, False, True], [False, True, True]])
+
+
+def f32(a=F):
+    return tf.constant(a, dtype=tf.float32)
+
+
+UNARY_FLOAT = ["Exp", "Log", "Log1p", "Expm1", "Sqrt", "Rsqrt", "Reciprocal", "Sin", "Cos", "Tanh", "Sigmoid",
+               "Elu", "Softplus", "Erf", "Floor", "Ceil", "Round", "IsNan", "IsFinite", "Neg", "Abs", "Sign",
+               "Square", "Relu", "Relu6"]
+BINARY_NUMERIC = ["Add", "Sub", "Mul", "RealDiv", "FloorDiv", "FloorMod", "Pow", "Maximum", "Minimum",
+                  "SquaredDifference", "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual"]
+
+
+def examples():
+    """op name -> (inputs, attrs) of one valid call."""
+    table = {name: ([f32()], []) for name in UNARY_FLOAT}
+    table.update({name: ([f32(), f32()], []) for name in BINARY_NUMERIC})
+    table["LogicalNot"] = ([tf.constant(B)], [])
+    table["LogicalAnd"] = ([tf.constant(B), tf.constant(B)], [])
+    table["LogicalOr"] = ([tf.constant(B), tf.constant(B)], [])
+    table["AddN"] = ([[f32(), f32()]], [])
+    table["Cast"] = ([f32()], [tf.int32])
+    for name in ["Sum", "Mean", "Prod", "Max", "Min", "ReduceLogSumExp"]:
+        table[name] = ([f32()], [[1], False])
+    table["Any"] = ([tf.constant(B)], [[0], True])
+    table["All"] = ([tf.constant(B)], [[0], False])
+    table["ArgMax"] = ([f32()], [1, tf.int64])
+    table["ArgMin"] = ([f32()], [0, tf.int32])
+    table["MatMul"] = ([f32(), f32()], [False, True])
+    table["Reshape"] = ([f32()], [[3, -1]])
+    table["Identity"] = ([f32()], [])
+    table["Transpose"] = ([f32()], [[1, 0]])
+    table["ExpandDims"] = ([f32()], [0])
+    table["Squeeze"] = ([tf.constant(F[None])], [[0]])
+    table["Shape"] = ([f32()], [tf.int32])
+    table["Size"] = ([f32()], [tf.int64])
+    table["Rank"] = ([f32()], [])
+    table["ConcatV2"] = ([[f32(), f32()]], [0])
+    table["Pack"] = ([[f32(), f32()]], [1])
+    table["Unpack"] = ([f32()], [2, 0])
+    table["SplitV"] = ([f32()], [[1, 2], 1])
+    table["Tile"] = ([f32()], [[2, 1]])
+    table["BroadcastTo"] = ([f32()], [[4, 2, 3]])
+    table["Pad"] = ([f32()], [[1, 1, 0, 2], 0.0, "CONSTANT"])
+    table["Slice"] = ([f32()], [[0, 1], [2, -1]])
+    table["StridedSlice"] = ([f32()], [[0, 0], [2, 3], [1, 2], 0, 0, 0, 0, 0])
+    table["GatherV2"] = ([f32(), tf.constant([1, 0])], [0, 0])
+    table["Where"] = ([tf.constant(B)], [])
+    table["SelectV2"] = ([tf.constant(B), f32(), f32()], [])
+    table["ClipByValue"] = ([f32(), tf.constant(0.2), tf.constant(0.5)], [])
+    table["OneHot"] = ([tf.constant([0, 2])], [3, 1.0, 0.0, -1, tf.float32])
+    table["Fill"] = ([tf.constant(1.5)], [[2, 2]])
+    table["ZerosLike"] = ([f32()], [])
+    table["OnesLike"] = ([f32()], [])
+    table["Eye"] = ([], [3, -1, [], tf.float32])
+    table["Range"] = ([], [0.0, 5.0, 1.0, tf.int32])
+    table["LinSpace"] = ([tf.constant(0.0), tf.constant(1.0)], [5])
+    table["Softmax"] = ([f32()], [-1])
+    table["LogSoftmax"] = ([f32()], [0])
+    table["BiasAdd"] = ([f32(), tf.constant([1.0, 2.0, 3.0])], ["NHWC"])
+    table["L2Loss"] = ([f32()], [])
+    table["SigmoidCrossEntropyWithLogits"] = ([f32(), f32()], [])
+    table["SoftmaxCrossEntropyWithLogits"] = ([f32(), f32()], [])
+    table["SparseSoftmaxCrossEntropyWithLogits"] = ([f32(), tf.constant([0, 2])], [])
+    for name in ["RandomUniform", "RandomStandardNormal", "TruncatedNormal"]:
+        table[name] = ([], [[2, 3], tf.float32, 1, 2])
+    for name in ["StatelessRandomUniform", "StatelessRandomNormal", "StatelessTruncatedNormal"]:
+        table[name] = ([tf.constant([1, 2])], [[2, 3], tf.float32])
+    table["RandomUniformInt"] = ([], [[4], 0, 10, tf.int32, 1, 2])
+    table["StatelessRandomUniformInt"] = ([tf.constant([1, 2])], [[4], 0, 10, tf.int64])
+    return table
+
+
+EXAMPLES = examples()
+OP_NAMES = sorted(_C.op_names())
+
+
+def test_every_registered_op_has_an_example():
+    missing = [name for name in OP_NAMES if name not in EXAMPLES]
+    assert not missing, f"ops without an example in test_op_registry.py: {missing}"
+
+
+def test_every_op_is_documented():
+    for name in OP_NAMES:
+        info = _C.op_info(name)
+        assert info["doc"], name
+        assert info["kernel_dtypes"], name
+
+
+@pytest.mark.parametrize("name", OP_NAMES)
+def test_example_runs(name):
+    inputs, attrs = EXAMPLES[name]
+    out = _C.op(name)(*inputs, *attrs)
+    outs = out if isinstance(out, tuple) else (out,)
+    for o in outs:
+        assert isinstance(o, tf.Tensor)
+        np.asarray(o)  # readable
+
+
+def _input_count(info, inputs):
+    return len(info["inputs"])
+
+
+@pytest.mark.parametrize("name", OP_NAMES)
+def test_missing_inputs_are_a_type_error(name):
+    info = _C.op_info(name)
+    if not info["inputs"]:
+        pytest.skip("op has no inputs")
+    with pytest.raises(TypeError, match=name):
+        _C.op(name)()
+
+
+@pytest.mark.parametrize("name", OP_NAMES)
+def test_wrong_dtype_is_an_invalid_argument_error(name):
+    inputs, attrs = EXAMPLES[name]
+    info = _C.op_info(name)
+    tensor_inputs = [i for i, x in enumerate(inputs) if isinstance(x, tf.Tensor)]
+    if not tensor_inputs:
+        pytest.skip("op has no tensor inputs")
+    supported = set(info["kernel_dtypes"])
+    bad = [d for d in (tf.bool, tf.uint8, tf.float64, tf.int8) if d._enum not in supported]
+    if not bad:
+        pytest.skip("op accepts every dtype")
+    first = tensor_inputs[0]
+    wrong = list(inputs)
+    wrong[first] = tf.cast(tf.cast(inputs[first], tf.int32), bad[0]) if bad[0] != tf.bool else \
+        tf.cast(inputs[first], tf.bool)
+    with pytest.raises(errors.InvalidArgumentError, match=name):
+        _C.op(name)(*wrong, *attrs)
+
+
+@pytest.mark.parametrize("name", OP_NAMES)
+def test_wrong_attribute_type_is_a_type_error(name):
+    inputs, attrs = EXAMPLES[name]
+    info = _C.op_info(name)
+    if not info["attrs"]:
+        pytest.skip("op has no attributes")
+    # An object of a type no attribute accepts.
+    bad_attrs = [object()] + list(attrs[1:])
+    with pytest.raises(TypeError, match=name):
+        _C.op(name)(*inputs, *bad_attrs)
+
+
+@pytest.mark.parametrize("name", OP_NAMES)
+def test_non_numeric_input_is_rejected(name):
+    inputs, attrs = EXAMPLES[name]
+    if not inputs:
+        pytest.skip("op has no inputs")
+    bad = ["not a number"] + list(inputs[1:])
+    with pytest.raises((TypeError, ValueError)):
+        _C.op(name)(*bad, *attrs)
+
+
+def test_too_many_attributes():
+    with pytest.raises(TypeError, match="Cast takes 1 attribute"):
+        _C.op("Cast")(f32(), tf.int32, 5)
+
+
+def test_allocation_too_large_is_resource_exhausted():
+    with pytest.raises(errors.ResourceExhaustedError, match="bytes"):
+        tf.zeros([1 << 30, 1 << 30])
+    with pytest.raises((errors.ResourceExhaustedError, errors.InvalidArgumentError)):
+        tf.random.uniform([1 << 25, 1 << 25])
