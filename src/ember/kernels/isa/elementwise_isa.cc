@@ -3,6 +3,7 @@
 // start-up. Loops are plain C++ written so GCC vectorises them; 16-bit floats compute in float.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
@@ -10,18 +11,7 @@
 
 namespace ember::kernels::EMBER_ISA {
 
-// Transcendentals: std:: for now; vmath.h replaces these with vectorisable polynomials.
-template <typename X> X vexp(X x) { return std::exp(x); }
-template <typename X> X vlog(X x) { return std::log(x); }
-template <typename X> X vlog1p(X x) { return std::log1p(x); }
-template <typename X> X vexpm1(X x) { return std::expm1(x); }
-template <typename X> X vsin(X x) { return std::sin(x); }
-template <typename X> X vcos(X x) { return std::cos(x); }
-template <typename X> X vtanh(X x) { return std::tanh(x); }
-template <typename X> X verf(X x) { return std::erf(x); }
-template <typename X> X vsigmoid(X x) { return X(1) / (X(1) + std::exp(-x)); }
-template <typename X> X velu(X x) { return x > X(0) ? x : std::expm1(x); }
-template <typename X> X vsoftplus(X x) { return std::log1p(std::exp(-std::fabs(x))) + (x > X(0) ? x : X(0)); }
+#include "ember/kernels/vmath.h"  // NOLINT: deliberately inside the ISA namespace (see its header)
 
 namespace {
 
@@ -185,18 +175,19 @@ void binary_vs(const void* a_v, const void* b_v, void* out_v, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = static_cast<R>(f(static_cast<C<T>>(a[i]), b));
 }
 
-template <typename F, bool kBoolResult>
-void set_unary(ElementwiseTables& t, UnaryOp op, DTypeSet set) {
+// Only the dtypes in kSet are instantiated: the math functors need not compile for every type.
+template <typename F, bool kBoolResult, DTypeSet kSet>
+void set_unary(ElementwiseTables& t, UnaryOp op) {
   auto one = [&]<typename T>() {
     using R = std::conditional_t<kBoolResult, bool, T>;
     t.unary[static_cast<int>(op)][static_cast<int>(dtype_of<T>::value)] = &unary_loop<T, R, F>;
   };
   for (int i = 0; i < kNumDTypes; ++i)
-    if (set & (1u << i)) visit_dtype(static_cast<DType>(i), one);
+    if (kSet & (1u << i)) visit_dtype<kSet>(static_cast<DType>(i), one);
 }
 
-template <typename F, bool kBoolResult>
-void set_binary(ElementwiseTables& t, BinaryOp op, DTypeSet set) {
+template <typename F, bool kBoolResult, DTypeSet kSet>
+void set_binary(ElementwiseTables& t, BinaryOp op) {
   auto one = [&]<typename T>() {
     using R = std::conditional_t<kBoolResult, bool, T>;
     BinaryLoops& loops = t.binary[static_cast<int>(op)][static_cast<int>(dtype_of<T>::value)];
@@ -205,7 +196,7 @@ void set_binary(ElementwiseTables& t, BinaryOp op, DTypeSet set) {
     loops.vs = &binary_vs<T, R, F>;
   };
   for (int i = 0; i < kNumDTypes; ++i)
-    if (set & (1u << i)) visit_dtype(static_cast<DType>(i), one);
+    if (kSet & (1u << i)) visit_dtype<kSet>(static_cast<DType>(i), one);
 }
 
 }  // namespace
@@ -216,51 +207,51 @@ void fill_elementwise_tables(ElementwiseTables& t) {
   constexpr DTypeSet kF = kFloatTypes;
   constexpr DTypeSet kSN = kSignedNumericTypes;
   constexpr DTypeSet kN = kNumericTypes;
-  set_unary<NegF, false>(t, U::kNeg, kSN);
-  set_unary<AbsF, false>(t, U::kAbs, kSN);
-  set_unary<SignF, false>(t, U::kSign, kSN);
-  set_unary<ExpF, false>(t, U::kExp, kF);
-  set_unary<LogF, false>(t, U::kLog, kF);
-  set_unary<Log1pF, false>(t, U::kLog1p, kF);
-  set_unary<Expm1F, false>(t, U::kExpm1, kF);
-  set_unary<SqrtF, false>(t, U::kSqrt, kF);
-  set_unary<RsqrtF, false>(t, U::kRsqrt, kF);
-  set_unary<SquareF, false>(t, U::kSquare, kN);
-  set_unary<ReciprocalF, false>(t, U::kReciprocal, kF);
-  set_unary<SinF, false>(t, U::kSin, kF);
-  set_unary<CosF, false>(t, U::kCos, kF);
-  set_unary<TanhF, false>(t, U::kTanh, kF);
-  set_unary<SigmoidF, false>(t, U::kSigmoid, kF);
-  set_unary<ReluF, false>(t, U::kRelu, kN);
-  set_unary<Relu6F, false>(t, U::kRelu6, kN);
-  set_unary<EluF, false>(t, U::kElu, kF);
-  set_unary<SoftplusF, false>(t, U::kSoftplus, kF);
-  set_unary<ErfF, false>(t, U::kErf, kF);
-  set_unary<FloorF, false>(t, U::kFloor, kF);
-  set_unary<CeilF, false>(t, U::kCeil, kF);
-  set_unary<RoundF, false>(t, U::kRound, kF);
-  set_unary<LogicalNotF, true>(t, U::kLogicalNot, kBoolType);
-  set_unary<IsNanF, true>(t, U::kIsNan, kF);
-  set_unary<IsFiniteF, true>(t, U::kIsFinite, kF);
+  set_unary<NegF, false, kSN>(t, U::kNeg);
+  set_unary<AbsF, false, kSN>(t, U::kAbs);
+  set_unary<SignF, false, kSN>(t, U::kSign);
+  set_unary<ExpF, false, kF>(t, U::kExp);
+  set_unary<LogF, false, kF>(t, U::kLog);
+  set_unary<Log1pF, false, kF>(t, U::kLog1p);
+  set_unary<Expm1F, false, kF>(t, U::kExpm1);
+  set_unary<SqrtF, false, kF>(t, U::kSqrt);
+  set_unary<RsqrtF, false, kF>(t, U::kRsqrt);
+  set_unary<SquareF, false, kN>(t, U::kSquare);
+  set_unary<ReciprocalF, false, kF>(t, U::kReciprocal);
+  set_unary<SinF, false, kF>(t, U::kSin);
+  set_unary<CosF, false, kF>(t, U::kCos);
+  set_unary<TanhF, false, kF>(t, U::kTanh);
+  set_unary<SigmoidF, false, kF>(t, U::kSigmoid);
+  set_unary<ReluF, false, kN>(t, U::kRelu);
+  set_unary<Relu6F, false, kN>(t, U::kRelu6);
+  set_unary<EluF, false, kF>(t, U::kElu);
+  set_unary<SoftplusF, false, kF>(t, U::kSoftplus);
+  set_unary<ErfF, false, kF>(t, U::kErf);
+  set_unary<FloorF, false, kF>(t, U::kFloor);
+  set_unary<CeilF, false, kF>(t, U::kCeil);
+  set_unary<RoundF, false, kF>(t, U::kRound);
+  set_unary<LogicalNotF, true, kBoolType>(t, U::kLogicalNot);
+  set_unary<IsNanF, true, kF>(t, U::kIsNan);
+  set_unary<IsFiniteF, true, kF>(t, U::kIsFinite);
 
-  set_binary<AddF, false>(t, B::kAdd, kN);
-  set_binary<SubF, false>(t, B::kSub, kN);
-  set_binary<MulF, false>(t, B::kMul, kN);
-  set_binary<DivF, false>(t, B::kDiv, kF);
-  set_binary<FloorDivF, false>(t, B::kFloorDiv, kN);
-  set_binary<FloorModF, false>(t, B::kFloorMod, kN);
-  set_binary<PowF, false>(t, B::kPow, kN);
-  set_binary<MaxF, false>(t, B::kMax, kN);
-  set_binary<MinF, false>(t, B::kMin, kN);
-  set_binary<SquaredDiffF, false>(t, B::kSquaredDiff, kN);
-  set_binary<EqualF, true>(t, B::kEqual, kAllTypes);
-  set_binary<NotEqualF, true>(t, B::kNotEqual, kAllTypes);
-  set_binary<LessF, true>(t, B::kLess, kN);
-  set_binary<LessEqualF, true>(t, B::kLessEqual, kN);
-  set_binary<GreaterF, true>(t, B::kGreater, kN);
-  set_binary<GreaterEqualF, true>(t, B::kGreaterEqual, kN);
-  set_binary<LogicalAndF, true>(t, B::kLogicalAnd, kBoolType);
-  set_binary<LogicalOrF, true>(t, B::kLogicalOr, kBoolType);
+  set_binary<AddF, false, kN>(t, B::kAdd);
+  set_binary<SubF, false, kN>(t, B::kSub);
+  set_binary<MulF, false, kN>(t, B::kMul);
+  set_binary<DivF, false, kF>(t, B::kDiv);
+  set_binary<FloorDivF, false, kN>(t, B::kFloorDiv);
+  set_binary<FloorModF, false, kN>(t, B::kFloorMod);
+  set_binary<PowF, false, kN>(t, B::kPow);
+  set_binary<MaxF, false, kN>(t, B::kMax);
+  set_binary<MinF, false, kN>(t, B::kMin);
+  set_binary<SquaredDiffF, false, kN>(t, B::kSquaredDiff);
+  set_binary<EqualF, true, kAllTypes>(t, B::kEqual);
+  set_binary<NotEqualF, true, kAllTypes>(t, B::kNotEqual);
+  set_binary<LessF, true, kN>(t, B::kLess);
+  set_binary<LessEqualF, true, kN>(t, B::kLessEqual);
+  set_binary<GreaterF, true, kN>(t, B::kGreater);
+  set_binary<GreaterEqualF, true, kN>(t, B::kGreaterEqual);
+  set_binary<LogicalAndF, true, kBoolType>(t, B::kLogicalAnd);
+  set_binary<LogicalOrF, true, kBoolType>(t, B::kLogicalOr);
 }
 
 }  // namespace ember::kernels::EMBER_ISA
