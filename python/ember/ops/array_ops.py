@@ -281,6 +281,8 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 -
 def linspace(start, stop, num, name=None, axis=0):
     start = _tensor(start)
     stop = _tensor(stop, start.dtype)
+    if int(num) == 0:  # tf.linspace gives an empty tensor; the raw op requires num >= 1
+        return zeros([0], start.dtype)
     return _LinSpace(start, stop, int(num))
 
 

@@ -98,6 +98,14 @@ Status range_shape(InferContext& ctx) {
   const DType dtype = ctx.attr_dtype(3);
   if (!dtype_in(dtype, kNumericTypes))
     return invalid_argument("Range: dtype must be numeric, got ", dtype_name(dtype));
+  const double start = ctx.attr_float(0), limit = ctx.attr_float(1), delta = ctx.attr_float(2);
+  // TensorFlow rejects a delta that points away from the limit rather than returning an empty range.
+  if (delta > 0 && start > limit)
+    return invalid_argument("Range: requires start <= limit when delta > 0, got start ", start, " and limit ",
+                            limit);
+  if (delta < 0 && start < limit)
+    return invalid_argument("Range: requires start >= limit when delta < 0, got start ", start, " and limit ",
+                            limit);
   auto size = kernels::range_size(dtype, ctx.attr_float(0), ctx.attr_float(1), ctx.attr_float(2));
   if (!size.ok()) return size.status();
   ctx.outputs.push_back(TensorSpec{dtype, Shape({*size})});
@@ -410,7 +418,7 @@ void register_array_create_ops(OpRegistry& r) {
       .done(r);
   OpBuilder("Range")
       .doc(
-          "start, start + delta, ... up to (excluding) limit; empty when delta points away from limit. "
+          "start, start + delta, ... up to (excluding) limit; an error when delta points away from limit. "
           "range(1, 10, 3) == [1, 4, 7]")
       .output("output")
       .type_var(kNumericTypes)

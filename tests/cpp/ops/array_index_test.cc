@@ -267,7 +267,8 @@ TEST(ArrayRange, IntsAndFloats) {
   EXPECT_EQ(range(1, 10, 3, DType::kInt32).to_vector<int32_t>(), (std::vector<int32_t>{1, 4, 7}));
   EXPECT_EQ(range(10, 1, -3, DType::kInt64).to_vector<int64_t>(), (Ints{10, 7, 4}));
   EXPECT_EQ(range(0, 5).to_vector<float>(), (std::vector<float>{0, 1, 2, 3, 4}));
-  EXPECT_EQ(range(5, 1, 1, DType::kInt32).num_elements(), 0);  // empty when delta points away from limit
+  EXPECT_THROW(range(5, 1, 1, DType::kInt32), StatusError);  // TF: an error when delta points away
+  EXPECT_EQ(range(3, 3, 1, DType::kInt32).num_elements(), 0);
   auto f = range(0.0, 1.0, 0.1).to_vector<float>();
   ASSERT_EQ(f.size(), 10u);
   EXPECT_EQ(f[9], 0.90000004f);  // 9 * 0.1f in float32, as TensorFlow

@@ -329,7 +329,8 @@ TEST(ArrayShapes, Creation) {
   INFER_OK("Range", "", A(0.0, 5.0), "[5]");
   INFER_OK("Range", "", A(1.0, 10.0, 3.0, DType::kInt32), "[3]:int32");
   INFER_OK("Range", "", A(0.0, 1.0, 0.1), "[10]");
-  INFER_OK("Range", "", A(5.0, 1.0, 1.0, DType::kInt64), "[0]:int64");
+  INFER_ERROR("Range", "", A(5.0, 1.0, 1.0, DType::kInt64), "requires start <= limit");
+  INFER_ERROR("Range", "", A(1.0, 5.0, -1.0, DType::kInt64), "requires start >= limit");
   INFER_OK("Range", "", A(10.0, 1.0, -3.0, DType::kInt32), "[3]:int32");
   INFER_ERROR("Range", "", A(0.0, 5.0, 0.0), "delta must not be 0");
   INFER_ERROR("Range", "", A(0.0, 5.0, 1.0, DType::kBool), "dtype must be numeric");
