@@ -44,7 +44,9 @@ std::vector<T> Tensor::to_vector() const {
     const S* src = impl_->data<S>();
     for (size_t i = 0; i < out.size(); ++i) {
       if constexpr (std::is_same_v<T, S>) out[i] = src[i];
-      else out[i] = static_cast<T>(static_cast<double>(static_cast<float>(src[i])));
+      else if constexpr (std::is_same_v<S, float16> || std::is_same_v<S, bfloat16>)
+        out[i] = static_cast<T>(static_cast<float>(src[i]));
+      else out[i] = static_cast<T>(src[i]);  // direct, so large integers survive as double
     }
   });
   return out;

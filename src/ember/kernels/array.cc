@@ -8,34 +8,11 @@
 #include <limits>
 
 #include "ember/core/parallel.h"
+#include "ember/kernels/element_words.h"
 
 namespace ember::kernels {
 namespace {
 
-// Element words that may alias any dtype's storage.
-typedef uint8_t __attribute__((may_alias)) W1;
-typedef uint16_t __attribute__((may_alias)) W2;
-typedef uint32_t __attribute__((may_alias)) W4;
-typedef uint64_t __attribute__((may_alias)) W8;
-
-/// Calls fn.template operator()<W>() with W the word of `elem_size` bytes.
-template <typename Fn>
-void visit_width(size_t elem_size, Fn&& fn) {
-  switch (elem_size) {
-    case 1:
-      fn.template operator()<W1>();
-      break;
-    case 2:
-      fn.template operator()<W2>();
-      break;
-    case 4:
-      fn.template operator()<W4>();
-      break;
-    default:
-      fn.template operator()<W8>();
-      break;
-  }
-}
 
 constexpr size_t kParallelCopyBytes = size_t{1} << 20;
 

@@ -10,33 +10,12 @@
 #include <vector>
 
 #include "ember/core/parallel.h"
+#include "ember/kernels/element_words.h"
 #include "ember/kernels/array.h"
 
 namespace ember::kernels {
 namespace {
 
-typedef uint8_t __attribute__((may_alias)) W1;
-typedef uint16_t __attribute__((may_alias)) W2;
-typedef uint32_t __attribute__((may_alias)) W4;
-typedef uint64_t __attribute__((may_alias)) W8;
-
-template <typename Fn>
-void visit_width(size_t elem_size, Fn&& fn) {
-  switch (elem_size) {
-    case 1:
-      fn.template operator()<W1>();
-      break;
-    case 2:
-      fn.template operator()<W2>();
-      break;
-    case 4:
-      fn.template operator()<W4>();
-      break;
-    default:
-      fn.template operator()<W8>();
-      break;
-  }
-}
 
 template <typename Fn>
 void visit_index_type(DType d, Fn&& fn) {

@@ -23,24 +23,8 @@ void register_array_create_ops(OpRegistry& r);  // array_create.cc
 
 namespace {
 
-std::string list_str(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-  return s + "]";
-}
 
-Status allocate_output(KernelContext& ctx, int i, DType dtype, const Shape& shape) {
-  auto t = TensorImpl::allocate(dtype, shape, ctx.input(0).device());
-  if (!t.ok()) return t.status();
-  ctx.outputs[i] = std::move(t).value();
-  return Status::OK();
-}
 
-int64_t product(const Shape& s, int begin, int end) {
-  int64_t n = 1;
-  for (int i = begin; i < end; ++i) n *= s.dim(i);
-  return n;
-}
 
 // ---- Reshape
 

@@ -12,11 +12,6 @@
 namespace ember {
 namespace {
 
-std::string list_str(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-  return s + "]";
-}
 
 // ---- Fill, ZerosLike, OnesLike
 

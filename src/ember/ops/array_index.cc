@@ -5,28 +5,13 @@
 
 #include "ember/kernels/array.h"
 #include "ember/ops/registry.h"
+#include "ember/ops/shape_fns.h"
 
 namespace ember {
 namespace {
 
-std::string list_str(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? "," : "") + std::to_string(v[i]);
-  return s + "]";
-}
 
-Status allocate_output(KernelContext& ctx, int i, DType dtype, const Shape& shape) {
-  auto t = TensorImpl::allocate(dtype, shape, ctx.inputs.empty() ? Device{} : ctx.input(0).device());
-  if (!t.ok()) return t.status();
-  ctx.outputs[i] = std::move(t).value();
-  return Status::OK();
-}
 
-int64_t product(const Shape& s, int begin, int end) {
-  int64_t n = 1;
-  for (int i = begin; i < end; ++i) n *= s.dim(i);
-  return n;
-}
 
 // Slices of an input: start offsets and steps per input dim, the dims walked (one per input dim) and the
 // shape of the result (which may drop or add size-1 dims). Used by Slice and StridedSlice.

@@ -26,4 +26,23 @@ Status broadcast_compare_shape(InferContext& ctx) {
   return Status::OK();
 }
 
+std::string list_str(const std::vector<int64_t>& values) {
+  std::string s = "[";
+  for (size_t i = 0; i < values.size(); ++i) s += (i ? "," : "") + std::to_string(values[i]);
+  return s + "]";
+}
+
+int64_t product(const Shape& shape, int begin, int end) {
+  int64_t n = 1;
+  for (int i = begin; i < end; ++i) n *= shape.dim(i);
+  return n;
+}
+
+Status allocate_output(KernelContext& ctx, int i, DType dtype, const Shape& shape) {
+  auto t = TensorImpl::allocate(dtype, shape, ctx.inputs.empty() ? Device{} : ctx.input(0).device());
+  if (!t.ok()) return t.status();
+  ctx.outputs[i] = std::move(t).value();
+  return Status::OK();
+}
+
 }  // namespace ember

@@ -14,4 +14,11 @@ Status broadcast_binary_shape(InferContext& ctx);
 /// Like broadcast_binary_shape but the output is bool (comparisons).
 Status broadcast_compare_shape(InferContext& ctx);
 
+/// "[1,2,3]" for error messages.
+std::string list_str(const std::vector<int64_t>& values);
+/// Product of dims [begin, end) of a fully defined shape.
+int64_t product(const Shape& shape, int begin, int end);
+/// Allocates output i of a kKernelAllocates op on the device of its first input (CPU if none).
+Status allocate_output(KernelContext& ctx, int i, DType dtype, const Shape& shape);
+
 }  // namespace ember

@@ -120,20 +120,6 @@ std::vector<double> reference(const Operand& a, const Operand& b, bool ta, bool 
   return c;
 }
 
-std::vector<double> values(const Tensor& t) {
-  std::vector<double> out(t.num_elements());
-  visit_dtype(t.dtype(), [&]<typename U>() {
-    const U* p = t.impl()->data<U>();
-    for (size_t i = 0; i < out.size(); ++i) {
-      if constexpr (std::is_same_v<U, float16> || std::is_same_v<U, bfloat16>) {
-        out[i] = static_cast<float>(p[i]);
-      } else {
-        out[i] = static_cast<double>(p[i]);
-      }
-    }
-  });
-  return out;
-}
 
 Tensor make(const std::vector<int64_t>& shape, DType d, std::mt19937& gen, Operand* op) {
   Shape s(shape);
@@ -144,7 +130,7 @@ Tensor make(const std::vector<int64_t>& shape, DType d, std::mt19937& gen, Opera
   Tensor t = Tensor::from_vector(v, s);
   if (d != DType::kFloat64) t = cast(t, d);
   op->stored = shape;
-  op->values = values(t);  // after rounding to d
+  op->values = t.to_vector<double>();  // after rounding to d
   return t;
 }
 
@@ -177,7 +163,7 @@ void check_matmul(DType d, const std::vector<int64_t>& sa, const std::vector<int
   Tensor c = matmul(a, b, ta, tb);
   ASSERT_EQ(c.dtype(), d);
   ASSERT_EQ(c.shape(), want_shape);
-  auto got = values(c);
+  auto got = c.to_vector<double>();
   // 16-bit floats multiply in float (or oneDNN's f32 accumulation); the output is rounded to the type.
   double acc_eps = d == DType::kFloat64 ? eps_of(d) : 1.2e-7;
   int bad = 0;
@@ -250,7 +236,7 @@ TEST(MatMulValues, ZeroSizeDims) {
     Tensor b = cast(Tensor::from_vector(std::vector<float>{}, {0, 3}), d);
     Tensor c = matmul(a, b);
     EXPECT_EQ(c.shape(), Shape({2, 3}));
-    EXPECT_EQ(values(c), std::vector<double>(6, 0.0));
+    EXPECT_EQ(c.to_vector<double>(), std::vector<double>(6, 0.0));
   }
 }
 

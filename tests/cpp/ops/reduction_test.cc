@@ -223,21 +223,6 @@ std::vector<double> make_data(Kind kind, DType d, int64_t n, uint32_t seed) {
   return x;
 }
 
-// Elements as double without passing through float (Tensor::to_vector<double> rounds large integers).
-std::vector<double> values(const Tensor& t) {
-  std::vector<double> out(t.num_elements());
-  visit_dtype(t.dtype(), [&]<typename T>() {
-    const T* p = t.impl()->data<T>();
-    for (size_t i = 0; i < out.size(); ++i) {
-      if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
-        out[i] = static_cast<float>(p[i]);
-      } else {
-        out[i] = static_cast<double>(p[i]);
-      }
-    }
-  });
-  return out;
-}
 
 Tensor make_tensor(const std::vector<double>& x, const std::vector<int64_t>& shape, DType d) {
   Tensor t = Tensor::from_vector(x, Shape(shape));
@@ -250,7 +235,7 @@ void check_reduction(Kind kind, DType d, const Case& c, bool keepdims, uint32_t 
   SCOPED_TRACE(internal::str_cat(op_name(kind), " ", dtype_name(d), " shape ", shape.to_string(), " axes ",
                                  ::testing::PrintToString(c.axes), keepdims ? " keepdims" : ""));
   Tensor x = make_tensor(make_data(kind, d, shape.num_elements(), seed), c.shape, d);
-  std::vector<double> xv = values(x);  // the values after rounding to d
+  std::vector<double> xv = x.to_vector<double>();  // the values after rounding to d
   uint32_t mask = mask_of(c.axes, shape.rank());
   Reference ref = reference(kind, is_integer(d), xv, shape, mask);
   if (is_integer(d)) {
@@ -282,7 +267,7 @@ void check_reduction(Kind kind, DType d, const Case& c, bool keepdims, uint32_t 
       expected.push_back(1);
   }
   EXPECT_EQ(y.shape(), expected);
-  std::vector<double> yv = values(y);
+  std::vector<double> yv = y.to_vector<double>();
   double eps = eps_of(d);
   // Accumulation is in float for 16-bit floats, so only the output rounding uses their epsilon.
   double acc_eps = d == DType::kFloat64 ? eps : 1.2e-7;
@@ -557,7 +542,7 @@ TEST(ArgReductionValues, EveryDtypeAgainstReference) {
       for (double& e : x) e = v(gen);
       if (is_floating(d) && x.size() > 10) x[x.size() / 3] = kNaN, x[x.size() / 2] = kNaN;
       Tensor t = make_tensor(x, c.shape, d);
-      std::vector<double> xv = values(t);
+      std::vector<double> xv = t.to_vector<double>();
       int axis = static_cast<int>(c.axis < 0 ? c.axis + shape.rank() : c.axis);
       for (bool is_max : {true, false}) {
         SCOPED_TRACE(internal::str_cat(is_max ? "ArgMax " : "ArgMin ", dtype_name(d), " ", shape.to_string(),

@@ -7,6 +7,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "ember/kernels/compute_type.h"
 #include "ember/kernels/elementwise.h"
 
 namespace ember::kernels::EMBER_ISA {
@@ -16,19 +17,7 @@ namespace ember::kernels::EMBER_ISA {
 namespace {
 
 template <typename T>
-struct compute_type {
-  using type = T;
-};
-template <>
-struct compute_type<float16> {
-  using type = float;
-};
-template <>
-struct compute_type<bfloat16> {
-  using type = float;
-};
-template <typename T>
-using C = typename compute_type<T>::type;
+using C = compute_t<T>;
 
 template <typename T>
 constexpr bool kIsFloat = std::is_floating_point_v<T>;

@@ -11,6 +11,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "ember/kernels/compute_type.h"
 #include "ember/kernels/reduce.h"
 
 namespace ember::kernels::EMBER_ISA {
@@ -30,19 +31,7 @@ static inline double exp_(double x) { return std::exp(x); }
 namespace {
 
 template <typename T>
-struct compute_type {
-  using type = T;
-};
-template <>
-struct compute_type<float16> {
-  using type = float;
-};
-template <>
-struct compute_type<bfloat16> {
-  using type = float;
-};
-template <typename T>
-using C = typename compute_type<T>::type;
+using C = compute_t<T>;
 
 template <typename T>
 constexpr bool kHalf = std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>;
