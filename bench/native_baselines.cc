@@ -1,7 +1,7 @@
 // Native baselines the Python bench compares ember against: a plain C++ loop adding two float arrays
 // (one thread and all threads) and oneDNN's own sgemm. Prints one JSON object.
-#include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
 #include <chrono>
@@ -47,8 +47,9 @@ int main() {
   auto gemm = [&] { dnnl_sgemm('N', 'N', m, m, m, 1.0f, x.data(), m, y.data(), m, 0.0f, z.data(), m); };
   gemm();
   double gflops = 2.0 * m * m * m / seconds_best_of(10, gemm) / 1e9;
-  std::printf("{\"add_loop_1thread_gbs\": %.2f, \"add_loop_allthreads_gbs\": %.2f, \"dnnl_sgemm_gflops\": %.2f, "
-              "\"threads\": %d}\n",
-              gbs_1t, gbs_mt, gflops, omp_get_max_threads());
+  std::printf(
+      "{\"add_loop_1thread_gbs\": %.2f, \"add_loop_allthreads_gbs\": %.2f, \"dnnl_sgemm_gflops\": %.2f, "
+      "\"threads\": %d}\n",
+      gbs_1t, gbs_mt, gflops, omp_get_max_threads());
   return 0;
 }

@@ -29,8 +29,8 @@ int main() {
     if (step % 40 == 0) std::printf("step %3d  loss %.4f\n", step, loss.item<float>());
   }
   Tensor predicted = ember::argmax(ember::matmul(x, w) + b, 1, ember::DType::kInt32);
-  float accuracy = ember::reduce_mean(ember::cast(ember::equal(predicted, labels), ember::DType::kFloat32))
-                       .item<float>();
+  float accuracy =
+      ember::reduce_mean(ember::cast(ember::equal(predicted, labels), ember::DType::kFloat32)).item<float>();
   std::printf("training accuracy %.3f\n", accuracy);
   return accuracy > 0.9f ? 0 : 1;
 }

@@ -31,7 +31,8 @@ nb::object op_caller(const std::string& name) {
   return nb::steal(make_op_caller(op));
 }
 
-void register_classes(nb::handle tensor_class, nb::list dtype_objects, nb::dict error_classes, nb::handle convert) {
+void register_classes(nb::handle tensor_class, nb::list dtype_objects, nb::dict error_classes,
+                      nb::handle convert) {
   Registered& r = registered();
   Py_INCREF(tensor_class.ptr());
   r.tensor_class = reinterpret_cast<PyTypeObject*>(tensor_class.ptr());
@@ -63,8 +64,9 @@ nb::object from_buffer(nb::handle obj, int dtype_enum, std::vector<int64_t> dims
   size_t need = t.value()->nbytes();
   if (static_cast<size_t>(view.len) != need) {
     PyBuffer_Release(&view);
-    throw nb::value_error(("ember: buffer has " + std::to_string(view.len) + " bytes, expected " +
-                           std::to_string(need)).c_str());
+    throw nb::value_error(
+        ("ember: buffer has " + std::to_string(view.len) + " bytes, expected " + std::to_string(need))
+            .c_str());
   }
   std::memcpy(t.value()->mutable_raw_data(), view.buf, need);
   PyBuffer_Release(&view);
@@ -115,13 +117,16 @@ NB_MODULE(_C, m) {
   // (seed, seed2) pair of each random op call.
   m.def("random_set_seed", [](int64_t seed) { kernels::SeedState::global().set_seed(seed); });
   m.def("random_unset_seed", [] { kernels::SeedState::global().unset_seed(); });
-  m.def("random_get_seed", [](nb::handle op_seed) {
-    std::optional<int64_t> op;
-    if (!op_seed.is_none()) op = nb::cast<int64_t>(op_seed);
-    kernels::SeedPair pair = kernels::SeedState::global().get_seed(op);
-    return nb::make_tuple(pair.seed, pair.seed2);
-  }, nb::arg("op_seed").none());
-  m.def("to_tensor", [](nb::handle value, int hint) { 
+  m.def(
+      "random_get_seed",
+      [](nb::handle op_seed) {
+        std::optional<int64_t> op;
+        if (!op_seed.is_none()) op = nb::cast<int64_t>(op_seed);
+        kernels::SeedPair pair = kernels::SeedState::global().get_seed(op);
+        return nb::make_tuple(pair.seed, pair.seed2);
+      },
+      nb::arg("op_seed").none());
+  m.def("to_tensor", [](nb::handle value, int hint) {
     PyObject* r = to_tensor(value.ptr(), hint);
     if (r == nullptr) throw nb::python_error();
     return nb::steal(r);

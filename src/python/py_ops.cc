@@ -12,8 +12,7 @@ namespace ember::python {
 namespace {
 
 struct OpCaller {
-  PyObject_HEAD
-  const OpDef* op;
+  PyObject_HEAD const OpDef* op;
   vectorcallfunc vectorcall;
 };
 
@@ -110,7 +109,8 @@ bool convert_attr(PyObject* value, const OpDef& op, const AttrDef& attr, AttrVal
       return true;
     }
   }
-  if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError) || PyErr_ExceptionMatches(PyExc_AttributeError)) {
+  if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError) ||
+      PyErr_ExceptionMatches(PyExc_AttributeError)) {
     PyErr_Clear();
     static const char* names[] = {"an int", "a float", "a bool", "a dtype", "a list of ints", "a string"};
     PyErr_Format(PyExc_TypeError, "%s: attribute '%s' must be %s, got %R", op.name.c_str(), attr.name.c_str(),
@@ -163,7 +163,8 @@ PyObject* op_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, Py
   auto rule_of = [&](size_t k) -> const TypeRule& { return op.inputs[std::min(k, n_declared - 1)].type; };
   for (size_t k = 0; k < raw.size(); ++k) {
     int var = rule_of(k).type_var;
-    if (var >= 0 && var_dtype[var] < 0 && is_tensor(raw[k])) var_dtype[var] = static_cast<int>(impl_of(raw[k])->dtype());
+    if (var >= 0 && var_dtype[var] < 0 && is_tensor(raw[k]))
+      var_dtype[var] = static_cast<int>(impl_of(raw[k])->dtype());
   }
   SmallVector<PyObject*, 4> tensors;
   PyObject* result = nullptr;
@@ -176,8 +177,10 @@ PyObject* op_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, Py
       if (allowed == kBoolType) hint = static_cast<int>(DType::kBool);
     }
     PyObject* t = to_tensor(raw[k], hint);
-    if (t == nullptr) ok = false;
-    else tensors.push_back(t);
+    if (t == nullptr)
+      ok = false;
+    else
+      tensors.push_back(t);
   }
 
   AttrList attrs;

@@ -61,19 +61,26 @@ PyObject* make_scalar_from_int(DType d, long long v) {
   if (!t.ok()) return raise_status(t.status());
   void* dst = t.value()->mutable_raw_data();
   visit_dtype(d, [&]<typename T>() {
-    if constexpr (std::is_integral_v<T>) *static_cast<T*>(dst) = static_cast<T>(v);
-    else store<T>(dst, static_cast<double>(v));
+    if constexpr (std::is_integral_v<T>)
+      *static_cast<T*>(dst) = static_cast<T>(v);
+    else
+      store<T>(dst, static_cast<double>(v));
   });
   return wrap_tensor(std::move(t).value());
 }
 
 bool int_fits(DType d, long long v) {
   switch (d) {
-    case DType::kInt8: return v >= INT8_MIN && v <= INT8_MAX;
-    case DType::kInt16: return v >= INT16_MIN && v <= INT16_MAX;
-    case DType::kInt32: return v >= INT32_MIN && v <= INT32_MAX;
-    case DType::kUInt8: return v >= 0 && v <= UINT8_MAX;
-    default: return true;
+    case DType::kInt8:
+      return v >= INT8_MIN && v <= INT8_MAX;
+    case DType::kInt16:
+      return v >= INT16_MIN && v <= INT16_MAX;
+    case DType::kInt32:
+      return v >= INT32_MIN && v <= INT32_MAX;
+    case DType::kUInt8:
+      return v >= 0 && v <= UINT8_MAX;
+    default:
+      return true;
   }
 }
 
@@ -87,14 +94,16 @@ PyObject* to_tensor(PyObject* value, int hint) {
   // A dtype hint (the other operand's dtype) is adopted when the value converts to it; otherwise the
   // value keeps its own inferred dtype and the op reports the mismatch, as TensorFlow does.
   if (PyBool_Check(value)) {
-    DType d = (hint >= 0 && static_cast<DType>(hint) != DType::kBool) ? static_cast<DType>(hint) : DType::kBool;
+    DType d =
+        (hint >= 0 && static_cast<DType>(hint) != DType::kBool) ? static_cast<DType>(hint) : DType::kBool;
     return make_scalar_from_int(d, value == Py_True);
   }
   if (PyLong_CheckExact(value)) {
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(value, &overflow);
     if (overflow) {
-      PyErr_Format(PyExc_ValueError, "Can't convert Python int %S to a tensor: it does not fit in int64", value);
+      PyErr_Format(PyExc_ValueError, "Can't convert Python int %S to a tensor: it does not fit in int64",
+                   value);
       return nullptr;
     }
     DType d = int_fits(DType::kInt32, v) ? DType::kInt32 : DType::kInt64;
@@ -103,7 +112,8 @@ PyObject* to_tensor(PyObject* value, int hint) {
   }
   if (PyFloat_CheckExact(value)) {
     double v = PyFloat_AS_DOUBLE(value);
-    DType d = (hint >= 0 && is_floating(static_cast<DType>(hint))) ? static_cast<DType>(hint) : DType::kFloat32;
+    DType d =
+        (hint >= 0 && is_floating(static_cast<DType>(hint))) ? static_cast<DType>(hint) : DType::kFloat32;
     return make_scalar_from_double(d, v);
   }
   PyObject* fn = registered().convert_fn;
@@ -285,7 +295,8 @@ PyObject* nb_int(PyObject* a) {
 PyObject* nb_index(PyObject* a) {
   const TensorImpl& t = *impl_of(a);
   if (!is_integer(t.dtype()) || t.rank() != 0) {
-    PyErr_Format(PyExc_TypeError, "only integer scalar tensors can be used as an index, got %s tensor of shape %s",
+    PyErr_Format(PyExc_TypeError,
+                 "only integer scalar tensors can be used as an index, got %s tensor of shape %s",
                  std::string(dtype_name(t.dtype())).c_str(), t.shape().to_string().c_str());
     return nullptr;
   }
@@ -344,16 +355,26 @@ void dealloc(PyObject* self) {
 // ---- buffer protocol: a read-only, zero-copy view for np.asarray(t).
 const char* buffer_format(DType d) {
   switch (d) {
-    case DType::kFloat16: return "e";
-    case DType::kBFloat16: return "H";  // raw bits; the Python layer views them as ml_dtypes.bfloat16
-    case DType::kFloat32: return "f";
-    case DType::kFloat64: return "d";
-    case DType::kInt8: return "b";
-    case DType::kInt16: return "h";
-    case DType::kInt32: return "i";
-    case DType::kInt64: return "q";
-    case DType::kUInt8: return "B";
-    case DType::kBool: return "?";
+    case DType::kFloat16:
+      return "e";
+    case DType::kBFloat16:
+      return "H";  // raw bits; the Python layer views them as ml_dtypes.bfloat16
+    case DType::kFloat32:
+      return "f";
+    case DType::kFloat64:
+      return "d";
+    case DType::kInt8:
+      return "b";
+    case DType::kInt16:
+      return "h";
+    case DType::kInt32:
+      return "i";
+    case DType::kInt64:
+      return "q";
+    case DType::kUInt8:
+      return "B";
+    case DType::kBool:
+      return "?";
   }
   return "B";
 }
@@ -408,7 +429,9 @@ PyObject* get_shape_tuple(PyObject* self, void*) {
   return tuple;
 }
 PyObject* get_ndim(PyObject* self, void*) { return PyLong_FromLong(impl_of(self)->rank()); }
-PyObject* get_dtype_enum(PyObject* self, void*) { return PyLong_FromLong(static_cast<int>(impl_of(self)->dtype())); }
+PyObject* get_dtype_enum(PyObject* self, void*) {
+  return PyLong_FromLong(static_cast<int>(impl_of(self)->dtype()));
+}
 PyObject* get_device(PyObject* self, void*) {
   Device d = impl_of(self)->device();
   return PyUnicode_FromFormat("/job:localhost/replica:0/task:0/device:%s:%d",

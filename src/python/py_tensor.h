@@ -11,8 +11,7 @@
 namespace ember::python {
 
 struct PyTensor {
-  PyObject_HEAD
-  TensorImpl* impl;
+  PyObject_HEAD TensorImpl* impl;
   PyObject* weakrefs;
 };
 

@@ -65,16 +65,24 @@ Tensor add_n(const std::vector<Tensor>& inputs);
 /// C++ literals on either side of an operator.
 Tensor adopt_dtype(const Tensor& scalar_or_tensor, const Tensor& other);
 
-inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(adopt_dtype(a, b), adopt_dtype(b, a)); }
+inline Tensor operator+(const Tensor& a, const Tensor& b) {
+  return add(adopt_dtype(a, b), adopt_dtype(b, a));
+}
 inline Tensor operator-(const Tensor& a, const Tensor& b) {
   return subtract(adopt_dtype(a, b), adopt_dtype(b, a));
 }
 inline Tensor operator*(const Tensor& a, const Tensor& b) {
   return multiply(adopt_dtype(a, b), adopt_dtype(b, a));
 }
-inline Tensor operator/(const Tensor& a, const Tensor& b) { return divide(adopt_dtype(a, b), adopt_dtype(b, a)); }
+inline Tensor operator/(const Tensor& a, const Tensor& b) {
+  return divide(adopt_dtype(a, b), adopt_dtype(b, a));
+}
 inline Tensor operator-(const Tensor& a) { return negative(a); }
-inline Tensor operator<(const Tensor& a, const Tensor& b) { return less(adopt_dtype(a, b), adopt_dtype(b, a)); }
-inline Tensor operator>(const Tensor& a, const Tensor& b) { return greater(adopt_dtype(a, b), adopt_dtype(b, a)); }
+inline Tensor operator<(const Tensor& a, const Tensor& b) {
+  return less(adopt_dtype(a, b), adopt_dtype(b, a));
+}
+inline Tensor operator>(const Tensor& a, const Tensor& b) {
+  return greater(adopt_dtype(a, b), adopt_dtype(b, a));
+}
 
 }  // namespace ember

@@ -43,10 +43,12 @@ std::vector<T> Tensor::to_vector() const {
   visit_dtype(dtype(), [&]<typename S>() {
     const S* src = impl_->data<S>();
     for (size_t i = 0; i < out.size(); ++i) {
-      if constexpr (std::is_same_v<T, S>) out[i] = src[i];
+      if constexpr (std::is_same_v<T, S>)
+        out[i] = src[i];
       else if constexpr (std::is_same_v<S, float16> || std::is_same_v<S, bfloat16>)
         out[i] = static_cast<T>(static_cast<float>(src[i]));
-      else out[i] = static_cast<T>(src[i]);  // direct, so large integers survive as double
+      else
+        out[i] = static_cast<T>(src[i]);  // direct, so large integers survive as double
     }
   });
   return out;
@@ -60,9 +62,9 @@ T Tensor::item() const {
   return to_vector<T>()[0];
 }
 
-#define EMBER_INSTANTIATE(T)                                                               \
-  template Tensor Tensor::from_vector<T>(const std::vector<T>&, const Shape&);            \
-  template std::vector<T> Tensor::to_vector<T>() const;                                    \
+#define EMBER_INSTANTIATE(T)                                                   \
+  template Tensor Tensor::from_vector<T>(const std::vector<T>&, const Shape&); \
+  template std::vector<T> Tensor::to_vector<T>() const;                        \
   template T Tensor::item<T>() const;
 EMBER_INSTANTIATE(float)
 EMBER_INSTANTIATE(double)
@@ -99,10 +101,14 @@ std::string format_values(const TensorImpl& t, int64_t max_elements) {
   visit_dtype(t.dtype(), [&]<typename T>() {
     const T* p = t.data<T>();
     auto elem = [&](int64_t i) {
-      if constexpr (std::is_same_v<T, bool>) os << (p[i] ? "True" : "False");
-      else if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>) os << static_cast<int>(p[i]);
-      else if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) os << static_cast<float>(p[i]);
-      else os << p[i];
+      if constexpr (std::is_same_v<T, bool>)
+        os << (p[i] ? "True" : "False");
+      else if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t>)
+        os << static_cast<int>(p[i]);
+      else if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>)
+        os << static_cast<float>(p[i]);
+      else
+        os << p[i];
     };
     if (rank == 0) {
       elem(0);
@@ -114,8 +120,10 @@ std::string format_values(const TensorImpl& t, int64_t max_elements) {
       elem(i);
       int closed = 0;
       for (int d = rank - 1; d >= 0; --d) {
-        if ((i + 1) % (strides[d] * t.shape().dim(d)) == 0) os << "]", ++closed;
-        else break;
+        if ((i + 1) % (strides[d] * t.shape().dim(d)) == 0)
+          os << "]", ++closed;
+        else
+          break;
       }
       if (i + 1 < n) os << (closed ? ",\n" : ", ");
     }

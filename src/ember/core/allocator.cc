@@ -13,7 +13,7 @@ namespace ember {
 // below 4 KiB, then four classes per power of two, which bounds waste at 25%.
 struct AllocatorInternals {
   static constexpr size_t kHeader = 64;
-  static constexpr int kSmallClasses = 7;             // 64 .. 4096 bytes of data
+  static constexpr int kSmallClasses = 7;               // 64 .. 4096 bytes of data
   static constexpr size_t kMaxBytes = size_t{1} << 40;  // a request above 1 TiB is a user error
   static constexpr int kNumClasses = 128;
   static constexpr size_t kThreadCacheMaxPerClass = 64;

@@ -29,8 +29,8 @@ using DTypeSet = uint32_t;
 constexpr DTypeSet dtype_bit(DType d) { return 1u << static_cast<int>(d); }
 inline constexpr DTypeSet kFloatTypes = dtype_bit(DType::kFloat16) | dtype_bit(DType::kBFloat16) |
                                         dtype_bit(DType::kFloat32) | dtype_bit(DType::kFloat64);
-inline constexpr DTypeSet kSignedIntTypes = dtype_bit(DType::kInt8) | dtype_bit(DType::kInt16) |
-                                            dtype_bit(DType::kInt32) | dtype_bit(DType::kInt64);
+inline constexpr DTypeSet kSignedIntTypes =
+    dtype_bit(DType::kInt8) | dtype_bit(DType::kInt16) | dtype_bit(DType::kInt32) | dtype_bit(DType::kInt64);
 inline constexpr DTypeSet kIntTypes = kSignedIntTypes | dtype_bit(DType::kUInt8);
 inline constexpr DTypeSet kNumericTypes = kFloatTypes | kIntTypes;
 inline constexpr DTypeSet kSignedNumericTypes = kFloatTypes | kSignedIntTypes;
@@ -53,14 +53,14 @@ struct dtype_of;
 template <DType D>
 struct dtype_traits;
 
-#define EMBER_DTYPE_MAP(D, T)                          \
-  template <>                                          \
-  struct dtype_of<T> {                                 \
-    static constexpr DType value = DType::D;           \
-  };                                                   \
-  template <>                                          \
-  struct dtype_traits<DType::D> {                      \
-    using type = T;                                    \
+#define EMBER_DTYPE_MAP(D, T)                \
+  template <>                                \
+  struct dtype_of<T> {                       \
+    static constexpr DType value = DType::D; \
+  };                                         \
+  template <>                                \
+  struct dtype_traits<DType::D> {            \
+    using type = T;                          \
   };
 EMBER_DTYPE_MAP(kFloat16, float16)
 EMBER_DTYPE_MAP(kBFloat16, bfloat16)
@@ -81,13 +81,13 @@ using ctype_t = typename dtype_traits<D>::type;
 /// returns false if `d` is not in `set`.
 template <DTypeSet kSet = kAllTypes, typename Fn>
 bool visit_dtype(DType d, Fn&& fn) {
-#define EMBER_VISIT_CASE(D)                                               \
-  case DType::D:                                                          \
-    if constexpr ((kSet & dtype_bit(DType::D)) != 0) {                    \
-      fn.template operator()<ctype_t<DType::D>>();                        \
-      return true;                                                        \
-    } else {                                                              \
-      return false;                                                       \
+#define EMBER_VISIT_CASE(D)                            \
+  case DType::D:                                       \
+    if constexpr ((kSet & dtype_bit(DType::D)) != 0) { \
+      fn.template operator()<ctype_t<DType::D>>();     \
+      return true;                                     \
+    } else {                                           \
+      return false;                                    \
     }
   switch (d) {
     EMBER_VISIT_CASE(kFloat16)

@@ -25,8 +25,8 @@ struct float16 {
     uint32_t abs = x & 0x7fffffffu;
     if (abs >= 0x7f800000u) return static_cast<uint16_t>(sign | (abs > 0x7f800000u ? 0x7e00u : 0x7c00u));
     if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to infinity
-    if (abs < 0x38800000u) {                                              // subnormal half or zero
-      float magic = std::bit_cast<float>(abs) + 0.5f;                     // round to nearest even at 2^-24
+    if (abs < 0x38800000u) {                                               // subnormal half or zero
+      float magic = std::bit_cast<float>(abs) + 0.5f;                      // round to nearest even at 2^-24
       return static_cast<uint16_t>(sign | (std::bit_cast<uint32_t>(magic) - 0x3f000000u));
     }
     uint32_t mant_odd = (abs >> 13) & 1u;
@@ -49,7 +49,9 @@ struct bfloat16 {
   uint16_t bits = 0;
   bfloat16() = default;
   EMBER_ALWAYS_INLINE explicit bfloat16(float f) : bits(from_float(f)) {}
-  EMBER_ALWAYS_INLINE operator float() const { return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16); }
+  EMBER_ALWAYS_INLINE operator float() const {
+    return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+  }
 
   EMBER_ALWAYS_INLINE static uint16_t from_float(float f) {
     uint32_t x = std::bit_cast<uint32_t>(f);

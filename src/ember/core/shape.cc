@@ -71,11 +71,16 @@ StatusOr<Shape> broadcast_shapes(const Shape& a, const Shape& b) {
     int ia = i - (rank - a.rank()), ib = i - (rank - b.rank());
     int64_t da = ia >= 0 ? a.dim(ia) : 1, db = ib >= 0 ? b.dim(ib) : 1;
     int64_t d;
-    if (da == db) d = da;
-    else if (da == 1) d = db;
-    else if (db == 1) d = da;
-    else if (da < 0) d = db;  // unknown against a known dim > 1 must equal it (checked at run time)
-    else if (db < 0) d = da;
+    if (da == db)
+      d = da;
+    else if (da == 1)
+      d = db;
+    else if (db == 1)
+      d = da;
+    else if (da < 0)
+      d = db;  // unknown against a known dim > 1 must equal it (checked at run time)
+    else if (db < 0)
+      d = da;
     else
       return invalid_argument("shapes ", a.to_string(), " and ", b.to_string(),
                               " are not broadcastable: dimension ", i, " is ", da, " vs ", db);

@@ -101,16 +101,16 @@ class StatusError : public std::exception {
 
 }  // namespace ember
 
-#define EMBER_RETURN_IF_ERROR(expr)          \
-  do {                                       \
-    ::ember::Status _ember_status = (expr);  \
+#define EMBER_RETURN_IF_ERROR(expr)                \
+  do {                                             \
+    ::ember::Status _ember_status = (expr);        \
     if (!_ember_status.ok()) return _ember_status; \
   } while (0)
 
 /// A user-facing check inside a function returning Status: fails with InvalidArgument and the message.
-#define EMBER_CHECK(cond, ...)                                          \
-  do {                                                                  \
-    if (!(cond)) return ::ember::invalid_argument(__VA_ARGS__);         \
+#define EMBER_CHECK(cond, ...)                                  \
+  do {                                                          \
+    if (!(cond)) return ::ember::invalid_argument(__VA_ARGS__); \
   } while (0)
 
 #define EMBER_DCHECK(cond) assert(cond)

@@ -13,7 +13,6 @@
 namespace ember::kernels {
 namespace {
 
-
 constexpr size_t kParallelCopyBytes = size_t{1} << 20;
 
 template <typename W>

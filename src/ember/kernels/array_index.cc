@@ -10,12 +10,11 @@
 #include <vector>
 
 #include "ember/core/parallel.h"
-#include "ember/kernels/element_words.h"
 #include "ember/kernels/array.h"
+#include "ember/kernels/element_words.h"
 
 namespace ember::kernels {
 namespace {
-
 
 template <typename Fn>
 void visit_index_type(DType d, Fn&& fn) {

@@ -44,9 +44,17 @@ const Selected& selected() {
 // Cost in cycles per element used to decide when to go parallel.
 int64_t unary_cost(UnaryOp op) {
   switch (op) {
-    case UnaryOp::kExp: case UnaryOp::kLog: case UnaryOp::kLog1p: case UnaryOp::kExpm1:
-    case UnaryOp::kSin: case UnaryOp::kCos: case UnaryOp::kTanh: case UnaryOp::kSigmoid:
-    case UnaryOp::kElu: case UnaryOp::kSoftplus: case UnaryOp::kErf:
+    case UnaryOp::kExp:
+    case UnaryOp::kLog:
+    case UnaryOp::kLog1p:
+    case UnaryOp::kExpm1:
+    case UnaryOp::kSin:
+    case UnaryOp::kCos:
+    case UnaryOp::kTanh:
+    case UnaryOp::kSigmoid:
+    case UnaryOp::kElu:
+    case UnaryOp::kSoftplus:
+    case UnaryOp::kErf:
       return 8;
     default:
       return 1;
@@ -132,7 +140,8 @@ const char* elementwise_isa() { return selected().isa; }
 
 Status run_unary(UnaryOp op, const TensorImpl& in, TensorImpl& out) {
   UnaryLoop loop = elementwise_tables().unary[static_cast<int>(op)][static_cast<int>(in.dtype())];
-  if (loop == nullptr) return make_error(Code::kUnimplemented, "no kernel for dtype ", dtype_name(in.dtype()));
+  if (loop == nullptr)
+    return make_error(Code::kUnimplemented, "no kernel for dtype ", dtype_name(in.dtype()));
   const char* src = static_cast<const char*>(in.raw_data());
   char* dst = static_cast<char*>(out.mutable_raw_data());
   size_t in_size = dtype_size(in.dtype()), out_size = dtype_size(out.dtype());
@@ -146,7 +155,8 @@ Status run_unary(UnaryOp op, const TensorImpl& in, TensorImpl& out) {
 
 Status run_binary(BinaryOp op, const TensorImpl& a, const TensorImpl& b, TensorImpl& out) {
   const BinaryLoops& loops = elementwise_tables().binary[static_cast<int>(op)][static_cast<int>(a.dtype())];
-  if (loops.vv == nullptr) return make_error(Code::kUnimplemented, "no kernel for dtype ", dtype_name(a.dtype()));
+  if (loops.vv == nullptr)
+    return make_error(Code::kUnimplemented, "no kernel for dtype ", dtype_name(a.dtype()));
   if (is_integer(a.dtype())) {
     if ((op == BinaryOp::kFloorDiv || op == BinaryOp::kFloorMod) && has_zero(b))
       return invalid_argument("integer division by zero");

@@ -12,14 +12,55 @@
 namespace ember::kernels {
 
 enum class UnaryOp : uint8_t {
-  kNeg, kAbs, kSign, kExp, kLog, kLog1p, kExpm1, kSqrt, kRsqrt, kSquare, kReciprocal, kSin, kCos, kTanh,
-  kSigmoid, kRelu, kRelu6, kElu, kSoftplus, kErf, kFloor, kCeil, kRound, kLogicalNot, kIsNan, kIsFinite,
+  kNeg,
+  kAbs,
+  kSign,
+  kExp,
+  kLog,
+  kLog1p,
+  kExpm1,
+  kSqrt,
+  kRsqrt,
+  kSquare,
+  kReciprocal,
+  kSin,
+  kCos,
+  kTanh,
+  kSigmoid,
+  kRelu,
+  kRelu6,
+  kElu,
+  kSoftplus,
+  kErf,
+  kFloor,
+  kCeil,
+  kRound,
+  kLogicalNot,
+  kIsNan,
+  kIsFinite,
   kCount
 };
 
 enum class BinaryOp : uint8_t {
-  kAdd, kSub, kMul, kDiv, kFloorDiv, kFloorMod, kPow, kMax, kMin, kSquaredDiff, kEqual, kNotEqual, kLess,
-  kLessEqual, kGreater, kGreaterEqual, kLogicalAnd, kLogicalOr, kCount
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kFloorDiv,
+  kFloorMod,
+  kPow,
+  kMax,
+  kMin,
+  kSquaredDiff,
+  kEqual,
+  kNotEqual,
+  kLess,
+  kLessEqual,
+  kGreater,
+  kGreaterEqual,
+  kLogicalAnd,
+  kLogicalOr,
+  kCount
 };
 
 /// out[i] = f(in[i]) for n contiguous elements.

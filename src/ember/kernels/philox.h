@@ -159,7 +159,8 @@ inline void philox_box_muller(uint32_t x0, uint32_t x1, float* f0, float* f1) {
   float u1 = philox_u32_to_float01(x0);
   if (u1 < 1.0e-7f) u1 = 1.0e-7f;  // keep log() finite
   // TF writes `2.0f * M_PI * u` : the product is formed in double, then rounded to float.
-  const float v1 = static_cast<float>(2.0 * std::numbers::pi * static_cast<double>(philox_u32_to_float01(x1)));
+  const float v1 =
+      static_cast<float>(2.0 * std::numbers::pi * static_cast<double>(philox_u32_to_float01(x1)));
   const float r = std::sqrt(-2.0f * std::log(u1));  // float overloads, like TF
   *f0 = std::sin(v1) * r;
   *f1 = std::cos(v1) * r;
@@ -200,7 +201,8 @@ T from_float(float f) {
 /// Uniform [0,1) for float, double, float16, bfloat16.
 template <typename T>
 struct PhiloxUniform {
-  static_assert(philox_detail::is_real_v<T>, "PhiloxUniform<T>: T must be float, double, float16 or bfloat16");
+  static_assert(philox_detail::is_real_v<T>,
+                "PhiloxUniform<T>: T must be float, double, float16 or bfloat16");
   using value_type = T;
   static constexpr int kGroupSize = std::is_same_v<T, double> ? 2 : 4;
   static constexpr uint64_t kCounterStride = 1;
@@ -292,7 +294,8 @@ struct PhiloxTruncatedNormal {
 /// Uniform integers in [lo, hi) for int32_t / int64_t: lo + (bits mod (hi - lo)). Requires lo < hi.
 template <typename T>
 struct PhiloxUniformInt {
-  static_assert(std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>, "PhiloxUniformInt<T>: int32 or int64");
+  static_assert(std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>,
+                "PhiloxUniformInt<T>: int32 or int64");
   using value_type = T;
   using U = std::make_unsigned_t<T>;
   static constexpr int kGroupSize = std::is_same_v<T, int64_t> ? 2 : 4;
@@ -339,7 +342,8 @@ struct PhiloxFullInt {
     const PhiloxBlock b = philox4x32_10(ctr, key);
     for (int i = 0; i < count; ++i) {
       if constexpr (sizeof(T) == 8) {
-        out[i] = static_cast<T>(static_cast<uint64_t>(b[2 * i]) | (static_cast<uint64_t>(b[2 * i + 1]) << 32));
+        out[i] =
+            static_cast<T>(static_cast<uint64_t>(b[2 * i]) | (static_cast<uint64_t>(b[2 * i + 1]) << 32));
       } else {
         out[i] = static_cast<T>(b[i]);
       }
@@ -394,11 +398,13 @@ void philox_fill(const Dist& dist, const PhiloxState& start, T* out, int64_t n) 
 /// Parallel fill: `parallel_for(num_groups, fn)` must call fn(begin, end) over a partition of
 /// [0, num_groups) (any partition, any order, any threads). The result equals philox_fill.
 template <class Dist, class ParallelFor, typename T = typename Dist::value_type>
-void philox_fill_parallel(const Dist& dist, const PhiloxState& start, T* out, int64_t n, ParallelFor&& parallel_for) {
+void philox_fill_parallel(const Dist& dist, const PhiloxState& start, T* out, int64_t n,
+                          ParallelFor&& parallel_for) {
   const int64_t groups = philox_num_groups<Dist>(n);
   if (groups == 0) return;
-  std::forward<ParallelFor>(parallel_for)(
-      groups, [&dist, &start, out, n](int64_t begin, int64_t end) { philox_fill_groups(dist, start, out, n, begin, end); });
+  std::forward<ParallelFor>(parallel_for)(groups, [&dist, &start, out, n](int64_t begin, int64_t end) {
+    philox_fill_groups(dist, start, out, n, begin, end);
+  });
 }
 
 // Convenience serial fills.

@@ -72,9 +72,9 @@
 
 namespace ember::kernels {
 
-inline constexpr int64_t kMaxInt32Seed = 2147483647;          // TF's _MAXINT32 (2^31 - 1)
-inline constexpr int64_t kDefaultGraphSeed = 87654321;        // TF's DEFAULT_GRAPH_SEED
-inline constexpr int64_t kStatefulBlocksPerOutput = 256;      // TF's ReserveRandomOutputs multiplier
+inline constexpr int64_t kMaxInt32Seed = 2147483647;      // TF's _MAXINT32 (2^31 - 1)
+inline constexpr int64_t kDefaultGraphSeed = 87654321;    // TF's DEFAULT_GRAPH_SEED
+inline constexpr int64_t kStatefulBlocksPerOutput = 256;  // TF's ReserveRandomOutputs multiplier
 
 /// TF's _truncate_seed: Python `seed % (2^31 - 1)`, always in [0, 2^31 - 1).
 [[nodiscard]] constexpr int64_t truncate_seed(int64_t seed) {
@@ -106,9 +106,9 @@ inline constexpr PhiloxKey kStatelessScrambleKey = {0x3ec8f720u, 0x02461e29u};
 /// Stateless ops: seed=[s0, s1] -> the (key, counter) to fill from. Pure function, see header comment.
 [[nodiscard]] constexpr PhiloxState stateless_philox_state(int64_t s0, int64_t s1) {
   const auto a = static_cast<uint64_t>(s0), b = static_cast<uint64_t>(s1);
-  const PhiloxBlock m = philox4x32_10(
-      {static_cast<uint32_t>(a), static_cast<uint32_t>(a >> 32), static_cast<uint32_t>(b), static_cast<uint32_t>(b >> 32)},
-      kStatelessScrambleKey);
+  const PhiloxBlock m = philox4x32_10({static_cast<uint32_t>(a), static_cast<uint32_t>(a >> 32),
+                                       static_cast<uint32_t>(b), static_cast<uint32_t>(b >> 32)},
+                                      kStatelessScrambleKey);
   return PhiloxState{{m[0], m[1]}, {0u, 0u, m[2], m[3]}};
 }
 
@@ -155,7 +155,8 @@ class PyRandomOpSeeds {
 
   void init_genrand(uint32_t s) {
     mt_[0] = s;
-    for (int i = 1; i < N; ++i) mt_[i] = 1812433253u * (mt_[i - 1] ^ (mt_[i - 1] >> 30)) + static_cast<uint32_t>(i);
+    for (int i = 1; i < N; ++i)
+      mt_[i] = 1812433253u * (mt_[i - 1] ^ (mt_[i - 1] >> 30)) + static_cast<uint32_t>(i);
     mti_ = N;
   }
   void init_by_array(const uint32_t* key, int len) {

@@ -23,9 +23,6 @@ void register_array_create_ops(OpRegistry& r);  // array_create.cc
 
 namespace {
 
-
-
-
 // ---- Reshape
 
 // TensorFlow's rule: the -1 dim takes whatever is left; zero-sized dims are left out of both products so

@@ -12,7 +12,6 @@
 namespace ember {
 namespace {
 
-
 // ---- Fill, ZerosLike, OnesLike
 
 Status fill_shape(InferContext& ctx) {

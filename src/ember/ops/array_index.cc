@@ -10,9 +10,6 @@
 namespace ember {
 namespace {
 
-
-
-
 // Slices of an input: start offsets and steps per input dim, the dims walked (one per input dim) and the
 // shape of the result (which may drop or add size-1 dims). Used by Slice and StridedSlice.
 struct SlicePlan {

@@ -5,24 +5,36 @@ namespace {
 
 bool attr_matches(AttrType type, const AttrValue& v) {
   switch (type) {
-    case AttrType::kInt: return std::holds_alternative<int64_t>(v);
-    case AttrType::kFloat: return std::holds_alternative<double>(v);
-    case AttrType::kBool: return std::holds_alternative<bool>(v);
-    case AttrType::kDType: return std::holds_alternative<DType>(v);
-    case AttrType::kInts: return std::holds_alternative<std::vector<int64_t>>(v);
-    case AttrType::kString: return std::holds_alternative<std::string>(v);
+    case AttrType::kInt:
+      return std::holds_alternative<int64_t>(v);
+    case AttrType::kFloat:
+      return std::holds_alternative<double>(v);
+    case AttrType::kBool:
+      return std::holds_alternative<bool>(v);
+    case AttrType::kDType:
+      return std::holds_alternative<DType>(v);
+    case AttrType::kInts:
+      return std::holds_alternative<std::vector<int64_t>>(v);
+    case AttrType::kString:
+      return std::holds_alternative<std::string>(v);
   }
   return false;
 }
 
 const char* attr_type_name(AttrType type) {
   switch (type) {
-    case AttrType::kInt: return "int";
-    case AttrType::kFloat: return "float";
-    case AttrType::kBool: return "bool";
-    case AttrType::kDType: return "dtype";
-    case AttrType::kInts: return "list of ints";
-    case AttrType::kString: return "string";
+    case AttrType::kInt:
+      return "int";
+    case AttrType::kFloat:
+      return "float";
+    case AttrType::kBool:
+      return "bool";
+    case AttrType::kDType:
+      return "dtype";
+    case AttrType::kInts:
+      return "list of ints";
+    case AttrType::kString:
+      return "string";
   }
   return "?";
 }
@@ -118,8 +130,8 @@ Status execute_op(const OpDef& op, std::span<TensorImpl* const> inputs, std::spa
     constants.push_back(t);
   }
   SmallVector<TensorSpec, 2> out_specs;
-  EMBER_RETURN_IF_ERROR(infer_op(op, {specs.data(), specs.size()}, {constants.data(), constants.size()},
-                                 attrs, out_specs));
+  EMBER_RETURN_IF_ERROR(
+      infer_op(op, {specs.data(), specs.size()}, {constants.data(), constants.size()}, attrs, out_specs));
 
   DType kernel_dtype = op.dispatch_input >= 0 ? inputs[op.dispatch_input]->dtype() : out_specs[0].dtype;
   KernelFn kernel = op.kernels[static_cast<int>(kernel_dtype)];

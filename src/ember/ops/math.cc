@@ -82,11 +82,14 @@ const BinaryDecl kBinaryOps[] = {
     {"FloorDiv", EMBER_B(kFloorDiv), 0, "floor(x / y). floordiv([-7], [2]) == [-4]"},
     {"FloorMod", EMBER_B(kFloorMod), 0, "x - floor(x / y) * y. floormod([-7], [2]) == [1]"},
     {"Pow", EMBER_B(kPow), 0, "x ** y. pow([2.], [3.]) == [8.]"},
-    {"Maximum", EMBER_B(kMax), kCommutative, "Element-wise max (NaN wins). maximum([1, 5], [3, 2]) == [3, 5]"},
-    {"Minimum", EMBER_B(kMin), kCommutative, "Element-wise min (NaN wins). minimum([1, 5], [3, 2]) == [1, 2]"},
+    {"Maximum", EMBER_B(kMax), kCommutative,
+     "Element-wise max (NaN wins). maximum([1, 5], [3, 2]) == [3, 5]"},
+    {"Minimum", EMBER_B(kMin), kCommutative,
+     "Element-wise min (NaN wins). minimum([1, 5], [3, 2]) == [1, 2]"},
     {"SquaredDifference", EMBER_B(kSquaredDiff), kCommutative,
      "(x - y)^2. squared_difference([1.], [3.]) == [4.]"},
-    {"Equal", EMBER_B(kEqual), kCommutative | kNotDifferentiable, "x == y. equal([1, 2], 2) == [False, True]"},
+    {"Equal", EMBER_B(kEqual), kCommutative | kNotDifferentiable,
+     "x == y. equal([1, 2], 2) == [False, True]"},
     {"NotEqual", EMBER_B(kNotEqual), kCommutative | kNotDifferentiable,
      "x != y. not_equal([1, 2], 2) == [True, False]"},
     {"Less", EMBER_B(kLess), kNotDifferentiable, "x < y. less([1, 2], 2) == [True, False]"},
@@ -119,9 +122,7 @@ DTypeSet binary_types(BinaryOp op) {
 bool returns_bool(UnaryOp op) {
   return op == UnaryOp::kLogicalNot || op == UnaryOp::kIsNan || op == UnaryOp::kIsFinite;
 }
-bool returns_bool(BinaryOp op) {
-  return op >= BinaryOp::kEqual;
-}
+bool returns_bool(BinaryOp op) { return op >= BinaryOp::kEqual; }
 
 // ---- AddN: sum of N same-shape tensors.
 Status add_n_shape(InferContext& ctx) {

@@ -31,8 +31,8 @@ struct AttrDef {
 /// Which dtypes an input accepts: either one of the op's type variables (all inputs naming the same
 /// variable share one dtype, as TensorFlow's "T") or a fixed set.
 struct TypeRule {
-  int8_t type_var = -1;   // 0 = "T", 1 = "U", or -1 for a fixed set
-  DTypeSet allowed = 0;   // used when type_var == -1
+  int8_t type_var = -1;  // 0 = "T", 1 = "U", or -1 for a fixed set
+  DTypeSet allowed = 0;  // used when type_var == -1
 };
 
 struct ArgDef {

@@ -6,6 +6,8 @@
 //   * TensorFlow 2.21 (tensorflow-cpu, Linux x86-64). The expected bit patterns below were printed by
 //     TF for the commented Python expressions; ember reproduces them exactly. Normal values depend on
 //     libm's logf/sinf/cosf (glibc here), so they are compared with a tiny tolerance.
+#include "ember/kernels/philox.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,7 +20,6 @@
 #include <thread>
 #include <vector>
 
-#include "ember/kernels/philox.h"
 #include "ember/kernels/seed.h"
 
 namespace ember::kernels {
@@ -46,7 +47,8 @@ constexpr Kat kKats[] = {
 };
 
 // The bijection is constexpr: check one vector at compile time.
-static_assert(philox4x32_10({0, 0, 0, 0}, {0, 0}) == PhiloxBlock{0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u});
+static_assert(philox4x32_10({0, 0, 0, 0}, {0, 0}) ==
+              PhiloxBlock{0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u});
 
 TEST(Philox, Random123KnownAnswers) {
   for (const Kat& k : kKats) {
@@ -60,12 +62,14 @@ TEST(Philox, SkipIs128BitAddition) {
   EXPECT_EQ(philox_skip(PhiloxCounter{1, 2, 3, 4}, 0), (PhiloxCounter{1, 2, 3, 4}));
   EXPECT_EQ(philox_skip(PhiloxCounter{0xffffffffu, 0, 0, 0}, 1), (PhiloxCounter{0, 1, 0, 0}));
   EXPECT_EQ(philox_skip(PhiloxCounter{0xffffffffu, 0xffffffffu, 0, 0}, 1), (PhiloxCounter{0, 0, 1, 0}));
-  EXPECT_EQ(philox_skip(PhiloxCounter{0xffffffffu, 0xffffffffu, 0xffffffffu, 0}, 1), (PhiloxCounter{0, 0, 0, 1}));
+  EXPECT_EQ(philox_skip(PhiloxCounter{0xffffffffu, 0xffffffffu, 0xffffffffu, 0}, 1),
+            (PhiloxCounter{0, 0, 0, 1}));
   EXPECT_EQ(philox_skip(PhiloxCounter{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}, 1),
             (PhiloxCounter{0, 0, 0, 0}));
   EXPECT_EQ(philox_skip(PhiloxCounter{5, 7, 9, 11}, 0x0000000300000002ull), (PhiloxCounter{7, 10, 9, 11}));
   // Carry out of word 0 into a maximal high half of n.
-  EXPECT_EQ(philox_skip(PhiloxCounter{0x80000000u, 0, 0, 0}, 0xffffffff80000000ull), (PhiloxCounter{0, 0, 1, 0}));
+  EXPECT_EQ(philox_skip(PhiloxCounter{0x80000000u, 0, 0, 0}, 0xffffffff80000000ull),
+            (PhiloxCounter{0, 0, 1, 0}));
   EXPECT_EQ(philox_skip(PhiloxCounter{1, 1, 0, 0}, ~uint64_t{0}), (PhiloxCounter{0, 1, 1, 0}));
   // Skipping a then b equals skipping a + b.
   const PhiloxCounter c{0xfffffff0u, 0xfffffffeu, 3, 0};
@@ -92,7 +96,7 @@ TEST(Philox, StreamReadsBlocksInOrder) {
 TEST(Philox, MantissaTrick) {
   EXPECT_EQ(philox_u32_to_float01(0), 0.0f);
   EXPECT_EQ(philox_u32_to_float01(0xffffffffu), 1.0f - 0x1p-23f);  // largest value < 1
-  EXPECT_EQ(philox_u32_to_float01(0xff800000u), 0.0f);               // only the low 23 bits count
+  EXPECT_EQ(philox_u32_to_float01(0xff800000u), 0.0f);             // only the low 23 bits count
   EXPECT_EQ(philox_u32_to_float01(0x00400000u), 0.5f);
   EXPECT_EQ(philox_u64_to_double01(0, 0), 0.0);
   EXPECT_EQ(philox_u64_to_double01(0xffffffffu, 0xffffffffu), 1.0 - 0x1p-52);
@@ -160,7 +164,8 @@ void expect_parallel_equals_serial(const Dist& dist, const char* name) {
     philox_fill_parallel(dist, start, parallel.data(), n, ThreadedParallelFor{3});
     EXPECT_TRUE(same_bits(serial, parallel)) << name << " n=" << n;
     // Groups filled one at a time, back to front.
-    for (int64_t g = philox_num_groups<Dist>(n) - 1; g >= 0; --g) philox_fill_groups(dist, start, manual.data(), n, g, g + 1);
+    for (int64_t g = philox_num_groups<Dist>(n) - 1; g >= 0; --g)
+      philox_fill_groups(dist, start, manual.data(), n, g, g + 1);
     EXPECT_TRUE(same_bits(serial, manual)) << name << " n=" << n;
     // A prefix fill is a prefix of the full fill.
     if (n > 2) {
@@ -256,10 +261,10 @@ void check_uniform() {
   moments(v, &mean, &var);
   // The values are k / M, k uniform on [0, M) with M = 2^mantissa_bits: mean (1 - 1/M) / 2,
   // variance (1 - 1/M^2) / 12 (visible for bfloat16, M = 128).
-  const double m = std::is_same_v<T, float>      ? 0x1p23
-                   : std::is_same_v<T, double>   ? 0x1p52
-                   : std::is_same_v<T, float16>  ? 1024.0
-                                                 : 128.0;
+  const double m = std::is_same_v<T, float>     ? 0x1p23
+                   : std::is_same_v<T, double>  ? 0x1p52
+                   : std::is_same_v<T, float16> ? 1024.0
+                                                : 128.0;
   EXPECT_NEAR(mean, 0.5 * (1 - 1 / m), 1e-3);
   EXPECT_NEAR(var, (1 - 1 / (m * m)) / 12.0, 1e-3);
 }
@@ -374,58 +379,71 @@ void expect_bits(const std::vector<T>& got, const std::vector<Bits>& want, const
 }
 void expect_near_bits(const std::vector<float>& got, const std::vector<uint32_t>& want, const char* what) {
   ASSERT_EQ(got.size(), want.size()) << what;
-  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], std::bit_cast<float>(want[i]), 2e-6f) << what << " [" << i << "]";
+  for (size_t i = 0; i < got.size(); ++i)
+    EXPECT_NEAR(got[i], std::bit_cast<float>(want[i]), 2e-6f) << what << " [" << i << "]";
 }
 
 TEST(TensorFlowCompat, StatelessOps) {
   const PhiloxState s = stateless_philox_state(1, 2);
   std::vector<float> f(10);
   fill_uniform(s, f.data(), 10);  // tf.random.stateless_uniform([10], seed=[1, 2])
-  expect_bits(f, std::vector<uint32_t>{0x3f581458, 0x3e44a788, 0x3f7f087c, 0x3e243c98, 0x3e8b424c, 0x3f263b8a,
-                                       0x3ddb05b0, 0x3d8573e0, 0x3ee0f2ac, 0x3dad9af0},
+  expect_bits(f,
+              std::vector<uint32_t>{0x3f581458, 0x3e44a788, 0x3f7f087c, 0x3e243c98, 0x3e8b424c, 0x3f263b8a,
+                                    0x3ddb05b0, 0x3d8573e0, 0x3ee0f2ac, 0x3dad9af0},
               "stateless_uniform f32");
   std::vector<double> d(10);
   fill_uniform(s, d.data(), 10);  // ..., dtype=tf.float64
-  expect_bits(d,
-              std::vector<uint64_t>{0x3fe81458cf3129e2, 0x3fef087c2c290f26, 0x3fc6849f8a98ee28, 0x3feb60b64610ae7c,
-                                    0x3fe07956bf15b35e, 0x3fe372a5bf23a328, 0x3fea77afee2ccf48, 0x3fcb60f1181018d0,
-                                    0x3feadf3750539e86, 0x3fea46dcca5797e2},
-              "stateless_uniform f64");
+  expect_bits(
+      d,
+      std::vector<uint64_t>{0x3fe81458cf3129e2, 0x3fef087c2c290f26, 0x3fc6849f8a98ee28, 0x3feb60b64610ae7c,
+                            0x3fe07956bf15b35e, 0x3fe372a5bf23a328, 0x3fea77afee2ccf48, 0x3fcb60f1181018d0,
+                            0x3feadf3750539e86, 0x3fea46dcca5797e2},
+      "stateless_uniform f64");
   std::vector<float16> h(10);
   fill_uniform(s, h.data(), 10);  // ..., dtype=tf.float16
-  expect_bits(h, std::vector<uint16_t>{0x3858, 0x3388, 0x2bc0, 0x3b26, 0x3098, 0x3714, 0x2db0, 0x3a7c, 0x3158, 0x36bc},
-              "stateless_uniform f16");
+  expect_bits(
+      h,
+      std::vector<uint16_t>{0x3858, 0x3388, 0x2bc0, 0x3b26, 0x3098, 0x3714, 0x2db0, 0x3a7c, 0x3158, 0x36bc},
+      "stateless_uniform f16");
   std::vector<bfloat16> bf(10);
   fill_uniform(s, bf.data(), 10);  // ..., dtype=tf.bfloat16
-  expect_bits(bf, std::vector<uint16_t>{0x3eb0, 0x3f62, 0x3ef8, 0x3e18, 0x3e18, 0x3f0a, 0x3f36, 0x3ef8, 0x3eac, 0x3ebc},
-              "stateless_uniform bf16");
+  expect_bits(
+      bf,
+      std::vector<uint16_t>{0x3eb0, 0x3f62, 0x3ef8, 0x3e18, 0x3e18, 0x3f0a, 0x3f36, 0x3ef8, 0x3eac, 0x3ebc},
+      "stateless_uniform bf16");
 
   fill_normal(s, f.data(), 10);  // tf.random.stateless_normal([10], seed=[1, 2])
-  expect_near_bits(f, {0x3f0b4acd, 0x3e545b81, 0x3d96a8e4, 0x3d3e3228, 0xbfa69a7f, 0xbf742ff1, 0x3f577b86, 0x3ff847a8,
-                       0x3f26b8d4, 0x3f8d6ced},
+  expect_near_bits(f,
+                   {0x3f0b4acd, 0x3e545b81, 0x3d96a8e4, 0x3d3e3228, 0xbfa69a7f, 0xbf742ff1, 0x3f577b86,
+                    0x3ff847a8, 0x3f26b8d4, 0x3f8d6ced},
                    "stateless_normal f32");
   fill_truncated_normal(s, f.data(), 10);  // tf.random.stateless_truncated_normal([10], seed=[1, 2])
-  expect_near_bits(f, {0x3f0b4acd, 0x3e545b81, 0x3d96a8e4, 0x3d3e3228, 0x3e2c3e2c, 0xbfd7af2c, 0x3e77d657, 0x3fda0aa9,
-                       0x3f8d93a1, 0xbf8949c5},
+  expect_near_bits(f,
+                   {0x3f0b4acd, 0x3e545b81, 0x3d96a8e4, 0x3d3e3228, 0x3e2c3e2c, 0xbfd7af2c, 0x3e77d657,
+                    0x3fda0aa9, 0x3f8d93a1, 0xbf8949c5},
                    "stateless_truncated_normal f32");
   fill_truncated_normal(s, d.data(), 10);  // ..., dtype=tf.float64
-  const std::vector<uint64_t> trunc64{0xbfc23745fceed393, 0x3fe7b30df7adce2e, 0xbfe1ad29167909a9, 0xbfe7809d7af7e4ad,
-                                      0xbfd97fb79abfff44, 0x3fc850c94ed98bcb, 0xbff1b8b647d0508d, 0xbfeb8d42b681b709,
-                                      0xbfe931696fd06ee0, 0x3ff020a967415993};
-  for (int i = 0; i < 10; ++i) EXPECT_NEAR(d[i], std::bit_cast<double>(trunc64[i]), 1e-14) << "trunc f64 " << i;
+  const std::vector<uint64_t> trunc64{
+      0xbfc23745fceed393, 0x3fe7b30df7adce2e, 0xbfe1ad29167909a9, 0xbfe7809d7af7e4ad, 0xbfd97fb79abfff44,
+      0x3fc850c94ed98bcb, 0xbff1b8b647d0508d, 0xbfeb8d42b681b709, 0xbfe931696fd06ee0, 0x3ff020a967415993};
+  for (int i = 0; i < 10; ++i)
+    EXPECT_NEAR(d[i], std::bit_cast<double>(trunc64[i]), 1e-14) << "trunc f64 " << i;
 
   std::vector<int32_t> i32(10);
-  fill_uniform_int(s, i32.data(), 10, -5, 17);  // stateless_uniform([10], [1, 2], minval=-5, maxval=17, dtype=int32)
+  fill_uniform_int(s, i32.data(), 10, -5,
+                   17);  // stateless_uniform([10], [1, 2], minval=-5, maxval=17, dtype=int32)
   EXPECT_EQ(i32, (std::vector<int32_t>{-1, 0, 7, 12, 2, -2, -2, 15, 10, 8}));
   std::vector<int64_t> i64(10);
   fill_uniform_int(s, i64.data(), 10, -(int64_t{1} << 40), (int64_t{1} << 40) + 3);  // int64, +-2**40
-  EXPECT_EQ(i64, (std::vector<int64_t>{-63328705202, 635317413237, 846095504361, 267350778842, 753224182887,
-                                       639611068058, 704958339646, 112116820251, 288338555110, 1036749463999}));
+  EXPECT_EQ(i64,
+            (std::vector<int64_t>{-63328705202, 635317413237, 846095504361, 267350778842, 753224182887,
+                                  639611068058, 704958339646, 112116820251, 288338555110, 1036749463999}));
 
   // Negative seeds are sign-extended: int32 seed [-1, 7] and int64 seed [-1, 7] agree.
   std::vector<float> neg(5);
   fill_uniform(stateless_philox_state(-1, 7), neg.data(), 5);
-  expect_bits(neg, std::vector<uint32_t>{0x3f7bca32, 0x3f42d3ec, 0x3ea71d30, 0x3e85bdf4, 0x3f499b6c}, "seed [-1, 7]");
+  expect_bits(neg, std::vector<uint32_t>{0x3f7bca32, 0x3f42d3ec, 0x3ea71d30, 0x3e85bdf4, 0x3f499b6c},
+              "seed [-1, 7]");
 }
 
 TEST(TensorFlowCompat, EagerStatefulOps) {
@@ -435,12 +453,14 @@ TEST(TensorFlowCompat, EagerStatefulOps) {
   const uint64_t uniform_i32 = random_kernel_id("RandomUniformInt", 3);
   std::vector<float> f(7);
 
-  st.set_seed(1);  // tf.random.set_seed(1)
+  st.set_seed(1);                                                        // tf.random.set_seed(1)
   fill_uniform(st.eager_stateful_call(uniform_f32, 5, 7), f.data(), 7);  // tf.random.uniform([7], seed=5)
-  const std::vector<uint32_t> a1{0x3e484cf0, 0x3cf49ec0, 0x3ebad838, 0x3e832618, 0x3f49ff7a, 0x3f1feb08, 0x3d627840};
+  const std::vector<uint32_t> a1{0x3e484cf0, 0x3cf49ec0, 0x3ebad838, 0x3e832618,
+                                 0x3f49ff7a, 0x3f1feb08, 0x3d627840};
   expect_bits(f, a1, "first uniform");
   fill_uniform(st.eager_stateful_call(uniform_f32, 5, 7), f.data(), 7);  // same call again
-  const std::vector<uint32_t> a2{0x3f3c809a, 0x3e7e35f0, 0x3dcdf8d0, 0x3e980e84, 0x3f5de548, 0x3f2fffc4, 0x3f06636e};
+  const std::vector<uint32_t> a2{0x3f3c809a, 0x3e7e35f0, 0x3dcdf8d0, 0x3e980e84,
+                                 0x3f5de548, 0x3f2fffc4, 0x3f06636e};
   expect_bits(f, a2, "second uniform");
   std::vector<float> n(5);
   fill_normal(st.eager_stateful_call(normal_f32, std::nullopt, 5), n.data(), 5);  // tf.random.normal([5])
@@ -616,7 +636,8 @@ TEST(SeedRules, ThreadSafety) {
     for (auto& s : v) starts.insert(s.counter);
   EXPECT_EQ(starts.size(), static_cast<size_t>(kThreads * kPer));
   const PhiloxState base = philox_state_from_seeds(42, 1);
-  for (int i = 0; i < kThreads * kPer; ++i) EXPECT_TRUE(starts.count(philox_skip(base, 256ull * i).counter)) << i;
+  for (int i = 0; i < kThreads * kPer; ++i)
+    EXPECT_TRUE(starts.count(philox_skip(base, 256ull * i).counter)) << i;
 }
 
 }  // namespace

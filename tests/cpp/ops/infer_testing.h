@@ -76,18 +76,18 @@ inline Status run_infer(const std::string& op_name, const std::string& inputs, s
 
 }  // namespace ember::testing
 
-#define INFER_OK(op, inputs, attrs, expected)                                        \
-  do {                                                                               \
-    std::string _result;                                                             \
-    ::ember::Status _s = ::ember::testing::run_infer(op, inputs, attrs, &_result);   \
-    ASSERT_TRUE(_s.ok()) << _s.to_string();                                          \
-    EXPECT_EQ(_result, expected) << op << " on " << inputs;                          \
+#define INFER_OK(op, inputs, attrs, expected)                                      \
+  do {                                                                             \
+    std::string _result;                                                           \
+    ::ember::Status _s = ::ember::testing::run_infer(op, inputs, attrs, &_result); \
+    ASSERT_TRUE(_s.ok()) << _s.to_string();                                        \
+    EXPECT_EQ(_result, expected) << op << " on " << inputs;                        \
   } while (0)
 
-#define INFER_ERROR(op, inputs, attrs, substring)                                    \
-  do {                                                                               \
-    std::string _result;                                                             \
-    ::ember::Status _s = ::ember::testing::run_infer(op, inputs, attrs, &_result);   \
-    ASSERT_FALSE(_s.ok()) << "expected an error, got " << _result;                   \
-    EXPECT_NE(_s.message().find(substring), std::string::npos) << _s.message();      \
+#define INFER_ERROR(op, inputs, attrs, substring)                                  \
+  do {                                                                             \
+    std::string _result;                                                           \
+    ::ember::Status _s = ::ember::testing::run_infer(op, inputs, attrs, &_result); \
+    ASSERT_FALSE(_s.ok()) << "expected an error, got " << _result;                 \
+    EXPECT_NE(_s.message().find(substring), std::string::npos) << _s.message();    \
   } while (0)

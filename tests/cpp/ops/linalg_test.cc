@@ -120,7 +120,6 @@ std::vector<double> reference(const Operand& a, const Operand& b, bool ta, bool 
   return c;
 }
 
-
 Tensor make(const std::vector<int64_t>& shape, DType d, std::mt19937& gen, Operand* op) {
   Shape s(shape);
   std::vector<double> v(s.num_elements());

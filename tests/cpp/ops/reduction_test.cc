@@ -223,7 +223,6 @@ std::vector<double> make_data(Kind kind, DType d, int64_t n, uint32_t seed) {
   return x;
 }
 
-
 Tensor make_tensor(const std::vector<double>& x, const std::vector<int64_t>& shape, DType d) {
   Tensor t = Tensor::from_vector(x, Shape(shape));
   return d == DType::kFloat64 ? t : cast(t, d);

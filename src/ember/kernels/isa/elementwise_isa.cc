@@ -23,12 +23,12 @@ template <typename T>
 constexpr bool kIsFloat = std::is_floating_point_v<T>;
 
 // ---- unary functors: `template <class C> C operator()(C x)`; the result type R is given separately.
-#define EMBER_UNARY(Name, expr)                   \
-  struct Name {                                   \
-    template <typename X>                         \
-    auto operator()(X x) const {                  \
-      return expr;                                \
-    }                                             \
+#define EMBER_UNARY(Name, expr)  \
+  struct Name {                  \
+    template <typename X>        \
+    auto operator()(X x) const { \
+      return expr;               \
+    }                            \
   };
 EMBER_UNARY(NegF, -x)
 EMBER_UNARY(AbsF, x < X(0) ? X(-x) : x)
@@ -39,7 +39,7 @@ EMBER_UNARY(Log1pF, vlog1p(x))
 EMBER_UNARY(Expm1F, vexpm1(x))
 EMBER_UNARY(SqrtF, std::sqrt(x))
 EMBER_UNARY(RsqrtF, X(1) / std::sqrt(x))
-EMBER_UNARY(SquareF, X(x * x))
+EMBER_UNARY(SquareF, X(x* x))
 EMBER_UNARY(ReciprocalF, X(1) / x)
 EMBER_UNARY(SinF, vsin(x))
 EMBER_UNARY(CosF, vcos(x))
@@ -59,16 +59,16 @@ EMBER_UNARY(IsFiniteF, (x - x) == (x - x))
 #undef EMBER_UNARY
 
 // ---- binary functors
-#define EMBER_BINARY(Name, expr)                  \
-  struct Name {                                   \
-    template <typename X>                         \
-    auto operator()(X a, X b) const {             \
-      return expr;                                \
-    }                                             \
+#define EMBER_BINARY(Name, expr)      \
+  struct Name {                       \
+    template <typename X>             \
+    auto operator()(X a, X b) const { \
+      return expr;                    \
+    }                                 \
   };
 EMBER_BINARY(AddF, X(a + b))
 EMBER_BINARY(SubF, X(a - b))
-EMBER_BINARY(MulF, X(a * b))
+EMBER_BINARY(MulF, X(a* b))
 EMBER_BINARY(DivF, X(a / b))
 EMBER_BINARY(SquaredDiffF, X((a - b) * (a - b)))
 EMBER_BINARY(MaxF, (a > b || a != a) ? a : b)
@@ -79,7 +79,7 @@ EMBER_BINARY(LessF, a < b)
 EMBER_BINARY(LessEqualF, a <= b)
 EMBER_BINARY(GreaterF, a > b)
 EMBER_BINARY(GreaterEqualF, a >= b)
-EMBER_BINARY(LogicalAndF, a && b)
+EMBER_BINARY(LogicalAndF, a&& b)
 EMBER_BINARY(LogicalOrF, a || b)
 #undef EMBER_BINARY
 
@@ -145,7 +145,8 @@ void binary_vv(const void* a_v, const void* b_v, void* out_v, int64_t n) {
   const T* __restrict b = static_cast<const T*>(b_v);
   R* __restrict out = static_cast<R*>(out_v);
   F f;
-  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<R>(f(static_cast<C<T>>(a[i]), static_cast<C<T>>(b[i])));
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = static_cast<R>(f(static_cast<C<T>>(a[i]), static_cast<C<T>>(b[i])));
 }
 template <typename T, typename R, typename F>
 void binary_sv(const void* a_v, const void* b_v, void* out_v, int64_t n) {
