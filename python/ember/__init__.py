@@ -16,10 +16,10 @@ from ember.ops.array_ops import (broadcast_to, clip_by_value, concat, expand_dim
                                  transpose, unstack, where, zeros, zeros_like)
 from ember.ops.math_ops import (abs, add, add_n, argmax, argmin, cast, ceil, cos, divide, equal, exp, floor,
                                 floordiv, greater, greater_equal, less, less_equal, log, logical_and,
-                                logical_not, logical_or, matmul, maximum, minimum, multiply, negative,
+                                logical_not, logical_or, matmul, maximum, minimum, multiply, negative, norm,
                                 not_equal, pow, realdiv, reduce_all, reduce_any, reduce_logsumexp,
-                                reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum, round, sigmoid,
-                                sign, sin, sqrt, square, subtract, tanh, truediv)
+                                reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum, round, scalar_mul,
+                                sigmoid, sign, sin, sqrt, square, subtract, tanh, tensordot, truediv)
 from ember import linalg, math, nn, random
 
 __version__ = "0.1.0"

@@ -1,3 +1,5 @@
 """``ember.linalg``: TensorFlow's ``tf.linalg`` namespace."""
 
-from ember.ops.math_ops import matmul  # noqa: F401
+from ember.ops.array_ops import eye  # noqa: F401
+from ember.ops.math_ops import adjoint, matmul, matrix_transpose, matvec, norm, tensordot  # noqa: F401
+from ember.ops.nn_ops import l2_normalize  # noqa: F401

@@ -385,6 +385,11 @@ int getbuffer(PyObject* self, Py_buffer* view, int flags) {
     return -1;
   }
   const TensorImpl& t = *impl_of(self);
+  if (t.dtype() == DType::kBFloat16) {
+    // The buffer protocol has no bfloat16 format; NumPy then falls back to __array__ (ml_dtypes).
+    PyErr_SetString(PyExc_BufferError, "bfloat16 tensors have no buffer-protocol format; use .numpy()");
+    return -1;
+  }
   int rank = t.rank();
   auto* dims = static_cast<Py_ssize_t*>(PyMem_Malloc(sizeof(Py_ssize_t) * 2 * (rank + 1)));
   if (dims == nullptr) return PyErr_NoMemory(), -1;
@@ -428,6 +433,9 @@ PyObject* get_shape_tuple(PyObject* self, void*) {
   for (int i = 0; i < s.rank(); ++i) PyTuple_SET_ITEM(tuple, i, PyLong_FromLongLong(s.dim(i)));
   return tuple;
 }
+PyObject* get_data_ptr(PyObject* self, void*) {
+  return PyLong_FromVoidPtr(const_cast<void*>(impl_of(self)->raw_data()));
+}
 PyObject* get_ndim(PyObject* self, void*) { return PyLong_FromLong(impl_of(self)->rank()); }
 PyObject* get_dtype_enum(PyObject* self, void*) {
   return PyLong_FromLong(static_cast<int>(impl_of(self)->dtype()));
@@ -442,6 +450,7 @@ PyGetSetDef getset[] = {
     {"dtype", get_dtype, nullptr, "The tensor's ember.DType.", nullptr},
     {"_shape_tuple", get_shape_tuple, nullptr, "The shape as a tuple of ints.", nullptr},
     {"ndim", get_ndim, nullptr, "The rank.", nullptr},
+    {"_data_ptr", get_data_ptr, nullptr, "Address of the first element (for zero-copy NumPy views).", nullptr},
     {"_dtype_enum", get_dtype_enum, nullptr, "The dtype as its enum value.", nullptr},
     {"device", get_device, nullptr, "The device holding the tensor.", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},

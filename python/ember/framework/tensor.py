@@ -37,10 +37,10 @@ class Tensor(_C.TensorBase):
         return array[()] if array.ndim == 0 else array
 
     def _as_array(self):
-        view = np.asarray(memoryview(self))
+        """A read-only NumPy view of the buffer (no copy)."""
         if self._dtype_enum == dtypes.bfloat16._enum:
-            view = view.view(dtypes.bfloat16.as_numpy_dtype)
-        return view
+            return np.asarray(_ArrayView(self)).view(dtypes.bfloat16.as_numpy_dtype)
+        return np.asarray(memoryview(self))
 
     def __array__(self, dtype=None, copy=None):
         array = self._as_array()
@@ -124,6 +124,22 @@ def _numpy_repr(value):
     if isinstance(value, np.integer):
         return str(int(value))
     return repr(value)
+
+
+class _ArrayView:
+    """Exposes a tensor's buffer through __array_interface__ (for dtypes the buffer protocol cannot name);
+    the resulting array keeps this object, and so the tensor, alive."""
+
+    __slots__ = ("_tensor", "__array_interface__")
+
+    def __init__(self, tensor):
+        self._tensor = tensor
+        self.__array_interface__ = {
+            "shape": tensor._shape_tuple,
+            "typestr": "<u2",
+            "data": (tensor._data_ptr, True),
+            "version": 3,
+        }
 
 
 class _TensorRef:

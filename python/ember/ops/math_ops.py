@@ -1,7 +1,25 @@
 """Element-wise math with TensorFlow's names: ``ember.add``, ``ember.math.*``."""
 
-from ember import _C, dtypes
+import operator
+
+import numpy as np
+
+from ember import _C, dtypes, errors
 from ember.framework.tensor import Tensor, convert_to_tensor
+from ember.ops import array_ops
+
+# What ``from ember.ops.math_ops import *`` (ember.math) exports: tf.math's names. The matrix helpers at the
+# end live in ember.linalg.
+__all__ = [
+    "abs", "add", "add_n", "argmax", "argmin", "cast", "ceil", "cos", "count_nonzero", "divide", "elu", "equal",
+    "erf", "exp", "expm1", "floor", "floor_div", "floordiv", "floormod", "greater", "greater_equal", "is_finite",
+    "is_nan", "less", "less_equal", "log", "log1p", "logical_and", "logical_not", "logical_or", "logical_xor",
+    "matmul", "maximum", "minimum", "mod", "multiply", "negative", "not_equal", "pow", "realdiv", "reciprocal",
+    "reduce_all", "reduce_any", "reduce_euclidean_norm", "reduce_logsumexp", "reduce_max", "reduce_mean",
+    "reduce_min", "reduce_prod", "reduce_std", "reduce_sum", "reduce_variance", "relu", "relu6", "round", "rsqrt",
+    "scalar_mul", "sigmoid", "sign", "sin", "softplus", "sqrt", "square", "squared_difference", "subtract", "tanh",
+    "truediv",
+]
 
 _Cast = _C.op("Cast")
 _RealDiv = _C.op("RealDiv")
@@ -123,23 +141,39 @@ def scalar_mul(scalar, x, name=None):
 
 # ---- reductions ----------------------------------------------------------------------------------------
 
+def _axis_int(axis):
+    """One axis as a Python int: an int, a NumPy integer or an integer scalar tensor (TF refuses floats)."""
+    try:
+        return operator.index(axis)
+    except TypeError:
+        raise TypeError(f"axis must be an int, a list of ints or an integer tensor, got {axis!r}") from None
+
+
 def _axes(x, axis):
     """TF's axis argument (None = all axes, an int, a list or a tensor) as a list of ints."""
     if axis is None:
         return list(range(x.ndim))
     if isinstance(axis, Tensor):
+        if not axis.dtype.is_integer:
+            raise TypeError(f"axis must be an integer tensor, got dtype {axis.dtype.name}")
         axis = axis.numpy().tolist()
+    elif isinstance(axis, np.ndarray):
+        axis = axis.tolist()
     if isinstance(axis, (list, tuple)):
-        return [int(a) for a in axis]
-    return [int(axis)]
+        return [_axis_int(a) for a in axis]
+    return [_axis_int(axis)]
+
+
+def _as_tensor(x):
+    return x if isinstance(x, Tensor) else convert_to_tensor(x)
 
 
 def _reduction(op_name, doc):
     op = _C.op(op_name)
 
     def fn(input_tensor, axis=None, keepdims=False, name=None):
-        x = input_tensor if isinstance(input_tensor, Tensor) else convert_to_tensor(input_tensor)
-        return op(x, _axes(x, axis), keepdims)
+        x = _as_tensor(input_tensor)
+        return op(x, _axes(x, axis), bool(keepdims))
 
     fn.__doc__ = doc
     return fn
@@ -154,26 +188,187 @@ reduce_any = _reduction("Any", "Logical or over ``axis``.")
 reduce_all = _reduction("All", "Logical and over ``axis``.")
 reduce_logsumexp = _reduction("ReduceLogSumExp", "log(sum(exp(x))) over ``axis``, computed stably.")
 
+
+def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
+    """Population variance, mean((x - mean(x))^2), over ``axis``; floats only, as TF."""
+    x = _as_tensor(input_tensor)
+    if not x.dtype.is_floating:
+        raise TypeError(f"Input must be either real or complex. Received integer type {x.dtype.name}.")
+    means = reduce_mean(x, axis, keepdims=True)
+    return reduce_mean(square(x - means), axis, keepdims)
+
+
+def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
+    """Population standard deviation, sqrt(reduce_variance), over ``axis``."""
+    return sqrt(reduce_variance(input_tensor, axis, keepdims))
+
+
+def reduce_euclidean_norm(input_tensor, axis=None, keepdims=False, name=None):
+    """sqrt(sum(x^2)) over ``axis``, squared and summed in the input's dtype like TF's kernel (integers
+    wrap, float16 squares can overflow); the square root of an integer sum is truncated."""
+    x = _as_tensor(input_tensor)
+    squares = reduce_sum(x * x, axis, keepdims)
+    if x.dtype.is_integer:
+        return cast(sqrt(cast(squares, dtypes.float64)), x.dtype)
+    return sqrt(squares)
+
+
+def count_nonzero(input, axis=None, keepdims=None, dtype=dtypes.int64, name=None):  # noqa: A002 - TF's name
+    """Number of non-zero (True) elements over ``axis``, as ``dtype`` (default int64)."""
+    x = _as_tensor(input)
+    nonzero = not_equal(x, convert_to_tensor(False if x.dtype.is_bool else 0, dtype=x.dtype))
+    return cast(reduce_sum(cast(nonzero, dtypes.int64), axis, bool(keepdims)), dtype)
+
+
 _ArgMax = _C.op("ArgMax")
 _ArgMin = _C.op("ArgMin")
 
 
 def argmax(input, axis=None, output_type=dtypes.int64, name=None):  # noqa: A002 - TF's name
     """Index of the largest value along ``axis`` (default 0); ties give the first index."""
-    return _ArgMax(input, 0 if axis is None else int(axis), output_type)
+    return _ArgMax(input, 0 if axis is None else _axis_int(axis), dtypes.as_dtype(output_type))
 
 
 def argmin(input, axis=None, output_type=dtypes.int64, name=None):  # noqa: A002 - TF's name
     """Index of the smallest value along ``axis`` (default 0); ties give the first index."""
-    return _ArgMin(input, 0 if axis is None else int(axis), output_type)
+    return _ArgMin(input, 0 if axis is None else _axis_int(axis), dtypes.as_dtype(output_type))
 
 
 # ---- matrix multiply ------------------------------------------------------------------------------------
 
 _MatMul = _C.op("MatMul")
+_INT8_TYPES = (dtypes.int8, dtypes.uint8)
 
 
 def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_b=False, a_is_sparse=False,
-           b_is_sparse=False, output_type=None, name=None):
-    """a @ b over the last two dims, with batch dims broadcast (real dtypes: adjoint == transpose)."""
+           b_is_sparse=False, output_type=None, grad_a=False, grad_b=False, name=None):
+    """a @ b over the last two dims, with batch dims broadcast (real dtypes: adjoint == transpose).
+
+    ``output_type=int32`` multiplies int8/uint8 matrices into int32, as TF's BatchMatMulV3."""
+    if transpose_a and adjoint_a:
+        raise ValueError("Only one of `transpose_a` and `adjoint_a` can be True. "
+                         f"Received `transpose_a`={transpose_a}, `adjoint_a`={adjoint_a}.")
+    if transpose_b and adjoint_b:
+        raise ValueError("Only one of `transpose_b` and `adjoint_b` can be True. "
+                         f"Received `transpose_b`={transpose_b}, `adjoint_b`={adjoint_b}.")
+    a = _as_tensor(a)
+    b = b if isinstance(b, Tensor) else convert_to_tensor(b, dtype_hint=a.dtype)
+    if output_type is not None:
+        output_type = dtypes.as_dtype(output_type)
+        if output_type != a.dtype or output_type != b.dtype:
+            if a.dtype not in _INT8_TYPES or b.dtype not in _INT8_TYPES or output_type != dtypes.int32:
+                raise errors.NotFoundError(
+                    None, None, f"MatMul: no kernel multiplies {a.dtype.name} by {b.dtype.name} into "
+                    f"{output_type.name}; output_type may differ from the inputs' dtype only for int8 or uint8 "
+                    "inputs with output_type int32")
+            a, b = cast(a, dtypes.int32), cast(b, dtypes.int32)
     return _MatMul(a, b, bool(transpose_a or adjoint_a), bool(transpose_b or adjoint_b))
+
+
+def matvec(a, b, transpose_a=False, adjoint_a=False, a_is_sparse=False, b_is_sparse=False, name=None):
+    """Matrix [..., M, N] times vector [..., N] -> [..., M], batch dims broadcast."""
+    b = _as_tensor(b)
+    product = matmul(a, array_ops.expand_dims(b, -1), transpose_a=transpose_a, adjoint_a=adjoint_a)
+    return array_ops.squeeze(product, [-1])
+
+
+def matrix_transpose(a, name="matrix_transpose", conjugate=False):
+    """Swaps the last two dimensions of a (batch of) matrices."""
+    a = _as_tensor(a)
+    if a.ndim < 2:
+        raise ValueError("Argument `a` should be a (batch) matrix with rank >= 2.  Received `a` = "
+                         f"{a} with shape: {a.shape}")
+    perm = list(range(a.ndim - 2)) + [a.ndim - 1, a.ndim - 2]
+    return array_ops.transpose(a, perm)
+
+
+def adjoint(matrix, name=None):
+    """Conjugate transpose of the last two dimensions; real dtypes only, so the transpose."""
+    return matrix_transpose(matrix)
+
+
+def tensordot(a, b, axes, name=None):
+    """Sums a * b over ``axes``: an int N (the last N axes of a with the first N of b) or a pair of axis
+    lists. The result has a's free axes followed by b's."""
+    a = _as_tensor(a)
+    b = b if isinstance(b, Tensor) else convert_to_tensor(b, dtype_hint=a.dtype)
+    if isinstance(axes, Tensor):
+        axes = axes.numpy().tolist()
+    if isinstance(axes, (list, tuple)):
+        if len(axes) != 2:
+            raise ValueError(f"`axes` must be an integer or have length 2. Received {axes}.")
+        a_axes, b_axes = axes
+        a_axes = [a_axes] if not isinstance(a_axes, (list, tuple)) else list(a_axes)
+        b_axes = [b_axes] if not isinstance(b_axes, (list, tuple)) else list(b_axes)
+        if len(a_axes) != len(b_axes):
+            raise ValueError("Different number of contraction axes `a` and `b`, "
+                             f"{len(a_axes)} != {len(b_axes)}.")
+    else:
+        n = _axis_int(axes)
+        if n < 0:
+            raise ValueError(f"`axes` must be at least 0. Received: {n}.")
+        if n > a.ndim or n > b.ndim:
+            raise ValueError(f"`axes` must not be larger than the number of dimensions of tensor {a}.  "
+                             f"Received {n}, vs tensor dimensions {min(a.ndim, b.ndim)}.")
+        a_axes, b_axes = list(range(a.ndim - n, a.ndim)), list(range(n))
+    a_axes = [_axis_int(x) % a.ndim if a.ndim else _axis_int(x) for x in a_axes]
+    b_axes = [_axis_int(x) % b.ndim if b.ndim else _axis_int(x) for x in b_axes]
+    a_free = [i for i in range(a.ndim) if i not in a_axes]
+    b_free = [i for i in range(b.ndim) if i not in b_axes]
+    a_shape, b_shape = a.shape.as_list(), b.shape.as_list()
+    for i, j in zip(a_axes, b_axes):
+        if a_shape[i] != b_shape[j]:
+            raise errors.InvalidArgumentError(
+                None, None, f"tensordot: dimension {i} of a ({a_shape[i]}) and dimension {j} of b "
+                f"({b_shape[j]}) are contracted but differ; a is {a_shape}, b is {b_shape}")
+    k = 1
+    for i in a_axes:
+        k *= a_shape[i]
+    a2 = array_ops.reshape(array_ops.transpose(a, a_free + a_axes), [-1, k])
+    b2 = array_ops.reshape(array_ops.transpose(b, b_axes + b_free), [k, -1])
+    out_shape = [a_shape[i] for i in a_free] + [b_shape[i] for i in b_free]
+    return array_ops.reshape(matmul(a2, b2), out_shape)
+
+
+_VECTOR_NORMS = ("euclidean", 1, 2, float("inf"))
+_MATRIX_NORMS = ("euclidean", "fro", 1, 2, float("inf"))
+
+
+def norm(tensor, ord="euclidean", axis=None, keepdims=None, name=None):  # noqa: A002 - TF's name
+    """Vector norms (``ord`` 'euclidean', 1, 2, inf or any p > 0) over ``axis`` (None: all elements as
+    one vector), or matrix norms ('fro', 'euclidean', 1, inf) over a pair of axes."""
+    x = _as_tensor(tensor)
+    is_matrix_norm = isinstance(axis, (list, tuple)) and len(axis) == 2
+    if is_matrix_norm:
+        axis = tuple(axis)
+        if not all(isinstance(a, int) for a in axis) or axis[0] == axis[1]:
+            raise ValueError(f"'axis' must be None, an integer, or a tuple of 2 unique integers, got {axis}")
+        if ord not in _MATRIX_NORMS:
+            raise ValueError(f"'ord' must be a supported matrix norm in {list(_MATRIX_NORMS)}, got {ord}")
+        if ord == 2:
+            raise errors.UnimplementedError(None, None, "norm: the matrix 2-norm needs an SVD, which ember "
+                                            "does not have; use ord='fro', 1 or np.inf")
+    else:
+        if not (axis is None or isinstance(axis, int)):
+            raise ValueError(f"'axis' must be None, an integer, or a tuple of 2 unique integers, got {axis}")
+        if ord not in _VECTOR_NORMS and not (isinstance(ord, (int, float)) and not isinstance(ord, bool)
+                                             and ord > 0):
+            raise ValueError(f"'ord' must be a supported vector norm, got {ord}")
+        axis = None if axis is None else (axis,)
+    if ord in ("euclidean", "fro", 2):
+        result = sqrt(reduce_sum(x * x, axis, keepdims=True))
+    elif ord == 1:
+        result = reduce_sum(abs(x), None if axis is None else axis[0], keepdims=True)
+        if is_matrix_norm:
+            result = reduce_max(result, axis[1], keepdims=True)
+    elif ord == float("inf"):
+        result = abs(x)
+        if is_matrix_norm:
+            result = reduce_sum(result, axis[1], keepdims=True)
+        result = reduce_max(result, None if axis is None else axis[0], keepdims=True)
+    else:
+        p = convert_to_tensor(ord, dtype=x.dtype)
+        result = pow(reduce_sum(pow(abs(x), p), axis, keepdims=True), 1 / p)
+    if keepdims:
+        return result
+    return array_ops.squeeze(result, None if axis is None else list(axis))

@@ -1,8 +1,23 @@
-"""``ember.nn``: activations, softmax and the cross-entropy losses, with TensorFlow's signatures."""
+"""``ember.nn``: activations, softmax and the cross-entropy losses, with TensorFlow's signatures.
 
-from ember import _C
+The checks TF's Python layer makes before its kernels run (data_format, the shapes of labels against
+logits) are made here too, with TF's exception types: ValueError, not an op error.
+"""
+
+import math
+
+import numpy as np
+
+from ember import _C, dtypes, errors
 from ember.framework.tensor import Tensor, convert_to_tensor
-from ember.ops.math_ops import elu, relu, relu6, sigmoid, softplus, tanh  # noqa: F401
+from ember.ops import array_ops
+from ember.ops.math_ops import (abs, cast, elu, erf, exp, log1p, maximum, reduce_mean, reduce_sum, relu,  # noqa: F401
+                                relu6, rsqrt, sigmoid, softplus, squared_difference, tanh)
+
+__all__ = ["bias_add", "elu", "gelu", "l2_loss", "l2_normalize", "leaky_relu", "log_softmax", "moments", "relu",
+           "relu6", "selu", "sigmoid", "sigmoid_cross_entropy_with_logits", "silu", "softmax",
+           "softmax_cross_entropy_with_logits", "softplus", "softsign", "sparse_softmax_cross_entropy_with_logits",
+           "swish", "tanh", "weighted_cross_entropy_with_logits"]
 
 _Softmax = _C.op("Softmax")
 _LogSoftmax = _C.op("LogSoftmax")
@@ -13,44 +28,194 @@ _SoftmaxXent = _C.op("SoftmaxCrossEntropyWithLogits")
 _SparseSoftmaxXent = _C.op("SparseSoftmaxCrossEntropyWithLogits")
 
 
+def _tensor(x, dtype_hint=None):
+    return x if isinstance(x, Tensor) else convert_to_tensor(x, dtype_hint=dtype_hint)
+
+
+def _axis(axis):
+    return -1 if axis is None else int(axis)
+
+
 def softmax(logits, axis=None, name=None):
-    return _Softmax(logits, -1 if axis is None else int(axis))
+    """exp(logits) / sum(exp(logits)) along ``axis`` (default -1)."""
+    return _Softmax(logits, _axis(axis))
 
 
 def log_softmax(logits, axis=None, name=None):
-    return _LogSoftmax(logits, -1 if axis is None else int(axis))
+    """logits - log(sum(exp(logits))) along ``axis`` (default -1)."""
+    return _LogSoftmax(logits, _axis(axis))
 
 
 def bias_add(value, bias, data_format=None, name=None):
-    fmt = "NHWC" if data_format is None or not str(data_format).startswith("NC") else "NCHW"
-    value = value if isinstance(value, Tensor) else convert_to_tensor(value)
-    return _BiasAdd(value, bias, fmt)
+    """value + bias along the channel dimension: the last for ``N...C`` formats, 1 for ``NC...``."""
+    fmt = "NHWC"
+    if data_format is not None:
+        data_format = str(data_format)
+        if data_format.startswith("NC"):
+            fmt = "NCHW"
+        elif not (data_format.startswith("N") and data_format.endswith("C")):
+            raise ValueError("`data_format` must be of the form `N...C` or `NC...`. "
+                             f"Received: data_format={data_format}")
+    value = _tensor(value)
+    return _BiasAdd(value, _tensor(bias, value.dtype), fmt)
 
 
 def l2_loss(t, name=None):
+    """sum(t ** 2) / 2."""
     return _L2Loss(t)
 
 
+def l2_normalize(x, axis=None, epsilon=1e-12, name=None, dim=None):
+    """x / sqrt(max(sum(x ** 2, axis), epsilon))."""
+    x = _tensor(x)
+    axis = dim if axis is None else axis
+    square_sum = reduce_sum(x * x, axis, keepdims=True)
+    return x * rsqrt(maximum(square_sum, convert_to_tensor(epsilon, dtype=x.dtype)))
+
+
+def moments(x, axes, shift=None, keepdims=False, name=None):
+    """(mean, variance) of x over ``axes``; float16 is computed in float32, as TF."""
+    x = _tensor(x)
+    y = cast(x, dtypes.float32) if x.dtype == dtypes.float16 else x
+    mean = reduce_mean(y, axes, keepdims=True)
+    variance = reduce_mean(squared_difference(y, mean), axes, keepdims=True)
+    if not keepdims:
+        mean, variance = array_ops.squeeze(mean, axes), array_ops.squeeze(variance, axes)
+    return cast(mean, x.dtype), cast(variance, x.dtype)
+
+
+# ---- activations composed of other ops ------------------------------------------------------------------
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def leaky_relu(features, alpha=0.2, name=None):
+    """x if x > 0 else alpha * x; integers are computed in float32, as TF."""
+    x = _tensor(features)
+    if x.dtype.is_integer:
+        x = cast(x, dtypes.float32)
+    return array_ops.where(x > 0, x, x * convert_to_tensor(alpha, dtype=x.dtype))
+
+
+def selu(features, name=None):
+    """scale * (x if x > 0 else alpha * (e^x - 1)) with the self-normalising constants."""
+    x = _tensor(features)
+    return elu(x) * convert_to_tensor(_SELU_SCALE, dtype=x.dtype) * array_ops.where(
+        x > 0, convert_to_tensor(1.0, dtype=x.dtype), convert_to_tensor(_SELU_ALPHA, dtype=x.dtype))
+
+
+def gelu(features, approximate=False, name=None):
+    """x * Phi(x) (Phi the standard normal CDF), or its tanh approximation."""
+    x = _tensor(features)
+    if not x.dtype.is_floating:
+        raise ValueError(f"`features.dtype` must be a floating point tensor. Received: features.dtype={x.dtype.name}")
+    if approximate:
+        cube = convert_to_tensor(0.044715, dtype=x.dtype) * x * x * x
+        return 0.5 * x * (1 + tanh(convert_to_tensor(math.sqrt(2 / math.pi), dtype=x.dtype) * (x + cube)))
+    return 0.5 * x * (1 + erf(x / convert_to_tensor(math.sqrt(2), dtype=x.dtype)))
+
+
+def silu(features, beta=1.0):
+    """x * sigmoid(beta * x)."""
+    x = _tensor(features)
+    if beta == 1.0:
+        return x * sigmoid(x)
+    return x * sigmoid(x * convert_to_tensor(beta, dtype=x.dtype))
+
+
+swish = silu
+
+
+def softsign(features, name=None):
+    """x / (1 + |x|)."""
+    x = _tensor(features)
+    if not x.dtype.is_floating:
+        raise errors.InvalidArgumentError(None, None, "Softsign: input 'features' must have a dtype in "
+                                          f"{{float16, bfloat16, float32, float64}}, got {x.dtype.name}")
+    return x / (1 + abs(x))
+
+
+def log_sigmoid(x, name=None):
+    """log(sigmoid(x)) = -softplus(-x), stable for large |x|."""
+    return -softplus(-_tensor(x))
+
+
+# ---- losses ----------------------------------------------------------------------------------------------
+
+def _check_same_shape(labels, logits):
+    if labels.shape != logits.shape:
+        raise ValueError("`logits` and `labels` must have the same shape, "
+                         f"received ({logits.shape} vs {labels.shape}).")
+
+
 def sigmoid_cross_entropy_with_logits(labels=None, logits=None, name=None):
+    """max(x, 0) - x * z + log(1 + exp(-|x|)) for logits x and labels z of the same shape."""
     if labels is None or logits is None:
-        raise ValueError("Both labels and logits must be provided.")
-    logits = logits if isinstance(logits, Tensor) else convert_to_tensor(logits)
-    return _SigmoidXent(convert_to_tensor(labels, dtype_hint=logits.dtype), logits)
+        raise ValueError("Both `labels` and `logits` must be provided for sigmoid_cross_entropy_with_logits"
+                         f"Received: labels={labels} and logits={logits}")
+    logits = _tensor(logits)
+    labels = _tensor(labels, logits.dtype)
+    _check_same_shape(labels, logits)
+    return _SigmoidXent(labels, logits)
+
+
+def weighted_cross_entropy_with_logits(labels, logits, pos_weight, name=None):
+    """sigmoid_cross_entropy_with_logits with the positive term weighted by ``pos_weight``:
+    (1 - z) * x + (1 + (q - 1) * z) * (log(1 + exp(-|x|)) + max(-x, 0))."""
+    logits = _tensor(logits)
+    labels = _tensor(labels, logits.dtype)
+    _check_same_shape(labels, logits)
+    log_weight = 1 + (_tensor(pos_weight, logits.dtype) - 1) * labels
+    return (1 - labels) * logits + log_weight * (log1p(exp(-abs(logits))) + relu(-logits))
+
+
+def _move_axis_to_end(x, axis):
+    perm = [i for i in range(x.ndim) if i != axis] + [axis]
+    return array_ops.transpose(x, perm)
+
+
+def _broadcasts_to(shape, target):
+    try:
+        return np.broadcast_shapes(tuple(shape), target) == target
+    except ValueError:
+        return False
 
 
 def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
-    logits = logits if isinstance(logits, Tensor) else convert_to_tensor(logits)
-    labels = convert_to_tensor(labels, dtype_hint=logits.dtype)
-    if axis not in (-1, logits.ndim - 1):
-        from ember.ops import array_ops
-
-        perm = list(range(logits.ndim))
-        perm[axis], perm[-1] = perm[-1], perm[axis]
-        logits, labels = array_ops.transpose(logits, perm), array_ops.transpose(labels, perm)
-    out = _SoftmaxXent(logits, labels)
-    return out[0] if isinstance(out, tuple) else out
+    """-sum(labels * log_softmax(logits)) along ``axis``. Labels are cast to the logits' dtype and
+    broadcast against them; 16-bit logits are computed in float32, as TF."""
+    logits = _tensor(logits)
+    labels = _tensor(labels)
+    precise = cast(logits, dtypes.float32) if logits.dtype in (dtypes.float16, dtypes.bfloat16) else logits
+    labels = cast(labels, precise.dtype)
+    axis = -1 if axis is None else int(axis)
+    if precise.ndim and axis not in (-1, precise.ndim - 1):
+        if not -precise.ndim <= axis < precise.ndim:
+            raise ValueError(f"softmax_cross_entropy_with_logits: axis {axis} is out of range for logits of "
+                             f"rank {precise.ndim}")
+        axis %= precise.ndim
+        precise, labels = _move_axis_to_end(precise, axis), _move_axis_to_end(labels, axis)
+    shape = tuple(precise.shape.as_list())
+    if labels.shape != precise.shape and _broadcasts_to(labels.shape.as_list(), shape):
+        labels = array_ops.broadcast_to(labels, shape)
+    loss = _SoftmaxXent(precise, labels)[0]
+    return cast(loss, logits.dtype)
 
 
 def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
-    out = _SparseSoftmaxXent(logits, labels)
-    return out[0] if isinstance(out, tuple) else out
+    """-log_softmax(logits)[label] per row; ``labels`` (int32/int64) has the logits' shape without the
+    last (class) dimension, and every label must be in [0, classes)."""
+    labels = _tensor(labels)
+    logits = _tensor(logits)
+    if logits.ndim == 0:
+        raise ValueError(f"`logits` cannot be a scalar. Received logits={logits}`")
+    if labels.ndim != logits.ndim - 1:
+        raise ValueError("`labels.shape.rank` must equal `logits.shape.rank - 1`. Received: "
+                         f"labels.shape={labels.shape} of rank {labels.ndim} and logits.shape={logits.shape} "
+                         f"of rank {logits.ndim}")
+    if labels.shape != logits.shape[:-1]:
+        raise ValueError("`labels.shape` must equal `logits.shape` except for the last dimension. Received: "
+                         f"labels.shape={labels.shape} and logits.shape={logits.shape}")
+    precise = cast(logits, dtypes.float32) if logits.dtype == dtypes.float16 else logits
+    return cast(_SparseSoftmaxXent(precise, labels)[0], logits.dtype)

@@ -1,6 +1,8 @@
 """``ember.random``: TensorFlow 2's random ops and seed semantics (``set_seed`` + op ``seed``)."""
 
-from ember import _C, dtypes
+import operator
+
+from ember import _C, dtypes, errors
 from ember.framework.tensor import Tensor, convert_to_tensor
 
 _RandomUniform = _C.op("RandomUniform")
@@ -37,14 +39,45 @@ def _scale(x, scale, shift):
     return x
 
 
+_FLOAT_TYPES = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
+_INT_TYPES = (dtypes.int32, dtypes.int64)
+
+
+def _check_dtype(dtype, allowed):
+    dtype = dtypes.as_dtype(dtype)
+    if dtype not in allowed:
+        names = ", ".join("tf." + d.name for d in allowed)
+        raise ValueError(f"Argument `dtype` got invalid value {dtype!r}. Accepted dtypes are ({names}).")
+    return dtype
+
+
+def _check_float_dtype(dtype):
+    """Normal distributions: TF fails converting the default mean 0.0 to an integer dtype."""
+    dtype = dtypes.as_dtype(dtype)
+    if not dtype.is_floating:
+        raise TypeError(f"Cannot convert 0.0 to EagerTensor of dtype {dtype.name}: normal distributions need a "
+                        "floating-point dtype")
+    return dtype
+
+
+def _int_bound(value, what):
+    """An integer minval/maxval: an int, a NumPy integer or an integer scalar tensor (not a float)."""
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype int: {what} of an integer "
+                        "distribution must be an integer") from None
+
+
 def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=None):
     """Uniform values in [minval, maxval) (maxval defaults to 1 for floats and is required for ints)."""
-    dtype = dtypes.as_dtype(dtype)
+    dtype = _check_dtype(dtype, _FLOAT_TYPES + _INT_TYPES)
+    if dtype.is_integer and maxval is None:
+        raise ValueError(f"Must specify maxval for integer dtype {dtype!r}")
     seed1, seed2 = _C.random_get_seed(seed)
     if dtype.is_integer:
-        if maxval is None:
-            raise ValueError("Must specify maxval for integer dtype %s" % dtype.name)
-        return _RandomUniformInt(_shape(shape), int(minval), int(maxval), dtype, seed1, seed2)
+        return _RandomUniformInt(_shape(shape), _int_bound(minval, "minval"), _int_bound(maxval, "maxval"), dtype,
+                                 seed1, seed2)
     x = _RandomUniform(_shape(shape), dtype, seed1, seed2)
     maxval = 1 if maxval is None else maxval
     if isinstance(minval, (int, float)) and isinstance(maxval, (int, float)) and (minval, maxval) == (0, 1):
@@ -54,42 +87,55 @@ def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=
 
 
 def normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
-    dtype = dtypes.as_dtype(dtype)
+    """Normal values: mean + stddev * a standard normal draw."""
+    dtype = _check_float_dtype(dtype)
     seed1, seed2 = _C.random_get_seed(seed)
     return _scale(_RandomStandardNormal(_shape(shape), dtype, seed1, seed2), stddev, mean)
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
-    dtype = dtypes.as_dtype(dtype)
+    """Normal values redrawn until within two standard deviations of the mean."""
+    dtype = _check_float_dtype(dtype)
     seed1, seed2 = _C.random_get_seed(seed)
     return _scale(_TruncatedNormal(_shape(shape), dtype, seed1, seed2), stddev, mean)
 
 
-def _seed_tensor(seed):
+def _seed_tensor(seed, op_name):
     seed = seed if isinstance(seed, Tensor) else convert_to_tensor(seed)
     if seed.shape != (2,):
-        raise ValueError(f"seed must have shape [2], got {seed.shape}")
+        raise errors.InvalidArgumentError(
+            None, None, f"{op_name}: seed must have shape [2], not {seed.shape.as_list()}")
     return seed
 
 
 def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=dtypes.float32, name=None, alg="auto_select"):
     """Deterministic in (shape, seed): the same seed pair always gives the same values."""
-    dtype = dtypes.as_dtype(dtype)
+    dtype = _check_dtype(dtype, _FLOAT_TYPES + _INT_TYPES)
     if dtype.is_integer:
-        if maxval is None:
-            raise ValueError("Must specify maxval for integer dtype %s" % dtype.name)
-        return _StatelessRandomUniformInt(_seed_tensor(seed), _shape(shape), int(minval), int(maxval), dtype)
-    x = _StatelessRandomUniform(_seed_tensor(seed), _shape(shape), dtype)
+        if (minval is None) != (maxval is None):
+            raise ValueError(f"For integer `dtype` argument {dtype!r}, argument `minval` and `maxval` must be both "
+                             f"None or not None. Got `minval`={minval} and `maxval`={maxval}.")
+        if minval is None:
+            raise errors.UnimplementedError(
+                None, None, "stateless_uniform: full-range integers (minval=maxval=None) need "
+                "StatelessRandomUniformFullInt, which ember does not have; pass minval and maxval")
+        return _StatelessRandomUniformInt(_seed_tensor(seed, "StatelessRandomUniformInt"), _shape(shape),
+                                          _int_bound(minval, "minval"), _int_bound(maxval, "maxval"), dtype)
+    x = _StatelessRandomUniform(_seed_tensor(seed, "StatelessRandomUniform"), _shape(shape), dtype)
     maxval = 1 if maxval is None else maxval
     return x * (convert_to_tensor(maxval, dtype=dtype) - convert_to_tensor(minval, dtype=dtype)) + \
         convert_to_tensor(minval, dtype=dtype)
 
 
 def stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype=dtypes.float32, name=None, alg="auto_select"):
-    return _scale(_StatelessRandomNormal(_seed_tensor(seed), _shape(shape), dtypes.as_dtype(dtype)), stddev, mean)
+    """Normal values, a pure function of (seed, shape)."""
+    x = _StatelessRandomNormal(_seed_tensor(seed, "StatelessRandomNormal"), _shape(shape), _check_float_dtype(dtype))
+    return _scale(x, stddev, mean)
 
 
 def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=dtypes.float32, name=None,
                                alg="auto_select"):
-    return _scale(_StatelessTruncatedNormal(_seed_tensor(seed), _shape(shape), dtypes.as_dtype(dtype)), stddev,
-                  mean)
+    """Truncated normal values (within two stddevs of the mean), a pure function of (seed, shape)."""
+    x = _StatelessTruncatedNormal(_seed_tensor(seed, "StatelessTruncatedNormal"), _shape(shape),
+                                  _check_float_dtype(dtype))
+    return _scale(x, stddev, mean)

@@ -507,11 +507,12 @@ std::vector<int64_t> reference_arg(bool is_max, const std::vector<double>& x, co
   std::vector<int64_t> out(outer * inner);
   for (int64_t o = 0; o < outer; ++o) {
     for (int64_t k = 0; k < inner; ++k) {
+      // TensorFlow: start from the worst value at index 0; NaN never compares better, so it is skipped.
       int64_t best = 0;
+      double b = is_max ? -INFINITY : INFINITY;
       for (int64_t j = 0; j < r; ++j) {
-        double v = x[(o * r + j) * inner + k], b = x[(o * r + best) * inner + k];
-        if (std::isnan(b)) break;
-        if (std::isnan(v) || (is_max ? v > b : v < b)) best = j;
+        double v = x[(o * r + j) * inner + k];
+        if (is_max ? v > b : v < b) best = j, b = v;
       }
       out[o * inner + k] = best;
     }
@@ -563,8 +564,10 @@ TEST(ArgReductionValues, TiesNaNAndBool) {
   EXPECT_EQ(argmax(x).item<int64_t>(), 1);
   EXPECT_EQ(argmin(x).item<int64_t>(), 3);
   Tensor n = Tensor::from_vector(std::vector<float>{1, nan, 3, nan});
-  EXPECT_EQ(argmax(n).item<int64_t>(), 1);  // NumPy: the first NaN
-  EXPECT_EQ(argmin(n).item<int64_t>(), 1);
+  EXPECT_EQ(argmax(n).item<int64_t>(), 2);  // TensorFlow skips NaN (NumPy would say 1)
+  EXPECT_EQ(argmin(n).item<int64_t>(), 0);
+  Tensor all_nan = Tensor::from_vector(std::vector<float>{nan, nan});
+  EXPECT_EQ(argmax(all_nan).item<int64_t>(), 0);
   Tensor b = Tensor::from_vector(std::vector<bool>{false, true, true});
   EXPECT_EQ(argmax(b).item<int64_t>(), 1);
   EXPECT_EQ(argmin(b).item<int64_t>(), 0);

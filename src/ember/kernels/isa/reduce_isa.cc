@@ -348,8 +348,8 @@ void finalize_shifted_loop(const void* acc_v, const void* shift_v, int64_t n, vo
   for (int64_t i = 0; i < n; ++i) out[i] = from_acc<T>(std::log(acc[i]) + shift[i]);
 }
 
-// ---- ArgMax / ArgMin. `better` is strict, so ties keep the earlier index; a NaN beats any number and
-// the first NaN is kept (NumPy's argmax/argmin).
+// ---- ArgMax / ArgMin. `better` is strict, so ties keep the earlier index. NaN never compares better, so
+// NaNs are skipped and an all-NaN row gives index 0 (TensorFlow's CPU kernels; NumPy differs).
 
 template <typename T, bool kMax>
 struct ArgF {
@@ -363,12 +363,13 @@ struct ArgF {
       return kMax ? std::numeric_limits<B>::lowest() : std::numeric_limits<B>::max();
     }
   }
-  static bool better(B v, B best) {
-    bool strictly = kMax ? v > best : v < best;
+  static bool better(B v, B best) { return kMax ? v > best : v < best; }
+  // Inside a group of candidates NaN must rank last, or it would hide a real value from the final test.
+  static bool beats(B v, B u) {
     if constexpr (kFloat<T>) {
-      return strictly || (v != v && best == best);
+      return better(v, u) || (u != u && v == v);
     } else {
-      return strictly;
+      return better(v, u);
     }
   }
 };
@@ -396,16 +397,15 @@ void arg_row_loop(const void* in_v, int64_t rows, int64_t stride, int64_t n, int
     if constexpr (std::is_same_v<T, bool>) {
       m = n > 0 ? p[0] : F::worst();
       for (int64_t i = 0; i < n; ++i) m = kMax ? (m || p[i]) : (m && p[i]);
+    } else if constexpr (kFloat<T>) {
+      m = F::worst();  // a select that skips NaN (the comparison is false), unlike Max/Min's reduction
+      for (int64_t i = 0; i < n; ++i) m = F::better(to_compute(p[i]), m) ? to_compute(p[i]) : m;
     } else {
       m = reduce_run<T, Op>(p, n);
     }
     if (n == 0 || !F::better(m, best[j])) continue;
     int64_t pos = 0;
-    if (m != m) {
-      while (pos < n && to_compute(p[pos]) == to_compute(p[pos])) ++pos;
-    } else {
-      while (pos < n && !(to_compute(p[pos]) == m)) ++pos;
-    }
+    while (pos < n && !(to_compute(p[pos]) == m)) ++pos;
     best[j] = m;
     index[j] = r_base + pos;
   }
@@ -428,10 +428,10 @@ void arg_col_loop(const void* in_v, int64_t rows, int64_t stride, int64_t n, int
     const int64_t at = r_base + r;
     for (int64_t i = 0; i < n; ++i) {
       B v0 = to_compute(p0[i]), v1 = to_compute(p1[i]), v2 = to_compute(p2[i]), v3 = to_compute(p3[i]);
-      bool t01 = F::better(v1, v0), t23 = F::better(v3, v2);
+      bool t01 = F::beats(v1, v0), t23 = F::beats(v3, v2);
       B b01 = t01 ? v1 : v0, b23 = t23 ? v3 : v2;
       int64_t i01 = t01 ? 1 : 0, i23 = t23 ? 3 : 2;
-      bool t = F::better(b23, b01);
+      bool t = F::beats(b23, b01);
       B b = t ? b23 : b01;
       int64_t ib = t ? i23 : i01;
       bool take = F::better(b, best[i]);

@@ -1,0 +1,335 @@
+"""MatMul through tf.linalg.matmul, tf.matmul and ``@`` against NumPy for every dtype it declares:
+transposes and adjoints, batch broadcasting, a 1024x1024 product, errors that name the op and show the
+shapes; and the tf.linalg helpers built on it (matvec, matrix_transpose, tensordot, norm, ...)."""
+import numpy as np
+import pytest
+
+import ember as tf
+from ember import _C, errors
+
+MATMUL_DTYPES = [tf.float16, tf.bfloat16, tf.float32, tf.float64, tf.int32, tf.int64]
+UNSUPPORTED = [tf.int8, tf.int16, tf.uint8, tf.bool]
+
+# Per-dtype tolerance relative to the size of the terms: 16-bit floats accumulate in float32 and round
+# once, so the error is about one rounding of the output dtype.
+TOL = {tf.float16: 2e-3, tf.bfloat16: 1.6e-2, tf.float32: 1e-5, tf.float64: 1e-12}
+
+
+def _operand(dtype, rng, shape):
+    """Random values exactly representable in ``dtype``, as float64 (small integers for int dtypes)."""
+    if dtype.is_integer:
+        return rng.integers(-10, 11, shape).astype(np.float64)
+    return rng.uniform(-1, 1, shape).astype(dtype.as_numpy_dtype).astype(np.float64)
+
+
+def _assert_product(actual, expected, dtype, k, msg=""):
+    actual = actual.numpy() if isinstance(actual, tf.Tensor) else actual
+    assert actual.shape == expected.shape, msg
+    if dtype.is_integer:
+        np.testing.assert_array_equal(actual, expected.astype(actual.dtype), err_msg=msg)
+        return
+    tol = TOL[dtype]
+    np.testing.assert_allclose(actual.astype(np.float64), expected, rtol=tol, atol=tol * max(1.0, np.sqrt(k)),
+                               err_msg=msg)
+
+
+def _t(x):
+    return np.swapaxes(x, -1, -2)
+
+
+@pytest.mark.parametrize("dtype", MATMUL_DTYPES, ids=lambda d: d.name)
+@pytest.mark.parametrize("m,k,n", [(1, 1, 1), (2, 3, 4), (5, 1, 7), (17, 33, 9), (64, 128, 48)])
+def test_matmul_against_numpy(dtype, m, k, n, rng):
+    a = _operand(dtype, rng, (m, k))
+    b = _operand(dtype, rng, (k, n))
+    ta, tb = tf.constant(a, dtype), tf.constant(b, dtype)
+    for fn in (tf.linalg.matmul, tf.matmul, lambda x, y: x @ y):
+        out = fn(ta, tb)
+        assert out.dtype == dtype
+        _assert_product(out, a @ b, dtype, k)
+
+
+@pytest.mark.parametrize("dtype", MATMUL_DTYPES, ids=lambda d: d.name)
+def test_transpose_and_adjoint(dtype, rng):
+    a = _operand(dtype, rng, (3, 5))
+    b = _operand(dtype, rng, (5, 4))
+    for a_flag in (None, "transpose_a", "adjoint_a"):
+        for b_flag in (None, "transpose_b", "adjoint_b"):
+            x = _t(a) if a_flag else a
+            y = _t(b) if b_flag else b
+            kwargs = {f: True for f in (a_flag, b_flag) if f}
+            out = tf.linalg.matmul(tf.constant(x, dtype), tf.constant(y, dtype), **kwargs)
+            _assert_product(out, a @ b, dtype, 5, str(kwargs))
+
+
+def test_transpose_with_batch_dims(rng):
+    a = rng.standard_normal((2, 4, 3))
+    b = rng.standard_normal((2, 5, 4))
+    out = tf.matmul(tf.constant(a), tf.constant(b), transpose_a=True, transpose_b=True)
+    _assert_product(out, _t(a) @ _t(b), tf.float64, 4)
+    out = tf.matmul(tf.constant(a), tf.constant(b), adjoint_a=True, adjoint_b=True)
+    _assert_product(out, _t(a) @ _t(b), tf.float64, 4)
+
+
+def test_transpose_and_adjoint_together_is_a_value_error():
+    x = tf.ones([2, 2])
+    with pytest.raises(ValueError, match="Only one of `transpose_a` and `adjoint_a` can be True"):
+        tf.matmul(x, x, transpose_a=True, adjoint_a=True)
+    with pytest.raises(ValueError, match="Only one of `transpose_b` and `adjoint_b` can be True"):
+        tf.linalg.matmul(x, x, transpose_b=True, adjoint_b=True)
+
+
+BATCH_SHAPES = [
+    ((2, 1, 3, 4), (5, 4, 2), (2, 5, 3, 2)),
+    ((3, 4), (2, 4, 5), (2, 3, 5)),
+    ((2, 3, 4), (4, 5), (2, 3, 5)),
+    ((1, 2, 3), (4, 3, 2), (4, 2, 2)),
+    ((4, 2, 3), (1, 3, 2), (4, 2, 2)),
+    ((6, 1, 2, 3, 4), (1, 7, 1, 4, 2), (6, 7, 2, 3, 2)),
+    ((2, 3, 4), (2, 4, 5), (2, 3, 5)),
+]
+
+
+@pytest.mark.parametrize("shape_a,shape_b,shape_out", BATCH_SHAPES, ids=[str(s[:2]) for s in BATCH_SHAPES])
+@pytest.mark.parametrize("dtype", [tf.float32, tf.float64, tf.int32, tf.bfloat16], ids=lambda d: d.name)
+def test_batch_broadcasting(shape_a, shape_b, shape_out, dtype, rng):
+    a = _operand(dtype, rng, shape_a)
+    b = _operand(dtype, rng, shape_b)
+    out = tf.matmul(tf.constant(a, dtype), tf.constant(b, dtype))
+    assert out.shape == shape_out
+    _assert_product(out, np.matmul(a, b), dtype, shape_a[-1])
+    out = tf.constant(a, dtype) @ tf.constant(b, dtype)
+    _assert_product(out, np.matmul(a, b), dtype, shape_a[-1])
+
+
+def test_operator_with_python_and_numpy_operands():
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = tf.constant(a)
+    out = t @ [[1.0], [2.0], [3.0]]
+    assert out.dtype == tf.float32 and out.numpy().tolist() == [[8.0], [26.0]]
+    out = [[1.0, 2.0]] @ t
+    assert out.dtype == tf.float32 and out.numpy().tolist() == [[6.0, 9.0, 12.0]]
+    out = np.ones((1, 2), np.float32) @ t
+    assert isinstance(out, tf.Tensor) and out.numpy().tolist() == [[3.0, 5.0, 7.0]]
+    out = tf.matmul([[1, 2]], [[3], [4]])
+    assert out.dtype == tf.int32 and out.numpy().tolist() == [[11]]
+    out = tf.matmul(tf.constant([[1.0, 2.0]], tf.float64), [[3.0], [4.0]])  # b takes a's dtype
+    assert out.dtype == tf.float64 and out.numpy().tolist() == [[11.0]]
+    assert tf.matmul is tf.linalg.matmul
+
+
+@pytest.fixture(params=[1, 4], ids=lambda n: f"{n}threads")
+def threads(request):
+    saved = _C.intra_op_threads()
+    _C.set_intra_op_threads(request.param)
+    yield request.param
+    _C.set_intra_op_threads(saved)
+
+
+def test_1024x1024(threads, rng):
+    a = rng.standard_normal((1024, 1024)).astype(np.float32)
+    b = rng.standard_normal((1024, 1024)).astype(np.float32)
+    expected = a.astype(np.float64) @ b.astype(np.float64)
+    out = tf.matmul(tf.constant(a), tf.constant(b))
+    np.testing.assert_allclose(out.numpy(), expected, rtol=1e-4, atol=1e-3)
+    out = tf.matmul(tf.constant(a), tf.constant(b), transpose_a=True, transpose_b=True)
+    np.testing.assert_allclose(out.numpy(), a.T.astype(np.float64) @ b.T.astype(np.float64), rtol=1e-4, atol=1e-3)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    np.testing.assert_allclose(tf.matmul(tf.constant(a64), tf.constant(b64)).numpy(), expected, rtol=1e-10,
+                               atol=1e-10)
+    ai = rng.integers(-100, 100, (1024, 1024))
+    bi = rng.integers(-100, 100, (1024, 1024))
+    exact = ai.astype(np.float64) @ bi.astype(np.float64)  # exact: every partial sum is below 2^53
+    np.testing.assert_array_equal(tf.matmul(tf.constant(ai, tf.int32), tf.constant(bi, tf.int32)).numpy(), exact)
+
+
+def test_1024x1024_sixteen_bit(rng):
+    a = rng.uniform(-1, 1, (1024, 1024))
+    b = rng.uniform(-1, 1, (1024, 1024))
+    for dtype in (tf.float16, tf.bfloat16):
+        x = a.astype(dtype.as_numpy_dtype).astype(np.float64)
+        y = b.astype(dtype.as_numpy_dtype).astype(np.float64)
+        out = tf.matmul(tf.constant(x, dtype), tf.constant(y, dtype))
+        _assert_product(out, x @ y, dtype, 1024, dtype.name)
+
+
+def test_strided_and_transposed_operands(rng):
+    y = rng.standard_normal((6, 8))
+    strided = tf.constant(y)[:, ::2]
+    out = tf.matmul(strided, tf.constant(y)[:4, ::2])
+    np.testing.assert_allclose(out.numpy(), y[:, ::2] @ y[:4, ::2], rtol=1e-12)
+    transposed = tf.transpose(tf.constant(y))
+    np.testing.assert_allclose(tf.matmul(transposed, transposed, transpose_b=True).numpy(), y.T @ y, rtol=1e-12)
+    out = tf.matmul(tf.ones([1, 2, 1, 2, 1, 2, 3, 4]), tf.ones([2, 1, 2, 1, 2, 1, 4, 2]))  # rank 8
+    assert out.shape == (2, 2, 2, 2, 2, 2, 3, 2) and (out.numpy() == 4).all()
+
+
+def test_empty_operands():
+    out = tf.matmul(tf.zeros([2, 0]), tf.zeros([0, 3]))  # k == 0: a sum of nothing
+    assert out.shape == (2, 3) and not out.numpy().any()
+    assert tf.matmul(tf.zeros([0, 2]), tf.zeros([2, 3])).shape == (0, 3)
+    assert tf.matmul(tf.zeros([2, 3]), tf.zeros([3, 0])).shape == (2, 0)
+    assert tf.matmul(tf.zeros([0, 2, 2]), tf.zeros([2, 3])).shape == (0, 2, 3)
+    out = tf.matmul(tf.zeros([4, 2, 0], tf.int32), tf.zeros([0, 5], tf.int32))
+    assert out.shape == (4, 2, 5) and not out.numpy().any()
+
+
+def test_special_values():
+    out = tf.matmul(tf.constant([[np.nan, 1.0]]), tf.constant([[0.0], [1.0]]))
+    assert np.isnan(out.numpy()).all()
+    out = tf.matmul(tf.constant([[np.inf, 1.0]]), tf.constant([[0.0], [1.0]]))
+    assert np.isnan(out.numpy()).all()  # inf * 0
+    out = tf.matmul(tf.constant([[np.inf, 1.0]]), tf.constant([[2.0], [1.0]]))
+    assert out.numpy().tolist() == [[np.inf]]
+
+
+def test_integer_overflow_wraps_and_int64_is_exact():
+    # 2 * 2^20 * 2^12 = 2^33 wraps to 0 in int32, as TF.
+    out = tf.matmul(tf.constant([[2**20, 2**20]]), tf.constant([[2**12], [2**12]]))
+    assert out.numpy().tolist() == [[0]]
+    big = 3_000_000_000
+    out = tf.matmul(tf.constant([[big, 1]], tf.int64), tf.constant([[3], [big]], tf.int64))
+    assert out.numpy().tolist() == [[4 * big]]
+
+
+def test_output_type_int8_to_int32():
+    a = tf.constant([[100, 100], [-3, 7]], tf.int8)
+    b = tf.constant([[100], [27]], tf.int8)
+    out = tf.matmul(a, b, output_type=tf.int32)
+    assert out.dtype == tf.int32 and out.numpy().tolist() == [[12700], [-111]]
+    out = tf.matmul(tf.constant([[200, 3]], tf.uint8), tf.constant([[200], [1]], tf.uint8), output_type=tf.int32)
+    assert out.numpy().tolist() == [[40003]]
+    out = tf.matmul(tf.ones([2, 3]), tf.ones([3, 2]), output_type=tf.float32)  # same dtype: a plain matmul
+    assert out.dtype == tf.float32
+    with pytest.raises(errors.NotFoundError, match="MatMul"):
+        tf.matmul(tf.ones([2, 2]), tf.ones([2, 2]), output_type=tf.float64)
+
+
+# ---- errors --------------------------------------------------------------------------------------------
+
+def test_inner_dimension_mismatch():
+    a = tf.ones([2, 3])
+    with pytest.raises(errors.InvalidArgumentError,
+                       match=r"^MatMul: in\[0\] is \[2,3\], in\[1\] is \[2,3\]; inner dimensions 3 and 2 differ$"):
+        tf.matmul(a, a)
+    with pytest.raises(errors.InvalidArgumentError,
+                       match=r"in\[0\] is \[2,3\] \(transposed\), in\[1\] is \[4,5\]; inner dimensions 2 and 4"):
+        tf.matmul(a, tf.ones([4, 5]), transpose_a=True)
+    with pytest.raises(errors.InvalidArgumentError,
+                       match=r"in\[0\] is \[3,2\], in\[1\] is \[2,3\] \(transposed\); inner dimensions 2 and 3 differ"):
+        tf.matmul(tf.ones([3, 2]), a, transpose_b=True)
+    with pytest.raises(errors.InvalidArgumentError, match=r"^MatMul: .*inner dimensions 4 and 5 differ"):
+        tf.ones([7, 2, 4]) @ tf.ones([5, 6])
+
+
+def test_rank_below_two():
+    m = tf.ones([2, 3])
+    with pytest.raises(errors.InvalidArgumentError,
+                       match=r"^MatMul: in\[0\] is \[2\], in\[1\] is \[2,3\]; in\[0\] must have rank >= 2, got rank 1"):
+        tf.matmul(tf.constant([1.0, 2.0]), m)
+    with pytest.raises(errors.InvalidArgumentError, match=r"in\[1\] must have rank >= 2, got rank 1"):
+        tf.matmul(m, tf.constant([1.0, 2.0, 3.0]))
+    with pytest.raises(errors.InvalidArgumentError, match=r"in\[0\] must have rank >= 2, got rank 0"):
+        tf.matmul(tf.constant(1.0), m)
+    with pytest.raises(errors.InvalidArgumentError, match="MatMul"):
+        tf.constant([1.0, 2.0]) @ tf.constant([1.0, 2.0])
+
+
+def test_dtype_mismatch():
+    with pytest.raises(errors.InvalidArgumentError,
+                       match=r"^MatMul: input #1 \('b'\) has dtype float64 but input #0 \('a'\) has dtype float32"):
+        tf.matmul(tf.ones([2, 2]), tf.ones([2, 2], tf.float64))
+    with pytest.raises(errors.InvalidArgumentError, match=r"^MatMul: .*int32.*float32"):
+        tf.matmul(tf.ones([2, 2]), tf.ones([2, 2], tf.int32))
+    with pytest.raises(errors.InvalidArgumentError, match="MatMul"):
+        tf.ones([2, 2], tf.float16) @ tf.ones([2, 2])
+
+
+@pytest.mark.parametrize("dtype", UNSUPPORTED, ids=lambda d: d.name)
+def test_unsupported_dtypes(dtype):
+    x = tf.ones([2, 2], dtype)
+    with pytest.raises(errors.InvalidArgumentError, match=rf"^MatMul: .*got {dtype.name}"):
+        tf.matmul(x, x)
+
+
+def test_batch_dims_not_broadcastable():
+    with pytest.raises(errors.InvalidArgumentError,
+                       match=r"^MatMul: in\[0\] is \[2,3,4\], in\[1\] is \[5,4,2\]; batch dimensions \[2\] and \[5\] "
+                             "are not broadcastable"):
+        tf.matmul(tf.ones([2, 3, 4]), tf.ones([5, 4, 2]))
+
+
+# ---- tf.linalg helpers --------------------------------------------------------------------------------------
+
+def test_matvec(rng):
+    a = rng.standard_normal((2, 3, 4))
+    v = rng.standard_normal((2, 4))
+    out = tf.linalg.matvec(tf.constant(a), tf.constant(v))
+    assert out.shape == (2, 3)
+    np.testing.assert_allclose(out.numpy(), np.einsum("bij,bj->bi", a, v), rtol=1e-12)
+    w = rng.standard_normal(3)
+    out = tf.linalg.matvec(tf.constant(a), tf.constant(w), transpose_a=True)
+    np.testing.assert_allclose(out.numpy(), np.einsum("bji,j->bi", a, w), rtol=1e-12)
+    assert tf.linalg.matvec([[1.0, 2.0], [3.0, 4.0]], [1.0, 1.0]).numpy().tolist() == [3.0, 7.0]
+
+
+def test_matrix_transpose_and_adjoint():
+    x = tf.reshape(tf.range(24), [2, 3, 4])
+    out = tf.linalg.matrix_transpose(x)
+    assert out.shape == (2, 4, 3)
+    np.testing.assert_array_equal(out.numpy(), np.swapaxes(x.numpy(), 1, 2))
+    np.testing.assert_array_equal(tf.linalg.adjoint(x).numpy(), np.swapaxes(x.numpy(), 1, 2))
+    with pytest.raises(ValueError, match="rank >= 2"):
+        tf.linalg.matrix_transpose(tf.constant([1, 2]))
+
+
+def test_tensordot(rng):
+    a = rng.standard_normal((2, 3, 4))
+    b = rng.standard_normal((4, 3, 5))
+    ta, tb = tf.constant(a), tf.constant(b)
+    for axes in (1, [[2], [0]], [[1, 2], [1, 0]], ([2, 1], [0, 1]), [2, 0]):
+        out = tf.tensordot(ta, tb, axes)
+        np.testing.assert_allclose(out.numpy(), np.tensordot(a, b, axes), rtol=1e-12, err_msg=str(axes))
+    assert tf.tensordot(ta, tf.constant(rng.standard_normal((3, 4))), 2).shape == (2,)
+    out = tf.linalg.tensordot(ta, tb, 0)  # outer product
+    assert out.shape == (2, 3, 4, 4, 3, 5)
+    assert float(tf.tensordot([1.0, 2.0], [3.0, 4.0], 1)) == 11.0
+    with pytest.raises(ValueError):
+        tf.tensordot(ta, tb, -1)
+    with pytest.raises(ValueError):
+        tf.tensordot(ta, tb, [[0, 1], [0]])
+    with pytest.raises(errors.InvalidArgumentError, match="tensordot"):
+        tf.tensordot(ta, tb, [[0], [0]])
+
+
+def test_norm(rng):
+    x = rng.standard_normal((3, 4))
+    t = tf.constant(x)
+    assert float(tf.norm(t)) == pytest.approx(np.linalg.norm(x))
+    assert float(tf.linalg.norm(t, ord="fro", axis=[0, 1])) == pytest.approx(np.linalg.norm(x, "fro"))
+    np.testing.assert_allclose(tf.norm(t, axis=1).numpy(), np.linalg.norm(x, axis=1))
+    np.testing.assert_allclose(tf.norm(t, ord=1, axis=0).numpy(), np.abs(x).sum(axis=0))
+    np.testing.assert_allclose(tf.norm(t, ord=np.inf, axis=-1).numpy(), np.abs(x).max(axis=-1))
+    np.testing.assert_allclose(tf.norm(t, ord=3, axis=1).numpy(), (np.abs(x) ** 3).sum(axis=1) ** (1 / 3))
+    assert float(tf.norm(t, ord=1, axis=(0, 1))) == pytest.approx(np.linalg.norm(x, 1))
+    assert float(tf.norm(t, ord=np.inf, axis=(0, 1))) == pytest.approx(np.linalg.norm(x, np.inf))
+    assert tf.norm(t, axis=1, keepdims=True).shape == (3, 1)
+    assert tf.norm(t, keepdims=True).shape == (1, 1)
+    assert float(tf.norm([3.0, 4.0])) == 5.0
+    with pytest.raises(ValueError, match="'ord' must be a supported vector norm"):
+        tf.norm(t, ord=-1)
+    with pytest.raises(ValueError, match="'ord' must be a supported matrix norm"):
+        tf.norm(t, ord=3, axis=[0, 1])
+    with pytest.raises(ValueError, match="'axis' must be"):
+        tf.norm(t, axis=[0, 0])
+    with pytest.raises(ValueError, match="'axis' must be"):
+        tf.norm(t, axis=[1])  # as TF: an int, or a pair for a matrix norm
+    with pytest.raises(errors.UnimplementedError, match="SVD"):
+        tf.norm(t, ord=2, axis=[0, 1])
+
+
+def test_l2_normalize_and_eye():
+    x = tf.constant([[3.0, 4.0], [0.0, 0.0]])
+    np.testing.assert_allclose(tf.linalg.l2_normalize(x, axis=1).numpy(), [[0.6, 0.8], [0.0, 0.0]], rtol=1e-6)
+    assert tf.linalg.l2_normalize is tf.nn.l2_normalize is tf.math.l2_normalize
+    np.testing.assert_array_equal(tf.linalg.eye(2, 3).numpy(), np.eye(2, 3))
