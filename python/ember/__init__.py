@@ -10,7 +10,7 @@ from ember.dtypes import (DType, as_dtype, bfloat16, bool, double, float16, floa
                           int16, int32, int64, uint8)
 from ember.framework.tensor import Tensor, constant, convert_to_tensor
 from ember.framework.tensor_shape import TensorShape
-from ember.ops.array_ops import (broadcast_to, clip_by_value, concat, expand_dims, eye, fill, gather,
+from ember.ops.array_ops import (boolean_mask, broadcast_to, clip_by_value, concat, expand_dims, eye, fill, gather,
                                  identity, linspace, newaxis, one_hot, ones, ones_like, pad, range, rank,
                                  reshape, shape, size, slice, split, squeeze, stack, strided_slice, tile,
                                  transpose, unstack, where, zeros, zeros_like)

@@ -1,14 +1,17 @@
 """Shape and indexing ops with TensorFlow's names: reshape, concat, gather, ``Tensor.__getitem__``, ...
 
 Shape-like arguments (shapes, axes, perms, multiples) are attributes of the ops, so they are converted
-to Python ints here; eagerly a tensor passed for them is read once.
+to Python ints here; eagerly a tensor passed for them is read once. The conversion follows TensorFlow's
+errors: where TF feeds the argument to the op as an index tensor, a float is an InvalidArgumentError;
+where TF first converts it with ``dtype=int32`` (zeros, ones, expand_dims, concat's axis, ...), a TypeError.
 """
 
 import builtins
+import numbers
 
 import numpy as np
 
-from ember import _C, dtypes
+from ember import _C, dtypes, errors
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.framework.tensor_shape import TensorShape
 
@@ -42,28 +45,76 @@ _OneHot = _C.op("OneHot")
 _ClipByValue = _C.op("ClipByValue")
 _Cast = _C.op("Cast")
 
+_INDEX_DTYPES = (dtypes.int32, dtypes.int64)
+_INVALID = errors.InvalidArgumentError
+
+
+def _invalid(op, message):
+    return errors.InvalidArgumentError(None, None, f"{op}: {message}")
+
 
 def _tensor(x, dtype_hint=None):
     return x if isinstance(x, Tensor) else convert_to_tensor(x, dtype_hint=dtype_hint)
 
 
-def _ints(value, what):
-    """A shape-like argument (list, tuple, TensorShape, int tensor, NumPy array) as a list of ints."""
+def _int_array(value, op, arg, float_error):
+    """A shape-like argument (list, tuple, TensorShape, int tensor, NumPy array, int) as a NumPy int64 array.
+
+    float_error is the exception class TensorFlow raises for floats here (see the module docstring)."""
     if isinstance(value, TensorShape):
-        return value.as_list()
-    if isinstance(value, (Tensor, np.ndarray)):
-        return [int(v) for v in np.asarray(value).reshape(-1)]
-    if isinstance(value, (int, np.integer)):
-        return [int(value)]
+        if not value.is_fully_defined():
+            raise ValueError(f"{op}: cannot convert a partially known TensorShape {value} to {arg}")
+        return np.array(value.as_list(), dtype=np.int64)
+    if isinstance(value, Tensor):
+        if value.dtype not in _INDEX_DTYPES:
+            raise _invalid(op, f"{arg} must be an int32 or int64 tensor, got dtype {value.dtype.name}")
+        return np.asarray(value.numpy(), dtype=np.int64)
     try:
-        return [int(v) if not isinstance(v, Tensor) else int(v) for v in value]
-    except TypeError:
-        raise TypeError(f"{what} must be a list of ints, got {value!r}") from None
+        array = np.asarray(value)
+    except (TypeError, ValueError):
+        array = np.asarray(value, dtype=object)
+    if array.dtype.kind in "iu" or array.size == 0:  # [] is float64 to NumPy
+        return array.astype(np.int64)
+    if array.dtype.kind in "fb":
+        message = f"{arg} must be integers, got {value!r}"
+        raise (TypeError(f"{op}: {message}") if float_error is TypeError else _invalid(op, message))
+    raise ValueError(f"{op}: {arg} must be integers, got {value!r}")
+
+
+def _int_list(value, op, arg, float_error=_INVALID):
+    """A shape-like argument as a list of ints: a vector, or a scalar taken as a one-element list."""
+    if isinstance(value, (list, tuple)) and all(type(v) is int for v in value):
+        return list(value)  # the common case, without NumPy
+    if type(value) is int:
+        return [value]
+    array = _int_array(value, op, arg, float_error)
+    if array.ndim > 1:
+        raise _invalid(op, f"{arg} must be a vector, got a value of shape {list(array.shape)}")
+    return [int(v) for v in array.reshape(-1)]
+
+
+def _int_scalar(value, op, arg, float_error=TypeError):
+    """An axis-like argument as an int; TensorFlow also takes a one-element list or tensor."""
+    if type(value) is int:
+        return value
+    values = _int_list(value, op, arg, float_error)
+    if len(values) != 1:
+        raise _invalid(op, f"{arg} must be a single integer, got {value!r}")
+    return values[0]
+
+
+def _check_axis(op, axis, rank):
+    """TensorFlow checks these axes in Python, so a bad one is a ValueError rather than an op error."""
+    if not -rank <= axis < rank:
+        raise ValueError(f"{op}: argument `axis` = {axis} not in range [{-rank}, {rank})")
+
+
+# ---- shapes -----------------------------------------------------------------------------------------
 
 
 def reshape(tensor, shape, name=None):
     """A view of ``tensor`` with a new shape; one dimension may be -1."""
-    return _Reshape(tensor, _ints(shape, "shape"))
+    return _Reshape(tensor, _int_list(shape, "Reshape", "shape"))
 
 
 def transpose(a, perm=None, conjugate=False, name="transpose"):
@@ -71,86 +122,184 @@ def transpose(a, perm=None, conjugate=False, name="transpose"):
     a = _tensor(a)
     if perm is None:
         perm = list(builtins.range(a.ndim - 1, -1, -1))
-    return _Transpose(a, _ints(perm, "perm"))
+    return _Transpose(a, _int_list(perm, "Transpose", "perm"))
 
 
 def expand_dims(input, axis, name=None):  # noqa: A002 - TF's name
-    return _ExpandDims(input, int(axis))
+    return _ExpandDims(input, _int_scalar(axis, "ExpandDims", "axis"))
 
 
 def squeeze(input, axis=None, name=None):  # noqa: A002 - TF's name
-    return _Squeeze(input, [] if axis is None else _ints(axis, "axis"))
+    if axis is None:
+        axes = []
+    elif isinstance(axis, (list, tuple)):
+        axes = [int(a) for a in axis]  # an attribute: TF takes anything int() takes
+    else:
+        axes = [int(axis)]
+    return _Squeeze(input, axes)
 
 
 def concat(values, axis, name="concat"):
-    return _ConcatV2(list(values), int(axis))
+    """Joins tensors along an existing axis. Like TF, one tensor (alone or in a list) comes back as is."""
+    if not isinstance(values, (list, tuple)):
+        values = [values]
+    axis = _int_scalar(axis, "ConcatV2", "axis")
+    if len(values) == 1:
+        return identity(values[0])
+    if not values:
+        raise _invalid("ConcatV2", "expected a non-empty list of tensors to concatenate, got []")
+    return _ConcatV2(list(values), axis)
 
 
 def stack(values, axis=0, name="stack"):
-    return _Pack(list(values), int(axis))
+    values = list(values)
+    axis = int(axis)
+    if not values and axis == 0:
+        return convert_to_tensor([])  # TF: stack([]) is an empty float32 vector
+    if values:
+        _check_axis("Pack", axis, _tensor(values[0]).ndim + 1)
+    return _Pack(values, axis)
 
 
 def unstack(value, num=None, axis=0, name="unstack"):
-    out = _Unpack(value, -1 if num is None else int(num), int(axis))
+    value = _tensor(value)
+    axis = _int_scalar(axis, "Unpack", "axis")
+    _check_axis("Unpack", axis, value.ndim)
+    out = _Unpack(value, -1 if num is None else int(num), axis)
     return list(out) if isinstance(out, tuple) else [out]
 
 
 def split(value, num_or_size_splits, axis=0, num=None, name="split"):
-    """Splits into equal parts (an int) or parts of the given sizes (a list; one may be -1)."""
+    """Splits into equal parts (an int) or parts of the given sizes (a list; one may be -1).
+
+    As in TF, ``num`` only matters with sizes, where it must equal their count."""
     value = _tensor(value)
-    axis = int(axis)
-    if isinstance(num_or_size_splits, (int, np.integer)) or (
-            isinstance(num_or_size_splits, Tensor) and num_or_size_splits.ndim == 0):
-        parts = int(num_or_size_splits)
+    axis = _int_scalar(axis, "Split", "axis")
+    splits = num_or_size_splits
+    if isinstance(splits, numbers.Integral) and not isinstance(splits, (bool, np.bool_)):
+        parts = int(splits)
         rank = value.ndim
+        if parts < 1:
+            raise _invalid("Split", f"num_split must be at least 1, got {parts}")
         if not -rank <= axis < rank:
-            raise _C_errors().InvalidArgumentError(
-                None, None, f"SplitV: axis {axis} is out of range for a tensor of rank {rank}")
+            raise _invalid("Split", f"axis {axis} is out of range for a tensor of rank {rank} "
+                                    f"(expected an axis in [{-rank}, {rank}))")
         dim = value.shape[axis]
-        if parts <= 0 or dim % parts:
-            raise _C_errors().InvalidArgumentError(
-                None, None, f"Split: number of ways to split should evenly divide the split dimension, but got "
-                f"split_dim {axis} (size = {dim}) and num_split {parts}")
+        if dim % parts:
+            raise _invalid("Split", f"number of ways to split should evenly divide the split dimension, but got "
+                                    f"split_dim {axis} (size = {dim}) and num_split {parts}")
         sizes = [dim // parts] * parts
     else:
-        sizes = _ints(num_or_size_splits, "num_or_size_splits")
+        if np.ndim(splits) == 0 and not isinstance(splits, (list, tuple)):
+            raise ValueError("Split: rank-0 tensors are not supported as the num_or_size_splits argument to "
+                             f"split. Argument provided: {splits!r}")
+        sizes = _int_list(splits, "SplitV", "size_splits")
+        if num is not None and int(num) != len(sizes):
+            raise _invalid("SplitV", f"num is {int(num)} but size_splits [{','.join(map(str, sizes))}] has "
+                                     f"{len(sizes)} entries")
     out = _SplitV(value, sizes, axis)
     return list(out) if isinstance(out, tuple) else [out]
 
 
-def _C_errors():
-    from ember import errors
+def tile(input, multiples, name=None):  # noqa: A002 - TF's name
+    return _Tile(input, _int_list(multiples, "Tile", "multiples"))
 
-    return errors
+
+def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
+    """Pads by paddings[i] = [before, after] per dimension; mode CONSTANT, REFLECT or SYMMETRIC (any case)."""
+    tensor = _tensor(tensor)
+    upper = str(mode).upper()
+    if upper not in ("CONSTANT", "REFLECT", "SYMMETRIC"):
+        raise ValueError('Pad: value of argument `mode` expected to be one of "CONSTANT", "REFLECT", or '
+                         f'"SYMMETRIC". Received `mode` = {mode}')
+    array = _int_array(paddings, "Pad", "paddings", _INVALID)
+    if array.ndim != 2 or array.shape[1] != 2:
+        raise _invalid("Pad", f"paddings must be a matrix with 2 columns, got shape {list(array.shape)}")
+    if isinstance(constant_values, Tensor):
+        value = float(constant_values.numpy())
+    elif np.ndim(constant_values) == 0 and constant_values == 0:
+        value = 0.0  # TF's plain Pad: a zero of any type pads any dtype (bool too)
+    else:
+        value = float(convert_to_tensor(constant_values, dtype=tensor.dtype).numpy())  # TypeError: 1.5 for ints
+    return _Pad(tensor, [int(v) for v in array.reshape(-1)], value, upper)
+
+
+def broadcast_to(input, shape, name=None):  # noqa: A002 - TF's name
+    return _BroadcastTo(input, _int_list(shape, "BroadcastTo", "shape"))
+
+
+def shape(input, out_type=dtypes.int32, name=None):  # noqa: A002 - TF's name
+    return _Shape(input, dtypes.as_dtype(out_type))
+
+
+def size(input, out_type=dtypes.int32, name=None):  # noqa: A002 - TF's name
+    return _Size(input, dtypes.as_dtype(out_type))
+
+
+def rank(input, name=None):  # noqa: A002 - TF's name
+    return _Rank(input)
+
+
+def identity(input, name=None):  # noqa: A002 - TF's name
+    return _Identity(input)
+
+
+# ---- indexing ---------------------------------------------------------------------------------------
 
 
 def slice(input_, begin, size, name=None):  # noqa: A001 - TF's name
-    return _Slice(input_, _ints(begin, "begin"), _ints(size, "size"))
+    return _Slice(input_, _int_list(begin, "Slice", "begin"), _int_list(size, "Slice", "size"))
 
 
 def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, ellipsis_mask=0,
                   new_axis_mask=0, shrink_axis_mask=0, name=None):
-    begin = _ints(begin, "begin")
-    strides = [1] * len(begin) if strides is None else _ints(strides, "strides")
-    return _StridedSlice(input_, begin, _ints(end, "end"), strides, begin_mask, end_mask, ellipsis_mask,
-                         new_axis_mask, shrink_axis_mask)
+    begin = _int_list(begin, "StridedSlice", "begin")
+    strides = [1] * len(begin) if strides is None else _int_list(strides, "StridedSlice", "strides")
+    return _StridedSlice(input_, begin, _int_list(end, "StridedSlice", "end"), strides, begin_mask, end_mask,
+                         ellipsis_mask, new_axis_mask, shrink_axis_mask)
+
+
+_SLICE_TYPE_ERROR = ("Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar "
+                     "tf.int32/tf.int64 tensors are valid indices")
+_SLICE_DTYPES = (dtypes.int16, dtypes.int32, dtypes.int64)
+
+
+def _index(item):
+    """An index or slice bound as an int: Python and NumPy ints (bools too, as in TF) or int scalar tensors."""
+    if isinstance(item, numbers.Integral):
+        return int(item)
+    if isinstance(item, Tensor):
+        ok = item.ndim == 0 and item.dtype in _SLICE_DTYPES
+    else:
+        ok = isinstance(item, np.ndarray) and item.ndim == 0 and item.dtype.kind in "iu"
+    if not ok:
+        raise TypeError(f"{_SLICE_TYPE_ERROR}, got {item!r}")
+    return int(item)
+
+
+def _is_bool_mask(key):
+    return (isinstance(key, bool) or (isinstance(key, Tensor) and key.dtype == dtypes.bool)
+            or (isinstance(key, np.ndarray) and key.dtype == np.bool_))
 
 
 def _slice_helper(tensor, key):
-    """``tensor[key]`` with TensorFlow's rules: ints, slices (with steps), ``...`` and ``None``."""
-    if not isinstance(key, tuple):
+    """``tensor[key]`` with TensorFlow's rules: ints, slices (with steps), ``...`` and ``None``; a top-level
+    list is read as a tuple; a top-level bool tensor or array is a ``boolean_mask``."""
+    if _is_bool_mask(key):
+        return boolean_mask(tensor, key)
+    if not isinstance(key, (list, tuple)):
         key = (key,)
+    if key and all(isinstance(item, bool) for item in key):
+        # TF packs the indices into one tensor, which is then bool and not a valid index.
+        raise _invalid("StridedSlice", f"indices must be integers, got booleans {list(key)}")
     begin, end, strides = [], [], []
     begin_mask = end_mask = ellipsis_mask = new_axis_mask = shrink_axis_mask = 0
-    for index, item in enumerate(key):
-        bit = 1 << index
+    for position, item in enumerate(key):
+        bit = 1 << position
         if isinstance(item, builtins.slice):
-            step = 1 if item.step is None else int(item.step)
-            if step == 0:
-                raise ValueError("slice step cannot be zero")
-            begin.append(0 if item.start is None else int(item.start))
-            end.append(0 if item.stop is None else int(item.stop))
-            strides.append(step)
+            begin.append(0 if item.start is None else _index(item.start))
+            end.append(0 if item.stop is None else _index(item.stop))
+            strides.append(1 if item.step is None else _index(item.step))  # 0: StridedSlice's error
             if item.start is None:
                 begin_mask |= bit
             if item.stop is None:
@@ -162,13 +311,7 @@ def _slice_helper(tensor, key):
             begin.append(0), end.append(0), strides.append(1)
             new_axis_mask |= bit
         else:
-            if isinstance(item, Tensor) and (item.ndim != 0 or not item.dtype.is_integer):
-                raise TypeError("Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar "
-                                f"tf.int32/tf.int64 tensors are valid indices, got {item!r}")
-            if isinstance(item, (bool, np.bool_)) or not hasattr(item, "__index__"):
-                raise TypeError("Only integers, slices (`:`), ellipsis (`...`), tf.newaxis (`None`) and scalar "
-                                f"tf.int32/tf.int64 tensors are valid indices, got {item!r}")
-            i = int(item)
+            i = _index(item)
             begin.append(i)
             end.append(i + 1)
             strides.append(1)
@@ -177,40 +320,33 @@ def _slice_helper(tensor, key):
                          shrink_axis_mask)
 
 
+def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
+    """The slices of ``tensor`` (from ``axis``) where the bool ``mask`` is True, flattened into one axis."""
+    tensor = _tensor(tensor)
+    mask = convert_to_tensor(mask, dtype=dtypes.bool)
+    k = mask.ndim
+    if k == 0:
+        raise ValueError("boolean_mask: mask cannot be scalar.")
+    axis = 0 if axis is None else int(axis)
+    if axis < 0:
+        axis += tensor.ndim
+    dims = tensor.shape.as_list()
+    if dims[axis:axis + k] != mask.shape.as_list():
+        raise ValueError(f"boolean_mask: shapes {tuple(dims[axis:axis + k])} and {tuple(mask.shape.as_list())} "
+                         "are incompatible")
+    flat = _Reshape(tensor, dims[:axis] + [int(np.prod(dims[axis:axis + k]))] + dims[axis + k:])
+    indices = _Squeeze(_Where(_Reshape(mask, [-1])), [1])
+    return _GatherV2(flat, indices, axis, 0)
+
+
 def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
+    """Slices of params along axis (default: batch_dims) at int16/int32/int64 indices."""
     indices = _tensor(indices)
-    if not isinstance(indices, Tensor) or indices.dtype not in (dtypes.int32, dtypes.int64):
-        indices = convert_to_tensor(indices, dtype=dtypes.int32)
-    return _GatherV2(params, indices, 0 if axis is None else int(axis), int(batch_dims))
-
-
-def tile(input, multiples, name=None):  # noqa: A002 - TF's name
-    return _Tile(input, _ints(multiples, "multiples"))
-
-
-def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
-    flat = [int(v) for v in np.asarray(paddings.numpy() if isinstance(paddings, Tensor) else paddings).reshape(-1)]
-    return _Pad(tensor, flat, float(constant_values), str(mode).upper())
-
-
-def broadcast_to(input, shape, name=None):  # noqa: A002 - TF's name
-    return _BroadcastTo(input, _ints(shape, "shape"))
-
-
-def shape(input, out_type=dtypes.int32, name=None):  # noqa: A002 - TF's name
-    return _Shape(input, out_type)
-
-
-def size(input, out_type=dtypes.int32, name=None):  # noqa: A002 - TF's name
-    return _Size(input, out_type)
-
-
-def rank(input, name=None):  # noqa: A002 - TF's name
-    return _Rank(input)
-
-
-def identity(input, name=None):  # noqa: A002 - TF's name
-    return _Identity(input)
+    if indices.dtype == dtypes.int16:  # TF accepts int16; the op takes int32 and int64
+        indices = _Cast(indices, dtypes.int32)
+    batch_dims = int(batch_dims)
+    axis = batch_dims if axis is None else _int_scalar(axis, "GatherV2", "axis", _INVALID)
+    return _GatherV2(params, indices, axis, batch_dims)
 
 
 def where(condition, x=None, y=None, name=None):
@@ -220,27 +356,55 @@ def where(condition, x=None, y=None, name=None):
         return _Where(condition)
     if x is None or y is None:
         raise ValueError("x and y must both be non-None or both be None.")
-    x_t = x if isinstance(x, Tensor) else None
-    y_t = y if isinstance(y, Tensor) else None
-    if x_t is None and y_t is not None:
-        x = convert_to_tensor(x, dtype_hint=y_t.dtype)
-    elif y_t is None and x_t is not None:
-        y = convert_to_tensor(y, dtype_hint=x_t.dtype)
-    return _SelectV2(_tensor(condition, dtypes.bool), x, y)
+    # TF's rule for matching inputs: a tensor fixes the dtype, else the first value does; the other value
+    # must convert to it exactly (TypeError for where(c, 1, 0.5)).
+    if isinstance(x, Tensor):
+        y = y if isinstance(y, Tensor) else convert_to_tensor(y, dtype=x.dtype)
+    elif isinstance(y, Tensor):
+        x = convert_to_tensor(x, dtype=y.dtype)
+    else:
+        x = convert_to_tensor(x)
+        y = convert_to_tensor(y, dtype=x.dtype)
+    return _SelectV2(convert_to_tensor(condition, dtype=dtypes.bool), x, y)
+
+
+def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
+    """Like tf.one_hot: the dtype is ``dtype``, else on_value's or off_value's, else float32; they must agree."""
+    depth = _int_scalar(depth, "OneHot", "depth")
+    dtype = None if dtype is None else dtypes.as_dtype(dtype)
+    on = None if on_value is None else _tensor(on_value, dtype)
+    off = None if off_value is None else _tensor(off_value, dtype)
+    for value, what in ((on, "on_value"), (off, "off_value")):
+        if value is not None and dtype is not None and value.dtype != dtype:
+            raise TypeError(f"OneHot: dtype {value.dtype.name} of {what} does not match dtype parameter "
+                            f"{dtype.name}")
+    if dtype is None:
+        dtype = on.dtype if on is not None else off.dtype if off is not None else dtypes.float32
+    on = convert_to_tensor(1, dtype=dtype) if on is None else on  # TypeError for bool, as TF
+    off = convert_to_tensor(0, dtype=dtype) if off is None else off
+    if on.dtype != off.dtype:
+        raise TypeError(f"OneHot: dtype {on.dtype.name} of on_value does not match dtype {off.dtype.name} of "
+                        "off_value")
+    return _OneHot(indices, depth, float(on.numpy()), float(off.numpy()), -1 if axis is None else int(axis), dtype)
+
+
+# ---- creation ---------------------------------------------------------------------------------------
 
 
 def fill(dims, value, name=None):
-    return _Fill(value, _ints(dims, "dims"))
+    return _Fill(value, _int_list(dims, "Fill", "dims"))
 
 
 def zeros(shape, dtype=dtypes.float32, name=None):
     dtype = dtypes.as_dtype(dtype)
-    return _Fill(convert_to_tensor(False if dtype.is_bool else 0, dtype=dtype), _ints(shape, "shape"))
+    value = convert_to_tensor(False if dtype.is_bool else 0, dtype=dtype)
+    return _Fill(value, _int_list(shape, "Fill", "shape", TypeError))
 
 
 def ones(shape, dtype=dtypes.float32, name=None):
     dtype = dtypes.as_dtype(dtype)
-    return _Fill(convert_to_tensor(True if dtype.is_bool else 1, dtype=dtype), _ints(shape, "shape"))
+    value = convert_to_tensor(True if dtype.is_bool else 1, dtype=dtype)
+    return _Fill(value, _int_list(shape, "Fill", "shape", TypeError))
 
 
 def zeros_like(input, dtype=None, name=None):  # noqa: A002 - TF's name
@@ -259,44 +423,87 @@ def _cast(x, dtype):
 
 
 def eye(num_rows, num_columns=None, batch_shape=None, dtype=dtypes.float32, name=None):
-    return _Eye(int(num_rows), -1 if num_columns is None else int(num_columns),
-                [] if batch_shape is None else _ints(batch_shape, "batch_shape"), dtypes.as_dtype(dtype))
+    rows_cols = [num_rows, num_rows if num_columns is None else num_columns]
+    for v in rows_cols:
+        if not (isinstance(v, numbers.Integral) or (isinstance(v, Tensor) and v.dtype in _INDEX_DTYPES)):
+            raise TypeError("Eye: arguments `num_rows` and `num_columns` must be positive integer values. "
+                            f"Received: num_rows={num_rows}, num_columns={num_columns}")
+    batch = [] if batch_shape is None else _int_list(batch_shape, "Eye", "batch_shape", TypeError)
+    return _Eye(int(rows_cols[0]), int(rows_cols[1]), batch, dtypes.as_dtype(dtype))
+
+
+_RANGE_DTYPE_ORDER = [dtypes.int32, dtypes.int64, dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64]
 
 
 def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 - TF's name
-    """start, start + delta, ... below limit; ``range(n)`` counts from 0. int32 unless a bound is a float."""
+    """start, start + delta, ... below limit; ``range(n)`` counts from 0.
+
+    TF's dtype rule: each bound converts on its own (Python ints to int32, floats to float32, NumPy and tensors
+    keep theirs) and the result takes the widest of int32 < int64 < float16 < bfloat16 < float32 < float64.
+    With ``dtype``, Python bounds must convert to it exactly (``range(5.5, dtype=tf.int32)`` is a TypeError)."""
     if limit is None:
         start, limit = 0, start
-    values = [v.numpy() if isinstance(v, Tensor) else v for v in (start, limit, delta)]
+    dtype = None if dtype is None else dtypes.as_dtype(dtype)
+    args = [v if isinstance(v, Tensor) else convert_to_tensor(v, dtype=dtype) for v in (start, limit, delta)]
     if dtype is None:
-        inferred = [v.dtype if isinstance(v, Tensor) else None for v in (start, limit, delta)]
-        if any(isinstance(v, (float, np.floating)) for v in values) or any(
-                d is not None and d.is_floating for d in inferred):
-            dtype = next((d for d in inferred if d is not None and d.is_floating), dtypes.float32)
-        else:
-            dtype = next((d for d in inferred if d is not None), dtypes.int32)
-    return _Range(float(values[0]), float(values[1]), float(values[2]), dtypes.as_dtype(dtype))
+        for arg in args:
+            if arg.dtype not in _RANGE_DTYPE_ORDER:
+                raise TypeError(f"Range: bounds must be int32, int64 or floating, got {arg.dtype.name}")
+        dtype = max((arg.dtype for arg in args), key=_RANGE_DTYPE_ORDER.index)
+    values = []
+    for arg, what in zip(args, ("start", "limit", "delta")):
+        if arg.ndim != 0:
+            raise _invalid("Range", f"{what} must be a scalar, got shape {arg.shape.as_list()}")
+        values.append(float(arg.numpy()))
+    return _Range(values[0], values[1], values[2], dtype)
 
 
 def linspace(start, stop, num, name=None, axis=0):
+    """num evenly spaced values from start to stop, inclusive. Integer bounds give float64, as in TF; N-D
+    bounds give their shape with a new axis ``axis`` of length num."""
     start = _tensor(start)
-    stop = _tensor(stop, start.dtype)
-    if int(num) == 0:  # tf.linspace gives an empty tensor; the raw op requires num >= 1
-        return zeros([0], start.dtype)
-    return _LinSpace(start, stop, int(num))
+    stop = stop if isinstance(stop, Tensor) else convert_to_tensor(stop, dtype=start.dtype)
+    if isinstance(num, Tensor) and not num.dtype.is_integer or isinstance(num, (float, np.floating)):
+        raise TypeError(f"LinSpace: num must be an integer, got {num!r}")
+    num = int(num)
+    if num < 0:
+        raise _invalid("LinSpace", f"num must be >= 0, got {num}")
+    if start.dtype.is_integer:
+        start, stop = _Cast(start, dtypes.float64), _Cast(stop, dtypes.float64)
+    if not start.dtype.is_floating:
+        raise _invalid("LinSpace", f"start and stop must be floating or integer, got {start.dtype.name}")
+    shape = list(np.broadcast_shapes(tuple(start.shape.as_list()), tuple(stop.shape.as_list())))
+    axis = int(axis)
+    rank = len(shape) + 1
+    if not -rank <= axis < rank:
+        raise _invalid("LinSpace", f"axis {axis} is out of range for a result of rank {rank} "
+                                   f"(expected an axis in [{-rank}, {rank}))")
+    if not shape and num > 0:
+        return _LinSpace(start, stop, num)
+    return _linspace_nd(_BroadcastTo(start, shape), _BroadcastTo(stop, shape), num, axis % rank)
 
 
-def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
-    dtype = dtypes.as_dtype(dtype) if dtype is not None else (
-        on_value.dtype if isinstance(on_value, Tensor) else dtypes.float32)
-    on = 1.0 if on_value is None else float(on_value)
-    off = 0.0 if off_value is None else float(off_value)
-    return _OneHot(indices, int(depth), on, off, -1 if axis is None else int(axis), dtype)
+def _linspace_nd(start, stop, num, axis):
+    """TF's linspace_nd: start + delta * i along a new axis, with the exact endpoints concatenated."""
+    rank = start.ndim + 1
+    first = _ExpandDims(start, axis)
+    last = _ExpandDims(stop, axis)
+    delta = (last - first) / _Cast(convert_to_tensor(builtins.max(num - 1, 1)), start.dtype)
+    steps_shape = [1] * rank
+    steps_shape[axis] = builtins.max(num - 2, 0)
+    steps = _Reshape(range(1, builtins.max(num - 1, 1), dtype=start.dtype), steps_shape)
+    joined = _ConcatV2([first, first + delta * steps, last], axis)
+    size = list(joined.shape.as_list())
+    size[axis] = num
+    return _Slice(joined, [0] * rank, size)
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):
+    """min(max(t, clip_value_min), clip_value_max); Python bounds must convert exactly to t's dtype."""
     t = _tensor(t)
-    return _ClipByValue(t, _tensor(clip_value_min, t.dtype), _tensor(clip_value_max, t.dtype))
+    bounds = [b if isinstance(b, Tensor) else convert_to_tensor(b, dtype=t.dtype)
+              for b in (clip_value_min, clip_value_max)]
+    return _ClipByValue(t, bounds[0], bounds[1])
 
 
 newaxis = None

@@ -88,10 +88,13 @@ Status eye_kernel(KernelContext& ctx) {
 
 // ---- Range (attrs: start, limit, delta, dtype)
 
+// TensorFlow's Range kernels: floats, int32 and int64 (not the 8/16-bit integers).
+constexpr DTypeSet kRangeTypes = kFloatTypes | kIndexTypes;
+
 Status range_shape(InferContext& ctx) {
   const DType dtype = ctx.attr_dtype(3);
-  if (!dtype_in(dtype, kNumericTypes))
-    return invalid_argument("Range: dtype must be numeric, got ", dtype_name(dtype));
+  if (!dtype_in(dtype, kRangeTypes))
+    return invalid_argument("Range: dtype must be a float, int32 or int64, got ", dtype_name(dtype));
   const double start = ctx.attr_float(0), limit = ctx.attr_float(1), delta = ctx.attr_float(2);
   // TensorFlow rejects a delta that points away from the limit rather than returning an empty range.
   if (delta > 0 && start > limit)
@@ -415,7 +418,7 @@ void register_array_create_ops(OpRegistry& r) {
           "start, start + delta, ... up to (excluding) limit; an error when delta points away from limit. "
           "range(1, 10, 3) == [1, 4, 7]")
       .output("output")
-      .type_var(kNumericTypes)
+      .type_var(kRangeTypes)
       .attr("start", AttrType::kFloat)
       .attr("limit", AttrType::kFloat)
       .attr("delta", AttrType::kFloat, 1.0)
@@ -423,7 +426,7 @@ void register_array_create_ops(OpRegistry& r) {
       .dispatch_on_output()
       .flags(kNotDifferentiable)
       .shape(&range_shape)
-      .kernel(kNumericTypes, &range_kernel)
+      .kernel(kRangeTypes, &range_kernel)
       .done(r);
   OpBuilder("LinSpace")
       .doc("num evenly spaced values from start to stop inclusive. linspace(0., 1., 3) == [0., 0.5, 1.]")

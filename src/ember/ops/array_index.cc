@@ -319,6 +319,8 @@ Status gather_kernel(KernelContext& ctx) {
 
 Status where_shape(InferContext& ctx) {
   const Shape& in = ctx.inputs[0].shape;
+  if (in.rank_known() && in.rank() == 0)
+    return invalid_argument("Where: the condition must have rank >= 1, got a scalar");
   ctx.outputs.push_back(
       TensorSpec{DType::kInt64, Shape({kUnknownDim, in.rank_known() ? in.rank() : kUnknownDim})});
   return Status::OK();

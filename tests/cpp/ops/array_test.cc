@@ -289,7 +289,7 @@ TEST(ArrayShapes, SelectV2AndWhere) {
   INFER_OK("Where", "[2,3]:bool", A(), "[?,2]:int64");
   INFER_OK("Where", "[?]:float32", A(), "[?,1]:int64");
   INFER_OK("Where", "?:int32", A(), "[?,?]:int64");
-  INFER_OK("Where", "[]:bool", A(), "[?,0]:int64");
+  INFER_ERROR("Where", "[]:bool", A(), "rank >= 1");
 }
 
 TEST(ArrayShapes, ClipByValue) {
@@ -333,7 +333,8 @@ TEST(ArrayShapes, Creation) {
   INFER_ERROR("Range", "", A(1.0, 5.0, -1.0, DType::kInt64), "requires start >= limit");
   INFER_OK("Range", "", A(10.0, 1.0, -3.0, DType::kInt32), "[3]:int32");
   INFER_ERROR("Range", "", A(0.0, 5.0, 0.0), "delta must not be 0");
-  INFER_ERROR("Range", "", A(0.0, 5.0, 1.0, DType::kBool), "dtype must be numeric");
+  INFER_ERROR("Range", "", A(0.0, 5.0, 1.0, DType::kBool), "dtype must be a float, int32 or int64");
+  INFER_ERROR("Range", "", A(0.0, 5.0, 1.0, DType::kUInt8), "dtype must be a float, int32 or int64");
   INFER_OK("LinSpace", "[];[]", A(5), "[5]");
   INFER_OK("LinSpace", "[]:float64;?:float64", A(1), "[1]:float64");
   INFER_ERROR("LinSpace", "[];[]", A(0), "LinSpace: num must be >= 1, got 0");
