@@ -108,11 +108,19 @@ bool convert_attr(PyObject* value, const OpDef& op, const AttrDef& attr, AttrVal
       *out = std::string(s);
       return true;
     }
+    case AttrType::kTensor: {
+      PyObject* t = to_tensor(value, -1);
+      if (t == nullptr) break;
+      *out = TensorRef(impl_of(t));
+      Py_DECREF(t);
+      return true;
+    }
   }
   if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError) ||
       PyErr_ExceptionMatches(PyExc_AttributeError)) {
     PyErr_Clear();
-    static const char* names[] = {"an int", "a float", "a bool", "a dtype", "a list of ints", "a string"};
+    static const char* names[] = {"an int", "a float", "a bool", "a dtype", "a list of ints", "a string",
+                                  "a tensor"};
     PyErr_Format(PyExc_TypeError, "%s: attribute '%s' must be %s, got %R", op.name.c_str(), attr.name.c_str(),
                  names[static_cast<int>(attr.type)], value);
   }

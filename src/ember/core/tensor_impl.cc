@@ -62,8 +62,20 @@ TensorRef TensorImpl::view(const TensorImpl& source, const Shape& shape, size_t 
   return TensorRef::adopt(t);
 }
 
+TensorRef TensorImpl::symbolic(DType dtype, const Shape& shape, const void* graph, int32_t node,
+                               int32_t output) {
+  auto* t = new (new_impl_block()) TensorImpl();
+  t->dtype_ = dtype;
+  t->shape_ = shape;
+  t->num_elements_ = shape.num_elements();
+  t->graph_ = graph;
+  t->node_ = node;
+  t->output_ = output;
+  return TensorRef::adopt(t);
+}
+
 void TensorImpl::destroy() {
-  buffer_->unref();
+  if (buffer_) buffer_->unref();
   this->~TensorImpl();
   auto& list = impl_free_list.blocks;
   if (list.size() < kMaxFreeImpls) {

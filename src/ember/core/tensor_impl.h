@@ -51,13 +51,21 @@ class TensorImpl {
   static StatusOr<TensorRef> allocate(DType dtype, const Shape& shape, Device device = {});
   /// A tensor viewing `source`'s buffer at `byte_offset` with a new shape (no copy).
   static TensorRef view(const TensorImpl& source, const Shape& shape, size_t byte_offset = 0);
+  /// A symbolic tensor: output `output` of node `node` in the graph identified by `graph` (owned by the
+  /// trace layer). It has a dtype and a possibly partially known shape but no storage.
+  static TensorRef symbolic(DType dtype, const Shape& shape, const void* graph, int32_t node, int32_t output);
+
+  bool is_symbolic() const { return buffer_ == nullptr; }
+  const void* graph() const { return graph_; }
+  int32_t graph_node() const { return node_; }
+  int32_t graph_output() const { return output_; }
 
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   int rank() const { return shape_.rank(); }
   int64_t num_elements() const { return num_elements_; }
   size_t nbytes() const { return static_cast<size_t>(num_elements_) * dtype_size(dtype_); }
-  Device device() const { return buffer_->device(); }
+  Device device() const { return buffer_ ? buffer_->device() : Device{}; }
   Buffer* buffer() const { return buffer_; }
   size_t byte_offset() const { return offset_; }
 
@@ -93,6 +101,10 @@ class TensorImpl {
   int64_t num_elements_ = 0;
   Buffer* buffer_ = nullptr;
   size_t offset_ = 0;
+  // Set only for symbolic tensors (buffer_ == nullptr).
+  const void* graph_ = nullptr;
+  int32_t node_ = -1;
+  int32_t output_ = 0;
 };
 
 inline TensorRef::TensorRef(TensorImpl* p) : p_(p) {

@@ -53,7 +53,8 @@ std::string set_names(DTypeSet set) {
 Status check_inputs(const OpDef& op, std::span<const TensorSpec> inputs) {
   size_t declared = op.inputs.size();
   bool variadic = op.has_flag(kVariadicInput);
-  if (variadic ? inputs.size() < declared - 1 + 1 : inputs.size() != declared)
+  size_t minimum = declared - (op.has_flag(kVariadicMayBeEmpty) ? 1 : 0);
+  if (variadic ? inputs.size() < minimum : inputs.size() != declared)
     return invalid_argument(op.name, ": expected ", variadic ? "at least " : "", declared, " input(s), got ",
                             inputs.size());
   int var_source[2] = {-1, -1};
@@ -121,8 +122,31 @@ Status infer_op(const OpDef& op, std::span<const TensorSpec> inputs,
   return Status::OK();
 }
 
+namespace {
+thread_local OpInterceptor* t_interceptor = nullptr;
+}  // namespace
+
+OpInterceptor* current_interceptor() { return t_interceptor; }
+OpInterceptor* set_current_interceptor(OpInterceptor* interceptor) {
+  OpInterceptor* previous = t_interceptor;
+  t_interceptor = interceptor;
+  return previous;
+}
+
 Status execute_op(const OpDef& op, std::span<TensorImpl* const> inputs, std::span<const AttrValue> attrs,
                   OutputList& outputs) {
+  if (t_interceptor != nullptr) return t_interceptor->intercept(op, inputs, attrs, outputs);
+  return run_kernel(op, inputs, attrs, outputs);
+}
+
+Status run_kernel(const OpDef& op, std::span<TensorImpl* const> inputs, std::span<const AttrValue> attrs,
+                  OutputList& outputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i]->is_symbolic())
+      return make_error(Code::kFailedPrecondition, op.name, ": input #", i,
+                        " is a symbolic tensor of an ember.function graph, used outside the function that "
+                        "created it; return it from the function instead");
+  }
   SmallVector<TensorSpec, 4> specs;
   SmallVector<const TensorImpl*, 4> constants;
   for (TensorImpl* t : inputs) {
@@ -133,7 +157,9 @@ Status execute_op(const OpDef& op, std::span<TensorImpl* const> inputs, std::spa
   EMBER_RETURN_IF_ERROR(
       infer_op(op, {specs.data(), specs.size()}, {constants.data(), constants.size()}, attrs, out_specs));
 
-  DType kernel_dtype = op.dispatch_input >= 0 ? inputs[op.dispatch_input]->dtype() : out_specs[0].dtype;
+  DType kernel_dtype = op.dispatch_input >= 0 ? inputs[op.dispatch_input]->dtype()
+                       : out_specs.empty()    ? DType::kFloat32
+                                              : out_specs[0].dtype;
   KernelFn kernel = op.kernels[static_cast<int>(kernel_dtype)];
   if (kernel == nullptr)
     return make_error(Code::kUnimplemented, op.name, ": no kernel for dtype ", dtype_name(kernel_dtype));

@@ -16,9 +16,26 @@ Status infer_op(const OpDef& op, std::span<const TensorSpec> inputs,
                 std::span<const TensorImpl* const> constants, std::span<const AttrValue> attrs,
                 SmallVector<TensorSpec, 2>& outputs);
 
-/// Runs `op` on concrete inputs. `attrs` holds every attribute in declaration order.
+/// Runs `op`: eagerly, or — while a trace is active on this thread — by handing it to the tracer, which
+/// adds a graph node (architecture.md §0.4). `attrs` holds every attribute in declaration order.
 Status execute_op(const OpDef& op, std::span<TensorImpl* const> inputs, std::span<const AttrValue> attrs,
                   OutputList& outputs);
+
+/// Runs `op`'s kernel on concrete inputs, never intercepted (the executor and constant folding use it).
+Status run_kernel(const OpDef& op, std::span<TensorImpl* const> inputs, std::span<const AttrValue> attrs,
+                  OutputList& outputs);
+
+/// Implemented by the trace layer: receives every op called on this thread while installed.
+class OpInterceptor {
+ public:
+  virtual ~OpInterceptor() = default;
+  virtual Status intercept(const OpDef& op, std::span<TensorImpl* const> inputs,
+                           std::span<const AttrValue> attrs, OutputList& outputs) = 0;
+};
+/// The interceptor of this thread (null when ops run eagerly).
+OpInterceptor* current_interceptor();
+/// Installs `interceptor` for this thread and returns the previous one.
+OpInterceptor* set_current_interceptor(OpInterceptor* interceptor);
 
 /// Fills trailing attributes from their defaults; fails naming the first missing required one or an
 /// attribute whose type differs from the declaration.

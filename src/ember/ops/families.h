@@ -10,6 +10,7 @@ void register_linalg_ops(OpRegistry& r);     // MatMul (BatchMatMul semantics)
 void register_array_ops(OpRegistry& r);      // shape and indexing ops
 void register_nn_ops(OpRegistry& r);         // softmax, losses, bias_add, ...
 void register_random_ops(OpRegistry& r);     // stateful and stateless random
+void register_graph_ops(OpRegistry& r);      // Placeholder, Const, PartitionedCall
 
 inline void register_all_ops(OpRegistry& r) {
   register_math_ops(r);
@@ -18,6 +19,7 @@ inline void register_all_ops(OpRegistry& r) {
   register_array_ops(r);
   register_nn_ops(r);
   register_random_ops(r);
+  register_graph_ops(r);
 }
 
 }  // namespace ember

@@ -16,10 +16,10 @@
 
 namespace ember {
 
-enum class AttrType : uint8_t { kInt, kFloat, kBool, kDType, kInts, kString };
+enum class AttrType : uint8_t { kInt, kFloat, kBool, kDType, kInts, kString, kTensor };
 
 /// An attribute value. Ops take their attributes by position, in the order the OpDef declares them.
-using AttrValue = std::variant<int64_t, double, bool, DType, std::vector<int64_t>, std::string>;
+using AttrValue = std::variant<int64_t, double, bool, DType, std::vector<int64_t>, std::string, TensorRef>;
 
 struct AttrDef {
   std::string name;
@@ -53,6 +53,7 @@ enum OpFlags : uint32_t {
   kNotDifferentiable = 1u << 3,  // autodiff stops here (integer outputs, comparisons, ...)
   kKernelAllocates = 1u << 4,    // the kernel creates its outputs (views, data-dependent shapes)
   kVariadicInput = 1u << 5,      // the last declared input repeats (AddN, ConcatV2, Pack)
+  kVariadicMayBeEmpty = 1u << 6, // ... and may repeat zero times (PartitionedCall with no arguments)
 };
 
 struct OpDef;
@@ -72,6 +73,7 @@ struct InferContext {
   DType attr_dtype(int i) const { return std::get<DType>(attrs[i]); }
   const std::vector<int64_t>& attr_ints(int i) const { return std::get<std::vector<int64_t>>(attrs[i]); }
   const std::string& attr_string(int i) const { return std::get<std::string>(attrs[i]); }
+  const TensorRef& attr_tensor(int i) const { return std::get<TensorRef>(attrs[i]); }
   const TensorImpl* constant(int i) const { return constants.empty() ? nullptr : constants[i]; }
 };
 
@@ -91,6 +93,8 @@ struct KernelContext {
   bool attr_bool(int i) const { return std::get<bool>(attrs[i]); }
   DType attr_dtype(int i) const { return std::get<DType>(attrs[i]); }
   const std::vector<int64_t>& attr_ints(int i) const { return std::get<std::vector<int64_t>>(attrs[i]); }
+  const std::string& attr_string(int i) const { return std::get<std::string>(attrs[i]); }
+  const TensorRef& attr_tensor(int i) const { return std::get<TensorRef>(attrs[i]); }
 };
 
 using ShapeFn = Status (*)(InferContext& ctx);

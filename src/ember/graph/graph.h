@@ -1,0 +1,102 @@
+// The graph IR: a flat array of nodes in topological order (a node's inputs always come earlier), each
+// an op from the registry with attributes, data inputs as (node, output), control inputs, the inferred
+// spec of each output and the user's source location. A FunctionGraph adds named, typed arguments
+// (Placeholder nodes) and results; the FunctionLibrary names functions so a Call node can run another.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ember/ops/execute.h"
+#include "ember/ops/op_def.h"
+
+namespace ember {
+
+struct SourceLocation {
+  std::string file;
+  int line = 0;
+  std::string function;
+  bool known() const { return line > 0; }
+  /// "model.py:42" (or "" when unknown).
+  std::string to_string() const;
+};
+
+struct ValueRef {
+  int32_t node = -1;
+  int32_t output = 0;
+  bool operator==(const ValueRef&) const = default;
+};
+
+struct Node {
+  const OpDef* op = nullptr;
+  std::string name;  // unique in its graph: "Square", "Square_1"
+  SmallVector<ValueRef, 4> inputs;
+  std::vector<int32_t> control_inputs;
+  AttrList attrs;
+  SmallVector<TensorSpec, 2> outputs;
+  SourceLocation location;
+};
+
+class Graph {
+ public:
+  /// Appends a node; inputs must refer to existing nodes. `name` is made unique ("Square" → "Square_1").
+  int32_t add_node(const OpDef& op, std::span<const ValueRef> inputs, AttrList attrs,
+                   SmallVector<TensorSpec, 2> outputs, SourceLocation location, std::string_view name = {});
+  void add_control_input(int32_t node, int32_t dependency);
+
+  int32_t num_nodes() const { return static_cast<int32_t>(nodes_.size()); }
+  const Node& node(int32_t i) const { return nodes_[i]; }
+  Node& mutable_node(int32_t i) { return nodes_[i]; }
+  const TensorSpec& spec(ValueRef v) const { return nodes_[v.node].outputs[v.output]; }
+  /// The node named `name`, or -1.
+  int32_t find(std::string_view name) const;
+  /// Parses "Square:0" (or "Square", meaning output 0) into a ValueRef; fails naming what is missing.
+  StatusOr<ValueRef> parse_tensor_name(std::string_view tensor_name) const;
+  /// "Square:0".
+  std::string tensor_name(ValueRef v) const;
+
+  /// A readable listing, one node a line:
+  ///   %2 = Square(%1:0) {T=float32} -> [2]:float32   # model.py:3
+  std::string to_text() const;
+
+ private:
+  std::string unique_name(std::string_view base);
+  std::vector<Node> nodes_;
+  std::unordered_map<std::string, int32_t> by_name_;
+  std::unordered_map<std::string, int32_t> name_counts_;
+};
+
+/// A graph with arguments and results: what a traced function or a carved subgraph is.
+struct FunctionGraph {
+  std::string name;
+  Graph graph;
+  std::vector<int32_t> args;  // Placeholder nodes, in call order (captured values come last)
+  std::vector<ValueRef> results;
+  std::vector<int32_t> control_outputs;    // stateful nodes that must run even if no result uses them
+  std::vector<TensorRef> captured_values;  // values for the trailing args that capture eager tensors
+
+  int num_user_args() const { return static_cast<int>(args.size() - captured_values.size()); }
+};
+
+/// A process-wide registry of function graphs by name, so Call nodes can name their callee.
+class FunctionLibrary {
+ public:
+  static FunctionLibrary& global();
+  /// Adds `fn` under a unique name derived from fn->name and returns the name.
+  std::string add(std::shared_ptr<const FunctionGraph> fn);
+  std::shared_ptr<const FunctionGraph> find(const std::string& name) const;
+  void remove(const std::string& name);
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<const FunctionGraph>> functions_;
+  int64_t counter_ = 0;
+};
+
+/// "{transpose_a=false, axis=[0,1]}" for a node's attributes.
+std::string format_attrs(const OpDef& op, const AttrList& attrs);
+
+}  // namespace ember

@@ -1,0 +1,87 @@
+// Placeholder, Const and PartitionedCall (see graph_ops.h).
+#include "ember/ops/graph_ops.h"
+
+#include "ember/ops/families.h"
+#include "ember/ops/registry.h"
+
+namespace ember {
+namespace {
+
+FunctionCallHooks g_call_hooks;
+
+Status placeholder_shape(InferContext& ctx) {
+  Shape shape = ctx.attr_bool(2) ? Shape::unknown_rank() : Shape(ctx.attr_ints(1));
+  ctx.outputs.push_back(TensorSpec{ctx.attr_dtype(0), shape});
+  return Status::OK();
+}
+
+Status placeholder_kernel(KernelContext& ctx) {
+  return invalid_argument("Placeholder: a value must be fed for this argument (it has no value of its own)");
+}
+
+Status const_shape(InferContext& ctx) {
+  const TensorRef& value = ctx.attr_tensor(0);
+  if (!value || value->is_symbolic()) return invalid_argument("Const: the value must be a concrete tensor");
+  ctx.outputs.push_back(TensorSpec{value->dtype(), value->shape()});
+  return Status::OK();
+}
+
+Status const_kernel(KernelContext& ctx) {
+  ctx.outputs[0] = std::get<TensorRef>(ctx.attrs[0]);
+  return Status::OK();
+}
+
+Status call_shape(InferContext& ctx) {
+  if (g_call_hooks.infer == nullptr)
+    return make_error(Code::kInternal, "PartitionedCall: no function runtime");
+  return g_call_hooks.infer(ctx.attr_string(0), ctx.inputs, ctx.outputs);
+}
+
+Status call_kernel(KernelContext& ctx) {
+  if (g_call_hooks.run == nullptr) return make_error(Code::kInternal, "PartitionedCall: no function runtime");
+  return g_call_hooks.run(std::get<std::string>(ctx.attrs[0]), ctx.inputs, ctx.outputs);
+}
+
+}  // namespace
+
+void set_function_call_hooks(FunctionCallHooks hooks) { g_call_hooks = hooks; }
+
+void register_graph_ops(OpRegistry& r) {
+  OpBuilder("Placeholder")
+      .doc("A function argument: its value is fed at each call. Placeholder(dtype=float32, shape=[-1, 3])")
+      .output("output")
+      .type_var(kAllTypes)
+      .attr("dtype", AttrType::kDType)
+      .attr("shape", AttrType::kInts, std::vector<int64_t>{})
+      .attr("unknown_rank", AttrType::kBool, false)
+      .dispatch_on_output()
+      .flags(kStateful | kNotDifferentiable)
+      .shape(&placeholder_shape)
+      .kernel(kAllTypes, &placeholder_kernel)
+      .done(r);
+  OpBuilder("Const")
+      .doc("A constant value embedded in a graph. Const(value=[1., 2.]) -> [1., 2.]")
+      .output("output")
+      .type_var(kAllTypes)
+      .attr("value", AttrType::kTensor)
+      .dispatch_on_output()
+      .flags(kKernelAllocates | kNotDifferentiable)
+      .shape(&const_shape)
+      .kernel(kAllTypes, &const_kernel)
+      .done(r);
+  OpBuilder("PartitionedCall")
+      .doc(
+          "Calls the graph function named f on args; its results are this op's outputs. "
+          "PartitionedCall(x, f=\"__inference_square_1\") == square(x)")
+      .input_fixed("args", kAllTypes)
+      .output("output")
+      .type_var(kAllTypes)
+      .attr("f", AttrType::kString)
+      .dispatch_on_output()
+      .flags(kVariadicInput | kVariadicMayBeEmpty | kKernelAllocates | kStateful)
+      .shape(&call_shape)
+      .kernel(kAllTypes, &call_kernel)
+      .done(r);
+}
+
+}  // namespace ember

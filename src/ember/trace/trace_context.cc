@@ -1,0 +1,142 @@
+#include "ember/trace/trace_context.h"
+
+#include "ember/ops/registry.h"
+
+namespace ember {
+namespace {
+thread_local TraceContext* t_current_trace = nullptr;
+
+const OpDef& placeholder_op() {
+  static const OpDef& op = op_def("Placeholder");
+  return op;
+}
+const OpDef& const_op() {
+  static const OpDef& op = op_def("Const");
+  return op;
+}
+
+AttrList placeholder_attrs(DType dtype, const Shape& shape) {
+  AttrList attrs;
+  attrs.push_back(dtype);
+  attrs.push_back(shape.rank_known() ? shape.dim_vector() : std::vector<int64_t>{});
+  attrs.push_back(!shape.rank_known());
+  return attrs;
+}
+}  // namespace
+
+TraceContext::TraceContext(FunctionGraph* fn) : fn_(fn) {}
+
+TraceContext::~TraceContext() {
+  if (entered_) exit();
+}
+
+TraceContext* TraceContext::current() { return t_current_trace; }
+
+void TraceContext::enter() {
+  EMBER_DCHECK(!entered_);
+  parent_ = t_current_trace;
+  t_current_trace = this;
+  saved_interceptor_ = set_current_interceptor(this);
+  entered_ = true;
+}
+
+void TraceContext::exit() {
+  EMBER_DCHECK(entered_ && t_current_trace == this);
+  t_current_trace = parent_;
+  set_current_interceptor(saved_interceptor_);
+  entered_ = false;
+}
+
+TensorRef TraceContext::symbolic_output(int32_t node, int32_t output) {
+  const TensorSpec& spec = fn_->graph.node(node).outputs[output];
+  return TensorImpl::symbolic(spec.dtype, spec.shape, fn_, node, output);
+}
+
+TensorRef TraceContext::add_argument(DType dtype, const Shape& shape, std::string_view name) {
+  SmallVector<TensorSpec, 2> specs;
+  specs.push_back(TensorSpec{dtype, shape});
+  int32_t node = fn_->graph.add_node(placeholder_op(), {}, placeholder_attrs(dtype, shape), std::move(specs),
+                                     {}, name.empty() ? std::string_view("Placeholder") : name);
+  fn_->args.push_back(node);
+  return symbolic_output(node, 0);
+}
+
+void TraceContext::note_local_constant(TensorImpl* t) { local_constants_.emplace(t, TensorRef(t)); }
+
+StatusOr<ValueRef> TraceContext::value_of(TensorImpl* t) {
+  if (t->is_symbolic()) {
+    if (t->graph() == fn_) return ValueRef{t->graph_node(), t->graph_output()};
+    return make_error(Code::kInvalidArgument,
+                      "a symbolic tensor of another ember.function graph was used in this one; pass it as an "
+                      "argument or return it from the function that created it");
+  }
+  if (local_constants_.count(t)) {
+    auto it = const_nodes_.find(t);
+    if (it != const_nodes_.end()) return ValueRef{it->second, 0};
+    SmallVector<TensorSpec, 2> specs;
+    specs.push_back(TensorSpec{t->dtype(), t->shape()});
+    AttrList attrs;
+    attrs.push_back(TensorRef(t));
+    int32_t node = fn_->graph.add_node(const_op(), {}, std::move(attrs), std::move(specs),
+                                       location_provider_ ? location_provider_() : SourceLocation{});
+    const_nodes_.emplace(t, node);
+    return ValueRef{node, 0};
+  }
+  // An eager tensor from outside the function: captured by value as an extra argument.
+  auto it = capture_nodes_.find(t);
+  if (it != capture_nodes_.end()) return ValueRef{it->second, 0};
+  SmallVector<TensorSpec, 2> specs;
+  specs.push_back(TensorSpec{t->dtype(), t->shape()});
+  int32_t node = fn_->graph.add_node(placeholder_op(), {}, placeholder_attrs(t->dtype(), t->shape()),
+                                     std::move(specs), {}, "capture");
+  fn_->args.push_back(node);
+  fn_->captured_values.push_back(TensorRef(t));
+  capture_nodes_.emplace(t, node);
+  return ValueRef{node, 0};
+}
+
+Status TraceContext::intercept(const OpDef& op, std::span<TensorImpl* const> inputs,
+                               std::span<const AttrValue> attrs, OutputList& outputs) {
+  bool all_concrete = true;
+  for (TensorImpl* t : inputs) all_concrete &= !t->is_symbolic();
+  if (all_concrete && !op.has_flag(kStateful)) {
+    // Constant folding: run now; the results are constants local to this trace.
+    EMBER_RETURN_IF_ERROR(run_kernel(op, inputs, attrs, outputs));
+    for (TensorRef& r : outputs) note_local_constant(r.get());
+    return Status::OK();
+  }
+  SmallVector<ValueRef, 4> values;
+  SmallVector<TensorSpec, 4> specs;
+  SmallVector<const TensorImpl*, 4> constants;
+  for (TensorImpl* t : inputs) {
+    auto v = value_of(t);
+    if (!v.ok()) return op_error(op, v.status());
+    values.push_back(*v);
+    specs.push_back(TensorSpec{t->dtype(), t->shape()});
+    constants.push_back(t->is_symbolic() ? nullptr : t);
+  }
+  SmallVector<TensorSpec, 2> out_specs;
+  SourceLocation location = location_provider_ ? location_provider_() : SourceLocation{};
+  Status s =
+      infer_op(op, {specs.data(), specs.size()}, {constants.data(), constants.size()}, attrs, out_specs);
+  if (!s.ok()) {
+    if (location.known()) return s.with_prefix("(created at " + location.to_string() + ") ");
+    return s;
+  }
+  AttrList attr_list;
+  for (const AttrValue& a : attrs) attr_list.push_back(a);
+  int32_t node = fn_->graph.add_node(op, {values.data(), values.size()}, std::move(attr_list),
+                                     std::move(out_specs), std::move(location));
+  if (op.has_flag(kStateful)) {
+    // Stateful ops without a resource keep program order among themselves and always run.
+    if (last_stateful_node_ >= 0) fn_->graph.add_control_input(node, last_stateful_node_);
+    last_stateful_node_ = node;
+    fn_->control_outputs.push_back(node);
+  }
+  outputs.clear();
+  for (int32_t i = 0; i < static_cast<int32_t>(fn_->graph.node(node).outputs.size()); ++i)
+    outputs.push_back(symbolic_output(node, i));
+  return Status::OK();
+}
+
+}  // namespace ember

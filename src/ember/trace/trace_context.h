@@ -1,0 +1,76 @@
+// Tracing (architecture.md §0.4, §5): while a TraceContext is active on a thread, every op called through
+// execute_op — from C++ or from Python — adds a node to the context's graph instead of running. Symbolic
+// tensors (TensorImpl::symbolic) stand for node outputs. Ops whose inputs are all concrete fold: they run
+// at once and their results stay concrete. A concrete tensor that meets a symbolic one becomes a Const
+// node if it was made during this trace, or else a captured argument (by value, as TensorFlow does).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ember/graph/graph.h"
+
+namespace ember {
+
+class TraceContext : public OpInterceptor {
+ public:
+  /// Traces into `fn` (which must outlive the context). `parent` is the enclosing trace, if any.
+  explicit TraceContext(FunctionGraph* fn);
+  ~TraceContext() override;
+  TraceContext(const TraceContext&) = delete;
+  TraceContext& operator=(const TraceContext&) = delete;
+
+  /// The innermost trace of this thread (null when eager).
+  static TraceContext* current();
+
+  /// Makes this the current trace (installs it as the op interceptor) until exit() is called.
+  void enter();
+  void exit();
+
+  /// Adds an argument of the function; returns its symbolic tensor.
+  TensorRef add_argument(DType dtype, const Shape& shape, std::string_view name);
+  /// The graph value of `t` in this trace, adding a Const or capture argument for concrete tensors.
+  StatusOr<ValueRef> value_of(TensorImpl* t);
+  /// Marks a concrete tensor created while tracing (ember.constant inside the function) as local to the
+  /// trace, so it is embedded as a Const rather than captured.
+  void note_local_constant(TensorImpl* t);
+
+  /// Where the op being traced was called from (the Python layer installs a provider that reads the
+  /// caller's frame; C++ callers may set one too).
+  using LocationProvider = std::function<SourceLocation()>;
+  void set_location_provider(LocationProvider provider) { location_provider_ = std::move(provider); }
+
+  Status intercept(const OpDef& op, std::span<TensorImpl* const> inputs, std::span<const AttrValue> attrs,
+                   OutputList& outputs) override;
+
+  FunctionGraph& function() { return *fn_; }
+  const std::vector<TensorRef>& captured_values() const { return fn_->captured_values; }
+
+ private:
+  TensorRef symbolic_output(int32_t node, int32_t output);
+
+  FunctionGraph* fn_;
+  TraceContext* parent_ = nullptr;
+  OpInterceptor* saved_interceptor_ = nullptr;
+  bool entered_ = false;
+  LocationProvider location_provider_;
+  // Concrete tensors made during the trace (folded results, local constants), kept alive until the end.
+  std::unordered_map<const TensorImpl*, TensorRef> local_constants_;
+  std::unordered_map<const TensorImpl*, int32_t> const_nodes_;
+  std::unordered_map<const TensorImpl*, int32_t> capture_nodes_;
+  int32_t last_stateful_node_ = -1;
+};
+
+/// RAII: enter a trace for a scope.
+class TraceScope {
+ public:
+  explicit TraceScope(TraceContext& ctx) : ctx_(ctx) { ctx_.enter(); }
+  ~TraceScope() { ctx_.exit(); }
+
+ private:
+  TraceContext& ctx_;
+};
+
+}  // namespace ember
