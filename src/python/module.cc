@@ -12,13 +12,15 @@
 #include "ember/kernels/seed.h"
 #include "ember/ops/execute.h"
 #include "ember/ops/registry.h"
+#include "ember/trace/trace_context.h"
 #include "python/py_tensor.h"
 
 namespace nb = nanobind;
 
 namespace ember::python {
 PyObject* make_op_caller(const OpDef* op);
-}
+void bind_functions(nb::module_& m);
+}  // namespace ember::python
 
 namespace {
 
@@ -70,6 +72,8 @@ nb::object from_buffer(nb::handle obj, int dtype_enum, std::vector<int64_t> dims
   }
   std::memcpy(t.value()->mutable_raw_data(), view.buf, need);
   PyBuffer_Release(&view);
+  // ember.constant inside a traced function: embedded as a Const node, not captured.
+  if (TraceContext* trace = TraceContext::current()) trace->note_local_constant(t.value().get());
   return nb::steal(wrap_tensor(std::move(t).value()));
 }
 
@@ -105,6 +109,7 @@ std::vector<std::string> op_names() {
 
 NB_MODULE(_C, m) {
   if (!init_tensor_type(m.ptr()) || !init_op_caller(m.ptr())) throw nb::python_error();
+  bind_functions(m);
   m.def("op", &op_caller, "The fast callable for a registered op.");
   m.def("op_info", &op_info);
   m.def("op_names", &op_names);

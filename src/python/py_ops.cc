@@ -154,7 +154,7 @@ PyObject* op_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, Py
         return nullptr;
       }
       Py_ssize_t n = PySequence_Fast_GET_SIZE(variadic_seq);
-      if (n == 0) {
+      if (n == 0 && !op.has_flag(kVariadicMayBeEmpty)) {
         Py_DECREF(variadic_seq);
         PyErr_Format(PyExc_ValueError, "%s: input '%s' must be a non-empty list of tensors", op.name.c_str(),
                      op.inputs[i].name.c_str());

@@ -6,6 +6,7 @@
 
 #include "ember/ops/execute.h"
 #include "ember/ops/registry.h"
+#include "ember/trace/trace_context.h"
 
 namespace ember::python {
 
@@ -49,11 +50,17 @@ void store(void* dst, double v) {
     *static_cast<T*>(dst) = static_cast<T>(v);
 }
 
+// A Python scalar converted while tracing is a constant of the function, not a captured input.
+PyObject* wrap_new_constant(TensorRef t) {
+  if (TraceContext* trace = TraceContext::current()) trace->note_local_constant(t.get());
+  return wrap_tensor(std::move(t));
+}
+
 PyObject* make_scalar_from_double(DType d, double v) {
   auto t = TensorImpl::allocate(d, Shape());
   if (!t.ok()) return raise_status(t.status());
   visit_dtype(d, [&]<typename T>() { store<T>(t.value()->mutable_raw_data(), v); });
-  return wrap_tensor(std::move(t).value());
+  return wrap_new_constant(std::move(t).value());
 }
 
 PyObject* make_scalar_from_int(DType d, long long v) {
@@ -248,6 +255,14 @@ PyObject* nb_positive(PyObject* a) {
 
 // The single element of a one-element tensor as a double/int, for __bool__/__float__/__int__.
 bool single_element(PyObject* a, const char* what) {
+  if (impl_of(a)->is_symbolic()) {
+    PyErr_Format(PyExc_TypeError,
+                 "%s of a symbolic tensor is not known while ember.function traces: using a graph tensor as a "
+                 "Python bool (or number) is not allowed. Use ember.cond / ember.while_loop for data-dependent "
+                 "control flow, or let autograph convert the Python `if`/`while`.",
+                 what);
+    return false;
+  }
   if (impl_of(a)->num_elements() != 1) {
     PyErr_Format(PyExc_ValueError,
                  "%s of a tensor is only defined for a tensor with one element, got shape %s%s", what,
@@ -294,6 +309,7 @@ PyObject* nb_int(PyObject* a) {
 }
 PyObject* nb_index(PyObject* a) {
   const TensorImpl& t = *impl_of(a);
+  if (t.is_symbolic()) return single_element(a, "__index__()") ? nullptr : nullptr;
   if (!is_integer(t.dtype()) || t.rank() != 0) {
     PyErr_Format(PyExc_TypeError,
                  "only integer scalar tensors can be used as an index, got %s tensor of shape %s",
@@ -385,6 +401,12 @@ int getbuffer(PyObject* self, Py_buffer* view, int flags) {
     return -1;
   }
   const TensorImpl& t = *impl_of(self);
+  if (t.is_symbolic()) {
+    PyErr_SetString(PyExc_TypeError,
+                    "a symbolic tensor (inside ember.function) has no value yet; return it from the function to "
+                    "get its value");
+    return -1;
+  }
   if (t.dtype() == DType::kBFloat16) {
     // The buffer protocol has no bfloat16 format; NumPy then falls back to __array__ (ml_dtypes).
     PyErr_SetString(PyExc_BufferError, "bfloat16 tensors have no buffer-protocol format; use .numpy()");
@@ -429,10 +451,15 @@ PyObject* get_dtype(PyObject* self, void*) {
 }
 PyObject* get_shape_tuple(PyObject* self, void*) {
   const Shape& s = impl_of(self)->shape();
+  if (!s.rank_known()) Py_RETURN_NONE;  // a symbolic tensor of unknown rank
   PyObject* tuple = PyTuple_New(s.rank());
-  for (int i = 0; i < s.rank(); ++i) PyTuple_SET_ITEM(tuple, i, PyLong_FromLongLong(s.dim(i)));
+  for (int i = 0; i < s.rank(); ++i) {
+    PyObject* d = s.dim(i) < 0 ? (Py_INCREF(Py_None), Py_None) : PyLong_FromLongLong(s.dim(i));
+    PyTuple_SET_ITEM(tuple, i, d);
+  }
   return tuple;
 }
+PyObject* get_is_symbolic(PyObject* self, void*) { return PyBool_FromLong(impl_of(self)->is_symbolic()); }
 PyObject* get_data_ptr(PyObject* self, void*) {
   return PyLong_FromVoidPtr(const_cast<void*>(impl_of(self)->raw_data()));
 }
@@ -448,7 +475,8 @@ PyObject* get_device(PyObject* self, void*) {
 
 PyGetSetDef getset[] = {
     {"dtype", get_dtype, nullptr, "The tensor's ember.DType.", nullptr},
-    {"_shape_tuple", get_shape_tuple, nullptr, "The shape as a tuple of ints.", nullptr},
+    {"_shape_tuple", get_shape_tuple, nullptr, "The shape as a tuple (None for unknown dims and rank).", nullptr},
+    {"_is_symbolic", get_is_symbolic, nullptr, "Whether this is a graph tensor inside ember.function.", nullptr},
     {"ndim", get_ndim, nullptr, "The rank.", nullptr},
     {"_data_ptr", get_data_ptr, nullptr, "Address of the first element (for zero-copy NumPy views).", nullptr},
     {"_dtype_enum", get_dtype_enum, nullptr, "The dtype as its enum value.", nullptr},
@@ -458,6 +486,11 @@ PyGetSetDef getset[] = {
 
 Py_ssize_t mp_length(PyObject* self) {
   const TensorImpl& t = *impl_of(self);
+  if (!t.shape().rank_known() || (t.rank() > 0 && t.shape().dim(0) < 0)) {
+    PyErr_SetString(PyExc_TypeError, "len is not well defined for a symbolic tensor whose first dimension is "
+                                     "unknown; use ember.shape(t)[0]");
+    return -1;
+  }
   if (t.rank() == 0) {
     PyErr_SetString(PyExc_TypeError, "len() of unsized object: the tensor is a scalar");
     return -1;

@@ -1,0 +1,217 @@
+// Bindings for tracing and graph functions: ember._C.Trace (a TraceContext driven from Python) and
+// ember._C.GraphFunction (a traced or carved function: inspection, pruning, calls).
+#include <Python.h>
+#include <frameobject.h>
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+
+#include "ember/ops/registry.h"
+#include "ember/runtime/executor.h"
+#include "ember/trace/trace_context.h"
+#include "python/py_tensor.h"
+
+namespace nb = nanobind;
+
+namespace ember::python {
+namespace {
+
+bool is_ember_frame(const std::string& file) {
+  return file.find("/ember/") != std::string::npos && file.find("/tests/") == std::string::npos &&
+         file.find("/examples/") == std::string::npos;
+}
+
+// The first Python frame outside the ember package: the user's line that created a node.
+SourceLocation python_caller_location() {
+  SourceLocation loc;
+  PyFrameObject* frame = PyEval_GetFrame();
+  if (frame == nullptr) return loc;
+  Py_INCREF(frame);
+  while (frame != nullptr) {
+    PyCodeObject* code = PyFrame_GetCode(frame);
+    const char* file = PyUnicode_AsUTF8(code->co_filename);
+    std::string file_str = file ? file : "";
+    if (!is_ember_frame(file_str)) {
+      loc.file = file_str;
+      loc.line = PyFrame_GetLineNumber(frame);
+      const char* fn = PyUnicode_AsUTF8(code->co_name);
+      loc.function = fn ? fn : "";
+      Py_DECREF(code);
+      Py_DECREF(frame);
+      return loc;
+    }
+    Py_DECREF(code);
+    PyFrameObject* back = PyFrame_GetBack(frame);
+    Py_DECREF(frame);
+    frame = back;
+  }
+  return loc;
+}
+
+nb::object wrap(TensorRef ref) { return nb::steal(wrap_tensor(std::move(ref))); }
+
+TensorImpl* as_impl(nb::handle h) {
+  if (!is_tensor(h.ptr())) throw nb::type_error("expected an ember.Tensor");
+  return impl_of(h.ptr());
+}
+
+[[noreturn]] void throw_status(const Status& s) {
+  raise_status(s);
+  throw nb::python_error();
+}
+
+nb::object dims_or_none(const Shape& s) {
+  if (!s.rank_known()) return nb::none();
+  nb::list dims;
+  for (int64_t d : s.dims()) dims.append(d < 0 ? nb::object(nb::none()) : nb::object(nb::int_(d)));
+  return nb::tuple(dims);
+}
+
+Shape shape_from(nb::handle dims) {
+  if (dims.is_none()) return Shape::unknown_rank();
+  std::vector<int64_t> v;
+  for (nb::handle d : dims) v.push_back(d.is_none() ? kUnknownDim : nb::cast<int64_t>(d));
+  auto s = Shape::from_dims(v, /*allow_unknown=*/true);
+  if (!s.ok()) throw_status(s.status());
+  return *s;
+}
+
+class PyGraphFunction {
+ public:
+  explicit PyGraphFunction(std::shared_ptr<const FunctionGraph> fn)
+      : fn_(std::move(fn)), compiled_(fn_), library_name_(FunctionLibrary::global().add(fn_)) {}
+  ~PyGraphFunction() { FunctionLibrary::global().remove(library_name_); }
+
+  const FunctionGraph& fn() const { return *fn_; }
+  const std::string& library_name() const { return library_name_; }
+
+  nb::list call(nb::list args) const {
+    SmallVector<TensorImpl*, 4> impls;
+    for (nb::handle a : args) impls.push_back(as_impl(a));
+    OutputList results;
+    Status s;
+    {
+      nb::gil_scoped_release release;
+      s = compiled_.run({impls.data(), impls.size()}, results);
+    }
+    if (!s.ok()) throw_status(s);
+    nb::list out;
+    for (TensorRef& r : results) out.append(wrap(std::move(r)));
+    return out;
+  }
+
+  std::shared_ptr<PyGraphFunction> prune(std::vector<std::string> inputs, std::vector<std::string> outputs) const {
+    auto carved = prune_function(*fn_, inputs, outputs);
+    if (!carved.ok()) throw_status(carved.status());
+    return std::make_shared<PyGraphFunction>(std::move(carved).value());
+  }
+
+  nb::dict node(int32_t i) const {
+    const Graph& g = fn_->graph;
+    if (i < 0 || i >= g.num_nodes()) throw nb::index_error("node index out of range");
+    const Node& n = g.node(i);
+    nb::dict d;
+    d["name"] = n.name;
+    d["type"] = n.op->name;
+    nb::list inputs, controls, outputs;
+    for (ValueRef v : n.inputs) inputs.append(nb::make_tuple(v.node, v.output));
+    for (int32_t c : n.control_inputs) controls.append(c);
+    for (const TensorSpec& spec : n.outputs)
+      outputs.append(nb::make_tuple(static_cast<int>(spec.dtype), dims_or_none(spec.shape)));
+    d["inputs"] = inputs;
+    d["control_inputs"] = controls;
+    d["outputs"] = outputs;
+    d["attrs"] = format_attrs(*n.op, n.attrs);
+    d["location"] = n.location.known() ? nb::object(nb::make_tuple(n.location.file, n.location.line))
+                                       : nb::none();
+    return d;
+  }
+
+ private:
+  std::shared_ptr<const FunctionGraph> fn_;
+  CompiledFunction compiled_;
+  std::string library_name_;
+};
+
+class PyTrace {
+ public:
+  explicit PyTrace(std::string name) : fn_(std::make_shared<FunctionGraph>()) {
+    fn_->name = std::move(name);
+    ctx_ = std::make_unique<TraceContext>(fn_.get());
+    ctx_->set_location_provider(&python_caller_location);
+  }
+
+  void enter() { ctx_->enter(); }
+  void exit() { ctx_->exit(); }
+
+  nb::object add_argument(int dtype, nb::handle dims, const std::string& name) {
+    return wrap(ctx_->add_argument(static_cast<DType>(dtype), shape_from(dims), name));
+  }
+
+  /// Sets the results (tensors, concrete or symbolic) and seals the function.
+  std::shared_ptr<PyGraphFunction> finish(nb::list results) {
+    for (nb::handle r : results) {
+      auto v = ctx_->value_of(as_impl(r));
+      if (!v.ok()) throw_status(v.status());
+      fn_->results.push_back(*v);
+    }
+    ctx_.reset();
+    return std::make_shared<PyGraphFunction>(fn_);
+  }
+
+ private:
+  std::shared_ptr<FunctionGraph> fn_;
+  std::unique_ptr<TraceContext> ctx_;
+};
+
+}  // namespace
+
+void bind_functions(nb::module_& m) {
+  install_function_runtime();
+  nb::class_<PyGraphFunction>(m, "GraphFunction")
+      .def("__call__", &PyGraphFunction::call)
+      .def("prune", &PyGraphFunction::prune)
+      .def("node", &PyGraphFunction::node)
+      .def_prop_ro("num_nodes", [](const PyGraphFunction& f) { return f.fn().graph.num_nodes(); })
+      .def_prop_ro("args", [](const PyGraphFunction& f) { return f.fn().args; })
+      .def_prop_ro("num_user_args", [](const PyGraphFunction& f) { return f.fn().num_user_args(); })
+      .def_prop_ro("results",
+                   [](const PyGraphFunction& f) {
+                     std::vector<std::pair<int32_t, int32_t>> r;
+                     for (ValueRef v : f.fn().results) r.emplace_back(v.node, v.output);
+                     return r;
+                   })
+      .def_prop_ro("control_outputs", [](const PyGraphFunction& f) { return f.fn().control_outputs; })
+      .def_prop_ro("captured_values",
+                   [](const PyGraphFunction& f) {
+                     nb::list out;
+                     for (const TensorRef& t : f.fn().captured_values) out.append(wrap(t));
+                     return out;
+                   })
+      .def_prop_ro("library_name", &PyGraphFunction::library_name)
+      .def_prop_ro("name", [](const PyGraphFunction& f) { return f.fn().name; })
+      .def("find", [](const PyGraphFunction& f, const std::string& name) { return f.fn().graph.find(name); })
+      .def("to_text", [](const PyGraphFunction& f) { return f.fn().graph.to_text(); });
+  nb::class_<PyTrace>(m, "Trace")
+      .def(nb::init<std::string>())
+      .def("enter", &PyTrace::enter)
+      .def("exit", &PyTrace::exit)
+      .def("add_argument", &PyTrace::add_argument, nb::arg("dtype"), nb::arg("dims").none(), nb::arg("name"))
+      .def("finish", &PyTrace::finish);
+  m.def("in_trace", [] { return TraceContext::current() != nullptr; });
+  m.def("note_local_constant", [](nb::handle t) {
+    if (TraceContext* ctx = TraceContext::current()) ctx->note_local_constant(as_impl(t));
+  });
+  m.def("symbolic_name", [](nb::handle t) -> nb::object {
+    TensorImpl* impl = as_impl(t);
+    if (!impl->is_symbolic()) return nb::none();
+    const auto* fn = static_cast<const FunctionGraph*>(impl->graph());
+    return nb::str(fn->graph.tensor_name(ValueRef{impl->graph_node(), impl->graph_output()}).c_str());
+  });
+}
+
+}  // namespace ember::python
