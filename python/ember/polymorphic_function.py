@@ -279,8 +279,7 @@ class Function:
         if self._input_signature is not None:
             values = self._apply_signature(values, names)
         tensors = []
-        key = (_structure_key(values, tensors) if not specs_allowed else _spec_key(values, tensors),
-               _C.in_trace())
+        key = (_spec_key(values, tensors), _C.in_trace())
         concrete = self._cache.get(key)
         if concrete is not None:
             self._cache.move_to_end(key)

@@ -63,10 +63,14 @@ class Tensor(_C.TensorBase):
         return array_ops._slice_helper(self, key)
 
     def __repr__(self):
+        if self._is_symbolic:
+            return f"<ember.Tensor '{_C.symbolic_name(self)}' shape={self.shape} dtype={self.dtype.name}>"
         body = _numpy_repr(self.numpy())
         return f"<ember.Tensor: shape={self._shape_str()}, dtype={self.dtype.name}, numpy={body}>"
 
     def __str__(self):
+        if self._is_symbolic:
+            return f"Tensor(\"{_C.symbolic_name(self)}\", shape={self.shape}, dtype={self.dtype.name})"
         return f"tf.Tensor({np.array2string(self.numpy()) if self.ndim else self.numpy()}, shape={self._shape_str()}, dtype={self.dtype.name})"
 
     def _shape_str(self):
@@ -109,8 +113,11 @@ class Tensor(_C.TensorBase):
         return self
 
     @property
-    def is_symbolic(self):
-        return False
+    def name(self):
+        """The graph tensor name ("Square:0") of a symbolic tensor; eager tensors have none (as in TF)."""
+        if self._is_symbolic:
+            return _C.symbolic_name(self)
+        raise AttributeError("Tensor.name is undefined when eager execution is enabled.")
 
 
 def _numpy_repr(value):

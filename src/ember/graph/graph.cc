@@ -10,6 +10,18 @@ std::string SourceLocation::to_string() const {
   return (slash == std::string::npos ? file : file.substr(slash + 1)) + ":" + std::to_string(line);
 }
 
+Status with_source_context(const OpDef& op, std::string_view node_name, const SourceLocation& location,
+                           const Status& status) {
+  if (status.ok()) return status;
+  std::string label = op.name;
+  if (!node_name.empty() && node_name != op.name) label += " '" + std::string(node_name) + "'";
+  if (location.known()) label += " (created at " + location.to_string() + ")";
+  std::string prefix = op.name + ":";
+  const std::string& msg = status.message();
+  std::string body = msg.rfind(prefix, 0) == 0 ? msg.substr(prefix.size()) : " " + msg;
+  return Status(status.code(), label + ":" + body);
+}
+
 std::string Graph::unique_name(std::string_view base) {
   std::string name(base);
   if (!by_name_.count(name)) return name;

@@ -96,6 +96,11 @@ class FunctionLibrary {
   int64_t counter_ = 0;
 };
 
+/// "MatMul: ..." becomes "MatMul (created at model.py:42): ...", so an error points at the user's line;
+/// `node_name` is added when it differs from the op's name ("MatMul 'dense/MatMul' (created at ...)").
+Status with_source_context(const OpDef& op, std::string_view node_name, const SourceLocation& location,
+                           const Status& status);
+
 /// "{transpose_a=false, axis=[0,1]}" for a node's attributes.
 std::string format_attrs(const OpDef& op, const AttrList& attrs);
 

@@ -8,16 +8,6 @@
 namespace ember {
 namespace {
 
-// "MatMul: ..." -> "MatMul (created at model.py:42): ..." so errors point at the user's line.
-Status with_node_context(const Node& node, const Status& s) {
-  std::string where = node.location.known() ? " (created at " + node.location.to_string() + ")" : "";
-  std::string prefix = node.op->name + ":";
-  const std::string& msg = s.message();
-  std::string body = msg.rfind(prefix, 0) == 0 ? msg.substr(prefix.size()) : " " + msg;
-  std::string label = node.name == node.op->name ? node.op->name : node.op->name + " '" + node.name + "'";
-  return Status(s.code(), label + where + ":" + body);
-}
-
 std::vector<int32_t> needed_nodes(const Graph& g, const std::vector<ValueRef>& results,
                                   const std::vector<int32_t>& control_outputs,
                                   const std::vector<bool>& is_fed) {
@@ -99,7 +89,7 @@ Status CompiledFunction::run(std::span<TensorImpl* const> args, OutputList& resu
     for (ValueRef in : node.inputs) inputs.push_back(values[in.node][in.output].get());
     Status s =
         run_kernel(*node.op, {inputs.data(), inputs.size()}, {node.attrs.data(), node.attrs.size()}, outputs);
-    if (!s.ok()) return with_node_context(node, s);
+    if (!s.ok()) return with_source_context(*node.op, node.name, node.location, s);
     for (TensorRef& r : outputs) values[n].push_back(std::move(r));
   }
   results.clear();

@@ -119,10 +119,7 @@ Status TraceContext::intercept(const OpDef& op, std::span<TensorImpl* const> inp
   SourceLocation location = location_provider_ ? location_provider_() : SourceLocation{};
   Status s =
       infer_op(op, {specs.data(), specs.size()}, {constants.data(), constants.size()}, attrs, out_specs);
-  if (!s.ok()) {
-    if (location.known()) return s.with_prefix("(created at " + location.to_string() + ") ");
-    return s;
-  }
+  if (!s.ok()) return with_source_context(op, {}, location, s);
   AttrList attr_list;
   for (const AttrValue& a : attrs) attr_list.push_back(a);
   int32_t node = fn_->graph.add_node(op, {values.data(), values.size()}, std::move(attr_list),

@@ -1,0 +1,350 @@
+"""ember.function: the seeds' examples on tracing, trace caches, input signatures and derived graphs, and
+each rule of the graph-functions issue."""
+import warnings
+
+import numpy as np
+import pytest
+
+import ember as tf
+from ember import errors
+
+
+def test_seed_compute_z0_z1():
+    @tf.defun
+    def compute_z1(x, y):
+        return tf.add(x, y)
+
+    @tf.defun
+    def compute_z0(x):
+        return compute_z1(x, tf.square(x))
+
+    assert float(compute_z0(2.0)) == 6.0
+    assert float(compute_z1(2.0, 2.0)) == 4.0
+
+
+def test_seed_new_dtype_traces_a_new_graph():
+    @tf.function
+    def f(x):
+        one = tf.constant(1, dtype=x.dtype)
+        return tf.add(x, one)
+
+    assert f(tf.constant(1, dtype=tf.int32)).dtype == tf.int32
+    assert f(tf.constant(1, dtype=tf.float32)).dtype == tf.float32
+    assert f.experimental_get_tracing_count() == 2
+    f(tf.constant(5, dtype=tf.int32))
+    assert f.experimental_get_tracing_count() == 2
+
+
+def test_seed_python_values_are_part_of_the_key():
+    @tf.function
+    def f(x, use_multiply):
+        return tf.multiply(x, x) if use_multiply else tf.square(x)
+
+    f(2.0, True)
+    f(2.0, False)
+    assert f.experimental_get_tracing_count() == 2
+    ops = {op.type for op in f.get_concrete_function(tf.constant(2.0), True).graph.get_operations()}
+    assert "Mul" in ops and "Square" not in ops
+
+
+def test_seed_shapes_are_part_of_the_key():
+    @tf.function
+    def f(x):
+        return tf.add(x, 1.)
+
+    f(np.array([2.0], np.float32))
+    f(np.array([2.0, 3.0], np.float32))
+    f(np.array([[2.0]], np.float32))
+    assert f.experimental_get_tracing_count() == 3
+
+
+def test_seed_input_signature_gives_one_graph():
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+    def f(x):
+        return tf.add(x, 1.)
+
+    assert f([2.0]).numpy().tolist() == [3.0]
+    assert f([2.0, 3.0]).numpy().tolist() == [3.0, 4.0]
+    with pytest.raises(ValueError, match="argument x"):
+        f([[2.0]])
+    assert f.experimental_get_tracing_count() == 1
+
+
+def test_seed_input_signature_as_dtype_shape_pair():
+    @tf.defun(input_signature=((tf.float32, [None])))
+    def f(x):
+        return tf.add(x, 1.)
+
+    assert f([2.0]).numpy().tolist() == [3.0]
+    assert f([2.0, 3.0]).numpy().tolist() == [3.0, 4.0]
+    with pytest.raises(ValueError):
+        f([[2.0]])
+
+
+def test_input_signature_mismatch_names_argument_and_dtype():
+    @tf.function(input_signature=[tf.TensorSpec([2], tf.int32, name="a")])
+    def f(a):
+        return a * 2
+
+    with pytest.raises(TypeError, match="argument a"):
+        f(tf.constant([1.0, 2.0]))
+    with pytest.raises(TypeError):
+        f(1, 2)
+
+
+def test_seed_carve_subgraph():
+    @tf.defun
+    def f(x):
+        return tf.square(tf.square(x))
+
+    graph = f.graph_function((tf.float32, None)).graph
+    f2 = tf.NewGraphFunction(graph, inputs=["Square:0"], outputs=["Square_1:0"])
+    assert float(f2(2.0)) == 4.0
+
+
+def test_seed_extend_graph():
+    @tf.defun
+    def f(x):
+        return tf.square(x)
+
+    @tf.defun
+    def g(x):
+        return tf.square(f(x))
+
+    assert float(g(2.0)) == 16.0
+    assert float(g(tf.constant(2.0))) == 16.0
+    ops = [op.type for op in g.get_concrete_function(tf.constant(2.0)).graph.get_operations()]
+    assert "PartitionedCall" in ops
+
+
+def test_cached_graph_runs_without_the_python_body():
+    calls = []
+
+    @tf.function
+    def f(x):
+        calls.append(1)  # a Python side effect: runs only while tracing
+        return x * 2
+
+    for _ in range(5):
+        f(tf.constant([1.0, 2.0]))
+    assert len(calls) == 1
+    f(tf.constant([1.0, 2.0, 3.0]))
+    assert len(calls) == 2
+
+
+def test_float_values_are_distinct_keys():
+    @tf.function
+    def f(x, scale):
+        return x * scale
+
+    f(tf.constant(1.0), 1.0)
+    f(tf.constant(1.0), 2.0)
+    f(tf.constant(1.0), 1.0)
+    assert f.experimental_get_tracing_count() == 2
+
+
+def test_nested_structures_in_and_out():
+    @tf.function
+    def f(inputs, scale=2.0):
+        a, b = inputs["pair"]
+        return {"sum": a + b, "scaled": [a * scale, None], "name": "x"}
+
+    out = f({"pair": (tf.constant(1.0), tf.constant(2.0))})
+    assert float(out["sum"]) == 3.0
+    assert float(out["scaled"][0]) == 2.0
+    assert out["scaled"][1] is None
+    assert out["name"] == "x"
+
+
+def test_methods_bind_self():
+    class Model:
+        def __init__(self, w):
+            self.w = tf.constant(w)
+
+        @tf.function
+        def apply(self, x):
+            return x * self.w
+
+    m1, m2 = Model(2.0), Model(3.0)
+    assert float(m1.apply(tf.constant(1.0))) == 2.0
+    assert float(m2.apply(tf.constant(1.0))) == 3.0
+
+
+def test_captures_close_over_eager_tensors_by_value():
+    w = tf.constant([1.0, 2.0])
+
+    @tf.function
+    def f(x):
+        return x + w
+
+    assert f(tf.constant([1.0, 1.0])).numpy().tolist() == [2.0, 3.0]
+    concrete = f.get_concrete_function(tf.constant([1.0, 1.0]))
+    assert len(concrete.captured_inputs) == 1
+    assert [op.type for op in concrete.graph.get_operations()].count("Placeholder") == 2
+
+
+def test_constants_inside_are_const_nodes():
+    @tf.function
+    def f(x):
+        return x + tf.constant([10.0, 20.0])
+
+    ops = [op.type for op in f.get_concrete_function(tf.constant([1.0, 1.0])).graph.get_operations()]
+    assert "Const" in ops and ops.count("Placeholder") == 1
+
+
+def test_reduce_retracing_generalizes_shapes():
+    @tf.function(reduce_retracing=True)
+    def f(x):
+        return x * 2
+
+    f(tf.constant([1.0]))
+    f(tf.constant([1.0, 2.0]))
+    f(tf.constant([1.0, 2.0, 3.0]))
+    f(tf.constant([1.0, 2.0, 3.0, 4.0]))
+    assert f.experimental_get_tracing_count() == 2
+    f(tf.constant([[1.0]]))
+    assert f.experimental_get_tracing_count() == 3
+
+
+def test_experimental_relax_shapes_alias():
+    @tf.defun(experimental_relax_shapes=True)
+    def f(x):
+        return x + 1
+
+    for n in range(1, 5):
+        f(tf.zeros([n]))
+    assert f.experimental_get_tracing_count() == 2
+
+
+def test_retrace_warning_names_function_and_change():
+    @tf.function
+    def shapey(x):
+        return x + 1
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for n in range(1, 8):
+            shapey(tf.zeros([n]))
+    messages = [str(w.message) for w in caught]
+    assert any("shapey" in m and "argument x: shape (5,) -> (6,)" in m for m in messages), messages
+
+
+def test_cache_is_bounded():
+    from ember import polymorphic_function
+
+    @tf.function
+    def f(x, i):
+        return x + i
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for i in range(polymorphic_function._MAX_CACHED_TRACES + 10):
+            f(tf.constant(1), i)
+    assert len(f._cache) == polymorphic_function._MAX_CACHED_TRACES
+
+
+def test_run_functions_eagerly():
+    seen = []
+
+    @tf.function
+    def f(x):
+        seen.append(x._is_symbolic)
+        return x + 1
+
+    tf.config.run_functions_eagerly(True)
+    try:
+        f(tf.constant(1.0))
+        f(tf.constant(1.0))
+    finally:
+        tf.config.run_functions_eagerly(False)
+    assert seen == [False, False]
+    f(tf.constant(1.0))
+    assert seen[-1] is True
+
+
+def test_symbolic_tensor_as_bool_points_to_cond():
+    @tf.function
+    def f(x):
+        if x > 0:
+            return x
+        return -x
+
+    with pytest.raises(TypeError, match="ember.cond"):
+        f(tf.constant(1.0))
+
+
+def test_graph_errors_name_op_and_user_line():
+    @tf.function
+    def f(x, y):
+        return tf.matmul(x, y)  # the line the error must name
+
+    with pytest.raises(errors.InvalidArgumentError, match=r"MatMul \(created at test_function.py:\d+\)"):
+        f(tf.zeros([2, 3]), tf.zeros([4, 5]))
+
+
+def test_runtime_errors_name_op_and_user_line():
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.int32)])
+    def f(i):
+        return tf.gather(tf.constant([1, 2, 3]), i)
+
+    assert f(tf.constant([0, 2])).numpy().tolist() == [1, 3]
+    with pytest.raises(errors.InvalidArgumentError, match=r"GatherV2 \(created at test_function.py:\d+\)"):
+        f(tf.constant([7]))
+
+
+def test_concrete_function_inspection():
+    @tf.function
+    def f(x):
+        return tf.square(x)
+
+    concrete = f.get_concrete_function(tf.TensorSpec([None, 2], tf.float32, name="x"))
+    graph = concrete.graph
+    ops = graph.get_operations()
+    assert [op.type for op in ops] == ["Placeholder", "Square"]
+    square = graph.get_operation_by_name("Square")
+    assert square.inputs[0].name == "x:0"
+    assert square.outputs[0].name == "Square:0"
+    t = graph.get_tensor_by_name("Square:0")
+    assert t.dtype == tf.float32 and t.shape.as_list() == [None, 2]
+    assert [i.name for i in concrete.inputs] == ["x:0"]
+    assert [o.name for o in concrete.outputs] == ["Square:0"]
+    assert concrete.structured_input_signature[0][0].shape.as_list() == [None, 2]
+    assert concrete.structured_outputs.name == "Square:0"
+    assert concrete(tf.constant([[1.0, 2.0]])).numpy().tolist() == [[1.0, 4.0]]
+    with pytest.raises(KeyError):
+        graph.get_tensor_by_name("Nope:0")
+    with pytest.raises(TypeError):
+        concrete(tf.constant([[1, 2]]))
+    loc = square.source_location
+    assert loc is not None and loc[0].endswith("test_function.py")
+
+
+def test_concrete_prune():
+    @tf.function
+    def f(x):
+        y = tf.square(x)
+        return tf.square(y) + 1.0
+
+    concrete = f.get_concrete_function(tf.TensorSpec([], tf.float32))
+    pruned = concrete.prune(feeds=["Square:0"], fetches=["Square_1:0"])
+    assert float(pruned(3.0)) == 9.0
+    with pytest.raises(errors.NotFoundError):
+        concrete.prune(feeds=["Nope:0"], fetches=["Square_1:0"])
+
+
+def test_symbolic_tensors_have_partial_shapes_and_names():
+    seen = {}
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    def f(x):
+        seen["shape"] = x.shape
+        seen["repr"] = repr(x)
+        return x
+
+    f(tf.zeros([2, 3]))
+    assert seen["shape"].as_list() == [None, 3]
+
+
+def test_placeholder_cannot_run_eagerly():
+    with pytest.raises(errors.InvalidArgumentError, match="must be fed"):
+        tf._C.op("Placeholder")(tf.float32)
