@@ -10,6 +10,7 @@
 #pragma once
 
 #include "ember/api/array.h"
+#include "ember/api/function.h"
 #include "ember/api/linalg.h"
 #include "ember/api/math.h"
 #include "ember/api/nn.h"

@@ -4,15 +4,22 @@
 #include <sstream>
 
 #include "ember/ops/registry.h"
+#include "ember/trace/trace_context.h"
 
 namespace ember {
 namespace {
+
+// A constant made while a function traces belongs to that function's graph (a Const node).
+void note_if_tracing(const TensorRef& t) {
+  if (TraceContext* trace = TraceContext::current()) trace->note_local_constant(t.get());
+}
 
 template <typename T>
 TensorRef scalar_impl(T v) {
   auto t = TensorImpl::allocate(dtype_of<T>::value, Shape());
   if (!t.ok()) throw StatusError(t.status());
   *t.value()->template mutable_data<T>() = v;
+  note_if_tracing(t.value());
   return std::move(t).value();
 }
 
@@ -34,11 +41,21 @@ Tensor Tensor::from_vector(const std::vector<T>& values, const Shape& shape) {
   if (!t.ok()) throw StatusError(t.status());
   T* dst = t.value()->template mutable_data<T>();
   for (size_t i = 0; i < values.size(); ++i) dst[i] = values[i];
+  note_if_tracing(t.value());
   return Tensor(std::move(t).value());
 }
 
+namespace {
+void check_concrete(const Tensor& t, const char* what) {
+  if (t.impl()->is_symbolic())
+    throw StatusError(make_error(Code::kFailedPrecondition, what,
+                                 ": the tensor is symbolic (inside ember::function) and has no value yet"));
+}
+}  // namespace
+
 template <typename T>
 std::vector<T> Tensor::to_vector() const {
+  check_concrete(*this, "Tensor::to_vector");
   std::vector<T> out(static_cast<size_t>(num_elements()));
   visit_dtype(dtype(), [&]<typename S>() {
     const S* src = impl_->data<S>();
@@ -78,6 +95,7 @@ template Tensor Tensor::from_vector<bool>(const std::vector<bool>&, const Shape&
 
 template <>
 std::vector<bool> Tensor::to_vector<bool>() const {
+  check_concrete(*this, "Tensor::to_vector");
   std::vector<bool> out(static_cast<size_t>(num_elements()));
   visit_dtype(dtype(), [&]<typename S>() {
     const S* src = impl_->data<S>();
@@ -135,6 +153,9 @@ std::string format_values(const TensorImpl& t, int64_t max_elements) {
 
 std::string Tensor::to_string() const {
   if (!defined()) return "Tensor(<undefined>)";
+  if (impl_->is_symbolic())
+    return "Tensor(symbolic, shape=" + shape().to_string() + ", dtype=" + std::string(dtype_name(dtype())) +
+           ")";
   return "Tensor(shape=" + shape().to_string() + ", dtype=" + std::string(dtype_name(dtype())) +
          ", values=" + format_values(*impl_) + ")";
 }
