@@ -182,8 +182,11 @@ def _normalize_signature(signature):
             for s in signature]
 
 
-class Function:
-    """A polymorphic graph function: traced once per input signature, then run by the C++ runtime."""
+class Function(_C.FunctionBase):
+    """A polymorphic graph function: traced once per input signature, then run by the C++ runtime.
+
+    Calls go through ``_C.FunctionBase.__call__`` (C++): it keys simple calls itself and runs the graph a
+    previous call resolved to; other calls come here (``_call_slow``)."""
 
     def __init__(self, python_function, name=None, input_signature=None, autograph=True,
                  reduce_retracing=False, jit_compile=None):
@@ -233,12 +236,21 @@ class Function:
     def experimental_get_tracing_count(self):
         return self._tracing_count
 
-    # ---- calls
-    def __call__(self, *args, **kwargs):
+    # ---- calls (``__call__`` is _C.FunctionBase's)
+    def _call_slow(self, *args, **kwargs):
         if config.functions_run_eagerly():
             return self._python_function(*args, **kwargs)
         concrete, tensors = self._concrete_for(args, kwargs)
         return concrete._call_flat(tensors)
+
+    def _call_and_resolve(self, *args):
+        """The C++ call path's miss: run, and report the graph so that the next such call skips Python."""
+        if config.functions_run_eagerly():
+            return self._python_function(*args), None, None, False, -1
+        concrete, tensors = self._concrete_for(args, {})
+        result = concrete._call_flat(tensors)
+        single = len(concrete._template) == 1 and isinstance(concrete._structured_outputs, Tensor)
+        return result, concrete, concrete._gf, single, len(tensors)
 
     def get_concrete_function(self, *args, **kwargs):
         """The ConcreteFunction for these arguments (tensors or TensorSpecs); traces if needed."""

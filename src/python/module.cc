@@ -20,6 +20,7 @@ namespace nb = nanobind;
 namespace ember::python {
 PyObject* make_op_caller(const OpDef* op);
 void bind_functions(nb::module_& m);
+void bind_call_memo(nb::module_& m);
 }  // namespace ember::python
 
 namespace {
@@ -110,6 +111,7 @@ std::vector<std::string> op_names() {
 NB_MODULE(_C, m) {
   if (!init_tensor_type(m.ptr()) || !init_op_caller(m.ptr())) throw nb::python_error();
   bind_functions(m);
+  bind_call_memo(m);
   m.def("op", &op_caller, "The fast callable for a registered op.");
   m.def("op_info", &op_info);
   m.def("op_names", &op_names);

@@ -1,5 +1,7 @@
 // Bindings for tracing and graph functions: ember._C.Trace (a TraceContext driven from Python) and
 // ember._C.GraphFunction (a traced or carved function: inspection, pruning, calls).
+#include "python/py_function.h"
+
 #include <Python.h>
 #include <frameobject.h>
 #include <nanobind/nanobind.h>
@@ -80,62 +82,60 @@ Shape shape_from(nb::handle dims) {
   return *s;
 }
 
-class PyGraphFunction {
- public:
-  explicit PyGraphFunction(std::shared_ptr<const FunctionGraph> fn)
-      : fn_(std::move(fn)), compiled_(fn_), library_name_(FunctionLibrary::global().add(fn_)) {}
-  ~PyGraphFunction() { FunctionLibrary::global().remove(library_name_); }
+}  // namespace
 
-  const FunctionGraph& fn() const { return *fn_; }
-  const std::string& library_name() const { return library_name_; }
+PyGraphFunction::PyGraphFunction(std::shared_ptr<const FunctionGraph> fn)
+    : fn_(std::move(fn)), compiled_(fn_), library_name_(FunctionLibrary::global().add(fn_)) {}
+PyGraphFunction::~PyGraphFunction() { FunctionLibrary::global().remove(library_name_); }
 
-  nb::list call(nb::list args) const {
-    SmallVector<TensorImpl*, 4> impls;
-    for (nb::handle a : args) impls.push_back(as_impl(a));
-    OutputList results;
-    Status s;
-    {
-      nb::gil_scoped_release release;
-      s = compiled_.run({impls.data(), impls.size()}, results);
-    }
-    if (!s.ok()) throw_status(s);
-    nb::list out;
-    for (TensorRef& r : results) out.append(wrap(std::move(r)));
-    return out;
+Status PyGraphFunction::run(std::span<TensorImpl* const> args, OutputList& results) const {
+  return compiled_.run(args, results);
+}
+
+nb::list PyGraphFunction::call(nb::list args) const {
+  SmallVector<TensorImpl*, 4> impls;
+  for (nb::handle a : args) impls.push_back(as_impl(a));
+  OutputList results;
+  Status s;
+  {
+    nb::gil_scoped_release release;
+    s = compiled_.run({impls.data(), impls.size()}, results);
   }
+  if (!s.ok()) throw_status(s);
+  nb::list out;
+  for (TensorRef& r : results) out.append(wrap(std::move(r)));
+  return out;
+}
 
-  std::shared_ptr<PyGraphFunction> prune(std::vector<std::string> inputs, std::vector<std::string> outputs) const {
-    auto carved = prune_function(*fn_, inputs, outputs);
-    if (!carved.ok()) throw_status(carved.status());
-    return std::make_shared<PyGraphFunction>(std::move(carved).value());
-  }
+std::shared_ptr<PyGraphFunction> PyGraphFunction::prune(std::vector<std::string> inputs,
+                                                        std::vector<std::string> outputs) const {
+  auto carved = prune_function(*fn_, inputs, outputs);
+  if (!carved.ok()) throw_status(carved.status());
+  return std::make_shared<PyGraphFunction>(std::move(carved).value());
+}
 
-  nb::dict node(int32_t i) const {
-    const Graph& g = fn_->graph;
-    if (i < 0 || i >= g.num_nodes()) throw nb::index_error("node index out of range");
-    const Node& n = g.node(i);
-    nb::dict d;
-    d["name"] = n.name;
-    d["type"] = n.op->name;
-    nb::list inputs, controls, outputs;
-    for (ValueRef v : n.inputs) inputs.append(nb::make_tuple(v.node, v.output));
-    for (int32_t c : n.control_inputs) controls.append(c);
-    for (const TensorSpec& spec : n.outputs)
-      outputs.append(nb::make_tuple(static_cast<int>(spec.dtype), dims_or_none(spec.shape)));
-    d["inputs"] = inputs;
-    d["control_inputs"] = controls;
-    d["outputs"] = outputs;
-    d["attrs"] = format_attrs(*n.op, n.attrs);
-    d["location"] = n.location.known() ? nb::object(nb::make_tuple(n.location.file, n.location.line))
-                                       : nb::none();
-    return d;
-  }
+nb::dict PyGraphFunction::node(int32_t i) const {
+  const Graph& g = fn_->graph;
+  if (i < 0 || i >= g.num_nodes()) throw nb::index_error("node index out of range");
+  const Node& n = g.node(i);
+  nb::dict d;
+  d["name"] = n.name;
+  d["type"] = n.op->name;
+  nb::list inputs, controls, outputs;
+  for (ValueRef v : n.inputs) inputs.append(nb::make_tuple(v.node, v.output));
+  for (int32_t c : n.control_inputs) controls.append(c);
+  for (const TensorSpec& spec : n.outputs)
+    outputs.append(nb::make_tuple(static_cast<int>(spec.dtype), dims_or_none(spec.shape)));
+  d["inputs"] = inputs;
+  d["control_inputs"] = controls;
+  d["outputs"] = outputs;
+  d["attrs"] = format_attrs(*n.op, n.attrs);
+  d["location"] =
+      n.location.known() ? nb::object(nb::make_tuple(n.location.file, n.location.line)) : nb::none();
+  return d;
+}
 
- private:
-  std::shared_ptr<const FunctionGraph> fn_;
-  CompiledFunction compiled_;
-  std::string library_name_;
-};
+namespace {
 
 class PyTrace {
  public:

@@ -348,3 +348,33 @@ def test_symbolic_tensors_have_partial_shapes_and_names():
 def test_placeholder_cannot_run_eagerly():
     with pytest.raises(errors.InvalidArgumentError, match="must be fed"):
         tf._C.op("Placeholder")(tf.float32)
+
+
+def test_cpp_call_path_memoizes_simple_calls():
+    body = []
+
+    @tf.function
+    def f(x, scale):
+        body.append(1)
+        return x * scale
+
+    x = tf.constant([1.0, 2.0])
+    assert f(x, 2.0).numpy().tolist() == [2.0, 4.0]
+    assert f._call_memo_size() == 1
+    assert f(x, 2.0).numpy().tolist() == [2.0, 4.0]  # served by the C++ memo
+    assert f(x, 3.0).numpy().tolist() == [3.0, 6.0]  # a new Python value: a new trace
+    assert len(body) == 2
+    # Calls the C++ path does not key (keywords, NumPy arrays) still work through Python.
+    assert f(x=x, scale=2.0).numpy().tolist() == [2.0, 4.0]
+    assert f(np.array([1.0, 2.0], np.float32), 2.0).numpy().tolist() == [2.0, 4.0]
+    assert len(body) == 2
+
+
+def test_structured_results_through_the_memo():
+    @tf.function
+    def f(x):
+        return {"double": x * 2, "pair": (x, None)}
+
+    for _ in range(3):
+        out = f(tf.constant(1.0))
+        assert float(out["double"]) == 2.0 and out["pair"][1] is None
