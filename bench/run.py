@@ -80,7 +80,64 @@ def worker(framework, quick):
     results["add16m_gbs"] = 3 * 4 * (16 << 20) / best_per_call("add()", {"add": add}, 5 if quick else 20) / 1e9
     mm()
     results["matmul1024_gflops"] = 2 * 1024**3 / best_per_call("mm()", {"mm": mm}, 3 if quick else 10) / 1e9
+    results.update(function_benchmarks(framework, x, y, quick))
     print(json.dumps(results))
+
+
+def function_benchmarks(framework, x, y, quick):
+    """Calling a cached one-op staged function, and tracing a function of 1,000 element-wise ops."""
+    n_calls = 5000 if quick else 50000
+    out = {}
+    if framework == "ember":
+        import ember as tf
+
+        f = tf.function(lambda a, b: a + b)
+        f(x, y)
+        out["function_call_us"] = best_per_call("f(x, y)", {"f": f, "x": x, "y": y}, n_calls) * 1e6
+
+        def trace_once():
+            g = tf.function(_thousand_ops(tf.sin))
+            g.get_concrete_function(tf.TensorSpec([2, 2], tf.float32))
+
+        out["trace1000_ms"] = best_per_call("t()", {"t": trace_once}, 3, repeat=3) * 1e3
+    elif framework == "tensorflow":
+        import tensorflow as tf
+
+        f = tf.function(lambda a, b: a + b)
+        f(x, y)
+        out["function_call_us"] = best_per_call("f(x, y)", {"f": f, "x": x, "y": y}, n_calls // 10) * 1e6
+
+        def trace_once():
+            g = tf.function(_thousand_ops(tf.sin))
+            g.get_concrete_function(tf.TensorSpec([2, 2], tf.float32))
+
+        out["trace1000_ms"] = best_per_call("t()", {"t": trace_once}, 1, repeat=3) * 1e3
+    elif framework == "jax":
+        import jax
+
+        f = jax.jit(lambda a, b: a + b)
+        f(x, y).block_until_ready()
+        out["function_call_us"] = best_per_call("f(x, y)", {"f": f, "x": x, "y": y}, n_calls // 10) * 1e6
+    elif framework == "torch":
+        import torch
+
+        @torch.jit.script
+        def f(a, b):
+            return a + b
+
+        for _ in range(3):
+            f(x, y)
+        out["function_call_us"] = best_per_call("f(x, y)", {"f": f, "x": x, "y": y}, n_calls // 10) * 1e6
+    return out
+
+
+def _thousand_ops(op):
+    def body(v):
+        for _ in range(1000):
+            v = op(v)
+        return v
+
+    return body
 
 
 def run_worker(framework, quick):
@@ -123,7 +180,9 @@ def main():
             continue
         results[fw] = r
         print(f"{fw:>11}: tiny x+y {r['tiny_add_us']:7.3f} us | add 16M {r['add16m_gbs']:6.1f} GB/s | "
-              f"matmul 1024 {r['matmul1024_gflops']:6.1f} GFLOP/s")
+              f"matmul 1024 {r['matmul1024_gflops']:6.1f} GFLOP/s | function call "
+              f"{r.get('function_call_us', float('nan')):7.3f} us | trace 1000 ops "
+              f"{r.get('trace1000_ms', float('nan')):8.2f} ms")
     native = native_baselines()
     if native:
         print(f"{'native':>11}: plain loop add 16M {native['add_loop_1thread_gbs']:.1f} GB/s (1 thread), "
@@ -147,6 +206,16 @@ def main():
         best_loop = max(native["add_loop_1thread_gbs"], native["add_loop_allthreads_gbs"])
         print(f"  add 16M GB/s, ember / plain C++ loop   = {e['add16m_gbs'] / best_loop:.3f}"
               "  (target >= 0.80; loop at its best thread count)")
+    print("\nratios (issue 3 targets):")
+    targets = {"jax": "<= 0.25 (JAX jit dispatch)", "torch": "<= 0.33 (TorchScript)",
+               "tensorflow": "<= 0.10 (tf.function)"}
+    for fw, target in targets.items():
+        if fw in results and "function_call_us" in results[fw]:
+            ratio = e["function_call_us"] / results[fw]["function_call_us"]
+            print(f"  cached function call, ember / {fw:<10} = {ratio:.3f}  (target {target})")
+    if "tensorflow" in results and "trace1000_ms" in results["tensorflow"]:
+        speedup = results["tensorflow"]["trace1000_ms"] / e["trace1000_ms"]
+        print(f"  tracing 1,000 ops, TensorFlow / ember   = {speedup:.1f}x faster  (target >= 5x)")
 
 
 if __name__ == "__main__":
