@@ -175,3 +175,36 @@ def test_allocation_too_large_is_resource_exhausted():
         tf.zeros([1 << 30, 1 << 30])
     with pytest.raises((errors.ResourceExhaustedError, errors.InvalidArgumentError)):
         tf.random.uniform([1 << 25, 1 << 25])
+
+
+NON_DETERMINISTIC = {"RandomUniform", "RandomStandardNormal", "TruncatedNormal", "RandomUniformInt"}
+
+
+@pytest.mark.parametrize("name", OP_NAMES)
+def test_eager_matches_ember_function(name):
+    """Every op gives the same result run eagerly and traced into a graph function (its tensor inputs
+    become the function's arguments, so the op is a graph node, not folded)."""
+    inputs, attrs = EXAMPLES[name]
+    op = _C.op(name)
+
+    def call(*tensors):
+        it = iter(tensors)
+        rebuilt = [next(it) if isinstance(x, tf.Tensor) else [next(it) for _ in x] if isinstance(x, list) else x
+                   for x in inputs]
+        return op(*rebuilt, *attrs)
+
+    traced = tf.function(call)
+    # The tensors in input order (list inputs contribute their members), as `call` rebuilds them.
+    args = []
+    for x in inputs:
+        args.extend(x if isinstance(x, list) else [x] if isinstance(x, tf.Tensor) else [])
+    eager = call(*args)
+    staged = traced(*args)
+    eager = eager if isinstance(eager, tuple) else (eager,)
+    staged = staged if isinstance(staged, tuple) else (staged,)
+    assert len(eager) == len(staged)
+    for e, s in zip(eager, staged):
+        assert e.dtype == s.dtype and e.shape == s.shape, name
+        if name not in NON_DETERMINISTIC:
+            np.testing.assert_array_equal(np.asarray(e.numpy(), dtype=np.float64),
+                                          np.asarray(s.numpy(), dtype=np.float64), err_msg=name)
