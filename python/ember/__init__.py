@@ -21,6 +21,7 @@ from ember.ops.math_ops import (abs, add, add_n, argmax, argmin, cast, ceil, cos
                                 reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum, round, scalar_mul,
                                 sigmoid, sign, sin, sqrt, square, subtract, tanh, tensordot, truediv)
 from ember import config, linalg, math, nn, random
+from ember.device_scope import device
 from ember.framework.tensor_spec import TensorSpec
 from ember.function_graph import NewGraphFunction
 from ember.polymorphic_function import defun, function

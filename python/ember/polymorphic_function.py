@@ -16,6 +16,7 @@ import weakref
 import numpy as np
 
 from ember import _C, config, dtypes
+from ember.device_scope import current_device
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.framework.tensor_shape import TensorShape
 from ember.framework.tensor_spec import TensorSpec
@@ -117,6 +118,8 @@ def _describe_change(names, old_key, new_key):
             return f"argument {name}: {_leaf_str(a)} -> {_leaf_str(b)}"
     if len(old_leaves) != len(new_leaves) or old_key[0] != new_key[0]:
         return "the structure of the arguments changed"
+    if old_key[2] != new_key[2]:
+        return f"the device scope changed ({old_key[2]!r} -> {new_key[2]!r})"
     return "the calling context changed (inside another trace or not)"
 
 
@@ -291,7 +294,7 @@ class Function(_C.FunctionBase):
         if self._input_signature is not None:
             values = self._apply_signature(values, names)
         tensors = []
-        key = (_spec_key(values, tensors), _C.in_trace())
+        key = (_spec_key(values, tensors), _C.in_trace(), current_device())
         concrete = self._cache.get(key)
         if concrete is not None:
             self._cache.move_to_end(key)

@@ -7,6 +7,7 @@
 // memo what it resolved.
 #include <Python.h>
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
 
 #include <cstring>
 #include <string>
@@ -20,6 +21,7 @@ namespace ember::python {
 namespace {
 
 bool g_run_eagerly = false;
+thread_local std::string t_device_scope;  // ember.device(...) of this thread: part of the call key
 constexpr size_t kMaxMemoEntries = 1024;
 
 struct MemoEntry {
@@ -130,6 +132,7 @@ PyObject* function_call(PyObject* self_obj, PyObject* args, PyObject* kwargs) {
   std::string key;
   SmallVector<TensorImpl*, 8> tensors;
   if (!encode(args, key, tensors)) return call_slow(self_obj, args, kwargs);
+  if (!t_device_scope.empty()) key += "@" + t_device_scope;
   auto it = self->memo->find(key);
   if (it != self->memo->end()) return run_entry(it->second, tensors);
 
@@ -210,6 +213,7 @@ void bind_call_memo(nb::module_& m) {
   Py_INCREF(&FunctionBaseType);
   PyModule_AddObject(m.ptr(), "FunctionBase", reinterpret_cast<PyObject*>(&FunctionBaseType));
   m.def("set_run_functions_eagerly", [](bool eager) { g_run_eagerly = eager; });
+  m.def("set_device_scope", [](const std::string& device) { t_device_scope = device; });
 }
 
 }  // namespace ember::python

@@ -119,8 +119,8 @@ bool convert_attr(PyObject* value, const OpDef& op, const AttrDef& attr, AttrVal
   if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError) ||
       PyErr_ExceptionMatches(PyExc_AttributeError)) {
     PyErr_Clear();
-    static const char* names[] = {"an int", "a float", "a bool", "a dtype", "a list of ints", "a string",
-                                  "a tensor"};
+    static const char* names[] = {"an int",         "a float",  "a bool",  "a dtype",
+                                  "a list of ints", "a string", "a tensor"};
     PyErr_Format(PyExc_TypeError, "%s: attribute '%s' must be %s, got %R", op.name.c_str(), attr.name.c_str(),
                  names[static_cast<int>(attr.type)], value);
   }

@@ -256,11 +256,12 @@ PyObject* nb_positive(PyObject* a) {
 // The single element of a one-element tensor as a double/int, for __bool__/__float__/__int__.
 bool single_element(PyObject* a, const char* what) {
   if (impl_of(a)->is_symbolic()) {
-    PyErr_Format(PyExc_TypeError,
-                 "%s of a symbolic tensor is not known while ember.function traces: using a graph tensor as a "
-                 "Python bool (or number) is not allowed. Use ember.cond / ember.while_loop for data-dependent "
-                 "control flow, or let autograph convert the Python `if`/`while`.",
-                 what);
+    PyErr_Format(
+        PyExc_TypeError,
+        "%s of a symbolic tensor is not known while ember.function traces: using a graph tensor as a "
+        "Python bool (or number) is not allowed. Use ember.cond / ember.while_loop for data-dependent "
+        "control flow, or let autograph convert the Python `if`/`while`.",
+        what);
     return false;
   }
   if (impl_of(a)->num_elements() != 1) {
@@ -402,9 +403,10 @@ int getbuffer(PyObject* self, Py_buffer* view, int flags) {
   }
   const TensorImpl& t = *impl_of(self);
   if (t.is_symbolic()) {
-    PyErr_SetString(PyExc_TypeError,
-                    "a symbolic tensor (inside ember.function) has no value yet; return it from the function to "
-                    "get its value");
+    PyErr_SetString(
+        PyExc_TypeError,
+        "a symbolic tensor (inside ember.function) has no value yet; return it from the function to "
+        "get its value");
     return -1;
   }
   if (t.dtype() == DType::kBFloat16) {
@@ -475,10 +477,13 @@ PyObject* get_device(PyObject* self, void*) {
 
 PyGetSetDef getset[] = {
     {"dtype", get_dtype, nullptr, "The tensor's ember.DType.", nullptr},
-    {"_shape_tuple", get_shape_tuple, nullptr, "The shape as a tuple (None for unknown dims and rank).", nullptr},
-    {"_is_symbolic", get_is_symbolic, nullptr, "Whether this is a graph tensor inside ember.function.", nullptr},
+    {"_shape_tuple", get_shape_tuple, nullptr, "The shape as a tuple (None for unknown dims and rank).",
+     nullptr},
+    {"_is_symbolic", get_is_symbolic, nullptr, "Whether this is a graph tensor inside ember.function.",
+     nullptr},
     {"ndim", get_ndim, nullptr, "The rank.", nullptr},
-    {"_data_ptr", get_data_ptr, nullptr, "Address of the first element (for zero-copy NumPy views).", nullptr},
+    {"_data_ptr", get_data_ptr, nullptr, "Address of the first element (for zero-copy NumPy views).",
+     nullptr},
     {"_dtype_enum", get_dtype_enum, nullptr, "The dtype as its enum value.", nullptr},
     {"device", get_device, nullptr, "The device holding the tensor.", nullptr},
     {nullptr, nullptr, nullptr, nullptr, nullptr},
@@ -487,8 +492,9 @@ PyGetSetDef getset[] = {
 Py_ssize_t mp_length(PyObject* self) {
   const TensorImpl& t = *impl_of(self);
   if (!t.shape().rank_known() || (t.rank() > 0 && t.shape().dim(0) < 0)) {
-    PyErr_SetString(PyExc_TypeError, "len is not well defined for a symbolic tensor whose first dimension is "
-                                     "unknown; use ember.shape(t)[0]");
+    PyErr_SetString(PyExc_TypeError,
+                    "len is not well defined for a symbolic tensor whose first dimension is "
+                    "unknown; use ember.shape(t)[0]");
     return -1;
   }
   if (t.rank() == 0) {

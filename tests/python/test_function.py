@@ -378,3 +378,20 @@ def test_structured_results_through_the_memo():
     for _ in range(3):
         out = f(tf.constant(1.0))
         assert float(out["double"]) == 2.0 and out["pair"][1] is None
+
+
+def test_device_scope_is_part_of_the_key():
+    @tf.function
+    def f(x):
+        return x + 1
+
+    x = tf.constant(1.0)
+    f(x)
+    with tf.device("/CPU:0"):
+        assert float(f(x)) == 2.0
+        f(x)
+    f(x)
+    assert f.experimental_get_tracing_count() == 2
+    with pytest.raises(TypeError):
+        with tf.device(3):
+            pass
