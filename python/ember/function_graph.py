@@ -227,10 +227,18 @@ class ConcreteFunction:
         return nest.pack_sequence_as(self._structured_outputs, flat)
 
     def _call_flat(self, tensors):
+        lifted = self._gf.lifted_captures
         if _C.in_trace():
-            # Called while another function traces: a call node in that graph.
-            out = _PartitionedCall(list(tensors), self._gf.library_name)
+            # Called while another function traces: a call node in that graph (tensors of an enclosing
+            # trace that this function uses are passed along explicitly).
+            out = _PartitionedCall(list(tensors) + lifted, self._gf.library_name)
             flat = list(out) if isinstance(out, tuple) else [out]
+        elif lifted:
+            from ember import errors
+
+            raise errors.FailedPreconditionError(
+                None, None, f"{self._name}: this function uses tensors of the function that traced it, so it "
+                "can only be called while that function traces")
         else:
             flat = self._gf(list(tensors))
         return self._pack(flat)

@@ -86,7 +86,8 @@ Shape shape_from(nb::handle dims) {
 
 PyGraphFunction::PyGraphFunction(std::shared_ptr<const FunctionGraph> fn)
     : fn_(std::move(fn)), compiled_(fn_), library_name_(FunctionLibrary::global().add(fn_)) {}
-PyGraphFunction::~PyGraphFunction() { FunctionLibrary::global().remove(library_name_); }
+// The library holds functions weakly; a graph that calls this one keeps it alive past this object.
+PyGraphFunction::~PyGraphFunction() = default;
 
 Status PyGraphFunction::run(std::span<TensorImpl* const> args, OutputList& results) const {
   return compiled_.run(args, results);
@@ -159,6 +160,7 @@ class PyTrace {
       if (!v.ok()) throw_status(v.status());
       fn_->results.push_back(*v);
     }
+    ctx_->seal();
     ctx_.reset();
     return std::make_shared<PyGraphFunction>(fn_);
   }
@@ -179,6 +181,12 @@ void bind_functions(nb::module_& m) {
       .def_prop_ro("num_nodes", [](const PyGraphFunction& f) { return f.fn().graph.num_nodes(); })
       .def_prop_ro("args", [](const PyGraphFunction& f) { return f.fn().args; })
       .def_prop_ro("num_user_args", [](const PyGraphFunction& f) { return f.fn().num_user_args(); })
+      .def_prop_ro("lifted_captures",
+                   [](const PyGraphFunction& f) {
+                     nb::list out;
+                     for (const TensorRef& t : f.fn().lifted_captures) out.append(wrap(t));
+                     return out;
+                   })
       .def_prop_ro("results",
                    [](const PyGraphFunction& f) {
                      std::vector<std::pair<int32_t, int32_t>> r;

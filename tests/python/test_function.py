@@ -395,3 +395,18 @@ def test_device_scope_is_part_of_the_key():
     with pytest.raises(TypeError):
         with tf.device(3):
             pass
+
+
+def test_nested_function_closing_over_an_outer_graph_tensor():
+    @tf.function
+    def outer(x):
+        y = x * 3.0
+
+        @tf.function
+        def inner(z):
+            return z + y  # y belongs to outer's graph: lifted into inner's arguments
+
+        return inner(x)
+
+    assert float(outer(tf.constant(2.0))) == 8.0
+    assert float(outer(tf.constant(5.0))) == 20.0

@@ -45,6 +45,7 @@ std::shared_ptr<CompiledFunction> StagedFunction::lookup_or_trace(const std::vec
       if (!v.ok()) throw StatusError(v.status());
       fn->results.push_back(*v);
     }
+    ctx.seal();
   }
   auto compiled = std::make_shared<CompiledFunction>(fn);
   std::lock_guard<std::mutex> lock(mu_);
@@ -60,9 +61,15 @@ std::vector<Tensor> StagedFunction::call(const std::vector<Tensor>& args) {
   if (TraceContext::current() != nullptr) {
     // Inside another trace: one PartitionedCall node in that graph.
     std::string name = FunctionLibrary::global().add(compiled->shared_function());
-    std::vector<Tensor> outputs = call_op("PartitionedCall", args, {AttrValue(name)});
+    std::vector<Tensor> call_args = args;
+    for (const TensorRef& lifted : compiled->function().lifted_captures) call_args.emplace_back(lifted);
+    std::vector<Tensor> outputs = call_op("PartitionedCall", call_args, {AttrValue(name)});
     return outputs;
   }
+  if (!compiled->function().lifted_captures.empty())
+    throw StatusError(
+        make_error(Code::kFailedPrecondition, "ember::function ", name_,
+                   ": it uses tensors of the function that traced it, so it can only be called there"));
   SmallVector<TensorImpl*, 4> impls;
   for (const Tensor& a : args) impls.push_back(a.impl());
   OutputList results;

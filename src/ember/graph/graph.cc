@@ -144,14 +144,17 @@ FunctionLibrary& FunctionLibrary::global() {
 std::string FunctionLibrary::add(std::shared_ptr<const FunctionGraph> fn) {
   std::lock_guard<std::mutex> lock(mu_);
   std::string name = "__inference_" + fn->name + "_" + std::to_string(++counter_);
-  functions_.emplace(name, std::move(fn));
+  if (functions_.size() > 1024 && (counter_ & 1023) == 0) {
+    std::erase_if(functions_, [](const auto& entry) { return entry.second.expired(); });
+  }
+  functions_.emplace(name, fn);
   return name;
 }
 
 std::shared_ptr<const FunctionGraph> FunctionLibrary::find(const std::string& name) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = functions_.find(name);
-  return it == functions_.end() ? nullptr : it->second;
+  return it == functions_.end() ? nullptr : it->second.lock();
 }
 
 void FunctionLibrary::remove(const std::string& name) {

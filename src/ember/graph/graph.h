@@ -73,15 +73,24 @@ class Graph {
 struct FunctionGraph {
   std::string name;
   Graph graph;
-  std::vector<int32_t> args;  // Placeholder nodes, in call order (captured values come last)
+  // Placeholder nodes in call order: the user's arguments, then `lifted_captures.size()` arguments that
+  // receive tensors of the enclosing trace, then `captured_values.size()` that capture eager tensors.
+  std::vector<int32_t> args;
   std::vector<ValueRef> results;
   std::vector<int32_t> control_outputs;    // stateful nodes that must run even if no result uses them
-  std::vector<TensorRef> captured_values;  // values for the trailing args that capture eager tensors
+  std::vector<TensorRef> lifted_captures;  // symbolic tensors of the enclosing graph, passed by the caller
+  std::vector<TensorRef> captured_values;  // eager values appended to every call
+  // Functions this one calls (PartitionedCall nodes name them), kept alive as long as this one is.
+  std::vector<std::shared_ptr<const FunctionGraph>> callees;
 
-  int num_user_args() const { return static_cast<int>(args.size() - captured_values.size()); }
+  /// Arguments a caller passes: the user's plus the lifted captures.
+  int num_call_args() const { return static_cast<int>(args.size() - captured_values.size()); }
+  int num_user_args() const { return num_call_args() - static_cast<int>(lifted_captures.size()); }
 };
 
-/// A process-wide registry of function graphs by name, so Call nodes can name their callee.
+/// A process-wide registry of function graphs by name, so Call nodes can name their callee. It holds
+/// them weakly: a function lives while its owner (a Python ConcreteFunction, a C++ ember::function, or a
+/// function that calls it) does.
 class FunctionLibrary {
  public:
   static FunctionLibrary& global();
@@ -92,7 +101,7 @@ class FunctionLibrary {
 
  private:
   mutable std::mutex mu_;
-  std::unordered_map<std::string, std::shared_ptr<const FunctionGraph>> functions_;
+  std::unordered_map<std::string, std::weak_ptr<const FunctionGraph>> functions_;
   int64_t counter_ = 0;
 };
 

@@ -34,8 +34,8 @@ Status infer_call(const std::string& name, std::span<const TensorSpec> inputs,
                   SmallVector<TensorSpec, 2>& outputs) {
   auto fn = FunctionLibrary::global().find(name);
   if (fn == nullptr) return make_error(Code::kNotFound, "PartitionedCall: no function named '", name, "'");
-  if (static_cast<int>(inputs.size()) != fn->num_user_args())
-    return invalid_argument("PartitionedCall: function '", name, "' takes ", fn->num_user_args(),
+  if (static_cast<int>(inputs.size()) != fn->num_call_args())
+    return invalid_argument("PartitionedCall: function '", name, "' takes ", fn->num_call_args(),
                             " argument(s), got ", inputs.size());
   for (ValueRef r : fn->results) outputs.push_back(fn->graph.spec(r));
   return Status::OK();
@@ -68,7 +68,7 @@ CompiledFunction::CompiledFunction(std::shared_ptr<const FunctionGraph> fn) : fn
 Status CompiledFunction::run(std::span<TensorImpl* const> args, OutputList& results) const {
   const FunctionGraph& fn = *fn_;
   const Graph& g = fn.graph;
-  size_t expected = fn.args.size() - fn.captured_values.size();
+  size_t expected = static_cast<size_t>(fn.num_call_args());
   if (args.size() != expected)
     return invalid_argument("function ", fn.name, " takes ", expected, " argument(s), got ", args.size());
   std::vector<SmallVector<TensorRef, 2>> values(g.num_nodes());
@@ -158,11 +158,15 @@ StatusOr<std::shared_ptr<FunctionGraph>> prune_function(const FunctionGraph& fn,
     int arg_index = -1;
     for (size_t a = 0; a < fn.args.size(); ++a)
       if (fn.args[a] == n) arg_index = static_cast<int>(a);
-    if (arg_index >= fn.num_user_args()) {
+    if (arg_index >= fn.num_user_args() && arg_index < fn.num_call_args()) {
+      return invalid_argument("prune: the outputs depend on '", node.name,
+                              "', a tensor of an enclosing function; carve that function instead");
+    }
+    if (arg_index >= fn.num_call_args()) {
       // A captured value stays captured in the carved function.
       int32_t copy = out->graph.add_node(*node.op, {}, node.attrs, node.outputs, node.location, node.name);
       out->args.push_back(copy);
-      out->captured_values.push_back(fn.captured_values[arg_index - fn.num_user_args()]);
+      out->captured_values.push_back(fn.captured_values[arg_index - fn.num_call_args()]);
       remap[n].push_back(ValueRef{copy, 0});
       continue;
     }

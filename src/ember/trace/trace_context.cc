@@ -57,8 +57,15 @@ TensorRef TraceContext::add_argument(DType dtype, const Shape& shape, std::strin
   specs.push_back(TensorSpec{dtype, shape});
   int32_t node = fn_->graph.add_node(placeholder_op(), {}, placeholder_attrs(dtype, shape), std::move(specs),
                                      {}, name.empty() ? std::string_view("Placeholder") : name);
+  user_args_.push_back(node);
   fn_->args.push_back(node);
   return symbolic_output(node, 0);
+}
+
+void TraceContext::seal() {
+  fn_->args = user_args_;
+  fn_->args.insert(fn_->args.end(), lifted_args_.begin(), lifted_args_.end());
+  fn_->args.insert(fn_->args.end(), captured_args_.begin(), captured_args_.end());
 }
 
 void TraceContext::note_local_constant(TensorImpl* t) { local_constants_.emplace(t, TensorRef(t)); }
@@ -66,9 +73,25 @@ void TraceContext::note_local_constant(TensorImpl* t) { local_constants_.emplace
 StatusOr<ValueRef> TraceContext::value_of(TensorImpl* t) {
   if (t->is_symbolic()) {
     if (t->graph() == fn_) return ValueRef{t->graph_node(), t->graph_output()};
-    return make_error(Code::kInvalidArgument,
-                      "a symbolic tensor of another ember.function graph was used in this one; pass it as an "
-                      "argument or return it from the function that created it");
+    bool from_enclosing_trace = false;
+    for (TraceContext* p = parent_; p != nullptr; p = p->parent_)
+      from_enclosing_trace |= (p->fn_ == t->graph());
+    if (!from_enclosing_trace)
+      return make_error(Code::kInvalidArgument,
+                        "a symbolic tensor of another ember.function graph was used in this one; pass it as "
+                        "an argument or return it from the function that created it");
+    // A tensor of an enclosing trace: lifted into an argument that each call passes explicitly.
+    auto it = capture_nodes_.find(t);
+    if (it != capture_nodes_.end()) return ValueRef{it->second, 0};
+    SmallVector<TensorSpec, 2> specs;
+    specs.push_back(TensorSpec{t->dtype(), t->shape()});
+    int32_t node = fn_->graph.add_node(placeholder_op(), {}, placeholder_attrs(t->dtype(), t->shape()),
+                                       std::move(specs), {}, "lifted_capture");
+    lifted_args_.push_back(node);
+    fn_->args.push_back(node);
+    fn_->lifted_captures.push_back(TensorRef(t));
+    capture_nodes_.emplace(t, node);
+    return ValueRef{node, 0};
   }
   if (local_constants_.count(t)) {
     auto it = const_nodes_.find(t);
@@ -89,6 +112,7 @@ StatusOr<ValueRef> TraceContext::value_of(TensorImpl* t) {
   specs.push_back(TensorSpec{t->dtype(), t->shape()});
   int32_t node = fn_->graph.add_node(placeholder_op(), {}, placeholder_attrs(t->dtype(), t->shape()),
                                      std::move(specs), {}, "capture");
+  captured_args_.push_back(node);
   fn_->args.push_back(node);
   fn_->captured_values.push_back(TensorRef(t));
   capture_nodes_.emplace(t, node);
@@ -120,6 +144,11 @@ Status TraceContext::intercept(const OpDef& op, std::span<TensorImpl* const> inp
   Status s =
       infer_op(op, {specs.data(), specs.size()}, {constants.data(), constants.size()}, attrs, out_specs);
   if (!s.ok()) return with_source_context(op, {}, location, s);
+  if (op.name == "PartitionedCall") {
+    // The graph keeps its callee alive: the library only knows functions by (weak) name.
+    if (auto callee = FunctionLibrary::global().find(std::get<std::string>(attrs[0])))
+      fn_->callees.push_back(std::move(callee));
+  }
   AttrList attr_list;
   for (const AttrValue& a : attrs) attr_list.push_back(a);
   int32_t node = fn_->graph.add_node(op, {values.data(), values.size()}, std::move(attr_list),

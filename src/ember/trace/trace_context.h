@@ -29,6 +29,9 @@ class TraceContext : public OpInterceptor {
   void enter();
   void exit();
 
+  /// Puts the function's arguments in call order (user, lifted, captured). Call once, after the body.
+  void seal();
+
   /// Adds an argument of the function; returns its symbolic tensor.
   TensorRef add_argument(DType dtype, const Shape& shape, std::string_view name);
   /// The graph value of `t` in this trace, adding a Const or capture argument for concrete tensors.
@@ -60,6 +63,7 @@ class TraceContext : public OpInterceptor {
   std::unordered_map<const TensorImpl*, TensorRef> local_constants_;
   std::unordered_map<const TensorImpl*, int32_t> const_nodes_;
   std::unordered_map<const TensorImpl*, int32_t> capture_nodes_;
+  std::vector<int32_t> user_args_, lifted_args_, captured_args_;
   int32_t last_stateful_node_ = -1;
 };
 
