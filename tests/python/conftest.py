@@ -28,3 +28,12 @@ def assert_close(actual, expected, dtype):
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+@pytest.fixture(params=[1, 2, 4], ids=lambda n: f"{n}threads")
+def threads(request):
+    """Runs a test with the intra-op pool at several sizes (results must not depend on it)."""
+    saved = tf._C.intra_op_threads()
+    tf._C.set_intra_op_threads(request.param)
+    yield request.param
+    tf._C.set_intra_op_threads(saved)

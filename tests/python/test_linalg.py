@@ -118,14 +118,6 @@ def test_operator_with_python_and_numpy_operands():
     assert tf.matmul is tf.linalg.matmul
 
 
-@pytest.fixture(params=[1, 4], ids=lambda n: f"{n}threads")
-def threads(request):
-    saved = _C.intra_op_threads()
-    _C.set_intra_op_threads(request.param)
-    yield request.param
-    _C.set_intra_op_threads(saved)
-
-
 def test_1024x1024(threads, rng):
     a = rng.standard_normal((1024, 1024)).astype(np.float32)
     b = rng.standard_normal((1024, 1024)).astype(np.float32)

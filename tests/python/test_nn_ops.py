@@ -447,16 +447,6 @@ def test_moments_and_l2_normalize(rng):
 
 # ---- large inputs, split over threads ------------------------------------------------------------------
 
-@pytest.fixture(params=[1, 3], ids=lambda n: f"{n}threads")
-def threads(request):
-    from ember import _C
-
-    saved = _C.intra_op_threads()
-    _C.set_intra_op_threads(request.param)
-    yield request.param
-    _C.set_intra_op_threads(saved)
-
-
 def test_large_inputs(threads, rng):
     x = rng.uniform(-10, 10, (2048, 600)).astype(np.float32)
     ref = x.astype(np.float64)

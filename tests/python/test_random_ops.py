@@ -417,16 +417,6 @@ LARGE = {
 }
 
 
-@pytest.fixture(params=[1, 4], ids=lambda n: f"{n}threads")
-def threads(request):
-    from ember import _C
-
-    saved = _C.intra_op_threads()
-    _C.set_intra_op_threads(request.param)
-    yield request.param
-    _C.set_intra_op_threads(saved)
-
-
 def test_large_outputs_match_tf(threads):
     n = LARGE_N
     outs = {

@@ -473,14 +473,6 @@ def test_count_nonzero():
 
 # ---- large inputs, split over threads -------------------------------------------------------------------
 
-@pytest.fixture(params=[1, 2, 5], ids=lambda n: f"{n}threads")
-def threads(request):
-    saved = _C.intra_op_threads()
-    _C.set_intra_op_threads(request.param)
-    yield request.param
-    _C.set_intra_op_threads(saved)
-
-
 def test_large_float_reductions(threads, rng):
     x = rng.random((2048, 1024), dtype=np.float32)  # 2M elements
     t = tf.constant(x)
