@@ -36,7 +36,8 @@ class DType:
 
     @property
     def as_datatype_enum(self):
-        return self._enum
+        """TensorFlow's DataType number (DT_FLOAT = 1, ...), as in GraphDefs."""
+        return _TF_DATATYPE[self._enum]
 
     @property
     def size(self):
@@ -137,6 +138,9 @@ uint8 = DType(8, "uint8", np.dtype(np.uint8), 1)
 bool = DType(9, "bool", np.dtype(np.bool_), 1)  # noqa: A001 - TensorFlow's name
 
 ALL = (float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bool)
+# TensorFlow's DataType enum values, indexed by ember's dtype enum.
+_TF_DATATYPE = (19, 14, 1, 2, 6, 5, 3, 9, 4, 10)
+_FROM_TF_DATATYPE = {tf_enum: ALL[i] for i, tf_enum in enumerate(_TF_DATATYPE)}
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NAME.update({"half": float16, "float": float32, "double": float64})
 _BY_NP = {d._np: d for d in ALL if d._np is not None}
@@ -156,6 +160,8 @@ def as_dtype(value):
         return int32
     if value is builtins.bool:
         return bool
+    if isinstance(value, int) and not isinstance(value, builtins.bool) and value in _FROM_TF_DATATYPE:
+        return _FROM_TF_DATATYPE[value]  # a TensorFlow DataType number: tf.as_dtype(1) is float32
     enum = getattr(value, "_enum", None)
     if isinstance(enum, int) and 0 <= enum < len(ALL):
         return ALL[enum]

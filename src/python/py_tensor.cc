@@ -20,7 +20,12 @@ PyObject* raise_status(const Status& s) {
   PyObject* cls = (code >= 0 && code < 17) ? registered().error_classes[code] : nullptr;
   if (cls == nullptr) cls = PyExc_RuntimeError;
   // ember.errors.OpError(node_def, op, message, *args) — TensorFlow's constructor shape.
-  PyObject* exc = PyObject_CallFunction(cls, "OOs", Py_None, Py_None, s.message().c_str());
+  // Messages may quote user data (file contents, names): decode leniently, never fail on bad UTF-8.
+  PyObject* message = PyUnicode_DecodeUTF8(s.message().data(), static_cast<Py_ssize_t>(s.message().size()),
+                                           "backslashreplace");
+  if (message == nullptr) return nullptr;
+  PyObject* exc = PyObject_CallFunction(cls, "OOO", Py_None, Py_None, message);
+  Py_DECREF(message);
   if (exc == nullptr) return nullptr;
   PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc)), exc);
   Py_DECREF(exc);

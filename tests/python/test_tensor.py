@@ -166,3 +166,8 @@ def test_dtypes_api():
 
 def test_device():
     assert tf.constant(1.0).device.endswith("device:CPU:0")
+
+
+def test_datatype_enums_are_tensorflows():
+    assert tf.float32.as_datatype_enum == 1 and tf.int64.as_datatype_enum == 9
+    assert tf.as_dtype(1) == tf.float32 and tf.as_dtype(10) == tf.bool

@@ -10,8 +10,13 @@ namespace {
 FunctionCallHooks g_call_hooks;
 
 Status placeholder_shape(InferContext& ctx) {
-  Shape shape = ctx.attr_bool(2) ? Shape::unknown_rank() : Shape(ctx.attr_ints(1));
-  ctx.outputs.push_back(TensorSpec{ctx.attr_dtype(0), shape});
+  if (ctx.attr_bool(2)) {
+    ctx.outputs.push_back(TensorSpec{ctx.attr_dtype(0), Shape::unknown_rank()});
+    return Status::OK();
+  }
+  auto shape = Shape::from_dims(ctx.attr_ints(1), /*allow_unknown=*/true);  // -1: an unknown dimension
+  if (!shape.ok()) return shape.status().with_prefix("Placeholder: shape: ");
+  ctx.outputs.push_back(TensorSpec{ctx.attr_dtype(0), *shape});
   return Status::OK();
 }
 

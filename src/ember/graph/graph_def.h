@@ -1,0 +1,43 @@
+// GraphDef export and import: a Graph as a serialized tensorflow.GraphDef (TensorFlow's protobuf wire
+// format, written by hand in proto_wire.h, no protobuf library), and back. TensorFlow's tools can read
+// what to_graph_def writes (`graph_pb2.GraphDef.FromString(bytes)`), and from_graph_def reads GraphDefs
+// whose ops ember registers.
+//
+//   std::string bytes = to_graph_def(fn.graph);
+//   auto imported = from_graph_def(bytes);           // a FunctionGraph: Placeholders are its args
+//   auto f = prune_function(**imported, {"x:0"}, {"Square_1:0"});
+//
+// What travels: node names, op type names (ember's registry names, which are TensorFlow's), data inputs
+// ("Square", "Unpack:1"), control inputs ("^Square"), every declared attribute, plus TensorFlow's derived
+// attributes ("T", "N", Const's "dtype") for TensorFlow's readers, the GraphDef producer version, and each
+// node's source location (GraphDef.debug_info). Output specs are not written: the importer re-infers them.
+// See Note [Attributes in a GraphDef] in graph_def.cc for how attribute types map. Not written: a function
+// library (a PartitionedCall's callee is found by name in this process's FunctionLibrary) and which
+// Placeholders held captured values (they import as ordinary arguments). TensorFlow's AddV2 reads as Add.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "ember/graph/graph.h"
+#include "ember/graph/tensor_proto.h"
+
+namespace ember {
+
+/// The GraphDef producer version ember writes: TensorFlow 2.21's (GRAPH_DEF_VERSION), whose op semantics
+/// ember follows.
+inline constexpr int kGraphDefProducer = 2474;
+
+/// Serializes `graph` as a tensorflow.GraphDef, nodes in the graph's (topological) order.
+std::string to_graph_def(const Graph& graph);
+
+/// Parses a serialized tensorflow.GraphDef into a function graph. Nodes may come in any order (they are
+/// sorted topologically); attributes are decoded by the types their OpDef declares (missing ones take their
+/// defaults); output specs are re-inferred. Placeholders become the function's arguments in order of
+/// appearance; there are no results (callers pick outputs by name, e.g. with prune_function).
+/// Errors: DataLoss for malformed bytes, NotFound for an op ember does not register, InvalidArgument for a
+/// graph that does not make sense (dangling or cyclic inputs, bad attributes), each naming the node.
+StatusOr<std::unique_ptr<FunctionGraph>> from_graph_def(std::string_view bytes);
+
+}  // namespace ember

@@ -1,0 +1,485 @@
+#include "ember/graph/graph_def.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "ember/ember.h"
+#include "ember/graph/proto_wire.h"
+#include "ember/ops/registry.h"
+#include "ember/runtime/executor.h"
+#include "ember/trace/trace_context.h"
+
+namespace ember {
+namespace {
+
+using proto::Writer;
+
+std::string bytes_of(std::initializer_list<int> bytes) {
+  std::string s;
+  for (int b : bytes) s.push_back(static_cast<char>(b));
+  return s;
+}
+
+// square(square(x)) for a float32 x of unknown rank, traced from C++ (no source locations).
+std::shared_ptr<FunctionGraph> trace_square_of_square() {
+  auto fn = std::make_shared<FunctionGraph>();
+  fn->name = "f";
+  TraceContext ctx(fn.get());
+  TraceScope scope(ctx);
+  Tensor x(ctx.add_argument(DType::kFloat32, Shape::unknown_rank(), "x"));
+  Tensor y = square(square(x));
+  fn->results.push_back(ValueRef{y.impl()->graph_node(), 0});
+  return fn;
+}
+
+// A graph using attributes of every type, a multi-output op, a variadic op, constants and control inputs.
+std::shared_ptr<FunctionGraph> trace_many_attrs() {
+  auto fn = std::make_shared<FunctionGraph>();
+  fn->name = "g";
+  TraceContext ctx(fn.get());
+  ctx.set_location_provider([] { return SourceLocation{"/home/me/model.py", 42, "g"}; });
+  TraceScope scope(ctx);
+  Tensor x(ctx.add_argument(DType::kFloat32, Shape({2, 3}), "x"));
+  Tensor ids(ctx.add_argument(DType::kInt32, Shape({-1}), "ids"));
+  Tensor t = transpose(x, {1, 0});                                             // Transpose, perm: ints
+  std::vector<Tensor> rows = unstack(t);                                       // Unpack: 3 outputs
+  Tensor joined = concat({rows[0], rows[2]}, 0);                               // ConcatV2: axis, N
+  Tensor product = matmul(x, x, /*transpose_a=*/false, /*transpose_b=*/true);  // bools
+  Tensor padded = pad(x, {{1, 0}, {0, 2}}, "CONSTANT", 0.5);                   // ints, float, string
+  Tensor hot = one_hot(ids, 4, 2.0, -1.0, -1, DType::kFloat64);                // int, floats, dtype
+  Tensor scale = Tensor::from_vector<float>({1, 2, 3, 4}) * Tensor(2.0f);      // folded: a Const
+  Tensor scaled = joined * scale;
+  Tensor r1 = random_uniform(Shape({2}));  // stateful: the second waits on the first (^RandomUniform)
+  Tensor r2 = random_uniform(Shape({2}));
+  for (const Tensor& out : {scaled, product, padded, hot, r1, r2})
+    fn->results.push_back(ValueRef{out.impl()->graph_node(), out.impl()->graph_output()});
+  return fn;
+}
+
+std::unique_ptr<FunctionGraph> import_ok(std::string_view bytes) {
+  auto imported = from_graph_def(bytes);
+  EXPECT_TRUE(imported.ok()) << imported.status().to_string();
+  return imported.ok() ? std::move(imported).value() : nullptr;
+}
+
+// Runs `fn` pruned to `inputs` -> `outputs`.
+std::vector<Tensor> run_pruned(const FunctionGraph& fn, const std::vector<std::string>& inputs,
+                               const std::vector<std::string>& outputs, const std::vector<Tensor>& args) {
+  auto carved = prune_function(fn, inputs, outputs);
+  EXPECT_TRUE(carved.ok()) << carved.status().to_string();
+  CompiledFunction compiled(*carved);
+  std::vector<TensorImpl*> impls;
+  for (const Tensor& a : args) impls.push_back(a.impl());
+  OutputList results;
+  Status s = compiled.run({impls.data(), impls.size()}, results);
+  EXPECT_TRUE(s.ok()) << s.to_string();
+  std::vector<Tensor> out;
+  for (TensorRef& r : results) out.emplace_back(std::move(r));
+  return out;
+}
+
+// ---- a hand-written GraphDef, for inputs TensorFlow writes but ember does not
+
+struct NodeSpec {
+  std::string name, op;
+  std::vector<std::string> inputs;
+  std::vector<std::pair<std::string, std::string>> attrs;  // name, serialized AttrValue
+};
+
+std::string attr_type(int datatype) {
+  Writer w;
+  w.write_int(6, datatype);
+  return w.take();
+}
+std::string attr_int(int64_t v) {
+  Writer w;
+  w.write_int(3, v);
+  return w.take();
+}
+std::string attr_tensor(const std::function<void(Writer&)>& fill) {
+  Writer w;
+  w.write_message(8, fill);
+  return w.take();
+}
+
+std::string graph_def(const std::vector<NodeSpec>& nodes) {
+  Writer w;
+  for (const NodeSpec& n : nodes) {
+    w.write_message(1, [&](Writer& node) {
+      node.write_bytes(1, n.name);
+      node.write_bytes(2, n.op);
+      for (const std::string& in : n.inputs) node.write_bytes(3, in);
+      for (const auto& [key, value] : n.attrs) {
+        node.write_message(5, [&](Writer& e) {
+          e.write_bytes(1, key);
+          e.write_bytes(2, value);
+        });
+      }
+    });
+  }
+  return w.take();
+}
+
+NodeSpec placeholder(std::string name, int datatype = 1) {
+  return {std::move(name), "Placeholder", {}, {{"dtype", attr_type(datatype)}}};
+}
+
+// ---- export
+
+// The exact bytes of square(square(x)); TensorFlow's graph_pb2.GraphDef parses them as
+//   node { name: "x" op: "Placeholder" attr { key: "dtype" value { type: DT_FLOAT } }
+//          attr { key: "shape" value { shape { unknown_rank: true } } } }
+//   node { name: "Square" op: "Square" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+//   node { name: "Square_1" op: "Square" input: "Square" attr { key: "T" value { type: DT_FLOAT } } }
+//   versions { producer: 2474 }
+TEST(GraphDef, SquareOfSquareBytes) {
+  auto fn = trace_square_of_square();
+  const std::string attr_t_float = bytes_of({0x2a, 0x07, 0x0a, 0x01, 'T', 0x12, 0x02, 0x30, 0x01});
+  const std::string expected = bytes_of({0x0a, 0x2c, 0x0a, 0x01, 'x', 0x12, 0x0b}) + "Placeholder" +
+                               bytes_of({0x2a, 0x0b, 0x0a, 0x05}) + "dtype" +
+                               bytes_of({0x12, 0x02, 0x30, 0x01}) +  // dtype: DT_FLOAT
+                               bytes_of({0x2a, 0x0d, 0x0a, 0x05}) + "shape" +
+                               bytes_of({0x12, 0x04, 0x3a, 0x02, 0x18, 0x01}) +  // shape
+                               bytes_of({0x0a, 0x1c, 0x0a, 0x06}) + "Square" + bytes_of({0x12, 0x06}) +
+                               "Square" + bytes_of({0x1a, 0x01, 'x'}) + attr_t_float +  //
+                               bytes_of({0x0a, 0x23, 0x0a, 0x08}) + "Square_1" + bytes_of({0x12, 0x06}) +
+                               "Square" + bytes_of({0x1a, 0x06}) + "Square" + attr_t_float +  //
+                               bytes_of({0x22, 0x03, 0x08, 0xaa, 0x13});                      // producer 2474
+  EXPECT_EQ(to_graph_def(fn->graph), expected);
+}
+
+TEST(GraphDef, KnownShapesAreDims) {
+  auto fn = std::make_shared<FunctionGraph>();
+  TraceContext ctx(fn.get());
+  ctx.add_argument(DType::kInt64, Shape({-1, 3}), "batch");
+  // shape { dim { size: -1 } dim { size: 3 } }: -1 is a ten-byte varint.
+  const std::string shape_attr = bytes_of({0x3a, 0x11, 0x12, 0x0b, 0x08, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+                                           0xff, 0xff, 0xff, 0x01, 0x12, 0x02, 0x08, 0x03});
+  const std::string bytes = to_graph_def(fn->graph);
+  EXPECT_NE(bytes.find(shape_attr), std::string::npos);
+  EXPECT_NE(bytes.find(bytes_of({0x30, 0x09})), std::string::npos);  // dtype: DT_INT64
+}
+
+TEST(GraphDef, ConstValuesAreRawLittleEndianContent) {
+  auto fn = std::make_shared<FunctionGraph>();
+  {
+    TraceContext ctx(fn.get());
+    TraceScope scope(ctx);
+    Tensor x(ctx.add_argument(DType::kInt32, Shape({2}), "x"));
+    Tensor c = Tensor::from_vector<int32_t>({1, 2}) + Tensor(int32_t{0});  // folded: a Const
+    Tensor y = x + c;
+    fn->results.push_back(ValueRef{y.impl()->graph_node(), 0});
+  }
+  // value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 2 } } tensor_content: "\1\0\0\0\2\0\0\0" } }
+  const std::string tensor_attr = bytes_of(
+      {0x42, 0x12, 0x08, 0x03, 0x12, 0x04, 0x12, 0x02, 0x08, 0x02, 0x22, 0x08, 1, 0, 0, 0, 2, 0, 0, 0});
+  const std::string bytes = to_graph_def(fn->graph);
+  EXPECT_NE(bytes.find(tensor_attr), std::string::npos);
+  EXPECT_NE(bytes.find(bytes_of({0x0a, 0x05}) + "dtype" + bytes_of({0x12, 0x02, 0x30, 0x03})),
+            std::string::npos);  // Const's derived dtype
+}
+
+// ---- import
+
+TEST(GraphDef, SquareOfSquareRoundTrips) {
+  auto fn = trace_square_of_square();
+  auto imported = import_ok(to_graph_def(fn->graph));
+  ASSERT_TRUE(imported);
+  EXPECT_EQ(imported->graph.to_text(), fn->graph.to_text());
+  EXPECT_EQ(imported->args, std::vector<int32_t>{0});
+  EXPECT_TRUE(imported->results.empty());
+  auto out = run_pruned(*imported, {"x:0"}, {"Square_1:0"}, {Tensor(2.0f)});
+  EXPECT_EQ(out[0].item<float>(), 16.0f);
+  // Bytes -> graph -> bytes is the identity.
+  EXPECT_EQ(to_graph_def(imported->graph), to_graph_def(fn->graph));
+}
+
+TEST(GraphDef, EveryAttributeTypeRoundTrips) {
+  auto fn = trace_many_attrs();
+  const std::string bytes = to_graph_def(fn->graph);
+  auto imported = import_ok(bytes);
+  ASSERT_TRUE(imported);
+  EXPECT_EQ(imported->graph.to_text(), fn->graph.to_text());
+  EXPECT_EQ(to_graph_def(imported->graph), bytes);
+  // Inputs as TensorFlow writes them: output 0 by name, others "name:k", control inputs "^name".
+  const Graph& g = imported->graph;
+  const Node& concat = g.node(g.find("ConcatV2"));
+  EXPECT_EQ(g.tensor_name(concat.inputs[0]), "Unpack:0");
+  EXPECT_EQ(g.tensor_name(concat.inputs[1]), "Unpack:2");
+  EXPECT_NE(bytes.find(bytes_of({0x1a, 0x08}) + "Unpack:2"), std::string::npos);
+  EXPECT_NE(bytes.find(bytes_of({0x1a, 0x06}) + "Unpack" + bytes_of({0x1a})), std::string::npos);
+  EXPECT_NE(bytes.find(bytes_of({0x1a, 0x0e}) + "^RandomUniform"), std::string::npos);
+  const Node& second = g.node(g.find("RandomUniform_1"));
+  ASSERT_EQ(second.control_inputs.size(), 1u);
+  EXPECT_EQ(g.node(second.control_inputs[0]).name, "RandomUniform");
+  // N for the variadic op; the float attribute keeps float32 precision.
+  EXPECT_NE(bytes.find(bytes_of({0x0a, 0x01, 'N', 0x12, 0x02, 0x18, 0x02})), std::string::npos);
+  const Node& pad = g.node(g.find("Pad"));
+  EXPECT_EQ(std::get<double>(pad.attrs[pad.op->attr_index("constant_value")]), 0.5);
+  EXPECT_EQ(std::get<std::string>(pad.attrs[pad.op->attr_index("mode")]), "CONSTANT");
+  // Source locations travel in GraphDef.debug_info.
+  EXPECT_EQ(g.node(g.find("Transpose")).location.to_string(), "model.py:42");
+  EXPECT_EQ(g.node(g.find("Transpose")).location.function, "g");
+  // And the imported graph computes what the traced one does.
+  Tensor x = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, Shape({2, 3}));
+  auto out = run_pruned(*imported, {"x:0"}, {"Mul:0", "Pad:0"}, {x});
+  EXPECT_EQ(out[0].to_vector<float>(), (std::vector<float>{2, 16, 18, 48}));
+  EXPECT_EQ(out[1].to_vector<float>(),
+            (std::vector<float>{0.5, 0.5, 0.5, 0.5, 0.5, 1, 2, 3, 0.5, 0.5, 4, 5, 6, 0.5, 0.5}));
+}
+
+TEST(GraphDef, NodesMayComeInAnyOrder) {
+  // Consumers first; Placeholders become arguments in order of appearance. TensorFlow's AddV2 is ember's Add.
+  std::string bytes = graph_def(
+      {{"sum", "AddV2", {"b", "a:0"}, {}}, placeholder("b"), {"neg", "Neg", {"a"}, {}}, placeholder("a")});
+  auto imported = import_ok(bytes);
+  ASSERT_TRUE(imported);
+  const Graph& g = imported->graph;
+  ASSERT_EQ(imported->args.size(), 2u);
+  EXPECT_EQ(g.node(imported->args[0]).name, "b");
+  EXPECT_EQ(g.node(imported->args[1]).name, "a");
+  EXPECT_EQ(g.to_text(),
+            "b = Placeholder() {dtype=float32, shape=[], unknown_rank=false} -> float32[]\n"
+            "a = Placeholder() {dtype=float32, shape=[], unknown_rank=false} -> float32[]\n"
+            "sum = Add(b:0, a:0) -> float32[]\n"
+            "neg = Neg(a:0) -> float32[]\n");
+  auto out = run_pruned(*imported, {"a:0", "b:0"}, {"sum:0"}, {Tensor(1.5f), Tensor(2.0f)});
+  EXPECT_EQ(out[0].item<float>(), 3.5f);
+}
+
+TEST(GraphDef, MissingAttributesTakeTheirDefaults) {
+  Writer shape;  // list { i: 2 i: 3 }: a shape given as ints works too
+  shape.write_message(1, [](Writer& list) {
+    int64_t dims[] = {2, 3};
+    list.write_packed_ints(3, dims);
+  });
+  auto imported =
+      import_ok(graph_def({{"x", "Placeholder", {}, {{"dtype", attr_type(1)}, {"shape", shape.take()}}},
+                           {"parts", "Unpack", {"x"}, {}}}));  // num = -1, axis = 0
+  ASSERT_TRUE(imported);
+  const Node& parts = imported->graph.node(1);
+  EXPECT_EQ(parts.outputs.size(), 2u);
+  EXPECT_EQ(parts.outputs[0].shape, Shape({3}));
+  EXPECT_EQ(format_attrs(*parts.op, parts.attrs), "{num=-1, axis=0}");
+}
+
+// What TensorFlow 2.21 writes (graph_pb2, deterministic; debug_info left out) for
+//   @tf.function
+//   def f(x):  # x: float32[2]
+//     parts = tf.unstack(x)
+//     return tf.square(parts[1]) + tf.constant(0.5)
+// It has Placeholder's "_user_specified_name", Unpack's "num", the input "unstack:1", a scalar Const as
+// float_val, AddV2 and Identity.
+constexpr char kTensorFlowGraphDefHex[] =
+    "0a4b0a0178120b506c616365686f6c6465722a1b0a145f757365725f7370656369666965645f6e616d6512031201782a0b0a"
+    "056474797065120230012a0f0a05736861706512063a04120208020a340a07756e737461636b1206556e7061636b1a01782a"
+    "070a0154120230012a0a0a0461786973120218002a090a036e756d120218020a240a0653717561726512065371756172651a"
+    "09756e737461636b3a312a070a0154120230010a320a05436f6e73741205436f6e73742a0b0a056474797065120230012a15"
+    "0a0576616c7565120c420a080112002a040000003f0a240a03616464120541646456321a065371756172651a05436f6e7374"
+    "2a070a0154120230010a220a084964656e7469747912084964656e746974791a036164642a070a015412023001220308aa13";
+
+std::string from_hex(std::string_view hex) {
+  std::string out;
+  for (size_t i = 0; i + 1 < hex.size(); i += 2)
+    out.push_back(static_cast<char>(std::stoi(std::string(hex.substr(i, 2)), nullptr, 16)));
+  return out;
+}
+
+TEST(GraphDef, ImportsWhatTensorFlowWrites) {
+  auto imported = import_ok(from_hex(kTensorFlowGraphDefHex));
+  ASSERT_TRUE(imported);
+  EXPECT_EQ(imported->graph.to_text(),
+            "x = Placeholder() {dtype=float32, shape=[2], unknown_rank=false} -> float32[2]\n"
+            "unstack = Unpack(x:0) {num=2, axis=0} -> float32[], float32[]\n"
+            "Square = Square(unstack:1) -> float32[]\n"
+            "Const = Const() {value=<float32[]>} -> float32[]\n"
+            "add = Add(Square:0, Const:0) -> float32[]\n"
+            "Identity = Identity(add:0) -> float32[]\n");
+  auto out = run_pruned(*imported, {"x:0"}, {"Identity:0"}, {Tensor({3.0f, 4.0f})});
+  EXPECT_EQ(out[0].item<float>(), 16.5f);
+}
+
+TEST(GraphDef, UnknownAttributesAreIgnored) {
+  auto node = placeholder("x");
+  node.attrs.emplace_back("_output_shapes", attr_int(1));
+  node.attrs.emplace_back("_class", attr_int(2));
+  EXPECT_TRUE(import_ok(graph_def({node})));
+}
+
+// ---- errors
+
+Status import_error(std::string_view bytes) {
+  auto imported = from_graph_def(bytes);
+  EXPECT_FALSE(imported.ok());
+  return imported.status();
+}
+
+TEST(GraphDef, AnUnknownOpIsNotFoundNamingIt) {
+  Status s = import_error(graph_def({placeholder("x"), {"y", "FancyOp", {"x"}, {}}}));
+  EXPECT_EQ(s.code(), Code::kNotFound);
+  EXPECT_EQ(s.message(), "GraphDef: node 'y' has op 'FancyOp', which ember does not register");
+  // Control characters from the input are escaped in messages.
+  EXPECT_EQ(import_error(graph_def({{"y", "Fancy\x01\n", {}, {}}})).message(),
+            "GraphDef: node 'y' has op 'Fancy\\x01\\x0a', which ember does not register");
+}
+
+TEST(GraphDef, BadGraphsAreInvalidArgumentNamingTheNode) {
+  Status dangling = import_error(graph_def({{"y", "Neg", {"nowhere:0"}, {}}}));
+  EXPECT_EQ(dangling.code(), Code::kInvalidArgument);
+  EXPECT_EQ(dangling.message(), "GraphDef: node 'y': input 'nowhere:0' names no node in the GraphDef");
+
+  Status cycle = import_error(graph_def(
+      {placeholder("x"), {"a", "Add", {"x", "c"}, {}}, {"b", "Neg", {"a"}, {}}, {"c", "Neg", {"b"}, {}}}));
+  EXPECT_EQ(cycle.code(), Code::kInvalidArgument);
+  EXPECT_EQ(
+      cycle.message(),
+      "GraphDef: the inputs of node 'a' form a cycle: a <- c <- b <- a (read 'a <- b' as 'a takes an input "
+      "from b')");
+  EXPECT_EQ(import_error(graph_def({{"a", "Neg", {"^a"}, {}}}))
+                .message()
+                .rfind("GraphDef: the inputs of node 'a' "
+                       "form a cycle: a <- a (",
+                       0),
+            0u);
+
+  EXPECT_EQ(import_error(graph_def({placeholder("x"), placeholder("x")})).message(),
+            "GraphDef: nodes #0 and #1 are both named 'x'");
+  EXPECT_EQ(import_error(graph_def({placeholder("a:b")})).code(), Code::kInvalidArgument);
+  EXPECT_EQ(import_error(graph_def({placeholder("x"), {"y", "Neg", {"x:one"}, {}}})).message(),
+            "GraphDef: node 'y': input 'x:one' is not of the form 'name', 'name:index' or '^name'");
+
+  Status missing = import_error(graph_def({{"x", "Placeholder", {}, {}}}));
+  EXPECT_EQ(
+      missing.message(),
+      "GraphDef: node 'x' (op Placeholder): lacks the required attribute 'dtype' (a dtype (AttrValue.type))");
+  Status wrong_type = import_error(graph_def({{"x", "Placeholder", {}, {{"dtype", attr_int(1)}}}}));
+  EXPECT_EQ(wrong_type.message(),
+            "GraphDef: node 'x' (op Placeholder): attribute 'dtype': should be a dtype (AttrValue.type), got "
+            "AttrValue.i");
+  EXPECT_EQ(import_error(graph_def({placeholder("x", /*DT_STRING*/ 7)})).message(),
+            "GraphDef: node 'x' (op Placeholder): attribute 'dtype': DataType 7 is not one ember supports");
+
+  Status output = import_error(graph_def({placeholder("x"), {"y", "Neg", {"x:1"}, {}}}));
+  EXPECT_EQ(
+      output.message(),
+      "GraphDef: node 'y' (op Neg): input 'x:1' asks for output 1, but 'x' (op Placeholder) has 1 output(s)");
+  // Shape inference runs as when tracing, and its errors name the node too.
+  Status inference =
+      import_error(graph_def({placeholder("x"), placeholder("i", 3), {"y", "Add", {"x", "i"}, {}}}));
+  EXPECT_EQ(inference.code(), Code::kInvalidArgument);
+  EXPECT_EQ(inference.message().rfind("GraphDef: node 'y' (op Add): Add: input #1", 0), 0u)
+      << inference.message();
+
+  auto short_content = attr_tensor([](Writer& t) {
+    t.write_int(1, 1);
+    t.write_message(2, [](Writer& s) { s.write_message(2, [](Writer& d) { d.write_int(1, 2); }); });
+    t.write_bytes(4, "abc");
+  });
+  EXPECT_EQ(
+      import_error(graph_def({{"c", "Const", {}, {{"value", short_content}}}})).message(),
+      "GraphDef: node 'c' (op Const): attribute 'value': TensorProto.tensor_content has 3 bytes; a float32 "
+      "tensor of shape [2] needs 8");
+  auto bad_rank = [] {
+    Writer w;
+    w.write_message(7, [](Writer& s) {
+      for (int i = 0; i < 9; ++i) s.write_message(2, [](Writer& d) { d.write_int(1, 1); });
+    });
+    return w.take();
+  }();
+  EXPECT_EQ(
+      import_error(graph_def({{"x", "Placeholder", {}, {{"dtype", attr_type(1)}, {"shape", bad_rank}}}}))
+          .message(),
+      "GraphDef: node 'x' (op Placeholder): attribute 'shape': TensorShapeProto: rank 9 exceeds the maximum "
+      "rank 8");
+}
+
+TEST(GraphDef, CorruptBytesAreDataLoss) {
+  const std::string good = to_graph_def(trace_square_of_square()->graph);
+  Status truncated = import_error(good.substr(0, good.size() - 2));
+  EXPECT_EQ(truncated.code(), Code::kDataLoss);
+  EXPECT_EQ(truncated.message(),
+            "GraphDef: field 4 at byte 113 has length 3 but only 1 byte(s) remain in its message");
+  Status varint = import_error(bytes_of({0x0a, 0x80}));
+  EXPECT_EQ(varint.code(), Code::kDataLoss);
+  EXPECT_EQ(varint.message(), "GraphDef: truncated varint at byte 1 (the message ends at byte 2)");
+  // NodeDef.name as a varint.
+  Status wire = import_error(bytes_of({0x0a, 0x02, 0x08, 0x01}));
+  EXPECT_EQ(wire.code(), Code::kDataLoss);
+  EXPECT_EQ(wire.message(),
+            "GraphDef: node #0: NodeDef.name (field 1) at byte 2 should have wire type length-delimited, got "
+            "varint");
+  // A bad length inside a node: the nested message's own bound is checked.
+  Status inner = import_error(bytes_of({0x0a, 0x03, 0x0a, 0x05, 'x'}));
+  EXPECT_EQ(inner.code(), Code::kDataLoss);
+  EXPECT_EQ(inner.message(),
+            "GraphDef: node #0: field 1 at byte 2 has length 5 but only 1 byte(s) remain in its message");
+  EXPECT_EQ(import_error(bytes_of({0x0b})).code(), Code::kDataLoss);  // a group
+  // Strings must be UTF-8, as protobuf requires (so every name and message is valid text in Python).
+  Status utf8 = import_error(bytes_of({0x0a, 0x03, 0x0a, 0x01, 0xff}));
+  EXPECT_EQ(utf8.code(), Code::kDataLoss);
+  EXPECT_EQ(utf8.message(), "GraphDef: node #0: NodeDef.name at byte 2 is not valid UTF-8");
+  Writer mode;  // AttrValue.s is bytes, but ember's string attributes are text
+  mode.write_bytes(2, "CO\xceSTANT");
+  Writer paddings;
+  paddings.write_message(1, [](Writer&) {});
+  Status text = import_error(graph_def(
+      {placeholder("x"), {"p", "Pad", {"x"}, {{"paddings", paddings.take()}, {"mode", mode.take()}}}}));
+  EXPECT_EQ(text.message(), "GraphDef: node 'p' (op Pad): attribute 'mode': is not valid UTF-8 text");
+}
+
+TEST(GraphDef, EmptyBytesAreAnEmptyGraph) {
+  auto imported = import_ok("");
+  ASSERT_TRUE(imported);
+  EXPECT_EQ(imported->graph.num_nodes(), 0);
+}
+
+// Random bytes, every truncation and random mutations of real GraphDefs: never a crash, only a Status
+// of an expected kind; what imports exports again.
+TEST(GraphDef, FuzzNeverCrashes) {
+  std::mt19937 rng(1234);
+  auto check = [](std::string_view bytes) {
+    auto imported = from_graph_def(bytes);
+    if (imported.ok()) {
+      (void)to_graph_def((*imported)->graph);
+      return;
+    }
+    Code c = imported.status().code();
+    EXPECT_TRUE(c == Code::kDataLoss || c == Code::kInvalidArgument || c == Code::kNotFound)
+        << imported.status().to_string();
+    EXPECT_FALSE(imported.status().message().empty());
+  };
+  for (int i = 0; i < 3000; ++i) {
+    std::string bytes(rng() % 64, '\0');
+    for (char& c : bytes) c = static_cast<char>(rng());
+    check(bytes);
+  }
+  const std::string seeds[] = {to_graph_def(trace_square_of_square()->graph),
+                               to_graph_def(trace_many_attrs()->graph), from_hex(kTensorFlowGraphDefHex)};
+  for (const std::string& seed : seeds) {
+    for (size_t n = 0; n < seed.size(); ++n) check(seed.substr(0, n));
+    for (int i = 0; i < 3000; ++i) {
+      std::string bytes = seed;
+      int edits = 1 + static_cast<int>(rng() % 4);
+      for (int e = 0; e < edits; ++e) {
+        size_t at = rng() % bytes.size();
+        switch (rng() % 3) {
+          case 0:
+            bytes[at] = static_cast<char>(rng());
+            break;
+          case 1:
+            bytes[at] = static_cast<char>(bytes[at] ^ (1 << (rng() % 8)));
+            break;
+          default:
+            bytes.erase(at, 1 + rng() % 3);
+            break;
+        }
+        if (bytes.empty()) break;
+      }
+      check(bytes);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ember

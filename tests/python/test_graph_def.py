@@ -1,0 +1,352 @@
+"""GraphDef export and import: ember.framework.graph_def (the messages, FuncGraph.as_graph_def) and
+ember.graph_util.import_graph_def. The byte constants were checked once against TensorFlow 2.21:
+``graph_pb2.GraphDef.FromString`` parses ember's bytes into the nodes listed here, and re-serializes them
+(deterministic) to the same bytes; TensorFlow's own bytes below come from ``SerializeToString``."""
+
+import numpy as np
+import pytest
+
+import ember as tf
+from ember import errors
+from ember.framework import graph_def as gdm
+from ember.framework.proto_wire import Field, Message
+
+# square(square(x)) for x: float32 of unknown rank, without debug_info (see tests/cpp/graph/graph_def_test.cc).
+SQUARE_OF_SQUARE_HEX = (
+    "0a2c0a0178120b506c616365686f6c6465722a0b0a056474797065120230012a0d0a05736861706512043a0218010a1c0a0653"
+    "717561726512065371756172651a01782a070a0154120230010a230a085371756172655f3112065371756172651a06537175"
+    "6172652a070a015412023001220308aa13")
+
+# TensorFlow 2.21's GraphDef (debug_info left out) of
+#   @tf.function
+#   def f(x):  # x: float32[2]
+#       parts = tf.unstack(x)
+#       return tf.square(parts[1]) + tf.constant(0.5)
+TENSORFLOW_HEX = (
+    "0a4b0a0178120b506c616365686f6c6465722a1b0a145f757365725f7370656369666965645f6e616d6512031201782a0b0a0564"
+    "74797065120230012a0f0a05736861706512063a04120208020a340a07756e737461636b1206556e7061636b1a01782a070a0154"
+    "120230012a0a0a0461786973120218002a090a036e756d120218020a240a0653717561726512065371756172651a09756e737461"
+    "636b3a312a070a0154120230010a320a05436f6e73741205436f6e73742a0b0a056474797065120230012a150a0576616c756512"
+    "0c420a080112002a040000003f0a240a03616464120541646456321a065371756172651a05436f6e73742a070a01541202300"
+    "10a220a084964656e7469747912084964656e746974791a036164642a070a015412023001220308aa13")
+
+
+def square_of_square_graph():
+    @tf.function
+    def f(x):
+        return tf.square(tf.square(x))
+
+    return f.get_concrete_function(tf.TensorSpec(None, tf.float32)).graph
+
+
+def many_graph():
+    @tf.function
+    def g(x, ids):
+        parts = tf.unstack(tf.transpose(x))
+        joined = tf.concat([parts[0], parts[2]], 0) * tf.constant([1., 2., 3., 4.])
+        r1 = tf.random.uniform([2])
+        r2 = tf.random.uniform([2])  # stateful: runs after r1 (a control input)
+        hot = tf.one_hot(ids, 4, on_value=2.0, off_value=-1.0, dtype=tf.float64)
+        padded = tf.pad(x, [[1, 0], [0, 2]], constant_values=0.5)
+        return joined, r1, r2, hot, padded, tf.matmul(x, x, transpose_b=True)
+
+    return g, g.get_concrete_function(tf.TensorSpec([2, 3], tf.float32), tf.TensorSpec([None], tf.int32)).graph
+
+
+def nodes_by_name(graph_def):
+    return {n.name: n for n in graph_def.node}
+
+
+# ---- export
+
+
+def test_square_of_square_nodes_and_bytes():
+    gd = square_of_square_graph().as_graph_def()
+    assert isinstance(gd, gdm.GraphDef)
+    assert [(n.name, n.op, list(n.input)) for n in gd.node] == [
+        ("x", "Placeholder", []), ("Square", "Square", ["x"]), ("Square_1", "Square", ["Square"])]
+    x, square, _ = gd.node
+    assert x.attr["dtype"].type == gdm.DT_FLOAT
+    assert x.attr["shape"].shape.unknown_rank
+    assert x.attr["shape"].WhichOneof("value") == "shape"
+    assert set(x.attr) == {"dtype", "shape"}
+    assert square.attr["T"].type == gdm.DT_FLOAT == gdm.as_datatype_enum(tf.float32)
+    assert gd.versions.producer == 2474
+    assert gd.node[0].device == ""
+    # Source locations travel in debug_info: this file's line.
+    trace = gd.debug_info.traces["Square"].file_line_cols[-1]
+    assert gd.debug_info.files[trace.file_index].endswith("test_graph_def.py")
+    assert trace.func == "f"
+    gd.ClearField("debug_info")
+    assert gd.SerializeToString().hex() == SQUARE_OF_SQUARE_HEX
+
+
+def test_multi_output_control_inputs_and_attrs():
+    _, graph = many_graph()
+    gd = graph.as_graph_def()
+    nodes = nodes_by_name(gd)
+    assert list(nodes["ConcatV2"].input) == ["Unpack", "Unpack:2"]  # output 0 by name, others "name:k"
+    assert nodes["ConcatV2"].attr["N"].i == 2 and nodes["ConcatV2"].attr["axis"].i == 0
+    assert list(nodes["RandomUniform_1"].input) == ["^RandomUniform"]
+    assert list(nodes["Transpose"].attr["perm"].list.i) == [1, 0]
+    assert nodes["Unpack"].attr["T"].type == gdm.DT_FLOAT
+    assert nodes["MatMul"].attr["transpose_b"].b is True
+    assert nodes["MatMul"].attr["transpose_a"].WhichOneof("value") == "b"  # set though false
+    pad = nodes["Pad"].attr
+    assert pad["constant_value"].f == 0.5 and pad["mode"].s == b"CONSTANT"
+    assert list(pad["paddings"].list.i) == [1, 0, 0, 2]
+    hot = nodes["OneHot"].attr
+    assert hot["dtype"].type == gdm.DT_DOUBLE and hot["depth"].i == 4 and hot["on_value"].f == 2.0
+    shape = nodes["ids"].attr["shape"].shape
+    assert [d.size for d in shape.dim] == [-1] and not shape.unknown_rank
+    const = nodes["Const"].attr
+    assert const["dtype"].type == gdm.DT_FLOAT
+    np.testing.assert_array_equal(gdm.make_ndarray(const["value"].tensor), [1., 2., 3., 4.])
+
+
+def test_unstack_inside_a_function_gives_indexed_inputs():
+    @tf.function
+    def f(x):
+        a, b, c = tf.unstack(x)
+        return a + c * b
+
+    gd = f.get_concrete_function(tf.TensorSpec([3, 2], tf.float32)).graph.as_graph_def()
+    nodes = nodes_by_name(gd)
+    assert list(nodes["Mul"].input) == ["Unpack:2", "Unpack:1"]
+    assert list(nodes["Add"].input) == ["Unpack", "Mul"]
+    assert nodes["Unpack"].attr["num"].i in (-1, 3)
+
+
+def test_messages_round_trip_through_bytes():
+    _, graph = many_graph()
+    gd = graph.as_graph_def()
+    data = gd.SerializeToString()
+    again = gdm.GraphDef.FromString(data)
+    assert again == gd and again.SerializeToString() == data
+    parsed = gdm.GraphDef()
+    assert parsed.ParseFromString(data) == len(data)
+    assert [n.name for n in parsed.node] == [n.name for n in gd.node]
+    copy = gdm.GraphDef()
+    copy.CopyFrom(gd)
+    copy.node[0].name = "renamed"
+    assert gd.node[0].name == "x" and copy != gd
+    assert "op: \"Placeholder\"" in str(gd) and "type: DT_FLOAT" in str(gd)
+
+
+# ---- import
+
+
+def test_import_and_run_square_of_square():
+    g = square_of_square_graph()
+    gd = g.as_graph_def()
+    g2 = tf.graph_util.import_graph_def(gd)
+    assert [op.name for op in g2.get_operations()] == ["x", "Square", "Square_1"]
+    assert [t.name for t in g2.inputs] == ["x:0"] and g2.outputs == []
+    assert g2.get_operation_by_name("Square_1").inputs[0].name == "Square:0"
+    fn = tf.NewGraphFunction(g2, inputs=["x:0"], outputs=["Square_1:0"])
+    assert float(fn(2.0)) == 16.0
+    # Locations come back from debug_info.
+    assert g2.get_operation_by_name("Square").source_location[0].endswith("test_graph_def.py")
+
+
+def test_imported_graph_computes_what_the_function_does():
+    g, graph = many_graph()
+    imported = tf.graph_util.import_graph_def(graph.as_graph_def())
+    assert imported.as_text() == graph.as_text()
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    ids = np.array([0, 3, 1], np.int32)
+    expected = g(x, ids)
+    fn = tf.NewGraphFunction(imported, inputs=["x:0", "ids:0"], outputs=["Mul:0", "OneHot:0", "Pad:0", "MatMul:0"])
+    for got, want in zip(fn(x, ids), [expected[0], expected[3], expected[4], expected[5]]):
+        np.testing.assert_array_equal(got.numpy(), want.numpy())
+    # Re-exporting the imported graph gives the same bytes (debug_info included).
+    assert imported.as_graph_def() == graph.as_graph_def()
+
+
+def test_import_what_tensorflow_writes():
+    gd = gdm.GraphDef.FromString(bytes.fromhex(TENSORFLOW_HEX))
+    assert gd.SerializeToString().hex() == TENSORFLOW_HEX  # the Python messages keep TensorFlow's bytes
+    assert gd.node[0].attr["_user_specified_name"].s == b"x"
+    const = gd.node[3].attr["value"].tensor
+    assert list(const.float_val) == [0.5] and gdm.make_ndarray(const) == np.float32(0.5)
+    g = tf.graph_util.import_graph_def(gd)
+    assert g.get_operation_by_name("add").type == "Add"  # TensorFlow's AddV2
+    fn = tf.NewGraphFunction(g, inputs=["x:0"], outputs=["Identity:0"])
+    assert float(fn(np.array([3., 4.], np.float32))) == 16.5
+
+
+def test_import_options():
+    gd = square_of_square_graph().as_graph_def()
+    tensor, op = tf.graph_util.import_graph_def(gd, return_elements=["Square_1:0", "Square"])
+    assert tensor.name == "Square_1:0" and tensor.dtype == tf.float32
+    assert op.type == "Square" and op.name == "Square"
+    g = tf.graph_util.import_graph_def(gd, name="imported")
+    assert [o.name for o in g.get_operations()] == ["imported/x", "imported/Square", "imported/Square_1"]
+    assert float(tf.NewGraphFunction(g, ["imported/x:0"], ["imported/Square_1:0"])(3.0)) == 81.0
+    mapped = tf.graph_util.import_graph_def(gd, input_map={"x:0": tf.constant(3.0)})
+    assert float(tf.NewGraphFunction(mapped, [], ["Square_1:0"])()) == 81.0
+    assert tf.graph_util.import_graph_def(gd.SerializeToString()).as_text() == \
+        tf.graph_util.import_graph_def(gd).as_text()
+    with pytest.raises(ValueError, match="not found in graph_def"):
+        tf.graph_util.import_graph_def(gd, input_map={"nope:0": 1.0})
+    with pytest.raises(ValueError, match="Requested return_element 'nope' not found"):
+        tf.graph_util.import_graph_def(gd, return_elements=["nope"])
+    with pytest.raises(TypeError):
+        tf.graph_util.import_graph_def("not a graph")
+
+
+# ---- errors
+
+
+def node(name, op, inputs=(), **attrs):
+    return gdm.NodeDef(name=name, op=op, input=list(inputs), attr=attrs)
+
+
+def placeholder(name, datatype=gdm.DT_FLOAT):
+    return node(name, "Placeholder", dtype=gdm.AttrValue(type=datatype))
+
+
+def test_bad_graphs_name_the_node():
+    with pytest.raises(errors.NotFoundError, match="node 'y' has op 'FancyOp', which ember does not register"):
+        tf.graph_util.import_graph_def(gdm.GraphDef(node=[placeholder("x"), node("y", "FancyOp", ["x"])]))
+    with pytest.raises(errors.InvalidArgumentError, match="node 'y': input 'nowhere:0' names no node"):
+        tf.graph_util.import_graph_def(gdm.GraphDef(node=[node("y", "Neg", ["nowhere:0"])]))
+    cycle = gdm.GraphDef(node=[node("a", "Neg", ["b"]), node("b", "Neg", ["a"])])
+    with pytest.raises(errors.InvalidArgumentError, match="form a cycle: a <- b <- a"):
+        tf.graph_util.import_graph_def(cycle)
+    with pytest.raises(errors.InvalidArgumentError, match="lacks the required attribute 'dtype'"):
+        tf.graph_util.import_graph_def(gdm.GraphDef(node=[node("x", "Placeholder")]))
+    with pytest.raises(errors.InvalidArgumentError, match="'dtype': should be a dtype"):
+        tf.graph_util.import_graph_def(gdm.GraphDef(node=[node("x", "Placeholder", dtype=gdm.AttrValue(i=1))]))
+
+
+def test_corrupt_bytes_are_data_loss():
+    good = gdm.GraphDef.FromString(bytes.fromhex(SQUARE_OF_SQUARE_HEX)).SerializeToString()
+    with pytest.raises(errors.DataLossError, match="has length 3 but only 1 byte"):
+        gdm.GraphDef.FromString(good[:-2])
+    with pytest.raises(errors.DataLossError, match="truncated varint at byte 1"):
+        gdm.GraphDef.FromString(b"\x0a\x80")
+    with pytest.raises(errors.DataLossError, match="NodeDef.name .field 1. at byte 2 should have wire type "
+                                                   "length-delimited, got varint"):
+        gdm.GraphDef.FromString(b"\x0a\x02\x08\x01")
+    with pytest.raises(errors.DataLossError, match="wire type 3"):
+        gdm.GraphDef.FromString(b"\x0b")
+    with pytest.raises(errors.DataLossError, match="not valid UTF-8"):
+        gdm.GraphDef.FromString(b"\x0a\x03\x0a\x01\xff")
+    # AttrValue.func -> NameAttrList.attr -> AttrValue ... nests without end; 101 levels is too deep.
+    nested = b""
+    for _ in range(101):
+        nested = b"\x52" + _length_delimited(b"\x12" + _length_delimited(b"\x12" + _length_delimited(nested)))
+    with pytest.raises(errors.DataLossError, match="nested more than 100 deep"):
+        gdm.AttrValue.FromString(nested)
+    # import_graph_def with bytes, and the C++ reader behind it, say the same.
+    with pytest.raises(errors.DataLossError):
+        tf.graph_util.import_graph_def(good[:-2])
+    with pytest.raises(errors.DataLossError, match="GraphDef: truncated varint at byte 1"):
+        tf._C.function_from_graph_def(b"\x0a\x80")
+
+
+def _length_delimited(payload):
+    length, out = len(payload), bytearray()
+    while length >= 0x80:
+        out.append((length & 0x7f) | 0x80)
+        length >>= 7
+    return bytes(out + bytearray([length])) + payload
+
+
+def test_fuzz_never_crashes():
+    rng = np.random.default_rng(0)
+    _, graph = many_graph()
+    seeds = [bytes.fromhex(SQUARE_OF_SQUARE_HEX), graph.as_graph_def().SerializeToString(),
+             bytes.fromhex(TENSORFLOW_HEX)]
+    inputs = [rng.integers(0, 256, rng.integers(0, 48), dtype=np.uint8).tobytes() for _ in range(300)]
+    for seed in seeds:
+        inputs += [seed[:n] for n in range(0, len(seed), 7)]
+        for _ in range(300):
+            data = bytearray(seed)
+            for _ in range(rng.integers(1, 4)):
+                at = int(rng.integers(0, len(data)))
+                data[at] = int(rng.integers(0, 256)) if rng.random() < 0.5 else data[at] ^ (1 << int(rng.integers(8)))
+            inputs.append(bytes(data))
+    parsed = imported = 0
+    for data in inputs:
+        # The C++ reader, on the raw bytes.
+        try:
+            tf._C.function_from_graph_def(data)
+        except (errors.DataLossError, errors.InvalidArgumentError, errors.NotFoundError) as e:
+            assert str(e).startswith("GraphDef: ")
+        # The Python messages, then the import of what they parsed.
+        try:
+            gd = gdm.GraphDef.FromString(data)
+        except errors.DataLossError:
+            continue
+        parsed += 1
+        try:
+            tf.graph_util.import_graph_def(gd)
+            imported += 1
+        except (errors.DataLossError, errors.InvalidArgumentError, errors.NotFoundError) as e:
+            assert str(e).startswith("GraphDef: ")
+    assert parsed > 100 and imported > 10
+
+
+# ---- messages and tensors
+
+
+def test_message_api():
+    attr = gdm.AttrValue(i=0)
+    assert attr.WhichOneof("value") == "i" and attr.HasField("i") and not attr.HasField("f")
+    assert attr.SerializeToString() == b"\x18\x00"  # a oneof member is written even at its default
+    attr.f = 1.5
+    assert attr.WhichOneof("value") == "f" and attr.i == 0 and attr.SerializeToString() == b"\x25\x00\x00\xc0\x3f"
+    assert gdm.AttrValue().SerializeToString() == b""
+    assert gdm.AttrValue(list=gdm.AttrValue.ListValue()).SerializeToString() == b"\x0a\x00"
+    assert gdm.AttrValue(list=gdm.AttrValue.ListValue(i=[1, -1])).SerializeToString() == \
+        b"\x0a\x0d\x1a\x0b\x01" + b"\xff" * 9 + b"\x01"
+    assert gdm.AttrValue.FromString(b"\x0a\x04\x18\x01\x18\x02").list.i == [1, 2]  # unpacked ints read too
+    assert gdm.VersionDef(producer=-1).SerializeToString() == b"\x08" + b"\xff" * 9 + b"\x01"
+    assert gdm.VersionDef.FromString(b"\x08" + b"\xff" * 9 + b"\x01").producer == -1
+    with pytest.raises(AttributeError):
+        gdm.NodeDef().nonexistent
+    with pytest.raises(TypeError):
+        gdm.NodeDef(attr={"T": 3})
+    # Fields a class does not declare (GraphDef.library) are kept and written back.
+    # They go back in field-number order, so TensorFlow's bytes survive unchanged.
+    library = b"\x12\x04\x0a\x02\x0a\x00"
+    with_library = gdm.GraphDef.FromString(bytes.fromhex(SQUARE_OF_SQUARE_HEX) + library)
+    data = with_library.SerializeToString()
+    assert data == bytes.fromhex(SQUARE_OF_SQUARE_HEX)[:-5] + library + bytes.fromhex(SQUARE_OF_SQUARE_HEX)[-5:]
+
+
+def test_a_custom_message():
+    class Point(Message):
+        FIELDS = (Field(1, "x", "double"), Field(2, "tags", "string", repeated=True),
+                  Field(3, "next", "message", message=lambda: Point))
+
+    p = Point(x=2.5, tags=["a", "b"], next=Point(x=-1.0))
+    back = Point.FromString(p.SerializeToString())
+    assert back.x == 2.5 and back.tags == ["a", "b"] and back.next.x == -1.0
+    assert back.HasField("next") and not Point().HasField("next")
+
+
+@pytest.mark.parametrize("dtype", [tf.float16, tf.bfloat16, tf.float32, tf.float64, tf.int8, tf.int16, tf.int32,
+                                   tf.int64, tf.uint8, tf.bool])
+def test_tensor_protos_round_trip(dtype):
+    values = np.array([[1, 0, 3], [4, 5, 0]]).astype(dtype.as_numpy_dtype)
+    proto = gdm.make_tensor_proto(values, dtype=dtype)
+    assert gdm.as_dtype(proto.dtype) == dtype
+    assert [d.size for d in proto.tensor_shape.dim] == [2, 3]
+    back = gdm.make_ndarray(gdm.TensorProto.FromString(proto.SerializeToString()))
+    assert back.dtype == values.dtype
+    np.testing.assert_array_equal(back.astype(np.float64), values.astype(np.float64))
+
+
+def test_typed_tensor_values_repeat_the_last():
+    splat = gdm.TensorProto(dtype=gdm.DT_FLOAT, float_val=[7.0],
+                            tensor_shape=gdm.TensorShapeProto(dim=[gdm.TensorShapeProto.Dim(size=2)] * 2))
+    np.testing.assert_array_equal(gdm.make_ndarray(splat), np.full((2, 2), 7, np.float32))
+    halves = gdm.TensorProto(dtype=gdm.DT_HALF, half_val=[0x3c00, 0x4000],
+                             tensor_shape=gdm.TensorShapeProto(dim=[gdm.TensorShapeProto.Dim(size=2)]))
+    np.testing.assert_array_equal(gdm.make_ndarray(halves), np.array([1, 2], np.float16))
+    assert gdm.make_ndarray(gdm.TensorProto(dtype=gdm.DT_INT64)).shape == ()
+    with pytest.raises(TypeError, match="DT_STRING"):
+        gdm.as_dtype(gdm.DT_STRING)
