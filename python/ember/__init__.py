@@ -20,7 +20,7 @@ from ember.ops.math_ops import (abs, add, add_n, argmax, argmin, cast, ceil, cos
                                 not_equal, pow, realdiv, reduce_all, reduce_any, reduce_logsumexp,
                                 reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum, round, scalar_mul,
                                 sigmoid, sign, sin, sqrt, square, subtract, tanh, tensordot, truediv)
-from ember import config, linalg, math, nn, random
+from ember import config, contrib, linalg, math, nn, random
 from ember.device_scope import device
 from ember.framework.tensor_spec import TensorSpec
 from ember.function_graph import NewGraphFunction

@@ -410,3 +410,77 @@ def test_nested_function_closing_over_an_outer_graph_tensor():
 
     assert float(outer(tf.constant(2.0))) == 8.0
     assert float(outer(tf.constant(5.0))) == 20.0
+
+
+def test_seed_002_simple_example():
+    def f(x, y):
+        return tf.reduce_mean(tf.multiply(x ** 2, 3) + y)
+
+    g = tf.contrib.eager.defun(f)
+    x = tf.constant([[2.0, 3.0]])
+    y = tf.constant([[3.0, -2.0]])
+    assert f(x, y).numpy() == g(x, y).numpy()
+
+
+def test_seed_002_sequence_model_signature():
+    @tf.contrib.eager.defun(input_signature=[
+        tf.contrib.eager.TensorSpec(shape=[50, 300, None], dtype=tf.float32),
+        tf.contrib.eager.TensorSpec(shape=[300, 100], dtype=tf.float32)])
+    def my_sequence_model(words, another_tensor):
+        return tf.reduce_sum(words, axis=2)[:, :1] * tf.reduce_sum(another_tensor)
+
+    second_input = tf.random.uniform([300, 100])
+    my_sequence_model(tf.random.uniform([50, 300, 10]), second_input)
+    my_sequence_model(tf.random.uniform([50, 300, 20]), second_input)
+    assert my_sequence_model.experimental_get_tracing_count() == 1
+    with pytest.raises(ValueError, match="words"):
+        my_sequence_model(tf.random.uniform([50, 100, 20]), second_input)
+
+
+def test_seed_002_numpy_randomness_is_baked_into_the_graph():
+    def add_noise():
+        return tf.eye(5) + np.random.randn(5, 5)
+
+    assert not np.array_equal(add_noise().numpy(), add_noise().numpy())
+    compiled = tf.contrib.eager.defun(add_noise)
+    np.testing.assert_array_equal(compiled().numpy(), compiled().numpy())
+    # tf.random.normal instead gives fresh values per call, even from the graph.
+    compiled_tf = tf.function(lambda: tf.eye(5) + tf.random.normal((5, 5)))
+    assert not np.array_equal(compiled_tf().numpy(), compiled_tf().numpy())
+
+
+def test_seed_002_python_control_flow_is_baked_per_signature():
+    @tf.function
+    def lossy_matmul(W, x, training=True):
+        outputs = tf.matmul(W, x)
+        if training:
+            outputs = tf.nn.dropout(outputs, keep_probability=0.2)
+        return outputs
+
+    W = tf.random.normal((3, 5))
+    x = tf.random.normal((5, 1))
+    lossy_outputs = lossy_matmul(W, x, training=True)
+    exact_outputs = lossy_matmul(W, x, training=False)
+    np.testing.assert_allclose(exact_outputs.numpy(), tf.matmul(W, x).numpy(), rtol=1e-6)
+    kept = lossy_outputs.numpy() != 0
+    np.testing.assert_allclose(lossy_outputs.numpy()[kept], exact_outputs.numpy()[kept] / 0.2, rtol=1e-5)
+    ops = [op.type for op in lossy_matmul.get_concrete_function(W, x, training=True).graph.get_operations()]
+    assert "RandomUniform" in ops
+    ops = [op.type for op in lossy_matmul.get_concrete_function(W, x, training=False).graph.get_operations()]
+    assert "RandomUniform" not in ops
+
+
+def test_seed_graph_def_export():
+    W = tf.random.normal((10, 10))
+
+    @tf.defun
+    def f(x):
+        return tf.matmul(x, W)
+
+    graph = f.graph_function((tf.float32, (None, 10))).graph
+    graph_def = graph.as_graph_def()
+    data = graph_def.SerializeToString()
+    restored = tf.graph_util.import_graph_def(data)
+    ops = {node.op for node in graph_def.node}
+    assert {"Placeholder", "MatMul"} <= ops
+    assert any(op.type == "MatMul" for op in restored.get_operations())

@@ -466,3 +466,17 @@ def test_large_inputs(threads, rng):
     out = tf.nn.bias_add(tf.constant(value), tf.constant(bias), data_format="NCHW")
     np.testing.assert_allclose(out.numpy(), value + bias[:, None, None], rtol=1e-6)
     assert float(tf.nn.l2_loss(t)) == pytest.approx(np.sum(ref * ref) / 2, rel=1e-5)
+
+
+def test_dropout_scales_kept_values_and_zeroes_about_rate():
+    tf.random.set_seed(3)
+    x = tf.ones([200, 100])
+    y = tf.nn.dropout(x, rate=0.25).numpy()
+    kept = y != 0
+    np.testing.assert_allclose(y[kept], 1 / 0.75, rtol=1e-6)
+    assert abs(1 - kept.mean() - 0.25) < 0.02
+    assert tf.nn.dropout(x, rate=0.0) is x
+    with pytest.raises(ValueError):
+        tf.nn.dropout(x, rate=1.0)
+    with pytest.raises(ValueError):
+        tf.nn.dropout(x)

@@ -14,7 +14,7 @@ from ember.ops import array_ops
 from ember.ops.math_ops import (abs, cast, elu, erf, exp, log1p, maximum, reduce_mean, reduce_sum, relu,  # noqa: F401
                                 relu6, rsqrt, sigmoid, softplus, squared_difference, tanh)
 
-__all__ = ["bias_add", "elu", "gelu", "l2_loss", "l2_normalize", "leaky_relu", "log_softmax", "moments", "relu",
+__all__ = ["bias_add", "dropout", "elu", "gelu", "l2_loss", "l2_normalize", "leaky_relu", "log_softmax", "moments", "relu",
            "relu6", "selu", "sigmoid", "sigmoid_cross_entropy_with_logits", "silu", "softmax",
            "softmax_cross_entropy_with_logits", "softplus", "softsign", "sparse_softmax_cross_entropy_with_logits",
            "swish", "tanh", "weighted_cross_entropy_with_logits"]
@@ -219,3 +219,30 @@ def sparse_softmax_cross_entropy_with_logits(labels, logits, name=None):
                          f"labels.shape={labels.shape} and logits.shape={logits.shape}")
     precise = cast(logits, dtypes.float32) if logits.dtype == dtypes.float16 else logits
     return cast(_SparseSoftmaxXent(precise, labels)[0], logits.dtype)
+
+
+def dropout(x, rate=None, noise_shape=None, seed=None, name=None, keep_prob=None, keep_probability=None):
+    """Zeroes each element with probability ``rate`` and scales the rest by 1 / (1 - rate).
+
+    TF 1.x spelled the probability to keep as ``keep_prob`` (the seeds write ``keep_probability``); either
+    may be given instead of ``rate``."""
+    from ember.ops import array_ops, random_ops
+
+    keep = keep_prob if keep_prob is not None else keep_probability
+    if rate is None:
+        if keep is None:
+            raise ValueError("dropout needs `rate` (or the TF 1.x `keep_prob`)")
+        rate = 1.0 - float(keep)
+    rate = float(rate)
+    if not 0.0 <= rate < 1.0:
+        raise ValueError(f"rate must be a scalar tensor or a float in the range [0, 1), got {rate}")
+    x = x if isinstance(x, Tensor) else convert_to_tensor(x)
+    if rate == 0.0:
+        return x
+    if noise_shape is None and not x.shape.is_fully_defined():
+        raise ValueError(f"dropout: the shape of x must be fully known (random ops take static shapes), got "
+                         f"{x.shape}; pass noise_shape")
+    shape = array_ops._ints(noise_shape, "noise_shape") if noise_shape is not None else x.shape.as_list()
+    keep_mask = random_ops.uniform(shape, dtype=x.dtype, seed=seed) >= rate
+    scale = convert_to_tensor(1.0 / (1.0 - rate), dtype=x.dtype)
+    return array_ops.where(keep_mask, x * scale, array_ops.zeros_like(x))
