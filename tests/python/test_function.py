@@ -484,3 +484,20 @@ def test_seed_graph_def_export():
     ops = {node.op for node in graph_def.node}
     assert {"Placeholder", "MatMul"} <= ops
     assert any(op.type == "MatMul" for op in restored.get_operations())
+
+
+def test_shapes_of_statically_shaped_tensors_fold_while_tracing():
+    @tf.function
+    def flatten(x):
+        return tf.reshape(x, [tf.shape(x)[0], -1]) + tf.zeros_like(x)[0, 0, 0]
+
+    assert flatten(tf.ones([2, 3, 4])).shape == (2, 12)
+    ops = [op.type for op in flatten.get_concrete_function(tf.ones([2, 3, 4])).graph.get_operations()]
+    assert "Shape" not in ops and "Reshape" in ops
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    def dynamic(x):
+        return tf.reshape(x, [tf.shape(x)[0], -1])
+
+    with pytest.raises(TypeError, match="Reshape: shape must be known while ember.function traces"):
+        dynamic(tf.ones([2, 3]))  # a dynamic shape cannot be an attribute (see docs/architecture.md)

@@ -476,6 +476,8 @@ def test_dropout_scales_kept_values_and_zeroes_about_rate():
     np.testing.assert_allclose(y[kept], 1 / 0.75, rtol=1e-6)
     assert abs(1 - kept.mean() - 0.25) < 0.02
     assert tf.nn.dropout(x, rate=0.0) is x
+    rows = tf.nn.dropout(x, rate=0.5, noise_shape=[200, 1]).numpy()  # whole rows kept or dropped
+    assert all(len(set(row.tolist())) == 1 for row in rows)
     with pytest.raises(ValueError):
         tf.nn.dropout(x, rate=1.0)
     with pytest.raises(ValueError):

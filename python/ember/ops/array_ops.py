@@ -65,10 +65,14 @@ def _int_array(value, op, arg, float_error):
         if not value.is_fully_defined():
             raise ValueError(f"{op}: cannot convert a partially known TensorShape {value} to {arg}")
         return np.array(value.as_list(), dtype=np.int64)
+    if isinstance(value, Tensor) and value._is_symbolic:
+        raise TypeError(_symbolic_message(op, arg))
     if isinstance(value, Tensor):
         if value.dtype not in _INDEX_DTYPES:
             raise _invalid(op, f"{arg} must be an int32 or int64 tensor, got dtype {value.dtype.name}")
         return np.asarray(value.numpy(), dtype=np.int64)
+    if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) and v._is_symbolic for v in value):
+        raise TypeError(_symbolic_message(op, arg))
     try:
         array = np.asarray(value)
     except (TypeError, ValueError):
@@ -79,6 +83,12 @@ def _int_array(value, op, arg, float_error):
         message = f"{arg} must be integers, got {value!r}"
         raise (TypeError(f"{op}: {message}") if float_error is TypeError else _invalid(op, message))
     raise ValueError(f"{op}: {arg} must be integers, got {value!r}")
+
+
+def _symbolic_message(op, arg):
+    return (f"{op}: {arg} must be known while ember.function traces, but it depends on a dimension that is "
+            "unknown in the input signature (shape-like arguments are attributes of ember's ops; give the "
+            "dimension in the TensorSpec, or use -1)")
 
 
 def _int_list(value, op, arg, float_error=_INVALID):

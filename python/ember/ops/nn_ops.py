@@ -242,7 +242,7 @@ def dropout(x, rate=None, noise_shape=None, seed=None, name=None, keep_prob=None
     if noise_shape is None and not x.shape.is_fully_defined():
         raise ValueError(f"dropout: the shape of x must be fully known (random ops take static shapes), got "
                          f"{x.shape}; pass noise_shape")
-    shape = array_ops._ints(noise_shape, "noise_shape") if noise_shape is not None else x.shape.as_list()
+    shape = array_ops._int_list(noise_shape, "dropout", "noise_shape") if noise_shape is not None else x.shape.as_list()
     keep_mask = random_ops.uniform(shape, dtype=x.dtype, seed=seed) >= rate
     scale = convert_to_tensor(1.0 / (1.0 - rate), dtype=x.dtype)
     return array_ops.where(keep_mask, x * scale, array_ops.zeros_like(x))

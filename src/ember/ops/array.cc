@@ -610,7 +610,7 @@ void register_array_ops(OpRegistry& r) {
       .output("output")
       .type_var(kAllTypes)
       .attr("out_type", AttrType::kDType, DType::kInt32)
-      .flags(kNotDifferentiable)
+      .flags(kNotDifferentiable | kReadsOnlyShape)
       .shape(&shape_shape)
       .kernel(kAllTypes, &shape_kernel)
       .done(r);
@@ -620,7 +620,7 @@ void register_array_ops(OpRegistry& r) {
       .output("output")
       .type_var(kAllTypes)
       .attr("out_type", AttrType::kDType, DType::kInt32)
-      .flags(kNotDifferentiable)
+      .flags(kNotDifferentiable | kReadsOnlyShape)
       .shape(&size_shape)
       .kernel(kAllTypes, &size_kernel)
       .done(r);
@@ -629,7 +629,7 @@ void register_array_ops(OpRegistry& r) {
       .input("input")
       .output("output")
       .type_var(kAllTypes)
-      .flags(kNotDifferentiable)
+      .flags(kNotDifferentiable | kReadsOnlyShape)
       .shape(&rank_shape)
       .kernel(kAllTypes, &rank_kernel)
       .done(r);

@@ -354,7 +354,7 @@ void register_array_create_ops(OpRegistry& r) {
       .input("x")
       .output("y")
       .type_var(kAllTypes)
-      .flags(kNotDifferentiable)
+      .flags(kNotDifferentiable | kReadsOnlyShape)
       .shape(&same_as_input_shape)
       .kernel(kAllTypes, &zeros_like_kernel)
       .done(r);
@@ -363,7 +363,7 @@ void register_array_create_ops(OpRegistry& r) {
       .input("x")
       .output("y")
       .type_var(kAllTypes)
-      .flags(kNotDifferentiable)
+      .flags(kNotDifferentiable | kReadsOnlyShape)
       .shape(&same_as_input_shape)
       .kernel(kAllTypes, &ones_like_kernel)
       .done(r);

@@ -142,7 +142,8 @@ Status execute_op(const OpDef& op, std::span<TensorImpl* const> inputs, std::spa
 Status run_kernel(const OpDef& op, std::span<TensorImpl* const> inputs, std::span<const AttrValue> attrs,
                   OutputList& outputs) {
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i]->is_symbolic())
+    // Shape, Size, Rank, ZerosLike... need only the spec, which a symbolic tensor with a known shape has.
+    if (inputs[i]->is_symbolic() && !(op.has_flag(kReadsOnlyShape) && inputs[i]->shape().fully_defined()))
       return make_error(Code::kFailedPrecondition, op.name, ": input #", i,
                         " is a symbolic tensor of an ember.function graph, used outside the function that "
                         "created it; return it from the function instead");

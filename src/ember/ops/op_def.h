@@ -47,13 +47,14 @@ struct TensorSpec {
 };
 
 enum OpFlags : uint32_t {
-  kStateful = 1u << 0,           // has side effects or randomness: never folded, deduplicated or pruned
-  kCommutative = 1u << 1,        // inputs may be swapped (CSE canonicalises)
-  kElementwise = 1u << 2,        // output element i depends only on input elements i (fusion)
-  kNotDifferentiable = 1u << 3,  // autodiff stops here (integer outputs, comparisons, ...)
-  kKernelAllocates = 1u << 4,    // the kernel creates its outputs (views, data-dependent shapes)
-  kVariadicInput = 1u << 5,      // the last declared input repeats (AddN, ConcatV2, Pack)
-  kVariadicMayBeEmpty = 1u << 6, // ... and may repeat zero times (PartitionedCall with no arguments)
+  kStateful = 1u << 0,            // has side effects or randomness: never folded, deduplicated or pruned
+  kCommutative = 1u << 1,         // inputs may be swapped (CSE canonicalises)
+  kElementwise = 1u << 2,         // output element i depends only on input elements i (fusion)
+  kNotDifferentiable = 1u << 3,   // autodiff stops here (integer outputs, comparisons, ...)
+  kKernelAllocates = 1u << 4,     // the kernel creates its outputs (views, data-dependent shapes)
+  kVariadicInput = 1u << 5,       // the last declared input repeats (AddN, ConcatV2, Pack)
+  kVariadicMayBeEmpty = 1u << 6,  // ... and may repeat zero times (PartitionedCall with no arguments)
+  kReadsOnlyShape = 1u << 7,      // the kernel reads its inputs' dtype and shape, never their values
 };
 
 struct OpDef;

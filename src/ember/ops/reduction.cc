@@ -149,7 +149,8 @@ void register_reduction_ops(OpRegistry& r) {
   constexpr DTypeSet kArgTypes = kNumericTypes | kBoolType;
   OpBuilder("ArgMax")
       .doc(
-          "Index of the first largest value along an axis (NaN is skipped, as in TF). argmax([1, 3, 3], 0) == 1")
+          "Index of the first largest value along an axis (NaN is skipped, as in TF). argmax([1, 3, 3], 0) "
+          "== 1")
       .input("input")
       .output("output")
       .type_var(kArgTypes)
@@ -161,7 +162,8 @@ void register_reduction_ops(OpRegistry& r) {
       .done(r);
   OpBuilder("ArgMin")
       .doc(
-          "Index of the first smallest value along an axis (NaN is skipped, as in TF). argmin([3, 1, 1], 0) == "
+          "Index of the first smallest value along an axis (NaN is skipped, as in TF). argmin([3, 1, 1], 0) "
+          "== "
           "1")
       .input("input")
       .output("output")

@@ -122,7 +122,14 @@ StatusOr<ValueRef> TraceContext::value_of(TensorImpl* t) {
 Status TraceContext::intercept(const OpDef& op, std::span<TensorImpl* const> inputs,
                                std::span<const AttrValue> attrs, OutputList& outputs) {
   bool all_concrete = true;
-  for (TensorImpl* t : inputs) all_concrete &= !t->is_symbolic();
+  bool shapes_known = true;
+  for (TensorImpl* t : inputs) {
+    all_concrete &= !t->is_symbolic();
+    shapes_known &= t->shape().fully_defined();
+  }
+  // tf.shape(x) of a statically shaped x is a constant while tracing, so tf.reshape(x, [tf.shape(x)[0],
+  // -1]) and friends fold instead of needing dynamic shapes.
+  if (op.has_flag(kReadsOnlyShape) && shapes_known) all_concrete = true;
   if (all_concrete && !op.has_flag(kStateful)) {
     // Constant folding: run now; the results are constants local to this trace.
     EMBER_RETURN_IF_ERROR(run_kernel(op, inputs, attrs, outputs));
