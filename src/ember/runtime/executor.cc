@@ -1,5 +1,6 @@
 #include "ember/runtime/executor.h"
 
+#include <mutex>
 #include <unordered_map>
 
 #include "ember/ops/graph_ops.h"
@@ -41,12 +42,29 @@ Status infer_call(const std::string& name, std::span<const TensorSpec> inputs,
   return Status::OK();
 }
 
+// Plans of called functions, so a PartitionedCall does not recompute its callee's node order each run.
+// Keyed by the callee; an entry whose function is gone is replaced.
+std::shared_ptr<const CompiledFunction> compiled_callee(std::shared_ptr<const FunctionGraph> fn) {
+  struct Entry {
+    std::weak_ptr<const FunctionGraph> fn;
+    std::shared_ptr<const CompiledFunction> compiled;
+  };
+  static std::mutex mu;
+  static std::unordered_map<const FunctionGraph*, Entry> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(fn.get());
+  if (it != cache.end() && it->second.fn.lock() == fn) return it->second.compiled;
+  if (cache.size() >= 1024) std::erase_if(cache, [](const auto& e) { return e.second.fn.expired(); });
+  auto compiled = std::make_shared<const CompiledFunction>(fn);
+  cache[fn.get()] = Entry{fn, compiled};
+  return compiled;
+}
+
 Status run_call(const std::string& name, std::span<TensorImpl* const> inputs, std::span<TensorRef> outputs) {
   auto fn = FunctionLibrary::global().find(name);
   if (fn == nullptr) return make_error(Code::kNotFound, "PartitionedCall: no function named '", name, "'");
-  CompiledFunction compiled(fn);  // TODO(executor issue): cache the plan with the library entry
   OutputList results;
-  EMBER_RETURN_IF_ERROR(compiled.run(inputs, results));
+  EMBER_RETURN_IF_ERROR(compiled_callee(std::move(fn))->run(inputs, results));
   for (size_t i = 0; i < outputs.size() && i < results.size(); ++i) outputs[i] = std::move(results[i]);
   return Status::OK();
 }
