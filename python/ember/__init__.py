@@ -25,6 +25,7 @@ from ember.device_scope import device
 from ember.framework.tensor_spec import TensorSpec
 from ember.function_graph import NewGraphFunction
 from ember.polymorphic_function import defun, function
+from ember.variables import Variable
 from ember import graph_util
 
 __version__ = "0.1.0"

@@ -16,4 +16,5 @@
 #include "ember/api/nn.h"
 #include "ember/api/random.h"
 #include "ember/api/reduction.h"
+#include "ember/api/variable.h"
 #include "ember/api/tensor.h"

@@ -21,6 +21,7 @@ namespace ember::python {
 PyObject* make_op_caller(const OpDef* op);
 void bind_functions(nb::module_& m);
 void bind_call_memo(nb::module_& m);
+void bind_variables(nb::module_& m);
 void bind_graph_def(nb::module_& m);
 }  // namespace ember::python
 
@@ -113,6 +114,7 @@ NB_MODULE(_C, m) {
   if (!init_tensor_type(m.ptr()) || !init_op_caller(m.ptr())) throw nb::python_error();
   bind_functions(m);
   bind_call_memo(m);
+  bind_variables(m);
   bind_graph_def(m);
   m.def("op", &op_caller, "The fast callable for a registered op.");
   m.def("op_info", &op_info);

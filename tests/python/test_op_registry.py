@@ -83,6 +83,11 @@ def examples():
     square = tf.function(lambda x: x * x).get_concrete_function(tf.TensorSpec([2], tf.float32))
     table["PartitionedCall"] = ([[tf.constant([1.0, 2.0])]], [square.name])
     table["_keepalive"] = square
+    variable = tf.Variable([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    table["_variable"] = variable
+    table["ReadVariableOp"] = ([], [variable._id, tf.float32, [2, 3]])
+    for name in ["AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"]:
+        table[name] = ([f32()], [variable._id])
     table["StatelessRandomUniformInt"] = ([tf.constant([1, 2])], [[4], 0, 10, tf.int64])
     return table
 
@@ -125,6 +130,7 @@ def test_example_runs(name):
     inputs, attrs = EXAMPLES[name]
     out = _C.op(name)(*inputs, *attrs)
     outs = out if isinstance(out, tuple) else (out,)
+    assert outs or INFO[name]["stateful"], f"{name} returned nothing"
     for o in outs:
         assert isinstance(o, tf.Tensor)
         np.asarray(o)  # readable

@@ -11,6 +11,7 @@ void register_array_ops(OpRegistry& r);      // shape and indexing ops
 void register_nn_ops(OpRegistry& r);         // softmax, losses, bias_add, ...
 void register_random_ops(OpRegistry& r);     // stateful and stateless random
 void register_graph_ops(OpRegistry& r);      // Placeholder, Const, PartitionedCall
+void register_state_ops(OpRegistry& r);      // ReadVariableOp, AssignVariableOp, AssignAdd/SubVariableOp
 
 inline void register_all_ops(OpRegistry& r) {
   register_math_ops(r);
@@ -20,6 +21,7 @@ inline void register_all_ops(OpRegistry& r) {
   register_nn_ops(r);
   register_random_ops(r);
   register_graph_ops(r);
+  register_state_ops(r);
 }
 
 }  // namespace ember

@@ -55,6 +55,8 @@ enum OpFlags : uint32_t {
   kVariadicInput = 1u << 5,       // the last declared input repeats (AddN, ConcatV2, Pack)
   kVariadicMayBeEmpty = 1u << 6,  // ... and may repeat zero times (PartitionedCall with no arguments)
   kReadsOnlyShape = 1u << 7,      // the kernel reads its inputs' dtype and shape, never their values
+  kReadsResource = 1u << 8,       // reads the variable named by attribute 0 ("resource")
+  kWritesResource = 1u << 9,      // writes the variable named by attribute 0 ("resource")
 };
 
 struct OpDef;

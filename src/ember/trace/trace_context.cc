@@ -160,7 +160,20 @@ Status TraceContext::intercept(const OpDef& op, std::span<TensorImpl* const> inp
   for (const AttrValue& a : attrs) attr_list.push_back(a);
   int32_t node = fn_->graph.add_node(op, {values.data(), values.size()}, std::move(attr_list),
                                      std::move(out_specs), std::move(location));
-  if (op.has_flag(kStateful)) {
+  if (op.has_flag(kReadsResource) || op.has_flag(kWritesResource)) {
+    // Automatic control dependencies (architecture.md §5): a write waits for the last write and every
+    // read since; a read waits for the last write. Ops on different variables stay unordered.
+    ResourceOrder& order = resource_order_[std::get<int64_t>(attrs[0])];
+    if (order.last_write >= 0) fn_->graph.add_control_input(node, order.last_write);
+    if (op.has_flag(kWritesResource)) {
+      for (int32_t read : order.reads_since_write) fn_->graph.add_control_input(node, read);
+      order.reads_since_write.clear();
+      order.last_write = node;
+    } else {
+      order.reads_since_write.push_back(node);
+    }
+    fn_->control_outputs.push_back(node);
+  } else if (op.has_flag(kStateful)) {
     // Stateful ops without a resource keep program order among themselves and always run.
     if (last_stateful_node_ >= 0) fn_->graph.add_control_input(node, last_stateful_node_);
     last_stateful_node_ = node;

@@ -65,6 +65,11 @@ class TraceContext : public OpInterceptor {
   std::unordered_map<const TensorImpl*, int32_t> capture_nodes_;
   std::vector<int32_t> user_args_, lifted_args_, captured_args_;
   int32_t last_stateful_node_ = -1;
+  struct ResourceOrder {
+    int32_t last_write = -1;
+    std::vector<int32_t> reads_since_write;
+  };
+  std::unordered_map<int64_t, ResourceOrder> resource_order_;  // by variable resource id
 };
 
 /// RAII: enter a trace for a scope.

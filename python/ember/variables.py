@@ -1,0 +1,161 @@
+"""``ember.Variable``: mutable state whose lifetime is its Python object's.
+
+The value lives in a C++ resource (core/resource.h) that this object alone keeps alive; reads and writes
+are ops (ReadVariableOp, AssignVariableOp, ...) that name the variable by id, so inside ember.function
+they become graph nodes ordered by automatic control dependencies, and a function whose variable has been
+freed fails with an error naming it. A Variable works wherever a tensor does.
+"""
+
+import numpy as np
+
+from ember import _C, dtypes
+from ember.framework.tensor import Tensor, _TensorRef, convert_to_tensor
+from ember.framework.tensor_shape import TensorShape
+
+_Read = _C.op("ReadVariableOp")
+_Assign = _C.op("AssignVariableOp")
+_AssignAdd = _C.op("AssignAddVariableOp")
+_AssignSub = _C.op("AssignSubVariableOp")
+
+
+class Variable:
+    """``ember.Variable(initial_value, trainable=True, name=None, dtype=None, shape=None)``."""
+
+    _ember_variable = True
+    __array_priority__ = 100
+
+    def __init__(self, initial_value=None, trainable=True, name=None, dtype=None, shape=None, **unused):
+        if initial_value is None:
+            raise ValueError("initial_value must be specified.")
+        if callable(initial_value):
+            initial_value = initial_value()
+        value = convert_to_tensor(initial_value, dtype=dtype)
+        if value._is_symbolic:
+            raise ValueError("ember.Variable's initial value is a symbolic tensor: create variables outside "
+                             "ember.function (or on its first call only), from concrete values")
+        if shape is not None and not TensorShape(shape).is_compatible_with(value.shape):
+            raise ValueError(f"The initial value's shape ({value.shape}) is not compatible with the explicitly "
+                             f"supplied `shape` argument ({TensorShape(shape)}).")
+        self._handle = _C.create_variable(value, name or "Variable")
+        self._id = self._handle.id
+        self._dtype = value.dtype
+        self._shape = value.shape
+        self._shape_list = value.shape.as_list()
+        self._name = (name or "Variable") + ":0"
+        self._trainable = bool(trainable)
+
+    # ---- properties
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def shape(self):
+        return self._shape
+
+    def get_shape(self):
+        return self._shape
+
+    @property
+    def trainable(self):
+        return self._trainable
+
+    @property
+    def ndim(self):
+        return len(self._shape_list)
+
+    @property
+    def device(self):
+        return "/job:localhost/replica:0/task:0/device:CPU:0"
+
+    # ---- reading and writing
+    def read_value(self):
+        """The current value as a tensor (a ReadVariableOp node inside ember.function)."""
+        return _Read(self._id, self._dtype, self._shape_list)
+
+    def value(self):
+        return self.read_value()
+
+    def _as_tensor(self, dtype=None):
+        t = self.read_value()
+        if dtype is not None and dtypes.as_dtype(dtype) != self._dtype:
+            raise ValueError(f"Incompatible type conversion requested to type {dtypes.as_dtype(dtype).name} for "
+                             f"variable of type {self._dtype.name} ({self._name})")
+        return t
+
+    def _value_for(self, value):
+        return value if isinstance(value, Tensor) and value.dtype == self._dtype else convert_to_tensor(
+            value, dtype=self._dtype)
+
+    def assign(self, value, use_locking=None, name=None, read_value=True):
+        """Sets the value; returns the variable (usable in expressions)."""
+        _Assign(self._value_for(value), self._id)
+        return self
+
+    def assign_add(self, delta, use_locking=None, name=None, read_value=True):
+        _AssignAdd(self._value_for(delta), self._id)
+        return self
+
+    def assign_sub(self, delta, use_locking=None, name=None, read_value=True):
+        _AssignSub(self._value_for(delta), self._id)
+        return self
+
+    def numpy(self):
+        return self.read_value().numpy()
+
+    def ref(self):
+        return _TensorRef(self)
+
+    def __array__(self, dtype=None, copy=None):
+        return self.read_value().__array__(dtype=dtype, copy=copy)
+
+    # ---- Python protocols
+    def __repr__(self):
+        value = self.read_value()
+        if value._is_symbolic:
+            return f"<ember.Variable '{self._name}' shape={self._shape} dtype={self._dtype.name}>"
+        return (f"<ember.Variable '{self._name}' shape={self._shape} dtype={self._dtype.name}, "
+                f"numpy={np.array_repr(value.numpy()) if value.ndim else repr(value.numpy().item())}>")
+
+    def __hash__(self):
+        raise TypeError("Variable is unhashable. Instead, use variable.ref() as the key.")
+
+    def __bool__(self):
+        return bool(self.read_value())
+
+    def __int__(self):
+        return int(self.read_value())
+
+    def __float__(self):
+        return float(self.read_value())
+
+    def __index__(self):
+        return self.read_value().__index__()
+
+    def __len__(self):
+        return len(self.read_value())
+
+    def __iter__(self):
+        return iter(self.read_value())
+
+    def __getitem__(self, key):
+        return self.read_value()[key]
+
+
+def _delegate(name):
+    def method(self, *args):
+        return getattr(self.read_value(), name)(*args)
+
+    method.__name__ = name
+    return method
+
+
+for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
+              "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__",
+              "__matmul__", "__rmatmul__", "__neg__", "__pos__", "__abs__", "__lt__", "__le__", "__gt__",
+              "__ge__", "__eq__", "__ne__", "__and__", "__rand__", "__or__", "__ror__", "__invert__"):
+    setattr(Variable, _name, _delegate(_name))

@@ -1,0 +1,66 @@
+// Variables as resources: a VariableResource holds a variable's current value; its owner (a Python
+// ember.Variable or a C++ ember::Variable) holds the only strong reference, so the variable lives exactly
+// as long as its object. Graphs and ops refer to it by id through the ResourceManager, which holds it
+// weakly: an op on a deleted variable fails with an error that names it.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "ember/core/tensor_impl.h"
+
+namespace ember {
+
+class VariableResource {
+ public:
+  VariableResource(int64_t id, std::string name, TensorRef value)
+      : id_(id),
+        name_(std::move(name)),
+        dtype_(value->dtype()),
+        shape_(value->shape()),
+        value_(std::move(value)) {}
+
+  int64_t id() const { return id_; }
+  const std::string& name() const { return name_; }
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+
+  /// The current value (tensors are immutable, so a reader keeps the value it read).
+  TensorRef read() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return value_;
+  }
+  /// Replaces the value; the caller has checked dtype and shape.
+  void write(TensorRef value) {
+    std::lock_guard<std::mutex> lock(mu_);
+    value_ = std::move(value);
+  }
+
+ private:
+  int64_t id_;
+  std::string name_;
+  DType dtype_;
+  Shape shape_;
+  mutable std::mutex mu_;
+  TensorRef value_;
+};
+
+class ResourceManager {
+ public:
+  static ResourceManager& global();
+
+  /// Creates a variable holding `value`; the returned pointer is its only strong reference.
+  std::shared_ptr<VariableResource> create_variable(std::string name, TensorRef value);
+  /// The variable with this id, or a FailedPrecondition error naming it if it has been deleted.
+  StatusOr<std::shared_ptr<VariableResource>> find(int64_t id, const char* op_name) const;
+
+ private:
+  mutable std::mutex mu_;
+  int64_t next_id_ = 1;
+  std::unordered_map<int64_t, std::weak_ptr<VariableResource>> variables_;
+  std::unordered_map<int64_t, std::string> names_;  // kept after deletion, for the error message
+};
+
+}  // namespace ember

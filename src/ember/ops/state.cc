@@ -1,0 +1,106 @@
+// Variable reads and writes. The variable is named by attribute 0, its resource id (core/resource.h);
+// the tracer orders ops on one variable by program order from the kReadsResource/kWritesResource flags.
+#include "ember/core/resource.h"
+#include "ember/kernels/elementwise.h"
+#include "ember/ops/families.h"
+#include "ember/ops/registry.h"
+
+namespace ember {
+namespace {
+
+// ReadVariableOp attrs: resource, dtype, shape (the variable's, so shape inference needs no lookup).
+Status read_shape(InferContext& ctx) {
+  auto shape = Shape::from_dims(ctx.attr_ints(2), /*allow_unknown=*/true);
+  if (!shape.ok()) return shape.status().with_prefix("ReadVariableOp: shape: ");
+  ctx.outputs.push_back(TensorSpec{ctx.attr_dtype(1), *shape});
+  return Status::OK();
+}
+
+Status read_kernel(KernelContext& ctx) {
+  auto variable = ResourceManager::global().find(ctx.attr_int(0), "ReadVariableOp");
+  if (!variable.ok()) return variable.status();
+  ctx.outputs[0] = variable.value()->read();  // no copy: the value is immutable
+  return Status::OK();
+}
+
+Status assign_shape(InferContext& ctx) {
+  const TensorSpec& value = ctx.inputs[0];
+  auto variable = ResourceManager::global().find(ctx.attr_int(0), ctx.op->name.c_str());
+  if (!variable.ok()) return variable.status();
+  const VariableResource& v = *variable.value();
+  if (value.dtype != v.dtype())
+    return invalid_argument(ctx.op->name, ": variable '", v.name(), "' has dtype ", dtype_name(v.dtype()),
+                            " but the value has dtype ", dtype_name(value.dtype));
+  bool compatible = value.shape.rank_known() ? value.shape.rank() == v.shape().rank() : true;
+  for (int i = 0; compatible && value.shape.rank_known() && i < value.shape.rank(); ++i)
+    compatible = value.shape.dim(i) < 0 || value.shape.dim(i) == v.shape().dim(i);
+  if (!compatible)
+    return invalid_argument(ctx.op->name, ": trying to assign a value of shape ", value.shape.to_string(),
+                            " to variable '", v.name(), "' of shape ", v.shape().to_string());
+  return Status::OK();  // no outputs
+}
+
+template <int kMode>  // 0: assign, 1: add, 2: subtract
+Status assign_kernel(KernelContext& ctx) {
+  auto variable = ResourceManager::global().find(ctx.attr_int(0), ctx.op->name.c_str());
+  if (!variable.ok()) return variable.status();
+  VariableResource& v = *variable.value();
+  if (ctx.input(0).shape() != v.shape())
+    return invalid_argument(ctx.op->name, ": trying to assign a value of shape ",
+                            ctx.input(0).shape().to_string(), " to variable '", v.name(), "' of shape ",
+                            v.shape().to_string());
+  if constexpr (kMode == 0) {
+    v.write(TensorRef(ctx.inputs[0]));
+  } else {
+    TensorRef current = v.read();
+    auto updated = TensorImpl::allocate(v.dtype(), v.shape(), current->device());
+    if (!updated.ok()) return updated.status();
+    auto op = kMode == 1 ? kernels::BinaryOp::kAdd : kernels::BinaryOp::kSub;
+    EMBER_RETURN_IF_ERROR(kernels::run_binary(op, *current, ctx.input(0), *updated.value()));
+    v.write(std::move(updated).value());
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+void register_state_ops(OpRegistry& r) {
+  OpBuilder("ReadVariableOp")
+      .doc("The current value of a variable (no copy). ReadVariableOp(resource=v.id) == v.numpy()")
+      .output("value")
+      .type_var(kAllTypes)
+      .attr("resource", AttrType::kInt)
+      .attr("dtype", AttrType::kDType)
+      .attr("shape", AttrType::kInts)
+      .dispatch_on_output()
+      .flags(kStateful | kReadsResource | kKernelAllocates)
+      .shape(&read_shape)
+      .kernel(kAllTypes, &read_kernel)
+      .done(r);
+  struct Assign {
+    const char* name;
+    DTypeSet types;
+    KernelFn kernel;
+    const char* doc;
+  };
+  const Assign assigns[] = {
+      {"AssignVariableOp", kAllTypes, &assign_kernel<0>, "Sets a variable's value. v.assign([1., 2.])"},
+      {"AssignAddVariableOp", kNumericTypes, &assign_kernel<1>,
+       "Adds to a variable's value. v.assign_add(1.)"},
+      {"AssignSubVariableOp", kNumericTypes, &assign_kernel<2>,
+       "Subtracts from a variable's value. v.assign_sub(1.)"},
+  };
+  for (const Assign& a : assigns) {
+    OpBuilder(a.name)
+        .doc(a.doc)
+        .input("value")
+        .type_var(a.types)
+        .attr("resource", AttrType::kInt)
+        .flags(kStateful | kWritesResource | kNotDifferentiable)
+        .shape(&assign_shape)
+        .kernel(a.types, a.kernel)
+        .done(r);
+  }
+}
+
+}  // namespace ember

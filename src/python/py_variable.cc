@@ -1,0 +1,33 @@
+// ember._C.VariableHandle: the Python ember.Variable's strong reference to its VariableResource.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "ember/core/resource.h"
+#include "python/py_tensor.h"
+
+namespace nb = nanobind;
+
+namespace ember::python {
+
+struct VariableHandle {
+  std::shared_ptr<VariableResource> resource;
+};
+
+void bind_variables(nb::module_& m) {
+  nb::class_<VariableHandle>(m, "VariableHandle")
+      .def_prop_ro("id", [](const VariableHandle& h) { return h.resource->id(); })
+      .def_prop_ro("name", [](const VariableHandle& h) { return h.resource->name(); })
+      .def_prop_ro("dtype", [](const VariableHandle& h) { return static_cast<int>(h.resource->dtype()); })
+      .def_prop_ro("shape", [](const VariableHandle& h) { return h.resource->shape().dim_vector(); });
+  m.def("create_variable", [](nb::handle value, const std::string& name) {
+    if (!is_tensor(value.ptr())) throw nb::type_error("create_variable: expected an ember.Tensor");
+    TensorImpl* t = impl_of(value.ptr());
+    if (t->is_symbolic())
+      throw nb::type_error(
+          "create_variable: the initial value must be a concrete tensor, not a symbolic one");
+    return VariableHandle{ResourceManager::global().create_variable(name, TensorRef(t))};
+  });
+}
+
+}  // namespace ember::python

@@ -1,0 +1,45 @@
+#include "ember/api/variable.h"
+
+#include <gtest/gtest.h>
+
+#include "ember/ember.h"
+
+namespace ember {
+namespace {
+
+TEST(CppVariable, ReadAssignAndUseInExpressions) {
+  Variable v(Tensor({1.f, 2.f}), "v");
+  EXPECT_EQ(v.read().to_vector<float>(), (std::vector<float>{1, 2}));
+  v.assign(Tensor({3.f, 4.f})).assign_add(Tensor({1.f, 1.f}));
+  EXPECT_EQ((Tensor(v) * 2.0f).to_vector<float>(), (std::vector<float>{8, 10}));
+  EXPECT_THROW(v.assign(Tensor({1.f, 2.f, 3.f})), StatusError);  // wrong shape
+}
+
+TEST(CppVariable, StagedFunctionsReadAndWriteInProgramOrder) {
+  Variable a(Tensor(1.0f), "a"), b(Tensor(2.0f), "b");
+  auto f = function([&](const Tensor& x, const Tensor& y) {
+    a.assign(y * b.read());
+    b.assign_add(x * a.read());
+    return a.read() + b.read();
+  });
+  EXPECT_EQ(f(Tensor(2.0f), Tensor(3.0f)).item<float>(), 20.0f);
+  EXPECT_EQ(a.read().item<float>(), 6.0f);
+  EXPECT_EQ(b.read().item<float>(), 14.0f);
+  EXPECT_EQ(f(Tensor(2.0f), Tensor(3.0f)).item<float>(), 140.0f);  // a = 3 * 14, b = 14 + 2 * 42
+}
+
+TEST(CppVariable, DeletedVariableIsAClearError) {
+  auto v = std::make_unique<Variable>(Tensor(1.0f), "short_lived");
+  auto f = function([&](const Tensor& x) { return x + v->read(); });
+  EXPECT_EQ(f(Tensor(1.0f)).item<float>(), 2.0f);
+  v.reset();
+  try {
+    f(Tensor(1.0f));
+    FAIL() << "expected an error";
+  } catch (const StatusError& e) {
+    EXPECT_NE(std::string(e.what()).find("'short_lived' has been deleted"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ember

@@ -1,0 +1,148 @@
+"""ember.Variable: eager use, use inside ember.function with automatic control dependencies, lifetime."""
+import gc
+
+import numpy as np
+import pytest
+
+import ember as tf
+from ember import errors
+
+
+def test_eager_variable_api():
+    v = tf.Variable([1.0, 2.0], name="w")
+    assert v.name == "w:0" and v.dtype == tf.float32 and v.shape == (2,) and v.trainable
+    assert v.numpy().tolist() == [1.0, 2.0]
+    assert v.assign([3.0, 4.0]) is v
+    assert (v * 2).numpy().tolist() == [6.0, 8.0]
+    assert (tf.constant([1.0, 1.0]) + v).numpy().tolist() == [4.0, 5.0]
+    assert (v.assign_add([1.0, 1.0]) + 0).numpy().tolist() == [4.0, 5.0]
+    v.assign_sub([4.0, 4.0])
+    assert v.read_value().numpy().tolist() == [0.0, 1.0]
+    assert tf.reduce_sum(v).numpy() == 1.0
+    assert np.asarray(v).tolist() == [0.0, 1.0]
+    s = tf.Variable(3)
+    assert int(s) == 3 and float(tf.Variable(2.5)) == 2.5
+    assert repr(tf.Variable(1.0, name="x")) == "<ember.Variable 'x:0' shape=() dtype=float32, numpy=1.0>"
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(v)
+
+
+def test_reads_keep_their_value():
+    v = tf.Variable(1.0)
+    before = v.read_value()
+    v.assign(2.0)
+    assert float(before) == 1.0 and float(v) == 2.0
+
+
+def test_bad_assignments():
+    v = tf.Variable([1.0, 2.0], name="w")
+    with pytest.raises(errors.InvalidArgumentError, match="shape"):
+        v.assign([1.0, 2.0, 3.0])
+    with pytest.raises(TypeError):
+        tf.Variable([1, 2]).assign([1.5, 2.5])  # floats do not silently become int32
+    with pytest.raises(ValueError):
+        tf.Variable(None)
+
+
+def test_seed_assign_then_read_in_function():
+    v = tf.Variable(1.0)
+
+    @tf.function
+    def f():
+        v.assign(2.0)
+        return v.read_value()
+
+    assert float(f()) == 2.0
+
+
+def test_seed_program_order_across_variables():
+    a = tf.Variable(1.0)
+    b = tf.Variable(2.0)
+
+    @tf.function
+    def f(x, y):
+        a.assign(y * b)
+        b.assign_add(x * a)
+        return a + b
+
+    assert float(f(tf.constant(2.0), tf.constant(3.0))) == 20.0
+    assert float(a) == 6.0 and float(b) == 14.0
+
+
+def test_control_edges_follow_each_variable_and_only_it():
+    a = tf.Variable(1.0)
+    b = tf.Variable(2.0)
+
+    @tf.function
+    def f():
+        a.assign(5.0)
+        b.assign(6.0)  # a different variable: no edge to a's ops
+        return a.read_value() + b.read_value()
+
+    ops = {op.name: op for op in f.get_concrete_function().graph.get_operations()}
+    assign_a, assign_b = ops["AssignVariableOp"], ops["AssignVariableOp_1"]
+    read_a, read_b = ops["ReadVariableOp"], ops["ReadVariableOp_1"]
+    assert [c.name for c in read_a.control_inputs] == [assign_a.name]
+    assert [c.name for c in read_b.control_inputs] == [assign_b.name]
+    assert assign_b.control_inputs == []
+    assert float(f()) == 11.0
+
+
+def test_writes_wait_for_earlier_reads():
+    v = tf.Variable(1.0)
+
+    @tf.function
+    def f():
+        old = v.read_value()
+        v.assign(10.0)
+        return old
+
+    assert float(f()) == 1.0
+    ops = {op.name: op for op in f.get_concrete_function().graph.get_operations()}
+    assert [c.name for c in ops["AssignVariableOp"].control_inputs] == ["ReadVariableOp"]
+
+
+def test_stateful_ops_run_even_if_unused():
+    v = tf.Variable(0.0)
+
+    @tf.function
+    def f(x):
+        v.assign_add(1.0)  # the result is not returned, but the update must happen
+        return x * 2
+
+    f(tf.constant(1.0))
+    f(tf.constant(1.0))
+    assert float(v) == 2.0
+
+
+def test_function_with_a_deleted_variable_names_it():
+    v = tf.Variable(1.0, name="temporary")
+
+    @tf.function
+    def f(x):
+        return x + v
+
+    assert float(f(tf.constant(1.0))) == 2.0
+    del v
+    gc.collect()
+    with pytest.raises(errors.FailedPreconditionError, match="'temporary' has been deleted"):
+        f(tf.constant(1.0))
+
+
+def test_variable_lifetime_follows_python_object():
+    import weakref
+
+    v = tf.Variable([1.0] * 1000)
+    handle_ref = weakref.ref(v)
+    del v
+    gc.collect()
+    assert handle_ref() is None
+
+
+def test_creating_a_variable_from_a_symbolic_value_is_an_error():
+    @tf.function
+    def f(x):
+        return tf.Variable(x)
+
+    with pytest.raises(ValueError, match="symbolic"):
+        f(tf.constant(1.0))
