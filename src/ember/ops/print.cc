@@ -1,0 +1,100 @@
+// PrintV2: ember.print / tf.print. A stateful op (it always runs and keeps program order with the other
+// stateful ops of a function); the template holds the text around the tensors, each tensor's place
+// marked by kTensorSlot.
+#include <cstdio>
+#include <sstream>
+
+#include "ember/ops/families.h"
+#include "ember/ops/registry.h"
+
+namespace ember {
+namespace {
+
+constexpr char kTensorSlot = '\x1f';
+
+// TensorFlow's summarized layout: "[1 2 3]", "[[1 2]\n [3 4]]", "[0 1 2 ... 7 8 9]".
+void format_tensor(std::ostringstream& os, const TensorImpl& t, int64_t summarize) {
+  const Shape& shape = t.shape();
+  auto strides = contiguous_strides(shape);
+  visit_dtype(t.dtype(), [&]<typename T>() {
+    const T* data = t.data<T>();
+    auto elem = [&](int64_t i) {
+      if constexpr (std::is_same_v<T, bool>)
+        os << (data[i] ? 1 : 0);
+      else if constexpr (sizeof(T) == 1)
+        os << static_cast<int>(data[i]);
+      else if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>)
+        os << static_cast<float>(data[i]);
+      else
+        os << data[i];
+    };
+    auto rec = [&](auto&& self, int dim, int64_t offset) -> void {
+      if (dim == shape.rank()) {
+        elem(offset);
+        return;
+      }
+      os << "[";
+      int64_t n = shape.dim(dim);
+      bool elide = summarize >= 0 && n > 2 * summarize;
+      for (int64_t i = 0; i < n; ++i) {
+        if (elide && i == summarize) {
+          os << (dim + 1 == shape.rank() ? "... " : "...\n" + std::string(dim + 1, ' '));
+          i = n - summarize;
+        }
+        self(self, dim + 1, offset + i * strides[dim]);
+        if (i + 1 < n) os << (dim + 1 == shape.rank() ? " " : "\n" + std::string(dim + 1, ' '));
+      }
+      os << "]";
+    };
+    rec(rec, 0, 0);
+  });
+}
+
+Status print_shape(InferContext& ctx) {
+  const std::string& stream = ctx.attr_string(1);
+  if (stream != "stderr" && stream != "stdout")
+    return invalid_argument("PrintV2: output_stream must be \"stderr\" or \"stdout\", got \"", stream, "\"");
+  return Status::OK();  // no outputs
+}
+
+Status print_kernel(KernelContext& ctx) {
+  std::ostringstream os;
+  size_t next = 0;
+  for (char c : std::get<std::string>(ctx.attrs[0])) {
+    if (c != kTensorSlot) {
+      os << c;
+      continue;
+    }
+    if (next >= ctx.inputs.size())
+      return invalid_argument("PrintV2: the template has more slots than tensors");
+    format_tensor(os, ctx.input(static_cast<int>(next++)), ctx.attr_int(3));
+  }
+  os << std::get<std::string>(ctx.attrs[2]);
+  std::string text = os.str();
+  FILE* stream = std::get<std::string>(ctx.attrs[1]) == "stdout" ? stdout : stderr;
+  std::fwrite(text.data(), 1, text.size(), stream);
+  std::fflush(stream);
+  return Status::OK();
+}
+
+}  // namespace
+
+void register_print_ops(OpRegistry& r) {
+  OpBuilder("PrintV2")
+      .doc(
+          "Prints tensors in a template to stderr or stdout, in program order. print(\"x:\", [1, 2]) -> x: "
+          "[1 2]")
+      .input_fixed("inputs", kAllTypes)
+      .type_var(kAllTypes)
+      .attr("template", AttrType::kString)
+      .attr("output_stream", AttrType::kString, std::string("stderr"))
+      .attr("end", AttrType::kString, std::string("\n"))
+      .attr("summarize", AttrType::kInt, int64_t{3})
+      .dispatch_on_output()  // it may have no inputs; the kernel handles every dtype itself
+      .flags(kVariadicInput | kVariadicMayBeEmpty | kStateful | kNotDifferentiable)
+      .shape(&print_shape)
+      .kernel(kAllTypes, &print_kernel)
+      .done(r);
+}
+
+}  // namespace ember
