@@ -26,6 +26,7 @@ from ember.framework.tensor_spec import TensorSpec
 from ember.function_graph import NewGraphFunction
 from ember.polymorphic_function import defun, function
 from ember.ops.logging_ops import print  # noqa: A001 - TensorFlow's name
+from ember.init_scope import init_scope
 from ember.variables import Variable
 from ember import graph_util
 

@@ -15,7 +15,7 @@ import weakref
 
 import numpy as np
 
-from ember import _C, config, dtypes
+from ember import _C, config, dtypes, variable_creation
 from ember.device_scope import current_device
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.framework.tensor_shape import TensorShape
@@ -369,13 +369,30 @@ class Function(_C.FunctionBase):
             if relaxed is not None:
                 key = relaxed
         self._last_key = key
-        concrete = trace_function(self._python_function, self._name, values, names, key)
+        first = self._tracing_count == 1
+        concrete, created = self._trace_with_creation_rule(values, names, key, allowed=first)
+        if created:
+            # It created variables: trace again, now reading them; that trace must create none.
+            self._tracing_count += 1
+            concrete, _ = self._trace_with_creation_rule(values, names, key, allowed=False)
+            concrete._created_variables = created
         self._cache[key] = concrete
         if self._reduce_retracing:
             self._relaxed[_without_shapes(key)] = (key, concrete)
         while len(self._cache) > _MAX_CACHED_TRACES:
             self._cache.popitem(last=False)
         return concrete
+
+    def _trace_with_creation_rule(self, values, names, key, allowed):
+        policy = variable_creation.CreationPolicy(self._name, allowed)
+        variable_creation.push(policy)
+        try:
+            concrete = trace_function(self._python_function, self._name, values, names, key)
+        finally:
+            variable_creation.pop()
+        if policy.created:
+            concrete._created_variables = policy.created  # the graph reads them: keep them alive
+        return concrete, policy.created
 
     def __repr__(self):
         return f"<ember.function {self._name}>"

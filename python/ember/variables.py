@@ -8,7 +8,8 @@ freed fails with an error naming it. A Variable works wherever a tensor does.
 
 import numpy as np
 
-from ember import _C, dtypes
+from ember import _C, dtypes, variable_creation
+from ember.init_scope import init_scope
 from ember.framework.tensor import Tensor, _TensorRef, convert_to_tensor
 from ember.framework.tensor_shape import TensorShape
 
@@ -27,8 +28,11 @@ class Variable:
     def __init__(self, initial_value=None, trainable=True, name=None, dtype=None, shape=None, **unused):
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
+        if _C.in_trace():
+            variable_creation.check_creation(self)
         if callable(initial_value):
-            initial_value = initial_value()
+            with init_scope():  # initializers run once, eagerly, even while a function traces
+                initial_value = initial_value()
         value = convert_to_tensor(initial_value, dtype=dtype)
         if value._is_symbolic:
             raise ValueError("ember.Variable's initial value is a symbolic tensor: create variables outside "

@@ -211,6 +211,10 @@ void bind_functions(nb::module_& m) {
       .def("add_argument", &PyTrace::add_argument, nb::arg("dtype"), nb::arg("dims").none(), nb::arg("name"))
       .def("finish", &PyTrace::finish);
   m.def("in_trace", [] { return TraceContext::current() != nullptr; });
+  // Tokens are opaque integers: the paused TraceContext, restored by resume_trace.
+  m.def("pause_trace", [] { return reinterpret_cast<uintptr_t>(TraceContext::pause()); });
+  m.def("resume_trace",
+        [](uintptr_t token) { TraceContext::resume(reinterpret_cast<TraceContext*>(token)); });
   m.def("note_local_constant", [](nb::handle t) {
     if (TraceContext* ctx = TraceContext::current()) ctx->note_local_constant(as_impl(t));
   });

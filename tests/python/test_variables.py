@@ -146,3 +146,110 @@ def test_creating_a_variable_from_a_symbolic_value_is_an_error():
 
     with pytest.raises(ValueError, match="symbolic"):
         f(tf.constant(1.0))
+
+
+def test_variables_created_on_the_first_call_only():
+    class Counter:
+        def __init__(self):
+            self.v = None
+
+        @tf.function
+        def __call__(self, x):
+            if self.v is None:
+                self.v = tf.Variable(tf.zeros([2]))  # created once, on the first trace
+            self.v.assign_add(x)
+            return self.v.read_value()
+
+    c = Counter()
+    assert c(tf.constant([1.0, 2.0])).numpy().tolist() == [1.0, 2.0]
+    assert c(tf.constant([1.0, 2.0])).numpy().tolist() == [2.0, 4.0]
+    # A first call that creates variables is traced twice (the second trace creates none).
+    assert c.__call__.experimental_get_tracing_count() == 2
+
+
+def test_creating_variables_on_every_trace_is_an_error_naming_the_function():
+    @tf.function
+    def leaky(x):
+        v = tf.Variable(1.0)
+        return x + v
+
+    with pytest.raises(ValueError, match="ember.function 'leaky' tried to create a variable"):
+        leaky(tf.constant(1.0))
+
+
+def test_creating_variables_on_a_later_trace_is_an_error():
+    state = {}
+
+    @tf.function
+    def f(x):
+        if x.shape == (2,) and "late" not in state:
+            state["late"] = tf.Variable(0.0)
+        return x * 2
+
+    f(tf.constant([1.0]))
+    with pytest.raises(ValueError, match="'f' tried to create a variable on a trace other than its first"):
+        f(tf.constant([1.0, 2.0]))
+
+
+def test_callable_initial_values_run_eagerly_once():
+    calls = []
+
+    def init():
+        calls.append(1)
+        return tf.ones([3]) * 2
+
+    holder = {}
+
+    @tf.function
+    def f(x):
+        if "v" not in holder:
+            holder["v"] = tf.Variable(init)
+        return x + holder["v"]
+
+    assert f(tf.constant([1.0, 1.0, 1.0])).numpy().tolist() == [3.0, 3.0, 3.0]
+    assert f(tf.constant([0.0, 0.0, 0.0])).numpy().tolist() == [2.0, 2.0, 2.0]
+    assert len(calls) == 1
+    ops = [op.type for op in f.get_concrete_function(tf.constant([0.0, 0.0, 0.0])).graph.get_operations()]
+    assert "ReadVariableOp" in ops and "Mul" not in ops  # the initializer is not in the graph
+
+
+def test_seed_counter_runs_once_per_call():
+    c = tf.Variable(0)
+
+    @tf.function
+    def f(x):
+        c.assign_add(1)
+        return x + 1
+
+    for _ in range(4):
+        f(tf.constant(1))
+    assert int(c) == 4
+
+
+def test_stateful_function_from_eight_threads():
+    import threading
+
+    total = tf.Variable(0.0)
+
+    @tf.function
+    def add(x):
+        total.assign_add(x)
+        return total.read_value()
+
+    add(tf.constant(0.0))
+    errors_seen = []
+
+    def worker():
+        try:
+            for _ in range(200):
+                add(tf.constant(1.0))
+        except Exception as e:  # pragma: no cover - reported below
+            errors_seen.append(e)
+
+    threads = [threading.Thread(target=worker) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors_seen
+    assert float(total) == 1600.0

@@ -37,6 +37,16 @@ class VariableResource {
     std::lock_guard<std::mutex> lock(mu_);
     value_ = std::move(value);
   }
+  /// Read-modify-write as one step (assign_add from several threads loses no update):
+  /// `fn(const TensorRef& current) -> StatusOr<TensorRef>` computes the new value under the lock.
+  template <typename Fn>
+  Status update(Fn&& fn) {
+    std::lock_guard<std::mutex> lock(mu_);
+    StatusOr<TensorRef> next = fn(value_);
+    if (!next.ok()) return next.status();
+    value_ = std::move(next).value();
+    return Status::OK();
+  }
 
  private:
   int64_t id_;

@@ -52,12 +52,13 @@ Status assign_kernel(KernelContext& ctx) {
   if constexpr (kMode == 0) {
     v.write(TensorRef(ctx.inputs[0]));
   } else {
-    TensorRef current = v.read();
-    auto updated = TensorImpl::allocate(v.dtype(), v.shape(), current->device());
-    if (!updated.ok()) return updated.status();
     auto op = kMode == 1 ? kernels::BinaryOp::kAdd : kernels::BinaryOp::kSub;
-    EMBER_RETURN_IF_ERROR(kernels::run_binary(op, *current, ctx.input(0), *updated.value()));
-    v.write(std::move(updated).value());
+    return v.update([&](const TensorRef& current) -> StatusOr<TensorRef> {
+      auto updated = TensorImpl::allocate(v.dtype(), v.shape(), current->device());
+      if (!updated.ok()) return updated.status();
+      EMBER_RETURN_IF_ERROR(kernels::run_binary(op, *current, ctx.input(0), *updated.value()));
+      return std::move(updated).value();
+    });
   }
   return Status::OK();
 }

@@ -32,6 +32,21 @@ TraceContext::~TraceContext() {
 
 TraceContext* TraceContext::current() { return t_current_trace; }
 
+TraceContext* TraceContext::pause() {
+  TraceContext* token = t_current_trace;
+  if (token != nullptr) {
+    t_current_trace = nullptr;
+    set_current_interceptor(nullptr);
+  }
+  return token;
+}
+
+void TraceContext::resume(TraceContext* token) {
+  if (token == nullptr) return;
+  t_current_trace = token;
+  set_current_interceptor(token);
+}
+
 void TraceContext::enter() {
   EMBER_DCHECK(!entered_);
   parent_ = t_current_trace;

@@ -24,6 +24,10 @@ class TraceContext : public OpInterceptor {
 
   /// The innermost trace of this thread (null when eager).
   static TraceContext* current();
+  /// Suspends tracing on this thread (ops run eagerly) until resume(token): ember.init_scope, used to run
+  /// variable initializers once, eagerly, while a function traces.
+  static TraceContext* pause();
+  static void resume(TraceContext* token);
 
   /// Makes this the current trace (installs it as the op interceptor) until exit() is called.
   void enter();

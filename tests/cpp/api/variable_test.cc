@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "ember/ember.h"
 
 namespace ember {
@@ -39,6 +41,24 @@ TEST(CppVariable, DeletedVariableIsAClearError) {
   } catch (const StatusError& e) {
     EXPECT_NE(std::string(e.what()).find("'short_lived' has been deleted"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+}  // namespace ember
+
+namespace ember {
+namespace {
+
+TEST(CppVariable, ConcurrentAssignAddLosesNoUpdate) {
+  Variable total(Tensor(0.0f), "total");
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 500; ++i) total.assign_add(Tensor(1.0f));
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(total.read().item<float>(), 4000.0f);
 }
 
 }  // namespace
