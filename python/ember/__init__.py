@@ -20,13 +20,16 @@ from ember.ops.math_ops import (abs, add, add_n, argmax, argmin, cast, ceil, cos
                                 not_equal, pow, realdiv, reduce_all, reduce_any, reduce_logsumexp,
                                 reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum, round, scalar_mul,
                                 sigmoid, sign, sin, sqrt, square, subtract, tanh, tensordot, truediv)
-from ember import config, contrib, linalg, math, nn, random
+from ember import compat, config, contrib, initializers, linalg, math, nn, random
+from ember.compat.v1 import control_dependencies
+from ember.initializers import constant_initializer, ones_initializer, zeros_initializer
 from ember.device_scope import device
 from ember.framework.tensor_spec import TensorSpec
 from ember.function_graph import NewGraphFunction
-from ember.polymorphic_function import defun, function
+from ember.polymorphic_function import defun, function, method
 from ember.ops.logging_ops import print  # noqa: A001 - TensorFlow's name
 from ember.init_scope import init_scope
+from ember.module import Module
 from ember.variables import Variable
 from ember import graph_util
 

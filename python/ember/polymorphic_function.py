@@ -209,6 +209,11 @@ class Function(_C.FunctionBase):
         except (TypeError, ValueError):
             self._signature = None
         self._instances = weakref.WeakKeyDictionary()
+        # Whose first trace may create variables: the function itself, or (ember.method) each instance's
+        # bound copy. An ember.function method shares one first trace across instances (the seeds).
+        self._per_instance_variables = False
+        self._creation_owner = self
+        self._traced_any = False
         functools.update_wrapper(self, python_function)
 
     # ---- binding to instances: @ember.function on a method
@@ -222,6 +227,8 @@ class Function(_C.FunctionBase):
         if bound is None:
             bound = Function(self._python_function.__get__(instance, owner), self._name, self._input_signature,
                              self._autograph, self._reduce_retracing, self._jit_compile)
+            bound._per_instance_variables = self._per_instance_variables
+            bound._creation_owner = bound if self._per_instance_variables else self
             try:
                 self._instances[instance] = bound
             except TypeError:
@@ -369,7 +376,9 @@ class Function(_C.FunctionBase):
             if relaxed is not None:
                 key = relaxed
         self._last_key = key
-        first = self._tracing_count == 1
+        owner = self._creation_owner
+        first = not owner._traced_any
+        owner._traced_any = True
         concrete, created = self._trace_with_creation_rule(values, names, key, allowed=first)
         if created:
             # It created variables: trace again, now reading them; that trace must create none.
@@ -506,9 +515,10 @@ def trace_function(python_function, name, values, names, key):
     trace.enter()
     try:
         output = python_function(*traced_values)
+        # A returned variable comes back as its value (002), read inside the graph, after its updates.
+        flat_out = [v.read_value() if getattr(v, "_ember_variable", False) else v for v in nest.flatten(output)]
     finally:
         trace.exit()
-    flat_out = nest.flatten(output)
     result_tensors, template = [], []
     for v in flat_out:
         if isinstance(v, (Tensor, np.ndarray)):
@@ -546,3 +556,15 @@ def function(func=None, input_signature=None, autograph=True, reduce_retracing=F
 
 
 defun = function  # the seeds' name
+
+
+def method(func=None, **kwargs):
+    """The seeds' ``ember.method``: like ``ember.function`` on a method, but each instance may create its
+    variables on its own first call (``ember.function`` allows that only on the very first trace)."""
+
+    def decorate(f):
+        fn = function(f, **kwargs)
+        fn._per_instance_variables = True
+        return fn
+
+    return decorate(func) if func is not None else decorate

@@ -10,6 +10,8 @@ class TensorSpec:
     __slots__ = ("_shape", "_dtype", "_name")
 
     def __init__(self, shape, dtype=dtypes.float32, name=None):
+        if isinstance(shape, dtypes.DType) and not isinstance(dtype, dtypes.DType):
+            shape, dtype = dtype, shape  # the seeds write TensorSpec(tf.float32, ())
         self._shape = TensorShape(shape)
         self._dtype = dtypes.as_dtype(dtype)
         self._name = name

@@ -1,0 +1,109 @@
+"""``ember.compat.v1``: running TensorFlow 1.x graph-construction code (000 "Transitioning from 1.x").
+
+``wrap_function(fn, signature, *args)`` traces ``fn`` once; the variables it creates (with ``Variable`` or
+``get_variable``) are the wrapped function's own state, kept alive by it and listed in creation order in
+``.variables``; collections are local to the trace."""
+
+import contextlib
+
+from ember import dtypes, initializers
+from ember.framework.tensor_spec import TensorSpec
+from ember.util import nest
+
+_trace_state = []  # (variables created, collections) of the wrap_function being traced
+
+
+def placeholder(dtype, shape=None, name=None):
+    """In wrap_function's signature: a TensorSpec (there are no graph placeholders to feed in TF 2)."""
+    return TensorSpec(shape, dtype, name)
+
+
+def get_variable(name, shape=None, dtype=dtypes.float32, initializer=None, trainable=True, **unused):
+    """A variable created with an initializer (default Glorot uniform), named exactly ``name``."""
+    from ember.variables import Variable
+
+    dtype = dtypes.as_dtype(dtype)
+    init = initializer if initializer is not None else initializers.GlorotUniform()
+    if isinstance(init, type):
+        init = init()
+    value = (lambda: init(shape, dtype)) if callable(init) else init
+    variable = Variable(value, trainable=trainable, name=name, dtype=dtype)
+    variable._name = name  # the seeds read `.name == "weight"`
+    if _trace_state:
+        _trace_state[-1][1].setdefault("variables", []).append(variable)
+    return variable
+
+
+def get_collection(key, scope=None):
+    return list(_trace_state[-1][1].get(key, [])) if _trace_state else []
+
+
+def add_to_collection(name, value):
+    if _trace_state:
+        _trace_state[-1][1].setdefault(name, []).append(value)
+
+
+class WrappedFunction:
+    """The object wrap_function returns: call it with tensors; it owns the variables the trace created."""
+
+    def __init__(self, concrete, variables):
+        self._concrete = concrete
+        self._variables = variables
+
+    @property
+    def variables(self):
+        return list(self._variables)
+
+    @property
+    def trainable_variables(self):
+        return [v for v in self._variables if v.trainable]
+
+    @property
+    def graph(self):
+        return self._concrete.graph
+
+    def __call__(self, *args):
+        return self._concrete(*args)
+
+    def prune(self, feeds, fetches):
+        return self._concrete.prune(feeds, fetches)
+
+
+def wrap_function(fn, signature, *args):
+    """Traces ``fn(*placeholders_from_signature, *args)`` once and returns a WrappedFunction."""
+    from ember import variable_creation
+    from ember.polymorphic_function import _PlaceholderMarker, _spec_key, trace_function
+
+    specs = signature if isinstance(signature, (list, tuple)) and not _is_pair(signature) else [signature]
+    specs = [s if isinstance(s, TensorSpec) else TensorSpec(s[1], s[0]) for s in specs]
+    created = []
+    _trace_state.append((created, {}))
+    policy = variable_creation.CreationPolicy(getattr(fn, "__name__", "wrapped"), allowed=True)
+    variable_creation.push(policy)
+    try:
+        # One trace, with variable creation allowed (unlike ember.function, no second trace).
+        values = [_PlaceholderMarker(s) for s in specs]
+        key = (_spec_key(values, []), False, "")
+        names = [s.name or f"arg{i}" for i, s in enumerate(specs)]
+        concrete = trace_function(lambda *tensors: fn(*tensors, *args), policy.function_name, values, names, key)
+    finally:
+        variable_creation.pop()
+        _trace_state.pop()
+    return WrappedFunction(concrete, policy.created)
+
+
+def _is_pair(signature):
+    return isinstance(signature, tuple) and len(signature) == 2 and isinstance(signature[0], dtypes.DType)
+
+
+@contextlib.contextmanager
+def control_dependencies(control_inputs):
+    """Stateful ops in ember always run, in program order, so this only checks its argument."""
+    nest.flatten(control_inputs)
+    yield
+
+
+def set_random_seed(seed):
+    from ember.ops import random_ops
+
+    random_ops.set_seed(seed)

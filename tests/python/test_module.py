@@ -1,0 +1,97 @@
+"""ember.Module, ember.method and the seeds' classes examples."""
+import numpy as np
+import pytest
+
+import ember as tf
+
+
+def test_seed_scalar_model_with_defun():
+    class ScalarModel(object):
+        def __init__(self):
+            self.v = tf.Variable(0)
+
+        @tf.defun
+        def increment(self, amount):
+            self.v.assign_add(amount)
+
+    model1 = ScalarModel()
+    model1.increment(tf.constant(3))
+    assert int(model1.v) == 3
+    model1.increment(tf.constant(4))
+    assert int(model1.v) == 7
+    model2 = ScalarModel()
+    model2.increment(tf.constant(5))
+    assert int(model2.v) == 5
+
+
+class AnyShapeModel(object):
+    def __init__(self):
+        self.v = None
+
+    @tf.method
+    def increment(self, amount):
+        if self.v is None:
+            self.v = tf.Variable(tf.zeros_like(amount))
+        self.v.assign_add(amount)
+
+
+def test_seed_any_shape_model_with_method():
+    model1 = AnyShapeModel()
+    model1.increment(tf.constant(3))
+    assert int(model1.v) == 3
+    model1.increment(tf.constant(4))
+    assert int(model1.v) == 7
+    model2 = AnyShapeModel()
+    model2.increment(tf.constant([4, 5]))
+    assert model2.v.numpy().tolist() == [4, 5]
+
+
+def test_seed_any_shape_model_with_function_rejects_a_second_instance():
+    class FunctionModel(object):
+        def __init__(self):
+            self.v = None
+
+        @tf.function
+        def increment(self, amount):
+            if self.v is None:
+                self.v = tf.Variable(tf.zeros_like(amount))
+            self.v.assign_add(amount)
+
+    model1 = FunctionModel()
+    model1.increment(tf.constant(3))
+    assert int(model1.v) == 3
+    with pytest.raises(ValueError, match="'increment' tried to create a variable"):
+        FunctionModel().increment(tf.constant([4, 5]))
+
+
+def test_module_tracks_variables_and_submodules():
+    class Dense(tf.Module):
+        def __init__(self, n_in, n_out, name=None):
+            super().__init__(name=name)
+            self.w = tf.Variable(tf.random.normal([n_in, n_out]), name="w")
+            self.b = tf.Variable(tf.zeros([n_out]), name="b", trainable=False)
+
+        def __call__(self, x):
+            return tf.matmul(x, self.w) + self.b
+
+    class MLP(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = [Dense(3, 4, name="first"), Dense(4, 2, name="second")]
+            self.extra = {"scale": tf.Variable(1.0, name="scale")}
+
+        @tf.function
+        def __call__(self, x):
+            for layer in self.layers:
+                x = layer(x)
+            return x * self.extra["scale"]
+
+    model = MLP()
+    assert model.name == "mlp"
+    assert len(model.variables) == 5
+    assert len(model.trainable_variables) == 3
+    assert [m.name for m in model.submodules] == ["first", "second"]
+    out = model(tf.ones([1, 3]))
+    assert out.shape == (1, 2)
+    with pytest.raises(ValueError):
+        tf.Module(name="bad name!")

@@ -1,0 +1,57 @@
+"""ember.compat.v1.wrap_function: the seeds' TF 1.x migration examples."""
+import numpy as np
+
+import ember as tf
+
+
+def f(x, do_add):
+    v = tf.Variable(5.0)
+    if do_add:
+        v.assign_add(x)
+    else:
+        v.assign_sub(x)
+    return v
+
+
+def test_seed_f_add_f_sub():
+    f_add = tf.compat.v1.wrap_function(f, tf.TensorSpec(tf.float32, ()), True)
+    assert float(f_add(1.0)) == 6.0
+    assert float(f_add(1.0)) == 7.0
+    f_sub = tf.compat.v1.wrap_function(f, tf.TensorSpec(tf.float32, ()), False)
+    assert float(f_sub(1.0)) == 4.0
+    assert float(f_sub(1.0)) == 3.0
+    assert len(f_add.variables) == 1 and len(f_sub.variables) == 1
+
+
+def test_seed_get_variable_and_collections():
+    def g(x):
+        W = tf.compat.v1.get_variable(name="weight", shape=[10, 10])
+        b = tf.compat.v1.get_variable(name="bias", shape=[10], initializer=tf.zeros_initializer())
+        c = tf.Variable(0, dtype=tf.int32, name="counter")
+        with tf.control_dependencies([c.assign_add(1)]):
+            return tf.matmul(x, W) + b
+
+    wrapped = tf.compat.v1.wrap_function(g, tf.compat.v1.placeholder(tf.float32, [None, 10]))
+    x = np.ones([2, 10], np.float32)
+    out = wrapped(x)
+    assert out.shape == (2, 10)
+    assert len(wrapped.variables) == 3
+    assert wrapped.variables[0].name == "weight"
+    assert [v.name for v in wrapped.variables] == ["weight", "bias", "counter:0"]
+    np.testing.assert_allclose(out.numpy(), x @ wrapped.variables[0].numpy(), rtol=1e-5)
+    wrapped(x)
+    assert int(wrapped.variables[2]) == 2  # the counter update runs on every call
+
+
+def test_traced_once_and_prunable():
+    traces = []
+
+    def h(x):
+        traces.append(1)
+        return tf.square(tf.square(x))
+
+    wrapped = tf.compat.v1.wrap_function(h, [tf.TensorSpec([], tf.float32)])
+    assert float(wrapped(2.0)) == 16.0 and float(wrapped(3.0)) == 81.0
+    assert len(traces) == 1
+    pruned = wrapped.prune(feeds=["Square:0"], fetches=["Square_1:0"])
+    assert float(pruned(3.0)) == 9.0
