@@ -253,3 +253,32 @@ def test_stateful_function_from_eight_threads():
         t.join()
     assert not errors_seen
     assert float(total) == 1600.0
+
+
+def test_seed_talk_program_order_example():
+    a = tf.Variable(1.0)
+    b = tf.Variable(1.0)
+
+    @tf.function
+    def f(x, y):
+        a.assign(y * b)
+        b.assign_add(x * a)
+        return a + b
+
+    # The talk's slide says 10.0, but program order gives a = 2, b = 3; TensorFlow 2 returns 5.0 and then
+    # 15.0, and TF's behaviour decides where the seeds disagree with it.
+    assert float(f(1.0, 2.0)) == 5.0
+    assert float(f(1.0, 2.0)) == 15.0
+
+
+def test_seed_function_that_creates_state_on_first_call():
+    holder = {"v": None}
+
+    @tf.defun
+    def f(x):
+        if holder["v"] is None:
+            holder["v"] = tf.Variable(1.0)
+        return tf.cast(x, tf.float32) + holder["v"]
+
+    assert float(f(tf.constant(1, dtype=tf.float32))) == 2.0  # creates the variable
+    assert float(f(tf.constant(2, dtype=tf.int32))) == 3.0  # reuses it
