@@ -30,6 +30,7 @@ from ember.polymorphic_function import defun, function, method
 from ember.ops.logging_ops import print  # noqa: A001 - TensorFlow's name
 from ember.init_scope import init_scope
 from ember.module import Module
+from ember.name_scope import name_scope
 from ember.variables import Variable
 from ember import graph_util
 

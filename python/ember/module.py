@@ -3,6 +3,7 @@ tuples and dicts included), with a name scope, as ``tf.Module``."""
 
 import re
 
+from ember.name_scope import name_scope
 from ember.variables import Variable
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-/]*$")
@@ -22,7 +23,8 @@ class Module:
 
     @property
     def name_scope(self):
-        return self._name
+        """``with self.name_scope:`` prefixes the names of variables created inside with the module's."""
+        return name_scope(self._name)
 
     @property
     def variables(self):

@@ -10,6 +10,7 @@ import numpy as np
 
 from ember import _C, dtypes, variable_creation
 from ember.init_scope import init_scope
+from ember.name_scope import current_prefix as name_scope_prefix
 from ember.framework.tensor import Tensor, _TensorRef, convert_to_tensor
 from ember.framework.tensor_shape import TensorShape
 
@@ -45,7 +46,7 @@ class Variable:
         self._dtype = value.dtype
         self._shape = value.shape
         self._shape_list = value.shape.as_list()
-        self._name = (name or "Variable") + ":0"
+        self._name = name_scope_prefix() + (name or "Variable") + ":0"
         self._trainable = bool(trainable)
 
     # ---- properties

@@ -95,3 +95,17 @@ def test_module_tracks_variables_and_submodules():
     assert out.shape == (1, 2)
     with pytest.raises(ValueError):
         tf.Module(name="bad name!")
+
+
+def test_name_scopes_prefix_variable_names():
+    class Block(tf.Module):
+        def __init__(self):
+            super().__init__(name="block")
+            with self.name_scope:
+                self.w = tf.Variable(1.0, name="w")
+
+    assert Block().w.name == "block/w:0"
+    with tf.name_scope("outer"):
+        with tf.name_scope("inner"):
+            assert tf.Variable(1.0, name="v").name == "outer/inner/v:0"
+    assert tf.Variable(1.0, name="v").name == "v:0"
