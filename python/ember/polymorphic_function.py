@@ -492,9 +492,9 @@ class _NotRelaxable(Exception):
     pass
 
 
-def trace_function(python_function, name, values, names, key):
+def trace_function(python_function, name, values, names, key, auto_control_deps=True):
     """Traces ``python_function`` on placeholders made from the tensor leaves of ``key``."""
-    trace = _C.Trace(name)
+    trace = _C.Trace(name, auto_control_deps)
     tensor_leaves = []
     _leaves_of(key[0], tensor_leaves)
     tensor_leaves = [l for l in tensor_leaves if isinstance(l, _TensorLeaf)]

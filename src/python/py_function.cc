@@ -140,10 +140,11 @@ namespace {
 
 class PyTrace {
  public:
-  explicit PyTrace(std::string name) : fn_(std::make_shared<FunctionGraph>()) {
+  PyTrace(std::string name, bool auto_control_deps) : fn_(std::make_shared<FunctionGraph>()) {
     fn_->name = std::move(name);
     ctx_ = std::make_unique<TraceContext>(fn_.get());
     ctx_->set_location_provider(&python_caller_location);
+    ctx_->set_auto_control_deps(auto_control_deps);
   }
 
   void enter() { ctx_->enter(); }
@@ -205,7 +206,7 @@ void bind_functions(nb::module_& m) {
       .def("find", [](const PyGraphFunction& f, const std::string& name) { return f.fn().graph.find(name); })
       .def("to_text", [](const PyGraphFunction& f) { return f.fn().graph.to_text(); });
   nb::class_<PyTrace>(m, "Trace")
-      .def(nb::init<std::string>())
+      .def(nb::init<std::string, bool>(), nb::arg("name"), nb::arg("auto_control_deps") = true)
       .def("enter", &PyTrace::enter)
       .def("exit", &PyTrace::exit)
       .def("add_argument", &PyTrace::add_argument, nb::arg("dtype"), nb::arg("dims").none(), nb::arg("name"))

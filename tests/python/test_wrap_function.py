@@ -55,3 +55,13 @@ def test_traced_once_and_prunable():
     assert len(traces) == 1
     pruned = wrapped.prune(feeds=["Square:0"], fetches=["Square_1:0"])
     assert float(pruned(3.0)) == 9.0
+
+
+def test_no_automatic_control_dependencies():
+    def g(x):
+        v = tf.Variable(1.0)
+        v.assign(x)
+        return v.read_value() + 0.0
+
+    wrapped = tf.compat.v1.wrap_function(g, [tf.TensorSpec([], tf.float32)])
+    assert all(not op.control_inputs for op in wrapped.graph.get_operations())

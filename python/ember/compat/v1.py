@@ -85,7 +85,8 @@ def wrap_function(fn, signature, *args):
         values = [_PlaceholderMarker(s) for s in specs]
         key = (_spec_key(values, []), False, "")
         names = [s.name or f"arg{i}" for i, s in enumerate(specs)]
-        concrete = trace_function(lambda *tensors: fn(*tensors, *args), policy.function_name, values, names, key)
+        concrete = trace_function(lambda *tensors: fn(*tensors, *args), policy.function_name, values, names, key,
+                                  auto_control_deps=False)
     finally:
         variable_creation.pop()
         _trace_state.pop()

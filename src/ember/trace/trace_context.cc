@@ -175,7 +175,9 @@ Status TraceContext::intercept(const OpDef& op, std::span<TensorImpl* const> inp
   for (const AttrValue& a : attrs) attr_list.push_back(a);
   int32_t node = fn_->graph.add_node(op, {values.data(), values.size()}, std::move(attr_list),
                                      std::move(out_specs), std::move(location));
-  if (op.has_flag(kReadsResource) || op.has_flag(kWritesResource)) {
+  if (!auto_control_deps_) {
+    if (op.has_flag(kStateful)) fn_->control_outputs.push_back(node);
+  } else if (op.has_flag(kReadsResource) || op.has_flag(kWritesResource)) {
     // Automatic control dependencies (architecture.md §5): a write waits for the last write and every
     // read since; a read waits for the last write. Ops on different variables stay unordered.
     ResourceOrder& order = resource_order_[std::get<int64_t>(attrs[0])];

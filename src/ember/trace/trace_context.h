@@ -48,6 +48,9 @@ class TraceContext : public OpInterceptor {
   /// caller's frame; C++ callers may set one too).
   using LocationProvider = std::function<SourceLocation()>;
   void set_location_provider(LocationProvider provider) { location_provider_ = std::move(provider); }
+  /// compat.v1.wrap_function traces TF 1.x code without automatic control dependencies (stateful ops still
+  /// always run, as control outputs).
+  void set_auto_control_deps(bool enabled) { auto_control_deps_ = enabled; }
 
   Status intercept(const OpDef& op, std::span<TensorImpl* const> inputs, std::span<const AttrValue> attrs,
                    OutputList& outputs) override;
@@ -69,6 +72,7 @@ class TraceContext : public OpInterceptor {
   std::unordered_map<const TensorImpl*, int32_t> capture_nodes_;
   std::vector<int32_t> user_args_, lifted_args_, captured_args_;
   int32_t last_stateful_node_ = -1;
+  bool auto_control_deps_ = true;
   struct ResourceOrder {
     int32_t last_write = -1;
     std::vector<int32_t> reads_since_write;
