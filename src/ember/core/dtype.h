@@ -43,6 +43,8 @@ constexpr bool is_floating(DType d) { return dtype_in(d, kFloatTypes); }
 constexpr bool is_integer(DType d) { return dtype_in(d, kIntTypes); }
 
 size_t dtype_size(DType d);
+/// Machine epsilon of a floating dtype (the gap between 1 and the next value); 0 for other dtypes.
+double dtype_epsilon(DType d);
 /// TensorFlow's name: "float32", "int64", "bool", ...
 std::string_view dtype_name(DType d);
 /// Parses a TensorFlow dtype name; returns false if unknown.

@@ -133,21 +133,6 @@ Tensor make(const std::vector<int64_t>& shape, DType d, std::mt19937& gen, Opera
   return t;
 }
 
-double eps_of(DType d) {
-  switch (d) {
-    case DType::kFloat16:
-      return 1.0 / 1024;
-    case DType::kBFloat16:
-      return 1.0 / 128;
-    case DType::kFloat32:
-      return 1.2e-7;
-    case DType::kFloat64:
-      return 2.3e-16;
-    default:
-      return 0;
-  }
-}
-
 void check_matmul(DType d, const std::vector<int64_t>& sa, const std::vector<int64_t>& sb, bool ta, bool tb,
                   uint32_t seed) {
   SCOPED_TRACE(internal::str_cat(dtype_name(d), " ", Shape(sa).to_string(), ta ? "^T" : "", " @ ",
@@ -164,10 +149,10 @@ void check_matmul(DType d, const std::vector<int64_t>& sa, const std::vector<int
   ASSERT_EQ(c.shape(), want_shape);
   auto got = c.to_vector<double>();
   // 16-bit floats multiply in float (or oneDNN's f32 accumulation); the output is rounded to the type.
-  double acc_eps = d == DType::kFloat64 ? eps_of(d) : 1.2e-7;
+  double acc_eps = d == DType::kFloat64 ? dtype_epsilon(d) : 1.2e-7;
   int bad = 0;
   for (size_t i = 0; i < got.size() && bad < 5; ++i) {
-    double tol = (d == DType::kFloat16 ? 6e-8 : 0) + eps_of(d) * std::fabs(want[i]) +
+    double tol = (d == DType::kFloat16 ? 6e-8 : 0) + dtype_epsilon(d) * std::fabs(want[i]) +
                  4 * acc_eps * abs_sum[i] * std::sqrt(static_cast<double>(oa.values.size() + 1));
     if (!(std::fabs(got[i] - want[i]) <= tol)) {
       ADD_FAILURE() << "at " << i << ": got " << got[i] << ", want " << want[i] << " (tolerance " << tol

@@ -186,21 +186,6 @@ Reference reference(Kind kind, bool integer, const std::vector<double>& x, const
   return r;
 }
 
-double eps_of(DType d) {
-  switch (d) {
-    case DType::kFloat16:
-      return 1.0 / 1024;
-    case DType::kBFloat16:
-      return 1.0 / 128;
-    case DType::kFloat32:
-      return 1.2e-7;
-    case DType::kFloat64:
-      return 2.3e-16;
-    default:
-      return 0;
-  }
-}
-
 // Test data: small integers for integer dtypes (sums stay in range), values near 1 for products.
 std::vector<double> make_data(Kind kind, DType d, int64_t n, uint32_t seed) {
   std::mt19937 gen(seed);
@@ -267,7 +252,7 @@ void check_reduction(Kind kind, DType d, const Case& c, bool keepdims, uint32_t 
   }
   EXPECT_EQ(y.shape(), expected);
   std::vector<double> yv = y.to_vector<double>();
-  double eps = eps_of(d);
+  double eps = dtype_epsilon(d);
   // Accumulation is in float for 16-bit floats, so only the output rounding uses their epsilon.
   double acc_eps = d == DType::kFloat64 ? eps : 1.2e-7;
   int bad = 0;
