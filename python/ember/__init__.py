@@ -35,3 +35,7 @@ from ember.variables import Variable
 from ember import graph_util
 
 __version__ = "0.1.0"
+
+from ember import traceback_filter as _traceback_filter
+
+_traceback_filter.install()

@@ -1,0 +1,59 @@
+"""Hides ember's own frames from the tracebacks of uncaught exceptions (style.md rule 5), so an error
+points at the user's line; ``EMBER_TRACEBACK_FILTERING=off`` shows everything."""
+
+import os
+import sys
+import types
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+
+
+def _is_ember_frame(tb):
+    return tb.tb_frame.f_code.co_filename.startswith(_PACKAGE_DIR)
+
+
+def filter_traceback(tb):
+    """The traceback without ember's frames (unchanged if that would leave nothing)."""
+    kept = []
+    while tb is not None:
+        if not _is_ember_frame(tb):
+            kept.append(tb)
+        tb = tb.tb_next
+    if not kept:
+        return None
+    filtered = None
+    for frame_tb in reversed(kept):
+        filtered = types.TracebackType(filtered, frame_tb.tb_frame, frame_tb.tb_lasti, frame_tb.tb_lineno)
+    return filtered
+
+
+def enabled():
+    return os.environ.get("EMBER_TRACEBACK_FILTERING", "on").lower() not in ("off", "0", "false", "no")
+
+
+def _filter_chain(exc, seen):
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if exc.__traceback__ is not None:
+            filtered = filter_traceback(exc.__traceback__)
+            if filtered is not None:
+                exc.__traceback__ = filtered
+        _filter_chain(exc.__cause__, seen)
+        exc = exc.__context__
+
+
+def _make_hook(previous):
+    def hook(exc_type, exc, tb):
+        if enabled() and exc is not None:
+            filtered = filter_traceback(tb) if tb is not None else None
+            _filter_chain(exc, set())
+            tb = filtered if filtered is not None else tb
+        previous(exc_type, exc, tb)
+
+    hook._ember_filter = True
+    return hook
+
+
+def install():
+    if not getattr(sys.excepthook, "_ember_filter", False):
+        sys.excepthook = _make_hook(sys.excepthook)
