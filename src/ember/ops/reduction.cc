@@ -147,33 +147,32 @@ void register_reduction_ops(OpRegistry& r) {
         .done(r);
   }
   constexpr DTypeSet kArgTypes = kNumericTypes | kBoolType;
-  OpBuilder("ArgMax")
-      .doc(
-          "Index of the first largest value along an axis (NaN is skipped, as in TF). argmax([1, 3, 3], 0) "
-          "== 1")
-      .input("input")
-      .output("output")
-      .type_var(kArgTypes)
-      .attr("axis", AttrType::kInt, int64_t{0})
-      .attr("output_type", AttrType::kDType, DType::kInt64)
-      .flags(kNotDifferentiable)
-      .shape(&arg_shape)
-      .kernel(kArgTypes, &arg_kernel<true>)
-      .done(r);
-  OpBuilder("ArgMin")
-      .doc(
-          "Index of the first smallest value along an axis (NaN is skipped, as in TF). argmin([3, 1, 1], 0) "
-          "== "
-          "1")
-      .input("input")
-      .output("output")
-      .type_var(kArgTypes)
-      .attr("axis", AttrType::kInt, int64_t{0})
-      .attr("output_type", AttrType::kDType, DType::kInt64)
-      .flags(kNotDifferentiable)
-      .shape(&arg_shape)
-      .kernel(kArgTypes, &arg_kernel<false>)
-      .done(r);
+  struct ArgDecl {
+    const char* name;
+    KernelFn kernel;
+    const char* doc;
+  };
+  const ArgDecl arg_ops[] = {
+      {"ArgMax", &arg_kernel<true>,
+       "Index of the first largest value along an axis (NaN is skipped, as in TF). argmax([1, 3, 3], 0) == "
+       "1"},
+      {"ArgMin", &arg_kernel<false>,
+       "Index of the first smallest value along an axis (NaN is skipped, as in TF). argmin([3, 1, 1], 0) == "
+       "1"},
+  };
+  for (const ArgDecl& d : arg_ops) {
+    OpBuilder(d.name)
+        .doc(d.doc)
+        .input("input")
+        .output("output")
+        .type_var(kArgTypes)
+        .attr("axis", AttrType::kInt, int64_t{0})
+        .attr("output_type", AttrType::kDType, DType::kInt64)
+        .flags(kNotDifferentiable)
+        .shape(&arg_shape)
+        .kernel(kArgTypes, d.kernel)
+        .done(r);
+  }
 }
 
 }  // namespace ember
