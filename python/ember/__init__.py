@@ -32,6 +32,7 @@ from ember.init_scope import init_scope
 from ember.module import Module
 from ember.name_scope import name_scope
 from ember.variables import Variable
+from ember.backprop import GradientTape, UnconnectedGradients, custom_gradient, recompute_grad, stop_gradient
 from ember import graph_util
 
 __version__ = "0.1.0"

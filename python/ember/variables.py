@@ -6,6 +6,8 @@ they become graph nodes ordered by automatic control dependencies, and a functio
 freed fails with an error naming it. A Variable works wherever a tensor does.
 """
 
+import weakref
+
 import numpy as np
 
 from ember import _C, dtypes, variable_creation
@@ -18,6 +20,9 @@ _Read = _C.op("ReadVariableOp")
 _Assign = _C.op("AssignVariableOp")
 _AssignAdd = _C.op("AssignAddVariableOp")
 _AssignSub = _C.op("AssignSubVariableOp")
+
+# Variables by resource id, for GradientTape.watched_variables (held weakly: lifetime stays the object's).
+_live_variables = weakref.WeakValueDictionary()
 
 
 class Variable:
@@ -48,6 +53,8 @@ class Variable:
         self._shape_list = value.shape.as_list()
         self._name = name_scope_prefix() + (name or "Variable") + ":0"
         self._trainable = bool(trainable)
+        self._handle.trainable = self._trainable
+        _live_variables[self._id] = self
 
     # ---- properties
     @property

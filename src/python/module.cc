@@ -23,6 +23,7 @@ void bind_functions(nb::module_& m);
 void bind_call_memo(nb::module_& m);
 void bind_variables(nb::module_& m);
 void bind_graph_def(nb::module_& m);
+void bind_tape(nb::module_& m);
 }  // namespace ember::python
 
 namespace {
@@ -116,6 +117,7 @@ NB_MODULE(_C, m) {
   bind_call_memo(m);
   bind_variables(m);
   bind_graph_def(m);
+  bind_tape(m);
   m.def("op", &op_caller, "The fast callable for a registered op.");
   m.def("op_info", &op_info);
   m.def("op_names", &op_names);

@@ -12,6 +12,7 @@
 
 #include <memory>
 
+#include "ember/autodiff/tape.h"
 #include "ember/ops/registry.h"
 #include "ember/runtime/executor.h"
 #include "ember/trace/trace_context.h"
@@ -90,6 +91,13 @@ PyGraphFunction::PyGraphFunction(std::shared_ptr<const FunctionGraph> fn)
 PyGraphFunction::~PyGraphFunction() = default;
 
 Status PyGraphFunction::run(std::span<TensorImpl* const> args, OutputList& results) const {
+  if (autodiff::recording_active()) {
+    // Under a tape the call goes through the op path, which records it (architecture.md §7).
+    static const OpDef& call = op_def("PartitionedCall");
+    AttrList attrs;
+    attrs.push_back(library_name_);
+    return execute_op(call, args, {attrs.data(), attrs.size()}, results);
+  }
   return compiled_.run(args, results);
 }
 
@@ -98,7 +106,9 @@ nb::list PyGraphFunction::call(nb::list args) const {
   for (nb::handle a : args) impls.push_back(as_impl(a));
   OutputList results;
   Status s;
-  {
+  if (autodiff::recording_active()) {
+    s = run({impls.data(), impls.size()}, results);
+  } else {
     nb::gil_scoped_release release;
     s = compiled_.run({impls.data(), impls.size()}, results);
   }

@@ -19,7 +19,10 @@ void bind_variables(nb::module_& m) {
       .def_prop_ro("id", [](const VariableHandle& h) { return h.resource->id(); })
       .def_prop_ro("name", [](const VariableHandle& h) { return h.resource->name(); })
       .def_prop_ro("dtype", [](const VariableHandle& h) { return static_cast<int>(h.resource->dtype()); })
-      .def_prop_ro("shape", [](const VariableHandle& h) { return h.resource->shape().dim_vector(); });
+      .def_prop_ro("shape", [](const VariableHandle& h) { return h.resource->shape().dim_vector(); })
+      .def_prop_rw(
+          "trainable", [](const VariableHandle& h) { return h.resource->trainable(); },
+          [](VariableHandle& h, bool trainable) { h.resource->set_trainable(trainable); });
   m.def("create_variable", [](nb::handle value, const std::string& name) {
     if (!is_tensor(value.ptr())) throw nb::type_error("create_variable: expected an ember.Tensor");
     TensorImpl* t = impl_of(value.ptr());

@@ -41,6 +41,7 @@ def examples():
     table["MatMul"] = ([f32(), f32()], [False, True])
     table["Reshape"] = ([f32()], [[3, -1]])
     table["Identity"] = ([f32()], [])
+    table["StopGradient"] = ([f32()], [])
     table["Transpose"] = ([f32()], [[1, 0]])
     table["ExpandDims"] = ([f32()], [0])
     table["Squeeze"] = ([tf.constant(F[None])], [[0]])

@@ -1,5 +1,6 @@
 #include "ember/api/function.h"
 
+#include "ember/autodiff/tape.h"
 #include "ember/runtime/executor.h"
 #include "ember/trace/trace_context.h"
 
@@ -58,9 +59,19 @@ std::vector<Tensor> StagedFunction::call(const std::vector<Tensor>& args) {
   for (const Tensor& a : args)
     if (!a.defined()) throw StatusError(invalid_argument("ember::function: an argument is undefined"));
   std::shared_ptr<CompiledFunction> compiled = lookup_or_trace(args);
-  if (TraceContext::current() != nullptr) {
-    // Inside another trace: one PartitionedCall node in that graph.
-    std::string name = FunctionLibrary::global().add(compiled->shared_function());
+  if (TraceContext::current() != nullptr || autodiff::recording_active()) {
+    // Inside another trace: one PartitionedCall node in that graph. Under a tape: the op path records the
+    // call with the function's gradient (architecture.md §7).
+    std::string name;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = library_names_.find(&compiled->function());
+      if (it == library_names_.end())
+        it = library_names_
+                 .emplace(&compiled->function(), FunctionLibrary::global().add(compiled->shared_function()))
+                 .first;
+      name = it->second;
+    }
     std::vector<Tensor> call_args = args;
     for (const TensorRef& lifted : compiled->function().lifted_captures) call_args.emplace_back(lifted);
     std::vector<Tensor> outputs = call_op("PartitionedCall", call_args, {AttrValue(name)});

@@ -43,6 +43,8 @@ class StagedFunction {
   std::string name_;
   std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<CompiledFunction>> cache_;
+  // Names in the function library, for calls by PartitionedCall (inside traces, under a tape).
+  std::unordered_map<const FunctionGraph*, std::string> library_names_;
   int tracing_count_ = 0;
 };
 

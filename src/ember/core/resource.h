@@ -4,6 +4,7 @@
 // weakly: an op on a deleted variable fails with an error that names it.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -26,6 +27,9 @@ class VariableResource {
   const std::string& name() const { return name_; }
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
+  /// Whether a GradientTape watches the variable when it is read (watch_accessed_variables).
+  bool trainable() const { return trainable_.load(std::memory_order_relaxed); }
+  void set_trainable(bool trainable) { trainable_.store(trainable, std::memory_order_relaxed); }
 
   /// The current value (tensors are immutable, so a reader keeps the value it read).
   TensorRef read() const {
@@ -55,6 +59,7 @@ class VariableResource {
   Shape shape_;
   mutable std::mutex mu_;
   TensorRef value_;
+  std::atomic<bool> trainable_{true};
 };
 
 class ResourceManager {

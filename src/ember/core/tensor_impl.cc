@@ -74,8 +74,22 @@ TensorRef TensorImpl::symbolic(DType dtype, const Shape& shape, const void* grap
   return TensorRef::adopt(t);
 }
 
+TensorRef TensorImpl::alias(const TensorImpl& source) {
+  if (source.is_symbolic())
+    return symbolic(source.dtype_, source.shape_, source.graph_, source.node_, source.output_);
+  return view(source, source.shape_, 0);
+}
+
+void TensorImpl::set_grad_link(GradNodeBase* node, int32_t output) {
+  if (node) node->ref();
+  if (grad_node_) grad_node_->unref();
+  grad_node_ = node;
+  grad_output_ = output;
+}
+
 void TensorImpl::destroy() {
   if (buffer_) buffer_->unref();
+  if (grad_node_) grad_node_->unref();
   this->~TensorImpl();
   auto& list = impl_free_list.blocks;
   if (list.size() < kMaxFreeImpls) {

@@ -15,6 +15,21 @@ namespace ember {
 
 class TensorImpl;
 
+/// Base of the autodiff layer's tape nodes: a tensor that a GradientTape recorded points at the node that
+/// produced it (its "grad link"), so backprop can walk from a target to its sources. Intrusively counted;
+/// the autodiff layer defines what a node holds.
+class GradNodeBase {
+ public:
+  virtual ~GradNodeBase() = default;
+  void ref() { refcount_.fetch_add(1, std::memory_order_relaxed); }
+  void unref() {
+    if (refcount_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+  }
+
+ private:
+  std::atomic<int32_t> refcount_{1};
+};
+
 /// An owning, intrusive pointer to a TensorImpl.
 class TensorRef {
  public:
@@ -84,6 +99,14 @@ class TensorImpl {
   /// Tape membership: bit i is set while tape i watches this tensor (autodiff layer).
   uint32_t tape_mask() const { return tape_mask_; }
   void set_tape_mask(uint32_t mask) { tape_mask_ = mask; }
+  /// The tape node that produced this tensor and which of its outputs it is (null when none recorded it).
+  GradNodeBase* grad_node() const { return grad_node_; }
+  int32_t grad_output() const { return grad_output_; }
+  /// Takes a new reference to `node` (may be null, which clears the link).
+  void set_grad_link(GradNodeBase* node, int32_t output);
+  /// A new tensor with the same value (shared buffer, or the same graph value) and no tape membership:
+  /// what a tape node keeps of its outputs without creating a reference cycle.
+  static TensorRef alias(const TensorImpl& source);
 
   void ref() { refcount_.fetch_add(1, std::memory_order_relaxed); }
   void unref() {
@@ -105,6 +128,8 @@ class TensorImpl {
   const void* graph_ = nullptr;
   int32_t node_ = -1;
   int32_t output_ = 0;
+  GradNodeBase* grad_node_ = nullptr;
+  int32_t grad_output_ = 0;
 };
 
 inline TensorRef::TensorRef(TensorImpl* p) : p_(p) {

@@ -17,6 +17,8 @@ bool attr_matches(AttrType type, const AttrValue& v) {
       return std::holds_alternative<std::vector<int64_t>>(v);
     case AttrType::kString:
       return std::holds_alternative<std::string>(v);
+    case AttrType::kTensor:
+      return std::holds_alternative<TensorRef>(v);
   }
   return false;
 }
@@ -35,6 +37,8 @@ const char* attr_type_name(AttrType type) {
       return "list of ints";
     case AttrType::kString:
       return "string";
+    case AttrType::kTensor:
+      return "tensor";
   }
   return "?";
 }
@@ -124,7 +128,15 @@ Status infer_op(const OpDef& op, std::span<const TensorSpec> inputs,
 
 namespace {
 thread_local OpInterceptor* t_interceptor = nullptr;
+thread_local OpRecorder* t_recorder = nullptr;
 }  // namespace
+
+OpRecorder* current_recorder() { return t_recorder; }
+OpRecorder* set_current_recorder(OpRecorder* recorder) {
+  OpRecorder* previous = t_recorder;
+  t_recorder = recorder;
+  return previous;
+}
 
 OpInterceptor* current_interceptor() { return t_interceptor; }
 OpInterceptor* set_current_interceptor(OpInterceptor* interceptor) {
@@ -135,6 +147,14 @@ OpInterceptor* set_current_interceptor(OpInterceptor* interceptor) {
 
 Status execute_op(const OpDef& op, std::span<TensorImpl* const> inputs, std::span<const AttrValue> attrs,
                   OutputList& outputs) {
+  if (t_recorder != nullptr) [[unlikely]]
+    return t_recorder->execute(op, inputs, attrs, outputs);
+  if (t_interceptor != nullptr) return t_interceptor->intercept(op, inputs, attrs, outputs);
+  return run_kernel(op, inputs, attrs, outputs);
+}
+
+Status execute_op_unrecorded(const OpDef& op, std::span<TensorImpl* const> inputs,
+                             std::span<const AttrValue> attrs, OutputList& outputs) {
   if (t_interceptor != nullptr) return t_interceptor->intercept(op, inputs, attrs, outputs);
   return run_kernel(op, inputs, attrs, outputs);
 }

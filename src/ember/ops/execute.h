@@ -37,6 +37,22 @@ OpInterceptor* current_interceptor();
 /// Installs `interceptor` for this thread and returns the previous one.
 OpInterceptor* set_current_interceptor(OpInterceptor* interceptor);
 
+/// Implemented by the autodiff layer: while a GradientTape records on this thread, execute_op hands every
+/// op to it, so it can record the op (and run a function call's forward-with-intermediates variant).
+class OpRecorder {
+ public:
+  virtual ~OpRecorder() = default;
+  virtual Status execute(const OpDef& op, std::span<TensorImpl* const> inputs,
+                         std::span<const AttrValue> attrs, OutputList& outputs) = 0;
+};
+OpRecorder* current_recorder();
+/// Installs `recorder` for this thread and returns the previous one.
+OpRecorder* set_current_recorder(OpRecorder* recorder);
+
+/// execute_op minus the tape: the trace interceptor or the kernel (what the recorder itself calls).
+Status execute_op_unrecorded(const OpDef& op, std::span<TensorImpl* const> inputs,
+                             std::span<const AttrValue> attrs, OutputList& outputs);
+
 /// Fills trailing attributes from their defaults; fails naming the first missing required one or an
 /// attribute whose type differs from the declaration.
 Status complete_attrs(const OpDef& op, AttrList& attrs);

@@ -102,8 +102,14 @@ struct KernelContext {
 
 using ShapeFn = Status (*)(InferContext& ctx);
 using KernelFn = Status (*)(KernelContext& ctx);
-/// Filled by the autodiff layer (a later issue); an OpDef without one must be kNotDifferentiable.
-using GradFn = void*;
+struct GradContext;  // ops/gradient.h
+/// The op's gradient rule (architecture.md §0.6): given the op's inputs, outputs and the gradients of its
+/// outputs, it emits ember ops that compute the gradients of its inputs. The ops run eagerly or, while a
+/// trace is active, become graph nodes, so one rule serves eager backprop, higher-order gradients and
+/// graph functions. Failures throw StatusError. An op without a rule is kNotDifferentiable, reads a
+/// variable (the tape treats the read as a source) or is a function call (the autodiff layer builds the
+/// callee's gradient function).
+using GradFn = void (*)(GradContext& ctx);
 
 struct OpDef {
   std::string name;  // TensorFlow's op type name: "AddV2" is spelled "Add", "MatMul", "Sum", ...

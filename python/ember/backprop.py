@@ -1,0 +1,251 @@
+"""Automatic differentiation: ``ember.GradientTape``, ``stop_gradient``, ``custom_gradient`` and
+``recompute_grad`` (architecture.md §7). The tape itself is C++ (``ember._C.Tape``): ops record themselves
+as they run, eagerly or while a function traces; this module is the TensorFlow-shaped front."""
+import contextlib
+import enum
+import functools
+import inspect
+
+from ember import _C, errors
+from ember.framework.tensor import Tensor, convert_to_tensor
+from ember.util import nest
+
+_StopGradient = _C.op("StopGradient")
+_Identity = _C.op("Identity")
+_ZerosLike = _C.op("ZerosLike")
+
+
+class UnconnectedGradients(enum.Enum):
+    """What ``gradient`` returns for a source the target does not depend on."""
+    NONE = "none"
+    ZERO = "zero"
+
+
+def _is_variable(x):
+    return getattr(x, "_ember_variable", False)
+
+
+def _variable_by_id(variable_id):
+    from ember import variables
+
+    return variables._live_variables.get(variable_id)
+
+
+def stop_gradient(input, name=None):  # noqa: A002 - TensorFlow's argument name
+    """The value of ``input``, through which no gradient flows."""
+    return _StopGradient(convert_to_tensor(input))
+
+
+class GradientTape:
+    """Records operations for automatic differentiation, like ``tf.GradientTape``.
+
+    Tensors are recorded once watched (``tape.watch(x)``); trainable variables are watched when read
+    (unless ``watch_accessed_variables=False``). Tapes nest: an outer tape records the inner tape's
+    gradient computation, which gives higher-order derivatives."""
+
+    def __init__(self, persistent=False, watch_accessed_variables=True):
+        self._tape = _C.Tape(bool(persistent), bool(watch_accessed_variables))
+        self._persistent = bool(persistent)
+        self._watch_accessed_variables = bool(watch_accessed_variables)
+        self._recording = False
+        self._used = False
+
+    # ---- recording
+    def __enter__(self):
+        self._push()
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        self._pop()
+
+    def _push(self):
+        if self._recording:
+            raise ValueError("Tape is still recording, This can happen if you try to re-enter an already-active "
+                             "tape.")
+        self._tape.push()
+        self._recording = True
+
+    def _pop(self):
+        self._tape.pop()
+        self._recording = False
+
+    @contextlib.contextmanager
+    def stop_recording(self):
+        """Temporarily stops recording: ops run inside are not differentiated."""
+        if not self._recording:
+            raise ValueError("Tape.stop_recording() called while the tape is not recording (outside its "
+                             "`with` block).")
+        self._tape.pause()
+        try:
+            yield
+        finally:
+            self._tape.resume()
+
+    def reset(self):
+        """Clears everything recorded so far (the tape keeps recording if it was)."""
+        self._tape.reset()
+        self._used = False
+
+    def watch(self, tensor):
+        """Ensures ``tensor`` (a tensor, a variable, or a nested structure of them) is traced."""
+        for t in nest.flatten(tensor):
+            if _is_variable(t):
+                self._tape.watch_variable(t._id)
+            elif isinstance(t, Tensor):
+                self._tape.watch(t)
+            else:
+                raise ValueError(f"Passed in object {t!r} of type {type(t).__name__!r}, not tf.Tensor or "
+                                 "tf.Variable or ExtensionType.")
+
+    def watched_variables(self):
+        """The variables watched, in the order they were first watched."""
+        found = (_variable_by_id(i) for i in self._tape.watched_variables())
+        return tuple(v for v in found if v is not None)
+
+    # ---- differentiation
+    def gradient(self, target, sources, output_gradients=None,
+                 unconnected_gradients=UnconnectedGradients.NONE):
+        """d(target)/d(sources) (the target's elements summed), with the structure of ``sources``."""
+        if self._used and not self._persistent:
+            raise RuntimeError("A non-persistent GradientTape can only be used to compute one set of "
+                               "gradients (or jacobians)")
+        unconnected = UnconnectedGradients(unconnected_gradients)
+        flat_targets = [t if isinstance(t, Tensor) else convert_to_tensor(t) for t in nest.flatten(target)]
+        flat_sources = nest.flatten(sources)
+        keys = []
+        for s in flat_sources:
+            if _is_variable(s):
+                keys.append(s._id)
+            elif isinstance(s, Tensor):
+                keys.append(s)
+            else:
+                raise ValueError(f"GradientTape.gradient: a source must be a Tensor or a Variable, got "
+                                 f"{type(s).__name__} {s!r}")
+        flat_output_grads = []
+        if output_gradients is not None:
+            flat_output_grads = nest.flatten(output_gradients)
+            if len(flat_output_grads) != len(flat_targets):
+                raise ValueError(f"GradientTape.gradient: output_gradients has {len(flat_output_grads)} "
+                                 f"element(s) but target has {len(flat_targets)}")
+            flat_output_grads = [None if g is None else convert_to_tensor(g, dtype=t.dtype)
+                                 for g, t in zip(flat_output_grads, flat_targets)]
+        self._used = True
+        grads = self._tape.gradient(flat_targets, flat_output_grads, keys)
+        if unconnected is UnconnectedGradients.ZERO:
+            grads = [_zeros_for(s) if g is None else g for g, s in zip(grads, flat_sources)]
+        return nest.pack_sequence_as(sources, grads)
+
+    def jacobian(self, target, sources, unconnected_gradients=UnconnectedGradients.NONE,
+                 parallel_iterations=None, experimental_use_pfor=True):
+        """d(target[i...])/d(source[j...]): for each source a tensor of shape target.shape + source.shape."""
+        from ember import jacobians
+
+        return jacobians.jacobian(self, target, sources, unconnected_gradients, experimental_use_pfor)
+
+    def batch_jacobian(self, target, source, unconnected_gradients=UnconnectedGradients.NONE,
+                       parallel_iterations=None, experimental_use_pfor=True):
+        """Per-example jacobians: target [b, ...] and source [b, ...] give [b, target... , source...]."""
+        from ember import jacobians
+
+        return jacobians.batch_jacobian(self, target, source, unconnected_gradients, experimental_use_pfor)
+
+    def _gradient_again(self, targets, sources, output_gradients):
+        """A gradient call for the jacobian loop: allowed repeatedly on any tape."""
+        keys = [s._id if _is_variable(s) else s for s in sources]
+        self._tape.allow_reuse()
+        return self._tape.gradient(list(targets), list(output_gradients), keys)
+
+
+def _zeros_for(source):
+    if _is_variable(source):
+        from ember.ops.array_ops import zeros
+
+        return zeros(source.shape, source.dtype)
+    return _ZerosLike(source)
+
+
+# ---- custom gradients
+
+
+def _accepts_variables(fn):
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return True
+    return "variables" in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+def custom_gradient(f=None):
+    """Decorates ``f(*x) -> (y, grad_fn)`` so that the gradient of ``y`` is ``grad_fn(*dy)`` rather than
+    the gradient of the ops ``f`` ran. If ``f`` reads variables, ``grad_fn(*dy, variables=...)`` returns
+    ``(input_grads, variable_grads)``, as in TensorFlow."""
+    if f is None:
+        return custom_gradient
+
+    @functools.wraps(f)
+    def decorated(*args, **kwargs):
+        if not _C.recording_active():
+            result, _ = f(*args, **kwargs)
+            return result
+        inputs = [a for a in nest.flatten(args) if isinstance(a, Tensor)]
+        token = _C.pause_recording()
+        reads = _C.Tape(False, True)  # learns which variables f reads
+        reads.push()
+        try:
+            try:
+                result, grad_fn = f(*args, **kwargs)
+            finally:
+                reads.pop()
+            # Fresh tensors (nothing recorded them) become the outputs of the custom node.
+            outputs = [_Identity(r) if isinstance(r, Tensor) else r for r in nest.flatten(result)]
+        finally:
+            _C.resume_recording(token)
+        variables = [v for v in (_variable_by_id(i) for i in reads.watched_variables()) if v is not None]
+        if variables and not _accepts_variables(grad_fn):
+            raise TypeError("If using @custom_gradient with a function that uses variables, then grad_fn must "
+                            "accept a keyword argument 'variables'.")
+        out_tensors = [o for o in outputs if isinstance(o, Tensor)]
+
+        def backward(output_grads):
+            if variables:
+                input_grads, variable_grads = grad_fn(*output_grads, variables=variables)
+            else:
+                input_grads, variable_grads = grad_fn(*output_grads), []
+            input_grads = list(input_grads) if isinstance(input_grads, (list, tuple)) else [input_grads]
+            if len(input_grads) != len(inputs):
+                raise ValueError(f"custom_gradient: grad_fn returned {len(input_grads)} gradient(s) for "
+                                 f"{len(inputs)} tensor input(s)")
+            grads = [None if g is None else convert_to_tensor(g) for g in input_grads]
+            grads += [None if g is None else convert_to_tensor(g) for g in variable_grads]
+            return grads
+
+        _C.record_custom(inputs, [v._id for v in variables], out_tensors, backward)
+        return nest.pack_sequence_as(result, outputs)
+
+    return decorated
+
+
+def recompute_grad(f):
+    """Runs ``f`` without keeping its intermediates; the backward pass recomputes them."""
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        @custom_gradient
+        def inner(*inputs):
+            result = f(*inputs, **kwargs)
+
+            def grad_fn(*dresult, variables=None):
+                watched = [a for a in inputs if isinstance(a, Tensor)]
+                with GradientTape(watch_accessed_variables=True) as tape:
+                    tape.watch(watched)
+                    recomputed = f(*inputs, **kwargs)
+                sources = watched + list(variables or [])
+                grads = tape.gradient(nest.flatten(recomputed), sources, output_gradients=list(dresult))
+                return grads[:len(watched)], grads[len(watched):]
+
+            return result, grad_fn
+
+        return inner(*args)
+
+    return wrapper
+

@@ -1,0 +1,505 @@
+#include "ember/autodiff/tape.h"
+
+#include <algorithm>
+#include <atomic>
+#include <unordered_map>
+
+#include "ember/autodiff/tape_internal.h"
+#include "ember/core/resource.h"
+#include "ember/ops/registry.h"
+
+namespace ember::autodiff {
+namespace {
+
+std::atomic<uint32_t> g_used_bits{0};
+std::atomic<uint64_t> g_serial{1};
+
+const OpDef& read_variable_op() {
+  static const OpDef& op = op_def("ReadVariableOp");
+  return op;
+}
+const OpDef& call_op() {
+  static const OpDef& op = op_def("PartitionedCall");
+  return op;
+}
+
+// Deleting a long chain of nodes recursively (node -> saved input -> its node -> ...) would overflow the
+// stack; nested deletions park what they release here and the outermost one drains it.
+struct DeferredRelease {
+  int depth = 0;
+  std::vector<GradNodeBase*> nodes;
+  std::vector<TensorImpl*> tensors;
+};
+thread_local DeferredRelease t_deferred;
+
+/// The tapes recording on this thread; installed as the op recorder while any is.
+class TapeState final : public OpRecorder {
+ public:
+  std::vector<Tape*> recording;
+  uint32_t mask = 0;
+
+  void update() {
+    mask = 0;
+    for (Tape* t : recording) mask |= t->bit();
+    set_current_recorder(mask != 0 ? this : nullptr);
+  }
+
+  Status execute(const OpDef& op, std::span<TensorImpl* const> inputs, std::span<const AttrValue> attrs,
+                 OutputList& outputs) override;
+};
+thread_local TapeState t_state;
+
+bool has_differentiable_output(const OutputList& outputs) {
+  for (const TensorRef& r : outputs)
+    if (is_differentiable_dtype(r->dtype())) return true;
+  return false;
+}
+
+Status TapeState::execute(const OpDef& op, std::span<TensorImpl* const> inputs,
+                          std::span<const AttrValue> attrs, OutputList& outputs) {
+  if (&op == &call_op()) return internal::execute_function_call(op, inputs, attrs, outputs);
+  uint32_t in_mask = 0;
+  for (TensorImpl* t : inputs) in_mask |= t->tape_mask();
+  in_mask &= mask;
+  int64_t variable = 0;
+  if (&op == &read_variable_op()) {
+    variable = std::get<int64_t>(attrs[0]);
+    in_mask |= internal::variable_mask(variable);
+  }
+  EMBER_RETURN_IF_ERROR(execute_op_unrecorded(op, inputs, attrs, outputs));
+  if (in_mask == 0 || op.has_flag(kNotDifferentiable) || (op.grad == nullptr && variable == 0) ||
+      !has_differentiable_output(outputs))
+    return Status::OK();
+  auto* node = new TapeNode();
+  node->op = &op;
+  for (const AttrValue& a : attrs) node->attrs.push_back(a);
+  node->variable_id = variable;
+  node->mask = in_mask;
+  node->serial = internal::next_serial();
+  for (TensorImpl* t : inputs) {
+    node->inputs.push_back(TensorRef(t));
+    node->edges.push_back(Edge((t->tape_mask() & in_mask) ? t->grad_node() : nullptr, t->grad_output()));
+  }
+  internal::link_outputs(node, {outputs.data(), outputs.size()});
+  return Status::OK();
+}
+
+}  // namespace
+
+namespace internal {
+
+uint32_t active_mask() { return t_state.mask; }
+
+uint64_t next_serial() { return g_serial.fetch_add(1, std::memory_order_relaxed); }
+
+uint32_t variable_mask(int64_t id) {
+  uint32_t m = 0;
+  int trainable = -1;  // looked up once, only if a tape needs it
+  for (Tape* t : t_state.recording) {
+    if (t->watches_variable(id)) {
+      m |= t->bit();
+      continue;
+    }
+    if (t->watches_all_variables()) {
+      t->watch_variable(id);
+      m |= t->bit();
+      continue;
+    }
+    if (!t->watch_accessed_variables()) continue;
+    if (trainable < 0) {
+      auto resource = ResourceManager::global().find(id, "ReadVariableOp");
+      trainable = resource.ok() && (*resource)->trainable() ? 1 : 0;
+    }
+    if (trainable) {
+      t->watch_variable(id);
+      m |= t->bit();
+    }
+  }
+  return m;
+}
+
+void link_outputs(TapeNode* node, std::span<TensorRef> outputs) {
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    // A function may return a tensor it was given (or the same one twice): link a fresh alias instead of
+    // moving the existing tensor's link.
+    if (outputs[i]->grad_node() != nullptr) outputs[i] = TensorImpl::alias(*outputs[i]);
+    TensorImpl* out = outputs[i].get();
+    node->outputs.push_back(TensorImpl::alias(*out));
+    if (!is_differentiable_dtype(out->dtype())) continue;
+    out->set_grad_link(node, static_cast<int32_t>(i));
+    out->set_tape_mask(node->mask);
+  }
+  node->unref();  // the outputs hold it now (or nothing does, and it goes)
+}
+
+// A fresh alias of a node's output that points back at the node, so that a rule reading the output is
+// recorded by outer tapes as depending on it (second derivatives through tanh's y, exp's y, ...).
+TensorRef relinked_output(const TapeNode& node, int32_t i) {
+  TensorRef alias = TensorImpl::alias(*node.outputs[i]);
+  if (is_differentiable_dtype(alias->dtype())) {
+    alias->set_grad_link(const_cast<TapeNode*>(&node), i);
+    alias->set_tape_mask(node.mask);
+  }
+  return alias;
+}
+
+TapeNode* new_variable_read(int64_t id, uint32_t mask) {
+  auto* node = new TapeNode();
+  node->op = &read_variable_op();
+  node->variable_id = id;
+  node->mask = mask;
+  node->serial = next_serial();
+  return node;
+}
+
+}  // namespace internal
+
+Edge::~Edge() {
+  if (node_ == nullptr) return;
+  if (t_deferred.depth > 0) {
+    t_deferred.nodes.push_back(node_);
+  } else {
+    node_->unref();
+  }
+}
+
+TapeNode* Edge::node() const { return static_cast<TapeNode*>(node_); }
+
+TapeNode::~TapeNode() {
+  ++t_deferred.depth;
+  for (TensorRef& t : inputs)
+    if (t) t_deferred.tensors.push_back(t.release());
+  edges.clear();  // parks the nodes (depth > 0)
+  --t_deferred.depth;
+  if (t_deferred.depth > 0) return;
+  ++t_deferred.depth;
+  while (!t_deferred.nodes.empty() || !t_deferred.tensors.empty()) {
+    if (!t_deferred.tensors.empty()) {
+      TensorImpl* t = t_deferred.tensors.back();
+      t_deferred.tensors.pop_back();
+      t->unref();
+    } else {
+      GradNodeBase* n = t_deferred.nodes.back();
+      t_deferred.nodes.pop_back();
+      n->unref();
+    }
+  }
+  --t_deferred.depth;
+}
+
+bool recording_active() { return t_state.mask != 0; }
+
+RecordingPause::RecordingPause() : saved_(std::move(t_state.recording)) {
+  t_state.recording.clear();
+  t_state.update();
+}
+RecordingPause::~RecordingPause() {
+  t_state.recording = std::move(saved_);
+  t_state.update();
+}
+
+StatusOr<std::unique_ptr<Tape>> Tape::create(bool persistent, bool watch_accessed_variables) {
+  uint32_t used = g_used_bits.load();
+  while (true) {
+    if (used == ~0u)
+      return make_error(Code::kResourceExhausted,
+                        "GradientTape: at most 32 tapes may exist at once; delete tapes you no longer need");
+    uint32_t bit = ~used & (used + 1);  // lowest free bit
+    if (g_used_bits.compare_exchange_weak(used, used | bit))
+      return std::unique_ptr<Tape>(new Tape(bit, persistent, watch_accessed_variables));
+  }
+}
+
+Tape::Tape(uint32_t bit, bool persistent, bool watch_accessed)
+    : bit_(bit),
+      persistent_(persistent),
+      watch_accessed_(watch_accessed),
+      start_serial_(internal::next_serial()) {}
+
+Tape::~Tape() {
+  if (pushed_) pop();
+  g_used_bits.fetch_and(~bit_);
+}
+
+void Tape::push() {
+  if (pushed_) return;
+  pushed_ = true;
+  if (paused_ == 0) {
+    t_state.recording.push_back(this);
+    t_state.update();
+  }
+}
+
+void Tape::pop() {
+  if (!pushed_) return;
+  pushed_ = false;
+  auto& r = t_state.recording;
+  r.erase(std::remove(r.begin(), r.end(), this), r.end());
+  t_state.update();
+}
+
+void Tape::pause() {
+  if (paused_++ == 0 && pushed_) {
+    auto& r = t_state.recording;
+    r.erase(std::remove(r.begin(), r.end(), this), r.end());
+    t_state.update();
+  }
+}
+
+void Tape::resume() {
+  if (paused_ > 0 && --paused_ == 0 && pushed_) {
+    t_state.recording.push_back(this);
+    t_state.update();
+  }
+}
+
+void Tape::reset() {
+  start_serial_ = internal::next_serial();
+  used_ = false;
+  watched_variables_.clear();
+  watched_set_.clear();
+}
+
+void Tape::watch(TensorImpl* t) {
+  if (!is_differentiable_dtype(t->dtype())) return;
+  if (t->grad_node() == nullptr) {
+    auto* leaf = new TapeNode();  // a source with no producer
+    leaf->serial = internal::next_serial();
+    t->set_grad_link(leaf, 0);
+    leaf->unref();
+  }
+  t->set_tape_mask(t->tape_mask() | bit_);
+}
+
+void Tape::watch_variable(int64_t id) {
+  if (watched_set_.insert(id).second) watched_variables_.push_back(id);
+}
+
+StatusOr<std::vector<TensorRef>> Tape::gradient(std::span<TensorImpl* const> targets,
+                                                std::span<TensorImpl* const> output_grads,
+                                                std::span<const GradSource> sources) {
+  if (used_ && !persistent_)
+    return make_error(
+        Code::kFailedPrecondition,
+        "GradientTape.gradient can only be called once on non-persistent tapes; create the tape "
+        "with persistent=True to compute several gradients");
+  used_ = true;
+  std::vector<TensorRef> result(sources.size());
+  // The tape does not record its own backward pass; outer tapes do (higher-order gradients).
+  pause();
+  Status s;
+  try {
+    s = backprop(targets, output_grads, sources, result);
+  } catch (const StatusError& e) {
+    s = e.status();
+  }
+  resume();
+  if (!s.ok()) return s;
+  return result;
+}
+
+namespace {
+
+struct EdgeKey {
+  const TapeNode* node;
+  int32_t output;
+  bool operator==(const EdgeKey&) const = default;
+};
+struct EdgeKeyHash {
+  size_t operator()(const EdgeKey& k) const {
+    return std::hash<const void*>()(k.node) * 31 + static_cast<size_t>(k.output);
+  }
+};
+
+GradTensor sum_grads(std::vector<TensorRef>& grads) {
+  if (grads.size() == 1) return GradTensor(grads[0]);
+  std::vector<GradTensor> g(grads.begin(), grads.end());
+  return gradient::add_n({g.data(), g.size()});
+}
+
+}  // namespace
+
+Status Tape::backprop(std::span<TensorImpl* const> targets, std::span<TensorImpl* const> output_grads,
+                      std::span<const GradSource> sources, std::vector<TensorRef>& result) {
+  std::unordered_map<EdgeKey, int, EdgeKeyHash> source_keys;
+  std::unordered_map<int64_t, int> variable_sources;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (sources[i].tensor != nullptr) {
+      TensorImpl* t = sources[i].tensor;
+      if (t->grad_node() != nullptr)
+        source_keys.emplace(EdgeKey{static_cast<TapeNode*>(t->grad_node()), t->grad_output()}, 0);
+    } else {
+      variable_sources.emplace(sources[i].variable_id, 0);
+    }
+  }
+  // Which nodes lead to a source (post-order DFS from the targets, iterative: chains can be long).
+  std::unordered_map<const TapeNode*, bool> useful;
+  std::vector<std::pair<const TapeNode*, size_t>> stack;
+  auto visit = [&](const TapeNode* root) {
+    if (!owns(root) || useful.count(root)) return;
+    useful[root] = false;
+    stack.push_back({root, 0});
+    while (!stack.empty()) {
+      auto& [n, next] = stack.back();
+      if (next < n->edges.size()) {
+        const TapeNode* child = n->edges[next++].node();
+        if (owns(child) && !useful.count(child)) {
+          useful[child] = false;
+          stack.push_back({child, 0});
+        }
+        continue;
+      }
+      bool u = n->variable_id != 0 && variable_sources.count(n->variable_id);
+      for (const Edge& e : n->edges) {
+        if (e.node() == nullptr) continue;
+        if (source_keys.count(EdgeKey{e.node(), e.output()})) u = true;
+        auto it = useful.find(e.node());
+        if (it != useful.end() && it->second && owns(e.node())) u = true;
+      }
+      useful[n] = u;
+      stack.pop_back();
+    }
+  };
+  std::unordered_map<EdgeKey, std::vector<TensorRef>, EdgeKeyHash> pending;
+  std::unordered_map<int64_t, std::vector<TensorRef>> variable_grads;
+  for (size_t i = 0; i < targets.size(); ++i) {
+    TensorImpl* t = targets[i];
+    if (t->grad_node() == nullptr || !is_differentiable_dtype(t->dtype())) continue;
+    auto* node = static_cast<TapeNode*>(t->grad_node());
+    EdgeKey key{node, t->grad_output()};
+    if (!owns(node) && !source_keys.count(key)) continue;
+    TensorImpl* given = i < output_grads.size() ? output_grads[i] : nullptr;
+    if (given != nullptr &&
+        (given->dtype() != t->dtype() ||
+         (given->shape().fully_defined() && t->shape().fully_defined() && !(given->shape() == t->shape()))))
+      return invalid_argument("GradientTape.gradient: output_gradients[", i, "] has dtype ",
+                              dtype_name(given->dtype()), " and shape ", given->shape().to_string(),
+                              "; the target has dtype ", dtype_name(t->dtype()), " and shape ",
+                              t->shape().to_string());
+    pending[key].push_back(given != nullptr ? TensorRef(given)
+                                            : gradient::ones_like(GradTensor(t)).release());
+    visit(node);
+  }
+  // Use counts: how many edges from useful nodes reach each useful node.
+  std::unordered_map<const TapeNode*, int> uses;
+  for (auto& [n, u] : useful) {
+    if (!u) continue;
+    for (const Edge& e : n->edges) {
+      auto it = useful.find(e.node());
+      if (it != useful.end() && it->second) ++uses[e.node()];
+    }
+  }
+  std::vector<const TapeNode*> ready;
+  for (auto& [n, u] : useful)
+    if (u && uses[n] == 0) ready.push_back(n);
+  while (!ready.empty()) {
+    const TapeNode* n = ready.back();
+    ready.pop_back();
+    if (n->variable_id != 0) {
+      // A read of a variable that is a source: the variable's gradient sums over its reads.
+      auto it = pending.find(EdgeKey{n, 0});
+      if (it != pending.end() && !it->second.empty())
+        variable_grads[n->variable_id].push_back(sum_grads(it->second).release());
+      continue;
+    }
+    size_t num_outputs = n->outputs.size();
+    SmallVector<TensorRef, 2> out_grads;
+    out_grads.resize(num_outputs);
+    bool any = false;
+    for (size_t j = 0; j < num_outputs; ++j) {
+      auto it = pending.find(EdgeKey{n, static_cast<int32_t>(j)});
+      if (it == pending.end() || it->second.empty()) continue;
+      out_grads[j] = sum_grads(it->second).release();
+      if (it->second.size() > 1) it->second = {out_grads[j]};
+      any = true;
+    }
+    SmallVector<TensorRef, 4> edge_grads;
+    if (any && !n->edges.empty()) {
+      SmallVector<TensorRef, 2> outputs;
+      SmallVector<TensorImpl*, 2> out_ptrs, grad_ptrs;
+      for (size_t j = 0; j < num_outputs; ++j) {
+        outputs.push_back(internal::relinked_output(*n, static_cast<int32_t>(j)));
+        // Custom backwards see which outputs got no gradient (a function call picks its backward by it).
+        if (!out_grads[j] && !n->backward)
+          out_grads[j] = gradient::zeros_like(GradTensor(outputs[j])).release();
+        out_ptrs.push_back(outputs[j].get());
+        grad_ptrs.push_back(out_grads[j].get());
+      }
+      edge_grads.resize(n->edges.size());
+      if (n->backward) {
+        n->backward->backward(*n, {grad_ptrs.data(), grad_ptrs.size()}, edge_grads);
+      } else {
+        SmallVector<TensorImpl*, 4> in_ptrs;
+        for (const TensorRef& t : n->inputs) in_ptrs.push_back(t.get());
+        GradContext ctx;
+        ctx.op = n->op;
+        ctx.attrs = {n->attrs.data(), n->attrs.size()};
+        ctx.inputs = {in_ptrs.data(), in_ptrs.size()};
+        ctx.outputs = {out_ptrs.data(), out_ptrs.size()};
+        ctx.output_grads = {grad_ptrs.data(), grad_ptrs.size()};
+        ctx.input_grads.resize(n->inputs.size());
+        n->op->grad(ctx);
+        for (size_t i = 0; i < edge_grads.size(); ++i) edge_grads[i] = std::move(ctx.input_grads[i]);
+      }
+    }
+    for (size_t i = 0; i < n->edges.size(); ++i) {
+      const Edge& e = n->edges[i];
+      if (e.node() == nullptr) continue;
+      EdgeKey key{e.node(), e.output()};
+      if (i < edge_grads.size() && edge_grads[i] &&
+          (source_keys.count(key) || (useful.count(e.node()) && useful[e.node()])))
+        pending[key].push_back(std::move(edge_grads[i]));
+      auto it = useful.find(e.node());
+      if (it != useful.end() && it->second && --uses[e.node()] == 0) ready.push_back(e.node());
+    }
+  }
+  for (size_t i = 0; i < sources.size(); ++i) {
+    std::vector<TensorRef>* grads = nullptr;
+    if (sources[i].tensor == nullptr) {
+      auto it = variable_grads.find(sources[i].variable_id);
+      if (it != variable_grads.end()) grads = &it->second;
+    } else if (sources[i].tensor->grad_node() != nullptr) {
+      auto it = pending.find(
+          EdgeKey{static_cast<TapeNode*>(sources[i].tensor->grad_node()), sources[i].tensor->grad_output()});
+      if (it != pending.end()) grads = &it->second;
+    }
+    if (grads == nullptr || grads->empty()) continue;
+    result[i] = sum_grads(*grads).release();
+  }
+  return Status::OK();
+}
+
+void record_custom(std::span<TensorImpl* const> edge_inputs, std::span<const int64_t> variables,
+                   std::span<TensorImpl* const> outputs, SmallVector<TensorRef, 4> saved,
+                   std::shared_ptr<Backward> backward) {
+  uint32_t mask = 0;
+  for (TensorImpl* t : edge_inputs) mask |= t->tape_mask();
+  mask &= t_state.mask;
+  SmallVector<uint32_t, 4> variable_masks;
+  for (int64_t id : variables) {
+    variable_masks.push_back(internal::variable_mask(id));
+    mask |= variable_masks.back();
+  }
+  if (mask == 0) return;
+  auto* node = new TapeNode();
+  node->backward = std::move(backward);
+  node->inputs = std::move(saved);
+  node->mask = mask;
+  node->serial = internal::next_serial();
+  for (TensorImpl* t : edge_inputs)
+    node->edges.push_back(Edge((t->tape_mask() & mask) ? t->grad_node() : nullptr, t->grad_output()));
+  for (size_t i = 0; i < variables.size(); ++i) {
+    if (variable_masks[i] == 0) {
+      node->edges.push_back(Edge());
+      continue;
+    }
+    TapeNode* read = internal::new_variable_read(variables[i], variable_masks[i]);
+    node->edges.push_back(Edge(read, 0));
+    read->unref();
+  }
+  SmallVector<TensorRef, 2> outs;
+  for (TensorImpl* t : outputs) outs.push_back(TensorRef(t));
+  internal::link_outputs(node, {outs.data(), outs.size()});
+}
+
+}  // namespace ember::autodiff

@@ -1,0 +1,27 @@
+// Shared between tape.cc (recording, backprop) and function_gradient.cc (graph functions under a tape).
+#pragma once
+
+#include "ember/autodiff/tape.h"
+
+namespace ember::autodiff::internal {
+
+/// The bits of the tapes recording on this thread.
+uint32_t active_mask();
+/// Which recording tapes watch variable `id` (watching it now where watch_accessed_variables says so).
+uint32_t variable_mask(int64_t id);
+/// A fresh serial number for a node.
+uint64_t next_serial();
+/// Links each differentiable output to `node` (taking ownership of the caller's reference to it).
+void link_outputs(TapeNode* node, std::span<TensorRef> outputs);
+/// A fresh alias of `node`'s output `i` that points back at the node, so a rule reading the output is
+/// recorded by outer tapes as depending on it (second derivatives through tanh's y, exp's y, ...).
+TensorRef relinked_output(const TapeNode& node, int32_t i);
+/// A ReadVariableOp node for variable `id` recorded by the tapes in `mask`.
+TapeNode* new_variable_read(int64_t id, uint32_t mask);
+
+/// PartitionedCall while a tape records: runs the callee's forward-with-intermediates function and records
+/// one node whose backward is the callee's gradient function (function_gradient.cc).
+Status execute_function_call(const OpDef& op, std::span<TensorImpl* const> inputs,
+                             std::span<const AttrValue> attrs, OutputList& outputs);
+
+}  // namespace ember::autodiff::internal

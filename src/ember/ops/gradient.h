@@ -1,0 +1,134 @@
+// Gradient rules (architecture.md §0.6, §7). Each differentiable op's OpDef::grad receives a GradContext
+// and emits ember ops through the helpers below. The helpers call execute_op, so a rule runs eagerly, is
+// recorded by an outer GradientTape (higher-order gradients) or — while a trace is active — adds graph
+// nodes (the backward half of a graph function). Rules throw StatusError; the tape turns it into a Status.
+#pragma once
+
+#include <initializer_list>
+#include <span>
+#include <string_view>
+
+#include "ember/ops/execute.h"
+
+namespace ember {
+
+/// A tensor handle for writing gradient rules: arithmetic operators emit ops.
+class GradTensor {
+ public:
+  GradTensor() = default;
+  GradTensor(TensorImpl* t) : ref_(t) {}  // NOLINT(google-explicit-constructor): rules read naturally
+  GradTensor(TensorRef t) : ref_(std::move(t)) {}  // NOLINT(google-explicit-constructor)
+
+  TensorImpl* get() const { return ref_.get(); }
+  TensorImpl* operator->() const { return ref_.get(); }
+  const TensorRef& ref() const { return ref_; }
+  TensorRef release() { return std::move(ref_); }
+  explicit operator bool() const { return static_cast<bool>(ref_); }
+  DType dtype() const { return ref_->dtype(); }
+  const Shape& shape() const { return ref_->shape(); }
+  int rank() const { return ref_->rank(); }
+
+ private:
+  TensorRef ref_;
+};
+
+struct GradContext {
+  const OpDef* op = nullptr;
+  std::span<const AttrValue> attrs;
+  std::span<TensorImpl* const> inputs;
+  std::span<TensorImpl* const> outputs;
+  /// One per output, never null: an output that received no gradient gets zeros.
+  std::span<TensorImpl* const> output_grads;
+  /// One per input, sized by the caller; a rule leaves null where the input gets no gradient.
+  SmallVector<TensorRef, 4> input_grads;
+
+  GradTensor input(int i) const { return GradTensor(inputs[i]); }
+  GradTensor output(int i) const { return GradTensor(outputs[i]); }
+  /// The gradient arriving at output `i` ("dy").
+  GradTensor grad(int i = 0) const { return GradTensor(output_grads[i]); }
+  int num_inputs() const { return static_cast<int>(inputs.size()); }
+  void set(int i, GradTensor g) { input_grads[i] = g.release(); }
+
+  int64_t attr_int(int i) const { return std::get<int64_t>(attrs[i]); }
+  double attr_float(int i) const { return std::get<double>(attrs[i]); }
+  bool attr_bool(int i) const { return std::get<bool>(attrs[i]); }
+  DType attr_dtype(int i) const { return std::get<DType>(attrs[i]); }
+  const std::vector<int64_t>& attr_ints(int i) const { return std::get<std::vector<int64_t>>(attrs[i]); }
+  const std::string& attr_string(int i) const { return std::get<std::string>(attrs[i]); }
+};
+
+/// Whether gradients flow through tensors of this dtype (floating point only, as in TensorFlow).
+inline bool is_differentiable_dtype(DType d) {
+  return d == DType::kFloat32 || d == DType::kFloat64 || d == DType::kFloat16 || d == DType::kBFloat16;
+}
+
+namespace gradient {
+
+/// Runs op `name` (eagerly or into the active trace) and returns its outputs; throws StatusError.
+SmallVector<GradTensor, 2> emit(std::string_view name, std::initializer_list<GradTensor> inputs,
+                                AttrList attrs = {});
+SmallVector<GradTensor, 2> emit(std::string_view name, std::span<const GradTensor> inputs, AttrList attrs);
+/// The single output of op `name`.
+GradTensor emit1(std::string_view name, std::initializer_list<GradTensor> inputs, AttrList attrs = {});
+
+/// A 0-d constant of dtype `dtype` (a Const node when tracing).
+GradTensor scalar(double value, DType dtype);
+/// A constant of `like`'s dtype and shape `dims` filled with `value` (dims must be fully known).
+GradTensor constant_like(double value, const GradTensor& like);
+
+GradTensor operator+(const GradTensor& a, const GradTensor& b);
+GradTensor operator-(const GradTensor& a, const GradTensor& b);
+GradTensor operator*(const GradTensor& a, const GradTensor& b);
+GradTensor operator/(const GradTensor& a, const GradTensor& b);
+GradTensor operator-(const GradTensor& a);
+GradTensor operator+(const GradTensor& a, double b);
+GradTensor operator-(const GradTensor& a, double b);
+GradTensor operator*(const GradTensor& a, double b);
+GradTensor operator/(const GradTensor& a, double b);
+GradTensor operator+(double a, const GradTensor& b);
+GradTensor operator-(double a, const GradTensor& b);
+GradTensor operator*(double a, const GradTensor& b);
+GradTensor operator/(double a, const GradTensor& b);
+
+GradTensor unary(std::string_view name, const GradTensor& x);
+GradTensor binary(std::string_view name, const GradTensor& x, const GradTensor& y);
+GradTensor square(const GradTensor& x);
+GradTensor sqrt(const GradTensor& x);
+GradTensor exp(const GradTensor& x);
+GradTensor log(const GradTensor& x);
+GradTensor reciprocal(const GradTensor& x);
+GradTensor sign(const GradTensor& x);
+GradTensor sigmoid(const GradTensor& x);
+GradTensor cast(const GradTensor& x, DType dtype);
+GradTensor zeros_like(const GradTensor& x);
+GradTensor ones_like(const GradTensor& x);
+/// Elementwise comparisons (bool results): "Greater", "Less", "Equal", ...
+GradTensor compare(std::string_view name, const GradTensor& x, const GradTensor& y);
+/// where(cond, a, b) with broadcasting (SelectV2).
+GradTensor select(const GradTensor& cond, const GradTensor& a, const GradTensor& b);
+/// 1 where cond holds, else 0, in `dtype`.
+GradTensor mask(const GradTensor& cond, DType dtype);
+GradTensor add_n(std::span<const GradTensor> xs);
+
+GradTensor sum(const GradTensor& x, std::vector<int64_t> axes, bool keepdims);
+/// Sums `g` (the gradient of a broadcast result) down to `like`'s shape: the reverse of broadcasting.
+GradTensor reduce_to(const GradTensor& g, const GradTensor& like);
+GradTensor reshape(const GradTensor& x, std::vector<int64_t> dims);
+/// Reshapes `x` to `like`'s shape (which must be known up to one dimension).
+GradTensor reshape_like(const GradTensor& x, const GradTensor& like);
+GradTensor broadcast_to(const GradTensor& x, std::vector<int64_t> dims);
+/// Broadcasts `x` to `like`'s (fully known) shape.
+GradTensor broadcast_like(const GradTensor& x, const GradTensor& like);
+GradTensor transpose(const GradTensor& x, std::vector<int64_t> perm);
+GradTensor matmul(const GradTensor& a, const GradTensor& b, bool transpose_a, bool transpose_b);
+
+/// `axes` (possibly negative, possibly empty meaning all) normalised to sorted, non-negative axes of a
+/// rank-`rank` tensor.
+std::vector<int64_t> normalize_axes(const std::vector<int64_t>& axes, int rank);
+/// `shape`'s dims; throws naming `what` if any is unknown.
+std::vector<int64_t> static_dims(const GradTensor& t, std::string_view what);
+/// Throws StatusError unless `s` is OK (for rules that reuse an op's own validation).
+void check_ok(const Status& s);
+
+}  // namespace gradient
+}  // namespace ember

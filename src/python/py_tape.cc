@@ -1,0 +1,137 @@
+// ember._C.Tape: the C++ GradientTape (autodiff/tape.h) behind the Python ember.GradientTape, and
+// record_custom for ember.custom_gradient (a Python function computes the node's input gradients).
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/vector.h>
+
+#include "ember/autodiff/tape.h"
+#include "python/py_tensor.h"
+
+namespace nb = nanobind;
+
+namespace ember::python {
+namespace {
+
+[[noreturn]] void throw_status(const Status& s) {
+  raise_status(s);
+  throw nb::python_error();
+}
+
+TensorImpl* tensor_arg(nb::handle h, const char* what) {
+  if (!is_tensor(h.ptr())) throw nb::type_error((std::string(what) + ": expected an ember.Tensor").c_str());
+  return impl_of(h.ptr());
+}
+
+nb::object wrap_or_none(TensorRef t) {
+  if (!t) return nb::none();
+  return nb::steal(wrap_tensor(std::move(t)));
+}
+
+class PyTape {
+ public:
+  PyTape(bool persistent, bool watch_accessed_variables) {
+    auto t = autodiff::Tape::create(persistent, watch_accessed_variables);
+    if (!t.ok()) throw_status(t.status());
+    tape_ = std::move(t).value();
+  }
+
+  autodiff::Tape& tape() { return *tape_; }
+
+  /// targets: tensors; output_grads: tensors or None (or an empty list); sources: tensors or variable ids.
+  nb::list gradient(nb::list targets, nb::list output_grads, nb::list sources) {
+    SmallVector<TensorImpl*, 4> target_ptrs, grad_ptrs;
+    for (nb::handle t : targets) target_ptrs.push_back(tensor_arg(t, "GradientTape.gradient target"));
+    for (nb::handle g : output_grads)
+      grad_ptrs.push_back(g.is_none() ? nullptr : tensor_arg(g, "GradientTape.gradient output_gradients"));
+    std::vector<autodiff::GradSource> srcs;
+    for (nb::handle s : sources) {
+      if (nb::isinstance<nb::int_>(s))
+        srcs.push_back(autodiff::GradSource{nullptr, nb::cast<int64_t>(s)});
+      else
+        srcs.push_back(autodiff::GradSource{tensor_arg(s, "GradientTape.gradient source"), 0});
+    }
+    auto result = tape_->gradient({target_ptrs.data(), target_ptrs.size()},
+                                  {grad_ptrs.data(), grad_ptrs.size()}, {srcs.data(), srcs.size()});
+    if (!result.ok()) {
+      if (PyErr_Occurred()) throw nb::python_error();  // a custom gradient function raised
+      throw_status(result.status());
+    }
+    nb::list out;
+    for (TensorRef& t : *result) out.append(wrap_or_none(std::move(t)));
+    return out;
+  }
+
+ private:
+  std::unique_ptr<autodiff::Tape> tape_;
+};
+
+// ember.custom_gradient's backward: calls the user's Python gradient function with the output gradients.
+class PythonBackward final : public autodiff::Backward {
+ public:
+  explicit PythonBackward(nb::object fn) : fn_(std::move(fn)) {}
+  ~PythonBackward() override {
+    nb::gil_scoped_acquire gil;
+    fn_.reset();
+  }
+
+  void backward(const autodiff::TapeNode& node, std::span<TensorImpl* const> output_grads,
+                SmallVector<TensorRef, 4>& edge_grads) override {
+    nb::gil_scoped_acquire gil;
+    nb::list grads;
+    for (size_t i = 0; i < output_grads.size(); ++i) {
+      TensorRef g(output_grads[i]);
+      if (!g) g = gradient::zeros_like(GradTensor(node.outputs[i])).release();
+      grads.append(nb::steal(wrap_tensor(std::move(g))));
+    }
+    nb::object result;
+    try {
+      result = fn_(grads);
+    } catch (nb::python_error& e) {
+      e.restore();
+      throw StatusError(make_error(Code::kUnknown, "custom gradient function raised"));
+    }
+    size_t i = 0;
+    for (nb::handle g : result) {
+      if (i >= edge_grads.size()) break;
+      if (!g.is_none()) edge_grads[i] = TensorRef(tensor_arg(g, "custom_gradient grad_fn result"));
+      ++i;
+    }
+  }
+
+ private:
+  nb::object fn_;
+};
+
+}  // namespace
+
+void bind_tape(nb::module_& m) {
+  nb::class_<PyTape>(m, "Tape")
+      .def(nb::init<bool, bool>(), nb::arg("persistent"), nb::arg("watch_accessed_variables"))
+      .def("push", [](PyTape& t) { t.tape().push(); })
+      .def("pop", [](PyTape& t) { t.tape().pop(); })
+      .def("pause", [](PyTape& t) { t.tape().pause(); })
+      .def("resume", [](PyTape& t) { t.tape().resume(); })
+      .def("reset", [](PyTape& t) { t.tape().reset(); })
+      .def("allow_reuse", [](PyTape& t) { t.tape().allow_reuse(); })
+      .def("watch", [](PyTape& t, nb::handle x) { t.tape().watch(tensor_arg(x, "GradientTape.watch")); })
+      .def("watch_variable", [](PyTape& t, int64_t id) { t.tape().watch_variable(id); })
+      .def("watched_variables", [](PyTape& t) { return t.tape().watched_variables(); })
+      .def_prop_ro("persistent", [](PyTape& t) { return t.tape().persistent(); })
+      .def("gradient", &PyTape::gradient);
+  m.def("recording_active", [] { return autodiff::recording_active(); });
+  m.def("is_watched", [](nb::handle x) { return tensor_arg(x, "is_watched")->tape_mask() != 0; });
+  m.def("record_custom",
+        [](nb::list inputs, std::vector<int64_t> variables, nb::list outputs, nb::object grad_fn) {
+          SmallVector<TensorImpl*, 4> in, out;
+          for (nb::handle t : inputs) in.push_back(tensor_arg(t, "custom_gradient input"));
+          for (nb::handle t : outputs) out.push_back(tensor_arg(t, "custom_gradient output"));
+          autodiff::record_custom({in.data(), in.size()}, {variables.data(), variables.size()},
+                                  {out.data(), out.size()}, {},
+                                  std::make_shared<PythonBackward>(std::move(grad_fn)));
+        });
+  // Tokens are opaque integers: the tapes suspended, restored by resume_recording.
+  m.def("pause_recording", [] { return reinterpret_cast<uintptr_t>(new autodiff::RecordingPause()); });
+  m.def("resume_recording",
+        [](uintptr_t token) { delete reinterpret_cast<autodiff::RecordingPause*>(token); });
+}
+
+}  // namespace ember::python
