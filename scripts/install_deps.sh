@@ -17,6 +17,7 @@ python3 -c "import nanobind" 2>/dev/null || need_pip+=(nanobind)
 python3 -c "import scikit_build_core" 2>/dev/null || need_pip+=(scikit-build-core)
 python3 -c "import pytest" 2>/dev/null || need_pip+=(pytest)
 python3 -c "import ml_dtypes" 2>/dev/null || need_pip+=(ml_dtypes)
+python3 -c "import sklearn" 2>/dev/null || need_pip+=(scikit-learn)  # tests/python/test_train_digits.py
 if [ ${#need_pip[@]} -gt 0 ]; then
   echo "== pip install ${need_pip[*]}"
   python3 -m pip install -q "${need_pip[@]}"

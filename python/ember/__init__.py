@@ -34,6 +34,7 @@ from ember.name_scope import name_scope
 from ember.variables import Variable
 from ember.backprop import GradientTape, UnconnectedGradients, custom_gradient, recompute_grad, stop_gradient
 from ember import graph_util
+from ember import keras
 
 __version__ = "0.1.0"
 

@@ -7,6 +7,7 @@
 import contextlib
 
 from ember import dtypes, initializers
+from ember.compat import v1_train as train  # noqa: F401 - tf.compat.v1.train
 from ember.framework.tensor_spec import TensorSpec
 from ember.util import nest
 

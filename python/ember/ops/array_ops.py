@@ -43,6 +43,7 @@ _Range = _C.op("Range")
 _LinSpace = _C.op("LinSpace")
 _OneHot = _C.op("OneHot")
 _ClipByValue = _C.op("ClipByValue")
+_UnsortedSegmentSum = _C.op("UnsortedSegmentSum")
 _Cast = _C.op("Cast")
 
 _INDEX_DTYPES = (dtypes.int32, dtypes.int64)
@@ -514,6 +515,16 @@ def clip_by_value(t, clip_value_min, clip_value_max, name=None):
     bounds = [b if isinstance(b, Tensor) else convert_to_tensor(b, dtype=t.dtype)
               for b in (clip_value_min, clip_value_max)]
     return _ClipByValue(t, bounds[0], bounds[1])
+
+
+def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
+    """Sums the slices of data whose segment_ids are equal: the result has num_segments rows (a row no id
+    names is zeros) and rows with a negative id are dropped. segment_ids' shape is a prefix of data's."""
+    segment_ids = _tensor(segment_ids)
+    if segment_ids.dtype not in _INDEX_DTYPES:
+        raise TypeError(f"unsorted_segment_sum: segment_ids must be int32 or int64, got {segment_ids.dtype.name}")
+    num_segments = _int_scalar(num_segments, "UnsortedSegmentSum", "num_segments", _INVALID)
+    return _UnsortedSegmentSum(data, segment_ids, num_segments)
 
 
 newaxis = None

@@ -11,14 +11,14 @@ from ember.ops import array_ops
 # What ``from ember.ops.math_ops import *`` (ember.math) exports: tf.math's names. The matrix helpers at the
 # end live in ember.linalg.
 __all__ = [
-    "abs", "add", "add_n", "argmax", "argmin", "cast", "ceil", "cos", "count_nonzero", "divide", "elu", "equal",
-    "erf", "exp", "expm1", "floor", "floor_div", "floordiv", "floormod", "greater", "greater_equal", "is_finite",
-    "is_nan", "less", "less_equal", "log", "log1p", "logical_and", "logical_not", "logical_or", "logical_xor",
-    "matmul", "maximum", "minimum", "mod", "multiply", "negative", "not_equal", "pow", "realdiv", "reciprocal",
-    "reduce_all", "reduce_any", "reduce_euclidean_norm", "reduce_logsumexp", "reduce_max", "reduce_mean",
-    "reduce_min", "reduce_prod", "reduce_std", "reduce_sum", "reduce_variance", "relu", "relu6", "round", "rsqrt",
-    "scalar_mul", "sigmoid", "sign", "sin", "softplus", "sqrt", "square", "squared_difference", "subtract", "tanh",
-    "truediv",
+    "abs", "add", "add_n", "argmax", "argmin", "cast", "ceil", "cos", "count_nonzero", "cumprod", "cumsum",
+    "divide", "elu", "equal", "erf", "exp", "expm1", "floor", "floor_div", "floordiv", "floormod", "greater",
+    "greater_equal", "is_finite", "is_nan", "less", "less_equal", "log", "log1p", "logical_and", "logical_not",
+    "logical_or", "logical_xor", "matmul", "maximum", "minimum", "mod", "multiply", "negative", "not_equal", "pow",
+    "realdiv", "reciprocal", "reduce_all", "reduce_any", "reduce_euclidean_norm", "reduce_logsumexp", "reduce_max",
+    "reduce_mean", "reduce_min", "reduce_prod", "reduce_std", "reduce_sum", "reduce_variance", "relu", "relu6",
+    "round", "rsqrt", "scalar_mul", "sigmoid", "sign", "sin", "softplus", "sqrt", "square", "squared_difference",
+    "subtract", "tanh", "truediv",
 ]
 
 _Cast = _C.op("Cast")
@@ -218,6 +218,22 @@ def count_nonzero(input, axis=None, keepdims=None, dtype=dtypes.int64, name=None
     x = _as_tensor(input)
     nonzero = not_equal(x, convert_to_tensor(False if x.dtype.is_bool else 0, dtype=x.dtype))
     return cast(reduce_sum(cast(nonzero, dtypes.int64), axis, bool(keepdims)), dtype)
+
+
+_Cumsum = _C.op("Cumsum")
+_Cumprod = _C.op("Cumprod")
+
+
+def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
+    """Cumulative sum along ``axis``: cumsum([a, b, c]) == [a, a + b, a + b + c]. ``exclusive`` leaves each
+    element out of its own sum ([0, a, a + b]); ``reverse`` scans from the end ([a + b + c, b + c, c])."""
+    return _Cumsum(_as_tensor(x), _axis_int(axis), bool(exclusive), bool(reverse))
+
+
+def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
+    """Cumulative product along ``axis``: cumprod([a, b, c]) == [a, a * b, a * b * c]; ``exclusive`` and
+    ``reverse`` as in ``cumsum``."""
+    return _Cumprod(_as_tensor(x), _axis_int(axis), bool(exclusive), bool(reverse))
 
 
 _ArgMax = _C.op("ArgMax")

@@ -66,6 +66,18 @@ int64_t load_index(const void* indices, DType index_dtype, int64_t i);
 int64_t gather(const void* params, const void* indices, DType index_dtype, void* out, size_t elem_size,
                int64_t batch, int64_t outer, int64_t axis_dim, int64_t n, int64_t inner);
 
+/// UnsortedSegmentSum on data collapsed to [n, inner] and segment ids [n] (int32/int64): out is
+/// [num_segments, inner], zeroed, then out[ids[j]] += data[j] for every row with ids[j] >= 0. Sums run
+/// in row order (16-bit floats accumulate in float), so results do not depend on the thread count.
+/// Returns the first position whose id is >= num_segments (nothing is written then), or -1.
+int64_t unsorted_segment_sum(const void* data, DType dtype, const void* ids, DType id_dtype, int64_t n,
+                             int64_t inner, int64_t num_segments, void* out);
+
+/// MirrorPadGrad: `out` (dy's dims less the paddings) gets each element of `dy` added at the element
+/// that REFLECT (or SYMMETRIC when `symmetric`) padding copied it from. Numeric dtypes.
+void mirror_pad_grad(const void* dy, DType dtype, std::span<const int64_t> dy_dims,
+                     std::span<const int64_t> paddings, bool symmetric, void* out);
+
 /// Where: the number of non-zero elements (for floats -0.0 is zero and NaN is non-zero).
 int64_t count_nonzero(const void* data, DType dtype, int64_t n);
 /// Writes the row-major coordinates ([count, rank] int64) of each non-zero element.

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "ember/ops/families.h"
+#include "ember/ops/gradient.h"
 #include "ember/ops/registry.h"
 #include "ember/ops/shape_fns.h"
 
@@ -544,6 +545,68 @@ Status split_v_kernel(KernelContext& ctx) {
   return split_outputs(ctx, static_cast<int>(axis), sizes, /*drop_axis=*/false);
 }
 
+// ---- Gradient rules (ops/gradient.h). Shape ops move dy back through the inverse movement.
+
+using namespace gradient;  // NOLINT(google-build-using-namespace): rules read as math
+
+// Reshape, ExpandDims and Squeeze only relabel the elements.
+void reshape_grad(GradContext& c) { c.set(0, reshape_like(c.grad(), c.input(0))); }
+
+void identity_grad(GradContext& c) { c.set(0, c.grad()); }
+
+void transpose_grad(GradContext& c) {
+  const auto& perm = c.attr_ints(0);
+  const int64_t rank = static_cast<int64_t>(perm.size());
+  std::vector<int64_t> inverse(perm.size());
+  for (int64_t i = 0; i < rank; ++i) inverse[perm[i] < 0 ? perm[i] + rank : perm[i]] = i;
+  c.set(0, transpose(c.grad(), std::move(inverse)));
+}
+
+// Each input gets its own piece of dy along the axis; SplitV cuts all pieces in one op.
+void concat_grad(GradContext& c) {
+  const int n = c.num_inputs();
+  const GradTensor dy = c.grad();
+  int64_t axis;
+  check_ok(normalize_axis(c.attr_int(0), dy.rank(), "ConcatV2", &axis));
+  std::vector<int64_t> sizes;
+  bool unknown = false;
+  for (int i = 0; i < n; ++i) {
+    int64_t d =
+        c.input(i).shape().rank_known() ? c.input(i).shape().dim(static_cast<int>(axis)) : kUnknownDim;
+    // SplitV infers one unknown size from dy; a second needs shapes ember only knows at run time.
+    if (d < 0 && unknown) static_dims(c.input(i), "ConcatV2");
+    unknown |= d < 0;
+    sizes.push_back(d < 0 ? -1 : d);
+  }
+  AttrList attrs;
+  attrs.push_back(std::move(sizes));
+  attrs.push_back(axis);
+  auto pieces = emit("SplitV", {dy}, std::move(attrs));
+  for (int i = 0; i < n; ++i) c.set(i, pieces[i]);
+}
+
+void pack_grad(GradContext& c) {
+  AttrList attrs;
+  attrs.push_back(int64_t{c.num_inputs()});
+  attrs.push_back(c.attr_int(0));  // a negative axis counts from the end of dy as it did for the output
+  auto pieces = emit("Unpack", {c.grad()}, std::move(attrs));
+  for (int i = 0; i < c.num_inputs(); ++i) c.set(i, pieces[i]);
+}
+
+void unpack_grad(GradContext& c) {
+  std::vector<GradTensor> dys(c.output_grads.begin(), c.output_grads.end());
+  AttrList attrs;
+  attrs.push_back(c.attr_int(1));
+  c.set(0, emit("Pack", std::span<const GradTensor>(dys), std::move(attrs))[0]);
+}
+
+void split_v_grad(GradContext& c) {
+  std::vector<GradTensor> dys(c.output_grads.begin(), c.output_grads.end());
+  AttrList attrs;
+  attrs.push_back(c.attr_int(1));
+  c.set(0, emit("ConcatV2", std::span<const GradTensor>(dys), std::move(attrs))[0]);
+}
+
 }  // namespace
 
 void register_array_ops(OpRegistry& r) {
@@ -560,6 +623,7 @@ void register_array_ops(OpRegistry& r) {
       .flags(kKernelAllocates)
       .shape(&reshape_shape)
       .kernel(kAllTypes, &reshape_kernel)
+      .grad(&reshape_grad)
       .done(r);
   OpBuilder("Identity")
       .doc("The input itself (a view). identity([1, 2]) == [1, 2]")
@@ -569,6 +633,7 @@ void register_array_ops(OpRegistry& r) {
       .flags(kKernelAllocates)
       .shape(&same_as_input_shape)
       .kernel(kAllTypes, &identity_kernel)
+      .grad(&identity_grad)
       .done(r);
   OpBuilder("Transpose")
       .doc(
@@ -581,6 +646,7 @@ void register_array_ops(OpRegistry& r) {
       .flags(kKernelAllocates)
       .shape(&transpose_shape)
       .kernel(kAllTypes, &transpose_kernel)
+      .grad(&transpose_grad)
       .done(r);
   OpBuilder("ExpandDims")
       .doc(
@@ -593,6 +659,7 @@ void register_array_ops(OpRegistry& r) {
       .flags(kKernelAllocates)
       .shape(&expand_dims_shape)
       .kernel(kAllTypes, &expand_dims_kernel)
+      .grad(&reshape_grad)
       .done(r);
   OpBuilder("Squeeze")
       .doc("Removes size-1 axes (the listed ones, or all) (a view). squeeze(zeros([1, 2, 1])).shape == [2]")
@@ -603,6 +670,7 @@ void register_array_ops(OpRegistry& r) {
       .flags(kKernelAllocates)
       .shape(&squeeze_shape)
       .kernel(kAllTypes, &squeeze_kernel)
+      .grad(&reshape_grad)
       .done(r);
   OpBuilder("Shape")
       .doc("The shape as a 1-D tensor. shape(zeros([2, 3])) == [2, 3]")
@@ -642,6 +710,7 @@ void register_array_ops(OpRegistry& r) {
       .flags(kVariadicInput)
       .shape(&concat_shape)
       .kernel(kAllTypes, &concat_kernel)
+      .grad(&concat_grad)
       .done(r);
   OpBuilder("Pack")
       .doc("Stacks same-shape tensors along a new axis. stack([[1, 2], [3, 4]], axis=1) == [[1, 3], [2, 4]]")
@@ -652,6 +721,7 @@ void register_array_ops(OpRegistry& r) {
       .flags(kVariadicInput)
       .shape(&pack_shape)
       .kernel(kAllTypes, &pack_kernel)
+      .grad(&pack_grad)
       .done(r);
   OpBuilder("Unpack")
       .doc(
@@ -666,6 +736,7 @@ void register_array_ops(OpRegistry& r) {
       .flags(kKernelAllocates)
       .shape(&unpack_shape)
       .kernel(kAllTypes, &unpack_kernel)
+      .grad(&unpack_grad)
       .done(r);
   OpBuilder("SplitV")
       .doc(
@@ -679,6 +750,7 @@ void register_array_ops(OpRegistry& r) {
       .flags(kKernelAllocates)
       .shape(&split_v_shape)
       .kernel(kAllTypes, &split_v_kernel)
+      .grad(&split_v_grad)
       .done(r);
   register_array_index_ops(r);
   register_array_create_ops(r);

@@ -1,11 +1,13 @@
-// Ops that create values: Fill, ZerosLike, OnesLike, Tile, BroadcastTo, Pad, Eye, Range, LinSpace.
-// Registered from register_array_ops (array.cc); kernels in kernels/array.h.
+// Ops that create values: Fill, ZerosLike, OnesLike, Tile, BroadcastTo, Pad (and MirrorPadGrad, the
+// adjoint of its mirror modes), Eye, Range, LinSpace. Registered from register_array_ops (array.cc);
+// kernels in kernels/array.h.
 #include <cctype>
 #include <cstring>
 #include <string>
 #include <vector>
 
 #include "ember/kernels/array.h"
+#include "ember/ops/gradient.h"
 #include "ember/ops/registry.h"
 #include "ember/ops/shape_fns.h"
 
@@ -337,6 +339,126 @@ Status pad_kernel(KernelContext& ctx) {
   return Status::OK();
 }
 
+// ---- MirrorPadGrad(dy; paddings, mode): the adjoint of Pad's REFLECT and SYMMETRIC modes.
+
+Status mirror_pad_mode(const std::string& text, PadMode* mode) {
+  EMBER_RETURN_IF_ERROR(parse_pad_mode(text, mode));
+  if (*mode == PadMode::kConstant)
+    return invalid_argument("MirrorPadGrad: mode must be REFLECT or SYMMETRIC, got '", text, "'");
+  return Status::OK();
+}
+
+Status mirror_pad_grad_shape(InferContext& ctx) {
+  const Shape& dy = ctx.inputs[0].shape;
+  const auto& p = ctx.attr_ints(0);
+  PadMode mode;
+  EMBER_RETURN_IF_ERROR(mirror_pad_mode(ctx.attr_string(1), &mode));
+  if (p.size() % 2 != 0 || p.size() > 2 * static_cast<size_t>(kMaxRank) ||
+      (dy.rank_known() && p.size() != 2 * static_cast<size_t>(dy.rank())))
+    return invalid_argument("MirrorPadGrad: paddings must have shape [", dy.rank_known() ? dy.rank() : -1,
+                            ", 2] for dy of shape ", dy.to_string(), ", got ", p.size(), " values");
+  Shape out;
+  for (size_t i = 0; i < p.size() / 2; ++i) {
+    const int64_t d = dy.rank_known() ? dy.dim(static_cast<int>(i)) : kUnknownDim;
+    if (p[2 * i] < 0 || p[2 * i + 1] < 0)
+      return invalid_argument("MirrorPadGrad: paddings must be non-negative, got ", list_str(p));
+    if (d >= 0 && d < p[2 * i] + p[2 * i + 1])
+      return invalid_argument("MirrorPadGrad: dimension ", i, " of dy (shape ", dy.to_string(),
+                              ") is smaller than its paddings ", p[2 * i], " and ", p[2 * i + 1]);
+    out.push_back(d < 0 ? kUnknownDim : d - p[2 * i] - p[2 * i + 1]);
+  }
+  // The paddings must be ones Pad accepts for the result, or the mirror images would not exist.
+  EMBER_RETURN_IF_ERROR(
+      check_paddings(out, p, mode).with_prefix("MirrorPadGrad: the result's paddings must be valid for "));
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, out});
+  return Status::OK();
+}
+
+Status mirror_pad_grad_kernel(KernelContext& ctx) {
+  PadMode mode;
+  EMBER_RETURN_IF_ERROR(mirror_pad_mode(ctx.attr_string(1), &mode));
+  const TensorImpl& dy = ctx.input(0);
+  kernels::mirror_pad_grad(dy.raw_data(), dy.dtype(), dy.shape().dims(), ctx.attr_ints(0),
+                           mode == PadMode::kSymmetric, ctx.output(0).mutable_raw_data());
+  return Status::OK();
+}
+
+// ---- Gradient rules (ops/gradient.h)
+
+using namespace gradient;  // NOLINT(google-build-using-namespace): rules read as math
+
+std::vector<int64_t> all_axes(int rank) {
+  std::vector<int64_t> axes(static_cast<size_t>(rank));
+  for (int i = 0; i < rank; ++i) axes[i] = i;
+  return axes;
+}
+
+void fill_grad(GradContext& c) { c.set(0, sum(c.grad(), all_axes(c.grad().rank()), false)); }
+
+// dy viewed as [m0, d0, m1, d1, ...] summed over the multiples' axes; dims tiled once are not split.
+void tile_grad(GradContext& c) {
+  const std::vector<int64_t> dims = static_dims(c.input(0), "Tile");
+  const auto& m = c.attr_ints(0);
+  GradTensor dy = c.grad();
+  std::vector<int64_t> split, axes;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (m[i] != 1) {
+      axes.push_back(static_cast<int64_t>(split.size()));
+      split.push_back(m[i]);
+    }
+    split.push_back(dims[i]);
+  }
+  if (axes.empty()) return c.set(0, dy);
+  if (split.size() <= static_cast<size_t>(kMaxRank)) {
+    c.set(0, reshape(sum(reshape(dy, split), axes, false), dims));
+    return;
+  }
+  // Too many dims to split at once: one tiled dim at a time, with the others merged around it.
+  std::vector<int64_t> current(dims.size());
+  for (size_t i = 0; i < dims.size(); ++i) current[i] = dims[i] * m[i];
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (m[i] == 1) continue;
+    int64_t before = 1, after = 1;
+    for (size_t k = 0; k < i; ++k) before *= current[k];
+    for (size_t k = i + 1; k < dims.size(); ++k) after *= current[k];
+    dy = sum(reshape(dy, {before, m[i], dims[i], after}), {1}, false);
+    current[i] = dims[i];
+  }
+  c.set(0, reshape(dy, dims));
+}
+
+void broadcast_to_grad(GradContext& c) { c.set(0, reduce_to(c.grad(), c.input(0))); }
+
+// CONSTANT: dy's interior (constant_value is an attribute, so it gets no gradient). REFLECT and
+// SYMMETRIC: the interior plus the mirrored edges folded back onto it.
+void pad_grad(GradContext& c) {
+  PadMode mode;
+  check_ok(parse_pad_mode(c.attr_string(2), &mode));
+  const auto& p = c.attr_ints(0);
+  AttrList attrs;
+  if (mode != PadMode::kConstant) {
+    attrs.push_back(p);
+    attrs.push_back(c.attr_string(2));
+    c.set(0, emit1("MirrorPadGrad", {c.grad()}, std::move(attrs)));
+    return;
+  }
+  const std::vector<int64_t> dims = static_dims(c.input(0), "Pad");
+  std::vector<int64_t> begin;
+  for (size_t i = 0; i < dims.size(); ++i) begin.push_back(p[2 * i]);
+  attrs.push_back(std::move(begin));
+  attrs.push_back(dims);
+  c.set(0, emit1("Slice", {c.grad()}, std::move(attrs)));
+}
+
+// MirrorPadGrad is linear and Pad (in the same mode) is its adjoint.
+void mirror_pad_grad_grad(GradContext& c) {
+  AttrList attrs;
+  attrs.push_back(c.attr_ints(0));
+  attrs.push_back(0.0);
+  attrs.push_back(c.attr_string(1));
+  c.set(0, emit1("Pad", {c.grad()}, std::move(attrs)));
+}
+
 }  // namespace
 
 void register_array_create_ops(OpRegistry& r) {
@@ -348,6 +470,7 @@ void register_array_create_ops(OpRegistry& r) {
       .attr("dims", AttrType::kInts)
       .shape(&fill_shape)
       .kernel(kAllTypes, &fill_kernel)
+      .grad(&fill_grad)
       .done(r);
   OpBuilder("ZerosLike")
       .doc("Zeros with x's shape and dtype. zeros_like([1, 2]) == [0, 0]")
@@ -377,6 +500,7 @@ void register_array_create_ops(OpRegistry& r) {
       .attr("multiples", AttrType::kInts)
       .shape(&tile_shape)
       .kernel(kAllTypes, &tile_kernel)
+      .grad(&tile_grad)
       .done(r);
   OpBuilder("BroadcastTo")
       .doc("Broadcasts to a shape with NumPy's rules. broadcast_to([1, 2], [2, 2]) == [[1, 2], [1, 2]]")
@@ -386,6 +510,7 @@ void register_array_create_ops(OpRegistry& r) {
       .attr("shape", AttrType::kInts)
       .shape(&broadcast_to_shape)
       .kernel(kAllTypes, &broadcast_to_kernel)
+      .grad(&broadcast_to_grad)
       .done(r);
   OpBuilder("Pad")
       .doc(
@@ -399,6 +524,20 @@ void register_array_create_ops(OpRegistry& r) {
       .attr("mode", AttrType::kString, std::string("CONSTANT"))
       .shape(&pad_shape)
       .kernel(kAllTypes, &pad_kernel)
+      .grad(&pad_grad)
+      .done(r);
+  OpBuilder("MirrorPadGrad")
+      .doc(
+          "The gradient of Pad in REFLECT or SYMMETRIC mode: dy's interior plus its mirrored edges, folded "
+          "back. mirror_pad_grad([1, 2, 3, 4], [1, 1], 'REFLECT') == [6, 4]")
+      .input("dy")
+      .output("output")
+      .type_var(kNumericTypes)
+      .attr("paddings", AttrType::kInts)
+      .attr("mode", AttrType::kString, std::string("REFLECT"))
+      .shape(&mirror_pad_grad_shape)
+      .kernel(kNumericTypes, &mirror_pad_grad_kernel)
+      .grad(&mirror_pad_grad_grad)
       .done(r);
   OpBuilder("Eye")
       .doc("Identity matrices (ones on the main diagonal), optionally batched. eye(2) == [[1, 0], [0, 1]]")

@@ -1,9 +1,11 @@
 // Indexing ops: Slice, StridedSlice (Python's __getitem__), GatherV2, Where, SelectV2, OneHot and
-// ClipByValue. Registered from register_array_ops (array.cc); kernels in kernels/array.h.
+// ClipByValue, and the scatters that are their gradients: StridedSliceGrad and UnsortedSegmentSum.
+// Registered from register_array_ops (array.cc); kernels in kernels/array.h.
 #include <string>
 #include <vector>
 
 #include "ember/kernels/array.h"
+#include "ember/ops/gradient.h"
 #include "ember/ops/registry.h"
 #include "ember/ops/shape_fns.h"
 
@@ -115,10 +117,12 @@ struct StridedSliceAttrs {
   int64_t begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask;
 };
 
+// StridedSliceGrad declares the same attributes after its `shape`, so they start at `first`.
 template <typename Ctx>
-StridedSliceAttrs strided_slice_attrs(const Ctx& ctx) {
-  return {ctx.attr_ints(0), ctx.attr_ints(1), ctx.attr_ints(2), ctx.attr_int(3),
-          ctx.attr_int(4),  ctx.attr_int(5),  ctx.attr_int(6),  ctx.attr_int(7)};
+StridedSliceAttrs strided_slice_attrs(const Ctx& ctx, int first = 0) {
+  const int f = first;
+  return {ctx.attr_ints(f),    ctx.attr_ints(f + 1), ctx.attr_ints(f + 2), ctx.attr_int(f + 3),
+          ctx.attr_int(f + 4), ctx.attr_int(f + 5),  ctx.attr_int(f + 6),  ctx.attr_int(f + 7)};
 }
 
 // `in` has a known rank. With unknown dims the walked dims are unknown (1 for integer indices).
@@ -244,6 +248,53 @@ Status strided_slice_kernel(KernelContext& ctx) {
   return run_slice(ctx, plan);
 }
 
+// ---- StridedSliceGrad(dy; shape, then StridedSlice's attributes): dy scattered into zeros of `shape`
+// at the elements StridedSlice would read; dy has the slice's shape, whose elements are the walked ones.
+
+Status strided_slice_grad_shape(InferContext& ctx) {
+  auto shape = Shape::from_dims(ctx.attr_ints(0));
+  if (!shape.ok())
+    return shape.status().with_prefix("StridedSliceGrad: shape " + list_str(ctx.attr_ints(0)) + ": ");
+  SlicePlan plan;
+  EMBER_RETURN_IF_ERROR(plan_strided_slice(*shape, strided_slice_attrs(ctx, 1), &plan));
+  const Shape& dy = ctx.inputs[0].shape;
+  bool ok = !dy.rank_known() || dy.rank() == plan.result.rank();
+  for (int d = 0; ok && d < dy.rank(); ++d) ok = dy.dim(d) < 0 || dy.dim(d) == plan.result.dim(d);
+  if (!ok)
+    return invalid_argument("StridedSliceGrad: dy has shape ", dy.to_string(),
+                            " but the slice of a tensor of shape ", shape->to_string(), " has shape ",
+                            plan.result.to_string());
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, *shape});
+  return Status::OK();
+}
+
+Status strided_slice_grad_kernel(KernelContext& ctx) {
+  TensorImpl& out = ctx.output(0);
+  const TensorImpl& dy = ctx.input(0);
+  SlicePlan plan;
+  EMBER_RETURN_IF_ERROR(plan_strided_slice(out.shape(), strided_slice_attrs(ctx, 1), &plan));
+  const size_t elem = dtype_size(out.dtype());
+  const uint64_t zero = 0;
+  kernels::fill(out.mutable_raw_data(), out.num_elements(), elem, &zero);
+  if (dy.num_elements() == 0) return Status::OK();
+  const int rank = out.rank();
+  int64_t out_strides[kMaxRank];
+  kernels::dense_strides(rank, out.shape().dims().data(), out_strides);
+  kernels::StridedCopy c;
+  c.rank = rank;
+  int64_t offset = 0;
+  for (int d = 0; d < rank; ++d) {
+    c.dims[d] = plan.walked.dim(d);
+    c.dst_strides[d] = plan.step[d] * out_strides[d];
+    offset += plan.begin[d] * out_strides[d];
+  }
+  kernels::dense_strides(rank, c.dims, c.src_strides);
+  kernels::strided_copy(dy.raw_data(),
+                        static_cast<char*>(out.mutable_raw_data()) + offset * static_cast<int64_t>(elem),
+                        elem, c);
+  return Status::OK();
+}
+
 // ---- GatherV2
 
 struct GatherDims {
@@ -313,6 +364,44 @@ Status gather_kernel(KernelContext& ctx) {
   return invalid_argument("GatherV2: indices[", where,
                           "] = ", kernels::load_index(indices.raw_data(), indices.dtype(), bad),
                           " is not in [0, ", axis_dim, ")");
+}
+
+// ---- UnsortedSegmentSum(data, segment_ids; num_segments): out[s, ...] = sum of data[j..., ...] over the
+// positions j of segment_ids equal to s. Negative ids drop their row, as in TensorFlow.
+
+Status segment_sum_shape(InferContext& ctx) {
+  const Shape &data = ctx.inputs[0].shape, &ids = ctx.inputs[1].shape;
+  const int64_t num = ctx.attr_int(0);
+  if (num < 0) return invalid_argument("UnsortedSegmentSum: num_segments must be >= 0, got ", num);
+  if (!data.rank_known() || !ids.rank_known()) {
+    ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, Shape::unknown_rank()});
+    return Status::OK();
+  }
+  bool ok = ids.rank() <= data.rank();
+  for (int d = 0; ok && d < ids.rank(); ++d)
+    ok = ids.dim(d) < 0 || data.dim(d) < 0 || ids.dim(d) == data.dim(d);
+  if (!ok)
+    return invalid_argument("UnsortedSegmentSum: segment_ids' shape ", ids.to_string(),
+                            " must be a prefix of data's shape ", data.to_string());
+  if (data.rank() - ids.rank() + 1 > kMaxRank)
+    return invalid_argument("UnsortedSegmentSum: the result would have more than ", kMaxRank, " dimensions");
+  Shape out({num});
+  for (int d = ids.rank(); d < data.rank(); ++d) out.push_back(data.dim(d));
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, out});
+  return Status::OK();
+}
+
+Status segment_sum_kernel(KernelContext& ctx) {
+  const TensorImpl &data = ctx.input(0), &ids = ctx.input(1);
+  const int64_t num = ctx.attr_int(0), n = ids.num_elements();
+  const int64_t inner = product(data.shape(), ids.rank(), data.rank());
+  const int64_t bad =
+      kernels::unsorted_segment_sum(data.raw_data(), data.dtype(), ids.raw_data(), ids.dtype(), n, inner, num,
+                                    ctx.output(0).mutable_raw_data());
+  if (bad < 0) return Status::OK();
+  return invalid_argument("UnsortedSegmentSum: segment_ids[", bad,
+                          "] = ", kernels::load_index(ids.raw_data(), ids.dtype(), bad),
+                          " is out of range [0, ", num, ")");
 }
 
 // ---- Where (coordinates of true elements)
@@ -437,6 +526,116 @@ Status one_hot_kernel(KernelContext& ctx) {
   return Status::OK();
 }
 
+// ---- Gradient rules (ops/gradient.h): each slice or gather scatters dy back to where it was read.
+
+using namespace gradient;  // NOLINT(google-build-using-namespace): rules read as math
+
+int64_t product_of(const std::vector<int64_t>& dims, size_t begin, size_t end) {
+  int64_t p = 1;
+  for (size_t i = begin; i < end; ++i) p *= dims[i];
+  return p;
+}
+
+// dy padded with zeros back to the input's shape.
+void slice_grad(GradContext& c) {
+  const std::vector<int64_t> dims = static_dims(c.input(0), "Slice");
+  const auto &begin = c.attr_ints(0), &size = c.attr_ints(1);
+  std::vector<int64_t> paddings;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const int64_t taken = size[d] < 0 ? dims[d] - begin[d] : size[d];
+    paddings.push_back(begin[d]);
+    paddings.push_back(dims[d] - begin[d] - taken);
+  }
+  AttrList attrs;
+  attrs.push_back(std::move(paddings));
+  c.set(0, emit1("Pad", {c.grad()}, std::move(attrs)));
+}
+
+void strided_slice_grad(GradContext& c) {
+  AttrList attrs;
+  attrs.push_back(static_dims(c.input(0), "StridedSlice"));
+  for (const AttrValue& a : c.attrs) attrs.push_back(a);
+  c.set(0, emit1("StridedSliceGrad", {c.grad()}, std::move(attrs)));
+}
+
+// StridedSliceGrad is linear and StridedSlice is its adjoint.
+void strided_slice_grad_grad(GradContext& c) {
+  AttrList attrs;
+  for (size_t i = 1; i < c.attrs.size(); ++i) attrs.push_back(c.attrs[i]);
+  c.set(0, emit1("StridedSlice", {c.grad()}, std::move(attrs)));
+}
+
+// Note [Gather gradient]: with params collapsed to [batch, outer, axis_dim, inner] and indices to
+// [batch, n], dy is [batch, outer, n, inner], and row (b, o, j) of dy belongs to row
+// (b, o, indices[b, j]) of params. Numbering the params rows (b * outer + o) * axis_dim + index makes
+// the gradient one UnsortedSegmentSum of dy's rows, with no transposes.
+void gather_grad(GradContext& c) {
+  const GradTensor indices = c.input(1);
+  const std::vector<int64_t> pd = static_dims(c.input(0), "GatherV2"), id = static_dims(indices, "GatherV2");
+  GatherDims g;
+  check_ok(gather_dims(static_cast<int>(pd.size()), static_cast<int>(id.size()), c.attr_int(0), c.attr_int(1),
+                       &g));
+  const size_t bd = static_cast<size_t>(g.batch_dims), axis = static_cast<size_t>(g.axis);
+  const int64_t groups = product_of(pd, 0, axis), axis_dim = pd[axis];
+  const int64_t inner = product_of(pd, axis + 1, pd.size()), n = product_of(id, bd, id.size());
+  GradTensor ids;
+  if (groups == 1) {
+    ids = reshape(indices, {n});
+  } else {
+    const int64_t batch = product_of(pd, 0, bd);
+    const DType dtype = groups * axis_dim > INT32_MAX ? DType::kInt64 : indices.dtype();
+    AttrList range;
+    range.push_back(0.0);
+    range.push_back(static_cast<double>(groups));
+    range.push_back(1.0);
+    range.push_back(dtype);
+    GradTensor first_rows =
+        reshape(emit1("Range", {}, std::move(range)) * scalar(static_cast<double>(axis_dim), dtype),
+                {batch, groups / batch, 1});
+    ids = reshape(reshape(cast(indices, dtype), {batch, 1, n}) + first_rows, {groups * n});
+  }
+  AttrList attrs;
+  attrs.push_back(groups * axis_dim);
+  GradTensor rows =
+      emit1("UnsortedSegmentSum", {reshape(c.grad(), {groups * n, inner}), ids}, std::move(attrs));
+  c.set(0, reshape(rows, pd));
+}
+
+// Row j of data went to segment ids[j]; rows with negative ids were dropped and get zeros.
+void segment_sum_grad(GradContext& c) {
+  const GradTensor ids = c.input(1), dy = c.grad();
+  const GradTensor zero_id = scalar(0, ids.dtype());
+  AttrList attrs;
+  attrs.push_back(int64_t{0});
+  attrs.push_back(int64_t{0});
+  GradTensor rows = emit1("GatherV2", {dy, binary("Maximum", ids, zero_id)}, std::move(attrs));
+  std::vector<int64_t> mask_dims = static_dims(ids, "UnsortedSegmentSum");
+  mask_dims.resize(static_cast<size_t>(c.input(0).rank()), 1);
+  GradTensor kept = reshape(compare("GreaterEqual", ids, zero_id), std::move(mask_dims));
+  c.set(0, select(kept, rows, scalar(0, dy.dtype())));
+}
+
+void select_grad(GradContext& c) {
+  const GradTensor cond = c.input(0), dy = c.grad();
+  const GradTensor zero = scalar(0, dy.dtype());
+  c.set(1, reduce_to(select(cond, dy, zero), c.input(1)));
+  c.set(2, reduce_to(select(cond, zero, dy), c.input(2)));
+}
+
+// Each element of the result is t's, the lower or the upper bound's: the one the kernel picked gets dy.
+// The masks follow the kernel's order (min with the upper bound first) so that they stay exclusive even
+// when a lower bound exceeds the upper one.
+void clip_grad(GradContext& c) {
+  const GradTensor t = c.input(0), lo = c.input(1), hi = c.input(2), dy = c.grad();
+  const GradTensor zero = scalar(0, dy.dtype());
+  const GradTensor above = compare("Greater", t, hi);
+  const GradTensor below = compare("Less", select(above, hi, t), lo);
+  const GradTensor not_below = select(below, zero, dy);
+  c.set(0, select(above, zero, not_below));
+  c.set(1, reduce_to(select(below, dy, zero), lo));
+  c.set(2, reduce_to(select(above, not_below, zero), hi));
+}
+
 }  // namespace
 
 void register_array_index_ops(OpRegistry& r) {
@@ -455,6 +654,7 @@ void register_array_index_ops(OpRegistry& r) {
       .flags(kKernelAllocates)
       .shape(&slice_shape)
       .kernel(kAllTypes, &slice_kernel)
+      .grad(&slice_grad)
       .done(r);
   OpBuilder("StridedSlice")
       .doc(
@@ -474,6 +674,7 @@ void register_array_index_ops(OpRegistry& r) {
       .flags(kKernelAllocates)
       .shape(&strided_slice_shape)
       .kernel(kAllTypes, &strided_slice_kernel)
+      .grad(&strided_slice_grad)
       .done(r);
   OpBuilder("GatherV2")
       .doc("Takes slices of params along axis at the given indices. gather([10, 20, 30], [2, 0]) == [30, 10]")
@@ -485,6 +686,40 @@ void register_array_index_ops(OpRegistry& r) {
       .attr("batch_dims", AttrType::kInt, int64_t{0})
       .shape(&gather_shape)
       .kernel(kAllTypes, &gather_kernel)
+      .grad(&gather_grad)
+      .done(r);
+  OpBuilder("StridedSliceGrad")
+      .doc(
+          "The gradient of StridedSlice: dy scattered into zeros of `shape` where the slice reads. "
+          "strided_slice_grad([7, 8], shape=[4], begin=[0], end=[4], strides=[2]) == [7, 0, 8, 0]")
+      .input("dy")
+      .output("output")
+      .type_var(kAllTypes)
+      .attr("shape", AttrType::kInts)
+      .attr("begin", AttrType::kInts)
+      .attr("end", AttrType::kInts)
+      .attr("strides", AttrType::kInts)
+      .attr("begin_mask", AttrType::kInt, int64_t{0})
+      .attr("end_mask", AttrType::kInt, int64_t{0})
+      .attr("ellipsis_mask", AttrType::kInt, int64_t{0})
+      .attr("new_axis_mask", AttrType::kInt, int64_t{0})
+      .attr("shrink_axis_mask", AttrType::kInt, int64_t{0})
+      .shape(&strided_slice_grad_shape)
+      .kernel(kAllTypes, &strided_slice_grad_kernel)
+      .grad(&strided_slice_grad_grad)
+      .done(r);
+  OpBuilder("UnsortedSegmentSum")
+      .doc(
+          "Sums data's rows by segment_ids (a prefix of data's shape) into num_segments rows; negative ids "
+          "drop their rows. unsorted_segment_sum([1, 2, 3], [1, 0, 1], 2) == [2, 4]")
+      .input("data")
+      .input_fixed("segment_ids", kIndexTypes)
+      .output("output")
+      .type_var(kNumericTypes)
+      .attr("num_segments", AttrType::kInt)
+      .shape(&segment_sum_shape)
+      .kernel(kNumericTypes, &segment_sum_kernel)
+      .grad(&segment_sum_grad)
       .done(r);
   OpBuilder("Where")
       .doc(
@@ -511,6 +746,7 @@ void register_array_index_ops(OpRegistry& r) {
       .flags(kElementwise)
       .shape(&select_shape)
       .kernel(kAllTypes, &select_kernel)
+      .grad(&select_grad)
       .done(r);
   OpBuilder("ClipByValue")
       .doc(
@@ -525,6 +761,7 @@ void register_array_index_ops(OpRegistry& r) {
       .flags(kElementwise)
       .shape(&clip_shape)
       .kernel(kNumericTypes, &clip_kernel)
+      .grad(&clip_grad)
       .done(r);
   OpBuilder("OneHot")
       .doc(

@@ -4,6 +4,7 @@
 
 #include "ember/kernels/matmul.h"
 #include "ember/ops/families.h"
+#include "ember/ops/gradient.h"
 #include "ember/ops/registry.h"
 
 namespace ember {
@@ -55,6 +56,32 @@ Status matmul_kernel(KernelContext& ctx) {
   return kernels::matmul(ctx.input(0), ctx.input(1), ctx.attr_bool(0), ctx.attr_bool(1), ctx.output(0));
 }
 
+// With C = op(A) op(B) (op = transpose or not), dC/dA is dy op(B)^T laid out as A (transposed back if A
+// was), and likewise for B; each case below is the one MatMul that yields that layout directly, so no
+// Transpose op is emitted. Broadcast batch dims are summed back with reduce_to.
+void matmul_grad(GradContext& c) {
+  using gradient::matmul;
+  using gradient::reduce_to;
+  GradTensor a = c.input(0), b = c.input(1), dy = c.grad();
+  const bool ta = c.attr_bool(0), tb = c.attr_bool(1);
+  GradTensor da, db;
+  if (!ta && !tb) {
+    da = matmul(dy, b, false, true);
+    db = matmul(a, dy, true, false);
+  } else if (!ta && tb) {
+    da = matmul(dy, b, false, false);
+    db = matmul(dy, a, true, false);
+  } else if (ta && !tb) {
+    da = matmul(b, dy, false, true);
+    db = matmul(a, dy, false, false);
+  } else {
+    da = matmul(b, dy, true, true);
+    db = matmul(dy, a, true, true);
+  }
+  c.set(0, reduce_to(da, a));
+  c.set(1, reduce_to(db, b));
+}
+
 }  // namespace
 
 void register_linalg_ops(OpRegistry& r) {
@@ -71,6 +98,7 @@ void register_linalg_ops(OpRegistry& r) {
       .attr("transpose_b", AttrType::kBool, false)
       .shape(&matmul_shape)
       .kernel(kMatMulTypes, &matmul_kernel)
+      .grad(&matmul_grad)
       .done(r);
 }
 

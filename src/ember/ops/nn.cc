@@ -5,6 +5,7 @@
 #include <string>
 
 #include "ember/ops/families.h"
+#include "ember/ops/gradient.h"
 #include "ember/ops/registry.h"
 
 namespace ember {
@@ -182,6 +183,93 @@ Status sparse_xent_kernel(KernelContext& ctx) {
   return kernels::sparse_softmax_cross_entropy(ctx.input(0), ctx.input(1), ctx.output(0), ctx.output(1));
 }
 
+// ---- Gradient rules (ops/gradient.h)
+
+using namespace gradient;  // NOLINT(google-build-using-namespace): rules read as math
+
+// The Jacobian of softmax s along `axis` applied to v: (v - sum(v * s)) * s.
+GradTensor softmax_vjp(const GradTensor& v, const GradTensor& s, int64_t axis) {
+  return (v - sum(v * s, {axis}, true)) * s;
+}
+
+void softmax_grad(GradContext& c) { c.set(0, softmax_vjp(c.grad(), c.output(0), c.attr_int(0))); }
+
+// d log_softmax = dy - softmax * sum(dy), with softmax = exp(log_softmax).
+void log_softmax_grad(GradContext& c) {
+  const GradTensor dy = c.grad();
+  c.set(0, dy - exp(c.output(0)) * sum(dy, {c.attr_int(0)}, true));
+}
+
+// The bias gets dy summed over every dimension but the channel one.
+void bias_add_grad(GradContext& c) {
+  const GradTensor dy = c.grad();
+  if (!dy.shape().rank_known()) static_dims(dy, "BiasAdd");  // throws: the summed axes are unknown
+  const int rank = dy.rank(), channel = data_format(c.attrs) == "NCHW" ? 1 : rank - 1;
+  std::vector<int64_t> axes;
+  for (int i = 0; i < rank; ++i)
+    if (i != channel) axes.push_back(i);
+  c.set(0, dy);
+  c.set(1, sum(dy, std::move(axes), false));
+}
+
+void l2_loss_grad(GradContext& c) { c.set(0, c.input(0) * c.grad()); }
+
+// loss = max(x, 0) - x * z + log(1 + exp(-|x|)): d/dx = sigmoid(x) - z, d/dz = -x.
+void sigmoid_xent_grad(GradContext& c) {
+  const GradTensor z = c.input(0), x = c.input(1), dy = c.grad();
+  c.set(0, -(dy * x));
+  c.set(1, dy * (sigmoid(x) - z));
+}
+
+// Note [Cross-entropy gradients]: both outputs are functions of the logits x: loss = sum(labels) *
+// logsumexp(x) - sum(labels * x) and backprop = softmax(x) - labels. The rules rebuild softmax from x
+// instead of reusing the saved backprop output, so that the result is itself differentiable in x
+// (Hessian-vector products, nested tapes), and they include the gradient arriving at backprop, which is
+// zeros unless someone used it:
+//   dx = dloss * (sum(labels) * s - labels) + softmax_vjp(dbackprop)
+//      = (dloss * sum(labels) + dbackprop - sum(dbackprop * s)) * s - dloss * labels
+// TensorFlow uses backprop (s - labels) for the first term, which is the same for labels that are
+// distributions; the sum keeps the gradient exact for labels that are not. Sparse labels always sum to 1.
+GradTensor xent_logits_grad(GradContext& c, const GradTensor& labels, const GradTensor& s,
+                            const GradTensor& dloss, bool labels_sum_to_one) {
+  const GradTensor dbackprop = c.grad(1);
+  const GradTensor scale = labels_sum_to_one ? dloss : dloss * sum(labels, {-1}, true);
+  return (scale + dbackprop - sum(dbackprop * s, {-1}, true)) * s - dloss * labels;
+}
+
+GradTensor last_axis_op(std::string_view op, const GradTensor& x) {
+  AttrList attrs;
+  attrs.push_back(int64_t{-1});
+  return emit1(op, {x}, std::move(attrs));
+}
+
+GradTensor expand_last(const GradTensor& x) {
+  AttrList attrs;
+  attrs.push_back(int64_t{-1});
+  return emit1("ExpandDims", {x}, std::move(attrs));
+}
+
+void softmax_xent_grad(GradContext& c) {
+  const GradTensor x = c.input(0), labels = c.input(1), dloss = expand_last(c.grad(0));
+  c.set(0, xent_logits_grad(c, labels, last_axis_op("Softmax", x), dloss, false));
+  c.set(1, -(dloss * last_axis_op("LogSoftmax", x)) - c.grad(1));
+}
+
+// As the dense case with labels = one_hot(labels); integer labels get no gradient.
+void sparse_xent_grad(GradContext& c) {
+  const GradTensor x = c.input(0);
+  const int64_t classes = x.shape().rank_known() ? x.shape().dim(x.rank() - 1) : kUnknownDim;
+  if (classes < 0) static_dims(x, "SparseSoftmaxCrossEntropyWithLogits");  // throws: depth unknown
+  AttrList attrs;
+  attrs.push_back(classes);
+  attrs.push_back(1.0);
+  attrs.push_back(0.0);
+  attrs.push_back(int64_t{-1});
+  attrs.push_back(x.dtype());
+  const GradTensor one_hot = emit1("OneHot", {c.input(1)}, std::move(attrs));
+  c.set(0, xent_logits_grad(c, one_hot, last_axis_op("Softmax", x), expand_last(c.grad(0)), true));
+}
+
 }  // namespace
 
 void register_nn_ops(OpRegistry& r) {
@@ -195,6 +283,7 @@ void register_nn_ops(OpRegistry& r) {
       .attr("axis", AttrType::kInt, int64_t{-1})
       .shape(&softmax_shape)
       .kernel(kFloatTypes, &softmax_kernel<false>)
+      .grad(&softmax_grad)
       .done(r);
   OpBuilder("LogSoftmax")
       .doc(
@@ -206,6 +295,7 @@ void register_nn_ops(OpRegistry& r) {
       .attr("axis", AttrType::kInt, int64_t{-1})
       .shape(&softmax_shape)
       .kernel(kFloatTypes, &softmax_kernel<true>)
+      .grad(&log_softmax_grad)
       .done(r);
   OpBuilder("BiasAdd")
       .doc(
@@ -218,6 +308,7 @@ void register_nn_ops(OpRegistry& r) {
       .attr("data_format", AttrType::kString, std::string("NHWC"))
       .shape(&bias_add_shape)
       .kernel(kNumericTypes, &bias_add_kernel)
+      .grad(&bias_add_grad)
       .done(r);
   OpBuilder("L2Loss")
       .doc("sum(t ** 2) / 2 as a scalar. l2_loss([1., 2., 3.]) == 7.")
@@ -226,6 +317,7 @@ void register_nn_ops(OpRegistry& r) {
       .type_var(kFloatTypes)
       .shape(&l2_loss_shape)
       .kernel(kFloatTypes, &l2_loss_kernel)
+      .grad(&l2_loss_grad)
       .done(r);
   OpBuilder("SigmoidCrossEntropyWithLogits")
       .doc(
@@ -238,6 +330,7 @@ void register_nn_ops(OpRegistry& r) {
       .dispatch_on_input(1)
       .shape(&sigmoid_xent_shape)
       .kernel(kFloatTypes, &sigmoid_xent_kernel)
+      .grad(&sigmoid_xent_grad)
       .done(r);
   OpBuilder("SoftmaxCrossEntropyWithLogits")
       .doc(
@@ -250,6 +343,7 @@ void register_nn_ops(OpRegistry& r) {
       .type_var(kFloatTypes)
       .shape(&softmax_xent_shape)
       .kernel(kFloatTypes, &softmax_xent_kernel)
+      .grad(&softmax_xent_grad)
       .done(r);
   OpBuilder("SparseSoftmaxCrossEntropyWithLogits")
       .doc(
@@ -263,6 +357,7 @@ void register_nn_ops(OpRegistry& r) {
       .type_var(kFloatTypes)
       .shape(&sparse_xent_shape)
       .kernel(kFloatTypes, &sparse_xent_kernel)
+      .grad(&sparse_xent_grad)
       .done(r);
 }
 

@@ -1,20 +1,26 @@
-// Reductions: Sum, Mean, Prod, Max, Min, Any, All, ReduceLogSumExp, ArgMax, ArgMin. Kernels:
-// kernels/reduce.h.
+// Reductions: Sum, Mean, Prod, Max, Min, Any, All, ReduceLogSumExp, ArgMax, ArgMin (kernels:
+// kernels/reduce.h), the cumulative scans Cumsum and Cumprod (kernels below), and their gradients.
 //
 // Attributes follow TensorFlow's ops, with the reduction indices as an attribute instead of an input:
 // `axis` lists the axes to reduce (negative counts from the end; an empty list reduces nothing, as
 // tf.raw_ops.Sum with axis=[] — the Python and C++ APIs turn axis=None into every axis), `keepdims`
 // keeps reduced axes as size 1.
+#include <algorithm>
 #include <string>
+#include <type_traits>
 
+#include "ember/core/parallel.h"
+#include "ember/kernels/compute_type.h"
 #include "ember/kernels/reduce.h"
 #include "ember/ops/families.h"
+#include "ember/ops/gradient.h"
 #include "ember/ops/registry.h"
 
 namespace ember {
 namespace {
 
 using kernels::ReduceOp;
+using namespace gradient;  // NOLINT(google-build-using-namespace): the rules below read as formulas
 
 std::string format_axes(const std::vector<int64_t>& axes) {
   std::string s = "[";
@@ -62,6 +68,116 @@ Status reduce_kernel(KernelContext& ctx) {
   uint32_t mask;
   EMBER_RETURN_IF_ERROR(reduction_mask(*ctx.op, ctx.attr_ints(0), ctx.input(0).rank(), &mask));
   return kernels::reduce(kOp, ctx.input(0), mask, ctx.output(0));
+}
+
+// ---- Gradients. Attribute 0 is `axis`, 1 is `keepdims`.
+
+// The reduced axes of input 0, non-negative and sorted; empty when the op reduced nothing.
+std::vector<int64_t> reduced_axes(const GradContext& c) {
+  const int rank = c.input(0).rank();
+  std::vector<int64_t> axes;
+  for (int64_t a : c.attr_ints(0)) axes.push_back(a < 0 ? a + rank : a);
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+// `t` (shaped like the op's output) with the reduced axes put back as size 1, so that it broadcasts
+// against the input.
+GradTensor with_kept_dims(const GradContext& c, const GradTensor& t, const std::vector<int64_t>& axes) {
+  if (c.attr_bool(1)) return t;
+  std::vector<int64_t> dims = static_dims(c.input(0), c.op->name);
+  for (int64_t a : axes) dims[a] = 1;
+  return reshape(t, std::move(dims));
+}
+
+void sum_grad(GradContext& c) {
+  auto axes = reduced_axes(c);
+  c.set(0, broadcast_like(with_kept_dims(c, c.grad(), axes), c.input(0)));
+}
+
+void mean_grad(GradContext& c) {
+  auto axes = reduced_axes(c);
+  GradTensor x = c.input(0), dy = with_kept_dims(c, c.grad(), axes);
+  int64_t count = 1;
+  for (int64_t a : axes) count *= x.shape().dim(static_cast<int>(a));
+  if (count != 1) dy = dy / static_cast<double>(count);
+  c.set(0, broadcast_like(dy, x));
+}
+
+// Every element equal to the extreme value gets an equal share of the gradient, as TensorFlow's: at a
+// tie max is not differentiable, and sharing does not depend on the order of the elements.
+void max_min_grad(GradContext& c) {
+  auto axes = reduced_axes(c);
+  GradTensor x = c.input(0);
+  GradTensor hit = mask(compare("Equal", with_kept_dims(c, c.output(0), axes), x), x.dtype());
+  GradTensor count = sum(hit, axes, /*keepdims=*/true);
+  c.set(0, with_kept_dims(c, c.grad(), axes) / count * hit);
+}
+
+// d/dx log(sum(exp(x))) = exp(x - y), a softmax over the reduced axes.
+void log_sum_exp_grad(GradContext& c) {
+  auto axes = reduced_axes(c);
+  GradTensor x = c.input(0);
+  c.set(0, with_kept_dims(c, c.grad(), axes) * exp(x - with_kept_dims(c, c.output(0), axes)));
+}
+
+GradTensor scan(const char* op, const GradTensor& x, int64_t axis, bool exclusive, bool reverse) {
+  AttrList attrs;
+  attrs.push_back(axis);
+  attrs.push_back(exclusive);
+  attrs.push_back(reverse);
+  return emit1(op, {x}, std::move(attrs));
+}
+
+// Note [Product gradient with zeros]
+// d prod(x) / d x_i is the product of all the other elements. y / x_i gives it only where x_i != 0, so
+// the product is formed directly: (product of the elements before i) * (product of those after i), two
+// exclusive cumulative products along the reduced elements laid out as one axis. Being ember ops, the
+// result can be differentiated again (Cumprod's rule handles zeros too).
+void prod_grad(GradContext& c) {
+  auto axes = reduced_axes(c);
+  GradTensor x = c.input(0), dy = with_kept_dims(c, c.grad(), axes);
+  if (axes.empty()) {
+    c.set(0, dy);
+    return;
+  }
+  std::vector<int64_t> dims = static_dims(x, "Prod");
+  const int rank = x.rank();
+  // Reduced axes that are not adjacent are moved to the front so they can merge into one axis.
+  const bool adjacent = axes.back() - axes.front() + 1 == static_cast<int64_t>(axes.size());
+  std::vector<int64_t> perm;
+  GradTensor t = x;
+  int64_t first = axes.front();
+  if (!adjacent) {
+    perm = axes;
+    for (int i = 0; i < rank; ++i)
+      if (!std::binary_search(axes.begin(), axes.end(), i)) perm.push_back(i);
+    std::vector<int64_t> permuted;
+    for (int64_t p : perm) permuted.push_back(dims[p]);
+    dims = std::move(permuted);
+    t = transpose(t, perm);
+    first = 0;
+  }
+  const int64_t last = first + static_cast<int64_t>(axes.size());
+  int64_t pre = 1, reduced = 1, post = 1;
+  for (int64_t i = 0; i < rank; ++i) {
+    if (i < first) {
+      pre *= dims[i];
+    } else if (i < last) {
+      reduced *= dims[i];
+    } else {
+      post *= dims[i];
+    }
+  }
+  t = reshape(t, {pre, reduced, post});
+  GradTensor others = scan("Cumprod", t, 1, true, false) * scan("Cumprod", t, 1, true, true);
+  others = reshape(others, dims);
+  if (!adjacent) {
+    std::vector<int64_t> inverse(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
+    others = transpose(others, inverse);
+  }
+  c.set(0, others * dy);
 }
 
 // ---- ArgMax / ArgMin: attrs axis (int), output_type (int32 or int64).
@@ -130,6 +246,121 @@ const ReduceDecl kReduceOps[] = {
 };
 #undef EMBER_R
 
+GradFn reduce_grad(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::kSum:
+      return &sum_grad;
+    case ReduceOp::kMean:
+      return &mean_grad;
+    case ReduceOp::kProd:
+      return &prod_grad;
+    case ReduceOp::kMax:
+    case ReduceOp::kMin:
+      return &max_min_grad;
+    case ReduceOp::kLogSumExp:
+      return &log_sum_exp_grad;
+    default:
+      return nullptr;
+  }
+}
+
+// ---- Cumsum / Cumprod: attrs axis (int), exclusive (bool), reverse (bool), as tf.math.cumsum.
+
+Status scan_shape(InferContext& ctx) {
+  const TensorSpec& x = ctx.inputs[0];
+  if (x.shape.rank_known()) {
+    int64_t axis;
+    EMBER_RETURN_IF_ERROR(normalize_axis(ctx.attr_int(0), x.shape.rank(), ctx.op->name.c_str(), &axis));
+  }
+  ctx.outputs.push_back(x);
+  return Status::OK();
+}
+
+// Integers accumulate in uint64_t, whose wrap-around truncates to the wrap-around of T (signed
+// overflow in T itself would be undefined); 16-bit floats accumulate in float.
+template <typename T>
+using ScanAcc = std::conditional_t<std::is_integral_v<T>, uint64_t, kernels::compute_t<T>>;
+
+template <bool kProd>
+Status scan_kernel(KernelContext& ctx) {
+  const TensorImpl& in = ctx.input(0);
+  TensorImpl& out = ctx.output(0);
+  int64_t axis;
+  EMBER_RETURN_IF_ERROR(normalize_axis(ctx.attr_int(0), in.rank(), ctx.op->name.c_str(), &axis));
+  const bool exclusive = ctx.attr_bool(1), reverse = ctx.attr_bool(2);
+  const Shape& shape = in.shape();
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < axis; ++i) outer *= shape.dim(i);
+  for (int i = static_cast<int>(axis) + 1; i < shape.rank(); ++i) inner *= shape.dim(i);
+  const int64_t n = shape.dim(static_cast<int>(axis));
+  // A work item scans a block of up to kBlock contiguous inner positions of one outer index, walking
+  // the axis with one accumulator per position so that every step reads contiguous memory.
+  constexpr int64_t kBlock = 256;
+  const int64_t blocks = (inner + kBlock - 1) / kBlock;
+  visit_dtype<kNumericTypes>(in.dtype(), [&]<typename T>() {
+    using Acc = ScanAcc<T>;
+    const T* src = in.data<T>();
+    T* dst = out.mutable_data<T>();
+    parallel_for(outer * blocks, n * std::min(inner, kBlock), [&](int64_t begin, int64_t end) {
+      Acc acc[kBlock];
+      for (int64_t item = begin; item < end; ++item) {
+        const int64_t o = item / blocks, j0 = (item % blocks) * kBlock, width = std::min(kBlock, inner - j0);
+        for (int64_t j = 0; j < width; ++j) acc[j] = Acc(kProd ? 1 : 0);
+        for (int64_t step = 0; step < n; ++step) {
+          const int64_t k = reverse ? n - 1 - step : step;
+          const int64_t base = (o * n + k) * inner + j0;
+          for (int64_t j = 0; j < width; ++j) {
+            const Acc v = static_cast<Acc>(src[base + j]);
+            if (!exclusive) acc[j] = kProd ? acc[j] * v : acc[j] + v;
+            if constexpr (kernels::kIsHalf<T>) {
+              dst[base + j] = T(acc[j]);
+            } else {
+              dst[base + j] = static_cast<T>(acc[j]);
+            }
+            if (exclusive) acc[j] = kProd ? acc[j] * v : acc[j] + v;
+          }
+        }
+      }
+    });
+  });
+  return Status::OK();
+}
+
+// Attributes of a scan rule's op: 0 axis, 1 exclusive, 2 reverse. Each output element sums (or
+// multiplies) the inputs before it in scan order, so the gradient sums the output gradients after it:
+// the same scan run the other way.
+void cumsum_grad(GradContext& c) {
+  c.set(0, scan("Cumsum", c.grad(), c.attr_int(0), c.attr_bool(1), !c.attr_bool(2)));
+}
+
+// Note [Cumprod gradient with zeros]
+// dL/dx_i = sum over outputs k that include x_i of dy_k * (y_k without the factor x_i). Where x_i != 0
+// that is reverse_cumsum(dy * y)_i / x_i, exact and differentiable wherever x_i != 0. Along a scan only
+// the first zero needs more for the value: every later element's products already hold that zero, so the
+// division form gives 0 there, correctly (it divides by 1 in place of x at the zeros). At a zero the
+// products without it are those of x with that zero replaced by 1, so the same formula runs on that x
+// (the division by 1 drops out). That is done for the first zero and also for the second: its gradient
+// is 0, but its derivative with respect to the first zero is not, and only this form carries it, which
+// keeps second derivatives exact (third derivatives would need the third zero, and so on).
+void cumprod_grad(GradContext& c) {
+  const int64_t axis = c.attr_int(0);
+  const bool exclusive = c.attr_bool(1), reverse = c.attr_bool(2);
+  GradTensor x = c.input(0), dy = c.grad();
+  GradTensor one = scalar(1, x.dtype());
+  GradTensor is_zero = compare("Equal", x, scalar(0, x.dtype()));
+  GradTensor zeros_before = scan("Cumsum", mask(is_zero, x.dtype()), axis, true, reverse);
+  auto reverse_sum = [&](const GradTensor& products) {
+    return scan("Cumsum", dy * products, axis, exclusive, !reverse);
+  };
+  GradTensor grad = reverse_sum(c.output(0)) / select(is_zero, one, x);
+  for (int nth : {1, 0}) {
+    GradTensor at = emit1("LogicalAnd", {is_zero, compare("Equal", zeros_before, scalar(nth, x.dtype()))});
+    GradTensor without = scan("Cumprod", select(at, one, x), axis, exclusive, reverse);
+    grad = select(at, reverse_sum(without), grad);
+  }
+  c.set(0, grad);
+}
+
 }  // namespace
 
 void register_reduction_ops(OpRegistry& r) {
@@ -144,6 +375,7 @@ void register_reduction_ops(OpRegistry& r) {
         .flags(d.flags)
         .shape(&reduction_shape)
         .kernel(d.types, d.kernel)
+        .grad(reduce_grad(d.op))
         .done(r);
   }
   constexpr DTypeSet kArgTypes = kNumericTypes | kBoolType;
@@ -171,6 +403,34 @@ void register_reduction_ops(OpRegistry& r) {
         .flags(kNotDifferentiable)
         .shape(&arg_shape)
         .kernel(kArgTypes, d.kernel)
+        .done(r);
+  }
+  struct ScanDecl {
+    const char* name;
+    KernelFn kernel;
+    GradFn grad;
+    const char* doc;
+  };
+  const ScanDecl scan_ops[] = {
+      {"Cumsum", &scan_kernel<false>, &cumsum_grad,
+       "Cumulative sum along `axis`; `exclusive` leaves out the element itself, `reverse` scans from the "
+       "end. cumsum([1, 2, 3], 0, exclusive=True) == [0, 1, 3]"},
+      {"Cumprod", &scan_kernel<true>, &cumprod_grad,
+       "Cumulative product along `axis`; `exclusive` leaves out the element itself, `reverse` scans from "
+       "the end. cumprod([1, 2, 3], 0, reverse=True) == [6, 6, 3]"},
+  };
+  for (const ScanDecl& d : scan_ops) {
+    OpBuilder(d.name)
+        .doc(d.doc)
+        .input("x")
+        .output("out")
+        .type_var(kNumericTypes)
+        .attr("axis", AttrType::kInt, int64_t{0})
+        .attr("exclusive", AttrType::kBool, false)
+        .attr("reverse", AttrType::kBool, false)
+        .shape(&scan_shape)
+        .kernel(kNumericTypes, d.kernel)
+        .grad(d.grad)
         .done(r);
   }
 }

@@ -54,7 +54,7 @@ inline std::string format_specs(const SmallVector<TensorSpec, 2>& specs) {
   for (size_t i = 0; i < specs.size(); ++i) {
     if (i) out += ";";
     out += specs[i].shape.to_string();
-    if (specs[i].dtype != DType::kFloat32) out += internal::str_cat(":", dtype_name(specs[i].dtype));
+    if (specs[i].dtype != DType::kFloat32) out += ::ember::internal::str_cat(":", dtype_name(specs[i].dtype));
   }
   return out;
 }

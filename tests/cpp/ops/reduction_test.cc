@@ -580,6 +580,104 @@ TEST(ArgReductionValues, Errors) {
   EXPECT_THROW(argmax(e, 1, DType::kInt16), StatusError);
 }
 
+// ---------------------------------------------------------------- scans (Cumsum, Cumprod)
+
+TEST(ScanShapes, SameAsInput) {
+  INFER_OK("Cumsum", "[2,3]", A(int64_t{1}), "[2,3]");
+  INFER_OK("Cumprod", "[?,3]:int32", A(int64_t{-2}, true, true), "[?,3]:int32");
+  INFER_OK("Cumsum", "?", A(int64_t{5}), "<unknown>");
+  INFER_ERROR("Cumsum", "[2,3]", A(int64_t{2}), "Cumsum: axis 2 is out of range for a tensor of rank 2");
+  INFER_ERROR("Cumprod", "[]", A(int64_t{0}), "rank 0");
+  INFER_ERROR("Cumsum", "[2]:bool", A(), "must have a dtype in");
+}
+
+// A plain reference: walks each line along `axis` in scan order, in double.
+std::vector<double> reference_scan(bool prod, const std::vector<double>& x, const Shape& shape, int axis,
+                                   bool exclusive, bool reverse) {
+  int64_t outer = 1, inner = 1, n = shape.dim(axis);
+  for (int i = 0; i < axis; ++i) outer *= shape.dim(i);
+  for (int i = axis + 1; i < shape.rank(); ++i) inner *= shape.dim(i);
+  std::vector<double> out(x.size());
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t j = 0; j < inner; ++j) {
+      double acc = prod ? 1 : 0;
+      for (int64_t step = 0; step < n; ++step) {
+        int64_t k = reverse ? n - 1 - step : step;
+        int64_t at = (o * n + k) * inner + j;
+        if (!exclusive) acc = prod ? acc * x[at] : acc + x[at];
+        out[at] = acc;
+        if (exclusive) acc = prod ? acc * x[at] : acc + x[at];
+      }
+    }
+  }
+  return out;
+}
+
+void check_scan(bool prod, DType d, const std::vector<int64_t>& dims, int64_t axis, bool exclusive,
+                bool reverse, uint32_t seed) {
+  Shape shape(dims);
+  SCOPED_TRACE(internal::str_cat(prod ? "Cumprod " : "Cumsum ", dtype_name(d), " shape ", shape.to_string(),
+                                 " axis ", axis, exclusive ? " exclusive" : "", reverse ? " reverse" : ""));
+  Tensor x = make_tensor(make_data(prod ? Kind::kProd : Kind::kSum, d, shape.num_elements(), seed), dims, d);
+  std::vector<double> xv = x.to_vector<double>();
+  int a = static_cast<int>(axis < 0 ? axis + shape.rank() : axis);
+  std::vector<double> want = reference_scan(prod, xv, shape, a, exclusive, reverse);
+  if (is_integer(d) && dtype_size(d) < 8) {
+    double range = std::ldexp(1.0, 8 * static_cast<int>(dtype_size(d)));
+    for (double& v : want) {
+      v = std::fmod(v, range);
+      if (v < 0) v += range;
+      if (d != DType::kUInt8 && v >= range / 2) v -= range;
+    }
+  }
+  Tensor y = call_op1(prod ? "Cumprod" : "Cumsum", {x}, {axis, exclusive, reverse});
+  ASSERT_EQ(y.dtype(), d);
+  ASSERT_EQ(y.shape(), shape);
+  std::vector<double> yv = y.to_vector<double>();
+  // 16-bit floats accumulate in float, so only the output rounding uses their epsilon.
+  const double eps = dtype_epsilon(d), acc_eps = d == DType::kFloat64 ? eps : 1.2e-7;
+  int bad = 0;
+  for (size_t i = 0; i < yv.size() && bad < 5; ++i) {
+    double tol =
+        is_integer(d) ? 0 : (eps + shape.dim(a) * 4 * acc_eps) * (std::fabs(want[i]) + (prod ? 0 : 3));
+    if (!(std::fabs(yv[i] - want[i]) <= tol)) {
+      ADD_FAILURE() << "at " << i << ": got " << yv[i] << ", want " << want[i];
+      ++bad;
+    }
+  }
+}
+
+TEST(ScanValues, EveryDtypeAndMode) {
+  const std::pair<std::vector<int64_t>, int64_t> cases[] = {
+      {{7}, 0},       {{3, 5}, 0},      {{3, 5}, 1},    {{3, 5}, -1},   {{2, 3, 4}, 1},
+      {{2, 1, 4}, 1}, {{4, 300, 3}, 1}, {{3, 0, 2}, 1}, {{3, 0, 2}, 0}, {{1}, 0},
+  };
+  uint32_t seed = 1;
+  for (bool prod : {false, true})
+    for (DType d : kAllNumeric)
+      for (const auto& [dims, axis] : cases)
+        for (bool exclusive : {false, true})
+          for (bool reverse : {false, true}) check_scan(prod, d, dims, axis, exclusive, reverse, seed++);
+}
+
+TEST(ScanValues, LargeParallelCases) {
+  for (bool prod : {false, true}) {
+    check_scan(prod, DType::kFloat32, {1000, 600}, 0, false, false, 1);
+    check_scan(prod, DType::kFloat32, {600, 1000}, 1, true, true, 2);
+    check_scan(prod, DType::kFloat64, {1 << 18}, 0, false, true, 3);
+    check_scan(prod, DType::kInt32, {50, 40, 300}, 1, true, false, 4);
+  }
+}
+
+TEST(ScanValues, IntegersWrapLikeTheType) {
+  Tensor x = Tensor::from_vector(std::vector<int32_t>{0x40000000, 4, 3});
+  EXPECT_EQ(call_op1("Cumprod", {x}, {int64_t{0}, false, false}).to_vector<int32_t>(),
+            (std::vector<int32_t>{0x40000000, 0, 0}));
+  Tensor u = Tensor::from_vector(std::vector<uint8_t>{200, 100, 1});
+  EXPECT_EQ(call_op1("Cumsum", {u}, {int64_t{0}, false, false}).to_vector<uint8_t>(),
+            (std::vector<uint8_t>{200, 44, 45}));
+}
+
 // ---------------------------------------------------------------- façade
 
 TEST(ReductionApi, NoAxesMeansAll) {

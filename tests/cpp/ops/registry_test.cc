@@ -37,8 +37,17 @@ TEST(Registry, EveryOpIsComplete) {
         EXPECT_NE(op->type_vars[in.type.type_var], 0u) << in.name;
       }
     }
-    // The gradient slot is filled by the autodiff issue; until then an op is either marked
-    // not-differentiable or leaves the slot empty on purpose.
+  }
+}
+
+// Every op either has a gradient rule or says it is not differentiable. Variable reads and function calls
+// are differentiated by the tape itself (the read is a source; a call gets its callee's gradient function).
+TEST(Registry, EveryOpHasAGradientOrIsNotDifferentiable) {
+  for (const auto& op : OpRegistry::global().ops()) {
+    bool handled_by_tape = op->has_flag(kReadsResource) || op->name == "PartitionedCall";
+    EXPECT_TRUE(op->grad != nullptr || op->has_flag(kNotDifferentiable) || handled_by_tape)
+        << op->name << " has no gradient rule and is not marked kNotDifferentiable";
+    EXPECT_FALSE(op->grad != nullptr && op->has_flag(kNotDifferentiable)) << op->name;
   }
 }
 

@@ -1,0 +1,396 @@
+// Gradient rules of the array ops (ops/array.cc, array_create.cc, array_index.cc) against finite
+// differences, and the ops added to express them: StridedSliceGrad, UnsortedSegmentSum, MirrorPadGrad
+// (shape functions, values, and their own gradients).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/cpp/ops/grad_check.h"
+#include "tests/cpp/ops/grad_testing.h"
+#include "tests/cpp/ops/grad_trace_check.h"
+#include "tests/cpp/ops/infer_testing.h"
+
+namespace ember {
+namespace {
+
+using testing::make_tensor;
+using testing::random_values;
+using Dims = std::vector<int64_t>;
+
+/// A float64 tensor of random values in [-1, 1); `seed` varies the values between inputs.
+TensorRef rand(Dims dims, unsigned seed = 1) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return make_tensor(dims, random_values(n, -1, 1, seed));
+}
+
+TensorRef ints(Dims dims, const std::vector<double>& values, DType dtype = DType::kInt32) {
+  return make_tensor(std::move(dims), values, dtype);
+}
+
+AttrValue i64(int64_t v) { return v; }
+AttrValue list(Dims v) { return v; }
+
+/// StridedSlice's attributes: begin, end, strides, then the five masks.
+AttrList slice_spec(Dims begin, Dims end, Dims strides, int64_t begin_mask = 0, int64_t end_mask = 0,
+                    int64_t ellipsis_mask = 0, int64_t new_axis_mask = 0, int64_t shrink_axis_mask = 0) {
+  return {list(std::move(begin)), list(std::move(end)), list(std::move(strides)), i64(begin_mask),
+          i64(end_mask),          i64(ellipsis_mask),   i64(new_axis_mask),       i64(shrink_axis_mask)};
+}
+
+/// StridedSliceGrad's attributes: the input shape, then StridedSlice's.
+AttrList with_shape(Dims shape, const AttrList& spec) {
+  AttrList attrs = {list(std::move(shape))};
+  for (const AttrValue& a : spec) attrs.push_back(a);
+  return attrs;
+}
+
+OutputList run(const std::string& name, const std::vector<TensorRef>& inputs, AttrList attrs) {
+  const OpDef& op = op_def(name);
+  EXPECT_TRUE(complete_attrs(op, attrs).ok());
+  return testing::run_op(op, inputs, attrs);
+}
+
+std::vector<double> doubles(const TensorRef& t) {
+  TensorRef d = t;
+  if (t->dtype() != DType::kFloat64) d = run("Cast", {t}, {AttrValue(DType::kFloat64)})[0];
+  return {d->data<double>(), d->data<double>() + d->num_elements()};
+}
+
+// ---- Shape ops
+
+TEST(ArrayGrad, Reshape) {
+  EXPECT_GRADIENT_OK("Reshape", {rand({2, 3})}, {list({3, -1})});
+  EXPECT_GRADIENT_OK("Reshape", {rand({2, 3})}, {list({6})});
+  EXPECT_GRADIENT_OK("Identity", {rand({2, 3})}, {});
+}
+
+TEST(ArrayGrad, Transpose) {
+  EXPECT_GRADIENT_OK("Transpose", {rand({2, 3, 4})}, {list({2, 0, 1})});
+  EXPECT_GRADIENT_OK("Transpose", {rand({2, 3, 4})}, {list({-1, 0, 1})});
+  EXPECT_GRADIENT_OK("Transpose", {rand({3, 1})}, {list({1, 0})});  // a view
+}
+
+TEST(ArrayGrad, ExpandDimsAndSqueeze) {
+  EXPECT_GRADIENT_OK("ExpandDims", {rand({2, 3})}, {i64(0)});
+  EXPECT_GRADIENT_OK("ExpandDims", {rand({2, 3})}, {i64(-1)});
+  EXPECT_GRADIENT_OK("Squeeze", {rand({1, 3, 1})}, {list({})});
+  EXPECT_GRADIENT_OK("Squeeze", {rand({1, 3, 1})}, {list({-1})});
+}
+
+TEST(ArrayGrad, Concat) {
+  EXPECT_GRADIENT_OK("ConcatV2", {rand({2, 1}, 1), rand({2, 3}, 2), rand({2, 2}, 3)}, {i64(1)});
+  EXPECT_GRADIENT_OK("ConcatV2", {rand({2, 1}, 1), rand({2, 3}, 2)}, {i64(-1)});
+  EXPECT_GRADIENT_OK("ConcatV2", {rand({1, 3}, 1), rand({2, 3}, 2)}, {i64(0)});
+  EXPECT_GRADIENT_OK("ConcatV2", {rand({2, 3}, 1)}, {i64(0)});
+}
+
+TEST(ArrayGrad, PackAndUnpack) {
+  EXPECT_GRADIENT_OK("Pack", {rand({2, 3}, 1), rand({2, 3}, 2), rand({2, 3}, 3)}, {i64(0)});
+  EXPECT_GRADIENT_OK("Pack", {rand({2, 3}, 1), rand({2, 3}, 2)}, {i64(1)});
+  EXPECT_GRADIENT_OK("Pack", {rand({2, 3}, 1), rand({2, 3}, 2)}, {i64(-1)});
+  EXPECT_GRADIENT_OK("Unpack", {rand({3, 2})}, {i64(3), i64(0)});
+  EXPECT_GRADIENT_OK("Unpack", {rand({2, 3, 4})}, {i64(4), i64(-1)});
+  EXPECT_GRADIENT_OK("Unpack", {rand({2, 3, 4})}, {i64(-1), i64(1)});
+}
+
+TEST(ArrayGrad, SplitV) {
+  EXPECT_GRADIENT_OK("SplitV", {rand({5, 2})}, {list({2, -1}), i64(0)});
+  EXPECT_GRADIENT_OK("SplitV", {rand({2, 6})}, {list({1, 2, 3}), i64(-1)});
+  EXPECT_GRADIENT_OK("SplitV", {rand({2, 3})}, {list({3}), i64(1)});
+}
+
+// ---- Slicing
+
+TEST(ArrayGrad, Slice) {
+  EXPECT_GRADIENT_OK("Slice", {rand({3, 4})}, {list({1, 1}), list({2, -1})});
+  EXPECT_GRADIENT_OK("Slice", {rand({2, 3, 4})}, {list({0, 1, 2}), list({2, 1, -1})});
+  EXPECT_GRADIENT_OK("Slice", {rand({3})}, {list({1}), list({0})});
+}
+
+TEST(ArrayGrad, StridedSlice) {
+  auto x6 = [] { return rand({6}); };
+  EXPECT_GRADIENT_OK("StridedSlice", {x6()}, slice_spec({0}, {0}, {2}, 1, 1));   // x[::2]
+  EXPECT_GRADIENT_OK("StridedSlice", {x6()}, slice_spec({0}, {0}, {-1}, 1, 1));  // x[::-1]
+  EXPECT_GRADIENT_OK("StridedSlice", {x6()}, slice_spec({4}, {0}, {-2}));        // x[4:0:-2]
+  EXPECT_GRADIENT_OK("StridedSlice", {x6()}, slice_spec({-100}, {100}, {3}));    // clamped
+  EXPECT_GRADIENT_OK("StridedSlice", {x6()}, slice_spec({3}, {1}, {1}));         // x[3:1], empty
+  EXPECT_GRADIENT_OK("StridedSlice", {rand({3, 4})}, slice_spec({1}, {2}, {1}, 0, 0, 0, 0, 1));  // x[1]
+  EXPECT_GRADIENT_OK("StridedSlice", {rand({3, 4})},
+                     slice_spec({-1, -1}, {0, 0}, {1, 1}, 0, 0, 0, 0, 3));  // x[-1, -1]
+  EXPECT_GRADIENT_OK("StridedSlice", {rand({4, 5})},
+                     slice_spec({3, 1}, {0, 0}, {-2, 2}, 1, 2));  // x[::-2, 1::2]
+  EXPECT_GRADIENT_OK("StridedSlice", {rand({2, 3, 4})},
+                     slice_spec({0, 1}, {0, 2}, {1, 1}, 0, 0, 1, 0, 2));  // x[..., 1]
+  EXPECT_GRADIENT_OK("StridedSlice", {rand({2, 3, 4})},
+                     slice_spec({0, 0, 1}, {0, 0, 3}, {1, 1, 1}, 1, 1, 0, 2));  // x[:, newaxis, 1:3]
+  EXPECT_GRADIENT_OK("StridedSlice", {rand({2, 3, 4})},
+                     slice_spec({1, 0, 0}, {2, 0, 0}, {1, 1, -1}, 4, 4, 2, 0, 1));  // x[1, ..., ::-1]
+  EXPECT_GRADIENT_OK("StridedSlice", {rand({2, 3, 4})},
+                     slice_spec({0, 0, 2}, {0, 0, 0}, {1, 1, -1}, 0, 4, 2, 1, 0));  // x[newaxis, ..., 2::-1]
+}
+
+TEST(ArrayGrad, StridedSliceGradValuesAndGradient) {
+  // x[::-2, 1::2] of a [4, 5] tensor reads rows 3, 1 and columns 1, 3.
+  AttrList attrs = with_shape({4, 5}, slice_spec({3, 1}, {0, 0}, {-2, 2}, 1, 2));
+  OutputList out = run("StridedSliceGrad", {make_tensor({2, 2}, {1, 2, 3, 4})}, attrs);
+  ASSERT_EQ(out[0]->shape(), Shape({4, 5}));
+  EXPECT_EQ(doubles(out[0]),
+            (std::vector<double>{0, 0, 0, 0, 0, 0, 3, 0, 4, 0, 0, 0, 0, 0, 0, 0, 1, 0, 2, 0}));
+  EXPECT_GRADIENT_OK("StridedSliceGrad", {rand({2, 2})}, attrs);
+  // Integer dtypes scatter too; the result is a fresh buffer even for a contiguous slice.
+  AttrList rows = with_shape({3, 2}, slice_spec({1}, {2}, {1}, 0, 0, 0, 0, 1));
+  out = run("StridedSliceGrad", {ints({2}, {5, 6}, DType::kInt64)}, rows);
+  EXPECT_EQ(doubles(out[0]), (std::vector<double>{0, 0, 5, 6, 0, 0}));
+}
+
+TEST(ArrayGrad, StridedSliceGradShape) {
+  INFER_OK("StridedSliceGrad", "[2,2]",
+           (std::vector<AttrValue>{list({4, 5}), list({3, 1}), list({0, 0}), list({-2, 2}), i64(1), i64(2)}),
+           "[4,5]");
+  INFER_OK("StridedSliceGrad", "?:float64",
+           (std::vector<AttrValue>{list({4}), list({0}), list({0}), list({2})}), "[4]:float64");
+  INFER_ERROR("StridedSliceGrad", "[3]", (std::vector<AttrValue>{list({4}), list({0}), list({4}), list({2})}),
+              "dy has shape [3] but the slice");
+  INFER_ERROR("StridedSliceGrad", "[2]",
+              (std::vector<AttrValue>{list({4, -1}), list({0}), list({4}), list({2})}),
+              "StridedSliceGrad: shape");
+}
+
+// ---- Gather and its adjoint
+
+TEST(ArrayGrad, GatherV2) {
+  auto idx32 = ints({4}, {0, 2, 2, 4});
+  EXPECT_GRADIENT_OK("GatherV2", {rand({5, 3}), idx32}, {i64(0), i64(0)});  // repeated indices add up
+  EXPECT_GRADIENT_OK("GatherV2", {rand({2, 5, 3}), ints({2, 2}, {4, 0, 1, 4}, DType::kInt64)},
+                     {i64(1), i64(0)});
+  EXPECT_GRADIENT_OK("GatherV2", {rand({2, 3, 5}), ints({3}, {4, 4, 0})}, {i64(-1), i64(0)});
+  EXPECT_GRADIENT_OK("GatherV2", {rand({3}), ints({}, {1})}, {i64(0), i64(0)});  // scalar index
+  // batch_dims: row b of indices indexes row b of params.
+  EXPECT_GRADIENT_OK("GatherV2", {rand({2, 4, 3}), ints({2, 3}, {0, 3, 3, 1, 1, 2})}, {i64(1), i64(1)});
+  EXPECT_GRADIENT_OK("GatherV2", {rand({2, 3, 4, 2}), ints({2, 5}, {0, 3, 3, 1, 2, 1, 1, 0, 2, 3})},
+                     {i64(2), i64(1)});
+  EXPECT_GRADIENT_OK("GatherV2", {rand({2, 3, 4}), ints({2, 3, 2}, {0, 3, 1, 1, 2, 2, 3, 3, 0, 0, 1, 2})},
+                     {i64(-1), i64(-1)});
+}
+
+TEST(ArrayGrad, UnsortedSegmentSumValues) {
+  const std::vector<DType> types = {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kBFloat16,
+                                    DType::kInt32,   DType::kInt64,   DType::kInt8,    DType::kUInt8};
+  for (DType d : types) {
+    SCOPED_TRACE(dtype_name(d));
+    TensorRef data = make_tensor({5, 2}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, d);
+    OutputList out = run("UnsortedSegmentSum", {data, ints({5}, {0, 2, -1, 2, 1})}, {i64(4)});
+    ASSERT_EQ(out[0]->dtype(), d);
+    ASSERT_EQ(out[0]->shape(), Shape({4, 2}));
+    EXPECT_EQ(doubles(out[0]), (std::vector<double>{1, 2, 9, 10, 10, 12, 0, 0}));
+  }
+  // segment_ids of rank 2 and an empty data tensor.
+  OutputList out =
+      run("UnsortedSegmentSum",
+          {make_tensor({2, 2}, {1, 2, 3, 4}), ints({2, 2}, {1, 1, 0, 1}, DType::kInt64)}, {i64(3)});
+  EXPECT_EQ(doubles(out[0]), (std::vector<double>{3, 7, 0}));
+  out = run("UnsortedSegmentSum", {make_tensor({0, 3}, {}), ints({0}, {})}, {i64(2)});
+  EXPECT_EQ(doubles(out[0]), (std::vector<double>(6, 0.0)));
+}
+
+TEST(ArrayGrad, UnsortedSegmentSumErrors) {
+  const OpDef& op = op_def("UnsortedSegmentSum");
+  TensorRef data = make_tensor({3}, {1, 2, 3}), ids = ints({3}, {0, 5, 1});
+  TensorImpl* inputs[] = {data.get(), ids.get()};
+  AttrValue attrs[] = {i64(2)};
+  OutputList outs;
+  Status s = run_kernel(op, inputs, attrs, outs);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("segment_ids[1] = 5 is out of range [0, 2)"), std::string::npos) << s.message();
+}
+
+TEST(ArrayGrad, UnsortedSegmentSumShape) {
+  INFER_OK("UnsortedSegmentSum", "[5,2];[5]:int32", (std::vector<AttrValue>{i64(4)}), "[4,2]");
+  INFER_OK("UnsortedSegmentSum", "[2,3,4]:float64;[2,?]:int64", (std::vector<AttrValue>{i64(7)}),
+           "[7,4]:float64");
+  INFER_OK("UnsortedSegmentSum", "[?,3];[2]:int32", (std::vector<AttrValue>{i64(1)}), "[1,3]");
+  INFER_OK("UnsortedSegmentSum", "?;[2]:int32", (std::vector<AttrValue>{i64(1)}), "<unknown>");
+  INFER_ERROR("UnsortedSegmentSum", "[5,2];[4]:int32", (std::vector<AttrValue>{i64(4)}), "must be a prefix");
+  INFER_ERROR("UnsortedSegmentSum", "[5];[5,1]:int32", (std::vector<AttrValue>{i64(4)}), "must be a prefix");
+  INFER_ERROR("UnsortedSegmentSum", "[5];[5]:int32", (std::vector<AttrValue>{i64(-1)}), "num_segments");
+}
+
+TEST(ArrayGrad, UnsortedSegmentSumGradient) {
+  EXPECT_GRADIENT_OK("UnsortedSegmentSum", {rand({5, 2}), ints({5}, {0, 2, -1, 2, 1})}, {i64(4)});
+  EXPECT_GRADIENT_OK("UnsortedSegmentSum", {rand({2, 3}), ints({2, 3}, {1, 1, 0, -2, 1, 0}, DType::kInt64)},
+                     {i64(2)});
+}
+
+// ---- Select and clip
+
+TEST(ArrayGrad, SelectV2) {
+  auto cond = make_tensor({2, 3}, {1, 0, 1, 0, 0, 1}, DType::kBool);
+  EXPECT_GRADIENT_OK("SelectV2", {cond, rand({2, 3}, 1), rand({3}, 2)}, {});
+  EXPECT_GRADIENT_OK("SelectV2", {make_tensor({3}, {1, 0, 1}, DType::kBool), rand({2, 1}, 1), rand({}, 2)},
+                     {});
+  EXPECT_GRADIENT_OK("SelectV2", {make_tensor({}, {0}, DType::kBool), rand({2}, 1), rand({2}, 2)}, {});
+}
+
+TEST(ArrayGrad, ClipByValue) {
+  EXPECT_GRADIENT_OK("ClipByValue",
+                     {rand({2, 3}), make_tensor({}, {-0.3}), make_tensor({3}, {0.4, 0.1, 0.9})}, {});
+  EXPECT_GRADIENT_OK("ClipByValue",
+                     {rand({2, 3}), make_tensor({2, 3}, random_values(6, -0.6, -0.1, 5)),
+                      make_tensor({2, 3}, {0.5, 0.5, 0.5, 2, 2, 2})},
+                     {});
+  // A lower bound above the upper one wins (the kernel takes the max last).
+  EXPECT_GRADIENT_OK("ClipByValue",
+                     {make_tensor({3}, {-1, 0.5, 2}), make_tensor({}, {0.8}), make_tensor({}, {0.2})}, {});
+}
+
+// ---- Creation ops
+
+TEST(ArrayGrad, FillTileBroadcastTo) {
+  EXPECT_GRADIENT_OK("Fill", {rand({})}, {list({2, 3})});
+  EXPECT_GRADIENT_OK("Fill", {rand({})}, {list({})});
+  EXPECT_GRADIENT_OK("Tile", {rand({2, 3})}, {list({2, 1})});
+  EXPECT_GRADIENT_OK("Tile", {rand({2, 1, 3})}, {list({1, 3, 2})});
+  EXPECT_GRADIENT_OK("Tile", {rand({2, 3})}, {list({0, 2})});
+  // Splitting every tiled dim would need rank 11: the rule folds one dim at a time.
+  EXPECT_GRADIENT_OK("Tile", {rand({1, 1, 1, 1, 1, 1, 2, 1})}, {list({2, 1, 1, 1, 1, 1, 2, 3})});
+  EXPECT_GRADIENT_OK("BroadcastTo", {rand({3})}, {list({2, 3})});
+  EXPECT_GRADIENT_OK("BroadcastTo", {rand({2, 1})}, {list({3, 2, 4})});
+}
+
+TEST(ArrayGrad, Pad) {
+  EXPECT_GRADIENT_OK("Pad", {rand({2, 3})}, {list({1, 0, 2, 1}), 0.0, std::string("CONSTANT")});
+  EXPECT_GRADIENT_OK("Pad", {rand({2, 3})}, {list({0, 0, 0, 0}), 1.5, std::string("CONSTANT")});
+  EXPECT_GRADIENT_OK("Pad", {rand({3, 4})}, {list({2, 2, 3, 1}), 0.0, std::string("REFLECT")});
+  EXPECT_GRADIENT_OK("Pad", {rand({3, 4})}, {list({3, 1, 0, 4}), 0.0, std::string("SYMMETRIC")});
+  EXPECT_GRADIENT_OK("Pad", {rand({2, 3, 2})}, {list({1, 1, 0, 2, 1, 0}), 0.0, std::string("reflect")});
+}
+
+TEST(ArrayGrad, MirrorPadGradValuesAndGradient) {
+  // REFLECT copies [x0, x1] to [x1, x0, x1, x0]; SYMMETRIC to [x0, x0, x1, x1].
+  TensorRef dy = make_tensor({4}, {1, 2, 3, 4});
+  EXPECT_EQ(doubles(run("MirrorPadGrad", {dy}, {list({1, 1}), std::string("REFLECT")})[0]),
+            (std::vector<double>{6, 4}));
+  EXPECT_EQ(doubles(run("MirrorPadGrad", {dy}, {list({1, 1}), std::string("SYMMETRIC")})[0]),
+            (std::vector<double>{3, 7}));
+  for (DType d : {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kInt32, DType::kUInt8}) {
+    OutputList out =
+        run("MirrorPadGrad", {make_tensor({4}, {1, 2, 3, 4}, d)}, {list({1, 1}), std::string("REFLECT")});
+    EXPECT_EQ(doubles(out[0]), (std::vector<double>{6, 4})) << dtype_name(d);
+  }
+  EXPECT_GRADIENT_OK("MirrorPadGrad", {rand({6, 7})}, {list({1, 2, 2, 1}), std::string("REFLECT")});
+  EXPECT_GRADIENT_OK("MirrorPadGrad", {rand({6, 7})}, {list({3, 0, 1, 2}), std::string("SYMMETRIC")});
+}
+
+TEST(ArrayGrad, MirrorPadGradShape) {
+  INFER_OK("MirrorPadGrad", "[6,7]", (std::vector<AttrValue>{list({1, 2, 2, 1}), std::string("REFLECT")}),
+           "[3,4]");
+  INFER_OK("MirrorPadGrad", "[?,7]:float64",
+           (std::vector<AttrValue>{list({1, 2, 2, 1}), std::string("SYMMETRIC")}), "[?,4]:float64");
+  INFER_ERROR("MirrorPadGrad", "[6,7]", (std::vector<AttrValue>{list({1, 2}), std::string("REFLECT")}),
+              "paddings must have shape [2, 2]");
+  INFER_ERROR("MirrorPadGrad", "[6]", (std::vector<AttrValue>{list({1, 2}), std::string("CONSTANT")}),
+              "mode must be REFLECT or SYMMETRIC");
+  INFER_ERROR("MirrorPadGrad", "[4]", (std::vector<AttrValue>{list({2, 1}), std::string("REFLECT")}),
+              "REFLECT paddings must be less than the dimension size");
+  INFER_ERROR("MirrorPadGrad", "[2]", (std::vector<AttrValue>{list({2, 1}), std::string("SYMMETRIC")}),
+              "smaller than its paddings");
+}
+
+// ---- Rules while tracing: every op a rule emits becomes a graph node, with the same result.
+
+TEST(ArrayGrad, RulesTrace) {
+  EXPECT_TRACED_GRADIENT_OK("Reshape", {rand({2, 3})}, {list({3, -1})});
+  EXPECT_TRACED_GRADIENT_OK("Identity", {rand({2, 3})}, {});
+  EXPECT_TRACED_GRADIENT_OK("Transpose", {rand({2, 3, 4})}, {list({2, 0, 1})});
+  EXPECT_TRACED_GRADIENT_OK("ExpandDims", {rand({2, 3})}, {i64(-1)});
+  EXPECT_TRACED_GRADIENT_OK("Squeeze", {rand({1, 3, 1})}, {list({})});
+  EXPECT_TRACED_GRADIENT_OK("ConcatV2", {rand({2, 1}, 1), rand({2, 3}, 2)}, {i64(-1)});
+  EXPECT_TRACED_GRADIENT_OK("Pack", {rand({2, 3}, 1), rand({2, 3}, 2)}, {i64(1)});
+  EXPECT_TRACED_GRADIENT_OK("Unpack", {rand({2, 3, 4})}, {i64(4), i64(-1)});
+  EXPECT_TRACED_GRADIENT_OK("SplitV", {rand({5, 2})}, {list({2, -1}), i64(0)});
+  EXPECT_TRACED_GRADIENT_OK("Slice", {rand({3, 4})}, {list({1, 1}), list({2, -1})});
+  EXPECT_TRACED_GRADIENT_OK("StridedSlice", {rand({2, 3, 4})},
+                            slice_spec({0, 0, 2}, {0, 0, 0}, {1, 1, -1}, 0, 4, 2, 1, 0));
+  EXPECT_TRACED_GRADIENT_OK("StridedSliceGrad", {rand({2, 2})},
+                            with_shape({4, 5}, slice_spec({3, 1}, {0, 0}, {-2, 2}, 1, 2)));
+  EXPECT_TRACED_GRADIENT_OK("GatherV2", {rand({2, 3, 4, 2}), ints({2, 5}, {0, 3, 3, 1, 2, 1, 1, 0, 2, 3})},
+                            {i64(2), i64(1)});
+  EXPECT_TRACED_GRADIENT_OK("GatherV2", {rand({5, 3}), ints({4}, {0, 2, 2, 4})}, {i64(0), i64(0)});
+  EXPECT_TRACED_GRADIENT_OK("UnsortedSegmentSum", {rand({5, 2}), ints({5}, {0, 2, -1, 2, 1})}, {i64(4)});
+  EXPECT_TRACED_GRADIENT_OK("SelectV2",
+                            {make_tensor({3}, {1, 0, 1}, DType::kBool), rand({2, 1}, 1), rand({}, 2)}, {});
+  EXPECT_TRACED_GRADIENT_OK("ClipByValue",
+                            {rand({2, 3}), make_tensor({}, {-0.3}), make_tensor({3}, {0.4, 0.1, 0.9})}, {});
+  EXPECT_TRACED_GRADIENT_OK("Fill", {rand({})}, {list({2, 3})});
+  EXPECT_TRACED_GRADIENT_OK("Tile", {rand({2, 1, 3})}, {list({1, 3, 2})});
+  EXPECT_TRACED_GRADIENT_OK("Tile", {rand({1, 1, 1, 1, 1, 1, 2, 1})}, {list({2, 1, 1, 1, 1, 1, 2, 3})});
+  EXPECT_TRACED_GRADIENT_OK("BroadcastTo", {rand({2, 1})}, {list({3, 2, 4})});
+  EXPECT_TRACED_GRADIENT_OK("Pad", {rand({2, 3})}, {list({1, 0, 2, 1}), 0.0, std::string("CONSTANT")});
+  EXPECT_TRACED_GRADIENT_OK("Pad", {rand({3, 4})}, {list({2, 2, 3, 1}), 0.0, std::string("REFLECT")});
+  EXPECT_TRACED_GRADIENT_OK("MirrorPadGrad", {rand({6, 7})}, {list({3, 0, 1, 2}), std::string("SYMMETRIC")});
+}
+
+// ---- Second order: the rules' own ops are differentiable on a tape. Most array rules are linear in x
+// (their second derivative is zero); these also run the rules of StridedSliceGrad, UnsortedSegmentSum and
+// MirrorPadGrad.
+
+TEST(ArrayGrad, SecondOrder) {
+  EXPECT_SECOND_ORDER_OK("ClipByValue",
+                         {rand({2, 3}), make_tensor({}, {-0.3}), make_tensor({3}, {0.4, 0.1, 0.9})}, {});
+  EXPECT_SECOND_ORDER_OK("SelectV2",
+                         {make_tensor({3}, {1, 0, 1}, DType::kBool), rand({2, 1}, 1), rand({}, 2)}, {});
+  EXPECT_SECOND_ORDER_OK("StridedSlice", {rand({4, 5})}, slice_spec({3, 1}, {0, 0}, {-2, 2}, 1, 2));
+  EXPECT_SECOND_ORDER_OK("GatherV2", {rand({2, 4, 3}), ints({2, 3}, {0, 3, 3, 1, 1, 2})}, {i64(1), i64(1)});
+  EXPECT_SECOND_ORDER_OK("Pad", {rand({3, 4})}, {list({2, 2, 3, 1}), 0.0, std::string("REFLECT")});
+  EXPECT_SECOND_ORDER_OK("Tile", {rand({2, 3})}, {list({2, 1})});
+}
+
+// ---- Which ops have rules
+
+TEST(ArrayGrad, EveryArrayOpHasARuleOrIsNotDifferentiable) {
+  const std::vector<std::string> differentiable = {"Reshape",      "Identity",
+                                                   "Transpose",    "ExpandDims",
+                                                   "Squeeze",      "ConcatV2",
+                                                   "Pack",         "Unpack",
+                                                   "SplitV",       "Slice",
+                                                   "StridedSlice", "StridedSliceGrad",
+                                                   "GatherV2",     "UnsortedSegmentSum",
+                                                   "SelectV2",     "ClipByValue",
+                                                   "Fill",         "Tile",
+                                                   "BroadcastTo",  "Pad",
+                                                   "MirrorPadGrad"};
+  const std::vector<std::string> not_differentiable = {"Shape",     "Size",     "Rank", "Where", "OneHot",
+                                                       "ZerosLike", "OnesLike", "Eye",  "Range", "LinSpace"};
+  for (const auto& name : differentiable) EXPECT_NE(op_def(name).grad, nullptr) << name;
+  for (const auto& name : not_differentiable) {
+    EXPECT_EQ(op_def(name).grad, nullptr) << name;
+    EXPECT_TRUE(op_def(name).has_flag(kNotDifferentiable)) << name;
+  }
+}
+
+TEST(ArrayGrad, UnknownShapesAreAClearError) {
+  // Shape-like arguments are attributes, so a rule that needs a shape must know it statically.
+  TensorRef x = TensorImpl::symbolic(DType::kFloat64, Shape({kUnknownDim, 3}), nullptr, 0, 0);
+  const OpDef& op = op_def("Tile");
+  AttrList attrs = {list({2, 1})};
+  TensorImpl* in[] = {x.get()};
+  GradContext ctx;
+  ctx.op = &op;
+  ctx.attrs = {attrs.data(), attrs.size()};
+  ctx.inputs = in;
+  ctx.input_grads.resize(1);
+  try {
+    op.grad(ctx);
+    ADD_FAILURE() << "expected an error";
+  } catch (const StatusError& e) {
+    EXPECT_EQ(e.status().code(), Code::kUnimplemented);
+    EXPECT_NE(e.status().message().find("Tile: the gradient needs a statically known shape, got [?,3]"),
+              std::string::npos)
+        << e.status().message();
+  }
+}
+
+}  // namespace
+}  // namespace ember

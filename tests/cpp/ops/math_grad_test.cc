@@ -1,0 +1,299 @@
+// Gradient rules of the element-wise math ops, AddN and Cast (ops/math.cc): each against central finite
+// differences in float64 at points where the op is smooth, binary ops under every broadcasting pattern,
+// and direct checks where finite differences do not apply (ties, x <= 0 in Pow, dtype changes).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/cpp/ops/grad_check.h"
+#include "tests/cpp/ops/grad_testing.h"
+#include "tests/cpp/ops/grad_trace_check.h"
+
+namespace ember {
+namespace {
+
+using testing::make_tensor;
+using testing::random_values;
+using testing::rule_grads;
+using testing::values;
+
+// n values in [lo, hi) with shape `dims`.
+TensorRef uniform(std::vector<int64_t> dims, double lo, double hi, unsigned seed = 7) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return make_tensor(dims, random_values(n, lo, hi, seed));
+}
+
+// Values spread over [-2, 2] but at least 0.1 away from each of `kinks`.
+TensorRef away_from(std::vector<int64_t> dims, std::vector<double> kinks, double lo = -2, double hi = 2) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  std::vector<double> v = random_values(n, lo, hi, 11);
+  for (double& x : v)
+    for (double k : kinks)
+      if (std::abs(x - k) < 0.1) x = k + (x < k ? -0.15 : 0.15);
+  return make_tensor(dims, v);
+}
+
+struct UnaryCase {
+  const char* op;
+  double lo, hi;
+};
+
+TEST(MathGrad, SmoothUnaryOps) {
+  const UnaryCase cases[] = {
+      {"Neg", -2, 2},         {"Exp", -2, 2},      {"Log", 0.2, 3},   {"Log1p", -0.7, 2},
+      {"Expm1", -2, 2},       {"Sqrt", 0.2, 3},    {"Rsqrt", 0.2, 3}, {"Square", -2, 2},
+      {"Reciprocal", 0.2, 3}, {"Sin", -3, 3},      {"Cos", -3, 3},    {"Tanh", -2, 2},
+      {"Sigmoid", -4, 4},     {"Softplus", -4, 4}, {"Erf", -2, 2},    {"Reciprocal", -3, -0.2},
+  };
+  for (const UnaryCase& c : cases) {
+    SCOPED_TRACE(c.op);
+    EXPECT_GRADIENT_OK(c.op, {uniform({2, 3}, c.lo, c.hi)}, {});
+    EXPECT_GRADIENT_OK(c.op, {uniform({}, c.lo, c.hi, 3)}, {});
+  }
+}
+
+TEST(MathGrad, UnaryOpsWithKinks) {
+  EXPECT_GRADIENT_OK("Abs", {away_from({3, 4}, {0})}, {});
+  EXPECT_GRADIENT_OK("Relu", {away_from({3, 4}, {0})}, {});
+  EXPECT_GRADIENT_OK("Elu", {away_from({3, 4}, {0})}, {});
+  EXPECT_GRADIENT_OK("Relu6", {away_from({4, 5}, {0, 6}, -2, 8)}, {});
+  EXPECT_GRADIENT_OK("Sign", {away_from({3, 4}, {0})}, {});
+}
+
+TEST(MathGrad, KinksTakeTensorFlowsSide) {
+  auto x = make_tensor({5}, {-1, 0, 3, 6, 7});
+  auto dy = make_tensor({5}, {1, 1, 1, 1, 1});
+  EXPECT_EQ(values(rule_grads("Relu", {x}, {}, {dy})[0]), (std::vector<double>{0, 0, 1, 1, 1}));
+  EXPECT_EQ(values(rule_grads("Relu6", {x}, {}, {dy})[0]), (std::vector<double>{0, 0, 1, 0, 0}));
+  EXPECT_EQ(values(rule_grads("Abs", {x}, {}, {dy})[0]), (std::vector<double>{-1, 0, 1, 1, 1}));
+  EXPECT_EQ(values(rule_grads("Sign", {x}, {}, {dy})[0]), (std::vector<double>{0, 0, 0, 0, 0}));
+}
+
+// Shape pairs covering equal shapes, a trailing vector, two-sided broadcasting, a scalar on either side
+// and a lower-rank operand with size-1 dims.
+const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> kBroadcastPairs = {
+    {{2, 3}, {2, 3}}, {{2, 3}, {3}}, {{2, 1}, {1, 3}}, {{}, {2, 3}}, {{2, 3}, {}}, {{4, 1, 3}, {2, 1}},
+};
+
+TEST(MathGrad, ArithmeticBroadcasts) {
+  for (const char* op : {"Add", "Sub", "Mul", "SquaredDifference"}) {
+    for (const auto& [xs, ys] : kBroadcastPairs) {
+      SCOPED_TRACE(op);
+      EXPECT_GRADIENT_OK(op, {uniform(xs, -2, 2, 1), uniform(ys, -2, 2, 2)}, {});
+    }
+  }
+  for (const auto& [xs, ys] : kBroadcastPairs) {
+    EXPECT_GRADIENT_OK("RealDiv", {uniform(xs, -2, 2, 1), uniform(ys, 0.5, 2, 2)}, {});
+    EXPECT_GRADIENT_OK("RealDiv", {uniform(xs, -2, 2, 3), uniform(ys, -2, -0.5, 4)}, {});
+  }
+}
+
+TEST(MathGrad, PowBothInputs) {
+  for (const auto& [xs, ys] : kBroadcastPairs)
+    EXPECT_GRADIENT_OK("Pow", {uniform(xs, 0.3, 2, 1), uniform(ys, -2, 2, 2)}, {});
+}
+
+// Where x <= 0 the y-gradient is taken as 0 (and stays finite); the x-gradient is y * x^(y - 1).
+TEST(MathGrad, PowAtNonPositiveBase) {
+  auto x = make_tensor({3}, {0, -2, 2});
+  auto y = make_tensor({3}, {2, 3, 0.5});
+  auto dy = make_tensor({3}, {1, 1, 1});
+  auto g = rule_grads("Pow", {x, y}, {}, {dy});
+  EXPECT_EQ(values(g[0])[0], 0.0);
+  EXPECT_DOUBLE_EQ(values(g[0])[1], 12.0);
+  EXPECT_DOUBLE_EQ(values(g[0])[2], 0.5 / std::sqrt(2.0));
+  EXPECT_EQ(values(g[1])[0], 0.0);
+  EXPECT_EQ(values(g[1])[1], 0.0);
+  EXPECT_DOUBLE_EQ(values(g[1])[2], std::sqrt(2.0) * std::log(2.0));
+}
+
+TEST(MathGrad, MaximumMinimumBroadcast) {
+  for (const char* op : {"Maximum", "Minimum"}) {
+    for (const auto& [xs, ys] : kBroadcastPairs) {
+      SCOPED_TRACE(op);
+      // Distinct seeds: the two operands never tie.
+      EXPECT_GRADIENT_OK(op, {uniform(xs, -2, 2, 5), uniform(ys, -2, 2, 6)}, {});
+    }
+  }
+}
+
+TEST(MathGrad, MaximumMinimumTiesGoToX) {
+  auto x = make_tensor({3}, {1, 2, 3});
+  auto y = make_tensor({3}, {1, 5, 0});
+  auto dy = make_tensor({3}, {10, 20, 30});
+  auto gmax = rule_grads("Maximum", {x, y}, {}, {dy});
+  EXPECT_EQ(values(gmax[0]), (std::vector<double>{10, 0, 30}));
+  EXPECT_EQ(values(gmax[1]), (std::vector<double>{0, 20, 0}));
+  auto gmin = rule_grads("Minimum", {x, y}, {}, {dy});
+  EXPECT_EQ(values(gmin[0]), (std::vector<double>{10, 20, 0}));
+  EXPECT_EQ(values(gmin[1]), (std::vector<double>{0, 0, 30}));
+}
+
+TEST(MathGrad, FloorModAwayFromJumps) {
+  // x / y stays 0.2 or more away from an integer, where floor(x / y) is locally constant.
+  auto x = make_tensor({2, 3}, {5.5, -5.5, 7.3, 1.3, -2.9, 4.1});
+  auto y = make_tensor({2, 3}, {2, 2, -3, 1.1, 1.25, -1.7});
+  EXPECT_GRADIENT_OK("FloorMod", {x, y}, {});
+  EXPECT_GRADIENT_OK("FloorMod", {x, make_tensor({}, {2.2})}, {});
+}
+
+TEST(MathGrad, AddNSendsTheGradientToEveryInput) {
+  EXPECT_GRADIENT_OK("AddN", {uniform({2, 3}, -1, 1, 1)}, {});
+  EXPECT_GRADIENT_OK("AddN",
+                     {uniform({2, 3}, -1, 1, 1), uniform({2, 3}, -1, 1, 2), uniform({2, 3}, -1, 1, 3)}, {});
+}
+
+TEST(MathGrad, CastBetweenFloatsCastsBack) {
+  auto x = make_tensor({2}, {1.5, -2.25});
+  AttrList to_f32;
+  to_f32.push_back(DType::kFloat32);
+  auto g = rule_grads("Cast", {x}, to_f32, {make_tensor({2}, {3, 4}, DType::kFloat32)});
+  ASSERT_TRUE(g[0]);
+  EXPECT_EQ(values(g[0]), (std::vector<double>{3, 4}));
+  AttrList to_f64;
+  to_f64.push_back(DType::kFloat64);
+  EXPECT_GRADIENT_OK("Cast", {x}, to_f64);
+}
+
+TEST(MathGrad, CastThroughIntegersHasNoGradient) {
+  AttrList to_i32;
+  to_i32.push_back(DType::kInt32);
+  auto g =
+      rule_grads("Cast", {make_tensor({2}, {1.5, 2})}, to_i32, {make_tensor({2}, {1, 1}, DType::kInt32)});
+  EXPECT_FALSE(g[0]);
+  AttrList to_f64;
+  to_f64.push_back(DType::kFloat64);
+  g = rule_grads("Cast", {make_tensor({2}, {1, 2}, DType::kInt32)}, to_f64, {make_tensor({2}, {1, 1})});
+  EXPECT_FALSE(g[0]);
+}
+
+// The rules emit ops in the dtype they receive, so 16-bit and 32-bit floats work too.
+TEST(MathGrad, LowerPrecisionFloats) {
+  for (DType d : {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
+    SCOPED_TRACE(dtype_name(d));
+    auto x = make_tensor({2}, {0.5, 2}, d);
+    auto y = make_tensor({}, {2}, d);
+    auto dy = make_tensor({2}, {1, 1}, d);
+    auto g = rule_grads("Pow", {x, y}, {}, {dy});
+    ASSERT_EQ(g[0]->dtype(), d);
+    ASSERT_EQ(g[1]->dtype(), d);
+    EXPECT_EQ(g[1]->shape(), Shape());
+    AttrList attrs;
+    attrs.push_back(DType::kFloat64);
+    auto gc = rule_grads("Cast", {x}, attrs, {make_tensor({2}, {1, 1})});
+    EXPECT_EQ(gc[0]->dtype(), d);
+    EXPECT_EQ(rule_grads("Tanh", {x}, {}, {dy})[0]->dtype(), d);
+  }
+}
+
+// ---- Second order: each rule recorded on a tape and differentiated again.
+
+TEST(MathSecondOrder, UnaryOps) {
+  const UnaryCase cases[] = {
+      {"Neg", -2, 2},   {"Exp", -2, 2},    {"Log", 0.2, 3},    {"Log1p", -0.7, 2},     {"Expm1", -2, 2},
+      {"Sqrt", 0.2, 3}, {"Rsqrt", 0.2, 3}, {"Square", -2, 2},  {"Reciprocal", 0.2, 3}, {"Sin", -3, 3},
+      {"Cos", -3, 3},   {"Tanh", -2, 2},   {"Sigmoid", -4, 4}, {"Softplus", -4, 4},    {"Erf", -2, 2},
+  };
+  for (const UnaryCase& c : cases) {
+    SCOPED_TRACE(c.op);
+    EXPECT_SECOND_ORDER_OK(c.op, {uniform({2, 3}, c.lo, c.hi)}, {});
+  }
+  for (const char* op : {"Abs", "Relu", "Elu", "Sign"}) {
+    SCOPED_TRACE(op);
+    EXPECT_SECOND_ORDER_OK(op, {away_from({3, 4}, {0})}, {});
+  }
+  EXPECT_SECOND_ORDER_OK("Relu6", {away_from({4, 5}, {0, 6}, -2, 8)}, {});
+}
+
+TEST(MathSecondOrder, BinaryOps) {
+  const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> pairs = {
+      {{2, 3}, {2, 3}}, {{2, 1}, {1, 3}}, {{}, {2, 3}}};
+  for (const auto& [xs, ys] : pairs) {
+    for (const char* op : {"Add", "Sub", "Mul", "SquaredDifference", "Maximum", "Minimum"}) {
+      SCOPED_TRACE(op);
+      EXPECT_SECOND_ORDER_OK(op, {uniform(xs, -2, 2, 5), uniform(ys, -2, 2, 6)}, {});
+    }
+    EXPECT_SECOND_ORDER_OK("RealDiv", {uniform(xs, -2, 2, 1), uniform(ys, 0.5, 2, 2)}, {});
+    EXPECT_SECOND_ORDER_OK("Pow", {uniform(xs, 0.3, 2, 1), uniform(ys, -2, 2, 2)}, {});
+  }
+  EXPECT_SECOND_ORDER_OK("FloorMod", {make_tensor({3}, {5.5, -5.5, 7.3}), make_tensor({3}, {2, 2, -3})}, {});
+  EXPECT_SECOND_ORDER_OK("AddN", {uniform({2, 3}, -1, 1, 1), uniform({2, 3}, -1, 1, 2)}, {});
+  AttrList to_f64;
+  to_f64.push_back(DType::kFloat64);
+  EXPECT_SECOND_ORDER_OK("Cast", {uniform({2}, -1, 1)}, to_f64);
+}
+
+// ---- While tracing: every op a rule emits becomes a graph node, and the compiled graph gives the
+// eager rule's result.
+
+TEST(MathTracedGrad, EveryRule) {
+  for (const char* op :
+       {"Neg",        "Abs", "Sign", "Exp",  "Log",     "Log1p", "Expm1", "Sqrt", "Rsqrt",    "Square",
+        "Reciprocal", "Sin", "Cos",  "Tanh", "Sigmoid", "Relu",  "Relu6", "Elu",  "Softplus", "Erf"}) {
+    SCOPED_TRACE(op);
+    EXPECT_TRACED_GRADIENT_OK(op, {uniform({2, 3}, 0.2, 3)}, {});
+  }
+  for (const char* op :
+       {"Add", "Sub", "Mul", "RealDiv", "FloorMod", "Pow", "Maximum", "Minimum", "SquaredDifference"}) {
+    SCOPED_TRACE(op);
+    EXPECT_TRACED_GRADIENT_OK(op, {uniform({2, 1}, 0.5, 2, 1), uniform({3}, 0.5, 2, 2)}, {});
+  }
+  EXPECT_TRACED_GRADIENT_OK("AddN", {uniform({2, 3}, -1, 1, 1), uniform({2, 3}, -1, 1, 2)}, {});
+  AttrList to_f32;
+  to_f32.push_back(DType::kFloat32);
+  EXPECT_TRACED_GRADIENT_OK("Cast", {uniform({2, 3}, -1, 1)}, to_f32);
+}
+
+TEST(MathGrad, NotDifferentiableOpsAreMarked) {
+  for (const char* name :
+       {"Floor", "Ceil", "Round", "FloorDiv", "LogicalNot", "LogicalAnd", "LogicalOr", "IsNan", "IsFinite",
+        "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual"}) {
+    const OpDef& op = op_def(name);
+    EXPECT_TRUE(op.has_flag(kNotDifferentiable)) << name;
+    EXPECT_EQ(op.grad, nullptr) << name;
+  }
+}
+
+// Every op of the family is either differentiable with a rule or explicitly not differentiable.
+TEST(MathGrad, EveryOpHasARuleOrIsMarked) {
+  for (const char* name : {"Neg",
+                           "Abs",
+                           "Sign",
+                           "Exp",
+                           "Log",
+                           "Log1p",
+                           "Expm1",
+                           "Sqrt",
+                           "Rsqrt",
+                           "Square",
+                           "Reciprocal",
+                           "Sin",
+                           "Cos",
+                           "Tanh",
+                           "Sigmoid",
+                           "Relu",
+                           "Relu6",
+                           "Elu",
+                           "Softplus",
+                           "Erf",
+                           "Add",
+                           "Sub",
+                           "Mul",
+                           "RealDiv",
+                           "FloorMod",
+                           "Pow",
+                           "Maximum",
+                           "Minimum",
+                           "SquaredDifference",
+                           "AddN",
+                           "Cast"}) {
+    const OpDef& op = op_def(name);
+    EXPECT_NE(op.grad, nullptr) << name;
+    EXPECT_FALSE(op.has_flag(kNotDifferentiable)) << name;
+  }
+}
+
+}  // namespace
+}  // namespace ember

@@ -1,0 +1,167 @@
+"""Every differentiable op's gradient against central finite differences, in float64, eagerly and inside
+ember.function (table-driven over the registry: an op gets its example call from test_op_registry.py)."""
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+
+import ember as tf
+from ember import _C
+
+_spec = importlib.util.spec_from_file_location(
+    "op_registry_examples", os.path.join(os.path.dirname(__file__), "test_op_registry.py"))
+_registry = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_registry)
+
+F = _registry.F.astype(np.float64)
+# Inputs where the example would sit on a kink or a tie of the function.
+OVERRIDES = {
+    "Maximum": ([F, F[::-1, ::-1].copy()], []),
+    "Minimum": ([F, F[::-1, ::-1].copy()], []),
+    "FloorMod": ([F + 1.3, F + 0.5], []),
+    "Cast": ([F], [tf.float64]),
+    "ClipByValue": ([F, np.float64(0.2), np.float64(0.5)], []),
+    "Abs": ([F - 0.45], []),
+    "Relu": ([F - 0.45], []),
+    "Elu": ([F - 0.45], []),
+}
+# Graph-only or stateful ops whose gradients are tested elsewhere (functions, variables).
+SPECIAL = {"PartitionedCall", "ReadVariableOp"}
+
+
+def _to64(x):
+    if isinstance(x, list):
+        return [_to64(v) for v in x]
+    if isinstance(x, tf.Tensor) and x.dtype == tf.float32:
+        return x.numpy().astype(np.float64)
+    if isinstance(x, np.ndarray) and x.dtype == np.float32:
+        return x.astype(np.float64)
+    return x
+
+
+def _attr64(a):
+    return tf.float64 if a is tf.float32 else a
+
+
+def _case(name):
+    inputs, attrs = OVERRIDES.get(name, _registry.EXAMPLES[name])
+    return [_to64(x) for x in inputs], [_attr64(a) for a in attrs]
+
+
+def _flat_float_inputs(inputs):
+    """(position, index in list or None) of each float64 input."""
+    slots = []
+    for i, x in enumerate(inputs):
+        if isinstance(x, list):
+            slots += [(i, j) for j, v in enumerate(x) if isinstance(v, np.ndarray) and v.dtype == np.float64]
+        elif isinstance(x, np.ndarray) and x.dtype == np.float64 or isinstance(x, np.float64):
+            slots.append((i, None))
+    return slots
+
+
+def _differentiable_ops():
+    names = []
+    for name in _registry.OP_NAMES:
+        if name in SPECIAL or not _registry.INFO[name]["differentiable"] or name not in _registry.EXAMPLES:
+            continue
+        inputs, _ = _case(name)
+        if _flat_float_inputs(inputs):
+            names.append(name)
+    return names
+
+
+DIFFERENTIABLE = _differentiable_ops()
+
+
+def test_every_differentiable_op_is_checked():
+    info = {n: _C.op_info(n) for n in _C.op_names()}
+    undeclared = [n for n, i in info.items() if i["differentiable"] and n not in DIFFERENTIABLE and n not in SPECIAL]
+    assert not undeclared, f"differentiable ops without a float example for the gradient check: {undeclared}"
+
+
+def _build(name, inputs, attrs):
+    op = _C.op(name)
+    slots = _flat_float_inputs(inputs)
+    rng = np.random.default_rng(3)
+    probe = op(*[[tf.constant(v) for v in x] if isinstance(x, list) else tf.constant(x) for x in inputs], *attrs)
+    outs = probe if isinstance(probe, tuple) else (probe,)
+    weights = [rng.uniform(-1, 1, size=o.shape) if o.dtype == tf.float64 else None for o in outs]
+
+    def assemble(values):
+        args = [list(x) if isinstance(x, list) else x for x in inputs]
+        for (i, j), v in zip(slots, values):
+            if j is None:
+                args[i] = v
+            else:
+                args[i][j] = v
+        return [[tf.constant(v) if not isinstance(v, tf.Tensor) else v for v in a] if isinstance(a, list)
+                else (a if isinstance(a, tf.Tensor) else tf.constant(a)) for a in args]
+
+    def loss(*values):
+        out = op(*assemble(values), *attrs)
+        out = out if isinstance(out, tuple) else (out,)
+        total = tf.constant(0.0, tf.float64)
+        for o, w in zip(out, weights):
+            if w is not None:
+                total = total + tf.reduce_sum(o * tf.constant(w))
+        return total
+
+    base = [inputs[i] if j is None else inputs[i][j] for i, j in slots]
+    return loss, [np.asarray(b, np.float64) for b in base]
+
+
+def _numeric(loss, base, h=1e-6):
+    grads = []
+    for k, b in enumerate(base):
+        g = np.zeros_like(b)
+        for idx in np.ndindex(b.shape):
+            plus = [x.copy() for x in base]
+            minus = [x.copy() for x in base]
+            plus[k][idx] += h
+            minus[k][idx] -= h
+            g[idx] = (float(loss(*plus)) - float(loss(*minus))) / (2 * h)
+        grads.append(g)
+    return grads
+
+
+def _analytic(loss, base):
+    xs = [tf.constant(b) for b in base]
+    with tf.GradientTape() as tape:
+        tape.watch(xs)
+        value = loss(*xs)
+    return [None if g is None else g.numpy() for g in tape.gradient(value, xs)]
+
+
+@pytest.mark.parametrize("name", DIFFERENTIABLE)
+def test_gradient_matches_finite_differences(name):
+    inputs, attrs = _case(name)
+    loss, base = _build(name, inputs, attrs)
+    numeric = _numeric(loss, base)
+    analytic = _analytic(loss, base)
+    for k, (a, n) in enumerate(zip(analytic, numeric)):
+        if a is None:
+            assert np.allclose(n, 0, atol=1e-6), f"{name}: input {k} has no gradient but d/dx = {n}"
+            continue
+        np.testing.assert_allclose(a, n, rtol=1e-5, atol=1e-6, err_msg=f"{name}: input {k}")
+
+
+@pytest.mark.parametrize("name", DIFFERENTIABLE)
+def test_gradient_inside_function_matches_eager(name):
+    inputs, attrs = _case(name)
+    loss, base = _build(name, inputs, attrs)
+    eager = _analytic(loss, base)
+
+    @tf.function
+    def staged(*xs):
+        with tf.GradientTape() as tape:
+            tape.watch(list(xs))
+            value = loss(*xs)
+        return tape.gradient(value, list(xs))
+
+    graph = staged(*[tf.constant(b) for b in base])
+    for k, (e, g) in enumerate(zip(eager, graph)):
+        if e is None:
+            assert g is None, f"{name}: input {k}"
+            continue
+        np.testing.assert_allclose(g.numpy(), e, rtol=1e-10, atol=1e-12, err_msg=f"{name}: input {k}")
