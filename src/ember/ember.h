@@ -11,6 +11,7 @@
 
 #include "ember/api/array.h"
 #include "ember/api/function.h"
+#include "ember/api/gradient_tape.h"
 #include "ember/api/linalg.h"
 #include "ember/api/math.h"
 #include "ember/api/nn.h"
