@@ -50,6 +50,36 @@ inline OutputList run_op(const OpDef& op, const std::vector<TensorRef>& inputs, 
   return outs;
 }
 
+/// Runs `op`'s gradient rule on (inputs, outputs, output gradients); one gradient per input, null where
+/// the rule gives none. Throws StatusError as rules do.
+inline SmallVector<TensorRef, 4> apply_rule(const OpDef& op, const AttrList& attrs,
+                                            std::span<TensorImpl* const> inputs,
+                                            std::span<TensorImpl* const> outputs,
+                                            std::span<TensorImpl* const> dys) {
+  GradContext ctx;
+  ctx.op = &op;
+  ctx.attrs = {attrs.data(), attrs.size()};
+  ctx.inputs = inputs;
+  ctx.outputs = outputs;
+  ctx.output_grads = dys;
+  ctx.input_grads.resize(inputs.size());
+  op.grad(ctx);
+  return std::move(ctx.input_grads);
+}
+
+/// The same with owning containers of tensors (std::vector<TensorRef>, OutputList).
+template <typename Inputs, typename Outputs, typename Grads>
+SmallVector<TensorRef, 4> apply_rule(const OpDef& op, const AttrList& attrs, const Inputs& inputs,
+                                     const Outputs& outputs, const Grads& dys) {
+  SmallVector<TensorImpl*, 4> in, out, dy;
+  for (const TensorRef& t : inputs) in.push_back(t.get());
+  for (const TensorRef& t : outputs) out.push_back(t.get());
+  for (const TensorRef& t : dys) dy.push_back(t.get());
+  return apply_rule(op, attrs, std::span<TensorImpl* const>(in.data(), in.size()),
+                    std::span<TensorImpl* const>(out.data(), out.size()),
+                    std::span<TensorImpl* const>(dy.data(), dy.size()));
+}
+
 inline double weighted_sum(const OutputList& outs, const std::vector<TensorRef>& dys) {
   double total = 0;
   for (size_t j = 0; j < outs.size(); ++j) {
@@ -77,26 +107,16 @@ inline ::testing::AssertionResult gradient_ok(const std::string& name, std::vect
                                     std::vector<double>(static_cast<size_t>(outs[j]->num_elements())),
                                     outs[j]->dtype()));
   }
-  SmallVector<TensorImpl*, 4> in_impls, out_impls, dy_impls;
-  for (auto& t : inputs) in_impls.push_back(t.get());
-  for (auto& t : outs) out_impls.push_back(t.get());
-  for (auto& t : dys) dy_impls.push_back(t.get());
-  GradContext ctx;
-  ctx.op = &op;
-  ctx.attrs = {attrs.data(), attrs.size()};
-  ctx.inputs = {in_impls.data(), in_impls.size()};
-  ctx.outputs = {out_impls.data(), out_impls.size()};
-  ctx.output_grads = {dy_impls.data(), dy_impls.size()};
-  ctx.input_grads.resize(inputs.size());
+  SmallVector<TensorRef, 4> input_grads;
   try {
-    op.grad(ctx);
+    input_grads = apply_rule(op, attrs, inputs, outs, dys);
   } catch (const StatusError& e) {
     return ::testing::AssertionFailure() << name << "'s gradient rule failed: " << e.what();
   }
   const double h = 1e-6;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i]->dtype() != DType::kFloat64) continue;
-    const TensorRef& analytic = ctx.input_grads[i];
+    const TensorRef& analytic = input_grads[i];
     for (int64_t k = 0; k < inputs[i]->num_elements(); ++k) {
       std::vector<TensorRef> plus = inputs, minus = inputs;
       std::vector<double> base(inputs[i]->data<double>(),

@@ -23,19 +23,8 @@ inline std::vector<TensorRef> rule_grads(const std::string& name, const std::vec
   Status s = complete_attrs(op, attrs);
   EXPECT_TRUE(s.ok()) << s.to_string();
   OutputList outs = run_op(op, inputs, attrs);
-  SmallVector<TensorImpl*, 4> in_impls, out_impls, dy_impls;
-  for (const TensorRef& t : inputs) in_impls.push_back(t.get());
-  for (const TensorRef& t : outs) out_impls.push_back(t.get());
-  for (const TensorRef& t : dys) dy_impls.push_back(t.get());
-  GradContext ctx;
-  ctx.op = &op;
-  ctx.attrs = {attrs.data(), attrs.size()};
-  ctx.inputs = {in_impls.data(), in_impls.size()};
-  ctx.outputs = {out_impls.data(), out_impls.size()};
-  ctx.output_grads = {dy_impls.data(), dy_impls.size()};
-  ctx.input_grads.resize(inputs.size());
-  op.grad(ctx);
-  return {ctx.input_grads.begin(), ctx.input_grads.end()};
+  auto grads = ::ember::testing::apply_rule(op, attrs, inputs, outs, dys);
+  return {grads.begin(), grads.end()};
 }
 
 /// The elements of a float64 tensor.
@@ -48,24 +37,15 @@ namespace internal {
 
 // The rule's input gradients at `inputs` for output gradients `dys`, with outputs computed by `op`.
 // While a tape records, both the forward op and the rule's ops land on it.
-inline std::vector<TensorRef> apply_rule(const OpDef& op, const std::vector<TensorRef>& inputs,
-                                         const AttrList& attrs, const std::vector<TensorRef>& dys) {
-  SmallVector<TensorImpl*, 4> in_impls, out_impls, dy_impls;
+inline std::vector<TensorRef> run_op_and_rule(const OpDef& op, const std::vector<TensorRef>& inputs,
+                                              const AttrList& attrs, const std::vector<TensorRef>& dys) {
+  SmallVector<TensorImpl*, 4> in_impls;
   for (const TensorRef& t : inputs) in_impls.push_back(t.get());
   OutputList outs;
   Status s = execute_op(op, {in_impls.data(), in_impls.size()}, {attrs.data(), attrs.size()}, outs);
   if (!s.ok()) throw StatusError(s);
-  for (const TensorRef& t : outs) out_impls.push_back(t.get());
-  for (const TensorRef& t : dys) dy_impls.push_back(t.get());
-  GradContext ctx;
-  ctx.op = &op;
-  ctx.attrs = {attrs.data(), attrs.size()};
-  ctx.inputs = {in_impls.data(), in_impls.size()};
-  ctx.outputs = {out_impls.data(), out_impls.size()};
-  ctx.output_grads = {dy_impls.data(), dy_impls.size()};
-  ctx.input_grads.resize(inputs.size());
-  op.grad(ctx);
-  return {ctx.input_grads.begin(), ctx.input_grads.end()};
+  auto grads = ::ember::testing::apply_rule(op, attrs, inputs, outs, dys);
+  return {grads.begin(), grads.end()};
 }
 
 }  // namespace internal
@@ -92,7 +72,7 @@ inline ::testing::AssertionResult second_order_ok(const std::string& name, std::
           make_tensor(inputs[i]->shape().dim_vector(),
                       random_values(inputs[i]->num_elements(), -1, 1, 300 + static_cast<unsigned>(i))));
     auto f = [&](const std::vector<TensorRef>& x) {
-      std::vector<TensorRef> g = internal::apply_rule(op, x, attrs, dys);
+      std::vector<TensorRef> g = internal::run_op_and_rule(op, x, attrs, dys);
       double total = 0;
       for (size_t i = 0; i < g.size(); ++i) {
         if (!g[i]) continue;
@@ -107,7 +87,7 @@ inline ::testing::AssertionResult second_order_ok(const std::string& name, std::
     for (const TensorRef& t : inputs) (*tape)->watch(t.get());
     std::vector<TensorRef> g;
     try {
-      g = internal::apply_rule(op, inputs, attrs, dys);
+      g = internal::run_op_and_rule(op, inputs, attrs, dys);
     } catch (...) {
       (*tape)->pop();
       throw;

@@ -18,22 +18,6 @@
 
 namespace ember::testing {
 
-/// Runs `op`'s rule on (inputs, outputs, dys) and returns the input gradients (null where none).
-inline SmallVector<TensorRef, 4> run_rule(const OpDef& op, const AttrList& attrs,
-                                          std::span<TensorImpl* const> inputs,
-                                          std::span<TensorImpl* const> outputs,
-                                          std::span<TensorImpl* const> dys) {
-  GradContext ctx;
-  ctx.op = &op;
-  ctx.attrs = {attrs.data(), attrs.size()};
-  ctx.inputs = inputs;
-  ctx.outputs = outputs;
-  ctx.output_grads = dys;
-  ctx.input_grads.resize(inputs.size());
-  op.grad(ctx);
-  return std::move(ctx.input_grads);
-}
-
 inline ::testing::AssertionResult traced_gradient_ok(const std::string& name, std::vector<TensorRef> inputs,
                                                      AttrList attrs) {
   const OpDef& op = op_def(name);
@@ -51,8 +35,8 @@ inline ::testing::AssertionResult traced_gradient_ok(const std::string& name, st
   for (auto& t : dys) dy_impls.push_back(t.get());
   SmallVector<TensorRef, 4> eager;
   try {
-    eager = run_rule(op, attrs, {in_impls.data(), in_impls.size()}, {out_impls.data(), out_impls.size()},
-                     {dy_impls.data(), dy_impls.size()});
+    eager = apply_rule(op, attrs, {in_impls.data(), in_impls.size()}, {out_impls.data(), out_impls.size()},
+                       {dy_impls.data(), dy_impls.size()});
   } catch (const StatusError& e) {
     return ::testing::AssertionFailure() << name << "'s rule failed eagerly: " << e.what();
   }
@@ -79,9 +63,9 @@ inline ::testing::AssertionResult traced_gradient_ok(const std::string& name, st
     for (auto& t : sym_out) sym_out_impls.push_back(t.get());
     SmallVector<TensorRef, 4> grads;
     try {
-      grads =
-          run_rule(op, attrs, {sym_in_impls.data(), sym_in_impls.size()},
-                   {sym_out_impls.data(), sym_out_impls.size()}, {sym_dy_impls.data(), sym_dy_impls.size()});
+      grads = apply_rule(op, attrs, {sym_in_impls.data(), sym_in_impls.size()},
+                         {sym_out_impls.data(), sym_out_impls.size()},
+                         {sym_dy_impls.data(), sym_dy_impls.size()});
     } catch (const StatusError& e) {
       return ::testing::AssertionFailure() << name << "'s rule failed while tracing: " << e.what();
     }
