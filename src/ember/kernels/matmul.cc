@@ -395,6 +395,7 @@ bool onednn_matmul(const Problem& p, dnnl::memory::data_type dt, const void* a, 
 constexpr int64_t kTinyMatMul = 16 * 16 * 16;
 
 bool tiny(const Problem& p) { return p.batch * p.M * p.N * p.K <= kTinyMatMul; }
+constexpr int64_t kSmallSgemm = 1 << 16;  // multiply-adds
 
 // Note [sgemm for unbatched float32]
 // A float32 product that is one matrix product — b has no batch, and a's batch dims fold into its rows
@@ -405,10 +406,19 @@ bool tiny(const Problem& p) { return p.batch * p.M * p.N * p.K <= kTinyMatMul; }
 bool sgemm_matmul(const Problem& p, const float* a, const float* b, float* c) {
   for (int d = 0; d < p.nd - 2; ++d)
     if (p.b_dims[d] != 1 || (p.ta && p.a_dims[d] != 1)) return false;
-  set_onednn_threads();
   const int64_t rows = p.batch * p.M;  // b has no batch, so the output batch is a's
+  // A small product runs on this thread alone: waking the OpenMP team costs more than the product
+  // (a 200x3x10 sgemm took ~2 us with two threads, the cost that dominated L2HMC's tiny layers).
+  int restore_threads = 0;
+  if (rows * p.N * p.K < kSmallSgemm) {
+    restore_threads = omp_get_max_threads();
+    if (restore_threads != 1) omp_set_num_threads(1);
+  } else {
+    set_onednn_threads();
+  }
   dnnl_status_t status = dnnl_sgemm(p.ta ? 'T' : 'N', p.tb ? 'T' : 'N', rows, p.N, p.K, 1.0f, a,
                                     p.ta ? p.M : p.K, b, p.tb ? p.K : p.N, 0.0f, c, p.N);
+  if (restore_threads > 1) omp_set_num_threads(restore_threads);
   if (status != dnnl_success) return false;
   g_last_impl = "dnnl_sgemm";
   return true;
