@@ -8,7 +8,6 @@ from ember.util import nest
 
 _Pack = _C.op("Pack")
 _Reshape = _C.op("Reshape")
-_ZerosLike = _C.op("ZerosLike")
 
 
 def _static_shape(t, what):
@@ -20,14 +19,6 @@ def _static_shape(t, what):
 
 def _source_shape(s):
     return list(s.shape.as_list())
-
-
-def _zeros(source):
-    from ember.ops.array_ops import zeros
-
-    if getattr(source, "_ember_variable", False):
-        return zeros(source.shape, source.dtype)
-    return _ZerosLike(source)
 
 
 def _rows(tape, target, flat_sources):
@@ -59,7 +50,7 @@ class _no_recording:
 
 
 def jacobian(tape, target, sources, unconnected_gradients, use_pfor):
-    from ember.backprop import UnconnectedGradients
+    from ember.backprop import UnconnectedGradients, _zeros_for as _zeros
 
     target = target if isinstance(target, Tensor) else convert_to_tensor(target)
     flat_sources = nest.flatten(sources)
@@ -80,7 +71,7 @@ def jacobian(tape, target, sources, unconnected_gradients, use_pfor):
 def batch_jacobian(tape, target, source, unconnected_gradients, use_pfor):
     """target [b, y...], source [b, x...] -> [b, y..., x...], assuming example i of the target depends only
     on example i of the source (as TensorFlow does)."""
-    from ember.backprop import UnconnectedGradients
+    from ember.backprop import UnconnectedGradients, _zeros_for as _zeros
 
     target = target if isinstance(target, Tensor) else convert_to_tensor(target)
     tdims = _static_shape(target, "GradientTape.batch_jacobian target")

@@ -16,6 +16,7 @@
 #include "ember/ops/registry.h"
 #include "ember/runtime/executor.h"
 #include "ember/trace/trace_context.h"
+#include "python/py_status.h"
 #include "python/py_tensor.h"
 
 namespace nb = nanobind;
@@ -60,11 +61,6 @@ nb::object wrap(TensorRef ref) { return nb::steal(wrap_tensor(std::move(ref))); 
 TensorImpl* as_impl(nb::handle h) {
   if (!is_tensor(h.ptr())) throw nb::type_error("expected an ember.Tensor");
   return impl_of(h.ptr());
-}
-
-[[noreturn]] void throw_status(const Status& s) {
-  raise_status(s);
-  throw nb::python_error();
 }
 
 nb::object dims_or_none(const Shape& s) {

@@ -10,6 +10,7 @@
 
 #include "ember/graph/graph_def.h"
 #include "python/py_function.h"
+#include "python/py_status.h"
 #include "python/py_tensor.h"
 
 namespace nb = nanobind;
@@ -28,10 +29,7 @@ void bind_graph_def(nb::module_& m) {
       "function_from_graph_def",
       [](nb::bytes data, const std::string& name) {
         auto fn = from_graph_def(std::string_view(static_cast<const char*>(data.data()), data.size()));
-        if (!fn.ok()) {
-          raise_status(fn.status());
-          throw nb::python_error();
-        }
+        if (!fn.ok()) throw_status(fn.status());
         std::shared_ptr<FunctionGraph> graph = std::move(fn).value();
         graph->name = name;
         return std::make_shared<PyGraphFunction>(std::move(graph));

@@ -4,17 +4,13 @@
 #include <nanobind/stl/vector.h>
 
 #include "ember/autodiff/tape.h"
+#include "python/py_status.h"
 #include "python/py_tensor.h"
 
 namespace nb = nanobind;
 
 namespace ember::python {
 namespace {
-
-[[noreturn]] void throw_status(const Status& s) {
-  raise_status(s);
-  throw nb::python_error();
-}
 
 TensorImpl* tensor_arg(nb::handle h, const char* what) {
   if (!is_tensor(h.ptr())) throw nb::type_error((std::string(what) + ": expected an ember.Tensor").c_str());

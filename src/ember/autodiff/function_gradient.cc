@@ -307,19 +307,10 @@ Status execute_function_call(const OpDef& op, std::span<TensorImpl* const> input
   node->backward = pair;
   node->mask = mask;
   node->serial = next_serial();
-  for (int k : pair->edge_inputs) {
-    TensorImpl* t = inputs[k];
-    node->edges.push_back(Edge((t->tape_mask() & active) ? t->grad_node() : nullptr, t->grad_output()));
-  }
+  for (int k : pair->edge_inputs) node->edges.push_back(input_edge(inputs[k], active));
   for (int64_t id : pair->edge_variables) {
-    uint32_t m = variable_masks.count(id) ? variable_masks[id] : 0;
-    if (m == 0) {
-      node->edges.push_back(Edge());
-      continue;
-    }
-    TapeNode* read = new_variable_read(id, m);
-    node->edges.push_back(Edge(read, 0));
-    read->unref();
+    auto it = variable_masks.find(id);
+    node->edges.push_back(variable_edge(id, it != variable_masks.end() ? it->second : 0));
   }
   link_outputs(node, {all.data(), all.size()});
   outputs.clear();

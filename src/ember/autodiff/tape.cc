@@ -78,7 +78,7 @@ Status TapeState::execute(const OpDef& op, std::span<TensorImpl* const> inputs,
   node->serial = internal::next_serial();
   for (TensorImpl* t : inputs) {
     node->inputs.push_back(TensorRef(t));
-    node->edges.push_back(Edge((t->tape_mask() & in_mask) ? t->grad_node() : nullptr, t->grad_output()));
+    node->edges.push_back(internal::input_edge(t, in_mask));
   }
   internal::link_outputs(node, {outputs.data(), outputs.size()});
   return Status::OK();
@@ -143,13 +143,20 @@ TensorRef relinked_output(const TapeNode& node, int32_t i) {
   return alias;
 }
 
-TapeNode* new_variable_read(int64_t id, uint32_t mask) {
-  auto* node = new TapeNode();
-  node->op = &read_variable_op();
-  node->variable_id = id;
-  node->mask = mask;
-  node->serial = next_serial();
-  return node;
+Edge input_edge(TensorImpl* t, uint32_t mask) {
+  return Edge((t->tape_mask() & mask) ? t->grad_node() : nullptr, t->grad_output());
+}
+
+Edge variable_edge(int64_t id, uint32_t mask) {
+  if (mask == 0) return Edge();
+  auto* read = new TapeNode();
+  read->op = &read_variable_op();
+  read->variable_id = id;
+  read->mask = mask;
+  read->serial = next_serial();
+  Edge edge(read, 0);
+  read->unref();  // the edge holds it
+  return edge;
 }
 
 }  // namespace internal
@@ -486,17 +493,9 @@ void record_custom(std::span<TensorImpl* const> edge_inputs, std::span<const int
   node->inputs = std::move(saved);
   node->mask = mask;
   node->serial = internal::next_serial();
-  for (TensorImpl* t : edge_inputs)
-    node->edges.push_back(Edge((t->tape_mask() & mask) ? t->grad_node() : nullptr, t->grad_output()));
-  for (size_t i = 0; i < variables.size(); ++i) {
-    if (variable_masks[i] == 0) {
-      node->edges.push_back(Edge());
-      continue;
-    }
-    TapeNode* read = internal::new_variable_read(variables[i], variable_masks[i]);
-    node->edges.push_back(Edge(read, 0));
-    read->unref();
-  }
+  for (TensorImpl* t : edge_inputs) node->edges.push_back(internal::input_edge(t, mask));
+  for (size_t i = 0; i < variables.size(); ++i)
+    node->edges.push_back(internal::variable_edge(variables[i], variable_masks[i]));
   SmallVector<TensorRef, 2> outs;
   for (TensorImpl* t : outputs) outs.push_back(TensorRef(t));
   internal::link_outputs(node, {outs.data(), outs.size()});

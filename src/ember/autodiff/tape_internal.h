@@ -16,8 +16,10 @@ void link_outputs(TapeNode* node, std::span<TensorRef> outputs);
 /// A fresh alias of `node`'s output `i` that points back at the node, so a rule reading the output is
 /// recorded by outer tapes as depending on it (second derivatives through tanh's y, exp's y, ...).
 TensorRef relinked_output(const TapeNode& node, int32_t i);
-/// A ReadVariableOp node for variable `id` recorded by the tapes in `mask`.
-TapeNode* new_variable_read(int64_t id, uint32_t mask);
+/// The edge to `t`'s producer if a tape in `mask` recorded it, else an empty edge.
+Edge input_edge(TensorImpl* t, uint32_t mask);
+/// An edge to a new read of variable `id` recorded by the tapes in `mask` (empty when `mask` is 0).
+Edge variable_edge(int64_t id, uint32_t mask);
 
 /// PartitionedCall while a tape records: runs the callee's forward-with-intermediates function and records
 /// one node whose backward is the callee's gradient function (function_gradient.cc).

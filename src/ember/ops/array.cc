@@ -635,6 +635,15 @@ void register_array_ops(OpRegistry& r) {
       .kernel(kAllTypes, &identity_kernel)
       .grad(&identity_grad)
       .done(r);
+  OpBuilder("StopGradient")
+      .doc("The input, through which no gradient flows. stop_gradient([1., 2.]) == [1., 2.]")
+      .input("input")
+      .output("output")
+      .type_var(kAllTypes)
+      .flags(kKernelAllocates | kNotDifferentiable)
+      .shape(&same_as_input_shape)
+      .kernel(kAllTypes, &identity_kernel)
+      .done(r);
   OpBuilder("Transpose")
       .doc(
           "Permutes the axes: out.shape[i] == x.shape[perm[i]]. transpose([[1, 2, 3]], [1, 0]) == [[1], [2], "

@@ -638,6 +638,21 @@ void clip_grad(GradContext& c) {
 
 }  // namespace
 
+namespace {
+// StridedSlice's index attributes; StridedSliceGrad declares the same ones after its `shape`, and its
+// gradient passes them on to StridedSlice unchanged, so both take them from here.
+OpBuilder& add_strided_slice_attrs(OpBuilder& b) {
+  return b.attr("begin", AttrType::kInts)
+      .attr("end", AttrType::kInts)
+      .attr("strides", AttrType::kInts)
+      .attr("begin_mask", AttrType::kInt, int64_t{0})
+      .attr("end_mask", AttrType::kInt, int64_t{0})
+      .attr("ellipsis_mask", AttrType::kInt, int64_t{0})
+      .attr("new_axis_mask", AttrType::kInt, int64_t{0})
+      .attr("shrink_axis_mask", AttrType::kInt, int64_t{0});
+}
+}  // namespace
+
 void register_array_index_ops(OpRegistry& r) {
   constexpr DTypeSet kGatherIndexTypes = kIndexTypes;
   constexpr DTypeSet kOneHotIndexTypes = kIndexTypes | dtype_bit(DType::kUInt8);
@@ -656,21 +671,15 @@ void register_array_index_ops(OpRegistry& r) {
       .kernel(kAllTypes, &slice_kernel)
       .grad(&slice_grad)
       .done(r);
-  OpBuilder("StridedSlice")
+  OpBuilder slice_op("StridedSlice");
+  slice_op
       .doc(
           "Python indexing x[b:e:s, i, ..., newaxis] with TensorFlow's masks. x = [1, 2, 3, 4]: x[::-2] == "
           "[4, 2]")
       .input("input")
       .output("output")
-      .type_var(kAllTypes)
-      .attr("begin", AttrType::kInts)
-      .attr("end", AttrType::kInts)
-      .attr("strides", AttrType::kInts)
-      .attr("begin_mask", AttrType::kInt, int64_t{0})
-      .attr("end_mask", AttrType::kInt, int64_t{0})
-      .attr("ellipsis_mask", AttrType::kInt, int64_t{0})
-      .attr("new_axis_mask", AttrType::kInt, int64_t{0})
-      .attr("shrink_axis_mask", AttrType::kInt, int64_t{0})
+      .type_var(kAllTypes);
+  add_strided_slice_attrs(slice_op)
       .flags(kKernelAllocates)
       .shape(&strided_slice_shape)
       .kernel(kAllTypes, &strided_slice_kernel)
@@ -688,22 +697,16 @@ void register_array_index_ops(OpRegistry& r) {
       .kernel(kAllTypes, &gather_kernel)
       .grad(&gather_grad)
       .done(r);
-  OpBuilder("StridedSliceGrad")
+  OpBuilder slice_grad_op("StridedSliceGrad");
+  slice_grad_op
       .doc(
           "The gradient of StridedSlice: dy scattered into zeros of `shape` where the slice reads. "
           "strided_slice_grad([7, 8], shape=[4], begin=[0], end=[4], strides=[2]) == [7, 0, 8, 0]")
       .input("dy")
       .output("output")
       .type_var(kAllTypes)
-      .attr("shape", AttrType::kInts)
-      .attr("begin", AttrType::kInts)
-      .attr("end", AttrType::kInts)
-      .attr("strides", AttrType::kInts)
-      .attr("begin_mask", AttrType::kInt, int64_t{0})
-      .attr("end_mask", AttrType::kInt, int64_t{0})
-      .attr("ellipsis_mask", AttrType::kInt, int64_t{0})
-      .attr("new_axis_mask", AttrType::kInt, int64_t{0})
-      .attr("shrink_axis_mask", AttrType::kInt, int64_t{0})
+      .attr("shape", AttrType::kInts);
+  add_strided_slice_attrs(slice_grad_op)
       .shape(&strided_slice_grad_shape)
       .kernel(kAllTypes, &strided_slice_grad_kernel)
       .grad(&strided_slice_grad_grad)

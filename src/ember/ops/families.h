@@ -13,7 +13,6 @@ void register_random_ops(OpRegistry& r);     // stateful and stateless random
 void register_graph_ops(OpRegistry& r);      // Placeholder, Const, PartitionedCall
 void register_state_ops(OpRegistry& r);        // ReadVariableOp, AssignVariableOp, AssignAdd/SubVariableOp
 void register_print_ops(OpRegistry& r);      // PrintV2
-void register_gradient_ops(OpRegistry& r);   // StopGradient
 
 inline void register_all_ops(OpRegistry& r) {
   register_math_ops(r);
@@ -25,7 +24,6 @@ inline void register_all_ops(OpRegistry& r) {
   register_graph_ops(r);
   register_state_ops(r);
   register_print_ops(r);
-  register_gradient_ops(r);
 }
 
 }  // namespace ember

@@ -32,9 +32,8 @@ class GradTensor {
   TensorRef ref_;
 };
 
-struct GradContext {
+struct GradContext : AttrReader {
   const OpDef* op = nullptr;
-  std::span<const AttrValue> attrs;
   std::span<TensorImpl* const> inputs;
   std::span<TensorImpl* const> outputs;
   /// One per output, never null: an output that received no gradient gets zeros.
@@ -48,13 +47,6 @@ struct GradContext {
   GradTensor grad(int i = 0) const { return GradTensor(output_grads[i]); }
   int num_inputs() const { return static_cast<int>(inputs.size()); }
   void set(int i, GradTensor g) { input_grads[i] = g.release(); }
-
-  int64_t attr_int(int i) const { return std::get<int64_t>(attrs[i]); }
-  double attr_float(int i) const { return std::get<double>(attrs[i]); }
-  bool attr_bool(int i) const { return std::get<bool>(attrs[i]); }
-  DType attr_dtype(int i) const { return std::get<DType>(attrs[i]); }
-  const std::vector<int64_t>& attr_ints(int i) const { return std::get<std::vector<int64_t>>(attrs[i]); }
-  const std::string& attr_string(int i) const { return std::get<std::string>(attrs[i]); }
 };
 
 /// Whether gradients flow through tensors of this dtype (floating point only, as in TensorFlow).

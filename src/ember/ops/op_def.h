@@ -61,14 +61,10 @@ enum OpFlags : uint32_t {
 
 struct OpDef;
 
-/// What a shape function sees: input specs, the value of inputs that are constant (always, eagerly;
-/// when folded, while tracing), and the attributes. It fills `outputs`, one spec per output.
-struct InferContext {
-  const OpDef* op = nullptr;
-  std::span<const TensorSpec> inputs;
-  std::span<const TensorImpl* const> constants;  // same length as inputs; null where unknown
+/// An op's attributes by position, with typed accessors: the part that shape functions, kernels and
+/// gradient rules read alike.
+struct AttrReader {
   std::span<const AttrValue> attrs;
-  SmallVector<TensorSpec, 2> outputs;
 
   int64_t attr_int(int i) const { return std::get<int64_t>(attrs[i]); }
   double attr_float(int i) const { return std::get<double>(attrs[i]); }
@@ -77,27 +73,29 @@ struct InferContext {
   const std::vector<int64_t>& attr_ints(int i) const { return std::get<std::vector<int64_t>>(attrs[i]); }
   const std::string& attr_string(int i) const { return std::get<std::string>(attrs[i]); }
   const TensorRef& attr_tensor(int i) const { return std::get<TensorRef>(attrs[i]); }
+};
+
+/// What a shape function sees: input specs, the value of inputs that are constant (always, eagerly;
+/// when folded, while tracing), and the attributes. It fills `outputs`, one spec per output.
+struct InferContext : AttrReader {
+  const OpDef* op = nullptr;
+  std::span<const TensorSpec> inputs;
+  std::span<const TensorImpl* const> constants;  // same length as inputs; null where unknown
+  SmallVector<TensorSpec, 2> outputs;
+
   const TensorImpl* constant(int i) const { return constants.empty() ? nullptr : constants[i]; }
 };
 
 /// What a kernel sees. Unless the op is kKernelAllocates, `outputs` arrive allocated with the shapes
 /// the shape function inferred.
-struct KernelContext {
+struct KernelContext : AttrReader {
   const OpDef* op = nullptr;
   std::span<TensorImpl* const> inputs;
-  std::span<const AttrValue> attrs;
   std::span<const TensorSpec> output_specs;
   std::span<TensorRef> outputs;
 
   const TensorImpl& input(int i) const { return *inputs[i]; }
   TensorImpl& output(int i) const { return *outputs[i]; }
-  int64_t attr_int(int i) const { return std::get<int64_t>(attrs[i]); }
-  double attr_float(int i) const { return std::get<double>(attrs[i]); }
-  bool attr_bool(int i) const { return std::get<bool>(attrs[i]); }
-  DType attr_dtype(int i) const { return std::get<DType>(attrs[i]); }
-  const std::vector<int64_t>& attr_ints(int i) const { return std::get<std::vector<int64_t>>(attrs[i]); }
-  const std::string& attr_string(int i) const { return std::get<std::string>(attrs[i]); }
-  const TensorRef& attr_tensor(int i) const { return std::get<TensorRef>(attrs[i]); }
 };
 
 using ShapeFn = Status (*)(InferContext& ctx);
