@@ -16,3 +16,62 @@ def functions_run_eagerly():
 
 
 experimental_run_functions_eagerly = run_functions_eagerly
+
+
+class optimizer:  # noqa: N801 - mirrors the tf.config.optimizer module
+    """``ember.config.optimizer``: which graph passes run when a concrete function is instantiated.
+
+    Keys are TensorFlow's where it has one: ``constant_folding``, ``arithmetic_optimization``,
+    ``function_optimization`` (inlining), ``memory_optimization``, ``disable_model_pruning``,
+    ``disable_meta_optimizer``; and ember's ``common_subgraph_elimination`` and ``elementwise_fusion``.
+    Options apply to functions traced afterwards.
+    """
+
+    @staticmethod
+    def set_experimental_options(options):
+        from ember import _C
+
+        _C.optimizer_set_options(dict(options))
+
+    @staticmethod
+    def get_experimental_options():
+        from ember import _C
+
+        return _C.optimizer_get_options()
+
+    @staticmethod
+    def set_jit(enabled):
+        """Accepted for TensorFlow compatibility: ember always fuses element-wise ops."""
+
+    @staticmethod
+    def get_jit():
+        return ""
+
+
+class threading:  # noqa: N801 - mirrors the tf.config.threading module
+    """``ember.config.threading``: thread counts (0 = one per core)."""
+
+    _intra = 0
+
+    @staticmethod
+    def set_inter_op_parallelism_threads(num_threads):
+        from ember import _C
+
+        _C.set_inter_op_threads(int(num_threads))
+
+    @staticmethod
+    def get_inter_op_parallelism_threads():
+        from ember import _C
+
+        return _C.inter_op_threads()
+
+    @staticmethod
+    def set_intra_op_parallelism_threads(num_threads):
+        from ember import _C
+
+        threading._intra = int(num_threads)
+        _C.set_intra_op_threads(int(num_threads))
+
+    @staticmethod
+    def get_intra_op_parallelism_threads():
+        return threading._intra

@@ -169,6 +169,10 @@ class FuncGraph:
         """A readable listing of the nodes, one a line."""
         return self._gf.to_text()
 
+    def optimized_as_text(self):
+        """The graph the executor runs, after the optimizer's passes (ember.config.optimizer)."""
+        return self._gf.optimized_text()
+
     def as_graph_def(self):
         from ember.framework import graph_def
 
@@ -256,6 +260,13 @@ class ConcreteFunction:
                                 f"{t.dtype.name} tensor of shape {t.shape}")
             tensors.append(t)
         return self._call_flat(tensors)
+
+    def run_with_metadata(self, *args, **kwargs):
+        """Calls the function under a profiling session (the seeds' RunOptions/RunMetadata) and returns
+        ``(outputs, metadata)``: per-node timings and bytes; see ``ember.profiler.RunMetadata``."""
+        from ember import profiler
+
+        return profiler.run_with_metadata(self, *args, **kwargs)
 
     def prune(self, feeds, fetches):
         """A function computing ``fetches`` from ``feeds`` (tensor names or graph tensors)."""

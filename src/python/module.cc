@@ -24,6 +24,8 @@ void bind_call_memo(nb::module_& m);
 void bind_variables(nb::module_& m);
 void bind_graph_def(nb::module_& m);
 void bind_tape(nb::module_& m);
+void bind_profiler(nb::module_& m);
+void bind_config(nb::module_& m);
 }  // namespace ember::python
 
 namespace {
@@ -118,6 +120,8 @@ NB_MODULE(_C, m) {
   bind_variables(m);
   bind_graph_def(m);
   bind_tape(m);
+  bind_profiler(m);
+  bind_config(m);
   m.def("op", &op_caller, "The fast callable for a registered op.");
   m.def("op_info", &op_info);
   m.def("op_names", &op_names);

@@ -210,7 +210,11 @@ void bind_functions(nb::module_& m) {
       .def_prop_ro("library_name", &PyGraphFunction::library_name)
       .def_prop_ro("name", [](const PyGraphFunction& f) { return f.fn().name; })
       .def("find", [](const PyGraphFunction& f, const std::string& name) { return f.fn().graph.find(name); })
-      .def("to_text", [](const PyGraphFunction& f) { return f.fn().graph.to_text(); });
+      .def("to_text", [](const PyGraphFunction& f) { return f.fn().graph.to_text(); })
+      .def("optimized_text",
+           [](const PyGraphFunction& f) { return f.compiled().optimized_function().graph.to_text(); })
+      .def_prop_ro("runs_in_parallel",
+                   [](const PyGraphFunction& f) { return f.compiled().runs_in_parallel(); });
   nb::class_<PyTrace>(m, "Trace")
       .def(nb::init<std::string, bool>(), nb::arg("name"), nb::arg("auto_control_deps") = true)
       .def("enter", &PyTrace::enter)

@@ -21,6 +21,7 @@ class PyGraphFunction {
 
   const FunctionGraph& fn() const { return *fn_; }
   const std::string& library_name() const { return library_name_; }
+  const CompiledFunction& compiled() const { return compiled_; }
 
   /// Runs on concrete tensors (the caller holds the GIL; kernels that are long release nothing yet).
   Status run(std::span<TensorImpl* const> args, OutputList& results) const;

@@ -78,7 +78,7 @@ PyObject* make_scalar_from_int(DType d, long long v) {
     else
       store<T>(dst, static_cast<double>(v));
   });
-  return wrap_tensor(std::move(t).value());
+  return wrap_new_constant(std::move(t).value());
 }
 
 bool int_fits(DType d, long long v) {

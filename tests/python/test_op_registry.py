@@ -96,6 +96,8 @@ def examples():
     for name in ["AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"]:
         table[name] = ([f32()], [variable._id])
     table["StatelessRandomUniformInt"] = ([tf.constant([1, 2])], [[4], 0, 10, tf.int64])
+    # sin(x * y): records {opcode, op, a, b} with opcode 2 = binary (op 2 = Mul), 1 = unary (op 11 = Sin).
+    table["FusedElementwise"] = ([[f32(), f32()]], [[2, 2, 0, 1, 1, 11, 2, -1], [3], [2, 3]])
     return table
 
 

@@ -8,7 +8,15 @@
 namespace ember {
 namespace {
 std::atomic<int> g_threads{0};
+std::atomic<int> g_inter_op_threads{0};
+}  // namespace
+
+int inter_op_threads() {
+  int n = g_inter_op_threads.load(std::memory_order_relaxed);
+  return n > 0 ? n : omp_get_num_procs();
 }
+
+void set_inter_op_threads(int n) { g_inter_op_threads.store(n, std::memory_order_relaxed); }
 
 int intra_op_threads() {
   int n = g_threads.load(std::memory_order_relaxed);

@@ -10,6 +10,10 @@ namespace ember {
 /// Number of threads kernels may use.
 int intra_op_threads();
 void set_intra_op_threads(int n);
+/// Number of threads a graph function's independent nodes may run on (0 = one per core). The executor's
+/// workers are OpenMP threads too, and kernels they run stay on their thread: the two never nest.
+int inter_op_threads();
+void set_inter_op_threads(int n);
 
 /// Calls fn(begin, end) over [0, n) in contiguous chunks. `cost_per_item` is a rough count of cycles per
 /// item; below ~64k cycles of total work the loop runs inline on the caller.

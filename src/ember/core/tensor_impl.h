@@ -112,6 +112,8 @@ class TensorImpl {
   void unref() {
     if (refcount_.fetch_sub(1, std::memory_order_acq_rel) == 1) destroy();
   }
+  /// References held (1: only the caller's; the executor then may write over it in place).
+  int refcount() const { return refcount_.load(std::memory_order_acquire); }
 
  private:
   TensorImpl() = default;

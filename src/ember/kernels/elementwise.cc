@@ -41,7 +41,8 @@ const Selected& selected() {
   return s;
 }
 
-// Cost in cycles per element used to decide when to go parallel.
+}  // namespace
+
 int64_t unary_cost(UnaryOp op) {
   switch (op) {
     case UnaryOp::kExp:
@@ -60,6 +61,8 @@ int64_t unary_cost(UnaryOp op) {
       return 1;
   }
 }
+
+namespace {
 
 constexpr int64_t kChunkAlign = 64;  // elements: keeps chunks starting on cache-line boundaries
 

@@ -83,6 +83,9 @@ const ElementwiseTables& elementwise_tables();
 /// "avx512", "avx2" or "baseline".
 const char* elementwise_isa();
 
+/// Rough cycles per element of a unary op (transcendentals cost more), for deciding when to go parallel.
+int64_t unary_cost(UnaryOp op);
+
 /// Runs a unary op over a whole tensor (out has in's shape, out dtype per op).
 Status run_unary(UnaryOp op, const TensorImpl& in, TensorImpl& out);
 /// Runs a binary op with NumPy broadcasting; out already has the broadcast shape.

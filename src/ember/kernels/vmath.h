@@ -28,8 +28,9 @@
 //  and array forms  vexp(const T* x, T* y, std::size_t n)  etc. (in-place x == y is allowed).
 //  Hot paths contain no calls (no std::exp...), no tables and no data-dependent branches: ranges are handled
 //  with bitwise selects (vm_sel, see there for why not ?:) and bit tricks; n = round(x/ln2) etc. use the
-//  1.5*2^23 (1.5*2^52) magic-number trick instead of float<->int conversions.  FMA is used when the target has
-//  it (__FMA__ or __AVX512F__), plain a*b+c otherwise; results can differ by an ulp between the ISA builds.
+//  1.5*2^23 (1.5*2^52) magic-number trick instead of float<->int conversions.  FMA is used when the target
+//  has it (__FMA__ or __AVX512F__), plain a*b+c otherwise; results can differ by an ulp between the ISA
+//  builds.
 //
 // *** VECTORISATION (GCC 12, -O3, checked with -fopt-info-vec-optimized) ***
 //  -mavx2 -mfma and -mavx512f/bw/dq/vl: every float and double function vectorises, except verf(double).
@@ -44,18 +45,20 @@
 //          0.13 ulp of these, max 2.63 as well).  Outputs in the subnormal range are
 //          only checked with an absolute tolerance (subnormals may be flushed by DAZ/FTZ).
 //          vsin/vcos convert to double, reduce and evaluate there, and convert back (still vectorised):
-//          accurate for |x| < 2^26 (6.7e7); beyond that accuracy is lost but the result always lies in [-1, 1].
+//          accurate for |x| < 2^26 (6.7e7); beyond that accuracy is lost but the result always lies in [-1,
+//          1].
 //  double: measured maxima (random + dense sweeps vs long double): exp 0.98, expm1 1.8, log 0.9, log1p 2.0,
 //          tanh 2.4, sigmoid 2.0, softplus 2.5, elu 1.1, sin 1.7, cos 2.3 ulp (all < 6e-16 relative).
 //          vsin/vcos: Cody-Waite reduction with a 4-part pi/2 (27+27+27+53 bits), accurate for |x| < ~1e8,
 //          bounded in [-1, 1] beyond.
 //          verf(double) FALLS BACK TO std::erf (a vectorised double erf needs piecewise rational
-//          approximations; double erf is not on any hot path), so a loop over verf(double) does not vectorise.
-//          Everything else for double is the vectorised polynomial path.
+//          approximations; double erf is not on any hot path), so a loop over verf(double) does not
+//          vectorise. Everything else for double is the vectorised polynomial path.
 //  Special values: NaN -> NaN for every function; exp(+inf)=inf, exp(-inf)=0, overflow -> inf, underflow -> 0
 //  (or a subnormal); log(0)=-inf, log(x<0)=NaN, log(inf)=inf, log1p(-1)=-inf, log1p(x<-1)=NaN;
 //  tanh(+-inf)=+-1, sigmoid(+inf)=1, sigmoid(-inf)=0, softplus(+inf)=inf, softplus(-inf)=0, erf(+-inf)=+-1,
-//  sin/cos(+-inf)=NaN, expm1(-inf)=-1, elu(-inf)=-alpha.  Signed zeros are preserved where the function is odd.
+//  sin/cos(+-inf)=NaN, expm1(-inf)=-1, elu(-inf)=-alpha.  Signed zeros are preserved where the function is
+//  odd.
 
 #include <cmath>
 #include <cstdint>
@@ -141,10 +144,10 @@ EMBER_VM_INLINE float vm_sel(bool c, float a, float b) {
 }
 EMBER_VM_INLINE double vm_sel(bool c, double a, double b) {
 #if defined(__x86_64__) && !defined(__SSE4_2__)
-  // Below SSE4.2 (i.e. the x86-64 baseline build) GCC 12 cannot vectorise a double compare turned into a 64-bit
-  // integer mask ("no vectype"), so double loops stay scalar there whatever we do; for scalar code a plain ?:
-  // (cmov / predictable branch) is much cheaper than the bit select's GPR round trip.  Float code vectorises
-  // with plain SSE2.
+  // Below SSE4.2 (i.e. the x86-64 baseline build) GCC 12 cannot vectorise a double compare turned into a
+  // 64-bit integer mask ("no vectype"), so double loops stay scalar there whatever we do; for scalar code a
+  // plain ?: (cmov / predictable branch) is much cheaper than the bit select's GPR round trip.  Float code
+  // vectorises with plain SSE2.
   return c ? a : b;
 #else
   const ::std::uint64_t m = ::std::uint64_t{0} - static_cast<::std::uint64_t>(c);
@@ -181,8 +184,8 @@ EMBER_VM_INLINE float vm_exp_core(float x) {
   const float magic = 0x1.8p23f;
   const float t = vm_fma(x, 0x1.715476p+0f, magic);  // log2(e)
   const float n = t - magic;
-  float r = vm_fma(n, -0.693359375f, x);             // ln2 hi (9 bits: n*hi exact)
-  r = vm_fma(n, 2.12194440e-4f, r);                  // ln2 lo
+  float r = vm_fma(n, -0.693359375f, x);  // ln2 hi (9 bits: n*hi exact)
+  r = vm_fma(n, 2.12194440e-4f, r);       // ln2 lo
   const float z = r * r;
   float p = 1.9875691500e-4f;
   p = vm_fma(p, r, 1.3981999507e-3f);
@@ -194,8 +197,8 @@ EMBER_VM_INLINE float vm_exp_core(float x) {
   // n + 256 in [106, 384] as an unsigned integer; h = floor(n/2) + 128
   const ::std::uint32_t nb = vm_f2u(t) - vm_f2u(magic) + 256u;
   const ::std::uint32_t h = nb >> 1;
-  const float s1 = vm_u2f((h - 1u) << 23);        // 2^(h-128)  = 2^floor(n/2)
-  const float s2 = vm_u2f((nb - h - 1u) << 23);   // 2^(n - floor(n/2))
+  const float s1 = vm_u2f((h - 1u) << 23);       // 2^(h-128)  = 2^floor(n/2)
+  const float s2 = vm_u2f((nb - h - 1u) << 23);  // 2^(n - floor(n/2))
   return (y * s1) * s2;
 }
 
@@ -208,17 +211,17 @@ EMBER_VM_INLINE float vm_expm1_core(float x) {
   r = vm_fma(n, 2.12194440e-4f, r);
   const float z = r * r;
   // expm1(r) = r + r^2 * P(r), Taylor to r^8 (|r| <= 0.35: truncation < 1e-9 relative)
-  float p = 0x1.a01a02p-16f;                 // 1/8!
-  p = vm_fma(p, r, 0x1.a01a02p-13f);         // 1/7!
-  p = vm_fma(p, r, 0x1.6c16c2p-10f);         // 1/6!
-  p = vm_fma(p, r, 0x1.111112p-7f);          // 1/5!
-  p = vm_fma(p, r, 0x1.555556p-5f);          // 1/4!
-  p = vm_fma(p, r, 0x1.555556p-3f);          // 1/3!
+  float p = 0x1.a01a02p-16f;          // 1/8!
+  p = vm_fma(p, r, 0x1.a01a02p-13f);  // 1/7!
+  p = vm_fma(p, r, 0x1.6c16c2p-10f);  // 1/6!
+  p = vm_fma(p, r, 0x1.111112p-7f);   // 1/5!
+  p = vm_fma(p, r, 0x1.555556p-5f);   // 1/4!
+  p = vm_fma(p, r, 0x1.555556p-3f);   // 1/3!
   p = vm_fma(p, r, 0.5f);
   const float em = vm_fma(z, p, r);
   // 2^n with n in [-126, 128]; n == 128 is done as 2^127 and a final doubling.
   const bool big = n > 127.5f;
-  const ::std::uint32_t nb = vm_f2u(t) - vm_f2u(magic);   // n mod 2^32
+  const ::std::uint32_t nb = vm_f2u(t) - vm_f2u(magic);  // n mod 2^32
   const ::std::uint32_t nc = vm_sel(big, ::std::uint32_t{127}, nb);
   const float s = vm_u2f((nc + 127u) << 23);
   const float res = vm_fma(s, em, s - 1.0f);
@@ -249,11 +252,11 @@ EMBER_VM_INLINE float vm_log1p_core(float x) {
   const float u = 1.0f + x;
   // u = m * 2^k with m in [sqrt(1/2), sqrt(2))
   const ::std::uint32_t iu = vm_f2u(u) + (0x3f800000u - 0x3f3504f3u);
-  const ::std::uint32_t ek = iu >> 23;                     // k + 127
+  const ::std::uint32_t ek = iu >> 23;  // k + 127
   const float m = vm_u2f((iu & 0x007fffffu) + 0x3f3504f3u);
   // rounding error of u = 1 + x, so that 1 + x = u + c exactly (fdlibm)
   const float c = vm_sel(u >= 0x1.6a09e6p+0f, 1.0f - (u - x), x - (u - 1.0f));
-  float sc = vm_u2f((254u - ek) << 23);                  // 2^-k (garbage for k = 128: u >= 2^127*sqrt2)
+  float sc = vm_u2f((254u - ek) << 23);  // 2^-k (garbage for k = 128: u >= 2^127*sqrt2)
   sc = vm_sel(u > 0x1p127f, 0.0f, sc);
   const float f = vm_fma(c, sc, m - 1.0f);
   const float k = static_cast<float>(static_cast<::std::int32_t>(ek) - 127);
@@ -364,23 +367,23 @@ EMBER_VM_INLINE float vm_sincos_f(float xf, ::std::uint64_t q_off) {
   r = vm_fma(n, -0x1.10b4611a62633p-30, r);
   r = vm_fma(n, -0x1.45c06e0e68948p-86, r);
   const double z = r * r;
-  double ps = 0x1.71de3a556c734p-19;     // 1/9!
+  double ps = 0x1.71de3a556c734p-19;  // 1/9!
   ps = vm_fma(ps, z, -0x1.a01a01a01a01ap-13);
   ps = vm_fma(ps, z, 0x1.1111111111111p-7);
   ps = vm_fma(ps, z, -0x1.5555555555555p-3);
-  const double s = r * vm_fma(z, ps, 1.0);  // plenty accurate for a float result; keeps sin(-0) = -0
-  double pc = -0x1.27e4fb7789f5cp-22;    // -1/10!
-  pc = vm_fma(pc, z, 0x1.a01a01a01a01ap-16);  // 1/8!
-  pc = vm_fma(pc, z, -0x1.6c16c16c16c17p-10); // -1/6!
-  pc = vm_fma(pc, z, 0x1.5555555555555p-5);   // 1/4!
+  const double s = r * vm_fma(z, ps, 1.0);     // plenty accurate for a float result; keeps sin(-0) = -0
+  double pc = -0x1.27e4fb7789f5cp-22;          // -1/10!
+  pc = vm_fma(pc, z, 0x1.a01a01a01a01ap-16);   // 1/8!
+  pc = vm_fma(pc, z, -0x1.6c16c16c16c17p-10);  // -1/6!
+  pc = vm_fma(pc, z, 0x1.5555555555555p-5);    // 1/4!
   pc = vm_fma(pc, z, -0.5);
   const double c = vm_fma(pc, z, 1.0);
-  const ::std::uint64_t q = vm_d2u(t) + q_off;           // low bits: quadrant
-  const ::std::uint64_t swap = 0u - (q & 1u);              // all ones -> cos(r)
+  const ::std::uint64_t q = vm_d2u(t) + q_off;  // low bits: quadrant
+  const ::std::uint64_t swap = 0u - (q & 1u);   // all ones -> cos(r)
   ::std::uint64_t bits = (vm_d2u(c) & swap) | (vm_d2u(s) & ~swap);
-  bits ^= (q & 2u) << 62;                                // quadrants 2, 3: negate
-  // For |x| >= 2^26 the reduction is inexact and r can be huge (even +-inf after the polynomial); clamping the
-  // float result keeps it in [-1, 1] (the accuracy there is lost anyway).  NaN passes through.
+  bits ^= (q & 2u) << 62;  // quadrants 2, 3: negate
+  // For |x| >= 2^26 the reduction is inexact and r can be huge (even +-inf after the polynomial); clamping
+  // the float result keeps it in [-1, 1] (the accuracy there is lost anyway).  NaN passes through.
   float res = static_cast<float>(vm_u2d(bits));
   res = vm_sel(res > 1.0f, 1.0f, res);
   res = vm_sel(res < -1.0f, -1.0f, res);
@@ -401,9 +404,9 @@ EMBER_VM_INLINE double vm_exp_core(double x) {
   const double magic = 0x1.8p52;
   const double t = vm_fma(x, 0x1.71547652b82fep+0, magic);
   const double n = t - magic;
-  double r = vm_fma(n, -0x1.62e42ffp-1, x);   // ln2 hi (32 bits)
-  r = vm_fma(n, 0x1.718432a1b0e26p-35, r);    // ln2 lo
-  double p = 0x1.6124613a86d09p-33;           // 1/13!
+  double r = vm_fma(n, -0x1.62e42ffp-1, x);  // ln2 hi (32 bits)
+  r = vm_fma(n, 0x1.718432a1b0e26p-35, r);   // ln2 lo
+  double p = 0x1.6124613a86d09p-33;          // 1/13!
   p = vm_fma(p, r, 0x1.1eed8eff8d898p-29);
   p = vm_fma(p, r, 0x1.ae64567f544e4p-26);
   p = vm_fma(p, r, 0x1.27e4fb7789f5cp-22);
@@ -418,7 +421,7 @@ EMBER_VM_INLINE double vm_exp_core(double x) {
   const double z = r * r;
   const double y = vm_fma(p, z, r) + 1.0;
   const ::std::uint64_t nb = vm_d2u(t) - vm_d2u(magic) + 2048u;  // n + 2048
-  const ::std::uint64_t h = nb >> 1;                              // floor(n/2) + 1024
+  const ::std::uint64_t h = nb >> 1;                             // floor(n/2) + 1024
   const double s1 = vm_u2d((h - 1u) << 52);
   const double s2 = vm_u2d((nb - h - 1u) << 52);
   return (y * s1) * s2;
@@ -563,7 +566,7 @@ EMBER_VM_INLINE double vm_sincos_d(double x, ::std::uint64_t q_off) {
   r = vm_sel(r > 0.8, 0.8, r);
   r = vm_sel(r < -0.8, -0.8, r);
   const double z = r * r;
-  double ps = 0x1.952c77030ad4ap-49;         // 1/17!
+  double ps = 0x1.952c77030ad4ap-49;           // 1/17!
   ps = vm_fma(ps, z, -0x1.ae7f3e733b81fp-41);  // -1/15!
   ps = vm_fma(ps, z, 0x1.6124613a86d09p-33);   // 1/13!
   ps = vm_fma(ps, z, -0x1.ae64567f544e4p-26);  // -1/11!
@@ -572,8 +575,8 @@ EMBER_VM_INLINE double vm_sincos_d(double x, ::std::uint64_t q_off) {
   ps = vm_fma(ps, z, 0x1.1111111111111p-7);    // 1/5!
   ps = vm_fma(ps, z, -0x1.5555555555555p-3);   // -1/3!
   double s = vm_fma(r * z, ps, r);
-  s = vm_sel(r == 0.0, r, s);                        // sin(-0) = -0
-  double pc = 0x1.6827863b97d97p-53;          // 1/18!
+  s = vm_sel(r == 0.0, r, s);                  // sin(-0) = -0
+  double pc = 0x1.6827863b97d97p-53;           // 1/18!
   pc = vm_fma(pc, z, -0x1.ae7f3e733b81fp-45);  // -1/16!
   pc = vm_fma(pc, z, 0x1.93974a8c07c9dp-37);   // 1/14!
   pc = vm_fma(pc, z, -0x1.1eed8eff8d898p-29);  // -1/12!
@@ -598,12 +601,12 @@ EMBER_VM_INLINE double velu(double x, double alpha) { return vm_sel(x > 0.0, x, 
 // ===============================================================================================================
 // Array forms: y[i] = f(x[i]) for i < n.  x may equal y (in place); otherwise they must not overlap.
 // ===============================================================================================================
-#define EMBER_VM_ARRAY(NAME)                                                              \
-  EMBER_VM_INLINE void NAME(const float* x, float* y, ::std::size_t n) {                    \
-    for (::std::size_t i = 0; i < n; ++i) y[i] = NAME(x[i]);                                \
-  }                                                                                       \
-  EMBER_VM_INLINE void NAME(const double* x, double* y, ::std::size_t n) {                  \
-    for (::std::size_t i = 0; i < n; ++i) y[i] = NAME(x[i]);                                \
+#define EMBER_VM_ARRAY(NAME)                                               \
+  EMBER_VM_INLINE void NAME(const float* x, float* y, ::std::size_t n) {   \
+    for (::std::size_t i = 0; i < n; ++i) y[i] = NAME(x[i]);               \
+  }                                                                        \
+  EMBER_VM_INLINE void NAME(const double* x, double* y, ::std::size_t n) { \
+    for (::std::size_t i = 0; i < n; ++i) y[i] = NAME(x[i]);               \
   }
 EMBER_VM_ARRAY(vexp)
 EMBER_VM_ARRAY(vexpm1)

@@ -329,6 +329,7 @@ void register_math_ops(OpRegistry& r) {
         .flags(flags)
         .shape(returns_bool(d.op) ? &bool_like_input_shape : &same_as_input_shape)
         .kernel(types, d.kernel)
+        .tile_unary(static_cast<int>(d.op))
         .grad(d.grad)
         .done(r);
   }
@@ -344,6 +345,7 @@ void register_math_ops(OpRegistry& r) {
         .flags(kElementwise | d.flags)
         .shape(returns_bool(d.op) ? &broadcast_compare_shape : &broadcast_binary_shape)
         .kernel(types, d.kernel)
+        .tile_binary(static_cast<int>(d.op))
         .grad(d.grad)
         .done(r);
   }

@@ -122,6 +122,10 @@ struct OpDef {
   /// Which input's dtype selects the kernel; -1 selects by the dtype of output 0 (Cast, Fill, random).
   int dispatch_input = 0;
   GradFn grad = nullptr;
+  /// The element-wise tile function (architecture.md §0.1): the kernels::UnaryOp or kernels::BinaryOp whose
+  /// inner loop computes this op, so element-wise fusion can run it over a tile; -1 where none applies.
+  int16_t tile_unary = -1;
+  int16_t tile_binary = -1;
   int index = -1;  // position in the registry
 
   bool has_flag(OpFlags f) const { return (flags & f) != 0; }

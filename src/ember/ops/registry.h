@@ -56,6 +56,9 @@ class OpBuilder {
   OpBuilder& shape(ShapeFn fn) { return def_.shape_fn = fn, *this; }
   OpBuilder& dispatch_on_output() { return def_.dispatch_input = -1, *this; }
   OpBuilder& dispatch_on_input(int i) { return def_.dispatch_input = i, *this; }
+  /// The kernels::UnaryOp / kernels::BinaryOp (as an int) that computes this op tile by tile.
+  OpBuilder& tile_unary(int op) { return def_.tile_unary = static_cast<int16_t>(op), *this; }
+  OpBuilder& tile_binary(int op) { return def_.tile_binary = static_cast<int16_t>(op), *this; }
   OpBuilder& kernel(DType d, KernelFn fn) { return def_.kernels[static_cast<int>(d)] = fn, *this; }
   /// The same kernel function for every dtype in `set` (it switches on dtype itself).
   OpBuilder& kernel(DTypeSet set, KernelFn fn) {

@@ -1,35 +1,22 @@
 #include "ember/runtime/executor.h"
 
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <deque>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 
+#include "ember/core/parallel.h"
 #include "ember/ops/graph_ops.h"
 #include "ember/ops/registry.h"
+#include "ember/passes/optimizer.h"
+#include "ember/runtime/profiler.h"
 
 namespace ember {
 namespace {
-
-std::vector<int32_t> needed_nodes(const Graph& g, const std::vector<ValueRef>& results,
-                                  const std::vector<int32_t>& control_outputs,
-                                  const std::vector<bool>& is_fed) {
-  std::vector<bool> needed(g.num_nodes(), false);
-  std::vector<int32_t> stack;
-  for (ValueRef r : results) stack.push_back(r.node);
-  for (int32_t c : control_outputs) stack.push_back(c);
-  while (!stack.empty()) {
-    int32_t n = stack.back();
-    stack.pop_back();
-    if (needed[n]) continue;
-    needed[n] = true;
-    if (is_fed[n]) continue;
-    for (ValueRef in : g.node(n).inputs) stack.push_back(in.node);
-    for (int32_t c : g.node(n).control_inputs) stack.push_back(c);
-  }
-  std::vector<int32_t> order;
-  for (int32_t i = 0; i < g.num_nodes(); ++i)
-    if (needed[i]) order.push_back(i);
-  return order;
-}
 
 Status infer_call(const std::string& name, std::span<const TensorSpec> inputs,
                   SmallVector<TensorSpec, 2>& outputs) {
@@ -77,42 +64,430 @@ struct InstallAtStartup {
 
 void install_function_runtime() { set_function_call_hooks(FunctionCallHooks{&infer_call, &run_call}); }
 
-CompiledFunction::CompiledFunction(std::shared_ptr<const FunctionGraph> fn) : fn_(std::move(fn)) {
-  std::vector<bool> is_fed(fn_->graph.num_nodes(), false);
-  for (int32_t a : fn_->args) is_fed[a] = true;
-  order_ = needed_nodes(fn_->graph, fn_->results, fn_->control_outputs, is_fed);
+// ---- The execution plan.
+
+namespace {
+// A tensor an instruction reads: a slot filled during the run, or a constant evaluated at compile time.
+struct InputRef {
+  int32_t slot = -1;
+  TensorImpl* constant = nullptr;
+};
+
+struct Instruction {
+  const Node* node = nullptr;
+  KernelFn kernel = nullptr;  // null: run_kernel (shape function each run, used when shapes are not static)
+  bool static_specs = false;
+  bool check_output_shapes = false;  // the kernel allocates outputs whose static spec later nodes rely on
+  int8_t in_place_input = -1;        // an input whose buffer output 0 may reuse when this is its last use
+  int32_t first_input = 0, num_inputs = 0;
+  int32_t first_output_slot = 0, num_outputs = 0;
+  int32_t first_release = 0, num_releases = 0;
+  int32_t first_successor = 0, num_successors = 0;
+  int32_t initial_pending = 0;
+  double cost_ns = 0;
+};
+
+// Rough cost of a node, to decide whether inter-op parallelism can pay for its hand-offs.
+double estimate_cost_ns(const Node& node, const Graph& g) {
+  double elements = 0;
+  for (const TensorSpec& spec : node.outputs)
+    elements += spec.shape.fully_defined() ? static_cast<double>(spec.shape.num_elements()) : 1e4;
+  double cost = 150 + elements * 0.5;
+  if ((node.op->name == "MatMul" || node.op->name == "BatchMatMulV2") && node.inputs.size() == 2) {
+    const Shape& a = g.spec(node.inputs[0]).shape;
+    if (a.fully_defined() && a.rank() >= 2)
+      cost += elements * static_cast<double>(a.dim(a.rank() - 1)) / 40.0;
+  }
+  return cost;
 }
 
-Status CompiledFunction::run(std::span<TensorImpl* const> args, OutputList& results) const {
-  const FunctionGraph& fn = *fn_;
+bool fully_static(const TensorSpec& spec) { return spec.shape.fully_defined(); }
+}  // namespace
+
+class ExecPlan {
+ public:
+  ExecPlan(const FunctionGraph& fn);
+  Status run(const FunctionGraph& fn, std::span<TensorImpl* const> args, OutputList& results);
+  bool parallel() const { return parallel_; }
+
+ private:
+  struct RunState {
+    std::vector<TensorRef> slots;
+    std::unique_ptr<std::atomic<int32_t>[]> pending;
+    std::unique_ptr<std::atomic<int32_t>[]> uses;
+  };
+  Status run_instruction(const FunctionGraph& fn, const Instruction& ins, RunState& state, bool sequential);
+  Status run_sequential(const FunctionGraph& fn, RunState& state);
+  Status run_parallel(const FunctionGraph& fn, RunState& state);
+  RunState* acquire_state();
+  void release_state(RunState* state);
+
+  std::vector<Instruction> instructions_;
+  std::vector<InputRef> inputs_;
+  std::vector<int32_t> releases_;
+  std::vector<int32_t> successors_;
+  std::vector<int32_t> slot_uses_;  // data reads of each slot (results count as a use never released)
+  std::vector<int32_t> arg_slots_;  // per fn.args entry, -1 when unused
+  std::vector<InputRef> results_;
+  std::vector<TensorRef> constants_;
+  int32_t num_slots_ = 0;
+  bool parallel_ = false;
+  std::atomic<RunState*> cached_state_{nullptr};
+};
+
+ExecPlan::ExecPlan(const FunctionGraph& fn) {
+  const Graph& g = fn.graph;
+  const int32_t n = g.num_nodes();
+  std::vector<int32_t> slot_base(n, -1);
+  std::vector<TensorImpl*> constant_of(n, nullptr);
+  std::vector<int32_t> instruction_of(n, -1);
+  std::vector<bool> is_arg(n, false);
+  for (int32_t a : fn.args) is_arg[a] = true;
+
+  // Only what a result or a control output needs runs (the optimizer prunes too, but may be off).
+  std::vector<bool> needed(n, false);
+  {
+    std::vector<int32_t> stack;
+    for (ValueRef r : fn.results) stack.push_back(r.node);
+    for (int32_t c : fn.control_outputs) stack.push_back(c);
+    while (!stack.empty()) {
+      int32_t i = stack.back();
+      stack.pop_back();
+      if (needed[i]) continue;
+      needed[i] = true;
+      if (is_arg[i]) continue;
+      for (ValueRef in : g.node(i).inputs) stack.push_back(in.node);
+      for (int32_t c : g.node(i).control_inputs) stack.push_back(c);
+    }
+  }
+
+  auto input_ref = [&](ValueRef v) {
+    InputRef ref;
+    if (constant_of[v.node] != nullptr)
+      ref.constant = constant_of[v.node];
+    else
+      ref.slot = slot_base[v.node] + v.output;
+    return ref;
+  };
+  for (int32_t i = 0; i < n; ++i) {
+    const Node& node = g.node(i);
+    if (!needed[i] && !is_arg[i]) continue;
+    if (node.op->name == "Const" && !is_arg[i]) {
+      constants_.push_back(std::get<TensorRef>(node.attrs[0]));
+      constant_of[i] = constants_.back().get();
+      continue;
+    }
+    slot_base[i] = num_slots_;
+    num_slots_ += static_cast<int32_t>(node.outputs.size());
+    if (is_arg[i]) continue;
+    Instruction ins;
+    ins.node = &node;
+    ins.num_outputs = static_cast<int32_t>(node.outputs.size());
+    ins.first_output_slot = slot_base[i];
+    ins.cost_ns = estimate_cost_ns(node, g);
+    ins.static_specs = std::all_of(node.outputs.begin(), node.outputs.end(), fully_static);
+    ins.first_input = static_cast<int32_t>(inputs_.size());
+    for (ValueRef in : node.inputs) {
+      inputs_.push_back(input_ref(in));
+      ins.static_specs = ins.static_specs && fully_static(g.spec(in));
+    }
+    ins.num_inputs = static_cast<int32_t>(node.inputs.size());
+    DType dispatch = node.op->dispatch_input >= 0 && node.op->dispatch_input < ins.num_inputs
+                         ? g.spec(node.inputs[node.op->dispatch_input]).dtype
+                     : node.outputs.empty() ? DType::kFloat32
+                                            : node.outputs[0].dtype;
+    ins.kernel = node.op->kernels[static_cast<int>(dispatch)];
+    if (ins.kernel == nullptr) ins.static_specs = false;  // run_kernel reports the missing kernel
+    ins.check_output_shapes =
+        ins.static_specs && node.op->has_flag(kKernelAllocates) && node.op->has_flag(kStateful);
+    instruction_of[i] = static_cast<int32_t>(instructions_.size());
+    instructions_.push_back(ins);
+  }
+
+  // Uses and last uses (in plan order) of every slot; results are never released.
+  slot_uses_.assign(num_slots_, 0);
+  std::vector<int32_t> last_use(num_slots_, -1);
+  for (int32_t k = 0; k < static_cast<int32_t>(instructions_.size()); ++k) {
+    const Instruction& ins = instructions_[k];
+    for (int32_t j = 0; j < ins.num_inputs; ++j) {
+      const InputRef& in = inputs_[ins.first_input + j];
+      if (in.slot < 0) continue;
+      ++slot_uses_[in.slot];
+      last_use[in.slot] = k;
+    }
+  }
+  constexpr int32_t kNeverReleased = 1 << 30;
+  for (ValueRef r : fn.results) {
+    InputRef ref = input_ref(r);
+    results_.push_back(ref);
+    if (ref.slot >= 0) {
+      slot_uses_[ref.slot] += kNeverReleased;
+      last_use[ref.slot] = kNeverReleased;
+    }
+  }
+  // Release lists: a slot dies after its last reader (or right after its producer when nothing reads it).
+  std::vector<std::vector<int32_t>> releases(instructions_.size());
+  for (int32_t k = 0; k < static_cast<int32_t>(instructions_.size()); ++k) {
+    const Instruction& ins = instructions_[k];
+    for (int32_t o = 0; o < ins.num_outputs; ++o)
+      if (last_use[ins.first_output_slot + o] < 0) releases[k].push_back(ins.first_output_slot + o);
+  }
+  for (int32_t s = 0; s < num_slots_; ++s)
+    if (last_use[s] >= 0 && last_use[s] < kNeverReleased) releases[last_use[s]].push_back(s);
+  for (int32_t k = 0; k < static_cast<int32_t>(instructions_.size()); ++k) {
+    Instruction& ins = instructions_[k];
+    ins.first_release = static_cast<int32_t>(releases_.size());
+    std::sort(releases[k].begin(), releases[k].end());
+    releases[k].erase(std::unique(releases[k].begin(), releases[k].end()), releases[k].end());
+    releases_.insert(releases_.end(), releases[k].begin(), releases[k].end());
+    ins.num_releases = static_cast<int32_t>(releases[k].size());
+    // In place: an element-wise op may write its result over an input that dies here and has its spec.
+    const Node& node = *ins.node;
+    if (ins.static_specs && node.op->has_flag(kElementwise) && !node.op->has_flag(kKernelAllocates) &&
+        ins.num_outputs >= 1) {
+      for (int32_t j = 0; j < ins.num_inputs && ins.in_place_input < 0; ++j) {
+        const InputRef& in = inputs_[ins.first_input + j];
+        const TensorSpec& spec = g.spec(node.inputs[j]);
+        if (in.slot >= 0 && last_use[in.slot] == k && spec.dtype == node.outputs[0].dtype &&
+            spec.shape == node.outputs[0].shape)
+          ins.in_place_input = static_cast<int8_t>(j);
+      }
+    }
+  }
+  for (int32_t a : fn.args) arg_slots_.push_back(slot_base[a]);
+
+  // Dependencies between instructions: data edges from other instructions plus control edges.
+  std::vector<std::vector<int32_t>> successors(instructions_.size());
+  for (int32_t k = 0; k < static_cast<int32_t>(instructions_.size()); ++k) {
+    const Node& node = *instructions_[k].node;
+    std::vector<int32_t> preds;
+    for (ValueRef in : node.inputs)
+      if (instruction_of[in.node] >= 0) preds.push_back(instruction_of[in.node]);
+    for (int32_t c : node.control_inputs)
+      if (instruction_of[c] >= 0) preds.push_back(instruction_of[c]);
+    std::sort(preds.begin(), preds.end());
+    preds.erase(std::unique(preds.begin(), preds.end()), preds.end());
+    instructions_[k].initial_pending = static_cast<int32_t>(preds.size());
+    for (int32_t p : preds) successors[p].push_back(k);
+  }
+  // Parallel runs pay hand-offs; they are worth it only when there is enough work off the critical path.
+  double total = 0, critical = 0;
+  std::vector<double> finish(instructions_.size(), 0);
+  for (int32_t k = 0; k < static_cast<int32_t>(instructions_.size()); ++k) {
+    Instruction& ins = instructions_[k];
+    ins.first_successor = static_cast<int32_t>(successors_.size());
+    successors_.insert(successors_.end(), successors[k].begin(), successors[k].end());
+    ins.num_successors = static_cast<int32_t>(successors[k].size());
+    total += ins.cost_ns;
+  }
+  for (int32_t k = 0; k < static_cast<int32_t>(instructions_.size()); ++k) {
+    finish[k] += instructions_[k].cost_ns;
+    critical = std::max(critical, finish[k]);
+    for (int32_t s : successors[k]) finish[s] = std::max(finish[s], finish[k]);
+  }
+  parallel_ = total >= 50e3 && critical < 0.75 * total;
+}
+
+ExecPlan::RunState* ExecPlan::acquire_state() {
+  RunState* state = cached_state_.exchange(nullptr, std::memory_order_acquire);
+  if (state != nullptr) return state;
+  state = new RunState;
+  state->slots.resize(num_slots_);
+  state->pending.reset(new std::atomic<int32_t>[instructions_.size()]);
+  state->uses.reset(new std::atomic<int32_t>[num_slots_]);
+  return state;
+}
+
+void ExecPlan::release_state(RunState* state) {
+  for (TensorRef& t : state->slots) t = TensorRef();
+  RunState* expected = nullptr;
+  if (!cached_state_.compare_exchange_strong(expected, state, std::memory_order_release)) delete state;
+}
+
+Status ExecPlan::run_instruction(const FunctionGraph& fn, const Instruction& ins, RunState& state,
+                                 bool sequential) {
+  const Node& node = *ins.node;
+  SmallVector<TensorImpl*, 4> inputs;
+  for (int32_t j = 0; j < ins.num_inputs; ++j) {
+    const InputRef& in = inputs_[ins.first_input + j];
+    inputs.push_back(in.constant != nullptr ? in.constant : state.slots[in.slot].get());
+  }
+  const bool profiling = profiler::active();
+  const int64_t start = profiling ? profiler::now_ns() : 0;
+  OutputList outputs;
+  Status s;
+  std::span<const AttrValue> attrs{node.attrs.data(), node.attrs.size()};
+  if (!ins.static_specs) {
+    s = run_kernel(*node.op, {inputs.data(), inputs.size()}, attrs, outputs);
+  } else {
+    if (node.op->has_flag(kKernelAllocates)) {
+      outputs.resize(ins.num_outputs);
+    } else {
+      for (int32_t o = 0; o < ins.num_outputs; ++o) {
+        if (o == 0 && ins.in_place_input >= 0) {
+          // Reuse the dying input's buffer when nothing else (a view, the caller) holds it.
+          const InputRef& in = inputs_[ins.first_input + ins.in_place_input];
+          TensorImpl* t = state.slots[in.slot].get();
+          bool last = sequential || state.uses[in.slot].load(std::memory_order_acquire) == 1;
+          if (last && t->refcount() == 1 && t->buffer()->refcount() == 1) {
+            outputs.push_back(state.slots[in.slot]);
+            continue;
+          }
+        }
+        auto t = TensorImpl::allocate(node.outputs[o].dtype, node.outputs[o].shape);
+        if (!t.ok())
+          return with_source_context(*node.op, node.name, node.location, op_error(*node.op, t.status()));
+        outputs.push_back(std::move(t).value());
+      }
+    }
+    KernelContext ctx;
+    ctx.op = node.op;
+    ctx.inputs = {inputs.data(), inputs.size()};
+    ctx.attrs = attrs;
+    ctx.output_specs = {node.outputs.data(), node.outputs.size()};
+    ctx.outputs = {outputs.data(), outputs.size()};
+    s = ins.kernel(ctx);
+    if (!s.ok() && s.message().rfind(node.op->name + ":", 0) != 0) s = op_error(*node.op, s);
+  }
+  if (!s.ok()) return with_source_context(*node.op, node.name, node.location, s);
+  if (ins.check_output_shapes) {
+    for (int32_t o = 0; o < ins.num_outputs; ++o)
+      if (outputs[o]->shape() != node.outputs[o].shape || outputs[o]->dtype() != node.outputs[o].dtype)
+        return with_source_context(
+            *node.op, node.name, node.location,
+            make_error(Code::kFailedPrecondition, node.op->name, ": output #", o, " is ",
+                       dtype_name(outputs[o]->dtype()), outputs[o]->shape().to_string(), " but the function ",
+                       fn.name, " was traced for ", dtype_name(node.outputs[o].dtype),
+                       node.outputs[o].shape.to_string(), " (a variable changed shape?)"));
+  }
+  if (profiling) {
+    int64_t bytes = 0;
+    for (const TensorRef& r : outputs) bytes += r ? static_cast<int64_t>(r->nbytes()) : 0;
+    profiler::record({fn.name, &node, start, profiler::now_ns(), bytes});
+  }
+  for (int32_t o = 0; o < ins.num_outputs && o < static_cast<int32_t>(outputs.size()); ++o)
+    state.slots[ins.first_output_slot + o] = std::move(outputs[o]);
+  return Status::OK();
+}
+
+Status ExecPlan::run_sequential(const FunctionGraph& fn, RunState& state) {
+  for (const Instruction& ins : instructions_) {
+    EMBER_RETURN_IF_ERROR(run_instruction(fn, ins, state, /*sequential=*/true));
+    for (int32_t r = 0; r < ins.num_releases; ++r)
+      state.slots[releases_[ins.first_release + r]] = TensorRef();
+  }
+  return Status::OK();
+}
+
+Status ExecPlan::run_parallel(const FunctionGraph& fn, RunState& state) {
+  const int32_t count = static_cast<int32_t>(instructions_.size());
+  for (int32_t k = 0; k < count; ++k)
+    state.pending[k].store(instructions_[k].initial_pending, std::memory_order_relaxed);
+  for (int32_t s = 0; s < num_slots_; ++s) state.uses[s].store(slot_uses_[s], std::memory_order_relaxed);
+  std::mutex mu;
+  std::deque<int32_t> ready;
+  for (int32_t k = 0; k < count; ++k)
+    if (instructions_[k].initial_pending == 0) ready.push_back(k);
+  std::atomic<int32_t> completed{0};
+  std::atomic<bool> failed{false};
+  Status error;
+  int threads = std::max(1, std::min(inter_op_threads(), omp_get_num_procs()));
+#pragma omp parallel num_threads(threads)
+  {
+    int32_t next = -1;
+    int idle_spins = 0;
+    while (!failed.load(std::memory_order_relaxed) && completed.load(std::memory_order_acquire) < count) {
+      if (next < 0) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!ready.empty()) {
+          next = ready.front();
+          ready.pop_front();
+        }
+      }
+      if (next < 0) {
+        if (++idle_spins > 64) std::this_thread::yield();
+        continue;
+      }
+      idle_spins = 0;
+      const Instruction& ins = instructions_[next];
+      Status s = run_instruction(fn, ins, state, /*sequential=*/false);
+      if (!s.ok()) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!failed.exchange(true)) error = s;
+        break;
+      }
+      // Drop what this node read when it was the last reader, and outputs nobody reads.
+      for (int32_t j = 0; j < ins.num_inputs; ++j) {
+        const InputRef& in = inputs_[ins.first_input + j];
+        if (in.slot >= 0 && state.uses[in.slot].fetch_sub(1, std::memory_order_acq_rel) == 1)
+          state.slots[in.slot] = TensorRef();
+      }
+      for (int32_t o = 0; o < ins.num_outputs; ++o)
+        if (slot_uses_[ins.first_output_slot + o] == 0) state.slots[ins.first_output_slot + o] = TensorRef();
+      int32_t keep = -1;
+      for (int32_t j = 0; j < ins.num_successors; ++j) {
+        int32_t succ = successors_[ins.first_successor + j];
+        if (state.pending[succ].fetch_sub(1, std::memory_order_acq_rel) != 1) continue;
+        if (keep < 0) {
+          keep = succ;
+        } else {
+          std::lock_guard<std::mutex> lock(mu);
+          ready.push_back(succ);
+        }
+      }
+      completed.fetch_add(1, std::memory_order_acq_rel);
+      next = keep;
+    }
+  }
+  return failed.load() ? error : Status::OK();
+}
+
+Status ExecPlan::run(const FunctionGraph& fn, std::span<TensorImpl* const> args, OutputList& results) {
   const Graph& g = fn.graph;
   size_t expected = static_cast<size_t>(fn.num_call_args());
   if (args.size() != expected)
     return invalid_argument("function ", fn.name, " takes ", expected, " argument(s), got ", args.size());
-  std::vector<SmallVector<TensorRef, 2>> values(g.num_nodes());
+  RunState* state = acquire_state();
   for (size_t i = 0; i < fn.args.size(); ++i) {
     TensorImpl* value = i < args.size() ? args[i] : fn.captured_values[i - args.size()].get();
     const TensorSpec& spec = g.node(fn.args[i]).outputs[0];
-    if (value->dtype() != spec.dtype)
+    bool shape_ok = !spec.shape.rank_known() || spec.shape.rank() == value->shape().rank();
+    for (int d = 0; shape_ok && spec.shape.rank_known() && d < spec.shape.rank(); ++d)
+      shape_ok = spec.shape.dim(d) < 0 || spec.shape.dim(d) == value->shape().dim(d);
+    if (value->dtype() != spec.dtype || !shape_ok) {
+      release_state(state);
       return invalid_argument("function ", fn.name, ": argument ", i, " ('", g.node(fn.args[i]).name,
-                              "') must be ", dtype_name(spec.dtype), ", got ", dtype_name(value->dtype()));
-    values[fn.args[i]].push_back(TensorRef(value));
+                              "') must be ", dtype_name(spec.dtype), spec.shape.to_string(), ", got ",
+                              dtype_name(value->dtype()), value->shape().to_string());
+    }
+    if (arg_slots_[i] >= 0) state->slots[arg_slots_[i]] = TensorRef(value);
   }
-  SmallVector<TensorImpl*, 4> inputs;
-  OutputList outputs;
-  for (int32_t n : order_) {
-    if (!values[n].empty()) continue;  // an argument
-    const Node& node = g.node(n);
-    inputs.clear();
-    for (ValueRef in : node.inputs) inputs.push_back(values[in.node][in.output].get());
-    Status s =
-        run_kernel(*node.op, {inputs.data(), inputs.size()}, {node.attrs.data(), node.attrs.size()}, outputs);
-    if (!s.ok()) return with_source_context(*node.op, node.name, node.location, s);
-    for (TensorRef& r : outputs) values[n].push_back(std::move(r));
-  }
+  const bool parallel = parallel_ && !omp_in_parallel() && inter_op_threads() > 1;
+  Status s = parallel ? run_parallel(fn, *state) : run_sequential(fn, *state);
   results.clear();
-  for (ValueRef r : fn.results) results.push_back(values[r.node][r.output]);
-  return Status::OK();
+  if (s.ok())
+    for (const InputRef& r : results_)
+      results.push_back(r.constant != nullptr ? TensorRef(r.constant) : state->slots[r.slot]);
+  release_state(state);
+  return s;
+}
+
+CompiledFunction::CompiledFunction(std::shared_ptr<const FunctionGraph> fn)
+    : CompiledFunction(std::move(fn), passes::optimizer_options()) {}
+
+CompiledFunction::CompiledFunction(std::shared_ptr<const FunctionGraph> fn,
+                                   const passes::OptimizerOptions& options)
+    : fn_(std::move(fn)) {
+  optimized_ = passes::optimize_function(*fn_, options);
+  plan_ = std::make_unique<ExecPlan>(*optimized_);
+}
+
+CompiledFunction::~CompiledFunction() = default;
+
+bool CompiledFunction::runs_in_parallel() const { return plan_->parallel(); }
+
+Status CompiledFunction::run(std::span<TensorImpl* const> args, OutputList& results) const {
+  return plan_->run(*optimized_, args, results);
 }
 
 StatusOr<std::shared_ptr<FunctionGraph>> prune_function(const FunctionGraph& fn,

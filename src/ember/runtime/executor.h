@@ -1,28 +1,45 @@
-// Runs function graphs. This is the straightforward executor of the graph-functions milestone: nodes run
-// in topological order on the calling thread, after pruning what neither a result nor a control output
-// needs. The optimizing, parallel runtime (architecture.md §6) replaces it behind the same interface.
+// Runs function graphs (architecture.md §6). A CompiledFunction optimizes its traced graph once
+// (passes/optimizer.h, with the options current at instantiation) and compiles the result into an
+// execution plan: instructions in topological order with input slots, kernel pointers, release lists,
+// successor lists and pending counts. Small plans run inline on the caller's thread with no atomics;
+// plans with enough independent work run their nodes concurrently on the inter-op threads.
 #pragma once
 
 #include <memory>
 
 #include "ember/graph/graph.h"
+#include "ember/passes/pass.h"
 
 namespace ember {
 
-/// A function graph ready to run: the graph plus the order of the nodes a call must execute.
+class ExecPlan;
+
+/// A function graph ready to run.
 class CompiledFunction {
  public:
+  /// Optimizes with the process-wide options (ember.config.optimizer).
   explicit CompiledFunction(std::shared_ptr<const FunctionGraph> fn);
+  CompiledFunction(std::shared_ptr<const FunctionGraph> fn, const passes::OptimizerOptions& options);
+  ~CompiledFunction();
+  CompiledFunction(const CompiledFunction&) = delete;
+  CompiledFunction& operator=(const CompiledFunction&) = delete;
 
+  /// The traced graph (what autodiff and the graph API read).
   const FunctionGraph& function() const { return *fn_; }
   std::shared_ptr<const FunctionGraph> shared_function() const { return fn_; }
+  /// The graph the plan runs.
+  const FunctionGraph& optimized_function() const { return *optimized_; }
+  /// Whether calls run independent nodes concurrently (decided from the plan's estimated costs).
+  bool runs_in_parallel() const;
+
   /// Runs with the user arguments (captured values are appended here). Fails naming the node, its op and
   /// the user's source line.
   Status run(std::span<TensorImpl* const> args, OutputList& results) const;
 
  private:
   std::shared_ptr<const FunctionGraph> fn_;
-  std::vector<int32_t> order_;  // nodes to execute, topologically ordered
+  std::shared_ptr<const FunctionGraph> optimized_;
+  std::unique_ptr<ExecPlan> plan_;
 };
 
 /// Carves a new function out of `fn`: `inputs` become its arguments (any tensors of the graph, fed by the

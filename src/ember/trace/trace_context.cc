@@ -1,5 +1,7 @@
 #include "ember/trace/trace_context.h"
 
+#include <algorithm>
+
 #include "ember/ops/registry.h"
 
 namespace ember {
@@ -21,6 +23,20 @@ AttrList placeholder_attrs(DType dtype, const Shape& shape) {
   attrs.push_back(shape.rank_known() ? shape.dim_vector() : std::vector<int64_t>{});
   attrs.push_back(!shape.rank_known());
   return attrs;
+}
+// The variables `fn` reads or writes, through nested calls too.
+void collect_resources(const FunctionGraph& fn, std::vector<int64_t>& resources, int depth = 0) {
+  if (depth > 64) return;
+  for (int32_t i = 0; i < fn.graph.num_nodes(); ++i) {
+    const Node& n = fn.graph.node(i);
+    if (n.op->has_flag(kReadsResource) || n.op->has_flag(kWritesResource)) {
+      int64_t id = std::get<int64_t>(n.attrs[0]);
+      if (std::find(resources.begin(), resources.end(), id) == resources.end()) resources.push_back(id);
+    } else if (n.op->name == "PartitionedCall") {
+      if (auto callee = FunctionLibrary::global().find(std::get<std::string>(n.attrs[0])))
+        collect_resources(*callee, resources, depth + 1);
+    }
+  }
 }
 }  // namespace
 
@@ -191,6 +207,20 @@ Status TraceContext::intercept(const OpDef& op, std::span<TensorImpl* const> inp
     }
     fn_->control_outputs.push_back(node);
   } else if (op.has_flag(kStateful)) {
+    if (op.name == "PartitionedCall") {
+      // A call reads and writes whatever variables its callee (or a function it calls) touches: order it
+      // like a write of each, so reads and writes around the call keep program order.
+      std::vector<int64_t> resources;
+      if (auto callee = FunctionLibrary::global().find(std::get<std::string>(attrs[0])))
+        collect_resources(*callee, resources);
+      for (int64_t resource : resources) {
+        ResourceOrder& order = resource_order_[resource];
+        if (order.last_write >= 0) fn_->graph.add_control_input(node, order.last_write);
+        for (int32_t read : order.reads_since_write) fn_->graph.add_control_input(node, read);
+        order.reads_since_write.clear();
+        order.last_write = node;
+      }
+    }
     // Stateful ops without a resource keep program order among themselves and always run.
     if (last_stateful_node_ >= 0) fn_->graph.add_control_input(node, last_stateful_node_);
     last_stateful_node_ = node;

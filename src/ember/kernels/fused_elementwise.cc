@@ -1,0 +1,496 @@
+#include "ember/kernels/fused_elementwise.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#include "ember/core/parallel.h"
+
+namespace ember::kernels {
+namespace {
+
+constexpr int64_t kTileBytes = 4096;
+
+// Rough cycles per element, for deciding how many threads a program is worth.
+int64_t instruction_cost(const FusedInstruction& instr) {
+  if (instr.opcode == FusedOpcode::kUnary) return unary_cost(static_cast<UnaryOp>(instr.op));
+  auto op = static_cast<BinaryOp>(instr.op);
+  return op == BinaryOp::kPow || op == BinaryOp::kFloorMod ? 8 : 1;
+}
+
+// Where an operand of one step reads (or its result writes) for the tile at element offset `off`.
+enum class Source : uint8_t {
+  kInput,     // a full-shape input, read in place at `off`
+  kScalar,    // a one-element input, fed to the loops' scalar variants
+  kPattern,   // a broadcast input expanded once per call; read at off % period
+  kRegister,  // tile-sized scratch of the running thread
+  kOutput,    // an output tensor, written (and later read) in place at `off`
+};
+
+struct Operand {
+  Source source = Source::kRegister;
+  int32_t index = 0;
+};
+
+struct Step {
+  enum class Kind : uint8_t { kGather, kUnary, kBinary };
+  Kind kind = Kind::kUnary;
+  UnaryLoop unary = nullptr;
+  BinaryLoop binary = nullptr;
+  Operand dst, a, b;
+  int32_t gather_input = -1;
+};
+
+// How one input maps onto the flattened domain: after dropping the domain's size-1 dims and merging dims
+// that stay contiguous, dims[] of the domain with the input's element stride along each (0 where the input
+// broadcasts). The innermost stride is 0 or 1.
+struct InputLayout {
+  enum class Kind : uint8_t { kFull, kScalar, kPattern, kGathered };
+  Kind kind = Kind::kFull;
+  int rank = 0;
+  int64_t dims[kMaxRank] = {};
+  int64_t strides[kMaxRank] = {};
+  int64_t period = 0;  // the input's values repeat every `period` domain elements
+  const char* data = nullptr;
+};
+
+Status plan_input(const TensorImpl& input, const Shape& domain, int index, int64_t tile,
+                  InputLayout& layout) {
+  const Shape& shape = input.shape();
+  layout.data = static_cast<const char*>(input.raw_data());
+  auto does_not_broadcast = [&] {
+    return invalid_argument("input #", index, " has shape ", shape.to_string(),
+                            ", which does not broadcast to the domain ", domain.to_string());
+  };
+  const int rank = domain.rank(), offset = rank - shape.rank();
+  if (offset < 0) return does_not_broadcast();
+  int64_t strides[kMaxRank];
+  int64_t stride = 1;
+  for (int i = rank - 1; i >= 0; --i) {
+    int64_t d = i >= offset ? shape.dim(i - offset) : 1;
+    if (d != 1 && d != domain.dim(i)) return does_not_broadcast();
+    strides[i] = d == 1 ? 0 : stride;
+    stride *= d;
+  }
+  const int64_t n = domain.num_elements();
+  if (input.num_elements() == n) {
+    layout.kind = InputLayout::Kind::kFull;
+    return Status::OK();
+  }
+  if (input.num_elements() == 1) {
+    layout.kind = InputLayout::Kind::kScalar;
+    layout.period = 1;
+    return Status::OK();
+  }
+  for (int i = 0; i < rank; ++i) {
+    int64_t d = domain.dim(i);
+    if (d == 1) continue;
+    if (layout.rank > 0 && layout.strides[layout.rank - 1] == strides[i] * d) {
+      layout.dims[layout.rank - 1] *= d;
+      layout.strides[layout.rank - 1] = strides[i];
+      continue;
+    }
+    layout.dims[layout.rank] = d;
+    layout.strides[layout.rank] = strides[i];
+    ++layout.rank;
+  }
+  int leading_broadcast = 0;
+  while (leading_broadcast < layout.rank && layout.strides[leading_broadcast] == 0) ++leading_broadcast;
+  layout.period = 1;
+  for (int i = leading_broadcast; i < layout.rank; ++i) layout.period *= layout.dims[i];
+  // A pattern that repeats within a tile is expanded once per call and then read in place.
+  layout.kind = layout.period <= tile ? InputLayout::Kind::kPattern : InputLayout::Kind::kGathered;
+  return Status::OK();
+}
+
+void fill_elements(char* dst, const char* value, int64_t count, size_t element_size) {
+  switch (element_size) {
+    case 1:
+      std::memset(dst, *value, count);
+      return;
+    case 2: {
+      uint16_t v;
+      std::memcpy(&v, value, 2);
+      std::fill_n(reinterpret_cast<uint16_t*>(dst), count, v);
+      return;
+    }
+    case 4: {
+      uint32_t v;
+      std::memcpy(&v, value, 4);
+      std::fill_n(reinterpret_cast<uint32_t*>(dst), count, v);
+      return;
+    }
+    case 8: {
+      uint64_t v;
+      std::memcpy(&v, value, 8);
+      std::fill_n(reinterpret_cast<uint64_t*>(dst), count, v);
+      return;
+    }
+    default:
+      for (int64_t i = 0; i < count; ++i) std::memcpy(dst + i * element_size, value, element_size);
+  }
+}
+
+// Copies domain elements [off, off + count) of a broadcast input into dst, one innermost run at a time
+// (a memcpy where the input is contiguous, a fill where it broadcasts). The outermost index is not
+// wrapped, so a pattern may be expanded past the first period when its leading dims broadcast.
+void gather(const InputLayout& layout, int64_t off, int64_t count, char* dst, size_t element_size) {
+  if (layout.rank == 0) {  // a one-element input
+    fill_elements(dst, layout.data, count, element_size);
+    return;
+  }
+  const int last = layout.rank - 1;
+  int64_t index[kMaxRank];
+  int64_t rest = off, source = 0;
+  for (int d = last; d > 0; --d) {
+    index[d] = rest % layout.dims[d];
+    rest /= layout.dims[d];
+  }
+  index[0] = rest;
+  for (int d = 0; d <= last; ++d) source += index[d] * layout.strides[d];
+  while (count > 0) {
+    int64_t run = std::min(count, layout.dims[last] - index[last]);
+    if (layout.strides[last] == 0) {
+      fill_elements(dst, layout.data + source * element_size, run, element_size);
+    } else {
+      std::memcpy(dst, layout.data + source * element_size, run * element_size);
+    }
+    dst += run * element_size;
+    count -= run;
+    index[last] += run;
+    source += run * layout.strides[last];
+    for (int d = last; d > 0 && index[d] == layout.dims[d]; --d) {
+      index[d] = 0;
+      source -= layout.dims[d] * layout.strides[d];
+      ++index[d - 1];
+      source += layout.strides[d - 1];
+    }
+  }
+}
+
+// 64-byte aligned scratch owned by one thread, grown on demand and kept for the thread's lifetime, so a
+// steady state allocates nothing.
+class ThreadScratch {
+ public:
+  ~ThreadScratch() { std::free(data_); }
+  char* get(size_t bytes) {
+    if (bytes <= size_) return data_;
+    size_t rounded = (bytes + 63) / 64 * 64;
+    char* fresh = static_cast<char*>(std::aligned_alloc(64, rounded));
+    if (fresh == nullptr) return nullptr;
+    std::free(data_);
+    data_ = fresh;
+    size_ = rounded;
+    return data_;
+  }
+
+ private:
+  char* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+thread_local ThreadScratch t_registers;
+thread_local ThreadScratch t_patterns;
+
+// The register bytecode for one call: steps in program order with their operands resolved.
+struct Plan {
+  std::vector<Step> steps;
+  int num_registers = 0;
+  int64_t cost_per_element = 0;
+};
+
+Plan make_plan(const FusedProgram& program, std::span<InputLayout> layouts) {
+  const int num_inputs = program.num_inputs();
+  auto instructions = program.instructions();
+  const int num_values = num_inputs + static_cast<int>(instructions.size());
+  const auto& tables = elementwise_tables();
+  const int dtype = static_cast<int>(program.dtype());
+
+  std::vector<int32_t> result_slot(num_values, -1);
+  for (int j = 0; j < program.num_results(); ++j) result_slot[program.results()[j]] = j;
+  std::vector<int32_t> last_use(num_values, -1);
+  for (size_t i = 0; i < instructions.size(); ++i) {
+    last_use[instructions[i].a] = static_cast<int32_t>(i);
+    if (instructions[i].opcode == FusedOpcode::kBinary) last_use[instructions[i].b] = static_cast<int32_t>(i);
+  }
+
+  // A scalar input that a loop cannot take as a scalar (a unary op's operand, or both operands of a
+  // binary op) is read from its one-element pattern instead.
+  auto is_scalar = [&](int32_t id) {
+    return id < num_inputs && layouts[id].kind == InputLayout::Kind::kScalar;
+  };
+  std::vector<bool> scalar_as_pattern(num_inputs, false);
+  for (const FusedInstruction& instr : instructions) {
+    if (instr.opcode == FusedOpcode::kUnary && is_scalar(instr.a)) scalar_as_pattern[instr.a] = true;
+    if (instr.opcode == FusedOpcode::kBinary && is_scalar(instr.a) && is_scalar(instr.b))
+      scalar_as_pattern[instr.a] = true;
+  }
+  for (int k = 0; k < num_inputs; ++k)
+    if (scalar_as_pattern[k]) layouts[k].kind = InputLayout::Kind::kPattern;
+
+  Plan plan;
+  std::vector<Operand> where(num_values);
+  std::vector<bool> gathered(num_inputs, false);
+  std::vector<int32_t> free_registers;
+  auto allocate = [&] {
+    if (free_registers.empty()) return plan.num_registers++;
+    int32_t r = free_registers.back();
+    free_registers.pop_back();
+    return r;
+  };
+  for (int k = 0; k < num_inputs; ++k) {
+    switch (layouts[k].kind) {
+      case InputLayout::Kind::kFull:
+        where[k] = {Source::kInput, k};
+        break;
+      case InputLayout::Kind::kScalar:
+        where[k] = {Source::kScalar, k};
+        break;
+      case InputLayout::Kind::kPattern:
+        where[k] = {Source::kPattern, k};
+        break;
+      case InputLayout::Kind::kGathered:
+        break;  // gets a register at its first use
+    }
+  }
+  auto operand = [&](int32_t id) {
+    if (id < num_inputs && layouts[id].kind == InputLayout::Kind::kGathered && !gathered[id]) {
+      gathered[id] = true;
+      Step load;
+      load.kind = Step::Kind::kGather;
+      load.gather_input = id;
+      load.dst = {Source::kRegister, allocate()};
+      where[id] = load.dst;
+      plan.steps.push_back(load);
+    }
+    return where[id];
+  };
+  auto release = [&](int32_t id, int32_t step) {
+    if (last_use[id] == step && where[id].source == Source::kRegister)
+      free_registers.push_back(where[id].index);
+  };
+
+  for (size_t i = 0; i < instructions.size(); ++i) {
+    const FusedInstruction& instr = instructions[i];
+    const int32_t id = num_inputs + static_cast<int32_t>(i);
+    Step step;
+    step.a = operand(instr.a);
+    if (instr.opcode == FusedOpcode::kUnary) {
+      step.kind = Step::Kind::kUnary;
+      step.unary = tables.unary[instr.op][dtype];
+    } else {
+      step.kind = Step::Kind::kBinary;
+      step.b = operand(instr.b);
+      const BinaryLoops& loops = tables.binary[instr.op][dtype];
+      step.binary = step.a.source == Source::kScalar   ? loops.sv
+                    : step.b.source == Source::kScalar ? loops.vs
+                                                       : loops.vv;
+    }
+    // Operands dying here free their registers first, so the result may overwrite one in place (the loops
+    // read element k before writing element k).
+    release(instr.a, static_cast<int32_t>(i));
+    if (instr.opcode == FusedOpcode::kBinary && instr.b != instr.a) release(instr.b, static_cast<int32_t>(i));
+    step.dst = result_slot[id] >= 0 ? Operand{Source::kOutput, result_slot[id]}
+                                    : Operand{Source::kRegister, allocate()};
+    where[id] = step.dst;
+    plan.steps.push_back(step);
+    if (last_use[id] < 0) release(id, -1);  // a dead value: its register is free again at once
+    plan.cost_per_element += instruction_cost(instr);
+  }
+  return plan;
+}
+
+}  // namespace
+
+int64_t append_unary(std::vector<int64_t>& code, int num_inputs, UnaryOp op, int64_t a) {
+  int64_t id = num_inputs + static_cast<int64_t>(code.size()) / kFusedInstructionWidth;
+  code.insert(code.end(), {static_cast<int64_t>(FusedOpcode::kUnary), static_cast<int64_t>(op), a, -1});
+  return id;
+}
+
+int64_t append_binary(std::vector<int64_t>& code, int num_inputs, BinaryOp op, int64_t a, int64_t b) {
+  int64_t id = num_inputs + static_cast<int64_t>(code.size()) / kFusedInstructionWidth;
+  code.insert(code.end(), {static_cast<int64_t>(FusedOpcode::kBinary), static_cast<int64_t>(op), a, b});
+  return id;
+}
+
+bool fusible_unary(UnaryOp op, DType dtype) {
+  if (op >= UnaryOp::kCount) return false;
+  bool bool_result = op == UnaryOp::kLogicalNot || op == UnaryOp::kIsNan || op == UnaryOp::kIsFinite;
+  if (bool_result && dtype != DType::kBool) return false;
+  return elementwise_tables().unary[static_cast<int>(op)][static_cast<int>(dtype)] != nullptr;
+}
+
+bool fusible_binary(BinaryOp op, DType dtype) {
+  if (op >= BinaryOp::kCount) return false;
+  if (op >= BinaryOp::kEqual && dtype != DType::kBool) return false;  // comparisons produce bool
+  if (is_integer(dtype) && (op == BinaryOp::kFloorDiv || op == BinaryOp::kFloorMod || op == BinaryOp::kPow))
+    return false;
+  return elementwise_tables().binary[static_cast<int>(op)][static_cast<int>(dtype)].vv != nullptr;
+}
+
+int64_t FusedProgram::tile_elements(DType dtype) {
+  return kTileBytes / static_cast<int64_t>(dtype_size(dtype));
+}
+
+StatusOr<FusedProgram> FusedProgram::decode(std::span<const int64_t> code, int num_inputs,
+                                            std::span<const int64_t> results, DType dtype) {
+  if (code.size() % kFusedInstructionWidth != 0)
+    return invalid_argument("program has ", code.size(), " ints; expected records of ",
+                            kFusedInstructionWidth, " (opcode, op, a, b)");
+  if (num_inputs < 1) return invalid_argument("a program needs at least one input");
+  FusedProgram program;
+  program.num_inputs_ = num_inputs;
+  program.dtype_ = dtype;
+  const int64_t count = static_cast<int64_t>(code.size()) / kFusedInstructionWidth;
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t* record = code.data() + i * kFusedInstructionWidth;
+    const int64_t defined = num_inputs + i;  // ids below this are available to instruction i
+    FusedInstruction instr;
+    auto check_operand = [&](int64_t id) {
+      return id >= 0 && id < defined
+                 ? Status::OK()
+                 : invalid_argument("instruction #", i, " reads value ", id,
+                                    ", which is not defined before it (ids 0..", defined - 1, ")");
+    };
+    if (record[0] == static_cast<int64_t>(FusedOpcode::kUnary)) {
+      instr.opcode = FusedOpcode::kUnary;
+      if (record[1] < 0 || !fusible_unary(static_cast<UnaryOp>(record[1]), dtype))
+        return invalid_argument("instruction #", i, ": unary op ", record[1], " cannot run in a ",
+                                dtype_name(dtype), " program");
+      if (record[3] != -1)
+        return invalid_argument("instruction #", i, " is unary; its second operand must be -1, got ",
+                                record[3]);
+      EMBER_RETURN_IF_ERROR(check_operand(record[2]));
+    } else if (record[0] == static_cast<int64_t>(FusedOpcode::kBinary)) {
+      instr.opcode = FusedOpcode::kBinary;
+      if (record[1] < 0 || !fusible_binary(static_cast<BinaryOp>(record[1]), dtype))
+        return invalid_argument("instruction #", i, ": binary op ", record[1], " cannot run in a ",
+                                dtype_name(dtype), " program");
+      EMBER_RETURN_IF_ERROR(check_operand(record[2]));
+      EMBER_RETURN_IF_ERROR(check_operand(record[3]));
+    } else {
+      return invalid_argument("instruction #", i, " has opcode ", record[0], "; expected ",
+                              static_cast<int64_t>(FusedOpcode::kUnary), " (unary) or ",
+                              static_cast<int64_t>(FusedOpcode::kBinary), " (binary)");
+    }
+    instr.op = static_cast<uint8_t>(record[1]);
+    instr.a = static_cast<int32_t>(record[2]);
+    instr.b = static_cast<int32_t>(record[3]);
+    program.instructions_.push_back(instr);
+  }
+  if (results.empty()) return invalid_argument("a program needs at least one result");
+  std::vector<bool> seen(num_inputs + count, false);
+  for (int64_t id : results) {
+    if (id < num_inputs || id >= num_inputs + count)
+      return invalid_argument("result ", id, " is not a value an instruction defines (ids ", num_inputs, "..",
+                              num_inputs + count - 1, ")");
+    if (seen[id]) return invalid_argument("result ", id, " is listed twice");
+    seen[id] = true;
+    program.results_.push_back(static_cast<int32_t>(id));
+  }
+  return program;
+}
+
+Status FusedProgram::run(std::span<const TensorImpl* const> inputs,
+                         std::span<TensorImpl* const> outputs) const {
+  if (static_cast<int>(inputs.size()) != num_inputs_)
+    return invalid_argument("the program takes ", num_inputs_, " inputs, got ", inputs.size());
+  if (static_cast<int>(outputs.size()) != num_results())
+    return invalid_argument("the program has ", num_results(), " results, got ", outputs.size(), " outputs");
+  const Shape& domain = outputs[0]->shape();
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    if (outputs[j]->dtype() != dtype_ || outputs[j]->shape() != domain)
+      return invalid_argument("output #", j, " is ", dtype_name(outputs[j]->dtype()),
+                              outputs[j]->shape().to_string(), "; expected ", dtype_name(dtype_),
+                              domain.to_string());
+  }
+  const int64_t tile = tile_elements(dtype_);
+  const size_t element_size = dtype_size(dtype_);
+  std::vector<InputLayout> layouts(inputs.size());
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (inputs[k]->dtype() != dtype_)
+      return invalid_argument("input #", k, " has dtype ", dtype_name(inputs[k]->dtype()),
+                              "; the program runs on ", dtype_name(dtype_));
+    EMBER_RETURN_IF_ERROR(plan_input(*inputs[k], domain, static_cast<int>(k), tile, layouts[k]));
+  }
+  const int64_t n = domain.num_elements();
+  if (n == 0) return Status::OK();
+  Plan plan = make_plan(*this, layouts);
+
+  // Expanded patterns: period + one tile of elements each, so every tile reads one contiguous window.
+  std::vector<int64_t> pattern_offset(inputs.size(), -1);
+  int64_t pattern_bytes = 0;
+  for (size_t k = 0; k < layouts.size(); ++k) {
+    if (layouts[k].kind != InputLayout::Kind::kPattern) continue;
+    pattern_offset[k] = pattern_bytes;
+    int64_t length = std::min(n, tile + layouts[k].period);
+    pattern_bytes += (length * static_cast<int64_t>(element_size) + 63) / 64 * 64;
+  }
+  std::vector<const char*> pattern_data(inputs.size(), nullptr);
+  if (pattern_bytes > 0) {
+    char* patterns = t_patterns.get(pattern_bytes);
+    if (patterns == nullptr)
+      return make_error(Code::kResourceExhausted, "cannot allocate ", pattern_bytes, " bytes of patterns");
+    for (size_t k = 0; k < layouts.size(); ++k) {
+      if (pattern_offset[k] < 0) continue;
+      gather(layouts[k], 0, std::min(n, tile + layouts[k].period), patterns + pattern_offset[k],
+             element_size);
+      pattern_data[k] = patterns + pattern_offset[k];
+    }
+  }
+
+  std::vector<char*> output_data(outputs.size());
+  for (size_t j = 0; j < outputs.size(); ++j)
+    output_data[j] = static_cast<char*>(outputs[j]->mutable_raw_data());
+  const int64_t num_tiles = (n + tile - 1) / tile;
+  const size_t register_bytes = static_cast<size_t>(tile) * element_size;
+  std::atomic<bool> out_of_memory{false};
+  parallel_for(num_tiles, tile * std::max<int64_t>(1, plan.cost_per_element),
+               [&](int64_t first, int64_t last) {
+                 char* registers = t_registers.get(std::max<size_t>(1, plan.num_registers * register_bytes));
+                 if (registers == nullptr) {
+                   out_of_memory = true;
+                   return;
+                 }
+                 auto pointer = [&](const Operand& o, int64_t off) -> char* {
+                   switch (o.source) {
+                     case Source::kInput:
+                       return const_cast<char*>(layouts[o.index].data) + off * element_size;
+                     case Source::kScalar:
+                       return const_cast<char*>(layouts[o.index].data);
+                     case Source::kPattern:
+                       return const_cast<char*>(pattern_data[o.index]) +
+                              (off % layouts[o.index].period) * element_size;
+                     case Source::kRegister:
+                       return registers + o.index * register_bytes;
+                     case Source::kOutput:
+                       return output_data[o.index] + off * element_size;
+                   }
+                   return nullptr;
+                 };
+                 for (int64_t t = first; t < last; ++t) {
+                   const int64_t off = t * tile, count = std::min(tile, n - off);
+                   for (const Step& step : plan.steps) {
+                     char* dst = pointer(step.dst, off);
+                     switch (step.kind) {
+                       case Step::Kind::kGather:
+                         gather(layouts[step.gather_input], off, count, dst, element_size);
+                         break;
+                       case Step::Kind::kUnary:
+                         step.unary(pointer(step.a, off), dst, count);
+                         break;
+                       case Step::Kind::kBinary:
+                         step.binary(pointer(step.a, off), pointer(step.b, off), dst, count);
+                         break;
+                     }
+                   }
+                 }
+               });
+  if (out_of_memory)
+    return make_error(Code::kResourceExhausted, "cannot allocate the registers of a fused program");
+  return Status::OK();
+}
+
+}  // namespace ember::kernels

@@ -1,0 +1,81 @@
+// Fused element-wise programs (architecture.md §6, "Fusion"): a chain or DAG of unary and binary
+// element-wise ops runs as one kernel that streams over tiles of the output domain small enough to stay in
+// L1, so no intermediate tensor is ever written to memory.
+//
+// A program is written in SSA form over value ids: ids 0..num_inputs-1 are the inputs (each broadcasts to
+// the domain, NumPy style), and instruction i defines id num_inputs + i. It is stored as flat int64
+// records of kFusedInstructionWidth ints, {opcode, op, a, b} (b = -1 for a unary op), which is what the
+// FusedElementwise op keeps in its "program" attribute. For example, with inputs x (id 0) and y (id 1),
+// sin(x * y) + x is
+//     {kBinary, kMul, 0, 1,   kUnary, kSin, 2, -1,   kBinary, kAdd, 3, 0}   results {4}
+//
+// Running a program first turns it into register bytecode for the actual input shapes: values live in
+// tile-sized scratch registers that are reused once dead, a result is computed straight into its output
+// tensor, a full-shape input is read in place, a scalar input feeds the loops' scalar variants, and a
+// broadcast input is either read from a pattern expanded once per call (when it repeats with a period of
+// at most a tile, e.g. a bias row) or gathered per tile with stride-0 dimensions. The per-op inner loops
+// are the ISA-selected ones of elementwise.h.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "ember/core/dtype.h"
+#include "ember/core/shape.h"
+#include "ember/core/status.h"
+#include "ember/core/tensor_impl.h"
+#include "ember/kernels/elementwise.h"
+
+namespace ember::kernels {
+
+enum class FusedOpcode : int64_t { kUnary = 1, kBinary = 2 };
+inline constexpr int kFusedInstructionWidth = 4;
+
+struct FusedInstruction {
+  FusedOpcode opcode = FusedOpcode::kUnary;
+  uint8_t op = 0;  // a UnaryOp or a BinaryOp, by opcode
+  int32_t a = -1;  // operand value ids
+  int32_t b = -1;
+};
+
+/// Appends one instruction to a flat program; returns the value id it defines.
+int64_t append_unary(std::vector<int64_t>& code, int num_inputs, UnaryOp op, int64_t a);
+int64_t append_binary(std::vector<int64_t>& code, int num_inputs, BinaryOp op, int64_t a, int64_t b);
+
+/// Whether `op` may appear in a program over `dtype`: its loop exists and keeps the dtype (comparisons
+/// produce bool), and it cannot fail at run time (integer FloorDiv, FloorMod and Pow reject zero divisors
+/// and negative exponents, which an intermediate value of a program could not report).
+bool fusible_unary(UnaryOp op, DType dtype);
+bool fusible_binary(BinaryOp op, DType dtype);
+
+/// A decoded, validated program over one dtype. Inputs and outputs all have that dtype; the outputs have
+/// the domain's shape and the inputs broadcast to it.
+class FusedProgram {
+ public:
+  /// Checks every record, operand (defined before use) and result id; fails naming the bad instruction.
+  static StatusOr<FusedProgram> decode(std::span<const int64_t> code, int num_inputs,
+                                       std::span<const int64_t> results, DType dtype);
+
+  int num_inputs() const { return num_inputs_; }
+  int num_results() const { return static_cast<int>(results_.size()); }
+  DType dtype() const { return dtype_; }
+  std::span<const FusedInstruction> instructions() const { return instructions_; }
+  std::span<const int32_t> results() const { return results_; }
+
+  /// Runs over the domain given by the outputs' shape (all outputs share it; each input must broadcast
+  /// to it). Outputs must not alias inputs: a tile of an output is written before later instructions
+  /// read the same tile of the inputs.
+  Status run(std::span<const TensorImpl* const> inputs, std::span<TensorImpl* const> outputs) const;
+
+  /// Elements per tile for `dtype`: 4 KiB, so a handful of live registers stay in L1.
+  static int64_t tile_elements(DType dtype);
+
+ private:
+  int num_inputs_ = 0;
+  DType dtype_ = DType::kFloat32;
+  std::vector<FusedInstruction> instructions_;
+  std::vector<int32_t> results_;
+};
+
+}  // namespace ember::kernels

@@ -1,0 +1,77 @@
+// FusedElementwise: a chain or DAG of element-wise ops run as one tiled kernel (kernels/fused_elementwise.h).
+// Only the element-wise fusion pass (passes/fuse_elementwise.cc) creates it, in optimized graphs.
+#include "ember/kernels/fused_elementwise.h"
+#include "ember/ops/families.h"
+#include "ember/ops/registry.h"
+
+namespace ember {
+namespace {
+
+// Attributes by position.
+constexpr int kProgram = 0;
+constexpr int kResults = 1;
+constexpr int kShape = 2;
+
+StatusOr<kernels::FusedProgram> decode(const AttrReader& attrs, int num_inputs, DType dtype) {
+  return kernels::FusedProgram::decode(attrs.attr_ints(kProgram), num_inputs, attrs.attr_ints(kResults),
+                                       dtype);
+}
+
+Status fused_shape(InferContext& ctx) {
+  const DType dtype = ctx.inputs[0].dtype;
+  auto program = decode(ctx, static_cast<int>(ctx.inputs.size()), dtype);
+  if (!program.ok()) return program.status();
+  auto domain = Shape::from_dims(ctx.attr_ints(kShape));
+  if (!domain.ok()) return domain.status().with_prefix("shape: ");
+  // Every input broadcasts to the domain; unknown dims are checked when the kernel runs.
+  for (size_t k = 0; k < ctx.inputs.size(); ++k) {
+    const Shape& in = ctx.inputs[k].shape;
+    if (!in.rank_known()) continue;
+    bool fits = in.rank() <= domain->rank();
+    for (int i = 0; fits && i < in.rank(); ++i) {
+      int64_t d = in.dim(i), want = domain->dim(domain->rank() - in.rank() + i);
+      fits = d < 0 || d == 1 || d == want;
+    }
+    if (!fits)
+      return invalid_argument("input #", k, " has shape ", in.to_string(),
+                              ", which does not broadcast to the domain ", domain->to_string());
+  }
+  for (int j = 0; j < program->num_results(); ++j) ctx.outputs.push_back(TensorSpec{dtype, *domain});
+  return Status::OK();
+}
+
+Status fused_kernel(KernelContext& ctx) {
+  auto program = decode(ctx, static_cast<int>(ctx.inputs.size()), ctx.input(0).dtype());
+  if (!program.ok()) return program.status();
+  SmallVector<TensorImpl*, 4> outputs;
+  for (const TensorRef& out : ctx.outputs) outputs.push_back(out.get());
+  SmallVector<const TensorImpl*, 4> inputs;
+  for (const TensorImpl* in : ctx.inputs) inputs.push_back(in);
+  return program->run({inputs.data(), inputs.size()}, {outputs.data(), outputs.size()});
+}
+
+}  // namespace
+
+void register_fused_ops(OpRegistry& r) {
+  OpBuilder("FusedElementwise")
+      .doc(
+          "Runs an element-wise program (records {opcode, op, a, b}; opcode 1 unary, 2 binary) over tiles; "
+          "the optimizer's fusion creates it. FusedElementwise([x, y], program=[2, 2, 0, 1, 1, 11, 2, -1], "
+          "results=[3], shape=[2]) == sin(x * y)")
+      .input("inputs")
+      .output("outputs")  // one per entry of `results`
+      .type_var(kNumericTypes | kBoolType)
+      .attr("program", AttrType::kInts)
+      .attr("results", AttrType::kInts)
+      .attr("shape", AttrType::kInts)
+      // Not kElementwise: broadcast inputs and several outputs, and an output may not alias an input (it is
+      // written tile by tile while later instructions still read the inputs' same tile).
+      // Not differentiable: the node only exists in optimized graphs, which autodiff never sees (the tape
+      // replays the traced graph, and gradient functions are built from unoptimized graphs).
+      .flags(kVariadicInput | kNotDifferentiable)
+      .shape(&fused_shape)
+      .kernel(kNumericTypes | kBoolType, &fused_kernel)
+      .done(r);
+}
+
+}  // namespace ember

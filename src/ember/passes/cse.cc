@@ -1,0 +1,123 @@
+// Common-subexpression elimination: a stateless node with the same op, inputs (sorted for commutative
+// ops), attributes and control inputs as an earlier node is replaced by it. Constants with equal values
+// merge too, which is what lets the next round of CSE see through them.
+#include <algorithm>
+#include <cstring>
+#include <unordered_map>
+
+#include "ember/passes/attr_hash.h"
+#include "ember/passes/pass.h"
+
+namespace ember::passes {
+namespace {
+uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull + (h >> 29); }
+
+uint64_t hash_bytes(const void* data, size_t n) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 0x100000001b3ull;
+  return h;
+}
+}  // namespace
+
+bool tensors_equal(const TensorImpl& a, const TensorImpl& b) {
+  if (&a == &b) return true;
+  if (a.is_symbolic() || b.is_symbolic()) return false;
+  return a.dtype() == b.dtype() && a.shape() == b.shape() &&
+         std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
+}
+
+uint64_t hash_attrs(const AttrList& attrs) {
+  uint64_t h = attrs.size();
+  for (const AttrValue& v : attrs) {
+    h = mix(h, v.index());
+    std::visit(
+        [&]<typename T>(const T& x) {
+          if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, bool>) {
+            h = mix(h, static_cast<uint64_t>(x));
+          } else if constexpr (std::is_same_v<T, double>) {
+            h = mix(h, hash_bytes(&x, sizeof x));
+          } else if constexpr (std::is_same_v<T, DType>) {
+            h = mix(h, static_cast<uint64_t>(x));
+          } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+            h = mix(h, hash_bytes(x.data(), x.size() * sizeof(int64_t)));
+          } else if constexpr (std::is_same_v<T, std::string>) {
+            h = mix(h, std::hash<std::string>{}(x));
+          } else {
+            const TensorImpl* t = x.get();
+            if (t == nullptr || t->is_symbolic()) {
+              h = mix(h, reinterpret_cast<uintptr_t>(t));
+            } else {
+              h = mix(h, static_cast<uint64_t>(t->dtype()));
+              h = mix(h, hash_bytes(t->raw_data(), std::min<size_t>(t->nbytes(), 256)));
+            }
+          }
+        },
+        v);
+  }
+  return h;
+}
+
+bool attrs_equal(const AttrList& a, const AttrList& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].index() != b[i].index()) return false;
+    if (const auto* ta = std::get_if<TensorRef>(&a[i])) {
+      const TensorRef& tb = std::get<TensorRef>(b[i]);
+      if (ta->get() == nullptr || tb.get() == nullptr) {
+        if (ta->get() != tb.get()) return false;
+      } else if (!tensors_equal(**ta, *tb)) {
+        return false;
+      }
+    } else if (!std::visit(
+                   [&]<typename T>(const T& x) {
+                     if constexpr (std::is_same_v<T, TensorRef>)
+                       return false;
+                     else
+                       return x == std::get<T>(b[i]);
+                   },
+                   a[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+int eliminate_common_subgraphs(FunctionGraph& fn) {
+  GraphEditor editor(fn);
+  Graph& g = fn.graph;
+  std::unordered_multimap<uint64_t, int32_t> seen;
+  int merged = 0;
+  for (int32_t n = 0; n < g.num_nodes(); ++n) {
+    Node& node = g.mutable_node(n);
+    for (ValueRef& in : node.inputs) in = editor.resolve(in);
+    if (node.op->has_flag(kStateful)) continue;
+    if (node.op->has_flag(kCommutative) && node.inputs.size() == 2 &&
+        (node.inputs[1].node < node.inputs[0].node ||
+         (node.inputs[1].node == node.inputs[0].node && node.inputs[1].output < node.inputs[0].output)))
+      std::swap(node.inputs[0], node.inputs[1]);
+    uint64_t h = mix(static_cast<uint64_t>(node.op->index), hash_attrs(node.attrs));
+    for (ValueRef in : node.inputs) h = mix(h, (static_cast<uint64_t>(in.node) << 16) ^ in.output);
+    for (int32_t c : node.control_inputs) h = mix(h, static_cast<uint64_t>(c) * 31);
+    int32_t match = -1;
+    auto [begin, end] = seen.equal_range(h);
+    for (auto it = begin; it != end && match < 0; ++it) {
+      const Node& other = g.node(it->second);
+      if (other.op == node.op && other.inputs.size() == node.inputs.size() &&
+          std::equal(other.inputs.begin(), other.inputs.end(), node.inputs.begin()) &&
+          other.control_inputs == node.control_inputs && other.outputs.size() == node.outputs.size() &&
+          attrs_equal(other.attrs, node.attrs))
+        match = it->second;
+    }
+    if (match < 0) {
+      seen.emplace(h, n);
+      continue;
+    }
+    editor.replace_node(n, match);
+    ++merged;
+  }
+  editor.finish(/*prune=*/false);
+  return merged;
+}
+
+}  // namespace ember::passes

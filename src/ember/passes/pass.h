@@ -1,0 +1,81 @@
+// Graph optimization passes (architecture.md §5): each rewrites a FunctionGraph in place, is its own tested
+// unit, and can be switched off through OptimizerOptions (Python: ember.config.optimizer). The driver
+// (optimizer.h) runs them when a concrete function is instantiated.
+#pragma once
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ember/graph/graph.h"
+
+namespace ember::passes {
+
+/// Which passes run. The names are TensorFlow's `tf.config.optimizer` keys where TensorFlow has one.
+struct OptimizerOptions {
+  bool pruning = true;                      // TF: disable_model_pruning (inverted)
+  bool common_subgraph_elimination = true;  // CSE of stateless nodes
+  bool constant_folding = true;             // TF: constant_folding
+  bool arithmetic_optimization = true;      // TF: arithmetic_optimization (x*1, x+0, double transpose, ...)
+  bool function_inlining = true;            // TF: function_optimization
+  bool elementwise_fusion = true;           // chains and DAGs of element-wise ops become one tiled kernel
+  bool memory_optimization = true;          // TF: memory_optimization (buffer reuse, in-place writes)
+  bool disable_meta_optimizer = false;      // TF: turns every pass off
+  int64_t constant_folding_max_bytes = 10 << 20;  // folded results larger than this stay computed
+  int max_rounds = 4;                             // the driver's fixed-point bound
+
+  bool enabled(bool pass_flag) const { return pass_flag && !disable_meta_optimizer; }
+};
+
+/// The process-wide options new function instantiations read (thread-safe copies).
+OptimizerOptions optimizer_options();
+void set_optimizer_options(const OptimizerOptions& options);
+
+/// Edits a FunctionGraph: passes mutate nodes in place, forward values and append nodes, then `finish()`
+/// applies the forwarding, drops what no result, control output or stateful node needs (when pruning),
+/// and re-sorts the graph topologically, so an appended node may replace an earlier one.
+class GraphEditor {
+ public:
+  explicit GraphEditor(FunctionGraph& fn) : fn_(fn) {}
+
+  FunctionGraph& function() { return fn_; }
+  Graph& graph() { return fn_.graph; }
+
+  /// Every data use of `from` (node inputs, function results) reads `to` instead once finish() runs;
+  /// `resolve` follows the forwarding already recorded. Control edges on from's node stay.
+  void forward(ValueRef from, ValueRef to);
+  ValueRef resolve(ValueRef v) const;
+  bool forwarded(ValueRef v) const { return resolve(v) != v; }
+  /// Replaces node `from` by node `to` (same outputs): data uses and control edges move to `to`, and
+  /// `from` is removed even when pruning is off.
+  void replace_node(int32_t from, int32_t to);
+  /// Removes `node` (its outputs must be forwarded and control edges on it redirected by the caller).
+  void remove_node(int32_t node) { removed_nodes_.push_back(node); }
+
+  /// Appends a node (its inputs are resolved first).
+  int32_t add_node(const OpDef& op, std::span<const ValueRef> inputs, AttrList attrs,
+                   SmallVector<TensorSpec, 2> outputs, SourceLocation location, std::string_view name = {});
+
+  /// For each value, the nodes that read it (data inputs), after resolving; rebuilt on each call.
+  std::vector<std::vector<int32_t>> consumers_by_node() const;
+
+  /// Applies the edits. With `prune`, nodes that feed no result, control output or stateful node are
+  /// removed (arguments always stay).
+  void finish(bool prune);
+
+ private:
+  FunctionGraph& fn_;
+  std::unordered_map<int64_t, ValueRef> forward_;
+  std::unordered_map<int32_t, int32_t> replaced_nodes_;
+  std::vector<int32_t> removed_nodes_;
+};
+
+/// The passes. Each returns the number of rewrites it made (0: nothing to do).
+int prune(FunctionGraph& fn);
+int eliminate_common_subgraphs(FunctionGraph& fn);
+int fold_constants(FunctionGraph& fn, int64_t max_bytes);
+int simplify_arithmetic(FunctionGraph& fn);
+int inline_function_calls(FunctionGraph& fn);
+int fuse_elementwise(FunctionGraph& fn);
+
+}  // namespace ember::passes

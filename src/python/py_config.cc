@@ -1,0 +1,82 @@
+// ember.config.optimizer and ember.config.threading: the optimizer's pass switches (TensorFlow's
+// tf.config.optimizer option names) and the executor's thread counts.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+
+#include "ember/core/parallel.h"
+#include "ember/passes/pass.h"
+
+namespace nb = nanobind;
+
+namespace ember::python {
+namespace {
+
+struct BoolOption {
+  const char* name;
+  bool passes::OptimizerOptions::*field;
+  bool inverted;  // TF's disable_model_pruning is "pruning off"
+};
+
+constexpr BoolOption kBoolOptions[] = {
+    {"constant_folding", &passes::OptimizerOptions::constant_folding, false},
+    {"arithmetic_optimization", &passes::OptimizerOptions::arithmetic_optimization, false},
+    {"common_subgraph_elimination", &passes::OptimizerOptions::common_subgraph_elimination, false},
+    {"function_optimization", &passes::OptimizerOptions::function_inlining, false},
+    {"elementwise_fusion", &passes::OptimizerOptions::elementwise_fusion, false},
+    {"memory_optimization", &passes::OptimizerOptions::memory_optimization, false},
+    {"disable_model_pruning", &passes::OptimizerOptions::pruning, true},
+    {"disable_meta_optimizer", &passes::OptimizerOptions::disable_meta_optimizer, false},
+};
+
+// TF options ember accepts but has no pass for (their rewrites do not apply to ember's graphs).
+constexpr const char* kAcceptedWithoutEffect[] = {"layout_optimizer",
+                                                  "shape_optimization",
+                                                  "remapping",
+                                                  "dependency_optimization",
+                                                  "loop_optimization",
+                                                  "debug_stripper",
+                                                  "scoped_allocator_optimization",
+                                                  "pin_to_host_optimization",
+                                                  "implementation_selector",
+                                                  "auto_mixed_precision",
+                                                  "auto_parallel"};
+
+nb::dict get_options() {
+  passes::OptimizerOptions options = passes::optimizer_options();
+  nb::dict d;
+  for (const BoolOption& o : kBoolOptions) d[o.name] = (options.*o.field) != o.inverted;
+  d["constant_folding_max_bytes"] = options.constant_folding_max_bytes;
+  return d;
+}
+
+void set_options(nb::dict values) {
+  passes::OptimizerOptions options = passes::optimizer_options();
+  for (auto [key, value] : values) {
+    std::string name = nb::cast<std::string>(key);
+    bool known = false;
+    for (const BoolOption& o : kBoolOptions) {
+      if (name != o.name) continue;
+      options.*o.field = nb::cast<bool>(value) != o.inverted;
+      known = true;
+    }
+    if (name == "constant_folding_max_bytes") {
+      options.constant_folding_max_bytes = nb::cast<int64_t>(value);
+      known = true;
+    }
+    if (name == "min_graph_nodes") known = true;
+    for (const char* accepted : kAcceptedWithoutEffect) known = known || name == accepted;
+    if (!known) throw nb::value_error(("set_experimental_options: unknown option '" + name + "'").c_str());
+  }
+  passes::set_optimizer_options(options);
+}
+
+}  // namespace
+
+void bind_config(nb::module_& m) {
+  m.def("optimizer_get_options", &get_options);
+  m.def("optimizer_set_options", &set_options);
+  m.def("set_inter_op_threads", &set_inter_op_threads);
+  m.def("inter_op_threads", &inter_op_threads);
+}
+
+}  // namespace ember::python

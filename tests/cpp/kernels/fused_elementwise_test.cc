@@ -1,0 +1,264 @@
+// Fused programs against running their ops one by one (kernels::run_unary / run_binary, broadcasting
+// included), over tile boundaries, broadcast layouts, dtypes and thread-splitting sizes.
+#include "ember/kernels/fused_elementwise.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "ember/ember.h"
+
+namespace ember::kernels {
+namespace {
+
+using U = UnaryOp;
+using B = BinaryOp;
+
+template <typename T>
+Tensor random_tensor(const Shape& shape, uint32_t seed, double lo = -2, double hi = 2) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  std::vector<T> values(shape.num_elements());
+  for (T& v : values) v = static_cast<T>(dist(gen));
+  return Tensor::from_vector<T>(values, shape);
+}
+
+// The program's meaning, one op at a time on whole tensors.
+std::vector<Tensor> run_unfused(const FusedProgram& program, const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> values(inputs);
+  for (const FusedInstruction& instr : program.instructions()) {
+    const Tensor& a = values[instr.a];
+    if (instr.opcode == FusedOpcode::kUnary) {
+      Tensor out(TensorImpl::allocate(a.dtype(), a.shape()).value());
+      EXPECT_TRUE(run_unary(static_cast<UnaryOp>(instr.op), *a.impl(), *out.impl()).ok());
+      values.push_back(out);
+    } else {
+      const Tensor& b = values[instr.b];
+      Shape shape = broadcast_shapes(a.shape(), b.shape()).value();
+      Tensor out(TensorImpl::allocate(a.dtype(), shape).value());
+      EXPECT_TRUE(run_binary(static_cast<BinaryOp>(instr.op), *a.impl(), *b.impl(), *out.impl()).ok());
+      values.push_back(out);
+    }
+  }
+  std::vector<Tensor> results;
+  for (int32_t id : program.results()) results.push_back(values[id]);
+  return results;
+}
+
+std::vector<Tensor> run_fused(const FusedProgram& program, const std::vector<Tensor>& inputs,
+                              const Shape& domain) {
+  std::vector<Tensor> outputs;
+  std::vector<const TensorImpl*> in;
+  std::vector<TensorImpl*> out;
+  for (const Tensor& t : inputs) in.push_back(t.impl());
+  for (int j = 0; j < program.num_results(); ++j) {
+    outputs.emplace_back(TensorImpl::allocate(program.dtype(), domain).value());
+    out.push_back(outputs.back().impl());
+  }
+  Status s = program.run(in, out);
+  EXPECT_TRUE(s.ok()) << s.to_string();
+  return outputs;
+}
+
+template <typename T>
+void expect_fused_matches_unfused(const std::vector<int64_t>& code, const std::vector<int64_t>& results,
+                                  const std::vector<Tensor>& inputs, const Shape& domain) {
+  auto program = FusedProgram::decode(code, static_cast<int>(inputs.size()), results, inputs[0].dtype());
+  ASSERT_TRUE(program.ok()) << program.status().to_string();
+  std::vector<Tensor> expected = run_unfused(*program, inputs);
+  std::vector<Tensor> got = run_fused(*program, inputs, domain);
+  ASSERT_EQ(expected.size(), got.size());
+  for (size_t j = 0; j < got.size(); ++j) {
+    ASSERT_EQ(expected[j].shape(), domain) << "test programs keep every result on the domain";
+    std::vector<T> e = expected[j].to_vector<T>(), g = got[j].to_vector<T>();
+    ASSERT_EQ(e.size(), g.size());
+    for (size_t i = 0; i < e.size(); ++i) {
+      // The same loops run in both, so results agree bit for bit (NaN included).
+      if (e[i] != g[i] && !(e[i] != e[i] && g[i] != g[i])) {
+        ADD_FAILURE() << "result " << j << " element " << i << ": expected " << e[i] << ", got " << g[i];
+        return;
+      }
+    }
+  }
+}
+
+// x * y + sin(x), also returning x * y: a DAG with an intermediate result.
+std::vector<int64_t> mul_add_sin(std::vector<int64_t>& results) {
+  std::vector<int64_t> code;
+  int64_t xy = append_binary(code, 2, B::kMul, 0, 1);
+  int64_t s = append_unary(code, 2, U::kSin, 0);
+  int64_t sum = append_binary(code, 2, B::kAdd, xy, s);
+  results = {sum, xy};
+  return code;
+}
+
+TEST(FusedElementwise, DagOverTilesNotAMultipleOfTheTileSize) {
+  for (int64_t n : {1, 5, 1024, 1025, 3000}) {
+    SCOPED_TRACE(n);
+    std::vector<int64_t> results;
+    auto code = mul_add_sin(results);
+    expect_fused_matches_unfused<float>(
+        code, results, {random_tensor<float>({n}, 1), random_tensor<float>({n}, 2)}, Shape({n}));
+    expect_fused_matches_unfused<double>(
+        code, results, {random_tensor<double>({n}, 3), random_tensor<double>({n}, 4)}, Shape({n}));
+  }
+}
+
+TEST(FusedElementwise, ScalarInputsUseTheScalarLoops) {
+  std::vector<int64_t> code;
+  // (x * 2) - 1, then 3 / that, and tanh(s) + x (a scalar through a unary op), and s * t + x (two scalars).
+  int64_t scaled = append_binary(code, 4, B::kMul, 0, 1);
+  int64_t shifted = append_binary(code, 4, B::kSub, scaled, 2);
+  int64_t divided = append_binary(code, 4, B::kDiv, 2, shifted);
+  int64_t t = append_unary(code, 4, U::kTanh, 3);
+  int64_t plus = append_binary(code, 4, B::kAdd, t, 0);
+  int64_t both = append_binary(code, 4, B::kMul, 3, 1);
+  int64_t last = append_binary(code, 4, B::kAdd, both, plus);
+  Shape domain({3, 700});
+  expect_fused_matches_unfused<float>(code, {divided, last},
+                                      {random_tensor<float>(domain, 5), Tensor(2.0f),
+                                       Tensor::from_vector<float>({1.0f}, Shape({1, 1})), Tensor(0.5f)},
+                                      domain);
+}
+
+TEST(FusedElementwise, RowVectorBias) {
+  // A short bias repeats within a tile (expanded once); a long one is gathered per tile.
+  for (int64_t cols : {1, 3, 64, 1000, 1500, 5000}) {
+    SCOPED_TRACE(cols);
+    std::vector<int64_t> code;
+    int64_t biased = append_binary(code, 2, B::kAdd, 0, 1);
+    int64_t relu = append_unary(code, 2, U::kRelu, biased);
+    Shape domain({7, cols});
+    expect_fused_matches_unfused<float>(
+        code, {relu}, {random_tensor<float>(domain, 6), random_tensor<float>({cols}, 7)}, domain);
+    // The bias first: the sv-style operand order must work as well.
+    std::vector<int64_t> swapped;
+    int64_t b2 = append_binary(swapped, 2, B::kSub, 1, 0);
+    int64_t e2 = append_unary(swapped, 2, U::kExp, b2);
+    expect_fused_matches_unfused<double>(
+        swapped, {e2}, {random_tensor<double>(domain, 8), random_tensor<double>({1, cols}, 9)}, domain);
+  }
+}
+
+TEST(FusedElementwise, ColumnAndMiddleBroadcasts) {
+  for (int64_t cols : {1, 2, 5, 1024, 3000}) {
+    SCOPED_TRACE(cols);
+    std::vector<int64_t> code;
+    int64_t scaled = append_binary(code, 2, B::kMul, 0, 1);
+    int64_t squared = append_unary(code, 2, U::kSquare, scaled);
+    Shape domain({9, cols});
+    expect_fused_matches_unfused<float>(
+        code, {squared}, {random_tensor<float>(domain, 10), random_tensor<float>({9, 1}, 11)}, domain);
+  }
+  std::vector<int64_t> code;
+  int64_t a = append_binary(code, 3, B::kMax, 0, 1);
+  int64_t b = append_binary(code, 3, B::kMul, a, 2);
+  Shape domain({4, 300, 5});
+  expect_fused_matches_unfused<float>(code, {b},
+                                      {random_tensor<float>(domain, 12), random_tensor<float>({4, 1, 5}, 13),
+                                       random_tensor<float>({300, 1}, 14)},
+                                      domain);
+}
+
+TEST(FusedElementwise, OuterProductOfTwoBroadcastInputs) {
+  std::vector<int64_t> code;
+  int64_t outer = append_binary(code, 2, B::kMul, 0, 1);
+  int64_t c = append_unary(code, 2, U::kCos, outer);
+  Shape domain({600, 700});
+  expect_fused_matches_unfused<float>(
+      code, {c}, {random_tensor<float>({600, 1}, 15), random_tensor<float>({700}, 16)}, domain);
+}
+
+TEST(FusedElementwise, LargeDomainsSplitAcrossThreads) {
+  std::vector<int64_t> results;
+  auto code = mul_add_sin(results);
+  int64_t n = (int64_t{1} << 20) * 3 + 77;
+  expect_fused_matches_unfused<float>(
+      code, results, {random_tensor<float>({n}, 17), random_tensor<float>({n}, 18)}, Shape({n}));
+  Shape domain({1500, 1001});
+  std::vector<int64_t> bias_code;
+  int64_t sum = append_binary(bias_code, 2, B::kAdd, 0, 1);
+  int64_t sig = append_unary(bias_code, 2, U::kSigmoid, sum);
+  expect_fused_matches_unfused<double>(
+      bias_code, {sig}, {random_tensor<double>(domain, 19), random_tensor<double>({1001}, 20)}, domain);
+}
+
+TEST(FusedElementwise, LongChainReusesRegisters) {
+  std::vector<int64_t> code;
+  int64_t v = 0;
+  const U unary[] = {U::kSin, U::kTanh, U::kNeg, U::kSquare};
+  const B binary[] = {B::kAdd, B::kMul, B::kSub, B::kMax};
+  for (int i = 0; i < 100; ++i)
+    v = i % 2 == 0 ? append_unary(code, 2, unary[(i / 2) % 4], v)
+                   : append_binary(code, 2, binary[(i / 2) % 4], v, 1);
+  Shape domain({5000});
+  expect_fused_matches_unfused<float>(
+      code, {v}, {random_tensor<float>(domain, 21), random_tensor<float>(domain, 22)}, domain);
+}
+
+TEST(FusedElementwise, IntegerAndBoolPrograms) {
+  std::vector<int64_t> code;
+  int64_t sum = append_binary(code, 2, B::kAdd, 0, 1);
+  int64_t prod = append_binary(code, 2, B::kMul, sum, 0);
+  int64_t neg = append_unary(code, 2, U::kNeg, prod);
+  Shape domain({3, 2000});
+  expect_fused_matches_unfused<int32_t>(
+      code, {neg},
+      {random_tensor<int32_t>(domain, 23, -100, 100), random_tensor<int32_t>({2000}, 24, -100, 100)}, domain);
+
+  std::vector<int64_t> logic;
+  int64_t both = append_binary(logic, 2, B::kLogicalAnd, 0, 1);
+  int64_t none = append_unary(logic, 2, U::kLogicalNot, both);
+  std::vector<bool> a(3000), b(3000);
+  for (int i = 0; i < 3000; ++i) a[i] = i % 3 == 0, b[i] = i % 2 == 0;
+  auto to_tensor = [](const std::vector<bool>& v) {
+    Tensor t(TensorImpl::allocate(DType::kBool, Shape({static_cast<int64_t>(v.size())})).value());
+    for (size_t i = 0; i < v.size(); ++i) t.impl()->mutable_data<bool>()[i] = v[i];
+    return t;
+  };
+  auto program = FusedProgram::decode(logic, 2, std::vector<int64_t>{none}, DType::kBool);
+  ASSERT_TRUE(program.ok()) << program.status().to_string();
+  std::vector<Tensor> got = run_fused(*program, {to_tensor(a), to_tensor(b)}, Shape({3000}));
+  const bool* out = got[0].impl()->data<bool>();
+  for (int i = 0; i < 3000; ++i) ASSERT_EQ(out[i], !(a[i] && b[i])) << i;
+}
+
+TEST(FusedElementwise, DecodeRejectsMalformedPrograms) {
+  const std::vector<int64_t> one{2};
+  auto fails = [](std::vector<int64_t> code, std::vector<int64_t> results, DType dtype,
+                  const std::string& what) {
+    auto p = FusedProgram::decode(code, 1, results, dtype);
+    ASSERT_FALSE(p.ok()) << what;
+    EXPECT_EQ(p.status().code(), Code::kInvalidArgument);
+    EXPECT_NE(p.status().message().find(what), std::string::npos) << p.status().message();
+  };
+  fails({1, 11, 0}, one, DType::kFloat32, "records of 4");
+  fails({7, 11, 0, -1}, {1}, DType::kFloat32, "opcode 7");
+  fails({1, 11, 1, -1}, {1}, DType::kFloat32, "reads value 1");
+  fails({2, 0, 0, 5}, {1}, DType::kFloat32, "reads value 5");
+  fails({1, 99, 0, -1}, {1}, DType::kFloat32, "unary op 99");
+  fails({1, 11, 0, -1}, {0}, DType::kFloat32, "result 0");
+  fails({1, 11, 0, -1}, {1, 1}, DType::kFloat32, "listed twice");
+  fails({1, 11, 0, -1}, {}, DType::kFloat32, "at least one result");
+  // Sin has no int32 loop; integer FloorDiv would have to report division by zero; comparisons make bool.
+  fails({1, static_cast<int64_t>(U::kSin), 0, -1}, {1}, DType::kInt32, "cannot run in a int32");
+  fails({2, static_cast<int64_t>(B::kFloorDiv), 0, 0}, {1}, DType::kInt32, "binary op");
+  fails({2, static_cast<int64_t>(B::kLess), 0, 0}, {1}, DType::kFloat32, "binary op");
+}
+
+TEST(FusedElementwise, RunRejectsInputsThatDoNotBroadcast) {
+  std::vector<int64_t> code;
+  int64_t sum = append_binary(code, 2, B::kAdd, 0, 1);
+  auto program = FusedProgram::decode(code, 2, std::vector<int64_t>{sum}, DType::kFloat32);
+  ASSERT_TRUE(program.ok());
+  Tensor x = random_tensor<float>({4, 3}, 25), bad = random_tensor<float>({4}, 26);
+  Tensor out(TensorImpl::allocate(DType::kFloat32, Shape({4, 3})).value());
+  const TensorImpl* in[] = {x.impl(), bad.impl()};
+  TensorImpl* outs[] = {out.impl()};
+  Status s = program->run(in, outs);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("input #1 has shape [4]"), std::string::npos) << s.message();
+}
+
+}  // namespace
+}  // namespace ember::kernels

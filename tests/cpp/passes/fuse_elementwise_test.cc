@@ -1,0 +1,235 @@
+// Element-wise fusion on traced graphs: which nodes fuse, that the result stays a valid topologically
+// sorted graph, and that the fused function computes what the same body computes eagerly.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <random>
+
+#include "ember/ember.h"
+#include "ember/passes/pass.h"
+#include "ember/runtime/executor.h"
+#include "ember/trace/trace_context.h"
+
+namespace ember::passes {
+namespace {
+
+using Body = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
+
+std::shared_ptr<FunctionGraph> trace(const std::vector<TensorSpec>& args, const Body& body) {
+  auto fn = std::make_shared<FunctionGraph>();
+  fn->name = "f";
+  TraceContext ctx(fn.get());
+  TraceScope scope(ctx);
+  std::vector<Tensor> xs;
+  for (size_t i = 0; i < args.size(); ++i)
+    xs.emplace_back(ctx.add_argument(args[i].dtype, args[i].shape, "x" + std::to_string(i)));
+  for (const Tensor& y : body(xs))
+    fn->results.push_back(ValueRef{y.impl()->graph_node(), y.impl()->graph_output()});
+  return fn;
+}
+
+// Fuses a copy of `fn`, then prunes the members the fused nodes replaced.
+std::shared_ptr<FunctionGraph> fused_copy(const FunctionGraph& fn, int* groups = nullptr) {
+  auto copy = std::make_shared<FunctionGraph>(fn);
+  int fused = fuse_elementwise(*copy);
+  if (groups != nullptr) *groups = fused;
+  prune(*copy);
+  return copy;
+}
+
+int count_ops(const FunctionGraph& fn, std::string_view op) {
+  int count = 0;
+  for (int32_t i = 0; i < fn.graph.num_nodes(); ++i) count += fn.graph.node(i).op->name == op;
+  return count;
+}
+
+void expect_topologically_sorted(const FunctionGraph& fn) {
+  for (int32_t i = 0; i < fn.graph.num_nodes(); ++i) {
+    for (ValueRef in : fn.graph.node(i).inputs) EXPECT_LT(in.node, i) << fn.graph.to_text();
+    for (int32_t c : fn.graph.node(i).control_inputs) EXPECT_LT(c, i) << fn.graph.to_text();
+  }
+}
+
+Tensor random_tensor(const Shape& shape, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.5f, 1.5f);
+  std::vector<float> values(shape.num_elements());
+  for (float& v : values) v = dist(gen);
+  return Tensor::from_vector<float>(values, shape);
+}
+
+// Runs the fused graph and compares with the body run eagerly on the same arguments.
+void expect_same_as_eager(const FunctionGraph& fused, const std::vector<TensorSpec>& args, const Body& body) {
+  std::vector<Tensor> inputs;
+  std::vector<TensorImpl*> impls;
+  for (size_t i = 0; i < args.size(); ++i) {
+    inputs.push_back(random_tensor(args[i].shape, static_cast<uint32_t>(i + 1)));
+    impls.push_back(inputs.back().impl());
+  }
+  std::vector<Tensor> expected = body(inputs);
+  CompiledFunction compiled(std::make_shared<FunctionGraph>(fused));
+  OutputList results;
+  Status s = compiled.run(impls, results);
+  ASSERT_TRUE(s.ok()) << s.to_string();
+  ASSERT_EQ(results.size(), expected.size());
+  for (size_t j = 0; j < expected.size(); ++j) {
+    Tensor got(results[j]);
+    ASSERT_EQ(got.shape(), expected[j].shape());
+    std::vector<float> e = expected[j].to_vector<float>(), g = got.to_vector<float>();
+    for (size_t i = 0; i < e.size(); ++i)
+      ASSERT_NEAR(g[i], e[i], 1e-5f * (1 + std::abs(e[i]))) << j << "/" << i;
+  }
+}
+
+TEST(FuseElementwise, ChainBecomesOneNode) {
+  std::vector<TensorSpec> args{{DType::kFloat32, Shape({4, 3})}};
+  Body body = [](const std::vector<Tensor>& x) {
+    return std::vector<Tensor>{tanh(x[0] * 2.0f + 1.0f) - x[0]};
+  };
+  auto fn = trace(args, body);
+  int groups = 0;
+  auto fused = fused_copy(*fn, &groups);
+  EXPECT_EQ(groups, 1);
+  EXPECT_EQ(
+      fused->graph.to_text(),
+      "x0 = Placeholder() {dtype=float32, shape=[4,3], unknown_rank=false} -> float32[4,3]\n"
+      "Const = Const() {value=<float32[]>} -> float32[]\n"
+      "Const_1 = Const() {value=<float32[]>} -> float32[]\n"
+      "fused/Mul = FusedElementwise(x0:0, Const:0, Const_1:0) {program=[2,2,0,1,2,0,3,2,1,13,4,-1,2,1,5,0], "
+      "results=[6], shape=[4,3]} -> float32[4,3]\n");
+  expect_topologically_sorted(*fused);
+  expect_same_as_eager(*fused, args, body);
+}
+
+TEST(FuseElementwise, DagWithSharedInputBecomesOneNode) {
+  std::vector<TensorSpec> args{{DType::kFloat32, Shape({5000})}, {DType::kFloat32, Shape({5000})}};
+  Body body = [](const std::vector<Tensor>& x) { return std::vector<Tensor>{x[0] * x[1] + sin(x[0])}; };
+  auto fused = fused_copy(*trace(args, body));
+  EXPECT_EQ(count_ops(*fused, "FusedElementwise"), 1);
+  EXPECT_EQ(count_ops(*fused, "Mul") + count_ops(*fused, "Sin") + count_ops(*fused, "Add"), 0);
+  expect_same_as_eager(*fused, args, body);
+}
+
+TEST(FuseElementwise, ValuesUsedOutsideBecomeOutputs) {
+  std::vector<TensorSpec> args{{DType::kFloat32, Shape({3, 3})}};
+  // a is returned and read by MatMul; b only inside; the group's last value is returned too.
+  Body body = [](const std::vector<Tensor>& x) {
+    Tensor a = exp(x[0]);
+    Tensor b = a * x[0];
+    Tensor c = sigmoid(b) + a;
+    return std::vector<Tensor>{a, c, matmul(a, x[0])};
+  };
+  auto fused = fused_copy(*trace(args, body));
+  ASSERT_EQ(count_ops(*fused, "FusedElementwise"), 1);
+  for (int32_t i = 0; i < fused->graph.num_nodes(); ++i) {
+    const Node& node = fused->graph.node(i);
+    if (node.op->name == "FusedElementwise") EXPECT_EQ(node.outputs.size(), 2u) << fused->graph.to_text();
+  }
+  expect_topologically_sorted(*fused);
+  expect_same_as_eager(*fused, args, body);
+}
+
+TEST(FuseElementwise, NeverFusesAcrossAPathThatLeavesTheGroup) {
+  std::vector<TensorSpec> args{{DType::kFloat32, Shape({4, 4})}};
+  // exp feeds both MatMul and the add that consumes MatMul: exp cannot join add and sin without making
+  // the fused node both feed and consume the MatMul.
+  Body body = [](const std::vector<Tensor>& x) {
+    Tensor a = exp(x[0]);
+    Tensor m = matmul(a, x[0]);
+    return std::vector<Tensor>{sin(a + m)};
+  };
+  auto fused = fused_copy(*trace(args, body));
+  EXPECT_EQ(count_ops(*fused, "FusedElementwise"), 1);
+  EXPECT_EQ(count_ops(*fused, "Exp"), 1);
+  EXPECT_EQ(count_ops(*fused, "MatMul"), 1);
+  expect_topologically_sorted(*fused);
+  expect_same_as_eager(*fused, args, body);
+
+  // The same danger between two groups that a later node would join: neg(x) and square(x) each feed the
+  // final add, but square also feeds a MatMul that feeds neg's branch.
+  Body diamond = [](const std::vector<Tensor>& x) {
+    Tensor s = square(x[0]);
+    Tensor m = matmul(s, x[0]);
+    Tensor n = negative(m) * 2.0f;
+    return std::vector<Tensor>{abs(s) + n};
+  };
+  auto fused2 = fused_copy(*trace(args, diamond));
+  expect_topologically_sorted(*fused2);
+  expect_same_as_eager(*fused2, args, diamond);
+}
+
+TEST(FuseElementwise, TwoConvexGroupsThatWouldFeedEachOtherDoNotBothFuse) {
+  // A = {a1, a2} on [4], B = {b1, b2, b3} on [3, 4]. Each is convex, but a1 -> b1 and b2 -> sum -> a2:
+  // contracted, A feeds B and B feeds A. One of them must stay unfused.
+  std::vector<TensorSpec> args{{DType::kFloat32, Shape({4})}, {DType::kFloat32, Shape({3, 4})}};
+  Body body = [](const std::vector<Tensor>& x) {
+    Tensor a1 = exp(x[0] * 0.5f);
+    Tensor b1 = a1 + x[1];
+    Tensor b2 = sin(x[1]) * 3.0f;
+    Tensor b3 = b1 * b2;
+    Tensor a2 = a1 * reduce_sum(b2, {0});
+    return std::vector<Tensor>{a2, b3};
+  };
+  auto fused = fused_copy(*trace(args, body));
+  EXPECT_GE(count_ops(*fused, "FusedElementwise"), 1);
+  expect_topologically_sorted(*fused);
+  expect_same_as_eager(*fused, args, body);
+}
+
+TEST(FuseElementwise, NonFusibleOpsSplitChains) {
+  std::vector<TensorSpec> args{{DType::kFloat32, Shape({8, 8})}};
+  Body body = [](const std::vector<Tensor>& x) {
+    Tensor h = relu(x[0] * 0.5f + 0.25f);
+    return std::vector<Tensor>{tanh(matmul(h, h) - 1.0f) * 3.0f};
+  };
+  int groups = 0;
+  auto fused = fused_copy(*trace(args, body), &groups);
+  EXPECT_EQ(groups, 2);
+  EXPECT_EQ(count_ops(*fused, "FusedElementwise"), 2);
+  EXPECT_EQ(count_ops(*fused, "MatMul"), 1);
+  expect_same_as_eager(*fused, args, body);
+}
+
+TEST(FuseElementwise, GroupsKeepOneDomainAndBroadcastInputsIn) {
+  std::vector<TensorSpec> args{{DType::kFloat32, Shape({300, 40})}, {DType::kFloat32, Shape({40})}};
+  // The bias chain runs on [40], the activation on [300, 40] with the bias broadcast into it.
+  Body body = [](const std::vector<Tensor>& x) {
+    Tensor bias = x[1] * 2.0f + 1.0f;
+    return std::vector<Tensor>{relu(x[0] + bias) * x[1]};
+  };
+  int groups = 0;
+  auto fused = fused_copy(*trace(args, body), &groups);
+  EXPECT_EQ(groups, 2);
+  EXPECT_EQ(count_ops(*fused, "FusedElementwise"), 2);
+  expect_same_as_eager(*fused, args, body);
+}
+
+TEST(FuseElementwise, LeavesUnknownShapesAndSingleOpsAlone) {
+  std::vector<TensorSpec> unknown{{DType::kFloat32, Shape({-1, 3})}};
+  auto fn =
+      trace(unknown, [](const std::vector<Tensor>& x) { return std::vector<Tensor>{exp(x[0]) + 1.0f}; });
+  std::string before = fn->graph.to_text();
+  EXPECT_EQ(fuse_elementwise(*fn), 0);
+  EXPECT_EQ(fn->graph.to_text(), before);
+
+  std::vector<TensorSpec> known{{DType::kFloat32, Shape({3})}};
+  auto single = trace(known, [](const std::vector<Tensor>& x) {
+    return std::vector<Tensor>{reduce_sum(exp(x[0])) + 1.0f};  // exp alone on [3], add alone on []
+  });
+  EXPECT_EQ(fuse_elementwise(*single), 0);
+}
+
+TEST(FuseElementwise, HundredOpChainMatchesEager) {
+  std::vector<TensorSpec> args{{DType::kFloat32, Shape({1 << 16})}, {DType::kFloat32, Shape({1 << 16})}};
+  Body body = [](const std::vector<Tensor>& x) {
+    Tensor v = x[0];
+    for (int i = 0; i < 25; ++i) v = tanh(v * x[1] + 0.5f) - sin(v);
+    return std::vector<Tensor>{v};
+  };
+  auto fused = fused_copy(*trace(args, body));
+  EXPECT_EQ(count_ops(*fused, "FusedElementwise"), 1);
+  expect_same_as_eager(*fused, args, body);
+}
+
+}  // namespace
+}  // namespace ember::passes

@@ -1,0 +1,191 @@
+// Each pass on before/after graph text, and results equal to the unoptimized graph.
+#include <gtest/gtest.h>
+
+#include "ember/passes/optimizer.h"
+#include "ember/passes/pass.h"
+#include "pass_testing.h"
+
+namespace ember {
+namespace {
+
+using testing::count_op;
+using testing::expect_same_values;
+using testing::run_graph;
+using testing::trace_function;
+
+// The graph text without source locations, one node a line.
+std::string text(const FunctionGraph& fn) { return fn.graph.to_text(); }
+
+TEST(Prune, DropsWhatFeedsNoResult) {
+  auto fn = trace_function({Shape({3})}, [](std::vector<Tensor>& x) {
+    Tensor unused = exp(x[0]);
+    (void)unused;
+    return std::vector<Tensor>{square(x[0])};
+  });
+  FunctionGraph g = *fn;
+  EXPECT_EQ(count_op(g, "Exp"), 1);
+  EXPECT_EQ(passes::prune(g), 1);
+  EXPECT_EQ(text(g),
+            "x0 = Placeholder() {dtype=float32, shape=[3], unknown_rank=false} -> float32[3]\n"
+            "Square = Square(x0:0) -> float32[3]\n");
+  Tensor x = Tensor::from_vector<float>({1, 2, 3});
+  expect_same_values(run_graph(fn, {x}), run_graph(std::make_shared<FunctionGraph>(g), {x}));
+}
+
+TEST(Cse, MergesDuplicatesAndCommutedInputs) {
+  auto fn = trace_function({Shape({2}), Shape({2})}, [](std::vector<Tensor>& x) {
+    Tensor a = x[0] * x[1];
+    Tensor b = x[1] * x[0];  // commutative: the same product
+    Tensor c = sin(x[0]) + sin(x[0]);
+    return std::vector<Tensor>{a + b, c};
+  });
+  FunctionGraph g = *fn;
+  EXPECT_EQ(count_op(g, "Mul"), 2);
+  EXPECT_EQ(count_op(g, "Sin"), 2);
+  EXPECT_EQ(passes::eliminate_common_subgraphs(g), 2);
+  EXPECT_EQ(text(g),
+            "x0 = Placeholder() {dtype=float32, shape=[2], unknown_rank=false} -> float32[2]\n"
+            "x1 = Placeholder() {dtype=float32, shape=[2], unknown_rank=false} -> float32[2]\n"
+            "Mul = Mul(x0:0, x1:0) -> float32[2]\n"
+            "Sin = Sin(x0:0) -> float32[2]\n"
+            "Add = Add(Sin:0, Sin:0) -> float32[2]\n"
+            "Add_1 = Add(Mul:0, Mul:0) -> float32[2]\n");
+  Tensor x = Tensor::from_vector<float>({1, 2}), y = Tensor::from_vector<float>({3, -4});
+  expect_same_values(run_graph(fn, {x, y}), run_graph(std::make_shared<FunctionGraph>(g), {x, y}));
+}
+
+TEST(Cse, KeepsStatefulNodesApart) {
+  auto fn = trace_function({Shape({2})}, [](std::vector<Tensor>& x) {
+    Tensor a = random_uniform({2}, DType::kFloat32, 0.0, 1.0, 7);
+    Tensor b = random_uniform({2}, DType::kFloat32, 0.0, 1.0, 7);
+    return std::vector<Tensor>{a + x[0], b + x[0]};
+  });
+  FunctionGraph g = *fn;
+  int random_ops = g.graph.num_nodes();
+  passes::eliminate_common_subgraphs(g);
+  EXPECT_EQ(g.graph.num_nodes(), random_ops);
+}
+
+TEST(ConstantFolding, FoldsWhatInliningExposes) {
+  // A node whose inputs are all Const nodes (built directly: the tracer folds these itself).
+  auto fn =
+      trace_function({Shape({2})}, [](std::vector<Tensor>& x) { return std::vector<Tensor>{x[0] + 1.0f}; });
+  FunctionGraph g = *fn;
+  int32_t add = g.graph.find("Add");
+  ASSERT_GE(add, 0);
+  int32_t one = g.graph.node(add).inputs[1].node;
+  ASSERT_EQ(g.graph.node(one).op->name, "Const");
+  // Rewire x + 1 into 1 + 1.
+  g.graph.mutable_node(add).inputs[0] = ValueRef{one, 0};
+  g.graph.mutable_node(add).outputs[0].shape = Shape({});
+  EXPECT_EQ(passes::fold_constants(g, 1 << 20), 1);
+  ASSERT_EQ(g.results.size(), 1u);
+  const Node& folded = g.graph.node(g.results[0].node);
+  EXPECT_EQ(folded.op->name, "Const");
+  EXPECT_EQ(folded.name, "Add/folded");
+  EXPECT_EQ(Tensor(std::get<TensorRef>(folded.attrs[0])).item<float>(), 2.0f);
+}
+
+TEST(ConstantFolding, RespectsTheSizeCap) {
+  auto fn =
+      trace_function({Shape({2})}, [](std::vector<Tensor>& x) { return std::vector<Tensor>{x[0] + 1.0f}; });
+  FunctionGraph g = *fn;
+  int32_t add = g.graph.find("Add");
+  int32_t one = g.graph.node(add).inputs[1].node;
+  g.graph.mutable_node(add).inputs[0] = ValueRef{one, 0};
+  g.graph.mutable_node(add).outputs[0].shape = Shape({});
+  EXPECT_EQ(passes::fold_constants(g, 2), 0);  // a float32 scalar is 4 bytes
+}
+
+TEST(Arithmetic, RemovesIdentities) {
+  auto fn = trace_function({Shape({2, 3})}, [](std::vector<Tensor>& x) {
+    Tensor a = x[0] * 1.0f + 0.0f;
+    Tensor b = transpose(transpose(a, {1, 0}), {1, 0});
+    Tensor c = reshape(reshape(b, {3, 2}), {2, 3});
+    Tensor d = cast(identity(c), DType::kFloat32);
+    return std::vector<Tensor>{negative(negative(d)) - 0.0f};
+  });
+  FunctionGraph g = *fn;
+  EXPECT_GT(passes::simplify_arithmetic(g), 0);
+  passes::prune(g);
+  EXPECT_EQ(text(g), "x0 = Placeholder() {dtype=float32, shape=[2,3], unknown_rank=false} -> float32[2,3]\n");
+  EXPECT_EQ(g.results[0].node, g.args[0]);
+  Tensor x = Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, Shape({2, 3}));
+  expect_same_values(run_graph(fn, {x}), run_graph(std::make_shared<FunctionGraph>(g), {x}));
+}
+
+TEST(Arithmetic, ComposesTransposesAndKeepsBroadcasts) {
+  auto fn = trace_function({Shape({2, 3, 4}), Shape({1})}, [](std::vector<Tensor>& x) {
+    Tensor t = transpose(transpose(x[0], {1, 2, 0}), {1, 2, 0});
+    Tensor broadcast = x[1] * 1.0f + Tensor::from_vector<float>({0, 0});  // [1] + [2]: keeps the add
+    return std::vector<Tensor>{t, broadcast};
+  });
+  FunctionGraph g = *fn;
+  passes::simplify_arithmetic(g);
+  passes::prune(g);
+  EXPECT_EQ(count_op(g, "Transpose"), 1);
+  EXPECT_EQ(count_op(g, "Mul"), 0);
+  EXPECT_EQ(count_op(g, "Add"), 1);
+  std::vector<float> values(24);
+  for (int i = 0; i < 24; ++i) values[i] = static_cast<float>(i);
+  Tensor x = Tensor::from_vector<float>(values, Shape({2, 3, 4})), y = Tensor::from_vector<float>({5});
+  expect_same_values(run_graph(fn, {x, y}), run_graph(std::make_shared<FunctionGraph>(g), {x, y}));
+}
+
+TEST(Inline, ReplacesCallsWithTheCalleeBody) {
+  auto inner = function([](const Tensor& x) { return square(x) + 1.0f; }, "inner");
+  auto fn = trace_function({Shape({2})}, [&](std::vector<Tensor>& x) {
+    return std::vector<Tensor>{inner(x[0]) * inner(x[0] + 2.0f)};
+  });
+  FunctionGraph g = *fn;
+  EXPECT_EQ(count_op(g, "PartitionedCall"), 2);
+  EXPECT_EQ(passes::inline_function_calls(g), 2);
+  passes::prune(g);
+  EXPECT_EQ(count_op(g, "PartitionedCall"), 0);
+  EXPECT_EQ(count_op(g, "Square"), 2);
+  Tensor x = Tensor::from_vector<float>({1, -3});
+  expect_same_values(run_graph(fn, {x}), run_graph(std::make_shared<FunctionGraph>(g), {x}));
+}
+
+TEST(Inline, KeepsTheOrderOfSideEffects) {
+  Variable v(Tensor::from_vector<float>({1, 1}));
+  auto bump = function(
+      [&](const Tensor& x) {
+        v.assign_add(x);
+        return v.read();
+      },
+      "bump");
+  auto fn = trace_function({Shape({2})}, [&](std::vector<Tensor>& x) {
+    Tensor first = bump(x[0]);
+    Tensor after = v.read();  // must see the callee's write
+    return std::vector<Tensor>{first, after};
+  });
+  FunctionGraph g = *fn;
+  EXPECT_EQ(passes::inline_function_calls(g), 1);
+  auto out = run_graph(std::make_shared<FunctionGraph>(g), {Tensor::from_vector<float>({2, 3})});
+  EXPECT_EQ(out[0].to_vector<float>(), (std::vector<float>{3, 4}));
+  EXPECT_EQ(out[1].to_vector<float>(), (std::vector<float>{3, 4}));
+}
+
+TEST(Optimizer, DriverReachesAFixedPointAndLogsPasses) {
+  auto inner = function([](const Tensor& x) { return x * 1.0f + 0.0f; }, "inner_identity");
+  auto fn = trace_function({Shape({4})}, [&](std::vector<Tensor>& x) {
+    Tensor a = inner(x[0]);
+    return std::vector<Tensor>{exp(a) + exp(x[0])};
+  });
+  passes::OptimizerOptions options;
+  options.elementwise_fusion = false;
+  std::vector<passes::PassCount> log;
+  auto optimized = passes::optimize_function(*fn, options, &log);
+  EXPECT_EQ(text(*optimized),
+            "x0 = Placeholder() {dtype=float32, shape=[4], unknown_rank=false} -> float32[4]\n"
+            "Exp = Exp(x0:0) -> float32[4]\n"
+            "Add = Add(Exp:0, Exp:0) -> float32[4]\n");
+  EXPECT_FALSE(log.empty());
+  passes::OptimizerOptions off;
+  off.disable_meta_optimizer = true;
+  EXPECT_EQ(passes::optimize_function(*fn, off)->graph.num_nodes(), fn->graph.num_nodes());
+}
+
+}  // namespace
+}  // namespace ember
