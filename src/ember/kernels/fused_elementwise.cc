@@ -6,6 +6,8 @@
 #include <cstring>
 
 #include "ember/core/parallel.h"
+#include "ember/core/small_vector.h"
+#include "ember/core/small_vector.h"
 
 namespace ember::kernels {
 namespace {
@@ -52,13 +54,9 @@ struct InputLayout {
   int64_t dims[kMaxRank] = {};
   int64_t strides[kMaxRank] = {};
   int64_t period = 0;  // the input's values repeat every `period` domain elements
-  const char* data = nullptr;
 };
 
-Status plan_input(const TensorImpl& input, const Shape& domain, int index, int64_t tile,
-                  InputLayout& layout) {
-  const Shape& shape = input.shape();
-  layout.data = static_cast<const char*>(input.raw_data());
+Status plan_input(const Shape& shape, const Shape& domain, int index, int64_t tile, InputLayout& layout) {
   auto does_not_broadcast = [&] {
     return invalid_argument("input #", index, " has shape ", shape.to_string(),
                             ", which does not broadcast to the domain ", domain.to_string());
@@ -74,11 +72,12 @@ Status plan_input(const TensorImpl& input, const Shape& domain, int index, int64
     stride *= d;
   }
   const int64_t n = domain.num_elements();
-  if (input.num_elements() == n) {
+  const int64_t input_elements = shape.num_elements();
+  if (input_elements == n) {
     layout.kind = InputLayout::Kind::kFull;
     return Status::OK();
   }
-  if (input.num_elements() == 1) {
+  if (input_elements == 1) {
     layout.kind = InputLayout::Kind::kScalar;
     layout.period = 1;
     return Status::OK();
@@ -135,9 +134,10 @@ void fill_elements(char* dst, const char* value, int64_t count, size_t element_s
 // Copies domain elements [off, off + count) of a broadcast input into dst, one innermost run at a time
 // (a memcpy where the input is contiguous, a fill where it broadcasts). The outermost index is not
 // wrapped, so a pattern may be expanded past the first period when its leading dims broadcast.
-void gather(const InputLayout& layout, int64_t off, int64_t count, char* dst, size_t element_size) {
+void gather(const InputLayout& layout, const char* data, int64_t off, int64_t count, char* dst,
+            size_t element_size) {
   if (layout.rank == 0) {  // a one-element input
-    fill_elements(dst, layout.data, count, element_size);
+    fill_elements(dst, data, count, element_size);
     return;
   }
   const int last = layout.rank - 1;
@@ -152,9 +152,9 @@ void gather(const InputLayout& layout, int64_t off, int64_t count, char* dst, si
   while (count > 0) {
     int64_t run = std::min(count, layout.dims[last] - index[last]);
     if (layout.strides[last] == 0) {
-      fill_elements(dst, layout.data + source * element_size, run, element_size);
+      fill_elements(dst, data + source * element_size, run, element_size);
     } else {
-      std::memcpy(dst, layout.data + source * element_size, run * element_size);
+      std::memcpy(dst, data + source * element_size, run * element_size);
     }
     dst += run * element_size;
     count -= run;
@@ -393,57 +393,105 @@ StatusOr<FusedProgram> FusedProgram::decode(std::span<const int64_t> code, int n
   return program;
 }
 
-Status FusedProgram::run(std::span<const TensorImpl* const> inputs,
-                         std::span<TensorImpl* const> outputs) const {
+struct PreparedFusedProgram {
+  FusedProgram program;
+  Shape domain;
+  std::vector<Shape> input_shapes;
+  std::vector<InputLayout> layouts;
+  Plan plan;
+  std::vector<int64_t> pattern_offset;  // per input: byte offset of its expanded pattern, or -1
+  int64_t pattern_bytes = 0;
+};
+
+StatusOr<std::shared_ptr<const PreparedFusedProgram>> FusedProgram::prepare(std::span<const Shape> inputs,
+                                                                            const Shape& domain) const {
   if (static_cast<int>(inputs.size()) != num_inputs_)
     return invalid_argument("the program takes ", num_inputs_, " inputs, got ", inputs.size());
+  auto prepared = std::make_shared<PreparedFusedProgram>();
+  prepared->program = *this;
+  prepared->domain = domain;
+  prepared->input_shapes.assign(inputs.begin(), inputs.end());
+  const int64_t tile = tile_elements(dtype_);
+  prepared->layouts.resize(inputs.size());
+  for (size_t k = 0; k < inputs.size(); ++k)
+    EMBER_RETURN_IF_ERROR(plan_input(inputs[k], domain, static_cast<int>(k), tile, prepared->layouts[k]));
+  prepared->plan = make_plan(prepared->program, prepared->layouts);
+  // Expanded patterns: period + one tile of elements each, so every tile reads one contiguous window.
+  const int64_t n = domain.num_elements();
+  prepared->pattern_offset.assign(inputs.size(), -1);
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (prepared->layouts[k].kind != InputLayout::Kind::kPattern) continue;
+    prepared->pattern_offset[k] = prepared->pattern_bytes;
+    int64_t length = std::min(n, tile + prepared->layouts[k].period);
+    prepared->pattern_bytes += (length * static_cast<int64_t>(dtype_size(dtype_)) + 63) / 64 * 64;
+  }
+  return std::shared_ptr<const PreparedFusedProgram>(std::move(prepared));
+}
+
+Status FusedProgram::run(std::span<const TensorImpl* const> inputs,
+                         std::span<TensorImpl* const> outputs) const {
   if (static_cast<int>(outputs.size()) != num_results())
     return invalid_argument("the program has ", num_results(), " results, got ", outputs.size(), " outputs");
-  const Shape& domain = outputs[0]->shape();
+  SmallVector<Shape, 4> shapes;
+  for (const TensorImpl* in : inputs) shapes.push_back(in->shape());
+  auto prepared = prepare({shapes.data(), shapes.size()}, outputs[0]->shape());
+  if (!prepared.ok()) return prepared.status();
+  return run_prepared(**prepared, inputs, outputs);
+}
+
+Status FusedProgram::run_prepared(const PreparedFusedProgram& prepared,
+                                  std::span<const TensorImpl* const> inputs,
+                                  std::span<TensorImpl* const> outputs) {
+  const FusedProgram& program = prepared.program;
+  const DType dtype = program.dtype_;
+  if (static_cast<int>(inputs.size()) != program.num_inputs_)
+    return invalid_argument("the program takes ", program.num_inputs_, " inputs, got ", inputs.size());
+  if (static_cast<int>(outputs.size()) != program.num_results())
+    return invalid_argument("the program has ", program.num_results(), " results, got ", outputs.size(),
+                            " outputs");
+  const Shape& domain = prepared.domain;
   for (size_t j = 0; j < outputs.size(); ++j) {
-    if (outputs[j]->dtype() != dtype_ || outputs[j]->shape() != domain)
+    if (outputs[j]->dtype() != dtype || outputs[j]->shape() != domain)
       return invalid_argument("output #", j, " is ", dtype_name(outputs[j]->dtype()),
-                              outputs[j]->shape().to_string(), "; expected ", dtype_name(dtype_),
+                              outputs[j]->shape().to_string(), "; expected ", dtype_name(dtype),
                               domain.to_string());
   }
-  const int64_t tile = tile_elements(dtype_);
-  const size_t element_size = dtype_size(dtype_);
-  std::vector<InputLayout> layouts(inputs.size());
+  SmallVector<const char*, 8> input_data;
   for (size_t k = 0; k < inputs.size(); ++k) {
-    if (inputs[k]->dtype() != dtype_)
+    if (inputs[k]->dtype() != dtype)
       return invalid_argument("input #", k, " has dtype ", dtype_name(inputs[k]->dtype()),
-                              "; the program runs on ", dtype_name(dtype_));
-    EMBER_RETURN_IF_ERROR(plan_input(*inputs[k], domain, static_cast<int>(k), tile, layouts[k]));
+                              "; the program runs on ", dtype_name(dtype));
+    if (inputs[k]->shape() != prepared.input_shapes[k])
+      return invalid_argument("input #", k, " has shape ", inputs[k]->shape().to_string(),
+                              "; the program was prepared for ", prepared.input_shapes[k].to_string());
+    input_data.push_back(static_cast<const char*>(inputs[k]->raw_data()));
   }
+  const int64_t tile = tile_elements(dtype);
+  const size_t element_size = dtype_size(dtype);
   const int64_t n = domain.num_elements();
   if (n == 0) return Status::OK();
-  Plan plan = make_plan(*this, layouts);
+  const Plan& plan = prepared.plan;
+  const auto& layouts = prepared.layouts;
 
-  // Expanded patterns: period + one tile of elements each, so every tile reads one contiguous window.
-  std::vector<int64_t> pattern_offset(inputs.size(), -1);
-  int64_t pattern_bytes = 0;
-  for (size_t k = 0; k < layouts.size(); ++k) {
-    if (layouts[k].kind != InputLayout::Kind::kPattern) continue;
-    pattern_offset[k] = pattern_bytes;
-    int64_t length = std::min(n, tile + layouts[k].period);
-    pattern_bytes += (length * static_cast<int64_t>(element_size) + 63) / 64 * 64;
-  }
-  std::vector<const char*> pattern_data(inputs.size(), nullptr);
-  if (pattern_bytes > 0) {
-    char* patterns = t_patterns.get(pattern_bytes);
+  SmallVector<const char*, 8> pattern_data;
+  for (size_t k = 0; k < inputs.size(); ++k) pattern_data.push_back(nullptr);
+  if (prepared.pattern_bytes > 0) {
+    char* patterns = t_patterns.get(prepared.pattern_bytes);
     if (patterns == nullptr)
-      return make_error(Code::kResourceExhausted, "cannot allocate ", pattern_bytes, " bytes of patterns");
+      return make_error(Code::kResourceExhausted, "cannot allocate ", prepared.pattern_bytes,
+                        " bytes of patterns");
     for (size_t k = 0; k < layouts.size(); ++k) {
-      if (pattern_offset[k] < 0) continue;
-      gather(layouts[k], 0, std::min(n, tile + layouts[k].period), patterns + pattern_offset[k],
+      int64_t offset = prepared.pattern_offset[k];
+      if (offset < 0) continue;
+      gather(layouts[k], input_data[k], 0, std::min(n, tile + layouts[k].period), patterns + offset,
              element_size);
-      pattern_data[k] = patterns + pattern_offset[k];
+      pattern_data[k] = patterns + offset;
     }
   }
 
-  std::vector<char*> output_data(outputs.size());
+  SmallVector<char*, 4> output_data;
   for (size_t j = 0; j < outputs.size(); ++j)
-    output_data[j] = static_cast<char*>(outputs[j]->mutable_raw_data());
+    output_data.push_back(static_cast<char*>(outputs[j]->mutable_raw_data()));
   const int64_t num_tiles = (n + tile - 1) / tile;
   const size_t register_bytes = static_cast<size_t>(tile) * element_size;
   std::atomic<bool> out_of_memory{false};
@@ -457,9 +505,9 @@ Status FusedProgram::run(std::span<const TensorImpl* const> inputs,
                  auto pointer = [&](const Operand& o, int64_t off) -> char* {
                    switch (o.source) {
                      case Source::kInput:
-                       return const_cast<char*>(layouts[o.index].data) + off * element_size;
+                       return const_cast<char*>(input_data[o.index]) + off * element_size;
                      case Source::kScalar:
-                       return const_cast<char*>(layouts[o.index].data);
+                       return const_cast<char*>(input_data[o.index]);
                      case Source::kPattern:
                        return const_cast<char*>(pattern_data[o.index]) +
                               (off % layouts[o.index].period) * element_size;
@@ -476,7 +524,8 @@ Status FusedProgram::run(std::span<const TensorImpl* const> inputs,
                      char* dst = pointer(step.dst, off);
                      switch (step.kind) {
                        case Step::Kind::kGather:
-                         gather(layouts[step.gather_input], off, count, dst, element_size);
+                         gather(layouts[step.gather_input], input_data[step.gather_input], off, count, dst,
+                                element_size);
                          break;
                        case Step::Kind::kUnary:
                          step.unary(pointer(step.a, off), dst, count);

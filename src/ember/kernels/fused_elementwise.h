@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -28,6 +29,8 @@
 #include "ember/kernels/elementwise.h"
 
 namespace ember::kernels {
+
+struct PreparedFusedProgram;
 
 enum class FusedOpcode : int64_t { kUnary = 1, kBinary = 2 };
 inline constexpr int kFusedInstructionWidth = 4;
@@ -68,6 +71,13 @@ class FusedProgram {
   /// read the same tile of the inputs.
   Status run(std::span<const TensorImpl* const> inputs, std::span<TensorImpl* const> outputs) const;
 
+  /// Binds the program to static input shapes and a domain: the layouts and the register bytecode are
+  /// built once (the executor prepares a node when it compiles a plan), so a call only binds pointers.
+  StatusOr<std::shared_ptr<const PreparedFusedProgram>> prepare(std::span<const Shape> inputs,
+                                                                const Shape& domain) const;
+  /// Runs a prepared program; the tensors must have the shapes it was prepared for.
+  static Status run_prepared(const PreparedFusedProgram& prepared, std::span<const TensorImpl* const> inputs,
+                             std::span<TensorImpl* const> outputs);
   /// Elements per tile for `dtype`: 4 KiB, so a handful of live registers stay in L1.
   static int64_t tile_elements(DType dtype);
 

@@ -40,7 +40,28 @@ Status fused_shape(InferContext& ctx) {
   return Status::OK();
 }
 
+StatusOr<std::shared_ptr<const void>> fused_prepare(const PrepareContext& ctx) {
+  if (ctx.inputs.empty() || ctx.outputs.empty())
+    return invalid_argument("a program needs inputs and results");
+  auto program = decode(ctx, static_cast<int>(ctx.inputs.size()), ctx.inputs[0].dtype);
+  if (!program.ok()) return program.status();
+  SmallVector<Shape, 4> shapes;
+  for (const TensorSpec& spec : ctx.inputs) shapes.push_back(spec.shape);
+  auto prepared = program->prepare({shapes.data(), shapes.size()}, ctx.outputs[0].shape);
+  if (!prepared.ok()) return prepared.status();
+  return std::shared_ptr<const void>(std::move(prepared).value());
+}
+
 Status fused_kernel(KernelContext& ctx) {
+  if (ctx.prepared != nullptr) {
+    SmallVector<TensorImpl*, 4> outputs;
+    for (const TensorRef& out : ctx.outputs) outputs.push_back(out.get());
+    SmallVector<const TensorImpl*, 4> inputs;
+    for (const TensorImpl* in : ctx.inputs) inputs.push_back(in);
+    return kernels::FusedProgram::run_prepared(
+        *static_cast<const kernels::PreparedFusedProgram*>(ctx.prepared), {inputs.data(), inputs.size()},
+        {outputs.data(), outputs.size()});
+  }
   auto program = decode(ctx, static_cast<int>(ctx.inputs.size()), ctx.input(0).dtype());
   if (!program.ok()) return program.status();
   SmallVector<TensorImpl*, 4> outputs;
@@ -70,6 +91,7 @@ void register_fused_ops(OpRegistry& r) {
       // replays the traced graph, and gradient functions are built from unoptimized graphs).
       .flags(kVariadicInput | kNotDifferentiable)
       .shape(&fused_shape)
+      .prepare(&fused_prepare)
       .kernel(kNumericTypes | kBoolType, &fused_kernel)
       .done(r);
 }

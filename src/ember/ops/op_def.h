@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <variant>
@@ -94,12 +95,27 @@ struct KernelContext : AttrReader {
   std::span<const TensorSpec> output_specs;
   std::span<TensorRef> outputs;
 
+  /// What the op's `prepare` built for this node's static shapes (null when it has none or was not
+  /// prepared: a kernel must then work from its inputs alone).
+  const void* prepared = nullptr;
+
   const TensorImpl& input(int i) const { return *inputs[i]; }
   TensorImpl& output(int i) const { return *outputs[i]; }
 };
 
+/// What an op's `prepare` sees: a graph node's attributes and static input and output specs.
+struct PrepareContext : AttrReader {
+  const OpDef* op = nullptr;
+  std::span<const TensorSpec> inputs;
+  std::span<const TensorSpec> outputs;
+};
+
 using ShapeFn = Status (*)(InferContext& ctx);
 using KernelFn = Status (*)(KernelContext& ctx);
+/// Work a kernel can do once per graph node rather than once per call (decoding a program, planning
+/// loops for fixed shapes): the executor calls it when it compiles a plan whose shapes are static and
+/// hands the result to every call as KernelContext::prepared.
+using PrepareFn = StatusOr<std::shared_ptr<const void>> (*)(const PrepareContext& ctx);
 struct GradContext;  // ops/gradient.h
 /// The op's gradient rule (architecture.md §0.6): given the op's inputs, outputs and the gradients of its
 /// outputs, it emits ember ops that compute the gradients of its inputs. The ops run eagerly or, while a
@@ -122,6 +138,7 @@ struct OpDef {
   /// Which input's dtype selects the kernel; -1 selects by the dtype of output 0 (Cast, Fill, random).
   int dispatch_input = 0;
   GradFn grad = nullptr;
+  PrepareFn prepare = nullptr;
   /// The element-wise tile function (architecture.md §0.1): the kernels::UnaryOp or kernels::BinaryOp whose
   /// inner loop computes this op, so element-wise fusion can run it over a tile; -1 where none applies.
   int16_t tile_unary = -1;

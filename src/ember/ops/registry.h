@@ -54,6 +54,7 @@ class OpBuilder {
   OpBuilder& flags(uint32_t f) { return def_.flags |= f, *this; }
   OpBuilder& grad(GradFn fn) { return def_.grad = fn, *this; }
   OpBuilder& shape(ShapeFn fn) { return def_.shape_fn = fn, *this; }
+  OpBuilder& prepare(PrepareFn fn) { return def_.prepare = fn, *this; }
   OpBuilder& dispatch_on_output() { return def_.dispatch_input = -1, *this; }
   OpBuilder& dispatch_on_input(int i) { return def_.dispatch_input = i, *this; }
   /// The kernels::UnaryOp / kernels::BinaryOp (as an int) that computes this op tile by tile.

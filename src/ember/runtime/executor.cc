@@ -77,8 +77,9 @@ struct Instruction {
   const Node* node = nullptr;
   KernelFn kernel = nullptr;  // null: run_kernel (shape function each run, used when shapes are not static)
   bool static_specs = false;
-  bool check_output_shapes = false;  // the kernel allocates outputs whose static spec later nodes rely on
-  int8_t in_place_input = -1;        // an input whose buffer output 0 may reuse when this is its last use
+  bool check_output_shapes = false;      // the kernel allocates outputs whose static spec later nodes rely on
+  int8_t in_place_input = -1;            // an input whose buffer output 0 may reuse when this is its last use
+  std::shared_ptr<const void> prepared;  // the op's per-node preparation (OpDef::prepare)
   int32_t first_input = 0, num_inputs = 0;
   int32_t first_output_slot = 0, num_outputs = 0;
   int32_t first_release = 0, num_releases = 0;
@@ -200,6 +201,18 @@ ExecPlan::ExecPlan(const FunctionGraph& fn) {
     if (ins.kernel == nullptr) ins.static_specs = false;  // run_kernel reports the missing kernel
     ins.check_output_shapes =
         ins.static_specs && node.op->has_flag(kKernelAllocates) && node.op->has_flag(kStateful);
+    if (ins.static_specs && node.op->prepare != nullptr) {
+      SmallVector<TensorSpec, 4> input_specs;
+      for (ValueRef in : node.inputs) input_specs.push_back(g.spec(in));
+      PrepareContext pctx;
+      pctx.attrs = {node.attrs.data(), node.attrs.size()};
+      pctx.op = node.op;
+      pctx.inputs = {input_specs.data(), input_specs.size()};
+      pctx.outputs = {node.outputs.data(), node.outputs.size()};
+      // A node that cannot be prepared runs unprepared, and its kernel reports the problem with the node.
+      auto prepared = node.op->prepare(pctx);
+      if (prepared.ok()) ins.prepared = std::move(prepared).value();
+    }
     instruction_of[i] = static_cast<int32_t>(instructions_.size());
     instructions_.push_back(ins);
   }
@@ -285,7 +298,9 @@ ExecPlan::ExecPlan(const FunctionGraph& fn) {
     critical = std::max(critical, finish[k]);
     for (int32_t s : successors[k]) finish[s] = std::max(finish[s], finish[k]);
   }
-  parallel_ = total >= 50e3 && critical < 0.75 * total;
+  // Hand-offs cost about a microsecond; nodes cheaper than a few microseconds are better run in a row.
+  const double mean = instructions_.empty() ? 0 : total / static_cast<double>(instructions_.size());
+  parallel_ = total - critical >= 50e3 && mean >= 3e3;
 }
 
 ExecPlan::RunState* ExecPlan::acquire_state() {
@@ -346,6 +361,7 @@ Status ExecPlan::run_instruction(const FunctionGraph& fn, const Instruction& ins
     ctx.attrs = attrs;
     ctx.output_specs = {node.outputs.data(), node.outputs.size()};
     ctx.outputs = {outputs.data(), outputs.size()};
+    ctx.prepared = ins.prepared.get();
     s = ins.kernel(ctx);
     if (!s.ok() && s.message().rfind(node.op->name + ":", 0) != 0) s = op_error(*node.op, s);
   }
