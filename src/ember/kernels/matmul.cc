@@ -15,8 +15,20 @@
 #include <vector>
 
 #include "ember/core/parallel.h"
+#include "ember/kernels/small_gemm.h"
 
 namespace ember::kernels {
+
+namespace baseline {
+void fill_small_gemm_tables(SmallGemmTables& t);
+}
+namespace avx2 {
+void fill_small_gemm_tables(SmallGemmTables& t);
+}
+namespace avx512 {
+void fill_small_gemm_tables(SmallGemmTables& t);
+}
+
 namespace {
 
 thread_local std::string g_last_impl;
@@ -395,7 +407,7 @@ bool onednn_matmul(const Problem& p, dnnl::memory::data_type dt, const void* a, 
 constexpr int64_t kTinyMatMul = 16 * 16 * 16;
 
 bool tiny(const Problem& p) { return p.batch * p.M * p.N * p.K <= kTinyMatMul; }
-constexpr int64_t kSmallSgemm = 1 << 16;  // multiply-adds
+constexpr int64_t kSmallSgemm = 1 << 16;  // multiply-adds: below this sgemm runs on the calling thread
 
 // Note [sgemm for unbatched float32]
 // A float32 product that is one matrix product — b has no batch, and a's batch dims fold into its rows
@@ -424,7 +436,81 @@ bool sgemm_matmul(const Problem& p, const float* a, const float* b, float* c) {
   return true;
 }
 
+// ---------------------------------------------------------------- small products
+//
+// Note [Small GEMM]
+// Products with few output columns (N <= 32 float32, 16 float64) and a short inner dim run on the loops
+// of kernels/isa/small_gemm_isa.cc: each output row is one or two vectors accumulated from broadcasts of
+// A times B's rows, with nothing to set up but a padded copy of B. Library calls cost more than such
+// products. Measured on the 2-core Zen 4 (one thread, AVX-512, best of many runs), ember vs dnnl_sgemm:
+// [200,3]x[3,10] 270 vs 350 ns, [200,10]x[10,2] 480 vs 610, [200,2]x[2,2] 240 vs 290, [200,10]x[10,10]
+// 480 vs 530, transpose_a [200,3]^T x [200,10] 250 vs 400; [200,64]x[64,16] and [200,256]x[256,8] still
+// ~5% ahead, [1000,32]x[32,16] 4% and [4000,16]x[16,16] 15% behind. So float32 comes here while the
+// product is small enough for sgemm to run on one thread (kSmallSgemm multiply-adds per matrix); a
+// batched product comes here per matrix (5 x [200,10]x[10,10]: 2.5 us vs 10 us on the primitive).
+// float64 always does (its alternative, the blocked loops, is 2-5x slower). K is limited for the packed
+// copy of B (kSmallGemmMaxK); transpose_a's long K is a sum over rows of A and may be longer.
+
+constexpr int64_t kSmallGemmMaxK = 256;
+constexpr int64_t kSmallGemmMaxKTransposedA = 4096;
+
+const SmallGemmTables& small_gemm_tables() {
+  static const SmallGemmTables tables = [] {
+    SmallGemmTables t;
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+      avx512::fill_small_gemm_tables(t);
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+      avx2::fill_small_gemm_tables(t);
+    else
+      baseline::fill_small_gemm_tables(t);
+    return t;
+  }();
+  return tables;
+}
+
+auto small_gemm_fn(float*) { return small_gemm_tables().f32; }
+auto small_gemm_fn(double*) { return small_gemm_tables().f64; }
+
+template <typename T>
+bool small_matmul(const Problem& p, const T* a, const T* b, T* c) {
+  if (p.K > (p.ta ? kSmallGemmMaxKTransposedA : kSmallGemmMaxK)) return false;
+  // float32: only where sgemm too would run on one thread; past that its packed panels win (by ~15% at
+  // [4000,16]x[16,16]) and it splits the rows over threads. float64's alternative is the blocked loops.
+  bool b_batched = false;
+  for (int d = 0; d < p.nd - 2; ++d) b_batched |= p.b_dims[d] != 1;
+  const bool fold = !b_batched && !p.ta;  // b has no batch: a's batch dims fold into its rows
+  const int64_t rows = fold ? p.batch * p.M : p.M;
+  if (std::is_same_v<T, float> && rows * p.N * p.K > kSmallSgemm) return false;
+  auto fn = small_gemm_fn(static_cast<T*>(nullptr));
+  SmallGemm<T> g;
+  g.N = p.N, g.K = p.K, g.tb = p.tb;
+  g.a_si = p.ta ? 1 : p.K, g.a_sk = p.ta ? p.M : 1;
+  if (!fn(g, 0, 0)) return false;  // outside this ISA's loops: N too wide, or a transposed B too long
+  // Cycles per output row, roughly: one FMA per k and vector of the row.
+  const int64_t row_cost = p.K * ((p.N + 15) / 16) + 8;
+  if (fold) {
+    g.a = a, g.b = b, g.c = c, g.M = rows;
+    parallel_for(g.M, row_cost, [&](int64_t begin, int64_t end) { fn(g, begin, end); });
+  } else {
+    auto a_map = batch_map(p, p.a_dims);
+    auto b_map = batch_map(p, p.b_dims);
+    g.M = p.M;
+    parallel_for(p.batch, p.M * row_cost, [&](int64_t begin, int64_t end) {
+      SmallGemm<T> gb = g;
+      for (int64_t ob = begin; ob < end; ++ob) {
+        gb.a = a + a_map[ob] * p.M * p.K, gb.b = b + b_map[ob] * p.K * p.N, gb.c = c + ob * p.M * p.N;
+        fn(gb, 0, p.M);
+      }
+    });
+  }
+  g_last_impl = "ember:small_gemm";
+  return true;
+}
+
 void float_matmul(const Problem& p, const float* a, const float* b, float* c) {
+  if (small_matmul(p, a, b, c)) return;
   if (tiny(p)) return blocked_matmul(p, a, b, c);
   if (sgemm_matmul(p, a, b, c)) return;
   if (!onednn_matmul(p, dnnl::memory::data_type::f32, a, b, c)) blocked_matmul(p, a, b, c);
@@ -482,6 +568,8 @@ Status matmul(const TensorImpl& a, const TensorImpl& b, bool transpose_a, bool t
     case DType::kFloat16:
       return via_float<float16>(p, a, b, out);
     case DType::kFloat64:
+      if (small_matmul(p, a.data<double>(), b.data<double>(), out.mutable_data<double>()))
+        return Status::OK();
       blocked_matmul(p, a.data<double>(), b.data<double>(), out.mutable_data<double>());
       return Status::OK();
     case DType::kInt32:

@@ -38,15 +38,18 @@ TEST(MatMulKernel, ImplementationPerDtype) {
   matmul(cast(a, DType::kBFloat16), cast(b, DType::kBFloat16));
   std::printf("[ matmul   ] float32 runs on %s, bfloat16 on %s\n", f32.c_str(),
               kernels::matmul_last_impl().c_str());
-  // Tiny problems skip oneDNN.
+  // Tiny and narrow problems skip oneDNN.
   matmul(filled({2, 2}, 1), filled({2, 2}, 1));
+  EXPECT_EQ(kernels::matmul_last_impl(), "ember:small_gemm");
+  matmul(filled({2, 40}, 1), filled({40, 40}, 1));  // too wide for the small loops, too small for sgemm
   EXPECT_EQ(kernels::matmul_last_impl(), "ember:blocked");
 }
 
 TEST(MatMulKernel, CacheIsBoundedAndReused) {
   kernels::matmul_cache_clear();
-  // Batched operands, so that float32 runs on a primitive (unbatched products go to sgemm).
-  Tensor a = filled({2, 32, 40}, 1), b = filled({2, 40, 24}, 2);
+  // Batched operands, so that float32 runs on a primitive (unbatched products go to sgemm), with more
+  // than 32 columns (narrower ones go to the small loops).
+  Tensor a = filled({2, 32, 40}, 1), b = filled({2, 40, 48}, 2);
   Tensor c1 = matmul(a, b);
   EXPECT_EQ(kernels::matmul_cache_size(), 1u);
   Tensor c2 = matmul(a, b);
@@ -58,7 +61,7 @@ TEST(MatMulKernel, CacheIsBoundedAndReused) {
   EXPECT_EQ(kernels::matmul_cache_capacity(), 256u);
   // Fill past a small capacity (creating 256 primitives would only make the test slow).
   kernels::set_matmul_cache_capacity(8);
-  for (int64_t n = 17; n < 17 + 12; ++n) matmul(filled({2, 16, 16}, 1), filled({2, 16, n}, 1));
+  for (int64_t n = 33; n < 33 + 12; ++n) matmul(filled({2, 16, 16}, 1), filled({2, 16, n}, 1));
   EXPECT_EQ(kernels::matmul_cache_size(), 8u);
   kernels::set_matmul_cache_capacity(3);
   EXPECT_EQ(kernels::matmul_cache_size(), 3u);
@@ -93,6 +96,109 @@ double best_seconds(F&& f, int reps) {
     best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   return best;
+}
+
+// ---- the small-GEMM loops (kernels/isa/small_gemm_isa.cc)
+
+template <typename T>
+Tensor patterned(const std::vector<int64_t>& shape, int seed) {
+  Shape s(shape);
+  std::vector<T> v(s.num_elements());
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = static_cast<T>(static_cast<int>((i * 7 + seed * 13) % 19) - 9) / T(8);
+  return Tensor::from_vector(v, s);
+}
+
+// op(a) @ op(b) in double, from the stored operands.
+template <typename T>
+std::vector<double> naive(const std::vector<T>& a, const std::vector<T>& b, int64_t M, int64_t N, int64_t K,
+                          bool ta, bool tb) {
+  std::vector<double> c(M * N, 0.0);
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double sum = 0;
+      for (int64_t k = 0; k < K; ++k)
+        sum += static_cast<double>(ta ? a[k * M + i] : a[i * K + k]) *
+               static_cast<double>(tb ? b[j * K + k] : b[k * N + j]);
+      c[i * N + j] = sum;
+    }
+  return c;
+}
+
+template <typename T>
+void check_small_products(const std::vector<int64_t>& ns, const std::vector<int64_t>& ks,
+                          const std::vector<int64_t>& ms) {
+  for (bool ta : {false, true})
+    for (bool tb : {false, true})
+      for (int64_t N : ns)
+        for (int64_t K : ks)
+          for (int64_t M : ms) {
+            Tensor a = patterned<T>(ta ? std::vector<int64_t>{K, M} : std::vector<int64_t>{M, K}, 1);
+            Tensor b = patterned<T>(tb ? std::vector<int64_t>{N, K} : std::vector<int64_t>{K, N}, 2);
+            std::vector<T> got = matmul(a, b, ta, tb).template to_vector<T>();
+            std::vector<double> want = naive(a.to_vector<T>(), b.to_vector<T>(), M, N, K, ta, tb);
+            ASSERT_EQ(got.size(), want.size());
+            // Inputs are multiples of 1/8 below 1.25: float32 sums of up to 70 terms stay exact or nearly.
+            for (size_t i = 0; i < want.size(); ++i)
+              ASSERT_NEAR(got[i], want[i], 1e-5 * (1 + K))
+                  << "M=" << M << " N=" << N << " K=" << K << " ta=" << ta << " tb=" << tb << " at " << i
+                  << " (" << kernels::matmul_last_impl() << ")";
+          }
+}
+
+TEST(MatMulKernel, SmallProductsMatchNaiveFloat32) {
+  std::vector<int64_t> ns;
+  for (int64_t n = 1; n <= 17; ++n) ns.push_back(n);
+  ns.insert(ns.end(), {31, 32, 33});
+  check_small_products<float>(ns, {1, 2, 3, 5, 10, 16, 33, 70}, {1, 2, 3, 5, 8, 9, 17, 200, 300});
+}
+
+TEST(MatMulKernel, SmallProductsMatchNaiveFloat64) {
+  check_small_products<double>({1, 2, 3, 4, 5, 8, 9, 15, 16, 17}, {1, 2, 3, 10, 70}, {1, 3, 8, 9, 200});
+}
+
+TEST(MatMulKernel, SmallProductsBatchedAndLongTransposedA) {
+  // Batched on both sides, broadcast b, a's batch folded into rows; and transpose_a with K = 1000.
+  Tensor a = patterned<float>({3, 4, 10}, 1), b = patterned<float>({3, 10, 6}, 2),
+         b1 = patterned<float>({10, 6}, 3);
+  for (const Tensor& bb : {b, b1}) {
+    std::vector<float> got = matmul(a, bb).to_vector<float>();
+    EXPECT_EQ(kernels::matmul_last_impl(), "ember:small_gemm");
+    std::vector<float> av = a.to_vector<float>(), bv = bb.to_vector<float>();
+    for (int64_t batch = 0; batch < 3; ++batch) {
+      std::vector<float> ab(av.begin() + batch * 40, av.begin() + (batch + 1) * 40);
+      std::vector<float> bbv =
+          bb.shape().rank() == 3 ? std::vector<float>(bv.begin() + batch * 60, bv.begin() + (batch + 1) * 60)
+                                 : bv;
+      std::vector<double> want = naive(ab, bbv, 4, 6, 10, false, false);
+      for (int64_t i = 0; i < 24; ++i) EXPECT_NEAR(got[batch * 24 + i], want[i], 1e-5);
+    }
+  }
+  Tensor x = patterned<float>({1000, 3}, 4), dy = patterned<float>({1000, 5}, 5);
+  std::vector<float> got = matmul(x, dy, true, false).to_vector<float>();
+  EXPECT_EQ(kernels::matmul_last_impl(), "ember:small_gemm");
+  std::vector<double> want = naive(x.to_vector<float>(), dy.to_vector<float>(), 3, 5, 1000, true, false);
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-3);
+}
+
+TEST(MatMulKernel, L2hmcShapesUseSmallGemm) {
+  struct Case {
+    std::vector<int64_t> a, b;
+    bool ta, tb;
+  };
+  for (const Case& c : std::vector<Case>{{{200, 3}, {3, 10}, false, false},
+                                         {{200, 10}, {10, 2}, false, false},
+                                         {{200, 2}, {2, 2}, false, false},
+                                         {{200, 2}, {2, 2}, false, true},
+                                         {{200, 10}, {10, 10}, false, false},
+                                         {{200, 10}, {3, 10}, false, true},
+                                         {{200, 3}, {200, 10}, true, false},
+                                         {{200, 10}, {200, 2}, true, false}}) {
+    matmul(filled(c.a, 1), filled(c.b, 2), c.ta, c.tb);
+    EXPECT_EQ(kernels::matmul_last_impl(), "ember:small_gemm");
+    matmul(cast(filled(c.a, 1), DType::kFloat64), cast(filled(c.b, 2), DType::kFloat64), c.ta, c.tb);
+    EXPECT_EQ(kernels::matmul_last_impl(), "ember:small_gemm");
+  }
 }
 
 // Printed only: timings on a shared machine are too noisy to assert on.

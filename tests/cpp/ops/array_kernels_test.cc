@@ -169,6 +169,33 @@ TEST(ArrayConcat, BoolEmptyAndSingle) {
   EXPECT_EQ(concat({t}, 0).to_vector<bool>(), t.to_vector<bool>());
 }
 
+TEST(ArrayConcat, ShortRowsEveryWidth) {
+  // Rows of 1..20 elements (1..160 bytes: the short-row copies and the memcpy path), three inputs, for
+  // 1-, 4- and 8-byte elements; a zero-width input in the middle.
+  for (DType d : {DType::kUInt8, DType::kFloat32, DType::kFloat64}) {
+    for (int64_t w0 = 1; w0 <= 20; ++w0) {
+      for (int64_t w1 :
+           {int64_t{0}, int64_t{1}, int64_t{2}, int64_t{3}, int64_t{5}, int64_t{9}, int64_t{17}}) {
+        const int64_t rows = 7, w2 = 2, total = w0 + w1 + w2;
+        auto block = [&](int64_t w, int64_t base) {
+          std::vector<int32_t> v;
+          for (int64_t i = 0; i < rows * w; ++i) v.push_back(static_cast<int32_t>((base + i) % 100));
+          return ints_as(v, {rows, w}, d);
+        };
+        Tensor out = concat(std::vector<Tensor>{block(w0, 0), block(w1, 30), block(w2, 60)}, 1);
+        ASSERT_EQ(out.shape(), Shape({rows, total}));
+        Ints want;
+        for (int64_t r = 0; r < rows; ++r) {
+          for (int64_t j = 0; j < w0; ++j) want.push_back((r * w0 + j) % 100);
+          for (int64_t j = 0; j < w1; ++j) want.push_back((30 + r * w1 + j) % 100);
+          for (int64_t j = 0; j < w2; ++j) want.push_back((60 + r * w2 + j) % 100);
+        }
+        ASSERT_EQ(values(out), want) << dtype_name(d) << " w0=" << w0 << " w1=" << w1;
+      }
+    }
+  }
+}
+
 TEST(ArrayConcat, ErrorNamesShapes) {
   expect_error(
       [] {
