@@ -23,6 +23,7 @@ constexpr BoolOption kBoolOptions[] = {
     {"common_subgraph_elimination", &passes::OptimizerOptions::common_subgraph_elimination, false},
     {"function_optimization", &passes::OptimizerOptions::function_inlining, false},
     {"elementwise_fusion", &passes::OptimizerOptions::elementwise_fusion, false},
+    {"sibling_matmul_merging", &passes::OptimizerOptions::sibling_matmul_merging, false},
     {"memory_optimization", &passes::OptimizerOptions::memory_optimization, false},
     {"disable_model_pruning", &passes::OptimizerOptions::pruning, true},
     {"disable_meta_optimizer", &passes::OptimizerOptions::disable_meta_optimizer, false},

@@ -57,7 +57,8 @@ def test_meta_optimizer_off_keeps_the_traced_graph(restore_options):
 
 
 @pytest.mark.parametrize("option", ["constant_folding", "arithmetic_optimization", "common_subgraph_elimination",
-                                    "function_optimization", "elementwise_fusion", "memory_optimization"])
+                                    "function_optimization", "elementwise_fusion", "memory_optimization",
+                                    "sibling_matmul_merging"])
 def test_each_pass_can_be_switched_off(restore_options, option):
     tf.config.optimizer.set_experimental_options({option: False})
 

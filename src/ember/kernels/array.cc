@@ -316,9 +316,10 @@ void fill(void* dst_v, int64_t n, size_t elem, const void* value) {
 // Copies rows [b, e) of n bytes (k <= n <= 2k) with two fixed-size moves each, which may overlap: inline,
 // where a memcpy call would cost more than a row of a few elements.
 template <size_t k>
-void copy_short_rows(char* dst, int64_t dst_stride, const char* src, int64_t n, int64_t b, int64_t e) {
+void copy_short_rows(char* dst, int64_t dst_stride, const char* src, int64_t src_stride, int64_t n, int64_t b,
+                     int64_t e) {
   for (int64_t row = b; row < e; ++row) {
-    const char* s = src + row * n;
+    const char* s = src + row * src_stride;
     char* d = dst + row * dst_stride;
     char head[k], tail[k];
     std::memcpy(head, s, k);
@@ -327,34 +328,37 @@ void copy_short_rows(char* dst, int64_t dst_stride, const char* src, int64_t n, 
     std::memcpy(d + n - k, tail, k);
   }
 }
-constexpr int64_t kShortConcatBytes = 64;
+constexpr int64_t kShortRowBytes = 64;
+
+// Rows of w <= kShortRowBytes bytes, strided on both sides.
+void copy_rows_short(char* dst, int64_t dst_stride, const char* src, int64_t src_stride, int64_t w, int64_t b,
+                     int64_t e) {
+  if (w >= 32)
+    copy_short_rows<32>(dst, dst_stride, src, src_stride, w, b, e);
+  else if (w >= 16)
+    copy_short_rows<16>(dst, dst_stride, src, src_stride, w, b, e);
+  else if (w >= 8)
+    copy_short_rows<8>(dst, dst_stride, src, src_stride, w, b, e);
+  else if (w >= 4)
+    copy_short_rows<4>(dst, dst_stride, src, src_stride, w, b, e);
+  else if (w >= 2)
+    copy_short_rows<2>(dst, dst_stride, src, src_stride, w, b, e);
+  else if (w == 1)
+    copy_short_rows<1>(dst, dst_stride, src, src_stride, w, b, e);
+}
 
 void concat(std::span<const void* const> srcs, std::span<const int64_t> widths, int64_t outer, void* dst_v) {
   char* dst = static_cast<char*>(dst_v);
   int64_t total = 0, widest = 0;
   for (int64_t w : widths) total += w, widest = std::max(widest, w);
-  if (outer > 1 && widest <= kShortConcatBytes) {
+  if (outer > 1 && widest <= kShortRowBytes) {
     // Short rows (L2HMC joins [200,2] and [200,1] float32): one input at a time, row by row.
     const int64_t cost = 4 * static_cast<int64_t>(srcs.size()) + total / 16;
     parallel_for(outer, cost, [&](int64_t b, int64_t e) {
       int64_t off = 0;
       for (size_t i = 0; i < srcs.size(); ++i) {
-        const int64_t w = widths[i];
-        const char* src = static_cast<const char*>(srcs[i]);
-        char* d = dst + off;
-        if (w >= 32)
-          copy_short_rows<32>(d, total, src, w, b, e);
-        else if (w >= 16)
-          copy_short_rows<16>(d, total, src, w, b, e);
-        else if (w >= 8)
-          copy_short_rows<8>(d, total, src, w, b, e);
-        else if (w >= 4)
-          copy_short_rows<4>(d, total, src, w, b, e);
-        else if (w >= 2)
-          copy_short_rows<2>(d, total, src, w, b, e);
-        else if (w == 1)
-          copy_short_rows<1>(d, total, src, w, b, e);
-        off += w;
+        copy_rows_short(dst + off, total, static_cast<const char*>(srcs[i]), widths[i], widths[i], b, e);
+        off += widths[i];
       }
     });
     return;
@@ -381,7 +385,20 @@ void concat(std::span<const void* const> srcs, std::span<const int64_t> widths, 
 void split(const void* src_v, std::span<void* const> dsts, std::span<const int64_t> widths, int64_t outer) {
   const char* src = static_cast<const char*>(src_v);
   int64_t total = 0;
-  for (int64_t w : widths) total += w;
+  int64_t widest = 0;
+  for (int64_t w : widths) total += w, widest = std::max(widest, w);
+  if (outer > 1 && widest <= kShortRowBytes) {
+    // Short rows (merged narrow products split back into their heads): one output at a time.
+    const int64_t cost = 4 * static_cast<int64_t>(dsts.size()) + total / 16;
+    parallel_for(outer, cost, [&](int64_t b, int64_t e) {
+      int64_t off = 0;
+      for (size_t i = 0; i < dsts.size(); ++i) {
+        copy_rows_short(static_cast<char*>(dsts[i]), widths[i], src + off, total, widths[i], b, e);
+        off += widths[i];
+      }
+    });
+    return;
+  }
   parallel_for(outer, total / 8 + 8 * static_cast<int64_t>(dsts.size()), [&](int64_t b, int64_t e) {
     for (int64_t row = b; row < e; ++row) {
       const char* in = src + row * total;

@@ -1,6 +1,6 @@
 // Common-subexpression elimination: a stateless node with the same op, inputs (sorted for commutative
-// ops), attributes and control inputs as an earlier node is replaced by it. Constants with equal values
-// merge too, which is what lets the next round of CSE see through them.
+// ops), attributes and control inputs as an earlier node is replaced by it; so is a variable read. Constants
+// with equal values merge too, which is what lets the next round of CSE see through them.
 #include <algorithm>
 #include <cstring>
 #include <unordered_map>
@@ -91,7 +91,10 @@ int eliminate_common_subgraphs(FunctionGraph& fn) {
   for (int32_t n = 0; n < g.num_nodes(); ++n) {
     Node& node = g.mutable_node(n);
     for (ValueRef& in : node.inputs) in = editor.resolve(in);
-    if (node.op->has_flag(kStateful)) continue;
+    // Reads of one variable with the same control inputs (the same last write before them) see the same
+    // value, so they merge too; every other stateful op stays apart.
+    const bool pure_read = node.op->has_flag(kReadsResource) && !node.op->has_flag(kWritesResource);
+    if (node.op->has_flag(kStateful) && !pure_read) continue;
     if (node.op->has_flag(kCommutative) && node.inputs.size() == 2 &&
         (node.inputs[1].node < node.inputs[0].node ||
          (node.inputs[1].node == node.inputs[0].node && node.inputs[1].output < node.inputs[0].output)))

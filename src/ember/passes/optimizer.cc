@@ -21,6 +21,8 @@ std::shared_ptr<FunctionGraph> optimize_function(const FunctionGraph& fn, const 
                     [&] { return eliminate_common_subgraphs(g); });
     rewrites += run(options.constant_folding, "constant_folding",
                     [&] { return fold_constants(g, options.constant_folding_max_bytes); });
+    rewrites += run(options.sibling_matmul_merging, "sibling_matmul_merging",
+                    [&] { return merge_sibling_matmuls(g); });
     rewrites += run(options.pruning, "pruning", [&] { return prune(g); });
     if (rewrites == 0) break;
   }

@@ -1,5 +1,6 @@
 // The optimizer driver (architecture.md §5): runs the enabled passes to a fixed point (bounded rounds) —
-// inline → simplify arithmetic → CSE → fold constants → prune — then fuses element-wise ops.
+// inline → simplify arithmetic → CSE → fold constants → merge sibling products → prune — then fuses
+// element-wise ops.
 #pragma once
 
 #include <memory>

@@ -19,6 +19,7 @@ struct OptimizerOptions {
   bool arithmetic_optimization = true;      // TF: arithmetic_optimization (x*1, x+0, double transpose, ...)
   bool function_inlining = true;            // TF: function_optimization
   bool elementwise_fusion = true;           // chains and DAGs of element-wise ops become one tiled kernel
+  bool sibling_matmul_merging = true;       // narrow products sharing a left operand become one
   bool memory_optimization = true;          // TF: memory_optimization (buffer reuse, in-place writes)
   bool disable_meta_optimizer = false;      // TF: turns every pass off
   int64_t constant_folding_max_bytes = 10 << 20;  // folded results larger than this stay computed
@@ -77,5 +78,6 @@ int fold_constants(FunctionGraph& fn, int64_t max_bytes);
 int simplify_arithmetic(FunctionGraph& fn);
 int inline_function_calls(FunctionGraph& fn);
 int fuse_elementwise(FunctionGraph& fn);
+int merge_sibling_matmuls(FunctionGraph& fn);
 
 }  // namespace ember::passes

@@ -169,7 +169,7 @@ TEST(ArrayConcat, BoolEmptyAndSingle) {
   EXPECT_EQ(concat({t}, 0).to_vector<bool>(), t.to_vector<bool>());
 }
 
-TEST(ArrayConcat, ShortRowsEveryWidth) {
+TEST(ArrayConcat, ShortRowsEveryWidthConcatAndSplit) {
   // Rows of 1..20 elements (1..160 bytes: the short-row copies and the memcpy path), three inputs, for
   // 1-, 4- and 8-byte elements; a zero-width input in the middle.
   for (DType d : {DType::kUInt8, DType::kFloat32, DType::kFloat64}) {
@@ -191,6 +191,12 @@ TEST(ArrayConcat, ShortRowsEveryWidth) {
           for (int64_t j = 0; j < w2; ++j) want.push_back((60 + r * w2 + j) % 100);
         }
         ASSERT_EQ(values(out), want) << dtype_name(d) << " w0=" << w0 << " w1=" << w1;
+        // Splitting back takes the same short-row path the other way.
+        std::vector<Tensor> parts = split(out, {w0, w1, w2}, 1);
+        ASSERT_EQ(parts.size(), 3u);
+        EXPECT_EQ(values(parts[0]), values(block(w0, 0))) << dtype_name(d) << " w0=" << w0;
+        EXPECT_EQ(values(parts[1]), values(block(w1, 30))) << dtype_name(d) << " w1=" << w1;
+        EXPECT_EQ(values(parts[2]), values(block(w2, 60))) << dtype_name(d);
       }
     }
   }

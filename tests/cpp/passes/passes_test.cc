@@ -1,6 +1,8 @@
 // Each pass on before/after graph text, and results equal to the unoptimized graph.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "ember/passes/optimizer.h"
 #include "ember/passes/pass.h"
 #include "pass_testing.h"
@@ -167,6 +169,27 @@ TEST(Inline, KeepsTheOrderOfSideEffects) {
   EXPECT_EQ(out[1].to_vector<float>(), (std::vector<float>{3, 4}));
 }
 
+TEST(MergeMatmuls, NarrowSiblingsBecomeOneProduct) {
+  auto fn = trace_function({Shape({5, 4}), Shape({4, 2}), Shape({4, 3}), Shape({4, 40})}, [](std::vector<
+                                                                                              Tensor>& x) {
+    Tensor h = tanh(x[0]);
+    return std::vector<Tensor>{matmul(h, x[1]), matmul(h, x[2]) * 2.0f, matmul(h, x[3]), matmul(x[0], x[1])};
+  });
+  FunctionGraph g = *fn;
+  EXPECT_EQ(passes::merge_sibling_matmuls(g), 1);  // the width-40 product and the other operand stay apart
+  passes::prune(g);
+  EXPECT_EQ(count_op(g, "MatMul"), 3);
+  EXPECT_EQ(count_op(g, "SplitV"), 1);
+  EXPECT_EQ(count_op(g, "ConcatV2"), 1);
+  std::vector<Tensor> args;
+  for (const Shape& s : {Shape({5, 4}), Shape({4, 2}), Shape({4, 3}), Shape({4, 40})}) {
+    std::vector<float> v(s.num_elements());
+    for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(0.37f * static_cast<float>(i + args.size()));
+    args.push_back(Tensor::from_vector<float>(v, s));
+  }
+  expect_same_values(run_graph(fn, args), run_graph(std::make_shared<FunctionGraph>(g), args));
+}
+
 TEST(Optimizer, DriverReachesAFixedPointAndLogsPasses) {
   auto inner = function([](const Tensor& x) { return x * 1.0f + 0.0f; }, "inner_identity");
   auto fn = trace_function({Shape({4})}, [&](std::vector<Tensor>& x) {
@@ -175,6 +198,7 @@ TEST(Optimizer, DriverReachesAFixedPointAndLogsPasses) {
   });
   passes::OptimizerOptions options;
   options.elementwise_fusion = false;
+  options.sibling_matmul_merging = false;
   std::vector<passes::PassCount> log;
   auto optimized = passes::optimize_function(*fn, options, &log);
   EXPECT_EQ(text(*optimized),
