@@ -107,9 +107,16 @@ bool fully_static(const TensorSpec& spec) { return spec.shape.fully_defined(); }
 
 class ExecPlan {
  public:
-  ExecPlan(const FunctionGraph& fn);
+  /// `reuse_memory`: release each value after its last reader and let element-wise ops write in place
+  /// (off: every value lives until the call ends, as TF's memory_optimization=False).
+  ExecPlan(const FunctionGraph& fn, bool reuse_memory);
   Status run(const FunctionGraph& fn, std::span<TensorImpl* const> args, OutputList& results);
   bool parallel() const { return parallel_; }
+  int in_place_candidates() const {
+    int n = 0;
+    for (const Instruction& ins : instructions_) n += ins.in_place_input >= 0;
+    return n;
+  }
 
  private:
   struct RunState {
@@ -133,10 +140,11 @@ class ExecPlan {
   std::vector<TensorRef> constants_;
   int32_t num_slots_ = 0;
   bool parallel_ = false;
+  bool reuse_memory_ = true;
   std::atomic<RunState*> cached_state_{nullptr};
 };
 
-ExecPlan::ExecPlan(const FunctionGraph& fn) {
+ExecPlan::ExecPlan(const FunctionGraph& fn, bool reuse_memory) : reuse_memory_(reuse_memory) {
   const Graph& g = fn.graph;
   const int32_t n = g.num_nodes();
   std::vector<int32_t> slot_base(n, -1);
@@ -246,7 +254,7 @@ ExecPlan::ExecPlan(const FunctionGraph& fn) {
       if (last_use[ins.first_output_slot + o] < 0) releases[k].push_back(ins.first_output_slot + o);
   }
   for (int32_t s = 0; s < num_slots_; ++s)
-    if (last_use[s] >= 0 && last_use[s] < kNeverReleased) releases[last_use[s]].push_back(s);
+    if (reuse_memory && last_use[s] >= 0 && last_use[s] < kNeverReleased) releases[last_use[s]].push_back(s);
   for (int32_t k = 0; k < static_cast<int32_t>(instructions_.size()); ++k) {
     Instruction& ins = instructions_[k];
     ins.first_release = static_cast<int32_t>(releases_.size());
@@ -256,8 +264,8 @@ ExecPlan::ExecPlan(const FunctionGraph& fn) {
     ins.num_releases = static_cast<int32_t>(releases[k].size());
     // In place: an element-wise op may write its result over an input that dies here and has its spec.
     const Node& node = *ins.node;
-    if (ins.static_specs && node.op->has_flag(kElementwise) && !node.op->has_flag(kKernelAllocates) &&
-        ins.num_outputs >= 1) {
+    if (reuse_memory && ins.static_specs && node.op->has_flag(kElementwise) &&
+        !node.op->has_flag(kKernelAllocates) && ins.num_outputs >= 1) {
       for (int32_t j = 0; j < ins.num_inputs && ins.in_place_input < 0; ++j) {
         const InputRef& in = inputs_[ins.first_input + j];
         const TensorSpec& spec = g.spec(node.inputs[j]);
@@ -433,7 +441,7 @@ Status ExecPlan::run_parallel(const FunctionGraph& fn, RunState& state) {
         break;
       }
       // Drop what this node read when it was the last reader, and outputs nobody reads.
-      for (int32_t j = 0; j < ins.num_inputs; ++j) {
+      for (int32_t j = 0; j < ins.num_inputs && reuse_memory_; ++j) {
         const InputRef& in = inputs_[ins.first_input + j];
         if (in.slot >= 0 && state.uses[in.slot].fetch_sub(1, std::memory_order_acq_rel) == 1)
           state.slots[in.slot] = TensorRef();
@@ -495,12 +503,14 @@ CompiledFunction::CompiledFunction(std::shared_ptr<const FunctionGraph> fn,
                                    const passes::OptimizerOptions& options)
     : fn_(std::move(fn)) {
   optimized_ = passes::optimize_function(*fn_, options);
-  plan_ = std::make_unique<ExecPlan>(*optimized_);
+  plan_ = std::make_unique<ExecPlan>(*optimized_, options.enabled(options.memory_optimization));
 }
 
 CompiledFunction::~CompiledFunction() = default;
 
 bool CompiledFunction::runs_in_parallel() const { return plan_->parallel(); }
+
+int CompiledFunction::in_place_candidates() const { return plan_->in_place_candidates(); }
 
 Status CompiledFunction::run(std::span<TensorImpl* const> args, OutputList& results) const {
   return plan_->run(*optimized_, args, results);

@@ -31,6 +31,8 @@ class CompiledFunction {
   const FunctionGraph& optimized_function() const { return *optimized_; }
   /// Whether calls run independent nodes concurrently (decided from the plan's estimated costs).
   bool runs_in_parallel() const;
+  /// Nodes that may write their result over an input that dies there (memory_optimization).
+  int in_place_candidates() const;
 
   /// Runs with the user arguments (captured values are appended here). Fails naming the node, its op and
   /// the user's source line.
