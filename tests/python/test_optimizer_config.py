@@ -86,13 +86,13 @@ def test_threading_settings():
 def test_a_wide_graph_runs_in_parallel_with_the_same_values():
     @tf.function
     def f(a, b):
-        for _ in range(6):
+        for _ in range(12):
             a = tf.tanh(tf.matmul(a, a) * 0.01)
             b = tf.tanh(tf.matmul(b, b) * 0.01)
         return a + b
 
-    a = tf.constant(np.random.RandomState(0).rand(160, 160).astype(np.float32))
-    b = tf.constant(np.random.RandomState(1).rand(160, 160).astype(np.float32))
+    a = tf.constant(np.random.RandomState(0).rand(64, 64).astype(np.float32))
+    b = tf.constant(np.random.RandomState(1).rand(64, 64).astype(np.float32))
     concrete = f.get_concrete_function(a, b)
     assert concrete._gf.runs_in_parallel
     tf.config.threading.set_inter_op_parallelism_threads(2)
@@ -101,7 +101,7 @@ def test_a_wide_graph_runs_in_parallel_with_the_same_values():
     finally:
         tf.config.threading.set_inter_op_parallelism_threads(0)
     want_a, want_b = a.numpy(), b.numpy()
-    for _ in range(6):
+    for _ in range(12):
         want_a = np.tanh(want_a @ want_a * 0.01)
         want_b = np.tanh(want_b @ want_b * 0.01)
     np.testing.assert_allclose(got, want_a + want_b, rtol=1e-4, atol=1e-5)

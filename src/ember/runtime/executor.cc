@@ -306,9 +306,17 @@ ExecPlan::ExecPlan(const FunctionGraph& fn, bool reuse_memory) : reuse_memory_(r
     critical = std::max(critical, finish[k]);
     for (int32_t s : successors[k]) finish[s] = std::max(finish[s], finish[k]);
   }
-  // Hand-offs cost about a microsecond; nodes cheaper than a few microseconds are better run in a row.
-  const double mean = instructions_.empty() ? 0 : total / static_cast<double>(instructions_.size());
-  parallel_ = total - critical >= 50e3 && mean >= 3e3;
+  // Hand-offs cost about a microsecond, so nodes cheaper than a few microseconds are better run in a row;
+  // nodes above ~30 µs already use every core through intra-op parallelism, which a parallel run gives
+  // up (its kernels stay on their worker). Inter-op parallelism pays for the nodes in between.
+  double medium = 0, large = 0;
+  for (const Instruction& ins : instructions_) {
+    if (ins.cost_ns >= 30e3)
+      large += ins.cost_ns;
+    else if (ins.cost_ns >= 2e3)
+      medium += ins.cost_ns;
+  }
+  parallel_ = total - critical >= 50e3 && medium >= 50e3 && large < medium;
 }
 
 ExecPlan::RunState* ExecPlan::acquire_state() {

@@ -60,11 +60,11 @@ TEST(Executor, ReturnedIntermediatesAreNotOverwritten) {
   EXPECT_EQ(out[1].to_vector<float>(), (std::vector<float>{4, 6, 8, 10}));
 }
 
-// Two independent matmul chains: enough work for the parallel path.
+// Two independent chains of medium-sized products (too small for intra-op parallelism): the parallel path.
 std::shared_ptr<FunctionGraph> two_branches() {
-  return trace_function({Shape({128, 128}), Shape({128, 128})}, [](std::vector<Tensor>& x) {
+  return trace_function({Shape({64, 64}), Shape({64, 64})}, [](std::vector<Tensor>& x) {
     Tensor a = x[0], b = x[1];
-    for (int i = 0; i < 6; ++i) {
+    for (int i = 0; i < 12; ++i) {
       a = tanh(matmul(a, x[0]) * 0.01f);
       b = tanh(matmul(b, x[1]) * 0.01f);
     }
@@ -77,8 +77,8 @@ TEST(Executor, IndependentBranchesRunInParallelWithTheSameResult) {
   passes::OptimizerOptions options;
   CompiledFunction compiled(fn, options);
   EXPECT_TRUE(compiled.runs_in_parallel());
-  Tensor x = Tensor::from_vector<float>(iota(128 * 128, 1e-4f), Shape({128, 128}));
-  Tensor y = Tensor::from_vector<float>(iota(128 * 128, -2e-4f), Shape({128, 128}));
+  Tensor x = Tensor::from_vector<float>(iota(64 * 64, 1e-4f), Shape({64, 64}));
+  Tensor y = Tensor::from_vector<float>(iota(64 * 64, -2e-4f), Shape({64, 64}));
   auto sequential = run_graph(fn, {x, y}, /*optimize=*/false);
   set_inter_op_threads(2);
   for (int run = 0; run < 20; ++run) {
@@ -91,11 +91,18 @@ TEST(Executor, IndependentBranchesRunInParallelWithTheSameResult) {
   set_inter_op_threads(0);
 }
 
+TEST(Executor, LargeProductsStaySequentialAndUseIntraOpThreads) {
+  auto fn = trace_function({Shape({256, 256}), Shape({256, 256})}, [](std::vector<Tensor>& x) {
+    return std::vector<Tensor>{matmul(x[0], x[0]) + matmul(x[1], x[1])};
+  });
+  EXPECT_FALSE(CompiledFunction(fn).runs_in_parallel());
+}
+
 TEST(Executor, ConcurrentCallsOfOneFunction) {
   auto fn = two_branches();
   CompiledFunction compiled(fn);
-  Tensor x = Tensor::from_vector<float>(iota(128 * 128, 1e-4f), Shape({128, 128}));
-  Tensor y = Tensor::from_vector<float>(iota(128 * 128, -2e-4f), Shape({128, 128}));
+  Tensor x = Tensor::from_vector<float>(iota(64 * 64, 1e-4f), Shape({64, 64}));
+  Tensor y = Tensor::from_vector<float>(iota(64 * 64, -2e-4f), Shape({64, 64}));
   auto want = run_graph(fn, {x, y}, /*optimize=*/false)[0].to_vector<float>();
   std::vector<std::thread> threads;
   std::atomic<int> mismatches{0};
