@@ -4,7 +4,7 @@
 
 - L2HMC training step: 200 samples, 10 leapfrog steps on a strongly correlated 2-D Gaussian, width-10
   MLPs, the energy's gradient inside the differentiated step, Adam. Written once in TF2 style
-  (``l2hmc_tf_style``) and run with ``import ember as tf`` and with TensorFlow; the JAX (jit) and PyTorch
+  (bench/l2hmc_model.py) and run with ``import ember as tf`` and with TensorFlow; the JAX (jit) and PyTorch
   (eager autograd; no TorchScript/torch.compile here) versions follow the same maths.
 - MLP training step (784-256-256-10, SGD) at batch 64 and 512: staged (ember.function / tf.function /
   jax.jit) and eager (ember, TensorFlow, PyTorch).
@@ -19,13 +19,10 @@ import time
 
 import numpy as np
 
+from l2hmc_model import BATCH, D, jax_port, l2hmc_params, tf_style, torch_port
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-
-D, WIDTH, BATCH, STEPS, EPS = 2, 10, 200, 10, 0.1
-# The precision matrix of [[1, 0.99], [0.99, 1]], written out: np.linalg.inv would start NumPy's OpenBLAS
-# thread pool, whose idle spinning takes a core from whichever framework is being measured.
-PREC = (np.array([[1.0, -0.99], [-0.99, 1.0]]) / (1 - 0.99 ** 2)).astype(np.float32)
 
 
 def timed(fn, seconds, min_calls=3):
@@ -41,55 +38,16 @@ def timed(fn, seconds, min_calls=3):
     return best
 
 
-def l2hmc_params(rng):
-    shapes = [(D + 1, WIDTH), (WIDTH,), (WIDTH, D), (WIDTH, D), (WIDTH, D)]
-    return [rng.normal(0, 0.1, s).astype(np.float32) for s in shapes]
-
-
 def l2hmc_tf_style(tf, params_np):
-    """The L2HMC step in TF2 style: the same code runs with ember and with TensorFlow."""
+    """The L2HMC training step in TF2 style (bench/l2hmc_model.py): runs with ember and with TensorFlow."""
     params = [tf.Variable(p) for p in params_np]
-    w1, b1, ws, wt, wq = params
-    prec = tf.constant(PREC)
-    ones = tf.ones([BATCH, 1])
+    model = tf_style(tf, params)
     opt = tf.keras.optimizers.Adam(1e-3)
-
-    def energy(x):
-        return 0.5 * tf.reduce_sum(tf.matmul(x, prec) * x, axis=1)
-
-    def net(x, t):
-        h = tf.nn.relu(tf.matmul(tf.concat([x, t * ones], axis=1), w1) + b1)
-        return tf.tanh(tf.matmul(h, ws)), tf.matmul(h, wt), tf.tanh(tf.matmul(h, wq))
-
-    def grad_energy(x):
-        with tf.GradientTape() as g:
-            g.watch(x)
-            e = tf.reduce_sum(energy(x))
-        return g.gradient(e, x)
-
-    def leapfrog(x, v, t):
-        s, tr, q = net(x, t)
-        v = v * tf.exp(0.5 * EPS * s) - 0.5 * EPS * (grad_energy(x) * tf.exp(EPS * q) + tr)
-        s, tr, q = net(v, t)
-        x = x * tf.exp(EPS * s) + EPS * (v * tf.exp(EPS * q) + tr)
-        s, tr, q = net(x, t)
-        v = v * tf.exp(0.5 * EPS * s) - 0.5 * EPS * (grad_energy(x) * tf.exp(EPS * q) + tr)
-        return x, v
-
-    def loss_fn(x0, v0):
-        x, v = x0, v0
-        for i in range(STEPS):
-            x, v = leapfrog(x, v, float(i) / STEPS)
-        h0 = energy(x0) + 0.5 * tf.reduce_sum(v0 * v0, axis=1)
-        h1 = energy(x) + 0.5 * tf.reduce_sum(v * v, axis=1)
-        accept = tf.minimum(1.0, tf.exp(h0 - h1))
-        jump = tf.reduce_sum((x - x0) ** 2, axis=1)
-        return -tf.reduce_mean(accept * jump)
 
     @tf.function
     def train_step(x0, v0):
         with tf.GradientTape() as tape:
-            loss = loss_fn(x0, v0)
+            loss = model.loss(x0, v0)
         grads = tape.gradient(loss, params)
         opt.apply_gradients(zip(grads, params))
         return loss
@@ -161,32 +119,7 @@ def worker(framework, quick):
         import jax
         import jax.numpy as jnp
 
-        prec = jnp.asarray(PREC)
-
-        def energy(x):
-            return 0.5 * jnp.sum((x @ prec) * x, axis=1)
-
-        def net(p, x, t):
-            w1, b1, ws, wt, wq = p
-            h = jax.nn.relu(jnp.concatenate([x, t * jnp.ones((BATCH, 1))], axis=1) @ w1 + b1)
-            return jnp.tanh(h @ ws), h @ wt, jnp.tanh(h @ wq)
-
-        grad_energy = jax.grad(lambda x: jnp.sum(energy(x)))
-
-        def loss_fn(p, x0, v0):
-            x, v = x0, v0
-            for i in range(STEPS):
-                t = float(i) / STEPS
-                s, tr, q = net(p, x, t)
-                v = v * jnp.exp(0.5 * EPS * s) - 0.5 * EPS * (grad_energy(x) * jnp.exp(EPS * q) + tr)
-                s, tr, q = net(p, v, t)
-                x = x * jnp.exp(EPS * s) + EPS * (v * jnp.exp(EPS * q) + tr)
-                s, tr, q = net(p, x, t)
-                v = v * jnp.exp(0.5 * EPS * s) - 0.5 * EPS * (grad_energy(x) * jnp.exp(EPS * q) + tr)
-            h0 = energy(x0) + 0.5 * jnp.sum(v0 * v0, axis=1)
-            h1 = energy(x) + 0.5 * jnp.sum(v * v, axis=1)
-            accept = jnp.minimum(1.0, jnp.exp(h0 - h1))
-            return -jnp.mean(accept * jnp.sum((x - x0) ** 2, axis=1))
+        loss_fn = jax_port(jax, jnp).loss
 
         @jax.jit
         def train_step(p, m, s, k, x0, v0):
@@ -234,38 +167,9 @@ def worker(framework, quick):
         import torch
 
         torch.set_num_threads(os.cpu_count())
-        prec = torch.from_numpy(PREC)
         lp = [torch.tensor(a, requires_grad=True) for a in l2hmc_params(np.random.default_rng(1))]
         opt = torch.optim.Adam(lp, lr=1e-3, eps=1e-7)
-        ones = torch.ones(BATCH, 1)
-
-        def energy(x):
-            return 0.5 * torch.sum((x @ prec) * x, dim=1)
-
-        def net(x, t):
-            w1, b1, ws, wt, wq = lp
-            h = torch.relu(torch.cat([x, t * ones], dim=1) @ w1 + b1)
-            return torch.tanh(h @ ws), h @ wt, torch.tanh(h @ wq)
-
-        def grad_energy(x):
-            if not x.requires_grad:
-                x = x.requires_grad_()
-            return torch.autograd.grad(energy(x).sum(), x, create_graph=True)[0]
-
-        def l2hmc_torch(x0, v0):
-            x, v = x0, v0
-            for i in range(STEPS):
-                t = float(i) / STEPS
-                s, tr, q = net(x, t)
-                v = v * torch.exp(0.5 * EPS * s) - 0.5 * EPS * (grad_energy(x) * torch.exp(EPS * q) + tr)
-                s, tr, q = net(v, t)
-                x = x * torch.exp(EPS * s) + EPS * (v * torch.exp(EPS * q) + tr)
-                s, tr, q = net(x, t)
-                v = v * torch.exp(0.5 * EPS * s) - 0.5 * EPS * (grad_energy(x) * torch.exp(EPS * q) + tr)
-            h0 = energy(x0) + 0.5 * torch.sum(v0 * v0, dim=1)
-            h1 = energy(x) + 0.5 * torch.sum(v * v, dim=1)
-            accept = torch.clamp(torch.exp(h0 - h1), max=1.0)
-            return -torch.mean(accept * torch.sum((x - x0) ** 2, dim=1))
+        l2hmc_torch = torch_port(torch, lp, energy_grad="autograd").loss
 
         tx0, tv0 = torch.from_numpy(x0), torch.from_numpy(v0)
 
