@@ -37,7 +37,9 @@ std::shared_ptr<const CompiledFunction> compiled_callee(std::shared_ptr<const Fu
     std::shared_ptr<const CompiledFunction> compiled;
   };
   static std::mutex mu;
-  static std::unordered_map<const FunctionGraph*, Entry> cache;
+  // Leaked on purpose: plans hold tensors (constants), which must not be freed after the thread-local
+  // allocator caches are gone at exit.
+  static auto& cache = *new std::unordered_map<const FunctionGraph*, Entry>();
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(fn.get());
   if (it != cache.end() && it->second.fn.lock() == fn) return it->second.compiled;
