@@ -1,13 +1,30 @@
-"""``GradientTape.jacobian`` and ``batch_jacobian``: one backward pass per element of the target, each
-seeded with a one-hot output gradient, stacked into target.shape + source.shape."""
+"""``GradientTape.jacobian`` and ``batch_jacobian``.
+
+With ``experimental_use_pfor=True`` (the default, as in TensorFlow) the backward pass is traced once as a
+function of its seed and run for all one-hot seeds at once (pfor.py, Note [Vectorising a backward
+graph]). Where that graph has an op without a batching rule (a function called under the tape leaves a
+PartitionedCall, for one), the backward pass cannot be traced, or another tape is recording, the jacobian
+falls back to the loop that ``experimental_use_pfor=False`` asks for: one backward pass per element of
+the target, each seeded with a one-hot output gradient.
+
+``stats`` counts what happened, for tests and for curious users: ``vectorized`` (jacobians computed by
+one vectorised pass), ``fallback`` (vectorisation attempted but the loop ran; ``last_fallback`` says
+why), ``backward_passes`` (backward passes run: one per traced graph, one per loop iteration).
+"""
+import collections
+
 import numpy as np
 
-from ember import _C
+from ember import _C, pfor
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.util import nest
 
 _Pack = _C.op("Pack")
 _Reshape = _C.op("Reshape")
+_Transpose = _C.op("Transpose")
+
+stats = collections.Counter()
+last_fallback = None  # why the latest fallback happened (pfor.Unbatchable's message)
 
 
 def _static_shape(t, what):
@@ -19,21 +36,6 @@ def _static_shape(t, what):
 
 def _source_shape(s):
     return list(s.shape.as_list())
-
-
-def _rows(tape, target, flat_sources):
-    """For each element i of target: the gradients of target[i] w.r.t. each source (None if unconnected)."""
-    dims = _static_shape(target, "GradientTape.jacobian target")
-    n = int(np.prod(dims)) if dims else 1
-    dtype = target.dtype.as_numpy_dtype
-    rows = []
-    with _no_recording(tape):
-        for i in range(n):
-            seed = np.zeros(n, dtype=dtype)
-            seed[i] = 1
-            seed_tensor = convert_to_tensor(seed.reshape(dims))
-            rows.append(tape._gradient_again([target], flat_sources, [seed_tensor]))
-    return dims, n, rows
 
 
 class _no_recording:
@@ -49,30 +51,81 @@ class _no_recording:
         self._tape._tape.resume()
 
 
-def jacobian(tape, target, sources, unconnected_gradients, use_pfor):
-    from ember.backprop import UnconnectedGradients, _zeros_for as _zeros
+def _one_hot_seeds(count, dims, dtype, repeat=1):
+    """count seeds, seed k one-hot at element k of each of `repeat` blocks: [count] + dims."""
+    eye = np.eye(count, dtype=dtype)
+    return convert_to_tensor(np.tile(eye[:, None, :], (1, repeat, 1)).reshape([count] + dims))
 
+
+def _gradients(tape, target, sources, seeds, use_pfor):
+    """For each source, the gradients for every seed stacked on a leading dimension (None if unconnected
+    for all seeds). Vectorised if asked for and possible, else one backward pass per seed."""
+    global last_fallback
+    with _no_recording(tape):
+        if use_pfor:
+            try:
+                grads = pfor.vectorized_gradients(tape, target, sources, seeds)
+                stats["vectorized"] += 1
+                stats["backward_passes"] += 1
+                return grads
+            except pfor.Unbatchable as e:
+                stats["fallback"] += 1
+                last_fallback = str(e)
+        count = seeds.shape.as_list()[0]
+        rows = []
+        for k in range(count):
+            rows.append(tape._gradient_again([target], sources, [seeds[k]]))
+            stats["backward_passes"] += 1
+    stacked = []
+    for j, source in enumerate(sources):
+        column = [row[j] for row in rows]
+        if all(g is None for g in column):
+            stacked.append(None)
+            continue
+        stacked.append(_Pack([_zeros_for(source) if g is None else g for g in column], 0))
+    return stacked
+
+
+def _zeros_for(source):
+    from ember.backprop import _zeros_for as zeros
+
+    return zeros(source)
+
+
+def _unconnected_as_zeros(unconnected_gradients):
+    from ember.backprop import UnconnectedGradients
+
+    return UnconnectedGradients(unconnected_gradients) is UnconnectedGradients.ZERO
+
+
+def jacobian(tape, target, sources, unconnected_gradients, use_pfor):
+    """d(target[i...])/d(source[j...]): for each source, target.shape + source.shape."""
     target = target if isinstance(target, Tensor) else convert_to_tensor(target)
     flat_sources = nest.flatten(sources)
-    dims, n, rows = _rows(tape, target, flat_sources)
-    results = []
-    for j, source in enumerate(flat_sources):
-        column = [row[j] for row in rows]
-        if all(g is None for g in column) and UnconnectedGradients(unconnected_gradients) is UnconnectedGradients.NONE:
-            results.append(None)
-            continue
-        column = [_zeros(source) if g is None else g for g in column]
-        stacked = _Pack(column, 0)
-        results.append(_Reshape(stacked, dims + _source_shape(source)))
+    dims = _static_shape(target, "GradientTape.jacobian target")
+    n = int(np.prod(dims)) if dims else 1
+    seeds = _one_hot_seeds(n, dims, target.dtype.as_numpy_dtype)
+    grads = _gradients(tape, target, flat_sources, seeds, use_pfor)
     tape._used = True
+    results = []
+    for source, g in zip(flat_sources, grads):
+        shape = dims + _source_shape(source)
+        if g is None:
+            if not _unconnected_as_zeros(unconnected_gradients):
+                results.append(None)
+                continue
+            from ember.ops.array_ops import zeros
+
+            results.append(zeros(shape, source.dtype))
+            continue
+        results.append(_Reshape(g, shape))
     return nest.pack_sequence_as(sources, results)
 
 
 def batch_jacobian(tape, target, source, unconnected_gradients, use_pfor):
     """target [b, y...], source [b, x...] -> [b, y..., x...], assuming example i of the target depends only
-    on example i of the source (as TensorFlow does)."""
-    from ember.backprop import UnconnectedGradients, _zeros_for as _zeros
-
+    on example i of the source (as TensorFlow does): seed k is one-hot at element k of every example, so
+    one backward pass gives element k's row for all examples."""
     target = target if isinstance(target, Tensor) else convert_to_tensor(target)
     tdims = _static_shape(target, "GradientTape.batch_jacobian target")
     sdims = _source_shape(source)
@@ -81,19 +134,14 @@ def batch_jacobian(tape, target, source, unconnected_gradients, use_pfor):
                          f"{source.shape} must have the same first (batch) dimension")
     batch = tdims[0]
     per_example = int(np.prod(tdims[1:])) if len(tdims) > 1 else 1
-    dtype = target.dtype.as_numpy_dtype
-    rows = []
-    with _no_recording(tape):
-        for k in range(per_example):
-            # One backward pass gives element k of every example at once (examples are independent).
-            seed = np.zeros((batch, per_example), dtype=dtype)
-            seed[:, k] = 1
-            rows.append(tape._gradient_again([target], [source], [convert_to_tensor(seed.reshape(tdims))])[0])
+    seeds = _one_hot_seeds(per_example, tdims, target.dtype.as_numpy_dtype, repeat=batch)
+    (g,) = _gradients(tape, target, [source], seeds, use_pfor)  # [per_example, b, x...]
     tape._used = True
-    if all(g is None for g in rows):
-        if UnconnectedGradients(unconnected_gradients) is UnconnectedGradients.NONE:
+    if g is None:
+        if not _unconnected_as_zeros(unconnected_gradients):
             return None
-        rows = [_zeros(source) for _ in rows]
-    rows = [_zeros(source) if g is None else g for g in rows]
-    stacked = _Pack(rows, 1)  # [b, per_example, x...]
-    return _Reshape(stacked, [batch] + tdims[1:] + sdims[1:])
+        from ember.ops.array_ops import zeros
+
+        return zeros([batch] + tdims[1:] + sdims[1:], source.dtype)
+    g = _Transpose(g, [1, 0] + list(range(2, len(sdims) + 1)))  # [b, per_example, x...]
+    return _Reshape(g, [batch] + tdims[1:] + sdims[1:])

@@ -137,6 +137,25 @@ nb::dict PyGraphFunction::node(int32_t i) const {
   d["control_inputs"] = controls;
   d["outputs"] = outputs;
   d["attrs"] = format_attrs(*n.op, n.attrs);
+  // The same attributes as Python values (a dtype as its enum number, a tensor as an ember Tensor).
+  nb::dict values;
+  for (size_t a = 0; a < n.attrs.size() && a < n.op->attrs.size(); ++a) {
+    values[n.op->attrs[a].name.c_str()] = std::visit(
+        [](const auto& v) -> nb::object {
+          using T = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<T, DType>) {
+            return nb::int_(static_cast<int>(v));
+          } else if constexpr (std::is_same_v<T, TensorRef>) {
+            PyObject* t = wrap_tensor(v);
+            if (t == nullptr) throw nb::python_error();
+            return nb::steal(t);
+          } else {
+            return nb::cast(v);
+          }
+        },
+        n.attrs[a]);
+  }
+  d["attr_values"] = values;
   d["location"] =
       n.location.known() ? nb::object(nb::make_tuple(n.location.file, n.location.line)) : nb::none();
   return d;
