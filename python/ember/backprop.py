@@ -181,10 +181,19 @@ def custom_gradient(f=None):
     ``(input_grads, variable_grads)``, as in TensorFlow."""
     if f is None:
         return custom_gradient
+    return _custom_gradient(f, differs_from_ordinary=True)
+
+
+def _custom_gradient(f, differs_from_ordinary):
+    """``differs_from_ordinary=False`` (recompute_grad): the custom gradient equals the ops' own, so a
+    function whose trace lost it may still be differentiated from outside."""
 
     @functools.wraps(f)
     def decorated(*args, **kwargs):
         if not _C.recording_active():
+            if differs_from_ordinary and _C.in_trace():
+                # The graph cannot carry grad_fn: autodiff of this function from outside refuses, naming f.
+                _C.note_custom_gradient_in_trace(getattr(f, "__qualname__", repr(f)))
             result, _ = f(*args, **kwargs)
             return result
         inputs = [a for a in nest.flatten(args) if isinstance(a, Tensor)]
@@ -230,7 +239,6 @@ def recompute_grad(f):
 
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
-        @custom_gradient
         def inner(*inputs):
             result = f(*inputs, **kwargs)
 
@@ -245,7 +253,7 @@ def recompute_grad(f):
 
             return result, grad_fn
 
-        return inner(*args)
+        return _custom_gradient(inner, differs_from_ordinary=False)(*args)
 
     return wrapper
 

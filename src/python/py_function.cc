@@ -241,6 +241,9 @@ void bind_functions(nb::module_& m) {
       .def("add_argument", &PyTrace::add_argument, nb::arg("dtype"), nb::arg("dims").none(), nb::arg("name"))
       .def("finish", &PyTrace::finish);
   m.def("in_trace", [] { return TraceContext::current() != nullptr; });
+  m.def("note_custom_gradient_in_trace", [](const std::string& what) {
+    if (TraceContext* trace = TraceContext::current()) trace->function().custom_gradient_in_body = what;
+  });
   // Tokens are opaque integers: the paused TraceContext, restored by resume_trace.
   m.def("pause_trace", [] { return reinterpret_cast<uintptr_t>(TraceContext::pause()); });
   m.def("resume_trace",

@@ -293,6 +293,34 @@ def test_custom_gradient_with_variables():
     assert float(gx) == 10.0 and float(gv) == 100.0
 
 
+def test_custom_gradient_inside_a_function_differentiated_from_outside_is_refused():
+    @tf.custom_gradient
+    def clipped_identity(x):
+        return tf.identity(x), lambda dy: tf.clip_by_value(dy, -1.0, 1.0)
+
+    @tf.function
+    def f(x):
+        return clipped_identity(x) * 5.0
+
+    x = tf.constant(2.0)
+    assert float(f(x)) == 10.0  # calling it is fine
+    # The traced graph lost grad_fn: a silent ordinary gradient (5.0) would be wrong, so recording the call
+    # for differentiation is refused.
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        with pytest.raises(tf.errors.UnimplementedError, match="custom_gradient .*clipped_identity"):
+            f(x)
+
+    @tf.function
+    def g(x):  # the tape inside the function keeps the custom gradient
+        with tf.GradientTape() as inner:
+            inner.watch(x)
+            y = clipped_identity(x) * 5.0
+        return inner.gradient(y, x)
+
+    assert float(g(x)) == 1.0
+
+
 def test_recompute_grad_matches_plain_gradient():
     w = tf.Variable([[1.0, -1.0], [0.5, 2.0]])
 

@@ -114,6 +114,11 @@ struct TracePause {
 };
 
 StatusOr<std::shared_ptr<GradientPair>> build_pair(const FunctionGraph& fn, const std::string& needs) {
+  if (!fn.custom_gradient_in_body.empty())
+    return make_error(Code::kUnimplemented, "function ", fn.name, " uses custom_gradient (",
+                      fn.custom_gradient_in_body,
+                      ") inside its body; differentiating the function from outside would ignore it. Call "
+                      "tape.gradient inside the function, or apply custom_gradient outside it");
   TracePause trace_pause;
   RecordingPause tapes_pause;
   auto tape_or = Tape::create(/*persistent=*/true, /*watch_accessed_variables=*/false);

@@ -82,6 +82,10 @@ struct FunctionGraph {
   std::vector<TensorRef> captured_values;  // eager values appended to every call
   // Functions this one calls (PartitionedCall nodes name them), kept alive as long as this one is.
   std::vector<std::shared_ptr<const FunctionGraph>> callees;
+  // Set when the body used a custom gradient that the traced graph cannot carry (the Python callable is not
+  // part of the graph): differentiating the function from outside would silently use the ordinary
+  // gradient, so autodiff refuses, naming it.
+  std::string custom_gradient_in_body;
 
   /// Arguments a caller passes: the user's plus the lifted captures.
   int num_call_args() const { return static_cast<int>(args.size() - captured_values.size()); }
