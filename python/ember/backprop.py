@@ -190,48 +190,67 @@ def _custom_gradient(f, differs_from_ordinary):
 
     @functools.wraps(f)
     def decorated(*args, **kwargs):
-        if not _C.recording_active():
-            if differs_from_ordinary and _C.in_trace():
-                # The graph cannot carry grad_fn: autodiff of this function from outside refuses, naming f.
-                _C.note_custom_gradient_in_trace(getattr(f, "__qualname__", repr(f)))
-            result, _ = f(*args, **kwargs)
-            return result
-        inputs = [a for a in nest.flatten(args) if isinstance(a, Tensor)]
-        token = _C.pause_recording()
-        reads = _C.Tape(False, True)  # learns which variables f reads
-        reads.push()
-        try:
-            try:
-                result, grad_fn = f(*args, **kwargs)
-            finally:
-                reads.pop()
-            # Fresh tensors (nothing recorded them) become the outputs of the custom node.
-            outputs = [_Identity(r) if isinstance(r, Tensor) else r for r in nest.flatten(result)]
-        finally:
-            _C.resume_recording(token)
-        variables = [v for v in (_variable_by_id(i) for i in reads.watched_variables()) if v is not None]
-        if variables and not _accepts_variables(grad_fn):
-            raise TypeError("If using @custom_gradient with a function that uses variables, then grad_fn must "
-                            "accept a keyword argument 'variables'.")
-        out_tensors = [o for o in outputs if isinstance(o, Tensor)]
+        # While tracing, mark the nodes this call adds: the graph cannot carry grad_fn, so differentiating
+        # the function from outside reruns f there, with a tape recording, on the replay's values.
+        first = _C.trace_num_nodes() if differs_from_ordinary else -1
+        result = _record_or_run(f, args, kwargs)
+        if first >= 0:
+            arg_tensors = [a for a in nest.flatten(args) if isinstance(a, Tensor)]
+            out_tensors = [r for r in nest.flatten(result) if isinstance(r, Tensor)]
 
-        def backward(output_grads):
-            if variables:
-                input_grads, variable_grads = grad_fn(*output_grads, variables=variables)
-            else:
-                input_grads, variable_grads = grad_fn(*output_grads), []
-            input_grads = list(input_grads) if isinstance(input_grads, (list, tuple)) else [input_grads]
-            if len(input_grads) != len(inputs):
-                raise ValueError(f"custom_gradient: grad_fn returned {len(input_grads)} gradient(s) for "
-                                 f"{len(inputs)} tensor input(s)")
-            grads = [None if g is None else convert_to_tensor(g) for g in input_grads]
-            grads += [None if g is None else convert_to_tensor(g) for g in variable_grads]
-            return grads
+            def replay(tensors):
+                it = iter(tensors)
+                new_args = nest.pack_sequence_as(
+                    args, [next(it) if isinstance(a, Tensor) else a for a in nest.flatten(args)])
+                again = decorated(*new_args, **kwargs)
+                return [r for r in nest.flatten(again) if isinstance(r, Tensor)]
 
-        _C.record_custom(inputs, [v._id for v in variables], out_tensors, backward)
-        return nest.pack_sequence_as(result, outputs)
+            _C.note_custom_gradient_region(first, _C.trace_num_nodes(), arg_tensors, out_tensors,
+                                           getattr(f, "__qualname__", repr(f)), replay)
+        return result
 
     return decorated
+
+
+def _record_or_run(f, args, kwargs):
+    """Runs f; when a tape records, records one node whose backward is f's grad_fn."""
+    if not _C.recording_active():
+        result, _ = f(*args, **kwargs)
+        return result
+    inputs = [a for a in nest.flatten(args) if isinstance(a, Tensor)]
+    token = _C.pause_recording()
+    reads = _C.Tape(False, True)  # learns which variables f reads
+    reads.push()
+    try:
+        try:
+            result, grad_fn = f(*args, **kwargs)
+        finally:
+            reads.pop()
+        # Fresh tensors (nothing recorded them) become the outputs of the custom node.
+        outputs = [_Identity(r) if isinstance(r, Tensor) else r for r in nest.flatten(result)]
+    finally:
+        _C.resume_recording(token)
+    variables = [v for v in (_variable_by_id(i) for i in reads.watched_variables()) if v is not None]
+    if variables and not _accepts_variables(grad_fn):
+        raise TypeError("If using @custom_gradient with a function that uses variables, then grad_fn must "
+                        "accept a keyword argument 'variables'.")
+    out_tensors = [o for o in outputs if isinstance(o, Tensor)]
+
+    def backward(output_grads):
+        if variables:
+            input_grads, variable_grads = grad_fn(*output_grads, variables=variables)
+        else:
+            input_grads, variable_grads = grad_fn(*output_grads), []
+        input_grads = list(input_grads) if isinstance(input_grads, (list, tuple)) else [input_grads]
+        if len(input_grads) != len(inputs):
+            raise ValueError(f"custom_gradient: grad_fn returned {len(input_grads)} gradient(s) for "
+                             f"{len(inputs)} tensor input(s)")
+        grads = [None if g is None else convert_to_tensor(g) for g in input_grads]
+        grads += [None if g is None else convert_to_tensor(g) for g in variable_grads]
+        return grads
+
+    _C.record_custom(inputs, [v._id for v in variables], out_tensors, backward)
+    return nest.pack_sequence_as(result, outputs)
 
 
 def recompute_grad(f):

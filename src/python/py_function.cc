@@ -241,8 +241,57 @@ void bind_functions(nb::module_& m) {
       .def("add_argument", &PyTrace::add_argument, nb::arg("dtype"), nb::arg("dims").none(), nb::arg("name"))
       .def("finish", &PyTrace::finish);
   m.def("in_trace", [] { return TraceContext::current() != nullptr; });
-  m.def("note_custom_gradient_in_trace", [](const std::string& what) {
-    if (TraceContext* trace = TraceContext::current()) trace->function().custom_gradient_in_body = what;
+  m.def("trace_num_nodes", [] {
+    TraceContext* trace = TraceContext::current();
+    return trace == nullptr ? -1 : trace->function().graph.num_nodes();
+  });
+  // A custom_gradient traced with no tape recording: [first, end) are its nodes; `replay(inputs)` reruns
+  // the decorated function on the replay's tensors (see FunctionGraph::CustomGradientRegion).
+  m.def("note_custom_gradient_region", [](int32_t first, int32_t end, nb::list inputs, nb::list outputs,
+                                          std::string name, nb::object replay) {
+    TraceContext* trace = TraceContext::current();
+    if (trace == nullptr) return;
+    FunctionGraph::CustomGradientRegion region;
+    region.first_node = first;
+    region.end_node = end;
+    region.name = std::move(name);
+    auto value_of = [&](nb::handle t) {
+      auto v = trace->value_of(tensor_arg(t, "custom_gradient tensor"));
+      if (!v.ok()) throw_status(v.status());
+      return *v;
+    };
+    for (nb::handle t : inputs) region.inputs.push_back(value_of(t));
+    for (nb::handle t : outputs) region.outputs.push_back(value_of(t));
+    // The graph may outlive this call anywhere (copies, caches): release the Python callable under the GIL.
+    std::shared_ptr<nb::object> callable(new nb::object(std::move(replay)), [](nb::object* o) {
+      if (!Py_IsInitialized()) {
+        (void)o->release();  // the interpreter is gone: leak the reference rather than touch it
+        delete o;
+        return;
+      }
+      nb::gil_scoped_acquire gil;
+      delete o;
+    });
+    region.replay = [callable](std::span<TensorImpl* const> tensors) -> StatusOr<std::vector<TensorRef>> {
+      nb::gil_scoped_acquire gil;
+      try {
+        nb::list args;
+        for (TensorImpl* t : tensors) {
+          PyObject* wrapped = wrap_tensor(TensorRef(t));
+          if (wrapped == nullptr) throw nb::python_error();
+          args.append(nb::steal(wrapped));
+        }
+        nb::object result = (*callable)(args);
+        std::vector<TensorRef> out;
+        for (nb::handle t : result) out.emplace_back(tensor_arg(t, "custom_gradient output"));
+        return out;
+      } catch (nb::python_error& e) {
+        return make_error(Code::kInternal, "rerunning the function failed: ", e.what());
+      }
+    };
+    FunctionGraph& fn = trace->function();
+    if (!fn.custom_gradient_regions.empty() && fn.custom_gradient_regions.back().end_node > first) return;
+    fn.custom_gradient_regions.push_back(std::move(region));
   });
   // Tokens are opaque integers: the paused TraceContext, restored by resume_trace.
   m.def("pause_trace", [] { return reinterpret_cast<uintptr_t>(TraceContext::pause()); });

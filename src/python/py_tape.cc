@@ -12,11 +12,6 @@ namespace nb = nanobind;
 namespace ember::python {
 namespace {
 
-TensorImpl* tensor_arg(nb::handle h, const char* what) {
-  if (!is_tensor(h.ptr())) throw nb::type_error((std::string(what) + ": expected an ember.Tensor").c_str());
-  return impl_of(h.ptr());
-}
-
 nb::object wrap_or_none(TensorRef t) {
   if (!t) return nb::none();
   return nb::steal(wrap_tensor(std::move(t)));

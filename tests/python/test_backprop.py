@@ -293,26 +293,41 @@ def test_custom_gradient_with_variables():
     assert float(gx) == 10.0 and float(gv) == 100.0
 
 
-def test_custom_gradient_inside_a_function_differentiated_from_outside_is_refused():
+def test_custom_gradient_inside_a_function_differentiated_from_outside():
     @tf.custom_gradient
     def clipped_identity(x):
         return tf.identity(x), lambda dy: tf.clip_by_value(dy, -1.0, 1.0)
 
+    @tf.custom_gradient
+    def softplus_tripled_grad(x):
+        e = tf.exp(x)  # the gradient function reads a forward value
+        return tf.math.log(1 + e), lambda dy: dy * e / (1 + e) * 3.0
+
     @tf.function
     def f(x):
-        return clipped_identity(x) * 5.0
+        return clipped_identity(x) * 5.0 + softplus_tripled_grad(x * 10.0)
 
     x = tf.constant(2.0)
-    assert float(f(x)) == 10.0  # calling it is fine
-    # The traced graph lost grad_fn: a silent ordinary gradient (5.0) would be wrong, so recording the call
-    # for differentiation is refused.
+    np.testing.assert_allclose(float(f(x)), 10.0 + 20.0, rtol=1e-6)
     with tf.GradientTape() as tape:
         tape.watch(x)
-        with pytest.raises(tf.errors.UnimplementedError, match="custom_gradient .*clipped_identity"):
-            f(x)
+        y = f(x)
+    # d/dx: the clipped gradient of 5 is 1; the tripled softplus gradient at 20 is ~3, times 10. The
+    # ordinary gradient would be 5 + 10.
+    np.testing.assert_allclose(float(tape.gradient(y, x)), 1.0 + 30.0, rtol=1e-6)
 
     @tf.function
-    def g(x):  # the tape inside the function keeps the custom gradient
+    def outer(x):  # through a nested function too
+        return f(x) * 2.0
+
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = outer(x)
+    # The clip sees dy = 10 and passes 1; the tripled softplus gradient is doubled.
+    np.testing.assert_allclose(float(tape.gradient(y, x)), 1.0 + 2.0 * 30.0, rtol=1e-6)
+
+    @tf.function
+    def g(x):  # a tape inside the function keeps the custom gradient as well
         with tf.GradientTape() as inner:
             inner.watch(x)
             y = clipped_identity(x) * 5.0

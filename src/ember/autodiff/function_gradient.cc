@@ -114,11 +114,6 @@ struct TracePause {
 };
 
 StatusOr<std::shared_ptr<GradientPair>> build_pair(const FunctionGraph& fn, const std::string& needs) {
-  if (!fn.custom_gradient_in_body.empty())
-    return make_error(Code::kUnimplemented, "function ", fn.name, " uses custom_gradient (",
-                      fn.custom_gradient_in_body,
-                      ") inside its body; differentiating the function from outside would ignore it. Call "
-                      "tape.gradient inside the function, or apply custom_gradient outside it");
   TracePause trace_pause;
   RecordingPause tapes_pause;
   auto tape_or = Tape::create(/*persistent=*/true, /*watch_accessed_variables=*/false);
@@ -146,7 +141,30 @@ StatusOr<std::shared_ptr<GradientPair>> build_pair(const FunctionGraph& fn, cons
     values[fn.args[k]].push_back(t);
     arg_tensors.push_back(std::move(t));
   }
+  size_t next_region = 0;
   for (int32_t i = 0; i < g.num_nodes(); ++i) {
+    if (next_region < fn.custom_gradient_regions.size() &&
+        fn.custom_gradient_regions[next_region].first_node == i) {
+      // Rerun the custom-gradient function on the replay's values (its gradient function is recorded on
+      // the tape then); only the region's outputs are visible to the nodes after it.
+      const auto& region = fn.custom_gradient_regions[next_region++];
+      SmallVector<TensorImpl*, 4> inputs;
+      for (ValueRef v : region.inputs) inputs.push_back(values[v.node][v.output].get());
+      auto outs = region.replay({inputs.data(), inputs.size()});
+      if (!outs.ok()) return outs.status().with_prefix("custom_gradient " + region.name + ": ");
+      if (outs->size() != region.outputs.size())
+        return make_error(Code::kInternal, "custom_gradient ", region.name, ": the replay returned ",
+                          outs->size(), " tensors, the trace ", region.outputs.size());
+      for (int32_t k = region.first_node; k < region.end_node; ++k)
+        if (values[k].empty()) values[k].resize(g.node(k).outputs.size());
+      for (size_t k = 0; k < region.outputs.size(); ++k) {
+        ValueRef o = region.outputs[k];
+        if (values[o.node].size() <= static_cast<size_t>(o.output)) values[o.node].resize(o.output + 1);
+        values[o.node][o.output] = (*outs)[k];
+      }
+      i = region.end_node - 1;
+      continue;
+    }
     if (!values[i].empty()) continue;
     const Node& n = g.node(i);
     location = n.location;
@@ -157,14 +175,29 @@ StatusOr<std::shared_ptr<GradientPair>> build_pair(const FunctionGraph& fn, cons
       continue;
     }
     SmallVector<TensorImpl*, 4> inputs;
-    for (ValueRef v : n.inputs) inputs.push_back(values[v.node][v.output].get());
+    for (ValueRef v : n.inputs) {
+      TensorImpl* t =
+          values[v.node].size() > static_cast<size_t>(v.output) ? values[v.node][v.output].get() : nullptr;
+      if (t == nullptr)
+        return make_error(Code::kUnimplemented, n.op->name, " '", n.name,
+                          "' reads a value computed inside a custom_gradient function that the function "
+                          "did not return; return it to differentiate ",
+                          fn.name);
+      inputs.push_back(t);
+    }
     OutputList outs;
     Status s = execute_op(*n.op, {inputs.data(), inputs.size()}, {n.attrs.data(), n.attrs.size()}, outs);
     if (!s.ok()) return with_source_context(*n.op, n.name, n.location, s);
     values[i] = std::move(outs);
   }
   std::vector<TensorRef> results;
-  for (ValueRef r : fn.results) results.push_back(values[r.node][r.output]);
+  for (ValueRef r : fn.results) {
+    if (values[r.node].size() <= static_cast<size_t>(r.output) || !values[r.node][r.output])
+      return make_error(Code::kUnimplemented, fn.name,
+                        ": a result is a value computed inside a custom_gradient function that the function "
+                        "did not return");
+    results.push_back(values[r.node][r.output]);
+  }
   location = SourceLocation{};
   pair->num_results = results.size();
 

@@ -4,6 +4,7 @@
 // (Placeholder nodes) and results; the FunctionLibrary names functions so a Call node can run another.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -82,10 +83,17 @@ struct FunctionGraph {
   std::vector<TensorRef> captured_values;  // eager values appended to every call
   // Functions this one calls (PartitionedCall nodes name them), kept alive as long as this one is.
   std::vector<std::shared_ptr<const FunctionGraph>> callees;
-  // Set when the body used a custom gradient that the traced graph cannot carry (the Python callable is not
-  // part of the graph): differentiating the function from outside would silently use the ordinary
-  // gradient, so autodiff refuses, naming it.
-  std::string custom_gradient_in_body;
+  // A custom gradient used in the body while no tape recorded: the nodes [first_node, end_node) are what
+  // the decorated function traced. To differentiate the function, autodiff replays the body and, at this
+  // region, calls `replay` on the region's inputs instead — it reruns the decorated function while the
+  // replay's tape records, so its gradient function is recorded with values of the replay.
+  struct CustomGradientRegion {
+    int32_t first_node = 0, end_node = 0;
+    std::vector<ValueRef> inputs, outputs;
+    std::string name;  // the decorated function, for errors
+    std::function<StatusOr<std::vector<TensorRef>>(std::span<TensorImpl* const>)> replay;
+  };
+  std::vector<CustomGradientRegion> custom_gradient_regions;
 
   /// Arguments a caller passes: the user's plus the lifted captures.
   int num_call_args() const { return static_cast<int>(args.size() - captured_values.size()); }
