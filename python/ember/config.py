@@ -52,18 +52,19 @@ class threading:  # noqa: N801 - mirrors the tf.config.threading module
     """``ember.config.threading``: thread counts (0 = one per core)."""
 
     _intra = 0
+    _inter = 0
 
     @staticmethod
     def set_inter_op_parallelism_threads(num_threads):
         from ember import _C
 
+        threading._inter = int(num_threads)
         _C.set_inter_op_threads(int(num_threads))
 
     @staticmethod
     def get_inter_op_parallelism_threads():
-        from ember import _C
-
-        return _C.inter_op_threads()
+        """What was set (0, as in TensorFlow, means the system picks: one per core)."""
+        return threading._inter
 
     @staticmethod
     def set_intra_op_parallelism_threads(num_threads):

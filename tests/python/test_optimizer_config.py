@@ -76,11 +76,11 @@ def test_each_pass_can_be_switched_off(restore_options, option):
 
 
 def test_threading_settings():
-    before = tf.config.threading.get_inter_op_parallelism_threads()
+    assert tf.config.threading.get_inter_op_parallelism_threads() == 0  # TF's default: the system picks
     tf.config.threading.set_inter_op_parallelism_threads(1)
     assert tf.config.threading.get_inter_op_parallelism_threads() == 1
     tf.config.threading.set_inter_op_parallelism_threads(0)
-    assert tf.config.threading.get_inter_op_parallelism_threads() == before
+    assert tf.config.threading.get_inter_op_parallelism_threads() == 0
 
 
 def test_a_wide_graph_runs_in_parallel_with_the_same_values():
