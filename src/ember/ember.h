@@ -10,6 +10,7 @@
 #pragma once
 
 #include "ember/api/array.h"
+#include "ember/api/config.h"
 #include "ember/api/function.h"
 #include "ember/api/gradient_tape.h"
 #include "ember/api/linalg.h"

@@ -43,6 +43,23 @@ TEST(CppFunction, MultipleResultsAndNestedFunctions) {
   EXPECT_NE(outer.graph(Tensor(2.0f)).graph.to_text().find("PartitionedCall"), std::string::npos);
 }
 
+TEST(CppFunction, OptimizerOptionsApplyToFunctionsTracedAfterwards) {
+  config::OptimizerOptions saved = config::optimizer_options();
+  config::OptimizerOptions off = saved;
+  off.disable_meta_optimizer = true;
+  config::set_optimizer_options(off);
+  auto f = function([](const Tensor& x) { return exp(x) * 2.0f + 1.0f; }, "unoptimized");
+  Tensor x = Tensor::from_vector<float>({0, 1});
+  Tensor plain = f(x);
+  config::set_optimizer_options(saved);
+  auto g = function([](const Tensor& x) { return exp(x) * 2.0f + 1.0f; }, "optimized");
+  Tensor fused = g(x);
+  EXPECT_EQ(plain.to_vector<float>(), fused.to_vector<float>());
+  config::set_inter_op_parallelism_threads(1);
+  EXPECT_EQ(inter_op_threads(), 1);
+  config::set_inter_op_parallelism_threads(0);
+}
+
 TEST(CppFunction, ErrorsThrowWithTheOpName) {
   auto f = function([](const Tensor& x) { return matmul(x, x); });
   EXPECT_THROW(f(Tensor::from_vector<float>({1, 2, 3, 4, 5, 6}, {2, 3})), StatusError);
