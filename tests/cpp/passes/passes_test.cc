@@ -86,6 +86,10 @@ TEST(ConstantFolding, FoldsWhatInliningExposes) {
   EXPECT_EQ(folded.op->name, "Const");
   EXPECT_EQ(folded.name, "Add/folded");
   EXPECT_EQ(Tensor(std::get<TensorRef>(folded.attrs[0])).item<float>(), 2.0f);
+  passes::prune(g);  // the original Const and Add are gone
+  EXPECT_EQ(text(g),
+            "x0 = Placeholder() {dtype=float32, shape=[2], unknown_rank=false} -> float32[2]\n"
+            "Add/folded = Const() {value=<float32[]>} -> float32[]\n");
 }
 
 TEST(ConstantFolding, RespectsTheSizeCap) {
@@ -143,6 +147,20 @@ TEST(Inline, ReplacesCallsWithTheCalleeBody) {
   EXPECT_EQ(count_op(g, "PartitionedCall"), 2);
   EXPECT_EQ(passes::inline_function_calls(g), 2);
   passes::prune(g);
+  // Each call's body in place of the call, its nodes named after it (the later call sorts first: its
+  // argument is computed before the call).
+  EXPECT_EQ(
+      text(g),
+      "x0 = Placeholder() {dtype=float32, shape=[2], unknown_rank=false} -> float32[2]\n"
+      "Const = Const() {value=<float32[]>} -> float32[]\n"
+      "Add = Add(x0:0, Const:0) -> float32[2]\n"
+      "PartitionedCall_1/Square = Square(x0:0) -> float32[2]\n"
+      "PartitionedCall_1/Const = Const() {value=<float32[]>} -> float32[]\n"
+      "PartitionedCall_1/Add = Add(PartitionedCall_1/Square:0, PartitionedCall_1/Const:0) -> float32[2]\n"
+      "PartitionedCall/Square = Square(Add:0) -> float32[2]\n"
+      "PartitionedCall/Const = Const() {value=<float32[]>} -> float32[]\n"
+      "PartitionedCall/Add = Add(PartitionedCall/Square:0, PartitionedCall/Const:0) -> float32[2]\n"
+      "Mul = Mul(PartitionedCall_1/Add:0, PartitionedCall/Add:0) -> float32[2]\n");
   EXPECT_EQ(count_op(g, "PartitionedCall"), 0);
   EXPECT_EQ(count_op(g, "Square"), 2);
   Tensor x = Tensor::from_vector<float>({1, -3});
@@ -178,6 +196,21 @@ TEST(MergeMatmuls, NarrowSiblingsBecomeOneProduct) {
   FunctionGraph g = *fn;
   EXPECT_EQ(passes::merge_sibling_matmuls(g), 1);  // the width-40 product and the other operand stay apart
   passes::prune(g);
+  EXPECT_EQ(
+      text(g),
+      "x0 = Placeholder() {dtype=float32, shape=[5,4], unknown_rank=false} -> float32[5,4]\n"
+      "x1 = Placeholder() {dtype=float32, shape=[4,2], unknown_rank=false} -> float32[4,2]\n"
+      "x2 = Placeholder() {dtype=float32, shape=[4,3], unknown_rank=false} -> float32[4,3]\n"
+      "x3 = Placeholder() {dtype=float32, shape=[4,40], unknown_rank=false} -> float32[4,40]\n"
+      "Tanh = Tanh(x0:0) -> float32[5,4]\n"
+      "Const = Const() {value=<float32[]>} -> float32[]\n"
+      "MatMul/merged_weights = ConcatV2(x1:0, x2:0) {axis=1} -> float32[4,5]\n"
+      "MatMul/merged = MatMul(Tanh:0, MatMul/merged_weights:0) {transpose_a=false, transpose_b=false} -> "
+      "float32[5,5]\n"
+      "MatMul/split = SplitV(MatMul/merged:0) {size_splits=[2,3], axis=1} -> float32[5,2], float32[5,3]\n"
+      "Mul = Mul(MatMul/split:1, Const:0) -> float32[5,3]\n"
+      "MatMul_2 = MatMul(Tanh:0, x3:0) {transpose_a=false, transpose_b=false} -> float32[5,40]\n"
+      "MatMul_3 = MatMul(x0:0, x1:0) {transpose_a=false, transpose_b=false} -> float32[5,2]\n");
   EXPECT_EQ(count_op(g, "MatMul"), 3);
   EXPECT_EQ(count_op(g, "SplitV"), 1);
   EXPECT_EQ(count_op(g, "ConcatV2"), 1);
