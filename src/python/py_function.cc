@@ -289,9 +289,11 @@ void bind_functions(nb::module_& m) {
         return make_error(Code::kInternal, "rerunning the function failed: ", e.what());
       }
     };
-    FunctionGraph& fn = trace->function();
-    if (!fn.custom_gradient_regions.empty() && fn.custom_gradient_regions.back().end_node > first) return;
-    fn.custom_gradient_regions.push_back(std::move(region));
+    // A custom gradient around others (nested decorated calls) replaces theirs: its grad_fn is what
+    // applies to the whole region, as eagerly, where the outer node's backward never reaches the inner.
+    auto& regions = trace->function().custom_gradient_regions;
+    while (!regions.empty() && regions.back().first_node >= first) regions.pop_back();
+    regions.push_back(std::move(region));
   });
   // Tokens are opaque integers: the paused TraceContext, restored by resume_trace.
   m.def("pause_trace", [] { return reinterpret_cast<uintptr_t>(TraceContext::pause()); });

@@ -336,6 +336,41 @@ def test_custom_gradient_inside_a_function_differentiated_from_outside():
     assert float(g(x)) == 1.0
 
 
+def test_custom_gradient_in_a_function_with_a_constant_made_outside_it():
+    @tf.custom_gradient
+    def scaled(x, c):
+        return x * c, lambda dy: (dy * 5.0, None)
+
+    @tf.function
+    def g(x):
+        c = tf.constant(3.0)  # its node is first used inside the decorated call
+        return scaled(x, c) + c
+
+    x = tf.constant(2.0)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = g(x)
+    assert float(y) == 9.0
+    assert float(tape.gradient(y, x)) == 5.0
+
+
+def test_nested_custom_gradients_in_a_function_use_the_outer_one():
+    @tf.custom_gradient
+    def inner(x):
+        return x * 1.0, lambda dy: dy * 7.0
+
+    @tf.custom_gradient
+    def outer(x):
+        return inner(x) * 2.0, lambda dy: dy * 100.0
+
+    x = tf.constant(2.0)
+    for fn in (outer, tf.function(lambda x: outer(x))):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = fn(x)
+        assert float(tape.gradient(y, x)) == 100.0
+
+
 def test_recompute_grad_matches_plain_gradient():
     w = tf.Variable([[1.0, -1.0], [0.5, 2.0]])
 

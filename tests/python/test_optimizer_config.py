@@ -105,3 +105,62 @@ def test_a_wide_graph_runs_in_parallel_with_the_same_values():
         want_a = np.tanh(want_a @ want_a * 0.01)
         want_b = np.tanh(want_b @ want_b * 0.01)
     np.testing.assert_allclose(got, want_a + want_b, rtol=1e-4, atol=1e-5)
+
+
+def test_double_transpose_with_negative_perm_entries():
+    x = tf.constant(np.arange(6, dtype=np.float32).reshape(2, 3))
+
+    @tf.function
+    def f(x):
+        return tf.transpose(tf.transpose(x, [1, 0]), [-1, 0])
+
+    np.testing.assert_array_equal(f(x).numpy(), tf.transpose(tf.transpose(x, [1, 0]), [-1, 0]).numpy())
+
+
+def test_a_value_returned_many_times_from_a_parallel_plan():
+    xs = [tf.constant(np.random.RandomState(i).rand(20000).astype(np.float32)) for i in range(16)]
+
+    @tf.function
+    def f(*xs):
+        outs = [tf.reduce_sum(tf.exp(tf.sin(x) * 2.0)) for x in xs]
+        y = tf.exp(tf.sin(xs[0]) * 3.0)
+        return [y, y, y, y, y] + outs
+
+    tf.config.threading.set_inter_op_parallelism_threads(2)
+    try:
+        assert f.get_concrete_function(*xs)._gf.runs_in_parallel
+        results = f(*xs)
+    finally:
+        tf.config.threading.set_inter_op_parallelism_threads(0)
+    want = np.exp(np.sin(xs[0].numpy()) * 3.0)
+    for r in results[:5]:
+        np.testing.assert_allclose(r.numpy(), want, rtol=1e-5)
+
+
+def test_minimum_and_maximum_keep_their_operand_order_for_signed_zeros():
+    x = tf.constant([-0.0, 1.0])
+    y = tf.constant([0.0, 2.0])
+
+    @tf.function
+    def f(x, y):
+        return tf.minimum(y, x), tf.maximum(y, x), tf.minimum(x, y)
+
+    for got, want in zip(f(x, y), (tf.minimum(y, x), tf.maximum(y, x), tf.minimum(x, y))):
+        np.testing.assert_array_equal(np.signbit(got.numpy()), np.signbit(want.numpy()))
+
+
+def test_inlining_a_pure_call_keeps_the_order_of_stateful_ops_around_it():
+    @tf.function
+    def pure(x):
+        return x * 2.0
+
+    @tf.function
+    def f(x):
+        a = tf.random.uniform([2])
+        y = pure(x)
+        b = tf.random.uniform([2])
+        return a, y, b
+
+    optimized = f.get_concrete_function(tf.constant(1.0)).graph.optimized_as_text()
+    second = [line for line in optimized.splitlines() if line.startswith("RandomUniform_1 ")]
+    assert second and "^RandomUniform" in second[0], optimized

@@ -148,8 +148,23 @@ StatusOr<std::shared_ptr<GradientPair>> build_pair(const FunctionGraph& fn, cons
       // Rerun the custom-gradient function on the replay's values (its gradient function is recorded on
       // the tape then); only the region's outputs are visible to the nodes after it.
       const auto& region = fn.custom_gradient_regions[next_region++];
+      // Constants first used inside the function were added among its nodes: they hold no computation of
+      // it, so they keep their values (for the region's inputs and for later readers alike).
+      for (int32_t k = region.first_node; k < region.end_node; ++k) {
+        const Node& node = g.node(k);
+        if (node.op->name == "Const" && values[k].empty()) {
+          const TensorRef& v = std::get<TensorRef>(node.attrs[0]);
+          forward_trace.note_local_constant(v.get());
+          values[k].push_back(v);
+        }
+      }
       SmallVector<TensorImpl*, 4> inputs;
-      for (ValueRef v : region.inputs) inputs.push_back(values[v.node][v.output].get());
+      for (ValueRef v : region.inputs) {
+        if (values[v.node].size() <= static_cast<size_t>(v.output) || !values[v.node][v.output])
+          return make_error(Code::kUnimplemented, "custom_gradient ", region.name,
+                            ": an input is computed inside the function itself");
+        inputs.push_back(values[v.node][v.output].get());
+      }
       auto outs = region.replay({inputs.data(), inputs.size()});
       if (!outs.ok()) return outs.status().with_prefix("custom_gradient " + region.name + ": ");
       if (outs->size() != region.outputs.size())

@@ -38,6 +38,14 @@ std::vector<int64_t> compose(const std::vector<int64_t>& first, const std::vecto
   return perm;
 }
 
+// Transpose accepts negative entries (counted from the end).
+std::vector<int64_t> normalized_perm(std::vector<int64_t> perm) {
+  const int64_t rank = static_cast<int64_t>(perm.size());
+  for (int64_t& p : perm)
+    if (p < 0) p += rank;
+  return perm;
+}
+
 bool is_identity_perm(const std::vector<int64_t>& perm) {
   for (size_t i = 0; i < perm.size(); ++i)
     if (perm[i] != static_cast<int64_t>(i)) return false;
@@ -93,12 +101,13 @@ int simplify_arithmetic(FunctionGraph& fn) {
         }
       }
     } else if (op == "Transpose") {
-      const auto& perm = std::get<std::vector<int64_t>>(node.attrs[0]);
+      const std::vector<int64_t> perm = normalized_perm(std::get<std::vector<int64_t>>(node.attrs[0]));
       const Node& producer = g.node(node.inputs[0].node);
       if (is_identity_perm(perm)) {
         replacement = node.inputs[0];
       } else if (producer.op == node.op && producer.control_inputs.empty()) {
-        std::vector<int64_t> combined = compose(std::get<std::vector<int64_t>>(producer.attrs[0]), perm);
+        std::vector<int64_t> combined =
+            compose(normalized_perm(std::get<std::vector<int64_t>>(producer.attrs[0])), perm);
         node.inputs[0] = producer.inputs[0];
         node.attrs[0] = combined;
         ++rewrites;

@@ -12,6 +12,19 @@ namespace ember::passes {
 namespace {
 uint64_t mix(uint64_t h, uint64_t v) { return (h ^ v) * 0x100000001b3ull + (h >> 29); }
 
+// Operands in a canonical order where swapping them gives the same bits: Add and Mul (IEEE addition and
+// multiplication commute exactly); not Maximum/Minimum, whose signed zeros follow the order.
+SmallVector<ValueRef, 4> canonical_inputs(const Node& node) {
+  SmallVector<ValueRef, 4> inputs = node.inputs;
+  const std::string& op = node.op->name;
+  const bool swaps_exactly = op == "Add" || op == "AddV2" || op == "Mul";
+  if (swaps_exactly && inputs.size() == 2 &&
+      (inputs[1].node < inputs[0].node ||
+       (inputs[1].node == inputs[0].node && inputs[1].output < inputs[0].output)))
+    std::swap(inputs[0], inputs[1]);
+  return inputs;
+}
+
 uint64_t hash_bytes(const void* data, size_t n) {
   uint64_t h = 0xcbf29ce484222325ull;
   const auto* p = static_cast<const unsigned char*>(data);
@@ -95,19 +108,17 @@ int eliminate_common_subgraphs(FunctionGraph& fn) {
     // value, so they merge too; every other stateful op stays apart.
     const bool pure_read = node.op->has_flag(kReadsResource) && !node.op->has_flag(kWritesResource);
     if (node.op->has_flag(kStateful) && !pure_read) continue;
-    if (node.op->has_flag(kCommutative) && node.inputs.size() == 2 &&
-        (node.inputs[1].node < node.inputs[0].node ||
-         (node.inputs[1].node == node.inputs[0].node && node.inputs[1].output < node.inputs[0].output)))
-      std::swap(node.inputs[0], node.inputs[1]);
+    const SmallVector<ValueRef, 4> key_inputs = canonical_inputs(node);
     uint64_t h = mix(static_cast<uint64_t>(node.op->index), hash_attrs(node.attrs));
-    for (ValueRef in : node.inputs) h = mix(h, (static_cast<uint64_t>(in.node) << 16) ^ in.output);
+    for (ValueRef in : key_inputs) h = mix(h, (static_cast<uint64_t>(in.node) << 16) ^ in.output);
     for (int32_t c : node.control_inputs) h = mix(h, static_cast<uint64_t>(c) * 31);
     int32_t match = -1;
     auto [begin, end] = seen.equal_range(h);
     for (auto it = begin; it != end && match < 0; ++it) {
       const Node& other = g.node(it->second);
-      if (other.op == node.op && other.inputs.size() == node.inputs.size() &&
-          std::equal(other.inputs.begin(), other.inputs.end(), node.inputs.begin()) &&
+      const SmallVector<ValueRef, 4> other_inputs = canonical_inputs(other);
+      if (other.op == node.op && other_inputs.size() == key_inputs.size() &&
+          std::equal(other_inputs.begin(), other_inputs.end(), key_inputs.begin()) &&
           other.control_inputs == node.control_inputs && other.outputs.size() == node.outputs.size() &&
           attrs_equal(other.attrs, node.attrs))
         match = it->second;

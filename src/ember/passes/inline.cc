@@ -64,13 +64,15 @@ int inline_function_calls(FunctionGraph& fn) {
       ValueRef r = callee->results[k];
       editor.forward(ValueRef{n, k}, mapped[r.node][r.output]);
     }
-    // Whatever was ordered after the call is ordered after the callee's side effects.
+    // Whatever was ordered after the call is ordered after the callee's side effects, or — when it has
+    // none — after what the call itself waited for, so a chain through the call stays a chain.
+    const std::vector<int32_t>& successors_wait_for = stateful.empty() ? call.control_inputs : stateful;
     for (int32_t m = 0; m < g.num_nodes(); ++m) {
       auto& deps = g.mutable_node(m).control_inputs;
       auto it = std::find(deps.begin(), deps.end(), n);
       if (it == deps.end()) continue;
       deps.erase(it);
-      for (int32_t s : stateful) g.add_control_input(m, s);
+      for (int32_t s : successors_wait_for) g.add_control_input(m, s);
     }
     std::erase(fn.control_outputs, n);
     editor.remove_node(n);

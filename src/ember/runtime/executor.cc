@@ -136,7 +136,8 @@ class ExecPlan {
   std::vector<InputRef> inputs_;
   std::vector<int32_t> releases_;
   std::vector<int32_t> successors_;
-  std::vector<int32_t> slot_uses_;  // data reads of each slot (results count as a use never released)
+  std::vector<int32_t> slot_uses_;  // data reads of each slot by instructions
+  std::vector<bool> is_result_;     // slots the call returns: never released
   std::vector<int32_t> arg_slots_;  // per fn.args entry, -1 when unused
   std::vector<InputRef> results_;
   std::vector<TensorRef> constants_;
@@ -229,6 +230,7 @@ ExecPlan::ExecPlan(const FunctionGraph& fn, bool reuse_memory) : reuse_memory_(r
 
   // Uses and last uses (in plan order) of every slot; results are never released.
   slot_uses_.assign(num_slots_, 0);
+  is_result_.assign(num_slots_, false);
   std::vector<int32_t> last_use(num_slots_, -1);
   for (int32_t k = 0; k < static_cast<int32_t>(instructions_.size()); ++k) {
     const Instruction& ins = instructions_[k];
@@ -244,7 +246,7 @@ ExecPlan::ExecPlan(const FunctionGraph& fn, bool reuse_memory) : reuse_memory_(r
     InputRef ref = input_ref(r);
     results_.push_back(ref);
     if (ref.slot >= 0) {
-      slot_uses_[ref.slot] += kNeverReleased;
+      is_result_[ref.slot] = true;
       last_use[ref.slot] = kNeverReleased;
     }
   }
@@ -453,11 +455,13 @@ Status ExecPlan::run_parallel(const FunctionGraph& fn, RunState& state) {
       // Drop what this node read when it was the last reader, and outputs nobody reads.
       for (int32_t j = 0; j < ins.num_inputs && reuse_memory_; ++j) {
         const InputRef& in = inputs_[ins.first_input + j];
-        if (in.slot >= 0 && state.uses[in.slot].fetch_sub(1, std::memory_order_acq_rel) == 1)
+        if (in.slot >= 0 && state.uses[in.slot].fetch_sub(1, std::memory_order_acq_rel) == 1 &&
+            !is_result_[in.slot])
           state.slots[in.slot] = TensorRef();
       }
       for (int32_t o = 0; o < ins.num_outputs; ++o)
-        if (slot_uses_[ins.first_output_slot + o] == 0) state.slots[ins.first_output_slot + o] = TensorRef();
+        if (slot_uses_[ins.first_output_slot + o] == 0 && !is_result_[ins.first_output_slot + o])
+          state.slots[ins.first_output_slot + o] = TensorRef();
       int32_t keep = -1;
       for (int32_t j = 0; j < ins.num_successors; ++j) {
         int32_t succ = successors_[ins.first_successor + j];
