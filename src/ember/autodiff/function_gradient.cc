@@ -141,6 +141,15 @@ StatusOr<std::shared_ptr<GradientPair>> build_pair(const FunctionGraph& fn, cons
     values[fn.args[k]].push_back(t);
     arg_tensors.push_back(std::move(t));
   }
+  // A Const node's value joins the replay as a constant local to it; false for any other node.
+  auto take_constant = [&](int32_t i) {
+    const Node& n = g.node(i);
+    if (n.op->name != "Const") return false;
+    const TensorRef& v = std::get<TensorRef>(n.attrs[0]);
+    forward_trace.note_local_constant(v.get());
+    values[i].push_back(v);
+    return true;
+  };
   size_t next_region = 0;
   for (int32_t i = 0; i < g.num_nodes(); ++i) {
     if (next_region < fn.custom_gradient_regions.size() &&
@@ -151,12 +160,7 @@ StatusOr<std::shared_ptr<GradientPair>> build_pair(const FunctionGraph& fn, cons
       // Constants first used inside the function were added among its nodes: they hold no computation of
       // it, so they keep their values (for the region's inputs and for later readers alike).
       for (int32_t k = region.first_node; k < region.end_node; ++k) {
-        const Node& node = g.node(k);
-        if (node.op->name == "Const" && values[k].empty()) {
-          const TensorRef& v = std::get<TensorRef>(node.attrs[0]);
-          forward_trace.note_local_constant(v.get());
-          values[k].push_back(v);
-        }
+        if (values[k].empty()) take_constant(k);
       }
       SmallVector<TensorImpl*, 4> inputs;
       for (ValueRef v : region.inputs) {
@@ -183,12 +187,7 @@ StatusOr<std::shared_ptr<GradientPair>> build_pair(const FunctionGraph& fn, cons
     if (!values[i].empty()) continue;
     const Node& n = g.node(i);
     location = n.location;
-    if (n.op->name == "Const") {
-      const TensorRef& v = std::get<TensorRef>(n.attrs[0]);
-      forward_trace.note_local_constant(v.get());
-      values[i].push_back(v);
-      continue;
-    }
+    if (take_constant(i)) continue;
     SmallVector<TensorImpl*, 4> inputs;
     for (ValueRef v : n.inputs) {
       TensorImpl* t =

@@ -4,6 +4,7 @@
 
 #include <random>
 
+#include "../passes/pass_testing.h"
 #include "ember/ember.h"
 #include "ember/graph/proto_wire.h"
 #include "ember/ops/registry.h"
@@ -68,15 +69,7 @@ std::vector<Tensor> run_pruned(const FunctionGraph& fn, const std::vector<std::s
                                const std::vector<std::string>& outputs, const std::vector<Tensor>& args) {
   auto carved = prune_function(fn, inputs, outputs);
   EXPECT_TRUE(carved.ok()) << carved.status().to_string();
-  CompiledFunction compiled(*carved);
-  std::vector<TensorImpl*> impls;
-  for (const Tensor& a : args) impls.push_back(a.impl());
-  OutputList results;
-  Status s = compiled.run({impls.data(), impls.size()}, results);
-  EXPECT_TRUE(s.ok()) << s.to_string();
-  std::vector<Tensor> out;
-  for (TensorRef& r : results) out.emplace_back(std::move(r));
-  return out;
+  return testing::run_compiled(CompiledFunction(*carved), args);
 }
 
 // ---- a hand-written GraphDef, for inputs TensorFlow writes but ember does not

@@ -9,6 +9,7 @@
 #include "ember/passes/pass.h"
 #include "ember/runtime/executor.h"
 #include "ember/trace/trace_context.h"
+#include "pass_testing.h"
 
 namespace ember::passes {
 namespace {
@@ -16,16 +17,7 @@ namespace {
 using Body = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
 
 std::shared_ptr<FunctionGraph> trace(const std::vector<TensorSpec>& args, const Body& body) {
-  auto fn = std::make_shared<FunctionGraph>();
-  fn->name = "f";
-  TraceContext ctx(fn.get());
-  TraceScope scope(ctx);
-  std::vector<Tensor> xs;
-  for (size_t i = 0; i < args.size(); ++i)
-    xs.emplace_back(ctx.add_argument(args[i].dtype, args[i].shape, "x" + std::to_string(i)));
-  for (const Tensor& y : body(xs))
-    fn->results.push_back(ValueRef{y.impl()->graph_node(), y.impl()->graph_output()});
-  return fn;
+  return testing::trace_function(args, body);
 }
 
 // Fuses a copy of `fn`, then prunes the members the fused nodes replaced.
@@ -35,12 +27,6 @@ std::shared_ptr<FunctionGraph> fused_copy(const FunctionGraph& fn, int* groups =
   if (groups != nullptr) *groups = fused;
   prune(*copy);
   return copy;
-}
-
-int count_ops(const FunctionGraph& fn, std::string_view op) {
-  int count = 0;
-  for (int32_t i = 0; i < fn.graph.num_nodes(); ++i) count += fn.graph.node(i).op->name == op;
-  return count;
 }
 
 void expect_topologically_sorted(const FunctionGraph& fn) {
@@ -61,19 +47,14 @@ Tensor random_tensor(const Shape& shape, uint32_t seed) {
 // Runs the fused graph and compares with the body run eagerly on the same arguments.
 void expect_same_as_eager(const FunctionGraph& fused, const std::vector<TensorSpec>& args, const Body& body) {
   std::vector<Tensor> inputs;
-  std::vector<TensorImpl*> impls;
-  for (size_t i = 0; i < args.size(); ++i) {
+  for (size_t i = 0; i < args.size(); ++i)
     inputs.push_back(random_tensor(args[i].shape, static_cast<uint32_t>(i + 1)));
-    impls.push_back(inputs.back().impl());
-  }
   std::vector<Tensor> expected = body(inputs);
-  CompiledFunction compiled(std::make_shared<FunctionGraph>(fused));
-  OutputList results;
-  Status s = compiled.run(impls, results);
-  ASSERT_TRUE(s.ok()) << s.to_string();
+  std::vector<Tensor> results =
+      testing::run_compiled(CompiledFunction(std::make_shared<FunctionGraph>(fused)), inputs);
   ASSERT_EQ(results.size(), expected.size());
   for (size_t j = 0; j < expected.size(); ++j) {
-    Tensor got(results[j]);
+    const Tensor& got = results[j];
     ASSERT_EQ(got.shape(), expected[j].shape());
     std::vector<float> e = expected[j].to_vector<float>(), g = got.to_vector<float>();
     for (size_t i = 0; i < e.size(); ++i)
@@ -105,8 +86,10 @@ TEST(FuseElementwise, DagWithSharedInputBecomesOneNode) {
   std::vector<TensorSpec> args{{DType::kFloat32, Shape({5000})}, {DType::kFloat32, Shape({5000})}};
   Body body = [](const std::vector<Tensor>& x) { return std::vector<Tensor>{x[0] * x[1] + sin(x[0])}; };
   auto fused = fused_copy(*trace(args, body));
-  EXPECT_EQ(count_ops(*fused, "FusedElementwise"), 1);
-  EXPECT_EQ(count_ops(*fused, "Mul") + count_ops(*fused, "Sin") + count_ops(*fused, "Add"), 0);
+  EXPECT_EQ(testing::count_op(*fused, "FusedElementwise"), 1);
+  EXPECT_EQ(
+      testing::count_op(*fused, "Mul") + testing::count_op(*fused, "Sin") + testing::count_op(*fused, "Add"),
+      0);
   expect_same_as_eager(*fused, args, body);
 }
 
@@ -120,7 +103,7 @@ TEST(FuseElementwise, ValuesUsedOutsideBecomeOutputs) {
     return std::vector<Tensor>{a, c, matmul(a, x[0])};
   };
   auto fused = fused_copy(*trace(args, body));
-  ASSERT_EQ(count_ops(*fused, "FusedElementwise"), 1);
+  ASSERT_EQ(testing::count_op(*fused, "FusedElementwise"), 1);
   for (int32_t i = 0; i < fused->graph.num_nodes(); ++i) {
     const Node& node = fused->graph.node(i);
     if (node.op->name == "FusedElementwise") EXPECT_EQ(node.outputs.size(), 2u) << fused->graph.to_text();
@@ -139,9 +122,9 @@ TEST(FuseElementwise, NeverFusesAcrossAPathThatLeavesTheGroup) {
     return std::vector<Tensor>{sin(a + m)};
   };
   auto fused = fused_copy(*trace(args, body));
-  EXPECT_EQ(count_ops(*fused, "FusedElementwise"), 1);
-  EXPECT_EQ(count_ops(*fused, "Exp"), 1);
-  EXPECT_EQ(count_ops(*fused, "MatMul"), 1);
+  EXPECT_EQ(testing::count_op(*fused, "FusedElementwise"), 1);
+  EXPECT_EQ(testing::count_op(*fused, "Exp"), 1);
+  EXPECT_EQ(testing::count_op(*fused, "MatMul"), 1);
   expect_topologically_sorted(*fused);
   expect_same_as_eager(*fused, args, body);
 
@@ -171,7 +154,7 @@ TEST(FuseElementwise, TwoConvexGroupsThatWouldFeedEachOtherDoNotBothFuse) {
     return std::vector<Tensor>{a2, b3};
   };
   auto fused = fused_copy(*trace(args, body));
-  EXPECT_GE(count_ops(*fused, "FusedElementwise"), 1);
+  EXPECT_GE(testing::count_op(*fused, "FusedElementwise"), 1);
   expect_topologically_sorted(*fused);
   expect_same_as_eager(*fused, args, body);
 }
@@ -185,8 +168,8 @@ TEST(FuseElementwise, NonFusibleOpsSplitChains) {
   int groups = 0;
   auto fused = fused_copy(*trace(args, body), &groups);
   EXPECT_EQ(groups, 2);
-  EXPECT_EQ(count_ops(*fused, "FusedElementwise"), 2);
-  EXPECT_EQ(count_ops(*fused, "MatMul"), 1);
+  EXPECT_EQ(testing::count_op(*fused, "FusedElementwise"), 2);
+  EXPECT_EQ(testing::count_op(*fused, "MatMul"), 1);
   expect_same_as_eager(*fused, args, body);
 }
 
@@ -200,7 +183,7 @@ TEST(FuseElementwise, GroupsKeepOneDomainAndBroadcastInputsIn) {
   int groups = 0;
   auto fused = fused_copy(*trace(args, body), &groups);
   EXPECT_EQ(groups, 2);
-  EXPECT_EQ(count_ops(*fused, "FusedElementwise"), 2);
+  EXPECT_EQ(testing::count_op(*fused, "FusedElementwise"), 2);
   expect_same_as_eager(*fused, args, body);
 }
 
@@ -227,7 +210,7 @@ TEST(FuseElementwise, HundredOpChainMatchesEager) {
     return std::vector<Tensor>{v};
   };
   auto fused = fused_copy(*trace(args, body));
-  EXPECT_EQ(count_ops(*fused, "FusedElementwise"), 1);
+  EXPECT_EQ(testing::count_op(*fused, "FusedElementwise"), 1);
   expect_same_as_eager(*fused, args, body);
 }
 

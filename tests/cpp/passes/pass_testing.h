@@ -12,17 +12,18 @@
 
 namespace ember::testing {
 
-/// Traces `body` over float32 arguments of the given shapes.
-inline std::shared_ptr<FunctionGraph> trace_function(
-    const std::vector<Shape>& arg_shapes,
-    const std::function<std::vector<Tensor>(std::vector<Tensor>&)>& body, DType dtype = DType::kFloat32) {
+using TracedBody = std::function<std::vector<Tensor>(std::vector<Tensor>&)>;
+
+/// Traces `body` over arguments x0, x1, ... of the given specs.
+inline std::shared_ptr<FunctionGraph> trace_function(const std::vector<TensorSpec>& arg_specs,
+                                                     const TracedBody& body) {
   auto fn = std::make_shared<FunctionGraph>();
   fn->name = "f";
   TraceContext ctx(fn.get());
   TraceScope scope(ctx);
   std::vector<Tensor> args;
-  for (size_t i = 0; i < arg_shapes.size(); ++i)
-    args.emplace_back(ctx.add_argument(dtype, arg_shapes[i], "x" + std::to_string(i)));
+  for (size_t i = 0; i < arg_specs.size(); ++i)
+    args.emplace_back(ctx.add_argument(arg_specs[i].dtype, arg_specs[i].shape, "x" + std::to_string(i)));
   for (const Tensor& r : body(args)) {
     auto v = ctx.value_of(r.impl());
     EXPECT_TRUE(v.ok());
@@ -32,12 +33,16 @@ inline std::shared_ptr<FunctionGraph> trace_function(
   return fn;
 }
 
-/// Runs `fn` unoptimized (every pass off) or as given.
-inline std::vector<Tensor> run_graph(std::shared_ptr<const FunctionGraph> fn, const std::vector<Tensor>& args,
-                                     bool optimize = false) {
-  passes::OptimizerOptions options;
-  options.disable_meta_optimizer = !optimize;
-  CompiledFunction compiled(std::move(fn), options);
+/// Traces `body` over arguments of the given shapes, all of `dtype`.
+inline std::shared_ptr<FunctionGraph> trace_function(const std::vector<Shape>& arg_shapes,
+                                                     const TracedBody& body, DType dtype = DType::kFloat32) {
+  std::vector<TensorSpec> specs;
+  for (const Shape& shape : arg_shapes) specs.push_back(TensorSpec{dtype, shape});
+  return trace_function(specs, body);
+}
+
+/// Runs a compiled function on `args`, expecting success.
+inline std::vector<Tensor> run_compiled(const CompiledFunction& compiled, const std::vector<Tensor>& args) {
   std::vector<TensorImpl*> impls;
   for (const Tensor& a : args) impls.push_back(a.impl());
   OutputList results;
@@ -46,6 +51,14 @@ inline std::vector<Tensor> run_graph(std::shared_ptr<const FunctionGraph> fn, co
   std::vector<Tensor> out;
   for (TensorRef& r : results) out.emplace_back(std::move(r));
   return out;
+}
+
+/// Runs `fn` unoptimized (every pass off) or as given.
+inline std::vector<Tensor> run_graph(std::shared_ptr<const FunctionGraph> fn, const std::vector<Tensor>& args,
+                                     bool optimize = false) {
+  passes::OptimizerOptions options;
+  options.disable_meta_optimizer = !optimize;
+  return run_compiled(CompiledFunction(std::move(fn), options), args);
 }
 
 inline int count_op(const FunctionGraph& fn, std::string_view op) {
