@@ -233,7 +233,9 @@ void bind_functions(nb::module_& m) {
       .def("optimized_text",
            [](const PyGraphFunction& f) { return f.compiled().optimized_function().graph.to_text(); })
       .def_prop_ro("runs_in_parallel",
-                   [](const PyGraphFunction& f) { return f.compiled().runs_in_parallel(); });
+                   [](const PyGraphFunction& f) { return f.compiled().runs_in_parallel(); })
+      .def_prop_ro("arena_bytes", [](const PyGraphFunction& f) { return f.compiled().arena_bytes(); })
+      .def_prop_ro("arena_slots", [](const PyGraphFunction& f) { return f.compiled().arena_slots(); });
   nb::class_<PyTrace>(m, "Trace")
       .def(nb::init<std::string, bool>(), nb::arg("name"), nb::arg("auto_control_deps") = true)
       .def("enter", &PyTrace::enter)

@@ -52,8 +52,14 @@ StatusOr<TensorRef> TensorImpl::allocate(DType dtype, const Shape& shape, Device
 }
 
 TensorRef TensorImpl::view(const TensorImpl& source, const Shape& shape, size_t byte_offset) {
+  return view(source, source.dtype_, shape, byte_offset);
+}
+
+TensorRef TensorImpl::view(const TensorImpl& source, DType dtype, const Shape& shape, size_t byte_offset) {
+  EMBER_DCHECK(source.offset_ + byte_offset + shape.num_elements() * dtype_size(dtype) <=
+               source.buffer_->size());
   auto* t = new (new_impl_block()) TensorImpl();
-  t->dtype_ = source.dtype_;
+  t->dtype_ = dtype;
   t->shape_ = shape;
   t->num_elements_ = shape.num_elements();
   t->buffer_ = source.buffer_;

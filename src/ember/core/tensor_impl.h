@@ -66,6 +66,8 @@ class TensorImpl {
   static StatusOr<TensorRef> allocate(DType dtype, const Shape& shape, Device device = {});
   /// A tensor viewing `source`'s buffer at `byte_offset` with a new shape (no copy).
   static TensorRef view(const TensorImpl& source, const Shape& shape, size_t byte_offset = 0);
+  /// A tensor of another dtype viewing `source`'s buffer at `byte_offset` (the executor's arena slices).
+  static TensorRef view(const TensorImpl& source, DType dtype, const Shape& shape, size_t byte_offset);
   /// A symbolic tensor: output `output` of node `node` in the graph identified by `graph` (owned by the
   /// trace layer). It has a dtype and a possibly partially known shape but no storage.
   static TensorRef symbolic(DType dtype, const Shape& shape, const void* graph, int32_t node, int32_t output);

@@ -13,6 +13,7 @@
 #include "ember/ops/graph_ops.h"
 #include "ember/ops/registry.h"
 #include "ember/passes/optimizer.h"
+#include "ember/runtime/memory_plan.h"
 #include "ember/runtime/profiler.h"
 
 namespace ember {
@@ -119,18 +120,27 @@ class ExecPlan {
     for (const Instruction& ins : instructions_) n += ins.in_place_input >= 0;
     return n;
   }
+  int64_t arena_bytes() const { return arena_bytes_; }
+  int32_t arena_slots() const { return static_cast<int32_t>(arena_slots_.size()); }
 
  private:
   struct RunState {
     std::vector<TensorRef> slots;
     std::unique_ptr<std::atomic<int32_t>[]> pending;
     std::unique_ptr<std::atomic<int32_t>[]> uses;
+    // The arena and, per slot it holds, the view a producer writes into (empty where not planned). Kept
+    // with the state, so a steady-state sequential call allocates no tensor for them.
+    TensorRef arena;
+    std::vector<TensorRef> arena_views;
+    bool arena_active = false;  // this call's producers write into arena_views
   };
   Status run_instruction(const FunctionGraph& fn, const Instruction& ins, RunState& state, bool sequential);
   Status run_sequential(const FunctionGraph& fn, RunState& state);
   Status run_parallel(const FunctionGraph& fn, RunState& state);
   RunState* acquire_state();
   void release_state(RunState* state);
+  void plan_arena_slots(const std::vector<int32_t>& last_use);
+  bool arena_ready(RunState& state) const;
 
   std::vector<Instruction> instructions_;
   std::vector<InputRef> inputs_;
@@ -142,6 +152,10 @@ class ExecPlan {
   std::vector<InputRef> results_;
   std::vector<TensorRef> constants_;
   int32_t num_slots_ = 0;
+  std::vector<int32_t> arena_slots_;            // slots with a planned arena offset
+  std::vector<const TensorSpec*> arena_specs_;  // per arena slot (in the optimized graph's nodes)
+  std::vector<int64_t> arena_offset_;           // per slot: its byte offset in the arena, -1 when not planned
+  int64_t arena_bytes_ = 0;
   bool parallel_ = false;
   bool reuse_memory_ = true;
   std::atomic<RunState*> cached_state_{nullptr};
@@ -321,6 +335,102 @@ ExecPlan::ExecPlan(const FunctionGraph& fn, bool reuse_memory) : reuse_memory_(r
       medium += ins.cost_ns;
   }
   parallel_ = total - critical >= 50e3 && medium >= 50e3 && large < medium;
+  arena_offset_.assign(num_slots_, -1);
+  if (reuse_memory) plan_arena_slots(last_use);
+}
+
+// Note [Arena]
+// A slot gets an arena offset when its producer writes into preallocated outputs of a static spec and no
+// reader can keep it past the read: readers that create their outputs may return views of it (Reshape,
+// Identity, calls) and stateful readers may store it (variable writes), so a slot with such a reader, and a
+// result, keeps a buffer of its own. Lifetimes are plan positions, valid only for sequential runs; parallel
+// runs allocate these slots from the freelists as before. An element-wise op that writes in place over a
+// dying input shares the input's block. Views of the arena are made once per run state and handed out each
+// call; a call first checks that nothing holds on to one (see arena_ready).
+void ExecPlan::plan_arena_slots(const std::vector<int32_t>& last_use) {
+  const int32_t count = static_cast<int32_t>(instructions_.size());
+  if (count > 20000) return;  // best fit is quadratic in the number of buffers
+  std::vector<bool> candidate(num_slots_, false);
+  std::vector<int32_t> producer(num_slots_, -1);
+  std::vector<int64_t> bytes(num_slots_, 0);
+  std::vector<const TensorSpec*> spec_of(num_slots_, nullptr);
+  for (int32_t k = 0; k < count; ++k) {
+    const Instruction& ins = instructions_[k];
+    if (!ins.static_specs || ins.node->op->has_flag(kKernelAllocates)) continue;
+    for (int32_t o = 0; o < ins.num_outputs; ++o) {
+      const int32_t slot = ins.first_output_slot + o;
+      const TensorSpec& spec = ins.node->outputs[o];
+      bytes[slot] = spec.shape.num_elements() * static_cast<int64_t>(dtype_size(spec.dtype));
+      producer[slot] = k;
+      spec_of[slot] = &spec;
+      candidate[slot] = bytes[slot] > 0 && !is_result_[slot];
+    }
+  }
+  for (const Instruction& ins : instructions_) {
+    const bool may_keep = ins.node->op->has_flag(kKernelAllocates) || ins.node->op->has_flag(kStateful);
+    for (int32_t j = 0; j < ins.num_inputs && may_keep; ++j) {
+      const InputRef& in = inputs_[ins.first_input + j];
+      if (in.slot >= 0) candidate[in.slot] = false;
+    }
+  }
+  // Blocks: a slot, joined with the slot an in-place op writes over it (union-find by the block's root).
+  std::vector<int32_t> root(num_slots_);
+  for (int32_t s = 0; s < num_slots_; ++s) root[s] = s;
+  auto find = [&](int32_t s) {
+    while (root[s] != s) s = root[s] = root[root[s]];
+    return s;
+  };
+  for (int32_t k = 0; k < count; ++k) {
+    const Instruction& ins = instructions_[k];
+    if (ins.in_place_input < 0) continue;
+    const int32_t in = inputs_[ins.first_input + ins.in_place_input].slot;
+    const int32_t out = ins.first_output_slot;
+    if (candidate[in] && candidate[out] && bytes[in] == bytes[out]) root[find(out)] = find(in);
+  }
+  std::vector<int32_t> request_of(num_slots_, -1);
+  std::vector<ArenaRequest> requests;
+  for (int32_t s = 0; s < num_slots_; ++s) {
+    if (!candidate[s]) continue;
+    const int32_t r = find(s);
+    if (request_of[r] < 0) {
+      request_of[r] = static_cast<int32_t>(requests.size());
+      requests.push_back({bytes[r], producer[r], producer[r]});
+    }
+    ArenaRequest& req = requests[request_of[r]];
+    req.first = std::min(req.first, producer[s]);
+    req.last = std::max({req.last, producer[s], last_use[s]});
+  }
+  if (requests.empty()) return;
+  ArenaPlan plan = plan_arena(requests);
+  arena_bytes_ = plan.arena_bytes;
+  for (int32_t s = 0; s < num_slots_; ++s) {
+    if (!candidate[s]) continue;
+    arena_offset_[s] = plan.offsets[request_of[find(s)]];
+    arena_slots_.push_back(s);
+    arena_specs_.push_back(spec_of[s]);
+  }
+}
+
+// Whether `state` can hand out its arena views for a sequential call: they exist (made on first use) and
+// nothing outside the state holds one, or the arena, from an earlier call. A holder that did would see its
+// bytes overwritten, so the state then gets a fresh arena (the holder keeps the old one alive).
+bool ExecPlan::arena_ready(RunState& state) const {
+  if (arena_bytes_ == 0) return false;
+  bool fresh = !state.arena || state.arena->refcount() != 1 ||
+               state.arena->buffer()->refcount() != 1 + static_cast<int>(arena_slots_.size());
+  for (size_t i = 0; i < arena_slots_.size() && !fresh; ++i)
+    fresh = state.arena_views[arena_slots_[i]]->refcount() != 1;
+  if (!fresh) return true;
+  state.arena = TensorRef();
+  state.arena_views.assign(num_slots_, TensorRef());
+  auto arena = TensorImpl::allocate(DType::kUInt8, Shape({arena_bytes_}));
+  if (!arena.ok()) return false;  // the freelists serve the call
+  state.arena = std::move(arena).value();
+  for (size_t i = 0; i < arena_slots_.size(); ++i)
+    state.arena_views[arena_slots_[i]] =
+        TensorImpl::view(*state.arena, arena_specs_[i]->dtype, arena_specs_[i]->shape,
+                         static_cast<size_t>(arena_offset_[arena_slots_[i]]));
+  return true;
 }
 
 ExecPlan::RunState* ExecPlan::acquire_state() {
@@ -359,6 +469,10 @@ Status ExecPlan::run_instruction(const FunctionGraph& fn, const Instruction& ins
       outputs.resize(ins.num_outputs);
     } else {
       for (int32_t o = 0; o < ins.num_outputs; ++o) {
+        if (state.arena_active && arena_offset_[ins.first_output_slot + o] >= 0) {
+          outputs.push_back(state.arena_views[ins.first_output_slot + o]);
+          continue;
+        }
         if (o == 0 && ins.in_place_input >= 0) {
           // Reuse the dying input's buffer when nothing else (a view, the caller) holds it.
           const InputRef& in = inputs_[ins.first_input + ins.in_place_input];
@@ -501,6 +615,7 @@ Status ExecPlan::run(const FunctionGraph& fn, std::span<TensorImpl* const> args,
     if (arg_slots_[i] >= 0) state->slots[arg_slots_[i]] = TensorRef(value);
   }
   const bool parallel = parallel_ && !omp_in_parallel() && inter_op_threads() > 1;
+  state->arena_active = !parallel && arena_ready(*state);
   Status s = parallel ? run_parallel(fn, *state) : run_sequential(fn, *state);
   results.clear();
   if (s.ok())
@@ -525,6 +640,10 @@ CompiledFunction::~CompiledFunction() = default;
 bool CompiledFunction::runs_in_parallel() const { return plan_->parallel(); }
 
 int CompiledFunction::in_place_candidates() const { return plan_->in_place_candidates(); }
+
+int64_t CompiledFunction::arena_bytes() const { return plan_->arena_bytes(); }
+
+int32_t CompiledFunction::arena_slots() const { return plan_->arena_slots(); }
 
 Status CompiledFunction::run(std::span<TensorImpl* const> args, OutputList& results) const {
   return plan_->run(*optimized_, args, results);

@@ -33,6 +33,9 @@ class CompiledFunction {
   bool runs_in_parallel() const;
   /// Nodes that may write their result over an input that dies there (memory_optimization).
   int in_place_candidates() const;
+  /// The arena of the memory plan (0 when nothing is planned) and how many values live in it.
+  int64_t arena_bytes() const;
+  int32_t arena_slots() const;
 
   /// Runs with the user arguments (captured values are appended here). Fails naming the node, its op and
   /// the user's source line.

@@ -12,6 +12,7 @@
 namespace ember {
 namespace {
 
+using testing::run_compiled;
 using testing::run_graph;
 using testing::trace_function;
 
@@ -119,6 +120,76 @@ TEST(Executor, ConcurrentCallsOfOneFunction) {
     });
   for (auto& t : threads) t.join();
   EXPECT_EQ(mismatches.load(), 0);
+}
+
+// A chain of products: every intermediate lives in the arena, which holds only the few live at once.
+TEST(Executor, AnArenaHoldsTheIntermediatesOfAChain) {
+  auto fn = trace_function({Shape({32, 32})}, [](std::vector<Tensor>& x) {
+    Tensor a = x[0];
+    for (int i = 0; i < 10; ++i) a = tanh(matmul(a, x[0]) * 0.05f);
+    return std::vector<Tensor>{a};
+  });
+  CompiledFunction compiled(fn);
+  const int64_t value_bytes = 32 * 32 * 4;
+  EXPECT_GE(compiled.arena_slots(), 10);
+  EXPECT_LE(compiled.arena_bytes(), 3 * value_bytes);
+  passes::OptimizerOptions no_reuse;
+  no_reuse.memory_optimization = false;
+  EXPECT_EQ(CompiledFunction(fn, no_reuse).arena_bytes(), 0);
+
+  Tensor x = Tensor::from_vector<float>(iota(32 * 32, 1e-3f), Shape({32, 32}));
+  Tensor y = Tensor::from_vector<float>(iota(32 * 32, -2e-3f), Shape({32, 32}));
+  auto want_x = run_graph(fn, {x}, /*optimize=*/false)[0].to_vector<float>();
+  auto want_y = run_graph(fn, {y}, /*optimize=*/false)[0].to_vector<float>();
+  auto first = run_compiled(compiled, {x});
+  auto second = run_compiled(compiled, {y});
+  EXPECT_EQ(first[0].to_vector<float>(), want_x);  // the second call's arena use left it alone
+  EXPECT_EQ(second[0].to_vector<float>(), want_y);
+  EXPECT_EQ(run_compiled(compiled, {x})[0].to_vector<float>(), want_x);
+}
+
+// A value read by a view (Reshape) or returned stays out of the arena, so later values cannot overwrite
+// what the caller gets.
+TEST(Executor, ViewsAndResultsKeepBuffersOfTheirOwn) {
+  auto fn = trace_function({Shape({16, 16})}, [](std::vector<Tensor>& x) {
+    Tensor a = matmul(x[0], x[0]);
+    Tensor viewed = reshape(a, {256});
+    Tensor b = matmul(x[0] * 2.0f, x[0]);
+    Tensor c = matmul(b, x[0]);
+    return std::vector<Tensor>{viewed, c, b};
+  });
+  CompiledFunction compiled(fn);
+  Tensor x = Tensor::from_vector<float>(iota(256, 1e-2f), Shape({16, 16}));
+  Tensor y = Tensor::from_vector<float>(iota(256, -3e-2f), Shape({16, 16}));
+  auto want_x = run_graph(fn, {x}, /*optimize=*/false);
+  auto want_y = run_graph(fn, {y}, /*optimize=*/false);
+  auto first = run_compiled(compiled, {x});
+  auto second = run_compiled(compiled, {y});
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(first[r].to_vector<float>(), want_x[r].to_vector<float>()) << "result " << r;
+    EXPECT_EQ(second[r].to_vector<float>(), want_y[r].to_vector<float>()) << "result " << r;
+  }
+}
+
+// Parallel runs allocate from the freelists (arena lifetimes are sequential positions) and agree.
+TEST(Executor, ParallelRunsOfAPlannedFunctionAgreeWithSequentialOnes) {
+  auto fn = two_branches();
+  CompiledFunction compiled(fn);
+  ASSERT_TRUE(compiled.runs_in_parallel());
+  EXPECT_GT(compiled.arena_slots(), 0);
+  Tensor x = Tensor::from_vector<float>(iota(64 * 64, 1e-4f), Shape({64, 64}));
+  Tensor y = Tensor::from_vector<float>(iota(64 * 64, -2e-4f), Shape({64, 64}));
+  set_inter_op_threads(1);
+  auto sequential = run_compiled(compiled, {x, y});
+  set_inter_op_threads(2);
+  auto parallel = run_compiled(compiled, {x, y});
+  set_inter_op_threads(1);
+  auto sequential_again = run_compiled(compiled, {x, y});
+  set_inter_op_threads(0);
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(parallel[r].to_vector<float>(), sequential[r].to_vector<float>());
+    EXPECT_EQ(sequential_again[r].to_vector<float>(), sequential[r].to_vector<float>());
+  }
 }
 
 TEST(Executor, WrongArgumentShapeIsAClearError) {
