@@ -10,6 +10,12 @@ Workloads, each written once (TF2 style for ember and TensorFlow; the same maths
   2**20 float32 values and a second input of that size. Memory-bound unless fused.
 - MLP forward 784-256-256-10 (relu, relu, logits) at batch 64 and 512, float32.
 
+The element-wise chain also gets a row "hand-fused C++ (bound)": the same 100 ops fused by hand in C++ with
+ember's own float math (bench_native_baselines, found as bench/run.py finds it, or named by
+EMBER_NATIVE_BASELINES=/path/to/binary). No fusion of these ops runs faster, so ember eager's time over it
+bounds the speed-up any fused ember function can have over ember eager: a bound, not a target. Its time is
+the best of its runs (at the best of a few tile sizes), checked against a float64 loop in the C++ program.
+
 Measured: ember eager and ember.function, TensorFlow eager and tf.function, JAX jit, PyTorch eager and
 torch.compile (inductor; with ``--torch-staged torchscript``, or when torch.compile fails, TorchScript
 ``torch.jit.trace`` under its own label). Each call is timed alone after warm-up; tables show the median per
@@ -37,6 +43,7 @@ import time  # noqa: E402
 import numpy as np  # noqa: E402
 
 from l2hmc_model import BATCH, D, jax_port, l2hmc_params, numpy_transition, tf_style, torch_port  # noqa: E402
+from run import NATIVE_BUILDS, native_baselines  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -345,6 +352,17 @@ def cpu_seconds():
     return busy, children.ru_utime + children.ru_stime
 
 
+def others_cores_during(fn):
+    """Calls fn, which does its work in child processes; returns its result and the cores other processes
+    kept busy meanwhile, on average (None off Linux)."""
+    before, start = cpu_seconds(), time.perf_counter()
+    result = fn()
+    after, wall = cpu_seconds(), time.perf_counter() - start
+    if not (before and after):
+        return result, None
+    return result, max(0.0, ((after[0] - before[0]) - (after[1] - before[1])) / wall)
+
+
 def run_worker(framework, args, out_path):
     """Runs one framework's worker; returns its results (with "others_cores": the cores other processes
     kept busy meanwhile, on average) or None, and an error."""
@@ -352,18 +370,36 @@ def run_worker(framework, args, out_path):
                PYTHONPATH=os.path.join(ROOT, "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
     cmd = [sys.executable, __file__, "--worker", framework, "--out", out_path,
            "--torch-staged", args.torch_staged] + (["--quick"] if args.quick else [])
-    before, start = cpu_seconds(), time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
-    after, wall = cpu_seconds(), time.perf_counter() - start
+    proc, others = others_cores_during(lambda: subprocess.run(cmd, capture_output=True, text=True, env=env))
     if proc.returncode != 0:
         if "ModuleNotFoundError" in proc.stderr:
             return None, "not installed"
         return None, (proc.stderr.strip().splitlines() or ["?"])[-1]
     results = json.loads(proc.stdout.strip().splitlines()[-1])
-    if before and after:
-        others = (after[0] - before[0]) - (after[1] - before[1])
-        results["others_cores"] = max(0.0, others / wall)
+    if others is not None:
+        results["others_cores"] = others
     return results, None
+
+
+NATIVE_CHAIN = "hand-fused C++ (bound)"
+
+
+def native_chain():
+    """The hand-fused C++ chain (Note [Hand-fused chain] in bench/native_baselines.cc) as a timing like the
+    workers' (its best run, not a median), and the cores other processes kept busy meanwhile; or None and
+    why it is missing."""
+    try:
+        native, others = others_cores_during(native_baselines)
+    except (OSError, subprocess.CalledProcessError, ValueError) as e:
+        return None, None, f"bench_native_baselines failed: {e}"
+    if native is None:
+        where = f"EMBER_NATIVE_BASELINES or {', '.join(NATIVE_BUILDS)}"
+        return None, None, f"bench_native_baselines not found ({where})"
+    if "chain_fused_ideal_ms" not in native:
+        return None, None, "bench_native_baselines predates this measurement; rebuild it"
+    timing = {"median": native["chain_fused_ideal_ms"] / 1e3, "first": None,
+              "calls": native["chain_fused_ideal_runs"], "error": native["chain_fused_ideal_max_rel_err"]}
+    return timing, others, None
 
 
 def main():
@@ -414,6 +450,12 @@ def main():
                 t["error"] = None if None in errs else max(errs)
                 times[key] = t
 
+    native, others, native_missing = native_chain()
+    if native:
+        times[f"chain/{NATIVE_CHAIN}"] = native
+    if others is not None and others > QUIET_CORES:
+        busy.append(f"native {others:.2f}")
+
     compile_failed = notes.get("torch.compile failed", {})
 
     def label(variant, workload):
@@ -446,16 +488,19 @@ def main():
             return
         best = min(peers, key=peers.get)
         speedup = peers[best] / e
-        verdict = "met" if speedup >= goal else "MISSED"
         versus = label(best, workload) if len(peers) == 1 else f"{label(best, workload)} (fastest)"
-        text = f"{line:<44} {speedup:6.2f}x  vs {versus:<28} target >= {goal:g}x  {verdict}"
+        if goal is None:
+            verdict = "bound, not a target"
+        else:
+            verdict = f"target >= {goal:g}x  " + ("met" if speedup >= goal else "MISSED")
+        text = f"{line:<44} {speedup:6.2f}x  vs {versus:<28} {verdict}"
         print(f"  {text}")
         summary.append(f"  {SHORT[workload]:<19} {text}")
 
     for workload in WORKLOADS:
         print(f"\n{TITLES[workload]}")
         print(f"  {'':<26}{'median ms':>11}{'first call ms':>15}{'calls':>8}{'max rel err':>13}  check")
-        for v in VARIANTS:
+        for v in VARIANTS + ([NATIVE_CHAIN] if workload == "chain" else []):
             key = f"{workload}/{v}"
             if key in errors:
                 print(f"  {label(v, workload):<26}  error: {errors[key]}")
@@ -470,8 +515,11 @@ def main():
                 problem = "shape mismatch" if err is None else f"error {err:.2e}"
                 wrong.append(f"{label(v, workload)} on {SHORT[workload]}: {problem}")
             err_text = "mismatch" if err is None else f"{err:.1e}"
-            print(f"  {label(v, workload):<26}{t['median'] * 1e3:11.3f}{t['first'] * 1e3:15.1f}{t['calls']:8d}"
+            first_text = "-" if t["first"] is None else f"{t['first'] * 1e3:.1f}"
+            print(f"  {label(v, workload):<26}{t['median'] * 1e3:11.3f}{first_text:>15}{t['calls']:8d}"
                   f"{err_text:>13}  {'ok' if ok else 'FAIL'}")
+        if workload == "chain" and native_missing:
+            print(f"  {NATIVE_CHAIN}: not measured ({native_missing})")
         staged_peers = ["TF function", "JAX jit", "PyTorch staged"]
         all_peers = staged_peers + ["TF eager", "PyTorch eager"]
         if workload in ("l2hmc", "chain"):
@@ -481,6 +529,7 @@ def main():
                 target(workload, f"ember function vs {label(peer, workload)}", "ember function", [peer], 2)
         elif workload == "chain":
             target(workload, "ember function vs fastest staged peer", "ember function", staged_peers, 1)
+            target(workload, "ideal fusion vs ember eager", NATIVE_CHAIN, ["ember eager"], None)
         else:
             target(workload, "ember function vs fastest peer", "ember function", all_peers, 1)
 

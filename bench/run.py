@@ -151,14 +151,18 @@ def run_worker(framework, quick):
     return json.loads(proc.stdout.strip().splitlines()[-1]), None
 
 
+NATIVE_BUILDS = ("build/py", "build/dev", "build")
+
+
 def native_baselines():
-    exe = None
-    for build in ("build/py", "build/dev", "build"):
-        candidate = os.path.join(ROOT, build, "bench_native_baselines")
-        if os.path.exists(candidate):
-            exe = candidate
-            break
+    """The JSON that bench_native_baselines prints (bench/native_baselines.cc; bench/executor.py shares it),
+    or None when it is not built. EMBER_NATIVE_BASELINES=/path/to/binary picks the binary instead of the
+    first of NATIVE_BUILDS that has one."""
+    exe = os.environ.get("EMBER_NATIVE_BASELINES")
     if exe is None:
+        candidates = (os.path.join(ROOT, build, "bench_native_baselines") for build in NATIVE_BUILDS)
+        exe = next((c for c in candidates if os.path.exists(c)), None)
+    if exe is None or not os.path.exists(exe):
         return None
     return json.loads(subprocess.run([exe], capture_output=True, text=True, check=True).stdout)
 
