@@ -44,7 +44,8 @@ std::shared_ptr<const CompiledFunction> compiled_callee(std::shared_ptr<const Fu
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(fn.get());
   if (it != cache.end() && it->second.fn.lock() == fn) return it->second.compiled;
-  if (cache.size() >= 1024) std::erase_if(cache, [](const auto& e) { return e.second.fn.expired(); });
+  // Dead callees go at once: their plans hold arenas and constants.
+  std::erase_if(cache, [](const auto& e) { return e.second.fn.expired(); });
   auto compiled = std::make_shared<const CompiledFunction>(fn);
   cache[fn.get()] = Entry{fn, compiled};
   return compiled;
@@ -106,6 +107,9 @@ double estimate_cost_ns(const Node& node, const Graph& g) {
 }
 
 bool fully_static(const TensorSpec& spec) { return spec.shape.fully_defined(); }
+
+// Arenas up to this size stay with a plan's cached run state between calls (Note [Arena]).
+constexpr int64_t kKeptArenaBytes = 4 << 20;
 }  // namespace
 
 class ExecPlan {
@@ -113,6 +117,7 @@ class ExecPlan {
   /// `reuse_memory`: release each value after its last reader and let element-wise ops write in place
   /// (off: every value lives until the call ends, as TF's memory_optimization=False).
   ExecPlan(const FunctionGraph& fn, bool reuse_memory);
+  ~ExecPlan() { delete cached_state_.exchange(nullptr); }
   Status run(const FunctionGraph& fn, std::span<TensorImpl* const> args, OutputList& results);
   bool parallel() const { return parallel_; }
   int in_place_candidates() const {
@@ -346,10 +351,10 @@ ExecPlan::ExecPlan(const FunctionGraph& fn, bool reuse_memory) : reuse_memory_(r
 // result, keeps a buffer of its own. Lifetimes are plan positions, valid only for sequential runs; parallel
 // runs allocate these slots from the freelists as before. An element-wise op that writes in place over a
 // dying input shares the input's block. Views of the arena are made once per run state and handed out each
-// call; a call first checks that nothing holds on to one (see arena_ready).
+// call; a call first checks that nothing holds on to one (see arena_ready). Arenas above kKeptArenaBytes are
+// given back after each call, so idle functions hold at most that much each.
 void ExecPlan::plan_arena_slots(const std::vector<int32_t>& last_use) {
   const int32_t count = static_cast<int32_t>(instructions_.size());
-  if (count > 20000) return;  // best fit is quadratic in the number of buffers
   std::vector<bool> candidate(num_slots_, false);
   std::vector<int32_t> producer(num_slots_, -1);
   std::vector<int64_t> bytes(num_slots_, 0);
@@ -400,7 +405,7 @@ void ExecPlan::plan_arena_slots(const std::vector<int32_t>& last_use) {
     req.first = std::min(req.first, producer[s]);
     req.last = std::max({req.last, producer[s], last_use[s]});
   }
-  if (requests.empty()) return;
+  if (requests.empty() || requests.size() > 20000) return;  // best fit is quadratic in the buffers
   ArenaPlan plan = plan_arena(requests);
   arena_bytes_ = plan.arena_bytes;
   for (int32_t s = 0; s < num_slots_; ++s) {
@@ -621,6 +626,12 @@ Status ExecPlan::run(const FunctionGraph& fn, std::span<TensorImpl* const> args,
   if (s.ok())
     for (const InputRef& r : results_)
       results.push_back(r.constant != nullptr ? TensorRef(r.constant) : state->slots[r.slot]);
+  if (arena_bytes_ > kKeptArenaBytes) {
+    // A large arena goes back to the shared freelists between calls, so idle functions do not each hold
+    // one; taking it again next call costs one freelist hit and its views, small beside its values' work.
+    state->arena = TensorRef();
+    state->arena_views.clear();
+  }
   release_state(state);
   return s;
 }

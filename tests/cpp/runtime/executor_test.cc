@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <fstream>
 #include <thread>
 
 #include "../passes/pass_testing.h"
@@ -168,6 +169,50 @@ TEST(Executor, ViewsAndResultsKeepBuffersOfTheirOwn) {
   for (int r = 0; r < 3; ++r) {
     EXPECT_EQ(first[r].to_vector<float>(), want_x[r].to_vector<float>()) << "result " << r;
     EXPECT_EQ(second[r].to_vector<float>(), want_y[r].to_vector<float>()) << "result " << r;
+  }
+}
+
+int64_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  int64_t pages = 0, resident = 0;
+  statm >> pages >> resident;
+  return resident * 4096;
+}
+
+// A plan's cached run state, and the arena in it, go with the plan.
+TEST(Executor, DestroyedPlansGiveBackTheirArenas) {
+  auto fn = trace_function({Shape({512, 512})}, [](std::vector<Tensor>& x) {
+    Tensor a = exp(x[0]) * 2.0f;
+    return std::vector<Tensor>{reduce_sum(matmul(a, a))};
+  });
+  Tensor x = Tensor::from_vector<float>(std::vector<float>(512 * 512, 0.001f), Shape({512, 512}));
+  {
+    CompiledFunction warm(fn);
+    ASSERT_GE(warm.arena_bytes(), 512 * 512 * 4);
+    run_compiled(warm, {x});
+  }
+  const int64_t before = resident_bytes();
+  for (int i = 0; i < 40; ++i) {
+    CompiledFunction compiled(fn);
+    run_compiled(compiled, {x});
+  }
+  EXPECT_LT(resident_bytes() - before, 16 << 20);  // 40 leaked arenas would be 80 MiB
+}
+
+// An arena too large to keep between calls is taken afresh each call, with the same values.
+TEST(Executor, LargeArenasAreTakenAfreshEachCall) {
+  auto fn = trace_function({Shape({1024, 1024})}, [](std::vector<Tensor>& x) {
+    Tensor a = matmul(x[0], x[0]) * 0.001f;
+    Tensor b = matmul(tanh(a), x[0]);
+    return std::vector<Tensor>{reduce_sum(b, {1})};
+  });
+  CompiledFunction compiled(fn);
+  ASSERT_GT(compiled.arena_bytes(), 4 << 20);
+  Tensor x = Tensor::from_vector<float>(iota(1024 * 1024, 1e-6f), Shape({1024, 1024}));
+  auto want = run_graph(fn, {x}, /*optimize=*/false)[0].to_vector<float>();
+  for (int call = 0; call < 3; ++call) {
+    auto got = run_compiled(compiled, {x})[0].to_vector<float>();
+    for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], 1e-3f * (1 + std::abs(want[i])));
   }
 }
 
