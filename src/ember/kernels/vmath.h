@@ -26,11 +26,11 @@
 //  so that GCC (>= 12, -O3, no -ffast-math, no libmvec) vectorises them:
 //      vexp vexpm1 vlog vlog1p vtanh vsigmoid vsoftplus verf vsin vcos velu (+ velu(x, alpha))
 //  and array forms  vexp(const T* x, T* y, std::size_t n)  etc. (in-place x == y is allowed).
-//  Hot paths contain no calls (no std::exp...), no tables and no data-dependent branches: ranges are handled
-//  with bitwise selects (vm_sel, see there for why not ?:) and bit tricks; n = round(x/ln2) etc. use the
-//  1.5*2^23 (1.5*2^52) magic-number trick instead of float<->int conversions.  FMA is used when the target
-//  has it (__FMA__ or __AVX512F__), plain a*b+c otherwise; results can differ by an ulp between the ISA
-//  builds.
+//  Hot paths contain no calls (no std::exp...), no tables and no data-dependent branches (but for one per 64
+//  elements in the float vsin/vcos array forms with FMA, Note [Float sin/cos]): ranges are handled with
+//  bitwise selects (vm_sel, see there for why not ?:) and bit tricks; n = round(x/ln2) etc. use the 1.5*2^23
+//  (1.5*2^52) magic-number trick instead of float<->int conversions.  FMA is used when the target has it
+//  (__FMA__ or __AVX512F__), plain a*b+c otherwise; results can differ by an ulp between the ISA builds.
 //
 // *** VECTORISATION (GCC 12, -O3, checked with -fopt-info-vec-optimized) ***
 //  -mavx2 -mfma and -mavx512f/bw/dq/vl: every float and double function vectorises, except verf(double).
@@ -45,11 +45,14 @@
 //          build is within 0.27 ulp of these, max 2.60 as well).  Outputs in the subnormal range are only
 //          checked with an absolute tolerance (subnormals may be flushed by DAZ/FTZ).
 //          exp, expm1, tanh, sigmoid, erf share one degree-4 minimax polynomial (vm_expm1_poly); tanh is an
-//          odd polynomial below |x| = 0.625 and expm1(2|x|) / (expm1(2|x|) + 2) above; sin/cos reduce in
-//          double and evaluate one odd float polynomial (Note [Float sin/cos]): accurate for |x| < 2^25*pi
-//          (1e8); beyond that accuracy is lost but the result always lies in [-1, 1].
+//          odd polynomial below |x| = 0.625 and expm1(2|x|) / (expm1(2|x|) + 2) above; sin/cos evaluate one
+//          odd float polynomial after reducing the argument in double, or, in the array forms of builds with
+//          FMA, in float for blocks whose |x| are all below 2^16, with the same worst errors (Note [Float
+//          sin/cos]): accurate for |x| < 2^25*pi (1e8); beyond that accuracy is lost but the result always
+//          lies in [-1, 1].
 //          Cost (AVX-512, Zen 4, one thread, ns per element of 1M): exp 0.18, expm1 0.24, tanh 0.21,
-//          sigmoid 0.20, sin/cos 0.30 (a copy is 0.06).
+//          sigmoid 0.20, sin/cos 0.30 (a copy is 0.06).  On Zen 5 the sin / cos array forms take 0.14 / 0.19
+//          for |x| < 2^16 (AVX-512; 0.27 / 0.37 with AVX2), the scalar forms 0.32 / 0.33 (0.62 / 0.64).
 //  double: measured maxima (random + dense sweeps vs long double): exp 0.98, expm1 1.8, log 0.9, log1p 2.0,
 //          tanh 2.4, sigmoid 2.0, softplus 2.5, elu 1.1, sin 1.7, cos 2.3 ulp (all < 6e-16 relative).
 //          vsin/vcos: Cody-Waite reduction with a 4-part pi/2 (27+27+27+53 bits), accurate for |x| < ~1e8,
@@ -74,7 +77,10 @@
 #define EMBER_VM_INLINE static inline
 #endif
 
-#if (defined(__GNUC__) || defined(__clang__)) && (defined(__FMA__) || defined(__AVX512F__))
+// GCC does not define __FMA__ inside `#pragma GCC target("fma")` in C++, so code built that way (the FMA copy
+// in vmath_test.cc) defines EMBER_VM_ASSUME_FMA before including this header.
+#if (defined(__GNUC__) || defined(__clang__)) && \
+    (defined(__FMA__) || defined(__AVX512F__) || defined(EMBER_VM_ASSUME_FMA))
 #define EMBER_VM_HAS_FMA 1
 #else
 #define EMBER_VM_HAS_FMA 0
@@ -389,13 +395,28 @@ EMBER_VM_INLINE float vm_sin_poly(float r) {
 // sin x = (-1)^n sin(r) with x = n*pi + r, and cos x = (-1)^(n+1) sin(r) with x = (n + 1/2)*pi + r, so both
 // need one reduction by a multiple m of pi/2 (m = 2n, resp. 2n + 1) and the one odd polynomial on
 // |r| <= pi/2 (half as much polynomial work as evaluating sin and cos on |r| <= pi/4 and selecting).
-// The reduction is done in double, Cody-Waite with a 3-part pi/2 whose first two parts have <= 27 bits (m*P1,
-// m*P2 exact for m < 2^26), so it is accurate for |x| < 2^25*pi ~ 1e8 in every build (FMA or not); beyond,
-// r is meaningless and the result is clamped to [-1, 1].  A float reduction (3 x 24-bit pi/2 with FMA) would
-// make the function about 2.5x faster again, but is exact only up to |x| ~ 1e4..1e6; the double path for the
-// larger lanes would then have to run for every lane (no data-dependent branches here, see vm_sel), costing
-// more than it saves.  Doing that in the array forms with a per-block any-lane check is the next step if sin
-// matters more.
+// There are two reductions.  Where both apply, their worst errors are the same in every binade (every float
+// below 2^19 checked, AVX2 and AVX-512 builds: 1.73 ulp), though single results may differ by an ulp or two.
+//  * In double (vm_sincos_f, which the scalar vsin/vcos use): Cody-Waite with a 3-part pi/2 whose first two
+//    parts have <= 27 bits (m*P1, m*P2 exact for m < 2^26), so it is accurate for |x| < 2^25*pi ~ 1e8 in
+//    every build (FMA or not); beyond, r is meaningless and the result is clamped to [-1, 1].
+//  * In float (vm_sincos_f_bounded, builds with FMA only), valid only for |x| < kVmSinCosFloatMax = 2^16, and
+//    a good deal cheaper (the array forms: sin 2.3x, cos 1.8x faster).  pi/2 = P1 + P2 + P3 in three floats,
+//    and x - m*P1 is exact for |x| >= 1 (both are multiples of 2^-23 and the difference is below 2), so r is
+//    rounded once, in the P2 step, as the double reduction rounds it once to float.  The bound is where the
+//    worst error starts to exceed the double reduction's (1.76 ulp in [2^16, 2^18), 2.4 at 2^18, 3.2 at
+//    2^20); it comes from m rather than from pi/2: m is x/pi rounded in float, which near the midpoints is
+//    off by one once x/pi has few fraction bits left, and |r| then passes pi/2 by enough to cost accuracy.
+//    cos with |x| < 1 (where m = 1) is the one case in which x - m*P1 rounds (x has bits below ulp(r)); the
+//    part lost is recovered and taken through the P2 step, so that r is not rounded twice.
+//    Without FMA the products m*Pi would have to be exact: pi/2 in parts of <= 11 bits (so |x| < 2^13) with
+//    the rounding error of each subtraction carried along, about 17 operations instead of 3.  That was as
+//    accurate, but on SSE2 no faster than the double reduction (sin 1.15x, cos 0.9x), so builds without FMA
+//    keep the double one throughout.
+// Picking the reduction per element would pay for both (no branches here, see vm_sel), so the array forms
+// pick one per block of 64 elements: the float one when every |x| in the block is below the bound (which
+// excludes inf and NaN).  The branch goes the same way for whole tensors of typical data, and the check costs
+// about a tenth of the float reduction.
 template <bool kCos>
 EMBER_VM_INLINE float vm_sincos_f(float x) {
   const double xd = static_cast<double>(x);
@@ -416,6 +437,54 @@ EMBER_VM_INLINE float vm_sincos_f(float x) {
   const ::std::uint32_t odd = static_cast<::std::uint32_t>(vm_d2u(t)) + (kCos ? 1u : 0u);  // bit 0: sign flip
   return vm_u2f(vm_f2u(s) ^ (odd << 31));
 }
+
+#if EMBER_VM_HAS_FMA
+static constexpr float kVmSinCosFloatMax = 0x1p16f;
+
+// vm_sincos_f for finite |x| < kVmSinCosFloatMax only (garbage in [-1, 1] elsewhere), reduced in float.
+template <bool kCos>
+EMBER_VM_INLINE float vm_sincos_f_bounded(float x) {
+  // m = 2*round(x/pi) by a magic number with ulp 2 (t = 1.5*2^24 + m: bit 0 of t is the parity of m/2 = n).
+  // For cos, of the even function's |x|: t = 2^23 + n with n = round(|x|/pi - 1/2), computed in one rounding
+  // from the constant 2^23 - 1/2 (where the ulp is 1/2); n >= 0 but |x| < pi/2 can land below 2^23, hence
+  // the max (on the bits).  Then m = 2n + 1 (= 1 for |x| < 1, which the P2 step below relies on) and bit 0
+  // of t is the parity of n, the sign flip being that of n + 1.
+  const float ax = kCos ? vm_abs(x) : x;
+  float t, m;
+  ::std::uint32_t flip;
+  if constexpr (kCos) {
+    const ::std::uint32_t tb = vm_f2u(vm_fma(ax, 0x1.45f306p-2f, 0x1.fffffep22f));
+    // An integer ?: min / max is safe (unlike float ones, see vm_sel) and becomes pmaxud / pminud, which a
+    // bit select would hide from GCC.
+    t = vm_u2f(tb > 0x4b000000u ? tb : 0x4b000000u);
+    m = vm_fma(t, 2.0f, -0x1.fffffep23f);
+    flip = ~vm_f2u(t) << 31;
+  } else {
+    t = vm_fma(x, 0x1.45f306p-1f, 0x1.8p24f);
+    m = t - 0x1.8p24f;
+    flip = vm_f2u(t) << 31;
+  }
+  // pi/2 = P1 + P2 + P3, all positive so that every step subtracts a product and sin(-0) stays -0.
+  const float t1 = vm_fma(m, -0x1.921fb4p+0f, ax);
+  float c2 = -0x1.4442d0p-24f;
+  if constexpr (kCos) {
+    // For |x| < 1 (m = 1), t1 = |x| - P1 is rounded (x has bits below ulp(t1)): the part lost joins -P2, so
+    // that r is rounded once.  It is recomputed from |x| (Fast2Sum, P1 > |x|) beside the computation of m,
+    // not from t1 with FMAs, which would lengthen the chain and load the FMA ports; |x| is clamped to 1.5 (an
+    // integer min on the bits), where |x| - P1 is exact, so the term is 0 for |x| >= 1.
+    const ::std::uint32_t ab = vm_f2u(ax);
+    const float ac = vm_u2f(ab < 0x3fc00000u ? ab : 0x3fc00000u);
+    c2 += ac - ((ac - 0x1.921fb4p+0f) + 0x1.921fb4p+0f);
+  }
+  const float r = vm_fma(m, -0x1.84698ap-48f, vm_fma(m, c2, t1));
+  // sin(r) has the sign of r (also for r = -0, where the polynomial gives +0), so the result is |sin(r)|,
+  // clamped to 1 (see vm_sincos_f), with the sign of r flipped for odd n.  r is finite here.
+  const ::std::uint32_t a = vm_f2u(vm_sin_poly(r)) & 0x7fffffffu;
+  const ::std::uint32_t mag = a < 0x3f800000u ? a : 0x3f800000u;  // integer min, as above
+  return vm_u2f(mag | ((vm_f2u(r) ^ flip) & 0x80000000u));
+}
+#endif  // EMBER_VM_HAS_FMA
+
 EMBER_VM_INLINE float vsin(float x) { return vm_sincos_f<false>(x); }
 EMBER_VM_INLINE float vcos(float x) { return vm_sincos_f<true>(x); }
 
@@ -628,13 +697,17 @@ EMBER_VM_INLINE double velu(double x, double alpha) { return vm_sel(x > 0.0, x, 
 // ===============================================================================================================
 // Array forms: y[i] = f(x[i]) for i < n.  x may equal y (in place); otherwise they must not overlap.
 // ===============================================================================================================
-#define EMBER_VM_ARRAY(NAME)                                               \
-  EMBER_VM_INLINE void NAME(const float* x, float* y, ::std::size_t n) {   \
-    for (::std::size_t i = 0; i < n; ++i) y[i] = NAME(x[i]);               \
-  }                                                                        \
+#define EMBER_VM_ARRAY_F(NAME)                                           \
+  EMBER_VM_INLINE void NAME(const float* x, float* y, ::std::size_t n) { \
+    for (::std::size_t i = 0; i < n; ++i) y[i] = NAME(x[i]);             \
+  }
+#define EMBER_VM_ARRAY_D(NAME)                                             \
   EMBER_VM_INLINE void NAME(const double* x, double* y, ::std::size_t n) { \
     for (::std::size_t i = 0; i < n; ++i) y[i] = NAME(x[i]);               \
   }
+#define EMBER_VM_ARRAY(NAME) \
+  EMBER_VM_ARRAY_F(NAME)     \
+  EMBER_VM_ARRAY_D(NAME)
 EMBER_VM_ARRAY(vexp)
 EMBER_VM_ARRAY(vexpm1)
 EMBER_VM_ARRAY(vlog)
@@ -643,10 +716,51 @@ EMBER_VM_ARRAY(vtanh)
 EMBER_VM_ARRAY(vsigmoid)
 EMBER_VM_ARRAY(vsoftplus)
 EMBER_VM_ARRAY(verf)
-EMBER_VM_ARRAY(vsin)
-EMBER_VM_ARRAY(vcos)
+EMBER_VM_ARRAY_D(vsin)
+EMBER_VM_ARRAY_D(vcos)
 EMBER_VM_ARRAY(velu)
 #undef EMBER_VM_ARRAY
+#undef EMBER_VM_ARRAY_D
+#undef EMBER_VM_ARRAY_F
 
+// Float sin / cos arrays (Note [Float sin/cos]).
+#if EMBER_VM_HAS_FMA
+// True iff every |x[i]| is below kVmSinCosFloatMax (inf and NaN are not).
+EMBER_VM_INLINE bool vm_sincos_f_near(const float* x, ::std::size_t n) {
+  ::std::uint32_t top = 0;  // an unsigned max of |x|'s bits
+  for (::std::size_t i = 0; i < n; ++i) {
+    const ::std::uint32_t a = vm_f2u(x[i]) & 0x7fffffffu;
+    top = a > top ? a : top;  // integer max, see vm_sincos_f_bounded
+  }
+  return top < vm_f2u(kVmSinCosFloatMax);
+}
+template <bool kCos>
+EMBER_VM_INLINE void vm_sincos_f_loop(const float* x, float* y, ::std::size_t n, bool near) {
+  if (near) {
+    for (::std::size_t i = 0; i < n; ++i) y[i] = vm_sincos_f_bounded<kCos>(x[i]);
+  } else {
+    for (::std::size_t i = 0; i < n; ++i) y[i] = vm_sincos_f<kCos>(x[i]);
+  }
+}
+template <bool kCos>
+EMBER_VM_INLINE void vm_sincos_f_array(const float* x, float* y, ::std::size_t n) {
+  const ::std::size_t kBlock = 64;
+  ::std::size_t i = 0;
+  for (; i + kBlock <= n; i += kBlock)
+    vm_sincos_f_loop<kCos>(x + i, y + i, kBlock, vm_sincos_f_near(x + i, kBlock));
+  if (i < n) vm_sincos_f_loop<kCos>(x + i, y + i, n - i, vm_sincos_f_near(x + i, n - i));
+}
+EMBER_VM_INLINE void vsin(const float* x, float* y, ::std::size_t n) { vm_sincos_f_array<false>(x, y, n); }
+EMBER_VM_INLINE void vcos(const float* x, float* y, ::std::size_t n) { vm_sincos_f_array<true>(x, y, n); }
+#else
+EMBER_VM_INLINE void vsin(const float* x, float* y, ::std::size_t n) {
+  for (::std::size_t i = 0; i < n; ++i) y[i] = vsin(x[i]);
+}
+EMBER_VM_INLINE void vcos(const float* x, float* y, ::std::size_t n) {
+  for (::std::size_t i = 0; i < n; ++i) y[i] = vcos(x[i]);
+}
+#endif
+
+#undef EMBER_VM_ASSUME_FMA
 #undef EMBER_VM_HAS_FMA
 #undef EMBER_VM_INLINE

@@ -6,7 +6,7 @@
 // something interesting.  The array forms are used for the sweeps, so the code under test is the one the
 // compiler vectorised for this build.  The worst error of every function is printed (stdout +
 // RecordProperty). (All 2^32 float inputs were also checked once, outside this test; see the numbers in
-// vmath.h.)
+// vmath.h.)  Float sin / cos arrays are also run as the element-wise kernels dispatch them for this CPU.
 
 #include <gtest/gtest.h>
 
@@ -17,8 +17,12 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <random>
 #include <string>
 #include <vector>
+
+#include "ember/core/half.h"
+#include "ember/kernels/elementwise.h"
 
 // The header goes into a namespace of the includer's choosing, as the kernel builds do; including it a second
 // time into another namespace of the same translation unit must work too (no include guard, macros #undef'd).
@@ -37,6 +41,7 @@ namespace ember::kernels::vmath_test_ns2 {
 #pragma GCC push_options
 #pragma GCC target("avx2,fma")
 namespace ember::kernels::vmath_test_fma {
+#define EMBER_VM_ASSUME_FMA  // GCC's C++ front end does not define __FMA__ for the pragma (see vmath.h)
 #include "ember/kernels/vmath.h"
 #define EMBER_VMATH_TEST_WRAP(NAME) \
   void NAME##_f(const float* x, float* y, std::size_t n) { NAME(x, y, n); }
@@ -47,6 +52,10 @@ EMBER_VMATH_TEST_WRAP(vsigmoid)
 EMBER_VMATH_TEST_WRAP(vsin)
 EMBER_VMATH_TEST_WRAP(vcos)
 #undef EMBER_VMATH_TEST_WRAP
+float sin_scalar(float x) { return vsin(x); }
+float cos_scalar(float x) { return vcos(x); }
+float sin_bounded(float x) { return vm_sincos_f_bounded<false>(x); }
+float cos_bounded(float x) { return vm_sincos_f_bounded<true>(x); }
 }  // namespace ember::kernels::vmath_test_fma
 #pragma GCC pop_options
 #endif
@@ -95,6 +104,11 @@ double UlpErrD(double got, long double ref) {
   return static_cast<double>(diff / std::ldexp(1.0L, e - 52));
 }
 
+template <class T>
+bool SameBits(T a, T b) {  // equal including the sign of zero
+  return a == b && std::signbit(a) == std::signbit(b);
+}
+
 struct Worst {
   double ulp = 0;
   double at = 0;
@@ -135,7 +149,9 @@ std::vector<double> DoubleInputs(double lo, double hi, int n_random, double dlo,
   return v;
 }
 
-Worst SweepF(ArrayF f, const std::function<double(double)>& ref, const std::vector<float>& in) {
+using ArrayFn = std::function<void(const float*, float*, std::size_t)>;
+
+Worst SweepF(const ArrayFn& f, const std::function<double(double)>& ref, const std::vector<float>& in) {
   std::vector<float> out(in.size());
   f(in.data(), out.data(), in.size());
   Worst w;
@@ -145,6 +161,10 @@ Worst SweepF(ArrayF f, const std::function<double(double)>& ref, const std::vect
     if (e > w.ulp) w = {e, in[i], out[i], r};
   }
   return w;
+}
+
+Worst SweepF(ArrayF f, const std::function<double(double)>& ref, const std::vector<float>& in) {
+  return SweepF(ArrayFn(f), ref, in);
 }
 
 Worst SweepD(ArrayD f, const std::function<long double(long double)>& ref, const std::vector<double>& in) {
@@ -386,6 +406,252 @@ TEST(VmathFloat, SinCosHugeStaysBounded) {
   }
 }
 
+// ---- float sin / cos array forms
+// With FMA they reduce the argument in float for every block of 64 whose |x| all lie below kVmSinCosFloatMax,
+// in double otherwise (Note [Float sin/cos]).  Each test runs them as built here (no FMA: the double
+// reduction throughout), as built for AVX2+FMA, and as the element-wise kernels dispatch them for this CPU
+// (the library's AVX-512 or AVX2 build).
+
+constexpr double kSinCosBound = 2.0;  // every float below 2^19 was checked: 1.73 ulp with FMA, 1.99 without
+
+struct SinCosBuild {
+  std::string name;
+  ArrayFn sin, cos;
+};
+
+std::vector<SinCosBuild> SinCosBuilds() {
+  std::vector<SinCosBuild> builds;
+  builds.push_back({"baseline", static_cast<ArrayF>(vm::vsin), static_cast<ArrayF>(vm::vcos)});
+#if EMBER_VMATH_TEST_FMA
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+    builds.push_back(
+        {"avx2+fma", ember::kernels::vmath_test_fma::vsin_f, ember::kernels::vmath_test_fma::vcos_f});
+#endif
+  auto dispatched = [](ember::kernels::UnaryOp op) -> ArrayFn {
+    const ember::kernels::UnaryLoop loop =
+        ember::kernels::elementwise_tables()
+            .unary[static_cast<int>(op)][static_cast<int>(ember::DType::kFloat32)];
+    return [loop](const float* x, float* y, std::size_t n) { loop(x, y, static_cast<int64_t>(n)); };
+  };
+  builds.push_back({std::string("dispatched ") + ember::kernels::elementwise_isa(),
+                    dispatched(ember::kernels::UnaryOp::kSin), dispatched(ember::kernels::UnaryOp::kCos)});
+  return builds;
+}
+
+// The error allowed at x: kSinCosBound below 2^16 (either reduction), kFloatBound up to 1e8 (the double
+// reduction, as in SinCosLargeArguments); above, only a result in [-1, 1].
+double SinCosAllowed(float x) {
+  const float a = std::fabs(x);
+  return a < 0x1p16f ? kSinCosBound : a < 1e8f ? kFloatBound : -1.0;
+}
+
+TEST(VmathFloat, SinCosArrayAccuracy) {
+  // Dense [-10, 10] and [-1e4, 1e4], and every multiple of pi/2 below 2^16 with 4 neighbours on each side
+  // (where the reduction cancels the most): the float reduction wherever there is FMA.
+  std::vector<float> in;
+  for (int i = 0; i <= 2000000; ++i) in.push_back(static_cast<float>(-10.0 + 20.0 * i / 2000000));
+  for (int i = 0; i <= 2000000; ++i) in.push_back(static_cast<float>(-1e4 + 2e4 * i / 2000000));
+  const auto near = NearMultiplesOfHalfPi(41721, 41721);  // k*pi/2 < 2^16 for k <= 41720
+  in.insert(in.end(), near.begin(), near.end());
+  for (const SinCosBuild& b : SinCosBuilds()) {
+    Report(("sinf array, " + b.name).c_str(),
+           SweepF(
+               b.sin, [](double x) { return std::sin(x); }, in),
+           kSinCosBound);
+    Report(("cosf array, " + b.name).c_str(),
+           SweepF(
+               b.cos, [](double x) { return std::cos(x); }, in),
+           kSinCosBound);
+  }
+}
+
+TEST(VmathFloat, SinCosArrayPicksTheReductionPerBlock) {
+  // Without FMA the array forms are plain loops of the scalar (double reduction) functions.
+  std::vector<float> x(3 * 64);
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = std::ldexp(static_cast<float>(i % 17) - 8.3f, i % 13);
+  std::vector<float> s(x.size()), c(x.size());
+  vm::vsin(x.data(), s.data(), x.size());
+  vm::vcos(x.data(), c.data(), x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    EXPECT_TRUE(SameBits(s[i], vm::vsin(x[i]))) << i << ": x = " << x[i];
+    EXPECT_TRUE(SameBits(c[i], vm::vcos(x[i]))) << i << ": x = " << x[i];
+  }
+#if EMBER_VMATH_TEST_FMA
+  // With FMA, a block of 64 whose |x| are all below the bound goes through the float reduction, one with a
+  // single lane at or above it (or inf / NaN) through the double one, lane for lane as the scalar functions.
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) GTEST_SKIP() << "no AVX2+FMA";
+  namespace vf = ember::kernels::vmath_test_fma;
+  x[64 + 5] = vf::kVmSinCosFloatMax;
+  x[128 + 63] = kNanF;
+  vf::vsin_f(x.data(), s.data(), x.size());
+  vf::vcos_f(x.data(), c.data(), x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const bool near = i < 64;
+    const float want_s = near ? vf::sin_bounded(x[i]) : vf::sin_scalar(x[i]);
+    const float want_c = near ? vf::cos_bounded(x[i]) : vf::cos_scalar(x[i]);
+    EXPECT_TRUE(SameBits(s[i], want_s) || (std::isnan(s[i]) && std::isnan(want_s))) << i << ": x = " << x[i];
+    EXPECT_TRUE(SameBits(c[i], want_c) || (std::isnan(c[i]) && std::isnan(want_c))) << i << ": x = " << x[i];
+  }
+#endif
+}
+
+TEST(VmathFloat, SinCosArrayLargeArguments) {
+  // From 2^16 (the largest bound of the float reduction) to 1e30: the double reduction.
+  auto in = FloatInputs(0x1p16f, 1e30f, 509, 0.f, 0.f, 0);
+  const auto near = NearMultiplesOfHalfPi(6.3e7, 100000);
+  in.insert(in.end(), near.begin(), near.end());
+  std::vector<float> accurate;  // |x| < 1e8
+  for (float x : in)
+    if (std::fabs(x) < 1e8f) accurate.push_back(x);
+  for (const SinCosBuild& b : SinCosBuilds()) {
+    Report(("sinf array large, " + b.name).c_str(),
+           SweepF(
+               b.sin, [](double x) { return std::sin(x); }, accurate),
+           kFloatBound);
+    Report(("cosf array large, " + b.name).c_str(),
+           SweepF(
+               b.cos, [](double x) { return std::cos(x); }, accurate),
+           kFloatBound);
+    std::vector<float> s(in.size()), c(in.size());
+    b.sin(in.data(), s.data(), in.size());
+    b.cos(in.data(), c.data(), in.size());
+    for (std::size_t i = 0; i < in.size(); ++i) {
+      ASSERT_TRUE(s[i] >= -1.0f && s[i] <= 1.0f) << b.name << ": sin(" << in[i] << ") = " << s[i];
+      ASSERT_TRUE(c[i] >= -1.0f && c[i] <= 1.0f) << b.name << ": cos(" << in[i] << ") = " << c[i];
+    }
+  }
+}
+
+TEST(VmathFloat, SinCosArraySpecialValues) {
+  const float sub = std::numeric_limits<float>::denorm_min();
+  const float fmin = std::numeric_limits<float>::min();
+  const std::vector<float> specials = {0.0f, -0.0f, sub,   -sub,   0x1p-130f, -0x1p-130f, 0x1.fffffcp-127f,
+                                       fmin, -fmin, kInfF, -kInfF, kNanF,     -kNanF};
+  for (const SinCosBuild& b : SinCosBuilds()) {
+    // Each special value alone, and at a few places of a block of 64 small values followed by a 5-element
+    // tail: with FMA, zeros and subnormals leave the block on the float reduction, inf and NaN move it to the
+    // double one.
+    for (float v : specials) {
+      for (int pos : {-1, 0, 37, 63, 66}) {
+        std::vector<float> x = pos < 0 ? std::vector<float>{v} : std::vector<float>(69, 0.75f);
+        if (pos >= 0) x[pos] = v;
+        std::vector<float> s(x.size()), c(x.size());
+        b.sin(x.data(), s.data(), x.size());
+        b.cos(x.data(), c.data(), x.size());
+        const std::size_t k = pos < 0 ? 0 : static_cast<std::size_t>(pos);
+        const std::string what = b.name + ": x = " + std::to_string(v) + " at " + std::to_string(pos);
+        if (std::isnan(v) || std::isinf(v)) {
+          EXPECT_TRUE(std::isnan(s[k])) << what << ", sin = " << s[k];
+          EXPECT_TRUE(std::isnan(c[k])) << what << ", cos = " << c[k];
+        } else {
+          // sin(x) rounds to x (a subnormal result may be flushed to a zero of the same sign); cos(x) to 1.
+          EXPECT_TRUE(SameBits(s[k], v) || (s[k] == 0.0f && std::signbit(s[k]) == std::signbit(v)))
+              << what << ", sin = " << s[k];
+          EXPECT_EQ(c[k], 1.0f) << what;
+        }
+        for (std::size_t i = 0; i < x.size(); ++i) {
+          if (i == k) continue;
+          EXPECT_LE(UlpErrF(s[i], std::sin(0.75)), kSinCosBound) << what << ", lane " << i;
+          EXPECT_LE(UlpErrF(c[i], std::cos(0.75)), kSinCosBound) << what << ", lane " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(VmathFloat, SinCosArrayMixedBlocksTailsInPlace) {
+  // Lengths around the block size of 64, with huge lanes nowhere, at block edges, scattered, or everywhere
+  // but in every other lane.  Every lane must be right whichever reduction its block took, nothing past n may
+  // be written, and in place (x == y) must give the same bits.
+  std::mt19937 rng(20240611);
+  std::uniform_real_distribution<float> small(-20.0f, 20.0f);
+  std::uniform_int_distribution<std::uint32_t> huge_bits(0x47800000u, 0x7149f2cau);  // [2^16, 1e30]
+  auto huge = [&] { return BitsToF(huge_bits(rng) | (rng() & 0x80000000u)); };
+  constexpr float kGuard = 12345.0f;
+  for (std::size_t n : {1, 2, 15, 16, 17, 63, 64, 65, 127, 128, 129, 200, 1000, 1024, 1025}) {
+    for (int pattern = 0; pattern < 4; ++pattern) {
+      std::vector<float> x(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        const bool big = pattern == 1   ? (i == 0 || i == n - 1 || i % 64 == 63 || i % 64 == 0)
+                         : pattern == 2 ? rng() % 7 == 0
+                         : pattern == 3 ? i % 2 == 1
+                                        : false;
+        x[i] = big ? huge() : small(rng);
+      }
+      for (const SinCosBuild& b : SinCosBuilds()) {
+        for (int fn = 0; fn < 2; ++fn) {
+          const ArrayFn& f = fn == 0 ? b.sin : b.cos;
+          std::vector<float> y(n + 16, kGuard);
+          f(x.data(), y.data(), n);
+          std::vector<float> z = x;
+          f(z.data(), z.data(), n);
+          const std::string what = b.name + (fn == 0 ? " sin" : " cos") + ", n = " + std::to_string(n) +
+                                   ", pattern " + std::to_string(pattern);
+          for (std::size_t i = n; i < y.size(); ++i)
+            ASSERT_EQ(y[i], kGuard) << what << ": wrote past n at " << i;
+          for (std::size_t i = 0; i < n; ++i) {
+            ASSERT_TRUE(SameBits(y[i], z[i]))
+                << what << ": in place differs at " << i << " (x = " << x[i] << ")";
+            const double ref =
+                fn == 0 ? std::sin(static_cast<double>(x[i])) : std::cos(static_cast<double>(x[i]));
+            const double allowed = SinCosAllowed(x[i]);
+            if (allowed > 0)
+              ASSERT_LE(UlpErrF(y[i], ref), allowed)
+                  << what << ": x = " << x[i] << " got " << y[i] << " ref " << ref;
+            else
+              ASSERT_TRUE(y[i] >= -1.0f && y[i] <= 1.0f) << what << ": x = " << x[i] << " got " << y[i];
+          }
+        }
+      }
+    }
+  }
+}
+
+// 16-bit floats compute in float: the dispatched Sin / Cos loops widen a chunk and run the float array form.
+// Every bit pattern, against the double result: one rounding to the 16-bit type (plus the float error) away.
+template <typename T>
+void CheckHalfSinCos(ember::DType dtype, int mantissa_bits, int min_exponent) {
+  std::vector<T> x(65536);
+  for (std::uint32_t u = 0; u < 65536; ++u) x[u].bits = static_cast<std::uint16_t>(u);
+  for (ember::kernels::UnaryOp op : {ember::kernels::UnaryOp::kSin, ember::kernels::UnaryOp::kCos}) {
+    const ember::kernels::UnaryLoop loop =
+        ember::kernels::elementwise_tables().unary[static_cast<int>(op)][static_cast<int>(dtype)];
+    ASSERT_NE(loop, nullptr);
+    std::vector<T> y(x.size()), z = x;
+    loop(x.data(), y.data(), static_cast<int64_t>(x.size()));
+    loop(z.data(), z.data(), static_cast<int64_t>(z.size()));
+    double worst = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const float xf = static_cast<float>(x[i]), yf = static_cast<float>(y[i]);
+      ASSERT_TRUE(SameBits(yf, static_cast<float>(z[i])) ||
+                  (std::isnan(yf) && std::isnan(static_cast<float>(z[i]))))
+          << "in place differs at x = " << xf;
+      if (!std::isfinite(xf)) {
+        ASSERT_TRUE(std::isnan(yf)) << "x = " << xf;
+        continue;
+      }
+      if (std::fabs(xf) >= 1e8f) {
+        ASSERT_TRUE(yf >= -1.0f && yf <= 1.0f) << "x = " << xf;
+        continue;
+      }
+      const double ref = op == ember::kernels::UnaryOp::kSin ? std::sin(static_cast<double>(xf))
+                                                             : std::cos(static_cast<double>(xf));
+      const int e = ref == 0 ? min_exponent : std::max(std::ilogb(ref), min_exponent);
+      const double err = std::fabs(yf - ref) / std::ldexp(1.0, e - mantissa_bits);
+      worst = std::max(worst, err);
+      ASSERT_LE(err, 0.501) << "x = " << xf << " got " << yf << " ref " << ref;
+    }
+    std::printf("[ vmath    ] %s %s: max %.3f ulp of the 16-bit type\n",
+                std::string(ember::dtype_name(dtype)).c_str(),
+                op == ember::kernels::UnaryOp::kSin ? "sin" : "cos", worst);
+  }
+}
+
+TEST(VmathFloat, SinCosDispatchedHalfTypes) {
+  CheckHalfSinCos<ember::float16>(ember::DType::kFloat16, 10, -14);
+  CheckHalfSinCos<ember::bfloat16>(ember::DType::kBFloat16, 7, -126);
+}
+
 TEST(VmathDouble, Exp) {
   Report("exp",
          SweepD(
@@ -464,11 +730,6 @@ TEST(VmathDouble, SinCos) {
 
 // ---- special values
 // -----------------------------------------------------------------------------------------
-template <class T>
-bool SameBits(T a, T b) {  // equal including the sign of zero
-  return a == b && std::signbit(a) == std::signbit(b);
-}
-
 template <class T>
 void CheckSpecials() {
   const T inf = std::numeric_limits<T>::infinity();

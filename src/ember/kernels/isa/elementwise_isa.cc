@@ -1,7 +1,9 @@
 // Inner loops of the element-wise ops. This file is compiled three times with EMBER_ISA set to baseline,
 // avx2 and avx512 (see CMakeLists.txt); each copy fills its own table and elementwise.cc picks one at
 // start-up. Loops are plain C++ written so GCC vectorises them; 16-bit floats compute in float.
+#include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -41,8 +43,6 @@ EMBER_UNARY(SqrtF, std::sqrt(x))
 EMBER_UNARY(RsqrtF, X(1) / std::sqrt(x))
 EMBER_UNARY(SquareF, X(x* x))
 EMBER_UNARY(ReciprocalF, X(1) / x)
-EMBER_UNARY(SinF, vsin(x))
-EMBER_UNARY(CosF, vcos(x))
 EMBER_UNARY(TanhF, vtanh(x))
 EMBER_UNARY(SigmoidF, vsigmoid(x))
 EMBER_UNARY(ReluF, x > X(0) ? x : X(0))
@@ -57,6 +57,25 @@ EMBER_UNARY(LogicalNotF, !x)
 EMBER_UNARY(IsNanF, x != x)
 EMBER_UNARY(IsFiniteF, (x - x) == (x - x))
 #undef EMBER_UNARY
+
+// Float sin / cos go through vmath's array forms, which (with FMA) pick their argument reduction per block of
+// elements (Note [Float sin/cos] in vmath.h); `array` marks a functor that has one.
+#define EMBER_UNARY_WITH_ARRAY(Name, fn)                                                              \
+  struct Name {                                                                                       \
+    template <typename X>                                                                             \
+    auto operator()(X x) const {                                                                      \
+      return fn(x);                                                                                   \
+    }                                                                                                 \
+    static void array(const float* x, float* y, int64_t n) { fn(x, y, static_cast<std::size_t>(n)); } \
+  };
+EMBER_UNARY_WITH_ARRAY(SinF, vsin)
+EMBER_UNARY_WITH_ARRAY(CosF, vcos)
+#undef EMBER_UNARY_WITH_ARRAY
+
+template <typename F>
+concept HasFloatArray = requires(const float* x, float* y, int64_t n) {
+  F::array(x, y, n);
+};
 
 // ---- binary functors
 #define EMBER_BINARY(Name, expr)      \
@@ -133,10 +152,26 @@ struct PowF {
 
 template <typename T, typename R, typename F>
 void unary_loop(const void* in_v, void* out_v, int64_t n) {
-  const T* __restrict in = static_cast<const T*>(in_v);
-  R* __restrict out = static_cast<R*>(out_v);
-  F f;
-  for (int64_t i = 0; i < n; ++i) out[i] = static_cast<R>(f(static_cast<C<T>>(in[i])));
+  if constexpr (HasFloatArray<F> && std::is_same_v<T, float> && std::is_same_v<R, float>) {
+    F::array(static_cast<const float*>(in_v), static_cast<float*>(out_v), n);  // in == out is fine there
+  } else if constexpr (HasFloatArray<F> && kIsHalf<T> && std::is_same_v<R, T>) {
+    // 16-bit floats compute in float: widen a chunk, run the array form on it in place, round back.
+    const T* in = static_cast<const T*>(in_v);
+    R* out = static_cast<R*>(out_v);
+    constexpr int64_t kChunk = 256;
+    alignas(64) float buf[kChunk];
+    for (int64_t i = 0; i < n; i += kChunk) {
+      const int64_t len = std::min(kChunk, n - i);
+      for (int64_t j = 0; j < len; ++j) buf[j] = static_cast<float>(in[i + j]);
+      F::array(buf, buf, len);
+      for (int64_t j = 0; j < len; ++j) out[i + j] = static_cast<R>(buf[j]);
+    }
+  } else {
+    const T* __restrict in = static_cast<const T*>(in_v);
+    R* __restrict out = static_cast<R*>(out_v);
+    F f;
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<R>(f(static_cast<C<T>>(in[i])));
+  }
 }
 
 template <typename T, typename R, typename F>
