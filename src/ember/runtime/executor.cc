@@ -157,9 +157,12 @@ class ExecPlan {
   std::vector<InputRef> results_;
   std::vector<TensorRef> constants_;
   int32_t num_slots_ = 0;
-  std::vector<int32_t> arena_slots_;            // slots with a planned arena offset
-  std::vector<const TensorSpec*> arena_specs_;  // per arena slot (in the optimized graph's nodes)
-  std::vector<int64_t> arena_offset_;           // per slot: its byte offset in the arena, -1 when not planned
+  struct ArenaSlot {
+    int32_t slot;
+    int64_t offset;
+    const TensorSpec* spec;  // in the optimized graph's nodes
+  };
+  std::vector<ArenaSlot> arena_slots_;
   int64_t arena_bytes_ = 0;
   bool parallel_ = false;
   bool reuse_memory_ = true;
@@ -340,7 +343,6 @@ ExecPlan::ExecPlan(const FunctionGraph& fn, bool reuse_memory) : reuse_memory_(r
       medium += ins.cost_ns;
   }
   parallel_ = total - critical >= 50e3 && medium >= 50e3 && large < medium;
-  arena_offset_.assign(num_slots_, -1);
   if (reuse_memory) plan_arena_slots(last_use);
 }
 
@@ -408,12 +410,8 @@ void ExecPlan::plan_arena_slots(const std::vector<int32_t>& last_use) {
   if (requests.empty() || requests.size() > 20000) return;  // best fit is quadratic in the buffers
   ArenaPlan plan = plan_arena(requests);
   arena_bytes_ = plan.arena_bytes;
-  for (int32_t s = 0; s < num_slots_; ++s) {
-    if (!candidate[s]) continue;
-    arena_offset_[s] = plan.offsets[request_of[find(s)]];
-    arena_slots_.push_back(s);
-    arena_specs_.push_back(spec_of[s]);
-  }
+  for (int32_t s = 0; s < num_slots_; ++s)
+    if (candidate[s]) arena_slots_.push_back({s, plan.offsets[request_of[find(s)]], spec_of[s]});
 }
 
 // Whether `state` can hand out its arena views for a sequential call: they exist (made on first use) and
@@ -424,17 +422,16 @@ bool ExecPlan::arena_ready(RunState& state) const {
   bool fresh = !state.arena || state.arena->refcount() != 1 ||
                state.arena->buffer()->refcount() != 1 + static_cast<int>(arena_slots_.size());
   for (size_t i = 0; i < arena_slots_.size() && !fresh; ++i)
-    fresh = state.arena_views[arena_slots_[i]]->refcount() != 1;
+    fresh = state.arena_views[arena_slots_[i].slot]->refcount() != 1;
   if (!fresh) return true;
   state.arena = TensorRef();
   state.arena_views.assign(num_slots_, TensorRef());
   auto arena = TensorImpl::allocate(DType::kUInt8, Shape({arena_bytes_}));
   if (!arena.ok()) return false;  // the freelists serve the call
   state.arena = std::move(arena).value();
-  for (size_t i = 0; i < arena_slots_.size(); ++i)
-    state.arena_views[arena_slots_[i]] =
-        TensorImpl::view(*state.arena, arena_specs_[i]->dtype, arena_specs_[i]->shape,
-                         static_cast<size_t>(arena_offset_[arena_slots_[i]]));
+  for (const ArenaSlot& a : arena_slots_)
+    state.arena_views[a.slot] =
+        TensorImpl::view(*state.arena, a.spec->dtype, a.spec->shape, static_cast<size_t>(a.offset));
   return true;
 }
 
@@ -474,7 +471,8 @@ Status ExecPlan::run_instruction(const FunctionGraph& fn, const Instruction& ins
       outputs.resize(ins.num_outputs);
     } else {
       for (int32_t o = 0; o < ins.num_outputs; ++o) {
-        if (state.arena_active && arena_offset_[ins.first_output_slot + o] >= 0) {
+        // While the arena is active, exactly the planned slots have a view.
+        if (state.arena_active && state.arena_views[ins.first_output_slot + o]) {
           outputs.push_back(state.arena_views[ins.first_output_slot + o]);
           continue;
         }

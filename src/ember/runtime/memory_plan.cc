@@ -9,7 +9,10 @@ ArenaPlan plan_arena(std::span<const ArenaRequest> requests, int64_t alignment) 
   const int32_t count = static_cast<int32_t>(requests.size());
   ArenaPlan plan;
   plan.offsets.assign(count, -1);
-  auto aligned = [&](int64_t bytes) { return (bytes + alignment - 1) / alignment * alignment; };
+  // Every buffer takes a whole number of alignment units, at least one.
+  std::vector<int64_t> size(count);
+  for (int32_t r = 0; r < count; ++r)
+    size[r] = (std::max<int64_t>(requests[r].bytes, 1) + alignment - 1) / alignment * alignment;
 
   std::vector<int32_t> order(count);
   std::iota(order.begin(), order.end(), 0);
@@ -18,26 +21,26 @@ ArenaPlan plan_arena(std::span<const ArenaRequest> requests, int64_t alignment) 
     return requests[a].first < requests[b].first;
   });
 
-  std::vector<int32_t> placed;
   struct Range {
     int64_t begin, end;
   };
   std::vector<Range> busy;
-  for (int32_t r : order) {
+  for (int32_t i = 0; i < count; ++i) {
+    const int32_t r = order[i];
     const ArenaRequest& req = requests[r];
-    const int64_t size = aligned(std::max<int64_t>(req.bytes, 1));
     busy.clear();
-    for (int32_t p : placed) {
+    for (int32_t j = 0; j < i; ++j) {  // the buffers already placed
+      const int32_t p = order[j];
       const ArenaRequest& other = requests[p];
       if (other.first <= req.last && req.first <= other.last)
-        busy.push_back({plan.offsets[p], plan.offsets[p] + aligned(std::max<int64_t>(other.bytes, 1))});
+        busy.push_back({plan.offsets[p], plan.offsets[p] + size[p]});
     }
     std::sort(busy.begin(), busy.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
     // The smallest gap that fits; past the last busy range when none does.
     int64_t best = -1, best_gap = INT64_MAX, cursor = 0;
     for (const Range& range : busy) {
       const int64_t gap = range.begin - cursor;
-      if (gap >= size && gap < best_gap) {
+      if (gap >= size[r] && gap < best_gap) {
         best = cursor;
         best_gap = gap;
       }
@@ -45,8 +48,7 @@ ArenaPlan plan_arena(std::span<const ArenaRequest> requests, int64_t alignment) 
     }
     if (best < 0) best = cursor;
     plan.offsets[r] = best;
-    plan.arena_bytes = std::max(plan.arena_bytes, best + size);
-    placed.push_back(r);
+    plan.arena_bytes = std::max(plan.arena_bytes, best + size[r]);
   }
   return plan;
 }
