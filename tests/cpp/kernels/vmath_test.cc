@@ -186,6 +186,19 @@ void Report(const char* name, const Worst& w, double bound) {
   EXPECT_LE(w.ulp, bound) << name << " at x=" << w.at << " got=" << w.got << " ref=" << w.ref;
 }
 
+// Sweeps a float sin and its cos over the same inputs against std::sin and std::cos ("sinf<suffix>", ...).
+void ReportSinCosF(const std::string& suffix, const ArrayFn& sin_fn, const ArrayFn& cos_fn,
+                   const std::vector<float>& in, double bound) {
+  Report(("sinf" + suffix).c_str(),
+         SweepF(
+             sin_fn, [](double x) { return std::sin(x); }, in),
+         bound);
+  Report(("cosf" + suffix).c_str(),
+         SweepF(
+             cos_fn, [](double x) { return std::cos(x); }, in),
+         bound);
+}
+
 // ---- references
 // ---------------------------------------------------------------------------------------------
 double RefSigmoid(double x) {
@@ -266,14 +279,7 @@ TEST(VmathFloat, SinCos) {
   // [0, 1e5]), up to 1e8 in SinCosLargeArguments.
   auto in = FloatInputs(-1e7f, 1e7f, kStride / 2, -10.f, 10.f, 1000000);
   for (int i = 0; i <= 1000000; ++i) in.push_back(1e5f * static_cast<float>(i) / 1000000);
-  Report("sinf",
-         SweepF(
-             vm::vsin, [](double x) { return std::sin(x); }, in),
-         kFloatBound);
-  Report("cosf",
-         SweepF(
-             vm::vcos, [](double x) { return std::cos(x); }, in),
-         kFloatBound);
+  ReportSinCosF("", static_cast<ArrayF>(vm::vsin), static_cast<ArrayF>(vm::vcos), in, kFloatBound);
 }
 // Near the multiples of pi/2 the reduction cancels most bits of x (largest relative error of r); near odd
 // multiples the polynomial is evaluated at |r| ~ pi/2, where rounding could push it above 1 (clamped).
@@ -298,14 +304,7 @@ TEST(VmathFloat, SinCosLargeArguments) {
   in.insert(in.end(), near.begin(), near.end());
   const auto small = NearMultiplesOfHalfPi(1e4, 10000);
   in.insert(in.end(), small.begin(), small.end());
-  Report("sinf large",
-         SweepF(
-             vm::vsin, [](double x) { return std::sin(x); }, in),
-         kFloatBound);
-  Report("cosf large",
-         SweepF(
-             vm::vcos, [](double x) { return std::cos(x); }, in),
-         kFloatBound);
+  ReportSinCosF(" large", static_cast<ArrayF>(vm::vsin), static_cast<ArrayF>(vm::vcos), in, kFloatBound);
   std::vector<float> s(in.size()), c(in.size());
   vm::vsin(in.data(), s.data(), in.size());
   vm::vcos(in.data(), c.data(), in.size());
@@ -384,14 +383,7 @@ TEST(VmathFloat, FmaBuildAccuracy) {
   auto in = FloatInputs(-1e8f, 1e8f, kStride / 2, -10.f, 10.f, 1000000);
   const auto near = NearMultiplesOfHalfPi(6.3e7, 100000);
   in.insert(in.end(), near.begin(), near.end());
-  Report("sinf fma",
-         SweepF(
-             vf::vsin_f, [](double x) { return std::sin(x); }, in),
-         kFloatBound);
-  Report("cosf fma",
-         SweepF(
-             vf::vcos_f, [](double x) { return std::cos(x); }, in),
-         kFloatBound);
+  ReportSinCosF(" fma", vf::vsin_f, vf::vcos_f, in, kFloatBound);
 }
 #endif
 
@@ -454,14 +446,7 @@ TEST(VmathFloat, SinCosArrayAccuracy) {
   const auto near = NearMultiplesOfHalfPi(41721, 41721);  // k*pi/2 < 2^16 for k <= 41720
   in.insert(in.end(), near.begin(), near.end());
   for (const SinCosBuild& b : SinCosBuilds()) {
-    Report(("sinf array, " + b.name).c_str(),
-           SweepF(
-               b.sin, [](double x) { return std::sin(x); }, in),
-           kSinCosBound);
-    Report(("cosf array, " + b.name).c_str(),
-           SweepF(
-               b.cos, [](double x) { return std::cos(x); }, in),
-           kSinCosBound);
+    ReportSinCosF(" array, " + b.name, b.sin, b.cos, in, kSinCosBound);
   }
 }
 
