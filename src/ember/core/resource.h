@@ -31,10 +31,14 @@ class VariableResource {
   bool trainable() const { return trainable_.load(std::memory_order_relaxed); }
   void set_trainable(bool trainable) { trainable_.store(trainable, std::memory_order_relaxed); }
 
-  /// The current value (tensors are immutable, so a reader keeps the value it read).
+  /// The current value as a fresh tensor sharing its buffer (no copy): tensors are immutable, so a reader
+  /// keeps the value it read. A tape links each read to the read's own node; were the stored tensor itself
+  /// handed out, linking it would relink the tensor that was assigned (and every earlier read), so uses of
+  /// them would count as reads of the variable. The shared buffer stays safe from in-place writes, which
+  /// need the only reference to the buffer.
   TensorRef read() const {
     std::lock_guard<std::mutex> lock(mu_);
-    return value_;
+    return TensorImpl::alias(*value_);
   }
   /// Replaces the value; the caller has checked dtype and shape.
   void write(TensorRef value) {
