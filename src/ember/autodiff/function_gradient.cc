@@ -360,8 +360,12 @@ std::shared_ptr<FunctionEntry> entry_for(const std::string& name,
   std::lock_guard<std::mutex> lock(g_mu);
   auto it = g_entries.find(name);
   if (it != g_entries.end() && it->second->fn.lock() == fn) return it->second;
-  if (g_entries.size() >= 1024)
+  // Entries of dead functions go in sweeps whose interval grows with the live entries (amortised O(1)).
+  static size_t sweep_at = 64;
+  if (g_entries.size() >= sweep_at) {
     std::erase_if(g_entries, [](const auto& e) { return e.second->fn.expired(); });
+    sweep_at = std::max<size_t>(64, 2 * g_entries.size());
+  }
   auto entry = std::make_shared<FunctionEntry>();
   entry->fn = fn;
   collect_variables(*fn, entry->variables, 0);

@@ -44,8 +44,11 @@ std::shared_ptr<const CompiledFunction> compiled_callee(std::shared_ptr<const Fu
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(fn.get());
   if (it != cache.end() && it->second.fn.lock() == fn) return it->second.compiled;
-  // Dead callees go at once: their plans hold arenas and constants.
-  std::erase_if(cache, [](const auto& e) { return e.second.fn.expired(); });
+  // Dead callees go at once: their plans hold arenas and constants. A plan holds its function, so a
+  // callee that only its cached plan keeps alive is dead (the library refers to functions weakly).
+  std::erase_if(cache, [](const auto& e) {
+    return e.second.fn.expired() || e.second.compiled->shared_function().use_count() <= 1;
+  });
   auto compiled = std::make_shared<const CompiledFunction>(fn);
   cache[fn.get()] = Entry{fn, compiled};
   return compiled;

@@ -26,7 +26,7 @@ class CompiledFunction {
 
   /// The traced graph (what autodiff and the graph API read).
   const FunctionGraph& function() const { return *fn_; }
-  std::shared_ptr<const FunctionGraph> shared_function() const { return fn_; }
+  const std::shared_ptr<const FunctionGraph>& shared_function() const { return fn_; }
   /// The graph the plan runs.
   const FunctionGraph& optimized_function() const { return *optimized_; }
   /// Whether calls run independent nodes concurrently (decided from the plan's estimated costs).
