@@ -640,21 +640,29 @@ CompiledFunction::CompiledFunction(std::shared_ptr<const FunctionGraph> fn)
 CompiledFunction::CompiledFunction(std::shared_ptr<const FunctionGraph> fn,
                                    const passes::OptimizerOptions& options)
     : fn_(std::move(fn)) {
-  optimized_ = passes::optimize_function(*fn_, options);
+  auto optimized = passes::optimize_function(*fn_, options);
+  if (!optimized.ok()) {
+    // An optimizer bug: every call reports it, and no plan is built over a graph a pass left broken.
+    status_ = optimized.status();
+    optimized_ = fn_;
+    return;
+  }
+  optimized_ = std::move(optimized).value();
   plan_ = std::make_unique<ExecPlan>(*optimized_, options.enabled(options.memory_optimization));
 }
 
 CompiledFunction::~CompiledFunction() = default;
 
-bool CompiledFunction::runs_in_parallel() const { return plan_->parallel(); }
+bool CompiledFunction::runs_in_parallel() const { return plan_ != nullptr && plan_->parallel(); }
 
-int CompiledFunction::in_place_candidates() const { return plan_->in_place_candidates(); }
+int CompiledFunction::in_place_candidates() const { return plan_ ? plan_->in_place_candidates() : 0; }
 
-int64_t CompiledFunction::arena_bytes() const { return plan_->arena_bytes(); }
+int64_t CompiledFunction::arena_bytes() const { return plan_ ? plan_->arena_bytes() : 0; }
 
-int32_t CompiledFunction::arena_slots() const { return plan_->arena_slots(); }
+int32_t CompiledFunction::arena_slots() const { return plan_ ? plan_->arena_slots() : 0; }
 
 Status CompiledFunction::run(std::span<TensorImpl* const> args, OutputList& results) const {
+  if (!status_.ok()) return status_;
   return plan_->run(*optimized_, args, results);
 }
 
