@@ -222,7 +222,7 @@ class Body:
                 f"tf.{self.p.dtype})"
             return self.emit(t, [x], (k, n), x.bound)
         vals = self.p.np_rng.randint(-2, 3, size=(k, n))
-        return self.emit(f"tf.constant({vals.tolist()}, tf.{self.p.dtype})", [], (k, n), 2)
+        return self.emit(f"tf.reshape(tf.constant({vals.ravel().tolist()}, tf.{self.p.dtype}), [{k}, {n}])", [], (k, n), 2)
 
     def siblings(self):
         """A left operand shared by narrow products, some independent, some dependent on an earlier one."""
@@ -373,6 +373,8 @@ class Program:
             m, n = self.rng.choice([17, 64, 130]), self.rng.choice([9, 33, 65])
         if self.rng.random() < 0.4:
             n = m
+        if self.rng.random() < 0.05:  # empty values: every pass and kernel must do nothing, correctly
+            m = 0
         self.dims = (m, n)
         self.variables = []
         if self.rng.random() < 0.7:
