@@ -10,8 +10,8 @@ Each program runs, with fresh variables of the same initial values each time:
   parallel             default optimizer, two inter-op threads (every third program);
   dynamic              the outer function traced with every dim unknown (input_signature), no gradients
                        (every third program);
-and, for smooth float programs, first- and second-order gradients with tapes around the calls, and a
-first-order gradient taken inside an ``ember.function``. Results, variables afterwards and gradients must
+and, for smooth float programs, first- and second-order gradients with tapes around the calls, and both
+taken inside an ``ember.function``. Results, variables afterwards and gradients must
 agree within the dtype's tolerance. A crash kills this process: the parent reads the last BEGIN line.
 """
 import json
@@ -115,24 +115,25 @@ def run_mode(source, spec, seed, mode):
 
     for i, g in enumerate(first_order(*xs)):
         out[f"gradient {i}"] = _np(g)
-    with tf.GradientTape() as outer:
-        for x in xs:
-            outer.watch(x)
-        with tf.GradientTape() as inner:
+    def second_order(*xs):
+        with tf.GradientTape() as outer:
             for x in xs:
-                inner.watch(x)
-            loss = _loss(f0(*xs), dtype)
-        grads = inner.gradient(loss, xs)
-        loss2 = _loss(grads, dtype)
-    second = outer.gradient(loss2, xs) if loss2 is not None else [None] * len(xs)
-    for i, g in enumerate(second):
+                outer.watch(x)
+            with tf.GradientTape() as inner:
+                for x in xs:
+                    inner.watch(x)
+                loss = _loss(f0(*xs), dtype)
+            loss2 = _loss(inner.gradient(loss, list(xs)), dtype)
+        return outer.gradient(loss2, list(xs)) if loss2 is not None else [None] * len(xs)
+
+    for i, g in enumerate(second_order(*xs)):
         out[f"second-order gradient {i}"] = _np(g)
-    if graph:
-        for i, g in enumerate(tf.function(first_order)(*xs)):
-            out[f"gradient {i} inside a function"] = _np(g)
-    else:
-        for i, g in enumerate(first_order(*xs)):
-            out[f"gradient {i} inside a function"] = _np(g)
+    # The same taken inside an ember.function: the backward graphs are traced and optimized too.
+    inside = tf.function if graph else (lambda f: f)
+    for i, g in enumerate(inside(first_order)(*xs)):
+        out[f"gradient {i} inside a function"] = _np(g)
+    for i, g in enumerate(inside(second_order)(*xs)):
+        out[f"second-order gradient {i} inside a function"] = _np(g)
     for i, v in enumerate(variables):
         out[f"v{i} at the end"] = _np(v)
     return out

@@ -25,7 +25,7 @@ import ember  # noqa: E402
 
 FIXED_SEED = 1_000_000
 FIXED_COUNT = 60
-BUDGET_S = float(os.environ.get("EMBER_FUZZ_SECONDS", "45"))
+BUDGET_S = float(os.environ.get("EMBER_FUZZ_SECONDS", "40"))
 BATCH = 20
 PROGRAM_TIMEOUT_S = 60  # one program; a hang past it is a failure
 
