@@ -91,8 +91,11 @@ class Body:
             if not self.p.smooth:
                 ops += [("tf.abs({0})", x.bound), ("tf.nn.relu({0})", x.bound),
                         ("tf.sqrt(tf.abs({0}) + 1.0)", np.sqrt(x.bound + 1))]
+            other = "float32" if self.p.dtype == "float64" else "float64"
+            ops += [(f"tf.cast(tf.sin(tf.cast({{0}}, tf.{other})), tf.{self.p.dtype})", 1.0)]  # a mixed-dtype step
         else:
-            ops += [("tf.abs({0})", x.bound), ("tf.square({0})", x.bound ** 2), ("tf.nn.relu({0})", x.bound)]
+            ops += [("tf.abs({0})", x.bound), ("tf.square({0})", x.bound ** 2), ("tf.nn.relu({0})", x.bound),
+                    ("tf.cast(tf.cast({0}, tf.float32) * 0.5, tf.int32)", x.bound)]
         t, b = self.rng.choice(ops)
         return self.emit(t, [x], x.shape, b)
 
