@@ -110,6 +110,20 @@ bool fully_static(const TensorSpec& spec) { return spec.shape.fully_defined(); }
 
 // Arenas up to this size stay with a plan's cached run state between calls (Note [Arena]).
 constexpr int64_t kKeptArenaBytes = 4 << 20;
+// Values above this stay out of the arena: TensorImpl::allocate reports them (ResourceExhausted) when the
+// node runs, and 20,000 arena slots of this size still sum far below int64's range.
+constexpr int64_t kMaxPlannedBytes = int64_t{1} << 40;
+
+// The bytes of a static spec, or -1 when they exceed kMaxPlannedBytes (the dims' product may overflow
+// int64, so Shape::num_elements cannot be trusted with them).
+int64_t planned_bytes(const TensorSpec& spec) {
+  __int128 bytes = static_cast<__int128>(dtype_size(spec.dtype));
+  for (int64_t d : spec.shape.dims()) {
+    bytes *= d;
+    if (bytes > kMaxPlannedBytes) return -1;
+  }
+  return static_cast<int64_t>(bytes);
+}
 }  // namespace
 
 class ExecPlan {
@@ -367,7 +381,7 @@ void ExecPlan::plan_arena_slots(const std::vector<int32_t>& last_use) {
     for (int32_t o = 0; o < ins.num_outputs; ++o) {
       const int32_t slot = ins.first_output_slot + o;
       const TensorSpec& spec = ins.node->outputs[o];
-      bytes[slot] = spec.shape.num_elements() * static_cast<int64_t>(dtype_size(spec.dtype));
+      bytes[slot] = planned_bytes(spec);
       producer[slot] = k;
       spec_of[slot] = &spec;
       candidate[slot] = bytes[slot] > 0 && !is_result_[slot];
