@@ -11,8 +11,10 @@ derived from the date, follows for the rest of the time budget. Replay one progr
 import datetime
 import json
 import os
+import selectors
 import subprocess
 import sys
+import tempfile
 import time
 
 import pytest
@@ -27,7 +29,7 @@ FIXED_SEED = 1_000_000
 FIXED_COUNT = 60
 BUDGET_S = float(os.environ.get("EMBER_FUZZ_SECONDS", "40"))
 BATCH = 20
-PROGRAM_TIMEOUT_S = 60  # one program; a hang past it is a failure
+PROGRAM_TIMEOUT_S = 30  # one program (most take well under a second); longer is a hang
 
 
 def rotating_seed():
@@ -37,28 +39,47 @@ def rotating_seed():
     return 10_000_000 + (day % 100_000) * 1_000
 
 
+def _run_child(seeds):
+    """Runs one child over `seeds`; returns (its stdout lines, stderr text, exit status or 'hung'). A program
+    running longer than PROGRAM_TIMEOUT_S is a hang: the child is killed."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    # The child imports the ember this process imported (same interpreter flags, same path).
+    command = [sys.executable] + (["-S"] if sys.flags.no_site else []) + [os.path.join(HERE, "program_runner.py")]
+    with tempfile.TemporaryFile(mode="w+") as err:  # a file, so that a chatty child never blocks on a pipe
+        proc = subprocess.Popen(command + [str(s) for s in seeds], stdout=subprocess.PIPE, stderr=err, env=env)
+        data, status = b"", None
+        fd = proc.stdout.fileno()  # read unbuffered, so that select sees every byte not yet read
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            last = time.time()
+            while True:
+                if not sel.select(timeout=1.0):
+                    if time.time() - last > PROGRAM_TIMEOUT_S:
+                        proc.kill()
+                        status = "hung"
+                        break
+                    continue
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    break
+                data += chunk
+                last = time.time()
+        proc.wait()
+        proc.stdout.close()
+        err.seek(0)
+        return data.decode(errors="replace").splitlines(), err.read(), status or proc.returncode
+
+
 def run_batch(seeds, deadline):
     """Runs `seeds` in child processes; returns {seed: (status, message)} for those that ran. A child that
     dies or hangs marks its current seed 'crash' and the rest run in a fresh child."""
     out = {}
     pending = list(seeds)
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
     while pending and time.time() < deadline:
-        timeout = PROGRAM_TIMEOUT_S * len(pending)
-        # The child imports the ember this process imported (same interpreter flags, same path).
-        command = [sys.executable] + (["-S"] if sys.flags.no_site else []) + [os.path.join(HERE, "program_runner.py")]
-        proc = subprocess.Popen(command + [str(s) for s in pending],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        try:
-            stdout, stderr = proc.communicate(timeout=timeout)
-            hung = False
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            stdout, stderr = proc.communicate()
-            hung = True
+        lines, stderr, status = _run_child(pending)
         current = None
-        for line in stdout.splitlines():
+        for line in lines:
             if line.startswith("EMBER "):
                 assert line[6:] == ember.__file__, f"the child imported {line[6:]}, not {ember.__file__}"
             elif line.startswith("BEGIN "):
@@ -69,10 +90,10 @@ def run_batch(seeds, deadline):
                 out[int(seed)] = (result["status"], result["message"])
                 current = None
         if current is not None:
-            why = "hung" if hung else f"died with exit status {proc.returncode}"
+            why = "hung" if status == "hung" else f"died with exit status {status}"
             out[current] = ("crash", f"the child {why}; stderr:\n{stderr[-3000:]}")
-        elif proc.returncode != 0 and not hung:
-            pytest.fail(f"the fuzz runner failed outside any program (exit {proc.returncode}):\n{stderr[-3000:]}")
+        elif status != 0:
+            pytest.fail(f"the fuzz runner failed outside any program ({status}):\n{stderr[-3000:]}")
         pending = [s for s in pending if s not in out]
     return out
 
