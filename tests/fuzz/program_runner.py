@@ -10,12 +10,14 @@ Each program runs, with fresh variables of the same initial values each time:
   parallel             default optimizer, two inter-op threads (every third program);
   dynamic              the outer function traced with every dim unknown (input_signature), no gradients
                        (every third program);
+  some_passes_off      a random subset of the passes (every third program);
 and, for smooth float programs, first- and second-order gradients with tapes around the calls, and both
 taken inside an ``ember.function``. Results, variables afterwards and gradients must
 agree within the dtype's tolerance. A crash kills this process: the parent reads the last BEGIN line.
 """
 import json
 import os
+import random
 import sys
 import traceback
 
@@ -26,6 +28,8 @@ import program_gen  # noqa: E402
 
 import ember as tf  # noqa: E402
 
+PASS_OPTIONS = ["constant_folding", "arithmetic_optimization", "common_subgraph_elimination", "function_optimization",
+                "elementwise_fusion", "sibling_matmul_merging", "memory_optimization", "disable_model_pruning"]
 RTOL = {"float32": 2e-4, "float64": 1e-9, "float16": 2e-2, "int32": 0}
 
 
@@ -178,13 +182,18 @@ def check(seed):
     except Exception as e:  # noqa: BLE001 - an invalid program (a generator bug) or an eager bug
         return "eager_error", f"eager: {type(e).__name__}: {e}"
     modes = ["function", "passes_off"] + (["parallel"] if seed % 3 == 0 else []) + \
-        (["dynamic"] if seed % 3 == 1 else [])
+        (["dynamic"] if seed % 3 == 1 else []) + (["some_passes_off"] if seed % 3 == 2 else [])
     saved = tf.config.optimizer.get_experimental_options()
     threads = tf.config.threading.get_inter_op_parallelism_threads()
     try:
         for mode in modes:
             if mode == "passes_off":
                 tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
+            if mode == "some_passes_off":  # passes meet each other's output in other combinations
+                rng = random.Random(seed)
+                tf.config.optimizer.set_experimental_options(
+                    {name: (not on if name == "disable_model_pruning" else on)
+                     for name, on in ((n, rng.random() < 0.6) for n in PASS_OPTIONS)})
             if mode == "parallel":
                 tf.config.threading.set_inter_op_parallelism_threads(2)
             want = expected
