@@ -378,6 +378,9 @@ class Program:
             n = m
         if self.rng.random() < 0.05:  # empty values: every pass and kernel must do nothing, correctly
             m = 0
+            # The mean of nothing is NaN, and a function's gradient multiplies the zero gradients of the
+            # outputs it does not use by it (TensorFlow too), where the eager tape has no path: no gradients.
+            self.smooth = False
         self.dims = (m, n)
         self.variables = []
         if self.rng.random() < 0.7:
