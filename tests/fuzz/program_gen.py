@@ -225,7 +225,8 @@ class Body:
                 f"tf.{self.p.dtype})"
             return self.emit(t, [x], (k, n), x.bound)
         vals = self.p.np_rng.randint(-2, 3, size=(k, n))
-        return self.emit(f"tf.reshape(tf.constant({vals.ravel().tolist()}, tf.{self.p.dtype}), [{k}, {n}])", [], (k, n), 2)
+        flat = f"tf.constant({vals.ravel().tolist()}, tf.{self.p.dtype})"
+        return self.emit(f"tf.reshape({flat}, [{k}, {n}])", [], (k, n), 2)
 
     def siblings(self):
         """A left operand shared by narrow products, some independent, some dependent on an earlier one."""
