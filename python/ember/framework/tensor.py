@@ -249,7 +249,7 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
         return value
     array, is_numpy = _to_numpy(value)
     if dtype is not None:
-        if not is_numpy and array.dtype.kind == "f" and not dtype.is_floating:
+        if not is_numpy and array.dtype.kind == "f" and array.size and not dtype.is_floating:  # [] is float64
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
         if not is_numpy and array.dtype.kind in "iub" and dtype.is_bool and array.dtype.kind != "b":
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
@@ -285,7 +285,7 @@ def constant(value, dtype=None, shape=None, name="Const"):
         array, is_numpy = _to_numpy(value)
         if dtype is None:
             dtype = dtypes.as_dtype(array.dtype) if is_numpy else _infer_python_dtype(array)
-        elif not is_numpy and array.dtype.kind == "f" and not dtype.is_floating:
+        elif not is_numpy and array.dtype.kind == "f" and array.size and not dtype.is_floating:
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
         if shape is not None:
             shape = list(TensorShape(shape).as_list())

@@ -113,6 +113,20 @@ bool fully_static(const TensorSpec& spec) { return spec.shape.fully_defined(); }
 
 // Arenas up to this size stay with a plan's cached run state between calls (Note [Arena]).
 constexpr int64_t kKeptArenaBytes = 4 << 20;
+// Values above this stay out of the arena: TensorImpl::allocate reports them (ResourceExhausted) when the
+// node runs, and 20,000 arena slots of this size still sum far below int64's range.
+constexpr int64_t kMaxPlannedBytes = int64_t{1} << 40;
+
+// The bytes of a static spec, or -1 when they exceed kMaxPlannedBytes (the dims' product may overflow
+// int64, so Shape::num_elements cannot be trusted with them).
+int64_t planned_bytes(const TensorSpec& spec) {
+  __int128 bytes = static_cast<__int128>(dtype_size(spec.dtype));
+  for (int64_t d : spec.shape.dims()) {
+    bytes *= d;
+    if (bytes > kMaxPlannedBytes) return -1;
+  }
+  return static_cast<int64_t>(bytes);
+}
 }  // namespace
 
 class ExecPlan {
@@ -370,7 +384,7 @@ void ExecPlan::plan_arena_slots(const std::vector<int32_t>& last_use) {
     for (int32_t o = 0; o < ins.num_outputs; ++o) {
       const int32_t slot = ins.first_output_slot + o;
       const TensorSpec& spec = ins.node->outputs[o];
-      bytes[slot] = spec.shape.num_elements() * static_cast<int64_t>(dtype_size(spec.dtype));
+      bytes[slot] = planned_bytes(spec);
       producer[slot] = k;
       spec_of[slot] = &spec;
       candidate[slot] = bytes[slot] > 0 && !is_result_[slot];
@@ -643,21 +657,29 @@ CompiledFunction::CompiledFunction(std::shared_ptr<const FunctionGraph> fn)
 CompiledFunction::CompiledFunction(std::shared_ptr<const FunctionGraph> fn,
                                    const passes::OptimizerOptions& options)
     : fn_(std::move(fn)) {
-  optimized_ = passes::optimize_function(*fn_, options);
+  auto optimized = passes::optimize_function(*fn_, options);
+  if (!optimized.ok()) {
+    // An optimizer bug: every call reports it, and no plan is built over a graph a pass left broken.
+    status_ = optimized.status();
+    optimized_ = fn_;
+    return;
+  }
+  optimized_ = std::move(optimized).value();
   plan_ = std::make_unique<ExecPlan>(*optimized_, options.enabled(options.memory_optimization));
 }
 
 CompiledFunction::~CompiledFunction() = default;
 
-bool CompiledFunction::runs_in_parallel() const { return plan_->parallel(); }
+bool CompiledFunction::runs_in_parallel() const { return plan_ != nullptr && plan_->parallel(); }
 
-int CompiledFunction::in_place_candidates() const { return plan_->in_place_candidates(); }
+int CompiledFunction::in_place_candidates() const { return plan_ ? plan_->in_place_candidates() : 0; }
 
-int64_t CompiledFunction::arena_bytes() const { return plan_->arena_bytes(); }
+int64_t CompiledFunction::arena_bytes() const { return plan_ ? plan_->arena_bytes() : 0; }
 
-int32_t CompiledFunction::arena_slots() const { return plan_->arena_slots(); }
+int32_t CompiledFunction::arena_slots() const { return plan_ ? plan_->arena_slots() : 0; }
 
 Status CompiledFunction::run(std::span<TensorImpl* const> args, OutputList& results) const {
+  if (!status_.ok()) return status_;
   return plan_->run(*optimized_, args, results);
 }
 

@@ -38,13 +38,14 @@ class CompiledFunction {
   int32_t arena_slots() const;
 
   /// Runs with the user arguments (captured values are appended here). Fails naming the node, its op and
-  /// the user's source line.
+  /// the user's source line, or with the internal error of an optimizer pass that broke the graph.
   Status run(std::span<TensorImpl* const> args, OutputList& results) const;
 
  private:
   std::shared_ptr<const FunctionGraph> fn_;
   std::shared_ptr<const FunctionGraph> optimized_;
   std::unique_ptr<ExecPlan> plan_;
+  Status status_;  // not OK when optimization failed
 };
 
 /// Carves a new function out of `fn`: `inputs` become its arguments (any tensors of the graph, fed by the
