@@ -543,3 +543,15 @@ def test_large_argmax_argmin(threads, rng):
     flat = tf.reshape(t, [-1])
     assert int(tf.argmax(flat)) == 1234 * 1024 + 567
     assert int(tf.argmin(flat)) == 42 * 1024 + 999
+
+
+@pytest.mark.parametrize("op", [tf.math.cumsum, tf.math.cumprod])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_scan_of_an_empty_tensor_does_no_work_over_its_other_dims(op, axis):
+    # Issue 12 item 8: [0, 2**40] scheduled 2**32 work items of nothing and spun for hours; a hang here
+    # is what the op fuzzer's per-case timeout reports.
+    for dims in ([0, 2**40], [2**40, 0]):
+        out = op(tf.zeros(dims), axis=axis, exclusive=True, reverse=True)
+        assert out.shape.as_list() == dims
+        traced = tf.function(lambda x: op(x, axis=axis))(tf.zeros(dims))
+        assert traced.shape.as_list() == dims

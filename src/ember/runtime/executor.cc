@@ -499,7 +499,7 @@ Status ExecPlan::run_instruction(const FunctionGraph& fn, const Instruction& ins
     ctx.output_specs = {node.outputs.data(), node.outputs.size()};
     ctx.outputs = {outputs.data(), outputs.size()};
     ctx.prepared = ins.prepared.get();
-    s = ins.kernel(ctx);
+    s = guard_exceptions(*node.op, "running its kernel", [&] { return ins.kernel(ctx); });
     if (!s.ok() && s.message().rfind(node.op->name + ":", 0) != 0) s = op_error(*node.op, s);
   }
   if (!s.ok()) return with_source_context(*node.op, node.name, node.location, s);
