@@ -1,0 +1,95 @@
+"""Op fuzzer (issue 12, fuzzer b): every registered op called with random and hostile inputs and attributes,
+eagerly and inside ember.function. Bad input must raise an ember.errors class (or TypeError/ValueError for
+Python-level misuse, as TensorFlow does); a crash, an abort, a hang, any other exception, or eager and
+traced results that differ, fails the test with the seed and case index that replay it.
+
+The cases run in op_fuzz_worker.py in a subprocess; when it dies or stops answering, the case it was on is
+recorded and a new worker continues from the next one. Two seeds run: a fixed one (reproducible in CI) and
+one derived from the date (new cases every day, printed so a failure can be replayed). The time budget is
+EMBER_OP_FUZZ_SECONDS (default 25 per seed); run it long locally with e.g. EMBER_OP_FUZZ_SECONDS=3600.
+"""
+import datetime
+import os
+import select
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WORKER = os.path.join(HERE, "op_fuzz_worker.py")
+FIXED_SEED = 20261125
+CASE_TIMEOUT_S = 20.0  # a single op call on tiny tensors; longer is a hang (item 8 spun for hours)
+
+
+def rotating_seed():
+    return int(datetime.date.today().strftime("%Y%m%d")) * 7 + 1
+
+
+def run_fuzz(seed, budget_s):
+    """Runs cases from 0 until the budget is spent; returns (cases, calls, failures)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    deadline = time.monotonic() + budget_s
+    failures, cases, calls, start = [], 0, 0, 0
+    while time.monotonic() < deadline:
+        # stderr goes to a file: a full pipe would block the worker and look like a hang.
+        err = tempfile.TemporaryFile(mode="w+")
+        proc = subprocess.Popen([sys.executable, WORKER, "--seed", str(seed), "--start", str(start)],
+                                stdout=subprocess.PIPE, stderr=err, env=env, text=True, bufsize=1)
+        current, worker_calls, last_line = None, 0, time.monotonic()
+        outcome = None
+        while outcome is None:
+            ready, _, _ = select.select([proc.stdout], [], [], 1.0)
+            now = time.monotonic()
+            if ready:
+                line = proc.stdout.readline()
+                if not line:
+                    outcome = "exit"
+                    continue
+                last_line = now
+                kind, _, rest = line.rstrip("\n").partition(" ")
+                if kind == "CASE":
+                    index, _, so_far = rest.partition(" ")
+                    current, worker_calls = int(index), int(so_far)
+                    cases += 1
+                elif kind in ("FAIL", "MISMATCH"):
+                    failures.append(f"{kind} seed={seed} case {rest}")
+            elif now - last_line > CASE_TIMEOUT_S:
+                outcome = "hang"
+            if now > deadline and outcome is None:
+                outcome = "budget"
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        err.seek(0)
+        stderr = err.read()[-2000:]
+        err.close()
+        calls += worker_calls
+        replay = f"python3 {WORKER} --seed {seed} --start {current} --count 1 -v"
+        if outcome == "hang":
+            failures.append(f"HANG seed={seed} case {current} (> {CASE_TIMEOUT_S} s); replay: {replay}")
+        elif outcome == "exit" and proc.returncode != 0:
+            failures.append(f"CRASH seed={seed} case {current} (exit {proc.returncode}); replay: {replay}\n"
+                            f"{stderr}")
+        elif outcome == "exit":
+            break  # the worker ran all its cases (only with --count)
+        if current is None:
+            break  # the worker could not even start: reported above
+        start = current + 1
+    return cases, calls, failures
+
+
+@pytest.mark.parametrize("which", ["fixed", "rotating"])
+def test_op_fuzz(which, capsys):
+    seed = FIXED_SEED if which == "fixed" else rotating_seed()
+    budget = float(os.environ.get("EMBER_OP_FUZZ_SECONDS", "25"))
+    cases, calls, failures = run_fuzz(seed, budget)
+    crashes = sum(f.startswith(("CRASH", "HANG")) for f in failures)
+    mismatches = sum(f.startswith("MISMATCH") for f in failures)
+    with capsys.disabled():  # the counts line is wanted in CI logs, which show no captured output
+        print(f"\nFUZZ-COUNTS op_fuzz seed={seed} ({which}) cases={cases} op_calls={calls} crashes={crashes} "
+              f"mismatches={mismatches} failures={len(failures) - crashes - mismatches}")
+    assert cases > 0, "the op fuzz worker ran no case"
+    assert not failures, f"seed {seed}: {len(failures)} failing cases:\n" + "\n".join(failures[:20])
