@@ -22,6 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 WORKER = os.path.join(HERE, "op_fuzz_worker.py")
 FIXED_SEED = 20261125
 CASE_TIMEOUT_S = 20.0  # a single op call on tiny tensors; longer is a hang (item 8 spun for hours)
+STARTUP_TIMEOUT_S = 120.0  # importing ember and building the examples, on a loaded CI machine
 
 
 def rotating_seed():
@@ -56,7 +57,7 @@ def run_fuzz(seed, budget_s):
                     cases += 1
                 elif kind in ("FAIL", "MISMATCH"):
                     failures.append(f"{kind} seed={seed} case {rest}")
-            elif now - last_line > CASE_TIMEOUT_S:
+            elif now - last_line > (CASE_TIMEOUT_S if current is not None else STARTUP_TIMEOUT_S):
                 outcome = "hang"
             if now > deadline and outcome is None:
                 outcome = "budget"

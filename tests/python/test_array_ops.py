@@ -845,6 +845,16 @@ def test_split_and_unstack_of_empty_tensors_with_huge_dims():
 def test_unstack_into_billions_of_outputs_is_an_error_not_an_abort():
     with invalid("Unpack.*3037000500.*outputs"):
         tf.unstack(tf.zeros([3037000500, 0]))
+    # The same through a GraphDef whose placeholder has the huge dim (the 113-byte reproducer).
+    f = tf.function(lambda x: tf.unstack(x)[0])
+    gd = f.get_concrete_function(tf.TensorSpec([3, 0], tf.float32)).graph.as_graph_def()
+    for node in gd.node:
+        if node.op == "Placeholder":
+            node.attr["shape"].shape.dim[0].size = 3037000500
+        if node.op == "Unpack":
+            node.attr["num"].i = -1
+    with invalid("Unpack.*3037000500.*outputs"):
+        tf.graph_util.import_graph_def(gd.SerializeToString())
 
 
 @pytest.mark.parametrize("dims", [[2**40, 2**40, 0], [2**62, 2**62], [2**40, 0, 2**40]])

@@ -243,3 +243,11 @@ def test_integer_arithmetic_wraps(dtype):
     assert tf.math.floormod(m, tf.constant(-1, dtype=dtype)).numpy().tolist() == [0, 0, 0]
     assert tf.pow(tf.constant([hi], dtype=dtype), tf.constant([3], dtype=dtype)).numpy().tolist() == \
         [wrap(hi**3)]
+
+
+@pytest.mark.parametrize("dtype", [tf.int32, tf.int64])
+def test_unsorted_segment_sum_of_integers_wraps(dtype):
+    info = np.iinfo(dtype.as_numpy_dtype)
+    data = tf.constant([int(info.max), 1, int(info.min), -1], dtype=dtype)
+    got = tf.math.unsorted_segment_sum(data, tf.constant([0, 0, 1, 1]), 2).numpy().tolist()
+    assert got == [int(info.min), int(info.max)]
