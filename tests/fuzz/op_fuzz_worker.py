@@ -220,7 +220,7 @@ def run_case(name, inputs, attrs, traced, symbolic_attr=None):
     try:
         eager = outputs_of(op(*inputs, *attrs))
     except MemoryError:
-        return calls, None, None  # NumPy could not copy a legal but large result under MEMORY_LIMIT_BYTES
+        return calls, None, None  # NumPy could not copy a legal but large result under MEMORY_HEADROOM_BYTES
     except ACCEPTED as e:
         eager_error = e
     except Exception as e:  # noqa: BLE001 - the point of the fuzzer
@@ -255,12 +255,18 @@ def run_case(name, inputs, attrs, traced, symbolic_attr=None):
 
 
 # Legal but huge requests (Eye(2**31), a [2**31] random tensor) would spend the case filling gigabytes;
-# under this limit they take the out-of-memory path instead, which must be a ResourceExhaustedError.
-MEMORY_LIMIT_BYTES = 3 << 29
+# with this much address space beyond what the started worker maps (thread stacks and malloc arenas grow
+# with the core count) they take the out-of-memory path instead, which must be a ResourceExhaustedError.
+MEMORY_HEADROOM_BYTES = 3 << 29
+
+
+def mapped_bytes():
+    with open("/proc/self/status") as status:
+        line = next(line for line in status if line.startswith("VmSize:"))
+    return int(line.split()[1]) * 1024
 
 
 def main():
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT_BYTES, resource.RLIM_INFINITY))
     parser = argparse.ArgumentParser()
     parser.add_argument("--seed", type=int, required=True)
     parser.add_argument("--start", type=int, default=0)
@@ -271,6 +277,8 @@ def main():
     examples = load_examples()
     op_names = sorted(n for n in _C.op_names() if n not in SKIPPED)
     info = {n: _C.op_info(n) for n in op_names}
+    tf.zeros([64, 64]) @ tf.zeros([64, 64])  # start the thread pools before measuring what is mapped
+    resource.setrlimit(resource.RLIMIT_AS, (mapped_bytes() + MEMORY_HEADROOM_BYTES, resource.RLIM_INFINITY))
     # test_op_fuzz.py checks its own harness with "abort:I,hang:J,stop:K": die, stall or finish at a case.
     selftest = dict(item.split(":") for item in os.environ.get("EMBER_OP_FUZZ_SELFTEST", "").split(",") if item)
     calls = 0
