@@ -26,6 +26,20 @@ Status infer_call(const std::string& name, std::span<const TensorSpec> inputs,
   if (static_cast<int>(inputs.size()) != fn->num_call_args())
     return invalid_argument("PartitionedCall: function '", name, "' takes ", fn->num_call_args(),
                             " argument(s), got ", inputs.size());
+  // The caller's graph is built (and the callee may be inlined into it) from these specs alone, so an
+  // argument the callee was not traced for must be refused here, as ExecPlan::run refuses it eagerly.
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorSpec& arg = fn->graph.node(fn->args[i]).outputs[0];
+    const Shape& want = arg.shape;
+    const Shape& got = inputs[i].shape;
+    bool shape_ok = !want.rank_known() || !got.rank_known() || want.rank() == got.rank();
+    for (int d = 0; shape_ok && want.rank_known() && got.rank_known() && d < want.rank(); ++d)
+      shape_ok = want.dim(d) < 0 || got.dim(d) < 0 || want.dim(d) == got.dim(d);
+    if (inputs[i].dtype != arg.dtype || !shape_ok)
+      return invalid_argument("PartitionedCall: function '", name, "': argument ", i, " must be ",
+                              dtype_name(arg.dtype), arg.shape.to_string(), ", got ",
+                              dtype_name(inputs[i].dtype), got.to_string());
+  }
   for (ValueRef r : fn->results) outputs.push_back(fn->graph.spec(r));
   return Status::OK();
 }
@@ -516,7 +530,7 @@ Status ExecPlan::run_instruction(const FunctionGraph& fn, const Instruction& ins
     ctx.output_specs = {node.outputs.data(), node.outputs.size()};
     ctx.outputs = {outputs.data(), outputs.size()};
     ctx.prepared = ins.prepared.get();
-    s = ins.kernel(ctx);
+    s = guard_exceptions(*node.op, "running its kernel", [&] { return ins.kernel(ctx); });
     if (!s.ok() && s.message().rfind(node.op->name + ":", 0) != 0) s = op_error(*node.op, s);
   }
   if (!s.ok()) return with_source_context(*node.op, node.name, node.location, s);
