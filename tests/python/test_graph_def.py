@@ -195,6 +195,97 @@ def test_import_options():
         tf.graph_util.import_graph_def("not a graph")
 
 
+# ---- variables (issue 12, item 4): a GraphDef reaches only the variables bound at import
+
+
+def variable_graph(v):
+    @tf.function
+    def f(x):
+        v.assign_add(x)
+        return v.read_value() * 2.0
+
+    return f.get_concrete_function(tf.TensorSpec([2], tf.float32)).graph
+
+
+def test_variables_export_as_tensorflow_writes_them():
+    v = tf.Variable([1.0, 2.0], name="weights")
+    gd = variable_graph(v).as_graph_def()
+    nodes = nodes_by_name(gd)
+    # As TensorFlow 2.21 writes a captured variable: a scalar DT_RESOURCE Placeholder, input 0 of the ops.
+    handle = nodes["weights"]
+    assert handle.op == "Placeholder" and handle.attr["dtype"].type == gdm.DT_RESOURCE
+    assert handle.attr["shape"].WhichOneof("value") == "shape" and list(handle.attr["shape"].shape.dim) == []
+    assert handle.attr["_user_specified_name"].s == b"weights"
+    assert nodes["AssignAddVariableOp"].input[:2] == ["weights", "x"]
+    assert nodes["ReadVariableOp"].input[0] == "weights"
+    for node in gd.node:  # no process-wide variable id travels
+        assert "resource" not in node.attr, node
+
+
+def test_variables_round_trip_bound_by_name():
+    v = tf.Variable([1.0, 2.0], name="weights")
+    gd = variable_graph(v).as_graph_def()
+    w = tf.Variable([10.0, 20.0], name="other")
+    g = tf.graph_util.import_graph_def(gd, input_map={"weights:0": w})
+    assert g.as_text() == variable_graph(w).as_text()  # as if traced with w
+    # Run a read-only graph here (the write is run in tests/cpp/graph/graph_def_test.cc, since
+    # NewGraphFunction's prune drops the control edge that orders a read after an add).
+    @tf.function
+    def read():
+        return v.read_value() * 2.0
+
+    gd = read.get_concrete_function().graph.as_graph_def()
+    g = tf.graph_util.import_graph_def(gd, input_map={"weights:0": w})
+    np.testing.assert_array_equal(tf.NewGraphFunction(g, inputs=[], outputs=["Mul:0"])().numpy(), [20.0, 40.0])
+    # Binding the original variable by its short name works too; a prefix renames the binding with the node.
+    g = tf.graph_util.import_graph_def(gd, input_map={"weights": v}, name="p")
+    np.testing.assert_array_equal(tf.NewGraphFunction(g, inputs=[], outputs=["p/Mul:0"])().numpy(), [2.0, 4.0])
+    # Re-exported, the graph names the variable it was bound to.
+    assert "other" in {n.name for n in tf.graph_util.import_graph_def(gd, input_map={"weights": w}).as_graph_def().node}
+
+
+def test_an_unbound_variable_is_a_clear_error():
+    v = tf.Variable([1.0, 2.0], name="weights")
+    gd = variable_graph(v).as_graph_def()
+    with pytest.raises(errors.InvalidArgumentError, match="node 'weights' is a resource Placeholder.*no variable "
+                       "is bound to it.*input_map=\\{'weights:0': variable\\}"):
+        tf.graph_util.import_graph_def(gd)
+    with pytest.raises(TypeError, match="must be bound to an ember.Variable, got Tensor"):
+        tf.graph_util.import_graph_def(gd, input_map={"weights:0": tf.constant([1.0, 2.0])})
+    u = tf.Variable([1, 2], name="ints")
+    with pytest.raises(errors.InvalidArgumentError, match="variable 'ints' has dtype int32 but the value has dtype float32"):
+        tf.graph_util.import_graph_def(gd, input_map={"weights:0": u})
+    with pytest.raises(errors.InvalidArgumentError, match="attribute 'dtype' is float32, but the bound variable "
+                       "'ints' has dtype int32"):
+        read = gdm.NodeDef(name="r", op="ReadVariableOp", input=["weights"], attr={"dtype": gdm.AttrValue(type=gdm.DT_FLOAT)})
+        tf.graph_util.import_graph_def(gdm.GraphDef(node=[gd.node[0], read]), input_map={"weights:0": u})
+
+
+def test_a_graph_cannot_reach_a_variable_by_its_numeric_id():
+    secret = tf.Variable([7.0], name="secret")
+    # What ember's GraphDefs carried before: ReadVariableOp naming a live variable by its process-wide id.
+    crafted = gdm.GraphDef(node=[gdm.NodeDef(name="r", op="ReadVariableOp", attr={
+        "resource": gdm.AttrValue(i=secret._id), "dtype": gdm.AttrValue(type=gdm.DT_FLOAT),
+        "shape": gdm.AttrValue(list=gdm.AttrValue.ListValue(i=[1]))})])
+    with pytest.raises(errors.InvalidArgumentError, match="node 'r' \\(op ReadVariableOp\\): input 0 should be a "
+                       "variable \\(a resource Placeholder bound at import\\), got no input"):
+        tf.graph_util.import_graph_def(crafted)
+    # With a bound variable, a numeric id beside it is still refused, and the write cannot be redirected.
+    mine = tf.Variable([1.0], name="mine")
+    handle = gdm.NodeDef(name="mine", op="Placeholder", attr={"dtype": gdm.AttrValue(type=gdm.DT_RESOURCE)})
+    value = gdm.NodeDef(name="c", op="Const", attr={"value": gdm.AttrValue(tensor=gdm.make_tensor_proto([0.0]))})
+    write = gdm.NodeDef(name="w", op="AssignVariableOp", input=["mine", "c"],
+                        attr={"resource": gdm.AttrValue(i=secret._id)})
+    with pytest.raises(errors.InvalidArgumentError, match="attribute 'resource': a GraphDef names a variable by a "
+                       "bound resource input, never by a numeric id"):
+        tf.graph_util.import_graph_def(gdm.GraphDef(node=[handle, value, write]), input_map={"mine:0": mine})
+    # A resource may feed only a variable op.
+    ident = gdm.NodeDef(name="i", op="Identity", input=["mine"])
+    with pytest.raises(errors.InvalidArgumentError, match="input 'mine' is the variable 'mine'"):
+        tf.graph_util.import_graph_def(gdm.GraphDef(node=[handle, ident]), input_map={"mine:0": mine})
+    np.testing.assert_array_equal(secret.numpy(), [7.0])
+
+
 # ---- errors
 
 
