@@ -286,6 +286,18 @@ def test_a_graph_cannot_reach_a_variable_by_its_numeric_id():
     np.testing.assert_array_equal(secret.numpy(), [7.0])
 
 
+def test_huge_counts_from_bytes_are_refused_before_allocating():
+    # Issue 12, item 9: a 70-byte GraphDef feeding a [3037000500, 0] placeholder to Unpack hung or aborted.
+    dims = gdm.TensorShapeProto(dim=[gdm.TensorShapeProto.Dim(size=3037000500), gdm.TensorShapeProto.Dim(size=0)])
+    gd = gdm.GraphDef(node=[
+        gdm.NodeDef(name="x", op="Placeholder", attr={"dtype": gdm.AttrValue(type=gdm.DT_FLOAT),
+                                                      "shape": gdm.AttrValue(shape=dims)}),
+        gdm.NodeDef(name="u", op="Unpack", input=["x"])])
+    with pytest.raises(errors.ResourceExhaustedError, match="node 'u' \\(op Unpack\\): Unpack: 3037000500 outputs "
+                       "requested; at most 1048576 are supported"):
+        tf.graph_util.import_graph_def(gd.SerializeToString())
+
+
 # ---- errors
 
 

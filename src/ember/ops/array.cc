@@ -445,6 +445,17 @@ Status split_outputs(KernelContext& ctx, int axis, std::span<const int64_t> size
   return Status::OK();
 }
 
+// Each output is a graph value and a tensor; a count from a huge (possibly empty) dimension or from an
+// attribute of an untrusted GraphDef must fail before that many are made.
+constexpr int64_t kMaxUnpackOutputs = int64_t{1} << 20;
+
+Status check_unpack_num(int64_t num) {
+  if (num > kMaxUnpackOutputs)
+    return make_error(Code::kResourceExhausted, "Unpack: ", num, " outputs requested; at most ",
+                      kMaxUnpackOutputs, " are supported");
+  return Status::OK();
+}
+
 Status unpack_num(const Shape& in, int64_t num_attr, int64_t axis_attr, int64_t* axis, int64_t* num) {
   EMBER_RETURN_IF_ERROR(normalize_axis(axis_attr, in.rank(), "Unpack", axis));
   int64_t dim = in.dim(static_cast<int>(*axis));
@@ -455,7 +466,7 @@ Status unpack_num(const Shape& in, int64_t num_attr, int64_t axis_attr, int64_t*
     return invalid_argument("Unpack: cannot infer num from shape ", in.to_string(), " along axis ", *axis,
                             "; pass num");
   *num = num_attr >= 0 ? num_attr : dim;
-  return Status::OK();
+  return check_unpack_num(*num);
 }
 
 Status unpack_shape(InferContext& ctx) {
@@ -464,6 +475,7 @@ Status unpack_shape(InferContext& ctx) {
   if (!in.rank_known()) {
     if (num_attr < 0)
       return invalid_argument("Unpack: cannot infer num from a tensor of unknown rank; pass num");
+    EMBER_RETURN_IF_ERROR(check_unpack_num(num_attr));
     for (int64_t j = 0; j < num_attr; ++j) ctx.outputs.push_back(ctx.inputs[0]);
     return Status::OK();
   }

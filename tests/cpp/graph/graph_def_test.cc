@@ -523,6 +523,30 @@ TEST(GraphDef, ANumericVariableIdIsRefused) {
   EXPECT_EQ(secret.read().to_vector<float>(), (std::vector<float>{7}));
 }
 
+// Issue 12, item 9: a few bytes must not ask for billions of outputs (this hung or aborted in Unpack's shape
+// function); sizes from a GraphDef are checked before anything that large is made.
+TEST(GraphDef, HugeCountsFromBytesAreRefusedBeforeAllocating) {
+  auto shape_attr = [](std::vector<int64_t> dims, bool unknown_rank) {
+    Writer w;
+    w.write_message(7, [&](Writer& s) { write_shape_proto(s, dims, unknown_rank); });
+    return w.take();
+  };
+  NodeSpec empty = placeholder("x");
+  empty.attrs.emplace_back("shape", shape_attr({3037000500, 0}, false));
+  auto unpack = from_graph_def(graph_def({empty, {"u", "Unpack", {"x"}, {}}}));
+  ASSERT_FALSE(unpack.ok());
+  EXPECT_EQ(unpack.status().code(), Code::kResourceExhausted);
+  EXPECT_EQ(
+      unpack.status().message(),
+      "GraphDef: node 'u' (op Unpack): Unpack: 3037000500 outputs requested; at most 1048576 are supported");
+  NodeSpec unknown = placeholder("x");
+  unknown.attrs.emplace_back("shape", shape_attr({}, true));
+  auto by_attr =
+      from_graph_def(graph_def({unknown, {"u", "Unpack", {"x"}, {{"num", attr_int(int64_t{1} << 40)}}}}));
+  ASSERT_FALSE(by_attr.ok());
+  EXPECT_EQ(by_attr.status().code(), Code::kResourceExhausted);
+}
+
 // Random bytes, every truncation and random mutations of real GraphDefs: never a crash, only a Status
 // of an expected kind; what imports exports again.
 TEST(GraphDef, FuzzNeverCrashes) {
