@@ -204,10 +204,10 @@ void write_node(Writer& w, const Graph& g, const Node& n, const VariableNodes& v
   if (is_resource_op(*n.op)) w.write_bytes(pb::node::kInput, variables.at(std::get<int64_t>(n.attrs[0])));
   for (ValueRef v : n.inputs) w.write_bytes(pb::node::kInput, input_name(g, v));
   for (int32_t c : n.control_inputs) w.write_bytes(pb::node::kInput, "^" + g.node(c).name);
-  for (const auto& [name, value] : node_attrs(g, n)) {
+  for (const auto& attr : node_attrs(g, n)) {  // not a structured binding: clang 14 cannot capture one
     w.write_message(pb::node::kAttr, [&](Writer& entry) {
-      entry.write_bytes(pb::map_entry::kKey, name);
-      entry.write_bytes(pb::map_entry::kValue, value);
+      entry.write_bytes(pb::map_entry::kKey, attr.first);
+      entry.write_bytes(pb::map_entry::kValue, attr.second);
     });
   }
 }
