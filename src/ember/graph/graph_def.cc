@@ -573,6 +573,10 @@ Status decode_attrs(const OpDef& op, const NodeEntry& node, const VariableResour
     attrs.push_back(std::move(value));
   }
   if (unknown_rank) attrs[shape.unknown_rank] = true;
+  if (shape.shape >= 0) {  // a shape given as a list of ints is checked as a TensorShapeProto is
+    Status s = check_shape_size(std::get<std::vector<int64_t>>(attrs[shape.shape]));
+    if (!s.ok()) return s.with_prefix("attribute '" + op.attrs[shape.shape].name + "': ");
+  }
   if (variable != nullptr) {
     const int d = op.attr_index("dtype");
     if (d >= 0 && op.attrs[d].type == AttrType::kDType && std::get<DType>(attrs[d]) != variable->dtype())

@@ -545,6 +545,25 @@ TEST(GraphDef, HugeCountsFromBytesAreRefusedBeforeAllocating) {
       from_graph_def(graph_def({unknown, {"u", "Unpack", {"x"}, {{"num", attr_int(int64_t{1} << 40)}}}}));
   ASSERT_FALSE(by_attr.ok());
   EXPECT_EQ(by_attr.status().code(), Code::kResourceExhausted);
+  // A shape whose size overflows int64, as a TensorShapeProto or as a list of ints.
+  NodeSpec overflowing = placeholder("x");
+  overflowing.attrs.emplace_back("shape", shape_attr({int64_t{1} << 62, 4}, false));
+  auto as_shape = from_graph_def(graph_def({overflowing}));
+  ASSERT_FALSE(as_shape.ok());
+  EXPECT_EQ(as_shape.status().message(),
+            "GraphDef: node 'x' (op Placeholder): attribute 'shape': TensorShapeProto: shape "
+            "[4611686018427387904,4] "
+            "has more than 2^63 - 1 elements");
+  Writer list;
+  list.write_message(1, [](Writer& l) { l.write_packed_ints(3, std::vector<int64_t>{4, int64_t{1} << 62}); });
+  NodeSpec as_ints = placeholder("x");
+  as_ints.attrs.emplace_back("shape", list.take());
+  auto listed = from_graph_def(graph_def({as_ints}));
+  ASSERT_FALSE(listed.ok());
+  EXPECT_EQ(
+      listed.status().message(),
+      "GraphDef: node 'x' (op Placeholder): attribute 'shape': shape [4,4611686018427387904] has more than "
+      "2^63 - 1 elements");
 }
 
 // Random bytes, every truncation and random mutations of real GraphDefs: never a crash, only a Status
