@@ -453,3 +453,19 @@ def test_typed_tensor_values_repeat_the_last():
     assert gdm.make_ndarray(gdm.TensorProto(dtype=gdm.DT_INT64)).shape == ()
     with pytest.raises(TypeError, match="DT_STRING"):
         gdm.as_dtype(gdm.DT_STRING)
+
+
+def test_make_ndarray_never_trusts_sizes():
+    # Issue 12, item 9: sizes from bytes are checked exactly, before anything is allocated.
+    def proto(dims, **values):
+        return gdm.TensorProto(dtype=gdm.DT_FLOAT, tensor_shape=gdm.TensorShapeProto(
+            dim=[gdm.TensorShapeProto.Dim(size=d) for d in dims]), **values)
+
+    with pytest.raises(ValueError, match="would expand its listed values to more than 1073741824 bytes"):
+        gdm.make_ndarray(proto([2**40], float_val=[1.0]))  # was a MemoryError from np.repeat
+    # 2^62 + 1 times 4 wraps to 4 in int64: 16 bytes of content must not pass for it.
+    with pytest.raises(ValueError, match="tensor_content has 16 bytes"):
+        gdm.make_ndarray(proto([2**62 + 1, 4], tensor_content=b"\0" * 16))
+    with pytest.raises(ValueError, match="negative dimension"):
+        gdm.make_ndarray(proto([-1], float_val=[1.0]))
+    assert gdm.make_ndarray(proto([3037000500, 0])).shape == (3037000500, 0)
