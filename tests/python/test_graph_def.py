@@ -469,3 +469,38 @@ def test_make_ndarray_never_trusts_sizes():
     with pytest.raises(ValueError, match="negative dimension"):
         gdm.make_ndarray(proto([-1], float_val=[1.0]))
     assert gdm.make_ndarray(proto([3037000500, 0])).shape == (3037000500, 0)
+
+
+def test_a_graph_cannot_reach_variables_through_a_function_of_the_process():
+    # A GraphDef carries no function library: a PartitionedCall names a live function of this process.
+    # Calling one that uses a variable would reach state the graph was not given (issue 12, item 4).
+    secret = tf.Variable([7.0], name="secret")
+
+    @tf.function
+    def leak():
+        secret.assign([0.0])
+        return secret.read_value()
+
+    @tf.function
+    def outer():
+        return leak() * 1.0
+
+    gd = outer.get_concrete_function().graph.as_graph_def()
+    call = next(n for n in gd.node if n.op == "PartitionedCall")
+    with pytest.raises(errors.InvalidArgumentError, match=f"calls the function '{call.attr['f'].s.decode()}' of this "
+                       "process, which uses a variable; a GraphDef reaches only the variables bound at import"):
+        tf.graph_util.import_graph_def(gd)
+    np.testing.assert_array_equal(secret.numpy(), [7.0])
+
+    @tf.function
+    def pure(x):
+        return x * 2.0
+
+    @tf.function
+    def calls_pure(x):
+        return pure(x) + 1.0
+
+    # A function without state may still be called, so in-process round trips of nested functions work.
+    gd = calls_pure.get_concrete_function(tf.TensorSpec([], tf.float32)).graph.as_graph_def()
+    g = tf.graph_util.import_graph_def(gd)
+    assert float(tf.NewGraphFunction(g, ["x:0"], ["Add:0"])(2.0)) == 5.0

@@ -588,6 +588,33 @@ Status decode_attrs(const OpDef& op, const NodeEntry& node, const VariableResour
   return Status::OK();
 }
 
+// Why a GraphDef may not call the function `name` of this process's FunctionLibrary, or "" if it may. A
+// GraphDef carries no function library (yet), so a PartitionedCall names a live function; one that
+// (through any callee) uses a variable or a captured value would let bytes reach state they were not
+// given (Note [Variables in a GraphDef]).
+std::string unreachable_state(const std::string& name) {
+  std::vector<std::shared_ptr<const FunctionGraph>> pending;
+  std::vector<const FunctionGraph*> seen;
+  if (auto fn = FunctionLibrary::global().find(name)) pending.push_back(std::move(fn));
+  while (!pending.empty()) {
+    std::shared_ptr<const FunctionGraph> fn = std::move(pending.back());
+    pending.pop_back();
+    if (std::find(seen.begin(), seen.end(), fn.get()) != seen.end()) continue;
+    seen.push_back(fn.get());
+    if (!fn->captured_values.empty()) return "captures values of this process";
+    for (int32_t i = 0; i < fn->graph.num_nodes(); ++i) {
+      const Node& n = fn->graph.node(i);
+      if (is_resource_op(*n.op)) return "uses a variable";
+      if (n.op->name == "PartitionedCall" && !n.attrs.empty())
+        if (auto callee = FunctionLibrary::global().find(std::get<std::string>(n.attrs[0])))
+          pending.push_back(std::move(callee));
+    }
+    for (const auto& callee : fn->callees)
+      if (callee) pending.push_back(callee);
+  }
+  return "";
+}
+
 // A Placeholder of dtype DT_RESOURCE: a variable the graph was exported with.
 bool is_resource_placeholder(const NodeEntry& node) {
   if (node.op != "Placeholder") return false;
@@ -793,6 +820,7 @@ StatusOr<std::unique_ptr<FunctionGraph>> from_graph_def(std::string_view bytes,
   Graph& g = fn->graph;
   const OpDef& const_op = op_def("Const");
   const OpDef& placeholder_op = op_def("Placeholder");
+  const OpDef& call_op = op_def("PartitionedCall");
   std::vector<int32_t> index(n, -1);  // GraphDef position -> node in g
   for (int i : order) {
     const NodeEntry& node = nodes[i];
@@ -815,6 +843,13 @@ StatusOr<std::unique_ptr<FunctionGraph>> from_graph_def(std::string_view bytes,
     }
     AttrList attrs;
     EMBER_RETURN_IF_ERROR(decode_attrs(op, node, variable, attrs).with_prefix(where));
+    if (&op == &call_op) {
+      const std::string& callee = std::get<std::string>(attrs[0]);
+      if (std::string why = unreachable_state(callee); !why.empty())
+        return invalid_argument(
+            where, "calls the function '", callee, "' of this process, which ", why,
+            "; a GraphDef reaches only the variables bound at import, so it cannot call it");
+    }
     SmallVector<ValueRef, 4> values;
     SmallVector<TensorSpec, 4> specs;
     SmallVector<const TensorImpl*, 4> constants;
