@@ -31,6 +31,28 @@ TENSORFLOW_HEX = (
     "10a220a084964656e7469747912084964656e746974791a036164642a070a015412023001220308aa13")
 
 
+# TensorFlow 2.21's GraphDef (debug_info and library left out) of
+#   v = tf.Variable([1.0, 2.0], name="weights")
+#   @tf.function
+#   def f(x):  # x: float32[2]
+#       v.assign_add(x)
+#       return v.read_value() * 2.0
+TENSORFLOW_VARIABLE_HEX = (
+    "0a4b0a0178120b506c616365686f6c6465722a1b0a145f757365725f7370656369666965645f6e616d6512031201782a0b0a0564"
+    "74797065120230012a0f0a05736861706512063a04120208020a690a1c41737369676e4164645661726961626c654f702f726573"
+    "6f75726365120b506c616365686f6c6465722a220a145f757365725f7370656369666965645f6e616d65120a12087265736f7572"
+    "63652a0b0a056474797065120230142a0b0a05736861706512023a000a580a1341737369676e4164645661726961626c654f7012"
+    "1341737369676e4164645661726961626c654f701a1c41737369676e4164645661726961626c654f702f7265736f757263651a01"
+    "782a0b0a056474797065120230010a660a13526561642f526561645661726961626c654f70120e526561645661726961626c654f"
+    "701a1c41737369676e4164645661726961626c654f702f7265736f757263651a145e41737369676e4164645661726961626c654f"
+    "702a0b0a056474797065120230010a320a084964656e7469747912084964656e746974791a13526561642f526561645661726961"
+    "626c654f702a070a0154120230010a320a056d756c2f791205436f6e73742a0b0a056474797065120230012a150a0576616c7565"
+    "120c420a080112002a04000000400a240a036d756c12034d756c1a084964656e746974791a056d756c2f792a070a015412023001"
+    "0a2b0a0a4964656e746974795f3112084964656e746974791a036d756c1a055e4e6f4f702a070a0154120230010a380a044e6f4f"
+    "7012044e6f4f701a145e41737369676e4164645661726961626c654f701a145e526561642f526561645661726961626c654f7022"
+    "0308aa13")
+
+
 def square_of_square_graph():
     @tf.function
     def f(x):
@@ -218,6 +240,10 @@ def test_variables_export_as_tensorflow_writes_them():
     assert handle.attr["_user_specified_name"].s == b"weights"
     assert nodes["AssignAddVariableOp"].input[:2] == ["weights", "x"]
     assert nodes["ReadVariableOp"].input[0] == "weights"
+    # TensorFlow's attributes of the variable ops (TensorFlow 2.21 imports these bytes, with input_map binding
+    # "weights:0" to a variable's handle, and computes what ember does).
+    assert set(nodes["AssignAddVariableOp"].attr) == {"dtype"} and set(nodes["ReadVariableOp"].attr) == {"dtype"}
+    assert nodes["AssignAddVariableOp"].attr["dtype"].type == gdm.DT_FLOAT
     for node in gd.node:  # no process-wide variable id travels
         assert "resource" not in node.attr, node
 
@@ -242,6 +268,23 @@ def test_variables_round_trip_bound_by_name():
     np.testing.assert_array_equal(tf.NewGraphFunction(g, inputs=[], outputs=["p/Mul:0"])().numpy(), [2.0, 4.0])
     # Re-exported, the graph names the variable it was bound to.
     assert "other" in {n.name for n in tf.graph_util.import_graph_def(gd, input_map={"weights": w}).as_graph_def().node}
+
+
+def test_import_variables_as_tensorflow_writes_them():
+    gd = gdm.GraphDef.FromString(bytes.fromhex(TENSORFLOW_VARIABLE_HEX))
+    handle = nodes_by_name(gd)["AssignAddVariableOp/resource"]
+    assert handle.attr["dtype"].type == gdm.DT_RESOURCE
+    # ember registers no NoOp (TensorFlow's sink of the function's control outputs): leave it and its user out.
+    gd.node = [n for n in gd.node if n.name not in ("NoOp", "Identity_1")]
+    read = nodes_by_name(gd)["Read/ReadVariableOp"]
+    assert list(read.input) == ["AssignAddVariableOp/resource", "^AssignAddVariableOp"]
+    read.input = read.input[:1]  # only the read runs below (see test_variables_round_trip_bound_by_name)
+    w = tf.Variable([10.0, 20.0])
+    g = tf.graph_util.import_graph_def(gd, input_map={"AssignAddVariableOp/resource:0": w})
+    assert g.get_operation_by_name("Read/ReadVariableOp").type == "ReadVariableOp"
+    np.testing.assert_array_equal(tf.NewGraphFunction(g, [], ["Read/ReadVariableOp:0"])().numpy(), [10.0, 20.0])
+    with pytest.raises(errors.InvalidArgumentError, match="node 'AssignAddVariableOp/resource' is a resource Placeholder"):
+        tf.graph_util.import_graph_def(gd)
 
 
 def test_an_unbound_variable_is_a_clear_error():

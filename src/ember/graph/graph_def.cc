@@ -170,7 +170,9 @@ std::vector<std::pair<std::string, std::string>> node_attrs(const Graph& g, cons
     for (size_t i = 0; i < n.inputs.size() && declared > 0; ++i) {
       if (op.inputs[std::min(i, declared - 1)].type.type_var != 0) continue;
       DType dtype = g.spec(n.inputs[i]).dtype;
-      add("T", [&](Writer& w) { w.write_int(pb::attr::kType, tf_datatype(dtype)); });
+      // TensorFlow's variable ops name the value's type "dtype" (and refuse a "T").
+      add(is_resource_op(op) ? "dtype" : "T",
+          [&](Writer& w) { w.write_int(pb::attr::kType, tf_datatype(dtype)); });
       break;
     }
   }
