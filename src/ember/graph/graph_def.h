@@ -12,7 +12,8 @@
 // attributes ("T", "N", Const's "dtype") for TensorFlow's readers, the GraphDef producer version, and each
 // node's source location (GraphDef.debug_info). Output specs are not written: the importer re-infers them.
 // See Note [Attributes in a GraphDef] in graph_def.cc for how attribute types map. Not written: a function
-// library (a PartitionedCall's callee is found by name in this process's FunctionLibrary) and which
+// library (a PartitionedCall's callee is found by name in this process's FunctionLibrary, and refused if it
+// uses a variable or a captured value, which the bytes were not given) and which
 // Placeholders held captured values (they import as ordinary arguments). TensorFlow's AddV2 reads as Add.
 // Variables travel as TensorFlow writes them; see Note [Variables in a GraphDef] in graph_def.cc.
 #pragma once
