@@ -2,7 +2,8 @@
 # System and Python packages ember builds and tests with. Quiet and quick when all are present.
 set -euo pipefail
 need_apt=()
-for pkg in g++ cmake ninja-build libdnnl-dev libgtest-dev ccache; do
+# clang and its runtime libraries build the libFuzzer targets (tests/fuzz: -DEMBER_BUILD_FUZZERS=ON).
+for pkg in g++ cmake ninja-build libdnnl-dev libgtest-dev ccache clang libclang-rt-14-dev libomp-14-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then

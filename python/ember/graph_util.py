@@ -26,7 +26,11 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
     they are prefixed with "name/".
 
     ``input_map`` maps tensor names of the GraphDef ("x:0", or "x" for output 0) to values: each becomes a
-    Const the consumers read instead. ``return_elements`` lists names to return instead of the graph:
+    Const the consumers read instead. It also binds variables: a graph that uses variables has, as
+    TensorFlow writes it, one Placeholder of dtype DT_RESOURCE per variable (named after the variable), and
+    each must be mapped to an ``ember.Variable`` (``input_map={"v:0": v}``), as TensorFlow binds a captured
+    resource to a variable's handle. The graph reaches those variables and no others; an unbound one is an
+    ``InvalidArgumentError`` at import. ``return_elements`` lists names to return instead of the graph:
     "op" for an Operation, "op:0" for a tensor. ``op_dict`` and ``producer_op_list`` are accepted for
     TensorFlow's signature and ignored.
 
@@ -39,12 +43,14 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
     if not isinstance(graph_def, _graph_def.GraphDef):
         raise TypeError(f"import_graph_def: graph_def must be a GraphDef, got {type(graph_def).__name__}")
     graph_def = _graph_def.GraphDef.FromString(graph_def.SerializeToString())  # edited below: a copy
-    if input_map:
-        _map_inputs(graph_def, input_map)
+    variables = _map_inputs(graph_def, input_map) if input_map else {}
     if name:
         _prefix_names(graph_def, name)
-    graph_function = _C.function_from_graph_def(graph_def.SerializeToString(), name or "imported")
+        variables = {f"{name}/{node}": variable for node, variable in variables.items()}
+    graph_function = _C.function_from_graph_def(graph_def.SerializeToString(), name or "imported",
+                                                {node: v._id for node, v in variables.items()})
     graph = FuncGraph(graph_function, name or "imported")
+    graph._bound_variables = list(variables.values())  # the graph uses them by id: keep them alive
     if return_elements is None:
         return graph
     return [_element(graph, element) for element in return_elements]
@@ -58,15 +64,30 @@ def _node_of(tensor_name):
     return tensor_name.rpartition(":")[0] if ":" in tensor_name else tensor_name
 
 
+def _is_resource_placeholder(node):
+    return node.op == "Placeholder" and "dtype" in node.attr and node.attr["dtype"].type == _graph_def.DT_RESOURCE
+
+
 def _map_inputs(graph_def, input_map):
+    """Rewrites ``graph_def`` for the mapped values; returns the variables bound, by node name."""
     names = {node.name for node in graph_def.node}
+    resources = {node.name for node in graph_def.node if _is_resource_placeholder(node)}
     for key in input_map:
         if key.startswith("^"):
             raise ValueError(f"input_map: ember maps tensors, not control inputs ('{key}')")
     missing = [key for key in input_map if _node_of(key) not in names]
     if missing:
         raise ValueError(f"Attempted to map inputs that were not found in graph_def: {missing}")
+    variables = {}
     for key, value in input_map.items():
+        if _node_of(key) in resources:
+            if _canonical(key) != _node_of(key) + ":0":
+                raise ValueError(f"input_map['{key}']: a resource Placeholder has one output, '{_node_of(key)}:0'")
+            if not getattr(value, "_ember_variable", False):
+                raise TypeError(f"input_map['{key}']: '{_node_of(key)}' is a variable of the graph (a DT_RESOURCE "
+                                f"Placeholder) and must be bound to an ember.Variable, got {type(value).__name__}")
+            variables[_node_of(key)] = value
+            continue
         if isinstance(value, GraphTensor):
             raise TypeError(f"input_map['{key}']: ember imports a GraphDef as a standalone graph, so a mapped "
                             f"input must be a value (a tensor or something convertible), not a graph tensor")
@@ -83,6 +104,7 @@ def _map_inputs(graph_def, input_map):
         for node in graph_def.node:
             node.input = [const_name if not inp.startswith("^") and _canonical(inp) == mapped else inp
                           for inp in node.input]
+    return variables
 
 
 def _unique(base, names):

@@ -31,6 +31,28 @@ TENSORFLOW_HEX = (
     "10a220a084964656e7469747912084964656e746974791a036164642a070a015412023001220308aa13")
 
 
+# TensorFlow 2.21's GraphDef (debug_info and library left out) of
+#   v = tf.Variable([1.0, 2.0], name="weights")
+#   @tf.function
+#   def f(x):  # x: float32[2]
+#       v.assign_add(x)
+#       return v.read_value() * 2.0
+TENSORFLOW_VARIABLE_HEX = (
+    "0a4b0a0178120b506c616365686f6c6465722a1b0a145f757365725f7370656369666965645f6e616d6512031201782a0b0a0564"
+    "74797065120230012a0f0a05736861706512063a04120208020a690a1c41737369676e4164645661726961626c654f702f726573"
+    "6f75726365120b506c616365686f6c6465722a220a145f757365725f7370656369666965645f6e616d65120a12087265736f7572"
+    "63652a0b0a056474797065120230142a0b0a05736861706512023a000a580a1341737369676e4164645661726961626c654f7012"
+    "1341737369676e4164645661726961626c654f701a1c41737369676e4164645661726961626c654f702f7265736f757263651a01"
+    "782a0b0a056474797065120230010a660a13526561642f526561645661726961626c654f70120e526561645661726961626c654f"
+    "701a1c41737369676e4164645661726961626c654f702f7265736f757263651a145e41737369676e4164645661726961626c654f"
+    "702a0b0a056474797065120230010a320a084964656e7469747912084964656e746974791a13526561642f526561645661726961"
+    "626c654f702a070a0154120230010a320a056d756c2f791205436f6e73742a0b0a056474797065120230012a150a0576616c7565"
+    "120c420a080112002a04000000400a240a036d756c12034d756c1a084964656e746974791a056d756c2f792a070a015412023001"
+    "0a2b0a0a4964656e746974795f3112084964656e746974791a036d756c1a055e4e6f4f702a070a0154120230010a380a044e6f4f"
+    "7012044e6f4f701a145e41737369676e4164645661726961626c654f701a145e526561642f526561645661726961626c654f7022"
+    "0308aa13")
+
+
 def square_of_square_graph():
     @tf.function
     def f(x):
@@ -195,6 +217,130 @@ def test_import_options():
         tf.graph_util.import_graph_def("not a graph")
 
 
+# ---- variables (issue 12, item 4): a GraphDef reaches only the variables bound at import
+
+
+def variable_graph(v):
+    @tf.function
+    def f(x):
+        v.assign_add(x)
+        return v.read_value() * 2.0
+
+    return f.get_concrete_function(tf.TensorSpec([2], tf.float32)).graph
+
+
+def test_variables_export_as_tensorflow_writes_them():
+    v = tf.Variable([1.0, 2.0], name="weights")
+    gd = variable_graph(v).as_graph_def()
+    nodes = nodes_by_name(gd)
+    # As TensorFlow 2.21 writes a captured variable: a scalar DT_RESOURCE Placeholder, input 0 of the ops.
+    handle = nodes["weights"]
+    assert handle.op == "Placeholder" and handle.attr["dtype"].type == gdm.DT_RESOURCE
+    assert handle.attr["shape"].WhichOneof("value") == "shape" and list(handle.attr["shape"].shape.dim) == []
+    assert handle.attr["_user_specified_name"].s == b"weights"
+    assert nodes["AssignAddVariableOp"].input[:2] == ["weights", "x"]
+    assert nodes["ReadVariableOp"].input[0] == "weights"
+    # TensorFlow's attributes of the variable ops (TensorFlow 2.21 imports these bytes, with input_map binding
+    # "weights:0" to a variable's handle, and computes what ember does).
+    assert set(nodes["AssignAddVariableOp"].attr) == {"dtype"} and set(nodes["ReadVariableOp"].attr) == {"dtype"}
+    assert nodes["AssignAddVariableOp"].attr["dtype"].type == gdm.DT_FLOAT
+    for node in gd.node:  # no process-wide variable id travels
+        assert "resource" not in node.attr, node
+
+
+def test_variables_round_trip_bound_by_name():
+    v = tf.Variable([1.0, 2.0], name="weights")
+    gd = variable_graph(v).as_graph_def()
+    w = tf.Variable([10.0, 20.0], name="other")
+    g = tf.graph_util.import_graph_def(gd, input_map={"weights:0": w})
+    assert g.as_text() == variable_graph(w).as_text()  # as if traced with w
+    # Run a read-only graph here (the write is run in tests/cpp/graph/graph_def_test.cc, since
+    # NewGraphFunction's prune drops the control edge that orders a read after an add).
+    @tf.function
+    def read():
+        return v.read_value() * 2.0
+
+    gd = read.get_concrete_function().graph.as_graph_def()
+    g = tf.graph_util.import_graph_def(gd, input_map={"weights:0": w})
+    np.testing.assert_array_equal(tf.NewGraphFunction(g, inputs=[], outputs=["Mul:0"])().numpy(), [20.0, 40.0])
+    # Binding the original variable by its short name works too; a prefix renames the binding with the node.
+    g = tf.graph_util.import_graph_def(gd, input_map={"weights": v}, name="p")
+    np.testing.assert_array_equal(tf.NewGraphFunction(g, inputs=[], outputs=["p/Mul:0"])().numpy(), [2.0, 4.0])
+    # Re-exported, the graph names the variable it was bound to.
+    assert "other" in {n.name for n in tf.graph_util.import_graph_def(gd, input_map={"weights": w}).as_graph_def().node}
+
+
+def test_import_variables_as_tensorflow_writes_them():
+    gd = gdm.GraphDef.FromString(bytes.fromhex(TENSORFLOW_VARIABLE_HEX))
+    handle = nodes_by_name(gd)["AssignAddVariableOp/resource"]
+    assert handle.attr["dtype"].type == gdm.DT_RESOURCE
+    # ember registers no NoOp (TensorFlow's sink of the function's control outputs): leave it and its user out.
+    gd.node = [n for n in gd.node if n.name not in ("NoOp", "Identity_1")]
+    read = nodes_by_name(gd)["Read/ReadVariableOp"]
+    assert list(read.input) == ["AssignAddVariableOp/resource", "^AssignAddVariableOp"]
+    read.input = read.input[:1]  # only the read runs below (see test_variables_round_trip_bound_by_name)
+    w = tf.Variable([10.0, 20.0])
+    g = tf.graph_util.import_graph_def(gd, input_map={"AssignAddVariableOp/resource:0": w})
+    assert g.get_operation_by_name("Read/ReadVariableOp").type == "ReadVariableOp"
+    np.testing.assert_array_equal(tf.NewGraphFunction(g, [], ["Read/ReadVariableOp:0"])().numpy(), [10.0, 20.0])
+    with pytest.raises(errors.InvalidArgumentError, match="node 'AssignAddVariableOp/resource' is a resource Placeholder"):
+        tf.graph_util.import_graph_def(gd)
+
+
+def test_an_unbound_variable_is_a_clear_error():
+    v = tf.Variable([1.0, 2.0], name="weights")
+    gd = variable_graph(v).as_graph_def()
+    with pytest.raises(errors.InvalidArgumentError, match="node 'weights' is a resource Placeholder.*no variable "
+                       "is bound to it.*input_map=\\{'weights:0': variable\\}"):
+        tf.graph_util.import_graph_def(gd)
+    with pytest.raises(TypeError, match="must be bound to an ember.Variable, got Tensor"):
+        tf.graph_util.import_graph_def(gd, input_map={"weights:0": tf.constant([1.0, 2.0])})
+    u = tf.Variable([1, 2], name="ints")
+    with pytest.raises(errors.InvalidArgumentError, match="variable 'ints' has dtype int32 but the value has dtype float32"):
+        tf.graph_util.import_graph_def(gd, input_map={"weights:0": u})
+    with pytest.raises(errors.InvalidArgumentError, match="attribute 'dtype' is float32, but the bound variable "
+                       "'ints' has dtype int32"):
+        read = gdm.NodeDef(name="r", op="ReadVariableOp", input=["weights"], attr={"dtype": gdm.AttrValue(type=gdm.DT_FLOAT)})
+        tf.graph_util.import_graph_def(gdm.GraphDef(node=[gd.node[0], read]), input_map={"weights:0": u})
+
+
+def test_a_graph_cannot_reach_a_variable_by_its_numeric_id():
+    secret = tf.Variable([7.0], name="secret")
+    # What ember's GraphDefs carried before: ReadVariableOp naming a live variable by its process-wide id.
+    crafted = gdm.GraphDef(node=[gdm.NodeDef(name="r", op="ReadVariableOp", attr={
+        "resource": gdm.AttrValue(i=secret._id), "dtype": gdm.AttrValue(type=gdm.DT_FLOAT),
+        "shape": gdm.AttrValue(list=gdm.AttrValue.ListValue(i=[1]))})])
+    with pytest.raises(errors.InvalidArgumentError, match="node 'r' \\(op ReadVariableOp\\): input 0 should be a "
+                       "variable \\(a resource Placeholder bound at import\\), got no input"):
+        tf.graph_util.import_graph_def(crafted)
+    # With a bound variable, a numeric id beside it is still refused, and the write cannot be redirected.
+    mine = tf.Variable([1.0], name="mine")
+    handle = gdm.NodeDef(name="mine", op="Placeholder", attr={"dtype": gdm.AttrValue(type=gdm.DT_RESOURCE)})
+    value = gdm.NodeDef(name="c", op="Const", attr={"value": gdm.AttrValue(tensor=gdm.make_tensor_proto([0.0]))})
+    write = gdm.NodeDef(name="w", op="AssignVariableOp", input=["mine", "c"],
+                        attr={"resource": gdm.AttrValue(i=secret._id)})
+    with pytest.raises(errors.InvalidArgumentError, match="attribute 'resource': a GraphDef names a variable by a "
+                       "bound resource input, never by a numeric id"):
+        tf.graph_util.import_graph_def(gdm.GraphDef(node=[handle, value, write]), input_map={"mine:0": mine})
+    # A resource may feed only a variable op.
+    ident = gdm.NodeDef(name="i", op="Identity", input=["mine"])
+    with pytest.raises(errors.InvalidArgumentError, match="input 'mine' is the variable 'mine'"):
+        tf.graph_util.import_graph_def(gdm.GraphDef(node=[handle, ident]), input_map={"mine:0": mine})
+    np.testing.assert_array_equal(secret.numpy(), [7.0])
+
+
+def test_huge_counts_from_bytes_are_refused_before_allocating():
+    # Issue 12, item 9: a 70-byte GraphDef feeding a [3037000500, 0] placeholder to Unpack hung or aborted.
+    dims = gdm.TensorShapeProto(dim=[gdm.TensorShapeProto.Dim(size=3037000500), gdm.TensorShapeProto.Dim(size=0)])
+    gd = gdm.GraphDef(node=[
+        gdm.NodeDef(name="x", op="Placeholder", attr={"dtype": gdm.AttrValue(type=gdm.DT_FLOAT),
+                                                      "shape": gdm.AttrValue(shape=dims)}),
+        gdm.NodeDef(name="u", op="Unpack", input=["x"])])
+    with pytest.raises(errors.InvalidArgumentError, match="node 'u' \\(op Unpack\\): Unpack: cannot unpack shape "
+                       "\\[3037000500,0\\] along axis 0 into 3037000500 tensors; at most 1048576"):
+        tf.graph_util.import_graph_def(gd.SerializeToString())
+
+
 # ---- errors
 
 
@@ -350,3 +496,54 @@ def test_typed_tensor_values_repeat_the_last():
     assert gdm.make_ndarray(gdm.TensorProto(dtype=gdm.DT_INT64)).shape == ()
     with pytest.raises(TypeError, match="DT_STRING"):
         gdm.as_dtype(gdm.DT_STRING)
+
+
+def test_make_ndarray_never_trusts_sizes():
+    # Issue 12, item 9: sizes from bytes are checked exactly, before anything is allocated.
+    def proto(dims, **values):
+        return gdm.TensorProto(dtype=gdm.DT_FLOAT, tensor_shape=gdm.TensorShapeProto(
+            dim=[gdm.TensorShapeProto.Dim(size=d) for d in dims]), **values)
+
+    with pytest.raises(ValueError, match="would expand its listed values to more than 1073741824 bytes"):
+        gdm.make_ndarray(proto([2**40], float_val=[1.0]))  # was a MemoryError from np.repeat
+    # 2^62 + 1 times 4 wraps to 4 in int64: 16 bytes of content must not pass for it.
+    with pytest.raises(ValueError, match="tensor_content has 16 bytes"):
+        gdm.make_ndarray(proto([2**62 + 1, 4], tensor_content=b"\0" * 16))
+    with pytest.raises(ValueError, match="negative dimension"):
+        gdm.make_ndarray(proto([-1], float_val=[1.0]))
+    assert gdm.make_ndarray(proto([3037000500, 0])).shape == (3037000500, 0)
+
+
+def test_a_graph_cannot_reach_variables_through_a_function_of_the_process():
+    # A GraphDef carries no function library: a PartitionedCall names a live function of this process.
+    # Calling one that uses a variable would reach state the graph was not given (issue 12, item 4).
+    secret = tf.Variable([7.0], name="secret")
+
+    @tf.function
+    def leak():
+        secret.assign([0.0])
+        return secret.read_value()
+
+    @tf.function
+    def outer():
+        return leak() * 1.0
+
+    gd = outer.get_concrete_function().graph.as_graph_def()
+    call = next(n for n in gd.node if n.op == "PartitionedCall")
+    with pytest.raises(errors.InvalidArgumentError, match=f"calls the function '{call.attr['f'].s.decode()}' of this "
+                       "process, which uses a variable; a GraphDef reaches only the variables bound at import"):
+        tf.graph_util.import_graph_def(gd)
+    np.testing.assert_array_equal(secret.numpy(), [7.0])
+
+    @tf.function
+    def pure(x):
+        return x * 2.0
+
+    @tf.function
+    def calls_pure(x):
+        return pure(x) + 1.0
+
+    # A function without state may still be called, so in-process round trips of nested functions work.
+    gd = calls_pure.get_concrete_function(tf.TensorSpec([], tf.float32)).graph.as_graph_def()
+    g = tf.graph_util.import_graph_def(gd)
+    assert float(tf.NewGraphFunction(g, ["x:0"], ["Add:0"])(2.0)) == 5.0

@@ -16,6 +16,8 @@ Dtypes are TensorFlow's DataType numbers (DT_FLOAT = 1), not ember's dtype enum:
 graph; the C++ side (src/ember/graph/graph_def.h) does the graph <-> bytes work.
 """
 
+import math
+
 import numpy as np
 
 from ember import _C, dtypes
@@ -39,6 +41,9 @@ DT_BFLOAT16 = 14
 DT_HALF = 19
 DT_RESOURCE = 20
 DT_VARIANT = 21
+
+# A few bytes of typed values must not expand to unbounded memory (as kMaxExpandedTensorBytes in C++).
+_MAX_EXPANDED_TENSOR_BYTES = 1 << 30
 
 _DT_NAMES = {value: name for name, value in globals().items() if name.startswith("DT_")}
 
@@ -181,7 +186,9 @@ def make_ndarray(tensor_proto):
     dtype = as_dtype(tensor_proto.dtype)
     np_dtype = np.dtype(dtype.as_numpy_dtype)
     shape = [d.size for d in tensor_proto.tensor_shape.dim]
-    count = int(np.prod(shape, dtype=np.int64))
+    if any(d < 0 for d in shape):
+        raise ValueError(f"TensorProto has the shape {shape}, with a negative dimension")
+    count = math.prod(shape)  # exact: a product that wraps could pass the size checks below
     content = tensor_proto.tensor_content
     if content:
         if len(content) != count * np_dtype.itemsize:
@@ -198,6 +205,9 @@ def make_ndarray(tensor_proto):
         values = np.asarray(getattr(tensor_proto, field)).astype(np_dtype)
     if values.size > count:
         raise ValueError(f"TensorProto lists {values.size} values for a tensor of shape {shape}")
+    if count * np_dtype.itemsize > _MAX_EXPANDED_TENSOR_BYTES:
+        raise ValueError(f"TensorProto of shape {shape} and dtype {dtype.name} would expand its listed values to "
+                         f"more than {_MAX_EXPANDED_TENSOR_BYTES} bytes")
     if values.size == 0:
         return np.zeros(shape, dtype=np_dtype)
     return np.concatenate([values, np.repeat(values[-1:], count - values.size)]).reshape(shape)

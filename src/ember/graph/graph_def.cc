@@ -45,6 +45,22 @@ constexpr int kFiles = 1, kTraces = 2, kFileLineCols = 1, kFileIndex = 1, kLine 
 }
 }  // namespace pb
 
+constexpr int kDtResource = 20;  // TensorFlow's DT_RESOURCE
+
+// Note [Variables in a GraphDef]
+// Inside ember, ReadVariableOp and the Assign*VariableOp ops name their variable by attribute 0, a
+// process-wide resource id. Such an id must never come from bytes: a GraphDef from a file could then read
+// or overwrite any live variable of the process. So a GraphDef carries variables as TensorFlow 2 writes
+// captured ones: each variable is a Placeholder of dtype DT_RESOURCE (scalar shape, named after the
+// variable, its name also in `_user_specified_name`), and the ops take it as input 0, with no `resource`
+// (or ReadVariableOp `shape`) attribute. Importing binds each resource Placeholder by node name to a
+// variable the caller hands over (VariableBindings; Python: import_graph_def's input_map), as TensorFlow
+// binds a captured resource by feeding its handle; ids, dtype and shape then come from that variable. An
+// unbound resource Placeholder, a resource op whose input 0 is not one, a resource feeding any other op,
+// or a numeric `resource` attribute are InvalidArgument naming the node.
+
+bool is_resource_op(const OpDef& op) { return op.has_flag(kReadsResource) || op.has_flag(kWritesResource); }
+
 // Note [Attributes in a GraphDef]
 // An ember attribute is written as the AttrValue member of its declared type: kInt -> i, kFloat -> f,
 // kBool -> b, kDType -> type (TensorFlow's DataType), kInts -> list { i }, kString -> s, kTensor -> tensor
@@ -134,6 +150,7 @@ std::vector<std::pair<std::string, std::string>> node_attrs(const Graph& g, cons
   for (size_t i = 0; i < n.attrs.size() && i < op.attrs.size(); ++i) {
     const int k = static_cast<int>(i);
     if (k == shape.unknown_rank) continue;
+    if (is_resource_op(op) && (k == 0 || op.attrs[i].name == "shape")) continue;  // the variable's
     if (k == shape.shape) {
       bool unknown_rank = std::get<bool>(n.attrs[shape.unknown_rank]);
       const auto& dims = std::get<std::vector<int64_t>>(n.attrs[k]);
@@ -153,7 +170,9 @@ std::vector<std::pair<std::string, std::string>> node_attrs(const Graph& g, cons
     for (size_t i = 0; i < n.inputs.size() && declared > 0; ++i) {
       if (op.inputs[std::min(i, declared - 1)].type.type_var != 0) continue;
       DType dtype = g.spec(n.inputs[i]).dtype;
-      add("T", [&](Writer& w) { w.write_int(pb::attr::kType, tf_datatype(dtype)); });
+      // TensorFlow's variable ops name the value's type "dtype" (and refuse a "T").
+      add(is_resource_op(op) ? "dtype" : "T",
+          [&](Writer& w) { w.write_int(pb::attr::kType, tf_datatype(dtype)); });
       break;
     }
   }
@@ -178,17 +197,67 @@ std::string input_name(const Graph& g, ValueRef v) {
   return v.output == 0 ? name : name + ":" + std::to_string(v.output);
 }
 
-void write_node(Writer& w, const Graph& g, const Node& n) {
+// Variable id -> the name of the resource Placeholder written for it (Note [Variables in a GraphDef]).
+using VariableNodes = std::unordered_map<int64_t, std::string>;
+
+void write_node(Writer& w, const Graph& g, const Node& n, const VariableNodes& variables) {
   w.write_bytes(pb::node::kName, n.name);
   w.write_bytes(pb::node::kOp, n.op->name);
+  if (is_resource_op(*n.op)) w.write_bytes(pb::node::kInput, variables.at(std::get<int64_t>(n.attrs[0])));
   for (ValueRef v : n.inputs) w.write_bytes(pb::node::kInput, input_name(g, v));
   for (int32_t c : n.control_inputs) w.write_bytes(pb::node::kInput, "^" + g.node(c).name);
-  for (const auto& [name, value] : node_attrs(g, n)) {
+  for (const auto& attr : node_attrs(g, n)) {  // not a structured binding: clang 14 cannot capture one
     w.write_message(pb::node::kAttr, [&](Writer& entry) {
-      entry.write_bytes(pb::map_entry::kKey, name);
-      entry.write_bytes(pb::map_entry::kValue, value);
+      entry.write_bytes(pb::map_entry::kKey, attr.first);
+      entry.write_bytes(pb::map_entry::kValue, attr.second);
     });
   }
+}
+
+// A node name from a variable's name: characters TensorFlow does not allow in node names become '_'.
+std::string node_name_for_variable(const std::string& variable) {
+  std::string name = variable.empty() ? "variable" : variable;
+  for (size_t i = 0; i < name.size(); ++i) {
+    char c = name[i];
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+              (i > 0 && (c == '_' || c == '-' || c == '/' || c == '>'));
+    if (!ok) name[i] = i == 0 ? 'v' : '_';
+  }
+  return name;
+}
+
+// Writes one resource Placeholder per variable the graph uses, before the nodes, and returns their names.
+VariableNodes write_variable_placeholders(Writer& w, const Graph& g) {
+  VariableNodes names;
+  std::unordered_map<std::string, int> taken;
+  for (int32_t i = 0; i < g.num_nodes(); ++i) taken.emplace(g.node(i).name, 0);
+  for (int32_t i = 0; i < g.num_nodes(); ++i) {
+    const Node& n = g.node(i);
+    if (!is_resource_op(*n.op)) continue;
+    const int64_t id = std::get<int64_t>(n.attrs[0]);
+    if (names.count(id)) continue;
+    auto variable = ResourceManager::global().find(id, n.op->name.c_str());
+    const std::string variable_name = variable.ok() ? variable.value()->name() : "variable";
+    const std::string base = node_name_for_variable(variable_name);
+    std::string name = base;
+    for (int k = 1; taken.count(name); ++k) name = base + "_" + std::to_string(k);
+    taken.emplace(name, 0);
+    names.emplace(id, name);
+    w.write_message(pb::graph::kNode, [&](Writer& node) {
+      node.write_bytes(pb::node::kName, name);
+      node.write_bytes(pb::node::kOp, "Placeholder");
+      auto attr = [&](std::string_view key, auto&& fill) {
+        node.write_message(pb::node::kAttr, [&](Writer& entry) {
+          entry.write_bytes(pb::map_entry::kKey, key);
+          entry.write_message(pb::map_entry::kValue, fill);
+        });
+      };
+      attr("_user_specified_name", [&](Writer& v) { v.write_bytes(pb::attr::kS, variable_name); });
+      attr("dtype", [](Writer& v) { v.write_int(pb::attr::kType, kDtResource); });
+      attr("shape", [](Writer& v) { v.write_message(pb::attr::kShape, [](Writer&) {}); });
+    });
+  }
+  return names;
 }
 
 // Each node's source location as a one-frame stack trace keyed by node name.
@@ -457,7 +526,10 @@ Status decode_attr(const AttrDef& def, const Field& attr_value, AttrValue& out, 
   return mismatch();
 }
 
-Status decode_attrs(const OpDef& op, const NodeEntry& node, AttrList& attrs) {
+// `variable` is the bound variable of a resource op: its id, shape and (unless given) dtype fill the
+// attributes that describe it (Note [Variables in a GraphDef]).
+Status decode_attrs(const OpDef& op, const NodeEntry& node, const VariableResource* variable,
+                    AttrList& attrs) {
   const ShapeAttrs shape = shape_attrs(op);
   bool unknown_rank = false;
   for (size_t k = 0; k < op.attrs.size(); ++k) {
@@ -465,6 +537,24 @@ Status decode_attrs(const OpDef& op, const NodeEntry& node, AttrList& attrs) {
     const AttrEntry* entry = nullptr;
     for (const AttrEntry& e : node.attrs)
       if (e.name == def.name) entry = &e;  // a map key given twice: the last wins
+    if (variable != nullptr) {
+      if (k == 0) {
+        if (entry != nullptr)
+          return invalid_argument("attribute '", def.name,
+                                  "': a GraphDef names a variable by a bound resource input, never by a "
+                                  "numeric id");
+        attrs.push_back(variable->id());
+        continue;
+      }
+      if (def.name == "shape" && def.type == AttrType::kInts) {
+        attrs.push_back(variable->shape().dim_vector());
+        continue;
+      }
+      if (def.name == "dtype" && def.type == AttrType::kDType && entry == nullptr) {
+        attrs.push_back(variable->dtype());
+        continue;
+      }
+    }
     if (entry == nullptr) {
       if (!def.has_default)
         return invalid_argument("lacks the required attribute '", def.name, "' (", attr_type_name(def.type),
@@ -485,7 +575,57 @@ Status decode_attrs(const OpDef& op, const NodeEntry& node, AttrList& attrs) {
     attrs.push_back(std::move(value));
   }
   if (unknown_rank) attrs[shape.unknown_rank] = true;
+  if (shape.shape >= 0) {  // a shape given as a list of ints is checked as a TensorShapeProto is
+    Status s = check_shape_size(std::get<std::vector<int64_t>>(attrs[shape.shape]));
+    if (!s.ok()) return s.with_prefix("attribute '" + op.attrs[shape.shape].name + "': ");
+  }
+  if (variable != nullptr) {
+    const int d = op.attr_index("dtype");
+    if (d >= 0 && op.attrs[d].type == AttrType::kDType && std::get<DType>(attrs[d]) != variable->dtype())
+      return invalid_argument("attribute 'dtype' is ", dtype_name(std::get<DType>(attrs[d])),
+                              ", but the bound "
+                              "variable '",
+                              variable->name(), "' has dtype ", dtype_name(variable->dtype()));
+  }
   return Status::OK();
+}
+
+// Why a GraphDef may not call the function `name` of this process's FunctionLibrary, or "" if it may. A
+// GraphDef carries no function library (yet), so a PartitionedCall names a live function; one that
+// (through any callee) uses a variable or a captured value would let bytes reach state they were not
+// given (Note [Variables in a GraphDef]).
+std::string unreachable_state(const std::string& name) {
+  std::vector<std::shared_ptr<const FunctionGraph>> pending;
+  std::vector<const FunctionGraph*> seen;
+  if (auto fn = FunctionLibrary::global().find(name)) pending.push_back(std::move(fn));
+  while (!pending.empty()) {
+    std::shared_ptr<const FunctionGraph> fn = std::move(pending.back());
+    pending.pop_back();
+    if (std::find(seen.begin(), seen.end(), fn.get()) != seen.end()) continue;
+    seen.push_back(fn.get());
+    if (!fn->captured_values.empty()) return "captures values of this process";
+    for (int32_t i = 0; i < fn->graph.num_nodes(); ++i) {
+      const Node& n = fn->graph.node(i);
+      if (is_resource_op(*n.op)) return "uses a variable";
+      if (n.op->name == "PartitionedCall" && !n.attrs.empty())
+        if (auto callee = FunctionLibrary::global().find(std::get<std::string>(n.attrs[0])))
+          pending.push_back(std::move(callee));
+    }
+    for (const auto& callee : fn->callees)
+      if (callee) pending.push_back(callee);
+  }
+  return "";
+}
+
+// A Placeholder of dtype DT_RESOURCE: a variable the graph was exported with.
+bool is_resource_placeholder(const NodeEntry& node) {
+  if (node.op != "Placeholder") return false;
+  const AttrEntry* dtype = nullptr;
+  for (const AttrEntry& e : node.attrs)
+    if (e.name == "dtype") dtype = &e;
+  Field m;
+  if (dtype == nullptr || !attr_member(dtype->value, m).ok()) return false;
+  return m.number == pb::attr::kType && m.wire_type == WireType::kVarint && m.as_int64() == kDtResource;
 }
 
 // TensorFlow's names for ops ember registers under a simpler one (op_def.h: "AddV2" is spelled "Add").
@@ -602,10 +742,11 @@ Status topological_order(const std::vector<NodeEntry>& nodes,
 std::string to_graph_def(const Graph& graph) {
   Writer w;
   bool any_location = false;
+  const VariableNodes variables = write_variable_placeholders(w, graph);
   for (int32_t i = 0; i < graph.num_nodes(); ++i) {
     const Node& n = graph.node(i);
     any_location |= n.location.known();
-    w.write_message(pb::graph::kNode, [&](Writer& node) { write_node(node, graph, n); });
+    w.write_message(pb::graph::kNode, [&](Writer& node) { write_node(node, graph, n, variables); });
   }
   w.write_message(pb::graph::kVersions,
                   [](Writer& v) { v.write_int(pb::versions::kProducer, kGraphDefProducer); });
@@ -613,7 +754,8 @@ std::string to_graph_def(const Graph& graph) {
   return w.take();
 }
 
-StatusOr<std::unique_ptr<FunctionGraph>> from_graph_def(std::string_view bytes) {
+StatusOr<std::unique_ptr<FunctionGraph>> from_graph_def(std::string_view bytes,
+                                                        const VariableBindings& variables) {
   const std::string kWhere = "GraphDef: ";
   std::vector<NodeEntry> nodes;
   std::unordered_map<std::string_view, SourceLocation> locations;
@@ -633,6 +775,7 @@ StatusOr<std::unique_ptr<FunctionGraph>> from_graph_def(std::string_view bytes) 
   const int n = static_cast<int>(nodes.size());
   std::unordered_map<std::string_view, int> by_name;
   std::vector<const OpDef*> ops(n);
+  std::vector<const VariableResource*> bound(n, nullptr);  // for resource Placeholders
   for (int i = 0; i < n; ++i) {
     const NodeEntry& node = nodes[i];
     if (!valid_node_name(node.name))
@@ -642,6 +785,21 @@ StatusOr<std::unique_ptr<FunctionGraph>> from_graph_def(std::string_view bytes) 
     if (!added)
       return invalid_argument(kWhere, "nodes #", it->second, " and #", i, " are both named '", node.name,
                               "'");
+    if (is_resource_placeholder(node)) {
+      auto variable = variables.find(node.name);
+      if (variable == variables.end() || variable->second == nullptr)
+        return invalid_argument(
+            kWhere, "node '", node.name,
+            "' is a resource Placeholder (a variable the graph was exported with), and no "
+            "variable is bound to it; bind one to the name '",
+            node.name, "' at import (Python: import_graph_def(graph_def, input_map={'", node.name,
+            ":0': variable}))");
+      if (!node.inputs.empty())
+        return invalid_argument(kWhere, "node '", node.name,
+                                "' is a resource Placeholder, which takes no inputs");
+      bound[i] = variable->second.get();
+      continue;
+    }
     ops[i] = OpRegistry::global().find(tf_op_alias(node.op));
     if (ops[i] == nullptr)
       return make_error(Code::kNotFound, kWhere, "node '", node.name, "' has op '", printable(node.op),
@@ -664,19 +822,47 @@ StatusOr<std::unique_ptr<FunctionGraph>> from_graph_def(std::string_view bytes) 
   Graph& g = fn->graph;
   const OpDef& const_op = op_def("Const");
   const OpDef& placeholder_op = op_def("Placeholder");
+  const OpDef& call_op = op_def("PartitionedCall");
   std::vector<int32_t> index(n, -1);  // GraphDef position -> node in g
   for (int i : order) {
     const NodeEntry& node = nodes[i];
+    if (bound[i] != nullptr) continue;  // a variable: no node of its own
     const OpDef& op = *ops[i];
     const std::string where = kWhere + "node '" + std::string(node.name) + "' (op " + op.name + "): ";
+    // A resource op's input 0 is its variable (Note [Variables in a GraphDef]).
+    const VariableResource* variable = nullptr;
+    size_t first_input = 0;
+    if (is_resource_op(op)) {
+      const InputRef* in = inputs[i].empty() ? nullptr : &inputs[i][0];
+      if (in == nullptr || in->control || bound[in->node] == nullptr || in->output != 0)
+        return invalid_argument(
+            where,
+            "input 0 should be a variable (a resource Placeholder bound at import), "
+            "got ",
+            in == nullptr ? std::string("no input") : "'" + printable(node.inputs[0]) + "'");
+      variable = bound[in->node];
+      first_input = 1;
+    }
     AttrList attrs;
-    EMBER_RETURN_IF_ERROR(decode_attrs(op, node, attrs).with_prefix(where));
+    EMBER_RETURN_IF_ERROR(decode_attrs(op, node, variable, attrs).with_prefix(where));
+    if (&op == &call_op) {
+      const std::string& callee = std::get<std::string>(attrs[0]);
+      if (std::string why = unreachable_state(callee); !why.empty())
+        return invalid_argument(
+            where, "calls the function '", callee, "' of this process, which ", why,
+            "; a GraphDef reaches only the variables bound at import, so it cannot call it");
+    }
     SmallVector<ValueRef, 4> values;
     SmallVector<TensorSpec, 4> specs;
     SmallVector<const TensorImpl*, 4> constants;
-    for (size_t k = 0; k < inputs[i].size(); ++k) {
+    for (size_t k = first_input; k < inputs[i].size(); ++k) {
       const InputRef& in = inputs[i][k];
       if (in.control) continue;
+      if (bound[in.node] != nullptr)
+        return invalid_argument(where, "input '", printable(node.inputs[k]), "' is the variable '",
+                                bound[in.node]->name(),
+                                "'; only a variable op (ReadVariableOp, "
+                                "AssignVariableOp, ...) takes a variable, as its input 0");
       const Node& source = g.node(index[in.node]);
       if (in.output >= static_cast<int32_t>(source.outputs.size()))
         return invalid_argument(where, "input '", node.inputs[k], "' asks for output ", in.output, ", but '",
@@ -694,8 +880,8 @@ StatusOr<std::unique_ptr<FunctionGraph>> from_graph_def(std::string_view bytes) 
     int32_t id = g.add_node(op, {values.data(), values.size()}, std::move(attrs), std::move(outputs),
                             loc == locations.end() ? SourceLocation{} : loc->second, node.name);
     EMBER_DCHECK(g.node(id).name == node.name);
-    for (const InputRef& in : inputs[i])
-      if (in.control) g.add_control_input(id, index[in.node]);
+    for (const InputRef& in : inputs[i])  // an edge from a variable orders nothing: it is always ready
+      if (in.control && bound[in.node] == nullptr) g.add_control_input(id, index[in.node]);
     index[i] = id;
   }
   for (int i = 0; i < n; ++i)

@@ -134,7 +134,22 @@ Status read_shape_proto(const Field& field, std::vector<int64_t>& dims, bool& un
     dims.clear();
     return Status::OK();
   }
-  return Shape::from_dims(dims, /*allow_unknown=*/true).status().with_prefix("TensorShapeProto: ");
+  EMBER_RETURN_IF_ERROR(
+      Shape::from_dims(dims, /*allow_unknown=*/true).status().with_prefix("TensorShapeProto: "));
+  return check_shape_size(dims).with_prefix("TensorShapeProto: ");
+}
+
+Status check_shape_size(std::span<const int64_t> dims) {
+  int64_t product = 1;
+  for (int64_t d : dims) {
+    if (d < 0) continue;
+    if (__builtin_mul_overflow(product, d, &product)) {
+      std::string text;
+      for (int64_t e : dims) text += (text.empty() ? "" : ",") + std::to_string(e);
+      return invalid_argument("shape [", text, "] has more than 2^63 - 1 elements");
+    }
+  }
+  return Status::OK();
 }
 
 Status read_tensor_proto(const Field& field, TensorRef& out) {

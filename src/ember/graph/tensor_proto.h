@@ -22,8 +22,13 @@ void write_shape_proto(proto::Writer& w, std::span<const int64_t> dims, bool unk
 void write_tensor_proto(proto::Writer& w, const TensorImpl& t);
 
 /// Reads the TensorShapeProto in `field`: its dims (-1 unknown), or unknown_rank (and no dims). A rank past
-/// kMaxRank or a dim below -1 is InvalidArgument.
+/// kMaxRank, a dim below -1, or known dims whose product overflows int64 (TensorFlow's limit of 2^63 - 1
+/// elements) is InvalidArgument.
 Status read_shape_proto(const proto::Field& field, std::vector<int64_t>& dims, bool& unknown_rank);
+
+/// InvalidArgument when the known dims of a shape from bytes multiply past int64 (in order, as TensorFlow
+/// checks them), so that no later size computation on it can overflow.
+Status check_shape_size(std::span<const int64_t> dims);
 /// Reads the TensorProto in `field` into a new tensor: from tensor_content, or from the typed value field
 /// of its dtype (float_val, int_val, half_val, ...), where the last value repeats to fill the shape and no
 /// values mean zeros, as TensorFlow reads them. A splat may expand to 1 GiB at most.

@@ -427,6 +427,145 @@ TEST(GraphDef, EmptyBytesAreAnEmptyGraph) {
   EXPECT_EQ(imported->graph.num_nodes(), 0);
 }
 
+// ---- variables (issue 12, item 4): a GraphDef reaches only the variables bound at import
+
+std::shared_ptr<VariableResource> resource_of(const Variable& v) {
+  return ResourceManager::global().find(v.id(), "test").value();
+}
+
+// v.assign_add(x); return v.read() * 2
+std::shared_ptr<FunctionGraph> trace_variable_update(const Variable& v) {
+  auto fn = std::make_shared<FunctionGraph>();
+  fn->name = "f";
+  TraceContext ctx(fn.get());
+  TraceScope scope(ctx);
+  Tensor x(ctx.add_argument(DType::kFloat32, Shape({2}), "x"));
+  const_cast<Variable&>(v).assign_add(x);
+  Tensor y = v.read() * Tensor(2.0f);
+  fn->results.push_back(ValueRef{y.impl()->graph_node(), 0});
+  ctx.seal();
+  return fn;
+}
+
+TEST(GraphDef, VariablesRoundTripBoundByName) {
+  Variable v(Tensor::from_vector<float>({1, 2}), "weights");
+  const std::string bytes = to_graph_def(trace_variable_update(v)->graph);
+  EXPECT_EQ(bytes.find(std::to_string(v.id())), std::string::npos);
+  Variable w(Tensor::from_vector<float>({10, 20}), "other");
+  auto imported = from_graph_def(bytes, {{"weights", resource_of(w)}});
+  ASSERT_TRUE(imported.ok()) << imported.status().to_string();
+  FunctionGraph& fn = **imported;
+  EXPECT_EQ(fn.graph.find("weights"), -1);  // the variable is bound, not a node
+  // Run as traced (not pruned: prune_function drops the control edge that orders the read after the add).
+  fn.results.push_back(ValueRef{fn.graph.find("Mul"), 0});
+  fn.control_outputs.push_back(fn.graph.find("AssignAddVariableOp"));
+  auto out = testing::run_graph(std::move(imported).value(), {Tensor::from_vector<float>({1, 1})});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].to_vector<float>(), (std::vector<float>{22, 42}));
+  EXPECT_EQ(w.read().to_vector<float>(), (std::vector<float>{11, 21}));
+  EXPECT_EQ(v.read().to_vector<float>(), (std::vector<float>{1, 2}));
+}
+
+TEST(GraphDef, AnUnboundVariableIsInvalidArgument) {
+  Variable v(Tensor::from_vector<float>({1, 2}), "weights");
+  auto imported = from_graph_def(to_graph_def(trace_variable_update(v)->graph));
+  ASSERT_FALSE(imported.ok());
+  EXPECT_EQ(imported.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(
+      imported.status().message().find("node 'weights' is a resource Placeholder (a variable the graph was "
+                                       "exported with), and no variable is bound to it"),
+      std::string::npos)
+      << imported.status().message();
+}
+
+TEST(GraphDef, ANumericVariableIdIsRefused) {
+  Variable secret(Tensor::from_vector<float>({7}), "secret");
+  Writer shape;
+  shape.write_message(1, [](Writer& list) { list.write_packed_ints(3, std::vector<int64_t>{1}); });
+  // ReadVariableOp naming a live variable by its id (what ember wrote before), with nothing bound.
+  auto read = from_graph_def(
+      graph_def({{"r",
+                  "ReadVariableOp",
+                  {},
+                  {{"resource", attr_int(secret.id())}, {"dtype", attr_type(1)}, {"shape", shape.take()}}}}));
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(
+      read.status().message(),
+      "GraphDef: node 'r' (op ReadVariableOp): input 0 should be a variable (a resource Placeholder bound at "
+      "import), got no input");
+  // With a variable bound, a numeric id beside it is refused all the same.
+  Variable mine(Tensor::from_vector<float>({1}), "mine");
+  NodeSpec handle = placeholder("mine", /*DT_RESOURCE*/ 20);
+  NodeSpec value{"c", "Const", {}, {{"value", attr_tensor([](Writer& t) {
+                                       t.write_int(1, 1);
+                                       t.write_message(2, [](Writer& s) {
+                                         s.write_message(2, [](Writer& d) { d.write_int(1, 1); });
+                                       });
+                                       t.write_float(5, 0.0f);
+                                     })}}};
+  auto write = from_graph_def(
+      graph_def(
+          {handle, value, {"w", "AssignVariableOp", {"mine", "c"}, {{"resource", attr_int(secret.id())}}}}),
+      {{"mine", resource_of(mine)}});
+  ASSERT_FALSE(write.ok());
+  EXPECT_EQ(write.status().message(),
+            "GraphDef: node 'w' (op AssignVariableOp): attribute 'resource': a GraphDef names a variable by "
+            "a bound "
+            "resource input, never by a numeric id");
+  // A variable op whose input 0 is an ordinary tensor, and a resource feeding another op, are refused.
+  auto not_resource = from_graph_def(graph_def({value, {"w", "AssignVariableOp", {"c", "c"}, {}}}));
+  ASSERT_FALSE(not_resource.ok());
+  EXPECT_NE(not_resource.status().message().find("input 0 should be a variable"), std::string::npos);
+  auto leak =
+      from_graph_def(graph_def({handle, {"i", "Identity", {"mine"}, {}}}), {{"mine", resource_of(mine)}});
+  ASSERT_FALSE(leak.ok());
+  EXPECT_NE(leak.status().message().find("input 'mine' is the variable 'mine'"), std::string::npos);
+  EXPECT_EQ(secret.read().to_vector<float>(), (std::vector<float>{7}));
+}
+
+// Issue 12, item 9: a few bytes must not ask for billions of outputs (this hung or aborted in Unpack's shape
+// function); sizes from a GraphDef are checked before anything that large is made.
+TEST(GraphDef, HugeCountsFromBytesAreRefusedBeforeAllocating) {
+  auto shape_attr = [](std::vector<int64_t> dims, bool unknown_rank) {
+    Writer w;
+    w.write_message(7, [&](Writer& s) { write_shape_proto(s, dims, unknown_rank); });
+    return w.take();
+  };
+  NodeSpec empty = placeholder("x");
+  empty.attrs.emplace_back("shape", shape_attr({3037000500, 0}, false));
+  auto unpack = from_graph_def(graph_def({empty, {"u", "Unpack", {"x"}, {}}}));
+  ASSERT_FALSE(unpack.ok());
+  EXPECT_EQ(unpack.status().code(), Code::kResourceExhausted);
+  EXPECT_EQ(
+      unpack.status().message(),
+      "GraphDef: node 'u' (op Unpack): Unpack: 3037000500 outputs requested; at most 1048576 are supported");
+  NodeSpec unknown = placeholder("x");
+  unknown.attrs.emplace_back("shape", shape_attr({}, true));
+  auto by_attr =
+      from_graph_def(graph_def({unknown, {"u", "Unpack", {"x"}, {{"num", attr_int(int64_t{1} << 40)}}}}));
+  ASSERT_FALSE(by_attr.ok());
+  EXPECT_EQ(by_attr.status().code(), Code::kResourceExhausted);
+  // A shape whose size overflows int64, as a TensorShapeProto or as a list of ints.
+  NodeSpec overflowing = placeholder("x");
+  overflowing.attrs.emplace_back("shape", shape_attr({int64_t{1} << 62, 4}, false));
+  auto as_shape = from_graph_def(graph_def({overflowing}));
+  ASSERT_FALSE(as_shape.ok());
+  EXPECT_EQ(as_shape.status().message(),
+            "GraphDef: node 'x' (op Placeholder): attribute 'shape': TensorShapeProto: shape "
+            "[4611686018427387904,4] "
+            "has more than 2^63 - 1 elements");
+  Writer list;
+  list.write_message(1, [](Writer& l) { l.write_packed_ints(3, std::vector<int64_t>{4, int64_t{1} << 62}); });
+  NodeSpec as_ints = placeholder("x");
+  as_ints.attrs.emplace_back("shape", list.take());
+  auto listed = from_graph_def(graph_def({as_ints}));
+  ASSERT_FALSE(listed.ok());
+  EXPECT_EQ(
+      listed.status().message(),
+      "GraphDef: node 'x' (op Placeholder): attribute 'shape': shape [4,4611686018427387904] has more than "
+      "2^63 - 1 elements");
+}
+
 // Random bytes, every truncation and random mutations of real GraphDefs: never a crash, only a Status
 // of an expected kind; what imports exports again.
 TEST(GraphDef, FuzzNeverCrashes) {

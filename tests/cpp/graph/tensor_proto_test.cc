@@ -146,6 +146,15 @@ TEST(TensorProto, ShapesReadBack) {
   m = message([](Writer& w) { w.write_message(2, [](Writer& d) { d.write_int(1, -2); }); });
   EXPECT_EQ(read_shape_proto(m.field(), dims, unknown_rank).message(),
             "TensorShapeProto: dimension -2 is negative");
+  // Issue 12, item 9: dims whose product overflows int64 are refused, as TensorFlow refuses them; a zero
+  // after huge dims that fit is a legal empty shape.
+  int64_t overflowing[] = {int64_t{1} << 32, -1, int64_t{1} << 31, 0};
+  m = message([&](Writer& w) { write_shape_proto(w, overflowing, false); });
+  EXPECT_EQ(read_shape_proto(m.field(), dims, unknown_rank).message(),
+            "TensorShapeProto: shape [4294967296,-1,2147483648,0] has more than 2^63 - 1 elements");
+  int64_t empty[] = {3037000500, 3037000499, 0};
+  m = message([&](Writer& w) { write_shape_proto(w, empty, false); });
+  EXPECT_TRUE(read_shape_proto(m.field(), dims, unknown_rank).ok());
 }
 
 TEST(TensorProto, BadTensorsAreInvalidArgument) {
