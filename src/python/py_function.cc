@@ -73,7 +73,20 @@ nb::object dims_or_none(const Shape& s) {
 Shape shape_from(nb::handle dims) {
   if (dims.is_none()) return Shape::unknown_rank();
   std::vector<int64_t> v;
-  for (nb::handle d : dims) v.push_back(d.is_none() ? kUnknownDim : nb::cast<int64_t>(d));
+  for (nb::handle d : dims) {
+    if (d.is_none()) {
+      v.push_back(kUnknownDim);
+      continue;
+    }
+    if (!PyLong_Check(d.ptr())) throw nb::type_error("add_argument: a dimension must be an int or None");
+    int overflow = 0;
+    long long n = PyLong_AsLongLongAndOverflow(d.ptr(), &overflow);
+    if (n == -1 && PyErr_Occurred()) throw nb::python_error();
+    if (overflow != 0)
+      throw_status(
+          invalid_argument("input signature: dimension ", nb::str(d).c_str(), " does not fit in int64"));
+    v.push_back(n);
+  }
   auto s = Shape::from_dims(v, /*allow_unknown=*/true);
   if (!s.ok()) throw_status(s.status());
   return *s;

@@ -16,6 +16,16 @@ Registered& registered() {
 }
 
 PyObject* raise_status(const Status& s) {
+  // An error already pending here is a bug on ember's side, but calling the class with it set would turn
+  // both into a SystemError: keep it as the new exception's context instead.
+  PyObject *pending_type, *pending_value, *pending_tb;
+  PyErr_Fetch(&pending_type, &pending_value, &pending_tb);
+  if (pending_type != nullptr) {
+    PyErr_NormalizeException(&pending_type, &pending_value, &pending_tb);
+    if (pending_tb != nullptr) PyException_SetTraceback(pending_value, pending_tb);
+    Py_XDECREF(pending_type);
+    Py_XDECREF(pending_tb);
+  }
   int code = static_cast<int>(s.code());
   PyObject* cls = (code >= 0 && code < 17) ? registered().error_classes[code] : nullptr;
   if (cls == nullptr) cls = PyExc_RuntimeError;
@@ -23,10 +33,13 @@ PyObject* raise_status(const Status& s) {
   // Messages may quote user data (file contents, names): decode leniently, never fail on bad UTF-8.
   PyObject* message = PyUnicode_DecodeUTF8(s.message().data(), static_cast<Py_ssize_t>(s.message().size()),
                                            "backslashreplace");
-  if (message == nullptr) return nullptr;
-  PyObject* exc = PyObject_CallFunction(cls, "OOO", Py_None, Py_None, message);
-  Py_DECREF(message);
-  if (exc == nullptr) return nullptr;
+  PyObject* exc = message ? PyObject_CallFunction(cls, "OOO", Py_None, Py_None, message) : nullptr;
+  Py_XDECREF(message);
+  if (exc == nullptr) {
+    Py_XDECREF(pending_value);
+    return nullptr;
+  }
+  if (pending_value != nullptr) PyException_SetContext(exc, pending_value);  // steals pending_value
   PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc)), exc);
   Py_DECREF(exc);
   return nullptr;
@@ -468,6 +481,12 @@ PyObject* get_shape_tuple(PyObject* self, void*) {
 }
 PyObject* get_is_symbolic(PyObject* self, void*) { return PyBool_FromLong(impl_of(self)->is_symbolic()); }
 PyObject* get_data_ptr(PyObject* self, void*) {
+  if (impl_of(self)->is_symbolic()) {  // no buffer exists: an address would be read as data
+    PyErr_SetString(PyExc_TypeError,
+                    "a symbolic tensor (inside ember.function) has no value yet; return it from the function "
+                    "to get its value");
+    return nullptr;
+  }
   return PyLong_FromVoidPtr(const_cast<void*>(impl_of(self)->raw_data()));
 }
 PyObject* get_ndim(PyObject* self, void*) { return PyLong_FromLong(impl_of(self)->rank()); }

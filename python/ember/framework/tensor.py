@@ -6,6 +6,10 @@ from ember import _C, dtypes, errors
 from ember.framework.tensor_shape import TensorShape
 
 
+_SYMBOLIC_VALUE_MESSAGE = ("a symbolic tensor (inside ember.function) has no value yet; return it from the "
+                           "function to get its value")
+
+
 class Tensor(_C.TensorBase):
     """An immutable multi-dimensional array, computed eagerly.
 
@@ -38,6 +42,8 @@ class Tensor(_C.TensorBase):
 
     def _as_array(self):
         """A read-only NumPy view of the buffer (no copy)."""
+        if self._is_symbolic:  # checked first for every dtype: a graph tensor has no buffer to view
+            raise TypeError(_SYMBOLIC_VALUE_MESSAGE)
         if self._dtype_enum == dtypes.bfloat16._enum:
             return np.asarray(_ArrayView(self)).view(dtypes.bfloat16.as_numpy_dtype)
         return np.asarray(memoryview(self))

@@ -92,6 +92,15 @@ def _symbolic_message(op, arg):
             "dimension in the TensorSpec, or use -1)")
 
 
+def _concrete(value, op, arg):
+    """``value`` itself, unless it is a graph tensor: ember's ops take ``arg`` as an attribute, whose value
+    must be known when the node is built (for every dtype: a graph tensor has no buffer to read)."""
+    if isinstance(value, Tensor) and value._is_symbolic:
+        raise TypeError(f"{op}: {arg} must be known while ember.function traces (ember's {op} takes it as an "
+                        f"attribute), got the symbolic tensor {value.name!r}; pass a Python value or a constant")
+    return value
+
+
 def _int_list(value, op, arg, float_error=_INVALID):
     """A shape-like argument as a list of ints: a vector, or a scalar taken as a one-element list."""
     if isinstance(value, (list, tuple)) and all(type(v) is int for v in value):
@@ -227,7 +236,7 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     if array.ndim != 2 or array.shape[1] != 2:
         raise _invalid("Pad", f"paddings must be a matrix with 2 columns, got shape {list(array.shape)}")
     if isinstance(constant_values, Tensor):
-        value = float(constant_values.numpy())
+        value = float(_concrete(constant_values, "Pad", "constant_values").numpy())
     elif np.ndim(constant_values) == 0 and constant_values == 0:
         value = 0.0  # TF's plain Pad: a zero of any type pads any dtype (bool too)
     else:
@@ -396,6 +405,8 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     if on.dtype != off.dtype:
         raise TypeError(f"OneHot: dtype {on.dtype.name} of on_value does not match dtype {off.dtype.name} of "
                         "off_value")
+    on = _concrete(on, "OneHot", "on_value")
+    off = _concrete(off, "OneHot", "off_value")
     return _OneHot(indices, depth, float(on.numpy()), float(off.numpy()), -1 if axis is None else int(axis), dtype)
 
 
@@ -465,7 +476,7 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 -
     for arg, what in zip(args, ("start", "limit", "delta")):
         if arg.ndim != 0:
             raise _invalid("Range", f"{what} must be a scalar, got shape {arg.shape.as_list()}")
-        values.append(float(arg.numpy()))
+        values.append(float(_concrete(arg, "Range", what).numpy()))
     return _Range(values[0], values[1], values[2], dtype)
 
 

@@ -156,7 +156,7 @@ def _axes(x, axis):
     if isinstance(axis, Tensor):
         if not axis.dtype.is_integer:
             raise TypeError(f"axis must be an integer tensor, got dtype {axis.dtype.name}")
-        axis = axis.numpy().tolist()
+        axis = array_ops._concrete(axis, "reduction", "axis").numpy().tolist()
     elif isinstance(axis, np.ndarray):
         axis = axis.tolist()
     if isinstance(axis, (list, tuple)):
@@ -309,7 +309,7 @@ def tensordot(a, b, axes, name=None):
     a = _as_tensor(a)
     b = b if isinstance(b, Tensor) else convert_to_tensor(b, dtype_hint=a.dtype)
     if isinstance(axes, Tensor):
-        axes = axes.numpy().tolist()
+        axes = array_ops._concrete(axes, "tensordot", "axes").numpy().tolist()
     if isinstance(axes, (list, tuple)):
         if len(axes) != 2:
             raise ValueError(f"`axes` must be an integer or have length 2. Received {axes}.")

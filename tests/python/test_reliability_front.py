@@ -1,0 +1,288 @@
+"""Regression tests for the Python front end's reliability (issue 12, items 6, 7, 10, 11, 12 and the
+traceback frame filter): bad values at the binding raise a clear exception, never a crash, a SystemError
+or a bare C++ exception.
+
+Cases that used to crash the interpreter run in a subprocess, so a regression fails the test instead of
+killing the test run."""
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import ember as tf
+from ember import _C, errors
+
+HUGE = 2**70
+
+
+def run_isolated(source):
+    """Runs ``source`` in a fresh interpreter; returns (returncode, stderr)."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    proc = subprocess.run([sys.executable, "-S", "-c", textwrap.dedent(source)], capture_output=True,
+                          text=True, timeout=120, env=env)
+    return proc.returncode, proc.stderr
+
+
+# ---- item 6: a symbolic tensor's value, for every dtype ----------------------------------------------
+
+ALL_DTYPES = [tf.float16, tf.bfloat16, tf.float32, tf.float64, tf.int8, tf.int16, tf.int32, tf.int64,
+              tf.uint8, tf.bool]
+
+
+@pytest.mark.parametrize("dtype", ALL_DTYPES, ids=lambda d: d.name)
+def test_symbolic_numpy_is_a_type_error_for_every_dtype(dtype):
+    code, stderr = run_isolated(f"""
+        import ember as tf
+        seen = []
+        @tf.function
+        def f(x):
+            for read in (lambda: x.numpy(), lambda: x._data_ptr, lambda: x.__array__(), lambda: memoryview(x)):
+                try:
+                    read()
+                except TypeError as e:
+                    seen.append(str(e))
+            return x
+        f(tf.zeros([2], tf.{dtype.name}))
+        assert len(seen) == 4, seen
+        assert all("symbolic" in m for m in seen), seen
+    """)
+    assert code == 0, stderr
+
+
+@pytest.mark.parametrize("build", [
+    "tf.one_hot([1, 0], 3, on_value=x)",
+    "tf.one_hot([1, 0], 3, off_value=x)",
+    "tf.pad(tf.ones([2], tf.bfloat16), [[1, 1]], constant_values=x)",
+    "tf.range(x)",
+    "tf.range(0, x)",
+    "tf.linalg.adjoint(tf.ones([2, 2], tf.bfloat16) * x)",
+    "tf.nn.sparse_softmax_cross_entropy_with_logits(labels=[0, 1], logits=tf.ones([2, 3], tf.bfloat16) * x)",
+])
+def test_bfloat16_ops_inside_function_take_the_clear_path(build):
+    code, stderr = run_isolated(f"""
+        import ember as tf
+        @tf.function
+        def f(x):
+            return {build}
+        try:
+            f(tf.constant(1.0, tf.bfloat16))
+        except TypeError as e:
+            assert "must be known while ember.function traces" in str(e), e
+    """)
+    assert code == 0, stderr
+
+
+def test_one_hot_names_the_symbolic_attribute():
+    @tf.function
+    def f(x):
+        return tf.one_hot([1, 0], 3, on_value=x)
+
+    with pytest.raises(TypeError, match="OneHot: on_value must be known"):
+        f(tf.constant(1.0, tf.bfloat16))
+
+
+# ---- item 7: attribute conversion in the raw op caller ------------------------------------------------
+
+def test_symbolic_tensor_for_an_int_list_attribute_is_a_type_error():
+    code, stderr = run_isolated("""
+        import ember as tf
+        @tf.function
+        def f(x):
+            return tf._C.op("Reshape")(tf.ones([4]), x)
+        try:
+            f(tf.constant([2, 2]))
+            raise SystemExit("no error")
+        except TypeError as e:
+            assert "Reshape: attribute 'shape'" in str(e) and "symbolic" in str(e), e
+    """)
+    assert code == 0, stderr
+
+
+def test_symbolic_tensor_for_a_tensor_attribute_is_a_type_error():
+    @tf.function
+    def f(x):
+        return _C.op("Const")(x)
+
+    with pytest.raises(TypeError, match="Const: attribute 'value' must be a concrete tensor"):
+        f(tf.ones([1]))
+
+
+@pytest.mark.parametrize("dtype", [tf.int8, tf.int16, tf.uint8, tf.int32, tf.int64], ids=lambda d: d.name)
+def test_small_int_tensor_for_an_int_list_attribute_reads_its_own_elements(dtype):
+    # int8/int16/uint8 tensors were read as int32: past the end of the buffer.
+    out = _C.op("Reshape")(tf.ones([6]), tf.constant([2, 3], dtype))
+    assert out.shape == (2, 3)
+
+
+@pytest.mark.parametrize("value", [HUGE, -HUGE, [2, HUGE], (HUGE,), np.array([HUGE], dtype=object)],
+                         ids=["int", "negative", "list", "tuple", "object_array"])
+def test_out_of_range_int_list_attribute_is_a_value_error(value):
+    with pytest.raises(ValueError, match="Reshape: attribute 'shape'.*out of range for int64"):
+        _C.op("Reshape")(tf.ones([4]), value)
+
+
+def test_out_of_range_scalar_attributes():
+    with pytest.raises(ValueError, match="ExpandDims: attribute 'axis'.*out of range"):
+        _C.op("ExpandDims")(tf.ones([2]), HUGE)
+    with pytest.raises(TypeError, match="Cast: attribute 'DstT' must be a dtype"):
+        _C.op("Cast")(tf.ones([2]), HUGE)
+    with pytest.raises(ValueError, match="Range: attribute 'limit'.*out of range"):
+        _C.op("Range")(0.0, 10**400, 1.0, tf.float32)
+
+
+# ---- item 10: Python ints beyond int64 (TF: ValueError) -----------------------------------------------
+
+@pytest.mark.parametrize("call", [
+    lambda: tf.zeros([HUGE]),
+    lambda: tf.zeros(HUGE),
+    lambda: tf.ones([2, -HUGE]),
+    lambda: tf.fill([HUGE], 1.0),
+    lambda: tf.reduce_sum(tf.ones([2]), axis=HUGE),
+    lambda: tf.reduce_max(tf.ones([2]), axis=[0, HUGE]),
+    lambda: tf.reshape(tf.ones([2]), [HUGE]),
+    lambda: tf.transpose(tf.ones([2, 2]), [HUGE, 0]),
+    lambda: tf.expand_dims(tf.ones([2]), HUGE),
+    lambda: tf.tile(tf.ones([2]), [HUGE]),
+    lambda: tf.one_hot([1], HUGE),
+    lambda: tf.broadcast_to(tf.ones([2]), [HUGE, 2]),
+    lambda: tf.random.uniform([HUGE]),
+    lambda: tf.argmax(tf.ones([2]), axis=HUGE),
+    lambda: tf.math.cumsum(tf.ones([2]), axis=HUGE),
+])
+def test_ints_beyond_int64_raise_value_error_not_system_error(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+def test_ints_beyond_int64_inside_function():
+    @tf.function
+    def f(x):
+        return tf.reduce_sum(x, axis=HUGE)
+
+    with pytest.raises(ValueError, match="out of range"):
+        f(tf.ones([2]))
+
+
+def test_input_signature_dimension_beyond_int64():
+    f = tf.function(lambda x: x, input_signature=[tf.TensorSpec([HUGE])])
+    with pytest.raises((ValueError, errors.InvalidArgumentError), match="does not fit in int64"):
+        f.get_concrete_function()
+
+
+def test_error_pending_under_a_status_becomes_its_context():
+    # A C++ error raised while a Python error is pending must not become a SystemError.
+    with pytest.raises(ValueError):
+        tf.zeros([HUGE, -1])
+
+
+# ---- item 11: tensor seeds, and C++ exceptions at the binding -----------------------------------------
+
+def test_tensor_seed_matches_int_seed():
+    tf.random.set_seed(None)
+    a = tf.random.uniform([3], seed=tf.constant(7))
+    tf.random.set_seed(None)  # set_seed restarts the streams, so the same seed gives the same values
+    b = tf.random.uniform([3], seed=7)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+@pytest.mark.parametrize("seed", [1.5, HUGE, -HUGE, np.int64(3), np.int32(-3), tf.constant(3, tf.int64),
+                                  tf.constant(1.5), True],
+                         ids=["float", "huge", "negative_huge", "np_int64", "np_int32", "int64_tensor",
+                              "float_tensor", "bool"])
+def test_op_seeds_that_tensorflow_accepts(seed):
+    for fn in (tf.random.uniform, tf.random.normal, tf.random.truncated_normal):
+        assert fn([2], seed=seed).shape == (2,)
+
+
+def test_huge_op_seed_is_reduced_as_tensorflow_does():
+    tf.random.set_seed(None)
+    a = tf.random.uniform([3], seed=HUGE)
+    tf.random.set_seed(None)
+    b = tf.random.uniform([3], seed=HUGE % (2**31 - 1))
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+@pytest.mark.parametrize("seed", ["x", [1], tf.constant([3, 4]), object()], ids=["str", "list", "vector", "object"])
+def test_bad_op_seed_is_a_type_error(seed):
+    with pytest.raises(TypeError, match="random.uniform: seed"):
+        tf.random.uniform([2], seed=seed)
+
+
+def test_set_seed_with_a_tensor_matches_an_int():
+    tf.random.set_seed(tf.constant(11))
+    a = tf.random.uniform([3])
+    tf.random.set_seed(11)
+    b = tf.random.uniform([3])
+    tf.random.set_seed(None)
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_set_seed_bad_values():
+    with pytest.raises(TypeError, match="set_seed: seed must be an int"):
+        tf.random.set_seed("a")
+    with pytest.raises(ValueError, match="set_seed: the global seed must fit in int64"):
+        tf.random.set_seed(HUGE)
+    tf.random.set_seed(None)
+
+
+def test_symbolic_seeds_inside_function_are_type_errors():
+    @tf.function
+    def stateful(s):
+        return tf.random.uniform([2], seed=s)
+
+    @tf.function
+    def global_seed(s):
+        tf.random.set_seed(s)
+        return tf.random.uniform([2])
+
+    with pytest.raises(TypeError, match="symbolic tensor inside ember.function"):
+        stateful(tf.constant(3))
+    with pytest.raises(TypeError, match="symbolic tensor inside ember.function"):
+        global_seed(tf.constant(3))
+    tf.random.set_seed(None)
+
+
+def test_concrete_and_stateless_tensor_seeds_inside_function():
+    @tf.function
+    def constant_seed():
+        return tf.random.uniform([2], seed=tf.constant(3))
+
+    @tf.function
+    def stateless(s):
+        return tf.random.stateless_uniform([2], seed=s)
+
+    assert constant_seed().shape == (2,)
+    np.testing.assert_array_equal(stateless(tf.constant([1, 2])).numpy(),
+                                  tf.random.stateless_uniform([2], seed=[1, 2]).numpy())
+
+
+def test_no_bare_cpp_exception_escapes_the_bindings():
+    calls = [
+        lambda: _C.random_get_seed(1.5),
+        lambda: _C.random_get_seed(HUGE),
+        lambda: _C.random_get_seed("x"),
+        lambda: tf.config.optimizer.set_experimental_options({"constant_folding": "yes"}),
+        lambda: tf.config.optimizer.set_experimental_options({"constant_folding_max_bytes": HUGE}),
+        lambda: tf.config.optimizer.set_experimental_options({1: True}),
+        lambda: tf.config.optimizer.set_experimental_options([1]),
+        lambda: tf.config.threading.set_intra_op_parallelism_threads(-1),
+        lambda: tf.config.threading.set_inter_op_parallelism_threads("4"),
+    ]
+    for call in calls:
+        with pytest.raises((TypeError, ValueError, errors.OpError)) as info:
+            call()
+        assert "bad_cast" not in str(info.value)
+
+
+def test_huge_thread_count_is_accepted_without_starting_that_many_threads():
+    saved = tf.config.threading.get_intra_op_parallelism_threads()
+    tf.config.threading.set_intra_op_parallelism_threads(2**31 - 1)
+    try:
+        assert tf.config.threading.get_intra_op_parallelism_threads() == 2**31 - 1
+        assert tf.reduce_sum(tf.ones([1000])).numpy() == 1000
+    finally:
+        tf.config.threading.set_intra_op_parallelism_threads(saved)
