@@ -24,9 +24,17 @@ namespace nb = nanobind;
 namespace ember::python {
 namespace {
 
+// The ember package's directory (with a trailing separator), set by the package at import from the same
+// value python/ember/traceback_filter.py filters with. A substring such as "/ember/" would also match a
+// user's ~/ember/train.py and lose its location.
+std::string& package_dir() {
+  static std::string dir;
+  return dir;
+}
+
 bool is_ember_frame(const std::string& file) {
-  return file.find("/ember/") != std::string::npos && file.find("/tests/") == std::string::npos &&
-         file.find("/examples/") == std::string::npos;
+  const std::string& dir = package_dir();
+  return !dir.empty() && file.starts_with(dir);
 }
 
 // The first Python frame outside the ember package: the user's line that created a node.
@@ -255,6 +263,7 @@ void bind_functions(nb::module_& m) {
       .def("exit", &PyTrace::exit)
       .def("add_argument", &PyTrace::add_argument, nb::arg("dtype"), nb::arg("dims").none(), nb::arg("name"))
       .def("finish", &PyTrace::finish);
+  m.def("set_package_dir", [](const std::string& dir) { package_dir() = dir; });
   m.def("in_trace", [] { return TraceContext::current() != nullptr; });
   m.def("trace_num_nodes", [] {
     TraceContext* trace = TraceContext::current();

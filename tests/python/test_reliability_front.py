@@ -286,3 +286,35 @@ def test_huge_thread_count_is_accepted_without_starting_that_many_threads():
         assert tf.reduce_sum(tf.ones([1000])).numpy() == 1000
     finally:
         tf.config.threading.set_intra_op_parallelism_threads(saved)
+
+
+# ---- source locations: ember's frames are those in its package directory, not any path with /ember/ ----
+
+def test_user_file_in_a_directory_named_ember_keeps_its_location(tmp_path):
+    user_dir = tmp_path / "ember"
+    user_dir.mkdir()
+    script = user_dir / "train.py"
+    script.write_text(textwrap.dedent("""
+        import ember as tf
+        from ember import errors
+
+        @tf.function
+        def f(x, y):
+            return tf.matmul(x, y)
+
+        try:
+            f(tf.zeros([2, 3]), tf.zeros([4, 5]))
+        except errors.InvalidArgumentError as e:
+            print(e)
+    """))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    proc = subprocess.run([sys.executable, "-S", str(script)], capture_output=True, text=True, timeout=120,
+                          env=env, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "MatMul (created at train.py:7)" in proc.stdout, proc.stdout
+
+
+def test_package_dir_is_shared_with_the_traceback_filter():
+    from ember import traceback_filter
+
+    assert traceback_filter.PACKAGE_DIR == os.path.dirname(os.path.abspath(tf.__file__)) + os.sep
