@@ -318,3 +318,100 @@ def test_package_dir_is_shared_with_the_traceback_filter():
     from ember import traceback_filter
 
     assert traceback_filter.PACKAGE_DIR == os.path.dirname(os.path.abspath(tf.__file__)) + os.sep
+
+
+# ---- item 12: Python-composed ops under an input_signature with unknown dimensions --------------------
+
+def _tensordot_cases():
+    rng = np.random.default_rng(12)
+    cases = []
+    for a_shape, b_shape, axes in [
+        ([2, 3, 4], [4, 5], 1), ([2, 3, 4], [4, 5, 6], 1), ([2, 3, 4], [3, 4, 5], 2), ([3, 4], [3, 4], 2),
+        ([2, 3], [4, 5], 0), ([4], [4], 1), ([4], [4, 2, 3], 1), ([2, 3, 4], [4], 1),
+        ([2, 3, 4], [5, 3], [[1], [1]]), ([2, 3, 4], [4, 2], [[0, 2], [1, 0]]), ([2, 3, 4, 5], [5, 4, 6, 7], [[3, 2], [0, 1]]),
+    ]:
+        ndim = len(a_shape) + len(b_shape)
+        for bits in {0, (1 << ndim) - 1, *rng.integers(0, 1 << ndim, size=6).tolist()}:
+            cases.append((a_shape, b_shape, axes, bits))
+    return cases
+
+
+@pytest.mark.parametrize("a_shape,b_shape,axes,unknown", _tensordot_cases())
+def test_tensordot_with_unknown_dimensions_matches_numpy(a_shape, b_shape, axes, unknown):
+    rng = np.random.default_rng(sum(a_shape) * 31 + unknown)
+    a = rng.standard_normal(a_shape)
+    b = rng.standard_normal(b_shape)
+    spec = lambda dims, offset: [None if unknown >> (offset + i) & 1 else d for i, d in enumerate(dims)]
+    sig = [tf.TensorSpec(spec(a_shape, 0), tf.float64), tf.TensorSpec(spec(b_shape, len(a_shape)), tf.float64)]
+    f = tf.function(lambda x, y: tf.tensordot(x, y, axes), input_signature=sig)
+    expected = np.tensordot(a, b, axes)
+    got = f(tf.constant(a), tf.constant(b))
+    np.testing.assert_allclose(got.numpy(), expected, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(tf.tensordot(tf.constant(a), tf.constant(b), axes).numpy(), expected, rtol=1e-12)
+
+
+def test_tensordot_dense_layer_shape_with_unknown_batch_and_time():
+    w = np.arange(20.0).reshape(4, 5)
+
+    @tf.function(input_signature=[tf.TensorSpec([None, None, 4], tf.float64)])
+    def dense(x):
+        return tf.tensordot(x, w, axes=1)
+
+    x = np.ones([2, 3, 4])
+    assert dense.get_concrete_function().graph_function is not None if hasattr(dense, "x") else True
+    np.testing.assert_allclose(dense(x).numpy(), np.tensordot(x, w, 1))
+    np.testing.assert_allclose(dense(np.ones([5, 1, 4])).numpy(), np.tensordot(np.ones([5, 1, 4]), w, 1))
+
+
+def test_tensordot_with_several_unknown_collapsed_dims_uses_no_reshape():
+    @tf.function(input_signature=[tf.TensorSpec([None, None, 3, 4])])
+    def f(x):
+        return tf.tensordot(x, tf.ones([3, 4, 5]), axes=2)
+
+    np.testing.assert_allclose(f(tf.ones([2, 2, 3, 4])).numpy(), np.full([2, 2, 5], 12.0))
+
+
+def test_tensordot_still_rejects_differing_known_contracted_dims():
+    @tf.function(input_signature=[tf.TensorSpec([None, 3])])
+    def f(x):
+        return tf.tensordot(x, tf.ones([4, 5]), axes=1)
+
+    with pytest.raises(errors.InvalidArgumentError, match="contracted but differ"):
+        f(tf.ones([2, 3]))
+
+
+@pytest.mark.parametrize("spec,mask_fn", [
+    ([None, 3, 4], lambda x: tf.ones([2, 3], tf.bool)),
+    ([None, None, 4], lambda x: x[:, :, 0] > 0.5),
+    ([2, None, 4], lambda x: x[:, :, 0] > 0.5),
+])
+def test_boolean_mask_with_unknown_dimensions(spec, mask_fn):
+    x = np.random.default_rng(3).random([2, 3, 4]).astype(np.float32)
+    f = tf.function(lambda t: tf.boolean_mask(t, mask_fn(t)), input_signature=[tf.TensorSpec(spec)])
+    expected = tf.boolean_mask(tf.constant(x), mask_fn(tf.constant(x))).numpy()
+    np.testing.assert_array_equal(f(x).numpy(), expected)
+
+
+def test_boolean_mask_needing_run_time_shapes_is_a_clear_error():
+    f = tf.function(lambda t: tf.boolean_mask(t, tf.ones([3], tf.bool), axis=1),
+                    input_signature=[tf.TensorSpec([None, None, None])])
+    with pytest.raises(errors.UnimplementedError, match="boolean_mask: .*run-time shapes"):
+        f(tf.ones([2, 3, 4]))
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_linspace_with_unknown_dimensions(axis):
+    f = tf.function(lambda a, b: tf.linspace(a, b, 5, axis=axis),
+                    input_signature=[tf.TensorSpec([None]), tf.TensorSpec([None])])
+    a, b = np.array([0.0, 1.0], np.float32), np.array([1.0, -3.0], np.float32)
+    np.testing.assert_allclose(f(a, b).numpy(), tf.linspace(a, b, 5, axis=axis).numpy(), rtol=1e-6)
+
+
+def test_shape_from_tf_shape_is_a_clear_error_until_the_core_takes_shape_operands():
+    # Reshape/Fill/BroadcastTo/random shapes are attributes of ember's ops: a shape computed at run time
+    # cannot be passed yet (TensorFlow builds a dynamic reshape here).
+    for build in (lambda x: tf.reshape(x, tf.shape(x)), lambda x: tf.zeros(tf.shape(x)),
+                  lambda x: tf.broadcast_to(x[:1], tf.shape(x)), lambda x: tf.random.uniform(tf.shape(x))):
+        f = tf.function(build, input_signature=[tf.TensorSpec([None, 4])])
+        with pytest.raises(TypeError, match="must be known while ember.function traces"):
+            f(tf.ones([2, 4]))

@@ -351,10 +351,22 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
     if axis < 0:
         axis += tensor.ndim
     dims = tensor.shape.as_list()
-    if dims[axis:axis + k] != mask.shape.as_list():
-        raise ValueError(f"boolean_mask: shapes {tuple(dims[axis:axis + k])} and {tuple(mask.shape.as_list())} "
-                         "are incompatible")
-    flat = _Reshape(tensor, dims[:axis] + [int(np.prod(dims[axis:axis + k]))] + dims[axis + k:])
+    masked = dims[axis:axis + k]
+    mask_dims = mask.shape.as_list()
+    if len(masked) != len(mask_dims) or any(d is not None and m is not None and d != m
+                                            for d, m in zip(masked, mask_dims)):
+        raise ValueError(f"boolean_mask: shapes {tuple(masked)} and {tuple(mask_dims)} are incompatible")
+    # A dimension unknown while tracing in one of them may be known in the other.
+    masked = [d if d is not None else m for d, m in zip(masked, mask_dims)]
+    size = None if None in masked else int(np.prod(masked))
+    target = dims[:axis] + [size] + dims[axis + k:]
+    if sum(d is None for d in target) > 1:
+        raise errors.UnimplementedError(
+            None, None, f"boolean_mask: flattening the masked dimensions of a tensor of shape {dims} needs a "
+            f"reshape to {target}, with several dimensions unknown while tracing; ember's Reshape takes a static "
+            "shape with at most one -1, so this needs run-time shapes (not supported yet). Give the other "
+            "dimensions in the input signature.")
+    flat = _Reshape(tensor, [-1 if d is None else d for d in target])
     indices = _Squeeze(_Where(_Reshape(mask, [-1])), [1])
     return _GatherV2(flat, indices, axis, 0)
 
@@ -494,7 +506,14 @@ def linspace(start, stop, num, name=None, axis=0):
         start, stop = _Cast(start, dtypes.float64), _Cast(stop, dtypes.float64)
     if not start.dtype.is_floating:
         raise _invalid("LinSpace", f"start and stop must be floating or integer, got {start.dtype.name}")
-    shape = list(np.broadcast_shapes(tuple(start.shape.as_list()), tuple(stop.shape.as_list())))
+    start_dims, stop_dims = start.shape.as_list(), stop.shape.as_list()
+    if None in start_dims or None in stop_dims:
+        # Dimensions unknown while tracing: broadcast with the ops (x * ones_like(y)) rather than BroadcastTo,
+        # whose shape is an attribute; only the static rank is needed below.
+        start, stop = start * _OnesLike(stop), stop * _OnesLike(start)
+        shape = start.shape.as_list()
+    else:
+        shape = list(np.broadcast_shapes(tuple(start_dims), tuple(stop_dims)))
     axis = int(axis)
     rank = len(shape) + 1
     if not -rank <= axis < rank:
@@ -502,7 +521,9 @@ def linspace(start, stop, num, name=None, axis=0):
                                    f"(expected an axis in [{-rank}, {rank}))")
     if not shape and num > 0:
         return _LinSpace(start, stop, num)
-    return _linspace_nd(_BroadcastTo(start, shape), _BroadcastTo(stop, shape), num, axis % rank)
+    if None not in shape:
+        start, stop = _BroadcastTo(start, shape), _BroadcastTo(stop, shape)
+    return _linspace_nd(start, stop, num, axis % rank)
 
 
 def _linspace_nd(start, stop, num, axis):
@@ -515,7 +536,7 @@ def _linspace_nd(start, stop, num, axis):
     steps_shape[axis] = builtins.max(num - 2, 0)
     steps = _Reshape(range(1, builtins.max(num - 1, 1), dtype=start.dtype), steps_shape)
     joined = _ConcatV2([first, first + delta * steps, last], axis)
-    size = list(joined.shape.as_list())
+    size = [-1 if d is None else d for d in joined.shape.as_list()]  # -1: to the end (unknown while tracing)
     size[axis] = num
     return _Slice(joined, [0] * rank, size)
 
