@@ -19,10 +19,14 @@ from ember import _C, errors
 HUGE = 2**70
 
 
+# Subprocesses import ember exactly as this process did (an editable install's import hook needs site).
+PYTHON_FLAGS = ["-S"] if sys.flags.no_site else []
+
+
 def run_isolated(source):
     """Runs ``source`` in a fresh interpreter; returns (returncode, stderr)."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    proc = subprocess.run([sys.executable, "-S", "-c", textwrap.dedent(source)], capture_output=True,
+    proc = subprocess.run([sys.executable, *PYTHON_FLAGS, "-c", textwrap.dedent(source)], capture_output=True,
                           text=True, timeout=120, env=env)
     return proc.returncode, proc.stderr
 
@@ -308,7 +312,7 @@ def test_user_file_in_a_directory_named_ember_keeps_its_location(tmp_path):
             print(e)
     """))
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    proc = subprocess.run([sys.executable, "-S", str(script)], capture_output=True, text=True, timeout=120,
+    proc = subprocess.run([sys.executable, *PYTHON_FLAGS, str(script)], capture_output=True, text=True, timeout=120,
                           env=env, cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "MatMul (created at train.py:7)" in proc.stdout, proc.stdout
@@ -415,3 +419,36 @@ def test_shape_from_tf_shape_is_a_clear_error_until_the_core_takes_shape_operand
         f = tf.function(build, input_signature=[tf.TensorSpec([None, 4])])
         with pytest.raises(TypeError, match="must be known while ember.function traces"):
             f(tf.ones([2, 4]))
+
+
+# ---- found by tests/fuzz/test_api_fuzz.py ---------------------------------------------------------
+
+@pytest.mark.parametrize("call", [
+    lambda: tf.clip_by_value(np.array([1, 2], np.int8), 2**64, 3),
+    lambda: tf.math.truediv(2, -(2**63) - 1),
+    lambda: tf.greater(tf.constant([2, 2]), np.array(HUGE, dtype=object)),
+    lambda: tf.matmul([[1, 2]], [[HUGE], [1]]),
+    lambda: tf.math.log_softmax([2.0, 2.0], axis=float("inf")),
+    lambda: tf.nn.softmax([2.0, 2.0], axis=float("inf")),
+    lambda: tf.squeeze([[1.0]], axis=float("inf")),
+    lambda: tf.stack([tf.constant([0, 1])], axis=float("inf")),
+    lambda: tf.unstack(tf.ones([2, 2]), num=float("inf")),
+    lambda: tf.gather([[1.0, 2.0]], [0], batch_dims=float("inf")),
+    lambda: tf.linspace(0.0, 1.0, float("inf")),
+])
+def test_overflow_in_conversions_is_a_value_error(call):
+    # TypeError where TF's conversion says so (a value for another operand's dtype, linspace's num).
+    with pytest.raises((ValueError, TypeError)):
+        call()
+
+
+@pytest.mark.parametrize("axes", [[[5], [0]], [[0], [7]], [[-3], [0]], [[0], [2**63]]])
+def test_tensordot_axes_out_of_range_are_rejected_not_wrapped(axes):
+    # [[5], [0]] on rank 2 used to wrap around to axis 1 and return a value.
+    with pytest.raises(ValueError, match="tensordot: axis .* out of range"):
+        tf.tensordot(tf.ones([2, 2]), tf.ones([2, 2]), axes)
+
+
+def test_tensordot_of_scalars_with_axes_is_a_value_error():
+    with pytest.raises(ValueError):
+        tf.tensordot(True, 1, tf.constant([True, False]))

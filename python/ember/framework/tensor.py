@@ -233,8 +233,11 @@ def _first_leaf(value):
 def _from_array(array, dtype):
     np_dtype = dtype.as_numpy_dtype
     if array.dtype != np_dtype:
-        with np.errstate(all="ignore"):
-            array = array.astype(np_dtype)
+        try:
+            with np.errstate(all="ignore"):
+                array = array.astype(np_dtype)
+        except OverflowError:  # Python ints beyond int64 (an object array): TF's ValueError
+            raise ValueError("Can't convert Python sequence with out-of-range integer to Tensor.") from None
     shape = list(array.shape)
     array = np.require(array, requirements="C")  # ascontiguousarray would turn a scalar into shape (1,)
     if dtype == dtypes.bfloat16:

@@ -92,6 +92,15 @@ def _symbolic_message(op, arg):
             "dimension in the TensorSpec, or use -1)")
 
 
+def _to_int(value, op, arg):
+    """``int(value)`` for an argument TF converts with int(): infinity is a ValueError naming it, not an
+    OverflowError."""
+    try:
+        return int(value)
+    except OverflowError:
+        raise ValueError(f"{op}: {arg} must be a finite integer, got {value!r}") from None
+
+
 def _concrete(value, op, arg):
     """``value`` itself, unless it is a graph tensor: ember's ops take ``arg`` as an attribute, whose value
     must be known when the node is built (for every dtype: a graph tensor has no buffer to read)."""
@@ -153,9 +162,9 @@ def squeeze(input, axis=None, name=None):  # noqa: A002 - TF's name
     if axis is None:
         axes = []
     elif isinstance(axis, (list, tuple)):
-        axes = [int(a) for a in axis]  # an attribute: TF takes anything int() takes
+        axes = [_to_int(a, "Squeeze", "axis") for a in axis]  # an attribute: TF takes anything int() takes
     else:
-        axes = [int(axis)]
+        axes = [_to_int(axis, "Squeeze", "axis")]
     return _Squeeze(input, axes)
 
 
@@ -173,7 +182,7 @@ def concat(values, axis, name="concat"):
 
 def stack(values, axis=0, name="stack"):
     values = list(values)
-    axis = int(axis)
+    axis = _to_int(axis, "Pack", "axis")
     if not values and axis == 0:
         return convert_to_tensor([])  # TF: stack([]) is an empty float32 vector
     if values:
@@ -185,7 +194,7 @@ def unstack(value, num=None, axis=0, name="unstack"):
     value = _tensor(value)
     axis = _int_scalar(axis, "Unpack", "axis")
     _check_axis("Unpack", axis, value.ndim)
-    out = _Unpack(value, -1 if num is None else int(num), axis)
+    out = _Unpack(value, -1 if num is None else _to_int(num, "Unpack", "num"), axis)
     return list(out) if isinstance(out, tuple) else [out]
 
 
@@ -347,7 +356,7 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
     k = mask.ndim
     if k == 0:
         raise ValueError("boolean_mask: mask cannot be scalar.")
-    axis = 0 if axis is None else int(axis)
+    axis = 0 if axis is None else _to_int(axis, "boolean_mask", "axis")
     if axis < 0:
         axis += tensor.ndim
     dims = tensor.shape.as_list()
@@ -376,7 +385,7 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     indices = _tensor(indices)
     if indices.dtype == dtypes.int16:  # TF accepts int16; the op takes int32 and int64
         indices = _Cast(indices, dtypes.int32)
-    batch_dims = int(batch_dims)
+    batch_dims = _to_int(batch_dims, "GatherV2", "batch_dims")
     axis = batch_dims if axis is None else _int_scalar(axis, "GatherV2", "axis", _INVALID)
     return _GatherV2(params, indices, axis, batch_dims)
 
@@ -419,7 +428,7 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
                         "off_value")
     on = _concrete(on, "OneHot", "on_value")
     off = _concrete(off, "OneHot", "off_value")
-    return _OneHot(indices, depth, float(on.numpy()), float(off.numpy()), -1 if axis is None else int(axis), dtype)
+    return _OneHot(indices, depth, float(on.numpy()), float(off.numpy()), -1 if axis is None else _to_int(axis, "OneHot", "axis"), dtype)
 
 
 # ---- creation ---------------------------------------------------------------------------------------
@@ -499,7 +508,7 @@ def linspace(start, stop, num, name=None, axis=0):
     stop = stop if isinstance(stop, Tensor) else convert_to_tensor(stop, dtype=start.dtype)
     if isinstance(num, Tensor) and not num.dtype.is_integer or isinstance(num, (float, np.floating)):
         raise TypeError(f"LinSpace: num must be an integer, got {num!r}")
-    num = int(num)
+    num = _to_int(num, "LinSpace", "num")
     if num < 0:
         raise _invalid("LinSpace", f"num must be >= 0, got {num}")
     if start.dtype.is_integer:
@@ -514,7 +523,7 @@ def linspace(start, stop, num, name=None, axis=0):
         shape = start.shape.as_list()
     else:
         shape = list(np.broadcast_shapes(tuple(start_dims), tuple(stop_dims)))
-    axis = int(axis)
+    axis = _to_int(axis, "LinSpace", "axis")
     rank = len(shape) + 1
     if not -rank <= axis < rank:
         raise _invalid("LinSpace", f"axis {axis} is out of range for a result of rank {rank} "

@@ -327,8 +327,8 @@ def tensordot(a, b, axes, name=None):
             raise ValueError(f"`axes` must not be larger than the number of dimensions of tensor {a}.  "
                              f"Received {n}, vs tensor dimensions {min(a.ndim, b.ndim)}.")
         a_axes, b_axes = list(range(a.ndim - n, a.ndim)), list(range(n))
-    a_axes = [_axis_int(x) % a.ndim if a.ndim else _axis_int(x) for x in a_axes]
-    b_axes = [_axis_int(x) % b.ndim if b.ndim else _axis_int(x) for x in b_axes]
+    a_axes = [_tensordot_axis(x, a.ndim, "a") for x in a_axes]
+    b_axes = [_tensordot_axis(x, b.ndim, "b") for x in b_axes]
     a_free = [i for i in range(a.ndim) if i not in a_axes]
     b_free = [i for i in range(b.ndim) if i not in b_axes]
     a_shape, b_shape = a.shape.as_list(), b.shape.as_list()
@@ -408,6 +408,15 @@ def _tensordot_batched(a2, b, b_axes, b_free, contracted, k, free_a, free_b):
         a3 = array_ops.expand_dims(a3, -2)  # [free_a..., 1 x (n-1), 1, K]
     y = array_ops.squeeze(matmul(a3, b_t), [-2])  # [free_a..., g1 .. g(n-1), gn]
     return y if free_a else array_ops.squeeze(y, [0])
+
+
+def _tensordot_axis(axis, ndim, which):
+    """A contraction axis in [0, ndim); out of range is an error (it used to wrap around silently)."""
+    axis = _axis_int(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"tensordot: axis {axis} of {which} is out of range for a tensor of rank {ndim} "
+                         f"(expected an axis in [{-ndim}, {ndim}))")
+    return axis % ndim
 
 
 def _static_product(dims):
