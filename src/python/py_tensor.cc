@@ -152,12 +152,27 @@ PyObject* to_tensor(PyObject* value, int hint) {
   return result;
 }
 
+Status guarded_execute(const OpDef& op, std::span<TensorImpl* const> inputs, std::span<const AttrValue> attrs,
+                       OutputList& outputs) {
+  // This is called from C (the op caller, number slots): an exception unwinding into CPython's frames
+  // would terminate the process. Ops return a Status; this only catches what slipped past one.
+  try {
+    return execute_op(op, inputs, attrs, outputs);
+  } catch (const std::bad_alloc&) {
+    return make_error(Code::kResourceExhausted, op.name, ": out of memory");
+  } catch (const StatusError& e) {
+    return e.status();
+  } catch (const std::exception& e) {
+    return make_error(Code::kInternal, op.name, ": unexpected C++ exception: ", e.what());
+  }
+}
+
 PyObject* run_op(const OpDef& op, PyObject* const* inputs, size_t n_inputs, std::span<const AttrValue> attrs,
                  bool force_tuple) {
   SmallVector<TensorImpl*, 4> impls;
   for (size_t i = 0; i < n_inputs; ++i) impls.push_back(impl_of(inputs[i]));
   OutputList outputs;
-  Status s = execute_op(op, {impls.data(), impls.size()}, attrs, outputs);
+  Status s = guarded_execute(op, {impls.data(), impls.size()}, attrs, outputs);
   if (!s.ok()) return raise_status(s);
   if (outputs.size() == 1 && !force_tuple) return wrap_tensor(std::move(outputs[0]));
   PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(outputs.size()));

@@ -26,7 +26,7 @@ BUDGET_S = float(os.environ.get("EMBER_FUZZ_SECONDS", "25"))  # per seed; two se
 # Workers import ember exactly as this process did (an editable install's import hook needs site).
 PYTHON_FLAGS = ["-S"] if sys.flags.no_site else []
 CASE_TIMEOUT_S = 30.0  # a case with no progress for this long is a hang
-MEMORY_LIMIT = 6 << 30  # address space of a worker: big allocations fail instead of swapping the machine
+MEMORY_LIMIT = 2 << 30  # data of a worker: big allocations fail fast instead of filling gigabytes
 
 # Callables that are not ops (decorators, context managers, global switches) or that would only print.
 SKIP = {"function", "defun", "method", "custom_gradient", "recompute_grad", "control_dependencies", "device",
@@ -34,10 +34,21 @@ SKIP = {"function", "defun", "method", "custom_gradient", "recompute_grad", "con
         "TensorShape", "TensorSpec", "DType", "Tensor"}
 
 
+# Raw ops (ember._C.op) reached through the op caller's attribute conversion; ops naming variables or
+# functions by id/name (the GraphDef/resource owners' fuzzers cover them) and printing are left out.
+RAW_SKIP = {"Placeholder", "PartitionedCall", "ReadVariableOp", "AssignVariableOp", "AssignAddVariableOp",
+            "AssignSubVariableOp", "PrintV2"}
+
+
 def public_functions(tf):
     import inspect
 
+    from ember import _C
+
     found = {}
+    for name in _C.op_names():
+        if name not in RAW_SKIP:
+            found["_C.op." + name] = _C.op(name)
     for prefix, module in (("", tf), ("math.", tf.math), ("nn.", tf.nn), ("linalg.", tf.linalg),
                            ("random.", tf.random)):
         for name in sorted(dir(module)):
@@ -85,11 +96,17 @@ def build_case(tf, np, functions, seed, index):
     names = sorted(functions)
     name = names[rng.randrange(len(names))]
     fn = functions[name]
-    try:
-        params = [p for p in inspect.signature(fn).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    except (TypeError, ValueError):
-        params = []
+    if name.startswith("_C.op."):  # inputs then attributes, positionally
+        from ember import _C
+
+        info = _C.op_info(name[len("_C.op."):])
+        params = [inspect.Parameter(n, inspect.Parameter.POSITIONAL_ONLY) for n in info["inputs"] + info["attrs"]]
+    else:
+        try:
+            params = [p for p in inspect.signature(fn).parameters.values()
+                      if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        except (TypeError, ValueError):
+            params = []
     # Mostly sensible first arguments (so the hostile value reaches deeper code), hostile everything else.
     sane = [lambda: tf.constant([[1.0, 2.0], [3.0, 4.0]]), lambda: tf.constant([1.0, 2.0, 3.0]),
             lambda: tf.constant([[1, 2], [3, 4]], tf.bfloat16), lambda: tf.constant([0, 1]), lambda: [[1.0, 2.0]],
@@ -194,7 +211,8 @@ def _flatten(value):
 def worker(seed, start, end, deadline):
     import resource
 
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+    # RLIMIT_DATA, not RLIMIT_AS: thread stacks and allocator arenas reserve much address space they never use.
+    resource.setrlimit(resource.RLIMIT_DATA, (MEMORY_LIMIT, MEMORY_LIMIT))
     import warnings
 
     warnings.simplefilter("ignore")
@@ -220,43 +238,58 @@ def worker(seed, start, end, deadline):
 
 
 def run_seed(seed, budget_s):
-    """Runs cases of `seed` in workers until the budget is spent; returns (cases, crashes, hangs, bad)."""
+    """Runs cases of `seed` in workers until the budget is spent; returns (cases, failures by kind)."""
+    import tempfile
+
     deadline = time.time() + budget_s
     index, cases, failures = 0, 0, {"crash": [], "hang": [], "bad": []}
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
     while time.time() < deadline:
-        proc = subprocess.Popen([sys.executable, *PYTHON_FLAGS, __file__, "--worker", str(seed), str(index), str(index + 100_000),
-                                 str(deadline)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        current, last_progress = None, time.time()
-        while True:
-            ready, _, _ = select.select([proc.stdout], [], [], 1.0)
-            if ready:
-                line = proc.stdout.readline()
-                if not line:
+        with tempfile.TemporaryFile() as stderr_file:  # a file, not a pipe: a chatty worker never blocks
+            proc = subprocess.Popen([sys.executable, *PYTHON_FLAGS, __file__, "--worker", str(seed), str(index),
+                                     str(index + 10_000_000), str(deadline)],
+                                    stdout=subprocess.PIPE, stderr=stderr_file, env=env)
+            current, hung, pending, last_progress = None, False, b"", time.time()
+            fd = proc.stdout.fileno()
+            while True:
+                # Raw reads and our own line splitting: a buffered readline can hold lines select cannot see.
+                ready, _, _ = select.select([fd], [], [], 1.0)
+                if not ready:
+                    if time.time() - last_progress > CASE_TIMEOUT_S:
+                        proc.kill()
+                        hung = True
+                        break
+                    continue
+                chunk = os.read(fd, 65536)
+                if not chunk:
                     break
                 last_progress = time.time()
-                kind, _, rest = line.rstrip("\n").partition(" ")
-                if kind == "START":
-                    current = int(rest)
-                elif kind == "DONE":
-                    cases += 1
-                    current = None
-                    index = int(rest) + 1
-                elif kind == "BAD":
-                    failures["bad"].append((seed, int(rest.split(" ", 1)[0]), rest.split(" ", 1)[1]))
-            elif time.time() - last_progress > CASE_TIMEOUT_S:
-                proc.kill()
-                failures["hang"].append((seed, current, "no progress for %.0f s" % CASE_TIMEOUT_S))
-                break
-        proc.wait()
-        stderr = proc.stderr.read()
-        if current is not None:  # died (or hung) inside a case: report it and go on after it
-            if not failures["hang"] or failures["hang"][-1][1] != current:
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    kind, _, rest = line.decode().partition(" ")
+                    if kind == "START":
+                        current = int(rest)
+                    elif kind == "DONE":
+                        cases += 1
+                        current = None
+                        index = int(rest) + 1
+                    elif kind == "BAD":
+                        case, _, what = rest.partition(" ")
+                        failures["bad"].append((seed, int(case), what))
+            proc.wait()
+            stderr_file.seek(0)
+            stderr = stderr_file.read().decode(errors="replace")
+        if current is not None:  # died or hung inside a case: report it and go on after it
+            if hung:
+                failures["hang"].append((seed, current, f"no progress for {CASE_TIMEOUT_S:.0f} s"))
+            else:
                 failures["crash"].append((seed, current, f"exit status {proc.returncode}: {stderr[-500:]}"))
             cases += 1
             index = current + 1
-        elif proc.returncode != 0:
-            failures["crash"].append((seed, index, f"worker failed outside a case ({proc.returncode}): {stderr[-800:]}"))
+        elif hung or proc.returncode != 0:
+            kind = "hang" if hung else "crash"
+            failures[kind].append((seed, index, f"worker failed outside a case ({proc.returncode}): {stderr[-800:]}"))
             break
         else:
             break  # the worker stopped at the deadline

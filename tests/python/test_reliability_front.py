@@ -452,3 +452,47 @@ def test_tensordot_axes_out_of_range_are_rejected_not_wrapped(axes):
 def test_tensordot_of_scalars_with_axes_is_a_value_error():
     with pytest.raises(ValueError):
         tf.tensordot(True, 1, tf.constant([True, False]))
+
+
+def test_cpp_exception_in_an_op_called_from_c_becomes_an_ember_error():
+    # Unpack with num = 2**31 - 1 on a dimension unknown while tracing makes the trace allocate 2**31
+    # outputs: std::bad_alloc used to unwind into CPython and abort the process.
+    code, stderr = run_isolated("""
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+        import ember as tf
+        from ember import errors
+        f = tf.function(lambda x: tf._C.op("Unpack")(x, 2**31 - 1, 0), input_signature=[tf.TensorSpec([None])])
+        try:
+            f(tf.constant([0.0, 1.0]))
+            raise SystemExit("no error")
+        except errors.ResourceExhaustedError as e:
+            assert "Unpack" in str(e), e
+    """)
+    assert code == 0, stderr
+
+
+def test_split_into_too_many_or_unknown_parts():
+    with pytest.raises(errors.ResourceExhaustedError, match="Split: num_split"):
+        tf.split(tf.zeros([0, 3]), 2**63)
+    assert len(tf.split(tf.zeros([0, 3]), 5)) == 5
+    f = tf.function(lambda x: tf.split(x, 2), input_signature=[tf.TensorSpec([None])])
+    with pytest.raises(errors.UnimplementedError, match="Split: splitting dimension 0, which is unknown"):
+        f(tf.ones([4]))
+    g = tf.function(lambda x: tf.split(x, 1)[0], input_signature=[tf.TensorSpec([None])])
+    assert g(tf.ones([4])).shape == (4,)
+
+
+def test_constant_too_big_for_memory_is_a_resource_error():
+    code, stderr = run_isolated("""
+        import resource
+        resource.setrlimit(resource.RLIMIT_DATA, (2 << 30, 2 << 30))
+        import ember as tf
+        from ember import errors
+        try:
+            tf.constant(2**31, shape=2**31)
+            raise SystemExit("no error")
+        except errors.ResourceExhaustedError as e:
+            assert "constant: out of memory" in str(e), e
+    """)
+    assert code == 0, stderr

@@ -231,6 +231,15 @@ def _first_leaf(value):
 
 
 def _from_array(array, dtype):
+    try:
+        return _from_array_unchecked(array, dtype)
+    except MemoryError:  # NumPy's copy of a huge value (constant(x, shape=[2**31])): TF's resource error
+        raise errors.ResourceExhaustedError(
+            None, None, f"constant: out of memory converting a value of shape {list(array.shape)} to "
+            f"{dtype.name}") from None
+
+
+def _from_array_unchecked(array, dtype):
     np_dtype = dtype.as_numpy_dtype
     if array.dtype != np_dtype:
         try:

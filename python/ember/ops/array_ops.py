@@ -47,6 +47,7 @@ _UnsortedSegmentSum = _C.op("UnsortedSegmentSum")
 _Cast = _C.op("Cast")
 
 _INDEX_DTYPES = (dtypes.int32, dtypes.int64)
+_MAX_OUTPUTS = 1 << 20  # more outputs than this from one op (split into pieces) is a resource error
 _INVALID = errors.InvalidArgumentError
 
 
@@ -213,11 +214,21 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
         if not -rank <= axis < rank:
             raise _invalid("Split", f"axis {axis} is out of range for a tensor of rank {rank} "
                                     f"(expected an axis in [{-rank}, {rank}))")
+        if parts > _MAX_OUTPUTS:  # TF takes num_split as int32; ember also bounds the outputs of one op
+            raise errors.ResourceExhaustedError(
+                None, None, f"Split: num_split {parts} would create more than {_MAX_OUTPUTS} outputs")
         dim = value.shape[axis]
-        if dim % parts:
+        if dim is None:
+            if parts != 1:
+                raise errors.UnimplementedError(
+                    None, None, f"Split: splitting dimension {axis}, which is unknown while tracing, into {parts} "
+                    "equal parts needs sizes computed at run time; ember's SplitV takes static sizes (not "
+                    "supported yet). Give the dimension in the input signature, or split by sizes with one -1.")
+            dim = -1
+        elif dim % parts:
             raise _invalid("Split", f"number of ways to split should evenly divide the split dimension, but got "
                                     f"split_dim {axis} (size = {dim}) and num_split {parts}")
-        sizes = [dim // parts] * parts
+        sizes = [dim // parts] * parts if dim >= 0 else [-1]
     else:
         if np.ndim(splits) == 0 and not isinstance(splits, (list, tuple)):
             raise ValueError("Split: rank-0 tensors are not supported as the num_or_size_splits argument to "
