@@ -120,7 +120,16 @@ Status PyGraphFunction::run(std::span<TensorImpl* const> args, OutputList& resul
 
 nb::list PyGraphFunction::call(nb::list args) const {
   SmallVector<TensorImpl*, 4> impls;
-  for (nb::handle a : args) impls.push_back(as_impl(a));
+  for (nb::handle a : args) {
+    TensorImpl* t = as_impl(a);
+    // The executor reads its arguments' buffers; a graph tensor has none (inside a trace, calls go
+    // through a PartitionedCall node instead).
+    if (t->is_symbolic())
+      throw nb::type_error(("GraphFunction " + fn_->name +
+                            ": cannot run on a symbolic tensor; call it through ember.function while tracing")
+                               .c_str());
+    impls.push_back(t);
+  }
   OutputList results;
   Status s;
   if (autodiff::recording_active()) {

@@ -297,6 +297,9 @@ def run_seed(seed, budget_s):
 
 
 def rotating_seed():
+    """From the date (EMBER_FUZZ_SEED overrides it, e.g. for long runs over many seeds)."""
+    if os.environ.get("EMBER_FUZZ_SEED"):
+        return int(os.environ["EMBER_FUZZ_SEED"])
     return int(datetime.date.today().strftime("%Y%m%d")) * 7 + 1
 
 

@@ -496,3 +496,19 @@ def test_constant_too_big_for_memory_is_a_resource_error():
             assert "constant: out of memory" in str(e), e
     """)
     assert code == 0, stderr
+
+
+def test_graph_function_called_directly_on_a_symbolic_tensor_is_a_type_error():
+    code, stderr = run_isolated("""
+        import ember as tf
+        concrete = tf.function(lambda x: x * 2).get_concrete_function(tf.TensorSpec([2]))
+        @tf.function
+        def outer(y):
+            return concrete._gf([y])
+        try:
+            outer(tf.ones([2]))
+            raise SystemExit("no error")
+        except TypeError as e:
+            assert "cannot run on a symbolic tensor" in str(e), e
+    """)
+    assert code == 0, stderr
