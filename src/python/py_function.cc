@@ -37,6 +37,19 @@ bool is_ember_frame(const std::string& file) {
   return !dir.empty() && file.starts_with(dir);
 }
 
+// A file or function name as UTF-8; a name that does not encode (lone surrogates from undecodable file
+// names) is escaped rather than leaving an error pending under the op being built.
+std::string utf8_or_escaped(PyObject* name) {
+  PyObject* bytes = PyUnicode_AsEncodedString(name, "utf-8", "backslashreplace");
+  if (bytes == nullptr) {
+    PyErr_Clear();
+    return "";
+  }
+  std::string out(PyBytes_AS_STRING(bytes), static_cast<size_t>(PyBytes_GET_SIZE(bytes)));
+  Py_DECREF(bytes);
+  return out;
+}
+
 // The first Python frame outside the ember package: the user's line that created a node.
 SourceLocation python_caller_location() {
   SourceLocation loc;
@@ -45,13 +58,11 @@ SourceLocation python_caller_location() {
   Py_INCREF(frame);
   while (frame != nullptr) {
     PyCodeObject* code = PyFrame_GetCode(frame);
-    const char* file = PyUnicode_AsUTF8(code->co_filename);
-    std::string file_str = file ? file : "";
+    std::string file_str = utf8_or_escaped(code->co_filename);
     if (!is_ember_frame(file_str)) {
       loc.file = file_str;
       loc.line = PyFrame_GetLineNumber(frame);
-      const char* fn = PyUnicode_AsUTF8(code->co_name);
-      loc.function = fn ? fn : "";
+      loc.function = utf8_or_escaped(code->co_name);
       Py_DECREF(code);
       Py_DECREF(frame);
       return loc;

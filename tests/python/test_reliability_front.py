@@ -512,3 +512,10 @@ def test_graph_function_called_directly_on_a_symbolic_tensor_is_a_type_error():
             assert "cannot run on a symbolic tensor" in str(e), e
     """)
     assert code == 0, stderr
+
+
+def test_source_file_name_that_does_not_encode_is_escaped():
+    namespace = {"tf": tf}
+    exec(compile("def f(x):\n    return tf.matmul(x, x)\n", "/tmp/bad\udcff.py", "exec"), namespace)
+    with pytest.raises(errors.InvalidArgumentError, match=r"MatMul \(created at bad\\udcff.py:2\)"):
+        tf.function(namespace["f"])(tf.ones([2, 3]))
