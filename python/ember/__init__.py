@@ -50,3 +50,4 @@ __version__ = "0.1.0"
 from ember import traceback_filter as _traceback_filter
 
 _traceback_filter.install()
+_C.set_package_dir(_traceback_filter.PACKAGE_DIR)  # graph nodes record the first frame outside it
