@@ -19,6 +19,12 @@ python3 -c "import scikit_build_core" 2>/dev/null || need_pip+=(scikit-build-cor
 python3 -c "import pytest" 2>/dev/null || need_pip+=(pytest)
 python3 -c "import ml_dtypes" 2>/dev/null || need_pip+=(ml_dtypes)
 python3 -c "import sklearn" 2>/dev/null || need_pip+=(scikit-learn)  # tests/python/test_train_digits.py
+# `--test`: what the test command adds. TensorFlow is the reference the differential tests compare with
+# (tf_keras: Keras 2 semantics, where layers are Modules); pip's cache keeps later installs quick.
+if [ "${1:-}" = "--test" ]; then
+  python3 -c "import tensorflow" 2>/dev/null || need_pip+=(tensorflow-cpu)
+  python3 -c "import tf_keras" 2>/dev/null || need_pip+=(tf_keras)
+fi
 if [ ${#need_pip[@]} -gt 0 ]; then
   echo "== pip install ${need_pip[*]}"
   python3 -m pip install -q "${need_pip[@]}"
