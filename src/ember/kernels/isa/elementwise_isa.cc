@@ -111,6 +111,8 @@ struct FloorDivF {
       return b == 0 ? X(0) : X(a / b);
     } else {
       if (b == 0) return X(0);  // the driver rejects integer division by zero before running
+      // min / -1 overflows (SIGFPE on x86); TF wraps to min. Negate in unsigned arithmetic.
+      if (b == X(-1)) return X(std::make_unsigned_t<X>(0) - std::make_unsigned_t<X>(a));
       X q = a / b;
       return X((a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q);
     }
@@ -125,7 +127,7 @@ struct FloorModF {
     } else if constexpr (std::is_unsigned_v<X>) {
       return b == 0 ? X(0) : X(a % b);
     } else {
-      if (b == 0) return X(0);
+      if (b == 0 || b == X(-1)) return X(0);  // min % -1 traps on x86 like min / -1
       X r = X(a % b);
       return X((r != 0 && ((r < 0) != (b < 0))) ? r + b : r);
     }
