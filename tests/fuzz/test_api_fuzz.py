@@ -1,7 +1,8 @@
 """Python-API fuzz smoke: the public ``ember`` functions called with hostile argument values.
 
 Each case picks a public function (``ember.*``, ``ember.math``, ``ember.nn``, ``ember.linalg``,
-``ember.random``) and fills its parameters from a pool of hostile values: ints beyond int64, negative
+``ember.random``, and every raw op caller ``ember._C.op(name)``, whose attribute conversion is the
+binding's) and fills its parameters from a pool of hostile values: ints beyond int64, negative
 ints, None, nested and ragged lists, NumPy scalars, strings, NaN/inf, dtypes, bfloat16/int8/bool/empty
 tensors. It runs eagerly and inside ``ember.function`` (the tensors become symbolic arguments, some with
 unknown dimensions). The only acceptable outcomes are a result, an ``ember.errors`` exception, a

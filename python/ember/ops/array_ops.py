@@ -234,8 +234,8 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
             raise ValueError("Split: rank-0 tensors are not supported as the num_or_size_splits argument to "
                              f"split. Argument provided: {splits!r}")
         sizes = _int_list(splits, "SplitV", "size_splits")
-        if num is not None and int(num) != len(sizes):
-            raise _invalid("SplitV", f"num is {int(num)} but size_splits [{','.join(map(str, sizes))}] has "
+        if num is not None and _to_int(num, "SplitV", "num") != len(sizes):
+            raise _invalid("SplitV", f"num is {_to_int(num, 'SplitV', 'num')} but size_splits [{','.join(map(str, sizes))}] has "
                                      f"{len(sizes)} entries")
     out = _SplitV(value, sizes, axis)
     return list(out) if isinstance(out, tuple) else [out]
