@@ -8,3 +8,5 @@ echo "== ctest"
 ctest --test-dir build/py --output-on-failure -j2
 echo "== pytest"
 python3 -m pytest -q tests/python
+echo "== fuzz (bounded time; fixed and date-derived seeds; FUZZ-COUNTS lines)"
+python3 -m pytest -q -s tests/fuzz

@@ -5,7 +5,15 @@
     y = tf.nn.softmax(x @ x + 1.0)
 """
 
-from ember import _C, dtypes, errors
+import os as _os
+
+# OpenMP (ember's one thread pool) reads this when it loads, with the extension below. libgomp's default
+# keeps idle workers spinning for ~300k iterations after each parallel region: beside another busy
+# process on a small machine they take its cores, and a 15 us call became 0.6-2 ms in both. A short spin
+# keeps back-to-back regions warm and then sleeps. A value the user set wins.
+_os.environ.setdefault("GOMP_SPINCOUNT", "10000")
+
+from ember import _C, dtypes, errors  # noqa: E402 - after the OpenMP setting above
 from ember.dtypes import (DType, as_dtype, bfloat16, bool, double, float16, float32, float64, half, int8,
                           int16, int32, int64, uint8)
 from ember.framework.tensor import Tensor, constant, convert_to_tensor
@@ -42,3 +50,4 @@ __version__ = "0.1.0"
 from ember import traceback_filter as _traceback_filter
 
 _traceback_filter.install()
+_C.set_package_dir(_traceback_filter.PACKAGE_DIR)  # graph nodes record the first frame outside it

@@ -31,6 +31,9 @@ class optimizer:  # noqa: N801 - mirrors the tf.config.optimizer module
     def set_experimental_options(options):
         from ember import _C
 
+        if not isinstance(options, dict):
+            raise TypeError(f"set_experimental_options: expected a dict of option names to values, got "
+                            f"{type(options).__name__}")
         _C.optimizer_set_options(dict(options))
 
     @staticmethod
@@ -48,6 +51,23 @@ class optimizer:  # noqa: N801 - mirrors the tf.config.optimizer module
         return ""
 
 
+# More threads than this only oversubscribes the machine; a huge count would make OpenMP try to start
+# that many threads.
+_MAX_THREADS = 256
+
+
+def _thread_count(num_threads, what):
+    import operator
+
+    try:
+        n = operator.index(num_threads)
+    except TypeError:
+        raise TypeError(f"{what}: num_threads must be an int, got {num_threads!r}") from None
+    if n < 0:
+        raise ValueError(f"{what}: num_threads must be >= 0 (0 = one per core), got {n}")
+    return n
+
+
 class threading:  # noqa: N801 - mirrors the tf.config.threading module
     """``ember.config.threading``: thread counts (0 = one per core)."""
 
@@ -58,8 +78,9 @@ class threading:  # noqa: N801 - mirrors the tf.config.threading module
     def set_inter_op_parallelism_threads(num_threads):
         from ember import _C
 
-        threading._inter = int(num_threads)
-        _C.set_inter_op_threads(int(num_threads))
+        n = _thread_count(num_threads, "set_inter_op_parallelism_threads")
+        threading._inter = n
+        _C.set_inter_op_threads(min(n, _MAX_THREADS))
 
     @staticmethod
     def get_inter_op_parallelism_threads():
@@ -70,8 +91,9 @@ class threading:  # noqa: N801 - mirrors the tf.config.threading module
     def set_intra_op_parallelism_threads(num_threads):
         from ember import _C
 
-        threading._intra = int(num_threads)
-        _C.set_intra_op_threads(int(num_threads))
+        n = _thread_count(num_threads, "set_intra_op_parallelism_threads")
+        threading._intra = n
+        _C.set_intra_op_threads(min(n, _MAX_THREADS))
 
     @staticmethod
     def get_intra_op_parallelism_threads():

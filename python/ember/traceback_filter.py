@@ -5,11 +5,12 @@ import os
 import sys
 import types
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+# The one definition of "ember's own code": the C++ side (source locations of graph nodes) uses it too.
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 
 
 def _is_ember_frame(tb):
-    return tb.tb_frame.f_code.co_filename.startswith(_PACKAGE_DIR)
+    return tb.tb_frame.f_code.co_filename.startswith(PACKAGE_DIR)
 
 
 def filter_traceback(tb):

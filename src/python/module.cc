@@ -5,7 +5,10 @@
 #include <nanobind/stl/vector.h>
 
 #include <cstring>
+#include <exception>
+#include <new>
 #include <optional>
+#include <typeinfo>
 
 #include "ember/core/parallel.h"
 #include "ember/kernels/elementwise.h"
@@ -105,6 +108,36 @@ nb::dict op_info(const std::string& name) {
   return d;
 }
 
+// The last line of defence for the C API contract: a C++ exception that reaches nanobind becomes an
+// ember.errors exception (or a TypeError for a value nanobind could not convert) with a message, never
+// nanobind's bare "RuntimeError: std::bad_cast".
+void translate_exception(const std::exception_ptr& p, void*) {
+  try {
+    std::rethrow_exception(p);
+  } catch (const StatusError& e) {
+    raise_status(e.status());
+  } catch (const std::bad_alloc&) {
+    raise_status(make_error(Code::kResourceExhausted, "ember: out of memory"));
+  } catch (const std::bad_cast&) {
+    PyErr_SetString(
+        PyExc_TypeError,
+        "ember: an argument has the wrong type (it could not be converted to the value expected)");
+  }
+  // Anything else falls through to nanobind's own translators (python_error, std::exception, ...).
+}
+
+// The op seed of a random op: None, or an int that fits in int64 (python/ember/ops/random_ops.py reduces
+// Python ints and tensors to one).
+std::optional<int64_t> op_seed_arg(nb::handle seed) {
+  if (seed.is_none()) return std::nullopt;
+  if (!PyLong_Check(seed.ptr())) throw nb::type_error("random_get_seed: the op seed must be an int or None");
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(seed.ptr(), &overflow);
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  if (overflow != 0) throw nb::value_error("random_get_seed: the op seed does not fit in int64");
+  return v;
+}
+
 std::vector<std::string> op_names() {
   std::vector<std::string> names;
   for (const auto& op : OpRegistry::global().ops()) names.push_back(op->name);
@@ -117,6 +150,7 @@ NB_MODULE(_C, m) {
   // Some process-wide caches are leaked on purpose (they must outlive the allocator's thread caches at
   // exit), and graphs in them may hold Python callables (custom-gradient replays): not leaks to report.
   nb::set_leak_warnings(false);
+  nb::register_exception_translator(&translate_exception);
   if (!init_tensor_type(m.ptr()) || !init_op_caller(m.ptr())) throw nb::python_error();
   bind_functions(m);
   bind_call_memo(m);
@@ -140,9 +174,7 @@ NB_MODULE(_C, m) {
   m.def(
       "random_get_seed",
       [](nb::handle op_seed) {
-        std::optional<int64_t> op;
-        if (!op_seed.is_none()) op = nb::cast<int64_t>(op_seed);
-        kernels::SeedPair pair = kernels::SeedState::global().get_seed(op);
+        kernels::SeedPair pair = kernels::SeedState::global().get_seed(op_seed_arg(op_seed));
         return nb::make_tuple(pair.seed, pair.seed2);
       },
       nb::arg("op_seed").none());

@@ -109,7 +109,14 @@ PyObject* call_slow(PyObject* self, PyObject* args, PyObject* kwargs) {
 
 PyObject* run_entry(const MemoEntry& entry, SmallVector<TensorImpl*, 8>& tensors) {
   OutputList results;
-  Status s = entry.graph_fn->run({tensors.data(), tensors.size()}, results);
+  Status s;
+  try {  // reached from tp_call: no C++ exception may unwind into CPython
+    s = entry.graph_fn->run({tensors.data(), tensors.size()}, results);
+  } catch (const std::bad_alloc&) {
+    s = make_error(Code::kResourceExhausted, "running a function: out of memory");
+  } catch (const std::exception& e) {
+    s = make_error(Code::kInternal, "running a function: unexpected C++ exception: ", e.what());
+  }
   if (!s.ok()) return raise_status(s);
   if (entry.single_result) return wrap_tensor(std::move(results[0]));
   PyObject* flat = PyList_New(static_cast<Py_ssize_t>(results.size()));

@@ -53,15 +53,27 @@ nb::dict get_options() {
 void set_options(nb::dict values) {
   passes::OptimizerOptions options = passes::optimizer_options();
   for (auto [key, value] : values) {
+    if (!nb::isinstance<nb::str>(key))
+      throw nb::type_error("set_experimental_options: option names must be strings");
     std::string name = nb::cast<std::string>(key);
     bool known = false;
     for (const BoolOption& o : kBoolOptions) {
       if (name != o.name) continue;
-      options.*o.field = nb::cast<bool>(value) != o.inverted;
+      // TF reads these options as booleans; an arbitrary object is not silently truthy.
+      if (!PyBool_Check(value.ptr()) && !PyLong_Check(value.ptr()))
+        throw nb::type_error(("set_experimental_options: option '" + name + "' must be a bool").c_str());
+      options.*o.field = (PyObject_IsTrue(value.ptr()) == 1) != o.inverted;
       known = true;
     }
     if (name == "constant_folding_max_bytes") {
-      options.constant_folding_max_bytes = nb::cast<int64_t>(value);
+      int overflow = 0;
+      long long n = PyLong_Check(value.ptr()) ? PyLong_AsLongLongAndOverflow(value.ptr(), &overflow) : -1;
+      if (n == -1 && PyErr_Occurred()) throw nb::python_error();
+      if (!PyLong_Check(value.ptr()) || overflow != 0 || n < 0)
+        throw nb::value_error(
+            "set_experimental_options: constant_folding_max_bytes must be an int in "
+            "[0, 2**63)");
+      options.constant_folding_max_bytes = n;
       known = true;
     }
     if (name == "min_graph_nodes") known = true;

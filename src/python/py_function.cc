@@ -24,9 +24,30 @@ namespace nb = nanobind;
 namespace ember::python {
 namespace {
 
+// The ember package's directory (with a trailing separator), set by the package at import from the same
+// value python/ember/traceback_filter.py filters with. A substring such as "/ember/" would also match a
+// user's ~/ember/train.py and lose its location.
+std::string& package_dir() {
+  static std::string dir;
+  return dir;
+}
+
 bool is_ember_frame(const std::string& file) {
-  return file.find("/ember/") != std::string::npos && file.find("/tests/") == std::string::npos &&
-         file.find("/examples/") == std::string::npos;
+  const std::string& dir = package_dir();
+  return !dir.empty() && file.starts_with(dir);
+}
+
+// A file or function name as UTF-8; a name that does not encode (lone surrogates from undecodable file
+// names) is escaped rather than leaving an error pending under the op being built.
+std::string utf8_or_escaped(PyObject* name) {
+  PyObject* bytes = PyUnicode_AsEncodedString(name, "utf-8", "backslashreplace");
+  if (bytes == nullptr) {
+    PyErr_Clear();
+    return "";
+  }
+  std::string out(PyBytes_AS_STRING(bytes), static_cast<size_t>(PyBytes_GET_SIZE(bytes)));
+  Py_DECREF(bytes);
+  return out;
 }
 
 // The first Python frame outside the ember package: the user's line that created a node.
@@ -37,13 +58,11 @@ SourceLocation python_caller_location() {
   Py_INCREF(frame);
   while (frame != nullptr) {
     PyCodeObject* code = PyFrame_GetCode(frame);
-    const char* file = PyUnicode_AsUTF8(code->co_filename);
-    std::string file_str = file ? file : "";
+    std::string file_str = utf8_or_escaped(code->co_filename);
     if (!is_ember_frame(file_str)) {
       loc.file = file_str;
       loc.line = PyFrame_GetLineNumber(frame);
-      const char* fn = PyUnicode_AsUTF8(code->co_name);
-      loc.function = fn ? fn : "";
+      loc.function = utf8_or_escaped(code->co_name);
       Py_DECREF(code);
       Py_DECREF(frame);
       return loc;
@@ -73,7 +92,20 @@ nb::object dims_or_none(const Shape& s) {
 Shape shape_from(nb::handle dims) {
   if (dims.is_none()) return Shape::unknown_rank();
   std::vector<int64_t> v;
-  for (nb::handle d : dims) v.push_back(d.is_none() ? kUnknownDim : nb::cast<int64_t>(d));
+  for (nb::handle d : dims) {
+    if (d.is_none()) {
+      v.push_back(kUnknownDim);
+      continue;
+    }
+    if (!PyLong_Check(d.ptr())) throw nb::type_error("add_argument: a dimension must be an int or None");
+    int overflow = 0;
+    long long n = PyLong_AsLongLongAndOverflow(d.ptr(), &overflow);
+    if (n == -1 && PyErr_Occurred()) throw nb::python_error();
+    if (overflow != 0)
+      throw_status(
+          invalid_argument("input signature: dimension ", nb::str(d).c_str(), " does not fit in int64"));
+    v.push_back(n);
+  }
   auto s = Shape::from_dims(v, /*allow_unknown=*/true);
   if (!s.ok()) throw_status(s.status());
   return *s;
@@ -99,7 +131,16 @@ Status PyGraphFunction::run(std::span<TensorImpl* const> args, OutputList& resul
 
 nb::list PyGraphFunction::call(nb::list args) const {
   SmallVector<TensorImpl*, 4> impls;
-  for (nb::handle a : args) impls.push_back(as_impl(a));
+  for (nb::handle a : args) {
+    TensorImpl* t = as_impl(a);
+    // The executor reads its arguments' buffers; a graph tensor has none (inside a trace, calls go
+    // through a PartitionedCall node instead).
+    if (t->is_symbolic())
+      throw nb::type_error(("GraphFunction " + fn_->name +
+                            ": cannot run on a symbolic tensor; call it through ember.function while tracing")
+                               .c_str());
+    impls.push_back(t);
+  }
   OutputList results;
   Status s;
   if (autodiff::recording_active()) {
@@ -242,6 +283,7 @@ void bind_functions(nb::module_& m) {
       .def("exit", &PyTrace::exit)
       .def("add_argument", &PyTrace::add_argument, nb::arg("dtype"), nb::arg("dims").none(), nb::arg("name"))
       .def("finish", &PyTrace::finish);
+  m.def("set_package_dir", [](const std::string& dir) { package_dir() = dir; });
   m.def("in_trace", [] { return TraceContext::current() != nullptr; });
   m.def("trace_num_nodes", [] {
     TraceContext* trace = TraceContext::current();

@@ -16,22 +16,50 @@ struct OpCaller {
   vectorcallfunc vectorcall;
 };
 
+// A Python int as an int64 attribute value; TensorFlow's ValueError for ints beyond int64 (the pending
+// OverflowError must not be left under a later error).
+bool int64_from_index(PyObject* index, int64_t* out, const OpDef& op, const AttrDef& attr) {
+  int overflow = 0;
+  long long v = PyLong_AsLongLongAndOverflow(index, &overflow);
+  if (v == -1 && PyErr_Occurred()) return false;
+  if (overflow != 0) {
+    PyErr_Format(PyExc_ValueError, "%s: attribute '%s' got %S, which is out of range for int64",
+                 op.name.c_str(), attr.name.c_str(), index);
+    return false;
+  }
+  *out = v;
+  return true;
+}
+
 bool convert_ints(PyObject* value, std::vector<int64_t>* out, const OpDef& op, const AttrDef& attr) {
   if (is_tensor(value)) {
     const TensorImpl& t = *impl_of(value);
+    if (t.is_symbolic()) {
+      // A graph tensor has no value while tracing; an attribute must be known when the node is built.
+      PyErr_Format(PyExc_TypeError,
+                   "%s: attribute '%s' must be a list of ints known while ember.function traces, got a "
+                   "symbolic %s tensor of shape %s",
+                   op.name.c_str(), attr.name.c_str(), std::string(dtype_name(t.dtype())).c_str(),
+                   t.shape().to_string().c_str());
+      return false;
+    }
     if (!is_integer(t.dtype()) || t.rank() > 1) {
       PyErr_Format(PyExc_TypeError, "%s: attribute '%s' must be a list of ints, got a %s tensor of shape %s",
                    op.name.c_str(), attr.name.c_str(), std::string(dtype_name(t.dtype())).c_str(),
                    t.shape().to_string().c_str());
       return false;
     }
-    for (int64_t i = 0; i < t.num_elements(); ++i)
-      out->push_back(t.dtype() == DType::kInt64 ? t.data<int64_t>()[i] : t.data<int32_t>()[i]);
+    visit_dtype(t.dtype(), [&]<typename T>() {
+      if constexpr (std::is_integral_v<T>)
+        for (int64_t i = 0; i < t.num_elements(); ++i) out->push_back(static_cast<int64_t>(t.data<T>()[i]));
+    });
     return true;
   }
   if (PyLong_Check(value)) {  // a single int where a list is expected: [value]
-    out->push_back(PyLong_AsLongLong(value));
-    return !PyErr_Occurred();
+    int64_t v;
+    if (!int64_from_index(value, &v, op, attr)) return false;
+    out->push_back(v);
+    return true;
   }
   PyObject* seq = PySequence_Fast(value, "");
   if (seq == nullptr) {
@@ -51,8 +79,14 @@ bool convert_ints(PyObject* value, std::vector<int64_t>* out, const OpDef& op, c
       Py_DECREF(seq);
       return false;
     }
-    out->push_back(PyLong_AsLongLong(index));
+    int64_t v;
+    bool ok = int64_from_index(index, &v, op, attr);
     Py_DECREF(index);
+    if (!ok) {
+      Py_DECREF(seq);
+      return false;
+    }
+    out->push_back(v);
   }
   Py_DECREF(seq);
   return true;
@@ -63,9 +97,12 @@ bool convert_attr(PyObject* value, const OpDef& op, const AttrDef& attr, AttrVal
     case AttrType::kInt: {
       PyObject* index = PyNumber_Index(value);
       if (index == nullptr) break;
-      *out = static_cast<int64_t>(PyLong_AsLongLong(index));
+      int64_t v;
+      bool ok = int64_from_index(index, &v, op, attr);
       Py_DECREF(index);
-      return !PyErr_Occurred();
+      if (!ok) return false;
+      *out = v;
+      return true;
     }
     case AttrType::kFloat: {
       double v = PyFloat_AsDouble(value);
@@ -83,16 +120,18 @@ bool convert_attr(PyObject* value, const OpDef& op, const AttrDef& attr, AttrVal
       return true;
     }
     case AttrType::kDType: {
+      // An out-of-range int is simply not a dtype: the overflow becomes the TypeError below.
+      int overflow = 0;
       long e = -1;
       if (PyLong_Check(value)) {
-        e = PyLong_AsLong(value);
+        e = PyLong_AsLongAndOverflow(value, &overflow);
       } else {
         PyObject* enum_value = PyObject_GetAttrString(value, "_enum");
         if (enum_value == nullptr) break;
-        e = PyLong_AsLong(enum_value);
+        if (PyLong_Check(enum_value)) e = PyLong_AsLongAndOverflow(enum_value, &overflow);
         Py_DECREF(enum_value);
       }
-      if (e < 0 || e >= kNumDTypes) break;
+      if (PyErr_Occurred() || overflow != 0 || e < 0 || e >= kNumDTypes) break;
       *out = static_cast<DType>(e);
       return true;
     }
@@ -111,6 +150,12 @@ bool convert_attr(PyObject* value, const OpDef& op, const AttrDef& attr, AttrVal
     case AttrType::kTensor: {
       PyObject* t = to_tensor(value, -1);
       if (t == nullptr) break;
+      if (impl_of(t)->is_symbolic()) {  // a tensor attribute is a constant: its value must exist now
+        Py_DECREF(t);
+        PyErr_Format(PyExc_TypeError, "%s: attribute '%s' must be a concrete tensor, got a symbolic tensor",
+                     op.name.c_str(), attr.name.c_str());
+        return false;
+      }
       *out = TensorRef(impl_of(t));
       Py_DECREF(t);
       return true;
@@ -123,6 +168,10 @@ bool convert_attr(PyObject* value, const OpDef& op, const AttrDef& attr, AttrVal
                                   "a list of ints", "a string", "a tensor"};
     PyErr_Format(PyExc_TypeError, "%s: attribute '%s' must be %s, got %R", op.name.c_str(), attr.name.c_str(),
                  names[static_cast<int>(attr.type)], value);
+  } else if (PyErr_ExceptionMatches(PyExc_OverflowError)) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_ValueError, "%s: attribute '%s' got %R, which is out of range", op.name.c_str(),
+                 attr.name.c_str(), value);
   }
   return false;
 }

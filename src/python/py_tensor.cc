@@ -16,6 +16,16 @@ Registered& registered() {
 }
 
 PyObject* raise_status(const Status& s) {
+  // An error already pending here is a bug on ember's side, but calling the class with it set would turn
+  // both into a SystemError: keep it as the new exception's context instead.
+  PyObject *pending_type, *pending_value, *pending_tb;
+  PyErr_Fetch(&pending_type, &pending_value, &pending_tb);
+  if (pending_type != nullptr) {
+    PyErr_NormalizeException(&pending_type, &pending_value, &pending_tb);
+    if (pending_tb != nullptr) PyException_SetTraceback(pending_value, pending_tb);
+    Py_XDECREF(pending_type);
+    Py_XDECREF(pending_tb);
+  }
   int code = static_cast<int>(s.code());
   PyObject* cls = (code >= 0 && code < 17) ? registered().error_classes[code] : nullptr;
   if (cls == nullptr) cls = PyExc_RuntimeError;
@@ -23,10 +33,13 @@ PyObject* raise_status(const Status& s) {
   // Messages may quote user data (file contents, names): decode leniently, never fail on bad UTF-8.
   PyObject* message = PyUnicode_DecodeUTF8(s.message().data(), static_cast<Py_ssize_t>(s.message().size()),
                                            "backslashreplace");
-  if (message == nullptr) return nullptr;
-  PyObject* exc = PyObject_CallFunction(cls, "OOO", Py_None, Py_None, message);
-  Py_DECREF(message);
-  if (exc == nullptr) return nullptr;
+  PyObject* exc = message ? PyObject_CallFunction(cls, "OOO", Py_None, Py_None, message) : nullptr;
+  Py_XDECREF(message);
+  if (exc == nullptr) {
+    Py_XDECREF(pending_value);
+    return nullptr;
+  }
+  if (pending_value != nullptr) PyException_SetContext(exc, pending_value);  // steals pending_value
   PyErr_SetObject(reinterpret_cast<PyObject*>(Py_TYPE(exc)), exc);
   Py_DECREF(exc);
   return nullptr;
@@ -139,12 +152,27 @@ PyObject* to_tensor(PyObject* value, int hint) {
   return result;
 }
 
+Status guarded_execute(const OpDef& op, std::span<TensorImpl* const> inputs, std::span<const AttrValue> attrs,
+                       OutputList& outputs) {
+  // This is called from C (the op caller, number slots): an exception unwinding into CPython's frames
+  // would terminate the process. Ops return a Status; this only catches what slipped past one.
+  try {
+    return execute_op(op, inputs, attrs, outputs);
+  } catch (const std::bad_alloc&) {
+    return make_error(Code::kResourceExhausted, op.name, ": out of memory");
+  } catch (const StatusError& e) {
+    return e.status();
+  } catch (const std::exception& e) {
+    return make_error(Code::kInternal, op.name, ": unexpected C++ exception: ", e.what());
+  }
+}
+
 PyObject* run_op(const OpDef& op, PyObject* const* inputs, size_t n_inputs, std::span<const AttrValue> attrs,
                  bool force_tuple) {
   SmallVector<TensorImpl*, 4> impls;
   for (size_t i = 0; i < n_inputs; ++i) impls.push_back(impl_of(inputs[i]));
   OutputList outputs;
-  Status s = execute_op(op, {impls.data(), impls.size()}, attrs, outputs);
+  Status s = guarded_execute(op, {impls.data(), impls.size()}, attrs, outputs);
   if (!s.ok()) return raise_status(s);
   if (outputs.size() == 1 && !force_tuple) return wrap_tensor(std::move(outputs[0]));
   PyObject* tuple = PyTuple_New(static_cast<Py_ssize_t>(outputs.size()));
@@ -468,6 +496,12 @@ PyObject* get_shape_tuple(PyObject* self, void*) {
 }
 PyObject* get_is_symbolic(PyObject* self, void*) { return PyBool_FromLong(impl_of(self)->is_symbolic()); }
 PyObject* get_data_ptr(PyObject* self, void*) {
+  if (impl_of(self)->is_symbolic()) {  // no buffer exists: an address would be read as data
+    PyErr_SetString(PyExc_TypeError,
+                    "a symbolic tensor (inside ember.function) has no value yet; return it from the function "
+                    "to get its value");
+    return nullptr;
+  }
   return PyLong_FromVoidPtr(const_cast<void*>(impl_of(self)->raw_data()));
 }
 PyObject* get_ndim(PyObject* self, void*) { return PyLong_FromLong(impl_of(self)->rank()); }

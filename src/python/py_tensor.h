@@ -6,6 +6,7 @@
 #include <Python.h>
 
 #include "ember/core/tensor_impl.h"
+#include "ember/ops/execute.h"
 #include "ember/ops/op_def.h"
 
 namespace ember::python {
@@ -37,6 +38,9 @@ PyObject* raise_status(const Status& s);
 /// Converts a Python value to a tensor, adopting `dtype_hint` for Python scalars (TF's rule); returns
 /// a new reference to a TensorBase instance or nullptr with an error set.
 PyObject* to_tensor(PyObject* value, int dtype_hint);
+/// execute_op for callers reached from C: a C++ exception (std::bad_alloc included) becomes a Status.
+Status guarded_execute(const OpDef& op, std::span<TensorImpl* const> inputs, std::span<const AttrValue> attrs,
+                       OutputList& outputs);
 /// Runs an op on PyObject inputs (already tensors) and wraps the outputs (one object, or a tuple when
 /// the op has several outputs).
 PyObject* run_op(const OpDef& op, PyObject* const* inputs, size_t n_inputs, std::span<const AttrValue> attrs,

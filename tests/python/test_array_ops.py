@@ -822,3 +822,61 @@ def test_every_array_op_has_a_tf_api_name():
                  "where", "fill", "zeros", "ones", "zeros_like", "ones_like", "eye", "range", "linspace", "one_hot",
                  "clip_by_value"]:
         assert getattr(tf, name) is getattr(array_ops, name), name
+
+
+# ---- sizes from user input are overflow-checked (issue 12, items 3 and 9)
+
+def test_split_sizes_that_overflow_int64_are_rejected():
+    # The sizes wrap around to 6 when summed in int64; the third piece would start outside the buffer.
+    x = tf.constant(np.arange(6, dtype=np.float32))
+    with invalid("SplitV.*2\\^63"):
+        tf.split(x, [2**63 - 1, 2**63 - 1, 8])
+    with invalid("SplitV"):
+        tf.function(lambda t: tf.split(t, [2**63 - 1, 2**63 - 1, 8]))(x)
+
+
+def test_split_and_unstack_of_empty_tensors_with_huge_dims():
+    pieces = tf.split(tf.zeros([2**40, 0]), [2**39, 2**39])
+    assert [p.shape.as_list() for p in pieces] == [[2**39, 0], [2**39, 0]]
+    assert [p.shape.as_list() for p in tf.unstack(tf.zeros([0, 2**40]))] == []
+    assert [p.shape.as_list() for p in tf.unstack(tf.zeros([3, 2**61, 0]))] == [[2**61, 0]] * 3
+
+
+def test_unstack_into_billions_of_outputs_is_an_error_not_an_abort():
+    with invalid("Unpack.*3037000500.*outputs"):
+        tf.unstack(tf.zeros([3037000500, 0]))
+    # The same through a GraphDef whose placeholder has the huge dim (the issue's 113-byte reproducer).
+    f = tf.function(lambda x: tf.unstack(x)[0])
+    gd = f.get_concrete_function(tf.TensorSpec([3, 0], tf.float32)).graph.as_graph_def()
+    for node in gd.node:
+        if node.op == "Placeholder":
+            node.attr["shape"].shape.dim[0].size = 3037000500
+        if node.op == "Unpack":
+            node.attr["num"].i = -1
+    with invalid("Unpack.*3037000500.*outputs"):
+        tf.graph_util.import_graph_def(gd.SerializeToString())
+
+
+@pytest.mark.parametrize("dims", [[2**40, 2**40, 0], [2**62, 2**62], [2**40, 0, 2**40]])
+def test_shapes_past_int64_are_invalid_even_when_empty(dims):
+    # TensorFlow: "Shape [...] would have more than 2**63 - 1 elements".
+    with invalid("exceeds 2\\^63-1"):
+        tf.zeros(dims)
+    with invalid("exceeds 2\\^63-1"):
+        tf.broadcast_to(tf.zeros([1] * len(dims)), dims)
+    with invalid("exceeds 2\\^63-1|more than 2\\^63"):
+        tf.reshape(tf.zeros([0]), dims)
+
+
+def test_huge_allocations_are_resource_exhausted():
+    with pytest.raises(errors.ResourceExhaustedError):
+        tf.zeros([2**40, 2**20])
+    with pytest.raises((errors.ResourceExhaustedError, errors.InvalidArgumentError), match="Range"):
+        tf.range(0, 2**62, 1, dtype=tf.int64)
+
+
+def test_tile_and_pad_past_int64_are_invalid():
+    with invalid("Tile.*overflows"):
+        tf.tile(tf.zeros([2, 2]), [2**62, 2**62])
+    with invalid("Pad.*overflows"):
+        tf.pad(tf.zeros([2]), [[2**62, 2**62]])

@@ -399,3 +399,108 @@ def test_long_chain_is_recorded_and_freed_without_recursion():
             y = y * 1.0
     assert float(tape.gradient(y, x)) == 1.0
     del y
+
+
+# Issue 12, item 1: an output of a function that the caller never uses gets no backward ops at all, so a
+# gradient rule that is infinite at its value (sqrt at 0) cannot turn the used output's gradient into NaN.
+def _sqrt_of_zero_and_cube(tf_module):
+    def inner(a):
+        unused = tf_module.sqrt(tf_module.abs(a - a))
+        return unused, a * a * a
+
+    return inner
+
+
+def test_unused_function_output_does_not_poison_gradient_matches_tensorflow():
+    import tensorflow as real_tf
+
+    results = []
+    for module in (tf, real_tf):
+        f = module.function(_sqrt_of_zero_and_cube(module))
+        x = module.constant([1.0, -2.0])
+        with module.GradientTape() as t:
+            t.watch(x)
+            _, used = f(x)
+            loss = module.reduce_sum(used)
+        results.append(t.gradient(loss, x).numpy())
+    np.testing.assert_allclose(results[0], [3.0, 12.0])
+    np.testing.assert_allclose(results[0], results[1])
+
+
+def test_unused_function_output_second_order_and_both_outputs_used():
+    f = tf.function(_sqrt_of_zero_and_cube(tf))
+    x = tf.constant([1.0, -2.0])
+    with tf.GradientTape() as t1:
+        t1.watch(x)
+        with tf.GradientTape() as t2:
+            t2.watch(x)
+            _, used = f(x)
+            loss = tf.reduce_sum(used)
+        g = t2.gradient(loss, x)
+    np.testing.assert_allclose(g.numpy(), [3.0, 12.0])
+    # Only the used output's backward ops run at second order too (TensorFlow gives NaN here).
+    np.testing.assert_allclose(t1.gradient(g, x).numpy(), [6.0, -12.0])
+    # When the caller does use the sqrt output, its gradient (NaN at 0) flows, as in eager execution.
+    with tf.GradientTape() as t:
+        t.watch(x)
+        unused, used = f(x)
+        loss = tf.reduce_sum(used) + tf.reduce_sum(unused)
+    assert np.isnan(t.gradient(loss, x).numpy()).all()
+
+
+def test_nested_function_with_unused_output_gradient():
+    inner = tf.function(_sqrt_of_zero_and_cube(tf))
+
+    @tf.function
+    def outer(a):
+        _, used = inner(a)
+        return tf.reduce_sum(used)
+
+    x = tf.constant([1.0, -2.0])
+    with tf.GradientTape() as t:
+        t.watch(x)
+        loss = outer(x)
+    np.testing.assert_allclose(t.gradient(loss, x).numpy(), [3.0, 12.0])
+
+
+# Issue 12, item 2: tape identity follows tensors, not buffers: after v.assign(c), reading v must not make
+# earlier uses of c count as reads of v.
+def test_assign_then_read_does_not_alias_the_assigned_tensor():
+    v = tf.Variable([[5.0]])
+    with tf.GradientTape() as t:
+        c = tf.constant([[0.0]])
+        v.assign(c)
+        v.read_value()
+        loss = tf.reduce_sum(c)
+    assert t.gradient(loss, v) is None
+
+    c = tf.constant([1.0, 2.0])
+    w = tf.Variable([0.0, 0.0])
+    with tf.GradientTape(persistent=True) as t:
+        t.watch(c)
+        w.assign(c)
+        r = w.read_value()
+        loss = tf.reduce_sum(c * 3.0) + tf.reduce_sum(r)
+    np.testing.assert_allclose(t.gradient(loss, c).numpy(), [3.0, 3.0])
+    np.testing.assert_allclose(t.gradient(loss, w).numpy(), [1.0, 1.0])
+
+
+def test_assigned_value_is_not_overwritten_by_in_place_writes():
+    v = tf.Variable(tf.zeros([1000]))
+
+    @tf.function
+    def f(x):
+        y = x * 2.0
+        v.assign(y)
+        return (tf.exp(y) + 1.0) * 3.0  # y dies here: an in-place write would clobber v's value
+
+    for i in range(3):
+        x = tf.ones([1000]) + float(i)
+        out = f(x)
+        np.testing.assert_allclose(v.numpy(), 2.0 * (1.0 + i))
+        np.testing.assert_allclose(out.numpy(), (np.exp(2.0 * (1.0 + i)) + 1.0) * 3.0, rtol=1e-6)
+    a = tf.ones([1000]) * 4.0
+    v.assign(a)
+    b = tf.exp(a) + 1.0  # a's last use in eager code
+    del a, b
+    np.testing.assert_allclose(v.numpy(), 4.0)

@@ -336,8 +336,8 @@ def test_huge_counts_from_bytes_are_refused_before_allocating():
         gdm.NodeDef(name="x", op="Placeholder", attr={"dtype": gdm.AttrValue(type=gdm.DT_FLOAT),
                                                       "shape": gdm.AttrValue(shape=dims)}),
         gdm.NodeDef(name="u", op="Unpack", input=["x"])])
-    with pytest.raises(errors.ResourceExhaustedError, match="node 'u' \\(op Unpack\\): Unpack: 3037000500 outputs "
-                       "requested; at most 1048576 are supported"):
+    with pytest.raises(errors.InvalidArgumentError, match="node 'u' \\(op Unpack\\): Unpack: cannot unpack shape "
+                       "\\[3037000500,0\\] along axis 0 into 3037000500 tensors; at most 1048576"):
         tf.graph_util.import_graph_def(gd.SerializeToString())
 
 

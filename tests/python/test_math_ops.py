@@ -212,3 +212,42 @@ def test_large_tensors_split_over_threads_match_numpy(rng):
     m = rng.standard_normal((1024, 1024)).astype(np.float32)
     row = rng.standard_normal((1024,)).astype(np.float32)
     np.testing.assert_array_equal((tf.constant(m) * tf.constant(row)).numpy(), m * row)
+
+
+# ---- integer arithmetic wraps in two's complement, as in TensorFlow (issue 12, item 3)
+
+@pytest.mark.parametrize("dtype", [tf.int8, tf.int16, tf.int32, tf.int64])
+def test_integer_arithmetic_wraps(dtype):
+    info = np.iinfo(dtype.as_numpy_dtype)
+    lo, hi = int(info.min), int(info.max)
+    bits = 8 * np.dtype(dtype.as_numpy_dtype).itemsize
+
+    def wrap(v):
+        return (v + 2**(bits - 1)) % 2**bits - 2**(bits - 1)
+
+    a = tf.constant([lo, hi, lo, -1, hi], dtype=dtype)
+    b = tf.constant([-1, 1, lo, lo, hi], dtype=dtype)
+    av, bv = [lo, hi, lo, -1, hi], [-1, 1, lo, lo, hi]
+    binary = [(tf.add, lambda x, y: x + y), (tf.subtract, lambda x, y: x - y), (tf.multiply, lambda x, y: x * y)]
+    if dtype in (tf.int32, tf.int64):  # TensorFlow's SquaredDifference takes no narrower integers
+        binary.append((tf.math.squared_difference, lambda x, y: (x - y)**2))
+    for fn, ref in binary:
+        got = fn(a, b).numpy().tolist()
+        assert got == [wrap(ref(x, y)) for x, y in zip(av, bv)], fn.__name__
+    assert tf.negative(a).numpy().tolist() == [wrap(-x) for x in av]
+    assert tf.abs(a).numpy().tolist() == [wrap(abs(x)) for x in av]
+    assert tf.square(a).numpy().tolist() == [wrap(x * x) for x in av]
+    # INT_MIN // -1 overflows; TensorFlow gives INT_MIN (the wrapped quotient) and a remainder of 0.
+    m = tf.constant([lo, 7, -7], dtype=dtype)
+    assert tf.math.floordiv(m, tf.constant(-1, dtype=dtype)).numpy().tolist() == [lo, -7, 7]
+    assert tf.math.floormod(m, tf.constant(-1, dtype=dtype)).numpy().tolist() == [0, 0, 0]
+    assert tf.pow(tf.constant([hi], dtype=dtype), tf.constant([3], dtype=dtype)).numpy().tolist() == \
+        [wrap(hi**3)]
+
+
+@pytest.mark.parametrize("dtype", [tf.int32, tf.int64])
+def test_unsorted_segment_sum_of_integers_wraps(dtype):
+    info = np.iinfo(dtype.as_numpy_dtype)
+    data = tf.constant([int(info.max), 1, int(info.min), -1], dtype=dtype)
+    got = tf.math.unsorted_segment_sum(data, tf.constant([0, 0, 1, 1]), 2).numpy().tolist()
+    assert got == [int(info.min), int(info.max)]

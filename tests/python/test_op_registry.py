@@ -1,6 +1,8 @@
 """Table-driven checks over the whole op registry: every op has an example call here (a new op without
 one fails the test), runs on it, and rejects bad inputs with a clear ember.errors / TypeError that names
 the op — never a crash."""
+import re
+
 import numpy as np
 import pytest
 
@@ -21,6 +23,17 @@ UNARY_FLOAT = ["Exp", "Log", "Log1p", "Expm1", "Sqrt", "Rsqrt", "Reciprocal", "S
                "Square", "Relu", "Relu6"]
 BINARY_NUMERIC = ["Add", "Sub", "Mul", "RealDiv", "FloorDiv", "FloorMod", "Pow", "Maximum", "Minimum",
                   "SquaredDifference", "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual"]
+
+
+def fused_program_of_sin_of_product():
+    """FusedElementwise's program for sin(x * y) as ember's fusion pass writes it. Its records hold C++ enum
+    positions (opcode, UnaryOp/BinaryOp), which a hard-coded copy here would silently get wrong when an
+    enum changes; test_fused_elementwise_example_is_sin_of_product checks what the program computes."""
+    spec = tf.TensorSpec([2, 3], tf.float32)
+    text = tf.function(lambda x, y: tf.sin(x * y)).get_concrete_function(spec, spec).graph.optimized_as_text()
+    match = re.search(r"= FusedElementwise\(x:0, y:0\) \{program=\[([-\d,]+)\], results=\[([-\d,]+)\]", text)
+    assert match, f"the fusion pass did not fuse sin(x * y) into one FusedElementwise:\n{text}"
+    return [int(v) for v in match.group(1).split(",")], [int(v) for v in match.group(2).split(",")]
 
 
 def examples():
@@ -96,8 +109,8 @@ def examples():
     for name in ["AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"]:
         table[name] = ([f32()], [variable._id])
     table["StatelessRandomUniformInt"] = ([tf.constant([1, 2])], [[4], 0, 10, tf.int64])
-    # sin(x * y): records {opcode, op, a, b} with opcode 2 = binary (op 2 = Mul), 1 = unary (op 11 = Sin).
-    table["FusedElementwise"] = ([[f32(), f32()]], [[2, 2, 0, 1, 1, 11, 2, -1], [3], [2, 3]])
+    program, results = fused_program_of_sin_of_product()
+    table["FusedElementwise"] = ([[f32(), f32()]], [program, results, [2, 3]])
     return table
 
 
@@ -223,3 +236,20 @@ def test_eager_matches_ember_function(name):
         if name not in NON_DETERMINISTIC:
             np.testing.assert_array_equal(np.asarray(e.numpy(), dtype=np.float64),
                                           np.asarray(s.numpy(), dtype=np.float64), err_msg=name)
+
+
+def test_traced_partitioned_call_rejects_arguments_the_callee_was_not_traced_for():
+    """Found by the op fuzzer: traced, the call was inlined with the caller's specs, and the callee's Mul read
+    int8[4] (4 bytes) as float32[2] (8 bytes). Eagerly the call already raised."""
+    square = tf.function(lambda x: x * x).get_concrete_function(tf.TensorSpec([2], tf.float32))
+    call = tf.function(lambda t: _C.op("PartitionedCall")([t], square.name))
+    for bad in (tf.constant([3, 4, 5, 6], tf.int8), tf.constant([1.0, 2.0, 3.0]), tf.constant(1.0)):
+        with pytest.raises(errors.InvalidArgumentError, match="PartitionedCall.*argument 0 must be float32"):
+            call(bad)
+    np.testing.assert_array_equal(call(tf.constant([3.0, 4.0])).numpy(), [9.0, 16.0])
+
+
+def test_fused_elementwise_example_is_sin_of_product():
+    inputs, attrs = EXAMPLES["FusedElementwise"]
+    got = _C.op("FusedElementwise")(*inputs, *attrs)
+    np.testing.assert_allclose(got.numpy(), np.sin(F * F), rtol=1e-6)

@@ -543,3 +543,44 @@ def test_large_argmax_argmin(threads, rng):
     flat = tf.reshape(t, [-1])
     assert int(tf.argmax(flat)) == 1234 * 1024 + 567
     assert int(tf.argmin(flat)) == 42 * 1024 + 999
+
+
+@pytest.mark.parametrize("op", [tf.math.cumsum, tf.math.cumprod])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_scan_of_an_empty_tensor_does_no_work_over_its_other_dims(op, axis):
+    # Issue 12 item 8: [0, 2**40] scheduled 2**32 work items of nothing and spun for hours; a hang here
+    # is what the op fuzzer's per-case timeout reports.
+    for dims in ([0, 2**40], [2**40, 0]):
+        out = op(tf.zeros(dims), axis=axis, exclusive=True, reverse=True)
+        assert out.shape.as_list() == dims
+        traced = tf.function(lambda x: op(x, axis=axis))(tf.zeros(dims))
+        assert traced.shape.as_list() == dims
+
+
+_OOM_SCRIPT = """
+import resource
+import ember as tf
+from ember import errors
+x = tf.zeros([1 << 27, 1], tf.bfloat16)
+with open("/proc/self/status") as status:
+    mapped = int(next(line for line in status if line.startswith("VmSize:")).split()[1]) * 1024
+# Room for the 256 MiB output but not for the 512 MiB of float accumulators LogSumExp shifts by.
+resource.setrlimit(resource.RLIMIT_AS, (mapped + (400 << 20), resource.RLIM_INFINITY))
+try:
+    tf.reduce_logsumexp(x, axis=1)
+except errors.ResourceExhaustedError as e:
+    print("ResourceExhaustedError:", e)
+"""
+
+
+def test_out_of_memory_in_a_reduction_buffer_is_resource_exhausted():
+    # Issue 12 item 9: the kernel's temporary buffer threw std::bad_alloc, which aborted the process.
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    python = [sys.executable] + (["-S"] if sys.flags.no_site else [])
+    run = subprocess.run(python + ["-c", _OOM_SCRIPT], env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "ResourceExhaustedError: ReduceLogSumExp: out of memory" in run.stdout, run.stdout + run.stderr

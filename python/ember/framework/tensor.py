@@ -6,6 +6,10 @@ from ember import _C, dtypes, errors
 from ember.framework.tensor_shape import TensorShape
 
 
+_SYMBOLIC_VALUE_MESSAGE = ("a symbolic tensor (inside ember.function) has no value yet; return it from the "
+                           "function to get its value")
+
+
 class Tensor(_C.TensorBase):
     """An immutable multi-dimensional array, computed eagerly.
 
@@ -38,6 +42,8 @@ class Tensor(_C.TensorBase):
 
     def _as_array(self):
         """A read-only NumPy view of the buffer (no copy)."""
+        if self._is_symbolic:  # checked first for every dtype: a graph tensor has no buffer to view
+            raise TypeError(_SYMBOLIC_VALUE_MESSAGE)
         if self._dtype_enum == dtypes.bfloat16._enum:
             return np.asarray(_ArrayView(self)).view(dtypes.bfloat16.as_numpy_dtype)
         return np.asarray(memoryview(self))
@@ -225,10 +231,22 @@ def _first_leaf(value):
 
 
 def _from_array(array, dtype):
+    try:
+        return _from_array_unchecked(array, dtype)
+    except MemoryError:  # NumPy's copy of a huge value (constant(x, shape=[2**31])): TF's resource error
+        raise errors.ResourceExhaustedError(
+            None, None, f"constant: out of memory converting a value of shape {list(array.shape)} to "
+            f"{dtype.name}") from None
+
+
+def _from_array_unchecked(array, dtype):
     np_dtype = dtype.as_numpy_dtype
     if array.dtype != np_dtype:
-        with np.errstate(all="ignore"):
-            array = array.astype(np_dtype)
+        try:
+            with np.errstate(all="ignore"):
+                array = array.astype(np_dtype)
+        except OverflowError:  # Python ints beyond int64 (an object array): TF's ValueError
+            raise ValueError("Can't convert Python sequence with out-of-range integer to Tensor.") from None
     shape = list(array.shape)
     array = np.require(array, requirements="C")  # ascontiguousarray would turn a scalar into shape (1,)
     if dtype == dtypes.bfloat16:
@@ -249,7 +267,7 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
         return value
     array, is_numpy = _to_numpy(value)
     if dtype is not None:
-        if not is_numpy and array.dtype.kind == "f" and not dtype.is_floating:
+        if not is_numpy and array.dtype.kind == "f" and array.size and not dtype.is_floating:  # [] is float64
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
         if not is_numpy and array.dtype.kind in "iub" and dtype.is_bool and array.dtype.kind != "b":
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
@@ -285,7 +303,7 @@ def constant(value, dtype=None, shape=None, name="Const"):
         array, is_numpy = _to_numpy(value)
         if dtype is None:
             dtype = dtypes.as_dtype(array.dtype) if is_numpy else _infer_python_dtype(array)
-        elif not is_numpy and array.dtype.kind == "f" and not dtype.is_floating:
+        elif not is_numpy and array.dtype.kind == "f" and array.size and not dtype.is_floating:
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
         if shape is not None:
             shape = list(TensorShape(shape).as_list())

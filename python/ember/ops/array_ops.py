@@ -47,6 +47,7 @@ _UnsortedSegmentSum = _C.op("UnsortedSegmentSum")
 _Cast = _C.op("Cast")
 
 _INDEX_DTYPES = (dtypes.int32, dtypes.int64)
+_MAX_OUTPUTS = 1 << 20  # more outputs than this from one op (split into pieces) is a resource error
 _INVALID = errors.InvalidArgumentError
 
 
@@ -90,6 +91,24 @@ def _symbolic_message(op, arg):
     return (f"{op}: {arg} must be known while ember.function traces, but it depends on a dimension that is "
             "unknown in the input signature (shape-like arguments are attributes of ember's ops; give the "
             "dimension in the TensorSpec, or use -1)")
+
+
+def _to_int(value, op, arg):
+    """``int(value)`` for an argument TF converts with int(): infinity is a ValueError naming it, not an
+    OverflowError."""
+    try:
+        return int(value)
+    except OverflowError:
+        raise ValueError(f"{op}: {arg} must be a finite integer, got {value!r}") from None
+
+
+def _concrete(value, op, arg):
+    """``value`` itself, unless it is a graph tensor: ember's ops take ``arg`` as an attribute, whose value
+    must be known when the node is built (for every dtype: a graph tensor has no buffer to read)."""
+    if isinstance(value, Tensor) and value._is_symbolic:
+        raise TypeError(f"{op}: {arg} must be known while ember.function traces (ember's {op} takes it as an "
+                        f"attribute), got the symbolic tensor {value.name!r}; pass a Python value or a constant")
+    return value
 
 
 def _int_list(value, op, arg, float_error=_INVALID):
@@ -144,9 +163,9 @@ def squeeze(input, axis=None, name=None):  # noqa: A002 - TF's name
     if axis is None:
         axes = []
     elif isinstance(axis, (list, tuple)):
-        axes = [int(a) for a in axis]  # an attribute: TF takes anything int() takes
+        axes = [_to_int(a, "Squeeze", "axis") for a in axis]  # an attribute: TF takes anything int() takes
     else:
-        axes = [int(axis)]
+        axes = [_to_int(axis, "Squeeze", "axis")]
     return _Squeeze(input, axes)
 
 
@@ -164,7 +183,7 @@ def concat(values, axis, name="concat"):
 
 def stack(values, axis=0, name="stack"):
     values = list(values)
-    axis = int(axis)
+    axis = _to_int(axis, "Pack", "axis")
     if not values and axis == 0:
         return convert_to_tensor([])  # TF: stack([]) is an empty float32 vector
     if values:
@@ -176,7 +195,7 @@ def unstack(value, num=None, axis=0, name="unstack"):
     value = _tensor(value)
     axis = _int_scalar(axis, "Unpack", "axis")
     _check_axis("Unpack", axis, value.ndim)
-    out = _Unpack(value, -1 if num is None else int(num), axis)
+    out = _Unpack(value, -1 if num is None else _to_int(num, "Unpack", "num"), axis)
     return list(out) if isinstance(out, tuple) else [out]
 
 
@@ -195,11 +214,21 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
         if not -rank <= axis < rank:
             raise _invalid("Split", f"axis {axis} is out of range for a tensor of rank {rank} "
                                     f"(expected an axis in [{-rank}, {rank}))")
+        if parts > _MAX_OUTPUTS:  # TF takes num_split as int32; ember also bounds the outputs of one op
+            raise errors.ResourceExhaustedError(
+                None, None, f"Split: num_split {parts} would create more than {_MAX_OUTPUTS} outputs")
         dim = value.shape[axis]
-        if dim % parts:
+        if dim is None:
+            if parts != 1:
+                raise errors.UnimplementedError(
+                    None, None, f"Split: splitting dimension {axis}, which is unknown while tracing, into {parts} "
+                    "equal parts needs sizes computed at run time; ember's SplitV takes static sizes (not "
+                    "supported yet). Give the dimension in the input signature, or split by sizes with one -1.")
+            dim = -1
+        elif dim % parts:
             raise _invalid("Split", f"number of ways to split should evenly divide the split dimension, but got "
                                     f"split_dim {axis} (size = {dim}) and num_split {parts}")
-        sizes = [dim // parts] * parts
+        sizes = [dim // parts] * parts if dim >= 0 else [-1]
     else:
         if np.ndim(splits) == 0 and not isinstance(splits, (list, tuple)):
             raise ValueError("Split: rank-0 tensors are not supported as the num_or_size_splits argument to "
@@ -227,7 +256,7 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     if array.ndim != 2 or array.shape[1] != 2:
         raise _invalid("Pad", f"paddings must be a matrix with 2 columns, got shape {list(array.shape)}")
     if isinstance(constant_values, Tensor):
-        value = float(constant_values.numpy())
+        value = float(_concrete(constant_values, "Pad", "constant_values").numpy())
     elif np.ndim(constant_values) == 0 and constant_values == 0:
         value = 0.0  # TF's plain Pad: a zero of any type pads any dtype (bool too)
     else:
@@ -338,14 +367,26 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
     k = mask.ndim
     if k == 0:
         raise ValueError("boolean_mask: mask cannot be scalar.")
-    axis = 0 if axis is None else int(axis)
+    axis = 0 if axis is None else _to_int(axis, "boolean_mask", "axis")
     if axis < 0:
         axis += tensor.ndim
     dims = tensor.shape.as_list()
-    if dims[axis:axis + k] != mask.shape.as_list():
-        raise ValueError(f"boolean_mask: shapes {tuple(dims[axis:axis + k])} and {tuple(mask.shape.as_list())} "
-                         "are incompatible")
-    flat = _Reshape(tensor, dims[:axis] + [int(np.prod(dims[axis:axis + k]))] + dims[axis + k:])
+    masked = dims[axis:axis + k]
+    mask_dims = mask.shape.as_list()
+    if len(masked) != len(mask_dims) or any(d is not None and m is not None and d != m
+                                            for d, m in zip(masked, mask_dims)):
+        raise ValueError(f"boolean_mask: shapes {tuple(masked)} and {tuple(mask_dims)} are incompatible")
+    # A dimension unknown while tracing in one of them may be known in the other.
+    masked = [d if d is not None else m for d, m in zip(masked, mask_dims)]
+    size = None if None in masked else int(np.prod(masked))
+    target = dims[:axis] + [size] + dims[axis + k:]
+    if sum(d is None for d in target) > 1:
+        raise errors.UnimplementedError(
+            None, None, f"boolean_mask: flattening the masked dimensions of a tensor of shape {dims} needs a "
+            f"reshape to {target}, with several dimensions unknown while tracing; ember's Reshape takes a static "
+            "shape with at most one -1, so this needs run-time shapes (not supported yet). Give the other "
+            "dimensions in the input signature.")
+    flat = _Reshape(tensor, [-1 if d is None else d for d in target])
     indices = _Squeeze(_Where(_Reshape(mask, [-1])), [1])
     return _GatherV2(flat, indices, axis, 0)
 
@@ -355,7 +396,7 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     indices = _tensor(indices)
     if indices.dtype == dtypes.int16:  # TF accepts int16; the op takes int32 and int64
         indices = _Cast(indices, dtypes.int32)
-    batch_dims = int(batch_dims)
+    batch_dims = _to_int(batch_dims, "GatherV2", "batch_dims")
     axis = batch_dims if axis is None else _int_scalar(axis, "GatherV2", "axis", _INVALID)
     return _GatherV2(params, indices, axis, batch_dims)
 
@@ -396,7 +437,9 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     if on.dtype != off.dtype:
         raise TypeError(f"OneHot: dtype {on.dtype.name} of on_value does not match dtype {off.dtype.name} of "
                         "off_value")
-    return _OneHot(indices, depth, float(on.numpy()), float(off.numpy()), -1 if axis is None else int(axis), dtype)
+    on = _concrete(on, "OneHot", "on_value")
+    off = _concrete(off, "OneHot", "off_value")
+    return _OneHot(indices, depth, float(on.numpy()), float(off.numpy()), -1 if axis is None else _to_int(axis, "OneHot", "axis"), dtype)
 
 
 # ---- creation ---------------------------------------------------------------------------------------
@@ -465,7 +508,7 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 -
     for arg, what in zip(args, ("start", "limit", "delta")):
         if arg.ndim != 0:
             raise _invalid("Range", f"{what} must be a scalar, got shape {arg.shape.as_list()}")
-        values.append(float(arg.numpy()))
+        values.append(float(_concrete(arg, "Range", what).numpy()))
     return _Range(values[0], values[1], values[2], dtype)
 
 
@@ -476,22 +519,31 @@ def linspace(start, stop, num, name=None, axis=0):
     stop = stop if isinstance(stop, Tensor) else convert_to_tensor(stop, dtype=start.dtype)
     if isinstance(num, Tensor) and not num.dtype.is_integer or isinstance(num, (float, np.floating)):
         raise TypeError(f"LinSpace: num must be an integer, got {num!r}")
-    num = int(num)
+    num = _to_int(num, "LinSpace", "num")
     if num < 0:
         raise _invalid("LinSpace", f"num must be >= 0, got {num}")
     if start.dtype.is_integer:
         start, stop = _Cast(start, dtypes.float64), _Cast(stop, dtypes.float64)
     if not start.dtype.is_floating:
         raise _invalid("LinSpace", f"start and stop must be floating or integer, got {start.dtype.name}")
-    shape = list(np.broadcast_shapes(tuple(start.shape.as_list()), tuple(stop.shape.as_list())))
-    axis = int(axis)
+    start_dims, stop_dims = start.shape.as_list(), stop.shape.as_list()
+    if None in start_dims or None in stop_dims:
+        # Dimensions unknown while tracing: broadcast with the ops (x * ones_like(y)) rather than BroadcastTo,
+        # whose shape is an attribute; only the static rank is needed below.
+        start, stop = start * _OnesLike(stop), stop * _OnesLike(start)
+        shape = start.shape.as_list()
+    else:
+        shape = list(np.broadcast_shapes(tuple(start_dims), tuple(stop_dims)))
+    axis = _to_int(axis, "LinSpace", "axis")
     rank = len(shape) + 1
     if not -rank <= axis < rank:
         raise _invalid("LinSpace", f"axis {axis} is out of range for a result of rank {rank} "
                                    f"(expected an axis in [{-rank}, {rank}))")
     if not shape and num > 0:
         return _LinSpace(start, stop, num)
-    return _linspace_nd(_BroadcastTo(start, shape), _BroadcastTo(stop, shape), num, axis % rank)
+    if None not in shape:
+        start, stop = _BroadcastTo(start, shape), _BroadcastTo(stop, shape)
+    return _linspace_nd(start, stop, num, axis % rank)
 
 
 def _linspace_nd(start, stop, num, axis):
@@ -504,7 +556,7 @@ def _linspace_nd(start, stop, num, axis):
     steps_shape[axis] = builtins.max(num - 2, 0)
     steps = _Reshape(range(1, builtins.max(num - 1, 1), dtype=start.dtype), steps_shape)
     joined = _ConcatV2([first, first + delta * steps, last], axis)
-    size = list(joined.shape.as_list())
+    size = [-1 if d is None else d for d in joined.shape.as_list()]  # -1: to the end (unknown while tracing)
     size[axis] = num
     return _Slice(joined, [0] * rank, size)
 

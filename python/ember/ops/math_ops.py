@@ -156,7 +156,7 @@ def _axes(x, axis):
     if isinstance(axis, Tensor):
         if not axis.dtype.is_integer:
             raise TypeError(f"axis must be an integer tensor, got dtype {axis.dtype.name}")
-        axis = axis.numpy().tolist()
+        axis = array_ops._concrete(axis, "reduction", "axis").numpy().tolist()
     elif isinstance(axis, np.ndarray):
         axis = axis.tolist()
     if isinstance(axis, (list, tuple)):
@@ -309,7 +309,7 @@ def tensordot(a, b, axes, name=None):
     a = _as_tensor(a)
     b = b if isinstance(b, Tensor) else convert_to_tensor(b, dtype_hint=a.dtype)
     if isinstance(axes, Tensor):
-        axes = axes.numpy().tolist()
+        axes = array_ops._concrete(axes, "tensordot", "axes").numpy().tolist()
     if isinstance(axes, (list, tuple)):
         if len(axes) != 2:
             raise ValueError(f"`axes` must be an integer or have length 2. Received {axes}.")
@@ -327,23 +327,120 @@ def tensordot(a, b, axes, name=None):
             raise ValueError(f"`axes` must not be larger than the number of dimensions of tensor {a}.  "
                              f"Received {n}, vs tensor dimensions {min(a.ndim, b.ndim)}.")
         a_axes, b_axes = list(range(a.ndim - n, a.ndim)), list(range(n))
-    a_axes = [_axis_int(x) % a.ndim if a.ndim else _axis_int(x) for x in a_axes]
-    b_axes = [_axis_int(x) % b.ndim if b.ndim else _axis_int(x) for x in b_axes]
+    a_axes = [_tensordot_axis(x, a.ndim, "a") for x in a_axes]
+    b_axes = [_tensordot_axis(x, b.ndim, "b") for x in b_axes]
     a_free = [i for i in range(a.ndim) if i not in a_axes]
     b_free = [i for i in range(b.ndim) if i not in b_axes]
     a_shape, b_shape = a.shape.as_list(), b.shape.as_list()
     for i, j in zip(a_axes, b_axes):
-        if a_shape[i] != b_shape[j]:
+        if a_shape[i] is not None and b_shape[j] is not None and a_shape[i] != b_shape[j]:
             raise errors.InvalidArgumentError(
                 None, None, f"tensordot: dimension {i} of a ({a_shape[i]}) and dimension {j} of b "
                 f"({b_shape[j]}) are contracted but differ; a is {a_shape}, b is {b_shape}")
-    k = 1
-    for i in a_axes:
-        k *= a_shape[i]
-    a2 = array_ops.reshape(array_ops.transpose(a, a_free + a_axes), [-1, k])
-    b2 = array_ops.reshape(array_ops.transpose(b, b_axes + b_free), [k, -1])
-    out_shape = [a_shape[i] for i in a_free] + [b_shape[i] for i in b_free]
-    return array_ops.reshape(matmul(a2, b2), out_shape)
+    # Dimensions unknown while tracing (None) stay symbolic: ember's Reshape takes its shape as an
+    # attribute, so each reshape below may leave at most one of them to -1, and the steps that need no
+    # reshape (one contracted axis, one free axis of b) use batched MatMul, ExpandDims and Squeeze instead.
+    contracted = [a_shape[i] if a_shape[i] is not None else b_shape[j] for i, j in zip(a_axes, b_axes)]
+    k = _static_product(contracted)
+    free_a = [a_shape[i] for i in a_free]
+    free_b = [b_shape[i] for i in b_free]
+    fits = lambda dims: sum(d is None for d in dims) <= 1  # noqa: E731 - a Reshape target with one -1 at most
+    k_or_1 = k if b_axes else 1
+    batched = len(free_b) > 1 and not fits(free_a + free_b)
+    a_ok = len(a_axes) <= 1 or fits(free_a + [k])
+    if batched:
+        b_ok = len(b_axes) == 1 or fits(free_b[:-1] + [k_or_1] + free_b[-1:])
+    else:
+        b_ok = (len(b_axes) == 1 and len(b_free) == 1) or fits([k_or_1, _static_product(free_b)])
+    if not (a_ok and b_ok):
+        return _tensordot_broadcast(a, b, a_axes, b_axes, a_free, b_free)
+    a_t = array_ops.transpose(a, a_free + a_axes) if a_free + a_axes != list(range(a.ndim)) else a
+    b_t = array_ops.transpose(b, b_axes + b_free) if b_axes + b_free != list(range(b.ndim)) else b
+    if not a_axes:
+        a2 = array_ops.expand_dims(a_t, -1)  # [free_a..., 1]: an outer product contracts a unit axis
+    elif len(a_axes) == 1:
+        a2 = a_t
+    else:
+        a2 = array_ops.reshape(a_t, _reshape_target(free_a + [k], "tensordot", "a", free_a + [contracted]))
+    if not free_a:
+        a2 = array_ops.expand_dims(a2, 0)  # MatMul needs a matrix
+    if batched:
+        return _tensordot_batched(a2, b, b_axes, b_free, contracted, k, free_a, free_b)
+    if len(b_axes) == 1 and len(b_free) == 1:
+        b2 = b_t
+    else:
+        b2 = array_ops.reshape(b_t, _reshape_target([1 if not b_axes else k, _static_product(free_b)],
+                                                    "tensordot", "b", [contracted] + free_b))
+    y = matmul(a2, b2)  # [free_a..., prod(free_b)] (or [1, ...] when a has no free axis)
+    if not free_a:
+        y = array_ops.squeeze(y, [0])
+    if not free_b:
+        return array_ops.squeeze(y, [-1])
+    if len(free_b) == 1:
+        return y
+    return array_ops.reshape(y, _reshape_target(free_a + free_b, "tensordot", "the result", free_a + free_b))
+
+
+def _tensordot_broadcast(a, b, a_axes, b_axes, a_free, b_free):
+    """tensordot with no reshape at all, for contractions whose collapsed axes mix several dimensions unknown
+    while tracing: a broadcast product [free_a..., contracted..., free_b...] summed over the contracted axes.
+    It holds that whole product in memory, so it is only the last resort (a dynamic Reshape would avoid it)."""
+    a_t = array_ops.transpose(a, a_free + a_axes)
+    for _ in b_free:
+        a_t = array_ops.expand_dims(a_t, -1)
+    product = a_t * array_ops.transpose(b, b_axes + b_free)
+    if not a_axes:
+        return product
+    return reduce_sum(product, axis=list(range(len(a_free), len(a_free) + len(a_axes))))
+
+
+def _tensordot_batched(a2, b, b_axes, b_free, contracted, k, free_a, free_b):
+    """tensordot when collapsing the free axes back would need a reshape with several unknown dimensions:
+    b's free axes but the last become batch axes of MatMul, a's rows are single-row matrices broadcast
+    against them, so no reshape touches an unknown dimension (slower: one row per product)."""
+    n = len(free_b)
+    b_t = array_ops.transpose(b, b_free[:-1] + b_axes + b_free[-1:])  # [g1 .. g(n-1), c..., gn]
+    if len(b_axes) != 1:
+        b_t = array_ops.reshape(b_t, _reshape_target(free_b[:-1] + [1 if not b_axes else k] + free_b[-1:],
+                                                     "tensordot", "b", free_b[:-1] + [contracted] + free_b[-1:]))
+    a3 = a2  # [free_a..., K] (or [1, K])
+    for _ in range(n):
+        a3 = array_ops.expand_dims(a3, -2)  # [free_a..., 1 x (n-1), 1, K]
+    y = array_ops.squeeze(matmul(a3, b_t), [-2])  # [free_a..., g1 .. g(n-1), gn]
+    return y if free_a else array_ops.squeeze(y, [0])
+
+
+def _tensordot_axis(axis, ndim, which):
+    """A contraction axis in [0, ndim); out of range is an error (it used to wrap around silently)."""
+    axis = _axis_int(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"tensordot: axis {axis} of {which} is out of range for a tensor of rank {ndim} "
+                         f"(expected an axis in [{-ndim}, {ndim}))")
+    return axis % ndim
+
+
+def _static_product(dims):
+    """The product of static dimensions; None when one is unknown while tracing."""
+    if any(d is None for d in dims):
+        return None
+    n = 1
+    for d in dims:
+        n *= d
+    return n
+
+
+def _reshape_target(dims, op, what, source_dims):
+    """A Reshape target from static dims: the one unknown dimension (None) becomes -1. Two or more unknown
+    dimensions would need a shape computed at run time, which ember's Reshape (its shape is an attribute)
+    cannot take until the core supports dynamic shape operands."""
+    unknown = sum(d is None for d in dims)
+    if unknown > 1:
+        raise errors.UnimplementedError(
+            None, None, f"{op}: reshaping {what} (dimensions {source_dims}) to {dims} needs {unknown} dimensions "
+            "that are unknown while tracing; ember's Reshape takes a static shape with at most one -1, so this "
+            "needs run-time shapes (not supported yet). Give all but one of these dimensions in the input "
+            "signature.")
+    return [-1 if d is None else d for d in dims]
 
 
 _VECTOR_NORMS = ("euclidean", 1, 2, float("inf"))

@@ -33,7 +33,7 @@ def _tensor(x, dtype_hint=None):
 
 
 def _axis(axis):
-    return -1 if axis is None else int(axis)
+    return -1 if axis is None else array_ops._to_int(axis, "softmax", "axis")
 
 
 def softmax(logits, axis=None, name=None):
@@ -189,7 +189,7 @@ def softmax_cross_entropy_with_logits(labels, logits, axis=-1, name=None):
     labels = _tensor(labels)
     precise = cast(logits, dtypes.float32) if logits.dtype in (dtypes.float16, dtypes.bfloat16) else logits
     labels = cast(labels, precise.dtype)
-    axis = -1 if axis is None else int(axis)
+    axis = -1 if axis is None else array_ops._to_int(axis, "softmax_cross_entropy_with_logits", "axis")
     if precise.ndim and axis not in (-1, precise.ndim - 1):
         if not -precise.ndim <= axis < precise.ndim:
             raise ValueError(f"softmax_cross_entropy_with_logits: axis {axis} is out of range for logits of "

@@ -1,9 +1,12 @@
 """``ember.random``: TensorFlow 2's random ops and seed semantics (``set_seed`` + op ``seed``)."""
 
+import math
+import numbers
 import operator
 
 from ember import _C, dtypes, errors
 from ember.framework.tensor import Tensor, convert_to_tensor
+from ember.ops import array_ops
 
 _RandomUniform = _C.op("RandomUniform")
 _RandomStandardNormal = _C.op("RandomStandardNormal")
@@ -15,20 +18,47 @@ _StatelessTruncatedNormal = _C.op("StatelessTruncatedNormal")
 _StatelessRandomUniformInt = _C.op("StatelessRandomUniformInt")
 
 
+_MAXINT32 = 2**31 - 1  # TF truncates seeds modulo this (kernels/seed.h)
+
+
+def _seed_int(seed, what):
+    """A seed as a Python int. TF takes ints, NumPy integers, floats and concrete scalar tensors; a graph
+    tensor has no value while tracing (TF's TypeError too: use the stateless ops for tensor seeds)."""
+    if isinstance(seed, Tensor):
+        if seed._is_symbolic:
+            raise TypeError(f"{what}: seed must be a Python int or a concrete scalar tensor, got a symbolic tensor "
+                            "inside ember.function; use the tf.random.stateless_* ops to seed from a tensor")
+        if seed.ndim != 0:
+            raise TypeError(f"{what}: seed must be a scalar, got a tensor of shape {seed.shape}")
+        seed = seed.numpy().item()
+    try:
+        return operator.index(seed)
+    except TypeError:
+        pass
+    if isinstance(seed, numbers.Real) and math.isfinite(float(seed)):
+        return int(seed)
+    raise TypeError(f"{what}: seed must be an int, got {seed!r}")
+
+
+def _get_seed(seed, what):
+    """The (seed, seed2) attributes of a stateful random op. Reducing the op seed modulo 2^31 - 1 first is
+    exact: that is all TF keeps of it, so Python ints of any size work."""
+    return _C.random_get_seed(None if seed is None else _seed_int(seed, what) % _MAXINT32)
+
+
 def set_seed(seed):
     """Sets the global seed: afterwards the sequence of random ops (and their op seeds) is reproducible."""
     if seed is None:
         _C.random_unset_seed()
-    else:
-        _C.random_set_seed(int(seed))
+        return
+    value = _seed_int(seed, "set_seed")
+    if not -(2**63) <= value < 2**63:
+        raise ValueError(f"set_seed: the global seed must fit in int64, got {value}")
+    _C.random_set_seed(value)
 
 
-def _shape(shape):
-    if isinstance(shape, Tensor):
-        return [int(v) for v in shape.numpy().reshape(-1)]
-    if isinstance(shape, int):
-        return [shape]
-    return [int(d) for d in shape]
+def _shape(shape, op):
+    return array_ops._int_list(shape, op, "shape", TypeError)
 
 
 def _scale(x, scale, shift):
@@ -74,11 +104,11 @@ def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=
     dtype = _check_dtype(dtype, _FLOAT_TYPES + _INT_TYPES)
     if dtype.is_integer and maxval is None:
         raise ValueError(f"Must specify maxval for integer dtype {dtype!r}")
-    seed1, seed2 = _C.random_get_seed(seed)
+    seed1, seed2 = _get_seed(seed, "random.uniform")
     if dtype.is_integer:
-        return _RandomUniformInt(_shape(shape), _int_bound(minval, "minval"), _int_bound(maxval, "maxval"), dtype,
+        return _RandomUniformInt(_shape(shape, "RandomUniformInt"), _int_bound(minval, "minval"), _int_bound(maxval, "maxval"), dtype,
                                  seed1, seed2)
-    x = _RandomUniform(_shape(shape), dtype, seed1, seed2)
+    x = _RandomUniform(_shape(shape, "RandomUniform"), dtype, seed1, seed2)
     maxval = 1 if maxval is None else maxval
     if isinstance(minval, (int, float)) and isinstance(maxval, (int, float)) and (minval, maxval) == (0, 1):
         return x
@@ -89,15 +119,15 @@ def uniform(shape, minval=0, maxval=None, dtype=dtypes.float32, seed=None, name=
 def normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
     """Normal values: mean + stddev * a standard normal draw."""
     dtype = _check_float_dtype(dtype)
-    seed1, seed2 = _C.random_get_seed(seed)
-    return _scale(_RandomStandardNormal(_shape(shape), dtype, seed1, seed2), stddev, mean)
+    seed1, seed2 = _get_seed(seed, "random.normal")
+    return _scale(_RandomStandardNormal(_shape(shape, "RandomStandardNormal"), dtype, seed1, seed2), stddev, mean)
 
 
 def truncated_normal(shape, mean=0.0, stddev=1.0, dtype=dtypes.float32, seed=None, name=None):
     """Normal values redrawn until within two standard deviations of the mean."""
     dtype = _check_float_dtype(dtype)
-    seed1, seed2 = _C.random_get_seed(seed)
-    return _scale(_TruncatedNormal(_shape(shape), dtype, seed1, seed2), stddev, mean)
+    seed1, seed2 = _get_seed(seed, "random.truncated_normal")
+    return _scale(_TruncatedNormal(_shape(shape, "TruncatedNormal"), dtype, seed1, seed2), stddev, mean)
 
 
 def _seed_tensor(seed, op_name):
@@ -119,9 +149,10 @@ def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=dtypes.float32, 
             raise errors.UnimplementedError(
                 None, None, "stateless_uniform: full-range integers (minval=maxval=None) need "
                 "StatelessRandomUniformFullInt, which ember does not have; pass minval and maxval")
-        return _StatelessRandomUniformInt(_seed_tensor(seed, "StatelessRandomUniformInt"), _shape(shape),
+        return _StatelessRandomUniformInt(_seed_tensor(seed, "StatelessRandomUniformInt"),
+                                          _shape(shape, "StatelessRandomUniformInt"),
                                           _int_bound(minval, "minval"), _int_bound(maxval, "maxval"), dtype)
-    x = _StatelessRandomUniform(_seed_tensor(seed, "StatelessRandomUniform"), _shape(shape), dtype)
+    x = _StatelessRandomUniform(_seed_tensor(seed, "StatelessRandomUniform"), _shape(shape, "StatelessRandomUniform"), dtype)
     maxval = 1 if maxval is None else maxval
     return x * (convert_to_tensor(maxval, dtype=dtype) - convert_to_tensor(minval, dtype=dtype)) + \
         convert_to_tensor(minval, dtype=dtype)
@@ -129,13 +160,14 @@ def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=dtypes.float32, 
 
 def stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype=dtypes.float32, name=None, alg="auto_select"):
     """Normal values, a pure function of (seed, shape)."""
-    x = _StatelessRandomNormal(_seed_tensor(seed, "StatelessRandomNormal"), _shape(shape), _check_float_dtype(dtype))
+    x = _StatelessRandomNormal(_seed_tensor(seed, "StatelessRandomNormal"), _shape(shape, "StatelessRandomNormal"), _check_float_dtype(dtype))
     return _scale(x, stddev, mean)
 
 
 def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=dtypes.float32, name=None,
                                alg="auto_select"):
     """Truncated normal values (within two stddevs of the mean), a pure function of (seed, shape)."""
-    x = _StatelessTruncatedNormal(_seed_tensor(seed, "StatelessTruncatedNormal"), _shape(shape),
+    x = _StatelessTruncatedNormal(_seed_tensor(seed, "StatelessTruncatedNormal"),
+                                  _shape(shape, "StatelessTruncatedNormal"),
                                   _check_float_dtype(dtype))
     return _scale(x, stddev, mean)

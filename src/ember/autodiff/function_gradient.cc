@@ -7,6 +7,7 @@
 // A call while a tape records runs F' and records one node whose backward calls B. Calls of other functions
 // inside F go through the same path while F is replayed, so gradients flow through nested functions; B is
 // itself called through execute_op, so a tape recording the backward pass gives higher-order gradients.
+#include <map>
 #include <mutex>
 #include <unordered_map>
 
@@ -22,90 +23,56 @@ namespace {
 struct BackwardFunction {
   std::shared_ptr<FunctionGraph> graph;
   std::string name;
-  bool takes_intermediate_grads = false;
   std::vector<int> reads;        // intermediates passed after the gradient arguments
   std::vector<int> edge_result;  // per edge: index of B's result, or -1 (unconnected)
 };
 
-struct GradientPair final : Backward {
-  std::shared_ptr<FunctionGraph> forward;
-  std::string forward_name;
-  size_t num_results = 0;
-  std::vector<bool> output_differentiable;  // per forward output: results, then intermediates
-  std::vector<int> edge_inputs;             // call argument of each input edge
-  std::vector<int64_t> edge_variables;      // variable of each variable edge (after the input edges)
-  // `first` takes the results' gradients; `full` also those of the intermediates, which arrive only when
-  // an outer tape differentiates the backward pass (higher order).
-  BackwardFunction first, full;
+// The forward values some backward function reads, keyed by their place in the forward graph (a replay of
+// the same function builds the same graph, so keys from a later replay name the same values).
+struct Intermediates {
+  std::vector<TensorRef> tensors;
+  std::vector<std::pair<int32_t, int32_t>> keys;
 
-  void backward(const TapeNode& node, std::span<TensorImpl* const> output_grads,
-                SmallVector<TensorRef, 4>& edge_grads) override {
-    bool intermediate_grads = false;
-    for (size_t j = num_results; j < output_grads.size(); ++j)
-      intermediate_grads |= output_grads[j] != nullptr;
-    const BackwardFunction& b = intermediate_grads ? full : first;
-    SmallVector<TensorRef, 8> args;
-    size_t grad_count = intermediate_grads ? output_grads.size() : num_results;
-    for (size_t j = 0; j < grad_count; ++j) {
-      if (!output_differentiable[j]) continue;
-      TensorRef g(output_grads[j]);
-      if (!g) g = gradient::zeros_like(GradTensor(node.outputs[j])).release();
-      args.push_back(std::move(g));
-    }
-    // Intermediates are passed linked to the call node, so an outer tape sees the backward pass depend on
-    // them (and through them on the call's inputs).
-    for (int p : b.reads) args.push_back(relinked_output(node, static_cast<int32_t>(num_results + p)));
-    SmallVector<TensorImpl*, 8> arg_ptrs;
-    for (const TensorRef& a : args) arg_ptrs.push_back(a.get());
-    AttrList attrs;
-    attrs.push_back(b.name);
-    OutputList outs;
-    Status s = execute_op(op_def("PartitionedCall"), {arg_ptrs.data(), arg_ptrs.size()},
-                          {attrs.data(), attrs.size()}, outs);
-    if (!s.ok()) throw StatusError(s);
-    for (size_t e = 0; e < b.edge_result.size() && e < edge_grads.size(); ++e)
-      if (b.edge_result[e] >= 0) edge_grads[e] = outs[b.edge_result[e]];
+  // The position of `t`; a new one is appended only when `may_add`, else -1.
+  int index(const TensorRef& t, bool may_add) {
+    std::pair<int32_t, int32_t> key{t->graph_node(), t->graph_output()};
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (keys[i] == key) return static_cast<int>(i);
+    if (!may_add) return -1;
+    keys.push_back(key);
+    tensors.push_back(t);
+    return static_cast<int>(tensors.size() - 1);
   }
 };
 
-struct FunctionEntry {
-  std::weak_ptr<const FunctionGraph> fn;
-  std::vector<int64_t> variables;                                        // read by F or anything it calls
-  std::unordered_map<std::string, std::shared_ptr<GradientPair>> pairs;  // by needs-gradient mask
+// F's body replayed while a private tape records it, into a fresh forward graph whose trace stays entered
+// while the replay lives (backward traces nested in it lift forward values into arguments).
+struct Replay {
+  std::shared_ptr<FunctionGraph> forward = std::make_shared<FunctionGraph>();
+  SourceLocation location;  // of the node being replayed, read by the traces' location provider
+  std::unique_ptr<TraceContext> trace;
+  std::unique_ptr<Tape> tape;
+  std::vector<TensorRef> arg_tensors, results;
+  std::vector<GradSource> sources;
+  std::vector<int> edge_inputs;         // call argument of each input edge
+  std::vector<int64_t> edge_variables;  // variable of each variable edge (after the input edges)
+  // The replayed values by their place in the forward graph: a later replay finds the tensors the tape
+  // linked for intermediates chosen by the first one.
+  std::map<std::pair<int32_t, int32_t>, TensorRef> by_key;
+
+  ~Replay() {
+    if (tape) tape->pop();
+    if (trace) trace->exit();
+  }
+  TraceContext::LocationProvider provider() {
+    return [this] { return location; };
+  }
 };
 
-std::mutex g_mu;
-// By library name. Never destroyed: graphs hold tensors, which must not be freed during static destruction
-// (after the thread-local allocator caches are gone).
-auto& g_entries = *new std::unordered_map<std::string, std::shared_ptr<FunctionEntry>>();
-
-void collect_variables(const FunctionGraph& fn, std::vector<int64_t>& out, int depth) {
-  if (depth > 64) return;
-  for (int32_t i = 0; i < fn.graph.num_nodes(); ++i) {
-    const Node& n = fn.graph.node(i);
-    if (n.op->name == "ReadVariableOp") {
-      int64_t id = std::get<int64_t>(n.attrs[0]);
-      if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
-    } else if (n.op->name == "PartitionedCall") {
-      if (auto callee = FunctionLibrary::global().find(std::get<std::string>(n.attrs[0])))
-        collect_variables(*callee, out, depth + 1);
-    }
-  }
-}
-
-std::shared_ptr<FunctionEntry> entry_for(const std::string& name,
-                                         const std::shared_ptr<const FunctionGraph>& fn) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  auto it = g_entries.find(name);
-  if (it != g_entries.end() && it->second->fn.lock() == fn) return it->second;
-  if (g_entries.size() >= 1024)
-    std::erase_if(g_entries, [](const auto& e) { return e.second->fn.expired(); });
-  auto entry = std::make_shared<FunctionEntry>();
-  entry->fn = fn;
-  collect_variables(*fn, entry->variables, 0);
-  g_entries[name] = entry;
-  return entry;
-}
+// Which output gradients a backward function takes: one flag per forward output (results, then
+// intermediates); an output without a gradient gets no backward ops at all (as in TensorFlow), so an
+// unused output whose gradient rule is infinite at its value (sqrt at 0) cannot poison the others.
+using OutputMask = std::vector<bool>;
 
 // Leaves whatever trace was active on this thread for the build and comes back to it after.
 struct TracePause {
@@ -113,33 +80,27 @@ struct TracePause {
   ~TracePause() { TraceContext::resume(token); }
 };
 
-StatusOr<std::shared_ptr<GradientPair>> build_pair(const FunctionGraph& fn, const std::string& needs) {
-  TracePause trace_pause;
-  RecordingPause tapes_pause;
+StatusOr<std::unique_ptr<Replay>> replay_function(const FunctionGraph& fn, const std::string& needs) {
   auto tape_or = Tape::create(/*persistent=*/true, /*watch_accessed_variables=*/false);
   if (!tape_or.ok()) return tape_or.status();
-  std::unique_ptr<Tape> tape = std::move(tape_or).value();
-  tape->set_watch_all_variables();
-
-  auto pair = std::make_shared<GradientPair>();
-  pair->forward = std::make_shared<FunctionGraph>();
-  pair->forward->name = fn.name + "_forward";
-  SourceLocation location;
-  auto provider = [&location] { return location; };
-
-  TraceContext forward_trace(pair->forward.get());
-  forward_trace.set_location_provider(provider);
-  forward_trace.enter();
-  tape->push();
+  auto r = std::make_unique<Replay>();
+  r->tape = std::move(tape_or).value();
+  r->tape->set_watch_all_variables();
+  r->forward->name = fn.name + "_forward";
+  r->trace = std::make_unique<TraceContext>(r->forward.get());
+  r->trace->set_location_provider(r->provider());
+  r->trace->enter();
+  r->tape->push();
+  TraceContext& forward_trace = *r->trace;
+  Tape* tape = r->tape.get();
   const Graph& g = fn.graph;
   std::vector<SmallVector<TensorRef, 2>> values(g.num_nodes());
-  std::vector<TensorRef> arg_tensors;
   for (size_t k = 0; k < fn.args.size(); ++k) {
     const Node& n = g.node(fn.args[k]);
     TensorRef t = forward_trace.add_argument(n.outputs[0].dtype, n.outputs[0].shape, n.name);
     if (k < needs.size() && needs[k] == '1') tape->watch(t.get());
     values[fn.args[k]].push_back(t);
-    arg_tensors.push_back(std::move(t));
+    r->arg_tensors.push_back(std::move(t));
   }
   // A Const node's value joins the replay as a constant local to it; false for any other node.
   auto take_constant = [&](int32_t i) {
@@ -186,7 +147,7 @@ StatusOr<std::shared_ptr<GradientPair>> build_pair(const FunctionGraph& fn, cons
     }
     if (!values[i].empty()) continue;
     const Node& n = g.node(i);
-    location = n.location;
+    r->location = n.location;
     if (take_constant(i)) continue;
     SmallVector<TensorImpl*, 4> inputs;
     for (ValueRef v : n.inputs) {
@@ -204,110 +165,272 @@ StatusOr<std::shared_ptr<GradientPair>> build_pair(const FunctionGraph& fn, cons
     if (!s.ok()) return with_source_context(*n.op, n.name, n.location, s);
     values[i] = std::move(outs);
   }
-  std::vector<TensorRef> results;
-  for (ValueRef r : fn.results) {
-    if (values[r.node].size() <= static_cast<size_t>(r.output) || !values[r.node][r.output])
+  for (ValueRef result : fn.results) {
+    if (values[result.node].size() <= static_cast<size_t>(result.output) ||
+        !values[result.node][result.output])
       return make_error(Code::kUnimplemented, fn.name,
                         ": a result is a value computed inside a custom_gradient function that the function "
                         "did not return");
-    results.push_back(values[r.node][r.output]);
+    r->results.push_back(values[result.node][result.output]);
   }
-  location = SourceLocation{};
-  pair->num_results = results.size();
-
-  std::vector<GradSource> sources;
+  r->location = SourceLocation{};
+  for (const auto& node_values : values)
+    for (const TensorRef& t : node_values)
+      if (t && t->is_symbolic() && t->graph() == r->forward.get())
+        r->by_key.emplace(std::pair{t->graph_node(), t->graph_output()}, t);
   for (size_t k = 0; k < needs.size(); ++k) {
     if (needs[k] != '1') continue;
-    pair->edge_inputs.push_back(static_cast<int>(k));
-    sources.push_back(GradSource{arg_tensors[k].get(), 0});
+    r->edge_inputs.push_back(static_cast<int>(k));
+    r->sources.push_back(GradSource{r->arg_tensors[k].get(), 0});
   }
   for (int64_t id : tape->watched_variables()) {
-    pair->edge_variables.push_back(id);
-    sources.push_back(GradSource{nullptr, id});
+    r->edge_variables.push_back(id);
+    r->sources.push_back(GradSource{nullptr, id});
+  }
+  return r;
+}
+
+// Traces the replay's backprop for the outputs `mask` selects into a backward function. Forward values it
+// reads become intermediates; a value not among them yet is added when `may_add` (while the forward
+// function is still being built), else the build fails with NotFound.
+Status build_backward(Replay& replay, const OutputMask& mask, Intermediates& intermediates, bool may_add,
+                      BackwardFunction& out, const std::string& fn_name) {
+  out = BackwardFunction{};
+  out.graph = std::make_shared<FunctionGraph>();
+  out.graph->name = fn_name + "_backward";
+  TraceContext backward_trace(out.graph.get());
+  backward_trace.set_location_provider(replay.provider());
+  backward_trace.enter();
+  std::vector<TensorRef> grad_args;
+  SmallVector<TensorImpl*, 4> targets, target_grads;
+  const size_t num_results = replay.results.size();
+  for (size_t j = 0; j < mask.size(); ++j) {
+    if (!mask[j]) continue;
+    TensorRef t;
+    if (j < num_results) {
+      t = replay.results[j];
+    } else if (may_add) {
+      t = intermediates.tensors[j - num_results];
+    } else {
+      auto it = replay.by_key.find(intermediates.keys[j - num_results]);
+      if (it == replay.by_key.end())
+        return make_error(Code::kNotFound, fn_name, ": an intermediate is not a replayed value");
+      t = it->second;
+    }
+    grad_args.push_back(backward_trace.add_argument(t->dtype(), t->shape(), "grad"));
+    targets.push_back(t.get());
+    target_grads.push_back(grad_args.back().get());
+  }
+  replay.tape->allow_reuse();
+  auto grads =
+      replay.tape->gradient({targets.data(), targets.size()}, {target_grads.data(), target_grads.size()},
+                            {replay.sources.data(), replay.sources.size()});
+  if (!grads.ok()) return grads.status().with_prefix(fn_name + " (building its gradient function): ");
+  for (const TensorRef& grad : *grads) {
+    if (!grad) {
+      out.edge_result.push_back(-1);
+      continue;
+    }
+    auto v = backward_trace.value_of(grad.get());
+    if (!v.ok()) return v.status();
+    out.edge_result.push_back(static_cast<int>(out.graph->results.size()));
+    out.graph->results.push_back(*v);
+  }
+  backward_trace.seal();
+  backward_trace.exit();
+  for (const TensorRef& t : out.graph->lifted_captures) {
+    int index = intermediates.index(t, may_add);
+    if (index < 0) return make_error(Code::kNotFound, fn_name, ": the gradient reads a new forward value");
+    out.reads.push_back(index);
+  }
+  out.graph->lifted_captures.clear();  // passed explicitly by GradientPair::backward
+  out.name = FunctionLibrary::global().add(out.graph);
+  return Status::OK();
+}
+
+struct GradientPair final : Backward {
+  std::weak_ptr<const FunctionGraph> function;  // F, to replay for backward functions built later
+  std::string needs;                            // which of F's arguments need gradients
+  std::shared_ptr<FunctionGraph> forward;
+  std::string forward_name;
+  size_t num_results = 0;
+  std::vector<bool> output_differentiable;  // per forward output: results, then intermediates
+  std::vector<int> edge_inputs;             // call argument of each input edge
+  std::vector<int64_t> edge_variables;      // variable of each variable edge (after the input edges)
+  Intermediates intermediates;
+
+  std::mutex mu;
+  // By mask of the outputs whose gradients arrived; null where a replay could not build one (the
+  // all-outputs function then runs with zeros for the missing gradients).
+  std::map<OutputMask, std::shared_ptr<const BackwardFunction>> by_mask;
+  std::shared_ptr<const BackwardFunction> all_results, all_outputs;
+  static constexpr size_t kMaxMasks = 64;
+
+  // The backward function for `mask`: built on first use by replaying F once more.
+  std::shared_ptr<const BackwardFunction> backward_for(const OutputMask& mask) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = by_mask.find(mask);
+    if (it != by_mask.end()) return it->second;
+    std::shared_ptr<const BackwardFunction> built;
+    if (by_mask.size() < kMaxMasks) built = build_variant(mask);
+    by_mask.emplace(mask, built);
+    return built;
   }
 
-  // Intermediates: forward values some backward function reads, keyed by their place in the forward graph.
-  std::vector<TensorRef> intermediates;
-  std::vector<std::pair<int32_t, int32_t>> intermediate_keys;
-  auto intermediate_index = [&](const TensorRef& t) {
-    std::pair<int32_t, int32_t> key{t->graph_node(), t->graph_output()};
-    for (size_t i = 0; i < intermediate_keys.size(); ++i)
-      if (intermediate_keys[i] == key) return static_cast<int>(i);
-    intermediate_keys.push_back(key);
-    intermediates.push_back(t);
-    return static_cast<int>(intermediates.size() - 1);
-  };
-  auto build_backward = [&](bool with_intermediate_grads, BackwardFunction& out) -> Status {
-    out = BackwardFunction{};
-    out.takes_intermediate_grads = with_intermediate_grads;
-    out.graph = std::make_shared<FunctionGraph>();
-    out.graph->name = fn.name + "_backward";
-    TraceContext backward_trace(out.graph.get());
-    backward_trace.set_location_provider(provider);
-    backward_trace.enter();
-    std::vector<TensorRef> grad_args, targets_kept;
-    SmallVector<TensorImpl*, 4> targets, target_grads;
-    auto add_target = [&](const TensorRef& t) {
-      if (!is_differentiable_dtype(t->dtype())) return;
-      grad_args.push_back(backward_trace.add_argument(t->dtype(), t->shape(), "grad"));
-      targets_kept.push_back(t);
-      targets.push_back(t.get());
-      target_grads.push_back(grad_args.back().get());
-    };
-    for (const TensorRef& r : results) add_target(r);
-    size_t known = intermediates.size();
-    if (with_intermediate_grads)
-      for (size_t i = 0; i < known; ++i) add_target(intermediates[i]);
-    tape->allow_reuse();
-    auto grads = tape->gradient({targets.data(), targets.size()}, {target_grads.data(), target_grads.size()},
-                                {sources.data(), sources.size()});
-    if (!grads.ok()) return grads.status().with_prefix(fn.name + " (building its gradient function): ");
-    for (const TensorRef& grad : *grads) {
-      if (!grad) {
-        out.edge_result.push_back(-1);
-        continue;
-      }
-      auto v = backward_trace.value_of(grad.get());
-      if (!v.ok()) return v.status();
-      out.edge_result.push_back(static_cast<int>(out.graph->results.size()));
-      out.graph->results.push_back(*v);
+  std::shared_ptr<const BackwardFunction> build_variant(const OutputMask& mask) {
+    std::shared_ptr<const FunctionGraph> fn = function.lock();
+    if (fn == nullptr) return nullptr;
+    TracePause trace_pause;
+    RecordingPause tapes_pause;
+    auto replay = replay_function(*fn, needs);
+    if (!replay.ok() || (*replay)->results.size() != num_results) return nullptr;
+    auto out = std::make_shared<BackwardFunction>();
+    if (!build_backward(**replay, mask, intermediates, /*may_add=*/false, *out, fn->name).ok())
+      return nullptr;
+    return out;
+  }
+
+  void backward(const TapeNode& node, std::span<TensorImpl* const> output_grads,
+                SmallVector<TensorRef, 4>& edge_grads) override {
+    OutputMask mask(output_differentiable.size(), false);
+    bool any = false, intermediate_grads = false;
+    for (size_t j = 0; j < mask.size() && j < output_grads.size(); ++j) {
+      mask[j] = output_differentiable[j] && output_grads[j] != nullptr;
+      any |= mask[j];
+      intermediate_grads |= mask[j] && j >= num_results;
     }
-    backward_trace.seal();
-    backward_trace.exit();
-    for (const TensorRef& t : out.graph->lifted_captures) out.reads.push_back(intermediate_index(t));
-    out.graph->lifted_captures.clear();  // passed explicitly by GradientPair::backward
-    return Status::OK();
-  };
-  EMBER_RETURN_IF_ERROR(build_backward(false, pair->first));
+    if (!any) return;
+    std::shared_ptr<const BackwardFunction> b = backward_for(mask);
+    if (b == nullptr) {
+      // Fallback: the function over every output, with zeros where no gradient arrived.
+      b = intermediate_grads ? all_outputs : all_results;
+      size_t count = intermediate_grads ? mask.size() : num_results;
+      for (size_t j = 0; j < mask.size(); ++j) mask[j] = j < count && output_differentiable[j];
+    }
+    SmallVector<TensorRef, 8> args;
+    for (size_t j = 0; j < mask.size(); ++j) {
+      if (!mask[j]) continue;
+      TensorRef g(output_grads[j]);
+      if (!g) g = gradient::zeros_like(GradTensor(node.outputs[j])).release();
+      args.push_back(std::move(g));
+    }
+    // Intermediates are passed linked to the call node, so an outer tape sees the backward pass depend on
+    // them (and through them on the call's inputs).
+    for (int p : b->reads) args.push_back(relinked_output(node, static_cast<int32_t>(num_results + p)));
+    SmallVector<TensorImpl*, 8> arg_ptrs;
+    for (const TensorRef& a : args) arg_ptrs.push_back(a.get());
+    AttrList attrs;
+    attrs.push_back(b->name);
+    OutputList outs;
+    Status s = execute_op(op_def("PartitionedCall"), {arg_ptrs.data(), arg_ptrs.size()},
+                          {attrs.data(), attrs.size()}, outs);
+    if (!s.ok()) throw StatusError(s);
+    for (size_t e = 0; e < b->edge_result.size() && e < edge_grads.size(); ++e)
+      if (b->edge_result[e] >= 0) edge_grads[e] = outs[b->edge_result[e]];
+  }
+};
+
+struct FunctionEntry {
+  std::weak_ptr<const FunctionGraph> fn;
+  std::vector<int64_t> variables;                                        // read by F or anything it calls
+  std::unordered_map<std::string, std::shared_ptr<GradientPair>> pairs;  // by needs-gradient mask
+};
+
+std::mutex g_mu;
+// By library name. Never destroyed: graphs hold tensors, which must not be freed during static destruction
+// (after the thread-local allocator caches are gone).
+auto& g_entries = *new std::unordered_map<std::string, std::shared_ptr<FunctionEntry>>();
+
+void collect_variables(const FunctionGraph& fn, std::vector<int64_t>& out, int depth) {
+  if (depth > 64) return;
+  for (int32_t i = 0; i < fn.graph.num_nodes(); ++i) {
+    const Node& n = fn.graph.node(i);
+    if (n.op->name == "ReadVariableOp") {
+      int64_t id = std::get<int64_t>(n.attrs[0]);
+      if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
+    } else if (n.op->name == "PartitionedCall") {
+      if (auto callee = FunctionLibrary::global().find(std::get<std::string>(n.attrs[0])))
+        collect_variables(*callee, out, depth + 1);
+    }
+  }
+}
+
+std::shared_ptr<FunctionEntry> entry_for(const std::string& name,
+                                         const std::shared_ptr<const FunctionGraph>& fn) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  auto it = g_entries.find(name);
+  if (it != g_entries.end() && it->second->fn.lock() == fn) return it->second;
+  // Entries of dead functions go in sweeps whose interval grows with the live entries (amortised O(1)).
+  static size_t sweep_at = 64;
+  if (g_entries.size() >= sweep_at) {
+    std::erase_if(g_entries, [](const auto& e) { return e.second->fn.expired(); });
+    sweep_at = std::max<size_t>(64, 2 * g_entries.size());
+  }
+  auto entry = std::make_shared<FunctionEntry>();
+  entry->fn = fn;
+  collect_variables(*fn, entry->variables, 0);
+  g_entries[name] = entry;
+  return entry;
+}
+
+StatusOr<std::shared_ptr<GradientPair>> build_pair(const std::shared_ptr<const FunctionGraph>& fn,
+                                                   const std::string& needs) {
+  TracePause trace_pause;
+  RecordingPause tapes_pause;
+  auto replay_or = replay_function(*fn, needs);
+  if (!replay_or.ok()) return replay_or.status();
+  Replay& replay = **replay_or;
+  auto pair = std::make_shared<GradientPair>();
+  pair->function = fn;
+  pair->needs = needs;
+  pair->num_results = replay.results.size();
+  pair->edge_inputs = replay.edge_inputs;
+  pair->edge_variables = replay.edge_variables;
+
+  // The backward functions for every result's gradient, and (higher order) every output's.
+  const size_t num_results = replay.results.size();
+  auto first = std::make_shared<BackwardFunction>(), full = std::make_shared<BackwardFunction>();
+  OutputMask results_mask(num_results);
+  for (size_t j = 0; j < num_results; ++j)
+    results_mask[j] = is_differentiable_dtype(replay.results[j]->dtype());
+  EMBER_RETURN_IF_ERROR(
+      build_backward(replay, results_mask, pair->intermediates, /*may_add=*/true, *first, fn->name));
   // The full backward reads intermediates of its own; repeat until it needs no new ones (bounded).
   for (int round = 0; round < 8; ++round) {
-    size_t before = intermediates.size();
-    EMBER_RETURN_IF_ERROR(build_backward(true, pair->full));
-    if (intermediates.size() == before) break;
+    size_t before = pair->intermediates.tensors.size();
+    OutputMask all = results_mask;
+    for (const TensorRef& t : pair->intermediates.tensors) all.push_back(is_differentiable_dtype(t->dtype()));
+    EMBER_RETURN_IF_ERROR(
+        build_backward(replay, all, pair->intermediates, /*may_add=*/true, *full, fn->name));
+    if (pair->intermediates.tensors.size() == before) break;
   }
 
+  pair->forward = replay.forward;
   FunctionGraph& fwd = *pair->forward;
-  for (const TensorRef& r : results) {
-    auto v = forward_trace.value_of(r.get());
+  for (const TensorRef& r : replay.results) {
+    auto v = replay.trace->value_of(r.get());
     if (!v.ok()) return v.status();
     fwd.results.push_back(*v);
     pair->output_differentiable.push_back(is_differentiable_dtype(r->dtype()));
   }
-  for (const TensorRef& t : intermediates) {
-    auto v = forward_trace.value_of(t.get());
+  for (const TensorRef& t : pair->intermediates.tensors) {
+    auto v = replay.trace->value_of(t.get());
     if (!v.ok()) return v.status();
     fwd.results.push_back(*v);
     pair->output_differentiable.push_back(is_differentiable_dtype(t->dtype()));
   }
-  tape->pop();
-  forward_trace.seal();
-  forward_trace.exit();
+  replay.trace->seal();
   // F's own captured values sit among F''s leading arguments, in the same place as in F.
-  fwd.captured_values.insert(fwd.captured_values.begin(), fn.captured_values.begin(),
-                             fn.captured_values.end());
+  fwd.captured_values.insert(fwd.captured_values.begin(), fn->captured_values.begin(),
+                             fn->captured_values.end());
   pair->forward_name = FunctionLibrary::global().add(pair->forward);
-  pair->first.name = FunctionLibrary::global().add(pair->first.graph);
-  pair->full.name = FunctionLibrary::global().add(pair->full.graph);
+  // Masks as backward() computes them: over every forward output.
+  OutputMask first_mask(pair->output_differentiable.size(), false), full_mask = pair->output_differentiable;
+  for (size_t j = 0; j < num_results; ++j) first_mask[j] = pair->output_differentiable[j];
+  pair->all_results = first;
+  pair->all_outputs = full;
+  pair->by_mask.emplace(first_mask, first);
+  pair->by_mask.emplace(full_mask, full);
   return pair;
 }
 
@@ -345,7 +468,7 @@ Status execute_function_call(const OpDef& op, std::span<TensorImpl* const> input
     if (it != entry->pairs.end()) pair = it->second;
   }
   if (pair == nullptr) {
-    auto built = build_pair(*fn, needs);
+    auto built = build_pair(fn, needs);
     if (!built.ok()) return built.status();
     pair = std::move(built).value();
     std::lock_guard<std::mutex> lock(g_mu);

@@ -118,11 +118,14 @@ uint32_t variable_mask(int64_t id) {
   return m;
 }
 
-void link_outputs(TapeNode* node, std::span<TensorRef> outputs) {
+void link_outputs(TapeNode* node, std::span<TensorRef> outputs, bool link_held_tensors) {
   for (size_t i = 0; i < outputs.size(); ++i) {
-    // A function may return a tensor it was given (or the same one twice): link a fresh alias instead of
-    // moving the existing tensor's link.
-    if (outputs[i]->grad_node() != nullptr) outputs[i] = TensorImpl::alias(*outputs[i]);
+    // Only a tensor nobody else holds is linked in place. A function may return a tensor it was given (or
+    // the same one twice), an op may hand out its input, and a plan returns its constants: linking those
+    // would move another tensor's link, or make a cached plan hold this node (and the node its function,
+    // a cycle that never frees). A fresh alias is linked instead.
+    bool held = !link_held_tensors && outputs[i]->refcount() > 1;
+    if (outputs[i]->grad_node() != nullptr || held) outputs[i] = TensorImpl::alias(*outputs[i]);
     TensorImpl* out = outputs[i].get();
     node->outputs.push_back(TensorImpl::alias(*out));
     if (!is_differentiable_dtype(out->dtype())) continue;
@@ -498,7 +501,8 @@ void record_custom(std::span<TensorImpl* const> edge_inputs, std::span<const int
     node->edges.push_back(internal::variable_edge(variables[i], variable_masks[i]));
   SmallVector<TensorRef, 2> outs;
   for (TensorImpl* t : outputs) outs.push_back(TensorRef(t));
-  internal::link_outputs(node, {outs.data(), outs.size()});
+  // The caller's own tensors (ember.custom_gradient returns them) are the ones to link.
+  internal::link_outputs(node, {outs.data(), outs.size()}, /*link_held_tensors=*/true);
 }
 
 }  // namespace ember::autodiff

@@ -11,8 +11,10 @@ uint32_t active_mask();
 uint32_t variable_mask(int64_t id);
 /// A fresh serial number for a node.
 uint64_t next_serial();
-/// Links each differentiable output to `node` (taking ownership of the caller's reference to it).
-void link_outputs(TapeNode* node, std::span<TensorRef> outputs);
+/// Links each differentiable output to `node` (taking ownership of the caller's reference to it). An
+/// output that already has a link, or (unless `link_held_tensors`) that someone else holds, is replaced
+/// by a fresh alias, which is linked instead.
+void link_outputs(TapeNode* node, std::span<TensorRef> outputs, bool link_held_tensors = false);
 /// A fresh alias of `node`'s output `i` that points back at the node, so a rule reading the output is
 /// recorded by outer tapes as depending on it (second derivatives through tanh's y, exp's y, ...).
 TensorRef relinked_output(const TapeNode& node, int32_t i);

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "ember/core/tensor_impl.h"
 
@@ -31,10 +32,14 @@ class VariableResource {
   bool trainable() const { return trainable_.load(std::memory_order_relaxed); }
   void set_trainable(bool trainable) { trainable_.store(trainable, std::memory_order_relaxed); }
 
-  /// The current value (tensors are immutable, so a reader keeps the value it read).
+  /// The current value as a fresh tensor sharing its buffer (no copy): tensors are immutable, so a reader
+  /// keeps the value it read. A tape links each read to the read's own node; were the stored tensor itself
+  /// handed out, linking it would relink the tensor that was assigned (and every earlier read), so uses of
+  /// them would count as reads of the variable. The shared buffer stays safe from in-place writes, which
+  /// need the only reference to the buffer.
   TensorRef read() const {
     std::lock_guard<std::mutex> lock(mu_);
-    return value_;
+    return TensorImpl::alias(*value_);
   }
   /// Replaces the value; the caller has checked dtype and shape.
   void write(TensorRef value) {
@@ -70,12 +75,21 @@ class ResourceManager {
   std::shared_ptr<VariableResource> create_variable(std::string name, TensorRef value);
   /// The variable with this id, or a FailedPrecondition error naming it if it has been deleted.
   StatusOr<std::shared_ptr<VariableResource>> find(int64_t id, const char* op_name) const;
+  /// Variables alive now (the registry holds no entry for a deleted one).
+  size_t num_live_variables() const;
 
  private:
+  void erase(int64_t id, std::string name);
+
   mutable std::mutex mu_;
   int64_t next_id_ = 1;
   std::unordered_map<int64_t, std::weak_ptr<VariableResource>> variables_;
-  std::unordered_map<int64_t, std::string> names_;  // kept after deletion, for the error message
+  // The names of the most recently deleted variables, for the error message; bounded, so programs that
+  // create and drop variables forever use constant memory (older ones are reported by id).
+  static constexpr size_t kDeletedNamesKept = 1024;
+  std::unordered_map<int64_t, std::string> deleted_names_;
+  std::vector<int64_t> deleted_order_;  // ring over deleted_names_' keys
+  size_t deleted_next_ = 0;
 };
 
 }  // namespace ember

@@ -1,6 +1,10 @@
 #include "ember/core/shape.h"
 
 #include <algorithm>
+#include <climits>
+#include <string>
+
+#include "ember/core/small_vector.h"
 
 namespace ember {
 
@@ -16,7 +20,35 @@ StatusOr<Shape> Shape::from_dims(std::span<const int64_t> dims, bool allow_unkno
     if (d < 0 && !(allow_unknown && d == kUnknownDim))
       return invalid_argument("dimension ", d, " is negative");
   }
+  if (!allow_unknown || std::find(dims.begin(), dims.end(), kUnknownDim) == dims.end())
+    EMBER_RETURN_IF_ERROR(checked_num_elements(dims).status());
   return Shape(dims);
+}
+
+StatusOr<int64_t> checked_num_elements(std::span<const int64_t> dims) {
+  int64_t nonzero = 1;
+  bool empty = false;
+  for (int64_t d : dims) {
+    if (d == 0) {
+      empty = true;
+    } else if (!checked_mul(nonzero, d, &nonzero)) {
+      std::string list;
+      for (int64_t e : dims) list += (list.empty() ? "" : ",") + std::to_string(e);
+      return invalid_argument("shape [", list,
+                              "] is too large: the product of its dimensions exceeds 2^63-1");
+    }
+  }
+  return empty ? 0 : nonzero;
+}
+
+Status check_shape_size(const Shape& shape) {
+  if (!shape.rank_known()) return Status::OK();
+  SmallVector<int64_t, kMaxRank> known;
+  for (int64_t d : shape.dims()) {
+    if (d < kUnknownDim) return invalid_argument("shape ", shape.to_string(), " has a negative dimension");
+    if (d != kUnknownDim) known.push_back(d);
+  }
+  return checked_num_elements({known.data(), known.size()}).status();
 }
 
 bool Shape::fully_defined() const {
@@ -28,12 +60,14 @@ bool Shape::fully_defined() const {
 
 int64_t Shape::num_elements() const {
   if (rank_ < 0) return -1;
+  if (!fully_defined()) return -1;
   int64_t n = 1;
+  bool saturated = false;
   for (int i = 0; i < rank_; ++i) {
-    if (dims_[i] < 0) return -1;
-    n *= dims_[i];
+    if (dims_[i] == 0) return 0;
+    if (!saturated && !checked_mul(n, dims_[i], &n)) saturated = true;
   }
-  return n;
+  return saturated ? INT64_MAX : n;
 }
 
 bool Shape::operator==(const Shape& o) const {

@@ -37,7 +37,8 @@ class Shape {
   void set_dim(int i, int64_t d) { dims_[i] = d; }
   std::span<const int64_t> dims() const { return {dims_.data(), static_cast<size_t>(rank_ < 0 ? 0 : rank_)}; }
   std::vector<int64_t> dim_vector() const { return {dims().begin(), dims().end()}; }
-  /// Number of elements; -1 if any dim is unknown.
+  /// Number of elements; -1 if any dim is unknown. Saturates at INT64_MAX (a shape that large can never be
+  /// allocated; shapes built through from_dims or shape inference are checked never to get there).
   int64_t num_elements() const;
 
   void push_back(int64_t d) { dims_[rank_++] = d; }
@@ -50,6 +51,19 @@ class Shape {
   int32_t rank_ = 0;
   std::array<int64_t, kMaxRank> dims_{};
 };
+
+/// Overflow-checked int64 arithmetic for sizes and offsets derived from user input: false on overflow
+/// (then *out is unspecified). Signed overflow is undefined behaviour, so it must never happen silently.
+inline bool checked_add(int64_t a, int64_t b, int64_t* out) { return !__builtin_add_overflow(a, b, out); }
+inline bool checked_mul(int64_t a, int64_t b, int64_t* out) { return !__builtin_mul_overflow(a, b, out); }
+
+/// The number of elements of `dims` (each >= 0). An error when the product of the non-zero dims exceeds
+/// int64 even if a zero dim makes the tensor empty: strides and partial products over such a shape would
+/// overflow in every kernel, so TensorFlow rejects these shapes too.
+StatusOr<int64_t> checked_num_elements(std::span<const int64_t> dims);
+
+/// The same check for a shape from inference: unknown dims are left out; a dim below -1 is an error.
+Status check_shape_size(const Shape& shape);
 
 /// Row-major strides in elements.
 std::array<int64_t, kMaxRank> contiguous_strides(const Shape& shape);

@@ -31,14 +31,12 @@ StatusOr<TensorRef> TensorImpl::allocate(DType dtype, const Shape& shape, Device
   EMBER_DCHECK(shape.fully_defined());
   int64_t n = shape.num_elements();
   size_t elem = dtype_size(dtype);
-  // Overflow-safe size computation: dims are each < 2^63 but their product may not be.
-  __int128 bytes = static_cast<__int128>(1) * elem;
-  for (int64_t d : shape.dims()) {
-    bytes *= d;
-    if (bytes > (static_cast<__int128>(1) << 50))
-      return make_error(Code::kResourceExhausted, "cannot allocate a tensor of shape ", shape.to_string(),
-                        " and dtype ", dtype_name(dtype), ": it would need more than 2^50 bytes");
-  }
+  // num_elements saturates rather than overflowing, and is 0 for an empty tensor however large its other
+  // dims.
+  const __int128 bytes = static_cast<__int128>(n) * elem;
+  if (bytes > (static_cast<__int128>(1) << 50))
+    return make_error(Code::kResourceExhausted, "cannot allocate a tensor of shape ", shape.to_string(),
+                      " and dtype ", dtype_name(dtype), ": it would need more than 2^50 bytes");
   auto buffer = Buffer::allocate(static_cast<size_t>(bytes), device);
   if (!buffer.ok())
     return buffer.status().with_prefix("tensor of shape " + shape.to_string() + " and dtype " +

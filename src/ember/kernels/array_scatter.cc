@@ -15,9 +15,16 @@ namespace {
 template <typename T>
 using Acc = std::conditional_t<std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>, float, T>;
 
+// Integers wrap in two's complement, as TensorFlow's kernels do. int32/int64 add in their unsigned type:
+// signed overflow is undefined behaviour (narrower ones promote to int, whose sum cannot overflow).
 template <typename A>
 inline void add_to(A& sum, A x) {
-  sum = static_cast<A>(sum + x);  // integers narrower than int wrap, as TensorFlow's kernels do
+  if constexpr (std::is_integral_v<A> && std::is_signed_v<A>) {
+    using U = std::make_unsigned_t<decltype(sum + x)>;
+    sum = static_cast<A>(static_cast<U>(sum) + static_cast<U>(x));
+  } else {
+    sum = static_cast<A>(sum + x);
+  }
 }
 
 }  // namespace

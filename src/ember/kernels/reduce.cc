@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
+#include <new>
 #include <vector>
 
 #include "ember/core/parallel.h"
@@ -317,13 +319,19 @@ Status reduce(ReduceOp op, const TensorImpl& in, uint32_t axis_mask, TensorImpl&
   // log(sum(exp(x - m))) + m with m the max (0 where not finite), in two passes.
   const ReduceLoops& max_loops =
       reduce_tables().reduce[static_cast<int>(ReduceOp::kMax)][static_cast<int>(in.dtype())];
-  std::vector<char> shift(n_out * loops.acc_size);
+  // The shift buffer can be larger than the output (float accumulators for 16-bit floats): its failure to
+  // allocate is the op's ResourceExhausted error, not an exception.
+  const size_t shift_bytes = static_cast<size_t>(n_out) * loops.acc_size;
+  std::unique_ptr<char[]> shift(new (std::nothrow) char[shift_bytes]);
+  if (shift == nullptr)
+    return make_error(Code::kResourceExhausted, "out of memory allocating ", shift_bytes,
+                      " bytes of accumulators for ", n_out, " outputs");
   MaxIntoShift first;
   first.loops = &max_loops, first.out = nullptr, first.out_size = 0, first.count = count,
-  first.shift = shift.data();
+  first.shift = shift.get();
   run_plan(plan, src, elem, first, 1);
-  loops.prepare_shift(shift.data(), n_out);
-  run_plan(plan, src, elem, ShiftedAcc{&loops, shift.data(), dst, elem}, cost);
+  loops.prepare_shift(shift.get(), n_out);
+  run_plan(plan, src, elem, ShiftedAcc{&loops, shift.get(), dst, elem}, cost);
   return Status::OK();
 }
 

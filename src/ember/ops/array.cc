@@ -418,8 +418,11 @@ Status split_outputs(KernelContext& ctx, int axis, std::span<const int64_t> size
   const TensorImpl& in = ctx.input(0);
   const Shape& s = in.shape();
   const size_t elem = dtype_size(in.dtype());
-  const int64_t outer = product(s, 0, axis),
-                inner = product(s, axis + 1, s.rank()) * static_cast<int64_t>(elem);
+  // An empty input gives empty pieces; its byte widths (a huge dim times the element size) may not even fit
+  // in int64, so nothing below is computed for it.
+  const bool empty = in.num_elements() == 0;
+  const int64_t outer = empty ? 0 : product(s, 0, axis),
+                inner = empty ? 0 : product(s, axis + 1, s.rank()) * static_cast<int64_t>(elem);
   SmallVector<void*, 8> dsts;
   SmallVector<int64_t, 8> widths;
   int64_t offset = 0;
@@ -431,7 +434,7 @@ Status split_outputs(KernelContext& ctx, int axis, std::span<const int64_t> size
       else if (!drop_axis)
         piece.push_back(sizes[j]);
     }
-    if (outer == 1) {
+    if (outer == 1 || empty) {
       ctx.outputs[j] = TensorImpl::view(in, piece, static_cast<size_t>(offset));
     } else {
       EMBER_RETURN_IF_ERROR(allocate_output(ctx, static_cast<int>(j), in.dtype(), piece));
@@ -445,16 +448,7 @@ Status split_outputs(KernelContext& ctx, int axis, std::span<const int64_t> size
   return Status::OK();
 }
 
-// Each output is a graph value and a tensor; a count from a huge (possibly empty) dimension or from an
-// attribute of an untrusted GraphDef must fail before that many are made.
 constexpr int64_t kMaxUnpackOutputs = int64_t{1} << 20;
-
-Status check_unpack_num(int64_t num) {
-  if (num > kMaxUnpackOutputs)
-    return make_error(Code::kResourceExhausted, "Unpack: ", num, " outputs requested; at most ",
-                      kMaxUnpackOutputs, " are supported");
-  return Status::OK();
-}
 
 Status unpack_num(const Shape& in, int64_t num_attr, int64_t axis_attr, int64_t* axis, int64_t* num) {
   EMBER_RETURN_IF_ERROR(normalize_axis(axis_attr, in.rank(), "Unpack", axis));
@@ -466,7 +460,12 @@ Status unpack_num(const Shape& in, int64_t num_attr, int64_t axis_attr, int64_t*
     return invalid_argument("Unpack: cannot infer num from shape ", in.to_string(), " along axis ", *axis,
                             "; pass num");
   *num = num_attr >= 0 ? num_attr : dim;
-  return check_unpack_num(*num);
+  // Each output is a tensor object of its own: an empty input with a huge dim ([3037000500, 0]) would ask
+  // for billions of them. TensorFlow caps outputs at int32; ember at a count a program can actually hold.
+  if (*num > kMaxUnpackOutputs)
+    return invalid_argument("Unpack: cannot unpack shape ", in.to_string(), " along axis ", *axis, " into ",
+                            *num, " tensors; at most ", kMaxUnpackOutputs, " outputs are supported");
+  return Status::OK();
 }
 
 Status unpack_shape(InferContext& ctx) {
@@ -475,7 +474,9 @@ Status unpack_shape(InferContext& ctx) {
   if (!in.rank_known()) {
     if (num_attr < 0)
       return invalid_argument("Unpack: cannot infer num from a tensor of unknown rank; pass num");
-    EMBER_RETURN_IF_ERROR(check_unpack_num(num_attr));
+    if (num_attr > kMaxUnpackOutputs)
+      return invalid_argument("Unpack: num ", num_attr, " is more than the ", kMaxUnpackOutputs,
+                              " outputs supported");
     for (int64_t j = 0; j < num_attr; ++j) ctx.outputs.push_back(ctx.inputs[0]);
     return Status::OK();
   }
@@ -513,8 +514,9 @@ Status resolve_splits(const std::vector<int64_t>& splits, int64_t dim, std::vect
       unknown = static_cast<int>(i);
     } else if (splits[i] < 0) {
       return invalid_argument("SplitV: size_splits ", list_str(splits), " has a negative entry ", splits[i]);
-    } else {
-      sum += splits[i];
+    } else if (!checked_add(sum, splits[i], &sum)) {
+      // A sum that wrapped could match the dim and place a piece outside the buffer.
+      return invalid_argument("SplitV: size_splits ", list_str(splits), " sum to more than 2^63-1");
     }
   }
   if (dim < 0) return Status::OK();

@@ -1,5 +1,10 @@
 #include "ember/ops/execute.h"
 
+#include <exception>
+#include <new>
+#include <stdexcept>
+#include <string>
+
 namespace ember {
 namespace {
 
@@ -90,6 +95,27 @@ Status check_inputs(const OpDef& op, std::span<const TensorSpec> inputs) {
 
 }  // namespace
 
+// Note [No exception escapes an op]
+// Shape functions and kernels report the user's mistakes as Status, but the standard library can still
+// throw: a vector sized from an attribute (std::length_error), a temporary buffer the machine cannot hold
+// (std::bad_alloc). An exception crossing the C API would abort the process, so the op boundary turns it
+// into the error TensorFlow raises for it. (Inside a parallel_for region an exception cannot be caught
+// here; kernels size their temporaries before entering one.)
+Status exception_status(const OpDef& op, const char* stage) {
+  try {
+    throw;
+  } catch (const std::bad_alloc&) {
+    return make_error(Code::kResourceExhausted, op.name, ": out of memory while ", stage);
+  } catch (const std::length_error& e) {
+    return make_error(Code::kResourceExhausted, op.name, ": a buffer too large while ", stage, " (", e.what(),
+                      ")");
+  } catch (const std::exception& e) {
+    return make_error(Code::kInternal, op.name, ": unexpected exception while ", stage, ": ", e.what());
+  } catch (...) {
+    return make_error(Code::kInternal, op.name, ": unexpected exception while ", stage);
+  }
+}
+
 Status complete_attrs(const OpDef& op, AttrList& attrs) {
   if (attrs.size() > op.attrs.size())
     return invalid_argument(op.name, ": expected at most ", op.attrs.size(), " attribute(s), got ",
@@ -116,7 +142,13 @@ Status infer_op(const OpDef& op, std::span<const TensorSpec> inputs,
   ctx.inputs = inputs;
   ctx.constants = constants;
   ctx.attrs = attrs;
-  Status s = op.shape_fn(ctx);
+  Status s = guard_exceptions(op, "inferring its output shapes", [&] { return op.shape_fn(ctx); });
+  // Every output shape, whatever shape function computed it, must keep its element count (and so every
+  // partial product a kernel takes of it) inside int64.
+  for (size_t i = 0; s.ok() && i < ctx.outputs.size(); ++i) {
+    s = check_shape_size(ctx.outputs[i].shape);
+    if (!s.ok()) s = s.with_prefix("output #" + std::to_string(i) + ": ");
+  }
   if (!s.ok()) {
     // Shape functions may already name the op; avoid "Add: Add: ...".
     if (s.message().rfind(op.name + ":", 0) == 0) return s;
@@ -201,7 +233,7 @@ Status run_kernel(const OpDef& op, std::span<TensorImpl* const> inputs, std::spa
   kctx.attrs = attrs;
   kctx.output_specs = {out_specs.data(), out_specs.size()};
   kctx.outputs = {outputs.data(), outputs.size()};
-  Status s = kernel(kctx);
+  Status s = guard_exceptions(op, "running its kernel", [&] { return kernel(kctx); });
   if (!s.ok()) {
     outputs.clear();
     if (s.message().rfind(op.name + ":", 0) == 0) return s;

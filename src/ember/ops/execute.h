@@ -58,6 +58,20 @@ Status execute_op_unrecorded(const OpDef& op, std::span<TensorImpl* const> input
 Status complete_attrs(const OpDef& op, AttrList& attrs);
 
 /// "Add" -> "Add: " context for errors.
+/// The error for a C++ exception that reached the op boundary (rethrown inside; call only from a catch).
+Status exception_status(const OpDef& op, const char* stage);
+
+/// Runs `body` (a shape function or kernel of `op`), turning any C++ exception into an error Status:
+/// see Note [No exception escapes an op] in execute.cc.
+template <typename Body>
+Status guard_exceptions(const OpDef& op, const char* stage, Body&& body) {
+  try {
+    return body();
+  } catch (...) {
+    return exception_status(op, stage);
+  }
+}
+
 inline Status op_error(const OpDef& op, Status s) { return s.with_prefix(op.name + ": "); }
 
 }  // namespace ember

@@ -289,6 +289,8 @@ Status scan_kernel(KernelContext& ctx) {
   EMBER_RETURN_IF_ERROR(normalize_axis(ctx.attr_int(0), in.rank(), ctx.op->name.c_str(), &axis));
   const bool exclusive = ctx.attr_bool(1), reverse = ctx.attr_bool(2);
   const Shape& shape = in.shape();
+  // An empty tensor has nothing to scan, however large its other dims (work items are counted over them).
+  if (in.num_elements() == 0) return Status::OK();
   int64_t outer = 1, inner = 1;
   for (int i = 0; i < axis; ++i) outer *= shape.dim(i);
   for (int i = static_cast<int>(axis) + 1; i < shape.rank(); ++i) inner *= shape.dim(i);

@@ -54,7 +54,7 @@ bool is_identity_perm(const std::vector<int64_t>& perm) {
 
 }  // namespace
 
-int simplify_arithmetic(FunctionGraph& fn) {
+StatusOr<int> simplify_arithmetic(FunctionGraph& fn) {
   GraphEditor editor(fn);
   Graph& g = fn.graph;
   int rewrites = 0;
@@ -118,7 +118,7 @@ int simplify_arithmetic(FunctionGraph& fn) {
     editor.forward(ValueRef{n, 0}, replacement);
     ++rewrites;
   }
-  editor.finish(/*prune=*/false);
+  EMBER_RETURN_IF_ERROR(editor.finish(/*prune=*/false));
   return rewrites;
 }
 

@@ -10,7 +10,7 @@ namespace {
 bool is_const(const Node& node) { return node.op->name == "Const"; }
 }  // namespace
 
-int fold_constants(FunctionGraph& fn, int64_t max_bytes) {
+StatusOr<int> fold_constants(FunctionGraph& fn, int64_t max_bytes) {
   static const OpDef& const_op = op_def("Const");
   GraphEditor editor(fn);
   Graph& g = fn.graph;
@@ -58,7 +58,7 @@ int fold_constants(FunctionGraph& fn, int64_t max_bytes) {
     }
     ++folded;
   }
-  editor.finish(/*prune=*/false);
+  EMBER_RETURN_IF_ERROR(editor.finish(/*prune=*/false));
   return folded;
 }
 

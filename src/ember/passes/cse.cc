@@ -96,7 +96,7 @@ bool attrs_equal(const AttrList& a, const AttrList& b) {
   return true;
 }
 
-int eliminate_common_subgraphs(FunctionGraph& fn) {
+StatusOr<int> eliminate_common_subgraphs(FunctionGraph& fn) {
   GraphEditor editor(fn);
   Graph& g = fn.graph;
   std::unordered_multimap<uint64_t, int32_t> seen;
@@ -130,7 +130,7 @@ int eliminate_common_subgraphs(FunctionGraph& fn) {
     editor.replace_node(n, match);
     ++merged;
   }
-  editor.finish(/*prune=*/false);
+  EMBER_RETURN_IF_ERROR(editor.finish(/*prune=*/false));
   return merged;
 }
 

@@ -236,7 +236,7 @@ void drop_groups_on_cycles(const Graph& g, const GroupBuilder& groups, std::vect
 
 }  // namespace
 
-int fuse_elementwise(FunctionGraph& fn) {
+StatusOr<int> fuse_elementwise(FunctionGraph& fn) {
   GraphEditor editor(fn);
   const Graph& g = fn.graph;
   const int32_t n = g.num_nodes();
@@ -262,7 +262,7 @@ int fuse_elementwise(FunctionGraph& fn) {
     fuse_group(editor, all[gid], static_cast<int32_t>(gid), groups, consumers, is_result);
     ++fused;
   }
-  if (fused > 0) editor.finish(/*prune=*/false);
+  if (fused > 0) EMBER_RETURN_IF_ERROR(editor.finish(/*prune=*/false));
   return fused;
 }
 

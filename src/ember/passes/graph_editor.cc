@@ -70,7 +70,7 @@ std::vector<std::vector<int32_t>> GraphEditor::consumers_by_node() const {
   return consumers;
 }
 
-void GraphEditor::finish(bool prune) {
+Status GraphEditor::finish(bool prune) {
   Graph& g = fn_.graph;
   const int32_t n = g.num_nodes();
   for (int32_t i = 0; i < n; ++i)
@@ -139,7 +139,11 @@ void GraphEditor::finish(bool prune) {
       auto& [i, k] = stack.back();
       if (k < num_deps(i)) {
         int32_t d = dep(i, k++);
-        EMBER_DCHECK(state[d] != 1);  // a cycle means a pass forwarded a value into its own producer
+        // A cycle is a pass's bug (it forwarded a value into its own producer); the edited copy is
+        // discarded by the caller, so failing here keeps the bug from becoming a crash or a hang.
+        if (state[d] == 1)
+          return make_error(Code::kInternal, "graph optimizer produced a cycle through node '",
+                            g.node(d).name, "' (", g.node(d).op->name, ") in function ", fn_.name);
         if (state[d] == 0) {
           state[d] = 1;
           stack.push_back({d, 0});
@@ -154,7 +158,7 @@ void GraphEditor::finish(bool prune) {
 
   bool unchanged = static_cast<int32_t>(order.size()) == n;
   for (int32_t k = 0; unchanged && k < n; ++k) unchanged = order[k] == k;
-  if (unchanged) return;
+  if (unchanged) return Status::OK();
 
   Graph out;
   std::vector<int32_t> remap(n, -1);
@@ -174,6 +178,7 @@ void GraphEditor::finish(bool prune) {
     if (remap[c] >= 0) control_outputs.push_back(remap[c]);
   fn_.control_outputs = std::move(control_outputs);
   fn_.graph = std::move(out);
+  return Status::OK();
 }
 
 }  // namespace ember::passes

@@ -8,7 +8,7 @@
 #include "ember/passes/pass.h"
 
 namespace ember::passes {
-int inline_function_calls(FunctionGraph& fn) {
+StatusOr<int> inline_function_calls(FunctionGraph& fn) {
   static const OpDef& call_op = op_def("PartitionedCall");
   static const OpDef& const_op = op_def("Const");
   GraphEditor editor(fn);
@@ -78,7 +78,7 @@ int inline_function_calls(FunctionGraph& fn) {
     editor.remove_node(n);
     ++inlined;
   }
-  editor.finish(/*prune=*/false);
+  EMBER_RETURN_IF_ERROR(editor.finish(/*prune=*/false));
   return inlined;
 }
 

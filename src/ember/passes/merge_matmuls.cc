@@ -2,6 +2,15 @@
 // with the right operands side by side, a @ [w1 w2 ...], split afterwards. Narrow products (a network's
 // heads of width 2) cost nearly as much as one of their combined width, so the split pays for itself
 // there; wide ones are left alone.
+//
+// Note [Dependent siblings]
+// The merged product waits for every sibling's right operand, and every sibling's consumers wait for the
+// merged product. So when one sibling feeds another's right operand (x @ (x @ x); x @ w and
+// x @ (w + f(x @ w)); v.assign(x @ a) then x @ v, ordered by a control edge), merging them would make the
+// product wait for itself. A group only takes siblings that do not reach one another over data and
+// control edges. Groups merged earlier in the same pass act as one node each (their members' consumers
+// all wait for all their inputs), so reachability is searched with each earlier group contracted: two
+// groups that are each fine alone can otherwise close a cycle between them.
 #include <map>
 
 #include "ember/ops/registry.h"
@@ -16,37 +25,92 @@ bool mergeable(const Graph& g, const Node& node) {
   if (std::get<bool>(node.attrs[1])) return false;  // transpose_b: the columns are not side by side
   const Shape& b = g.spec(node.inputs[1]).shape;
   const Shape& out = node.outputs[0].shape;
-  return b.fully_defined() && out.fully_defined() && b.rank() == 2 && b.dim(1) < kMaxMergedWidth;
+  // A batched left operand is fine (the product's last dim is still the columns of b); a batched right
+  // operand is not side by side with the others along one axis.
+  return b.fully_defined() && out.fully_defined() && b.rank() == 2 && out.rank() >= 2 &&
+         b.dim(1) < kMaxMergedWidth;
 }
+
+// Forward reachability over data and control edges, with the groups merged so far contracted
+// (Note [Dependent siblings]).
+class Reachability {
+ public:
+  explicit Reachability(const Graph& g) : consumers_(g.num_nodes()), group_of_(g.num_nodes(), -1) {
+    for (int32_t n = 0; n < g.num_nodes(); ++n) {
+      for (ValueRef in : g.node(n).inputs) consumers_[in.node].push_back(n);
+      for (int32_t c : g.node(n).control_inputs) consumers_[c].push_back(n);
+    }
+  }
+
+  /// Whether a path of at least one edge leads from any of `from` to any of `to`.
+  bool reaches(const std::vector<int32_t>& from, const std::vector<int32_t>& to) {
+    std::vector<uint8_t> target(consumers_.size(), 0), seen(consumers_.size(), 0);
+    for (int32_t t : to) target[t] = 1;
+    std::vector<int32_t> stack;
+    auto visit = [&](int32_t n) {
+      // Entering a contracted group enters all of it: its members' consumers wait for all its inputs.
+      if (group_of_[n] < 0) {
+        if (!seen[n]) seen[n] = 1, stack.push_back(n);
+        return;
+      }
+      for (int32_t m : groups_[group_of_[n]])
+        if (!seen[m]) seen[m] = 1, stack.push_back(m);
+    };
+    for (int32_t f : from)
+      for (int32_t c : consumers_[f]) visit(c);
+    while (!stack.empty()) {
+      int32_t n = stack.back();
+      stack.pop_back();
+      if (target[n]) return true;
+      for (int32_t c : consumers_[n]) visit(c);
+    }
+    return false;
+  }
+
+  /// Records that `members` now run as one node.
+  void contract(const std::vector<int32_t>& members) {
+    for (int32_t m : members) group_of_[m] = static_cast<int32_t>(groups_.size());
+    groups_.push_back(members);
+  }
+
+ private:
+  std::vector<std::vector<int32_t>> consumers_;
+  std::vector<int32_t> group_of_;
+  std::vector<std::vector<int32_t>> groups_;
+};
 }  // namespace
 
-int merge_sibling_matmuls(FunctionGraph& fn) {
+StatusOr<int> merge_sibling_matmuls(FunctionGraph& fn) {
   static const OpDef& concat = op_def("ConcatV2");
   static const OpDef& matmul = op_def("MatMul");
   static const OpDef& split = op_def("SplitV");
   GraphEditor editor(fn);
   Graph& g = fn.graph;
-  // Siblings: same left operand, transpose_a and dtype.
-  std::map<std::tuple<int32_t, int32_t, bool, int>, std::vector<int32_t>> siblings;
+  // Siblings: same left operand, transpose_a, dtype and output rank.
+  std::map<std::tuple<int32_t, int32_t, bool, int, int>, std::vector<int32_t>> siblings;
   for (int32_t n = 0; n < g.num_nodes(); ++n) {
     const Node& node = g.node(n);
     if (!mergeable(g, node)) continue;
     siblings[{node.inputs[0].node, node.inputs[0].output, std::get<bool>(node.attrs[0]),
-              static_cast<int>(node.outputs[0].dtype)}]
+              static_cast<int>(node.outputs[0].dtype), node.outputs[0].shape.rank()}]
         .push_back(n);
   }
   int merged = 0;
+  Reachability reach(g);
   for (auto& [key, group] : siblings) {
-    // Take siblings in order while the combined width stays narrow.
+    if (group.size() < 2) continue;
+    // Take siblings in order while the combined width stays narrow and none depends on another.
     std::vector<int32_t> members;
     int64_t width = 0;
     for (int32_t n : group) {
       int64_t w = g.spec(g.node(n).inputs[1]).shape.dim(1);
-      if (width + w > kMaxMergedWidth) break;
+      if (width + w > kMaxMergedWidth) continue;
+      if (!members.empty() && (reach.reaches({n}, members) || reach.reaches(members, {n}))) continue;
       members.push_back(n);
       width += w;
     }
     if (members.size() < 2) continue;
+    reach.contract(members);
     const Node first = g.node(members.front());
     SmallVector<ValueRef, 4> rights;
     std::vector<int64_t> widths;
@@ -61,15 +125,18 @@ int merge_sibling_matmuls(FunctionGraph& fn) {
     concat_spec.push_back(TensorSpec{right.dtype, Shape({right.shape.dim(0), width})});
     int32_t weights = editor.add_node(concat, {rights.data(), rights.size()}, std::move(concat_attrs),
                                       std::move(concat_spec), first.location, first.name + "/merged_weights");
-    const Shape& out = first.outputs[0].shape;
+    // The product keeps the siblings' batch dims and rows; only its columns widen.
+    Shape out = first.outputs[0].shape;
+    const int last = out.rank() - 1;
+    out.set_dim(last, width);
     SmallVector<TensorSpec, 2> product_spec;
-    product_spec.push_back(TensorSpec{first.outputs[0].dtype, Shape({out.dim(0), width})});
+    product_spec.push_back(TensorSpec{first.outputs[0].dtype, out});
     ValueRef product_inputs[] = {first.inputs[0], ValueRef{weights, 0}};
     int32_t product = editor.add_node(matmul, product_inputs, first.attrs, std::move(product_spec),
                                       first.location, first.name + "/merged");
     AttrList split_attrs;
     split_attrs.push_back(widths);
-    split_attrs.push_back(int64_t{1});
+    split_attrs.push_back(int64_t{last});
     SmallVector<TensorSpec, 2> split_specs;
     for (int32_t n : members) split_specs.push_back(g.node(n).outputs[0]);
     ValueRef split_input[] = {ValueRef{product, 0}};
@@ -79,7 +146,8 @@ int merge_sibling_matmuls(FunctionGraph& fn) {
       editor.forward(ValueRef{members[k], 0}, ValueRef{parts, static_cast<int32_t>(k)});
     merged += static_cast<int>(members.size()) - 1;
   }
-  if (merged > 0) editor.finish(/*prune=*/false);  // the replaced products are left for pruning
+  // The replaced products are left for pruning.
+  if (merged > 0) EMBER_RETURN_IF_ERROR(editor.finish(/*prune=*/false));
   return merged;
 }
 

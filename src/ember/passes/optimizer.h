@@ -17,8 +17,10 @@ struct PassCount {
 };
 
 /// An optimized copy of `fn` (the traced graph stays as it is: autodiff and the graph API read it).
-/// `log`, when given, receives each pass's rewrite count per round.
-std::shared_ptr<FunctionGraph> optimize_function(const FunctionGraph& fn, const OptimizerOptions& options,
-                                                 std::vector<PassCount>* log = nullptr);
+/// `log`, when given, receives each pass's rewrite count per round. Fails with an internal error when a
+/// pass broke the graph (a bug in the pass, reported instead of crashing the executor).
+StatusOr<std::shared_ptr<FunctionGraph>> optimize_function(const FunctionGraph& fn,
+                                                           const OptimizerOptions& options,
+                                                           std::vector<PassCount>* log = nullptr);
 
 }  // namespace ember::passes

@@ -61,8 +61,9 @@ class GraphEditor {
   std::vector<std::vector<int32_t>> consumers_by_node() const;
 
   /// Applies the edits. With `prune`, nodes that feed no result, control output or stateful node are
-  /// removed (arguments always stay).
-  void finish(bool prune);
+  /// removed (arguments always stay). Fails with an internal error when the edits made a cycle; the
+  /// function is then left half-edited and must be discarded.
+  Status finish(bool prune);
 
  private:
   FunctionGraph& fn_;
@@ -71,13 +72,14 @@ class GraphEditor {
   std::vector<int32_t> removed_nodes_;
 };
 
-/// The passes. Each returns the number of rewrites it made (0: nothing to do).
-int prune(FunctionGraph& fn);
-int eliminate_common_subgraphs(FunctionGraph& fn);
-int fold_constants(FunctionGraph& fn, int64_t max_bytes);
-int simplify_arithmetic(FunctionGraph& fn);
-int inline_function_calls(FunctionGraph& fn);
-int fuse_elementwise(FunctionGraph& fn);
-int merge_sibling_matmuls(FunctionGraph& fn);
+/// The passes. Each returns the number of rewrites it made (0: nothing to do), or an internal error when
+/// its edits broke the graph (a bug; the function must then be discarded).
+StatusOr<int> prune(FunctionGraph& fn);
+StatusOr<int> eliminate_common_subgraphs(FunctionGraph& fn);
+StatusOr<int> fold_constants(FunctionGraph& fn, int64_t max_bytes);
+StatusOr<int> simplify_arithmetic(FunctionGraph& fn);
+StatusOr<int> inline_function_calls(FunctionGraph& fn);
+StatusOr<int> fuse_elementwise(FunctionGraph& fn);
+StatusOr<int> merge_sibling_matmuls(FunctionGraph& fn);
 
 }  // namespace ember::passes

@@ -2,10 +2,10 @@
 
 namespace ember::passes {
 
-int prune(FunctionGraph& fn) {
+StatusOr<int> prune(FunctionGraph& fn) {
   int before = fn.graph.num_nodes();
   GraphEditor editor(fn);
-  editor.finish(/*prune=*/true);
+  EMBER_RETURN_IF_ERROR(editor.finish(/*prune=*/true));
   return before - fn.graph.num_nodes();
 }
 

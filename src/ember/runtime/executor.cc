@@ -26,6 +26,20 @@ Status infer_call(const std::string& name, std::span<const TensorSpec> inputs,
   if (static_cast<int>(inputs.size()) != fn->num_call_args())
     return invalid_argument("PartitionedCall: function '", name, "' takes ", fn->num_call_args(),
                             " argument(s), got ", inputs.size());
+  // The caller's graph is built (and the callee may be inlined into it) from these specs alone, so an
+  // argument the callee was not traced for must be refused here, as ExecPlan::run refuses it eagerly.
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const TensorSpec& arg = fn->graph.node(fn->args[i]).outputs[0];
+    const Shape& want = arg.shape;
+    const Shape& got = inputs[i].shape;
+    bool shape_ok = !want.rank_known() || !got.rank_known() || want.rank() == got.rank();
+    for (int d = 0; shape_ok && want.rank_known() && got.rank_known() && d < want.rank(); ++d)
+      shape_ok = want.dim(d) < 0 || got.dim(d) < 0 || want.dim(d) == got.dim(d);
+    if (inputs[i].dtype != arg.dtype || !shape_ok)
+      return invalid_argument("PartitionedCall: function '", name, "': argument ", i, " must be ",
+                              dtype_name(arg.dtype), arg.shape.to_string(), ", got ",
+                              dtype_name(inputs[i].dtype), got.to_string());
+  }
   for (ValueRef r : fn->results) outputs.push_back(fn->graph.spec(r));
   return Status::OK();
 }
@@ -44,8 +58,11 @@ std::shared_ptr<const CompiledFunction> compiled_callee(std::shared_ptr<const Fu
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(fn.get());
   if (it != cache.end() && it->second.fn.lock() == fn) return it->second.compiled;
-  // Dead callees go at once: their plans hold arenas and constants.
-  std::erase_if(cache, [](const auto& e) { return e.second.fn.expired(); });
+  // Dead callees go at once: their plans hold arenas and constants. A plan holds its function, so a
+  // callee that only its cached plan keeps alive is dead (the library refers to functions weakly).
+  std::erase_if(cache, [](const auto& e) {
+    return e.second.fn.expired() || e.second.compiled->shared_function().use_count() <= 1;
+  });
   auto compiled = std::make_shared<const CompiledFunction>(fn);
   cache[fn.get()] = Entry{fn, compiled};
   return compiled;
@@ -110,6 +127,20 @@ bool fully_static(const TensorSpec& spec) { return spec.shape.fully_defined(); }
 
 // Arenas up to this size stay with a plan's cached run state between calls (Note [Arena]).
 constexpr int64_t kKeptArenaBytes = 4 << 20;
+// Values above this stay out of the arena: TensorImpl::allocate reports them (ResourceExhausted) when the
+// node runs, and 20,000 arena slots of this size still sum far below int64's range.
+constexpr int64_t kMaxPlannedBytes = int64_t{1} << 40;
+
+// The bytes of a static spec, or -1 when they exceed kMaxPlannedBytes (the dims' product may overflow
+// int64, so Shape::num_elements cannot be trusted with them).
+int64_t planned_bytes(const TensorSpec& spec) {
+  __int128 bytes = static_cast<__int128>(dtype_size(spec.dtype));
+  for (int64_t d : spec.shape.dims()) {
+    bytes *= d;
+    if (bytes > kMaxPlannedBytes) return -1;
+  }
+  return static_cast<int64_t>(bytes);
+}
 }  // namespace
 
 class ExecPlan {
@@ -367,7 +398,7 @@ void ExecPlan::plan_arena_slots(const std::vector<int32_t>& last_use) {
     for (int32_t o = 0; o < ins.num_outputs; ++o) {
       const int32_t slot = ins.first_output_slot + o;
       const TensorSpec& spec = ins.node->outputs[o];
-      bytes[slot] = spec.shape.num_elements() * static_cast<int64_t>(dtype_size(spec.dtype));
+      bytes[slot] = planned_bytes(spec);
       producer[slot] = k;
       spec_of[slot] = &spec;
       candidate[slot] = bytes[slot] > 0 && !is_result_[slot];
@@ -499,7 +530,7 @@ Status ExecPlan::run_instruction(const FunctionGraph& fn, const Instruction& ins
     ctx.output_specs = {node.outputs.data(), node.outputs.size()};
     ctx.outputs = {outputs.data(), outputs.size()};
     ctx.prepared = ins.prepared.get();
-    s = ins.kernel(ctx);
+    s = guard_exceptions(*node.op, "running its kernel", [&] { return ins.kernel(ctx); });
     if (!s.ok() && s.message().rfind(node.op->name + ":", 0) != 0) s = op_error(*node.op, s);
   }
   if (!s.ok()) return with_source_context(*node.op, node.name, node.location, s);
@@ -640,21 +671,29 @@ CompiledFunction::CompiledFunction(std::shared_ptr<const FunctionGraph> fn)
 CompiledFunction::CompiledFunction(std::shared_ptr<const FunctionGraph> fn,
                                    const passes::OptimizerOptions& options)
     : fn_(std::move(fn)) {
-  optimized_ = passes::optimize_function(*fn_, options);
+  auto optimized = passes::optimize_function(*fn_, options);
+  if (!optimized.ok()) {
+    // An optimizer bug: every call reports it, and no plan is built over a graph a pass left broken.
+    status_ = optimized.status();
+    optimized_ = fn_;
+    return;
+  }
+  optimized_ = std::move(optimized).value();
   plan_ = std::make_unique<ExecPlan>(*optimized_, options.enabled(options.memory_optimization));
 }
 
 CompiledFunction::~CompiledFunction() = default;
 
-bool CompiledFunction::runs_in_parallel() const { return plan_->parallel(); }
+bool CompiledFunction::runs_in_parallel() const { return plan_ != nullptr && plan_->parallel(); }
 
-int CompiledFunction::in_place_candidates() const { return plan_->in_place_candidates(); }
+int CompiledFunction::in_place_candidates() const { return plan_ ? plan_->in_place_candidates() : 0; }
 
-int64_t CompiledFunction::arena_bytes() const { return plan_->arena_bytes(); }
+int64_t CompiledFunction::arena_bytes() const { return plan_ ? plan_->arena_bytes() : 0; }
 
-int32_t CompiledFunction::arena_slots() const { return plan_->arena_slots(); }
+int32_t CompiledFunction::arena_slots() const { return plan_ ? plan_->arena_slots() : 0; }
 
 Status CompiledFunction::run(std::span<TensorImpl* const> args, OutputList& results) const {
+  if (!status_.ok()) return status_;
   return plan_->run(*optimized_, args, results);
 }
 

@@ -26,7 +26,7 @@ class CompiledFunction {
 
   /// The traced graph (what autodiff and the graph API read).
   const FunctionGraph& function() const { return *fn_; }
-  std::shared_ptr<const FunctionGraph> shared_function() const { return fn_; }
+  const std::shared_ptr<const FunctionGraph>& shared_function() const { return fn_; }
   /// The graph the plan runs.
   const FunctionGraph& optimized_function() const { return *optimized_; }
   /// Whether calls run independent nodes concurrently (decided from the plan's estimated costs).
@@ -38,13 +38,14 @@ class CompiledFunction {
   int32_t arena_slots() const;
 
   /// Runs with the user arguments (captured values are appended here). Fails naming the node, its op and
-  /// the user's source line.
+  /// the user's source line, or with the internal error of an optimizer pass that broke the graph.
   Status run(std::span<TensorImpl* const> args, OutputList& results) const;
 
  private:
   std::shared_ptr<const FunctionGraph> fn_;
   std::shared_ptr<const FunctionGraph> optimized_;
   std::unique_ptr<ExecPlan> plan_;
+  Status status_;  // not OK when optimization failed
 };
 
 /// Carves a new function out of `fn`: `inputs` become its arguments (any tensors of the graph, fed by the

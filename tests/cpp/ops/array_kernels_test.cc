@@ -237,6 +237,23 @@ TEST(ArrayUnpack, Axis0IsViewsAxis1Copies) {
   EXPECT_EQ(values(cols[1]), (Ints{1, 3, 5}));
 }
 
+// Issue 12 item 3: the sizes summed to 6 with signed wrap-around and the third piece read before the buffer.
+TEST(ArraySplit, SizesThatOverflowInt64AreRejected) {
+  expect_error([] { split(iota({6}), {INT64_MAX, INT64_MAX, 8}); }, "sum to more than 2^63-1");
+  expect_error([] { split(iota({6}), {INT64_MAX, INT64_MAX, -1}); }, "sum to more than 2^63-1");
+}
+
+// Issue 12 item 9: an empty input with a huge dim asked for billions of outputs (std::bad_alloc, abort).
+TEST(ArrayUnpack, EmptyInputWithHugeDims) {
+  expect_error([] { unstack(zeros({3037000500, 0})); }, "at most 1048576 outputs");
+  auto parts = unstack(zeros({2, int64_t{1} << 61, 0}));
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[1].shape(), Shape({int64_t{1} << 61, 0}));
+  auto pieces = split(zeros({0, int64_t{1} << 62}), {int64_t{1} << 61, int64_t{1} << 61}, 1);
+  ASSERT_EQ(pieces.size(), 2u);
+  EXPECT_EQ(pieces[0].shape(), Shape({0, int64_t{1} << 61}));
+}
+
 TEST(ArrayUnpack, ExplicitNum) {
   auto parts = call_op("Unpack", {iota({2, 2}, DType::kBool)}, {int64_t{2}, int64_t{-1}});
   ASSERT_EQ(parts.size(), 2u);

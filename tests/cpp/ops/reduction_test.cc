@@ -591,6 +591,17 @@ TEST(ScanShapes, SameAsInput) {
   INFER_ERROR("Cumsum", "[2]:bool", A(), "must have a dtype in");
 }
 
+// Issue 12 item 8: an empty input whose other dim is huge scheduled 2^32 empty work items and spun for hours
+// (a hang here times the test out).
+TEST(ScanValues, EmptyInputsDoNoWorkOverTheirOtherDims) {
+  for (const char* op : {"Cumsum", "Cumprod"})
+    for (int64_t axis : {0, 1})
+      for (std::vector<int64_t> dims : {std::vector<int64_t>{0, int64_t{1} << 40}, {int64_t{1} << 40, 0}}) {
+        Tensor y = call_op1(op, {zeros(dims)}, {axis, true, true});
+        EXPECT_EQ(y.shape(), Shape(dims)) << op;
+      }
+}
+
 // A plain reference: walks each line along `axis` in scan order, in double.
 std::vector<double> reference_scan(bool prod, const std::vector<double>& x, const Shape& shape, int axis,
                                    bool exclusive, bool reverse) {

@@ -51,9 +51,21 @@ TEST(Registry, EveryOpHasAGradientOrIsNotDifferentiable) {
   }
 }
 
-TEST(Registry, NamesAreUnique) {
-  std::set<std::string> names;
-  for (const auto& op : OpRegistry::global().ops()) EXPECT_TRUE(names.insert(op->name).second) << op->name;
+// The global registry cannot hold a duplicate (registering one aborts before any test runs), so the check
+// itself is tested on a private registry.
+TEST(RegistryDeathTest, RegisteringANameTwiceAborts) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  OpRegistry registry;
+  OpDef def;
+  def.name = "Twice";
+  const OpDef& first = registry.add(def);
+  EXPECT_EQ(registry.find("Twice"), &first);
+  EXPECT_DEATH(registry.add(def), "op Twice registered twice");
+}
+
+TEST(Registry, EveryOpIsFoundUnderItsName) {
+  // A second op of the same name would shadow the first in the lookup table (or the other way round).
+  for (const auto& op : OpRegistry::global().ops()) EXPECT_EQ(OpRegistry::global().find(op->name), op.get());
 }
 
 }  // namespace

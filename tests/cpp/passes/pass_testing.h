@@ -61,6 +61,12 @@ inline std::vector<Tensor> run_graph(std::shared_ptr<const FunctionGraph> fn, co
   return run_compiled(CompiledFunction(std::move(fn), options), args);
 }
 
+/// A pass's rewrite count, expecting success (-1 after a failure).
+inline int rewrites(const StatusOr<int>& result) {
+  EXPECT_TRUE(result.ok()) << result.status().to_string();
+  return result.ok() ? result.value() : -1;
+}
+
 inline int count_op(const FunctionGraph& fn, std::string_view op) {
   int n = 0;
   for (int32_t i = 0; i < fn.graph.num_nodes(); ++i) n += fn.graph.node(i).op->name == op;

@@ -267,5 +267,26 @@ TEST(Executor, KernelErrorsNameTheNode) {
   EXPECT_EQ(s.message().rfind("Reshape", 0), 0u) << s.message();
 }
 
+TEST(Executor, ValueTooLargeToPlanIsAnErrorNotAnArenaSlot) {
+  // 3037000500^2 elements overflow int64, and 4 bytes each wrap to a plausible size (581 MB): the memory
+  // plan gave the value an arena slot of that size, the kernels wrote past it and the call returned 0.
+  // Such values stay out of the arena, so the allocation reports them when their node runs.
+  constexpr int64_t n = 3037000500;
+  auto fn = trace_function({Shape({})}, [](std::vector<Tensor>& x) {
+    return std::vector<Tensor>{reduce_sum(tanh(broadcast_to(x[0], {n, n}) * x[0]) * 2.0f)};
+  });
+  for (bool fusion : {true, false}) {
+    passes::OptimizerOptions options;
+    options.elementwise_fusion = fusion;
+    CompiledFunction compiled(fn, options);
+    EXPECT_LT(compiled.arena_bytes(), int64_t{1} << 40);
+    Tensor x = Tensor::from_vector<float>({1.0f}, Shape({}));
+    TensorImpl* args[] = {x.impl()};
+    OutputList results;
+    Status s = compiled.run(args, results);
+    EXPECT_EQ(s.code(), Code::kResourceExhausted) << s.to_string();
+  }
+}
+
 }  // namespace
 }  // namespace ember

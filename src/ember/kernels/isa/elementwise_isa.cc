@@ -24,6 +24,44 @@ using C = compute_t<T>;
 template <typename T>
 constexpr bool kIsFloat = std::is_floating_point_v<T>;
 
+// Note [Integer wrap-around]
+// Integer add, subtract, multiply and negate wrap in two's complement, as in TensorFlow (INT_MIN's
+// negation and absolute value are INT_MIN). Signed overflow is undefined behaviour in C++, so signed
+// operands compute in an unsigned type at least as wide as int (narrower ones would promote back to a
+// signed int) and convert back, which C++20 defines as modular.
+template <typename X>
+constexpr bool kWraps = std::conjunction_v<std::is_integral<X>, std::is_signed<X>>;
+template <typename X>
+using Unsigned = std::make_unsigned_t<decltype(X() + X())>;
+template <typename X>
+X wrap_add(X a, X b) {
+  if constexpr (kWraps<X>)
+    return X(Unsigned<X>(a) + Unsigned<X>(b));
+  else
+    return X(a + b);
+}
+template <typename X>
+X wrap_sub(X a, X b) {
+  if constexpr (kWraps<X>)
+    return X(Unsigned<X>(a) - Unsigned<X>(b));
+  else
+    return X(a - b);
+}
+template <typename X>
+X wrap_mul(X a, X b) {
+  if constexpr (kWraps<X>)
+    return X(Unsigned<X>(a) * Unsigned<X>(b));
+  else
+    return X(a * b);
+}
+template <typename X>
+X wrap_neg(X a) {
+  if constexpr (kWraps<X>)
+    return X(Unsigned<X>(0) - Unsigned<X>(a));
+  else
+    return X(-a);
+}
+
 // ---- unary functors: `template <class C> C operator()(C x)`; the result type R is given separately.
 #define EMBER_UNARY(Name, expr)  \
   struct Name {                  \
@@ -32,8 +70,8 @@ constexpr bool kIsFloat = std::is_floating_point_v<T>;
       return expr;               \
     }                            \
   };
-EMBER_UNARY(NegF, -x)
-EMBER_UNARY(AbsF, x < X(0) ? X(-x) : x)
+EMBER_UNARY(NegF, wrap_neg(x))
+EMBER_UNARY(AbsF, x < X(0) ? wrap_neg(x) : x)
 EMBER_UNARY(SignF, X((x > X(0)) - (x < X(0))) + (x - x))  // x - x keeps NaN
 EMBER_UNARY(ExpF, vexp(x))
 EMBER_UNARY(LogF, vlog(x))
@@ -41,7 +79,7 @@ EMBER_UNARY(Log1pF, vlog1p(x))
 EMBER_UNARY(Expm1F, vexpm1(x))
 EMBER_UNARY(SqrtF, std::sqrt(x))
 EMBER_UNARY(RsqrtF, X(1) / std::sqrt(x))
-EMBER_UNARY(SquareF, X(x* x))
+EMBER_UNARY(SquareF, wrap_mul(x, x))
 EMBER_UNARY(ReciprocalF, X(1) / x)
 EMBER_UNARY(TanhF, vtanh(x))
 EMBER_UNARY(SigmoidF, vsigmoid(x))
@@ -85,11 +123,11 @@ concept HasFloatArray = requires(const float* x, float* y, int64_t n) {
       return expr;                    \
     }                                 \
   };
-EMBER_BINARY(AddF, X(a + b))
-EMBER_BINARY(SubF, X(a - b))
-EMBER_BINARY(MulF, X(a* b))
+EMBER_BINARY(AddF, wrap_add(a, b))
+EMBER_BINARY(SubF, wrap_sub(a, b))
+EMBER_BINARY(MulF, wrap_mul(a, b))
 EMBER_BINARY(DivF, X(a / b))
-EMBER_BINARY(SquaredDiffF, X((a - b) * (a - b)))
+EMBER_BINARY(SquaredDiffF, wrap_mul(wrap_sub(a, b), wrap_sub(a, b)))
 EMBER_BINARY(MaxF, (a > b || a != a) ? a : b)
 EMBER_BINARY(MinF, (a < b || a != a) ? a : b)
 EMBER_BINARY(EqualF, a == b)
@@ -110,7 +148,8 @@ struct FloorDivF {
     } else if constexpr (std::is_unsigned_v<X>) {
       return b == 0 ? X(0) : X(a / b);
     } else {
-      if (b == 0) return X(0);  // the driver rejects integer division by zero before running
+      if (b == 0) return X(0);             // the driver rejects integer division by zero before running
+      if (b == X(-1)) return wrap_neg(a);  // INT_MIN / -1 overflows (Note [Integer wrap-around])
       X q = a / b;
       return X((a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q);
     }
@@ -125,7 +164,7 @@ struct FloorModF {
     } else if constexpr (std::is_unsigned_v<X>) {
       return b == 0 ? X(0) : X(a % b);
     } else {
-      if (b == 0) return X(0);
+      if (b == 0 || b == X(-1)) return X(0);  // INT_MIN % -1 is undefined in C++
       X r = X(a % b);
       return X((r != 0 && ((r < 0) != (b < 0))) ? r + b : r);
     }
@@ -141,8 +180,8 @@ struct PowF {
       X result = 1, base = a;
       auto e = b;
       while (e > 0) {
-        if (e & 1) result = X(result * base);
-        base = X(base * base);
+        if (e & 1) result = wrap_mul(result, base);
+        base = wrap_mul(base, base);
         e = X(e >> 1);
       }
       return result;

@@ -1,0 +1,426 @@
+"""Random ember programs for the program fuzzer (test_program_fuzz.py), one per seed.
+
+A program is Python source: ``INPUTS`` and ``VARIABLES`` (dtype, shape) specs, nested functions f1, f2, ...
+and the outer function f0(x0, x1, ...). The runner (program_runner.py) runs it eagerly, with every ``def``
+wrapped in ``ember.function``, with the graph passes off, and under gradient tapes, and compares.
+
+The generator aims at each graph pass's pattern, and at the places passes have broken before:
+- operands shared at several depths: a left operand reused by narrow matmuls whose right operands depend
+  on one another (x @ (x @ x); x @ w and x @ (w + mean(tanh(x @ w)))), through a variable
+  (v.assign(x @ a) then x @ v), batched (rank-3 left operands) — sibling-MatMul merging;
+- identities the arithmetic pass removes (x*1, x+0, double transpose, reshape round trips, same-dtype
+  casts) with chains running through the rewritten nodes; constant subexpressions (folding); repeated
+  subexpressions (CSE); values nobody uses, unused outputs of nested calls (pruning);
+- element-wise chains with broadcasting (fusion) whose intermediates escape as results;
+- variables read and written (assign / assign_add, then read) inside the outer and nested functions;
+- nested ``ember.function`` calls (inlining), float32 / float64 / int32 / float16 programs;
+- gradients of first and second order through the calls (the runner takes them when the program is
+  differentiable: float, and only smooth ops so that eager and graph agree exactly where they are defined).
+
+Every value carries a bound on its magnitude so that no program overflows.
+"""
+import random
+
+import numpy as np
+
+DTYPES = ["float32", "float32", "float32", "float64", "int32", "float16"]
+LIMIT = {"float32": 1e3, "float64": 1e3, "int32": 2e4, "float16": 60.0}
+
+
+class Value:
+    __slots__ = ("name", "shape", "bound")
+
+    def __init__(self, name, shape, bound):
+        self.name, self.shape, self.bound = name, tuple(shape), float(bound)
+
+
+def _broadcast(*shapes):
+    try:
+        return tuple(np.broadcast_shapes(*shapes))
+    except ValueError:
+        return None
+
+
+def _shape(shape):
+    return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
+class Body:
+    """The lines of one function over a pool of values."""
+
+    def __init__(self, program, params, depth):
+        self.p = program
+        self.rng = program.rng
+        self.depth = depth
+        self.pool = list(params)
+        self.lines = []
+        self.used = set()
+        self.count = 0
+
+    def fresh(self):
+        self.count += 1
+        return f"t{self.count}"
+
+    def emit(self, template, args, shape, bound):
+        if shape is None or bound > LIMIT[self.p.dtype] or len(shape) > 3 or int(np.prod(shape)) > 40_000:
+            return None
+        out = Value(self.fresh(), shape, bound)
+        self.lines.append(f"{out.name} = " + template.format(*[a.name for a in args]))
+        self.used.update(a.name for a in args)
+        self.pool.append(out)
+        return out
+
+    def pick(self, pred=lambda v: True, recent=0.5):
+        cands = [v for v in self.pool if pred(v)]
+        if not cands:
+            return None
+        # Recent values make chains; old ones make operands shared at several depths.
+        if self.rng.random() < recent:
+            return self.rng.choice(cands[-3:])
+        return self.rng.choice(cands)
+
+    # ---- element-wise
+    def unary(self):
+        x = self.pick()
+        fl = self.p.is_float
+        ops = [("tf.negative({0})", x.bound), ("{0} * 0.5" if fl else "{0} * 2", x.bound * (0.5 if fl else 2))]
+        if fl:
+            ops += [("tf.tanh({0})", 1.0), ("tf.sin({0})", 1.0), ("tf.sigmoid({0})", 1.0),
+                    ("tf.exp(tf.clip_by_value({0}, -2.0, 2.0))", 7.4), ("tf.square({0})", x.bound ** 2),
+                    ("tf.cos({0})", 1.0)]
+            if not self.p.smooth:
+                ops += [("tf.abs({0})", x.bound), ("tf.nn.relu({0})", x.bound),
+                        ("tf.sqrt(tf.abs({0}) + 1.0)", np.sqrt(x.bound + 1))]
+            other = "float32" if self.p.dtype == "float64" else "float64"
+            ops += [(f"tf.cast(tf.sin(tf.cast({{0}}, tf.{other})), tf.{self.p.dtype})", 1.0)]  # a mixed-dtype step
+        else:
+            ops += [("tf.abs({0})", x.bound), ("tf.square({0})", x.bound ** 2), ("tf.nn.relu({0})", x.bound),
+                    ("tf.cast(tf.cast({0}, tf.float32) * 0.5, tf.int32)", x.bound)]
+        t, b = self.rng.choice(ops)
+        return self.emit(t, [x], x.shape, b)
+
+    def binary(self):
+        x = self.pick()
+        y = self.pick(lambda v: _broadcast(v.shape, x.shape) is not None, recent=0.3)
+        ops = [("{0} + {1}", x.bound + y.bound), ("{0} - {1}", x.bound + y.bound),
+               ("{0} * {1}", x.bound * y.bound), ("tf.add({0}, {1})", x.bound + y.bound)]
+        if self.p.is_float:
+            ops += [("{0} / (tf.square({1}) + 1.0)", x.bound)]
+        if not self.p.smooth:
+            ops += [("tf.maximum({0}, {1})", max(x.bound, y.bound)), ("tf.minimum({0}, {1})", max(x.bound, y.bound))]
+        t, b = self.rng.choice(ops)
+        return self.emit(t, [x, y], _broadcast(x.shape, y.shape), b)
+
+    def identity(self):
+        """A node the arithmetic pass removes; the chain goes on through it."""
+        x = self.pick(recent=0.7)
+        dt = self.p.dtype
+        one, zero = ("1.0", "0.0") if self.p.is_float else ("1", "0")
+        ops = [f"{{0}} * {one}", f"{one} * {{0}}", f"{{0}} + {zero}", f"{zero} + {{0}}", f"{{0}} - {zero}",
+               "tf.identity({0})", f"tf.cast({{0}}, tf.{dt})", f"tf.multiply({{0}}, tf.ones([], tf.{dt}))"]
+        if len(x.shape) == 2:
+            ops += ["tf.transpose(tf.transpose({0}))"]
+        if len(x.shape) == 3:
+            p = self.rng.sample(range(3), 3)
+            ops += [f"tf.transpose(tf.transpose({{0}}, {p}), {[int(i) for i in np.argsort(p)]})"]
+        if len(x.shape) >= 1:
+            ops += [f"tf.reshape(tf.reshape({{0}}, [-1]), {_shape(x.shape)})"]
+        if dt in ("float32", "float16"):
+            ops += [f"tf.cast(tf.cast({{0}}, tf.float64), tf.{dt})"]  # exact both ways
+        if not self.p.smooth:
+            ops += ["tf.stop_gradient({0})"]
+            if self.p.is_float:  # looks like an identity but truncates
+                ops += [f"tf.cast(tf.cast({{0}}, tf.int32), tf.{dt})"]
+        out = self.emit(self.rng.choice(ops), [x], x.shape, x.bound)
+        if out is not None and self.rng.random() < 0.6:  # the chain goes on through the rewritten node
+            self.unary_of(out)
+        return out
+
+    def unary_of(self, x):
+        t = "tf.tanh({0})" if self.p.is_float else "tf.negative({0})"
+        return self.emit(t, [x], x.shape, 1.0 if self.p.is_float else x.bound)
+
+    def constant(self):
+        """A constant subexpression (folded), combined with a value."""
+        x = self.pick()
+        shape = self.rng.choice([(), x.shape[-1:]]) if x.shape else ()
+        vals = self.p.np_rng.randint(-3, 4, size=shape)
+        lit = np.array2string(vals, separator=", ") if shape else str(int(vals))
+        dt = self.p.dtype
+        c = f"(tf.constant({lit}, tf.{dt}) * tf.constant(2, tf.{dt}) + tf.ones({_shape(shape)}, tf.{dt}))"
+        return self.emit(f"{{0}} * {c}" if self.rng.random() < 0.5 else f"{c} - {{0}}", [x], x.shape,
+                         x.bound * 7 + 7)
+
+    def duplicate(self):
+        """The same expression twice (CSE), combined."""
+        x = self.pick()
+        t = "tf.tanh({0})" if self.p.is_float else "tf.abs({0})"
+        a = self.emit(t, [x], x.shape, 1.0 if self.p.is_float else x.bound)
+        b = self.emit(t, [x], x.shape, 1.0 if self.p.is_float else x.bound)
+        if a is None or b is None:
+            return None
+        return self.emit("{0} + {1}", [a, b], x.shape, a.bound * 2)
+
+    def reduction(self):
+        x = self.pick(lambda v: len(v.shape) >= 1)
+        if x is None:
+            return None
+        names = ["reduce_sum"] + (["reduce_mean"] if self.p.is_float else [])
+        if not self.p.smooth:
+            names += ["reduce_max"]
+        name = self.rng.choice(names)
+        rank = len(x.shape)
+        axis = self.rng.randrange(rank)
+        keep = self.rng.random() < 0.4
+        shape = tuple(1 if i == axis else d for i, d in enumerate(x.shape)) if keep else \
+            tuple(d for i, d in enumerate(x.shape) if i != axis)
+        bound = x.bound * x.shape[axis] if name == "reduce_sum" else x.bound
+        return self.emit(f"tf.{name}({{0}}, axis={axis}{', keepdims=True' if keep else ''})", [x], shape, bound)
+
+    def transpose(self):
+        x = self.pick(lambda v: len(v.shape) >= 2)
+        if x is None:
+            return None
+        perm = self.rng.sample(range(len(x.shape)), len(x.shape))
+        return self.emit(f"tf.transpose({{0}}, {perm})", [x], tuple(x.shape[i] for i in perm), x.bound)
+
+    def concat(self):
+        a = self.pick(lambda v: len(v.shape) >= 1)
+        if a is None:
+            return None
+        axis = self.rng.randrange(len(a.shape))
+        b = self.pick(lambda v: len(v.shape) == len(a.shape) and all(
+            v.shape[i] == a.shape[i] for i in range(len(a.shape)) if i != axis), recent=0.2)
+        shape = list(a.shape)
+        shape[axis] += b.shape[axis]
+        return self.emit(f"tf.concat([{{0}}, {{1}}], axis={axis})", [a, b], shape, max(a.bound, b.bound))
+
+    # ---- products (sibling merging)
+    def squash(self, v):
+        """A bounded copy of v for use as a product operand."""
+        if self.p.is_float:
+            return self.emit("tf.tanh({0})", [v], v.shape, 1.0)
+        return self.emit("tf.clip_by_value({0}, -2, 2)", [v], v.shape, 2.0) if v.bound > 2 else v
+
+    def matmul(self):
+        a = self.pick(lambda v: len(v.shape) in (2, 3))
+        if a is None:
+            return None
+        a = self.squash(a) or a
+        k = a.shape[-1]
+        b = self.pick(lambda v: len(v.shape) == 2 and v.shape[0] == k)
+        if b is None:
+            b = self.make_right(k)
+        b = self.squash(b) or b
+        return self.emit("{0} @ {1}" if self.rng.random() < 0.5 else "tf.matmul({0}, {1})", [a, b],
+                         a.shape[:-1] + b.shape[1:], a.bound * b.bound * k)
+
+    def make_right(self, k):
+        """A [k, n] operand from the pool's values (sliced, tiled or reduced), or a constant."""
+        n = self.rng.choice([1, 2, 3, 5])
+        x = self.pick(lambda v: len(v.shape) == 2)
+        if x is not None and self.rng.random() < 0.7:
+            # tf.ones([k, 1]) @ row-reduction of x broadcasts to [k, n]: depends on x.
+            t = f"tf.ones([{k}, 1], tf.{self.p.dtype}) * tf.reduce_sum({{0}}[:1, :1]) + tf.zeros([{k}, {n}], " \
+                f"tf.{self.p.dtype})"
+            return self.emit(t, [x], (k, n), x.bound)
+        vals = self.p.np_rng.randint(-2, 3, size=(k, n))
+        flat = f"tf.constant({vals.ravel().tolist()}, tf.{self.p.dtype})"
+        return self.emit(f"tf.reshape({flat}, [{k}, {n}])", [], (k, n), 2)
+
+    def siblings(self):
+        """A left operand shared by narrow products, some independent, some dependent on an earlier one."""
+        left = self.pick(lambda v: len(v.shape) in (2, 3), recent=0.3)
+        if left is None:
+            return None
+        left = self.squash(left) or left
+        # transpose_a siblings share the transposed operand (k = its second-to-last dim).
+        ta = self.rng.random() < 0.25
+        k = left.shape[-2] if ta else left.shape[-1]
+        rows = left.shape[-1] if ta else left.shape[-2]
+        product = "tf.matmul({0}, {1}, transpose_a=True)" if ta else "{0} @ {1}"
+        products = []
+        for _ in range(self.rng.randint(2, 4)):
+            r = self.rng.random()
+            if products and r < 0.35 and self.p.is_float:
+                # x @ w and x @ (w + mean(tanh(x @ w)))
+                prev_w, prev = self.rng.choice(products)
+                w = self.emit("{0} + tf.reduce_mean(tf.tanh({1}))", [prev_w, prev], prev_w.shape,
+                              prev_w.bound + 1)
+            elif products and r < 0.5 and len(left.shape) == 2 and rows == k:
+                # x @ (x @ w): the right operand is a sibling
+                prev_w, prev = self.rng.choice(products)
+                w = self.squash(prev) or prev
+            elif r < 0.7 and self.p.variables_ok:
+                w = self.variable_product_operand(left, products, k, rows)
+            else:
+                w = self.pick(lambda v: len(v.shape) == 2 and v.shape[0] == k and v.shape[1] <= 8, recent=0.2)
+                if w is None or self.rng.random() < 0.4:
+                    w = self.make_right(k)
+                w = self.squash(w) or w
+            if w is None:
+                continue
+            out = self.emit(product, [left, w], left.shape[:-2] + (rows,) + w.shape[1:], left.bound * w.bound * k)
+            if out is not None:
+                products.append((w, out))
+        return products[-1][1] if products else None
+
+    def variable_product_operand(self, left, products, k, rows):
+        """v.assign(f(x @ a)) then x @ v: the write orders the second product after the first."""
+        candidates = [i for i, (shape, _) in enumerate(self.p.variables) if len(shape) == 2 and shape[0] == k]
+        if not candidates:
+            return None
+        i = self.rng.choice(candidates)
+        shape = self.p.variables[i][0]
+        prev = [(w, o) for w, o in products if o.shape == shape]
+        if prev:
+            _, o = self.rng.choice(prev)
+            src = self.emit("{0}", [o], o.shape, o.bound)
+        else:
+            src = self.pick(lambda v: v.shape == shape or _broadcast(v.shape, shape) == shape)
+        if src is None:
+            return None
+        self.write_var(i, src)
+        return self.emit(f"v{i}.read_value()", [], shape, self.p.var_bound)
+
+    # ---- variables
+    def write_var(self, i, src):
+        shape = self.p.variables[i][0]
+        if self.p.is_float:
+            expr = "tf.tanh({0})" if self.rng.random() < 0.5 else "0.5 * tf.sin({0})"
+        else:
+            expr = "tf.clip_by_value({0}, -2, 2)"
+        if src.shape != shape:
+            expr = f"tf.broadcast_to({expr}, {_shape(shape)})"
+        method = "assign" if self.rng.random() < 0.6 else "assign_add"
+        if method == "assign_add":
+            expr = f"{expr} * 0" if not self.p.is_float else f"0.01 * {expr}"
+        self.lines.append(f"v{i}.{method}({expr.format(src.name)})")
+        self.used.add(src.name)
+
+    def read(self):
+        if not self.p.variables_ok:
+            return None
+        i = self.rng.randrange(len(self.p.variables))
+        t = self.rng.choice(["v{i}.read_value()", "tf.identity(v{i})", "v{i} * 1"]).format(i=i)
+        if t.endswith("* 1") and self.p.is_float:
+            t += ".0"
+        return self.emit(t, [], self.p.variables[i][0], self.p.var_bound)
+
+    def var_write(self):
+        if not self.p.variables_ok:
+            return None
+        i = self.rng.randrange(len(self.p.variables))
+        shape = self.p.variables[i][0]
+        src = self.pick(lambda v: _broadcast(v.shape, shape) == shape)
+        if src is None:
+            return None
+        self.write_var(i, src)
+        if self.rng.random() < 0.5:  # read at once: the read must see the write
+            return self.emit(f"v{i}.read_value()", [], shape, self.p.var_bound)
+        return src
+
+    # ---- nested calls
+    def call(self):
+        if self.depth >= 2 or self.p.num_functions >= 5:
+            return None
+        args = [self.pick(recent=0.4) for _ in range(self.rng.randint(1, 3))]
+        if self.rng.random() < 0.2:  # one value passed twice
+            args.append(args[0])
+        fn = self.p.write_function(args, self.depth + 1)
+        outs = [self.fresh() for _ in fn["results"]]
+        self.lines.append(f"{', '.join(outs)}, = {fn['name']}({', '.join(a.name for a in args)})")
+        self.used.update(a.name for a in args)
+        values = [Value(name, r.shape, r.bound) for name, r in zip(outs, fn["results"])]
+        # Often only some outputs are used: the others are unused outputs of the call.
+        keep = [v for v in values if self.rng.random() < 0.6] or values[:1]
+        self.pool += keep
+        return keep[0]
+
+    STEPS = [("unary", 10), ("binary", 12), ("identity", 8), ("constant", 3), ("duplicate", 3),
+             ("reduction", 4), ("transpose", 2), ("concat", 2), ("matmul", 4), ("siblings", 6), ("read", 3),
+             ("var_write", 3), ("call", 4)]
+
+    def results(self, max_results):
+        leaves = [v for v in self.pool if v.name not in self.used and v.name[0] == "t"]
+        inner = [v for v in self.pool if v.name in self.used and v.name[0] == "t" and self.rng.random() < 0.15]
+        out = leaves + inner
+        self.rng.shuffle(out)
+        out = out[:max_results] or [self.pool[-1]]
+        if self.rng.random() < 0.1:  # a parameter returned as is, or one value twice (aliased results)
+            out.append(self.rng.choice(self.pool[:3] + out))
+        return out
+
+
+def _write_body(body, steps):
+    names = [s for s, _ in Body.STEPS]
+    weights = [w for _, w in Body.STEPS]
+    done = attempts = 0
+    while done < steps and attempts < steps * 8:
+        attempts += 1
+        step = body.rng.choices(names, weights)[0]
+        if getattr(body, step)() is not None:
+            done += 1
+
+
+class Program:
+    def __init__(self, seed):
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.np_rng = np.random.RandomState(seed % 2 ** 32)
+        self.dtype = self.rng.choice(DTYPES)
+        self.is_float = self.dtype != "int32"
+        # Smooth programs (only differentiable ops, away from kinks) take gradients.
+        self.smooth = self.dtype in ("float32", "float64") and self.rng.random() < 0.6
+        m, n = self.rng.randint(1, 5), self.rng.randint(1, 5)
+        if self.rng.random() < 0.08:  # several fusion tiles and parallel_for blocks
+            m, n = self.rng.choice([17, 64, 130]), self.rng.choice([9, 33, 65])
+        if self.rng.random() < 0.4:
+            n = m
+        if self.rng.random() < 0.05:  # empty values: every pass and kernel must do nothing, correctly
+            m = 0
+            # The mean of nothing is NaN, and a function's gradient multiplies the zero gradients of the
+            # outputs it does not use by it (TensorFlow too), where the eager tape has no path: no gradients.
+            self.smooth = False
+        self.dims = (m, n)
+        self.variables = []
+        if self.rng.random() < 0.7:
+            for _ in range(self.rng.randint(1, 2)):
+                self.variables.append(((n, self.rng.choice([1, 2, n])), self.dtype))
+        self.variables_ok = bool(self.variables)
+        self.var_bound = 2.0
+        self.num_functions = 0
+        self.sources = []
+
+    def write_function(self, args, depth):
+        self.num_functions += 1
+        name = f"f{self.num_functions}"
+        params = [Value(f"a{i}", a.shape, a.bound) for i, a in enumerate(args)]
+        body = Body(self, params, depth)
+        _write_body(body, self.rng.randint(2, 7))
+        results = body.results(3)
+        self.sources.append(self._source(name, params, body.lines, results))
+        return {"name": name, "results": results}
+
+    def _source(self, name, params, lines, results):
+        text = f"def {name}({', '.join(p.name for p in params)}):\n"
+        text += "".join(f"    {line}\n" for line in lines)
+        return text + f"    return [{', '.join(r.name for r in results)}]\n"
+
+    def write(self):
+        m, n = self.dims
+        shapes = [(m, n)]
+        for _ in range(self.rng.randint(1, 3)):
+            shapes.append(self.rng.choice([(), (n,), (m, n), (1, n), (m, 1), (n, n), (2, m, n), (n, 2)]))
+        inputs = [Value(f"x{i}", s, 2.0) for i, s in enumerate(shapes)]
+        body = Body(self, inputs, 0)
+        _write_body(body, self.rng.randint(8, 30))
+        results = body.results(8)
+        header = (f"# seed {self.seed}\nDTYPE = {self.dtype!r}\nINPUTS = {[s for s in shapes]!r}\n"
+                  f"VARIABLES = {[s for s, _ in self.variables]!r}\nSMOOTH = {self.smooth!r}\n")
+        return header + "\n" + "\n".join(self.sources + [self._source("f0", inputs, body.lines, results)])
+
+
+def generate(seed):
+    """The source text of program `seed`."""
+    return Program(seed).write()
