@@ -583,9 +583,8 @@ Status decode_attrs(const OpDef& op, const NodeEntry& node, const VariableResour
     const int d = op.attr_index("dtype");
     if (d >= 0 && op.attrs[d].type == AttrType::kDType && std::get<DType>(attrs[d]) != variable->dtype())
       return invalid_argument("attribute 'dtype' is ", dtype_name(std::get<DType>(attrs[d])),
-                              ", but the bound "
-                              "variable '",
-                              variable->name(), "' has dtype ", dtype_name(variable->dtype()));
+                              ", but the bound variable '", variable->name(), "' has dtype ",
+                              dtype_name(variable->dtype()));
   }
   return Status::OK();
 }
@@ -836,9 +835,7 @@ StatusOr<std::unique_ptr<FunctionGraph>> from_graph_def(std::string_view bytes,
       const InputRef* in = inputs[i].empty() ? nullptr : &inputs[i][0];
       if (in == nullptr || in->control || bound[in->node] == nullptr || in->output != 0)
         return invalid_argument(
-            where,
-            "input 0 should be a variable (a resource Placeholder bound at import), "
-            "got ",
+            where, "input 0 should be a variable (a resource Placeholder bound at import), got ",
             in == nullptr ? std::string("no input") : "'" + printable(node.inputs[0]) + "'");
       variable = bound[in->node];
       first_input = 1;
@@ -861,8 +858,8 @@ StatusOr<std::unique_ptr<FunctionGraph>> from_graph_def(std::string_view bytes,
       if (bound[in.node] != nullptr)
         return invalid_argument(where, "input '", printable(node.inputs[k]), "' is the variable '",
                                 bound[in.node]->name(),
-                                "'; only a variable op (ReadVariableOp, "
-                                "AssignVariableOp, ...) takes a variable, as its input 0");
+                                "'; only a variable op (ReadVariableOp, AssignVariableOp, ...) takes a "
+                                "variable, as its input 0");
       const Node& source = g.node(index[in.node]);
       if (in.output >= static_cast<int32_t>(source.outputs.size()))
         return invalid_argument(where, "input '", node.inputs[k], "' asks for output ", in.output, ", but '",
