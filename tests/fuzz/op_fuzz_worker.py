@@ -35,7 +35,7 @@ ALL_DTYPES = [tf.float16, tf.bfloat16, tf.float32, tf.float64, tf.int8, tf.int16
 BY_ENUM = {d._enum: d for d in ALL_DTYPES}
 # Graph-only (a Placeholder must be fed) or writing to the terminal on every call.
 SKIPPED = {"Placeholder", "PrintV2"}
-SYMBOLIC_ATTRS = os.environ.get("EMBER_OP_FUZZ_SYMBOLIC_ATTRS") == "1"
+SYMBOLIC_ATTRS = os.environ.get("EMBER_OP_FUZZ_SYMBOLIC_ATTRS", "1") == "1"
 NON_DETERMINISTIC = {"RandomUniform", "RandomStandardNormal", "TruncatedNormal", "RandomUniformInt"}
 HUGE_DIMS = [2**31 - 1, 2**31, 3037000500, 2**40, 2**62, 2**63 - 1]
 EDGE_INTS = [-2**63, -2**63 + 1, -2**31 - 1, -2**31, -1000, -9, -3, -2, -1, 0, 1, 2, 3, 4, 7, 100, 2**31 - 1,
@@ -166,7 +166,7 @@ def make_case(seed, index, examples, op_names, info):
         new_inputs.pop(int(case.rng.integers(len(new_inputs))))
     traced = case.chance(0.3)
     # Traced, an attribute may be given a symbolic tensor (a function argument), which has no value to read
-    # (issue 12 item 7 segfaulted on it). Off by default until that fix is merged: EMBER_OP_FUZZ_SYMBOLIC_ATTRS=1.
+    # (issue 12 item 7 segfaulted on it); EMBER_OP_FUZZ_SYMBOLIC_ATTRS=0 leaves that out.
     symbolic_attr = None
     if traced and SYMBOLIC_ATTRS and new_attrs and case.chance(0.1):
         symbolic_attr = int(case.rng.integers(len(new_attrs)))

@@ -504,3 +504,25 @@ def test_assigned_value_is_not_overwritten_by_in_place_writes():
     b = tf.exp(a) + 1.0  # a's last use in eager code
     del a, b
     np.testing.assert_allclose(v.numpy(), 4.0)
+
+
+# Found by the program fuzzer: with dimensions unknown while tracing, a broadcast operand's gradient was
+# returned unreduced (a [3,3] gradient for a [1,3] input). Until gradients sum back along dimensions known
+# only at run time, the broadcast case is a run-time error, never a silently wrong gradient.
+def test_gradient_through_unknown_dims_is_right_or_an_error_never_unreduced():
+    @tf.function(input_signature=[tf.TensorSpec([None, None]), tf.TensorSpec([None, None])])
+    def f(a, b):
+        return a * b + b
+
+    a = tf.ones([3, 3])
+    b = tf.constant([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0]])
+    with tf.GradientTape() as t:
+        t.watch(b)
+        y = tf.reduce_sum(f(a, b))
+    np.testing.assert_allclose(t.gradient(y, b).numpy(), np.full([3, 3], 2.0))
+    b = tf.ones([1, 3])
+    with tf.GradientTape() as t:
+        t.watch(b)
+        y = tf.reduce_sum(f(a, b))
+    with pytest.raises(errors.InvalidArgumentError, match="AddN"):
+        t.gradient(y, b)

@@ -453,9 +453,10 @@ def test_tensordot_of_scalars_with_axes_is_a_value_error():
         tf.tensordot(True, 1, tf.constant([True, False]))
 
 
-def test_cpp_exception_in_an_op_called_from_c_becomes_an_ember_error():
-    # Unpack with num = 2**31 - 1 on a dimension unknown while tracing makes the trace allocate 2**31
-    # outputs: std::bad_alloc used to unwind into CPython and abort the process.
+def test_huge_unpack_while_tracing_is_refused_before_allocating():
+    # Unpack with num = 2**31 - 1 on a dimension unknown while tracing made the trace allocate 2**31
+    # outputs: std::bad_alloc used to unwind into CPython and abort the process. The shape function now
+    # refuses the count before anything is made.
     code, stderr = run_isolated("""
         import resource
         resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
@@ -465,8 +466,8 @@ def test_cpp_exception_in_an_op_called_from_c_becomes_an_ember_error():
         try:
             f(tf.constant([0.0, 1.0]))
             raise SystemExit("no error")
-        except errors.ResourceExhaustedError as e:
-            assert "Unpack" in str(e), e
+        except errors.InvalidArgumentError as e:
+            assert "Unpack" in str(e) and "at most 1048576 outputs" in str(e), e
     """)
     assert code == 0, stderr
 

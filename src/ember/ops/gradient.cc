@@ -164,14 +164,24 @@ GradTensor reduce_to(const GradTensor& g, const GradTensor& like) {
                     gs.to_string(), " and ", ls.to_string()));
   int lead = gs.rank() - ls.rank();
   std::vector<int64_t> leading, inner;
+  bool unknown_broadcast = false;
   for (int i = 0; i < lead; ++i) leading.push_back(i);
   for (int i = 0; i < ls.rank(); ++i) {
     int64_t ld = ls.dim(i), gd = gs.dim(lead + i);
     if (ld == 1 && gd != 1) inner.push_back(i);
+    unknown_broadcast |= ld < 0 && gd != 1;
   }
   GradTensor r = g;
   if (!leading.empty()) r = sum(r, leading, false);
   if (!inner.empty()) r = sum(r, inner, true);
+  if (unknown_broadcast) {
+    // Whether `like` was broadcast along a dimension unknown while tracing is only known at run time, and
+    // summing it back needs shapes as tensors (the dynamic-shape work). Until then the common case (no
+    // broadcast there) is right, and a broadcast fails at run time instead of giving an unreduced
+    // gradient: AddN requires the two shapes to be equal.
+    GradTensor check[] = {r, zeros_like(like)};
+    r = run(lookup("AddN"), check, {})[0];
+  }
   return r;
 }
 

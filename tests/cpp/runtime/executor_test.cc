@@ -268,10 +268,11 @@ TEST(Executor, KernelErrorsNameTheNode) {
 }
 
 TEST(Executor, ValueTooLargeToPlanIsAnErrorNotAnArenaSlot) {
-  // 3037000500^2 elements overflow int64, and 4 bytes each wrap to a plausible size (581 MB): the memory
-  // plan gave the value an arena slot of that size, the kernels wrote past it and the call returned 0.
-  // Such values stay out of the arena, so the allocation reports them when their node runs.
-  constexpr int64_t n = 3037000500;
+  // 2^31 x 2^31 float32 is 2^64 bytes, which wraps to 0 in int64 arithmetic (3037000500^2 elements, which
+  // wrapped to a plausible 581 MB, is now refused when the shape is made): the memory plan gave such a value
+  // an arena slot of the wrapped size, the kernels wrote past it and the call returned 0. Such values stay
+  // out of the arena, so the allocation reports them when their node runs.
+  constexpr int64_t n = int64_t{1} << 31;
   auto fn = trace_function({Shape({})}, [](std::vector<Tensor>& x) {
     return std::vector<Tensor>{reduce_sum(tanh(broadcast_to(x[0], {n, n}) * x[0]) * 2.0f)};
   });
