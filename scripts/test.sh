@@ -10,6 +10,6 @@ echo "== ctest"
 ctest --test-dir build/py --output-on-failure -j2
 echo "== pytest"
 python3 -m pytest -q tests/python
-echo "== fuzzers (fixed seed + today's seed)"
-python3 -m pytest -q -s tests/fuzz
 bash scripts/sanitize.sh
+echo "== fuzzers (fixed seed + today's seed; the libFuzzer targets from build/fuzz)"
+python3 -m pytest -q -s tests/fuzz

@@ -501,3 +501,21 @@ def test_shapes_of_statically_shaped_tensors_fold_while_tracing():
 
     with pytest.raises(TypeError, match="Reshape: shape must be known while ember.function traces"):
         dynamic(tf.ones([2, 3]))  # a dynamic shape cannot be an attribute (see docs/architecture.md)
+
+
+def test_carving_keeps_the_variable_update_the_fetch_waits_for():
+    # Found while fuzzing GraphDefs: a carved function dropped control edges to nodes without outputs, so
+    # the assign before the fetched read never ran ([2, 4] instead of TensorFlow's [4, 6]).
+    v = tf.Variable([1.0, 2.0])
+
+    @tf.function
+    def f(x):
+        v.assign_add(x)
+        return v.read_value() * 2.0
+
+    graph = f.get_concrete_function(tf.constant([1.0, 1.0])).graph
+    carved = tf.NewGraphFunction(graph, inputs=["x:0"], outputs=["Mul:0"])
+    out = carved(tf.constant([1.0, 1.0]))
+    out = out[0] if isinstance(out, (list, tuple)) else out
+    np.testing.assert_allclose(out.numpy(), [4.0, 6.0])
+    np.testing.assert_allclose(v.numpy(), [2.0, 3.0])

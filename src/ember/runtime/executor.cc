@@ -738,6 +738,7 @@ StatusOr<std::shared_ptr<FunctionGraph>> prune_function(const FunctionGraph& fn,
   }
   // New graph: feeds first (as placeholders), then needed nodes in order with inputs remapped.
   std::vector<SmallVector<ValueRef, 2>> remap(g.num_nodes());
+  std::vector<int32_t> copied(g.num_nodes(), -1);  // a node's copy (control edges: it may have no outputs)
   const OpDef& placeholder = op_def("Placeholder");
   for (ValueRef f : feeds) {
     const TensorSpec& spec = g.spec(f);
@@ -781,8 +782,13 @@ StatusOr<std::shared_ptr<FunctionGraph>> prune_function(const FunctionGraph& fn,
     }
     int32_t copy = out->graph.add_node(*node.op, {ins.data(), ins.size()}, node.attrs, node.outputs,
                                        node.location, node.name);
+    copied[n] = copy;
     for (int32_t c : node.control_inputs)
-      if (!remap[c].empty()) out->graph.add_control_input(copy, remap[c][0].node);
+      if (copied[c] >= 0) out->graph.add_control_input(copy, copied[c]);
+    // A stateful node the fetches wait for (a variable update before the read that is fetched) must run,
+    // as it did in the original: it stays a control output of the carved function.
+    if (std::find(fn.control_outputs.begin(), fn.control_outputs.end(), n) != fn.control_outputs.end())
+      out->control_outputs.push_back(copy);
     for (int32_t k = 0; k < static_cast<int32_t>(node.outputs.size()); ++k)
       remap[n].push_back(ValueRef{copy, k});
   }
