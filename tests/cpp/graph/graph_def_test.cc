@@ -103,10 +103,10 @@ std::string graph_def(const std::vector<NodeSpec>& nodes) {
       node.write_bytes(1, n.name);
       node.write_bytes(2, n.op);
       for (const std::string& in : n.inputs) node.write_bytes(3, in);
-      for (const auto& [key, value] : n.attrs) {
+      for (const auto& attr : n.attrs) {  // not a structured binding: clang 14 cannot capture one
         node.write_message(5, [&](Writer& e) {
-          e.write_bytes(1, key);
-          e.write_bytes(2, value);
+          e.write_bytes(1, attr.first);
+          e.write_bytes(2, attr.second);
         });
       }
     });

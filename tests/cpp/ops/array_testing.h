@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -31,11 +33,22 @@ inline Tensor ints_as(const std::vector<int32_t>& values, const Ints& shape, DTy
   return dtype == DType::kInt32 ? t : cast(t, dtype);
 }
 
-/// The elements of any dtype as int64 (through a Cast for the 16-bit floats).
+/// The elements of any dtype as int64 (floats through double; an iota past float16's range holds inf,
+/// which has no int64 value, so non-finite values map to sentinels instead of undefined behaviour).
 inline std::vector<int64_t> values(const Tensor& t) {
-  if (t.dtype() == DType::kFloat16 || t.dtype() == DType::kBFloat16)
-    return cast(t, DType::kFloat32).to_vector<int64_t>();
-  return t.to_vector<int64_t>();
+  if (!is_floating(t.dtype())) return t.to_vector<int64_t>();
+  Tensor wide = t.dtype() == DType::kFloat16 || t.dtype() == DType::kBFloat16 ? cast(t, DType::kFloat64) : t;
+  std::vector<int64_t> out;
+  for (double v : wide.to_vector<double>()) {
+    if (std::isnan(v)) {
+      out.push_back(std::numeric_limits<int64_t>::min());
+    } else if (std::isinf(v)) {
+      out.push_back(v > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min() + 1);
+    } else {
+      out.push_back(static_cast<int64_t>(v));
+    }
+  }
+  return out;
 }
 
 /// Element i of `t`, whose shape is `shape`, at a multi-index (row-major).

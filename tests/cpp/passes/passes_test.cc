@@ -142,26 +142,29 @@ TEST(Arithmetic, ComposesTransposesAndKeepsBroadcasts) {
 TEST(Inline, ReplacesCallsWithTheCalleeBody) {
   auto inner = function([](const Tensor& x) { return square(x) + 1.0f; }, "inner");
   auto fn = trace_function({Shape({2})}, [&](std::vector<Tensor>& x) {
-    return std::vector<Tensor>{inner(x[0]) * inner(x[0] + 2.0f)};
+    // Sequenced: the operands of `*` may be evaluated in either order, and node names follow it.
+    Tensor first = inner(x[0]);
+    Tensor second = inner(x[0] + 2.0f);
+    return std::vector<Tensor>{first * second};
   });
   FunctionGraph g = *fn;
   EXPECT_EQ(count_op(g, "PartitionedCall"), 2);
   EXPECT_EQ(rewrites(passes::inline_function_calls(g)), 2);
   rewrites(passes::prune(g));
-  // Each call's body in place of the call, its nodes named after it (the later call sorts first: its
-  // argument is computed before the call).
+  // Each call's body in place of the call, its nodes named after it (both bodies follow the Add: a body
+  // takes the call's place in the order, and the re-sort keeps the call nodes' relative order).
   EXPECT_EQ(
       text(g),
       "x0 = Placeholder() {dtype=float32, shape=[2], unknown_rank=false} -> float32[2]\n"
       "Const = Const() {value=<float32[]>} -> float32[]\n"
       "Add = Add(x0:0, Const:0) -> float32[2]\n"
-      "PartitionedCall_1/Square = Square(x0:0) -> float32[2]\n"
-      "PartitionedCall_1/Const = Const() {value=<float32[]>} -> float32[]\n"
-      "PartitionedCall_1/Add = Add(PartitionedCall_1/Square:0, PartitionedCall_1/Const:0) -> float32[2]\n"
-      "PartitionedCall/Square = Square(Add:0) -> float32[2]\n"
+      "PartitionedCall/Square = Square(x0:0) -> float32[2]\n"
       "PartitionedCall/Const = Const() {value=<float32[]>} -> float32[]\n"
       "PartitionedCall/Add = Add(PartitionedCall/Square:0, PartitionedCall/Const:0) -> float32[2]\n"
-      "Mul = Mul(PartitionedCall_1/Add:0, PartitionedCall/Add:0) -> float32[2]\n");
+      "PartitionedCall_1/Square = Square(Add:0) -> float32[2]\n"
+      "PartitionedCall_1/Const = Const() {value=<float32[]>} -> float32[]\n"
+      "PartitionedCall_1/Add = Add(PartitionedCall_1/Square:0, PartitionedCall_1/Const:0) -> float32[2]\n"
+      "Mul = Mul(PartitionedCall/Add:0, PartitionedCall_1/Add:0) -> float32[2]\n");
   EXPECT_EQ(count_op(g, "PartitionedCall"), 0);
   EXPECT_EQ(count_op(g, "Square"), 2);
   Tensor x = Tensor::from_vector<float>({1, -3});
