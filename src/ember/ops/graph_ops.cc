@@ -1,13 +1,18 @@
 // Placeholder, Const and PartitionedCall (see graph_ops.h).
 #include "ember/ops/graph_ops.h"
 
+#include <atomic>
+
 #include "ember/ops/families.h"
 #include "ember/ops/registry.h"
 
 namespace ember {
 namespace {
 
-FunctionCallHooks g_call_hooks;
+// Installed (idempotently) by every creator of functions, possibly on several threads at once while
+// others call: atomic, so installing again is not a data race with a reader.
+std::atomic<decltype(FunctionCallHooks::infer)> g_infer_hook{nullptr};
+std::atomic<decltype(FunctionCallHooks::run)> g_run_hook{nullptr};
 
 Status placeholder_shape(InferContext& ctx) {
   if (ctx.attr_bool(2)) {
@@ -37,19 +42,23 @@ Status const_kernel(KernelContext& ctx) {
 }
 
 Status call_shape(InferContext& ctx) {
-  if (g_call_hooks.infer == nullptr)
-    return make_error(Code::kInternal, "PartitionedCall: no function runtime");
-  return g_call_hooks.infer(ctx.attr_string(0), ctx.inputs, ctx.outputs);
+  auto infer = g_infer_hook.load(std::memory_order_acquire);
+  if (infer == nullptr) return make_error(Code::kInternal, "PartitionedCall: no function runtime");
+  return infer(ctx.attr_string(0), ctx.inputs, ctx.outputs);
 }
 
 Status call_kernel(KernelContext& ctx) {
-  if (g_call_hooks.run == nullptr) return make_error(Code::kInternal, "PartitionedCall: no function runtime");
-  return g_call_hooks.run(std::get<std::string>(ctx.attrs[0]), ctx.inputs, ctx.outputs);
+  auto run = g_run_hook.load(std::memory_order_acquire);
+  if (run == nullptr) return make_error(Code::kInternal, "PartitionedCall: no function runtime");
+  return run(std::get<std::string>(ctx.attrs[0]), ctx.inputs, ctx.outputs);
 }
 
 }  // namespace
 
-void set_function_call_hooks(FunctionCallHooks hooks) { g_call_hooks = hooks; }
+void set_function_call_hooks(FunctionCallHooks hooks) {
+  g_infer_hook.store(hooks.infer, std::memory_order_release);
+  g_run_hook.store(hooks.run, std::memory_order_release);
+}
 
 void register_graph_ops(OpRegistry& r) {
   OpBuilder("Placeholder")
