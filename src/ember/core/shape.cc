@@ -70,6 +70,14 @@ int64_t Shape::num_elements() const {
   return saturated ? INT64_MAX : n;
 }
 
+bool Shape::is_compatible_with(const Shape& o) const {
+  if (!rank_known() || !o.rank_known()) return true;
+  if (rank() != o.rank()) return false;
+  for (int d = 0; d < rank(); ++d)
+    if (dim(d) >= 0 && o.dim(d) >= 0 && dim(d) != o.dim(d)) return false;
+  return true;
+}
+
 bool Shape::operator==(const Shape& o) const {
   if (rank_ != o.rank_) return false;
   for (int i = 0; i < rank_; ++i)

@@ -42,6 +42,9 @@ class Shape {
   int64_t num_elements() const;
 
   void push_back(int64_t d) { dims_[rank_++] = d; }
+  /// Whether one fully defined shape can be both (an unknown rank or dimension matches anything), as
+  /// TensorFlow's TensorShape.is_compatible_with.
+  bool is_compatible_with(const Shape& o) const;
   bool operator==(const Shape& o) const;
   bool operator!=(const Shape& o) const { return !(*this == o); }
   /// "[2,3]", "[?,3]", "<unknown>".

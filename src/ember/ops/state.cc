@@ -31,10 +31,7 @@ Status assign_shape(InferContext& ctx) {
   if (value.dtype != v.dtype())
     return invalid_argument(ctx.op->name, ": variable '", v.name(), "' has dtype ", dtype_name(v.dtype()),
                             " but the value has dtype ", dtype_name(value.dtype));
-  bool compatible = value.shape.rank_known() ? value.shape.rank() == v.shape().rank() : true;
-  for (int i = 0; compatible && value.shape.rank_known() && i < value.shape.rank(); ++i)
-    compatible = value.shape.dim(i) < 0 || value.shape.dim(i) == v.shape().dim(i);
-  if (!compatible)
+  if (!value.shape.is_compatible_with(v.shape()))
     return invalid_argument(ctx.op->name, ": trying to assign a value of shape ", value.shape.to_string(),
                             " to variable '", v.name(), "' of shape ", v.shape().to_string());
   return Status::OK();  // no outputs

@@ -32,10 +32,7 @@ Status infer_call(const std::string& name, std::span<const TensorSpec> inputs,
     const TensorSpec& arg = fn->graph.node(fn->args[i]).outputs[0];
     const Shape& want = arg.shape;
     const Shape& got = inputs[i].shape;
-    bool shape_ok = !want.rank_known() || !got.rank_known() || want.rank() == got.rank();
-    for (int d = 0; shape_ok && want.rank_known() && got.rank_known() && d < want.rank(); ++d)
-      shape_ok = want.dim(d) < 0 || got.dim(d) < 0 || want.dim(d) == got.dim(d);
-    if (inputs[i].dtype != arg.dtype || !shape_ok)
+    if (inputs[i].dtype != arg.dtype || !want.is_compatible_with(got))
       return invalid_argument("PartitionedCall: function '", name, "': argument ", i, " must be ",
                               dtype_name(arg.dtype), arg.shape.to_string(), ", got ",
                               dtype_name(inputs[i].dtype), got.to_string());
@@ -45,26 +42,21 @@ Status infer_call(const std::string& name, std::span<const TensorSpec> inputs,
 }
 
 // Plans of called functions, so a PartitionedCall does not recompute its callee's node order each run.
-// Keyed by the callee; an entry whose function is gone is replaced.
+// Keyed by the callee, which its plan holds (so the key cannot be reused while the entry lives).
 std::shared_ptr<const CompiledFunction> compiled_callee(std::shared_ptr<const FunctionGraph> fn) {
-  struct Entry {
-    std::weak_ptr<const FunctionGraph> fn;
-    std::shared_ptr<const CompiledFunction> compiled;
-  };
   static std::mutex mu;
   // Leaked on purpose: plans hold tensors (constants), which must not be freed after the thread-local
   // allocator caches are gone at exit.
-  static auto& cache = *new std::unordered_map<const FunctionGraph*, Entry>();
+  static auto& cache =
+      *new std::unordered_map<const FunctionGraph*, std::shared_ptr<const CompiledFunction>>();
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache.find(fn.get());
-  if (it != cache.end() && it->second.fn.lock() == fn) return it->second.compiled;
-  // Dead callees go at once: their plans hold arenas and constants. A plan holds its function, so a
-  // callee that only its cached plan keeps alive is dead (the library refers to functions weakly).
-  std::erase_if(cache, [](const auto& e) {
-    return e.second.fn.expired() || e.second.compiled->shared_function().use_count() <= 1;
-  });
+  if (it != cache.end()) return it->second;
+  // Dead callees go at once: their plans hold arenas and constants. A callee that only its cached plan
+  // keeps alive is dead (the library refers to functions weakly).
+  std::erase_if(cache, [](const auto& e) { return e.second->shared_function().use_count() <= 1; });
   auto compiled = std::make_shared<const CompiledFunction>(fn);
-  cache[fn.get()] = Entry{fn, compiled};
+  cache[fn.get()] = compiled;
   return compiled;
 }
 

@@ -63,3 +63,19 @@ TEST(Shape, FromDimsRejectsShapesPastInt64) {
 
 }  // namespace
 }  // namespace ember
+
+namespace ember {
+namespace {
+
+TEST(Shape, CompatibilityTreatsUnknownsAsWildcards) {
+  EXPECT_TRUE(Shape({2, 3}).is_compatible_with(Shape({2, 3})));
+  EXPECT_TRUE(Shape({-1, 3}).is_compatible_with(Shape({2, 3})));
+  EXPECT_TRUE(Shape({2, 3}).is_compatible_with(Shape({2, -1})));
+  EXPECT_TRUE(Shape::unknown_rank().is_compatible_with(Shape({2, 3, 4})));
+  EXPECT_FALSE(Shape({2, 3}).is_compatible_with(Shape({3, 3})));
+  EXPECT_FALSE(Shape({2, 3}).is_compatible_with(Shape({2, 3, 1})));
+  EXPECT_FALSE(Shape({-1, 3}).is_compatible_with(Shape({-1, 4})));
+}
+
+}  // namespace
+}  // namespace ember
