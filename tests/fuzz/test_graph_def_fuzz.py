@@ -27,6 +27,9 @@ import time
 
 import pytest
 
+from ember import errors
+from ember.framework.proto_wire import _read_varint  # the reader's own varint decoding
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 CORPUS = os.path.join(ROOT, "tests", "fuzz", "cpp", "corpus", "graph_def")
 FUZZ_BUILD = os.path.join(ROOT, "build", "fuzz")
@@ -156,35 +159,18 @@ def fields(data):
     out, pos = [], 0
     try:
         while pos < len(data):
-            start, tag, shift = pos, 0, 0
-            while True:
-                b = data[pos]
-                pos += 1
-                tag |= (b & 0x7F) << shift
-                shift += 7
-                if not b & 0x80:
-                    break
+            start = pos
+            tag, pos = _read_varint(data, pos, len(data))
             wire = tag & 7
+            payload = None
             if wire == 0:
-                while data[pos] & 0x80:
-                    pos += 1
-                pos += 1
-                payload = None
+                _, pos = _read_varint(data, pos, len(data))
             elif wire == 1:
                 pos += 8
-                payload = None
             elif wire == 5:
                 pos += 4
-                payload = None
             elif wire == 2:
-                length, shift = 0, 0
-                while True:
-                    b = data[pos]
-                    pos += 1
-                    length |= (b & 0x7F) << shift
-                    shift += 7
-                    if not b & 0x80:
-                        break
+                length, pos = _read_varint(data, pos, len(data))
                 payload = pos
                 pos += length
             else:
@@ -193,7 +179,7 @@ def fields(data):
                 return None
             out.append((start, pos, tag, payload))
         return out
-    except IndexError:
+    except errors.DataLossError:
         return None
 
 
