@@ -78,3 +78,28 @@ def test_independent_siblings_still_merge():
     f = lambda x, a, b: [x @ a, x @ b]  # noqa: E731
     _same(f, x, a, b)
     assert _merged_products(f, x, a, b) == 1
+
+
+# The same patterns against TensorFlow itself: each program is written over the module it runs in.
+_PROGRAMS = {
+    "product_of_a_product": (lambda m, x, w: x @ (x @ x), [(3, 3), (3, 2)]),
+    "dependent_sibling": (lambda m, x, w: [x @ w, x @ (w + m.reduce_mean(m.tanh(x @ w)))], [(4, 4), (4, 2)]),
+    "independent_siblings": (lambda m, x, w: [x @ w, x @ (w * 2.0), x @ m.ones([4, 3])], [(4, 4), (4, 2)]),
+    "batched_left_operand": (lambda m, x, w: [m.matmul(x, w), m.matmul(x, w + 1.0)], [(2, 3, 4), (4, 5)]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_PROGRAMS))
+def test_merged_programs_match_tensorflow(name):
+    import tensorflow as real_tf
+
+    program, shapes = _PROGRAMS[name]
+    rng = np.random.RandomState(0)
+    values = [rng.uniform(-1, 1, size=s).astype(np.float32) for s in shapes]
+    outs = []
+    for m in (tf, real_tf):
+        result = m.function(lambda x, w: program(m, x, w))(*[m.constant(v) for v in values])
+        outs.append([r.numpy() for r in (result if isinstance(result, (list, tuple)) else [result])])
+    assert len(outs[0]) == len(outs[1])
+    for ours, theirs in zip(*outs):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
