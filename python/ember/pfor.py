@@ -28,6 +28,8 @@ Under another recording tape the vectorised path is not used: tracing folds eage
 constants of the graph, which would cut the outer tape's view of them (so nested jacobians for higher
 derivatives take the loop, whose eager ops the outer tape records).
 """
+import numpy as np
+
 from ember import _C, dtypes
 from ember.framework.tensor import convert_to_tensor
 
@@ -319,6 +321,13 @@ def vectorized_gradients(tape, target, sources, seeds):
 # ---- helpers for the rules
 
 
+def _ints(x, what):
+    """The value of an invariant shape-like operand (an axis list, a shape, a permutation) as ints."""
+    if x.batched:
+        raise Unbatchable(f"{what} differs between examples")
+    return [int(v) for v in np.asarray(x.value.numpy()).reshape(-1)]
+
+
 def _broadcast_batch(value, n, shape):
     """An invariant value repeated n times: [n] + shape."""
     return _op("BroadcastTo")(_op("Reshape")(value, [1] + shape), [n] + shape)
@@ -409,7 +418,7 @@ def _bias_add(node, ins, n):
 @_rule("Sum", "Mean", "Max", "Min", "Prod", "All", "Any", "ReduceLogSumExp")
 def _reduce(node, ins, n):
     x = ins[0]
-    axes = [_axis(a, x.rank) for a in node.attrs["axis"]]
+    axes = [_axis(a, x.rank) for a in _ints(ins[1], "axis")]
     return _op(node.type)(x.value, axes, node.attrs["keepdims"])
 
 
@@ -463,18 +472,20 @@ def _matmul(node, ins, n):
 @_rule("Reshape")
 def _reshape(node, ins, n):
     _only_first_batched(ins)
-    return _op("Reshape")(ins[0].value, [n] + list(node.attrs["shape"]))
+    if ins[1].batched:
+        raise Unbatchable("the shape differs between examples")
+    return _op("Reshape")(ins[0].value, [n] + _ints(ins[1], "shape"))
 
 
 @_rule("Transpose")
 def _transpose(node, ins, n):
     rank = ins[0].rank
-    return _op("Transpose")(ins[0].value, [0] + [_axis(p, rank) for p in node.attrs["perm"]])
+    return _op("Transpose")(ins[0].value, [0] + [_axis(p, rank) for p in _ints(ins[1], "perm")])
 
 
 @_rule("ExpandDims")
 def _expand_dims(node, ins, n):
-    return _op("ExpandDims")(ins[0].value, _axis(node.attrs["axis"], ins[0].rank + 1))
+    return _op("ExpandDims")(ins[0].value, _axis(_ints(ins[1], "axis")[0], ins[0].rank + 1))
 
 
 @_rule("Squeeze")
@@ -486,19 +497,19 @@ def _squeeze(node, ins, n):
 
 @_rule("BroadcastTo")
 def _broadcast_to(node, ins, n):
-    shape = list(node.attrs["shape"])
+    shape = _ints(ins[1], "shape")
     return _op("BroadcastTo")(_align(ins[0], len(shape), n), [n] + shape)
 
 
 @_rule("Tile")
 def _tile(node, ins, n):
-    return _op("Tile")(ins[0].value, [1] + list(node.attrs["multiples"]))
+    return _op("Tile")(ins[0].value, [1] + _ints(ins[1], "multiples"))
 
 
 @_rule("Fill")
 def _fill(node, ins, n):
-    dims = list(node.attrs["dims"])
-    return _op("BroadcastTo")(_op("Reshape")(ins[0].value, [n] + [1] * len(dims)), [n] + dims)
+    dims = _ints(ins[0], "dims")
+    return _op("BroadcastTo")(_op("Reshape")(ins[1].value, [n] + [1] * len(dims)), [n] + dims)
 
 
 @_rule("Slice")

@@ -3,13 +3,98 @@
 // OpDef* so no lookup by name happens per call.
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <vector>
 
 #include "ember/ops/execute.h"
 #include "ember/ops/registry.h"
+#include "ember/trace/trace_context.h"
 #include "python/py_tensor.h"
 
 namespace ember::python {
 namespace {
+
+// Note [Shape operands from Python]
+// Eagerly, tf.reshape(x, [2, 3]) hands Reshape's `shape` operand a Python list. The generic converter
+// would build a tensor through NumPy on every call; instead a short list of ints (or one int) becomes an
+// int32 tensor here (int64 when a value needs it, as TensorFlow converts), and outside a trace those
+// tensors are cached by value: tensors are immutable, so a steady eager loop allocates none for its
+// shapes. While tracing a fresh tensor is made, which the trace records as a constant of the function.
+struct IntsKey {
+  std::vector<int64_t> values;
+  bool scalar = false;
+  bool operator==(const IntsKey&) const = default;
+};
+struct IntsKeyHash {
+  size_t operator()(const IntsKey& k) const {
+    size_t h = k.scalar ? 0x9e3779b97f4a7c15ull : 0;
+    for (int64_t v : k.values) h = (h ^ static_cast<size_t>(v)) * 0x100000001b3ull;
+    return h;
+  }
+};
+constexpr Py_ssize_t kMaxShapeOperandLength = 64;
+constexpr size_t kMaxCachedShapeOperands = 4096;
+
+// A new reference to the tensor for `value`, nullptr with no error set when `value` is not a plain int or
+// a short list/tuple of plain ints (the caller then converts it the generic way), or nullptr with an error.
+PyObject* shape_operand_tensor(PyObject* value) {
+  IntsKey key;
+  auto read = [&](PyObject* item) {
+    if (!PyLong_CheckExact(item)) return false;
+    int overflow = 0;
+    long long v = PyLong_AsLongLongAndOverflow(item, &overflow);
+    if (overflow != 0 || (v == -1 && PyErr_Occurred())) {
+      PyErr_Clear();
+      return false;  // the generic path reports it
+    }
+    key.values.push_back(v);
+    return true;
+  };
+  if (PyLong_CheckExact(value)) {
+    key.scalar = true;
+    if (!read(value)) return nullptr;
+  } else if (PyList_CheckExact(value) || PyTuple_CheckExact(value)) {
+    const Py_ssize_t n = PySequence_Fast_GET_SIZE(value);
+    if (n > kMaxShapeOperandLength) return nullptr;
+    PyObject** items = PySequence_Fast_ITEMS(value);
+    for (Py_ssize_t i = 0; i < n; ++i)
+      if (!read(items[i])) return nullptr;
+  } else {
+    return nullptr;
+  }
+  const bool tracing = TraceContext::current() != nullptr;
+  static std::unordered_map<IntsKey, PyObject*, IntsKeyHash>* cache =
+      new std::unordered_map<IntsKey, PyObject*, IntsKeyHash>();  // leaked: outlives interpreter teardown
+  if (!tracing) {
+    auto it = cache->find(key);
+    if (it != cache->end()) {
+      Py_INCREF(it->second);
+      return it->second;
+    }
+  }
+  bool wide = false;
+  for (int64_t v : key.values) wide |= v < INT32_MIN || v > INT32_MAX;
+  const DType dtype = wide ? DType::kInt64 : DType::kInt32;
+  Shape shape = key.scalar ? Shape() : Shape{static_cast<int64_t>(key.values.size())};
+  auto t = TensorImpl::allocate(dtype, shape);
+  if (!t.ok()) return raise_status(t.status());
+  for (size_t i = 0; i < key.values.size(); ++i) {
+    if (wide)
+      t.value()->mutable_data<int64_t>()[i] = key.values[i];
+    else
+      t.value()->mutable_data<int32_t>()[i] = static_cast<int32_t>(key.values[i]);
+  }
+  if (tracing) TraceContext::current()->note_local_constant(t.value().get());
+  PyObject* tensor = wrap_tensor(std::move(t).value());
+  if (tensor == nullptr || tracing) return tensor;
+  if (cache->size() >= kMaxCachedShapeOperands) {
+    for (auto& entry : *cache) Py_DECREF(entry.second);
+    cache->clear();
+  }
+  Py_INCREF(tensor);
+  cache->emplace(std::move(key), tensor);
+  return tensor;
+}
 
 struct OpCaller {
   PyObject_HEAD const OpDef* op;
@@ -229,6 +314,17 @@ PyObject* op_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, Py
   for (size_t k = 0; k < raw.size() && ok; ++k) {
     int var = rule_of(k).type_var;
     int hint = var >= 0 ? var_dtype[var] : -1;
+    if (op.inputs[std::min(k, n_declared - 1)].shape_like && !is_tensor(raw[k])) {
+      PyObject* t = shape_operand_tensor(raw[k]);
+      if (t != nullptr) {
+        tensors.push_back(t);
+        continue;
+      }
+      if (PyErr_Occurred()) {
+        ok = false;
+        break;
+      }
+    }
     if (var < 0 && hint < 0 && !is_tensor(raw[k])) {
       DTypeSet allowed = rule_of(k).allowed;
       if (allowed == kBoolType) hint = static_cast<int>(DType::kBool);

@@ -133,6 +133,41 @@ def _int_scalar(value, op, arg, float_error=TypeError):
     return values[0]
 
 
+def _shape_operand(value, op, arg, float_error=_INVALID, scalar=False):
+    """A shape-like operand of an op that takes it as an int tensor (Reshape's shape, Transpose's perm,
+    ...): a tensor, symbolic ones included, passes as it is; a list holding tensors is stacked, as
+    TensorFlow packs it (tf.reshape(x, [tf.shape(x)[0], -1])); anything else becomes ints, which the op
+    turns into a constant without an allocation per call (Note [Shape operands from Python])."""
+    if isinstance(value, Tensor):
+        if value.dtype not in _INDEX_DTYPES:
+            raise _invalid(op, f"{arg} must be an int32 or int64 tensor, got dtype {value.dtype.name}")
+        return value
+    if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value):
+        return _pack_ints(value, op, arg)
+    if scalar:
+        return _int_scalar(value, op, arg, float_error)
+    return _int_list(value, op, arg, float_error)
+
+
+def _pack_ints(values, op, arg):
+    """A list of int scalars (tensors and Python ints) as one int vector tensor."""
+    items = []
+    for v in values:
+        if isinstance(v, Tensor):
+            if v.dtype not in _INDEX_DTYPES:
+                raise _invalid(op, f"{arg} must hold int32 or int64 values, got a {v.dtype.name} tensor")
+            if v.shape.rank not in (None, 0) and v.shape.as_list() != [1]:
+                raise _invalid(op, f"{arg} must hold scalars, got a tensor of shape {v.shape}")
+            items.append(v if v.shape.rank == 0 else _Reshape(v, []))
+        else:
+            items.append(_to_int(v, op, arg))
+    wide = any(isinstance(v, Tensor) and v.dtype == dtypes.int64 for v in items)
+    dtype = dtypes.int64 if wide else dtypes.int32
+    items = [(_Cast(v, dtype) if v.dtype != dtype else v) if isinstance(v, Tensor)
+             else convert_to_tensor(v, dtype=dtype) for v in items]
+    return _Pack(items, 0)
+
+
 def _check_axis(op, axis, rank):
     """TensorFlow checks these axes in Python, so a bad one is a ValueError rather than an op error."""
     if not -rank <= axis < rank:
@@ -144,7 +179,7 @@ def _check_axis(op, axis, rank):
 
 def reshape(tensor, shape, name=None):
     """A view of ``tensor`` with a new shape; one dimension may be -1."""
-    return _Reshape(tensor, _int_list(shape, "Reshape", "shape"))
+    return _Reshape(tensor, _shape_operand(shape, "Reshape", "shape"))
 
 
 def transpose(a, perm=None, conjugate=False, name="transpose"):
@@ -152,11 +187,11 @@ def transpose(a, perm=None, conjugate=False, name="transpose"):
     a = _tensor(a)
     if perm is None:
         perm = list(builtins.range(a.ndim - 1, -1, -1))
-    return _Transpose(a, _int_list(perm, "Transpose", "perm"))
+    return _Transpose(a, _shape_operand(perm, "Transpose", "perm"))
 
 
 def expand_dims(input, axis, name=None):  # noqa: A002 - TF's name
-    return _ExpandDims(input, _int_scalar(axis, "ExpandDims", "axis"))
+    return _ExpandDims(input, _shape_operand(axis, "ExpandDims", "axis", TypeError, scalar=True))
 
 
 def squeeze(input, axis=None, name=None):  # noqa: A002 - TF's name
@@ -242,7 +277,7 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
 
 
 def tile(input, multiples, name=None):  # noqa: A002 - TF's name
-    return _Tile(input, _int_list(multiples, "Tile", "multiples"))
+    return _Tile(input, _shape_operand(multiples, "Tile", "multiples"))
 
 
 def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
@@ -265,7 +300,7 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
 
 
 def broadcast_to(input, shape, name=None):  # noqa: A002 - TF's name
-    return _BroadcastTo(input, _int_list(shape, "BroadcastTo", "shape"))
+    return _BroadcastTo(input, _shape_operand(shape, "BroadcastTo", "shape"))
 
 
 def shape(input, out_type=dtypes.int32, name=None):  # noqa: A002 - TF's name
@@ -446,19 +481,19 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
 
 
 def fill(dims, value, name=None):
-    return _Fill(value, _int_list(dims, "Fill", "dims"))
+    return _Fill(_shape_operand(dims, "Fill", "dims"), value)
 
 
 def zeros(shape, dtype=dtypes.float32, name=None):
     dtype = dtypes.as_dtype(dtype)
     value = convert_to_tensor(False if dtype.is_bool else 0, dtype=dtype)
-    return _Fill(value, _int_list(shape, "Fill", "shape", TypeError))
+    return _Fill(_shape_operand(shape, "Fill", "shape", TypeError), value)
 
 
 def ones(shape, dtype=dtypes.float32, name=None):
     dtype = dtypes.as_dtype(dtype)
     value = convert_to_tensor(True if dtype.is_bool else 1, dtype=dtype)
-    return _Fill(value, _int_list(shape, "Fill", "shape", TypeError))
+    return _Fill(_shape_operand(shape, "Fill", "shape", TypeError), value)
 
 
 def zeros_like(input, dtype=None, name=None):  # noqa: A002 - TF's name

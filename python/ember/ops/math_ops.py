@@ -156,7 +156,7 @@ def _axes(x, axis):
     if isinstance(axis, Tensor):
         if not axis.dtype.is_integer:
             raise TypeError(f"axis must be an integer tensor, got dtype {axis.dtype.name}")
-        axis = array_ops._concrete(axis, "reduction", "axis").numpy().tolist()
+        return axis  # the reductions take axis as an int tensor, computed in the graph if need be
     elif isinstance(axis, np.ndarray):
         axis = axis.tolist()
     if isinstance(axis, (list, tuple)):

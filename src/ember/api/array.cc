@@ -21,16 +21,22 @@ Tensor scalar_of(DType dtype, double value) {
 
 }  // namespace
 
-Tensor reshape(const Tensor& x, const Ints& shape) { return call_op1("Reshape", {x}, {shape}); }
+namespace {
+// Shape-like operands (shapes, permutations, axes, multiples) are int64 tensors, as in TensorFlow's ops.
+Tensor ints(const Ints& values) { return Tensor::from_vector(values); }
+}  // namespace
+
+Tensor reshape(const Tensor& x, const Ints& shape) { return call_op1("Reshape", {x, ints(shape)}); }
+Tensor reshape(const Tensor& x, const Tensor& shape) { return call_op1("Reshape", {x, shape}); }
 
 Tensor transpose(const Tensor& x, const Ints& perm) {
-  if (!perm.empty() || x.rank() == 0) return call_op1("Transpose", {x}, {perm});
+  if (!perm.empty() || x.rank() == 0) return call_op1("Transpose", {x, ints(perm)});
   Ints reversed;
   for (int i = x.rank() - 1; i >= 0; --i) reversed.push_back(i);
-  return call_op1("Transpose", {x}, {reversed});
+  return call_op1("Transpose", {x, ints(reversed)});
 }
 
-Tensor expand_dims(const Tensor& x, int64_t axis) { return call_op1("ExpandDims", {x}, {axis}); }
+Tensor expand_dims(const Tensor& x, int64_t axis) { return call_op1("ExpandDims", {x, Tensor(axis)}); }
 Tensor squeeze(const Tensor& x, const Ints& axis) { return call_op1("Squeeze", {x}, {axis}); }
 Tensor identity(const Tensor& x) { return call_op1("Identity", {x}); }
 
@@ -71,7 +77,7 @@ Tensor gather(const Tensor& params, const Tensor& indices, int64_t axis, int64_t
   return call_op1("GatherV2", {params, indices}, {axis, batch_dims});
 }
 
-Tensor tile(const Tensor& x, const Ints& multiples) { return call_op1("Tile", {x}, {multiples}); }
+Tensor tile(const Tensor& x, const Ints& multiples) { return call_op1("Tile", {x, ints(multiples)}); }
 
 Tensor pad(const Tensor& x, const std::vector<std::array<int64_t, 2>>& paddings, std::string_view mode,
            double constant_value) {
@@ -80,7 +86,8 @@ Tensor pad(const Tensor& x, const std::vector<std::array<int64_t, 2>>& paddings,
   return call_op1("Pad", {x}, {flat, constant_value, std::string(mode)});
 }
 
-Tensor broadcast_to(const Tensor& x, const Ints& shape) { return call_op1("BroadcastTo", {x}, {shape}); }
+Tensor broadcast_to(const Tensor& x, const Ints& shape) { return call_op1("BroadcastTo", {x, ints(shape)}); }
+Tensor broadcast_to(const Tensor& x, const Tensor& shape) { return call_op1("BroadcastTo", {x, shape}); }
 
 Tensor shape(const Tensor& x, DType out_type) { return call_op1("Shape", {x}, {out_type}); }
 Tensor size(const Tensor& x, DType out_type) { return call_op1("Size", {x}, {out_type}); }
@@ -91,7 +98,8 @@ Tensor where(const Tensor& condition, const Tensor& x, const Tensor& y) {
   return call_op1("SelectV2", {condition, x, y});
 }
 
-Tensor fill(const Ints& dims, const Tensor& value) { return call_op1("Fill", {value}, {dims}); }
+Tensor fill(const Ints& dims, const Tensor& value) { return call_op1("Fill", {ints(dims), value}); }
+Tensor fill(const Tensor& dims, const Tensor& value) { return call_op1("Fill", {dims, value}); }
 Tensor zeros(const Ints& shape, DType dtype) { return fill(shape, scalar_of(dtype, 0.0)); }
 Tensor ones(const Ints& shape, DType dtype) { return fill(shape, scalar_of(dtype, 1.0)); }
 Tensor zeros_like(const Tensor& x) { return call_op1("ZerosLike", {x}); }

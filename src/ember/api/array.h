@@ -13,6 +13,8 @@ namespace ember {
 
 /// Same elements, new shape (a view); one dim may be -1.
 Tensor reshape(const Tensor& x, const std::vector<int64_t>& shape);
+/// Reshape to a shape computed at run time (an int32/int64 vector, e.g. from ember::shape).
+Tensor reshape(const Tensor& x, const Tensor& shape);
 /// Permutes axes; an empty perm reverses them (tf.transpose's default).
 Tensor transpose(const Tensor& x, const std::vector<int64_t>& perm = {});
 Tensor expand_dims(const Tensor& x, int64_t axis);
@@ -41,6 +43,7 @@ Tensor tile(const Tensor& x, const std::vector<int64_t>& multiples);
 Tensor pad(const Tensor& x, const std::vector<std::array<int64_t, 2>>& paddings,
            std::string_view mode = "CONSTANT", double constant_value = 0.0);
 Tensor broadcast_to(const Tensor& x, const std::vector<int64_t>& shape);
+Tensor broadcast_to(const Tensor& x, const Tensor& shape);
 
 Tensor shape(const Tensor& x, DType out_type = DType::kInt32);
 Tensor size(const Tensor& x, DType out_type = DType::kInt32);
@@ -53,6 +56,7 @@ Tensor where(const Tensor& condition, const Tensor& x, const Tensor& y);
 
 /// A tensor of `dims` filled with the scalar `value` (its dtype).
 Tensor fill(const std::vector<int64_t>& dims, const Tensor& value);
+Tensor fill(const Tensor& dims, const Tensor& value);
 Tensor zeros(const std::vector<int64_t>& shape, DType dtype = DType::kFloat32);
 Tensor ones(const std::vector<int64_t>& shape, DType dtype = DType::kFloat32);
 Tensor zeros_like(const Tensor& x);

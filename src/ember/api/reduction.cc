@@ -8,7 +8,7 @@ Tensor reduce(const char* op, const Tensor& x, std::vector<int64_t> axes, bool k
     // axis=None: every axis. (An unknown rank cannot occur for an eager tensor.)
     for (int i = 0; i < x.rank(); ++i) axes.push_back(i);
   }
-  return call_op1(op, {x}, {AttrValue(std::move(axes)), AttrValue(keepdims)});
+  return call_op1(op, {x, Tensor::from_vector(axes)}, {AttrValue(keepdims)});
 }
 
 }  // namespace

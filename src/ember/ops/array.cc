@@ -75,14 +75,50 @@ StatusOr<Shape> reshape_target(const Shape& in, const std::vector<int64_t>& req)
 }
 
 Status reshape_shape(InferContext& ctx) {
-  auto out = reshape_target(ctx.inputs[0].shape, ctx.attr_ints(0));
-  if (!out.ok()) return out.status();
-  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, *out});
+  const TensorSpec& shape_spec = ctx.inputs[1];
+  if (shape_spec.shape.rank_known() && shape_spec.shape.rank() != 1)
+    return invalid_argument("Reshape: 'shape' must be a vector, got a tensor of shape ",
+                            shape_spec.shape.to_string());
+  PartialValue req = ctx.value_of(1);
+  if (req.fully_known()) {
+    auto out = reshape_target(ctx.inputs[0].shape, req.values);
+    if (!out.ok()) return out.status();
+    ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, *out});
+    return Status::OK();
+  }
+  if (!req.length_known || req.values.size() > static_cast<size_t>(kMaxRank)) {
+    ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, Shape::unknown_rank()});
+    return Status::OK();
+  }
+  // Partly known (tf.stack([tf.shape(x)[0], 3])): the known dims stand; when only one is open and the
+  // input's size is known, the element count fixes it, as TensorFlow's shape function does.
+  Shape out = req.as_shape();
+  int open = -1, open_count = 0;
+  int64_t known_product = 1;
+  for (int i = 0; i < out.rank(); ++i) {
+    if (out.dim(i) < 0) {
+      open = i;
+      ++open_count;
+    } else if (!checked_mul(known_product, out.dim(i), &known_product)) {
+      return invalid_argument("Reshape: shape ", out.to_string(), " has more than 2^63 elements");
+    }
+  }
+  const int64_t n = ctx.inputs[0].shape.num_elements();
+  if (open_count == 1 && n >= 0 && known_product > 0) {
+    if (n % known_product != 0)
+      return invalid_argument("Reshape: cannot reshape a tensor with ", n, " elements to shape ",
+                              out.to_string(), ": ", n, " is not a multiple of ", known_product);
+    out.set_dim(open, n / known_product);
+  }
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, out});
   return Status::OK();
 }
 
 Status reshape_kernel(KernelContext& ctx) {
-  auto out = reshape_target(ctx.input(0).shape(), ctx.attr_ints(0));
+  if (ctx.input(1).rank() != 1)
+    return invalid_argument("Reshape: 'shape' must be a vector, got a tensor of shape ",
+                            ctx.input(1).shape().to_string());
+  auto out = reshape_target(ctx.input(0).shape(), ctx.int_values(1));
   if (!out.ok()) return out.status();
   ctx.outputs[0] = TensorImpl::view(ctx.input(0), *out);
   return Status::OK();
@@ -117,7 +153,20 @@ Status normalize_perm(const std::vector<int64_t>& perm, int rank, int* out) {
 
 Status transpose_shape(InferContext& ctx) {
   const Shape& in = ctx.inputs[0].shape;
-  const auto& perm = ctx.attr_ints(0);
+  const Shape& perm_spec = ctx.inputs[1].shape;
+  if (perm_spec.rank_known() && perm_spec.rank() != 1)
+    return invalid_argument("Transpose: perm must be a vector, got a tensor of shape ",
+                            perm_spec.to_string());
+  PartialValue partial = ctx.value_of(1);
+  if (!partial.fully_known()) {
+    // An unknown permutation keeps only the rank (from the input or from perm's length).
+    Shape out = in.rank_known() ? Shape(std::vector<int64_t>(in.rank(), kUnknownDim)) : Shape::unknown_rank();
+    if (!in.rank_known() && partial.length_known && partial.values.size() <= static_cast<size_t>(kMaxRank))
+      out = Shape(std::vector<int64_t>(partial.values.size(), kUnknownDim));
+    ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, out});
+    return Status::OK();
+  }
+  const std::vector<int64_t>& perm = partial.values;
   Shape out;
   if (!in.rank_known()) {
     if (perm.size() > static_cast<size_t>(kMaxRank))
@@ -137,7 +186,7 @@ Status transpose_shape(InferContext& ctx) {
 Status transpose_kernel(KernelContext& ctx) {
   const TensorImpl& in = ctx.input(0);
   int perm[kMaxRank];
-  EMBER_RETURN_IF_ERROR(normalize_perm(ctx.attr_ints(0), in.rank(), perm));
+  EMBER_RETURN_IF_ERROR(normalize_perm(ctx.int_values(1), in.rank(), perm));
   Shape out_shape;
   for (int i = 0; i < in.rank(); ++i) out_shape.push_back(in.shape().dim(perm[i]));
   // Only size-1 dims move (or nothing does): the bytes are already in order. Note [Views].
@@ -178,19 +227,35 @@ StatusOr<Shape> expand_dims_target(const Shape& in, int64_t axis) {
   return out;
 }
 
+// ExpandDims' axis: a scalar or a one-element vector (TensorFlow takes both).
+Status check_expand_axis_spec(const Shape& axis) {
+  if (axis.rank_known() && (axis.rank() > 1 || (axis.rank() == 1 && axis.dim(0) >= 0 && axis.dim(0) != 1)))
+    return invalid_argument(
+        "ExpandDims: axis must be a scalar or a one-element vector, got a tensor of shape ",
+        axis.to_string());
+  return Status::OK();
+}
+
 Status expand_dims_shape(InferContext& ctx) {
-  if (!ctx.inputs[0].shape.rank_known()) {
-    ctx.outputs.push_back(ctx.inputs[0]);
+  EMBER_RETURN_IF_ERROR(check_expand_axis_spec(ctx.inputs[1].shape));
+  const Shape& in = ctx.inputs[0].shape;
+  PartialValue axis = ctx.value_of(1);
+  if (!in.rank_known() || !axis.fully_known() || axis.values.size() != 1) {
+    Shape out = Shape::unknown_rank();
+    if (in.rank_known() && in.rank() < kMaxRank)
+      out = Shape(std::vector<int64_t>(in.rank() + 1, kUnknownDim));
+    ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, out});
     return Status::OK();
   }
-  auto out = expand_dims_target(ctx.inputs[0].shape, ctx.attr_int(0));
+  auto out = expand_dims_target(in, axis.values[0]);
   if (!out.ok()) return out.status();
   ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, *out});
   return Status::OK();
 }
 
 Status expand_dims_kernel(KernelContext& ctx) {
-  auto out = expand_dims_target(ctx.input(0).shape(), ctx.attr_int(0));
+  EMBER_RETURN_IF_ERROR(check_expand_axis_spec(ctx.input(1).shape()));
+  auto out = expand_dims_target(ctx.input(0).shape(), ctx.int_values(1)[0]);
   if (!out.ok()) return out.status();
   ctx.outputs[0] = TensorImpl::view(ctx.input(0), *out);
   return Status::OK();
@@ -271,6 +336,62 @@ Status write_index(TensorImpl& out, int64_t i, int64_t v, const char* op) {
 Status shape_kernel(KernelContext& ctx) {
   const Shape& s = ctx.input(0).shape();
   for (int i = 0; i < s.rank(); ++i) EMBER_RETURN_IF_ERROR(write_index(ctx.output(0), i, s.dim(i), "Shape"));
+  return Status::OK();
+}
+
+// ---- BroadcastGradientArgs
+
+// The axes of each shape along which broadcasting the two against each other repeats it: what the
+// gradient of a broadcasting op sums over (TensorFlow's BroadcastGradientArgs). Axes count in the
+// broadcast result, so a shape's missing leading dims are among them.
+Status broadcast_gradient_axes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                               std::vector<int64_t>* ra, std::vector<int64_t>* rb) {
+  const size_t rank = std::max(a.size(), b.size());
+  for (size_t i = 0; i < rank; ++i) {
+    const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da < 0 || db < 0)
+      return invalid_argument("BroadcastGradientArgs: shapes ", list_str(a), " and ", list_str(b),
+                              " have a negative dimension");
+    if (da != db && da != 1 && db != 1)
+      return invalid_argument("BroadcastGradientArgs: shapes ", list_str(a), " and ", list_str(b),
+                              " are not broadcast-compatible (dimension ", i, ": ", da, " vs ", db, ")");
+    const bool both_one = da == 1 && db == 1;
+    // A dim of 1 against 1 is summed on both sides (summing over one element changes nothing) as in TF.
+    if (da == 1 && (db != 1 || both_one)) ra->push_back(static_cast<int64_t>(i));
+    if (db == 1 && (da != 1 || both_one)) rb->push_back(static_cast<int64_t>(i));
+  }
+  return Status::OK();
+}
+
+Status broadcast_gradient_args_shape(InferContext& ctx) {
+  for (int i = 0; i < 2; ++i)
+    if (ctx.inputs[i].shape.rank_known() && ctx.inputs[i].shape.rank() != 1)
+      return invalid_argument("BroadcastGradientArgs: input #", i,
+                              " must be a vector, got a tensor of shape ", ctx.inputs[i].shape.to_string());
+  PartialValue a = ctx.value_of(0), b = ctx.value_of(1);
+  Shape ra{kUnknownDim}, rb{kUnknownDim};
+  if (a.fully_known() && b.fully_known()) {
+    std::vector<int64_t> axes_a, axes_b;
+    EMBER_RETURN_IF_ERROR(broadcast_gradient_axes(a.values, b.values, &axes_a, &axes_b));
+    ra = Shape{static_cast<int64_t>(axes_a.size())};
+    rb = Shape{static_cast<int64_t>(axes_b.size())};
+  }
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, ra});
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, rb});
+  return Status::OK();
+}
+
+Status broadcast_gradient_args_kernel(KernelContext& ctx) {
+  std::vector<int64_t> axes[2];
+  EMBER_RETURN_IF_ERROR(broadcast_gradient_axes(ctx.int_values(0), ctx.int_values(1), &axes[0], &axes[1]));
+  for (int k = 0; k < 2; ++k) {
+    EMBER_RETURN_IF_ERROR(
+        allocate_output(ctx, k, ctx.input(0).dtype(), Shape{static_cast<int64_t>(axes[k].size())}));
+    for (size_t i = 0; i < axes[k].size(); ++i)
+      EMBER_RETURN_IF_ERROR(
+          write_index(ctx.output(k), static_cast<int64_t>(i), axes[k][i], "BroadcastGradientArgs"));
+  }
   return Status::OK();
 }
 
@@ -569,7 +690,7 @@ void reshape_grad(GradContext& c) { c.set(0, reshape_like(c.grad(), c.input(0)))
 void identity_grad(GradContext& c) { c.set(0, c.grad()); }
 
 void transpose_grad(GradContext& c) {
-  const auto& perm = c.attr_ints(0);
+  const std::vector<int64_t> perm = known_ints(c.input(1), "Transpose", "perm");
   const int64_t rank = static_cast<int64_t>(perm.size());
   std::vector<int64_t> inverse(perm.size());
   for (int64_t i = 0; i < rank; ++i) inverse[perm[i] < 0 ? perm[i] + rank : perm[i]] = i;
@@ -631,9 +752,9 @@ void register_array_ops(OpRegistry& r) {
           "== "
           "[[1, 2], [3, 4]]")
       .input("tensor")
+      .input_shape_like("shape")
       .output("output")
       .type_var(kAllTypes)
-      .attr("shape", AttrType::kInts)
       .flags(kKernelAllocates)
       .shape(&reshape_shape)
       .kernel(kAllTypes, &reshape_kernel)
@@ -663,9 +784,9 @@ void register_array_ops(OpRegistry& r) {
           "Permutes the axes: out.shape[i] == x.shape[perm[i]]. transpose([[1, 2, 3]], [1, 0]) == [[1], [2], "
           "[3]]")
       .input("x")
+      .input_shape_like("perm")
       .output("y")
       .type_var(kAllTypes)
-      .attr("perm", AttrType::kInts)
       .flags(kKernelAllocates)
       .shape(&transpose_shape)
       .kernel(kAllTypes, &transpose_kernel)
@@ -676,9 +797,9 @@ void register_array_ops(OpRegistry& r) {
           "Inserts a size-1 axis at `axis` in [-rank-1, rank] (a view). expand_dims([1, 2], 0).shape == [1, "
           "2]")
       .input("input")
+      .input_shape_like("axis")
       .output("output")
       .type_var(kAllTypes)
-      .attr("axis", AttrType::kInt)
       .flags(kKernelAllocates)
       .shape(&expand_dims_shape)
       .kernel(kAllTypes, &expand_dims_kernel)
@@ -704,6 +825,18 @@ void register_array_ops(OpRegistry& r) {
       .flags(kNotDifferentiable | kReadsOnlyShape)
       .shape(&shape_shape)
       .kernel(kAllTypes, &shape_kernel)
+      .done(r);
+  OpBuilder("BroadcastGradientArgs")
+      .doc(
+          "The axes each of two shapes is repeated along when broadcast together (what a broadcasting op's "
+          "gradient sums). broadcast_gradient_args([2, 3], [3]) == ([], [0])")
+      .input_shape_like("s0")
+      .input_shape_like("s1")
+      .output("r0")
+      .output("r1")
+      .flags(kNotDifferentiable | kKernelAllocates)
+      .shape(&broadcast_gradient_args_shape)
+      .kernel(kIndexTypes, &broadcast_gradient_args_kernel)
       .done(r);
   OpBuilder("Size")
       .doc("The number of elements as a scalar. size(zeros([2, 3])) == 6")

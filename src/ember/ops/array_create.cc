@@ -17,19 +17,18 @@ namespace {
 // ---- Fill, ZerosLike, OnesLike
 
 Status fill_shape(InferContext& ctx) {
-  const Shape& value = ctx.inputs[0].shape;
+  const Shape& value = ctx.inputs[1].shape;
   if (value.rank_known() && value.rank() != 0)
     return invalid_argument("Fill: value must be a scalar, got shape ", value.to_string());
-  const auto& dims = ctx.attr_ints(0);
-  auto shape = Shape::from_dims(dims);
-  if (!shape.ok()) return shape.status().with_prefix("Fill: dims " + list_str(dims) + ": ");
-  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, *shape});
+  auto shape = ctx.shape_operand(0);
+  if (!shape.ok()) return shape.status();
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[1].dtype, *shape});
   return Status::OK();
 }
 
 Status fill_kernel(KernelContext& ctx) {
   TensorImpl& out = ctx.output(0);
-  kernels::fill(out.mutable_raw_data(), out.num_elements(), dtype_size(out.dtype()), ctx.input(0).raw_data());
+  kernels::fill(out.mutable_raw_data(), out.num_elements(), dtype_size(out.dtype()), ctx.input(1).raw_data());
   return Status::OK();
 }
 
@@ -144,9 +143,20 @@ Status linspace_kernel(KernelContext& ctx) {
 
 Status tile_shape(InferContext& ctx) {
   const Shape& in = ctx.inputs[0].shape;
-  const auto& m = ctx.attr_ints(0);
+  const Shape& m_spec = ctx.inputs[1].shape;
+  if (m_spec.rank_known() && m_spec.rank() != 1)
+    return invalid_argument("Tile: multiples must be a vector, got a tensor of shape ", m_spec.to_string());
+  PartialValue multiples = ctx.value_of(1);
+  if (!multiples.length_known) {
+    ctx.outputs.push_back(
+        TensorSpec{ctx.inputs[0].dtype, in.rank_known() ? Shape(std::vector<int64_t>(in.rank(), kUnknownDim))
+                                                        : Shape::unknown_rank()});
+    return Status::OK();
+  }
+  const std::vector<int64_t>& m = multiples.values;
   for (size_t i = 0; i < m.size(); ++i)
-    if (m[i] < 0) return invalid_argument("Tile: multiples[", i, "] must be >= 0, got ", m[i]);
+    if (m[i] < 0 && m[i] != PartialValue::kUnknown)
+      return invalid_argument("Tile: multiples[", i, "] must be >= 0, got ", m[i]);
   if (m.size() > static_cast<size_t>(kMaxRank))
     return invalid_argument("Tile: multiples ", list_str(m), " has more than ", kMaxRank, " entries");
   if (in.rank_known() && static_cast<int>(m.size()) != in.rank())
@@ -158,6 +168,8 @@ Status tile_shape(InferContext& ctx) {
     int64_t d = in.rank_known() ? in.dim(static_cast<int>(i)) : kUnknownDim, size = kUnknownDim;
     if (m[i] == 0)
       size = 0;
+    else if (m[i] == PartialValue::kUnknown)
+      size = d == 0 ? 0 : kUnknownDim;
     else if (d >= 0 && __builtin_mul_overflow(d, m[i], &size))
       return invalid_argument("Tile: dimension ", i, " of size ", d, " times ", m[i], " overflows int64");
     out.push_back(size);
@@ -169,7 +181,7 @@ Status tile_shape(InferContext& ctx) {
 // Tile is a broadcast copy over (multiple, dim) pairs: the multiple's axis has source stride 0.
 Status tile_kernel(KernelContext& ctx) {
   const TensorImpl& in = ctx.input(0);
-  const auto& m = ctx.attr_ints(0);
+  const std::vector<int64_t> m = ctx.int_values(1);
   int64_t strides[kMaxRank];
   kernels::dense_strides(in.rank(), in.shape().dims().data(), strides);
   kernels::StridedCopy c;
@@ -186,14 +198,13 @@ Status tile_kernel(KernelContext& ctx) {
 
 Status broadcast_to_shape(InferContext& ctx) {
   const Shape& in = ctx.inputs[0].shape;
-  const auto& target = ctx.attr_ints(0);
-  auto out = Shape::from_dims(target);
-  if (!out.ok()) return out.status().with_prefix("BroadcastTo: shape " + list_str(target) + ": ");
-  if (in.rank_known()) {
+  auto out = ctx.shape_operand(1);
+  if (!out.ok()) return out.status();
+  if (in.rank_known() && out->rank_known()) {
     bool ok = in.rank() <= out->rank();
     for (int i = 0; ok && i < in.rank(); ++i) {
       int64_t d = in.dim(i), t = out->dim(out->rank() - in.rank() + i);
-      ok = d < 0 || d == 1 || d == t;
+      ok = d < 0 || t < 0 || d == 1 || d == t;
     }
     if (!ok)
       return invalid_argument("BroadcastTo: cannot broadcast a tensor of shape ", in.to_string(),
@@ -393,12 +404,16 @@ std::vector<int64_t> all_axes(int rank) {
   return axes;
 }
 
-void fill_grad(GradContext& c) { c.set(0, sum(c.grad(), all_axes(c.grad().rank()), false)); }
+void fill_grad(GradContext& c) {
+  if (!c.grad().shape().rank_known())
+    check_ok(make_error(Code::kUnimplemented, "Fill: the gradient needs the output's rank"));
+  c.set(1, sum(c.grad(), all_axes(c.grad().rank()), false));
+}
 
 // dy viewed as [m0, d0, m1, d1, ...] summed over the multiples' axes; dims tiled once are not split.
 void tile_grad(GradContext& c) {
   const std::vector<int64_t> dims = static_dims(c.input(0), "Tile");
-  const auto& m = c.attr_ints(0);
+  const std::vector<int64_t> m = known_ints(c.input(1), "Tile", "multiples");
   GradTensor dy = c.grad();
   std::vector<int64_t> split, axes;
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -464,10 +479,11 @@ void mirror_pad_grad_grad(GradContext& c) {
 void register_array_create_ops(OpRegistry& r) {
   OpBuilder("Fill")
       .doc("A tensor of shape dims filled with a scalar value. fill([2, 2], 7) == [[7, 7], [7, 7]]")
+      .input_shape_like("dims")
       .input("value")
       .output("output")
       .type_var(kAllTypes)
-      .attr("dims", AttrType::kInts)
+      .dispatch_on_input(1)
       .shape(&fill_shape)
       .kernel(kAllTypes, &fill_kernel)
       .grad(&fill_grad)
@@ -495,9 +511,9 @@ void register_array_create_ops(OpRegistry& r) {
           "Repeats the tensor multiples[i] times along axis i. tile([[1, 2]], [2, 2]) == [[1, 2, 1, 2], [1, "
           "2, 1, 2]]")
       .input("input")
+      .input_shape_like("multiples")
       .output("output")
       .type_var(kAllTypes)
-      .attr("multiples", AttrType::kInts)
       .shape(&tile_shape)
       .kernel(kAllTypes, &tile_kernel)
       .grad(&tile_grad)
@@ -505,9 +521,9 @@ void register_array_create_ops(OpRegistry& r) {
   OpBuilder("BroadcastTo")
       .doc("Broadcasts to a shape with NumPy's rules. broadcast_to([1, 2], [2, 2]) == [[1, 2], [1, 2]]")
       .input("input")
+      .input_shape_like("shape")
       .output("output")
       .type_var(kAllTypes)
-      .attr("shape", AttrType::kInts)
       .shape(&broadcast_to_shape)
       .kernel(kAllTypes, &broadcast_to_kernel)
       .grad(&broadcast_to_grad)

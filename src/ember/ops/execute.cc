@@ -135,12 +135,13 @@ Status complete_attrs(const OpDef& op, AttrList& attrs) {
 
 Status infer_op(const OpDef& op, std::span<const TensorSpec> inputs,
                 std::span<const TensorImpl* const> constants, std::span<const AttrValue> attrs,
-                SmallVector<TensorSpec, 2>& outputs) {
+                SmallVector<TensorSpec, 2>& outputs, std::span<const PartialValue* const> partial_values) {
   EMBER_RETURN_IF_ERROR(check_inputs(op, inputs));
   InferContext ctx;
   ctx.op = &op;
   ctx.inputs = inputs;
   ctx.constants = constants;
+  ctx.partial_values = partial_values;
   ctx.attrs = attrs;
   Status s = guard_exceptions(op, "inferring its output shapes", [&] { return op.shape_fn(ctx); });
   // Every output shape, whatever shape function computed it, must keep its element count (and so every

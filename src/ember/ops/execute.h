@@ -11,10 +11,13 @@ namespace ember {
 using OutputList = SmallVector<TensorRef, 2>;
 using AttrList = SmallVector<AttrValue, 4>;
 
-/// Checks input count and dtypes against the signature and runs the shape function.
+/// Checks input count and dtypes against the signature and runs the shape function. `constants` are the
+/// inputs whose values are known (null elsewhere); `partial_values` what is known of the others' values
+/// (InferContext::partial_values).
 Status infer_op(const OpDef& op, std::span<const TensorSpec> inputs,
                 std::span<const TensorImpl* const> constants, std::span<const AttrValue> attrs,
-                SmallVector<TensorSpec, 2>& outputs);
+                SmallVector<TensorSpec, 2>& outputs,
+                std::span<const PartialValue* const> partial_values = {});
 
 /// Runs `op`: eagerly, or — while a trace is active on this thread — by handing it to the tracer, which
 /// adds a graph node (architecture.md §0.4). `attrs` holds every attribute in declaration order.

@@ -70,11 +70,43 @@ GradTensor scalar(double value, DType dtype) {
   return run(lookup("Const"), {}, std::move(attrs))[0];
 }
 
-GradTensor constant_like(double value, const GradTensor& like) {
+GradTensor int_vector(std::span<const int64_t> values) {
+  auto t = TensorImpl::allocate(DType::kInt32, Shape{static_cast<int64_t>(values.size())});
+  if (!t.ok()) fail(t.status());
+  TensorRef ref = std::move(t).value();
+  int32_t* p = ref->mutable_data<int32_t>();
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i] < INT32_MIN || values[i] > INT32_MAX)
+      fail(make_error(Code::kInvalidArgument, "gradient: a dimension of ", values[i], " does not fit int32"));
+    p[i] = static_cast<int32_t>(values[i]);
+  }
   AttrList attrs;
-  attrs.push_back(static_dims(like, "constant_like"));
-  return run(lookup("Fill"), std::initializer_list<GradTensor>{scalar(value, like.dtype())},
-             std::move(attrs))[0];
+  attrs.push_back(std::move(ref));
+  return run(lookup("Const"), {}, std::move(attrs))[0];
+}
+
+GradTensor shape_of(const GradTensor& x) {
+  if (x.shape().fully_defined()) return int_vector(x.shape().dims());
+  return emit1("Shape", {x});
+}
+
+std::vector<int64_t> known_ints(const GradTensor& t, std::string_view op, std::string_view what) {
+  if (t->is_symbolic())
+    fail(make_error(Code::kUnimplemented, op, ": the gradient needs '", what,
+                    "' to be known while tracing, got a value computed in the graph"));
+  std::vector<int64_t> out(static_cast<size_t>(t->num_elements()));
+  if (t.dtype() == DType::kInt32) {
+    for (size_t i = 0; i < out.size(); ++i) out[i] = t->data<int32_t>()[i];
+  } else if (t.dtype() == DType::kInt64) {
+    for (size_t i = 0; i < out.size(); ++i) out[i] = t->data<int64_t>()[i];
+  } else {
+    fail(make_error(Code::kInvalidArgument, op, ": '", what, "' must be int32 or int64"));
+  }
+  return out;
+}
+
+GradTensor constant_like(double value, const GradTensor& like) {
+  return emit1("Fill", {shape_of(like), scalar(value, like.dtype())});
 }
 
 GradTensor binary(std::string_view name, const GradTensor& x, const GradTensor& y) {
@@ -150,72 +182,74 @@ void check_ok(const Status& s) {
 
 GradTensor sum(const GradTensor& x, std::vector<int64_t> axes, bool keepdims) {
   AttrList attrs;
-  attrs.push_back(std::move(axes));
   attrs.push_back(keepdims);
-  return emit1("Sum", {x}, std::move(attrs));
+  return emit1("Sum", {x, int_vector(axes)}, std::move(attrs));
 }
 
 GradTensor reduce_to(const GradTensor& g, const GradTensor& like) {
   const Shape& gs = g.shape();
   const Shape& ls = like.shape();
   if (gs == ls && gs.fully_defined()) return g;
-  if (!gs.rank_known() || !ls.rank_known())
-    fail(make_error(Code::kUnimplemented, "gradient of a broadcast: ranks must be known, got ",
-                    gs.to_string(), " and ", ls.to_string()));
-  int lead = gs.rank() - ls.rank();
-  std::vector<int64_t> leading, inner;
-  bool unknown_broadcast = false;
-  for (int i = 0; i < lead; ++i) leading.push_back(i);
-  for (int i = 0; i < ls.rank(); ++i) {
-    int64_t ld = ls.dim(i), gd = gs.dim(lead + i);
-    if (ld == 1 && gd != 1) inner.push_back(i);
-    unknown_broadcast |= ld < 0 && gd != 1;
+  bool dynamic = !gs.rank_known() || !ls.rank_known();
+  if (!dynamic) {
+    // Statically decidable unless `like` has an unknown dim where g's is not 1: whether it was broadcast
+    // there is only known at run time. (Summing a dim of g that turns out to be 1 changes nothing.)
+    const int lead = gs.rank() - ls.rank();
+    dynamic = lead < 0;
+    for (int i = 0; !dynamic && i < ls.rank(); ++i) {
+      const int64_t ld = ls.dim(i), gd = gs.dim(lead + i);
+      dynamic = ld < 0 && gd != 1;
+    }
   }
+  if (dynamic) {
+    // The axes along which `like` was broadcast, worked out at run time (TensorFlow's BroadcastGradientArgs).
+    GradTensor axes = emit("BroadcastGradientArgs", {shape_of(g), shape_of(like)})[1];
+    AttrList attrs;
+    attrs.push_back(false);
+    return reshape_to(emit1("Sum", {g, axes}, std::move(attrs)), shape_of(like));
+  }
+  const int lead = gs.rank() - ls.rank();
+  std::vector<int64_t> leading, inner;
+  for (int i = 0; i < lead; ++i) leading.push_back(i);
+  for (int i = 0; i < ls.rank(); ++i)
+    if (ls.dim(i) == 1 && gs.dim(lead + i) != 1) inner.push_back(i);
   GradTensor r = g;
   if (!leading.empty()) r = sum(r, leading, false);
   if (!inner.empty()) r = sum(r, inner, true);
-  if (unknown_broadcast) {
-    // Whether `like` was broadcast along a dimension unknown while tracing is only known at run time, and
-    // summing it back needs shapes as tensors (the dynamic-shape work). Until then the common case (no
-    // broadcast there) is right, and a broadcast fails at run time instead of giving an unreduced
-    // gradient: AddN requires the two shapes to be equal.
-    GradTensor check[] = {r, zeros_like(like)};
-    r = run(lookup("AddN"), check, {})[0];
-  }
   return r;
 }
 
 GradTensor reshape(const GradTensor& x, std::vector<int64_t> dims) {
   if (x.shape().fully_defined() && x.shape().dim_vector() == dims) return x;
-  AttrList attrs;
-  attrs.push_back(std::move(dims));
-  return emit1("Reshape", {x}, std::move(attrs));
+  return emit1("Reshape", {x, int_vector(dims)});
 }
 
+GradTensor reshape_to(const GradTensor& x, const GradTensor& shape) { return emit1("Reshape", {x, shape}); }
+
 GradTensor reshape_like(const GradTensor& x, const GradTensor& like) {
-  if (!like.shape().rank_known())
-    fail(make_error(Code::kUnimplemented, "gradient: reshape to a tensor of unknown rank"));
-  std::vector<int64_t> dims = like.shape().dim_vector();
-  int unknown = static_cast<int>(std::count(dims.begin(), dims.end(), kUnknownDim));
-  if (unknown > 1) static_dims(like, "reshape");  // throws with a clear message
-  return reshape(x, std::move(dims));
+  const Shape& ls = like.shape();
+  if (ls.rank_known() && std::count(ls.dims().begin(), ls.dims().end(), kUnknownDim) <= 1)
+    return reshape(x, ls.dim_vector());  // at most one unknown dim: a constant shape with -1 there
+  return reshape_to(x, shape_of(like));
 }
 
 GradTensor broadcast_to(const GradTensor& x, std::vector<int64_t> dims) {
   if (x.shape().fully_defined() && x.shape().dim_vector() == dims) return x;
-  AttrList attrs;
-  attrs.push_back(std::move(dims));
-  return emit1("BroadcastTo", {x}, std::move(attrs));
+  return emit1("BroadcastTo", {x, int_vector(dims)});
 }
 
 GradTensor broadcast_like(const GradTensor& x, const GradTensor& like) {
-  return broadcast_to(x, static_dims(like, "broadcast"));
+  if (like.shape().fully_defined()) return broadcast_to(x, like.shape().dim_vector());
+  return emit1("BroadcastTo", {x, shape_of(like)});
+}
+
+GradTensor expand_dims(const GradTensor& x, int64_t axis) {
+  const int64_t a[] = {axis};
+  return emit1("ExpandDims", {x, int_vector(a)});
 }
 
 GradTensor transpose(const GradTensor& x, std::vector<int64_t> perm) {
-  AttrList attrs;
-  attrs.push_back(std::move(perm));
-  return emit1("Transpose", {x}, std::move(attrs));
+  return emit1("Transpose", {x, int_vector(perm)});
 }
 
 GradTensor matmul(const GradTensor& a, const GradTensor& b, bool transpose_a, bool transpose_b) {

@@ -65,8 +65,16 @@ GradTensor emit1(std::string_view name, std::initializer_list<GradTensor> inputs
 
 /// A 0-d constant of dtype `dtype` (a Const node when tracing).
 GradTensor scalar(double value, DType dtype);
-/// A constant of `like`'s dtype and shape `dims` filled with `value` (dims must be fully known).
+/// A constant of `like`'s dtype and shape filled with `value` (its shape taken at run time if unknown).
 GradTensor constant_like(double value, const GradTensor& like);
+/// An int32 vector constant (a Const node when tracing): shapes, axes and permutations for the ops'
+/// shape-like operands.
+GradTensor int_vector(std::span<const int64_t> values);
+/// x's shape as an int32 vector: a constant when static, else a Shape op evaluated at run time.
+GradTensor shape_of(const GradTensor& x);
+/// The values of an int operand of the forward op (its axes, ...), which must be known while tracing;
+/// throws Unimplemented naming `op` and `what` otherwise.
+std::vector<int64_t> known_ints(const GradTensor& t, std::string_view op, std::string_view what);
 
 GradTensor operator+(const GradTensor& a, const GradTensor& b);
 GradTensor operator-(const GradTensor& a, const GradTensor& b);
@@ -106,11 +114,15 @@ GradTensor sum(const GradTensor& x, std::vector<int64_t> axes, bool keepdims);
 /// Sums `g` (the gradient of a broadcast result) down to `like`'s shape: the reverse of broadcasting.
 GradTensor reduce_to(const GradTensor& g, const GradTensor& like);
 GradTensor reshape(const GradTensor& x, std::vector<int64_t> dims);
-/// Reshapes `x` to `like`'s shape (which must be known up to one dimension).
+/// Reshapes `x` to the shape held by the int vector `shape`.
+GradTensor reshape_to(const GradTensor& x, const GradTensor& shape);
+/// Reshapes `x` to `like`'s shape (read at run time where it is not known while tracing).
 GradTensor reshape_like(const GradTensor& x, const GradTensor& like);
 GradTensor broadcast_to(const GradTensor& x, std::vector<int64_t> dims);
-/// Broadcasts `x` to `like`'s (fully known) shape.
+/// Broadcasts `x` to `like`'s shape (read at run time where it is not known while tracing).
 GradTensor broadcast_like(const GradTensor& x, const GradTensor& like);
+/// Inserts a size-1 axis at `axis`.
+GradTensor expand_dims(const GradTensor& x, int64_t axis);
 GradTensor transpose(const GradTensor& x, std::vector<int64_t> perm);
 GradTensor matmul(const GradTensor& a, const GradTensor& b, bool transpose_a, bool transpose_b);
 

@@ -243,11 +243,7 @@ GradTensor last_axis_op(std::string_view op, const GradTensor& x) {
   return emit1(op, {x}, std::move(attrs));
 }
 
-GradTensor expand_last(const GradTensor& x) {
-  AttrList attrs;
-  attrs.push_back(int64_t{-1});
-  return emit1("ExpandDims", {x}, std::move(attrs));
-}
+GradTensor expand_last(const GradTensor& x) { return expand_dims(x, -1); }
 
 void softmax_xent_grad(GradContext& c) {
   const GradTensor x = c.input(0), labels = c.input(1), dloss = expand_last(c.grad(0));

@@ -3,6 +3,7 @@
 // the executor, autodiff and the bindings all read an OpDef; nothing else describes an op.
 #pragma once
 
+#include <climits>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -39,6 +40,28 @@ struct TypeRule {
 struct ArgDef {
   std::string name;
   TypeRule type;
+  /// A shape-like operand (a shape, axes, a permutation, multiples, begin/end/strides, ...): an int32 or
+  /// int64 tensor whose value the shape function reads. Eagerly the value is always there; while tracing
+  /// it is there when constant, and otherwise tracing works out what it can of it (PartialValue).
+  bool shape_like = false;
+};
+
+/// What is known of the value of an int tensor of rank 0 or 1 (TensorFlow's shape refiner does the same
+/// from Shape, StridedSlice, Pack, ConcatV2 and arithmetic): the length when known, and each element or
+/// kUnknown. A shape computed as tf.stack([tf.shape(x)[0] // 2, 2]) is [unknown, 2].
+struct PartialValue {
+  static constexpr int64_t kUnknown = INT64_MIN;
+  bool length_known = false;
+  bool scalar = false;  // the tensor is rank 0 (then `values` has one element)
+  std::vector<int64_t> values;
+
+  bool fully_known() const;
+  /// The value as a Shape: unknown elements (and -1, TensorFlow's "unknown" in a shape operand) become
+  /// unknown dims; an unknown length is an unknown rank.
+  Shape as_shape() const;
+  static PartialValue unknown() { return {}; }
+  static PartialValue of_length(int64_t n, bool scalar);
+  static PartialValue from_tensor(const TensorImpl& t);  // t must be int32 or int64 with rank <= 1
 };
 
 /// A dtype and a possibly partially known shape: what tracing knows about a value.
@@ -82,9 +105,20 @@ struct InferContext : AttrReader {
   const OpDef* op = nullptr;
   std::span<const TensorSpec> inputs;
   std::span<const TensorImpl* const> constants;  // same length as inputs; null where unknown
+  /// What tracing worked out of shape-like operands that are not constant (empty, or one per input with
+  /// null where nothing is known).
+  std::span<const PartialValue* const> partial_values;
   SmallVector<TensorSpec, 2> outputs;
 
-  const TensorImpl* constant(int i) const { return constants.empty() ? nullptr : constants[i]; }
+  const TensorImpl* constant(int i) const {
+    return static_cast<size_t>(i) < constants.size() ? constants[i] : nullptr;
+  }
+  /// What is known of shape-like input `i`'s value: everything when it is a constant, the partial value
+  /// tracing found, or only its length (from its static shape).
+  PartialValue value_of(int i) const;
+  /// Shape-like input `i` as a shape (unknown dims where its elements are unknown); an error naming the
+  /// op unless it is an int vector.
+  StatusOr<Shape> shape_operand(int i) const;
 };
 
 /// What a kernel sees. Unless the op is kKernelAllocates, `outputs` arrive allocated with the shapes
@@ -101,6 +135,10 @@ struct KernelContext : AttrReader {
 
   const TensorImpl& input(int i) const { return *inputs[i]; }
   TensorImpl& output(int i) const { return *outputs[i]; }
+  /// The values of shape-like input `i` (an int32 or int64 tensor of rank 0 or 1).
+  std::vector<int64_t> int_values(int i) const;
+  /// Shape-like input `i` as a shape; an error naming the op unless it is an int vector.
+  StatusOr<Shape> shape_operand(int i) const;
 };
 
 /// What an op's `prepare` sees: a graph node's attributes and static input and output specs.
@@ -108,6 +146,11 @@ struct PrepareContext : AttrReader {
   const OpDef* op = nullptr;
   std::span<const TensorSpec> inputs;
   std::span<const TensorSpec> outputs;
+  /// Inputs that are graph constants (their values are fixed for the plan's life); null elsewhere.
+  std::span<const TensorImpl* const> constants;
+  const TensorImpl* constant(int i) const {
+    return static_cast<size_t>(i) < constants.size() ? constants[i] : nullptr;
+  }
 };
 
 using ShapeFn = Status (*)(InferContext& ctx);

@@ -1,10 +1,10 @@
 // Reductions: Sum, Mean, Prod, Max, Min, Any, All, ReduceLogSumExp, ArgMax, ArgMin (kernels:
 // kernels/reduce.h), the cumulative scans Cumsum and Cumprod (kernels below), and their gradients.
 //
-// Attributes follow TensorFlow's ops, with the reduction indices as an attribute instead of an input:
-// `axis` lists the axes to reduce (negative counts from the end; an empty list reduces nothing, as
-// tf.raw_ops.Sum with axis=[] — the Python and C++ APIs turn axis=None into every axis), `keepdims`
-// keeps reduced axes as size 1.
+// Signatures follow TensorFlow's ops: input 1, `axis` (TF's reduction_indices), is an int tensor listing
+// the axes to reduce (negative counts from the end; an empty list reduces nothing, as tf.raw_ops.Sum with
+// axis=[] — the Python and C++ APIs turn axis=None into every axis); attribute `keepdims` keeps reduced
+// axes as size 1.
 #include <algorithm>
 #include <string>
 #include <type_traits>
@@ -44,13 +44,24 @@ Status reduction_mask(const OpDef& op, const std::vector<int64_t>& axes, int ran
 
 Status reduction_shape(InferContext& ctx) {
   const TensorSpec& x = ctx.inputs[0];
-  const bool keepdims = ctx.attr_bool(1);
-  if (!x.shape.rank_known()) {
-    ctx.outputs.push_back(TensorSpec{x.dtype, Shape::unknown_rank()});
+  const bool keepdims = ctx.attr_bool(0);
+  const TensorSpec& axis_spec = ctx.inputs[1];
+  if (axis_spec.shape.rank_known() && axis_spec.shape.rank() > 1)
+    return invalid_argument(ctx.op->name, ": 'axis' must be a scalar or a vector, got a tensor of shape ",
+                            axis_spec.shape.to_string());
+  PartialValue axes = ctx.value_of(1);
+  if (!x.shape.rank_known() || !axes.fully_known()) {
+    // Unknown axes: with keepdims the rank stands (every dim may have become 1), without it nothing does.
+    Shape out = Shape::unknown_rank();
+    if (keepdims && x.shape.rank_known()) {
+      out = Shape();
+      for (int i = 0; i < x.shape.rank(); ++i) out.push_back(x.shape.dim(i) == 1 ? 1 : kUnknownDim);
+    }
+    ctx.outputs.push_back(TensorSpec{x.dtype, out});
     return Status::OK();
   }
   uint32_t mask;
-  EMBER_RETURN_IF_ERROR(reduction_mask(*ctx.op, ctx.attr_ints(0), x.shape.rank(), &mask));
+  EMBER_RETURN_IF_ERROR(reduction_mask(*ctx.op, axes.values, x.shape.rank(), &mask));
   Shape out;
   for (int i = 0; i < x.shape.rank(); ++i) {
     if (!((mask >> i) & 1u)) {
@@ -65,29 +76,39 @@ Status reduction_shape(InferContext& ctx) {
 
 template <ReduceOp kOp>
 Status reduce_kernel(KernelContext& ctx) {
+  if (ctx.input(1).rank() > 1)
+    return invalid_argument(ctx.op->name, ": 'axis' must be a scalar or a vector, got a tensor of shape ",
+                            ctx.input(1).shape().to_string());
   uint32_t mask;
-  EMBER_RETURN_IF_ERROR(reduction_mask(*ctx.op, ctx.attr_ints(0), ctx.input(0).rank(), &mask));
+  EMBER_RETURN_IF_ERROR(reduction_mask(*ctx.op, ctx.int_values(1), ctx.input(0).rank(), &mask));
   return kernels::reduce(kOp, ctx.input(0), mask, ctx.output(0));
 }
 
-// ---- Gradients. Attribute 0 is `axis`, 1 is `keepdims`.
+// ---- Gradients. Input 1 is `axis`, attribute 0 is `keepdims`.
 
 // The reduced axes of input 0, non-negative and sorted; empty when the op reduced nothing.
 std::vector<int64_t> reduced_axes(const GradContext& c) {
   const int rank = c.input(0).rank();
+  if (rank < 0)
+    check_ok(make_error(Code::kUnimplemented, c.op->name, ": the gradient needs the input's rank"));
   std::vector<int64_t> axes;
-  for (int64_t a : c.attr_ints(0)) axes.push_back(a < 0 ? a + rank : a);
+  for (int64_t a : known_ints(c.input(1), c.op->name, "axis")) axes.push_back(a < 0 ? a + rank : a);
   std::sort(axes.begin(), axes.end());
   return axes;
 }
 
 // `t` (shaped like the op's output) with the reduced axes put back as size 1, so that it broadcasts
-// against the input.
+// against the input. ExpandDims at each axis in increasing order needs no dims, so unknown ones are fine.
 GradTensor with_kept_dims(const GradContext& c, const GradTensor& t, const std::vector<int64_t>& axes) {
-  if (c.attr_bool(1)) return t;
-  std::vector<int64_t> dims = static_dims(c.input(0), c.op->name);
-  for (int64_t a : axes) dims[a] = 1;
-  return reshape(t, std::move(dims));
+  if (c.attr_bool(0)) return t;
+  if (c.input(0).shape().fully_defined()) {
+    std::vector<int64_t> dims = c.input(0).shape().dim_vector();
+    for (int64_t a : axes) dims[a] = 1;
+    return reshape(t, std::move(dims));
+  }
+  GradTensor r = t;
+  for (int64_t a : axes) r = expand_dims(r, a);
+  return r;
 }
 
 void sum_grad(GradContext& c) {
@@ -99,8 +120,20 @@ void mean_grad(GradContext& c) {
   auto axes = reduced_axes(c);
   GradTensor x = c.input(0), dy = with_kept_dims(c, c.grad(), axes);
   int64_t count = 1;
-  for (int64_t a : axes) count *= x.shape().dim(static_cast<int>(a));
-  if (count != 1) dy = dy / static_cast<double>(count);
+  bool known = true;
+  for (int64_t a : axes) {
+    const int64_t d = x.shape().dim(static_cast<int>(a));
+    known &= d >= 0;
+    count *= d;
+  }
+  if (known && count != 1) {
+    dy = dy / static_cast<double>(count);
+  } else if (!known) {
+    // How many elements each output averages: size(x) / size(y), with an empty y counted as 1.
+    GradTensor one = scalar(1, DType::kInt32);
+    GradTensor n = binary("FloorDiv", unary("Size", x), binary("Maximum", unary("Size", c.output(0)), one));
+    dy = dy / cast(binary("Maximum", n, one), dy.dtype());
+  }
   c.set(0, broadcast_like(dy, x));
 }
 
@@ -370,9 +403,9 @@ void register_reduction_ops(OpRegistry& r) {
     OpBuilder(d.name)
         .doc(d.doc)
         .input("input")
+        .input_shape_like("axis")
         .output("output")
         .type_var(d.types)
-        .attr("axis", AttrType::kInts)
         .attr("keepdims", AttrType::kBool, false)
         .flags(d.flags)
         .shape(&reduction_shape)

@@ -41,6 +41,11 @@ class OpBuilder {
     def_.inputs.push_back({std::move(name), TypeRule{-1, allowed}});
     return *this;
   }
+  /// A shape-like int32/int64 operand whose value the shape function reads (ArgDef::shape_like).
+  OpBuilder& input_shape_like(std::string name) {
+    def_.inputs.push_back({std::move(name), TypeRule{-1, kIndexTypes}, /*shape_like=*/true});
+    return *this;
+  }
   OpBuilder& output(std::string name) { return def_.outputs.push_back(std::move(name)), *this; }
   OpBuilder& type_var(DTypeSet allowed, int var = 0) { return def_.type_vars[var] = allowed, *this; }
   OpBuilder& attr(std::string name, AttrType type) {

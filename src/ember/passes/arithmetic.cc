@@ -46,6 +46,18 @@ std::vector<int64_t> normalized_perm(std::vector<int64_t> perm) {
   return perm;
 }
 
+// The values of a Const int vector (a shape-like operand), or false when `v` is not one.
+bool constant_ints(const Graph& g, ValueRef v, std::vector<int64_t>* out) {
+  const Node& node = g.node(v.node);
+  if (node.op->name != "Const") return false;
+  const TensorImpl& t = *std::get<TensorRef>(node.attrs[0]);
+  if (t.rank() != 1 || (t.dtype() != DType::kInt32 && t.dtype() != DType::kInt64)) return false;
+  out->clear();
+  for (int64_t i = 0; i < t.num_elements(); ++i)
+    out->push_back(t.dtype() == DType::kInt32 ? t.data<int32_t>()[i] : t.data<int64_t>()[i]);
+  return true;
+}
+
 bool is_identity_perm(const std::vector<int64_t>& perm) {
   for (size_t i = 0; i < perm.size(); ++i)
     if (perm[i] != static_cast<int64_t>(i)) return false;
@@ -101,17 +113,33 @@ StatusOr<int> simplify_arithmetic(FunctionGraph& fn) {
         }
       }
     } else if (op == "Transpose") {
-      const std::vector<int64_t> perm = normalized_perm(std::get<std::vector<int64_t>>(node.attrs[0]));
+      std::vector<int64_t> perm, first;
+      if (!constant_ints(g, node.inputs[1], &perm)) continue;
+      perm = normalized_perm(std::move(perm));
       const Node& producer = g.node(node.inputs[0].node);
       if (is_identity_perm(perm)) {
         replacement = node.inputs[0];
-      } else if (producer.op == node.op && producer.control_inputs.empty()) {
-        std::vector<int64_t> combined =
-            compose(normalized_perm(std::get<std::vector<int64_t>>(producer.attrs[0])), perm);
-        node.inputs[0] = producer.inputs[0];
-        node.attrs[0] = combined;
-        ++rewrites;
-        if (is_identity_perm(combined)) replacement = node.inputs[0];
+      } else if (producer.op == node.op && producer.control_inputs.empty() &&
+                 constant_ints(g, producer.inputs[1], &first) && first.size() == perm.size()) {
+        std::vector<int64_t> combined = compose(normalized_perm(std::move(first)), perm);
+        const ValueRef source = producer.inputs[0];
+        if (is_identity_perm(combined)) {
+          replacement = source;
+        } else {
+          auto t = TensorImpl::allocate(DType::kInt64, Shape{static_cast<int64_t>(combined.size())});
+          if (!t.ok()) continue;
+          std::memcpy(t.value()->mutable_raw_data(), combined.data(), combined.size() * sizeof(int64_t));
+          SmallVector<TensorSpec, 2> specs;
+          specs.push_back(TensorSpec{DType::kInt64, t.value()->shape()});
+          AttrList attrs;
+          attrs.push_back(std::move(t).value());
+          const int32_t perm_node =
+              editor.add_node(op_def("Const"), {}, std::move(attrs), std::move(specs), g.node(n).location);
+          Node& transpose = g.mutable_node(n);  // add_node may have moved the node array
+          transpose.inputs[0] = source;
+          transpose.inputs[1] = ValueRef{perm_node, 0};
+          ++rewrites;
+        }
       }
     }
     if (replacement.node < 0) continue;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ember/graph/partial_value.h"
 #include "ember/ops/registry.h"
 
 namespace ember {
@@ -170,17 +171,28 @@ Status TraceContext::intercept(const OpDef& op, std::span<TensorImpl* const> inp
   SmallVector<ValueRef, 4> values;
   SmallVector<TensorSpec, 4> specs;
   SmallVector<const TensorImpl*, 4> constants;
-  for (TensorImpl* t : inputs) {
+  // What is known of symbolic shape-like operands (Reshape's shape built from tf.shape(x), ...).
+  std::vector<PartialValue> partials;
+  SmallVector<int, 4> partial_index;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    TensorImpl* t = inputs[i];
     auto v = value_of(t);
     if (!v.ok()) return op_error(op, v.status());
     values.push_back(*v);
     specs.push_back(TensorSpec{t->dtype(), t->shape()});
     constants.push_back(t->is_symbolic() ? nullptr : t);
+    partial_index.push_back(-1);
+    if (t->is_symbolic() && i < op.inputs.size() && op.inputs[i].shape_like) {
+      partial_index.back() = static_cast<int>(partials.size());
+      partials.push_back(partial_value(fn_->graph, *v));
+    }
   }
+  SmallVector<const PartialValue*, 4> partial_of;
+  for (int k : partial_index) partial_of.push_back(k < 0 ? nullptr : &partials[k]);
   SmallVector<TensorSpec, 2> out_specs;
   SourceLocation location = location_provider_ ? location_provider_() : SourceLocation{};
-  Status s =
-      infer_op(op, {specs.data(), specs.size()}, {constants.data(), constants.size()}, attrs, out_specs);
+  Status s = infer_op(op, {specs.data(), specs.size()}, {constants.data(), constants.size()}, attrs,
+                      out_specs, {partial_of.data(), partial_of.size()});
   if (!s.ok()) return with_source_context(op, {}, location, s);
   if (op.name == "PartitionedCall") {
     // The graph keeps its callee alive: the library only knows functions by (weak) name.

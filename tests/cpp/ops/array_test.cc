@@ -23,62 +23,62 @@ std::vector<AttrValue> A(const Args&... args) {
 }
 
 TEST(ArrayShapes, Reshape) {
-  INFER_OK("Reshape", "[2,3]", A(Ints{3, 2}), "[3,2]");
-  INFER_OK("Reshape", "[2,3]", A(Ints{-1}), "[6]");
-  INFER_OK("Reshape", "[2,3]:int32", A(Ints{3, -1}), "[3,2]:int32");
-  INFER_OK("Reshape", "[]", A(Ints{1, 1}), "[1,1]");
-  INFER_OK("Reshape", "[1,1]", A(Ints{}), "[]");
+  INFER_OK("Reshape", "[2,3];=[3,2]", A(), "[3,2]");
+  INFER_OK("Reshape", "[2,3];=[-1]", A(), "[6]");
+  INFER_OK("Reshape", "[2,3]:int32;=[3,-1]", A(), "[3,2]:int32");
+  INFER_OK("Reshape", "[];=[1,1]", A(), "[1,1]");
+  INFER_OK("Reshape", "[1,1];=[]", A(), "[]");
 }
 
 TEST(ArrayShapes, ReshapeEmpty) {
-  INFER_OK("Reshape", "[0]", A(Ints{0, -1}), "[0,1]");
-  INFER_OK("Reshape", "[2,0,3]", A(Ints{0, -1}), "[0,6]");
-  INFER_OK("Reshape", "[0,4]", A(Ints{2, 0}), "[2,0]");
+  INFER_OK("Reshape", "[0];=[0,-1]", A(), "[0,1]");
+  INFER_OK("Reshape", "[2,0,3];=[0,-1]", A(), "[0,6]");
+  INFER_OK("Reshape", "[0,4];=[2,0]", A(), "[2,0]");
 }
 
 TEST(ArrayShapes, ReshapeUnknown) {
-  INFER_OK("Reshape", "[?,3]", A(Ints{-1}), "[?]");
-  INFER_OK("Reshape", "?", A(Ints{2, -1}), "[2,?]");
-  INFER_OK("Reshape", "?", A(Ints{2, 3}), "[2,3]");
+  INFER_OK("Reshape", "[?,3];=[-1]", A(), "[?]");
+  INFER_OK("Reshape", "?;=[2,-1]", A(), "[2,?]");
+  INFER_OK("Reshape", "?;=[2,3]", A(), "[2,3]");
 }
 
 TEST(ArrayShapes, ReshapeErrors) {
-  INFER_ERROR("Reshape", "[6]", A(Ints{4}),
+  INFER_ERROR("Reshape", "[6];=[4]", A(),
               "Reshape: cannot reshape a tensor with 6 elements to shape [4] (4 elements)");
-  INFER_ERROR("Reshape", "[6]", A(Ints{4, -1}), "6 is not a multiple of 4");
-  INFER_ERROR("Reshape", "[6]", A(Ints{-1, -1}), "only one dimension");
-  INFER_ERROR("Reshape", "[6]", A(Ints{-2, -3}), "is -2");
-  INFER_ERROR("Reshape", "[1]", A(Ints{1, 1, 1, 1, 1, 1, 1, 1, 1}), "maximum");
-  INFER_ERROR("Reshape", "[6]", A(), "missing required attribute 'shape'");
+  INFER_ERROR("Reshape", "[6];=[4,-1]", A(), "6 is not a multiple of 4");
+  INFER_ERROR("Reshape", "[6];=[-1,-1]", A(), "only one dimension");
+  INFER_ERROR("Reshape", "[6];=[-2,-3]", A(), "is -2");
+  INFER_ERROR("Reshape", "[1];=[1,1,1,1,1,1,1,1,1]", A(), "maximum");
+  INFER_ERROR("Reshape", "[6]", A(), "expected 2 input(s), got 1");
 }
 
 TEST(ArrayShapes, Transpose) {
-  INFER_OK("Transpose", "[2,3]", A(Ints{1, 0}), "[3,2]");
-  INFER_OK("Transpose", "[2,3,4]", A(Ints{2, 0, 1}), "[4,2,3]");
-  INFER_OK("Transpose", "[2,?,4]", A(Ints{1, 2, 0}), "[?,4,2]");
-  INFER_OK("Transpose", "[2,3]", A(Ints{-1, 0}), "[3,2]");
-  INFER_OK("Transpose", "?", A(Ints{1, 0}), "[?,?]");
-  INFER_OK("Transpose", "[]:bool", A(Ints{}), "[]:bool");
+  INFER_OK("Transpose", "[2,3];=[1,0]", A(), "[3,2]");
+  INFER_OK("Transpose", "[2,3,4];=[2,0,1]", A(), "[4,2,3]");
+  INFER_OK("Transpose", "[2,?,4];=[1,2,0]", A(), "[?,4,2]");
+  INFER_OK("Transpose", "[2,3];=[-1,0]", A(), "[3,2]");
+  INFER_OK("Transpose", "?;=[1,0]", A(), "[?,?]");
+  INFER_OK("Transpose", "[]:bool;=[]", A(), "[]:bool");
 }
 
 TEST(ArrayShapes, TransposeErrors) {
-  INFER_ERROR("Transpose", "[2,3]", A(Ints{0, 0}), "Transpose: perm [0,0] is not a permutation of [0, 1]");
-  INFER_ERROR("Transpose", "[2,3]", A(Ints{0, 2}), "not a permutation");
-  INFER_ERROR("Transpose", "[2,3]", A(Ints{0, 1, 2}), "has 3 entries but the input has rank 2");
-  INFER_ERROR("Transpose", "?", A(Ints{0, 0}), "not a permutation");
+  INFER_ERROR("Transpose", "[2,3];=[0,0]", A(), "Transpose: perm [0,0] is not a permutation of [0, 1]");
+  INFER_ERROR("Transpose", "[2,3];=[0,2]", A(), "not a permutation");
+  INFER_ERROR("Transpose", "[2,3];=[0,1,2]", A(), "has 3 entries but the input has rank 2");
+  INFER_ERROR("Transpose", "?;=[0,0]", A(), "not a permutation");
 }
 
 TEST(ArrayShapes, ExpandDims) {
-  INFER_OK("ExpandDims", "[2,3]", A(0), "[1,2,3]");
-  INFER_OK("ExpandDims", "[2,3]", A(2), "[2,3,1]");
-  INFER_OK("ExpandDims", "[2,3]", A(-1), "[2,3,1]");
-  INFER_OK("ExpandDims", "[2,3]", A(-3), "[1,2,3]");
-  INFER_OK("ExpandDims", "[]", A(0), "[1]");
-  INFER_OK("ExpandDims", "[?,3]", A(1), "[?,1,3]");
-  INFER_OK("ExpandDims", "?", A(5), "<unknown>");
-  INFER_ERROR("ExpandDims", "[2]", A(3), "ExpandDims: axis 3 is out of range for a tensor of rank 1");
-  INFER_ERROR("ExpandDims", "[2]", A(-3), "expected an axis in [-2, 1]");
-  INFER_ERROR("ExpandDims", "[1,1,1,1,1,1,1,1]", A(0), "maximum");
+  INFER_OK("ExpandDims", "[2,3];=0", A(), "[1,2,3]");
+  INFER_OK("ExpandDims", "[2,3];=2", A(), "[2,3,1]");
+  INFER_OK("ExpandDims", "[2,3];=-1", A(), "[2,3,1]");
+  INFER_OK("ExpandDims", "[2,3];=-3", A(), "[1,2,3]");
+  INFER_OK("ExpandDims", "[];=0", A(), "[1]");
+  INFER_OK("ExpandDims", "[?,3];=1", A(), "[?,1,3]");
+  INFER_OK("ExpandDims", "?;=5", A(), "<unknown>");
+  INFER_ERROR("ExpandDims", "[2];=3", A(), "ExpandDims: axis 3 is out of range for a tensor of rank 1");
+  INFER_ERROR("ExpandDims", "[2];=-3", A(), "expected an axis in [-2, 1]");
+  INFER_ERROR("ExpandDims", "[1,1,1,1,1,1,1,1];=0", A(), "maximum");
 }
 
 TEST(ArrayShapes, Squeeze) {
@@ -254,18 +254,18 @@ TEST(ArrayShapes, GatherV2) {
 }
 
 TEST(ArrayShapes, TileBroadcastToPad) {
-  INFER_OK("Tile", "[2,3]", A(Ints{2, 3}), "[4,9]");
-  INFER_OK("Tile", "[?,3]", A(Ints{2, 0}), "[?,0]");
-  INFER_OK("Tile", "?", A(Ints{2, 3}), "[?,?]");
-  INFER_ERROR("Tile", "[2,3]", A(Ints{2}), "one entry per dimension");
-  INFER_ERROR("Tile", "[2,3]", A(Ints{2, -1}), "multiples[1] must be >= 0, got -1");
-  INFER_OK("BroadcastTo", "[3]", A(Ints{2, 3}), "[2,3]");
-  INFER_OK("BroadcastTo", "[2,1]:bool", A(Ints{4, 2, 5}), "[4,2,5]:bool");
-  INFER_OK("BroadcastTo", "?", A(Ints{2, 3}), "[2,3]");
-  INFER_OK("BroadcastTo", "[?]", A(Ints{2, 3}), "[2,3]");
-  INFER_ERROR("BroadcastTo", "[2]", A(Ints{3}), "cannot broadcast a tensor of shape [2] to shape [3]");
-  INFER_ERROR("BroadcastTo", "[2,3]", A(Ints{3}), "cannot broadcast");
-  INFER_ERROR("BroadcastTo", "[2]", A(Ints{-1}), "negative");
+  INFER_OK("Tile", "[2,3];=[2,3]", A(), "[4,9]");
+  INFER_OK("Tile", "[?,3];=[2,0]", A(), "[?,0]");
+  INFER_OK("Tile", "?;=[2,3]", A(), "[?,?]");
+  INFER_ERROR("Tile", "[2,3];=[2]", A(), "one entry per dimension");
+  INFER_ERROR("Tile", "[2,3];=[2,-1]", A(), "multiples[1] must be >= 0, got -1");
+  INFER_OK("BroadcastTo", "[3];=[2,3]", A(), "[2,3]");
+  INFER_OK("BroadcastTo", "[2,1]:bool;=[4,2,5]", A(), "[4,2,5]:bool");
+  INFER_OK("BroadcastTo", "?;=[2,3]", A(), "[2,3]");
+  INFER_OK("BroadcastTo", "[?];=[2,3]", A(), "[2,3]");
+  INFER_ERROR("BroadcastTo", "[2];=[3]", A(), "cannot broadcast a tensor of shape [2] to shape [3]");
+  INFER_ERROR("BroadcastTo", "[2,3];=[3]", A(), "cannot broadcast");
+  INFER_ERROR("BroadcastTo", "[2];=[-1]", A(), "negative");
   INFER_OK("Pad", "[2,3]", A(Ints{1, 1, 0, 2}), "[4,5]");
   INFER_OK("Pad", "[?,3]", A(Ints{1, 1, 0, 2}, 0.0, "REFLECT"), "[?,5]");
   INFER_OK("Pad", "?", A(Ints{1, 1, 0, 2}), "[?,?]");
@@ -315,10 +315,10 @@ TEST(ArrayShapes, OneHot) {
 }
 
 TEST(ArrayShapes, Creation) {
-  INFER_OK("Fill", "[]:int32", A(Ints{2, 3}), "[2,3]:int32");
-  INFER_OK("Fill", "?:bool", A(Ints{}), "[]:bool");
-  INFER_ERROR("Fill", "[2]", A(Ints{2}), "Fill: value must be a scalar, got shape [2]");
-  INFER_ERROR("Fill", "[]", A(Ints{2, -1}), "negative");
+  INFER_OK("Fill", "=[2,3];[]:int32", A(), "[2,3]:int32");
+  INFER_OK("Fill", "=[];?:bool", A(), "[]:bool");
+  INFER_ERROR("Fill", "=[2];[2]", A(), "Fill: value must be a scalar, got shape [2]");
+  INFER_ERROR("Fill", "=[2,-1];[]", A(), "negative");
   INFER_OK("ZerosLike", "[2,?]:int8", A(), "[2,?]:int8");
   INFER_OK("OnesLike", "?:bool", A(), "<unknown>:bool");
   INFER_OK("Eye", "", A(3), "[3,3]");

@@ -2,12 +2,15 @@
 //   INFER_OK("MatMul", "[2,?];[?,3]", {}, "[2,3]");
 //   INFER_ERROR("MatMul", "[2,3];[4,5]", {}, "inner dimensions");
 // Inputs are separated by ';', each "[d0,d1,...]" with '?' for an unknown dim or "?" for unknown rank;
-// an optional ":dtype" suffix sets the dtype (float32 by default). Outputs are compared as text
+// an optional ":dtype" suffix sets the dtype (float32 by default). A shape-like operand given by value is
+// "=[3,2]" (an int32 vector constant), "=1" (an int32 scalar constant) or "=[?,2]" (a graph value of
+// which tracing knows only some elements: InferContext::partial_values). Outputs are compared as text
 // ("[2,3]" or "[2,3]:bool"; several outputs joined by ';').
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -40,12 +43,52 @@ inline TensorSpec parse_spec(const std::string& text) {
   return spec;
 }
 
-inline std::vector<TensorSpec> parse_specs(const std::string& text) {
-  std::vector<TensorSpec> specs;
-  if (text.empty()) return specs;
+// One input of the mini-language: its spec, and its constant or partial value when given by value.
+struct ParsedInput {
+  TensorSpec spec;
+  TensorRef constant;
+  std::unique_ptr<PartialValue> partial;
+};
+
+inline ParsedInput parse_input(const std::string& text) {
+  ParsedInput in;
+  if (text.empty() || text[0] != '=') {
+    in.spec = parse_spec(text);
+    return in;
+  }
+  std::string value = text.substr(1);
+  PartialValue p;
+  p.length_known = true;
+  p.scalar = value.empty() || value[0] != '[';
+  std::string inner = p.scalar ? value : value.substr(1, value.size() - 2);
+  std::stringstream ss(inner);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    p.values.push_back(item == "?" ? PartialValue::kUnknown : std::stoll(item));
+  in.spec.dtype = DType::kInt32;
+  in.spec.shape = p.scalar ? Shape() : Shape{static_cast<int64_t>(p.values.size())};
+  if (p.fully_known()) {
+    in.constant = TensorImpl::allocate(DType::kInt32, in.spec.shape).value();
+    for (size_t i = 0; i < p.values.size(); ++i)
+      in.constant->mutable_data<int32_t>()[i] = static_cast<int32_t>(p.values[i]);
+  } else {
+    in.partial = std::make_unique<PartialValue>(std::move(p));
+  }
+  return in;
+}
+
+inline std::vector<ParsedInput> parse_inputs(const std::string& text) {
+  std::vector<ParsedInput> inputs;
+  if (text.empty()) return inputs;
   std::stringstream ss(text);
   std::string item;
-  while (std::getline(ss, item, ';')) specs.push_back(parse_spec(item));
+  while (std::getline(ss, item, ';')) inputs.push_back(parse_input(item));
+  return inputs;
+}
+
+inline std::vector<TensorSpec> parse_specs(const std::string& text) {
+  std::vector<TensorSpec> specs;
+  for (const ParsedInput& in : parse_inputs(text)) specs.push_back(in.spec);
   return specs;
 }
 
@@ -63,13 +106,21 @@ inline Status run_infer(const std::string& op_name, const std::string& inputs, s
                         std::string* result) {
   const OpDef* op = OpRegistry::global().find(op_name);
   if (op == nullptr) return make_error(Code::kNotFound, "no op ", op_name);
-  auto specs = parse_specs(inputs);
+  std::vector<ParsedInput> parsed = parse_inputs(inputs);
+  std::vector<TensorSpec> specs;
+  std::vector<const TensorImpl*> constants;
+  std::vector<const PartialValue*> partials;
+  for (const ParsedInput& in : parsed) {
+    specs.push_back(in.spec);
+    constants.push_back(in.constant.get());
+    partials.push_back(in.partial.get());
+  }
   AttrList attr_list;
   for (auto& a : attrs) attr_list.push_back(a);
   EMBER_RETURN_IF_ERROR(complete_attrs(*op, attr_list));
-  std::vector<const TensorImpl*> constants(specs.size(), nullptr);
   SmallVector<TensorSpec, 2> outputs;
-  EMBER_RETURN_IF_ERROR(infer_op(*op, specs, constants, {attr_list.data(), attr_list.size()}, outputs));
+  EMBER_RETURN_IF_ERROR(
+      infer_op(*op, specs, constants, {attr_list.data(), attr_list.size()}, outputs, partials));
   *result = format_specs(outputs);
   return Status::OK();
 }

@@ -27,37 +27,37 @@ std::vector<AttrValue> A(Ts... values) {
 // ---------------------------------------------------------------- shape functions
 
 TEST(ReductionShapes, AxesAndKeepdims) {
-  INFER_OK("Sum", "[2,3]", A(Ints{0}), "[3]");
-  INFER_OK("Sum", "[2,3]", A(Ints{1}, true), "[2,1]");
-  INFER_OK("Sum", "[2,3,4]", A(Ints{-1, 0}), "[3]");
-  INFER_OK("Sum", "[2,3,4]", A(Ints{-1, 0}, true), "[1,3,1]");
-  INFER_OK("Mean", "[2,3]", A(Ints{0, 1}), "[]");
-  INFER_OK("Max", "[2,3]:int32", A(Ints{}), "[2,3]:int32");  // an empty list reduces nothing
-  INFER_OK("Prod", "[]", A(Ints{}), "[]");
-  INFER_OK("Any", "[4,5]:bool", A(Ints{1}), "[4]:bool");
-  INFER_OK("All", "[4,5]:bool", A(Ints{0}, true), "[1,5]:bool");
-  INFER_OK("ReduceLogSumExp", "[4,5]:float16", A(Ints{1}), "[4]:float16");
+  INFER_OK("Sum", "[2,3];=[0]", A(), "[3]");
+  INFER_OK("Sum", "[2,3];=[1]", A(true), "[2,1]");
+  INFER_OK("Sum", "[2,3,4];=[-1,0]", A(), "[3]");
+  INFER_OK("Sum", "[2,3,4];=[-1,0]", A(true), "[1,3,1]");
+  INFER_OK("Mean", "[2,3];=[0,1]", A(), "[]");
+  INFER_OK("Max", "[2,3]:int32;=[]", A(), "[2,3]:int32");  // an empty list reduces nothing
+  INFER_OK("Prod", "[];=[]", A(), "[]");
+  INFER_OK("Any", "[4,5]:bool;=[1]", A(), "[4]:bool");
+  INFER_OK("All", "[4,5]:bool;=[0]", A(true), "[1,5]:bool");
+  INFER_OK("ReduceLogSumExp", "[4,5]:float16;=[1]", A(), "[4]:float16");
 }
 
 TEST(ReductionShapes, UnknownDimsAndRank) {
-  INFER_OK("Sum", "[?,3]", A(Ints{1}), "[?]");
-  INFER_OK("Sum", "[?,3]", A(Ints{0}), "[3]");
-  INFER_OK("Min", "[?,?,5]", A(Ints{1}, true), "[?,1,5]");
-  INFER_OK("Sum", "?", A(Ints{0}), "<unknown>");
-  INFER_OK("Sum", "?", A(Ints{0}, true), "<unknown>");
+  INFER_OK("Sum", "[?,3];=[1]", A(), "[?]");
+  INFER_OK("Sum", "[?,3];=[0]", A(), "[3]");
+  INFER_OK("Min", "[?,?,5];=[1]", A(true), "[?,1,5]");
+  INFER_OK("Sum", "?;=[0]", A(), "<unknown>");
+  INFER_OK("Sum", "?;=[0]", A(true), "<unknown>");
   INFER_OK("ArgMax", "?", A(int64_t{1}), "<unknown>:int64");
   INFER_OK("ArgMax", "[?,4]", A(int64_t{1}), "[?]:int64");
   INFER_OK("ArgMax", "[?,4]", A(int64_t{0}), "[4]:int64");
 }
 
 TEST(ReductionShapes, Errors) {
-  INFER_ERROR("Sum", "[2,3]", A(Ints{2}), "Sum: axis 2 is out of range for a tensor of rank 2");
-  INFER_ERROR("Sum", "[2,3]", A(Ints{-3}), "axis -3 is out of range");
-  INFER_ERROR("Mean", "[2,3]", A(Ints{0, -2}), "Mean: axis [0, -2] contains axis 0 twice");
-  INFER_ERROR("Max", "[]", A(Ints{0}), "rank 0");
-  INFER_ERROR("Sum", "[2]:bool", A(Ints{0}), "must have a dtype in");
-  INFER_ERROR("Any", "[2]", A(Ints{0}), "must have a dtype in {bool}");
-  INFER_ERROR("ReduceLogSumExp", "[2]:int32", A(Ints{0}), "must have a dtype in");
+  INFER_ERROR("Sum", "[2,3];=[2]", A(), "Sum: axis 2 is out of range for a tensor of rank 2");
+  INFER_ERROR("Sum", "[2,3];=[-3]", A(), "axis -3 is out of range");
+  INFER_ERROR("Mean", "[2,3];=[0,-2]", A(), "Mean: axis [0, -2] contains axis 0 twice");
+  INFER_ERROR("Max", "[];=[0]", A(), "rank 0");
+  INFER_ERROR("Sum", "[2]:bool;=[0]", A(), "must have a dtype in");
+  INFER_ERROR("Any", "[2];=[0]", A(), "must have a dtype in {bool}");
+  INFER_ERROR("ReduceLogSumExp", "[2]:int32;=[0]", A(), "must have a dtype in");
   INFER_ERROR("Sum", "[2]", A(), "missing required attribute 'axis'");
 }
 
