@@ -133,7 +133,7 @@ def _int_scalar(value, op, arg, float_error=TypeError):
     return values[0]
 
 
-def _shape_operand(value, op, arg, float_error=_INVALID, scalar=False):
+def _shape_operand(value, op, arg, float_error=_INVALID, scalar=False, vector=False):
     """A shape-like operand of an op that takes it as an int tensor (Reshape's shape, Transpose's perm,
     ...): a tensor, symbolic ones included, passes as it is; a list holding tensors is stacked, as
     TensorFlow packs it (tf.reshape(x, [tf.shape(x)[0], -1])); anything else becomes ints, which the op
@@ -141,6 +141,8 @@ def _shape_operand(value, op, arg, float_error=_INVALID, scalar=False):
     if isinstance(value, Tensor):
         if value.dtype not in _INDEX_DTYPES:
             raise _invalid(op, f"{arg} must be an int32 or int64 tensor, got dtype {value.dtype.name}")
+        if vector and value.shape.rank == 0:
+            return _Reshape(value, [1])  # tf.zeros(n) is tf.zeros([n])
         return value
     if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value):
         return _pack_ints(value, op, arg)
@@ -487,13 +489,13 @@ def fill(dims, value, name=None):
 def zeros(shape, dtype=dtypes.float32, name=None):
     dtype = dtypes.as_dtype(dtype)
     value = convert_to_tensor(False if dtype.is_bool else 0, dtype=dtype)
-    return _Fill(_shape_operand(shape, "Fill", "shape", TypeError), value)
+    return _Fill(_shape_operand(shape, "Fill", "shape", TypeError, vector=True), value)
 
 
 def ones(shape, dtype=dtypes.float32, name=None):
     dtype = dtypes.as_dtype(dtype)
     value = convert_to_tensor(True if dtype.is_bool else 1, dtype=dtype)
-    return _Fill(_shape_operand(shape, "Fill", "shape", TypeError), value)
+    return _Fill(_shape_operand(shape, "Fill", "shape", TypeError, vector=True), value)
 
 
 def zeros_like(input, dtype=None, name=None):  # noqa: A002 - TF's name
