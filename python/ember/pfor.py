@@ -514,24 +514,25 @@ def _fill(node, ins, n):
 
 @_rule("Slice")
 def _slice(node, ins, n):
-    return _op("Slice")(ins[0].value, [0] + list(node.attrs["begin"]), [-1] + list(node.attrs["size"]))
+    return _op("Slice")(ins[0].value, [0] + _ints(ins[1], "begin"), [-1] + _ints(ins[2], "size"))
 
 
-def _strided_attrs(a):
+def _strided_spec(a, begin, end, strides):
     """StridedSlice's spec with a whole first dimension prepended (the masks shift by one bit)."""
-    return ([0] + list(a["begin"]), [0] + list(a["end"]), [1] + list(a["strides"]),
+    return ([0] + _ints(begin, "begin"), [0] + _ints(end, "end"), [1] + _ints(strides, "strides"),
             (a["begin_mask"] << 1) | 1, (a["end_mask"] << 1) | 1, a["ellipsis_mask"] << 1,
             a["new_axis_mask"] << 1, a["shrink_axis_mask"] << 1)
 
 
 @_rule("StridedSlice")
 def _strided_slice(node, ins, n):
-    return _op("StridedSlice")(ins[0].value, *_strided_attrs(node.attrs))
+    return _op("StridedSlice")(ins[0].value, *_strided_spec(node.attrs, *ins[1:4]))
 
 
 @_rule("StridedSliceGrad")
 def _strided_slice_grad(node, ins, n):
-    return _op("StridedSliceGrad")(ins[0].value, [n] + list(node.attrs["shape"]), *_strided_attrs(node.attrs))
+    begin, end, strides, *masks = _strided_spec(node.attrs, *ins[1:4])
+    return _op("StridedSliceGrad")([n] + _ints(ins[0], "shape"), begin, end, strides, ins[4].value, *masks)
 
 
 @_rule("Pad")

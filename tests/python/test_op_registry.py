@@ -71,10 +71,11 @@ def examples():
     table["BroadcastTo"] = ([f32(), tf.constant([4, 2, 3])], [])
     table["BroadcastGradientArgs"] = ([tf.constant([2, 3]), tf.constant([3])], [])
     table["Pad"] = ([f32()], [[1, 1, 0, 2], 0.0, "CONSTANT"])
-    table["Slice"] = ([f32()], [[0, 1], [2, -1]])
-    table["StridedSlice"] = ([f32()], [[0, 0], [2, 3], [1, 2], 0, 0, 0, 0, 0])
+    table["Slice"] = ([f32(), tf.constant([0, 1]), tf.constant([2, -1])], [])
+    table["StridedSlice"] = ([f32(), tf.constant([0, 0]), tf.constant([2, 3]), tf.constant([1, 2])], [0, 0, 0, 0, 0])
     table["GatherV2"] = ([f32(), tf.constant([1, 0])], [0, 0])
-    table["StridedSliceGrad"] = ([tf.constant(F[:, :2])], [[2, 3], [0, 0], [2, 3], [1, 2], 0, 0, 0, 0, 0])
+    table["StridedSliceGrad"] = ([tf.constant([2, 3]), tf.constant([0, 0]), tf.constant([2, 3]), tf.constant([1, 2]),
+                                  tf.constant(F[:, :2])], [0, 0, 0, 0, 0])
     table["UnsortedSegmentSum"] = ([f32(), tf.constant([1, 0])], [3])
     table["MirrorPadGrad"] = ([f32()], [[0, 0, 1, 0], "REFLECT"])
     table["Where"] = ([tf.constant(B)], [])
@@ -85,7 +86,7 @@ def examples():
     table["ZerosLike"] = ([f32()], [])
     table["OnesLike"] = ([f32()], [])
     table["Eye"] = ([], [3, -1, [], tf.float32])
-    table["Range"] = ([], [0.0, 5.0, 1.0, tf.int32])
+    table["Range"] = ([tf.constant(0), tf.constant(5), tf.constant(1)], [])
     table["LinSpace"] = ([tf.constant(0.0), tf.constant(1.0)], [5])
     table["Softmax"] = ([f32()], [-1])
     table["LogSoftmax"] = ([f32()], [0])
@@ -95,10 +96,10 @@ def examples():
     table["SoftmaxCrossEntropyWithLogits"] = ([f32(), f32()], [])
     table["SparseSoftmaxCrossEntropyWithLogits"] = ([f32(), tf.constant([0, 2])], [])
     for name in ["RandomUniform", "RandomStandardNormal", "TruncatedNormal"]:
-        table[name] = ([], [[2, 3], tf.float32, 1, 2])
+        table[name] = ([tf.constant([2, 3])], [tf.float32, 1, 2])
     for name in ["StatelessRandomUniform", "StatelessRandomNormal", "StatelessTruncatedNormal"]:
-        table[name] = ([tf.constant([1, 2])], [[2, 3], tf.float32])
-    table["RandomUniformInt"] = ([], [[4], 0, 10, tf.int32, 1, 2])
+        table[name] = ([tf.constant([2, 3]), tf.constant([1, 2])], [tf.float32])
+    table["RandomUniformInt"] = ([tf.constant([4])], [0, 10, tf.int32, 1, 2])
     table["Const"] = ([], [tf.constant([1.0, 2.0])])
     square = tf.function(lambda x: x * x).get_concrete_function(tf.TensorSpec([2], tf.float32))
     table["PartitionedCall"] = ([[tf.constant([1.0, 2.0])]], [square.name])
@@ -109,7 +110,7 @@ def examples():
     table["ReadVariableOp"] = ([], [variable._id, tf.float32, [2, 3]])
     for name in ["AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"]:
         table[name] = ([f32()], [variable._id])
-    table["StatelessRandomUniformInt"] = ([tf.constant([1, 2])], [[4], 0, 10, tf.int64])
+    table["StatelessRandomUniformInt"] = ([tf.constant([4]), tf.constant([1, 2])], [0, 10, tf.int64])
     program, results = fused_program_of_sin_of_product()
     table["FusedElementwise"] = ([[f32(), f32()]], [program, results, [2, 3]])
     return table

@@ -325,14 +325,16 @@ def identity(input, name=None):  # noqa: A002 - TF's name
 
 
 def slice(input_, begin, size, name=None):  # noqa: A001 - TF's name
-    return _Slice(input_, _int_list(begin, "Slice", "begin"), _int_list(size, "Slice", "size"))
+    return _Slice(input_, _shape_operand(begin, "Slice", "begin"), _shape_operand(size, "Slice", "size"))
 
 
 def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, ellipsis_mask=0,
                   new_axis_mask=0, shrink_axis_mask=0, name=None):
-    begin = _int_list(begin, "StridedSlice", "begin")
-    strides = [1] * len(begin) if strides is None else _int_list(strides, "StridedSlice", "strides")
-    return _StridedSlice(input_, begin, _int_list(end, "StridedSlice", "end"), strides, begin_mask, end_mask,
+    begin = _shape_operand(begin, "StridedSlice", "begin")
+    if strides is None:
+        strides = _OnesLike(begin) if isinstance(begin, Tensor) else [1] * len(begin)
+    strides = _shape_operand(strides, "StridedSlice", "strides")
+    return _StridedSlice(input_, begin, _shape_operand(end, "StridedSlice", "end"), strides, begin_mask, end_mask,
                          ellipsis_mask, new_axis_mask, shrink_axis_mask)
 
 
@@ -342,15 +344,18 @@ _SLICE_DTYPES = (dtypes.int16, dtypes.int32, dtypes.int64)
 
 
 def _index(item):
-    """An index or slice bound as an int: Python and NumPy ints (bools too, as in TF) or int scalar tensors."""
+    """An index or slice bound as an int: Python and NumPy ints (bools too, as in TF) or int scalar tensors.
+    A graph tensor stays a tensor: the slice spec then becomes a tensor computed in the graph."""
     if isinstance(item, numbers.Integral):
         return int(item)
     if isinstance(item, Tensor):
-        ok = item.ndim == 0 and item.dtype in _SLICE_DTYPES
+        ok = item.shape.rank in (0, None) and item.dtype in _SLICE_DTYPES
     else:
         ok = isinstance(item, np.ndarray) and item.ndim == 0 and item.dtype.kind in "iu"
     if not ok:
         raise TypeError(f"{_SLICE_TYPE_ERROR}, got {item!r}")
+    if isinstance(item, Tensor) and item._is_symbolic:
+        return item if item.dtype != dtypes.int16 else _Cast(item, dtypes.int32)
     return int(item)
 
 
@@ -390,11 +395,13 @@ def _slice_helper(tensor, key):
         else:
             i = _index(item)
             begin.append(i)
-            end.append(i + 1)
+            end.append(i + 1)  # for a graph tensor, an Add in the graph
             strides.append(1)
             shrink_axis_mask |= bit
-    return _StridedSlice(tensor, begin, end, strides, begin_mask, end_mask, ellipsis_mask, new_axis_mask,
-                         shrink_axis_mask)
+    spec = [begin, end, strides]
+    if any(isinstance(v, Tensor) for part in spec for v in part):
+        spec = [_pack_ints(part, "StridedSlice", what) for part, what in zip(spec, ("begin", "end", "strides"))]
+    return _StridedSlice(tensor, *spec, begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask)
 
 
 def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
@@ -541,12 +548,11 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 -
             if arg.dtype not in _RANGE_DTYPE_ORDER:
                 raise TypeError(f"Range: bounds must be int32, int64 or floating, got {arg.dtype.name}")
         dtype = max((arg.dtype for arg in args), key=_RANGE_DTYPE_ORDER.index)
-    values = []
     for arg, what in zip(args, ("start", "limit", "delta")):
-        if arg.ndim != 0:
+        if arg.shape.rank not in (None, 0):
             raise _invalid("Range", f"{what} must be a scalar, got shape {arg.shape.as_list()}")
-        values.append(float(_concrete(arg, "Range", what).numpy()))
-    return _Range(values[0], values[1], values[2], dtype)
+    # The bounds are inputs of the op (a graph value such as tf.shape(x)[0] too), cast as TensorFlow casts them.
+    return _Range(*[arg if arg.dtype == dtype else _Cast(arg, dtype) for arg in args])
 
 
 def linspace(start, stop, num, name=None, axis=0):
