@@ -582,10 +582,10 @@ def _gather(node, ins, n):
 @_rule("UnsortedSegmentSum")
 def _unsorted_segment_sum(node, ins, n):
     _only_first_batched(ins)
-    data, ids = ins
+    data, ids = ins[:2]
     k = ids.rank
     # Move the batch dimension behind the segmented ones: [s0..sk-1, n, rest] -> [segments, n, rest].
     perm = list(range(1, k + 1)) + [0] + list(range(k + 1, data.rank + 1))
-    summed = _op("UnsortedSegmentSum")(_op("Transpose")(data.value, perm), ids.value, node.attrs["num_segments"])
+    summed = _op("UnsortedSegmentSum")(_op("Transpose")(data.value, perm), ids.value, _ints(ins[2], "num_segments")[0])
     rest = data.rank - k
     return _op("Transpose")(summed, [1, 0] + list(range(2, rest + 2)))

@@ -618,7 +618,7 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
     segment_ids = _tensor(segment_ids)
     if segment_ids.dtype not in _INDEX_DTYPES:
         raise TypeError(f"unsorted_segment_sum: segment_ids must be int32 or int64, got {segment_ids.dtype.name}")
-    num_segments = _int_scalar(num_segments, "UnsortedSegmentSum", "num_segments", _INVALID)
+    num_segments = _shape_operand(num_segments, "UnsortedSegmentSum", "num_segments", _INVALID, scalar=True)
     return _UnsortedSegmentSum(data, segment_ids, num_segments)
 
 

@@ -439,7 +439,25 @@ void fill_grad(GradContext& c) {
 
 // dy viewed as [m0, d0, m1, d1, ...] summed over the multiples' axes; dims tiled once are not split.
 void tile_grad(GradContext& c) {
-  const std::vector<int64_t> dims = static_dims(c.input(0), "Tile");
+  const GradTensor x = c.input(0);
+  if (!x.shape().fully_defined() || c.input(1)->is_symbolic()) {
+    // Shapes read at run time: dy viewed as [m0, d0, m1, d1, ...] (the multiples interleaved with x's
+    // shape), summed over the multiples' axes.
+    const int rank = x.rank();
+    if (rank < 0 || 2 * rank > kMaxRank)
+      check_ok(make_error(Code::kUnimplemented,
+                          "Tile: the gradient with unknown dims needs a known rank of at most ", kMaxRank / 2,
+                          ", got ", x.shape().to_string()));
+    const int64_t flat[] = {-1};
+    const GradTensor split = reshape_to(
+        transpose(stack_ints({cast(c.input(1), DType::kInt32), shape_of(x)}), std::vector<int64_t>{1, 0}),
+        int_vector(flat));
+    std::vector<int64_t> axes;
+    for (int i = 0; i < rank; ++i) axes.push_back(2 * i);
+    c.set(0, sum(reshape_to(c.grad(), split), axes, false));
+    return;
+  }
+  const std::vector<int64_t> dims = x.shape().dim_vector();
   const std::vector<int64_t> m = known_ints(c.input(1), "Tile", "multiples");
   GradTensor dy = c.grad();
   std::vector<int64_t> split, axes;

@@ -469,8 +469,14 @@ Status gather_kernel(KernelContext& ctx) {
 
 Status segment_sum_shape(InferContext& ctx) {
   const Shape &data = ctx.inputs[0].shape, &ids = ctx.inputs[1].shape;
-  const int64_t num = ctx.attr_int(0);
-  if (num < 0) return invalid_argument("UnsortedSegmentSum: num_segments must be >= 0, got ", num);
+  const Shape& num_spec = ctx.inputs[2].shape;
+  if (num_spec.rank_known() && num_spec.rank() != 0)
+    return invalid_argument("UnsortedSegmentSum: num_segments must be a scalar, got shape ",
+                            num_spec.to_string());
+  const PartialValue num_value = ctx.value_of(2);
+  const int64_t num = num_value.fully_known() ? num_value.values[0] : kUnknownDim;
+  if (num_value.fully_known() && num < 0)
+    return invalid_argument("UnsortedSegmentSum: num_segments must be >= 0, got ", num);
   if (!data.rank_known() || !ids.rank_known()) {
     ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, Shape::unknown_rank()});
     return Status::OK();
@@ -491,7 +497,7 @@ Status segment_sum_shape(InferContext& ctx) {
 
 Status segment_sum_kernel(KernelContext& ctx) {
   const TensorImpl &data = ctx.input(0), &ids = ctx.input(1);
-  const int64_t num = ctx.attr_int(0), n = ids.num_elements();
+  const int64_t num = ctx.output(0).shape().dim(0), n = ids.num_elements();
   const int64_t inner = product(data.shape(), ids.rank(), data.rank());
   const int64_t bad =
       kernels::unsorted_segment_sum(data.raw_data(), data.dtype(), ids.raw_data(), ids.dtype(), n, inner, num,
@@ -636,7 +642,18 @@ int64_t product_of(const std::vector<int64_t>& dims, size_t begin, size_t end) {
 
 // dy padded with zeros back to the input's shape.
 void slice_grad(GradContext& c) {
-  const std::vector<int64_t> dims = static_dims(c.input(0), "Slice");
+  const GradTensor x = c.input(0);
+  if (!x.shape().fully_defined() || c.input(1)->is_symbolic() || c.input(2)->is_symbolic()) {
+    // Shapes known only at run time: dy is scattered back at begin (end = begin + dy's shape).
+    const GradTensor begin = cast(c.input(1), DType::kInt32);
+    AttrList masks;
+    for (int k = 0; k < 5; ++k) masks.push_back(int64_t{0});
+    c.set(0, emit1("StridedSliceGrad",
+                   {shape_of(x), begin, begin + shape_of(c.grad()), ones_like(begin), c.grad()},
+                   std::move(masks)));
+    return;
+  }
+  const std::vector<int64_t> dims = x.shape().dim_vector();
   const std::vector<int64_t> begin = known_ints(c.input(1), "Slice", "begin");
   const std::vector<int64_t> size = known_ints(c.input(2), "Slice", "size");
   std::vector<int64_t> paddings;
@@ -664,13 +681,47 @@ void strided_slice_grad_grad(GradContext& c) {
   c.set(4, emit1("StridedSlice", {c.grad(), c.input(1), c.input(2), c.input(3)}, std::move(attrs)));
 }
 
+// The gather gradient with shapes read at run time (unknown dims while tracing); see Note [Gather gradient].
+void dynamic_gather_grad(GradContext& c, const GatherDims& g) {
+  const GradTensor params = c.input(0), indices = c.input(1);
+  const int pr = params.rank(), ir = indices.rank();
+  const int bd = static_cast<int>(g.batch_dims), axis = static_cast<int>(g.axis);
+  const GradTensor groups = dims_product(params, 0, axis), axis_dim = dims_product(params, axis, axis + 1);
+  const GradTensor inner = dims_product(params, axis + 1, pr), n = dims_product(indices, bd, ir);
+  const int64_t flat[] = {-1};
+  GradTensor ids = reshape_to(cast(indices, DType::kInt64), int_vector(flat));
+  if (axis > 0) {
+    const GradTensor batch = dims_product(params, 0, bd);
+    const GradTensor range =
+        emit1("Range", {scalar(0, DType::kInt64), cast(groups, DType::kInt64), scalar(1, DType::kInt64)});
+    const GradTensor first_rows =
+        reshape_to(range * cast(axis_dim, DType::kInt64),
+                   stack_ints({batch, binary("FloorDiv", groups, batch), scalar(1, DType::kInt32)}));
+    ids = reshape_to(
+        reshape_to(cast(indices, DType::kInt64), stack_ints({batch, scalar(1, DType::kInt32), n})) +
+            first_rows,
+        int_vector(flat));
+  }
+  const GradTensor rows = emit1(
+      "UnsortedSegmentSum", {reshape_to(c.grad(), stack_ints({groups * n, inner})), ids, groups * axis_dim});
+  c.set(0, reshape_to(rows, shape_of(params)));
+}
+
 // Note [Gather gradient]: with params collapsed to [batch, outer, axis_dim, inner] and indices to
 // [batch, n], dy is [batch, outer, n, inner], and row (b, o, j) of dy belongs to row
 // (b, o, indices[b, j]) of params. Numbering the params rows (b * outer + o) * axis_dim + index makes
 // the gradient one UnsortedSegmentSum of dy's rows, with no transposes.
 void gather_grad(GradContext& c) {
   const GradTensor indices = c.input(1);
-  const std::vector<int64_t> pd = static_dims(c.input(0), "GatherV2"), id = static_dims(indices, "GatherV2");
+  if (!c.input(0).shape().fully_defined() || !indices.shape().fully_defined()) {
+    if (!c.input(0).shape().rank_known() || !indices.shape().rank_known())
+      check_ok(
+          make_error(Code::kUnimplemented, "GatherV2: the gradient needs the ranks of params and indices"));
+    GatherDims g;
+    check_ok(gather_dims(c.input(0).rank(), indices.rank(), c.attr_int(0), c.attr_int(1), &g));
+    return dynamic_gather_grad(c, g);
+  }
+  const std::vector<int64_t> pd = c.input(0).shape().dim_vector(), id = indices.shape().dim_vector();
   GatherDims g;
   check_ok(gather_dims(static_cast<int>(pd.size()), static_cast<int>(id.size()), c.attr_int(0), c.attr_int(1),
                        &g));
@@ -689,10 +740,9 @@ void gather_grad(GradContext& c) {
         reshape(range * scalar(static_cast<double>(axis_dim), dtype), {batch, groups / batch, 1});
     ids = reshape(reshape(cast(indices, dtype), {batch, 1, n}) + first_rows, {groups * n});
   }
-  AttrList attrs;
-  attrs.push_back(groups * axis_dim);
   GradTensor rows =
-      emit1("UnsortedSegmentSum", {reshape(c.grad(), {groups * n, inner}), ids}, std::move(attrs));
+      emit1("UnsortedSegmentSum", {reshape(c.grad(), {groups * n, inner}), ids,
+                                   scalar(static_cast<double>(groups * axis_dim), DType::kInt64)});
   c.set(0, reshape(rows, pd));
 }
 
@@ -704,9 +754,12 @@ void segment_sum_grad(GradContext& c) {
   attrs.push_back(int64_t{0});
   attrs.push_back(int64_t{0});
   GradTensor rows = emit1("GatherV2", {dy, binary("Maximum", ids, zero_id)}, std::move(attrs));
-  std::vector<int64_t> mask_dims = static_dims(ids, "UnsortedSegmentSum");
-  mask_dims.resize(static_cast<size_t>(c.input(0).rank()), 1);
-  GradTensor kept = reshape(compare("GreaterEqual", ids, zero_id), std::move(mask_dims));
+  // The mask of kept rows, shaped [ids..., 1, ...] to broadcast against data's rows.
+  GradTensor kept = compare("GreaterEqual", ids, zero_id);
+  if (!ids.shape().rank_known() || !c.input(0).shape().rank_known())
+    check_ok(
+        make_error(Code::kUnimplemented, "UnsortedSegmentSum: the gradient needs the ranks of its inputs"));
+  for (int d = ids.rank(); d < c.input(0).rank(); ++d) kept = expand_dims(kept, -1);
   c.set(0, select(kept, rows, scalar(0, dy.dtype())));
 }
 
@@ -816,9 +869,9 @@ void register_array_index_ops(OpRegistry& r) {
           "drop their rows. unsorted_segment_sum([1, 2, 3], [1, 0, 1], 2) == [2, 4]")
       .input("data")
       .input_fixed("segment_ids", kIndexTypes)
+      .input_shape_like("num_segments")
       .output("output")
       .type_var(kNumericTypes)
-      .attr("num_segments", AttrType::kInt)
       .shape(&segment_sum_shape)
       .kernel(kNumericTypes, &segment_sum_kernel)
       .grad(&segment_sum_grad)

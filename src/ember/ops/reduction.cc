@@ -174,37 +174,26 @@ void prod_grad(GradContext& c) {
     c.set(0, dy);
     return;
   }
-  std::vector<int64_t> dims = static_dims(x, "Prod");
   const int rank = x.rank();
   // Reduced axes that are not adjacent are moved to the front so they can merge into one axis.
   const bool adjacent = axes.back() - axes.front() + 1 == static_cast<int64_t>(axes.size());
   std::vector<int64_t> perm;
   GradTensor t = x;
-  int64_t first = axes.front();
+  int first = static_cast<int>(axes.front());
   if (!adjacent) {
     perm = axes;
     for (int i = 0; i < rank; ++i)
       if (!std::binary_search(axes.begin(), axes.end(), i)) perm.push_back(i);
-    std::vector<int64_t> permuted;
-    for (int64_t p : perm) permuted.push_back(dims[p]);
-    dims = std::move(permuted);
     t = transpose(t, perm);
     first = 0;
   }
-  const int64_t last = first + static_cast<int64_t>(axes.size());
-  int64_t pre = 1, reduced = 1, post = 1;
-  for (int64_t i = 0; i < rank; ++i) {
-    if (i < first) {
-      pre *= dims[i];
-    } else if (i < last) {
-      reduced *= dims[i];
-    } else {
-      post *= dims[i];
-    }
-  }
-  t = reshape(t, {pre, reduced, post});
+  const int last = first + static_cast<int>(axes.size());
+  // t as [pre, reduced, post]; the products come from t's shape at run time where it is not static.
+  const GradTensor permuted_shape = shape_of(t);
+  t = reshape_to(
+      t, stack_ints({dims_product(t, 0, first), dims_product(t, first, last), dims_product(t, last, rank)}));
   GradTensor others = scan("Cumprod", t, 1, true, false) * scan("Cumprod", t, 1, true, true);
-  others = reshape(others, dims);
+  others = reshape_to(others, permuted_shape);
   if (!adjacent) {
     std::vector<int64_t> inverse(perm.size());
     for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
