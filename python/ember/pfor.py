@@ -424,7 +424,7 @@ def _reduce(node, ins, n):
 
 @_rule("ArgMax", "ArgMin")
 def _arg_reduce(node, ins, n):
-    return _op(node.type)(ins[0].value, _axis(node.attrs["axis"], ins[0].rank), node.attrs["output_type"])
+    return _op(node.type)(ins[0].value, _axis(_ints(ins[1], "dimension")[0], ins[0].rank), node.attrs["output_type"])
 
 
 @_rule("L2Loss")
@@ -442,7 +442,7 @@ def _softmax(node, ins, n):
 @_rule("Cumsum", "Cumprod")
 def _cumulative(node, ins, n):
     a = node.attrs
-    return _op(node.type)(ins[0].value, _axis(a["axis"], ins[0].rank), a["exclusive"], a["reverse"])
+    return _op(node.type)(ins[0].value, _axis(_ints(ins[1], "axis")[0], ins[0].rank), a["exclusive"], a["reverse"])
 
 
 @_rule("MatMul")
@@ -573,10 +573,10 @@ def _split(node, ins, n):
 
 @_rule("GatherV2")
 def _gather(node, ins, n):
-    _only_first_batched(ins)
+    _only_first_batched(ins[:2])
     if node.attrs["batch_dims"] != 0:
         raise Unbatchable("batch_dims is not 0")
-    return _op("GatherV2")(ins[0].value, ins[1].value, _axis(node.attrs["axis"], ins[0].rank), 0)
+    return _op("GatherV2")(ins[0].value, ins[1].value, _axis(_ints(ins[2], "axis")[0], ins[0].rank), 0)
 
 
 @_rule("UnsortedSegmentSum")

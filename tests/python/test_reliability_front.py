@@ -398,11 +398,11 @@ def test_boolean_mask_with_unknown_dimensions(spec, mask_fn):
     np.testing.assert_array_equal(f(x).numpy(), expected)
 
 
-def test_boolean_mask_needing_run_time_shapes_is_a_clear_error():
-    f = tf.function(lambda t: tf.boolean_mask(t, tf.ones([3], tf.bool), axis=1),
-                    input_signature=[tf.TensorSpec([None, None, None])])
-    with pytest.raises(errors.UnimplementedError, match="boolean_mask: .*run-time shapes"):
-        f(tf.ones([2, 3, 4]))
+def test_boolean_mask_with_several_unknown_dims_uses_run_time_shapes():
+    mask = np.array([True, False, True])
+    f = tf.function(lambda t: tf.boolean_mask(t, mask, axis=1), input_signature=[tf.TensorSpec([None, None, None])])
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    np.testing.assert_array_equal(f(x).numpy(), x[:, mask, :])
 
 
 @pytest.mark.parametrize("axis", [0, 1, -1])

@@ -425,12 +425,13 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
     size = None if None in masked else int(np.prod(masked))
     target = dims[:axis] + [size] + dims[axis + k:]
     if sum(d is None for d in target) > 1:
-        raise errors.UnimplementedError(
-            None, None, f"boolean_mask: flattening the masked dimensions of a tensor of shape {dims} needs a "
-            f"reshape to {target}, with several dimensions unknown while tracing; ember's Reshape takes a static "
-            "shape with at most one -1, so this needs run-time shapes (not supported yet). Give the other "
-            "dimensions in the input signature.")
-    flat = _Reshape(tensor, [-1 if d is None else d for d in target])
+        # Several dims unknown while tracing: the target shape is computed from the tensor's shape at run time.
+        shape = _Shape(tensor, dtypes.int32)
+        target = [(shape[i] if d is None else d) for i, d in enumerate(dims[:axis])] + [-1] + \
+                 [(shape[axis + k + i] if d is None else d) for i, d in enumerate(dims[axis + k:])]
+        flat = _Reshape(tensor, _pack_ints(target, "Reshape", "shape"))
+    else:
+        flat = _Reshape(tensor, [-1 if d is None else d for d in target])
     indices = _Squeeze(_Where(_Reshape(mask, [-1])), [1])
     return _GatherV2(flat, indices, axis, 0)
 
@@ -441,7 +442,7 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     if indices.dtype == dtypes.int16:  # TF accepts int16; the op takes int32 and int64
         indices = _Cast(indices, dtypes.int32)
     batch_dims = _to_int(batch_dims, "GatherV2", "batch_dims")
-    axis = batch_dims if axis is None else _int_scalar(axis, "GatherV2", "axis", _INVALID)
+    axis = batch_dims if axis is None else _shape_operand(axis, "GatherV2", "axis", _INVALID, scalar=True)
     return _GatherV2(params, indices, axis, batch_dims)
 
 

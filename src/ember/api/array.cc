@@ -74,7 +74,7 @@ Tensor strided_slice(const Tensor& x, const Ints& begin, const Ints& end, const 
 }
 
 Tensor gather(const Tensor& params, const Tensor& indices, int64_t axis, int64_t batch_dims) {
-  return call_op1("GatherV2", {params, indices}, {axis, batch_dims});
+  return call_op1("GatherV2", {params, indices, Tensor(axis)}, {batch_dims});
 }
 
 Tensor tile(const Tensor& x, const Ints& multiples) { return call_op1("Tile", {x, ints(multiples)}); }

@@ -415,12 +415,21 @@ Status gather_dims(int params_rank, int indices_rank, int64_t axis_attr, int64_t
 
 Status gather_shape(InferContext& ctx) {
   const Shape &params = ctx.inputs[0].shape, &indices = ctx.inputs[1].shape;
-  if (!params.rank_known() || !indices.rank_known()) {
-    ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, Shape::unknown_rank()});
+  const Shape& axis_spec = ctx.inputs[2].shape;
+  if (axis_spec.rank_known() && axis_spec.rank() != 0)
+    return invalid_argument("GatherV2: axis must be a scalar, got shape ", axis_spec.to_string());
+  const PartialValue axis = ctx.value_of(2);
+  if (!params.rank_known() || !indices.rank_known() || !axis.fully_known()) {
+    // An unknown axis still gives the rank: params' rank - 1 + indices' rank - batch_dims.
+    Shape out = Shape::unknown_rank();
+    const int64_t rank = params.rank() - 1 + indices.rank() - ctx.attr_int(0);
+    if (params.rank_known() && indices.rank_known() && rank >= 0 && rank <= kMaxRank)
+      out = Shape(std::vector<int64_t>(static_cast<size_t>(rank), kUnknownDim));
+    ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, out});
     return Status::OK();
   }
   GatherDims g;
-  EMBER_RETURN_IF_ERROR(gather_dims(params.rank(), indices.rank(), ctx.attr_int(0), ctx.attr_int(1), &g));
+  EMBER_RETURN_IF_ERROR(gather_dims(params.rank(), indices.rank(), axis.values[0], ctx.attr_int(0), &g));
   Shape out;
   for (int d = 0; d < g.batch_dims; ++d) {
     int64_t p = params.dim(d), i = indices.dim(d);
@@ -441,8 +450,11 @@ Status gather_shape(InferContext& ctx) {
 
 Status gather_kernel(KernelContext& ctx) {
   const TensorImpl &params = ctx.input(0), &indices = ctx.input(1);
+  if (ctx.input(2).rank() != 0)
+    return invalid_argument("GatherV2: axis must be a scalar, got shape ", ctx.input(2).shape().to_string());
   GatherDims g;
-  EMBER_RETURN_IF_ERROR(gather_dims(params.rank(), indices.rank(), ctx.attr_int(0), ctx.attr_int(1), &g));
+  EMBER_RETURN_IF_ERROR(
+      gather_dims(params.rank(), indices.rank(), ctx.int_values(2)[0], ctx.attr_int(0), &g));
   const Shape& ps = params.shape();
   const int bd = static_cast<int>(g.batch_dims), axis = static_cast<int>(g.axis);
   const int64_t batch = product(ps, 0, bd), outer = product(ps, bd, axis), axis_dim = ps.dim(axis);
@@ -718,13 +730,14 @@ void gather_grad(GradContext& c) {
       check_ok(
           make_error(Code::kUnimplemented, "GatherV2: the gradient needs the ranks of params and indices"));
     GatherDims g;
-    check_ok(gather_dims(c.input(0).rank(), indices.rank(), c.attr_int(0), c.attr_int(1), &g));
+    check_ok(gather_dims(c.input(0).rank(), indices.rank(), known_ints(c.input(2), "GatherV2", "axis")[0],
+                         c.attr_int(0), &g));
     return dynamic_gather_grad(c, g);
   }
   const std::vector<int64_t> pd = c.input(0).shape().dim_vector(), id = indices.shape().dim_vector();
   GatherDims g;
-  check_ok(gather_dims(static_cast<int>(pd.size()), static_cast<int>(id.size()), c.attr_int(0), c.attr_int(1),
-                       &g));
+  check_ok(gather_dims(static_cast<int>(pd.size()), static_cast<int>(id.size()),
+                       known_ints(c.input(2), "GatherV2", "axis")[0], c.attr_int(0), &g));
   const size_t bd = static_cast<size_t>(g.batch_dims), axis = static_cast<size_t>(g.axis);
   const int64_t groups = product_of(pd, 0, axis), axis_dim = pd[axis];
   const int64_t inner = product_of(pd, axis + 1, pd.size()), n = product_of(id, bd, id.size());
@@ -750,10 +763,7 @@ void gather_grad(GradContext& c) {
 void segment_sum_grad(GradContext& c) {
   const GradTensor ids = c.input(1), dy = c.grad();
   const GradTensor zero_id = scalar(0, ids.dtype());
-  AttrList attrs;
-  attrs.push_back(int64_t{0});
-  attrs.push_back(int64_t{0});
-  GradTensor rows = emit1("GatherV2", {dy, binary("Maximum", ids, zero_id)}, std::move(attrs));
+  GradTensor rows = emit1("GatherV2", {dy, binary("Maximum", ids, zero_id), scalar(0, DType::kInt32)});
   // The mask of kept rows, shaped [ids..., 1, ...] to broadcast against data's rows.
   GradTensor kept = compare("GreaterEqual", ids, zero_id);
   if (!ids.shape().rank_known() || !c.input(0).shape().rank_known())
@@ -837,9 +847,9 @@ void register_array_index_ops(OpRegistry& r) {
       .doc("Takes slices of params along axis at the given indices. gather([10, 20, 30], [2, 0]) == [30, 10]")
       .input("params")
       .input_fixed("indices", kGatherIndexTypes)
+      .input_shape_like("axis")
       .output("output")
       .type_var(kAllTypes)
-      .attr("axis", AttrType::kInt, int64_t{0})
       .attr("batch_dims", AttrType::kInt, int64_t{0})
       .shape(&gather_shape)
       .kernel(kAllTypes, &gather_kernel)
