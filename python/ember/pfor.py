@@ -572,7 +572,7 @@ def _unpack(node, ins, n):
 
 @_rule("SplitV")
 def _split(node, ins, n):
-    out = _op("SplitV")(ins[0].value, list(node.attrs["size_splits"]), _axis(node.attrs["axis"], ins[0].rank))
+    out = _op("SplitV")(ins[0].value, _ints(ins[1], "size_splits"), _axis(_ints(ins[2], "axis")[0], ins[0].rank))
     return list(out) if isinstance(out, tuple) else [out]
 
 

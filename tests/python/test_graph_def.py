@@ -119,8 +119,9 @@ def test_multi_output_control_inputs_and_attrs():
     assert pad["constant_value"].f == 0.5 and pad["mode"].s == b"CONSTANT"
     paddings = nodes[nodes["Pad"].input[1]]  # an input, as in TensorFlow's Pad
     np.testing.assert_array_equal(gdm.make_ndarray(paddings.attr["value"].tensor), [[1, 0], [0, 2]])
-    hot = nodes["OneHot"].attr
-    assert hot["dtype"].type == gdm.DT_DOUBLE and hot["depth"].i == 4 and hot["on_value"].f == 2.0
+    hot = nodes["OneHot"]  # depth, on_value and off_value are inputs, as in TensorFlow's OneHot
+    depth, on_value = (gdm.make_ndarray(nodes[hot.input[k]].attr["value"].tensor) for k in (1, 2))
+    assert hot.attr["T"].type == gdm.DT_DOUBLE and depth == 4 and on_value == 2.0
     shape = nodes["ids"].attr["shape"].shape
     assert [d.size for d in shape.dim] == [-1] and not shape.unknown_rank
     const = next(n.attr for n in gd.node if n.op == "Const" and n.attr["dtype"].type == gdm.DT_FLOAT)

@@ -257,10 +257,10 @@ def split(value, num_or_size_splits, axis=0, num=None, name="split"):
         dim = value.shape[axis]
         if dim is None:
             if parts != 1:
-                raise errors.UnimplementedError(
-                    None, None, f"Split: splitting dimension {axis}, which is unknown while tracing, into {parts} "
-                    "equal parts needs sizes computed at run time; ember's SplitV takes static sizes (not "
-                    "supported yet). Give the dimension in the input signature, or split by sizes with one -1.")
+                # The dimension is known at run time only: equal sizes computed then (SplitV checks they add up).
+                piece = _Shape(value, dtypes.int32)[axis] // parts
+                out = _SplitV(value, _pack_ints([piece] * parts, "SplitV", "size_splits"), axis)
+                return list(out) if isinstance(out, tuple) else [out]
             dim = -1
         elif dim % parts:
             raise _invalid("Split", f"number of ways to split should evenly divide the split dimension, but got "
@@ -472,7 +472,7 @@ def where(condition, x=None, y=None, name=None):
 
 def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None, name=None):
     """Like tf.one_hot: the dtype is ``dtype``, else on_value's or off_value's, else float32; they must agree."""
-    depth = _int_scalar(depth, "OneHot", "depth")
+    depth = _shape_operand(depth, "OneHot", "depth", TypeError, scalar=True)
     dtype = None if dtype is None else dtypes.as_dtype(dtype)
     on = None if on_value is None else _tensor(on_value, dtype)
     off = None if off_value is None else _tensor(off_value, dtype)
@@ -487,9 +487,7 @@ def one_hot(indices, depth, on_value=None, off_value=None, axis=None, dtype=None
     if on.dtype != off.dtype:
         raise TypeError(f"OneHot: dtype {on.dtype.name} of on_value does not match dtype {off.dtype.name} of "
                         "off_value")
-    on = _concrete(on, "OneHot", "on_value")
-    off = _concrete(off, "OneHot", "off_value")
-    return _OneHot(indices, depth, float(on.numpy()), float(off.numpy()), -1 if axis is None else _to_int(axis, "OneHot", "axis"), dtype)
+    return _OneHot(indices, depth, on, off, -1 if axis is None else _to_int(axis, "OneHot", "axis"))
 
 
 # ---- creation ---------------------------------------------------------------------------------------

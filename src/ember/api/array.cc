@@ -49,7 +49,7 @@ std::vector<Tensor> unstack(const Tensor& x, int64_t axis) {
 }
 
 std::vector<Tensor> split(const Tensor& x, const Ints& size_splits, int64_t axis) {
-  return call_op("SplitV", {x}, {size_splits, axis});
+  return call_op("SplitV", {x, ints(size_splits), Tensor(axis)});
 }
 
 std::vector<Tensor> split(const Tensor& x, int64_t num_splits, int64_t axis) {
@@ -115,12 +115,13 @@ Tensor range(double start, double limit, double delta, DType dtype) {
 }
 
 Tensor linspace(const Tensor& start, const Tensor& stop, int64_t num) {
-  return call_op1("LinSpace", {start, stop}, {num});
+  return call_op1("LinSpace", {start, stop, Tensor(num)});
 }
 
 Tensor one_hot(const Tensor& indices, int64_t depth, double on_value, double off_value, int64_t axis,
                DType dtype) {
-  return call_op1("OneHot", {indices}, {depth, on_value, off_value, axis, dtype});
+  return call_op1("OneHot", {indices, Tensor(depth), scalar_of(dtype, on_value), scalar_of(dtype, off_value)},
+                  {axis});
 }
 
 Tensor clip_by_value(const Tensor& t, const Tensor& clip_value_min, const Tensor& clip_value_max) {

@@ -649,23 +649,43 @@ Status resolve_splits(const std::vector<int64_t>& splits, int64_t dim, std::vect
   return Status::OK();
 }
 
+// SplitV(value, size_splits, axis): as many outputs as size_splits has entries, so its length must be
+// known while tracing; its values and the axis may be computed at run time.
 Status split_v_shape(InferContext& ctx) {
   const Shape& in = ctx.inputs[0].shape;
-  const auto& splits = ctx.attr_ints(0);
-  if (splits.empty()) return invalid_argument("SplitV: size_splits must not be empty");
-  if (!in.rank_known()) {
-    std::vector<int64_t> sizes;
-    EMBER_RETURN_IF_ERROR(resolve_splits(splits, kUnknownDim, &sizes));
-    for (size_t j = 0; j < splits.size(); ++j) ctx.outputs.push_back(ctx.inputs[0]);
+  if (ctx.inputs[1].shape.rank_known() && ctx.inputs[1].shape.rank() != 1)
+    return invalid_argument("SplitV: size_splits must be a vector, got shape ",
+                            ctx.inputs[1].shape.to_string());
+  if (ctx.inputs[2].shape.rank_known() && ctx.inputs[2].shape.rank() != 0)
+    return invalid_argument("SplitV: axis must be a scalar, got shape ", ctx.inputs[2].shape.to_string());
+  const PartialValue splits = ctx.value_of(1), axis_value = ctx.value_of(2);
+  if (!splits.length_known)
+    return invalid_argument(
+        "SplitV: the number of pieces (the length of size_splits) must be known while "
+        "tracing, got a size_splits of shape ",
+        ctx.inputs[1].shape.to_string());
+  if (splits.values.empty()) return invalid_argument("SplitV: size_splits must not be empty");
+  if (splits.values.size() > static_cast<size_t>(1 << 20))
+    return make_error(Code::kResourceExhausted, "SplitV: ", splits.values.size(), " outputs requested");
+  if (!in.rank_known() || !axis_value.fully_known()) {
+    // Unknown axis: each piece keeps the rank, every dim unknown.
+    const Shape piece = in.rank_known() ? Shape(std::vector<int64_t>(in.rank(), kUnknownDim)) : in;
+    for (size_t j = 0; j < splits.values.size(); ++j)
+      ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, piece});
     return Status::OK();
   }
   int64_t axis;
-  EMBER_RETURN_IF_ERROR(normalize_axis(ctx.attr_int(1), in.rank(), "SplitV", &axis));
-  std::vector<int64_t> sizes;
-  EMBER_RETURN_IF_ERROR(resolve_splits(splits, in.dim(static_cast<int>(axis)), &sizes));
+  EMBER_RETURN_IF_ERROR(normalize_axis(axis_value.values[0], in.rank(), "SplitV", &axis));
+  std::vector<int64_t> sizes = splits.values;
+  if (splits.fully_known()) {
+    EMBER_RETURN_IF_ERROR(resolve_splits(splits.values, in.dim(static_cast<int>(axis)), &sizes));
+  } else {
+    for (int64_t& size : sizes)
+      if (size == PartialValue::kUnknown) size = kUnknownDim;  // a -1 there stays unknown too
+  }
   for (int64_t size : sizes) {
     Shape piece = in;
-    piece.set_dim(static_cast<int>(axis), size);
+    piece.set_dim(static_cast<int>(axis), size < 0 ? kUnknownDim : size);
     ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, piece});
   }
   return Status::OK();
@@ -673,10 +693,16 @@ Status split_v_shape(InferContext& ctx) {
 
 Status split_v_kernel(KernelContext& ctx) {
   const Shape& in = ctx.input(0).shape();
+  if (ctx.input(1).rank() != 1 || ctx.input(2).rank() != 0)
+    return invalid_argument("SplitV: size_splits must be a vector and axis a scalar, got shapes ",
+                            ctx.input(1).shape().to_string(), " and ", ctx.input(2).shape().to_string());
   int64_t axis;
-  EMBER_RETURN_IF_ERROR(normalize_axis(ctx.attr_int(1), in.rank(), "SplitV", &axis));
+  EMBER_RETURN_IF_ERROR(normalize_axis(ctx.int_values(2)[0], in.rank(), "SplitV", &axis));
   std::vector<int64_t> sizes;
-  EMBER_RETURN_IF_ERROR(resolve_splits(ctx.attr_ints(0), in.dim(static_cast<int>(axis)), &sizes));
+  EMBER_RETURN_IF_ERROR(resolve_splits(ctx.int_values(1), in.dim(static_cast<int>(axis)), &sizes));
+  if (sizes.size() != ctx.outputs.size())
+    return invalid_argument("SplitV: size_splits has ", sizes.size(), " entries, but the op was built for ",
+                            ctx.outputs.size(), " pieces");
   return split_outputs(ctx, static_cast<int>(axis), sizes, /*drop_axis=*/false);
 }
 
@@ -726,10 +752,7 @@ void concat_grad(GradContext& c) {
     }
     return;
   }
-  AttrList attrs;
-  attrs.push_back(std::move(sizes));
-  attrs.push_back(axis);
-  auto pieces = emit("SplitV", {dy}, std::move(attrs));
+  auto pieces = emit("SplitV", {dy, int_vector(sizes), scalar(static_cast<double>(axis), DType::kInt32)});
   for (int i = 0; i < n; ++i) c.set(i, pieces[i]);
 }
 
@@ -751,7 +774,7 @@ void unpack_grad(GradContext& c) {
 void split_v_grad(GradContext& c) {
   std::vector<GradTensor> dys(c.output_grads.begin(), c.output_grads.end());
   AttrList attrs;
-  attrs.push_back(c.attr_int(1));
+  attrs.push_back(known_ints(c.input(2), "SplitV", "axis")[0]);
   c.set(0, emit("ConcatV2", std::span<const GradTensor>(dys), std::move(attrs))[0]);
 }
 
@@ -912,10 +935,10 @@ void register_array_ops(OpRegistry& r) {
           "Splits along an axis into pieces of the given sizes (one may be -1). split([1, 2, 3], [1, -1]) == "
           "[[1], [2, 3]]")
       .input("value")
+      .input_shape_like("size_splits")
+      .input_shape_like("axis")
       .output("output")
       .type_var(kAllTypes)
-      .attr("size_splits", AttrType::kInts)
-      .attr("axis", AttrType::kInt, int64_t{0})
       .flags(kKernelAllocates)
       .shape(&split_v_shape)
       .kernel(kAllTypes, &split_v_kernel)

@@ -153,8 +153,11 @@ Status linspace_shape(InferContext& ctx) {
       return invalid_argument("LinSpace: ", i == 0 ? "start" : "stop", " must be a scalar, got shape ",
                               s.to_string());
   }
-  const int64_t num = ctx.attr_int(0);
-  if (num < 1) return invalid_argument("LinSpace: num must be >= 1, got ", num);
+  if (ctx.inputs[2].shape.rank_known() && ctx.inputs[2].shape.rank() != 0)
+    return invalid_argument("LinSpace: num must be a scalar, got shape ", ctx.inputs[2].shape.to_string());
+  const PartialValue num_value = ctx.value_of(2);
+  const int64_t num = num_value.fully_known() ? num_value.values[0] : kUnknownDim;
+  if (num_value.fully_known() && num < 1) return invalid_argument("LinSpace: num must be >= 1, got ", num);
   ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, Shape({num})});
   return Status::OK();
 }
@@ -672,9 +675,9 @@ void register_array_create_ops(OpRegistry& r) {
       .doc("num evenly spaced values from start to stop inclusive. linspace(0., 1., 3) == [0., 0.5, 1.]")
       .input("start")
       .input("stop")
+      .input_shape_like("num")
       .output("output")
       .type_var(kFloatTypes)
-      .attr("num", AttrType::kInt)
       .flags(kNotDifferentiable)
       .shape(&linspace_shape)
       .kernel(kFloatTypes, &linspace_kernel)

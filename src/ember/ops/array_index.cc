@@ -606,15 +606,22 @@ Status one_hot_axis(int rank, int64_t axis_attr, int64_t* axis) {
 
 Status one_hot_shape(InferContext& ctx) {
   const Shape& in = ctx.inputs[0].shape;
-  const int64_t depth = ctx.attr_int(0);
-  if (depth < 0) return invalid_argument("OneHot: depth must be non-negative, got ", depth);
-  const DType dtype = ctx.attr_dtype(4);
+  static const char* const kNames[] = {"depth", "on_value", "off_value"};
+  for (int i = 1; i < 4; ++i)
+    if (ctx.inputs[i].shape.rank_known() && ctx.inputs[i].shape.rank() != 0)
+      return invalid_argument("OneHot: ", kNames[i - 1], " must be a scalar, got shape ",
+                              ctx.inputs[i].shape.to_string());
+  const PartialValue depth_value = ctx.value_of(1);
+  const int64_t depth = depth_value.fully_known() ? depth_value.values[0] : kUnknownDim;
+  if (depth_value.fully_known() && depth < 0)
+    return invalid_argument("OneHot: depth must be non-negative, got ", depth);
+  const DType dtype = ctx.inputs[2].dtype;
   if (!in.rank_known()) {
     ctx.outputs.push_back(TensorSpec{dtype, Shape::unknown_rank()});
     return Status::OK();
   }
   int64_t axis;
-  EMBER_RETURN_IF_ERROR(one_hot_axis(in.rank(), ctx.attr_int(3), &axis));
+  EMBER_RETURN_IF_ERROR(one_hot_axis(in.rank(), ctx.attr_int(0), &axis));
   if (in.rank() >= kMaxRank)
     return invalid_argument("OneHot: the result would have rank ", in.rank() + 1, ", more than the maximum ",
                             kMaxRank);
@@ -631,14 +638,13 @@ Status one_hot_kernel(KernelContext& ctx) {
   const TensorImpl& in = ctx.input(0);
   TensorImpl& out = ctx.output(0);
   int64_t axis;
-  EMBER_RETURN_IF_ERROR(one_hot_axis(in.rank(), ctx.attr_int(3), &axis));
+  EMBER_RETURN_IF_ERROR(one_hot_axis(in.rank(), ctx.attr_int(0), &axis));
   if (out.num_elements() == 0) return Status::OK();
-  uint64_t on = kernels::encode_scalar(out.dtype(), ctx.attr_float(1));
-  uint64_t off = kernels::encode_scalar(out.dtype(), ctx.attr_float(2));
   const int64_t outer = product(in.shape(), 0, static_cast<int>(axis));
   const int64_t inner = product(in.shape(), static_cast<int>(axis), in.rank());
-  kernels::one_hot(in.raw_data(), in.dtype(), outer, ctx.attr_int(0), inner, &on, &off,
-                   dtype_size(out.dtype()), out.mutable_raw_data());
+  kernels::one_hot(in.raw_data(), in.dtype(), outer, out.shape().dim(static_cast<int>(axis)), inner,
+                   ctx.input(2).raw_data(), ctx.input(3).raw_data(), dtype_size(out.dtype()),
+                   out.mutable_raw_data());
   return Status::OK();
 }
 
@@ -933,14 +939,13 @@ void register_array_index_ops(OpRegistry& r) {
           "== "
           "[[1, 0, 0], [0, 0, 1]]")
       .input_fixed("indices", kOneHotIndexTypes)
+      .input_shape_like("depth")
+      .input("on_value")
+      .input("off_value")
       .output("output")
       .type_var(kAllTypes)
-      .attr("depth", AttrType::kInt)
-      .attr("on_value", AttrType::kFloat, 1.0)
-      .attr("off_value", AttrType::kFloat, 0.0)
       .attr("axis", AttrType::kInt, int64_t{-1})
-      .attr("dtype", AttrType::kDType, DType::kFloat32)
-      .dispatch_on_output()
+      .dispatch_on_input(2)
       .flags(kNotDifferentiable)
       .shape(&one_hot_shape)
       .kernel(kAllTypes, &one_hot_kernel)

@@ -269,13 +269,8 @@ void sparse_xent_grad(GradContext& c) {
     c.set(0, xent_logits_grad(c, one_hot, last_axis_op("Softmax", x), expand_last(c.grad(0)), true));
     return;
   }
-  AttrList attrs;
-  attrs.push_back(classes);
-  attrs.push_back(1.0);
-  attrs.push_back(0.0);
-  attrs.push_back(int64_t{-1});
-  attrs.push_back(x.dtype());
-  const GradTensor one_hot = emit1("OneHot", {c.input(1)}, std::move(attrs));
+  const GradTensor one_hot = emit1("OneHot", {c.input(1), scalar(static_cast<double>(classes), DType::kInt32),
+                                              scalar(1, x.dtype()), scalar(0, x.dtype())});
   c.set(0, xent_logits_grad(c, one_hot, last_axis_op("Softmax", x), expand_last(c.grad(0)), true));
 }
 

@@ -84,6 +84,7 @@ StatusOr<int> merge_sibling_matmuls(FunctionGraph& fn) {
   static const OpDef& concat = op_def("ConcatV2");
   static const OpDef& matmul = op_def("MatMul");
   static const OpDef& split = op_def("SplitV");
+  static const OpDef& constant = op_def("Const");
   GraphEditor editor(fn);
   Graph& g = fn.graph;
   // Siblings: same left operand, transpose_a, dtype and output rank.
@@ -134,14 +135,27 @@ StatusOr<int> merge_sibling_matmuls(FunctionGraph& fn) {
     ValueRef product_inputs[] = {first.inputs[0], ValueRef{weights, 0}};
     int32_t product = editor.add_node(matmul, product_inputs, first.attrs, std::move(product_spec),
                                       first.location, first.name + "/merged");
-    AttrList split_attrs;
-    split_attrs.push_back(widths);
-    split_attrs.push_back(int64_t{last});
+    // SplitV's size_splits and axis are int operands: constants here.
+    auto int_constant = [&](std::span<const int64_t> values, Shape shape) -> StatusOr<ValueRef> {
+      auto t = TensorImpl::allocate(DType::kInt64, shape);
+      if (!t.ok()) return t.status();
+      std::copy(values.begin(), values.end(), t.value()->mutable_data<int64_t>());
+      SmallVector<TensorSpec, 2> spec;
+      spec.push_back(TensorSpec{DType::kInt64, shape});
+      AttrList attrs;
+      attrs.push_back(std::move(t).value());
+      return ValueRef{editor.add_node(constant, {}, std::move(attrs), std::move(spec), first.location), 0};
+    };
+    const int64_t axis_value[] = {last};
+    auto sizes = int_constant(widths, Shape{static_cast<int64_t>(widths.size())});
+    auto axis = int_constant(axis_value, Shape());
+    if (!sizes.ok()) return sizes.status();
+    if (!axis.ok()) return axis.status();
     SmallVector<TensorSpec, 2> split_specs;
     for (int32_t n : members) split_specs.push_back(g.node(n).outputs[0]);
-    ValueRef split_input[] = {ValueRef{product, 0}};
-    int32_t parts = editor.add_node(split, split_input, std::move(split_attrs), std::move(split_specs),
-                                    first.location, first.name + "/split");
+    ValueRef split_input[] = {ValueRef{product, 0}, *sizes, *axis};
+    int32_t parts = editor.add_node(split, split_input, AttrList{}, std::move(split_specs), first.location,
+                                    first.name + "/split");
     for (size_t k = 0; k < members.size(); ++k)
       editor.forward(ValueRef{members[k], 0}, ValueRef{parts, static_cast<int32_t>(k)});
     merged += static_cast<int>(members.size()) - 1;
