@@ -1,8 +1,10 @@
 // Checks that an op's gradient rule also works while tracing (the backward half of a graph function):
-//   EXPECT_TRACED_GRADIENT_OK("Tile", {tensor...}, {attrs});
+//   EXPECT_TRACED_GRADIENT_OK("Tile", {x, int32_vector({2, 1})}, {attrs});
 // The op and its rule are traced with the inputs and output gradients as function arguments, so every op
 // the rule emits becomes a graph node (nothing may read a buffer); running the compiled function must give
-// the eager rule's input gradients.
+// the eager rule's input gradients. Shape-like operands (ArgDef::shape_like) are captured by value, as a
+// constant shape is in a TensorFlow graph, unless ShapeOperands::kArguments makes them arguments too (their
+// values then unknown while tracing, so the rule has to read shapes at run time).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -18,8 +20,11 @@
 
 namespace ember::testing {
 
-inline ::testing::AssertionResult traced_gradient_ok(const std::string& name, std::vector<TensorRef> inputs,
-                                                     AttrList attrs) {
+enum class ShapeOperands { kConstants, kArguments };
+
+inline ::testing::AssertionResult traced_gradient_ok(
+    const std::string& name, std::vector<TensorRef> inputs, AttrList attrs,
+    ShapeOperands shape_operands = ShapeOperands::kConstants) {
   const OpDef& op = op_def(name);
   Status s = complete_attrs(op, attrs);
   if (!s.ok()) return ::testing::AssertionFailure() << s.to_string();
@@ -44,13 +49,19 @@ inline ::testing::AssertionResult traced_gradient_ok(const std::string& name, st
   auto fn = std::make_shared<FunctionGraph>();
   fn->name = "grad_of_" + name;
   std::vector<size_t> with_grad;
+  // Inputs passed by value rather than as arguments: the op's shape-like operands, by default.
+  std::vector<bool> by_value(inputs.size(), false);
+  for (size_t i = 0; i < inputs.size() && i < op.inputs.size(); ++i)
+    by_value[i] = op.inputs[i].shape_like && shape_operands == ShapeOperands::kConstants;
   {
     TraceContext trace(fn.get());
     TraceScope scope(trace);
     std::vector<TensorRef> sym_in, sym_dy;
     SmallVector<TensorImpl*, 4> sym_in_impls, sym_out_impls, sym_dy_impls;
     for (size_t i = 0; i < inputs.size(); ++i) {
-      sym_in.push_back(trace.add_argument(inputs[i]->dtype(), inputs[i]->shape(), "x" + std::to_string(i)));
+      sym_in.push_back(
+          by_value[i] ? inputs[i]
+                      : trace.add_argument(inputs[i]->dtype(), inputs[i]->shape(), "x" + std::to_string(i)));
       sym_in_impls.push_back(sym_in.back().get());
     }
     for (size_t j = 0; j < dys.size(); ++j) {
@@ -82,7 +93,8 @@ inline ::testing::AssertionResult traced_gradient_ok(const std::string& name, st
   }
   CompiledFunction compiled(fn);
   SmallVector<TensorImpl*, 8> args;
-  for (auto& t : inputs) args.push_back(t.get());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!by_value[i]) args.push_back(inputs[i].get());
   for (auto& t : dys) args.push_back(t.get());
   OutputList results;
   s = compiled.run({args.data(), args.size()}, results);
