@@ -3,8 +3,8 @@
 // The op and its rule are traced with the inputs and output gradients as function arguments, so every op
 // the rule emits becomes a graph node (nothing may read a buffer); running the compiled function must give
 // the eager rule's input gradients. Shape-like operands (ArgDef::shape_like) are captured by value, as a
-// constant shape is in a TensorFlow graph, unless ShapeOperands::kArguments makes them arguments too (their
-// values then unknown while tracing, so the rule has to read shapes at run time).
+// constant shape is in a TensorFlow graph; TraceMode makes them arguments too, or traces the other
+// arguments with every dim unknown, so that the rule has to read shapes at run time.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -20,11 +20,13 @@
 
 namespace ember::testing {
 
-enum class ShapeOperands { kConstants, kArguments };
+struct TraceMode {
+  bool shape_operands_as_arguments = false;  // their values then unknown while tracing
+  bool unknown_dims = false;                 // the other arguments (and dys) traced as [?, ?, ...]
+};
 
-inline ::testing::AssertionResult traced_gradient_ok(
-    const std::string& name, std::vector<TensorRef> inputs, AttrList attrs,
-    ShapeOperands shape_operands = ShapeOperands::kConstants) {
+inline ::testing::AssertionResult traced_gradient_ok(const std::string& name, std::vector<TensorRef> inputs,
+                                                     AttrList attrs, TraceMode mode = {}) {
   const OpDef& op = op_def(name);
   Status s = complete_attrs(op, attrs);
   if (!s.ok()) return ::testing::AssertionFailure() << s.to_string();
@@ -50,22 +52,30 @@ inline ::testing::AssertionResult traced_gradient_ok(
   fn->name = "grad_of_" + name;
   std::vector<size_t> with_grad;
   // Inputs passed by value rather than as arguments: the op's shape-like operands, by default.
-  std::vector<bool> by_value(inputs.size(), false);
-  for (size_t i = 0; i < inputs.size() && i < op.inputs.size(); ++i)
-    by_value[i] = op.inputs[i].shape_like && shape_operands == ShapeOperands::kConstants;
+  std::vector<bool> by_value(inputs.size(), false), shape_like(inputs.size(), false);
+  for (size_t i = 0; i < inputs.size() && i < op.inputs.size(); ++i) {
+    shape_like[i] = op.inputs[i].shape_like;
+    by_value[i] = shape_like[i] && !mode.shape_operands_as_arguments;
+  }
+  auto traced_shape = [&](const Shape& s, bool keep) {
+    if (keep || !mode.unknown_dims) return s;
+    return Shape(std::vector<int64_t>(static_cast<size_t>(s.rank()), kUnknownDim));
+  };
   {
     TraceContext trace(fn.get());
     TraceScope scope(trace);
     std::vector<TensorRef> sym_in, sym_dy;
     SmallVector<TensorImpl*, 4> sym_in_impls, sym_out_impls, sym_dy_impls;
     for (size_t i = 0; i < inputs.size(); ++i) {
-      sym_in.push_back(
-          by_value[i] ? inputs[i]
-                      : trace.add_argument(inputs[i]->dtype(), inputs[i]->shape(), "x" + std::to_string(i)));
+      sym_in.push_back(by_value[i] ? inputs[i]
+                                   : trace.add_argument(inputs[i]->dtype(),
+                                                        traced_shape(inputs[i]->shape(), shape_like[i]),
+                                                        "x" + std::to_string(i)));
       sym_in_impls.push_back(sym_in.back().get());
     }
     for (size_t j = 0; j < dys.size(); ++j) {
-      sym_dy.push_back(trace.add_argument(dys[j]->dtype(), dys[j]->shape(), "dy" + std::to_string(j)));
+      sym_dy.push_back(trace.add_argument(dys[j]->dtype(), traced_shape(dys[j]->shape(), false),
+                                          "dy" + std::to_string(j)));
       sym_dy_impls.push_back(sym_dy.back().get());
     }
     OutputList sym_out;
