@@ -424,7 +424,7 @@ def _reduce(node, ins, n):
 
 @_rule("ArgMax", "ArgMin")
 def _arg_reduce(node, ins, n):
-    return _op(node.type)(ins[0].value, _axis(node.attrs["axis"], ins[0].rank), node.attrs["output_type"])
+    return _op(node.type)(ins[0].value, _axis(_ints(ins[1], "dimension")[0], ins[0].rank), node.attrs["output_type"])
 
 
 @_rule("L2Loss")
@@ -442,7 +442,7 @@ def _softmax(node, ins, n):
 @_rule("Cumsum", "Cumprod")
 def _cumulative(node, ins, n):
     a = node.attrs
-    return _op(node.type)(ins[0].value, _axis(a["axis"], ins[0].rank), a["exclusive"], a["reverse"])
+    return _op(node.type)(ins[0].value, _axis(_ints(ins[1], "axis")[0], ins[0].rank), a["exclusive"], a["reverse"])
 
 
 @_rule("MatMul")
@@ -514,24 +514,25 @@ def _fill(node, ins, n):
 
 @_rule("Slice")
 def _slice(node, ins, n):
-    return _op("Slice")(ins[0].value, [0] + list(node.attrs["begin"]), [-1] + list(node.attrs["size"]))
+    return _op("Slice")(ins[0].value, [0] + _ints(ins[1], "begin"), [-1] + _ints(ins[2], "size"))
 
 
-def _strided_attrs(a):
+def _strided_spec(a, begin, end, strides):
     """StridedSlice's spec with a whole first dimension prepended (the masks shift by one bit)."""
-    return ([0] + list(a["begin"]), [0] + list(a["end"]), [1] + list(a["strides"]),
+    return ([0] + _ints(begin, "begin"), [0] + _ints(end, "end"), [1] + _ints(strides, "strides"),
             (a["begin_mask"] << 1) | 1, (a["end_mask"] << 1) | 1, a["ellipsis_mask"] << 1,
             a["new_axis_mask"] << 1, a["shrink_axis_mask"] << 1)
 
 
 @_rule("StridedSlice")
 def _strided_slice(node, ins, n):
-    return _op("StridedSlice")(ins[0].value, *_strided_attrs(node.attrs))
+    return _op("StridedSlice")(ins[0].value, *_strided_spec(node.attrs, *ins[1:4]))
 
 
 @_rule("StridedSliceGrad")
 def _strided_slice_grad(node, ins, n):
-    return _op("StridedSliceGrad")(ins[0].value, [n] + list(node.attrs["shape"]), *_strided_attrs(node.attrs))
+    begin, end, strides, *masks = _strided_spec(node.attrs, *ins[1:4])
+    return _op("StridedSliceGrad")([n] + _ints(ins[0], "shape"), begin, end, strides, ins[4].value, *masks)
 
 
 @_rule("Pad")
@@ -572,19 +573,19 @@ def _split(node, ins, n):
 
 @_rule("GatherV2")
 def _gather(node, ins, n):
-    _only_first_batched(ins)
+    _only_first_batched(ins[:2])
     if node.attrs["batch_dims"] != 0:
         raise Unbatchable("batch_dims is not 0")
-    return _op("GatherV2")(ins[0].value, ins[1].value, _axis(node.attrs["axis"], ins[0].rank), 0)
+    return _op("GatherV2")(ins[0].value, ins[1].value, _axis(_ints(ins[2], "axis")[0], ins[0].rank), 0)
 
 
 @_rule("UnsortedSegmentSum")
 def _unsorted_segment_sum(node, ins, n):
     _only_first_batched(ins)
-    data, ids = ins
+    data, ids = ins[:2]
     k = ids.rank
     # Move the batch dimension behind the segmented ones: [s0..sk-1, n, rest] -> [segments, n, rest].
     perm = list(range(1, k + 1)) + [0] + list(range(k + 1, data.rank + 1))
-    summed = _op("UnsortedSegmentSum")(_op("Transpose")(data.value, perm), ids.value, node.attrs["num_segments"])
+    summed = _op("UnsortedSegmentSum")(_op("Transpose")(data.value, perm), ids.value, _ints(ins[2], "num_segments")[0])
     rest = data.rank - k
     return _op("Transpose")(summed, [1, 0] + list(range(2, rest + 2)))

@@ -36,16 +36,19 @@ constexpr Py_ssize_t kMaxShapeOperandLength = 64;
 constexpr size_t kMaxCachedShapeOperands = 4096;
 
 // A new reference to the tensor for `value`, nullptr with no error set when `value` is not a plain int or
-// a short list/tuple of plain ints (the caller then converts it the generic way), or nullptr with an error.
-PyObject* shape_operand_tensor(PyObject* value) {
+// a short list/tuple of plain ints (the caller then converts it the generic way), or nullptr with an error
+// (TensorFlow's ValueError for an int beyond int64).
+PyObject* shape_operand_tensor(PyObject* value, const OpDef& op, const ArgDef& arg) {
   IntsKey key;
   auto read = [&](PyObject* item) {
     if (!PyLong_CheckExact(item)) return false;
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(item, &overflow);
-    if (overflow != 0 || (v == -1 && PyErr_Occurred())) {
-      PyErr_Clear();
-      return false;  // the generic path reports it
+    if (v == -1 && PyErr_Occurred()) return false;
+    if (overflow != 0) {
+      PyErr_Format(PyExc_ValueError, "%s: '%s' got %S, which is out of range for int64", op.name.c_str(),
+                   arg.name.c_str(), item);
+      return false;
     }
     key.values.push_back(v);
     return true;
@@ -315,7 +318,7 @@ PyObject* op_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, Py
     int var = rule_of(k).type_var;
     int hint = var >= 0 ? var_dtype[var] : -1;
     if (op.inputs[std::min(k, n_declared - 1)].shape_like && !is_tensor(raw[k])) {
-      PyObject* t = shape_operand_tensor(raw[k]);
+      PyObject* t = shape_operand_tensor(raw[k], op, op.inputs[std::min(k, n_declared - 1)]);
       if (t != nullptr) {
         tensors.push_back(t);
         continue;

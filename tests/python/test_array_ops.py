@@ -559,9 +559,9 @@ def test_fill_zeros_ones_dtypes_and_values():
 
 
 def test_fill_zeros_ones_errors():
-    with invalid("Fill: dims \\[2,-1\\]: dimension -1 is negative"):
+    with invalid("Fill: 'dims' \\[2, -1\\]: dimension -1 must be >= 0"):
         tf.fill([2, -1], 3)
-    with invalid("Fill: dims \\[2,-1\\]: dimension -1 is negative"):
+    with invalid("Fill: 'dims' \\[2, -1\\]: dimension -1 must be >= 0"):
         tf.zeros([2, -1])
     with invalid("Fill: value must be a scalar, got shape \\[2\\]"):
         tf.fill([2, 2], [1, 2])

@@ -109,8 +109,9 @@ def test_multi_output_control_inputs_and_attrs():
     nodes = nodes_by_name(gd)
     assert list(nodes["ConcatV2"].input) == ["Unpack", "Unpack:2"]  # output 0 by name, others "name:k"
     assert nodes["ConcatV2"].attr["N"].i == 2 and nodes["ConcatV2"].attr["axis"].i == 0
-    assert list(nodes["RandomUniform_1"].input) == ["^RandomUniform"]
-    assert list(nodes["Transpose"].attr["perm"].list.i) == [1, 0]
+    assert [i for i in nodes["RandomUniform_1"].input if i.startswith("^")] == ["^RandomUniform"]
+    perm = nodes[nodes["Transpose"].input[1]]  # perm is an input, as in TensorFlow's Transpose
+    np.testing.assert_array_equal(gdm.make_ndarray(perm.attr["value"].tensor), [1, 0])
     assert nodes["Unpack"].attr["T"].type == gdm.DT_FLOAT
     assert nodes["MatMul"].attr["transpose_b"].b is True
     assert nodes["MatMul"].attr["transpose_a"].WhichOneof("value") == "b"  # set though false
@@ -121,8 +122,7 @@ def test_multi_output_control_inputs_and_attrs():
     assert hot["dtype"].type == gdm.DT_DOUBLE and hot["depth"].i == 4 and hot["on_value"].f == 2.0
     shape = nodes["ids"].attr["shape"].shape
     assert [d.size for d in shape.dim] == [-1] and not shape.unknown_rank
-    const = nodes["Const"].attr
-    assert const["dtype"].type == gdm.DT_FLOAT
+    const = next(n.attr for n in gd.node if n.op == "Const" and n.attr["dtype"].type == gdm.DT_FLOAT)
     np.testing.assert_array_equal(gdm.make_ndarray(const["value"].tensor), [1., 2., 3., 4.])
 
 

@@ -133,7 +133,7 @@ def _int_scalar(value, op, arg, float_error=TypeError):
     return values[0]
 
 
-def _shape_operand(value, op, arg, float_error=_INVALID, scalar=False):
+def _shape_operand(value, op, arg, float_error=_INVALID, scalar=False, vector=False):
     """A shape-like operand of an op that takes it as an int tensor (Reshape's shape, Transpose's perm,
     ...): a tensor, symbolic ones included, passes as it is; a list holding tensors is stacked, as
     TensorFlow packs it (tf.reshape(x, [tf.shape(x)[0], -1])); anything else becomes ints, which the op
@@ -141,6 +141,8 @@ def _shape_operand(value, op, arg, float_error=_INVALID, scalar=False):
     if isinstance(value, Tensor):
         if value.dtype not in _INDEX_DTYPES:
             raise _invalid(op, f"{arg} must be an int32 or int64 tensor, got dtype {value.dtype.name}")
+        if vector and value.shape.rank == 0:
+            return _Reshape(value, [1])  # tf.zeros(n) is tf.zeros([n])
         return value
     if isinstance(value, (list, tuple)) and any(isinstance(v, Tensor) for v in value):
         return _pack_ints(value, op, arg)
@@ -323,14 +325,16 @@ def identity(input, name=None):  # noqa: A002 - TF's name
 
 
 def slice(input_, begin, size, name=None):  # noqa: A001 - TF's name
-    return _Slice(input_, _int_list(begin, "Slice", "begin"), _int_list(size, "Slice", "size"))
+    return _Slice(input_, _shape_operand(begin, "Slice", "begin"), _shape_operand(size, "Slice", "size"))
 
 
 def strided_slice(input_, begin, end, strides=None, begin_mask=0, end_mask=0, ellipsis_mask=0,
                   new_axis_mask=0, shrink_axis_mask=0, name=None):
-    begin = _int_list(begin, "StridedSlice", "begin")
-    strides = [1] * len(begin) if strides is None else _int_list(strides, "StridedSlice", "strides")
-    return _StridedSlice(input_, begin, _int_list(end, "StridedSlice", "end"), strides, begin_mask, end_mask,
+    begin = _shape_operand(begin, "StridedSlice", "begin")
+    if strides is None:
+        strides = _OnesLike(begin) if isinstance(begin, Tensor) else [1] * len(begin)
+    strides = _shape_operand(strides, "StridedSlice", "strides")
+    return _StridedSlice(input_, begin, _shape_operand(end, "StridedSlice", "end"), strides, begin_mask, end_mask,
                          ellipsis_mask, new_axis_mask, shrink_axis_mask)
 
 
@@ -340,15 +344,18 @@ _SLICE_DTYPES = (dtypes.int16, dtypes.int32, dtypes.int64)
 
 
 def _index(item):
-    """An index or slice bound as an int: Python and NumPy ints (bools too, as in TF) or int scalar tensors."""
+    """An index or slice bound as an int: Python and NumPy ints (bools too, as in TF) or int scalar tensors.
+    A graph tensor stays a tensor: the slice spec then becomes a tensor computed in the graph."""
     if isinstance(item, numbers.Integral):
         return int(item)
     if isinstance(item, Tensor):
-        ok = item.ndim == 0 and item.dtype in _SLICE_DTYPES
+        ok = item.shape.rank in (0, None) and item.dtype in _SLICE_DTYPES
     else:
         ok = isinstance(item, np.ndarray) and item.ndim == 0 and item.dtype.kind in "iu"
     if not ok:
         raise TypeError(f"{_SLICE_TYPE_ERROR}, got {item!r}")
+    if isinstance(item, Tensor) and item._is_symbolic:
+        return item if item.dtype != dtypes.int16 else _Cast(item, dtypes.int32)
     return int(item)
 
 
@@ -388,11 +395,13 @@ def _slice_helper(tensor, key):
         else:
             i = _index(item)
             begin.append(i)
-            end.append(i + 1)
+            end.append(i + 1)  # for a graph tensor, an Add in the graph
             strides.append(1)
             shrink_axis_mask |= bit
-    return _StridedSlice(tensor, begin, end, strides, begin_mask, end_mask, ellipsis_mask, new_axis_mask,
-                         shrink_axis_mask)
+    spec = [begin, end, strides]
+    if any(isinstance(v, Tensor) for part in spec for v in part):
+        spec = [_pack_ints(part, "StridedSlice", what) for part, what in zip(spec, ("begin", "end", "strides"))]
+    return _StridedSlice(tensor, *spec, begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask)
 
 
 def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
@@ -416,12 +425,13 @@ def boolean_mask(tensor, mask, axis=None, name="boolean_mask"):
     size = None if None in masked else int(np.prod(masked))
     target = dims[:axis] + [size] + dims[axis + k:]
     if sum(d is None for d in target) > 1:
-        raise errors.UnimplementedError(
-            None, None, f"boolean_mask: flattening the masked dimensions of a tensor of shape {dims} needs a "
-            f"reshape to {target}, with several dimensions unknown while tracing; ember's Reshape takes a static "
-            "shape with at most one -1, so this needs run-time shapes (not supported yet). Give the other "
-            "dimensions in the input signature.")
-    flat = _Reshape(tensor, [-1 if d is None else d for d in target])
+        # Several dims unknown while tracing: the target shape is computed from the tensor's shape at run time.
+        shape = _Shape(tensor, dtypes.int32)
+        target = [(shape[i] if d is None else d) for i, d in enumerate(dims[:axis])] + [-1] + \
+                 [(shape[axis + k + i] if d is None else d) for i, d in enumerate(dims[axis + k:])]
+        flat = _Reshape(tensor, _pack_ints(target, "Reshape", "shape"))
+    else:
+        flat = _Reshape(tensor, [-1 if d is None else d for d in target])
     indices = _Squeeze(_Where(_Reshape(mask, [-1])), [1])
     return _GatherV2(flat, indices, axis, 0)
 
@@ -432,7 +442,7 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     if indices.dtype == dtypes.int16:  # TF accepts int16; the op takes int32 and int64
         indices = _Cast(indices, dtypes.int32)
     batch_dims = _to_int(batch_dims, "GatherV2", "batch_dims")
-    axis = batch_dims if axis is None else _int_scalar(axis, "GatherV2", "axis", _INVALID)
+    axis = batch_dims if axis is None else _shape_operand(axis, "GatherV2", "axis", _INVALID, scalar=True)
     return _GatherV2(params, indices, axis, batch_dims)
 
 
@@ -487,13 +497,13 @@ def fill(dims, value, name=None):
 def zeros(shape, dtype=dtypes.float32, name=None):
     dtype = dtypes.as_dtype(dtype)
     value = convert_to_tensor(False if dtype.is_bool else 0, dtype=dtype)
-    return _Fill(_shape_operand(shape, "Fill", "shape", TypeError), value)
+    return _Fill(_shape_operand(shape, "Fill", "shape", TypeError, vector=True), value)
 
 
 def ones(shape, dtype=dtypes.float32, name=None):
     dtype = dtypes.as_dtype(dtype)
     value = convert_to_tensor(True if dtype.is_bool else 1, dtype=dtype)
-    return _Fill(_shape_operand(shape, "Fill", "shape", TypeError), value)
+    return _Fill(_shape_operand(shape, "Fill", "shape", TypeError, vector=True), value)
 
 
 def zeros_like(input, dtype=None, name=None):  # noqa: A002 - TF's name
@@ -539,12 +549,11 @@ def range(start, limit=None, delta=1, dtype=None, name="range"):  # noqa: A001 -
             if arg.dtype not in _RANGE_DTYPE_ORDER:
                 raise TypeError(f"Range: bounds must be int32, int64 or floating, got {arg.dtype.name}")
         dtype = max((arg.dtype for arg in args), key=_RANGE_DTYPE_ORDER.index)
-    values = []
     for arg, what in zip(args, ("start", "limit", "delta")):
-        if arg.ndim != 0:
+        if arg.shape.rank not in (None, 0):
             raise _invalid("Range", f"{what} must be a scalar, got shape {arg.shape.as_list()}")
-        values.append(float(_concrete(arg, "Range", what).numpy()))
-    return _Range(values[0], values[1], values[2], dtype)
+    # The bounds are inputs of the op (a graph value such as tf.shape(x)[0] too), cast as TensorFlow casts them.
+    return _Range(*[arg if arg.dtype == dtype else _Cast(arg, dtype) for arg in args])
 
 
 def linspace(start, stop, num, name=None, axis=0):
@@ -610,7 +619,7 @@ def unsorted_segment_sum(data, segment_ids, num_segments, name=None):
     segment_ids = _tensor(segment_ids)
     if segment_ids.dtype not in _INDEX_DTYPES:
         raise TypeError(f"unsorted_segment_sum: segment_ids must be int32 or int64, got {segment_ids.dtype.name}")
-    num_segments = _int_scalar(num_segments, "UnsortedSegmentSum", "num_segments", _INVALID)
+    num_segments = _shape_operand(num_segments, "UnsortedSegmentSum", "num_segments", _INVALID, scalar=True)
     return _UnsortedSegmentSum(data, segment_ids, num_segments)
 
 

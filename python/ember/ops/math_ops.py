@@ -149,6 +149,13 @@ def _axis_int(axis):
         raise TypeError(f"axis must be an int, a list of ints or an integer tensor, got {axis!r}") from None
 
 
+def _scalar_axis(axis):
+    """An axis operand: an int, or an int scalar tensor (a graph value too: the op reads it at run time)."""
+    if isinstance(axis, Tensor) and axis.dtype in (dtypes.int32, dtypes.int64) and axis.shape.rank in (0, None):
+        return axis
+    return _axis_int(axis)
+
+
 def _axes(x, axis):
     """TF's axis argument (None = all axes, an int, a list or a tensor) as a list of ints."""
     if axis is None:
@@ -227,13 +234,13 @@ _Cumprod = _C.op("Cumprod")
 def cumsum(x, axis=0, exclusive=False, reverse=False, name=None):
     """Cumulative sum along ``axis``: cumsum([a, b, c]) == [a, a + b, a + b + c]. ``exclusive`` leaves each
     element out of its own sum ([0, a, a + b]); ``reverse`` scans from the end ([a + b + c, b + c, c])."""
-    return _Cumsum(_as_tensor(x), _axis_int(axis), bool(exclusive), bool(reverse))
+    return _Cumsum(_as_tensor(x), _scalar_axis(axis), bool(exclusive), bool(reverse))
 
 
 def cumprod(x, axis=0, exclusive=False, reverse=False, name=None):
     """Cumulative product along ``axis``: cumprod([a, b, c]) == [a, a * b, a * b * c]; ``exclusive`` and
     ``reverse`` as in ``cumsum``."""
-    return _Cumprod(_as_tensor(x), _axis_int(axis), bool(exclusive), bool(reverse))
+    return _Cumprod(_as_tensor(x), _scalar_axis(axis), bool(exclusive), bool(reverse))
 
 
 _ArgMax = _C.op("ArgMax")
@@ -242,12 +249,12 @@ _ArgMin = _C.op("ArgMin")
 
 def argmax(input, axis=None, output_type=dtypes.int64, name=None):  # noqa: A002 - TF's name
     """Index of the largest value along ``axis`` (default 0); ties give the first index."""
-    return _ArgMax(input, 0 if axis is None else _axis_int(axis), dtypes.as_dtype(output_type))
+    return _ArgMax(input, 0 if axis is None else _scalar_axis(axis), dtypes.as_dtype(output_type))
 
 
 def argmin(input, axis=None, output_type=dtypes.int64, name=None):  # noqa: A002 - TF's name
     """Index of the smallest value along ``axis`` (default 0); ties give the first index."""
-    return _ArgMin(input, 0 if axis is None else _axis_int(axis), dtypes.as_dtype(output_type))
+    return _ArgMin(input, 0 if axis is None else _scalar_axis(axis), dtypes.as_dtype(output_type))
 
 
 # ---- matrix multiply ------------------------------------------------------------------------------------

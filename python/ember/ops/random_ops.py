@@ -58,7 +58,7 @@ def set_seed(seed):
 
 
 def _shape(shape, op):
-    return array_ops._int_list(shape, op, "shape", TypeError)
+    return array_ops._shape_operand(shape, op, "shape", TypeError, vector=True)
 
 
 def _scale(x, scale, shift):
@@ -149,10 +149,10 @@ def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=dtypes.float32, 
             raise errors.UnimplementedError(
                 None, None, "stateless_uniform: full-range integers (minval=maxval=None) need "
                 "StatelessRandomUniformFullInt, which ember does not have; pass minval and maxval")
-        return _StatelessRandomUniformInt(_seed_tensor(seed, "StatelessRandomUniformInt"),
-                                          _shape(shape, "StatelessRandomUniformInt"),
+        return _StatelessRandomUniformInt(_shape(shape, "StatelessRandomUniformInt"),
+                                          _seed_tensor(seed, "StatelessRandomUniformInt"),
                                           _int_bound(minval, "minval"), _int_bound(maxval, "maxval"), dtype)
-    x = _StatelessRandomUniform(_seed_tensor(seed, "StatelessRandomUniform"), _shape(shape, "StatelessRandomUniform"), dtype)
+    x = _StatelessRandomUniform(_shape(shape, "StatelessRandomUniform"), _seed_tensor(seed, "StatelessRandomUniform"), dtype)
     maxval = 1 if maxval is None else maxval
     return x * (convert_to_tensor(maxval, dtype=dtype) - convert_to_tensor(minval, dtype=dtype)) + \
         convert_to_tensor(minval, dtype=dtype)
@@ -160,14 +160,14 @@ def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=dtypes.float32, 
 
 def stateless_normal(shape, seed, mean=0.0, stddev=1.0, dtype=dtypes.float32, name=None, alg="auto_select"):
     """Normal values, a pure function of (seed, shape)."""
-    x = _StatelessRandomNormal(_seed_tensor(seed, "StatelessRandomNormal"), _shape(shape, "StatelessRandomNormal"), _check_float_dtype(dtype))
+    x = _StatelessRandomNormal(_shape(shape, "StatelessRandomNormal"), _seed_tensor(seed, "StatelessRandomNormal"), _check_float_dtype(dtype))
     return _scale(x, stddev, mean)
 
 
 def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=dtypes.float32, name=None,
                                alg="auto_select"):
     """Truncated normal values (within two stddevs of the mean), a pure function of (seed, shape)."""
-    x = _StatelessTruncatedNormal(_seed_tensor(seed, "StatelessTruncatedNormal"),
-                                  _shape(shape, "StatelessTruncatedNormal"),
+    x = _StatelessTruncatedNormal(_shape(shape, "StatelessTruncatedNormal"),
+                                  _seed_tensor(seed, "StatelessTruncatedNormal"),
                                   _check_float_dtype(dtype))
     return _scale(x, stddev, mean)

@@ -62,19 +62,19 @@ std::vector<Tensor> split(const Tensor& x, int64_t num_splits, int64_t axis) {
 }
 
 Tensor slice(const Tensor& x, const Ints& begin, const Ints& size) {
-  return call_op1("Slice", {x}, {begin, size});
+  return call_op1("Slice", {x, ints(begin), ints(size)});
 }
 
 Tensor strided_slice(const Tensor& x, const Ints& begin, const Ints& end, const Ints& strides,
                      int64_t begin_mask, int64_t end_mask, int64_t ellipsis_mask, int64_t new_axis_mask,
                      int64_t shrink_axis_mask) {
   Ints s = strides.empty() ? Ints(begin.size(), 1) : strides;
-  return call_op1("StridedSlice", {x},
-                  {begin, end, s, begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask});
+  return call_op1("StridedSlice", {x, ints(begin), ints(end), ints(s)},
+                  {begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask});
 }
 
 Tensor gather(const Tensor& params, const Tensor& indices, int64_t axis, int64_t batch_dims) {
-  return call_op1("GatherV2", {params, indices}, {axis, batch_dims});
+  return call_op1("GatherV2", {params, indices, Tensor(axis)}, {batch_dims});
 }
 
 Tensor tile(const Tensor& x, const Ints& multiples) { return call_op1("Tile", {x, ints(multiples)}); }
@@ -110,7 +110,7 @@ Tensor eye(int64_t num_rows, int64_t num_columns, const Ints& batch_shape, DType
 }
 
 Tensor range(double start, double limit, double delta, DType dtype) {
-  return call_op1("Range", {}, {start, limit, delta, dtype});
+  return call_op1("Range", {scalar_of(dtype, start), scalar_of(dtype, limit), scalar_of(dtype, delta)});
 }
 
 Tensor linspace(const Tensor& start, const Tensor& stop, int64_t num) {

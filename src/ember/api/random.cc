@@ -20,10 +20,11 @@ SeedPair get_seed(std::optional<int64_t> op_seed) {
   }
 }
 
-AttrValue shape_attr(const Shape& shape) {
+// The `shape` operand of a random op, an int64 vector.
+Tensor shape_operand(const Shape& shape) {
   if (!shape.fully_defined())
     throw StatusError(invalid_argument("random: shape ", shape.to_string(), " must be fully defined"));
-  return shape.dim_vector();
+  return Tensor::from_vector(shape.dim_vector());
 }
 
 /// A scalar of `dtype` holding v (converted from double directly, not through float32).
@@ -64,26 +65,25 @@ Tensor random_uniform(const Shape& shape, DType dtype, double minval, std::optio
   if (is_integer(dtype)) {
     check_int_bounds(dtype, maxval);
     const SeedPair s = get_seed(seed);
-    return call_op1("RandomUniformInt", {},
-                    {shape_attr(shape), static_cast<int64_t>(minval), static_cast<int64_t>(*maxval), dtype,
-                     s.seed, s.seed2});
+    return call_op1("RandomUniformInt", {shape_operand(shape)},
+                    {static_cast<int64_t>(minval), static_cast<int64_t>(*maxval), dtype, s.seed, s.seed2});
   }
   const SeedPair s = get_seed(seed);
-  Tensor rnd = call_op1("RandomUniform", {}, {shape_attr(shape), dtype, s.seed, s.seed2});
+  Tensor rnd = call_op1("RandomUniform", {shape_operand(shape)}, {dtype, s.seed, s.seed2});
   return scale_uniform(rnd, minval, maxval.value_or(1.0));
 }
 
 Tensor random_normal(const Shape& shape, double mean, double stddev, DType dtype,
                      std::optional<int64_t> seed) {
   const SeedPair s = get_seed(seed);
-  return scale_normal(call_op1("RandomStandardNormal", {}, {shape_attr(shape), dtype, s.seed, s.seed2}), mean,
-                      stddev);
+  return scale_normal(call_op1("RandomStandardNormal", {shape_operand(shape)}, {dtype, s.seed, s.seed2}),
+                      mean, stddev);
 }
 
 Tensor truncated_normal(const Shape& shape, double mean, double stddev, DType dtype,
                         std::optional<int64_t> seed) {
   const SeedPair s = get_seed(seed);
-  return scale_normal(call_op1("TruncatedNormal", {}, {shape_attr(shape), dtype, s.seed, s.seed2}), mean,
+  return scale_normal(call_op1("TruncatedNormal", {shape_operand(shape)}, {dtype, s.seed, s.seed2}), mean,
                       stddev);
 }
 
@@ -91,23 +91,23 @@ Tensor stateless_random_uniform(const Shape& shape, std::array<int64_t, 2> seed,
                                 std::optional<double> maxval) {
   if (is_integer(dtype)) {
     check_int_bounds(dtype, maxval);
-    return call_op1("StatelessRandomUniformInt", {seed_tensor(seed)},
-                    {shape_attr(shape), static_cast<int64_t>(minval), static_cast<int64_t>(*maxval), dtype});
+    return call_op1("StatelessRandomUniformInt", {shape_operand(shape), seed_tensor(seed)},
+                    {static_cast<int64_t>(minval), static_cast<int64_t>(*maxval), dtype});
   }
-  Tensor rnd = call_op1("StatelessRandomUniform", {seed_tensor(seed)}, {shape_attr(shape), dtype});
+  Tensor rnd = call_op1("StatelessRandomUniform", {shape_operand(shape), seed_tensor(seed)}, {dtype});
   return scale_uniform(rnd, minval, maxval.value_or(1.0));
 }
 
 Tensor stateless_random_normal(const Shape& shape, std::array<int64_t, 2> seed, double mean, double stddev,
                                DType dtype) {
-  return scale_normal(call_op1("StatelessRandomNormal", {seed_tensor(seed)}, {shape_attr(shape), dtype}),
+  return scale_normal(call_op1("StatelessRandomNormal", {shape_operand(shape), seed_tensor(seed)}, {dtype}),
                       mean, stddev);
 }
 
 Tensor stateless_truncated_normal(const Shape& shape, std::array<int64_t, 2> seed, double mean, double stddev,
                                   DType dtype) {
-  return scale_normal(call_op1("StatelessTruncatedNormal", {seed_tensor(seed)}, {shape_attr(shape), dtype}),
-                      mean, stddev);
+  return scale_normal(
+      call_op1("StatelessTruncatedNormal", {shape_operand(shape), seed_tensor(seed)}, {dtype}), mean, stddev);
 }
 
 }  // namespace ember

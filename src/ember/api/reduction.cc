@@ -39,10 +39,10 @@ Tensor reduce_logsumexp(const Tensor& x, std::vector<int64_t> axes, bool keepdim
 }
 
 Tensor argmax(const Tensor& x, int64_t axis, DType output_type) {
-  return call_op1("ArgMax", {x}, {AttrValue(axis), AttrValue(output_type)});
+  return call_op1("ArgMax", {x, Tensor(axis)}, {AttrValue(output_type)});
 }
 Tensor argmin(const Tensor& x, int64_t axis, DType output_type) {
-  return call_op1("ArgMin", {x}, {AttrValue(axis), AttrValue(output_type)});
+  return call_op1("ArgMin", {x, Tensor(axis)}, {AttrValue(output_type)});
 }
 
 }  // namespace ember

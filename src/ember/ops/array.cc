@@ -716,14 +716,27 @@ void concat_grad(GradContext& c) {
   int64_t axis;
   check_ok(normalize_axis(c.attr_int(0), dy.rank(), "ConcatV2", &axis));
   std::vector<int64_t> sizes;
-  bool unknown = false;
+  int unknown = 0;
   for (int i = 0; i < n; ++i) {
     int64_t d =
         c.input(i).shape().rank_known() ? c.input(i).shape().dim(static_cast<int>(axis)) : kUnknownDim;
-    // SplitV infers one unknown size from dy; a second needs shapes ember only knows at run time.
-    if (d < 0 && unknown) static_dims(c.input(i), "ConcatV2");
-    unknown |= d < 0;
+    unknown += d < 0;
     sizes.push_back(d < 0 ? -1 : d);
+  }
+  if (unknown > 1) {
+    // SplitV infers one unknown size from dy; with more, each piece is sliced at an offset computed at run
+    // time from the inputs' shapes.
+    const int rank = dy.rank();
+    std::vector<int64_t> zeros(static_cast<size_t>(rank), 0), unit(static_cast<size_t>(rank), 0);
+    unit[static_cast<size_t>(axis)] = 1;
+    GradTensor offset = int_vector(zeros);
+    const GradTensor along_axis = int_vector(unit);
+    for (int i = 0; i < n; ++i) {
+      const GradTensor size = shape_of(c.input(i));
+      c.set(i, emit1("Slice", {dy, offset, size}));
+      offset = offset + size * along_axis;
+    }
+    return;
   }
   AttrList attrs;
   attrs.push_back(std::move(sizes));

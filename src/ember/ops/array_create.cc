@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ember/kernels/array.h"
@@ -87,16 +88,24 @@ Status eye_kernel(KernelContext& ctx) {
   return Status::OK();
 }
 
-// ---- Range (attrs: start, limit, delta, dtype)
+// ---- Range (inputs start, limit, delta: scalars of the output's dtype, as TensorFlow's)
 
 // TensorFlow's Range kernels: floats, int32 and int64 (not the 8/16-bit integers).
 constexpr DTypeSet kRangeTypes = kFloatTypes | kIndexTypes;
 
-Status range_shape(InferContext& ctx) {
-  const DType dtype = ctx.attr_dtype(3);
-  if (!dtype_in(dtype, kRangeTypes))
-    return invalid_argument("Range: dtype must be a float, int32 or int64, got ", dtype_name(dtype));
-  const double start = ctx.attr_float(0), limit = ctx.attr_float(1), delta = ctx.attr_float(2);
+double scalar_value(const TensorImpl& t) {
+  double v = 0;
+  visit_dtype<kRangeTypes>(t.dtype(), [&]<typename T>() {
+    if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
+      v = static_cast<float>(t.data<T>()[0]);
+    } else {
+      v = static_cast<double>(t.data<T>()[0]);
+    }
+  });
+  return v;
+}
+
+StatusOr<int64_t> range_length(DType dtype, double start, double limit, double delta) {
   // TensorFlow rejects a delta that points away from the limit rather than returning an empty range.
   if (delta > 0 && start > limit)
     return invalid_argument("Range: requires start <= limit when delta > 0, got start ", start, " and limit ",
@@ -104,16 +113,34 @@ Status range_shape(InferContext& ctx) {
   if (delta < 0 && start < limit)
     return invalid_argument("Range: requires start >= limit when delta < 0, got start ", start, " and limit ",
                             limit);
-  auto size = kernels::range_size(dtype, ctx.attr_float(0), ctx.attr_float(1), ctx.attr_float(2));
+  return kernels::range_size(dtype, start, limit, delta);
+}
+
+Status range_shape(InferContext& ctx) {
+  static const char* const kNames[] = {"start", "limit", "delta"};
+  for (int i = 0; i < 3; ++i)
+    if (ctx.inputs[i].shape.rank_known() && ctx.inputs[i].shape.rank() != 0)
+      return invalid_argument("Range: ", kNames[i], " must be a scalar, got shape ",
+                              ctx.inputs[i].shape.to_string());
+  const DType dtype = ctx.inputs[0].dtype;
+  const TensorImpl *start = ctx.constant(0), *limit = ctx.constant(1), *delta = ctx.constant(2);
+  if (start == nullptr || limit == nullptr || delta == nullptr) {
+    ctx.outputs.push_back(TensorSpec{dtype, Shape({kUnknownDim})});  // a length known at run time
+    return Status::OK();
+  }
+  auto size = range_length(dtype, scalar_value(*start), scalar_value(*limit), scalar_value(*delta));
   if (!size.ok()) return size.status();
   ctx.outputs.push_back(TensorSpec{dtype, Shape({*size})});
   return Status::OK();
 }
 
 Status range_kernel(KernelContext& ctx) {
+  const double start = scalar_value(ctx.input(0)), delta = scalar_value(ctx.input(2));
+  auto size = range_length(ctx.input(0).dtype(), start, scalar_value(ctx.input(1)), delta);
+  if (!size.ok()) return size.status();
+  EMBER_RETURN_IF_ERROR(allocate_output(ctx, 0, ctx.input(0).dtype(), Shape({*size})));
   TensorImpl& out = ctx.output(0);
-  kernels::range(out.dtype(), ctx.attr_float(0), ctx.attr_float(2), out.num_elements(),
-                 out.mutable_raw_data());
+  kernels::range(out.dtype(), start, delta, out.num_elements(), out.mutable_raw_data());
   return Status::OK();
 }
 
@@ -418,7 +445,25 @@ void fill_grad(GradContext& c) {
 
 // dy viewed as [m0, d0, m1, d1, ...] summed over the multiples' axes; dims tiled once are not split.
 void tile_grad(GradContext& c) {
-  const std::vector<int64_t> dims = static_dims(c.input(0), "Tile");
+  const GradTensor x = c.input(0);
+  if (!x.shape().fully_defined() || c.input(1)->is_symbolic()) {
+    // Shapes read at run time: dy viewed as [m0, d0, m1, d1, ...] (the multiples interleaved with x's
+    // shape), summed over the multiples' axes.
+    const int rank = x.rank();
+    if (rank < 0 || 2 * rank > kMaxRank)
+      check_ok(make_error(Code::kUnimplemented,
+                          "Tile: the gradient with unknown dims needs a known rank of at most ", kMaxRank / 2,
+                          ", got ", x.shape().to_string()));
+    const int64_t flat[] = {-1};
+    const GradTensor split = reshape_to(
+        transpose(stack_ints({cast(c.input(1), DType::kInt32), shape_of(x)}), std::vector<int64_t>{1, 0}),
+        int_vector(flat));
+    std::vector<int64_t> axes;
+    for (int i = 0; i < rank; ++i) axes.push_back(2 * i);
+    c.set(0, sum(reshape_to(c.grad(), split), axes, false));
+    return;
+  }
+  const std::vector<int64_t> dims = x.shape().dim_vector();
   const std::vector<int64_t> m = known_ints(c.input(1), "Tile", "multiples");
   GradTensor dy = c.grad();
   std::vector<int64_t> split, axes;
@@ -463,12 +508,11 @@ void pad_grad(GradContext& c) {
     c.set(0, emit1("MirrorPadGrad", {c.grad()}, std::move(attrs)));
     return;
   }
-  const std::vector<int64_t> dims = static_dims(c.input(0), "Pad");
+  const int rank = c.input(0).rank();
+  if (rank < 0) check_ok(make_error(Code::kUnimplemented, "Pad: the gradient needs the input's rank"));
   std::vector<int64_t> begin;
-  for (size_t i = 0; i < dims.size(); ++i) begin.push_back(p[2 * i]);
-  attrs.push_back(std::move(begin));
-  attrs.push_back(dims);
-  c.set(0, emit1("Slice", {c.grad()}, std::move(attrs)));
+  for (int i = 0; i < rank; ++i) begin.push_back(p[2 * i]);
+  c.set(0, emit1("Slice", {c.grad(), int_vector(begin), shape_of(c.input(0))}));
 }
 
 // MirrorPadGrad is linear and Pad (in the same mode) is its adjoint.
@@ -578,14 +622,12 @@ void register_array_create_ops(OpRegistry& r) {
       .doc(
           "start, start + delta, ... up to (excluding) limit; an error when delta points away from limit. "
           "range(1, 10, 3) == [1, 4, 7]")
+      .input("start")
+      .input("limit")
+      .input("delta")
       .output("output")
       .type_var(kRangeTypes)
-      .attr("start", AttrType::kFloat)
-      .attr("limit", AttrType::kFloat)
-      .attr("delta", AttrType::kFloat, 1.0)
-      .attr("dtype", AttrType::kDType, DType::kFloat32)
-      .dispatch_on_output()
-      .flags(kNotDifferentiable)
+      .flags(kNotDifferentiable | kKernelAllocates)
       .shape(&range_shape)
       .kernel(kRangeTypes, &range_kernel)
       .done(r);

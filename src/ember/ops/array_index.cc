@@ -78,7 +78,34 @@ Status plan_slice(const Shape& in, const std::vector<int64_t>& begin, const std:
 
 Status slice_shape(InferContext& ctx) {
   const Shape& in = ctx.inputs[0].shape;
-  const auto &begin = ctx.attr_ints(0), &size = ctx.attr_ints(1);
+  for (int k = 1; k < 3; ++k)
+    if (ctx.inputs[k].shape.rank_known() && ctx.inputs[k].shape.rank() != 1)
+      return invalid_argument("Slice: begin and size must be vectors, got a tensor of shape ",
+                              ctx.inputs[k].shape.to_string());
+  PartialValue begin_value = ctx.value_of(1), size_value = ctx.value_of(2);
+  if (!begin_value.fully_known() || !size_value.fully_known()) {
+    // The rank is the operands' length; a dim is known where its size is (and not -1).
+    Shape out = in;
+    const PartialValue& known = size_value.length_known ? size_value : begin_value;
+    if (!known.length_known && !in.rank_known()) {
+      ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, Shape::unknown_rank()});
+      return Status::OK();
+    }
+    const int rank = in.rank_known() ? in.rank() : static_cast<int>(known.values.size());
+    if (rank > kMaxRank)
+      return invalid_argument("Slice: rank ", rank, " is more than the maximum ", kMaxRank);
+    out = Shape();
+    for (int d = 0; d < rank; ++d) {
+      const int64_t sz = size_value.length_known && d < static_cast<int>(size_value.values.size())
+                             ? size_value.values[d]
+                             : PartialValue::kUnknown;
+      out.push_back(sz >= 0 ? sz : kUnknownDim);
+    }
+    ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, out});
+    return Status::OK();
+  }
+  const std::vector<int64_t>& begin = begin_value.values;
+  const std::vector<int64_t>& size = size_value.values;
   SlicePlan plan;
   if (!in.rank_known()) {
     if (begin.size() != size.size() || size.size() > static_cast<size_t>(kMaxRank))
@@ -93,8 +120,12 @@ Status slice_shape(InferContext& ctx) {
 }
 
 Status slice_kernel(KernelContext& ctx) {
+  for (int k = 1; k < 3; ++k)
+    if (ctx.input(k).rank() != 1)
+      return invalid_argument("Slice: begin and size must be vectors, got a tensor of shape ",
+                              ctx.input(k).shape().to_string());
   SlicePlan plan;
-  EMBER_RETURN_IF_ERROR(plan_slice(ctx.input(0).shape(), ctx.attr_ints(0), ctx.attr_ints(1), &plan));
+  EMBER_RETURN_IF_ERROR(plan_slice(ctx.input(0).shape(), ctx.int_values(1), ctx.int_values(2), &plan));
   return run_slice(ctx, plan);
 }
 
@@ -110,19 +141,66 @@ constexpr int kNewAxis = -1;
 constexpr int kShrinkAxis = -2;
 constexpr size_t kMaxSliceSpec = 62;  // masks are int64 bit sets, and one bit is needed for an implied '...'
 
+// The slice spec: begin, end and strides (inputs `first` .. `first` + 2: StridedSlice's 1-3,
+// StridedSliceGrad's 1-3) and the five masks (attributes 0-4 of both ops).
 struct StridedSliceAttrs {
-  const std::vector<int64_t>& begin;
-  const std::vector<int64_t>& end;
-  const std::vector<int64_t>& strides;
-  int64_t begin_mask, end_mask, ellipsis_mask, new_axis_mask, shrink_axis_mask;
+  std::vector<int64_t> begin, end, strides;
+  int64_t begin_mask = 0, end_mask = 0, ellipsis_mask = 0, new_axis_mask = 0, shrink_axis_mask = 0;
+  uint64_t unknown = 0;  // spec entries with a begin, end or stride unknown while tracing
 };
 
-// StridedSliceGrad declares the same attributes after its `shape`, so they start at `first`.
-template <typename Ctx>
-StridedSliceAttrs strided_slice_attrs(const Ctx& ctx, int first = 0) {
-  const int f = first;
-  return {ctx.attr_ints(f),    ctx.attr_ints(f + 1), ctx.attr_ints(f + 2), ctx.attr_int(f + 3),
-          ctx.attr_int(f + 4), ctx.attr_int(f + 5),  ctx.attr_int(f + 6),  ctx.attr_int(f + 7)};
+void read_masks(const AttrReader& ctx, StridedSliceAttrs* a) {
+  a->begin_mask = ctx.attr_int(0);
+  a->end_mask = ctx.attr_int(1);
+  a->ellipsis_mask = ctx.attr_int(2);
+  a->new_axis_mask = ctx.attr_int(3);
+  a->shrink_axis_mask = ctx.attr_int(4);
+}
+
+StatusOr<StridedSliceAttrs> strided_slice_attrs(const KernelContext& ctx, int first) {
+  StridedSliceAttrs a;
+  for (int k = 0; k < 3; ++k)
+    if (ctx.input(first + k).rank() != 1)
+      return invalid_argument(ctx.op->name,
+                              ": begin, end and strides must be vectors, got a tensor of shape ",
+                              ctx.input(first + k).shape().to_string());
+  a.begin = ctx.int_values(first);
+  a.end = ctx.int_values(first + 1);
+  a.strides = ctx.int_values(first + 2);
+  read_masks(ctx, &a);
+  return a;
+}
+
+// While tracing: what is known of the spec. Entries with an unknown value give unknown result dims
+// (an integer index still removes its dim), so the result's rank stays known when the spec's length is.
+StatusOr<StridedSliceAttrs> strided_slice_attrs(const InferContext& ctx, int first, bool* length_known) {
+  StridedSliceAttrs a;
+  PartialValue values[3];
+  *length_known = true;
+  for (int k = 0; k < 3; ++k) {
+    const Shape& s = ctx.inputs[first + k].shape;
+    if (s.rank_known() && s.rank() != 1)
+      return invalid_argument(
+          ctx.op->name, ": begin, end and strides must be vectors, got a tensor of shape ", s.to_string());
+    values[k] = ctx.value_of(first + k);
+    *length_known &= values[k].length_known;
+  }
+  read_masks(ctx, &a);
+  if (!*length_known) return a;
+  a.begin = values[0].values;
+  a.end = values[1].values;
+  a.strides = values[2].values;
+  for (size_t i = 0; i < a.strides.size() && i < 64; ++i) {
+    const bool unknown = (i < a.begin.size() && a.begin[i] == PartialValue::kUnknown) ||
+                         (i < a.end.size() && a.end[i] == PartialValue::kUnknown) ||
+                         a.strides[i] == PartialValue::kUnknown;
+    if (!unknown) continue;
+    a.unknown |= uint64_t{1} << i;
+    if (i < a.begin.size() && a.begin[i] == PartialValue::kUnknown) a.begin[i] = 0;
+    if (i < a.end.size() && a.end[i] == PartialValue::kUnknown) a.end[i] = 0;
+    if (a.strides[i] == PartialValue::kUnknown) a.strides[i] = 1;
+  }
+  return a;
 }
 
 // `in` has a known rank. With unknown dims the walked dims are unknown (1 for integer indices).
@@ -152,7 +230,7 @@ Status plan_strided_slice(const Shape& in, const StridedSliceAttrs& a, SlicePlan
   // Step 2: the dense spec, one entry per input dim.
   const int rank = in.rank();
   int64_t begin[kMaxRank] = {}, end[kMaxRank] = {}, strides[kMaxRank] = {};
-  bool begin_masked[kMaxRank] = {}, end_masked[kMaxRank] = {}, shrink[kMaxRank] = {};
+  bool begin_masked[kMaxRank] = {}, end_masked[kMaxRank] = {}, shrink[kMaxRank] = {}, unknown[kMaxRank] = {};
   SmallVector<int, 16> gather;  // per result dim: a dense dim, kNewAxis or kShrinkAxis
   int full = 0;
   for (size_t i = 0; i < sparse_dims; ++i) {
@@ -175,6 +253,7 @@ Status plan_strided_slice(const Shape& in, const StridedSliceAttrs& a, SlicePlan
       begin_masked[full] = bit(a.begin_mask, i);
       end_masked[full] = bit(a.end_mask, i);
       shrink[full] = bit(a.shrink_axis_mask, i);
+      unknown[full] = bit(static_cast<int64_t>(a.unknown), i);
       gather.push_back(shrink[full] ? kShrinkAxis : full);
       ++full;
     }
@@ -186,7 +265,7 @@ Status plan_strided_slice(const Shape& in, const StridedSliceAttrs& a, SlicePlan
     if (stride == 0) return invalid_argument("StridedSlice: strides[", d, "] must be non-zero");
     if (shrink[d] && stride < 0)
       return invalid_argument("StridedSlice: an integer index needs a positive stride, got ", stride);
-    if (dim < 0) {
+    if (dim < 0 || unknown[d]) {
       plan->walked.push_back(shrink[d] ? 1 : kUnknownDim);
       plan->begin[d] = 0;
       plan->step[d] = stride;
@@ -232,19 +311,24 @@ Status plan_strided_slice(const Shape& in, const StridedSliceAttrs& a, SlicePlan
 
 Status strided_slice_shape(InferContext& ctx) {
   const Shape& in = ctx.inputs[0].shape;
-  if (!in.rank_known()) {
+  bool length_known;
+  auto spec = strided_slice_attrs(ctx, 1, &length_known);
+  if (!spec.ok()) return spec.status();
+  if (!in.rank_known() || !length_known) {
     ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, Shape::unknown_rank()});
     return Status::OK();
   }
   SlicePlan plan;
-  EMBER_RETURN_IF_ERROR(plan_strided_slice(in, strided_slice_attrs(ctx), &plan));
+  EMBER_RETURN_IF_ERROR(plan_strided_slice(in, *spec, &plan));
   ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, plan.result});
   return Status::OK();
 }
 
 Status strided_slice_kernel(KernelContext& ctx) {
+  auto spec = strided_slice_attrs(ctx, 1);
+  if (!spec.ok()) return spec.status();
   SlicePlan plan;
-  EMBER_RETURN_IF_ERROR(plan_strided_slice(ctx.input(0).shape(), strided_slice_attrs(ctx), &plan));
+  EMBER_RETURN_IF_ERROR(plan_strided_slice(ctx.input(0).shape(), *spec, &plan));
   return run_slice(ctx, plan);
 }
 
@@ -252,27 +336,41 @@ Status strided_slice_kernel(KernelContext& ctx) {
 // at the elements StridedSlice would read; dy has the slice's shape, whose elements are the walked ones.
 
 Status strided_slice_grad_shape(InferContext& ctx) {
-  auto shape = Shape::from_dims(ctx.attr_ints(0));
-  if (!shape.ok())
-    return shape.status().with_prefix("StridedSliceGrad: shape " + list_str(ctx.attr_ints(0)) + ": ");
+  auto shape = ctx.shape_operand(0);
+  if (!shape.ok()) return shape.status();
+  bool length_known;
+  auto spec = strided_slice_attrs(ctx, 1, &length_known);
+  if (!spec.ok()) return spec.status();
+  const DType dtype = ctx.inputs[4].dtype;
+  if (!shape->rank_known() || !length_known) {
+    ctx.outputs.push_back(TensorSpec{dtype, *shape});
+    return Status::OK();
+  }
   SlicePlan plan;
-  EMBER_RETURN_IF_ERROR(plan_strided_slice(*shape, strided_slice_attrs(ctx, 1), &plan));
-  const Shape& dy = ctx.inputs[0].shape;
+  EMBER_RETURN_IF_ERROR(plan_strided_slice(*shape, *spec, &plan));
+  const Shape& dy = ctx.inputs[4].shape;
   bool ok = !dy.rank_known() || dy.rank() == plan.result.rank();
-  for (int d = 0; ok && d < dy.rank(); ++d) ok = dy.dim(d) < 0 || dy.dim(d) == plan.result.dim(d);
+  for (int d = 0; ok && d < dy.rank(); ++d)
+    ok = dy.dim(d) < 0 || plan.result.dim(d) < 0 || dy.dim(d) == plan.result.dim(d);
   if (!ok)
     return invalid_argument("StridedSliceGrad: dy has shape ", dy.to_string(),
                             " but the slice of a tensor of shape ", shape->to_string(), " has shape ",
                             plan.result.to_string());
-  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, *shape});
+  ctx.outputs.push_back(TensorSpec{dtype, *shape});
   return Status::OK();
 }
 
 Status strided_slice_grad_kernel(KernelContext& ctx) {
   TensorImpl& out = ctx.output(0);
-  const TensorImpl& dy = ctx.input(0);
+  const TensorImpl& dy = ctx.input(4);
+  auto spec = strided_slice_attrs(ctx, 1);
+  if (!spec.ok()) return spec.status();
   SlicePlan plan;
-  EMBER_RETURN_IF_ERROR(plan_strided_slice(out.shape(), strided_slice_attrs(ctx, 1), &plan));
+  EMBER_RETURN_IF_ERROR(plan_strided_slice(out.shape(), *spec, &plan));
+  if (plan.result.num_elements() != dy.num_elements())
+    return invalid_argument("StridedSliceGrad: dy has shape ", dy.shape().to_string(),
+                            " but the slice of a tensor of shape ", out.shape().to_string(), " has shape ",
+                            plan.result.to_string());
   const size_t elem = dtype_size(out.dtype());
   const uint64_t zero = 0;
   kernels::fill(out.mutable_raw_data(), out.num_elements(), elem, &zero);
@@ -317,12 +415,21 @@ Status gather_dims(int params_rank, int indices_rank, int64_t axis_attr, int64_t
 
 Status gather_shape(InferContext& ctx) {
   const Shape &params = ctx.inputs[0].shape, &indices = ctx.inputs[1].shape;
-  if (!params.rank_known() || !indices.rank_known()) {
-    ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, Shape::unknown_rank()});
+  const Shape& axis_spec = ctx.inputs[2].shape;
+  if (axis_spec.rank_known() && axis_spec.rank() != 0)
+    return invalid_argument("GatherV2: axis must be a scalar, got shape ", axis_spec.to_string());
+  const PartialValue axis = ctx.value_of(2);
+  if (!params.rank_known() || !indices.rank_known() || !axis.fully_known()) {
+    // An unknown axis still gives the rank: params' rank - 1 + indices' rank - batch_dims.
+    Shape out = Shape::unknown_rank();
+    const int64_t rank = params.rank() - 1 + indices.rank() - ctx.attr_int(0);
+    if (params.rank_known() && indices.rank_known() && rank >= 0 && rank <= kMaxRank)
+      out = Shape(std::vector<int64_t>(static_cast<size_t>(rank), kUnknownDim));
+    ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, out});
     return Status::OK();
   }
   GatherDims g;
-  EMBER_RETURN_IF_ERROR(gather_dims(params.rank(), indices.rank(), ctx.attr_int(0), ctx.attr_int(1), &g));
+  EMBER_RETURN_IF_ERROR(gather_dims(params.rank(), indices.rank(), axis.values[0], ctx.attr_int(0), &g));
   Shape out;
   for (int d = 0; d < g.batch_dims; ++d) {
     int64_t p = params.dim(d), i = indices.dim(d);
@@ -343,8 +450,11 @@ Status gather_shape(InferContext& ctx) {
 
 Status gather_kernel(KernelContext& ctx) {
   const TensorImpl &params = ctx.input(0), &indices = ctx.input(1);
+  if (ctx.input(2).rank() != 0)
+    return invalid_argument("GatherV2: axis must be a scalar, got shape ", ctx.input(2).shape().to_string());
   GatherDims g;
-  EMBER_RETURN_IF_ERROR(gather_dims(params.rank(), indices.rank(), ctx.attr_int(0), ctx.attr_int(1), &g));
+  EMBER_RETURN_IF_ERROR(
+      gather_dims(params.rank(), indices.rank(), ctx.int_values(2)[0], ctx.attr_int(0), &g));
   const Shape& ps = params.shape();
   const int bd = static_cast<int>(g.batch_dims), axis = static_cast<int>(g.axis);
   const int64_t batch = product(ps, 0, bd), outer = product(ps, bd, axis), axis_dim = ps.dim(axis);
@@ -371,8 +481,14 @@ Status gather_kernel(KernelContext& ctx) {
 
 Status segment_sum_shape(InferContext& ctx) {
   const Shape &data = ctx.inputs[0].shape, &ids = ctx.inputs[1].shape;
-  const int64_t num = ctx.attr_int(0);
-  if (num < 0) return invalid_argument("UnsortedSegmentSum: num_segments must be >= 0, got ", num);
+  const Shape& num_spec = ctx.inputs[2].shape;
+  if (num_spec.rank_known() && num_spec.rank() != 0)
+    return invalid_argument("UnsortedSegmentSum: num_segments must be a scalar, got shape ",
+                            num_spec.to_string());
+  const PartialValue num_value = ctx.value_of(2);
+  const int64_t num = num_value.fully_known() ? num_value.values[0] : kUnknownDim;
+  if (num_value.fully_known() && num < 0)
+    return invalid_argument("UnsortedSegmentSum: num_segments must be >= 0, got ", num);
   if (!data.rank_known() || !ids.rank_known()) {
     ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, Shape::unknown_rank()});
     return Status::OK();
@@ -393,7 +509,7 @@ Status segment_sum_shape(InferContext& ctx) {
 
 Status segment_sum_kernel(KernelContext& ctx) {
   const TensorImpl &data = ctx.input(0), &ids = ctx.input(1);
-  const int64_t num = ctx.attr_int(0), n = ids.num_elements();
+  const int64_t num = ctx.output(0).shape().dim(0), n = ids.num_elements();
   const int64_t inner = product(data.shape(), ids.rank(), data.rank());
   const int64_t bad =
       kernels::unsorted_segment_sum(data.raw_data(), data.dtype(), ids.raw_data(), ids.dtype(), n, inner, num,
@@ -538,8 +654,20 @@ int64_t product_of(const std::vector<int64_t>& dims, size_t begin, size_t end) {
 
 // dy padded with zeros back to the input's shape.
 void slice_grad(GradContext& c) {
-  const std::vector<int64_t> dims = static_dims(c.input(0), "Slice");
-  const auto &begin = c.attr_ints(0), &size = c.attr_ints(1);
+  const GradTensor x = c.input(0);
+  if (!x.shape().fully_defined() || c.input(1)->is_symbolic() || c.input(2)->is_symbolic()) {
+    // Shapes known only at run time: dy is scattered back at begin (end = begin + dy's shape).
+    const GradTensor begin = cast(c.input(1), DType::kInt32);
+    AttrList masks;
+    for (int k = 0; k < 5; ++k) masks.push_back(int64_t{0});
+    c.set(0, emit1("StridedSliceGrad",
+                   {shape_of(x), begin, begin + shape_of(c.grad()), ones_like(begin), c.grad()},
+                   std::move(masks)));
+    return;
+  }
+  const std::vector<int64_t> dims = x.shape().dim_vector();
+  const std::vector<int64_t> begin = known_ints(c.input(1), "Slice", "begin");
+  const std::vector<int64_t> size = known_ints(c.input(2), "Slice", "size");
   std::vector<int64_t> paddings;
   for (size_t d = 0; d < dims.size(); ++d) {
     const int64_t taken = size[d] < 0 ? dims[d] - begin[d] : size[d];
@@ -553,16 +681,42 @@ void slice_grad(GradContext& c) {
 
 void strided_slice_grad(GradContext& c) {
   AttrList attrs;
-  attrs.push_back(static_dims(c.input(0), "StridedSlice"));
   for (const AttrValue& a : c.attrs) attrs.push_back(a);
-  c.set(0, emit1("StridedSliceGrad", {c.grad()}, std::move(attrs)));
+  c.set(0, emit1("StridedSliceGrad", {shape_of(c.input(0)), c.input(1), c.input(2), c.input(3), c.grad()},
+                 std::move(attrs)));
 }
 
 // StridedSliceGrad is linear and StridedSlice is its adjoint.
 void strided_slice_grad_grad(GradContext& c) {
   AttrList attrs;
-  for (size_t i = 1; i < c.attrs.size(); ++i) attrs.push_back(c.attrs[i]);
-  c.set(0, emit1("StridedSlice", {c.grad()}, std::move(attrs)));
+  for (const AttrValue& a : c.attrs) attrs.push_back(a);
+  c.set(4, emit1("StridedSlice", {c.grad(), c.input(1), c.input(2), c.input(3)}, std::move(attrs)));
+}
+
+// The gather gradient with shapes read at run time (unknown dims while tracing); see Note [Gather gradient].
+void dynamic_gather_grad(GradContext& c, const GatherDims& g) {
+  const GradTensor params = c.input(0), indices = c.input(1);
+  const int pr = params.rank(), ir = indices.rank();
+  const int bd = static_cast<int>(g.batch_dims), axis = static_cast<int>(g.axis);
+  const GradTensor groups = dims_product(params, 0, axis), axis_dim = dims_product(params, axis, axis + 1);
+  const GradTensor inner = dims_product(params, axis + 1, pr), n = dims_product(indices, bd, ir);
+  const int64_t flat[] = {-1};
+  GradTensor ids = reshape_to(cast(indices, DType::kInt64), int_vector(flat));
+  if (axis > 0) {
+    const GradTensor batch = dims_product(params, 0, bd);
+    const GradTensor range =
+        emit1("Range", {scalar(0, DType::kInt64), cast(groups, DType::kInt64), scalar(1, DType::kInt64)});
+    const GradTensor first_rows =
+        reshape_to(range * cast(axis_dim, DType::kInt64),
+                   stack_ints({batch, binary("FloorDiv", groups, batch), scalar(1, DType::kInt32)}));
+    ids = reshape_to(
+        reshape_to(cast(indices, DType::kInt64), stack_ints({batch, scalar(1, DType::kInt32), n})) +
+            first_rows,
+        int_vector(flat));
+  }
+  const GradTensor rows = emit1(
+      "UnsortedSegmentSum", {reshape_to(c.grad(), stack_ints({groups * n, inner})), ids, groups * axis_dim});
+  c.set(0, reshape_to(rows, shape_of(params)));
 }
 
 // Note [Gather gradient]: with params collapsed to [batch, outer, axis_dim, inner] and indices to
@@ -571,10 +725,19 @@ void strided_slice_grad_grad(GradContext& c) {
 // the gradient one UnsortedSegmentSum of dy's rows, with no transposes.
 void gather_grad(GradContext& c) {
   const GradTensor indices = c.input(1);
-  const std::vector<int64_t> pd = static_dims(c.input(0), "GatherV2"), id = static_dims(indices, "GatherV2");
+  if (!c.input(0).shape().fully_defined() || !indices.shape().fully_defined()) {
+    if (!c.input(0).shape().rank_known() || !indices.shape().rank_known())
+      check_ok(
+          make_error(Code::kUnimplemented, "GatherV2: the gradient needs the ranks of params and indices"));
+    GatherDims g;
+    check_ok(gather_dims(c.input(0).rank(), indices.rank(), known_ints(c.input(2), "GatherV2", "axis")[0],
+                         c.attr_int(0), &g));
+    return dynamic_gather_grad(c, g);
+  }
+  const std::vector<int64_t> pd = c.input(0).shape().dim_vector(), id = indices.shape().dim_vector();
   GatherDims g;
-  check_ok(gather_dims(static_cast<int>(pd.size()), static_cast<int>(id.size()), c.attr_int(0), c.attr_int(1),
-                       &g));
+  check_ok(gather_dims(static_cast<int>(pd.size()), static_cast<int>(id.size()),
+                       known_ints(c.input(2), "GatherV2", "axis")[0], c.attr_int(0), &g));
   const size_t bd = static_cast<size_t>(g.batch_dims), axis = static_cast<size_t>(g.axis);
   const int64_t groups = product_of(pd, 0, axis), axis_dim = pd[axis];
   const int64_t inner = product_of(pd, axis + 1, pd.size()), n = product_of(id, bd, id.size());
@@ -584,20 +747,15 @@ void gather_grad(GradContext& c) {
   } else {
     const int64_t batch = product_of(pd, 0, bd);
     const DType dtype = groups * axis_dim > INT32_MAX ? DType::kInt64 : indices.dtype();
-    AttrList range;
-    range.push_back(0.0);
-    range.push_back(static_cast<double>(groups));
-    range.push_back(1.0);
-    range.push_back(dtype);
+    GradTensor range =
+        emit1("Range", {scalar(0, dtype), scalar(static_cast<double>(groups), dtype), scalar(1, dtype)});
     GradTensor first_rows =
-        reshape(emit1("Range", {}, std::move(range)) * scalar(static_cast<double>(axis_dim), dtype),
-                {batch, groups / batch, 1});
+        reshape(range * scalar(static_cast<double>(axis_dim), dtype), {batch, groups / batch, 1});
     ids = reshape(reshape(cast(indices, dtype), {batch, 1, n}) + first_rows, {groups * n});
   }
-  AttrList attrs;
-  attrs.push_back(groups * axis_dim);
   GradTensor rows =
-      emit1("UnsortedSegmentSum", {reshape(c.grad(), {groups * n, inner}), ids}, std::move(attrs));
+      emit1("UnsortedSegmentSum", {reshape(c.grad(), {groups * n, inner}), ids,
+                                   scalar(static_cast<double>(groups * axis_dim), DType::kInt64)});
   c.set(0, reshape(rows, pd));
 }
 
@@ -605,13 +763,13 @@ void gather_grad(GradContext& c) {
 void segment_sum_grad(GradContext& c) {
   const GradTensor ids = c.input(1), dy = c.grad();
   const GradTensor zero_id = scalar(0, ids.dtype());
-  AttrList attrs;
-  attrs.push_back(int64_t{0});
-  attrs.push_back(int64_t{0});
-  GradTensor rows = emit1("GatherV2", {dy, binary("Maximum", ids, zero_id)}, std::move(attrs));
-  std::vector<int64_t> mask_dims = static_dims(ids, "UnsortedSegmentSum");
-  mask_dims.resize(static_cast<size_t>(c.input(0).rank()), 1);
-  GradTensor kept = reshape(compare("GreaterEqual", ids, zero_id), std::move(mask_dims));
+  GradTensor rows = emit1("GatherV2", {dy, binary("Maximum", ids, zero_id), scalar(0, DType::kInt32)});
+  // The mask of kept rows, shaped [ids..., 1, ...] to broadcast against data's rows.
+  GradTensor kept = compare("GreaterEqual", ids, zero_id);
+  if (!ids.shape().rank_known() || !c.input(0).shape().rank_known())
+    check_ok(
+        make_error(Code::kUnimplemented, "UnsortedSegmentSum: the gradient needs the ranks of its inputs"));
+  for (int d = ids.rank(); d < c.input(0).rank(); ++d) kept = expand_dims(kept, -1);
   c.set(0, select(kept, rows, scalar(0, dy.dtype())));
 }
 
@@ -642,10 +800,7 @@ namespace {
 // StridedSlice's index attributes; StridedSliceGrad declares the same ones after its `shape`, and its
 // gradient passes them on to StridedSlice unchanged, so both take them from here.
 OpBuilder& add_strided_slice_attrs(OpBuilder& b) {
-  return b.attr("begin", AttrType::kInts)
-      .attr("end", AttrType::kInts)
-      .attr("strides", AttrType::kInts)
-      .attr("begin_mask", AttrType::kInt, int64_t{0})
+  return b.attr("begin_mask", AttrType::kInt, int64_t{0})
       .attr("end_mask", AttrType::kInt, int64_t{0})
       .attr("ellipsis_mask", AttrType::kInt, int64_t{0})
       .attr("new_axis_mask", AttrType::kInt, int64_t{0})
@@ -662,10 +817,10 @@ void register_array_index_ops(OpRegistry& r) {
           "-1]) "
           "== [[2, 3]]")
       .input("input")
+      .input_shape_like("begin")
+      .input_shape_like("size")
       .output("output")
       .type_var(kAllTypes)
-      .attr("begin", AttrType::kInts)
-      .attr("size", AttrType::kInts)
       .flags(kKernelAllocates)
       .shape(&slice_shape)
       .kernel(kAllTypes, &slice_kernel)
@@ -677,6 +832,9 @@ void register_array_index_ops(OpRegistry& r) {
           "Python indexing x[b:e:s, i, ..., newaxis] with TensorFlow's masks. x = [1, 2, 3, 4]: x[::-2] == "
           "[4, 2]")
       .input("input")
+      .input_shape_like("begin")
+      .input_shape_like("end")
+      .input_shape_like("strides")
       .output("output")
       .type_var(kAllTypes);
   add_strided_slice_attrs(slice_op)
@@ -689,9 +847,9 @@ void register_array_index_ops(OpRegistry& r) {
       .doc("Takes slices of params along axis at the given indices. gather([10, 20, 30], [2, 0]) == [30, 10]")
       .input("params")
       .input_fixed("indices", kGatherIndexTypes)
+      .input_shape_like("axis")
       .output("output")
       .type_var(kAllTypes)
-      .attr("axis", AttrType::kInt, int64_t{0})
       .attr("batch_dims", AttrType::kInt, int64_t{0})
       .shape(&gather_shape)
       .kernel(kAllTypes, &gather_kernel)
@@ -701,11 +859,15 @@ void register_array_index_ops(OpRegistry& r) {
   slice_grad_op
       .doc(
           "The gradient of StridedSlice: dy scattered into zeros of `shape` where the slice reads. "
-          "strided_slice_grad([7, 8], shape=[4], begin=[0], end=[4], strides=[2]) == [7, 0, 8, 0]")
+          "strided_slice_grad(shape=[4], begin=[0], end=[4], strides=[2], dy=[7, 8]) == [7, 0, 8, 0]")
+      .input_shape_like("shape")
+      .input_shape_like("begin")
+      .input_shape_like("end")
+      .input_shape_like("strides")
       .input("dy")
       .output("output")
       .type_var(kAllTypes)
-      .attr("shape", AttrType::kInts);
+      .dispatch_on_input(4);
   add_strided_slice_attrs(slice_grad_op)
       .shape(&strided_slice_grad_shape)
       .kernel(kAllTypes, &strided_slice_grad_kernel)
@@ -717,9 +879,9 @@ void register_array_index_ops(OpRegistry& r) {
           "drop their rows. unsorted_segment_sum([1, 2, 3], [1, 0, 1], 2) == [2, 4]")
       .input("data")
       .input_fixed("segment_ids", kIndexTypes)
+      .input_shape_like("num_segments")
       .output("output")
       .type_var(kNumericTypes)
-      .attr("num_segments", AttrType::kInt)
       .shape(&segment_sum_shape)
       .kernel(kNumericTypes, &segment_sum_kernel)
       .grad(&segment_sum_grad)

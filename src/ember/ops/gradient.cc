@@ -248,6 +248,25 @@ GradTensor expand_dims(const GradTensor& x, int64_t axis) {
   return emit1("ExpandDims", {x, int_vector(a)});
 }
 
+GradTensor dims_product(const GradTensor& x, int lo, int hi) {
+  int64_t product = 1;
+  bool known = true;
+  for (int d = lo; d < hi; ++d) {
+    known &= x.shape().dim(d) >= 0;
+    if (known) product *= x.shape().dim(d);
+  }
+  if (known) return scalar(static_cast<double>(product), DType::kInt32);
+  const int64_t begin[] = {lo}, size[] = {hi - lo}, axis[] = {0};
+  GradTensor dims = emit1("Slice", {shape_of(x), int_vector(begin), int_vector(size)});
+  return emit1("Prod", {dims, int_vector(axis)});
+}
+
+GradTensor stack_ints(std::initializer_list<GradTensor> values) {
+  AttrList attrs;
+  attrs.push_back(int64_t{0});
+  return run(lookup("Pack"), {values.begin(), values.size()}, std::move(attrs))[0];
+}
+
 GradTensor transpose(const GradTensor& x, std::vector<int64_t> perm) {
   return emit1("Transpose", {x, int_vector(perm)});
 }

@@ -123,6 +123,11 @@ GradTensor broadcast_to(const GradTensor& x, std::vector<int64_t> dims);
 GradTensor broadcast_like(const GradTensor& x, const GradTensor& like);
 /// Inserts a size-1 axis at `axis`.
 GradTensor expand_dims(const GradTensor& x, int64_t axis);
+/// The product of x's dims [lo, hi) as an int32 scalar: a constant when they are known, else computed
+/// from Shape(x) at run time. x's rank must be known.
+GradTensor dims_product(const GradTensor& x, int lo, int hi);
+/// int32 scalars (constants or graph values) stacked into one int32 vector, e.g. a shape to reshape to.
+GradTensor stack_ints(std::initializer_list<GradTensor> values);
 GradTensor transpose(const GradTensor& x, std::vector<int64_t> perm);
 GradTensor matmul(const GradTensor& a, const GradTensor& b, bool transpose_a, bool transpose_b);
 

@@ -255,7 +255,20 @@ void softmax_xent_grad(GradContext& c) {
 void sparse_xent_grad(GradContext& c) {
   const GradTensor x = c.input(0);
   const int64_t classes = x.shape().rank_known() ? x.shape().dim(x.rank() - 1) : kUnknownDim;
-  if (classes < 0) static_dims(x, "SparseSoftmaxCrossEntropyWithLogits");  // throws: depth unknown
+  if (classes < 0) {
+    // The number of classes is known at run time only: one_hot as labels == range(classes).
+    if (!x.shape().rank_known())
+      check_ok(make_error(Code::kUnimplemented,
+                          "SparseSoftmaxCrossEntropyWithLogits: the gradient needs the "
+                          "rank of the logits"));
+    const GradTensor depth = dims_product(x, x.rank() - 1, x.rank());
+    const GradTensor classes_range =
+        emit1("Range", {scalar(0, DType::kInt32), depth, scalar(1, DType::kInt32)});
+    const GradTensor one_hot =
+        cast(compare("Equal", expand_last(cast(c.input(1), DType::kInt32)), classes_range), x.dtype());
+    c.set(0, xent_logits_grad(c, one_hot, last_axis_op("Softmax", x), expand_last(c.grad(0)), true));
+    return;
+  }
   AttrList attrs;
   attrs.push_back(classes);
   attrs.push_back(1.0);

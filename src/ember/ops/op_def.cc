@@ -41,9 +41,10 @@ StatusOr<Shape> shape_of_values(const OpDef& op, int i, const PartialValue& v) {
     if (d != PartialValue::kUnknown && d < 0) {
       std::string list;
       for (int64_t e : v.values)
-        list += (list.empty() ? "" : ", ") + (e == PartialValue::kUnknown ? "?" : std::to_string(e));
-      return invalid_argument(op.name, ": '", op.inputs[i].name, "' must have non-negative elements, got [",
-                              list, "]");
+        list +=
+            (list.empty() ? "" : ", ") + (e == PartialValue::kUnknown ? std::string("?") : std::to_string(e));
+      return invalid_argument(op.name, ": '", op.inputs[i].name, "' [", list, "]: dimension ", d,
+                              " must be >= 0");
     }
   }
   return v.as_shape();

@@ -29,13 +29,13 @@ std::string dtype_set_names(DTypeSet set) {
   return "{" + s + "}";
 }
 
-/// The output spec from the `shape` attribute (index 0) and a dtype that must be in `allowed`.
+/// The output spec from the `shape` operand (input 0) and a dtype that must be in `allowed`.
 Status random_output(InferContext& ctx, DType dtype, DTypeSet allowed) {
   if (!dtype_in(dtype, allowed))
     return invalid_argument(ctx.op->name, ": dtype must be one of ", dtype_set_names(allowed), ", got ",
                             dtype_name(dtype));
-  auto shape = Shape::from_dims(ctx.attr_ints(0));
-  if (!shape.ok()) return shape.status().with_prefix(ctx.op->name + ": invalid shape attribute: ");
+  auto shape = ctx.shape_operand(0);
+  if (!shape.ok()) return shape.status();
   ctx.outputs.push_back(TensorSpec{dtype, *shape});
   return Status::OK();
 }
@@ -48,7 +48,7 @@ Status check_int_range(InferContext& ctx, int64_t lo, int64_t hi, DType dtype) {
     if (lo < kMin || lo > kMax || hi < kMin || hi > kMax)
       return invalid_argument(ctx.op->name, ": minval ", lo, " and maxval ", hi, " must fit in int32");
   }
-  if (lo >= hi && ctx.outputs[0].shape.num_elements() != 0)
+  if (lo >= hi && ctx.outputs[0].shape.num_elements() != 0 && ctx.outputs[0].shape.fully_defined())
     return invalid_argument(ctx.op->name, ": Need minval < maxval, got ", lo, " >= ", hi);
   return Status::OK();
 }
@@ -71,60 +71,66 @@ kernels::PhiloxState stateless_start(const TensorImpl& seed) {
 }
 
 Status check_seed_input(InferContext& ctx) {
-  const Shape& seed = ctx.inputs[0].shape;
+  const Shape& seed = ctx.inputs[1].shape;
   if (seed.rank_known() && (seed.rank() != 1 || (seed.dim(0) >= 0 && seed.dim(0) != 2)))
     return invalid_argument(ctx.op->name, ": seed must have shape [2], got ", seed.to_string());
   return Status::OK();
 }
 
-// ---- Stateful float ops: attrs shape, dtype, seed, seed2.
+// ---- Stateful float ops: input shape; attrs dtype, seed, seed2.
 
-Status stateful_float_shape(InferContext& ctx) { return random_output(ctx, ctx.attr_dtype(1), kFloatTypes); }
+Status stateful_float_shape(InferContext& ctx) { return random_output(ctx, ctx.attr_dtype(0), kFloatTypes); }
 
 template <RandomDistribution kDist>
 Status stateful_float_kernel(KernelContext& ctx) {
   TensorImpl& out = ctx.output(0);
-  return kernels::fill_random(kDist, stateful_start(ctx, 2, out.dtype(), out.num_elements()), out);
+  return kernels::fill_random(kDist, stateful_start(ctx, 1, out.dtype(), out.num_elements()), out);
 }
 
-// ---- RandomUniformInt: attrs shape, minval, maxval, dtype, seed, seed2.
+// ---- RandomUniformInt: input shape; attrs minval, maxval, dtype, seed, seed2.
 
 Status stateful_int_shape(InferContext& ctx) {
-  EMBER_RETURN_IF_ERROR(random_output(ctx, ctx.attr_dtype(3), kIndexTypes));
-  return check_int_range(ctx, ctx.attr_int(1), ctx.attr_int(2), ctx.attr_dtype(3));
+  EMBER_RETURN_IF_ERROR(random_output(ctx, ctx.attr_dtype(2), kIndexTypes));
+  return check_int_range(ctx, ctx.attr_int(0), ctx.attr_int(1), ctx.attr_dtype(2));
 }
 
 Status stateful_int_kernel(KernelContext& ctx) {
   TensorImpl& out = ctx.output(0);
   if (out.num_elements() == 0) return Status::OK();
-  return kernels::fill_random_int(stateful_start(ctx, 4, out.dtype(), out.num_elements()), ctx.attr_int(1),
-                                  ctx.attr_int(2), out);
+  if (ctx.attr_int(0) >= ctx.attr_int(1))  // checked here when the shape was unknown while tracing
+    return invalid_argument(ctx.op->name, ": Need minval < maxval, got ", ctx.attr_int(0),
+                            " >= ", ctx.attr_int(1));
+  return kernels::fill_random_int(stateful_start(ctx, 3, out.dtype(), out.num_elements()), ctx.attr_int(0),
+                                  ctx.attr_int(1), out);
 }
 
-// ---- Stateless float ops: input seed [2]; attrs shape, dtype.
+// ---- Stateless float ops: inputs shape and seed [2]; attr dtype (TensorFlow's order).
 
 Status stateless_float_shape(InferContext& ctx) {
   EMBER_RETURN_IF_ERROR(check_seed_input(ctx));
-  return random_output(ctx, ctx.attr_dtype(1), kFloatTypes);
+  return random_output(ctx, ctx.attr_dtype(0), kFloatTypes);
 }
 
 template <RandomDistribution kDist>
 Status stateless_float_kernel(KernelContext& ctx) {
-  return kernels::fill_random(kDist, stateless_start(ctx.input(0)), ctx.output(0));
+  return kernels::fill_random(kDist, stateless_start(ctx.input(1)), ctx.output(0));
 }
 
-// ---- StatelessRandomUniformInt: input seed [2]; attrs shape, minval, maxval, dtype.
+// ---- StatelessRandomUniformInt: inputs shape and seed [2]; attrs minval, maxval, dtype.
 
 Status stateless_int_shape(InferContext& ctx) {
   EMBER_RETURN_IF_ERROR(check_seed_input(ctx));
-  EMBER_RETURN_IF_ERROR(random_output(ctx, ctx.attr_dtype(3), kIndexTypes));
-  return check_int_range(ctx, ctx.attr_int(1), ctx.attr_int(2), ctx.attr_dtype(3));
+  EMBER_RETURN_IF_ERROR(random_output(ctx, ctx.attr_dtype(2), kIndexTypes));
+  return check_int_range(ctx, ctx.attr_int(0), ctx.attr_int(1), ctx.attr_dtype(2));
 }
 
 Status stateless_int_kernel(KernelContext& ctx) {
   TensorImpl& out = ctx.output(0);
   if (out.num_elements() == 0) return Status::OK();
-  return kernels::fill_random_int(stateless_start(ctx.input(0)), ctx.attr_int(1), ctx.attr_int(2), out);
+  if (ctx.attr_int(0) >= ctx.attr_int(1))
+    return invalid_argument(ctx.op->name, ": Need minval < maxval, got ", ctx.attr_int(0),
+                            " >= ", ctx.attr_int(1));
+  return kernels::fill_random_int(stateless_start(ctx.input(1)), ctx.attr_int(0), ctx.attr_int(1), out);
 }
 
 struct FloatRandomDecl {
@@ -155,9 +161,9 @@ void register_random_ops(OpRegistry& r) {
              " from the stateful stream of (seed, seed2); (0, 0) seeds from "
              "the OS. " +
              d.name + "(shape=[2, 3], dtype=float32, seed=1, seed2=5) -> a [2, 3] tensor")
+        .input_shape_like("shape")
         .output("output")
         .type_var(kFloatTypes)
-        .attr("shape", AttrType::kInts)
         .attr("dtype", AttrType::kDType, DType::kFloat32)
         .attr("seed", AttrType::kInt, int64_t{0})
         .attr("seed2", AttrType::kInt, int64_t{0})
@@ -168,11 +174,11 @@ void register_random_ops(OpRegistry& r) {
         .done(r);
     OpBuilder(d.stateless_name)
         .doc(std::string("Floats ") + d.what + ", a pure function of seed [s0, s1] and shape. " +
-             d.stateless_name + "(seed=[1, 2], shape=[3]) is the same [3] tensor on every call")
+             d.stateless_name + "(shape=[3], seed=[1, 2]) is the same [3] tensor on every call")
+        .input_shape_like("shape")
         .input_fixed("seed", kIndexTypes)
         .output("output")
         .type_var(kFloatTypes)
-        .attr("shape", AttrType::kInts)
         .attr("dtype", AttrType::kDType, DType::kFloat32)
         .flags(kNotDifferentiable)
         .dispatch_on_output()
@@ -185,9 +191,9 @@ void register_random_ops(OpRegistry& r) {
           "Integers uniform in [minval, maxval) from the stateful stream of (seed, seed2). "
           "RandomUniformInt(shape=[4], minval=0, maxval=10, dtype=int32, seed=1, seed2=3) -> e.g. [9, 0, 7, "
           "9]")
+      .input_shape_like("shape")
       .output("output")
       .type_var(kIndexTypes)
-      .attr("shape", AttrType::kInts)
       .attr("minval", AttrType::kInt)
       .attr("maxval", AttrType::kInt)
       .attr("dtype", AttrType::kDType, DType::kInt32)
@@ -201,11 +207,11 @@ void register_random_ops(OpRegistry& r) {
   OpBuilder("StatelessRandomUniformInt")
       .doc(
           "Integers uniform in [minval, maxval), a pure function of seed [s0, s1] and shape. "
-          "StatelessRandomUniformInt(seed=[7, 11], shape=[3], minval=0, maxval=100) == [5, 47, 62]")
+          "StatelessRandomUniformInt(shape=[3], seed=[7, 11], minval=0, maxval=100) == [5, 47, 62]")
+      .input_shape_like("shape")
       .input_fixed("seed", kIndexTypes)
       .output("output")
       .type_var(kIndexTypes)
-      .attr("shape", AttrType::kInts)
       .attr("minval", AttrType::kInt)
       .attr("maxval", AttrType::kInt)
       .attr("dtype", AttrType::kDType, DType::kInt32)

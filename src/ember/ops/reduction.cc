@@ -154,12 +154,14 @@ void log_sum_exp_grad(GradContext& c) {
   c.set(0, with_kept_dims(c, c.grad(), axes) * exp(x - with_kept_dims(c, c.output(0), axes)));
 }
 
-GradTensor scan(const char* op, const GradTensor& x, int64_t axis, bool exclusive, bool reverse) {
+GradTensor scan(const char* op, const GradTensor& x, const GradTensor& axis, bool exclusive, bool reverse) {
   AttrList attrs;
-  attrs.push_back(axis);
   attrs.push_back(exclusive);
   attrs.push_back(reverse);
-  return emit1(op, {x}, std::move(attrs));
+  return emit1(op, {x, axis}, std::move(attrs));
+}
+GradTensor scan(const char* op, const GradTensor& x, int64_t axis, bool exclusive, bool reverse) {
+  return scan(op, x, scalar(static_cast<double>(axis), DType::kInt32), exclusive, reverse);
 }
 
 // Note [Product gradient with zeros]
@@ -174,37 +176,26 @@ void prod_grad(GradContext& c) {
     c.set(0, dy);
     return;
   }
-  std::vector<int64_t> dims = static_dims(x, "Prod");
   const int rank = x.rank();
   // Reduced axes that are not adjacent are moved to the front so they can merge into one axis.
   const bool adjacent = axes.back() - axes.front() + 1 == static_cast<int64_t>(axes.size());
   std::vector<int64_t> perm;
   GradTensor t = x;
-  int64_t first = axes.front();
+  int first = static_cast<int>(axes.front());
   if (!adjacent) {
     perm = axes;
     for (int i = 0; i < rank; ++i)
       if (!std::binary_search(axes.begin(), axes.end(), i)) perm.push_back(i);
-    std::vector<int64_t> permuted;
-    for (int64_t p : perm) permuted.push_back(dims[p]);
-    dims = std::move(permuted);
     t = transpose(t, perm);
     first = 0;
   }
-  const int64_t last = first + static_cast<int64_t>(axes.size());
-  int64_t pre = 1, reduced = 1, post = 1;
-  for (int64_t i = 0; i < rank; ++i) {
-    if (i < first) {
-      pre *= dims[i];
-    } else if (i < last) {
-      reduced *= dims[i];
-    } else {
-      post *= dims[i];
-    }
-  }
-  t = reshape(t, {pre, reduced, post});
+  const int last = first + static_cast<int>(axes.size());
+  // t as [pre, reduced, post]; the products come from t's shape at run time where it is not static.
+  const GradTensor permuted_shape = shape_of(t);
+  t = reshape_to(
+      t, stack_ints({dims_product(t, 0, first), dims_product(t, first, last), dims_product(t, last, rank)}));
   GradTensor others = scan("Cumprod", t, 1, true, false) * scan("Cumprod", t, 1, true, true);
-  others = reshape(others, dims);
+  others = reshape_to(others, permuted_shape);
   if (!adjacent) {
     std::vector<int64_t> inverse(perm.size());
     for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = static_cast<int64_t>(i);
@@ -213,18 +204,44 @@ void prod_grad(GradContext& c) {
   c.set(0, others * dy);
 }
 
-// ---- ArgMax / ArgMin: attrs axis (int), output_type (int32 or int64).
+// A scalar axis operand (input `i`): its value when known; an error unless it is a scalar.
+Status scalar_axis(const InferContext& ctx, int i, bool* known, int64_t* value) {
+  const Shape& s = ctx.inputs[i].shape;
+  if (s.rank_known() && s.rank() != 0)
+    return invalid_argument(ctx.op->name, ": '", ctx.op->inputs[i].name, "' must be a scalar, got shape ",
+                            s.to_string());
+  const PartialValue v = ctx.value_of(i);
+  *known = v.fully_known() && v.values.size() == 1;
+  *value = *known ? v.values[0] : 0;
+  return Status::OK();
+}
+
+Status scalar_axis(const KernelContext& ctx, int i, int64_t* value) {
+  if (ctx.input(i).rank() != 0)
+    return invalid_argument(ctx.op->name, ": '", ctx.op->inputs[i].name, "' must be a scalar, got shape ",
+                            ctx.input(i).shape().to_string());
+  *value = ctx.int_values(i)[0];
+  return Status::OK();
+}
+
+// ---- ArgMax / ArgMin: input dimension (a scalar), attr output_type (int32 or int64).
 Status arg_shape(InferContext& ctx) {
   const TensorSpec& x = ctx.inputs[0];
-  const DType out_type = ctx.attr_dtype(1);
+  const DType out_type = ctx.attr_dtype(0);
   if (out_type != DType::kInt32 && out_type != DType::kInt64)
     return invalid_argument(ctx.op->name, ": output_type must be int32 or int64, got ", dtype_name(out_type));
-  if (!x.shape.rank_known()) {
-    ctx.outputs.push_back(TensorSpec{out_type, Shape::unknown_rank()});
+  bool known;
+  int64_t axis_value;
+  EMBER_RETURN_IF_ERROR(scalar_axis(ctx, 1, &known, &axis_value));
+  if (!x.shape.rank_known() || !known) {
+    Shape out = Shape::unknown_rank();
+    if (x.shape.rank_known() && x.shape.rank() > 0)
+      out = Shape(std::vector<int64_t>(static_cast<size_t>(x.shape.rank() - 1), kUnknownDim));
+    ctx.outputs.push_back(TensorSpec{out_type, out});
     return Status::OK();
   }
   int64_t axis;
-  EMBER_RETURN_IF_ERROR(normalize_axis(ctx.attr_int(0), x.shape.rank(), ctx.op->name.c_str(), &axis));
+  EMBER_RETURN_IF_ERROR(normalize_axis(axis_value, x.shape.rank(), ctx.op->name.c_str(), &axis));
   if (x.shape.dim(static_cast<int>(axis)) == 0)
     return invalid_argument(ctx.op->name, ": reduction axis ", axis, " is empty in shape ",
                             x.shape.to_string(), "; expected at least one element to take the arg",
@@ -238,8 +255,13 @@ Status arg_shape(InferContext& ctx) {
 
 template <bool kMax>
 Status arg_kernel(KernelContext& ctx) {
-  int64_t axis;
-  EMBER_RETURN_IF_ERROR(normalize_axis(ctx.attr_int(0), ctx.input(0).rank(), ctx.op->name.c_str(), &axis));
+  int64_t axis_value, axis;
+  EMBER_RETURN_IF_ERROR(scalar_axis(ctx, 1, &axis_value));
+  EMBER_RETURN_IF_ERROR(normalize_axis(axis_value, ctx.input(0).rank(), ctx.op->name.c_str(), &axis));
+  if (ctx.input(0).shape().dim(static_cast<int>(axis)) == 0)
+    return invalid_argument(
+        ctx.op->name, ": reduction axis ", axis, " is empty in shape ", ctx.input(0).shape().to_string(),
+        "; expected at least one element to take the arg", ctx.op->name == "ArgMax" ? "max" : "min", " of");
   return kernels::arg_reduce(kMax, ctx.input(0), static_cast<int>(axis), ctx.output(0));
 }
 
@@ -301,9 +323,12 @@ GradFn reduce_grad(ReduceOp op) {
 
 Status scan_shape(InferContext& ctx) {
   const TensorSpec& x = ctx.inputs[0];
-  if (x.shape.rank_known()) {
+  bool known;
+  int64_t axis_value;
+  EMBER_RETURN_IF_ERROR(scalar_axis(ctx, 1, &known, &axis_value));
+  if (x.shape.rank_known() && known) {
     int64_t axis;
-    EMBER_RETURN_IF_ERROR(normalize_axis(ctx.attr_int(0), x.shape.rank(), ctx.op->name.c_str(), &axis));
+    EMBER_RETURN_IF_ERROR(normalize_axis(axis_value, x.shape.rank(), ctx.op->name.c_str(), &axis));
   }
   ctx.outputs.push_back(x);
   return Status::OK();
@@ -318,9 +343,10 @@ template <bool kProd>
 Status scan_kernel(KernelContext& ctx) {
   const TensorImpl& in = ctx.input(0);
   TensorImpl& out = ctx.output(0);
-  int64_t axis;
-  EMBER_RETURN_IF_ERROR(normalize_axis(ctx.attr_int(0), in.rank(), ctx.op->name.c_str(), &axis));
-  const bool exclusive = ctx.attr_bool(1), reverse = ctx.attr_bool(2);
+  int64_t axis_value, axis;
+  EMBER_RETURN_IF_ERROR(scalar_axis(ctx, 1, &axis_value));
+  EMBER_RETURN_IF_ERROR(normalize_axis(axis_value, in.rank(), ctx.op->name.c_str(), &axis));
+  const bool exclusive = ctx.attr_bool(0), reverse = ctx.attr_bool(1);
   const Shape& shape = in.shape();
   // An empty tensor has nothing to scan, however large its other dims (work items are counted over them).
   if (in.num_elements() == 0) return Status::OK();
@@ -365,7 +391,7 @@ Status scan_kernel(KernelContext& ctx) {
 // multiplies) the inputs before it in scan order, so the gradient sums the output gradients after it:
 // the same scan run the other way.
 void cumsum_grad(GradContext& c) {
-  c.set(0, scan("Cumsum", c.grad(), c.attr_int(0), c.attr_bool(1), !c.attr_bool(2)));
+  c.set(0, scan("Cumsum", c.grad(), c.input(1), c.attr_bool(0), !c.attr_bool(1)));
 }
 
 // Note [Cumprod gradient with zeros]
@@ -378,8 +404,8 @@ void cumsum_grad(GradContext& c) {
 // is 0, but its derivative with respect to the first zero is not, and only this form carries it, which
 // keeps second derivatives exact (third derivatives would need the third zero, and so on).
 void cumprod_grad(GradContext& c) {
-  const int64_t axis = c.attr_int(0);
-  const bool exclusive = c.attr_bool(1), reverse = c.attr_bool(2);
+  const GradTensor axis = c.input(1);
+  const bool exclusive = c.attr_bool(0), reverse = c.attr_bool(1);
   GradTensor x = c.input(0), dy = c.grad();
   GradTensor one = scalar(1, x.dtype());
   GradTensor is_zero = compare("Equal", x, scalar(0, x.dtype()));
@@ -431,9 +457,9 @@ void register_reduction_ops(OpRegistry& r) {
     OpBuilder(d.name)
         .doc(d.doc)
         .input("input")
+        .input_shape_like("dimension")
         .output("output")
         .type_var(kArgTypes)
-        .attr("axis", AttrType::kInt, int64_t{0})
         .attr("output_type", AttrType::kDType, DType::kInt64)
         .flags(kNotDifferentiable)
         .shape(&arg_shape)
@@ -458,9 +484,9 @@ void register_reduction_ops(OpRegistry& r) {
     OpBuilder(d.name)
         .doc(d.doc)
         .input("x")
+        .input_shape_like("axis")
         .output("out")
         .type_var(kNumericTypes)
-        .attr("axis", AttrType::kInt, int64_t{0})
         .attr("exclusive", AttrType::kBool, false)
         .attr("reverse", AttrType::kBool, false)
         .shape(&scan_shape)
