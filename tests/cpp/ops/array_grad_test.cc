@@ -373,25 +373,20 @@ TEST(ArrayGrad, EveryArrayOpHasARuleOrIsNotDifferentiable) {
   }
 }
 
-TEST(ArrayGrad, UnknownShapesAreAClearError) {
-  // Tile's rule splits dy into [multiple, dim] pairs with a static reshape, so it needs the input's shape.
-  TensorRef x = TensorImpl::symbolic(DType::kFloat64, Shape({kUnknownDim, 3}), nullptr, 0, 0);
-  TensorRef multiples = int32_vector({2, 1});
-  const OpDef& op = op_def("Tile");
-  TensorImpl* in[] = {x.get(), multiples.get()};
-  GradContext ctx;
-  ctx.op = &op;
-  ctx.inputs = in;
-  ctx.input_grads.resize(2);
-  try {
-    op.grad(ctx);
-    ADD_FAILURE() << "expected an error";
-  } catch (const StatusError& e) {
-    EXPECT_EQ(e.status().code(), Code::kUnimplemented);
-    EXPECT_NE(e.status().message().find("Tile: the gradient needs a statically known shape, got [?,3]"),
-              std::string::npos)
-        << e.status().message();
-  }
+// Tile's rule reads dy's and x's shapes at run time (it once needed them statically and said so); a rule
+// that needs an operand's value, as Transpose's needs perm, still says so when the graph computes it.
+TEST(ArrayGrad, UnknownShapesWorkOrAreAClearError) {
+  using testing::TraceMode;
+  EXPECT_TRACED_GRADIENT_OK("Tile", {rand({2, 3}), int32_vector({2, 1})}, {},
+                            TraceMode{.unknown_dims = true});
+  EXPECT_TRACED_GRADIENT_OK("Tile", {rand({2, 1, 3}), int32_vector({1, 3, 2})}, {},
+                            TraceMode{.shape_operands_as_arguments = true, .unknown_dims = true});
+  ::testing::AssertionResult r = testing::traced_gradient_ok(
+      "Transpose", {rand({2, 3}), int32_vector({1, 0})}, {}, TraceMode{.shape_operands_as_arguments = true});
+  EXPECT_FALSE(r);
+  EXPECT_NE(std::string(r.message()).find("Transpose: the gradient needs 'perm' to be known while tracing"),
+            std::string::npos)
+      << r.message();
 }
 
 }  // namespace

@@ -55,7 +55,7 @@ TEST(PartialShapeOperands, Fill) {
   INFER_OK("Fill", "[2]:int64;[]:int32", A(), "[?,?]:int32");
   INFER_OK("Fill", "[?]:int32;[]:bool", A(), "<unknown>:bool");
   // TensorFlow infers [?,?] and fails when it runs; the -1 can never be a valid dim.
-  INFER_ERROR("Fill", "=[?,-1];[]", A(), "Fill: 'dims' must have non-negative elements, got [?, -1]");
+  INFER_ERROR("Fill", "=[?,-1];[]", A(), "Fill: 'dims' [?, -1]: dimension -1 must be >= 0");
   INFER_ERROR("Fill", "[2,1]:int32;[]", A(), "Fill: 'dims' must be a vector, got a tensor of shape [2,1]");
 }
 
@@ -216,7 +216,7 @@ TEST(RunTimeShapeGradients, ReshapeFillBroadcastTo) {
 }
 
 TEST(RunTimeShapeGradients, ReductionsWithUnknownDims) {
-  for (const char* op : {"Sum", "Mean", "Max", "Min", "ReduceLogSumExp"}) {
+  for (const char* op : {"Sum", "Mean", "Max", "Min", "ReduceLogSumExp", "Prod"}) {
     for (const Ints& axes : std::vector<Ints>{{1}, {0, 2}, {-1}, {}}) {
       for (bool keepdims : {false, true}) {
         SCOPED_TRACE(::testing::Message() << op << " axes " << axes.size() << (keepdims ? " keepdims" : ""));
@@ -251,13 +251,16 @@ TEST(RunTimeShapeGradients, OperandsTheRuleNeedsAreAClearError) {
   expect_unimplemented(
       testing::traced_gradient_ok("Sum", {rand({2, 3}), int32_vector({1})}, {AttrValue(false)}, kShapeArgs),
       "Sum: the gradient needs 'axis' to be known while tracing");
-  expect_unimplemented(
-      testing::traced_gradient_ok("Tile", {rand({2, 3}), int32_vector({2, 1})}, {}, kShapeArgs),
-      "Tile: the gradient needs 'multiples' to be known while tracing");
-  // Prod's rule moves the reduced axes together with a static transpose and reshape.
-  expect_unimplemented(testing::traced_gradient_ok("Prod", {positive({2, 3, 2}), int32_vector({1})},
-                                                   {AttrValue(false)}, kUnknownDims),
-                       "Prod: the gradient needs a statically known shape, got [?,?,?]");
+}
+
+// Tile's rule reads the multiples from the graph when they are not known while tracing.
+TEST(RunTimeShapeGradients, TileWithMultiplesComputedInTheGraph) {
+  for (const TraceMode& mode : {kShapeArgs, kUnknownDims, kBoth}) {
+    SCOPED_TRACE(::testing::Message() << mode.shape_operands_as_arguments << mode.unknown_dims);
+    EXPECT_TRACED_GRADIENT_OK("Tile", {rand({2, 3}), int32_vector({2, 1})}, {}, mode);
+    EXPECT_TRACED_GRADIENT_OK("Tile", {rand({2, 1, 3}), int32_vector({1, 3, 2})}, {}, mode);
+    EXPECT_TRACED_GRADIENT_OK("Tile", {rand({2, 3}), int32_vector({0, 2})}, {}, mode);
+  }
 }
 
 }  // namespace
