@@ -541,12 +541,17 @@ def _pad(node, ins, n):
     # reads back exactly and is recognisable as such.
     if node.attrs["constant_value"] != 0:
         raise Unbatchable("a padding value other than 0 cannot be read back exactly")
-    return _op("Pad")(ins[0].value, [0, 0] + list(node.attrs["paddings"]), 0.0, node.attrs["mode"])
+    return _op("Pad")(ins[0].value, [[0, 0]] + _paddings(ins[1]), 0.0, node.attrs["mode"])
 
 
 @_rule("MirrorPadGrad")
 def _mirror_pad_grad(node, ins, n):
-    return _op("MirrorPadGrad")(ins[0].value, [0, 0] + list(node.attrs["paddings"]), node.attrs["mode"])
+    return _op("MirrorPadGrad")(ins[0].value, [[0, 0]] + _paddings(ins[1]), node.attrs["mode"])
+
+
+def _paddings(x):
+    values = _ints(x, "paddings")
+    return [values[i:i + 2] for i in range(0, len(values), 2)]
 
 
 @_rule("ConcatV2")

@@ -117,7 +117,8 @@ def test_multi_output_control_inputs_and_attrs():
     assert nodes["MatMul"].attr["transpose_a"].WhichOneof("value") == "b"  # set though false
     pad = nodes["Pad"].attr
     assert pad["constant_value"].f == 0.5 and pad["mode"].s == b"CONSTANT"
-    assert list(pad["paddings"].list.i) == [1, 0, 0, 2]
+    paddings = nodes[nodes["Pad"].input[1]]  # an input, as in TensorFlow's Pad
+    np.testing.assert_array_equal(gdm.make_ndarray(paddings.attr["value"].tensor), [[1, 0], [0, 2]])
     hot = nodes["OneHot"].attr
     assert hot["dtype"].type == gdm.DT_DOUBLE and hot["depth"].i == 4 and hot["on_value"].f == 2.0
     shape = nodes["ids"].attr["shape"].shape

@@ -289,16 +289,21 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     if upper not in ("CONSTANT", "REFLECT", "SYMMETRIC"):
         raise ValueError('Pad: value of argument `mode` expected to be one of "CONSTANT", "REFLECT", or '
                          f'"SYMMETRIC". Received `mode` = {mode}')
-    array = _int_array(paddings, "Pad", "paddings", _INVALID)
-    if array.ndim != 2 or array.shape[1] != 2:
-        raise _invalid("Pad", f"paddings must be a matrix with 2 columns, got shape {list(array.shape)}")
+    if isinstance(paddings, Tensor) and paddings._is_symbolic:  # computed in the graph: read at run time
+        if paddings.dtype not in _INDEX_DTYPES:
+            raise _invalid("Pad", f"paddings must be an int32 or int64 tensor, got dtype {paddings.dtype.name}")
+        array = paddings
+    else:
+        array = _int_array(paddings, "Pad", "paddings", _INVALID)
+        if array.ndim != 2 or array.shape[1] != 2:
+            raise _invalid("Pad", f"paddings must be a matrix with 2 columns, got shape {list(array.shape)}")
     if isinstance(constant_values, Tensor):
         value = float(_concrete(constant_values, "Pad", "constant_values").numpy())
     elif np.ndim(constant_values) == 0 and constant_values == 0:
         value = 0.0  # TF's plain Pad: a zero of any type pads any dtype (bool too)
     else:
         value = float(convert_to_tensor(constant_values, dtype=tensor.dtype).numpy())  # TypeError: 1.5 for ints
-    return _Pad(tensor, [int(v) for v in array.reshape(-1)], value, upper)
+    return _Pad(tensor, array, value, upper)
 
 
 def broadcast_to(input, shape, name=None):  # noqa: A002 - TF's name

@@ -83,7 +83,8 @@ Tensor pad(const Tensor& x, const std::vector<std::array<int64_t, 2>>& paddings,
            double constant_value) {
   Ints flat;
   for (const auto& p : paddings) flat.insert(flat.end(), p.begin(), p.end());
-  return call_op1("Pad", {x}, {flat, constant_value, std::string(mode)});
+  const Tensor matrix = Tensor::from_vector(flat, Shape{static_cast<int64_t>(paddings.size()), 2});
+  return call_op1("Pad", {x, matrix}, {constant_value, std::string(mode)});
 }
 
 Tensor broadcast_to(const Tensor& x, const Ints& shape) { return call_op1("BroadcastTo", {x, ints(shape)}); }

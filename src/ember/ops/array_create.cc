@@ -303,11 +303,46 @@ Status check_paddings(const Shape& in, const std::vector<int64_t>& p, PadMode mo
   return Status::OK();
 }
 
+// The paddings operand (input `i`, an int [rank, 2] matrix) of Pad or MirrorPadGrad: its values when it
+// is a constant (row-major: before0, after0, before1, ...), else unknown, with the rank it gives.
+Status paddings_operand(const InferContext& ctx, int i, bool* known, std::vector<int64_t>* p, int* rank) {
+  const Shape& s = ctx.inputs[i].shape;
+  if (s.rank_known() && (s.rank() != 2 || (s.dim(1) >= 0 && s.dim(1) != 2)))
+    return invalid_argument(ctx.op->name, ": paddings must be a [rank, 2] matrix, got shape ", s.to_string());
+  *rank = s.rank_known() && s.dim(0) >= 0 && s.dim(0) <= kMaxRank ? static_cast<int>(s.dim(0)) : -1;
+  const TensorImpl* c = ctx.constant(i);
+  *known = c != nullptr && !c->is_symbolic();
+  if (*known) *p = PartialValue::from_tensor(*c).values;
+  return Status::OK();
+}
+
+Status paddings_operand(const KernelContext& ctx, int i, std::vector<int64_t>* p) {
+  const Shape& s = ctx.input(i).shape();
+  if (s.rank() != 2 || s.dim(1) != 2)
+    return invalid_argument(ctx.op->name, ": paddings must be a [rank, 2] matrix, got shape ", s.to_string());
+  *p = ctx.int_values(i);
+  return Status::OK();
+}
+
+// The shape of a result whose paddings are not known while tracing: the rank only.
+Shape unknown_dims_of_rank(const Shape& in, int rank_from_paddings) {
+  const int rank = in.rank_known() ? in.rank() : rank_from_paddings;
+  return rank < 0 ? Shape::unknown_rank()
+                  : Shape(std::vector<int64_t>(static_cast<size_t>(rank), kUnknownDim));
+}
+
 Status pad_shape(InferContext& ctx) {
   const Shape& in = ctx.inputs[0].shape;
-  const auto& p = ctx.attr_ints(0);
+  bool known;
+  int rank;
+  std::vector<int64_t> p;
+  EMBER_RETURN_IF_ERROR(paddings_operand(ctx, 1, &known, &p, &rank));
   PadMode mode;
-  EMBER_RETURN_IF_ERROR(parse_pad_mode(ctx.attr_string(2), &mode));
+  EMBER_RETURN_IF_ERROR(parse_pad_mode(ctx.attr_string(1), &mode));
+  if (!known) {
+    ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, unknown_dims_of_rank(in, rank)});
+    return Status::OK();
+  }
   EMBER_RETURN_IF_ERROR(check_paddings(in, p, mode));
   Shape out;
   for (size_t i = 0; i < p.size() / 2; ++i) {
@@ -327,14 +362,15 @@ Status pad_shape(InferContext& ctx) {
 Status pad_kernel(KernelContext& ctx) {
   const TensorImpl& in = ctx.input(0);
   TensorImpl& out = ctx.output(0);
-  const auto& p = ctx.attr_ints(0);
+  std::vector<int64_t> p;
+  EMBER_RETURN_IF_ERROR(paddings_operand(ctx, 1, &p));
   PadMode mode;
-  EMBER_RETURN_IF_ERROR(parse_pad_mode(std::get<std::string>(ctx.attrs[2]), &mode));
+  EMBER_RETURN_IF_ERROR(parse_pad_mode(ctx.attr_string(1), &mode));
   const int rank = in.rank();
   const size_t elem = dtype_size(in.dtype());
   if (out.num_elements() == 0) return Status::OK();
   if (mode == PadMode::kConstant && out.num_elements() != in.num_elements()) {
-    uint64_t value = kernels::encode_scalar(in.dtype(), ctx.attr_float(1));
+    uint64_t value = kernels::encode_scalar(in.dtype(), ctx.attr_float(0));
     kernels::fill(out.mutable_raw_data(), out.num_elements(), elem, &value);
   }
   int64_t out_strides[kMaxRank], in_strides[kMaxRank];
@@ -394,9 +430,16 @@ Status mirror_pad_mode(const std::string& text, PadMode* mode) {
 
 Status mirror_pad_grad_shape(InferContext& ctx) {
   const Shape& dy = ctx.inputs[0].shape;
-  const auto& p = ctx.attr_ints(0);
+  bool known;
+  int rank;
+  std::vector<int64_t> p;
+  EMBER_RETURN_IF_ERROR(paddings_operand(ctx, 1, &known, &p, &rank));
   PadMode mode;
-  EMBER_RETURN_IF_ERROR(mirror_pad_mode(ctx.attr_string(1), &mode));
+  EMBER_RETURN_IF_ERROR(mirror_pad_mode(ctx.attr_string(0), &mode));
+  if (!known) {
+    ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, unknown_dims_of_rank(dy, rank)});
+    return Status::OK();
+  }
   if (p.size() % 2 != 0 || p.size() > 2 * static_cast<size_t>(kMaxRank) ||
       (dy.rank_known() && p.size() != 2 * static_cast<size_t>(dy.rank())))
     return invalid_argument("MirrorPadGrad: paddings must have shape [", dy.rank_known() ? dy.rank() : -1,
@@ -420,10 +463,12 @@ Status mirror_pad_grad_shape(InferContext& ctx) {
 
 Status mirror_pad_grad_kernel(KernelContext& ctx) {
   PadMode mode;
-  EMBER_RETURN_IF_ERROR(mirror_pad_mode(ctx.attr_string(1), &mode));
+  EMBER_RETURN_IF_ERROR(mirror_pad_mode(ctx.attr_string(0), &mode));
   const TensorImpl& dy = ctx.input(0);
-  kernels::mirror_pad_grad(dy.raw_data(), dy.dtype(), dy.shape().dims(), ctx.attr_ints(0),
-                           mode == PadMode::kSymmetric, ctx.output(0).mutable_raw_data());
+  std::vector<int64_t> p;
+  EMBER_RETURN_IF_ERROR(paddings_operand(ctx, 1, &p));
+  kernels::mirror_pad_grad(dy.raw_data(), dy.dtype(), dy.shape().dims(), p, mode == PadMode::kSymmetric,
+                           ctx.output(0).mutable_raw_data());
   return Status::OK();
 }
 
@@ -499,29 +544,27 @@ void broadcast_to_grad(GradContext& c) { c.set(0, reduce_to(c.grad(), c.input(0)
 // SYMMETRIC: the interior plus the mirrored edges folded back onto it.
 void pad_grad(GradContext& c) {
   PadMode mode;
-  check_ok(parse_pad_mode(c.attr_string(2), &mode));
-  const auto& p = c.attr_ints(0);
+  check_ok(parse_pad_mode(c.attr_string(1), &mode));
   AttrList attrs;
   if (mode != PadMode::kConstant) {
-    attrs.push_back(p);
-    attrs.push_back(c.attr_string(2));
-    c.set(0, emit1("MirrorPadGrad", {c.grad()}, std::move(attrs)));
+    attrs.push_back(c.attr_string(1));
+    c.set(0, emit1("MirrorPadGrad", {c.grad(), c.input(1)}, std::move(attrs)));
     return;
   }
-  const int rank = c.input(0).rank();
-  if (rank < 0) check_ok(make_error(Code::kUnimplemented, "Pad: the gradient needs the input's rank"));
-  std::vector<int64_t> begin;
-  for (int i = 0; i < rank; ++i) begin.push_back(p[2 * i]);
-  c.set(0, emit1("Slice", {c.grad(), int_vector(begin), shape_of(c.input(0))}));
+  // dy's interior: begin is the paddings' first column, the size is the input's shape.
+  const int64_t begin[] = {0, 0}, size[] = {-1, 1}, flat[] = {-1};
+  const GradTensor first_column =
+      reshape_to(emit1("Slice", {cast(c.input(1), DType::kInt32), int_vector(begin), int_vector(size)}),
+                 int_vector(flat));
+  c.set(0, emit1("Slice", {c.grad(), first_column, shape_of(c.input(0))}));
 }
 
 // MirrorPadGrad is linear and Pad (in the same mode) is its adjoint.
 void mirror_pad_grad_grad(GradContext& c) {
   AttrList attrs;
-  attrs.push_back(c.attr_ints(0));
   attrs.push_back(0.0);
-  attrs.push_back(c.attr_string(1));
-  c.set(0, emit1("Pad", {c.grad()}, std::move(attrs)));
+  attrs.push_back(c.attr_string(0));
+  c.set(0, emit1("Pad", {c.grad(), c.input(1)}, std::move(attrs)));
 }
 
 }  // namespace
@@ -580,12 +623,12 @@ void register_array_create_ops(OpRegistry& r) {
       .done(r);
   OpBuilder("Pad")
       .doc(
-          "Pads each dim by paddings [before0, after0, before1, ...]; mode CONSTANT, REFLECT or SYMMETRIC. "
-          "pad([1, 2], [1, 1]) == [0, 1, 2, 0]")
+          "Pads each dim by paddings [[before0, after0], [before1, after1], ...]; mode CONSTANT, REFLECT or "
+          "SYMMETRIC. pad([1, 2], [[1, 1]]) == [0, 1, 2, 0]")
       .input("input")
+      .input_fixed("paddings", kIndexTypes)
       .output("output")
       .type_var(kAllTypes)
-      .attr("paddings", AttrType::kInts)
       .attr("constant_value", AttrType::kFloat, 0.0)
       .attr("mode", AttrType::kString, std::string("CONSTANT"))
       .shape(&pad_shape)
@@ -595,11 +638,11 @@ void register_array_create_ops(OpRegistry& r) {
   OpBuilder("MirrorPadGrad")
       .doc(
           "The gradient of Pad in REFLECT or SYMMETRIC mode: dy's interior plus its mirrored edges, folded "
-          "back. mirror_pad_grad([1, 2, 3, 4], [1, 1], 'REFLECT') == [6, 4]")
+          "back. mirror_pad_grad([1, 2, 3, 4], [[1, 1]], 'REFLECT') == [6, 4]")
       .input("dy")
+      .input_fixed("paddings", kIndexTypes)
       .output("output")
       .type_var(kNumericTypes)
-      .attr("paddings", AttrType::kInts)
       .attr("mode", AttrType::kString, std::string("REFLECT"))
       .shape(&mirror_pad_grad_shape)
       .kernel(kNumericTypes, &mirror_pad_grad_kernel)

@@ -674,9 +674,8 @@ void slice_grad(GradContext& c) {
     paddings.push_back(begin[d]);
     paddings.push_back(dims[d] - begin[d] - taken);
   }
-  AttrList attrs;
-  attrs.push_back(std::move(paddings));
-  c.set(0, emit1("Pad", {c.grad()}, std::move(attrs)));
+  const int64_t matrix[] = {static_cast<int64_t>(dims.size()), 2};
+  c.set(0, emit1("Pad", {c.grad(), reshape_to(int_vector(paddings), int_vector(matrix))}));
 }
 
 void strided_slice_grad(GradContext& c) {
