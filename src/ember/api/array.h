@@ -1,9 +1,11 @@
 // C++ façade: array ops (shapes, joining and splitting, indexing, creation) with TensorFlow's names.
-// Shape-like arguments (shapes, axes, perms, multiples) are std::vector<int64_t>, as the ops take them as
-// attributes. Every function throws ember::StatusError on bad input.
+// Shape-like arguments (shapes, axes, perms, multiples) are std::vector<int64_t>, passed to the ops as int
+// tensors; reshape, broadcast_to and fill also take a Tensor computed at run time. Every function throws
+// ember::StatusError on bad input.
 #pragma once
 
 #include <array>
+#include <initializer_list>
 #include <string_view>
 #include <vector>
 
@@ -15,6 +17,11 @@ namespace ember {
 Tensor reshape(const Tensor& x, const std::vector<int64_t>& shape);
 /// Reshape to a shape computed at run time (an int32/int64 vector, e.g. from ember::shape).
 Tensor reshape(const Tensor& x, const Tensor& shape);
+// A braced list ({2, 3}) converts to both std::vector<int64_t> and Tensor (its initializer_list<float>
+// constructor), so without these exact matches reshape(x, {2, 3}) would be ambiguous. Same below.
+inline Tensor reshape(const Tensor& x, std::initializer_list<int64_t> shape) {
+  return reshape(x, std::vector<int64_t>(shape));
+}
 /// Permutes axes; an empty perm reverses them (tf.transpose's default).
 Tensor transpose(const Tensor& x, const std::vector<int64_t>& perm = {});
 Tensor expand_dims(const Tensor& x, int64_t axis);
@@ -44,6 +51,9 @@ Tensor pad(const Tensor& x, const std::vector<std::array<int64_t, 2>>& paddings,
            std::string_view mode = "CONSTANT", double constant_value = 0.0);
 Tensor broadcast_to(const Tensor& x, const std::vector<int64_t>& shape);
 Tensor broadcast_to(const Tensor& x, const Tensor& shape);
+inline Tensor broadcast_to(const Tensor& x, std::initializer_list<int64_t> shape) {
+  return broadcast_to(x, std::vector<int64_t>(shape));
+}
 
 Tensor shape(const Tensor& x, DType out_type = DType::kInt32);
 Tensor size(const Tensor& x, DType out_type = DType::kInt32);
@@ -57,6 +67,9 @@ Tensor where(const Tensor& condition, const Tensor& x, const Tensor& y);
 /// A tensor of `dims` filled with the scalar `value` (its dtype).
 Tensor fill(const std::vector<int64_t>& dims, const Tensor& value);
 Tensor fill(const Tensor& dims, const Tensor& value);
+inline Tensor fill(std::initializer_list<int64_t> dims, const Tensor& value) {
+  return fill(std::vector<int64_t>(dims), value);
+}
 Tensor zeros(const std::vector<int64_t>& shape, DType dtype = DType::kFloat32);
 Tensor ones(const std::vector<int64_t>& shape, DType dtype = DType::kFloat32);
 Tensor zeros_like(const Tensor& x);

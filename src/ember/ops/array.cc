@@ -104,6 +104,9 @@ Status reshape_shape(InferContext& ctx) {
     }
   }
   const int64_t n = ctx.inputs[0].shape.num_elements();
+  if (known_product == 0 && n > 0)  // whatever the open dims are, the shape holds no element
+    return invalid_argument("Reshape: cannot reshape a tensor with ", n, " elements to shape ",
+                            out.to_string(), " (0 elements)");
   if (open_count == 1 && n >= 0 && known_product > 0) {
     if (n % known_product != 0)
       return invalid_argument("Reshape: cannot reshape a tensor with ", n, " elements to shape ",
@@ -346,6 +349,15 @@ Status shape_kernel(KernelContext& ctx) {
 // broadcast result, so a shape's missing leading dims are among them.
 Status broadcast_gradient_axes(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
                                std::vector<int64_t>* ra, std::vector<int64_t>* rb) {
+  // Equal shapes need no reduction, even where both have size-1 dims (TensorFlow gives [] and [] for
+  // [2, 1] against [2, 1]).
+  if (a == b) {
+    for (int64_t d : a)
+      if (d < 0)
+        return invalid_argument("BroadcastGradientArgs: shapes ", list_str(a), " and ", list_str(b),
+                                " have a negative dimension");
+    return Status::OK();
+  }
   const size_t rank = std::max(a.size(), b.size());
   for (size_t i = 0; i < rank; ++i) {
     const int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];

@@ -239,6 +239,12 @@ Status broadcast_to_shape(InferContext& ctx) {
     if (!ok)
       return invalid_argument("BroadcastTo: cannot broadcast a tensor of shape ", in.to_string(),
                               " to shape ", out->to_string());
+    // An unknown target dim against an input dim above 1 can only be that dim (TensorFlow infers
+    // [4, 2, 5] for a [2, 1] input broadcast to [4, ?, 5]).
+    for (int i = 0; i < in.rank(); ++i) {
+      const int o = out->rank() - in.rank() + i;
+      if (out->dim(o) < 0 && in.dim(i) > 1) out->set_dim(o, in.dim(i));
+    }
   }
   ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, *out});
   return Status::OK();

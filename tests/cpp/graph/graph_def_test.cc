@@ -43,7 +43,8 @@ std::shared_ptr<FunctionGraph> trace_many_attrs() {
   TraceScope scope(ctx);
   Tensor x(ctx.add_argument(DType::kFloat32, Shape({2, 3}), "x"));
   Tensor ids(ctx.add_argument(DType::kInt32, Shape({-1}), "ids"));
-  Tensor t = transpose(x, {1, 0});                                             // Transpose, perm: ints
+  Tensor t = transpose(x, {1, 0});                                             // perm: a Const input
+  Tensor squeezed = squeeze(reshape(x, {2, 1, 3}), {1});                       // Squeeze: ints
   std::vector<Tensor> rows = unstack(t);                                       // Unpack: 3 outputs
   Tensor joined = concat({rows[0], rows[2]}, 0);                               // ConcatV2: axis, N
   Tensor product = matmul(x, x, /*transpose_a=*/false, /*transpose_b=*/true);  // bools
@@ -53,7 +54,7 @@ std::shared_ptr<FunctionGraph> trace_many_attrs() {
   Tensor scaled = joined * scale;
   Tensor r1 = random_uniform(Shape({2}));  // stateful: the second waits on the first (^RandomUniform)
   Tensor r2 = random_uniform(Shape({2}));
-  for (const Tensor& out : {scaled, product, padded, hot, r1, r2})
+  for (const Tensor& out : {scaled, product, padded, hot, r1, r2, squeezed})
     fn->results.push_back(ValueRef{out.impl()->graph_node(), out.impl()->graph_output()});
   return fn;
 }
@@ -211,6 +212,14 @@ TEST(GraphDef, EveryAttributeTypeRoundTrips) {
   const Node& pad = g.node(g.find("Pad"));
   EXPECT_EQ(std::get<double>(pad.attrs[pad.op->attr_index("constant_value")]), 0.5);
   EXPECT_EQ(std::get<std::string>(pad.attrs[pad.op->attr_index("mode")]), "CONSTANT");
+  // A shape-like operand is a Const input (as TensorFlow writes Transpose's perm); ints stay a list.
+  const Node& transpose = g.node(g.find("Transpose"));
+  ASSERT_EQ(transpose.inputs.size(), 2u);
+  const Node& perm = g.node(transpose.inputs[1].node);
+  EXPECT_EQ(perm.op->name, "Const");
+  EXPECT_EQ(Tensor(std::get<TensorRef>(perm.attrs[0])).to_vector<int64_t>(), (std::vector<int64_t>{1, 0}));
+  const Node& squeeze = g.node(g.find("Squeeze"));
+  EXPECT_EQ(std::get<std::vector<int64_t>>(squeeze.attrs[0]), (std::vector<int64_t>{1}));
   // Source locations travel in GraphDef.debug_info.
   EXPECT_EQ(g.node(g.find("Transpose")).location.to_string(), "model.py:42");
   EXPECT_EQ(g.node(g.find("Transpose")).location.function, "g");

@@ -14,6 +14,8 @@
 namespace ember {
 namespace {
 
+using testing::int32_scalar;
+using testing::int32_vector;
 using testing::make_tensor;
 using testing::random_values;
 using Dims = std::vector<int64_t>;
@@ -61,20 +63,20 @@ std::vector<double> doubles(const TensorRef& t) {
 // ---- Shape ops
 
 TEST(ArrayGrad, Reshape) {
-  EXPECT_GRADIENT_OK("Reshape", {rand({2, 3})}, {list({3, -1})});
-  EXPECT_GRADIENT_OK("Reshape", {rand({2, 3})}, {list({6})});
+  EXPECT_GRADIENT_OK("Reshape", {rand({2, 3}), int32_vector({3, -1})}, {});
+  EXPECT_GRADIENT_OK("Reshape", {rand({2, 3}), int32_vector({6})}, {});
   EXPECT_GRADIENT_OK("Identity", {rand({2, 3})}, {});
 }
 
 TEST(ArrayGrad, Transpose) {
-  EXPECT_GRADIENT_OK("Transpose", {rand({2, 3, 4})}, {list({2, 0, 1})});
-  EXPECT_GRADIENT_OK("Transpose", {rand({2, 3, 4})}, {list({-1, 0, 1})});
-  EXPECT_GRADIENT_OK("Transpose", {rand({3, 1})}, {list({1, 0})});  // a view
+  EXPECT_GRADIENT_OK("Transpose", {rand({2, 3, 4}), int32_vector({2, 0, 1})}, {});
+  EXPECT_GRADIENT_OK("Transpose", {rand({2, 3, 4}), int32_vector({-1, 0, 1})}, {});
+  EXPECT_GRADIENT_OK("Transpose", {rand({3, 1}), int32_vector({1, 0})}, {});  // a view
 }
 
 TEST(ArrayGrad, ExpandDimsAndSqueeze) {
-  EXPECT_GRADIENT_OK("ExpandDims", {rand({2, 3})}, {i64(0)});
-  EXPECT_GRADIENT_OK("ExpandDims", {rand({2, 3})}, {i64(-1)});
+  EXPECT_GRADIENT_OK("ExpandDims", {rand({2, 3}), int32_scalar(0)}, {});
+  EXPECT_GRADIENT_OK("ExpandDims", {rand({2, 3}), int32_scalar(-1)}, {});
   EXPECT_GRADIENT_OK("Squeeze", {rand({1, 3, 1})}, {list({})});
   EXPECT_GRADIENT_OK("Squeeze", {rand({1, 3, 1})}, {list({-1})});
 }
@@ -248,15 +250,15 @@ TEST(ArrayGrad, ClipByValue) {
 // ---- Creation ops
 
 TEST(ArrayGrad, FillTileBroadcastTo) {
-  EXPECT_GRADIENT_OK("Fill", {rand({})}, {list({2, 3})});
-  EXPECT_GRADIENT_OK("Fill", {rand({})}, {list({})});
-  EXPECT_GRADIENT_OK("Tile", {rand({2, 3})}, {list({2, 1})});
-  EXPECT_GRADIENT_OK("Tile", {rand({2, 1, 3})}, {list({1, 3, 2})});
-  EXPECT_GRADIENT_OK("Tile", {rand({2, 3})}, {list({0, 2})});
+  EXPECT_GRADIENT_OK("Fill", {int32_vector({2, 3}), rand({})}, {});
+  EXPECT_GRADIENT_OK("Fill", {int32_vector({}), rand({})}, {});
+  EXPECT_GRADIENT_OK("Tile", {rand({2, 3}), int32_vector({2, 1})}, {});
+  EXPECT_GRADIENT_OK("Tile", {rand({2, 1, 3}), int32_vector({1, 3, 2})}, {});
+  EXPECT_GRADIENT_OK("Tile", {rand({2, 3}), int32_vector({0, 2})}, {});
   // Splitting every tiled dim would need rank 11: the rule folds one dim at a time.
-  EXPECT_GRADIENT_OK("Tile", {rand({1, 1, 1, 1, 1, 1, 2, 1})}, {list({2, 1, 1, 1, 1, 1, 2, 3})});
-  EXPECT_GRADIENT_OK("BroadcastTo", {rand({3})}, {list({2, 3})});
-  EXPECT_GRADIENT_OK("BroadcastTo", {rand({2, 1})}, {list({3, 2, 4})});
+  EXPECT_GRADIENT_OK("Tile", {rand({1, 1, 1, 1, 1, 1, 2, 1}), int32_vector({2, 1, 1, 1, 1, 1, 2, 3})}, {});
+  EXPECT_GRADIENT_OK("BroadcastTo", {rand({3}), int32_vector({2, 3})}, {});
+  EXPECT_GRADIENT_OK("BroadcastTo", {rand({2, 1}), int32_vector({3, 2, 4})}, {});
 }
 
 TEST(ArrayGrad, Pad) {
@@ -301,10 +303,10 @@ TEST(ArrayGrad, MirrorPadGradShape) {
 // ---- Rules while tracing: every op a rule emits becomes a graph node, with the same result.
 
 TEST(ArrayGrad, RulesTrace) {
-  EXPECT_TRACED_GRADIENT_OK("Reshape", {rand({2, 3})}, {list({3, -1})});
+  EXPECT_TRACED_GRADIENT_OK("Reshape", {rand({2, 3}), int32_vector({3, -1})}, {});
   EXPECT_TRACED_GRADIENT_OK("Identity", {rand({2, 3})}, {});
-  EXPECT_TRACED_GRADIENT_OK("Transpose", {rand({2, 3, 4})}, {list({2, 0, 1})});
-  EXPECT_TRACED_GRADIENT_OK("ExpandDims", {rand({2, 3})}, {i64(-1)});
+  EXPECT_TRACED_GRADIENT_OK("Transpose", {rand({2, 3, 4}), int32_vector({2, 0, 1})}, {});
+  EXPECT_TRACED_GRADIENT_OK("ExpandDims", {rand({2, 3}), int32_scalar(-1)}, {});
   EXPECT_TRACED_GRADIENT_OK("Squeeze", {rand({1, 3, 1})}, {list({})});
   EXPECT_TRACED_GRADIENT_OK("ConcatV2", {rand({2, 1}, 1), rand({2, 3}, 2)}, {i64(-1)});
   EXPECT_TRACED_GRADIENT_OK("Pack", {rand({2, 3}, 1), rand({2, 3}, 2)}, {i64(1)});
@@ -323,10 +325,11 @@ TEST(ArrayGrad, RulesTrace) {
                             {make_tensor({3}, {1, 0, 1}, DType::kBool), rand({2, 1}, 1), rand({}, 2)}, {});
   EXPECT_TRACED_GRADIENT_OK("ClipByValue",
                             {rand({2, 3}), make_tensor({}, {-0.3}), make_tensor({3}, {0.4, 0.1, 0.9})}, {});
-  EXPECT_TRACED_GRADIENT_OK("Fill", {rand({})}, {list({2, 3})});
-  EXPECT_TRACED_GRADIENT_OK("Tile", {rand({2, 1, 3})}, {list({1, 3, 2})});
-  EXPECT_TRACED_GRADIENT_OK("Tile", {rand({1, 1, 1, 1, 1, 1, 2, 1})}, {list({2, 1, 1, 1, 1, 1, 2, 3})});
-  EXPECT_TRACED_GRADIENT_OK("BroadcastTo", {rand({2, 1})}, {list({3, 2, 4})});
+  EXPECT_TRACED_GRADIENT_OK("Fill", {int32_vector({2, 3}), rand({})}, {});
+  EXPECT_TRACED_GRADIENT_OK("Tile", {rand({2, 1, 3}), int32_vector({1, 3, 2})}, {});
+  EXPECT_TRACED_GRADIENT_OK("Tile", {rand({1, 1, 1, 1, 1, 1, 2, 1}), int32_vector({2, 1, 1, 1, 1, 1, 2, 3})},
+                            {});
+  EXPECT_TRACED_GRADIENT_OK("BroadcastTo", {rand({2, 1}), int32_vector({3, 2, 4})}, {});
   EXPECT_TRACED_GRADIENT_OK("Pad", {rand({2, 3})}, {list({1, 0, 2, 1}), 0.0, std::string("CONSTANT")});
   EXPECT_TRACED_GRADIENT_OK("Pad", {rand({3, 4})}, {list({2, 2, 3, 1}), 0.0, std::string("REFLECT")});
   EXPECT_TRACED_GRADIENT_OK("MirrorPadGrad", {rand({6, 7})}, {list({3, 0, 1, 2}), std::string("SYMMETRIC")});
@@ -344,7 +347,7 @@ TEST(ArrayGrad, SecondOrder) {
   EXPECT_SECOND_ORDER_OK("StridedSlice", {rand({4, 5})}, slice_spec({3, 1}, {0, 0}, {-2, 2}, 1, 2));
   EXPECT_SECOND_ORDER_OK("GatherV2", {rand({2, 4, 3}), ints({2, 3}, {0, 3, 3, 1, 1, 2})}, {i64(1), i64(1)});
   EXPECT_SECOND_ORDER_OK("Pad", {rand({3, 4})}, {list({2, 2, 3, 1}), 0.0, std::string("REFLECT")});
-  EXPECT_SECOND_ORDER_OK("Tile", {rand({2, 3})}, {list({2, 1})});
+  EXPECT_SECOND_ORDER_OK("Tile", {rand({2, 3}), int32_vector({2, 1})}, {});
 }
 
 // ---- Which ops have rules
@@ -370,26 +373,20 @@ TEST(ArrayGrad, EveryArrayOpHasARuleOrIsNotDifferentiable) {
   }
 }
 
-TEST(ArrayGrad, UnknownShapesAreAClearError) {
-  // Shape-like arguments are attributes, so a rule that needs a shape must know it statically.
-  TensorRef x = TensorImpl::symbolic(DType::kFloat64, Shape({kUnknownDim, 3}), nullptr, 0, 0);
-  const OpDef& op = op_def("Tile");
-  AttrList attrs = {list({2, 1})};
-  TensorImpl* in[] = {x.get()};
-  GradContext ctx;
-  ctx.op = &op;
-  ctx.attrs = {attrs.data(), attrs.size()};
-  ctx.inputs = in;
-  ctx.input_grads.resize(1);
-  try {
-    op.grad(ctx);
-    ADD_FAILURE() << "expected an error";
-  } catch (const StatusError& e) {
-    EXPECT_EQ(e.status().code(), Code::kUnimplemented);
-    EXPECT_NE(e.status().message().find("Tile: the gradient needs a statically known shape, got [?,3]"),
-              std::string::npos)
-        << e.status().message();
-  }
+// Tile's rule reads dy's and x's shapes at run time (it once needed them statically and said so); a rule
+// that needs an operand's value, as Transpose's needs perm, still says so when the graph computes it.
+TEST(ArrayGrad, UnknownShapesWorkOrAreAClearError) {
+  using testing::TraceMode;
+  EXPECT_TRACED_GRADIENT_OK("Tile", {rand({2, 3}), int32_vector({2, 1})}, {},
+                            TraceMode{.unknown_dims = true});
+  EXPECT_TRACED_GRADIENT_OK("Tile", {rand({2, 1, 3}), int32_vector({1, 3, 2})}, {},
+                            TraceMode{.shape_operands_as_arguments = true, .unknown_dims = true});
+  ::testing::AssertionResult r = testing::traced_gradient_ok(
+      "Transpose", {rand({2, 3}), int32_vector({1, 0})}, {}, TraceMode{.shape_operands_as_arguments = true});
+  EXPECT_FALSE(r);
+  EXPECT_NE(std::string(r.message()).find("Transpose: the gradient needs 'perm' to be known while tracing"),
+            std::string::npos)
+      << r.message();
 }
 
 }  // namespace

@@ -32,6 +32,17 @@ inline TensorRef make_tensor(std::vector<int64_t> dims, const std::vector<double
   return t;
 }
 
+/// An int32 vector given by value: a shape-like operand (a shape, axes, a permutation, multiples).
+inline TensorRef int32_vector(const std::vector<int64_t>& values) {
+  return make_tensor({static_cast<int64_t>(values.size())}, std::vector<double>(values.begin(), values.end()),
+                     DType::kInt32);
+}
+
+/// An int32 scalar given by value (ExpandDims' axis).
+inline TensorRef int32_scalar(int64_t value) {
+  return make_tensor({}, {static_cast<double>(value)}, DType::kInt32);
+}
+
 /// Values in [lo, hi), deterministic per seed.
 inline std::vector<double> random_values(int64_t n, double lo = -1, double hi = 1, unsigned seed = 7) {
   std::mt19937 rng(seed);
@@ -113,9 +124,14 @@ inline ::testing::AssertionResult gradient_ok(const std::string& name, std::vect
   } catch (const StatusError& e) {
     return ::testing::AssertionFailure() << name << "'s gradient rule failed: " << e.what();
   }
+  // Shape-like operands (shapes, axes, multiples) are int tensors: they get no gradient, as in TensorFlow.
+  for (size_t i = 0; i < inputs.size() && i < op.inputs.size(); ++i)
+    if (op.inputs[i].shape_like && input_grads[i])
+      return ::testing::AssertionFailure()
+             << name << ": shape-like input " << i << " ('" << op.inputs[i].name << "') got a gradient";
   const double h = 1e-6;
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (inputs[i]->dtype() != DType::kFloat64) continue;
+    if (inputs[i]->dtype() != DType::kFloat64) continue;  // int operands: nothing to differentiate
     const TensorRef& analytic = input_grads[i];
     for (int64_t k = 0; k < inputs[i]->num_elements(); ++k) {
       std::vector<TensorRef> plus = inputs, minus = inputs;

@@ -1,8 +1,10 @@
 // Checks that an op's gradient rule also works while tracing (the backward half of a graph function):
-//   EXPECT_TRACED_GRADIENT_OK("Tile", {tensor...}, {attrs});
+//   EXPECT_TRACED_GRADIENT_OK("Tile", {x, int32_vector({2, 1})}, {attrs});
 // The op and its rule are traced with the inputs and output gradients as function arguments, so every op
 // the rule emits becomes a graph node (nothing may read a buffer); running the compiled function must give
-// the eager rule's input gradients.
+// the eager rule's input gradients. Shape-like operands (ArgDef::shape_like) are captured by value, as a
+// constant shape is in a TensorFlow graph; TraceMode makes them arguments too, or traces the other
+// arguments with every dim unknown, so that the rule has to read shapes at run time.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -18,8 +20,13 @@
 
 namespace ember::testing {
 
+struct TraceMode {
+  bool shape_operands_as_arguments = false;  // their values then unknown while tracing
+  bool unknown_dims = false;                 // the other arguments (and dys) traced as [?, ?, ...]
+};
+
 inline ::testing::AssertionResult traced_gradient_ok(const std::string& name, std::vector<TensorRef> inputs,
-                                                     AttrList attrs) {
+                                                     AttrList attrs, TraceMode mode = {}) {
   const OpDef& op = op_def(name);
   Status s = complete_attrs(op, attrs);
   if (!s.ok()) return ::testing::AssertionFailure() << s.to_string();
@@ -44,17 +51,31 @@ inline ::testing::AssertionResult traced_gradient_ok(const std::string& name, st
   auto fn = std::make_shared<FunctionGraph>();
   fn->name = "grad_of_" + name;
   std::vector<size_t> with_grad;
+  // Inputs passed by value rather than as arguments: the op's shape-like operands, by default.
+  std::vector<bool> by_value(inputs.size(), false), shape_like(inputs.size(), false);
+  for (size_t i = 0; i < inputs.size() && i < op.inputs.size(); ++i) {
+    shape_like[i] = op.inputs[i].shape_like;
+    by_value[i] = shape_like[i] && !mode.shape_operands_as_arguments;
+  }
+  auto traced_shape = [&](const Shape& s, bool keep) {
+    if (keep || !mode.unknown_dims) return s;
+    return Shape(std::vector<int64_t>(static_cast<size_t>(s.rank()), kUnknownDim));
+  };
   {
     TraceContext trace(fn.get());
     TraceScope scope(trace);
     std::vector<TensorRef> sym_in, sym_dy;
     SmallVector<TensorImpl*, 4> sym_in_impls, sym_out_impls, sym_dy_impls;
     for (size_t i = 0; i < inputs.size(); ++i) {
-      sym_in.push_back(trace.add_argument(inputs[i]->dtype(), inputs[i]->shape(), "x" + std::to_string(i)));
+      sym_in.push_back(by_value[i] ? inputs[i]
+                                   : trace.add_argument(inputs[i]->dtype(),
+                                                        traced_shape(inputs[i]->shape(), shape_like[i]),
+                                                        "x" + std::to_string(i)));
       sym_in_impls.push_back(sym_in.back().get());
     }
     for (size_t j = 0; j < dys.size(); ++j) {
-      sym_dy.push_back(trace.add_argument(dys[j]->dtype(), dys[j]->shape(), "dy" + std::to_string(j)));
+      sym_dy.push_back(trace.add_argument(dys[j]->dtype(), traced_shape(dys[j]->shape(), false),
+                                          "dy" + std::to_string(j)));
       sym_dy_impls.push_back(sym_dy.back().get());
     }
     OutputList sym_out;
@@ -82,7 +103,8 @@ inline ::testing::AssertionResult traced_gradient_ok(const std::string& name, st
   }
   CompiledFunction compiled(fn);
   SmallVector<TensorImpl*, 8> args;
-  for (auto& t : inputs) args.push_back(t.get());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!by_value[i]) args.push_back(inputs[i].get());
   for (auto& t : dys) args.push_back(t.get());
   OutputList results;
   s = compiled.run({args.data(), args.size()}, results);

@@ -10,18 +10,15 @@
 namespace ember {
 namespace {
 
+using testing::int32_vector;
 using testing::make_tensor;
 using testing::random_values;
 using testing::rule_grads;
 using testing::values;
 using Ints = std::vector<int64_t>;
 
-AttrList reduce_attrs(Ints axes, bool keepdims) {
-  AttrList attrs;
-  attrs.push_back(std::move(axes));
-  attrs.push_back(keepdims);
-  return attrs;
-}
+// A reduction's attributes (its axes are input 1, an int32_vector).
+AttrList keep_dims(bool keepdims) { return {AttrValue(keepdims)}; }
 
 AttrList scan_attrs(int64_t axis, bool exclusive, bool reverse) {
   AttrList attrs;
@@ -46,7 +43,7 @@ TEST(ReductionGrad, SumMeanMaxMinLogSumExp) {
     for (const Ints& axes : kAxes) {
       for (bool keepdims : {false, true}) {
         SCOPED_TRACE(::testing::Message() << op << " axes " << axes.size() << (keepdims ? " keepdims" : ""));
-        EXPECT_GRADIENT_OK(op, {uniform({2, 3, 4}, -2, 2)}, reduce_attrs(axes, keepdims));
+        EXPECT_GRADIENT_OK(op, {uniform({2, 3, 4}, -2, 2), int32_vector(axes)}, keep_dims(keepdims));
       }
     }
   }
@@ -55,22 +52,22 @@ TEST(ReductionGrad, SumMeanMaxMinLogSumExp) {
 TEST(ReductionGrad, ScalarsAndSizeOneDims) {
   for (const char* op : {"Sum", "Mean", "Max", "Prod", "ReduceLogSumExp"}) {
     SCOPED_TRACE(op);
-    EXPECT_GRADIENT_OK(op, {uniform({}, -2, 2)}, reduce_attrs({}, false));
-    EXPECT_GRADIENT_OK(op, {uniform({3, 1, 2}, 0.5, 2)}, reduce_attrs({1}, false));
-    EXPECT_GRADIENT_OK(op, {uniform({3, 1, 2}, 0.5, 2)}, reduce_attrs({0, 1}, true));
+    EXPECT_GRADIENT_OK(op, {uniform({}, -2, 2), int32_vector({})}, keep_dims(false));
+    EXPECT_GRADIENT_OK(op, {uniform({3, 1, 2}, 0.5, 2), int32_vector({1})}, keep_dims(false));
+    EXPECT_GRADIENT_OK(op, {uniform({3, 1, 2}, 0.5, 2), int32_vector({0, 1})}, keep_dims(true));
   }
 }
 
 TEST(ReductionGrad, ProdWithoutZeros) {
   for (const Ints& axes : kAxes) {
     for (bool keepdims : {false, true}) {
-      EXPECT_GRADIENT_OK("Prod", {uniform({2, 3, 4}, 0.5, 1.5)}, reduce_attrs(axes, keepdims));
-      EXPECT_GRADIENT_OK("Prod", {uniform({2, 3, 4}, -1.5, -0.5)}, reduce_attrs(axes, keepdims));
+      EXPECT_GRADIENT_OK("Prod", {uniform({2, 3, 4}, 0.5, 1.5), int32_vector(axes)}, keep_dims(keepdims));
+      EXPECT_GRADIENT_OK("Prod", {uniform({2, 3, 4}, -1.5, -0.5), int32_vector(axes)}, keep_dims(keepdims));
     }
   }
   // Four axes, reduced axes split around kept ones (the transposed path).
-  EXPECT_GRADIENT_OK("Prod", {uniform({2, 3, 2, 3}, 0.5, 1.5)}, reduce_attrs({0, 2}, false));
-  EXPECT_GRADIENT_OK("Prod", {uniform({2, 3, 2, 3}, 0.5, 1.5)}, reduce_attrs({3, 1}, true));
+  EXPECT_GRADIENT_OK("Prod", {uniform({2, 3, 2, 3}, 0.5, 1.5), int32_vector({0, 2})}, keep_dims(false));
+  EXPECT_GRADIENT_OK("Prod", {uniform({2, 3, 2, 3}, 0.5, 1.5), int32_vector({3, 1})}, keep_dims(true));
 }
 
 // Rows with no zero, one zero and two zeros: the gradient at a lone zero is the product of the others
@@ -79,27 +76,28 @@ TEST(ReductionGrad, ProdWithZeros) {
   auto x = make_tensor({3, 4}, {1.5, -2, 0.5, 3,  //
                                 2, 0, -1.5, 0.5,  //
                                 0, 2, 0, -1});
-  EXPECT_GRADIENT_OK("Prod", {x}, reduce_attrs({1}, false));
-  EXPECT_GRADIENT_OK("Prod", {x}, reduce_attrs({0}, true));
-  EXPECT_GRADIENT_OK("Prod", {x}, reduce_attrs({0, 1}, false));
+  EXPECT_GRADIENT_OK("Prod", {x, int32_vector({1})}, keep_dims(false));
+  EXPECT_GRADIENT_OK("Prod", {x, int32_vector({0})}, keep_dims(true));
+  EXPECT_GRADIENT_OK("Prod", {x, int32_vector({0, 1})}, keep_dims(false));
   auto ones = make_tensor({3}, {1, 1, 1});
-  auto g = values(rule_grads("Prod", {x}, reduce_attrs({1}, false), {ones})[0]);
+  auto g = values(rule_grads("Prod", {x, int32_vector({1})}, keep_dims(false), {ones})[0]);
   EXPECT_EQ(g, (std::vector<double>{-3, 2.25, -9, -1.5,  //
                                     0, -1.5, 0, 0,       //
                                     0, 0, 0, 0}));
-  EXPECT_GRADIENT_OK("Prod", {make_tensor({2, 3, 2}, {0, 1, 2, 3, 4, 5, 6, 7, 0, 9, 1, 2})},
-                     reduce_attrs({0, 2}, false));
+  EXPECT_GRADIENT_OK("Prod",
+                     {make_tensor({2, 3, 2}, {0, 1, 2, 3, 4, 5, 6, 7, 0, 9, 1, 2}), int32_vector({0, 2})},
+                     keep_dims(false));
 }
 
 // Ties share the gradient equally, as TensorFlow's.
 TEST(ReductionGrad, MaxMinTiesSplitTheGradient) {
   auto x = make_tensor({2, 3}, {3, 1, 3, -2, -2, 5});
   auto dy = make_tensor({2}, {6, 4});
-  EXPECT_EQ(values(rule_grads("Max", {x}, reduce_attrs({1}, false), {dy})[0]),
+  EXPECT_EQ(values(rule_grads("Max", {x, int32_vector({1})}, keep_dims(false), {dy})[0]),
             (std::vector<double>{3, 0, 3, 0, 0, 4}));
-  EXPECT_EQ(values(rule_grads("Min", {x}, reduce_attrs({-1}, false), {dy})[0]),
+  EXPECT_EQ(values(rule_grads("Min", {x, int32_vector({-1})}, keep_dims(false), {dy})[0]),
             (std::vector<double>{0, 6, 0, 2, 2, 0}));
-  auto all = rule_grads("Max", {x}, reduce_attrs({0, 1}, true), {make_tensor({1, 1}, {10})})[0];
+  auto all = rule_grads("Max", {x, int32_vector({0, 1})}, keep_dims(true), {make_tensor({1, 1}, {10})})[0];
   EXPECT_EQ(all->shape(), Shape({2, 3}));
   EXPECT_EQ(values(all), (std::vector<double>{0, 0, 0, 0, 0, 10}));
 }
@@ -152,7 +150,7 @@ TEST(ReductionSecondOrder, EveryReduction) {
     for (const Ints& axes : std::vector<Ints>{{1}, {-1, 0}, {0, 1, 2}, {}}) {
       for (bool keepdims : {false, true}) {
         SCOPED_TRACE(::testing::Message() << op << " axes " << axes.size() << (keepdims ? " keepdims" : ""));
-        EXPECT_SECOND_ORDER_OK(op, {uniform({2, 3, 2}, 0.5, 1.5)}, reduce_attrs(axes, keepdims));
+        EXPECT_SECOND_ORDER_OK(op, {uniform({2, 3, 2}, 0.5, 1.5), int32_vector(axes)}, keep_dims(keepdims));
       }
     }
   }
@@ -164,10 +162,11 @@ TEST(ReductionSecondOrder, ProdWithZeros) {
                                 2, 0, -1.5, 0.5,  //
                                 0, 2, 0, -1,      //
                                 0, 0, 1.5, 0});
-  EXPECT_SECOND_ORDER_OK("Prod", {x}, reduce_attrs({1}, false));
-  EXPECT_SECOND_ORDER_OK("Prod", {x}, reduce_attrs({0}, true));
-  EXPECT_SECOND_ORDER_OK("Prod", {make_tensor({2, 3, 2}, {0, 1, 2, 3, 4, 5, 6, 7, 0, 9, 1, 2})},
-                         reduce_attrs({0, 2}, false));
+  EXPECT_SECOND_ORDER_OK("Prod", {x, int32_vector({1})}, keep_dims(false));
+  EXPECT_SECOND_ORDER_OK("Prod", {x, int32_vector({0})}, keep_dims(true));
+  EXPECT_SECOND_ORDER_OK("Prod",
+                         {make_tensor({2, 3, 2}, {0, 1, 2, 3, 4, 5, 6, 7, 0, 9, 1, 2}), int32_vector({0, 2})},
+                         keep_dims(false));
 }
 
 TEST(ScanSecondOrder, CumsumAndCumprod) {
@@ -204,8 +203,8 @@ TEST(ReductionTracedGrad, EveryRule) {
   for (const char* op : {"Sum", "Mean", "Max", "Min", "ReduceLogSumExp", "Prod"}) {
     for (const Ints& axes : std::vector<Ints>{{1}, {0, 2}, {}}) {
       SCOPED_TRACE(::testing::Message() << op << " axes " << axes.size());
-      EXPECT_TRACED_GRADIENT_OK(op, {uniform({2, 3, 2}, 0.5, 1.5)}, reduce_attrs(axes, false));
-      EXPECT_TRACED_GRADIENT_OK(op, {uniform({2, 3, 2}, 0.5, 1.5)}, reduce_attrs(axes, true));
+      EXPECT_TRACED_GRADIENT_OK(op, {uniform({2, 3, 2}, 0.5, 1.5), int32_vector(axes)}, keep_dims(false));
+      EXPECT_TRACED_GRADIENT_OK(op, {uniform({2, 3, 2}, 0.5, 1.5), int32_vector(axes)}, keep_dims(true));
     }
   }
   EXPECT_TRACED_GRADIENT_OK("Cumsum", {uniform({3, 4}, -2, 2)}, scan_attrs(1, true, false));
