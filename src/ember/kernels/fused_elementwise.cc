@@ -585,6 +585,25 @@ Status check_dtypes(const FusedProgram& program, std::span<const TensorImpl* con
   return Status::OK();
 }
 
+// NumPy broadcasting of two fully defined shapes into `out` (which may be one of them); false when they
+// do not broadcast. No Status on this path: it runs for every call of a dynamic fused node.
+bool broadcast_into(const Shape& a, const Shape& b, Shape& out) {
+  if (a == b) {
+    out = a;
+    return true;
+  }
+  const int rank = std::max(a.rank(), b.rank());
+  int64_t dims[kMaxRank];
+  for (int i = 0; i < rank; ++i) {
+    const int ia = i - (rank - a.rank()), ib = i - (rank - b.rank());
+    const int64_t da = ia >= 0 ? a.dim(ia) : 1, db = ib >= 0 ? b.dim(ib) : 1;
+    if (da != db && da != 1 && db != 1) return false;
+    dims[i] = da == 1 ? db : da;
+  }
+  out = Shape(std::span<const int64_t>(dims, static_cast<size_t>(rank)));
+  return true;
+}
+
 bool broadcasts_to(const Shape& shape, const Shape& domain) {
   const int offset = domain.rank() - shape.rank();
   if (offset < 0) return false;
@@ -718,15 +737,19 @@ Status FusedProgram::result_shapes(const PreparedFusedProgram& prepared,
     for (int j = 0; j < program.num_results(); ++j) out.push_back(prepared.fixed->domain);
     return Status::OK();
   }
+  // The whole domain must exist even where no result needs all of it, as the unfused ops would fail.
+  Shape all;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (!broadcast_into(all, inputs[k]->shape(), all))
+      return invalid_argument("input #", k, " has shape ", inputs[k]->shape().to_string(),
+                              ", which does not broadcast with the other inputs (to ", all.to_string(), ")");
+  }
   for (const std::vector<int32_t>& reads : prepared.result_inputs) {
     Shape shape;
-    for (int32_t k : reads) {
-      auto b = broadcast_shapes(shape, inputs[k]->shape());
-      if (!b.ok())
-        return invalid_argument("input #", k, " has shape ", inputs[k]->shape().to_string(),
-                                ", which does not broadcast with the other inputs (to ", shape.to_string(),
-                                ")");
-      shape = *b;
+    if (reads.size() == inputs.size()) {
+      shape = all;
+    } else {
+      for (int32_t k : reads) broadcast_into(shape, inputs[k]->shape(), shape);  // cannot fail: `all` did not
     }
     bool fits = shape.rank() == prepared.domain.rank();
     for (int i = 0; fits && i < shape.rank(); ++i)
@@ -735,15 +758,6 @@ Status FusedProgram::result_shapes(const PreparedFusedProgram& prepared,
       return invalid_argument("the inputs broadcast to ", shape.to_string(),
                               ", but the program was built for ", prepared.domain.to_string());
     out.push_back(shape);
-  }
-  // The whole domain must exist too: a value read only inside the program may need every input.
-  Shape all;
-  for (const TensorImpl* in : inputs) {
-    auto b = broadcast_shapes(all, in->shape());
-    if (!b.ok())
-      return invalid_argument("the inputs do not broadcast together: ", all.to_string(), " and ",
-                              in->shape().to_string());
-    all = *b;
   }
   return Status::OK();
 }

@@ -14,6 +14,7 @@
 #include "ember/ops/execute.h"
 #include "ember/ops/graph_ops.h"
 #include "ember/ops/registry.h"
+#include "ember/ops/shape_fns.h"
 #include "ember/passes/optimizer.h"
 #include "ember/runtime/memory_plan.h"
 #include "ember/runtime/profiler.h"
@@ -93,6 +94,9 @@ struct Instruction {
   KernelFn kernel = nullptr;   // null: run_kernel reports the missing kernel
   bool static_specs = false;   // false: output shapes are resolved each run (Note [Unknown dimensions])
   bool dynamic_fused = false;  // a fused program prepared for unknown dims: its result shapes are its own
+  // How a dynamic node's output shape follows from its inputs' shapes, where the op's shape function is
+  // one of the element-wise ones (which read nothing else); kInfer runs the shape function.
+  enum class ShapeRule : uint8_t { kInfer, kSameAsInput0, kBroadcast } shape_rule = ShapeRule::kInfer;
   bool check_output_shapes = false;      // the kernel allocates outputs whose static spec later nodes rely on
   int8_t in_place_input = -1;            // an input whose buffer output 0 may reuse when this is its last use
   std::shared_ptr<const void> prepared;  // the op's per-node preparation (OpDef::prepare)
@@ -104,21 +108,61 @@ struct Instruction {
   double cost_ns = 0;
 };
 
-// Rough cost of a node, to decide whether inter-op parallelism can pay for its hand-offs.
+// Rough cost of a node, to decide whether inter-op parallelism can pay for its hand-offs. An unknown
+// dimension counts as kAssumedDim: it is most often a batch, and counting such an output as 1e4 elements made
+// a graph traced with a None batch look like many cheap nodes (worth running in parallel) where the same
+// graph traced for its batch is a few large ones (better run in a row with intra-op threads).
+constexpr double kAssumedDim = 256;
+
+double assumed_elements(const Shape& shape) {
+  if (!shape.rank_known()) return 1e4;
+  double n = 1;
+  for (int64_t d : shape.dims()) n *= d < 0 ? kAssumedDim : static_cast<double>(d);
+  return n;
+}
+
 double estimate_cost_ns(const Node& node, const Graph& g) {
   double elements = 0;
-  for (const TensorSpec& spec : node.outputs)
-    elements += spec.shape.fully_defined() ? static_cast<double>(spec.shape.num_elements()) : 1e4;
+  for (const TensorSpec& spec : node.outputs) elements += assumed_elements(spec.shape);
   double cost = 150 + elements * 0.5;
   if ((node.op->name == "MatMul" || node.op->name == "BatchMatMulV2") && node.inputs.size() == 2) {
     const Shape& a = g.spec(node.inputs[0]).shape;
-    if (a.fully_defined() && a.rank() >= 2)
-      cost += elements * static_cast<double>(a.dim(a.rank() - 1)) / 40.0;
+    if (a.rank_known() && a.rank() >= 2) {
+      const int64_t inner = a.dim(a.rank() - 1);
+      cost += elements * (inner < 0 ? kAssumedDim : static_cast<double>(inner)) / 40.0;
+    }
   }
   return cost;
 }
 
 bool fully_static(const TensorSpec& spec) { return spec.shape.fully_defined(); }
+
+// NumPy broadcasting of two fully defined shapes, without the Status of broadcast_shapes: the hot path of
+// a dynamic element-wise node.
+bool broadcasts_without_error(const Shape& a, const Shape& b) {
+  const int rank = std::max(a.rank(), b.rank());
+  for (int i = 0; i < rank; ++i) {
+    const int ia = i - (rank - a.rank()), ib = i - (rank - b.rank());
+    const int64_t da = ia >= 0 ? a.dim(ia) : 1, db = ib >= 0 ? b.dim(ib) : 1;
+    if (da != db && da != 1 && db != 1) return false;
+  }
+  return true;
+}
+
+void broadcast_into(const Shape& a, const Shape& b, Shape& out) {
+  if (a == b) {
+    out = a;
+    return;
+  }
+  const int rank = std::max(a.rank(), b.rank());
+  int64_t dims[kMaxRank];
+  for (int i = 0; i < rank; ++i) {
+    const int ia = i - (rank - a.rank()), ib = i - (rank - b.rank());
+    const int64_t da = ia >= 0 ? a.dim(ia) : 1, db = ib >= 0 ? b.dim(ib) : 1;
+    dims[i] = da == 1 ? db : da;
+  }
+  out = Shape(std::span<const int64_t>(dims, static_cast<size_t>(rank)));
+}
 
 // Arenas up to this size stay with a plan's cached run state between calls (Note [Arena]).
 constexpr int64_t kKeptArenaBytes = 4 << 20;
@@ -264,6 +308,15 @@ ExecPlan::ExecPlan(const FunctionGraph& fn, bool reuse_memory) : reuse_memory_(r
     if (ins.kernel == nullptr) ins.static_specs = false;  // run_kernel reports the missing kernel
     ins.check_output_shapes =
         ins.static_specs && node.op->has_flag(kKernelAllocates) && node.op->has_flag(kStateful);
+    if (node.outputs.size() == 1 && !node.op->has_flag(kKernelAllocates)) {
+      if ((node.op->shape_fn == &same_as_input_shape || node.op->shape_fn == &bool_like_input_shape) &&
+          ins.num_inputs >= 1)
+        ins.shape_rule = Instruction::ShapeRule::kSameAsInput0;
+      else if ((node.op->shape_fn == &broadcast_binary_shape ||
+                node.op->shape_fn == &broadcast_compare_shape) &&
+               ins.num_inputs == 2)
+        ins.shape_rule = Instruction::ShapeRule::kBroadcast;
+    }
     // Fused programs are also prepared for unknown dims (they bind each call's shapes on first use);
     // other ops' preparation assumes static shapes.
     const bool fused = node.op->name == "FusedElementwise";
@@ -588,7 +641,14 @@ Status ExecPlan::run_dynamic(const Instruction& ins, std::span<TensorImpl* const
         shapes));
     for (int32_t o = 0; o < ins.num_outputs; ++o)
       specs.push_back(TensorSpec{node.outputs[o].dtype, shapes[o]});
+  } else if (ins.shape_rule == Instruction::ShapeRule::kSameAsInput0) {
+    specs.push_back(TensorSpec{node.outputs[0].dtype, inputs[0]->shape()});
+  } else if (ins.shape_rule == Instruction::ShapeRule::kBroadcast &&
+             broadcasts_without_error(inputs[0]->shape(), inputs[1]->shape())) {
+    specs.push_back(TensorSpec{node.outputs[0].dtype, Shape()});
+    broadcast_into(inputs[0]->shape(), inputs[1]->shape(), specs[0].shape);
   } else {
+    // The op's own shape function (also where a broadcast fails: it reports the error in the op's words).
     SmallVector<TensorSpec, 4> in_specs;
     SmallVector<const TensorImpl*, 4> constants;
     for (TensorImpl* t : inputs) {
