@@ -141,3 +141,35 @@ def test_input_signature_traces_once_for_any_batch(real_tf):
         for n in [2, 0, 1, 9]:
             f(lib.ones([n, 3]))
         assert f.experimental_get_tracing_count() == 1, lib.__name__
+
+
+def test_every_batch_size_of_a_signature_shares_one_call_memo_entry():
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32), tf.TensorSpec([2], tf.float32)])
+    def f(x, y):
+        return x * 2.0, y
+
+    y = tf.ones([2])
+    for n in [0, 1, 5, 9, 1, 64]:
+        data = np.arange(n * 3, dtype=np.float32).reshape(n, 3)
+        np.testing.assert_array_equal(f(tf.constant(data), y)[0].numpy(), data * 2)
+    assert f._call_memo_size() == 1
+    assert f.experimental_get_tracing_count() == 1
+    # Tensors the signature does not accept are refused every time, never served by the shared entry.
+    for _ in range(2):
+        with pytest.raises(ValueError, match="not compatible"):
+            f(tf.ones([4, 5]), y)
+        with pytest.raises(ValueError, match="not compatible"):
+            f(tf.ones([4, 3]), tf.ones([3]))
+        with pytest.raises(ValueError, match="not compatible"):
+            f(tf.ones([3]), y)
+        with pytest.raises(TypeError, match="dtype"):
+            f(tf.ones([4, 3], tf.float64), y)
+    assert f._call_memo_size() == 1
+
+
+def test_unknown_rank_signature_shares_one_call_memo_entry():
+    f = tf.function(lambda x: x * 2.0, input_signature=[tf.TensorSpec(None, tf.float32)])
+    for shape in [[], [3], [2, 2], [1, 2, 3]]:
+        np.testing.assert_array_equal(f(tf.ones(shape)).numpy(), np.full(shape, 2.0, np.float32))
+    assert f._call_memo_size() == 1
+    assert f.experimental_get_tracing_count() == 1
