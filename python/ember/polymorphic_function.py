@@ -197,11 +197,15 @@ class Function(_C.FunctionBase):
         self._name = name or getattr(python_function, "__name__", "function")
         self._input_signature = _normalize_signature(input_signature)
         if self._input_signature is not None and all(isinstance(s, TensorSpec) for s in self._input_signature):
-            # The C++ call path keys these tensors by the specs, so a new batch size skips Python too.
-            self._set_call_signature([
-                (-1, ()) if s.shape.rank is None else
-                (s.shape.rank, tuple(-1 if d is None else d for d in s.shape.as_list()))
-                for s in self._input_signature])
+            # The C++ call path keys these tensors by the specs, so a new batch size skips Python too. A
+            # dimension beyond int64 is left to the trace, which reports it.
+            try:
+                self._set_call_signature([
+                    (-1, ()) if s.shape.rank is None else
+                    (s.shape.rank, tuple(-1 if d is None else d for d in s.shape.as_list()))
+                    for s in self._input_signature])
+            except OverflowError:
+                pass
         self._autograph = autograph
         self._reduce_retracing = reduce_retracing
         self._jit_compile = jit_compile
