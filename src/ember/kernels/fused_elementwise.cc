@@ -395,6 +395,23 @@ StatusOr<FusedProgram> FusedProgram::decode(std::span<const int64_t> code, int n
   return program;
 }
 
+bool broadcast_into(const Shape& a, const Shape& b, Shape& out) {
+  if (a == b) {
+    out = a;
+    return true;
+  }
+  const int rank = std::max(a.rank(), b.rank());
+  int64_t dims[kMaxRank];
+  for (int i = 0; i < rank; ++i) {
+    const int ia = i - (rank - a.rank()), ib = i - (rank - b.rank());
+    const int64_t da = ia >= 0 ? a.dim(ia) : 1, db = ib >= 0 ? b.dim(ib) : 1;
+    if (da != db && da != 1 && db != 1) return false;
+    dims[i] = da == 1 ? db : da;
+  }
+  out = Shape(std::span<const int64_t>(dims, static_cast<size_t>(rank)));
+  return true;
+}
+
 namespace {
 
 // A program bound to one set of input shapes and one domain: the layouts and register bytecode.
@@ -583,25 +600,6 @@ Status check_dtypes(const FusedProgram& program, std::span<const TensorImpl* con
       return invalid_argument("output #", j, " has dtype ", dtype_name(outputs[j]->dtype()),
                               "; the program runs on ", dtype_name(program.dtype()));
   return Status::OK();
-}
-
-// NumPy broadcasting of two fully defined shapes into `out` (which may be one of them); false when they
-// do not broadcast. No Status on this path: it runs for every call of a dynamic fused node.
-bool broadcast_into(const Shape& a, const Shape& b, Shape& out) {
-  if (a == b) {
-    out = a;
-    return true;
-  }
-  const int rank = std::max(a.rank(), b.rank());
-  int64_t dims[kMaxRank];
-  for (int i = 0; i < rank; ++i) {
-    const int ia = i - (rank - a.rank()), ib = i - (rank - b.rank());
-    const int64_t da = ia >= 0 ? a.dim(ia) : 1, db = ib >= 0 ? b.dim(ib) : 1;
-    if (da != db && da != 1 && db != 1) return false;
-    dims[i] = da == 1 ? db : da;
-  }
-  out = Shape(std::span<const int64_t>(dims, static_cast<size_t>(rank)));
-  return true;
 }
 
 bool broadcasts_to(const Shape& shape, const Shape& domain) {

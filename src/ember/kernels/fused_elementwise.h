@@ -55,6 +55,11 @@ bool fusible_binary(BinaryOp op, DType dtype);
 
 /// A decoded, validated program over one dtype. Inputs and outputs all have that dtype; the outputs have
 /// the domain's shape and the inputs broadcast to it.
+/// NumPy broadcasting of two fully defined shapes into `out` (which may be one of them); false when they
+/// do not broadcast. No Status: it runs for every call of a dynamic node (the executor's element-wise
+/// nodes use it too; it belongs beside broadcast_shapes in core/shape.h).
+bool broadcast_into(const Shape& a, const Shape& b, Shape& out);
+
 class FusedProgram {
  public:
   /// Checks every record, operand (defined before use) and result id; fails naming the bad instruction.

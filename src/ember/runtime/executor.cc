@@ -137,33 +137,6 @@ double estimate_cost_ns(const Node& node, const Graph& g) {
 
 bool fully_static(const TensorSpec& spec) { return spec.shape.fully_defined(); }
 
-// NumPy broadcasting of two fully defined shapes, without the Status of broadcast_shapes: the hot path of
-// a dynamic element-wise node.
-bool broadcasts_without_error(const Shape& a, const Shape& b) {
-  const int rank = std::max(a.rank(), b.rank());
-  for (int i = 0; i < rank; ++i) {
-    const int ia = i - (rank - a.rank()), ib = i - (rank - b.rank());
-    const int64_t da = ia >= 0 ? a.dim(ia) : 1, db = ib >= 0 ? b.dim(ib) : 1;
-    if (da != db && da != 1 && db != 1) return false;
-  }
-  return true;
-}
-
-void broadcast_into(const Shape& a, const Shape& b, Shape& out) {
-  if (a == b) {
-    out = a;
-    return;
-  }
-  const int rank = std::max(a.rank(), b.rank());
-  int64_t dims[kMaxRank];
-  for (int i = 0; i < rank; ++i) {
-    const int ia = i - (rank - a.rank()), ib = i - (rank - b.rank());
-    const int64_t da = ia >= 0 ? a.dim(ia) : 1, db = ib >= 0 ? b.dim(ib) : 1;
-    dims[i] = da == 1 ? db : da;
-  }
-  out = Shape(std::span<const int64_t>(dims, static_cast<size_t>(rank)));
-}
-
 // Arenas up to this size stay with a plan's cached run state between calls (Note [Arena]).
 constexpr int64_t kKeptArenaBytes = 4 << 20;
 // Values above this stay out of the arena: TensorImpl::allocate reports them (ResourceExhausted) when the
@@ -643,10 +616,9 @@ Status ExecPlan::run_dynamic(const Instruction& ins, std::span<TensorImpl* const
       specs.push_back(TensorSpec{node.outputs[o].dtype, shapes[o]});
   } else if (ins.shape_rule == Instruction::ShapeRule::kSameAsInput0) {
     specs.push_back(TensorSpec{node.outputs[0].dtype, inputs[0]->shape()});
-  } else if (ins.shape_rule == Instruction::ShapeRule::kBroadcast &&
-             broadcasts_without_error(inputs[0]->shape(), inputs[1]->shape())) {
-    specs.push_back(TensorSpec{node.outputs[0].dtype, Shape()});
-    broadcast_into(inputs[0]->shape(), inputs[1]->shape(), specs[0].shape);
+  } else if (Shape out; ins.shape_rule == Instruction::ShapeRule::kBroadcast &&
+                        kernels::broadcast_into(inputs[0]->shape(), inputs[1]->shape(), out)) {
+    specs.push_back(TensorSpec{node.outputs[0].dtype, out});
   } else {
     // The op's own shape function (also where a broadcast fails: it reports the error in the op's words).
     SmallVector<TensorSpec, 4> in_specs;
