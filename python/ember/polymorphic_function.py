@@ -196,11 +196,20 @@ class Function(_C.FunctionBase):
         self._python_function = python_function
         self._name = name or getattr(python_function, "__name__", "function")
         self._input_signature = _normalize_signature(input_signature)
+        if self._input_signature is not None and all(isinstance(s, TensorSpec) for s in self._input_signature):
+            # The C++ call path keys these tensors by the specs, so a new batch size skips Python too. A
+            # dimension beyond int64 is left to the trace, which reports it.
+            try:
+                self._set_call_signature([
+                    (-1, ()) if s.shape.rank is None else
+                    (s.shape.rank, tuple(-1 if d is None else d for d in s.shape.as_list()))
+                    for s in self._input_signature])
+            except OverflowError:
+                pass
         self._autograph = autograph
         self._reduce_retracing = reduce_retracing
         self._jit_compile = jit_compile
         self._cache = collections.OrderedDict()
-        self._relaxed = {}  # structure key without shapes -> relaxed ConcreteFunction (reduce_retracing)
         self._tracing_count = 0
         self._last_key = None
         self._retraces = 0
@@ -306,13 +315,14 @@ class Function(_C.FunctionBase):
         if concrete is not None:
             self._cache.move_to_end(key)
             return concrete, tensors
-        if self._reduce_retracing and self._input_signature is None:
-            relaxed = self._relaxed_match(key, tensors)
-            if relaxed is not None:
-                return relaxed, tensors
+        # A trace made for more general shapes serves the call too (the most specific such one), as
+        # TensorFlow's dispatch does with or without reduce_retracing.
+        general = self._most_specific_fit(key)
+        if general is not None:
+            self._cache.move_to_end(general)
+            return self._cache[general], tensors
         concrete = self._trace(values, names, key)
         return concrete, tensors
-
     def _apply_signature(self, values, names):
         sig = self._input_signature
         if len(values) < len(sig):
@@ -347,19 +357,24 @@ class Function(_C.FunctionBase):
                 out.append(value)
         return out
 
-    def _relaxed_match(self, key, tensors):
-        shapeless = _without_shapes(key)
-        entry = self._relaxed.get(shapeless)
-        if entry is None:
-            return None
-        relaxed_key, concrete = entry
-        leaves = []
-        _leaves_of(relaxed_key[0], leaves)
-        tensor_leaves = [l for l in leaves if isinstance(l, _TensorLeaf)]
-        for leaf, t in zip(tensor_leaves, tensors):
-            if not TensorShape(leaf.shape).is_compatible_with(TensorShape(t._shape_tuple)):
-                return None
-        return concrete
+    def _most_specific_fit(self, key):
+        """The key of the cached trace whose specs accept ``key``'s arguments, the most specific first."""
+        best = None
+        for cached in self._cache:
+            if _fits(cached, key) and (best is None or _fits(best, cached)):
+                best = cached
+        return best
+
+    def _generalized(self, key):
+        """``key`` with each dimension (or rank) that differs from a compatible earlier trace made unknown
+        (TensorFlow's reduce_retracing): joined with every cached trace of the same structure, dtypes and
+        Python values, so the trace it makes serves all of their shapes and the new one."""
+        relaxed = key
+        for cached in self._cache:
+            joined = _relax(cached, relaxed)
+            if joined is not None:
+                relaxed = joined
+        return relaxed
 
     def _trace(self, values, names, key):
         self._tracing_count += 1
@@ -371,10 +386,8 @@ class Function(_C.FunctionBase):
                               f"the latest retrace happened because {change}. Retracing is expensive: pass "
                               f"tensors rather than Python values, or use input_signature or "
                               f"reduce_retracing=True.", stacklevel=3)
-        if self._reduce_retracing and self._input_signature is None and self._last_key is not None:
-            relaxed = _relax(self._relaxed.get(_without_shapes(key), (None,))[0] or self._last_key, key)
-            if relaxed is not None:
-                key = relaxed
+        if self._reduce_retracing and self._input_signature is None:
+            key = self._generalized(key)
         self._last_key = key
         owner = self._creation_owner
         first = not owner._traced_any
@@ -386,8 +399,6 @@ class Function(_C.FunctionBase):
             concrete, _ = self._trace_with_creation_rule(values, names, key, allowed=False)
             concrete._created_variables = created
         self._cache[key] = concrete
-        if self._reduce_retracing:
-            self._relaxed[_without_shapes(key)] = (key, concrete)
         while len(self._cache) > _MAX_CACHED_TRACES:
             self._cache.popitem(last=False)
         return concrete
@@ -455,15 +466,21 @@ def _spec_key(values, tensors):
     return key(values)
 
 
-def _without_shapes(key):
-    def strip(k):
-        if isinstance(k, _TensorLeaf):
-            return ("tensor", k.dtype, None if k.shape is None else len(k.shape))
-        if isinstance(k, tuple):
-            return tuple(strip(v) for v in k)
-        return k
-
-    return strip(key)
+def _fits(general, specific):
+    """Whether a trace keyed ``general`` accepts arguments keyed ``specific``: the same structure, dtypes
+    and Python values, and each tensor's shape compatible (an unknown rank or dimension accepts any)."""
+    if isinstance(general, _TensorLeaf):
+        if not isinstance(specific, _TensorLeaf) or general.dtype != specific.dtype:
+            return False
+        if general.shape is None:
+            return True
+        if specific.shape is None or len(general.shape) != len(specific.shape):
+            return False
+        return all(g is None or g == s for g, s in zip(general.shape, specific.shape))
+    if isinstance(general, tuple):
+        return (isinstance(specific, tuple) and len(general) == len(specific)
+                and all(_fits(g, s) for g, s in zip(general, specific)))
+    return not isinstance(specific, _TensorLeaf) and general == specific
 
 
 def _relax(old_key, new_key):

@@ -10,8 +10,10 @@
 #include <nanobind/stl/string.h>
 
 #include <cstring>
+#include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "ember/trace/trace_context.h"
 #include "python/py_function.h"
@@ -31,8 +33,17 @@ struct MemoEntry {
   bool single_result = false;
 };
 
+// One entry of an input_signature made only of TensorSpecs: a call's tensor at this position is keyed by
+// the spec's dims (-1 where the spec has None), so every batch size of a [None, 784] signature shares one
+// memo entry instead of taking the Python path once per size.
+struct SignatureEntry {
+  int rank = -1;  // -1: the spec's rank is unknown
+  std::vector<int64_t> dims;
+};
+
 struct FunctionBase {
   PyObject_HEAD std::unordered_map<std::string, MemoEntry>* memo;
+  std::vector<SignatureEntry>* signature;  // null without an all-TensorSpec input_signature
 };
 
 void clear_memo(FunctionBase* self) {
@@ -99,6 +110,48 @@ bool encode(PyObject* obj, std::string& key, SmallVector<TensorImpl*, 8>& tensor
   return false;
 }
 
+// The key of a top-level tensor argument matched to a signature entry: the spec's dims where it has them
+// and the tensor agrees, -1 where the spec has None. A tensor the spec does not accept keeps its own dims,
+// so it never shares an entry with accepted calls (the Python path raises for it and remembers nothing).
+bool encode_with_spec(PyObject* obj, const SignatureEntry& spec, std::string& key,
+                      SmallVector<TensorImpl*, 8>& tensors) {
+  if (!is_tensor(obj)) return false;
+  TensorImpl* t = impl_of(obj);
+  if (t->is_symbolic()) return false;
+  const Shape& shape = t->shape();
+  bool accepted = spec.rank < 0 || spec.rank == shape.rank();
+  for (int i = 0; accepted && spec.rank >= 0 && i < shape.rank(); ++i)
+    accepted = spec.dims[i] < 0 || spec.dims[i] == shape.dim(i);
+  key.push_back(accepted ? 'S' : 'T');
+  key.push_back(static_cast<char>(t->dtype()));
+  if (accepted && spec.rank < 0) {
+    key.push_back('?');
+  } else {
+    key.push_back(static_cast<char>(shape.rank()));
+    for (int i = 0; i < shape.rank(); ++i)
+      append_raw(key, accepted && spec.dims[i] < 0 ? int64_t{-1} : shape.dim(i));
+  }
+  tensors.push_back(t);
+  return true;
+}
+
+// The key of a call's positional arguments.
+bool encode_args(FunctionBase* self, PyObject* args, std::string& key, SmallVector<TensorImpl*, 8>& tensors) {
+  const std::vector<SignatureEntry>* signature = self->signature;
+  if (signature == nullptr || PyTuple_GET_SIZE(args) != static_cast<Py_ssize_t>(signature->size()))
+    return encode(args, key, tensors);
+  key.push_back('(');
+  append_raw(key, PyTuple_GET_SIZE(args));
+  for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args); ++i) {
+    PyObject* item = PyTuple_GET_ITEM(args, i);
+    if (is_tensor(item) ? !encode_with_spec(item, (*signature)[i], key, tensors)
+                        : !encode(item, key, tensors, 1))
+      return false;
+  }
+  key.push_back(')');
+  return true;
+}
+
 PyObject* call_slow(PyObject* self, PyObject* args, PyObject* kwargs) {
   PyObject* slow = PyObject_GetAttrString(self, "_call_slow");
   if (slow == nullptr) return nullptr;
@@ -138,7 +191,7 @@ PyObject* function_call(PyObject* self_obj, PyObject* args, PyObject* kwargs) {
     return call_slow(self_obj, args, kwargs);
   std::string key;
   SmallVector<TensorImpl*, 8> tensors;
-  if (!encode(args, key, tensors)) return call_slow(self_obj, args, kwargs);
+  if (!encode_args(self, args, key, tensors)) return call_slow(self_obj, args, kwargs);
   if (!t_device_scope.empty()) key += "@" + t_device_scope;
   auto it = self->memo->find(key);
   if (it != self->memo->end()) return run_entry(it->second, tensors);
@@ -175,6 +228,7 @@ PyObject* function_new(PyTypeObject* type, PyObject*, PyObject*) {
   PyObject* obj = type->tp_alloc(type, 0);
   if (obj == nullptr) return nullptr;
   reinterpret_cast<FunctionBase*>(obj)->memo = new std::unordered_map<std::string, MemoEntry>();
+  reinterpret_cast<FunctionBase*>(obj)->signature = nullptr;
   return obj;
 }
 
@@ -185,6 +239,8 @@ void function_dealloc(PyObject* obj) {
     delete self->memo;
     self->memo = nullptr;
   }
+  delete self->signature;
+  self->signature = nullptr;
   Py_TYPE(obj)->tp_free(obj);
 }
 
@@ -197,7 +253,46 @@ PyObject* function_memo_size(PyObject* obj, PyObject*) {
   return PyLong_FromSize_t(reinterpret_cast<FunctionBase*>(obj)->memo->size());
 }
 
+// _set_call_signature([(rank or -1, (dims with -1 for None)), ...]) or None: see SignatureEntry.
+PyObject* function_set_signature(PyObject* obj, PyObject* arg) {
+  auto* self = reinterpret_cast<FunctionBase*>(obj);
+  clear_memo(self);
+  delete self->signature;
+  self->signature = nullptr;
+  if (arg == Py_None) Py_RETURN_NONE;
+  auto signature = std::make_unique<std::vector<SignatureEntry>>();
+  PyObject* seq = PySequence_Fast(arg, "_set_call_signature: expected a list of (rank, dims)");
+  if (seq == nullptr) return nullptr;
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); ++i) {
+    PyObject* item = PySequence_Fast_GET_ITEM(seq, i);
+    int rank = 0;
+    PyObject* dims = nullptr;
+    if (!PyArg_ParseTuple(item, "iO", &rank, &dims)) return Py_DECREF(seq), nullptr;
+    SignatureEntry entry;
+    entry.rank = rank;
+    PyObject* dim_seq = PySequence_Fast(dims, "_set_call_signature: dims must be a sequence");
+    if (dim_seq == nullptr) return Py_DECREF(seq), nullptr;
+    for (Py_ssize_t d = 0; d < PySequence_Fast_GET_SIZE(dim_seq); ++d) {
+      long long v = PyLong_AsLongLong(PySequence_Fast_GET_ITEM(dim_seq, d));
+      if (v == -1 && PyErr_Occurred()) return Py_DECREF(dim_seq), Py_DECREF(seq), nullptr;
+      entry.dims.push_back(v);
+    }
+    Py_DECREF(dim_seq);
+    if (entry.rank >= 0 && static_cast<int>(entry.dims.size()) != entry.rank) {
+      Py_DECREF(seq);
+      PyErr_SetString(PyExc_ValueError, "_set_call_signature: rank and dims disagree");
+      return nullptr;
+    }
+    signature->push_back(std::move(entry));
+  }
+  Py_DECREF(seq);
+  self->signature = signature.release();
+  Py_RETURN_NONE;
+}
+
 PyMethodDef function_methods[] = {
+    {"_set_call_signature", function_set_signature, METH_O,
+     "Key tensors matched to an all-TensorSpec input_signature by the spec's dims."},
     {"_clear_call_memo", function_clear_memo, METH_NOARGS, "Forget the resolved calls."},
     {"_call_memo_size", function_memo_size, METH_NOARGS, "Number of resolved calls remembered."},
     {nullptr, nullptr, 0, nullptr},

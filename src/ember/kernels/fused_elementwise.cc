@@ -4,9 +4,11 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <iterator>
+#include <mutex>
 
 #include "ember/core/parallel.h"
-#include "ember/core/small_vector.h"
 #include "ember/core/small_vector.h"
 
 namespace ember::kernels {
@@ -393,8 +395,27 @@ StatusOr<FusedProgram> FusedProgram::decode(std::span<const int64_t> code, int n
   return program;
 }
 
-struct PreparedFusedProgram {
-  FusedProgram program;
+bool broadcast_into(const Shape& a, const Shape& b, Shape& out) {
+  if (a == b) {
+    out = a;
+    return true;
+  }
+  const int rank = std::max(a.rank(), b.rank());
+  int64_t dims[kMaxRank];
+  for (int i = 0; i < rank; ++i) {
+    const int ia = i - (rank - a.rank()), ib = i - (rank - b.rank());
+    const int64_t da = ia >= 0 ? a.dim(ia) : 1, db = ib >= 0 ? b.dim(ib) : 1;
+    if (da != db && da != 1 && db != 1) return false;
+    dims[i] = da == 1 ? db : da;
+  }
+  out = Shape(std::span<const int64_t>(dims, static_cast<size_t>(rank)));
+  return true;
+}
+
+namespace {
+
+// A program bound to one set of input shapes and one domain: the layouts and register bytecode.
+struct Binding {
   Shape domain;
   std::vector<Shape> input_shapes;
   std::vector<InputLayout> layouts;
@@ -403,85 +424,52 @@ struct PreparedFusedProgram {
   int64_t pattern_bytes = 0;
 };
 
-StatusOr<std::shared_ptr<const PreparedFusedProgram>> FusedProgram::prepare(std::span<const Shape> inputs,
-                                                                            const Shape& domain) const {
-  if (static_cast<int>(inputs.size()) != num_inputs_)
-    return invalid_argument("the program takes ", num_inputs_, " inputs, got ", inputs.size());
-  auto prepared = std::make_shared<PreparedFusedProgram>();
-  prepared->program = *this;
-  prepared->domain = domain;
-  prepared->input_shapes.assign(inputs.begin(), inputs.end());
-  const int64_t tile = tile_elements(dtype_);
-  prepared->layouts.resize(inputs.size());
+StatusOr<std::shared_ptr<const Binding>> bind(const FusedProgram& program, std::span<const Shape> inputs,
+                                              const Shape& domain) {
+  if (static_cast<int>(inputs.size()) != program.num_inputs())
+    return invalid_argument("the program takes ", program.num_inputs(), " inputs, got ", inputs.size());
+  auto binding = std::make_shared<Binding>();
+  binding->domain = domain;
+  binding->input_shapes.assign(inputs.begin(), inputs.end());
+  const int64_t tile = FusedProgram::tile_elements(program.dtype());
+  binding->layouts.resize(inputs.size());
   for (size_t k = 0; k < inputs.size(); ++k)
-    EMBER_RETURN_IF_ERROR(plan_input(inputs[k], domain, static_cast<int>(k), tile, prepared->layouts[k]));
-  prepared->plan = make_plan(prepared->program, prepared->layouts);
+    EMBER_RETURN_IF_ERROR(plan_input(inputs[k], domain, static_cast<int>(k), tile, binding->layouts[k]));
+  binding->plan = make_plan(program, binding->layouts);
   // Expanded patterns: period + one tile of elements each, so every tile reads one contiguous window.
   const int64_t n = domain.num_elements();
-  prepared->pattern_offset.assign(inputs.size(), -1);
+  binding->pattern_offset.assign(inputs.size(), -1);
   for (size_t k = 0; k < inputs.size(); ++k) {
-    if (prepared->layouts[k].kind != InputLayout::Kind::kPattern) continue;
-    prepared->pattern_offset[k] = prepared->pattern_bytes;
-    int64_t length = std::min(n, tile + prepared->layouts[k].period);
-    prepared->pattern_bytes += (length * static_cast<int64_t>(dtype_size(dtype_)) + 63) / 64 * 64;
+    if (binding->layouts[k].kind != InputLayout::Kind::kPattern) continue;
+    binding->pattern_offset[k] = binding->pattern_bytes;
+    int64_t length = std::min(n, tile + binding->layouts[k].period);
+    binding->pattern_bytes += (length * static_cast<int64_t>(dtype_size(program.dtype())) + 63) / 64 * 64;
   }
-  return std::shared_ptr<const PreparedFusedProgram>(std::move(prepared));
+  return std::shared_ptr<const Binding>(std::move(binding));
 }
 
-Status FusedProgram::run(std::span<const TensorImpl* const> inputs,
-                         std::span<TensorImpl* const> outputs) const {
-  if (static_cast<int>(outputs.size()) != num_results())
-    return invalid_argument("the program has ", num_results(), " results, got ", outputs.size(), " outputs");
-  SmallVector<Shape, 4> shapes;
-  for (const TensorImpl* in : inputs) shapes.push_back(in->shape());
-  auto prepared = prepare({shapes.data(), shapes.size()}, outputs[0]->shape());
-  if (!prepared.ok()) return prepared.status();
-  return run_prepared(**prepared, inputs, outputs);
-}
-
-Status FusedProgram::run_prepared(const PreparedFusedProgram& prepared,
-                                  std::span<const TensorImpl* const> inputs,
-                                  std::span<TensorImpl* const> outputs) {
-  const FusedProgram& program = prepared.program;
-  const DType dtype = program.dtype_;
-  if (static_cast<int>(inputs.size()) != program.num_inputs_)
-    return invalid_argument("the program takes ", program.num_inputs_, " inputs, got ", inputs.size());
-  if (static_cast<int>(outputs.size()) != program.num_results())
-    return invalid_argument("the program has ", program.num_results(), " results, got ", outputs.size(),
-                            " outputs");
-  const Shape& domain = prepared.domain;
-  for (size_t j = 0; j < outputs.size(); ++j) {
-    if (outputs[j]->dtype() != dtype || outputs[j]->shape() != domain)
-      return invalid_argument("output #", j, " is ", dtype_name(outputs[j]->dtype()),
-                              outputs[j]->shape().to_string(), "; expected ", dtype_name(dtype),
-                              domain.to_string());
-  }
+// Runs a bound program; the inputs have the binding's shapes and every output its domain.
+Status run_binding(const FusedProgram& program, const Binding& binding,
+                   std::span<const TensorImpl* const> inputs, std::span<TensorImpl* const> outputs) {
+  const DType dtype = program.dtype();
   SmallVector<const char*, 8> input_data;
-  for (size_t k = 0; k < inputs.size(); ++k) {
-    if (inputs[k]->dtype() != dtype)
-      return invalid_argument("input #", k, " has dtype ", dtype_name(inputs[k]->dtype()),
-                              "; the program runs on ", dtype_name(dtype));
-    if (inputs[k]->shape() != prepared.input_shapes[k])
-      return invalid_argument("input #", k, " has shape ", inputs[k]->shape().to_string(),
-                              "; the program was prepared for ", prepared.input_shapes[k].to_string());
-    input_data.push_back(static_cast<const char*>(inputs[k]->raw_data()));
-  }
-  const int64_t tile = tile_elements(dtype);
+  for (const TensorImpl* in : inputs) input_data.push_back(static_cast<const char*>(in->raw_data()));
+  const int64_t tile = FusedProgram::tile_elements(dtype);
   const size_t element_size = dtype_size(dtype);
-  const int64_t n = domain.num_elements();
+  const int64_t n = binding.domain.num_elements();
   if (n == 0) return Status::OK();
-  const Plan& plan = prepared.plan;
-  const auto& layouts = prepared.layouts;
+  const Plan& plan = binding.plan;
+  const auto& layouts = binding.layouts;
 
   SmallVector<const char*, 8> pattern_data;
   for (size_t k = 0; k < inputs.size(); ++k) pattern_data.push_back(nullptr);
-  if (prepared.pattern_bytes > 0) {
-    char* patterns = t_patterns.get(prepared.pattern_bytes);
+  if (binding.pattern_bytes > 0) {
+    char* patterns = t_patterns.get(binding.pattern_bytes);
     if (patterns == nullptr)
-      return make_error(Code::kResourceExhausted, "cannot allocate ", prepared.pattern_bytes,
+      return make_error(Code::kResourceExhausted, "cannot allocate ", binding.pattern_bytes,
                         " bytes of patterns");
     for (size_t k = 0; k < layouts.size(); ++k) {
-      int64_t offset = prepared.pattern_offset[k];
+      int64_t offset = binding.pattern_offset[k];
       if (offset < 0) continue;
       gather(layouts[k], input_data[k], 0, std::min(n, tile + layouts[k].period), patterns + offset,
              element_size);
@@ -540,6 +528,269 @@ Status FusedProgram::run_prepared(const PreparedFusedProgram& prepared,
   if (out_of_memory)
     return make_error(Code::kResourceExhausted, "cannot allocate the registers of a fused program");
   return Status::OK();
+}
+
+// Per value of a program, the inputs it reads (directly or through earlier instructions), sorted.
+std::vector<std::vector<int32_t>> inputs_read(const FusedProgram& program) {
+  const int num_inputs = program.num_inputs();
+  auto instructions = program.instructions();
+  std::vector<std::vector<int32_t>> reads(num_inputs + instructions.size());
+  for (int k = 0; k < num_inputs; ++k) reads[k] = {k};
+  for (size_t i = 0; i < instructions.size(); ++i) {
+    std::vector<int32_t>& mine = reads[num_inputs + i];
+    mine = reads[instructions[i].a];
+    if (instructions[i].opcode == FusedOpcode::kBinary) {
+      const std::vector<int32_t>& other = reads[instructions[i].b];
+      std::vector<int32_t> merged;
+      std::set_union(mine.begin(), mine.end(), other.begin(), other.end(), std::back_inserter(merged));
+      mine = std::move(merged);
+    }
+  }
+  return reads;
+}
+
+// The program restricted to what `results` need, its inputs renumbered; `used_inputs` receives the
+// original index of each input it keeps.
+StatusOr<FusedProgram> subprogram(const FusedProgram& program, std::span<const int32_t> results,
+                                  std::vector<int32_t>& used_inputs) {
+  const int num_inputs = program.num_inputs();
+  auto instructions = program.instructions();
+  std::vector<bool> needed(num_inputs + instructions.size(), false);
+  for (int32_t r : results) needed[r] = true;
+  for (int64_t i = static_cast<int64_t>(instructions.size()) - 1; i >= 0; --i) {
+    if (!needed[num_inputs + i]) continue;
+    needed[instructions[i].a] = true;
+    if (instructions[i].opcode == FusedOpcode::kBinary) needed[instructions[i].b] = true;
+  }
+  std::vector<int64_t> renamed(needed.size(), -1);
+  used_inputs.clear();
+  for (int k = 0; k < num_inputs; ++k) {
+    if (!needed[k]) continue;
+    renamed[k] = static_cast<int64_t>(used_inputs.size());
+    used_inputs.push_back(k);
+  }
+  const int kept = static_cast<int>(used_inputs.size());
+  std::vector<int64_t> code;
+  for (size_t i = 0; i < instructions.size(); ++i) {
+    if (!needed[num_inputs + i]) continue;
+    const FusedInstruction& instr = instructions[i];
+    renamed[num_inputs + i] =
+        instr.opcode == FusedOpcode::kUnary
+            ? append_unary(code, kept, static_cast<UnaryOp>(instr.op), renamed[instr.a])
+            : append_binary(code, kept, static_cast<BinaryOp>(instr.op), renamed[instr.a], renamed[instr.b]);
+  }
+  std::vector<int64_t> sub_results;
+  for (int32_t r : results) sub_results.push_back(renamed[r]);
+  return FusedProgram::decode(code, kept, sub_results, program.dtype());
+}
+
+Status check_dtypes(const FusedProgram& program, std::span<const TensorImpl* const> inputs,
+                    std::span<TensorImpl* const> outputs) {
+  if (static_cast<int>(inputs.size()) != program.num_inputs())
+    return invalid_argument("the program takes ", program.num_inputs(), " inputs, got ", inputs.size());
+  if (static_cast<int>(outputs.size()) != program.num_results())
+    return invalid_argument("the program has ", program.num_results(), " results, got ", outputs.size(),
+                            " outputs");
+  for (size_t k = 0; k < inputs.size(); ++k)
+    if (inputs[k]->dtype() != program.dtype())
+      return invalid_argument("input #", k, " has dtype ", dtype_name(inputs[k]->dtype()),
+                              "; the program runs on ", dtype_name(program.dtype()));
+  for (size_t j = 0; j < outputs.size(); ++j)
+    if (outputs[j]->dtype() != program.dtype())
+      return invalid_argument("output #", j, " has dtype ", dtype_name(outputs[j]->dtype()),
+                              "; the program runs on ", dtype_name(program.dtype()));
+  return Status::OK();
+}
+
+bool broadcasts_to(const Shape& shape, const Shape& domain) {
+  const int offset = domain.rank() - shape.rank();
+  if (offset < 0) return false;
+  for (int i = 0; i < shape.rank(); ++i)
+    if (shape.dim(i) != 1 && shape.dim(i) != domain.dim(offset + i)) return false;
+  return true;
+}
+
+// Note [Fusion over unknown dimensions]
+// A group fused while some dims were unknown computes every member over one domain, the broadcast of all
+// the group's inputs. A member's own value is the broadcast of only the inputs it reads, and element-wise
+// math commutes with broadcasting, so computing it over the larger domain gives the same values, merely
+// repeated. Only a member whose value leaves the group must have its own shape: when its inputs broadcast
+// to less than the domain (x[?] read alone while y[?] joins later, and x turns out to have one element),
+// its output is smaller than the domain. Outputs are therefore grouped by shape, and each group of a
+// shape other than the common one runs the part of the program its results need. The common case, every
+// output over the whole domain, runs one pass.
+Status run_by_output_shape(
+    const FusedProgram& program, std::span<const TensorImpl* const> inputs,
+    std::span<TensorImpl* const> outputs,
+    const std::function<StatusOr<std::shared_ptr<const Binding>>(std::span<const Shape>, const Shape&)>&
+        binding_for) {
+  SmallVector<Shape, 4> shapes;
+  for (const TensorImpl* in : inputs) shapes.push_back(in->shape());
+  const Shape& first = outputs[0]->shape();
+  bool same = true;
+  for (TensorImpl* out : outputs) same = same && out->shape() == first;
+  // An input that does not broadcast to the common shape can only feed values no output needs.
+  for (const Shape& s : shapes) same = same && broadcasts_to(s, first);
+  if (same) {
+    auto binding = binding_for({shapes.data(), shapes.size()}, first);
+    if (!binding.ok()) return binding.status();
+    return run_binding(program, **binding, inputs, outputs);
+  }
+  std::vector<bool> done(outputs.size(), false);
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    if (done[j]) continue;
+    const Shape& shape = outputs[j]->shape();
+    std::vector<int32_t> results;
+    SmallVector<TensorImpl*, 4> group;
+    for (size_t k = j; k < outputs.size(); ++k) {
+      if (done[k] || outputs[k]->shape() != shape) continue;
+      done[k] = true;
+      results.push_back(program.results()[k]);
+      group.push_back(outputs[k]);
+    }
+    std::vector<int32_t> used;
+    auto sub = subprogram(program, results, used);
+    if (!sub.ok()) return sub.status();
+    SmallVector<const TensorImpl*, 4> sub_inputs;
+    SmallVector<Shape, 4> sub_shapes;
+    for (int32_t k : used) {
+      sub_inputs.push_back(inputs[k]);
+      sub_shapes.push_back(inputs[k]->shape());
+    }
+    auto binding = bind(*sub, {sub_shapes.data(), sub_shapes.size()}, shape);
+    if (!binding.ok()) return binding.status();
+    EMBER_RETURN_IF_ERROR(
+        run_binding(*sub, **binding, {sub_inputs.data(), sub_inputs.size()}, {group.data(), group.size()}));
+  }
+  return Status::OK();
+}
+
+constexpr int kBindingCacheSize = 8;
+
+}  // namespace
+
+// Static shapes: one binding made when the plan is compiled. Unknown dims: bindings made on first use of
+// each set of input shapes, the last few kept (a function called with a handful of batch sizes binds
+// each once).
+struct PreparedFusedProgram {
+  FusedProgram program;
+  std::shared_ptr<const Binding> fixed;
+  Shape domain;                                     // as traced; unknown dims resolved per call
+  std::vector<std::vector<int32_t>> result_inputs;  // per result: the inputs it reads
+  mutable std::mutex mu;
+  mutable std::shared_ptr<const Binding> recent[kBindingCacheSize];
+  mutable int next_victim = 0;
+
+  StatusOr<std::shared_ptr<const Binding>> binding_for(std::span<const Shape> inputs,
+                                                       const Shape& domain) const {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      for (const auto& b : recent) {
+        if (b == nullptr || b->domain != domain) continue;
+        bool match = true;
+        for (size_t k = 0; k < inputs.size() && match; ++k) match = b->input_shapes[k] == inputs[k];
+        if (match) return b;
+      }
+    }
+    auto made = bind(program, inputs, domain);
+    if (!made.ok()) return made.status();
+    std::lock_guard<std::mutex> lock(mu);
+    recent[next_victim] = *made;
+    next_victim = (next_victim + 1) % kBindingCacheSize;
+    return made;
+  }
+};
+
+StatusOr<std::shared_ptr<const PreparedFusedProgram>> FusedProgram::prepare(std::span<const Shape> inputs,
+                                                                            const Shape& domain) const {
+  if (static_cast<int>(inputs.size()) != num_inputs_)
+    return invalid_argument("the program takes ", num_inputs_, " inputs, got ", inputs.size());
+  if (!domain.rank_known())
+    return invalid_argument("the domain of a fused program needs a known rank, got ", domain.to_string());
+  auto prepared = std::make_shared<PreparedFusedProgram>();
+  prepared->program = *this;
+  prepared->domain = domain;
+  bool fully_defined = domain.fully_defined();
+  for (const Shape& s : inputs) fully_defined = fully_defined && s.fully_defined();
+  if (fully_defined) {
+    auto binding = bind(*this, inputs, domain);
+    if (!binding.ok()) return binding.status();
+    prepared->fixed = std::move(binding).value();
+  } else {
+    auto reads = inputs_read(*this);
+    for (int32_t r : results_) prepared->result_inputs.push_back(reads[r]);
+  }
+  return std::shared_ptr<const PreparedFusedProgram>(std::move(prepared));
+}
+
+bool FusedProgram::is_dynamic(const PreparedFusedProgram& prepared) { return prepared.fixed == nullptr; }
+
+Status FusedProgram::result_shapes(const PreparedFusedProgram& prepared,
+                                   std::span<const TensorImpl* const> inputs, SmallVector<Shape, 2>& out) {
+  const FusedProgram& program = prepared.program;
+  if (static_cast<int>(inputs.size()) != program.num_inputs_)
+    return invalid_argument("the program takes ", program.num_inputs_, " inputs, got ", inputs.size());
+  out.clear();
+  if (prepared.fixed != nullptr) {
+    for (int j = 0; j < program.num_results(); ++j) out.push_back(prepared.fixed->domain);
+    return Status::OK();
+  }
+  // The whole domain must exist even where no result needs all of it, as the unfused ops would fail.
+  Shape all;
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (!broadcast_into(all, inputs[k]->shape(), all))
+      return invalid_argument("input #", k, " has shape ", inputs[k]->shape().to_string(),
+                              ", which does not broadcast with the other inputs (to ", all.to_string(), ")");
+  }
+  for (const std::vector<int32_t>& reads : prepared.result_inputs) {
+    Shape shape;
+    if (reads.size() == inputs.size()) {
+      shape = all;
+    } else {
+      for (int32_t k : reads) broadcast_into(shape, inputs[k]->shape(), shape);  // cannot fail: `all` did not
+    }
+    bool fits = shape.rank() == prepared.domain.rank();
+    for (int i = 0; fits && i < shape.rank(); ++i)
+      fits = prepared.domain.dim(i) < 0 || prepared.domain.dim(i) == shape.dim(i);
+    if (!fits)
+      return invalid_argument("the inputs broadcast to ", shape.to_string(),
+                              ", but the program was built for ", prepared.domain.to_string());
+    out.push_back(shape);
+  }
+  return Status::OK();
+}
+
+Status FusedProgram::run(std::span<const TensorImpl* const> inputs,
+                         std::span<TensorImpl* const> outputs) const {
+  EMBER_RETURN_IF_ERROR(check_dtypes(*this, inputs, outputs));
+  return run_by_output_shape(
+      *this, inputs, outputs,
+      [this](std::span<const Shape> shapes, const Shape& domain) { return bind(*this, shapes, domain); });
+}
+
+Status FusedProgram::run_prepared(const PreparedFusedProgram& prepared,
+                                  std::span<const TensorImpl* const> inputs,
+                                  std::span<TensorImpl* const> outputs) {
+  const FusedProgram& program = prepared.program;
+  EMBER_RETURN_IF_ERROR(check_dtypes(program, inputs, outputs));
+  if (prepared.fixed == nullptr)
+    return run_by_output_shape(program, inputs, outputs,
+                               [&prepared](std::span<const Shape> shapes, const Shape& domain) {
+                                 return prepared.binding_for(shapes, domain);
+                               });
+  const Binding& binding = *prepared.fixed;
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    if (outputs[j]->shape() != binding.domain)
+      return invalid_argument("output #", j, " is ", dtype_name(outputs[j]->dtype()),
+                              outputs[j]->shape().to_string(), "; expected ", dtype_name(program.dtype()),
+                              binding.domain.to_string());
+  }
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (inputs[k]->shape() != binding.input_shapes[k])
+      return invalid_argument("input #", k, " has shape ", inputs[k]->shape().to_string(),
+                              "; the program was prepared for ", binding.input_shapes[k].to_string());
+  }
+  return run_binding(program, binding, inputs, outputs);
 }
 
 }  // namespace ember::kernels

@@ -24,6 +24,7 @@
 
 #include "ember/core/dtype.h"
 #include "ember/core/shape.h"
+#include "ember/core/small_vector.h"
 #include "ember/core/status.h"
 #include "ember/core/tensor_impl.h"
 #include "ember/kernels/elementwise.h"
@@ -54,6 +55,11 @@ bool fusible_binary(BinaryOp op, DType dtype);
 
 /// A decoded, validated program over one dtype. Inputs and outputs all have that dtype; the outputs have
 /// the domain's shape and the inputs broadcast to it.
+/// NumPy broadcasting of two fully defined shapes into `out` (which may be one of them); false when they
+/// do not broadcast. No Status: it runs for every call of a dynamic node (the executor's element-wise
+/// nodes use it too; it belongs beside broadcast_shapes in core/shape.h).
+bool broadcast_into(const Shape& a, const Shape& b, Shape& out);
+
 class FusedProgram {
  public:
   /// Checks every record, operand (defined before use) and result id; fails naming the bad instruction.
@@ -66,16 +72,26 @@ class FusedProgram {
   std::span<const FusedInstruction> instructions() const { return instructions_; }
   std::span<const int32_t> results() const { return results_; }
 
-  /// Runs over the domain given by the outputs' shape (all outputs share it; each input must broadcast
-  /// to it). Outputs must not alias inputs: a tile of an output is written before later instructions
-  /// read the same tile of the inputs.
+  /// Runs over the domain given by the outputs' shape; each input must broadcast to it. Outputs of
+  /// different shapes are allowed: each shape runs the part of the program its results need (Note [Fusion
+  /// over unknown dimensions]). Outputs must not alias inputs: a tile of an output is written before
+  /// later instructions read the same tile of the inputs.
   Status run(std::span<const TensorImpl* const> inputs, std::span<TensorImpl* const> outputs) const;
 
-  /// Binds the program to static input shapes and a domain: the layouts and the register bytecode are
-  /// built once (the executor prepares a node when it compiles a plan), so a call only binds pointers.
+  /// Binds the program to input shapes and a domain (the executor prepares a node when it compiles a
+  /// plan). With static shapes the layouts and the register bytecode are built here, so a call only binds
+  /// pointers; with unknown dims (the domain's rank must be known) they are built on a call's first use
+  /// of its shapes and the last few kept.
   StatusOr<std::shared_ptr<const PreparedFusedProgram>> prepare(std::span<const Shape> inputs,
                                                                 const Shape& domain) const;
-  /// Runs a prepared program; the tensors must have the shapes it was prepared for.
+  /// Whether `prepared` was made for unknown dims (its results' shapes come from result_shapes).
+  static bool is_dynamic(const PreparedFusedProgram& prepared);
+  /// The shape of each result for these inputs: the broadcast of the inputs it reads. Fails when the
+  /// inputs do not broadcast together or disagree with the domain the program was prepared for.
+  static Status result_shapes(const PreparedFusedProgram& prepared, std::span<const TensorImpl* const> inputs,
+                              SmallVector<Shape, 2>& out);
+  /// Runs a prepared program. Static: the tensors must have the shapes it was prepared for. Dynamic: each
+  /// output has the shape result_shapes gives.
   static Status run_prepared(const PreparedFusedProgram& prepared, std::span<const TensorImpl* const> inputs,
                              std::span<TensorImpl* const> outputs);
   /// Elements per tile for `dtype`: 4 KiB, so a handful of live registers stay in L1.

@@ -30,15 +30,16 @@ int64_t value_key(ValueRef v) {
 }
 
 // Whether a node can be computed inside a fused program: an element-wise op with a tile function whose
-// inputs and output share the dtype, with a fully known output shape, and no control edges (a fused node
-// would have to carry them for every member).
+// inputs and output share the dtype, with an output of known rank (unknown dims are resolved when the
+// fused node runs: Note [Fusion over unknown dimensions] in kernels/fused_elementwise.cc), and no control
+// edges (a fused node would have to carry them for every member).
 bool fusible(const Graph& g, int32_t n, const std::vector<bool>& in_control_edge) {
   const Node& node = g.node(n);
   const OpDef& op = *node.op;
   if (!op.has_flag(kElementwise) || op.has_flag(kStateful) || in_control_edge[n]) return false;
   if (!node.control_inputs.empty() || node.outputs.size() != 1) return false;
   const TensorSpec& out = node.outputs[0];
-  if (!out.shape.fully_defined()) return false;
+  if (!out.shape.rank_known()) return false;
   for (ValueRef in : node.inputs)
     if (g.spec(in).dtype != out.dtype) return false;
   if (op.tile_unary >= 0)

@@ -10,8 +10,11 @@
 #include <unordered_map>
 
 #include "ember/core/parallel.h"
+#include "ember/kernels/fused_elementwise.h"
+#include "ember/ops/execute.h"
 #include "ember/ops/graph_ops.h"
 #include "ember/ops/registry.h"
+#include "ember/ops/shape_fns.h"
 #include "ember/passes/optimizer.h"
 #include "ember/runtime/memory_plan.h"
 #include "ember/runtime/profiler.h"
@@ -88,8 +91,12 @@ struct InputRef {
 
 struct Instruction {
   const Node* node = nullptr;
-  KernelFn kernel = nullptr;  // null: run_kernel (shape function each run, used when shapes are not static)
-  bool static_specs = false;
+  KernelFn kernel = nullptr;   // null: run_kernel reports the missing kernel
+  bool static_specs = false;   // false: output shapes are resolved each run (Note [Unknown dimensions])
+  bool dynamic_fused = false;  // a fused program prepared for unknown dims: its result shapes are its own
+  // How a dynamic node's output shape follows from its inputs' shapes, where the op's shape function is
+  // one of the element-wise ones (which read nothing else); kInfer runs the shape function.
+  enum class ShapeRule : uint8_t { kInfer, kSameAsInput0, kBroadcast } shape_rule = ShapeRule::kInfer;
   bool check_output_shapes = false;      // the kernel allocates outputs whose static spec later nodes rely on
   int8_t in_place_input = -1;            // an input whose buffer output 0 may reuse when this is its last use
   std::shared_ptr<const void> prepared;  // the op's per-node preparation (OpDef::prepare)
@@ -101,16 +108,29 @@ struct Instruction {
   double cost_ns = 0;
 };
 
-// Rough cost of a node, to decide whether inter-op parallelism can pay for its hand-offs.
+// Rough cost of a node, to decide whether inter-op parallelism can pay for its hand-offs. An unknown
+// dimension counts as kAssumedDim: it is most often a batch, and counting such an output as 1e4 elements made
+// a graph traced with a None batch look like many cheap nodes (worth running in parallel) where the same
+// graph traced for its batch is a few large ones (better run in a row with intra-op threads).
+constexpr double kAssumedDim = 256;
+
+double assumed_elements(const Shape& shape) {
+  if (!shape.rank_known()) return 1e4;
+  double n = 1;
+  for (int64_t d : shape.dims()) n *= d < 0 ? kAssumedDim : static_cast<double>(d);
+  return n;
+}
+
 double estimate_cost_ns(const Node& node, const Graph& g) {
   double elements = 0;
-  for (const TensorSpec& spec : node.outputs)
-    elements += spec.shape.fully_defined() ? static_cast<double>(spec.shape.num_elements()) : 1e4;
+  for (const TensorSpec& spec : node.outputs) elements += assumed_elements(spec.shape);
   double cost = 150 + elements * 0.5;
   if ((node.op->name == "MatMul" || node.op->name == "BatchMatMulV2") && node.inputs.size() == 2) {
     const Shape& a = g.spec(node.inputs[0]).shape;
-    if (a.fully_defined() && a.rank() >= 2)
-      cost += elements * static_cast<double>(a.dim(a.rank() - 1)) / 40.0;
+    if (a.rank_known() && a.rank() >= 2) {
+      const int64_t inner = a.dim(a.rank() - 1);
+      cost += elements * (inner < 0 ? kAssumedDim : static_cast<double>(inner)) / 40.0;
+    }
   }
   return cost;
 }
@@ -163,6 +183,10 @@ class ExecPlan {
     bool arena_active = false;  // this call's producers write into arena_views
   };
   Status run_instruction(const FunctionGraph& fn, const Instruction& ins, RunState& state, bool sequential);
+  Status run_dynamic(const Instruction& ins, std::span<TensorImpl* const> inputs, RunState& state,
+                     bool sequential, OutputList& outputs);
+  // The dying input of an in-place instruction, when its buffer may be written over.
+  TensorRef reusable_input(const Instruction& ins, RunState& state, bool sequential) const;
   Status run_sequential(const FunctionGraph& fn, RunState& state);
   Status run_parallel(const FunctionGraph& fn, RunState& state);
   RunState* acquire_state();
@@ -257,7 +281,19 @@ ExecPlan::ExecPlan(const FunctionGraph& fn, bool reuse_memory) : reuse_memory_(r
     if (ins.kernel == nullptr) ins.static_specs = false;  // run_kernel reports the missing kernel
     ins.check_output_shapes =
         ins.static_specs && node.op->has_flag(kKernelAllocates) && node.op->has_flag(kStateful);
-    if (ins.static_specs && node.op->prepare != nullptr) {
+    if (node.outputs.size() == 1 && !node.op->has_flag(kKernelAllocates)) {
+      if ((node.op->shape_fn == &same_as_input_shape || node.op->shape_fn == &bool_like_input_shape) &&
+          ins.num_inputs >= 1)
+        ins.shape_rule = Instruction::ShapeRule::kSameAsInput0;
+      else if ((node.op->shape_fn == &broadcast_binary_shape ||
+                node.op->shape_fn == &broadcast_compare_shape) &&
+               ins.num_inputs == 2)
+        ins.shape_rule = Instruction::ShapeRule::kBroadcast;
+    }
+    // Fused programs are also prepared for unknown dims (they bind each call's shapes on first use);
+    // other ops' preparation assumes static shapes.
+    const bool fused = node.op->name == "FusedElementwise";
+    if ((ins.static_specs || (fused && ins.kernel != nullptr)) && node.op->prepare != nullptr) {
       SmallVector<TensorSpec, 4> input_specs;
       for (ValueRef in : node.inputs) input_specs.push_back(g.spec(in));
       PrepareContext pctx;
@@ -268,6 +304,9 @@ ExecPlan::ExecPlan(const FunctionGraph& fn, bool reuse_memory) : reuse_memory_(r
       // A node that cannot be prepared runs unprepared, and its kernel reports the problem with the node.
       auto prepared = node.op->prepare(pctx);
       if (prepared.ok()) ins.prepared = std::move(prepared).value();
+      ins.dynamic_fused = fused && !ins.static_specs && ins.prepared != nullptr &&
+                          kernels::FusedProgram::is_dynamic(
+                              *static_cast<const kernels::PreparedFusedProgram*>(ins.prepared.get()));
     }
     instruction_of[i] = static_cast<int32_t>(instructions_.size());
     instructions_.push_back(ins);
@@ -311,9 +350,10 @@ ExecPlan::ExecPlan(const FunctionGraph& fn, bool reuse_memory) : reuse_memory_(r
     releases[k].erase(std::unique(releases[k].begin(), releases[k].end()), releases[k].end());
     releases_.insert(releases_.end(), releases[k].begin(), releases[k].end());
     ins.num_releases = static_cast<int32_t>(releases[k].size());
-    // In place: an element-wise op may write its result over an input that dies here and has its spec.
+    // In place: an element-wise op may write its result over an input that dies here and has its spec
+    // (with unknown dims, the run checks that the shapes agree).
     const Node& node = *ins.node;
-    if (reuse_memory && ins.static_specs && node.op->has_flag(kElementwise) &&
+    if (reuse_memory && ins.kernel != nullptr && node.op->has_flag(kElementwise) &&
         !node.op->has_flag(kKernelAllocates) && ins.num_outputs >= 1) {
       for (int32_t j = 0; j < ins.num_inputs && ins.in_place_input < 0; ++j) {
         const InputRef& in = inputs_[ins.first_input + j];
@@ -488,7 +528,8 @@ Status ExecPlan::run_instruction(const FunctionGraph& fn, const Instruction& ins
   Status s;
   std::span<const AttrValue> attrs{node.attrs.data(), node.attrs.size()};
   if (!ins.static_specs) {
-    s = run_kernel(*node.op, {inputs.data(), inputs.size()}, attrs, outputs);
+    s = ins.kernel == nullptr ? run_kernel(*node.op, {inputs.data(), inputs.size()}, attrs, outputs)
+                              : run_dynamic(ins, {inputs.data(), inputs.size()}, state, sequential, outputs);
   } else {
     if (node.op->has_flag(kKernelAllocates)) {
       outputs.resize(ins.num_outputs);
@@ -500,12 +541,8 @@ Status ExecPlan::run_instruction(const FunctionGraph& fn, const Instruction& ins
           continue;
         }
         if (o == 0 && ins.in_place_input >= 0) {
-          // Reuse the dying input's buffer when nothing else (a view, the caller) holds it.
-          const InputRef& in = inputs_[ins.first_input + ins.in_place_input];
-          TensorImpl* t = state.slots[in.slot].get();
-          bool last = sequential || state.uses[in.slot].load(std::memory_order_acquire) == 1;
-          if (last && t->refcount() == 1 && t->buffer()->refcount() == 1) {
-            outputs.push_back(state.slots[in.slot]);
+          if (TensorRef reused = reusable_input(ins, state, sequential)) {
+            outputs.push_back(std::move(reused));
             continue;
           }
         }
@@ -543,6 +580,95 @@ Status ExecPlan::run_instruction(const FunctionGraph& fn, const Instruction& ins
   }
   for (int32_t o = 0; o < ins.num_outputs && o < static_cast<int32_t>(outputs.size()); ++o)
     state.slots[ins.first_output_slot + o] = std::move(outputs[o]);
+  return Status::OK();
+}
+
+TensorRef ExecPlan::reusable_input(const Instruction& ins, RunState& state, bool sequential) const {
+  // Reuse the dying input's buffer when nothing else (a view, the caller) holds it.
+  const InputRef& in = inputs_[ins.first_input + ins.in_place_input];
+  TensorImpl* t = state.slots[in.slot].get();
+  bool last = sequential || state.uses[in.slot].load(std::memory_order_acquire) == 1;
+  if (last && t->refcount() == 1 && t->buffer()->refcount() == 1) return state.slots[in.slot];
+  return TensorRef();
+}
+
+// Note [Unknown dimensions]
+// A node whose specs are not all static resolves its output shapes when it runs: a fused program from the
+// broadcast of the inputs each result reads (its preparation binds each set of shapes once), any other op
+// through its shape function over the actual input specs, which costs about what the kernel's own
+// argument checks do. Outputs come from the size-class freelists (an arena needs sizes when the plan is
+// compiled), an element-wise op still writes over an input that dies there when the shapes agree, and
+// each resolved shape is checked against what the graph was traced for: later nodes with static specs
+// rely on it.
+Status ExecPlan::run_dynamic(const Instruction& ins, std::span<TensorImpl* const> inputs, RunState& state,
+                             bool sequential, OutputList& outputs) {
+  const Node& node = *ins.node;
+  const OpDef& op = *node.op;
+  SmallVector<TensorSpec, 2> specs;
+  if (ins.dynamic_fused) {
+    SmallVector<Shape, 2> shapes;
+    SmallVector<const TensorImpl*, 4> in;
+    for (TensorImpl* t : inputs) in.push_back(t);
+    EMBER_RETURN_IF_ERROR(kernels::FusedProgram::result_shapes(
+        *static_cast<const kernels::PreparedFusedProgram*>(ins.prepared.get()), {in.data(), in.size()},
+        shapes));
+    for (int32_t o = 0; o < ins.num_outputs; ++o)
+      specs.push_back(TensorSpec{node.outputs[o].dtype, shapes[o]});
+  } else if (ins.shape_rule == Instruction::ShapeRule::kSameAsInput0) {
+    specs.push_back(TensorSpec{node.outputs[0].dtype, inputs[0]->shape()});
+  } else if (Shape out; ins.shape_rule == Instruction::ShapeRule::kBroadcast &&
+                        kernels::broadcast_into(inputs[0]->shape(), inputs[1]->shape(), out)) {
+    specs.push_back(TensorSpec{node.outputs[0].dtype, out});
+  } else {
+    // The op's own shape function (also where a broadcast fails: it reports the error in the op's words).
+    SmallVector<TensorSpec, 4> in_specs;
+    SmallVector<const TensorImpl*, 4> constants;
+    for (TensorImpl* t : inputs) {
+      in_specs.push_back(TensorSpec{t->dtype(), t->shape()});
+      constants.push_back(t);
+    }
+    std::span<const AttrValue> attrs{node.attrs.data(), node.attrs.size()};
+    EMBER_RETURN_IF_ERROR(
+        infer_op(op, {in_specs.data(), in_specs.size()}, {constants.data(), constants.size()}, attrs, specs));
+    if (static_cast<int32_t>(specs.size()) != ins.num_outputs)
+      return make_error(Code::kInternal, op.name, ": the shape function gave ", specs.size(),
+                        " outputs where the graph has ", ins.num_outputs);
+  }
+  outputs.clear();
+  if (op.has_flag(kKernelAllocates)) {
+    outputs.resize(ins.num_outputs);
+  } else {
+    for (int32_t o = 0; o < ins.num_outputs; ++o) {
+      if (o == 0 && ins.in_place_input >= 0 && inputs[ins.in_place_input]->shape() == specs[0].shape) {
+        if (TensorRef reused = reusable_input(ins, state, sequential)) {
+          outputs.push_back(std::move(reused));
+          continue;
+        }
+      }
+      auto t = TensorImpl::allocate(specs[o].dtype, specs[o].shape,
+                                    inputs.empty() ? Device{} : inputs[0]->device());
+      if (!t.ok()) return op_error(op, t.status());
+      outputs.push_back(std::move(t).value());
+    }
+  }
+  KernelContext ctx;
+  ctx.op = &op;
+  ctx.inputs = inputs;
+  ctx.attrs = {node.attrs.data(), node.attrs.size()};
+  ctx.output_specs = {specs.data(), specs.size()};
+  ctx.outputs = {outputs.data(), outputs.size()};
+  ctx.prepared = ins.prepared.get();
+  Status s = guard_exceptions(op, "running its kernel", [&] { return ins.kernel(ctx); });
+  if (!s.ok()) return s.message().rfind(op.name + ":", 0) == 0 ? s : op_error(op, s);
+  for (int32_t o = 0; o < ins.num_outputs; ++o) {
+    const TensorSpec& traced = node.outputs[o];
+    if (outputs[o] &&
+        (outputs[o]->dtype() != traced.dtype || !traced.shape.is_compatible_with(outputs[o]->shape())))
+      return make_error(Code::kInvalidArgument, op.name, ": output #", o, " is ",
+                        dtype_name(outputs[o]->dtype()), outputs[o]->shape().to_string(),
+                        " where the graph was traced for ", dtype_name(traced.dtype),
+                        traced.shape.to_string());
+  }
   return Status::OK();
 }
 

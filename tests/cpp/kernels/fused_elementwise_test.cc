@@ -260,5 +260,97 @@ TEST(FusedElementwise, RunRejectsInputsThatDoNotBroadcast) {
   EXPECT_NE(s.message().find("input #1 has shape [4]"), std::string::npos) << s.message();
 }
 
+// Runs a program prepared for unknown dims the way the executor does: result_shapes, then run_prepared.
+std::vector<Tensor> run_dynamic(const PreparedFusedProgram& prepared, const FusedProgram& program,
+                                const std::vector<Tensor>& inputs) {
+  std::vector<const TensorImpl*> in;
+  for (const Tensor& t : inputs) in.push_back(t.impl());
+  SmallVector<Shape, 2> shapes;
+  Status s = FusedProgram::result_shapes(prepared, in, shapes);
+  EXPECT_TRUE(s.ok()) << s.to_string();
+  std::vector<Tensor> outputs;
+  std::vector<TensorImpl*> out;
+  for (int j = 0; j < program.num_results() && s.ok(); ++j) {
+    outputs.emplace_back(TensorImpl::allocate(program.dtype(), shapes[j]).value());
+    out.push_back(outputs.back().impl());
+  }
+  if (s.ok()) s = FusedProgram::run_prepared(prepared, in, out);
+  EXPECT_TRUE(s.ok()) << s.to_string();
+  return outputs;
+}
+
+void expect_same(const std::vector<Tensor>& got, const std::vector<Tensor>& expected) {
+  ASSERT_EQ(got.size(), expected.size());
+  for (size_t j = 0; j < got.size(); ++j) {
+    ASSERT_EQ(got[j].shape(), expected[j].shape()) << "result " << j;
+    EXPECT_EQ(got[j].to_vector<float>(), expected[j].to_vector<float>()) << "result " << j;
+  }
+}
+
+TEST(FusedElementwise, PreparedForUnknownDimsBindsEachCallsShapes) {
+  // relu(x + bias) * 2 and x + bias, over a domain [?, 5]: more distinct batch sizes than bindings kept,
+  // then the first ones again (rebound after eviction).
+  std::vector<int64_t> code;
+  int64_t sum = append_binary(code, 3, B::kAdd, 0, 1);
+  int64_t r = append_unary(code, 3, U::kRelu, sum);
+  int64_t out = append_binary(code, 3, B::kMul, r, 2);
+  auto program = FusedProgram::decode(code, 3, std::vector<int64_t>{out, sum}, DType::kFloat32);
+  ASSERT_TRUE(program.ok());
+  std::vector<Shape> specs{Shape({-1, 5}), Shape({5}), Shape()};
+  auto prepared = program->prepare(specs, Shape({-1, 5}));
+  ASSERT_TRUE(prepared.ok()) << prepared.status().to_string();
+  EXPECT_TRUE(FusedProgram::is_dynamic(**prepared));
+  Tensor bias = random_tensor<float>({5}, 31), two = Tensor::from_vector<float>({2.0f}, Shape());
+  for (int64_t batch : {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 1000, 0, 1, 2}) {
+    std::vector<Tensor> inputs{random_tensor<float>({batch, 5}, 32 + static_cast<uint32_t>(batch)), bias,
+                               two};
+    expect_same(run_dynamic(**prepared, *program, inputs), run_unfused(*program, inputs));
+  }
+  // Static shapes still bind once, at preparation.
+  auto fixed = program->prepare(std::vector<Shape>{Shape({3, 5}), Shape({5}), Shape()}, Shape({3, 5}));
+  ASSERT_TRUE(fixed.ok());
+  EXPECT_FALSE(FusedProgram::is_dynamic(**fixed));
+}
+
+TEST(FusedElementwise, DynamicResultsReadingFewerInputsKeepTheirShape) {
+  // t = exp(x) reads only x; u = t + y. With x [1, 3] and y [4, 3], t is [1, 3] and u [4, 3].
+  std::vector<int64_t> code;
+  int64_t t = append_unary(code, 2, U::kExp, 0);
+  int64_t u = append_binary(code, 2, B::kAdd, t, 1);
+  auto program = FusedProgram::decode(code, 2, std::vector<int64_t>{t, u}, DType::kFloat32);
+  ASSERT_TRUE(program.ok());
+  std::vector<Shape> specs{Shape({-1, 3}), Shape({-1, 3})};
+  auto prepared = program->prepare(specs, Shape({-1, 3}));
+  ASSERT_TRUE(prepared.ok());
+  for (auto [nx, ny] : {std::pair<int64_t, int64_t>{1, 4}, {4, 1}, {4, 4}, {0, 1}, {1, 0}}) {
+    std::vector<Tensor> inputs{random_tensor<float>({nx, 3}, 41), random_tensor<float>({ny, 3}, 42)};
+    expect_same(run_dynamic(**prepared, *program, inputs), run_unfused(*program, inputs));
+    // The unprepared path takes outputs of different shapes too.
+    std::vector<Tensor> expected = run_unfused(*program, inputs);
+    std::vector<Tensor> outputs;
+    std::vector<TensorImpl*> out;
+    for (const Tensor& e : expected) {
+      outputs.emplace_back(TensorImpl::allocate(DType::kFloat32, e.shape()).value());
+      out.push_back(outputs.back().impl());
+    }
+    std::vector<const TensorImpl*> in{inputs[0].impl(), inputs[1].impl()};
+    ASSERT_TRUE(program->run(in, out).ok());
+    expect_same(outputs, expected);
+  }
+  // Inputs that do not broadcast, or that contradict the domain's known dims, are refused.
+  Tensor a = random_tensor<float>({3, 3}, 43), b = random_tensor<float>({4, 3}, 44),
+         c = random_tensor<float>({4, 2}, 45);
+  SmallVector<Shape, 2> shapes;
+  std::vector<const TensorImpl*> bad{a.impl(), b.impl()};
+  Status s = FusedProgram::result_shapes(**prepared, bad, shapes);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("does not broadcast"), std::string::npos) << s.message();
+  std::vector<const TensorImpl*> wrong{c.impl(), c.impl()};
+  s = FusedProgram::result_shapes(**prepared, wrong, shapes);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("built for [?,3]"), std::string::npos) << s.message();
+  EXPECT_FALSE(program->prepare(specs, Shape::unknown_rank()).ok());
+}
+
 }  // namespace
 }  // namespace ember::kernels

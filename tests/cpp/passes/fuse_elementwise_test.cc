@@ -187,8 +187,8 @@ TEST(FuseElementwise, GroupsKeepOneDomainAndBroadcastInputsIn) {
   expect_same_as_eager(*fused, args, body);
 }
 
-TEST(FuseElementwise, LeavesUnknownShapesAndSingleOpsAlone) {
-  std::vector<TensorSpec> unknown{{DType::kFloat32, Shape({-1, 3})}};
+TEST(FuseElementwise, LeavesUnknownRanksAndSingleOpsAlone) {
+  std::vector<TensorSpec> unknown{{DType::kFloat32, Shape::unknown_rank()}};
   auto fn =
       trace(unknown, [](const std::vector<Tensor>& x) { return std::vector<Tensor>{exp(x[0]) + 1.0f}; });
   std::string before = fn->graph.to_text();
@@ -200,6 +200,63 @@ TEST(FuseElementwise, LeavesUnknownShapesAndSingleOpsAlone) {
     return std::vector<Tensor>{reduce_sum(exp(x[0])) + 1.0f};  // exp alone on [3], add alone on []
   });
   EXPECT_EQ(testing::rewrites(fuse_elementwise(*single)), 0);
+}
+
+// Runs `fn` optimized (fusion included) and with every pass off on the same arguments.
+void expect_fused_same_as_unfused(std::shared_ptr<const FunctionGraph> fn,
+                                  const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> plain = testing::run_graph(fn, inputs);
+  std::vector<Tensor> fused = testing::run_graph(fn, inputs, /*optimize=*/true);
+  testing::expect_same_values(fused, plain);
+}
+
+TEST(FuseElementwise, FusesOverUnknownDimsForEveryBatchSize) {
+  // The MLP layer's bias add and activation, and a softmax's element-wise part, traced with batch None.
+  std::vector<TensorSpec> args{{DType::kFloat32, Shape({-1, 256})}, {DType::kFloat32, Shape({256})}};
+  Body body = [](const std::vector<Tensor>& x) {
+    Tensor h = relu(x[0] + x[1]);
+    Tensor z = h - reduce_max(h, {1}, /*keepdims=*/true);
+    return std::vector<Tensor>{h, exp(z) * 0.5f + tanh(x[0])};
+  };
+  auto fn = trace(args, body);
+  auto fused = fused_copy(*fn);
+  EXPECT_EQ(testing::count_op(*fused, "FusedElementwise"), 2) << fused->graph.to_text();
+  EXPECT_NE(fused->graph.to_text().find("shape=[-1,256]} -> float32[?,256]"), std::string::npos)
+      << fused->graph.to_text();
+  CompiledFunction compiled(fn);
+  EXPECT_EQ(testing::count_op(compiled.optimized_function(), "FusedElementwise"), 2);
+  for (int64_t batch : {0, 1, 3, 37, 1, 512}) {
+    std::vector<Tensor> inputs{random_tensor(Shape({batch, 256}), 1), random_tensor(Shape({256}), 2)};
+    std::vector<Tensor> expected = body(inputs);
+    testing::expect_same_values(testing::run_compiled(compiled, inputs), expected);
+  }
+}
+
+TEST(FuseElementwise, ResultsSmallerThanTheDomainKeepTheirOwnShape) {
+  // t reads only x; u broadcasts t against y. With x of one element t is [1] while the domain is [4]
+  // (Note [Fusion over unknown dimensions]).
+  std::vector<TensorSpec> args{{DType::kFloat32, Shape({-1})}, {DType::kFloat32, Shape({-1})}};
+  Body body = [](const std::vector<Tensor>& x) {
+    Tensor t = exp(x[0]) * 2.0f;
+    Tensor u = sin(t + x[1]);
+    return std::vector<Tensor>{t, u, u - t};
+  };
+  auto fn = trace(args, body);
+  EXPECT_EQ(testing::count_op(*fused_copy(*fn), "FusedElementwise"), 1);
+  CompiledFunction compiled(fn);
+  for (auto [nx, ny] : {std::pair<int64_t, int64_t>{1, 4}, {4, 1}, {4, 4}, {1, 1}, {0, 1}, {1, 0}}) {
+    std::vector<Tensor> inputs{random_tensor(Shape({nx}), 3), random_tensor(Shape({ny}), 4)};
+    std::vector<Tensor> got = testing::run_compiled(compiled, inputs);
+    testing::expect_same_values(got, body(inputs));
+    expect_fused_same_as_unfused(fn, inputs);
+  }
+  // Shapes that do not broadcast fail as the unfused Add does: an error, not a crash or a wrong value.
+  Tensor x = random_tensor(Shape({3}), 5), y = random_tensor(Shape({4}), 6);
+  std::vector<TensorImpl*> bad{x.impl(), y.impl()};
+  OutputList results;
+  Status s = compiled.run({bad.data(), bad.size()}, results);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.to_string();
+  EXPECT_NE(s.message().find("FusedElementwise"), std::string::npos) << s.to_string();
 }
 
 TEST(FuseElementwise, HundredOpChainMatchesEager) {

@@ -267,6 +267,66 @@ TEST(Executor, KernelErrorsNameTheNode) {
   EXPECT_EQ(s.message().rfind("Reshape", 0), 0u) << s.message();
 }
 
+TEST(Executor, UnknownDimsWriteInPlaceWhenTheShapesAgree) {
+  // Unfused, so every op runs on its own with shapes resolved per call (Note [Unknown dimensions]).
+  auto fn = trace_function({Shape({-1, 4}), Shape({4})}, [](std::vector<Tensor>& x) {
+    Tensor a = exp(x[0] * 0.01f);
+    Tensor b = a + x[1];  // [?,4] + [4]: in place over a
+    return std::vector<Tensor>{relu(b - 1.0f), b * x[0]};
+  });
+  passes::OptimizerOptions options;
+  options.elementwise_fusion = false;
+  CompiledFunction compiled(fn, options);
+  EXPECT_GE(compiled.in_place_candidates(), 3);
+  EXPECT_EQ(compiled.arena_bytes(), 0);  // sizes are unknown when the plan is compiled
+  Tensor bias = Tensor::from_vector<float>({0.5f, -0.5f, 1.0f, 2.0f});
+  for (int64_t batch : {3, 0, 1, 5, 3}) {
+    Tensor x = Tensor::from_vector<float>(iota(static_cast<int>(batch * 4), 0.25f), Shape({batch, 4}));
+    std::vector<float> before = x.to_vector<float>();
+    auto results = run_compiled(compiled, {x, bias});
+    ASSERT_EQ(results.size(), 2u);
+    EXPECT_EQ(x.to_vector<float>(), before);  // the caller's argument is never written over
+    ASSERT_EQ(results[0].shape(), Shape({batch, 4}));
+    ASSERT_EQ(results[1].shape(), Shape({batch, 4}));
+    auto r0 = results[0].to_vector<float>(), r1 = results[1].to_vector<float>();
+    auto bv = bias.to_vector<float>();
+    for (int64_t i = 0; i < batch * 4; ++i) {
+      float b = std::exp(before[i] * 0.01f) + bv[i % 4];
+      EXPECT_NEAR(r0[i], std::max(b - 1.0f, 0.0f), 1e-5f) << i;
+      EXPECT_NEAR(r1[i], b * before[i], 1e-4f) << i;
+    }
+  }
+  // A broadcast that fails at run time is the op's own error.
+  Tensor x = Tensor::from_vector<float>(iota(6), Shape({2, 3}));
+  auto bad_fn = trace_function({Shape({-1, -1}), Shape({-1})},
+                               [](std::vector<Tensor>& v) { return std::vector<Tensor>{v[0] + v[1]}; });
+  CompiledFunction bad(bad_fn, options);
+  TensorImpl* args[] = {x.impl(), bias.impl()};
+  OutputList results;
+  Status s = bad.run(args, results);
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("Add"), std::string::npos) << s.message();
+}
+
+TEST(Executor, AnUnknownBatchDoesNotMakeLargeNodesLookCheap) {
+  // Six independent chains of four 64x64 products: large nodes at batch 512, better run in a row with
+  // intra-op threads. Traced with a None batch the plan must decide the same (it once counted an output
+  // of unknown size as small, and ran such graphs on the inter-op threads).
+  auto body = [](std::vector<Tensor>& x) {
+    std::vector<Tensor> out;
+    for (int b = 0; b < 6; ++b) {
+      Tensor h = x[0] * static_cast<float>(b + 1);  // distinct chains: nothing for CSE or merging to share
+      for (int k = 0; k < 4; ++k) h = matmul(h, x[1]);
+      out.push_back(h);
+    }
+    return out;
+  };
+  CompiledFunction fixed(trace_function({Shape({512, 64}), Shape({64, 64})}, body));
+  CompiledFunction unknown(trace_function({Shape({-1, 64}), Shape({64, 64})}, body));
+  EXPECT_FALSE(fixed.runs_in_parallel());
+  EXPECT_EQ(unknown.runs_in_parallel(), fixed.runs_in_parallel());
+}
+
 TEST(Executor, ValueTooLargeToPlanIsAnErrorNotAnArenaSlot) {
   // 2^31 x 2^31 float32 is 2^64 bytes, which wraps to 0 in int64 arithmetic (3037000500^2 elements, which
   // wrapped to a plausible 581 MB, is now refused when the shape is made): the memory plan gave such a value
