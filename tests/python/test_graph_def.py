@@ -463,7 +463,7 @@ def test_message_api():
     # TensorFlow's bytes survive unchanged.
     library = b"\x12\x04\x0a\x02\x0a\x00"
     with_library = gdm.GraphDef.FromString(bytes.fromhex(SQUARE_OF_SQUARE_HEX) + library)
-    data = with_library.SerializeToString()
+    data = with_library.SerializeToString(deterministic=True)
     assert data == bytes.fromhex(SQUARE_OF_SQUARE_HEX)[:-5] + library + bytes.fromhex(SQUARE_OF_SQUARE_HEX)[-5:]
 
 
