@@ -715,6 +715,18 @@ class LibraryReader {
   std::vector<std::string> in_progress_;
 };
 
+// "inner" for "__inference_inner_15": FunctionLibrary::add gives the function its own prefix and number,
+// so names do not grow with each export and import.
+std::string function_base_name(const std::string& name) {
+  std::string_view base = name;
+  if (base.starts_with("__inference_")) base.remove_prefix(12);
+  const size_t underscore = base.rfind('_');
+  if (underscore != std::string_view::npos && underscore > 0 && underscore + 1 < base.size() &&
+      base.find_first_not_of("0123456789", underscore + 1) == std::string_view::npos)
+    base = base.substr(0, underscore);
+  return base.empty() ? name : std::string(base);
+}
+
 // Builds a function graph from `nodes` (any order). `where` prefixes errors ("GraphDef: ").
 StatusOr<std::unique_ptr<FunctionGraph>> build_graph(
     const std::vector<const proto::NodeDef*>& nodes,
@@ -916,28 +928,27 @@ StatusOr<std::shared_ptr<const FunctionGraph>> LibraryReader::function(const std
     nodes.push_back(&copy);
   }
   in_progress_.push_back(name);
-  auto built = build_graph(nodes, {}, {}, *this, "GraphDef: " + where);
+  auto built = build_graph(nodes, {}, {}, *this, where);
   in_progress_.pop_back();
   if (!built.ok()) return built.status();
   std::shared_ptr<FunctionGraph> fn = std::move(built).value();
-  fn->name = name;
+  fn->name = function_base_name(name);
   Graph& g = fn->graph;
   fn->args.clear();
   for (const proto::OpDef::ArgDef& arg : sig.input_arg()) fn->args.push_back(g.find(arg.name()));
   for (const proto::OpDef::ArgDef& arg : sig.output_arg()) {
     auto ret = def.ret().find(arg.name());
     if (ret == def.ret().end())
-      return invalid_argument("GraphDef: ", where, "output '", printable(arg.name()),
-                              "' has no entry in ret");
+      return invalid_argument(where, "output '", printable(arg.name()), "' has no entry in ret");
     std::string tensor;
-    EMBER_RETURN_IF_ERROR(graph_input_name(ret->second, body_ops, tensor).with_prefix("GraphDef: " + where));
+    EMBER_RETURN_IF_ERROR(graph_input_name(ret->second, body_ops, tensor).with_prefix(where));
     auto value = g.parse_tensor_name(tensor);
     if (!value.ok() || tensor.empty() || tensor[0] == '^')
-      return invalid_argument("GraphDef: ", where, "output '", printable(arg.name()), "' is '",
-                              printable(ret->second), "', which names no output of the body");
+      return invalid_argument(where, "output '", printable(arg.name()), "' is '", printable(ret->second),
+                              "', which names no output of the body");
     DType dtype;
     if (!dtype_from_tf_datatype(arg.type(), &dtype) || dtype != g.spec(*value).dtype)
-      return invalid_argument("GraphDef: ", where, "output '", printable(arg.name()), "' is declared ",
+      return invalid_argument(where, "output '", printable(arg.name()), "' is declared ",
                               static_cast<int>(arg.type()), " but its value '", printable(ret->second),
                               "' is ", dtype_name(g.spec(*value).dtype));
     fn->results.push_back(*value);
@@ -945,7 +956,7 @@ StatusOr<std::shared_ptr<const FunctionGraph>> LibraryReader::function(const std
   for (const auto& entry : def.control_ret()) {
     int32_t node = g.find(entry.second);
     if (node < 0)
-      return invalid_argument("GraphDef: ", where, "control output '", printable(entry.first), "' names '",
+      return invalid_argument(where, "control output '", printable(entry.first), "' names '",
                               printable(entry.second), "', which is no node of the body");
     fn->control_outputs.push_back(node);
   }

@@ -6,6 +6,7 @@
 
 #include "../passes/pass_testing.h"
 #include "ember/ember.h"
+#include "ember/graph.pb.h"
 #include "ember/graph/tensor_proto.h"
 #include "ember/ops/registry.h"
 #include "ember/runtime/executor.h"
@@ -619,6 +620,112 @@ TEST(GraphDef, FuzzNeverCrashes) {
       check(bytes);
     }
   }
+}
+
+}  // namespace
+}  // namespace ember
+
+namespace ember {
+namespace {
+
+// ---- the function library (issue 13, part 3)
+
+TEST(GraphDefLibrary, CalledFunctionsAreWrittenOnceInTensorFlowsForm) {
+  auto inner = function([](const Tensor& x) { return square(x) + 1.0f; }, "inner");
+  auto middle = function([&](const Tensor& x) { return inner(x) * inner(x + 1.0f); }, "middle");
+  auto fn = std::make_shared<FunctionGraph>();
+  fn->name = "outer";
+  {
+    TraceContext ctx(fn.get());
+    TraceScope scope(ctx);
+    Tensor x(ctx.add_argument(DType::kFloat32, Shape({-1}), "x"));
+    Tensor y = middle(x) - inner(x);
+    fn->results.push_back(ValueRef{y.impl()->graph_node(), 0});
+  }
+  proto::GraphDef gd;
+  ASSERT_TRUE(gd.ParseFromString(export_ok(fn->graph)));
+  ASSERT_EQ(gd.library().function_size(), 2);  // inner once, though called from both
+  const proto::FunctionDef* middle_def = nullptr;
+  for (const auto& f : gd.library().function())
+    if (f.signature().name().find("middle") != std::string::npos) middle_def = &f;
+  ASSERT_NE(middle_def, nullptr);
+  ASSERT_EQ(middle_def->signature().input_arg_size(), 1);
+  EXPECT_EQ(middle_def->signature().input_arg(0).type(), proto::DT_FLOAT);
+  EXPECT_EQ(middle_def->signature().output_arg(0).name(), "output_0");
+  int calls = 0;
+  for (const proto::NodeDef& n : middle_def->node_def()) {
+    if (n.op() != "PartitionedCall") continue;
+    ++calls;
+    EXPECT_EQ(n.attr().at("Tin").list().type_size(), 1);
+    EXPECT_EQ(n.attr().at("Tout").list().type(0), proto::DT_FLOAT);
+    EXPECT_NE(n.attr().at("f").func().name().find("inner"), std::string::npos);
+  }
+  EXPECT_EQ(calls, 2);
+  const std::string& ret = middle_def->ret().at("output_0");
+  EXPECT_NE(ret.find(":z:0"), std::string::npos) << ret;  // Mul's output arg is TensorFlow's "z"
+
+  // Read back, the library functions are this process's again, and compute the same.
+  auto imported = import_ok(export_ok(fn->graph));
+  ASSERT_TRUE(imported);
+  EXPECT_EQ(imported->callees.size(), 2u);  // the two calls in the top-level graph
+  Tensor x = Tensor::from_vector<float>({1, 2, 3});
+  std::vector<Tensor> got = run_pruned(*imported, {"x:0"}, {fn->graph.tensor_name(fn->results[0])}, {x});
+  std::vector<Tensor> want = testing::run_compiled(CompiledFunction(fn), {x});
+  EXPECT_EQ(got[0].to_vector<float>(), want[0].to_vector<float>());
+}
+
+// A FunctionDef as TensorFlow writes it: "node:output_arg:index" inputs, arguments by name, `ret`.
+TEST(GraphDefLibrary, ReadsTensorFlowsFunctionDefs) {
+  proto::GraphDef gd;
+  proto::FunctionDef* f = gd.mutable_library()->add_function();
+  f->mutable_signature()->set_name("__inference_twice_plus_7");
+  auto* arg = f->mutable_signature()->add_input_arg();
+  arg->set_name("a");
+  arg->set_type(proto::DT_FLOAT);
+  auto* out = f->mutable_signature()->add_output_arg();
+  out->set_name("identity");
+  out->set_type(proto::DT_FLOAT);
+  proto::NodeDef* mul = f->add_node_def();
+  mul->set_name("mul");
+  mul->set_op("AddV2");
+  mul->add_input("a");
+  mul->add_input("a");
+  (*mul->mutable_attr())["T"].set_type(proto::DT_FLOAT);
+  proto::NodeDef* id = f->add_node_def();
+  id->set_name("Identity");
+  id->set_op("Identity");
+  id->add_input("mul:z:0");
+  (*f->mutable_ret())["identity"] = "Identity:output:0";
+  proto::NodeDef* x = gd.add_node();
+  x->set_name("x");
+  x->set_op("Placeholder");
+  (*x->mutable_attr())["dtype"].set_type(proto::DT_FLOAT);
+  (*x->mutable_attr())["shape"].mutable_shape()->add_dim()->set_size(-1);
+  proto::NodeDef* call = gd.add_node();
+  call->set_name("call");
+  call->set_op("StatefulPartitionedCall");
+  call->add_input("x");
+  (*call->mutable_attr())["f"].mutable_func()->set_name("__inference_twice_plus_7");
+  auto imported = import_ok(gd.SerializeAsString());
+  ASSERT_TRUE(imported);
+  std::vector<Tensor> got = run_pruned(*imported, {"x:0"}, {"call:0"}, {Tensor::from_vector<float>({1, 5})});
+  EXPECT_EQ(got[0].to_vector<float>(), (std::vector<float>{2, 10}));
+
+  // An output arg the op does not have, and a function that calls itself, are InvalidArgument.
+  id->set_input(0, "mul:product:0");
+  Status bad_arg = import_error(gd.SerializeAsString());
+  EXPECT_EQ(bad_arg.message(),
+            "GraphDef: node 'call' (op PartitionedCall): function '__inference_twice_plus_7': node "
+            "'Identity': input 'mul:product:0': op Add has no output 'product' (or not that many)");
+  id->set_input(0, "mul:z:0");
+  mul->set_op("PartitionedCall");
+  mul->clear_attr();
+  (*mul->mutable_attr())["f"].mutable_func()->set_name("__inference_twice_plus_7");
+  mul->mutable_input()->RemoveLast();
+  id->set_input(0, "mul:output:0");
+  Status recursive = import_error(gd.SerializeAsString());
+  EXPECT_EQ(recursive.code(), Code::kInvalidArgument);
+  EXPECT_NE(recursive.message().find("calls itself"), std::string::npos) << recursive.message();
 }
 
 }  // namespace
