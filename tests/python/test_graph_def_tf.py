@@ -135,6 +135,33 @@ def test_tensorflow_runs_an_ember_graph_with_nested_calls_and_none_dimensions():
         np.testing.assert_allclose(got[0].numpy(), outer(x, w).numpy(), rtol=1e-5, atol=1e-6)
 
 
+def test_tensorflow_runs_captured_values_several_results_and_casts():
+    scale = em.constant([1.0, 2.0, 3.0])
+
+    @em.function
+    def two(a):
+        return a * scale, em.exp(a)  # a captured eager value: a Const of the FunctionDef's body
+
+    @em.function
+    def rounded(a):
+        return em.cast(em.cast(a * 4.0, em.int32), em.float32)  # Cast's SrcT, derived from its input
+
+    @em.function(input_signature=[em.TensorSpec([None, 3], em.float32)])
+    def outer(x):
+        p, q = two(x)
+        return p - q + rounded(x)
+
+    graph = outer.get_concrete_function().graph
+    gd = graph.as_graph_def()
+    two_def = next(f for f in gd.library.function if "two" in f.signature.name)
+    assert len(two_def.signature.output_arg) == 2 and len(two_def.signature.input_arg) == 1
+    cast = next(n for f in gd.library.function for n in f.node_def if n.op == "Cast")
+    assert cast.attr["SrcT"].type == gdm.DT_FLOAT and cast.attr["DstT"].type == gdm.DT_INT32
+    x = np.random.default_rng(2).standard_normal((6, 3)).astype(np.float32)
+    got = run_in_tensorflow(gd.SerializeToString(), ["x:0"], [t.name for t in graph.outputs], x)
+    np.testing.assert_allclose(got[0].numpy(), outer(x).numpy(), rtol=1e-6)
+
+
 def test_ember_reads_back_its_own_library():
     outer = nested_ember_function()
     graph = outer.get_concrete_function().graph

@@ -15,6 +15,65 @@ constexpr std::pair<std::string_view, std::string_view> kTfOpNames[] = {{"Add", 
 constexpr std::pair<std::string_view, std::string_view> kTfOutputArgs[] = {
     {"Elu", "activations"}, {"Relu", "activations"}, {"Relu6", "activations"}, {"Softplus", "activations"}};
 
+// TensorFlow's type attributes that name the dtype of one input (or output), where TensorFlow's OpDef calls
+// it something other than "T": attribute <- input index (-1: the last input; kOutput: output 0). An entry
+// whose input the node lacks is skipped, so an op that still declares a shape-like operand as an attribute
+// is written as before, and gets the attribute once the operand becomes an input.
+constexpr int kOutput = -100;
+struct TypeAttr {
+  std::string_view op, attr;
+  int input;
+};
+constexpr TypeAttr kTypeAttrs[] = {
+    {"Cast", "SrcT", 0},
+    {"Reshape", "Tshape", 1},
+    {"Transpose", "Tperm", 1},
+    {"Tile", "Tmultiples", 1},
+    {"ExpandDims", "Tdim", 1},
+    {"BroadcastTo", "Tidx", 1},
+    {"Fill", "index_type", 0},
+    {"Range", "Tidx", 0},
+    {"LinSpace", "Tidx", 2},
+    {"Pad", "Tpaddings", 1},
+    {"MirrorPad", "Tpaddings", 1},
+    {"MirrorPadGrad", "Tpaddings", 1},
+    {"ConcatV2", "Tidx", -1},
+    {"Sum", "Tidx", 1},
+    {"Mean", "Tidx", 1},
+    {"Max", "Tidx", 1},
+    {"Min", "Tidx", 1},
+    {"Prod", "Tidx", 1},
+    {"All", "Tidx", 1},
+    {"Any", "Tidx", 1},
+    {"ArgMax", "Tidx", 1},
+    {"ArgMin", "Tidx", 1},
+    {"Cumsum", "Tidx", 1},
+    {"Cumprod", "Tidx", 1},
+    {"GatherV2", "Tparams", 0},
+    {"GatherV2", "Tindices", 1},
+    {"GatherV2", "Taxis", 2},
+    {"OneHot", "TI", 0},
+    {"Slice", "Index", 1},
+    {"StridedSlice", "Index", 1},
+    {"StridedSliceGrad", "Index", 0},
+    {"SplitV", "Tlen", 1},
+    {"UnsortedSegmentSum", "Tindices", 1},
+    {"UnsortedSegmentSum", "Tnumsegments", 2},
+    {"RandomUniform", "T", 0},
+    {"RandomStandardNormal", "T", 0},
+    {"TruncatedNormal", "T", 0},
+    {"RandomUniformInt", "T", 0},
+    {"RandomUniformInt", "Tout", kOutput},
+    {"StatelessRandomUniform", "T", 0},
+    {"StatelessRandomNormal", "T", 0},
+    {"StatelessTruncatedNormal", "T", 0},
+    {"StatelessRandomUniformInt", "T", 0},
+    {"StatelessRandomUniform", "Tseed", 1},
+    {"StatelessRandomNormal", "Tseed", 1},
+    {"StatelessTruncatedNormal", "Tseed", 1},
+    {"StatelessRandomUniformInt", "Tseed", 1},
+};
+
 bool is_resource_op(const OpDef& op) { return op.has_flag(kReadsResource) || op.has_flag(kWritesResource); }
 
 void set_type(AttrMap& out, const std::string& name, DType dtype) {
@@ -91,6 +150,19 @@ void add_derived_attrs(const OpDef& op, std::span<const DType> inputs, std::span
       break;
     }
   }
+  for (const TypeAttr& t : kTypeAttrs) {
+    if (op.name != t.op || op.attr_index(t.attr) >= 0) continue;
+    if (t.input == kOutput) {
+      if (!outputs.empty()) set_type(out, std::string(t.attr), outputs[0]);
+      continue;
+    }
+    const int input = t.input < 0 ? static_cast<int>(inputs.size()) + t.input : t.input;
+    if (input >= 0 && input < static_cast<int>(inputs.size()))
+      set_type(out, std::string(t.attr), inputs[input]);
+  }
+  // SplitV's output count; its split sizes are an input in TensorFlow.
+  if (op.name == "SplitV" && op.attr_index("num_split") < 0)
+    out["num_split"].set_i(static_cast<int64_t>(outputs.size()));
 }
 
 }  // namespace ember::graph_def_ops
