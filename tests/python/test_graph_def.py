@@ -509,8 +509,8 @@ def test_make_ndarray_never_trusts_sizes():
 
 
 def test_a_graph_cannot_reach_variables_through_a_function_of_the_process():
-    # A function using a variable is not written into the GraphDef's library: the call names a live function
-    # of this process. Calling it would reach state the graph was not given (issue 12, item 4).
+    # A called function's variables travel as DT_RESOURCE arguments (its FunctionDef in the library), so
+    # importing needs them bound like the graph's own (issue 12, item 4).
     secret = tf.Variable([7.0], name="secret")
 
     @tf.function
@@ -524,7 +524,19 @@ def test_a_graph_cannot_reach_variables_through_a_function_of_the_process():
 
     gd = outer.get_concrete_function().graph.as_graph_def()
     call = next(n for n in gd.node if n.op == "StatefulPartitionedCall")
-    assert not gd.library.function  # leak() uses a variable
+    assert list(call.input) == ["secret"] and list(call.attr["Tin"].list.type) == [gdm.DT_RESOURCE]
+    assert [a.type for a in gd.library.function[0].signature.input_arg] == [gdm.DT_RESOURCE]
+    with pytest.raises(errors.InvalidArgumentError, match="node 'secret' is a resource Placeholder"):
+        tf.graph_util.import_graph_def(gd)
+    mine = tf.Variable([1.0])
+    g = tf.graph_util.import_graph_def(gd, input_map={"secret:0": mine})
+    assert float(tf.NewGraphFunction(g, [], [call.name + ":0"])()[0]) == 0.0
+    np.testing.assert_array_equal(mine.numpy(), [0.0])
+    np.testing.assert_array_equal(secret.numpy(), [7.0])
+    # Without the library, the call names the live function of this process, which uses a variable.
+    gd.ClearField("library")
+    gd.node.remove(next(n for n in gd.node if n.name == "secret"))
+    del call.input[:]
     with pytest.raises(errors.InvalidArgumentError, match=f"calls the function '{call.attr['f'].func.name}' of this "
                        "process, which uses a variable; a GraphDef reaches only the variables bound at import"):
         tf.graph_util.import_graph_def(gd)

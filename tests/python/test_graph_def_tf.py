@@ -104,7 +104,7 @@ def run_in_tensorflow(graph_def_bytes, feeds, fetches, *args):
     feeds -> fetches and runs it."""
     graph_def = tf.compat.v1.GraphDef.FromString(graph_def_bytes)
     wrapped = tf.compat.v1.wrap_function(lambda: tf.compat.v1.import_graph_def(graph_def, name=""), [])
-    return wrapped.prune(feeds=feeds, fetches=fetches)(*[tf.constant(a) for a in args])
+    return wrapped.prune(feeds=feeds, fetches=fetches)(*[a if tf.is_tensor(a) else tf.constant(a) for a in args])
 
 
 def test_tensorflow_runs_an_ember_graph_with_nested_calls_and_none_dimensions():
@@ -160,6 +160,43 @@ def test_tensorflow_runs_captured_values_several_results_and_casts():
     x = np.random.default_rng(2).standard_normal((6, 3)).astype(np.float32)
     got = run_in_tensorflow(gd.SerializeToString(), ["x:0"], [t.name for t in graph.outputs], x)
     np.testing.assert_allclose(got[0].numpy(), outer(x).numpy(), rtol=1e-6)
+
+
+def test_variables_of_called_functions_are_resource_arguments():
+    v = em.Variable([1.0, 2.0], name="weights")
+
+    @em.function
+    def step(x):
+        v.assign_add(x)
+        return v.read_value() * 2.0
+
+    @em.function
+    def middle(x):
+        return step(x) + 1.0
+
+    @em.function(input_signature=[em.TensorSpec([2], em.float32)])
+    def outer(x):
+        return middle(x) * 3.0
+
+    graph = outer.get_concrete_function().graph
+    gd = graph.as_graph_def()
+    for function in gd.library.function:  # each passes the variable on, as TensorFlow's functions do
+        assert [a.type for a in function.signature.input_arg] == [gdm.DT_FLOAT, gdm.DT_RESOURCE]
+        assert function.signature.is_stateful
+    fetches = [t.name for t in graph.outputs]
+    x = np.array([1.0, 1.0], np.float32)
+    # ember binds its own variable to the resource Placeholder "weights"; the exported one is untouched.
+    mine = em.Variable([10.0, 20.0])
+    imported = em.graph_util.import_graph_def(gd, input_map={"weights:0": mine})
+    got = em.NewGraphFunction(imported, ["x:0"], fetches)(x)
+    np.testing.assert_array_equal(got.numpy(), [69.0, 129.0])
+    np.testing.assert_array_equal(mine.numpy(), [11.0, 21.0])
+    np.testing.assert_array_equal(v.numpy(), [1.0, 2.0])
+    # TensorFlow runs it with a variable of its own fed to the resource Placeholder.
+    theirs = tf.Variable([10.0, 20.0])
+    got = run_in_tensorflow(gd.SerializeToString(), ["x:0", "weights:0"], fetches, x, theirs.handle)
+    np.testing.assert_array_equal(got[0].numpy(), [69.0, 129.0])
+    np.testing.assert_array_equal(theirs.numpy(), [11.0, 21.0])
 
 
 def test_ember_reads_back_its_own_library():

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <unordered_set>
+#include <utility>
 
 #include "ember/graph/graph_def_ops.h"
 #include "ember/graph/tensor_proto.h"
@@ -86,10 +87,10 @@ bool is_stateful_function(const std::string& name, std::unordered_map<std::strin
   return memo[name] = stateful;
 }
 
-// Whether the function `name` or one it calls reads or writes a variable.
-bool uses_variable(const std::string& name) {
+std::vector<int64_t> function_variables(const std::string& name) {
   std::vector<std::string> pending = {name};
   std::unordered_set<std::string> seen;
+  std::vector<int64_t> ids;
   while (!pending.empty()) {
     std::string next = std::move(pending.back());
     pending.pop_back();
@@ -97,11 +98,13 @@ bool uses_variable(const std::string& name) {
     auto fn = FunctionLibrary::global().find(next);
     for (int32_t i = 0; fn && i < fn->graph.num_nodes(); ++i) {
       const Node& n = fn->graph.node(i);
-      if (is_resource_op(*n.op)) return true;
+      if (is_resource_op(*n.op)) ids.push_back(std::get<int64_t>(n.attrs[0]));
       if (ops::is_call(*n.op)) pending.push_back(std::get<std::string>(n.attrs[n.op->attr_index("f")]));
     }
   }
-  return false;
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
 }
 
 // The FunctionDef of the function `name` of this process's FunctionLibrary, in TensorFlow's form: the
@@ -145,6 +148,20 @@ Status write_function(const std::string& name, ExportState& state, proto::Functi
       to_shape_proto({}, true, shape);
     }
   }
+  // The variables it uses, in the body's calls too: trailing DT_RESOURCE arguments, which the body's
+  // variable ops (and the calls in it) take in the caller's place.
+  VariableNodes resource_args;
+  for (int64_t id : function_variables(name)) {
+    auto variable = ResourceManager::global().find(id, "GraphDef export");
+    std::string base = arg_name_for(variable.ok() ? variable.value()->name() : "variable"), arg = base;
+    for (int n = 1; taken.count(arg); ++n) arg = base + "_" + std::to_string(n);
+    taken.insert(arg);
+    resource_args[id] = arg;
+    proto::OpDef::ArgDef* def = sig.add_input_arg();
+    def->set_name(arg);
+    def->set_type(proto::DT_RESOURCE);
+  }
+  VariableNodes caller_variables = std::exchange(state.variables, resource_args);
   auto ref = [&](ValueRef v) -> std::string {
     if (auto it = arg_names.find(v.node); it != arg_names.end()) return it->second;
     const Node& source = g.node(v.node);
@@ -186,11 +203,15 @@ Status write_function(const std::string& name, ExportState& state, proto::Functi
     sig.add_control_output(g.node(c).name);
     (*out.mutable_control_ret())[g.node(c).name] = g.node(c).name;
   }
+  state.variables = std::move(caller_variables);
   return Status::OK();
 }
 
-StatusOr<std::shared_ptr<const FunctionGraph>> LibraryReader::function(const std::string& name) {
-  if (auto it = done_.find(name); it != done_.end()) return it->second;
+StatusOr<std::shared_ptr<const FunctionGraph>> LibraryReader::function(
+    const std::string& name, const std::vector<std::shared_ptr<VariableResource>>& variables) {
+  std::string key = name;  // one ember function per set of variables it is called with
+  for (const auto& v : variables) key += "#" + std::to_string(v->id());
+  if (auto it = done_.find(key); it != done_.end()) return it->second;
   const std::string where = "function '" + printable(name) + "': ";
   if (std::find(in_progress_.begin(), in_progress_.end(), name) != in_progress_.end())
     return invalid_argument(where, "calls itself (through ", in_progress_.back(),
@@ -203,8 +224,23 @@ StatusOr<std::shared_ptr<const FunctionGraph>> LibraryReader::function(const std
   // Arguments become Placeholders of the body, with the shape TensorFlow records in arg_attr.
   std::deque<proto::NodeDef> owned;
   std::vector<const proto::NodeDef*> nodes;
+  VariableBindings bindings;  // DT_RESOURCE arguments: the variables the call passes, in order
+  size_t next_variable = 0;
   for (int k = 0; k < sig.input_arg_size(); ++k) {
     const proto::OpDef::ArgDef& arg = sig.input_arg(k);
+    if (arg.type() == proto::DT_RESOURCE) {
+      if (next_variable == variables.size())
+        return invalid_argument(where, "argument '", printable(arg.name()),
+                                "' is a variable (DT_RESOURCE), but the call passes only ", variables.size(),
+                                " variable(s)");
+      bindings[arg.name()] = variables[next_variable++];
+      proto::NodeDef& node = owned.emplace_back();
+      node.set_name(arg.name());
+      node.set_op("Placeholder");
+      (*node.mutable_attr())["dtype"].set_type(proto::DT_RESOURCE);
+      nodes.push_back(&node);
+      continue;
+    }
     DType dtype;
     if (!dtype_from_tf_datatype(arg.type(), &dtype))
       return invalid_argument(
@@ -224,6 +260,9 @@ StatusOr<std::shared_ptr<const FunctionGraph>> LibraryReader::function(const std
     }
     nodes.push_back(&node);
   }
+  if (next_variable != variables.size())
+    return invalid_argument(where, "the call passes ", variables.size(), " variable(s), but it takes ",
+                            next_variable);
   std::unordered_map<std::string, const OpDef*> body_ops;
   for (const proto::NodeDef& node : def.node_def())
     body_ops[node.name()] = OpRegistry::global().find(ops::ember_op_type(node.op()));
@@ -238,14 +277,15 @@ StatusOr<std::shared_ptr<const FunctionGraph>> LibraryReader::function(const std
     nodes.push_back(&copy);
   }
   in_progress_.push_back(name);
-  auto built = build_graph(nodes, {}, {}, *this, where);
+  auto built = build_graph(nodes, {}, bindings, *this, where);
   in_progress_.pop_back();
   if (!built.ok()) return built.status();
   std::shared_ptr<FunctionGraph> fn = std::move(built).value();
   fn->name = function_base_name(name);
   Graph& g = fn->graph;
   fn->args.clear();
-  for (const proto::OpDef::ArgDef& arg : sig.input_arg()) fn->args.push_back(g.find(arg.name()));
+  for (const proto::OpDef::ArgDef& arg : sig.input_arg())
+    if (arg.type() != proto::DT_RESOURCE) fn->args.push_back(g.find(arg.name()));
   for (const proto::OpDef::ArgDef& arg : sig.output_arg()) {
     auto ret = def.ret().find(arg.name());
     if (ret == def.ret().end())
@@ -271,7 +311,7 @@ StatusOr<std::shared_ptr<const FunctionGraph>> LibraryReader::function(const std
     fn->control_outputs.push_back(node);
   }
   std::sort(fn->control_outputs.begin(), fn->control_outputs.end());
-  done_[name] = fn;
+  done_[key] = fn;
   return std::shared_ptr<const FunctionGraph>(std::move(fn));
 }
 

@@ -23,7 +23,7 @@ using VariableNodes = std::unordered_map<int64_t, std::string>;
 /// What a writer needs beyond the graph: the names of variable Placeholders, the functions called so far
 /// (each is written into the library once) and which of them are stateful.
 struct ExportState {
-  VariableNodes variables;
+  VariableNodes variables;  // in the graph or function being written: its name for each variable
   std::vector<std::string> called;
   std::unordered_set<std::string> seen;
   std::unordered_map<std::string, bool> stateful;
@@ -50,8 +50,9 @@ StatusOr<std::unique_ptr<FunctionGraph>> build_graph(
 /// Whether calling the function `name` has effects beyond its results (TensorFlow then calls it with
 /// StatefulPartitionedCall, which its pruning keeps). `memo` holds the answers so far.
 bool is_stateful_function(const std::string& name, std::unordered_map<std::string, bool>& memo);
-/// Whether the function `name` or one it calls reads or writes a variable.
-bool uses_variable(const std::string& name);
+/// The variables (resource ids, ascending) the function `name` or one it calls reads or writes: a call
+/// passes them as trailing DT_RESOURCE arguments, as TensorFlow passes captured variables.
+std::vector<int64_t> function_variables(const std::string& name);
 /// The FunctionDef of the function `name` of this process's FunctionLibrary, in TensorFlow's form.
 Status write_function(const std::string& name, ExportState& state, proto::FunctionDef& out);
 
@@ -66,12 +67,14 @@ class LibraryReader {
     for (const proto::FunctionDef& f : library.function()) defs_[f.signature().name()] = &f;  // last wins
   }
   bool has(const std::string& name) const { return defs_.count(name) > 0; }
-  /// The ember function for the library's function `name` (not yet registered in FunctionLibrary).
-  StatusOr<std::shared_ptr<const FunctionGraph>> function(const std::string& name);
+  /// The ember function for the library's function `name` (not yet registered in FunctionLibrary), its
+  /// DT_RESOURCE arguments bound to `variables` (what the call passes for them, in order).
+  StatusOr<std::shared_ptr<const FunctionGraph>> function(
+      const std::string& name, const std::vector<std::shared_ptr<VariableResource>>& variables);
 
  private:
   std::unordered_map<std::string, const proto::FunctionDef*> defs_;
-  std::unordered_map<std::string, std::shared_ptr<const FunctionGraph>> done_;
+  std::unordered_map<std::string, std::shared_ptr<const FunctionGraph>> done_;  // by name and variables
   std::vector<std::string> in_progress_;
 };
 

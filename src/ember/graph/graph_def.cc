@@ -212,12 +212,17 @@ VariableNodes write_variable_placeholders(const Graph& g, proto::GraphDef& out) 
   VariableNodes names;
   std::unordered_map<std::string, int> taken;
   for (int32_t i = 0; i < g.num_nodes(); ++i) taken.emplace(g.node(i).name, 0);
+  std::vector<int64_t> ids;  // the graph's variables, and those of the functions it calls
   for (int32_t i = 0; i < g.num_nodes(); ++i) {
     const Node& n = g.node(i);
-    if (!is_resource_op(*n.op)) continue;
-    const int64_t id = std::get<int64_t>(n.attrs[0]);
+    if (is_resource_op(*n.op)) ids.push_back(std::get<int64_t>(n.attrs[0]));
+    if (ops::is_call(*n.op))
+      for (int64_t id : function_variables(std::get<std::string>(n.attrs[n.op->attr_index("f")])))
+        ids.push_back(id);
+  }
+  for (int64_t id : ids) {
     if (names.count(id)) continue;
-    auto variable = ResourceManager::global().find(id, n.op->name.c_str());
+    auto variable = ResourceManager::global().find(id, "GraphDef export");
     const std::string variable_name = variable.ok() ? variable.value()->name() : "variable";
     const std::string base = node_name_for_variable(variable_name);
     std::string name = base;
@@ -549,8 +554,14 @@ void write_node(const Graph& g, const Node& n, const std::function<std::string(V
   out->set_op(ops::tf_op_type(*n.op, stateful_call));
   if (is_resource_op(*n.op)) out->add_input(state.variables.at(std::get<int64_t>(n.attrs[0])));
   for (ValueRef v : n.inputs) out->add_input(input_name(v));
+  std::vector<int64_t> call_variables;  // a call passes its callee's variables last, as resources
+  if (ops::is_call(*n.op))
+    call_variables = function_variables(std::get<std::string>(n.attrs[n.op->attr_index("f")]));
+  for (int64_t id : call_variables) out->add_input(state.variables.at(id));
   for (int32_t c : n.control_inputs) out->add_input("^" + g.node(c).name);
   write_node_attrs(g, n, *out->mutable_attr());
+  for (size_t k = 0; k < call_variables.size(); ++k)
+    (*out->mutable_attr())["Tin"].mutable_list()->add_type(proto::DT_RESOURCE);
 }
 
 StatusOr<std::unique_ptr<FunctionGraph>> build_graph(
@@ -561,6 +572,7 @@ StatusOr<std::unique_ptr<FunctionGraph>> build_graph(
   std::unordered_map<std::string_view, int> by_name;
   std::vector<const OpDef*> ops(n);
   std::vector<const VariableResource*> bound(n, nullptr);  // for resource Placeholders
+  std::vector<std::shared_ptr<VariableResource>> bound_variables(n);
   for (int i = 0; i < n; ++i) {
     const proto::NodeDef& node = *nodes[i];
     if (!valid_node_name(node.name()))
@@ -583,6 +595,7 @@ StatusOr<std::unique_ptr<FunctionGraph>> build_graph(
         return invalid_argument(kWhere, "node '", node.name(),
                                 "' is a resource Placeholder, which takes no inputs");
       bound[i] = variable->second.get();
+      bound_variables[i] = variable->second;
       continue;
     }
     ops[i] = OpRegistry::global().find(ops::ember_op_type(node.op()));
@@ -629,8 +642,14 @@ StatusOr<std::unique_ptr<FunctionGraph>> build_graph(
     EMBER_RETURN_IF_ERROR(decode_attrs(op, node, variable, attrs).with_prefix(where));
     if (ops::is_call(op)) {
       std::string& callee = std::get<std::string>(attrs[op.attr_index("f")]);
+      std::vector<std::shared_ptr<VariableResource>> call_variables;  // its DT_RESOURCE arguments
+      for (const InputRef& in : inputs[i])
+        if (!in.control && bound[in.node] != nullptr) call_variables.push_back(bound_variables[in.node]);
+      if (!call_variables.empty() && !library.has(callee))
+        return invalid_argument(where, "passes variables to the function '", printable(callee),
+                                "', which is not in the GraphDef's library");
       if (library.has(callee)) {
-        auto fn_or = library.function(callee);
+        auto fn_or = library.function(callee, call_variables);
         if (!fn_or.ok()) return fn_or.status().with_prefix(where);
         callee = FunctionLibrary::global().add(*fn_or);
         fn->callees.push_back(std::move(fn_or).value());
@@ -645,7 +664,7 @@ StatusOr<std::unique_ptr<FunctionGraph>> build_graph(
     SmallVector<const TensorImpl*, 4> constants;
     for (size_t k = first_input; k < inputs[i].size(); ++k) {
       const InputRef& in = inputs[i][k];
-      if (in.control) continue;
+      if (in.control || (bound[in.node] != nullptr && ops::is_call(op))) continue;
       if (bound[in.node] != nullptr)
         return invalid_argument(where, "input '", printable(node.input(k)), "' is the variable '",
                                 bound[in.node]->name(),
@@ -727,9 +746,6 @@ StatusOr<std::string> to_graph_def(const Graph& graph) {
   // Every function called, from the graph or from a function written before it, each once.
   for (size_t k = 0; k < state.called.size(); ++k) {
     const std::string name = state.called[k];  // a copy: write_function may grow state.called
-    // Not written (yet): a function using a variable would need the variable passed as a resource argument.
-    // Its call names it, and from_graph_def refuses such a call (Note [Variables in a GraphDef]).
-    if (uses_variable(name)) continue;
     Status s = write_function(name, state, *gd.mutable_library()->add_function());
     if (!s.ok()) return s.with_prefix("GraphDef export: ");
   }

@@ -16,8 +16,8 @@
 // them. See Note [Attributes in a GraphDef] in graph_def.cc for how attribute types map. Not written:
 // which Placeholders held captured values (they import as ordinary arguments; inside a called function,
 // captured eager values are Const nodes). Variables travel as TensorFlow writes them; see Note [Variables
-// in a GraphDef] in graph_def.cc. A called function that uses a variable is not written into the library
-// (yet): its call names a function of this process, which from_graph_def refuses to call.
+// in a GraphDef] in graph_def.cc; a called function gets the variables it uses as trailing DT_RESOURCE
+// arguments, as TensorFlow writes captured variables.
 #pragma once
 
 #include <map>
@@ -39,8 +39,7 @@ inline constexpr int kGraphDefProducer = 2474;
 using VariableBindings = std::map<std::string, std::shared_ptr<VariableResource>, std::less<>>;
 
 /// Serializes `graph` as a tensorflow.GraphDef, nodes in the graph's (topological) order, with a library
-/// holding every function called (except those using variables). NotFound when a call names a function
-/// this process no longer has.
+/// holding every function called. NotFound when a call names a function this process no longer has.
 StatusOr<std::string> to_graph_def(const Graph& graph);
 
 /// Parses a serialized tensorflow.GraphDef into a function graph. Nodes may come in any order (they are
