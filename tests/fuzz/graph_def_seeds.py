@@ -60,6 +60,8 @@ def seeds(tf):
         return v.read_value() * 2.0, w.read_value()
 
     add("variables", update, spec([2], tf.float32))
+    step = tf.function(lambda x: v.assign_add(x) * 0.0 + v.read_value())  # a called function's variable
+    add("variable_calls", lambda x: tf.function(lambda y: step(y) + 1.0)(x), spec([2], tf.float32))
 
     inner = tf.function(lambda a: tf.nn.relu(a) * 2.0 + 1.0)
     middle = tf.function(lambda a, b: inner(tf.matmul(a, b)) + a)
