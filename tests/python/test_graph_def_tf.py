@@ -234,6 +234,43 @@ def test_ember_runs_a_tensorflow_graph_with_a_function_library():
         np.testing.assert_allclose(fn(x, w).numpy(), outer(x, w).numpy(), rtol=1e-5, atol=1e-6)
 
 
+def test_ember_binds_the_variables_of_tensorflows_functions():
+    v = tf.Variable([1.0, 2.0], name="weights")
+
+    @tf.function
+    def step(x):
+        v.assign_add(x)
+        return v.read_value() * 2.0
+
+    @tf.function(input_signature=[tf.TensorSpec([2], tf.float32)])
+    def outer(x):
+        return step(x) + 1.0
+
+    concrete = outer.get_concrete_function()
+    gd = gdm.GraphDef.FromString(concrete.graph.as_graph_def().SerializeToString())
+
+    # ember registers no NoOp (TensorFlow's sink of control outputs): leave those out, as in test_graph_def.py.
+    def without_noops(nodes):
+        kept = [n for n in nodes if n.op != "NoOp"]
+        for n in kept:
+            n.input[:] = [i for i in n.input if i != "^NoOp"]
+        del nodes[:]
+        nodes.extend(kept)
+
+    without_noops(gd.node)
+    for function in gd.library.function:
+        without_noops(function.node_def)
+        function.control_ret.clear()
+        del function.signature.control_output[:]
+    handle = next(n.name for n in gd.node if n.op == "Placeholder" and n.attr["dtype"].type == gdm.DT_RESOURCE)
+    mine = em.Variable([10.0, 20.0])
+    graph = em.graph_util.import_graph_def(gd, input_map={handle + ":0": mine})
+    got = em.NewGraphFunction(graph, ["x:0"], [t.name for t in concrete.outputs])(np.array([1.0, 1.0], np.float32))
+    np.testing.assert_array_equal(got.numpy(), [23.0, 43.0])
+    np.testing.assert_array_equal(mine.numpy(), [11.0, 21.0])
+    np.testing.assert_array_equal(v.numpy(), [1.0, 2.0])
+
+
 def test_a_bad_library_is_a_clear_error():
     @tf.function
     def inner(a):
