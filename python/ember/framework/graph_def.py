@@ -42,11 +42,12 @@ def as_dtype(datatype_enum):
 
 # Note [Python message classes from the C++ descriptors]
 # The classes are made at import from the FileDescriptorSet compiled into ember's C++ extension
-# (_C.graph_def_descriptors()), not from protoc-generated _pb2.py files. Generated Python code must match
-# the protobuf runtime it runs on (Debian's protoc 3.21 writes code that the pip runtime 5.x and later
-# refuses, and the runtime's version moves with whatever TensorFlow or the user installs); descriptors
-# have no such version. And since they are the very descriptors the C++ codec was compiled from, the two
-# languages cannot disagree on a field. They go into a pool of their own, so they never meet TensorFlow's
+# (_C.graph_def_descriptors()), not from protoc-generated _pb2.py files. Generated Python code must stay
+# inside the window of gencode versions its runtime accepts: protobuf promises only a window, and the
+# runtime here is whatever pip version TensorFlow or the user installs (7.x today still loads Debian's
+# protoc 3.21 output; nothing promises the next one will). Descriptors have no such version. And since
+# they are the very descriptors the C++ codec was compiled from, the two languages cannot disagree on a
+# field, and no generated file has to be built, installed and kept in step. They go into a pool of their own, so they never meet TensorFlow's
 # registrations (its messages are "tensorflow.*"; ember's "ember.proto.*") in the default pool.
 def _message_classes():
     files = descriptor_pb2.FileDescriptorSet.FromString(_C.graph_def_descriptors())
