@@ -36,8 +36,10 @@ using namespace graph_def_internal;  // NOLINT: the pieces shared with function_
 // (or ReadVariableOp `shape`) attribute. Importing binds each resource Placeholder by node name to a
 // variable the caller hands over (VariableBindings; Python: import_graph_def's input_map), as TensorFlow
 // binds a captured resource by feeding its handle; ids, dtype and shape then come from that variable. An
-// unbound resource Placeholder, a resource op whose input 0 is not one, a resource feeding any other op,
-// or a numeric `resource` attribute are InvalidArgument naming the node.
+// unbound resource Placeholder, a resource op whose input 0 is not one, a resource feeding any other op
+// than a call, or a numeric `resource` attribute are InvalidArgument naming the node. A called function
+// takes the variables it uses as trailing DT_RESOURCE arguments, which each call passes on from its own
+// (function_def.cc), so a function in the library reaches only what its caller was given.
 
 // Note [Attributes in a GraphDef]
 // An ember attribute is written as the AttrValue member of its declared type: kInt -> i, kFloat -> f,
@@ -763,7 +765,7 @@ StatusOr<std::unique_ptr<FunctionGraph>> from_graph_def(std::string_view bytes,
   if (!gd.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     return make_error(Code::kDataLoss,
                       "GraphDef: the bytes are not a serialized GraphDef (protobuf could not parse them: "
-                      "truncated or corrupt data, a wrong wire type, or a string that is not UTF-8)");
+                      "truncated or corrupt data, or a string that is not UTF-8)");
   std::vector<const proto::NodeDef*> nodes;
   for (const proto::NodeDef& node : gd.node()) nodes.push_back(&node);
   LibraryReader library(gd.library());

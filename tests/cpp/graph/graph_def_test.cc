@@ -401,8 +401,7 @@ TEST(GraphDef, CorruptBytesAreDataLoss) {
   // libprotobuf's parser says no more than "not a GraphDef"; every kind of corruption is DataLoss.
   const std::string kNotAGraphDef =
       "GraphDef: the bytes are not a serialized GraphDef (protobuf could not parse them: truncated or "
-      "corrupt "
-      "data, a wrong wire type, or a string that is not UTF-8)";
+      "corrupt data, or a string that is not UTF-8)";
   for (const std::string& bad :
        {good.substr(0, good.size() - 2), bytes_of({0x0a, 0x80}),  // a truncated varint
         bytes_of({0x0a, 0x03, 0x0a, 0x05, 'x'}),                  // a length past the message
