@@ -192,6 +192,12 @@ def test_variables_of_called_functions_are_resource_arguments():
     np.testing.assert_array_equal(got.numpy(), [69.0, 129.0])
     np.testing.assert_array_equal(mine.numpy(), [11.0, 21.0])
     np.testing.assert_array_equal(v.numpy(), [1.0, 2.0])
+    # A call passing a variable to a function that takes none (or the other way round) is refused.
+    broken = gdm.GraphDef()
+    broken.CopyFrom(gd)
+    del broken.library.function[0].signature.input_arg[1:]
+    with pytest.raises(em.errors.InvalidArgumentError, match=r"the call passes 1 variable\(s\), but it takes 0"):
+        em.graph_util.import_graph_def(broken, input_map={"weights:0": mine})
     # TensorFlow runs it with a variable of its own fed to the resource Placeholder.
     theirs = tf.Variable([10.0, 20.0])
     got = run_in_tensorflow(gd.SerializeToString(), ["x:0", "weights:0"], fetches, x, theirs.handle)

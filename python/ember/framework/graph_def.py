@@ -20,7 +20,7 @@ graph; the C++ side (src/ember/graph/graph_def.h) does all graph <-> bytes work,
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
-from ember import _C, dtypes
+from ember import _C, dtypes, errors
 from ember.framework.tensor import convert_to_tensor
 
 def as_datatype_enum(dtype):
@@ -96,7 +96,10 @@ def make_ndarray(tensor_proto):
     """The NumPy array a TensorProto holds: raw tensor_content, or the typed values (float_val, int_val,
     ...), where the last value repeats to fill the shape and no values mean zeros. Decoded by the C++
     reader that reads Const values from GraphDefs, so both agree; a TensorProto that does not make sense
-    raises ``InvalidArgumentError``."""
+    raises ValueError, as TensorFlow's ``make_ndarray`` does."""
     if not hasattr(tensor_proto, "SerializeToString"):
         raise TypeError(f"make_ndarray expects a TensorProto, got {type(tensor_proto).__name__}")
-    return _C.tensor_from_tensor_proto(tensor_proto.SerializeToString()).numpy()
+    try:
+        return _C.tensor_from_tensor_proto(tensor_proto.SerializeToString()).numpy()
+    except (errors.InvalidArgumentError, errors.DataLossError) as e:
+        raise ValueError(str(e)) from None
