@@ -54,6 +54,14 @@ Status graph_input_name(const std::string& input,
   return Status::OK();
 }
 
+// Whether `name` is a NoOp of the body, which build_graph leaves out (ember registers no NoOp).
+bool is_left_out_noop(const proto::FunctionDef& def, const std::string& name) {
+  if (OpRegistry::global().find("NoOp") != nullptr) return false;
+  for (const proto::NodeDef& node : def.node_def())
+    if (node.name() == name) return node.op() == "NoOp";
+  return false;
+}
+
 // "inner" for "__inference_inner_15": FunctionLibrary::add gives the function its own prefix and number,
 // so names do not grow with each export and import.
 std::string function_base_name(const std::string& name) {
@@ -305,6 +313,7 @@ StatusOr<std::shared_ptr<const FunctionGraph>> LibraryReader::function(
   }
   for (const auto& entry : def.control_ret()) {
     int32_t node = g.find(entry.second);
+    if (node < 0 && is_left_out_noop(def, entry.second)) continue;  // its edges went to its users
     if (node < 0)
       return invalid_argument(where, "control output '", printable(entry.first), "' names '",
                               printable(entry.second), "', which is no node of the body");

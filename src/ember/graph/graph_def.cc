@@ -566,10 +566,52 @@ void write_node(const Graph& g, const Node& n, const std::function<std::string(V
     (*out->mutable_attr())["Tin"].mutable_list()->add_type(proto::DT_RESOURCE);
 }
 
+// TensorFlow's NoOp only gathers control edges (a function's side effects, for the nodes that must run
+// after them), and ember registers no such op: each NoOp is left out and those waiting on it wait on what
+// it waited on. `owned` holds the rewritten NodeDefs.
+std::vector<const proto::NodeDef*> without_noops(const std::vector<const proto::NodeDef*>& nodes,
+                                                 std::deque<proto::NodeDef>& owned) {
+  if (OpRegistry::global().find("NoOp") != nullptr) return nodes;
+  std::unordered_map<std::string, const proto::NodeDef*> noops;
+  for (const proto::NodeDef* node : nodes)
+    if (node->op() == "NoOp") noops[node->name()] = node;
+  if (noops.empty()) return nodes;
+  std::vector<const proto::NodeDef*> out;
+  for (const proto::NodeDef* node : nodes) {
+    if (noops.count(node->name())) continue;
+    bool waits_on_noop = false;
+    for (const std::string& input : node->input())
+      waits_on_noop |= input.size() > 1 && input[0] == '^' && noops.count(input.substr(1)) > 0;
+    if (!waits_on_noop) {
+      out.push_back(node);
+      continue;
+    }
+    proto::NodeDef& copy = owned.emplace_back(*node);
+    copy.clear_input();
+    std::unordered_set<std::string> seen;  // NoOps expanded (a cycle of them ends here)
+    std::vector<std::string> pending(node->input().rbegin(), node->input().rend());
+    while (!pending.empty()) {
+      std::string input = std::move(pending.back());
+      pending.pop_back();
+      auto noop = input.size() > 1 && input[0] == '^' ? noops.find(input.substr(1)) : noops.end();
+      if (noop == noops.end()) {
+        copy.add_input(std::move(input));
+      } else if (seen.insert(noop->first).second) {
+        for (auto it = noop->second->input().rbegin(); it != noop->second->input().rend(); ++it)
+          pending.push_back(*it);
+      }
+    }
+    out.push_back(&copy);
+  }
+  return out;
+}
+
 StatusOr<std::unique_ptr<FunctionGraph>> build_graph(
-    const std::vector<const proto::NodeDef*>& nodes,
+    const std::vector<const proto::NodeDef*>& all_nodes,
     const std::unordered_map<std::string, SourceLocation>& locations, const VariableBindings& variables,
     LibraryReader& library, const std::string& kWhere) {
+  std::deque<proto::NodeDef> owned;
+  const std::vector<const proto::NodeDef*> nodes = without_noops(all_nodes, owned);
   const int n = static_cast<int>(nodes.size());
   std::unordered_map<std::string_view, int> by_name;
   std::vector<const OpDef*> ops(n);

@@ -727,5 +727,36 @@ TEST(GraphDefLibrary, ReadsTensorFlowsFunctionDefs) {
   EXPECT_NE(recursive.message().find("calls itself"), std::string::npos) << recursive.message();
 }
 
+// TensorFlow's NoOps gather control edges; ember leaves them out and forwards the edges (through a chain).
+TEST(GraphDefLibrary, NoOpsForwardTheirControlEdges) {
+  proto::GraphDef gd;
+  auto add = [&](const std::string& name, const std::string& op, std::vector<std::string> inputs) {
+    proto::NodeDef* node = gd.add_node();
+    node->set_name(name);
+    node->set_op(op);
+    for (const std::string& in : inputs) node->add_input(in);
+    if (op == "Placeholder") {
+      (*node->mutable_attr())["dtype"].set_type(proto::DT_FLOAT);
+      (*node->mutable_attr())["shape"].mutable_shape()->set_unknown_rank(true);
+    }
+    return node;
+  };
+  add("x", "Placeholder", {});
+  add("a", "Neg", {"x"});
+  add("b", "Exp", {"x"});
+  add("sink", "NoOp", {"^a"});
+  add("sink2", "NoOp", {"^sink", "^b", "^sink2"});  // a NoOp cycle ends the expansion
+  add("y", "Square", {"x", "^sink2"});
+  auto imported = import_ok(gd.SerializeAsString());
+  ASSERT_TRUE(imported);
+  const Graph& g = imported->graph;
+  EXPECT_LT(g.find("sink"), 0);
+  const Node& y = g.node(g.find("y"));
+  std::vector<std::string> waits;
+  for (int32_t c : y.control_inputs) waits.push_back(g.node(c).name);
+  std::sort(waits.begin(), waits.end());
+  EXPECT_EQ(waits, (std::vector<std::string>{"a", "b"}));
+}
+
 }  // namespace
 }  // namespace ember
