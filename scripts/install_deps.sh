@@ -3,7 +3,9 @@
 set -euo pipefail
 need_apt=()
 # clang and its runtime libraries build the libFuzzer targets (tests/fuzz: -DEMBER_BUILD_FUZZERS=ON).
-for pkg in g++ cmake ninja-build libdnnl-dev libgtest-dev ccache clang libclang-rt-14-dev libomp-14-dev; do
+# libprotobuf-dev and protobuf-compiler: the GraphDef messages (proto/ember/*.proto, CMake runs protoc).
+for pkg in g++ cmake ninja-build libdnnl-dev libgtest-dev ccache clang libclang-rt-14-dev libomp-14-dev \
+    libprotobuf-dev protobuf-compiler; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then
@@ -18,6 +20,8 @@ python3 -c "import nanobind" 2>/dev/null || need_pip+=(nanobind)
 python3 -c "import scikit_build_core" 2>/dev/null || need_pip+=(scikit-build-core)
 python3 -c "import pytest" 2>/dev/null || need_pip+=(pytest)
 python3 -c "import ml_dtypes" 2>/dev/null || need_pip+=(ml_dtypes)
+# The Python side of the GraphDef messages (ember.framework.graph_def builds its classes at import).
+python3 -c "import google.protobuf" 2>/dev/null || need_pip+=(protobuf)
 python3 -c "import sklearn" 2>/dev/null || need_pip+=(scikit-learn)  # tests/python/test_train_digits.py
 # `--test`: what the test command adds. TensorFlow is the reference the differential tests compare with
 # (tf_keras: Keras 2 semantics, where layers are Modules); pip's cache keeps later installs quick.

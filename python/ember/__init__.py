@@ -13,6 +13,21 @@ import os as _os
 # keeps back-to-back regions warm and then sleeps. A value the user set wins.
 _os.environ.setdefault("GOMP_SPINCOUNT", "10000")
 
+
+def _load_extension():
+    # The extension and its libprotobuf bind their own symbols first (RTLD_DEEPBIND): TensorFlow's libraries,
+    # if imported before ember, put another protobuf version's symbols (the same names) where the dynamic
+    # loader would otherwise find them first, and ember crashed in its first descriptor lookup.
+    import sys
+    flags = sys.getdlopenflags()
+    sys.setdlopenflags(flags | getattr(_os, "RTLD_DEEPBIND", 0))
+    try:
+        from ember import _C  # noqa: F401
+    finally:
+        sys.setdlopenflags(flags)
+
+
+_load_extension()
 from ember import _C, dtypes, errors  # noqa: E402 - after the OpenMP setting above
 from ember.dtypes import (DType, as_dtype, bfloat16, bool, double, float16, float32, float64, half, int8,
                           int16, int32, int64, uint8)

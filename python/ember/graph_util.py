@@ -9,7 +9,9 @@ its ops) as a FuncGraph to inspect, or to carve a function out of by tensor name
     square_twice(2.0)  # 16.0
 """
 
-from ember import _C
+from google.protobuf.message import DecodeError as _DecodeError
+
+from ember import _C, errors
 from ember.framework import graph_def as _graph_def
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.function_graph import FuncGraph, GraphTensor
@@ -39,21 +41,33 @@ def import_graph_def(graph_def, input_map=None, return_elements=None, name=None,
     """
     del op_dict, producer_op_list
     if isinstance(graph_def, (bytes, bytearray, memoryview)):
-        graph_def = _graph_def.GraphDef.FromString(graph_def)
-    if not isinstance(graph_def, _graph_def.GraphDef):
+        data = bytes(graph_def)
+    elif getattr(getattr(graph_def, "DESCRIPTOR", None), "name", None) == "GraphDef":
+        data = graph_def.SerializeToString()  # ember's GraphDef, or TensorFlow's: the same bytes
+    else:
         raise TypeError(f"import_graph_def: graph_def must be a GraphDef, got {type(graph_def).__name__}")
-    graph_def = _graph_def.GraphDef.FromString(graph_def.SerializeToString())  # edited below: a copy
-    variables = _map_inputs(graph_def, input_map) if input_map else {}
-    if name:
-        _prefix_names(graph_def, name)
-        variables = {f"{name}/{node}": variable for node, variable in variables.items()}
-    graph_function = _C.function_from_graph_def(graph_def.SerializeToString(), name or "imported",
+    variables = {}
+    if input_map or name:  # edited in Python, then read by the C++ importer like any bytes
+        graph_def = _parse(data)
+        variables = _map_inputs(graph_def, input_map) if input_map else {}
+        if name:
+            _prefix_names(graph_def, name)
+            variables = {f"{name}/{node}": variable for node, variable in variables.items()}
+        data = graph_def.SerializeToString()
+    graph_function = _C.function_from_graph_def(data, name or "imported",
                                                 {node: v._id for node, v in variables.items()})
     graph = FuncGraph(graph_function, name or "imported")
     graph._bound_variables = list(variables.values())  # the graph uses them by id: keep them alive
     if return_elements is None:
         return graph
     return [_element(graph, element) for element in return_elements]
+
+
+def _parse(data):
+    try:
+        return _graph_def.GraphDef.FromString(data)
+    except _DecodeError as e:
+        raise errors.DataLossError(None, None, f"GraphDef: the bytes are not a serialized GraphDef ({e})") from None
 
 
 def _canonical(tensor_name):
@@ -102,7 +116,7 @@ def _map_inputs(graph_def, input_map):
             attr={"value": _graph_def.AttrValue(tensor=proto), "dtype": _graph_def.AttrValue(type=proto.dtype)}))
         mapped = _canonical(key)
         for node in graph_def.node:
-            node.input = [const_name if not inp.startswith("^") and _canonical(inp) == mapped else inp
+            node.input[:] = [const_name if not inp.startswith("^") and _canonical(inp) == mapped else inp
                           for inp in node.input]
     return variables
 
@@ -118,11 +132,13 @@ def _unique(base, names):
 def _prefix_names(graph_def, prefix):
     for node in graph_def.node:
         node.name = f"{prefix}/{node.name}"
-        node.input = ["^" + prefix + "/" + inp[1:] if inp.startswith("^") else f"{prefix}/{inp}"
+        node.input[:] = ["^" + prefix + "/" + inp[1:] if inp.startswith("^") else f"{prefix}/{inp}"
                       for inp in node.input]
     traces = graph_def.debug_info.traces
-    if traces:
-        graph_def.debug_info.traces = {f"{prefix}/{key}": value for key, value in traces.items()}
+    renamed = {f"{prefix}/{key}": value for key, value in traces.items()}
+    graph_def.debug_info.ClearField("traces")
+    for key, value in renamed.items():
+        traces[key].CopyFrom(value)
 
 
 def _element(graph, element):

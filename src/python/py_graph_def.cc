@@ -1,6 +1,10 @@
 // Bindings for GraphDef export and import (ember/graph/graph_def.h): a GraphFunction's graph as the bytes
-// of a serialized tensorflow.GraphDef, and a GraphFunction over the graph such bytes describe. The
-// message objects (GraphDef, NodeDef, ...) live in Python, in ember/framework/graph_def.py.
+// of a serialized tensorflow.GraphDef, and a GraphFunction over the graph such bytes describe. Python's
+// message classes (ember/framework/graph_def.py) are built from the descriptors compiled in here, so both
+// languages use the same proto/ember/*.proto, and all meaning (attributes, tensors, functions) is decided
+// in C++.
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/descriptor.pb.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/shared_ptr.h>
@@ -9,7 +13,9 @@
 #include <memory>
 #include <string>
 
+#include "ember/graph.pb.h"
 #include "ember/graph/graph_def.h"
+#include "ember/graph/tensor_proto.h"
 #include "python/py_function.h"
 #include "python/py_status.h"
 #include "python/py_tensor.h"
@@ -22,8 +28,9 @@ void bind_graph_def(nb::module_& m) {
   m.def(
       "graph_def_from_function",
       [](const PyGraphFunction& f) {
-        std::string bytes = to_graph_def(f.fn().graph);
-        return nb::bytes(bytes.data(), bytes.size());
+        auto bytes = to_graph_def(f.fn().graph);
+        if (!bytes.ok()) throw_status(bytes.status());
+        return nb::bytes(bytes->data(), bytes->size());
       },
       "The function's graph as a serialized tensorflow.GraphDef.");
   m.def(
@@ -47,6 +54,30 @@ void bind_graph_def(nb::module_& m) {
       "A GraphFunction over a serialized tensorflow.GraphDef: its Placeholders are the arguments, and it has "
       "no results (carve it with prune). `variables` binds each resource Placeholder (by node name) to the "
       "id of a live variable the caller holds.");
+  m.def(
+      "graph_def_descriptors",
+      [] {
+        // ember/tensor.proto first: graph.proto imports it.
+        google::protobuf::FileDescriptorSet set;
+        proto::TensorProto::descriptor()->file()->CopyTo(set.add_file());
+        proto::GraphDef::descriptor()->file()->CopyTo(set.add_file());
+        std::string bytes = set.SerializeAsString();
+        return nb::bytes(bytes.data(), bytes.size());
+      },
+      "The serialized FileDescriptorSet of proto/ember/*.proto, as compiled into ember.");
+  m.def(
+      "tensor_from_tensor_proto",
+      [](nb::bytes data) {
+        proto::TensorProto message;
+        if (!message.ParseFromArray(data.data(), static_cast<int>(data.size())))
+          throw_status(
+              make_error(Code::kDataLoss, "TensorProto: the bytes are not a serialized TensorProto"));
+        TensorRef t;
+        Status s = from_tensor_proto(message, t);
+        if (!s.ok()) throw_status(s);
+        return nb::steal(wrap_tensor(std::move(t)));
+      },
+      "The tensor a serialized TensorProto holds (raw content, or typed values where the last repeats).");
 }
 
 }  // namespace ember::python

@@ -14,6 +14,9 @@ import numpy as np
 # tests/python/test_graph_def.py checks): ember cannot regenerate it, so it is read from there.
 TENSORFLOW_SEED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cpp", "corpus", "graph_def",
                                "tensorflow.pb")
+# TensorFlow 2.21's GraphDef (debug_info left out) of tanh(middle(x, w)) + inner(x), where middle calls
+# inner and matmul: a function library with a nested call (made by make_tensorflow_library_seed below).
+TENSORFLOW_LIBRARY_SEED = os.path.join(os.path.dirname(TENSORFLOW_SEED), "tensorflow_library.pb")
 
 
 def variables(tf):
@@ -57,9 +60,31 @@ def seeds(tf):
         return v.read_value() * 2.0, w.read_value()
 
     add("variables", update, spec([2], tf.float32))
+    step = tf.function(lambda x: v.assign_add(x) * 0.0 + v.read_value())  # a called function's variable
+    add("variable_calls", lambda x: tf.function(lambda y: step(y) + 1.0)(x), spec([2], tf.float32))
+
+    inner = tf.function(lambda a: tf.nn.relu(a) * 2.0 + 1.0)
+    middle = tf.function(lambda a, b: inner(tf.matmul(a, b)) + a)
+    add("calls", lambda x, b: tf.tanh(middle(x, b)) + inner(x), spec([None, 2], tf.float32),
+        spec([2, 2], tf.float32))
     with open(TENSORFLOW_SEED, "rb") as f:
         out["tensorflow"] = f.read()
+    with open(TENSORFLOW_LIBRARY_SEED, "rb") as f:
+        out["tensorflow_library"] = f.read()
     return out
+
+
+def make_tensorflow_library_seed():
+    """Writes TENSORFLOW_LIBRARY_SEED with TensorFlow itself (run once; the file is kept in the corpus)."""
+    import tensorflow
+
+    inner = tensorflow.function(lambda a: tensorflow.nn.relu(a) * 2.0 + 1.0)
+    middle = tensorflow.function(lambda a, b: inner(tensorflow.matmul(a, b)) + a)
+    outer = tensorflow.function(lambda x, w: tensorflow.tanh(middle(x, w)) + inner(x))
+    gd = outer.get_concrete_function(tensorflow.TensorSpec([None, 2]), tensorflow.TensorSpec([2, 2])).graph.as_graph_def()
+    gd.ClearField("debug_info")
+    with open(TENSORFLOW_LIBRARY_SEED, "wb") as f:
+        f.write(gd.SerializeToString(deterministic=True))
 
 
 def main(directory):
@@ -67,6 +92,8 @@ def main(directory):
 
     os.makedirs(directory, exist_ok=True)
     for name, data in seeds(tf).items():
+        if name.startswith("tensorflow"):
+            continue  # read from the corpus
         with open(os.path.join(directory, name + ".pb"), "wb") as f:
             f.write(data)
 

@@ -1,51 +1,31 @@
 #include "ember/graph/graph_def.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <google/protobuf/stubs/logging.h>
+
 #include <algorithm>
+#include <climits>
+#include <cstdio>
+#include <deque>
 #include <functional>
+#include <mutex>
 #include <queue>
 #include <unordered_map>
+#include <unordered_set>
 
-#include "ember/graph/proto_wire.h"
+#include "ember/graph.pb.h"
+#include "ember/graph/function_def.h"
+#include "ember/graph/graph_def_ops.h"
 #include "ember/graph/tensor_proto.h"
 #include "ember/ops/registry.h"
 
 namespace ember {
 namespace {
 
-using proto::Field;
-using proto::Reader;
-using proto::WireType;
-using proto::Writer;
-
-// Field numbers of TensorFlow's protos (tensorflow/core/framework/*.proto).
-namespace pb {
-namespace graph {
-constexpr int kNode = 1, kVersions = 4, kDebugInfo = 5;
-}
-namespace node {
-constexpr int kName = 1, kOp = 2, kInput = 3, kAttr = 5;
-}
-namespace map_entry {
-constexpr int kKey = 1, kValue = 2;
-}
-namespace attr {  // AttrValue's oneof `value`
-constexpr int kList = 1, kS = 2, kI = 3, kF = 4, kB = 5, kType = 6, kShape = 7, kTensor = 8, kFunc = 10;
-}
-namespace list {  // AttrValue.ListValue
-constexpr int kI = 3;
-}
-namespace name_attr_list {
-constexpr int kName = 1;
-}
-namespace versions {
-constexpr int kProducer = 1;
-}
-namespace debug_info {  // GraphDebugInfo, its StackTrace and FileLineCol
-constexpr int kFiles = 1, kTraces = 2, kFileLineCols = 1, kFileIndex = 1, kLine = 2, kFunc = 4;
-}
-}  // namespace pb
-
-constexpr int kDtResource = 20;  // TensorFlow's DT_RESOURCE
+namespace ops = graph_def_ops;
+using AttrMap = graph_def_ops::AttrMap;
+using namespace graph_def_internal;  // NOLINT: the pieces shared with function_def.cc
 
 // Note [Variables in a GraphDef]
 // Inside ember, ReadVariableOp and the Assign*VariableOp ops name their variable by attribute 0, a
@@ -56,10 +36,10 @@ constexpr int kDtResource = 20;  // TensorFlow's DT_RESOURCE
 // (or ReadVariableOp `shape`) attribute. Importing binds each resource Placeholder by node name to a
 // variable the caller hands over (VariableBindings; Python: import_graph_def's input_map), as TensorFlow
 // binds a captured resource by feeding its handle; ids, dtype and shape then come from that variable. An
-// unbound resource Placeholder, a resource op whose input 0 is not one, a resource feeding any other op,
-// or a numeric `resource` attribute are InvalidArgument naming the node.
-
-bool is_resource_op(const OpDef& op) { return op.has_flag(kReadsResource) || op.has_flag(kWritesResource); }
+// unbound resource Placeholder, a resource op whose input 0 is not one, a resource feeding any other op
+// than a call, or a numeric `resource` attribute are InvalidArgument naming the node. A called function
+// takes the variables it uses as trailing DT_RESOURCE arguments, which each call passes on from its own
+// (function_def.cc), so a function in the library reaches only what its caller was given.
 
 // Note [Attributes in a GraphDef]
 // An ember attribute is written as the AttrValue member of its declared type: kInt -> i, kFloat -> f,
@@ -107,45 +87,96 @@ const char* attr_type_name(AttrType type) {
   return "?";
 }
 
-const char* attr_member_name(uint32_t number) {
-  static const char* const kNames[] = {"nothing", "list",  "s",      "i",           "f",   "b",
-                                       "type",    "shape", "tensor", "placeholder", "func"};
-  return number < std::size(kNames) ? kNames[number] : "an unknown member";
+const char* attr_member_name(const proto::AttrValue& value) {
+  switch (value.value_case()) {
+    case proto::AttrValue::kList:
+      return "list";
+    case proto::AttrValue::kS:
+      return "s";
+    case proto::AttrValue::kI:
+      return "i";
+    case proto::AttrValue::kF:
+      return "f";
+    case proto::AttrValue::kB:
+      return "b";
+    case proto::AttrValue::kType:
+      return "type";
+    case proto::AttrValue::kShape:
+      return "shape";
+    case proto::AttrValue::kTensor:
+      return "tensor";
+    case proto::AttrValue::kPlaceholder:
+      return "placeholder";
+    case proto::AttrValue::kFunc:
+      return "func";
+    case proto::AttrValue::VALUE_NOT_SET:
+      return "nothing";
+  }
+  return "an unknown member";
+}
+
+bool is_valid_utf8(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    auto lead = static_cast<unsigned char>(text[i]);
+    if (lead < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t length;
+    uint32_t code_point;
+    if ((lead & 0xe0) == 0xc0) {
+      length = 2, code_point = lead & 0x1f;
+    } else if ((lead & 0xf0) == 0xe0) {
+      length = 3, code_point = lead & 0x0f;
+    } else if ((lead & 0xf8) == 0xf0) {
+      length = 4, code_point = lead & 0x07;
+    } else {
+      return false;
+    }
+    if (text.size() - i < length) return false;
+    for (size_t k = 1; k < length; ++k) {
+      auto next = static_cast<unsigned char>(text[i + k]);
+      if ((next & 0xc0) != 0x80) return false;
+      code_point = (code_point << 6) | (next & 0x3f);
+    }
+    static constexpr uint32_t kSmallest[] = {0, 0, 0x80, 0x800, 0x10000};  // shorter is an overlong form
+    if (code_point < kSmallest[length] || code_point > 0x10ffff ||
+        (code_point >= 0xd800 && code_point <= 0xdfff))
+      return false;
+    i += length;
+  }
+  return true;
 }
 
 // ---- writing
 
-void write_attr_value(Writer& w, AttrType type, const AttrValue& value) {
+proto::DataType tf_type(DType dtype) { return static_cast<proto::DataType>(tf_datatype(dtype)); }
+
+void write_attr_value(AttrType type, const AttrValue& value, proto::AttrValue* out) {
   switch (type) {
     case AttrType::kInt:
-      return w.write_int(pb::attr::kI, std::get<int64_t>(value));
+      return out->set_i(std::get<int64_t>(value));
     case AttrType::kFloat:
-      return w.write_float(pb::attr::kF, static_cast<float>(std::get<double>(value)));
+      return out->set_f(static_cast<float>(std::get<double>(value)));
     case AttrType::kBool:
-      return w.write_bool(pb::attr::kB, std::get<bool>(value));
+      return out->set_b(std::get<bool>(value));
     case AttrType::kDType:
-      return w.write_int(pb::attr::kType, tf_datatype(std::get<DType>(value)));
+      return out->set_type(tf_type(std::get<DType>(value)));
     case AttrType::kInts:
-      return w.write_message(pb::attr::kList, [&](Writer& list) {
-        list.write_packed_ints(pb::list::kI, std::get<std::vector<int64_t>>(value));
-      });
+      for (int64_t i : std::get<std::vector<int64_t>>(value)) out->mutable_list()->add_i(i);
+      out->mutable_list();  // an empty list is still a list
+      return;
     case AttrType::kString:
-      return w.write_bytes(pb::attr::kS, std::get<std::string>(value));
+      return out->set_s(std::get<std::string>(value));
     case AttrType::kTensor:
-      return w.write_message(pb::attr::kTensor,
-                             [&](Writer& t) { write_tensor_proto(t, *std::get<TensorRef>(value)); });
+      return to_tensor_proto(*std::get<TensorRef>(value), out->mutable_tensor());
   }
 }
 
-// (name, serialized AttrValue) for every attribute of `n`: the declared ones and TensorFlow's derived ones.
-std::vector<std::pair<std::string, std::string>> node_attrs(const Graph& g, const Node& n) {
+// Every attribute of `n`: the declared ones and TensorFlow's derived ones.
+void write_node_attrs(const Graph& g, const Node& n, AttrMap& attrs) {
   const OpDef& op = *n.op;
-  std::vector<std::pair<std::string, std::string>> attrs;
-  auto add = [&](std::string name, auto&& fill) {
-    Writer value;
-    fill(value);
-    attrs.emplace_back(std::move(name), value.take());
-  };
   const ShapeAttrs shape = shape_attrs(op);
   for (size_t i = 0; i < n.attrs.size() && i < op.attrs.size(); ++i) {
     const int k = static_cast<int>(i);
@@ -154,64 +185,16 @@ std::vector<std::pair<std::string, std::string>> node_attrs(const Graph& g, cons
     if (k == shape.shape) {
       bool unknown_rank = std::get<bool>(n.attrs[shape.unknown_rank]);
       const auto& dims = std::get<std::vector<int64_t>>(n.attrs[k]);
-      add(op.attrs[i].name, [&](Writer& w) {
-        w.write_message(pb::attr::kShape, [&](Writer& s) {
-          write_shape_proto(s, unknown_rank ? std::span<const int64_t>() : std::span<const int64_t>(dims),
-                            unknown_rank);
-        });
-      });
+      to_shape_proto(unknown_rank ? std::span<const int64_t>() : std::span<const int64_t>(dims), unknown_rank,
+                     attrs[op.attrs[i].name].mutable_shape());
       continue;
     }
-    add(op.attrs[i].name, [&](Writer& w) { write_attr_value(w, op.attrs[i].type, n.attrs[i]); });
+    write_attr_value(op.attrs[i].type, n.attrs[i], &attrs[op.attrs[i].name]);
   }
-  // TensorFlow's derived attributes (Note [Attributes in a GraphDef]).
-  const size_t declared = op.inputs.size();
-  if (op.attr_index("T") < 0) {
-    for (size_t i = 0; i < n.inputs.size() && declared > 0; ++i) {
-      if (op.inputs[std::min(i, declared - 1)].type.type_var != 0) continue;
-      DType dtype = g.spec(n.inputs[i]).dtype;
-      // TensorFlow's variable ops name the value's type "dtype" (and refuse a "T").
-      add(is_resource_op(op) ? "dtype" : "T",
-          [&](Writer& w) { w.write_int(pb::attr::kType, tf_datatype(dtype)); });
-      break;
-    }
-  }
-  if (op.has_flag(kVariadicInput) && !op.has_flag(kVariadicMayBeEmpty) && op.attr_index("N") < 0) {
-    int64_t count = static_cast<int64_t>(n.inputs.size()) - static_cast<int64_t>(declared - 1);
-    add("N", [&](Writer& w) { w.write_int(pb::attr::kI, count); });
-  }
-  if (op.attr_index("dtype") < 0) {
-    for (size_t i = 0; i < n.attrs.size() && i < op.attrs.size(); ++i) {
-      if (op.attrs[i].type != AttrType::kTensor) continue;
-      DType dtype = std::get<TensorRef>(n.attrs[i])->dtype();
-      add("dtype", [&](Writer& w) { w.write_int(pb::attr::kType, tf_datatype(dtype)); });
-      break;
-    }
-  }
-  std::sort(attrs.begin(), attrs.end());  // as TensorFlow's deterministic serialization orders map keys
-  return attrs;
-}
-
-std::string input_name(const Graph& g, ValueRef v) {
-  const std::string& name = g.node(v.node).name;
-  return v.output == 0 ? name : name + ":" + std::to_string(v.output);
-}
-
-// Variable id -> the name of the resource Placeholder written for it (Note [Variables in a GraphDef]).
-using VariableNodes = std::unordered_map<int64_t, std::string>;
-
-void write_node(Writer& w, const Graph& g, const Node& n, const VariableNodes& variables) {
-  w.write_bytes(pb::node::kName, n.name);
-  w.write_bytes(pb::node::kOp, n.op->name);
-  if (is_resource_op(*n.op)) w.write_bytes(pb::node::kInput, variables.at(std::get<int64_t>(n.attrs[0])));
-  for (ValueRef v : n.inputs) w.write_bytes(pb::node::kInput, input_name(g, v));
-  for (int32_t c : n.control_inputs) w.write_bytes(pb::node::kInput, "^" + g.node(c).name);
-  for (const auto& attr : node_attrs(g, n)) {  // not a structured binding: clang 14 cannot capture one
-    w.write_message(pb::node::kAttr, [&](Writer& entry) {
-      entry.write_bytes(pb::map_entry::kKey, attr.first);
-      entry.write_bytes(pb::map_entry::kValue, attr.second);
-    });
-  }
+  std::vector<DType> inputs, outputs;
+  for (ValueRef v : n.inputs) inputs.push_back(g.spec(v).dtype);
+  for (const TensorSpec& spec : n.outputs) outputs.push_back(spec.dtype);
+  ops::add_derived_attrs(op, inputs, outputs, n.attrs, attrs);
 }
 
 // A node name from a variable's name: characters TensorFlow does not allow in node names become '_'.
@@ -227,298 +210,125 @@ std::string node_name_for_variable(const std::string& variable) {
 }
 
 // Writes one resource Placeholder per variable the graph uses, before the nodes, and returns their names.
-VariableNodes write_variable_placeholders(Writer& w, const Graph& g) {
+VariableNodes write_variable_placeholders(const Graph& g, proto::GraphDef& out) {
   VariableNodes names;
   std::unordered_map<std::string, int> taken;
   for (int32_t i = 0; i < g.num_nodes(); ++i) taken.emplace(g.node(i).name, 0);
+  std::vector<int64_t> ids;  // the graph's variables, and those of the functions it calls
   for (int32_t i = 0; i < g.num_nodes(); ++i) {
     const Node& n = g.node(i);
-    if (!is_resource_op(*n.op)) continue;
-    const int64_t id = std::get<int64_t>(n.attrs[0]);
+    if (is_resource_op(*n.op)) ids.push_back(std::get<int64_t>(n.attrs[0]));
+    if (ops::is_call(*n.op))
+      for (int64_t id : function_variables(std::get<std::string>(n.attrs[n.op->attr_index("f")])))
+        ids.push_back(id);
+  }
+  for (int64_t id : ids) {
     if (names.count(id)) continue;
-    auto variable = ResourceManager::global().find(id, n.op->name.c_str());
+    auto variable = ResourceManager::global().find(id, "GraphDef export");
     const std::string variable_name = variable.ok() ? variable.value()->name() : "variable";
     const std::string base = node_name_for_variable(variable_name);
     std::string name = base;
     for (int k = 1; taken.count(name); ++k) name = base + "_" + std::to_string(k);
     taken.emplace(name, 0);
     names.emplace(id, name);
-    w.write_message(pb::graph::kNode, [&](Writer& node) {
-      node.write_bytes(pb::node::kName, name);
-      node.write_bytes(pb::node::kOp, "Placeholder");
-      auto attr = [&](std::string_view key, auto&& fill) {
-        node.write_message(pb::node::kAttr, [&](Writer& entry) {
-          entry.write_bytes(pb::map_entry::kKey, key);
-          entry.write_message(pb::map_entry::kValue, fill);
-        });
-      };
-      attr("_user_specified_name", [&](Writer& v) { v.write_bytes(pb::attr::kS, variable_name); });
-      attr("dtype", [](Writer& v) { v.write_int(pb::attr::kType, kDtResource); });
-      attr("shape", [](Writer& v) { v.write_message(pb::attr::kShape, [](Writer&) {}); });
-    });
+    proto::NodeDef* node = out.add_node();
+    node->set_name(name);
+    node->set_op("Placeholder");
+    auto& attrs = *node->mutable_attr();
+    attrs["_user_specified_name"].set_s(variable_name);
+    attrs["dtype"].set_type(proto::DT_RESOURCE);
+    attrs["shape"].mutable_shape();
   }
   return names;
 }
 
 // Each node's source location as a one-frame stack trace keyed by node name.
-void write_debug_info(Writer& w, const Graph& g) {
-  std::vector<std::string> files;
-  std::unordered_map<std::string, int64_t> file_index;
-  std::vector<int64_t> node_file(g.num_nodes(), -1);
+void write_debug_info(const Graph& g, proto::GraphDebugInfo& out) {
+  std::unordered_map<std::string, int32_t> file_index;
   for (int32_t i = 0; i < g.num_nodes(); ++i) {
-    const SourceLocation& loc = g.node(i).location;
-    if (!loc.known()) continue;
-    auto [it, added] = file_index.emplace(loc.file, static_cast<int64_t>(files.size()));
-    if (added) files.push_back(loc.file);
-    node_file[i] = it->second;
-  }
-  for (const std::string& file : files) w.write_bytes(pb::debug_info::kFiles, file);
-  std::vector<int32_t> by_name;  // map entries in key order, as deterministic protobuf writers do
-  for (int32_t i = 0; i < g.num_nodes(); ++i)
-    if (node_file[i] >= 0) by_name.push_back(i);
-  std::sort(by_name.begin(), by_name.end(),
-            [&](int32_t a, int32_t b) { return g.node(a).name < g.node(b).name; });
-  for (int32_t i : by_name) {
     const Node& n = g.node(i);
-    w.write_message(pb::debug_info::kTraces, [&](Writer& entry) {
-      entry.write_bytes(pb::map_entry::kKey, n.name);
-      entry.write_message(pb::map_entry::kValue, [&](Writer& trace) {
-        trace.write_message(pb::debug_info::kFileLineCols, [&](Writer& frame) {
-          if (node_file[i] != 0) frame.write_int(pb::debug_info::kFileIndex, node_file[i]);
-          frame.write_int(pb::debug_info::kLine, n.location.line);
-          if (!n.location.function.empty()) frame.write_bytes(pb::debug_info::kFunc, n.location.function);
-        });
-      });
-    });
+    if (!n.location.known()) continue;
+    auto [it, added] = file_index.emplace(n.location.file, out.files_size());
+    if (added) out.add_files(n.location.file);
+    proto::GraphDebugInfo::FileLineCol* frame = (*out.mutable_traces())[n.name].add_file_line_cols();
+    if (it->second != 0) frame->set_file_index(it->second);
+    frame->set_line(n.location.line);
+    if (!n.location.function.empty()) frame->set_func(n.location.function);
   }
+}
+
+// Serializes with map entries in key order, so equal graphs give equal bytes.
+std::string serialize(const google::protobuf::MessageLite& message) {
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    message.SerializeToCodedStream(&coded);
+  }
+  return bytes;
 }
 
 // ---- reading
 
-struct AttrEntry {
-  std::string_view name;
-  Field value;  // the AttrValue message
-};
-
-struct NodeEntry {
-  std::string_view name, op;
-  std::vector<std::string_view> inputs;
-  std::vector<AttrEntry> attrs;
-};
-
-struct Frame {
-  int64_t file_index = 0;
-  int64_t line = 0;
-  std::string_view function;
-};
-
-Status parse_map_entry(const Field& entry, std::string_view what, std::string_view& key, Field& value) {
-  EMBER_RETURN_IF_ERROR(proto::expect(entry, WireType::kLengthDelimited, what));
-  value = Field{};
-  value.wire_type = WireType::kLengthDelimited;
-  value.bytes_offset = entry.bytes_offset;
-  Reader r(entry);
-  Field f;
-  while (!r.done()) {
-    EMBER_RETURN_IF_ERROR(r.next(f));
-    if (f.number == pb::map_entry::kKey) {
-      EMBER_RETURN_IF_ERROR(proto::read_string(f, std::string(what) + " key", key));
-    } else if (f.number == pb::map_entry::kValue) {
-      EMBER_RETURN_IF_ERROR(proto::expect(f, WireType::kLengthDelimited, std::string(what) + " value"));
-      value = f;
-    }
-  }
-  return Status::OK();
-}
-
-Status parse_node(const Field& field, NodeEntry& node) {
-  EMBER_RETURN_IF_ERROR(proto::expect(field, WireType::kLengthDelimited, "GraphDef.node"));
-  Reader r(field);
-  Field f;
-  while (!r.done()) {
-    EMBER_RETURN_IF_ERROR(r.next(f));
-    switch (f.number) {
-      case pb::node::kName:
-        EMBER_RETURN_IF_ERROR(proto::read_string(f, "NodeDef.name", node.name));
-        break;
-      case pb::node::kOp:
-        EMBER_RETURN_IF_ERROR(proto::read_string(f, "NodeDef.op", node.op));
-        break;
-      case pb::node::kInput:
-        EMBER_RETURN_IF_ERROR(proto::read_string(f, "NodeDef.input", node.inputs.emplace_back()));
-        break;
-      case pb::node::kAttr: {
-        AttrEntry entry;
-        EMBER_RETURN_IF_ERROR(parse_map_entry(f, "NodeDef.attr", entry.name, entry.value));
-        node.attrs.push_back(entry);
-        break;
-      }
-      default:  // device, experimental_debug_info, ...: not used
-        break;
-    }
-  }
-  return Status::OK();
-}
-
-Status parse_frame(const Field& trace, Frame& frame) {
-  EMBER_RETURN_IF_ERROR(proto::expect(trace, WireType::kLengthDelimited, "GraphDebugInfo.StackTrace"));
-  Reader r(trace);
-  Field f;
-  while (!r.done()) {
-    EMBER_RETURN_IF_ERROR(r.next(f));
-    if (f.number != pb::debug_info::kFileLineCols) continue;
-    EMBER_RETURN_IF_ERROR(proto::expect(f, WireType::kLengthDelimited, "StackTrace.file_line_cols"));
-    frame = Frame{};  // the last frame is the line that created the node
-    Reader fr(f);
-    Field g;
-    while (!fr.done()) {
-      EMBER_RETURN_IF_ERROR(fr.next(g));
-      if (g.number == pb::debug_info::kFileIndex) {
-        EMBER_RETURN_IF_ERROR(proto::expect(g, WireType::kVarint, "FileLineCol.file_index"));
-        frame.file_index = g.as_int32();
-      } else if (g.number == pb::debug_info::kLine) {
-        EMBER_RETURN_IF_ERROR(proto::expect(g, WireType::kVarint, "FileLineCol.line"));
-        frame.line = g.as_int32();
-      } else if (g.number == pb::debug_info::kFunc) {
-        EMBER_RETURN_IF_ERROR(proto::read_string(g, "FileLineCol.func", frame.function));
-      }
-    }
-  }
-  return Status::OK();
-}
-
-// Source locations by node name, from GraphDebugInfo's `traces` map.
-Status parse_debug_info(const Field& field, std::unordered_map<std::string_view, SourceLocation>& locations) {
-  EMBER_RETURN_IF_ERROR(proto::expect(field, WireType::kLengthDelimited, "GraphDef.debug_info"));
-  std::vector<std::string_view> files;
-  std::vector<std::pair<std::string_view, Frame>> frames;
-  Reader r(field);
-  Field f;
-  while (!r.done()) {
-    EMBER_RETURN_IF_ERROR(r.next(f));
-    if (f.number == pb::debug_info::kFiles) {
-      EMBER_RETURN_IF_ERROR(proto::read_string(f, "GraphDebugInfo.files", files.emplace_back()));
-    } else if (f.number == pb::debug_info::kTraces) {
-      std::string_view name;
-      Field trace;
-      EMBER_RETURN_IF_ERROR(parse_map_entry(f, "GraphDebugInfo.traces", name, trace));
-      Frame frame;
-      EMBER_RETURN_IF_ERROR(parse_frame(trace, frame));
-      frames.emplace_back(name, frame);
-    }
-  }
-  for (const auto& [name, frame] : frames) {
-    if (frame.line <= 0 || frame.file_index < 0 || frame.file_index >= static_cast<int64_t>(files.size()))
-      continue;
-    locations[name] = SourceLocation{std::string(files[frame.file_index]), static_cast<int>(frame.line),
-                                     std::string(frame.function)};
-  }
-  return Status::OK();
-}
-
-// The member of an AttrValue's oneof that is set (the last one, as protobuf merges); number 0 if none.
-Status attr_member(const Field& attr_value, Field& member) {
-  member = Field{};
-  Reader r(attr_value);
-  Field f;
-  while (!r.done()) {
-    EMBER_RETURN_IF_ERROR(r.next(f));
-    if (f.number >= pb::attr::kList && f.number <= pb::attr::kFunc) member = f;
-  }
-  return Status::OK();
-}
-
-Status decode_ints(const Field& list, std::vector<int64_t>& out) {
-  EMBER_RETURN_IF_ERROR(proto::expect(list, WireType::kLengthDelimited, "AttrValue.list"));
-  Reader r(list);
-  Field f;
-  while (!r.done()) {
-    EMBER_RETURN_IF_ERROR(r.next(f));
-    if (f.number == pb::list::kI) {
-      EMBER_RETURN_IF_ERROR(proto::read_repeated_ints(f, "AttrValue.ListValue.i", out));
-    } else if (f.wire_type != WireType::kLengthDelimited || !f.bytes.empty()) {
-      return invalid_argument("should be ", attr_type_name(AttrType::kInts), ", got a list of other values");
-    }
-  }
-  return Status::OK();
-}
-
 // Decodes one attribute by its declared type. `unknown_rank` is set when a kInts attribute came as a shape
 // of unknown rank (Note [Attributes in a GraphDef]).
-Status decode_attr(const AttrDef& def, const Field& attr_value, AttrValue& out, bool& unknown_rank) {
-  Field m;
-  EMBER_RETURN_IF_ERROR(attr_member(attr_value, m));
+Status decode_attr(const AttrDef& def, const proto::AttrValue& m, AttrValue& out, bool& unknown_rank) {
   auto mismatch = [&] {
-    return invalid_argument("should be ", attr_type_name(def.type), ", got AttrValue.",
-                            attr_member_name(m.number));
-  };
-  auto expect_wire = [&](WireType t) {
-    return proto::expect(m, t, std::string("AttrValue.") + attr_member_name(m.number));
+    return invalid_argument("should be ", attr_type_name(def.type), ", got AttrValue.", attr_member_name(m));
   };
   switch (def.type) {
     case AttrType::kInt:
-      if (m.number != pb::attr::kI) return mismatch();
-      EMBER_RETURN_IF_ERROR(expect_wire(WireType::kVarint));
-      out = m.as_int64();
+      if (!m.has_i()) return mismatch();
+      out = m.i();
       return Status::OK();
     case AttrType::kFloat:
-      if (m.number != pb::attr::kF) return mismatch();
-      EMBER_RETURN_IF_ERROR(expect_wire(WireType::kFixed32));
-      out = static_cast<double>(m.as_float());
+      if (!m.has_f()) return mismatch();
+      out = static_cast<double>(m.f());
       return Status::OK();
     case AttrType::kBool:
-      if (m.number != pb::attr::kB) return mismatch();
-      EMBER_RETURN_IF_ERROR(expect_wire(WireType::kVarint));
-      out = m.as_bool();
+      if (!m.has_b()) return mismatch();
+      out = m.b();
       return Status::OK();
     case AttrType::kDType: {
-      if (m.number != pb::attr::kType) return mismatch();
-      EMBER_RETURN_IF_ERROR(expect_wire(WireType::kVarint));
+      if (!m.has_type()) return mismatch();
       DType dtype;
-      if (!dtype_from_tf_datatype(m.as_int32(), &dtype))
-        return invalid_argument("DataType ", m.as_int32(), " is not one ember supports");
+      if (!dtype_from_tf_datatype(m.type(), &dtype))
+        return invalid_argument("DataType ", static_cast<int>(m.type()), " is not one ember supports");
       out = dtype;
       return Status::OK();
     }
     case AttrType::kInts: {
       std::vector<int64_t> ints;
-      if (m.number == pb::attr::kShape) {
-        EMBER_RETURN_IF_ERROR(read_shape_proto(m, ints, unknown_rank));
-      } else if (m.number == pb::attr::kList) {
-        EMBER_RETURN_IF_ERROR(decode_ints(m, ints));
-      } else if (m.number != 0) {  // an AttrValue with nothing set: an empty list
+      if (m.has_shape()) {
+        EMBER_RETURN_IF_ERROR(from_shape_proto(m.shape(), ints, unknown_rank));
+      } else if (m.has_list()) {
+        const auto& list = m.list();
+        if (list.s_size() || list.f_size() || list.b_size() || list.type_size() || list.shape_size() ||
+            list.tensor_size() || list.func_size())
+          return invalid_argument("should be ", attr_type_name(AttrType::kInts),
+                                  ", got a list of other values");
+        ints.assign(list.i().begin(), list.i().end());
+      } else if (m.value_case() != proto::AttrValue::VALUE_NOT_SET) {  // nothing set: an empty list
         return mismatch();
       }
       out = std::move(ints);
       return Status::OK();
     }
     case AttrType::kString:
-      if (m.number ==
-          pb::attr::kFunc) {  // TensorFlow's PartitionedCall names its function with a NameAttrList
-        EMBER_RETURN_IF_ERROR(expect_wire(WireType::kLengthDelimited));
-        std::string name;
-        Reader r(m);
-        Field f;
-        while (!r.done()) {
-          EMBER_RETURN_IF_ERROR(r.next(f));
-          if (f.number != pb::name_attr_list::kName) continue;
-          std::string_view text;
-          EMBER_RETURN_IF_ERROR(proto::read_string(f, "NameAttrList.name", text));
-          name = text;
-        }
-        out = std::move(name);
+      if (m.has_func()) {  // TensorFlow's PartitionedCall names its function with a NameAttrList
+        out = m.func().name();
         return Status::OK();
       }
-      if (m.number != pb::attr::kS) return mismatch();
-      EMBER_RETURN_IF_ERROR(expect_wire(WireType::kLengthDelimited));
-      if (!proto::is_valid_utf8(m.bytes))  // AttrValue.s is bytes; ember's string attributes are text
+      if (!m.has_s()) return mismatch();
+      if (!is_valid_utf8(m.s()))  // AttrValue.s is bytes; ember's string attributes are text
         return invalid_argument("is not valid UTF-8 text");
-      out = std::string(m.bytes);
+      out = m.s();
       return Status::OK();
     case AttrType::kTensor: {
-      if (m.number != pb::attr::kTensor) return mismatch();
+      if (!m.has_tensor()) return mismatch();
       TensorRef t;
-      EMBER_RETURN_IF_ERROR(read_tensor_proto(m, t));
+      EMBER_RETURN_IF_ERROR(from_tensor_proto(m.tensor(), t));
       out = std::move(t);
       return Status::OK();
     }
@@ -528,15 +338,14 @@ Status decode_attr(const AttrDef& def, const Field& attr_value, AttrValue& out, 
 
 // `variable` is the bound variable of a resource op: its id, shape and (unless given) dtype fill the
 // attributes that describe it (Note [Variables in a GraphDef]).
-Status decode_attrs(const OpDef& op, const NodeEntry& node, const VariableResource* variable,
+Status decode_attrs(const OpDef& op, const proto::NodeDef& node, const VariableResource* variable,
                     AttrList& attrs) {
   const ShapeAttrs shape = shape_attrs(op);
   bool unknown_rank = false;
   for (size_t k = 0; k < op.attrs.size(); ++k) {
     const AttrDef& def = op.attrs[k];
-    const AttrEntry* entry = nullptr;
-    for (const AttrEntry& e : node.attrs)
-      if (e.name == def.name) entry = &e;  // a map key given twice: the last wins
+    auto found = node.attr().find(def.name);
+    const proto::AttrValue* entry = found == node.attr().end() ? nullptr : &found->second;
     if (variable != nullptr) {
       if (k == 0) {
         if (entry != nullptr)
@@ -564,7 +373,7 @@ Status decode_attrs(const OpDef& op, const NodeEntry& node, const VariableResour
     }
     AttrValue value;
     bool this_unknown_rank = false;
-    Status s = decode_attr(def, entry->value, value, this_unknown_rank);
+    Status s = decode_attr(def, *entry, value, this_unknown_rank);
     if (!s.ok()) return s.with_prefix("attribute '" + def.name + "': ");
     if (this_unknown_rank) {
       if (static_cast<int>(k) != shape.shape)
@@ -616,38 +425,6 @@ std::string unreachable_state(const std::string& name) {
   return "";
 }
 
-// A Placeholder of dtype DT_RESOURCE: a variable the graph was exported with.
-bool is_resource_placeholder(const NodeEntry& node) {
-  if (node.op != "Placeholder") return false;
-  const AttrEntry* dtype = nullptr;
-  for (const AttrEntry& e : node.attrs)
-    if (e.name == "dtype") dtype = &e;
-  Field m;
-  if (dtype == nullptr || !attr_member(dtype->value, m).ok()) return false;
-  return m.number == pb::attr::kType && m.wire_type == WireType::kVarint && m.as_int64() == kDtResource;
-}
-
-// TensorFlow's names for ops ember registers under a simpler one (op_def.h: "AddV2" is spelled "Add").
-std::string_view tf_op_alias(std::string_view op) { return op == "AddV2" ? std::string_view("Add") : op; }
-
-// `text` from the input for an error message: bytes outside printable ASCII as \xNN, so the message stays
-// valid UTF-8 whatever the bytes were.
-std::string printable(std::string_view text) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (char c : text) {
-    auto byte = static_cast<unsigned char>(c);
-    if (byte >= 0x20 && byte < 0x7f) {
-      out.push_back(c);
-    } else {
-      out += "\\x";
-      out.push_back(kHex[byte >> 4]);
-      out.push_back(kHex[byte & 15]);
-    }
-  }
-  return out;
-}
-
 // TensorFlow's rule for node names: [A-Za-z0-9.][A-Za-z0-9_.\-/>]*
 bool valid_node_name(std::string_view name) {
   if (name.empty()) return false;
@@ -691,7 +468,7 @@ Status resolve_input(std::string_view input, const std::unordered_map<std::strin
 }
 
 // Kahn's algorithm, taking the earliest ready node first so a sorted GraphDef keeps its order.
-Status topological_order(const std::vector<NodeEntry>& nodes,
+Status topological_order(const std::vector<const proto::NodeDef*>& nodes,
                          const std::vector<std::vector<InputRef>>& inputs, std::vector<int>& order) {
   const int n = static_cast<int>(nodes.size());
   std::vector<std::vector<int>> users(n);
@@ -730,86 +507,152 @@ Status topological_order(const std::vector<NodeEntry>& nodes,
     }
   }
   std::string cycle;
-  for (size_t k = position[at]; k < path.size(); ++k) cycle += std::string(nodes[path[k]].name) + " <- ";
-  cycle += std::string(nodes[at].name);
-  return invalid_argument("the inputs of node '", nodes[at].name, "' form a cycle: ", cycle,
+  for (size_t k = position[at]; k < path.size(); ++k) cycle += nodes[path[k]]->name() + " <- ";
+  cycle += nodes[at]->name();
+  return invalid_argument("the inputs of node '", nodes[at]->name(), "' form a cycle: ", cycle,
                           " (read 'a <- b' as 'a takes an input from b')");
+}
+
+// A Placeholder of dtype DT_RESOURCE: a variable the graph was exported with.
+bool is_resource_placeholder(const proto::NodeDef& node) {
+  if (node.op() != "Placeholder") return false;
+  auto dtype = node.attr().find("dtype");
+  return dtype != node.attr().end() && dtype->second.has_type() && dtype->second.type() == proto::DT_RESOURCE;
 }
 
 }  // namespace
 
-std::string to_graph_def(const Graph& graph) {
-  Writer w;
-  bool any_location = false;
-  const VariableNodes variables = write_variable_placeholders(w, graph);
-  for (int32_t i = 0; i < graph.num_nodes(); ++i) {
-    const Node& n = graph.node(i);
-    any_location |= n.location.known();
-    w.write_message(pb::graph::kNode, [&](Writer& node) { write_node(node, graph, n, variables); });
+namespace graph_def_internal {
+
+bool is_resource_op(const OpDef& op) { return op.has_flag(kReadsResource) || op.has_flag(kWritesResource); }
+
+// `text` from the input for an error message: bytes outside printable ASCII as \xNN, so the message stays
+// valid UTF-8 whatever the bytes were.
+std::string printable(std::string_view text) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (char c : text) {
+    auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7f) {
+      out.push_back(c);
+    } else {
+      out += "\\x";
+      out.push_back(kHex[byte >> 4]);
+      out.push_back(kHex[byte & 15]);
+    }
   }
-  w.write_message(pb::graph::kVersions,
-                  [](Writer& v) { v.write_int(pb::versions::kProducer, kGraphDefProducer); });
-  if (any_location) w.write_message(pb::graph::kDebugInfo, [&](Writer& d) { write_debug_info(d, graph); });
-  return w.take();
+  return out;
 }
 
-StatusOr<std::unique_ptr<FunctionGraph>> from_graph_def(std::string_view bytes,
-                                                        const VariableBindings& variables) {
-  const std::string kWhere = "GraphDef: ";
-  std::vector<NodeEntry> nodes;
-  std::unordered_map<std::string_view, SourceLocation> locations;
-  Reader r(bytes);
-  Field f;
-  while (!r.done()) {
-    EMBER_RETURN_IF_ERROR(r.next(f).with_prefix(kWhere));
-    if (f.number == pb::graph::kNode) {
-      nodes.emplace_back();
-      Status s = parse_node(f, nodes.back());
-      if (!s.ok()) return s.with_prefix(kWhere + "node #" + std::to_string(nodes.size() - 1) + ": ");
-    } else if (f.number == pb::graph::kDebugInfo) {
-      EMBER_RETURN_IF_ERROR(parse_debug_info(f, locations).with_prefix(kWhere));
-    }  // versions, library and the deprecated version: not needed to rebuild the graph
+void write_node(const Graph& g, const Node& n, const std::function<std::string(ValueRef)>& input_name,
+                ExportState& state, proto::NodeDef* out) {
+  out->set_name(n.name);
+  bool stateful_call = false;
+  if (ops::is_call(*n.op)) {
+    const std::string& callee = std::get<std::string>(n.attrs[n.op->attr_index("f")]);
+    stateful_call = is_stateful_function(callee, state.stateful);
+    if (state.seen.insert(callee).second) state.called.push_back(callee);
   }
+  out->set_op(ops::tf_op_type(*n.op, stateful_call));
+  if (is_resource_op(*n.op)) out->add_input(state.variables.at(std::get<int64_t>(n.attrs[0])));
+  for (ValueRef v : n.inputs) out->add_input(input_name(v));
+  std::vector<int64_t> call_variables;  // a call passes its callee's variables last, as resources
+  if (ops::is_call(*n.op))
+    call_variables = function_variables(std::get<std::string>(n.attrs[n.op->attr_index("f")]));
+  for (int64_t id : call_variables) out->add_input(state.variables.at(id));
+  for (int32_t c : n.control_inputs) out->add_input("^" + g.node(c).name);
+  write_node_attrs(g, n, *out->mutable_attr());
+  for (size_t k = 0; k < call_variables.size(); ++k)
+    (*out->mutable_attr())["Tin"].mutable_list()->add_type(proto::DT_RESOURCE);
+}
 
+// TensorFlow's NoOp only gathers control edges (a function's side effects, for the nodes that must run
+// after them), and ember registers no such op: each NoOp is left out and those waiting on it wait on what
+// it waited on. `owned` holds the rewritten NodeDefs.
+std::vector<const proto::NodeDef*> without_noops(const std::vector<const proto::NodeDef*>& nodes,
+                                                 std::deque<proto::NodeDef>& owned) {
+  if (OpRegistry::global().find("NoOp") != nullptr) return nodes;
+  std::unordered_map<std::string, const proto::NodeDef*> noops;
+  for (const proto::NodeDef* node : nodes)
+    if (node->op() == "NoOp") noops[node->name()] = node;
+  if (noops.empty()) return nodes;
+  std::vector<const proto::NodeDef*> out;
+  for (const proto::NodeDef* node : nodes) {
+    if (noops.count(node->name())) continue;
+    bool waits_on_noop = false;
+    for (const std::string& input : node->input())
+      waits_on_noop |= input.size() > 1 && input[0] == '^' && noops.count(input.substr(1)) > 0;
+    if (!waits_on_noop) {
+      out.push_back(node);
+      continue;
+    }
+    proto::NodeDef& copy = owned.emplace_back(*node);
+    copy.clear_input();
+    std::unordered_set<std::string> seen;  // NoOps expanded (a cycle of them ends here)
+    std::vector<std::string> pending(node->input().rbegin(), node->input().rend());
+    while (!pending.empty()) {
+      std::string input = std::move(pending.back());
+      pending.pop_back();
+      auto noop = input.size() > 1 && input[0] == '^' ? noops.find(input.substr(1)) : noops.end();
+      if (noop == noops.end()) {
+        copy.add_input(std::move(input));
+      } else if (seen.insert(noop->first).second) {
+        for (auto it = noop->second->input().rbegin(); it != noop->second->input().rend(); ++it)
+          pending.push_back(*it);
+      }
+    }
+    out.push_back(&copy);
+  }
+  return out;
+}
+
+StatusOr<std::unique_ptr<FunctionGraph>> build_graph(
+    const std::vector<const proto::NodeDef*>& all_nodes,
+    const std::unordered_map<std::string, SourceLocation>& locations, const VariableBindings& variables,
+    LibraryReader& library, const std::string& kWhere) {
+  std::deque<proto::NodeDef> owned;
+  const std::vector<const proto::NodeDef*> nodes = without_noops(all_nodes, owned);
   const int n = static_cast<int>(nodes.size());
   std::unordered_map<std::string_view, int> by_name;
   std::vector<const OpDef*> ops(n);
   std::vector<const VariableResource*> bound(n, nullptr);  // for resource Placeholders
+  std::vector<std::shared_ptr<VariableResource>> bound_variables(n);
   for (int i = 0; i < n; ++i) {
-    const NodeEntry& node = nodes[i];
-    if (!valid_node_name(node.name))
-      return invalid_argument(kWhere, "node #", i, " has the name '", printable(node.name),
+    const proto::NodeDef& node = *nodes[i];
+    if (!valid_node_name(node.name()))
+      return invalid_argument(kWhere, "node #", i, " has the name '", printable(node.name()),
                               "'; node names must match [A-Za-z0-9.][A-Za-z0-9_.\\-/>]*");
-    auto [it, added] = by_name.emplace(node.name, i);
+    auto [it, added] = by_name.emplace(node.name(), i);
     if (!added)
-      return invalid_argument(kWhere, "nodes #", it->second, " and #", i, " are both named '", node.name,
+      return invalid_argument(kWhere, "nodes #", it->second, " and #", i, " are both named '", node.name(),
                               "'");
     if (is_resource_placeholder(node)) {
-      auto variable = variables.find(node.name);
+      auto variable = variables.find(node.name());
       if (variable == variables.end() || variable->second == nullptr)
         return invalid_argument(
-            kWhere, "node '", node.name,
+            kWhere, "node '", node.name(),
             "' is a resource Placeholder (a variable the graph was exported with), and no "
             "variable is bound to it; bind one to the name '",
-            node.name, "' at import (Python: import_graph_def(graph_def, input_map={'", node.name,
+            node.name(), "' at import (Python: import_graph_def(graph_def, input_map={'", node.name(),
             ":0': variable}))");
-      if (!node.inputs.empty())
-        return invalid_argument(kWhere, "node '", node.name,
+      if (node.input_size() > 0)
+        return invalid_argument(kWhere, "node '", node.name(),
                                 "' is a resource Placeholder, which takes no inputs");
       bound[i] = variable->second.get();
+      bound_variables[i] = variable->second;
       continue;
     }
-    ops[i] = OpRegistry::global().find(tf_op_alias(node.op));
+    ops[i] = OpRegistry::global().find(ops::ember_op_type(node.op()));
     if (ops[i] == nullptr)
-      return make_error(Code::kNotFound, kWhere, "node '", node.name, "' has op '", printable(node.op),
+      return make_error(Code::kNotFound, kWhere, "node '", node.name(), "' has op '", printable(node.op()),
                         "', which ember does not register");
   }
   std::vector<std::vector<InputRef>> inputs(n);
   for (int i = 0; i < n; ++i) {
-    for (std::string_view input : nodes[i].inputs) {
+    for (const std::string& input : nodes[i]->input()) {
       InputRef ref;
       Status s = resolve_input(input, by_name, ref);
-      if (!s.ok()) return s.with_prefix(kWhere + "node '" + std::string(nodes[i].name) + "': ");
+      if (!s.ok()) return s.with_prefix(kWhere + "node '" + nodes[i]->name() + "': ");
       inputs[i].push_back(ref);
     }
   }
@@ -821,13 +664,12 @@ StatusOr<std::unique_ptr<FunctionGraph>> from_graph_def(std::string_view bytes,
   Graph& g = fn->graph;
   const OpDef& const_op = op_def("Const");
   const OpDef& placeholder_op = op_def("Placeholder");
-  const OpDef& call_op = op_def("PartitionedCall");
   std::vector<int32_t> index(n, -1);  // GraphDef position -> node in g
   for (int i : order) {
-    const NodeEntry& node = nodes[i];
+    const proto::NodeDef& node = *nodes[i];
     if (bound[i] != nullptr) continue;  // a variable: no node of its own
     const OpDef& op = *ops[i];
-    const std::string where = kWhere + "node '" + std::string(node.name) + "' (op " + op.name + "): ";
+    const std::string where = kWhere + "node '" + node.name() + "' (op " + op.name + "): ";
     // A resource op's input 0 is its variable (Note [Variables in a GraphDef]).
     const VariableResource* variable = nullptr;
     size_t first_input = 0;
@@ -836,33 +678,45 @@ StatusOr<std::unique_ptr<FunctionGraph>> from_graph_def(std::string_view bytes,
       if (in == nullptr || in->control || bound[in->node] == nullptr || in->output != 0)
         return invalid_argument(
             where, "input 0 should be a variable (a resource Placeholder bound at import), got ",
-            in == nullptr ? std::string("no input") : "'" + printable(node.inputs[0]) + "'");
+            in == nullptr ? std::string("no input") : "'" + printable(node.input(0)) + "'");
       variable = bound[in->node];
       first_input = 1;
     }
     AttrList attrs;
     EMBER_RETURN_IF_ERROR(decode_attrs(op, node, variable, attrs).with_prefix(where));
-    if (&op == &call_op) {
-      const std::string& callee = std::get<std::string>(attrs[0]);
-      if (std::string why = unreachable_state(callee); !why.empty())
+    if (ops::is_call(op)) {
+      std::string& callee = std::get<std::string>(attrs[op.attr_index("f")]);
+      std::vector<std::shared_ptr<VariableResource>> call_variables;  // its DT_RESOURCE arguments
+      for (const InputRef& in : inputs[i])
+        if (!in.control && bound[in.node] != nullptr) call_variables.push_back(bound_variables[in.node]);
+      if (!call_variables.empty() && !library.has(callee))
+        return invalid_argument(where, "passes variables to the function '", printable(callee),
+                                "', which is not in the GraphDef's library");
+      if (library.has(callee)) {
+        auto fn_or = library.function(callee, call_variables);
+        if (!fn_or.ok()) return fn_or.status().with_prefix(where);
+        callee = FunctionLibrary::global().add(*fn_or);
+        fn->callees.push_back(std::move(fn_or).value());
+      } else if (std::string why = unreachable_state(callee); !why.empty()) {
         return invalid_argument(
             where, "calls the function '", callee, "' of this process, which ", why,
             "; a GraphDef reaches only the variables bound at import, so it cannot call it");
+      }
     }
     SmallVector<ValueRef, 4> values;
     SmallVector<TensorSpec, 4> specs;
     SmallVector<const TensorImpl*, 4> constants;
     for (size_t k = first_input; k < inputs[i].size(); ++k) {
       const InputRef& in = inputs[i][k];
-      if (in.control) continue;
+      if (in.control || (bound[in.node] != nullptr && ops::is_call(op))) continue;
       if (bound[in.node] != nullptr)
-        return invalid_argument(where, "input '", printable(node.inputs[k]), "' is the variable '",
+        return invalid_argument(where, "input '", printable(node.input(k)), "' is the variable '",
                                 bound[in.node]->name(),
                                 "'; only a variable op (ReadVariableOp, AssignVariableOp, ...) takes a "
                                 "variable, as its input 0");
       const Node& source = g.node(index[in.node]);
       if (in.output >= static_cast<int32_t>(source.outputs.size()))
-        return invalid_argument(where, "input '", node.inputs[k], "' asks for output ", in.output, ", but '",
+        return invalid_argument(where, "input '", node.input(k), "' asks for output ", in.output, ", but '",
                                 source.name, "' (op ", source.op->name, ") has ", source.outputs.size(),
                                 " output(s)");
       values.push_back(ValueRef{index[in.node], in.output});
@@ -873,10 +727,10 @@ StatusOr<std::unique_ptr<FunctionGraph>> from_graph_def(std::string_view bytes,
     Status s = infer_op(op, {specs.data(), specs.size()}, {constants.data(), constants.size()},
                         {attrs.data(), attrs.size()}, outputs);
     if (!s.ok()) return s.with_prefix(where);
-    auto loc = locations.find(node.name);
+    auto loc = locations.find(node.name());
     int32_t id = g.add_node(op, {values.data(), values.size()}, std::move(attrs), std::move(outputs),
-                            loc == locations.end() ? SourceLocation{} : loc->second, node.name);
-    EMBER_DCHECK(g.node(id).name == node.name);
+                            loc == locations.end() ? SourceLocation{} : loc->second, node.name());
+    EMBER_DCHECK(g.node(id).name == node.name());
     for (const InputRef& in : inputs[i])  // an edge from a variable orders nothing: it is always ready
       if (in.control && bound[in.node] == nullptr) g.add_control_input(id, index[in.node]);
     index[i] = id;
@@ -884,6 +738,80 @@ StatusOr<std::unique_ptr<FunctionGraph>> from_graph_def(std::string_view bytes,
   for (int i = 0; i < n; ++i)
     if (ops[i] == &placeholder_op) fn->args.push_back(index[i]);
   return fn;
+}
+
+}  // namespace graph_def_internal
+
+namespace {
+
+// Source locations by node name, from GraphDebugInfo's `traces` map (the last frame is the line that
+// created the node).
+std::unordered_map<std::string, SourceLocation> read_debug_info(const proto::GraphDebugInfo& info) {
+  std::unordered_map<std::string, SourceLocation> locations;
+  for (const auto& [name, trace] : info.traces()) {
+    if (trace.file_line_cols_size() == 0) continue;
+    const auto& frame = trace.file_line_cols(trace.file_line_cols_size() - 1);
+    if (frame.line() <= 0 || frame.file_index() < 0 || frame.file_index() >= info.files_size()) continue;
+    if (!is_valid_utf8(frame.func())) continue;
+    locations[name] = SourceLocation{info.files(frame.file_index()), frame.line(), frame.func()};
+  }
+  return locations;
+}
+
+// Keeps libprotobuf's log lines about bad input (invalid UTF-8 in a string field, ...) off stderr: a
+// failed parse is reported as a Status. Its fatal messages still print.
+void quiet_protobuf_logs() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    google::protobuf::SetLogHandler(
+        [](google::protobuf::LogLevel level, const char* file, int line, const std::string& message) {
+          if (level >= google::protobuf::LOGLEVEL_FATAL)
+            std::fprintf(stderr, "[libprotobuf %s:%d] %s\n", file, line, message.c_str());
+        });
+  });
+}
+
+}  // namespace
+
+StatusOr<std::string> to_graph_def(const Graph& graph) {
+  proto::GraphDef gd;
+  ExportState state;
+  state.variables = write_variable_placeholders(graph, gd);
+  bool any_location = false;
+  auto input_name = [&](ValueRef v) {
+    const std::string& name = graph.node(v.node).name;
+    return v.output == 0 ? name : name + ":" + std::to_string(v.output);
+  };
+  for (int32_t i = 0; i < graph.num_nodes(); ++i) {
+    const Node& n = graph.node(i);
+    any_location |= n.location.known();
+    write_node(graph, n, input_name, state, gd.add_node());
+  }
+  // Every function called, from the graph or from a function written before it, each once.
+  for (size_t k = 0; k < state.called.size(); ++k) {
+    const std::string name = state.called[k];  // a copy: write_function may grow state.called
+    Status s = write_function(name, state, *gd.mutable_library()->add_function());
+    if (!s.ok()) return s.with_prefix("GraphDef export: ");
+  }
+  gd.mutable_versions()->set_producer(kGraphDefProducer);
+  if (any_location) write_debug_info(graph, *gd.mutable_debug_info());
+  return serialize(gd);
+}
+
+StatusOr<std::unique_ptr<FunctionGraph>> from_graph_def(std::string_view bytes,
+                                                        const VariableBindings& variables) {
+  quiet_protobuf_logs();
+  proto::GraphDef gd;
+  if (bytes.size() > static_cast<size_t>(INT_MAX))
+    return make_error(Code::kDataLoss, "GraphDef: ", bytes.size(), " bytes is past protobuf's 2 GiB limit");
+  if (!gd.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    return make_error(Code::kDataLoss,
+                      "GraphDef: the bytes are not a serialized GraphDef (protobuf could not parse them: "
+                      "truncated or corrupt data, or a string that is not UTF-8)");
+  std::vector<const proto::NodeDef*> nodes;
+  for (const proto::NodeDef& node : gd.node()) nodes.push_back(&node);
+  LibraryReader library(gd.library());
+  return build_graph(nodes, read_debug_info(gd.debug_info()), variables, library, "GraphDef: ");
 }
 
 }  // namespace ember

@@ -1,13 +1,14 @@
-// TensorFlow's TensorProto, TensorShapeProto and DataType (tensorflow/core/framework/{tensor,tensor_shape,
-// types}.proto) as ember's tensors, shapes and dtypes, on the hand-written wire format of proto_wire.h.
-// graph_def.cc uses them for Const values and shape attributes.
+// TensorFlow's TensorProto, TensorShapeProto and DataType (proto/ember/tensor.proto, TensorFlow's field
+// numbers) as ember's tensors, shapes and dtypes. The bytes are protobuf's business (libprotobuf); this
+// file decides what a message means: which typed value list a dtype uses, how a splat fills a shape, and
+// which sizes from untrusted bytes are refused before anything is allocated.
 #pragma once
 
 #include <span>
 #include <vector>
 
 #include "ember/core/tensor_impl.h"
-#include "ember/graph/proto_wire.h"
+#include "ember/tensor.pb.h"
 
 namespace ember {
 
@@ -16,22 +17,22 @@ int tf_datatype(DType dtype);
 /// The ember dtype of a TensorFlow DataType enum value; false for types ember lacks (DT_STRING, ...).
 bool dtype_from_tf_datatype(int64_t datatype, DType* out);
 
-/// Writes the fields of a TensorShapeProto: a dim per dimension (-1 for an unknown one), or unknown_rank.
-void write_shape_proto(proto::Writer& w, std::span<const int64_t> dims, bool unknown_rank);
-/// Writes the fields of a TensorProto holding `t`: dtype, tensor_shape and raw little-endian tensor_content.
-void write_tensor_proto(proto::Writer& w, const TensorImpl& t);
+/// Fills `out` with a dim per dimension (-1 for an unknown one), or unknown_rank.
+void to_shape_proto(std::span<const int64_t> dims, bool unknown_rank, proto::TensorShapeProto* out);
+/// Fills `out` with `t`: dtype, tensor_shape and raw little-endian tensor_content.
+void to_tensor_proto(const TensorImpl& t, proto::TensorProto* out);
 
-/// Reads the TensorShapeProto in `field`: its dims (-1 unknown), or unknown_rank (and no dims). A rank past
-/// kMaxRank, a dim below -1, or known dims whose product overflows int64 (TensorFlow's limit of 2^63 - 1
-/// elements) is InvalidArgument.
-Status read_shape_proto(const proto::Field& field, std::vector<int64_t>& dims, bool& unknown_rank);
+/// The dims of `shape` (-1 unknown), or unknown_rank (and no dims). A rank past kMaxRank, a dim below -1,
+/// or known dims whose product overflows int64 (TensorFlow's limit of 2^63 - 1 elements) is
+/// InvalidArgument.
+Status from_shape_proto(const proto::TensorShapeProto& shape, std::vector<int64_t>& dims, bool& unknown_rank);
 
 /// InvalidArgument when the known dims of a shape from bytes multiply past int64 (in order, as TensorFlow
 /// checks them), so that no later size computation on it can overflow.
 Status check_shape_size(std::span<const int64_t> dims);
-/// Reads the TensorProto in `field` into a new tensor: from tensor_content, or from the typed value field
-/// of its dtype (float_val, int_val, half_val, ...), where the last value repeats to fill the shape and no
-/// values mean zeros, as TensorFlow reads them. A splat may expand to 1 GiB at most.
-Status read_tensor_proto(const proto::Field& field, TensorRef& out);
+/// A new tensor holding `proto`: from tensor_content, or from the typed value field of its dtype
+/// (float_val, int_val, half_val, ...), where the last value repeats to fill the shape and no values mean
+/// zeros, as TensorFlow reads them. A splat may expand to 1 GiB at most.
+Status from_tensor_proto(const proto::TensorProto& proto, TensorRef& out);
 
 }  // namespace ember

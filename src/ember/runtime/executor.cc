@@ -833,6 +833,7 @@ StatusOr<std::shared_ptr<FunctionGraph>> prune_function(const FunctionGraph& fn,
   // Walk back from the fetches, stopping at fed tensors.
   auto out = std::make_shared<FunctionGraph>();
   out->name = fn.name + "_pruned";
+  out->callees = fn.callees;  // its calls name them (an imported graph's library functions live only here)
   std::vector<bool> needed(g.num_nodes(), false);
   std::unordered_map<int64_t, int32_t> fed_index;  // (node << 32 | output) -> new placeholder
   auto key = [](ValueRef v) {

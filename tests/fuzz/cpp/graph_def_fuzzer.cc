@@ -1,4 +1,4 @@
-// libFuzzer target for the GraphDef reader (graph/graph_def.h, proto_wire.h, tensor_proto.h): the bytes
+// libFuzzer target for the GraphDef reader (graph/graph_def.h and tensor_proto.h, on libprotobuf): the bytes
 // are parsed, imported with two bound variables, and, when they import, the graph is compiled (every
 // pass on) and run on small arguments. Crashes hide past parsing, in shape inference, the passes and the
 // kernels, so the target goes as far as a graph from a file can go.
@@ -96,7 +96,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::abort();
     return 0;
   }
-  (void)to_graph_def((*imported)->graph);
+  (void)to_graph_def((*imported)->graph);  // a Status either way; never a crash
   run(std::move(imported).value());
   return 0;
 }

@@ -1,0 +1,168 @@
+#include "ember/graph/graph_def_ops.h"
+
+#include <algorithm>
+
+#include "ember/graph/tensor_proto.h"
+
+namespace ember::graph_def_ops {
+namespace {
+
+// ember's op names that TensorFlow spells otherwise (op_def.h: "AddV2 may be simplified to Add").
+constexpr std::pair<std::string_view, std::string_view> kTfOpNames[] = {{"Add", "AddV2"}};
+
+// Output arg names where ember's declaration differs from TensorFlow's OpDef (ember calls the output of
+// these activations "y"). Checked against TensorFlow's OpDefs by tests/python/test_graph_def_tf.py.
+constexpr std::pair<std::string_view, std::string_view> kTfOutputArgs[] = {
+    {"Elu", "activations"}, {"Relu", "activations"}, {"Relu6", "activations"}, {"Softplus", "activations"}};
+
+// TensorFlow's type attributes that name the dtype of one input (or output), where TensorFlow's OpDef calls
+// it something other than "T": attribute <- input index (-1: the last input; kOutput: output 0). An entry
+// whose input the node lacks is skipped, so an op that still declares a shape-like operand as an attribute
+// is written as before, and gets the attribute once the operand becomes an input.
+constexpr int kOutput = -100;
+struct TypeAttr {
+  std::string_view op, attr;
+  int input;
+};
+constexpr TypeAttr kTypeAttrs[] = {
+    {"Cast", "SrcT", 0},
+    {"Reshape", "Tshape", 1},
+    {"Transpose", "Tperm", 1},
+    {"Tile", "Tmultiples", 1},
+    {"ExpandDims", "Tdim", 1},
+    {"BroadcastTo", "Tidx", 1},
+    {"Fill", "index_type", 0},
+    {"Range", "Tidx", 0},
+    {"LinSpace", "Tidx", 2},
+    {"Pad", "Tpaddings", 1},
+    {"MirrorPad", "Tpaddings", 1},
+    {"MirrorPadGrad", "Tpaddings", 1},
+    {"ConcatV2", "Tidx", -1},
+    {"Sum", "Tidx", 1},
+    {"Mean", "Tidx", 1},
+    {"Max", "Tidx", 1},
+    {"Min", "Tidx", 1},
+    {"Prod", "Tidx", 1},
+    {"All", "Tidx", 1},
+    {"Any", "Tidx", 1},
+    {"ArgMax", "Tidx", 1},
+    {"ArgMin", "Tidx", 1},
+    {"Cumsum", "Tidx", 1},
+    {"Cumprod", "Tidx", 1},
+    {"GatherV2", "Tparams", 0},
+    {"GatherV2", "Tindices", 1},
+    {"GatherV2", "Taxis", 2},
+    {"OneHot", "TI", 0},
+    {"Slice", "Index", 1},
+    {"StridedSlice", "Index", 1},
+    {"StridedSliceGrad", "Index", 0},
+    {"SplitV", "Tlen", 1},
+    {"UnsortedSegmentSum", "Tindices", 1},
+    {"UnsortedSegmentSum", "Tnumsegments", 2},
+    {"RandomUniform", "T", 0},
+    {"RandomStandardNormal", "T", 0},
+    {"TruncatedNormal", "T", 0},
+    {"RandomUniformInt", "T", 0},
+    {"RandomUniformInt", "Tout", kOutput},
+    {"StatelessRandomUniform", "T", 0},
+    {"StatelessRandomNormal", "T", 0},
+    {"StatelessTruncatedNormal", "T", 0},
+    {"StatelessRandomUniformInt", "T", 0},
+    {"StatelessRandomUniform", "Tseed", 1},
+    {"StatelessRandomNormal", "Tseed", 1},
+    {"StatelessTruncatedNormal", "Tseed", 1},
+    {"StatelessRandomUniformInt", "Tseed", 1},
+};
+
+bool is_resource_op(const OpDef& op) { return op.has_flag(kReadsResource) || op.has_flag(kWritesResource); }
+
+void set_type(AttrMap& out, const std::string& name, DType dtype) {
+  out[name].set_type(static_cast<proto::DataType>(tf_datatype(dtype)));
+}
+
+void set_types(AttrMap& out, const std::string& name, std::span<const DType> dtypes) {
+  proto::AttrValue::ListValue* list = out[name].mutable_list();
+  for (DType d : dtypes) list->add_type(static_cast<proto::DataType>(tf_datatype(d)));
+}
+
+}  // namespace
+
+bool is_call(const OpDef& op) { return op.name == "PartitionedCall"; }
+
+std::string tf_op_type(const OpDef& op, bool stateful_call) {
+  if (is_call(op)) return stateful_call ? "StatefulPartitionedCall" : "PartitionedCall";
+  for (const auto& [ember, tf] : kTfOpNames)
+    if (op.name == ember) return std::string(tf);
+  return op.name;
+}
+
+std::string_view ember_op_type(std::string_view tf_op) {
+  if (tf_op == "StatefulPartitionedCall") return "PartitionedCall";
+  for (const auto& [ember, tf] : kTfOpNames)
+    if (tf_op == tf) return ember;
+  return tf_op;
+}
+
+std::pair<std::string, int> tf_output_arg(const OpDef& op, int output) {
+  if (op.outputs.size() > 1) return {op.outputs[output], 0};
+  for (const auto& [name, arg] : kTfOutputArgs)
+    if (op.name == name) return {std::string(arg), output};
+  // A call's results are one list, "output", as TensorFlow's PartitionedCall declares it.
+  return {op.outputs.empty() ? std::string("output") : op.outputs[0], output};
+}
+
+int output_number(const OpDef& op, std::string_view arg, int index) {
+  if (op.outputs.size() > 1) {
+    auto it = std::find(op.outputs.begin(), op.outputs.end(), arg);
+    if (it == op.outputs.end() || index != 0) return -1;
+    return static_cast<int>(it - op.outputs.begin());
+  }
+  // One output arg (maybe a list): its name is TensorFlow's or ember's spelling of it.
+  for (const auto& [name, tf_arg] : kTfOutputArgs)
+    if (op.name == name && arg == tf_arg) return index;
+  const std::string_view own = op.outputs.empty() ? std::string_view("output") : op.outputs[0];
+  return arg == own ? index : -1;
+}
+
+void add_derived_attrs(const OpDef& op, std::span<const DType> inputs, std::span<const DType> outputs,
+                       const AttrList& attrs, AttrMap& out) {
+  if (is_call(op)) {
+    set_types(out, "Tin", inputs);
+    set_types(out, "Tout", outputs);
+    out["f"].mutable_func()->set_name(std::get<std::string>(attrs[op.attr_index("f")]));
+    return;
+  }
+  const size_t declared = op.inputs.size();
+  if (op.attr_index("T") < 0) {
+    for (size_t i = 0; i < inputs.size() && declared > 0; ++i) {
+      if (op.inputs[std::min(i, declared - 1)].type.type_var != 0) continue;
+      // TensorFlow's variable ops name the value's type "dtype" (and refuse a "T").
+      set_type(out, is_resource_op(op) ? "dtype" : "T", inputs[i]);
+      break;
+    }
+  }
+  if (op.has_flag(kVariadicInput) && !op.has_flag(kVariadicMayBeEmpty) && op.attr_index("N") < 0)
+    out["N"].set_i(static_cast<int64_t>(inputs.size()) - static_cast<int64_t>(declared - 1));
+  if (op.attr_index("dtype") < 0) {
+    for (size_t i = 0; i < attrs.size() && i < op.attrs.size(); ++i) {
+      if (op.attrs[i].type != AttrType::kTensor) continue;
+      set_type(out, "dtype", std::get<TensorRef>(attrs[i])->dtype());
+      break;
+    }
+  }
+  for (const TypeAttr& t : kTypeAttrs) {
+    if (op.name != t.op || op.attr_index(t.attr) >= 0) continue;
+    if (t.input == kOutput) {
+      if (!outputs.empty()) set_type(out, std::string(t.attr), outputs[0]);
+      continue;
+    }
+    const int input = t.input < 0 ? static_cast<int>(inputs.size()) + t.input : t.input;
+    if (input >= 0 && input < static_cast<int>(inputs.size()))
+      set_type(out, std::string(t.attr), inputs[input]);
+  }
+  // SplitV's output count; its split sizes are an input in TensorFlow.
+  if (op.name == "SplitV" && op.attr_index("num_split") < 0)
+    out["num_split"].set_i(static_cast<int64_t>(outputs.size()));
+}
+
+}  // namespace ember::graph_def_ops

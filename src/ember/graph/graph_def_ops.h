@@ -1,0 +1,45 @@
+// The per-op part of the GraphDef mapping: every place where an ember op declaration and TensorFlow's
+// OpDef for the same op differ in spelling. graph_def.cc encodes attributes by their declared types and
+// nodes by their declared inputs; what is specific to one op (its TensorFlow type name, the names of its
+// output args, the attributes TensorFlow derives from its inputs) is answered here, so that an op whose
+// signature changes needs an edit in this file only. See docs/graph_def.md.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "ember/graph.pb.h"
+#include "ember/ops/execute.h"
+#include "ember/ops/op_def.h"
+
+namespace ember::graph_def_ops {
+
+using AttrMap = google::protobuf::Map<std::string, proto::AttrValue>;
+
+/// Whether `op` is ember's function call (PartitionedCall).
+bool is_call(const OpDef& op);
+
+/// TensorFlow's type name for a node of `op`: "Add" is "AddV2"; a call is "StatefulPartitionedCall" when
+/// the callee (or anything it calls) has state, else "PartitionedCall".
+std::string tf_op_type(const OpDef& op, bool stateful_call);
+
+/// ember's registry name for TensorFlow's op type `tf_op` (the inverse of tf_op_type).
+std::string_view ember_op_type(std::string_view tf_op);
+
+/// The output arg of `op` that holds output `output`, and the index within it: a FunctionDef names
+/// output 2 of an Unpack "unpack:output:2", output 1 of SparseSoftmaxCrossEntropyWithLogits "s:backprop:0".
+std::pair<std::string, int> tf_output_arg(const OpDef& op, int output);
+
+/// The output number of "node:arg:index" for a node of `op`, or -1 when `op` has no output arg `arg`.
+int output_number(const OpDef& op, std::string_view arg, int index);
+
+/// Adds the attributes TensorFlow's OpDef has and ember derives from the node's inputs and outputs: "T"
+/// (the dtype of type variable 0; TensorFlow's variable ops call it "dtype"), "N" (the length of a variadic
+/// input list), Const's "dtype", and a call's "Tin", "Tout" and "f" (a NameAttrList, where ember keeps a
+/// string). `attrs` are the node's attributes as ember declares them.
+void add_derived_attrs(const OpDef& op, std::span<const DType> inputs, std::span<const DType> outputs,
+                       const AttrList& attrs, AttrMap& out);
+
+}  // namespace ember::graph_def_ops
