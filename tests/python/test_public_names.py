@@ -71,3 +71,14 @@ def test_math_functions_are_documented_callables():
         fn = getattr(ember.math, name)
         assert callable(fn), name
         assert fn.__doc__, name
+
+
+def test_generated_wrappers_carry_the_registry_doc():
+    from ember import _C
+    generated = [_C.op_info(n) for n in _C.op_names() if _C.op_info(n)["api_name"]]
+    assert len(generated) >= 44  # every row of src/ember/kernels/elementwise_ops.h
+    for info in generated:
+        fn = getattr(ember.ops.math_ops, info["api_name"])
+        assert fn.__doc__ == info["doc"], info["name"]
+        assert fn.__name__ == info["api_name"]
+        assert info["api_name"] in ember.ops.math_ops.__all__
