@@ -129,7 +129,9 @@ TEST(Registry, ElementwiseRowsMatchTheirOps) {
     EXPECT_EQ(op->type_vars[0], info.types);
     EXPECT_EQ(op->batching, unary ? BatchingRule::kElementwise : BatchingRule::kBroadcasting);
     // A predicate's output is bool: nothing flows back through it.
-    if (info.returns_bool) EXPECT_TRUE(op->has_flag(kNotDifferentiable));
+    if (info.returns_bool) {
+      EXPECT_TRUE(op->has_flag(kNotDifferentiable));
+    }
     for (int d = 0; d < kNumDTypes; ++d) {
       bool declared = (info.types >> d) & 1;
       bool has_loop = unary ? kernels::elementwise_tables().unary[index][d] != nullptr
