@@ -17,6 +17,9 @@
 // Binary rows have the same columns. A unary op batches for pfor as an element-wise map, a binary op as a
 // broadcasting one (OpDef::batching).
 //
+// New rows go at the end of their list: FusedElementwise programs (graph attributes) record the enum
+// positions.
+//
 // Kernel-layer code expands only the first columns; the Grad and Flags tokens are names of the ops layer
 // and mean nothing here (a macro argument that is never expanded needs no declaration).
 #pragma once
@@ -63,7 +66,8 @@
   X(kIsNan, IsNan, is_nan, IsNanF, kFloatTypes, Bool, 1, 0, not_differentiable,                                 \
     "x is NaN. is_nan([nan, 1.]) == [True, False]")                                                             \
   X(kIsFinite, IsFinite, is_finite, IsFiniteF, kFloatTypes, Bool, 1, 0, not_differentiable,                     \
-    "x is neither infinite nor NaN. is_finite([inf, 1.]) == [False, True]")
+    "x is neither infinite nor NaN. is_finite([inf, 1.]) == [False, True]")                                     \
+  X(kTan, Tan, tan, TanF, kFloatTypes, Same, 8, 0, tan_grad, "Tangent. tan([0.]) == [0.]")
 
 #define EMBER_BINARY_OPS(X)                                                                                     \
   X(kAdd, Add, add, AddF, kNumericTypes, Same, 1, kCommutative, add_grad,                                       \

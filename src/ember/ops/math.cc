@@ -42,6 +42,8 @@ void reciprocal_grad(GradContext& c) {
 }
 void sin_grad(GradContext& c) { c.set(0, c.grad() * unary("Cos", c.input(0))); }
 void cos_grad(GradContext& c) { c.set(0, -c.grad() * unary("Sin", c.input(0))); }
+// d/dx tan(x) = 1 + tan(x)^2, from the output.
+void tan_grad(GradContext& c) { c.set(0, c.grad() * (1.0 + square(c.output(0)))); }
 void tanh_grad(GradContext& c) {
   GradTensor y = c.output(0);
   c.set(0, c.grad() * (1.0 - y * y));
