@@ -1,4 +1,4 @@
-"""ember's dtypes against TensorFlow's, property by property; the table itself comes from C++ (_C.dtype_table)."""
+"""ember's dtypes against TensorFlow's, property by property; the table comes from C++ (_C.dtype_table)."""
 
 import pickle
 
@@ -9,8 +9,8 @@ import ember
 from ember import _C, dtypes
 
 NAMES = ["float16", "bfloat16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "bool"]
-PROPERTIES = ["name", "size", "is_floating", "is_integer", "is_unsigned", "is_bool", "is_numeric", "is_complex",
-              "is_quantized", "is_numpy_compatible", "as_datatype_enum", "as_numpy_dtype"]
+PROPERTIES = ["name", "size", "is_floating", "is_integer", "is_unsigned", "is_bool", "is_numeric",
+              "is_complex", "is_quantized", "is_numpy_compatible", "as_datatype_enum", "as_numpy_dtype"]
 
 
 @pytest.fixture(scope="module")

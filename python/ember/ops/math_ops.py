@@ -54,10 +54,10 @@ mod = floormod  # noqa: F821 - generated above
 # What ``from ember.ops.math_ops import *`` (ember.math) exports: tf.math's names, the generated ones and
 # those written below. The matrix helpers at the end live in ember.linalg.
 __all__ = sorted(_GENERATED + [
-    "add_n", "argmax", "argmin", "cast", "count_nonzero", "cumprod", "cumsum", "divide", "floor_div", "logical_xor",
-    "matmul", "mod", "reduce_all", "reduce_any", "reduce_euclidean_norm", "reduce_logsumexp", "reduce_max",
-    "reduce_mean", "reduce_min", "reduce_prod", "reduce_std", "reduce_sum", "reduce_variance", "scalar_mul",
-    "truediv",
+    "add_n", "argmax", "argmin", "cast", "count_nonzero", "cumprod", "cumsum", "divide", "floor_div",
+    "logical_xor", "matmul", "mod", "reduce_all", "reduce_any", "reduce_euclidean_norm", "reduce_logsumexp",
+    "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_std", "reduce_sum", "reduce_variance",
+    "scalar_mul", "truediv",
 ])
 
 

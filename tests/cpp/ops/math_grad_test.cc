@@ -120,7 +120,9 @@ TEST(MathGrad, UnaryOps) {
     SCOPED_TRACE(op);
     ASSERT_NE(domain, nullptr);
     EXPECT_GRADIENT_OK(op, {sample(*domain, {3, 4})}, {});
-    if (domain->kinks.empty()) EXPECT_GRADIENT_OK(op, {uniform({}, domain->lo, domain->hi, 3)}, {});
+    if (domain->kinks.empty()) {
+      EXPECT_GRADIENT_OK(op, {uniform({}, domain->lo, domain->hi, 3)}, {});
+    }
   }
   EXPECT_GRADIENT_OK("Reciprocal", {uniform({2, 3}, -3, -0.2)}, {});
 }
