@@ -99,7 +99,8 @@ const std::set<std::string> kBatchingNotYetDeclared = {"Sum",
                                                        "MirrorPadGrad",
                                                        "Eye",
                                                        "Range",
-                                                       "LinSpace"};
+                                                       "LinSpace",
+                                                       "BroadcastGradientArgs"};  // on the shapes branch
 
 // Every op says how pfor batches it: a shared kind, a custom rule (pfor.py checks it has one) or an
 // explicit fallback to the jacobian's loop.
