@@ -4,6 +4,8 @@ import builtins
 
 import numpy as np
 
+from ember import _C
+
 try:  # bfloat16 as a NumPy dtype comes from ml_dtypes when installed (TensorFlow and JAX ship it).
     import ml_dtypes as _ml_dtypes
 
@@ -16,13 +18,14 @@ except ImportError:  # pragma: no cover - depends on the environment
 class DType:
     """A tensor element type. Compare with ``==``; ``as_numpy_dtype`` gives NumPy's type."""
 
-    __slots__ = ("_enum", "_name", "_np", "_size")
+    __slots__ = ("_enum", "_name", "_np", "_size", "_row")
 
-    def __init__(self, enum, name, np_dtype, size):
-        self._enum = enum
-        self._name = name
-        self._np = np_dtype
-        self._size = size
+    def __init__(self, row):
+        self._row = row  # a row of _C.dtype_table(): the C++ enum number and the type's properties
+        self._enum = row["enum"]
+        self._name = row["name"]
+        self._np = _BFLOAT16_NP if self._name == "bfloat16" else np.dtype(self._name)
+        self._size = row["size"]
 
     @property
     def name(self):
@@ -37,7 +40,7 @@ class DType:
     @property
     def as_datatype_enum(self):
         """TensorFlow's DataType number (DT_FLOAT = 1, ...), as in GraphDefs."""
-        return _TF_DATATYPE[self._enum]
+        return self._row["tf_datatype"]
 
     @property
     def size(self):
@@ -45,27 +48,35 @@ class DType:
 
     @property
     def is_floating(self):
-        return self._enum <= 3
+        return self._row["is_floating"]
 
     @property
     def is_integer(self):
-        return 4 <= self._enum <= 8
+        return self._row["is_integer"]
 
     @property
     def is_unsigned(self):
-        return self._enum in (8, 9)
+        return self._row["is_unsigned"]
 
     @property
     def is_bool(self):
-        return self._enum == 9
+        return self._row["is_bool"]
 
     @property
     def is_numeric(self):
-        return self._enum != 9
+        return self._row["is_numeric"]
 
     @property
     def is_complex(self):
         return False
+
+    @property
+    def is_quantized(self):
+        return False
+
+    @property
+    def is_numpy_compatible(self):
+        return True
 
     @property
     def base_dtype(self):
@@ -78,7 +89,7 @@ class DType:
     @property
     def min(self):
         if self.is_bool:
-            return False
+            raise TypeError(f"Cannot find minimum value of {self}.")
         if self.is_floating:
             return float(_finfo(self).min)
         return int(np.iinfo(self._np).min)
@@ -86,7 +97,7 @@ class DType:
     @property
     def max(self):
         if self.is_bool:
-            return True
+            raise TypeError(f"Cannot find maximum value of {self}.")
         if self.is_floating:
             return float(_finfo(self).max)
         return int(np.iinfo(self._np).max)
@@ -121,27 +132,25 @@ class DType:
 
 
 def _finfo(dtype):
-    return _ml_dtypes.finfo(dtype._np) if dtype._enum == 1 else np.finfo(dtype._np)
+    return _ml_dtypes.finfo(dtype._np) if dtype._name == "bfloat16" else np.finfo(dtype._np)
 
 
-float16 = DType(0, "float16", np.dtype(np.float16), 2)
-half = float16
-bfloat16 = DType(1, "bfloat16", _BFLOAT16_NP, 2)
-float32 = DType(2, "float32", np.dtype(np.float32), 4)
-float64 = DType(3, "float64", np.dtype(np.float64), 8)
-double = float64
-int8 = DType(4, "int8", np.dtype(np.int8), 1)
-int16 = DType(5, "int16", np.dtype(np.int16), 2)
-int32 = DType(6, "int32", np.dtype(np.int32), 4)
-int64 = DType(7, "int64", np.dtype(np.int64), 8)
-uint8 = DType(8, "uint8", np.dtype(np.uint8), 1)
-bool = DType(9, "bool", np.dtype(np.bool_), 1)  # noqa: A001 - TensorFlow's name
-
-ALL = (float16, bfloat16, float32, float64, int8, int16, int32, int64, uint8, bool)
-# TensorFlow's DataType enum values, indexed by ember's dtype enum.
-_TF_DATATYPE = (19, 14, 1, 2, 6, 5, 3, 9, 4, 10)
-_FROM_TF_DATATYPE = {tf_enum: ALL[i] for i, tf_enum in enumerate(_TF_DATATYPE)}
+# One DType per entry of the C++ enum (core/dtype.h), in its order, so ALL[enum] is the type of that number.
+ALL = tuple(DType(row) for row in _C.dtype_table())
 _BY_NAME = {d.name: d for d in ALL}
+float16 = _BY_NAME["float16"]
+bfloat16 = _BY_NAME["bfloat16"]
+float32 = _BY_NAME["float32"]
+float64 = _BY_NAME["float64"]
+int8 = _BY_NAME["int8"]
+int16 = _BY_NAME["int16"]
+int32 = _BY_NAME["int32"]
+int64 = _BY_NAME["int64"]
+uint8 = _BY_NAME["uint8"]
+bool = _BY_NAME["bool"]  # noqa: A001 - TensorFlow's name
+half = float16
+double = float64
+_FROM_TF_DATATYPE = {d.as_datatype_enum: d for d in ALL}
 _BY_NAME.update({"half": float16, "float": float32, "double": float64})
 _BY_NP = {d._np: d for d in ALL if d._np is not None}
 

@@ -264,9 +264,7 @@ class _Vectorizer:
             self.values[ref] = value
 
     def _batch_node(self, node):
-        rule = _RULES.get(node.type)
-        if rule is None:
-            raise Unbatchable(f"no batching rule for {node.type}")
+        rule = rule_for(node.type)
         ins = [_In(self.values[ref], ref in self.batched, self.shape_of(ref)) for ref in node.inputs]
         try:
             outs = rule(node, ins, self.n)
@@ -358,37 +356,66 @@ def _only_first_batched(ins):
 
 
 # ---- the batching rules: node, inputs (_In), n -> output value(s) with the leading n
+#
+# Each op's registry row declares how it batches (OpDef::batching, _C.op_info(op)["batching"]): the kinds
+# below are rules shared by every op that declares them; "custom" ops have their own rule here, keyed by the
+# op's name; "fallback" ops have none (the jacobian runs its loop). Ops whose row declares nothing yet
+# ("undeclared") are looked up among the custom rules too.
 
-_RULES = {}
+
+def _elementwise(node, ins, n):
+    """A map over elements: the batch dimension is one more dimension to map over."""
+    return _op(node.type)(ins[0].value)
+
+
+def _broadcasting(node, ins, n):
+    """Operands aligned to one rank behind the batch dimension, so that broadcasting means what it meant per
+    example."""
+    rank = max(x.rank for x in ins)
+    return _op(node.type)(*[_align(x, rank, n) for x in ins])
+
+
+_KIND_RULES = {"elementwise": _elementwise, "broadcasting": _broadcasting}
+_CUSTOM = {}
+_kinds = {}
+
+
+def batching_kind(op_type):
+    kind = _kinds.get(op_type)
+    if kind is None:
+        kind = _kinds[op_type] = _C.op_info(op_type)["batching"]
+    return kind
+
+
+def rule_for(op_type):
+    """The batching rule for an op type; raises Unbatchable where there is none."""
+    kind = batching_kind(op_type)
+    rule = _KIND_RULES.get(kind)
+    if rule is None and kind in ("custom", "undeclared"):
+        rule = _CUSTOM.get(op_type)
+    if rule is None:
+        raise Unbatchable(f"no batching rule for {op_type} (its registry row declares {kind!r})")
+    return rule
 
 
 def _rule(*names):
     def register(fn):
         for name in names:
-            _RULES[name] = fn
+            _CUSTOM[name] = fn
         return fn
 
     return register
 
 
-@_rule("Abs", "Ceil", "Cos", "Elu", "Erf", "Exp", "Expm1", "Floor", "IsFinite", "IsNan", "Log", "Log1p",
-       "LogicalNot", "Neg", "Reciprocal", "Relu", "Relu6", "Round", "Rsqrt", "Sigmoid", "Sign", "Sin",
-       "Softplus", "Sqrt", "Square", "Tanh", "Identity", "StopGradient", "ZerosLike", "OnesLike")
-def _unary(node, ins, n):
-    return _op(node.type)(ins[0].value)
+# Rules of ops whose rows are in files being rewritten for shape operands (array and reduction ops): the
+# shared kinds, registered by name until those rows declare them.
+_rule("Identity", "StopGradient", "ZerosLike", "OnesLike")(_elementwise)
+_rule("SelectV2")(_broadcasting)
 
 
 @_rule("Cast")
 def _cast(node, ins, n):
     return _op("Cast")(ins[0].value, node.attrs["DstT"])
-
-
-@_rule("Add", "Sub", "Mul", "RealDiv", "Maximum", "Minimum", "Pow", "SquaredDifference", "FloorDiv",
-       "FloorMod", "Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual", "LogicalAnd",
-       "LogicalOr", "SelectV2")
-def _broadcasting(node, ins, n):
-    rank = max(x.rank for x in ins)
-    return _op(node.type)(*[_align(x, rank, n) for x in ins])
 
 
 @_rule("ClipByValue")

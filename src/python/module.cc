@@ -11,6 +11,7 @@
 #include <typeinfo>
 
 #include "ember/core/parallel.h"
+#include "ember/graph/tensor_proto.h"
 #include "ember/kernels/elementwise.h"
 #include "ember/kernels/seed.h"
 #include "ember/ops/execute.h"
@@ -86,6 +87,22 @@ nb::object from_buffer(nb::handle obj, int dtype_enum, std::vector<int64_t> dims
   return nb::steal(wrap_tensor(std::move(t).value()));
 }
 
+const char* batching_name(BatchingRule rule) {
+  switch (rule) {
+    case BatchingRule::kElementwise:
+      return "elementwise";
+    case BatchingRule::kBroadcasting:
+      return "broadcasting";
+    case BatchingRule::kCustom:
+      return "custom";
+    case BatchingRule::kFallback:
+      return "fallback";
+    case BatchingRule::kUndeclared:
+      break;
+  }
+  return "undeclared";
+}
+
 nb::dict op_info(const std::string& name) {
   const OpDef* op = OpRegistry::global().find(name);
   if (op == nullptr) throw nb::value_error(("ember: no op named '" + name + "'").c_str());
@@ -105,7 +122,30 @@ nb::dict op_info(const std::string& name) {
   for (int i = 0; i < kNumDTypes; ++i)
     if (op->kernels[i]) types.append(i);
   d["kernel_dtypes"] = types;
+  d["has_gradient"] = op->grad != nullptr;
+  d["batching"] = batching_name(op->batching);
+  d["api_name"] = op->api_name;
   return d;
+}
+
+// The dtype table for python/ember/dtypes.py, so that enum numbers and properties are written once.
+nb::list dtype_table() {
+  nb::list table;
+  for (int i = 0; i < kNumDTypes; ++i) {
+    DType d = static_cast<DType>(i);
+    nb::dict row;
+    row["enum"] = i;
+    row["name"] = std::string(dtype_name(d));
+    row["size"] = dtype_size(d);
+    row["is_floating"] = is_floating(d);
+    row["is_integer"] = is_integer(d);
+    row["is_unsigned"] = dtype_in(d, kIntTypes) && !dtype_in(d, kSignedIntTypes);
+    row["is_bool"] = d == DType::kBool;
+    row["is_numeric"] = dtype_in(d, kNumericTypes);
+    row["tf_datatype"] = tf_datatype(d);
+    table.append(row);
+  }
+  return table;
 }
 
 // The last line of defence for the C API contract: a C++ exception that reaches nanobind becomes an
@@ -162,6 +202,7 @@ NB_MODULE(_C, m) {
   m.def("op", &op_caller, "The fast callable for a registered op.");
   m.def("op_info", &op_info);
   m.def("op_names", &op_names);
+  m.def("dtype_table", &dtype_table);
   m.def("_register", &register_classes);
   m.def("from_buffer", &from_buffer);
   m.def("elementwise_isa", [] { return std::string(kernels::elementwise_isa()); });

@@ -210,7 +210,7 @@ def test_op_without_rule_falls_back_to_the_loop():
 
 
 def test_missing_rule_falls_back(monkeypatch):
-    monkeypatch.delitem(pfor._RULES, "Mul")
+    monkeypatch.setitem(pfor._kinds, "Mul", "fallback")  # as if Mul's registry row declared no rule
     x = tf.constant([1., 2.])
     with tf.GradientTape() as t:
         t.watch(x)
@@ -218,7 +218,7 @@ def test_missing_rule_falls_back(monkeypatch):
     with counted() as delta:
         j = t.jacobian(y, x)
     assert delta["fallback"] == 1 and delta["backward_passes"] == 2
-    assert jacobians.last_fallback == "no batching rule for Mul"
+    assert jacobians.last_fallback == "no batching rule for Mul (its registry row declares 'fallback')"
     np.testing.assert_allclose(j.numpy(), np.diag([6., 12.]))
 
 
@@ -402,3 +402,33 @@ def test_backward_pass_that_cannot_be_traced_falls_back():
         j = t.jacobian(y, x)
     assert delta["fallback"] == 1 and jacobians.last_fallback.startswith("tracing the backward pass failed")
     np.testing.assert_allclose(j.numpy(), np.diag([2., 4., 6.]))
+
+
+def test_batching_rules_follow_the_registry():
+    # A "custom" row needs its rule here; a rule for an op whose row declares a shared kind or the fallback
+    # would never run.
+    kinds = {"elementwise", "broadcasting", "custom", "fallback", "undeclared"}
+    for name in _C.op_names():
+        kind = pfor.batching_kind(name)
+        assert kind in kinds, name
+        if kind == "custom":
+            assert name in pfor._CUSTOM, f"{name} declares a custom batching rule but pfor.py has none"
+    for name in pfor._CUSTOM:
+        assert pfor.batching_kind(name) in ("custom", "undeclared"), name
+
+
+def test_declared_kinds_batch_every_elementwise_op():
+    x = tf.constant([0.3, 0.6, 0.9], tf.float64)
+    for name in ("Sin", "Sigmoid", "Softplus", "Erf"):
+        assert pfor.batching_kind(name) == "elementwise"
+        op = _C.op(name)
+        with tf.GradientTape() as t:
+            t.watch(x)
+            y = op(x) * x
+        with counted() as delta:
+            j = t.jacobian(y, x)
+        assert delta["vectorized"] == 1 and delta["fallback"] == 0, name
+        with tf.GradientTape() as t2:
+            t2.watch(x)
+            y2 = op(x) * x
+        np.testing.assert_allclose(j.numpy(), t2.jacobian(y2, x, experimental_use_pfor=False).numpy())

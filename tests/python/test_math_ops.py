@@ -30,6 +30,7 @@ UNARY = [
     ("reciprocal", np.reciprocal, "nonzero", "float"),
     ("sin", np.sin, "any", "float"),
     ("cos", np.cos, "any", "float"),
+    ("tan", np.tan, "any", "float"),
     ("tanh", np.tanh, "any", "float"),
     ("sigmoid", _sigmoid, "any", "float"),
     ("relu", lambda x: np.maximum(x, 0), "any", "numeric"),

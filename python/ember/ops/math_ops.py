@@ -8,90 +8,57 @@ from ember import _C, dtypes, errors
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.ops import array_ops
 
-# What ``from ember.ops.math_ops import *`` (ember.math) exports: tf.math's names. The matrix helpers at the
-# end live in ember.linalg.
-__all__ = [
-    "abs", "add", "add_n", "argmax", "argmin", "cast", "ceil", "cos", "count_nonzero", "cumprod", "cumsum",
-    "divide", "elu", "equal", "erf", "exp", "expm1", "floor", "floor_div", "floordiv", "floormod", "greater",
-    "greater_equal", "is_finite", "is_nan", "less", "less_equal", "log", "log1p", "logical_and", "logical_not",
-    "logical_or", "logical_xor", "matmul", "maximum", "minimum", "mod", "multiply", "negative", "not_equal", "pow",
-    "realdiv", "reciprocal", "reduce_all", "reduce_any", "reduce_euclidean_norm", "reduce_logsumexp", "reduce_max",
-    "reduce_mean", "reduce_min", "reduce_prod", "reduce_std", "reduce_sum", "reduce_variance", "relu", "relu6",
-    "round", "rsqrt", "scalar_mul", "sigmoid", "sign", "sin", "softplus", "sqrt", "square", "squared_difference",
-    "subtract", "tanh", "truediv",
-]
-
 _Cast = _C.op("Cast")
 _RealDiv = _C.op("RealDiv")
 _AddN = _C.op("AddN")
 
 
-def _unary(op_name, doc):
-    op = _C.op(op_name)
+# ---- wrappers generated from the op registry -----------------------------------------------------------
+# An op whose registry row names an ``api_name`` (the element-wise ops of src/ember/kernels/elementwise_ops.h)
+# gets a wrapper that only calls it, with the row's doc as its docstring. Everything below that is written by
+# hand does more than call one op (TensorFlow's Python API converts, checks or composes there).
 
-    def fn(x, name=None):
-        return op(x)
 
-    fn.__doc__ = doc
+def _make_wrapper(info):
+    op = _C.op(info["name"])
+    if info["inputs"] == ["x"]:
+        def fn(x, name=None):
+            return op(x)
+    elif info["inputs"] == ["x", "y"]:
+        def fn(x, y, name=None):
+            return op(x, y)
+    else:
+        raise AssertionError(f"{info['name']}: no generated wrapper for inputs {info['inputs']}")
+    fn.__name__ = fn.__qualname__ = info["api_name"]
+    fn.__doc__ = info["doc"]
+    fn.__module__ = __name__
     return fn
 
 
-def _binary(op_name, doc):
-    op = _C.op(op_name)
+def _generate_wrappers(namespace):
+    names = []
+    for op_name in _C.op_names():
+        info = _C.op_info(op_name)
+        if info["api_name"]:
+            namespace[info["api_name"]] = _make_wrapper(info)
+            names.append(info["api_name"])
+    return names
 
-    def fn(x, y, name=None):
-        return op(x, y)
 
-    fn.__doc__ = doc
-    return fn
+_GENERATED = _generate_wrappers(globals())
 
+# TensorFlow's second names for the same ops.
+floor_div = floordiv  # noqa: F821 - generated above
+mod = floormod  # noqa: F821 - generated above
 
-negative = _unary("Neg", "-x, element-wise.")
-abs = _unary("Abs", "|x|, element-wise.")  # noqa: A001 - TensorFlow's name
-sign = _unary("Sign", "-1, 0 or 1 by the sign of x.")
-exp = _unary("Exp", "e^x.")
-log = _unary("Log", "Natural logarithm.")
-log1p = _unary("Log1p", "log(1 + x).")
-expm1 = _unary("Expm1", "e^x - 1.")
-sqrt = _unary("Sqrt", "Square root.")
-rsqrt = _unary("Rsqrt", "1 / sqrt(x).")
-square = _unary("Square", "x * x.")
-reciprocal = _unary("Reciprocal", "1 / x.")
-sin = _unary("Sin", "Sine.")
-cos = _unary("Cos", "Cosine.")
-tanh = _unary("Tanh", "Hyperbolic tangent.")
-sigmoid = _unary("Sigmoid", "1 / (1 + e^-x).")
-floor = _unary("Floor", "Round toward -inf.")
-ceil = _unary("Ceil", "Round toward +inf.")
-round = _unary("Round", "Round half to even.")  # noqa: A001 - TensorFlow's name
-logical_not = _unary("LogicalNot", "Boolean not.")
-is_nan = _unary("IsNan", "Whether x is NaN.")
-is_finite = _unary("IsFinite", "Whether x is finite.")
-relu = _unary("Relu", "max(x, 0).")
-relu6 = _unary("Relu6", "min(max(x, 0), 6).")
-elu = _unary("Elu", "x if x > 0 else e^x - 1.")
-softplus = _unary("Softplus", "log(1 + e^x).")
-erf = _unary("Erf", "Gauss error function.")
-
-add = _binary("Add", "x + y with broadcasting.")
-subtract = _binary("Sub", "x - y with broadcasting.")
-multiply = _binary("Mul", "x * y with broadcasting.")
-floordiv = _binary("FloorDiv", "floor(x / y).")
-floor_div = floordiv
-floormod = _binary("FloorMod", "x - floor(x / y) * y.")
-mod = floormod
-pow = _binary("Pow", "x ** y.")  # noqa: A001 - TensorFlow's name
-maximum = _binary("Maximum", "Element-wise maximum.")
-minimum = _binary("Minimum", "Element-wise minimum.")
-squared_difference = _binary("SquaredDifference", "(x - y)^2.")
-equal = _binary("Equal", "x == y, element-wise.")
-not_equal = _binary("NotEqual", "x != y, element-wise.")
-less = _binary("Less", "x < y, element-wise.")
-less_equal = _binary("LessEqual", "x <= y, element-wise.")
-greater = _binary("Greater", "x > y, element-wise.")
-greater_equal = _binary("GreaterEqual", "x >= y, element-wise.")
-logical_and = _binary("LogicalAnd", "Boolean and.")
-logical_or = _binary("LogicalOr", "Boolean or.")
+# What ``from ember.ops.math_ops import *`` (ember.math) exports: tf.math's names, the generated ones and
+# those written below. The matrix helpers at the end live in ember.linalg.
+__all__ = sorted(_GENERATED + [
+    "add_n", "argmax", "argmin", "cast", "count_nonzero", "cumprod", "cumsum", "divide", "floor_div",
+    "logical_xor", "matmul", "mod", "reduce_all", "reduce_any", "reduce_euclidean_norm", "reduce_logsumexp",
+    "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_std", "reduce_sum", "reduce_variance",
+    "scalar_mul", "truediv",
+])
 
 
 def logical_xor(x, y, name=None):
@@ -124,10 +91,6 @@ def divide(x, y, name=None):
     return truediv(x, y)
 
 
-def realdiv(x, y, name=None):
-    return _RealDiv(x, y)
-
-
 def add_n(inputs, name=None):
     """Sum of a list of tensors of one shape and dtype."""
     if not inputs:
@@ -136,6 +99,7 @@ def add_n(inputs, name=None):
 
 
 def scalar_mul(scalar, x, name=None):
+    """scalar * x, for a scalar ``scalar`` (TensorFlow's ``tf.math.scalar_mul``)."""
     return multiply(scalar, x)
 
 

@@ -2,59 +2,19 @@
 #pragma once
 
 #include "ember/api/tensor.h"
+#include "ember/kernels/elementwise_ops.h"
 
 namespace ember {
 
-#define EMBER_UNARY_API(fn, Op) \
-  inline Tensor fn(const Tensor& x) { return call_op1(Op, {x}); }
-EMBER_UNARY_API(negative, "Neg")
-EMBER_UNARY_API(abs, "Abs")
-EMBER_UNARY_API(sign, "Sign")
-EMBER_UNARY_API(exp, "Exp")
-EMBER_UNARY_API(log, "Log")
-EMBER_UNARY_API(log1p, "Log1p")
-EMBER_UNARY_API(expm1, "Expm1")
-EMBER_UNARY_API(sqrt, "Sqrt")
-EMBER_UNARY_API(rsqrt, "Rsqrt")
-EMBER_UNARY_API(square, "Square")
-EMBER_UNARY_API(reciprocal, "Reciprocal")
-EMBER_UNARY_API(sin, "Sin")
-EMBER_UNARY_API(cos, "Cos")
-EMBER_UNARY_API(tanh, "Tanh")
-EMBER_UNARY_API(sigmoid, "Sigmoid")
-EMBER_UNARY_API(relu, "Relu")
-EMBER_UNARY_API(relu6, "Relu6")
-EMBER_UNARY_API(elu, "Elu")
-EMBER_UNARY_API(softplus, "Softplus")
-EMBER_UNARY_API(erf, "Erf")
-EMBER_UNARY_API(floor, "Floor")
-EMBER_UNARY_API(ceil, "Ceil")
-EMBER_UNARY_API(round, "Round")
-EMBER_UNARY_API(logical_not, "LogicalNot")
-EMBER_UNARY_API(is_nan, "IsNan")
-EMBER_UNARY_API(is_finite, "IsFinite")
-#undef EMBER_UNARY_API
-
-#define EMBER_BINARY_API(fn, Op) \
-  inline Tensor fn(const Tensor& x, const Tensor& y) { return call_op1(Op, {x, y}); }
-EMBER_BINARY_API(add, "Add")
-EMBER_BINARY_API(subtract, "Sub")
-EMBER_BINARY_API(multiply, "Mul")
-EMBER_BINARY_API(floordiv, "FloorDiv")
-EMBER_BINARY_API(floormod, "FloorMod")
-EMBER_BINARY_API(pow, "Pow")
-EMBER_BINARY_API(maximum, "Maximum")
-EMBER_BINARY_API(minimum, "Minimum")
-EMBER_BINARY_API(squared_difference, "SquaredDifference")
-EMBER_BINARY_API(equal, "Equal")
-EMBER_BINARY_API(not_equal, "NotEqual")
-EMBER_BINARY_API(less, "Less")
-EMBER_BINARY_API(less_equal, "LessEqual")
-EMBER_BINARY_API(greater, "Greater")
-EMBER_BINARY_API(greater_equal, "GreaterEqual")
-EMBER_BINARY_API(logical_and, "LogicalAnd")
-EMBER_BINARY_API(logical_or, "LogicalOr")
+// One function per row of kernels/elementwise_ops.h, named by its `api` column: negative(x), add(x, y), ...
+#define EMBER_UNARY_API(Enum, Op, api, ...) \
+  inline Tensor api(const Tensor& x) { return call_op1(#Op, {x}); }
+#define EMBER_BINARY_API(Enum, Op, api, ...) \
+  inline Tensor api(const Tensor& x, const Tensor& y) { return call_op1(#Op, {x, y}); }
+EMBER_UNARY_OPS(EMBER_UNARY_API)
+EMBER_BINARY_OPS(EMBER_BINARY_API)
 #undef EMBER_BINARY_API
+#undef EMBER_UNARY_API
 
 inline Tensor cast(const Tensor& x, DType dtype) { return call_op1("Cast", {x}, {dtype}); }
 /// True division; integer inputs are converted to floating point first, as tf.math.truediv does.

@@ -43,25 +43,6 @@ const Selected& selected() {
 
 }  // namespace
 
-int64_t unary_cost(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::kExp:
-    case UnaryOp::kLog:
-    case UnaryOp::kLog1p:
-    case UnaryOp::kExpm1:
-    case UnaryOp::kSin:
-    case UnaryOp::kCos:
-    case UnaryOp::kTanh:
-    case UnaryOp::kSigmoid:
-    case UnaryOp::kElu:
-    case UnaryOp::kSoftplus:
-    case UnaryOp::kErf:
-      return 8;
-    default:
-      return 1;
-  }
-}
-
 namespace {
 
 constexpr int64_t kChunkAlign = 64;  // elements: keeps chunks starting on cache-line boundaries

@@ -19,8 +19,7 @@ constexpr int64_t kTileBytes = 4096;
 // Rough cycles per element, for deciding how many threads a program is worth.
 int64_t instruction_cost(const FusedInstruction& instr) {
   if (instr.opcode == FusedOpcode::kUnary) return unary_cost(static_cast<UnaryOp>(instr.op));
-  auto op = static_cast<BinaryOp>(instr.op);
-  return op == BinaryOp::kPow || op == BinaryOp::kFloorMod ? 8 : 1;
+  return binary_cost(static_cast<BinaryOp>(instr.op));
 }
 
 // Where an operand of one step reads (or its result writes) for the tile at element offset `off`.
@@ -319,14 +318,13 @@ int64_t append_binary(std::vector<int64_t>& code, int num_inputs, BinaryOp op, i
 
 bool fusible_unary(UnaryOp op, DType dtype) {
   if (op >= UnaryOp::kCount) return false;
-  bool bool_result = op == UnaryOp::kLogicalNot || op == UnaryOp::kIsNan || op == UnaryOp::kIsFinite;
-  if (bool_result && dtype != DType::kBool) return false;
+  if (returns_bool(op) && dtype != DType::kBool) return false;
   return elementwise_tables().unary[static_cast<int>(op)][static_cast<int>(dtype)] != nullptr;
 }
 
 bool fusible_binary(BinaryOp op, DType dtype) {
   if (op >= BinaryOp::kCount) return false;
-  if (op >= BinaryOp::kEqual && dtype != DType::kBool) return false;  // comparisons produce bool
+  if (returns_bool(op) && dtype != DType::kBool) return false;
   if (is_integer(dtype) && (op == BinaryOp::kFloorDiv || op == BinaryOp::kFloorMod || op == BinaryOp::kPow))
     return false;
   return elementwise_tables().binary[static_cast<int>(op)][static_cast<int>(dtype)].vv != nullptr;

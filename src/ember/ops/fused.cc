@@ -93,6 +93,7 @@ void register_fused_ops(OpRegistry& r) {
       .shape(&fused_shape)
       .prepare(&fused_prepare)
       .kernel(kNumericTypes | kBoolType, &fused_kernel)
+      .batching(BatchingRule::kFallback)
       .done(r);
 }
 

@@ -72,6 +72,7 @@ void register_graph_ops(OpRegistry& r) {
       .flags(kStateful | kNotDifferentiable)
       .shape(&placeholder_shape)
       .kernel(kAllTypes, &placeholder_kernel)
+      .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("Const")
       .doc("A constant value embedded in a graph. Const(value=[1., 2.]) -> [1., 2.]")
@@ -82,6 +83,7 @@ void register_graph_ops(OpRegistry& r) {
       .flags(kKernelAllocates | kNotDifferentiable)
       .shape(&const_shape)
       .kernel(kAllTypes, &const_kernel)
+      .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("PartitionedCall")
       .doc(
@@ -95,6 +97,7 @@ void register_graph_ops(OpRegistry& r) {
       .flags(kVariadicInput | kVariadicMayBeEmpty | kKernelAllocates | kStateful)
       .shape(&call_shape)
       .kernel(kAllTypes, &call_kernel)
+      .batching(BatchingRule::kFallback)
       .done(r);
 }
 

@@ -99,6 +99,7 @@ void register_linalg_ops(OpRegistry& r) {
       .shape(&matmul_shape)
       .kernel(kMatMulTypes, &matmul_kernel)
       .grad(&matmul_grad)
+      .batching(BatchingRule::kCustom)
       .done(r);
 }
 

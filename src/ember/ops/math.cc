@@ -42,6 +42,8 @@ void reciprocal_grad(GradContext& c) {
 }
 void sin_grad(GradContext& c) { c.set(0, c.grad() * unary("Cos", c.input(0))); }
 void cos_grad(GradContext& c) { c.set(0, -c.grad() * unary("Sin", c.input(0))); }
+// d/dx tan(x) = 1 + tan(x)^2, from the output.
+void tan_grad(GradContext& c) { c.set(0, c.grad() * (1.0 + square(c.output(0)))); }
 void tanh_grad(GradContext& c) {
   GradTensor y = c.output(0);
   c.set(0, c.grad() * (1.0 - y * y));
@@ -135,113 +137,62 @@ Status binary_kernel(KernelContext& ctx) {
   return kernels::run_binary(kOp, ctx.input(0), ctx.input(1), ctx.output(0));
 }
 
-struct UnaryDecl {
-  const char* name;
-  UnaryOp op;
+constexpr GradFn not_differentiable = nullptr;
+
+// One OpDef per row of kernels/elementwise_ops.h. The row's dtypes are the kernel tables' (checked at
+// start-up against the loops actually filled in, so the declaration and the kernels cannot disagree).
+struct ElementwiseRow {
+  const kernels::ElementwiseInfo& info;
+  int op;  // the UnaryOp or BinaryOp, as the tile functions take it
   KernelFn kernel;
   uint32_t flags;
-  GradFn grad;  // null exactly when flags hold kNotDifferentiable
+  GradFn grad;
   const char* doc;
 };
 
-#define EMBER_U(op) UnaryOp::op, &unary_kernel<UnaryOp::op>
+#define EMBER_UNARY_ROW(Enum, Op, api, Math, Types, Result, Cost, Flags, Grad, Doc) \
+  ElementwiseRow{kernels::info(UnaryOp::Enum),                                      \
+                 static_cast<int>(UnaryOp::Enum),                                   \
+                 &unary_kernel<UnaryOp::Enum>,                                      \
+                 Flags,                                                             \
+                 Grad,                                                              \
+                 Doc},
+#define EMBER_BINARY_ROW(Enum, Op, api, Math, Types, Result, Cost, Flags, Grad, Doc) \
+  ElementwiseRow{kernels::info(BinaryOp::Enum),                                      \
+                 static_cast<int>(BinaryOp::Enum),                                   \
+                 &binary_kernel<BinaryOp::Enum>,                                     \
+                 Flags,                                                              \
+                 Grad,                                                               \
+                 Doc},
+const ElementwiseRow kUnaryRows[] = {EMBER_UNARY_OPS(EMBER_UNARY_ROW)};
+const ElementwiseRow kBinaryRows[] = {EMBER_BINARY_OPS(EMBER_BINARY_ROW)};
+#undef EMBER_BINARY_ROW
+#undef EMBER_UNARY_ROW
 
-const UnaryDecl kUnaryOps[] = {
-    {"Neg", EMBER_U(kNeg), 0, &neg_grad, "-x. negative([1, -2]) == [-1, 2]"},
-    {"Abs", EMBER_U(kAbs), 0, &abs_grad, "|x|. abs([-1.5, 2]) == [1.5, 2]"},
-    {"Sign", EMBER_U(kSign), 0, &sign_grad, "-1, 0 or 1 (NaN stays NaN). sign([-3, 0, 2]) == [-1, 0, 1]"},
-    {"Exp", EMBER_U(kExp), 0, &exp_grad, "e^x. exp([0.]) == [1.]"},
-    {"Log", EMBER_U(kLog), 0, &log_grad, "Natural logarithm. log([1.]) == [0.]"},
-    {"Log1p", EMBER_U(kLog1p), 0, &log1p_grad, "log(1 + x), accurate near 0. log1p([0.]) == [0.]"},
-    {"Expm1", EMBER_U(kExpm1), 0, &expm1_grad, "e^x - 1, accurate near 0. expm1([0.]) == [0.]"},
-    {"Sqrt", EMBER_U(kSqrt), 0, &sqrt_grad, "Square root. sqrt([4.]) == [2.]"},
-    {"Rsqrt", EMBER_U(kRsqrt), 0, &rsqrt_grad, "1 / sqrt(x). rsqrt([4.]) == [0.5]"},
-    {"Square", EMBER_U(kSquare), 0, &square_grad, "x * x. square([3]) == [9]"},
-    {"Reciprocal", EMBER_U(kReciprocal), 0, &reciprocal_grad, "1 / x. reciprocal([4.]) == [0.25]"},
-    {"Sin", EMBER_U(kSin), 0, &sin_grad, "Sine. sin([0.]) == [0.]"},
-    {"Cos", EMBER_U(kCos), 0, &cos_grad, "Cosine. cos([0.]) == [1.]"},
-    {"Tanh", EMBER_U(kTanh), 0, &tanh_grad, "Hyperbolic tangent. tanh([0.]) == [0.]"},
-    {"Sigmoid", EMBER_U(kSigmoid), 0, &sigmoid_grad, "1 / (1 + e^-x). sigmoid([0.]) == [0.5]"},
-    {"Relu", EMBER_U(kRelu), 0, &relu_grad, "max(x, 0). relu([-1, 2]) == [0, 2]"},
-    {"Relu6", EMBER_U(kRelu6), 0, &relu6_grad, "min(max(x, 0), 6). relu6([-1, 8]) == [0, 6]"},
-    {"Elu", EMBER_U(kElu), 0, &elu_grad, "x if x > 0 else e^x - 1. elu([1., 0.]) == [1., 0.]"},
-    {"Softplus", EMBER_U(kSoftplus), 0, &softplus_grad, "log(1 + e^x). softplus([0.]) == [0.6931472]"},
-    {"Erf", EMBER_U(kErf), 0, &erf_grad, "Gauss error function. erf([0.]) == [0.]"},
-    {"Floor", EMBER_U(kFloor), kNotDifferentiable, nullptr,
-     "Largest integer <= x. floor([1.5, -1.5]) == [1., -2.]"},
-    {"Ceil", EMBER_U(kCeil), kNotDifferentiable, nullptr, "Smallest integer >= x. ceil([1.5]) == [2.]"},
-    {"Round", EMBER_U(kRound), kNotDifferentiable, nullptr,
-     "Round half to even. round([0.5, 1.5]) == [0., 2.]"},
-    {"LogicalNot", EMBER_U(kLogicalNot), kNotDifferentiable, nullptr,
-     "Boolean not. logical_not([True]) == [False]"},
-    {"IsNan", EMBER_U(kIsNan), kNotDifferentiable, nullptr, "x is NaN. is_nan([nan, 1.]) == [True, False]"},
-    {"IsFinite", EMBER_U(kIsFinite), kNotDifferentiable, nullptr,
-     "x is neither infinite nor NaN. is_finite([inf, 1.]) == [False, True]"},
-};
-#undef EMBER_U
-
-struct BinaryDecl {
-  const char* name;
-  BinaryOp op;
-  KernelFn kernel;
-  uint32_t flags;
-  GradFn grad;  // null exactly when flags hold kNotDifferentiable
-  const char* doc;
-};
-
-#define EMBER_B(op) BinaryOp::op, &binary_kernel<BinaryOp::op>
-
-const BinaryDecl kBinaryOps[] = {
-    {"Add", EMBER_B(kAdd), kCommutative, &add_grad, "x + y with broadcasting. add([1, 2], 3) == [4, 5]"},
-    {"Sub", EMBER_B(kSub), 0, &sub_grad, "x - y with broadcasting. subtract([3], [1]) == [2]"},
-    {"Mul", EMBER_B(kMul), kCommutative, &mul_grad, "x * y with broadcasting. multiply([2], [3]) == [6]"},
-    {"RealDiv", EMBER_B(kDiv), 0, &real_div_grad, "x / y for floats. divide([1.], [4.]) == [0.25]"},
-    {"FloorDiv", EMBER_B(kFloorDiv), kNotDifferentiable, nullptr,
-     "floor(x / y). floordiv([-7], [2]) == [-4]"},
-    {"FloorMod", EMBER_B(kFloorMod), 0, &floor_mod_grad, "x - floor(x / y) * y. floormod([-7], [2]) == [1]"},
-    {"Pow", EMBER_B(kPow), 0, &pow_grad, "x ** y. pow([2.], [3.]) == [8.]"},
-    {"Maximum", EMBER_B(kMax), kCommutative, &max_min_grad<true>,
-     "Element-wise max (NaN wins). maximum([1, 5], [3, 2]) == [3, 5]"},
-    {"Minimum", EMBER_B(kMin), kCommutative, &max_min_grad<false>,
-     "Element-wise min (NaN wins). minimum([1, 5], [3, 2]) == [1, 2]"},
-    {"SquaredDifference", EMBER_B(kSquaredDiff), kCommutative, &squared_difference_grad,
-     "(x - y)^2. squared_difference([1.], [3.]) == [4.]"},
-    {"Equal", EMBER_B(kEqual), kCommutative | kNotDifferentiable, nullptr,
-     "x == y. equal([1, 2], 2) == [False, True]"},
-    {"NotEqual", EMBER_B(kNotEqual), kCommutative | kNotDifferentiable, nullptr,
-     "x != y. not_equal([1, 2], 2) == [True, False]"},
-    {"Less", EMBER_B(kLess), kNotDifferentiable, nullptr, "x < y. less([1, 2], 2) == [True, False]"},
-    {"LessEqual", EMBER_B(kLessEqual), kNotDifferentiable, nullptr,
-     "x <= y. less_equal([1, 3], 2) == [True, False]"},
-    {"Greater", EMBER_B(kGreater), kNotDifferentiable, nullptr, "x > y. greater([1, 3], 2) == [False, True]"},
-    {"GreaterEqual", EMBER_B(kGreaterEqual), kNotDifferentiable, nullptr,
-     "x >= y. greater_equal([1, 2], 2) == [False, True]"},
-    {"LogicalAnd", EMBER_B(kLogicalAnd), kCommutative | kNotDifferentiable, nullptr,
-     "Boolean and. logical_and([True], [False]) == [False]"},
-    {"LogicalOr", EMBER_B(kLogicalOr), kCommutative | kNotDifferentiable, nullptr,
-     "Boolean or. logical_or([True], [False]) == [True]"},
-};
-#undef EMBER_B
-
-// Which dtypes each op accepts is read off the kernel tables, so the declaration and the kernels cannot
-// disagree.
-DTypeSet unary_types(UnaryOp op) {
-  DTypeSet set = 0;
-  for (int d = 0; d < kNumDTypes; ++d)
-    if (kernels::elementwise_tables().unary[static_cast<int>(op)][d]) set |= 1u << d;
-  return set;
+void register_elementwise(OpRegistry& r, const ElementwiseRow& row, bool unary) {
+  const kernels::ElementwiseInfo& info = row.info;
+  uint32_t flags = kElementwise | row.flags | (row.grad == nullptr ? kNotDifferentiable : 0u);
+  OpBuilder b(info.op_name);
+  b.doc(row.doc).input("x");
+  if (unary) {
+    b.output("y")
+        .shape(info.returns_bool ? &bool_like_input_shape : &same_as_input_shape)
+        .tile_unary(row.op)
+        .batching(BatchingRule::kElementwise);
+  } else {
+    b.input("y")
+        .output("z")
+        .shape(info.returns_bool ? &broadcast_compare_shape : &broadcast_binary_shape)
+        .tile_binary(row.op)
+        .batching(BatchingRule::kBroadcasting);
+  }
+  b.type_var(info.types)
+      .flags(flags)
+      .kernel(info.types, row.kernel)
+      .grad(row.grad)
+      .api_name(info.api_name)
+      .done(r);
 }
-DTypeSet binary_types(BinaryOp op) {
-  DTypeSet set = 0;
-  for (int d = 0; d < kNumDTypes; ++d)
-    if (kernels::elementwise_tables().binary[static_cast<int>(op)][d].vv) set |= 1u << d;
-  return set;
-}
-
-bool returns_bool(UnaryOp op) {
-  return op == UnaryOp::kLogicalNot || op == UnaryOp::kIsNan || op == UnaryOp::kIsFinite;
-}
-bool returns_bool(BinaryOp op) { return op >= BinaryOp::kEqual; }
 
 // ---- AddN: sum of N same-shape tensors.
 Status add_n_shape(InferContext& ctx) {
@@ -316,39 +267,8 @@ void cast_grad(GradContext& c) {
 }  // namespace
 
 void register_math_ops(OpRegistry& r) {
-  for (const UnaryDecl& d : kUnaryOps) {
-    DTypeSet types = unary_types(d.op);
-    uint32_t flags = kElementwise | d.flags | (returns_bool(d.op) ? kNotDifferentiable : 0u);
-    if (types == kBoolType) flags |= kNotDifferentiable;
-    EMBER_DCHECK((d.grad == nullptr) == ((flags & kNotDifferentiable) != 0));
-    OpBuilder(d.name)
-        .doc(d.doc)
-        .input("x")
-        .output("y")
-        .type_var(types)
-        .flags(flags)
-        .shape(returns_bool(d.op) ? &bool_like_input_shape : &same_as_input_shape)
-        .kernel(types, d.kernel)
-        .tile_unary(static_cast<int>(d.op))
-        .grad(d.grad)
-        .done(r);
-  }
-  for (const BinaryDecl& d : kBinaryOps) {
-    DTypeSet types = binary_types(d.op);
-    EMBER_DCHECK((d.grad == nullptr) == ((d.flags & kNotDifferentiable) != 0));
-    OpBuilder(d.name)
-        .doc(d.doc)
-        .input("x")
-        .input("y")
-        .output("z")
-        .type_var(types)
-        .flags(kElementwise | d.flags)
-        .shape(returns_bool(d.op) ? &broadcast_compare_shape : &broadcast_binary_shape)
-        .kernel(types, d.kernel)
-        .tile_binary(static_cast<int>(d.op))
-        .grad(d.grad)
-        .done(r);
-  }
+  for (const ElementwiseRow& row : kUnaryRows) register_elementwise(r, row, true);
+  for (const ElementwiseRow& row : kBinaryRows) register_elementwise(r, row, false);
   OpBuilder("AddN")
       .doc("Sum of N tensors of one shape. add_n([[1, 2], [3, 4]]) == [4, 6]")
       .input("inputs")
@@ -358,6 +278,7 @@ void register_math_ops(OpRegistry& r) {
       .shape(&add_n_shape)
       .kernel(kNumericTypes, &add_n_kernel)
       .grad(&add_n_grad)
+      .batching(BatchingRule::kCustom)
       .done(r);
   OpBuilder("Cast")
       .doc("Converts to another dtype (floats truncate toward zero). cast([1.7], int32) == [1]")
@@ -369,6 +290,7 @@ void register_math_ops(OpRegistry& r) {
       .shape(&cast_shape)
       .kernel(kAllTypes, &cast_kernel)
       .grad(&cast_grad)
+      .batching(BatchingRule::kCustom)
       .done(r);
 }
 

@@ -288,6 +288,7 @@ void register_nn_ops(OpRegistry& r) {
       .shape(&softmax_shape)
       .kernel(kFloatTypes, &softmax_kernel<false>)
       .grad(&softmax_grad)
+      .batching(BatchingRule::kCustom)
       .done(r);
   OpBuilder("LogSoftmax")
       .doc(
@@ -300,6 +301,7 @@ void register_nn_ops(OpRegistry& r) {
       .shape(&softmax_shape)
       .kernel(kFloatTypes, &softmax_kernel<true>)
       .grad(&log_softmax_grad)
+      .batching(BatchingRule::kCustom)
       .done(r);
   OpBuilder("BiasAdd")
       .doc(
@@ -313,6 +315,7 @@ void register_nn_ops(OpRegistry& r) {
       .shape(&bias_add_shape)
       .kernel(kNumericTypes, &bias_add_kernel)
       .grad(&bias_add_grad)
+      .batching(BatchingRule::kCustom)
       .done(r);
   OpBuilder("L2Loss")
       .doc("sum(t ** 2) / 2 as a scalar. l2_loss([1., 2., 3.]) == 7.")
@@ -322,6 +325,7 @@ void register_nn_ops(OpRegistry& r) {
       .shape(&l2_loss_shape)
       .kernel(kFloatTypes, &l2_loss_kernel)
       .grad(&l2_loss_grad)
+      .batching(BatchingRule::kCustom)
       .done(r);
   OpBuilder("SigmoidCrossEntropyWithLogits")
       .doc(
@@ -335,6 +339,7 @@ void register_nn_ops(OpRegistry& r) {
       .shape(&sigmoid_xent_shape)
       .kernel(kFloatTypes, &sigmoid_xent_kernel)
       .grad(&sigmoid_xent_grad)
+      .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("SoftmaxCrossEntropyWithLogits")
       .doc(
@@ -348,6 +353,7 @@ void register_nn_ops(OpRegistry& r) {
       .shape(&softmax_xent_shape)
       .kernel(kFloatTypes, &softmax_xent_kernel)
       .grad(&softmax_xent_grad)
+      .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("SparseSoftmaxCrossEntropyWithLogits")
       .doc(
@@ -362,6 +368,7 @@ void register_nn_ops(OpRegistry& r) {
       .shape(&sparse_xent_shape)
       .kernel(kFloatTypes, &sparse_xent_kernel)
       .grad(&sparse_xent_grad)
+      .batching(BatchingRule::kFallback)
       .done(r);
 }
 

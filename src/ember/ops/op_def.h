@@ -83,6 +83,16 @@ enum OpFlags : uint32_t {
   kWritesResource = 1u << 9,      // writes the variable named by attribute 0 ("resource")
 };
 
+/// How pfor (python/ember/pfor.py) runs the op on a batch of examples stacked on a new leading dimension
+/// (Note [Vectorising a backward graph] there). The registry test fails on kUndeclared.
+enum class BatchingRule : uint8_t {
+  kUndeclared,
+  kElementwise,   // a map over elements: the op applied to the batched value as it is
+  kBroadcasting,  // operands of lower rank get 1s after the batch dimension, then the op as it is
+  kCustom,        // a rule in pfor.py keyed by the op's name
+  kFallback,      // no rule: pfor says so and the jacobian runs its loop instead
+};
+
 struct OpDef;
 
 /// An op's attributes by position, with typed accessors: the part that shape functions, kernels and
@@ -186,6 +196,10 @@ struct OpDef {
   /// inner loop computes this op, so element-wise fusion can run it over a tile; -1 where none applies.
   int16_t tile_unary = -1;
   int16_t tile_binary = -1;
+  BatchingRule batching = BatchingRule::kUndeclared;
+  /// The snake_case name (TensorFlow's) of the C++ façade function and the Python wrapper generated for the
+  /// op, which only call it; empty where the wrapper is written by hand because it does more.
+  std::string api_name;
   int index = -1;  // position in the registry
 
   bool has_flag(OpFlags f) const { return (flags & f) != 0; }

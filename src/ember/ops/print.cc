@@ -94,6 +94,7 @@ void register_print_ops(OpRegistry& r) {
       .flags(kVariadicInput | kVariadicMayBeEmpty | kStateful | kNotDifferentiable)
       .shape(&print_shape)
       .kernel(kAllTypes, &print_kernel)
+      .batching(BatchingRule::kFallback)
       .done(r);
 }
 

@@ -171,6 +171,7 @@ void register_random_ops(OpRegistry& r) {
         .dispatch_on_output()
         .shape(&stateful_float_shape)
         .kernel(kFloatTypes, d.stateful_kernel)
+        .batching(BatchingRule::kFallback)
         .done(r);
     OpBuilder(d.stateless_name)
         .doc(std::string("Floats ") + d.what + ", a pure function of seed [s0, s1] and shape. " +
@@ -184,6 +185,7 @@ void register_random_ops(OpRegistry& r) {
         .dispatch_on_output()
         .shape(&stateless_float_shape)
         .kernel(kFloatTypes, d.stateless_kernel)
+        .batching(BatchingRule::kFallback)
         .done(r);
   }
   OpBuilder("RandomUniformInt")
@@ -203,6 +205,7 @@ void register_random_ops(OpRegistry& r) {
       .dispatch_on_output()
       .shape(&stateful_int_shape)
       .kernel(kIndexTypes, &stateful_int_kernel)
+      .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("StatelessRandomUniformInt")
       .doc(
@@ -219,6 +222,7 @@ void register_random_ops(OpRegistry& r) {
       .dispatch_on_output()
       .shape(&stateless_int_shape)
       .kernel(kIndexTypes, &stateless_int_kernel)
+      .batching(BatchingRule::kFallback)
       .done(r);
 }
 

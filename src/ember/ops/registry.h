@@ -65,6 +65,8 @@ class OpBuilder {
   /// The kernels::UnaryOp / kernels::BinaryOp (as an int) that computes this op tile by tile.
   OpBuilder& tile_unary(int op) { return def_.tile_unary = static_cast<int16_t>(op), *this; }
   OpBuilder& tile_binary(int op) { return def_.tile_binary = static_cast<int16_t>(op), *this; }
+  OpBuilder& batching(BatchingRule rule) { return def_.batching = rule, *this; }
+  OpBuilder& api_name(std::string name) { return def_.api_name = std::move(name), *this; }
   OpBuilder& kernel(DType d, KernelFn fn) { return def_.kernels[static_cast<int>(d)] = fn, *this; }
   /// The same kernel function for every dtype in `set` (it switches on dtype itself).
   OpBuilder& kernel(DTypeSet set, KernelFn fn) {

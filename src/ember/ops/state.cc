@@ -74,6 +74,7 @@ void register_state_ops(OpRegistry& r) {
       .flags(kStateful | kReadsResource | kKernelAllocates)
       .shape(&read_shape)
       .kernel(kAllTypes, &read_kernel)
+      .batching(BatchingRule::kFallback)
       .done(r);
   struct Assign {
     const char* name;
@@ -97,6 +98,7 @@ void register_state_ops(OpRegistry& r) {
         .flags(kStateful | kWritesResource | kNotDifferentiable)
         .shape(&assign_shape)
         .kernel(a.types, a.kernel)
+        .batching(BatchingRule::kFallback)
         .done(r);
   }
 }

@@ -81,6 +81,7 @@ EMBER_UNARY(SqrtF, std::sqrt(x))
 EMBER_UNARY(RsqrtF, X(1) / std::sqrt(x))
 EMBER_UNARY(SquareF, wrap_mul(x, x))
 EMBER_UNARY(ReciprocalF, X(1) / x)
+EMBER_UNARY(TanF, std::tan(x))
 EMBER_UNARY(TanhF, vtanh(x))
 EMBER_UNARY(SigmoidF, vsigmoid(x))
 EMBER_UNARY(ReluF, x > X(0) ? x : X(0))
@@ -266,56 +267,17 @@ void set_binary(ElementwiseTables& t, BinaryOp op) {
 }  // namespace
 
 void fill_elementwise_tables(ElementwiseTables& t) {
-  using U = UnaryOp;
-  using B = BinaryOp;
-  constexpr DTypeSet kF = kFloatTypes;
-  constexpr DTypeSet kSN = kSignedNumericTypes;
-  constexpr DTypeSet kN = kNumericTypes;
-  set_unary<NegF, false, kSN>(t, U::kNeg);
-  set_unary<AbsF, false, kSN>(t, U::kAbs);
-  set_unary<SignF, false, kSN>(t, U::kSign);
-  set_unary<ExpF, false, kF>(t, U::kExp);
-  set_unary<LogF, false, kF>(t, U::kLog);
-  set_unary<Log1pF, false, kF>(t, U::kLog1p);
-  set_unary<Expm1F, false, kF>(t, U::kExpm1);
-  set_unary<SqrtF, false, kF>(t, U::kSqrt);
-  set_unary<RsqrtF, false, kF>(t, U::kRsqrt);
-  set_unary<SquareF, false, kN>(t, U::kSquare);
-  set_unary<ReciprocalF, false, kF>(t, U::kReciprocal);
-  set_unary<SinF, false, kF>(t, U::kSin);
-  set_unary<CosF, false, kF>(t, U::kCos);
-  set_unary<TanhF, false, kF>(t, U::kTanh);
-  set_unary<SigmoidF, false, kF>(t, U::kSigmoid);
-  set_unary<ReluF, false, kN>(t, U::kRelu);
-  set_unary<Relu6F, false, kN>(t, U::kRelu6);
-  set_unary<EluF, false, kF>(t, U::kElu);
-  set_unary<SoftplusF, false, kF>(t, U::kSoftplus);
-  set_unary<ErfF, false, kF>(t, U::kErf);
-  set_unary<FloorF, false, kF>(t, U::kFloor);
-  set_unary<CeilF, false, kF>(t, U::kCeil);
-  set_unary<RoundF, false, kF>(t, U::kRound);
-  set_unary<LogicalNotF, true, kBoolType>(t, U::kLogicalNot);
-  set_unary<IsNanF, true, kF>(t, U::kIsNan);
-  set_unary<IsFiniteF, true, kF>(t, U::kIsFinite);
-
-  set_binary<AddF, false, kN>(t, B::kAdd);
-  set_binary<SubF, false, kN>(t, B::kSub);
-  set_binary<MulF, false, kN>(t, B::kMul);
-  set_binary<DivF, false, kF>(t, B::kDiv);
-  set_binary<FloorDivF, false, kN>(t, B::kFloorDiv);
-  set_binary<FloorModF, false, kN>(t, B::kFloorMod);
-  set_binary<PowF, false, kN>(t, B::kPow);
-  set_binary<MaxF, false, kN>(t, B::kMax);
-  set_binary<MinF, false, kN>(t, B::kMin);
-  set_binary<SquaredDiffF, false, kN>(t, B::kSquaredDiff);
-  set_binary<EqualF, true, kAllTypes>(t, B::kEqual);
-  set_binary<NotEqualF, true, kAllTypes>(t, B::kNotEqual);
-  set_binary<LessF, true, kN>(t, B::kLess);
-  set_binary<LessEqualF, true, kN>(t, B::kLessEqual);
-  set_binary<GreaterF, true, kN>(t, B::kGreater);
-  set_binary<GreaterEqualF, true, kN>(t, B::kGreaterEqual);
-  set_binary<LogicalAndF, true, kBoolType>(t, B::kLogicalAnd);
-  set_binary<LogicalOrF, true, kBoolType>(t, B::kLogicalOr);
+#define EMBER_SET(set_fn, Kind, Enum, Math, Types, Result) \
+  set_fn<Math, ElementwiseResult::k##Result == ElementwiseResult::kBool, Types>(t, Kind::Enum);
+#define EMBER_SET_UNARY(Enum, Op, api, Math, Types, Result, ...) \
+  EMBER_SET(set_unary, UnaryOp, Enum, Math, Types, Result)
+#define EMBER_SET_BINARY(Enum, Op, api, Math, Types, Result, ...) \
+  EMBER_SET(set_binary, BinaryOp, Enum, Math, Types, Result)
+  EMBER_UNARY_OPS(EMBER_SET_UNARY)
+  EMBER_BINARY_OPS(EMBER_SET_BINARY)
+#undef EMBER_SET_BINARY
+#undef EMBER_SET_UNARY
+#undef EMBER_SET
 }
 
 }  // namespace ember::kernels::EMBER_ISA
