@@ -156,6 +156,10 @@ void add_derived_attrs(const OpDef& op, std::span<const DType> inputs, std::span
       if (!outputs.empty()) set_type(out, std::string(t.attr), outputs[0]);
       continue;
     }
+    // The operand must be a declared input of its own (ConcatV2's axis after its variadic values), not
+    // still an attribute.
+    const int declared = static_cast<int>(op.inputs.size());
+    if (t.input < 0 ? declared < 2 : t.input >= declared) continue;
     const int input = t.input < 0 ? static_cast<int>(inputs.size()) + t.input : t.input;
     if (input >= 0 && input < static_cast<int>(inputs.size()))
       set_type(out, std::string(t.attr), inputs[input]);

@@ -767,5 +767,23 @@ TEST(GraphDefLibrary, NoOpsForwardTheirControlEdges) {
   EXPECT_EQ(waits, (std::vector<std::string>{"a", "b"}));
 }
 
+// A type attribute naming an operand's dtype is written only when the operand is an input: ConcatV2's
+// Tidx is the axis's dtype (int32), never a value's (this wrote float while the axis was an attribute).
+TEST(GraphDef, TypeAttributesNameTheOperandsDtype) {
+  proto::GraphDef gd;
+  ASSERT_TRUE(gd.ParseFromString(export_ok(trace_many_attrs()->graph)));
+  const OpDef& concat = op_def("ConcatV2");
+  for (const proto::NodeDef& n : gd.node()) {
+    if (n.op() != "ConcatV2") continue;
+    auto tidx = n.attr().find("Tidx");
+    if (concat.inputs.size() < 2) {
+      EXPECT_EQ(tidx, n.attr().end());
+    } else {
+      ASSERT_NE(tidx, n.attr().end());
+      EXPECT_EQ(tidx->second.type(), proto::DT_INT32);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ember
