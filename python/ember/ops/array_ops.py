@@ -187,7 +187,9 @@ def reshape(tensor, shape, name=None):
 def transpose(a, perm=None, conjugate=False, name="transpose"):
     """Permutes dimensions; by default reverses them."""
     a = _tensor(a)
-    if perm is None:
+    if perm is None and a.shape.rank is None:  # reversed axes of a rank known only at run time
+        perm = range(rank(a) - 1, -1, -1)
+    elif perm is None:
         perm = list(builtins.range(a.ndim - 1, -1, -1))
     return _Transpose(a, _shape_operand(perm, "Transpose", "perm"))
 
@@ -289,6 +291,13 @@ def pad(tensor, paddings, mode="CONSTANT", constant_values=0, name=None):
     if upper not in ("CONSTANT", "REFLECT", "SYMMETRIC"):
         raise ValueError('Pad: value of argument `mode` expected to be one of "CONSTANT", "REFLECT", or '
                          f'"SYMMETRIC". Received `mode` = {mode}')
+    if isinstance(paddings, (list, tuple)) and any(
+            isinstance(row, (list, tuple)) and any(isinstance(v, Tensor) for v in row) for row in paddings):
+        rows = [_pack_ints(row, "Pad", "paddings") if any(isinstance(v, Tensor) for v in row)
+                else _Cast(convert_to_tensor([_to_int(v, "Pad", "paddings") for v in row]), dtypes.int32)
+                for row in paddings]
+        wide = any(r.dtype == dtypes.int64 for r in rows)
+        paddings = _Pack([_Cast(r, dtypes.int64) if wide and r.dtype != dtypes.int64 else r for r in rows], 0)
     if isinstance(paddings, Tensor) and paddings._is_symbolic:  # computed in the graph: read at run time
         if paddings.dtype not in _INDEX_DTYPES:
             raise _invalid("Pad", f"paddings must be an int32 or int64 tensor, got dtype {paddings.dtype.name}")

@@ -123,6 +123,8 @@ def _scalar_axis(axis):
 def _axes(x, axis):
     """TF's axis argument (None = all axes, an int, a list or a tensor) as a list of ints."""
     if axis is None:
+        if x.shape.rank is None:  # every axis of a rank known only at run time: range(rank(x))
+            return array_ops.range(array_ops.rank(x))
         return list(range(x.ndim))
     if isinstance(axis, Tensor):
         if not axis.dtype.is_integer:

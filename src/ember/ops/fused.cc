@@ -21,8 +21,20 @@ Status fused_shape(InferContext& ctx) {
   const DType dtype = ctx.inputs[0].dtype;
   auto program = decode(ctx, static_cast<int>(ctx.inputs.size()), dtype);
   if (!program.ok()) return program.status();
-  auto domain = Shape::from_dims(ctx.attr_ints(kShape));
+  // A program fused over unknown dims keeps -1 there; the inputs' broadcast fills in what they know.
+  auto domain = Shape::from_dims(ctx.attr_ints(kShape), /*allow_unknown=*/true);
   if (!domain.ok()) return domain.status().with_prefix("shape: ");
+  if (!domain->fully_defined()) {
+    Shape known = Shape();
+    for (const TensorSpec& in : ctx.inputs) {
+      auto b = broadcast_shapes(known, in.shape);
+      if (b.ok()) known = *b;
+    }
+    for (int i = 0; known.rank_known() && i < domain->rank(); ++i) {
+      const int j = known.rank() - domain->rank() + i;
+      if (domain->dim(i) < 0 && j >= 0 && known.dim(j) > 1) domain->set_dim(i, known.dim(j));
+    }
+  }
   // Every input broadcasts to the domain; unknown dims are checked when the kernel runs.
   for (size_t k = 0; k < ctx.inputs.size(); ++k) {
     const Shape& in = ctx.inputs[k].shape;
@@ -30,7 +42,7 @@ Status fused_shape(InferContext& ctx) {
     bool fits = in.rank() <= domain->rank();
     for (int i = 0; fits && i < in.rank(); ++i) {
       int64_t d = in.dim(i), want = domain->dim(domain->rank() - in.rank() + i);
-      fits = d < 0 || d == 1 || d == want;
+      fits = d < 0 || want < 0 || d == 1 || d == want;
     }
     if (!fits)
       return invalid_argument("input #", k, " has shape ", in.to_string(),

@@ -186,19 +186,30 @@ GradTensor sum(const GradTensor& x, std::vector<int64_t> axes, bool keepdims) {
   return emit1("Sum", {x, int_vector(axes)}, std::move(attrs));
 }
 
-GradTensor reduce_to(const GradTensor& g, const GradTensor& like) {
+namespace {
+// Whether nothing can have broadcast `like` along its dim i when it was broadcast against `other`: the
+// other operand does not reach that dim, or is 1 there, so the result's dim is like's own.
+bool not_broadcast_by(const Shape& like, int i, const GradTensor* other) {
+  if (other == nullptr || !other->shape().rank_known()) return false;
+  const Shape& os = other->shape();
+  const int j = i - (like.rank() - os.rank());  // other's aligned dim
+  return j < 0 || os.dim(j) == 1;
+}
+
+GradTensor reduce_to_impl(const GradTensor& g, const GradTensor& like, const GradTensor* other) {
   const Shape& gs = g.shape();
   const Shape& ls = like.shape();
   if (gs == ls && gs.fully_defined()) return g;
   bool dynamic = !gs.rank_known() || !ls.rank_known();
   if (!dynamic) {
-    // Statically decidable unless `like` has an unknown dim where g's is not 1: whether it was broadcast
-    // there is only known at run time. (Summing a dim of g that turns out to be 1 changes nothing.)
+    // Statically decidable unless `like` has an unknown dim where g's is not 1 and the other operand could
+    // have broadcast it: whether it was is then only known at run time. (Summing a dim of g that turns out
+    // to be 1 changes nothing.)
     const int lead = gs.rank() - ls.rank();
     dynamic = lead < 0;
     for (int i = 0; !dynamic && i < ls.rank(); ++i) {
       const int64_t ld = ls.dim(i), gd = gs.dim(lead + i);
-      dynamic = ld < 0 && gd != 1;
+      dynamic = ld < 0 && gd != 1 && !not_broadcast_by(ls, i, other);
     }
   }
   if (dynamic) {
@@ -217,6 +228,13 @@ GradTensor reduce_to(const GradTensor& g, const GradTensor& like) {
   if (!leading.empty()) r = sum(r, leading, false);
   if (!inner.empty()) r = sum(r, inner, true);
   return r;
+}
+}  // namespace
+
+GradTensor reduce_to(const GradTensor& g, const GradTensor& like) { return reduce_to_impl(g, like, nullptr); }
+
+GradTensor reduce_to(const GradTensor& g, const GradTensor& like, const GradTensor& other) {
+  return reduce_to_impl(g, like, &other);
 }
 
 GradTensor reshape(const GradTensor& x, std::vector<int64_t> dims) {

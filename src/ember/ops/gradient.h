@@ -113,6 +113,9 @@ GradTensor add_n(std::span<const GradTensor> xs);
 GradTensor sum(const GradTensor& x, std::vector<int64_t> axes, bool keepdims);
 /// Sums `g` (the gradient of a broadcast result) down to `like`'s shape: the reverse of broadcasting.
 GradTensor reduce_to(const GradTensor& g, const GradTensor& like);
+/// The same when `like` was broadcast against `other` (a binary op's operands): a dim of `like` unknown
+/// while tracing needs no run-time check where `other` cannot have broadcast it.
+GradTensor reduce_to(const GradTensor& g, const GradTensor& like, const GradTensor& other);
 GradTensor reshape(const GradTensor& x, std::vector<int64_t> dims);
 /// Reshapes `x` to the shape held by the int vector `shape`.
 GradTensor reshape_to(const GradTensor& x, const GradTensor& shape);

@@ -77,39 +77,39 @@ void erf_grad(GradContext& c) {
 // ---- Gradients of the binary ops. Inputs broadcast against each other, so each input's gradient is
 // summed back to its own shape (reduce_to).
 void add_grad(GradContext& c) {
-  c.set(0, reduce_to(c.grad(), c.input(0)));
-  c.set(1, reduce_to(c.grad(), c.input(1)));
+  c.set(0, reduce_to(c.grad(), c.input(0), c.input(1)));
+  c.set(1, reduce_to(c.grad(), c.input(1), c.input(0)));
 }
 void sub_grad(GradContext& c) {
-  c.set(0, reduce_to(c.grad(), c.input(0)));
-  c.set(1, reduce_to(-c.grad(), c.input(1)));
+  c.set(0, reduce_to(c.grad(), c.input(0), c.input(1)));
+  c.set(1, reduce_to(-c.grad(), c.input(1), c.input(0)));
 }
 void mul_grad(GradContext& c) {
   GradTensor x = c.input(0), y = c.input(1), dy = c.grad();
-  c.set(0, reduce_to(dy * y, x));
-  c.set(1, reduce_to(x * dy, y));
+  c.set(0, reduce_to(dy * y, x, y));
+  c.set(1, reduce_to(x * dy, y, x));
 }
 void real_div_grad(GradContext& c) {
   GradTensor x = c.input(0), y = c.input(1), dy = c.grad();
-  c.set(0, reduce_to(dy / y, x));
-  c.set(1, reduce_to(dy * (-x / y / y), y));
+  c.set(0, reduce_to(dy / y, x, y));
+  c.set(1, reduce_to(dy * (-x / y / y), y, x));
 }
 // x mod y = x - floor(x / y) * y; the floor is piecewise constant.
 void floor_mod_grad(GradContext& c) {
   GradTensor x = c.input(0), y = c.input(1), dy = c.grad();
-  c.set(0, reduce_to(dy, x));
-  c.set(1, reduce_to(-dy * binary("FloorDiv", x, y), y));
+  c.set(0, reduce_to(dy, x, y));
+  c.set(1, reduce_to(-dy * binary("FloorDiv", x, y), y, x));
 }
 // d/dy x^y = x^y log(x) is taken as 0 where x <= 0 (there x^y is real only at integer y, so it has no
 // derivative in y). log sees 1 there instead of x, so that the unused branch of the select is finite
 // and a second derivative does not pick up NaN from it.
 void pow_grad(GradContext& c) {
   GradTensor x = c.input(0), y = c.input(1), z = c.output(0), dy = c.grad();
-  c.set(0, reduce_to(dy * y * binary("Pow", x, y - 1.0), x));
+  c.set(0, reduce_to(dy * y * binary("Pow", x, y - 1.0), x, y));
   GradTensor positive = compare("Greater", x, scalar(0, x.dtype()));
   GradTensor safe_x = select(positive, x, scalar(1, x.dtype()));
   GradTensor log_x = select(positive, log(safe_x), scalar(0, x.dtype()));
-  c.set(1, reduce_to(dy * z * log_x, y));
+  c.set(1, reduce_to(dy * z * log_x, y, x));
 }
 // Ties send the whole gradient to x, as TensorFlow's.
 template <bool kMax>
@@ -117,14 +117,14 @@ void max_min_grad(GradContext& c) {
   GradTensor x = c.input(0), y = c.input(1), dy = c.grad();
   GradTensor x_wins = compare(kMax ? "GreaterEqual" : "LessEqual", x, y);
   GradTensor zero = scalar(0, dy.dtype());
-  c.set(0, reduce_to(select(x_wins, dy, zero), x));
-  c.set(1, reduce_to(select(x_wins, zero, dy), y));
+  c.set(0, reduce_to(select(x_wins, dy, zero), x, y));
+  c.set(1, reduce_to(select(x_wins, zero, dy), y, x));
 }
 void squared_difference_grad(GradContext& c) {
   GradTensor x = c.input(0), y = c.input(1);
   GradTensor dx = c.grad() * (2.0 * (x - y));
-  c.set(0, reduce_to(dx, x));
-  c.set(1, reduce_to(-dx, y));
+  c.set(0, reduce_to(dx, x, y));
+  c.set(1, reduce_to(-dx, y, x));
 }
 
 template <UnaryOp kOp>

@@ -1,0 +1,94 @@
+"""Dynamic shapes end to end (issue 13), compared with TensorFlow: functions traced with None dimensions,
+shapes computed from tf.shape flowing into shape operands, and gradients through them."""
+import numpy as np
+import pytest
+import tensorflow as real_tf
+
+import ember as tf
+
+
+def _both(build, signature, *args):
+    """build(tf_module) traced with `signature` (a list of (shape, dtype name)) in ember and TensorFlow."""
+    outs = []
+    for module in (tf, real_tf):
+        spec = [module.TensorSpec(shape, getattr(module, dtype)) for shape, dtype in signature]
+        fn = module.function(build(module), input_signature=spec)
+        out = fn(*args)
+        outs.append([np.asarray(o) for o in (out if isinstance(out, (list, tuple)) else [out])])
+    return outs
+
+
+def test_the_issues_first_program_differentiates_a_none_batch():
+    w = tf.Variable(tf.ones((3, 2)))
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    def loss(x):
+        return tf.reduce_sum(tf.matmul(x, w) ** 2)
+
+    with tf.GradientTape() as t:
+        value = loss(tf.ones((4, 3)))
+    rw = real_tf.Variable(real_tf.ones((3, 2)))
+    with real_tf.GradientTape() as rt:
+        expected = real_tf.reduce_sum(real_tf.matmul(real_tf.ones((4, 3)), rw) ** 2)
+    assert float(value) == float(expected)
+    np.testing.assert_allclose(t.gradient(value, w).numpy(), rt.gradient(expected, rw).numpy())
+
+
+def test_the_issues_second_program_reshapes_by_a_computed_shape():
+    def build(m):
+        def half(x):
+            n = m.shape(x)[0]
+            return m.reshape(x, [n // 2, 2])
+        return half
+
+    for n in (0, 2, 6):
+        ours, theirs = _both(build, [([None], "float32")], np.arange(n, dtype=np.float32))
+        np.testing.assert_array_equal(ours[0], theirs[0])
+    half = tf.function(build(tf), input_signature=[tf.TensorSpec([None], tf.float32)])
+    assert half.get_concrete_function().structured_outputs.shape.as_list() == [None, 2]
+
+
+@pytest.mark.parametrize("case", ["slice", "range", "random_shape", "fill", "tile", "split", "gather", "pad",
+                                  "one_hot", "transpose_unknown_rank", "reduce_unknown_rank", "boolean_mask"])
+def test_shape_operands_computed_in_the_graph_match_tensorflow(case):
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    builds = {
+        "slice": lambda m: lambda x: x[1:m.shape(x)[0] - 1, ::2],
+        "range": lambda m: lambda x: m.cast(m.range(m.shape(x)[0]), m.float32) + m.reduce_sum(x),
+        "random_shape": lambda m: lambda x: m.shape(m.random.uniform(m.shape(x)) + x),
+        "fill": lambda m: lambda x: m.fill(m.stack([m.shape(x)[1], m.shape(x)[0]]), 2.0),
+        "tile": lambda m: lambda x: m.tile(x, [1, m.shape(x)[0] // 2]),
+        "split": lambda m: lambda x: m.split(x, 2, axis=1)[1],
+        "gather": lambda m: lambda x: m.gather(x, m.range(m.shape(x)[0] - 1), axis=0),
+        "pad": lambda m: lambda x: m.pad(x, [[0, m.shape(x)[0] // 4], [1, 0]]),
+        "one_hot": lambda m: lambda x: m.one_hot(m.range(3), m.shape(x)[1]),
+        "transpose_unknown_rank": lambda m: lambda x: m.transpose(x),
+        "reduce_unknown_rank": lambda m: lambda x: m.reduce_sum(x) + m.reduce_max(x),
+        "boolean_mask": lambda m: lambda x: m.boolean_mask(x, x[:, 0] > 5.0),
+    }
+    signature = [(None if case.endswith("unknown_rank") else [None, None], "float32")]
+    ours, theirs = _both(builds[case], signature, x)
+    np.testing.assert_array_equal(ours[0], theirs[0])
+
+
+def test_gradients_through_dynamic_shapes_match_tensorflow():
+    x = np.random.default_rng(0).normal(size=(5, 4)).astype(np.float32)
+
+    def loss(m, x):
+        n = m.shape(x)[0]
+        y = m.reshape(x[: n - 1], [-1, 2]) * m.range(1.0, 3.0)
+        z = m.tile(m.reduce_mean(y, axis=0, keepdims=True), [n, 1])
+        return m.reduce_sum(m.gather(x, m.range(n) // 2)) + m.reduce_sum(z * z) + m.reduce_prod(x[:2, :2])
+
+    grads = []
+    for m in (tf, real_tf):
+        @m.function(input_signature=[m.TensorSpec([None, None], m.float32)])
+        def step(x):
+            with m.GradientTape() as t:
+                t.watch(x)
+                value = loss(m, x)
+            return value, t.gradient(value, x)
+
+        grads.append([np.asarray(v) for v in step(x)])
+    np.testing.assert_allclose(grads[0][0], grads[1][0], rtol=1e-5)
+    np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-5, atol=1e-6)
