@@ -446,7 +446,7 @@ def _bias_add(node, ins, n):
 def _reduce(node, ins, n):
     x = ins[0]
     axes = [_axis(a, x.rank) for a in _ints(ins[1], "axis")]
-    return _op(node.type)(x.value, axes, node.attrs["keepdims"])
+    return _op(node.type)(x.value, axes, node.attrs["keep_dims"])
 
 
 @_rule("ArgMax", "ArgMin")

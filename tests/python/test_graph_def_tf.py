@@ -301,3 +301,41 @@ def test_a_bad_library_is_a_clear_error():
     with pytest.raises(em.errors.InvalidArgumentError, match="has no output 'nonexistent'"):
         em.graph_util.import_graph_def(broken)
     assert call.attr["f"].func.name == function.signature.name
+
+
+def _shape_operand_program(m):
+    """Shape operands computed at run time: Shape, StridedSlice, Pack into Reshape, Fill, Tile, a reduction
+    axis, Range, Pad, GatherV2, OneHot, Slice."""
+    def program(x):
+        n = m.shape(x)[0]
+        rows = m.reshape(x, [n * 2, -1])
+        widened = m.tile(m.reduce_sum(rows, axis=1, keepdims=True), [1, 3])
+        picked = m.gather(m.transpose(widened), m.range(n) % 3, axis=1)
+        padded = m.pad(picked, [[0, 1], [n // 2, 0]])
+        hot = m.one_hot(m.range(n), n + 1)
+        return (m.reduce_sum(padded) + m.reduce_sum(m.slice(x, [0, 1], [n, 2])) + m.reduce_sum(hot)
+                + m.reduce_sum(m.fill(m.shape(x), 0.5)))
+    return program
+
+
+def test_tensorflow_runs_ember_shape_operands_computed_in_the_graph():
+    f = em.function(_shape_operand_program(em), input_signature=[em.TensorSpec([None, 4], em.float32)])
+    graph = f.get_concrete_function().graph
+    gd = graph.as_graph_def()
+    assert {"Reshape", "Tile", "Sum", "GatherV2", "Pad", "OneHot", "Slice", "Fill", "Range"} <= {
+        n.op for n in gd.node}
+    for batch in (2, 5):
+        x = np.arange(batch * 4, dtype=np.float32).reshape(batch, 4)
+        got = run_in_tensorflow(gd.SerializeToString(), [t.name for t in graph.inputs],
+                                [t.name for t in graph.outputs], x)
+        np.testing.assert_allclose(got[0].numpy(), f(x).numpy(), rtol=1e-6)
+
+
+def test_ember_runs_tensorflows_shape_operands_computed_in_the_graph():
+    program = tf.function(_shape_operand_program(tf), input_signature=[tf.TensorSpec([None, 4], tf.float32)])
+    concrete = program.get_concrete_function()
+    graph = em.graph_util.import_graph_def(concrete.graph.as_graph_def())
+    fn = em.NewGraphFunction(graph, ["x:0"], [t.name for t in concrete.outputs])
+    for batch in (2, 5):
+        x = np.arange(batch * 4, dtype=np.float32).reshape(batch, 4)
+        np.testing.assert_allclose(fn(x).numpy(), program(x).numpy(), rtol=1e-6)

@@ -17,6 +17,7 @@
 #include "ember/graph.pb.h"
 #include "ember/graph/function_def.h"
 #include "ember/graph/graph_def_ops.h"
+#include "ember/graph/partial_value.h"
 #include "ember/graph/tensor_proto.h"
 #include "ember/ops/registry.h"
 
@@ -723,9 +724,18 @@ StatusOr<std::unique_ptr<FunctionGraph>> build_graph(
       specs.push_back(source.outputs[in.output]);
       constants.push_back(source.op == &const_op ? std::get<TensorRef>(source.attrs[0]).get() : nullptr);
     }
+    // Shape operands computed in the graph (Shape -> StridedSlice -> Pack -> Reshape, as TensorFlow
+    // writes a dynamic reshape): what is known of them, as while tracing.
+    std::vector<PartialValue> partials(values.size());
+    SmallVector<const PartialValue*, 4> partial_of;
+    for (size_t k = 0; k < values.size(); ++k) {
+      const bool shape_like = !op.inputs.empty() && op.inputs[std::min(k, op.inputs.size() - 1)].shape_like;
+      if (shape_like && constants[k] == nullptr) partials[k] = partial_value(g, values[k]);
+      partial_of.push_back(shape_like && constants[k] == nullptr ? &partials[k] : nullptr);
+    }
     SmallVector<TensorSpec, 2> outputs;
     Status s = infer_op(op, {specs.data(), specs.size()}, {constants.data(), constants.size()},
-                        {attrs.data(), attrs.size()}, outputs);
+                        {attrs.data(), attrs.size()}, outputs, {partial_of.data(), partial_of.size()});
     if (!s.ok()) return s.with_prefix(where);
     auto loc = locations.find(node.name());
     int32_t id = g.add_node(op, {values.data(), values.size()}, std::move(attrs), std::move(outputs),

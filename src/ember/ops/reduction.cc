@@ -3,8 +3,8 @@
 //
 // Signatures follow TensorFlow's ops: input 1, `axis` (TF's reduction_indices), is an int tensor listing
 // the axes to reduce (negative counts from the end; an empty list reduces nothing, as tf.raw_ops.Sum with
-// axis=[] — the Python and C++ APIs turn axis=None into every axis); attribute `keepdims` keeps reduced
-// axes as size 1.
+// axis=[] — the Python and C++ APIs turn axis=None into every axis); attribute `keep_dims` (TensorFlow's
+// name) keeps reduced axes as size 1.
 #include <algorithm>
 #include <string>
 #include <type_traits>
@@ -432,7 +432,7 @@ void register_reduction_ops(OpRegistry& r) {
         .input_shape_like("axis")
         .output("output")
         .type_var(d.types)
-        .attr("keepdims", AttrType::kBool, false)
+        .attr("keep_dims", AttrType::kBool, false)
         .flags(d.flags)
         .shape(&reduction_shape)
         .kernel(d.types, d.kernel)
