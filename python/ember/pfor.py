@@ -359,8 +359,8 @@ def _only_first_batched(ins):
 #
 # Each op's registry row declares how it batches (OpDef::batching, _C.op_info(op)["batching"]): the kinds
 # below are rules shared by every op that declares them; "custom" ops have their own rule here, keyed by the
-# op's name; "fallback" ops have none (the jacobian runs its loop). Ops whose row declares nothing yet
-# ("undeclared") are looked up among the custom rules too.
+# op's name; "fallback" ops have none (the jacobian runs its loop). The registry test fails for a row that
+# declares nothing.
 
 
 def _elementwise(node, ins, n):
@@ -391,7 +391,7 @@ def rule_for(op_type):
     """The batching rule for an op type; raises Unbatchable where there is none."""
     kind = batching_kind(op_type)
     rule = _KIND_RULES.get(kind)
-    if rule is None and kind in ("custom", "undeclared"):
+    if rule is None and kind == "custom":
         rule = _CUSTOM.get(op_type)
     if rule is None:
         raise Unbatchable(f"no batching rule for {op_type} (its registry row declares {kind!r})")
@@ -407,10 +407,6 @@ def _rule(*names):
     return register
 
 
-# Rules of ops whose rows are in files being rewritten for shape operands (array and reduction ops): the
-# shared kinds, registered by name until those rows declare them.
-_rule("Identity", "StopGradient", "ZerosLike", "OnesLike")(_elementwise)
-_rule("SelectV2")(_broadcasting)
 
 
 @_rule("Cast")

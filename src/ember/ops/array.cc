@@ -807,6 +807,7 @@ void register_array_ops(OpRegistry& r) {
       .shape(&reshape_shape)
       .kernel(kAllTypes, &reshape_kernel)
       .grad(&reshape_grad)
+      .batching(BatchingRule::kCustom)
       .done(r);
   OpBuilder("Identity")
       .doc("The input itself (a view). identity([1, 2]) == [1, 2]")
@@ -817,6 +818,7 @@ void register_array_ops(OpRegistry& r) {
       .shape(&same_as_input_shape)
       .kernel(kAllTypes, &identity_kernel)
       .grad(&identity_grad)
+      .batching(BatchingRule::kElementwise)
       .done(r);
   OpBuilder("StopGradient")
       .doc("The input, through which no gradient flows. stop_gradient([1., 2.]) == [1., 2.]")
@@ -826,6 +828,7 @@ void register_array_ops(OpRegistry& r) {
       .flags(kKernelAllocates | kNotDifferentiable)
       .shape(&same_as_input_shape)
       .kernel(kAllTypes, &identity_kernel)
+      .batching(BatchingRule::kElementwise)
       .done(r);
   OpBuilder("Transpose")
       .doc(
@@ -839,6 +842,7 @@ void register_array_ops(OpRegistry& r) {
       .shape(&transpose_shape)
       .kernel(kAllTypes, &transpose_kernel)
       .grad(&transpose_grad)
+      .batching(BatchingRule::kCustom)
       .done(r);
   OpBuilder("ExpandDims")
       .doc(
@@ -852,6 +856,7 @@ void register_array_ops(OpRegistry& r) {
       .shape(&expand_dims_shape)
       .kernel(kAllTypes, &expand_dims_kernel)
       .grad(&reshape_grad)
+      .batching(BatchingRule::kCustom)
       .done(r);
   OpBuilder("Squeeze")
       .doc("Removes size-1 axes (the listed ones, or all) (a view). squeeze(zeros([1, 2, 1])).shape == [2]")
@@ -863,6 +868,7 @@ void register_array_ops(OpRegistry& r) {
       .shape(&squeeze_shape)
       .kernel(kAllTypes, &squeeze_kernel)
       .grad(&reshape_grad)
+      .batching(BatchingRule::kCustom)
       .done(r);
   OpBuilder("Shape")
       .doc("The shape as a 1-D tensor. shape(zeros([2, 3])) == [2, 3]")
@@ -873,6 +879,7 @@ void register_array_ops(OpRegistry& r) {
       .flags(kNotDifferentiable | kReadsOnlyShape)
       .shape(&shape_shape)
       .kernel(kAllTypes, &shape_kernel)
+      .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("BroadcastGradientArgs")
       .doc(
@@ -885,6 +892,7 @@ void register_array_ops(OpRegistry& r) {
       .flags(kNotDifferentiable | kKernelAllocates)
       .shape(&broadcast_gradient_args_shape)
       .kernel(kIndexTypes, &broadcast_gradient_args_kernel)
+      .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("Size")
       .doc("The number of elements as a scalar. size(zeros([2, 3])) == 6")
@@ -895,6 +903,7 @@ void register_array_ops(OpRegistry& r) {
       .flags(kNotDifferentiable | kReadsOnlyShape)
       .shape(&size_shape)
       .kernel(kAllTypes, &size_kernel)
+      .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("Rank")
       .doc("The number of dimensions as an int32 scalar. rank(zeros([2, 3])) == 2")
@@ -904,6 +913,7 @@ void register_array_ops(OpRegistry& r) {
       .flags(kNotDifferentiable | kReadsOnlyShape)
       .shape(&rank_shape)
       .kernel(kAllTypes, &rank_kernel)
+      .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("ConcatV2")
       .doc("Joins tensors along an existing axis. concat([[1, 2]], [[3, 4]]], axis=0) == [[1, 2], [3, 4]]")
@@ -915,6 +925,7 @@ void register_array_ops(OpRegistry& r) {
       .shape(&concat_shape)
       .kernel(kAllTypes, &concat_kernel)
       .grad(&concat_grad)
+      .batching(BatchingRule::kCustom)
       .done(r);
   OpBuilder("Pack")
       .doc("Stacks same-shape tensors along a new axis. stack([[1, 2], [3, 4]], axis=1) == [[1, 3], [2, 4]]")
@@ -926,6 +937,7 @@ void register_array_ops(OpRegistry& r) {
       .shape(&pack_shape)
       .kernel(kAllTypes, &pack_kernel)
       .grad(&pack_grad)
+      .batching(BatchingRule::kCustom)
       .done(r);
   OpBuilder("Unpack")
       .doc(
@@ -941,6 +953,7 @@ void register_array_ops(OpRegistry& r) {
       .shape(&unpack_shape)
       .kernel(kAllTypes, &unpack_kernel)
       .grad(&unpack_grad)
+      .batching(BatchingRule::kCustom)
       .done(r);
   OpBuilder("SplitV")
       .doc(
@@ -955,6 +968,7 @@ void register_array_ops(OpRegistry& r) {
       .shape(&split_v_shape)
       .kernel(kAllTypes, &split_v_kernel)
       .grad(&split_v_grad)
+      .batching(BatchingRule::kCustom)
       .done(r);
   register_array_index_ops(r);
   register_array_create_ops(r);

@@ -583,6 +583,7 @@ void register_array_create_ops(OpRegistry& r) {
       .shape(&fill_shape)
       .kernel(kAllTypes, &fill_kernel)
       .grad(&fill_grad)
+      .batching(BatchingRule::kCustom)
       .done(r);
   OpBuilder("ZerosLike")
       .doc("Zeros with x's shape and dtype. zeros_like([1, 2]) == [0, 0]")
@@ -592,6 +593,7 @@ void register_array_create_ops(OpRegistry& r) {
       .flags(kNotDifferentiable | kReadsOnlyShape)
       .shape(&same_as_input_shape)
       .kernel(kAllTypes, &zeros_like_kernel)
+      .batching(BatchingRule::kElementwise)
       .done(r);
   OpBuilder("OnesLike")
       .doc("Ones with x's shape and dtype (True for bool). ones_like([1, 2]) == [1, 1]")
@@ -601,6 +603,7 @@ void register_array_create_ops(OpRegistry& r) {
       .flags(kNotDifferentiable | kReadsOnlyShape)
       .shape(&same_as_input_shape)
       .kernel(kAllTypes, &ones_like_kernel)
+      .batching(BatchingRule::kElementwise)
       .done(r);
   OpBuilder("Tile")
       .doc(
@@ -613,6 +616,7 @@ void register_array_create_ops(OpRegistry& r) {
       .shape(&tile_shape)
       .kernel(kAllTypes, &tile_kernel)
       .grad(&tile_grad)
+      .batching(BatchingRule::kCustom)
       .done(r);
   OpBuilder("BroadcastTo")
       .doc("Broadcasts to a shape with NumPy's rules. broadcast_to([1, 2], [2, 2]) == [[1, 2], [1, 2]]")
@@ -623,6 +627,7 @@ void register_array_create_ops(OpRegistry& r) {
       .shape(&broadcast_to_shape)
       .kernel(kAllTypes, &broadcast_to_kernel)
       .grad(&broadcast_to_grad)
+      .batching(BatchingRule::kCustom)
       .done(r);
   OpBuilder("Pad")
       .doc(
@@ -637,6 +642,7 @@ void register_array_create_ops(OpRegistry& r) {
       .shape(&pad_shape)
       .kernel(kAllTypes, &pad_kernel)
       .grad(&pad_grad)
+      .batching(BatchingRule::kCustom)
       .done(r);
   OpBuilder("MirrorPadGrad")
       .doc(
@@ -650,6 +656,7 @@ void register_array_create_ops(OpRegistry& r) {
       .shape(&mirror_pad_grad_shape)
       .kernel(kNumericTypes, &mirror_pad_grad_kernel)
       .grad(&mirror_pad_grad_grad)
+      .batching(BatchingRule::kCustom)
       .done(r);
   OpBuilder("Eye")
       .doc("Identity matrices (ones on the main diagonal), optionally batched. eye(2) == [[1, 0], [0, 1]]")
@@ -663,6 +670,7 @@ void register_array_create_ops(OpRegistry& r) {
       .flags(kNotDifferentiable)
       .shape(&eye_shape)
       .kernel(kAllTypes, &eye_kernel)
+      .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("Range")
       .doc(
@@ -676,6 +684,7 @@ void register_array_create_ops(OpRegistry& r) {
       .flags(kNotDifferentiable | kKernelAllocates)
       .shape(&range_shape)
       .kernel(kRangeTypes, &range_kernel)
+      .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("LinSpace")
       .doc("num evenly spaced values from start to stop inclusive. linspace(0., 1., 3) == [0., 0.5, 1.]")
@@ -687,6 +696,7 @@ void register_array_create_ops(OpRegistry& r) {
       .flags(kNotDifferentiable)
       .shape(&linspace_shape)
       .kernel(kFloatTypes, &linspace_kernel)
+      .batching(BatchingRule::kFallback)
       .done(r);
 }
 

@@ -830,6 +830,7 @@ void register_array_index_ops(OpRegistry& r) {
       .shape(&slice_shape)
       .kernel(kAllTypes, &slice_kernel)
       .grad(&slice_grad)
+      .batching(BatchingRule::kCustom)
       .done(r);
   OpBuilder slice_op("StridedSlice");
   slice_op
@@ -847,6 +848,7 @@ void register_array_index_ops(OpRegistry& r) {
       .shape(&strided_slice_shape)
       .kernel(kAllTypes, &strided_slice_kernel)
       .grad(&strided_slice_grad)
+      .batching(BatchingRule::kCustom)
       .done(r);
   OpBuilder("GatherV2")
       .doc("Takes slices of params along axis at the given indices. gather([10, 20, 30], [2, 0]) == [30, 10]")
@@ -859,6 +861,7 @@ void register_array_index_ops(OpRegistry& r) {
       .shape(&gather_shape)
       .kernel(kAllTypes, &gather_kernel)
       .grad(&gather_grad)
+      .batching(BatchingRule::kCustom)
       .done(r);
   OpBuilder slice_grad_op("StridedSliceGrad");
   slice_grad_op
@@ -877,6 +880,7 @@ void register_array_index_ops(OpRegistry& r) {
       .shape(&strided_slice_grad_shape)
       .kernel(kAllTypes, &strided_slice_grad_kernel)
       .grad(&strided_slice_grad_grad)
+      .batching(BatchingRule::kCustom)
       .done(r);
   OpBuilder("UnsortedSegmentSum")
       .doc(
@@ -890,6 +894,7 @@ void register_array_index_ops(OpRegistry& r) {
       .shape(&segment_sum_shape)
       .kernel(kNumericTypes, &segment_sum_kernel)
       .grad(&segment_sum_grad)
+      .batching(BatchingRule::kCustom)
       .done(r);
   OpBuilder("Where")
       .doc(
@@ -902,6 +907,7 @@ void register_array_index_ops(OpRegistry& r) {
       .flags(kKernelAllocates | kNotDifferentiable)
       .shape(&where_shape)
       .kernel(kAllTypes, &where_kernel)
+      .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("SelectV2")
       .doc(
@@ -917,6 +923,7 @@ void register_array_index_ops(OpRegistry& r) {
       .shape(&select_shape)
       .kernel(kAllTypes, &select_kernel)
       .grad(&select_grad)
+      .batching(BatchingRule::kBroadcasting)
       .done(r);
   OpBuilder("ClipByValue")
       .doc(
@@ -932,6 +939,7 @@ void register_array_index_ops(OpRegistry& r) {
       .shape(&clip_shape)
       .kernel(kNumericTypes, &clip_kernel)
       .grad(&clip_grad)
+      .batching(BatchingRule::kCustom)
       .done(r);
   OpBuilder("OneHot")
       .doc(
@@ -949,6 +957,7 @@ void register_array_index_ops(OpRegistry& r) {
       .flags(kNotDifferentiable)
       .shape(&one_hot_shape)
       .kernel(kAllTypes, &one_hot_kernel)
+      .batching(BatchingRule::kFallback)
       .done(r);
 }
 

@@ -437,6 +437,7 @@ void register_reduction_ops(OpRegistry& r) {
         .shape(&reduction_shape)
         .kernel(d.types, d.kernel)
         .grad(reduce_grad(d.op))
+        .batching(BatchingRule::kCustom)
         .done(r);
   }
   constexpr DTypeSet kArgTypes = kNumericTypes | kBoolType;
@@ -464,6 +465,7 @@ void register_reduction_ops(OpRegistry& r) {
         .flags(kNotDifferentiable)
         .shape(&arg_shape)
         .kernel(kArgTypes, d.kernel)
+        .batching(BatchingRule::kCustom)
         .done(r);
   }
   struct ScanDecl {
@@ -492,6 +494,7 @@ void register_reduction_ops(OpRegistry& r) {
         .shape(&scan_shape)
         .kernel(kNumericTypes, d.kernel)
         .grad(d.grad)
+        .batching(BatchingRule::kCustom)
         .done(r);
   }
 }

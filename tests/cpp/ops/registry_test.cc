@@ -3,7 +3,6 @@
 
 #include <gtest/gtest.h>
 
-#include <set>
 #include <string>
 
 #include "ember/kernels/elementwise.h"
@@ -54,29 +53,10 @@ TEST(Registry, EveryOpHasAGradientOrIsNotDifferentiable) {
   }
 }
 
-// Ops whose rows live in files being rewritten for shape operands (ops/array*.cc, ops/reduction.cc): until
-// those rows declare a BatchingRule, pfor.py finds their rules by name. Remove a name once its row declares.
-// clang-format off
-const std::set<std::string> kBatchingNotYetDeclared = {
-    "Sum", "Mean", "Prod", "Max", "Min", "Any", "All", "ReduceLogSumExp", "ArgMax", "ArgMin", "Cumsum",
-    "Cumprod",
-    "Reshape", "Identity", "StopGradient", "Transpose", "ExpandDims", "Squeeze", "Shape", "Size", "Rank",
-    "ConcatV2", "Pack", "Unpack", "SplitV", "Slice", "StridedSlice", "GatherV2", "StridedSliceGrad",
-    "UnsortedSegmentSum", "Where", "SelectV2", "ClipByValue", "OneHot", "Fill", "ZerosLike", "OnesLike",
-    "Tile", "BroadcastTo", "Pad", "MirrorPadGrad", "Eye", "Range", "LinSpace",
-    "BroadcastGradientArgs",  // on the shapes branch
-};
-// clang-format on
-
 // Every op says how pfor batches it: a shared kind, a custom rule (pfor.py checks it has one) or an
 // explicit fallback to the jacobian's loop.
 TEST(Registry, EveryOpDeclaresHowItBatches) {
   for (const auto& op : OpRegistry::global().ops()) {
-    if (kBatchingNotYetDeclared.count(op->name)) {
-      EXPECT_EQ(op->batching, BatchingRule::kUndeclared)
-          << op->name << " now declares: drop it from the list";
-      continue;
-    }
     EXPECT_NE(op->batching, BatchingRule::kUndeclared) << op->name << " declares no batching rule";
     // The shared kinds call the op with its inputs alone: an op with attributes needs its own rule.
     if (op->batching == BatchingRule::kElementwise || op->batching == BatchingRule::kBroadcasting) {
