@@ -213,7 +213,9 @@ TEST(MergeMatmuls, NarrowSiblingsBecomeOneProduct) {
       "MatMul/merged_weights = ConcatV2(x1:0, x2:0) {axis=1} -> float32[4,5]\n"
       "MatMul/merged = MatMul(Tanh:0, MatMul/merged_weights:0) {transpose_a=false, transpose_b=false} -> "
       "float32[5,5]\n"
-      "MatMul/split = SplitV(MatMul/merged:0) {size_splits=[2,3], axis=1} -> float32[5,2], float32[5,3]\n"
+      "Const_1 = Const() {value=<int64[2]>} -> int64[2]\n"
+      "Const_2 = Const() {value=<int64[]>} -> int64[]\n"
+      "MatMul/split = SplitV(MatMul/merged:0, Const_1:0, Const_2:0) -> float32[5,2], float32[5,3]\n"
       "Mul = Mul(MatMul/split:1, Const:0) -> float32[5,3]\n"
       "MatMul_2 = MatMul(Tanh:0, x3:0) {transpose_a=false, transpose_b=false} -> float32[5,40]\n"
       "MatMul_3 = MatMul(x0:0, x1:0) {transpose_a=false, transpose_b=false} -> float32[5,2]\n");
