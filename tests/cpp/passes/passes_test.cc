@@ -222,6 +222,15 @@ TEST(MergeMatmuls, NarrowSiblingsBecomeOneProduct) {
   EXPECT_EQ(count_op(g, "MatMul"), 3);
   EXPECT_EQ(count_op(g, "SplitV"), 1);
   EXPECT_EQ(count_op(g, "ConcatV2"), 1);
+  // The split's size_splits and axis are Const inputs: [2, 3] along axis 1.
+  const Node& split = g.graph.node(g.graph.find("MatMul/split"));
+  auto const_value = [&](int input) {
+    const Node& c = g.graph.node(split.inputs[input].node);
+    EXPECT_EQ(c.op->name, "Const");
+    return PartialValue::from_tensor(*std::get<TensorRef>(c.attrs[0])).values;
+  };
+  EXPECT_EQ(const_value(1), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(const_value(2), (std::vector<int64_t>{1}));
   std::vector<Tensor> args;
   for (const Shape& s : {Shape({5, 4}), Shape({4, 2}), Shape({4, 3}), Shape({4, 40})}) {
     std::vector<float> v(s.num_elements());
