@@ -111,6 +111,18 @@ Tensor eye(int64_t num_rows, int64_t num_columns, const Ints& batch_shape, DType
 }
 
 Tensor range(double start, double limit, double delta, DType dtype) {
+  // The bounds become scalars of `dtype`; one that does not fit would wrap silently (as TensorFlow's
+  // convert_to_tensor does not let it).
+  if (dtype == DType::kInt32 || dtype == DType::kInt64) {
+    const double lo = dtype == DType::kInt32 ? -2147483648.0 : -9223372036854775808.0;
+    const double hi = dtype == DType::kInt32 ? 2147483648.0 : 9223372036854775808.0;
+    const char* const names[] = {"start", "limit", "delta"};
+    const double values[] = {start, limit, delta};
+    for (int i = 0; i < 3; ++i)
+      if (!(values[i] >= lo && values[i] < hi))
+        throw StatusError(invalid_argument("range: ", names[i], " ", values[i], " must be representable in ",
+                                           dtype_name(dtype)));
+  }
   return call_op1("Range", {scalar_of(dtype, start), scalar_of(dtype, limit), scalar_of(dtype, delta)});
 }
 

@@ -327,6 +327,15 @@ Status paddings_operand(const KernelContext& ctx, int i, std::vector<int64_t>* p
   return Status::OK();
 }
 
+// Paddings of unknown values still have one row per dimension of the input (dy for MirrorPadGrad).
+Status check_paddings_rows(const InferContext& ctx, const Shape& in, int rank_from_paddings) {
+  if (in.rank_known() && rank_from_paddings >= 0 && rank_from_paddings != in.rank())
+    return invalid_argument(ctx.op->name, ": paddings must have shape [", in.rank(), ", 2] for ",
+                            ctx.op->inputs[0].name, " of shape ", in.to_string(), ", got ",
+                            ctx.inputs[1].shape.to_string());
+  return Status::OK();
+}
+
 // The shape of a result whose paddings are not known while tracing: the rank only.
 Shape unknown_dims_of_rank(const Shape& in, int rank_from_paddings) {
   const int rank = in.rank_known() ? in.rank() : rank_from_paddings;
@@ -343,6 +352,7 @@ Status pad_shape(InferContext& ctx) {
   PadMode mode;
   EMBER_RETURN_IF_ERROR(parse_pad_mode(ctx.attr_string(1), &mode));
   if (!known) {
+    EMBER_RETURN_IF_ERROR(check_paddings_rows(ctx, in, rank));
     ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, unknown_dims_of_rank(in, rank)});
     return Status::OK();
   }
@@ -440,6 +450,7 @@ Status mirror_pad_grad_shape(InferContext& ctx) {
   PadMode mode;
   EMBER_RETURN_IF_ERROR(mirror_pad_mode(ctx.attr_string(0), &mode));
   if (!known) {
+    EMBER_RETURN_IF_ERROR(check_paddings_rows(ctx, dy, rank));
     ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, unknown_dims_of_rank(dy, rank)});
     return Status::OK();
   }

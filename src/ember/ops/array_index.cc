@@ -96,9 +96,15 @@ Status slice_shape(InferContext& ctx) {
       return invalid_argument("Slice: rank ", rank, " is more than the maximum ", kMaxRank);
     out = Shape();
     for (int d = 0; d < rank; ++d) {
-      const int64_t sz = size_value.length_known && d < static_cast<int>(size_value.values.size())
-                             ? size_value.values[d]
-                             : PartialValue::kUnknown;
+      int64_t sz = size_value.length_known && d < static_cast<int>(size_value.values.size())
+                       ? size_value.values[d]
+                       : PartialValue::kUnknown;
+      // size -1 reads to the end: known where the dim and its begin are.
+      const int64_t b = begin_value.length_known && d < static_cast<int>(begin_value.values.size())
+                            ? begin_value.values[d]
+                            : PartialValue::kUnknown;
+      const int64_t dim = in.rank_known() ? in.dim(d) : kUnknownDim;
+      if (sz == -1 && b != PartialValue::kUnknown && dim >= 0 && b >= 0 && b <= dim) sz = dim - b;
       out.push_back(sz >= 0 ? sz : kUnknownDim);
     }
     ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, out});

@@ -276,9 +276,15 @@ TEST(ArrayRange, IntsAndFloats) {
 }
 
 TEST(ArrayRange, DtypesAndBounds) {
-  expect_error([] { range(0, 5, 1, DType::kInt8); }, "must be a float, int32 or int64");  // as TensorFlow
+  // As TensorFlow.
+  expect_error(
+      [] { range(0, 5, 1, DType::kInt8); },
+      "Range: input 'start' must have a dtype in {float16, bfloat16, float32, float64, int32, int64}, "
+      "got int8");
   EXPECT_EQ(range(-4e18, 4e18, 4e18, DType::kInt64).to_vector<int64_t>(), (Ints{-4000000000000000000, 0}));
-  expect_error([] { range(0, 3e9, 1, DType::kInt32); }, "must be representable in int32");
+  expect_error([] { range(0, 3e9, 1, DType::kInt32); }, "range: limit 3e+09 must be representable in int32");
+  expect_error([] { range(-1e19, 0, 1, DType::kInt64); },
+               "range: start -1e+19 must be representable in int64");
   expect_error([] { range(0, 1e18, 1, DType::kInt64); }, "too many elements");
 }
 

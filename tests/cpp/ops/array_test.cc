@@ -154,103 +154,101 @@ TEST(ArrayShapes, Unpack) {
 }
 
 TEST(ArrayShapes, SplitV) {
-  INFER_OK("SplitV", "[6,2]", A(Ints{1, 2, 3}), "[1,2];[2,2];[3,2]");
-  INFER_OK("SplitV", "[6,4]", A(Ints{1, -1}, 1), "[6,1];[6,3]");
-  INFER_OK("SplitV", "[6,4]", A(Ints{4}, -1), "[6,4]");
-  INFER_OK("SplitV", "[?,4]", A(Ints{1, -1}), "[1,4];[?,4]");
-  INFER_OK("SplitV", "?", A(Ints{1, 2}), "<unknown>;<unknown>");
-  INFER_ERROR("SplitV", "[6]", A(Ints{1, 2, 2}), "must sum to the size of the split dimension, 6; got 5");
-  INFER_ERROR("SplitV", "[6]", A(Ints{4, -1, 3}), "or less, with a -1 entry");
-  INFER_ERROR("SplitV", "[6]", A(Ints{-1, -1}), "only one entry");
-  INFER_ERROR("SplitV", "[6]", A(Ints{-2, 8}), "negative");
-  INFER_ERROR("SplitV", "[6]", A(Ints{}), "must not be empty");
-  INFER_ERROR("SplitV", "[6]", A(Ints{6}, 1), "out of range");
+  INFER_OK("SplitV", "[6,2];=[1,2,3];=0", A(), "[1,2];[2,2];[3,2]");
+  INFER_OK("SplitV", "[6,4];=[1,-1];=1", A(), "[6,1];[6,3]");
+  INFER_OK("SplitV", "[6,4];=[4];=-1", A(), "[6,4]");
+  INFER_OK("SplitV", "[?,4];=[1,-1];=0", A(), "[1,4];[?,4]");
+  INFER_OK("SplitV", "?;=[1,2];=0", A(), "<unknown>;<unknown>");
+  INFER_ERROR("SplitV", "[6];=[1,2,2];=0", A(), "must sum to the size of the split dimension, 6; got 5");
+  INFER_ERROR("SplitV", "[6];=[4,-1,3];=0", A(), "or less, with a -1 entry");
+  INFER_ERROR("SplitV", "[6];=[-1,-1];=0", A(), "only one entry");
+  INFER_ERROR("SplitV", "[6];=[-2,8];=0", A(), "negative");
+  INFER_ERROR("SplitV", "[6];=[];=0", A(), "must not be empty");
+  INFER_ERROR("SplitV", "[6];=[6];=1", A(), "out of range");
 }
 
 TEST(ArrayShapes, Slice) {
-  INFER_OK("Slice", "[4,5]", A(Ints{1, 2}, Ints{2, 3}), "[2,3]");
-  INFER_OK("Slice", "[4,5]", A(Ints{1, 2}, Ints{-1, -1}), "[3,3]");
-  INFER_OK("Slice", "[?,5]", A(Ints{1, 2}, Ints{-1, 1}), "[?,1]");
-  INFER_OK("Slice", "?", A(Ints{1, 2}, Ints{-1, 1}), "[?,1]");
-  INFER_OK("Slice", "[4]", A(Ints{4}, Ints{0}), "[0]");
-  INFER_ERROR("Slice", "[3]", A(Ints{1}, Ints{5}), "expected size[0] in [0, 2]");
-  INFER_ERROR("Slice", "[3]", A(Ints{-1}, Ints{1}), "expected begin[0] in [0, 3]");
-  INFER_ERROR("Slice", "[3]", A(Ints{4}, Ints{-1}), "got 4");
-  INFER_ERROR("Slice", "[3,3]", A(Ints{1}, Ints{1}), "one entry per dimension");
-  INFER_ERROR("Slice", "?", A(Ints{1}, Ints{1, 1}), "same length");
+  INFER_OK("Slice", "[4,5];=[1,2];=[2,3]", A(), "[2,3]");
+  INFER_OK("Slice", "[4,5];=[1,2];=[-1,-1]", A(), "[3,3]");
+  INFER_OK("Slice", "[?,5];=[1,2];=[-1,1]", A(), "[?,1]");
+  INFER_OK("Slice", "?;=[1,2];=[-1,1]", A(), "[?,1]");
+  INFER_OK("Slice", "[4];=[4];=[0]", A(), "[0]");
+  INFER_ERROR("Slice", "[3];=[1];=[5]", A(), "expected size[0] in [0, 2]");
+  INFER_ERROR("Slice", "[3];=[-1];=[1]", A(), "expected begin[0] in [0, 3]");
+  INFER_ERROR("Slice", "[3];=[4];=[-1]", A(), "got 4");
+  INFER_ERROR("Slice", "[3,3];=[1];=[1]", A(), "one entry per dimension");
+  INFER_ERROR("Slice", "?;=[1];=[1,1]", A(), "same length");
 }
 
 // x[b:e:s] specs are spelled as TensorFlow's Python front end builds them.
 TEST(ArrayShapes, StridedSliceBasics) {
   // x[1:3]
-  INFER_OK("StridedSlice", "[5,6]", A(Ints{1}, Ints{3}, Ints{1}), "[2,6]");
+  INFER_OK("StridedSlice", "[5,6];=[1];=[3];=[1]", A(), "[2,6]");
   // x[1]
-  INFER_OK("StridedSlice", "[5,6]", A(Ints{1}, Ints{2}, Ints{1}, 0, 0, 0, 0, 1), "[6]");
+  INFER_OK("StridedSlice", "[5,6];=[1];=[2];=[1]", A(0, 0, 0, 0, 1), "[6]");
   // x[-1, ::2]
-  INFER_OK("StridedSlice", "[5,6]", A(Ints{-1, 0}, Ints{0, 0}, Ints{1, 2}, 2, 2, 0, 0, 1), "[3]");
+  INFER_OK("StridedSlice", "[5,6];=[-1,0];=[0,0];=[1,2]", A(2, 2, 0, 0, 1), "[3]");
   // x[::-1]
-  INFER_OK("StridedSlice", "[5,6]", A(Ints{0}, Ints{0}, Ints{-1}, 1, 1), "[5,6]");
+  INFER_OK("StridedSlice", "[5,6];=[0];=[0];=[-1]", A(1, 1), "[5,6]");
   // x[3:1] is empty; x[10:20] clamps to empty
-  INFER_OK("StridedSlice", "[5]", A(Ints{3}, Ints{1}, Ints{1}), "[0]");
-  INFER_OK("StridedSlice", "[5]", A(Ints{10}, Ints{20}, Ints{1}), "[0]");
+  INFER_OK("StridedSlice", "[5];=[3];=[1];=[1]", A(), "[0]");
+  INFER_OK("StridedSlice", "[5];=[10];=[20];=[1]", A(), "[0]");
   // x[-100:100:3]
-  INFER_OK("StridedSlice", "[5]", A(Ints{-100}, Ints{100}, Ints{3}), "[2]");
+  INFER_OK("StridedSlice", "[5];=[-100];=[100];=[3]", A(), "[2]");
   // x[4:0:-2]
-  INFER_OK("StridedSlice", "[5]", A(Ints{4}, Ints{0}, Ints{-2}), "[2]");
+  INFER_OK("StridedSlice", "[5];=[4];=[0];=[-2]", A(), "[2]");
 }
 
 TEST(ArrayShapes, StridedSliceEllipsisAndNewAxis) {
   // x[..., 0]
-  INFER_OK("StridedSlice", "[2,3,4]", A(Ints{0, 0}, Ints{0, 1}, Ints{1, 1}, 0, 0, 1, 0, 2), "[2,3]");
+  INFER_OK("StridedSlice", "[2,3,4];=[0,0];=[0,1];=[1,1]", A(0, 0, 1, 0, 2), "[2,3]");
   // x[None]
-  INFER_OK("StridedSlice", "[2,3]", A(Ints{0}, Ints{0}, Ints{1}, 0, 0, 0, 1), "[1,2,3]");
+  INFER_OK("StridedSlice", "[2,3];=[0];=[0];=[1]", A(0, 0, 0, 1), "[1,2,3]");
   // x[:, None, 1]
-  INFER_OK("StridedSlice", "[2,3]", A(Ints{0, 0, 1}, Ints{0, 0, 2}, Ints{1, 1, 1}, 1, 1, 0, 2, 4), "[2,1]");
+  INFER_OK("StridedSlice", "[2,3];=[0,0,1];=[0,0,2];=[1,1,1]", A(1, 1, 0, 2, 4), "[2,1]");
   // x[0, ..., None]
-  INFER_OK("StridedSlice", "[2,3,4]", A(Ints{0, 0, 0}, Ints{1, 0, 0}, Ints{1, 1, 1}, 0, 0, 2, 4, 1),
-           "[3,4,1]");
+  INFER_OK("StridedSlice", "[2,3,4];=[0,0,0];=[1,0,0];=[1,1,1]", A(0, 0, 2, 4, 1), "[3,4,1]");
   // x[..., None, 1:]
-  INFER_OK("StridedSlice", "[2,3]", A(Ints{0, 0, 1}, Ints{0, 0, 0}, Ints{1, 1, 1}, 0, 4, 1, 2), "[2,1,2]");
+  INFER_OK("StridedSlice", "[2,3];=[0,0,1];=[0,0,0];=[1,1,1]", A(0, 4, 1, 2), "[2,1,2]");
   // x[...] on a scalar
-  INFER_OK("StridedSlice", "[]", A(Ints{0}, Ints{0}, Ints{1}, 0, 0, 1), "[]");
+  INFER_OK("StridedSlice", "[];=[0];=[0];=[1]", A(0, 0, 1), "[]");
 }
 
 TEST(ArrayShapes, StridedSliceUnknown) {
-  INFER_OK("StridedSlice", "[?,6]", A(Ints{1}, Ints{3}, Ints{1}), "[?,6]");
-  INFER_OK("StridedSlice", "[?,6]", A(Ints{1}, Ints{2}, Ints{1}, 0, 0, 0, 0, 1), "[6]");
-  INFER_OK("StridedSlice", "?", A(Ints{1}, Ints{2}, Ints{1}), "<unknown>");
-  INFER_OK("StridedSlice", "[5,?]:int64", A(Ints{0, 0}, Ints{0, 1}, Ints{1, 1}, 1, 1), "[5,?]:int64");
+  INFER_OK("StridedSlice", "[?,6];=[1];=[3];=[1]", A(), "[?,6]");
+  INFER_OK("StridedSlice", "[?,6];=[1];=[2];=[1]", A(0, 0, 0, 0, 1), "[6]");
+  INFER_OK("StridedSlice", "?;=[1];=[2];=[1]", A(), "<unknown>");
+  INFER_OK("StridedSlice", "[5,?]:int64;=[0,0];=[0,1];=[1,1]", A(1, 1), "[5,?]:int64");
 }
 
 TEST(ArrayShapes, StridedSliceErrors) {
-  INFER_ERROR("StridedSlice", "[3]", A(Ints{5}, Ints{6}, Ints{1}, 0, 0, 0, 0, 1),
+  INFER_ERROR("StridedSlice", "[3];=[5];=[6];=[1]", A(0, 0, 0, 0, 1),
               "StridedSlice: index 5 is out of bounds for axis 0 with size 3");
-  INFER_ERROR("StridedSlice", "[3]", A(Ints{-4}, Ints{-3}, Ints{1}, 0, 0, 0, 0, 1),
+  INFER_ERROR("StridedSlice", "[3];=[-4];=[-3];=[1]", A(0, 0, 0, 0, 1),
               "index -4 is out of bounds for axis 0 with size 3");
-  INFER_ERROR("StridedSlice", "[3]", A(Ints{0}, Ints{0}, Ints{0}), "strides[0] must be non-zero");
-  INFER_ERROR("StridedSlice", "[3]", A(Ints{0, 0}, Ints{1, 1}, Ints{1, 1}), "too many indices");
-  INFER_ERROR("StridedSlice", "[3]", A(Ints{0}, Ints{1, 1}, Ints{1}), "same length");
-  INFER_ERROR("StridedSlice", "[3,3]", A(Ints{0, 0}, Ints{0, 0}, Ints{1, 1}, 0, 0, 3),
-              "at most one ellipsis");
+  INFER_ERROR("StridedSlice", "[3];=[0];=[0];=[0]", A(), "strides[0] must be non-zero");
+  INFER_ERROR("StridedSlice", "[3];=[0,0];=[1,1];=[1,1]", A(), "too many indices");
+  INFER_ERROR("StridedSlice", "[3];=[0];=[1,1];=[1]", A(), "same length");
+  INFER_ERROR("StridedSlice", "[3,3];=[0,0];=[0,0];=[1,1]", A(0, 0, 3), "at most one ellipsis");
 }
 
 TEST(ArrayShapes, GatherV2) {
-  INFER_OK("GatherV2", "[5,3];[4]:int32", A(), "[4,3]");
-  INFER_OK("GatherV2", "[5,3];[2,4]:int64", A(1), "[5,2,4]");
-  INFER_OK("GatherV2", "[5,3];[]:int32", A(0), "[3]");
-  INFER_OK("GatherV2", "[5,3,2];[4]:int32", A(-2), "[5,4,2]");
-  INFER_OK("GatherV2", "[?,3];[?]:int32", A(), "[?,3]");
-  INFER_OK("GatherV2", "?;[4]:int32", A(), "<unknown>");
-  INFER_OK("GatherV2", "[5,3];?:int32", A(), "<unknown>");
-  INFER_OK("GatherV2", "[2,5,3];[2,4]:int32", A(1, 1), "[2,4,3]");
-  INFER_OK("GatherV2", "[?,5,3];[2,4]:int32", A(1, -1), "[2,4,3]");
-  INFER_ERROR("GatherV2", "[5,3];[4]:float32", A(), "must have a dtype in {int32, int64}");
-  INFER_ERROR("GatherV2", "[5,3];[4]:int32", A(2), "axis 2 is out of range");
-  INFER_ERROR("GatherV2", "[];[4]:int32", A(), "at least 1-D");
-  INFER_ERROR("GatherV2", "[2,5];[3,4]:int32", A(1, 1), "dimension 0 is 2 vs 3");
-  INFER_ERROR("GatherV2", "[2,5];[2,4]:int32", A(0, 1),
+  INFER_OK("GatherV2", "[5,3];[4]:int32;=0", A(), "[4,3]");
+  INFER_OK("GatherV2", "[5,3];[2,4]:int64;=1", A(), "[5,2,4]");
+  INFER_OK("GatherV2", "[5,3];[]:int32;=0", A(), "[3]");
+  INFER_OK("GatherV2", "[5,3,2];[4]:int32;=-2", A(), "[5,4,2]");
+  INFER_OK("GatherV2", "[?,3];[?]:int32;=0", A(), "[?,3]");
+  INFER_OK("GatherV2", "?;[4]:int32;=0", A(), "<unknown>");
+  INFER_OK("GatherV2", "[5,3];?:int32;=0", A(), "<unknown>");
+  INFER_OK("GatherV2", "[2,5,3];[2,4]:int32;=1", A(1), "[2,4,3]");
+  INFER_OK("GatherV2", "[?,5,3];[2,4]:int32;=1", A(-1), "[2,4,3]");
+  INFER_ERROR("GatherV2", "[5,3];[4]:float32;=0", A(), "must have a dtype in {int32, int64}");
+  INFER_ERROR("GatherV2", "[5,3];[4]:int32;=2", A(), "axis 2 is out of range");
+  INFER_ERROR("GatherV2", "[];[4]:int32;=0", A(), "at least 1-D");
+  INFER_ERROR("GatherV2", "[2,5];[3,4]:int32;=1", A(1), "dimension 0 is 2 vs 3");
+  INFER_ERROR("GatherV2", "[2,5];[2,4]:int32;=0", A(1),
               "batch_dims (1) must be less than or equal to axis (0)");
-  INFER_ERROR("GatherV2", "[2,5];[2]:int32", A(1, 2), "batch_dims 2 must be in [-1, 1]");
+  INFER_ERROR("GatherV2", "[2,5];[2]:int32;=1", A(2), "batch_dims 2 must be in [-1, 1]");
 }
 
 TEST(ArrayShapes, TileBroadcastToPad) {
@@ -266,16 +264,15 @@ TEST(ArrayShapes, TileBroadcastToPad) {
   INFER_ERROR("BroadcastTo", "[2];=[3]", A(), "cannot broadcast a tensor of shape [2] to shape [3]");
   INFER_ERROR("BroadcastTo", "[2,3];=[3]", A(), "cannot broadcast");
   INFER_ERROR("BroadcastTo", "[2];=[-1]", A(), "BroadcastTo: 'shape' [-1]: dimension -1 must be >= 0");
-  INFER_OK("Pad", "[2,3]", A(Ints{1, 1, 0, 2}), "[4,5]");
-  INFER_OK("Pad", "[?,3]", A(Ints{1, 1, 0, 2}, 0.0, "REFLECT"), "[?,5]");
-  INFER_OK("Pad", "?", A(Ints{1, 1, 0, 2}), "[?,?]");
-  INFER_ERROR("Pad", "[2,3]", A(Ints{1, 1}), "paddings must have shape [2, 2]");
-  INFER_ERROR("Pad", "[2,3]", A(Ints{-1, 1, 0, 0}), "must be non-negative");
-  INFER_ERROR("Pad", "[1,3]", A(Ints{1, 1, 0, 0}, 0.0, "REFLECT"), "REFLECT paddings must be less than");
-  INFER_ERROR("Pad", "[1,3]", A(Ints{2, 1, 0, 0}, 0.0, "SYMMETRIC"), "SYMMETRIC paddings must be no greater");
-  INFER_OK("Pad", "[1,3]", A(Ints{1, 1, 0, 0}, 0.0, "symmetric"), "[3,3]");
-  INFER_ERROR("Pad", "[1,3]", A(Ints{0, 0, 0, 0}, 0.0, "WRAP"),
-              "mode must be CONSTANT, REFLECT or SYMMETRIC");
+  INFER_OK("Pad", "[2,3];=[[1,1],[0,2]]", A(), "[4,5]");
+  INFER_OK("Pad", "[?,3];=[[1,1],[0,2]]", A(0.0, "REFLECT"), "[?,5]");
+  INFER_OK("Pad", "?;=[[1,1],[0,2]]", A(), "[?,?]");
+  INFER_ERROR("Pad", "[2,3];=[[1,1]]", A(), "paddings must have shape [2, 2]");
+  INFER_ERROR("Pad", "[2,3];=[[-1,1],[0,0]]", A(), "must be non-negative");
+  INFER_ERROR("Pad", "[1,3];=[[1,1],[0,0]]", A(0.0, "REFLECT"), "REFLECT paddings must be less than");
+  INFER_ERROR("Pad", "[1,3];=[[2,1],[0,0]]", A(0.0, "SYMMETRIC"), "SYMMETRIC paddings must be no greater");
+  INFER_OK("Pad", "[1,3];=[[1,1],[0,0]]", A(0.0, "symmetric"), "[3,3]");
+  INFER_ERROR("Pad", "[1,3];=[[0,0],[0,0]]", A(0.0, "WRAP"), "mode must be CONSTANT, REFLECT or SYMMETRIC");
 }
 
 TEST(ArrayShapes, SelectV2AndWhere) {
@@ -304,14 +301,14 @@ TEST(ArrayShapes, ClipByValue) {
 }
 
 TEST(ArrayShapes, OneHot) {
-  INFER_OK("OneHot", "[4]:int32", A(3), "[4,3]");
-  INFER_OK("OneHot", "[4,2]:int64", A(3, 1.0, 0.0, 0), "[3,4,2]");
-  INFER_OK("OneHot", "[4,2]:uint8", A(3, 1.0, 0.0, 1, DType::kInt32), "[4,3,2]:int32");
-  INFER_OK("OneHot", "[?]:int32", A(5, 1.0, 0.0, -1, DType::kBool), "[?,5]:bool");
-  INFER_OK("OneHot", "?:int32", A(5), "<unknown>");
-  INFER_ERROR("OneHot", "[4]:int32", A(-1), "depth must be non-negative, got -1");
-  INFER_ERROR("OneHot", "[4]:int32", A(3, 1.0, 0.0, -2), "axis must be -1 or in [0, 1]");
-  INFER_ERROR("OneHot", "[4]:float32", A(3), "must have a dtype in");
+  INFER_OK("OneHot", "[4]:int32;=3;[];[]", A(), "[4,3]");
+  INFER_OK("OneHot", "[4,2]:int64;=3;[];[]", A(0), "[3,4,2]");
+  INFER_OK("OneHot", "[4,2]:uint8;=3;[]:int32;[]:int32", A(1), "[4,3,2]:int32");
+  INFER_OK("OneHot", "[?]:int32;=5;[]:bool;[]:bool", A(-1), "[?,5]:bool");
+  INFER_OK("OneHot", "?:int32;=5;[];[]", A(), "<unknown>");
+  INFER_ERROR("OneHot", "[4]:int32;=-1;[];[]", A(), "depth must be non-negative, got -1");
+  INFER_ERROR("OneHot", "[4]:int32;=3;[];[]", A(-2), "axis must be -1 or in [0, 1]");
+  INFER_ERROR("OneHot", "[4]:float32;=3;[];[]", A(), "must have a dtype in");
 }
 
 TEST(ArrayShapes, Creation) {
@@ -326,20 +323,21 @@ TEST(ArrayShapes, Creation) {
   INFER_ERROR("Eye", "", A(-1), "num_rows must be >= 0");
   INFER_ERROR("Eye", "", A(2, -2), "num_columns must be >= 0");
   INFER_ERROR("Eye", "", A(2, 2, Ints{1, 1, 1, 1, 1, 1, 1}), "maximum");
-  INFER_OK("Range", "", A(0.0, 5.0), "[5]");
-  INFER_OK("Range", "", A(1.0, 10.0, 3.0, DType::kInt32), "[3]:int32");
-  INFER_OK("Range", "", A(0.0, 1.0, 0.1), "[10]");
-  INFER_ERROR("Range", "", A(5.0, 1.0, 1.0, DType::kInt64), "requires start <= limit");
-  INFER_ERROR("Range", "", A(1.0, 5.0, -1.0, DType::kInt64), "requires start >= limit");
-  INFER_OK("Range", "", A(10.0, 1.0, -3.0, DType::kInt32), "[3]:int32");
-  INFER_ERROR("Range", "", A(0.0, 5.0, 0.0), "delta must not be 0");
-  INFER_ERROR("Range", "", A(0.0, 5.0, 1.0, DType::kBool), "dtype must be a float, int32 or int64");
-  INFER_ERROR("Range", "", A(0.0, 5.0, 1.0, DType::kUInt8), "dtype must be a float, int32 or int64");
-  INFER_OK("LinSpace", "[];[]", A(5), "[5]");
-  INFER_OK("LinSpace", "[]:float64;?:float64", A(1), "[1]:float64");
-  INFER_ERROR("LinSpace", "[];[]", A(0), "LinSpace: num must be >= 1, got 0");
-  INFER_ERROR("LinSpace", "[2];[]", A(3), "start must be a scalar");
-  INFER_ERROR("LinSpace", "[]:int32;[]:int32", A(3), "must have a dtype in");
+  INFER_OK("Range", "=0.0:float32;=5.0:float32;=1.0:float32", A(), "[5]");
+  INFER_OK("Range", "=1;=10;=3", A(), "[3]:int32");
+  INFER_OK("Range", "=0.0:float32;=1.0:float32;=0.1:float32", A(), "[10]");
+  INFER_ERROR("Range", "=5:int64;=1:int64;=1:int64", A(), "requires start <= limit");
+  INFER_ERROR("Range", "=1:int64;=5:int64;=-1:int64", A(), "requires start >= limit");
+  INFER_OK("Range", "=10;=1;=-3", A(), "[3]:int32");
+  INFER_ERROR("Range", "=0.0:float32;=5.0:float32;=0.0:float32", A(), "delta must not be 0");
+  INFER_ERROR("Range", "[]:bool;[]:bool;[]:bool", A(), "must have a dtype in");
+  INFER_ERROR("Range", "=0:uint8;=5:uint8;=1:uint8", A(), "must have a dtype in");
+  INFER_ERROR("Range", "[];[2];[]", A(), "Range: limit must be a scalar, got shape [2]");
+  INFER_OK("LinSpace", "[];[];=5", A(), "[5]");
+  INFER_OK("LinSpace", "[]:float64;?:float64;=1", A(), "[1]:float64");
+  INFER_ERROR("LinSpace", "[];[];=0", A(), "LinSpace: num must be >= 1, got 0");
+  INFER_ERROR("LinSpace", "[2];[];=3", A(), "start must be a scalar");
+  INFER_ERROR("LinSpace", "[]:int32;[]:int32;=3", A(), "must have a dtype in");
 }
 
 }  // namespace

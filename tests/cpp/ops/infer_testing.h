@@ -3,8 +3,10 @@
 //   INFER_ERROR("MatMul", "[2,3];[4,5]", {}, "inner dimensions");
 // Inputs are separated by ';', each "[d0,d1,...]" with '?' for an unknown dim or "?" for unknown rank;
 // an optional ":dtype" suffix sets the dtype (float32 by default). A shape-like operand given by value is
-// "=[3,2]" (an int32 vector constant), "=1" (an int32 scalar constant) or "=[?,2]" (a graph value of
-// which tracing knows only some elements: InferContext::partial_values). Outputs are compared as text
+// "=[3,2]" (an int32 vector constant), "=1" (an int32 scalar constant), "=2.5:float64" or "=[1,2]:int64" (a
+// constant of that dtype), "=[[1,0],[2,1]]" (an int32 matrix constant: Pad's paddings) or "=[?,2]" (a graph
+// value of which tracing knows only some elements: InferContext::partial_values). Outputs are compared as
+// text
 // ("[2,3]" or "[2,3]:bool"; several outputs joined by ';').
 #pragma once
 
@@ -50,6 +52,55 @@ struct ParsedInput {
   std::unique_ptr<PartialValue> partial;
 };
 
+// "=[[1,0],[2,1]]": rows of equal length, every element known.
+inline ParsedInput parse_matrix_constant(const std::string& value) {
+  std::vector<std::vector<int64_t>> rows;
+  for (size_t open = value.find('[', 1); open != std::string::npos; open = value.find('[', open + 1)) {
+    std::stringstream ss(value.substr(open + 1, value.find(']', open) - open - 1));
+    std::string item;
+    rows.emplace_back();
+    while (std::getline(ss, item, ',')) rows.back().push_back(std::stoll(item));
+  }
+  ParsedInput in;
+  const int64_t cols = rows.empty() ? 0 : static_cast<int64_t>(rows[0].size());
+  in.spec.dtype = DType::kInt32;
+  in.spec.shape = Shape{static_cast<int64_t>(rows.size()), cols};
+  in.constant = TensorImpl::allocate(DType::kInt32, in.spec.shape).value();
+  int32_t* out = in.constant->mutable_data<int32_t>();
+  for (const auto& row : rows) {
+    if (static_cast<int64_t>(row.size()) != cols) {
+      ADD_FAILURE() << "rows of unequal length in " << value;
+      break;
+    }
+    for (int64_t v : row) *out++ = static_cast<int32_t>(v);
+  }
+  return in;
+}
+
+// "=2.5:float64", "=[1,2]:int64": a constant of another dtype than int32 (Range's and OneHot's operands).
+inline ParsedInput parse_typed_constant(const std::string& value, const std::string& dtype_text) {
+  ParsedInput in;
+  DType dtype;
+  EXPECT_TRUE(dtype_from_name(dtype_text, &dtype)) << dtype_text;
+  const bool scalar = value.empty() || value[0] != '[';
+  std::vector<double> values;
+  std::stringstream ss(scalar ? value : value.substr(1, value.size() - 2));
+  std::string item;
+  while (std::getline(ss, item, ',')) values.push_back(std::stod(item));
+  in.spec.dtype = dtype;
+  in.spec.shape = scalar ? Shape() : Shape{static_cast<int64_t>(values.size())};
+  in.constant = TensorImpl::allocate(dtype, in.spec.shape).value();
+  visit_dtype(dtype, [&]<typename T>() {
+    for (size_t i = 0; i < values.size(); ++i) {
+      if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>)
+        in.constant->mutable_data<T>()[i] = T(static_cast<float>(values[i]));
+      else
+        in.constant->mutable_data<T>()[i] = static_cast<T>(values[i]);
+    }
+  });
+  return in;
+}
+
 inline ParsedInput parse_input(const std::string& text) {
   ParsedInput in;
   if (text.empty() || text[0] != '=') {
@@ -57,6 +108,10 @@ inline ParsedInput parse_input(const std::string& text) {
     return in;
   }
   std::string value = text.substr(1);
+  if (value.rfind("[[", 0) == 0) return parse_matrix_constant(value);
+  auto colon = value.find(':');
+  if (colon != std::string::npos)
+    return parse_typed_constant(value.substr(0, colon), value.substr(colon + 1));
   PartialValue p;
   p.length_known = true;
   p.scalar = value.empty() || value[0] != '[';

@@ -54,36 +54,36 @@ Moments moments(const std::vector<double>& v) {
 
 TEST(RandomShapes, Stateful) {
   for (const char* op : {"RandomUniform", "RandomStandardNormal", "TruncatedNormal"}) {
-    INFER_OK(op, "", attrs(Ints{2, 3}), "[2,3]");
-    INFER_OK(op, "", {Ints{}}, "[]");
-    INFER_OK(op, "", attrs(Ints{4}, DType::kFloat64, int64_t{1}, int64_t{2}), "[4]:float64");
-    INFER_OK(op, "", attrs(Ints{0, 5}, DType::kBFloat16), "[0,5]:bfloat16");
-    INFER_ERROR(op, "", attrs(Ints{4}, DType::kInt32), "dtype must be one of");
-    INFER_ERROR(op, "", attrs(Ints{2, -3}), "invalid shape attribute: dimension -3 is negative");
+    INFER_OK(op, "=[2,3]", attrs(), "[2,3]");
+    INFER_OK(op, "=[]", attrs(), "[]");
+    INFER_OK(op, "=[4]", attrs(DType::kFloat64, int64_t{1}, int64_t{2}), "[4]:float64");
+    INFER_OK(op, "=[0,5]", attrs(DType::kBFloat16), "[0,5]:bfloat16");
+    INFER_ERROR(op, "=[4]", attrs(DType::kInt32), "dtype must be one of");
+    INFER_ERROR(op, "=[2,-3]", attrs(), std::string(op) + ": 'shape' [2, -3]: dimension -3 must be >= 0");
   }
-  INFER_OK("RandomUniformInt", "", attrs(Ints{4}, int64_t{0}, int64_t{10}), "[4]:int32");
-  INFER_OK("RandomUniformInt", "", attrs(Ints{4}, int64_t{0}, int64_t{1} << 40, DType::kInt64), "[4]:int64");
-  INFER_OK("RandomUniformInt", "", attrs(Ints{0}, int64_t{3}, int64_t{3}), "[0]:int32");
-  INFER_ERROR("RandomUniformInt", "", attrs(Ints{2}, int64_t{3}, int64_t{3}),
+  INFER_OK("RandomUniformInt", "=[4]", attrs(int64_t{0}, int64_t{10}), "[4]:int32");
+  INFER_OK("RandomUniformInt", "=[4]", attrs(int64_t{0}, int64_t{1} << 40, DType::kInt64), "[4]:int64");
+  INFER_OK("RandomUniformInt", "=[0]", attrs(int64_t{3}, int64_t{3}), "[0]:int32");
+  INFER_ERROR("RandomUniformInt", "=[2]", attrs(int64_t{3}, int64_t{3}),
               "RandomUniformInt: Need minval < maxval, got 3 >= 3");
-  INFER_ERROR("RandomUniformInt", "", attrs(Ints{2}, int64_t{0}, int64_t{1} << 40), "must fit in int32");
-  INFER_ERROR("RandomUniformInt", "", attrs(Ints{2}, int64_t{0}, int64_t{4}, DType::kFloat32),
+  INFER_ERROR("RandomUniformInt", "=[2]", attrs(int64_t{0}, int64_t{1} << 40), "must fit in int32");
+  INFER_ERROR("RandomUniformInt", "=[2]", attrs(int64_t{0}, int64_t{4}, DType::kFloat32),
               "dtype must be one of {int32, int64}");
 }
 
 TEST(RandomShapes, Stateless) {
   for (const char* op : {"StatelessRandomUniform", "StatelessRandomNormal", "StatelessTruncatedNormal"}) {
-    INFER_OK(op, "[2]:int64", attrs(Ints{2, 3}), "[2,3]");
-    INFER_OK(op, "[2]:int32", attrs(Ints{3}, DType::kFloat16), "[3]:float16");
-    INFER_OK(op, "?:int32", {Ints{3}}, "[3]");
-    INFER_OK(op, "[?]:int32", {Ints{3}}, "[3]");
-    INFER_ERROR(op, "[3]:int64", {Ints{3}}, "seed must have shape [2], got [3]");
-    INFER_ERROR(op, "[1,2]:int64", {Ints{3}}, "seed must have shape [2], got [1,2]");
-    INFER_ERROR(op, "[2]:float32", {Ints{3}}, "must have a dtype in");
+    INFER_OK(op, "=[2,3];[2]:int64", attrs(), "[2,3]");
+    INFER_OK(op, "=[3];[2]:int32", attrs(DType::kFloat16), "[3]:float16");
+    INFER_OK(op, "=[3];?:int32", attrs(), "[3]");
+    INFER_OK(op, "=[3];[?]:int32", attrs(), "[3]");
+    INFER_ERROR(op, "=[3];[3]:int64", attrs(), "seed must have shape [2], got [3]");
+    INFER_ERROR(op, "=[3];[1,2]:int64", attrs(), "seed must have shape [2], got [1,2]");
+    INFER_ERROR(op, "=[3];[2]:float32", attrs(), "must have a dtype in");
   }
-  INFER_OK("StatelessRandomUniformInt", "[2]:int64", attrs(Ints{5}, int64_t{-3}, int64_t{3}, DType::kInt64),
+  INFER_OK("StatelessRandomUniformInt", "=[5];[2]:int64", attrs(int64_t{-3}, int64_t{3}, DType::kInt64),
            "[5]:int64");
-  INFER_ERROR("StatelessRandomUniformInt", "[2]:int64", attrs(Ints{5}, int64_t{4}, int64_t{3}),
+  INFER_ERROR("StatelessRandomUniformInt", "=[5];[2]:int64", attrs(int64_t{4}, int64_t{3}),
               "Need minval < maxval, got 4 >= 3");
 }
 
@@ -92,7 +92,8 @@ TEST(RandomShapes, Stateless) {
 
 TEST_F(RandomTest, StatefulOpsMatchTensorFlow) {
   auto uniform = [] {
-    return call_op1("RandomUniform", {}, {Ints{6}, DType::kFloat32, int64_t{1}, int64_t{2}})
+    return call_op1("RandomUniform", {Tensor::from_vector(Ints{6})},
+                    {DType::kFloat32, int64_t{1}, int64_t{2}})
         .to_vector<float>();
   };
   EXPECT_EQ(uniform(),
@@ -103,48 +104,56 @@ TEST_F(RandomTest, StatefulOpsMatchTensorFlow) {
                                            0.20280075073242188f, 0.0886303186416626f, 0.9726002216339111f}));
   // Another dtype is another kernel with its own stream.
   auto f64 =
-      call_op1("RandomUniform", {}, {Ints{3}, DType::kFloat64, int64_t{1}, int64_t{2}}).to_vector<double>();
+      call_op1("RandomUniform", {Tensor::from_vector(Ints{3})}, {DType::kFloat64, int64_t{1}, int64_t{2}})
+          .to_vector<double>();
   EXPECT_EQ(f64, (std::vector<double>{0.2511744980841868, 0.44316677020093853, 0.2972296290781924}));
 
-  auto normal = call_op1("RandomStandardNormal", {}, {Ints{6}, DType::kFloat32, int64_t{1}, int64_t{2}})
+  auto normal = call_op1("RandomStandardNormal", {Tensor::from_vector(Ints{6})},
+                         {DType::kFloat32, int64_t{1}, int64_t{2}})
                     .to_vector<float>();
   const std::vector<float> want_normal{-1.0467792749404907f, 0.8397045731544495f, 1.235836386680603f,
                                        2.0637853145599365f,  0.3037427067756653f, 1.2963250875473022f};
   for (size_t i = 0; i < want_normal.size(); ++i) EXPECT_NEAR(normal[i], want_normal[i], 1e-6) << i;
 
   auto truncated =
-      call_op1("TruncatedNormal", {}, {Ints{6}, DType::kFloat32, int64_t{1}, int64_t{2}}).to_vector<float>();
+      call_op1("TruncatedNormal", {Tensor::from_vector(Ints{6})}, {DType::kFloat32, int64_t{1}, int64_t{2}})
+          .to_vector<float>();
   const std::vector<float> want_truncated{-1.0467792749404907f, 0.8397045731544495f,  1.235836386680603f,
                                           0.3037427067756653f,  0.38869091868400574f, 1.236704707145691f};
   for (size_t i = 0; i < want_truncated.size(); ++i) EXPECT_NEAR(truncated[i], want_truncated[i], 1e-6) << i;
 
-  auto i32 = call_op1("RandomUniformInt", {},
-                      {Ints{6}, int64_t{-5}, int64_t{10}, DType::kInt32, int64_t{1}, int64_t{2}});
+  auto i32 = call_op1("RandomUniformInt", {Tensor::from_vector(Ints{6})},
+                      {int64_t{-5}, int64_t{10}, DType::kInt32, int64_t{1}, int64_t{2}});
   EXPECT_EQ(i32.to_vector<int32_t>(), (std::vector<int32_t>{9, 0, 7, 9, 6, -4}));
-  auto i64 = call_op1("RandomUniformInt", {},
-                      {Ints{4}, int64_t{-5}, int64_t{1} << 40, DType::kInt64, int64_t{1}, int64_t{2}});
+  auto i64 = call_op1("RandomUniformInt", {Tensor::from_vector(Ints{4})},
+                      {int64_t{-5}, int64_t{1} << 40, DType::kInt64, int64_t{1}, int64_t{2}});
   EXPECT_EQ(i64.to_vector<int64_t>(),
             (std::vector<int64_t>{910070865905, 950241910848, 355197626878, 1044818814816}));
 }
 
 TEST_F(RandomTest, StatelessOpsMatchTensorFlow) {
-  auto u = call_op1("StatelessRandomUniform", {seed_of(7, 11)}, {Ints{6}}).to_vector<float>();
+  auto u = call_op1("StatelessRandomUniform", {Tensor::from_vector(Ints{6}), seed_of(7, 11)}, {})
+               .to_vector<float>();
   EXPECT_EQ(u, (std::vector<float>{0.7251373529434204f, 0.07715070247650146f, 0.5419409275054932f,
                                    0.26232099533081055f, 0.5479346513748169f, 0.3882409334182739f}));
-  auto n = call_op1("StatelessRandomNormal", {seed_of(7, 11)}, {Ints{6}}).to_vector<float>();
+  auto n = call_op1("StatelessRandomNormal", {Tensor::from_vector(Ints{6}), seed_of(7, 11)}, {})
+               .to_vector<float>();
   const std::vector<float> want_n{0.3736024796962738f,   0.7093726396560669f, 1.103570818901062f,
                                   -0.08560418337583542f, 0.7084914445877075f, -0.8373997807502747f};
   for (size_t i = 0; i < want_n.size(); ++i) EXPECT_NEAR(n[i], want_n[i], 1e-6) << i;
   auto t =
-      call_op1("StatelessTruncatedNormal", {seed_of(7, 11)}, {Ints{6}, DType::kFloat64}).to_vector<double>();
+      call_op1("StatelessTruncatedNormal", {Tensor::from_vector(Ints{6}), seed_of(7, 11)}, {DType::kFloat64})
+          .to_vector<double>();
   const std::vector<double> want_t{0.5721170971858979,   -0.3409141641154505, -1.4383148326660065,
                                    -0.30746722339271454, -1.061688353490174,  0.37498356468867805};
   for (size_t i = 0; i < want_t.size(); ++i) EXPECT_NEAR(t[i], want_t[i], 1e-12) << i;
-  auto k = call_op1("StatelessRandomUniformInt", {seed_of(7, 11)}, {Ints{6}, int64_t{0}, int64_t{100}});
+  auto k = call_op1("StatelessRandomUniformInt", {Tensor::from_vector(Ints{6}), seed_of(7, 11)},
+                    {int64_t{0}, int64_t{100}});
   EXPECT_EQ(k.to_vector<int32_t>(), (std::vector<int32_t>{5, 47, 62, 80, 97, 73}));
   // int32 seeds are sign-extended like int64 ones.
   Tensor seed32 = Tensor::from_vector(std::vector<int32_t>{7, 11});
-  EXPECT_EQ(call_op1("StatelessRandomUniform", {seed32}, {Ints{6}}).to_vector<float>(), u);
+  EXPECT_EQ(call_op1("StatelessRandomUniform", {Tensor::from_vector(Ints{6}), seed32}, {}).to_vector<float>(),
+            u);
   // tf.random.stateless_uniform([6], seed=[7, 11], minval=2., maxval=5.)
   auto scaled = stateless_random_uniform({6}, {7, 11}, DType::kFloat32, 2.0, 5.0).to_vector<float>();
   const std::vector<float> want_scaled{4.175412178039551f,  2.231451988220215f,  3.6258227825164795f,
@@ -206,9 +215,9 @@ TEST_F(RandomTest, SameSeedsGiveFreshNumbersOnEachCall) {
 }
 
 TEST_F(RandomTest, UnseededIsNondeterministic) {
-  auto a = call_op1("RandomUniform", {}, {Ints{16}}).to_vector<float>();
+  auto a = call_op1("RandomUniform", {Tensor::from_vector(Ints{16})}, {}).to_vector<float>();
   unset_global_seed();  // resets the streams: a (0, 0) stream starts somewhere new
-  auto b = call_op1("RandomUniform", {}, {Ints{16}}).to_vector<float>();
+  auto b = call_op1("RandomUniform", {Tensor::from_vector(Ints{16})}, {}).to_vector<float>();
   EXPECT_NE(a, b);
   EXPECT_NE(random_uniform({16}).to_vector<float>(), random_uniform({16}).to_vector<float>());
 }
@@ -226,8 +235,9 @@ TEST_F(RandomTest, SmallShapesArePrefixesOfLargeOnes) {
   // Output element e always comes from Philox group e / group_size, so shape only truncates.
   for (const char* op : {"StatelessRandomUniform", "StatelessRandomNormal", "StatelessTruncatedNormal"}) {
     for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kFloat16}) {
-      auto small = call_op1(op, {seed_of(5, 6)}, {Ints{7}, dtype}).to_vector<double>();
-      auto large = call_op1(op, {seed_of(5, 6)}, {Ints{10, 100}, dtype}).to_vector<double>();
+      auto small = call_op1(op, {Tensor::from_vector(Ints{7}), seed_of(5, 6)}, {dtype}).to_vector<double>();
+      auto large =
+          call_op1(op, {Tensor::from_vector(Ints{10, 100}), seed_of(5, 6)}, {dtype}).to_vector<double>();
       EXPECT_EQ(small, std::vector<double>(large.begin(), large.begin() + 7))
           << op << " " << dtype_name(dtype);
     }
@@ -240,16 +250,18 @@ TEST_F(RandomTest, ParallelFillEqualsSerialFill) {
     std::vector<std::vector<double>> out;
     for (const char* op : {"StatelessRandomUniform", "StatelessRandomNormal", "StatelessTruncatedNormal"}) {
       for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kBFloat16}) {
-        out.push_back(call_op1(op, {seed_of(1, 2)}, {shape, dtype}).to_vector<double>());
+        out.push_back(call_op1(op, {Tensor::from_vector(shape), seed_of(1, 2)}, {dtype}).to_vector<double>());
       }
     }
-    out.push_back(call_op1("StatelessRandomUniformInt", {seed_of(1, 2)}, {shape, int64_t{-7}, int64_t{1000}})
+    out.push_back(call_op1("StatelessRandomUniformInt", {Tensor::from_vector(shape), seed_of(1, 2)},
+                           {int64_t{-7}, int64_t{1000}})
                       .to_vector<double>());
-    out.push_back(call_op1("StatelessRandomUniformInt", {seed_of(1, 2)},
-                           {shape, int64_t{-7}, int64_t{1} << 50, DType::kInt64})
+    out.push_back(call_op1("StatelessRandomUniformInt", {Tensor::from_vector(shape), seed_of(1, 2)},
+                           {int64_t{-7}, int64_t{1} << 50, DType::kInt64})
                       .to_vector<double>());
     set_global_seed(3);
-    out.push_back(call_op1("RandomStandardNormal", {}, {shape, DType::kFloat32, int64_t{3}, int64_t{4}})
+    out.push_back(call_op1("RandomStandardNormal", {Tensor::from_vector(shape)},
+                           {DType::kFloat32, int64_t{3}, int64_t{4}})
                       .to_vector<double>());
     return out;
   };
@@ -270,7 +282,8 @@ TEST_F(RandomTest, BatchedKernelsEqualPhiloxReference) {
     auto check_float = [&]<typename T>(DType dtype) {
       std::vector<T> want(static_cast<size_t>(n));
       kernels::fill_uniform(start, want.data(), n);
-      Tensor got = call_op1("StatelessRandomUniform", {seed_of(21, 22)}, {Ints{n}, dtype});
+      Tensor got =
+          call_op1("StatelessRandomUniform", {Tensor::from_vector(Ints{n}), seed_of(21, 22)}, {dtype});
       EXPECT_EQ(std::memcmp(got.impl()->raw_data(), want.data(), n * sizeof(T)), 0) << dtype_name(dtype);
     };
     check_float.operator()<float>(DType::kFloat32);
@@ -286,14 +299,16 @@ TEST_F(RandomTest, BatchedKernelsEqualPhiloxReference) {
       std::vector<int32_t> want(static_cast<size_t>(n));
       kernels::fill_uniform_int<int32_t>(start, want.data(), n, static_cast<int32_t>(lo),
                                          static_cast<int32_t>(hi));
-      Tensor got = call_op1("StatelessRandomUniformInt", {seed_of(21, 22)}, {Ints{n}, lo, hi});
+      Tensor got =
+          call_op1("StatelessRandomUniformInt", {Tensor::from_vector(Ints{n}), seed_of(21, 22)}, {lo, hi});
       EXPECT_EQ(got.to_vector<int32_t>(), want) << lo << " " << hi;
     }
     for (auto [lo, hi] :
          {std::pair<int64_t, int64_t>{0, 1}, {-5, 10}, {INT64_MIN, INT64_MAX}, {3, int64_t{1} << 62}}) {
       std::vector<int64_t> want(static_cast<size_t>(n));
       kernels::fill_uniform_int<int64_t>(start, want.data(), n, lo, hi);
-      Tensor got = call_op1("StatelessRandomUniformInt", {seed_of(21, 22)}, {Ints{n}, lo, hi, DType::kInt64});
+      Tensor got = call_op1("StatelessRandomUniformInt", {Tensor::from_vector(Ints{n}), seed_of(21, 22)},
+                            {lo, hi, DType::kInt64});
       EXPECT_EQ(got.to_vector<int64_t>(), want) << lo << " " << hi;
     }
   }
@@ -357,10 +372,11 @@ TEST_F(RandomTest, Errors) {
   EXPECT_THROW(random_uniform({3}, DType::kInt32), StatusError);  // integers need maxval
   EXPECT_THROW(random_uniform({3}, DType::kBool), StatusError);
   EXPECT_THROW(
-      call_op1("StatelessRandomUniform", {Tensor::from_vector(std::vector<int64_t>{1, 2, 3})}, {Ints{3}}),
+      call_op1("StatelessRandomUniform",
+               {Tensor::from_vector(Ints{3}), Tensor::from_vector(std::vector<int64_t>{1, 2, 3})}, {}),
       StatusError);
   try {
-    call_op1("RandomUniformInt", {}, {Ints{2}, int64_t{3}, int64_t{3}});
+    call_op1("RandomUniformInt", {Tensor::from_vector(Ints{2})}, {int64_t{3}, int64_t{3}});
     FAIL() << "expected an error";
   } catch (const StatusError& e) {
     EXPECT_EQ(e.status().message(), "RandomUniformInt: Need minval < maxval, got 3 >= 3");

@@ -10,6 +10,7 @@
 namespace ember {
 namespace {
 
+using testing::int32_scalar;
 using testing::int32_vector;
 using testing::make_tensor;
 using testing::random_values;
@@ -20,9 +21,8 @@ using Ints = std::vector<int64_t>;
 // A reduction's attributes (its axes are input 1, an int32_vector).
 AttrList keep_dims(bool keepdims) { return {AttrValue(keepdims)}; }
 
-AttrList scan_attrs(int64_t axis, bool exclusive, bool reverse) {
+AttrList scan_attrs(bool exclusive, bool reverse) {
   AttrList attrs;
-  attrs.push_back(axis);
   attrs.push_back(exclusive);
   attrs.push_back(reverse);
   return attrs;
@@ -107,7 +107,8 @@ TEST(ScanGrad, CumsumEveryMode) {
     for (bool exclusive : {false, true}) {
       for (bool reverse : {false, true}) {
         SCOPED_TRACE(::testing::Message() << axis << exclusive << reverse);
-        EXPECT_GRADIENT_OK("Cumsum", {uniform({3, 4, 2}, -2, 2)}, scan_attrs(axis, exclusive, reverse));
+        EXPECT_GRADIENT_OK("Cumsum", {uniform({3, 4, 2}, -2, 2), int32_scalar(axis)},
+                           scan_attrs(exclusive, reverse));
       }
     }
   }
@@ -118,9 +119,10 @@ TEST(ScanGrad, CumprodEveryMode) {
     for (bool exclusive : {false, true}) {
       for (bool reverse : {false, true}) {
         SCOPED_TRACE(::testing::Message() << axis << exclusive << reverse);
-        EXPECT_GRADIENT_OK("Cumprod", {uniform({3, 4, 2}, 0.5, 1.5)}, scan_attrs(axis, exclusive, reverse));
-        EXPECT_GRADIENT_OK("Cumprod", {uniform({3, 4, 2}, -1.5, 1.5, 9)},
-                           scan_attrs(axis, exclusive, reverse));
+        EXPECT_GRADIENT_OK("Cumprod", {uniform({3, 4, 2}, 0.5, 1.5), int32_scalar(axis)},
+                           scan_attrs(exclusive, reverse));
+        EXPECT_GRADIENT_OK("Cumprod", {uniform({3, 4, 2}, -1.5, 1.5, 9), int32_scalar(axis)},
+                           scan_attrs(exclusive, reverse));
       }
     }
   }
@@ -137,7 +139,7 @@ TEST(ScanGrad, CumprodWithZeros) {
     for (bool exclusive : {false, true}) {
       for (bool reverse : {false, true}) {
         SCOPED_TRACE(::testing::Message() << axis << exclusive << reverse);
-        EXPECT_GRADIENT_OK("Cumprod", {x}, scan_attrs(axis, exclusive, reverse));
+        EXPECT_GRADIENT_OK("Cumprod", {x, int32_scalar(axis)}, scan_attrs(exclusive, reverse));
       }
     }
   }
@@ -173,9 +175,12 @@ TEST(ScanSecondOrder, CumsumAndCumprod) {
   for (bool exclusive : {false, true}) {
     for (bool reverse : {false, true}) {
       SCOPED_TRACE(::testing::Message() << exclusive << reverse);
-      EXPECT_SECOND_ORDER_OK("Cumsum", {uniform({3, 4}, -2, 2)}, scan_attrs(1, exclusive, reverse));
-      EXPECT_SECOND_ORDER_OK("Cumprod", {uniform({3, 4}, -1.5, 1.5, 9)}, scan_attrs(-1, exclusive, reverse));
-      EXPECT_SECOND_ORDER_OK("Cumprod", {uniform({4, 3}, 0.5, 1.5, 9)}, scan_attrs(0, exclusive, reverse));
+      EXPECT_SECOND_ORDER_OK("Cumsum", {uniform({3, 4}, -2, 2), int32_scalar(1)},
+                             scan_attrs(exclusive, reverse));
+      EXPECT_SECOND_ORDER_OK("Cumprod", {uniform({3, 4}, -1.5, 1.5, 9), int32_scalar(-1)},
+                             scan_attrs(exclusive, reverse));
+      EXPECT_SECOND_ORDER_OK("Cumprod", {uniform({4, 3}, 0.5, 1.5, 9), int32_scalar(0)},
+                             scan_attrs(exclusive, reverse));
     }
   }
 }
@@ -190,8 +195,8 @@ TEST(ScanSecondOrder, CumprodWithZeros) {
   for (bool exclusive : {false, true}) {
     for (bool reverse : {false, true}) {
       SCOPED_TRACE(::testing::Message() << exclusive << reverse);
-      EXPECT_SECOND_ORDER_OK("Cumprod", {x}, scan_attrs(1, exclusive, reverse));
-      EXPECT_SECOND_ORDER_OK("Cumprod", {x}, scan_attrs(0, exclusive, reverse));
+      EXPECT_SECOND_ORDER_OK("Cumprod", {x, int32_scalar(1)}, scan_attrs(exclusive, reverse));
+      EXPECT_SECOND_ORDER_OK("Cumprod", {x, int32_scalar(0)}, scan_attrs(exclusive, reverse));
     }
   }
 }
@@ -207,9 +212,9 @@ TEST(ReductionTracedGrad, EveryRule) {
       EXPECT_TRACED_GRADIENT_OK(op, {uniform({2, 3, 2}, 0.5, 1.5), int32_vector(axes)}, keep_dims(true));
     }
   }
-  EXPECT_TRACED_GRADIENT_OK("Cumsum", {uniform({3, 4}, -2, 2)}, scan_attrs(1, true, false));
-  EXPECT_TRACED_GRADIENT_OK("Cumprod", {make_tensor({2, 3}, {0, 2, 0, 1.5, -1, 3})},
-                            scan_attrs(-1, false, true));
+  EXPECT_TRACED_GRADIENT_OK("Cumsum", {uniform({3, 4}, -2, 2), int32_scalar(1)}, scan_attrs(true, false));
+  EXPECT_TRACED_GRADIENT_OK("Cumprod", {make_tensor({2, 3}, {0, 2, 0, 1.5, -1, 3}), int32_scalar(-1)},
+                            scan_attrs(false, true));
 }
 
 TEST(ReductionGrad, EveryOpHasARuleOrIsMarked) {

@@ -45,9 +45,9 @@ TEST(ReductionShapes, UnknownDimsAndRank) {
   INFER_OK("Min", "[?,?,5];=[1]", A(true), "[?,1,5]");
   INFER_OK("Sum", "?;=[0]", A(), "<unknown>");
   INFER_OK("Sum", "?;=[0]", A(true), "<unknown>");
-  INFER_OK("ArgMax", "?", A(int64_t{1}), "<unknown>:int64");
-  INFER_OK("ArgMax", "[?,4]", A(int64_t{1}), "[?]:int64");
-  INFER_OK("ArgMax", "[?,4]", A(int64_t{0}), "[4]:int64");
+  INFER_OK("ArgMax", "?;=1", A(), "<unknown>:int64");
+  INFER_OK("ArgMax", "[?,4];=1", A(), "[?]:int64");
+  INFER_OK("ArgMax", "[?,4];=0", A(), "[4]:int64");
 }
 
 TEST(ReductionShapes, Errors) {
@@ -62,15 +62,14 @@ TEST(ReductionShapes, Errors) {
 }
 
 TEST(ArgReductionShapes, AxisAndOutputType) {
-  INFER_OK("ArgMax", "[2,3]", A(int64_t{1}), "[2]:int64");
-  INFER_OK("ArgMin", "[2,3,4]", A(int64_t{-2}, DType::kInt32), "[2,4]:int32");
-  INFER_OK("ArgMax", "[5]:bool", A(), "[]:int64");
-  INFER_OK("ArgMax", "[3,0]", A(int64_t{0}), "[0]:int64");
-  INFER_ERROR("ArgMax", "[2,3]", A(int64_t{2}), "ArgMax: axis 2 is out of range for a tensor of rank 2");
-  INFER_ERROR("ArgMax", "[]", A(int64_t{0}), "rank 0");
-  INFER_ERROR("ArgMin", "[2,3]", A(int64_t{0}, DType::kFloat32),
-              "ArgMin: output_type must be int32 or int64");
-  INFER_ERROR("ArgMax", "[0,3]", A(int64_t{0}), "ArgMax: reduction axis 0 is empty in shape [0,3]");
+  INFER_OK("ArgMax", "[2,3];=1", A(), "[2]:int64");
+  INFER_OK("ArgMin", "[2,3,4];=-2", A(DType::kInt32), "[2,4]:int32");
+  INFER_OK("ArgMax", "[5]:bool;=0", A(), "[]:int64");
+  INFER_OK("ArgMax", "[3,0];=0", A(), "[0]:int64");
+  INFER_ERROR("ArgMax", "[2,3];=2", A(), "ArgMax: axis 2 is out of range for a tensor of rank 2");
+  INFER_ERROR("ArgMax", "[];=0", A(), "rank 0");
+  INFER_ERROR("ArgMin", "[2,3];=0", A(DType::kFloat32), "ArgMin: output_type must be int32 or int64");
+  INFER_ERROR("ArgMax", "[0,3];=0", A(), "ArgMax: reduction axis 0 is empty in shape [0,3]");
 }
 
 // ---------------------------------------------------------------- references
@@ -583,12 +582,12 @@ TEST(ArgReductionValues, Errors) {
 // ---------------------------------------------------------------- scans (Cumsum, Cumprod)
 
 TEST(ScanShapes, SameAsInput) {
-  INFER_OK("Cumsum", "[2,3]", A(int64_t{1}), "[2,3]");
-  INFER_OK("Cumprod", "[?,3]:int32", A(int64_t{-2}, true, true), "[?,3]:int32");
-  INFER_OK("Cumsum", "?", A(int64_t{5}), "<unknown>");
-  INFER_ERROR("Cumsum", "[2,3]", A(int64_t{2}), "Cumsum: axis 2 is out of range for a tensor of rank 2");
-  INFER_ERROR("Cumprod", "[]", A(int64_t{0}), "rank 0");
-  INFER_ERROR("Cumsum", "[2]:bool", A(), "must have a dtype in");
+  INFER_OK("Cumsum", "[2,3];=1", A(), "[2,3]");
+  INFER_OK("Cumprod", "[?,3]:int32;=-2", A(true, true), "[?,3]:int32");
+  INFER_OK("Cumsum", "?;=5", A(), "<unknown>");
+  INFER_ERROR("Cumsum", "[2,3];=2", A(), "Cumsum: axis 2 is out of range for a tensor of rank 2");
+  INFER_ERROR("Cumprod", "[];=0", A(), "rank 0");
+  INFER_ERROR("Cumsum", "[2]:bool;=0", A(), "must have a dtype in");
 }
 
 // Issue 12 item 8: an empty input whose other dim is huge scheduled 2^32 empty work items and spun for hours
@@ -597,7 +596,7 @@ TEST(ScanValues, EmptyInputsDoNoWorkOverTheirOtherDims) {
   for (const char* op : {"Cumsum", "Cumprod"})
     for (int64_t axis : {0, 1})
       for (std::vector<int64_t> dims : {std::vector<int64_t>{0, int64_t{1} << 40}, {int64_t{1} << 40, 0}}) {
-        Tensor y = call_op1(op, {zeros(dims)}, {axis, true, true});
+        Tensor y = call_op1(op, {zeros(dims), Tensor(axis)}, {true, true});
         EXPECT_EQ(y.shape(), Shape(dims)) << op;
       }
 }
@@ -641,7 +640,8 @@ void check_scan(bool prod, DType d, const std::vector<int64_t>& dims, int64_t ax
       if (d != DType::kUInt8 && v >= range / 2) v -= range;
     }
   }
-  Tensor y = call_op1(prod ? "Cumprod" : "Cumsum", {x}, {axis, exclusive, reverse});
+  Tensor y =
+      call_op1(prod ? "Cumprod" : "Cumsum", {x, Tensor(static_cast<int32_t>(axis))}, {exclusive, reverse});
   ASSERT_EQ(y.dtype(), d);
   ASSERT_EQ(y.shape(), shape);
   std::vector<double> yv = y.to_vector<double>();
@@ -682,10 +682,10 @@ TEST(ScanValues, LargeParallelCases) {
 
 TEST(ScanValues, IntegersWrapLikeTheType) {
   Tensor x = Tensor::from_vector(std::vector<int32_t>{0x40000000, 4, 3});
-  EXPECT_EQ(call_op1("Cumprod", {x}, {int64_t{0}, false, false}).to_vector<int32_t>(),
+  EXPECT_EQ(call_op1("Cumprod", {x, Tensor(0)}, {false, false}).to_vector<int32_t>(),
             (std::vector<int32_t>{0x40000000, 0, 0}));
   Tensor u = Tensor::from_vector(std::vector<uint8_t>{200, 100, 1});
-  EXPECT_EQ(call_op1("Cumsum", {u}, {int64_t{0}, false, false}).to_vector<uint8_t>(),
+  EXPECT_EQ(call_op1("Cumsum", {u, Tensor(0)}, {false, false}).to_vector<uint8_t>(),
             (std::vector<uint8_t>{200, 44, 45}));
 }
 

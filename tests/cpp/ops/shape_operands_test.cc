@@ -118,6 +118,75 @@ TEST(PartialShapeOperands, ReductionWithUnknownAxes) {
   INFER_ERROR("Sum", "[2,3];[2,1]:int32", A(), "Sum: 'axis' must be a scalar or a vector");
 }
 
+// Indexing and creation ops whose operands are only partly known. TensorFlow's answers are from
+// tf.function with n = tf.shape(y)[0] for y of shape [None] (x of shape [5, 6]).
+
+TEST(PartialShapeOperands, StridedSlice) {
+  // x[n:3], x[1:n]: TensorFlow gives [?,?] as soon as begin or end is not constant; ember keeps the dims
+  // whose begin, end and stride are all known.
+  INFER_OK("StridedSlice", "[5,6];=[?,0];=[3,6];=[1,1]", A(), "[?,6]");
+  INFER_OK("StridedSlice", "[5,6];=[1,0];=[?,6];=[1,1]", A(), "[?,6]");
+  // x[1, 0:n] and x[0:5, n]: a shrunk axis goes whatever its index (TensorFlow: [?] for both).
+  INFER_OK("StridedSlice", "[5,6];=[1,0];=[?,6];=[1,1]", A(0, 0, 0, 0, 1), "[6]");
+  INFER_OK("StridedSlice", "[5,6];=[0,?];=[5,6];=[1,1]", A(0, 0, 0, 0, 2), "[5]");
+  INFER_OK("StridedSlice", "[5,6];[2]:int32;[2]:int32;[2]:int32", A(0, 0, 0, 0, 1), "[?]");
+  INFER_OK("StridedSlice", "[5,6];[2]:int32;[2]:int32;[2]:int32", A(), "[?,?]");
+}
+
+TEST(PartialShapeOperands, Slice) {
+  INFER_OK("Slice", "[5,6];=[1,1];=[?,2]", A(), "[?,2]");
+  INFER_OK("Slice", "[5,6];=[1,1];=[?,?]", A(), "[?,?]");
+  INFER_OK("Slice", "[5,6];=[1,1];[2]:int32", A(), "[?,?]");
+  // An unknown begin does not matter where the size is given; a size of -1 needs that dim's begin.
+  INFER_OK("Slice", "[5,6];=[?,1];=[2,-1]", A(), "[2,5]");
+  INFER_OK("Slice", "[5,6];=[1,?];=[2,-1]", A(), "[2,?]");
+}
+
+TEST(PartialShapeOperands, GatherV2) {
+  INFER_OK("GatherV2", "[5,6];[3]:int32;=?", A(), "[?,?]");
+  INFER_OK("GatherV2", "[5,6];[3]:int32;[]:int32", A(), "[?,?]");
+  INFER_OK("GatherV2", "[5,6];[2,3]:int32;[]:int64", A(), "[?,?,?]");
+  INFER_OK("GatherV2", "?;[3]:int32;[]:int32", A(), "<unknown>");
+}
+
+TEST(PartialShapeOperands, Pad) {
+  // TensorFlow knows [?,8] for tf.pad(x, [[n, 1], [0, 2]]); the mini-language (and ember's partial
+  // values) carry no matrices, so these are paddings of unknown values: the rank only, as TensorFlow.
+  INFER_OK("Pad", "[5,6];[2,2]:int32", A(), "[?,?]");
+  INFER_OK("Pad", "?;[3,2]:int32", A(), "[?,?,?]");
+  INFER_OK("Pad", "?;[?,2]:int64", A(0.0, "REFLECT"), "<unknown>");
+  // TensorFlow: "Shape must be rank 3 but is rank 2".
+  INFER_ERROR("Pad", "[5,6];[3,2]:int32", A(),
+              "Pad: paddings must have shape [2, 2] for input of shape [5,6], got [3,2]");
+  INFER_ERROR("MirrorPadGrad", "[5,6];[1,2]:int32", A(),
+              "MirrorPadGrad: paddings must have shape [2, 2] for dy of shape [5,6], got [1,2]");
+}
+
+TEST(PartialShapeOperands, Range) {
+  INFER_OK("Range", "=0;[]:int32;=1", A(), "[?]:int32");
+  INFER_OK("Range", "=0;=?;=1", A(), "[?]:int32");
+  INFER_OK("Range", "=0.0:float32;[];=1.0:float32", A(), "[?]");
+  INFER_ERROR("Range", "=0;[2]:int32;=1", A(), "Range: limit must be a scalar, got shape [2]");
+}
+
+TEST(PartialShapeOperands, OneHot) {
+  INFER_OK("OneHot", "[3]:int32;=?;[];[]", A(), "[3,?]");
+  INFER_OK("OneHot", "[1,3]:int32;[]:int32;[];[]", A(0), "[?,1,3]");
+}
+
+TEST(PartialShapeOperands, SplitV) {
+  // TensorFlow gives [5,?] for every output; ember keeps the sizes it knows.
+  INFER_OK("SplitV", "[5,6];=[?,2];=1", A(), "[5,?];[5,2]");
+  INFER_OK("SplitV", "[5,6];=[?,2,1];=1", A(), "[5,?];[5,2];[5,1]");
+  INFER_OK("SplitV", "[5,6];=[?,-1];=0", A(), "[?,6];[?,6]");
+  INFER_OK("SplitV", "[5,6];[2]:int32;=1", A(), "[5,?];[5,?]");
+  // With an unknown axis TensorFlow finds [5,1];[5,5] (the one dim the sizes add up to); ember gives the
+  // rank only.
+  INFER_OK("SplitV", "[5,6];=[1,5];[]:int32", A(), "[?,?];[?,?]");
+}
+
+TEST(PartialShapeOperands, LinSpace) { INFER_OK("LinSpace", "[];[];[]:int32", A(), "[?]"); }
+
 // ---- BroadcastGradientArgs
 
 TEST(BroadcastGradientArgs, Shapes) {

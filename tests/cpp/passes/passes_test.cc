@@ -213,13 +213,24 @@ TEST(MergeMatmuls, NarrowSiblingsBecomeOneProduct) {
       "MatMul/merged_weights = ConcatV2(x1:0, x2:0) {axis=1} -> float32[4,5]\n"
       "MatMul/merged = MatMul(Tanh:0, MatMul/merged_weights:0) {transpose_a=false, transpose_b=false} -> "
       "float32[5,5]\n"
-      "MatMul/split = SplitV(MatMul/merged:0) {size_splits=[2,3], axis=1} -> float32[5,2], float32[5,3]\n"
+      "Const_1 = Const() {value=<int64[2]>} -> int64[2]\n"
+      "Const_2 = Const() {value=<int64[]>} -> int64[]\n"
+      "MatMul/split = SplitV(MatMul/merged:0, Const_1:0, Const_2:0) -> float32[5,2], float32[5,3]\n"
       "Mul = Mul(MatMul/split:1, Const:0) -> float32[5,3]\n"
       "MatMul_2 = MatMul(Tanh:0, x3:0) {transpose_a=false, transpose_b=false} -> float32[5,40]\n"
       "MatMul_3 = MatMul(x0:0, x1:0) {transpose_a=false, transpose_b=false} -> float32[5,2]\n");
   EXPECT_EQ(count_op(g, "MatMul"), 3);
   EXPECT_EQ(count_op(g, "SplitV"), 1);
   EXPECT_EQ(count_op(g, "ConcatV2"), 1);
+  // The split's size_splits and axis are Const inputs: [2, 3] along axis 1.
+  const Node& split = g.graph.node(g.graph.find("MatMul/split"));
+  auto const_value = [&](int input) {
+    const Node& c = g.graph.node(split.inputs[input].node);
+    EXPECT_EQ(c.op->name, "Const");
+    return PartialValue::from_tensor(*std::get<TensorRef>(c.attrs[0])).values;
+  };
+  EXPECT_EQ(const_value(1), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(const_value(2), (std::vector<int64_t>{1}));
   std::vector<Tensor> args;
   for (const Shape& s : {Shape({5, 4}), Shape({4, 2}), Shape({4, 3}), Shape({4, 40})}) {
     std::vector<float> v(s.num_elements());
