@@ -138,6 +138,8 @@ def _shape_operand(value, op, arg, float_error=_INVALID, scalar=False, vector=Fa
     ...): a tensor, symbolic ones included, passes as it is; a list holding tensors is stacked, as
     TensorFlow packs it (tf.reshape(x, [tf.shape(x)[0], -1])); anything else becomes ints, which the op
     turns into a constant without an allocation per call (Note [Shape operands from Python])."""
+    if type(value) in (list, tuple) and all(type(v) is int for v in value) and not scalar:
+        return value  # the common eager case, handed to the op as it is
     if isinstance(value, Tensor):
         if value.dtype not in _INDEX_DTYPES:
             raise _invalid(op, f"{arg} must be an int32 or int64 tensor, got dtype {value.dtype.name}")
