@@ -127,6 +127,8 @@ def batch_jacobian(tape, target, source, unconnected_gradients, use_pfor):
     on example i of the source (as TensorFlow does): seed k is one-hot at element k of every example, so
     one backward pass gives element k's row for all examples."""
     target = target if isinstance(target, Tensor) else convert_to_tensor(target)
+    if target.shape.rank is not None and target.shape.rank > 0 and target.shape[0] is None:
+        return _dynamic_batch_jacobian(tape, target, source, unconnected_gradients, use_pfor)
     tdims = _static_shape(target, "GradientTape.batch_jacobian target")
     sdims = _source_shape(source)
     if not tdims or not sdims or tdims[0] != sdims[0]:
@@ -145,3 +147,28 @@ def batch_jacobian(tape, target, source, unconnected_gradients, use_pfor):
         return zeros([batch] + tdims[1:] + sdims[1:], source.dtype)
     g = _Transpose(g, [1, 0] + list(range(2, len(sdims) + 1)))  # [b, per_example, x...]
     return _Reshape(g, [batch] + tdims[1:] + sdims[1:])
+
+
+def _dynamic_batch_jacobian(tape, target, source, unconnected_gradients, use_pfor):
+    """batch_jacobian inside a function traced with an unknown batch size: the per-example sizes are known,
+    so there is one backward pass per per-example element (a loop of known length), each seeded with that
+    element one-hot in every example, the batch taken from the target's shape at run time."""
+    from ember.ops import array_ops
+
+    tdims, sdims = target.shape.as_list(), source.shape.as_list()
+    if any(d is None for d in tdims[1:]) or sdims is None or len(sdims) < 1 or any(d is None for d in sdims[1:]):
+        raise ValueError(f"GradientTape.batch_jacobian: with an unknown batch size, the other dimensions of the "
+                         f"target {target.shape} and the source {source.shape} must be known")
+    batch = array_ops.shape(target)[0]
+    per_example = int(np.prod(tdims[1:])) if len(tdims) > 1 else 1
+    eye = np.eye(per_example, dtype=target.dtype.as_numpy_dtype).reshape([per_example, 1] + tdims[1:])
+    seeds = array_ops.broadcast_to(convert_to_tensor(eye), [per_example, batch] + tdims[1:])
+    (g,) = _gradients(tape, target, [source], seeds, use_pfor)  # [per_example, b, x...]
+    tape._used = True
+    shape = [batch] + tdims[1:] + sdims[1:]
+    if g is None:
+        if not _unconnected_as_zeros(unconnected_gradients):
+            return None
+        return array_ops.zeros(shape, source.dtype)
+    g = _Transpose(g, [1, 0] + list(range(2, len(sdims) + 1)))  # [b, per_example, x...]
+    return array_ops.reshape(g, shape)

@@ -92,3 +92,23 @@ def test_gradients_through_dynamic_shapes_match_tensorflow():
         grads.append([np.asarray(v) for v in step(x)])
     np.testing.assert_allclose(grads[0][0], grads[1][0], rtol=1e-5)
     np.testing.assert_allclose(grads[0][1], grads[1][1], rtol=1e-5, atol=1e-6)
+
+
+def test_batch_jacobian_with_an_unknown_batch_size_matches_tensorflow():
+    w0 = np.random.default_rng(2).normal(size=(3, 2)).astype(np.float32)
+    results = []
+    for m in (tf, real_tf):
+        w = m.Variable(w0)
+
+        @m.function(input_signature=[m.TensorSpec([None, 3], m.float32)])
+        def batch_jacobian(x):
+            with m.GradientTape() as t:
+                t.watch(x)
+                y = m.tanh(m.matmul(x, w))
+            return t.batch_jacobian(y, x)
+
+        x = np.random.default_rng(3).normal(size=(4, 3)).astype(np.float32)
+        results.append([batch_jacobian(x).numpy(), batch_jacobian(x[:1]).numpy()])
+    for ours, theirs in zip(*results):
+        assert ours.shape == theirs.shape
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
