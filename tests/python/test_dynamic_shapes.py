@@ -112,3 +112,25 @@ def test_batch_jacobian_with_an_unknown_batch_size_matches_tensorflow():
     for ours, theirs in zip(*results):
         assert ours.shape == theirs.shape
         np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
+def test_second_order_gradients_with_unknown_dims_match_tensorflow():
+    x0 = np.random.default_rng(4).normal(size=(3, 4)).astype(np.float32)
+    b0 = np.random.default_rng(5).normal(size=(4,)).astype(np.float32)
+    results = []
+    for m in (tf, real_tf):
+        @m.function(input_signature=[m.TensorSpec([None, None], m.float32), m.TensorSpec([None], m.float32)])
+        def second(x, b):
+            with m.GradientTape() as outer:
+                outer.watch([x, b])
+                with m.GradientTape() as inner:
+                    inner.watch([x, b])
+                    y = m.reduce_mean(m.tanh(x * b + m.reshape(b, [1, -1])) ** 2, axis=1)
+                    loss = m.reduce_sum(m.tile(m.expand_dims(y, 0), [2, 1]))
+                gx, gb = inner.gradient(loss, [x, b])
+                total = m.reduce_sum(gx * gx) + m.reduce_sum(gb)
+            return outer.gradient(total, [x, b])
+
+        results.append([g.numpy() for g in second(x0, b0)])
+    for ours, theirs in zip(*results):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-5)

@@ -84,44 +84,71 @@ Status reduce_kernel(KernelContext& ctx) {
   return kernels::reduce(kOp, ctx.input(0), mask, ctx.output(0));
 }
 
-// ---- Gradients. Input 1 is `axis`, attribute 0 is `keepdims`.
+// ---- Gradients. Input 1 is `axis`, attribute 0 is `keep_dims`.
+//
+// The axes are usually constants. When they are computed in the graph (the sum a broadcasting op's
+// gradient makes over BroadcastGradientArgs' axes, differentiated again), `Axes::known` is false and the
+// rules work from tensors: the kept-dims shape is x's shape with 1 where an axis points.
 
-// The reduced axes of input 0, non-negative and sorted; empty when the op reduced nothing.
-std::vector<int64_t> reduced_axes(const GradContext& c) {
+struct Axes {
+  bool known = false;
+  std::vector<int64_t> values;  // non-negative and sorted, when known
+};
+
+Axes reduced_axes(const GradContext& c) {
+  Axes axes;
+  if (c.input(1)->is_symbolic()) return axes;
   const int rank = c.input(0).rank();
   if (rank < 0)
     check_ok(make_error(Code::kUnimplemented, c.op->name, ": the gradient needs the input's rank"));
-  std::vector<int64_t> axes;
-  for (int64_t a : known_ints(c.input(1), c.op->name, "axis")) axes.push_back(a < 0 ? a + rank : a);
-  std::sort(axes.begin(), axes.end());
+  for (int64_t a : known_ints(c.input(1), c.op->name, "axis")) axes.values.push_back(a < 0 ? a + rank : a);
+  std::sort(axes.values.begin(), axes.values.end());
+  axes.known = true;
   return axes;
+}
+
+// x's shape with the reduced axes set to 1, computed at run time.
+GradTensor kept_shape(const GradContext& c) {
+  const GradTensor shape = shape_of(c.input(0));
+  const GradTensor rank = unary("Size", shape);
+  const int64_t flat[] = {-1}, last[] = {1};
+  GradTensor axes = reshape_to(cast(c.input(1), DType::kInt32), int_vector(flat));
+  axes = binary("FloorMod", axes + rank, rank);
+  const GradTensor positions = emit1("Range", {scalar(0, DType::kInt32), rank, scalar(1, DType::kInt32)});
+  AttrList keep;
+  keep.push_back(false);
+  const GradTensor reduced =
+      emit1("Any", {compare("Equal", expand_dims(positions, 1), expand_dims(axes, 0)), int_vector(last)},
+            std::move(keep));
+  return select(reduced, ones_like(shape), shape);
 }
 
 // `t` (shaped like the op's output) with the reduced axes put back as size 1, so that it broadcasts
 // against the input. ExpandDims at each axis in increasing order needs no dims, so unknown ones are fine.
-GradTensor with_kept_dims(const GradContext& c, const GradTensor& t, const std::vector<int64_t>& axes) {
+GradTensor with_kept_dims(const GradContext& c, const GradTensor& t, const Axes& axes) {
   if (c.attr_bool(0)) return t;
+  if (!axes.known) return reshape_to(t, kept_shape(c));
   if (c.input(0).shape().fully_defined()) {
     std::vector<int64_t> dims = c.input(0).shape().dim_vector();
-    for (int64_t a : axes) dims[a] = 1;
+    for (int64_t a : axes.values) dims[a] = 1;
     return reshape(t, std::move(dims));
   }
   GradTensor r = t;
-  for (int64_t a : axes) r = expand_dims(r, a);
+  for (int64_t a : axes.values) r = expand_dims(r, a);
   return r;
 }
 
 void sum_grad(GradContext& c) {
-  auto axes = reduced_axes(c);
+  const Axes axes = reduced_axes(c);
   c.set(0, broadcast_like(with_kept_dims(c, c.grad(), axes), c.input(0)));
 }
 
 void mean_grad(GradContext& c) {
-  auto axes = reduced_axes(c);
+  const Axes axes = reduced_axes(c);
   GradTensor x = c.input(0), dy = with_kept_dims(c, c.grad(), axes);
   int64_t count = 1;
-  bool known = true;
-  for (int64_t a : axes) {
+  bool known = axes.known;
+  for (int64_t a : axes.values) {
     const int64_t d = x.shape().dim(static_cast<int>(a));
     known &= d >= 0;
     count *= d;
@@ -140,16 +167,19 @@ void mean_grad(GradContext& c) {
 // Every element equal to the extreme value gets an equal share of the gradient, as TensorFlow's: at a
 // tie max is not differentiable, and sharing does not depend on the order of the elements.
 void max_min_grad(GradContext& c) {
-  auto axes = reduced_axes(c);
+  const Axes axes = reduced_axes(c);
   GradTensor x = c.input(0);
   GradTensor hit = mask(compare("Equal", with_kept_dims(c, c.output(0), axes), x), x.dtype());
-  GradTensor count = sum(hit, axes, /*keepdims=*/true);
+  AttrList keep;
+  keep.push_back(true);
+  GradTensor count = axes.known ? sum(hit, axes.values, /*keepdims=*/true)
+                                : emit1("Sum", {hit, c.input(1)}, std::move(keep));
   c.set(0, with_kept_dims(c, c.grad(), axes) / count * hit);
 }
 
 // d/dx log(sum(exp(x))) = exp(x - y), a softmax over the reduced axes.
 void log_sum_exp_grad(GradContext& c) {
-  auto axes = reduced_axes(c);
+  const Axes axes = reduced_axes(c);
   GradTensor x = c.input(0);
   c.set(0, with_kept_dims(c, c.grad(), axes) * exp(x - with_kept_dims(c, c.output(0), axes)));
 }
@@ -170,8 +200,13 @@ GradTensor scan(const char* op, const GradTensor& x, int64_t axis, bool exclusiv
 // exclusive cumulative products along the reduced elements laid out as one axis. Being ember ops, the
 // result can be differentiated again (Cumprod's rule handles zeros too).
 void prod_grad(GradContext& c) {
-  auto axes = reduced_axes(c);
-  GradTensor x = c.input(0), dy = with_kept_dims(c, c.grad(), axes);
+  const Axes known_axes = reduced_axes(c);
+  if (!known_axes.known)
+    check_ok(make_error(Code::kUnimplemented,
+                        "Prod: the gradient needs 'axis' to be known while tracing, got a "
+                        "value computed in the graph"));
+  const std::vector<int64_t>& axes = known_axes.values;
+  GradTensor x = c.input(0), dy = with_kept_dims(c, c.grad(), known_axes);
   if (axes.empty()) {
     c.set(0, dy);
     return;

@@ -318,8 +318,23 @@ TEST(RunTimeShapeGradients, OperandsTheRuleNeedsAreAClearError) {
       testing::traced_gradient_ok("Transpose", {rand({2, 3}), int32_vector({1, 0})}, {}, kShapeArgs),
       "Transpose: the gradient needs 'perm' to be known while tracing, got a value computed in the graph");
   expect_unimplemented(
-      testing::traced_gradient_ok("Sum", {rand({2, 3}), int32_vector({1})}, {AttrValue(false)}, kShapeArgs),
-      "Sum: the gradient needs 'axis' to be known while tracing");
+      testing::traced_gradient_ok("Prod", {rand({2, 3}), int32_vector({1})}, {AttrValue(false)}, kShapeArgs),
+      "Prod: the gradient needs 'axis' to be known while tracing");
+}
+
+// The other reductions' rules work from axes computed in the graph: the kept-dims shape is built at run
+// time (what a broadcasting op's gradient, differentiated again, needs).
+TEST(RunTimeShapeGradients, ReductionsWithAxesComputedInTheGraph) {
+  for (const TraceMode& mode : {kShapeArgs, kBoth}) {
+    SCOPED_TRACE(::testing::Message() << mode.shape_operands_as_arguments << mode.unknown_dims);
+    for (const char* op : {"Sum", "Mean", "Max", "Min", "ReduceLogSumExp"}) {
+      SCOPED_TRACE(op);
+      for (bool keep_dims : {false, true}) {
+        EXPECT_TRACED_GRADIENT_OK(op, {rand({2, 3, 4}), int32_vector({-1, 0})}, {AttrValue(keep_dims)}, mode);
+        EXPECT_TRACED_GRADIENT_OK(op, {rand({2, 3}), int32_vector({})}, {AttrValue(keep_dims)}, mode);
+      }
+    }
+  }
 }
 
 // Tile's rule reads the multiples from the graph when they are not known while tracing.
