@@ -69,6 +69,7 @@ def examples():
     table["SplitV"] = ([f32(), tf.constant([1, 2]), tf.constant(1)], [])
     table["Tile"] = ([f32(), tf.constant([2, 1])], [])
     table["BroadcastTo"] = ([f32(), tf.constant([4, 2, 3])], [])
+    table["InvertPermutation"] = ([tf.constant([2, 0, 1])], [])
     table["BroadcastGradientArgs"] = ([tf.constant([2, 3]), tf.constant([3])], [])
     table["Pad"] = ([f32(), tf.constant([[1, 1], [0, 2]])], [0.0, "CONSTANT"])
     table["Slice"] = ([f32(), tf.constant([0, 1]), tf.constant([2, -1])], [])

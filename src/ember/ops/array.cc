@@ -342,6 +342,33 @@ Status shape_kernel(KernelContext& ctx) {
   return Status::OK();
 }
 
+// ---- InvertPermutation: y[x[i]] = i, for the gradient of a Transpose whose perm is computed in the graph.
+
+Status invert_permutation_shape(InferContext& ctx) {
+  const Shape& x = ctx.inputs[0].shape;
+  if (x.rank_known() && x.rank() != 1)
+    return invalid_argument("InvertPermutation: x must be a vector, got shape ", x.to_string());
+  ctx.outputs.push_back(ctx.inputs[0]);
+  return Status::OK();
+}
+
+Status invert_permutation_kernel(KernelContext& ctx) {
+  const TensorImpl& x = ctx.input(0);
+  if (x.rank() != 1)
+    return invalid_argument("InvertPermutation: x must be a vector, got shape ", x.shape().to_string());
+  const std::vector<int64_t> perm = ctx.int_values(0);
+  const int64_t n = static_cast<int64_t>(perm.size());
+  std::vector<int64_t> inverse(perm.size(), -1);
+  for (int64_t i = 0; i < n; ++i) {
+    if (perm[i] < 0 || perm[i] >= n || inverse[perm[i]] >= 0)
+      return invalid_argument("InvertPermutation: ", list_str(perm), " is not a permutation of 0..", n - 1);
+    inverse[perm[i]] = i;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    EMBER_RETURN_IF_ERROR(write_index(ctx.output(0), i, inverse[i], "InvertPermutation"));
+  return Status::OK();
+}
+
 // ---- BroadcastGradientArgs
 
 // The axes of each shape along which broadcasting the two against each other repeats it: what the
@@ -728,6 +755,10 @@ void reshape_grad(GradContext& c) { c.set(0, reshape_like(c.grad(), c.input(0)))
 void identity_grad(GradContext& c) { c.set(0, c.grad()); }
 
 void transpose_grad(GradContext& c) {
+  if (c.input(1)->is_symbolic()) {  // a permutation computed in the graph: inverted there too
+    c.set(0, emit1("Transpose", {c.grad(), unary("InvertPermutation", c.input(1))}));
+    return;
+  }
   const std::vector<int64_t> perm = known_ints(c.input(1), "Transpose", "perm");
   const int64_t rank = static_cast<int64_t>(perm.size());
   std::vector<int64_t> inverse(perm.size());
@@ -879,6 +910,16 @@ void register_array_ops(OpRegistry& r) {
       .flags(kNotDifferentiable | kReadsOnlyShape)
       .shape(&shape_shape)
       .kernel(kAllTypes, &shape_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("InvertPermutation")
+      .doc("The inverse permutation: y[x[i]] = i. invert_permutation([2, 0, 1]) == [1, 2, 0]")
+      .input("x")
+      .output("y")
+      .type_var(kIndexTypes)
+      .flags(kNotDifferentiable)
+      .shape(&invert_permutation_shape)
+      .kernel(kIndexTypes, &invert_permutation_kernel)
       .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("BroadcastGradientArgs")

@@ -399,18 +399,21 @@ TEST(ArrayGrad, EveryArrayOpHasARuleOrIsNotDifferentiable) {
   }
 }
 
-// Tile's rule reads dy's and x's shapes at run time (it once needed them statically and said so); a rule
-// that needs an operand's value, as Transpose's needs perm, still says so when the graph computes it.
+// Tile's rule reads dy's and x's shapes at run time (it once needed them statically and said so); Prod's
+// needs its axes' values to build its graph, and says so when the graph computes them.
 TEST(ArrayGrad, UnknownShapesWorkOrAreAClearError) {
   using testing::TraceMode;
   EXPECT_TRACED_GRADIENT_OK("Tile", {rand({2, 3}), int32_vector({2, 1})}, {},
                             TraceMode{.unknown_dims = true});
   EXPECT_TRACED_GRADIENT_OK("Tile", {rand({2, 1, 3}), int32_vector({1, 3, 2})}, {},
                             TraceMode{.shape_operands_as_arguments = true, .unknown_dims = true});
-  ::testing::AssertionResult r = testing::traced_gradient_ok(
-      "Transpose", {rand({2, 3}), int32_vector({1, 0})}, {}, TraceMode{.shape_operands_as_arguments = true});
+  EXPECT_TRACED_GRADIENT_OK("Transpose", {rand({2, 3}), int32_vector({1, 0})}, {},
+                            TraceMode{.shape_operands_as_arguments = true});  // InvertPermutation at run time
+  ::testing::AssertionResult r =
+      testing::traced_gradient_ok("Prod", {rand({2, 3}), int32_vector({1})}, {AttrValue(false)},
+                                  TraceMode{.shape_operands_as_arguments = true});
   EXPECT_FALSE(r);
-  EXPECT_NE(std::string(r.message()).find("Transpose: the gradient needs 'perm' to be known while tracing"),
+  EXPECT_NE(std::string(r.message()).find("Prod: the gradient needs 'axis' to be known while tracing"),
             std::string::npos)
       << r.message();
 }
