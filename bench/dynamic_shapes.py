@@ -313,7 +313,12 @@ def main():
         # import hook would otherwise win over PYTHONPATH).
         flags = ["-S"] if sys.flags.no_site else []
         cmd = [sys.executable, *flags, __file__, "--worker", fw] + (["--quick"] if args.quick else [])
-        proc, others = others_cores_during(lambda: subprocess.run(cmd, capture_output=True, text=True, env=env))
+        fw_env = env
+        extra = os.environ.get(f"EMBER_BENCH_PATH_{fw.upper()}")  # packages for this worker alone (run.py)
+        if extra:
+            fw_env = dict(env, PYTHONPATH=extra + os.pathsep + env["PYTHONPATH"])
+        proc, others = others_cores_during(
+            lambda: subprocess.run(cmd, capture_output=True, text=True, env=fw_env))
         if proc.returncode != 0:
             missing = "ModuleNotFoundError" in proc.stderr
             why = "not installed" if missing else (proc.stderr.strip().splitlines() or ["?"])[-1]

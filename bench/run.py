@@ -140,9 +140,20 @@ def _thousand_ops(op):
     return body
 
 
+def worker_env(framework, env):
+    """EMBER_BENCH_PATH_JAX (or _TORCH, ...) names a directory of packages for that framework's worker alone
+    (e.g. `pip install --target DIR jax jaxlib`), so a peer whose pins clash with TensorFlow's (numpy,
+    ml_dtypes) can be measured without changing the environment the tests run in."""
+    extra = os.environ.get(f"EMBER_BENCH_PATH_{framework.upper()}")
+    if extra:
+        env = dict(env, PYTHONPATH=extra + os.pathsep + env.get("PYTHONPATH", ""))
+    return env
+
+
 def run_worker(framework, quick):
     cmd = [sys.executable, __file__, "--worker", framework] + (["--quick"] if quick else [])
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+    env = worker_env(framework, dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["?"])[-1]
         if "ModuleNotFoundError" in proc.stderr:

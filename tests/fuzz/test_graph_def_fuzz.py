@@ -92,8 +92,12 @@ def test_libfuzzer_graph_def(seed, tmp_path):
 # ---- the Python mutation fuzzer
 
 WORKER = r'''
-import random, sys
+import random, resource, sys
 import numpy as np
+# A mutated graph may ask for a tensor of many gigabytes (a padding of 2^30, say): with this limit the
+# allocation fails at once as ResourceExhausted instead of paging for longer than a case may take.
+# RLIMIT_DATA, not RLIMIT_AS: thread stacks and allocator arenas reserve address space they never use.
+resource.setrlimit(resource.RLIMIT_DATA, (4 << 30, 4 << 30))
 sys.path.insert(0, sys.argv[1])
 import ember as tf
 from ember import errors

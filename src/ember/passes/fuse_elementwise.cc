@@ -61,13 +61,18 @@ class GroupBuilder {
   /// starts its own.
   void add(int32_t v) {
     const TensorSpec& domain = g_.node(v).outputs[0];
+    const bool dynamic = !domain.shape.fully_defined();
     std::vector<int32_t> candidates;
     for (ValueRef in : g_.node(v).inputs) {
       int32_t gid = group_of_[in.node];
       if (gid < 0 || std::find(candidates.begin(), candidates.end(), gid) != candidates.end()) continue;
       const TensorSpec& other = g_.node(groups_[gid].front()).outputs[0];
-      if (other.dtype == domain.dtype && other.shape == domain.shape) candidates.push_back(gid);
+      if (other.dtype == domain.dtype && other.shape == domain.shape &&
+          (!dynamic || keeps_the_groups_shape(v, gid)))
+        candidates.push_back(gid);
     }
+    // Two groups of unknown dims are not known to share one run-time shape: they are not merged.
+    if (dynamic && candidates.size() > 1) candidates.resize(1);
     int32_t mine = -1;
     for (int32_t gid : candidates) {
       if (can_join(gid, v)) {
@@ -87,6 +92,26 @@ class GroupBuilder {
   }
 
  private:
+  // Note [One run-time shape per group]
+  // With unknown dims, equal specs do not mean equal shapes: min(a, b) and a - c are both [?,?] and may be
+  // [4,2] and [4,4] when they run. A group's members must share one run-time shape (the fused program's
+  // domain), so v joins group gid only if its result has the shape of its operand in the group: each
+  // operand from outside the group is 1 (or absent) along every dim the domain does not know, so it cannot
+  // widen the result. (With static specs, equal specs are equal shapes.)
+  bool keeps_the_groups_shape(int32_t v, int32_t gid) const {
+    const Shape& domain = g_.node(v).outputs[0].shape;
+    for (ValueRef in : g_.node(v).inputs) {
+      if (group_of_[in.node] == gid) continue;
+      const Shape& s = g_.spec(in).shape;
+      if (!s.rank_known() || s.rank() > domain.rank()) return false;
+      for (int i = 0; i < s.rank(); ++i) {
+        const int64_t d = domain.dim(domain.rank() - s.rank() + i);
+        if (d < 0 && s.dim(i) != 1) return false;
+      }
+    }
+    return true;
+  }
+
   // v (later than every member of group gid) may join it unless one of v's producers outside the group is
   // reachable from the group: the group itself is already convex.
   bool can_join(int32_t gid, int32_t v) {

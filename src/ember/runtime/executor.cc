@@ -268,9 +268,18 @@ ExecPlan::ExecPlan(const FunctionGraph& fn, bool reuse_memory) : reuse_memory_(r
     ins.cost_ns = estimate_cost_ns(node, g);
     ins.static_specs = std::all_of(node.outputs.begin(), node.outputs.end(), fully_static);
     ins.first_input = static_cast<int32_t>(inputs_.size());
-    for (ValueRef in : node.inputs) {
+    for (size_t j = 0; j < node.inputs.size(); ++j) {
+      const ValueRef in = node.inputs[j];
       inputs_.push_back(input_ref(in));
       ins.static_specs = ins.static_specs && fully_static(g.spec(in));
+      // Note [Shape operands computed in the graph]: a shape-like operand that is not a plan constant may
+      // have given static output specs through what tracing inferred (a partly known value, BroadcastTo's
+      // dims taken from its input); the node then resolves its outputs from the actual values each call,
+      // so a value that contradicts the inference is the op's error, never a kernel writing to the wrong
+      // shape.
+      const size_t declared = std::min(j, node.op->inputs.size() - 1);
+      if (!node.op->inputs.empty() && node.op->inputs[declared].shape_like && constant_of[in.node] == nullptr)
+        ins.static_specs = false;
     }
     ins.num_inputs = static_cast<int32_t>(node.inputs.size());
     DType dispatch = node.op->dispatch_input >= 0 && node.op->dispatch_input < ins.num_inputs
