@@ -43,25 +43,30 @@ def run_fuzz(seed, budget_s, extra_env=None, case_timeout_s=CASE_TIMEOUT_S):
         # stderr goes to a file: a full pipe would block the worker and look like a hang.
         err = tempfile.TemporaryFile(mode="w+")
         proc = subprocess.Popen(PYTHON + [WORKER, "--seed", str(seed), "--start", str(start)],
-                                stdout=subprocess.PIPE, stderr=err, env=env, text=True, bufsize=1)
+                                stdout=subprocess.PIPE, stderr=err, env=env)
         current, worker_calls, last_line = None, 0, time.monotonic()
-        outcome = None
+        outcome, pending = None, b""
         while outcome is None:
             ready, _, _ = select.select([proc.stdout], [], [], 1.0)
             now = time.monotonic()
             if ready:
-                line = proc.stdout.readline()
-                if not line:
+                # Raw reads: a buffered readline could pull several lines in at once and leave select()
+                # waiting on a pipe already drained, taking the next case's line for a hang.
+                chunk = os.read(proc.stdout.fileno(), 65536)
+                if not chunk:
                     outcome = "exit"
                     continue
                 last_line = now
-                kind, _, rest = line.rstrip("\n").partition(" ")
-                if kind == "CASE":
-                    index, _, so_far = rest.partition(" ")
-                    current, worker_calls = int(index), int(so_far)
-                    cases += 1
-                elif kind in ("FAIL", "MISMATCH"):
-                    failures.append(f"{kind} seed={seed} case {rest}")
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for line in lines:
+                    kind, _, rest = line.decode(errors="replace").partition(" ")
+                    if kind == "CASE":
+                        index, _, so_far = rest.partition(" ")
+                        current, worker_calls = int(index), int(so_far)
+                        cases += 1
+                    elif kind in ("FAIL", "MISMATCH"):
+                        failures.append(f"{kind} seed={seed} case {rest}")
             elif now - last_line > (case_timeout_s if current is not None else STARTUP_TIMEOUT_S):
                 outcome = "hang"
             if now > deadline and outcome is None:
