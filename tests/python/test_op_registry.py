@@ -211,10 +211,11 @@ def test_allocation_too_large_is_resource_exhausted():
 NON_DETERMINISTIC = {"RandomUniform", "RandomStandardNormal", "TruncatedNormal", "RandomUniformInt"}
 
 
-@pytest.mark.parametrize("name", OP_NAMES)
-def test_eager_matches_ember_function(name):
-    """Every op gives the same result run eagerly and traced into a graph function (its tensor inputs
-    become the function's arguments, so the op is a graph node, not folded)."""
+def _eager_matches_traced(name, unknown_dims):
+    """The op run eagerly and traced into a graph function (its tensor inputs become the function's
+    arguments, so the op is a graph node, not folded) gives the same result. With unknown_dims every
+    dimension of every tensor input is None in the signature: shape-like operands are then symbolic tensors
+    of the graph, read at run time."""
     inputs, attrs = EXAMPLES[name]
     op = _C.op(name)
 
@@ -224,11 +225,16 @@ def test_eager_matches_ember_function(name):
                    for x in inputs]
         return op(*rebuilt, *attrs)
 
-    traced = tf.function(call)
     # The tensors in input order (list inputs contribute their members), as `call` rebuilds them.
     args = []
     for x in inputs:
         args.extend(x if isinstance(x, list) else [x] if isinstance(x, tf.Tensor) else [])
+    signature = None
+    if unknown_dims:
+        signature = [tf.TensorSpec([None] * a.shape.rank, a.dtype) for a in args]
+        if name == "SplitV":  # the number of outputs is size_splits' length: it must be known (TF: num_split)
+            signature[1] = tf.TensorSpec(args[1].shape, args[1].dtype)
+    traced = tf.function(call, input_signature=signature)
     eager = call(*args)
     staged = traced(*args)
     eager = eager if isinstance(eager, tuple) else (eager,)
@@ -239,6 +245,11 @@ def test_eager_matches_ember_function(name):
         if name not in NON_DETERMINISTIC:
             np.testing.assert_array_equal(np.asarray(e.numpy(), dtype=np.float64),
                                           np.asarray(s.numpy(), dtype=np.float64), err_msg=name)
+
+
+@pytest.mark.parametrize("name", OP_NAMES)
+def test_eager_matches_ember_function(name):
+    _eager_matches_traced(name, unknown_dims=False)
 
 
 def test_traced_partitioned_call_rejects_arguments_the_callee_was_not_traced_for():
@@ -260,32 +271,4 @@ def test_fused_elementwise_example_is_sin_of_product():
 
 @pytest.mark.parametrize("name", [n for n in OP_NAMES if n not in ("PartitionedCall", "Const")])
 def test_unknown_dims_and_symbolic_shape_operands_match_eager(name):
-    """Every op traced with every dimension of every tensor input unknown: shape-like operands (shapes, axes,
-    perms, begin/end/strides, ...) are then symbolic tensors of the graph, read at run time, and the result
-    must still be the eager one."""
-    inputs, attrs = EXAMPLES[name]
-    op = _C.op(name)
-    args = []
-    for x in inputs:
-        args.extend(x if isinstance(x, list) else [x] if isinstance(x, tf.Tensor) else [])
-
-    def call(*tensors):
-        it = iter(tensors)
-        rebuilt = [next(it) if isinstance(x, tf.Tensor) else [next(it) for _ in x] if isinstance(x, list) else x
-                   for x in inputs]
-        return op(*rebuilt, *attrs)
-
-    signature = [tf.TensorSpec([None] * a.shape.rank, a.dtype) for a in args]
-    if name == "SplitV":  # the number of outputs is size_splits' length: it must be known (TF: num_split)
-        signature[1] = tf.TensorSpec(args[1].shape, args[1].dtype)
-    traced = tf.function(call, input_signature=signature)
-    eager = call(*args)
-    staged = traced(*args)
-    eager = eager if isinstance(eager, tuple) else (eager,)
-    staged = staged if isinstance(staged, tuple) else (staged,)
-    assert len(eager) == len(staged)
-    for e, s in zip(eager, staged):
-        assert e.dtype == s.dtype and e.shape == s.shape, name
-        if name not in NON_DETERMINISTIC:
-            np.testing.assert_array_equal(np.asarray(e.numpy(), dtype=np.float64),
-                                          np.asarray(s.numpy(), dtype=np.float64), err_msg=name)
+    _eager_matches_traced(name, unknown_dims=True)

@@ -94,15 +94,9 @@ std::vector<int64_t> known_ints(const GradTensor& t, std::string_view op, std::s
   if (t->is_symbolic())
     fail(make_error(Code::kUnimplemented, op, ": the gradient needs '", what,
                     "' to be known while tracing, got a value computed in the graph"));
-  std::vector<int64_t> out(static_cast<size_t>(t->num_elements()));
-  if (t.dtype() == DType::kInt32) {
-    for (size_t i = 0; i < out.size(); ++i) out[i] = t->data<int32_t>()[i];
-  } else if (t.dtype() == DType::kInt64) {
-    for (size_t i = 0; i < out.size(); ++i) out[i] = t->data<int64_t>()[i];
-  } else {
+  if (t.dtype() != DType::kInt32 && t.dtype() != DType::kInt64)
     fail(make_error(Code::kInvalidArgument, op, ": '", what, "' must be int32 or int64"));
-  }
-  return out;
+  return PartialValue::from_tensor(*t.get()).values;
 }
 
 GradTensor constant_like(double value, const GradTensor& like) {

@@ -2,7 +2,6 @@
 // 0+x, x-0, -(-x), double transposes, chained reshapes, reshapes and casts to what the value already is,
 // and identities (Identity, StopGradient: an optimized graph is never differentiated; the tape replays
 // the traced graph).
-#include <cstring>
 
 #include "ember/ops/registry.h"
 #include "ember/passes/pass.h"
@@ -52,9 +51,7 @@ bool constant_ints(const Graph& g, ValueRef v, std::vector<int64_t>* out) {
   if (node.op->name != "Const") return false;
   const TensorImpl& t = *std::get<TensorRef>(node.attrs[0]);
   if (t.rank() != 1 || (t.dtype() != DType::kInt32 && t.dtype() != DType::kInt64)) return false;
-  out->clear();
-  for (int64_t i = 0; i < t.num_elements(); ++i)
-    out->push_back(t.dtype() == DType::kInt32 ? t.data<int32_t>()[i] : t.data<int64_t>()[i]);
+  *out = PartialValue::from_tensor(t).values;
   return true;
 }
 
@@ -126,18 +123,12 @@ StatusOr<int> simplify_arithmetic(FunctionGraph& fn) {
         if (is_identity_perm(combined)) {
           replacement = source;
         } else {
-          auto t = TensorImpl::allocate(DType::kInt64, Shape{static_cast<int64_t>(combined.size())});
-          if (!t.ok()) continue;
-          std::memcpy(t.value()->mutable_raw_data(), combined.data(), combined.size() * sizeof(int64_t));
-          SmallVector<TensorSpec, 2> specs;
-          specs.push_back(TensorSpec{DType::kInt64, t.value()->shape()});
-          AttrList attrs;
-          attrs.push_back(std::move(t).value());
-          const int32_t perm_node =
-              editor.add_node(op_def("Const"), {}, std::move(attrs), std::move(specs), g.node(n).location);
+          auto perm_node = editor.add_int_constant(combined, Shape{static_cast<int64_t>(combined.size())},
+                                                   g.node(n).location);
+          if (!perm_node.ok()) continue;
           Node& transpose = g.mutable_node(n);  // add_node may have moved the node array
           transpose.inputs[0] = source;
-          transpose.inputs[1] = ValueRef{perm_node, 0};
+          transpose.inputs[1] = *perm_node;
           ++rewrites;
         }
       }

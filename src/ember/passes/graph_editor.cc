@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "ember/ops/registry.h"
 #include "ember/passes/pass.h"
 
 namespace ember::passes {
@@ -56,6 +57,19 @@ int32_t GraphEditor::add_node(const OpDef& op, std::span<const ValueRef> inputs,
   for (ValueRef v : inputs) resolved.push_back(resolve(v));
   return fn_.graph.add_node(op, {resolved.data(), resolved.size()}, std::move(attrs), std::move(outputs),
                             std::move(location), name);
+}
+
+StatusOr<ValueRef> GraphEditor::add_int_constant(std::span<const int64_t> values, const Shape& shape,
+                                                 SourceLocation location) {
+  auto t = TensorImpl::allocate(DType::kInt64, shape);
+  if (!t.ok()) return t.status();
+  std::copy(values.begin(), values.end(), t.value()->mutable_data<int64_t>());
+  SmallVector<TensorSpec, 2> spec;
+  spec.push_back(TensorSpec{DType::kInt64, shape});
+  AttrList attrs;
+  attrs.push_back(std::move(t).value());
+  static const OpDef& constant = op_def("Const");
+  return ValueRef{add_node(constant, {}, std::move(attrs), std::move(spec), std::move(location)), 0};
 }
 
 std::vector<std::vector<int32_t>> GraphEditor::consumers_by_node() const {

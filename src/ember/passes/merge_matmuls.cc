@@ -84,7 +84,6 @@ StatusOr<int> merge_sibling_matmuls(FunctionGraph& fn) {
   static const OpDef& concat = op_def("ConcatV2");
   static const OpDef& matmul = op_def("MatMul");
   static const OpDef& split = op_def("SplitV");
-  static const OpDef& constant = op_def("Const");
   GraphEditor editor(fn);
   Graph& g = fn.graph;
   // Siblings: same left operand, transpose_a, dtype and output rank.
@@ -136,19 +135,9 @@ StatusOr<int> merge_sibling_matmuls(FunctionGraph& fn) {
     int32_t product = editor.add_node(matmul, product_inputs, first.attrs, std::move(product_spec),
                                       first.location, first.name + "/merged");
     // SplitV's size_splits and axis are int operands: constants here.
-    auto int_constant = [&](std::span<const int64_t> values, Shape shape) -> StatusOr<ValueRef> {
-      auto t = TensorImpl::allocate(DType::kInt64, shape);
-      if (!t.ok()) return t.status();
-      std::copy(values.begin(), values.end(), t.value()->mutable_data<int64_t>());
-      SmallVector<TensorSpec, 2> spec;
-      spec.push_back(TensorSpec{DType::kInt64, shape});
-      AttrList attrs;
-      attrs.push_back(std::move(t).value());
-      return ValueRef{editor.add_node(constant, {}, std::move(attrs), std::move(spec), first.location), 0};
-    };
     const int64_t axis_value[] = {last};
-    auto sizes = int_constant(widths, Shape{static_cast<int64_t>(widths.size())});
-    auto axis = int_constant(axis_value, Shape());
+    auto sizes = editor.add_int_constant(widths, Shape{static_cast<int64_t>(widths.size())}, first.location);
+    auto axis = editor.add_int_constant(axis_value, Shape(), first.location);
     if (!sizes.ok()) return sizes.status();
     if (!axis.ok()) return axis.status();
     SmallVector<TensorSpec, 2> split_specs;

@@ -57,6 +57,10 @@ class GraphEditor {
   int32_t add_node(const OpDef& op, std::span<const ValueRef> inputs, AttrList attrs,
                    SmallVector<TensorSpec, 2> outputs, SourceLocation location, std::string_view name = {});
 
+  /// Appends a Const node holding `values` as an int64 tensor of `shape` (a shape-like operand).
+  StatusOr<ValueRef> add_int_constant(std::span<const int64_t> values, const Shape& shape,
+                                      SourceLocation location);
+
   /// For each value, the nodes that read it (data inputs), after resolving; rebuilt on each call.
   std::vector<std::vector<int32_t>> consumers_by_node() const;
 
