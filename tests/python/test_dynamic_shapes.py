@@ -134,3 +134,18 @@ def test_second_order_gradients_with_unknown_dims_match_tensorflow():
         results.append([g.numpy() for g in second(x0, b0)])
     for ours, theirs in zip(*results):
         np.testing.assert_allclose(ours, theirs, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("a, b", [([2, 3], [3]), ([1], [1]), ([4, 1, 5], [3, 1]), ([], [2, 2]), ([2, 1], [2, 1])])
+def test_broadcast_gradient_args_matches_tensorflow(a, b):
+    ours = tf._C.op("BroadcastGradientArgs")(tf.constant(a, tf.int32), tf.constant(b, tf.int32))
+    theirs = real_tf.raw_ops.BroadcastGradientArgs(s0=real_tf.constant(a, real_tf.int32),
+                                                   s1=real_tf.constant(b, real_tf.int32))
+    for o, t in zip(ours, theirs):
+        np.testing.assert_array_equal(o.numpy(), t.numpy())
+
+
+@pytest.mark.parametrize("perm", [[0], [2, 0, 1], [3, 1, 0, 2]])
+def test_invert_permutation_matches_tensorflow(perm):
+    ours = tf._C.op("InvertPermutation")(tf.constant(perm))
+    np.testing.assert_array_equal(ours.numpy(), real_tf.math.invert_permutation(perm).numpy())
