@@ -31,7 +31,7 @@ _load_extension()
 from ember import _C, dtypes, errors  # noqa: E402 - after the OpenMP setting above
 from ember.dtypes import (DType, as_dtype, bfloat16, bool, double, float16, float32, float64, half, int8,
                           int16, int32, int64, uint8)
-from ember.framework.tensor import Tensor, constant, convert_to_tensor
+from ember.framework.tensor import Tensor, constant, convert_to_tensor, is_tensor
 from ember.framework.tensor_shape import TensorShape
 from ember.ops.array_ops import (boolean_mask, broadcast_to, clip_by_value, concat, expand_dims, eye, fill, gather,
                                  identity, linspace, newaxis, one_hot, ones, ones_like, pad, range, rank,

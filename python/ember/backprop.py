@@ -110,7 +110,12 @@ class GradientTape:
             raise RuntimeError("A non-persistent GradientTape can only be used to compute one set of "
                                "gradients (or jacobians)")
         unconnected = UnconnectedGradients(unconnected_gradients)
-        flat_targets = [t if isinstance(t, Tensor) else convert_to_tensor(t) for t in nest.flatten(target)]
+        # A variable target stands for itself, as TensorFlow's (its handle): d v / d v is ones, and it is
+        # connected to no other source.
+        all_targets = nest.flatten(target)
+        variable_targets = [(i, t) for i, t in enumerate(all_targets) if _is_variable(t)]
+        flat_targets = [t if isinstance(t, Tensor) else convert_to_tensor(t) for t in all_targets
+                        if not _is_variable(t)]
         flat_sources = nest.flatten(sources)
         keys = []
         for s in flat_sources:
@@ -121,16 +126,26 @@ class GradientTape:
             else:
                 raise ValueError(f"GradientTape.gradient: a source must be a Tensor or a Variable, got "
                                  f"{type(s).__name__} {s!r}")
-        flat_output_grads = []
+        flat_output_grads, variable_output_grads = [], [None] * len(variable_targets)
         if output_gradients is not None:
-            flat_output_grads = nest.flatten(output_gradients)
-            if len(flat_output_grads) != len(flat_targets):
-                raise ValueError(f"GradientTape.gradient: output_gradients has {len(flat_output_grads)} "
-                                 f"element(s) but target has {len(flat_targets)}")
+            given = nest.flatten(output_gradients)
+            if len(given) != len(all_targets):
+                raise ValueError(f"GradientTape.gradient: output_gradients has {len(given)} "
+                                 f"element(s) but target has {len(all_targets)}")
+            variable_indices = {i for i, _ in variable_targets}
+            variable_output_grads = [None if given[i] is None else convert_to_tensor(given[i], dtype=t.dtype)
+                                     for i, t in variable_targets]
+            given = [g for i, g in enumerate(given) if i not in variable_indices]
             flat_output_grads = [None if g is None else convert_to_tensor(g, dtype=t.dtype)
-                                 for g, t in zip(flat_output_grads, flat_targets)]
+                                 for g, t in zip(given, flat_targets)]
         self._used = True
-        grads = self._tape.gradient(flat_targets, flat_output_grads, keys)
+        grads = self._tape.gradient(flat_targets, flat_output_grads, keys) if flat_targets else \
+            [None] * len(flat_sources)
+        for (_, v), seed in zip(variable_targets, variable_output_grads):
+            for k, s in enumerate(flat_sources):
+                if _is_variable(s) and s._id == v._id:
+                    own = seed if seed is not None else _ones_for(v)
+                    grads[k] = own if grads[k] is None else grads[k] + own
         if unconnected is UnconnectedGradients.ZERO:
             grads = [_zeros_for(s) if g is None else g for g, s in zip(grads, flat_sources)]
         return nest.pack_sequence_as(sources, grads)
@@ -154,6 +169,12 @@ class GradientTape:
         keys = [s._id if _is_variable(s) else s for s in sources]
         self._tape.allow_reuse()
         return self._tape.gradient(list(targets), list(output_gradients), keys)
+
+
+def _ones_for(variable):
+    from ember.ops.array_ops import ones
+
+    return ones(variable.shape, variable.dtype)
 
 
 def _zeros_for(source):

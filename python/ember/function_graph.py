@@ -1,6 +1,8 @@
 """Concrete functions and their graphs: what ``ember.function`` traces, for calling and for inspection
 (``.graph.get_operations()``, tensor names like ``Square:0``, carving subgraphs)."""
 
+import inspect
+
 from ember import _C, dtypes
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.framework.tensor_shape import TensorShape
@@ -215,9 +217,25 @@ class ConcreteFunction:
     def captured_inputs(self):
         return self._gf.captured_values
 
+    _parameters = None  # function_type.Parameter list, set by the trace
+    _output_type = None
+
     @property
     def structured_input_signature(self):
-        return (tuple(self._input_specs), {})
+        """``(positional arguments, keyword-only arguments)`` with TensorSpecs in place of tensors."""
+        if self._parameters is None:
+            return (tuple(self._input_specs), {})
+        positional = tuple(p.named for p in self._parameters if p.kind not in (
+            inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.VAR_KEYWORD))
+        keywords = {p.name: p.named for p in self._parameters if p.kind in (
+            inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.VAR_KEYWORD)}
+        return positional, keywords
+
+    @property
+    def function_type(self):
+        from ember import function_type
+
+        return function_type.signature_of(self._parameters or [], self._output_type)
 
     @property
     def structured_outputs(self):
@@ -272,11 +290,17 @@ class ConcreteFunction:
         """A function computing ``fetches`` from ``feeds`` (tensor names or graph tensors)."""
         return _carve(self._gf, feeds, fetches)
 
-    def pretty_printed_signature(self):
-        return f"{self._name}({', '.join(str(s) for s in self._input_specs)})"
+    def pretty_printed_signature(self, verbose=True):
+        """TensorFlow's listing of the parameters, output type and captures (``verbose=False``: one line)."""
+        from ember import function_type
+
+        if not verbose:
+            return str(self.function_type)
+        captures = [f"{id(t)}: {function_type.type_text(t)}" for t in self.captured_inputs]
+        return function_type.pretty_text(self._parameters or [], self._output_type, captures)
 
     def __repr__(self):
-        return f"<ConcreteFunction {self.pretty_printed_signature()}>"
+        return f"<ConcreteFunction {self._name}{self.function_type}>"
 
 
 class CarvedFunction:

@@ -15,7 +15,7 @@ import weakref
 
 import numpy as np
 
-from ember import _C, config, dtypes, variable_creation
+from ember import _C, config, dtypes, function_type, variable_creation
 from ember.device_scope import current_device
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.framework.tensor_shape import TensorShape
@@ -78,6 +78,26 @@ class _Unhashable:
         return self.ident
 
 
+class _VariableLeaf:
+    """A variable argument: keyed by the object itself, held weakly, so that a new variable which lands at
+    a freed one's address never matches the freed one's trace (an ``id`` would)."""
+
+    __slots__ = ("ref", "ident")
+
+    def __init__(self, variable):
+        self.ref = weakref.ref(variable)
+        self.ident = id(variable)
+
+    def __eq__(self, other):
+        if not isinstance(other, _VariableLeaf):
+            return False
+        mine = self.ref()
+        return mine is not None and mine is other.ref()
+
+    def __hash__(self):
+        return self.ident
+
+
 def _leaf_key(value, tensors):
     """The key of one leaf; tensor leaves are appended to ``tensors``."""
     if isinstance(value, Tensor):
@@ -87,6 +107,8 @@ def _leaf_key(value, tensors):
         t = convert_to_tensor(value)
         tensors.append(t)
         return _TensorLeaf(t._dtype_enum, t._shape_tuple)
+    if getattr(value, "_ember_variable", False):
+        return _VariableLeaf(value)
     try:
         hash(value)
     except TypeError:
@@ -234,7 +256,7 @@ class Function(_C.FunctionBase):
         except TypeError:  # the instance cannot be weakly referenced
             bound = None
         if bound is None:
-            bound = Function(self._python_function.__get__(instance, owner), self._name, self._input_signature,
+            bound = Function(_weakly_bound(self._python_function, instance), self._name, self._input_signature,
                              self._autograph, self._reduce_retracing, self._jit_compile)
             bound._per_instance_variables = self._per_instance_variables
             bound._creation_owner = bound if self._per_instance_variables else self
@@ -254,6 +276,31 @@ class Function(_C.FunctionBase):
 
     def experimental_get_tracing_count(self):
         return self._tracing_count
+
+    # ---- introspection, as TensorFlow's function guide shows it
+    @property
+    def function_spec(self):
+        return function_type.FunctionSpec(self._python_function, self._input_signature)
+
+    @property
+    def function_type(self):
+        """The Python function's signature, its parameters annotated with the input_signature's specs."""
+        if self._signature is None:
+            return None
+        params = list(self._signature.parameters.values())
+        if self._input_signature is not None:
+            params = [p.replace(annotation=function_type._Type(function_type.type_text(s)))
+                      if i < len(self._input_signature) else p
+                      for i, (p, s) in enumerate(zip(params, list(self._input_signature) + [None] * len(params)))]
+        return self._signature.replace(parameters=params)
+
+    def pretty_printed_concrete_signatures(self, verbose=True):
+        """Each cached trace's signature, oldest first, separated by blank lines (a function with an
+        input_signature is traced for it first, as TensorFlow lists it before any call)."""
+        if not self._cache and self._input_signature is not None:
+            self.get_concrete_function()
+        traces = sorted(self._cache.values(), key=lambda c: c._trace_number)  # the cache is in LRU order
+        return "\n\n".join(c.pretty_printed_signature(verbose=verbose) for c in traces)
 
     # ---- calls (``__call__`` is _C.FunctionBase's)
     def _call_slow(self, *args, **kwargs):
@@ -331,31 +378,39 @@ class Function(_C.FunctionBase):
         if len(values) > len(sig):
             raise TypeError(f"{self._name}(): input_signature has {len(sig)} entries but the function got "
                             f"{len(values)} argument(s)")
-        out = []
-        for value, spec, name in zip(values, sig, names):
-            if isinstance(spec, TensorSpec):
-                if isinstance(value, _PlaceholderMarker):
-                    value = value.spec
-                if isinstance(value, TensorSpec):
-                    if not (value.dtype == spec.dtype and spec.shape.is_compatible_with(value.shape)):
-                        raise ValueError(f"{self._name}(): argument {name}: {value} does not match {spec}")
-                    out.append(_PlaceholderMarker(spec))
-                    continue
-                try:
-                    t = value if isinstance(value, Tensor) else convert_to_tensor(value, dtype=spec.dtype)
-                except (TypeError, ValueError) as e:
-                    raise TypeError(f"{self._name}(): argument {name}: cannot convert {value!r} to match "
-                                    f"{spec}: {e}") from None
-                if t.dtype != spec.dtype:
-                    raise TypeError(f"{self._name}(): argument {name}: expected dtype {spec.dtype.name} "
-                                    f"(input_signature {spec}), got {t.dtype.name}")
-                if not spec.shape.is_compatible_with(t.shape):
-                    raise ValueError(f"{self._name}(): argument {name}: shape {t.shape} is not compatible "
-                                     f"with input_signature {spec}")
-                out.append(_SignatureArg(t, spec))
-            else:
-                out.append(value)
-        return out
+        return [self._match_spec(value, spec, name) for value, spec, name in zip(values, sig, names)]
+
+    def _match_spec(self, value, spec, name):
+        """``value`` matched to one signature entry: a TensorSpec, or a list/tuple/dict of them (nested
+        structures trace once, as TensorFlow's)."""
+        if isinstance(spec, dict):
+            if not isinstance(value, dict) or set(value) != set(spec):
+                raise TypeError(f"{self._name}(): argument {name}: expected a dict with keys "
+                                f"{sorted(spec, key=str)} (input_signature), got {value!r}")
+            return type(value)((k, self._match_spec(value[k], spec[k], f"{name}[{k!r}]")) for k in value)
+        if isinstance(spec, (list, tuple)):
+            if not isinstance(value, (list, tuple)) or len(value) != len(spec):
+                raise TypeError(f"{self._name}(): argument {name}: expected a sequence of {len(spec)} "
+                                f"element(s) (input_signature {spec}), got {value!r}")
+            return type(value)(self._match_spec(v, s, f"{name}[{i}]") for i, (v, s) in enumerate(zip(value, spec)))
+        if isinstance(value, _PlaceholderMarker):
+            value = value.spec
+        if isinstance(value, TensorSpec):
+            if not (value.dtype == spec.dtype and spec.shape.is_compatible_with(value.shape)):
+                raise TypeError(f"{self._name}(): argument {name}: {value} does not match {spec}")
+            return _PlaceholderMarker(spec)
+        try:
+            t = value if isinstance(value, Tensor) else convert_to_tensor(value, dtype=spec.dtype)
+        except (TypeError, ValueError) as e:
+            raise TypeError(f"{self._name}(): argument {name}: cannot convert {value!r} to match "
+                            f"{spec}: {e}") from None
+        if t.dtype != spec.dtype:
+            raise TypeError(f"{self._name}(): argument {name}: expected dtype {spec.dtype.name} "
+                            f"(input_signature {spec}), got {t.dtype.name}")
+        if not spec.shape.is_compatible_with(t.shape):
+            raise TypeError(f"{self._name}(): argument {name}: shape {t.shape} is not compatible "
+                            f"with input_signature {spec}")
+        return _SignatureArg(t, spec)
 
     def _most_specific_fit(self, key):
         """The key of the cached trace whose specs accept ``key``'s arguments, the most specific first."""
@@ -398,6 +453,7 @@ class Function(_C.FunctionBase):
             self._tracing_count += 1
             concrete, _ = self._trace_with_creation_rule(values, names, key, allowed=False)
             concrete._created_variables = created
+        concrete._trace_number = self._tracing_count
         self._cache[key] = concrete
         while len(self._cache) > _MAX_CACHED_TRACES:
             self._cache.popitem(last=False)
@@ -407,7 +463,8 @@ class Function(_C.FunctionBase):
         policy = variable_creation.CreationPolicy(self._name, allowed)
         variable_creation.push(policy)
         try:
-            concrete = trace_function(self._python_function, self._name, values, names, key)
+            concrete = trace_function(self._python_function, self._name, values, names, key,
+                                      signature=self._signature)
         finally:
             variable_creation.pop()
         if policy.created:
@@ -416,6 +473,31 @@ class Function(_C.FunctionBase):
 
     def __repr__(self):
         return f"<ember.function {self._name}>"
+
+
+def _weakly_bound(python_function, instance):
+    """``python_function`` bound to ``instance`` through a weak reference: the per-instance Function lives in
+    a WeakKeyDictionary keyed by the instance, and a bound method there would keep its own key alive (the
+    instance, and the variables its methods created, would never be freed)."""
+    instance_ref = weakref.ref(instance)
+
+    @functools.wraps(python_function)
+    def bound(*args, **kwargs):
+        obj = instance_ref()
+        if obj is None:
+            raise ReferenceError(f"{python_function.__qualname__}: the instance this method was bound to has "
+                                 f"been freed")
+        return python_function(obj, *args, **kwargs)
+
+    try:
+        signature = inspect.signature(python_function)
+        params = list(signature.parameters.values())
+        if params and params[0].kind in (inspect.Parameter.POSITIONAL_ONLY,
+                                         inspect.Parameter.POSITIONAL_OR_KEYWORD):
+            bound.__signature__ = signature.replace(parameters=params[1:])
+    except (TypeError, ValueError):
+        pass
+    return bound
 
 
 class _PlaceholderMarker:
@@ -509,8 +591,9 @@ class _NotRelaxable(Exception):
     pass
 
 
-def trace_function(python_function, name, values, names, key, auto_control_deps=True):
-    """Traces ``python_function`` on placeholders made from the tensor leaves of ``key``."""
+def trace_function(python_function, name, values, names, key, auto_control_deps=True, signature=None):
+    """Traces ``python_function`` on placeholders made from the tensor leaves of ``key``; ``signature`` (the
+    Python function's, when known) gives the parameters' kinds for the trace's printed signature."""
     trace = _C.Trace(name, auto_control_deps)
     tensor_leaves = []
     _leaves_of(key[0], tensor_leaves)
@@ -529,23 +612,86 @@ def trace_function(python_function, name, values, names, key, auto_control_deps=
         return v
 
     traced_values = nest.map_structure(substitute, values)
+    kinds = _kinds(names, signature)
+    args = [v for v, k in zip(traced_values, kinds) if k not in _KEYWORD_KINDS]
+    kwargs = {n: v for n, v, k in zip(names, traced_values, kinds) if k in _KEYWORD_KINDS}
     trace.enter()
     try:
-        output = python_function(*traced_values)
-        # A returned variable comes back as its value (002), read inside the graph, after its updates.
-        flat_out = [v.read_value() if getattr(v, "_ember_variable", False) else v for v in nest.flatten(output)]
+        output = python_function(*args, **kwargs)
+        # A returned variable comes back as its value (002), read inside the graph, after its updates;
+        # Python numbers and arrays become constants of the graph, as TensorFlow returns them (None stays).
+        flat_out = [_graph_output(v, name) for v in nest.flatten(output)]
     finally:
         trace.exit()
     result_tensors, template = [], []
     for v in flat_out:
-        if isinstance(v, (Tensor, np.ndarray)):
-            result_tensors.append(v if isinstance(v, Tensor) else convert_to_tensor(v))
-            template.append(_RESULT)
+        if not isinstance(v, Tensor):
+            template.append(v)
         else:
-            template.append(v)  # Python values come back as they were returned
+            result_tensors.append(v)
+            template.append(_RESULT)
     graph_function = trace.finish(result_tensors)
     input_specs = [TensorSpec(l.shape, dtypes.ALL[l.dtype], n) for l, n in zip(tensor_leaves, leaf_names)]
-    return ConcreteFunction(graph_function, output, template, input_specs, name)
+    concrete = ConcreteFunction(graph_function, output, template, input_specs, name)
+    concrete._parameters = _parameters(values, names, input_specs, signature)
+    concrete._output_type = nest.pack_sequence_as(output, flat_out)
+    return concrete
+
+
+def _parameters(values, names, input_specs, signature):
+    """The trace's parameters: each bound value with its tensors replaced by their (named) TensorSpecs."""
+    def spec_maker(named):
+        specs = iter(input_specs)
+
+        def as_spec(v):
+            if isinstance(v, (Tensor, np.ndarray, _PlaceholderMarker, _SignatureArg)):
+                spec = next(specs)
+                given = v.spec.name if isinstance(v, (_PlaceholderMarker, _SignatureArg)) else None
+                return TensorSpec(spec.shape, spec.dtype, given or (spec.name if named else None))
+            return v
+
+        return as_spec
+
+    # As TensorFlow: the printed type keeps the name the user gave a spec (or None), the structured input
+    # signature names every tensor (after its parameter where the user did not).
+    as_given, as_named = spec_maker(False), spec_maker(True)
+    return [function_type.Parameter(name, kind, nest.map_structure(as_given, value),
+                                    nest.map_structure(as_named, value))
+            for value, name, kind in zip(values, names, _kinds(names, signature))]
+
+
+_KEYWORD_KINDS = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.VAR_KEYWORD)
+
+
+def _kinds(names, signature):
+    """The inspect kind of each bound value (Function._bind's names): keyword-only parameters and the
+    entries of ``**kwargs`` are passed by keyword."""
+    kinds = []
+    for name in names:
+        param = signature.parameters.get(name) if signature is not None else None
+        if param is not None:
+            kinds.append(param.kind)
+        elif signature is not None and "[" in name:
+            kinds.append(inspect.Parameter.POSITIONAL_ONLY)  # an element of *args
+        elif signature is not None:
+            kinds.append(inspect.Parameter.VAR_KEYWORD)  # an entry of **kwargs
+        else:
+            kinds.append(inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return kinds
+
+
+def _graph_output(value, function_name):
+    # A string stays a Python value until ember has string tensors (TensorFlow returns a tf.string scalar).
+    if value is None or isinstance(value, (Tensor, str, bytes)):
+        return value
+    if getattr(value, "_ember_variable", False):
+        return value.read_value()
+    try:
+        return convert_to_tensor(value)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"ember.function '{function_name}' must return tensors, Python numbers, NumPy arrays "
+                        f"or None (in nested lists, tuples and dicts), got a value of type "
+                        f"{type(value).__name__}: {e}") from None
 
 
 def _all_leaves(key):
@@ -561,27 +707,38 @@ def _sanitize(name):
 
 def function(func=None, input_signature=None, autograph=True, reduce_retracing=False, jit_compile=None,
              experimental_relax_shapes=None, name=None, **unused):
-    """Decorator: ``@ember.function`` or ``@ember.function(input_signature=[...])``."""
+    """Decorator: ``@ember.function`` or ``@ember.function(input_signature=[...])``. On a method, each
+    instance gets its own function, whose first trace may create that instance's variables (TF 2; seed 001:
+    "each new instance is allowed to create variables in each @tf.function once")."""
+    return _decorator(func, True, input_signature, autograph, reduce_retracing, jit_compile,
+                      experimental_relax_shapes, name)
+
+
+def defun(func=None, input_signature=None, autograph=True, reduce_retracing=False, jit_compile=None,
+          experimental_relax_shapes=None, name=None, **unused):
+    """Seed 000's ``defun``: ``ember.function`` except on a method, where only the first trace of all
+    instances may create variables (a second instance creating its own raises; ``ember.method`` lifts it)."""
+    return _decorator(func, False, input_signature, autograph, reduce_retracing, jit_compile,
+                      experimental_relax_shapes, name)
+
+
+def _decorator(func, per_instance_variables, input_signature, autograph, reduce_retracing, jit_compile,
+               experimental_relax_shapes, name):
     if experimental_relax_shapes is not None:
         reduce_retracing = reduce_retracing or experimental_relax_shapes
 
     def decorate(f):
-        return Function(f, name=name, input_signature=input_signature, autograph=autograph,
-                        reduce_retracing=reduce_retracing, jit_compile=jit_compile)
-
-    return decorate(func) if func is not None else decorate
-
-
-defun = function  # the seeds' name
-
-
-def method(func=None, **kwargs):
-    """The seeds' ``ember.method``: like ``ember.function`` on a method, but each instance may create its
-    variables on its own first call (``ember.function`` allows that only on the very first trace)."""
-
-    def decorate(f):
-        fn = function(f, **kwargs)
-        fn._per_instance_variables = True
+        fn = Function(f, name=name, input_signature=input_signature, autograph=autograph,
+                      reduce_retracing=reduce_retracing, jit_compile=jit_compile)
+        fn._per_instance_variables = per_instance_variables
         return fn
 
     return decorate(func) if func is not None else decorate
+
+
+def method(func=None, **kwargs):
+    """The seeds' ``ember.method``: like ``ember.defun`` on a method, but each instance may create its
+    variables on its own first call (as ``ember.function`` allows)."""
+    return _decorator(func, True, kwargs.get("input_signature"), kwargs.get("autograph", True),
+                      kwargs.get("reduce_retracing", False), kwargs.get("jit_compile"),
+                      kwargs.get("experimental_relax_shapes"), kwargs.get("name"))

@@ -1,4 +1,7 @@
 """ember.Module, ember.method and the seeds' classes examples."""
+import gc
+import weakref
+
 import numpy as np
 import pytest
 
@@ -46,7 +49,28 @@ def test_seed_any_shape_model_with_method():
     assert model2.v.numpy().tolist() == [4, 5]
 
 
-def test_seed_any_shape_model_with_function_rejects_a_second_instance():
+def test_seed_any_shape_model_with_defun_rejects_a_second_instance():
+    class DefunModel(object):
+        def __init__(self):
+            self.v = None
+
+        @tf.defun
+        def increment(self, amount):
+            if self.v is None:
+                self.v = tf.Variable(tf.zeros_like(amount))
+            self.v.assign_add(amount)
+
+    model1 = DefunModel()
+    model1.increment(tf.constant(3))
+    assert int(model1.v) == 3
+    model2 = DefunModel()
+    with pytest.raises(ValueError, match="'increment' tried to create a variable"):
+        model2.increment(tf.constant([4, 5]))
+
+
+def test_function_on_a_method_lets_each_instance_create_its_variables_and_frees_them():
+    # TF 2 (seed 001): each instance may create variables in each tf.function once; an instance and the
+    # variables its methods made are freed with it (no cycle through the per-instance function cache).
     class FunctionModel(object):
         def __init__(self):
             self.v = None
@@ -56,12 +80,19 @@ def test_seed_any_shape_model_with_function_rejects_a_second_instance():
             if self.v is None:
                 self.v = tf.Variable(tf.zeros_like(amount))
             self.v.assign_add(amount)
+            return self.v.read_value()
 
-    model1 = FunctionModel()
-    model1.increment(tf.constant(3))
-    assert int(model1.v) == 3
-    with pytest.raises(ValueError, match="'increment' tried to create a variable"):
-        FunctionModel().increment(tf.constant([4, 5]))
+    model1, model2 = FunctionModel(), FunctionModel()
+    assert model1.increment(tf.constant(3)).numpy() == 3
+    assert model2.increment(tf.constant([4, 5])).numpy().tolist() == [4, 5]
+    assert model1.increment(tf.constant(1)).numpy() == 4
+    model1.v = None  # a creation on a later trace of the same instance's function is still refused
+    with pytest.raises(ValueError, match="tried to create a variable"):
+        model1.increment(tf.constant(1.0))
+    instance, variable = weakref.ref(model2), weakref.ref(model2.v)
+    del model2
+    gc.collect()
+    assert instance() is None and variable() is None
 
 
 def test_module_tracks_variables_and_submodules():

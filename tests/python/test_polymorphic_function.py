@@ -156,11 +156,11 @@ def test_every_batch_size_of_a_signature_shares_one_call_memo_entry():
     assert f.experimental_get_tracing_count() == 1
     # Tensors the signature does not accept are refused every time, never served by the shared entry.
     for _ in range(2):
-        with pytest.raises(ValueError, match="not compatible"):
+        with pytest.raises(TypeError, match="not compatible"):
             f(tf.ones([4, 5]), y)
-        with pytest.raises(ValueError, match="not compatible"):
+        with pytest.raises(TypeError, match="not compatible"):
             f(tf.ones([4, 3]), tf.ones([3]))
-        with pytest.raises(ValueError, match="not compatible"):
+        with pytest.raises(TypeError, match="not compatible"):
             f(tf.ones([3]), y)
         with pytest.raises(TypeError, match="dtype"):
             f(tf.ones([4, 3], tf.float64), y)

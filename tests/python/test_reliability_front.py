@@ -38,21 +38,25 @@ ALL_DTYPES = [tf.float16, tf.bfloat16, tf.float32, tf.float64, tf.int8, tf.int16
 
 
 @pytest.mark.parametrize("dtype", ALL_DTYPES, ids=lambda d: d.name)
-def test_symbolic_numpy_is_a_type_error_for_every_dtype(dtype):
+def test_reading_a_symbolic_tensor_raises_tensorflows_class_for_every_dtype(dtype):
+    # TensorFlow's classes: a graph tensor has no .numpy (AttributeError), NumPy conversion is
+    # NotImplementedError; the raw buffer reads are TypeError. Never a read of memory that is not there.
     code, stderr = run_isolated(f"""
         import ember as tf
         seen = []
         @tf.function
         def f(x):
-            for read in (lambda: x.numpy(), lambda: x._data_ptr, lambda: x.__array__(), lambda: memoryview(x)):
+            for read, cls in ((lambda: x.numpy(), AttributeError), (lambda: x._data_ptr, TypeError),
+                              (lambda: x.__array__(), NotImplementedError), (lambda: memoryview(x), TypeError)):
                 try:
                     read()
-                except TypeError as e:
+                except cls as e:
                     seen.append(str(e))
+            seen.append(hasattr(x, "numpy"))
             return x
         f(tf.zeros([2], tf.{dtype.name}))
-        assert len(seen) == 4, seen
-        assert all("symbolic" in m for m in seen), seen
+        assert len(seen) == 5 and seen[4] is False, seen
+        assert all("symbolic" in m for m in seen[:4]), seen
     """)
     assert code == 0, stderr
 

@@ -35,8 +35,15 @@ class Tensor(_C.TensorBase):
     def rank(self):
         return self.ndim
 
+    @property
     def numpy(self):
-        """A NumPy copy of the value (a NumPy scalar for rank 0)."""
+        """A NumPy copy of the value (a NumPy scalar for rank 0). A symbolic tensor has no ``numpy``
+        (AttributeError, as TensorFlow's graph tensors), so ``hasattr(t, "numpy")`` tells the two apart."""
+        if self._is_symbolic:
+            raise AttributeError(f"'Tensor' object has no attribute 'numpy': {_SYMBOLIC_VALUE_MESSAGE}")
+        return self._numpy
+
+    def _numpy(self):
         array = np.array(self._as_array(), copy=True)
         return array[()] if array.ndim == 0 else array
 
@@ -49,6 +56,9 @@ class Tensor(_C.TensorBase):
         return np.asarray(memoryview(self))
 
     def __array__(self, dtype=None, copy=None):
+        if self._is_symbolic:  # TensorFlow's class for this: NumPy code catches it
+            raise NotImplementedError(f"Cannot convert a symbolic ember.Tensor to a NumPy array: "
+                                      f"{_SYMBOLIC_VALUE_MESSAGE}")
         array = self._as_array()
         if dtype is not None and np.dtype(dtype) != array.dtype:
             return array.astype(dtype)
@@ -321,3 +331,9 @@ def constant(value, dtype=None, shape=None, name="Const"):
 
 
 _C._register(Tensor, list(dtypes.ALL), dict(errors._BY_CODE), _convert_for_c)
+
+
+def is_tensor(x):
+    """Whether ``x`` is an ember tensor or variable (TensorFlow's ``tf.is_tensor``: NumPy arrays and Python
+    numbers are not)."""
+    return isinstance(x, Tensor) or getattr(x, "_ember_variable", False)

@@ -27,9 +27,12 @@ def print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None
         stream = "stderr"
     elif output_stream is sys.stdout or output_stream is sys.__stdout__ or output_stream == "stdout":
         stream = "stdout"
+    elif isinstance(output_stream, str) and output_stream.startswith("file://") and len(output_stream) > 7:
+        stream = output_stream  # appended to, as TensorFlow does
     else:
-        raise ValueError(f"ember.print: output_stream must be sys.stdout or sys.stderr, got {output_stream!r}")
-    if not _C.in_trace():
+        raise ValueError(f"ember.print: output_stream must be sys.stdout, sys.stderr or 'file://<path>', got "
+                         f"{output_stream!r}")
+    if not _C.in_trace() and not stream.startswith("file://"):
         # Python's own buffered text goes first, so output stays in program order.
         (sys.stdout if stream == "stdout" else sys.stderr).flush()
     _PrintV2(tensors, sep.join(pieces), stream, end, -1 if summarize is None or summarize < 0 else int(summarize))

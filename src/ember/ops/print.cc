@@ -1,8 +1,11 @@
 // PrintV2: ember.print / tf.print. A stateful op (it always runs and keeps program order with the other
 // stateful ops of a function); the template holds the text around the tensors, each tensor's place
 // marked by kTensorSlot.
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <sstream>
+#include <string_view>
 
 #include "ember/ops/families.h"
 #include "ember/ops/registry.h"
@@ -50,11 +53,30 @@ void format_tensor(std::ostringstream& os, const TensorImpl& t, int64_t summariz
   });
 }
 
+constexpr std::string_view kFilePrefix = "file://";
+
+bool is_file_stream(std::string_view stream) {
+  return stream.size() > kFilePrefix.size() && stream.substr(0, kFilePrefix.size()) == kFilePrefix;
+}
+
 Status print_shape(InferContext& ctx) {
   const std::string& stream = ctx.attr_string(1);
-  if (stream != "stderr" && stream != "stdout")
-    return invalid_argument("PrintV2: output_stream must be \"stderr\" or \"stdout\", got \"", stream, "\"");
+  if (stream != "stderr" && stream != "stdout" && !is_file_stream(stream))
+    return invalid_argument(
+        "PrintV2: output_stream must be \"stderr\", \"stdout\" or \"file://<path>\", got \"", stream, "\"");
   return Status::OK();  // no outputs
+}
+
+// TensorFlow appends to the file on every print, so a log accumulates across calls and processes.
+Status append_to_file(const std::string& path, const std::string& text) {
+  FILE* file = std::fopen(path.c_str(), "a");
+  if (file == nullptr)
+    return invalid_argument("PrintV2: cannot open \"", path, "\" for appending: ", std::strerror(errno));
+  size_t written = std::fwrite(text.data(), 1, text.size(), file);
+  bool closed = std::fclose(file) == 0;
+  if (written != text.size() || !closed)
+    return invalid_argument("PrintV2: writing to \"", path, "\" failed: ", std::strerror(errno));
+  return Status::OK();
 }
 
 Status print_kernel(KernelContext& ctx) {
@@ -71,7 +93,9 @@ Status print_kernel(KernelContext& ctx) {
   }
   os << std::get<std::string>(ctx.attrs[2]);
   std::string text = os.str();
-  FILE* stream = std::get<std::string>(ctx.attrs[1]) == "stdout" ? stdout : stderr;
+  const std::string& target = std::get<std::string>(ctx.attrs[1]);
+  if (is_file_stream(target)) return append_to_file(target.substr(kFilePrefix.size()), text);
+  FILE* stream = target == "stdout" ? stdout : stderr;
   std::fwrite(text.data(), 1, text.size(), stream);
   std::fflush(stream);
   return Status::OK();
@@ -82,7 +106,8 @@ Status print_kernel(KernelContext& ctx) {
 void register_print_ops(OpRegistry& r) {
   OpBuilder("PrintV2")
       .doc(
-          "Prints tensors in a template to stderr or stdout, in program order. print(\"x:\", [1, 2]) -> x: "
+          "Prints tensors in a template to stderr, stdout or (\"file://<path>\") appended to a file, in "
+          "program order. print(\"x:\", [1, 2]) -> x: "
           "[1 2]")
       .input_fixed("inputs", kAllTypes)
       .type_var(kAllTypes)

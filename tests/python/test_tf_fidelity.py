@@ -1,0 +1,232 @@
+"""Issue 14: the same TF 2 snippets under ``import tensorflow as tf`` and ``import ember as tf``, compared
+on what a program sees: values, dtypes, shapes, the class of an error raised, the number of traces and
+printed text. TensorFlow (tensorflow-cpu) is installed by the test command, so nothing here is skipped.
+
+Each case is a function of the module; ``_outcome`` turns what it returns (or raises) into plain Python so
+the two runs compare with ``==``."""
+
+import gc
+import os
+import weakref
+
+import numpy as np
+import pytest
+import tensorflow
+
+import ember
+
+LIBS = {"tensorflow": tensorflow, "ember": ember}
+
+
+def _plain(value):
+    if hasattr(value, "numpy") and hasattr(value, "dtype") and callable(getattr(value, "numpy", None)):
+        return ("tensor", value.dtype.name, np.asarray(value.numpy()).tolist())
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    return value
+
+
+def _outcome(case, lib):
+    try:
+        return ("ok", _plain(case(lib)))
+    except Exception as e:  # noqa: BLE001 - the class is what is compared
+        return ("raised", type(e).__name__)
+
+
+def _same(case):
+    expected, got = _outcome(case, tensorflow), _outcome(case, ember)
+    assert got == expected, f"TensorFlow: {expected}\nember:      {got}"
+    return got
+
+
+# ---- 1. tf.function on a method: one function per instance, freed with it
+def _per_instance_functions(tf):
+    class Counter(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.v = None
+
+        @tf.function
+        def add(self, x):
+            if self.v is None:
+                self.v = tf.Variable(tf.zeros_like(x))
+            self.v.assign_add(x)
+            return self.v.read_value()
+
+    a, b = Counter(), Counter()
+    out = [a.add(tf.constant(2.0)), b.add(tf.constant([1.0, 3.0])), a.add(tf.constant(1.0))]
+    alive = weakref.ref(b)
+    del b
+    gc.collect()
+    return out, alive() is None
+
+
+def test_method_functions_are_per_instance_and_freed_with_it():
+    assert _same(_per_instance_functions)[1][1] is True
+
+
+# ---- 3. nested input_signature traces once; keywords and defaults bind against it
+def _nested_signature(tf):
+    @tf.function(input_signature=[[tf.TensorSpec([None], tf.float32), tf.TensorSpec([], tf.float32)],
+                                  {"bias": tf.TensorSpec([], tf.float32)}])
+    def f(pair, extra):
+        return pair[0] * pair[1] + extra["bias"]
+
+    a = f([tf.constant([1.0, 2.0]), tf.constant(3.0)], {"bias": tf.constant(1.0)})
+    b = f(extra={"bias": tf.constant(0.5)}, pair=[tf.constant([1.0, 2.0, 4.0]), tf.constant(2.0)])
+    return a, b, f.experimental_get_tracing_count()
+
+
+def _signature_with_defaults_and_names(tf):
+    @tf.function(input_signature=[tf.TensorSpec([], tf.float32, name="x"),
+                                  tf.TensorSpec([], tf.float32, name="y")])
+    def h(x, y=tf.constant(2.0)):
+        return x * y
+
+    cf = h.get_concrete_function()
+    return h(y=tf.constant(3.0), x=tf.constant(2.0)), [t.name for t in cf.inputs], h.experimental_get_tracing_count()
+
+
+def test_nested_input_signature_traces_once():
+    assert _same(_nested_signature)[1][2] == 1
+
+
+def test_signature_binds_keywords_and_names_arguments_after_the_specs():
+    _same(_signature_with_defaults_and_names)
+
+
+# ---- 4. a variable argument never reuses a freed variable's trace
+def test_a_new_variable_never_runs_a_freed_variables_trace():
+    @ember.function
+    def double(v):
+        return v * 2.0
+
+    for i in range(50):  # new variables often land at a freed one's address
+        v = ember.Variable(float(i))
+        assert double(v).numpy() == 2.0 * i
+        del v
+        gc.collect()
+
+
+# ---- 6. introspection as the function guide prints it
+def _introspection(tf):
+    @tf.function
+    def f(x, y=2, *, z=None):
+        return {"a": x + 1, "b": [x * 2, x]}
+
+    f(tf.constant(1.0))
+    f(tf.constant([1.0, 2.0]), 3)
+    cf = f.get_concrete_function(tf.constant(1.0))
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32, name="inp")])
+    def g(x):
+        return x
+
+    return (f.pretty_printed_concrete_signatures(), str(cf.structured_input_signature),
+            cf.pretty_printed_signature(), cf.pretty_printed_signature(verbose=False),
+            str(f.function_spec.fullargspec), str(cf.function_type), f.experimental_get_tracing_count(),
+            g.pretty_printed_concrete_signatures(), str(g.get_concrete_function().structured_input_signature),
+            str(g.function_type))
+
+
+def test_introspection_prints_as_tensorflow():
+    _same(_introspection)
+
+
+# ---- 7. Python numbers come back as tensors; TensorFlow's exception classes
+def _returns_python_values(tf):
+    @tf.function
+    def f():
+        return 1.5, 3, True, None, [2, 4]
+
+    return f(), [tf.is_tensor(v) for v in f() if v is not None]
+
+
+def _leaked_numpy(tf):
+    leaked = []
+
+    @tf.function
+    def f(x):
+        leaked.append(x)
+        return x
+
+    f(tf.constant(1.0))
+    return leaked[0].numpy()
+
+
+def _signature_mismatch(tf):
+    @tf.function(input_signature=[tf.TensorSpec([2], tf.float32)])
+    def f(x):
+        return x
+
+    return f(tf.constant([1.0, 2.0, 3.0]))
+
+
+def _unconvertible_return(tf):
+    class Thing:
+        pass
+
+    return tf.function(lambda: Thing())()
+
+
+@pytest.mark.parametrize("case", [_returns_python_values, _leaked_numpy, _signature_mismatch,
+                                  _unconvertible_return], ids=lambda c: c.__name__)
+def test_values_and_exception_classes(case):
+    _same(case)
+
+
+# ---- 9/10. autodiff
+def _gradient_of_a_variable_by_itself(tf):
+    v = tf.Variable(2.0)
+    with tf.GradientTape() as t:
+        y = v * 2.0
+    with tf.GradientTape() as t2:
+        pass
+    return t.gradient([v, y], v, output_gradients=[tf.constant(3.0), tf.constant(1.0)]), t2.gradient(v, v)
+
+
+def _batch_jacobian_needs_one_batch(tf):
+    x = tf.ones((3, 2))
+    with tf.GradientTape() as t:
+        t.watch(x)
+        y = tf.ones((4, 2)) * tf.reduce_sum(x)
+    return t.batch_jacobian(y, x)
+
+
+@pytest.mark.parametrize("case", [_gradient_of_a_variable_by_itself, _batch_jacobian_needs_one_batch],
+                         ids=lambda c: c.__name__)
+def test_autodiff_follows_tensorflow(case):
+    _same(case)
+
+
+# ---- 12/13. is_tensor, print to a file
+def _is_tensor(tf):
+    return [tf.is_tensor(v) for v in (tf.constant(1), tf.Variable(1.0), np.ones(2), 1.0, [1])]
+
+
+def test_is_tensor():
+    _same(_is_tensor)
+
+
+def test_print_appends_to_a_file(tmp_path):
+    texts = {}
+    for name, lib in LIBS.items():
+        path = tmp_path / f"{name}.txt"
+
+        @lib.function
+        def f(x):
+            lib.print("x:", x, output_stream=f"file://{path}")
+            return x
+
+        lib.print("first", output_stream=f"file://{path}")
+        f(lib.constant([1, 2, 3]))
+        f(lib.constant([4, 5, 6]))
+        texts[name] = path.read_text()
+    assert texts["ember"] == texts["tensorflow"] == "first\nx: [1 2 3]\nx: [4 5 6]\n"
+    assert not os.path.exists(tmp_path / "missing")
