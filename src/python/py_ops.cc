@@ -333,10 +333,15 @@ PyObject* op_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, Py
       if (allowed == kBoolType) hint = static_cast<int>(DType::kBool);
     }
     PyObject* t = to_tensor(raw[k], hint);
-    if (t == nullptr)
+    if (t == nullptr) {
       ok = false;
-    else
+    } else {
       tensors.push_back(t);
+      // With no tensor among them, the first operand of a type variable decides its dtype and the others
+      // convert to it, as TensorFlow's: tf.maximum(0., [1, -1]) is float32, multiply(float64 array, 42)
+      // float64.
+      if (var >= 0 && var_dtype[var] < 0) var_dtype[var] = static_cast<int>(impl_of(t)->dtype());
+    }
   }
 
   AttrList attrs;

@@ -137,8 +137,14 @@ PyObject* to_tensor(PyObject* value, int hint) {
   }
   if (PyFloat_CheckExact(value)) {
     double v = PyFloat_AS_DOUBLE(value);
-    DType d =
-        (hint >= 0 && is_floating(static_cast<DType>(hint))) ? static_cast<DType>(hint) : DType::kFloat32;
+    if (hint >= 0 && !is_floating(static_cast<DType>(hint))) {
+      // TensorFlow converts the operand to its partner's dtype and refuses a float into an integer or bool
+      // tensor (`int_tensor * 0.5`, `tf.maximum(0., int_tensor)`): a TypeError, not a silent truncation.
+      std::string name(dtype_name(static_cast<DType>(hint)));
+      PyErr_Format(PyExc_TypeError, "Cannot convert %R to EagerTensor of dtype %s", value, name.c_str());
+      return nullptr;
+    }
+    DType d = hint >= 0 ? static_cast<DType>(hint) : DType::kFloat32;
     return make_scalar_from_double(d, v);
   }
   PyObject* fn = registered().convert_fn;

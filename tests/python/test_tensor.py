@@ -115,8 +115,8 @@ def test_scalars_adopt_the_tensor_dtype_and_numpy_arrays_too():
 def test_no_implicit_promotion():
     with pytest.raises(errors.InvalidArgumentError, match="does not promote"):
         tf.constant([1.0]) + tf.constant([1])
-    with pytest.raises(errors.InvalidArgumentError):
-        tf.constant([1, 2]) + 1.5
+    with pytest.raises(TypeError, match="Cannot convert 1.5 to EagerTensor of dtype int32"):
+        tf.constant([1, 2]) + 1.5  # TensorFlow converts 1.5 to the tensor's dtype, and refuses
 
 
 def test_equality_with_incompatible_shapes_is_false():

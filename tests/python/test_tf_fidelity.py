@@ -230,3 +230,49 @@ def test_print_appends_to_a_file(tmp_path):
         texts[name] = path.read_text()
     assert texts["ember"] == texts["tensorflow"] == "first\nx: [1 2 3]\nx: [4 5 6]\n"
     assert not os.path.exists(tmp_path / "missing")
+
+
+# ---- 11. non-tensor operands convert as TensorFlow converts them
+CONVERSIONS = {
+    "float_tensor + 1": lambda tf: tf.add(tf.constant(1.0), 1),
+    "int_tensor + True": lambda tf: tf.add(tf.constant(1), True),
+    "int_tensor * 0.5": lambda tf: tf.constant(1) * 0.5,
+    "0.5 * int_tensor": lambda tf: 0.5 * tf.constant(2),
+    "int_tensor ** 0.5": lambda tf: tf.constant(2) ** 0.5,
+    "int_tensor > 1.5": lambda tf: tf.constant(2) > 1.5,
+    "int32 + 2**40 wraps": lambda tf: tf.add(tf.constant(1), 2 ** 40),
+    "uint8 + -1 wraps": lambda tf: tf.add(tf.constant(1, tf.uint8), -1),
+    "float16 + 1e10": lambda tf: tf.add(tf.constant(1, tf.float16), 1e10),
+    "maximum(0., [1, -1])": lambda tf: tf.maximum(0., [1, -1]),
+    "maximum([1, -1], 0.)": lambda tf: tf.maximum([1, -1], 0.),
+    "maximum(0., int_tensor)": lambda tf: tf.maximum(0., tf.constant([1, 2])),
+    "multiply(float64 array, 42)": lambda tf: tf.math.multiply(np.ones(2, np.float64), 42),
+    "multiply(42, float64 array)": lambda tf: tf.math.multiply(42, np.ones(2, np.float64)),
+    "multiply(float32 array, float64 array)": lambda tf: tf.math.multiply(np.ones(2, np.float32),
+                                                                         np.ones(2, np.float64)),
+    "multiply(1.5, int64 array)": lambda tf: tf.math.multiply(1.5, np.ones(2, np.int64)),
+    "add([1.5], [1])": lambda tf: tf.add([1.5], [1]),
+    "add([1], [1.5])": lambda tf: tf.add([1], [1.5]),
+    "add(np.float64(1), 1)": lambda tf: tf.add(np.float64(1), 1),
+    "add(1, np.float64(1))": lambda tf: tf.add(1, np.float64(1)),
+    "add(int64 array, 1)": lambda tf: tf.add(np.ones(2, np.int64), 1),
+    "stack([1, 2.5])": lambda tf: tf.stack([1, 2.5]),
+    "where(True, 1, 2.)": lambda tf: tf.where(True, 1, 2.),
+    "pow(2, 0.5)": lambda tf: tf.pow(2, 0.5),
+    "float_tensor > 1": lambda tf: tf.constant(2.0) > 1,
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONVERSIONS))
+def test_operands_convert_as_tensorflow_converts_them(name):
+    _same(CONVERSIONS[name])
+
+
+def test_add_of_an_int_tensor_and_a_float_is_a_type_error_as_for_the_operators():
+    # Deliberately not followed: TensorFlow's tf.add(int_tensor, 0.5) raises InvalidArgumentError from its
+    # eager fast path while `int_tensor + 0.5`, tf.maximum and tf.pow raise TypeError for the same
+    # conversion; ember raises TypeError for all of them.
+    with pytest.raises(TypeError, match="Cannot convert 0.5 to EagerTensor of dtype int32"):
+        ember.add(ember.constant(1), 0.5)
+    with pytest.raises(tensorflow.errors.InvalidArgumentError):
+        tensorflow.add(tensorflow.constant(1), 0.5)

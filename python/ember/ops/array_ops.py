@@ -227,6 +227,12 @@ def stack(values, axis=0, name="stack"):
     axis = _to_int(axis, "Pack", "axis")
     if not values and axis == 0:
         return convert_to_tensor([])  # TF: stack([]) is an empty float32 vector
+    if axis == 0 and not any(isinstance(v, Tensor) or getattr(v, "_ember_variable", False) for v in values):
+        # Python values and arrays stack as one conversion, as TensorFlow's: stack([1, 2.5]) is float32.
+        try:
+            return convert_to_tensor(values)
+        except (TypeError, ValueError):
+            pass  # ragged or mixed: the op reports it
     if values:
         _check_axis("Pack", axis, _tensor(values[0]).ndim + 1)
     return _Pack(values, axis)
