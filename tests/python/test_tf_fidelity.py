@@ -276,3 +276,35 @@ def test_add_of_an_int_tensor_and_a_float_is_a_type_error_as_for_the_operators()
         ember.add(ember.constant(1), 0.5)
     with pytest.raises(tensorflow.errors.InvalidArgumentError):
         tensorflow.add(tensorflow.constant(1), 0.5)
+
+
+# ---- 8. a persistent tape records the gradients taken inside its block
+def _persistent_tape_higher_orders(tf):
+    x = tf.constant(3.0)
+    with tf.GradientTape(persistent=True) as g:
+        g.watch(x)
+        y = x ** 3
+        dy = g.gradient(y, x)
+        d2 = g.gradient(dy, x)
+    d3 = g.gradient(d2, x)
+    v = tf.Variable(2.0)
+    with tf.GradientTape(persistent=True) as h:
+        z = v * v * v
+        dz = h.gradient(z, v)
+        d2z = h.gradient(dz, v)
+    return dy, d2, d3, g.gradient(d3, x), dz, d2z, h.gradient(d2z, v)
+
+
+def _non_persistent_tape_inside_its_block(tf):
+    x = tf.constant(3.0)
+    with tf.GradientTape() as g:
+        g.watch(x)
+        y = x * x
+        dy = g.gradient(y, x)
+    return dy
+
+
+@pytest.mark.parametrize("case", [_persistent_tape_higher_orders, _non_persistent_tape_inside_its_block],
+                         ids=lambda c: c.__name__)
+def test_gradients_inside_the_tape_block(case):
+    _same(case)

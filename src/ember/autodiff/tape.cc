@@ -295,15 +295,18 @@ StatusOr<std::vector<TensorRef>> Tape::gradient(std::span<TensorImpl* const> tar
         "with persistent=True to compute several gradients");
   used_ = true;
   std::vector<TensorRef> result(sources.size());
-  // The tape does not record its own backward pass; outer tapes do (higher-order gradients).
-  pause();
+  // Outer tapes record the backward pass (higher-order gradients). The tape itself records it only when
+  // it is persistent and its `with` block is still open, as TensorFlow's: then a gradient taken inside the
+  // block can be differentiated again by the same tape.
+  bool record_own = persistent_ && recording();
+  if (!record_own) pause();
   Status s;
   try {
     s = backprop(targets, output_grads, sources, result);
   } catch (const StatusError& e) {
     s = e.status();
   }
-  resume();
+  if (!record_own) resume();
   if (!s.ok()) return s;
   return result;
 }

@@ -63,5 +63,21 @@ TEST(CppGradientTape, UnconnectedSourcesAreUndefinedAndReuseIsAnError) {
   EXPECT_THROW(tape.gradient(y, {x}), StatusError);
 }
 
+TEST(CppGradientTape, PersistentTapeRecordsGradientsTakenWhileItRecords) {
+  // As TensorFlow: a gradient taken inside a persistent tape's block is recorded by that tape, so it can be
+  // differentiated again by the same tape (x^3 at 3: 27, 18, 6).
+  Tensor x(3.0f);
+  GradientTape tape(/*persistent=*/true);
+  tape.watch(x);
+  Tensor y = x * x * x;
+  Tensor dy = tape.gradient(y, {x})[0];
+  Tensor d2 = tape.gradient(dy, {x})[0];
+  tape.stop();
+  Tensor d3 = tape.gradient(d2, {x})[0];
+  EXPECT_EQ(dy.item<float>(), 27.0f);
+  EXPECT_EQ(d2.item<float>(), 18.0f);
+  EXPECT_EQ(d3.item<float>(), 6.0f);
+}
+
 }  // namespace
 }  // namespace ember
