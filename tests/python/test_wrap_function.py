@@ -65,3 +65,30 @@ def test_no_automatic_control_dependencies():
 
     wrapped = tf.compat.v1.wrap_function(g, [tf.TensorSpec([], tf.float32)])
     assert all(not op.control_inputs for op in wrapped.graph.get_operations())
+
+
+def test_python_values_in_the_signature_are_passed_as_they_are():
+    # TensorFlow accepts a signature mixing TensorSpecs and Python values; only the specs are arguments.
+    wrapped = tf.compat.v1.wrap_function(lambda x, k: x * k, [tf.TensorSpec([2], tf.float32), 3.0])
+    assert wrapped(tf.constant([1.0, 2.0])).numpy().tolist() == [3.0, 6.0]
+    assert len(wrapped.inputs) == 1 and len(wrapped.outputs) == 1
+    assert wrapped.inputs[0].dtype == tf.float32 and wrapped.outputs[0].shape.as_list() == [2]
+
+
+def test_prune_takes_the_graph_tensors_and_runs_only_the_fetches_fan_in():
+    counter = tf.Variable(0.0)
+
+    def g(x):
+        y = x * 2.0
+        counter.assign_add(1.0)  # outside y's fan-in: a pruned function must not run it
+        return tf.square(y)
+
+    wrapped = tf.compat.v1.wrap_function(g, [tf.TensorSpec([], tf.float32)])
+    doubled = wrapped.graph.get_operations()
+    mul = next(op for op in doubled if op.type == "Mul").outputs[0]
+    pruned = wrapped.prune(wrapped.inputs[0], mul)
+    assert float(pruned(tf.constant(3.0))) == 6.0
+    assert float(counter.numpy()) == 0.0
+    both = wrapped.prune([wrapped.inputs[0]], [mul, wrapped.outputs[0]])
+    assert [float(t) for t in both(tf.constant(2.0))] == [4.0, 16.0]
+    assert float(wrapped(tf.constant(1.0))) == 4.0 and float(counter.numpy()) == 1.0

@@ -63,6 +63,18 @@ class WrappedFunction:
     def graph(self):
         return self._concrete.graph
 
+    @property
+    def inputs(self):
+        return self._concrete.inputs
+
+    @property
+    def outputs(self):
+        return self._concrete.outputs
+
+    @property
+    def structured_outputs(self):
+        return self._concrete.structured_outputs
+
     def __call__(self, *args):
         return self._concrete(*args)
 
@@ -75,8 +87,16 @@ def wrap_function(fn, signature, *args):
     from ember import variable_creation
     from ember.polymorphic_function import _PlaceholderMarker, _spec_key, trace_function
 
-    specs = signature if isinstance(signature, (list, tuple)) and not _is_pair(signature) else [signature]
-    specs = [s if isinstance(s, TensorSpec) else TensorSpec(s[1], s[0]) for s in specs]
+    entries = signature if isinstance(signature, (list, tuple)) and not _is_pair(signature) else [signature]
+    entries = [TensorSpec(e[1], e[0]) if _is_pair(e) else e for e in entries]
+    # A Python value in the signature is passed as it is, as TensorFlow does; the TensorSpecs become the
+    # wrapped function's arguments.
+    specs = [e for e in entries if isinstance(e, TensorSpec)]
+
+    def call_with_placeholders(*tensors):
+        it = iter(tensors)
+        return fn(*[next(it) if isinstance(e, TensorSpec) else e for e in entries], *args)
+
     created = []
     _trace_state.append((created, {}))
     policy = variable_creation.CreationPolicy(getattr(fn, "__name__", "wrapped"), allowed=True)
@@ -86,7 +106,7 @@ def wrap_function(fn, signature, *args):
         values = [_PlaceholderMarker(s) for s in specs]
         key = (_spec_key(values, []), False, "")
         names = [s.name or f"arg{i}" for i, s in enumerate(specs)]
-        concrete = trace_function(lambda *tensors: fn(*tensors, *args), policy.function_name, values, names, key,
+        concrete = trace_function(call_with_placeholders, policy.function_name, values, names, key,
                                   auto_control_deps=False)
     finally:
         variable_creation.pop()
