@@ -30,6 +30,7 @@ void bind_graph_def(nb::module_& m);
 void bind_tape(nb::module_& m);
 void bind_profiler(nb::module_& m);
 void bind_config(nb::module_& m);
+void bind_dlpack(nb::module_& m);
 }  // namespace ember::python
 
 namespace {
@@ -199,6 +200,7 @@ NB_MODULE(_C, m) {
   bind_tape(m);
   bind_profiler(m);
   bind_config(m);
+  bind_dlpack(m);
   m.def("op", &op_caller, "The fast callable for a registered op.");
   m.def("op_info", &op_info);
   m.def("op_names", &op_names);

@@ -66,6 +66,13 @@ class Tensor(_C.TensorBase):
             return array.copy()
         return array
 
+    def __dlpack__(self, **kwargs):
+        """DLPack export (``np.from_dlpack(t)``, ``torch.from_dlpack(t)``): a view of the buffer, no copy."""
+        return _C.tensor_dlpack(self, **{k: v for k, v in kwargs.items() if k != "stream"})
+
+    def __dlpack_device__(self):
+        return (1, 0)  # kDLCPU, device 0
+
     def __iter__(self):
         if self.ndim == 0:
             raise TypeError("Cannot iterate over a scalar tensor.")

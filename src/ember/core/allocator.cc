@@ -127,7 +127,26 @@ StatusOr<Buffer*> Buffer::allocate(size_t nbytes, Device device) {
   return b;
 }
 
+Buffer* Buffer::wrap_external(void* data, size_t nbytes, void (*release)(void*), void* context,
+                              Device device) {
+  auto* b = new Buffer();
+  b->data_ = data;
+  b->nbytes_ = nbytes;
+  b->device_ = device;
+  b->size_class_ = -1;
+  b->external_release_ = release;
+  b->external_context_ = context;
+  return b;
+}
+
 void Buffer::release() {
+  if (external_release_ != nullptr) {
+    auto release = external_release_;
+    void* context = external_context_;
+    delete this;
+    release(context);
+    return;
+  }
   size_t class_bytes;
   AllocatorInternals::size_class(nbytes_, &class_bytes);
   AllocatorInternals::give_back(this, class_bytes);

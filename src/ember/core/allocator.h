@@ -25,6 +25,12 @@ class Buffer {
   /// out of memory.
   static StatusOr<Buffer*> allocate(size_t nbytes, Device device = {});
 
+  /// A buffer over memory another library owns (a DLPack import): `release(context)` runs when the last
+  /// reference goes. It is never written over in place, since the producer may still read it.
+  static Buffer* wrap_external(void* data, size_t nbytes, void (*release)(void*), void* context,
+                               Device device = {});
+  bool external() const { return external_release_ != nullptr; }
+
   void* data() const { return data_; }
   size_t size() const { return nbytes_; }
   Device device() const { return device_; }
@@ -44,6 +50,8 @@ class Buffer {
   Device device_;
   size_t nbytes_ = 0;
   void* data_ = nullptr;
+  void (*external_release_)(void*) = nullptr;
+  void* external_context_ = nullptr;
   friend struct AllocatorInternals;
 };
 

@@ -49,6 +49,17 @@ StatusOr<TensorRef> TensorImpl::allocate(DType dtype, const Shape& shape, Device
   return TensorRef::adopt(t);
 }
 
+TensorRef TensorImpl::adopt_buffer(Buffer* buffer, DType dtype, const Shape& shape) {
+  EMBER_DCHECK(shape.fully_defined() &&
+               buffer->size() >= static_cast<size_t>(shape.num_elements()) * dtype_size(dtype));
+  auto* t = new (new_impl_block()) TensorImpl();
+  t->dtype_ = dtype;
+  t->shape_ = shape;
+  t->num_elements_ = shape.num_elements();
+  t->buffer_ = buffer;
+  return TensorRef::adopt(t);
+}
+
 TensorRef TensorImpl::view(const TensorImpl& source, const Shape& shape, size_t byte_offset) {
   return view(source, source.dtype_, shape, byte_offset);
 }

@@ -64,6 +64,8 @@ class TensorImpl {
  public:
   /// A new tensor with uninitialised storage for `shape` (which must be fully defined).
   static StatusOr<TensorRef> allocate(DType dtype, const Shape& shape, Device device = {});
+  /// A tensor over `buffer` (adopting the caller's reference), which must hold `shape` of `dtype`.
+  static TensorRef adopt_buffer(Buffer* buffer, DType dtype, const Shape& shape);
   /// A tensor viewing `source`'s buffer at `byte_offset` with a new shape (no copy).
   static TensorRef view(const TensorImpl& source, const Shape& shape, size_t byte_offset = 0);
   /// A tensor of another dtype viewing `source`'s buffer at `byte_offset` (the executor's arena slices).

@@ -593,11 +593,13 @@ Status ExecPlan::run_instruction(const FunctionGraph& fn, const Instruction& ins
 }
 
 TensorRef ExecPlan::reusable_input(const Instruction& ins, RunState& state, bool sequential) const {
-  // Reuse the dying input's buffer when nothing else (a view, the caller) holds it.
+  // Reuse the dying input's buffer when nothing else (a view, the caller) holds it and ember owns it (an
+  // imported DLPack buffer is the producer's).
   const InputRef& in = inputs_[ins.first_input + ins.in_place_input];
   TensorImpl* t = state.slots[in.slot].get();
   bool last = sequential || state.uses[in.slot].load(std::memory_order_acquire) == 1;
-  if (last && t->refcount() == 1 && t->buffer()->refcount() == 1) return state.slots[in.slot];
+  if (last && t->refcount() == 1 && t->buffer()->refcount() == 1 && !t->buffer()->external())
+    return state.slots[in.slot];
   return TensorRef();
 }
 
