@@ -2,10 +2,12 @@
 
 With ``experimental_use_pfor=True`` (the default, as in TensorFlow) the backward pass is traced once as a
 function of its seed and run for all one-hot seeds at once (pfor.py, Note [Vectorising a backward
-graph]). Where that graph has an op without a batching rule (a function called under the tape leaves a
-PartitionedCall, for one), the backward pass cannot be traced, or another tape is recording, the jacobian
-falls back to the loop that ``experimental_use_pfor=False`` asks for: one backward pass per element of
-the target, each seeded with a one-hot output gradient.
+graph]). Where that graph has an op without a batching rule, the backward pass cannot be traced, or
+another tape is recording, the jacobian falls back to the loop that ``experimental_use_pfor=False`` asks
+for: one backward pass per element of the target, each seeded with a one-hot output gradient. Inside a
+function traced with unknown dimensions the seeds are built in the graph (Note [Batching with unknown
+dimensions] in pfor.py); a target whose size is unknown while tracing has no loop to fall back to (it
+would need control flow in the graph), so there an unbatchable backward pass is an error.
 
 ``stats`` counts what happened, for tests and for curious users: ``vectorized`` (jacobians computed by
 one vectorised pass), ``fallback`` (vectorisation attempted but the loop ran; ``last_fallback`` says

@@ -178,13 +178,28 @@ def _compatible(got, expected):
 
 
 class _Vectorizer:
-    def __init__(self, gf, seeds, n):
+    """Batches gf over n examples. By default gf's first argument is the batched seed (seeds) and its other
+    arguments are its lifted captures; a called function's vectorizer (call_args: one _In per argument the
+    call passes, user arguments and lifted captures) takes its arguments from the call instead."""
+
+    def __init__(self, gf, seeds, n, call_args=None):
         self.gf = gf
         self.n = n
         self.nodes = {}
         self.values = {}  # (node, output) -> tensor (batched: [n] + shape)
         self.batched = set()  # (node, output) that carry the leading n
-        self.seeds = seeds
+        args = list(gf.args)
+        self.batched_args, self.arg_values = {}, {}  # arg node -> value
+        if call_args is None:
+            self.batched_args[args[0]] = seeds
+            for k, value in enumerate(gf.lifted_captures):
+                self.arg_values[args[gf.num_user_args + k]] = value
+        else:
+            for arg, x in zip(args, call_args):
+                (self.batched_args if x.batched else self.arg_values)[arg] = x.value
+        captured = list(gf.captured_values)
+        for k, value in enumerate(captured):
+            self.arg_values[args[len(args) - len(captured) + k]] = value
 
     def node(self, i):
         node = self.nodes.get(i)
@@ -199,14 +214,14 @@ class _Vectorizer:
         gf = self.gf
         results = [tuple(r) for r in gf.results]
         needed = self._needed(results)
-        seed_node = gf.args[0]
-        self.batched_nodes = self._batched_nodes(needed, seed_node)
+        self.batched_nodes = self._batched_nodes(needed)
         self._invariant_values(needed, results)
-        if seed_node in needed:
-            self.values[(seed_node, 0)] = self.seeds
-            self.batched.add((seed_node, 0))
+        for arg, value in self.batched_args.items():
+            if arg in needed:
+                self.values[(arg, 0)] = value
+                self.batched.add((arg, 0))
         for i in sorted(needed):
-            if i in self.batched_nodes and i != seed_node:
+            if i in self.batched_nodes and i not in self.batched_args:
                 self._batch_node(self.node(i))
         out = []
         for ref in results:
@@ -226,8 +241,8 @@ class _Vectorizer:
             stack.extend(src for src, _ in self.node(i).inputs)
         return needed
 
-    def _batched_nodes(self, needed, seed_node):
-        batched = {seed_node}
+    def _batched_nodes(self, needed):
+        batched = set(self.batched_args)
         for i in sorted(needed):
             if any(src in batched for src, _ in self.node(i).inputs):
                 batched.add(i)
@@ -236,15 +251,7 @@ class _Vectorizer:
     def _invariant_values(self, needed, results):
         """Computes, in one call of the pruned graph, the invariant values that batched nodes or results use."""
         gf = self.gf
-        captured = list(gf.captured_values)
-        lifted = list(gf.lifted_captures)
-        args = list(gf.args)
-        first_capture = len(args) - len(captured)
-        arg_values = {}
-        for k, value in enumerate(lifted):
-            arg_values[args[gf.num_user_args + k]] = value
-        for k, value in enumerate(captured):
-            arg_values[args[first_capture + k]] = value
+        arg_values = self.arg_values
         wanted = []
         for i in sorted(self.batched_nodes):
             wanted.extend(ref for ref in self.node(i).inputs if ref[0] not in self.batched_nodes)
@@ -256,7 +263,7 @@ class _Vectorizer:
             elif self.node(ref[0]).type == "Const" and self.node(ref[0])._values:
                 self.values[ref] = self.node(ref[0])._values["value"]  # Note [Batching with unknown dimensions]
             elif self.node(ref[0]).type == "Placeholder":
-                raise Unbatchable("the backward graph has an argument that is neither the seed nor a capture")
+                raise Unbatchable("the graph has an argument that is neither batched, passed nor a capture")
             else:
                 computed.append(ref)
         if not computed:
@@ -267,11 +274,11 @@ class _Vectorizer:
                     and _C.op_info(self.node(i).type)["stateful"]]
         if stateful:
             raise Unbatchable(f"the backward graph has stateful ops {sorted(set(stateful))}")
-        feeds = [args[k] for k in range(gf.num_user_args, len(args))]
+        feeds = [a for a in gf.args if a in arg_values]
         feed_names = [f"{gf.node(i)['name']}:0" for i in feeds]
         fetch_names = [f"{gf.node(i)['name']}:{k}" for i, k in computed]
         pruned = gf.prune(feed_names, fetch_names)
-        inputs = lifted + captured
+        inputs = [arg_values[a] for a in feeds]
         if _C.in_trace():
             out = _op("PartitionedCall")(inputs, pruned.library_name)
             out = list(out) if isinstance(out, (list, tuple)) else [out]
@@ -552,6 +559,22 @@ def _shape(node, ins, n):
 def _size(node, ins, n):
     per_example = _op("Prod")(_shape_part(ins[0].value, 1, None, out_type=node.attrs["out_type"]), [0], False)
     return _Invariant(per_example)
+
+
+@_rule("PartitionedCall")
+def _call(node, ins, n):
+    """The callee vectorised with the call's arguments, node by node as the caller is."""
+    callee = _C.library_function(node.attrs["f"])
+    if callee is None:
+        raise Unbatchable(f"the function {node.attrs['f']} is no longer in the library")
+    if len(ins) != len(callee.args) - len(callee.captured_values):
+        raise Unbatchable(f"the call passes {len(ins)} arguments, {node.attrs['f']} takes "
+                          f"{len(callee.args) - len(callee.captured_values)}")
+    inner = _Vectorizer(callee, None, n, call_args=ins)
+    try:
+        return inner.run()
+    except Unbatchable as e:
+        raise Unbatchable(f"in {node.attrs['f']}: {e}") from None
 
 
 @_rule("Cast")

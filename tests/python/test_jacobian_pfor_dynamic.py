@@ -122,3 +122,42 @@ def test_unconnected_source_with_unknown_target_size():
 
     zeros = jac(tf.constant(np.ones((2, K))), tf.constant(np.ones(3)))
     assert zeros.shape == (2, K, 3) and not zeros.numpy().any()
+
+
+@pytest.mark.parametrize("name, kind", PARAMS)
+def test_eager_tape_over_a_function_with_unknown_batch_is_vectorised(name, kind):
+    # The function's backward is a PartitionedCall of a graph with unknown dimensions; pfor vectorises
+    # through the call. One trace of the function serves both batch sizes.
+    f = tf.function(CASES[name][0], input_signature=[tf.TensorSpec([None, K], tf.float64)])
+    with counted() as delta:
+        for b in (2, 5):
+            x = tf.constant(rng.standard_normal((b, K)))
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = f(x)
+            got = getattr(tape, kind)(y, x).numpy()
+            np.testing.assert_allclose(got, tensorflow_jacobian(name, kind, x.numpy()), rtol=1e-10, atol=1e-12)
+    assert delta == {"vectorized": 2, "fallback": 0, "backward_passes": 2}, jacobians.last_fallback
+    assert f.experimental_get_tracing_count() == 1
+
+
+def hessians(module, x):
+    with module.GradientTape(persistent=True) as outer:
+        outer.watch(x)
+        with module.GradientTape() as inner:
+            inner.watch(x)
+            y = module.reduce_sum(module.tanh(module.matmul(x, W1)) ** 2) + module.reduce_prod(x[:, :2])
+        g = inner.gradient(y, x)
+    return outer.jacobian(g, x), outer.batch_jacobian(g, x)
+
+
+def test_hessian_inside_a_function_with_unknown_batch():
+    import tensorflow as tf2
+
+    f = tf.function(lambda x: hessians(tf, x), input_signature=[tf.TensorSpec([None, K], tf.float64)])
+    with counted() as delta:
+        for b in (2, 3):
+            x = rng.standard_normal((b, K))
+            for got, want in zip(f(tf.constant(x)), hessians(tf2, tf2.constant(x))):
+                np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
+    assert delta == {"vectorized": 2, "fallback": 0, "backward_passes": 2}, jacobians.last_fallback
