@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import ember as tf
-from ember import jacobians
+import test_jacobian_pfor
+from ember import jacobians, pfor
 
 K = 4
 rng = np.random.default_rng(7)
@@ -161,3 +162,31 @@ def test_hessian_inside_a_function_with_unknown_batch():
             for got, want in zip(f(tf.constant(x)), hessians(tf2, tf2.constant(x))):
                 np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-10, atol=1e-12)
     assert delta == {"vectorized": 2, "fallback": 0, "backward_passes": 2}, jacobians.last_fallback
+
+
+# ---- the batching rules one by one with unknown dimensions: a graph traced from f(a) with a: [None, 4],
+# vectorised inside a function (so shape operands are symbolic tensors), n known and n computed in the graph,
+# against f on each example alone.
+
+
+@pytest.mark.parametrize("lead", [5, None])
+@pytest.mark.parametrize("name", sorted(set(test_jacobian_pfor.RULE_CASES) - {"expand_squeeze"}))
+def test_batching_rule_with_unknown_dims(name, lead):
+    gf = test_jacobian_pfor.trace(test_jacobian_pfor.RULE_CASES[name], [None, 4])
+    batch = rng.standard_normal((5, 3, 4))
+
+    @tf.function(input_signature=[tf.TensorSpec([lead, None, 4], tf.float64)])
+    def vectorised(seeds):
+        return pfor._Vectorizer(gf, seeds, 5 if lead else tf.shape(seeds)[0]).run()
+
+    got = vectorised(tf.constant(batch))
+    for k in range(5):
+        for g, w in zip(got, gf([tf.constant(batch[k])])):
+            np.testing.assert_allclose(g.numpy()[k], w.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_squeeze_of_unknown_dims_is_unbatchable():
+    # Which dimensions are 1 is known only at run time, where the batch dimension may be 1 as well.
+    gf = test_jacobian_pfor.trace(lambda a: tf.squeeze(tf.expand_dims(a, -1)), [None, 4])
+    with pytest.raises(pfor.Unbatchable, match="Squeeze: which dimensions to squeeze depends on unknown"):
+        pfor._Vectorizer(gf, tf.constant(np.zeros((2, 3, 4))), 2).run()
