@@ -469,14 +469,21 @@ def _full(x, n):
 
 def _axes(x, rank, what):
     """Axes of the per-example value (an invariant operand) as axes of the batched one: ints where known,
-    else floormod(axis, rank) + 1 computed in the graph (a bad axis then fails in the op, as it would have)."""
+    else floormod(axis, rank) + 1 computed in the graph. An axis out of range per example becomes rank + 1,
+    out of range for the batched op too, so that it fails there as it would have rather than wrapping."""
     values = _int_operand(x, what)
     if isinstance(values, list):
         return [_axis(a, rank) for a in values]
     if rank == 0:
         raise Unbatchable(f"{what} of a scalar is computed in the graph")
     t = values
-    return _op("Add")(_op("FloorMod")(t, convert_to_tensor(rank, dtype=t.dtype)), convert_to_tensor(1, dtype=t.dtype))
+
+    def const(v):
+        return convert_to_tensor(v, dtype=t.dtype)
+
+    valid = _op("LogicalAnd")(_op("GreaterEqual")(t, const(-rank)), _op("Less")(t, const(rank)))
+    shifted = _op("Add")(_op("FloorMod")(t, const(rank)), const(1))
+    return _op("SelectV2")(valid, shifted, const(rank + 1))
 
 
 def _scalar_axis(x, rank, what):

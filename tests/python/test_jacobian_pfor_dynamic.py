@@ -190,3 +190,19 @@ def test_squeeze_of_unknown_dims_is_unbatchable():
     gf = test_jacobian_pfor.trace(lambda a: tf.squeeze(tf.expand_dims(a, -1)), [None, 4])
     with pytest.raises(pfor.Unbatchable, match="Squeeze: which dimensions to squeeze depends on unknown"):
         pfor._Vectorizer(gf, tf.constant(np.zeros((2, 3, 4))), 2).run()
+
+
+def test_axis_computed_in_the_graph_out_of_range_is_an_error_not_a_wrapped_axis():
+    # Sum's axis is 2 for a rank-2 example (computed from the shape, so only known at run time): the batched
+    # Sum must fail as the per-example one would, not reduce a wrapped-around axis.
+    gf = test_jacobian_pfor.trace(lambda a: tf.reduce_sum(a, tf.shape(a)[0] - 1), [None, 4])
+
+    @tf.function(input_signature=[tf.TensorSpec([2, None, 4], tf.float64)])
+    def vectorised(seeds):
+        return pfor._Vectorizer(gf, seeds, 2).run()
+
+    np.testing.assert_allclose(vectorised(tf.constant(np.ones((2, 2, 4))))[0].numpy(), np.full((2, 2), 4.0))
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        gf([tf.constant(np.ones((3, 4)))])
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        vectorised(tf.constant(np.ones((2, 3, 4))))
