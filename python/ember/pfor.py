@@ -17,8 +17,8 @@ the seed and so gets a leading dimension n). Invariant values are computed once,
 graph pruned to them; batched ones are computed node by node, eagerly, by the op's batching rule below,
 from batched and invariant inputs. A rule receives per-example shapes (the traced graph's static
 shapes) and must give an output of [n] + the traced shape; anything else (a node without a rule, a
-rule's precondition not met, an unknown shape) raises ``Unbatchable``. Only the nodes that the results
-need are evaluated.
+rule's precondition not met, an unknown rank) raises ``Unbatchable``. Only the nodes that the results
+need are evaluated. See Note [Batching with unknown dimensions] for graphs traced with None dimensions.
 
 Broadcasting: a batched operand [n] + s of rank r among operands of rank up to R is reshaped to
 [n] + [1] * (R - r) + s, so that trailing-aligned broadcasting against invariant operands (which keep
@@ -27,6 +27,18 @@ their own shapes) means what it meant per example.
 Under another recording tape the vectorised path is not used: tracing folds eager computations into
 constants of the graph, which would cut the outer tape's view of them (so nested jacobians for higher
 derivatives take the loop, whose eager ops the outer tape records).
+
+Note [Batching with unknown dimensions]
+Inside an ember.function traced with None dimensions the backward graph has unknown dimensions too, its
+shape operands (Reshape's shape, Sum's axis, Tile's multiples, ...) are computed from Shape ops of the
+forward values, and a jacobian of a target of unknown size has an unknown number of seeds n. Then the
+rules build their operands in the graph: a shape operand that is not known now (a symbolic tensor) gets
+the batch dimension prepended by a concatenation, an axis is moved past the batch dimension by
+floormod(axis, rank) + 1, and an unknown per-example shape is read by Shape of the value. Only the rank
+must be known. Where every shape and operand is known (eager execution, static functions), the rules give
+Python lists exactly as before, so a static program builds the same graph. Constants of the backward
+graph are read from the node (its value attribute) instead of being fetched through the pruned graph, so
+that an ember.function's constant shape operands stay readable while it traces.
 """
 import numpy as np
 
@@ -155,20 +167,39 @@ class _Node:
         return self._attrs
 
 
-def _known(shape, what):
-    if shape is None or any(d is None for d in shape):
-        raise Unbatchable(f"{what}: the shape {shape} is not fully known")
+def _known_rank(shape, what):
+    if shape is None:
+        raise Unbatchable(f"{what}: the rank is not known")
     return shape
 
 
+def _compatible(got, expected):
+    return len(got) == len(expected) and all(a is None or b is None or a == b for a, b in zip(got, expected))
+
+
 class _Vectorizer:
-    def __init__(self, gf, seeds, n):
+    """Batches gf over n examples. By default gf's first argument is the batched seed (seeds) and its other
+    arguments are its lifted captures; a called function's vectorizer (call_args: one _In per argument the
+    call passes, user arguments and lifted captures) takes its arguments from the call instead."""
+
+    def __init__(self, gf, seeds, n, call_args=None):
         self.gf = gf
         self.n = n
         self.nodes = {}
         self.values = {}  # (node, output) -> tensor (batched: [n] + shape)
         self.batched = set()  # (node, output) that carry the leading n
-        self.seeds = seeds
+        args = list(gf.args)
+        self.batched_args, self.arg_values = {}, {}  # arg node -> value
+        if call_args is None:
+            self.batched_args[args[0]] = seeds
+            for k, value in enumerate(gf.lifted_captures):
+                self.arg_values[args[gf.num_user_args + k]] = value
+        else:
+            for arg, x in zip(args, call_args):
+                (self.batched_args if x.batched else self.arg_values)[arg] = x.value
+        captured = list(gf.captured_values)
+        for k, value in enumerate(captured):
+            self.arg_values[args[len(args) - len(captured) + k]] = value
 
     def node(self, i):
         node = self.nodes.get(i)
@@ -183,20 +214,20 @@ class _Vectorizer:
         gf = self.gf
         results = [tuple(r) for r in gf.results]
         needed = self._needed(results)
-        seed_node = gf.args[0]
-        self.batched_nodes = self._batched_nodes(needed, seed_node)
+        self.batched_nodes = self._batched_nodes(needed)
         self._invariant_values(needed, results)
-        if seed_node in needed:
-            self.values[(seed_node, 0)] = self.seeds
-            self.batched.add((seed_node, 0))
+        for arg, value in self.batched_args.items():
+            if arg in needed:
+                self.values[(arg, 0)] = value
+                self.batched.add((arg, 0))
         for i in sorted(needed):
-            if i in self.batched_nodes and i != seed_node:
+            if i in self.batched_nodes and i not in self.batched_args:
                 self._batch_node(self.node(i))
         out = []
         for ref in results:
             value = self.values[ref]
             if ref not in self.batched:
-                value = _broadcast_batch(value, self.n, _known(self.shape_of(ref), "a result"))
+                value = _broadcast_batch(value, self.n, self.shape_of(ref))
             out.append(value)
         return out
 
@@ -210,8 +241,8 @@ class _Vectorizer:
             stack.extend(src for src, _ in self.node(i).inputs)
         return needed
 
-    def _batched_nodes(self, needed, seed_node):
-        batched = {seed_node}
+    def _batched_nodes(self, needed):
+        batched = set(self.batched_args)
         for i in sorted(needed):
             if any(src in batched for src, _ in self.node(i).inputs):
                 batched.add(i)
@@ -220,15 +251,7 @@ class _Vectorizer:
     def _invariant_values(self, needed, results):
         """Computes, in one call of the pruned graph, the invariant values that batched nodes or results use."""
         gf = self.gf
-        captured = list(gf.captured_values)
-        lifted = list(gf.lifted_captures)
-        args = list(gf.args)
-        first_capture = len(args) - len(captured)
-        arg_values = {}
-        for k, value in enumerate(lifted):
-            arg_values[args[gf.num_user_args + k]] = value
-        for k, value in enumerate(captured):
-            arg_values[args[first_capture + k]] = value
+        arg_values = self.arg_values
         wanted = []
         for i in sorted(self.batched_nodes):
             wanted.extend(ref for ref in self.node(i).inputs if ref[0] not in self.batched_nodes)
@@ -237,8 +260,10 @@ class _Vectorizer:
         for ref in dict.fromkeys(wanted):
             if ref[0] in arg_values:
                 self.values[ref] = arg_values[ref[0]]
+            elif self.node(ref[0]).type == "Const" and self.node(ref[0])._values:
+                self.values[ref] = self.node(ref[0])._values["value"]  # Note [Batching with unknown dimensions]
             elif self.node(ref[0]).type == "Placeholder":
-                raise Unbatchable("the backward graph has an argument that is neither the seed nor a capture")
+                raise Unbatchable("the graph has an argument that is neither batched, passed nor a capture")
             else:
                 computed.append(ref)
         if not computed:
@@ -249,11 +274,11 @@ class _Vectorizer:
                     and _C.op_info(self.node(i).type)["stateful"]]
         if stateful:
             raise Unbatchable(f"the backward graph has stateful ops {sorted(set(stateful))}")
-        feeds = [args[k] for k in range(gf.num_user_args, len(args))]
+        feeds = [a for a in gf.args if a in arg_values]
         feed_names = [f"{gf.node(i)['name']}:0" for i in feeds]
         fetch_names = [f"{gf.node(i)['name']}:{k}" for i, k in computed]
         pruned = gf.prune(feed_names, fetch_names)
-        inputs = lifted + captured
+        inputs = [arg_values[a] for a in feeds]
         if _C.in_trace():
             out = _op("PartitionedCall")(inputs, pruned.library_name)
             out = list(out) if isinstance(out, (list, tuple)) else [out]
@@ -264,8 +289,13 @@ class _Vectorizer:
             self.values[ref] = value
 
     def _batch_node(self, node):
-        rule = rule_for(node.type)
         ins = [_In(self.values[ref], ref in self.batched, self.shape_of(ref)) for ref in node.inputs]
+        if not any(x.batched for x in ins):
+            # Its inputs depend on the seed only through their shapes (a Shape rule's result), which every
+            # example shares: the op runs once, as it is.
+            self._run_once(node, ins)
+            return
+        rule = rule_for(node.type)
         try:
             outs = rule(node, ins, self.n)
         except Unbatchable as e:
@@ -276,27 +306,62 @@ class _Vectorizer:
         if len(outs) != len(node.out_shapes):
             raise Unbatchable(f"{node.type}: the rule gave {len(outs)} outputs, the node has "
                               f"{len(node.out_shapes)}")
+        n = self.n if isinstance(self.n, int) else None
         for k, (value, shape) in enumerate(zip(outs, node.out_shapes)):
-            expected = [self.n] + _known(shape, node.type)
-            if value.shape.as_list() != expected:
-                raise Unbatchable(f"{node.type}: the rule gave {value.shape.as_list()}, expected {expected}")
+            batched = not isinstance(value, _Invariant)
+            value = value if batched else value.value
+            got = value.shape.as_list() if value.shape.rank is not None else None
+            if shape is not None:  # an unknown rank in the traced graph: any result fits
+                expected = ([n] if batched else []) + shape
+                if got is None or not _compatible(got, expected):
+                    raise Unbatchable(f"{node.type}: the rule gave {got}, expected {expected}")
             self.values[(node.index, k)] = value
-            self.batched.add((node.index, k))
+            if batched:
+                self.batched.add((node.index, k))
+
+    def _run_once(self, node, ins):
+        info = _C.op_info(node.type)
+        if info["stateful"]:
+            raise Unbatchable(f"{node.type} is stateful")
+        attrs = node.attrs
+        args = [x.value for x in ins]
+        if len(info["inputs"]) == 1 and len(ins) != 1:  # one variadic input (AddN, Pack)
+            args = [args]
+        try:
+            out = _op(node.type)(*args, *[attrs[a] for a in info["attrs"]])
+        except Exception as e:
+            raise Unbatchable(f"{node.type}: running it once failed: {type(e).__name__}: {e}") from None
+        for k, value in enumerate(out if isinstance(out, (list, tuple)) else [out]):
+            self.values[(node.index, k)] = value
 
 
 class _In:
-    """One input of a node being batched: its value, whether it is batched, its per-example shape."""
+    """One input of a node being batched: its value, whether it is batched, its per-example shape (None where
+    even the rank is unknown: only a rule that needs the rank then fails)."""
 
     __slots__ = ("value", "batched", "shape")
 
     def __init__(self, value, batched, shape):
         self.value = value
         self.batched = batched
-        self.shape = _known(shape, "an input")
+        self.shape = shape
 
     @property
     def rank(self):
-        return len(self.shape)
+        return len(_known_rank(self.shape, "an input"))
+
+    @property
+    def static(self):
+        return self.shape is not None and all(d is not None for d in self.shape)
+
+
+class _Invariant:
+    """A rule's output that every example shares (no leading n): the per-example shape of a batched value."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
 
 
 def vectorized_gradients(tape, target, sources, seeds):
@@ -312,6 +377,8 @@ def vectorized_gradients(tape, target, sources, seeds):
     if not gf.results:
         return [None] * len(sources)
     n = seeds.shape.as_list()[0]
+    if n is None:  # a target of unknown size inside a function: Note [Batching with unknown dimensions]
+        n = _shape_part(seeds, 0, 1, scalar=True)
     batched = _Vectorizer(gf, seeds, n).run()
     return [None if k is None else batched[k] for k in where]
 
@@ -321,26 +388,107 @@ def vectorized_gradients(tape, target, sources, seeds):
 
 def _ints(x, what):
     """The value of an invariant shape-like operand (an axis list, a shape, a permutation) as ints."""
+    values = _int_operand(x, what)
+    if not isinstance(values, list):
+        raise Unbatchable(f"{what} is computed in the graph; this rule needs it known while tracing")
+    return values
+
+
+def _int_operand(x, what):
+    """An invariant shape-like operand as ints where its value is known now, else its (symbolic) tensor."""
     if x.batched:
         raise Unbatchable(f"{what} differs between examples")
+    if x.value._is_symbolic:
+        return x.value
     return [int(v) for v in np.asarray(x.value.numpy()).reshape(-1)]
+
+
+def _static(parts):
+    return all(type(v) is int for p in parts for v in p)
+
+
+def _vec(*parts):
+    """An int vector from parts, each a list of ints and scalar int tensors or an int vector tensor: a Python
+    list where every part is ints (the static path), else an int32 tensor computed in the graph."""
+    if all(isinstance(p, list) for p in parts) and _static(parts):
+        return [v for p in parts for v in p]
+    from ember.ops import array_ops
+
+    tensors = []
+    for p in parts:
+        if isinstance(p, list):
+            if not p:
+                continue
+            p = array_ops._pack_ints(p, "pfor", "shape")
+        if p.dtype != dtypes.int32:
+            p = _op("Cast")(p, dtypes.int32)
+        tensors.append(p)
+    return array_ops.concat(tensors, 0) if len(tensors) > 1 else tensors[0]
+
+
+def _shape_part(value, begin, end, scalar=False, out_type=dtypes.int32):
+    """Shape(value)[begin:end] (end None: to the end), computed in the graph; with scalar, Shape(value)[begin]."""
+    shape = _op("Shape")(value, out_type)
+    end_mask = 1 if end is None else 0
+    return _op("StridedSlice")(shape, [begin], [0 if end is None else end], [1], 0, end_mask, 0, 0,
+                               1 if scalar else 0)
+
+
+def _dims(x):
+    """The per-example shape of an input: a list where known, else computed from the value."""
+    if x.static:
+        return list(x.shape)
+    return _shape_part(x.value, 1 if x.batched else 0, None)
+
+
+def _lead(n):
+    """The batch dimension in a reshape whose other dimensions are known: n, or -1 where n is a tensor."""
+    return n if isinstance(n, int) else -1
 
 
 def _broadcast_batch(value, n, shape):
     """An invariant value repeated n times: [n] + shape."""
-    return _op("BroadcastTo")(_op("Reshape")(value, [1] + shape), [n] + shape)
+    if isinstance(n, int) and shape is not None and all(d is not None for d in shape):
+        return _op("BroadcastTo")(_op("Reshape")(value, [1] + shape), [n] + shape)
+    return _op("BroadcastTo")(_op("ExpandDims")(value, 0), _vec([n], _shape_part(value, 0, None)))
 
 
 def _align(x, rank, n):
     """A batched input as [n] + [1] * (rank - x.rank) + shape: per-example broadcasting against rank."""
     if not x.batched or x.rank >= rank:
         return x.value
-    return _op("Reshape")(x.value, [n] + [1] * (rank - x.rank) + x.shape)
+    if x.static:
+        return _op("Reshape")(x.value, [_lead(n)] + [1] * (rank - x.rank) + x.shape)
+    return _op("Reshape")(x.value, _vec(_shape_part(x.value, 0, 1), [1] * (rank - x.rank), _dims(x)))
 
 
 def _full(x, n):
     """A value as batched, [n] + shape (invariant values repeated)."""
     return x.value if x.batched else _broadcast_batch(x.value, n, x.shape)
+
+
+def _axes(x, rank, what):
+    """Axes of the per-example value (an invariant operand) as axes of the batched one: ints where known,
+    else floormod(axis, rank) + 1 computed in the graph. An axis out of range per example becomes rank + 1,
+    out of range for the batched op too, so that it fails there as it would have rather than wrapping."""
+    values = _int_operand(x, what)
+    if isinstance(values, list):
+        return [_axis(a, rank) for a in values]
+    if rank == 0:
+        raise Unbatchable(f"{what} of a scalar is computed in the graph")
+    t = values
+
+    def const(v):
+        return convert_to_tensor(v, dtype=t.dtype)
+
+    valid = _op("LogicalAnd")(_op("GreaterEqual")(t, const(-rank)), _op("Less")(t, const(rank)))
+    shifted = _op("Add")(_op("FloorMod")(t, const(rank)), const(1))
+    return _op("SelectV2")(valid, shifted, const(rank + 1))
+
+
+def _scalar_axis(x, rank, what):
+    axes = _axes(x, rank, what)
+    return axes[0] if isinstance(axes, list) else _op("Reshape")(axes, [])
 
 
 def _axis(axis, rank):
@@ -409,6 +557,33 @@ def _rule(*names):
 
 
 
+@_rule("Shape")
+def _shape(node, ins, n):
+    return _Invariant(_shape_part(ins[0].value, 1, None, out_type=node.attrs["out_type"]))
+
+
+@_rule("Size")
+def _size(node, ins, n):
+    per_example = _op("Prod")(_shape_part(ins[0].value, 1, None, out_type=node.attrs["out_type"]), [0], False)
+    return _Invariant(per_example)
+
+
+@_rule("PartitionedCall")
+def _call(node, ins, n):
+    """The callee vectorised with the call's arguments, node by node as the caller is."""
+    callee = _C.library_function(node.attrs["f"])
+    if callee is None:
+        raise Unbatchable(f"the function {node.attrs['f']} is no longer in the library")
+    if len(ins) != len(callee.args) - len(callee.captured_values):
+        raise Unbatchable(f"the call passes {len(ins)} arguments, {node.attrs['f']} takes "
+                          f"{len(callee.args) - len(callee.captured_values)}")
+    inner = _Vectorizer(callee, None, n, call_args=ins)
+    try:
+        return inner.run()
+    except Unbatchable as e:
+        raise Unbatchable(f"in {node.attrs['f']}: {e}") from None
+
+
 @_rule("Cast")
 def _cast(node, ins, n):
     return _op("Cast")(ins[0].value, node.attrs["DstT"])
@@ -441,13 +616,12 @@ def _bias_add(node, ins, n):
 @_rule("Sum", "Mean", "Max", "Min", "Prod", "All", "Any", "ReduceLogSumExp")
 def _reduce(node, ins, n):
     x = ins[0]
-    axes = [_axis(a, x.rank) for a in _ints(ins[1], "axis")]
-    return _op(node.type)(x.value, axes, node.attrs["keep_dims"])
+    return _op(node.type)(x.value, _axes(ins[1], x.rank, "axis"), node.attrs["keep_dims"])
 
 
 @_rule("ArgMax", "ArgMin")
 def _arg_reduce(node, ins, n):
-    return _op(node.type)(ins[0].value, _axis(_ints(ins[1], "dimension")[0], ins[0].rank), node.attrs["output_type"])
+    return _op(node.type)(ins[0].value, _scalar_axis(ins[1], ins[0].rank, "dimension"), node.attrs["output_type"])
 
 
 @_rule("L2Loss")
@@ -465,7 +639,7 @@ def _softmax(node, ins, n):
 @_rule("Cumsum", "Cumprod")
 def _cumulative(node, ins, n):
     a = node.attrs
-    return _op(node.type)(ins[0].value, _axis(_ints(ins[1], "axis")[0], ins[0].rank), a["exclusive"], a["reverse"])
+    return _op(node.type)(ins[0].value, _scalar_axis(ins[1], ins[0].rank, "axis"), a["exclusive"], a["reverse"])
 
 
 @_rule("MatMul")
@@ -475,9 +649,16 @@ def _matmul(node, ins, n):
     out_shape = node.out_shapes[0]
     if a.batched and not b.batched and b.rank == 2 and not ta:
         # Every example's rows at once: one [n * rows, k] x [k, m] product.
-        rows = _op("Reshape")(a.value, [-1, a.shape[-1]])
-        return _op("Reshape")(_op("MatMul")(rows, b.value, False, tb), [n] + out_shape)
-    if b.batched and not a.batched and a.rank == 2 and b.rank == 2:
+        if a.shape[-1] is None:
+            rows = _op("Reshape")(a.value, _vec([-1], _shape_part(a.value, -1, None)))
+        else:
+            rows = _op("Reshape")(a.value, [-1, a.shape[-1]])
+        product = _op("MatMul")(rows, b.value, False, tb)
+        if isinstance(n, int) and all(d is not None for d in out_shape):
+            return _op("Reshape")(product, [n] + out_shape)
+        return _op("Reshape")(product, _vec(_shape_part(a.value, 0, -1), _shape_part(product, 1, None)))
+    static = a.static and b.static and all(d is not None for d in out_shape) and isinstance(n, int)
+    if b.batched and not a.batched and a.rank == 2 and b.rank == 2 and static:
         # Every example's columns at once: [m, k] x [k, n * cols].
         if tb:
             cols = _op("Reshape")(b.value, [-1, b.shape[-1]])  # [n * cols, k]
@@ -497,52 +678,60 @@ def _reshape(node, ins, n):
     _only_first_batched(ins)
     if ins[1].batched:
         raise Unbatchable("the shape differs between examples")
-    return _op("Reshape")(ins[0].value, [n] + _ints(ins[1], "shape"))
+    return _op("Reshape")(ins[0].value, _vec([n], _int_operand(ins[1], "shape")))
 
 
 @_rule("Transpose")
 def _transpose(node, ins, n):
-    rank = ins[0].rank
-    return _op("Transpose")(ins[0].value, [0] + [_axis(p, rank) for p in _ints(ins[1], "perm")])
+    return _op("Transpose")(ins[0].value, _vec([0], _axes(ins[1], ins[0].rank, "perm")))
 
 
 @_rule("ExpandDims")
 def _expand_dims(node, ins, n):
-    return _op("ExpandDims")(ins[0].value, _axis(_ints(ins[1], "axis")[0], ins[0].rank + 1))
+    return _op("ExpandDims")(ins[0].value, _scalar_axis(ins[1], ins[0].rank + 1, "axis"))
 
 
 @_rule("Squeeze")
 def _squeeze(node, ins, n):
     x = ins[0]
+    if not node.attrs["squeeze_dims"] and not x.static:
+        raise Unbatchable("which dimensions to squeeze depends on unknown dimensions")
     dims = node.attrs["squeeze_dims"] or [i for i, d in enumerate(x.shape) if d == 1]
     return _op("Squeeze")(x.value, [_axis(d, x.rank) for d in dims])
 
 
 @_rule("BroadcastTo")
 def _broadcast_to(node, ins, n):
-    shape = _ints(ins[1], "shape")
-    return _op("BroadcastTo")(_align(ins[0], len(shape), n), [n] + shape)
+    shape = _int_operand(ins[1], "shape")
+    rank = len(shape) if isinstance(shape, list) else ins[1].shape[0]
+    if rank is None:
+        raise Unbatchable("the length of the shape is not known")
+    return _op("BroadcastTo")(_align(ins[0], rank, n), _vec([n], shape))
 
 
 @_rule("Tile")
 def _tile(node, ins, n):
-    return _op("Tile")(ins[0].value, [1] + _ints(ins[1], "multiples"))
+    return _op("Tile")(ins[0].value, _vec([1], _int_operand(ins[1], "multiples")))
 
 
 @_rule("Fill")
 def _fill(node, ins, n):
-    dims = _ints(ins[0], "dims")
-    return _op("BroadcastTo")(_op("Reshape")(ins[1].value, [n] + [1] * len(dims)), [n] + dims)
+    dims = _int_operand(ins[0], "dims")
+    rank = len(dims) if isinstance(dims, list) else ins[0].shape[0]
+    if rank is None:
+        raise Unbatchable("the length of dims is not known")
+    return _op("BroadcastTo")(_op("Reshape")(ins[1].value, [_lead(n)] + [1] * rank), _vec([n], dims))
 
 
 @_rule("Slice")
 def _slice(node, ins, n):
-    return _op("Slice")(ins[0].value, [0] + _ints(ins[1], "begin"), [-1] + _ints(ins[2], "size"))
+    return _op("Slice")(ins[0].value, _vec([0], _int_operand(ins[1], "begin")), _vec([-1], _int_operand(ins[2], "size")))
 
 
 def _strided_spec(a, begin, end, strides):
     """StridedSlice's spec with a whole first dimension prepended (the masks shift by one bit)."""
-    return ([0] + _ints(begin, "begin"), [0] + _ints(end, "end"), [1] + _ints(strides, "strides"),
+    return (_vec([0], _int_operand(begin, "begin")), _vec([0], _int_operand(end, "end")),
+            _vec([1], _int_operand(strides, "strides")),
             (a["begin_mask"] << 1) | 1, (a["end_mask"] << 1) | 1, a["ellipsis_mask"] << 1,
             a["new_axis_mask"] << 1, a["shrink_axis_mask"] << 1)
 
@@ -555,7 +744,7 @@ def _strided_slice(node, ins, n):
 @_rule("StridedSliceGrad")
 def _strided_slice_grad(node, ins, n):
     begin, end, strides, *masks = _strided_spec(node.attrs, *ins[1:4])
-    return _op("StridedSliceGrad")([n] + _ints(ins[0], "shape"), begin, end, strides, ins[4].value, *masks)
+    return _op("StridedSliceGrad")(_vec([n], _int_operand(ins[0], "shape")), begin, end, strides, ins[4].value, *masks)
 
 
 @_rule("Pad")
@@ -564,17 +753,23 @@ def _pad(node, ins, n):
     # reads back exactly and is recognisable as such.
     if node.attrs["constant_value"] != 0:
         raise Unbatchable("a padding value other than 0 cannot be read back exactly")
-    return _op("Pad")(ins[0].value, [[0, 0]] + _paddings(ins[1]), 0.0, node.attrs["mode"])
+    return _op("Pad")(ins[0].value, _paddings(ins[1]), 0.0, node.attrs["mode"])
 
 
 @_rule("MirrorPadGrad")
 def _mirror_pad_grad(node, ins, n):
-    return _op("MirrorPadGrad")(ins[0].value, [[0, 0]] + _paddings(ins[1]), node.attrs["mode"])
+    return _op("MirrorPadGrad")(ins[0].value, _paddings(ins[1]), node.attrs["mode"])
 
 
 def _paddings(x):
-    values = _ints(x, "paddings")
-    return [values[i:i + 2] for i in range(0, len(values), 2)]
+    """The paddings with a row of zeros for the batch dimension prepended."""
+    values = _int_operand(x, "paddings")
+    if isinstance(values, list):
+        return [[0, 0]] + [values[i:i + 2] for i in range(0, len(values), 2)]
+    from ember.ops import array_ops
+
+    rows = values if values.dtype == dtypes.int32 else _op("Cast")(values, dtypes.int32)
+    return array_ops.concat([convert_to_tensor([[0, 0]], dtype=dtypes.int32), rows], 0)
 
 
 @_rule("ConcatV2")
@@ -604,7 +799,7 @@ def _gather(node, ins, n):
     _only_first_batched(ins[:2])
     if node.attrs["batch_dims"] != 0:
         raise Unbatchable("batch_dims is not 0")
-    return _op("GatherV2")(ins[0].value, ins[1].value, _axis(_ints(ins[2], "axis")[0], ins[0].rank), 0)
+    return _op("GatherV2")(ins[0].value, ins[1].value, _scalar_axis(ins[2], ins[0].rank, "axis"), 0)
 
 
 @_rule("UnsortedSegmentSum")
@@ -614,6 +809,8 @@ def _unsorted_segment_sum(node, ins, n):
     k = ids.rank
     # Move the batch dimension behind the segmented ones: [s0..sk-1, n, rest] -> [segments, n, rest].
     perm = list(range(1, k + 1)) + [0] + list(range(k + 1, data.rank + 1))
-    summed = _op("UnsortedSegmentSum")(_op("Transpose")(data.value, perm), ids.value, _ints(ins[2], "num_segments")[0])
+    segments = _int_operand(ins[2], "num_segments")
+    segments = segments[0] if isinstance(segments, list) else segments
+    summed = _op("UnsortedSegmentSum")(_op("Transpose")(data.value, perm), ids.value, segments)
     rest = data.rank - k
     return _op("Transpose")(summed, [1, 0] + list(range(2, rest + 2)))

@@ -285,6 +285,12 @@ void bind_functions(nb::module_& m) {
       .def("finish", &PyTrace::finish);
   m.def("set_package_dir", [](const std::string& dir) { package_dir() = dir; });
   m.def("in_trace", [] { return TraceContext::current() != nullptr; });
+  // The callee of a PartitionedCall node, for pfor to vectorise through the call (None once it is gone).
+  m.def("library_function", [](const std::string& name) -> nb::object {
+    std::shared_ptr<const FunctionGraph> fn = FunctionLibrary::global().find(name);
+    if (fn == nullptr) return nb::none();
+    return nb::cast(std::make_shared<PyGraphFunction>(std::move(fn)));
+  });
   m.def("trace_num_nodes", [] {
     TraceContext* trace = TraceContext::current();
     return trace == nullptr ? -1 : trace->function().graph.num_nodes();

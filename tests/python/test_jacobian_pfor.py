@@ -191,8 +191,7 @@ def test_batch_jacobian_unconnected():
     assert z.shape == (2, 4, 3) and not z.numpy().any()
 
 
-def test_op_without_rule_falls_back_to_the_loop():
-    # A function called under the tape leaves a PartitionedCall in the backward graph: no batching rule.
+def _called_function_jacobian():
     @tf.function
     def inner(x):
         return tf.tanh(x) * x
@@ -200,13 +199,30 @@ def test_op_without_rule_falls_back_to_the_loop():
     x = tf.constant([0.5, 1.0, -2.0], tf.float64)
     with tf.GradientTape(persistent=True) as t:
         t.watch(x)
-        y = inner(x) * 2.0
+        y = inner(x)
+    xn = x.numpy()
+    return t, y, x, np.diag(np.tanh(xn) + xn / np.cosh(xn) ** 2)
+
+
+def test_called_function_is_vectorised_through_the_call():
+    # A function called under the tape leaves a PartitionedCall in the backward graph: its callee is
+    # vectorised node by node with the call's arguments.
+    t, y, x, want = _called_function_jacobian()
+    with counted() as delta:
+        j = t.jacobian(y, x)
+    assert delta == {"vectorized": 1, "fallback": 0, "backward_passes": 1}, jacobians.last_fallback
+    np.testing.assert_allclose(j.numpy(), want)
+
+
+def test_op_without_rule_inside_a_call_falls_back_to_the_loop(monkeypatch):
+    t, y, x, want = _called_function_jacobian()
+    monkeypatch.setitem(pfor._kinds, "Mul", "fallback")  # as if Mul's registry row declared no rule
     with counted() as delta:
         j = t.jacobian(y, x)
     assert delta == {"vectorized": 0, "fallback": 1, "backward_passes": 3}
-    assert "PartitionedCall" in jacobians.last_fallback
-    xn = x.numpy()
-    np.testing.assert_allclose(j.numpy(), np.diag(2 * (np.tanh(xn) + xn / np.cosh(xn) ** 2)))
+    assert jacobians.last_fallback.startswith("PartitionedCall: in __inference_inner")
+    assert "no batching rule for Mul" in jacobians.last_fallback
+    np.testing.assert_allclose(j.numpy(), want)
 
 
 def test_missing_rule_falls_back(monkeypatch):

@@ -584,3 +584,69 @@ def test_out_of_memory_in_a_reduction_buffer_is_resource_exhausted():
     run = subprocess.run(python + ["-c", _OOM_SCRIPT], env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
     assert "ResourceExhaustedError: ReduceLogSumExp: out of memory" in run.stdout, run.stdout + run.stderr
+
+
+# ---- Prod's gradient with the axis computed in the graph (Note [Product gradient with zeros]): the
+# permutation that gathers the reduced axes is computed at run time. Compared with TensorFlow and with
+# finite differences, first and second order, on inputs holding zeros (one and two in a reduced slice).
+
+
+def _prod_zeros_input(rng, shape):
+    x = rng.uniform(0.5, 1.5, shape) * rng.choice([-1.0, 1.0], shape)
+    x.flat[1] = 0.0  # one zero in some slices
+    x.flat[-1] = 0.0
+    x.flat[-2] = 0.0  # two zeros in a slice along the last axis
+    return x
+
+
+def _prod_objective(m, x, axis, keepdims):
+    return m.reduce_sum(m.sin(m.reduce_prod(x, axis, keepdims=keepdims)))
+
+
+def _prod_grads(m, x, axis, w, keepdims):
+    """The gradient of the objective and the gradient of <gradient, w> (second order)."""
+    with m.GradientTape() as outer:
+        outer.watch(x)
+        with m.GradientTape() as inner:
+            inner.watch(x)
+            y = _prod_objective(m, x, axis, keepdims)
+        g = inner.gradient(y, x)
+        s = m.reduce_sum(g * w)
+    return g, outer.gradient(s, x)
+
+
+def _central_difference(f, x, eps=1e-6):
+    out = np.zeros_like(x)
+    for idx in np.ndindex(x.shape):
+        plus, minus = x.copy(), x.copy()
+        plus[idx] += eps
+        minus[idx] -= eps
+        out[idx] = (f(plus) - f(minus)) / (2 * eps)
+    return out
+
+
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("axis", [[1], [0, 2], [2, 0], [-1], [0, 1, 2], []])
+def test_prod_gradient_with_axis_computed_in_the_graph(axis, keepdims, rng):
+    import tensorflow as tf2
+
+    spec = tf.TensorSpec([None, None, None], tf.float64)
+
+    @tf.function(input_signature=[spec, tf.TensorSpec([None], tf.int32), spec])
+    def grads(x, axis, w):
+        return _prod_grads(tf, x, axis, w, keepdims)
+
+    for shape, zeros in [((2, 3, 4), True), ((3, 1, 2), True), ((2, 3, 4), False)]:  # one trace
+        x = _prod_zeros_input(rng, shape) if zeros else rng.uniform(0.5, 1.5, shape)
+        w = rng.standard_normal(shape)
+        g, gg = (t.numpy() for t in grads(tf.constant(x), tf.constant(axis, tf.int32), tf.constant(w)))
+        objective = lambda v: float(_prod_objective(tf, tf.constant(v), axis, keepdims))  # noqa: E731
+        np.testing.assert_allclose(g, _central_difference(objective, x), rtol=1e-6, atol=1e-7)
+        first = lambda v: float(np.sum(_prod_grads(tf, tf.constant(v), axis, w, keepdims)[0].numpy() * w))  # noqa: E731
+        np.testing.assert_allclose(gg, _central_difference(first, x), rtol=1e-5, atol=1e-6)
+        want_g, want_gg = (t.numpy() for t in _prod_grads(tf2, tf2.constant(x), tf2.constant(axis, tf2.int32),
+                                                          tf2.constant(w), keepdims))
+        np.testing.assert_allclose(g, want_g, rtol=1e-10, atol=1e-12)
+        if not zeros:  # TensorFlow's Cumprod gradient divides by x, so its second order is wrong at zeros
+            np.testing.assert_allclose(gg, want_gg, rtol=1e-10, atol=1e-12)
+    assert grads.experimental_get_tracing_count() == 1

@@ -910,7 +910,7 @@ void register_array_ops(OpRegistry& r) {
       .flags(kNotDifferentiable | kReadsOnlyShape)
       .shape(&shape_shape)
       .kernel(kAllTypes, &shape_kernel)
-      .batching(BatchingRule::kFallback)
+      .batching(BatchingRule::kCustom)
       .done(r);
   OpBuilder("InvertPermutation")
       .doc("The inverse permutation: y[x[i]] = i. invert_permutation([2, 0, 1]) == [1, 2, 0]")
@@ -944,7 +944,7 @@ void register_array_ops(OpRegistry& r) {
       .flags(kNotDifferentiable | kReadsOnlyShape)
       .shape(&size_shape)
       .kernel(kAllTypes, &size_kernel)
-      .batching(BatchingRule::kFallback)
+      .batching(BatchingRule::kCustom)
       .done(r);
   OpBuilder("Rank")
       .doc("The number of dimensions as an int32 scalar. rank(zeros([2, 3])) == 2")

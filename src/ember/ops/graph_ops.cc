@@ -97,7 +97,7 @@ void register_graph_ops(OpRegistry& r) {
       .flags(kVariadicInput | kVariadicMayBeEmpty | kKernelAllocates | kStateful)
       .shape(&call_shape)
       .kernel(kAllTypes, &call_kernel)
-      .batching(BatchingRule::kFallback)
+      .batching(BatchingRule::kCustom)
       .done(r);
 }
 

@@ -107,20 +107,24 @@ Axes reduced_axes(const GradContext& c) {
   return axes;
 }
 
-// x's shape with the reduced axes set to 1, computed at run time.
-GradTensor kept_shape(const GradContext& c) {
-  const GradTensor shape = shape_of(c.input(0));
-  const GradTensor rank = unary("Size", shape);
+// Whether each axis of x is reduced (a bool vector [rank]), computed at run time from the axis operand.
+GradTensor reduced_positions(const GradContext& c) {
+  const GradTensor rank = unary("Size", shape_of(c.input(0)));
   const int64_t flat[] = {-1}, last[] = {1};
   GradTensor axes = reshape_to(cast(c.input(1), DType::kInt32), int_vector(flat));
-  axes = binary("FloorMod", axes + rank, rank);
+  // A scalar's axes are empty; the divisor stays positive so that the (empty) FloorMod has nothing to reject.
+  axes = binary("FloorMod", axes + rank, binary("Maximum", rank, scalar(1, DType::kInt32)));
   const GradTensor positions = emit1("Range", {scalar(0, DType::kInt32), rank, scalar(1, DType::kInt32)});
   AttrList keep;
   keep.push_back(false);
-  const GradTensor reduced =
-      emit1("Any", {compare("Equal", expand_dims(positions, 1), expand_dims(axes, 0)), int_vector(last)},
-            std::move(keep));
-  return select(reduced, ones_like(shape), shape);
+  return emit1("Any", {compare("Equal", expand_dims(positions, 1), expand_dims(axes, 0)), int_vector(last)},
+               std::move(keep));
+}
+
+// x's shape with the reduced axes set to 1, computed at run time.
+GradTensor kept_shape(const GradContext& c) {
+  const GradTensor shape = shape_of(c.input(0));
+  return select(reduced_positions(c), ones_like(shape), shape);
 }
 
 // `t` (shaped like the op's output) with the reduced axes put back as size 1, so that it broadcasts
@@ -199,12 +203,40 @@ GradTensor scan(const char* op, const GradTensor& x, int64_t axis, bool exclusiv
 // the product is formed directly: (product of the elements before i) * (product of those after i), two
 // exclusive cumulative products along the reduced elements laid out as one axis. Being ember ops, the
 // result can be differentiated again (Cumprod's rule handles zeros too).
+//
+// Where the axes are computed in the graph, the permutation is too: the reduced axes first, then the
+// others, each in order (the coordinates of the true elements of [reduced, not reduced], read row by
+// row), and x transposed by it is viewed as [reduced elements, other elements].
+void prod_grad_dynamic_axes(GradContext& c) {
+  const GradTensor x = c.input(0), dy = with_kept_dims(c, c.grad(), Axes{});
+  const GradTensor shape = shape_of(x), reduced = reduced_positions(c);
+  const int64_t column[] = {0, 1}, rest[] = {-1, 1}, flat[] = {-1}, first[] = {0};
+  const GradTensor coordinates = emit1("Where", {stack_ints({reduced, unary("LogicalNot", reduced)})});
+  const GradTensor perm =
+      cast(reshape_to(emit1("Slice", {coordinates, int_vector(column), int_vector(rest)}), int_vector(flat)),
+           DType::kInt32);
+  const GradTensor permuted = emit1("Transpose", {x, perm});
+  AttrList keep, keep2;
+  keep.push_back(false);
+  keep2.push_back(false);
+  const GradTensor ones = ones_like(shape);
+  const GradTensor reduced_count =
+      emit1("Prod", {select(reduced, shape, ones), int_vector(first)}, std::move(keep));
+  const GradTensor other_count =
+      emit1("Prod", {select(reduced, ones, shape), int_vector(first)}, std::move(keep2));
+  const GradTensor t = reshape_to(permuted, stack_ints({reduced_count, other_count}));
+  GradTensor others = scan("Cumprod", t, 0, true, false) * scan("Cumprod", t, 0, true, true);
+  others = reshape_to(others, shape_of(permuted));
+  others = emit1("Transpose", {others, unary("InvertPermutation", perm)});
+  c.set(0, others * dy);
+}
+
 void prod_grad(GradContext& c) {
   const Axes known_axes = reduced_axes(c);
-  if (!known_axes.known)
-    check_ok(make_error(Code::kUnimplemented,
-                        "Prod: the gradient needs 'axis' to be known while tracing, got a "
-                        "value computed in the graph"));
+  if (!known_axes.known) {
+    prod_grad_dynamic_axes(c);
+    return;
+  }
   const std::vector<int64_t>& axes = known_axes.values;
   GradTensor x = c.input(0), dy = with_kept_dims(c, c.grad(), known_axes);
   if (axes.empty()) {

@@ -307,28 +307,22 @@ TEST(RunTimeShapeGradients, BroadcastingBinaryOpsWithUnknownDims) {
   }
 }
 
-// Rules that need an operand's value (the permutation to invert, the axes to put back) say so when it is
-// computed in the graph.
-TEST(RunTimeShapeGradients, OperandsTheRuleNeedsAreAClearError) {
-  auto expect_unimplemented = [](::testing::AssertionResult r, const std::string& message) {
-    EXPECT_FALSE(r);
-    EXPECT_NE(std::string(r.message()).find(message), std::string::npos) << r.message();
-  };
+// Transpose's rule inverts a permutation computed in the graph with InvertPermutation.
+TEST(RunTimeShapeGradients, TransposeWithAPermutationComputedInTheGraph) {
   EXPECT_TRACED_GRADIENT_OK("Transpose", {rand({2, 3, 4}), int32_vector({2, 0, 1})}, {}, kShapeArgs);
-  expect_unimplemented(
-      testing::traced_gradient_ok("Prod", {rand({2, 3}), int32_vector({1})}, {AttrValue(false)}, kShapeArgs),
-      "Prod: the gradient needs 'axis' to be known while tracing");
 }
 
-// The other reductions' rules work from axes computed in the graph: the kept-dims shape is built at run
-// time (what a broadcasting op's gradient, differentiated again, needs).
+// The reductions' rules work from axes computed in the graph: the kept-dims shape is built at run time
+// (what a broadcasting op's gradient, differentiated again, needs); Prod's computes the permutation that
+// gathers the reduced axes (Note [Product gradient with zeros]).
 TEST(RunTimeShapeGradients, ReductionsWithAxesComputedInTheGraph) {
   for (const TraceMode& mode : {kShapeArgs, kBoth}) {
     SCOPED_TRACE(::testing::Message() << mode.shape_operands_as_arguments << mode.unknown_dims);
-    for (const char* op : {"Sum", "Mean", "Max", "Min", "ReduceLogSumExp"}) {
+    for (const char* op : {"Sum", "Mean", "Max", "Min", "ReduceLogSumExp", "Prod"}) {
       SCOPED_TRACE(op);
       for (bool keep_dims : {false, true}) {
         EXPECT_TRACED_GRADIENT_OK(op, {rand({2, 3, 4}), int32_vector({-1, 0})}, {AttrValue(keep_dims)}, mode);
+        EXPECT_TRACED_GRADIENT_OK(op, {rand({2, 3, 4}), int32_vector({1})}, {AttrValue(keep_dims)}, mode);
         EXPECT_TRACED_GRADIENT_OK(op, {rand({2, 3}), int32_vector({})}, {AttrValue(keep_dims)}, mode);
       }
     }
