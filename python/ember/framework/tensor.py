@@ -266,7 +266,7 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
                 f"Tensor conversion requested dtype {dtype.name} for Tensor with dtype {value.dtype.name}: {value!r}")
         return value
     if isinstance(value, (list, tuple)) and _holds_symbolic(value):
-        return _autopack(value, dtype or (dtypes.as_dtype(dtype_hint) if dtype_hint is not None else None))
+        return _autopack(value, dtype)  # the tensors' dtype wins over a hint, as in TensorFlow
     array, is_numpy = _to_numpy(value)
     if dtype is not None:
         if not is_numpy and array.dtype.kind == "f" and array.size and not dtype.is_floating:  # [] is float64
@@ -300,6 +300,10 @@ def _autopack(value, dtype):
     Python numbers in it take the tensors' dtype."""
     if dtype is None:
         dtype = _first_tensor_dtype(value)
+    for v in value:
+        if isinstance(v, Tensor) and v.dtype != dtype:
+            raise TypeError(f"Cannot convert a list containing a tensor of dtype {v.dtype.name} to {dtype.name} "
+                            f"(Tensor is: {v!r})")
     rows = [convert_to_tensor(v, dtype=dtype) for v in value]
     return _C.op("Pack")(rows, 0)
 
