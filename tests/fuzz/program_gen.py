@@ -9,7 +9,10 @@ The generator aims at each graph pass's pattern, and at the places passes have b
   on one another (x @ (x @ x); x @ w and x @ (w + mean(tanh(x @ w)))), through a variable
   (v.assign(x @ a) then x @ v), batched (rank-3 left operands) — sibling-MatMul merging;
 - identities the arithmetic pass removes (x*1, x+0, double transpose, reshape round trips, same-dtype
-  casts) with chains running through the rewritten nodes; constant subexpressions (folding); repeated
+  casts) with chains running through the rewritten nodes; chains of 2-3 random transposes it composes
+  (some to the identity), their intermediates and source used elsewhere too;
+- reshapes, transposes and tf.pad with shape operands computed from tf.shape (partly known while the
+  runner's "dynamic" mode traces with unknown dims), paddings built as TensorFlow programs build them; constant subexpressions (folding); repeated
   subexpressions (CSE); values nobody uses, unused outputs of nested calls (pruning);
 - element-wise chains with broadcasting (fusion) whose intermediates escape as results;
 - variables read and written (assign / assign_add, then read) inside the outer and nested functions;
@@ -195,6 +198,96 @@ class Body:
         shape[axis] += b.shape[axis]
         return self.emit(f"tf.concat([{{0}}, {{1}}], axis={axis})", [a, b], shape, max(a.bound, b.bound))
 
+    # ---- transposes (the arithmetic pass composes chains of them)
+    def transpose_chain(self):
+        """2-3 transposes in a row with random perms (negative entries too), a third of the chains composing
+        to the identity; intermediates and the source are also used elsewhere (shared at several depths)."""
+        x = self.pick(lambda v: len(v.shape) >= 2, recent=0.3)
+        if x is None:
+            return None
+        rank = len(x.shape)
+        to_identity = self.rng.random() < 0.35
+        steps = self.rng.randint(2, 3)
+        axes, cur = list(range(rank)), x
+        for i in range(steps):
+            if i == steps - 1 and to_identity:
+                perm = [int(j) for j in np.argsort(axes)]  # undoes the chain so far
+            else:
+                perm = self.rng.sample(range(rank), rank)
+            axes = [axes[j] for j in perm]
+            text = [j - rank if self.rng.random() < 0.2 else j for j in perm]
+            nxt = self.emit(f"tf.transpose({{0}}, {text})", [cur], tuple(cur.shape[j] for j in perm), cur.bound)
+            if nxt is None:
+                return None
+            cur = nxt
+            if i < steps - 1 and self.rng.random() < 0.3:
+                self.unary_of(cur)  # an intermediate with another consumer
+        if self.rng.random() < 0.4 and _broadcast(cur.shape, x.shape) is not None:
+            return self.emit("{0} + {1}", [cur, x], _broadcast(cur.shape, x.shape), cur.bound + x.bound)
+        return cur
+
+    # ---- shape operands computed in the graph (from tf.shape; unknown dims in the "dynamic" mode)
+    def computed_shape(self):
+        x = self.pick(lambda v: 1 <= len(v.shape) <= 3)
+        if x is None:
+            return None
+        s, d = x.shape, "tf.shape({0})"
+        if len(s) == 1:
+            ops = [(f"tf.reshape({{0}}, tf.stack([1, {d}[0]]))", (1, s[0])),
+                   (f"tf.reshape({{0}}, tf.stack([{d}[0], 1]))", (s[0], 1))]
+        elif len(s) == 2:
+            ops = [(f"tf.reshape({{0}}, tf.stack([{d}[1], {d}[0]]))", (s[1], s[0])),
+                   (f"tf.reshape({{0}}, [{d}[0] * {d}[1]])", (s[0] * s[1],)),
+                   (f"tf.reshape({{0}}, tf.concat([{d}, [1]], 0))", (s[0], s[1], 1)),
+                   (f"tf.transpose(tf.reshape({{0}}, tf.stack([{d}[1], {d}[0]])), [1, 0])", (s[0], s[1])),
+                   (f"tf.transpose(tf.reshape({{0}}, {d}[::-1]))", (s[0], s[1])),
+                   (f"tf.broadcast_to({{0}}, tf.stack([2, {d}[0], {d}[1]]))", (2, s[0], s[1]))]
+        else:
+            ops = [(f"tf.reshape({{0}}, tf.stack([{d}[0] * {d}[1], {d}[2]]))", (s[0] * s[1], s[2])),
+                   (f"tf.transpose(tf.reshape({{0}}, tf.stack([{d}[0], {d}[2], {d}[1]])), [0, 2, 1])", s),
+                   (f"tf.reshape(tf.transpose({{0}}, [2, 0, 1]), tf.stack([{d}[2], -1]))"
+                    if s[0] * s[1] > 0 else f"tf.reshape({{0}}, {d})", (s[2], s[0] * s[1]) if s[0] * s[1] > 0 else s)]
+        t, shape = self.rng.choice(ops)
+        return self.emit(t, [x], shape, x.bound)
+
+    def pad(self):
+        """tf.pad with paddings computed in the graph (tf.stack of rows, nested lists, a reshaped vector, a
+        concat of rows) from tf.shape, in each mode, within what the mode allows."""
+        x = self.pick(lambda v: 1 <= len(v.shape) <= 3)
+        if x is None:
+            return None
+        mode = self.rng.choice(["CONSTANT", "CONSTANT", "SYMMETRIC", "REFLECT"])
+        if mode == "REFLECT" and min(x.shape) == 0:
+            mode = "CONSTANT"
+        items, shape = [], []
+        for i, dim in enumerate(x.shape):
+            row = []
+            for _ in range(2):
+                choices = [("0", 0), (f"tf.shape({{0}})[{i}] // 2", dim // 2)]
+                if mode != "REFLECT" or dim > 1:
+                    choices += [("1", 1)]
+                if mode != "REFLECT":
+                    choices += [(f"tf.shape({{0}})[{i}]", dim)]
+                if mode == "REFLECT":
+                    choices += [(f"tf.maximum(tf.shape({{0}})[{i}] - 1, 0)", dim - 1)]
+                if mode == "SYMMETRIC" and dim == 0:
+                    choices = [c for c in choices if c[1] == 0]
+                row.append(self.rng.choice(choices))
+            items.append(row)
+            shape.append(dim + row[0][1] + row[1][1])
+        rows = [f"[{a[0]}, {b[0]}]" for a, b in items]
+        form = self.rng.randrange(4)
+        if form == 0:
+            paddings = f"tf.stack([{', '.join(rows)}])"
+        elif form == 1:
+            paddings = f"[{', '.join(rows)}]"
+        elif form == 2:
+            flat = ", ".join(e[0] for row in items for e in row)
+            paddings = f"tf.reshape(tf.stack([{flat}]), [{len(items)}, 2])"
+        else:
+            paddings = f"tf.concat([{', '.join('[' + r + ']' for r in rows)}], 0)"
+        return self.emit(f"tf.pad({{0}}, {paddings}, mode={mode!r})", [x], tuple(shape), x.bound)
+
     # ---- products (sibling merging)
     def squash(self, v):
         """A bounded copy of v for use as a product operand."""
@@ -338,8 +431,8 @@ class Body:
         return keep[0]
 
     STEPS = [("unary", 10), ("binary", 12), ("identity", 8), ("constant", 3), ("duplicate", 3),
-             ("reduction", 4), ("transpose", 2), ("concat", 2), ("matmul", 4), ("siblings", 6), ("read", 3),
-             ("var_write", 3), ("call", 4)]
+             ("reduction", 4), ("transpose", 3), ("transpose_chain", 4), ("computed_shape", 3), ("pad", 3),
+             ("concat", 2), ("matmul", 4), ("siblings", 6), ("read", 3), ("var_write", 3), ("call", 4)]
 
     def results(self, max_results):
         leaves = [v for v in self.pool if v.name not in self.used and v.name[0] == "t"]

@@ -108,9 +108,30 @@ def test_generator_covers_every_pass_pattern():
     for needle in ["@", ".assign(", ".assign_add(", ".read_value()", "= f1(", "= f2(", "* 1", "+ 0",
                    "tf.transpose(tf.transpose(", "tf.reshape(tf.reshape(", "tf.constant(", "tf.reduce_mean(tf.tanh(",
                    "tf.concat(", "SMOOTH = True", "DTYPE = 'float64'", "DTYPE = 'int32'", "DTYPE = 'float16'",
-                   "(2, "]:
+                   "(2, ", "tf.pad(", "mode='REFLECT'", "mode='SYMMETRIC'", "tf.shape(", "[::-1]",
+                   "tf.transpose(tf.reshape("]:
         assert needle in text, needle
     assert program_gen.generate(5) == program_gen.generate(5)
+
+
+def test_generator_makes_transpose_chains_the_pass_composes():
+    """Chains of 2-3 transposes with non-identity perms, some composing to the identity and some not."""
+    import re
+    chains = {"identity": 0, "other": 0, "unmoved": 0}
+    for seed in range(300):
+        program = program_gen.Program(seed)
+        body = program_gen.Body(program, [program_gen.Value("x", (2, 3, 4), 1.0)], 0)
+        before = len(body.lines)
+        if body.transpose_chain() is None:
+            continue
+        perms = [eval(m) for m in re.findall(r"tf.transpose\(t?\w+, (\[[^\]]*\])\)", "\n".join(body.lines[before:]))]
+        axes = list(range(3))
+        for perm in perms:
+            axes = [axes[p % 3] for p in perm]
+        assert len(perms) >= 2
+        moved = any(sorted(p) != p for p in perms)
+        chains["identity" if axes == [0, 1, 2] and moved else "other" if moved else "unmoved"] += 1
+    assert chains["identity"] >= 20 and chains["other"] >= 20 and chains["unmoved"] <= 20, chains
 
 
 def test_random_programs_match_eager():

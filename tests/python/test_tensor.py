@@ -171,3 +171,23 @@ def test_device():
 def test_datatype_enums_are_tensorflows():
     assert tf.float32.as_datatype_enum == 1 and tf.int64.as_datatype_enum == 9
     assert tf.as_dtype(1) == tf.float32 and tf.as_dtype(10) == tf.bool
+
+
+def test_a_list_holding_graph_tensors_autopacks_as_in_tensorflow():
+    import tensorflow as real_tf
+
+    def build(m):
+        def f(x):
+            n = m.shape(x)[0]
+            return m.convert_to_tensor([[n, 1], [2, n * 2]], dtype_hint=m.float32) + 0
+        return f
+
+    ours = tf.function(build(tf), input_signature=[tf.TensorSpec([None], tf.float32)])
+    theirs = real_tf.function(build(real_tf), input_signature=[real_tf.TensorSpec([None], real_tf.float32)])
+    assert ours.get_concrete_function().structured_outputs.shape.as_list() == [2, 2]
+    out = ours(tf.ones([3]))
+    assert out.dtype == tf.int32
+    np.testing.assert_array_equal(out.numpy(), theirs(real_tf.ones([3])).numpy())
+    with pytest.raises(TypeError, match="int64 to int32"):  # mixed dtypes, as in TensorFlow
+        tf.function(lambda x: tf.convert_to_tensor([tf.shape(x)[0], tf.cast(tf.shape(x)[0], tf.int64)]),
+                    input_signature=[tf.TensorSpec([None], tf.float32)]).get_concrete_function()

@@ -282,6 +282,8 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
             raise ValueError(
                 f"Tensor conversion requested dtype {dtype.name} for Tensor with dtype {value.dtype.name}: {value!r}")
         return value
+    if isinstance(value, (list, tuple)) and _holds_symbolic(value):
+        return _autopack(value, dtype)  # the tensors' dtype wins over a hint, as in TensorFlow
     array, is_numpy = _to_numpy(value)
     if dtype is not None:
         if not is_numpy and array.dtype.kind == "f" and array.size and not dtype.is_floating:  # [] is float64
@@ -301,6 +303,37 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     else:
         inferred = _infer_python_dtype(array)
     return _from_array(array, inferred)
+
+
+def _holds_symbolic(value):
+    if isinstance(value, (list, tuple)):
+        return any(_holds_symbolic(v) for v in value)
+    return isinstance(value, Tensor) and value._is_symbolic
+
+
+def _autopack(value, dtype):
+    """TensorFlow's autopacking: a (nested) list holding tensors computed in a graph (tf.stack([[0, 0],
+    [n, n]]) with n = tf.shape(x)[0]) becomes a Pack of its rows, so the graph keeps what is known of them;
+    Python numbers in it take the tensors' dtype."""
+    if dtype is None:
+        dtype = _first_tensor_dtype(value)
+    for v in value:
+        if isinstance(v, Tensor) and v.dtype != dtype:
+            raise TypeError(f"Cannot convert a list containing a tensor of dtype {v.dtype.name} to {dtype.name} "
+                            f"(Tensor is: {v!r})")
+    rows = [convert_to_tensor(v, dtype=dtype) for v in value]
+    return _C.op("Pack")(rows, 0)
+
+
+def _first_tensor_dtype(value):
+    if isinstance(value, Tensor):
+        return value.dtype
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            found = _first_tensor_dtype(v)
+            if found is not None:
+                return found
+    return None
 
 
 def _convert_for_c(value, hint_enum):

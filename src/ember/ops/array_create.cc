@@ -292,6 +292,7 @@ Status check_paddings(const Shape& in, const std::vector<int64_t>& p, PadMode mo
   if (p.size() % 2 != 0 || p.size() > 2 * static_cast<size_t>(kMaxRank))
     return invalid_argument("Pad: paddings must be a flattened [rank, 2] list, got ", p.size(), " values");
   for (size_t i = 0; i < p.size(); ++i) {
+    if (p[i] == PartialValue::kUnknown) continue;  // computed in the graph: checked when it runs
     if (p[i] < 0)
       return invalid_argument("Pad: paddings must be non-negative, got ", p[i], " for dimension ", i / 2);
     int64_t d = in.rank_known() ? in.dim(static_cast<int>(i / 2)) : kUnknownDim;
@@ -306,16 +307,21 @@ Status check_paddings(const Shape& in, const std::vector<int64_t>& p, PadMode mo
   return Status::OK();
 }
 
-// The paddings operand (input `i`, an int [rank, 2] matrix) of Pad or MirrorPadGrad: its values when it
-// is a constant (row-major: before0, after0, before1, ...), else unknown, with the rank it gives.
+// The paddings operand (input `i`, an int [rank, 2] matrix) of Pad or MirrorPadGrad: what is known of its
+// values (row-major: before0, after0, before1, ...; kUnknown where computed from unknown dims; all of them
+// when it is a constant), with the rank it gives. `known` is false when not even its shape is known.
 Status paddings_operand(const InferContext& ctx, int i, bool* known, std::vector<int64_t>* p, int* rank) {
   const Shape& s = ctx.inputs[i].shape;
   if (s.rank_known() && (s.rank() != 2 || (s.dim(1) >= 0 && s.dim(1) != 2)))
     return invalid_argument(ctx.op->name, ": paddings must be a [rank, 2] matrix, got shape ", s.to_string());
   *rank = s.rank_known() && s.dim(0) >= 0 && s.dim(0) <= kMaxRank ? static_cast<int>(s.dim(0)) : -1;
-  const TensorImpl* c = ctx.constant(i);
-  *known = c != nullptr && !c->is_symbolic();
-  if (*known) *p = PartialValue::from_tensor(*c).values;
+  PartialValue value = ctx.matrix_value_of(i);
+  *known = value.matrix();
+  if (!*known) return Status::OK();
+  if (value.columns != 2)
+    return invalid_argument(ctx.op->name, ": paddings must be a [rank, 2] matrix, got shape [",
+                            value.values.size() / value.columns, ",", value.columns, "]");
+  *p = std::move(value.values);
   return Status::OK();
 }
 
@@ -327,7 +333,7 @@ Status paddings_operand(const KernelContext& ctx, int i, std::vector<int64_t>* p
   return Status::OK();
 }
 
-// Paddings of unknown values still have one row per dimension of the input (dy for MirrorPadGrad).
+// Paddings have one row per dimension of the input (dy for MirrorPadGrad), whatever is known of their values.
 Status check_paddings_rows(const InferContext& ctx, const Shape& in, int rank_from_paddings) {
   if (in.rank_known() && rank_from_paddings >= 0 && rank_from_paddings != in.rank())
     return invalid_argument(ctx.op->name, ": paddings must have shape [", in.rank(), ", 2] for ",
@@ -351,8 +357,8 @@ Status pad_shape(InferContext& ctx) {
   EMBER_RETURN_IF_ERROR(paddings_operand(ctx, 1, &known, &p, &rank));
   PadMode mode;
   EMBER_RETURN_IF_ERROR(parse_pad_mode(ctx.attr_string(1), &mode));
+  EMBER_RETURN_IF_ERROR(check_paddings_rows(ctx, in, rank));
   if (!known) {
-    EMBER_RETURN_IF_ERROR(check_paddings_rows(ctx, in, rank));
     ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, unknown_dims_of_rank(in, rank)});
     return Status::OK();
   }
@@ -360,6 +366,7 @@ Status pad_shape(InferContext& ctx) {
   Shape out;
   for (size_t i = 0; i < p.size() / 2; ++i) {
     int64_t d = in.rank_known() ? in.dim(static_cast<int>(i)) : kUnknownDim, size = kUnknownDim;
+    if (p[2 * i] == PartialValue::kUnknown || p[2 * i + 1] == PartialValue::kUnknown) d = kUnknownDim;
     if (d >= 0 &&
         (__builtin_add_overflow(d, p[2 * i], &size) || __builtin_add_overflow(size, p[2 * i + 1], &size)))
       return invalid_argument("Pad: padding dimension ", i, " of size ", d, " by ", p[2 * i], " and ",
@@ -449,8 +456,8 @@ Status mirror_pad_grad_shape(InferContext& ctx) {
   EMBER_RETURN_IF_ERROR(paddings_operand(ctx, 1, &known, &p, &rank));
   PadMode mode;
   EMBER_RETURN_IF_ERROR(mirror_pad_mode(ctx.attr_string(0), &mode));
+  EMBER_RETURN_IF_ERROR(check_paddings_rows(ctx, dy, rank));
   if (!known) {
-    EMBER_RETURN_IF_ERROR(check_paddings_rows(ctx, dy, rank));
     ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, unknown_dims_of_rank(dy, rank)});
     return Status::OK();
   }
@@ -460,8 +467,11 @@ Status mirror_pad_grad_shape(InferContext& ctx) {
                             ", 2] for dy of shape ", dy.to_string(), ", got ", p.size(), " values");
   Shape out;
   for (size_t i = 0; i < p.size() / 2; ++i) {
-    const int64_t d = dy.rank_known() ? dy.dim(static_cast<int>(i)) : kUnknownDim;
-    if (p[2 * i] < 0 || p[2 * i + 1] < 0)
+    int64_t d = dy.rank_known() ? dy.dim(static_cast<int>(i)) : kUnknownDim;
+    const bool unknown = p[2 * i] == PartialValue::kUnknown || p[2 * i + 1] == PartialValue::kUnknown;
+    if (unknown) d = kUnknownDim;
+    if ((p[2 * i] < 0 && p[2 * i] != PartialValue::kUnknown) ||
+        (p[2 * i + 1] < 0 && p[2 * i + 1] != PartialValue::kUnknown))
       return invalid_argument("MirrorPadGrad: paddings must be non-negative, got ", list_str(p));
     if (d >= 0 && d < p[2 * i] + p[2 * i + 1])
       return invalid_argument("MirrorPadGrad: dimension ", i, " of dy (shape ", dy.to_string(),
@@ -645,7 +655,7 @@ void register_array_create_ops(OpRegistry& r) {
           "Pads each dim by paddings [[before0, after0], [before1, after1], ...]; mode CONSTANT, REFLECT or "
           "SYMMETRIC. pad([1, 2], [[1, 1]]) == [0, 1, 2, 0]")
       .input("input")
-      .input_fixed("paddings", kIndexTypes)
+      .input_shape_like("paddings")
       .output("output")
       .type_var(kAllTypes)
       .attr("constant_value", AttrType::kFloat, 0.0)
@@ -660,7 +670,7 @@ void register_array_create_ops(OpRegistry& r) {
           "The gradient of Pad in REFLECT or SYMMETRIC mode: dy's interior plus its mirrored edges, folded "
           "back. mirror_pad_grad([1, 2, 3, 4], [[1, 1]], 'REFLECT') == [6, 4]")
       .input("dy")
-      .input_fixed("paddings", kIndexTypes)
+      .input_shape_like("paddings")
       .output("output")
       .type_var(kNumericTypes)
       .attr("mode", AttrType::kString, std::string("REFLECT"))

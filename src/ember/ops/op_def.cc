@@ -74,11 +74,18 @@ PartialValue PartialValue::of_length(int64_t n, bool is_scalar) {
   return p;
 }
 
+PartialValue PartialValue::of_matrix(int64_t rows, int64_t columns) {
+  PartialValue p = of_length(rows * columns, false);
+  p.columns = columns;
+  return p;
+}
+
 PartialValue PartialValue::from_tensor(const TensorImpl& t) {
   PartialValue p;
   p.length_known = true;
   p.scalar = t.rank() == 0;
   p.values = read_ints(t);
+  if (t.rank() == 2 && t.shape().dim(1) > 0) p.columns = t.shape().dim(1);
   return p;
 }
 
@@ -87,12 +94,28 @@ PartialValue InferContext::value_of(int i) const {
   if (spec.dtype != DType::kInt32 && spec.dtype != DType::kInt64) return PartialValue::unknown();
   if (const TensorImpl* c = constant(i); c != nullptr && !c->is_symbolic() && c->rank() <= 1)
     return PartialValue::from_tensor(*c);
-  if (static_cast<size_t>(i) < partial_values.size() && partial_values[i] != nullptr)
+  if (static_cast<size_t>(i) < partial_values.size() && partial_values[i] != nullptr &&
+      !partial_values[i]->matrix())
     return *partial_values[i];
   if (spec.shape.rank_known() && spec.shape.rank() == 0) return PartialValue::of_length(1, true);
   if (spec.shape.rank_known() && spec.shape.rank() == 1 && spec.shape.dim(0) >= 0 &&
       spec.shape.dim(0) <= kMaxRank * 64)
     return PartialValue::of_length(spec.shape.dim(0), false);
+  return PartialValue::unknown();
+}
+
+PartialValue InferContext::matrix_value_of(int i) const {
+  const TensorSpec& spec = inputs[i];
+  if (spec.dtype != DType::kInt32 && spec.dtype != DType::kInt64) return PartialValue::unknown();
+  if (const TensorImpl* c = constant(i); c != nullptr && !c->is_symbolic() && c->rank() == 2)
+    return PartialValue::from_tensor(*c);
+  if (static_cast<size_t>(i) < partial_values.size() && partial_values[i] != nullptr &&
+      partial_values[i]->matrix())
+    return *partial_values[i];
+  const Shape& s = spec.shape;
+  if (s.rank_known() && s.rank() == 2 && s.dim(0) >= 0 && s.dim(1) > 0 && s.dim(0) <= kMaxRank * 64 &&
+      s.dim(1) <= kMaxRank * 64)
+    return PartialValue::of_matrix(s.dim(0), s.dim(1));
   return PartialValue::unknown();
 }
 

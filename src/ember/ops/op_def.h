@@ -48,12 +48,16 @@ struct ArgDef {
 
 /// What is known of the value of an int tensor of rank 0 or 1 (TensorFlow's shape refiner does the same
 /// from Shape, StridedSlice, Pack, ConcatV2 and arithmetic): the length when known, and each element or
-/// kUnknown. A shape computed as tf.stack([tf.shape(x)[0] // 2, 2]) is [unknown, 2].
+/// kUnknown. A shape computed as tf.stack([tf.shape(x)[0] // 2, 2]) is [unknown, 2]. Also of a matrix
+/// (Pad's paddings, tf.stack([[0, 0], [n, n]])): then `values` holds its elements row by row.
 struct PartialValue {
   static constexpr int64_t kUnknown = INT64_MIN;
-  bool length_known = false;
-  bool scalar = false;  // the tensor is rank 0 (then `values` has one element)
+  bool length_known = false;  // for a matrix: its shape is known
+  bool scalar = false;        // the tensor is rank 0 (then `values` has one element)
   std::vector<int64_t> values;
+  int64_t columns = 0;  // > 0: the tensor is a [values.size() / columns, columns] matrix
+
+  bool matrix() const { return columns > 0; }
 
   bool fully_known() const;
   /// The value as a Shape: unknown elements (and -1, TensorFlow's "unknown" in a shape operand) become
@@ -61,7 +65,9 @@ struct PartialValue {
   Shape as_shape() const;
   static PartialValue unknown() { return {}; }
   static PartialValue of_length(int64_t n, bool scalar);
-  static PartialValue from_tensor(const TensorImpl& t);  // t must be int32 or int64 with rank <= 1
+  /// A matrix of unknown elements; columns must be > 0.
+  static PartialValue of_matrix(int64_t rows, int64_t columns);
+  static PartialValue from_tensor(const TensorImpl& t);  // t must be int32 or int64 with rank <= 2
 };
 
 /// A dtype and a possibly partially known shape: what tracing knows about a value.
@@ -126,6 +132,8 @@ struct InferContext : AttrReader {
   /// What is known of shape-like input `i`'s value: everything when it is a constant, the partial value
   /// tracing found, or only its length (from its static shape).
   PartialValue value_of(int i) const;
+  /// The same for an int matrix operand (Pad's paddings); unknown() until its [rows, columns] is known.
+  PartialValue matrix_value_of(int i) const;
   /// Shape-like input `i` as a shape (unknown dims where its elements are unknown); an error naming the
   /// op unless it is an int vector.
   StatusOr<Shape> shape_operand(int i) const;
