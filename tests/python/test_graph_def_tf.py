@@ -353,7 +353,8 @@ _CONCAT_SIGNATURE = [([None, 3], "float32"), ([], "int32")]
 
 
 def test_tensorflow_runs_an_ember_concat_whose_axis_is_an_input():
-    f = em.function(_concat_program(em), input_signature=[em.TensorSpec(s, getattr(em, d)) for s, d in _CONCAT_SIGNATURE])
+    f = em.function(_concat_program(em),
+                    input_signature=[em.TensorSpec(s, getattr(em, d)) for s, d in _CONCAT_SIGNATURE])
     graph = f.get_concrete_function().graph
     gd = graph.as_graph_def()
     concats = [n for n in gd.node if n.op == "ConcatV2"]
