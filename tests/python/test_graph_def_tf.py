@@ -383,3 +383,24 @@ def test_ember_runs_a_tensorflow_concat_whose_axis_is_an_input():
             np.testing.assert_array_equal(o.numpy(), t.numpy())
     with pytest.raises(em.errors.InvalidArgumentError, match="ConcatV2.*axis 2 is out of range"):
         fn(np.ones([2, 3], np.float32), np.int32(2))
+
+
+def test_tensorflow_runs_the_gradient_of_a_concat_whose_axis_is_computed():
+    """The gradient slices at ConcatOffset's offsets, written with TensorFlow's attributes (N, shape_type)."""
+    @em.function(input_signature=[em.TensorSpec([None, 3], em.float32), em.TensorSpec([], em.int32)])
+    def grad(x, axis):
+        with em.GradientTape() as tape:
+            tape.watch(x)
+            y = em.reduce_sum(em.concat([x, x * 3.0], axis) ** 2)
+        return tape.gradient(y, x)
+
+    graph = grad.get_concrete_function().graph
+    gd = graph.as_graph_def()
+    offsets = [n for n in gd.node if n.op == "ConcatOffset"]
+    assert len(offsets) == 1 and set(offsets[0].attr) == {"N", "shape_type"}
+    assert offsets[0].attr["N"].i == 2 and offsets[0].attr["shape_type"].type == gdm.DT_INT32
+    for batch, axis in ((2, 0), (3, 1), (1, -1)):
+        x = np.arange(batch * 3, dtype=np.float32).reshape(batch, 3)
+        got = run_in_tensorflow(gd.SerializeToString(), [t.name for t in graph.inputs],
+                                [t.name for t in graph.outputs], x, np.int32(axis))
+        np.testing.assert_allclose(got[0].numpy(), grad(x, axis).numpy(), rtol=1e-6)

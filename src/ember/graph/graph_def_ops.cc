@@ -75,6 +75,14 @@ constexpr TypeAttr kTypeAttrs[] = {
     {"StatelessRandomUniformInt", "Tseed", 1},
 };
 
+// Whether TensorFlow calls the dtype of `input` something other than "T" (GatherV2's Tparams, ConcatOffset's
+// shape_type): then no "T" is written, which TensorFlow would ignore with a warning.
+bool type_attr_named_otherwise(const OpDef& op, size_t input) {
+  for (const TypeAttr& t : kTypeAttrs)
+    if (op.name == t.op && t.attr != "T" && t.input == static_cast<int>(input)) return true;
+  return false;
+}
+
 bool is_resource_op(const OpDef& op) { return op.has_flag(kReadsResource) || op.has_flag(kWritesResource); }
 
 void set_type(AttrMap& out, const std::string& name, DType dtype) {
@@ -137,6 +145,7 @@ void add_derived_attrs(const OpDef& op, std::span<const DType> inputs, std::span
   if (op.attr_index("T") < 0) {
     for (size_t i = 0; i < inputs.size() && declared > 0; ++i) {
       if (op.arg_of(i, inputs.size()).type.type_var != 0) continue;
+      if (type_attr_named_otherwise(op, i)) break;
       // TensorFlow's variable ops name the value's type "dtype" (and refuse a "T").
       set_type(out, is_resource_op(op) ? "dtype" : "T", inputs[i]);
       break;
