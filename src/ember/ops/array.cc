@@ -583,6 +583,9 @@ Status concat_offset_kernel(KernelContext& ctx) {
   int64_t offset = 0;
   for (size_t i = 0; i < n; ++i) {
     const std::vector<int64_t> shape = ctx.int_values(static_cast<int>(i + 1));
+    if (shape.size() != first.size())  // the shape function saw the lengths; a kernel never reads past
+      return invalid_argument("ConcatOffset: shape #", i, " has ", shape.size(),
+                              " elements but shape #0 has ", rank, "; all shapes must have the same rank");
     for (int d = 0; d < rank; ++d) {
       if (d == axis || shape[d] == first[d]) continue;
       return invalid_argument("ConcatOffset: shape #", i, " is ", Shape(shape).to_string(),
