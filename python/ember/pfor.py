@@ -774,7 +774,8 @@ def _paddings(x):
 
 @_rule("ConcatV2")
 def _concat(node, ins, n):
-    return _op("ConcatV2")([_full(x, n) for x in ins], _axis(node.attrs["axis"], ins[0].rank))
+    *values, axis = ins  # values..., axis: TensorFlow's signature
+    return _op("ConcatV2")([_full(x, n) for x in values], _axis(_ints(axis, "axis")[0], values[0].rank))
 
 
 @_rule("Pack")

@@ -278,11 +278,11 @@ PyObject* op_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, Py
   }
   bool variadic = op.has_flag(kVariadicInput);
 
-  // Gather raw input objects (the variadic last input is a sequence).
+  // Gather raw input objects (the variadic input is a sequence; fixed inputs may follow it).
   SmallVector<PyObject*, 4> raw;
   PyObject* variadic_seq = nullptr;
   for (size_t i = 0; i < n_declared; ++i) {
-    if (variadic && i + 1 == n_declared) {
+    if (variadic && static_cast<int>(i) == op.variadic_input) {
       variadic_seq = PySequence_Fast(args[i], "");
       if (variadic_seq == nullptr) {
         PyErr_Clear();
@@ -305,7 +305,8 @@ PyObject* op_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, Py
 
   // Python scalars and lists adopt the dtype of a tensor sharing their type variable (TF's rule).
   int var_dtype[2] = {-1, -1};
-  auto rule_of = [&](size_t k) -> const TypeRule& { return op.inputs[std::min(k, n_declared - 1)].type; };
+  auto arg_of = [&](size_t k) -> const ArgDef& { return op.arg_of(k, raw.size()); };
+  auto rule_of = [&](size_t k) -> const TypeRule& { return arg_of(k).type; };
   for (size_t k = 0; k < raw.size(); ++k) {
     int var = rule_of(k).type_var;
     if (var >= 0 && var_dtype[var] < 0 && is_tensor(raw[k]))
@@ -317,8 +318,8 @@ PyObject* op_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, Py
   for (size_t k = 0; k < raw.size() && ok; ++k) {
     int var = rule_of(k).type_var;
     int hint = var >= 0 ? var_dtype[var] : -1;
-    if (op.inputs[std::min(k, n_declared - 1)].shape_like && !is_tensor(raw[k])) {
-      PyObject* t = shape_operand_tensor(raw[k], op, op.inputs[std::min(k, n_declared - 1)]);
+    if (arg_of(k).shape_like && !is_tensor(raw[k])) {
+      PyObject* t = shape_operand_tensor(raw[k], op, arg_of(k));
       if (t != nullptr) {
         tensors.push_back(t);
         continue;

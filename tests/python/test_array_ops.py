@@ -193,6 +193,56 @@ def test_concat_errors():
         tf.concat([], 0)
     with pytest.raises(TypeError, match="ConcatV2: axis must be integers"):
         tf.concat([tf.zeros([2]), tf.zeros([2])], 0.0)
+    with invalid("ConcatV2: axis must be an int32 or int64 tensor, got dtype float32"):
+        tf.concat([tf.zeros([2]), tf.zeros([2])], tf.constant(0.0))
+    with invalid("ConcatV2: axis must be a scalar, got a tensor of shape \\[2\\]"):
+        tf.concat([tf.zeros([2]), tf.zeros([2])], tf.constant([0, 0]))
+    with invalid("ConcatV2: axis -3 is out of range for a tensor of rank 2"):
+        tf.concat([tf.zeros([2, 3]), tf.ones([2, 3])], tf.constant(-3, tf.int64))
+    op = array_ops._ConcatV2  # the op itself, past the wrapper's checks
+    with invalid("ConcatV2: axis must be a scalar, got a tensor of shape \\[1\\]"):
+        op([tf.zeros([2]), tf.zeros([2])], tf.constant([0]))
+    with invalid("ConcatV2: input 'axis' must have a dtype in \\{int32, int64\\}, got float32"):
+        op([tf.zeros([2]), tf.zeros([2])], tf.constant(0.0))
+
+
+def test_concat_axis_as_a_tensor_and_negative():
+    x, y = tf.constant([[1, 2], [3, 4]]), tf.constant([[5], [6]])
+    check(tf.concat([x, y], -1), np.array([[1, 2, 5], [3, 4, 6]], np.int32))
+    check(tf.concat([x, y], tf.constant(1, tf.int64)), np.array([[1, 2, 5], [3, 4, 6]], np.int32))
+    check(tf.concat([x, tf.transpose(y)], tf.constant(-2)), np.array([[1, 2], [3, 4], [5, 6]], np.int32))
+    # int32 values with an int32 axis: the axis is not taken for one of the values.
+    check(tf.concat([tf.constant([1, 2]), tf.constant([3])], tf.constant(0)), np.array([1, 2, 3], np.int32))
+
+
+def test_concat_errors_in_a_function_name_the_op():
+    """Traced, a constant axis fails while tracing; an axis computed in the graph fails when the function
+    runs, with the same errors."""
+    signature = [tf.TensorSpec([None, None], tf.float32), tf.TensorSpec([None, None], tf.float32),
+                 tf.TensorSpec([], tf.int32)]
+    joined = tf.function(lambda a, b, axis: tf.concat([a, b], axis), input_signature=signature)
+    np.testing.assert_array_equal(joined(tf.ones([2, 3]), tf.zeros([2, 1]), -1).numpy(),
+                                  np.concatenate([np.ones([2, 3]), np.zeros([2, 1])], -1))
+    with invalid("ConcatV2 \\(created at .*test_array_ops.py:\\d+\\): axis 2 is out of range for a tensor of rank 2"):
+        joined(tf.ones([2, 3]), tf.ones([2, 3]), 2)
+    with invalid("ConcatV2 .*dimension 0 of input #1 \\(shape \\[3,3\\]\\) is 3 but input #0"):
+        joined(tf.ones([2, 3]), tf.ones([3, 3]), 1)
+    wide = tf.function(lambda a, axis: tf.concat([a, a], axis),
+                       input_signature=[tf.TensorSpec([None], tf.float32), tf.TensorSpec([None], tf.int32)])
+    with invalid("ConcatV2: axis must be a scalar, got a tensor of shape \\[None\\]"):
+        wide(tf.ones([2]), tf.constant([0, 0]))
+    any_rank = tf.function(lambda a, axis: tf.concat([a, a], axis),
+                           input_signature=[tf.TensorSpec([2], tf.float32), tf.TensorSpec(None, tf.int32)])
+    with invalid("ConcatV2 .*axis must be a scalar, got a tensor of shape \\[2\\]"):  # known only at run time
+        any_rank(tf.ones([2]), tf.constant([0, 0]))
+    with invalid("ConcatV2 .*axis must be a scalar, got a tensor of shape \\[\\?\\]"):
+        _ = tf.function(lambda a, axis: array_ops._ConcatV2([a, a], axis),
+                        input_signature=[tf.TensorSpec([2], tf.float32), tf.TensorSpec([None], tf.int32)])(
+                            tf.ones([2]), tf.constant([0, 0]))
+    with invalid("ConcatV2 .*axis 1 is out of range for a tensor of rank 1"):
+        tf.function(lambda a: tf.concat([a, a], 1))(tf.ones([2]))
+    with invalid("ConcatV2: axis must be an int32 or int64 tensor, got dtype float32"):
+        tf.function(lambda a, axis: tf.concat([a, a], axis))(tf.ones([2]), tf.constant(0.0))
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=ids)

@@ -149,3 +149,61 @@ def test_broadcast_gradient_args_matches_tensorflow(a, b):
 def test_invert_permutation_matches_tensorflow(perm):
     ours = tf._C.op("InvertPermutation")(tf.constant(perm))
     np.testing.assert_array_equal(ours.numpy(), real_tf.math.invert_permutation(perm).numpy())
+
+
+@pytest.mark.parametrize("axis", ["last", "first", "negative", "argument"])
+def test_concat_with_an_axis_computed_in_the_graph_matches_tensorflow(axis):
+    """ConcatV2's axis is an input (TensorFlow's signature): computed from tf.rank or passed in, it is a
+    value of the graph, so the shape is resolved at run time and the gradient slices at run-time offsets
+    (ConcatOffset)."""
+    x0 = np.random.default_rng(6).normal(size=(3, 4)).astype(np.float32)
+    y0 = np.random.default_rng(7).normal(size=(3, 4)).astype(np.float32)
+    results = []
+    for m in (tf, real_tf):
+        def pick(x, a):
+            return {"last": m.rank(x) - 1, "first": m.rank(x) - 2, "negative": -m.rank(x), "argument": a}[axis]
+
+        @m.function(input_signature=[m.TensorSpec([None, None], m.float32), m.TensorSpec([None, None], m.float32),
+                                     m.TensorSpec([], m.int32)])
+        def step(x, y, a):
+            with m.GradientTape() as t:
+                t.watch([x, y])
+                joined = m.concat([x, y * 2.0, x[:, :2] if axis in ("last", "argument") else x[:2]], pick(x, a))
+                loss = m.reduce_sum(m.sin(joined) * m.cast(m.range(m.size(joined)), m.float32)[:, None][0])
+                loss += m.reduce_sum(joined ** 2)
+            gx, gy = t.gradient(loss, [x, y])
+            return joined, gx, gy
+
+        a = 1 if axis == "argument" else 0
+        results.append([v.numpy() for v in step(x0, y0, a)] + [v.numpy() for v in step(x0[:2], y0[:2], a)])
+    for ours, theirs in zip(*results):
+        assert ours.shape == theirs.shape
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5)
+    traced = tf.function(lambda x: tf.concat([x, x], tf.rank(x) - 1),
+                         input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+    assert traced.get_concrete_function().structured_outputs.shape.as_list() == [None, None]  # rank known
+
+
+@pytest.mark.parametrize("concat_dim, shapes, dtype", [
+    (1, [[2, 3, 4], [2, 5, 4], [2, 1, 4]], "int32"), (-2, [[2, 3, 4], [2, 5, 4]], "int64"),
+    (0, [[2], [0], [3]], "int32")])
+def test_concat_offset_matches_tensorflow(concat_dim, shapes, dtype):
+    ours = tf._C.op("ConcatOffset")(tf.constant(concat_dim), [tf.constant(s, getattr(tf, dtype)) for s in shapes])
+    theirs = real_tf.raw_ops.ConcatOffset(concat_dim=concat_dim,
+                                          shape=[real_tf.constant(s, getattr(real_tf, dtype)) for s in shapes])
+    assert len(ours) == len(theirs)
+    for o, t in zip(ours, theirs):
+        assert o.dtype.name == t.dtype.name
+        np.testing.assert_array_equal(o.numpy(), t.numpy())
+
+
+def test_concat_offset_errors_name_the_op():
+    op = tf._C.op("ConcatOffset")
+    with pytest.raises(tf.errors.InvalidArgumentError, match="ConcatOffset: axis 3 is out of range"):
+        op(tf.constant(3), [tf.constant([2, 3, 4]), tf.constant([2, 5, 4])])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="ConcatOffset: shape #1 is \\[3,5,4\\].*except 1"):
+        op(tf.constant(1), [tf.constant([2, 3, 4]), tf.constant([3, 5, 4])])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="ConcatOffset: shape #1 has 2 elements"):
+        op(tf.constant(1), [tf.constant([2, 3, 4]), tf.constant([2, 5])])
+    with pytest.raises(tf.errors.InvalidArgumentError, match="ConcatOffset: expected at least 2 shapes"):
+        op(tf.constant(1), [tf.constant([2, 3, 4])])

@@ -108,8 +108,12 @@ def test_multi_output_control_inputs_and_attrs():
     _, graph = many_graph()
     gd = graph.as_graph_def()
     nodes = nodes_by_name(gd)
-    assert list(nodes["ConcatV2"].input) == ["Unpack", "Unpack:2"]  # output 0 by name, others "name:k"
-    assert nodes["ConcatV2"].attr["N"].i == 2 and nodes["ConcatV2"].attr["axis"].i == 0
+    # Output 0 by name, others "name:k"; the axis is the last input, as in TensorFlow's ConcatV2.
+    values_and_axis = list(nodes["ConcatV2"].input)
+    assert values_and_axis[:2] == ["Unpack", "Unpack:2"] and len(values_and_axis) == 3
+    np.testing.assert_array_equal(gdm.make_ndarray(nodes[values_and_axis[2]].attr["value"].tensor), 0)
+    concat = nodes["ConcatV2"].attr
+    assert concat["N"].i == 2 and concat["Tidx"].type == gdm.DT_INT32 and "axis" not in concat
     assert [i for i in nodes["RandomUniform_1"].input if i.startswith("^")] == ["^RandomUniform"]
     perm = nodes[nodes["Transpose"].input[1]]  # perm is an input, as in TensorFlow's Transpose
     np.testing.assert_array_equal(gdm.make_ndarray(perm.attr["value"].tensor), [1, 0])

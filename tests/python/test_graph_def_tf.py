@@ -339,3 +339,68 @@ def test_ember_runs_tensorflows_shape_operands_computed_in_the_graph():
     for batch in (2, 5):
         x = np.arange(batch * 4, dtype=np.float32).reshape(batch, 4)
         np.testing.assert_allclose(fn(x).numpy(), program(x).numpy(), rtol=1e-6)
+
+
+def _concat_program(m):
+    """ConcatV2 whose axis is an input computed in the graph, and one whose axis is a function argument."""
+    def program(x, axis):
+        joined = m.concat([x, x * 2.0], m.rank(x) - 1)
+        return m.reduce_sum(joined, axis=0) * 1.0, m.concat([x, x + 1.0, x], axis)
+    return program
+
+
+_CONCAT_SIGNATURE = [([None, 3], "float32"), ([], "int32")]
+
+
+def test_tensorflow_runs_an_ember_concat_whose_axis_is_an_input():
+    f = em.function(_concat_program(em),
+                    input_signature=[em.TensorSpec(s, getattr(em, d)) for s, d in _CONCAT_SIGNATURE])
+    graph = f.get_concrete_function().graph
+    gd = graph.as_graph_def()
+    concats = [n for n in gd.node if n.op == "ConcatV2"]
+    assert len(concats) == 2
+    for node in concats:  # TensorFlow's signature: values..., axis; N and Tidx, no axis attribute
+        assert len(node.input) == node.attr["N"].i + 1 and node.attr["Tidx"].type == gdm.DT_INT32
+        assert "axis" not in node.attr
+    for batch, axis in ((2, 0), (4, -1), (1, 1)):
+        x = np.arange(batch * 3, dtype=np.float32).reshape(batch, 3)
+        got = run_in_tensorflow(gd.SerializeToString(), [t.name for t in graph.inputs],
+                                [t.name for t in graph.outputs], x, np.int32(axis))
+        for g, e in zip(got, f(x, axis)):
+            np.testing.assert_array_equal(g.numpy(), e.numpy())
+
+
+def test_ember_runs_a_tensorflow_concat_whose_axis_is_an_input():
+    program = tf.function(_concat_program(tf),
+                          input_signature=[tf.TensorSpec(s, getattr(tf, d)) for s, d in _CONCAT_SIGNATURE])
+    concrete = program.get_concrete_function()
+    graph = em.graph_util.import_graph_def(concrete.graph.as_graph_def())
+    fn = em.NewGraphFunction(graph, [t.name for t in concrete.inputs], [t.name for t in concrete.outputs])
+    for batch, axis in ((2, 0), (4, -2), (3, 1)):
+        x = np.arange(batch * 3, dtype=np.float32).reshape(batch, 3)
+        ours, theirs = fn(x, np.int32(axis)), program(x, np.int32(axis))
+        for o, t in zip(ours, theirs):
+            np.testing.assert_array_equal(o.numpy(), t.numpy())
+    with pytest.raises(em.errors.InvalidArgumentError, match="ConcatV2.*axis 2 is out of range"):
+        fn(np.ones([2, 3], np.float32), np.int32(2))
+
+
+def test_tensorflow_runs_the_gradient_of_a_concat_whose_axis_is_computed():
+    """The gradient slices at ConcatOffset's offsets, written with TensorFlow's attributes (N, shape_type)."""
+    @em.function(input_signature=[em.TensorSpec([None, 3], em.float32), em.TensorSpec([], em.int32)])
+    def grad(x, axis):
+        with em.GradientTape() as tape:
+            tape.watch(x)
+            y = em.reduce_sum(em.concat([x, x * 3.0], axis) ** 2)
+        return tape.gradient(y, x)
+
+    graph = grad.get_concrete_function().graph
+    gd = graph.as_graph_def()
+    offsets = [n for n in gd.node if n.op == "ConcatOffset"]
+    assert len(offsets) == 1 and set(offsets[0].attr) == {"N", "shape_type"}
+    assert offsets[0].attr["N"].i == 2 and offsets[0].attr["shape_type"].type == gdm.DT_INT32
+    for batch, axis in ((2, 0), (3, 1), (1, -1)):
+        x = np.arange(batch * 3, dtype=np.float32).reshape(batch, 3)
+        got = run_in_tensorflow(gd.SerializeToString(), [t.name for t in graph.inputs],
+                                [t.name for t in graph.outputs], x, np.int32(axis))
+        np.testing.assert_allclose(got[0].numpy(), grad(x, axis).numpy(), rtol=1e-6)

@@ -63,7 +63,8 @@ def examples():
     table["Shape"] = ([f32()], [tf.int32])
     table["Size"] = ([f32()], [tf.int64])
     table["Rank"] = ([f32()], [])
-    table["ConcatV2"] = ([[f32(), f32()]], [0])
+    table["ConcatV2"] = ([[f32(), f32()], tf.constant(-1)], [])  # the axis a tensor: symbolic when traced
+    table["ConcatOffset"] = ([tf.constant(1), [tf.constant([2, 3]), tf.constant([2, 5]), tf.constant([2, 1])]], [])
     table["Pack"] = ([[f32(), f32()]], [1])
     table["Unpack"] = ([f32()], [2, 0])
     table["SplitV"] = ([f32(), tf.constant([1, 2]), tf.constant(1)], [])

@@ -214,7 +214,9 @@ def concat(values, axis, name="concat"):
     """Joins tensors along an existing axis. Like TF, one tensor (alone or in a list) comes back as is."""
     if not isinstance(values, (list, tuple)):
         values = [values]
-    axis = _int_scalar(axis, "ConcatV2", "axis")
+    axis = _shape_operand(axis, "ConcatV2", "axis", TypeError, scalar=True)
+    if isinstance(axis, Tensor) and axis.shape.rank not in (None, 0):
+        raise _invalid("ConcatV2", f"axis must be a scalar, got a tensor of shape {axis.shape.as_list()}")
     if len(values) == 1:
         return identity(values[0])
     if not values:

@@ -41,7 +41,9 @@ Tensor squeeze(const Tensor& x, const Ints& axis) { return call_op1("Squeeze", {
 Tensor identity(const Tensor& x) { return call_op1("Identity", {x}); }
 
 Tensor concat(const std::vector<Tensor>& values, int64_t axis) {
-  return call_op("ConcatV2", values, {axis})[0];
+  std::vector<Tensor> operands = values;  // values..., axis: TensorFlow's signature
+  operands.push_back(Tensor(axis));
+  return call_op("ConcatV2", operands, {})[0];
 }
 Tensor stack(const std::vector<Tensor>& values, int64_t axis) { return call_op("Pack", values, {axis})[0]; }
 std::vector<Tensor> unstack(const Tensor& x, int64_t axis) {

@@ -729,7 +729,7 @@ StatusOr<std::unique_ptr<FunctionGraph>> build_graph(
     std::vector<PartialValue> partials(values.size());
     SmallVector<const PartialValue*, 4> partial_of;
     for (size_t k = 0; k < values.size(); ++k) {
-      const bool shape_like = !op.inputs.empty() && op.inputs[std::min(k, op.inputs.size() - 1)].shape_like;
+      const bool shape_like = !op.inputs.empty() && op.arg_of(k, values.size()).shape_like;
       if (shape_like && constants[k] == nullptr) partials[k] = partial_value(g, values[k]);
       partial_of.push_back(shape_like && constants[k] == nullptr ? &partials[k] : nullptr);
     }

@@ -38,6 +38,7 @@ constexpr TypeAttr kTypeAttrs[] = {
     {"MirrorPad", "Tpaddings", 1},
     {"MirrorPadGrad", "Tpaddings", 1},
     {"ConcatV2", "Tidx", -1},
+    {"ConcatOffset", "shape_type", 1},
     {"Sum", "Tidx", 1},
     {"Mean", "Tidx", 1},
     {"Max", "Tidx", 1},
@@ -73,6 +74,14 @@ constexpr TypeAttr kTypeAttrs[] = {
     {"StatelessTruncatedNormal", "Tseed", 1},
     {"StatelessRandomUniformInt", "Tseed", 1},
 };
+
+// Whether TensorFlow calls the dtype of `input` something other than "T" (GatherV2's Tparams, ConcatOffset's
+// shape_type): then no "T" is written, which TensorFlow would ignore with a warning.
+bool type_attr_named_otherwise(const OpDef& op, size_t input) {
+  for (const TypeAttr& t : kTypeAttrs)
+    if (op.name == t.op && t.attr != "T" && t.input == static_cast<int>(input)) return true;
+  return false;
+}
 
 bool is_resource_op(const OpDef& op) { return op.has_flag(kReadsResource) || op.has_flag(kWritesResource); }
 
@@ -135,14 +144,15 @@ void add_derived_attrs(const OpDef& op, std::span<const DType> inputs, std::span
   const size_t declared = op.inputs.size();
   if (op.attr_index("T") < 0) {
     for (size_t i = 0; i < inputs.size() && declared > 0; ++i) {
-      if (op.inputs[std::min(i, declared - 1)].type.type_var != 0) continue;
+      if (op.arg_of(i, inputs.size()).type.type_var != 0) continue;
+      if (type_attr_named_otherwise(op, i)) break;
       // TensorFlow's variable ops name the value's type "dtype" (and refuse a "T").
       set_type(out, is_resource_op(op) ? "dtype" : "T", inputs[i]);
       break;
     }
   }
   if (op.has_flag(kVariadicInput) && !op.has_flag(kVariadicMayBeEmpty) && op.attr_index("N") < 0)
-    out["N"].set_i(static_cast<int64_t>(inputs.size()) - static_cast<int64_t>(declared - 1));
+    out["N"].set_i(static_cast<int64_t>(op.num_variadic(inputs.size())));
   if (op.attr_index("dtype") < 0) {
     for (size_t i = 0; i < attrs.size() && i < op.attrs.size(); ++i) {
       if (op.attrs[i].type != AttrType::kTensor) continue;

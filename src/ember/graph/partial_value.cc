@@ -159,9 +159,10 @@ PartialValue evaluate(const Graph& g, ValueRef v, int depth) {
     return p;
   }
   if (op == "ConcatV2") {
+    // values..., axis: the axis is the last input; vectors join along their only axis, whether it is
+    // spelled 0 or -1 (any other value is the op's error).
     PartialValue p = PartialValue::of_length(0, false);
-    for (size_t i = 0; i < n.inputs.size(); ++i) {
-      if (g.spec(n.inputs[i]).dtype != spec.dtype) continue;  // ConcatV2's axis, when it is an input
+    for (size_t i = 0; i + 1 < n.inputs.size(); ++i) {
       PartialValue e = input_value(g, n, static_cast<int>(i), depth);
       if (!e.length_known || e.scalar) return fallback;
       p.values.insert(p.values.end(), e.values.begin(), e.values.end());

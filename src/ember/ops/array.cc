@@ -1,6 +1,6 @@
-// Shape ops: Reshape, Transpose, ExpandDims, Squeeze, Identity, Shape, Size, Rank, ConcatV2, Pack,
-// Unpack and SplitV. Indexing ops live in array_index.cc; ops that create values (Fill, Tile, BroadcastTo,
-// Pad, Eye, Range, ...) in array_create.cc; the kernels in kernels/array.h.
+// Shape ops: Reshape, Transpose, ExpandDims, Squeeze, Identity, Shape, Size, Rank, ConcatV2, ConcatOffset,
+// Pack, Unpack and SplitV. Indexing ops live in array_index.cc; ops that create values (Fill, Tile,
+// BroadcastTo, Pad, Eye, Range, ...) in array_create.cc; the kernels in kernels/array.h.
 //
 // Note [Views]: Reshape, ExpandDims, Squeeze and Identity never copy: they are kKernelAllocates and
 // return TensorImpl::view of their input. Transpose, Unpack, SplitV, Slice and StridedSlice return views
@@ -456,8 +456,18 @@ Status rank_kernel(KernelContext& ctx) {
 
 // ---- ConcatV2, Pack
 
+// ConcatV2(values..., axis), TensorFlow's signature: the axis is the last input (Note [Variadic inputs]).
+Status check_concat_axis_spec(const TensorSpec& axis) {
+  if (axis.shape.rank_known() && axis.shape.rank() != 0)
+    return invalid_argument("ConcatV2: axis must be a scalar, got a tensor of shape ",
+                            axis.shape.to_string());
+  return Status::OK();
+}
+
 Status concat_shape(InferContext& ctx) {
-  const auto& in = ctx.inputs;
+  const size_t n = ctx.inputs.size() - 1;  // check_inputs saw at least one value and the axis
+  EMBER_RETURN_IF_ERROR(check_concat_axis_spec(ctx.inputs[n]));
+  const auto in = ctx.inputs.first(n);
   int rank = -1;
   for (size_t i = 0; i < in.size(); ++i) {
     if (!in[i].shape.rank_known()) continue;
@@ -472,8 +482,17 @@ Status concat_shape(InferContext& ctx) {
     ctx.outputs.push_back(TensorSpec{in[0].dtype, Shape::unknown_rank()});
     return Status::OK();
   }
+  const PartialValue axis_value = ctx.value_of(static_cast<int>(n));
+  if (!axis_value.fully_known()) {
+    // An axis computed in the graph: one value comes out as it is, otherwise only the rank is known (any
+    // dim may be the one that adds up). The executor resolves the shape each call (Note [Shape operands
+    // computed in the graph]).
+    ctx.outputs.push_back(
+        TensorSpec{in[0].dtype, n == 1 ? in[0].shape : Shape(std::vector<int64_t>(rank, kUnknownDim))});
+    return Status::OK();
+  }
   int64_t axis;
-  EMBER_RETURN_IF_ERROR(normalize_axis(ctx.attr_int(0), rank, "ConcatV2", &axis));
+  EMBER_RETURN_IF_ERROR(normalize_axis(axis_value.values[0], rank, "ConcatV2", &axis));
   Shape out;
   for (int d = 0; d < rank; ++d) out.push_back(d == axis ? 0 : kUnknownDim);
   int first_known[kMaxRank];
@@ -504,13 +523,13 @@ Status concat_shape(InferContext& ctx) {
 }
 
 // Both ConcatV2 and Pack copy [outer, width_i] byte blocks; Pack's axis is a new dim of size 1 per input.
-Status concat_inputs(KernelContext& ctx, int axis_in_inputs) {
+Status concat_inputs(KernelContext& ctx, size_t num_values, int axis_in_inputs) {
   SmallVector<const void*, 8> srcs;
   SmallVector<int64_t, 8> widths;
   const size_t elem = dtype_size(ctx.input(0).dtype());
   const Shape& s0 = ctx.input(0).shape();
   const int64_t outer = product(s0, 0, axis_in_inputs);
-  for (const TensorImpl* t : ctx.inputs) {
+  for (const TensorImpl* t : ctx.inputs.first(num_values)) {
     srcs.push_back(t->raw_data());
     widths.push_back(product(t->shape(), axis_in_inputs, t->rank()) * static_cast<int64_t>(elem));
   }
@@ -520,10 +539,70 @@ Status concat_inputs(KernelContext& ctx, int axis_in_inputs) {
   return Status::OK();
 }
 
+// The shape function has checked the axis and the shapes against the same values.
 Status concat_kernel(KernelContext& ctx) {
+  const size_t n = ctx.inputs.size() - 1;
   int64_t axis;
-  EMBER_RETURN_IF_ERROR(normalize_axis(ctx.attr_int(0), ctx.input(0).rank(), "ConcatV2", &axis));
-  return concat_inputs(ctx, static_cast<int>(axis));
+  EMBER_RETURN_IF_ERROR(
+      normalize_axis(ctx.int_values(static_cast<int>(n))[0], ctx.input(0).rank(), "ConcatV2", &axis));
+  return concat_inputs(ctx, n, static_cast<int>(axis));
+}
+
+// ConcatOffset(concat_dim, shapes...): where each of ConcatV2's values starts in its output (TensorFlow's
+// op, which ConcatV2's gradient uses when the axis is known only at run time).
+Status concat_offset_shape(InferContext& ctx) {
+  const Shape& dim = ctx.inputs[0].shape;
+  if (dim.rank_known() && dim.rank() != 0)
+    return invalid_argument("ConcatOffset: concat_dim must be a scalar, got a tensor of shape ",
+                            dim.to_string());
+  if (ctx.inputs.size() < 3)
+    return invalid_argument("ConcatOffset: expected at least 2 shapes, got ", ctx.inputs.size() - 1);
+  int64_t rank = kUnknownDim;
+  for (size_t i = 1; i < ctx.inputs.size(); ++i) {
+    const Shape& s = ctx.inputs[i].shape;
+    if (s.rank_known() && s.rank() != 1)
+      return invalid_argument("ConcatOffset: shape #", i - 1, " must be a vector, got a tensor of shape ",
+                              s.to_string());
+    const int64_t len = s.rank_known() ? s.dim(0) : kUnknownDim;
+    if (len >= 0 && rank >= 0 && len != rank)
+      return invalid_argument("ConcatOffset: shape #", i - 1, " has ", len, " elements but shape #0 has ",
+                              rank, "; all shapes must have the same rank");
+    if (len >= 0) rank = len;
+  }
+  for (size_t i = 1; i < ctx.inputs.size(); ++i)
+    ctx.outputs.push_back(TensorSpec{ctx.inputs[1].dtype, Shape{rank}});
+  return Status::OK();
+}
+
+Status concat_offset_kernel(KernelContext& ctx) {
+  const size_t n = ctx.inputs.size() - 1;
+  const std::vector<int64_t> first = ctx.int_values(1);
+  const int rank = static_cast<int>(first.size());
+  int64_t axis;
+  EMBER_RETURN_IF_ERROR(normalize_axis(ctx.int_values(0)[0], rank, "ConcatOffset", &axis));
+  int64_t offset = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const std::vector<int64_t> shape = ctx.int_values(static_cast<int>(i + 1));
+    if (shape.size() != first.size())  // the shape function saw the lengths; a kernel never reads past
+      return invalid_argument("ConcatOffset: shape #", i, " has ", shape.size(),
+                              " elements but shape #0 has ", rank, "; all shapes must have the same rank");
+    for (int d = 0; d < rank; ++d) {
+      if (d == axis || shape[d] == first[d]) continue;
+      return invalid_argument("ConcatOffset: shape #", i, " is ", Shape(shape).to_string(),
+                              " but shape #0 is ", Shape(first).to_string(), "; all dimensions except ", axis,
+                              " must match");
+    }
+    TensorImpl& out = ctx.output(static_cast<int>(i));
+    for (int d = 0; d < rank; ++d) {
+      const int64_t v = d == axis ? offset : 0;
+      if (out.dtype() == DType::kInt32)
+        out.mutable_data<int32_t>()[d] = static_cast<int32_t>(v);
+      else
+        out.mutable_data<int64_t>()[d] = v;
+    }
+    offset += shape[static_cast<size_t>(axis)];
+  }
+  return Status::OK();
 }
 
 Status pack_shape(InferContext& ctx) {
@@ -569,7 +648,7 @@ Status pack_shape(InferContext& ctx) {
 Status pack_kernel(KernelContext& ctx) {
   int rank = ctx.input(0).rank();
   int64_t axis = ctx.attr_int(0) < 0 ? ctx.attr_int(0) + rank + 1 : ctx.attr_int(0);
-  return concat_inputs(ctx, static_cast<int>(axis));
+  return concat_inputs(ctx, ctx.inputs.size(), static_cast<int>(axis));
 }
 
 // ---- Unpack, SplitV: several outputs along one axis; views when the axis is the outermost non-1 dim.
@@ -766,12 +845,25 @@ void transpose_grad(GradContext& c) {
   c.set(0, transpose(c.grad(), std::move(inverse)));
 }
 
-// Each input gets its own piece of dy along the axis; SplitV cuts all pieces in one op.
+// Each value gets its own piece of dy along the axis; SplitV cuts all pieces in one op.
 void concat_grad(GradContext& c) {
-  const int n = c.num_inputs();
+  const int n = c.num_inputs() - 1;  // input n is the axis, which gets no gradient
   const GradTensor dy = c.grad();
+  if (n == 1) {
+    c.set(0, dy);
+    return;
+  }
+  if (c.input(n)->is_symbolic()) {
+    // An axis computed in the graph: the pieces' offsets along it are computed there too.
+    SmallVector<GradTensor, 4> operands{cast(c.input(n), DType::kInt32)};
+    for (int i = 0; i < n; ++i) operands.push_back(shape_of(c.input(i)));
+    const auto offsets =
+        emit("ConcatOffset", std::span<const GradTensor>(operands.data(), operands.size()), {});
+    for (int i = 0; i < n; ++i) c.set(i, emit1("Slice", {dy, offsets[i], operands[i + 1]}));
+    return;
+  }
   int64_t axis;
-  check_ok(normalize_axis(c.attr_int(0), dy.rank(), "ConcatV2", &axis));
+  check_ok(normalize_axis(known_ints(c.input(n), "ConcatV2", "axis")[0], dy.rank(), "ConcatV2", &axis));
   std::vector<int64_t> sizes;
   int unknown = 0;
   for (int i = 0; i < n; ++i) {
@@ -815,10 +907,9 @@ void unpack_grad(GradContext& c) {
 }
 
 void split_v_grad(GradContext& c) {
-  std::vector<GradTensor> dys(c.output_grads.begin(), c.output_grads.end());
-  AttrList attrs;
-  attrs.push_back(known_ints(c.input(2), "SplitV", "axis")[0]);
-  c.set(0, emit("ConcatV2", std::span<const GradTensor>(dys), std::move(attrs))[0]);
+  std::vector<GradTensor> operands(c.output_grads.begin(), c.output_grads.end());
+  operands.push_back(c.input(2));  // the same axis, a constant or computed in the graph
+  c.set(0, emit("ConcatV2", std::span<const GradTensor>(operands), {})[0]);
 }
 
 }  // namespace
@@ -958,15 +1049,29 @@ void register_array_ops(OpRegistry& r) {
       .done(r);
   OpBuilder("ConcatV2")
       .doc("Joins tensors along an existing axis. concat([[1, 2]], [[3, 4]]], axis=0) == [[1, 2], [3, 4]]")
-      .input("values")
+      .input_list("values")
+      .input_shape_like("axis")
       .output("output")
       .type_var(kAllTypes)
-      .attr("axis", AttrType::kInt)
-      .flags(kVariadicInput)
       .shape(&concat_shape)
       .kernel(kAllTypes, &concat_kernel)
       .grad(&concat_grad)
       .batching(BatchingRule::kCustom)
+      .done(r);
+  OpBuilder("ConcatOffset")
+      .doc(
+          "Where each of ConcatV2's values starts in its output, given their shapes. concat_offset(1, [[2, "
+          "3], "
+          "[2, 5]]) == [[0, 0], [0, 3]]")
+      .input_fixed("concat_dim", dtype_bit(DType::kInt32))
+      .input_list("shape")
+      .output("offset")
+      .type_var(kIndexTypes)
+      .flags(kNotDifferentiable)
+      .dispatch_on_input(1)
+      .shape(&concat_offset_shape)
+      .kernel(kIndexTypes, &concat_offset_kernel)
+      .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("Pack")
       .doc("Stacks same-shape tensors along a new axis. stack([[1, 2], [3, 4]], axis=1) == [[1, 3], [2, 4]]")

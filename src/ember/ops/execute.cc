@@ -68,7 +68,7 @@ Status check_inputs(const OpDef& op, std::span<const TensorSpec> inputs) {
                             inputs.size());
   int var_source[2] = {-1, -1};
   for (size_t i = 0; i < inputs.size(); ++i) {
-    const ArgDef& arg = op.inputs[std::min(i, declared - 1)];
+    const ArgDef& arg = op.arg_of(i, inputs.size());
     DType d = inputs[i].dtype;
     if (arg.type.type_var < 0) {
       if (!dtype_in(d, arg.type.allowed))
@@ -83,7 +83,7 @@ Status check_inputs(const OpDef& op, std::span<const TensorSpec> inputs) {
                                 set_names(op.type_vars[var]), ", got ", dtype_name(d));
       var_source[var] = static_cast<int>(i);
     } else if (inputs[var_source[var]].dtype != d) {
-      const ArgDef& first = op.inputs[std::min<size_t>(var_source[var], declared - 1)];
+      const ArgDef& first = op.arg_of(static_cast<size_t>(var_source[var]), inputs.size());
       return invalid_argument(op.name, ": input #", i, " ('", arg.name, "') has dtype ", dtype_name(d),
                               " but input #", var_source[var], " ('", first.name, "') has dtype ",
                               dtype_name(inputs[var_source[var]].dtype),

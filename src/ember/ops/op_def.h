@@ -82,7 +82,7 @@ enum OpFlags : uint32_t {
   kElementwise = 1u << 2,         // output element i depends only on input elements i (fusion)
   kNotDifferentiable = 1u << 3,   // autodiff stops here (integer outputs, comparisons, ...)
   kKernelAllocates = 1u << 4,     // the kernel creates its outputs (views, data-dependent shapes)
-  kVariadicInput = 1u << 5,       // the last declared input repeats (AddN, ConcatV2, Pack)
+  kVariadicInput = 1u << 5,       // one declared input repeats (OpDef::variadic_input: AddN, ConcatV2, Pack)
   kVariadicMayBeEmpty = 1u << 6,  // ... and may repeat zero times (PartitionedCall with no arguments)
   kReadsOnlyShape = 1u << 7,      // the kernel reads its inputs' dtype and shape, never their values
   kReadsResource = 1u << 8,       // reads the variable named by attribute 0 ("resource")
@@ -209,9 +209,17 @@ struct OpDef {
   /// op, which only call it; empty where the wrapper is written by hand because it does more.
   std::string api_name;
   int index = -1;  // position in the registry
+  /// For a kVariadicInput op, the declared input that repeats: the last one (AddN, Pack) or one followed by
+  /// fixed inputs (ConcatV2's `values` before its `axis`, as in TensorFlow). Note [Variadic inputs].
+  int variadic_input = -1;
 
   bool has_flag(OpFlags f) const { return (flags & f) != 0; }
   int attr_index(std::string_view attr_name) const;
+  /// The declared input that actual input `k` of `n` instantiates.
+  size_t declared_index(size_t k, size_t n) const;
+  const ArgDef& arg_of(size_t k, size_t n) const { return inputs[declared_index(k, n)]; }
+  /// How many of `n` actual inputs the variadic list holds (0 for an op without one).
+  size_t num_variadic(size_t n) const;
 };
 
 }  // namespace ember

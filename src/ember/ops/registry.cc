@@ -1,5 +1,6 @@
 #include "ember/ops/registry.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -11,6 +12,27 @@ int OpDef::attr_index(std::string_view attr_name) const {
   for (size_t i = 0; i < attrs.size(); ++i)
     if (attrs[i].name == attr_name) return static_cast<int>(i);
   return -1;
+}
+
+// Note [Variadic inputs]
+// A variadic op's actual inputs are the declared inputs before the list, the list's elements, then the
+// declared inputs after it: ConcatV2(v0, v1, v2, axis) instantiates values x3 then axis. Everything that
+// walks actual inputs (dtype checks, shape-like operands, the Python binding, GraphDef's "N") maps them to
+// declarations through declared_index, so the list need not be last. A rule that reads "the fixed input
+// after the list" finds it counting from the end (ConcatV2's axis is input n - 1).
+size_t OpDef::declared_index(size_t k, size_t n) const {
+  if (variadic_input < 0) return std::min(k, inputs.size() - 1);  // extra inputs: check_inputs says so
+  const size_t v = static_cast<size_t>(variadic_input);
+  const size_t after = inputs.size() - 1 - v;
+  if (k < v) return k;
+  if (k + after >= n) return inputs.size() - (n - k);
+  return v;
+}
+
+size_t OpDef::num_variadic(size_t n) const {
+  if (variadic_input < 0) return 0;
+  const size_t fixed = inputs.size() - 1;
+  return n > fixed ? n - fixed : 0;
 }
 
 OpRegistry& OpRegistry::global() {
@@ -27,6 +49,8 @@ const OpDef& OpRegistry::add(OpDef def) {
     std::fprintf(stderr, "ember: op %s registered twice\n", def.name.c_str());
     std::abort();
   }
+  if (def.has_flag(kVariadicInput) && def.variadic_input < 0 && !def.inputs.empty())
+    def.variadic_input = static_cast<int>(def.inputs.size()) - 1;
   auto owned = std::make_unique<OpDef>(std::move(def));
   owned->index = static_cast<int>(ops_.size());
   OpDef* p = owned.get();

@@ -37,6 +37,14 @@ class OpBuilder {
     def_.inputs.push_back({std::move(name), TypeRule{static_cast<int8_t>(var), 0}});
     return *this;
   }
+  /// A list of inputs of type variable `var` (TensorFlow's `values: N * T`), with the attribute "N"
+  /// implied; fixed inputs may follow it (Note [Variadic inputs]). An op without this declaration that is
+  /// flagged kVariadicInput repeats its last input.
+  OpBuilder& input_list(std::string name, int var = 0) {
+    def_.variadic_input = static_cast<int>(def_.inputs.size());
+    def_.flags |= kVariadicInput;
+    return input(std::move(name), var);
+  }
   OpBuilder& input_fixed(std::string name, DTypeSet allowed) {
     def_.inputs.push_back({std::move(name), TypeRule{-1, allowed}});
     return *this;

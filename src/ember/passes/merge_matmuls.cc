@@ -118,12 +118,15 @@ StatusOr<int> merge_sibling_matmuls(FunctionGraph& fn) {
       rights.push_back(g.node(n).inputs[1]);
       widths.push_back(g.spec(g.node(n).inputs[1]).shape.dim(1));
     }
-    const TensorSpec& right = g.spec(rights[0]);
-    AttrList concat_attrs;
-    concat_attrs.push_back(int64_t{1});
+    const TensorSpec right = g.spec(rights[0]);  // a copy: adding nodes may move the specs
+    // The weights join along their columns; ConcatV2's axis is its last input, a constant here.
+    const int64_t columns[] = {1};
+    auto concat_axis = editor.add_int_constant(columns, Shape(), first.location);
+    if (!concat_axis.ok()) return concat_axis.status();
+    rights.push_back(*concat_axis);
     SmallVector<TensorSpec, 2> concat_spec;
     concat_spec.push_back(TensorSpec{right.dtype, Shape({right.shape.dim(0), width})});
-    int32_t weights = editor.add_node(concat, {rights.data(), rights.size()}, std::move(concat_attrs),
+    int32_t weights = editor.add_node(concat, {rights.data(), rights.size()}, AttrList{},
                                       std::move(concat_spec), first.location, first.name + "/merged_weights");
     // The product keeps the siblings' batch dims and rows; only its columns widen.
     Shape out = first.outputs[0].shape;

@@ -277,8 +277,8 @@ ExecPlan::ExecPlan(const FunctionGraph& fn, bool reuse_memory) : reuse_memory_(r
       // dims taken from its input); the node then resolves its outputs from the actual values each call,
       // so a value that contradicts the inference is the op's error, never a kernel writing to the wrong
       // shape.
-      const size_t declared = std::min(j, node.op->inputs.size() - 1);
-      if (!node.op->inputs.empty() && node.op->inputs[declared].shape_like && constant_of[in.node] == nullptr)
+      if (!node.op->inputs.empty() && node.op->arg_of(j, node.inputs.size()).shape_like &&
+          constant_of[in.node] == nullptr)
         ins.static_specs = false;
     }
     ins.num_inputs = static_cast<int32_t>(node.inputs.size());

@@ -182,7 +182,7 @@ Status TraceContext::intercept(const OpDef& op, std::span<TensorImpl* const> inp
     specs.push_back(TensorSpec{t->dtype(), t->shape()});
     constants.push_back(t->is_symbolic() ? nullptr : t);
     partial_index.push_back(-1);
-    if (t->is_symbolic() && i < op.inputs.size() && op.inputs[i].shape_like) {
+    if (t->is_symbolic() && !op.inputs.empty() && op.arg_of(i, inputs.size()).shape_like) {
       partial_index.back() = static_cast<int>(partials.size());
       partials.push_back(partial_value(fn_->graph, *v));
     }

@@ -100,10 +100,10 @@ TEST(ArrayGrad, ExpandDimsAndSqueeze) {
 }
 
 TEST(ArrayGrad, Concat) {
-  EXPECT_GRADIENT_OK("ConcatV2", {rand({2, 1}, 1), rand({2, 3}, 2), rand({2, 2}, 3)}, {i64(1)});
-  EXPECT_GRADIENT_OK("ConcatV2", {rand({2, 1}, 1), rand({2, 3}, 2)}, {i64(-1)});
-  EXPECT_GRADIENT_OK("ConcatV2", {rand({1, 3}, 1), rand({2, 3}, 2)}, {i64(0)});
-  EXPECT_GRADIENT_OK("ConcatV2", {rand({2, 3}, 1)}, {i64(0)});
+  EXPECT_GRADIENT_OK("ConcatV2", {rand({2, 1}, 1), rand({2, 3}, 2), rand({2, 2}, 3), int32_scalar(1)}, {});
+  EXPECT_GRADIENT_OK("ConcatV2", {rand({2, 1}, 1), rand({2, 3}, 2), int32_scalar(-1)}, {});
+  EXPECT_GRADIENT_OK("ConcatV2", {rand({1, 3}, 1), rand({2, 3}, 2), int32_scalar(0)}, {});
+  EXPECT_GRADIENT_OK("ConcatV2", {rand({2, 3}, 1), int32_scalar(0)}, {});
 }
 
 TEST(ArrayGrad, PackAndUnpack) {
@@ -329,7 +329,7 @@ TEST(ArrayGrad, RulesTrace) {
   EXPECT_TRACED_GRADIENT_OK("Transpose", {rand({2, 3, 4}), int32_vector({2, 0, 1})}, {});
   EXPECT_TRACED_GRADIENT_OK("ExpandDims", {rand({2, 3}), int32_scalar(-1)}, {});
   EXPECT_TRACED_GRADIENT_OK("Squeeze", {rand({1, 3, 1})}, {list({})});
-  EXPECT_TRACED_GRADIENT_OK("ConcatV2", {rand({2, 1}, 1), rand({2, 3}, 2)}, {i64(-1)});
+  EXPECT_TRACED_GRADIENT_OK("ConcatV2", {rand({2, 1}, 1), rand({2, 3}, 2), int32_scalar(-1)}, {});
   EXPECT_TRACED_GRADIENT_OK("Pack", {rand({2, 3}, 1), rand({2, 3}, 2)}, {i64(1)});
   EXPECT_TRACED_GRADIENT_OK("Unpack", {rand({2, 3, 4})}, {i64(4), i64(-1)});
   EXPECT_TRACED_GRADIENT_OK("SplitV", {rand({5, 2}), int32_vector({2, -1}), int32_scalar(0)}, {});
@@ -390,8 +390,9 @@ TEST(ArrayGrad, EveryArrayOpHasARuleOrIsNotDifferentiable) {
                                                    "Fill",         "Tile",
                                                    "BroadcastTo",  "Pad",
                                                    "MirrorPadGrad"};
-  const std::vector<std::string> not_differentiable = {"Shape",     "Size",     "Rank", "Where", "OneHot",
-                                                       "ZerosLike", "OnesLike", "Eye",  "Range", "LinSpace"};
+  const std::vector<std::string> not_differentiable = {"Shape",  "Size",         "Rank",      "Where",
+                                                       "OneHot", "ConcatOffset", "ZerosLike", "OnesLike",
+                                                       "Eye",    "Range",        "LinSpace"};
   for (const auto& name : differentiable) EXPECT_NE(op_def(name).grad, nullptr) << name;
   for (const auto& name : not_differentiable) {
     EXPECT_EQ(op_def(name).grad, nullptr) << name;

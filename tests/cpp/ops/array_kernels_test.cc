@@ -210,6 +210,40 @@ TEST(ArrayConcat, ErrorNamesShapes) {
       "ConcatV2: dimension 1 of input #1 (shape [2,4])");
 }
 
+// TensorFlow's signature: values..., axis (an int32 or int64 scalar tensor).
+TEST(ArrayConcat, AxisIsTheLastInput) {
+  Tensor a = ints_as({1, 2}, {1, 2}, DType::kInt32), b = ints_as({3, 4}, {1, 2}, DType::kInt32);
+  EXPECT_EQ(values(call_op("ConcatV2", {a, b, Tensor(int64_t{-2})})[0]), (Ints{1, 2, 3, 4}));
+  EXPECT_EQ(call_op("ConcatV2", {a, b, ints_as({1}, {}, DType::kInt32)})[0].shape(), Shape({1, 4}));
+  expect_error(
+      [&] {
+        call_op("ConcatV2", {a, b, Tensor(int64_t{2})});
+      },
+      "ConcatV2: axis 2 is out of range for a tensor of rank 2");
+  expect_error(
+      [&] {
+        call_op("ConcatV2", {a, b, ints_as({0, 1}, {2}, DType::kInt32)});
+      },
+      "ConcatV2: axis must be a scalar, got a tensor of shape [2]");
+}
+
+TEST(ArrayConcat, ConcatOffset) {
+  const std::vector<Tensor> offsets =
+      call_op("ConcatOffset", {ints_as({1}, {}, DType::kInt32), ints_as({2, 3}, {2}, DType::kInt64),
+                               ints_as({2, 5}, {2}, DType::kInt64), ints_as({2, 0}, {2}, DType::kInt64)});
+  ASSERT_EQ(offsets.size(), 3u);
+  EXPECT_EQ(offsets[2].dtype(), DType::kInt64);
+  EXPECT_EQ(values(offsets[0]), (Ints{0, 0}));
+  EXPECT_EQ(values(offsets[1]), (Ints{0, 3}));
+  EXPECT_EQ(values(offsets[2]), (Ints{0, 8}));
+  expect_error(
+      [] {
+        call_op("ConcatOffset", {ints_as({0}, {}, DType::kInt32), ints_as({2, 3}, {2}, DType::kInt32),
+                                 ints_as({2, 4}, {2}, DType::kInt32)});
+      },
+      "ConcatOffset: shape #1 is [2,4] but shape #0 is [2,3]; all dimensions except 0 must match");
+}
+
 TEST(ArrayPack, StackAxes) {
   Tensor a = ints_as({1, 2}, {2}, DType::kInt32), b = ints_as({3, 4}, {2}, DType::kInt32);
   EXPECT_EQ(values(stack({a, b})), (Ints{1, 2, 3, 4}));

@@ -107,24 +107,53 @@ TEST(ArrayShapes, ShapeSizeRankIdentity) {
 }
 
 TEST(ArrayShapes, ConcatV2) {
-  INFER_OK("ConcatV2", "[2,3];[4,3]", A(0), "[6,3]");
-  INFER_OK("ConcatV2", "[2,3];[2,5];[2,1]", A(1), "[2,9]");
-  INFER_OK("ConcatV2", "[2,3];[2,5]", A(-1), "[2,8]");
-  INFER_OK("ConcatV2", "[2,3]", A(0), "[2,3]");
-  INFER_OK("ConcatV2", "[?,3];[4,?]", A(0), "[?,3]");
-  INFER_OK("ConcatV2", "[2,?];[?,5]", A(1), "[2,?]");
-  INFER_OK("ConcatV2", "?;[4,3]", A(0), "[?,3]");
-  INFER_OK("ConcatV2", "?;?", A(0), "<unknown>");
-  INFER_OK("ConcatV2", "[2]:int32;[3]:int32", A(0), "[5]:int32");
+  INFER_OK("ConcatV2", "[2,3];[4,3];=0", A(), "[6,3]");
+  INFER_OK("ConcatV2", "[2,3];[2,5];[2,1];=1", A(), "[2,9]");
+  INFER_OK("ConcatV2", "[2,3];[2,5];=-1", A(), "[2,8]");
+  INFER_OK("ConcatV2", "[2,3];[2,5];=-1:int64", A(), "[2,8]");
+  INFER_OK("ConcatV2", "[2,3];=0", A(), "[2,3]");
+  INFER_OK("ConcatV2", "[?,3];[4,?];=0", A(), "[?,3]");
+  INFER_OK("ConcatV2", "[2,?];[?,5];=1", A(), "[2,?]");
+  INFER_OK("ConcatV2", "?;[4,3];=0", A(), "[?,3]");
+  INFER_OK("ConcatV2", "?;?;=0", A(), "<unknown>");
+  INFER_OK("ConcatV2", "[2]:int32;[3]:int32;=0", A(), "[5]:int32");
+}
+
+// The axis computed in the graph: the rank is known, not which dim adds up (one value keeps its shape).
+TEST(ArrayShapes, ConcatV2AxisUnknownWhileTracing) {
+  INFER_OK("ConcatV2", "[2,3];[2,5];[]:int32", A(), "[?,?]");
+  INFER_OK("ConcatV2", "[2,3];?;[]:int64", A(), "[?,?]");
+  INFER_OK("ConcatV2", "[2,3];[]:int32", A(), "[2,3]");
+  INFER_OK("ConcatV2", "?;?;[]:int32", A(), "<unknown>");
+  INFER_OK("ConcatV2", "[2,3];[2,5];?:int32", A(), "[?,?]");
+  INFER_ERROR("ConcatV2", "[2,3];[2];[]:int32", A(), "same rank");
+  INFER_ERROR("ConcatV2", "[];[];[]:int32", A(), "cannot concatenate scalars");
 }
 
 TEST(ArrayShapes, ConcatV2Errors) {
-  INFER_ERROR("ConcatV2", "[2,3];[2,4]", A(0), "dimension 1 of input #1 (shape [2,4]) is 4 but input #0");
-  INFER_ERROR("ConcatV2", "[2,3];[2]", A(0), "same rank");
-  INFER_ERROR("ConcatV2", "[];[]", A(0), "cannot concatenate scalars");
-  INFER_ERROR("ConcatV2", "[2];[2]", A(1), "axis 1 is out of range");
-  INFER_ERROR("ConcatV2", "[2]:float32;[2]:int32", A(0), "does not promote");
-  INFER_ERROR("ConcatV2", "", A(0), "at least 1 input");
+  INFER_ERROR("ConcatV2", "[2,3];[2,4];=0", A(), "dimension 1 of input #1 (shape [2,4]) is 4 but input #0");
+  INFER_ERROR("ConcatV2", "[2,3];[2];=0", A(), "same rank");
+  INFER_ERROR("ConcatV2", "[];[];=0", A(), "cannot concatenate scalars");
+  INFER_ERROR("ConcatV2", "[2];[2];=1", A(), "axis 1 is out of range");
+  INFER_ERROR("ConcatV2", "[2];[2];=-2", A(), "axis -2 is out of range");
+  INFER_ERROR("ConcatV2", "[2]:float32;[2]:int32;=0", A(), "does not promote");
+  INFER_ERROR("ConcatV2", "[2];[2];=[0]", A(), "ConcatV2: axis must be a scalar, got a tensor of shape [1]");
+  INFER_ERROR("ConcatV2", "[2];[2];[]:float32", A(),
+              "ConcatV2: input 'axis' must have a dtype in {int32, int64}");
+  INFER_ERROR("ConcatV2", "=0", A(), "at least 2 input(s), got 1");
+}
+
+TEST(ArrayShapes, ConcatOffset) {
+  INFER_OK("ConcatOffset", "=1;[3]:int32;[3]:int32;[3]:int32", A(), "[3]:int32;[3]:int32;[3]:int32");
+  INFER_OK("ConcatOffset", "[]:int32;[?]:int64;[2]:int64", A(), "[2]:int64;[2]:int64");
+  INFER_OK("ConcatOffset", "[]:int32;?:int32;?:int32", A(), "[?]:int32;[?]:int32");
+  INFER_ERROR("ConcatOffset", "=1;[3]:int32", A(), "expected at least 2 shapes, got 1");
+  INFER_ERROR("ConcatOffset", "=1;[3]:int32;[2]:int32", A(), "shape #1 has 2 elements but shape #0 has 3");
+  INFER_ERROR("ConcatOffset", "=[1];[3]:int32;[3]:int32", A(), "concat_dim must be a scalar");
+  INFER_ERROR("ConcatOffset", "=1;[3,1]:int32;[3]:int32", A(), "shape #0 must be a vector");
+  INFER_ERROR("ConcatOffset", "=1;[3]:int32;[3]:int64", A(), "does not promote");
+  INFER_ERROR("ConcatOffset", "=1:int64;[3]:int32;[3]:int32", A(),
+              "'concat_dim' must have a dtype in {int32}");
 }
 
 TEST(ArrayShapes, Pack) {

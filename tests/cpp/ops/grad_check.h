@@ -125,10 +125,10 @@ inline ::testing::AssertionResult gradient_ok(const std::string& name, std::vect
     return ::testing::AssertionFailure() << name << "'s gradient rule failed: " << e.what();
   }
   // Shape-like operands (shapes, axes, multiples) are int tensors: they get no gradient, as in TensorFlow.
-  for (size_t i = 0; i < inputs.size() && i < op.inputs.size(); ++i)
-    if (op.inputs[i].shape_like && input_grads[i])
-      return ::testing::AssertionFailure()
-             << name << ": shape-like input " << i << " ('" << op.inputs[i].name << "') got a gradient";
+  for (size_t i = 0; i < inputs.size() && !op.inputs.empty(); ++i)
+    if (op.arg_of(i, inputs.size()).shape_like && input_grads[i])
+      return ::testing::AssertionFailure() << name << ": shape-like input " << i << " ('"
+                                           << op.arg_of(i, inputs.size()).name << "') got a gradient";
   const double h = 1e-6;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i]->dtype() != DType::kFloat64) continue;  // int operands: nothing to differentiate

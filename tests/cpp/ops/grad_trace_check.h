@@ -53,8 +53,8 @@ inline ::testing::AssertionResult traced_gradient_ok(const std::string& name, st
   std::vector<size_t> with_grad;
   // Inputs passed by value rather than as arguments: the op's shape-like operands, by default.
   std::vector<bool> by_value(inputs.size(), false), shape_like(inputs.size(), false);
-  for (size_t i = 0; i < inputs.size() && i < op.inputs.size(); ++i) {
-    shape_like[i] = op.inputs[i].shape_like;
+  for (size_t i = 0; i < inputs.size() && !op.inputs.empty(); ++i) {
+    shape_like[i] = op.arg_of(i, inputs.size()).shape_like;
     by_value[i] = shape_like[i] && !mode.shape_operands_as_arguments;
   }
   auto traced_shape = [&](const Shape& s, bool keep) {

@@ -329,6 +329,17 @@ TEST(RunTimeShapeGradients, ReductionsWithAxesComputedInTheGraph) {
   }
 }
 
+// ConcatV2's axis computed in the graph: its rule slices dy at offsets ConcatOffset computes at run time.
+TEST(RunTimeShapeGradients, ConcatWithAnAxisComputedInTheGraph) {
+  for (const TraceMode& mode : {kShapeArgs, kUnknownDims, kBoth}) {
+    SCOPED_TRACE(::testing::Message() << mode.shape_operands_as_arguments << mode.unknown_dims);
+    EXPECT_TRACED_GRADIENT_OK("ConcatV2",
+                              {rand({2, 1}, 1), rand({2, 3}, 2), rand({2, 2}, 3), int32_scalar(1)}, {}, mode);
+    EXPECT_TRACED_GRADIENT_OK("ConcatV2", {rand({1, 3}, 1), rand({2, 3}, 2), int32_scalar(-2)}, {}, mode);
+    EXPECT_TRACED_GRADIENT_OK("ConcatV2", {rand({2, 3}, 1), int32_scalar(0)}, {}, mode);
+  }
+}
+
 // Tile's rule reads the multiples from the graph when they are not known while tracing.
 TEST(RunTimeShapeGradients, TileWithMultiplesComputedInTheGraph) {
   for (const TraceMode& mode : {kShapeArgs, kUnknownDims, kBoth}) {
