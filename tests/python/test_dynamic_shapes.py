@@ -207,3 +207,36 @@ def test_concat_offset_errors_name_the_op():
         op(tf.constant(1), [tf.constant([2, 3, 4]), tf.constant([2, 5])])
     with pytest.raises(tf.errors.InvalidArgumentError, match="ConcatOffset: expected at least 2 shapes"):
         op(tf.constant(1), [tf.constant([2, 3, 4])])
+
+
+@pytest.mark.parametrize("axis", [1, -1, 0, 2])
+def test_gather_gradient_with_an_axis_computed_in_the_graph_matches_tensorflow(axis):
+    params = np.arange(24, dtype=np.float32).reshape(2, 4, 3)
+    indices = np.array([1, 0, 1], np.int32)
+    grads = {}
+    for lib in (tf, real_tf):
+        @lib.function(input_signature=[lib.TensorSpec([None, None, 3]), lib.TensorSpec([None], lib.int32),
+                                       lib.TensorSpec([], lib.int32)])
+        def g(p, i, a):
+            with lib.GradientTape() as tape:
+                tape.watch(p)
+                y = lib.gather(p, i, axis=a)
+                loss = lib.reduce_sum(y * y)
+            return tape.gradient(loss, p)
+
+        grads[lib] = g(params, indices, axis).numpy()
+    np.testing.assert_array_equal(grads[tf], grads[real_tf])
+
+
+def test_fill_gradient_with_dims_of_unknown_length_matches_tensorflow():
+    out = {}
+    for lib in (tf, real_tf):
+        @lib.function(input_signature=[lib.TensorSpec([None], lib.int32), lib.TensorSpec([])])
+        def f(dims, v):
+            with lib.GradientTape() as tape:
+                tape.watch(v)
+                loss = lib.reduce_sum(lib.fill(dims, v) * 3.0)
+            return tape.gradient(loss, v)
+
+        out[lib] = [float(f(np.array(d, np.int32), 1.5)) for d in ([2, 3, 4], [5], [])]
+    assert out[tf] == out[real_tf] == [72.0, 15.0, 3.0]

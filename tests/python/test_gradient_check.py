@@ -27,9 +27,9 @@ OVERRIDES = {
     "Elu": ([F - 0.45], []),
 }
 # The unknown-dims check also passes every int operand (axes, perms, shapes, ...) as an argument of the
-# function, so gradient rules meet them as values computed in the graph; except for these rules, which still
-# need them known while tracing (issue 13 lists them as not yet done).
-INT_OPERANDS_KNOWN_WHILE_TRACING = {"Fill", "GatherV2"}
+# function, so gradient rules meet them as values computed in the graph. A rule that needs one known while
+# tracing would be listed here, as not done; none does.
+INT_OPERANDS_KNOWN_WHILE_TRACING = set()
 # Graph-only or stateful ops whose gradients are tested elsewhere (functions, variables).
 SPECIAL = {"PartitionedCall", "ReadVariableOp"}
 

@@ -507,9 +507,11 @@ std::vector<int64_t> all_axes(int rank) {
 }
 
 void fill_grad(GradContext& c) {
-  if (!c.grad().shape().rank_known())
-    check_ok(make_error(Code::kUnimplemented, "Fill: the gradient needs the output's rank"));
-  c.set(1, sum(c.grad(), all_axes(c.grad().rank()), false));
+  if (c.grad().shape().rank_known()) return c.set(1, sum(c.grad(), all_axes(c.grad().rank()), false));
+  // dims computed in the graph, of a length unknown while tracing: sum over every axis counted at run time.
+  const GradTensor axes =
+      emit1("Range", {scalar(0, DType::kInt32), emit1("Rank", {c.grad()}), scalar(1, DType::kInt32)});
+  c.set(1, emit1("Sum", {c.grad(), axes}));
 }
 
 // dy viewed as [m0, d0, m1, d1, ...] summed over the multiples' axes; dims tiled once are not split.

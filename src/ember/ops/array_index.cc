@@ -704,17 +704,16 @@ void strided_slice_grad_grad(GradContext& c) {
   c.set(4, emit1("StridedSlice", {c.grad(), c.input(1), c.input(2), c.input(3)}, std::move(attrs)));
 }
 
-// The gather gradient with shapes read at run time (unknown dims while tracing); see Note [Gather gradient].
-void dynamic_gather_grad(GradContext& c, const GatherDims& g) {
+// The gather gradient from sizes computed in the graph (see Note [Gather gradient]): `groups` rows of
+// params before the axis (`batch` of them in the batch dims), `axis_dim` along it, `inner` elements after
+// it, `n` indices per batch; `offset_rows` false when every row is in one group (axis 0, nothing before).
+void gather_grad_from_sizes(GradContext& c, const GradTensor& groups, const GradTensor& axis_dim,
+                            const GradTensor& inner, const GradTensor& n, const GradTensor& batch,
+                            bool offset_rows) {
   const GradTensor params = c.input(0), indices = c.input(1);
-  const int pr = params.rank(), ir = indices.rank();
-  const int bd = static_cast<int>(g.batch_dims), axis = static_cast<int>(g.axis);
-  const GradTensor groups = dims_product(params, 0, axis), axis_dim = dims_product(params, axis, axis + 1);
-  const GradTensor inner = dims_product(params, axis + 1, pr), n = dims_product(indices, bd, ir);
   const int64_t flat[] = {-1};
   GradTensor ids = reshape_to(cast(indices, DType::kInt64), int_vector(flat));
-  if (axis > 0) {
-    const GradTensor batch = dims_product(params, 0, bd);
+  if (offset_rows) {
     const GradTensor range =
         emit1("Range", {scalar(0, DType::kInt64), cast(groups, DType::kInt64), scalar(1, DType::kInt64)});
     const GradTensor first_rows =
@@ -730,6 +729,39 @@ void dynamic_gather_grad(GradContext& c, const GatherDims& g) {
   c.set(0, reshape_to(rows, shape_of(params)));
 }
 
+// The gather gradient with shapes read at run time (unknown dims while tracing).
+void dynamic_gather_grad(GradContext& c, const GatherDims& g) {
+  const GradTensor params = c.input(0), indices = c.input(1);
+  const int pr = params.rank(), ir = indices.rank();
+  const int bd = static_cast<int>(g.batch_dims), axis = static_cast<int>(g.axis);
+  gather_grad_from_sizes(c, dims_product(params, 0, axis), dims_product(params, axis, axis + 1),
+                         dims_product(params, axis + 1, pr), dims_product(indices, bd, ir),
+                         dims_product(params, 0, bd), axis > 0);
+}
+
+// The product of x's dims in [lo, hi), with lo and hi int32 scalars computed in the graph.
+GradTensor dims_product_between(const GradTensor& x, const GradTensor& lo, const GradTensor& hi) {
+  const int64_t one[] = {1}, first_axis[] = {0};
+  const GradTensor dims =
+      emit1("Slice", {shape_of(x), reshape_to(lo, int_vector(one)), reshape_to(hi - lo, int_vector(one))});
+  return emit1("Prod", {dims, int_vector(first_axis)});
+}
+
+// The gather gradient when the axis itself is computed in the graph: the sizes around it are products of
+// slices of params' shape at the (normalised) axis. The forward op has already checked the axis's range.
+void computed_axis_gather_grad(GradContext& c) {
+  const GradTensor params = c.input(0), indices = c.input(1);
+  const int pr = params.rank(), ir = indices.rank();
+  int bd = static_cast<int>(c.attr_int(0));
+  if (bd < 0) bd += ir;
+  const GradTensor rank = scalar(pr, DType::kInt32), one = scalar(1, DType::kInt32);
+  const GradTensor axis = binary("FloorMod", cast(c.input(2), DType::kInt32), rank);
+  gather_grad_from_sizes(c, dims_product_between(params, scalar(0, DType::kInt32), axis),
+                         dims_product_between(params, axis, axis + one),
+                         dims_product_between(params, axis + one, rank), dims_product(indices, bd, ir),
+                         dims_product(params, 0, bd), /*offset_rows=*/true);
+}
+
 // Note [Gather gradient]: with params collapsed to [batch, outer, axis_dim, inner] and indices to
 // [batch, n], dy is [batch, outer, n, inner], and row (b, o, j) of dy belongs to row
 // (b, o, indices[b, j]) of params. Numbering the params rows (b * outer + o) * axis_dim + index makes
@@ -740,11 +772,13 @@ void gather_grad(GradContext& c) {
     if (!c.input(0).shape().rank_known() || !indices.shape().rank_known())
       check_ok(
           make_error(Code::kUnimplemented, "GatherV2: the gradient needs the ranks of params and indices"));
+    if (c.input(2)->is_symbolic()) return computed_axis_gather_grad(c);
     GatherDims g;
     check_ok(gather_dims(c.input(0).rank(), indices.rank(), known_ints(c.input(2), "GatherV2", "axis")[0],
                          c.attr_int(0), &g));
     return dynamic_gather_grad(c, g);
   }
+  if (c.input(2)->is_symbolic()) return computed_axis_gather_grad(c);
   const std::vector<int64_t> pd = c.input(0).shape().dim_vector(), id = indices.shape().dim_vector();
   GatherDims g;
   check_ok(gather_dims(static_cast<int>(pd.size()), static_cast<int>(id.size()),
