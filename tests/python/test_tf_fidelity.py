@@ -260,6 +260,12 @@ CONVERSIONS = {
     "where(True, 1, 2.)": lambda tf: tf.where(True, 1, 2.),
     "pow(2, 0.5)": lambda tf: tf.pow(2, 0.5),
     "float_tensor > 1": lambda tf: tf.constant(2.0) > 1,
+    "concat([[1], [1.5]])": lambda tf: tf.concat([[1], [1.5]], 0),
+    "concat([[1.5], [1]])": lambda tf: tf.concat([[1.5], [1]], 0),
+    "concat([float_tensor, [2]])": lambda tf: tf.concat([tf.constant([1.0]), [2]], 0),
+    "concat([[2], float_tensor])": lambda tf: tf.concat([[2], tf.constant([1.0])], 0),
+    "int_tensor + [1.5]": lambda tf: tf.constant([1]) + [1.5],
+    "concat([int_tensor, [1.5]])": lambda tf: tf.concat([tf.constant([1]), [1.5]], 0),
 }
 
 

@@ -10,6 +10,15 @@ _SYMBOLIC_VALUE_MESSAGE = ("a symbolic tensor (inside ember.function) has no val
                            "function to get its value")
 
 
+class _SymbolicNumpyError(AttributeError, TypeError):
+    """``.numpy()`` of a graph tensor: an AttributeError, as TensorFlow's (``hasattr(t, "numpy")`` is False
+    inside a function), and a TypeError, as ember's other reads of a value a graph tensor lacks are."""
+
+
+class _SymbolicArrayError(NotImplementedError, TypeError):
+    """NumPy conversion of a graph tensor: TensorFlow's NotImplementedError, and a TypeError as above."""
+
+
 class Tensor(_C.TensorBase):
     """An immutable multi-dimensional array, computed eagerly.
 
@@ -40,7 +49,7 @@ class Tensor(_C.TensorBase):
         """A NumPy copy of the value (a NumPy scalar for rank 0). A symbolic tensor has no ``numpy``
         (AttributeError, as TensorFlow's graph tensors), so ``hasattr(t, "numpy")`` tells the two apart."""
         if self._is_symbolic:
-            raise AttributeError(f"'Tensor' object has no attribute 'numpy': {_SYMBOLIC_VALUE_MESSAGE}")
+            raise _SymbolicNumpyError(f"'Tensor' object has no attribute 'numpy': {_SYMBOLIC_VALUE_MESSAGE}")
         return self._numpy
 
     def _numpy(self):
@@ -57,7 +66,7 @@ class Tensor(_C.TensorBase):
 
     def __array__(self, dtype=None, copy=None):
         if self._is_symbolic:  # TensorFlow's class for this: NumPy code catches it
-            raise NotImplementedError(f"Cannot convert a symbolic ember.Tensor to a NumPy array: "
+            raise _SymbolicArrayError(f"Cannot convert a symbolic ember.Tensor to a NumPy array: "
                                       f"{_SYMBOLIC_VALUE_MESSAGE}")
         array = self._as_array()
         if dtype is not None and np.dtype(dtype) != array.dtype:
@@ -337,9 +346,12 @@ def _first_tensor_dtype(value):
 
 
 def _convert_for_c(value, hint_enum):
-    """Called from C for values that are not Python scalars: hint_enum is the other operand's dtype."""
+    """Called from C for values that are not Python scalars: hint_enum is the dtype of the operand that
+    shares this one's type (a tensor, or the first operand), adopted where the value converts to it (a
+    list of floats stays float and the op reports the mismatch, as TensorFlow's eager binary ops do)."""
+    hint = None if hint_enum is None else dtypes.ALL[hint_enum]
     try:
-        return convert_to_tensor(value, dtype_hint=None if hint_enum is None else dtypes.ALL[hint_enum])
+        return convert_to_tensor(value, dtype_hint=hint)
     except ValueError as e:
         raise TypeError(str(e)) from None
 

@@ -221,7 +221,28 @@ def concat(values, axis, name="concat"):
         return identity(values[0])
     if not values:
         raise _invalid("ConcatV2", "expected a non-empty list of tensors to concatenate, got []")
-    return _ConcatV2(list(values), axis)
+    return _ConcatV2(_convert_list(values), axis)
+
+
+def _convert_list(values):
+    """A list input's Python values converted as TensorFlow's op library converts them: to the dtype of the
+    first tensor, else of the first value, and strictly (a list of floats into int32 is a TypeError)."""
+    if all(isinstance(v, Tensor) for v in values):
+        return list(values)
+    dtype = next((v.dtype for v in values if isinstance(v, Tensor) or getattr(v, "_ember_variable", False)),
+                 None)
+    out = []
+    for v in values:
+        if isinstance(v, Tensor):
+            out.append(v)
+        elif dtype is None:
+            out.append(convert_to_tensor(v))
+            dtype = out[-1].dtype
+        elif getattr(v, "_ember_variable", False):
+            out.append(v)
+        else:
+            out.append(convert_to_tensor(v, dtype=dtype))
+    return out
 
 
 def stack(values, axis=0, name="stack"):
