@@ -190,8 +190,8 @@ def batch_jacobian(tape, target, source, unconnected_gradients, use_pfor):
     (g,) = _gradients(tape, target, [source], seeds, use_pfor)  # [per_example, b, x...]
     tape._used = True
     if g is None:
-        if not _unconnected_as_zeros(unconnected_gradients):
-            return None
+        # TensorFlow's batch_jacobian gives zeros for an unconnected source whatever unconnected_gradients
+        # says (its jacobian gives None): followed, since code indexes the result.
         from ember.ops.array_ops import zeros
 
         return zeros([batch] + tdims[1:] + sdims[1:], source.dtype)
@@ -223,9 +223,7 @@ def _dynamic_batch_jacobian(tape, target, source, unconnected_gradients, use_pfo
     (g,) = _gradients(tape, target, [source], seeds, use_pfor)  # [per_example, b, x...]
     tape._used = True
     shape = array_ops.concat([target_shape, array_ops.shape(source)[1:]], 0)
-    if g is None:
-        if not _unconnected_as_zeros(unconnected_gradients):
-            return None
+    if g is None:  # zeros whatever unconnected_gradients says, as TensorFlow's (see batch_jacobian)
         return array_ops.zeros(shape, source.dtype)
     g = _Transpose(g, [1, 0] + list(range(2, len(sdims) + 1)))  # [b, per_example, x...]
     return array_ops.reshape(g, shape)

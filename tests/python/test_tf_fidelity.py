@@ -205,8 +205,27 @@ def _batch_jacobian_needs_one_batch(tf):
     return t.batch_jacobian(y, x)
 
 
-@pytest.mark.parametrize("case", [_gradient_of_a_variable_by_itself, _batch_jacobian_needs_one_batch],
-                         ids=lambda c: c.__name__)
+def _jacobians_of_a_small_model(tf):
+    out = []
+    for use_pfor in (True, False):
+        x = tf.constant([[1.0, -2.0, 3.0], [0.5, 1.0, -1.0]])
+        w = tf.Variable([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+        z = tf.ones((2, 4))
+        with tf.GradientTape(persistent=True) as t:
+            t.watch([x, z])
+            y = tf.nn.relu(tf.matmul(x, w)) * 2.0
+        out += [t.jacobian(y, x, experimental_use_pfor=use_pfor),
+                t.jacobian(y, w, experimental_use_pfor=use_pfor),
+                t.batch_jacobian(y, x, experimental_use_pfor=use_pfor),
+                t.jacobian(y, z, experimental_use_pfor=use_pfor),
+                t.jacobian(y, z, unconnected_gradients="zero", experimental_use_pfor=use_pfor),
+                t.batch_jacobian(y, z, experimental_use_pfor=use_pfor),
+                t.batch_jacobian(y, z, unconnected_gradients="zero", experimental_use_pfor=use_pfor)]
+    return out
+
+
+@pytest.mark.parametrize("case", [_gradient_of_a_variable_by_itself, _batch_jacobian_needs_one_batch,
+                                  _jacobians_of_a_small_model], ids=lambda c: c.__name__)
 def test_autodiff_follows_tensorflow(case):
     _same(case)
 
