@@ -339,3 +339,28 @@ def _non_persistent_tape_inside_its_block(tf):
                          ids=lambda c: c.__name__)
 def test_gradients_inside_the_tape_block(case):
     _same(case)
+
+
+# ---- printed output: str() of tensors and tf.print's layout
+def _printed_values(lib):
+    return [lib.constant([1, 2]), lib.constant(3.5), lib.constant([[1.5, 2.0], [3.0, 4.25]]),
+            lib.constant([True, False]), lib.zeros([0, 3]), lib.range(20),
+            lib.constant(np.arange(12, dtype=np.float64).reshape(2, 2, 3)),
+            lib.reshape(lib.range(64), [4, 2, 2, 4])]
+
+
+def test_str_of_tensors_prints_as_tensorflow():
+    assert [str(t) for t in _printed_values(ember)] == [str(t) for t in _printed_values(tensorflow)]
+
+
+def test_print_lays_out_tensors_as_tensorflow(tmp_path):
+    texts = {}
+    for name, lib in LIBS.items():
+        path = f"file://{tmp_path / name}"
+        for value in _printed_values(lib) + ["text", 3, [1, 2]]:
+            lib.print(value, output_stream=path)
+        for summarize in (1, 2):
+            lib.print(lib.reshape(lib.range(64), [4, 2, 2, 4]), summarize=summarize, output_stream=path)
+        lib.print("a", "b", sep="-", end="!\n", output_stream=path)
+        texts[name] = (tmp_path / name).read_text()
+    assert texts["ember"] == texts["tensorflow"]

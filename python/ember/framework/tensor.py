@@ -103,7 +103,10 @@ class Tensor(_C.TensorBase):
     def __str__(self):
         if self._is_symbolic:
             return f"Tensor(\"{_C.symbolic_name(self)}\", shape={self.shape}, dtype={self.dtype.name})"
-        return f"tf.Tensor({np.array2string(self.numpy()) if self.ndim else self.numpy()}, shape={self._shape_str()}, dtype={self.dtype.name})"
+        body = np.array2string(self.numpy()) if self.ndim else str(self.numpy())
+        if "\n" in body:
+            body = "\n" + body  # TensorFlow starts a multi-line value on its own line
+        return f"tf.Tensor({body}, shape={self._shape_str()}, dtype={self.dtype.name})"
 
     def _shape_str(self):
         shape = self._shape_tuple

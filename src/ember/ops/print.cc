@@ -39,13 +39,19 @@ void format_tensor(std::ostringstream& os, const TensorImpl& t, int64_t summariz
       os << "[";
       int64_t n = shape.dim(dim);
       bool elide = summarize >= 0 && n > 2 * summarize;
+      // As NumPy (and TensorFlow): blocks of rank k are separated by k - 1 blank lines; an elision is "..."
+      // between two separators.
+      const std::string separator =
+          dim + 1 == shape.rank()
+              ? std::string(" ")
+              : std::string(static_cast<size_t>(shape.rank() - dim - 1), '\n') + std::string(dim + 1, ' ');
       for (int64_t i = 0; i < n; ++i) {
         if (elide && i == summarize) {
-          os << (dim + 1 == shape.rank() ? "... " : "...\n" + std::string(dim + 1, ' '));
+          os << "..." << separator;
           i = n - summarize;
         }
         self(self, dim + 1, offset + i * strides[dim]);
-        if (i + 1 < n) os << (dim + 1 == shape.rank() ? " " : "\n" + std::string(dim + 1, ' '));
+        if (i + 1 < n) os << separator;
       }
       os << "]";
     };
