@@ -2,7 +2,6 @@
 dimensions]): jacobian and batch_jacobian inside an ember.function traced with x: [None, k] run as one
 vectorised backward pass (jacobians.stats counts no fallback and one backward pass per trace) and agree with
 TensorFlow's GradientTape for two batch sizes through one trace; the same functions eagerly."""
-import contextlib
 import types
 
 import numpy as np
@@ -37,13 +36,7 @@ CASES = {
 }
 
 
-@contextlib.contextmanager
-def counted():
-    before = dict(jacobians.stats)
-    delta = {}
-    yield delta
-    for key in ("vectorized", "fallback", "backward_passes"):
-        delta[key] = jacobians.stats[key] - before.get(key, 0)
+counted = test_jacobian_pfor.counted
 
 
 def with_module(fn, module):
