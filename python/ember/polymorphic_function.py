@@ -368,7 +368,7 @@ class Function(_C.FunctionBase):
         if general is not None:
             self._cache.move_to_end(general)
             return self._cache[general], tensors
-        concrete = self._trace(values, names, key)
+        concrete = self._trace(values, names, key, tensors)
         return concrete, tensors
     def _apply_signature(self, values, names):
         sig = self._input_signature
@@ -431,7 +431,7 @@ class Function(_C.FunctionBase):
                 relaxed = joined
         return relaxed
 
-    def _trace(self, values, names, key):
+    def _trace(self, values, names, key, tensors):
         self._tracing_count += 1
         if self._last_key is not None and self._input_signature is None:
             self._retraces += 1
@@ -447,7 +447,7 @@ class Function(_C.FunctionBase):
         owner = self._creation_owner
         first = not owner._traced_any
         owner._traced_any = True
-        concrete, created = self._trace_with_creation_rule(values, names, key, allowed=first)
+        concrete, created = self._trace_with_creation_rule(values, names, key, allowed=first, tensors=tensors)
         if created:
             # It created variables: trace again, now reading them; that trace must create none.
             self._tracing_count += 1
@@ -459,20 +459,39 @@ class Function(_C.FunctionBase):
             self._cache.popitem(last=False)
         return concrete
 
-    def _trace_with_creation_rule(self, values, names, key, allowed):
-        policy = variable_creation.CreationPolicy(self._name, allowed)
+    def _trace_with_creation_rule(self, values, names, key, allowed, tensors=()):
+        from_specs = any(isinstance(v, _PlaceholderMarker) for v in nest.flatten(values))
+        if not from_specs and any(t._is_symbolic for t in tensors):
+            from_specs = True  # called inside another trace: its arguments have no values either
+        policy = variable_creation.CreationPolicy(self._name, allowed, from_specs)
         variable_creation.push(policy)
         try:
             concrete = trace_function(self._python_function, self._name, values, names, key,
-                                      signature=self._signature)
+                                      signature=self._signature,
+                                      extra_outputs=lambda: [value for _, value in policy.deferred])
         finally:
             variable_creation.pop()
+        if policy.deferred:
+            _initialize_deferred(concrete, policy.deferred, tensors)
         if policy.created:
             concrete._created_variables = policy.created  # the graph reads them: keep them alive
         return concrete, policy.created
 
     def __repr__(self):
         return f"<ember.function {self._name}>"
+
+
+def _initialize_deferred(concrete, deferred, tensors):
+    """Assigns the variables created from the function's inputs on its first trace their initial values,
+    each computed from the call's tensors by the first trace's graph pruned to that value (so none of the
+    trace's other ops, its side effects, run), in creation order, so that a value computed from an earlier
+    such variable sees its initial value."""
+    outputs = concrete.outputs[len(concrete.outputs) - len(deferred):]
+    feeds = concrete.inputs[:concrete._gf.num_user_args]
+    fed = {feed.name: tensor for feed, tensor in zip(feeds, tensors)}
+    for (variable, _), output in zip(deferred, outputs):
+        value = fed.get(output.name)  # the argument itself (prune computes only what lies past its feeds)
+        variable.assign(value if value is not None else concrete.prune(feeds, [output])(*tensors))
 
 
 def _weakly_bound(python_function, instance):
@@ -591,9 +610,12 @@ class _NotRelaxable(Exception):
     pass
 
 
-def trace_function(python_function, name, values, names, key, auto_control_deps=True, signature=None):
+def trace_function(python_function, name, values, names, key, auto_control_deps=True, signature=None,
+                   extra_outputs=None):
     """Traces ``python_function`` on placeholders made from the tensor leaves of ``key``; ``signature`` (the
-    Python function's, when known) gives the parameters' kinds for the trace's printed signature."""
+    Python function's, when known) gives the parameters' kinds for the trace's printed signature.
+    ``extra_outputs`` (called after the Python function ran) gives tensors of the trace that the graph
+    returns after the function's results (the template does not cover them)."""
     trace = _C.Trace(name, auto_control_deps)
     tensor_leaves = []
     _leaves_of(key[0], tensor_leaves)
@@ -630,6 +652,8 @@ def trace_function(python_function, name, values, names, key, auto_control_deps=
         else:
             result_tensors.append(v)
             template.append(_RESULT)
+    if extra_outputs is not None:
+        result_tensors += extra_outputs()
     graph_function = trace.finish(result_tensors)
     input_specs = [TensorSpec(l.shape, dtypes.ALL[l.dtype], n) for l, n in zip(tensor_leaves, leaf_names)]
     concrete = ConcreteFunction(graph_function, output, template, input_specs, name)

@@ -308,3 +308,115 @@ def _non_persistent_tape_inside_its_block(tf):
                          ids=lambda c: c.__name__)
 def test_gradients_inside_the_tape_block(case):
     _same(case)
+
+
+# ---- 2. a variable created on the first call may be initialized from the function's input
+def _variable_from_input(tf):
+    class Scaled(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.v = None
+
+        @tf.function
+        def add(self, x):
+            if self.v is None:
+                self.v = tf.Variable(2.0 * x)
+            self.v.assign_add(x)
+            return self.v.read_value()
+
+    m = Scaled()
+    out = [m.add(tf.constant([1.0, 2.0])), m.add(tf.constant([1.0, 2.0]))]
+    return out, m.v.shape.as_list(), m.add.experimental_get_tracing_count()
+
+
+def _initializing_runs_no_side_effect_of_the_first_trace(tf):
+    counter = tf.Variable(0.0)
+    made = []
+
+    @tf.function
+    def f(x):
+        counter.assign_add(1.0)
+        if not made:
+            made.append(tf.Variable(x * 3.0))
+        made[0].assign_add(x)
+        return made[0] + counter
+
+    return f(tf.constant(2.0)), counter, made[0], f(tf.constant(1.0)), f.experimental_get_tracing_count()
+
+
+def _variable_initialized_from_an_earlier_one(tf):
+    made = []
+
+    @tf.function
+    def f(x):
+        if not made:
+            made.append(tf.Variable(x))
+            made.append(tf.Variable(made[0] * 2.0))
+        return made[1].read_value()
+
+    return f(tf.constant(3.0)), made[0]
+
+
+@pytest.mark.parametrize("case", [_variable_from_input, _initializing_runs_no_side_effect_of_the_first_trace,
+                                  _variable_initialized_from_an_earlier_one])
+def test_variable_initialized_from_the_functions_input(case):
+    _same(case)
+
+
+def test_variable_from_input_traced_from_specs_only_says_why_it_cannot():
+    made = []
+
+    @ember.function
+    def f(x):
+        if not made:
+            made.append(ember.Variable(2.0 * x))
+        return made[0].read_value()
+
+    with pytest.raises(ValueError, match="without values for its inputs"):
+        f.get_concrete_function(ember.TensorSpec([2], ember.float32))
+
+
+def test_variable_from_input_of_unknown_shape_says_why_it_cannot():
+    # TensorFlow initializes such a variable conditionally inside the graph; ember creates it during the
+    # first trace and needs its shape (noted in docs/architecture.md).
+    made = []
+
+    @ember.function(input_signature=[ember.TensorSpec([None], ember.float32)])
+    def f(x):
+        if not made:
+            made.append(ember.Variable(2.0 * x))
+        return made[0].read_value()
+
+    with pytest.raises(ValueError, match=r"shape \(None,\) is not fully known"):
+        f(ember.constant([1.0, 2.0]))
+
+
+def test_variable_from_input_inside_another_trace_says_why_it_cannot():
+    made = []
+
+    @ember.function
+    def inner(x):
+        if not made:
+            made.append(ember.Variable(2.0 * x))
+        return made[0].read_value()
+
+    @ember.function
+    def outer(x):
+        return inner(x)
+
+    with pytest.raises(ValueError, match="inside another trace"):
+        outer(ember.constant(1.0))
+
+
+def test_variable_from_a_symbolic_value_on_a_later_trace_still_raises():
+    made = []
+
+    @ember.function
+    def f(x):
+        if len(made) < x.shape[0]:
+            made.append(ember.Variable(2.0 * x))
+        return x
+
+    f(ember.constant([1.0]))
+    with pytest.raises(ValueError, match="tried to create a variable on a trace other than its first"):
+        f(ember.constant([1.0, 2.0]))
