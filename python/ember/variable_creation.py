@@ -13,14 +13,15 @@ _local = threading.local()
 
 
 class CreationPolicy:
-    __slots__ = ("function_name", "allowed", "created", "deferred", "from_specs")
+    __slots__ = ("function_name", "allowed", "created", "deferred", "from_specs", "initializes")
 
-    def __init__(self, function_name, allowed, from_specs=False):
+    def __init__(self, function_name, allowed, from_specs=False, initializes=False):
         self.function_name = function_name
         self.allowed = allowed
         self.created = []
         self.deferred = []  # (variable, symbolic initial value), in creation order
-        self.from_specs = from_specs  # traced from TensorSpecs only: no values to initialize from
+        self.from_specs = from_specs  # traced without values for its inputs: none to initialize from
+        self.initializes = initializes  # whether the tracer computes `deferred` (ember.function does)
 
 
 def _stack():
@@ -58,7 +59,7 @@ def defer_initial_value(variable, value, name):
     """Called by Variable.__init__ for a symbolic initial value: records it for ember.function to compute
     after the first trace, or raises a ValueError saying why it cannot."""
     stack = _stack()
-    if not stack or not stack[-1].allowed:
+    if not stack or not stack[-1].allowed or not stack[-1].initializes:
         raise ValueError(f"ember.Variable {name!r}: the initial value is a symbolic tensor; create variables "
                          "from concrete values, or from the function's inputs on the first call of an "
                          "ember.function")
