@@ -357,8 +357,22 @@ def _variable_initialized_from_an_earlier_one(tf):
     return f(tf.constant(3.0)), made[0]
 
 
+def _variable_from_input_and_a_captured_tensor(tf):
+    scale = tf.constant([10.0, 20.0])
+    made = []
+
+    @tf.function
+    def f(x):
+        if not made:
+            made.append(tf.Variable(x * scale))
+        return made[0].read_value()
+
+    return f(tf.constant([1.0, 2.0])), f(tf.constant([5.0, 5.0]))
+
+
 @pytest.mark.parametrize("case", [_variable_from_input, _initializing_runs_no_side_effect_of_the_first_trace,
-                                  _variable_initialized_from_an_earlier_one])
+                                  _variable_initialized_from_an_earlier_one,
+                                  _variable_from_input_and_a_captured_tensor])
 def test_variable_initialized_from_the_functions_input(case):
     _same(case)
 
