@@ -8,6 +8,7 @@ relaxes a dimension that changed to unknown.
 """
 
 import collections
+import copy
 import functools
 import inspect
 import warnings
@@ -15,7 +16,7 @@ import weakref
 
 import numpy as np
 
-from ember import _C, config, dtypes, function_type, variable_creation
+from ember import _C, config, dtypes, errors, function_type, variable_creation
 from ember.device_scope import current_device
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.framework.tensor_shape import TensorShape
@@ -79,27 +80,29 @@ class _Unhashable:
 
 
 class _VariableLeaf:
-    """A variable argument: keyed by the object itself, held weakly, so that a new variable which lands at
-    a freed one's address never matches the freed one's trace (an ``id`` would)."""
+    """A variable argument: keyed by dtype and shape, as TensorFlow keys it, and by which earlier variable
+    argument of the call it is (``f(v, v)`` and ``f(v, w)`` differ: automatic control dependencies order
+    the ops of one variable). A call with other variables runs the trace rebound to them
+    (``_for_variables``)."""
 
-    __slots__ = ("ref", "ident")
+    __slots__ = ("dtype", "shape", "alias")
 
-    def __init__(self, variable):
-        self.ref = weakref.ref(variable)
-        self.ident = id(variable)
+    def __init__(self, variable, alias):
+        self.dtype = variable.dtype._enum
+        self.shape = tuple(variable._shape_list)
+        self.alias = alias
 
     def __eq__(self, other):
-        if not isinstance(other, _VariableLeaf):
-            return False
-        mine = self.ref()
-        return mine is not None and mine is other.ref()
+        return (isinstance(other, _VariableLeaf) and self.dtype == other.dtype and self.shape == other.shape
+                and self.alias == other.alias)
 
     def __hash__(self):
-        return self.ident
+        return hash((self.dtype, self.shape, self.alias))
 
 
-def _leaf_key(value, tensors):
-    """The key of one leaf; tensor leaves are appended to ``tensors``."""
+def _leaf_key(value, tensors, variables=None):
+    """The key of one leaf; tensor leaves are appended to ``tensors``, the call's distinct variable
+    arguments to ``variables``."""
     if isinstance(value, Tensor):
         tensors.append(value)
         return _TensorLeaf(value._dtype_enum, value._shape_tuple)
@@ -108,7 +111,13 @@ def _leaf_key(value, tensors):
         tensors.append(t)
         return _TensorLeaf(t._dtype_enum, t._shape_tuple)
     if getattr(value, "_ember_variable", False):
-        return _VariableLeaf(value)
+        if variables is None:
+            variables = []
+        for i, seen in enumerate(variables):
+            if seen is value:
+                return _VariableLeaf(value, i)
+        variables.append(value)
+        return _VariableLeaf(value, len(variables) - 1)
     try:
         hash(value)
     except TypeError:
@@ -116,13 +125,16 @@ def _leaf_key(value, tensors):
     return _ValueLeaf(value)
 
 
-def _structure_key(value, tensors):
+def _structure_key(value, tensors, variables=None):
+    if variables is None:
+        variables = []
     if isinstance(value, dict):
         keys = nest._sorted_keys(value)
-        return ("dict", type(value), tuple(keys), tuple(_structure_key(value[k], tensors) for k in keys))
+        return ("dict", type(value), tuple(keys),
+                tuple(_structure_key(value[k], tensors, variables) for k in keys))
     if isinstance(value, (list, tuple)):
-        return ("seq", type(value), tuple(_structure_key(v, tensors) for v in value))
-    return _leaf_key(value, tensors)
+        return ("seq", type(value), tuple(_structure_key(v, tensors, variables) for v in value))
+    return _leaf_key(value, tensors, variables)
 
 
 def _describe_change(names, old_key, new_key):
@@ -156,6 +168,9 @@ def _leaf_str(leaf):
         return f"{leaf.type.__name__} {leaf.value!r}"
     if isinstance(leaf, _TensorLeaf):
         return "tensor " + leaf.describe()
+    if isinstance(leaf, _VariableLeaf):
+        return (f"variable {dtypes.ALL[leaf.dtype].name}{list(leaf.shape)}"
+                + f" (distinct variable argument #{leaf.alias})")
     return "an unhashable object"
 
 
@@ -356,20 +371,52 @@ class Function(_C.FunctionBase):
         values, names = self._bind(args, kwargs)
         if self._input_signature is not None:
             values = self._apply_signature(values, names)
-        tensors = []
-        key = (_spec_key(values, tensors), _C.in_trace(), current_device())
+        tensors, variables = [], []
+        key = (_spec_key(values, tensors, variables), _C.in_trace(), current_device())
         concrete = self._cache.get(key)
         if concrete is not None:
             self._cache.move_to_end(key)
-            return concrete, tensors
+            return self._for_variables(concrete, variables, values, names, key, tensors), tensors
         # A trace made for more general shapes serves the call too (the most specific such one), as
         # TensorFlow's dispatch does with or without reduce_retracing.
         general = self._most_specific_fit(key)
         if general is not None:
             self._cache.move_to_end(general)
-            return self._cache[general], tensors
-        concrete = self._trace(values, names, key)
+            return self._for_variables(self._cache[general], variables, values, names, general, tensors), tensors
+        concrete = self._trace(values, names, key, tensors)
+        concrete._variable_ids = tuple(v._id for v in variables)
         return concrete, tensors
+    def _for_variables(self, concrete, variables, values, names, key, tensors):
+        """``concrete`` naming the call's variable arguments: the trace itself for the variables it was made
+        with, else a copy rebound to these (kept while they live: a freed variable's copies go with it, and
+        as variable ids are never reused, no trace runs for a variable other than the one it names)."""
+        ids = tuple(v._id for v in variables)
+        traced = getattr(concrete, "_variable_ids", ())
+        if ids == traced:
+            return concrete
+        rebinds = concrete.__dict__.setdefault("_rebinds", {})
+        rebound = rebinds.get(ids)
+        if rebound is not None:
+            return rebound
+        try:
+            graph_function = concrete._gf.rebind_variables([(a, b) for a, b in zip(traced, ids) if a != b])
+        except errors.FailedPreconditionError:
+            # A custom gradient's replay names the traced variables: trace for these ones instead, kept
+            # beside the cached trace rather than replacing it.
+            rebound = self._trace(values, names, key, tensors)
+            self._cache[key] = concrete
+            rebound._variable_ids = ids
+        else:
+            rebound = copy.copy(concrete)
+            rebound._gf = graph_function
+            rebound._graph = None
+            rebound._variable_ids = ids
+            rebound._rebinds = {}
+        rebinds[ids] = rebound
+        for v in variables:
+            weakref.finalize(v, rebinds.pop, ids, None)
+        return rebound
+
     def _apply_signature(self, values, names):
         sig = self._input_signature
         if len(values) < len(sig):
@@ -431,7 +478,7 @@ class Function(_C.FunctionBase):
                 relaxed = joined
         return relaxed
 
-    def _trace(self, values, names, key):
+    def _trace(self, values, names, key, tensors):
         self._tracing_count += 1
         if self._last_key is not None and self._input_signature is None:
             self._retraces += 1
@@ -447,7 +494,7 @@ class Function(_C.FunctionBase):
         owner = self._creation_owner
         first = not owner._traced_any
         owner._traced_any = True
-        concrete, created = self._trace_with_creation_rule(values, names, key, allowed=first)
+        concrete, created = self._trace_with_creation_rule(values, names, key, allowed=first, tensors=tensors)
         if created:
             # It created variables: trace again, now reading them; that trace must create none.
             self._tracing_count += 1
@@ -459,20 +506,39 @@ class Function(_C.FunctionBase):
             self._cache.popitem(last=False)
         return concrete
 
-    def _trace_with_creation_rule(self, values, names, key, allowed):
-        policy = variable_creation.CreationPolicy(self._name, allowed)
+    def _trace_with_creation_rule(self, values, names, key, allowed, tensors=()):
+        from_specs = any(isinstance(v, _PlaceholderMarker) for v in nest.flatten(values))
+        if not from_specs and any(t._is_symbolic for t in tensors):
+            from_specs = True  # called inside another trace: its arguments have no values either
+        policy = variable_creation.CreationPolicy(self._name, allowed, from_specs, initializes=True)
         variable_creation.push(policy)
         try:
             concrete = trace_function(self._python_function, self._name, values, names, key,
-                                      signature=self._signature)
+                                      signature=self._signature,
+                                      extra_outputs=lambda: [value for _, value in policy.deferred])
         finally:
             variable_creation.pop()
+        if policy.deferred:
+            _initialize_deferred(concrete, policy.deferred, tensors)
         if policy.created:
             concrete._created_variables = policy.created  # the graph reads them: keep them alive
         return concrete, policy.created
 
     def __repr__(self):
         return f"<ember.function {self._name}>"
+
+
+def _initialize_deferred(concrete, deferred, tensors):
+    """Assigns the variables created from the function's inputs on its first trace their initial values,
+    each computed from the call's tensors by the first trace's graph pruned to that value (so none of the
+    trace's other ops, its side effects, run), in creation order, so that a value computed from an earlier
+    such variable sees its initial value."""
+    outputs = concrete.outputs[len(concrete.outputs) - len(deferred):]
+    feeds = concrete.inputs[:concrete._gf.num_user_args]
+    fed = {feed.name: tensor for feed, tensor in zip(feeds, tensors)}
+    for (variable, _), output in zip(deferred, outputs):
+        value = fed.get(output.name)  # the argument itself (prune computes only what lies past its feeds)
+        variable.assign(value if value is not None else concrete.prune(feeds, [output])(*tensors))
 
 
 def _weakly_bound(python_function, instance):
@@ -527,8 +593,10 @@ def _spec_to_placeholder_marker(value):
     return value
 
 
-def _spec_key(values, tensors):
+def _spec_key(values, tensors, variables=None):
     """Like _structure_key, but TensorSpecs and signature-matched tensors key by their spec."""
+    if variables is None:
+        variables = []
 
     def key(value):
         if isinstance(value, _PlaceholderMarker):
@@ -543,7 +611,7 @@ def _spec_key(values, tensors):
             return ("dict", type(value), tuple(keys), tuple(key(value[k]) for k in keys))
         if isinstance(value, (list, tuple)):
             return ("seq", type(value), tuple(key(v) for v in value))
-        return _leaf_key(value, tensors)
+        return _leaf_key(value, tensors, variables)
 
     return key(values)
 
@@ -591,9 +659,12 @@ class _NotRelaxable(Exception):
     pass
 
 
-def trace_function(python_function, name, values, names, key, auto_control_deps=True, signature=None):
+def trace_function(python_function, name, values, names, key, auto_control_deps=True, signature=None,
+                   extra_outputs=None):
     """Traces ``python_function`` on placeholders made from the tensor leaves of ``key``; ``signature`` (the
-    Python function's, when known) gives the parameters' kinds for the trace's printed signature."""
+    Python function's, when known) gives the parameters' kinds for the trace's printed signature.
+    ``extra_outputs`` (called after the Python function ran) gives tensors of the trace that the graph
+    returns after the function's results (the template does not cover them)."""
     trace = _C.Trace(name, auto_control_deps)
     tensor_leaves = []
     _leaves_of(key[0], tensor_leaves)
@@ -630,6 +701,8 @@ def trace_function(python_function, name, values, names, key, auto_control_deps=
         else:
             result_tensors.append(v)
             template.append(_RESULT)
+    if extra_outputs is not None:
+        result_tensors += extra_outputs()
     graph_function = trace.finish(result_tensors)
     input_specs = [TensorSpec(l.shape, dtypes.ALL[l.dtype], n) for l, n in zip(tensor_leaves, leaf_names)]
     concrete = ConcreteFunction(graph_function, output, template, input_specs, name)

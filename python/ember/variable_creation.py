@@ -1,6 +1,11 @@
 """The variable-creation rules of ember.function (000 "Functions that create state"): a function may
 create variables only while it is traced for the first time; if it did, it is traced once more and that
-trace must create none; any later trace that creates one is an error naming the function."""
+trace must create none; any later trace that creates one is an error naming the function.
+
+A variable created on the first trace from a value computed from the function's inputs (TF 2:
+``tf.Variable(2.0 * x)``) is created at once holding zeros and recorded in ``deferred`` with its symbolic
+initial value; after that trace, ember.function computes the value from the call's tensors (a graph pruned
+to it, so no other op of the first trace runs) and assigns it before the second trace."""
 
 import threading
 
@@ -8,12 +13,15 @@ _local = threading.local()
 
 
 class CreationPolicy:
-    __slots__ = ("function_name", "allowed", "created")
+    __slots__ = ("function_name", "allowed", "created", "deferred", "from_specs", "initializes")
 
-    def __init__(self, function_name, allowed):
+    def __init__(self, function_name, allowed, from_specs=False, initializes=False):
         self.function_name = function_name
         self.allowed = allowed
         self.created = []
+        self.deferred = []  # (variable, symbolic initial value), in creation order
+        self.from_specs = from_specs  # traced without values for its inputs: none to initialize from
+        self.initializes = initializes  # whether the tracer computes `deferred` (ember.function does)
 
 
 def _stack():
@@ -45,3 +53,27 @@ def check_creation(variable):
             "function, or only when they do not exist yet (e.g. `if self.v is None: self.v = "
             "ember.Variable(...)`).")
     policy.created.append(variable)
+
+
+def defer_initial_value(variable, value, name):
+    """Called by Variable.__init__ for a symbolic initial value: records it for ember.function to compute
+    after the first trace, or raises a ValueError saying why it cannot."""
+    stack = _stack()
+    if not stack or not stack[-1].allowed or not stack[-1].initializes:
+        raise ValueError(f"ember.Variable {name!r}: the initial value is a symbolic tensor; create variables "
+                         "from concrete values, or from the function's inputs on the first call of an "
+                         "ember.function")
+    policy = stack[-1]
+    if policy.from_specs:
+        raise ValueError(f"ember.Variable {name!r}: the initial value is computed from the inputs of "
+                         f"ember.function '{policy.function_name}', which is being traced without values for "
+                         "its inputs (from TensorSpecs, by get_concrete_function, or inside another trace): "
+                         "there is no value to initialize it from. Call the function with tensors first, or "
+                         "initialize from concrete values")
+    if not value.shape.is_fully_defined():
+        raise ValueError(f"ember.Variable {name!r}: the initial value is computed from the inputs of "
+                         f"ember.function '{policy.function_name}' and its shape {value.shape} is not fully "
+                         "known while tracing: ember creates such a variable during the first trace and needs "
+                         "its exact shape. Give the function a fully known input_signature, or pass `shape` "
+                         "and an initial value of concrete values")
+    policy.deferred.append((variable, value))

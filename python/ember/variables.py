@@ -41,8 +41,11 @@ class Variable:
                 initial_value = initial_value()
         value = convert_to_tensor(initial_value, dtype=dtype)
         if value._is_symbolic:
-            raise ValueError("ember.Variable's initial value is a symbolic tensor: create variables outside "
-                             "ember.function (or on its first call only), from concrete values")
+            # Computed from the function's inputs (TF 2's lifted initializer): hold zeros of its shape until
+            # ember.function, after this first trace, computes the value from the call's tensors.
+            variable_creation.defer_initial_value(self, value, name or "Variable")
+            with init_scope():
+                value = convert_to_tensor(np.zeros(value.shape.as_list(), dtype=value.dtype.as_numpy_dtype))
         if shape is not None and not TensorShape(shape).is_compatible_with(value.shape):
             raise ValueError(f"The initial value's shape ({value.shape}) is not compatible with the explicitly "
                              f"supplied `shape` argument ({TensorShape(shape)}).")

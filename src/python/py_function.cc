@@ -11,8 +11,10 @@
 #include <nanobind/stl/vector.h>
 
 #include <memory>
+#include <unordered_map>
 
 #include "ember/autodiff/tape.h"
+#include "ember/graph/rebind.h"
 #include "ember/ops/registry.h"
 #include "ember/runtime/executor.h"
 #include "ember/trace/trace_context.h"
@@ -244,6 +246,15 @@ void bind_functions(nb::module_& m) {
   nb::class_<PyGraphFunction>(m, "GraphFunction")
       .def("__call__", &PyGraphFunction::call)
       .def("prune", &PyGraphFunction::prune)
+      // The same trace naming other variables (a dict of old id -> new id): ember.function runs one trace
+      // for every set of variable arguments of the same dtypes and shapes.
+      .def("rebind_variables",
+           [](const PyGraphFunction& f, const std::vector<std::pair<int64_t, int64_t>>& pairs) {
+             std::unordered_map<int64_t, int64_t> ids(pairs.begin(), pairs.end());
+             auto rebound = rebind_variables(f.fn(), ids);
+             if (!rebound.ok()) throw_status(rebound.status());
+             return std::make_shared<PyGraphFunction>(std::move(rebound).value());
+           })
       .def("node", &PyGraphFunction::node)
       .def_prop_ro("num_nodes", [](const PyGraphFunction& f) { return f.fn().graph.num_nodes(); })
       .def_prop_ro("args", [](const PyGraphFunction& f) { return f.fn().args; })
