@@ -671,9 +671,15 @@ def trace_function(python_function, name, values, names, key, auto_control_deps=
     tensor_leaves = [l for l in tensor_leaves if isinstance(l, _TensorLeaf)]
     leaf_names = [n for n, leaf in zip(_leaf_names(names, values), _all_leaves(key[0]))
                   if isinstance(leaf, _TensorLeaf)]
+    # A placeholder is named by its spec's name where the input_signature gives one (TensorFlow's
+    # ConcreteFunction inputs), else by its place in the arguments ("x", "pair_1").
+    given = [v.spec.name if isinstance(v, (_PlaceholderMarker, _SignatureArg)) else None
+             for v in nest.flatten(values) if isinstance(v, (Tensor, np.ndarray, _PlaceholderMarker, _SignatureArg))]
+    leaf_names = [(given[i] if i < len(given) and given[i] else None) or _sanitize(n)
+                  for i, n in enumerate(leaf_names)]
     placeholders = []
     for i, leaf in enumerate(tensor_leaves):
-        arg_name = _sanitize(leaf_names[i] if i < len(leaf_names) else f"arg{i}")
+        arg_name = leaf_names[i] if i < len(leaf_names) else f"arg{i}"
         placeholders.append(trace.add_argument(leaf.dtype, leaf.shape, arg_name))
     it = iter(placeholders)
 

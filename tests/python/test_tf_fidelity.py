@@ -103,8 +103,21 @@ def test_nested_input_signature_traces_once():
     assert _same(_nested_signature)[1][2] == 1
 
 
-def test_signature_binds_keywords_and_names_arguments_after_the_specs():
-    _same(_signature_with_defaults_and_names)
+def _concrete_function_names_its_arguments_after_the_specs(tf):
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32, name="inp"),
+                                  [tf.TensorSpec([], tf.float32, name="s"), tf.TensorSpec([], tf.float32)]])
+    def f(x, pair):
+        return x * pair[0] + pair[1]
+
+    cf = f.get_concrete_function()
+    return [t.name for t in cf.inputs][:2], str(cf.structured_input_signature)
+
+
+@pytest.mark.parametrize("case", [_signature_with_defaults_and_names,
+                                  _concrete_function_names_its_arguments_after_the_specs],
+                         ids=lambda c: c.__name__)
+def test_signature_binds_keywords_and_names_arguments_after_the_specs(case):
+    _same(case)
 
 
 # ---- 4. a variable argument never reuses a freed variable's trace
