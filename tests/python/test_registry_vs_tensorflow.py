@@ -9,6 +9,7 @@ import importlib.util
 import inspect
 import os
 
+import ml_dtypes
 import numpy as np
 import pytest
 import tensorflow as real_tf
@@ -59,8 +60,13 @@ DOMAINS = {
     # TensorFlow's logits gradient assumes labels that are distributions (Note [Cross-entropy gradients])
     "SoftmaxCrossEntropyWithLogits": {1: DISTRIBUTION},
 }
-# Tolerances of value and gradient comparisons (relative and absolute, the same number).
-TOLERANCE = {np.float32: 2e-5, np.float64: 1e-12}
+# Integer operands that must not be negative (TensorFlow: "Integers to negative integer powers are not allowed").
+NONNEGATIVE_INTEGERS = {("Pow", 1)}
+# Tolerances of value and gradient comparisons (relative and absolute, the same number); exact for the others.
+TOLERANCE = {np.dtype(np.float32): 2e-5, np.dtype(np.float64): 1e-12, np.dtype(ml_dtypes.bfloat16): 1.6e-2,
+             np.dtype(np.float16): 2e-3}
+EMBER_DTYPES = {d.name: d for d in (em.float16, em.bfloat16, em.float32, em.float64, em.int8, em.int16, em.int32,
+                                    em.int64, em.uint8, em.bool)}
 # (op, dtype) pairs whose values or gradients differ from TensorFlow's on purpose, or for a reason too big
 # to fix here: strict xfails, so a fix shows up.
 LABELS_GRADIENT = ("TensorFlow's gradient w.r.t. the labels is -dloss * log_softmax(logits): it leaves out the "
@@ -100,6 +106,13 @@ def _case(name, dtype, rng):
                 v /= v.sum(axis=-1, keepdims=True)
             else:
                 v = rng.uniform(*domain, x.shape)
+            if np.dtype(dtype) == np.bool_:
+                return v > np.median(v)
+            if np.dtype(dtype).kind in "iu":
+                # Small integers of the domain's signs (no overflow in int8), never 0 where 0 is outside it.
+                v = np.where(v < 0, np.floor(v * 2), np.ceil(v * 2))
+                if np.dtype(dtype).kind == "u" or (name, i) in NONNEGATIVE_INTEGERS:
+                    v = np.abs(v)
             return np.asarray(v, dtype)
         if x.dtype == np.bool_ and x.ndim:
             return rng.random(x.shape) < 0.5
@@ -107,7 +120,7 @@ def _case(name, dtype, rng):
 
     def attr(a):
         if a is em.float32:
-            return em.as_dtype(np.dtype(dtype).name)
+            return EMBER_DTYPES[np.dtype(dtype).name]
         if isinstance(a, em.Tensor):
             return a.numpy().astype(dtype) if a.dtype == em.float32 else a.numpy()
         return a
@@ -136,7 +149,7 @@ def _tf_call(name, inputs, attrs):
     raw = getattr(real_tf.raw_ops, TF_OP_NAMES.get(name, name), None)
     if name == "Pad":  # ember's Pad carries its constant and mode: TensorFlow's PadV2 and MirrorPad
         if named["mode"] == "CONSTANT":
-            value = real_tf.constant(named["constant_value"], inputs[0].dtype)
+            value = np.asarray(named["constant_value"]).astype(inputs[0].dtype.as_numpy_dtype)
             return real_tf.raw_ops.PadV2(input=inputs[0], paddings=inputs[1], constant_values=value)
         return real_tf.raw_ops.MirrorPad(input=inputs[0], paddings=inputs[1], mode=named["mode"])
     if name == "Eye":  # no raw op: tf.eye builds it
@@ -174,28 +187,49 @@ def _flat(out):
     return [out]
 
 
+# Ops that ember runs in a dtype that TensorFlow's CPU kernels do not take (dtype -> ops).
+TF_LACKS_DTYPE = {
+    "float16": {"LinSpace"}, "bfloat16": {"LinSpace"},
+    "int8": {"SquaredDifference"}, "int16": {"SquaredDifference"}, "uint8": {"SquaredDifference", "Pow"},
+}
+
+
 def _compare(what, ours, theirs, dtype):
     ours, theirs = _flat(ours), _flat(theirs)
     assert len(ours) == len(theirs), f"{what}: {len(ours)} outputs, TensorFlow {len(theirs)}"
-    tol = TOLERANCE[dtype]
+    tol = TOLERANCE.get(np.dtype(dtype), 0)
     for k, (o, t) in enumerate(zip(ours, theirs)):
         assert o.dtype.name == t.dtype.name, f"{what} output {k}: dtype {o.dtype.name}, TensorFlow {t.dtype.name}"
         assert list(o.shape) == list(t.shape), f"{what} output {k}: shape {o.shape}, TensorFlow {t.shape}"
         a, b = np.asarray(o.numpy()), np.asarray(t.numpy())
-        if a.dtype.kind == "f":
+        if a.dtype.kind == "f" or a.dtype == ml_dtypes.bfloat16:
+            a, b = a.astype(np.float64), b.astype(np.float64)
             np.testing.assert_allclose(a, b, rtol=tol, atol=tol, equal_nan=True, err_msg=f"{what} output {k}")
         else:
             np.testing.assert_array_equal(a, b, err_msg=f"{what} output {k}")
 
 
-def _params(test, names):
+def _params(test, names, dtypes=lambda name: (np.float32, np.float64)):
     out = []
     for name in names:
-        for dtype in (np.float32, np.float64):
+        for dtype in dtypes(name):
             reason = EXPECTED_DIFFERENCES.get((test, name, np.dtype(dtype).name))
             marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
             out.append(pytest.param(name, dtype, marks=marks, id=f"{name}-{np.dtype(dtype).name}"))
     return out
+
+
+def _other_dtypes(name):
+    """The dtypes besides float32 and float64 of the op's kernels, where its example's float data (or float32
+    dtype attribute) can take them."""
+    inputs, attrs = _registry.EXAMPLES[name]
+    flat = [v for x in inputs for v in (x if isinstance(x, list) else [x])]
+    if not any(isinstance(v, em.Tensor) and v.dtype == em.float32 for v in flat) and em.float32 not in attrs:
+        return []
+    by_enum = {d._enum: d for d in EMBER_DTYPES.values()}
+    names = [by_enum[e].name for e in INFO[name]["kernel_dtypes"]]
+    return [ml_dtypes.bfloat16 if n == "bfloat16" else np.dtype(n).type for n in names
+            if n not in ("float32", "float64")]
 
 
 def _seed(name, dtype):
@@ -214,6 +248,23 @@ def test_values_match_tensorflow(name, dtype):
     inputs, attrs = _case(name, dtype, np.random.default_rng(_seed(name, dtype)))
     ours = _C.op(name)(*_ember_inputs(inputs), *attrs)
     theirs = _tf_call(name, _tf_inputs(inputs), attrs)
+    _compare(name, ours, theirs, dtype)
+
+
+@pytest.mark.parametrize("name,dtype", _params("test_values_match_tensorflow_in_other_dtypes", COMPARED,
+                                                _other_dtypes))
+def test_values_match_tensorflow_in_other_dtypes(name, dtype):
+    """float16, bfloat16, integers and bool, where TensorFlow has a kernel for the dtype too (where it has
+    none, ember's extra dtype is tested by test_op_registry.py against itself)."""
+    inputs, attrs = _case(name, dtype, np.random.default_rng(_seed(name, dtype)))
+    ours = _C.op(name)(*_ember_inputs(inputs), *attrs)
+    try:
+        theirs = _tf_call(name, _tf_inputs(inputs), attrs)
+    except (real_tf.errors.NotFoundError, real_tf.errors.InvalidArgumentError, TypeError) as e:
+        if name not in TF_LACKS_DTYPE.get(np.dtype(dtype).name, ()):
+            raise AssertionError(f"TensorFlow rejects {name} in {np.dtype(dtype).name}: {e}") from e
+        return
+    assert name not in TF_LACKS_DTYPE.get(np.dtype(dtype).name, ()), "TensorFlow runs it now: update the table"
     _compare(name, ours, theirs, dtype)
 
 
@@ -275,7 +326,7 @@ def _gradients(name, dtype):
 @pytest.mark.parametrize("name,dtype", _params("test_gradients_match_tensorflow", DIFFERENTIABLE))
 def test_gradients_match_tensorflow(name, dtype):
     ours, theirs, _, _ = _gradients(name, dtype)
-    tol = TOLERANCE[dtype]
+    tol = TOLERANCE[np.dtype(dtype)]
     for k, (o, t) in enumerate(zip(ours, theirs)):
         np.testing.assert_allclose(o, t, rtol=tol, atol=tol, err_msg=f"{name}: gradient of float input {k}")
 
@@ -283,7 +334,7 @@ def test_gradients_match_tensorflow(name, dtype):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_softmax_xent_labels_gradient_is_tensorflows_plus_the_backprop_term(dtype):
     ours, theirs, _, weights = _gradients("SoftmaxCrossEntropyWithLogits", dtype)
-    tol = TOLERANCE[dtype]
+    tol = TOLERANCE[np.dtype(dtype)]
     np.testing.assert_allclose(ours[0], theirs[0], rtol=tol, atol=tol, err_msg="logits")
     # weights[1] is the gradient arriving at backprop = softmax(logits) - labels.
     np.testing.assert_allclose(ours[1], theirs[1] - weights[1], rtol=tol, atol=tol, err_msg="labels")
