@@ -126,7 +126,13 @@ def _case(name, dtype, rng, example=None):
             return a.numpy().astype(dtype) if a.dtype == em.float32 else a.numpy()
         return a
 
-    return [draw(i, x) for i, x in enumerate(inputs)], [attr(a) for a in attrs]
+    attrs = [attr(a) for a in attrs]
+    # A stateful random op continues the stream of its (op, attributes) in both frameworks (compared by
+    # test_random_streams_continue_as_tensorflows): seeds no other call uses start both streams afresh.
+    for k, attr_name in enumerate(INFO[name]["attrs"]):
+        if attr_name in ("seed", "seed2"):
+            attrs[k] = int(rng.integers(1 << 20, 1 << 30))
+    return [draw(i, x) for i, x in enumerate(inputs)], attrs
 
 
 def _ember_inputs(inputs):
@@ -491,3 +497,15 @@ def test_variants_match_tensorflow(name, k):
         for j, (o, t) in enumerate(zip(ours, theirs)):
             np.testing.assert_allclose(o, t, rtol=tol, atol=tol,
                                        err_msg=f"{name} variant {k} ({np.dtype(dtype).name}): gradient {j}")
+
+
+@pytest.mark.parametrize("name", [n for n in COMPARED if "seed2" in INFO[n]["attrs"]])
+def test_random_streams_continue_as_tensorflows(name):
+    """Eagerly, each call of a stateful random op with the same attributes continues one Philox stream in
+    TensorFlow (its kernel cache); ember's follow the same streams, whatever the shape of each call."""
+    inputs, attrs = _case(name, np.float32, np.random.default_rng(_seed(name, np.float32) + 99))
+    for shape in ([3], [2, 2], [5], [1]):
+        shape = np.array(shape, np.int32)
+        ours = _C.op(name)(*_ember_inputs([shape]), *attrs)
+        theirs = _tf_call(name, _tf_inputs([shape]), attrs)
+        _compare(f"{name} of shape {shape}", ours, theirs, np.float32)
