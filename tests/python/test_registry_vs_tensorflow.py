@@ -509,3 +509,57 @@ def test_random_streams_continue_as_tensorflows(name):
         ours = _C.op(name)(*_ember_inputs([shape]), *attrs)
         theirs = _tf_call(name, _tf_inputs([shape]), attrs)
         _compare(f"{name} of shape {shape}", ours, theirs, np.float32)
+
+
+def _int(v):
+    return np.array(v, np.int32)
+
+
+def _ones(*shape):
+    return np.ones(shape, np.float32)
+
+
+# Bad operands both frameworks reject at run time: (op, inputs, attrs).
+ERROR_CASES = [
+    ("FloorDiv", [_int([1, 2]), _int([0, 1])], []),
+    ("FloorMod", [_int([1, 2]), _int([0, 1])], []),
+    ("Pow", [_int([2, 2]), _int([-1, 1])], []),
+    ("GatherV2", [_ones(3, 2), _int([3]), _int(0)], [0]),
+    ("GatherV2", [_ones(3, 2), _int([-1]), _int(0)], [0]),
+    ("Reshape", [_ones(2, 3), _int([4, -1])], []),
+    ("MatMul", [_ones(2, 3), _ones(2, 3)], [False, False]),
+    ("Add", [_ones(2, 3), _ones(2, 2)], []),
+    ("Transpose", [_ones(2, 3), _int([0, 0])], []),
+    ("ConcatV2", [[_ones(2, 3), _ones(3, 2)], _int(0)], []),
+    ("Slice", [_ones(2, 3), _int([0, 2]), _int([1, 2])], []),
+    ("StridedSlice", [_ones(2, 3), _int([0, 0]), _int([1, 1]), _int([0, 1])], [0] * 5),
+    ("UnsortedSegmentSum", [_ones(3), _int([0, 5, 1]), _int(3)], []),
+    ("OneHot", [_int([1]), _int(-1), np.float32(1), np.float32(0)], [-1]),
+    ("Sum", [_ones(2, 3), _int([2])], [False]),
+    ("Squeeze", [_ones(2, 3)], [[0]]),
+    ("SplitV", [_ones(2, 6), _int([1, 2]), _int(1)], []),
+    ("Tile", [_ones(2, 3), _int([1])], []),
+    ("BroadcastTo", [_ones(2, 3), _int([3, 3])], []),
+    ("Range", [_int(0), _int(5), _int(0)], []),
+    ("InvertPermutation", [_int([0, 0, 1])], []),
+    ("SparseSoftmaxCrossEntropyWithLogits", [_ones(2, 3), _int([0, 3])], []),
+    ("Fill", [_int([-1, 2]), np.float32(1)], []),
+    ("Pad", [_ones(2, 3), _int([[3, 0], [0, 0]])], [0.0, "REFLECT"]),
+    ("Cumsum", [_ones(2, 3), _int(2)], [False, False]),
+    ("ArgMax", [_ones(2, 3), _int(2)], [em.int64]),
+    ("ExpandDims", [_ones(2, 3), _int(3)], []),
+    ("Unpack", [_ones(2, 3)], [3, 0]),
+    ("Pack", [[_ones(2, 3), _ones(3, 2)]], [0]),
+    ("MirrorPadGrad", [_ones(2, 3), _int([[2, 0], [0, 0]])], ["REFLECT"]),
+]
+
+
+@pytest.mark.parametrize("name,inputs,attrs", [pytest.param(*c, id=f"{c[0]}-{k}") for k, c in enumerate(ERROR_CASES)])
+def test_errors_match_tensorflow(name, inputs, attrs):
+    """The same exception class as TensorFlow's (ember.errors mirrors tf.errors), from a message that names
+    the op."""
+    with pytest.raises(real_tf.errors.OpError) as theirs:
+        _tf_call(name, _tf_inputs(inputs), attrs)
+    with pytest.raises(em.errors.OpError, match=name) as ours:
+        _C.op(name)(*_ember_inputs(inputs), *attrs)
+    assert type(ours.value).__name__ == type(theirs.value).__name__, (str(ours.value), str(theirs.value))
