@@ -76,6 +76,8 @@ LABELS_GRADIENT = ("TensorFlow's gradient w.r.t. the labels is -dloss * log_soft
 EXPECTED_DIFFERENCES = {
     ("test_gradients_match_tensorflow", "SoftmaxCrossEntropyWithLogits", "float32"): LABELS_GRADIENT,
     ("test_gradients_match_tensorflow", "SoftmaxCrossEntropyWithLogits", "float64"): LABELS_GRADIENT,
+    # The same rule differentiated again: TensorFlow's second-order gradient w.r.t. the labels is 0.
+    ("test_second_order_gradients_match_tensorflow", "SoftmaxCrossEntropyWithLogits", "float64"): LABELS_GRADIENT,
 }
 
 
@@ -346,6 +348,8 @@ def test_softmax_xent_labels_gradient_is_tensorflows_plus_the_backprop_term(dtyp
     np.testing.assert_allclose(ours[0], theirs[0], rtol=tol, atol=tol, err_msg="logits")
     # weights[1] is the gradient arriving at backprop = softmax(logits) - labels.
     np.testing.assert_allclose(ours[1], theirs[1] - weights[1], rtol=tol, atol=tol, err_msg="labels")
+    ours, theirs = _second_order("SoftmaxCrossEntropyWithLogits", dtype)
+    np.testing.assert_allclose(ours[0], theirs[0], rtol=tol, atol=tol, err_msg="second order, logits")
 
 
 # Values where elementwise kernels take their special paths: signed zeros, halves (rounding ties), poles,
@@ -563,3 +567,44 @@ def test_errors_match_tensorflow(name, inputs, attrs):
     with pytest.raises(em.errors.OpError, match=name) as ours:
         _C.op(name)(*_ember_inputs(inputs), *attrs)
     assert type(ours.value).__name__ == type(theirs.value).__name__, (str(ours.value), str(theirs.value))
+
+
+def _second_order(name, dtype):
+    """(ember's, TensorFlow's) gradient w.r.t. the float inputs of <v, first-order gradient>, with v random:
+    a Hessian-vector product, through the gradient rules' own gradients."""
+    rng = np.random.default_rng(_seed(name, dtype) + 2)
+    inputs, attrs = _case(name, dtype, rng)
+    if name == "Cast":
+        attrs = [em.float64 if dtype == np.float32 else em.float32]
+    slots = _float_slots(inputs, dtype)
+    base = [inputs[i] if j is None else inputs[i][j] for i, j in slots]
+    probe = _flat(_C.op(name)(*_ember_inputs(inputs), *attrs))
+    weights = [rng.uniform(-1, 1, o.shape).astype(dtype) if o.dtype.is_floating else None for o in probe]
+    directions = [rng.uniform(-1, 1, b.shape).astype(dtype) for b in base]
+
+    def hvp(fw, call):
+        xs = [fw.constant(b) for b in base]
+        with fw.GradientTape() as outer:
+            outer.watch(xs)
+            with fw.GradientTape() as inner:
+                inner.watch(xs)
+                outs = _flat(call(_assemble(inputs, slots, xs, fw.constant)))
+                loss = fw.add_n([fw.reduce_sum(o * w) for o, w in zip(outs, weights) if w is not None])
+            grads = inner.gradient(loss, xs)
+            grads = [fw.zeros_like(x) if g is None else fw.convert_to_tensor(g) for x, g in zip(xs, grads)]
+            total = fw.add_n([fw.reduce_sum(g * d) for g, d in zip(grads, directions)])
+        return [np.zeros_like(b) if h is None else fw.convert_to_tensor(h).numpy()
+                for b, h in zip(base, outer.gradient(total, xs))]
+
+    ours = hvp(em, lambda args: _C.op(name)(*args, *attrs))
+    theirs = hvp(real_tf, lambda args: _tf_call(name, args, attrs))
+    return ours, theirs
+
+
+@pytest.mark.parametrize("name,dtype", _params("test_second_order_gradients_match_tensorflow", DIFFERENTIABLE,
+                                                lambda name: (np.float64,)))
+def test_second_order_gradients_match_tensorflow(name, dtype):
+    ours, theirs = _second_order(name, dtype)
+    tol = TOLERANCE[np.dtype(dtype)]
+    for k, (o, t) in enumerate(zip(ours, theirs)):
+        np.testing.assert_allclose(o, t, rtol=tol, atol=tol, err_msg=f"{name}: second-order gradient, input {k}")
