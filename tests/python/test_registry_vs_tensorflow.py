@@ -2,9 +2,13 @@
 call of test_op_registry.py with its float and bool data replaced by random values (per-op domains below),
 in float32 and float64, compared in dtype, shape and value, and, for differentiable ops, the gradient of a
 random-weighted sum of the float outputs w.r.t. every float input (ember.GradientTape against
-tf.GradientTape). Random ops use TensorFlow's Philox streams in ember too, so with equal seeds they are
-compared value for value. An op that TensorFlow has no raw op for, or that only ember has, is listed in
-EXCLUDED with the reason; test_every_op_is_compared_or_excluded keeps the table complete."""
+tf.GradientTape) and its second-order gradient. Also: every other dtype of each op's kernels, special values
+(signed zeros, ties, infinities, NaN) through the elementwise ops, VARIANTS of attributes and shapes the one
+example does not reach, the exception class of bad operands, and PrintV2's text. Random ops use
+TensorFlow's Philox streams in ember too, so with equal seeds they are compared value for value. An op that
+TensorFlow has no raw op for, or that only ember has, is listed in EXCLUDED with the reason;
+test_every_op_is_compared_or_excluded keeps the table complete. Deliberate differences are strict xfails
+with the reason (EXPECTED_DIFFERENCES, SPECIAL_VALUE_DIFFERENCES)."""
 import importlib.util
 import inspect
 import os
@@ -45,7 +49,7 @@ TF_OP_NAMES = {"Add": "AddV2"}
 TF_ATTR_NAMES = {("Squeeze", "squeeze_dims"): "axis"}
 
 # Where each float input's random values are drawn from (default: DEFAULT_DOMAIN), per op and input index:
-# away from poles and outside the function's domain, so both sides compute the same well-conditioned value.
+# away from poles and inside the function's domain, so both sides compute the same well-conditioned value.
 DEFAULT_DOMAIN = (-2.0, 2.0)
 POSITIVE = (0.1, 2.0)
 NONZERO = "nonzero"  # |x| in [0.5, 2], either sign
