@@ -3,6 +3,7 @@
 // marked by kTensorSlot.
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 #include <string_view>
@@ -14,6 +15,20 @@ namespace ember {
 namespace {
 
 constexpr char kTensorSlot = '\x1f';
+
+// A float as TensorFlow writes it: with the type's guaranteed digits (6 for float, 15 for double) when they
+// read back as the same value, else with the digits that always read back (9, 17): 0.1f is "0.1", 1/3.f is
+// "0.333333343".
+template <typename T>
+std::string shortest_digits(T value) {
+  constexpr bool kFloat = std::is_same_v<T, float>;
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.*g", kFloat ? 6 : 15, static_cast<double>(value));
+  const T back = kFloat ? std::strtof(buffer, nullptr) : static_cast<T>(std::strtod(buffer, nullptr));
+  if (back != value && value == value)
+    std::snprintf(buffer, sizeof buffer, "%.*g", kFloat ? 9 : 17, static_cast<double>(value));
+  return buffer;
+}
 
 // TensorFlow's summarized layout: "[1 2 3]", "[[1 2]\n [3 4]]", "[0 1 2 ... 7 8 9]".
 void format_tensor(std::ostringstream& os, const TensorImpl& t, int64_t summarize) {
@@ -27,7 +42,9 @@ void format_tensor(std::ostringstream& os, const TensorImpl& t, int64_t summariz
       else if constexpr (sizeof(T) == 1)
         os << static_cast<int>(data[i]);
       else if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>)
-        os << static_cast<float>(data[i]);
+        os << shortest_digits(static_cast<float>(data[i]));
+      else if constexpr (std::is_floating_point_v<T>)
+        os << shortest_digits(data[i]);
       else
         os << data[i];
     };

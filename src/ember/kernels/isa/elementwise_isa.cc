@@ -71,8 +71,9 @@ X wrap_neg(X a) {
     }                            \
   };
 EMBER_UNARY(NegF, wrap_neg(x))
-EMBER_UNARY(AbsF, x < X(0) ? wrap_neg(x) : x)
-EMBER_UNARY(SignF, X((x > X(0)) - (x < X(0))) + (x - x))  // x - x keeps NaN
+// -0 compares equal to 0 and becomes +0 (TensorFlow's abs clears the sign bit); NaN falls through.
+EMBER_UNARY(AbsF, x < X(0) ? wrap_neg(x) : x == X(0) ? X(0) : x)
+EMBER_UNARY(SignF, x != x ? x : X((x > X(0)) - (x < X(0))))  // NaN stays NaN; +-inf are +-1
 EMBER_UNARY(ExpF, vexp(x))
 EMBER_UNARY(LogF, vlog(x))
 EMBER_UNARY(Log1pF, vlog1p(x))
@@ -84,8 +85,10 @@ EMBER_UNARY(ReciprocalF, X(1) / x)
 EMBER_UNARY(TanF, std::tan(x))
 EMBER_UNARY(TanhF, vtanh(x))
 EMBER_UNARY(SigmoidF, vsigmoid(x))
-EMBER_UNARY(ReluF, x > X(0) ? x : X(0))
-EMBER_UNARY(Relu6F, x > X(0) ? (x < X(6) ? x : X(6)) : X(0))
+// NaN passes through, as TensorFlow's max(x, 0) lets it; -0 becomes +0, as in TensorFlow's vectorised path
+// (its scalar tail keeps -0: TensorFlow has no one answer there).
+EMBER_UNARY(ReluF, x > X(0) || x != x ? x : X(0))
+EMBER_UNARY(Relu6F, x != x ? x : x > X(0) ? (x < X(6) ? x : X(6)) : X(0))
 EMBER_UNARY(EluF, velu(x))
 EMBER_UNARY(SoftplusF, vsoftplus(x))
 EMBER_UNARY(ErfF, verf(x))
