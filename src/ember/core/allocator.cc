@@ -1,5 +1,7 @@
 #include "ember/core/allocator.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <new>
@@ -104,11 +106,20 @@ struct AllocatorInternals {
   }
 };
 
+namespace {
+std::atomic<size_t> g_max_allocation_bytes{AllocatorInternals::kMaxBytes};
+}  // namespace
+
+void set_max_allocation_bytes(size_t bytes) {
+  g_max_allocation_bytes.store(std::min(bytes, AllocatorInternals::kMaxBytes), std::memory_order_relaxed);
+}
+
 StatusOr<Buffer*> Buffer::allocate(size_t nbytes, Device device) {
   using A = AllocatorInternals;
-  if (nbytes > A::kMaxBytes)
+  const size_t limit = g_max_allocation_bytes.load(std::memory_order_relaxed);
+  if (nbytes > limit)
     return make_error(Code::kResourceExhausted, "cannot allocate ", nbytes, " bytes: the request exceeds ",
-                      A::kMaxBytes, " bytes");
+                      limit, " bytes");
   size_t class_bytes;
   int cls = A::size_class(nbytes, &class_bytes);
   Buffer* b = A::take(cls, class_bytes);

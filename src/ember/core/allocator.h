@@ -55,6 +55,11 @@ class Buffer {
   friend struct AllocatorInternals;
 };
 
+/// Caps a single allocation (default and maximum 1 TiB): a larger request fails with ResourceExhausted.
+/// Fuzzers lower it, so a valid graph that asks for gigabytes is a clear error rather than an out-of-memory
+/// kill of the fuzzing process.
+void set_max_allocation_bytes(size_t bytes);
+
 /// Bytes currently held by the large-block cache (for tests and diagnostics).
 size_t allocator_cached_bytes();
 /// Returns every cached block to the system.

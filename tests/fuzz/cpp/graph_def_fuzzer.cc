@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "ember/core/allocator.h"
 #include "ember/core/resource.h"
 #include "ember/graph/graph_def.h"
 #include "ember/runtime/executor.h"
@@ -84,6 +85,13 @@ void run(std::unique_ptr<FunctionGraph> imported) {
 }
 
 }  // namespace
+
+// A valid graph may ask for gigabytes (Pad by 2^28): ember must refuse that with ResourceExhausted, which
+// the cap below makes reachable within libFuzzer's memory limit.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  set_max_allocation_bytes(size_t{256} << 20);
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view bytes(reinterpret_cast<const char*>(data), size);

@@ -1,10 +1,12 @@
 // Buffers over memory another library owns (DLPack imports, core/allocator.h): the owner's release runs
-// exactly once, when the last tensor or view over the memory goes, and ember never writes over it.
+// exactly once, when the last tensor or view over the memory goes, and ember never writes over it. And the
+// cap on one allocation that fuzzers lower.
+#include "ember/core/allocator.h"
+
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "ember/core/allocator.h"
 #include "ember/core/tensor_impl.h"
 
 namespace ember {
@@ -33,6 +35,17 @@ TEST(ExternalBuffer, OwnBuffersAreNotExternal) {
   auto t = TensorImpl::allocate(DType::kFloat32, Shape({4}));
   ASSERT_TRUE(t.ok());
   EXPECT_FALSE((*t)->buffer()->external());
+}
+
+TEST(AllocationLimit, ALargerRequestIsResourceExhaustedAndTheLimitCanBeRestored) {
+  set_max_allocation_bytes(size_t{1} << 20);
+  auto big = TensorImpl::allocate(DType::kFloat32, Shape({1 << 20}));  // 4 MiB
+  auto small = TensorImpl::allocate(DType::kFloat32, Shape({1024}));
+  set_max_allocation_bytes(~size_t{0});  // back to the default (the 1 TiB ceiling)
+  ASSERT_FALSE(big.ok());
+  EXPECT_EQ(big.status().code(), Code::kResourceExhausted);
+  EXPECT_TRUE(small.ok());
+  EXPECT_TRUE(TensorImpl::allocate(DType::kFloat32, Shape({1 << 20})).ok());
 }
 
 }  // namespace
