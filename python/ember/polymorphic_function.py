@@ -302,11 +302,9 @@ class Function(_C.FunctionBase):
         """The Python function's signature, its parameters annotated with the input_signature's specs."""
         if self._signature is None:
             return None
-        params = list(self._signature.parameters.values())
-        if self._input_signature is not None:
-            params = [p.replace(annotation=function_type._Type(function_type.type_text(s)))
-                      if i < len(self._input_signature) else p
-                      for i, (p, s) in enumerate(zip(params, list(self._input_signature) + [None] * len(params)))]
+        specs = list(self._input_signature or [])
+        params = [p.replace(annotation=function_type._Type(function_type.type_text(specs[i]))) if i < len(specs)
+                  else p for i, p in enumerate(self._signature.parameters.values())]
         return self._signature.replace(parameters=params)
 
     def pretty_printed_concrete_signatures(self, verbose=True):
@@ -659,6 +657,10 @@ class _NotRelaxable(Exception):
     pass
 
 
+# The argument leaves a trace turns into placeholders, in nest.flatten order.
+_PLACEHOLDER_LEAVES = (Tensor, np.ndarray, _PlaceholderMarker, _SignatureArg)
+
+
 def trace_function(python_function, name, values, names, key, auto_control_deps=True, signature=None,
                    extra_outputs=None):
     """Traces ``python_function`` on placeholders made from the tensor leaves of ``key``; ``signature`` (the
@@ -674,7 +676,7 @@ def trace_function(python_function, name, values, names, key, auto_control_deps=
     # A placeholder is named by its spec's name where the input_signature gives one (TensorFlow's
     # ConcreteFunction inputs), else by its place in the arguments ("x", "pair_1").
     given = [v.spec.name if isinstance(v, (_PlaceholderMarker, _SignatureArg)) else None
-             for v in nest.flatten(values) if isinstance(v, (Tensor, np.ndarray, _PlaceholderMarker, _SignatureArg))]
+             for v in nest.flatten(values) if isinstance(v, _PLACEHOLDER_LEAVES)]
     leaf_names = [(given[i] if i < len(given) and given[i] else None) or _sanitize(n)
                   for i, n in enumerate(leaf_names)]
     placeholders = []
@@ -684,7 +686,7 @@ def trace_function(python_function, name, values, names, key, auto_control_deps=
     it = iter(placeholders)
 
     def substitute(v):
-        if isinstance(v, (Tensor, np.ndarray, _PlaceholderMarker, _SignatureArg)):
+        if isinstance(v, _PLACEHOLDER_LEAVES):
             return next(it)
         return v
 
@@ -723,7 +725,7 @@ def _parameters(values, names, input_specs, signature):
         specs = iter(input_specs)
 
         def as_spec(v):
-            if isinstance(v, (Tensor, np.ndarray, _PlaceholderMarker, _SignatureArg)):
+            if isinstance(v, _PLACEHOLDER_LEAVES):
                 spec = next(specs)
                 given = v.spec.name if isinstance(v, (_PlaceholderMarker, _SignatureArg)) else None
                 return TensorSpec(spec.shape, spec.dtype, given or (spec.name if named else None))
