@@ -72,13 +72,25 @@ Status run_call(const std::string& name, std::span<TensorImpl* const> inputs, st
   return Status::OK();
 }
 
+StatusOr<std::shared_ptr<const void>> resolve_function(const std::string& name) {
+  auto fn = FunctionLibrary::global().find(name);
+  if (fn == nullptr) return make_error(Code::kNotFound, "no function named '", name, "'");
+  return std::shared_ptr<const void>(compiled_callee(std::move(fn)));
+}
+
+Status run_resolved(const void* function, std::span<TensorImpl* const> inputs, OutputList& outputs) {
+  return static_cast<const CompiledFunction*>(function)->run(inputs, outputs);
+}
+
 struct InstallAtStartup {
   InstallAtStartup() { install_function_runtime(); }
 } install_at_startup;
 
 }  // namespace
 
-void install_function_runtime() { set_function_call_hooks(FunctionCallHooks{&infer_call, &run_call}); }
+void install_function_runtime() {
+  set_function_call_hooks(FunctionCallHooks{&infer_call, &run_call, &resolve_function, &run_resolved});
+}
 
 // ---- The execution plan.
 
