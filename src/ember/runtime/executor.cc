@@ -80,7 +80,14 @@ StatusOr<std::shared_ptr<const void>> resolve_function(const std::string& name) 
 }
 
 Status run_resolved(const void* function, std::span<TensorImpl* const> inputs, OutputList& outputs) {
-  return static_cast<const CompiledFunction*>(function)->run(inputs, outputs);
+  const auto* compiled = static_cast<const CompiledFunction*>(function);
+  if (!profiler::active()) [[likely]]
+    return compiled->run(inputs, outputs);
+  // Each loop iteration (a step, Note [Loop steps]) is one span on the timeline, named by its function.
+  int64_t start = profiler::now_ns();
+  Status s = compiled->run(inputs, outputs);
+  profiler::record_span(compiled->function().name, "", start, profiler::now_ns());
+  return s;
 }
 
 // Note [Loop steps]
