@@ -136,6 +136,16 @@ int32_t add_call_arg(FunctionGraph& fn, GraphEditor* editor, const TensorSpec& s
   return node;
 }
 
+// `v` with the Identity nodes before it skipped: a body returning tf.identity(x) returns x unchanged.
+ValueRef through_identities(const Graph& g, ValueRef v) {
+  for (int hops = 0; hops < 64; ++hops) {
+    const Node& n = g.node(v.node);
+    if (n.op->name != "Identity" || n.inputs.size() != 1 || !n.control_inputs.empty()) break;
+    v = n.inputs[0];
+  }
+  return v;
+}
+
 enum class Kind : uint8_t { kVarying, kInvariantArg, kCapturedArg, kConst, kHoisted };
 
 Status hoist_in(FunctionGraph& fn, int depth, int& hoisted) {
@@ -168,7 +178,7 @@ Status hoist_in(FunctionGraph& fn, int depth, int& hoisted) {
       arg_of[node] = a;
       if (a >= body->num_call_args())
         kind[node] = Kind::kCapturedArg;
-      else if (body->results[a] == ValueRef{node, 0})
+      else if (through_identities(bg, body->results[a]) == ValueRef{node, 0})
         kind[node] = Kind::kInvariantArg;
     }
     int num_hoisted = 0;
