@@ -1,0 +1,402 @@
+"""The operators converted code calls (``ag__.if_stmt``, ``ag__.while_stmt``, ...).
+
+Each decides when it runs: a condition that is a graph tensor (inside ``ember.function``) stages
+``ember.cond`` / ``ember.while_loop``; anything else (a Python value, or an eager tensor) runs as Python,
+so Python conditions on Python values unroll while tracing, as in TensorFlow. The state a statement
+changes goes in and out through ``get_state``/``set_state``; the checks here give TensorFlow's messages
+("'y' must also be initialized in the else branch") with the user's file and line.
+"""
+
+import linecache
+import os
+import sys
+
+import numpy as np
+
+from ember.framework.tensor import Tensor
+from ember.util import nest
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+# ---- placeholders for variables without a value -------------------------------------------------------
+
+class Undefined:
+    """The value of a variable that a converted statement may define but was not defined before it."""
+
+    __slots__ = ("symbol_name",)
+
+    def __init__(self, symbol_name):
+        self.symbol_name = symbol_name
+
+    def read(self):
+        raise UnboundLocalError(f"'{self.symbol_name}' is used before assignment")
+
+    def __repr__(self):
+        return f"<Undefined {self.symbol_name}>"
+
+
+class UndefinedReturnValue:
+    """The return value of a function that has not returned yet."""
+
+    __slots__ = ()
+
+
+def ld(value):
+    """A read of a variable that may be undefined."""
+    if isinstance(value, Undefined):
+        return value.read()
+    return value
+
+
+def ret(retval, do_return):
+    del do_return
+    return None if isinstance(retval, UndefinedReturnValue) else retval
+
+
+# ---- where the user's code is -------------------------------------------------------------------------
+
+def _user_frame():
+    frame = sys._getframe(1)
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame = frame.f_back
+    return frame
+
+
+def in_user_code(message):
+    """``message`` prefixed, as TensorFlow does, with the user's statement that the error is about."""
+    frame = _user_frame()
+    if frame is None:
+        return message
+    filename, lineno, name = frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name
+    line = linecache.getline(filename, lineno).strip()
+    return f"in user code:\n\n    File \"{filename}\", line {lineno}, in {name}\n        {line}\n\n    {message}"
+
+
+# ---- tensors ------------------------------------------------------------------------------------------
+
+def _is_graph_tensor(value):
+    return isinstance(value, Tensor) and value._is_symbolic
+
+
+def _truth(value):
+    return bool(value)
+
+
+def _control_flow_ops():
+    from ember.ops import control_flow_ops
+    return control_flow_ops
+
+
+def _is_tensor_array(value):
+    return type(value).__name__ == "TensorArray" and hasattr(value, "read") and hasattr(value, "size")
+
+
+_CONVERTIBLE = (bool, int, float, np.ndarray, np.generic)
+
+
+def _as_tensors(value):
+    """State leaves as the staged op needs them: Python numbers become tensors (TensorFlow's
+    conversion of loop and cond outputs)."""
+    from ember.framework.tensor import convert_to_tensor
+
+    def convert(v):
+        if isinstance(v, _CONVERTIBLE):
+            return convert_to_tensor(v)
+        return v
+    return nest.map_structure(convert, value)
+
+
+def _describe_dtype(value):
+    return getattr(getattr(value, "dtype", None), "name", type(value).__name__)
+
+
+# ---- if ----------------------------------------------------------------------------------------------
+
+def if_stmt(cond, body, orelse, get_state, set_state, symbol_names, nouts):
+    """``if cond: body() else: orelse()``; a graph-tensor ``cond`` stages ``ember.cond``."""
+    del nouts
+    if _is_graph_tensor(cond):
+        _staged_if(cond, body, orelse, get_state, set_state, symbol_names)
+    elif _truth(cond):
+        body()
+    else:
+        orelse()
+
+
+def _branch_outputs(values, symbol_names, branch):
+    for name, value in zip(symbol_names, values):
+        if isinstance(value, UndefinedReturnValue):
+            raise ValueError(in_user_code(f"the {branch} branch must also have a return statement."))
+        if isinstance(value, Undefined):
+            raise ValueError(in_user_code(f"'{name}' must also be initialized in the {branch} branch"))
+        if value is None:
+            raise ValueError(in_user_code(f"'{name}' is None at the end of the {branch} branch."))
+    return tuple(_as_tensors(v) for v in values)
+
+
+def _compare_branches(main, other, symbol_names):
+    """TensorFlow's messages for state that differs between the branches (after both were traced)."""
+    for name, a, b in zip(symbol_names, main, other):
+        label = "the return value" if name.startswith("retval_") else f"'{name}'"
+        try:
+            nest.assert_same_structure(a, b)
+        except (TypeError, ValueError) as e:
+            raise TypeError(in_user_code(f"{label} must have the same nested structure in the main and else "
+                                         f"branches:\n\n{e}")) from None
+        for x, y in zip(nest.flatten(a), nest.flatten(b)):
+            dx, dy = getattr(x, "dtype", None), getattr(y, "dtype", None)
+            if dx is not None and dy is not None and dx != dy:
+                raise TypeError(in_user_code(f"{label} has dtype {dx.name} in the main branch, but dtype "
+                                             f"{dy.name} in the else branch"))
+
+
+def _staged_if(cond, body, orelse, get_state, set_state, symbol_names):
+    init = get_state()
+    outputs = {}
+
+    def branch(fn, which):
+        def staged():
+            set_state(init)
+            fn()
+            outputs[which] = _branch_outputs(get_state(), symbol_names, which)
+            return outputs[which]
+        return staged
+
+    try:
+        final = _control_flow_ops().cond(cond, branch(body, "main"), branch(orelse, "else"))
+    except (TypeError, ValueError):
+        if "main" in outputs and "else" in outputs:
+            _compare_branches(outputs["main"], outputs["else"], symbol_names)
+        raise
+    if not symbol_names:
+        return
+    set_state(tuple(final) if isinstance(final, (list, tuple)) else (final,))
+
+
+def if_exp(cond, if_true, if_false, expr_repr):
+    """``if_true() if cond else if_false()``."""
+    del expr_repr
+    if _is_graph_tensor(cond):
+        return _control_flow_ops().cond(cond, lambda: _as_tensors(if_true()), lambda: _as_tensors(if_false()))
+    return if_true() if _truth(cond) else if_false()
+
+
+# ---- logical operators ---------------------------------------------------------------------------------
+
+def and_(a, b):
+    """``a() and b()``, ``b`` evaluated only when needed (a staged ``cond`` for a graph tensor)."""
+    a_value = a()
+    if _is_graph_tensor(a_value):
+        return _control_flow_ops().cond(a_value, lambda: _as_tensors(b()), lambda: a_value)
+    return a_value and b()
+
+
+def or_(a, b):
+    a_value = a()
+    if _is_graph_tensor(a_value):
+        return _control_flow_ops().cond(a_value, lambda: a_value, lambda: _as_tensors(b()))
+    return a_value or b()
+
+
+def not_(a):
+    if isinstance(a, Tensor):
+        from ember.ops import math_ops
+        return math_ops.logical_not(a)
+    return not a
+
+
+# ---- assert ------------------------------------------------------------------------------------------
+
+def assert_stmt(expression1, expression2):
+    """``assert expression1, expression2()``: ``ember.debugging.Assert`` for a tensor (ordered among the
+    function's side effects), Python's ``assert`` otherwise."""
+    if isinstance(expression1, Tensor):
+        import ember
+        message = expression2() if expression2 is not None else "Assertion failed"
+        data = list(message) if isinstance(message, (list, tuple)) else [message]
+        return ember.debugging.Assert(expression1, data)
+    if not expression1:
+        raise AssertionError(expression2() if expression2 is not None else None)
+    return None
+
+
+# ---- loops -------------------------------------------------------------------------------------------
+
+_LOOP_HELP = ("\nSee https://github.com/tensorflow/tensorflow/blob/master/tensorflow/python/autograph/g3doc/"
+              "reference/limitations.md#consistency-of-control-flow-types for more info.")
+
+
+def while_stmt(test, body, get_state, set_state, symbol_names, opts):
+    """``while test(): body()``; a graph-tensor test stages ``ember.while_loop``."""
+    cond = test()
+    if _is_graph_tensor(cond):
+        _staged_while(test, body, get_state, set_state, symbol_names, opts)
+        return
+    while True:
+        if _is_graph_tensor(cond):
+            raise NotImplementedError(in_user_code(
+                "The condition of while loop started as non-Tensor, then changed to Tensor. This may happen "
+                "either because variables changed type, or when a break or return statement inside the loop "
+                "depends on a Tensor condition. In both cases, changing to a TF loop should remove the error."
+                + _LOOP_HELP))
+        if not _truth(cond):
+            return
+        body()
+        cond = test()
+
+
+def for_stmt(iter_, extra_test, body, get_state, set_state, symbol_names, opts):
+    """``for x in iter_: body(x)`` while ``extra_test()`` holds (break/return flags): over a graph tensor's
+    first dimension or a TensorArray, a staged ``ember.while_loop``; over anything else, Python."""
+    if _is_graph_tensor(iter_):
+        from ember.ops import array_ops
+        n = array_ops.shape(iter_)[0]
+        static_n = iter_.shape[0] if iter_.shape.rank else None
+        if iter_.shape.rank == 0:
+            raise ValueError(in_user_code("Cannot iterate over a scalar tensor."))
+        _staged_for(lambda i: array_ops.gather(iter_, i), n, static_n, extra_test, body, get_state, set_state,
+                    symbol_names, opts)
+        return
+    if _is_tensor_array(iter_) and _is_graph_tensor(iter_.size()):
+        _staged_for(iter_.read, iter_.size(), None, extra_test, body, get_state, set_state, symbol_names, opts)
+        return
+    if _is_tensor_array(iter_):
+        iter_ = [iter_.read(i) for i in range(int(iter_.size()))]
+    for item in iter_:
+        if extra_test is not None:
+            keep_going = extra_test()
+            if _is_graph_tensor(keep_going):
+                raise NotImplementedError(in_user_code(
+                    "break and return statements which depend on a TF condition are not supported in Python "
+                    "for loops. Did you intend to make it a TF loop?" + _LOOP_HELP))
+            if not keep_going:
+                break
+        body(item)
+
+
+def _staged_for(element, n, static_n, extra_test, body, get_state, set_state, symbol_names, opts):
+    from ember.framework.tensor import constant
+    from ember.ops import math_ops
+    index = [constant(0)]
+
+    def test():
+        more = math_ops.less(index[0], n)
+        if extra_test is None:
+            return more
+        keep_going = extra_test()
+        return math_ops.logical_and(more, keep_going) if isinstance(keep_going, Tensor) else (
+            more if keep_going else constant(False))
+
+    def loop_body():
+        i = index[0]
+        body(element(i))
+        index[0] = i + 1
+
+    def get_counted():
+        return (index[0],) + tuple(get_state())
+
+    def set_counted(values):
+        index[0] = values[0]
+        set_state(tuple(values[1:]))
+
+    del static_n
+    _staged_while(test, loop_body, get_counted, set_counted, ("<loop index>",) + tuple(symbol_names), opts)
+
+
+def _loop_shape_error(name, before, after):
+    return ValueError(in_user_code(
+        f"'{name}' has shape {before} before the loop, but shape {after} after one iteration. Use "
+        f"ember.autograph.experimental.set_loop_options to set shape invariants."))
+
+
+def _check_loop_vars(init, new, symbol_names, invariants):
+    for k, (name, a, b) in enumerate(zip(symbol_names, init, new)):
+        try:
+            nest.assert_same_structure(a, b)
+        except (TypeError, ValueError) as e:
+            raise TypeError(in_user_code(f"'{name}' does not have the same nested structure after one "
+                                         f"iteration.\n\n{e}")) from None
+        for x, y in zip(nest.flatten(a), nest.flatten(b)):
+            if not (isinstance(x, Tensor) and isinstance(y, Tensor)):
+                continue
+            if x.dtype != y.dtype:
+                raise TypeError(in_user_code(f"'{name}' has dtype {x.dtype.name} before the loop, but dtype "
+                                             f"{y.dtype.name} after one iteration"))
+            allowed = invariants.get(k, x.shape)
+            if not _shape_allows(allowed, y.shape):
+                raise _loop_shape_error(name, x.shape, y.shape)
+
+
+def _shape_allows(invariant, shape):
+    if invariant.rank is None:
+        return True
+    if shape.rank is None or shape.rank != invariant.rank:
+        return False
+    return all(a is None or a == b for a, b in zip(invariant.as_list(), shape.as_list()))
+
+
+def _shape_invariants(init, opts):
+    """``set_loop_options(shape_invariants=[(var, shape), ...])``: the loop variable is found by identity."""
+    from ember.framework.tensor_shape import TensorShape
+    out = {}
+    for var, shape in opts.get("shape_invariants", ()) or ():
+        for k, value in enumerate(init):
+            if value is var:
+                out[k] = TensorShape(shape)
+    return out
+
+
+def _staged_while(test, body, get_state, set_state, symbol_names, opts):
+    init = tuple(get_state())
+    for name, value in zip(symbol_names, init):
+        if isinstance(value, UndefinedReturnValue):
+            raise NotImplementedError(in_user_code(
+                "a return statement cannot be placed inside this TensorFlow loop; this may happen if a return "
+                "statement depends on a static Python condition such as a hyperparameter"))
+        if isinstance(value, Undefined) or value is None:
+            raise ValueError(in_user_code(f"'{name}' must be defined before the loop."))
+    invariants = _shape_invariants(init, opts)
+    init = tuple(_as_tensors(v) for v in init)
+    dummy = not init
+    if dummy:  # a loop that only has side effects still needs one loop variable
+        from ember.framework.tensor import constant
+        init = (constant(0),)
+
+    def cond_fn(*values):
+        if not dummy:
+            set_state(values)
+        result = test()
+        return result if isinstance(result, Tensor) else _as_tensors(bool(result))
+
+    def body_fn(*values):
+        if not dummy:
+            set_state(values)
+        body()
+        if dummy:
+            return values
+        new = tuple(_as_tensors(v) for v in get_state())
+        for name, value in zip(symbol_names, new):
+            if isinstance(value, Undefined) or value is None:
+                raise ValueError(in_user_code(f"'{name}' must be defined before the loop."))
+        _check_loop_vars(init, new, symbol_names, invariants)
+        return new
+
+    kwargs = {}
+    if invariants:
+        kwargs["shape_invariants"] = tuple(
+            invariants[k] if k in invariants else nest.map_structure(lambda t: getattr(t, "shape", None), v)
+            for k, v in enumerate(init))
+    for key in ("maximum_iterations", "parallel_iterations", "swap_memory"):
+        if opts.get(key) is not None:
+            kwargs[key] = opts[key]
+    final = _control_flow_ops().while_loop(cond_fn, body_fn, init, **kwargs)
+    if not dummy:
+        set_state(tuple(final))
+
+
+# ---- calls -------------------------------------------------------------------------------------------
+
+def converted_call(f, args, kwargs):
+    from ember.autograph import api
+    return api.converted_call(f, args, kwargs)
