@@ -829,3 +829,44 @@ def test_undefined_after_a_python_condition_is_pythons_error():
 
     with pytest.raises(UnboundLocalError, match="'y' is used before assignment"):
         f(tf.constant(1.0))
+
+
+def _recursive_sum(values):
+    if not values:
+        return 0.0
+    return values[0] + _recursive_sum(values[1:])
+
+
+def test_recursive_module_level_function_is_converted_and_reads_itself_as_a_global():
+    @tf.function
+    def f(x):
+        return _recursive_sum([x, x, 1.0])
+
+    assert float(f(tf.constant(2.0))) == 5.0
+    assert "ag__" in autograph.to_code(_recursive_sum)
+
+
+_LAMBDAS = {"a": (lambda x: x * 2.0
+                  + 1.0, lambda x: x - 1.0)}
+
+
+def test_lambdas_are_converted_from_their_exact_source_span():
+    first, second = _LAMBDAS["a"]
+    assert "x * 2.0\n" in autograph.to_code(first) or "x * 2.0 + 1.0" in autograph.to_code(first)
+    assert "x - 1.0" in autograph.to_code(second)
+
+    @tf.function
+    def f(x):
+        return first(x) + second(x)
+
+    assert float(f(tf.constant(3.0))) == 9.0  # 7 + 2: the lambda's second line is not dropped
+
+
+def test_conditional_expression_in_a_lambda_on_python_values():
+    pick = lambda flag, x: x * 2.0 if flag else x  # noqa: E731 - a lambda on purpose
+
+    @tf.function
+    def f(x):
+        return pick(True, x) + pick(False, x)
+
+    assert float(f(tf.constant(1.0))) == 3.0

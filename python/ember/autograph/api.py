@@ -172,6 +172,10 @@ def _transform(f):
                            defaults=[]),
         body=[fdef, ast.Return(value=ast.Name(fdef.name, ast.Load()))], decorator_list=[], returns=None,
         type_comment=None)
+    if fdef.name not in code.co_freevars:
+        # The def must not make its own name a local of the factory: a recursive module-level function
+        # reads its name as a global, and so must the converted one.
+        factory.body.insert(0, ast.Global(names=[fdef.name]))
     if "type_params" in ast.FunctionDef._fields:
         factory.type_params = []
     module = ast.Module(body=[ast.copy_location(factory, fdef)], type_ignores=[])

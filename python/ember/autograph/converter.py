@@ -299,6 +299,12 @@ class _ControlFlow:
             for kw in d.value.keywords:
                 opts.keys.append(ast.Constant(kw.arg))
                 opts.values.append(kw.value)
+        appended = sorted(_appended_lists(body) & scope.bound - modified)
+        if appended:  # a staged loop must not grow a Python list: the operator checks these
+            opts.keys.append(ast.Constant("lists"))
+            opts.values.append(_lambda(ast.Tuple(elts=[ast.Tuple(elts=[ast.Constant(n), ast.Name(n, ast.Load())],
+                                                                  ctx=ast.Load()) for n in appended],
+                                                 ctx=ast.Load())))
         return body, state, written, opts
 
     def while_(self, s, scope):
@@ -341,6 +347,24 @@ class _ControlFlow:
         out += self._undefined(state, scope, s) + [_locate(call, s)]
         scope.bound |= analysis.bound_names(out)
         return out + self.block(s.orelse, scope)
+
+
+_LIST_METHODS = frozenset(["append", "extend", "insert"])
+
+
+def _appended_lists(stmts):
+    """Names whose ``append``/``extend``/``insert`` the statements call (``l.append(x)``)."""
+    out = set()
+    for top in stmts:
+        for n in analysis._same_scope_nodes(top):
+            if not isinstance(n, ast.Call):
+                continue
+            f = n.func
+            if _is_ag_call(n) and f.attr == "converted_call" and n.args:
+                f = n.args[0]
+            if isinstance(f, ast.Attribute) and f.attr in _LIST_METHODS and isinstance(f.value, ast.Name):
+                out.add(f.value.id)
+    return out
 
 
 def _undefined_loads(fdef):

@@ -17,9 +17,10 @@ def locate(new, ref):
     """Gives ``new`` and its descendants that have no location the location of ``ref``."""
     for n in ast.walk(new):
         if "lineno" in n._attributes and getattr(n, "lineno", None) is None:
+            # One point, the statement's first line: a generated call spanning the user's statement would
+            # be reported (Python 3.11 places a method call at its attribute's end) at the statement's end.
             n.lineno, n.col_offset = ref.lineno, ref.col_offset
-            n.end_lineno = getattr(ref, "end_lineno", None) or ref.lineno
-            n.end_col_offset = getattr(ref, "end_col_offset", None) or ref.col_offset
+            n.end_lineno, n.end_col_offset = ref.lineno, ref.col_offset
     return new
 
 

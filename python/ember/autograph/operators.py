@@ -63,12 +63,21 @@ def _user_frame():
     return frame
 
 
-def in_user_code(message):
-    """``message`` prefixed, as TensorFlow does, with the user's statement that the error is about."""
+def _location():
+    """Where the user's statement is (file, line, function), taken when a converted statement starts: a
+    staged branch or body may run under frames that are not the user's."""
     frame = _user_frame()
     if frame is None:
+        return None
+    return frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name
+
+
+def in_user_code(message, where=None):
+    """``message`` prefixed, as TensorFlow does, with the user's statement that the error is about."""
+    where = where or _location()
+    if where is None:
         return message
-    filename, lineno, name = frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name
+    filename, lineno, name = where
     line = linecache.getline(filename, lineno).strip()
     return f"in user code:\n\n    File \"{filename}\", line {lineno}, in {name}\n        {line}\n\n    {message}"
 
@@ -107,8 +116,32 @@ def _as_tensors(value):
     return nest.map_structure(convert, value)
 
 
-def _describe_dtype(value):
-    return getattr(getattr(value, "dtype", None), "name", type(value).__name__)
+def _structure(value):
+    """A printable skeleton of a nested structure: its containers, with '.' for each leaf."""
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_structure(value[k])}" for k in nest._sorted_keys(value)) + "}"
+    if isinstance(value, (list, tuple)):
+        inner = ", ".join(_structure(v) for v in value)
+        return f"[{inner}]" if isinstance(value, list) else f"({inner}{',' if len(value) == 1 else ''})"
+    return "."
+
+
+def _same_structure(a, b):
+    if isinstance(a, dict) or isinstance(b, dict):
+        return isinstance(a, dict) and isinstance(b, dict) and sorted(map(repr, a)) == sorted(map(repr, b)) and \
+            all(_same_structure(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        return isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)) and len(a) == len(b) and \
+            all(_same_structure(x, y) for x, y in zip(a, b))
+    return True
+
+
+def _structure_mismatch(a, b, first, second):
+    """The description of two structures that differ (None when they are the same)."""
+    if _same_structure(a, b):
+        return None
+    return (f"The two structures don't have the same nested structure.\n\nFirst structure ({first}): "
+            f"{_structure(a)}\n\nSecond structure ({second}): {_structure(b)}")
 
 
 # ---- if ----------------------------------------------------------------------------------------------
@@ -117,41 +150,40 @@ def if_stmt(cond, body, orelse, get_state, set_state, symbol_names, nouts):
     """``if cond: body() else: orelse()``; a graph-tensor ``cond`` stages ``ember.cond``."""
     del nouts
     if _is_graph_tensor(cond):
-        _staged_if(cond, body, orelse, get_state, set_state, symbol_names)
+        _staged_if(cond, body, orelse, get_state, set_state, symbol_names, _location())
     elif _truth(cond):
         body()
     else:
         orelse()
 
 
-def _branch_outputs(values, symbol_names, branch):
+def _branch_outputs(values, symbol_names, branch, where):
     for name, value in zip(symbol_names, values):
         if isinstance(value, UndefinedReturnValue):
-            raise ValueError(in_user_code(f"the {branch} branch must also have a return statement."))
+            raise ValueError(in_user_code(f"the {branch} branch must also have a return statement.", where))
         if isinstance(value, Undefined):
-            raise ValueError(in_user_code(f"'{name}' must also be initialized in the {branch} branch"))
+            raise ValueError(in_user_code(f"'{name}' must also be initialized in the {branch} branch", where))
         if value is None:
-            raise ValueError(in_user_code(f"'{name}' is None at the end of the {branch} branch."))
+            raise ValueError(in_user_code(f"'{name}' is None at the end of the {branch} branch.", where))
     return tuple(_as_tensors(v) for v in values)
 
 
-def _compare_branches(main, other, symbol_names):
+def _compare_branches(main, other, symbol_names, where):
     """TensorFlow's messages for state that differs between the branches (after both were traced)."""
     for name, a, b in zip(symbol_names, main, other):
         label = "the return value" if name.startswith("retval_") else f"'{name}'"
-        try:
-            nest.assert_same_structure(a, b)
-        except (TypeError, ValueError) as e:
+        mismatch = _structure_mismatch(a, b, "main branch", "else branch")
+        if mismatch:
             raise TypeError(in_user_code(f"{label} must have the same nested structure in the main and else "
-                                         f"branches:\n\n{e}")) from None
+                                         f"branches:\n\n{mismatch}", where))
         for x, y in zip(nest.flatten(a), nest.flatten(b)):
             dx, dy = getattr(x, "dtype", None), getattr(y, "dtype", None)
             if dx is not None and dy is not None and dx != dy:
                 raise TypeError(in_user_code(f"{label} has dtype {dx.name} in the main branch, but dtype "
-                                             f"{dy.name} in the else branch"))
+                                             f"{dy.name} in the else branch", where))
 
 
-def _staged_if(cond, body, orelse, get_state, set_state, symbol_names):
+def _staged_if(cond, body, orelse, get_state, set_state, symbol_names, where):
     init = get_state()
     outputs = {}
 
@@ -159,7 +191,7 @@ def _staged_if(cond, body, orelse, get_state, set_state, symbol_names):
         def staged():
             set_state(init)
             fn()
-            outputs[which] = _branch_outputs(get_state(), symbol_names, which)
+            outputs[which] = _branch_outputs(get_state(), symbol_names, which, where)
             return outputs[which]
         return staged
 
@@ -167,7 +199,7 @@ def _staged_if(cond, body, orelse, get_state, set_state, symbol_names):
         final = _control_flow_ops().cond(cond, branch(body, "main"), branch(orelse, "else"))
     except (TypeError, ValueError):
         if "main" in outputs and "else" in outputs:
-            _compare_branches(outputs["main"], outputs["else"], symbol_names)
+            _compare_branches(outputs["main"], outputs["else"], symbol_names, where)
         raise
     if not symbol_names:
         return
@@ -231,7 +263,7 @@ def while_stmt(test, body, get_state, set_state, symbol_names, opts):
     """``while test(): body()``; a graph-tensor test stages ``ember.while_loop``."""
     cond = test()
     if _is_graph_tensor(cond):
-        _staged_while(test, body, get_state, set_state, symbol_names, opts)
+        _staged_while(test, body, get_state, set_state, symbol_names, opts, _location())
         return
     while True:
         if _is_graph_tensor(cond):
@@ -239,7 +271,7 @@ def while_stmt(test, body, get_state, set_state, symbol_names, opts):
                 "The condition of while loop started as non-Tensor, then changed to Tensor. This may happen "
                 "either because variables changed type, or when a break or return statement inside the loop "
                 "depends on a Tensor condition. In both cases, changing to a TF loop should remove the error."
-                + _LOOP_HELP))
+                + _LOOP_HELP, _location()))
         if not _truth(cond):
             return
         body()
@@ -249,17 +281,19 @@ def while_stmt(test, body, get_state, set_state, symbol_names, opts):
 def for_stmt(iter_, extra_test, body, get_state, set_state, symbol_names, opts):
     """``for x in iter_: body(x)`` while ``extra_test()`` holds (break/return flags): over a graph tensor's
     first dimension or a TensorArray, a staged ``ember.while_loop``; over anything else, Python."""
+    where = _location()
     if _is_graph_tensor(iter_):
         from ember.ops import array_ops
         n = array_ops.shape(iter_)[0]
         static_n = iter_.shape[0] if iter_.shape.rank else None
         if iter_.shape.rank == 0:
-            raise ValueError(in_user_code("Cannot iterate over a scalar tensor."))
+            raise ValueError(in_user_code("Cannot iterate over a scalar tensor.", where))
         _staged_for(lambda i: array_ops.gather(iter_, i), n, static_n, extra_test, body, get_state, set_state,
-                    symbol_names, opts)
+                    symbol_names, opts, where)
         return
     if _is_tensor_array(iter_) and _is_graph_tensor(iter_.size()):
-        _staged_for(iter_.read, iter_.size(), None, extra_test, body, get_state, set_state, symbol_names, opts)
+        _staged_for(iter_.read, iter_.size(), None, extra_test, body, get_state, set_state, symbol_names, opts,
+                    where)
         return
     if _is_tensor_array(iter_):
         iter_ = [iter_.read(i) for i in range(int(iter_.size()))]
@@ -269,13 +303,13 @@ def for_stmt(iter_, extra_test, body, get_state, set_state, symbol_names, opts):
             if _is_graph_tensor(keep_going):
                 raise NotImplementedError(in_user_code(
                     "break and return statements which depend on a TF condition are not supported in Python "
-                    "for loops. Did you intend to make it a TF loop?" + _LOOP_HELP))
+                    "for loops. Did you intend to make it a TF loop?" + _LOOP_HELP, where))
             if not keep_going:
                 break
         body(item)
 
 
-def _staged_for(element, n, static_n, extra_test, body, get_state, set_state, symbol_names, opts):
+def _staged_for(element, n, static_n, extra_test, body, get_state, set_state, symbol_names, opts, where):
     from ember.framework.tensor import constant
     from ember.ops import math_ops
     index = [constant(0)]
@@ -301,31 +335,30 @@ def _staged_for(element, n, static_n, extra_test, body, get_state, set_state, sy
         set_state(tuple(values[1:]))
 
     del static_n
-    _staged_while(test, loop_body, get_counted, set_counted, ("<loop index>",) + tuple(symbol_names), opts)
+    _staged_while(test, loop_body, get_counted, set_counted, ("<loop index>",) + tuple(symbol_names), opts, where)
 
 
-def _loop_shape_error(name, before, after):
+def _loop_shape_error(name, before, after, where):
     return ValueError(in_user_code(
         f"'{name}' has shape {before} before the loop, but shape {after} after one iteration. Use "
-        f"ember.autograph.experimental.set_loop_options to set shape invariants."))
+        f"ember.autograph.experimental.set_loop_options to set shape invariants.", where))
 
 
-def _check_loop_vars(init, new, symbol_names, invariants):
+def _check_loop_vars(init, new, symbol_names, invariants, where):
     for k, (name, a, b) in enumerate(zip(symbol_names, init, new)):
-        try:
-            nest.assert_same_structure(a, b)
-        except (TypeError, ValueError) as e:
+        mismatch = _structure_mismatch(a, b, "before the loop", "after one iteration")
+        if mismatch:
             raise TypeError(in_user_code(f"'{name}' does not have the same nested structure after one "
-                                         f"iteration.\n\n{e}")) from None
+                                         f"iteration.\n\n{mismatch}", where))
         for x, y in zip(nest.flatten(a), nest.flatten(b)):
             if not (isinstance(x, Tensor) and isinstance(y, Tensor)):
                 continue
             if x.dtype != y.dtype:
                 raise TypeError(in_user_code(f"'{name}' has dtype {x.dtype.name} before the loop, but dtype "
-                                             f"{y.dtype.name} after one iteration"))
+                                             f"{y.dtype.name} after one iteration", where))
             allowed = invariants.get(k, x.shape)
             if not _shape_allows(allowed, y.shape):
-                raise _loop_shape_error(name, x.shape, y.shape)
+                raise _loop_shape_error(name, x.shape, y.shape, where)
 
 
 def _shape_allows(invariant, shape):
@@ -347,17 +380,19 @@ def _shape_invariants(init, opts):
     return out
 
 
-def _staged_while(test, body, get_state, set_state, symbol_names, opts):
+def _staged_while(test, body, get_state, set_state, symbol_names, opts, where):
     init = tuple(get_state())
     for name, value in zip(symbol_names, init):
         if isinstance(value, UndefinedReturnValue):
             raise NotImplementedError(in_user_code(
                 "a return statement cannot be placed inside this TensorFlow loop; this may happen if a return "
-                "statement depends on a static Python condition such as a hyperparameter"))
-        if isinstance(value, Undefined) or value is None:
-            raise ValueError(in_user_code(f"'{name}' must be defined before the loop."))
+                "statement depends on a static Python condition such as a hyperparameter", where))
+    undefined = [k for k, v in enumerate(init) if isinstance(v, Undefined) or v is None]
     invariants = _shape_invariants(init, opts)
+    if undefined:
+        init = _initialize_undefined(body, get_state, set_state, init, undefined, symbol_names, invariants, where)
     init = tuple(_as_tensors(v) for v in init)
+    lists = _tracked_lists(opts)
     dummy = not init
     if dummy:  # a loop that only has side effects still needs one loop variable
         from ember.framework.tensor import constant
@@ -373,13 +408,14 @@ def _staged_while(test, body, get_state, set_state, symbol_names, opts):
         if not dummy:
             set_state(values)
         body()
+        _check_lists(lists, where)
         if dummy:
             return values
         new = tuple(_as_tensors(v) for v in get_state())
         for name, value in zip(symbol_names, new):
             if isinstance(value, Undefined) or value is None:
-                raise ValueError(in_user_code(f"'{name}' must be defined before the loop."))
-        _check_loop_vars(init, new, symbol_names, invariants)
+                raise ValueError(in_user_code(f"'{name}' must be defined before the loop.", where))
+        _check_loop_vars(init, new, symbol_names, invariants, where)
         return new
 
     kwargs = {}
@@ -393,6 +429,62 @@ def _staged_while(test, body, get_state, set_state, symbol_names, opts):
     final = _control_flow_ops().while_loop(cond_fn, body_fn, init, **kwargs)
     if not dummy:
         set_state(tuple(final))
+
+
+def _initialize_undefined(body, get_state, set_state, init, undefined, symbol_names, invariants, where):
+    """Values for the loop variables first assigned inside the loop (``None`` or undefined before it), as
+    TensorFlow finds them: the body runs once in a scratch trace that is thrown away, and each such variable
+    starts as zeros of the dtype and shape it gets there (unknown dimensions become shape invariants). The
+    body's Python side effects happen once more, as in TensorFlow."""
+    from ember import _C
+    from ember.ops import array_ops
+    from ember.framework.tensor_shape import TensorShape
+    scratch = _C.Trace("autograph_undefined_loop_vars", True)
+    scratch.enter()
+    try:
+        set_state(init)
+        body()
+        after = tuple(get_state())
+    finally:
+        scratch.exit()
+        set_state(init)
+    init = list(init)
+    for k in undefined:
+        value = _as_tensors(after[k])
+        if isinstance(value, Undefined) or value is None or not all(isinstance(t, Tensor) for t in nest.flatten(value)):
+            raise ValueError(in_user_code(f"'{symbol_names[k]}' must be defined before the loop.", where))
+
+        def zeros(t):
+            return array_ops.zeros([d if d is not None else 0 for d in t.shape.as_list()], dtype=t.dtype)
+        init[k] = nest.map_structure(zeros, value)
+        if not isinstance(value, Tensor):
+            continue
+        if k not in invariants and not value.shape.is_fully_defined():
+            invariants[k] = TensorShape(value.shape)
+    return tuple(init)
+
+
+def _tracked_lists(opts):
+    """The Python lists the loop body appends to (``opts["lists"]``), with their lengths now."""
+    getter = opts.get("lists")
+    if getter is None:
+        return ()
+    try:
+        pairs = getter()
+    except NameError:
+        return ()
+    return tuple((name, value, len(value)) for name, value in pairs if isinstance(value, list))
+
+
+def _check_lists(lists, where):
+    for name, value, length in lists:
+        if len(value) != length:
+            del value[length:]
+            raise ValueError(in_user_code(
+                f"'{name}' is a Python list appended to inside a loop that is staged (its condition is a tensor): "
+                f"the loop body's tensors cannot be used outside the loop. Use an ember.TensorArray "
+                f"(ta = ta.write(i, value)) for values computed in the loop, or loop over a Python range to "
+                f"unroll it.", where))
 
 
 # ---- calls -------------------------------------------------------------------------------------------
