@@ -51,6 +51,7 @@ from ember.framework.tensor_spec import TensorSpec
 from ember.function_graph import NewGraphFunction
 from ember.polymorphic_function import defun, function, method
 from ember.ops.logging_ops import print  # noqa: A001 - TensorFlow's name
+from ember.ops.control_flow_ops import case, cond, switch_case, while_loop
 from ember.init_scope import init_scope
 from ember.module import Module
 from ember.name_scope import name_scope

@@ -222,6 +222,32 @@ class PyTrace {
     return wrap(ctx_->add_argument(static_cast<DType>(dtype), shape_from(dims), name));
   }
 
+  nb::object lift(nb::handle t) {
+    auto lifted = ctx_->lift(as_impl(t));
+    if (!lifted.ok()) throw_status(lifted.status());
+    return wrap(std::move(lifted).value());
+  }
+
+  nb::list lifted_captures() const {
+    nb::list out;
+    for (const TensorRef& t : fn_->lifted_captures) out.append(wrap(t));
+    return out;
+  }
+
+  /// Identities of the lifted tensors (a tensor is wrapped anew each time it crosses into Python).
+  std::vector<uintptr_t> lifted_ids() const {
+    std::vector<uintptr_t> ids;
+    for (const TensorRef& t : fn_->lifted_captures) ids.push_back(reinterpret_cast<uintptr_t>(t.get()));
+    return ids;
+  }
+
+  void order_lifted(nb::list order) {
+    SmallVector<TensorImpl*, 4> impls;
+    for (nb::handle t : order) impls.push_back(as_impl(t));
+    Status s = ctx_->order_lifted({impls.data(), impls.size()});
+    if (!s.ok()) throw_status(s);
+  }
+
   /// Sets the results (tensors, concrete or symbolic) and seals the function.
   std::shared_ptr<PyGraphFunction> finish(nb::list results) {
     for (nb::handle r : results) {
@@ -293,6 +319,10 @@ void bind_functions(nb::module_& m) {
       .def("enter", &PyTrace::enter)
       .def("exit", &PyTrace::exit)
       .def("add_argument", &PyTrace::add_argument, nb::arg("dtype"), nb::arg("dims").none(), nb::arg("name"))
+      .def("lift", &PyTrace::lift)
+      .def_prop_ro("lifted_captures", &PyTrace::lifted_captures)
+      .def_prop_ro("lifted_ids", &PyTrace::lifted_ids)
+      .def("order_lifted", &PyTrace::order_lifted)
       .def("finish", &PyTrace::finish);
   m.def("set_package_dir", [](const std::string& dir) { package_dir() = dir; });
   m.def("in_trace", [] { return TraceContext::current() != nullptr; });

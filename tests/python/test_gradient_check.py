@@ -31,7 +31,8 @@ OVERRIDES = {
 # tracing would be listed here, as not done; none does.
 INT_OPERANDS_KNOWN_WHILE_TRACING = set()
 # Graph-only or stateful ops whose gradients are tested elsewhere (functions, variables).
-SPECIAL = {"PartitionedCall", "ReadVariableOp"}
+SPECIAL = {"PartitionedCall", "ReadVariableOp", "If", "StatelessIf", "Case", "StatelessCase", "While",
+           "StatelessWhile"}
 
 
 def _to64(x):

@@ -105,7 +105,16 @@ def examples():
     table["Const"] = ([], [tf.constant([1.0, 2.0])])
     square = tf.function(lambda x: x * x).get_concrete_function(tf.TensorSpec([2], tf.float32))
     table["PartitionedCall"] = ([[tf.constant([1.0, 2.0])]], [square.name])
-    table["_keepalive"] = square
+    negate = tf.function(lambda x: -x).get_concrete_function(tf.TensorSpec([2], tf.float32))
+    for name in ["If", "StatelessIf"]:
+        table[name] = ([tf.constant(True), [tf.constant([1.0, 2.0])]], [square.name, negate.name])
+    for name in ["Case", "StatelessCase"]:
+        table[name] = ([tf.constant(1), [tf.constant([1.0, 2.0])]], [negate.name + "," + square.name])
+    below = tf.function(lambda x: tf.reduce_sum(x) < 100.0).get_concrete_function(tf.TensorSpec([2], tf.float32))
+    double = tf.function(lambda x: x * 2.0).get_concrete_function(tf.TensorSpec([2], tf.float32))
+    for name in ["While", "StatelessWhile"]:
+        table[name] = ([[tf.constant([1.0, 2.0])]], [below.name, double.name, 10])
+    table["_keepalive"] = (square, negate, below, double)
     variable = tf.Variable([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     table["_variable"] = variable
     table["PrintV2"] = ([[f32()]], ["printed by the registry test: \x1f", "stderr", "\n", 3])

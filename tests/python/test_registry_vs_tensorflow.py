@@ -31,6 +31,9 @@ EXCLUDED = {
     "Placeholder": "graph-only: its kernel says it must be fed (test_function.py)",
     "PartitionedCall": "calls a traced ember function by name; TensorFlow's needs a FunctionDef "
                        "(GraphDef round trips in test_graph_def_tf.py run it in TensorFlow)",
+    **{name: "calls traced ember functions by name; TensorFlow's needs FunctionDefs (compared with "
+              "TensorFlow's tf.cond/tf.while_loop/tf.switch_case in test_control_flow.py)"
+       for name in ("If", "StatelessIf", "Case", "StatelessCase", "While", "StatelessWhile")},
     "FusedElementwise": "ember-internal: written by ember's fusion pass, no TensorFlow op",
     "ReadVariableOp": "reads an ember variable named by its id attribute; TensorFlow's takes a resource "
                       "handle (variables compared in test_variables.py)",

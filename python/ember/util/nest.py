@@ -55,3 +55,31 @@ def _pack(x, it):
 
 def map_structure(fn, structure):
     return pack_sequence_as(structure, [fn(v) for v in flatten(structure)])
+
+
+def _same_structure(a, b, check_types):
+    if isinstance(a, dict) or isinstance(b, dict):
+        if not (isinstance(a, dict) and isinstance(b, dict)) or set(a) != set(b):
+            return False
+        if check_types and type(a) is not type(b):
+            return False
+        return all(_same_structure(a[k], b[k], check_types) for k in a)
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        if not (isinstance(a, (list, tuple)) and isinstance(b, (list, tuple))) or len(a) != len(b):
+            return False
+        if check_types and type(a) is not type(b):
+            return False
+        return all(_same_structure(x, y, check_types) for x, y in zip(a, b))
+    return True
+
+
+def assert_same_structure(nest1, nest2, check_types=True):
+    """Raises ValueError when the two structures nest differently (or, with ``check_types``, TypeError when a
+    list stands where the other has a tuple), as ``tf.nest.assert_same_structure``."""
+    if _same_structure(nest1, nest2, check_types=False):
+        if check_types and not _same_structure(nest1, nest2, check_types=True):
+            raise TypeError(f"The two structures don't have the same sequence type. First structure: "
+                            f"{nest1!r}, second structure: {nest2!r}.")
+        return
+    raise ValueError(f"The two structures don't have the same nested structure.\n\nFirst structure: "
+                     f"{nest1!r}\n\nSecond structure: {nest2!r}")

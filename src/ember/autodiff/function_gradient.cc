@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "ember/autodiff/tape_internal.h"
+#include "ember/ops/graph_ops.h"
 #include "ember/ops/registry.h"
 #include "ember/trace/trace_context.h"
 
@@ -348,9 +349,9 @@ void collect_variables(const FunctionGraph& fn, std::vector<int64_t>& out, int d
     if (n.op->name == "ReadVariableOp") {
       int64_t id = std::get<int64_t>(n.attrs[0]);
       if (std::find(out.begin(), out.end(), id) == out.end()) out.push_back(id);
-    } else if (n.op->name == "PartitionedCall") {
-      if (auto callee = FunctionLibrary::global().find(std::get<std::string>(n.attrs[0])))
-        collect_variables(*callee, out, depth + 1);
+    } else {
+      for (const std::string& name : called_functions(*n.op, n.attrs))
+        if (auto callee = FunctionLibrary::global().find(name)) collect_variables(*callee, out, depth + 1);
     }
   }
 }

@@ -6,6 +6,7 @@
 
 #include "ember/autodiff/tape_internal.h"
 #include "ember/core/resource.h"
+#include "ember/ops/graph_ops.h"
 #include "ember/ops/registry.h"
 
 namespace ember::autodiff {
@@ -67,6 +68,9 @@ Status TapeState::execute(const OpDef& op, std::span<TensorImpl* const> inputs,
     in_mask |= internal::variable_mask(variable);
   }
   EMBER_RETURN_IF_ERROR(execute_op_unrecorded(op, inputs, attrs, outputs));
+  if (in_mask != 0 && calls_functions(op) && has_differentiable_output(outputs))
+    return make_error(Code::kUnimplemented, op.name,
+                      ": gradients through control flow inside a recorded function are not implemented yet");
   if (in_mask == 0 || op.has_flag(kNotDifferentiable) || (op.grad == nullptr && variable == 0) ||
       !has_differentiable_output(outputs))
     return Status::OK();

@@ -11,6 +11,7 @@ void register_array_ops(OpRegistry& r);      // shape and indexing ops
 void register_nn_ops(OpRegistry& r);         // softmax, losses, bias_add, ...
 void register_random_ops(OpRegistry& r);     // stateful and stateless random
 void register_graph_ops(OpRegistry& r);      // Placeholder, Const, PartitionedCall
+void register_control_flow_ops(OpRegistry& r);  // If, While, Case and their stateless forms
 void register_state_ops(OpRegistry& r);      // ReadVariableOp, AssignVariableOp, AssignAdd/SubVariableOp
 void register_print_ops(OpRegistry& r);      // PrintV2
 void register_fused_ops(OpRegistry& r);      // FusedElementwise (created by the optimizer)
@@ -23,6 +24,7 @@ inline void register_all_ops(OpRegistry& r) {
   register_nn_ops(r);
   register_random_ops(r);
   register_graph_ops(r);
+  register_control_flow_ops(r);
   register_state_ops(r);
   register_print_ops(r);
   register_fused_ops(r);

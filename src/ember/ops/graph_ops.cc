@@ -13,6 +13,9 @@ namespace {
 // others call: atomic, so installing again is not a data race with a reader.
 std::atomic<decltype(FunctionCallHooks::infer)> g_infer_hook{nullptr};
 std::atomic<decltype(FunctionCallHooks::run)> g_run_hook{nullptr};
+std::atomic<decltype(FunctionCallHooks::resolve)> g_resolve_hook{nullptr};
+std::atomic<decltype(FunctionCallHooks::run_resolved)> g_run_resolved_hook{nullptr};
+std::atomic<decltype(FunctionCallHooks::resolve_loop_step)> g_resolve_loop_step_hook{nullptr};
 
 Status placeholder_shape(InferContext& ctx) {
   if (ctx.attr_bool(2)) {
@@ -58,6 +61,56 @@ Status call_kernel(KernelContext& ctx) {
 void set_function_call_hooks(FunctionCallHooks hooks) {
   g_infer_hook.store(hooks.infer, std::memory_order_release);
   g_run_hook.store(hooks.run, std::memory_order_release);
+  g_resolve_hook.store(hooks.resolve, std::memory_order_release);
+  g_run_resolved_hook.store(hooks.run_resolved, std::memory_order_release);
+  g_resolve_loop_step_hook.store(hooks.resolve_loop_step, std::memory_order_release);
+}
+
+const FunctionCallHooks& function_call_hooks() {
+  thread_local FunctionCallHooks hooks;
+  hooks.infer = g_infer_hook.load(std::memory_order_acquire);
+  hooks.run = g_run_hook.load(std::memory_order_acquire);
+  hooks.resolve = g_resolve_hook.load(std::memory_order_acquire);
+  hooks.run_resolved = g_run_resolved_hook.load(std::memory_order_acquire);
+  hooks.resolve_loop_step = g_resolve_loop_step_hook.load(std::memory_order_acquire);
+  return hooks;
+}
+
+std::vector<std::string> split_branch_names(const std::string& joined) {
+  std::vector<std::string> names;
+  size_t start = 0;
+  while (start <= joined.size()) {
+    size_t comma = joined.find(',', start);
+    if (comma == std::string::npos) comma = joined.size();
+    if (comma > start) names.push_back(joined.substr(start, comma - start));
+    start = comma + 1;
+  }
+  return names;
+}
+
+bool calls_functions(const OpDef& op) {
+  static const std::string_view kCallers[] = {"PartitionedCall", "If",   "StatelessIf",  "While",
+                                              "StatelessWhile",  "Case", "StatelessCase"};
+  for (std::string_view name : kCallers)
+    if (op.name == name) return true;
+  return false;
+}
+
+std::vector<std::string> called_functions(const OpDef& op, std::span<const AttrValue> attrs) {
+  std::vector<std::string> names;
+  if (!calls_functions(op)) return names;
+  auto string_attr = [&](std::string_view attr) -> const std::string* {
+    int i = op.attr_index(attr);
+    if (i < 0 || static_cast<size_t>(i) >= attrs.size()) return nullptr;
+    return std::get_if<std::string>(&attrs[i]);
+  };
+  if (op.name == "Case" || op.name == "StatelessCase") {
+    if (const std::string* joined = string_attr("branches")) names = split_branch_names(*joined);
+    return names;
+  }
+  for (std::string_view attr : {"f", "then_branch", "else_branch", "cond", "body"})
+    if (const std::string* name = string_attr(attr)) names.push_back(*name);
+  return names;
 }
 
 void register_graph_ops(OpRegistry& r) {

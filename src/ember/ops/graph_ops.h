@@ -1,9 +1,13 @@
-// Ops that exist for graphs: Placeholder (a function argument), Const (a value embedded in a graph) and
-// PartitionedCall (one function calling another). PartitionedCall's shape function and kernel need the
-// function library and executor, which live in higher layers; they install these hooks when first used.
+// Ops that exist for graphs: Placeholder (a function argument), Const (a value embedded in a graph),
+// PartitionedCall (one function calling another) and the functional control-flow ops (If, While, Case and
+// their stateless forms, ops/control_flow.cc), whose attributes name functions of the library. Their shape
+// functions and kernels need the function library and executor, which live in higher layers; those install
+// these hooks when first used.
 #pragma once
 
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "ember/ops/op_def.h"
 
@@ -16,7 +20,28 @@ struct FunctionCallHooks {
   /// Runs function `name` on concrete inputs.
   Status (*run)(const std::string& name, std::span<TensorImpl* const> inputs,
                 std::span<TensorRef> outputs) = nullptr;
+  /// Looks function `name` up once for many calls (a loop body): an opaque handle for run_resolved, or an
+  /// error naming the function.
+  StatusOr<std::shared_ptr<const void>> (*resolve)(const std::string& name) = nullptr;
+  Status (*run_resolved)(const void* function, std::span<TensorImpl* const> inputs,
+                         SmallVector<TensorRef, 2>& outputs) = nullptr;
+  /// One function for a loop iteration after the first: body, then the condition on the body's results;
+  /// it returns the new loop variables followed by the condition's value (Note [Loop steps] in executor.cc).
+  StatusOr<std::shared_ptr<const void>> (*resolve_loop_step)(const std::string& cond,
+                                                             const std::string& body) = nullptr;
 };
 void set_function_call_hooks(FunctionCallHooks hooks);
+const FunctionCallHooks& function_call_hooks();
+
+/// The library functions a node of `op` with `attrs` calls: PartitionedCall's f, If's branches, While's cond
+/// and body, Case's branches (empty for every other op). Whoever walks a graph into its callees (automatic
+/// control dependencies, variable collection, GraphDef export) goes through this one list.
+std::vector<std::string> called_functions(const OpDef& op, std::span<const AttrValue> attrs);
+
+/// Whether `op` calls library functions (called_functions is non-empty for its nodes).
+bool calls_functions(const OpDef& op);
+
+/// Case's branch names are one attribute, joined by commas (library names never hold one).
+std::vector<std::string> split_branch_names(const std::string& joined);
 
 }  // namespace ember

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ember/graph/partial_value.h"
+#include "ember/ops/graph_ops.h"
 #include "ember/ops/registry.h"
 
 namespace ember {
@@ -33,9 +34,10 @@ void collect_resources(const FunctionGraph& fn, std::vector<int64_t>& resources,
     if (n.op->has_flag(kReadsResource) || n.op->has_flag(kWritesResource)) {
       int64_t id = std::get<int64_t>(n.attrs[0]);
       if (std::find(resources.begin(), resources.end(), id) == resources.end()) resources.push_back(id);
-    } else if (n.op->name == "PartitionedCall") {
-      if (auto callee = FunctionLibrary::global().find(std::get<std::string>(n.attrs[0])))
-        collect_resources(*callee, resources, depth + 1);
+    } else {
+      for (const std::string& name : called_functions(*n.op, n.attrs))
+        if (auto callee = FunctionLibrary::global().find(name))
+          collect_resources(*callee, resources, depth + 1);
     }
   }
 }
@@ -98,6 +100,32 @@ void TraceContext::seal() {
   fn_->args = user_args_;
   fn_->args.insert(fn_->args.end(), lifted_args_.begin(), lifted_args_.end());
   fn_->args.insert(fn_->args.end(), captured_args_.begin(), captured_args_.end());
+}
+
+StatusOr<TensorRef> TraceContext::lift(TensorImpl* t) {
+  auto v = value_of(t);
+  if (!v.ok()) return v.status();
+  return symbolic_output(v->node, v->output);
+}
+
+Status TraceContext::order_lifted(std::span<TensorImpl* const> order) {
+  for (TensorImpl* t : order) {
+    if (!t->is_symbolic() || t->graph() == fn_)
+      return invalid_argument("order_lifted: a tensor is not of an enclosing trace");
+    EMBER_RETURN_IF_ERROR(value_of(t).status());
+  }
+  if (order.size() != lifted_args_.size())
+    return make_error(Code::kInternal, "order_lifted: ", lifted_args_.size(), " lifted argument(s), ",
+                      order.size(), " in the order");
+  std::vector<int32_t> args;
+  std::vector<TensorRef> captures;
+  for (TensorImpl* t : order) {
+    args.push_back(capture_nodes_.at(t));
+    captures.push_back(TensorRef(t));
+  }
+  lifted_args_ = std::move(args);
+  fn_->lifted_captures = std::move(captures);
+  return Status::OK();
 }
 
 void TraceContext::note_local_constant(TensorImpl* t) { local_constants_.emplace(t, TensorRef(t)); }
@@ -194,10 +222,11 @@ Status TraceContext::intercept(const OpDef& op, std::span<TensorImpl* const> inp
   Status s = infer_op(op, {specs.data(), specs.size()}, {constants.data(), constants.size()}, attrs,
                       out_specs, {partial_of.data(), partial_of.size()});
   if (!s.ok()) return with_source_context(op, {}, location, s);
-  if (op.name == "PartitionedCall") {
-    // The graph keeps its callee alive: the library only knows functions by (weak) name.
-    if (auto callee = FunctionLibrary::global().find(std::get<std::string>(attrs[0])))
-      fn_->callees.push_back(std::move(callee));
+  // The graph keeps its callees alive: the library only knows functions by (weak) name.
+  const bool calls = calls_functions(op);
+  if (calls) {
+    for (const std::string& name : called_functions(op, attrs))
+      if (auto callee = FunctionLibrary::global().find(name)) fn_->callees.push_back(std::move(callee));
   }
   AttrList attr_list;
   for (const AttrValue& a : attrs) attr_list.push_back(a);
@@ -219,12 +248,12 @@ Status TraceContext::intercept(const OpDef& op, std::span<TensorImpl* const> inp
     }
     fn_->control_outputs.push_back(node);
   } else if (op.has_flag(kStateful)) {
-    if (op.name == "PartitionedCall") {
-      // A call reads and writes whatever variables its callee (or a function it calls) touches: order it
+    if (calls) {
+      // A call reads and writes whatever variables its callees (or functions they call) touch: order it
       // like a write of each, so reads and writes around the call keep program order.
       std::vector<int64_t> resources;
-      if (auto callee = FunctionLibrary::global().find(std::get<std::string>(attrs[0])))
-        collect_resources(*callee, resources);
+      for (const std::string& name : called_functions(op, attrs))
+        if (auto callee = FunctionLibrary::global().find(name)) collect_resources(*callee, resources);
       for (int64_t resource : resources) {
         ResourceOrder& order = resource_order_[resource];
         if (order.last_write >= 0) fn_->graph.add_control_input(node, order.last_write);

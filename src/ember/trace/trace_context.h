@@ -40,6 +40,13 @@ class TraceContext : public OpInterceptor {
   TensorRef add_argument(DType dtype, const Shape& shape, std::string_view name);
   /// The graph value of `t` in this trace, adding a Const or capture argument for concrete tensors.
   StatusOr<ValueRef> value_of(TensorImpl* t);
+  /// The symbolic tensor of this trace standing for `t`: `t` itself when it is of this trace, else the
+  /// argument it is lifted or captured into (control flow passes a loop's captures through its body).
+  StatusOr<TensorRef> lift(TensorImpl* t);
+  /// Puts the arguments lifted from enclosing traces in the order of `order` (each a tensor of an enclosing
+  /// trace), lifting the ones this trace has not used: the branches of one If take the same arguments.
+  /// Every tensor lifted so far must be in `order`.
+  Status order_lifted(std::span<TensorImpl* const> order);
   /// Marks a concrete tensor created while tracing (ember.constant inside the function) as local to the
   /// trace, so it is embedded as a Const rather than captured.
   void note_local_constant(TensorImpl* t);

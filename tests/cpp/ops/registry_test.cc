@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ember/kernels/elementwise.h"
+#include "ember/ops/graph_ops.h"
 
 namespace ember {
 namespace {
@@ -46,7 +47,7 @@ TEST(Registry, EveryOpIsComplete) {
 // are differentiated by the tape itself (the read is a source; a call gets its callee's gradient function).
 TEST(Registry, EveryOpHasAGradientOrIsNotDifferentiable) {
   for (const auto& op : OpRegistry::global().ops()) {
-    bool handled_by_tape = op->has_flag(kReadsResource) || op->name == "PartitionedCall";
+    bool handled_by_tape = op->has_flag(kReadsResource) || calls_functions(*op);
     EXPECT_TRUE(op->grad != nullptr || op->has_flag(kNotDifferentiable) || handled_by_tape)
         << op->name << " has no gradient rule and is not marked kNotDifferentiable";
     EXPECT_FALSE(op->grad != nullptr && op->has_flag(kNotDifferentiable)) << op->name;

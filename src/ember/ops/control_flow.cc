@@ -1,0 +1,248 @@
+// Functional control flow (architecture.md §10): If, While and Case, each in a stateful form and a
+// stateless one (TensorFlow's StatelessIf, StatelessWhile, StatelessCase: the branches and body hold no
+// stateful op, so the optimizer may fold, deduplicate or prune the node). Their branches, condition and body
+// are graph functions of the library, named by string attributes; the kernels run them through the
+// function-call hooks (graph_ops.h), so a loop resolves its two functions once and then only runs plans.
+#include <algorithm>
+
+#include "ember/ops/families.h"
+#include "ember/ops/graph_ops.h"
+#include "ember/ops/registry.h"
+
+namespace ember {
+namespace {
+
+// The most specific spec both branches' results fit (TensorFlow's most_specific_common_supertype).
+Shape common_shape(const Shape& a, const Shape& b) {
+  if (!a.rank_known() || !b.rank_known() || a.rank() != b.rank()) return Shape::unknown_rank();
+  Shape out = a;
+  for (int i = 0; i < a.rank(); ++i)
+    if (a.dim(i) != b.dim(i)) out.set_dim(i, kUnknownDim);
+  return out;
+}
+
+// Output specs of calling every function in `names` on `inputs`: they must agree in count and dtypes; the
+// shapes are joined.
+Status join_branches(const char* op, const std::vector<std::string>& names,
+                     std::span<const TensorSpec> inputs, SmallVector<TensorSpec, 2>& outputs) {
+  const FunctionCallHooks& hooks = function_call_hooks();
+  if (hooks.infer == nullptr) return make_error(Code::kInternal, op, ": no function runtime");
+  if (names.empty()) return invalid_argument(op, ": needs at least one branch");
+  for (size_t b = 0; b < names.size(); ++b) {
+    SmallVector<TensorSpec, 2> specs;
+    EMBER_RETURN_IF_ERROR(hooks.infer(names[b], inputs, specs));
+    if (b == 0) {
+      outputs = std::move(specs);
+      continue;
+    }
+    if (specs.size() != outputs.size())
+      return invalid_argument(op, ": branch '", names[b], "' returns ", specs.size(), " value(s), branch '",
+                              names[0], "' returns ", outputs.size());
+    for (size_t i = 0; i < specs.size(); ++i) {
+      if (specs[i].dtype != outputs[i].dtype)
+        return invalid_argument(op, ": output ", i, " is ", dtype_name(outputs[i].dtype), " in branch '",
+                                names[0], "' but ", dtype_name(specs[i].dtype), " in branch '", names[b],
+                                "'");
+      outputs[i].shape = common_shape(outputs[i].shape, specs[i].shape);
+    }
+  }
+  return Status::OK();
+}
+
+// TensorFlow's truth value of a predicate tensor: a scalar is true when non-zero; any other tensor is true
+// when it has elements.
+StatusOr<bool> truth_value(const char* op, const TensorImpl& t) {
+  if (t.is_symbolic()) return invalid_argument(op, ": the predicate has no value");
+  if (t.shape().rank() != 0) return t.num_elements() > 0;
+  bool truth = false;
+  visit_dtype(t.dtype(), [&]<typename T>() { truth = static_cast<float>(t.data<T>()[0]) != 0.0f; });
+  return truth;
+}
+
+Status run_function(const char* op, const std::string& name, std::span<TensorImpl* const> inputs,
+                    std::span<TensorRef> outputs) {
+  const FunctionCallHooks& hooks = function_call_hooks();
+  if (hooks.run == nullptr) return make_error(Code::kInternal, op, ": no function runtime");
+  return hooks.run(name, inputs, outputs);
+}
+
+// ---- If(cond, input..., then_branch, else_branch)
+
+Status if_shape(InferContext& ctx) {
+  std::vector<std::string> names = {ctx.attr_string(0), ctx.attr_string(1)};
+  return join_branches(ctx.op->name.c_str(), names, ctx.inputs.subspan(1), ctx.outputs);
+}
+
+Status if_kernel(KernelContext& ctx) {
+  auto truth = truth_value(ctx.op->name.c_str(), ctx.input(0));
+  if (!truth.ok()) return truth.status();
+  return run_function(ctx.op->name.c_str(), ctx.attr_string(*truth ? 0 : 1), ctx.inputs.subspan(1),
+                      ctx.outputs);
+}
+
+// ---- Case(branch_index, input..., branches): an index out of range runs the last branch (the default).
+
+Status case_shape(InferContext& ctx) {
+  if (ctx.inputs[0].shape.rank_known() && ctx.inputs[0].shape.rank() != 0)
+    return invalid_argument(ctx.op->name, ": branch_index must be a scalar, got shape ",
+                            ctx.inputs[0].shape.to_string());
+  return join_branches(ctx.op->name.c_str(), split_branch_names(ctx.attr_string(0)), ctx.inputs.subspan(1),
+                       ctx.outputs);
+}
+
+Status case_kernel(KernelContext& ctx) {
+  std::vector<std::string> names = split_branch_names(ctx.attr_string(0));
+  if (names.empty()) return invalid_argument(ctx.op->name, ": needs at least one branch");
+  const TensorImpl& index_tensor = ctx.input(0);
+  if (index_tensor.shape().rank() != 0)
+    return invalid_argument(ctx.op->name, ": branch_index must be a scalar, got shape ",
+                            index_tensor.shape().to_string());
+  int64_t index = index_tensor.data<int32_t>()[0];
+  if (index < 0 || index >= static_cast<int64_t>(names.size()))
+    index = static_cast<int64_t>(names.size()) - 1;
+  return run_function(ctx.op->name.c_str(), names[index], ctx.inputs.subspan(1), ctx.outputs);
+}
+
+// ---- While(input..., cond, body, parallel_iterations)
+
+Status while_shape(InferContext& ctx) {
+  const FunctionCallHooks& hooks = function_call_hooks();
+  if (hooks.infer == nullptr) return make_error(Code::kInternal, ctx.op->name, ": no function runtime");
+  SmallVector<TensorSpec, 2> cond_specs;
+  EMBER_RETURN_IF_ERROR(hooks.infer(ctx.attr_string(0), ctx.inputs, cond_specs));
+  if (cond_specs.size() != 1)
+    return invalid_argument(ctx.op->name, ": the condition '", ctx.attr_string(0),
+                            "' must return one value, got ", cond_specs.size());
+  SmallVector<TensorSpec, 2> body_specs;
+  EMBER_RETURN_IF_ERROR(hooks.infer(ctx.attr_string(1), ctx.inputs, body_specs));
+  if (body_specs.size() != ctx.inputs.size())
+    return invalid_argument(ctx.op->name, ": the body '", ctx.attr_string(1), "' returns ", body_specs.size(),
+                            " value(s) for ", ctx.inputs.size(), " loop variable(s)");
+  for (size_t i = 0; i < body_specs.size(); ++i) {
+    if (body_specs[i].dtype != ctx.inputs[i].dtype)
+      return invalid_argument(ctx.op->name, ": loop variable ", i, " enters the loop as ",
+                              dtype_name(ctx.inputs[i].dtype), " but the body returns ",
+                              dtype_name(body_specs[i].dtype));
+    // Zero iterations return the inputs; any other number, the body's results.
+    ctx.outputs.push_back(
+        TensorSpec{body_specs[i].dtype, common_shape(ctx.inputs[i].shape, body_specs[i].shape)});
+  }
+  return Status::OK();
+}
+
+Status while_kernel(KernelContext& ctx) {
+  const char* op = ctx.op->name.c_str();
+  const FunctionCallHooks& hooks = function_call_hooks();
+  if (hooks.resolve == nullptr || hooks.run_resolved == nullptr || hooks.resolve_loop_step == nullptr)
+    return make_error(Code::kInternal, op, ": no function runtime");
+  auto cond = hooks.resolve(ctx.attr_string(0));
+  if (!cond.ok()) return cond.status().with_prefix(std::string(op) + ": ");
+  SmallVector<TensorRef, 2> vars;
+  SmallVector<TensorImpl*, 4> args;
+  for (TensorImpl* t : ctx.inputs) {
+    vars.push_back(TensorRef(t));
+    args.push_back(t);
+  }
+  SmallVector<TensorRef, 2> results;
+  EMBER_RETURN_IF_ERROR(hooks.run_resolved(cond->get(), {args.data(), args.size()}, results));
+  if (results.size() != 1)
+    return invalid_argument(op, ": the condition must return one value, got ", results.size());
+  auto truth = truth_value(op, *results[0]);
+  if (!truth.ok()) return truth.status();
+  if (*truth) {
+    // Every further iteration is one run of the step: body, then condition (Note [Loop steps]).
+    auto step = hooks.resolve_loop_step(ctx.attr_string(0), ctx.attr_string(1));
+    if (!step.ok()) return step.status().with_prefix(std::string(op) + ": ");
+    for (int64_t iteration = 0; *truth; ++iteration) {
+      results.clear();
+      Status s = hooks.run_resolved(step->get(), {args.data(), args.size()}, results);
+      if (!s.ok()) return s.with_prefix(std::string(op) + ": iteration " + std::to_string(iteration) + ": ");
+      if (results.size() != vars.size() + 1)
+        return invalid_argument(op, ": the body returned ", results.size() - 1, " value(s) for ", vars.size(),
+                                " loop variable(s)");
+      truth = truth_value(op, *results.back());
+      if (!truth.ok()) return truth.status();
+      for (size_t i = 0; i < vars.size(); ++i) {
+        vars[i] = std::move(results[i]);
+        args[i] = vars[i].get();
+      }
+    }
+  }
+  for (size_t i = 0; i < ctx.outputs.size() && i < vars.size(); ++i) ctx.outputs[i] = std::move(vars[i]);
+  return Status::OK();
+}
+
+void register_if(OpRegistry& r, const char* name, uint32_t extra_flags, const char* doc) {
+  OpBuilder(name)
+      .doc(doc)
+      .input_fixed("cond", kAllTypes)
+      .input_fixed("input", kAllTypes)
+      .output("output")
+      .type_var(kAllTypes)
+      .attr("then_branch", AttrType::kString)
+      .attr("else_branch", AttrType::kString)
+      .dispatch_on_input(0)
+      .flags(kVariadicInput | kVariadicMayBeEmpty | kKernelAllocates | extra_flags)
+      .shape(&if_shape)
+      .kernel(kAllTypes, &if_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+}
+
+void register_case(OpRegistry& r, const char* name, uint32_t extra_flags, const char* doc) {
+  OpBuilder(name)
+      .doc(doc)
+      .input_fixed("branch_index", dtype_bit(DType::kInt32))
+      .input_fixed("input", kAllTypes)
+      .output("output")
+      .type_var(kAllTypes)
+      .attr("branches", AttrType::kString)
+      .dispatch_on_input(0)
+      .flags(kVariadicInput | kVariadicMayBeEmpty | kKernelAllocates | extra_flags)
+      .shape(&case_shape)
+      .kernel(dtype_bit(DType::kInt32), &case_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+}
+
+void register_while(OpRegistry& r, const char* name, uint32_t extra_flags, const char* doc) {
+  OpBuilder(name)
+      .doc(doc)
+      .input_fixed("input", kAllTypes)
+      .output("output")
+      .type_var(kAllTypes)
+      .attr("cond", AttrType::kString)
+      .attr("body", AttrType::kString)
+      .attr("parallel_iterations", AttrType::kInt, int64_t{10})
+      .dispatch_on_output()
+      .flags(kVariadicInput | kVariadicMayBeEmpty | kKernelAllocates | extra_flags)
+      .shape(&while_shape)
+      .kernel(kAllTypes, &while_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+}
+
+}  // namespace
+
+void register_control_flow_ops(OpRegistry& r) {
+  register_if(r, "If", kStateful,
+              "Runs then_branch(input...) when cond is true (a non-zero scalar, or a non-empty tensor), else "
+              "else_branch(input...); the branches may hold stateful ops. If(True, x, then_branch=\"neg\", "
+              "else_branch=\"id\") == -x");
+  register_if(r, "StatelessIf", 0,
+              "If whose branches hold no stateful op. StatelessIf(False, x, then_branch=\"neg\", "
+              "else_branch=\"id\") == x");
+  register_case(r, "Case", kStateful,
+                "Runs branch number branch_index of branches (comma-separated names) on input...; an index "
+                "out of range runs the last. Case(1, x, branches=\"neg,sq\") == x*x");
+  register_case(r, "StatelessCase", 0,
+                "Case whose branches hold no stateful op. StatelessCase(7, x, branches=\"neg,sq\") == x*x");
+  register_while(r, "While", kStateful,
+                 "Repeats input = body(input...) while cond(input...) is true; the outputs are the final "
+                 "values. While(0, cond=\"lt10\", body=\"plus1\") == 10");
+  register_while(r, "StatelessWhile", 0,
+                 "While whose condition and body hold no stateful op. StatelessWhile(1., cond=\"lt100\", "
+                 "body=\"double\") == 128.");
+}
+
+}  // namespace ember
