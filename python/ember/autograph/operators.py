@@ -85,7 +85,14 @@ def in_user_code(message, where=None):
 # ---- tensors ------------------------------------------------------------------------------------------
 
 def _is_graph_tensor(value):
-    return isinstance(value, Tensor) and value._is_symbolic
+    """A tensor of a trace: it stages control flow. Inside ``ember.function`` every tensor does, a
+    constant's too (in TensorFlow a constant created in a tf.function is a graph tensor)."""
+    if not isinstance(value, Tensor):
+        return False
+    if value._is_symbolic:
+        return True
+    from ember import _C
+    return _C.in_trace()
 
 
 def _truth(value):
@@ -114,6 +121,17 @@ def _as_tensors(value):
             return convert_to_tensor(v)
         return v
     return nest.map_structure(convert, value)
+
+
+def _branch_results(value):
+    """A staged branch's results, each made by an op of the branch: a tensor of the enclosing trace
+    returned unchanged (``if c: y = x``) goes through an identity inside the branch, so it is a lifted
+    input of the branch like any other tensor it reads."""
+    from ember.ops import array_ops
+
+    def own(v):
+        return array_ops.identity(v) if _is_graph_tensor(v) else v
+    return nest.map_structure(own, _as_tensors(value))
 
 
 def _structure(value):
@@ -165,7 +183,7 @@ def _branch_outputs(values, symbol_names, branch, where):
             raise ValueError(in_user_code(f"'{name}' must also be initialized in the {branch} branch", where))
         if value is None:
             raise ValueError(in_user_code(f"'{name}' is None at the end of the {branch} branch.", where))
-    return tuple(_as_tensors(v) for v in values)
+    return tuple(_branch_results(v) for v in values)
 
 
 def _compare_branches(main, other, symbol_names, where):
@@ -210,7 +228,7 @@ def if_exp(cond, if_true, if_false, expr_repr):
     """``if_true() if cond else if_false()``."""
     del expr_repr
     if _is_graph_tensor(cond):
-        return _control_flow_ops().cond(cond, lambda: _as_tensors(if_true()), lambda: _as_tensors(if_false()))
+        return _control_flow_ops().cond(cond, lambda: _branch_results(if_true()), lambda: _branch_results(if_false()))
     return if_true() if _truth(cond) else if_false()
 
 
@@ -220,14 +238,14 @@ def and_(a, b):
     """``a() and b()``, ``b`` evaluated only when needed (a staged ``cond`` for a graph tensor)."""
     a_value = a()
     if _is_graph_tensor(a_value):
-        return _control_flow_ops().cond(a_value, lambda: _as_tensors(b()), lambda: a_value)
+        return _control_flow_ops().cond(a_value, lambda: _branch_results(b()), lambda: _branch_results(a_value))
     return a_value and b()
 
 
 def or_(a, b):
     a_value = a()
     if _is_graph_tensor(a_value):
-        return _control_flow_ops().cond(a_value, lambda: a_value, lambda: _as_tensors(b()))
+        return _control_flow_ops().cond(a_value, lambda: _branch_results(a_value), lambda: _branch_results(b()))
     return a_value or b()
 
 
