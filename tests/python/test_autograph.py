@@ -356,6 +356,37 @@ def test_loop_variable_changing_shape_needs_shape_invariants():
     assert tf.function(g)(tf.constant(3)).shape == (8,)
 
 
+def _first_assigned_in_the_loop(tf):
+    def f(x):
+        y = None
+        while x > 0:
+            x = x - 1
+            w = x * 2
+            y = w + 1
+        return w, y
+    return f
+
+
+@staged
+def test_loop_variables_first_assigned_in_the_loop_match_tensorflow():
+    # Undefined (w) or None (y) before the loop: TensorFlow starts them at zeros of the body's dtype and shape.
+    _assert_same(*_both(_first_assigned_in_the_loop, 3.0))
+
+
+@needs_assert
+def test_loop_variables_first_assigned_in_a_loop_that_never_runs_are_a_runtime_error():
+    for module, error in ((tf, tf.errors.InvalidArgumentError), (real_tf, real_tf.errors.InvalidArgumentError)):
+        with pytest.raises(error, match="loop must iterate at least once to initialize w, y"):
+            module.function(_first_assigned_in_the_loop(module))(module.constant(0.0))
+
+
+@staged
+def test_range_loops_iterate_without_indexing_the_range():
+    f = tf.function(_sum_tf_range(tf))
+    assert "Gather" not in " ".join(_op_types(f, tf.constant(3)))
+    assert int(f(tf.constant(4))) == 14
+
+
 @staged
 def test_python_loop_whose_condition_becomes_a_tensor_is_an_error():
     def f(x):
@@ -660,8 +691,11 @@ def test_list_append_in_a_tensor_loop_is_an_error():
             out.append(i)
         return out
 
-    with pytest.raises(Exception, match="out"):
+    with pytest.raises(ValueError, match="'out' is a Python list appended to inside a loop that is staged") as info:
         tf.function(f)(tf.constant(3))
+    assert f"line {_line_of(f, 'for i in tf.range(n)')}" in str(info.value)
+    with pytest.raises(Exception):  # TensorFlow refuses it too (InaccessibleTensorError)
+        real_tf.function(f)(real_tf.constant(3))
 
 
 # ---- calls -------------------------------------------------------------------------------------------

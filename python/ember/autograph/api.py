@@ -323,9 +323,15 @@ def _tensor_args(args):
 
 def _range(*args, **kwargs):
     if _tensor_args(args) or _tensor_args(kwargs.values()):
-        from ember.ops import array_ops
-        return array_ops.range(*args, **kwargs)
+        return _ember_range(*args, **kwargs)
     return range(*args, **kwargs)
+
+
+def _ember_range(start, limit=None, delta=1, dtype=None, name="range"):
+    """``ember.range`` that a ``for`` loop recognises (Note [Range loops] in operators.py)."""
+    if limit is None:
+        start, limit = 0, start
+    return operators.range_tensor(start, limit, delta, dtype=dtype, name=name)
 
 
 def _len(x):
@@ -360,9 +366,14 @@ def _cast_builtin(python_type, dtype_name):
     return cast
 
 
-_BUILTIN_OVERRIDES = {id(b): (b, o) for b, o in (
-    (range, _range), (len, _len), (abs, _abs), (int, _cast_builtin(int, "int32")),
-    (float, _cast_builtin(float, "float32")))}
+def _overrides():
+    from ember.ops import array_ops
+    pairs = [(range, _range), (len, _len), (abs, _abs), (int, _cast_builtin(int, "int32")),
+             (float, _cast_builtin(float, "float32")), (array_ops.range, _ember_range)]
+    return {id(b): (b, o) for b, o in pairs}
+
+
+_BUILTIN_OVERRIDES = _overrides()
 
 
 # ---- public API --------------------------------------------------------------------------------------

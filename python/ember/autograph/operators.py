@@ -296,10 +296,40 @@ def while_stmt(test, body, get_state, set_state, symbol_names, opts):
         cond = test()
 
 
+# Note [Range loops]
+# ``for i in tf.range(n)`` (or ``range(n)`` on a tensor) stages a loop whose variable is ``i`` itself: it
+# starts at ``start`` and steps by ``delta`` while below ``limit``, as TensorFlow's range loops do, instead of
+# indexing the materialised range (a gather per iteration and a second counter). ``range_tensor`` made the
+# range through ``converted_call``; this table maps it back to its bounds. It keeps the tensor alive so its
+# id is not reused, and stays small (only the latest few ranges matter: a for loop uses its range at once).
+_RANGES = {}
+_MAX_RANGES = 64
+
+
+def range_tensor(start, limit, delta, dtype=None, name="range"):
+    from ember.ops import array_ops
+    tensor = array_ops.range(start, limit, delta, dtype=dtype, name=name)
+    if len(_RANGES) >= _MAX_RANGES:
+        _RANGES.pop(next(iter(_RANGES)))
+    _RANGES[id(tensor)] = (tensor, start, limit, delta)
+    return tensor
+
+
+def _range_bounds(iter_):
+    entry = _RANGES.get(id(iter_))
+    if entry is None or entry[0] is not iter_:
+        return None
+    return entry[1:]
+
+
 def for_stmt(iter_, extra_test, body, get_state, set_state, symbol_names, opts):
     """``for x in iter_: body(x)`` while ``extra_test()`` holds (break/return flags): over a graph tensor's
     first dimension or a TensorArray, a staged ``ember.while_loop``; over anything else, Python."""
     where = _location()
+    bounds = _range_bounds(iter_) if _is_graph_tensor(iter_) else None
+    if bounds is not None:
+        _staged_range_for(iter_.dtype, *bounds, extra_test, body, get_state, set_state, symbol_names, opts, where)
+        return
     if _is_graph_tensor(iter_):
         from ember.ops import array_ops
         n = array_ops.shape(iter_)[0]
@@ -356,6 +386,48 @@ def _staged_for(element, n, static_n, extra_test, body, get_state, set_state, sy
     _staged_while(test, loop_body, get_counted, set_counted, ("<loop index>",) + tuple(symbol_names), opts, where)
 
 
+def _staged_range_for(dtype, start, limit, delta, extra_test, body, get_state, set_state, symbol_names, opts,
+                      where):
+    """Note [Range loops]."""
+    from ember.framework.tensor import convert_to_tensor
+    from ember.ops import math_ops
+
+    def bound(v):
+        v = v if isinstance(v, Tensor) else convert_to_tensor(v, dtype=dtype)
+        return v if v.dtype == dtype else math_ops.cast(v, dtype)
+    limit_t, delta_t = bound(limit), bound(delta)
+    iterate = [bound(start)]
+
+    def test():
+        i = iterate[0]
+        if isinstance(delta, (int, float, np.integer, np.floating)):
+            more = math_ops.less(i, limit_t) if delta > 0 else math_ops.greater(i, limit_t)
+        else:
+            more = math_ops.logical_or(math_ops.logical_and(delta_t > 0, i < limit_t),
+                                       math_ops.logical_and(delta_t < 0, i > limit_t))
+        if extra_test is None:
+            return more
+        keep_going = extra_test()
+        if isinstance(keep_going, Tensor):
+            return math_ops.logical_and(more, keep_going)
+        return more if keep_going else math_ops.logical_and(more, False)
+
+    def loop_body():
+        i = iterate[0]
+        body(i)
+        iterate[0] = i + delta_t
+
+    def get_counted():
+        return (iterate[0],) + tuple(get_state())
+
+    def set_counted(values):
+        iterate[0] = values[0]
+        set_state(tuple(values[1:]))
+
+    _staged_while(test, loop_body, get_counted, set_counted, ("<range iterate>",) + tuple(symbol_names), opts,
+                  where)
+
+
 def _loop_shape_error(name, before, after, where):
     return ValueError(in_user_code(
         f"'{name}' has shape {before} before the loop, but shape {after} after one iteration. Use "
@@ -409,6 +481,8 @@ def _staged_while(test, body, get_state, set_state, symbol_names, opts, where):
     invariants = _shape_invariants(init, opts)
     if undefined:
         init = _initialize_undefined(body, get_state, set_state, init, undefined, symbol_names, invariants, where)
+        return _staged_while_checking_first_iteration(test, body, get_state, set_state, init, symbol_names, opts,
+                                                      where, [symbol_names[k] for k in undefined])
     init = tuple(_as_tensors(v) for v in init)
     lists = _tracked_lists(opts)
     dummy = not init
@@ -480,6 +554,32 @@ def _initialize_undefined(body, get_state, set_state, init, undefined, symbol_na
         if k not in invariants and not value.shape.is_fully_defined():
             invariants[k] = TensorShape(value.shape)
     return tuple(init)
+
+
+def _staged_while_checking_first_iteration(test, body, get_state, set_state, init, symbol_names, opts, where,
+                                           names):
+    """The loop, with a flag telling whether it ran: the variables it initialises have no value of their own
+    after zero iterations, and using them is TensorFlow's run-time error."""
+    from ember.framework.tensor import constant
+    state = [constant(False)]
+
+    def get_flagged():
+        return (state[0],) + tuple(get_state())
+
+    def set_flagged(values):
+        state[0] = values[0]
+        set_state(tuple(values[1:]))
+
+    def flagged_body():
+        body()
+        state[0] = constant(True)
+
+    set_state(init)
+    _staged_while(test, flagged_body, get_flagged, set_flagged, ("<iterated>",) + tuple(symbol_names), opts, where)
+    import ember
+    assert_op = getattr(getattr(ember, "debugging", None), "Assert", None)
+    if assert_op is not None:
+        assert_op(state[0], [f"loop must iterate at least once to initialize {', '.join(names)}"])
 
 
 def _tracked_lists(opts):
