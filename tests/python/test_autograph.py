@@ -836,6 +836,14 @@ def test_source_not_available_warns_and_runs_unconverted():
     assert messages and "could not get source code" in messages[0] and "run it as-is" in messages[0]
 
 
+def test_straight_line_code_without_source_runs_as_it_is_silently():
+    namespace = {"tf": tf}
+    exec("def g(x):\n    return x * 2.0 + 1.0\n", namespace)  # noqa: S102 - no branch: the same either way
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", autograph.AutoGraphWarning)
+        assert float(tf.function(namespace["g"])(tf.constant(1.0))) == 3.0
+
+
 def test_to_code_without_source_says_so():
     namespace = {}
     exec("def g(x):\n    return x\n", namespace)  # noqa: S102

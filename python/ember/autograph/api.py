@@ -218,12 +218,23 @@ def _instantiate(f, entry):
     return new
 
 
+def _has_control_flow(code):
+    """Whether the compiled function branches or loops (what conversion would change)."""
+    return any("JUMP" in ins.opname or ins.opname == "FOR_ITER" for ins in dis.get_instructions(code))
+
+
 def _warn_unconverted(f, reason):
     code = getattr(f, "__code__", None)
     key = code if code is not None else id(f)
     if key in _warned:
         return
     _warned.add(key)
+    if code is not None and not _has_control_flow(code):
+        # Straight-line code runs the same converted or not: nothing worth a warning (made with exec by a
+        # test or a code generator, typically).
+        if _verbosity >= 1:
+            print(f"AutoGraph runs {f!r} as it is: {reason}", file=sys.stdout if _log_to_stdout else sys.stderr)
+        return
     warnings.warn(f"AutoGraph could not transform {f!r} and will run it as-is.\nCause: {reason}\nTo silence this "
                   f"warning, decorate the function with @ember.autograph.experimental.do_not_convert",
                   AutoGraphWarning, stacklevel=3)
