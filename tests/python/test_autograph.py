@@ -716,6 +716,41 @@ def test_called_user_functions_are_converted():
     assert float(f(tf.constant(2.0))) == 3.0
 
 
+@staged
+def test_functions_given_to_cond_and_while_loop_are_converted():
+    def make(tf):
+        def f(x, n):
+            def body(i, acc):
+                if i % 2 == 0:  # a tensor condition inside a while_loop body
+                    acc = acc + x
+                return i + 1, acc
+
+            _, acc = tf.while_loop(lambda i, acc: i < n, body, (tf.constant(0), tf.zeros_like(x)))
+
+            def positive():
+                if acc > 2.0:
+                    return acc * 10.0
+                return acc
+            return tf.cond(acc > 0, positive, lambda: acc)
+        return f
+    for n in (0, 3, 6):
+        _assert_same(*_both(make, 1.0, n))
+
+
+def test_generators_run_as_python_without_a_warning():
+    def gen(x):
+        for i in range(3):
+            yield x * i
+
+    @tf.function
+    def f(x):
+        return tf.add_n(list(gen(x)))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", autograph.AutoGraphWarning)
+        assert float(f(tf.constant(2.0))) == 6.0
+
+
 def test_library_functions_are_not_converted():
     import json
 
@@ -942,3 +977,19 @@ def test_conditional_expression_in_a_lambda_on_python_values():
         return pick(True, x) + pick(False, x)
 
     assert float(f(tf.constant(1.0))) == 3.0
+
+
+class _Texts:
+    @tf.function
+    def tagged(self, x):
+        text = """first
+        second"""
+        for _ in range(1):
+            x = x + float(len(text))
+        return x
+
+
+def test_indented_source_keeps_its_strings_and_columns():
+    # A method's source is indented: converting it must not dedent the string's second line.
+    expected = len("first\n        second")
+    assert float(_Texts().tagged(tf.constant(0.0))) == expected

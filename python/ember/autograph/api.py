@@ -19,7 +19,6 @@ import linecache
 import os
 import sys
 import sysconfig
-import textwrap
 import types
 import warnings
 import weakref
@@ -87,11 +86,15 @@ def _source_tree(f):
         lines, start = inspect.getsourcelines(f)
     except (OSError, TypeError):
         raise _Unconvertible("could not get source code") from None
+    source = "".join(lines)
+    # An indented def (a method, a nested function) parses inside an "if" block rather than dedented:
+    # columns stay the file's, and multi-line strings keep their text.
+    indented = source[:1] in (" ", "\t")
     try:
-        tree = ast.parse(textwrap.dedent("".join(lines)))
+        tree = ast.parse("if 1:\n" + source if indented else source)
     except SyntaxError:
         raise _Unconvertible("could not parse the source code") from None
-    ast.increment_lineno(tree, start - 1)
+    ast.increment_lineno(tree, start - 2 if indented else start - 1)
     defs = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.name == code.co_name]
     for node in defs:
         first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
@@ -186,9 +189,22 @@ def _transform(f):
         raise _Unconvertible(f"the converted code does not compile: {e}") from e
     factory_code = next(c for c in compiled.co_consts if isinstance(c, types.CodeType))
     inner = next(c for c in factory_code.co_consts if isinstance(c, types.CodeType) and c.co_name == fdef.name)
+    _register_converted_code(inner)
     if _verbosity >= 3:
         print(f"Converted {f.__qualname__}:\n{source}", file=sys.stdout if _log_to_stdout else sys.stderr)
     return _Conversion(inner, source)
+
+
+_converted_codes = set()
+
+
+def _register_converted_code(code):
+    """Remembers the code of converted functions and of everything defined in them (nested functions,
+    lambdas): converted already, with the function around them."""
+    _converted_codes.add(code)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            _register_converted_code(const)
 
 
 def _conversion(f):
@@ -267,7 +283,7 @@ def converted(f, recursive_only=False, user_requested=False):
     ``recursive_only`` (calls from converted code) also leaves libraries' code alone."""
     if getattr(f, "__ag_converted__", False) or getattr(f, "__ag_do_not_convert__", False):
         return f
-    if "ag__" in getattr(getattr(f, "__code__", None), "co_freevars", ()):
+    if getattr(f, "__code__", None) in _converted_codes:
         return f  # defined by converted code: converted with the function around it
     bound = getattr(f, "_ember_bound_method", None)
     if bound is not None:  # ember.function's per-instance wrapper of a method: convert the method
@@ -282,6 +298,8 @@ def converted(f, recursive_only=False, user_requested=False):
         code = f.__code__
         if code.co_filename.startswith(_PACKAGE_DIR) and not user_requested:
             return f
+        if code.co_flags & _NOT_CONVERTED_FLAGS and not user_requested:
+            return f  # a generator runs as Python while tracing, as in TensorFlow
         if recursive_only and not _is_user_code(code):
             return f
         return _convert_function(f, user_requested)
@@ -324,7 +342,32 @@ def converted_call(f, args, kwargs):
     override = _BUILTIN_OVERRIDES.get(id(f))
     if override is not None and override[0] is f:
         return override[1](*args, **kwargs)
+    if id(f) in _TAKES_FUNCTIONS and _TAKES_FUNCTIONS[id(f)] is f:
+        # The branches and bodies given to ember's control flow are converted too, as TensorFlow converts
+        # the functions passed to tf.cond / tf.while_loop from converted code.
+        args = tuple(_converted_callables(a) for a in args)
+        kwargs = {k: _converted_callables(v) for k, v in kwargs.items()}
     return converted(f, recursive_only=True)(*args, **kwargs)
+
+
+def _converted_callables(value, depth=0):
+    if isinstance(value, (types.FunctionType, types.MethodType, functools.partial)):
+        return converted(value, recursive_only=True)
+    if depth < 2 and isinstance(value, (list, tuple)):
+        return type(value)(_converted_callables(v, depth + 1) for v in value)
+    if depth < 2 and isinstance(value, dict):
+        return {k: _converted_callables(v, depth + 1) for k, v in value.items()}
+    return value
+
+
+def _control_flow_functions():
+    from ember.ops import control_flow_ops
+    names = ("cond", "while_loop", "case", "switch_case", "map_fn", "scan", "foldl", "foldr")
+    found = [getattr(control_flow_ops, n) for n in names if hasattr(control_flow_ops, n)]
+    return {id(fn): fn for fn in found}
+
+
+_TAKES_FUNCTIONS = _control_flow_functions()
 
 
 def _tensor_args(args):
