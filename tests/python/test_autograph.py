@@ -993,3 +993,42 @@ def test_indented_source_keeps_its_strings_and_columns():
     # A method's source is indented: converting it must not dedent the string's second line.
     expected = len("first\n        second")
     assert float(_Texts().tagged(tf.constant(0.0))) == expected
+
+
+_TRACE_COUNTER = 0
+
+
+def test_global_declared_names_are_assigned_from_nested_branches_and_loops():
+    @tf.function
+    def f(x):
+        global _TRACE_COUNTER
+        for i in range(3):
+            if i > 0:
+                _TRACE_COUNTER += 1
+        return x
+
+    f(tf.constant(1.0))
+    assert _TRACE_COUNTER == 2
+
+
+def test_while_else_and_try_break_keep_python_semantics():
+    @tf.function
+    def f(x, n):
+        i = 0
+        while i < n:
+            i += 1
+            if i == 2:
+                continue
+            x = x + 1.0
+        else:
+            x = x * 10.0
+        for k in range(3):
+            try:
+                if k == 1:
+                    raise ValueError("stop")
+                x = x + 1.0
+            except ValueError:
+                break
+        return x
+
+    assert float(f(tf.constant(0.0), 3)) == 21.0

@@ -269,7 +269,6 @@ class _ControlFlow:
     # ---- the statements
     def if_(self, s, scope):
         modified = analysis.bound_names(s.body + s.orelse)
-        modified -= {n for n in modified if scope.declared.get(n) == "global"}
         # State: what is live after the if, and what a branch reads that the other branch's trace (a staged
         # cond traces both) would otherwise have overwritten in the enclosing scope.
         branch_reads = set().union(*(analysis.reads(b) for b in s.body + s.orelse))
@@ -291,7 +290,6 @@ class _ControlFlow:
         directives = [b for b in body if _is_directive(b)]
         body = [b for b in body if not _is_directive(b)]
         modified = analysis.bound_names(body) | set(extra_modified)
-        modified -= {n for n in modified if scope.declared.get(n) == "global"}
         state = sorted(n for n in modified & s._ag_live_head if n not in scope.declared)
         written = sorted(set(state) | (modified & scope.bound) | {n for n in modified if n in scope.declared})
         opts = ast.Dict(keys=[], values=[])
