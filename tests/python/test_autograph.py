@@ -1032,3 +1032,21 @@ def test_while_else_and_try_break_keep_python_semantics():
         return x
 
     assert float(f(tf.constant(0.0), 3)) == 21.0
+
+
+@staged
+def test_a_staged_loops_test_runs_once_per_iteration():
+    calls = tf.Variable(0)
+
+    def make(module, counter):
+        def f(n):
+            i = module.constant(0)
+            while counter.assign_add(1) > 0 and i < n:  # a stateful test: counted each time it runs
+                i += 1
+            return i
+        return f
+
+    assert int(tf.function(make(tf, calls))(tf.constant(3))) == 3
+    their_calls = real_tf.Variable(0)
+    real_tf.function(make(real_tf, their_calls))(real_tf.constant(3))
+    assert int(calls.numpy()) == int(their_calls.numpy()) == 4  # deciding to stage adds no run of the test

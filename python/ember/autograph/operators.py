@@ -279,7 +279,7 @@ _LOOP_HELP = ("\nSee https://github.com/tensorflow/tensorflow/blob/master/tensor
 
 def while_stmt(test, body, get_state, set_state, symbol_names, opts):
     """``while test(): body()``; a graph-tensor test stages ``ember.while_loop``."""
-    cond = test()
+    cond = _dispatch_test(test)
     if _is_graph_tensor(cond):
         _staged_while(test, body, get_state, set_state, symbol_names, opts, _location())
         return
@@ -320,6 +320,21 @@ def _range_bounds(iter_):
     if entry is None or entry[0] is not iter_:
         return None
     return entry[1:]
+
+
+def _dispatch_test(test):
+    """The loop's first test, to decide between a staged and a Python loop. Inside a trace it is traced
+    into a scratch trace that is thrown away, so a staged loop's test (traced again as the loop's
+    condition) leaves no ops, stateful ones included, in the enclosing graph."""
+    from ember import _C
+    if not _C.in_trace():
+        return test()
+    scratch = _C.Trace("autograph_loop_test", True)
+    scratch.enter()
+    try:
+        return test()
+    finally:
+        scratch.exit()
 
 
 def for_stmt(iter_, extra_test, body, get_state, set_state, symbol_names, opts):
