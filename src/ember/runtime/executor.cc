@@ -110,7 +110,9 @@ StatusOr<std::shared_ptr<const void>> resolve_loop_step(const std::string& cond_
   auto it = cache.find(key);
   if (it != cache.end()) return std::shared_ptr<const void>(it->second);
   std::erase_if(cache, [](const auto& e) { return e.second->shared_function().use_count() <= 1; });
-  if (body->results.size() != static_cast<size_t>(body->num_call_args()))
+  // The body may return more than the loop variables (values an accumulating While stacks): the step
+  // returns all of them, and the condition reads the loop variables.
+  if (body->results.size() < static_cast<size_t>(body->num_call_args()))
     return invalid_argument("While: the body '", body_name, "' returns ", body->results.size(),
                             " value(s) for ", body->num_call_args(), " loop variable(s)");
   static const OpDef& placeholder = op_def("Placeholder");
@@ -143,7 +145,7 @@ StatusOr<std::shared_ptr<const void>> resolve_loop_step(const std::string& cond_
   SmallVector<ValueRef, 4> next;
   for (size_t i = 0; i < body->results.size(); ++i)
     next.push_back(ValueRef{body_call, static_cast<int32_t>(i)});
-  int32_t cond_call = add_call(*cond, cond_name, {next.data(), next.size()});
+  int32_t cond_call = add_call(*cond, cond_name, {next.data(), static_cast<size_t>(body->num_call_args())});
   step->results.assign(next.begin(), next.end());
   step->results.push_back(ValueRef{cond_call, 0});
   step->callees = {body, cond};
