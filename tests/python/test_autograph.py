@@ -1050,3 +1050,22 @@ def test_a_staged_loops_test_runs_once_per_iteration():
     their_calls = real_tf.Variable(0)
     real_tf.function(make(real_tf, their_calls))(real_tf.constant(3))
     assert int(calls.numpy()) == int(their_calls.numpy()) == 4  # deciding to stage adds no run of the test
+
+
+def _assigns_outer_tensors(tf):
+    def f(n, y, z):
+        x = tf.constant(0.0)
+        for i in tf.range(n):
+            x = y  # an argument of the function, unchanged, as the loop's result
+        if n > 1:
+            w = z
+        else:
+            w = y
+        return x, w
+    return f
+
+
+@staged
+@pytest.mark.parametrize("n", [0, 1, 3])
+def test_branches_and_bodies_may_return_outer_tensors_unchanged(n):
+    _assert_same(*_both(_assigns_outer_tensors, n, 5.0, 7.0))

@@ -124,9 +124,10 @@ def _as_tensors(value):
 
 
 def _branch_results(value):
-    """A staged branch's results, each made by an op of the branch: a tensor of the enclosing trace
-    returned unchanged (``if c: y = x``) goes through an identity inside the branch, so it is a lifted
-    input of the branch like any other tensor it reads."""
+    """A staged branch's (or loop body's) results, each made by an op of the branch: a tensor of the
+    enclosing trace returned unchanged (``if c: y = x``) goes through an identity inside the branch, so it
+    is a lifted input of the branch like any other tensor it reads (ember.cond and while_loop lift only
+    what ops read: a result that is an outer tensor made the call and the function disagree on arguments)."""
     from ember.ops import array_ops
 
     def own(v):
@@ -518,7 +519,7 @@ def _staged_while(test, body, get_state, set_state, symbol_names, opts, where):
         _check_lists(lists, where)
         if dummy:
             return values
-        new = tuple(_as_tensors(v) for v in get_state())
+        new = tuple(_branch_results(v) for v in get_state())
         for name, value in zip(symbol_names, new):
             if isinstance(value, Undefined) or value is None:
                 raise ValueError(in_user_code(f"'{name}' must be defined before the loop.", where))
