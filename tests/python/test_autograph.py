@@ -1069,3 +1069,26 @@ def _assigns_outer_tensors(tf):
 @pytest.mark.parametrize("n", [0, 1, 3])
 def test_branches_and_bodies_may_return_outer_tensors_unchanged(n):
     _assert_same(*_both(_assigns_outer_tensors, n, 5.0, 7.0))
+
+
+class _Clipper:
+    def __init__(self, limit):
+        self.limit = limit
+
+    def __call__(self, x):
+        if x > self.limit:
+            x = self.limit + 0.0 * x
+        return x
+
+
+@staged
+def test_callable_objects_are_converted():
+    f = tf.function(_Clipper(2.0))
+    assert float(f(tf.constant(5.0))) == 2.0
+    assert float(f(tf.constant(1.0))) == 1.0
+
+    @tf.function
+    def g(x):
+        return _Clipper(3.0)(x)
+
+    assert float(g(tf.constant(5.0))) == 3.0

@@ -303,7 +303,7 @@ def converted(f, recursive_only=False, user_requested=False):
         if recursive_only and not _is_user_code(code):
             return f
         return _convert_function(f, user_requested)
-    if recursive_only and not isinstance(f, type) and callable(f):
+    if not isinstance(f, type) and callable(f):
         call = getattr(type(f), "__call__", None)
         if isinstance(call, types.FunctionType) and _is_user_code(call.__code__):
             inner = converted(call, recursive_only)
