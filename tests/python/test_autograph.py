@@ -1092,3 +1092,39 @@ def test_callable_objects_are_converted():
         return _Clipper(3.0)(x)
 
     assert float(g(tf.constant(5.0))) == 3.0
+
+
+class _Holder:
+    pass
+
+
+def _attribute_state(tf, holder):
+    def f(x):
+        holder.v = tf.constant(0.0)
+        if x > 0:
+            holder.v = x
+        for _ in tf.range(3):
+            holder.v = holder.v + 1.0
+        return holder.v
+    return f
+
+
+@staged
+@pytest.mark.parametrize("x", [2.0, -2.0])
+def test_attributes_assigned_in_staged_control_flow_match_tensorflow(x):
+    ours = tf.function(_attribute_state(tf, _Holder()))(tf.constant(x))
+    theirs = real_tf.function(_attribute_state(real_tf, _Holder()))(real_tf.constant(x))
+    _assert_same(ours, theirs)
+
+
+@staged
+def test_attribute_set_in_one_branch_only_is_an_error():
+    holder = _Holder()
+
+    def f(x):
+        if x > 0:
+            holder.w = x
+        return x
+
+    with pytest.raises(ValueError, match="'holder.w' must also be initialized in the else branch"):
+        tf.function(f)(tf.constant(1.0))

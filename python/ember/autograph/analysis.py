@@ -56,6 +56,30 @@ def bound_names(stmts):
     return out
 
 
+def _dotted(node):
+    """``a.b.c`` for an attribute chain on a name, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or not parts:
+        return None
+    return ".".join([node.id] + parts[::-1])
+
+
+def modified_attributes(stmts):
+    """The attributes of names (``self.x``, ``a.b.c``) the statements assign: AutoGraph carries them
+    through staged control flow as TensorFlow does (``if c: self.x = y``)."""
+    out = set()
+    for top in stmts:
+        for n in _same_scope_nodes(top):
+            if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store):
+                dotted = _dotted(n)
+                if dotted is not None:
+                    out.add(dotted)
+    return out
+
+
 def _free_reads(scope):
     """Names a nested function, lambda, class or comprehension reads from the scopes around it."""
     loads, stores = set(), set()

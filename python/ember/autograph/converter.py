@@ -172,6 +172,15 @@ def _no_args():
                          defaults=[])
 
 
+def _dotted_expr(dotted):
+    return ast.parse(dotted, mode="eval").body
+
+
+def _attributes(stmts, modified):
+    """The attributes the statements assign whose object the statements do not rebind."""
+    return sorted(a for a in analysis.modified_attributes(stmts) if a.split(".", 1)[0] not in modified)
+
+
 def _tuple(names, ctx):
     return ast.Tuple(elts=[ast.Name(n, ctx()) for n in names], ctx=ctx())
 
@@ -233,20 +242,31 @@ class _ControlFlow:
             fn.type_params = []
         return _locate(fn, ref)
 
-    def _state_fns(self, state, scope, ref):
+    def _state_fns(self, state, scope, ref, attrs=()):
+        """get_state/set_state over the variables ``state`` and then the attributes ``attrs`` ("self.x":
+        read as Undefined where it does not exist, set unless Undefined)."""
         get_name, set_name = self.names.fresh("get_state"), self.names.fresh("set_state")
-        get_fn = self._def(get_name, _no_args(), [ast.Return(value=_tuple(state, ast.Load))], ref)
+        values = [ast.Name(n, ast.Load()) for n in state]
+        values += [_ag_call("ldu", _lambda(_dotted_expr(a)), ast.Constant(a)) for a in attrs]
+        get_fn = self._def(get_name, _no_args(), [ast.Return(value=ast.Tuple(elts=values, ctx=ast.Load()))], ref)
         if not hasattr(self, "_vars_name"):
             self._vars_name = self.names.fresh("vars_")
         vars_ = self._vars_name
         params = _no_args()
         params.args = [ast.arg(arg=vars_)]
+        set_body = []
         if state:
+            source = ast.Name(vars_, ast.Load())
+            if attrs:
+                source = ast.Subscript(value=source, slice=ast.Slice(upper=ast.Constant(len(state))), ctx=ast.Load())
             set_body = self._declarations(state, scope, ref) + [
-                ast.Assign(targets=[_tuple(state, ast.Store)], value=ast.Name(vars_, ast.Load()))]
-        else:
-            set_body = [ast.Pass()]
-        set_fn = self._def(set_name, params, set_body, ref)
+                ast.Assign(targets=[_tuple(state, ast.Store)], value=source)]
+        for k, a in enumerate(attrs):
+            base, attr = a.rsplit(".", 1)
+            value = ast.Subscript(value=ast.Name(vars_, ast.Load()), slice=ast.Constant(len(state) + k),
+                                  ctx=ast.Load())
+            set_body.append(ast.Expr(value=_ag_call("store_attr", _dotted_expr(base), ast.Constant(attr), value)))
+        set_fn = self._def(set_name, params, set_body or [ast.Pass()], ref)
         return get_fn, set_fn, get_name, set_name
 
     def _undefined(self, names, scope, ref):
@@ -275,14 +295,15 @@ class _ControlFlow:
         state = sorted(n for n in modified & (s._ag_live_out | (scope.bound & branch_reads))
                        if n not in scope.declared)
         written = sorted(set(state) | (modified & scope.bound) | {n for n in modified if n in scope.declared})
-        get_fn, set_fn, get_name, set_name = self._state_fns(state, scope, s)
+        attrs = _attributes(s.body + s.orelse, modified)
+        get_fn, set_fn, get_name, set_name = self._state_fns(state, scope, s, attrs)
         body_name, else_name = self.names.fresh("if_body"), self.names.fresh("else_body")
         body_fn = self._def(body_name, _no_args(), self._inner_block(s.body, written, scope, s), s)
         else_fn = self._def(else_name, _no_args(), self._inner_block(s.orelse, written, scope, s), s)
         call = ast.Expr(value=_ag_call("if_stmt", s.test, ast.Name(body_name, ast.Load()),
                                        ast.Name(else_name, ast.Load()), ast.Name(get_name, ast.Load()),
-                                       ast.Name(set_name, ast.Load()), self._symbols(state),
-                                       ast.Constant(len(state))))
+                                       ast.Name(set_name, ast.Load()), self._symbols(state + attrs),
+                                       ast.Constant(len(state) + len(attrs))))
         return [get_fn, set_fn, body_fn, else_fn] + self._undefined(state, scope, s) + [_locate(call, s)]
 
     def _loop_parts(self, s, scope, extra_modified=()):
@@ -303,17 +324,17 @@ class _ControlFlow:
             opts.values.append(_lambda(ast.Tuple(elts=[ast.Tuple(elts=[ast.Constant(n), ast.Name(n, ast.Load())],
                                                                   ctx=ast.Load()) for n in appended],
                                                  ctx=ast.Load())))
-        return body, state, written, opts
+        return body, state, written, opts, _attributes(body, modified)
 
     def while_(self, s, scope):
-        body, state, written, opts = self._loop_parts(s, scope)
-        get_fn, set_fn, get_name, set_name = self._state_fns(state, scope, s)
+        body, state, written, opts, attrs = self._loop_parts(s, scope)
+        get_fn, set_fn, get_name, set_name = self._state_fns(state, scope, s, attrs)
         body_name, test_name = self.names.fresh("loop_body"), self.names.fresh("loop_test")
         body_fn = self._def(body_name, _no_args(), self._inner_block(body, written, scope, s), s)
         test_fn = self._def(test_name, _no_args(), [ast.Return(value=s.test)], s)
         call = ast.Expr(value=_ag_call("while_stmt", ast.Name(test_name, ast.Load()), ast.Name(body_name, ast.Load()),
                                        ast.Name(get_name, ast.Load()), ast.Name(set_name, ast.Load()),
-                                       self._symbols(state), opts))
+                                       self._symbols(state + attrs), opts))
         out = [get_fn, set_fn, body_fn, test_fn] + self._undefined(state, scope, s) + [_locate(call, s)]
         scope.bound |= analysis.bound_names(out)
         return out + self.block(s.orelse, scope)
@@ -321,8 +342,8 @@ class _ControlFlow:
     def for_(self, s, scope):
         target_assign = ast.copy_location(ast.Assign(targets=[s.target], value=None), s)
         targets = analysis.bound_names([target_assign])
-        body, state, written, opts = self._loop_parts(s, scope, targets)
-        get_fn, set_fn, get_name, set_name = self._state_fns(state, scope, s)
+        body, state, written, opts, attrs = self._loop_parts(s, scope, targets)
+        get_fn, set_fn, get_name, set_name = self._state_fns(state, scope, s, attrs)
         body_name, itr = self.names.fresh("loop_body"), self.names.fresh("itr")
         target_assign.value = ast.Name(itr, ast.Load())
         _locate(target_assign, s)
@@ -341,7 +362,7 @@ class _ControlFlow:
         opts.values.append(ast.Constant(ast.unparse(s.target)))
         call = ast.Expr(value=_ag_call("for_stmt", s.iter, extra_arg, ast.Name(body_name, ast.Load()),
                                        ast.Name(get_name, ast.Load()), ast.Name(set_name, ast.Load()),
-                                       self._symbols(state), opts))
+                                       self._symbols(state + attrs), opts))
         out += self._undefined(state, scope, s) + [_locate(call, s)]
         scope.bound |= analysis.bound_names(out)
         return out + self.block(s.orelse, scope)

@@ -49,6 +49,26 @@ def ld(value):
     return value
 
 
+def ldu(read, name):
+    """The value of an attribute that may not exist yet (``self.x``): Undefined where it does not."""
+    try:
+        return read()
+    except (AttributeError, NameError, UnboundLocalError):
+        return Undefined(name)
+
+
+def store_attr(obj, attr, value):
+    """Sets ``obj.attr``; an Undefined value removes the attribute (it did not exist before the statement:
+    restoring that state before the other branch is traced)."""
+    if not isinstance(value, Undefined):
+        setattr(obj, attr, value)
+    elif hasattr(obj, attr):
+        try:
+            delattr(obj, attr)
+        except AttributeError:
+            pass
+
+
 def ret(retval, do_return):
     del do_return
     return None if isinstance(retval, UndefinedReturnValue) else retval
