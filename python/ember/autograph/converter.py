@@ -436,12 +436,12 @@ def _convert(fdef, names, has_class_cell):
 def _direct_child_scope(parent, node):
     """Whether ``node`` is a def whose nearest enclosing def is ``parent`` (classes' methods excluded:
     a class body nested in a converted function is left as it is)."""
-    stack = [(c, False) for c in ast.iter_child_nodes(parent)]
+    stack = list(ast.iter_child_nodes(parent))
     while stack:
-        n, _ = stack.pop()
+        n = stack.pop()
         if n is node:
             return True
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
-        stack.extend((c, False) for c in ast.iter_child_nodes(n))
+        stack.extend(ast.iter_child_nodes(n))
     return False
