@@ -1127,3 +1127,19 @@ def test_attribute_set_in_one_branch_only_is_an_error():
 
     with pytest.raises(ValueError, match="'holder.w' must also be initialized in the else branch"):
         tf.function(f)(tf.constant(1.0))
+
+
+def test_a_source_file_edited_after_loading_is_not_converted_from_the_wrong_text(tmp_path, monkeypatch):
+    import importlib
+    import linecache
+
+    path = tmp_path / "ag_edited_module.py"
+    path.write_text("def g(x):\n    for i in range(2):\n        x = x + 1.0\n    return x\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("ag_edited_module")
+    path.write_text("# a new first line\ndef h(y, z):\n    return y\n")  # the loaded g's lines now hold other text
+    linecache.checkcache(str(path))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert float(tf.function(module.g)(tf.constant(1.0))) == 3.0  # run as loaded, not as the file reads now
+    assert any("does not match" in str(w.message) or "could not find" in str(w.message) for w in caught)

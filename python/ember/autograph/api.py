@@ -99,10 +99,30 @@ def _source_tree(f):
     for node in defs:
         first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
         if code.co_firstlineno in (first, node.lineno):
+            _check_matches(code, node)
             return node
-    if defs:
-        return defs[0]
     raise _Unconvertible("could not find the function's definition in its source code")
+
+
+def _check_matches(code, node):
+    """The source found must be the code's: a file edited after it was loaded gives other text at the
+    recorded lines (converting that would run other code)."""
+    names = set(code.co_names) | set(code.co_varnames) | set(code.co_freevars) | set(code.co_cellvars)
+    nested = [c for c in code.co_consts if hasattr(c, "co_names")]
+    while nested:
+        c = nested.pop()
+        names |= set(c.co_names) | set(c.co_varnames) | set(c.co_freevars)
+        nested.extend(k for k in c.co_consts if hasattr(k, "co_names"))
+    if isinstance(node, ast.FunctionDef):
+        params = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
+        if params != list(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]):
+            raise _Unconvertible("the source code does not match the function (was its file edited after it "
+                                 "was loaded?)")
+        return
+    read = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+    if not read <= names:
+        raise _Unconvertible("the source code does not match the function (was its file edited after it "
+                             "was loaded?)")
 
 
 def _lambda_def(f):
@@ -133,6 +153,7 @@ def _lambda_def(f):
     except SyntaxError:
         raise _Unconvertible("could not parse the lambda's source code") from None
     ast.increment_lineno(body, l0 - 1)
+    _check_matches(code, body)
     nargs, nkw = code.co_argcount, code.co_kwonlyargcount
     names = code.co_varnames
     args = ast.arguments(posonlyargs=[ast.arg(arg=n) for n in names[:code.co_posonlyargcount]],
