@@ -1137,8 +1137,8 @@ def test_a_source_file_edited_after_loading_is_not_converted_from_the_wrong_text
     path.write_text("def g(x):\n    for i in range(2):\n        x = x + 1.0\n    return x\n")
     monkeypatch.syspath_prepend(str(tmp_path))
     module = importlib.import_module("ag_edited_module")
-    path.write_text("# a new first line\ndef h(y, z):\n    return y\n")  # the loaded g's lines now hold other text
-    linecache.checkcache(str(path))
+    path.write_text("def g(y):\n    for i in range(2):\n        y = y * 100.0\n    return y\n")  # other text
+    linecache.clearcache()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", autograph.AutoGraphWarning)  # whether a cached copy of the old text
         # converts it or the mismatch runs g as it is, g must run as loaded, not as the file reads now
