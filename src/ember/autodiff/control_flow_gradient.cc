@@ -89,11 +89,10 @@ std::vector<TensorRef> call_function(const std::string& name, std::span<const Te
   return result;
 }
 
-// Zeros of a static spec; unknown dims become 0 (a value that is never read, only has to fit the spec).
-TensorRef zeros_of(const TensorSpec& spec, const std::string& what) {
-  if (!spec.shape.rank_known())
-    throw StatusError(make_error(Code::kUnimplemented, what, ": an intermediate value has an unknown rank"));
-  std::vector<int64_t> dims = spec.shape.dim_vector();
+// Zeros fitting a static spec: unknown dims become 0 and an unknown rank a scalar (a value that is never
+// read, it only has to fit the spec the op's output joins).
+TensorRef zeros_of(const TensorSpec& spec) {
+  std::vector<int64_t> dims = spec.shape.rank_known() ? spec.shape.dim_vector() : std::vector<int64_t>{};
   for (int64_t& d : dims) d = std::max<int64_t>(d, 0);
   return emit1("Fill", {gradient::int_vector(dims), gradient::scalar(0, spec.dtype)}).release();
 }
@@ -101,7 +100,7 @@ TensorRef zeros_of(const TensorSpec& spec, const std::string& what) {
 TensorRef variable_zeros(int64_t id, const std::string& what) {
   auto resource = ResourceManager::global().find(id, what.c_str());
   if (!resource.ok()) throw StatusError(resource.status());
-  return zeros_of(TensorSpec{(*resource)->dtype(), (*resource)->shape()}, what);
+  return zeros_of(TensorSpec{(*resource)->dtype(), (*resource)->shape()});
 }
 
 std::vector<TensorRef> run_op(const OpDef& op, std::span<const TensorRef> inputs, AttrList attrs) {
@@ -254,23 +253,23 @@ StatusOr<std::shared_ptr<BranchGradient>> build_branch_gradient(
   }
   for (size_t b = 0; b < g->pairs.size(); ++b) {
     BranchGradient* self = g.get();
-    auto fn = trace_function(
-        g->branches[b]->name + "_cf_forward", g->input_specs, [self, b](const std::vector<TensorRef>& args) {
-          const GradientPair& pair = *self->pairs[b];
-          std::vector<TensorRef> outs = call_function(pair.forward_name, args);
-          std::vector<TensorRef> results(outs.begin(), outs.begin() + self->num_results);
-          for (size_t c = 0; c < self->pairs.size(); ++c) {
-            const GradientPair& other = *self->pairs[c];
-            for (size_t p = 0; p < other.intermediates.tensors.size(); ++p) {
-              if (c == b) {
-                results.push_back(outs[self->num_results + p]);
-              } else {
-                results.push_back(zeros_of(self->output_specs[self->offsets[c] + p], self->op->name));
-              }
-            }
-          }
-          return results;
-        });
+    auto fn = trace_function(g->branches[b]->name + "_cf_forward", g->input_specs,
+                             [self, b](const std::vector<TensorRef>& args) {
+                               const GradientPair& pair = *self->pairs[b];
+                               std::vector<TensorRef> outs = call_function(pair.forward_name, args);
+                               std::vector<TensorRef> results(outs.begin(), outs.begin() + self->num_results);
+                               for (size_t c = 0; c < self->pairs.size(); ++c) {
+                                 const GradientPair& other = *self->pairs[c];
+                                 for (size_t p = 0; p < other.intermediates.tensors.size(); ++p) {
+                                   if (c == b) {
+                                     results.push_back(outs[self->num_results + p]);
+                                   } else {
+                                     results.push_back(zeros_of(self->output_specs[self->offsets[c] + p]));
+                                   }
+                                 }
+                               }
+                               return results;
+                             });
     if (!fn.ok()) return fn.status();
     g->forward_names.push_back(FunctionLibrary::global().add(*fn));
     g->forward_functions.push_back(std::move(fn).value());

@@ -186,9 +186,14 @@ Status build_backward(Replay& replay, const OutputMask& mask, Intermediates& int
     target_grads.push_back(grad_args.back().get());
   }
   replay.tape->allow_reuse();
+  // The private tape must not record the backward pass it traces: nothing differentiates those values, and
+  // recording a control-flow op builds its gradient functions at once, so recording the backward If of an If
+  // would build the third derivative's, and so on without end.
+  replay.tape->pause();
   auto grads =
       replay.tape->gradient({targets.data(), targets.size()}, {target_grads.data(), target_grads.size()},
                             {replay.sources.data(), replay.sources.size()});
+  replay.tape->resume();
   if (!grads.ok()) return grads.status().with_prefix(fn_name + " (building its gradient function): ");
   for (const TensorRef& grad : *grads) {
     if (!grad) {
