@@ -437,3 +437,50 @@ def test_shape_changing_intermediate_is_a_clear_error():
         tape.watch(x)
         with pytest.raises(ember.errors.UnimplementedError, match="shape"):
             f(x, ember.constant(3))
+
+
+# ---- the While kernel's _accumulate attribute (Note [Accumulating While] in src/ember/ops/control_flow.cc)
+
+
+def _loop_functions(body):
+    spec = [ember.TensorSpec([], ember.int32), ember.TensorSpec([2], ember.float32)]
+    cond = ember.function(lambda i, x: i < 3).get_concrete_function(*spec)
+    body = ember.function(body).get_concrete_function(*spec)
+    return cond, body
+
+
+def test_accumulating_while_stacks_per_iteration_values_and_returns_the_trip_count():
+    cond, body = _loop_functions(lambda i, x: (i + 1, x * 2.0, x + 1.0))
+    i, x, stack, count = ember._C.op("StatelessWhile")([ember.constant(0), ember.constant([1.0, 2.0])], cond.name,
+                                                       body.name, 10, 1)
+    assert int(i) == 3 and int(count) == 3
+    np.testing.assert_allclose(x.numpy(), [8.0, 16.0])
+    np.testing.assert_allclose(stack.numpy(), [[2.0, 3.0], [3.0, 5.0], [5.0, 9.0]])
+    # No iteration: an empty stack shaped [0, 2].
+    _, _, stack, count = ember._C.op("StatelessWhile")([ember.constant(5), ember.constant([1.0, 2.0])], cond.name,
+                                                       body.name, 10, 1)
+    assert int(count) == 0 and stack.shape == (0, 2)
+    # The default (-1): the body returns the loop variables only, and so does the op.
+    cond, body = _loop_functions(lambda i, x: (i + 1, x * 2.0))
+    outs = ember._C.op("StatelessWhile")([ember.constant(0), ember.constant([1.0, 2.0])], cond.name, body.name, 10)
+    assert len(outs) == 2
+
+
+def test_accumulating_while_rejects_a_wrong_body_arity():
+    cond, body = _loop_functions(lambda i, x: (i + 1, x * 2.0))
+    with pytest.raises(ember.errors.InvalidArgumentError, match="accumulated"):
+        ember._C.op("StatelessWhile")([ember.constant(0), ember.constant([1.0, 2.0])], cond.name, body.name, 10, 2)
+
+
+def test_raw_if_executed_eagerly_under_a_tape():
+    """The op itself, run eagerly with concrete inputs while a tape records (no ember.function around it)."""
+    spec = ember.TensorSpec([2], ember.float64)
+    cube = ember.function(lambda x: x * x * x).get_concrete_function(spec)
+    sine = ember.function(lambda x: ember.sin(x)).get_concrete_function(spec)
+    x = ember.constant([0.5, -1.5], dtype=ember.float64)
+    for pred, expected in ((True, 3 * x.numpy() ** 2), (False, np.cos(x.numpy()))):
+        with ember.GradientTape() as tape:
+            tape.watch(x)
+            y = ember._C.op("StatelessIf")(ember.constant(pred), [x], cube.name, sine.name)
+            y = y[0] if isinstance(y, (list, tuple)) else y
+        np.testing.assert_allclose(tape.gradient(y, x).numpy(), expected, rtol=1e-12)
