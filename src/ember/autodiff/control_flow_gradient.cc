@@ -455,8 +455,8 @@ Status execute_branches(const OpDef& op, std::span<TensorImpl* const> inputs,
 struct LoopBackward {
   std::shared_ptr<const BackwardFunction> function;
   OutputMask mask;               // over F''s outputs: loop results, then intermediates
-  std::vector<int> reads;        // intermediates (stacks) the backward function reads
-  std::vector<int> stack_grads;  // stacked outputs whose gradients it takes
+  std::vector<int> reads;        // intermediates the backward function reads
+  std::vector<int> stack_grads;  // pair outputs (all stacked) whose stacks' gradients it takes
   std::shared_ptr<FunctionGraph> cond, body;
   std::string cond_name, body_name;
 };
@@ -474,6 +474,13 @@ struct LoopGradient final : Backward {
   std::vector<TensorSpec> var_specs;    // the loop variables (as the body takes them)
   std::vector<TensorSpec> stack_specs;  // per stacked output: [iterations] + its per-iteration spec
   int64_t parallel_iterations = 10;
+  // An intermediate that is a loop variable the body passes through unchanged (a lifted capture: the
+  // sequence an RNN indexes, say) is the loop's input in every iteration: the backward loop reads that
+  // input instead of a stack, which would hold it once per iteration.
+  std::vector<int> invariant_input;             // per intermediate: the loop input it equals, or -1
+  std::vector<int> stack_of;                    // per pair output after the loop variables: its stack, or -1
+  std::shared_ptr<FunctionGraph> forward_body;  // F' less the invariant intermediates (null: F' itself)
+  std::string forward_body_name;
 
   std::mutex mu;
   std::map<OutputMask, std::shared_ptr<const LoopBackward>> by_mask;
@@ -506,7 +513,7 @@ StatusOr<std::shared_ptr<const LoopBackward>> LoopGradient::backward_loop(const 
   out->mask = m;
   out->reads = out->function->reads;
   for (size_t j = num_vars; j < m.size(); ++j)
-    if (m[j]) out->stack_grads.push_back(static_cast<int>(j - num_vars));
+    if (m[j]) out->stack_grads.push_back(static_cast<int>(j));
   // Backward loop variables: counter, the loop variables' gradients (one per input edge), the variables'
   // summed gradients, the stacks read, the stacks' gradients.
   const std::vector<int>& edge_inputs = pair->edge_inputs;
@@ -518,8 +525,20 @@ StatusOr<std::shared_ptr<const LoopBackward>> LoopGradient::backward_loop(const 
     if (!resource.ok()) return resource.status();
     specs.push_back(TensorSpec{(*resource)->dtype(), (*resource)->shape()});
   }
-  for (int p : out->reads) specs.push_back(stack_specs[num_accumulated + p]);
-  for (int s : out->stack_grads) specs.push_back(stack_specs[s]);
+  for (int p : out->reads) {
+    int k = invariant_input[p];
+    specs.push_back(k >= 0 ? var_specs[k] : stack_specs[stack_of[num_accumulated + p]]);
+  }
+  // An invariant intermediate has no stack: it gets a gradient only where the backward function is the
+  // all-outputs fallback, and then zeros shaped like the loop input it equals.
+  auto invariant_of = [&](int j) {
+    return j >= static_cast<int>(num_vars + num_accumulated) ? invariant_input[j - num_vars - num_accumulated]
+                                                             : -1;
+  };
+  for (int j : out->stack_grads) {
+    int k = invariant_of(j);
+    specs.push_back(k >= 0 ? var_specs[k] : stack_specs[stack_of[j - num_vars]]);
+  }
   auto cond_fn = trace_function(body->name + "_grad_cond", specs, [](const std::vector<TensorRef>& args) {
     return std::vector<TensorRef>{
         gradient::compare("Greater", GradTensor(args[0]), gradient::scalar(0, DType::kInt32)).release()};
@@ -539,10 +558,20 @@ StatusOr<std::shared_ptr<const LoopBackward>> LoopGradient::backward_loop(const 
         throw StatusError(make_error(Code::kInternal, op->name, ": loop variable ", j, " has no gradient"));
       call_args.push_back(args[1 + (at - edge_inputs.begin())]);
     }
-    for (size_t q = 0; q < lb->stack_grads.size(); ++q)
-      call_args.push_back(emit1("GatherV2", {GradTensor(args[grads_at + q]), i, axis}).release());
-    for (size_t q = 0; q < lb->reads.size(); ++q)
-      call_args.push_back(emit1("GatherV2", {GradTensor(args[reads_at + q]), i, axis}).release());
+    for (size_t q = 0; q < lb->stack_grads.size(); ++q) {
+      if (invariant_of(lb->stack_grads[q]) >= 0) {
+        call_args.push_back(args[grads_at + q]);
+      } else {
+        call_args.push_back(emit1("GatherV2", {GradTensor(args[grads_at + q]), i, axis}).release());
+      }
+    }
+    for (size_t q = 0; q < lb->reads.size(); ++q) {
+      if (invariant_input[lb->reads[q]] >= 0) {
+        call_args.push_back(args[reads_at + q]);
+      } else {
+        call_args.push_back(emit1("GatherV2", {GradTensor(args[reads_at + q]), i, axis}).release());
+      }
+    }
     std::vector<TensorRef> grads = call_function(lb->function->name, call_args);
     std::vector<TensorRef> results = {i.release()};
     for (size_t e = 0; e < d; ++e) {
@@ -568,11 +597,18 @@ StatusOr<std::shared_ptr<const LoopBackward>> LoopGradient::backward_loop(const 
 
 void LoopGradient::backward(const TapeNode& node, std::span<TensorImpl* const> output_grads,
                             SmallVector<TensorRef, 4>& edge_grads) {
-  // Node outputs: loop variables, stacked intermediates, trip count.
-  OutputMask mask(num_vars + num_stacked, false);
+  // Node outputs: loop variables, stacks, trip count. The mask is over the pair's outputs.
+  auto node_output = [&](size_t j) -> int {
+    if (j < num_vars) return static_cast<int>(j);
+    int s = stack_of[j - num_vars];
+    return s < 0 ? -1 : static_cast<int>(num_vars + s);
+  };
+  OutputMask mask(pair->output_differentiable.size(), false);
   bool any = false;
-  for (size_t j = 0; j < mask.size() && j < output_grads.size(); ++j) {
-    mask[j] = pair->output_differentiable[j] && output_grads[j] != nullptr;
+  for (size_t j = 0; j < mask.size(); ++j) {
+    int o = node_output(j);
+    mask[j] = o >= 0 && static_cast<size_t>(o) < output_grads.size() && pair->output_differentiable[j] &&
+              output_grads[o] != nullptr;
     any |= mask[j];
   }
   if (!any) return;
@@ -587,11 +623,21 @@ void LoopGradient::backward(const TapeNode& node, std::span<TensorImpl* const> o
     inputs.push_back(std::move(g));
   }
   for (int64_t id : pair->edge_variables) inputs.push_back(variable_zeros(id, op->name));
-  for (int p : lb.reads)
-    inputs.push_back(relinked_output(node, static_cast<int32_t>(num_vars + num_accumulated + p)));
-  for (int s : lb.stack_grads) {
-    TensorRef g(output_grads[num_vars + s]);
-    if (!g) g = gradient::zeros_like(GradTensor(node.outputs[num_vars + s])).release();
+  for (int p : lb.reads) {
+    int k = invariant_input[p];
+    inputs.push_back(k >= 0 ? node.inputs[k]
+                            : relinked_output(node, node_output(num_vars + num_accumulated + p)));
+  }
+  for (int j : lb.stack_grads) {
+    int o = node_output(j);
+    if (o < 0) {
+      inputs.push_back(
+          gradient::zeros_like(GradTensor(node.inputs[invariant_input[j - num_vars - num_accumulated]]))
+              .release());
+      continue;
+    }
+    TensorRef g(output_grads[o]);
+    if (!g) g = gradient::zeros_like(GradTensor(node.outputs[o])).release();
     inputs.push_back(std::move(g));
   }
   AttrList attrs;
@@ -655,22 +701,53 @@ Status execute_loop(const OpDef& op, std::span<TensorImpl* const> inputs, std::s
     grad->num_vars = inputs.size();
     grad->returns_trip_count = accumulate >= 0;
     grad->num_accumulated = static_cast<size_t>(std::max<int64_t>(accumulate, 0));
-    grad->num_stacked = grad->num_accumulated + grad->pair->intermediates.tensors.size();
     if (grad->pair->num_results != inputs.size() + grad->num_accumulated)
       return invalid_argument(op.name, ": the body '", body_name, "' returns ", grad->pair->num_results,
                               " value(s) for ", inputs.size(), " loop variable(s) and ",
                               grad->num_accumulated, " accumulated");
     for (size_t k = 0; k < inputs.size(); ++k) grad->var_specs.push_back(arg_spec(*body, k));
     const FunctionGraph& fwd = *grad->pair->forward;
-    for (size_t p = 0; p < grad->num_stacked; ++p)
-      grad->stack_specs.push_back(TensorSpec{spec_of(fwd, fwd.results[inputs.size() + p]).dtype,
-                                             stacked(spec_of(fwd, fwd.results[inputs.size() + p]).shape)});
+    const size_t n = inputs.size(), num_intermediates = grad->pair->intermediates.tensors.size();
+    for (size_t p = 0; p < num_intermediates; ++p) {
+      int invariant = -1;
+      for (size_t k = 0; k < n && invariant < 0; ++k) {
+        ValueRef arg{fwd.args[k], 0};
+        if (fwd.results[k] == arg && fwd.results[n + grad->num_accumulated + p] == arg)
+          invariant = static_cast<int>(k);
+      }
+      grad->invariant_input.push_back(invariant);
+    }
+    std::vector<int> kept;  // F' outputs after the loop variables that the forward loop stacks
+    for (size_t j = 0; j < grad->num_accumulated + num_intermediates; ++j) {
+      bool invariant = j >= grad->num_accumulated && grad->invariant_input[j - grad->num_accumulated] >= 0;
+      grad->stack_of.push_back(invariant ? -1 : static_cast<int>(kept.size()));
+      if (invariant) continue;
+      kept.push_back(static_cast<int>(j));
+      TensorSpec spec = spec_of(fwd, fwd.results[n + j]);
+      grad->stack_specs.push_back(TensorSpec{spec.dtype, stacked(spec.shape)});
+    }
+    grad->num_stacked = kept.size();
+    if (kept.size() < grad->num_accumulated + num_intermediates) {
+      const std::string& forward_name = grad->pair->forward_name;
+      auto fn = trace_function(body->name + "_loop_forward", grad->var_specs,
+                               [&](const std::vector<TensorRef>& args) {
+                                 std::vector<TensorRef> outs = call_function(forward_name, args);
+                                 std::vector<TensorRef> results(outs.begin(), outs.begin() + n);
+                                 for (int j : kept) results.push_back(outs[n + j]);
+                                 return results;
+                               });
+      if (!fn.ok()) return fn.status();
+      grad->forward_body_name = FunctionLibrary::global().add(*fn);
+      grad->forward_body = std::move(fn).value();
+    } else {
+      grad->forward_body_name = grad->pair->forward_name;
+    }
     grad->parallel_iterations = std::get<int64_t>(attrs[2]);
     loop_cache().put(key, grad);
   }
   AttrList forward_attrs;
   forward_attrs.push_back(cond_name);
-  forward_attrs.push_back(grad->pair->forward_name);
+  forward_attrs.push_back(grad->forward_body_name);
   forward_attrs.push_back(grad->parallel_iterations);
   forward_attrs.push_back(static_cast<int64_t>(grad->num_stacked));
   OutputList all;
@@ -679,6 +756,7 @@ Status execute_loop(const OpDef& op, std::span<TensorImpl* const> inputs, std::s
   node->backward = grad;
   node->mask = mask;
   node->serial = next_serial();
+  for (TensorImpl* t : inputs) node->inputs.push_back(TensorRef(t));  // invariant intermediates
   for (int k : grad->pair->edge_inputs) node->edges.push_back(input_edge(inputs[k], active));
   for (int64_t id : grad->pair->edge_variables) {
     auto it = variable_masks.find(id);
