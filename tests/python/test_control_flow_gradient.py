@@ -484,3 +484,29 @@ def test_raw_if_executed_eagerly_under_a_tape():
             y = ember._C.op("StatelessIf")(ember.constant(pred), [x], cube.name, sine.name)
             y = y[0] if isinstance(y, (list, tuple)) else y
         np.testing.assert_allclose(tape.gradient(y, x).numpy(), expected, rtol=1e-12)
+
+
+def test_watched_variables_only_and_jacobian_through_while_then_switch_case():
+    def program(tf):
+        v = tf.Variable([0.5, -1.0], dtype=tf.float64)
+        u = tf.Variable(2.0, dtype=tf.float64)
+
+        @tf.function(input_signature=[tf.TensorSpec([2], tf.float64), tf.TensorSpec([], tf.int32)])
+        def f(x, n):
+            _, y = tf.while_loop(lambda i, y: i < n, lambda i, y: (i + 1, tf.sin(y * v) + x * u), (0, x))
+            return tf.switch_case(n % 3, [lambda: y * v, lambda: y * u, lambda: y])
+
+        x = tf.constant([0.3, 0.9], tf.float64)
+        with tf.GradientTape(watch_accessed_variables=False) as tape:
+            tape.watch(v)
+            y = f(x, tf.constant(4))
+        assert len(tape.watched_variables()) == 1
+        gv, gu = tape.gradient(y, [v, u])
+        assert gu is None  # u is read but not watched
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x, tf.constant(4))
+        return [gv, tape.jacobian(y, x)]
+
+    ours, theirs = _both(program)
+    _close(ours, theirs)
