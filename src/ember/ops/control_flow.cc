@@ -114,6 +114,9 @@ Status case_kernel(KernelContext& ctx) {
 // keep the default -1: the outputs are the loop variables only. The leading underscore makes it an internal
 // attribute, which TensorFlow ignores when it imports an exported graph.
 
+// _accumulate, or -1 (off) for an attribute list from a caller that did not complete it.
+int64_t accumulate_attr(const AttrReader& ctx) { return ctx.attrs.size() > 3 ? ctx.attr_int(3) : -1; }
+
 // A stacked value's spec: [unknown] + the per-iteration spec.
 Shape stacked_shape(const Shape& element) {
   if (!element.rank_known()) return Shape::unknown_rank();
@@ -125,8 +128,8 @@ Shape stacked_shape(const Shape& element) {
 Status while_shape(InferContext& ctx) {
   const FunctionCallHooks& hooks = function_call_hooks();
   if (hooks.infer == nullptr) return make_error(Code::kInternal, ctx.op->name, ": no function runtime");
-  const int64_t accumulate = std::max<int64_t>(ctx.attr_int(3), 0);
-  const bool accumulating = ctx.attr_int(3) >= 0;
+  const int64_t accumulate = std::max<int64_t>(accumulate_attr(ctx), 0);
+  const bool accumulating = accumulate_attr(ctx) >= 0;
   SmallVector<TensorSpec, 2> cond_specs;
   EMBER_RETURN_IF_ERROR(hooks.infer(ctx.attr_string(0), ctx.inputs, cond_specs));
   if (cond_specs.size() != 1)
@@ -191,14 +194,12 @@ Status stack_iterations(const char* op, size_t index, const std::vector<TensorRe
 Status while_kernel(KernelContext& ctx) {
   const char* op = ctx.op->name.c_str();
   const FunctionCallHooks& hooks = function_call_hooks();
-  if (hooks.resolve == nullptr || hooks.run_resolved == nullptr)
+  if (hooks.resolve == nullptr || hooks.run_resolved == nullptr || hooks.resolve_loop_step == nullptr)
     return make_error(Code::kInternal, op, ": no function runtime");
-  const size_t accumulate = static_cast<size_t>(std::max<int64_t>(ctx.attr_int(3), 0));
-  const bool accumulating = ctx.attr_int(3) >= 0;
+  const size_t accumulate = static_cast<size_t>(std::max<int64_t>(accumulate_attr(ctx), 0));
+  const bool accumulating = accumulate_attr(ctx) >= 0;
   auto cond = hooks.resolve(ctx.attr_string(0));
   if (!cond.ok()) return cond.status().with_prefix(std::string(op) + ": ");
-  auto body = hooks.resolve(ctx.attr_string(1));
-  if (!body.ok()) return body.status().with_prefix(std::string(op) + ": ");
   SmallVector<TensorRef, 2> vars;
   SmallVector<TensorImpl*, 4> args;
   for (TensorImpl* t : ctx.inputs) {
@@ -208,25 +209,31 @@ Status while_kernel(KernelContext& ctx) {
   std::vector<std::vector<TensorRef>> accumulated(accumulate);
   SmallVector<TensorRef, 2> results;
   int64_t iteration = 0;
-  for (;; ++iteration) {
-    EMBER_RETURN_IF_ERROR(hooks.run_resolved(cond->get(), {args.data(), args.size()}, results));
-    if (results.size() != 1)
-      return invalid_argument(op, ": the condition must return one value, got ", results.size());
-    auto truth = truth_value(op, *results[0]);
-    if (!truth.ok()) return truth.status();
-    if (!*truth) break;
-    results.clear();
-    Status s = hooks.run_resolved(body->get(), {args.data(), args.size()}, results);
-    if (!s.ok()) return s.with_prefix(std::string(op) + ": iteration " + std::to_string(iteration) + ": ");
-    if (results.size() != vars.size() + accumulate)
-      return invalid_argument(op, ": the body returned ", results.size(), " value(s) for ", vars.size(),
-                              " loop variable(s)");
-    for (size_t i = 0; i < vars.size(); ++i) {
-      vars[i] = std::move(results[i]);
-      args[i] = vars[i].get();
+  EMBER_RETURN_IF_ERROR(hooks.run_resolved(cond->get(), {args.data(), args.size()}, results));
+  if (results.size() != 1)
+    return invalid_argument(op, ": the condition must return one value, got ", results.size());
+  auto truth = truth_value(op, *results[0]);
+  if (!truth.ok()) return truth.status();
+  if (*truth) {
+    // Every further iteration is one run of the step: body, then condition (Note [Loop steps]).
+    auto step = hooks.resolve_loop_step(ctx.attr_string(0), ctx.attr_string(1));
+    if (!step.ok()) return step.status().with_prefix(std::string(op) + ": ");
+    for (; *truth; ++iteration) {
+      results.clear();
+      Status s = hooks.run_resolved(step->get(), {args.data(), args.size()}, results);
+      if (!s.ok()) return s.with_prefix(std::string(op) + ": iteration " + std::to_string(iteration) + ": ");
+      if (results.size() != vars.size() + accumulate + 1)
+        return invalid_argument(op, ": the body returned ", results.size() - 1, " value(s) for ", vars.size(),
+                                " loop variable(s)",
+                                accumulate > 0 ? " and " + std::to_string(accumulate) + " accumulated" : "");
+      truth = truth_value(op, *results.back());
+      if (!truth.ok()) return truth.status();
+      for (size_t i = 0; i < vars.size(); ++i) {
+        vars[i] = std::move(results[i]);
+        args[i] = vars[i].get();
+      }
+      for (size_t j = 0; j < accumulate; ++j) accumulated[j].push_back(std::move(results[vars.size() + j]));
     }
-    for (size_t j = 0; j < accumulate; ++j) accumulated[j].push_back(std::move(results[vars.size() + j]));
-    results.clear();
   }
   for (size_t i = 0; i < ctx.outputs.size() && i < vars.size(); ++i) ctx.outputs[i] = std::move(vars[i]);
   if (!accumulating) return Status::OK();
