@@ -510,3 +510,38 @@ def test_watched_variables_only_and_jacobian_through_while_then_switch_case():
 
     ours, theirs = _both(program)
     _close(ours, theirs)
+
+
+def test_lstm_training_step_with_runtime_length():
+    """An LSTM over a while loop, its gradient applied to the variables inside the same function."""
+    rng = np.random.default_rng(1)
+    T, B, D, H = 7, 3, 4, 5
+    xs_np = rng.normal(size=(T, B, D))
+    params = [rng.normal(size=(D, 4 * H)) * 0.3, rng.normal(size=(H, 4 * H)) * 0.3, np.zeros(4 * H)]
+
+    def program(tf):
+        variables = [tf.Variable(p) for p in params]
+
+        @tf.function(input_signature=[tf.TensorSpec([None, B, D], tf.float64)])
+        def train_step(xs):
+            w, u, b = variables
+            with tf.GradientTape() as tape:
+                def body(t, h, c):
+                    z = tf.matmul(xs[t], w) + tf.matmul(h, u) + b
+                    i, f, g, o = tf.split(z, 4, axis=1)
+                    c = tf.sigmoid(f) * c + tf.sigmoid(i) * tf.tanh(g)
+                    return t + 1, tf.sigmoid(o) * tf.tanh(c), c
+                _, h, _ = tf.while_loop(lambda t, h, c: t < tf.shape(xs)[0], body,
+                                        (0, tf.zeros([B, H], tf.float64), tf.zeros([B, H], tf.float64)))
+                loss = tf.reduce_mean(h)
+            grads = tape.gradient(loss, variables)
+            for var, grad in zip(variables, grads):
+                var.assign_sub(0.1 * grad)
+            return loss
+
+        xs = tf.constant(xs_np)
+        losses = [train_step(xs) for _ in range(3)] + [train_step(xs[:4])]
+        return losses + [v.read_value() for v in variables]
+
+    ours, theirs = _both(program)
+    _close(ours, theirs)
