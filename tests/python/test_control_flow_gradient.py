@@ -545,3 +545,31 @@ def test_lstm_training_step_with_runtime_length():
 
     ours, theirs = _both(program)
     _close(ours, theirs)
+
+
+def test_a_sequence_the_loop_only_indexes_gets_no_gradient_unless_watched():
+    # Note [Loop variables that need gradients]: the RNN's input is a loop variable the body passes
+    # through; its gradient (a full-size tensor per step) is summed only when the tape watches it.
+    import ember as em
+
+    w = em.Variable(np.full((3, 3), 0.1, np.float32))
+
+    @em.function
+    def loss_and_grads(xs, watch_xs):
+        with em.GradientTape() as tape:
+            if watch_xs:
+                tape.watch(xs)
+            h = em.while_loop(lambda t, h: t < em.shape(xs)[0],
+                              lambda t, h: (t + 1, em.tanh(em.matmul(xs[t], w) + h)),
+                              (0, em.zeros([2, 3])))[1]
+            loss = em.reduce_sum(h)
+        return tape.gradient(loss, [w, xs])
+
+    xs = em.constant(np.random.default_rng(0).standard_normal((6, 2, 3)).astype(np.float32))
+    for watch in (False, True):
+        with em.profiler.profile() as metadata:
+            gw, gxs = loss_and_grads(xs, watch)
+        ops = {e["op"] for e in metadata.events if e["kind"] == "node"}
+        assert ("StridedSliceGrad" in ops) == watch
+        assert (gxs is not None) == watch
+        assert gw.shape == (3, 3)

@@ -153,6 +153,59 @@ std::string needs_of(std::span<TensorImpl* const> inputs, uint32_t active, uint3
   return needs;
 }
 
+// Note [Loop variables that need gradients]
+// The gradient of loop variable i at one iteration sums, over the body's results j that depend on i, the
+// gradient of result j (that is, of variable j at the next iteration). So the backward loop carries the
+// gradients of the smallest set N of loop variables with: i in N when the tape watches input i, when body
+// result i depends on a watched variable, or when it depends on an argument in N. A sequence the body only
+// indexes (an RNN's input, passed through unchanged) is outside N unless it is watched itself: its
+// gradient, a full-size tensor per iteration, is not summed for nothing.
+std::string loop_needs(const FunctionGraph& body, const std::string& watched,
+                       const std::unordered_map<int64_t, uint32_t>& variable_masks,
+                       std::span<TensorImpl* const> inputs) {
+  const Graph& g = body.graph;
+  const size_t n = watched.size();
+  // Per node: the arguments (first n) it depends on, and (bit n) whether it reads a watched variable.
+  std::vector<std::vector<bool>> deps(g.num_nodes(), std::vector<bool>(n + 1, false));
+  for (size_t k = 0; k < body.args.size() && k < n; ++k) deps[body.args[k]][k] = true;
+  auto watched_variable = [&](int64_t id) {
+    auto it = variable_masks.find(id);
+    return it != variable_masks.end() && it->second != 0;
+  };
+  for (int32_t i = 0; i < g.num_nodes(); ++i) {
+    const Node& node = g.node(i);
+    for (ValueRef in : node.inputs)
+      for (size_t b = 0; b <= n; ++b)
+        if (deps[in.node][b]) deps[i][b] = true;
+    if (node.op->has_flag(kReadsResource) && watched_variable(std::get<int64_t>(node.attrs[0])))
+      deps[i][n] = true;
+    if (calls_functions(*node.op)) {
+      std::vector<int64_t> read;
+      for (const std::string& name : called_functions(*node.op, node.attrs))
+        if (auto callee = FunctionLibrary::global().find(name)) collect_variables(*callee, read, 0);
+      for (int64_t id : read)
+        if (watched_variable(id)) deps[i][n] = true;
+    }
+  }
+  std::string needs(n, '0');
+  for (size_t k = 0; k < n; ++k)
+    if (watched[k] == '1') needs[k] = '1';
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (size_t j = 0; j < n && j < body.results.size(); ++j) {
+      if (needs[j] == '1' || !is_differentiable_dtype(inputs[j]->dtype())) continue;
+      const std::vector<bool>& d = deps[body.results[j].node];
+      bool needed = d[n];
+      for (size_t k = 0; k < n && !needed; ++k) needed = d[k] && needs[k] == '1';
+      if (needed) {
+        needs[j] = '1';
+        changed = true;
+      }
+    }
+  }
+  return needs;
+}
+
 // ---- If and Case
 
 // The backward branches for one set of output gradients.
@@ -502,11 +555,12 @@ StatusOr<std::shared_ptr<const LoopBackward>> LoopGradient::backward_loop(const 
   auto it = by_mask.find(node_mask);
   if (it != by_mask.end()) return it->second;
   auto out = std::make_shared<LoopBackward>();
-  // Every iteration but the last hands gradients to all loop variables, so the body's backward takes
-  // every differentiable result; intermediates only where their stacks got gradients.
+  // Every iteration but the last hands gradients to the loop variables that need them (Note [Loop variables
+  // that need gradients]), so the body's backward takes those results; intermediates only where their
+  // stacks got gradients.
   OutputMask m(pair->output_differentiable.size(), false);
   for (size_t j = 0; j < m.size(); ++j)
-    m[j] = pair->output_differentiable[j] && (j < num_vars || node_mask[j]);
+    m[j] = pair->output_differentiable[j] && (j < num_vars ? pair->needs[j] == '1' : node_mask[j]);
   out->function = pair->backward_or_fallback(m);
   if (out->function == nullptr)
     return make_error(Code::kInternal, op->name, ": no gradient function for the body '", body->name, "'");
@@ -667,7 +721,7 @@ Status execute_loop(const OpDef& op, std::span<TensorImpl* const> inputs, std::s
   if (cond == nullptr || body == nullptr) return execute_op_unrecorded(op, inputs, attrs, outputs);
   const uint32_t active = active_mask();
   uint32_t mask = 0;
-  needs_of(inputs, active, mask);
+  const std::string watched = needs_of(inputs, active, mask);
   std::vector<int64_t> variables;
   collect_variables(*cond, variables, 0);
   collect_variables(*body, variables, 0);
@@ -681,12 +735,11 @@ Status execute_loop(const OpDef& op, std::span<TensorImpl* const> inputs, std::s
   if (static_cast<size_t>(body->num_call_args()) != inputs.size())
     return execute_op_unrecorded(op, inputs, attrs, outputs);  // the kernel reports the mismatch
 
-  // A loop variable's gradient reaches every other one through the iterations, so the body's pair takes
-  // gradients for all the differentiable ones.
-  std::string needs(inputs.size(), '0');
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (is_differentiable_dtype(inputs[i]->dtype())) needs[i] = '1';
-  std::string key = op.name + "|" + cond_name + "|" + body_name + "|" + std::to_string(accumulate);
+  // A loop variable's gradient reaches others through the iterations: the body's pair takes gradients for
+  // the closure of the watched ones (Note [Loop variables that need gradients]).
+  const std::string needs = loop_needs(*body, watched, variable_masks, inputs);
+  std::string key =
+      op.name + "|" + cond_name + "|" + body_name + "|" + std::to_string(accumulate) + "|" + needs;
   for (TensorImpl* t : inputs) key += "|" + std::string(dtype_name(t->dtype())) + t->shape().to_string();
   std::shared_ptr<LoopGradient> grad = loop_cache().find(key);
   if (grad != nullptr && (grad->body != body || grad->cond != cond)) grad = nullptr;
