@@ -314,6 +314,12 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         raise TypeError("'parallel_iterations' must be a positive integer.")
     if loop_vars is None or (isinstance(loop_vars, (list, tuple)) and not loop_vars):
         raise ValueError("'loop_vars' must be provided.")
+    if any(getattr(v, "_ember_composite", False) for v in nest.flatten(loop_vars)):
+        # A TensorArray loop variable travels as its tensors: Note [TensorArray loop variables].
+        from ember.ops import tensor_array_ops
+
+        return tensor_array_ops.composite_while_loop(while_loop, cond, body, loop_vars, shape_invariants,
+                                                     parallel_iterations, maximum_iterations, name)
     single = not isinstance(loop_vars, (list, tuple, dict))
     structure = [loop_vars] if single else loop_vars
     flat_in = [convert_to_tensor(v) for v in nest.flatten(structure)]
