@@ -186,10 +186,7 @@ class TensorArray:
         array_ops, _ = _ops()
         if self._items is None:
             return
-        items = self._items
-        if any(v is _CLEARED for v in items):
-            raise errors.InvalidArgumentError(None, None, "TensorArray: an element was cleared after a read "
-                                                          "(clear_after_read=True)")
+        items = [None if v is _CLEARED else v for v in self._items]  # a cleared element reads as unwritten
         if any(v is None for v in items):
             known = [v for v in items if v is not None]
             if not known and not self._element_shape.is_fully_defined():
@@ -274,10 +271,14 @@ class TensorArray:
         array_ops, _ = _ops()
         if self._items is not None:
             if not self._items:
+                if _C.in_trace() and not self._element_shape.is_fully_defined():
+                    raise errors.InvalidArgumentError(
+                        None, None, f"Tried to stack elements of an empty list with non-fully-defined "
+                        f"element_shape: {self._element_shape}")
                 if self._element_shape.rank is None:
                     return array_ops.zeros([0], dtype=self._dtype)
                 return array_ops.zeros([0] + [d or 0 for d in self._element_shape.as_list()], dtype=self._dtype)
-            if all(v is None for v in self._items) and not self._element_shape.is_fully_defined():
+            if all(v is None or v is _CLEARED for v in self._items) and not self._element_shape.is_fully_defined():
                 raise ValueError("Cannot convert a partially known TensorShape <unknown> to a Tensor.")
         self._densify()
         if self._buffer is None:
@@ -290,7 +291,15 @@ class TensorArray:
         array_ops, _ = _ops()
         idx = _concrete_ints(indices)
         if self._items is not None and idx is not None:
-            return array_ops.stack([self.read(i) for i in idx]) if idx else array_ops.gather(self.stack(), idx)
+            if not idx:
+                return array_ops.gather(self.stack(), idx)
+            for i in idx:
+                if not 0 <= i < len(self._items):
+                    raise errors.OutOfRangeError(None, None, f"TensorArray.gather: index {i} is not in [0, "
+                                                             f"{len(self._items)})")
+            # Gather does not clear what it reads (TensorFlow's eager arrays clear on read() only).
+            return array_ops.stack([v if v is not None and v is not _CLEARED else self._zeros_element()
+                                    for v in (self._items[i] for i in idx)])
         self._densify()
         if self._buffer is None:
             return self.stack()
@@ -300,11 +309,8 @@ class TensorArray:
         """The elements concatenated along their first dimension."""
         array_ops, _ = _ops()
         if self._items is not None:
-            items = [v if v is not None else self._zeros_element() for v in self._items]
+            items = [v if v is not None and v is not _CLEARED else self._zeros_element() for v in self._items]
             for k, v in enumerate(items):
-                if v is _CLEARED:
-                    raise errors.InvalidArgumentError(None, None, f"TensorArray: element {k} was cleared after "
-                                                                  f"a read (clear_after_read=True)")
                 if v.shape.rank == 0:
                     raise errors.InvalidArgumentError(
                         None, None, f"Concat saw a scalar shape at index {k} but requires at least vectors.")
@@ -378,7 +384,9 @@ class TensorArray:
         n = value.shape.as_list()[0] if value.shape.rank is not None else None
         size = self._static_size()
         if n is not None and size is not None and n > size and not self._dynamic_size:
-            raise ValueError(f"Cannot unstack {n} tensors into a TensorArray of static size {size} ")
+            error = errors.InvalidArgumentError if _C.in_trace() else ValueError  # as TensorFlow's TensorList
+            message = f"Cannot unstack {n} tensors into a TensorArray of static size {size} "
+            raise error(None, None, message) if _C.in_trace() else error(message)
         self._merge_shape(value.shape[1:] if value.shape.rank is not None else TensorShape(None))
         out = self._new()
         if n is not None and not value._is_symbolic and out._items is not None and n <= 64:
