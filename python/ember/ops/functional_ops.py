@@ -89,6 +89,12 @@ def _typed(value, dtype, api):
     from ember.framework.tensor import Tensor
 
     if isinstance(value, Tensor) and value.dtype != dtype:
+        from ember import errors
+
+        if api == "map_fn":  # TensorFlow's TensorArray write says so when the function runs
+            raise errors.InvalidArgumentError(
+                None, None, f"map_fn: fn returned a {value.dtype.name} tensor where the output signature says "
+                f"{dtype.name}; give fn_output_signature=")
         raise TypeError(f"{api}: fn returned a {value.dtype.name} tensor where the output signature says "
                         f"{dtype.name}; give fn_output_signature=")
     return convert_to_tensor(value, dtype=dtype)
@@ -137,13 +143,20 @@ def scan(fn, elems, initializer=None, parallel_iterations=10, back_prop=True, sw
 
     invariants = None
     if _C.in_trace():
-        invariants = (TensorShape([]), [TensorShape(None) if not a.shape.is_fully_defined() else a.shape
-                                        for a in acc_flat], [None] * len(outputs))
+        invariants = (TensorShape([]), [_loose(a) for a in acc_flat], [None] * len(outputs))
     _, _, outputs = while_loop(lambda i, acc, arrays: i < n, body, (start, acc_flat, outputs),
                                parallel_iterations=parallel_iterations, name=name or "scan",
                                shape_invariants=invariants)
     results = [_with_first_dim(ta.stack(), static_n) for ta in outputs]
     return nest.pack_sequence_as(structure, results)
+
+
+def _loose(t):
+    """The shape invariant of an accumulator: its own shape, or every dimension free where one is unknown
+    (fn may give a more specific shape than the first element had)."""
+    if t.shape.rank is None or t.shape.is_fully_defined():
+        return t.shape
+    return TensorShape([None] * t.shape.rank)
 
 
 def _fold(fn, elems, initializer, parallel_iterations, reverse, api, name):
@@ -169,8 +182,7 @@ def _fold(fn, elems, initializer, parallel_iterations, reverse, api, name):
 
     invariants = None
     if _C.in_trace():
-        invariants = (TensorShape([]), [TensorShape(None) if not a.shape.is_fully_defined() else a.shape
-                                        for a in acc_flat])
+        invariants = (TensorShape([]), [_loose(a) for a in acc_flat])
     _, acc = while_loop(lambda i, acc: i < n, body, (start, acc_flat), parallel_iterations=parallel_iterations,
                         name=name or api, shape_invariants=invariants)
     return nest.pack_sequence_as(structure, list(acc))
@@ -243,6 +255,8 @@ def _vectorize(fn, elems, flat, n):
         raise pfor.Unbatchable(f"tracing fn failed: {type(e).__name__}: {e}") from None
     trace.exit()
     gf = trace.finish(out_flat)
+    if len(gf.control_outputs) > 0:  # pfor evaluates only what the results need: a print or an assert would vanish
+        raise pfor.Unbatchable("fn holds stateful ops, which run once per element")
     call_args = [pfor._In(e, True, e.shape.as_list()[1:] if e.shape.rank is not None else None) for e in flat]
     call_args += [pfor._In(c, False, c.shape.as_list() if c.shape.rank is not None else None)
                   for c in gf.lifted_captures]
