@@ -244,11 +244,20 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
         last_pred, last_fn = pairs[-1]
         pairs = pairs[:-1]
 
+        all_preds = [p for p, _ in pred_fn_pairs]
+
         def default():
             if not _C.in_trace() and not _truth(last_pred, "case"):
                 from ember import errors
 
                 raise errors.InvalidArgumentError(None, None, "case: none of the conditions evaluated as True")
+            if _C.in_trace():  # staged, TensorFlow checks the last predicate with an Assert
+                from ember import debugging
+                from ember.ops import array_ops
+
+                debugging.Assert(convert_to_tensor(last_pred), [
+                    "Input error: None of conditions evaluated as True:",
+                    array_ops.stack([convert_to_tensor(p) for p in all_preds])])
             return last_fn()
     if exclusive and len(pairs) > 1:
         from ember.ops import math_ops
@@ -261,6 +270,12 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
             raise errors.InvalidArgumentError(
                 None, None, f"case: more than one condition evaluated as True but exclusive=True "
                 f"({int(count)} of {len(preds)})")
+        if _C.in_trace():
+            from ember import debugging
+            from ember.ops import array_ops
+
+            debugging.Assert(math_ops.less_equal(count, 1), [
+                "Input error: exclusive=True: more than 1 conditions evaluated as True:", array_ops.stack(preds)])
     if not _C.in_trace():
         for pred, fn in pairs:
             if _truth(pred, "case"):
