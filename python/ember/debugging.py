@@ -10,7 +10,6 @@ import numpy as np
 
 from ember import _C, dtypes, errors
 from ember.framework.tensor import Tensor, convert_to_tensor
-from ember.framework.tensor_shape import TensorShape
 
 _Assert = _C.op("Assert")
 _SLOT = "\x1f"

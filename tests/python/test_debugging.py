@@ -9,9 +9,6 @@ import tensorflow
 
 import ember
 
-LIBS = {"tensorflow": tensorflow, "ember": ember}
-
-
 def _plain(value):
     if hasattr(value, "numpy") and hasattr(value, "dtype"):
         array = np.asarray(value.numpy())

@@ -226,12 +226,6 @@ class TensorArray:
         self._buffer = array_ops.fill(full, convert_to_tensor(0, dtype=self._dtype))
         self._size = None
 
-    def _check_index(self, index, size, what):
-        if index < 0:
-            raise errors.OutOfRangeError(None, None, f"{what.capitalize()}ing from negative indices (index "
-                                                     f"{index}) is not allowed." if what == "read" else
-                                         f"Writing to negative indices (index {index}) is not allowed.")
-
     # ---- reading
 
     def read(self, index, name=None):
@@ -257,14 +251,11 @@ class TensorArray:
         array_ops, _ = _ops()
         self._densify()
         if self._buffer is None:
-            return self._zeros_pending_read()
+            return self._zeros_element()
         index = convert_to_tensor(index, dtype=dtypes.int32)
         value = array_ops.gather(self._buffer, index)
         return value if not self._element_shape.is_fully_defined() else array_ops.reshape(
             value, self._element_shape.as_list())
-
-    def _zeros_pending_read(self):
-        return self._zeros_element()
 
     def stack(self, name=None):
         """The elements packed along a new first dimension."""

@@ -86,6 +86,7 @@ void register_tensor_array_ops(OpRegistry& r) {
       .input("v")
       .output("y")
       .type_var(kAllTypes)
+      .flags(kOverwritesInput0)
       .shape(&inplace_update_shape)
       .kernel(kAllTypes, &inplace_update_kernel)
       .grad(&inplace_update_grad)
