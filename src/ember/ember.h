@@ -11,6 +11,7 @@
 
 #include "ember/api/array.h"
 #include "ember/api/config.h"
+#include "ember/api/control_flow.h"
 #include "ember/api/function.h"
 #include "ember/api/gradient_tape.h"
 #include "ember/api/linalg.h"

@@ -345,3 +345,19 @@ def test_while_loop_runs_in_the_graph_for_a_trip_count_known_at_run_time():
     for n in (0, 1, 10, 1000):
         assert int(f(ember.constant(n))) == n * (n - 1) // 2
     assert f.experimental_get_tracing_count() == 1
+
+
+def test_profiler_shows_each_loop_iteration():
+    @ember.function
+    def f(n):
+        return ember.while_loop(lambda i: i < n, lambda i: i + 1, [0])
+
+    f(ember.constant(2))
+    with ember.profiler.profile() as metadata:
+        f(ember.constant(7))
+    steps = [e for e in metadata.events if e["kind"] == "span" and "while_body" in e["name"]]
+    assert len(steps) == 7  # one step (body, then condition) per iteration
+    first = [e for e in metadata.events if e["kind"] == "span" and "while_cond" in e["name"]]
+    assert len(first) == 1  # the condition before the first iteration
+    nodes = [e for e in metadata.events if e["kind"] == "node"]
+    assert any(e["op"] == "StatelessWhile" for e in nodes)

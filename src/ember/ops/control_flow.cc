@@ -133,12 +133,10 @@ Status while_shape(InferContext& ctx) {
 Status while_kernel(KernelContext& ctx) {
   const char* op = ctx.op->name.c_str();
   const FunctionCallHooks& hooks = function_call_hooks();
-  if (hooks.resolve == nullptr || hooks.run_resolved == nullptr)
+  if (hooks.resolve == nullptr || hooks.run_resolved == nullptr || hooks.resolve_loop_step == nullptr)
     return make_error(Code::kInternal, op, ": no function runtime");
   auto cond = hooks.resolve(ctx.attr_string(0));
   if (!cond.ok()) return cond.status().with_prefix(std::string(op) + ": ");
-  auto body = hooks.resolve(ctx.attr_string(1));
-  if (!body.ok()) return body.status().with_prefix(std::string(op) + ": ");
   SmallVector<TensorRef, 2> vars;
   SmallVector<TensorImpl*, 4> args;
   for (TensorImpl* t : ctx.inputs) {
@@ -146,31 +144,37 @@ Status while_kernel(KernelContext& ctx) {
     args.push_back(t);
   }
   SmallVector<TensorRef, 2> results;
-  for (int64_t iteration = 0;; ++iteration) {
-    EMBER_RETURN_IF_ERROR(hooks.run_resolved(cond->get(), {args.data(), args.size()}, results));
-    if (results.size() != 1)
-      return invalid_argument(op, ": the condition must return one value, got ", results.size());
-    auto truth = truth_value(op, *results[0]);
-    if (!truth.ok()) return truth.status();
-    if (!*truth) break;
-    results.clear();
-    // Note [Loop variables handed to the body]
-    // From the second iteration on, the loop holds the only reference to each loop variable (the previous
-    // body's result); handing it over lets the body write over it in place (a TensorArray's InplaceUpdate),
-    // so a loop writing one row per iteration costs O(row), not O(array). The first iteration's inputs
-    // still belong to the caller, and anything else holding a variable keeps the body from reusing it.
-    Status s = iteration > 0 && hooks.run_resolved_owned != nullptr
-                   ? hooks.run_resolved_owned(body->get(), {vars.data(), vars.size()}, results)
-                   : hooks.run_resolved(body->get(), {args.data(), args.size()}, results);
-    if (!s.ok()) return s.with_prefix(std::string(op) + ": iteration " + std::to_string(iteration) + ": ");
-    if (results.size() != vars.size())
-      return invalid_argument(op, ": the body returned ", results.size(), " value(s) for ", vars.size(),
-                              " loop variable(s)");
-    for (size_t i = 0; i < vars.size(); ++i) {
-      vars[i] = std::move(results[i]);
-      args[i] = vars[i].get();
+  EMBER_RETURN_IF_ERROR(hooks.run_resolved(cond->get(), {args.data(), args.size()}, results));
+  if (results.size() != 1)
+    return invalid_argument(op, ": the condition must return one value, got ", results.size());
+  auto truth = truth_value(op, *results[0]);
+  if (!truth.ok()) return truth.status();
+  if (*truth) {
+    // Every further iteration is one run of the step: body, then condition (Note [Loop steps]).
+    auto step = hooks.resolve_loop_step(ctx.attr_string(0), ctx.attr_string(1));
+    if (!step.ok()) return step.status().with_prefix(std::string(op) + ": ");
+    for (int64_t iteration = 0; *truth; ++iteration) {
+      results.clear();
+      // Note [Loop variables handed to the body]
+      // From the second iteration on, the loop holds the only reference to each loop variable (the previous
+      // step's result); handing it over lets the body write over it in place (a TensorArray's
+      // InplaceUpdate), so a loop writing one row per iteration costs O(row), not O(array). The first
+      // iteration's inputs still belong to the caller, and anything else holding a variable keeps the body
+      // from reusing it.
+      Status s = iteration > 0 && hooks.run_resolved_owned != nullptr
+                     ? hooks.run_resolved_owned(step->get(), {vars.data(), vars.size()}, results)
+                     : hooks.run_resolved(step->get(), {args.data(), args.size()}, results);
+      if (!s.ok()) return s.with_prefix(std::string(op) + ": iteration " + std::to_string(iteration) + ": ");
+      if (results.size() != vars.size() + 1)
+        return invalid_argument(op, ": the body returned ", results.size() - 1, " value(s) for ", vars.size(),
+                                " loop variable(s)");
+      truth = truth_value(op, *results.back());
+      if (!truth.ok()) return truth.status();
+      for (size_t i = 0; i < vars.size(); ++i) {
+        vars[i] = std::move(results[i]);
+        args[i] = vars[i].get();
+      }
     }
-    results.clear();
   }
   for (size_t i = 0; i < ctx.outputs.size() && i < vars.size(); ++i) ctx.outputs[i] = std::move(vars[i]);
   return Status::OK();

@@ -25,6 +25,11 @@ struct FunctionCallHooks {
   StatusOr<std::shared_ptr<const void>> (*resolve)(const std::string& name) = nullptr;
   Status (*run_resolved)(const void* function, std::span<TensorImpl* const> inputs,
                          SmallVector<TensorRef, 2>& outputs) = nullptr;
+  /// One function for a loop iteration after the first: body, then the condition on the body's results;
+  /// it returns the body's results (the new loop variables first) followed by the condition's value (Note
+  /// [Loop steps] in executor.cc).
+  StatusOr<std::shared_ptr<const void>> (*resolve_loop_step)(const std::string& cond,
+                                                             const std::string& body) = nullptr;
   /// As run_resolved, taking the caller's references to the inputs (they are null afterwards): an input
   /// that nothing else holds may then be written over inside the function (a loop's carried TensorArray,
   /// Note [Loop variables handed to the body] in control_flow.cc).

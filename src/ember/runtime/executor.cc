@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
@@ -79,11 +80,88 @@ StatusOr<std::shared_ptr<const void>> resolve_function(const std::string& name) 
 }
 
 Status run_resolved(const void* function, std::span<TensorImpl* const> inputs, OutputList& outputs) {
-  return static_cast<const CompiledFunction*>(function)->run(inputs, outputs);
+  const auto* compiled = static_cast<const CompiledFunction*>(function);
+  if (!profiler::active()) [[likely]]
+    return compiled->run(inputs, outputs);
+  // Each loop iteration (a step, Note [Loop steps]) is one span on the timeline, named by its function.
+  int64_t start = profiler::now_ns();
+  Status s = compiled->run(inputs, outputs);
+  profiler::record_span(compiled->function().name, "", start, profiler::now_ns());
+  return s;
+}
+
+// Note [Loop steps]
+// A While runs its condition before the first iteration and then, each iteration, the body and the
+// condition on the body's results. The two after the first are one function here, a "step" calling both,
+// which the optimizer inlines into one plan: one plan run per iteration instead of two, and CSE and fusion
+// see across the body and the condition. Steps are cached by the pair of functions, which they keep alive.
+StatusOr<std::shared_ptr<const void>> resolve_loop_step(const std::string& cond_name,
+                                                        const std::string& body_name) {
+  auto cond = FunctionLibrary::global().find(cond_name);
+  if (cond == nullptr) return make_error(Code::kNotFound, "no function named '", cond_name, "'");
+  auto body = FunctionLibrary::global().find(body_name);
+  if (body == nullptr) return make_error(Code::kNotFound, "no function named '", body_name, "'");
+  static std::mutex mu;
+  // Leaked on purpose, as compiled_callee's cache.
+  static auto& cache = *new std::map<std::pair<const FunctionGraph*, const FunctionGraph*>,
+                                     std::shared_ptr<const CompiledFunction>>();
+  std::lock_guard<std::mutex> lock(mu);
+  auto key = std::make_pair(cond.get(), body.get());
+  auto it = cache.find(key);
+  if (it != cache.end()) return std::shared_ptr<const void>(it->second);
+  std::erase_if(cache, [](const auto& e) { return e.second->shared_function().use_count() <= 1; });
+  // The body may return more than the loop variables (values an accumulating While stacks): the step
+  // returns all of them, and the condition reads the loop variables.
+  if (body->results.size() < static_cast<size_t>(body->num_call_args()))
+    return invalid_argument("While: the body '", body_name, "' returns ", body->results.size(),
+                            " value(s) for ", body->num_call_args(), " loop variable(s)");
+  static const OpDef& placeholder = op_def("Placeholder");
+  static const OpDef& call = op_def("PartitionedCall");
+  auto step = std::make_shared<FunctionGraph>();
+  step->name = body->name + "_step";
+  SmallVector<ValueRef, 4> args;
+  for (int i = 0; i < body->num_call_args(); ++i) {
+    const TensorSpec& spec = body->graph.node(body->args[i]).outputs[0];
+    AttrList attrs;
+    attrs.push_back(spec.dtype);
+    attrs.push_back(spec.shape.rank_known() ? spec.shape.dim_vector() : std::vector<int64_t>{});
+    attrs.push_back(!spec.shape.rank_known());
+    SmallVector<TensorSpec, 2> specs;
+    specs.push_back(spec);
+    int32_t node = step->graph.add_node(placeholder, {}, std::move(attrs), std::move(specs), {}, "loop_var");
+    step->args.push_back(node);
+    args.push_back(ValueRef{node, 0});
+  }
+  auto add_call = [&](const FunctionGraph& fn, const std::string& name, std::span<const ValueRef> inputs) {
+    AttrList attrs;
+    attrs.push_back(name);
+    SmallVector<TensorSpec, 2> specs;
+    for (ValueRef r : fn.results) specs.push_back(fn.graph.spec(r));
+    int32_t node = step->graph.add_node(call, inputs, std::move(attrs), std::move(specs), {}, fn.name);
+    step->control_outputs.push_back(node);
+    return node;
+  };
+  int32_t body_call = add_call(*body, body_name, {args.data(), args.size()});
+  SmallVector<ValueRef, 4> next;
+  for (size_t i = 0; i < body->results.size(); ++i)
+    next.push_back(ValueRef{body_call, static_cast<int32_t>(i)});
+  int32_t cond_call = add_call(*cond, cond_name, {next.data(), static_cast<size_t>(body->num_call_args())});
+  step->results.assign(next.begin(), next.end());
+  step->results.push_back(ValueRef{cond_call, 0});
+  step->callees = {body, cond};
+  auto compiled = std::make_shared<const CompiledFunction>(std::move(step));
+  cache[key] = compiled;
+  return std::shared_ptr<const void>(compiled);
 }
 
 Status run_resolved_owned(const void* function, std::span<TensorRef> inputs, OutputList& outputs) {
-  return static_cast<const CompiledFunction*>(function)->run_owned(inputs, outputs);
+  const auto* compiled = static_cast<const CompiledFunction*>(function);
+  if (!profiler::active()) [[likely]]
+    return compiled->run_owned(inputs, outputs);
+  int64_t start = profiler::now_ns();  // as run_resolved: one span per loop iteration
+  Status s = compiled->run_owned(inputs, outputs);
+  profiler::record_span(compiled->function().name, "", start, profiler::now_ns());
+  return s;
 }
 
 struct InstallAtStartup {
@@ -93,8 +171,8 @@ struct InstallAtStartup {
 }  // namespace
 
 void install_function_runtime() {
-  set_function_call_hooks(
-      FunctionCallHooks{&infer_call, &run_call, &resolve_function, &run_resolved, &run_resolved_owned});
+  set_function_call_hooks(FunctionCallHooks{&infer_call, &run_call, &resolve_function, &run_resolved,
+                                            &resolve_loop_step, &run_resolved_owned});
 }
 
 // ---- The execution plan.
