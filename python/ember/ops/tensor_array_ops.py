@@ -222,6 +222,10 @@ class TensorArray:
                 raise ValueError("TensorArray: a loop variable's element shape must have a known rank; give "
                                  "element_shape=")
             dims = convert_to_tensor([1 if d is None else d for d in shape.as_list()], dtype=dtypes.int32)
+            if self._infer_shape and self._element_shape.is_compatible_with(shape):
+                # The shape the body's writes give: the loop's buffer keeps it, so writes need no broadcast
+                # and may go in place.
+                self._element_shape = self._element_shape.merge_with(shape)
         full = array_ops.concat([array_ops.reshape(self._size, [1]), dims], 0)
         self._buffer = array_ops.fill(full, convert_to_tensor(0, dtype=self._dtype))
         self._size = None
