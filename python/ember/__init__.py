@@ -64,6 +64,7 @@ from ember.backprop import GradientTape, UnconnectedGradients, custom_gradient, 
 from ember import graph_util
 from ember import keras
 from ember import profiler
+from ember import autograph
 
 __version__ = "0.1.0"
 

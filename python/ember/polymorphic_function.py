@@ -511,7 +511,11 @@ class Function(_C.FunctionBase):
         policy = variable_creation.CreationPolicy(self._name, allowed, from_specs, initializes=True)
         variable_creation.push(policy)
         try:
-            concrete = trace_function(self._python_function, self._name, values, names, key,
+            python_function = self._python_function
+            if self._autograph:
+                from ember.autograph import api as autograph_api
+                python_function = autograph_api.converted(python_function)
+            concrete = trace_function(python_function, self._name, values, names, key,
                                       signature=self._signature,
                                       extra_outputs=lambda: [value for _, value in policy.deferred])
         finally:
@@ -553,6 +557,7 @@ def _weakly_bound(python_function, instance):
                                  f"been freed")
         return python_function(obj, *args, **kwargs)
 
+    bound._ember_bound_method = (python_function, instance_ref)  # AutoGraph converts the method itself
     try:
         signature = inspect.signature(python_function)
         params = list(signature.parameters.values())

@@ -67,6 +67,18 @@ def seeds(tf):
     middle = tf.function(lambda a, b: inner(tf.matmul(a, b)) + a)
     add("calls", lambda x, b: tf.tanh(middle(x, b)) + inner(x), spec([None, 2], tf.float32),
         spec([2, 2], tf.float32))
+
+    def control_flow(x, i):  # If, Case and While with their library, a variable inside branch and body
+        y = tf.cond(tf.reduce_sum(x) > 0, lambda: x * 2.0, lambda: x - v.read_value())
+        z = tf.switch_case(i, [lambda: y + 1.0, lambda: y * y])
+
+        def body(k, acc):
+            v.assign_add(acc * 0.0)
+            return k + 1, acc + z
+
+        return tf.while_loop(lambda k, acc: k < 3, body, [0, x])[1]
+
+    add("control_flow", control_flow, spec([2], tf.float32), spec([], tf.int32))
     with open(TENSORFLOW_SEED, "rb") as f:
         out["tensorflow"] = f.read()
     with open(TENSORFLOW_LIBRARY_SEED, "rb") as f:

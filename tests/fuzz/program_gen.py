@@ -430,9 +430,78 @@ class Body:
         self.pool += keep
         return keep[0]
 
+    # ---- control flow (If/Case/While; the passes fold constant predicates and hoist loop invariants)
+    def _predicate(self, x):
+        """A scalar bool: data-dependent, known only once shapes are (static, unknown in "dynamic" mode), or
+        constant only after inlining (a nested function returning a constant)."""
+        r = self.rng.random()
+        if r < 0.45:
+            return f"tf.reduce_sum({x.name}) > 0"
+        if r < 0.7 and x.shape:
+            return f"tf.shape({x.name})[0] > 1"
+        fn = self.p.constant_function("tf.constant(True)" if self.rng.random() < 0.5 else "tf.constant(False)")
+        return f"{fn}()[0]"
+
+    def _branch(self, x, y):
+        """A branch over x (and a captured y broadcasting into x's shape), bounded by x.bound + 1."""
+        if self.p.is_float:
+            return self.rng.choice([f"tf.tanh({x.name}) * 0.5", f"{x.name} * 0.5 + tf.sin({y.name}) * 0.5",
+                                    f"tf.negative({x.name})", f"{x.name} - tf.tanh({y.name}) * 0.5"])
+        return self.rng.choice([f"tf.negative({x.name})", f"{x.name} + tf.clip_by_value({y.name}, -1, 1)",
+                                f"tf.abs({x.name})"])
+
+    def cond(self):
+        if self.p.smooth:  # gradients through control flow are not there yet
+            return None
+        x = self.pick()
+        y = self.pick(lambda v: _broadcast(v.shape, x.shape) == x.shape, recent=0.3) or x
+        pred = self._predicate(x)
+        if self.rng.random() < 0.7:
+            t = f"tf.cond({pred}, lambda: {self._branch(x, y)}, lambda: {self._branch(x, y)})"
+        else:
+            index = self.rng.choice([f"tf.cast({pred}, tf.int32)", "tf.constant(1)",
+                                     f"{self.p.constant_function('tf.constant(7)')}()[0]"])
+            branches = ", ".join(f"lambda: {self._branch(x, y)}" for _ in range(self.rng.randint(2, 3)))
+            t = f"tf.switch_case({index}, [{branches}])"
+        self.used.update((x.name, y.name))
+        return self.emit(t.replace("{", "{{").replace("}", "}}"), [], x.shape, x.bound + 1)
+
+    def loop(self):
+        """A while loop whose body computes invariant subexpressions (of a captured value, at the body's
+        depth and, in a nested loop, of the outer loop's variable), with constant or data-dependent trips."""
+        if self.p.smooth:
+            return None
+        x = self.pick()
+        y = self.pick(lambda v: _broadcast(v.shape, x.shape) == x.shape, recent=0.3) or x
+        w, k = self.fresh(), "k"
+        trips = self.rng.choice(["3", "2", f"tf.shape({x.name})[0]" if x.shape else "1", "0"])
+        if self.p.is_float:
+            inv = self.rng.choice([f"tf.tanh({y.name}) * 0.25", f"tf.sin({y.name} * 0.5) * tf.cos({y.name}) * 0.25"])
+            if y is not x:  # a loop variable keeps its static shape: broadcasting an unknown dim would not
+                inv = f"tf.reduce_mean({inv})"
+            step = f"acc * 0.5 + {inv}"
+            nested_step = f"a * 0.5 + {inv} + tf.sin(acc) * 0.1"
+        else:
+            y = x
+            step = f"tf.negative(acc) + tf.clip_by_value({y.name}, -1, 1)"
+            nested_step = f"tf.negative(a) + tf.clip_by_value({y.name}, -1, 1)"
+        lines = [f"def body_{w}({k}, acc):"]
+        if self.rng.random() < 0.35:  # a nested loop: its invariants are invariant in the outer loop too
+            lines += [f"    def inner_{w}(j, a):",
+                      f"        return j + 1, {nested_step}",
+                      f"    return {k} + 1, tf.while_loop(lambda j, a: j < 2, inner_{w}, [0, acc])[1]"]
+        else:
+            lines += [f"    return {k} + 1, {step}"]
+        self.lines += lines
+        self.used.update((x.name, y.name))
+        bound = x.bound + 2 if self.p.is_float else x.bound + 140  # at most ~130 trips
+        return self.emit(f"tf.while_loop(lambda {k}, acc: {k} < {trips}, body_{w}, [0, {x.name}])[1]"
+                         .replace("{", "{{").replace("}", "}}"), [], x.shape, bound)
+
     STEPS = [("unary", 10), ("binary", 12), ("identity", 8), ("constant", 3), ("duplicate", 3),
              ("reduction", 4), ("transpose", 3), ("transpose_chain", 4), ("computed_shape", 3), ("pad", 3),
-             ("concat", 2), ("matmul", 4), ("siblings", 6), ("read", 3), ("var_write", 3), ("call", 4)]
+             ("concat", 2), ("matmul", 4), ("siblings", 6), ("read", 3), ("var_write", 3), ("call", 4),
+             ("cond", 3), ("loop", 3)]
 
     def results(self, max_results):
         leaves = [v for v in self.pool if v.name not in self.used and v.name[0] == "t"]
@@ -484,6 +553,16 @@ class Program:
         self.var_bound = 2.0
         self.num_functions = 0
         self.sources = []
+        self.constants = {}  # expression -> the name of a function returning it
+
+    def constant_function(self, expr):
+        """The name of a function returning [expr]: a call's result is constant only after inlining."""
+        if expr not in self.constants:
+            self.num_functions += 1  # named f<k>: the runner makes it an ember.function
+            name = f"f{self.num_functions}"
+            self.constants[expr] = name
+            self.sources.append(f"def {name}():\n    return [{expr}]\n")
+        return self.constants[expr]
 
     def write_function(self, args, depth):
         self.num_functions += 1

@@ -109,7 +109,8 @@ def test_generator_covers_every_pass_pattern():
                    "tf.transpose(tf.transpose(", "tf.reshape(tf.reshape(", "tf.constant(", "tf.reduce_mean(tf.tanh(",
                    "tf.concat(", "SMOOTH = True", "DTYPE = 'float64'", "DTYPE = 'int32'", "DTYPE = 'float16'",
                    "(2, ", "tf.pad(", "mode='REFLECT'", "mode='SYMMETRIC'", "tf.shape(", "[::-1]",
-                   "tf.transpose(tf.reshape("]:
+                   "tf.transpose(tf.reshape(", "tf.cond(", "tf.switch_case(", "tf.while_loop(", "def inner_",
+                   "()[0]", "> 1, lambda", "k < 0,"]:
         assert needle in text, needle
     assert program_gen.generate(5) == program_gen.generate(5)
 

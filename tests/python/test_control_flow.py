@@ -134,12 +134,23 @@ def _cond_cases():
             return v.read_value()
         return [f(tf.constant(2.0)), f(tf.constant(-2.0)), f(tf.constant(5.0))]
 
+    def outer_tensors_returned_unchanged(tf):
+        @tf.function(autograph=False)
+        def f(i, b):
+            return tf.cond(i > 6, lambda: i, lambda: b)
+
+        @tf.function(autograph=False)
+        def g(n, y):
+            return tf.while_loop(lambda i, x: i < n, lambda i, x: (i + 1, y), (0, 0.0))
+        return [f(tf.constant(3), tf.constant(7)), f(tf.constant(9), tf.constant(7)),
+                g(tf.constant(3), tf.constant(2.5)), g(tf.constant(0), tf.constant(2.5))]
+
     def non_callable(tf):
         return tf.cond(tf.constant(True), 1, lambda: 2)
 
     return [nested_structures, python_numbers, none_outputs, shapes_join, dtype_mismatch, structure_mismatch,
             key_mismatch, python_bool_pred_staged, python_bool_pred_eager, captures_of_both_branches, nested_cond,
-            eager_tensor_capture, variables_in_branches, non_callable]
+            eager_tensor_capture, variables_in_branches, outer_tensors_returned_unchanged, non_callable]
 
 
 @pytest.mark.parametrize("case", _cond_cases(), ids=lambda c: c.__name__)

@@ -53,6 +53,9 @@ def _trace(fn, name, args=(), arg_names=()):
         # Python numbers and arrays become constants of the branch, as in TensorFlow.
         flat = [None if v is None else (v if isinstance(v, Tensor) else _as_output(v, name))
                 for v in nest.flatten(output)]
+        # A result that is a tensor of an enclosing trace (returned unchanged) is lifted now, with the
+        # tensors the branch's ops read, so every function of the op takes it as the same argument.
+        flat = [None if v is None else trace.lift(v) for v in flat]
     finally:
         trace.exit()
     return _Traced(trace, output, flat)

@@ -39,8 +39,13 @@ Traced trace(const std::string& name, const std::vector<TensorSpec>& args,
   for (size_t i = 0; i < args.size(); ++i)
     placeholders.emplace_back(t.ctx->add_argument(args[i].dtype, args[i].shape, "arg" + std::to_string(i)));
   t.results = body(placeholders);
-  for (const Tensor& r : t.results)
+  for (Tensor& r : t.results) {
     if (!r.defined()) fail(invalid_argument(name, ": a result is undefined"));
+    // A tensor of an enclosing trace returned unchanged is lifted with the ones the ops read.
+    auto lifted = t.ctx->lift(r.impl());
+    if (!lifted.ok()) fail(lifted.status());
+    r = Tensor(std::move(lifted).value());
+  }
   return t;
 }
 

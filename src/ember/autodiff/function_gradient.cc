@@ -7,44 +7,18 @@
 // A call while a tape records runs F' and records one node whose backward calls B. Calls of other functions
 // inside F go through the same path while F is replayed, so gradients flow through nested functions; B is
 // itself called through execute_op, so a tape recording the backward pass gives higher-order gradients.
+#include "ember/autodiff/function_gradient.h"
+
 #include <map>
 #include <mutex>
 #include <unordered_map>
 
-#include "ember/autodiff/tape_internal.h"
 #include "ember/ops/graph_ops.h"
 #include "ember/ops/registry.h"
 #include "ember/trace/trace_context.h"
 
 namespace ember::autodiff::internal {
 namespace {
-
-// One backward function of a pair: its graph, the forward intermediates it reads (positions among the
-// pair's intermediates) and which of its results is the gradient of each edge.
-struct BackwardFunction {
-  std::shared_ptr<FunctionGraph> graph;
-  std::string name;
-  std::vector<int> reads;        // intermediates passed after the gradient arguments
-  std::vector<int> edge_result;  // per edge: index of B's result, or -1 (unconnected)
-};
-
-// The forward values some backward function reads, keyed by their place in the forward graph (a replay of
-// the same function builds the same graph, so keys from a later replay name the same values).
-struct Intermediates {
-  std::vector<TensorRef> tensors;
-  std::vector<std::pair<int32_t, int32_t>> keys;
-
-  // The position of `t`; a new one is appended only when `may_add`, else -1.
-  int index(const TensorRef& t, bool may_add) {
-    std::pair<int32_t, int32_t> key{t->graph_node(), t->graph_output()};
-    for (size_t i = 0; i < keys.size(); ++i)
-      if (keys[i] == key) return static_cast<int>(i);
-    if (!may_add) return -1;
-    keys.push_back(key);
-    tensors.push_back(t);
-    return static_cast<int>(tensors.size() - 1);
-  }
-};
 
 // F's body replayed while a private tape records it, into a fresh forward graph whose trace stays entered
 // while the replay lives (backward traces nested in it lift forward values into arguments).
@@ -68,17 +42,6 @@ struct Replay {
   TraceContext::LocationProvider provider() {
     return [this] { return location; };
   }
-};
-
-// Which output gradients a backward function takes: one flag per forward output (results, then
-// intermediates); an output without a gradient gets no backward ops at all (as in TensorFlow), so an
-// unused output whose gradient rule is infinite at its value (sqrt at 0) cannot poison the others.
-using OutputMask = std::vector<bool>;
-
-// Leaves whatever trace was active on this thread for the build and comes back to it after.
-struct TracePause {
-  TraceContext* token = TraceContext::pause();
-  ~TracePause() { TraceContext::resume(token); }
 };
 
 StatusOr<std::unique_ptr<Replay>> replay_function(const FunctionGraph& fn, const std::string& needs) {
@@ -223,9 +186,14 @@ Status build_backward(Replay& replay, const OutputMask& mask, Intermediates& int
     target_grads.push_back(grad_args.back().get());
   }
   replay.tape->allow_reuse();
+  // The private tape must not record the backward pass it traces: nothing differentiates those values, and
+  // recording a control-flow op builds its gradient functions at once, so recording the backward If of an If
+  // would build the third derivative's, and so on without end.
+  replay.tape->pause();
   auto grads =
       replay.tape->gradient({targets.data(), targets.size()}, {target_grads.data(), target_grads.size()},
                             {replay.sources.data(), replay.sources.size()});
+  replay.tape->resume();
   if (!grads.ok()) return grads.status().with_prefix(fn_name + " (building its gradient function): ");
   for (const TensorRef& grad : *grads) {
     if (!grad) {
@@ -249,87 +217,74 @@ Status build_backward(Replay& replay, const OutputMask& mask, Intermediates& int
   return Status::OK();
 }
 
-struct GradientPair final : Backward {
-  std::weak_ptr<const FunctionGraph> function;  // F, to replay for backward functions built later
-  std::string needs;                            // which of F's arguments need gradients
-  std::shared_ptr<FunctionGraph> forward;
-  std::string forward_name;
-  size_t num_results = 0;
-  std::vector<bool> output_differentiable;  // per forward output: results, then intermediates
-  std::vector<int> edge_inputs;             // call argument of each input edge
-  std::vector<int64_t> edge_variables;      // variable of each variable edge (after the input edges)
-  Intermediates intermediates;
+}  // namespace
 
-  std::mutex mu;
-  // By mask of the outputs whose gradients arrived; null where a replay could not build one (the
-  // all-outputs function then runs with zeros for the missing gradients).
-  std::map<OutputMask, std::shared_ptr<const BackwardFunction>> by_mask;
-  std::shared_ptr<const BackwardFunction> all_results, all_outputs;
-  static constexpr size_t kMaxMasks = 64;
+std::shared_ptr<const BackwardFunction> GradientPair::backward_for(const OutputMask& mask) {
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = by_mask.find(mask);
+  if (it != by_mask.end()) return it->second;
+  std::shared_ptr<const BackwardFunction> built;
+  if (by_mask.size() < kMaxMasks) built = build_variant(mask);
+  by_mask.emplace(mask, built);
+  return built;
+}
 
-  // The backward function for `mask`: built on first use by replaying F once more.
-  std::shared_ptr<const BackwardFunction> backward_for(const OutputMask& mask) {
-    std::lock_guard<std::mutex> lock(mu);
-    auto it = by_mask.find(mask);
-    if (it != by_mask.end()) return it->second;
-    std::shared_ptr<const BackwardFunction> built;
-    if (by_mask.size() < kMaxMasks) built = build_variant(mask);
-    by_mask.emplace(mask, built);
-    return built;
+std::shared_ptr<const BackwardFunction> GradientPair::backward_or_fallback(OutputMask& mask) {
+  std::shared_ptr<const BackwardFunction> b = backward_for(mask);
+  if (b != nullptr) return b;
+  // The function over every output, with zeros where no gradient arrived.
+  bool intermediate_grads = false;
+  for (size_t j = num_results; j < mask.size(); ++j) intermediate_grads |= mask[j];
+  size_t count = intermediate_grads ? mask.size() : num_results;
+  for (size_t j = 0; j < mask.size(); ++j) mask[j] = j < count && output_differentiable[j];
+  return intermediate_grads ? all_outputs : all_results;
+}
+
+std::shared_ptr<const BackwardFunction> GradientPair::build_variant(const OutputMask& mask) {
+  std::shared_ptr<const FunctionGraph> fn = function.lock();
+  if (fn == nullptr) return nullptr;
+  TracePause trace_pause;
+  RecordingPause tapes_pause;
+  auto replay = replay_function(*fn, needs);
+  if (!replay.ok() || (*replay)->results.size() != num_results) return nullptr;
+  auto out = std::make_shared<BackwardFunction>();
+  if (!build_backward(**replay, mask, intermediates, /*may_add=*/false, *out, fn->name).ok()) return nullptr;
+  return out;
+}
+
+void GradientPair::backward(const TapeNode& node, std::span<TensorImpl* const> output_grads,
+                            SmallVector<TensorRef, 4>& edge_grads) {
+  OutputMask mask(output_differentiable.size(), false);
+  bool any = false;
+  for (size_t j = 0; j < mask.size() && j < output_grads.size(); ++j) {
+    mask[j] = output_differentiable[j] && output_grads[j] != nullptr;
+    any |= mask[j];
   }
-
-  std::shared_ptr<const BackwardFunction> build_variant(const OutputMask& mask) {
-    std::shared_ptr<const FunctionGraph> fn = function.lock();
-    if (fn == nullptr) return nullptr;
-    TracePause trace_pause;
-    RecordingPause tapes_pause;
-    auto replay = replay_function(*fn, needs);
-    if (!replay.ok() || (*replay)->results.size() != num_results) return nullptr;
-    auto out = std::make_shared<BackwardFunction>();
-    if (!build_backward(**replay, mask, intermediates, /*may_add=*/false, *out, fn->name).ok())
-      return nullptr;
-    return out;
+  if (!any) return;
+  std::shared_ptr<const BackwardFunction> b = backward_or_fallback(mask);
+  SmallVector<TensorRef, 8> args;
+  for (size_t j = 0; j < mask.size(); ++j) {
+    if (!mask[j]) continue;
+    TensorRef g(output_grads[j]);
+    if (!g) g = gradient::zeros_like(GradTensor(node.outputs[j])).release();
+    args.push_back(std::move(g));
   }
+  // Intermediates are passed linked to the call node, so an outer tape sees the backward pass depend on
+  // them (and through them on the call's inputs).
+  for (int p : b->reads) args.push_back(relinked_output(node, static_cast<int32_t>(num_results + p)));
+  SmallVector<TensorImpl*, 8> arg_ptrs;
+  for (const TensorRef& a : args) arg_ptrs.push_back(a.get());
+  AttrList attrs;
+  attrs.push_back(b->name);
+  OutputList outs;
+  Status s = execute_op(op_def("PartitionedCall"), {arg_ptrs.data(), arg_ptrs.size()},
+                        {attrs.data(), attrs.size()}, outs);
+  if (!s.ok()) throw StatusError(s);
+  for (size_t e = 0; e < b->edge_result.size() && e < edge_grads.size(); ++e)
+    if (b->edge_result[e] >= 0) edge_grads[e] = outs[b->edge_result[e]];
+}
 
-  void backward(const TapeNode& node, std::span<TensorImpl* const> output_grads,
-                SmallVector<TensorRef, 4>& edge_grads) override {
-    OutputMask mask(output_differentiable.size(), false);
-    bool any = false, intermediate_grads = false;
-    for (size_t j = 0; j < mask.size() && j < output_grads.size(); ++j) {
-      mask[j] = output_differentiable[j] && output_grads[j] != nullptr;
-      any |= mask[j];
-      intermediate_grads |= mask[j] && j >= num_results;
-    }
-    if (!any) return;
-    std::shared_ptr<const BackwardFunction> b = backward_for(mask);
-    if (b == nullptr) {
-      // Fallback: the function over every output, with zeros where no gradient arrived.
-      b = intermediate_grads ? all_outputs : all_results;
-      size_t count = intermediate_grads ? mask.size() : num_results;
-      for (size_t j = 0; j < mask.size(); ++j) mask[j] = j < count && output_differentiable[j];
-    }
-    SmallVector<TensorRef, 8> args;
-    for (size_t j = 0; j < mask.size(); ++j) {
-      if (!mask[j]) continue;
-      TensorRef g(output_grads[j]);
-      if (!g) g = gradient::zeros_like(GradTensor(node.outputs[j])).release();
-      args.push_back(std::move(g));
-    }
-    // Intermediates are passed linked to the call node, so an outer tape sees the backward pass depend on
-    // them (and through them on the call's inputs).
-    for (int p : b->reads) args.push_back(relinked_output(node, static_cast<int32_t>(num_results + p)));
-    SmallVector<TensorImpl*, 8> arg_ptrs;
-    for (const TensorRef& a : args) arg_ptrs.push_back(a.get());
-    AttrList attrs;
-    attrs.push_back(b->name);
-    OutputList outs;
-    Status s = execute_op(op_def("PartitionedCall"), {arg_ptrs.data(), arg_ptrs.size()},
-                          {attrs.data(), attrs.size()}, outs);
-    if (!s.ok()) throw StatusError(s);
-    for (size_t e = 0; e < b->edge_result.size() && e < edge_grads.size(); ++e)
-      if (b->edge_result[e] >= 0) edge_grads[e] = outs[b->edge_result[e]];
-  }
-};
+namespace {
 
 struct FunctionEntry {
   std::weak_ptr<const FunctionGraph> fn;
@@ -341,6 +296,8 @@ std::mutex g_mu;
 // By library name. Never destroyed: graphs hold tensors, which must not be freed during static destruction
 // (after the thread-local allocator caches are gone).
 auto& g_entries = *new std::unordered_map<std::string, std::shared_ptr<FunctionEntry>>();
+
+}  // namespace
 
 void collect_variables(const FunctionGraph& fn, std::vector<int64_t>& out, int depth) {
   if (depth > 64) return;
@@ -355,6 +312,8 @@ void collect_variables(const FunctionGraph& fn, std::vector<int64_t>& out, int d
     }
   }
 }
+
+namespace {
 
 std::shared_ptr<FunctionEntry> entry_for(const std::string& name,
                                          const std::shared_ptr<const FunctionGraph>& fn) {
@@ -373,6 +332,8 @@ std::shared_ptr<FunctionEntry> entry_for(const std::string& name,
   g_entries[name] = entry;
   return entry;
 }
+
+}  // namespace
 
 StatusOr<std::shared_ptr<GradientPair>> build_pair(const std::shared_ptr<const FunctionGraph>& fn,
                                                    const std::string& needs) {
@@ -434,8 +395,6 @@ StatusOr<std::shared_ptr<GradientPair>> build_pair(const std::shared_ptr<const F
   pair->by_mask.emplace(full_mask, full);
   return pair;
 }
-
-}  // namespace
 
 Status execute_function_call(const OpDef& op, std::span<TensorImpl* const> inputs,
                              std::span<const AttrValue> attrs, OutputList& outputs) {

@@ -59,6 +59,7 @@ bool has_differentiable_output(const OutputList& outputs) {
 Status TapeState::execute(const OpDef& op, std::span<TensorImpl* const> inputs,
                           std::span<const AttrValue> attrs, OutputList& outputs) {
   if (&op == &call_op()) return internal::execute_function_call(op, inputs, attrs, outputs);
+  if (calls_functions(op)) return internal::execute_control_flow(op, inputs, attrs, outputs);
   uint32_t in_mask = 0;
   for (TensorImpl* t : inputs) in_mask |= t->tape_mask();
   in_mask &= mask;
@@ -68,9 +69,6 @@ Status TapeState::execute(const OpDef& op, std::span<TensorImpl* const> inputs,
     in_mask |= internal::variable_mask(variable);
   }
   EMBER_RETURN_IF_ERROR(execute_op_unrecorded(op, inputs, attrs, outputs));
-  if (in_mask != 0 && calls_functions(op) && has_differentiable_output(outputs))
-    return make_error(Code::kUnimplemented, op.name,
-                      ": gradients through control flow inside a recorded function are not implemented yet");
   if (in_mask == 0 || op.has_flag(kNotDifferentiable) || (op.grad == nullptr && variable == 0) ||
       !has_differentiable_output(outputs))
     return Status::OK();

@@ -28,4 +28,10 @@ Edge variable_edge(int64_t id, uint32_t mask);
 Status execute_function_call(const OpDef& op, std::span<TensorImpl* const> inputs,
                              std::span<const AttrValue> attrs, OutputList& outputs);
 
+/// If, Case and While (and their stateless forms) while a tape records: runs the op over forward functions
+/// that also return the intermediates its gradient reads and records one node whose backward is again one
+/// such op (control_flow_gradient.cc).
+Status execute_control_flow(const OpDef& op, std::span<TensorImpl* const> inputs,
+                            std::span<const AttrValue> attrs, OutputList& outputs);
+
 }  // namespace ember::autodiff::internal

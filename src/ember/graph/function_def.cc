@@ -7,6 +7,7 @@
 
 #include "ember/graph/graph_def_ops.h"
 #include "ember/graph/tensor_proto.h"
+#include "ember/ops/graph_ops.h"
 #include "ember/ops/registry.h"
 
 namespace ember::graph_def_internal {
@@ -84,13 +85,11 @@ bool is_stateful_function(const std::string& name, std::unordered_map<std::strin
   auto fn = FunctionLibrary::global().find(name);
   bool stateful = false;
   for (int32_t i = 0; fn && i < fn->graph.num_nodes() && !stateful; ++i) {
-    const OpDef& op = *fn->graph.node(i).op;
-    if (ops::is_call(op)) {
-      stateful =
-          is_stateful_function(std::get<std::string>(fn->graph.node(i).attrs[op.attr_index("f")]), memo);
-    } else {
-      stateful = op.has_flag(kStateful) && op.name != "Placeholder";
-    }
+    const Node& n = fn->graph.node(i);
+    const OpDef& op = *n.op;
+    stateful = op.has_flag(kStateful) && op.name != "Placeholder";
+    for (const std::string& callee : called_functions(op, n.attrs))
+      stateful = stateful || is_stateful_function(callee, memo);
   }
   return memo[name] = stateful;
 }
@@ -107,7 +106,7 @@ std::vector<int64_t> function_variables(const std::string& name) {
     for (int32_t i = 0; fn && i < fn->graph.num_nodes(); ++i) {
       const Node& n = fn->graph.node(i);
       if (is_resource_op(*n.op)) ids.push_back(std::get<int64_t>(n.attrs[0]));
-      if (ops::is_call(*n.op)) pending.push_back(std::get<std::string>(n.attrs[n.op->attr_index("f")]));
+      for (std::string& callee : called_functions(*n.op, n.attrs)) pending.push_back(std::move(callee));
     }
   }
   std::sort(ids.begin(), ids.end());
@@ -115,18 +114,42 @@ std::vector<int64_t> function_variables(const std::string& name) {
   return ids;
 }
 
+std::vector<int64_t> functions_variables(const std::vector<std::string>& names) {
+  std::vector<int64_t> ids;
+  for (const std::string& name : names)
+    for (int64_t id : function_variables(name)) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  return ids;
+}
+
+std::string ExportState::add_callee(const std::string& name, std::vector<int64_t> ids, bool pass_through) {
+  pass_through = pass_through && !ids.empty();
+  std::string key = name + (pass_through ? "#through" : "");
+  for (int64_t id : ids) key += "#" + std::to_string(id);
+  if (auto it = seen.find(key); it != seen.end()) return it->second;
+  // A function taking more than its own variables (or returning them) is another FunctionDef, under a name
+  // of its own: the plain one may be called elsewhere with its own.
+  std::string exported = name;
+  if (pass_through || ids != function_variables(name)) exported = name + "_cf" + std::to_string(seen.size());
+  seen.emplace(key, exported);
+  called.push_back(Callee{name, std::move(ids), pass_through, exported});
+  return exported;
+}
+
 // The FunctionDef of the function `name` of this process's FunctionLibrary, in TensorFlow's form: the
 // Placeholders the caller feeds are input_arg (with their shapes in arg_attr "_output_shapes"), captured
 // eager values are Const nodes of the body, nodes name their inputs "node:output_arg:index", and `ret`
 // maps output_0, output_1, ... to the results. Calls inside are added to `state.called`.
-Status write_function(const std::string& name, ExportState& state, proto::FunctionDef& out) {
+Status write_function(const Callee& callee, ExportState& state, proto::FunctionDef& out) {
+  const std::string& name = callee.name;
   auto fn = FunctionLibrary::global().find(name);
   if (fn == nullptr)
     return make_error(Code::kNotFound, "a call names the function '", name,
                       "', which is not in this process's function library");
   const Graph& g = fn->graph;
   proto::OpDef& sig = *out.mutable_signature();
-  sig.set_name(name);
+  sig.set_name(callee.exported);
   sig.set_is_stateful(is_stateful_function(name, state.stateful));
   // Argument Placeholders: the caller's arguments get names; captured values become Const nodes.
   std::unordered_map<int32_t, std::string> arg_names;
@@ -159,12 +182,14 @@ Status write_function(const std::string& name, ExportState& state, proto::Functi
   // The variables it uses, in the body's calls too: trailing DT_RESOURCE arguments, which the body's
   // variable ops (and the calls in it) take in the caller's place.
   VariableNodes resource_args;
-  for (int64_t id : function_variables(name)) {
+  std::vector<std::string> resource_arg_names;
+  for (int64_t id : callee.variables) {
     auto variable = ResourceManager::global().find(id, "GraphDef export");
     std::string base = arg_name_for(variable.ok() ? variable.value()->name() : "variable"), arg = base;
     for (int n = 1; taken.count(arg); ++n) arg = base + "_" + std::to_string(n);
     taken.insert(arg);
     resource_args[id] = arg;
+    resource_arg_names.push_back(arg);
     proto::OpDef::ArgDef* def = sig.add_input_arg();
     def->set_name(arg);
     def->set_type(proto::DT_RESOURCE);
@@ -205,6 +230,15 @@ Status write_function(const std::string& name, ExportState& state, proto::Functi
     def->set_name(output);
     def->set_type(tf_type(g.spec(fn->results[r]).dtype));
     (*out.mutable_ret())[output] = ref(fn->results[r]);
+  }
+  if (callee.pass_through) {  // a While body returns its variables, as loop variables
+    for (size_t k = 0; k < resource_arg_names.size(); ++k) {
+      const std::string output = "output_" + std::to_string(fn->results.size() + k);
+      proto::OpDef::ArgDef* def = sig.add_output_arg();
+      def->set_name(output);
+      def->set_type(proto::DT_RESOURCE);
+      (*out.mutable_ret())[output] = resource_arg_names[k];
+    }
   }
   for (int32_t c : fn->control_outputs) {
     if (arg_names.count(c) || captured.count(c)) continue;
@@ -298,6 +332,15 @@ StatusOr<std::shared_ptr<const FunctionGraph>> LibraryReader::function(
     auto ret = def.ret().find(arg.name());
     if (ret == def.ret().end())
       return invalid_argument(where, "output '", printable(arg.name()), "' has no entry in ret");
+    if (arg.type() == proto::DT_RESOURCE) {
+      // A While body returns the variables it was passed, unchanged; ember binds them instead.
+      if (bindings.count(ret->second) == 0)
+        return invalid_argument(where, "output '", printable(arg.name()), "' is a variable ('",
+                                printable(ret->second),
+                                "'), and not one of the function's DT_RESOURCE arguments returned as it "
+                                "came; ember reads only variables passed through");
+      continue;
+    }
     std::string tensor;
     EMBER_RETURN_IF_ERROR(graph_input_name(ret->second, body_ops, tensor).with_prefix(where));
     auto value = g.parse_tensor_name(tensor);

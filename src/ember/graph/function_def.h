@@ -20,13 +20,26 @@ namespace ember::graph_def_internal {
 /// Variable id -> the name of the resource Placeholder written for it (Note [Variables in a GraphDef]).
 using VariableNodes = std::unordered_map<int64_t, std::string>;
 
+/// One FunctionDef to write: the ember function `name` taking `variables` as trailing DT_RESOURCE arguments
+/// (those it uses, or more: TensorFlow's If and Case pass every branch the same arguments, so each branch
+/// takes the variables of all of them), returning them too when `pass_through` (a While body returns every
+/// loop variable). Written as `exported`: `name` itself when it takes just its own variables.
+struct Callee {
+  std::string name;
+  std::vector<int64_t> variables;
+  bool pass_through = false;
+  std::string exported;
+};
+
 /// What a writer needs beyond the graph: the names of variable Placeholders, the functions called so far
 /// (each is written into the library once) and which of them are stateful.
 struct ExportState {
   VariableNodes variables;  // in the graph or function being written: its name for each variable
-  std::vector<std::string> called;
-  std::unordered_set<std::string> seen;
+  std::vector<Callee> called;
+  std::unordered_map<std::string, std::string> seen;  // key of a Callee -> its exported name
   std::unordered_map<std::string, bool> stateful;
+  /// Adds a function to write (once per name, variables and pass_through) and returns its exported name.
+  std::string add_callee(const std::string& name, std::vector<int64_t> variables, bool pass_through);
 };
 
 // ---- defined in graph_def.cc
@@ -53,8 +66,11 @@ bool is_stateful_function(const std::string& name, std::unordered_map<std::strin
 /// The variables (resource ids, ascending) the function `name` or one it calls reads or writes: a call
 /// passes them as trailing DT_RESOURCE arguments, as TensorFlow passes captured variables.
 std::vector<int64_t> function_variables(const std::string& name);
-/// The FunctionDef of the function `name` of this process's FunctionLibrary, in TensorFlow's form.
-Status write_function(const std::string& name, ExportState& state, proto::FunctionDef& out);
+/// The variables of every function in `names` (ascending, each once): what a control-flow node passes all
+/// of its functions.
+std::vector<int64_t> functions_variables(const std::vector<std::string>& names);
+/// The FunctionDef of `callee` (a function of this process's FunctionLibrary), in TensorFlow's form.
+Status write_function(const Callee& callee, ExportState& state, proto::FunctionDef& out);
 
 /// Functions called by more than this many nested levels are refused, so that a chain of calls from
 /// bytes cannot exhaust the stack.

@@ -19,6 +19,7 @@
 #include "ember/graph/graph_def_ops.h"
 #include "ember/graph/partial_value.h"
 #include "ember/graph/tensor_proto.h"
+#include "ember/ops/graph_ops.h"
 #include "ember/ops/registry.h"
 
 namespace ember {
@@ -219,9 +220,7 @@ VariableNodes write_variable_placeholders(const Graph& g, proto::GraphDef& out) 
   for (int32_t i = 0; i < g.num_nodes(); ++i) {
     const Node& n = g.node(i);
     if (is_resource_op(*n.op)) ids.push_back(std::get<int64_t>(n.attrs[0]));
-    if (ops::is_call(*n.op))
-      for (int64_t id : function_variables(std::get<std::string>(n.attrs[n.op->attr_index("f")])))
-        ids.push_back(id);
+    for (int64_t id : functions_variables(called_functions(*n.op, n.attrs))) ids.push_back(id);
   }
   for (int64_t id : ids) {
     if (names.count(id)) continue;
@@ -321,6 +320,17 @@ Status decode_attr(const AttrDef& def, const proto::AttrValue& m, AttrValue& out
         out = m.func().name();
         return Status::OK();
       }
+      if (m.has_list() && m.list().func_size() > 0) {  // Case's branches: ember joins them with commas
+        std::string joined;
+        for (const proto::NameAttrList& f : m.list().func()) {
+          if (f.name().empty() || f.name().find(',') != std::string::npos)
+            return invalid_argument("names the function '", printable(f.name()),
+                                    "'; a function name is not empty and holds no ','");
+          joined += (joined.empty() ? "" : ",") + f.name();
+        }
+        out = std::move(joined);
+        return Status::OK();
+      }
       if (!m.has_s()) return mismatch();
       if (!is_valid_utf8(m.s()))  // AttrValue.s is bytes; ember's string attributes are text
         return invalid_argument("is not valid UTF-8 text");
@@ -416,14 +426,49 @@ std::string unreachable_state(const std::string& name) {
     for (int32_t i = 0; i < fn->graph.num_nodes(); ++i) {
       const Node& n = fn->graph.node(i);
       if (is_resource_op(*n.op)) return "uses a variable";
-      if (n.op->name == "PartitionedCall" && !n.attrs.empty())
-        if (auto callee = FunctionLibrary::global().find(std::get<std::string>(n.attrs[0])))
-          pending.push_back(std::move(callee));
+      for (const std::string& name : called_functions(*n.op, n.attrs))
+        if (auto callee = FunctionLibrary::global().find(name)) pending.push_back(std::move(callee));
     }
     for (const auto& callee : fn->callees)
       if (callee) pending.push_back(callee);
   }
   return "";
+}
+
+// Puts the names of the functions a control-flow node or call calls back into its attributes, in
+// called_functions() order (after import gave each its name in this process).
+void set_called_functions(const OpDef& op, const std::vector<std::string>& names, AttrList& attrs) {
+  if (op.name == "Case" || op.name == "StatelessCase") {
+    std::string joined;
+    for (const std::string& name : names) joined += (joined.empty() ? "" : ",") + name;
+    attrs[op.attr_index("branches")] = std::move(joined);
+    return;
+  }
+  size_t k = 0;
+  for (std::string_view attr : {"f", "then_branch", "else_branch", "cond", "body"}) {
+    const int index = op.attr_index(attr);
+    if (index >= 0 && k < names.size()) attrs[index] = names[k++];
+  }
+}
+
+// A control-flow node of TensorFlow's passing variables (DT_RESOURCE in its "Tin" or "T"): ember passes
+// them to the functions by binding, not as values, so a While's results for them are no results of
+// ember's node. `map` gets the GraphDef's output number -> ember's (-1 for a variable).
+Status variable_outputs(const OpDef& op, const proto::NodeDef& node, std::vector<int32_t>& map) {
+  if (!ops::is_while(op)) {
+    auto tout = node.attr().find("Tout");
+    if (tout != node.attr().end())
+      for (int t : tout->second.list().type())
+        if (t == proto::DT_RESOURCE)
+          return invalid_argument("returns a variable (DT_RESOURCE in Tout), which ember's ", op.name,
+                                  " cannot");
+    return Status::OK();
+  }
+  auto types = node.attr().find("T");
+  if (types == node.attr().end()) return invalid_argument("passes variables but has no attribute 'T'");
+  int32_t next = 0;
+  for (int t : types->second.list().type()) map.push_back(t == proto::DT_RESOURCE ? -1 : next++);
+  return Status::OK();
 }
 
 // TensorFlow's rule for node names: [A-Za-z0-9.][A-Za-z0-9_.\-/>]*
@@ -548,21 +593,32 @@ std::string printable(std::string_view text) {
 void write_node(const Graph& g, const Node& n, const std::function<std::string(ValueRef)>& input_name,
                 ExportState& state, proto::NodeDef* out) {
   out->set_name(n.name);
+  const std::vector<std::string> callees = called_functions(*n.op, n.attrs);
   bool stateful_call = false;
-  if (ops::is_call(*n.op)) {
-    const std::string& callee = std::get<std::string>(n.attrs[n.op->attr_index("f")]);
-    stateful_call = is_stateful_function(callee, state.stateful);
-    if (state.seen.insert(callee).second) state.called.push_back(callee);
+  // The variables the callees use, passed last as DT_RESOURCE inputs: a call passes its callee's; a
+  // control-flow node passes the union to every function it calls, as TensorFlow's If, Case and While do.
+  std::vector<int64_t> call_variables = functions_variables(callees);
+  std::vector<std::string> exported;
+  for (size_t k = 0; k < callees.size(); ++k) {
+    stateful_call = stateful_call || is_stateful_function(callees[k], state.stateful);
+    // A While's body returns every loop variable (the variables too); its condition returns one value.
+    const bool body = ops::is_while(*n.op) && k == 1;
+    exported.push_back(state.add_callee(
+        callees[k], ops::is_call(*n.op) ? function_variables(callees[k]) : call_variables, body));
   }
   out->set_op(ops::tf_op_type(*n.op, stateful_call));
   if (is_resource_op(*n.op)) out->add_input(state.variables.at(std::get<int64_t>(n.attrs[0])));
   for (ValueRef v : n.inputs) out->add_input(input_name(v));
-  std::vector<int64_t> call_variables;  // a call passes its callee's variables last, as resources
-  if (ops::is_call(*n.op))
-    call_variables = function_variables(std::get<std::string>(n.attrs[n.op->attr_index("f")]));
   for (int64_t id : call_variables) out->add_input(state.variables.at(id));
   for (int32_t c : n.control_inputs) out->add_input("^" + g.node(c).name);
   write_node_attrs(g, n, *out->mutable_attr());
+  if (ops::is_control_flow(*n.op)) {
+    std::vector<TensorSpec> inputs;
+    for (ValueRef v : n.inputs) inputs.push_back(g.spec(v));
+    ops::add_control_flow_attrs(*n.op, inputs, {n.outputs.data(), n.outputs.size()}, exported,
+                                call_variables.size(), *out->mutable_attr());
+    return;
+  }
   for (size_t k = 0; k < call_variables.size(); ++k)
     (*out->mutable_attr())["Tin"].mutable_list()->add_type(proto::DT_RESOURCE);
 }
@@ -666,6 +722,9 @@ StatusOr<std::unique_ptr<FunctionGraph>> build_graph(
   const OpDef& const_op = op_def("Const");
   const OpDef& placeholder_op = op_def("Placeholder");
   std::vector<int32_t> index(n, -1);  // GraphDef position -> node in g
+  // GraphDef output number -> ember's, for control-flow nodes whose DT_RESOURCE results (variables passed
+  // through a While) ember leaves out; -1 for those. Empty: the same numbers.
+  std::vector<std::vector<int32_t>> output_map(n);
   for (int i : order) {
     const proto::NodeDef& node = *nodes[i];
     if (bound[i] != nullptr) continue;  // a variable: no node of its own
@@ -685,23 +744,30 @@ StatusOr<std::unique_ptr<FunctionGraph>> build_graph(
     }
     AttrList attrs;
     EMBER_RETURN_IF_ERROR(decode_attrs(op, node, variable, attrs).with_prefix(where));
-    if (ops::is_call(op)) {
-      std::string& callee = std::get<std::string>(attrs[op.attr_index("f")]);
+    if (calls_functions(op)) {
       std::vector<std::shared_ptr<VariableResource>> call_variables;  // its DT_RESOURCE arguments
       for (const InputRef& in : inputs[i])
         if (!in.control && bound[in.node] != nullptr) call_variables.push_back(bound_variables[in.node]);
-      if (!call_variables.empty() && !library.has(callee))
-        return invalid_argument(where, "passes variables to the function '", printable(callee),
-                                "', which is not in the GraphDef's library");
-      if (library.has(callee)) {
-        auto fn_or = library.function(callee, call_variables);
-        if (!fn_or.ok()) return fn_or.status().with_prefix(where);
-        callee = FunctionLibrary::global().add(*fn_or);
-        fn->callees.push_back(std::move(fn_or).value());
-      } else if (std::string why = unreachable_state(callee); !why.empty()) {
-        return invalid_argument(
-            where, "calls the function '", callee, "' of this process, which ", why,
-            "; a GraphDef reaches only the variables bound at import, so it cannot call it");
+      std::vector<std::string> callees = called_functions(op, attrs);
+      for (std::string& callee : callees) {
+        if (!call_variables.empty() && !library.has(callee))
+          return invalid_argument(where, "passes variables to the function '", printable(callee),
+                                  "', which is not in the GraphDef's library");
+        if (library.has(callee)) {
+          auto fn_or = library.function(callee, call_variables);
+          if (!fn_or.ok()) return fn_or.status().with_prefix(where);
+          callee = FunctionLibrary::global().add(*fn_or);
+          fn->callees.push_back(std::move(fn_or).value());
+        } else if (std::string why = unreachable_state(callee); !why.empty()) {
+          return invalid_argument(
+              where, "calls the function '", callee, "' of this process, which ", why,
+              "; a GraphDef reaches only the variables bound at import, so it cannot call it");
+        }
+      }
+      set_called_functions(op, callees, attrs);
+      if (!call_variables.empty() && ops::is_control_flow(op)) {
+        Status s = variable_outputs(op, node, output_map[i]);
+        if (!s.ok()) return s.with_prefix(where);
       }
     }
     SmallVector<ValueRef, 4> values;
@@ -709,19 +775,28 @@ StatusOr<std::unique_ptr<FunctionGraph>> build_graph(
     SmallVector<const TensorImpl*, 4> constants;
     for (size_t k = first_input; k < inputs[i].size(); ++k) {
       const InputRef& in = inputs[i][k];
-      if (in.control || (bound[in.node] != nullptr && ops::is_call(op))) continue;
+      if (in.control || (bound[in.node] != nullptr && calls_functions(op))) continue;
       if (bound[in.node] != nullptr)
         return invalid_argument(where, "input '", printable(node.input(k)), "' is the variable '",
                                 bound[in.node]->name(),
                                 "'; only a variable op (ReadVariableOp, AssignVariableOp, ...) takes a "
                                 "variable, as its input 0");
       const Node& source = g.node(index[in.node]);
-      if (in.output >= static_cast<int32_t>(source.outputs.size()))
+      int32_t output = in.output;
+      if (!output_map[in.node].empty()) {  // a control-flow node that passed variables through
+        output = in.output < static_cast<int32_t>(output_map[in.node].size()) ? output_map[in.node][in.output]
+                                                                              : INT32_MAX;
+        if (output < 0)
+          return invalid_argument(where, "input '", printable(node.input(k)),
+                                  "' is a variable passed through a loop; only the loop's other results "
+                                  "are values");
+      }
+      if (output >= static_cast<int32_t>(source.outputs.size()))
         return invalid_argument(where, "input '", node.input(k), "' asks for output ", in.output, ", but '",
                                 source.name, "' (op ", source.op->name, ") has ", source.outputs.size(),
                                 " output(s)");
-      values.push_back(ValueRef{index[in.node], in.output});
-      specs.push_back(source.outputs[in.output]);
+      values.push_back(ValueRef{index[in.node], output});
+      specs.push_back(source.outputs[output]);
       constants.push_back(source.op == &const_op ? std::get<TensorRef>(source.attrs[0]).get() : nullptr);
     }
     // Shape operands computed in the graph (Shape -> StridedSlice -> Pack -> Reshape, as TensorFlow
@@ -799,8 +874,8 @@ StatusOr<std::string> to_graph_def(const Graph& graph) {
   }
   // Every function called, from the graph or from a function written before it, each once.
   for (size_t k = 0; k < state.called.size(); ++k) {
-    const std::string name = state.called[k];  // a copy: write_function may grow state.called
-    Status s = write_function(name, state, *gd.mutable_library()->add_function());
+    const Callee callee = state.called[k];  // a copy: write_function may grow state.called
+    Status s = write_function(callee, state, *gd.mutable_library()->add_function());
     if (!s.ok()) return s.with_prefix("GraphDef export: ");
   }
   gd.mutable_versions()->set_producer(kGraphDefProducer);

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ember/graph/tensor_proto.h"
+#include "ember/ops/graph_ops.h"
 
 namespace ember::graph_def_ops {
 namespace {
@@ -98,6 +99,54 @@ void set_types(AttrMap& out, const std::string& name, std::span<const DType> dty
 
 bool is_call(const OpDef& op) { return op.name == "PartitionedCall"; }
 
+bool is_control_flow(const OpDef& op) { return calls_functions(op) && !is_call(op); }
+
+bool is_while(const OpDef& op) { return op.name == "While" || op.name == "StatelessWhile"; }
+
+std::string_view control_flow_input_types(const OpDef& op) { return is_while(op) ? "T" : "Tin"; }
+
+void add_control_flow_attrs(const OpDef& op, std::span<const TensorSpec> inputs,
+                            std::span<const TensorSpec> outputs, std::span<const std::string> functions,
+                            size_t resources, AttrMap& out) {
+  // ember keeps function names as strings; TensorFlow's OpDefs declare func (Case: list(func)).
+  if (op.name == "Case" || op.name == "StatelessCase") {
+    proto::AttrValue::ListValue* list = out["branches"].mutable_list();
+    for (const std::string& name : functions) list->add_func()->set_name(name);
+  } else {
+    const bool is_if = !is_while(op);
+    const char* kNames[2][2] = {{"cond", "body"}, {"then_branch", "else_branch"}};
+    for (size_t k = 0; k < functions.size() && k < 2; ++k)
+      out[kNames[is_if][k]].mutable_func()->set_name(functions[k]);
+  }
+  std::vector<DType> in;
+  for (const TensorSpec& s : inputs) in.push_back(s.dtype);
+  std::vector<DType> results;
+  for (const TensorSpec& s : outputs) results.push_back(s.dtype);
+  proto::AttrValue::ListValue* shapes = out["output_shapes"].mutable_list();
+  for (const TensorSpec& s : outputs) {
+    if (s.shape.rank_known()) {
+      to_shape_proto(s.shape.dims(), false, shapes->add_shape());
+    } else {
+      to_shape_proto({}, true, shapes->add_shape());
+    }
+  }
+  if (is_while(op)) {
+    set_types(out, "T", in);
+    for (size_t k = 0; k < resources; ++k) {
+      out["T"].mutable_list()->add_type(proto::DT_RESOURCE);
+      shapes->add_shape();  // a variable handle is a scalar
+    }
+    return;
+  }
+  if (op.name == "If" || op.name == "StatelessIf") {
+    if (!in.empty()) set_type(out, "Tcond", in[0]);
+  }
+  // If's and Case's first input (the predicate, the branch index) is not passed to the branches.
+  set_types(out, "Tin", std::span<const DType>(in).subspan(in.empty() ? 0 : 1));
+  for (size_t k = 0; k < resources; ++k) out["Tin"].mutable_list()->add_type(proto::DT_RESOURCE);
+  set_types(out, "Tout", results);
+}
+
 std::string tf_op_type(const OpDef& op, bool stateful_call) {
   if (is_call(op)) return stateful_call ? "StatefulPartitionedCall" : "PartitionedCall";
   for (const auto& [ember, tf] : kTfOpNames)
@@ -135,6 +184,7 @@ int output_number(const OpDef& op, std::string_view arg, int index) {
 
 void add_derived_attrs(const OpDef& op, std::span<const DType> inputs, std::span<const DType> outputs,
                        const AttrList& attrs, AttrMap& out) {
+  if (is_control_flow(op)) return;  // add_control_flow_attrs, which needs the names written
   if (is_call(op)) {
     set_types(out, "Tin", inputs);
     set_types(out, "Tout", outputs);

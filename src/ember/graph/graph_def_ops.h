@@ -21,6 +21,26 @@ using AttrMap = google::protobuf::Map<std::string, proto::AttrValue>;
 /// Whether `op` is ember's function call (PartitionedCall).
 bool is_call(const OpDef& op);
 
+/// Whether `op` is a functional control-flow op (If, Case, While and their stateless forms), whose
+/// attributes name library functions.
+bool is_control_flow(const OpDef& op);
+
+/// Whether `op` is While or StatelessWhile: its body returns every loop variable, the variables it uses
+/// included (TensorFlow passes a variable through the loop as a DT_RESOURCE loop variable).
+bool is_while(const OpDef& op);
+
+/// TensorFlow's attributes of a control-flow node beyond the declared ones: the function attributes as
+/// NameAttrLists (`functions`: the names written, in called_functions() order; Case's as one list),
+/// "Tcond"/"Tin"/"Tout" (If), "Tin"/"Tout" (Case) or "T" (While) and "output_shapes". `resources` is how
+/// many variables the node passes last as DT_RESOURCE inputs (a While also returns them).
+void add_control_flow_attrs(const OpDef& op, std::span<const TensorSpec> inputs,
+                            std::span<const TensorSpec> outputs, std::span<const std::string> functions,
+                            size_t resources, AttrMap& out);
+
+/// The attribute holding a control-flow node's dtypes of values passed to its functions, as TensorFlow
+/// writes it ("Tin" for If and Case, "T" for While); a DT_RESOURCE there is a variable.
+std::string_view control_flow_input_types(const OpDef& op);
+
 /// TensorFlow's type name for a node of `op`: "Add" is "AddV2"; a call is "StatefulPartitionedCall" when
 /// the callee (or anything it calls) has state, else "PartitionedCall".
 std::string tf_op_type(const OpDef& op, bool stateful_call);

@@ -4,6 +4,7 @@
 // are graph functions of the library, named by string attributes; the kernels run them through the
 // function-call hooks (graph_ops.h), so a loop resolves its two functions once and then only runs plans.
 #include <algorithm>
+#include <cstring>
 
 #include "ember/ops/families.h"
 #include "ember/ops/graph_ops.h"
@@ -103,11 +104,32 @@ Status case_kernel(KernelContext& ctx) {
   return run_function(ctx.op->name.c_str(), names[index], ctx.inputs.subspan(1), ctx.outputs);
 }
 
-// ---- While(input..., cond, body, parallel_iterations)
+// ---- While(input..., cond, body, parallel_iterations, _accumulate)
+//
+// Note [Accumulating While]: with _accumulate = k >= 0 the body returns k values after the loop variables;
+// the kernel keeps each iteration's and, after the loop, returns them stacked along a new leading axis
+// ([iterations, ...], one output per value) followed by the trip count (an int32 scalar). The gradient of a
+// loop (autodiff/control_flow_gradient.cc) runs the body's forward-with-intermediates function this way, so
+// the backward loop reads iteration i's intermediates without running the forward loop again. User graphs
+// keep the default -1: the outputs are the loop variables only. The leading underscore makes it an internal
+// attribute, which TensorFlow ignores when it imports an exported graph.
+
+// _accumulate, or -1 (off) for an attribute list from a caller that did not complete it.
+int64_t accumulate_attr(const AttrReader& ctx) { return ctx.attrs.size() > 3 ? ctx.attr_int(3) : -1; }
+
+// A stacked value's spec: [unknown] + the per-iteration spec.
+Shape stacked_shape(const Shape& element) {
+  if (!element.rank_known()) return Shape::unknown_rank();
+  std::vector<int64_t> dims = {kUnknownDim};
+  for (int i = 0; i < element.rank(); ++i) dims.push_back(element.dim(i));
+  return Shape(std::span<const int64_t>(dims));
+}
 
 Status while_shape(InferContext& ctx) {
   const FunctionCallHooks& hooks = function_call_hooks();
   if (hooks.infer == nullptr) return make_error(Code::kInternal, ctx.op->name, ": no function runtime");
+  const int64_t accumulate = std::max<int64_t>(accumulate_attr(ctx), 0);
+  const bool accumulating = accumulate_attr(ctx) >= 0;
   SmallVector<TensorSpec, 2> cond_specs;
   EMBER_RETURN_IF_ERROR(hooks.infer(ctx.attr_string(0), ctx.inputs, cond_specs));
   if (cond_specs.size() != 1)
@@ -115,10 +137,11 @@ Status while_shape(InferContext& ctx) {
                             "' must return one value, got ", cond_specs.size());
   SmallVector<TensorSpec, 2> body_specs;
   EMBER_RETURN_IF_ERROR(hooks.infer(ctx.attr_string(1), ctx.inputs, body_specs));
-  if (body_specs.size() != ctx.inputs.size())
+  if (body_specs.size() != ctx.inputs.size() + static_cast<size_t>(accumulate))
     return invalid_argument(ctx.op->name, ": the body '", ctx.attr_string(1), "' returns ", body_specs.size(),
-                            " value(s) for ", ctx.inputs.size(), " loop variable(s)");
-  for (size_t i = 0; i < body_specs.size(); ++i) {
+                            " value(s) for ", ctx.inputs.size(), " loop variable(s)",
+                            accumulate > 0 ? " and " + std::to_string(accumulate) + " accumulated" : "");
+  for (size_t i = 0; i < ctx.inputs.size(); ++i) {
     if (body_specs[i].dtype != ctx.inputs[i].dtype)
       return invalid_argument(ctx.op->name, ": loop variable ", i, " enters the loop as ",
                               dtype_name(ctx.inputs[i].dtype), " but the body returns ",
@@ -127,6 +150,44 @@ Status while_shape(InferContext& ctx) {
     ctx.outputs.push_back(
         TensorSpec{body_specs[i].dtype, common_shape(ctx.inputs[i].shape, body_specs[i].shape)});
   }
+  if (accumulating) {
+    for (size_t i = ctx.inputs.size(); i < body_specs.size(); ++i)
+      ctx.outputs.push_back(TensorSpec{body_specs[i].dtype, stacked_shape(body_specs[i].shape)});
+    ctx.outputs.push_back(TensorSpec{DType::kInt32, Shape()});
+  }
+  return Status::OK();
+}
+
+// Stacks one accumulated value's per-iteration tensors; with no iteration, an empty stack shaped by the
+// body's static spec (unknown dims as 0).
+Status stack_iterations(const char* op, size_t index, const std::vector<TensorRef>& items,
+                        const TensorSpec& spec, TensorRef& out) {
+  Shape element = items.empty() ? Shape() : items[0]->shape();
+  DType dtype = items.empty() ? spec.dtype : items[0]->dtype();
+  if (items.empty()) {
+    if (!spec.shape.rank_known())
+      return make_error(Code::kUnimplemented, op, ": accumulated value ", index,
+                        " has an unknown rank and the loop ran no iteration");
+    std::vector<int64_t> dims = spec.shape.dim_vector();
+    for (int64_t& d : dims) d = std::max<int64_t>(d, 0);
+    element = Shape(std::span<const int64_t>(dims));
+  }
+  for (size_t k = 1; k < items.size(); ++k)
+    if (!(items[k]->shape() == element) || items[k]->dtype() != dtype)
+      return make_error(Code::kUnimplemented, op, ": accumulated value ", index, " has shape ",
+                        element.to_string(), " in iteration 0 but ", items[k]->shape().to_string(),
+                        " in iteration ", k,
+                        "; values whose shape changes across iterations cannot be stacked");
+  std::vector<int64_t> dims = {static_cast<int64_t>(items.size())};
+  for (int i = 0; i < element.rank(); ++i) dims.push_back(element.dim(i));
+  auto stacked = TensorImpl::allocate(dtype, Shape(std::span<const int64_t>(dims)));
+  if (!stacked.ok()) return stacked.status();
+  char* dst = static_cast<char*>((*stacked)->mutable_raw_data());
+  for (const TensorRef& t : items) {
+    std::memcpy(dst, t->raw_data(), t->nbytes());
+    dst += t->nbytes();
+  }
+  out = std::move(stacked).value();
   return Status::OK();
 }
 
@@ -135,6 +196,8 @@ Status while_kernel(KernelContext& ctx) {
   const FunctionCallHooks& hooks = function_call_hooks();
   if (hooks.resolve == nullptr || hooks.run_resolved == nullptr || hooks.resolve_loop_step == nullptr)
     return make_error(Code::kInternal, op, ": no function runtime");
+  const size_t accumulate = static_cast<size_t>(std::max<int64_t>(accumulate_attr(ctx), 0));
+  const bool accumulating = accumulate_attr(ctx) >= 0;
   auto cond = hooks.resolve(ctx.attr_string(0));
   if (!cond.ok()) return cond.status().with_prefix(std::string(op) + ": ");
   SmallVector<TensorRef, 2> vars;
@@ -143,7 +206,9 @@ Status while_kernel(KernelContext& ctx) {
     vars.push_back(TensorRef(t));
     args.push_back(t);
   }
+  std::vector<std::vector<TensorRef>> accumulated(accumulate);
   SmallVector<TensorRef, 2> results;
+  int64_t iteration = 0;
   EMBER_RETURN_IF_ERROR(hooks.run_resolved(cond->get(), {args.data(), args.size()}, results));
   if (results.size() != 1)
     return invalid_argument(op, ": the condition must return one value, got ", results.size());
@@ -153,7 +218,7 @@ Status while_kernel(KernelContext& ctx) {
     // Every further iteration is one run of the step: body, then condition (Note [Loop steps]).
     auto step = hooks.resolve_loop_step(ctx.attr_string(0), ctx.attr_string(1));
     if (!step.ok()) return step.status().with_prefix(std::string(op) + ": ");
-    for (int64_t iteration = 0; *truth; ++iteration) {
+    for (; *truth; ++iteration) {
       results.clear();
       // Note [Loop variables handed to the body]
       // From the second iteration on, the loop holds the only reference to each loop variable (the previous
@@ -165,18 +230,39 @@ Status while_kernel(KernelContext& ctx) {
                      ? hooks.run_resolved_owned(step->get(), {vars.data(), vars.size()}, results)
                      : hooks.run_resolved(step->get(), {args.data(), args.size()}, results);
       if (!s.ok()) return s.with_prefix(std::string(op) + ": iteration " + std::to_string(iteration) + ": ");
-      if (results.size() != vars.size() + 1)
+      if (results.size() != vars.size() + accumulate + 1)
         return invalid_argument(op, ": the body returned ", results.size() - 1, " value(s) for ", vars.size(),
-                                " loop variable(s)");
+                                " loop variable(s)",
+                                accumulate > 0 ? " and " + std::to_string(accumulate) + " accumulated" : "");
       truth = truth_value(op, *results.back());
       if (!truth.ok()) return truth.status();
       for (size_t i = 0; i < vars.size(); ++i) {
         vars[i] = std::move(results[i]);
         args[i] = vars[i].get();
       }
+      for (size_t j = 0; j < accumulate; ++j) accumulated[j].push_back(std::move(results[vars.size() + j]));
     }
   }
   for (size_t i = 0; i < ctx.outputs.size() && i < vars.size(); ++i) ctx.outputs[i] = std::move(vars[i]);
+  if (!accumulating) return Status::OK();
+  if (ctx.outputs.size() != vars.size() + accumulate + 1)
+    return make_error(Code::kInternal, op, ": expected ", vars.size() + accumulate + 1, " outputs");
+  for (size_t j = 0; j < accumulate; ++j) {
+    TensorSpec spec = vars.size() + j < ctx.output_specs.size() ? ctx.output_specs[vars.size() + j]
+                                                                : TensorSpec{DType::kFloat32, Shape()};
+    // The output spec is the stacked one: drop its leading axis for the per-iteration spec.
+    if (spec.shape.rank_known() && spec.shape.rank() > 0) {
+      std::vector<int64_t> dims = spec.shape.dim_vector();
+      dims.erase(dims.begin());
+      spec.shape = Shape(std::span<const int64_t>(dims));
+    }
+    EMBER_RETURN_IF_ERROR(stack_iterations(op, j, accumulated[j], spec, ctx.outputs[vars.size() + j]));
+  }
+  if (iteration > INT32_MAX) return make_error(Code::kOutOfRange, op, ": more than 2^31 iterations");
+  auto count = TensorImpl::allocate(DType::kInt32, Shape());
+  if (!count.ok()) return count.status();
+  *(*count)->mutable_data<int32_t>() = static_cast<int32_t>(iteration);
+  ctx.outputs[vars.size() + accumulate] = std::move(count).value();
   return Status::OK();
 }
 
@@ -222,6 +308,7 @@ void register_while(OpRegistry& r, const char* name, uint32_t extra_flags, const
       .attr("cond", AttrType::kString)
       .attr("body", AttrType::kString)
       .attr("parallel_iterations", AttrType::kInt, int64_t{10})
+      .attr("_accumulate", AttrType::kInt, int64_t{-1})
       .dispatch_on_output()
       .flags(kVariadicInput | kVariadicMayBeEmpty | kKernelAllocates | extra_flags)
       .shape(&while_shape)

@@ -32,6 +32,12 @@ StatusOr<std::shared_ptr<FunctionGraph>> optimize_function(const FunctionGraph& 
     run(
         options.constant_folding, "constant_folding",
         [&] { return fold_constants(g, options.constant_folding_max_bytes); }, rewrites);
+    // Folding a constant predicate runs with constant folding: the next round inlines the branch taken.
+    run(
+        options.constant_folding, "constant_predicate_folding", [&] { return fold_constant_predicates(g); },
+        rewrites);
+    run(
+        options.loop_optimization, "loop_optimization", [&] { return hoist_loop_invariants(g); }, rewrites);
     run(
         options.sibling_matmul_merging, "sibling_matmul_merging", [&] { return merge_sibling_matmuls(g); },
         rewrites);

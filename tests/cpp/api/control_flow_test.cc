@@ -75,6 +75,15 @@ TEST(CppControlFlow, SwitchCaseRunsTheLastBranchOutOfRange) {
   EXPECT_EQ(switch_case(Tensor(int32_t{-1}), branches)[0].item<int32_t>(), 20);
 }
 
+TEST(CppControlFlow, BranchesMayReturnOuterTensorsUnchanged) {
+  auto f = function([](const Tensor& x, const Tensor& y) {
+    return cond(
+        x > y, [&] { return std::vector<Tensor>{x}; }, [&] { return std::vector<Tensor>{y}; })[0];
+  });
+  EXPECT_EQ(f(Tensor(3.f), Tensor(7.f)).item<float>(), 7.f);
+  EXPECT_EQ(f(Tensor(9.f), Tensor(7.f)).item<float>(), 9.f);
+}
+
 TEST(CppControlFlow, MismatchedBranchesAreAnError) {
   auto f = function([](const Tensor& x) {
     return cond(

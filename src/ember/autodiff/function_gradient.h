@@ -1,0 +1,91 @@
+// The gradient pair of a graph function (function_gradient.cc): its forward-with-intermediates function
+// and its backward functions. Shared with control_flow_gradient.cc, which differentiates If, Case and While
+// through the pairs of their branches and loop bodies.
+#pragma once
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "ember/autodiff/tape_internal.h"
+#include "ember/graph/graph.h"
+#include "ember/trace/trace_context.h"
+
+namespace ember::autodiff::internal {
+
+// One backward function of a pair: its graph, the forward intermediates it reads (positions among the
+// pair's intermediates) and which of its results is the gradient of each edge.
+struct BackwardFunction {
+  std::shared_ptr<FunctionGraph> graph;
+  std::string name;
+  std::vector<int> reads;        // intermediates passed after the gradient arguments
+  std::vector<int> edge_result;  // per edge: index of B's result, or -1 (unconnected)
+};
+
+// The forward values some backward function reads, keyed by their place in the forward graph (a replay of
+// the same function builds the same graph, so keys from a later replay name the same values).
+struct Intermediates {
+  std::vector<TensorRef> tensors;
+  std::vector<std::pair<int32_t, int32_t>> keys;
+
+  // The position of `t`; a new one is appended only when `may_add`, else -1.
+  int index(const TensorRef& t, bool may_add) {
+    std::pair<int32_t, int32_t> key{t->graph_node(), t->graph_output()};
+    for (size_t i = 0; i < keys.size(); ++i)
+      if (keys[i] == key) return static_cast<int>(i);
+    if (!may_add) return -1;
+    keys.push_back(key);
+    tensors.push_back(t);
+    return static_cast<int>(tensors.size() - 1);
+  }
+};
+
+// Which output gradients a backward function takes: one flag per forward output (results, then
+// intermediates); an output without a gradient gets no backward ops at all (as in TensorFlow), so an
+// unused output whose gradient rule is infinite at its value (sqrt at 0) cannot poison the others.
+using OutputMask = std::vector<bool>;
+
+// Leaves whatever trace was active on this thread for the build and comes back to it after.
+struct TracePause {
+  TraceContext* token = TraceContext::pause();
+  ~TracePause() { TraceContext::resume(token); }
+};
+
+struct GradientPair final : Backward {
+  std::weak_ptr<const FunctionGraph> function;  // F, to replay for backward functions built later
+  std::string needs;                            // which of F's arguments need gradients
+  std::shared_ptr<FunctionGraph> forward;
+  std::string forward_name;
+  size_t num_results = 0;
+  std::vector<bool> output_differentiable;  // per forward output: results, then intermediates
+  std::vector<int> edge_inputs;             // call argument of each input edge
+  std::vector<int64_t> edge_variables;      // variable of each variable edge (after the input edges)
+  Intermediates intermediates;
+
+  std::mutex mu;
+  // By mask of the outputs whose gradients arrived; null where a replay could not build one (the
+  // all-outputs function then runs with zeros for the missing gradients).
+  std::map<OutputMask, std::shared_ptr<const BackwardFunction>> by_mask;
+  std::shared_ptr<const BackwardFunction> all_results, all_outputs;
+  static constexpr size_t kMaxMasks = 64;
+
+  // The backward function for `mask`: built on first use by replaying F once more.
+  std::shared_ptr<const BackwardFunction> backward_for(const OutputMask& mask);
+  // backward_for's function, or the all-results / all-outputs one where it cannot be built; `mask` is
+  // updated to the outputs the returned function takes.
+  std::shared_ptr<const BackwardFunction> backward_or_fallback(OutputMask& mask);
+  std::shared_ptr<const BackwardFunction> build_variant(const OutputMask& mask);
+
+  void backward(const TapeNode& node, std::span<TensorImpl* const> output_grads,
+                SmallVector<TensorRef, 4>& edge_grads) override;
+};
+
+/// Builds F's pair for the arguments flagged '1' in `needs`. Pauses tapes and traces while it builds.
+StatusOr<std::shared_ptr<GradientPair>> build_pair(const std::shared_ptr<const FunctionGraph>& fn,
+                                                   const std::string& needs);
+
+/// Appends the variables F reads, or any function it calls reads (each once).
+void collect_variables(const FunctionGraph& fn, std::vector<int64_t>& out, int depth);
+
+}  // namespace ember::autodiff::internal

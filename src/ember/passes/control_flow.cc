@@ -1,0 +1,289 @@
+// Control-flow passes (issue 15). Branches, conditions and bodies are library functions, compiled (and
+// optimized by this same driver) as callees when the kernel first resolves them; these passes rewrite the
+// functional nodes themselves:
+//  - fold_constant_predicates: an If or Case whose predicate or branch index is a Const (from the trace, or
+//    after inlining and folding) becomes a PartitionedCall of the branch it takes, which inlining then
+//    flattens into the caller.
+//  - hoist_loop_invariants: what a While body computes from loop-invariant values only moves into the
+//    caller and enters the loop as new loop variables; see Note [Hoisting out of a loop].
+#include <algorithm>
+
+#include "ember/ops/graph_ops.h"
+#include "ember/ops/registry.h"
+#include "ember/passes/pass.h"
+
+namespace ember::passes {
+namespace {
+
+bool is_if(const OpDef& op) { return op.name == "If" || op.name == "StatelessIf"; }
+bool is_case(const OpDef& op) { return op.name == "Case" || op.name == "StatelessCase"; }
+bool is_while(const OpDef& op) { return op.name == "While" || op.name == "StatelessWhile"; }
+
+// The branch a constant predicate or index selects, as the kernels choose it (ops/control_flow.cc): a
+// scalar predicate is true when non-zero, any other when it has elements; an index out of range takes the
+// last branch. Empty when the constant does not decide (a dtype without a truth value).
+std::string chosen_branch(const Node& node, const TensorImpl& value) {
+  const OpDef& op = *node.op;
+  std::vector<std::string> branches = called_functions(op, node.attrs);
+  if (branches.empty()) return {};
+  if (is_case(op)) {
+    if (value.dtype() != DType::kInt32 || value.shape().rank() != 0) return {};
+    int64_t index = value.data<int32_t>()[0];
+    if (index < 0 || index >= static_cast<int64_t>(branches.size()))
+      index = static_cast<int64_t>(branches.size()) - 1;
+    return branches[index];
+  }
+  if (branches.size() != 2) return {};
+  bool truth = false;
+  if (value.shape().rank() != 0) {
+    truth = value.num_elements() > 0;
+  } else if (!visit_dtype(value.dtype(),
+                          [&]<typename T>() { truth = static_cast<float>(value.data<T>()[0]) != 0.0f; })) {
+    return {};
+  }
+  return branches[truth ? 0 : 1];
+}
+
+}  // namespace
+
+StatusOr<int> fold_constant_predicates(FunctionGraph& fn) {
+  static const OpDef& call_op = op_def("PartitionedCall");
+  GraphEditor editor(fn);
+  Graph& g = fn.graph;
+  int folded = 0;
+  const int32_t original = g.num_nodes();
+  for (int32_t n = 0; n < original; ++n) {
+    if (!is_if(*g.node(n).op) && !is_case(*g.node(n).op)) continue;
+    const Node node = g.node(n);  // a copy: adding nodes reallocates the node array
+    if (node.inputs.empty()) continue;
+    const Node& predicate = g.node(editor.resolve(node.inputs[0]).node);
+    if (predicate.op->name != "Const") continue;
+    const std::string branch = chosen_branch(node, *std::get<TensorRef>(predicate.attrs[0]));
+    if (branch.empty()) continue;
+    SmallVector<ValueRef, 4> args;
+    for (size_t k = 1; k < node.inputs.size(); ++k) args.push_back(node.inputs[k]);
+    AttrList attrs;
+    attrs.push_back(branch);
+    int32_t call = editor.add_node(call_op, {args.data(), args.size()}, std::move(attrs), node.outputs,
+                                   node.location, node.name + "/taken");
+    for (int32_t c : node.control_inputs) g.add_control_input(call, c);
+    editor.replace_node(n, call);
+    ++folded;
+  }
+  EMBER_RETURN_IF_ERROR(editor.finish(/*prune=*/false));
+  return folded;
+}
+
+// Note [Hoisting out of a loop]
+// A loop variable the body returns unchanged (result k is argument k) holds its initial value on every
+// iteration, and so does anything the body computes from such variables, its constants and its captured
+// values alone. Such nodes move into the caller, computed once from the While's inputs, and enter the
+// loop as new loop variables that the body returns unchanged (the condition takes them too, unused, as
+// TensorFlow's While passes the condition every loop variable). Only nodes safe to run once instead of
+// per iteration move: no stateful op (randomness, variables, effects), no function call, no control edge,
+// and only floating-point values in and out, so that a node cannot fail on values (an integer division by
+// zero, an index out of range) in a loop that would not have run it: a hoisted node runs even when the
+// loop runs zero times. A body's own loops are hoisted first, so an invariant of an inner loop that is
+// also invariant in the outer one moves out of both.
+
+namespace {
+
+constexpr int kMaxNesting = 16;
+
+bool hoistable_op(const Node& node) {
+  const OpDef& op = *node.op;
+  if (op.has_flag(kStateful) || op.has_flag(kReadsResource) || op.has_flag(kWritesResource)) return false;
+  if (calls_functions(op) || op.name == "Const" || op.name == "Placeholder") return false;
+  if (node.inputs.empty() || !node.control_inputs.empty() || node.outputs.empty()) return false;
+  for (const TensorSpec& s : node.outputs)
+    if (!is_floating(s.dtype)) return false;
+  return true;
+}
+
+Status hoist_in(FunctionGraph& fn, int depth, int& hoisted);
+
+// The body with its own loops hoisted (a new function), or the body itself when that changes nothing.
+StatusOr<std::shared_ptr<const FunctionGraph>> hoisted_body(std::shared_ptr<const FunctionGraph> body,
+                                                            int depth) {
+  if (depth >= kMaxNesting) return body;
+  bool has_loop = false;
+  for (int32_t i = 0; i < body->graph.num_nodes() && !has_loop; ++i)
+    has_loop = is_while(*body->graph.node(i).op);
+  if (!has_loop) return body;
+  auto copy = std::make_shared<FunctionGraph>(*body);
+  copy->custom_gradient_regions.clear();
+  int inner = 0;
+  EMBER_RETURN_IF_ERROR(hoist_in(*copy, depth + 1, inner));
+  if (inner == 0) return body;
+  return std::shared_ptr<const FunctionGraph>(std::move(copy));
+}
+
+// A new argument of `fn` receiving values of `spec`, among the caller's arguments (before the captured
+// ones).
+int32_t add_call_arg(FunctionGraph& fn, GraphEditor* editor, const TensorSpec& spec, std::string_view name) {
+  static const OpDef& placeholder_op = op_def("Placeholder");
+  AttrList attrs;
+  attrs.push_back(spec.dtype);
+  attrs.push_back(spec.shape.rank_known() ? spec.shape.dim_vector() : std::vector<int64_t>{});
+  attrs.push_back(!spec.shape.rank_known());
+  SmallVector<TensorSpec, 2> outputs;
+  outputs.push_back(spec);
+  const int32_t node =
+      editor != nullptr
+          ? editor->add_node(placeholder_op, {}, std::move(attrs), std::move(outputs), {}, name)
+          : fn.graph.add_node(placeholder_op, {}, std::move(attrs), std::move(outputs), {}, name);
+  fn.args.insert(fn.args.begin() + fn.num_call_args(), node);
+  return node;
+}
+
+// `v` with the Identity nodes before it skipped: a body returning tf.identity(x) returns x unchanged.
+ValueRef through_identities(const Graph& g, ValueRef v) {
+  for (int hops = 0; hops < 64; ++hops) {
+    const Node& n = g.node(v.node);
+    if (n.op->name != "Identity" || n.inputs.size() != 1 || !n.control_inputs.empty()) break;
+    v = n.inputs[0];
+  }
+  return v;
+}
+
+enum class Kind : uint8_t { kVarying, kInvariantArg, kCapturedArg, kConst, kHoisted };
+
+Status hoist_in(FunctionGraph& fn, int depth, int& hoisted) {
+  static const OpDef& const_op = op_def("Const");
+  GraphEditor editor(fn);
+  Graph& g = fn.graph;
+  const int32_t original = g.num_nodes();
+  for (int32_t n = 0; n < original; ++n) {
+    if (!is_while(*g.node(n).op)) continue;
+    const Node loop = g.node(n);  // a copy: adding nodes reallocates the node array
+    const std::vector<std::string> names = called_functions(*loop.op, loop.attrs);
+    if (names.size() != 2) continue;
+    auto cond = FunctionLibrary::global().find(names[0]);
+    auto original_body = FunctionLibrary::global().find(names[1]);
+    const int num_vars = static_cast<int>(loop.inputs.size());
+    if (cond == nullptr || original_body == nullptr || cond->num_call_args() != num_vars ||
+        original_body->num_call_args() != num_vars || original_body->results.size() != loop.inputs.size())
+      continue;
+    auto body_or = hoisted_body(original_body, depth);
+    if (!body_or.ok()) return body_or.status();
+    std::shared_ptr<const FunctionGraph> body = std::move(body_or).value();
+    const bool body_changed = body != original_body;
+
+    const Graph& bg = body->graph;
+    const int32_t nb = bg.num_nodes();
+    std::vector<Kind> kind(nb, Kind::kVarying);
+    std::vector<int> arg_of(nb, -1);
+    for (int a = 0; a < static_cast<int>(body->args.size()); ++a) {
+      const int32_t node = body->args[a];
+      arg_of[node] = a;
+      if (a >= body->num_call_args())
+        kind[node] = Kind::kCapturedArg;
+      else if (through_identities(bg, body->results[a]) == ValueRef{node, 0})
+        kind[node] = Kind::kInvariantArg;
+    }
+    int num_hoisted = 0;
+    for (int32_t b = 0; b < nb; ++b) {
+      if (arg_of[b] >= 0) continue;
+      const Node& inner = bg.node(b);
+      if (inner.op == &const_op && inner.control_inputs.empty()) {
+        kind[b] = Kind::kConst;
+        continue;
+      }
+      if (!hoistable_op(inner)) continue;
+      bool invariant = true;
+      for (ValueRef in : inner.inputs) {
+        invariant = invariant && kind[in.node] != Kind::kVarying;
+        invariant = invariant && is_floating(bg.spec(in).dtype);
+      }
+      if (!invariant) continue;
+      kind[b] = Kind::kHoisted;
+      ++num_hoisted;
+    }
+    // The hoisted values the loop still reads: by a node that stays, or as a result.
+    std::vector<ValueRef> frontier;
+    auto add_frontier = [&](ValueRef v) {
+      if (kind[v.node] == Kind::kHoisted && std::find(frontier.begin(), frontier.end(), v) == frontier.end())
+        frontier.push_back(v);
+    };
+    for (int32_t b = 0; b < nb; ++b)
+      if (kind[b] != Kind::kHoisted)
+        for (ValueRef in : bg.node(b).inputs) add_frontier(in);
+    for (ValueRef r : body->results) add_frontier(r);
+    if (frontier.empty() && !body_changed) continue;
+
+    // The hoisted nodes, copied into this graph and fed from the While's inputs.
+    std::vector<SmallVector<ValueRef, 2>> outside(nb);
+    auto outside_value = [&](ValueRef v) -> ValueRef {
+      if (outside[v.node].empty()) {  // a constant or captured value, copied on first use
+        const Node& source = bg.node(v.node);
+        AttrList attrs;
+        attrs.push_back(kind[v.node] == Kind::kConst
+                            ? source.attrs[0]
+                            : AttrValue(body->captured_values[arg_of[v.node] - body->num_call_args()]));
+        SmallVector<TensorSpec, 2> spec;
+        spec.push_back(source.outputs[0]);
+        int32_t c = editor.add_node(const_op, {}, std::move(attrs), std::move(spec), source.location,
+                                    loop.name + "/" + source.name);
+        outside[v.node].push_back(ValueRef{c, 0});
+      }
+      return outside[v.node][v.output];
+    };
+    for (int32_t b = 0; b < nb; ++b) {
+      if (kind[b] == Kind::kInvariantArg) outside[b].push_back(editor.resolve(loop.inputs[arg_of[b]]));
+      if (kind[b] != Kind::kHoisted) continue;
+      const Node& inner = bg.node(b);
+      SmallVector<ValueRef, 4> inputs;
+      for (ValueRef in : inner.inputs) inputs.push_back(outside_value(in));
+      int32_t copy = editor.add_node(*inner.op, {inputs.data(), inputs.size()}, inner.attrs, inner.outputs,
+                                     inner.location, loop.name + "/" + inner.name);
+      for (int32_t k = 0; k < static_cast<int32_t>(inner.outputs.size()); ++k)
+        outside[b].push_back(ValueRef{copy, k});
+    }
+
+    // The body reads them as new loop variables it returns unchanged; the condition takes them unused.
+    auto new_body = std::make_shared<FunctionGraph>(*body);
+    new_body->custom_gradient_regions.clear();
+    {
+      GraphEditor body_editor(*new_body);
+      for (ValueRef v : frontier) {
+        int32_t arg = add_call_arg(*new_body, &body_editor, bg.spec(v), "hoisted_" + bg.node(v.node).name);
+        body_editor.forward(v, ValueRef{arg, 0});
+        new_body->results.push_back(ValueRef{arg, 0});
+      }
+      EMBER_RETURN_IF_ERROR(body_editor.finish(/*prune=*/true));
+    }
+    auto new_cond = std::make_shared<FunctionGraph>(*cond);
+    new_cond->custom_gradient_regions.clear();
+    for (ValueRef v : frontier)
+      add_call_arg(*new_cond, nullptr, bg.spec(v), "hoisted_" + bg.node(v.node).name);
+
+    AttrList attrs = loop.attrs;
+    attrs[loop.op->attr_index("cond")] = FunctionLibrary::global().add(new_cond);
+    attrs[loop.op->attr_index("body")] = FunctionLibrary::global().add(new_body);
+    fn.callees.push_back(std::move(new_cond));
+    fn.callees.push_back(std::move(new_body));
+    SmallVector<ValueRef, 4> inputs;
+    for (ValueRef v : loop.inputs) inputs.push_back(v);
+    SmallVector<TensorSpec, 2> outputs = loop.outputs;
+    for (ValueRef v : frontier) {
+      inputs.push_back(outside[v.node][v.output]);
+      outputs.push_back(bg.spec(v));
+    }
+    int32_t replacement = editor.add_node(*loop.op, {inputs.data(), inputs.size()}, std::move(attrs),
+                                          std::move(outputs), loop.location, loop.name);
+    for (int32_t c : loop.control_inputs) g.add_control_input(replacement, c);
+    editor.replace_node(n, replacement);
+    hoisted += num_hoisted + (body_changed ? 1 : 0);
+  }
+  return editor.finish(/*prune=*/false);
+}
+
+}  // namespace
+
+StatusOr<int> hoist_loop_invariants(FunctionGraph& fn) {
+  int hoisted = 0;
+  EMBER_RETURN_IF_ERROR(hoist_in(fn, 0, hoisted));
+  return hoisted;
+}
+
+}  // namespace ember::passes

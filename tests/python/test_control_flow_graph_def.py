@@ -1,0 +1,249 @@
+"""GraphDef export and import of the functional control-flow ops (issue 15): ember's If/StatelessIf,
+Case/StatelessCase and While/StatelessWhile travel with every branch, condition and body in the function
+library, written in TensorFlow's form (func attributes, Tcond/Tin/Tout/T, output_shapes, variables as
+DT_RESOURCE inputs), so TensorFlow imports and runs them; TensorFlow's tf.function graphs with control flow
+import into ember and run with the same results."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import ember as em
+from ember.framework import graph_def as gdm
+
+CONTROL_FLOW = {"If", "StatelessIf", "Case", "StatelessCase", "While", "StatelessWhile"}
+
+
+def run_in_tensorflow(graph_def_bytes, feeds, fetches, *args):
+    graph_def = tf.compat.v1.GraphDef.FromString(graph_def_bytes)
+    wrapped = tf.compat.v1.wrap_function(lambda: tf.compat.v1.import_graph_def(graph_def, name=""), [])
+    return wrapped.prune(feeds=feeds, fetches=fetches)(*[a if tf.is_tensor(a) else tf.constant(a) for a in args])
+
+
+def run_in_ember(graph_def, feeds, fetches, *args, input_map=None):
+    graph = em.graph_util.import_graph_def(graph_def, input_map=input_map or {})
+    out = em.NewGraphFunction(graph, feeds, fetches)(*args)
+    return out if isinstance(out, (list, tuple)) else [out]
+
+
+def control_flow_nodes(graph_def):
+    nodes = [n for n in graph_def.node if n.op in CONTROL_FLOW]
+    return nodes + [n for f in graph_def.library.function for n in f.node_def if n.op in CONTROL_FLOW]
+
+
+def mixed_program():
+    @em.function(input_signature=[em.TensorSpec([None], em.float32), em.TensorSpec([], em.int32)])
+    def f(x, i):
+        y = em.cond(em.reduce_sum(x) > 0, lambda: x * 2.0, lambda: x - 1.0)
+        z = em.switch_case(i, [lambda: y + 1.0, lambda: y * y, lambda: -y])
+
+        def body(k, acc):
+            return k + 1, acc + z
+
+        _, acc = em.while_loop(lambda k, acc: k < 3, body, [0, em.zeros_like(x)])
+        return acc
+
+    return f
+
+
+def test_export_writes_tensorflows_attributes_and_the_library():
+    f = mixed_program()
+    gd = f.get_concrete_function().graph.as_graph_def()
+    library = {fn.signature.name for fn in gd.library.function}
+    by_op = {n.op: n for n in gd.node}
+    cond, case, loop = by_op["StatelessIf"], by_op["StatelessCase"], by_op["StatelessWhile"]
+    assert cond.attr["Tcond"].type == gdm.DT_BOOL
+    assert list(cond.attr["Tin"].list.type) == [gdm.DT_FLOAT] and list(cond.attr["Tout"].list.type) == [gdm.DT_FLOAT]
+    assert {cond.attr["then_branch"].func.name, cond.attr["else_branch"].func.name} <= library
+    assert [b.name for b in case.attr["branches"].list.func] and all(
+        b.name in library for b in case.attr["branches"].list.func)
+    assert len(case.attr["branches"].list.func) == 3
+    assert list(loop.attr["T"].list.type) == [gdm.DT_INT32, gdm.DT_FLOAT, gdm.DT_FLOAT]
+    assert loop.attr["cond"].func.name in library and loop.attr["body"].func.name in library
+    assert len(loop.attr["output_shapes"].list.shape) == 3
+    assert "T" not in cond.attr  # only TensorFlow's own attributes: its importer refuses others
+    assert len(library) == 2 + 3 + 2
+
+
+@pytest.mark.parametrize("x,i", [([1.0, 2.0], 0), ([-3.0, 1.0, 0.5], 1), ([4.0], 2), ([0.5, 0.5], 7)])
+def test_tensorflow_and_ember_run_an_exported_cond_case_and_while(x, i):
+    f = mixed_program()
+    graph = f.get_concrete_function().graph
+    gd = graph.as_graph_def()
+    x = np.array(x, np.float32)
+    want = f(x, np.int32(i)).numpy()
+    fetches = [t.name for t in graph.outputs]
+    got = run_in_tensorflow(gd.SerializeToString(), ["x:0", "i:0"], fetches, x, np.int32(i))
+    np.testing.assert_allclose(got[0].numpy(), want, rtol=1e-6)
+    got = run_in_ember(gd.SerializeToString(), ["x:0", "i:0"], fetches, x, np.int32(i))
+    np.testing.assert_allclose(got[0].numpy(), want, rtol=1e-6)
+
+
+def nested_program():
+    scale = em.constant([1.0, 2.0, 3.0])  # a captured eager value, inside the innermost function
+
+    @em.function(input_signature=[em.TensorSpec([3], em.float32), em.TensorSpec([], em.float32)])
+    def f(x, t):
+        def outer_body(k, acc):
+            def inner_body(j, a):
+                step = em.cond(a[0] > t, lambda: a * 0.5, lambda: a + scale * t)
+                return j + 1, step
+
+            _, inner = em.while_loop(lambda j, a: j < k, inner_body, [0, acc])
+            return k + 1, inner
+
+        _, out = em.while_loop(lambda k, acc: k < 4, outer_body, [1, x])
+        return em.cond(t > 1.0, lambda: em.cond(t > 2.0, lambda: out * t, lambda: out), lambda: -out)
+
+    return f
+
+
+@pytest.mark.parametrize("t", [0.5, 1.5, 2.5])
+def test_nested_loops_and_conds_with_captures_round_trip_through_tensorflow(t):
+    f = nested_program()
+    graph = f.get_concrete_function().graph
+    gd = graph.as_graph_def()
+    # Functions reached only through other functions' control flow are in the library too.
+    assert len(control_flow_nodes(gd)) >= 4
+    inner_calls = {n.attr[a].func.name for fn in gd.library.function for n in fn.node_def
+                   for a in ("then_branch", "else_branch", "cond", "body") if a in n.attr}
+    assert inner_calls and inner_calls <= {fn.signature.name for fn in gd.library.function}
+    x = np.array([0.25, -1.0, 2.0], np.float32)
+    want = f(x, np.float32(t)).numpy()
+    fetches = [tn.name for tn in graph.outputs]
+    got = run_in_tensorflow(gd.SerializeToString(), ["x:0", "t:0"], fetches, x, np.float32(t))
+    np.testing.assert_allclose(got[0].numpy(), want, rtol=1e-5)
+    got = run_in_ember(gd.SerializeToString(), ["x:0", "t:0"], fetches, x, np.float32(t))
+    np.testing.assert_allclose(got[0].numpy(), want, rtol=1e-5)
+
+
+def test_variables_in_branches_and_bodies_are_resource_inputs_tensorflow_runs():
+    v = em.Variable([1.0, 2.0], name="weights")
+    w = em.Variable(3.0, name="bias")
+
+    @em.function(input_signature=[em.TensorSpec([2], em.float32), em.TensorSpec([], em.bool)])
+    def f(x, p):
+        y = em.cond(p, lambda: x * v, lambda: x + w)  # each branch reads another variable
+
+        def body(k, acc):
+            v.assign_add(acc)
+            return k + 1, acc + v.read_value()
+
+        _, acc = em.while_loop(lambda k, acc: k < 2, body, [0, y])
+        return acc
+
+    graph = f.get_concrete_function().graph
+    gd = graph.as_graph_def()
+    cond = next(n for n in gd.node if n.op in ("If", "StatelessIf"))
+    loop = next(n for n in gd.node if n.op in ("While", "StatelessWhile"))
+    # Both branches take both variables, as TensorFlow's If passes every branch the same inputs.
+    assert list(cond.attr["Tin"].list.type) == [gdm.DT_FLOAT, gdm.DT_RESOURCE, gdm.DT_RESOURCE]
+    then_def = next(fn for fn in gd.library.function if fn.signature.name == cond.attr["then_branch"].func.name)
+    assert [a.type for a in then_def.signature.input_arg] == [gdm.DT_FLOAT, gdm.DT_RESOURCE, gdm.DT_RESOURCE]
+    # The body returns the variable it was passed, as a loop variable.
+    assert list(loop.attr["T"].list.type)[-1] == gdm.DT_RESOURCE
+    body_def = next(fn for fn in gd.library.function if fn.signature.name == loop.attr["body"].func.name)
+    assert body_def.signature.output_arg[-1].type == gdm.DT_RESOURCE
+    fetches = [t.name for t in graph.outputs]
+    x = np.array([1.0, -1.0], np.float32)
+    for p in (True, False):
+        start_v = np.array([1.0, 2.0], np.float32)
+        v.assign(start_v)
+        want = f(x, p).numpy()
+        want_v = v.numpy()
+        theirs_v, theirs_w = tf.Variable(start_v), tf.Variable(3.0)
+        got = run_in_tensorflow(gd.SerializeToString(), ["x:0", "p:0", "weights:0", "bias:0"], fetches, x, p,
+                                theirs_v.handle, theirs_w.handle)
+        np.testing.assert_allclose(got[0].numpy(), want, rtol=1e-6)
+        np.testing.assert_allclose(theirs_v.numpy(), want_v, rtol=1e-6)
+        mine_v, mine_w = em.Variable(start_v), em.Variable(3.0)
+        got = run_in_ember(gd.SerializeToString(), ["x:0", "p:0"], fetches, x, p,
+                           input_map={"weights:0": mine_v, "bias:0": mine_w})
+        np.testing.assert_allclose(got[0].numpy(), want, rtol=1e-6)
+        np.testing.assert_allclose(mine_v.numpy(), want_v, rtol=1e-6)
+
+
+# ---- TensorFlow's graphs into ember
+
+
+def tensorflow_program():
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32), tf.TensorSpec([], tf.int32)])
+    def f(x, i):
+        y = tf.cond(tf.reduce_sum(x) > 0, lambda: x * 2.0, lambda: x - 1.0)
+        z = tf.switch_case(i, [lambda: y + 1.0, lambda: y * y])
+
+        def body(k, acc):
+            inner = tf.while_loop(lambda j, a: j < k, lambda j, a: (j + 1, a * 0.5), [0, acc])[1]
+            return k + 1, tf.cond(k > 1, lambda: inner + z, lambda: inner - z)
+
+        _, acc = tf.while_loop(lambda k, acc: k < 4, body, [0, tf.zeros_like(x)], maximum_iterations=10)
+        return acc
+
+    return f
+
+
+@pytest.mark.parametrize("x,i", [([1.0, 2.0], 0), ([-3.0, 1.0, 0.5], 1), ([4.0], 5)])
+def test_ember_runs_tensorflows_cond_case_and_nested_while(x, i):
+    f = tensorflow_program()
+    concrete = f.get_concrete_function()
+    gd = concrete.graph.as_graph_def()
+    ops = {n.op for n in control_flow_nodes(gd)}
+    assert {"StatelessIf", "StatelessCase", "StatelessWhile"} <= ops
+    x = np.array(x, np.float32)
+    got = run_in_ember(gd, ["x:0", "i:0"], [t.name for t in concrete.outputs], x, np.int32(i))
+    np.testing.assert_allclose(got[0].numpy(), f(x, i).numpy(), rtol=1e-6)
+
+
+def test_ember_runs_tensorflows_loops_over_variables():
+    v = tf.Variable([1.0, 2.0])
+
+    @tf.function(input_signature=[tf.TensorSpec([2], tf.float32)])
+    def f(x):
+        def body(k, acc):
+            v.assign_add(acc)
+            return k + 1, acc + v
+
+        _, acc = tf.while_loop(lambda k, acc: k < 3, body, [0, x])
+        return tf.cond(acc[0] > 0, lambda: acc * v, lambda: acc)
+
+    concrete = f.get_concrete_function()
+    gd = concrete.graph.as_graph_def()
+    loop = next(n for n in gd.node if n.op in ("While", "StatelessWhile"))
+    assert gdm.DT_RESOURCE in list(loop.attr["T"].list.type)
+    handle = next(n.name for n in gd.node if n.op == "Placeholder" and n.attr["dtype"].type == gdm.DT_RESOURCE)
+    x = np.array([0.5, -2.0], np.float32)
+    mine = em.Variable([1.0, 2.0])
+    got = run_in_ember(gd, ["x:0"], [t.name for t in concrete.outputs], x, input_map={handle + ":0": mine})
+    want = f(x).numpy()
+    np.testing.assert_allclose(got[0].numpy(), want, rtol=1e-6)
+    np.testing.assert_allclose(mine.numpy(), v.numpy(), rtol=1e-6)
+
+
+def test_a_loop_result_that_is_a_variable_is_a_clear_error():
+    v = tf.Variable(1.0)
+
+    @tf.function(input_signature=[tf.TensorSpec([], tf.float32)])
+    def f(x):
+        return tf.while_loop(lambda a: a < 10.0, lambda a: a + v, [x])[0]
+
+    concrete = f.get_concrete_function()
+    gd = concrete.graph.as_graph_def()
+    loop = next(n for n in gd.node if n.op in ("While", "StatelessWhile"))
+    resource_output = list(loop.attr["T"].list.type).index(gdm.DT_RESOURCE)
+    identity = gd.node.add(name="leak", op="Identity", input=[f"{loop.name}:{resource_output}"])
+    identity.attr["T"].type = gdm.DT_RESOURCE
+    handle = next(n.name for n in gd.node if n.op == "Placeholder" and n.attr["dtype"].type == gdm.DT_RESOURCE)
+    with pytest.raises(em.errors.InvalidArgumentError, match="variable passed through a loop"):
+        em.graph_util.import_graph_def(gd, input_map={handle + ":0": em.Variable(1.0)})
+
+
+def test_a_bad_branch_list_is_a_clear_error():
+    f = mixed_program()
+    gd = f.get_concrete_function().graph.as_graph_def()
+    case = next(n for n in gd.node if n.op == "StatelessCase")
+    case.attr["branches"].list.func[1].name = "a,b"
+    with pytest.raises(em.errors.InvalidArgumentError, match="StatelessCase.*holds no ','"):
+        em.graph_util.import_graph_def(gd)
+    case.attr["branches"].list.func[1].name = "no_such_function"
+    with pytest.raises(em.errors.NotFoundError, match="node 'StatelessCase'.*no function named 'no_such_function'"):
+        em.graph_util.import_graph_def(gd)

@@ -1,0 +1,210 @@
+"""The optimizer on control flow (src/ember/passes/control_flow.cc, issue 15): an If or Case whose predicate
+becomes a constant folds to the branch taken (then inlined), and what a While body computes from
+loop-invariant values moves out of the loop (ember.config.optimizer's "loop_optimization"). Each rewrite is
+checked on the graph the executor runs and on the results, against the unoptimized graph and eager code."""
+
+import numpy as np
+import pytest
+
+import ember as em
+
+CONTROL_FLOW = ("If", "StatelessIf", "Case", "StatelessCase")
+
+
+@pytest.fixture
+def restore_options():
+    saved = em.config.optimizer.get_experimental_options()
+    yield
+    em.config.optimizer.set_experimental_options(saved)
+
+
+def ops_of(text):
+    return [line.split(" = ")[1].split("(")[0] for line in text.splitlines() if " = " in line]
+
+
+def outside_the_loop(text, op):
+    """Whether a node of `op` (or a fused kernel holding one, named after it) runs in the caller."""
+    for line in text.splitlines():
+        name, _, rest = line.partition(" = ")
+        node_op = rest.split("(")[0]
+        if "While" not in node_op and (node_op == op or op in name.rsplit("/", 1)[-1]):
+            return True
+    return False
+
+
+def unoptimized(fn, *args):
+    em.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
+    try:
+        fn = em.function(fn.python_function)
+        return fn(*args)
+    finally:
+        em.config.optimizer.set_experimental_options({"disable_meta_optimizer": False})
+
+
+@em.function
+def always_true():
+    return em.constant(True)  # a call: the predicate is constant only after inlining
+
+
+@em.function
+def index_five():
+    return em.constant(5)
+
+
+def test_a_predicate_constant_after_inlining_folds_to_the_branch_taken(restore_options):
+    @em.function(input_signature=[em.TensorSpec([3], em.float32)])
+    def f(x):
+        return em.cond(always_true(), lambda: em.exp(x) * 2.0, lambda: em.sin(x) - 1.0)
+
+    graph = f.get_concrete_function().graph
+    assert any(op in CONTROL_FLOW for op in ops_of(graph.as_text()))
+    optimized = ops_of(graph.optimized_as_text())
+    assert not any(op in CONTROL_FLOW or op == "PartitionedCall" for op in optimized), optimized
+    assert "Sin" not in optimized  # the branch not taken is gone
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    np.testing.assert_allclose(f(x).numpy(), np.exp(x) * 2.0, rtol=1e-6)
+    np.testing.assert_allclose(unoptimized(f, x).numpy(), np.exp(x) * 2.0, rtol=1e-6)
+
+
+def test_a_constant_case_index_takes_its_branch_or_the_default(restore_options):
+    @em.function(input_signature=[em.TensorSpec([3], em.float32)])
+    def f(x):
+        return em.switch_case(index_five(), [lambda: x + 1.0, lambda: em.square(x), lambda: em.tanh(x)])
+
+    optimized = ops_of(f.get_concrete_function().graph.optimized_as_text())
+    assert not any(op in CONTROL_FLOW for op in optimized), optimized
+    assert "Tanh" in optimized and "Square" not in optimized  # index 5 is out of range: the last branch
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    np.testing.assert_allclose(f(x).numpy(), np.tanh(x), rtol=1e-6)
+
+
+def test_a_stateful_branch_folds_and_keeps_its_effect(restore_options):
+    v = em.Variable(1.0)
+
+    @em.function(input_signature=[em.TensorSpec([], em.float32)])
+    def f(x):
+        def taken():
+            v.assign_add(x)
+            return x * 2.0
+
+        return em.cond(always_true(), taken, lambda: x)
+
+    assert "If" in ops_of(f.get_concrete_function().graph.as_text())
+    optimized = ops_of(f.get_concrete_function().graph.optimized_as_text())
+    assert "If" not in optimized and "AssignAddVariableOp" in optimized, optimized
+    assert f(np.float32(3.0)).numpy() == 6.0
+    assert v.numpy() == 4.0
+
+
+def test_folding_is_part_of_constant_folding(restore_options):
+    em.config.optimizer.set_experimental_options({"constant_folding": False})
+
+    @em.function(input_signature=[em.TensorSpec([3], em.float32)])
+    def f(x):
+        return em.cond(always_true(), lambda: x * 2.0, lambda: x)
+
+    assert "StatelessIf" in ops_of(f.get_concrete_function().graph.optimized_as_text())
+    np.testing.assert_allclose(f(np.ones(3, np.float32)).numpy(), [2.0, 2.0, 2.0])
+
+
+def loop_program():
+    @em.function(input_signature=[em.TensorSpec([4], em.float32), em.TensorSpec([4], em.float32),
+                                  em.TensorSpec([], em.int32)])
+    def f(x, w, n):
+        def body(k, acc):
+            # exp(w) * 2 reads only w (captured, so passed through the loop unchanged): it leaves the loop;
+            # acc-dependent work stays.
+            return k + 1, acc * 0.5 + em.exp(w) * 2.0 + em.sin(acc)
+
+        _, out = em.while_loop(lambda k, acc: k < n, body, [0, x])
+        return out
+
+    return f
+
+
+def loop_reference(x, w, n):
+    acc = x.astype(np.float64)
+    for _ in range(n):
+        acc = acc * 0.5 + np.exp(w.astype(np.float64)) * 2.0 + np.sin(acc)
+    return acc
+
+
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_loop_invariant_work_moves_out_of_the_body(restore_options, n):
+    f = loop_program()
+    graph = f.get_concrete_function().graph
+    assert "Exp" not in ops_of(graph.as_text())  # traced into the body
+    text = graph.optimized_as_text()
+    assert outside_the_loop(text, "Exp"), text  # hoisted into the caller
+    loop = next(line for line in text.splitlines() if "While(" in line)
+    assert len(loop.split("(")[1].split(")")[0].split(", ")) == 5, loop  # k, acc, n, w and exp(w) * 2
+    x = np.array([0.5, -1.0, 2.0, 0.0], np.float32)
+    w = np.array([0.1, 0.2, -0.3, 1.0], np.float32)
+    want = loop_reference(x, w, n)
+    np.testing.assert_allclose(f(x, w, np.int32(n)).numpy(), want, rtol=1e-5)
+    np.testing.assert_allclose(unoptimized(f, x, w, np.int32(n)).numpy(), want, rtol=1e-5)
+
+
+def test_loop_optimization_can_be_switched_off(restore_options):
+    em.config.optimizer.set_experimental_options({"loop_optimization": False})
+    assert em.config.optimizer.get_experimental_options()["loop_optimization"] is False
+    f = loop_program()
+    assert not outside_the_loop(f.get_concrete_function().graph.optimized_as_text(), "Exp")
+    x = np.ones(4, np.float32)
+    np.testing.assert_allclose(f(x, x, np.int32(3)).numpy(), loop_reference(x, x, 3), rtol=1e-5)
+
+
+def test_an_inner_loops_invariant_leaves_both_loops(restore_options):
+    @em.function(input_signature=[em.TensorSpec([3], em.float32), em.TensorSpec([3], em.float32)])
+    def f(x, w):
+        def outer_body(i, acc):
+            def inner_body(j, a):
+                return j + 1, a + em.tanh(w) * em.cast(j, em.float32)
+
+            _, a = em.while_loop(lambda j, a: j < i, inner_body, [0, acc])
+            return i + 1, a
+
+        return em.while_loop(lambda i, acc: i < 4, outer_body, [0, x])[1]
+
+    text = f.get_concrete_function().graph.optimized_as_text()
+    assert outside_the_loop(text, "Tanh"), text  # invariant in the inner loop and in the outer one
+    x = np.array([0.5, -1.0, 2.0], np.float32)
+    w = np.array([0.3, 0.2, -0.1], np.float32)
+    want = x.astype(np.float64).copy()
+    for i in range(4):
+        for j in range(i):
+            want = want + np.tanh(w) * j
+    np.testing.assert_allclose(f(x, w).numpy(), want, rtol=1e-5)
+
+
+def test_state_and_integer_work_stay_in_the_loop(restore_options):
+    v = em.Variable([1.0, 2.0])
+
+    @em.function(input_signature=[em.TensorSpec([2], em.float32), em.TensorSpec([], em.int32)])
+    def f(x, d):
+        def body(k, acc):
+            v.assign_add(acc)
+            q = em.cast(em.math.floordiv(em.constant(12), d), em.float32)  # may fail on d == 0: stays
+            return k + 1, acc + v.read_value() + q
+
+        return em.while_loop(lambda k, acc: k < 2, body, [0, x])[1]
+
+    text = f.get_concrete_function().graph.optimized_as_text()
+    assert not any(op in ("ReadVariableOp", "FloorDiv") for op in ops_of(text)), text
+    got = f(np.array([1.0, 1.0], np.float32), np.int32(4)).numpy()
+    # acc: [1,1] -> v=[2,3], acc=[1+2+3, 1+3+3]=[6,7] -> v=[8,10], acc=[6+8+3, 7+10+3]
+    np.testing.assert_allclose(got, [17.0, 20.0])
+
+
+def test_a_loop_that_runs_zero_times_runs_none_of_its_integer_work(restore_options):
+    @em.function(input_signature=[em.TensorSpec([2], em.float32), em.TensorSpec([], em.int32),
+                                  em.TensorSpec([], em.int32)])
+    def f(x, d, n):
+        def body(k, acc):
+            return k + 1, acc + em.cast(em.math.floordiv(em.constant(12), d), em.float32)
+
+        return em.while_loop(lambda k, acc: k < n, body, [0, x])[1]
+
+    x = np.array([1.0, 1.0], np.float32)
+    np.testing.assert_allclose(f(x, np.int32(0), np.int32(0)).numpy(), [1.0, 1.0])
+    np.testing.assert_allclose(f(x, np.int32(4), np.int32(2)).numpy(), [7.0, 7.0])
