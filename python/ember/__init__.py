@@ -52,6 +52,10 @@ from ember.function_graph import NewGraphFunction
 from ember.polymorphic_function import defun, function, method
 from ember.ops.logging_ops import print  # noqa: A001 - TensorFlow's name
 from ember.ops.control_flow_ops import case, cond, switch_case, while_loop
+from ember.ops.tensor_array_ops import TensorArray
+from ember.ops.functional_ops import foldl, foldr, map_fn, scan, vectorized_map
+from ember import debugging
+from ember.debugging import Assert, assert_equal, assert_greater, assert_less, assert_rank
 from ember.init_scope import init_scope
 from ember.module import Module
 from ember.name_scope import name_scope

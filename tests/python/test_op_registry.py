@@ -118,6 +118,8 @@ def examples():
     variable = tf.Variable([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     table["_variable"] = variable
     table["PrintV2"] = ([[f32()]], ["printed by the registry test: \x1f", "stderr", "\n", 3])
+    table["Assert"] = ([tf.constant(True), [f32()]], ["[x:] \x1f", 3])
+    table["InplaceUpdate"] = ([f32(), tf.constant([1]), tf.constant([[7.0, 8.0, 9.0]])], [])
     table["ReadVariableOp"] = ([], [variable._id, tf.float32, [2, 3]])
     for name in ["AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"]:
         table[name] = ([f32()], [variable._id])

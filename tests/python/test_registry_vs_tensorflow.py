@@ -34,6 +34,8 @@ EXCLUDED = {
     **{name: "calls traced ember functions by name; TensorFlow's needs FunctionDefs (compared with "
               "TensorFlow's tf.cond/tf.while_loop/tf.switch_case in test_control_flow.py)"
        for name in ("If", "StatelessIf", "Case", "StatelessCase", "While", "StatelessWhile")},
+    "Assert": "its data's text sits in a template attribute (ember has no string tensors), TensorFlow's data "
+              "is a list of tensors; compared with tf.debugging.Assert in test_debugging.py",
     "FusedElementwise": "ember-internal: written by ember's fusion pass, no TensorFlow op",
     "ReadVariableOp": "reads an ember variable named by its id attribute; TensorFlow's takes a resource "
                       "handle (variables compared in test_variables.py)",
@@ -191,6 +193,9 @@ def _tf_call(name, inputs, attrs):
                                             summarize=named["summarize"])
         real_tf.raw_ops.PrintV2(input=text, output_stream=named["output_stream"], end=named["end"])
         return ()
+    if name == "InplaceUpdate":  # TensorFlow registers no gradient for its raw InplaceUpdate: the same rows
+        # written by TensorScatterUpdate, which has one
+        return real_tf.tensor_scatter_nd_update(inputs[0], real_tf.expand_dims(inputs[1], 1), inputs[2])
     if name == "Const":  # an eager raw Const cannot take a tensor attribute: tf.constant makes one
         return real_tf.constant(named["value"])
     params = [p for p in inspect.signature(raw).parameters if p != "name"]

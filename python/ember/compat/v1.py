@@ -129,3 +129,11 @@ def set_random_seed(seed):
     from ember.ops import random_ops
 
     random_ops.set_seed(seed)
+
+# TensorFlow 1 names of the control-flow helpers (issue 15): the same functions as TensorFlow 2's.
+from ember.debugging import (Assert, assert_equal, assert_greater, assert_greater_equal,  # noqa: E402,F401
+                             assert_integer, assert_less, assert_less_equal, assert_negative, assert_non_negative,
+                             assert_non_positive, assert_none_equal, assert_positive, assert_rank,
+                             assert_rank_at_least, assert_rank_in, assert_scalar, assert_type)
+from ember.ops.functional_ops import foldl, foldr, map_fn, scan, vectorized_map  # noqa: E402,F401
+from ember.ops.tensor_array_ops import TensorArray  # noqa: E402,F401

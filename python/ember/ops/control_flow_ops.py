@@ -247,11 +247,20 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
         last_pred, last_fn = pairs[-1]
         pairs = pairs[:-1]
 
+        all_preds = [p for p, _ in pred_fn_pairs]
+
         def default():
             if not _C.in_trace() and not _truth(last_pred, "case"):
                 from ember import errors
 
                 raise errors.InvalidArgumentError(None, None, "case: none of the conditions evaluated as True")
+            if _C.in_trace():  # staged, TensorFlow checks the last predicate with an Assert
+                from ember import debugging
+                from ember.ops import array_ops
+
+                debugging.Assert(convert_to_tensor(last_pred), [
+                    "Input error: None of conditions evaluated as True:",
+                    array_ops.stack([convert_to_tensor(p) for p in all_preds])])
             return last_fn()
     if exclusive and len(pairs) > 1:
         from ember.ops import math_ops
@@ -264,6 +273,12 @@ def case(pred_fn_pairs, default=None, exclusive=False, strict=False, name="case"
             raise errors.InvalidArgumentError(
                 None, None, f"case: more than one condition evaluated as True but exclusive=True "
                 f"({int(count)} of {len(preds)})")
+        if _C.in_trace():
+            from ember import debugging
+            from ember.ops import array_ops
+
+            debugging.Assert(math_ops.less_equal(count, 1), [
+                "Input error: exclusive=True: more than 1 conditions evaluated as True:", array_ops.stack(preds)])
     if not _C.in_trace():
         for pred, fn in pairs:
             if _truth(pred, "case"):
@@ -317,6 +332,12 @@ def while_loop(cond, body, loop_vars, shape_invariants=None, parallel_iterations
         raise TypeError("'parallel_iterations' must be a positive integer.")
     if loop_vars is None or (isinstance(loop_vars, (list, tuple)) and not loop_vars):
         raise ValueError("'loop_vars' must be provided.")
+    if any(getattr(v, "_ember_composite", False) for v in nest.flatten(loop_vars)):
+        # A TensorArray loop variable travels as its tensors: Note [TensorArray loop variables].
+        from ember.ops import tensor_array_ops
+
+        return tensor_array_ops.composite_while_loop(while_loop, cond, body, loop_vars, shape_invariants,
+                                                     parallel_iterations, maximum_iterations, name)
     single = not isinstance(loop_vars, (list, tuple, dict))
     structure = [loop_vars] if single else loop_vars
     flat_in = [convert_to_tensor(v) for v in nest.flatten(structure)]

@@ -21,6 +21,7 @@ namespace ember {
 
 void register_array_index_ops(OpRegistry& r);   // array_index.cc
 void register_array_create_ops(OpRegistry& r);  // array_create.cc
+void register_tensor_array_ops(OpRegistry& r);  // tensor_array.cc
 
 namespace {
 
@@ -1118,6 +1119,7 @@ void register_array_ops(OpRegistry& r) {
       .done(r);
   register_array_index_ops(r);
   register_array_create_ops(r);
+  register_tensor_array_ops(r);
 }
 
 }  // namespace ember

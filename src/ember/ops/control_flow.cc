@@ -220,7 +220,15 @@ Status while_kernel(KernelContext& ctx) {
     if (!step.ok()) return step.status().with_prefix(std::string(op) + ": ");
     for (; *truth; ++iteration) {
       results.clear();
-      Status s = hooks.run_resolved(step->get(), {args.data(), args.size()}, results);
+      // Note [Loop variables handed to the body]
+      // From the second iteration on, the loop holds the only reference to each loop variable (the previous
+      // step's result); handing it over lets the body write over it in place (a TensorArray's
+      // InplaceUpdate), so a loop writing one row per iteration costs O(row), not O(array). The first
+      // iteration's inputs still belong to the caller, and anything else holding a variable keeps the body
+      // from reusing it.
+      Status s = iteration > 0 && hooks.run_resolved_owned != nullptr
+                     ? hooks.run_resolved_owned(step->get(), {vars.data(), vars.size()}, results)
+                     : hooks.run_resolved(step->get(), {args.data(), args.size()}, results);
       if (!s.ok()) return s.with_prefix(std::string(op) + ": iteration " + std::to_string(iteration) + ": ");
       if (results.size() != vars.size() + accumulate + 1)
         return invalid_argument(op, ": the body returned ", results.size() - 1, " value(s) for ", vars.size(),

@@ -16,6 +16,7 @@ std::atomic<decltype(FunctionCallHooks::run)> g_run_hook{nullptr};
 std::atomic<decltype(FunctionCallHooks::resolve)> g_resolve_hook{nullptr};
 std::atomic<decltype(FunctionCallHooks::run_resolved)> g_run_resolved_hook{nullptr};
 std::atomic<decltype(FunctionCallHooks::resolve_loop_step)> g_resolve_loop_step_hook{nullptr};
+std::atomic<decltype(FunctionCallHooks::run_resolved_owned)> g_run_resolved_owned_hook{nullptr};
 
 Status placeholder_shape(InferContext& ctx) {
   if (ctx.attr_bool(2)) {
@@ -64,6 +65,7 @@ void set_function_call_hooks(FunctionCallHooks hooks) {
   g_resolve_hook.store(hooks.resolve, std::memory_order_release);
   g_run_resolved_hook.store(hooks.run_resolved, std::memory_order_release);
   g_resolve_loop_step_hook.store(hooks.resolve_loop_step, std::memory_order_release);
+  g_run_resolved_owned_hook.store(hooks.run_resolved_owned, std::memory_order_release);
 }
 
 const FunctionCallHooks& function_call_hooks() {
@@ -73,6 +75,7 @@ const FunctionCallHooks& function_call_hooks() {
   hooks.resolve = g_resolve_hook.load(std::memory_order_acquire);
   hooks.run_resolved = g_run_resolved_hook.load(std::memory_order_acquire);
   hooks.resolve_loop_step = g_resolve_loop_step_hook.load(std::memory_order_acquire);
+  hooks.run_resolved_owned = g_run_resolved_owned_hook.load(std::memory_order_acquire);
   return hooks;
 }
 

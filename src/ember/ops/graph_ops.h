@@ -30,6 +30,11 @@ struct FunctionCallHooks {
   /// [Loop steps] in executor.cc).
   StatusOr<std::shared_ptr<const void>> (*resolve_loop_step)(const std::string& cond,
                                                              const std::string& body) = nullptr;
+  /// As run_resolved, taking the caller's references to the inputs (they are null afterwards): an input
+  /// that nothing else holds may then be written over inside the function (a loop's carried TensorArray,
+  /// Note [Loop variables handed to the body] in control_flow.cc).
+  Status (*run_resolved_owned)(const void* function, std::span<TensorRef> inputs,
+                               SmallVector<TensorRef, 2>& outputs) = nullptr;
 };
 void set_function_call_hooks(FunctionCallHooks hooks);
 const FunctionCallHooks& function_call_hooks();

@@ -87,6 +87,7 @@ enum OpFlags : uint32_t {
   kReadsOnlyShape = 1u << 7,      // the kernel reads its inputs' dtype and shape, never their values
   kReadsResource = 1u << 8,       // reads the variable named by attribute 0 ("resource")
   kWritesResource = 1u << 9,      // writes the variable named by attribute 0 ("resource")
+  kOverwritesInput0 = 1u << 10,   // output 0 may take input 0's dying buffer (InplaceUpdate)
 };
 
 /// How pfor (python/ember/pfor.py) runs the op on a batch of examples stacked on a new leading dimension

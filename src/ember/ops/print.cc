@@ -1,6 +1,6 @@
-// PrintV2: ember.print / tf.print. A stateful op (it always runs and keeps program order with the other
-// stateful ops of a function); the template holds the text around the tensors, each tensor's place
-// marked by kTensorSlot.
+// PrintV2: ember.print / tf.print, and Assert: tf.debugging.Assert. Stateful ops (it always runs and keeps
+// program order with the other stateful ops of a function); a template holds the text around the tensors,
+// each tensor's place marked by kTensorSlot.
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -124,6 +124,44 @@ Status print_kernel(KernelContext& ctx) {
   return Status::OK();
 }
 
+// ---- Assert(condition, data..., template, summarize)
+
+Status assert_shape(InferContext& ctx) {
+  const TensorSpec& condition = ctx.inputs[0];
+  if (condition.dtype != DType::kBool)
+    return invalid_argument("Assert: the condition must be a bool scalar, got ", dtype_name(condition.dtype));
+  if (condition.shape.rank_known() && condition.shape.rank() != 0)
+    return invalid_argument("Assert: the condition must be a scalar, got shape ",
+                            condition.shape.to_string());
+  return Status::OK();  // no outputs
+}
+
+// TensorFlow's text: "assertion failed: [message] [1 2 3]", each datum in brackets (a tensor of rank >= 1
+// brings its own).
+Status assert_kernel(KernelContext& ctx) {
+  const TensorImpl& condition = ctx.input(0);
+  if (condition.shape().rank() != 0)
+    return invalid_argument("Assert: the condition must be a scalar, got shape ",
+                            condition.shape().to_string());
+  if (condition.data<bool>()[0]) return Status::OK();
+  std::ostringstream os;
+  os << "assertion failed: ";
+  int next = 1;
+  for (char c : ctx.attr_string(0)) {
+    if (c != kTensorSlot) {
+      os << c;
+      continue;
+    }
+    if (next >= static_cast<int>(ctx.inputs.size()))
+      return invalid_argument("Assert: the template has more slots than tensors");
+    const TensorImpl& datum = ctx.input(next++);
+    if (datum.shape().rank() == 0) os << "[";
+    format_tensor(os, datum, ctx.attr_int(1));
+    if (datum.shape().rank() == 0) os << "]";
+  }
+  return invalid_argument(os.str());
+}
+
 }  // namespace
 
 void register_print_ops(OpRegistry& r) {
@@ -142,6 +180,21 @@ void register_print_ops(OpRegistry& r) {
       .flags(kVariadicInput | kVariadicMayBeEmpty | kStateful | kNotDifferentiable)
       .shape(&print_shape)
       .kernel(kAllTypes, &print_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("Assert")
+      .doc(
+          "Fails with InvalidArgumentError, printing the data, when the condition is false; nothing when it "
+          "holds. Assert(x > 0, [\"x:\", x]) with x = -1 -> assertion failed: [x:] [-1]")
+      .input_fixed("condition", dtype_bit(DType::kBool))
+      .input_fixed("data", kAllTypes)
+      .type_var(kAllTypes)
+      .attr("template", AttrType::kString)
+      .attr("summarize", AttrType::kInt, int64_t{3})
+      .dispatch_on_input(0)
+      .flags(kVariadicInput | kVariadicMayBeEmpty | kStateful | kNotDifferentiable)
+      .shape(&assert_shape)
+      .kernel(dtype_bit(DType::kBool), &assert_kernel)
       .batching(BatchingRule::kFallback)
       .done(r);
 }

@@ -154,6 +154,16 @@ StatusOr<std::shared_ptr<const void>> resolve_loop_step(const std::string& cond_
   return std::shared_ptr<const void>(compiled);
 }
 
+Status run_resolved_owned(const void* function, std::span<TensorRef> inputs, OutputList& outputs) {
+  const auto* compiled = static_cast<const CompiledFunction*>(function);
+  if (!profiler::active()) [[likely]]
+    return compiled->run_owned(inputs, outputs);
+  int64_t start = profiler::now_ns();  // as run_resolved: one span per loop iteration
+  Status s = compiled->run_owned(inputs, outputs);
+  profiler::record_span(compiled->function().name, "", start, profiler::now_ns());
+  return s;
+}
+
 struct InstallAtStartup {
   InstallAtStartup() { install_function_runtime(); }
 } install_at_startup;
@@ -161,8 +171,8 @@ struct InstallAtStartup {
 }  // namespace
 
 void install_function_runtime() {
-  set_function_call_hooks(
-      FunctionCallHooks{&infer_call, &run_call, &resolve_function, &run_resolved, &resolve_loop_step});
+  set_function_call_hooks(FunctionCallHooks{&infer_call, &run_call, &resolve_function, &run_resolved,
+                                            &resolve_loop_step, &run_resolved_owned});
 }
 
 // ---- The execution plan.
@@ -246,7 +256,8 @@ class ExecPlan {
   /// (off: every value lives until the call ends, as TF's memory_optimization=False).
   ExecPlan(const FunctionGraph& fn, bool reuse_memory);
   ~ExecPlan() { delete cached_state_.exchange(nullptr); }
-  Status run(const FunctionGraph& fn, std::span<TensorImpl* const> args, OutputList& results);
+  Status run(const FunctionGraph& fn, std::span<TensorImpl* const> args, OutputList& results,
+             std::span<TensorRef> owned = {});
   bool parallel() const { return parallel_; }
   int in_place_candidates() const {
     int n = 0;
@@ -447,9 +458,11 @@ ExecPlan::ExecPlan(const FunctionGraph& fn, bool reuse_memory) : reuse_memory_(r
     // In place: an element-wise op may write its result over an input that dies here and has its spec
     // (with unknown dims, the run checks that the shapes agree).
     const Node& node = *ins.node;
-    if (reuse_memory && ins.kernel != nullptr && node.op->has_flag(kElementwise) &&
+    // An op that overwrites rows of input 0 (InplaceUpdate) may take that input's buffer only.
+    const bool overwrites = node.op->has_flag(kOverwritesInput0);
+    if (reuse_memory && ins.kernel != nullptr && (node.op->has_flag(kElementwise) || overwrites) &&
         !node.op->has_flag(kKernelAllocates) && ins.num_outputs >= 1) {
-      for (int32_t j = 0; j < ins.num_inputs && ins.in_place_input < 0; ++j) {
+      for (int32_t j = 0; j < (overwrites ? 1 : ins.num_inputs) && ins.in_place_input < 0; ++j) {
         const InputRef& in = inputs_[ins.first_input + j];
         const TensorSpec& spec = g.spec(node.inputs[j]);
         if (in.slot >= 0 && last_use[in.slot] == k && spec.dtype == node.outputs[0].dtype &&
@@ -842,7 +855,8 @@ Status ExecPlan::run_parallel(const FunctionGraph& fn, RunState& state) {
   return failed.load() ? error : Status::OK();
 }
 
-Status ExecPlan::run(const FunctionGraph& fn, std::span<TensorImpl* const> args, OutputList& results) {
+Status ExecPlan::run(const FunctionGraph& fn, std::span<TensorImpl* const> args, OutputList& results,
+                     std::span<TensorRef> owned) {
   const Graph& g = fn.graph;
   size_t expected = static_cast<size_t>(fn.num_call_args());
   if (args.size() != expected)
@@ -860,7 +874,8 @@ Status ExecPlan::run(const FunctionGraph& fn, std::span<TensorImpl* const> args,
                               "') must be ", dtype_name(spec.dtype), spec.shape.to_string(), ", got ",
                               dtype_name(value->dtype()), value->shape().to_string());
     }
-    if (arg_slots_[i] >= 0) state->slots[arg_slots_[i]] = TensorRef(value);
+    if (arg_slots_[i] >= 0)
+      state->slots[arg_slots_[i]] = i < owned.size() ? std::move(owned[i]) : TensorRef(value);
   }
   const bool parallel = parallel_ && !omp_in_parallel() && inter_op_threads() > 1;
   state->arena_active = !parallel && arena_ready(*state);
@@ -909,6 +924,13 @@ int32_t CompiledFunction::arena_slots() const { return plan_ ? plan_->arena_slot
 Status CompiledFunction::run(std::span<TensorImpl* const> args, OutputList& results) const {
   if (!status_.ok()) return status_;
   return plan_->run(*optimized_, args, results);
+}
+
+Status CompiledFunction::run_owned(std::span<TensorRef> owned, OutputList& results) const {
+  if (!status_.ok()) return status_;
+  SmallVector<TensorImpl*, 4> args;
+  for (const TensorRef& t : owned) args.push_back(t.get());
+  return plan_->run(*optimized_, {args.data(), args.size()}, results, owned);
 }
 
 StatusOr<std::shared_ptr<FunctionGraph>> prune_function(const FunctionGraph& fn,

@@ -40,6 +40,9 @@ class CompiledFunction {
   /// Runs with the user arguments (captured values are appended here). Fails naming the node, its op and
   /// the user's source line, or with the internal error of an optimizer pass that broke the graph.
   Status run(std::span<TensorImpl* const> args, OutputList& results) const;
+  /// run, taking over the references in `owned` (one per argument) instead of adding its own, so that an
+  /// argument nothing else holds may be written over in place.
+  Status run_owned(std::span<TensorRef> owned, OutputList& results) const;
 
  private:
   std::shared_ptr<const FunctionGraph> fn_;

@@ -1,0 +1,640 @@
+"""``ember.TensorArray``: TensorFlow 2's TensorArray, a list of same-dtype tensors indexed by position.
+
+Note [Two representations of a TensorArray]
+Eagerly (and inside a trace while every index is known) the array is a Python list of its element tensors:
+a write is O(1), ``stack`` packs them once, and GradientTape sees the ops that made and packed them. A loop
+variable of a staged ``while_loop`` must be one tensor, so there (and when an index is symbolic, or the size
+is only known when the function runs) the array is *dense*: one tensor whose leading dimension is the size,
+written by ``InplaceUpdate`` (src/ember/ops/tensor_array.cc) and read by ``GatherV2``. Every op involved has a gradient
+rule of the registry, so autodiff needs nothing special; a dense write costs one pass over the buffer (see
+the report of issue 15 for measured numbers). Until its first write a dense array whose element shape is
+unknown has no buffer (*pending*); the staged ``while_loop`` learns the element shape by tracing the body
+once (Note [TensorArray loop variables]).
+
+As in TensorFlow 2, writes are functional inside ``ember.function`` (``ta = ta.write(i, x)`` returns the new
+array, the old one is unchanged); eagerly the array is updated in place and ``write`` returns it.
+"""
+
+from ember import _C, dtypes, errors
+from ember.framework.tensor import Tensor, convert_to_tensor
+from ember.framework.tensor_shape import TensorShape
+
+_SelectV2 = _C.op("SelectV2")
+_InplaceUpdate = _C.op("InplaceUpdate")
+_UnsortedSegmentSum = _C.op("UnsortedSegmentSum")
+
+
+def _ops():
+    from ember.ops import array_ops, math_ops
+
+    return array_ops, math_ops
+
+
+def _concrete_int(value):
+    """value as a Python int when it is known now (a Python int, an eager or constant tensor), else None."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    if isinstance(value, Tensor):
+        if value._is_symbolic or value.shape.rank != 0 or not value.dtype.is_integer:
+            return None
+        return int(value)
+    try:
+        import numpy as np
+
+        arr = np.asarray(value)
+        if arr.ndim == 0 and np.issubdtype(arr.dtype, np.integer):
+            return int(arr)
+    except Exception:  # noqa: BLE001 - not a number: the caller converts it and reports
+        pass
+    return None
+
+
+def _concrete_ints(value):
+    if isinstance(value, Tensor):
+        if value._is_symbolic:
+            return None
+        return [int(v) for v in value.numpy().reshape(-1)]
+    if isinstance(value, (list, tuple)):
+        out = [_concrete_int(v) for v in value]
+        return None if any(v is None for v in out) else out
+    import numpy as np
+
+    return [int(v) for v in np.asarray(value).reshape(-1)]
+
+
+class _Cleared:
+    """An element read once from an array with clear_after_read."""
+
+
+_CLEARED = _Cleared()
+
+
+class TensorArray:
+    """A list of tensors of one dtype, written and read by index, as ``tf.TensorArray``."""
+
+    _ember_composite = True
+
+    def __init__(self, dtype, size=None, dynamic_size=None, clear_after_read=None, tensor_array_name=None,
+                 handle=None, flow=None, infer_shape=True, element_shape=None, colocate_with_first_write_call=True,
+                 name=None):
+        if handle is not None or flow is not None:
+            raise NotImplementedError("TensorArray: handle= and flow= (TensorFlow 1 arrays) are not supported")
+        self._dtype = dtypes.as_dtype(dtype)
+        self._dynamic_size = bool(dynamic_size)
+        self._clear_after_read = True if clear_after_read is None else bool(clear_after_read)
+        self._infer_shape = infer_shape
+        self._element_shape = TensorShape(element_shape)
+        self._name = name or tensor_array_name or "TensorArray"
+        self._items = None  # list mode: element tensors (None where unwritten)
+        self._buffer = None  # dense mode: [size] + element shape
+        self._size = None  # pending mode: a scalar int32 tensor
+        if size is None:
+            if not _C.in_trace():
+                raise ValueError("Size must be declared for TensorArrays when eager execution is enabled.")
+            size = 0
+            self._dynamic_size = True
+        n = _concrete_int(size)
+        if n is not None:
+            if n < 0:
+                raise errors.InvalidArgumentError(None, None, f"TensorArray: size must be non-negative, got {n}")
+            self._items = [None] * n
+        else:
+            size = convert_to_tensor(size)
+            if size.dtype != dtypes.int32 or size.shape.rank not in (None, 0):
+                raise TypeError(f"TensorArray: size must be an int32 scalar, got {size.dtype.name} of shape "
+                                f"{size.shape}")
+            self._size = size
+
+    # ---- properties
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def dynamic_size(self):
+        return self._dynamic_size
+
+    @property
+    def element_shape(self):
+        return self._element_shape
+
+    @property
+    def handle(self):
+        return None
+
+    @property
+    def flow(self):
+        return self.stack() if self._items is None or self._items else None
+
+    def __repr__(self):
+        mode = "list" if self._items is not None else ("dense" if self._buffer is not None else "pending")
+        return f"<ember.TensorArray dtype={self._dtype.name} element_shape={self._element_shape} ({mode})>"
+
+    # ---- internals
+
+    def _new(self):
+        """Eagerly the array itself (TensorFlow updates eager arrays in place), staged a copy."""
+        if not _C.in_trace():
+            return self
+        other = object.__new__(TensorArray)
+        other.__dict__.update(self.__dict__)
+        if other._items is not None:
+            other._items = list(other._items)
+        return other
+
+    def _check_value(self, value, what="write"):
+        if isinstance(value, Tensor) and value.dtype != self._dtype:
+            raise errors.InvalidArgumentError(
+                None, None, f"TensorArray dtype is {self._dtype.name} but Op is trying to {what} dtype "
+                f"{value.dtype.name}")
+        value = convert_to_tensor(value, dtype=self._dtype)
+        return value
+
+    def _merge_shape(self, shape):
+        if not self._infer_shape:
+            return
+        if not self._element_shape.is_compatible_with(shape):
+            raise ValueError(f"Incompatible shape for value ({_shape_text(shape)}), expected "
+                             f"({_shape_text(self._element_shape)})")
+        self._element_shape = self._element_shape.merge_with(shape)
+
+    def _static_size(self):
+        if self._items is not None:
+            return len(self._items)
+        if self._buffer is not None:
+            return self._buffer.shape.as_list()[0] if self._buffer.shape.rank else None
+        return _concrete_int(self._size)
+
+    def _size_tensor(self):
+        array_ops, _ = _ops()
+        if self._items is not None:
+            return convert_to_tensor(len(self._items), dtype=dtypes.int32)
+        if self._buffer is not None:
+            return array_ops.shape(self._buffer)[0]
+        return self._size
+
+    def _zeros_element(self):
+        array_ops, _ = _ops()
+        if not self._element_shape.is_fully_defined():
+            raise ValueError(f"TensorArray: cannot read an element that was never written when the element shape "
+                             f"({self._element_shape}) is not fully known")
+        return array_ops.zeros(self._element_shape.as_list(), dtype=self._dtype)
+
+    def _densify(self):
+        """Turns a list-mode array into a dense one (this object changes representation, not value)."""
+        array_ops, _ = _ops()
+        if self._items is None:
+            return
+        items = [None if v is _CLEARED else v for v in self._items]  # a cleared element reads as unwritten
+        if any(v is None for v in items):
+            known = [v for v in items if v is not None]
+            if not known and not self._element_shape.is_fully_defined():
+                # Nothing written and no element shape: pending until the first write.
+                self._size = convert_to_tensor(len(items), dtype=dtypes.int32)
+                self._items = None
+                return
+            zero = array_ops.zeros_like(known[0]) if known and not self._element_shape.is_fully_defined() \
+                else self._zeros_element()
+            items = [zero if v is None else v for v in items]
+        shapes = {tuple(v.shape.as_list()) if v.shape.rank is not None else None for v in items}
+        if len(shapes) > 1:
+            raise ValueError(f"TensorArray: its elements have different shapes {sorted(map(str, shapes))}; only an "
+                             f"array of same-shaped elements can be indexed by a tensor or carried by a loop")
+        if items:
+            self._buffer = array_ops.stack(items)
+        else:
+            self._buffer = array_ops.zeros([0] + self._element_shape.as_list(), dtype=self._dtype) \
+                if self._element_shape.is_fully_defined() else None
+            if self._buffer is None:
+                self._size = convert_to_tensor(0, dtype=dtypes.int32)
+        self._items = None
+
+    def _materialize(self, example=None, element_shape=None):
+        """Gives a pending array its zero buffer: [size] + element shape, unknown dimensions as 1 (a write
+        broadcasts them to the written shape)."""
+        array_ops, _ = _ops()
+        if example is not None:
+            dims = array_ops.shape(example)
+        else:
+            shape = element_shape if element_shape is not None else self._element_shape
+            if shape.rank is None:
+                raise ValueError("TensorArray: a loop variable's element shape must have a known rank; give "
+                                 "element_shape=")
+            dims = convert_to_tensor([1 if d is None else d for d in shape.as_list()], dtype=dtypes.int32)
+            if self._infer_shape and self._element_shape.is_compatible_with(shape):
+                # The shape the body's writes give: the loop's buffer keeps it, so writes need no broadcast
+                # and may go in place.
+                self._element_shape = self._element_shape.merge_with(shape)
+        full = array_ops.concat([array_ops.reshape(self._size, [1]), dims], 0)
+        self._buffer = array_ops.fill(full, convert_to_tensor(0, dtype=self._dtype))
+        self._size = None
+
+    # ---- reading
+
+    def read(self, index, name=None):
+        """The element at ``index`` (zeros of the element shape where nothing was written)."""
+        i = _concrete_int(index)
+        if self._items is not None and i is not None:
+            if i < 0:
+                raise errors.OutOfRangeError(None, None, f"Reading from negative indices (index {i}) is not "
+                                                         f"allowed.")
+            if i >= len(self._items):
+                raise errors.OutOfRangeError(None, None, f"Tried to read from index {i} but array size is: "
+                                                         f"{len(self._items)}")
+            value = self._items[i]
+            if value is _CLEARED:
+                raise errors.InvalidArgumentError(
+                    None, None, f"Could not read index {i} twice because it was cleared after a previous read "
+                    f"(perhaps try setting clear_after_read = false?)")
+            if value is None:
+                return self._zeros_element()
+            if self._clear_after_read and not _C.in_trace():
+                self._items[i] = _CLEARED
+            return value
+        array_ops, _ = _ops()
+        self._densify()
+        if self._buffer is None:
+            return self._zeros_element()
+        index = convert_to_tensor(index, dtype=dtypes.int32)
+        value = array_ops.gather(self._buffer, index)
+        return value if not self._element_shape.is_fully_defined() else array_ops.reshape(
+            value, self._element_shape.as_list())
+
+    def stack(self, name=None):
+        """The elements packed along a new first dimension."""
+        array_ops, _ = _ops()
+        if self._items is not None:
+            if not self._items:
+                if _C.in_trace() and not self._element_shape.is_fully_defined():
+                    raise errors.InvalidArgumentError(
+                        None, None, f"Tried to stack elements of an empty list with non-fully-defined "
+                        f"element_shape: {self._element_shape}")
+                if self._element_shape.rank is None:
+                    return array_ops.zeros([0], dtype=self._dtype)
+                return array_ops.zeros([0] + [d or 0 for d in self._element_shape.as_list()], dtype=self._dtype)
+            if all(v is None or v is _CLEARED for v in self._items) and not self._element_shape.is_fully_defined():
+                raise ValueError("Cannot convert a partially known TensorShape <unknown> to a Tensor.")
+        self._densify()
+        if self._buffer is None:
+            raise ValueError(f"TensorArray: stack of an array never written whose element shape "
+                             f"({self._element_shape}) is not fully known")
+        return array_ops.identity(self._buffer)
+
+    def gather(self, indices, name=None):
+        """The elements at ``indices``, packed."""
+        array_ops, _ = _ops()
+        idx = _concrete_ints(indices)
+        if self._items is not None and idx is not None:
+            if not idx:
+                return array_ops.gather(self.stack(), idx)
+            for i in idx:
+                if not 0 <= i < len(self._items):
+                    raise errors.OutOfRangeError(None, None, f"TensorArray.gather: index {i} is not in [0, "
+                                                             f"{len(self._items)})")
+            # Gather does not clear what it reads (TensorFlow's eager arrays clear on read() only).
+            return array_ops.stack([v if v is not None and v is not _CLEARED else self._zeros_element()
+                                    for v in (self._items[i] for i in idx)])
+        self._densify()
+        if self._buffer is None:
+            return self.stack()
+        return array_ops.gather(self._buffer, convert_to_tensor(indices, dtype=dtypes.int32))
+
+    def concat(self, name=None):
+        """The elements concatenated along their first dimension."""
+        array_ops, _ = _ops()
+        if self._items is not None:
+            items = [v if v is not None and v is not _CLEARED else self._zeros_element() for v in self._items]
+            for k, v in enumerate(items):
+                if v.shape.rank == 0:
+                    raise errors.InvalidArgumentError(
+                        None, None, f"Concat saw a scalar shape at index {k} but requires at least vectors.")
+            if not items:
+                rest = self._element_shape.as_list()[1:] if self._element_shape.rank else []
+                return array_ops.zeros([0] + [d or 0 for d in rest], dtype=self._dtype)
+            return array_ops.concat(items, 0)
+        self._densify()
+        buffer = self.stack()
+        if buffer.shape.rank is not None and buffer.shape.rank < 2:
+            raise errors.InvalidArgumentError(None, None, "Concat saw a scalar shape at index 0 but requires at "
+                                                          "least vectors.")
+        shape = array_ops.shape(buffer)
+        return array_ops.reshape(buffer, array_ops.concat([[-1], shape[2:]], 0))
+
+    def size(self, name=None):
+        """The number of elements, an int32 scalar."""
+        return self._size_tensor()
+
+    # ---- writing
+
+    def write(self, index, value, name=None):
+        """The array with ``value`` at ``index``."""
+        array_ops, math_ops = _ops()
+        value = self._check_value(value)
+        i = _concrete_int(index)
+        if self._items is not None and i is not None:
+            if i < 0:
+                raise errors.OutOfRangeError(None, None, f"Writing to negative indices (index {i}) is not "
+                                                         f"allowed.")
+            if i >= len(self._items) and not self._dynamic_size:
+                raise errors.OutOfRangeError(None, None, f"Tried to write to index {i} but array is not "
+                                                         f"resizeable and size is: {len(self._items)}")
+            self._merge_shape(value.shape)
+            out = self._new()
+            if i >= len(out._items):
+                out._items.extend([None] * (i + 1 - len(out._items)))
+            out._items[i] = value
+            return out
+        self._merge_shape(value.shape)
+        out = self._new()
+        out._densify()
+        index = convert_to_tensor(index, dtype=dtypes.int32)
+        if out._buffer is None:
+            out._materialize(example=value)
+        buffer = out._buffer
+        if out._dynamic_size:
+            n = array_ops.shape(buffer)[0]
+            grow = math_ops.maximum(index + 1 - n, 0)
+            rank = buffer.shape.rank
+            paddings = array_ops.concat([array_ops.reshape(array_ops.stack([0, grow]), [1, 2]),
+                                         array_ops.zeros([rank - 1, 2], dtype=dtypes.int32)], 0)
+            buffer = array_ops.pad(buffer, paddings)
+        if value.shape.rank is None:
+            raise ValueError("TensorArray.write: a value of unknown rank cannot be written at a tensor index")
+        buffer_rows = buffer.shape.as_list()[1:] if buffer.shape.rank is not None else None
+        if buffer_rows is None or buffer_rows != value.shape.as_list() or None in buffer_rows:
+            # A buffer made before the element shape was known has 1 in the unknown dimensions: Note [Two
+            # representations of a TensorArray].
+            buffer = array_ops.broadcast_to(buffer, array_ops.concat(
+                [array_ops.shape(buffer)[:1], array_ops.shape(value)], 0))
+        out._buffer = _InplaceUpdate(buffer, array_ops.reshape(index, [1]), array_ops.expand_dims(value, 0))
+        return out
+
+    def unstack(self, value, name=None):
+        """The array whose elements are the slices of ``value`` along its first dimension."""
+        array_ops, _ = _ops()
+        value = self._check_value(value, "unstack")
+        if value.shape.rank == 0:
+            raise ValueError("TensorArray.unstack: the value must have at least one dimension, got a scalar")
+        n = value.shape.as_list()[0] if value.shape.rank is not None else None
+        size = self._static_size()
+        if n is not None and size is not None and n > size and not self._dynamic_size:
+            error = errors.InvalidArgumentError if _C.in_trace() else ValueError  # as TensorFlow's TensorList
+            message = f"Cannot unstack {n} tensors into a TensorArray of static size {size} "
+            raise error(None, None, message) if _C.in_trace() else error(message)
+        self._merge_shape(value.shape[1:] if value.shape.rank is not None else TensorShape(None))
+        out = self._new()
+        if n is not None and not value._is_symbolic and out._items is not None and n <= 64:
+            items = array_ops.unstack(value) if n else []
+            if len(out._items) < n:
+                out._items = [None] * n
+            out._items[:n] = items
+            return out
+        out._items = None
+        out._size = None
+        out._buffer = value
+        return out
+
+    def scatter(self, indices, value, name=None):
+        """The array with ``value[k]`` at ``indices[k]``."""
+        array_ops, math_ops = _ops()
+        value = self._check_value(value, "scatter")
+        idx = _concrete_ints(indices)
+        if self._items is not None and idx is not None and not value._is_symbolic:
+            out = self
+            for k, i in enumerate(idx):
+                out = out.write(i, value[k])
+            return out
+        self._merge_shape(value.shape[1:] if value.shape.rank is not None else TensorShape(None))
+        out = self._new()
+        out._densify()
+        indices = convert_to_tensor(indices, dtype=dtypes.int32)
+        if out._buffer is None:
+            out._materialize(example=value[0])
+        buffer = out._buffer
+        n = array_ops.shape(buffer)[0]
+        placed = _UnsortedSegmentSum(value, indices, n)
+        hit = _UnsortedSegmentSum(array_ops.ones_like(indices), indices, n) > 0
+        rank = buffer.shape.rank
+        hit = array_ops.reshape(hit, array_ops.concat([[-1], array_ops.ones([rank - 1], dtype=dtypes.int32)], 0))
+        out._buffer = _SelectV2(hit, placed, buffer)
+        return out
+
+    def split(self, value, lengths, name=None):
+        """The array whose elements are consecutive pieces of ``value`` with the given lengths."""
+        array_ops, _ = _ops()
+        value = self._check_value(value, "split")
+        sizes = _concrete_ints(lengths)
+        if sizes is None:
+            raise NotImplementedError("TensorArray.split: lengths must be known while tracing")
+        pieces = array_ops.split(value, sizes, 0) if sizes else []
+        out = self._new()
+        if out._items is None:
+            out._items = []
+            out._buffer = None
+            out._size = None
+        if len(out._items) < len(pieces):
+            if not self._dynamic_size and out._items and len(pieces) > len(out._items):
+                raise ValueError(f"Cannot split into {len(pieces)} tensors a TensorArray of static size "
+                                 f"{len(out._items)}")
+            out._items = out._items + [None] * (len(pieces) - len(out._items))
+        for k, piece in enumerate(pieces):
+            out._items[k] = piece
+        if len({tuple(p.shape.as_list()) for p in pieces}) == 1:
+            out._merge_shape(pieces[0].shape)
+        return out
+
+    def identity(self):
+        """The same array (TensorFlow's identity of its flow)."""
+        return self._new()
+
+    def close(self, name=None):
+        return None
+
+    # ---- as a loop variable: Note [TensorArray loop variables] in composite_loops
+
+    def _loop_tensors(self, element_shape=None):
+        """The array as one dense tensor for a loop, and that tensor's shape invariant ([None] + element
+        shape). A pending array with no known element rank raises _NeedsElementShape."""
+        self._densify()
+        if self._buffer is None:
+            shape = element_shape if element_shape is not None else self._element_shape
+            if shape.rank is None:
+                raise _NeedsElementShape()
+            self._materialize(element_shape=shape)
+        shape = self._element_shape if self._infer_shape else TensorShape(None)
+        if self._buffer.shape.rank is not None:
+            rank = self._buffer.shape.rank - 1
+            es = shape if shape.rank == rank else TensorShape([None] * rank)
+            return [self._buffer], [TensorShape([None]).concatenate(es)]
+        return [self._buffer], [TensorShape(None)]
+
+    def _from_loop_tensors(self, tensors):
+        other = object.__new__(TensorArray)
+        other.__dict__.update(self.__dict__)
+        other._items, other._size, other._buffer = None, None, tensors[0]
+        return other
+
+
+class _NeedsElementShape(Exception):
+    pass
+
+
+def _shape_text(shape):
+    shape = TensorShape(shape)
+    if shape.rank is None:
+        return "<unknown>"
+    dims = ", ".join("None" if d is None else str(d) for d in shape.as_list())
+    return f"({dims},)" if shape.rank == 1 else f"({dims})"
+
+
+# Note [TensorArray loop variables]
+# A staged while_loop carries tensors only, so a loop variable that is a composite (an object with
+# _ember_composite, today TensorArray) goes in as its tensors (_loop_tensors: the dense buffer, with the
+# invariant [None] + element shape so that the size may change) and is rebuilt around them in the condition,
+# the body and the results (_from_loop_tensors). A pending array (never written, element shape unknown) has
+# no tensor yet: the body is traced once with the array still pending, which shows the shape its writes
+# give, and then the loop is traced for real with a zero buffer of that shape (unknown dimensions as 1,
+# broadcast by the first write). Eagerly the loop is Python, and arrays stay lists.
+
+
+class _Retrace(Exception):
+    def __init__(self, shapes):
+        super().__init__("retrace")
+        self.shapes = shapes
+
+
+def _is_composite(value):
+    return getattr(value, "_ember_composite", False)
+
+
+def composite_while_loop(while_loop, cond, body, loop_vars, shape_invariants=None, parallel_iterations=10,
+                         maximum_iterations=None, name=None):
+    """while_loop for loop variables that hold composites (see Note [TensorArray loop variables])."""
+    from ember.ops.control_flow_ops import _truth
+    from ember.util import nest
+
+    single = not isinstance(loop_vars, (list, tuple, dict))
+    structure = [loop_vars] if single else loop_vars
+
+    def call(fn, values):
+        return fn(**values) if isinstance(values, dict) else fn(*values)
+
+    def call_body(values):
+        out = call(body, values)
+        if isinstance(values, (list, tuple)) and len(values) == 1 and not isinstance(out, (list, tuple)):
+            out = type(values)([out]) if not hasattr(type(values), "_fields") else type(values)(out)
+        try:
+            nest.assert_same_structure(values, out, check_types=False)
+        except ValueError as e:
+            raise ValueError(f"while_loop: the body must return the structure of loop_vars. {e}") from None
+        return out
+
+    if not _C.in_trace():
+        values = structure
+        iteration = 0
+        while maximum_iterations is None or iteration < int(maximum_iterations):
+            if not _truth(call(cond, values), "while_loop"):
+                break
+            values = call_body(values)
+            iteration += 1
+        return values[0] if single else values
+
+    leaves = nest.flatten(structure)
+    user_invariants = None
+    if shape_invariants is not None:
+        invariants_in = [shape_invariants] if single else shape_invariants
+        try:
+            user_invariants = nest.flatten_up_to(structure, invariants_in) if hasattr(nest, "flatten_up_to") \
+                else nest.flatten(invariants_in)
+        except (ValueError, TypeError):
+            user_invariants = None
+        if user_invariants is not None and len(user_invariants) != len(leaves):
+            user_invariants = None
+    shapes = {}
+    for _attempt in range(3):
+        templates, flat, invariants, pending = [], [], [], set()
+        for k, leaf in enumerate(leaves):
+            if _is_composite(leaf):
+                leaf = leaf._new() if isinstance(leaf, TensorArray) else leaf
+                try:
+                    tensors, invs = leaf._loop_tensors(shapes.get(k))
+                except _NeedsElementShape:
+                    pending.add(k)
+                    tensors, invs = [], []
+                templates.append((k, leaf, len(tensors)))
+                flat.extend(tensors)
+                invariants.extend(invs)
+            else:
+                tensor = convert_to_tensor(leaf)
+                templates.append((k, None, 1))
+                flat.append(tensor)
+                given = user_invariants[k] if user_invariants is not None else None
+                invariants.append(TensorShape(given) if given is not None else tensor.shape)
+        dummy = not flat
+        if dummy:
+            flat, invariants = [convert_to_tensor(0)], [TensorShape([])]
+        seen_shapes = {}
+
+        def rebuild(flat_values, templates=templates):
+            it = iter(flat_values)
+            out = []
+            for k, leaf, count in templates:
+                if leaf is None:
+                    out.append(next(it))
+                elif k in pending:
+                    out.append(leaf._new())
+                else:
+                    out.append(leaf._from_loop_tensors([next(it) for _ in range(count)]))
+            return nest.pack_sequence_as(structure, out)
+
+        def flat_cond(*values, rebuild=rebuild):
+            return call(cond, rebuild(values[1:] if dummy else values))
+
+        def flat_body(*values, rebuild=rebuild, templates=templates, pending=pending, seen=seen_shapes):
+            out = call_body(rebuild(values[1:] if dummy else values))
+            out_leaves = nest.flatten(out)
+            result = [values[0]] if dummy else []
+            discovered = {}
+            for (k, leaf, _), value in zip(templates, out_leaves):
+                if leaf is None:
+                    result.append(value)
+                    continue
+                if not isinstance(value, type(leaf)):
+                    raise TypeError(f"while_loop: loop variable {k} enters the loop as a {type(leaf).__name__} "
+                                    f"but the body returns {type(value).__name__}")
+                if isinstance(value, TensorArray) and value._dtype != leaf._dtype:
+                    raise TypeError(f"while_loop: the TensorArray loop variable {k} enters as "
+                                    f"{leaf._dtype.name} but the body returns one of {value._dtype.name}")
+                if k in pending:
+                    value._densify()
+                    if value._buffer is None or value._buffer.shape.rank is None:
+                        raise ValueError(f"while_loop: the TensorArray loop variable {k} is never written in "
+                                         f"the body and its element shape is unknown; give element_shape=")
+                    discovered[k] = TensorShape(value._buffer.shape.as_list()[1:])
+                    continue
+                seen[k] = value.element_shape
+                result.extend(value._loop_tensors()[0])
+            if discovered:
+                raise _Retrace(discovered)
+            return result
+
+        try:
+            flat_out = while_loop(flat_cond, flat_body, flat, shape_invariants=invariants,
+                                  parallel_iterations=parallel_iterations, maximum_iterations=maximum_iterations,
+                                  name=name)
+        except _Retrace as r:
+            shapes.update(r.shapes)
+            continue
+        flat_out = _as_list(flat_out)
+        result = rebuild(flat_out[1:] if dummy else flat_out)
+        for k, value in enumerate(nest.flatten(result)):
+            if isinstance(value, TensorArray) and k in seen_shapes and value._infer_shape:
+                if value._element_shape.is_compatible_with(seen_shapes[k]):
+                    value._element_shape = value._element_shape.merge_with(seen_shapes[k])
+        return result[0] if single else result
+    raise ValueError("while_loop: could not settle the element shapes of the TensorArray loop variables")
+
+
+def _as_list(out):
+    return list(out) if isinstance(out, (list, tuple)) else [out]

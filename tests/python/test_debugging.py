@@ -1,0 +1,234 @@
+"""Issue 15: tf.debugging.Assert (the stateful Assert op) and the assert_* checks, eagerly and inside
+ember.function (program order by automatic control dependencies, trip counts and shapes known only when the
+function runs), and tf.case's staged checks, compared with TensorFlow running the same program: values and
+the class of an error."""
+
+import numpy as np
+import pytest
+import tensorflow
+
+import ember
+
+def _plain(value):
+    if hasattr(value, "numpy") and hasattr(value, "dtype"):
+        array = np.asarray(value.numpy())
+        if array.dtype.kind == "f":  # float32 results of different kernels agree to ~1 ulp
+            array = np.round(array.astype(np.float64), 5)
+        return ("tensor", value.dtype.name, list(value.shape), array.tolist())
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    if hasattr(value, "as_list") or type(value).__name__ == "TensorShape":
+        return ("shape", None if value.rank is None else value.as_list())
+    return value
+
+
+def _outcome(case, lib):
+    try:
+        return ("ok", _plain(case(lib)))
+    except Exception as e:  # noqa: BLE001 - the class is what is compared
+        return ("raised", type(e))
+
+
+def _same(case):
+    expected, got = _outcome(case, tensorflow), _outcome(case, ember)
+    if expected[0] == "raised" and got[0] == "raised":
+        names = [c.__name__ for c in got[1].__mro__]
+        assert expected[1].__name__ in names, f"TensorFlow raised {expected[1]}, ember {got[1]}"
+        return expected
+    assert got == expected, f"TensorFlow: {expected}\nember:      {got}"
+    return got
+
+
+
+
+def _staged(tf, fn, *values, signature=None):
+    tensors = [tf.constant(v) for v in values]
+    spec = signature or [tf.TensorSpec([None] * np.ndim(v), tf.as_dtype(np.asarray(v).dtype.name)) for v in values]
+    return tf.function(fn, input_signature=spec)(*tensors)
+
+
+def _returns_x(check):
+    """A function that runs check(tf, x) and returns x + 1 (TensorFlow's function must return tensors)."""
+    def make(tf):
+        def f(*args):
+            check(tf, *args)
+            return args[0] + 1
+        return f
+    return make
+
+
+CHECKS = {
+    "Assert_true": (lambda tf, x: tf.debugging.Assert(tf.reduce_all(x > 0), ["x:", x]), [1.0, 2.0]),
+    "Assert_false": (lambda tf, x: tf.debugging.Assert(tf.reduce_all(x > 0), ["x:", x], summarize=2),
+                     [1.0, -2.0]),
+    "Assert_alias": (lambda tf, x: tf.Assert(tf.reduce_all(x > 0), [x]), [-1.0]),
+    "assert_equal_ok": (lambda tf, x: tf.debugging.assert_equal(x, x * 1.0), [1.0, 2.0]),
+    "assert_equal_fails": (lambda tf, x: tf.debugging.assert_equal(x, x + 1.0, message="msg"), [1.0, 2.0]),
+    "assert_equal_broadcast": (lambda tf, x: tf.debugging.assert_equal(x, 1.0), [1.0, 1.0]),
+    "assert_equal_alias": (lambda tf, x: tf.assert_equal(x, 2.0), [1.0]),
+    "assert_less_ok": (lambda tf, x: tf.debugging.assert_less(x, x + 1.0), [1.0, 2.0]),
+    "assert_less_fails": (lambda tf, x: tf.debugging.assert_less(x, 2.0), [1.0, 2.0]),
+    "assert_less_alias": (lambda tf, x: tf.assert_less(x, 0.0), [1.0]),
+    "assert_less_equal": (lambda tf, x: tf.debugging.assert_less_equal(x, 2.0), [1.0, 2.0]),
+    "assert_greater_ok": (lambda tf, x: tf.debugging.assert_greater(x, 0.0), [1.0, 2.0]),
+    "assert_greater_fails": (lambda tf, x: tf.debugging.assert_greater(x, 1.0), [1.0, 2.0]),
+    "assert_greater_alias": (lambda tf, x: tf.assert_greater(x, 5.0), [1.0]),
+    "assert_greater_equal": (lambda tf, x: tf.debugging.assert_greater_equal(x, 1.5), [1.0, 2.0]),
+    "assert_none_equal": (lambda tf, x: tf.debugging.assert_none_equal(x, 2.0), [1.0, 2.0]),
+    "assert_positive_fails": (lambda tf, x: tf.debugging.assert_positive(x), [0.0, 2.0]),
+    "assert_positive_ok": (lambda tf, x: tf.debugging.assert_positive(x), [0.5, 2.0]),
+    "assert_negative": (lambda tf, x: tf.debugging.assert_negative(x), [-1.0, 2.0]),
+    "assert_non_negative_ok": (lambda tf, x: tf.debugging.assert_non_negative(x), [0.0, 2.0]),
+    "assert_non_negative_fails": (lambda tf, x: tf.debugging.assert_non_negative(x), [-0.5, 2.0]),
+    "assert_non_positive": (lambda tf, x: tf.debugging.assert_non_positive(x), [0.0, -2.0]),
+    "assert_int": (lambda tf, x: tf.debugging.assert_less(x, tf.constant([3, 3])), np.array([1, 4], np.int32)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CHECKS))
+def test_checks_eager(name):
+    check, value = CHECKS[name]
+    _same(lambda tf: _returns_x(check)(tf)(tf.constant(value)))
+
+
+@pytest.mark.parametrize("name", sorted(CHECKS))
+def test_checks_staged_with_unknown_shapes(name):
+    check, value = CHECKS[name]
+    array = np.asarray(value)
+    _same(lambda tf: _staged(tf, _returns_x(check)(tf), array.astype(np.float32) if array.dtype.kind == "f" else array))
+
+
+def test_checks_known_while_tracing_raise_while_tracing():
+    """A check whose values are constants fails when the function is traced, as in TensorFlow."""
+    for lib in (tensorflow, ember):
+        traced = []
+
+        def f():
+            traced.append(1)
+            lib.debugging.assert_less(lib.constant(3), lib.constant(2))
+            return lib.constant(0)
+
+        with pytest.raises(lib.errors.InvalidArgumentError):
+            lib.function(f).get_concrete_function()
+        assert traced
+
+
+RANK_AND_SHAPES = {
+    "rank_ok": lambda tf, x: tf.debugging.assert_rank(x, 2),
+    "rank_fails": lambda tf, x: tf.debugging.assert_rank(x, 1),
+    "rank_alias": lambda tf, x: tf.assert_rank(x, 3),
+    "rank_at_least": lambda tf, x: tf.debugging.assert_rank_at_least(x, 3),
+    "rank_in": lambda tf, x: tf.debugging.assert_rank_in(x, [1, 2]),
+    "scalar": lambda tf, x: tf.debugging.assert_scalar(x),
+    "type_fails": lambda tf, x: tf.debugging.assert_type(x, tf.int32),
+    "type_ok": lambda tf, x: tf.debugging.assert_type(x, tf.float32),
+    "integer": lambda tf, x: tf.debugging.assert_integer(x),
+    "shapes_ok": lambda tf, x: tf.debugging.assert_shapes([(x, ("N", "D")), (x[:, 0], ("N",))]),
+    "shapes_fails": lambda tf, x: tf.debugging.assert_shapes([(x, ("N", "D")), (x[0], ("N",))]),
+    "shapes_fixed_size": lambda tf, x: tf.debugging.assert_shapes([(x, (2, "D"))]),
+    "shapes_rank_fails": lambda tf, x: tf.debugging.assert_shapes([(x, ("N",))]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RANK_AND_SHAPES))
+def test_rank_and_shape_checks_eager(name):
+    _same(lambda tf: _returns_x(RANK_AND_SHAPES[name])(tf)(tf.ones([2, 3])))
+
+
+@pytest.mark.parametrize("name", sorted(RANK_AND_SHAPES))
+def test_rank_and_shape_checks_staged_with_none_dims(name):
+    _same(lambda tf: _staged(tf, _returns_x(RANK_AND_SHAPES[name])(tf), np.ones([2, 3], np.float32)))
+
+
+def test_shapes_staged_with_unknown_rank():
+    _same(lambda tf: _staged(tf, _returns_x(lambda tf, x: tf.debugging.assert_rank(x, 2))(tf),
+                             np.ones([2], np.float32), signature=[tf.TensorSpec(None, tf.float32)]))
+
+
+def test_assert_message_names_the_data():
+    @ember.function(input_signature=[ember.TensorSpec([None], ember.float32)])
+    def f(x):
+        ember.debugging.Assert(ember.reduce_all(x > 0), ["x must be positive:", x])
+        return x
+
+    with pytest.raises(ember.errors.InvalidArgumentError, match=r"assertion failed: \[x must be positive:\] "
+                                                                r"\[1 -2\]"):
+        f(ember.constant([1.0, -2.0]))
+    assert f(ember.constant([1.0])).numpy().tolist() == [1.0]
+
+
+def test_assert_keeps_program_order_and_is_not_pruned():
+    """The Assert's result is unused; it still runs, and before the print that follows it."""
+    import os
+    import tempfile
+
+    path = os.path.join(tempfile.mkdtemp(), "log.txt")
+
+    @ember.function(input_signature=[ember.TensorSpec([None], ember.float32)])
+    def f(x):
+        ember.print("before", output_stream=f"file://{path}")
+        ember.debugging.assert_positive(x)
+        ember.print("after", output_stream=f"file://{path}")
+        return x * 2.0
+
+    f(ember.constant([1.0]))
+    with pytest.raises(ember.errors.InvalidArgumentError):
+        f(ember.constant([-1.0]))
+    assert open(path).read().split() == ["before", "after", "before"]
+
+
+def test_assert_inside_a_loop_body_fails_at_the_bad_iteration():
+    def case(tf):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+        def f(x):
+            def body(i, s):
+                tf.debugging.assert_non_negative(x[i])
+                return i + 1, s + x[i]
+            return tf.while_loop(lambda i, s: i < tf.shape(x)[0], body, (0, 0.0))[1]
+        return [f(tf.constant([1.0, 2.0])), f(tf.constant([1.0, -2.0, 3.0]))]
+
+    _same(case)
+
+
+def test_assert_condition_must_be_a_scalar_staged():
+    @ember.function(input_signature=[ember.TensorSpec([None], ember.float32)])
+    def f(x):
+        ember.debugging.Assert(x > 0, [x])
+        return x
+
+    with pytest.raises((ValueError, ember.errors.InvalidArgumentError)):
+        f(ember.constant([1.0, -1.0]))
+
+
+def test_tf_and_compat_v1_names():
+    for name in ("Assert", "assert_equal", "assert_greater", "assert_less", "assert_rank"):
+        assert getattr(ember, name) is getattr(ember.debugging, name)
+        assert hasattr(tensorflow, name)
+    for name in ("Assert", "assert_equal", "assert_less", "assert_positive", "assert_non_negative", "assert_rank",
+                 "assert_type", "assert_scalar"):
+        assert getattr(ember.compat.v1, name) is getattr(ember.debugging, name)
+
+
+# ---- tf.case's staged checks
+
+
+@pytest.mark.parametrize("x", [1, 4, 9])
+def test_case_without_default_checks_the_last_predicate_staged(x):
+    _same(lambda tf: tf.function(lambda v: tf.case([(v > 5, lambda: tf.constant(1)), (v > 3, lambda: tf.constant(2))]),
+                                 input_signature=[tf.TensorSpec([], tf.int32)])(tf.constant(x)))
+
+
+@pytest.mark.parametrize("x", [1, -1, -5])
+def test_case_exclusive_staged(x):
+    _same(lambda tf: tf.function(lambda v: tf.case([(v > 0, lambda: tf.constant(1)), (v > -3, lambda: tf.constant(2))],
+                                                   default=lambda: tf.constant(3), exclusive=True),
+                                 input_signature=[tf.TensorSpec([], tf.int32)])(tf.constant(x)))
+
+
+def test_case_exclusive_eager():
+    _same(lambda tf: tf.case([(tf.constant(True), lambda: 1), (tf.constant(True), lambda: 2)],
+                             default=lambda: 3, exclusive=True))
+    _same(lambda tf: tf.case([(tf.constant(True), lambda: 1), (tf.constant(True), lambda: 2)], exclusive=True))
+    _same(lambda tf: tf.case([(tf.constant(False), lambda: 1), (tf.constant(False), lambda: 2)]))

@@ -1,0 +1,408 @@
+"""Issue 15: ember.TensorArray eagerly, inside ember.function and as a while_loop loop variable, compared with
+TensorFlow running the same program (``import tensorflow as tf`` vs ``import ember as tf``): values, dtypes,
+shapes and the class of an error; gradients through writes, reads and stack."""
+
+import numpy as np
+import pytest
+import tensorflow
+
+import ember
+
+def _plain(value):
+    if hasattr(value, "numpy") and hasattr(value, "dtype"):
+        array = np.asarray(value.numpy())
+        if array.dtype.kind == "f":  # float32 results of different kernels agree to ~1 ulp
+            array = np.round(array.astype(np.float64), 5)
+        return ("tensor", value.dtype.name, list(value.shape), array.tolist())
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plain(v) for v in value)
+    if hasattr(value, "as_list") or type(value).__name__ == "TensorShape":
+        return ("shape", None if value.rank is None else value.as_list())
+    return value
+
+
+def _outcome(case, lib):
+    try:
+        return ("ok", _plain(case(lib)))
+    except Exception as e:  # noqa: BLE001 - the class is what is compared
+        return ("raised", type(e))
+
+
+def _same(case):
+    expected, got = _outcome(case, tensorflow), _outcome(case, ember)
+    if expected[0] == "raised" and got[0] == "raised":
+        names = [c.__name__ for c in got[1].__mro__]
+        assert expected[1].__name__ in names, f"TensorFlow raised {expected[1]}, ember {got[1]}"
+        return expected
+    assert got == expected, f"TensorFlow: {expected}\nember:      {got}"
+    return got
+
+
+# ---- the methods, eager and staged
+
+
+def _method_cases():
+    def c(fn):  # keeps each case one lambda of tf
+        return fn
+
+    return {
+        "write_stack": c(lambda tf: tf.TensorArray(tf.float32, size=3).write(0, [1., 2.]).write(2, [3., 4.]).stack()),
+        "write_twice": c(lambda tf: tf.TensorArray(tf.float32, size=2).write(0, 1.).write(0, 2.).stack()),
+        "write_int_literal": c(lambda tf: tf.TensorArray(tf.float32, size=2).write(0, 1).stack()),
+        "write_oob": c(lambda tf: tf.TensorArray(tf.float32, size=2).write(3, 1.).stack()),
+        "write_negative": c(lambda tf: tf.TensorArray(tf.float32, size=2).write(-1, 1.).stack()),
+        "write_dtype": c(lambda tf: tf.TensorArray(tf.float32, size=2).write(0, tf.constant([1, 2])).stack()),
+        "write_shape_mismatch": c(lambda tf: tf.TensorArray(tf.float32, size=2).write(0, [1., 2.])
+                                  .write(1, [1., 2., 3.]).stack()),
+        "element_shape_mismatch": c(lambda tf: tf.TensorArray(tf.float32, size=2, element_shape=[3])
+                                    .write(0, [1., 2.]).stack()),
+        "read": c(lambda tf: tf.TensorArray(tf.float32, size=2).unstack([[1., 2.], [3., 4.]]).read(1)),
+        "read_unwritten_known_shape": c(lambda tf: tf.TensorArray(tf.float32, size=2, element_shape=[2]).read(1)),
+        "read_unwritten_inferred": c(lambda tf: tf.TensorArray(tf.float32, size=2).write(0, [1., 2.]).read(1)),
+        "read_oob": c(lambda tf: tf.TensorArray(tf.float32, size=2).unstack([1., 2.]).read(5)),
+        "read_negative": c(lambda tf: tf.TensorArray(tf.float32, size=2).unstack([1., 2.]).read(-1)),
+        "stack_partial": c(lambda tf: tf.TensorArray(tf.float32, size=3).write(1, [1., 2.]).stack()),
+        "stack_empty": c(lambda tf: tf.TensorArray(tf.float32, size=0).stack()),
+        "stack_empty_element_shape": c(lambda tf: tf.TensorArray(tf.float32, size=0, element_shape=[3]).stack()),
+        "dynamic_size": c(lambda tf: tf.TensorArray(tf.float32, size=0, dynamic_size=True).write(2, 1.).stack()),
+        "size": c(lambda tf: tf.TensorArray(tf.int32, size=3).size()),
+        "size_after_unstack": c(lambda tf: tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+                                .unstack([[1., 2.], [3., 4.], [5., 6.]]).size()),
+        "unstack_too_many": c(lambda tf: tf.TensorArray(tf.float32, size=2).unstack([1., 2., 3.]).stack()),
+        "gather": c(lambda tf: tf.TensorArray(tf.float32, size=3).unstack([1., 2., 3.]).gather([2, 0])),
+        "scatter": c(lambda tf: tf.TensorArray(tf.float32, size=3).scatter([2, 0], [5., 6.]).write(1, 0.).stack()),
+        "concat": c(lambda tf: tf.TensorArray(tf.float32, size=2, infer_shape=False).write(0, [1., 2.])
+                    .write(1, [3.]).concat()),
+        "concat_scalars": c(lambda tf: tf.TensorArray(tf.float32, size=2).write(0, 1.).write(1, 2.).concat()),
+        "split": c(lambda tf: tf.TensorArray(tf.float32, size=2, infer_shape=False).split([1., 2., 3.], [2, 1])
+                   .read(1)),
+        "split_stack": c(lambda tf: tf.TensorArray(tf.float32, size=2).split([1., 2., 3., 4.], [2, 2]).stack()),
+        "element_shape_inferred": c(lambda tf: tf.TensorArray(tf.float32, size=2).write(0, [1., 2.]).element_shape),
+        "element_shape_unknown": c(lambda tf: tf.TensorArray(tf.float32, size=2).element_shape),
+        "identity": c(lambda tf: tf.TensorArray(tf.float32, size=1).write(0, 1.).identity().stack()),
+        "close": c(lambda tf: tf.TensorArray(tf.float32, size=2).close()),
+        "dtype": c(lambda tf: tf.TensorArray(tf.int32, size=1).dtype.name),
+        "dynamic_size_flag": c(lambda tf: tf.TensorArray(tf.int32, size=1).dynamic_size),
+        "int64": c(lambda tf: tf.TensorArray(tf.int64, size=2).write(1, tf.constant(7, tf.int64)).stack()),
+        "bool": c(lambda tf: tf.TensorArray(tf.bool, size=2).write(1, True).stack()),
+    }
+
+
+@pytest.mark.parametrize("name", sorted(_method_cases()))
+def test_methods_eager(name):
+    _same(_method_cases()[name])
+
+
+STAGED_DIFFERS = {
+    # TensorFlow's staged arrays are TensorLists: an out-of-range write fails when the function runs
+    # (InvalidArgumentError) where the eager array raises OutOfRangeError at once; both are errors here.
+    "write_oob", "write_negative", "read_oob", "read_negative",
+    # Python values outside tensors: TensorFlow's function must return tensors.
+    "element_shape_inferred", "element_shape_unknown", "close", "dtype", "dynamic_size_flag",
+}
+
+
+@pytest.mark.parametrize("name", sorted(set(_method_cases()) - STAGED_DIFFERS))
+def test_methods_staged(name):
+    case = _method_cases()[name]
+    _same(lambda tf: tf.function(lambda: case(tf))())
+
+
+@pytest.mark.parametrize("name", ["write_oob", "read_oob"])
+def test_out_of_range_staged_raises(name):
+    case = _method_cases()[name]
+    for lib in (tensorflow, ember):
+        with pytest.raises(lib.errors.OpError if lib is ember else Exception):
+            lib.function(lambda: case(lib))()
+
+
+def test_eager_write_updates_in_place_and_staged_write_is_functional():
+    ta = ember.TensorArray(ember.float32, size=2)
+    ta.write(0, 5.0)
+    assert ta.read(0).numpy() == 5.0  # eagerly, as TensorFlow's eager arrays
+
+    @ember.function
+    def f():
+        a = ember.TensorArray(ember.float32, size=2)
+        b = a.write(0, 1.0)
+        a = a.write(0, 2.0)
+        return a.stack(), b.stack()
+
+    a, b = f()
+    assert a.numpy().tolist() == [2.0, 0.0] and b.numpy().tolist() == [1.0, 0.0]
+
+
+def test_clear_after_read_eager():
+    _same(lambda tf: (lambda a: (a.read(0), a.read(0)))(
+        tf.TensorArray(tf.float32, size=1, clear_after_read=True).write(0, 1.)))
+    _same(lambda tf: (lambda a: (a.read(0), a.read(0)))(
+        tf.TensorArray(tf.float32, size=1, clear_after_read=False).write(0, 1.)))
+
+
+def test_eager_size_is_required():
+    _same(lambda tf: tf.TensorArray(tf.float32))
+
+
+# ---- as a loop variable, trip count known only when the function runs
+
+
+def _loop_program(tf, x, element_shape=None, dynamic=False):
+    n = tf.shape(x)[0]
+    ta = tf.TensorArray(tf.float32, size=0 if dynamic else n, dynamic_size=dynamic, element_shape=element_shape)
+
+    def body(i, acc, ta):
+        acc = acc + x[i]
+        return i + 1, acc, ta.write(i, acc * 2.0)
+
+    _, acc, ta = tf.while_loop(lambda i, acc, ta: i < n, body, [0, tf.zeros_like(x[0]), ta])
+    return ta.stack(), ta.size(), ta.read(0), acc
+
+
+@pytest.mark.parametrize("variant", ["unknown_element_shape", "known_element_shape", "dynamic_size"])
+@pytest.mark.parametrize("staged", [False, True])
+def test_loop_variable(staged, variant):
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+
+    def case(tf):
+        kwargs = {"element_shape": [3]} if variant == "known_element_shape" else {}
+        fn = (lambda v: _loop_program(tf, v, dynamic=variant == "dynamic_size", **kwargs))
+        if staged:
+            fn = tf.function(fn, input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+        return [fn(tf.constant(x)), fn(tf.constant(x[:2]))]
+
+    _same(case)
+
+
+@pytest.mark.parametrize("staged", [False, True])
+def test_loop_reads_an_unstacked_array_and_writes_another(staged):
+    def case(tf):
+        def f(x):
+            inputs = tf.TensorArray(tf.float32, size=tf.shape(x)[0]).unstack(x)
+            out = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+
+            def body(i, out):
+                return i + 1, out.write(i, tf.reduce_sum(inputs.read(i)))
+
+            _, out = tf.while_loop(lambda i, out: i < inputs.size(), body, (0, out))
+            return out.stack()
+
+        g = tf.function(f, input_signature=[tf.TensorSpec([None, None], tf.float32)]) if staged else f
+        return [g(tf.ones([3, 2])), g(tf.ones([5, 4]))]
+
+    _same(case)
+
+
+def test_loop_with_unknown_batch_dimension():
+    """The element shape [None, 3] enters the loop unknown: the buffer starts with 1 there and the first
+    write broadcasts it."""
+    def case(tf):
+        @tf.function(input_signature=[tf.TensorSpec([None, None, 3], tf.float32)])
+        def f(x):
+            n = tf.shape(x)[0]
+            ta = tf.TensorArray(tf.float32, size=n)
+            _, ta = tf.while_loop(lambda i, ta: i < n, lambda i, ta: (i + 1, ta.write(i, tf.tanh(x[i]))), (0, ta))
+            return ta.stack()
+        return f(tf.reshape(tf.range(24, dtype=tf.float32) / 24.0, [4, 2, 3]))
+
+    _same(case)
+
+
+def test_nested_loops_with_arrays():
+    def case(tf):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.int32)])
+        def f(sizes):
+            outer = tf.TensorArray(tf.int32, size=tf.shape(sizes)[0])
+
+            def body(i, outer):
+                inner = tf.TensorArray(tf.int32, size=3)
+                _, inner = tf.while_loop(lambda j, a: j < 3, lambda j, a: (j + 1, a.write(j, sizes[i] * j)),
+                                         (0, inner))
+                return i + 1, outer.write(i, inner.stack())
+
+            _, outer = tf.while_loop(lambda i, a: i < tf.shape(sizes)[0], body, (0, outer))
+            return outer.stack()
+        return f(tf.constant([1, 2, 5]))
+
+    _same(case)
+
+
+def test_loop_body_returning_something_else_is_a_type_error():
+    @ember.function
+    def f():
+        ta = ember.TensorArray(ember.float32, size=2)
+        return ember.while_loop(lambda i, ta: i < 2, lambda i, ta: (i + 1, ember.constant(1.0)), (0, ta))
+
+    with pytest.raises(TypeError, match="TensorArray"):
+        f()
+
+
+def test_staged_loop_is_one_while_op_with_inplace_writes():
+    @ember.function(input_signature=[ember.TensorSpec([None, 3], ember.float32)])
+    def f(x):
+        n = ember.shape(x)[0]
+        ta = ember.TensorArray(ember.float32, size=n)
+        _, ta = ember.while_loop(lambda i, ta: i < n, lambda i, ta: (i + 1, ta.write(i, x[i])), (0, ta))
+        return ta.stack()
+
+    gf = f.get_concrete_function()._gf
+    types = [gf.node(i)["type"] for i in range(gf.num_nodes)]
+    assert types.count("StatelessWhile") == 1, types
+
+
+# ---- gradients
+
+
+def _grad_case(tf, staged):
+    def f(x, w):
+        with tf.GradientTape() as tape:
+            tape.watch([x, w])
+            ta = tf.TensorArray(tf.float32, size=3)
+            h = x
+            for i in range(3):
+                h = tf.tanh(h * w)
+                ta = ta.write(i, h)
+            y = tf.reduce_sum(ta.stack() * tf.constant([1., 2., 3.])[:, None]) + tf.reduce_sum(ta.read(1))
+        return tape.gradient(y, [x, w])
+
+    g = tf.function(f) if staged else f
+    return g(tf.constant([0.5, -0.3]), tf.constant(0.7))
+
+
+@pytest.mark.parametrize("staged", [False, True])
+def test_gradient_through_write_read_stack(staged):
+    _same(lambda tf: _grad_case(tf, staged))
+
+
+@pytest.mark.parametrize("staged", [False, True])
+def test_gradient_through_unstack_gather_scatter_concat(staged):
+    def case(tf):
+        def f(x):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                ta = tf.TensorArray(tf.float32, size=3).unstack(x * x)
+                g = ta.gather([2, 0])
+                other = tf.TensorArray(tf.float32, size=3).scatter([1, 2], x[:2] * 3.0)
+                y = tf.reduce_sum(g * 2.0) + tf.reduce_sum(other.stack()) + tf.reduce_sum(ta.concat() * 0.5)
+            return tape.gradient(y, x)
+
+        g = tf.function(f) if staged else f
+        return g(tf.constant([[1., 2.], [3., 4.], [5., 6.]]))
+
+    _same(case)
+
+
+def test_gradient_through_dense_writes_matches_finite_differences():
+    """The dense path (a tensor index) eagerly: InplaceUpdate's and GatherV2's gradient rules."""
+    x = ember.constant([0.3, -0.2, 0.9], dtype=ember.float64)
+
+    def loss(x):
+        ta = ember.TensorArray(ember.float64, size=3)
+        for k in range(3):
+            ta = ta.write(ember.constant(k), ember.sin(x * (k + 1.0)))
+        return ember.reduce_sum(ta.stack() ** 2) + ember.reduce_sum(ta.read(ember.constant(2)))
+
+    with ember.GradientTape() as tape:
+        tape.watch(x)
+        y = loss(x)
+    grad = tape.gradient(y, x).numpy()
+    eps = 1e-6
+    numeric = [(loss(x + e).numpy() - loss(x - e).numpy()) / (2 * eps)
+               for e in (ember.constant(v, dtype=ember.float64) for v in np.eye(3) * eps)]
+    np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-8)
+
+
+def _needs_while_gradient(e):
+    return "Unimplemented" in type(e).__name__ or "UnimplementedError" in type(e).__name__
+
+
+def test_gradient_through_staged_loop_variable():
+    def case(tf):
+        @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32)])
+        def f(x):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                n = tf.shape(x)[0]
+                ta = tf.TensorArray(tf.float32, size=n)
+                _, ta = tf.while_loop(lambda i, ta: i < n, lambda i, ta: (i + 1, ta.write(i, tf.sin(x[i]))),
+                                      (0, ta))
+                y = tf.reduce_sum(ta.stack() ** 2)
+            return tape.gradient(y, x)
+        return f(tf.constant([[1., 2.], [3., 4.], [0.5, 0.1]]))
+
+    try:
+        _same(case)
+    except AssertionError:
+        try:
+            case(ember)
+        except Exception as e:  # noqa: BLE001
+            if _needs_while_gradient(e):
+                pytest.xfail("needs While gradient")
+        raise
+
+
+def test_eager_read_clears_for_stack_and_gather_does_not():
+    _same(lambda tf: (lambda a: (a.read(0), a.stack()))(
+        tf.TensorArray(tf.float32, size=2).write(0, [1., 2.]).write(1, [3., 4.])))
+    _same(lambda tf: (lambda a: (a.gather([1, 0]), a.read(0), a.read(1)))(
+        tf.TensorArray(tf.float32, size=2).write(0, [1., 2.]).write(1, [3., 4.])))
+
+
+# ---- writes in place inside loops (Note [Loop variables handed to the body] in control_flow.cc): the body
+# may write over the carried buffer only when nothing else reads it
+
+
+def test_loop_reading_the_array_after_writing_it_sees_the_old_values():
+    def case(tf):
+        @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32)])
+        def f(x):
+            n = tf.shape(x)[0]
+            ta = tf.TensorArray(tf.float32, size=n, element_shape=[2])
+
+            def body(i, ta, s):
+                new = ta.write(i, x[i])
+                return i + 1, new, s + tf.reduce_sum(ta.stack()) + tf.reduce_sum(new.read(i))
+
+            _, ta, s = tf.while_loop(lambda i, ta, s: i < n, body, (0, ta, 0.0))
+            return ta.stack(), s
+        return f(tf.constant([[1., 2.], [3., 4.], [5., 6.]]))
+
+    _same(case)
+
+
+def test_one_array_in_two_loop_variables_is_written_in_one_only():
+    def case(tf):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+        def f(x):
+            n = tf.shape(x)[0]
+            ta = tf.TensorArray(tf.float32, size=n).unstack(x)
+            _, a, b = tf.while_loop(lambda i, a, b: i < n, lambda i, a, b: (i + 1, a.write(i, a.read(i) * 10.0), b),
+                                    (0, ta, ta))
+            return a.stack(), b.stack(), ta.stack()
+        return f(tf.constant([1., 2., 3.]))
+
+    _same(case)
+
+
+def test_long_loop_of_row_writes():
+    """100 steps of [32, 128] writes, the LSTM-style use (values only; the cost is in the report)."""
+    x = np.random.default_rng(0).standard_normal((100, 4, 8)).astype(np.float32)
+
+    def case(tf):
+        @tf.function(input_signature=[tf.TensorSpec([None, 4, 8], tf.float32)])
+        def f(x):
+            n = tf.shape(x)[0]
+            ta = tf.TensorArray(tf.float32, size=n, element_shape=[4, 8])
+
+            def body(i, h, ta):
+                h = tf.tanh(h * 0.5 + x[i])
+                return i + 1, h, ta.write(i, h)
+
+            _, h, ta = tf.while_loop(lambda i, h, ta: i < n, body, (0, tf.zeros([4, 8]), ta))
+            return ta.stack(), h
+        return [t.numpy() for t in f(tf.constant(x))]
+
+    # Rounding both to 5 decimals can split a pair 1 ulp apart: compare with a tolerance.
+    for ours, theirs in zip(case(ember), case(tensorflow)):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
