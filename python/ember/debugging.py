@@ -20,6 +20,17 @@ def _is_tensor_like(value):
         (not isinstance(value, (str, bytes)) and isinstance(value, (int, float, bool, list, tuple)))
 
 
+def _as_int(value, what):
+    """``value`` as a Python int; a clear TypeError for a float (inf and nan included) or anything else."""
+    if isinstance(value, Tensor):
+        if not value.dtype.is_integer or value.shape.rank != 0 or value._is_symbolic:
+            raise TypeError(f"{what} must be an integer scalar known while tracing, got {value!r}")
+        return int(value)
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{what} must be an integer, got {value!r}")
+    return int(value)
+
+
 def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TensorFlow's name
     """Raises InvalidArgumentError printing ``data`` when ``condition`` (a bool scalar) is false."""
     condition = convert_to_tensor(condition)
@@ -39,7 +50,7 @@ def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TensorFl
             pieces.append(f"[{value}]")
     if condition.shape.rank not in (None, 0):
         raise ValueError(f"Assert: the condition must be a scalar, got shape {condition.shape}")
-    _Assert(condition, tensors, " ".join(pieces), 3 if summarize is None else int(summarize))
+    _Assert(condition, tensors, " ".join(pieces), 3 if summarize is None else _as_int(summarize, "Assert: summarize"))
     return None
 
 
@@ -64,6 +75,8 @@ def _check(condition, message, data, summarize, static_ok=None):
     """Stages or runs an Assert of ``condition``; when its value is known now, raises at once."""
     from ember.ops import math_ops
 
+    if summarize is not None:
+        summarize = _as_int(summarize, "summarize")
     condition = math_ops.reduce_all(condition)
     known = _static_value(condition)
     if known is not None:
@@ -175,15 +188,15 @@ def _rank_check(x, ranks, what, message, summarize):
 
 def assert_rank(x, rank, message=None, name=None):
     """Asserts x has the given rank (statically: ValueError while tracing)."""
-    return _rank_check(x, [int(rank)], "exactly", message, None)
+    return _rank_check(x, [_as_int(rank, "assert_rank: rank")], "exactly", message, None)
 
 
 def assert_rank_at_least(x, rank, message=None, name=None):
-    return _rank_check(x, [int(rank)], "at least", message, None)
+    return _rank_check(x, [_as_int(rank, "assert_rank_at_least: rank")], "at least", message, None)
 
 
 def assert_rank_in(x, ranks, message=None, name=None):
-    return _rank_check(x, [int(r) for r in ranks], "in", message, None)
+    return _rank_check(x, [_as_int(r, "assert_rank_in: ranks") for r in ranks], "in", message, None)
 
 
 def assert_scalar(tensor, message=None, name=None):

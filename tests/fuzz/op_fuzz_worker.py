@@ -33,8 +33,10 @@ REGISTRY_TEST = os.path.join(HERE, "..", "python", "test_op_registry.py")
 ALL_DTYPES = [tf.float16, tf.bfloat16, tf.float32, tf.float64, tf.int8, tf.int16, tf.int32, tf.int64,
               tf.uint8, tf.bool]
 BY_ENUM = {d._enum: d for d in ALL_DTYPES}
-# Graph-only (a Placeholder must be fed) or writing to the terminal on every call.
-SKIPPED = {"Placeholder", "PrintV2"}
+# Graph-only (a Placeholder must be fed) or writing to the terminal on every call; a While whose inputs the
+# fuzzer mutates may loop for ever, as a valid program can (loops are fuzzed by test_program_fuzz.py, whose
+# generator bounds their trip counts).
+SKIPPED = {"Placeholder", "PrintV2", "While", "StatelessWhile"}
 SYMBOLIC_ATTRS = os.environ.get("EMBER_OP_FUZZ_SYMBOLIC_ATTRS", "1") == "1"
 NON_DETERMINISTIC = {"RandomUniform", "RandomStandardNormal", "TruncatedNormal", "RandomUniformInt"}
 HUGE_DIMS = [2**31 - 1, 2**31, 3037000500, 2**40, 2**62, 2**63 - 1]
