@@ -8,36 +8,7 @@ import tensorflow
 
 import ember
 
-def _plain(value):
-    if hasattr(value, "numpy") and hasattr(value, "dtype"):
-        array = np.asarray(value.numpy())
-        if array.dtype.kind == "f":  # float32 results of different kernels agree to ~1 ulp
-            array = np.round(array.astype(np.float64), 5)
-        return ("tensor", value.dtype.name, list(value.shape), array.tolist())
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_plain(v) for v in value)
-    if hasattr(value, "as_list") or type(value).__name__ == "TensorShape":
-        return ("shape", None if value.rank is None else value.as_list())
-    return value
-
-
-def _outcome(case, lib):
-    try:
-        return ("ok", _plain(case(lib)))
-    except Exception as e:  # noqa: BLE001 - the class is what is compared
-        return ("raised", type(e))
-
-
-def _same(case):
-    expected, got = _outcome(case, tensorflow), _outcome(case, ember)
-    if expected[0] == "raised" and got[0] == "raised":
-        names = [c.__name__ for c in got[1].__mro__]
-        assert expected[1].__name__ in names, f"TensorFlow raised {expected[1]}, ember {got[1]}"
-        return expected
-    assert got == expected, f"TensorFlow: {expected}\nember:      {got}"
-    return got
+from tf_differential import same as _same  # noqa: E402
 
 
 # ---- the methods, eager and staged
