@@ -4,6 +4,7 @@
 #include <nanobind/stl/string.h>
 
 #include "ember/core/parallel.h"
+#include "ember/ops/graph_ops.h"
 #include "ember/passes/pass.h"
 
 namespace nb = nanobind;
@@ -89,6 +90,8 @@ void bind_config(nb::module_& m) {
   m.def("optimizer_get_options", &get_options);
   m.def("optimizer_set_options", &set_options);
   m.def("set_inter_op_threads", &set_inter_op_threads);
+  // For fuzzers (tests/fuzz): a While that runs longer ends as ResourceExhausted (0: no cap).
+  m.def("set_max_loop_iterations", [](int64_t n) { set_max_loop_iterations(n); });
   m.def("inter_op_threads", &inter_op_threads);
 }
 

@@ -102,6 +102,7 @@ sys.path.insert(0, sys.argv[1])
 import ember as tf
 from ember import errors
 import graph_def_seeds
+tf._C.set_max_loop_iterations(100000)  # a mutated loop condition may never turn false
 from test_graph_def_fuzz import mutate
 
 seed, first = int(sys.argv[2]), int(sys.argv[3])

@@ -347,3 +347,15 @@ def test_profiler_shows_each_loop_iteration():
     assert len(first) == 1  # the condition before the first iteration
     nodes = [e for e in metadata.events if e["kind"] == "node"]
     assert any(e["op"] == "StatelessWhile" for e in nodes)
+
+
+def test_a_cap_on_loop_iterations_ends_an_endless_loop_as_resource_exhausted():
+    # Fuzzers build valid programs that never stop; they set this cap (0, the default, is none).
+    f = ember.function(lambda x: ember.while_loop(lambda v: v > 0.0, lambda v: v + 1.0, [x]))
+    ember._C.set_max_loop_iterations(50)
+    try:
+        with pytest.raises(ember.errors.ResourceExhaustedError, match="more than 50 iterations"):
+            f(ember.constant(1.0))
+        assert float(f(ember.constant(-1.0))[0]) == -1.0
+    finally:
+        ember._C.set_max_loop_iterations(0)

@@ -218,7 +218,11 @@ Status while_kernel(KernelContext& ctx) {
     // Every further iteration is one run of the step: body, then condition (Note [Loop steps]).
     auto step = hooks.resolve_loop_step(ctx.attr_string(0), ctx.attr_string(1));
     if (!step.ok()) return step.status().with_prefix(std::string(op) + ": ");
+    const int64_t cap = max_loop_iterations();
     for (; *truth; ++iteration) {
+      if (cap > 0 && iteration >= cap)
+        return make_error(Code::kResourceExhausted, op, ": more than ", cap,
+                          " iterations (the cap set by set_max_loop_iterations)");
       results.clear();
       // Note [Loop variables handed to the body]
       // From the second iteration on, the loop holds the only reference to each loop variable (the previous

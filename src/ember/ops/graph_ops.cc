@@ -1,6 +1,7 @@
 // Placeholder, Const and PartitionedCall (see graph_ops.h).
 #include "ember/ops/graph_ops.h"
 
+#include <algorithm>
 #include <atomic>
 
 #include "ember/ops/families.h"
@@ -78,6 +79,15 @@ const FunctionCallHooks& function_call_hooks() {
   hooks.run_resolved_owned = g_run_resolved_owned_hook.load(std::memory_order_acquire);
   return hooks;
 }
+
+namespace {
+std::atomic<int64_t> g_max_loop_iterations{0};
+}  // namespace
+
+void set_max_loop_iterations(int64_t iterations) {
+  g_max_loop_iterations.store(std::max<int64_t>(iterations, 0), std::memory_order_relaxed);
+}
+int64_t max_loop_iterations() { return g_max_loop_iterations.load(std::memory_order_relaxed); }
 
 std::vector<std::string> split_branch_names(const std::string& joined) {
   std::vector<std::string> names;

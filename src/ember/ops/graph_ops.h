@@ -47,6 +47,11 @@ std::vector<std::string> called_functions(const OpDef& op, std::span<const AttrV
 /// Whether `op` calls library functions (called_functions is non-empty for its nodes).
 bool calls_functions(const OpDef& op);
 
+/// A cap on the iterations of one While (0, the default: none). A valid program may loop for ever, as in
+/// TensorFlow; fuzzers, which build such programs, set a cap so a loop ends as ResourceExhausted.
+void set_max_loop_iterations(int64_t iterations);
+int64_t max_loop_iterations();
+
 /// Case's branch names are one attribute, joined by commas (library names never hold one).
 std::vector<std::string> split_branch_names(const std::string& joined);
 

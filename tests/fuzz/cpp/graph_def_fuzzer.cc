@@ -16,6 +16,7 @@
 #include "ember/core/allocator.h"
 #include "ember/core/resource.h"
 #include "ember/graph/graph_def.h"
+#include "ember/ops/graph_ops.h"
 #include "ember/runtime/executor.h"
 
 namespace {
@@ -90,6 +91,7 @@ void run(std::unique_ptr<FunctionGraph> imported) {
 // the cap below makes reachable within libFuzzer's memory limit.
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
   set_max_allocation_bytes(size_t{256} << 20);
+  set_max_loop_iterations(100000);  // a mutated loop condition may never turn false
   return 0;
 }
 
