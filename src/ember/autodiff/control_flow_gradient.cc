@@ -139,20 +139,6 @@ class Cache {
 bool is_case_op(const OpDef& op) { return op.name == "Case" || op.name == "StatelessCase"; }
 bool is_while_op(const OpDef& op) { return op.name == "While" || op.name == "StatelessWhile"; }
 
-// Which call arguments need gradients: differentiable ones some recording tape watches.
-std::string needs_of(std::span<TensorImpl* const> inputs, uint32_t active, uint32_t& mask) {
-  std::string needs(inputs.size(), '0');
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    TensorImpl* t = inputs[i];
-    uint32_t m = t->tape_mask() & active;
-    if (m != 0 && t->grad_node() != nullptr && is_differentiable_dtype(t->dtype())) {
-      needs[i] = '1';
-      mask |= m;
-    }
-  }
-  return needs;
-}
-
 // Note [Loop variables that need gradients]
 // The gradient of loop variable i at one iteration sums, over the body's results j that depend on i, the
 // gradient of result j (that is, of variable j at the next iteration). So the backward loop carries the
@@ -461,12 +447,7 @@ Status execute_branches(const OpDef& op, std::span<TensorImpl* const> inputs,
   std::string needs = needs_of(args, active, mask);
   std::vector<int64_t> variables;
   for (const auto& fn : fns) collect_variables(*fn, variables, 0);
-  std::unordered_map<int64_t, uint32_t> variable_masks;
-  for (int64_t id : variables) {
-    uint32_t m = variable_mask(id);
-    variable_masks[id] = m;
-    mask |= m;
-  }
+  std::unordered_map<int64_t, uint32_t> variable_masks = masks_of_variables(variables, mask);
   if (mask == 0) return execute_op_unrecorded(op, inputs, attrs, outputs);
 
   std::string key = op.name + "|" + needs;
@@ -725,12 +706,7 @@ Status execute_loop(const OpDef& op, std::span<TensorImpl* const> inputs, std::s
   std::vector<int64_t> variables;
   collect_variables(*cond, variables, 0);
   collect_variables(*body, variables, 0);
-  std::unordered_map<int64_t, uint32_t> variable_masks;
-  for (int64_t id : variables) {
-    uint32_t m = variable_mask(id);
-    variable_masks[id] = m;
-    mask |= m;
-  }
+  std::unordered_map<int64_t, uint32_t> variable_masks = masks_of_variables(variables, mask);
   if (mask == 0) return execute_op_unrecorded(op, inputs, attrs, outputs);
   if (static_cast<size_t>(body->num_call_args()) != inputs.size())
     return execute_op_unrecorded(op, inputs, attrs, outputs);  // the kernel reports the mismatch

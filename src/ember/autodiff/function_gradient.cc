@@ -396,13 +396,8 @@ StatusOr<std::shared_ptr<GradientPair>> build_pair(const std::shared_ptr<const F
   return pair;
 }
 
-Status execute_function_call(const OpDef& op, std::span<TensorImpl* const> inputs,
-                             std::span<const AttrValue> attrs, OutputList& outputs) {
-  const std::string& name = std::get<std::string>(attrs[0]);
-  std::shared_ptr<const FunctionGraph> fn = FunctionLibrary::global().find(name);
-  if (fn == nullptr) return execute_op_unrecorded(op, inputs, attrs, outputs);
-  uint32_t active = active_mask();
-  uint32_t mask = 0;
+// Which call arguments need gradients: differentiable ones some recording tape watches.
+std::string needs_of(std::span<TensorImpl* const> inputs, uint32_t active, uint32_t& mask) {
   std::string needs(inputs.size(), '0');
   for (size_t i = 0; i < inputs.size(); ++i) {
     TensorImpl* t = inputs[i];
@@ -412,13 +407,31 @@ Status execute_function_call(const OpDef& op, std::span<TensorImpl* const> input
       mask |= m;
     }
   }
-  std::shared_ptr<FunctionEntry> entry = entry_for(name, fn);
-  std::unordered_map<int64_t, uint32_t> variable_masks;
-  for (int64_t id : entry->variables) {
+  return needs;
+}
+
+// Which recording tapes watch each of `variables` (their bits are added to `mask`).
+std::unordered_map<int64_t, uint32_t> masks_of_variables(const std::vector<int64_t>& variables,
+                                                         uint32_t& mask) {
+  std::unordered_map<int64_t, uint32_t> masks;
+  for (int64_t id : variables) {
     uint32_t m = variable_mask(id);
-    variable_masks[id] = m;
+    masks[id] = m;
     mask |= m;
   }
+  return masks;
+}
+
+Status execute_function_call(const OpDef& op, std::span<TensorImpl* const> inputs,
+                             std::span<const AttrValue> attrs, OutputList& outputs) {
+  const std::string& name = std::get<std::string>(attrs[0]);
+  std::shared_ptr<const FunctionGraph> fn = FunctionLibrary::global().find(name);
+  if (fn == nullptr) return execute_op_unrecorded(op, inputs, attrs, outputs);
+  uint32_t active = active_mask();
+  uint32_t mask = 0;
+  std::string needs = needs_of(inputs, active, mask);
+  std::shared_ptr<FunctionEntry> entry = entry_for(name, fn);
+  std::unordered_map<int64_t, uint32_t> variable_masks = masks_of_variables(entry->variables, mask);
   if (mask == 0) return execute_op_unrecorded(op, inputs, attrs, outputs);
 
   std::shared_ptr<GradientPair> pair;

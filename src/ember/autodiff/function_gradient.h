@@ -6,6 +6,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ember/autodiff/tape_internal.h"
@@ -84,6 +85,14 @@ struct GradientPair final : Backward {
 /// Builds F's pair for the arguments flagged '1' in `needs`. Pauses tapes and traces while it builds.
 StatusOr<std::shared_ptr<GradientPair>> build_pair(const std::shared_ptr<const FunctionGraph>& fn,
                                                    const std::string& needs);
+
+/// Which call arguments need gradients ('1' per argument): differentiable ones some recording tape watches
+/// (their tapes' bits are added to `mask`).
+std::string needs_of(std::span<TensorImpl* const> inputs, uint32_t active, uint32_t& mask);
+
+/// Which recording tapes watch each of `variables` (their bits are added to `mask`).
+std::unordered_map<int64_t, uint32_t> masks_of_variables(const std::vector<int64_t>& variables,
+                                                         uint32_t& mask);
 
 /// Appends the variables F reads, or any function it calls reads (each once).
 void collect_variables(const FunctionGraph& fn, std::vector<int64_t>& out, int depth);

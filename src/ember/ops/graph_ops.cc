@@ -89,6 +89,14 @@ void set_max_loop_iterations(int64_t iterations) {
 }
 int64_t max_loop_iterations() { return g_max_loop_iterations.load(std::memory_order_relaxed); }
 
+AttrList placeholder_attrs(DType dtype, const Shape& shape) {
+  AttrList attrs;
+  attrs.push_back(dtype);
+  attrs.push_back(shape.rank_known() ? shape.dim_vector() : std::vector<int64_t>{});
+  attrs.push_back(!shape.rank_known());
+  return attrs;
+}
+
 std::vector<std::string> split_branch_names(const std::string& joined) {
   std::vector<std::string> names;
   size_t start = 0;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/ops/execute.h"
 #include "ember/ops/op_def.h"
 
 namespace ember {
@@ -51,6 +52,10 @@ bool calls_functions(const OpDef& op);
 /// TensorFlow; fuzzers, which build such programs, set a cap so a loop ends as ResourceExhausted.
 void set_max_loop_iterations(int64_t iterations);
 int64_t max_loop_iterations();
+
+/// The attributes of a Placeholder node standing for a value of `dtype` and `shape` (an unknown rank
+/// included): what tracing, the optimizer and the loop runtime give every argument node they add.
+AttrList placeholder_attrs(DType dtype, const Shape& shape);
 
 /// Case's branch names are one attribute, joined by commas (library names never hold one).
 std::vector<std::string> split_branch_names(const std::string& joined);

@@ -122,10 +122,7 @@ StatusOr<std::shared_ptr<const FunctionGraph>> hoisted_body(std::shared_ptr<cons
 // ones).
 int32_t add_call_arg(FunctionGraph& fn, GraphEditor* editor, const TensorSpec& spec, std::string_view name) {
   static const OpDef& placeholder_op = op_def("Placeholder");
-  AttrList attrs;
-  attrs.push_back(spec.dtype);
-  attrs.push_back(spec.shape.rank_known() ? spec.shape.dim_vector() : std::vector<int64_t>{});
-  attrs.push_back(!spec.shape.rank_known());
+  AttrList attrs = placeholder_attrs(spec.dtype, spec.shape);
   SmallVector<TensorSpec, 2> outputs;
   outputs.push_back(spec);
   const int32_t node =

@@ -122,10 +122,7 @@ StatusOr<std::shared_ptr<const void>> resolve_loop_step(const std::string& cond_
   SmallVector<ValueRef, 4> args;
   for (int i = 0; i < body->num_call_args(); ++i) {
     const TensorSpec& spec = body->graph.node(body->args[i]).outputs[0];
-    AttrList attrs;
-    attrs.push_back(spec.dtype);
-    attrs.push_back(spec.shape.rank_known() ? spec.shape.dim_vector() : std::vector<int64_t>{});
-    attrs.push_back(!spec.shape.rank_known());
+    AttrList attrs = placeholder_attrs(spec.dtype, spec.shape);
     SmallVector<TensorSpec, 2> specs;
     specs.push_back(spec);
     int32_t node = step->graph.add_node(placeholder, {}, std::move(attrs), std::move(specs), {}, "loop_var");
@@ -979,10 +976,7 @@ StatusOr<std::shared_ptr<FunctionGraph>> prune_function(const FunctionGraph& fn,
   const OpDef& placeholder = op_def("Placeholder");
   for (ValueRef f : feeds) {
     const TensorSpec& spec = g.spec(f);
-    AttrList attrs;
-    attrs.push_back(spec.dtype);
-    attrs.push_back(spec.shape.rank_known() ? spec.shape.dim_vector() : std::vector<int64_t>{});
-    attrs.push_back(!spec.shape.rank_known());
+    AttrList attrs = placeholder_attrs(spec.dtype, spec.shape);
     SmallVector<TensorSpec, 2> specs;
     specs.push_back(spec);
     int32_t node =

@@ -19,13 +19,6 @@ const OpDef& const_op() {
   return op;
 }
 
-AttrList placeholder_attrs(DType dtype, const Shape& shape) {
-  AttrList attrs;
-  attrs.push_back(dtype);
-  attrs.push_back(shape.rank_known() ? shape.dim_vector() : std::vector<int64_t>{});
-  attrs.push_back(!shape.rank_known());
-  return attrs;
-}
 // The variables `fn` reads or writes, through nested calls too.
 void collect_resources(const FunctionGraph& fn, std::vector<int64_t>& resources, int depth = 0) {
   if (depth > 64) return;
