@@ -284,10 +284,6 @@ def test_gradient_through_dense_writes_matches_finite_differences():
     np.testing.assert_allclose(grad, numeric, rtol=1e-6, atol=1e-8)
 
 
-def _needs_while_gradient(e):
-    return "Unimplemented" in type(e).__name__ or "UnimplementedError" in type(e).__name__
-
-
 def test_gradient_through_staged_loop_variable():
     def case(tf):
         @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32)])
@@ -302,15 +298,7 @@ def test_gradient_through_staged_loop_variable():
             return tape.gradient(y, x)
         return f(tf.constant([[1., 2.], [3., 4.], [0.5, 0.1]]))
 
-    try:
-        _same(case)
-    except AssertionError:
-        try:
-            case(ember)
-        except Exception as e:  # noqa: BLE001
-            if _needs_while_gradient(e):
-                pytest.xfail("needs While gradient")
-        raise
+    _same(case)
 
 
 def test_eager_read_clears_for_stack_and_gather_does_not():
