@@ -171,3 +171,21 @@ def test_checkpoint_manager_state_is_tensorflows(tmp_path):
     assert tf_manager.checkpoints == manager.checkpoints == [str(tmp_path / "ckpt-2"), str(tmp_path / "ckpt-3")]
     tf_manager.restore_or_initialize()
     assert tf_v.numpy() == 4.0
+
+
+def test_ember_writes_the_bytes_tensorflow_writes(tmp_path):
+    """The same model and optimizer state saved by both: the index and data files are byte-identical."""
+    def save(lib, directory):
+        m = lib.Module()
+        m.dense = [lib.Variable(np.ones((3, 4), np.float32)), lib.Variable(np.zeros(4, np.float32))]
+        m.table = {"ids": lib.Variable(np.arange(5, dtype=np.int64)), "flag": lib.Variable(True)}
+        optimizer = lib.keras.optimizers.Adam(0.5)
+        with lib.GradientTape() as tape:
+            loss = lib.reduce_sum(lib.matmul(lib.ones((1, 3)), m.dense[0]) + m.dense[1])
+        optimizer.apply_gradients(zip(tape.gradient(loss, m.dense), m.dense))
+        return lib.train.Checkpoint(model=m, optimizer=optimizer).save(str(directory / "ck"))
+
+    mine, theirs = save(ember, tmp_path / "em"), save(tf, tmp_path / "tf")
+    for suffix in (".index", ".data-00000-of-00001"):
+        assert open(mine + suffix, "rb").read() == open(theirs + suffix, "rb").read(), suffix
+    assert open(tmp_path / "em" / "checkpoint").read() == open(tmp_path / "tf" / "checkpoint").read()
