@@ -51,6 +51,11 @@ def test_keys_follow_paths_lists_dicts_and_escaping(tmp_path):
     assert all(n.HasField("has_checkpoint_values") for n in graph.nodes)
 
 
+def test_write_creates_missing_directories(tmp_path):
+    prefix = ember.train.Checkpoint(v=ember.Variable(1.0)).write(str(tmp_path / "a" / "b" / "ck"))
+    assert ember.train.list_variables(prefix)[1][0] == "v/.ATTRIBUTES/VARIABLE_VALUE"
+
+
 def test_restore_matches_by_path_not_by_name(tmp_path):
     a = ember.Module()
     a.x, a.y = ember.Variable(1.0, name="y"), ember.Variable(2.0, name="x")

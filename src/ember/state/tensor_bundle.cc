@@ -11,6 +11,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <new>
 #include <random>
 
@@ -243,7 +244,8 @@ BundleWriter::BundleWriter(std::string prefix) : prefix_(std::move(prefix)) {
   std::string suffix = temp_suffix();
   data_tmp_ = bundle_data_path(prefix_, 0, 1) + suffix;
   index_tmp_ = bundle_index_path(prefix_) + suffix;
-  ::mkdir(dir_of(prefix_).c_str(), 0777);  // one level, as TensorFlow's writer does; errors surface at open
+  std::error_code ignored;  // as TensorFlow's Checkpoint.write; a failure surfaces when the file is opened
+  std::filesystem::create_directories(dir_of(prefix_), ignored);
   fd_ = ::open(data_tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd_ < 0)
     status_ = make_error(Code::kNotFound, "checkpoint ", prefix_, ": cannot create ", data_tmp_, ": ",
