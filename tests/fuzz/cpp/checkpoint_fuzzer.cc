@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "ember/state/object_graph.h"
 #include "ember/state/tensor_bundle.h"
-#include "ember/trackable_object_graph.pb.h"
 
 namespace {
 
@@ -75,16 +75,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!reader.ok()) return 0;
   for (const std::string& key : reader->keys()) {
     auto dtype = reader->tf_dtype(key);
-    if (dtype.ok() && *dtype == 7) {
-      auto strings = reader->read_strings(key);
-      if (strings.ok() && key == "_CHECKPOINTABLE_OBJECT_GRAPH" && strings->size() == 1) {
-        proto::TrackableObjectGraph graph;
-        if (graph.ParseFromString((*strings)[0])) walk(graph, *reader);
-      }
-    } else {
+    if (dtype.ok() && *dtype == 7)
+      (void)reader->read_strings(key);
+    else
       (void)reader->read(key);
-    }
     (void)reader->dims(key);
+  }
+  auto graph = read_object_graph(*reader);
+  if (graph.ok()) {
+    (void)variable_keys(*graph);
+    walk(*graph, *reader);
   }
   return 0;
 }
