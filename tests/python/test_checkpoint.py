@@ -80,6 +80,18 @@ def test_restore_on_create_for_a_layer_built_later(tmp_path):
     status.assert_consumed()
 
 
+def test_objects_joining_through_a_plain_list_are_matched(tmp_path):
+    m = ember.Module()
+    m.layers = [ember.Variable(3.0)]
+    path = ember.train.Checkpoint(m=m).save(str(tmp_path / "ck"))
+    fresh = ember.Module()
+    fresh.layers = []
+    status = ember.train.Checkpoint(m=fresh).restore(path)
+    fresh.layers.append(ember.Variable(0.0))  # no attribute is set: matched when the status is checked
+    status.assert_consumed()
+    assert fresh.layers[0].numpy() == 3.0
+
+
 def test_restore_on_create_for_optimizer_slots(tmp_path):
     v = ember.Variable([1.0, 2.0])
     opt = ember.keras.optimizers.Adam(0.1)

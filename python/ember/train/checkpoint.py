@@ -225,6 +225,7 @@ class CheckpointLoadStatus:
     def assert_existing_objects_matched(self):
         """Every live variable reachable from the root was assigned a saved value; AssertionError otherwise."""
         restore = self._restore
+        restore.match_new_objects()  # objects that joined through a plain list or dict since
         bound = {id(obj) for node_id, obj in restore.matched.items() if node_id in restore.restored}
         missing = ["/".join(path) for obj, path in self._live_variables() if id(obj) not in bound]
         if missing:
@@ -236,6 +237,7 @@ class CheckpointLoadStatus:
     def assert_nontrivial_match(self):
         """Something besides the root (and save_counter) matched; AssertionError otherwise."""
         restore = self._restore
+        restore.match_new_objects()
         matched = [i for i in restore.matched if i != 0 and restore.matched[i] is not
                    getattr(self._root, "_save_counter", None)]
         if not matched:
@@ -252,10 +254,11 @@ class CheckpointLoadStatus:
         return self
 
     def run_restore_ops(self, session=None):
-        pass
+        """Restores values into objects created since (eagerly, everything else already happened)."""
+        self._restore.match_new_objects()
 
     def initialize_or_restore(self, session=None):
-        pass
+        self._restore.match_new_objects()
 
 
 class InitializationOnlyStatus:
