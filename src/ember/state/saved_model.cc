@@ -419,6 +419,7 @@ Status SavedModelLoader::run(LoadedSavedModel& model) {
 StatusOr<std::shared_ptr<LoadedSavedModel>> LoadedSavedModel::load_from_bytes(
     std::string_view saved_model_pb, const std::string& variables_prefix, const std::vector<std::string>& tags,
     const std::string& dir) {
+  install_function_runtime();  // the signatures are StatefulPartitionedCalls
   const std::string where = "SavedModel '" + dir + "': ";
   proto::SavedModel saved;
   if (saved_model_pb.size() > static_cast<size_t>(kMaxSavedModelProtoBytes) ||
