@@ -59,7 +59,8 @@ Tensor read_npy(const std::string& path) {
   if (field("fortran_order").find("False") > 2) fail("'" + path + "' is in Fortran order");
   const std::string shape_text = field("shape");
   std::vector<int64_t> dims;
-  std::stringstream ss(shape_text.substr(shape_text.find('(') + 1, shape_text.find(')') - shape_text.find('(') - 1));
+  std::stringstream ss(
+      shape_text.substr(shape_text.find('(') + 1, shape_text.find(')') - shape_text.find('(') - 1));
   for (std::string item; std::getline(ss, item, ',');)
     if (item.find_first_of("0123456789") != std::string::npos) dims.push_back(std::stoll(item));
   int64_t count = 1;
@@ -93,17 +94,24 @@ Tensor generated(const ember::SignatureTensor& spec, int64_t batch) {
     return Tensor::from_vector<T>(values, shape);
   };
   switch (spec.dtype) {
-    case DType::kFloat32: return fill(float{});
-    case DType::kFloat64: return fill(double{});
-    case DType::kInt32: return fill(int32_t{});
-    case DType::kInt64: return fill(int64_t{});
-    default: fail("input '" + spec.key + "' is " + std::string(ember::dtype_name(spec.dtype)) + "; give it as --input");
+    case DType::kFloat32:
+      return fill(float{});
+    case DType::kFloat64:
+      return fill(double{});
+    case DType::kInt32:
+      return fill(int32_t{});
+    case DType::kInt64:
+      return fill(int64_t{});
+    default:
+      fail("input '" + spec.key + "' is " + std::string(ember::dtype_name(spec.dtype)) +
+           "; give it as --input");
   }
 }
 
 void print_tensor(const std::string& key, const Tensor& t) {
   std::printf("output %s %s [", key.c_str(), std::string(ember::dtype_name(t.dtype())).c_str());
-  for (int i = 0; i < t.rank(); ++i) std::printf("%s%lld", i ? "," : "", static_cast<long long>(t.shape().dim(i)));
+  for (int i = 0; i < t.rank(); ++i)
+    std::printf("%s%lld", i ? "," : "", static_cast<long long>(t.shape().dim(i)));
   std::printf("]\n");
   const std::vector<double> values = t.to_vector<double>();
   for (size_t i = 0; i < values.size(); ++i) std::printf("%s%.9g", i ? " " : "", values[i]);

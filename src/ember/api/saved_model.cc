@@ -9,11 +9,13 @@ StatusOr<std::map<std::string, Tensor>> SavedModel::Signature::call(
   auto results = sig_->call(refs);
   if (!results.ok()) return results.status();
   std::map<std::string, Tensor> out;
-  for (size_t i = 0; i < results->size(); ++i) out.emplace(sig_->outputs()[i].key, Tensor(std::move((*results)[i])));
+  for (size_t i = 0; i < results->size(); ++i)
+    out.emplace(sig_->outputs()[i].key, Tensor(std::move((*results)[i])));
   return out;
 }
 
-std::map<std::string, Tensor> SavedModel::Signature::operator()(const std::map<std::string, Tensor>& inputs) const {
+std::map<std::string, Tensor> SavedModel::Signature::operator()(
+    const std::map<std::string, Tensor>& inputs) const {
   auto out = call(inputs);
   if (!out.ok()) throw StatusError(out.status());
   return std::move(out).value();

@@ -2,8 +2,8 @@
 // tf.saved_model.save wrote, its variables restored and each signature compiled once at load.
 //
 //   ember::SavedModel model = ember::load_saved_model("/tmp/mlp");
-//   auto outputs = model.signature("serving_default")({{"x", ember::Tensor::from_vector<float>({...}, {1, 8})}});
-//   std::cout << outputs.at("dense_1").to_string() << "\n";
+//   auto outputs = model.signature("serving_default")({{"x", ember::Tensor::from_vector<float>({...}, {1,
+//   8})}}); std::cout << outputs.at("dense_1").to_string() << "\n";
 //
 // Like the rest of the façade, load_saved_model and a call throw ember::StatusError on a bad file or a bad
 // input (the Status names the file or the signature and input); try_load_saved_model and

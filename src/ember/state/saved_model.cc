@@ -124,7 +124,8 @@ bool file_exists(const std::string& path) {
 // ---- LoadedSignature
 
 LoadedSignature::LoadedSignature(std::string name, std::vector<SignatureTensor> inputs,
-                                 std::vector<SignatureTensor> outputs, std::shared_ptr<CompiledFunction> compiled,
+                                 std::vector<SignatureTensor> outputs,
+                                 std::shared_ptr<CompiledFunction> compiled,
                                  std::vector<std::shared_ptr<VariableResource>> variables)
     : name_(std::move(name)),
       inputs_(std::move(inputs)),
@@ -143,7 +144,8 @@ StatusOr<std::vector<TensorRef>> LoadedSignature::call(
     return join(list);
   };
   for (const auto& [key, value] : inputs) {
-    bool known = std::any_of(inputs_.begin(), inputs_.end(), [&](const SignatureTensor& t) { return t.key == key; });
+    bool known =
+        std::any_of(inputs_.begin(), inputs_.end(), [&](const SignatureTensor& t) { return t.key == key; });
     if (!known)
       return invalid_argument(where, "got the input '", printable(key),
                               "', which it does not take; its inputs are ", expected());
@@ -209,15 +211,15 @@ class SavedModelLoader {
 Status SavedModelLoader::read_signatures() {
   for (const proto::NodeDef& node : graph_.node()) {
     if (!nodes_.emplace(node.name(), &node).second)
-      return invalid_argument(where_, "the graph has two nodes named '",
-                              printable(node.name()), "'");
+      return invalid_argument(where_, "the graph has two nodes named '", printable(node.name()), "'");
   }
   for (const auto& [name, def] : meta_.signature_def()) {
     if (name == kInitOpSignature) continue;
     Signature sig{name, {}, {}};
     const std::string at = where_ + "signature '" + printable(name) + "': ";
     for (const auto& [key, info] : def.inputs()) {
-      EMBER_RETURN_IF_ERROR(read_tensor_info(key, info, nodes_, sig.inputs.emplace_back()).with_prefix(at + "input "));
+      EMBER_RETURN_IF_ERROR(
+          read_tensor_info(key, info, nodes_, sig.inputs.emplace_back()).with_prefix(at + "input "));
     }
     for (const auto& [key, info] : def.outputs()) {
       EMBER_RETURN_IF_ERROR(
@@ -277,9 +279,8 @@ Status SavedModelLoader::bind_handles_to_objects() {
       auto handle = nodes_.find(node_of(input));
       if (handle == nodes_.end() || handle->second->op() != "VarHandleOp") continue;
       if (bound[k] < 0 || bound[k] >= objects.nodes_size())
-        return invalid_argument(where_, "the object graph binds node '", node->name(), "' input ",
-                                first + k, " to object ", bound[k], ", but it has ", objects.nodes_size(),
-                                " objects");
+        return invalid_argument(where_, "the object graph binds node '", node->name(), "' input ", first + k,
+                                " to object ", bound[k], ", but it has ", objects.nodes_size(), " objects");
       auto [it, added] = handle_object_.emplace(handle->first, bound[k]);
       if (!added && it->second != bound[k])
         return invalid_argument(where_, "the object graph binds the variable node '", handle->first,
@@ -292,7 +293,8 @@ Status SavedModelLoader::bind_handles_to_objects() {
 Status SavedModelLoader::open_checkpoint() {
   if (reader_ != nullptr) return Status::OK();
   if (prefix_.empty())
-    return make_error(Code::kNotFound, where_, "the graph uses variables, but there is no variables checkpoint");
+    return make_error(Code::kNotFound, where_,
+                      "the graph uses variables, but there is no variables checkpoint");
   auto reader = BundleReader::open(prefix_);
   if (!reader.ok()) return reader.status().with_prefix(where_ + "variables: ");
   reader_ = std::make_unique<BundleReader>(std::move(reader).value());
@@ -323,17 +325,18 @@ Status SavedModelLoader::restore_variables(LoadedSavedModel& model) {
         if (o.kind_case() != proto::SavedObject::kVariable || o.variable().name() != shared_name) continue;
         if (object >= 0)
           return invalid_argument(at, "objects ", object, " and ", i, " are both variables named '",
-                                  printable(shared_name),
-                                  "' and no call says which this node is");
+                                  printable(shared_name), "' and no call says which this node is");
         object = i;
       }
       if (object < 0)
-        return invalid_argument(at, "no object of the object graph is this variable (no call binds it and "
+        return invalid_argument(at,
+                                "no object of the object graph is this variable (no call binds it and "
                                 "no SavedVariable is named '",
                                 printable(shared_name), "')");
     }
     if (objects.nodes(object).kind_case() != proto::SavedObject::kVariable)
-      return invalid_argument(at, "the object graph binds it to object ", object, ", which is not a variable");
+      return invalid_argument(at, "the object graph binds it to object ", object,
+                              ", which is not a variable");
     std::shared_ptr<VariableResource>& variable = by_object[object];
     if (variable == nullptr) {
       EMBER_RETURN_IF_ERROR(open_checkpoint());
@@ -364,8 +367,8 @@ Status SavedModelLoader::restore_variables(LoadedSavedModel& model) {
         for (size_t d = 0; ok && !unknown_rank && d < dims.size(); ++d)
           ok = dims[d] < 0 || dims[d] == got.dim(static_cast<int>(d));
         if (!ok)
-          return invalid_argument(at, "the graph says shape ", Shape(dims).to_string(), ", the checkpoint's '",
-                                  key, "' holds ", got.to_string());
+          return invalid_argument(at, "the graph says shape ", Shape(dims).to_string(),
+                                  ", the checkpoint's '", key, "' holds ", got.to_string());
       }
       variable = ResourceManager::global().create_variable(shared_name, std::move(value).value());
     }
@@ -417,16 +420,17 @@ Status SavedModelLoader::run(LoadedSavedModel& model) {
 }
 
 StatusOr<std::shared_ptr<LoadedSavedModel>> LoadedSavedModel::load_from_bytes(
-    std::string_view saved_model_pb, const std::string& variables_prefix, const std::vector<std::string>& tags,
-    const std::string& dir) {
+    std::string_view saved_model_pb, const std::string& variables_prefix,
+    const std::vector<std::string>& tags, const std::string& dir) {
   install_function_runtime();  // the signatures are StatefulPartitionedCalls
   const std::string where = "SavedModel '" + dir + "': ";
   proto::SavedModel saved;
   if (saved_model_pb.size() > static_cast<size_t>(kMaxSavedModelProtoBytes) ||
       !saved.ParseFromArray(saved_model_pb.data(), static_cast<int>(saved_model_pb.size())))
-    return make_error(Code::kDataLoss, where,
-                      "saved_model.pb is not a serialized SavedModel (protobuf could not parse it: truncated or "
-                      "corrupt data, or a string that is not UTF-8)");
+    return make_error(
+        Code::kDataLoss, where,
+        "saved_model.pb is not a serialized SavedModel (protobuf could not parse it: truncated or "
+        "corrupt data, or a string that is not UTF-8)");
   const std::set<std::string> wanted(tags.begin(), tags.end());
   const proto::MetaGraphDef* meta = nullptr;
   std::vector<std::string> available;
@@ -438,7 +442,8 @@ StatusOr<std::shared_ptr<LoadedSavedModel>> LoadedSavedModel::load_from_bytes(
   }
   if (meta == nullptr)
     return make_error(Code::kNotFound, where, "no MetaGraphDef has the tags {",
-                      join(std::vector<std::string>(wanted.begin(), wanted.end())), "}; it has ", join(available));
+                      join(std::vector<std::string>(wanted.begin(), wanted.end())), "}; it has ",
+                      join(available));
   auto model = std::shared_ptr<LoadedSavedModel>(new LoadedSavedModel());
   model->dir_ = dir;
   SavedModelLoader loader(*meta, variables_prefix, where);
@@ -469,8 +474,8 @@ std::vector<std::string> LoadedSavedModel::signature_names() const {
 StatusOr<std::shared_ptr<const LoadedSignature>> LoadedSavedModel::signature(std::string_view name) const {
   auto found = signatures_.find(name);
   if (found == signatures_.end())
-    return make_error(Code::kNotFound, "SavedModel '", dir_, "' has no signature '",
-                      printable(name), "'; its signatures are ", join(signature_names()));
+    return make_error(Code::kNotFound, "SavedModel '", dir_, "' has no signature '", printable(name),
+                      "'; its signatures are ", join(signature_names()));
   return found->second;
 }
 

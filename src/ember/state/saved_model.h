@@ -76,13 +76,13 @@ class LoadedSavedModel {
   /// do not parse, InvalidArgument for a graph or signature that does not make sense or a variable the
   /// checkpoint lacks or holds with another dtype or shape, NotFound for an op ember does not register.
   static StatusOr<std::shared_ptr<LoadedSavedModel>> load(const std::string& dir,
-                                                         const std::vector<std::string>& tags = {"serve"});
+                                                          const std::vector<std::string>& tags = {"serve"});
   /// load from the bytes of saved_model.pb and a variables checkpoint prefix ("" when there is none: then
   /// a graph that uses a variable fails); `dir` only names the model in errors. For tests and fuzzing.
   static StatusOr<std::shared_ptr<LoadedSavedModel>> load_from_bytes(std::string_view saved_model_pb,
-                                                                    const std::string& variables_prefix,
-                                                                    const std::vector<std::string>& tags,
-                                                                    const std::string& dir);
+                                                                     const std::string& variables_prefix,
+                                                                     const std::vector<std::string>& tags,
+                                                                     const std::string& dir);
 
   /// Signature names, sorted (TensorFlow's internal __saved_model_init_op is not one).
   std::vector<std::string> signature_names() const;
