@@ -63,6 +63,7 @@ from ember.variables import Variable
 from ember.backprop import GradientTape, UnconnectedGradients, custom_gradient, recompute_grad, stop_gradient
 from ember import graph_util
 from ember import keras
+from ember import train
 from ember import profiler
 from ember import autograph
 
