@@ -6,7 +6,8 @@
 // Inputs not given as .npy files (float32/float64/int32/int64, little-endian, C order) are generated: a
 // signature's unknown dimensions become --batch (default 2) and element i of a float input is
 // sin(i + 1), of an integer input i % 7. Each output is printed as a line "output KEY DTYPE [SHAPE]" and
-// a line of its values (%.9g), after "load_ms" and "first_call_ms" lines. With no arguments it prints this
+// a line of its values (%.9g), after "load_ms" and "first_call_ms" lines and a "python_in_process" line
+// (whether any libpython is mapped into this process, from /proc/self/maps: it never should be). With no arguments it prints this
 // usage and exits 0 (ctest runs every example without arguments).
 #include <chrono>
 #include <cmath>
@@ -108,6 +109,15 @@ Tensor generated(const ember::SignatureTensor& spec, int64_t batch) {
   }
 }
 
+// "yes" when a libpython is mapped into the process, "unknown" without /proc.
+const char* python_in_process() {
+  std::ifstream maps("/proc/self/maps");
+  if (!maps) return "unknown";
+  for (std::string line; std::getline(maps, line);)
+    if (line.find("libpython") != std::string::npos) return "yes";
+  return "no";
+}
+
 void print_tensor(const std::string& key, const Tensor& t) {
   std::printf("output %s %s [", key.c_str(), std::string(ember::dtype_name(t.dtype())).c_str());
   for (int i = 0; i < t.rank(); ++i)
@@ -158,6 +168,7 @@ int main(int argc, char** argv) {
     auto done = Clock::now();
     auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
     std::printf("load_ms %.3f\nfirst_call_ms %.3f\n", ms(loaded - start), ms(done - called));
+    std::printf("python_in_process %s\n", python_in_process());
     for (const auto& [key, t] : outputs) print_tensor(key, t);
   } catch (const ember::StatusError& e) {
     fail(e.what());
