@@ -10,12 +10,16 @@
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 
+#include <functional>
 #include <memory>
+#include <set>
 #include <string>
 
 #include "ember/graph.pb.h"
 #include "ember/graph/graph_def.h"
 #include "ember/graph/tensor_proto.h"
+#include "ember/tensor_bundle.pb.h"
+#include "ember/trackable_object_graph.pb.h"
 #include "python/py_function.h"
 #include "python/py_status.h"
 #include "python/py_tensor.h"
@@ -57,14 +61,27 @@ void bind_graph_def(nb::module_& m) {
   m.def(
       "graph_def_descriptors",
       [] {
-        // ember/tensor.proto first: graph.proto imports it.
+        // Every file of proto/ember/*.proto that a root message lives in, each after the files it imports
+        // (a DescriptorPool accepts a file only once its imports are there). Naming a root here also keeps
+        // its object file linked in from the static ember_proto library.
+        const google::protobuf::FileDescriptor* roots[] = {
+            proto::GraphDef::descriptor()->file(),
+            proto::BundleEntryProto::descriptor()->file(),
+            proto::TrackableObjectGraph::descriptor()->file(),
+        };
         google::protobuf::FileDescriptorSet set;
-        proto::TensorProto::descriptor()->file()->CopyTo(set.add_file());
-        proto::GraphDef::descriptor()->file()->CopyTo(set.add_file());
+        std::set<std::string> added;
+        std::function<void(const google::protobuf::FileDescriptor*)> add = [&](const auto* file) {
+          if (!added.insert(file->name()).second) return;
+          for (int i = 0; i < file->dependency_count(); ++i) add(file->dependency(i));
+          file->CopyTo(set.add_file());
+        };
+        for (const auto* file : roots) add(file);
         std::string bytes = set.SerializeAsString();
         return nb::bytes(bytes.data(), bytes.size());
       },
-      "The serialized FileDescriptorSet of proto/ember/*.proto, as compiled into ember.");
+      "The serialized FileDescriptorSet of proto/ember/*.proto (and the google/protobuf files they import), "
+      "as compiled into ember, imports first.");
   m.def(
       "tensor_from_tensor_proto",
       [](nb::bytes data) {

@@ -18,9 +18,8 @@ are TensorFlow's DataType numbers (DT_FLOAT = 1), not ember's dtype enum: conver
 graph; the C++ side (src/ember/graph/graph_def.h) does all graph <-> bytes work, and decodes TensorProtos.
 """
 
-from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
-
 from ember import _C, dtypes, errors
+from ember.framework import protos
 from ember.framework.tensor import convert_to_tensor
 
 def as_datatype_enum(dtype):
@@ -40,27 +39,15 @@ def as_dtype(datatype_enum):
 # ---- the messages
 
 
-# Note [Python message classes from the C++ descriptors]
-# The classes are made at import from the FileDescriptorSet compiled into ember's C++ extension
-# (_C.graph_def_descriptors()), not from protoc-generated _pb2.py files. Generated Python code must stay
-# inside the window of gencode versions its runtime accepts: protobuf promises only a window, and the
-# runtime here is whatever pip version TensorFlow or the user installs (7.x today still loads Debian's
-# protoc 3.21 output; nothing promises the next one will). Descriptors have no such version. And since
-# they are the very descriptors the C++ codec was compiled from, the two languages cannot disagree on a
-# field, and no generated file has to be built, installed and kept in step. They go into a pool of their own, so they never meet TensorFlow's
-# registrations (its messages are "tensorflow.*"; ember's "ember.proto.*") in the default pool.
+# The classes come from ember/framework/protos.py (see Note [Python message classes from the C++
+# descriptors] there).
 def _message_classes():
-    files = descriptor_pb2.FileDescriptorSet.FromString(_C.graph_def_descriptors())
-    pool = descriptor_pool.DescriptorPool()
-    for file in files.file:
-        pool.AddSerializedFile(file.SerializeToString())
     global _DT_NAMES
-    _DT_NAMES = {value.number: value.name for value in pool.FindEnumTypeByName("ember.proto.DataType").values}
+    _DT_NAMES = {number: name for name, number in protos.enum_values("DataType").items()}
     globals().update({name: number for number, name in _DT_NAMES.items()})  # DT_FLOAT = 1, ...
     names = ("TensorShapeProto", "TensorProto", "AttrValue", "NameAttrList", "NodeDef", "OpDef", "FunctionDef",
              "GradientDef", "FunctionDefLibrary", "VersionDef", "GraphDebugInfo", "GraphDef")
-    return tuple(message_factory.GetMessageClass(pool.FindMessageTypeByName("ember.proto." + name))
-                 for name in names)
+    return tuple(protos.message_class(name) for name in names)
 
 
 _DT_NAMES = {}
