@@ -88,8 +88,25 @@ def load(export_dir, tags=None, options=None):
     return _Loader(export_dir, path, meta, options or LoadOptions()).load()
 
 
+class _Default:
+    """A Module property that a restored attribute of the same name replaces (a non-data descriptor: the
+    instance's own attribute wins). Keras objects save "variables", "trainable_variables", ... lists."""
+
+    def __init__(self, prop):
+        self._prop = prop
+
+    def __get__(self, obj, owner=None):
+        return self if obj is None else self._prop.__get__(obj, owner)
+
+
 class Loaded(Module):
     """An object restored from a SavedModel: its attributes are the saved object's."""
+
+    variables = _Default(Module.variables)
+    trainable_variables = _Default(Module.trainable_variables)
+    non_trainable_variables = _Default(Module.non_trainable_variables)
+    submodules = _Default(Module.submodules)
+    name = _Default(Module.name)
 
     def __init__(self, identifier):
         super().__init__(name="loaded")
