@@ -64,6 +64,7 @@ from ember.backprop import GradientTape, UnconnectedGradients, custom_gradient, 
 from ember import graph_util
 from ember import saved_model
 from ember import keras
+from ember import train
 from ember import profiler
 from ember import autograph
 

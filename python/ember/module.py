@@ -1,15 +1,17 @@
 """``ember.Module``: a container of variables and submodules found through its attributes (lists,
-tuples and dicts included), with a name scope, as ``tf.Module``."""
+tuples and dicts included), with a name scope, as ``tf.Module``. Its attributes are its checkpoint
+dependencies (ember/trackable.py), so ember.train.Checkpoint saves a Module as TensorFlow saves a tf.Module."""
 
 import re
 
 from ember.name_scope import name_scope
+from ember.trackable import Trackable
 from ember.variables import Variable
 
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.\-/]*$")
 
 
-class Module:
+class Module(Trackable):
     def __init__(self, name=None):
         if name is None:
             name = _camel_to_snake(type(self).__name__)

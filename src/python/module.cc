@@ -31,6 +31,7 @@ void bind_tape(nb::module_& m);
 void bind_profiler(nb::module_& m);
 void bind_config(nb::module_& m);
 void bind_dlpack(nb::module_& m);
+void bind_state(nb::module_& m);
 }  // namespace ember::python
 
 namespace {
@@ -201,6 +202,7 @@ NB_MODULE(_C, m) {
   bind_profiler(m);
   bind_config(m);
   bind_dlpack(m);
+  bind_state(m);
   m.def("op", &op_caller, "The fast callable for a registered op.");
   m.def("op_info", &op_info);
   m.def("op_names", &op_names);

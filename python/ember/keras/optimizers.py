@@ -25,6 +25,7 @@ from ember.name_scope import name_scope
 from ember.ops.array_ops import ones, zeros
 from ember.ops import math_ops
 from ember.ops.math_ops import cast, maximum, sqrt, square
+from ember import trackable
 from ember.variables import Variable
 
 # Keras 3 arguments ember does not implement yet: a non-default value is an error, never silently ignored.
@@ -43,8 +44,10 @@ def _unique_name(class_name):
     return base if count == 0 else f"{base}_{count}"
 
 
-class Optimizer:
-    """The base of Keras optimizers: variables, the apply loop, the learning rate."""
+class Optimizer(trackable.Trackable):
+    """The base of Keras optimizers: variables, the apply loop, the learning rate. Its attributes
+    (``_variables``, ``_iterations``, ``_momentums``, ...) are its checkpoint dependencies, named as Keras 3's
+    are, so a checkpoint of an ember optimizer and of tf.keras's match key for key."""
 
     def __init__(self, learning_rate, name=None, **kwargs):
         unsupported = {k: v for k, v in kwargs.items() if k in _UNSUPPORTED_DEFAULTS
@@ -169,6 +172,8 @@ class Optimizer:
             if not self.built:
                 self.build(trainable_variables)
                 self.built = True
+                if trackable._pending:  # slots made just now take their values from a pending restore
+                    trackable.attribute_set()
             self._check_variables_are_known(trainable_variables)
         grads, trainable_variables = _filter_empty_gradients(grads, trainable_variables)
         learning_rate = self.learning_rate

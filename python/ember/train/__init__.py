@@ -1,0 +1,29 @@
+"""``ember.train``: object-based checkpoints in TensorFlow's format (``tf.train``'s names).
+
+    ckpt = ember.train.Checkpoint(model=model, optimizer=optimizer)
+    path = ckpt.save("/tmp/run/ckpt")             # "/tmp/run/ckpt-1", and /tmp/run/checkpoint names it
+    ckpt.restore(ember.train.latest_checkpoint("/tmp/run")).assert_consumed()
+
+TensorFlow 2 restores what ember saves into the same model written with tf.Module / tf.Variable /
+tf.keras optimizers, and the other way round. See docs/checkpoint.md.
+"""
+
+from ember.train.checkpoint import (Checkpoint, CheckpointLoadStatus, InitializationOnlyStatus)
+from ember.train.checkpoint_management import (CheckpointManager, checkpoint_exists, get_checkpoint_state,
+                                               latest_checkpoint, update_checkpoint_state)
+from ember.train.checkpoint_reader import CheckpointReader, list_variables, load_checkpoint
+
+
+class CheckpointOptions:
+    """Accepted for TensorFlow's API; ember's checkpoints need none of its options (devices, async)."""
+
+    def __init__(self, experimental_io_device=None, experimental_enable_async_checkpoint=False,
+                 experimental_write_callbacks=None, enable_async=False, experimental_sharding_callback=None,
+                 experimental_skip_slot_variables=False):
+        self.experimental_io_device = experimental_io_device
+        self.enable_async = enable_async or experimental_enable_async_checkpoint
+
+
+__all__ = ["Checkpoint", "CheckpointLoadStatus", "CheckpointManager", "CheckpointOptions", "CheckpointReader",
+           "InitializationOnlyStatus", "checkpoint_exists", "get_checkpoint_state", "latest_checkpoint",
+           "list_variables", "load_checkpoint", "update_checkpoint_state"]

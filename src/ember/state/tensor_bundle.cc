@@ -1,0 +1,599 @@
+#include "ember/state/tensor_bundle.h"
+
+#include <fcntl.h>
+#include <leveldb/env.h>
+#include <leveldb/options.h>
+#include <leveldb/table_builder.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <random>
+
+#include "ember/graph/tensor_proto.h"
+#include "ember/state/crc32c.h"
+
+namespace ember {
+namespace {
+
+constexpr int kDtString = 7;                             // TensorFlow's DT_STRING
+constexpr int kBundleVersion = 1;                        // TensorFlow's kTensorBundleVersion
+constexpr uint64_t kTableMagic = 0xdb4775248b80fb57ull;  // LevelDB's table footer magic
+constexpr size_t kFooterSize = 48;                       // two padded block handles (40 bytes) + magic
+constexpr size_t kBlockTrailerSize = 5;                  // compression type + masked CRC32C
+
+std::string errno_text() { return std::strerror(errno); }
+
+// ---- files
+
+Status write_all(int fd, const void* data, size_t n, const std::string& path) {
+  const char* p = static_cast<const char*>(data);
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n > (1u << 30) ? (1u << 30) : n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return make_error(Code::kUnavailable, "writing ", path, ": ", errno_text());
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return Status();
+}
+
+Status pread_all(int fd, void* data, size_t n, int64_t offset, const std::string& path) {
+  char* p = static_cast<char*>(data);
+  while (n > 0) {
+    ssize_t r = ::pread(fd, p, n > (1u << 30) ? (1u << 30) : n, offset);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return make_error(Code::kDataLoss, "reading ", path, ": ", errno_text());
+    if (r == 0) return make_error(Code::kDataLoss, path, ": the file ends early (truncated?)");
+    p += r;
+    n -= static_cast<size_t>(r);
+    offset += r;
+  }
+  return Status();
+}
+
+std::string dir_of(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+Status fsync_dir(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return make_error(Code::kUnavailable, "opening directory ", dir, ": ", errno_text());
+  int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) return make_error(Code::kUnavailable, "fsync of directory ", dir, ": ", errno_text());
+  return Status();
+}
+
+std::string temp_suffix() {
+  static std::atomic<uint64_t> counter{0};
+  static const uint64_t seed = std::random_device{}();
+  char buf[64];
+  std::snprintf(
+      buf, sizeof(buf), ".tempstate%llu",
+      static_cast<unsigned long long>(seed ^ (static_cast<uint64_t>(::getpid()) << 32) ^ counter++));
+  return buf;
+}
+
+void put_varint64(std::string* out, uint64_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
+
+// Reads a varint of at most `max_bytes` bytes (5 for 32-bit, 10 for 64-bit) from [*p, end).
+bool get_varint(const char** p, const char* end, uint64_t* v, int max_bytes = 10) {
+  uint64_t result = 0;
+  for (int shift = 0, i = 0; i < max_bytes && *p < end; ++i, shift += 7) {
+    uint64_t byte = static_cast<uint8_t>(*(*p)++);
+    if (shift == 63 && byte > 1) return false;
+    result |= (byte & 0x7f) << shift;
+    if (!(byte & 0x80)) {
+      *v = result;
+      return true;
+    }
+  }
+  return false;
+}
+
+uint32_t load32(const char* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+
+// LevelDB's TableBuilder writes through a WritableFile; the index is small, so it goes to memory and then
+// through the same write/fsync/rename path as the data.
+class StringSink : public leveldb::WritableFile {
+ public:
+  explicit StringSink(std::string* out) : out_(out) {}
+  leveldb::Status Append(const leveldb::Slice& data) override {
+    out_->append(data.data(), data.size());
+    return leveldb::Status::OK();
+  }
+  leveldb::Status Close() override { return leveldb::Status::OK(); }
+  leveldb::Status Flush() override { return leveldb::Status::OK(); }
+  leveldb::Status Sync() override { return leveldb::Status::OK(); }
+
+ private:
+  std::string* out_;
+};
+
+// ---- reading the table format (see Note [Reading the index table])
+
+// Note [Reading the index table]
+// LevelDB's Table reader allocates a block's size, read from the file, before it reads the block, so a
+// hostile handle ("4 EiB at offset 0") becomes a huge allocation. The index of a checkpoint is small and
+// read whole, so it is parsed here instead, every handle checked against the bytes actually there.
+struct Table {
+  const std::string& path;
+  std::string_view file;
+
+  Status corrupt(const std::string& what) const {
+    return make_error(Code::kDataLoss, path, ": not a valid checkpoint index (", what, ")");
+  }
+
+  Status handle_at(const char** p, const char* end, std::string_view* block, const char* what) const {
+    uint64_t offset, size;
+    if (!get_varint(p, end, &offset) || !get_varint(p, end, &size))
+      return corrupt(std::string("bad block handle of the ") + what);
+    if (offset > file.size() || size > file.size() - offset ||
+        kBlockTrailerSize > file.size() - offset - size)
+      return corrupt(std::string("the ") + what + " block [" + std::to_string(offset) + ", +" +
+                     std::to_string(size) + ") lies outside the " + std::to_string(file.size()) +
+                     "-byte file");
+    const char* data = file.data() + offset;
+    const char* trailer = data + size;
+    if (trailer[0] != 0)
+      return corrupt(std::string("the ") + what + " block is compressed (type " +
+                     std::to_string(static_cast<int>(trailer[0])) + "); TensorFlow writes none");
+    uint32_t expected = crc32c::unmask(load32(trailer + 1));
+    uint32_t actual = crc32c::extend(crc32c::value(data, size), trailer, 1);
+    if (expected != actual) return corrupt(std::string("checksum mismatch in the ") + what + " block");
+    *block = std::string_view(data, size);
+    return Status();
+  }
+
+  // Calls visit(key, value) for every entry of a block, keys rebuilt from their shared prefixes.
+  template <typename Visit>
+  Status for_each(std::string_view block, const char* what, size_t* key_budget, Visit visit) const {
+    if (block.size() < 4) return corrupt(std::string("the ") + what + " block is too short");
+    uint64_t restarts = load32(block.data() + block.size() - 4);
+    if (restarts > (block.size() - 4) / 4)
+      return corrupt(std::string("the ") + what + " block claims " + std::to_string(restarts) + " restarts");
+    const char* p = block.data();
+    const char* end = block.data() + block.size() - 4 - 4 * restarts;
+    std::string key;
+    while (p < end) {
+      uint64_t shared, non_shared, value_size;
+      if (!get_varint(&p, end, &shared, 5) || !get_varint(&p, end, &non_shared, 5) ||
+          !get_varint(&p, end, &value_size, 5))
+        return corrupt(std::string("bad entry header in the ") + what + " block");
+      if (shared > key.size() || non_shared > static_cast<uint64_t>(end - p) ||
+          value_size > static_cast<uint64_t>(end - p) - non_shared)
+        return corrupt(std::string("an entry of the ") + what + " block runs past the block");
+      if (shared + non_shared > *key_budget) return corrupt("the keys are larger than the file could hold");
+      *key_budget -= shared + non_shared;
+      std::string next = key.substr(0, shared);
+      next.append(p, non_shared);
+      p += non_shared;
+      EMBER_RETURN_IF_ERROR(visit(next, std::string_view(p, value_size)));
+      p += value_size;
+      key = std::move(next);
+    }
+    return Status();
+  }
+
+  // Every (key, value) of the table, checked to be in strictly increasing order.
+  Status read_all(std::map<std::string, std::string>* out) const {
+    if (file.size() < kFooterSize) return corrupt("shorter than the 48-byte footer");
+    const char* footer = file.data() + file.size() - kFooterSize;
+    uint64_t magic;
+    std::memcpy(&magic, footer + 40, 8);
+    if (magic != kTableMagic) return corrupt("bad magic number in the footer");
+    const char* p = footer;
+    std::string_view metaindex, index;
+    EMBER_RETURN_IF_ERROR(handle_at(&p, footer + 40, &metaindex, "metaindex"));
+    EMBER_RETURN_IF_ERROR(handle_at(&p, footer + 40, &index, "index"));
+    size_t key_budget = 64 * file.size() + 65536;
+    bool first = true;
+    std::string last;
+    return for_each(index, "index", &key_budget, [&](const std::string&, std::string_view handle) {
+      const char* hp = handle.data();
+      std::string_view data;
+      EMBER_RETURN_IF_ERROR(handle_at(&hp, handle.data() + handle.size(), &data, "data"));
+      return for_each(data, "data", &key_budget, [&](const std::string& key, std::string_view value) {
+        if (!first && key <= last) return corrupt("keys out of order at \"" + key + "\"");
+        first = false;
+        last = key;
+        out->emplace(key, std::string(value));
+        return Status();
+      });
+    });
+  }
+};
+
+const char* shard_digits(int v, char* buf) {
+  std::snprintf(buf, 8, "%05d", v);
+  return buf;
+}
+
+}  // namespace
+
+std::string bundle_index_path(const std::string& prefix) { return prefix + ".index"; }
+
+std::string bundle_data_path(const std::string& prefix, int shard, int num_shards) {
+  char a[8], b[8];
+  return prefix + ".data-" + shard_digits(shard, a) + "-of-" + shard_digits(num_shards, b);
+}
+
+// ---- BundleWriter
+
+BundleWriter::BundleWriter(std::string prefix) : prefix_(std::move(prefix)) {
+  std::string suffix = temp_suffix();
+  data_tmp_ = bundle_data_path(prefix_, 0, 1) + suffix;
+  index_tmp_ = bundle_index_path(prefix_) + suffix;
+  ::mkdir(dir_of(prefix_).c_str(), 0777);  // one level, as TensorFlow's writer does; errors surface at open
+  fd_ = ::open(data_tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0)
+    status_ = make_error(Code::kNotFound, "checkpoint ", prefix_, ": cannot create ", data_tmp_, ": ",
+                         errno_text());
+}
+
+BundleWriter::~BundleWriter() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!finished_) {
+    ::unlink(data_tmp_.c_str());
+    ::unlink(index_tmp_.c_str());
+  }
+}
+
+Status BundleWriter::fail(Status s) {
+  if (status_.ok()) status_ = s;
+  return s;
+}
+
+Status BundleWriter::append(const void* data, size_t n, uint32_t* crc) {
+  *crc = crc32c::extend(*crc, data, n);
+  Status s = write_all(fd_, data, n, data_tmp_);
+  if (!s.ok()) return fail(s);
+  size_ += static_cast<int64_t>(n);
+  return Status();
+}
+
+Status BundleWriter::add(const std::string& key, const TensorImpl& tensor) {
+  if (!status_.ok()) return status_;
+  if (finished_) return make_error(Code::kFailedPrecondition, "checkpoint ", prefix_, ": already finished");
+  if (key.empty()) return invalid_argument("checkpoint ", prefix_, ": a tensor key must not be empty");
+  if (entries_.count(key)) return invalid_argument("checkpoint ", prefix_, ": key \"", key, "\" added twice");
+  proto::BundleEntryProto e;
+  e.set_dtype(static_cast<proto::DataType>(tf_datatype(tensor.dtype())));
+  to_shape_proto(tensor.shape().dims(), false, e.mutable_shape());
+  e.set_offset(size_);
+  uint32_t crc = 0;
+  EMBER_RETURN_IF_ERROR(append(tensor.raw_data(), tensor.nbytes(), &crc));
+  e.set_size(static_cast<int64_t>(tensor.nbytes()));
+  e.set_crc32c(crc32c::mask(crc));
+  entries_.emplace(key, std::move(e));
+  return Status();
+}
+
+Status BundleWriter::add_strings(const std::string& key, const std::vector<std::string_view>& values,
+                                 const std::vector<int64_t>& dims) {
+  if (!status_.ok()) return status_;
+  if (finished_) return make_error(Code::kFailedPrecondition, "checkpoint ", prefix_, ": already finished");
+  if (key.empty()) return invalid_argument("checkpoint ", prefix_, ": a tensor key must not be empty");
+  if (entries_.count(key)) return invalid_argument("checkpoint ", prefix_, ": key \"", key, "\" added twice");
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  if (n != static_cast<int64_t>(values.size()))
+    return invalid_argument("checkpoint ", prefix_, ": string tensor \"", key, "\" has ", values.size(),
+                            " values for a shape of ", n, " elements");
+  proto::BundleEntryProto e;
+  e.set_dtype(proto::DT_STRING);
+  to_shape_proto(dims, false, e.mutable_shape());
+  e.set_offset(size_);
+  // TensorFlow's string encoding: varint64 lengths, the masked CRC of the lengths (each as a 4-byte
+  // integer, or 8 bytes past 4 GiB), then the bytes; the entry's CRC covers lengths, that CRC and bytes.
+  std::string lengths;
+  uint32_t crc = 0;
+  for (std::string_view v : values) {
+    put_varint64(&lengths, v.size());
+    if (v.size() <= UINT32_MAX) {
+      uint32_t len32 = static_cast<uint32_t>(v.size());
+      crc = crc32c::extend(crc, &len32, 4);
+    } else {
+      uint64_t len64 = v.size();
+      crc = crc32c::extend(crc, &len64, 8);
+    }
+  }
+  int64_t start = size_;
+  uint32_t ignored = 0;
+  EMBER_RETURN_IF_ERROR(append(lengths.data(), lengths.size(), &ignored));
+  uint32_t length_crc = crc32c::mask(crc);
+  EMBER_RETURN_IF_ERROR(append(&length_crc, 4, &crc));
+  for (std::string_view v : values) EMBER_RETURN_IF_ERROR(append(v.data(), v.size(), &crc));
+  e.set_size(size_ - start);
+  e.set_crc32c(crc32c::mask(crc));
+  entries_.emplace(key, std::move(e));
+  return Status();
+}
+
+Status BundleWriter::finish() {
+  if (!status_.ok()) return status_;
+  if (finished_) return make_error(Code::kFailedPrecondition, "checkpoint ", prefix_, ": already finished");
+  std::string index;
+  {
+    StringSink sink(&index);
+    leveldb::Options options;
+    options.compression = leveldb::kNoCompression;
+    leveldb::TableBuilder builder(options, &sink);
+    proto::BundleHeaderProto header;
+    header.set_num_shards(1);
+    header.set_endianness(proto::BundleHeaderProto::LITTLE);
+    header.mutable_version()->set_producer(kBundleVersion);
+    builder.Add("", header.SerializeAsString());
+    for (const auto& [key, e] : entries_) builder.Add(key, e.SerializeAsString());
+    leveldb::Status s = builder.Finish();
+    if (!s.ok()) return fail(make_error(Code::kInternal, "checkpoint ", prefix_, ": index: ", s.ToString()));
+  }
+  if (::fsync(fd_) != 0)
+    return fail(make_error(Code::kUnavailable, "fsync of ", data_tmp_, ": ", errno_text()));
+  ::close(fd_);
+  fd_ = -1;
+  int ifd = ::open(index_tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (ifd < 0) return fail(make_error(Code::kUnavailable, "creating ", index_tmp_, ": ", errno_text()));
+  Status s = write_all(ifd, index.data(), index.size(), index_tmp_);
+  if (s.ok() && ::fsync(ifd) != 0)
+    s = make_error(Code::kUnavailable, "fsync of ", index_tmp_, ": ", errno_text());
+  ::close(ifd);
+  if (!s.ok()) return fail(s);
+  // Data first: until the index is renamed, a reader of `prefix` sees the previous index (if any).
+  if (::rename(data_tmp_.c_str(), bundle_data_path(prefix_, 0, 1).c_str()) != 0 ||
+      ::rename(index_tmp_.c_str(), bundle_index_path(prefix_).c_str()) != 0)
+    return fail(make_error(Code::kUnavailable, "checkpoint ", prefix_, ": rename: ", errno_text()));
+  finished_ = true;
+  Status synced = fsync_dir(dir_of(prefix_));
+  return synced.ok() ? synced : fail(synced);
+}
+
+// ---- BundleReader
+
+BundleReader::BundleReader(BundleReader&& o) noexcept { *this = std::move(o); }
+
+BundleReader& BundleReader::operator=(BundleReader&& o) noexcept {
+  if (this != &o) {
+    for (int fd : shard_fds_) ::close(fd);
+    prefix_ = std::move(o.prefix_);
+    header_ = std::move(o.header_);
+    entries_ = std::move(o.entries_);
+    shard_fds_ = std::exchange(o.shard_fds_, {});
+    shard_sizes_ = std::move(o.shard_sizes_);
+  }
+  return *this;
+}
+
+BundleReader::~BundleReader() {
+  for (int fd : shard_fds_) ::close(fd);
+}
+
+StatusOr<BundleReader> BundleReader::open(const std::string& prefix) {
+  BundleReader r;
+  r.prefix_ = prefix;
+  const std::string path = bundle_index_path(prefix);
+  std::string bytes;
+  {
+    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      return make_error(Code::kNotFound, "checkpoint ", prefix, ": cannot open ", path, ": ", errno_text());
+    struct stat st;
+    Status s;
+    if (::fstat(fd, &st) != 0) s = make_error(Code::kDataLoss, path, ": ", errno_text());
+    if (s.ok() && !S_ISREG(st.st_mode)) s = make_error(Code::kDataLoss, path, ": not a regular file");
+    if (s.ok()) {
+      bytes.resize(static_cast<size_t>(st.st_size));
+      s = pread_all(fd, bytes.data(), bytes.size(), 0, path);
+    }
+    ::close(fd);
+    EMBER_RETURN_IF_ERROR(s);
+  }
+  std::map<std::string, std::string> table;
+  EMBER_RETURN_IF_ERROR((Table{path, bytes}.read_all(&table)));
+  auto header = table.find("");
+  if (header == table.end() || !r.header_.ParseFromString(header->second))
+    return make_error(Code::kDataLoss, path, ": no valid BundleHeaderProto under the empty key");
+  if (r.header_.endianness() != proto::BundleHeaderProto::LITTLE)
+    return make_error(Code::kUnimplemented, path,
+                      ": a big-endian checkpoint; ember reads little-endian ones");
+  if (r.header_.version().min_consumer() > kBundleVersion)
+    return make_error(Code::kUnimplemented, path, ": needs a reader of bundle version ",
+                      r.header_.version().min_consumer(), "; ember reads version ", kBundleVersion);
+  const int num_shards = r.header_.num_shards();
+  if (num_shards < 1 || num_shards > 99999)
+    return make_error(Code::kDataLoss, path, ": the header names ", num_shards, " data shards");
+  table.erase(header);
+  for (auto& [key, value] : table) {
+    proto::BundleEntryProto e;
+    if (!e.ParseFromString(value))
+      return make_error(Code::kDataLoss, path, ": the entry of \"", key, "\" is not a BundleEntryProto");
+    if (e.shard_id() < 0 || e.shard_id() >= num_shards)
+      return make_error(Code::kDataLoss, path, ": \"", key, "\" lies in shard ", e.shard_id(), " of ",
+                        num_shards);
+    if (e.offset() < 0 || e.size() < 0)
+      return make_error(Code::kDataLoss, path, ": \"", key, "\" has offset ", e.offset(), " and size ",
+                        e.size());
+    r.entries_.emplace(key, std::move(e));
+  }
+  // Only shards that some entry uses need to exist (TensorFlow's writer may leave empty ones out).
+  r.shard_fds_.assign(static_cast<size_t>(num_shards), -1);
+  r.shard_sizes_.assign(static_cast<size_t>(num_shards), 0);
+  for (const auto& [key, e] : r.entries_) {
+    int shard = e.shard_id();
+    if (r.shard_fds_[shard] >= 0 || !e.slices().empty()) continue;
+    std::string data = bundle_data_path(prefix, shard, num_shards);
+    int fd = ::open(data.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+      return make_error(Code::kNotFound, "checkpoint ", prefix, ": cannot open ", data, ": ", errno_text());
+    r.shard_fds_[shard] = fd;
+    struct stat st;
+    if (::fstat(fd, &st) != 0) return make_error(Code::kDataLoss, data, ": ", errno_text());
+    r.shard_sizes_[shard] = st.st_size;
+  }
+  return r;
+}
+
+std::vector<std::string> BundleReader::keys() const {
+  std::vector<std::string> out;
+  out.reserve(entries_.size());
+  for (const auto& kv : entries_) out.push_back(kv.first);
+  return out;
+}
+
+StatusOr<const proto::BundleEntryProto*> BundleReader::entry(const std::string& key) const {
+  auto it = entries_.find(key);
+  if (it == entries_.end())
+    return make_error(Code::kNotFound, "checkpoint ", prefix_, ": no tensor named \"", key, "\"");
+  return &it->second;
+}
+
+StatusOr<int> BundleReader::tf_dtype(const std::string& key) const {
+  auto e = entry(key);
+  if (!e.ok()) return e.status();
+  return static_cast<int>((*e)->dtype());
+}
+
+StatusOr<std::vector<int64_t>> BundleReader::dims(const std::string& key) const {
+  auto e = entry(key);
+  if (!e.ok()) return e.status();
+  std::vector<int64_t> dims;
+  bool unknown_rank = false;
+  Status s = from_shape_proto((*e)->shape(), dims, unknown_rank);
+  if (s.ok() && unknown_rank) s = invalid_argument("the shape has an unknown rank");
+  for (int64_t d : dims)
+    if (s.ok() && d < 0) s = invalid_argument("the shape has an unknown dimension");
+  if (!s.ok())
+    return make_error(Code::kDataLoss, bundle_index_path(prefix_), ": \"", key, "\": ", s.message());
+  return dims;
+}
+
+StatusOr<BundleReader::Located> BundleReader::locate(const std::string& key,
+                                                     const proto::BundleEntryProto& e) const {
+  std::string data = bundle_data_path(prefix_, e.shard_id(), header_.num_shards());
+  if (!e.slices().empty())
+    return make_error(Code::kUnimplemented, bundle_index_path(prefix_), ": \"", key,
+                      "\" is a partitioned variable (saved in slices); ember reads whole tensors only");
+  int64_t file_size = shard_sizes_[e.shard_id()];
+  if (e.offset() > file_size || e.size() > file_size - e.offset())
+    return make_error(Code::kDataLoss, data, ": \"", key, "\" claims bytes [", e.offset(), ", ", e.offset(),
+                      " + ", e.size(), ") of a ", file_size, "-byte file (truncated?)");
+  return Located{shard_fds_[e.shard_id()], std::move(data)};
+}
+
+StatusOr<TensorRef> BundleReader::read(const std::string& key) const {
+  auto e = entry(key);
+  if (!e.ok()) return e.status();
+  DType dtype;
+  if (!dtype_from_tf_datatype((*e)->dtype(), &dtype))
+    return make_error(Code::kUnimplemented, "checkpoint ", prefix_, ": \"", key, "\" has DataType ",
+                      static_cast<int>((*e)->dtype()), ", which ember has no tensors of",
+                      (*e)->dtype() == kDtString ? " (a string: use read_string)" : "");
+  auto dims = this->dims(key);
+  if (!dims.ok()) return dims.status();
+  auto where = locate(key, **e);
+  if (!where.ok()) return where.status();
+  Shape shape(*dims);
+  uint64_t expected = static_cast<uint64_t>(shape.num_elements()) * dtype_size(dtype);
+  if (shape.num_elements() > 0 && expected / static_cast<uint64_t>(shape.num_elements()) != dtype_size(dtype))
+    expected = UINT64_MAX;
+  if (expected != static_cast<uint64_t>((*e)->size()))
+    return make_error(Code::kDataLoss, bundle_index_path(prefix_), ": \"", key, "\" is ", dtype_name(dtype),
+                      " of ", shape.num_elements(), " elements (", expected, " bytes) but its entry says ",
+                      (*e)->size(), " bytes");
+  auto t = TensorImpl::allocate(dtype, shape);
+  if (!t.ok()) return t.status();
+  TensorRef out = std::move(t).value();
+  EMBER_RETURN_IF_ERROR(
+      pread_all(where->fd, out->mutable_raw_data(), out->nbytes(), (*e)->offset(), where->path));
+  uint32_t crc = crc32c::value(out->raw_data(), out->nbytes());
+  if (crc32c::mask(crc) != (*e)->crc32c())
+    return make_error(Code::kDataLoss, where->path, ": checksum mismatch for \"", key,
+                      "\" (the bytes changed ", "after they were written)");
+  return out;
+}
+
+StatusOr<std::vector<std::string>> BundleReader::read_strings(const std::string& key) const {
+  auto e = entry(key);
+  if (!e.ok()) return e.status();
+  if ((*e)->dtype() != kDtString)
+    return make_error(Code::kInvalidArgument, "checkpoint ", prefix_, ": \"", key,
+                      "\" is not a string tensor ", "(DataType ", static_cast<int>((*e)->dtype()), ")");
+  auto dims = this->dims(key);
+  if (!dims.ok()) return dims.status();
+  auto where = locate(key, **e);
+  if (!where.ok()) return where.status();
+  const int64_t size = (*e)->size();
+  int64_t n = 1;
+  for (int64_t d : *dims) n = d == 0 ? 0 : (n > size ? n : n * d);
+  // Every element takes at least one byte of length, so more elements than bytes cannot be right.
+  if (n > size)
+    return make_error(Code::kDataLoss, where->path, ": string tensor \"", key,
+                      "\" claims more elements than its ", size, " bytes can hold");
+  std::string bytes(static_cast<size_t>(size), '\0');
+  EMBER_RETURN_IF_ERROR(pread_all(where->fd, bytes.data(), bytes.size(), (*e)->offset(), where->path));
+  auto bad = [&](const std::string& what) {
+    return make_error(Code::kDataLoss, where->path, ": string tensor \"", key, "\": ", what);
+  };
+  const char* p = bytes.data();
+  const char* end = p + bytes.size();
+  std::vector<uint64_t> lengths(static_cast<size_t>(n));
+  uint32_t crc = 0;
+  uint64_t total = 0;
+  for (uint64_t& len : lengths) {
+    if (!get_varint(&p, end, &len)) return bad("bad length varint");
+    if (len > static_cast<uint64_t>(size)) return bad("an element is longer than the entry");
+    total += len;
+    if (len <= UINT32_MAX) {
+      uint32_t len32 = static_cast<uint32_t>(len);
+      crc = crc32c::extend(crc, &len32, 4);
+    } else {
+      crc = crc32c::extend(crc, &len, 8);
+    }
+  }
+  if (end - p < 4) return bad("no checksum after the lengths");
+  if (load32(p) != crc32c::mask(crc)) return bad("checksum mismatch in the lengths");
+  crc = crc32c::extend(crc, p, 4);
+  p += 4;
+  if (total != static_cast<uint64_t>(end - p))
+    return bad("the lengths add up to " + std::to_string(total) + " bytes but " + std::to_string(end - p) +
+               " follow");
+  crc = crc32c::extend(crc, p, static_cast<size_t>(end - p));
+  if (crc32c::mask(crc) != (*e)->crc32c()) return bad("checksum mismatch");
+  std::vector<std::string> out;
+  out.reserve(lengths.size());
+  for (uint64_t len : lengths) {
+    out.emplace_back(p, static_cast<size_t>(len));
+    p += len;
+  }
+  return out;
+}
+
+StatusOr<std::string> BundleReader::read_string(const std::string& key) const {
+  auto values = read_strings(key);
+  if (!values.ok()) return values.status();
+  if (values->size() != 1)
+    return make_error(Code::kInvalidArgument, "checkpoint ", prefix_, ": \"", key, "\" holds ",
+                      values->size(), " strings, not one");
+  return std::move((*values)[0]);
+}
+
+}  // namespace ember

@@ -1,0 +1,109 @@
+// TensorFlow's checkpoint format V2 (a "tensor bundle"): `<prefix>.index`, a LevelDB-format table from
+// tensor name to BundleEntryProto (dtype, shape, where its bytes lie, their CRC32C) with a
+// BundleHeaderProto under the empty key, and `<prefix>.data-00000-of-00001`, the tensors' raw bytes one
+// after another. What ember writes TensorFlow's tf.train.load_checkpoint reads, and the other way round.
+//
+//   BundleWriter w("/tmp/ckpt/model");
+//   EMBER_RETURN_IF_ERROR(w.add("dense/kernel/.ATTRIBUTES/VARIABLE_VALUE", *kernel));
+//   EMBER_RETURN_IF_ERROR(w.add_string("_CHECKPOINTABLE_OBJECT_GRAPH", graph_bytes));
+//   EMBER_RETURN_IF_ERROR(w.finish());   // atomic: both files appear, or the old ones stay
+//
+//   EMBER_ASSIGN_OR_RETURN(BundleReader r, BundleReader::open("/tmp/ckpt/model"));
+//   StatusOr<TensorRef> kernel = r.read("dense/kernel/.ATTRIBUTES/VARIABLE_VALUE");
+//
+// The reader trusts nothing in the files: every size, offset, varint and checksum is checked against the
+// files before anything is allocated, and every problem is a Status naming the file and what is wrong.
+// See docs/checkpoint.md.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ember/core/status.h"
+#include "ember/core/tensor_impl.h"
+#include "ember/tensor_bundle.pb.h"
+
+namespace ember {
+
+/// `<prefix>.index` and `<prefix>.data-<shard>-of-<num_shards>` (five digits each), as TensorFlow names them.
+std::string bundle_index_path(const std::string& prefix);
+std::string bundle_data_path(const std::string& prefix, int shard, int num_shards);
+
+/// Writes one bundle. Each add streams its bytes to a temporary data file; finish writes the index,
+/// fsyncs both files, renames them into place (data first, then index) and fsyncs the directory.
+/// Until finish returns OK the files at `prefix` are untouched; a writer destroyed without finish
+/// removes its temporary files.
+class BundleWriter {
+ public:
+  explicit BundleWriter(std::string prefix);
+  ~BundleWriter();
+  BundleWriter(const BundleWriter&) = delete;
+  BundleWriter& operator=(const BundleWriter&) = delete;
+
+  /// A dense tensor of any ember dtype under `key` (not empty, not added before).
+  Status add(const std::string& key, const TensorImpl& tensor);
+  /// A DT_STRING tensor of shape `dims` (a scalar when empty) holding `values`, TensorFlow's encoding.
+  Status add_strings(const std::string& key, const std::vector<std::string_view>& values,
+                     const std::vector<int64_t>& dims = {});
+  /// A scalar DT_STRING (the object graph is one).
+  Status add_string(const std::string& key, std::string_view bytes) { return add_strings(key, {bytes}); }
+  /// Writes the index and moves both files into place. The first error of any call is returned again.
+  Status finish();
+
+ private:
+  Status append(const void* data, size_t n, uint32_t* crc);
+  Status fail(Status s);
+
+  std::string prefix_, data_tmp_, index_tmp_;
+  int fd_ = -1;
+  int64_t size_ = 0;
+  bool finished_ = false;
+  Status status_;
+  std::map<std::string, proto::BundleEntryProto> entries_;
+};
+
+/// A bundle opened for reading: the whole index is parsed and checked at open; tensor bytes are read
+/// (and their CRC32C checked) on demand.
+class BundleReader {
+ public:
+  static StatusOr<BundleReader> open(const std::string& prefix);
+  BundleReader(BundleReader&&) noexcept;
+  BundleReader& operator=(BundleReader&&) noexcept;
+  ~BundleReader();
+
+  const std::string& prefix() const { return prefix_; }
+  /// Every tensor name, sorted (the header's empty key is not one).
+  std::vector<std::string> keys() const;
+  bool contains(const std::string& key) const { return entries_.count(key) != 0; }
+  /// The entry of `key` (NotFound names the key and the file).
+  StatusOr<const proto::BundleEntryProto*> entry(const std::string& key) const;
+  /// TensorFlow's DataType number of `key` (DT_STRING = 7 included) and its dims.
+  StatusOr<int> tf_dtype(const std::string& key) const;
+  StatusOr<std::vector<int64_t>> dims(const std::string& key) const;
+
+  /// A numeric tensor (any ember dtype).
+  StatusOr<TensorRef> read(const std::string& key) const;
+  /// Every element of a DT_STRING tensor, in row-major order.
+  StatusOr<std::vector<std::string>> read_strings(const std::string& key) const;
+  /// A scalar DT_STRING tensor.
+  StatusOr<std::string> read_string(const std::string& key) const;
+
+ private:
+  BundleReader() = default;
+  struct Located {
+    int fd;
+    std::string path;
+  };
+  StatusOr<Located> locate(const std::string& key, const proto::BundleEntryProto& e) const;
+
+  std::string prefix_;
+  proto::BundleHeaderProto header_;
+  std::map<std::string, proto::BundleEntryProto> entries_;
+  std::vector<int> shard_fds_;
+  std::vector<int64_t> shard_sizes_;
+};
+
+}  // namespace ember

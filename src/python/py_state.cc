@@ -1,0 +1,115 @@
+// Bindings for checkpoint bundles (ember/state/tensor_bundle.h): ember.train's CheckpointReader and
+// Checkpoint read and write TensorFlow's format through these. Big reads and writes release the GIL.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ember/state/crc32c.h"
+#include "ember/state/tensor_bundle.h"
+#include "python/py_status.h"
+#include "python/py_tensor.h"
+
+namespace nb = nanobind;
+
+namespace ember::python {
+namespace {
+
+template <typename T>
+T take(StatusOr<T> r) {
+  if (!r.ok()) throw_status(r.status());
+  return std::move(r).value();
+}
+
+void check(const Status& s) {
+  if (!s.ok()) throw_status(s);
+}
+
+}  // namespace
+
+void bind_state(nb::module_& m) {
+  nb::class_<BundleWriter>(m, "BundleWriter",
+                           "Writes one checkpoint bundle (<prefix>.index and <prefix>.data-00000-of-00001) "
+                           "atomically at finish().")
+      .def(nb::init<std::string>(), nb::arg("prefix"))
+      .def(
+          "add",
+          [](BundleWriter& w, const std::string& key, nb::handle tensor) {
+            TensorImpl* t = tensor_arg(tensor, "BundleWriter.add");
+            if (t->is_symbolic())
+              throw nb::type_error("BundleWriter.add: expected an eager tensor, got a symbolic one");
+            Status s;
+            {
+              nb::gil_scoped_release release;
+              s = w.add(key, *t);
+            }
+            check(s);
+          },
+          nb::arg("key"), nb::arg("tensor"))
+      .def(
+          "add_strings",
+          [](BundleWriter& w, const std::string& key, const std::vector<nb::bytes>& values,
+             const std::vector<int64_t>& dims) {
+            std::vector<std::string_view> views;
+            views.reserve(values.size());
+            for (const nb::bytes& b : values) views.emplace_back(b.c_str(), b.size());
+            check(w.add_strings(key, views, dims));
+          },
+          nb::arg("key"), nb::arg("values"), nb::arg("dims") = std::vector<int64_t>{})
+      .def("finish", [](BundleWriter& w) {
+        Status s;
+        {
+          nb::gil_scoped_release release;
+          s = w.finish();
+        }
+        check(s);
+      });
+
+  nb::class_<BundleReader>(m, "BundleReader",
+                           "A checkpoint bundle opened for reading (TensorFlow's format V2).")
+      .def_static(
+          "open",
+          [](const std::string& prefix) {
+            StatusOr<BundleReader> r = [&] {
+              nb::gil_scoped_release release;
+              return BundleReader::open(prefix);
+            }();
+            return std::make_unique<BundleReader>(take(std::move(r)));
+          },
+          nb::arg("prefix"))
+      .def_prop_ro("prefix", &BundleReader::prefix)
+      .def("keys", &BundleReader::keys)
+      .def("contains", &BundleReader::contains)
+      .def("tf_dtype", [](const BundleReader& r, const std::string& key) { return take(r.tf_dtype(key)); })
+      .def("dims", [](const BundleReader& r, const std::string& key) { return take(r.dims(key)); })
+      .def("read",
+           [](const BundleReader& r, const std::string& key) {
+             StatusOr<TensorRef> t = [&] {
+               nb::gil_scoped_release release;
+               return r.read(key);
+             }();
+             return nb::steal(wrap_tensor(take(std::move(t))));
+           })
+      .def("read_strings",
+           [](const BundleReader& r, const std::string& key) {
+             std::vector<std::string> values = take(r.read_strings(key));
+             nb::list out;
+             for (const std::string& v : values) out.append(nb::bytes(v.data(), v.size()));
+             return out;
+           })
+      .def("read_string", [](const BundleReader& r, const std::string& key) {
+        std::string v = take(r.read_string(key));
+        return nb::bytes(v.data(), v.size());
+      });
+
+  m.def(
+      "crc32c", [](nb::bytes data) { return crc32c::value(data.c_str(), data.size()); }, nb::arg("data"),
+      "The CRC-32C of `data` (tests check the checksum against known values).");
+}
+
+}  // namespace ember::python
