@@ -21,7 +21,7 @@ import shutil
 import tempfile
 import uuid
 
-from ember import _C, errors
+from ember import _C, errors, trackable
 from ember.framework import graph_def as _gd
 from ember.framework import protos
 from ember.framework.tensor import Tensor, convert_to_tensor
@@ -65,7 +65,7 @@ def save(obj, export_dir, signatures=None, options=None):
     ConcreteFunction, or a dict of them by signature key; by default the root's only function with an
     input_signature becomes ``serving_default``."""
     export_dir = os.fspath(export_dir)
-    if isinstance(obj, (Tensor, Variable)) or not _trackable(obj):
+    if isinstance(obj, (Tensor, Variable)) or not (_trackable(obj) or _children(obj)):
         raise ValueError(f"Expected an object to save (a Module, a function or an object holding them), got "
                          f"{type(obj).__name__}")
     writer = _Writer(obj, _signature_functions(obj, signatures), options or SaveOptions())
@@ -81,26 +81,23 @@ def _is_function(value):
 
 
 def _trackable(value):
-    if isinstance(value, (Variable, Function, ConcreteFunction, Module)):
-        return True
-    if isinstance(value, dict):
-        return any(_trackable(v) for v in value.values())
-    if isinstance(value, (list, tuple)):
-        return any(_trackable(v) for v in value)
-    return False
+    return isinstance(value, (Function, ConcreteFunction)) or trackable.is_trackable_value(value)
 
 
 def _children(obj):
-    """(local name, value) pairs of the objects ``obj`` holds, in attribute order."""
-    if isinstance(obj, dict):
-        return [(k, v) for k, v in obj.items() if isinstance(k, str) and _trackable(v)]
-    if isinstance(obj, (list, tuple)):
-        return [(str(i), v) for i, v in enumerate(obj) if _trackable(v)]
+    """(local name, value) pairs of the objects ``obj`` holds: its checkpoint dependencies as ember.train
+    names them (ember.trackable), then the functions among its attributes and its class's ember.functions
+    (bound to it), as TensorFlow's AutoTrackable lists them."""
     if isinstance(obj, (Variable, Function, ConcreteFunction)):
         return []
-    out = [(k, v) for k, v in vars(obj).items()
-           if not k.startswith(("_ember", "_self_")) and _trackable(v)]
+    out = list(trackable.children(obj))
+    if isinstance(obj, (list, tuple, dict)):
+        return out
     seen = {k for k, _ in out}
+    for k, v in vars(obj).items():
+        if k not in seen and not k.startswith("_ember") and isinstance(v, (Function, ConcreteFunction)):
+            seen.add(k)
+            out.append((k, v))
     for klass in type(obj).__mro__:
         for k, v in vars(klass).items():
             if k not in seen and isinstance(v, Function):
