@@ -434,6 +434,7 @@ class _Loader:
                             f"hold", errors.NotFoundError)
         cache = self.__dict__.setdefault("_concrete", {})
         if name not in cache:
+            _reachable(self.library, name, self.fail)  # a call of a missing function fails the load
             cache[name] = RestoredConcreteFunction(self, name)
         return cache[name]
 
