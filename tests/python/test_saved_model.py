@@ -218,3 +218,52 @@ def test_l2hmc_model_saves_and_loads(tmp_path):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
     sig = loaded.signatures["serving_default"](x0=x0, v0=v0, u=u)
     np.testing.assert_allclose(sig["output_0"].numpy(), want[0].numpy(), rtol=1e-5, atol=1e-6)
+
+
+_SAVE_LOOP = """
+import sys
+import numpy as np
+import ember as tf
+path = sys.argv[1]
+class M(tf.Module):
+    def __init__(self, k):
+        super().__init__()
+        self.v = tf.Variable(np.full((256, 256), float(k), np.float32))
+
+    @tf.function(input_signature=[tf.TensorSpec([], tf.float32)])
+    def f(self, x):
+        return x + self.v[0, 0]
+
+models = [M(0), M(1)]
+tf.saved_model.save(models[0], path)
+print("ready", flush=True)
+k = 1
+while True:
+    tf.saved_model.save(models[k], path)
+    k = 1 - k
+"""
+
+
+def test_a_save_killed_at_any_moment_leaves_a_whole_saved_model(tmp_path):
+    import random
+    import signal
+    import subprocess
+    import time
+
+    path = str(tmp_path / "m")
+    rng = random.Random(16)
+    for trial in range(8):
+        proc = subprocess.Popen([sys.executable, *(["-S"] if sys.flags.no_site else []), "-c", _SAVE_LOOP, path],
+                                env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert proc.stdout.readline().strip() == "ready", proc.stderr.read()
+            time.sleep(rng.uniform(0.0, 0.3))
+        finally:
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+        loaded = tf.saved_model.load(path)
+        value = float(loaded.v.numpy()[0, 0])
+        assert value in (0.0, 1.0), trial
+        np.testing.assert_array_equal(loaded.v.numpy(), np.full((256, 256), value, np.float32))
+        assert float(loaded.f(tf.constant(1.0))) == 1.0 + value

@@ -530,18 +530,40 @@ def _fsync_dir(path):
         os.close(fd)
 
 
+def _exchange(a, b):
+    """Atomically swaps two paths (Linux renameat2 RENAME_EXCHANGE); False where the system cannot."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    return False
+
+
 def _replace_dir(tmp, export_dir):
-    """Moves the finished ``tmp`` to ``export_dir``. An existing SavedModel there is moved aside first and
-    removed after, so the directory holds either the old SavedModel or the new one, never a mix."""
-    old = None
+    """Moves the finished ``tmp`` to ``export_dir``. An existing SavedModel there is swapped with it in one
+    atomic step (RENAME_EXCHANGE), so at every moment ``export_dir`` holds the old SavedModel or the new one;
+    where the file system cannot swap, the old one is moved aside first (a short window with neither)."""
     if os.path.lexists(export_dir):
-        if not os.path.isdir(export_dir):
+        if not os.path.isdir(export_dir) or os.path.islink(export_dir):
             raise errors.FailedPreconditionError(None, None, f"saved_model.save: {export_dir} exists and is not "
                                                  f"a directory")
+        if _exchange(tmp, export_dir):
+            _fsync_dir(os.path.dirname(os.path.abspath(export_dir)))
+            shutil.rmtree(tmp, ignore_errors=True)  # now the old SavedModel
+            return
         old = tempfile.mkdtemp(prefix=f".{os.path.basename(export_dir)}.old-", dir=os.path.dirname(tmp))
         os.rmdir(old)
         os.rename(export_dir, old)
+        os.rename(tmp, export_dir)
+        _fsync_dir(os.path.dirname(os.path.abspath(export_dir)))
+        shutil.rmtree(old, ignore_errors=True)
+        return
     os.rename(tmp, export_dir)
     _fsync_dir(os.path.dirname(os.path.abspath(export_dir)))
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
