@@ -186,3 +186,32 @@ def test_ember_runs_a_tensorflow_l2hmc_saved_model(tmp_path):
     got = loaded.transition(*[em.constant(a) for a in inputs])
     for a, b in zip(got, want):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_nested_inputs_and_outputs_both_ways(tmp_path):
+    class Nested(em.Module):
+        def __init__(self):
+            super().__init__()
+            self.v = em.Variable(2.0)
+
+        @em.function
+        def f(self, inputs, pair):
+            return (inputs["a"] * self.v + pair[1], [inputs["b"]])
+
+    m = Nested()
+    a, b = np.ones(3, np.float32), np.arange(3, dtype=np.float32)
+    m.f({"a": em.constant(a), "b": em.constant(b)}, (1, em.constant(5.0)))
+    signature = m.f.get_concrete_function({"a": em.TensorSpec([None]), "b": em.TensorSpec([None])},
+                                          (1, em.TensorSpec([])))
+    path = str(tmp_path / "nested")
+    em.saved_model.save(m, path, signatures=signature)
+    for framework in (tf, em):
+        loaded = framework.saved_model.load(path)
+        first, (second,) = loaded.f({"a": framework.constant(a), "b": framework.constant(b)},
+                                    (1, framework.constant(5.0)))
+        np.testing.assert_array_equal(first.numpy(), a * 2.0 + 5.0)
+        np.testing.assert_array_equal(second.numpy(), b)
+        out = loaded.signatures["serving_default"](inputs__a=framework.constant(a), inputs__b=framework.constant(b),
+                                                   pair_1=framework.constant(5.0))
+        np.testing.assert_array_equal(out["output_0"].numpy(), a * 2.0 + 5.0)
+        np.testing.assert_array_equal(out["output_1"].numpy(), b)
