@@ -215,3 +215,20 @@ def test_nested_inputs_and_outputs_both_ways(tmp_path):
                                                    pair_1=framework.constant(5.0))
         np.testing.assert_array_equal(out["output_0"].numpy(), a * 2.0 + 5.0)
         np.testing.assert_array_equal(out["output_1"].numpy(), b)
+
+
+def test_a_loaded_tensorflow_model_saved_again_by_ember_loads_in_both(tmp_path):
+    m = _TfModule()
+    m.scale(tf.constant([1.0, 2.0]))
+    tf.saved_model.save(m, str(tmp_path / "tf"), signatures={"serving_default": m.__call__})
+    loaded = em.saved_model.load(str(tmp_path / "tf"))
+    loaded.w.assign(np.eye(2, dtype=np.float32))  # the new SavedModel holds the current values
+    em.saved_model.save(loaded, str(tmp_path / "again"))
+    x = np.array([[1.0, -2.0], [3.0, 4.0]], np.float32)
+    want = np.maximum(x @ np.eye(2) + [0.5, -0.5], 0)
+    for framework in (em, tf):
+        again = framework.saved_model.load(str(tmp_path / "again"))
+        np.testing.assert_allclose(again(framework.constant(x)).numpy(), want, rtol=1e-6)
+        np.testing.assert_allclose(again.signatures["serving_default"](x=framework.constant(x))["output_0"].numpy(),
+                                   want, rtol=1e-6)
+        np.testing.assert_array_equal(again.scale(framework.constant([1.0, 2.0]))["y"].numpy(), [2.0, 4.0])

@@ -151,6 +151,10 @@ class RestoredConcreteFunction:
         self._keywords = None
         self._fn = None
 
+    @property
+    def _input_specs(self):
+        return self._specs
+
     def _function(self):
         if self._fn is None:
             self._fn = self._loader.instantiate(self.name, self._specs, self._out_specs, self._bound)
@@ -206,6 +210,8 @@ class RestoredConcreteFunction:
 class RestoredFunction:
     """A saved ember.function (or tf.function): each call runs the first saved trace whose input
     signature accepts the arguments; none accepting them is a ValueError listing the saved signatures."""
+
+    _saved_function_spec = None
 
     def __init__(self, name, concrete_functions, fullargspec, input_signature):
         self.name = name
@@ -423,7 +429,9 @@ class _Loader:
             "input_signature") else None
         name = next((c.local_name for n in self.graph.nodes for c in n.children if c.node_id == node_id),
                     "function")
-        return RestoredFunction(name, concretes, argspec, signature)
+        restored = RestoredFunction(name, concretes, argspec, signature)
+        restored._saved_function_spec = proto.function_spec if proto.HasField("function_spec") else None
+        return restored
 
     def concrete(self, name, what):
         if name not in self.graph.concrete_functions:

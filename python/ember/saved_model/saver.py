@@ -30,6 +30,7 @@ from ember.function_graph import _RESULT, ConcreteFunction
 from ember.module import Module
 from ember.polymorphic_function import Function
 from ember.saved_model import structure
+from ember.saved_model.loader import RestoredConcreteFunction, RestoredFunction, _SignatureMap as _LoadedSignatures
 from ember.util import nest
 from ember.variables import Variable
 
@@ -80,22 +81,27 @@ def _is_function(value):
     return isinstance(value, Function)
 
 
+_FUNCTIONS = (Function, ConcreteFunction, RestoredFunction, RestoredConcreteFunction)
+
+
 def _trackable(value):
-    return isinstance(value, (Function, ConcreteFunction)) or trackable.is_trackable_value(value)
+    return isinstance(value, _FUNCTIONS) or trackable.is_trackable_value(value)
 
 
 def _children(obj):
     """(local name, value) pairs of the objects ``obj`` holds: its checkpoint dependencies as ember.train
     names them (ember.trackable), then the functions among its attributes and its class's ember.functions
     (bound to it), as TensorFlow's AutoTrackable lists them."""
-    if isinstance(obj, (Variable, Function, ConcreteFunction)):
+    if isinstance(obj, (Variable,) + _FUNCTIONS):
         return []
-    out = list(trackable.children(obj))
+    if isinstance(obj, _LoadedSignatures):  # a loaded object's signatures: saved as signatures, if at all
+        return []
+    out = [(k, v) for k, v in trackable.children(obj) if not isinstance(v, _LoadedSignatures)]
     if isinstance(obj, (list, tuple, dict)):
         return out
     seen = {k for k, _ in out}
     for k, v in vars(obj).items():
-        if k not in seen and not k.startswith("_ember") and isinstance(v, (Function, ConcreteFunction)):
+        if k not in seen and not k.startswith("_ember") and isinstance(v, _FUNCTIONS):
             seen.add(k)
             out.append((k, v))
     for klass in type(obj).__mro__:
@@ -116,7 +122,7 @@ def _concrete_functions(fn):
 def _signature_functions(obj, signatures):
     """{signature key: ConcreteFunction}."""
     def concrete(value, key):
-        if isinstance(value, ConcreteFunction):
+        if isinstance(value, (ConcreteFunction, RestoredConcreteFunction)):
             return value
         if isinstance(value, Function):
             if value.input_signature is None:
@@ -126,6 +132,8 @@ def _signature_functions(obj, signatures):
         raise ValueError(f"signature '{key}': expected an ember.function or a ConcreteFunction, got "
                          f"{type(value).__name__}")
 
+    if signatures is None and isinstance(getattr(obj, "signatures", None), _LoadedSignatures):
+        return dict(obj.signatures)  # a loaded SavedModel saved again keeps its signatures
     if signatures is None:
         candidates = [v for _, v in _children(obj) if isinstance(v, Function) and v.input_signature is not None]
         if isinstance(obj, Function) and obj.input_signature is not None:
@@ -174,6 +182,13 @@ def _output_dict(structured):
 def _signature_wrapper(cf, key):
     """(ConcreteFunction taking the inputs by name, sorted, and returning a dict; input names in order)."""
     from ember import polymorphic_function
+
+    if isinstance(cf, RestoredConcreteFunction):  # a loaded signature: already takes keywords, returns a dict
+        positional, keywords = cf.structured_input_signature
+        if positional or not isinstance(cf.structured_outputs, dict):
+            raise ValueError(f"signature '{key}': a restored function used as a signature must take keyword "
+                             f"arguments and return a dict (a loaded signature does)")
+        return cf, sorted(keywords)
 
     specs = list(cf._input_specs)
     taken, names = set(), []
@@ -233,6 +248,8 @@ class _Writer:
             children = _children(obj)
             if isinstance(obj, Function):
                 children = [(f"trace_{i}", c) for i, c in enumerate(_concrete_functions(obj))]
+            elif isinstance(obj, RestoredFunction):
+                children = [(f"trace_{i}", c) for i, c in enumerate(obj.concrete_functions)]
             for name, child in children:
                 path = name if not self.paths[k] else f"{self.paths[k]}/{_escape(name)}"
                 if k == 0 and not self.paths[k]:
@@ -290,6 +307,23 @@ class _Writer:
                 bare.argument_keywords.extend(s.name or f"input_{i}" for i, s in enumerate(
                     [x for x in nest.flatten(positional) if isinstance(x, TensorSpec)]))
                 bare.allowed_positional_arguments = len(bare.argument_keywords)
+        elif isinstance(obj, RestoredFunction):
+            f = proto.function
+            for cf in obj.concrete_functions:
+                f.concrete_functions.append(self._export(cf))
+            if obj._saved_function_spec is not None:
+                f.function_spec.CopyFrom(obj._saved_function_spec)
+        elif isinstance(obj, RestoredConcreteFunction):
+            bare = proto.bare_concrete_function
+            bare.concrete_function_name = self._export(obj)
+            if obj._keywords is not None:
+                bare.argument_keywords.extend(obj._keywords)
+                bare.allowed_positional_arguments = obj._positional
+            elif obj.structured_input_signature[0]:
+                bare.argument_keywords.extend(s.name or f"input_{i}" for i, s in enumerate(obj._specs))
+                bare.allowed_positional_arguments = len(bare.argument_keywords)
+            else:
+                bare.argument_keywords.extend(sorted(obj.structured_input_signature[1]))
         elif isinstance(obj, _SignatureMap):
             proto.user_object.identifier = "signature_map"
             proto.user_object.version.producer = 1
@@ -307,6 +341,8 @@ class _Writer:
         name = self.exported.get(id(cf))
         if name is not None:
             return name
+        if isinstance(cf, RestoredConcreteFunction):
+            return self._export_restored(cf)
         signature = next((k for k, (w, _) in getattr(self, "_signature_wrappers", {}).items() if w is cf), None)
         call_specs = list(cf._input_specs)
         caller = _caller(cf)
@@ -342,6 +378,24 @@ class _Writer:
         self.exported[id(cf)] = name
         return name
 
+    def _export_restored(self, cf):
+        """A function of a loaded SavedModel: its FunctionDefs and records, copied, its variables renumbered."""
+        loader = cf._loader
+        for function in _reachable_functions(loader, cf.name):
+            self.library.setdefault(function.signature.name, function)
+        saved = protos.message_class("SavedConcreteFunction")()
+        saved.CopyFrom(loader.graph.concrete_functions[cf.name])
+        del saved.bound_inputs[:]
+        for variable in cf._bound:
+            node_id = self.variable_of.get(variable._id)
+            if node_id is None:
+                raise ValueError(f"saved_model.save: restored function {cf.name} uses a variable that is not "
+                                 f"reachable from the saved object")
+            saved.bound_inputs.append(node_id)
+        self.concrete[cf.name] = saved
+        self.exported[id(cf)] = cf.name
+        return cf.name
+
     def _write_graph(self):
         graph = self.meta.graph_def
         graph.versions.producer = 2474
@@ -374,7 +428,8 @@ class _Writer:
             call.input.extend([p for _, p, _ in placeholders] + [self.handle_nodes[b] for b in bound])
             call.attr["Tin"].list.type.extend([_gd.as_datatype_enum(s.dtype) for _, _, s in placeholders] +
                                               [_gd.DT_RESOURCE] * len(bound))
-            outputs = _output_signature(wrapper)
+            outputs = (wrapper.structured_outputs if isinstance(wrapper, RestoredConcreteFunction)
+                       else _output_signature(wrapper))
             call.attr["Tout"].list.type.extend([_gd.as_datatype_enum(outputs[o].dtype) for o in sorted(outputs)])
             call.attr["f"].func.name = fname
             call.attr["config_proto"].s = b""
@@ -448,6 +503,12 @@ class _Writer:
 
 class _SignatureMap:
     """The root's "signatures" object."""
+
+
+def _reachable_functions(loader, name):
+    from ember.saved_model.loader import _reachable
+
+    return _reachable(loader.library, name, loader.fail)
 
 
 def _caller(cf):
