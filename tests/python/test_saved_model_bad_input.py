@@ -222,3 +222,22 @@ def test_bit_flips_raise_clear_errors_and_never_crash(saved, tmp_path):
         assert proc.returncode == 0, f"seed {seed}: rc {proc.returncode}\n{proc.stdout[-2000:]}\n{proc.stderr[-3000:]}"
         assert "FUZZ-COUNTS" in proc.stdout
         print(proc.stdout.strip().splitlines()[-1])
+
+
+def test_many_function_objects_share_one_restored_concrete_function(tmp_path):
+    # 20,000 function objects naming one concrete function (a file may repeat names at will): each is
+    # restored, and the function behind them is checked and imported once.
+    path = str(tmp_path / "wide")
+    tf.saved_model.save(_Model(), path)
+
+    def edit(meta):
+        nodes = meta.object_graph_def.nodes
+        template = nodes[_node_kinds(meta).index("function")]
+        for i in range(20000):
+            nodes.add().CopyFrom(template)
+            nodes[0].children.add(node_id=len(nodes) - 1, local_name=f"f{i}")
+
+    _rewrite(path, edit)
+    loaded = tf.saved_model.load(path)
+    assert loaded.f0.concrete_functions[0] is loaded.f19999.concrete_functions[0]
+    np.testing.assert_array_equal(loaded.f19999(tf.constant([[1.0, 1.0]])).numpy(), [[2.0, 2.0, 2.0]])

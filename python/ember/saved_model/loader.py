@@ -313,6 +313,7 @@ class _Loader:
         self.library = {f.signature.name: f for f in meta.graph_def.library.function}
         self.objects = {}
         self.values = None
+        self._checked = set()  # library functions whose calls are known to resolve
 
     def fail(self, message, cls=errors.InvalidArgumentError):
         return _error(self.path, message, cls)
@@ -349,6 +350,10 @@ class _Loader:
             if name not in self.library:
                 raise self.fail(f"the object graph names concrete function '{name}', which the function library "
                                 f"does not hold", errors.NotFoundError)
+        self._names = {}  # the first name each object has under a parent (for messages)
+        for node in self.graph.nodes:
+            for child in node.children:
+                self._names.setdefault(child.node_id, child.local_name)
         self._read_checkpoint()
         # Every object first, then the edges: a graph with cycles needs no recursion.
         for node_id in range(len(self.graph.nodes)):
@@ -427,8 +432,7 @@ class _Loader:
             "fullargspec") else None
         signature = self.decode(spec.input_signature, f"object {node_id}'s input signature") if spec.HasField(
             "input_signature") else None
-        name = next((c.local_name for n in self.graph.nodes for c in n.children if c.node_id == node_id),
-                    "function")
+        name = self._names.get(node_id, "function")
         restored = RestoredFunction(name, concretes, argspec, signature)
         restored._saved_function_spec = proto.function_spec if proto.HasField("function_spec") else None
         return restored
@@ -442,7 +446,7 @@ class _Loader:
                             f"hold", errors.NotFoundError)
         cache = self.__dict__.setdefault("_concrete", {})
         if name not in cache:
-            _reachable(self.library, name, self.fail)  # a call of a missing function fails the load
+            _reachable(self.library, name, self.fail, self._checked)  # a call of a missing function fails the load
             cache[name] = RestoredConcreteFunction(self, name)
         return cache[name]
 
@@ -532,9 +536,14 @@ class _Loader:
             raise type(e)(None, None, f"SavedModel {self.path}: function '{name}': {e.message}") from None
 
 
-def _reachable(library, name, fail):
-    """``name`` and every library function it reaches through function-valued attributes."""
-    out, stack, seen = [], [name], {name}
+def _reachable(library, name, fail, checked=None):
+    """``name`` and every library function it reaches through function-valued attributes (those in
+    ``checked`` were walked before, with what they reach: they are skipped, and the walk adds to it)."""
+    if checked is not None and name in checked:
+        return []
+    seen = checked if checked is not None else set()
+    seen.add(name)
+    out, stack = [], [name]
     while stack:
         f = library[stack.pop()]
         out.append(f)
