@@ -85,7 +85,7 @@ def make_model(lib, seed):
         def __init__(self):
             super().__init__()
             self.layers = [Dense(3, 4, "d0"), Dense(4, 2, "d1")]
-            self.extra = {"scale": lib.Variable(2.0), "steps": lib.Variable(0, dtype=lib.int64)}
+            self.extra = {"scale": lib.Variable(2.0), "steps": lib.Variable(0, dtype=lib.int64, trainable=False)}
 
         def __call__(self, x):
             for layer in self.layers:
