@@ -274,8 +274,9 @@ Status BundleWriter::append(const void* data, size_t n, uint32_t* crc) {
 Status BundleWriter::add(const std::string& key, const TensorImpl& tensor) {
   if (!status_.ok()) return status_;
   if (finished_) return make_error(Code::kFailedPrecondition, "checkpoint ", prefix_, ": already finished");
-  if (key.empty()) return invalid_argument("checkpoint ", prefix_, ": a tensor key must not be empty");
-  if (entries_.count(key)) return invalid_argument("checkpoint ", prefix_, ": key \"", key, "\" added twice");
+  if (key.empty()) return fail(invalid_argument("checkpoint ", prefix_, ": a tensor key must not be empty"));
+  if (entries_.count(key))
+    return fail(invalid_argument("checkpoint ", prefix_, ": key \"", key, "\" added twice"));
   proto::BundleEntryProto e;
   e.set_dtype(static_cast<proto::DataType>(tf_datatype(tensor.dtype())));
   to_shape_proto(tensor.shape().dims(), false, e.mutable_shape());
@@ -292,13 +293,19 @@ Status BundleWriter::add_strings(const std::string& key, const std::vector<std::
                                  const std::vector<int64_t>& dims) {
   if (!status_.ok()) return status_;
   if (finished_) return make_error(Code::kFailedPrecondition, "checkpoint ", prefix_, ": already finished");
-  if (key.empty()) return invalid_argument("checkpoint ", prefix_, ": a tensor key must not be empty");
-  if (entries_.count(key)) return invalid_argument("checkpoint ", prefix_, ": key \"", key, "\" added twice");
+  if (key.empty()) return fail(invalid_argument("checkpoint ", prefix_, ": a tensor key must not be empty"));
+  if (entries_.count(key))
+    return fail(invalid_argument("checkpoint ", prefix_, ": key \"", key, "\" added twice"));
+  for (int64_t d : dims)
+    if (d < 0)
+      return fail(invalid_argument("checkpoint ", prefix_, ": string tensor \"", key, "\" has dim ", d));
+  Status size_ok = check_shape_size(dims);
+  if (!size_ok.ok()) return fail(size_ok);
   int64_t n = 1;
   for (int64_t d : dims) n *= d;
   if (n != static_cast<int64_t>(values.size()))
-    return invalid_argument("checkpoint ", prefix_, ": string tensor \"", key, "\" has ", values.size(),
-                            " values for a shape of ", n, " elements");
+    return fail(invalid_argument("checkpoint ", prefix_, ": string tensor \"", key, "\" has ", values.size(),
+                                 " values for a shape of ", n, " elements"));
   proto::BundleEntryProto e;
   e.set_dtype(proto::DT_STRING);
   to_shape_proto(dims, false, e.mutable_shape());

@@ -1,0 +1,70 @@
+"""A process killed (SIGKILL) at any moment while saving leaves the last good checkpoint restorable: a child
+saves in a loop through a CheckpointManager, the parent kills it at random points, and each time the
+latest checkpoint must restore to one consistent step."""
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+import ember
+
+CHILD = r"""
+import sys
+import numpy as np
+import ember
+directory = sys.argv[1]
+w = ember.Variable(np.zeros((512, 1024), np.float32))   # 2 MiB: a save takes long enough to be hit
+b = ember.Variable(np.zeros(7, np.int64))
+ckpt = ember.train.Checkpoint(model=ember.Module(), step=b)
+ckpt.model.w = w
+manager = ember.train.CheckpointManager(ckpt, directory, max_to_keep=2)
+if manager.latest_checkpoint:
+    ckpt.restore(manager.latest_checkpoint).assert_consumed()
+while True:
+    step = int(ckpt.save_counter.numpy()) + 1
+    w.assign(np.full((512, 1024), step, np.float32))
+    b.assign(np.full(7, step, np.int64))
+    manager.save()
+    print(step, flush=True)
+"""
+
+
+def check_latest(directory):
+    latest = ember.train.latest_checkpoint(directory)
+    assert latest is not None, f"no restorable checkpoint in {os.listdir(directory)}"
+    state = ember.train.get_checkpoint_state(directory)
+    for path in state.all_model_checkpoint_paths:
+        assert os.path.exists(path + ".index"), f"the state names {path}, which is gone"
+    ckpt = ember.train.Checkpoint(model=ember.Module(), step=ember.Variable(np.zeros(7, np.int64)))
+    ckpt.model.w = ember.Variable(np.zeros((512, 1024), np.float32))
+    ckpt.restore(latest).assert_consumed()
+    step = int(ckpt.save_counter.numpy())
+    assert latest.endswith(f"ckpt-{step}")
+    assert (ckpt.model.w.numpy() == step).all() and (ckpt.step.numpy() == step).all(), latest
+    return step
+
+
+def test_kill_during_save_leaves_the_last_checkpoint(tmp_path):
+    seed = int(os.environ.get("EMBER_KILL_SEED", "1126"))
+    rng = random.Random(seed)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    last = 0
+    for round_ in range(12):
+        child = subprocess.Popen([sys.executable, *(["-S"] if sys.flags.no_site else []), "-c", CHILD,
+                                  str(tmp_path)], stdout=subprocess.PIPE, env=env)
+        try:
+            first = child.stdout.readline()  # one save done in this round
+            assert first, f"round {round_} (seed {seed}): the child died before saving"
+            time.sleep(rng.uniform(0.0, 0.25))
+        finally:
+            child.send_signal(signal.SIGKILL)
+            child.wait()
+        step = check_latest(str(tmp_path))
+        assert step >= last, f"round {round_} (seed {seed}): went back from step {last} to {step}"
+        last = step
+    assert last >= 12
