@@ -1,8 +1,8 @@
 """SavedModels served from C++ with no Python in the process (issue 16, "C++ without Python").
 
 TensorFlow 2.21 writes SavedModels (a tf.Module with variables and a dict-returning signature, a tf_keras
-MLP, a module with two signatures) in a subprocess, with its own predictions for fixed inputs saved as
-.npy; the example program examples/cpp/serve_saved_model.cc (built by CMake as example_serve_saved_model)
+MLP, a module with two signatures), and ember writes one (an MLP module with two signatures), each in a
+subprocess, with the writer's own predictions for fixed inputs saved as .npy; the example program examples/cpp/serve_saved_model.cc (built by CMake as example_serve_saved_model)
 loads each in a process started with a clean environment (no PYTHONPATH, no LD_PRELOAD) and its printed
 outputs must match TensorFlow's. The binary must not link libpython (ldd) and reports from /proc/self/maps
 that none is mapped. Bad directories and inputs end with a clear error, never a crash.
@@ -95,6 +95,58 @@ TF_WRITER = textwrap.dedent(r'''
 ''')
 
 
+EMBER_WRITER = textwrap.dedent(r'''
+    import os, sys
+    import numpy as np
+    import ember as tf
+    out = sys.argv[1]
+    rng = np.random.default_rng(1)
+
+    class Mlp(tf.Module):
+        def __init__(self):
+            self.w1 = tf.Variable(rng.normal(size=(6, 16)).astype(np.float32), name="w1")
+            self.b1 = tf.Variable(rng.normal(size=(16,)).astype(np.float32), name="b1")
+            self.w2 = tf.Variable(rng.normal(size=(16, 3)).astype(np.float32), name="w2")
+            self.b2 = tf.Variable(np.zeros(3, np.float32), name="b2")
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 6], tf.float32)])
+        def predict(self, x):
+            logits = tf.matmul(tf.nn.relu(tf.matmul(x, self.w1) + self.b1), self.w2) + self.b2
+            return {"logits": logits, "probabilities": tf.nn.softmax(logits)}
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.int64)])
+        def shifted(self, n):
+            return {"n": n * 2 + 1}
+
+    m = Mlp()
+    path = os.path.join(out, "ember_mlp")
+    tf.saved_model.save(m, path, signatures={"serving_default": m.predict, "shifted": m.shifted})
+    loaded = tf.saved_model.load(path)
+    for name, inputs in [("serving_default", {"x": rng.normal(size=(5, 6)).astype(np.float32)}),
+                         ("shifted", {"n": np.arange(4, dtype=np.int64)})]:
+        io = os.path.join(out, "io", "ember_mlp_" + name)
+        os.makedirs(io)
+        for key, value in inputs.items():
+            np.save(os.path.join(io, "in_" + key + ".npy"), value)
+        got = loaded.signatures[name](**{k: tf.constant(v) for k, v in inputs.items()})
+        fn = m.predict if name == "serving_default" else m.shifted
+        direct = fn(*[tf.constant(v) for v in inputs.values()])
+        for key, value in got.items():
+            np.testing.assert_allclose(value.numpy(), direct[key].numpy(), rtol=1e-6)
+            np.save(os.path.join(io, "out_" + key + ".npy"), value.numpy())
+''')
+
+
+@pytest.fixture(scope="module")
+def ember_models(tmp_path_factory):
+    out = tmp_path_factory.mktemp("ember_saved_models")
+    # This interpreter's ember (-S kept, so an ember found through PYTHONPATH stays the one imported).
+    python = [sys.executable] + (["-S"] if sys.flags.no_site else [])
+    proc = subprocess.run([*python, "-c", EMBER_WRITER, str(out)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    return out
+
+
 @pytest.fixture(scope="module")
 def tf_models(tmp_path_factory):
     out = tmp_path_factory.mktemp("tf_saved_models")
@@ -133,12 +185,14 @@ def parse(stdout):
     return outputs, info
 
 
-def check_against_tf(tf_models, model, io_name, signature="serving_default"):
-    io = tf_models / "io" / io_name
+def check_against_tf(models, model, io_name, signature="serving_default"):
+    """Runs the example on `model` with the inputs saved under io/`io_name` and compares with the writer's
+    outputs saved there."""
+    io = models / "io" / io_name
     args = ["--signature", signature]
     for path in sorted(io.glob("in_*.npy")):
         args += ["--input", f"{path.stem[3:]}={path}"]
-    outputs, info = parse(serve(tf_models / model, *args).stdout)
+    outputs, info = parse(serve(models / model, *args).stdout)
     expected = {p.stem[4:]: np.load(p) for p in io.glob("out_*.npy")}
     assert sorted(outputs) == sorted(expected)
     for key, want in expected.items():
@@ -166,6 +220,11 @@ def test_tf_keras_mlp(tf_models):
 def test_two_signatures(tf_models):
     check_against_tf(tf_models, "two", "two")
     check_against_tf(tf_models, "two", "two_combine", signature="combine")
+
+
+def test_ember_written_mlp(ember_models):
+    check_against_tf(ember_models, "ember_mlp", "ember_mlp_serving_default")
+    check_against_tf(ember_models, "ember_mlp", "ember_mlp_shifted", signature="shifted")
 
 
 def test_generated_inputs_with_another_batch(tf_models):
