@@ -7,8 +7,8 @@
 // signature's unknown dimensions become --batch (default 2) and element i of a float input is
 // sin(i + 1), of an integer input i % 7. Each output is printed as a line "output KEY DTYPE [SHAPE]" and
 // a line of its values (%.9g), after "load_ms" and "first_call_ms" lines and a "python_in_process" line
-// (whether any libpython is mapped into this process, from /proc/self/maps: it never should be). With no arguments it prints this
-// usage and exits 0 (ctest runs every example without arguments).
+// (whether any libpython is mapped into this process, from /proc/self/maps: it never should be). With no
+// arguments it prints this usage and exits 0 (ctest runs every example without arguments).
 #include <chrono>
 #include <cmath>
 #include <cstdio>

@@ -143,7 +143,8 @@ StatusOr<std::vector<TensorRef>> LoadedSignature::call(
     for (const SignatureTensor& t : inputs_) list.push_back("'" + t.key + "' (" + spec_string(t) + ")");
     return join(list);
   };
-  for (const auto& [key, value] : inputs) {
+  for (const auto& entry : inputs) {
+    const std::string& key = entry.first;
     bool known =
         std::any_of(inputs_.begin(), inputs_.end(), [&](const SignatureTensor& t) { return t.key == key; });
     if (!known)
