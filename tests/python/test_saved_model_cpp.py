@@ -86,6 +86,24 @@ TF_WRITER = textwrap.dedent(r'''
         def combine(self, a, b):
             return {"sum": a + b * self.v, "max": tf.maximum(a, b)}
 
+    class NoVariables(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float64)])
+        def f(self, x):
+            return {"y": x * 2.0 + 1.0}
+
+    n = NoVariables()
+    tf.saved_model.save(n, os.path.join(out, "no_variables"), signatures=n.f)
+    record("no_variables", tf.saved_model.load(os.path.join(out, "no_variables")).signatures["serving_default"],
+           {"x": rng.normal(size=(6,))})
+
+    class Unsupported(tf.Module):  # an op ember does not register
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+        def f(self, x):
+            return {"y": tf.math.special.bessel_i0e(x)}
+
+    u = Unsupported()
+    tf.saved_model.save(u, os.path.join(out, "unsupported"), signatures=u.f)
+
     t = Two()
     tf.saved_model.save(t, os.path.join(out, "two"), signatures={"serving_default": t.scale, "combine": t.combine})
     loaded = tf.saved_model.load(os.path.join(out, "two"))
@@ -222,6 +240,10 @@ def test_two_signatures(tf_models):
     check_against_tf(tf_models, "two", "two_combine", signature="combine")
 
 
+def test_model_without_variables(tf_models):
+    check_against_tf(tf_models, "no_variables", "no_variables")
+
+
 def test_ember_written_mlp(ember_models):
     check_against_tf(ember_models, "ember_mlp", "ember_mlp_serving_default")
     check_against_tf(ember_models, "ember_mlp", "ember_mlp_shifted", signature="shifted")
@@ -244,6 +266,9 @@ def test_errors_are_clear_and_never_crash(tf_models, tmp_path):
     np.save(tmp_path / "wrong.npy", np.zeros((2, 8), np.int32))
     proc = serve(tf_models / "mlp", "--input", f"dense_input={tmp_path / 'wrong.npy'}", expect_ok=False)
     assert proc.returncode == 1 and "int32" in proc.stderr
+
+    proc = serve(tf_models / "unsupported", expect_ok=False)
+    assert proc.returncode == 1 and "'BesselI0e'" in proc.stderr and "does not register" in proc.stderr
 
     broken = tmp_path / "broken"
     shutil.copytree(tf_models / "mlp", broken)
