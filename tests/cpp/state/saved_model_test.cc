@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <thread>
 
 #include "ember/api/saved_model.h"
 #include "ember/ember.h"
@@ -230,6 +232,24 @@ TEST_F(SavedModelTest, SignatureOutlivesTheModel) {
   { sig = load_saved_model(write(make_model())).signature("serving_default"); }
   auto out = (*sig)({{"x", Tensor::from_vector<float>({1, 1}, {1, 2})}});
   EXPECT_EQ(out.at("y").to_vector<float>(), (std::vector<float>{3, 4}));
+}
+
+TEST_F(SavedModelTest, ConcurrentCallsOfOneSignature) {
+  // A server calls one loaded signature from many request threads.
+  SavedModel::Signature sig = load_saved_model(write(make_model())).signature("serving_default");
+  std::vector<std::thread> threads;
+  std::atomic<int> wrong{0};
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        const float v = static_cast<float>(t * 100 + i);
+        auto out = sig({{"x", Tensor::from_vector<float>({v, v}, {1, 2})}});
+        if (out.at("y").to_vector<float>() != std::vector<float>{2 * v + 1, 3 * v + 1}) ++wrong;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(wrong.load(), 0);
 }
 
 TEST_F(SavedModelTest, HandleNoCallBindsIsMatchedBySharedName) {
