@@ -312,7 +312,6 @@ class _Loader:
         self.options = options
         self.library = {f.signature.name: f for f in meta.graph_def.library.function}
         self.objects = {}
-        self.values = None
         self._checked = set()  # library functions whose calls are known to resolve
 
     def fail(self, message, cls=errors.InvalidArgumentError):
@@ -454,7 +453,6 @@ class _Loader:
 
     def _read_checkpoint(self):
         prefix = os.path.join(self.export_dir, "variables", "variables")
-        self.values = {}
         if not any(n.WhichOneof("kind") == "variable" for n in self.graph.nodes):
             return
         if not os.path.exists(prefix + ".index"):

@@ -77,10 +77,6 @@ def save(obj, export_dir, signatures=None, options=None):
 # ---- which objects are saved
 
 
-def _is_function(value):
-    return isinstance(value, Function)
-
-
 _FUNCTIONS = (Function, ConcreteFunction, RestoredFunction, RestoredConcreteFunction)
 
 
