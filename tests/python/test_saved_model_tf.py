@@ -262,3 +262,10 @@ def test_control_flow_reading_variables_both_ways(tmp_path, writer):
         np.testing.assert_allclose(loaded.loop(framework.constant(20), framework.constant(x)).numpy(), want)
         out = loaded.signatures["serving_default"](n=framework.constant(20), x=framework.constant(x))
         np.testing.assert_allclose(out["output_0"].numpy(), want)
+
+
+def test_saved_model_constants_are_tensorflows():
+    names = [n for n in dir(tf.saved_model) if n.isupper()]
+    assert len(names) > 20
+    for name in names:
+        assert getattr(em.saved_model, name) == getattr(tf.saved_model, name), name
