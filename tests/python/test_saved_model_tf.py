@@ -269,3 +269,17 @@ def test_saved_model_constants_are_tensorflows():
     assert len(names) > 20
     for name in names:
         assert getattr(em.saved_model, name) == getattr(tf.saved_model, name), name
+
+
+def test_tensorflows_graph_mode_loader_restores_and_serves_an_ember_saved_model(tmp_path):
+    # The path of TensorFlow Serving and other languages' bindings (LoadSavedModel): import the
+    # MetaGraphDef, run saver_def's restore op, then run the signature's tensors.
+    m = _EmberMLP()
+    path = str(tmp_path / "ember_mlp")
+    em.saved_model.save(m, path)
+    x = _x(5, seed=4)
+    with tf.Graph().as_default(), tf.compat.v1.Session() as sess:
+        meta = tf.compat.v1.saved_model.loader.load(sess, ["serve"], path)
+        signature = meta.signature_def["serving_default"]
+        out = sess.run(signature.outputs["output_0"].name, {signature.inputs["x"].name: x})
+    np.testing.assert_allclose(out, m(em.constant(x)).numpy(), rtol=1e-5, atol=1e-5)
