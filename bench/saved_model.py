@@ -12,7 +12,7 @@ Each measurement is one fresh worker process (the framework already imported, no
 ``load(path)`` until the first ``signatures["serving_default"](...)`` has returned its values, as a
 serving process pays it. The median of the runs is printed; the first call's result is checked against
 the saving process's output. Target: ember >= 10x faster than TensorFlow's tf.saved_model.load + first
-call.
+call. The load alone (before the call) is printed in parentheses.
 """
 import os
 
@@ -95,12 +95,13 @@ def worker(framework, path, inputs_file):
     feeds = {k: tf.constant(v) for k, v in inputs.items()}
     start = time.perf_counter()
     loaded = tf.saved_model.load(path)
+    loaded_at = time.perf_counter()
     out = loaded.signatures["serving_default"](**feeds)
     values = [out[k].numpy() for k in sorted(out)]
     elapsed = time.perf_counter() - start
     expected = [data[k] for k in sorted(k for k in data.files if k.startswith("out_"))]
     error = max(float(np.max(np.abs(a - b) / (1 + np.abs(b)))) for a, b in zip(values, expected))
-    print(json.dumps({"time": elapsed, "error": error, "version": tf.__version__}))
+    print(json.dumps({"time": elapsed, "load": loaded_at - start, "error": error, "version": tf.__version__}))
 
 
 def main():
@@ -128,7 +129,7 @@ def main():
             for fw in ("ember", "tensorflow"):
                 flags = ["-S"] if sys.flags.no_site else []
                 cmd = [sys.executable, *flags, __file__, "--worker", fw, os.path.join(directory, name), inputs_file]
-                times, errs = [], []
+                times, loads, errs = [], [], []
                 for _ in range(runs):
                     proc, others = others_cores_during(
                         lambda: subprocess.run(cmd, capture_output=True, text=True, env=env))
@@ -137,12 +138,14 @@ def main():
                         break
                     r = json.loads(proc.stdout.strip().splitlines()[-1])
                     times.append(r["time"])
+                    loads.append(r["load"])
                     errs.append(r["error"])
                     if others is not None and others > QUIET_CORES:
                         lines.append(f"  WARNING: other processes kept {others:.2f} of {os.cpu_count()} cores busy "
                                      f"during a {fw} {name} run; its timing is disturbed")
                 else:
-                    results[(name, fw)] = {"time": statistics.median(times), "error": max(errs),
+                    results[(name, fw)] = {"time": statistics.median(times), "load": statistics.median(loads),
+                                           "error": max(errs),
                                            "version": r["version"]}
     finally:
         shutil.rmtree(directory, ignore_errors=True)
@@ -151,7 +154,7 @@ def main():
           + ", ".join(f"{fw} {v}" for fw, v in versions.items()) + f"; median of {runs} fresh processes")
     for line in sorted(set(lines)):
         print(line)
-    print(f"{'model':<7} {'framework':<11} {'load+call ms':>13} {'vs ember':>9}  check")
+    print(f"{'model':<7} {'framework':<11} {'load+call ms':>13} {'vs ember':>9} {'(load ms)':>10}  check")
     for name in models:
         ember_time = results.get((name, "ember"), {}).get("time")
         for fw in ("ember", "tensorflow"):
@@ -161,7 +164,7 @@ def main():
                 continue
             ratio = f"{r['time'] / ember_time:8.2f}x" if ember_time else f"{'-':>9}"
             check = "ok" if r["error"] < 1e-3 else f"FAIL (error {r['error']:.2e})"
-            print(f"{name:<7} {fw:<11} {r['time'] * 1e3:13.2f} {ratio}  {check}")
+            print(f"{name:<7} {fw:<11} {r['time'] * 1e3:13.2f} {ratio} {r['load'] * 1e3:10.2f}  {check}")
     print("target: TensorFlow/ember >= 10 for load + first call")
 
 

@@ -11,7 +11,7 @@ export CCACHE_BASEDIR="$PWD" CCACHE_NOHASHDIR=1
 echo "== ASan + UBSan (clang, build/fuzz): ctest and the fuzz targets"
 cmake -S . -B build/fuzz -GNinja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_COMPILER=clang++ \
   -DEMBER_BUILD_FUZZERS=ON -DEMBER_BUILD_PYTHON=OFF -DEMBER_BUILD_EXAMPLES=OFF -DEMBER_BUILD_TESTS=ON >/dev/null
-ninja -C build/fuzz ember_cpp_tests graph_def_fuzzer
+ninja -C build/fuzz ember_cpp_tests graph_def_fuzzer checkpoint_fuzzer
 # Resident-memory checks (ResourceLifetime) measure nothing under ASan's quarantine and shadow memory;
 # they run in the plain build.
 ASAN_OPTIONS=detect_leaks=1:strict_string_checks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -11,8 +11,11 @@ TensorFlow's AutoTrackable does, so a checkpoint's object graph and keys are Ten
 
 The base holds no state: ember keeps Module's and the optimizers' attributes as they are (plain lists and
 dicts), and ember.train reads them through ``children``. ``attribute_set`` is the hook for
-restore-on-create: a restore that left values unmatched registers itself in ``_pending`` and, whenever an
-attribute of a Trackable is set (or an optimizer makes its slots), gets a chance to match the new objects.
+restore-on-create: a restore that left values unmatched registers itself in ``_pending`` and, whenever a
+Trackable's attribute is set to a saved kind of value (or an optimizer makes its slots), gets a chance to
+match the new objects. ember keeps plain lists and dicts (TensorFlow wraps them), so an object that joins
+the graph only by ``some_list.append(obj)`` is matched at the next such event, or when the restore
+status is checked.
 """
 
 _pending = []  # weak references to restores with values not yet matched (ember.train); usually empty
@@ -28,7 +31,7 @@ class Trackable:
 
     def __setattr__(self, name, value):
         object.__setattr__(self, name, value)
-        if _pending:
+        if _pending and is_trackable_value(value):  # a new child (not an int or a flag) may be a saved one
             attribute_set()
 
 

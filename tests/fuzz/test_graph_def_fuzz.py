@@ -246,12 +246,13 @@ def mutate(rng, seeds):
     return data
 
 
-def run_worker(seed, first, deadline, env, here, on_line):
-    """Runs cases from `first` on until `deadline`; returns (the case in progress when the worker died or
-    hung, or None; how it ended; stderr)."""
+def run_worker(seed, first, deadline, env, here, on_line, worker=WORKER):
+    """Runs cases from `first` on until `deadline` in a subprocess running `worker` (a script that prints
+    "CASE <n> <hex>" before each case and one result line after it); returns (the case in progress when the
+    worker died or hung, or None; how it ended; stderr)."""
     # The worker imports the ember this process would: the same path, and -S if this process has no site.
     flags = ["-S"] if sys.flags.no_site else []
-    proc = subprocess.Popen([sys.executable, *flags, "-c", WORKER, here, str(seed), str(first)], env=env,
+    proc = subprocess.Popen([sys.executable, *flags, "-c", worker, here, str(seed), str(first)], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     current, buffer, last, ended, eof = None, b"", time.monotonic(), None, False
     while ended is None:

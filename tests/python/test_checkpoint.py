@@ -51,6 +51,11 @@ def test_keys_follow_paths_lists_dicts_and_escaping(tmp_path):
     assert all(n.HasField("has_checkpoint_values") for n in graph.nodes)
 
 
+def test_write_creates_missing_directories(tmp_path):
+    prefix = ember.train.Checkpoint(v=ember.Variable(1.0)).write(str(tmp_path / "a" / "b" / "ck"))
+    assert ember.train.list_variables(prefix)[1][0] == "v/.ATTRIBUTES/VARIABLE_VALUE"
+
+
 def test_restore_matches_by_path_not_by_name(tmp_path):
     a = ember.Module()
     a.x, a.y = ember.Variable(1.0, name="y"), ember.Variable(2.0, name="x")
@@ -73,6 +78,18 @@ def test_restore_on_create_for_a_layer_built_later(tmp_path):
     out = fresh(ember.ones((1, 3)))  # builds: kernel takes the saved value as it is attached
     np.testing.assert_array_equal(out.numpy(), [[15.0, 15.0]])
     status.assert_consumed()
+
+
+def test_objects_joining_through_a_plain_list_are_matched(tmp_path):
+    m = ember.Module()
+    m.layers = [ember.Variable(3.0)]
+    path = ember.train.Checkpoint(m=m).save(str(tmp_path / "ck"))
+    fresh = ember.Module()
+    fresh.layers = []
+    status = ember.train.Checkpoint(m=fresh).restore(path)
+    fresh.layers.append(ember.Variable(0.0))  # no attribute is set: matched when the status is checked
+    status.assert_consumed()
+    assert fresh.layers[0].numpy() == 3.0
 
 
 def test_restore_on_create_for_optimizer_slots(tmp_path):

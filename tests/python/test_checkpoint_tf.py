@@ -171,3 +171,38 @@ def test_checkpoint_manager_state_is_tensorflows(tmp_path):
     assert tf_manager.checkpoints == manager.checkpoints == [str(tmp_path / "ckpt-2"), str(tmp_path / "ckpt-3")]
     tf_manager.restore_or_initialize()
     assert tf_v.numpy() == 4.0
+
+
+def test_ember_writes_the_bytes_tensorflow_writes(tmp_path):
+    """The same model and optimizer state saved by both: the index and data files are byte-identical."""
+    def save(lib, directory):
+        m = lib.Module()
+        m.dense = [lib.Variable(np.ones((3, 4), np.float32)), lib.Variable(np.zeros(4, np.float32))]
+        m.table = {"ids": lib.Variable(np.arange(5, dtype=np.int64)), "flag": lib.Variable(True)}
+        optimizer = lib.keras.optimizers.Adam(0.5, name="adam")  # full names hold it: no global counter
+        with lib.GradientTape() as tape:
+            loss = lib.reduce_sum(lib.matmul(lib.ones((1, 3)), m.dense[0]) + m.dense[1])
+        optimizer.apply_gradients(zip(tape.gradient(loss, m.dense), m.dense))
+        return lib.train.Checkpoint(model=m, optimizer=optimizer).save(str(directory / "ck"))
+
+    mine, theirs = save(ember, tmp_path / "em"), save(tf, tmp_path / "tf")
+    for suffix in (".index", ".data-00000-of-00001"):
+        assert open(mine + suffix, "rb").read() == open(theirs + suffix, "rb").read(), suffix
+    assert open(tmp_path / "em" / "checkpoint").read() == open(tmp_path / "tf" / "checkpoint").read()
+
+
+def test_messages_carry_tensorflows_field_numbers():
+    from tensorflow.core.protobuf import tensor_bundle_pb2, trackable_object_graph_pb2
+    from tensorflow.python.training import checkpoint_state_pb2
+    from test_graph_def_tf import _check_message
+
+    from ember.framework import protos
+    theirs = {"BundleHeaderProto": tensor_bundle_pb2.BundleHeaderProto,
+              "BundleEntryProto": tensor_bundle_pb2.BundleEntryProto,
+              "TrackableObjectGraph": trackable_object_graph_pb2.TrackableObjectGraph,
+              "RegisteredSaver": trackable_object_graph_pb2.RegisteredSaver,
+              "CheckpointState": checkpoint_state_pb2.CheckpointState}
+    for name, cls in theirs.items():
+        ours = protos.message_class(name).DESCRIPTOR
+        assert ours.full_name == "ember.proto." + name
+        _check_message(ours, cls.DESCRIPTOR, name)

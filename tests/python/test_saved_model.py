@@ -267,3 +267,34 @@ def test_a_save_killed_at_any_moment_leaves_a_whole_saved_model(tmp_path):
         assert value in (0.0, 1.0), trial
         np.testing.assert_array_equal(loaded.v.numpy(), np.full((256, 256), value, np.float32))
         assert float(loaded.f(tf.constant(1.0))) == 1.0 + value
+
+
+def test_restored_functions_in_new_functions_gradients_and_a_new_export(tmp_path):
+    m = MLP()
+    tf.saved_model.save(m, str(tmp_path / "m"))
+    loaded = tf.saved_model.load(str(tmp_path / "m"))
+    x = _x(3)
+    with tf.GradientTape() as tape:
+        y = tf.reduce_sum(loaded(x))
+    grads = tape.gradient(y, [loaded.layers[0].w, loaded.layers[1].b])
+    with tf.GradientTape() as tape:
+        y2 = tf.reduce_sum(m(x))
+    want = tape.gradient(y2, [m.layers[0].w, m.layers[1].b])
+    for g, w in zip(grads, want):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
+
+    class Wrapper(tf.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+        def doubled(self, x):
+            return self.inner(x) * 2.0  # a restored function called while tracing: a call node
+
+    wrapper = Wrapper(loaded)
+    np.testing.assert_allclose(wrapper.doubled(x).numpy(), 2 * m(x).numpy(), rtol=1e-5)
+    tf.saved_model.save(wrapper, str(tmp_path / "wrapped"))
+    again = tf.saved_model.load(str(tmp_path / "wrapped"))
+    np.testing.assert_allclose(again.signatures["serving_default"](x=x)["output_0"].numpy(), 2 * m(x).numpy(),
+                               rtol=1e-5)

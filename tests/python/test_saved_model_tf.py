@@ -232,3 +232,54 @@ def test_a_loaded_tensorflow_model_saved_again_by_ember_loads_in_both(tmp_path):
         np.testing.assert_allclose(again.signatures["serving_default"](x=framework.constant(x))["output_0"].numpy(),
                                    want, rtol=1e-6)
         np.testing.assert_array_equal(again.scale(framework.constant([1.0, 2.0]))["y"].numpy(), [2.0, 4.0])
+
+
+def _control_flow_module(framework):
+    class Loop(framework.Module):
+        def __init__(self):
+            super().__init__()
+            self.v = framework.Variable(0.5)
+
+        @framework.function(input_signature=[framework.TensorSpec([], framework.int32),
+                                             framework.TensorSpec([None], framework.float32)])
+        def loop(self, n, x):
+            def body(i, x):
+                return i + 1, framework.cond(framework.reduce_sum(x) > 10.0, lambda: x * self.v, lambda: x + 1.0)
+
+            return framework.while_loop(lambda i, x: i < n, body, (0, x))[1]
+
+    return Loop()
+
+
+@pytest.mark.parametrize("writer", ["ember", "tensorflow"])
+def test_control_flow_reading_variables_both_ways(tmp_path, writer):
+    m = _control_flow_module(em if writer == "ember" else tf)
+    (em if writer == "ember" else tf).saved_model.save(m, str(tmp_path / "loop"))
+    x = np.array([1.0, 2.0], np.float32)
+    want = [5.9375, 6.0]  # +1 until the sum passes 10, then halved by the variable, 20 steps
+    for framework in (tf, em):
+        loaded = framework.saved_model.load(str(tmp_path / "loop"))
+        np.testing.assert_allclose(loaded.loop(framework.constant(20), framework.constant(x)).numpy(), want)
+        out = loaded.signatures["serving_default"](n=framework.constant(20), x=framework.constant(x))
+        np.testing.assert_allclose(out["output_0"].numpy(), want)
+
+
+def test_saved_model_constants_are_tensorflows():
+    names = [n for n in dir(tf.saved_model) if n.isupper()]
+    assert len(names) > 20
+    for name in names:
+        assert getattr(em.saved_model, name) == getattr(tf.saved_model, name), name
+
+
+def test_tensorflows_graph_mode_loader_restores_and_serves_an_ember_saved_model(tmp_path):
+    # The path of TensorFlow Serving and other languages' bindings (LoadSavedModel): import the
+    # MetaGraphDef, run saver_def's restore op, then run the signature's tensors.
+    m = _EmberMLP()
+    path = str(tmp_path / "ember_mlp")
+    em.saved_model.save(m, path)
+    x = _x(5, seed=4)
+    with tf.Graph().as_default(), tf.compat.v1.Session() as sess:
+        meta = tf.compat.v1.saved_model.loader.load(sess, ["serve"], path)
+        signature = meta.signature_def["serving_default"]
+        out = sess.run(signature.outputs["output_0"].name, {signature.inputs["x"].name: x})
+    np.testing.assert_allclose(out, m(em.constant(x)).numpy(), rtol=1e-5, atol=1e-5)

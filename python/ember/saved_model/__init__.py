@@ -11,7 +11,30 @@ docs/saved_model.md.
 from ember.saved_model.loader import LoadOptions, load
 from ember.saved_model.saver import (DEFAULT_SIGNATURE_KEY, PREDICT_METHOD_NAME, SERVE_TAG, SaveOptions, save)
 
+# TensorFlow's constants of tf.saved_model.
 SERVING = SERVE_TAG
+TRAINING = "train"
+GPU = "gpu"
+TPU = "tpu"
+DEFAULT_SERVING_SIGNATURE_DEF_KEY = DEFAULT_SIGNATURE_KEY
+PREDICT_INPUTS = "inputs"
+PREDICT_OUTPUTS = "outputs"
+CLASSIFY_METHOD_NAME = "tensorflow/serving/classify"
+CLASSIFY_INPUTS = "inputs"
+CLASSIFY_OUTPUT_CLASSES = "classes"
+CLASSIFY_OUTPUT_SCORES = "scores"
+REGRESS_METHOD_NAME = "tensorflow/serving/regress"
+REGRESS_INPUTS = "inputs"
+REGRESS_OUTPUTS = "outputs"
+ASSETS_DIRECTORY = "assets"
+ASSETS_KEY = "saved_model_assets"
+DEBUG_DIRECTORY = "debug"
+DEBUG_INFO_FILENAME_PB = "saved_model_debug_info.pb"
+SAVED_MODEL_FILENAME_PB = "saved_model.pb"
+SAVED_MODEL_FILENAME_PBTXT = "saved_model.pbtxt"
+SAVED_MODEL_SCHEMA_VERSION = 1
+VARIABLES_DIRECTORY = "variables"
+VARIABLES_FILENAME = "variables"
 
 
 def export(export_dir, obj, signatures=None, options=None):
@@ -36,4 +59,9 @@ def contains_saved_model(export_dir):
 
 
 __all__ = ["save", "load", "export", "contains_saved_model", "SaveOptions", "LoadOptions",
-           "DEFAULT_SIGNATURE_KEY", "PREDICT_METHOD_NAME", "SERVING"]
+           "DEFAULT_SERVING_SIGNATURE_DEF_KEY", "PREDICT_METHOD_NAME", "SERVING", "TRAINING", "GPU", "TPU",
+           "PREDICT_INPUTS", "PREDICT_OUTPUTS", "ASSETS_DIRECTORY", "ASSETS_KEY", "DEBUG_DIRECTORY",
+           "DEBUG_INFO_FILENAME_PB", "SAVED_MODEL_FILENAME_PB", "SAVED_MODEL_FILENAME_PBTXT",
+           "SAVED_MODEL_SCHEMA_VERSION", "VARIABLES_DIRECTORY", "VARIABLES_FILENAME", "CLASSIFY_METHOD_NAME",
+           "CLASSIFY_INPUTS", "CLASSIFY_OUTPUT_CLASSES", "CLASSIFY_OUTPUT_SCORES", "REGRESS_METHOD_NAME",
+           "REGRESS_INPUTS", "REGRESS_OUTPUTS"]

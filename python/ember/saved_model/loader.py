@@ -22,7 +22,7 @@ from ember.framework import graph_def as _gd
 from ember.framework import protos
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.framework.tensor_spec import TensorSpec
-from ember.function_graph import CarvedFunction
+from ember.function_graph import _PartitionedCall, CarvedFunction
 from ember.module import Module
 from ember.saved_model import structure
 from ember.util import nest
@@ -161,7 +161,14 @@ class RestoredConcreteFunction:
         return self._fn
 
     def _call_flat(self, tensors):
-        results = iter(self._function()(*tensors))
+        graph_function = self._function()._gf
+        if _C.in_trace():
+            # Called while an ember.function traces: a call node of that graph, as a ConcreteFunction's.
+            out = _PartitionedCall(list(tensors), graph_function.library_name)
+            flat = list(out) if isinstance(out, tuple) else [out]
+        else:
+            flat = graph_function(list(tensors))
+        results = iter(flat)
         flat = [next(results) if isinstance(s, TensorSpec) else s for s in nest.flatten(self.structured_outputs)]
         return nest.pack_sequence_as(self.structured_outputs, flat)
 
@@ -312,7 +319,6 @@ class _Loader:
         self.options = options
         self.library = {f.signature.name: f for f in meta.graph_def.library.function}
         self.objects = {}
-        self.values = None
         self._checked = set()  # library functions whose calls are known to resolve
 
     def fail(self, message, cls=errors.InvalidArgumentError):
@@ -454,7 +460,6 @@ class _Loader:
 
     def _read_checkpoint(self):
         prefix = os.path.join(self.export_dir, "variables", "variables")
-        self.values = {}
         if not any(n.WhichOneof("kind") == "variable" for n in self.graph.nodes):
             return
         if not os.path.exists(prefix + ".index"):

@@ -77,10 +77,6 @@ def save(obj, export_dir, signatures=None, options=None):
 # ---- which objects are saved
 
 
-def _is_function(value):
-    return isinstance(value, Function)
-
-
 _FUNCTIONS = (Function, ConcreteFunction, RestoredFunction, RestoredConcreteFunction)
 
 
@@ -283,7 +279,7 @@ class _Writer:
         for alias, fn in self.options.function_aliases.items():
             for cf in ([fn] if isinstance(fn, ConcreteFunction) else _concrete_functions(fn)):
                 info.function_aliases[self._export(cf)] = alias
-        self.meta.saver_def.version = 2  # V2; the restore op is not written (see docs/saved_model.md)
+        self.meta.saver_def.version = 2  # V2: the checkpoint is an index and data shards
 
     def _describe(self, obj, proto):
         if isinstance(obj, Variable):
@@ -411,6 +407,7 @@ class _Writer:
                 node.attr["shape"].shape.CopyFrom(structure.shape_proto(obj.shape))
                 node.attr["shared_name"].s = name.encode()
                 node.attr["container"].s = b""
+        self._write_restore_ops(graph, taken)
         self.signature_nodes = {}
         for k, key in enumerate(sorted(self._signature_wrappers)):
             wrapper, names = self._signature_wrappers[key]
@@ -438,6 +435,58 @@ class _Writer:
             self.signature_nodes[key] = (placeholders, call_name, outputs)
         for function in self.library.values():
             graph.library.function.add().CopyFrom(function)
+
+    def _write_restore_ops(self, graph, taken):
+        """The graph's restore op, as TensorFlow's C++ loader (TF Serving, tf.compat.v1 loader, other
+        languages' bindings) runs it: ``saver_def.restore_op_name`` fed the checkpoint prefix at
+        ``saver_def.filename_tensor_name``; a RestoreV2 of every variable's key, each assigned to its
+        VarHandleOp. TensorFlow 2's Python loader and ember's restore through the object graph instead."""
+        variables = [node_id for node_id, obj in enumerate(self.objects) if isinstance(obj, Variable)]
+        if not variables:
+            return
+        string = 7  # DT_STRING
+
+        def strings(name, values):
+            node = graph.node.add(name=_unique(name, taken), op="Const")
+            node.attr["dtype"].type = string
+            value = node.attr["value"].tensor
+            value.dtype = string
+            value.tensor_shape.dim.add(size=len(values))
+            value.string_val.extend(values)
+            return node.name
+
+        filename = graph.node.add(name=_unique("saver_filename", taken), op="Placeholder")
+        filename.attr["dtype"].type = string
+        filename.attr["shape"].shape.SetInParent()
+        names = strings("save/tensor_names", [f"{self.paths[i]}/.ATTRIBUTES/{VARIABLE_VALUE_KEY}".encode()
+                                              for i in variables])
+        slices = strings("save/shape_and_slices", [b""] * len(variables))
+        restore = graph.node.add(name=_unique("save/RestoreV2", taken), op="RestoreV2",
+                                 input=[filename.name, names, slices])
+        restore.attr["dtypes"].list.type.extend(_gd.as_datatype_enum(self.objects[i].dtype) for i in variables)
+        assigns = []
+        for k, node_id in enumerate(variables):
+            assign = graph.node.add(name=_unique(f"save/AssignVariableOp_{k}", taken), op="AssignVariableOp",
+                                    input=[self.handle_nodes[node_id], f"{restore.name}:{k}"])
+            assign.attr["dtype"].type = _gd.as_datatype_enum(self.objects[node_id].dtype)
+            assigns.append(assign.name)
+        restore_all = graph.node.add(name=_unique("save/restore_all", taken), op="NoOp",
+                                     input=["^" + a for a in assigns])
+        reads = []
+        for k, node_id in enumerate(variables):
+            read = graph.node.add(name=_unique(f"save/ReadVariableOp_{k}", taken), op="ReadVariableOp",
+                                  input=[self.handle_nodes[node_id]])
+            read.attr["dtype"].type = _gd.as_datatype_enum(self.objects[node_id].dtype)
+            reads.append(read.name)
+        save = graph.node.add(name=_unique("save/SaveV2", taken), op="SaveV2",
+                              input=[filename.name, names, slices] + reads)
+        save.attr["dtypes"].list.type.extend(_gd.as_datatype_enum(self.objects[i].dtype) for i in variables)
+        saved = graph.node.add(name=_unique("save/control_dependency", taken), op="Identity",
+                               input=[filename.name, "^" + save.name])
+        saved.attr["T"].type = string
+        self.meta.saver_def.filename_tensor_name = f"{filename.name}:0"
+        self.meta.saver_def.save_tensor_name = f"{saved.name}:0"
+        self.meta.saver_def.restore_op_name = restore_all.name
 
     def _write_signature_defs(self):
         for key, (placeholders, call_name, outputs) in self.signature_nodes.items():

@@ -24,6 +24,6 @@ class CheckpointOptions:
         self.enable_async = enable_async or experimental_enable_async_checkpoint
 
 
-__all__ = ["Checkpoint", "CheckpointLoadStatus", "CheckpointManager", "CheckpointOptions", "CheckpointReader",
-           "InitializationOnlyStatus", "checkpoint_exists", "get_checkpoint_state", "latest_checkpoint",
-           "list_variables", "load_checkpoint", "update_checkpoint_state"]
+# tf.train's names (checkpoint_exists and update_checkpoint_state are tf.compat.v1.train's, kept importable).
+__all__ = ["Checkpoint", "CheckpointManager", "CheckpointOptions", "get_checkpoint_state", "latest_checkpoint",
+           "list_variables", "load_checkpoint"]

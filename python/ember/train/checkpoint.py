@@ -31,14 +31,16 @@ def _escape(name):
     return name.replace(".", "..").replace("/", ".S")
 
 
-def _walk(root):
-    """The dependency graph breadth first: (objects, paths, edges); objects[0] is the root, edges[i] lists
-    (name, node id) of objects[i]'s children. An object reachable twice is one node."""
+def walk_objects(root, children=trackable.children):
+    """The dependency graph breadth first, numbered as TensorFlow numbers it: (objects, paths, edges);
+    objects[0] is the root, paths[i] the names from the root to objects[i], edges[i] the (name, node id) of
+    objects[i]'s children. An object reachable twice is one node. ``children(obj)`` -> [(name, child)] may
+    add nodes (SavedModel adds its functions, so both graphs share node ids)."""
     objects, paths, edges = [root], [()], [[]]
     ids = {id(root): 0}
     i = 0
     while i < len(objects):
-        for name, child in trackable.children(objects[i]):
+        for name, child in children(objects[i]):
             node = ids.get(id(child))
             if node is None:
                 node = ids[id(child)] = len(objects)
@@ -59,11 +61,12 @@ def _full_name(variable):
     return name[:-2] if name.endswith(":0") else name
 
 
-def save_objects(root, prefix):
-    """Writes the checkpoint of ``root``'s dependency graph to ``prefix``; returns ``prefix``."""
+def save_objects(root, prefix, children=trackable.children):
+    """Writes the checkpoint of ``root``'s dependency graph (``walk_objects(root, children)``) to ``prefix``
+    (SavedModel: ``<dir>/variables/variables``); returns ``prefix``."""
     if _C.in_trace():
         raise RuntimeError("Checkpoint saving runs eagerly: call it outside ember.function")
-    objects, paths, edges = _walk(root)
+    objects, paths, edges = walk_objects(root, children)
     graph = TrackableObjectGraph()
     writer = _C.BundleWriter(os.fspath(prefix))
     has_values = [trackable.is_variable(obj) for obj in objects]
@@ -207,7 +210,7 @@ class CheckpointLoadStatus:
         self._root = root
 
     def _live_variables(self):
-        objects, paths, _ = _walk(self._root)
+        objects, paths, _ = walk_objects(self._root)
         return [(obj, path) for obj, path in zip(objects, paths) if trackable.is_variable(obj)]
 
     def assert_consumed(self):
@@ -222,6 +225,7 @@ class CheckpointLoadStatus:
     def assert_existing_objects_matched(self):
         """Every live variable reachable from the root was assigned a saved value; AssertionError otherwise."""
         restore = self._restore
+        restore.match_new_objects()  # objects that joined through a plain list or dict since
         bound = {id(obj) for node_id, obj in restore.matched.items() if node_id in restore.restored}
         missing = ["/".join(path) for obj, path in self._live_variables() if id(obj) not in bound]
         if missing:
@@ -233,6 +237,7 @@ class CheckpointLoadStatus:
     def assert_nontrivial_match(self):
         """Something besides the root (and save_counter) matched; AssertionError otherwise."""
         restore = self._restore
+        restore.match_new_objects()
         matched = [i for i in restore.matched if i != 0 and restore.matched[i] is not
                    getattr(self._root, "_save_counter", None)]
         if not matched:
@@ -249,10 +254,11 @@ class CheckpointLoadStatus:
         return self
 
     def run_restore_ops(self, session=None):
-        pass
+        """Restores values into objects created since (eagerly, everything else already happened)."""
+        self._restore.match_new_objects()
 
     def initialize_or_restore(self, session=None):
-        pass
+        self._restore.match_new_objects()
 
 
 class InitializationOnlyStatus:
