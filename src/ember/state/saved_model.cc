@@ -13,8 +13,8 @@
 #include "ember/graph/tensor_proto.h"
 #include "ember/runtime/executor.h"
 #include "ember/saved_model.pb.h"
+#include "ember/state/object_graph.h"
 #include "ember/state/tensor_bundle.h"
-#include "ember/trackable_object_graph.pb.h"
 
 namespace ember {
 
@@ -39,7 +39,6 @@ namespace ember {
 namespace {
 
 constexpr std::string_view kInitOpSignature = "__saved_model_init_op";
-constexpr std::string_view kObjectGraphKey = "_CHECKPOINTABLE_OBJECT_GRAPH";
 
 // `text` from the file for an error message: bytes outside printable ASCII as \xNN.
 std::string printable(std::string_view text) {
@@ -205,7 +204,7 @@ class SavedModelLoader {
   std::vector<const proto::NodeDef*> reached_;  // in the GraphDef's order
   std::map<std::string, int> handle_object_;    // VarHandleOp node -> SavedObjectGraph node id
   std::unique_ptr<BundleReader> reader_;
-  proto::TrackableObjectGraph checkpoint_objects_;
+  std::vector<std::string> checkpoint_keys_;  // by object id: its VARIABLE_VALUE key, or ""
   VariableBindings bindings_;
 };
 
@@ -299,12 +298,9 @@ Status SavedModelLoader::open_checkpoint() {
   auto reader = BundleReader::open(prefix_);
   if (!reader.ok()) return reader.status().with_prefix(where_ + "variables: ");
   reader_ = std::make_unique<BundleReader>(std::move(reader).value());
-  auto graph = reader_->read_string(std::string(kObjectGraphKey));
+  auto graph = read_object_graph(*reader_);
   if (!graph.ok()) return graph.status().with_prefix(where_ + "variables: ");
-  if (graph->size() > static_cast<size_t>(INT_MAX) ||
-      !checkpoint_objects_.ParseFromArray(graph->data(), static_cast<int>(graph->size())))
-    return make_error(Code::kDataLoss, where_, "variables: the checkpoint's ", kObjectGraphKey,
-                      " entry is not a serialized TrackableObjectGraph");
+  checkpoint_keys_ = variable_keys(*graph);
   return Status::OK();
 }
 
@@ -341,12 +337,10 @@ Status SavedModelLoader::restore_variables(LoadedSavedModel& model) {
     std::shared_ptr<VariableResource>& variable = by_object[object];
     if (variable == nullptr) {
       EMBER_RETURN_IF_ERROR(open_checkpoint());
-      if (object >= checkpoint_objects_.nodes_size())
+      if (object >= static_cast<int>(checkpoint_keys_.size()))
         return invalid_argument(at, "it is object ", object, ", but the checkpoint's object graph has ",
-                                checkpoint_objects_.nodes_size(), " objects");
-      std::string key;
-      for (const auto& attribute : checkpoint_objects_.nodes(object).attributes())
-        if (attribute.name() == "VARIABLE_VALUE") key = attribute.checkpoint_key();
+                                checkpoint_keys_.size(), " objects");
+      const std::string& key = checkpoint_keys_[object];
       if (key.empty())
         return make_error(Code::kNotFound, at, "the checkpoint has no value for object ", object);
       auto value = reader_->read(key);

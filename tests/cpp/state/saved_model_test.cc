@@ -382,8 +382,12 @@ TEST_F(SavedModelTest, ObjectIdsOutOfRange) {
   functions["signature_wrapper"].set_bound_inputs(0, 1 << 30);
   expect_load_error(m, Code::kInvalidArgument, {"object 1073741824"});
   m = make_model();
-  m.checkpoint_objects.mutable_nodes()->RemoveLast();
+  m.checkpoint_objects.mutable_nodes()->RemoveLast();  // a checkpoint of the root alone
+  m.checkpoint_objects.mutable_nodes(0)->clear_children();
   expect_load_error(m, Code::kInvalidArgument, {"variable 'w'", "object 1", "checkpoint's object graph"});
+  m = make_model();  // a dangling child in the checkpoint's object graph: its reader refuses it
+  m.checkpoint_objects.mutable_nodes()->RemoveLast();
+  expect_load_error(m, Code::kDataLoss, {"variables", "names child node 1"});
   m = make_model();  // bound to the root, which is not a variable
   (*m.saved.mutable_meta_graphs(0)
         ->mutable_object_graph_def()
