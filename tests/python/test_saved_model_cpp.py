@@ -1,7 +1,7 @@
 """SavedModels served from C++ with no Python in the process (issue 16, "C++ without Python").
 
 TensorFlow 2.21 writes SavedModels (a tf.Module with variables and a dict-returning signature, a tf_keras
-MLP, a module with two signatures), and ember writes one (an MLP module with two signatures), each in a
+MLP, a module with two signatures, a while_loop and cond, one without variables), and ember writes one (an MLP module with two signatures), each in a
 subprocess, with the writer's own predictions for fixed inputs saved as .npy; the example program examples/cpp/serve_saved_model.cc (built by CMake as example_serve_saved_model)
 loads each in a process started with a clean environment (no PYTHONPATH, no LD_PRELOAD) and its printed
 outputs must match TensorFlow's. The binary must not link libpython (ldd) and reports from /proc/self/maps
@@ -85,6 +85,21 @@ TF_WRITER = textwrap.dedent(r'''
         @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32), tf.TensorSpec([None, 3], tf.float32)])
         def combine(self, a, b):
             return {"sum": a + b * self.v, "max": tf.maximum(a, b)}
+
+    class Loop(tf.Module):  # a while_loop and a cond reading a variable, an int32 scalar input
+        def __init__(self):
+            self.v = tf.Variable([0.5, -1.0, 2.0], name="v")
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32), tf.TensorSpec([], tf.int32)])
+        def f(self, x, n):
+            _, out = tf.while_loop(lambda i, acc: i < n, lambda i, acc: (i + 1, tf.tanh(acc * self.v + 0.1)),
+                                   (tf.constant(0), x))
+            return {"y": tf.cond(tf.reduce_sum(out) > 0, lambda: out * self.v, lambda: out - self.v)}
+
+    loop = Loop()
+    tf.saved_model.save(loop, os.path.join(out, "loop"), signatures=loop.f)
+    record("loop", tf.saved_model.load(os.path.join(out, "loop")).signatures["serving_default"],
+           {"x": rng.normal(size=(4, 3)).astype(np.float32), "n": np.array(5, np.int32)})
 
     class NoVariables(tf.Module):
         @tf.function(input_signature=[tf.TensorSpec([None], tf.float64)])
@@ -238,6 +253,10 @@ def test_tf_keras_mlp(tf_models):
 def test_two_signatures(tf_models):
     check_against_tf(tf_models, "two", "two")
     check_against_tf(tf_models, "two", "two_combine", signature="combine")
+
+
+def test_while_loop_and_cond(tf_models):
+    check_against_tf(tf_models, "loop", "loop")
 
 
 def test_model_without_variables(tf_models):
