@@ -3,7 +3,7 @@ tests/fuzz/cpp/saved_model_fuzzer.cc (ASan + UBSan, coverage-guided; built into 
 there yet, or EMBER_SAVED_MODEL_FUZZER names a prebuilt binary).
 
 The seeds are SavedModels TensorFlow 2.21 writes at run time (a tf.Module with variables, a tf_keras MLP, a
-module with two signatures): each corpus file is a selector byte (which model's variables checkpoint the
+module with two signatures, a while_loop and cond): each corpus file is a selector byte (which model's variables checkpoint the
 target loads against) and the model's saved_model.pb. Two runs:
 
 - byte-level: libFuzzer mutates the corpus for a bounded time, with a fixed seed and a rotating one (the
@@ -87,9 +87,22 @@ TF_WRITER = textwrap.dedent(r'''
 
     t = Two()
     tf.saved_model.save(t, os.path.join(out, "two"), signatures={"serving_default": t.scale, "count": t.count})
+
+    class Loop(tf.Module):
+        def __init__(self):
+            self.v = tf.Variable([0.5, -1.0, 2.0], name="v")
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32), tf.TensorSpec([], tf.int32)])
+        def f(self, x, n):
+            _, out = tf.while_loop(lambda i, acc: i < n, lambda i, acc: (i + 1, tf.tanh(acc * self.v)),
+                                   (tf.constant(0), x))
+            return {"y": tf.cond(tf.reduce_sum(out) > 0, lambda: out * self.v, lambda: out - self.v)}
+
+    loop = Loop()
+    tf.saved_model.save(loop, os.path.join(out, "loop"), signatures=loop.f)
 ''')
 
-MODELS = ["module", "mlp", "two"]
+MODELS = ["module", "mlp", "two", "loop"]
 
 
 @pytest.fixture(scope="module")
