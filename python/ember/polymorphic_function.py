@@ -593,6 +593,8 @@ def _spec_to_placeholder_marker(value):
         return _PlaceholderMarker(value)
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], dtypes.DType):
         return _PlaceholderMarker(_as_spec(value))
+    if isinstance(value, (list, tuple, dict)):  # specs nested in lists, tuples and dicts (TensorFlow's)
+        return nest.map_structure(lambda v: _PlaceholderMarker(v) if isinstance(v, TensorSpec) else v, value)
     return value
 
 

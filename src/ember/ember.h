@@ -20,5 +20,6 @@
 #include "ember/api/profiler.h"
 #include "ember/api/random.h"
 #include "ember/api/reduction.h"
+#include "ember/api/saved_model.h"
 #include "ember/api/tensor.h"
 #include "ember/api/variable.h"

@@ -18,6 +18,7 @@
 #include "ember/graph.pb.h"
 #include "ember/graph/graph_def.h"
 #include "ember/graph/tensor_proto.h"
+#include "ember/saved_model.pb.h"
 #include "ember/tensor_bundle.pb.h"
 #include "ember/trackable_object_graph.pb.h"
 #include "python/py_function.h"
@@ -37,6 +38,15 @@ void bind_graph_def(nb::module_& m) {
         return nb::bytes(bytes->data(), bytes->size());
       },
       "The function's graph as a serialized tensorflow.GraphDef.");
+  m.def(
+      "graph_def_and_variable_nodes",
+      [](const PyGraphFunction& f) {
+        std::map<int64_t, std::string> nodes;
+        auto bytes = to_graph_def(f.fn().graph, &nodes);
+        if (!bytes.ok()) throw_status(bytes.status());
+        return nb::make_tuple(nb::bytes(bytes->data(), bytes->size()), nodes);
+      },
+      "(GraphDef bytes, {variable id: name of the resource Placeholder standing for it}).");
   m.def(
       "function_from_graph_def",
       [](nb::bytes data, const std::string& name, const std::map<std::string, int64_t>& variables) {
@@ -68,6 +78,7 @@ void bind_graph_def(nb::module_& m) {
             proto::GraphDef::descriptor()->file(),
             proto::BundleEntryProto::descriptor()->file(),
             proto::TrackableObjectGraph::descriptor()->file(),
+            proto::SavedModel::descriptor()->file(),
         };
         google::protobuf::FileDescriptorSet set;
         std::set<std::string> added;

@@ -858,10 +858,11 @@ void quiet_protobuf_logs() {
 
 }  // namespace
 
-StatusOr<std::string> to_graph_def(const Graph& graph) {
+StatusOr<std::string> to_graph_def(const Graph& graph, std::map<int64_t, std::string>* variable_nodes) {
   proto::GraphDef gd;
   ExportState state;
   state.variables = write_variable_placeholders(graph, gd);
+  if (variable_nodes != nullptr) variable_nodes->insert(state.variables.begin(), state.variables.end());
   bool any_location = false;
   auto input_name = [&](ValueRef v) {
     const std::string& name = graph.node(v.node).name;

@@ -40,7 +40,10 @@ using VariableBindings = std::map<std::string, std::shared_ptr<VariableResource>
 
 /// Serializes `graph` as a tensorflow.GraphDef, nodes in the graph's (topological) order, with a library
 /// holding every function called. NotFound when a call names a function this process no longer has.
-StatusOr<std::string> to_graph_def(const Graph& graph);
+/// `variable_nodes`, when given, receives the resource Placeholder's node name of each variable id (a
+/// SavedModel binds those nodes to its saved variables).
+StatusOr<std::string> to_graph_def(const Graph& graph,
+                                   std::map<int64_t, std::string>* variable_nodes = nullptr);
 
 /// Parses a serialized tensorflow.GraphDef into a function graph. Nodes may come in any order (they are
 /// sorted topologically); attributes are decoded by the types their OpDef declares (missing ones take their

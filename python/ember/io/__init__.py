@@ -1,0 +1,42 @@
+"""``ember.io``: ``write_graph``, as ``tf.io.write_graph``."""
+
+import os
+import tempfile
+
+from google.protobuf import text_format
+
+
+def write_graph(graph_or_graph_def, logdir, name, as_text=True):
+    """Writes a GraphDef (or the GraphDef of a FuncGraph / ConcreteFunction) to ``logdir/name``: protobuf
+    text format when ``as_text``, else the binary bytes TensorFlow's ``GraphDef.FromString`` reads. Creates
+    ``logdir`` if needed; the file appears complete or not at all (written to a temporary name, renamed).
+    Returns the path written."""
+    graph_def = _as_graph_def(graph_or_graph_def)
+    logdir = os.fspath(logdir)
+    os.makedirs(logdir, exist_ok=True)
+    path = os.path.join(logdir, os.fspath(name))
+    data = text_format.MessageToString(graph_def).encode() if as_text else graph_def.SerializeToString()
+    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.tmp-", dir=os.path.dirname(path) or ".")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def _as_graph_def(value):
+    if getattr(getattr(value, "DESCRIPTOR", None), "name", None) == "GraphDef":
+        return value
+    graph = getattr(value, "graph", value)  # a ConcreteFunction's graph
+    if hasattr(graph, "as_graph_def"):
+        return graph.as_graph_def()
+    raise TypeError(f"write_graph expects a GraphDef, a FuncGraph or a ConcreteFunction, got {type(value).__name__}")
+
+
+__all__ = ["write_graph"]

@@ -1,0 +1,679 @@
+"""``ember.saved_model.save``: an object (a Module, a function, containers of them) as a SavedModel that
+TensorFlow 2.21 loads. See docs/saved_model.md for the layout; in short:
+
+- ``saved_model.pb``: a SavedModel with one MetaGraphDef tagged "serve". Its ``graph_def.library`` holds
+  every concrete function (TensorFlow's FunctionDef form, written by the C++ GraphDef exporter: the
+  variables a function uses are its trailing DT_RESOURCE arguments); its ``graph_def`` nodes are one
+  VarHandleOp per variable and, per signature, Placeholders ``<signature>_<input>`` feeding a
+  StatefulPartitionedCall of the signature's function; ``object_graph_def`` is the object graph (node 0
+  the root), whose ``concrete_functions`` map gives each function's bound variables (``bound_inputs``:
+  object ids, in the order of the trailing arguments) and its input and output structures.
+- ``variables/variables.{index,data-00000-of-00001}``: a checkpoint (ember.train's bundle format, i.e.
+  TensorFlow's) whose object graph has the same nodes, ids and edges as ``object_graph_def``.
+- ``fingerprint.pb`` and an empty ``assets/``, as TensorFlow writes them.
+
+Everything is written into a temporary directory beside ``export_dir`` and renamed into place.
+"""
+
+import hashlib
+import os
+import shutil
+import tempfile
+import uuid
+
+from ember import _C, errors, trackable
+from ember.framework import graph_def as _gd
+from ember.framework import protos
+from ember.framework.tensor import Tensor, convert_to_tensor
+from ember.framework.tensor_spec import TensorSpec
+from ember.function_graph import _RESULT, ConcreteFunction
+from ember.module import Module
+from ember.polymorphic_function import Function
+from ember.saved_model import structure
+from ember.saved_model.loader import RestoredConcreteFunction, RestoredFunction, _SignatureMap as _LoadedSignatures
+from ember.util import nest
+from ember.variables import Variable
+
+SavedModel = protos.message_class("SavedModel")
+MetaGraphDef = protos.message_class("MetaGraphDef")
+SavedObjectGraph = protos.message_class("SavedObjectGraph")
+SavedObject = protos.message_class("SavedObject")
+TensorInfo = protos.message_class("TensorInfo")
+SignatureDef = protos.message_class("SignatureDef")
+FingerprintDef = protos.message_class("FingerprintDef")
+TrackableObjectGraph = protos.message_class("TrackableObjectGraph")
+
+SCHEMA_VERSION = 1
+SERVE_TAG = "serve"
+DEFAULT_SIGNATURE_KEY = "serving_default"
+PREDICT_METHOD_NAME = "tensorflow/serving/predict"
+VARIABLE_VALUE_KEY = "VARIABLE_VALUE"
+OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
+_CALL_OPS = ("PartitionedCall", "StatefulPartitionedCall")
+
+
+class SaveOptions:
+    """Accepted for TensorFlow's signature; ember writes every SavedModel the same way."""
+
+    def __init__(self, namespace_whitelist=None, save_debug_info=False, function_aliases=None,
+                 experimental_io_device=None, experimental_variable_policy=None, **unused):
+        self.function_aliases = dict(function_aliases or {})
+
+
+def save(obj, export_dir, signatures=None, options=None):
+    """Writes ``obj`` (an ember.Module, an ember.function, or any object whose attributes hold them) as a
+    SavedModel in ``export_dir``. ``signatures``: an ember.function with an input_signature, a
+    ConcreteFunction, or a dict of them by signature key; by default the root's only function with an
+    input_signature becomes ``serving_default``."""
+    export_dir = os.fspath(export_dir)
+    if isinstance(obj, (Tensor, Variable)) or not (_trackable(obj) or _children(obj)):
+        raise ValueError(f"Expected an object to save (a Module, a function or an object holding them), got "
+                         f"{type(obj).__name__}")
+    writer = _Writer(obj, _signature_functions(obj, signatures), options or SaveOptions())
+    writer.build()
+    writer.write(export_dir)
+
+
+# ---- which objects are saved
+
+
+_FUNCTIONS = (Function, ConcreteFunction, RestoredFunction, RestoredConcreteFunction)
+
+
+def _trackable(value):
+    return isinstance(value, _FUNCTIONS) or trackable.is_trackable_value(value)
+
+
+def _children(obj):
+    """(local name, value) pairs of the objects ``obj`` holds: its checkpoint dependencies as ember.train
+    names them (ember.trackable), then the functions among its attributes and its class's ember.functions
+    (bound to it), as TensorFlow's AutoTrackable lists them."""
+    if isinstance(obj, (Variable,) + _FUNCTIONS):
+        return []
+    if isinstance(obj, _LoadedSignatures):  # a loaded object's signatures: saved as signatures, if at all
+        return []
+    out = [(k, v) for k, v in trackable.children(obj) if not isinstance(v, _LoadedSignatures)]
+    if isinstance(obj, (list, tuple, dict)):
+        return out
+    seen = {k for k, _ in out}
+    for k, v in vars(obj).items():
+        if k not in seen and not k.startswith("_ember") and isinstance(v, _FUNCTIONS):
+            seen.add(k)
+            out.append((k, v))
+    for klass in type(obj).__mro__:
+        for k, v in vars(klass).items():
+            if k not in seen and isinstance(v, Function):
+                seen.add(k)
+                out.append((k, getattr(obj, k)))
+    return out
+
+
+def _concrete_functions(fn):
+    """The traces of an ember.function to save: every cached one, or the input_signature's."""
+    if not fn._cache and fn.input_signature is not None:
+        fn.get_concrete_function()
+    return sorted(fn._cache.values(), key=lambda c: getattr(c, "_trace_number", 0))
+
+
+def _signature_functions(obj, signatures):
+    """{signature key: ConcreteFunction}."""
+    def concrete(value, key):
+        if isinstance(value, (ConcreteFunction, RestoredConcreteFunction)):
+            return value
+        if isinstance(value, Function):
+            if value.input_signature is None:
+                raise ValueError(f"signature '{key}': an ember.function given as a signature needs an "
+                                 f"input_signature; pass f.get_concrete_function(...) instead")
+            return value.get_concrete_function()
+        raise ValueError(f"signature '{key}': expected an ember.function or a ConcreteFunction, got "
+                         f"{type(value).__name__}")
+
+    if signatures is None and isinstance(getattr(obj, "signatures", None), _LoadedSignatures):
+        return dict(obj.signatures)  # a loaded SavedModel saved again keeps its signatures
+    if signatures is None:
+        candidates = [v for _, v in _children(obj) if isinstance(v, Function) and v.input_signature is not None]
+        if isinstance(obj, Function) and obj.input_signature is not None:
+            candidates = [obj]
+        return {DEFAULT_SIGNATURE_KEY: candidates[0].get_concrete_function()} if len(candidates) == 1 else {}
+    if isinstance(signatures, dict):
+        for key in signatures:
+            if not isinstance(key, str) or not key:
+                raise ValueError(f"signature keys must be non-empty strings, got {key!r}")
+        return {key: concrete(value, key) for key, value in signatures.items()}
+    return {DEFAULT_SIGNATURE_KEY: concrete(signatures, DEFAULT_SIGNATURE_KEY)}
+
+
+def _escape(local_name):
+    """A checkpoint key component, as TensorFlow escapes it ('.' -> '..', '/' -> '.S')."""
+    return local_name.replace(".", "..").replace("/", ".S")
+
+
+def _unique(base, taken):
+    name, k = base, 0
+    while name in taken:
+        k += 1
+        name = f"{base}_{k}"
+    taken.add(name)
+    return name
+
+
+def _sanitize(name):
+    out = "".join(c if c.isalnum() or c in "_.-" else "_" for c in name)
+    return out if out and (out[0].isalnum() or out[0] == ".") else "x" + out
+
+
+# ---- the signature wrapper
+
+
+def _output_dict(structured):
+    """A signature's outputs as TensorFlow names them: a dict of tensors keeps its keys; otherwise the
+    flattened tensors are output_0, output_1, ..."""
+    if isinstance(structured, dict) and all(isinstance(k, str) for k in structured) and all(
+            isinstance(v, Tensor) for v in structured.values()):
+        return dict(structured)
+    flat = [t for t in nest.flatten(structured) if isinstance(t, Tensor)]
+    return {f"output_{i}": t for i, t in enumerate(flat)}
+
+
+def _signature_wrapper(cf, key):
+    """(ConcreteFunction taking the inputs by name, sorted, and returning a dict; input names in order)."""
+    from ember import polymorphic_function
+
+    if isinstance(cf, RestoredConcreteFunction):  # a loaded signature: already takes keywords, returns a dict
+        positional, keywords = cf.structured_input_signature
+        if positional or not isinstance(cf.structured_outputs, dict):
+            raise ValueError(f"signature '{key}': a restored function used as a signature must take keyword "
+                             f"arguments and return a dict (a loaded signature does)")
+        return cf, sorted(keywords)
+
+    specs = list(cf._input_specs)
+    taken, names = set(), []
+    for i, spec in enumerate(specs):
+        names.append(_unique(_sanitize(spec.name or f"input_{i}"), taken))
+    order = sorted(range(len(specs)), key=lambda i: names[i])
+
+    def signature_function(*args):
+        flat = [None] * len(specs)
+        for position, i in enumerate(order):
+            flat[i] = args[position]
+        return _output_dict(cf._call_flat(flat))
+
+    wrapper = polymorphic_function.Function(
+        signature_function, name=f"signature_wrapper_{_sanitize(key)}", autograph=False,
+        input_signature=[TensorSpec(specs[i].shape, specs[i].dtype, names[i]) for i in order])
+    return wrapper.get_concrete_function(), [names[i] for i in order]
+
+
+# ---- writing
+
+
+class _Writer:
+    def __init__(self, root, signatures, options):
+        self.root = root
+        self.signatures = signatures
+        self.options = options
+        self.objects = []  # object per node id
+        self.ids = {}  # id(obj) -> node id
+        self.edges = []  # node id -> [(local name, child id)]
+        self.paths = []  # node id -> checkpoint path (first found, breadth first)
+        self.library = {}  # FunctionDef name -> FunctionDef
+        self.concrete = {}  # FunctionDef name -> SavedConcreteFunction
+        self.exported = {}  # id(ConcreteFunction) -> FunctionDef name
+        self.variable_of = {}  # variable resource id -> node id
+        self.meta = MetaGraphDef()
+
+    def _add(self, obj, path):
+        key = id(obj)
+        if key in self.ids:
+            return self.ids[key]
+        node_id = len(self.objects)
+        self.ids[key] = node_id
+        self.objects.append(obj)
+        self.edges.append([])
+        self.paths.append(path)
+        if isinstance(obj, Variable):
+            self.variable_of[obj._id] = node_id
+        return node_id
+
+    def build(self):
+        self._add(self.root, "")
+        signature_node = None
+        k = 0
+        while k < len(self.objects):  # breadth first: ids are stable and paths shortest
+            obj = self.objects[k]
+            children = _children(obj)
+            if isinstance(obj, Function):
+                children = [(f"trace_{i}", c) for i, c in enumerate(_concrete_functions(obj))]
+            elif isinstance(obj, RestoredFunction):
+                children = [(f"trace_{i}", c) for i, c in enumerate(obj.concrete_functions)]
+            for name, child in children:
+                path = name if not self.paths[k] else f"{self.paths[k]}/{_escape(name)}"
+                if k == 0 and not self.paths[k]:
+                    path = _escape(name)
+                self.edges[k].append((name, self._add(child, path)))
+            if k == 0 and self.signatures:
+                signature_node = self._add(_SignatureMap(), "signatures")
+                self.edges[0].append(("signatures", signature_node))
+            k += 1
+        self._signature_wrappers = {}
+        if signature_node is not None:
+            for key in sorted(self.signatures):
+                wrapper, names = _signature_wrapper(self.signatures[key], key)
+                self._signature_wrappers[key] = (wrapper, names)
+                self.edges[signature_node].append((key, self._add(wrapper, f"signatures/{_escape(key)}")))
+        graph = self.meta.object_graph_def
+        for node_id, obj in enumerate(self.objects):
+            proto = graph.nodes.add()
+            for name, child in self.edges[node_id]:
+                proto.children.add(node_id=child, local_name=name)
+            self._describe(obj, proto)
+        for name, saved in self.concrete.items():
+            graph.concrete_functions[name].CopyFrom(saved)
+        self._write_graph()
+        self._write_signature_defs()
+        info = self.meta.meta_info_def
+        info.tags.append(SERVE_TAG)
+        info.tensorflow_version = "2.21.0"  # the TensorFlow whose formats ember writes
+        info.tensorflow_git_version = "ember"
+        info.stripped_default_attrs = True
+        for alias, fn in self.options.function_aliases.items():
+            for cf in ([fn] if isinstance(fn, ConcreteFunction) else _concrete_functions(fn)):
+                info.function_aliases[self._export(cf)] = alias
+        self.meta.saver_def.version = 2  # V2: the checkpoint is an index and data shards
+
+    def _describe(self, obj, proto):
+        if isinstance(obj, Variable):
+            v = proto.variable
+            v.dtype = _gd.as_datatype_enum(obj.dtype)
+            v.shape.CopyFrom(structure.shape_proto(obj.shape))
+            v.trainable = obj.trainable
+            v.name = obj.name[:-2] if obj.name.endswith(":0") else obj.name
+        elif isinstance(obj, Function):
+            f = proto.function
+            for cf in _concrete_functions(obj):
+                f.concrete_functions.append(self._export(cf))
+            f.function_spec.CopyFrom(_function_spec(obj))
+        elif isinstance(obj, ConcreteFunction):
+            bare = proto.bare_concrete_function
+            bare.concrete_function_name = self._export(obj)
+            if isinstance(getattr(obj, "_saved_signature_names", None), list):
+                bare.argument_keywords.extend(obj._saved_signature_names)
+            else:
+                positional, keywords = obj.structured_input_signature
+                bare.argument_keywords.extend(s.name or f"input_{i}" for i, s in enumerate(
+                    [x for x in nest.flatten(positional) if isinstance(x, TensorSpec)]))
+                bare.allowed_positional_arguments = len(bare.argument_keywords)
+        elif isinstance(obj, RestoredFunction):
+            f = proto.function
+            for cf in obj.concrete_functions:
+                f.concrete_functions.append(self._export(cf))
+            if obj._saved_function_spec is not None:
+                f.function_spec.CopyFrom(obj._saved_function_spec)
+        elif isinstance(obj, RestoredConcreteFunction):
+            bare = proto.bare_concrete_function
+            bare.concrete_function_name = self._export(obj)
+            if obj._keywords is not None:
+                bare.argument_keywords.extend(obj._keywords)
+                bare.allowed_positional_arguments = obj._positional
+            elif obj.structured_input_signature[0]:
+                bare.argument_keywords.extend(s.name or f"input_{i}" for i, s in enumerate(obj._specs))
+                bare.allowed_positional_arguments = len(bare.argument_keywords)
+            else:
+                bare.argument_keywords.extend(sorted(obj.structured_input_signature[1]))
+        elif isinstance(obj, _SignatureMap):
+            proto.user_object.identifier = "signature_map"
+            proto.user_object.version.producer = 1
+            proto.user_object.version.min_consumer = 1
+        else:
+            proto.user_object.identifier = (
+                "trackable_list_wrapper" if isinstance(obj, list) else "trackable_tuple_wrapper"
+                if isinstance(obj, tuple) else "trackable_dict_wrapper" if isinstance(obj, dict)
+                else "_generic_user_object")
+            proto.user_object.version.producer = 1
+            proto.user_object.version.min_consumer = 1
+
+    def _export(self, cf):
+        """The FunctionDef name of ``cf``, adding it (and what it calls) to the library."""
+        name = self.exported.get(id(cf))
+        if name is not None:
+            return name
+        if isinstance(cf, RestoredConcreteFunction):
+            return self._export_restored(cf)
+        signature = next((k for k, (w, _) in getattr(self, "_signature_wrappers", {}).items() if w is cf), None)
+        call_specs = list(cf._input_specs)
+        caller = _caller(cf)
+        data, variable_nodes = _C.graph_def_and_variable_nodes(caller._gf)
+        graph = _gd.GraphDef.FromString(data)
+        calls = [n for n in graph.node if n.op in _CALL_OPS]
+        if len(calls) != 1:
+            raise errors.InternalError(None, None, f"saved_model.save: exporting {cf.name} gave {len(calls)} calls")
+        call = calls[0]
+        name = call.attr["f"].func.name
+        for function in graph.library.function:
+            self.library.setdefault(function.signature.name, function)
+        node_of_variable = {node: vid for vid, node in variable_nodes.items()}
+        bound = []
+        for inp in call.input[len(call_specs):]:
+            vid = node_of_variable.get(inp)
+            node_id = self.variable_of.get(vid)
+            if node_id is None:
+                raise ValueError(f"saved_model.save: function {cf._name} uses a variable that is not reachable "
+                                 f"from the saved object (attach it as an attribute of a saved Module)")
+            bound.append(node_id)
+        saved = protos.message_class("SavedConcreteFunction")()
+        saved.bound_inputs.extend(bound)
+        if signature is not None:
+            _, names = self._signature_wrappers[signature]
+            cf._saved_signature_names = names
+            specs = {n: TensorSpec(s.shape, s.dtype, n) for n, s in zip(names, cf._input_specs)}
+            saved.canonicalized_input_signature.CopyFrom(structure.encode(((), specs)))
+        else:
+            saved.canonicalized_input_signature.CopyFrom(structure.encode(_input_signature(cf)))
+        saved.output_signature.CopyFrom(structure.encode(_output_signature(cf)))
+        self.concrete[name] = saved
+        self.exported[id(cf)] = name
+        return name
+
+    def _export_restored(self, cf):
+        """A function of a loaded SavedModel: its FunctionDefs and records, copied, its variables renumbered."""
+        loader = cf._loader
+        for function in _reachable_functions(loader, cf.name):
+            self.library.setdefault(function.signature.name, function)
+        saved = protos.message_class("SavedConcreteFunction")()
+        saved.CopyFrom(loader.graph.concrete_functions[cf.name])
+        del saved.bound_inputs[:]
+        for variable in cf._bound:
+            node_id = self.variable_of.get(variable._id)
+            if node_id is None:
+                raise ValueError(f"saved_model.save: restored function {cf.name} uses a variable that is not "
+                                 f"reachable from the saved object")
+            saved.bound_inputs.append(node_id)
+        self.concrete[cf.name] = saved
+        self.exported[id(cf)] = cf.name
+        return cf.name
+
+    def _write_graph(self):
+        graph = self.meta.graph_def
+        graph.versions.producer = 2474
+        graph.versions.min_consumer = 12
+        taken = set()
+        self.handle_nodes = {}
+        for node_id, obj in enumerate(self.objects):
+            if isinstance(obj, Variable):
+                name = _unique(_sanitize(self.paths[node_id].replace("/", "_")) or "variable", taken)
+                self.handle_nodes[node_id] = name
+                node = graph.node.add(name=name, op="VarHandleOp")
+                node.attr["dtype"].type = _gd.as_datatype_enum(obj.dtype)
+                node.attr["shape"].shape.CopyFrom(structure.shape_proto(obj.shape))
+                node.attr["shared_name"].s = name.encode()
+                node.attr["container"].s = b""
+        self._write_restore_ops(graph, taken)
+        self.signature_nodes = {}
+        for k, key in enumerate(sorted(self._signature_wrappers)):
+            wrapper, names = self._signature_wrappers[key]
+            fname = self._export(wrapper)
+            placeholders = []
+            for n, spec in zip(names, wrapper._input_specs):
+                pname = _unique(f"{key}_{n}", taken)
+                node = graph.node.add(name=pname, op="Placeholder")
+                node.attr["dtype"].type = _gd.as_datatype_enum(spec.dtype)
+                node.attr["shape"].shape.CopyFrom(structure.shape_proto(spec.shape))
+                placeholders.append((n, pname, spec))
+            call_name = _unique("StatefulPartitionedCall", taken)
+            call = graph.node.add(name=call_name, op="StatefulPartitionedCall")
+            bound = list(self.concrete[fname].bound_inputs)
+            call.input.extend([p for _, p, _ in placeholders] + [self.handle_nodes[b] for b in bound])
+            call.attr["Tin"].list.type.extend([_gd.as_datatype_enum(s.dtype) for _, _, s in placeholders] +
+                                              [_gd.DT_RESOURCE] * len(bound))
+            outputs = (wrapper.structured_outputs if isinstance(wrapper, RestoredConcreteFunction)
+                       else _output_signature(wrapper))
+            call.attr["Tout"].list.type.extend([_gd.as_datatype_enum(outputs[o].dtype) for o in sorted(outputs)])
+            call.attr["f"].func.name = fname
+            call.attr["config_proto"].s = b""
+            call.attr["config"].s = b""
+            call.attr["executor_type"].s = b""
+            self.signature_nodes[key] = (placeholders, call_name, outputs)
+        for function in self.library.values():
+            graph.library.function.add().CopyFrom(function)
+
+    def _write_restore_ops(self, graph, taken):
+        """The graph's restore op, as TensorFlow's C++ loader (TF Serving, tf.compat.v1 loader, other
+        languages' bindings) runs it: ``saver_def.restore_op_name`` fed the checkpoint prefix at
+        ``saver_def.filename_tensor_name``; a RestoreV2 of every variable's key, each assigned to its
+        VarHandleOp. TensorFlow 2's Python loader and ember's restore through the object graph instead."""
+        variables = [node_id for node_id, obj in enumerate(self.objects) if isinstance(obj, Variable)]
+        if not variables:
+            return
+        string = 7  # DT_STRING
+
+        def strings(name, values):
+            node = graph.node.add(name=_unique(name, taken), op="Const")
+            node.attr["dtype"].type = string
+            value = node.attr["value"].tensor
+            value.dtype = string
+            value.tensor_shape.dim.add(size=len(values))
+            value.string_val.extend(values)
+            return node.name
+
+        filename = graph.node.add(name=_unique("saver_filename", taken), op="Placeholder")
+        filename.attr["dtype"].type = string
+        filename.attr["shape"].shape.SetInParent()
+        names = strings("save/tensor_names", [f"{self.paths[i]}/.ATTRIBUTES/{VARIABLE_VALUE_KEY}".encode()
+                                              for i in variables])
+        slices = strings("save/shape_and_slices", [b""] * len(variables))
+        restore = graph.node.add(name=_unique("save/RestoreV2", taken), op="RestoreV2",
+                                 input=[filename.name, names, slices])
+        restore.attr["dtypes"].list.type.extend(_gd.as_datatype_enum(self.objects[i].dtype) for i in variables)
+        assigns = []
+        for k, node_id in enumerate(variables):
+            assign = graph.node.add(name=_unique(f"save/AssignVariableOp_{k}", taken), op="AssignVariableOp",
+                                    input=[self.handle_nodes[node_id], f"{restore.name}:{k}"])
+            assign.attr["dtype"].type = _gd.as_datatype_enum(self.objects[node_id].dtype)
+            assigns.append(assign.name)
+        restore_all = graph.node.add(name=_unique("save/restore_all", taken), op="NoOp",
+                                     input=["^" + a for a in assigns])
+        reads = []
+        for k, node_id in enumerate(variables):
+            read = graph.node.add(name=_unique(f"save/ReadVariableOp_{k}", taken), op="ReadVariableOp",
+                                  input=[self.handle_nodes[node_id]])
+            read.attr["dtype"].type = _gd.as_datatype_enum(self.objects[node_id].dtype)
+            reads.append(read.name)
+        save = graph.node.add(name=_unique("save/SaveV2", taken), op="SaveV2",
+                              input=[filename.name, names, slices] + reads)
+        save.attr["dtypes"].list.type.extend(_gd.as_datatype_enum(self.objects[i].dtype) for i in variables)
+        saved = graph.node.add(name=_unique("save/control_dependency", taken), op="Identity",
+                               input=[filename.name, "^" + save.name])
+        saved.attr["T"].type = string
+        self.meta.saver_def.filename_tensor_name = f"{filename.name}:0"
+        self.meta.saver_def.save_tensor_name = f"{saved.name}:0"
+        self.meta.saver_def.restore_op_name = restore_all.name
+
+    def _write_signature_defs(self):
+        for key, (placeholders, call_name, outputs) in self.signature_nodes.items():
+            sig = self.meta.signature_def[key]
+            sig.method_name = PREDICT_METHOD_NAME
+            for n, pname, spec in placeholders:
+                sig.inputs[n].CopyFrom(_tensor_info(f"{pname}:0", spec.dtype, spec.shape))
+            for i, o in enumerate(sorted(outputs)):
+                sig.outputs[o].CopyFrom(_tensor_info(f"{call_name}:{i}", outputs[o].dtype, outputs[o].shape))
+
+    def _checkpoint_graph(self):
+        graph = TrackableObjectGraph()
+        has_values = [isinstance(obj, Variable) for obj in self.objects]
+        changed = True
+        while changed:  # an object has values if anything below it has (the graph may have cycles)
+            changed = False
+            for node_id, edges in enumerate(self.edges):
+                if not has_values[node_id] and any(has_values[c] for _, c in edges):
+                    has_values[node_id] = changed = True
+        keys = {}
+        for node_id, obj in enumerate(self.objects):
+            node = graph.nodes.add()
+            for name, child in self.edges[node_id]:
+                node.children.add(node_id=child, local_name=name)
+            if isinstance(obj, Variable):
+                key = f"{self.paths[node_id]}/.ATTRIBUTES/{VARIABLE_VALUE_KEY}"
+                keys[node_id] = key
+                node.attributes.add(name=VARIABLE_VALUE_KEY, full_name=obj.name[:-2] if obj.name.endswith(":0")
+                                    else obj.name, checkpoint_key=key)
+            node.has_checkpoint_values.value = has_values[node_id]
+        return graph, keys
+
+    def write(self, export_dir):
+        saved_model = SavedModel(saved_model_schema_version=SCHEMA_VERSION)
+        saved_model.meta_graphs.add().CopyFrom(self.meta)
+        data = saved_model.SerializeToString()
+        parent = os.path.dirname(os.path.abspath(export_dir))
+        os.makedirs(parent, exist_ok=True)
+        tmp = tempfile.mkdtemp(prefix=f".{os.path.basename(export_dir)}.tmp-", dir=parent)
+        try:
+            os.makedirs(os.path.join(tmp, "variables"))
+            os.makedirs(os.path.join(tmp, "assets"))
+            graph, keys = self._checkpoint_graph()
+            writer = _C.BundleWriter(os.path.join(tmp, "variables", "variables"))
+            for node_id, key in keys.items():
+                writer.add(key, convert_to_tensor(self.objects[node_id]))
+            writer.add_strings(OBJECT_GRAPH_KEY, [graph.SerializeToString()])
+            writer.finish()
+            _write_file(os.path.join(tmp, "saved_model.pb"), data)
+            fingerprint = FingerprintDef(saved_model_checksum=_hash64(data), uuid=str(uuid.uuid4()))
+            fingerprint.graph_def_program_hash = _hash64(self.meta.graph_def.SerializeToString(deterministic=True))
+            fingerprint.signature_def_hash = _hash64(b"".join(
+                self.meta.signature_def[k].SerializeToString(deterministic=True) for k in sorted(self.meta.signature_def)))
+            fingerprint.saved_object_graph_hash = _hash64(self.meta.object_graph_def.SerializeToString(deterministic=True))
+            fingerprint.version.producer = 1
+            _write_file(os.path.join(tmp, "fingerprint.pb"), fingerprint.SerializeToString())
+            _fsync_dir(tmp)
+            _replace_dir(tmp, export_dir)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+
+
+class _SignatureMap:
+    """The root's "signatures" object."""
+
+
+def _reachable_functions(loader, name):
+    from ember.saved_model.loader import _reachable
+
+    return _reachable(loader.library, name, loader.fail)
+
+
+def _caller(cf):
+    """A trace that only calls ``cf`` with its arguments: its GraphDef's library holds ``cf`` as
+    TensorFlow writes a function (captured variables as trailing DT_RESOURCE arguments)."""
+    from ember import polymorphic_function
+
+    wrapper = polymorphic_function.Function(lambda *args: cf._call_flat(list(args)), name="saved_model_export",
+                                            autograph=False, input_signature=list(cf._input_specs))
+    return wrapper.get_concrete_function()
+
+
+def _input_signature(cf):
+    positional, keywords = cf.structured_input_signature
+    return (tuple(positional), dict(keywords))
+
+
+def _output_signature(cf):
+    outputs = iter(cf.graph.outputs)
+    flat = []
+    for t in cf._template:
+        if t is _RESULT:
+            out = next(outputs)
+            flat.append(TensorSpec(out.shape, out.dtype, None))
+        else:
+            flat.append(t if t is None or isinstance(t, (bool, int, float, str)) else None)
+    return nest.pack_sequence_as(cf._structured_outputs, flat)
+
+
+def _function_spec(fn):
+    import inspect
+
+    spec = protos.message_class("FunctionSpec")()
+    try:
+        full = inspect.getfullargspec(fn.python_function)
+        args = list(full.args)
+        is_method = bool(args) and args[0] == "self" and hasattr(fn.python_function, "__self__")
+        values = {"args": args, "varargs": full.varargs, "varkw": full.varkw,
+                  "defaults": tuple(full.defaults) if full.defaults else None, "kwonlyargs": list(full.kwonlyargs),
+                  "kwonlydefaults": dict(full.kwonlydefaults) if full.kwonlydefaults else None, "annotations": {}}
+        fullargspec = structure.StructuredValue()
+        fullargspec.named_tuple_value.name = "FullArgSpec"
+        for key in ("args", "varargs", "varkw", "defaults", "kwonlyargs", "kwonlydefaults", "annotations"):
+            try:
+                encoded = structure.encode(values[key])
+            except ValueError:
+                encoded = structure.encode(None)
+            fullargspec.named_tuple_value.values.add(key=key).value.CopyFrom(encoded)
+        spec.fullargspec.CopyFrom(fullargspec)
+        spec.is_method = is_method
+    except TypeError:
+        pass
+    if fn.input_signature is not None:
+        spec.input_signature.CopyFrom(structure.encode(tuple(fn.input_signature)))
+    else:
+        spec.input_signature.none_value.SetInParent()
+    return spec
+
+
+def _tensor_info(name, dtype, shape):
+    return TensorInfo(name=name, dtype=_gd.as_datatype_enum(dtype), tensor_shape=structure.shape_proto(shape))
+
+
+def _hash64(data):
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+
+
+def _write_file(path, data):
+    with open(path, "wb") as f:
+        f.write(data)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _fsync_dir(path):
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _exchange(a, b):
+    """Atomically swaps two paths (Linux renameat2 RENAME_EXCHANGE); False where the system cannot."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        renameat2 = libc.renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    return False
+
+
+def _replace_dir(tmp, export_dir):
+    """Moves the finished ``tmp`` to ``export_dir``. An existing SavedModel there is swapped with it in one
+    atomic step (RENAME_EXCHANGE), so at every moment ``export_dir`` holds the old SavedModel or the new one;
+    where the file system cannot swap, the old one is moved aside first (a short window with neither)."""
+    if os.path.lexists(export_dir):
+        if not os.path.isdir(export_dir) or os.path.islink(export_dir):
+            raise errors.FailedPreconditionError(None, None, f"saved_model.save: {export_dir} exists and is not "
+                                                 f"a directory")
+        if _exchange(tmp, export_dir):
+            _fsync_dir(os.path.dirname(os.path.abspath(export_dir)))
+            shutil.rmtree(tmp, ignore_errors=True)  # now the old SavedModel
+            return
+        old = tempfile.mkdtemp(prefix=f".{os.path.basename(export_dir)}.old-", dir=os.path.dirname(tmp))
+        os.rmdir(old)
+        os.rename(export_dir, old)
+        os.rename(tmp, export_dir)
+        _fsync_dir(os.path.dirname(os.path.abspath(export_dir)))
+        shutil.rmtree(old, ignore_errors=True)
+        return
+    os.rename(tmp, export_dir)
+    _fsync_dir(os.path.dirname(os.path.abspath(export_dir)))

@@ -1,0 +1,477 @@
+#include "ember/state/saved_model.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <climits>
+#include <fstream>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ember/graph/graph_def.h"
+#include "ember/graph/tensor_proto.h"
+#include "ember/runtime/executor.h"
+#include "ember/saved_model.pb.h"
+#include "ember/state/object_graph.h"
+#include "ember/state/tensor_bundle.h"
+
+namespace ember {
+
+// Note [SavedModel to ember]
+// TensorFlow 2 writes a SavedModel's MetaGraphDef GraphDef as a thin top level over its function library:
+//   w = VarHandleOp(shared_name="w")                        one per variable
+//   serving_default_x = Placeholder(dtype, shape)           one per signature input
+//   StatefulPartitionedCall(serving_default_x, w, b; f=__inference_signature_wrapper_34)
+// and the SignatureDef names the tensors ("serving_default_x:0" -> "StatefulPartitionedCall:0"). The
+// saver's functions (SaveV2, RestoreV2) hang off other nodes that no signature reaches. So the loader takes
+// the nodes the signatures' outputs reach, turns each VarHandleOp into the resource Placeholder ember's
+// importer binds a variable to (Note [Variables in a GraphDef] in graph/graph_def.cc), imports that
+// GraphDef once, and carves one compiled function per signature out of it (prune_function).
+// Which checkpoint entry holds a VarHandleOp's value: the SavedObjectGraph lists, for each concrete
+// function, the ids of the objects a call passes after the caller's arguments (bound_inputs), so the
+// trailing inputs of a call node name the objects of its handles; the checkpoint's own object graph
+// (_CHECKPOINTABLE_OBJECT_GRAPH, whose node ids are the SavedObjectGraph's) gives each variable object
+// the key of its VARIABLE_VALUE. A handle that no call binds is matched by its shared_name to the one
+// SavedVariable of that name. This is the path TensorFlow's own loader follows (by object, not by name),
+// so two variables with one name stay apart.
+
+namespace {
+
+constexpr std::string_view kInitOpSignature = "__saved_model_init_op";
+
+// `text` from the file for an error message: bytes outside printable ASCII as \xNN.
+std::string printable(std::string_view text) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (char c : text.substr(0, 200)) {
+    auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte < 0x7f) {
+      out.push_back(c);
+    } else {
+      out += "\\x";
+      out.push_back(kHex[byte >> 4]);
+      out.push_back(kHex[byte & 15]);
+    }
+  }
+  return text.size() > 200 ? out + "..." : out;
+}
+
+std::string node_of(std::string_view input) {
+  if (!input.empty() && input[0] == '^') input.remove_prefix(1);
+  return std::string(input.substr(0, input.find(':')));
+}
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out.empty() ? "(none)" : out;
+}
+
+std::string spec_string(const SignatureTensor& t) {
+  std::string out = std::string(dtype_name(t.dtype));
+  if (t.unknown_rank) return out + " of any shape";
+  out += " [";
+  for (size_t i = 0; i < t.shape.size(); ++i)
+    out += (i ? ", " : "") + (t.shape[i] < 0 ? std::string("None") : std::to_string(t.shape[i]));
+  return out + "]";
+}
+
+// What a signature's TensorInfo says, checked: a dense tensor of a dtype ember has, naming a node of
+// the graph.
+Status read_tensor_info(const std::string& key, const proto::TensorInfo& info,
+                        const std::unordered_map<std::string, const proto::NodeDef*>& nodes,
+                        SignatureTensor& out) {
+  out.key = key;
+  if (info.encoding_case() != proto::TensorInfo::kName)
+    return make_error(Code::kUnimplemented, "'", key,
+                      "' is a sparse or composite tensor; ember loads signatures of dense tensors only");
+  out.tensor = info.name();
+  if (!dtype_from_tf_datatype(info.dtype(), &out.dtype))
+    return invalid_argument("'", key, "' has DataType ", static_cast<int>(info.dtype()),
+                            ", which ember has no dtype for");
+  EMBER_RETURN_IF_ERROR(
+      from_shape_proto(info.tensor_shape(), out.shape, out.unknown_rank).with_prefix("'" + key + "': "));
+  if (nodes.count(node_of(out.tensor)) == 0 || out.tensor.empty() || out.tensor[0] == '^')
+    return invalid_argument("'", key, "' names the tensor '", printable(out.tensor),
+                            "', which is not in the graph");
+  return Status::OK();
+}
+
+StatusOr<std::string> read_file(const std::string& path, int64_t limit) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return make_error(Code::kNotFound, "'", path, "' does not exist");
+  if (!S_ISREG(st.st_mode)) return invalid_argument("'", path, "' is not a regular file");
+  if (st.st_size > limit)
+    return invalid_argument("'", path, "' is ", st.st_size, " bytes, past the limit of ", limit);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return make_error(Code::kNotFound, "'", path, "' cannot be opened");
+  std::string bytes(static_cast<size_t>(st.st_size), '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (in.gcount() != static_cast<std::streamsize>(bytes.size()))
+    return make_error(Code::kDataLoss, "'", path, "': read ", in.gcount(), " of ", bytes.size(), " bytes");
+  return bytes;
+}
+
+bool file_exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+}  // namespace
+
+// ---- LoadedSignature
+
+LoadedSignature::LoadedSignature(std::string name, std::vector<SignatureTensor> inputs,
+                                 std::vector<SignatureTensor> outputs,
+                                 std::shared_ptr<CompiledFunction> compiled,
+                                 std::vector<std::shared_ptr<VariableResource>> variables)
+    : name_(std::move(name)),
+      inputs_(std::move(inputs)),
+      outputs_(std::move(outputs)),
+      compiled_(std::move(compiled)),
+      variables_(std::move(variables)) {}
+
+LoadedSignature::~LoadedSignature() = default;
+
+StatusOr<std::vector<TensorRef>> LoadedSignature::call(
+    const std::map<std::string, TensorRef, std::less<>>& inputs) const {
+  const std::string where = "signature '" + name_ + "': ";
+  auto expected = [&] {
+    std::vector<std::string> list;
+    for (const SignatureTensor& t : inputs_) list.push_back("'" + t.key + "' (" + spec_string(t) + ")");
+    return join(list);
+  };
+  for (const auto& entry : inputs) {
+    const std::string& key = entry.first;
+    bool known =
+        std::any_of(inputs_.begin(), inputs_.end(), [&](const SignatureTensor& t) { return t.key == key; });
+    if (!known)
+      return invalid_argument(where, "got the input '", printable(key),
+                              "', which it does not take; its inputs are ", expected());
+  }
+  std::vector<TensorImpl*> args;
+  for (const SignatureTensor& spec : inputs_) {
+    auto found = inputs.find(spec.key);
+    if (found == inputs.end() || found->second.get() == nullptr)
+      return invalid_argument(where, "the input '", spec.key, "' (", spec_string(spec),
+                              ") is missing; its inputs are ", expected());
+    const TensorImpl& t = *found->second;
+    if (t.dtype() != spec.dtype)
+      return invalid_argument(where, "the input '", spec.key, "' should be ", spec_string(spec), ", got ",
+                              dtype_name(t.dtype()), " ", t.shape().to_string());
+    bool shape_ok = spec.unknown_rank || t.shape().rank() == static_cast<int>(spec.shape.size());
+    for (size_t d = 0; shape_ok && !spec.unknown_rank && d < spec.shape.size(); ++d)
+      shape_ok = spec.shape[d] < 0 || spec.shape[d] == t.shape().dim(static_cast<int>(d));
+    if (!shape_ok)
+      return invalid_argument(where, "the input '", spec.key, "' should be ", spec_string(spec), ", got ",
+                              dtype_name(t.dtype()), " ", t.shape().to_string());
+    args.push_back(found->second.get());
+  }
+  OutputList results;
+  EMBER_RETURN_IF_ERROR(compiled_->run({args.data(), args.size()}, results).with_prefix(where));
+  std::vector<TensorRef> out;
+  for (TensorRef& r : results) out.push_back(std::move(r));
+  return out;
+}
+
+// ---- Loading
+
+class SavedModelLoader {
+ public:
+  SavedModelLoader(const proto::MetaGraphDef& meta, const std::string& prefix, std::string where)
+      : meta_(meta), graph_(meta.graph_def()), prefix_(prefix), where_(std::move(where)) {}
+
+  Status run(LoadedSavedModel& model);
+
+ private:
+  Status read_signatures();
+  Status reached_nodes();
+  Status bind_handles_to_objects();
+  Status restore_variables(LoadedSavedModel& model);
+  Status open_checkpoint();
+
+  const proto::MetaGraphDef& meta_;
+  const proto::GraphDef& graph_;
+  std::string prefix_;
+  std::string where_;
+  std::unordered_map<std::string, const proto::NodeDef*> nodes_;
+  struct Signature {
+    std::string name;
+    std::vector<SignatureTensor> inputs, outputs;
+  };
+  std::vector<Signature> signatures_;
+  std::vector<const proto::NodeDef*> reached_;  // in the GraphDef's order
+  std::map<std::string, int> handle_object_;    // VarHandleOp node -> SavedObjectGraph node id
+  std::unique_ptr<BundleReader> reader_;
+  std::vector<std::string> checkpoint_keys_;  // by object id: its VARIABLE_VALUE key, or ""
+  VariableBindings bindings_;
+};
+
+Status SavedModelLoader::read_signatures() {
+  for (const proto::NodeDef& node : graph_.node()) {
+    if (!nodes_.emplace(node.name(), &node).second)
+      return invalid_argument(where_, "the graph has two nodes named '", printable(node.name()), "'");
+  }
+  for (const auto& [name, def] : meta_.signature_def()) {
+    if (name == kInitOpSignature) continue;
+    Signature sig{name, {}, {}};
+    const std::string at = where_ + "signature '" + printable(name) + "': ";
+    for (const auto& [key, info] : def.inputs()) {
+      EMBER_RETURN_IF_ERROR(
+          read_tensor_info(key, info, nodes_, sig.inputs.emplace_back()).with_prefix(at + "input "));
+    }
+    for (const auto& [key, info] : def.outputs()) {
+      EMBER_RETURN_IF_ERROR(
+          read_tensor_info(key, info, nodes_, sig.outputs.emplace_back()).with_prefix(at + "output "));
+    }
+    if (sig.outputs.empty()) return invalid_argument(at, "has no outputs");
+    auto by_key = [](const SignatureTensor& a, const SignatureTensor& b) { return a.key < b.key; };
+    std::sort(sig.inputs.begin(), sig.inputs.end(), by_key);
+    std::sort(sig.outputs.begin(), sig.outputs.end(), by_key);
+    signatures_.push_back(std::move(sig));
+  }
+  std::sort(signatures_.begin(), signatures_.end(),
+            [](const Signature& a, const Signature& b) { return a.name < b.name; });
+  return Status::OK();
+}
+
+// The nodes the signatures' outputs (and inputs) reach through data and control inputs. A name that no
+// node has stays an input of what is kept: the importer reports it, naming the node.
+Status SavedModelLoader::reached_nodes() {
+  std::unordered_set<std::string> seen;
+  std::vector<std::string> pending;
+  for (const Signature& sig : signatures_) {
+    for (const SignatureTensor& t : sig.inputs) pending.push_back(node_of(t.tensor));
+    for (const SignatureTensor& t : sig.outputs) pending.push_back(node_of(t.tensor));
+  }
+  while (!pending.empty()) {
+    std::string name = std::move(pending.back());
+    pending.pop_back();
+    auto node = nodes_.find(name);
+    if (node == nodes_.end() || !seen.insert(name).second) continue;
+    for (const std::string& input : node->second->input()) pending.push_back(node_of(input));
+  }
+  for (const proto::NodeDef& node : graph_.node())
+    if (seen.count(node.name())) reached_.push_back(&node);
+  return Status::OK();
+}
+
+Status SavedModelLoader::bind_handles_to_objects() {
+  const proto::SavedObjectGraph& objects = meta_.object_graph_def();
+  for (const proto::NodeDef* node : reached_) {
+    if (node->op() != "StatefulPartitionedCall" && node->op() != "PartitionedCall") continue;
+    auto f = node->attr().find("f");
+    if (f == node->attr().end() || !f->second.has_func()) continue;  // the importer reports it
+    auto function = objects.concrete_functions().find(f->second.func().name());
+    if (function == objects.concrete_functions().end()) continue;
+    const auto& bound = function->second.bound_inputs();
+    std::vector<std::string> data_inputs;
+    for (const std::string& input : node->input())
+      if (input.empty() || input[0] != '^') data_inputs.push_back(input);
+    if (bound.size() > static_cast<int>(data_inputs.size()))
+      return invalid_argument(where_, "node '", node->name(), "' calls '", f->second.func().name(),
+                              "', which the object graph says captures ", bound.size(),
+                              " object(s), but the call has only ", data_inputs.size(), " input(s)");
+    const size_t first = data_inputs.size() - bound.size();
+    for (int k = 0; k < bound.size(); ++k) {
+      const std::string& input = data_inputs[first + k];
+      auto handle = nodes_.find(node_of(input));
+      if (handle == nodes_.end() || handle->second->op() != "VarHandleOp") continue;
+      if (bound[k] < 0 || bound[k] >= objects.nodes_size())
+        return invalid_argument(where_, "the object graph binds node '", node->name(), "' input ", first + k,
+                                " to object ", bound[k], ", but it has ", objects.nodes_size(), " objects");
+      auto [it, added] = handle_object_.emplace(handle->first, bound[k]);
+      if (!added && it->second != bound[k])
+        return invalid_argument(where_, "the object graph binds the variable node '", handle->first,
+                                "' to two objects, ", it->second, " and ", bound[k]);
+    }
+  }
+  return Status::OK();
+}
+
+Status SavedModelLoader::open_checkpoint() {
+  if (reader_ != nullptr) return Status::OK();
+  if (prefix_.empty())
+    return make_error(Code::kNotFound, where_,
+                      "the graph uses variables, but there is no variables checkpoint");
+  auto reader = BundleReader::open(prefix_);
+  if (!reader.ok()) return reader.status().with_prefix(where_ + "variables: ");
+  reader_ = std::make_unique<BundleReader>(std::move(reader).value());
+  auto graph = read_object_graph(*reader_);
+  if (!graph.ok()) return graph.status().with_prefix(where_ + "variables: ");
+  checkpoint_keys_ = variable_keys(*graph);
+  return Status::OK();
+}
+
+Status SavedModelLoader::restore_variables(LoadedSavedModel& model) {
+  const proto::SavedObjectGraph& objects = meta_.object_graph_def();
+  std::map<int, std::shared_ptr<VariableResource>> by_object;
+  for (const proto::NodeDef* node : reached_) {
+    if (node->op() != "VarHandleOp") continue;
+    const std::string at = where_ + "variable '" + node->name() + "': ";
+    std::string shared_name = node->name();
+    if (auto s = node->attr().find("shared_name"); s != node->attr().end() && !s->second.s().empty())
+      shared_name = s->second.s();
+    int object = -1;
+    if (auto bound = handle_object_.find(node->name()); bound != handle_object_.end()) {
+      object = bound->second;
+    } else {  // no call binds it: the one SavedVariable of its name
+      for (int i = 0; i < objects.nodes_size(); ++i) {
+        const proto::SavedObject& o = objects.nodes(i);
+        if (o.kind_case() != proto::SavedObject::kVariable || o.variable().name() != shared_name) continue;
+        if (object >= 0)
+          return invalid_argument(at, "objects ", object, " and ", i, " are both variables named '",
+                                  printable(shared_name), "' and no call says which this node is");
+        object = i;
+      }
+      if (object < 0)
+        return invalid_argument(at,
+                                "no object of the object graph is this variable (no call binds it and "
+                                "no SavedVariable is named '",
+                                printable(shared_name), "')");
+    }
+    if (objects.nodes(object).kind_case() != proto::SavedObject::kVariable)
+      return invalid_argument(at, "the object graph binds it to object ", object,
+                              ", which is not a variable");
+    std::shared_ptr<VariableResource>& variable = by_object[object];
+    if (variable == nullptr) {
+      EMBER_RETURN_IF_ERROR(open_checkpoint());
+      if (object >= static_cast<int>(checkpoint_keys_.size()))
+        return invalid_argument(at, "it is object ", object, ", but the checkpoint's object graph has ",
+                                checkpoint_keys_.size(), " objects");
+      const std::string& key = checkpoint_keys_[object];
+      if (key.empty())
+        return make_error(Code::kNotFound, at, "the checkpoint has no value for object ", object);
+      auto value = reader_->read(key);
+      if (!value.ok()) return value.status().with_prefix(at);
+      DType dtype;
+      auto dtype_attr = node->attr().find("dtype");
+      if (dtype_attr == node->attr().end() || !dtype_from_tf_datatype(dtype_attr->second.type(), &dtype))
+        return invalid_argument(at, "its VarHandleOp has no dtype ember has");
+      if ((*value)->dtype() != dtype)
+        return invalid_argument(at, "the graph says ", dtype_name(dtype), ", the checkpoint's '", key,
+                                "' holds ", dtype_name((*value)->dtype()));
+      if (auto shape_attr = node->attr().find("shape"); shape_attr != node->attr().end()) {
+        std::vector<int64_t> dims;
+        bool unknown_rank = false;
+        EMBER_RETURN_IF_ERROR(
+            from_shape_proto(shape_attr->second.shape(), dims, unknown_rank).with_prefix(at + "shape: "));
+        const Shape& got = (*value)->shape();
+        bool ok = unknown_rank || got.rank() == static_cast<int>(dims.size());
+        for (size_t d = 0; ok && !unknown_rank && d < dims.size(); ++d)
+          ok = dims[d] < 0 || dims[d] == got.dim(static_cast<int>(d));
+        if (!ok)
+          return invalid_argument(at, "the graph says shape ", Shape(dims).to_string(),
+                                  ", the checkpoint's '", key, "' holds ", got.to_string());
+      }
+      variable = ResourceManager::global().create_variable(shared_name, std::move(value).value());
+    }
+    bindings_[node->name()] = variable;
+    model.variables_[node->name()] = variable;
+  }
+  return Status::OK();
+}
+
+Status SavedModelLoader::run(LoadedSavedModel& model) {
+  EMBER_RETURN_IF_ERROR(read_signatures());
+  EMBER_RETURN_IF_ERROR(reached_nodes());
+  EMBER_RETURN_IF_ERROR(bind_handles_to_objects());
+  EMBER_RETURN_IF_ERROR(restore_variables(model));
+
+  // The reached nodes, each VarHandleOp as a resource Placeholder (Note [SavedModel to ember]).
+  proto::GraphDef graph;
+  *graph.mutable_versions() = graph_.versions();
+  *graph.mutable_library() = graph_.library();
+  for (const proto::NodeDef* node : reached_) {
+    proto::NodeDef* out = graph.add_node();
+    if (node->op() != "VarHandleOp") {
+      *out = *node;
+      continue;
+    }
+    out->set_name(node->name());
+    out->set_op("Placeholder");
+    (*out->mutable_attr())["dtype"].set_type(proto::DT_RESOURCE);
+  }
+  std::string bytes;
+  if (!graph.SerializeToString(&bytes))
+    return make_error(Code::kResourceExhausted, where_, "the graph is past protobuf's 2 GiB limit");
+  auto imported = from_graph_def(bytes, bindings_);
+  if (!imported.ok()) return imported.status().with_prefix(where_);
+
+  std::vector<std::shared_ptr<VariableResource>> variables;
+  for (const auto& [name, v] : model.variables_) variables.push_back(v);
+  for (Signature& sig : signatures_) {
+    std::vector<std::string> inputs, outputs;
+    for (const SignatureTensor& t : sig.inputs) inputs.push_back(t.tensor);
+    for (const SignatureTensor& t : sig.outputs) outputs.push_back(t.tensor);
+    auto pruned = prune_function(**imported, inputs, outputs);
+    if (!pruned.ok()) return pruned.status().with_prefix(where_ + "signature '" + sig.name + "': ");
+    auto compiled = std::make_shared<CompiledFunction>(std::move(pruned).value());
+    model.signatures_[sig.name] = std::make_shared<LoadedSignature>(
+        sig.name, std::move(sig.inputs), std::move(sig.outputs), std::move(compiled), variables);
+  }
+  return Status::OK();
+}
+
+StatusOr<std::shared_ptr<LoadedSavedModel>> LoadedSavedModel::load_from_bytes(
+    std::string_view saved_model_pb, const std::string& variables_prefix,
+    const std::vector<std::string>& tags, const std::string& dir) {
+  install_function_runtime();  // the signatures are StatefulPartitionedCalls
+  const std::string where = "SavedModel '" + dir + "': ";
+  proto::SavedModel saved;
+  if (saved_model_pb.size() > static_cast<size_t>(kMaxSavedModelProtoBytes) ||
+      !saved.ParseFromArray(saved_model_pb.data(), static_cast<int>(saved_model_pb.size())))
+    return make_error(
+        Code::kDataLoss, where,
+        "saved_model.pb is not a serialized SavedModel (protobuf could not parse it: truncated or "
+        "corrupt data, or a string that is not UTF-8)");
+  const std::set<std::string> wanted(tags.begin(), tags.end());
+  const proto::MetaGraphDef* meta = nullptr;
+  std::vector<std::string> available;
+  for (const proto::MetaGraphDef& m : saved.meta_graphs()) {
+    const auto& have = m.meta_info_def().tags();
+    if (std::set<std::string>(have.begin(), have.end()) == wanted && meta == nullptr) meta = &m;
+    std::vector<std::string> list(have.begin(), have.end());
+    available.push_back("{" + join(list) + "}");
+  }
+  if (meta == nullptr)
+    return make_error(Code::kNotFound, where, "no MetaGraphDef has the tags {",
+                      join(std::vector<std::string>(wanted.begin(), wanted.end())), "}; it has ",
+                      join(available));
+  auto model = std::shared_ptr<LoadedSavedModel>(new LoadedSavedModel());
+  model->dir_ = dir;
+  SavedModelLoader loader(*meta, variables_prefix, where);
+  EMBER_RETURN_IF_ERROR(loader.run(*model));
+  return model;
+}
+
+StatusOr<std::shared_ptr<LoadedSavedModel>> LoadedSavedModel::load(const std::string& dir,
+                                                                   const std::vector<std::string>& tags) {
+  const std::string pb = dir + "/saved_model.pb";
+  if (!file_exists(pb) && file_exists(dir + "/saved_model.pbtxt"))
+    return make_error(Code::kUnimplemented, "SavedModel '", dir,
+                      "': only saved_model.pbtxt is there; ember reads the binary saved_model.pb");
+  if (!file_exists(dir))
+    return make_error(Code::kNotFound, "SavedModel '", dir, "': the directory does not exist");
+  auto bytes = read_file(pb, kMaxSavedModelProtoBytes);
+  if (!bytes.ok()) return bytes.status().with_prefix("SavedModel '" + dir + "': ");
+  const std::string prefix = dir + "/variables/variables";
+  return load_from_bytes(*bytes, file_exists(bundle_index_path(prefix)) ? prefix : "", tags, dir);
+}
+
+std::vector<std::string> LoadedSavedModel::signature_names() const {
+  std::vector<std::string> names;
+  for (const auto& [name, sig] : signatures_) names.push_back(name);
+  return names;
+}
+
+StatusOr<std::shared_ptr<const LoadedSignature>> LoadedSavedModel::signature(std::string_view name) const {
+  auto found = signatures_.find(name);
+  if (found == signatures_.end())
+    return make_error(Code::kNotFound, "SavedModel '", dir_, "' has no signature '", printable(name),
+                      "'; its signatures are ", join(signature_names()));
+  return found->second;
+}
+
+}  // namespace ember
