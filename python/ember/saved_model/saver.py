@@ -86,7 +86,8 @@ def _children(obj):
     """(local name, value) pairs of the objects ``obj`` holds: its checkpoint dependencies as ember.train
     names them (ember.trackable), then the functions among its attributes and its class's ember.functions
     (bound to it), as TensorFlow's AutoTrackable lists them."""
-    if isinstance(obj, (Variable,) + _FUNCTIONS):
+    if isinstance(obj, (Variable, Tensor) + _FUNCTIONS) or not hasattr(obj, "__dict__") and not isinstance(
+            obj, (list, tuple, dict)):
         return []
     if isinstance(obj, _LoadedSignatures):  # a loaded object's signatures: saved as signatures, if at all
         return []
@@ -230,6 +231,8 @@ class _Writer:
             out = [(f"trace_{i}", c) for i, c in enumerate(obj.concrete_functions)]
         elif obj is self._signature_map:
             return [(key, self._signature_wrappers[key][0]) for key in sorted(self._signature_wrappers)]
+        elif isinstance(obj, RestoredConcreteFunction):  # constants it captured (TensorFlow's "capture_<i>")
+            out = [(f"capture_{i}", b) for i, b in enumerate(obj._bound) if not isinstance(b, Variable)]
         else:
             out = _children(obj)
         if obj is self.root and self._signature_map is not None:
@@ -246,12 +249,14 @@ class _Writer:
         self.keys = {i: checkpoint._variable_key(path) for i, path in enumerate(paths)
                      if isinstance(self.objects[i], Variable)}
         self.variable_of = {obj._id: i for i, obj in enumerate(self.objects) if isinstance(obj, Variable)}
+        self.node_of = {id(obj): i for i, obj in enumerate(self.objects)}
+        self.constants = {}  # node id -> (Const node name, tensor)
         graph = self.meta.object_graph_def
         for node_id, obj in enumerate(self.objects):
             proto = graph.nodes.add()
             for name, child in self.edges[node_id]:
                 proto.children.add(node_id=child, local_name=name)
-            self._describe(obj, proto)
+            self._describe(node_id, obj, proto)
         self._write_graph()
         self._write_signature_defs()
         info = self.meta.meta_info_def
@@ -266,7 +271,7 @@ class _Writer:
             graph.concrete_functions[name].CopyFrom(saved)
         self.meta.saver_def.version = 2  # V2: the checkpoint is an index and data shards
 
-    def _describe(self, obj, proto):
+    def _describe(self, node_id, obj, proto):
         if isinstance(obj, Variable):
             v = proto.variable
             v.dtype = _gd.as_datatype_enum(obj.dtype)
@@ -305,6 +310,9 @@ class _Writer:
                 bare.allowed_positional_arguments = len(bare.argument_keywords)
             else:
                 bare.argument_keywords.extend(sorted(obj.structured_input_signature[1]))
+        elif isinstance(obj, Tensor):  # a constant a restored function captured
+            self.constants[node_id] = (f"capture_constant_{node_id}", obj)
+            proto.constant.operation = self.constants[node_id][0]
         elif isinstance(obj, _SignatureMap):
             proto.user_object.identifier = "signature_map"
             proto.user_object.version.producer = 1
@@ -368,7 +376,8 @@ class _Writer:
         saved.CopyFrom(loader.graph.concrete_functions[cf.name])
         del saved.bound_inputs[:]
         for variable in cf._bound:
-            node_id = self.variable_of.get(variable._id)
+            node_id = (self.variable_of.get(variable._id) if isinstance(variable, Variable)
+                       else self.node_of.get(id(variable)))
             if node_id is None:
                 raise ValueError(f"saved_model.save: restored function {cf.name} uses a variable that is not "
                                  f"reachable from the saved object")
@@ -382,6 +391,12 @@ class _Writer:
         graph.versions.producer = 2474
         graph.versions.min_consumer = 12
         taken = set()
+        for name, tensor in self.constants.values():
+            taken.add(name)
+            value = _gd.make_tensor_proto(tensor)
+            node = graph.node.add(name=name, op="Const")
+            node.attr["dtype"].type = value.dtype
+            node.attr["value"].tensor.CopyFrom(value)
         self.handle_nodes = {}
         for node_id, obj in enumerate(self.objects):
             if isinstance(obj, Variable):
@@ -407,9 +422,11 @@ class _Writer:
             call_name = _unique("StatefulPartitionedCall", taken)
             call = graph.node.add(name=call_name, op="StatefulPartitionedCall")
             bound = list(self.concrete[fname].bound_inputs)
-            call.input.extend([p for _, p, _ in placeholders] + [self.handle_nodes[b] for b in bound])
-            call.attr["Tin"].list.type.extend([_gd.as_datatype_enum(s.dtype) for _, _, s in placeholders] +
-                                              [_gd.DT_RESOURCE] * len(bound))
+            call.input.extend([p for _, p, _ in placeholders] +
+                              [self.handle_nodes[b] if b in self.handle_nodes else self.constants[b][0] for b in bound])
+            call.attr["Tin"].list.type.extend([_gd.as_datatype_enum(s.dtype) for _, _, s in placeholders] + [
+                _gd.DT_RESOURCE if b in self.handle_nodes else _gd.as_datatype_enum(self.constants[b][1].dtype)
+                for b in bound])
             outputs = (wrapper.structured_outputs if isinstance(wrapper, RestoredConcreteFunction)
                        else _output_signature(wrapper))
             call.attr["Tout"].list.type.extend([_gd.as_datatype_enum(outputs[o].dtype) for o in sorted(outputs)])
