@@ -9,7 +9,10 @@ copied with ``cp`` on the same disk: plain (what `cp` does: the bytes reach the 
 them into place; TensorFlow's does not fsync). The best of --repeat runs counts. Restores read files the
 save just wrote, so they come from the page cache for every framework alike.
 
-Targets: ember's save and restore throughput >= 80% of cp's, and >= 2x TensorFlow's. A restored model is
+Targets: ember's save and restore throughput >= 80% of cp's, and >= 2x TensorFlow's. Note: coreutils 9's
+cp copies with copy_file_range, inside the kernel; a save must write() from the process's memory, and on a
+shared VM that path's speed swings (1 GiB by a plain Python os.write took 0.5 to 5 s within minutes), so
+compare runs only on a quiet machine. A restored model is
 compared with the saved values, so a fast wrong answer shows as FAIL.
 """
 import argparse

@@ -12,8 +12,10 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <future>
 #include <new>
 #include <random>
+#include <system_error>
 
 #include "ember/graph/tensor_proto.h"
 #include "ember/state/crc32c.h"
@@ -270,9 +272,22 @@ Status BundleWriter::fail(Status s) {
 // waits for every byte to reach the disk after the last write; asking the kernel to start writing each
 // large piece as soon as it is in the page cache (sync_file_range without waiting) overlaps the disk with
 // the rest of the save, so the final fsync finds little left to do.
+//
+// The checksum of a large tensor is computed on a second thread while the calling thread writes it (both
+// only read the tensor), so a save costs the write alone; a thread that cannot start means the sequential
+// order, never an error.
 Status BundleWriter::append(const void* data, size_t n, uint32_t* crc) {
-  *crc = crc32c::extend(*crc, data, n);
+  const uint32_t start = *crc;
+  std::future<uint32_t> checksum;
+  if (n >= (8u << 20)) {
+    try {
+      checksum = std::async(std::launch::async, [start, data, n] { return crc32c::extend(start, data, n); });
+    } catch (const std::system_error&) {
+    }
+  }
+  if (!checksum.valid()) *crc = crc32c::extend(start, data, n);
   Status s = write_all(fd_, data, n, data_tmp_);
+  if (checksum.valid()) *crc = checksum.get();
   if (!s.ok()) return fail(s);
 #if defined(__linux__)
   if (n >= (1u << 20)) ::sync_file_range(fd_, size_, static_cast<off_t>(n), SYNC_FILE_RANGE_WRITE);
