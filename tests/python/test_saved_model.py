@@ -298,3 +298,15 @@ def test_restored_functions_in_new_functions_gradients_and_a_new_export(tmp_path
     again = tf.saved_model.load(str(tmp_path / "wrapped"))
     np.testing.assert_allclose(again.signatures["serving_default"](x=x)["output_0"].numpy(), 2 * m(x).numpy(),
                                rtol=1e-5)
+
+
+def test_the_saved_model_variables_are_a_checkpoint_of_the_object(tmp_path):
+    m = MLP()
+    m.layers[1].w.assign(np.full((8, 2), 3.0, np.float32))
+    path = str(tmp_path / "m")
+    tf.saved_model.save(m, path)
+    fresh = MLP()
+    status = tf.train.Checkpoint(fresh).read(os.path.join(path, "variables", "variables"))
+    status.expect_partial()  # the functions and signatures are nodes without values
+    for a, b in zip(fresh.variables, m.variables):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())

@@ -241,3 +241,12 @@ def test_many_function_objects_share_one_restored_concrete_function(tmp_path):
     loaded = tf.saved_model.load(path)
     assert loaded.f0.concrete_functions[0] is loaded.f19999.concrete_functions[0]
     np.testing.assert_array_equal(loaded.f19999(tf.constant([[1.0, 1.0]])).numpy(), [[2.0, 2.0, 2.0]])
+
+
+def test_a_constant_naming_a_missing_node(saved):
+    def edit(meta):
+        node = meta.object_graph_def.nodes.add()
+        node.constant.operation = "no_such_node"
+        meta.object_graph_def.nodes[0].children.add(node_id=len(meta.object_graph_def.nodes) - 1, local_name="c")
+    _rewrite(saved, edit)
+    _raises(saved, errors.InvalidArgumentError, "no_such_node")

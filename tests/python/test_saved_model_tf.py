@@ -283,3 +283,26 @@ def test_tensorflows_graph_mode_loader_restores_and_serves_an_ember_saved_model(
         signature = meta.signature_def["serving_default"]
         out = sess.run(signature.outputs["output_0"].name, {signature.inputs["x"].name: x})
     np.testing.assert_allclose(out, m(em.constant(x)).numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_captured_constants_load_and_save_again(tmp_path):
+    c = tf.constant([10.0, 20.0])
+
+    class Captures(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.v = tf.Variable(2.0)
+
+        @tf.function(input_signature=[tf.TensorSpec([2], tf.float32)])
+        def f(self, x):
+            return x * self.v + c  # TensorFlow saves c as a SavedConstant bound to the function
+
+    tf.saved_model.save(Captures(), str(tmp_path / "tf"))
+    loaded = em.saved_model.load(str(tmp_path / "tf"))
+    np.testing.assert_array_equal(loaded.f(em.constant([1.0, 2.0])).numpy(), [12.0, 24.0])
+    em.saved_model.save(loaded, str(tmp_path / "again"))
+    for framework in (em, tf):
+        again = framework.saved_model.load(str(tmp_path / "again"))
+        np.testing.assert_array_equal(again.f(framework.constant([1.0, 2.0])).numpy(), [12.0, 24.0])
+        out = again.signatures["serving_default"](x=framework.constant([1.0, 2.0]))
+        np.testing.assert_array_equal(out["output_0"].numpy(), [12.0, 24.0])

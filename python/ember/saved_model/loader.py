@@ -135,7 +135,7 @@ class RestoredConcreteFunction:
         self._loader = loader
         self.name = name
         saved = loader.graph.concrete_functions[name]
-        self._bound = [loader.variable(node_id, f"function {name}") for node_id in saved.bound_inputs]
+        self._bound = [loader.bound_input(node_id, f"function {name}") for node_id in saved.bound_inputs]
         signature = loader.decode(saved.canonicalized_input_signature, f"function {name}'s input signature")
         if not (isinstance(signature, tuple) and len(signature) == 2 and isinstance(signature[0], (tuple, list))
                 and isinstance(signature[1], dict)):
@@ -336,10 +336,11 @@ class _Loader:
                             f"{len(self.graph.nodes)} objects")
         return self.graph.nodes[node_id]
 
-    def variable(self, node_id, what):
+    def bound_input(self, node_id, what):
+        """The variable (or captured constant) a function's bound input names."""
         node = self.node(node_id, what)
-        if node.WhichOneof("kind") != "variable":
-            raise self.fail(f"{what} binds object {node_id} as a variable, but it is a "
+        if node.WhichOneof("kind") not in ("variable", "constant"):
+            raise self.fail(f"{what} binds object {node_id} as a variable or a constant, but it is a "
                             f"{node.WhichOneof('kind')}")
         return self.get(node_id)
 
@@ -424,8 +425,7 @@ class _Loader:
                 raise self.fail(f"object {node_id}: allowed_positional_arguments {obj._positional} is not "
                                 f"within its {len(obj._keywords)} argument keywords")
         elif kind == "constant":
-            raise self.fail(f"object {node_id} is a constant ({node.constant.operation}); ember does not load "
-                            f"SavedConstant objects", errors.UnimplementedError)
+            obj = self._constant(node_id, node.constant.operation)
         else:
             obj = Loaded(kind)  # an asset or resource: kept as an empty object
         self.objects[node_id] = obj
@@ -496,6 +496,18 @@ class _Loader:
                             f"holds {value.dtype.name}{value.shape} under '{key}'")
         return Variable(value, trainable=proto.trainable, name=proto.name or "Variable")
 
+    def _constant(self, node_id, operation):
+        """A tensor captured by value (TensorFlow saves one as a Const node of the MetaGraphDef's graph)."""
+        if not hasattr(self, "_graph_nodes"):
+            self._graph_nodes = {n.name: n for n in self.meta.graph_def.node}
+        node = self._graph_nodes.get(operation)
+        if node is None or node.op != "Const" or not node.attr["value"].HasField("tensor"):
+            raise self.fail(f"constant {node_id} names graph node '{operation}', which is not a Const with a value")
+        try:
+            return convert_to_tensor(_gd.make_ndarray(node.attr["value"].tensor))
+        except (TypeError, ValueError) as e:
+            raise self.fail(f"constant {node_id} (node '{operation}'): {e}") from None
+
     # ---- functions
 
     def instantiate(self, name, specs, out_specs, variables):
@@ -518,10 +530,23 @@ class _Loader:
             node.attr["shape"].shape.CopyFrom(structure.shape_proto(spec.shape))
             feeds.append(f"input_{i}:0")
         for i, variable in enumerate(variables):
-            node = graph.node.add(name=f"variable_{i}", op="Placeholder")
-            node.attr["dtype"].type = _gd.DT_RESOURCE
-            node.attr["shape"].shape.SetInParent()
-            bindings[f"variable_{i}"] = variable._id
+            expected = inputs[len(specs) + i].type
+            if isinstance(variable, Variable):
+                if expected != _gd.DT_RESOURCE:
+                    raise self.fail(f"function '{name}': argument {len(specs) + i} is bound to a variable but "
+                                    f"has type {_gd._DT_NAMES.get(expected, expected)}, not DT_RESOURCE")
+                node = graph.node.add(name=f"variable_{i}", op="Placeholder")
+                node.attr["dtype"].type = _gd.DT_RESOURCE
+                node.attr["shape"].shape.SetInParent()
+                bindings[f"variable_{i}"] = variable._id
+                continue
+            proto = _gd.make_tensor_proto(variable)  # a captured constant: its value, inline
+            if expected != proto.dtype:
+                raise self.fail(f"function '{name}': argument {len(specs) + i} is bound to a "
+                                f"{variable.dtype.name} constant but has type {_gd._DT_NAMES.get(expected, expected)}")
+            node = graph.node.add(name=f"variable_{i}", op="Const")
+            node.attr["dtype"].type = proto.dtype
+            node.attr["value"].tensor.CopyFrom(proto)
         call = graph.node.add(name="call", op="StatefulPartitionedCall")
         call.input.extend([f"input_{i}" for i in range(len(specs))] + [f"variable_{i}" for i in range(len(variables))])
         call.attr["f"].func.name = name

@@ -24,12 +24,13 @@ import uuid
 from ember import _C, errors, trackable
 from ember.framework import graph_def as _gd
 from ember.framework import protos
-from ember.framework.tensor import Tensor, convert_to_tensor
+from ember.framework.tensor import Tensor
 from ember.framework.tensor_spec import TensorSpec
 from ember.function_graph import _RESULT, ConcreteFunction
 from ember.module import Module
 from ember.polymorphic_function import Function
 from ember.saved_model import structure
+from ember.train import checkpoint
 from ember.saved_model.loader import RestoredConcreteFunction, RestoredFunction, _SignatureMap as _LoadedSignatures
 from ember.util import nest
 from ember.variables import Variable
@@ -41,14 +42,11 @@ SavedObject = protos.message_class("SavedObject")
 TensorInfo = protos.message_class("TensorInfo")
 SignatureDef = protos.message_class("SignatureDef")
 FingerprintDef = protos.message_class("FingerprintDef")
-TrackableObjectGraph = protos.message_class("TrackableObjectGraph")
 
 SCHEMA_VERSION = 1
 SERVE_TAG = "serve"
 DEFAULT_SIGNATURE_KEY = "serving_default"
 PREDICT_METHOD_NAME = "tensorflow/serving/predict"
-VARIABLE_VALUE_KEY = "VARIABLE_VALUE"
-OBJECT_GRAPH_KEY = "_CHECKPOINTABLE_OBJECT_GRAPH"
 _CALL_OPS = ("PartitionedCall", "StatefulPartitionedCall")
 
 
@@ -88,7 +86,8 @@ def _children(obj):
     """(local name, value) pairs of the objects ``obj`` holds: its checkpoint dependencies as ember.train
     names them (ember.trackable), then the functions among its attributes and its class's ember.functions
     (bound to it), as TensorFlow's AutoTrackable lists them."""
-    if isinstance(obj, (Variable,) + _FUNCTIONS):
+    if isinstance(obj, (Variable, Tensor) + _FUNCTIONS) or not hasattr(obj, "__dict__") and not isinstance(
+            obj, (list, tuple, dict)):
         return []
     if isinstance(obj, _LoadedSignatures):  # a loaded object's signatures: saved as signatures, if at all
         return []
@@ -212,63 +211,52 @@ class _Writer:
         self.root = root
         self.signatures = signatures
         self.options = options
-        self.objects = []  # object per node id
-        self.ids = {}  # id(obj) -> node id
+        self.objects = []  # object per node id (ember.train.checkpoint.walk_objects)
         self.edges = []  # node id -> [(local name, child id)]
-        self.paths = []  # node id -> checkpoint path (first found, breadth first)
+        self.paths = []  # node id -> its path from the root, escaped and joined by "/"
         self.library = {}  # FunctionDef name -> FunctionDef
         self.concrete = {}  # FunctionDef name -> SavedConcreteFunction
         self.exported = {}  # id(ConcreteFunction) -> FunctionDef name
         self.variable_of = {}  # variable resource id -> node id
+        self.keys = {}  # node id of a variable -> its checkpoint key
         self.meta = MetaGraphDef()
 
-    def _add(self, obj, path):
-        key = id(obj)
-        if key in self.ids:
-            return self.ids[key]
-        node_id = len(self.objects)
-        self.ids[key] = node_id
-        self.objects.append(obj)
-        self.edges.append([])
-        self.paths.append(path)
-        if isinstance(obj, Variable):
-            self.variable_of[obj._id] = node_id
-        return node_id
+    def _walk_children(self, obj):
+        """The SavedModel's object graph: ``_children``, a function's traces as ``trace_<i>``, and the
+        root's ``signatures`` (a signature map holding one function per key). Both the SavedObjectGraph and
+        the checkpoint (ember.train.checkpoint.save_objects) walk it, so their node ids agree."""
+        if isinstance(obj, Function):
+            out = [(f"trace_{i}", c) for i, c in enumerate(_concrete_functions(obj))]
+        elif isinstance(obj, RestoredFunction):
+            out = [(f"trace_{i}", c) for i, c in enumerate(obj.concrete_functions)]
+        elif obj is self._signature_map:
+            return [(key, self._signature_wrappers[key][0]) for key in sorted(self._signature_wrappers)]
+        elif isinstance(obj, RestoredConcreteFunction):  # constants it captured (TensorFlow's "capture_<i>")
+            out = [(f"capture_{i}", b) for i, b in enumerate(obj._bound) if not isinstance(b, Variable)]
+        else:
+            out = _children(obj)
+        if obj is self.root and self._signature_map is not None:
+            out = out + [("signatures", self._signature_map)]
+        return out
 
     def build(self):
-        self._add(self.root, "")
-        signature_node = None
-        k = 0
-        while k < len(self.objects):  # breadth first: ids are stable and paths shortest
-            obj = self.objects[k]
-            children = _children(obj)
-            if isinstance(obj, Function):
-                children = [(f"trace_{i}", c) for i, c in enumerate(_concrete_functions(obj))]
-            elif isinstance(obj, RestoredFunction):
-                children = [(f"trace_{i}", c) for i, c in enumerate(obj.concrete_functions)]
-            for name, child in children:
-                path = name if not self.paths[k] else f"{self.paths[k]}/{_escape(name)}"
-                if k == 0 and not self.paths[k]:
-                    path = _escape(name)
-                self.edges[k].append((name, self._add(child, path)))
-            if k == 0 and self.signatures:
-                signature_node = self._add(_SignatureMap(), "signatures")
-                self.edges[0].append(("signatures", signature_node))
-            k += 1
-        self._signature_wrappers = {}
-        if signature_node is not None:
-            for key in sorted(self.signatures):
-                wrapper, names = _signature_wrapper(self.signatures[key], key)
-                self._signature_wrappers[key] = (wrapper, names)
-                self.edges[signature_node].append((key, self._add(wrapper, f"signatures/{_escape(key)}")))
+        self._signature_wrappers = {key: _signature_wrapper(self.signatures[key], key)
+                                    for key in sorted(self.signatures)}
+        self._signature_map = _SignatureMap() if self.signatures else None
+        self.objects, paths, self.edges = checkpoint.walk_objects(self.root, self._walk_children)
+        # A path as one string (VarHandleOp names) and as the checkpoint key of a variable there.
+        self.paths = ["/".join(checkpoint._escape(name) for name in path) for path in paths]
+        self.keys = {i: checkpoint._variable_key(path) for i, path in enumerate(paths)
+                     if isinstance(self.objects[i], Variable)}
+        self.variable_of = {obj._id: i for i, obj in enumerate(self.objects) if isinstance(obj, Variable)}
+        self.node_of = {id(obj): i for i, obj in enumerate(self.objects)}
+        self.constants = {}  # node id -> (Const node name, tensor)
         graph = self.meta.object_graph_def
         for node_id, obj in enumerate(self.objects):
             proto = graph.nodes.add()
             for name, child in self.edges[node_id]:
                 proto.children.add(node_id=child, local_name=name)
-            self._describe(obj, proto)
-        for name, saved in self.concrete.items():
-            graph.concrete_functions[name].CopyFrom(saved)
+            self._describe(node_id, obj, proto)
         self._write_graph()
         self._write_signature_defs()
         info = self.meta.meta_info_def
@@ -279,9 +267,11 @@ class _Writer:
         for alias, fn in self.options.function_aliases.items():
             for cf in ([fn] if isinstance(fn, ConcreteFunction) else _concrete_functions(fn)):
                 info.function_aliases[self._export(cf)] = alias
+        for name, saved in self.concrete.items():
+            graph.concrete_functions[name].CopyFrom(saved)
         self.meta.saver_def.version = 2  # V2: the checkpoint is an index and data shards
 
-    def _describe(self, obj, proto):
+    def _describe(self, node_id, obj, proto):
         if isinstance(obj, Variable):
             v = proto.variable
             v.dtype = _gd.as_datatype_enum(obj.dtype)
@@ -320,6 +310,9 @@ class _Writer:
                 bare.allowed_positional_arguments = len(bare.argument_keywords)
             else:
                 bare.argument_keywords.extend(sorted(obj.structured_input_signature[1]))
+        elif isinstance(obj, Tensor):  # a constant a restored function captured
+            self.constants[node_id] = (f"capture_constant_{node_id}", obj)
+            proto.constant.operation = self.constants[node_id][0]
         elif isinstance(obj, _SignatureMap):
             proto.user_object.identifier = "signature_map"
             proto.user_object.version.producer = 1
@@ -383,7 +376,8 @@ class _Writer:
         saved.CopyFrom(loader.graph.concrete_functions[cf.name])
         del saved.bound_inputs[:]
         for variable in cf._bound:
-            node_id = self.variable_of.get(variable._id)
+            node_id = (self.variable_of.get(variable._id) if isinstance(variable, Variable)
+                       else self.node_of.get(id(variable)))
             if node_id is None:
                 raise ValueError(f"saved_model.save: restored function {cf.name} uses a variable that is not "
                                  f"reachable from the saved object")
@@ -397,6 +391,12 @@ class _Writer:
         graph.versions.producer = 2474
         graph.versions.min_consumer = 12
         taken = set()
+        for name, tensor in self.constants.values():
+            taken.add(name)
+            value = _gd.make_tensor_proto(tensor)
+            node = graph.node.add(name=name, op="Const")
+            node.attr["dtype"].type = value.dtype
+            node.attr["value"].tensor.CopyFrom(value)
         self.handle_nodes = {}
         for node_id, obj in enumerate(self.objects):
             if isinstance(obj, Variable):
@@ -422,9 +422,11 @@ class _Writer:
             call_name = _unique("StatefulPartitionedCall", taken)
             call = graph.node.add(name=call_name, op="StatefulPartitionedCall")
             bound = list(self.concrete[fname].bound_inputs)
-            call.input.extend([p for _, p, _ in placeholders] + [self.handle_nodes[b] for b in bound])
-            call.attr["Tin"].list.type.extend([_gd.as_datatype_enum(s.dtype) for _, _, s in placeholders] +
-                                              [_gd.DT_RESOURCE] * len(bound))
+            call.input.extend([p for _, p, _ in placeholders] +
+                              [self.handle_nodes[b] if b in self.handle_nodes else self.constants[b][0] for b in bound])
+            call.attr["Tin"].list.type.extend([_gd.as_datatype_enum(s.dtype) for _, _, s in placeholders] + [
+                _gd.DT_RESOURCE if b in self.handle_nodes else _gd.as_datatype_enum(self.constants[b][1].dtype)
+                for b in bound])
             outputs = (wrapper.structured_outputs if isinstance(wrapper, RestoredConcreteFunction)
                        else _output_signature(wrapper))
             call.attr["Tout"].list.type.extend([_gd.as_datatype_enum(outputs[o].dtype) for o in sorted(outputs)])
@@ -458,8 +460,7 @@ class _Writer:
         filename = graph.node.add(name=_unique("saver_filename", taken), op="Placeholder")
         filename.attr["dtype"].type = string
         filename.attr["shape"].shape.SetInParent()
-        names = strings("save/tensor_names", [f"{self.paths[i]}/.ATTRIBUTES/{VARIABLE_VALUE_KEY}".encode()
-                                              for i in variables])
+        names = strings("save/tensor_names", [self.keys[i].encode() for i in variables])
         slices = strings("save/shape_and_slices", [b""] * len(variables))
         restore = graph.node.add(name=_unique("save/RestoreV2", taken), op="RestoreV2",
                                  input=[filename.name, names, slices])
@@ -497,28 +498,6 @@ class _Writer:
             for i, o in enumerate(sorted(outputs)):
                 sig.outputs[o].CopyFrom(_tensor_info(f"{call_name}:{i}", outputs[o].dtype, outputs[o].shape))
 
-    def _checkpoint_graph(self):
-        graph = TrackableObjectGraph()
-        has_values = [isinstance(obj, Variable) for obj in self.objects]
-        changed = True
-        while changed:  # an object has values if anything below it has (the graph may have cycles)
-            changed = False
-            for node_id, edges in enumerate(self.edges):
-                if not has_values[node_id] and any(has_values[c] for _, c in edges):
-                    has_values[node_id] = changed = True
-        keys = {}
-        for node_id, obj in enumerate(self.objects):
-            node = graph.nodes.add()
-            for name, child in self.edges[node_id]:
-                node.children.add(node_id=child, local_name=name)
-            if isinstance(obj, Variable):
-                key = f"{self.paths[node_id]}/.ATTRIBUTES/{VARIABLE_VALUE_KEY}"
-                keys[node_id] = key
-                node.attributes.add(name=VARIABLE_VALUE_KEY, full_name=obj.name[:-2] if obj.name.endswith(":0")
-                                    else obj.name, checkpoint_key=key)
-            node.has_checkpoint_values.value = has_values[node_id]
-        return graph, keys
-
     def write(self, export_dir):
         saved_model = SavedModel(saved_model_schema_version=SCHEMA_VERSION)
         saved_model.meta_graphs.add().CopyFrom(self.meta)
@@ -529,12 +508,10 @@ class _Writer:
         try:
             os.makedirs(os.path.join(tmp, "variables"))
             os.makedirs(os.path.join(tmp, "assets"))
-            graph, keys = self._checkpoint_graph()
-            writer = _C.BundleWriter(os.path.join(tmp, "variables", "variables"))
-            for node_id, key in keys.items():
-                writer.add(key, convert_to_tensor(self.objects[node_id]))
-            writer.add_strings(OBJECT_GRAPH_KEY, [graph.SerializeToString()])
-            writer.finish()
+            if [id(o) for o in checkpoint.walk_objects(self.root, self._walk_children)[0]] != [
+                    id(o) for o in self.objects]:
+                raise errors.InternalError(None, None, "saved_model.save: the object graph changed while saving")
+            checkpoint.save_objects(self.root, os.path.join(tmp, "variables", "variables"), self._walk_children)
             _write_file(os.path.join(tmp, "saved_model.pb"), data)
             fingerprint = FingerprintDef(saved_model_checksum=_hash64(data), uuid=str(uuid.uuid4()))
             fingerprint.graph_def_program_hash = _hash64(self.meta.graph_def.SerializeToString(deterministic=True))
