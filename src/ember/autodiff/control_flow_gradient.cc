@@ -13,10 +13,12 @@
 // While: the body's pair gives F' (results + intermediates). The loop runs F' as its body with
 // _accumulate (Note [Accumulating While] in ops/control_flow.cc), returning each intermediate stacked over
 // the iterations and the trip count n. The backward is a While over a counter from n down to 0 whose body
-// gathers iteration i's intermediates from the stacks, calls the body's backward function and carries the
-// loop variables' gradients; variable gradients are summed in extra loop variables. The forward loop never
-// runs again, so trip counts known only at run time work. Lifted captures are loop variables the body passes
-// through, so their gradients are summed over the iterations by the same recurrence.
+// reads iteration i's intermediates from the stacks (views, Note [Reading a stack in the backward loop]),
+// calls the body's backward function and carries the loop variables' gradients; variable gradients are
+// summed in extra loop variables. The forward loop never runs again, so trip counts known only at run time
+// work. Lifted captures are loop variables the body passes through, so their gradients are summed over the
+// iterations by the same recurrence, and so are variables the loop only reads (Note [Variables read in a
+// differentiated loop]).
 #include <unordered_map>
 
 #include "ember/autodiff/function_gradient.h"

@@ -109,8 +109,9 @@ Status case_kernel(KernelContext& ctx) {
 // ---- While(input..., cond, body, parallel_iterations, _accumulate)
 //
 // Note [Accumulating While]: with _accumulate = k >= 0 the body returns k values after the loop variables;
-// the kernel keeps each iteration's and, after the loop, returns them stacked along a new leading axis
-// ([iterations, ...], one output per value) followed by the trip count (an int32 scalar). The gradient of a
+// the kernel stacks each iteration's along a new leading axis as they come (Note [Stacking in place]) and
+// returns the stacks ([iterations, ...], one output per value) followed by the trip count (an int32
+// scalar). The gradient of a
 // loop (autodiff/control_flow_gradient.cc) runs the body's forward-with-intermediates function this way, so
 // the backward loop reads iteration i's intermediates without running the forward loop again. User graphs
 // keep the default -1: the outputs are the loop variables only. The leading underscore makes it an internal
