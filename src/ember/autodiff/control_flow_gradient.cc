@@ -755,8 +755,11 @@ StatusOr<std::shared_ptr<const HoistedReads>> hoist_reads(const std::shared_ptr<
       static_cast<size_t>(body->num_call_args()) != num_vars ||
       static_cast<size_t>(cond->num_call_args()) != num_vars)
     return std::shared_ptr<const HoistedReads>();
+  bool reads = false;
+  for (int32_t i = 0; i < body->graph.num_nodes() && !reads; ++i)
+    reads = body->graph.node(i).op->name == "ReadVariableOp";
   std::vector<int64_t> written;
-  if (!collect_written(*cond, written, 0) || !collect_written(*body, written, 0))
+  if (!reads || !collect_written(*cond, written, 0) || !collect_written(*body, written, 0))
     return std::shared_ptr<const HoistedReads>();
   static const OpDef& placeholder = op_def("Placeholder");
   auto new_body = std::make_shared<FunctionGraph>(*body);
