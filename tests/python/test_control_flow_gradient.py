@@ -633,27 +633,29 @@ def test_a_variable_the_loop_writes_is_read_in_every_iteration():
 
 def test_a_second_backward_pass_reads_the_stacks_intact():
     # The backward loop reads iteration t's values as views of the forward loop's stacks; the element-wise
-    # ops of the backward function must not write over them in place, or the second pass would differ.
+    # ops of the backward function must not write over them in place, or the second pass (which runs the
+    # function's backward again on the same saved stacks) would differ from the first.
     def program(tf):
         xs = tf.constant(np.linspace(-1.0, 1.0, 24).reshape(6, 4))
         w = tf.constant(np.linspace(0.5, -0.5, 16).reshape(4, 4))
 
         @tf.function
         def run(xs, w):
-            with tf.GradientTape(persistent=True) as tape:
-                tape.watch([xs, w])
+            def body(t, h):
+                # sigmoid(xs[t]) is stacked, and the backward's product with it (dh * sigmoid(xs[t])) is the
+                # last reader of the view: without the buffer check the product would be written over it.
+                return t + 1, h * tf.sigmoid(xs[t])
 
-                def body(t, h):
-                    s = tf.sigmoid(tf.linalg.matvec(w, h) + xs[t])
-                    return t + 1, s * (1.0 - s) + tf.exp(s) * h
+            h0 = tf.linalg.matvec(w, tf.ones([4], tf.float64))
+            h = tf.while_loop(lambda t, h: t < 6, body, (0, h0))[1]
+            return tf.reduce_sum(h * h)
 
-                h = tf.while_loop(lambda t, h: t < 6, body, (0, tf.ones([4], tf.float64)))[1]
-                loss = tf.reduce_sum(h * h)
-            first = tape.gradient(loss, [xs, w])
-            second = tape.gradient(loss, [xs, w])
-            return first + second
-
-        return run(xs, w)
+        with tf.GradientTape(persistent=True) as tape:
+            tape.watch([xs, w])
+            loss = run(xs, w)
+        first = tape.gradient(loss, [xs, w])
+        second = tape.gradient(loss, [xs, w])
+        return first + second
 
     ours, theirs = _both(program)
     _close(ours, theirs)
