@@ -5,7 +5,9 @@
 //    after inlining and folding) becomes a PartitionedCall of the branch it takes, which inlining then
 //    flattens into the caller.
 //  - hoist_loop_invariants: what a While body computes from loop-invariant values only moves into the
-//    caller and enters the loop as new loop variables; see Note [Hoisting out of a loop].
+//    caller and enters the loop as new loop variables; see Note [Hoisting out of a loop]. The body is
+//    looked at with its calls inlined, and a loop-invariant operand a MatMul reads transposed is
+//    transposed once outside (Note [Transposed operands hoisted]).
 #include <algorithm>
 
 #include "ember/ops/graph_ops.h"
