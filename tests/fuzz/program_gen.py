@@ -480,6 +480,11 @@ class Body:
             if y is not x:  # a loop variable keeps its static shape: broadcasting an unknown dim would not
                 inv = f"tf.reduce_mean({inv})"
             step = f"acc * 0.5 + {inv}"
+            if len(x.shape) == 2 and self.rng.random() < 0.4:
+                # A product with an invariant operand read transposed (the loop pass transposes it once,
+                # outside the loop): m is [n, n] for acc's [_, n], built from the captured x.
+                m = f"(tf.tanh(tf.matmul({x.name}, {x.name}, transpose_a=True)) * 0.1)"
+                step += f" + tf.tanh(tf.matmul(acc, {m}, transpose_b=True)) * 0.25"
             nested_step = f"a * 0.5 + {inv} + tf.sin(acc) * 0.1"
         else:
             y = x

@@ -208,3 +208,67 @@ def test_a_loop_that_runs_zero_times_runs_none_of_its_integer_work(restore_optio
     x = np.array([1.0, 1.0], np.float32)
     np.testing.assert_allclose(f(x, np.int32(0), np.int32(0)).numpy(), [1.0, 1.0])
     np.testing.assert_allclose(f(x, np.int32(4), np.int32(2)).numpy(), [7.0, 7.0])
+
+
+# Note [Transposed operands hoisted]: a MatMul reading a loop-invariant operand transposed reads it
+# transposed once, before the loop.
+
+
+def transposed_program(tf, transpose_a):
+    @tf.function(input_signature=[tf.TensorSpec([3, 5], tf.float32), tf.TensorSpec([5, 5], tf.float32),
+                                  tf.TensorSpec([], tf.int32)])
+    def f(h, w, n):
+        def body(k, h):
+            if transpose_a:  # h^T-free form: (w^T @ h^T)^T == h @ w
+                return k + 1, tf.tanh(tf.transpose(tf.matmul(w, h, transpose_a=True, transpose_b=True)))
+            return k + 1, tf.tanh(tf.matmul(h, w, transpose_b=True))
+
+        return tf.while_loop(lambda k, h: k < n, body, [0, h])[1]
+
+    return f
+
+
+@pytest.mark.parametrize("transpose_a", [False, True])
+@pytest.mark.parametrize("n", [0, 1, 4])
+def test_a_transposed_invariant_operand_is_transposed_once_outside_the_loop(restore_options, transpose_a, n):
+    import tensorflow
+
+    f = transposed_program(em, transpose_a)
+    text = f.get_concrete_function().graph.optimized_as_text()
+    assert outside_the_loop(text, "Transpose"), text
+    rng = np.random.default_rng(n)
+    h = rng.standard_normal((3, 5)).astype(np.float32)
+    w = rng.standard_normal((5, 5)).astype(np.float32)
+    want = transposed_program(tensorflow, transpose_a)(h, w, np.int32(n)).numpy()
+    np.testing.assert_allclose(f(h, w, np.int32(n)).numpy(), want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(unoptimized(f, h, w, np.int32(n)).numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_the_backward_loop_of_an_rnn_transposes_its_weight_once(restore_options):
+    # The backward loop calls the body's backward function; the pass sees through the call (inlining it
+    # into its copy of the body), so dz @ w^T gets its w^T outside the loop, and the gradients stay
+    # TensorFlow's.
+    import tensorflow
+
+    rng = np.random.default_rng(7)
+    w_init = (rng.standard_normal((6, 6)) * 0.4).astype(np.float32)
+    xs = rng.standard_normal((5, 2, 6)).astype(np.float32)
+
+    def program(tf):
+        w = tf.Variable(w_init)
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 2, 6], tf.float32)])
+        def grad(xs):
+            with tf.GradientTape() as tape:
+                h = tf.zeros([2, 6])
+                for t in tf.range(tf.shape(xs)[0]):
+                    h = tf.tanh(tf.matmul(xs[t], w) + tf.matmul(h, w))
+                loss = tf.reduce_sum(h * h)
+            return tape.gradient(loss, w)
+
+        return grad
+
+    f = program(em)
+    text = f.get_concrete_function().graph.optimized_as_text()
+    assert outside_the_loop(text, "Transpose"), text
+    np.testing.assert_allclose(f(xs).numpy(), program(tensorflow)(xs).numpy(), rtol=1e-4, atol=1e-5)

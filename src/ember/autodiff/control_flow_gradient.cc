@@ -13,10 +13,12 @@
 // While: the body's pair gives F' (results + intermediates). The loop runs F' as its body with
 // _accumulate (Note [Accumulating While] in ops/control_flow.cc), returning each intermediate stacked over
 // the iterations and the trip count n. The backward is a While over a counter from n down to 0 whose body
-// gathers iteration i's intermediates from the stacks, calls the body's backward function and carries the
-// loop variables' gradients; variable gradients are summed in extra loop variables. The forward loop never
-// runs again, so trip counts known only at run time work. Lifted captures are loop variables the body passes
-// through, so their gradients are summed over the iterations by the same recurrence.
+// reads iteration i's intermediates from the stacks (views, Note [Reading a stack in the backward loop]),
+// calls the body's backward function and carries the loop variables' gradients; variable gradients are
+// summed in extra loop variables. The forward loop never runs again, so trip counts known only at run time
+// work. Lifted captures are loop variables the body passes through, so their gradients are summed over the
+// iterations by the same recurrence, and so are variables the loop only reads (Note [Variables read in a
+// differentiated loop]).
 #include <unordered_map>
 
 #include "ember/autodiff/function_gradient.h"
@@ -582,7 +584,20 @@ StatusOr<std::shared_ptr<const LoopBackward>> LoopGradient::backward_loop(const 
   const LoopBackward* lb = out.get();
   auto body_fn = trace_function(body->name + "_grad_body", specs, [&](const std::vector<TensorRef>& args) {
     GradTensor i = GradTensor(args[0]) - gradient::scalar(1, DType::kInt32);
-    const GradTensor axis = gradient::scalar(0, DType::kInt32);
+    // Note [Reading a stack in the backward loop]: iteration i's value is stack[i], a StridedSlice that
+    // shrinks the leading axis. Its rows are contiguous, so the kernel returns a view of the stack (Note
+    // [Views] in ops/array.cc): no copy per value and iteration. The view shares the stack's buffer, so no
+    // op writes over it in place (the executor reuses a dying input's buffer only when nothing else holds
+    // that buffer) and a second backward pass (a persistent tape) reads the stacks intact.
+    const GradTensor one = gradient::int_vector(std::vector<int64_t>{1});
+    const GradTensor begin = gradient::reshape_to(i, one);
+    const GradTensor end = gradient::reshape_to(i + gradient::scalar(1, DType::kInt32), one);
+    auto row = [&](const TensorRef& stack) {
+      AttrList slice_attrs;
+      for (int64_t mask : {0, 0, 0, 0, 1})
+        slice_attrs.push_back(mask);  // begin, end, ellipsis, new axis, shrink
+      return emit1("StridedSlice", {GradTensor(stack), begin, end, one}, std::move(slice_attrs)).release();
+    };
     const size_t reads_at = 1 + d + v, grads_at = reads_at + lb->reads.size();
     std::vector<TensorRef> call_args;
     // Result j of the body is loop variable j: its gradient is that variable's carried gradient.
@@ -597,14 +612,14 @@ StatusOr<std::shared_ptr<const LoopBackward>> LoopGradient::backward_loop(const 
       if (invariant_of(lb->stack_grads[q]) >= 0) {
         call_args.push_back(args[grads_at + q]);
       } else {
-        call_args.push_back(emit1("GatherV2", {GradTensor(args[grads_at + q]), i, axis}).release());
+        call_args.push_back(row(args[grads_at + q]));
       }
     }
     for (size_t q = 0; q < lb->reads.size(); ++q) {
       if (invariant_input[lb->reads[q]] >= 0) {
         call_args.push_back(args[reads_at + q]);
       } else {
-        call_args.push_back(emit1("GatherV2", {GradTensor(args[reads_at + q]), i, axis}).release());
+        call_args.push_back(row(args[reads_at + q]));
       }
     }
     std::vector<TensorRef> grads = call_function(lb->function->name, call_args);
@@ -686,6 +701,110 @@ void LoopGradient::backward(const TapeNode& node, std::span<TensorImpl* const> o
     edge_grads[e] = std::move(outs[1 + e]);
 }
 
+// Note [Variables read in a differentiated loop]
+// A body that reads a variable (a weight matrix captured by an RNN cell) reads the same value in every
+// iteration when nothing in the loop writes that variable. Left in the body, the read is an intermediate
+// the backward function needs (MatMul's gradient reads both operands), so the forward loop would stack one
+// copy of the whole matrix per iteration and the backward loop would copy it back out each iteration. The
+// read therefore moves in front of the loop: the variable is read once where the While runs (the tape
+// records that read, so the variable's gradient arrives through it), and the value enters the loop as a
+// new loop variable the body passes through; Note [Loop variables that need gradients] and the invariant
+// intermediates then read it from the loop's input, never stacked. Only loops whose condition and body
+// (nested calls included) write none of the hoisted variables qualify: a variable changes only through a
+// kWritesResource op, and a read yields the value at that moment (an assignment replaces the variable's
+// buffer), so reading before the loop sees the value every iteration would have read. Bodies with custom
+// gradient regions keep their reads (a region's replay refers to its nodes).
+struct HoistedReads {
+  std::weak_ptr<const FunctionGraph> cond_source, body_source;
+  std::shared_ptr<const FunctionGraph> cond, body;
+  std::string cond_name, body_name;
+  std::vector<AttrList> reads;  // per new loop variable: the ReadVariableOp attributes that give its value
+};
+
+// Adds to `written` the variables that kWritesResource ops of `fn` and its callees write; false when a
+// callee is missing (then nothing can be assumed).
+bool collect_written(const FunctionGraph& fn, std::vector<int64_t>& written, int depth) {
+  if (depth > 64) return false;
+  for (int32_t i = 0; i < fn.graph.num_nodes(); ++i) {
+    const Node& n = fn.graph.node(i);
+    if (n.op->has_flag(kWritesResource)) {
+      if (n.attrs.empty() || !std::holds_alternative<int64_t>(n.attrs[0])) return false;
+      written.push_back(std::get<int64_t>(n.attrs[0]));
+    }
+    for (const std::string& name : called_functions(*n.op, n.attrs)) {
+      auto callee = FunctionLibrary::global().find(name);
+      if (callee == nullptr || !collect_written(*callee, written, depth + 1)) return false;
+    }
+  }
+  return true;
+}
+
+// The loop with its hoistable reads moved out (Note [Variables read in a differentiated loop]), or null
+// when there are none.
+StatusOr<std::shared_ptr<const HoistedReads>> hoist_reads(const std::shared_ptr<const FunctionGraph>& cond,
+                                                          const std::shared_ptr<const FunctionGraph>& body,
+                                                          size_t num_vars) {
+  static std::mutex mu;
+  static auto& cache = *new std::vector<std::shared_ptr<const HoistedReads>>();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const auto& h : cache)
+      if (h->cond_source.lock() == cond && h->body_source.lock() == body) return h;
+  }
+  if (!body->custom_gradient_regions.empty() || body->results.size() != num_vars ||
+      static_cast<size_t>(body->num_call_args()) != num_vars ||
+      static_cast<size_t>(cond->num_call_args()) != num_vars)
+    return std::shared_ptr<const HoistedReads>();
+  bool reads = false;
+  for (int32_t i = 0; i < body->graph.num_nodes() && !reads; ++i)
+    reads = body->graph.node(i).op->name == "ReadVariableOp";
+  std::vector<int64_t> written;
+  if (!reads || !collect_written(*cond, written, 0) || !collect_written(*body, written, 0))
+    return std::shared_ptr<const HoistedReads>();
+  static const OpDef& placeholder = op_def("Placeholder");
+  auto new_body = std::make_shared<FunctionGraph>(*body);
+  auto out = std::make_shared<HoistedReads>();
+  for (int32_t i = 0; i < new_body->graph.num_nodes(); ++i) {
+    Node& n = new_body->graph.mutable_node(i);
+    if (n.op->name != "ReadVariableOp" || n.outputs.size() != 1 || n.attrs.empty() ||
+        !std::holds_alternative<int64_t>(n.attrs[0]))
+      continue;
+    const int64_t id = std::get<int64_t>(n.attrs[0]);
+    if (std::find(written.begin(), written.end(), id) != written.end()) continue;
+    out->reads.push_back(n.attrs);
+    // The read becomes an argument in place: a node without inputs keeps the graph's topological order.
+    n.op = &placeholder;
+    n.inputs.clear();
+    n.control_inputs.clear();
+    n.attrs = placeholder_attrs(n.outputs[0].dtype, n.outputs[0].shape);
+    new_body->args.insert(new_body->args.begin() + new_body->num_call_args(), i);
+    new_body->results.push_back(ValueRef{i, 0});
+    std::erase(new_body->control_outputs, i);
+  }
+  if (out->reads.empty()) return std::shared_ptr<const HoistedReads>();
+  new_body->name = body->name + "_reads_hoisted";
+  auto new_cond = std::make_shared<FunctionGraph>(*cond);
+  new_cond->name = cond->name + "_reads_hoisted";
+  for (size_t k = num_vars; k < new_body->args.size() - new_body->captured_values.size(); ++k) {
+    const TensorSpec& spec = new_body->graph.node(new_body->args[k]).outputs[0];
+    SmallVector<TensorSpec, 2> specs;
+    specs.push_back(spec);
+    int32_t node = new_cond->graph.add_node(placeholder, {}, placeholder_attrs(spec.dtype, spec.shape),
+                                            std::move(specs), {}, "hoisted_read");
+    new_cond->args.insert(new_cond->args.begin() + new_cond->num_call_args(), node);
+  }
+  out->cond_source = cond;
+  out->body_source = body;
+  out->cond_name = FunctionLibrary::global().add(new_cond);
+  out->body_name = FunctionLibrary::global().add(new_body);
+  out->cond = std::move(new_cond);
+  out->body = std::move(new_body);
+  std::lock_guard<std::mutex> lock(mu);
+  std::erase_if(cache, [](const auto& h) { return h->cond_source.expired() || h->body_source.expired(); });
+  cache.push_back(out);
+  return std::shared_ptr<const HoistedReads>(out);
+}
+
 Cache<LoopGradient>& loop_cache() {
   static auto& cache = *new Cache<LoopGradient>();
   return cache;
@@ -710,6 +829,29 @@ Status execute_loop(const OpDef& op, std::span<TensorImpl* const> inputs, std::s
   if (mask == 0) return execute_op_unrecorded(op, inputs, attrs, outputs);
   if (static_cast<size_t>(body->num_call_args()) != inputs.size())
     return execute_op_unrecorded(op, inputs, attrs, outputs);  // the kernel reports the mismatch
+
+  if (accumulate < 0) {
+    auto hoisted = hoist_reads(cond, body, inputs.size());
+    if (!hoisted.ok()) return hoisted.status();
+    if (const HoistedReads* h = hoisted->get()) {
+      // The reads run here, recorded (their gradients reach the variables), and the loop runs the bodies
+      // that take them as loop variables; their final values are not outputs of the user's op.
+      std::vector<TensorRef> reads;
+      for (const AttrList& read_attrs : h->reads)
+        reads.push_back(emit1("ReadVariableOp", {}, read_attrs).release());
+      std::vector<TensorImpl*> all_inputs(inputs.begin(), inputs.end());
+      for (const TensorRef& r : reads) all_inputs.push_back(r.get());
+      std::vector<AttrValue> loop_attrs(attrs.begin(), attrs.end());
+      loop_attrs[0] = h->cond_name;
+      loop_attrs[1] = h->body_name;
+      OutputList all;
+      EMBER_RETURN_IF_ERROR(execute_loop(op, {all_inputs.data(), all_inputs.size()},
+                                         {loop_attrs.data(), loop_attrs.size()}, all));
+      outputs.clear();
+      for (size_t i = 0; i < inputs.size() && i < all.size(); ++i) outputs.push_back(std::move(all[i]));
+      return Status::OK();
+    }
+  }
 
   // A loop variable's gradient reaches others through the iterations: the body's pair takes gradients for
   // the closure of the watched ones (Note [Loop variables that need gradients]).

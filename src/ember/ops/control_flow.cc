@@ -5,6 +5,8 @@
 // function-call hooks (graph_ops.h), so a loop resolves its two functions once and then only runs plans.
 #include <algorithm>
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
 
 #include "ember/ops/families.h"
 #include "ember/ops/graph_ops.h"
@@ -107,8 +109,9 @@ Status case_kernel(KernelContext& ctx) {
 // ---- While(input..., cond, body, parallel_iterations, _accumulate)
 //
 // Note [Accumulating While]: with _accumulate = k >= 0 the body returns k values after the loop variables;
-// the kernel keeps each iteration's and, after the loop, returns them stacked along a new leading axis
-// ([iterations, ...], one output per value) followed by the trip count (an int32 scalar). The gradient of a
+// the kernel stacks each iteration's along a new leading axis as they come (Note [Stacking in place]) and
+// returns the stacks ([iterations, ...], one output per value) followed by the trip count (an int32
+// scalar). The gradient of a
 // loop (autodiff/control_flow_gradient.cc) runs the body's forward-with-intermediates function this way, so
 // the backward loop reads iteration i's intermediates without running the forward loop again. User graphs
 // keep the default -1: the outputs are the loop variables only. The leading underscore makes it an internal
@@ -158,37 +161,98 @@ Status while_shape(InferContext& ctx) {
   return Status::OK();
 }
 
-// Stacks one accumulated value's per-iteration tensors; with no iteration, an empty stack shaped by the
-// body's static spec (unknown dims as 0).
-Status stack_iterations(const char* op, size_t index, const std::vector<TensorRef>& items,
-                        const TensorSpec& spec, TensorRef& out) {
-  Shape element = items.empty() ? Shape() : items[0]->shape();
-  DType dtype = items.empty() ? spec.dtype : items[0]->dtype();
-  if (items.empty()) {
-    if (!spec.shape.rank_known())
-      return make_error(Code::kUnimplemented, op, ": accumulated value ", index,
-                        " has an unknown rank and the loop ran no iteration");
-    std::vector<int64_t> dims = spec.shape.dim_vector();
-    for (int64_t& d : dims) d = std::max<int64_t>(d, 0);
-    element = Shape(std::span<const int64_t>(dims));
-  }
-  for (size_t k = 1; k < items.size(); ++k)
-    if (!(items[k]->shape() == element) || items[k]->dtype() != dtype)
+std::mutex& trip_counts_mu() {
+  static auto& mu = *new std::mutex();
+  return mu;
+}
+
+std::unordered_map<const void*, int64_t>& trip_counts() {
+  static auto& counts = *new std::unordered_map<const void*, int64_t>();
+  return counts;
+}
+
+// Note [Stacking in place]: an accumulated value goes into its stack as each iteration produces it, while
+// it is still in cache, and the iteration's tensor dies at once (back to the allocator for the next
+// iteration) instead of all of them living until the loop ends. The stack grows geometrically from a
+// capacity hint: the trip count this loop body had the last time it ran, so a loop that runs the same
+// number of iterations every call (an RNN over fixed-length sequences) allocates its stacks once, at the
+// right size, and copies each row once. A stack left with spare rows is returned as a view of its first
+// rows (the spare capacity is at most what the hint or one doubling added).
+class Accumulator {
+ public:
+  Status add(const char* op, size_t index, int64_t iteration, int64_t capacity_hint, const TensorImpl& item) {
+    if (iteration == 0) {
+      element_ = item.shape();
+      dtype_ = item.dtype();
+      row_bytes_ = item.nbytes();
+    } else if (!(item.shape() == element_) || item.dtype() != dtype_) {
       return make_error(Code::kUnimplemented, op, ": accumulated value ", index, " has shape ",
-                        element.to_string(), " in iteration 0 but ", items[k]->shape().to_string(),
-                        " in iteration ", k,
+                        element_.to_string(), " in iteration 0 but ", item.shape().to_string(),
+                        " in iteration ", iteration,
                         "; values whose shape changes across iterations cannot be stacked");
-  std::vector<int64_t> dims = {static_cast<int64_t>(items.size())};
-  for (int i = 0; i < element.rank(); ++i) dims.push_back(element.dim(i));
-  auto stacked = TensorImpl::allocate(dtype, Shape(std::span<const int64_t>(dims)));
-  if (!stacked.ok()) return stacked.status();
-  char* dst = static_cast<char*>((*stacked)->mutable_raw_data());
-  for (const TensorRef& t : items) {
-    std::memcpy(dst, t->raw_data(), t->nbytes());
-    dst += t->nbytes();
+    }
+    if (iteration >= capacity_) {
+      const int64_t capacity = std::max<int64_t>({capacity_hint, 2 * capacity_, iteration + 1, 4});
+      auto grown = TensorImpl::allocate(dtype_, stacked(capacity));
+      if (!grown.ok()) return grown.status();
+      if (iteration > 0)
+        std::memcpy((*grown)->mutable_raw_data(), stack_->raw_data(),
+                    static_cast<size_t>(iteration) * row_bytes_);
+      stack_ = std::move(grown).value();
+      capacity_ = capacity;
+    }
+    std::memcpy(static_cast<char*>(stack_->mutable_raw_data()) + static_cast<size_t>(iteration) * row_bytes_,
+                item.raw_data(), row_bytes_);
+    return Status::OK();
   }
-  out = std::move(stacked).value();
-  return Status::OK();
+
+  // The stack of `iterations` rows; with none, an empty stack shaped by the body's static spec (unknown dims
+  // as 0).
+  Status finish(const char* op, size_t index, int64_t iterations, const TensorSpec& spec, TensorRef& out) {
+    if (iterations == 0) {
+      if (!spec.shape.rank_known())
+        return make_error(Code::kUnimplemented, op, ": accumulated value ", index,
+                          " has an unknown rank and the loop ran no iteration");
+      std::vector<int64_t> dims = spec.shape.dim_vector();
+      for (int64_t& d : dims) d = std::max<int64_t>(d, 0);
+      element_ = Shape(std::span<const int64_t>(dims));
+      dtype_ = spec.dtype;
+      auto empty = TensorImpl::allocate(dtype_, stacked(0));
+      if (!empty.ok()) return empty.status();
+      out = std::move(empty).value();
+      return Status::OK();
+    }
+    out = iterations == capacity_ ? std::move(stack_) : TensorImpl::view(*stack_, stacked(iterations), 0);
+    stack_ = TensorRef();
+    return Status::OK();
+  }
+
+ private:
+  Shape stacked(int64_t rows) const {
+    std::vector<int64_t> dims = {rows};
+    for (int i = 0; i < element_.rank(); ++i) dims.push_back(element_.dim(i));
+    return Shape(std::span<const int64_t>(dims));
+  }
+
+  Shape element_;
+  DType dtype_ = DType::kFloat32;
+  size_t row_bytes_ = 0;
+  int64_t capacity_ = 0;
+  TensorRef stack_;
+};
+
+// The trip count a loop step last ran for (Note [Stacking in place]); a hint only, so a step handle reused
+// by another function after the first died costs at most a wrong first capacity.
+int64_t trip_count_hint(const void* step) {
+  std::lock_guard<std::mutex> lock(trip_counts_mu());
+  auto it = trip_counts().find(step);
+  return it == trip_counts().end() ? 0 : it->second;
+}
+
+void set_trip_count_hint(const void* step, int64_t iterations) {
+  std::lock_guard<std::mutex> lock(trip_counts_mu());
+  if (trip_counts().size() > 4096) trip_counts().clear();
+  trip_counts()[step] = iterations;
 }
 
 Status while_kernel(KernelContext& ctx) {
@@ -206,7 +270,9 @@ Status while_kernel(KernelContext& ctx) {
     vars.push_back(TensorRef(t));
     args.push_back(t);
   }
-  std::vector<std::vector<TensorRef>> accumulated(accumulate);
+  std::vector<Accumulator> accumulated(accumulate);
+  const void* step_handle = nullptr;
+  int64_t capacity_hint = 0;
   SmallVector<TensorRef, 2> results;
   int64_t iteration = 0;
   EMBER_RETURN_IF_ERROR(hooks.run_resolved(cond->get(), {args.data(), args.size()}, results));
@@ -218,6 +284,10 @@ Status while_kernel(KernelContext& ctx) {
     // Every further iteration is one run of the step: body, then condition (Note [Loop steps]).
     auto step = hooks.resolve_loop_step(ctx.attr_string(0), ctx.attr_string(1));
     if (!step.ok()) return step.status().with_prefix(std::string(op) + ": ");
+    if (accumulate > 0) {
+      step_handle = step->get();
+      capacity_hint = trip_count_hint(step_handle);
+    }
     const int64_t cap = max_loop_iterations();
     for (; *truth; ++iteration) {
       if (cap > 0 && iteration >= cap)
@@ -244,7 +314,8 @@ Status while_kernel(KernelContext& ctx) {
         vars[i] = std::move(results[i]);
         args[i] = vars[i].get();
       }
-      for (size_t j = 0; j < accumulate; ++j) accumulated[j].push_back(std::move(results[vars.size() + j]));
+      for (size_t j = 0; j < accumulate; ++j)
+        EMBER_RETURN_IF_ERROR(accumulated[j].add(op, j, iteration, capacity_hint, *results[vars.size() + j]));
     }
   }
   for (size_t i = 0; i < ctx.outputs.size() && i < vars.size(); ++i) ctx.outputs[i] = std::move(vars[i]);
@@ -260,8 +331,9 @@ Status while_kernel(KernelContext& ctx) {
       dims.erase(dims.begin());
       spec.shape = Shape(std::span<const int64_t>(dims));
     }
-    EMBER_RETURN_IF_ERROR(stack_iterations(op, j, accumulated[j], spec, ctx.outputs[vars.size() + j]));
+    EMBER_RETURN_IF_ERROR(accumulated[j].finish(op, j, iteration, spec, ctx.outputs[vars.size() + j]));
   }
+  if (step_handle != nullptr) set_trip_count_hint(step_handle, iteration);
   if (iteration > INT32_MAX) return make_error(Code::kOutOfRange, op, ": more than 2^31 iterations");
   auto count = TensorImpl::allocate(DType::kInt32, Shape());
   if (!count.ok()) return count.status();

@@ -5,7 +5,9 @@
 //    after inlining and folding) becomes a PartitionedCall of the branch it takes, which inlining then
 //    flattens into the caller.
 //  - hoist_loop_invariants: what a While body computes from loop-invariant values only moves into the
-//    caller and enters the loop as new loop variables; see Note [Hoisting out of a loop].
+//    caller and enters the loop as new loop variables; see Note [Hoisting out of a loop]. The body is
+//    looked at with its calls inlined, and a loop-invariant operand a MatMul reads transposed is
+//    transposed once outside (Note [Transposed operands hoisted]).
 #include <algorithm>
 
 #include "ember/ops/graph_ops.h"
@@ -102,20 +104,55 @@ bool hoistable_op(const Node& node) {
 
 Status hoist_in(FunctionGraph& fn, int depth, int& hoisted);
 
-// The body with its own loops hoisted (a new function), or the body itself when that changes nothing.
+// The body with its function calls inlined and its own loops hoisted (a new function), or the body itself
+// when that changes nothing. Inlining lets the classification see the nodes a call hides (the backward
+// loop of a gradient calls the body's backward function).
 StatusOr<std::shared_ptr<const FunctionGraph>> hoisted_body(std::shared_ptr<const FunctionGraph> body,
                                                             int depth) {
   if (depth >= kMaxNesting) return body;
-  bool has_loop = false;
-  for (int32_t i = 0; i < body->graph.num_nodes() && !has_loop; ++i)
-    has_loop = is_while(*body->graph.node(i).op);
-  if (!has_loop) return body;
+  static const OpDef& call_op = op_def("PartitionedCall");
+  bool has_loop = false, has_call = false;
+  for (int32_t i = 0; i < body->graph.num_nodes(); ++i) {
+    has_loop = has_loop || is_while(*body->graph.node(i).op);
+    has_call = has_call || body->graph.node(i).op == &call_op;
+  }
+  if (!has_loop && !has_call) return body;
   auto copy = std::make_shared<FunctionGraph>(*body);
   copy->custom_gradient_regions.clear();
-  int inner = 0;
-  EMBER_RETURN_IF_ERROR(hoist_in(*copy, depth + 1, inner));
-  if (inner == 0) return body;
+  int changes = 0;
+  for (int round = 0; has_call && round < kMaxNesting; ++round) {
+    auto inlined = inline_function_calls(*copy);
+    if (!inlined.ok()) return inlined.status();
+    if (*inlined == 0) break;
+    changes += *inlined;
+    // What an inlined callee computes for results the body drops (a backward function's gradient for an
+    // input nobody asked for) goes now, before it could be hoisted.
+    auto pruned = prune(*copy);
+    if (!pruned.ok()) return pruned.status();
+    has_loop = false;
+    for (int32_t i = 0; i < copy->graph.num_nodes() && !has_loop; ++i)
+      has_loop = is_while(*copy->graph.node(i).op);
+  }
+  if (has_loop) EMBER_RETURN_IF_ERROR(hoist_in(*copy, depth + 1, changes));
+  if (changes == 0) return body;
   return std::shared_ptr<const FunctionGraph>(std::move(copy));
+}
+
+// A constant that is a permutation of [0, rank) (a Transpose with it cannot fail).
+bool is_permutation_constant(const Node& node, int rank) {
+  if (node.op->name != "Const" || node.attrs.empty() || !std::holds_alternative<TensorRef>(node.attrs[0]))
+    return false;
+  const TensorImpl& t = *std::get<TensorRef>(node.attrs[0]);
+  if (t.rank() != 1 || t.num_elements() != rank) return false;
+  std::vector<bool> seen(rank, false);
+  for (int64_t i = 0; i < rank; ++i) {
+    int64_t p = t.dtype() == DType::kInt64   ? t.data<int64_t>()[i]
+                : t.dtype() == DType::kInt32 ? t.data<int32_t>()[i]
+                                             : -1;
+    if (p < 0 || p >= rank || seen[p]) return false;
+    seen[p] = true;
+  }
+  return true;
 }
 
 // A new argument of `fn` receiving values of `spec`, among the caller's arguments (before the captured
@@ -147,6 +184,8 @@ enum class Kind : uint8_t { kVarying, kInvariantArg, kCapturedArg, kConst, kHois
 
 Status hoist_in(FunctionGraph& fn, int depth, int& hoisted) {
   static const OpDef& const_op = op_def("Const");
+  static const OpDef& transpose_op = op_def("Transpose");
+  static const OpDef& matmul_op = op_def("MatMul");
   GraphEditor editor(fn);
   Graph& g = fn.graph;
   const int32_t original = g.num_nodes();
@@ -164,38 +203,105 @@ Status hoist_in(FunctionGraph& fn, int depth, int& hoisted) {
     auto body_or = hoisted_body(original_body, depth);
     if (!body_or.ok()) return body_or.status();
     std::shared_ptr<const FunctionGraph> body = std::move(body_or).value();
-    const bool body_changed = body != original_body;
+    bool body_changed = body != original_body;
 
+    std::vector<Kind> kind;
+    std::vector<int> arg_of;
+    int num_hoisted = 0;
+    auto classify = [&](const FunctionGraph& f) {
+      const Graph& fg = f.graph;
+      const int32_t count = fg.num_nodes();
+      kind.assign(count, Kind::kVarying);
+      arg_of.assign(count, -1);
+      num_hoisted = 0;
+      for (int a = 0; a < static_cast<int>(f.args.size()); ++a) {
+        const int32_t node = f.args[a];
+        arg_of[node] = a;
+        if (a >= f.num_call_args())
+          kind[node] = Kind::kCapturedArg;
+        else if (through_identities(fg, f.results[a]) == ValueRef{node, 0})
+          kind[node] = Kind::kInvariantArg;
+      }
+      for (int32_t b = 0; b < count; ++b) {
+        if (arg_of[b] >= 0) continue;
+        const Node& inner = fg.node(b);
+        if (inner.op == &const_op && inner.control_inputs.empty()) {
+          kind[b] = Kind::kConst;
+          continue;
+        }
+        if (!hoistable_op(inner)) continue;
+        bool invariant = true;
+        for (size_t j = 0; j < inner.inputs.size(); ++j) {
+          const ValueRef in = inner.inputs[j];
+          invariant = invariant && kind[in.node] != Kind::kVarying;
+          // A Transpose by a constant permutation cannot fail, whatever its input holds.
+          const bool permutation =
+              inner.op == &transpose_op && j == 1 && fg.spec(inner.inputs[0]).shape.rank_known() &&
+              is_permutation_constant(fg.node(in.node), fg.spec(inner.inputs[0]).shape.rank());
+          invariant = invariant && (is_floating(fg.spec(in).dtype) || permutation);
+        }
+        if (!invariant) continue;
+        kind[b] = Kind::kHoisted;
+        ++num_hoisted;
+      }
+    };
+    classify(*body);
+    // Note [Transposed operands hoisted]: a MatMul that reads a loop-invariant operand transposed (the
+    // backward loop's dz @ W^T) reads it in the layout it is stored in every iteration, and GEMM kernels
+    // are much slower on some transposed shapes (dnnl_sgemm's 'T' B at [32,512]x[512,128]: 3x). The
+    // operand is transposed once instead: a Transpose node, invariant like its input, hoisted with it, and
+    // the MatMul reads the result untransposed.
+    {
+      std::vector<std::pair<int32_t, int>> transposed;  // (MatMul node, operand)
+      for (int32_t b = 0; b < body->graph.num_nodes(); ++b) {
+        const Node& mm = body->graph.node(b);
+        if (mm.op != &matmul_op || kind[b] != Kind::kVarying || mm.inputs.size() != 2) continue;
+        for (int j = 0; j < 2; ++j) {
+          const ValueRef v = mm.inputs[j];
+          const TensorSpec& spec = body->graph.spec(v);
+          const int attr = matmul_op.attr_index(j == 0 ? "transpose_a" : "transpose_b");
+          if (attr < 0 || attr >= static_cast<int>(mm.attrs.size()) ||
+              !std::holds_alternative<bool>(mm.attrs[attr]) || !std::get<bool>(mm.attrs[attr]) ||
+              kind[v.node] == Kind::kVarying || !is_floating(spec.dtype) || !spec.shape.rank_known() ||
+              spec.shape.rank() < 2)
+            continue;
+          transposed.emplace_back(b, j);
+        }
+      }
+      if (!transposed.empty()) {
+        auto copy = std::make_shared<FunctionGraph>(*body);
+        copy->custom_gradient_regions.clear();
+        GraphEditor body_editor(*copy);
+        for (auto [b, j] : transposed) {
+          const Node mm = copy->graph.node(b);
+          const ValueRef v = mm.inputs[j];
+          TensorSpec spec = copy->graph.spec(v);
+          const int rank = spec.shape.rank();
+          std::vector<int64_t> perm(rank);
+          for (int d = 0; d < rank; ++d) perm[d] = d;
+          std::swap(perm[rank - 2], perm[rank - 1]);
+          std::vector<int64_t> dims = spec.shape.dim_vector();
+          std::swap(dims[rank - 2], dims[rank - 1]);
+          spec.shape = Shape(std::span<const int64_t>(dims));
+          auto perm_value = body_editor.add_int_constant(perm, Shape{rank}, mm.location);
+          if (!perm_value.ok()) return perm_value.status();
+          SmallVector<TensorSpec, 2> specs;
+          specs.push_back(spec);
+          const ValueRef t_inputs[2] = {v, *perm_value};
+          const int32_t t = body_editor.add_node(transpose_op, t_inputs, {}, std::move(specs), mm.location,
+                                                 mm.name + "/transposed_operand");
+          Node& rewired = copy->graph.mutable_node(b);
+          rewired.inputs[j] = ValueRef{t, 0};
+          rewired.attrs[matmul_op.attr_index(j == 0 ? "transpose_a" : "transpose_b")] = false;
+        }
+        EMBER_RETURN_IF_ERROR(body_editor.finish(/*prune=*/false));
+        body = std::move(copy);
+        body_changed = true;
+        classify(*body);
+      }
+    }
     const Graph& bg = body->graph;
     const int32_t nb = bg.num_nodes();
-    std::vector<Kind> kind(nb, Kind::kVarying);
-    std::vector<int> arg_of(nb, -1);
-    for (int a = 0; a < static_cast<int>(body->args.size()); ++a) {
-      const int32_t node = body->args[a];
-      arg_of[node] = a;
-      if (a >= body->num_call_args())
-        kind[node] = Kind::kCapturedArg;
-      else if (through_identities(bg, body->results[a]) == ValueRef{node, 0})
-        kind[node] = Kind::kInvariantArg;
-    }
-    int num_hoisted = 0;
-    for (int32_t b = 0; b < nb; ++b) {
-      if (arg_of[b] >= 0) continue;
-      const Node& inner = bg.node(b);
-      if (inner.op == &const_op && inner.control_inputs.empty()) {
-        kind[b] = Kind::kConst;
-        continue;
-      }
-      if (!hoistable_op(inner)) continue;
-      bool invariant = true;
-      for (ValueRef in : inner.inputs) {
-        invariant = invariant && kind[in.node] != Kind::kVarying;
-        invariant = invariant && is_floating(bg.spec(in).dtype);
-      }
-      if (!invariant) continue;
-      kind[b] = Kind::kHoisted;
-      ++num_hoisted;
-    }
     // The hoisted values the loop still reads: by a node that stays, or as a result.
     std::vector<ValueRef> frontier;
     auto add_frontier = [&](ValueRef v) {
