@@ -9,6 +9,8 @@ import pytest
 import ember as tf
 from ember import _C, errors
 
+import conv_op_examples  # noqa: E402 - tests/python is on sys.path under pytest
+
 F = np.arange(6, dtype=np.float32).reshape(2, 3) / 6 + 0.1
 I = np.array([[0, 1, 2], [2, 1, 0]], dtype=np.int32)
 B = np.array([[True, False, True], [False, True, True]])
@@ -126,6 +128,7 @@ def examples():
     table["StatelessRandomUniformInt"] = ([tf.constant([4]), tf.constant([1, 2])], [0, 10, tf.int64])
     program, results = fused_program_of_sin_of_product()
     table["FusedElementwise"] = ([[f32(), f32()]], [program, results, [2, 3]])
+    table.update(conv_op_examples.examples())
     return table
 
 
