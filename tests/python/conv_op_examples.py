@@ -57,21 +57,39 @@ def examples():
     ap3 = [[1, 2, 2, 2, 1], [1, 1, 2, 1, 1], "VALID", "NDHWC"]
     t["AvgPool3D"] = ([x3], ap3)
     t["AvgPool3DGrad"] = ([_i([1, 4, 5, 3, 2]), _f(1, 3, 2, 2, 2)], ap3)
+    c = 5
+    stats = [_f(c), _f(c), _f(c), em.constant(np.linspace(0.5, 1.5, c).astype(np.float32))]
+    t["FusedBatchNormV3"] = ([x5 := _f(2, 3, 4, c), *stats], [0.001, 1.0, "NHWC", True])
+    t["FusedBatchNormGradV3"] = ([_f(2, 3, 4, c), x5, stats[0], stats[2], stats[3], em.constant([], em.float32)],
+                                 [0.001, "NHWC", True])
+    t["LRN"] = ([x5], [2, 1.5, 0.3, 0.7])
+    t["LRNGrad"] = ([_f(2, 3, 4, c), x5, em._C.op("LRN")(x5, 2, 1.5, 0.3, 0.7)], [2, 1.5, 0.3, 0.7])
     return t
 
+
+# Where the tables draw random values (test_registry_vs_tensorflow.py's DOMAINS): variances are positive.
+DOMAINS = {"FusedBatchNormV3": {4: (0.5, 2.0)}, "FusedBatchNormGradV3": {4: (0.5, 2.0)}}
+
+# Left out of test_gradient_check.py's finite differences, and why (checked in test_nn_conv.py instead).
+NOT_FINITE_DIFFERENCE_CHECKED = {
+    "FusedBatchNormV3": "as TensorFlow's, its gradient flows from y alone (the statistics outputs and, for "
+                        "inference, the mean and variance inputs get none); test_nn_conv.py checks y's gradient "
+                        "against finite differences",
+}
 
 _GRAD_GRAD = ("its orig_output must be max_pool(orig_input) (TensorFlow's kernel matches input elements against "
               "it), which the table's random data are not; compared with TensorFlow in test_nn_conv.py")
 EXCLUDED = {"MaxPoolGradGrad": _GRAD_GRAD, "MaxPool3DGradGrad": _GRAD_GRAD}
 
-_NO_FLOAT64 = ("TensorFlow's CPU kernels of 3-D pooling take half, bfloat16 and float32 only; ember's float64 is "
+_NO_FLOAT64 = ("TensorFlow's CPU kernels of 3-D pooling, fused batch norm and LRN take half, bfloat16 and float32 only; ember's float64 is "
                "checked against finite differences (test_gradient_check.py) and float32 (test_nn_conv.py)")
 # (test, op, dtype) -> reason: strict xfails of test_registry_vs_tensorflow.py (its EXPECTED_DIFFERENCES).
 EXPECTED_DIFFERENCES = {
     (test, name, "float64"): _NO_FLOAT64
     for test in ("test_values_match_tensorflow", "test_gradients_match_tensorflow",
                  "test_second_order_gradients_match_tensorflow")
-    for name in ("MaxPool3D", "MaxPool3DGrad", "AvgPool3D", "AvgPool3DGrad")}
+    for name in ("MaxPool3D", "MaxPool3DGrad", "AvgPool3D", "AvgPool3DGrad", "FusedBatchNormV3",
+                 "FusedBatchNormGradV3", "LRN", "LRNGrad")}
 _MATCHES_OUTPUT = ("TensorFlow's MaxPool3DGrad and MaxPoolGradGrad kernels find each window's maximum by matching "
                    "orig_input against orig_output, which the table's random orig_output does not hold (ember's "
                    "recompute it from orig_input); compared with a consistent orig_output in test_nn_conv.py")
@@ -80,6 +98,9 @@ EXPECTED_DIFFERENCES.update({
     ("test_gradients_match_tensorflow", "MaxPool3DGrad", "float32"): _MATCHES_OUTPUT,
     ("test_gradients_match_tensorflow", "MaxPoolGrad", "float32"): _MATCHES_OUTPUT,
     ("test_gradients_match_tensorflow", "MaxPoolGrad", "float64"): _MATCHES_OUTPUT,
+    ("test_values_match_tensorflow", "LRNGrad", "float32"):
+        "TensorFlow's LRNGrad reads the normaliser from output_image, which the table's random data do not make "
+        "LRN(input_image); ember's recomputes it from input_image. test_nn_conv.py compares tf.nn.lrn's gradient",
 })
 
 

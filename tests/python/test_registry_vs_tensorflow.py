@@ -69,6 +69,7 @@ DOMAINS = {
     "ClipByValue": {1: (-1.0, -0.5), 2: (0.5, 1.0)},
     # TensorFlow's logits gradient assumes labels that are distributions (Note [Cross-entropy gradients])
     "SoftmaxCrossEntropyWithLogits": {1: DISTRIBUTION},
+    **conv_op_examples.DOMAINS,
 }
 # Integer operands that must not be negative (TensorFlow: "Integers to negative integer powers are not allowed").
 NONNEGATIVE_INTEGERS = {("Pow", 1)}
