@@ -64,6 +64,11 @@ def examples():
                                  [0.001, "NHWC", True])
     t["LRN"] = ([x5], [2, 1.5, 0.3, 0.7])
     t["LRNGrad"] = ([_f(2, 3, 4, c), x5, em._C.op("LRN")(x5, 2, 1.5, 0.3, 0.7)], [2, 1.5, 0.3, 0.7])
+    image = _f(2, 5, 7, 3)
+    t["ResizeBilinear"] = ([image, _i([9, 4])], [False, True])
+    t["ResizeBilinearGrad"] = ([_f(2, 9, 4, 3), image], [False, True])
+    t["ResizeNearestNeighbor"] = ([image, _i([9, 4])], [False, True])
+    t["ResizeNearestNeighborGrad"] = ([_f(2, 9, 4, 3), _i([5, 7])], [False, True])
     return t
 
 
@@ -98,6 +103,17 @@ EXPECTED_DIFFERENCES.update({
     ("test_gradients_match_tensorflow", "MaxPool3DGrad", "float32"): _MATCHES_OUTPUT,
     ("test_gradients_match_tensorflow", "MaxPoolGrad", "float32"): _MATCHES_OUTPUT,
     ("test_gradients_match_tensorflow", "MaxPoolGrad", "float64"): _MATCHES_OUTPUT,
+    ("test_values_match_tensorflow", "ResizeBilinearGrad", "float64"):
+        "TensorFlow's ResizeBilinearGrad takes float32 grads only; ember's takes float64 too (so float64 images "
+        "are differentiable twice)",
+    **{(test, "ResizeBilinearGrad", dtype): "TensorFlow passes no gradient through ResizeBilinearGrad (zeros); "
+       "ember's is its transpose, ResizeBilinear, checked by finite differences in test_gradient_check.py"
+       for test, dtype in (("test_gradients_match_tensorflow", "float32"), ("test_gradients_match_tensorflow", "float64"),
+                           ("test_second_order_gradients_match_tensorflow", "float64"))},
+    **{(test, "ResizeNearestNeighborGrad", dtype): "TensorFlow registers no gradient for ResizeNearestNeighborGrad "
+       "(LookupError); ember's is its transpose, ResizeNearestNeighbor, checked by finite differences"
+       for test, dtype in (("test_gradients_match_tensorflow", "float32"), ("test_gradients_match_tensorflow", "float64"),
+                           ("test_second_order_gradients_match_tensorflow", "float64"))},
     ("test_values_match_tensorflow", "LRNGrad", "float32"):
         "TensorFlow's LRNGrad reads the normaliser from output_image, which the table's random data do not make "
         "LRN(input_image); ember's recomputes it from input_image. test_nn_conv.py compares tf.nn.lrn's gradient",
@@ -118,6 +134,8 @@ def variants(f):
     t["MaxPool"] = [([f(2, 7, 6, 2)], [[1, 2, 3, 1], [1, 3, 1, 1], "VALID", [], "NHWC"]),
                     ([f(1, 5, 5, 2)], [[1, 3, 3, 1], [1, 2, 2, 1], "EXPLICIT", [0, 0, 1, 1, 2, 0, 0, 0], "NHWC"])]
     t["AvgPool"] = [([f(2, 7, 6, 2)], [[1, 3, 3, 1], [1, 2, 2, 1], "SAME", "NHWC"])]
+    for name in ("ResizeBilinear", "ResizeNearestNeighbor"):
+        t[name] = [([f(1, 4, 6, 2), _i([7, 3])], [align, half]) for align, half in ((False, False), (True, False))]
     return t
 
 
@@ -135,4 +153,7 @@ def _int(v):
 ERROR_CASES = [
     ("Conv2D", [_ones(1, 4, 4, 3), _ones(2, 2, 2, 1)], _conv2d_attrs()),  # 3 channels, filter in_channels 2
     ("AvgPool", [_ones(2, 2, 1)], [[1, 1, 1, 1], [1, 1, 1, 1], "VALID", "NHWC"]),  # not 4-D
+    ("ResizeBilinear", [_ones(1, 2, 2, 1), _int([0, 2])], [False, False]),  # empty output size
+    ("ResizeNearestNeighbor", [_ones(1, 2, 2, 1), _int([2, 2])], [True, True]),  # both conventions
+    ("ResizeBilinear", [_ones(2, 2, 1), _int([3, 3])], [False, False]),  # not 4-D
 ]

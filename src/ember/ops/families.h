@@ -12,6 +12,7 @@ void register_nn_ops(OpRegistry& r);         // softmax, losses, bias_add, ...
 void register_conv_ops(OpRegistry& r);       // Conv2D, Conv3D, DepthwiseConv2dNative and their backprops
 void register_pool_ops(OpRegistry& r);       // MaxPool, AvgPool (2-D, 3-D) and their gradients
 void register_norm_ops(OpRegistry& r);       // FusedBatchNormV3, LRN and their gradients
+void register_image_ops(OpRegistry& r);      // ResizeBilinear, ResizeNearestNeighbor and their gradients
 void register_random_ops(OpRegistry& r);     // stateful and stateless random
 void register_graph_ops(OpRegistry& r);      // Placeholder, Const, PartitionedCall
 void register_control_flow_ops(OpRegistry& r);  // If, While, Case and their stateless forms
@@ -28,6 +29,7 @@ inline void register_all_ops(OpRegistry& r) {
   register_conv_ops(r);
   register_pool_ops(r);
   register_norm_ops(r);
+  register_image_ops(r);
   register_random_ops(r);
   register_graph_ops(r);
   register_control_flow_ops(r);
