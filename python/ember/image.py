@@ -45,7 +45,9 @@ def resize(images, size, method=ResizeMethod.BILINEAR, preserve_aspect_ratio=Fal
         raise NotImplementedError("ember.image.resize: antialias=True is not supported")
     if preserve_aspect_ratio:
         raise NotImplementedError("ember.image.resize: preserve_aspect_ratio=True is not supported")
-    size_t = size if isinstance(size, Tensor) else convert_to_tensor([int(v) for v in size], dtype=dtypes.int32)
+    from ember.ops.nn_conv_ops import _ints
+
+    size_t = size if isinstance(size, Tensor) else convert_to_tensor(_ints(size, "size"), dtype=dtypes.int32)
     if size_t.shape.as_list() != [2]:
         raise ValueError(f"'size' must be a 1-D Tensor of 2 elements: new_height, new_width, got {size}")
     if single:

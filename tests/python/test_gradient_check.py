@@ -9,7 +9,9 @@ import pytest
 import ember as tf
 from ember import _C
 
-import conv_op_examples  # noqa: E402 - tests/python is on sys.path under pytest
+import sys  # noqa: E402
+sys.path.insert(0, __import__("os").path.dirname(__import__("os").path.abspath(__file__)))  # loaded by path too
+import conv_op_examples  # noqa: E402
 
 _spec = importlib.util.spec_from_file_location(
     "op_registry_examples", os.path.join(os.path.dirname(__file__), "test_op_registry.py"))

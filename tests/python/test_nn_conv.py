@@ -271,7 +271,7 @@ ONES = np.ones
     (lambda: _conv(ONES((4, 4, 1), np.float32), ONES((2, 2, 1, 1), np.float32)), r"Conv2D: input must be 4-D.*\[4,4,1\]"),
     (lambda: _conv(ONES((1, 4, 4, 1), np.float32), ONES((2, 2, 1), np.float32)), r"Conv2D: filter must be 4-D"),
     (lambda: _conv(ONES((1, 4, 4, 3), np.float32), ONES((2, 2, 2, 1), np.float32)),
-     r"Conv2D: the input's channels \(3\) must be a multiple of the filter's in_channels.*2"),
+     r"Conv2D: the input's channels \(3\) must be a positive multiple of the filter's in_channels.*2"),
     (lambda: _conv(ONES((1, 4, 4, 1), np.float32), ONES((2, 2, 1, 1), np.float32), strides=(1, 1, 1)),
      r"Conv2D: strides must have 4 elements.*\[1, 1, 1\]"),
     (lambda: _conv(ONES((1, 4, 4, 1), np.float32), ONES((2, 2, 1, 1), np.float32), strides=(2, 1, 1, 1)),
@@ -412,3 +412,24 @@ def test_small_cnn_trains_as_in_tensorflow():
     ours, theirs = _train(em), _train(tf)
     np.testing.assert_allclose(ours, theirs, rtol=1e-4)
     assert ours[-1] < ours[0]
+
+
+def test_zero_input_channels_are_an_error_not_a_division_by_zero():
+    """Found by the op fuzzer (seed 141827883 case 26286): 0 input channels made 0 groups and a SIGFPE."""
+    with pytest.raises(em.errors.InvalidArgumentError, match="Conv2D: the input's channels \\(0\\) must be a positive"):
+        em.nn.conv2d(np.ones((2, 5, 6, 0)), np.ones((3, 2, 3, 4)), [1, 2], "SAME")
+
+
+def test_empty_tensors_give_empty_results():
+    assert em.nn.depthwise_conv2d(np.ones((1, 3, 3, 0)), np.ones((2, 2, 0, 2)), [1, 1, 1, 1], "SAME").shape == [1, 3, 3, 0]
+    assert em._C.op("DepthwiseConv2dNativeBackpropFilter")(
+        em.constant(np.ones((1, 3, 3, 0))), em.constant([2, 2, 0, 2]), em.constant(np.ones((1, 3, 3, 0))),
+        [1, 1, 1, 1], "SAME", [], "NHWC", [1, 1, 1, 1]).shape == [2, 2, 0, 2]
+    assert em.nn.conv2d(np.ones((0, 3, 3, 2)), np.ones((2, 2, 2, 3)), 1, "SAME").shape == [0, 3, 3, 3]
+    assert em.nn.max_pool2d(np.ones((1, 3, 3, 0)), 2, 2, "SAME").shape == [1, 2, 2, 0]
+    w = em.constant(np.ones((2, 2, 2, 3)))
+    x = em.constant(np.ones((0, 3, 3, 2)))
+    with em.GradientTape() as tape:
+        tape.watch(w)
+        y = em.reduce_sum(em.nn.conv2d(x, w, 1, "SAME"))
+    np.testing.assert_array_equal(tape.gradient(y, w).numpy(), np.zeros((2, 2, 2, 3)))

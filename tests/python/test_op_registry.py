@@ -9,7 +9,9 @@ import pytest
 import ember as tf
 from ember import _C, errors
 
-import conv_op_examples  # noqa: E402 - tests/python is on sys.path under pytest
+import sys  # noqa: E402
+sys.path.insert(0, __import__("os").path.dirname(__import__("os").path.abspath(__file__)))  # loaded by path too
+import conv_op_examples  # noqa: E402
 
 F = np.arange(6, dtype=np.float32).reshape(2, 3) / 6 + 0.1
 I = np.array([[0, 1, 2], [2, 1, 0]], dtype=np.int32)

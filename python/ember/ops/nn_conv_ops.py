@@ -20,6 +20,32 @@ _ops = {name: _C.op(name) for name in (
     "Conv2D", "Conv2DBackpropInput", "Conv3D", "Conv3DBackpropInputV2", "DepthwiseConv2dNative")}
 
 
+def _int(v, what):
+    """An attribute as a Python int; a clear TypeError or ValueError for anything else (an int beyond int64, a
+    float, a tensor of the wrong shape)."""
+    try:
+        if isinstance(v, Tensor):
+            v = v.numpy()
+        if isinstance(v, (bool, float)) or getattr(v, "dtype", None) is not None and v.dtype.kind not in "iu":
+            raise TypeError
+        out = int(v)
+    except (TypeError, OverflowError) as e:
+        raise TypeError(f"{what} must be an int, got {v!r}") from e
+    if not -(1 << 63) <= out < (1 << 63):
+        raise ValueError(f"{what} is out of the int64 range: {out}")
+    return out
+
+
+def _ints(value, what):
+    if isinstance(value, Tensor):
+        value = value.numpy()
+    if hasattr(value, "tolist"):
+        value = value.tolist()
+    if isinstance(value, (str, bytes)) or not hasattr(value, "__iter__"):
+        return [_int(value, what)]
+    return [_int(v, what) for v in value]
+
+
 def _tensor(x, dtype=None):
     if isinstance(x, Tensor):
         return x
@@ -47,9 +73,7 @@ def _sequence(value, n, channels_last, name):
     attribute (1 in the batch and channel dimensions)."""
     if value is None:
         value = 1
-    if isinstance(value, int):
-        value = [value]
-    value = [int(v) for v in value]
+    value = _ints(value, name)
     if len(value) == n + 2:
         return value
     if len(value) == 1:
@@ -69,14 +93,18 @@ def _padding(padding, n, channels_last):
             raise ValueError(f"`padding` must be one of 'SAME', 'VALID' or a list of pairs. Received: "
                              f"padding={padding}")
         return padding, []
-    pairs = [list(p) for p in padding]
+    try:
+        pairs = [_ints(p, "padding") for p in padding]
+    except TypeError as e:
+        raise ValueError(f"padding must be 'SAME', 'VALID' or a list of {n + 2} [before, after] pairs, got "
+                         f"{padding!r}") from e
     if len(pairs) != n + 2 or any(len(p) != 2 for p in pairs):
         raise ValueError(f"When padding is explicit, it must be a list of size {n + 2} of pairs. Received: "
                          f"padding={padding}")
     channel = n + 1 if channels_last else 1
     if pairs[0] != [0, 0] or pairs[channel] != [0, 0]:
         raise ValueError(f"Padding in the batch and channel dimensions must be 0. Received: padding={padding}")
-    return "EXPLICIT", [int(v) for p in pairs for v in p]
+    return "EXPLICIT", [v for p in pairs for v in p]
 
 
 def conv2d(input, filters, strides, padding, data_format="NHWC", dilations=None, name=None):
@@ -151,7 +179,7 @@ def convolution(input, filters, strides=None, padding="VALID", data_format=None,
 def _output_shape(output_shape, n, dtype_like):
     if isinstance(output_shape, Tensor):
         return output_shape
-    return convert_to_tensor([int(v) for v in output_shape], dtype=None)
+    return convert_to_tensor(_ints(output_shape, "output_shape"), dtype=None)
 
 
 def conv2d_transpose(input, filters, output_shape, strides, padding="SAME", data_format="NHWC", dilations=None,
@@ -184,7 +212,7 @@ def conv1d_transpose(input, filters, output_shape, strides, padding="SAME", data
     """The transpose of conv1d, through conv2d_transpose over a height of 1."""
     last = _channels_last(data_format, 1)
     x = _tensor(input)
-    shape = [int(v) for v in (output_shape.numpy() if isinstance(output_shape, Tensor) else output_shape)]
+    shape = _ints(output_shape, "output_shape")
     shape2 = shape[:1] + [1] + shape[1:] if last else shape[:2] + [1] + shape[2:]
     s = _sequence(strides, 1, last, "strides")
     d = _sequence(dilations, 1, last, "dilations")
@@ -198,7 +226,12 @@ def conv1d_transpose(input, filters, output_shape, strides, padding="SAME", data
 def conv_transpose(input, filters, output_shape, strides, padding="SAME", data_format=None, dilations=None,
                    name=None):
     """conv1d/2d/3d_transpose by the length of ``output_shape``."""
-    n = (int(output_shape.shape[0]) if isinstance(output_shape, Tensor) else len(output_shape)) - 2
+    if isinstance(output_shape, Tensor):
+        if output_shape.shape.rank != 1 or output_shape.shape[0] is None:
+            raise ValueError(f"output_shape must be a vector of known length, got shape {output_shape.shape}")
+        n = int(output_shape.shape[0]) - 2
+    else:
+        n = len(_ints(output_shape, "output_shape")) - 2
     fn = {1: conv1d_transpose, 2: conv2d_transpose, 3: conv3d_transpose}.get(n)
     if fn is None:
         raise ValueError(f"output_shape must have 3, 4 or 5 elements. Received: output_shape={output_shape}")
@@ -318,10 +351,11 @@ def avg_pool(input, ksize, strides, padding, data_format=None, name=None):
 def pool(input, window_shape, pooling_type, strides=None, padding="VALID", data_format=None, dilations=None,
          name=None):
     """tf.nn.pool: "MAX" or "AVG" pooling over ``window_shape``, without dilations."""
-    if dilations is not None and any(int(d) != 1 for d in dilations):
-        raise NotImplementedError("ember.nn.pool: dilations other than 1 are not supported")
+    if dilations is not None and any(d != 1 for d in _ints(dilations, "dilations")):
+        raise ValueError("ember.nn.pool: dilations other than 1 are not supported")
     kind = {"MAX": "max", "AVG": "avg"}.get(str(pooling_type).upper())
     if kind is None:
         raise ValueError(f"pooling_type must be 'MAX' or 'AVG'. Received: pooling_type={pooling_type}")
     x, n = _rank_n(input, data_format)
-    return _pool(kind, x, list(window_shape), strides if strides is not None else 1, padding, data_format, n)
+    return _pool(kind, x, _ints(window_shape, "window_shape"), strides if strides is not None else 1, padding,
+                 data_format, n)

@@ -41,7 +41,12 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001, 
     mean = empty if mean is None else _tensor(mean, x.dtype)
     variance = empty if variance is None else _tensor(variance, x.dtype)
     # TensorFlow raises epsilon to cuDNN's minimum; its CPU kernel then uses the same value.
-    epsilon = max(float(epsilon), 1.001e-5)
+    try:
+        epsilon = max(float(epsilon), 1.001e-5)
+        exponential_avg_factor = float(exponential_avg_factor)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"fused_batch_norm: epsilon and exponential_avg_factor must be floats, got {epsilon!r}, "
+                        f"{exponential_avg_factor!r}") from e
     fmt = str(data_format)
     if x.shape.rank == 5 and fmt in ("NHWC", "NCHW"):
         fmt = "NDHWC" if fmt == "NHWC" else "NCDHW"
@@ -53,8 +58,15 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001, 
 
 def local_response_normalization(input, depth_radius=5, bias=1, alpha=1, beta=0.5, name=None):
     """input / (bias + alpha * sum over a window of 2 * depth_radius + 1 channels of input^2)^beta."""
+    from ember.ops.nn_conv_ops import _int
+
     x = _tensor(input, dtypes.float32)
-    return _LRN(x, int(depth_radius), float(bias), float(alpha), float(beta))
+    try:
+        params = [float(bias), float(alpha), float(beta)]
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"local_response_normalization: bias, alpha and beta must be floats, got {bias!r}, "
+                        f"{alpha!r}, {beta!r}") from e
+    return _LRN(x, _int(depth_radius, "depth_radius"), *params)
 
 
 lrn = local_response_normalization

@@ -332,6 +332,7 @@ Status unsupported(const char* what, DType dtype) {
 }  // namespace
 
 Status conv_forward(const ConvGeometry& g, const TensorImpl& x, const TensorImpl& w, TensorImpl& y) {
+  if (y.num_elements() == 0) return Status::OK();  // also a depthwise convolution of 0 channels
   switch (x.dtype()) {
     case DType::kFloat32:
       if (onednn_conv(g, Kind::kForward, x.raw_data(), w.raw_data(), y.mutable_raw_data()))
@@ -349,6 +350,7 @@ Status conv_forward(const ConvGeometry& g, const TensorImpl& x, const TensorImpl
 }
 
 Status conv_backward_data(const ConvGeometry& g, const TensorImpl& w, const TensorImpl& dy, TensorImpl& dx) {
+  if (dx.num_elements() == 0) return Status::OK();  // also a depthwise convolution of 0 channels
   switch (w.dtype()) {
     case DType::kFloat32:
       if (onednn_conv(g, Kind::kBackwardData, w.raw_data(), dy.raw_data(), dx.mutable_raw_data()))
@@ -367,6 +369,7 @@ Status conv_backward_data(const ConvGeometry& g, const TensorImpl& w, const Tens
 
 Status conv_backward_filter(const ConvGeometry& g, const TensorImpl& x, const TensorImpl& dy,
                             TensorImpl& dw) {
+  if (dw.num_elements() == 0) return Status::OK();  // also a depthwise convolution of 0 channels
   switch (x.dtype()) {
     case DType::kFloat32:
       if (onednn_conv(g, Kind::kBackwardFilter, x.raw_data(), dy.raw_data(), dw.mutable_raw_data()))

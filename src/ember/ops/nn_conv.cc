@@ -134,10 +134,10 @@ Status geometry(const OpDef* op, const ConvAttrs& c, const Shape& input, const S
     g->out_channels = filter_out;
     g->groups = 1;
     if (g->in_channels >= 0 && filter_in >= 0) {
-      if (filter_in == 0 || g->in_channels % filter_in != 0)
+      if (filter_in == 0 || g->in_channels == 0 || g->in_channels % filter_in != 0)
         return invalid_argument(name, ": the input's channels (", g->in_channels,
-                                ") must be a multiple of the filter's in_channels (dimension ", c.nd, ", ",
-                                filter_in, "); input is ", input.to_string(), ", filter is ",
+                                ") must be a positive multiple of the filter's in_channels (dimension ", c.nd,
+                                ", ", filter_in, "); input is ", input.to_string(), ", filter is ",
                                 filter.to_string());
       g->groups = g->in_channels / filter_in;
       if (filter_out >= 0 && filter_out % g->groups != 0)

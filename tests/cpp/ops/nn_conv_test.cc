@@ -31,7 +31,7 @@ TEST(ConvShapes, Conv2D) {
   INFER_OK("Conv2D", "[1,5,5,4];?", conv2d({1, 1, 1, 1}, "VALID"), "[1,?,?,?]");
   INFER_ERROR("Conv2D", "[7,9,4];[3,2,4,5]", conv2d({1, 1, 1, 1}, "SAME"), "input must be 4-D");
   INFER_ERROR("Conv2D", "[2,7,9,3];[3,2,2,5]", conv2d({1, 1, 1, 1}, "SAME"),
-              "must be a multiple of the filter's");
+              "must be a positive multiple of the filter's");
   INFER_ERROR("Conv2D", "[2,7,9,4];[3,2,2,5]", conv2d({1, 1, 1, 1}, "SAME"),
               "multiple of the number of groups");
   INFER_ERROR("Conv2D", "[2,7,9,4];[3,2,4,5]", conv2d({1, 1, 1}, "SAME"), "strides must have 4 elements");
