@@ -433,3 +433,33 @@ def test_empty_tensors_give_empty_results():
         tape.watch(w)
         y = em.reduce_sum(em.nn.conv2d(x, w, 1, "SAME"))
     np.testing.assert_array_equal(tape.gradient(y, w).numpy(), np.zeros((2, 2, 2, 3)))
+
+
+# ---- batching (pfor): the examples folded into N ---------------------------------------------------------
+
+@pytest.mark.parametrize("case", ["conv2d", "depthwise", "pool_then_conv", "max_pool", "lrn"])
+def test_vectorised_jacobian_matches_the_loop(case):
+    from ember import jacobians
+
+    w4, dw = _r(2, 2, 2, 3).astype(np.float64), _r(2, 2, 2, 2).astype(np.float64)
+    fns = {
+        "conv2d": (lambda x: em.nn.conv2d(x, w4, 1, "SAME"), (2, 3, 3, 2)),
+        "depthwise": (lambda x: em.nn.depthwise_conv2d(x, dw, [1, 1, 1, 1], "VALID"), (1, 3, 3, 2)),
+        "max_pool": (lambda x: em.nn.max_pool2d(x * x, 2, 1, "VALID"), (1, 3, 3, 2)),
+        "pool_then_conv": (lambda x: em.nn.conv2d(em.nn.avg_pool2d(x * x, 2, 1, "SAME"), w4, 2, "SAME"), (2, 4, 4, 2)),
+        "lrn": (lambda x: em.nn.lrn(x, 1) * x, (1, 2, 2, 3)),
+    }
+    fn, shape = fns[case]
+    x = em.constant(RNG.standard_normal(shape))
+
+    def jacobian(use_pfor):
+        with em.GradientTape() as tape:
+            tape.watch(x)
+            y = fn(x)
+        return tape.jacobian(y, x, experimental_use_pfor=use_pfor).numpy()
+
+    before = dict(jacobians.stats)
+    fast = jacobian(True)
+    assert jacobians.stats["vectorized"] - before.get("vectorized", 0) == 1, jacobians.last_fallback
+    assert jacobians.stats["fallback"] - before.get("fallback", 0) == 0, jacobians.last_fallback
+    np.testing.assert_allclose(fast, jacobian(False), rtol=1e-12, atol=1e-12)

@@ -348,7 +348,7 @@ void register_family(OpRegistry& r, const ConvFamily& f, const std::string& doc)
       .output("output")
       .type_var(kConvTypes);
   conv_attrs(fwd, f).shape(&forward_shape).kernel(kConvTypes, &forward_kernel).grad(&forward_grad);
-  fwd.batching(BatchingRule::kFallback).done(r);
+  fwd.batching(BatchingRule::kCustom).done(r);  // pfor.py folds the examples into N
 
   OpBuilder in(f.backprop_input);
   in.doc(std::string("The gradient of ") + f.forward + " w.r.t. its input, whose shape is input_sizes. " +
@@ -363,7 +363,7 @@ void register_family(OpRegistry& r, const ConvFamily& f, const std::string& doc)
       .shape(&backprop_input_shape)
       .kernel(kConvTypes, &backprop_input_kernel)
       .grad(&backprop_input_grad);
-  in.batching(BatchingRule::kFallback).done(r);
+  in.batching(BatchingRule::kCustom).done(r);  // pfor.py folds out_backprop's examples into N
 
   OpBuilder filt(f.backprop_filter);
   filt.doc(std::string("The gradient of ") + f.forward + " w.r.t. its filter, whose shape is filter_sizes. " +

@@ -292,7 +292,7 @@ void register_norm_ops(OpRegistry& r) {
       .shape(&lrn_shape)
       .kernel(kNormTypes, &lrn_kernel)
       .grad(&lrn_grad)
-      .batching(BatchingRule::kFallback)
+      .batching(BatchingRule::kCustom)
       .done(r);
   OpBuilder("LRNGrad")
       .doc("The gradient of LRN: input_grads (dy), input_image (x), output_image (LRN(x)) -> dx.")
@@ -308,7 +308,7 @@ void register_norm_ops(OpRegistry& r) {
       .flags(kNotDifferentiable)
       .shape(&lrn_shape)
       .kernel(kNormTypes, &lrn_grad_kernel)
-      .batching(BatchingRule::kFallback)
+      .batching(BatchingRule::kCustom)
       .done(r);
 }
 

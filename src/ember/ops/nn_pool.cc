@@ -285,7 +285,7 @@ void register_family(OpRegistry& r, const PoolFamily& f, const std::string& doc)
   fwd.shape(&pool_shape)
       .kernel(kPoolTypes, &pool_kernel)
       .grad(&pool_grad)
-      .batching(BatchingRule::kFallback)
+      .batching(BatchingRule::kCustom)  // pfor.py folds the examples into N
       .done(r);
 
   OpBuilder grad(f.grad);
@@ -310,7 +310,7 @@ void register_family(OpRegistry& r, const PoolFamily& f, const std::string& doc)
   grad.shape(&pool_shape)
       .kernel(kPoolTypes, &pool_kernel)
       .grad(&pool_grad)
-      .batching(BatchingRule::kFallback)
+      .batching(BatchingRule::kCustom)  // pfor.py: fold the incoming gradient (and the images) into N
       .done(r);
 
   if (!f.grad_grad) return;
@@ -328,7 +328,7 @@ void register_family(OpRegistry& r, const PoolFamily& f, const std::string& doc)
   gg.shape(&pool_shape)
       .kernel(kPoolTypes, &pool_kernel)
       .grad(&pool_grad)
-      .batching(BatchingRule::kFallback)
+      .batching(BatchingRule::kCustom)
       .done(r);
 }
 
