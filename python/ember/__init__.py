@@ -43,7 +43,7 @@ from ember.ops.math_ops import (abs, add, add_n, argmax, argmin, cast, ceil, cos
                                 not_equal, pow, realdiv, reduce_all, reduce_any, reduce_logsumexp,
                                 reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum, round, scalar_mul,
                                 sigmoid, sign, sin, sqrt, square, subtract, tanh, tensordot, truediv)
-from ember import compat, config, contrib, experimental, initializers, linalg, math, nn, random
+from ember import compat, config, contrib, experimental, image, initializers, linalg, math, nn, random
 from ember.compat.v1 import control_dependencies
 from ember.initializers import constant_initializer, ones_initializer, zeros_initializer
 from ember.device_scope import device

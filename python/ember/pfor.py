@@ -631,6 +631,53 @@ def _l2_loss(node, ins, n):
     return _op("Mul")(total, convert_to_tensor(0.5, dtype=x.value.dtype))
 
 
+def _op_attrs(node):
+    return [node.attrs[a] for a in _C.op_info(node.type)["attrs"]]
+
+
+def _fold(x):
+    """A batched [n, N, ...] value as [n * N, ...]."""
+    return _op("Reshape")(x.value, _vec([-1], _shape_part(x.value, 2, None)))
+
+
+def _unfold(out, x):
+    """[n * N, ...] back to [n, N, ...], n and N taken from the batched input x."""
+    return _op("Reshape")(out, _vec(_shape_part(x.value, 0, 2), _shape_part(out, 1, None)))
+
+
+@_rule("Conv2D", "Conv3D", "DepthwiseConv2dNative", "MaxPool", "AvgPool", "MaxPool3D", "AvgPool3D", "LRN")
+def _fold_into_batch(node, ins, n):
+    """The examples folded into the op's own batch dimension (N): one call over n * N images. A filter that
+    depends on the seed would be n different convolutions: no rule."""
+    x = ins[0]
+    if not x.batched or any(i.batched for i in ins[1:]):
+        raise Unbatchable(f"{node.type}: only the input (not the filter) may depend on the seed")
+    return _unfold(_op(node.type)(_fold(x), *[i.value for i in ins[1:]], *_op_attrs(node)), x)
+
+
+@_rule("Conv2DBackpropInput", "Conv3DBackpropInputV2", "DepthwiseConv2dNativeBackpropInput", "AvgPoolGrad",
+       "AvgPool3DGrad")
+def _fold_backprop_input(node, ins, n):
+    """The incoming gradient (the seed's path in a jacobian) folded into N, the input size's N scaled to n * N."""
+    sizes, *middle, dy = ins
+    if sizes.batched or any(m.batched for m in middle) or not dy.batched:
+        raise Unbatchable(f"{node.type}: only the incoming gradient may depend on the seed")
+    count = _op("Cast")(_shape_part(dy.value, 0, 1), sizes.value.dtype)
+    folded_sizes = _op("ConcatV2")([_op("Mul")(_op("Slice")(sizes.value, [0], [1]), count),
+                                    _op("Slice")(sizes.value, [1], [-1])], 0)
+    return _unfold(_op(node.type)(folded_sizes, *[m.value for m in middle], _fold(dy), *_op_attrs(node)), dy)
+
+
+@_rule("MaxPoolGrad", "MaxPool3DGrad", "MaxPoolGradGrad", "MaxPool3DGradGrad", "LRNGrad")
+def _fold_all(node, ins, n):
+    """Image-wise ops of several same-batch operands: the invariant ones repeated n times, then all folded."""
+    batched = next((x for x in ins if x.batched), None)
+    if batched is None:
+        raise Unbatchable(f"{node.type}: no batched operand")
+    full = [_In(_full(x, n), True, x.shape) for x in ins]
+    return _unfold(_op(node.type)(*[_fold(x) for x in full], *_op_attrs(node)), batched)
+
+
 @_rule("Softmax", "LogSoftmax")
 def _softmax(node, ins, n):
     return _op(node.type)(ins[0].value, _axis(node.attrs["axis"], ins[0].rank))

@@ -9,6 +9,10 @@ import pytest
 import ember as tf
 from ember import _C, errors
 
+import sys  # noqa: E402
+sys.path.insert(0, __import__("os").path.dirname(__import__("os").path.abspath(__file__)))  # loaded by path too
+import conv_op_examples  # noqa: E402
+
 F = np.arange(6, dtype=np.float32).reshape(2, 3) / 6 + 0.1
 I = np.array([[0, 1, 2], [2, 1, 0]], dtype=np.int32)
 B = np.array([[True, False, True], [False, True, True]])
@@ -126,6 +130,7 @@ def examples():
     table["StatelessRandomUniformInt"] = ([tf.constant([4]), tf.constant([1, 2])], [0, 10, tf.int64])
     program, results = fused_program_of_sin_of_product()
     table["FusedElementwise"] = ([[f32(), f32()]], [program, results, [2, 3]])
+    table.update(conv_op_examples.examples())
     return table
 
 

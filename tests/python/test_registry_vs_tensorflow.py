@@ -21,6 +21,10 @@ import tensorflow as real_tf
 import ember as em
 from ember import _C
 
+import sys  # noqa: E402
+sys.path.insert(0, __import__("os").path.dirname(__import__("os").path.abspath(__file__)))  # loaded by path too
+import conv_op_examples  # noqa: E402
+
 _spec = importlib.util.spec_from_file_location(
     "op_registry_examples_vs_tf", os.path.join(os.path.dirname(__file__), "test_op_registry.py"))
 _registry = importlib.util.module_from_spec(_spec)
@@ -42,6 +46,7 @@ EXCLUDED = {
     "AssignVariableOp": "writes an ember variable named by its id attribute (see ReadVariableOp)",
     "AssignAddVariableOp": "writes an ember variable named by its id attribute (see ReadVariableOp)",
     "AssignSubVariableOp": "writes an ember variable named by its id attribute (see ReadVariableOp)",
+    **conv_op_examples.EXCLUDED,
 }
 
 OP_NAMES = sorted(_C.op_names())
@@ -66,6 +71,7 @@ DOMAINS = {
     "ClipByValue": {1: (-1.0, -0.5), 2: (0.5, 1.0)},
     # TensorFlow's logits gradient assumes labels that are distributions (Note [Cross-entropy gradients])
     "SoftmaxCrossEntropyWithLogits": {1: DISTRIBUTION},
+    **conv_op_examples.DOMAINS,
 }
 # Integer operands that must not be negative (TensorFlow: "Integers to negative integer powers are not allowed").
 NONNEGATIVE_INTEGERS = {("Pow", 1)}
@@ -85,6 +91,7 @@ EXPECTED_DIFFERENCES = {
     ("test_gradients_match_tensorflow", "SoftmaxCrossEntropyWithLogits", "float64"): LABELS_GRADIENT,
     # The same rule differentiated again: TensorFlow's second-order gradient w.r.t. the labels is 0.
     ("test_second_order_gradients_match_tensorflow", "SoftmaxCrossEntropyWithLogits", "float64"): LABELS_GRADIENT,
+    **conv_op_examples.EXPECTED_DIFFERENCES,
 }
 
 
@@ -491,6 +498,7 @@ def _variants():
                        ([_i([1, 3]), _i(4), em.constant(2.0), em.constant(-1.0)], [1])]
     table["L2Loss"] = [([_f(3, 4, 2)], [])]
     table["AddN"] = [([[_f(2, 3)] * 4], []), ([[_f(3)]], [])]
+    table.update(conv_op_examples.variants(_f))
     return table
 
 
@@ -570,6 +578,7 @@ ERROR_CASES = [
     ("Unpack", [_ones(2, 3)], [3, 0]),
     ("Pack", [[_ones(2, 3), _ones(3, 2)]], [0]),
     ("MirrorPadGrad", [_ones(2, 3), _int([[2, 0], [0, 0]])], ["REFLECT"]),
+    *conv_op_examples.ERROR_CASES,
 ]
 
 

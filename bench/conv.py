@@ -1,0 +1,189 @@
+"""Convolution (issue 17), side by side in one run, one subprocess per framework:
+
+    python3 bench/conv.py [--quick]
+
+Workload: conv2d 3x3, 64 -> 64 channels, 56x56, batch 32, NHWC for ember and TensorFlow (their layout),
+NCHW for PyTorch (its layout), SAME padding, float32:
+- fwd: the convolution alone;
+- fwd+bwd: the convolution, then the gradients of sum(y * dy) w.r.t. the input and the filter (ember and
+  TensorFlow: GradientTape in a tf.function, i.e. Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter; PyTorch:
+  autograd).
+Target (issue 17): ember >= 90% of the throughput of oneDNN's own primitive (not measured here yet: the direct
+oneDNN baseline belongs in bench/native_baselines.cc), and faster than TensorFlow and PyTorch.
+
+Each framework's first output is checked against a float64 NumPy convolution of the first image, so a fast
+wrong answer shows as FAIL. PyTorch comes from EMBER_BENCH_PATH_TORCH (e.g. /work/torchenv's site-packages).
+"""
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before NumPy starts its BLAS pool
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import statistics  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from dynamic_shapes import others_cores_during  # noqa: E402
+
+ROOT = os.path.dirname(HERE)
+QUIET_CORES = 0.1
+N, H, W, C, K = 32, 56, 56, 64, 64
+FLOPS_FWD = 2 * N * H * W * C * K * 9
+
+
+def data():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((N, H, W, C)).astype(np.float32)
+    w = (rng.standard_normal((3, 3, C, K)) / np.sqrt(9 * C)).astype(np.float32)
+    dy = rng.standard_normal((N, H, W, K)).astype(np.float32)
+    return x, w, dy
+
+
+def reference_first_image(x, w):
+    padded = np.pad(x[0].astype(np.float64), [(1, 1), (1, 1), (0, 0)])
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(0, 1))  # [H, W, C, 3, 3]
+    return np.einsum("hwcij,ijck->hwk", windows, w.astype(np.float64))
+
+
+def tf_cases(tf):
+    x_np, w_np, dy_np = data()
+    x, w, dy = tf.constant(x_np), tf.constant(w_np), tf.constant(dy_np)
+
+    @tf.function
+    def fwd(x, w):
+        return tf.nn.conv2d(x, w, 1, "SAME")
+
+    @tf.function
+    def fwd_bwd(x, w, dy):
+        with tf.GradientTape() as tape:
+            tape.watch([x, w])
+            y = tf.nn.conv2d(x, w, 1, "SAME")
+            loss = tf.reduce_sum(y * dy)
+        gx, gw = tape.gradient(loss, [x, w])
+        return y, gx, gw
+
+    first = fwd(x, w).numpy()[0]
+    fwd_bwd(x, w, dy)
+    return {"fwd": lambda: fwd(x, w).numpy, "fwd+bwd": lambda: fwd_bwd(x, w, dy)[2].numpy}, first
+
+
+def torch_cases():
+    import torch
+
+    torch.set_num_threads(os.cpu_count())
+    x_np, w_np, dy_np = data()
+    x = torch.from_numpy(np.ascontiguousarray(x_np.transpose(0, 3, 1, 2))).requires_grad_(True)
+    w = torch.from_numpy(np.ascontiguousarray(w_np.transpose(3, 2, 0, 1))).requires_grad_(True)
+    dy = torch.from_numpy(np.ascontiguousarray(dy_np.transpose(0, 3, 1, 2)))
+
+    def fwd():
+        with torch.no_grad():
+            return torch.nn.functional.conv2d(x, w, padding=1)
+
+    def fwd_bwd():
+        y = torch.nn.functional.conv2d(x, w, padding=1)
+        gx, gw = torch.autograd.grad((y * dy).sum(), [x, w])
+        return gw
+
+    first = fwd()[0].permute(1, 2, 0).numpy()
+    return {"fwd": fwd, "fwd+bwd": fwd_bwd}, first
+
+
+def time_calls(call, seconds):
+    for _ in range(2):
+        call()
+    times = []
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end or len(times) < 5:
+        t0 = time.perf_counter()
+        result = call()
+        if callable(result):
+            result()  # TensorFlow/ember: wait for the value
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times)
+
+
+def worker(framework, quick):
+    if framework == "ember":
+        import ember
+
+        (cases, first), version = tf_cases(ember), ember.__version__
+    elif framework == "tensorflow":
+        import tensorflow
+
+        (cases, first), version = tf_cases(tensorflow), tensorflow.__version__
+    elif framework == "torch":
+        import torch
+
+        (cases, first), version = torch_cases(), torch.__version__
+    else:
+        raise ValueError(framework)
+    x, w, _ = data()
+    ref = reference_first_image(x, w)
+    err = float(np.max(np.abs(first - ref)) / (1 + np.max(np.abs(ref))))
+    out = {"version": version, "error": err, "cases": {}}
+    for name, call in cases.items():
+        try:
+            out["cases"][name] = {"time": time_calls(call, 2.0 if quick else 6.0)}
+        except Exception as e:  # noqa: BLE001 - one failing case must not hide the others
+            out["cases"][name] = {"failed": f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:240]}"}
+    print(json.dumps(out))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--worker")
+    args = parser.parse_args()
+    if args.worker:
+        worker(args.worker, args.quick)
+        return
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",
+               PYTHONPATH=os.path.join(ROOT, "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    results, lines = {}, []
+    for fw in ("ember", "tensorflow", "torch"):
+        flags = ["-S"] if sys.flags.no_site else []
+        cmd = [sys.executable, *flags, __file__, "--worker", fw] + (["--quick"] if args.quick else [])
+        fw_env = env
+        extra = os.environ.get(f"EMBER_BENCH_PATH_{fw.upper()}")  # packages for this worker alone
+        if extra:
+            fw_env = dict(env, PYTHONPATH=extra + os.pathsep + env["PYTHONPATH"])
+        proc, others = others_cores_during(lambda: subprocess.run(cmd, capture_output=True, text=True, env=fw_env))
+        if proc.returncode != 0:
+            missing = "ModuleNotFoundError" in proc.stderr
+            why = "not installed" if missing else (proc.stderr.strip().splitlines() or ["?"])[-1]
+            lines.append(f"  {fw}: skipped ({why})")
+            continue
+        results[fw] = json.loads(proc.stdout.strip().splitlines()[-1])
+        if others is not None and others > QUIET_CORES:
+            lines.append(f"  WARNING: other processes kept {others:.2f} of {os.cpu_count()} cores busy during "
+                         f"the {fw} worker; its timings are disturbed")
+    print(f"bench/conv.py: conv2d 3x3 {C}->{K}, {H}x{W}, batch {N}; {os.cpu_count()} CPU threads; "
+          + ", ".join(f"{fw} {r['version']}" for fw, r in results.items()))
+    for line in lines:
+        print(line)
+    print(f"{'case':<8} {'framework':<11} {'ms':>10} {'GFLOP/s':>8} {'vs ember':>9}  check")
+    for case, flops in (("fwd", FLOPS_FWD), ("fwd+bwd", 3 * FLOPS_FWD)):
+        ember_time = results.get("ember", {}).get("cases", {}).get(case, {}).get("time")
+        for fw, r in results.items():
+            c = r["cases"].get(case)
+            if c is None:
+                continue
+            if "failed" in c:
+                print(f"{case:<8} {fw:<11} {'FAILED':>10}  {c['failed']}")
+                continue
+            ratio = f"{c['time'] / ember_time:8.2f}x" if ember_time else f"{'-':>9}"
+            check = "ok" if r["error"] < 1e-4 else f"FAIL (error {r['error']:.2e})"
+            print(f"{case:<8} {fw:<11} {c['time'] * 1e3:10.2f} {flops / c['time'] / 1e9:8.1f} {ratio}  {check}")
+    print("targets: ember >= 0.9x oneDNN's primitive called directly (not in this script yet), faster than "
+          "TensorFlow and PyTorch")
+
+
+if __name__ == "__main__":
+    main()

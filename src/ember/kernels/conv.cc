@@ -1,0 +1,394 @@
+#include "ember/kernels/conv.h"
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+#include "ember/core/parallel.h"
+#include "ember/kernels/onednn_primitive.h"
+
+namespace ember::kernels {
+
+namespace {
+
+// ---------------------------------------------------------------- ember's direct loops
+//
+// Element strides of the three tensors, spatial dims padded to three with size-1 dims, so one loop nest
+// serves 1-3 spatial dims and both layouts.
+struct Strides {
+  int64_t x_n, x_c, x_s[3];
+  int64_t y_n, y_c, y_s[3];
+  int64_t w_k[3], w_i, w_o;
+  int64_t in[3], k[3], out[3], st[3], dil[3], pad[3];
+  int64_t in_per_group, out_per_group;
+};
+
+void activation_strides(const ConvGeometry& g, int64_t channels, const int64_t* spatial, int64_t* n,
+                        int64_t* c, int64_t* s) {
+  int64_t size = 1;
+  for (int i = 0; i < 3; ++i) s[i] = 0;
+  if (g.channels_last) {
+    *c = 1, size = channels;
+    for (int i = g.nd - 1; i >= 0; --i) s[i] = size, size *= spatial[i];
+  } else {
+    for (int i = g.nd - 1; i >= 0; --i) s[i] = size, size *= spatial[i];
+    *c = size, size *= channels;
+  }
+  *n = size;
+}
+
+Strides strides_of(const ConvGeometry& g) {
+  Strides s{};
+  activation_strides(g, g.in_channels, g.in, &s.x_n, &s.x_c, s.x_s);
+  activation_strides(g, g.out_channels, g.out, &s.y_n, &s.y_c, s.y_s);
+  s.in_per_group = g.in_channels / g.groups;
+  s.out_per_group = g.out_channels / g.groups;
+  s.w_o = 1, s.w_i = g.out_channels;
+  int64_t size = s.in_per_group * g.out_channels;
+  for (int i = 2; i >= 0; --i) s.w_k[i] = 0;
+  for (int i = g.nd - 1; i >= 0; --i) s.w_k[i] = size, size *= g.kernel[i];
+  for (int i = 0; i < 3; ++i) {
+    const bool used = i < g.nd;
+    s.in[i] = used ? g.in[i] : 1, s.k[i] = used ? g.kernel[i] : 1, s.out[i] = used ? g.out[i] : 1;
+    s.st[i] = used ? g.stride[i] : 1, s.dil[i] = used ? g.dilation[i] : 1,
+    s.pad[i] = used ? g.pad_before[i] : 0;
+  }
+  return s;
+}
+
+// The input position that kernel tap k of output position p reads along one dim, or -1 outside the input.
+inline int64_t tap(const Strides& s, int d, int64_t p, int64_t k) {
+  const int64_t i = p * s.st[d] - s.pad[d] + k * s.dil[d];
+  return i >= 0 && i < s.in[d] ? i : -1;
+}
+
+template <typename T>
+void direct_forward(const ConvGeometry& g, const T* x, const T* w, T* y) {
+  const Strides s = strides_of(g);
+  const int64_t rows = g.batch * g.out_channels * s.out[0];
+  const int64_t cost = s.out[1] * s.out[2] * s.k[0] * s.k[1] * s.k[2] * s.in_per_group + 1;
+  parallel_for(rows, cost, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t p0 = row % s.out[0], o = (row / s.out[0]) % g.out_channels,
+                    n = row / (s.out[0] * g.out_channels);
+      const int64_t c0 = (o / s.out_per_group) * s.in_per_group;
+      const T* xn = x + n * s.x_n + c0 * s.x_c;
+      for (int64_t p1 = 0; p1 < s.out[1]; ++p1) {
+        for (int64_t p2 = 0; p2 < s.out[2]; ++p2) {
+          T acc = 0;
+          for (int64_t k0 = 0; k0 < s.k[0]; ++k0) {
+            const int64_t i0 = tap(s, 0, p0, k0);
+            if (i0 < 0) continue;
+            for (int64_t k1 = 0; k1 < s.k[1]; ++k1) {
+              const int64_t i1 = tap(s, 1, p1, k1);
+              if (i1 < 0) continue;
+              for (int64_t k2 = 0; k2 < s.k[2]; ++k2) {
+                const int64_t i2 = tap(s, 2, p2, k2);
+                if (i2 < 0) continue;
+                const T* xp = xn + i0 * s.x_s[0] + i1 * s.x_s[1] + i2 * s.x_s[2];
+                const T* wp = w + k0 * s.w_k[0] + k1 * s.w_k[1] + k2 * s.w_k[2] + o;
+                for (int64_t ig = 0; ig < s.in_per_group; ++ig) acc += xp[ig * s.x_c] * wp[ig * s.w_i];
+              }
+            }
+          }
+          y[n * s.y_n + o * s.y_c + p0 * s.y_s[0] + p1 * s.y_s[1] + p2 * s.y_s[2]] = acc;
+        }
+      }
+    }
+  });
+}
+
+template <typename T>
+void direct_backward_data(const ConvGeometry& g, const T* w, const T* dy, T* dx) {
+  const Strides s = strides_of(g);
+  const int64_t out_size = s.out[0] * s.out[1] * s.out[2];
+  const int64_t cost = out_size * s.k[0] * s.k[1] * s.k[2] * s.out_per_group + 1;
+  // One (batch, input channel) plane per work item: no two items write the same element.
+  parallel_for(g.batch * g.in_channels, cost, [&](int64_t begin, int64_t end) {
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t c = item % g.in_channels, n = item / g.in_channels;
+      const int64_t ig = c % s.in_per_group, o0 = (c / s.in_per_group) * s.out_per_group;
+      T* dxp = dx + n * s.x_n + c * s.x_c;
+      for (int64_t i0 = 0; i0 < s.in[0]; ++i0)
+        for (int64_t i1 = 0; i1 < s.in[1]; ++i1)
+          for (int64_t i2 = 0; i2 < s.in[2]; ++i2) dxp[i0 * s.x_s[0] + i1 * s.x_s[1] + i2 * s.x_s[2]] = 0;
+      for (int64_t p0 = 0; p0 < s.out[0]; ++p0)
+        for (int64_t p1 = 0; p1 < s.out[1]; ++p1)
+          for (int64_t p2 = 0; p2 < s.out[2]; ++p2) {
+            const T* dyp = dy + n * s.y_n + p0 * s.y_s[0] + p1 * s.y_s[1] + p2 * s.y_s[2];
+            for (int64_t k0 = 0; k0 < s.k[0]; ++k0) {
+              const int64_t i0 = tap(s, 0, p0, k0);
+              if (i0 < 0) continue;
+              for (int64_t k1 = 0; k1 < s.k[1]; ++k1) {
+                const int64_t i1 = tap(s, 1, p1, k1);
+                if (i1 < 0) continue;
+                for (int64_t k2 = 0; k2 < s.k[2]; ++k2) {
+                  const int64_t i2 = tap(s, 2, p2, k2);
+                  if (i2 < 0) continue;
+                  const T* wp = w + k0 * s.w_k[0] + k1 * s.w_k[1] + k2 * s.w_k[2] + ig * s.w_i;
+                  T acc = 0;
+                  for (int64_t o = o0; o < o0 + s.out_per_group; ++o) acc += dyp[o * s.y_c] * wp[o];
+                  dxp[i0 * s.x_s[0] + i1 * s.x_s[1] + i2 * s.x_s[2]] += acc;
+                }
+              }
+            }
+          }
+    }
+  });
+}
+
+template <typename T>
+void direct_backward_filter(const ConvGeometry& g, const T* x, const T* dy, T* dw) {
+  const Strides s = strides_of(g);
+  const int64_t taps = s.k[0] * s.k[1] * s.k[2];
+  const int64_t cost = g.batch * s.out[0] * s.out[1] * s.out[2] + 1;
+  // One filter element per work item.
+  parallel_for(taps * s.in_per_group * g.out_channels, cost, [&](int64_t begin, int64_t end) {
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t o = item % g.out_channels, ig = (item / g.out_channels) % s.in_per_group;
+      const int64_t t = item / (g.out_channels * s.in_per_group);
+      const int64_t k2 = t % s.k[2], k1 = (t / s.k[2]) % s.k[1], k0 = t / (s.k[2] * s.k[1]);
+      const int64_t c = (o / s.out_per_group) * s.in_per_group + ig;
+      T acc = 0;
+      for (int64_t n = 0; n < g.batch; ++n)
+        for (int64_t p0 = 0; p0 < s.out[0]; ++p0) {
+          const int64_t i0 = tap(s, 0, p0, k0);
+          if (i0 < 0) continue;
+          for (int64_t p1 = 0; p1 < s.out[1]; ++p1) {
+            const int64_t i1 = tap(s, 1, p1, k1);
+            if (i1 < 0) continue;
+            for (int64_t p2 = 0; p2 < s.out[2]; ++p2) {
+              const int64_t i2 = tap(s, 2, p2, k2);
+              if (i2 < 0) continue;
+              acc += x[n * s.x_n + c * s.x_c + i0 * s.x_s[0] + i1 * s.x_s[1] + i2 * s.x_s[2]] *
+                     dy[n * s.y_n + o * s.y_c + p0 * s.y_s[0] + p1 * s.y_s[1] + p2 * s.y_s[2]];
+            }
+          }
+        }
+      dw[k0 * s.w_k[0] + k1 * s.w_k[1] + k2 * s.w_k[2] + ig * s.w_i + o] = acc;
+    }
+  });
+}
+
+// ---------------------------------------------------------------- oneDNN
+//
+// Note [oneDNN convolutions]
+// ember's tensors keep TensorFlow's plain layouts, so the activations are described to oneDNN as they are
+// (nhwc or nchw strides) and the filter as its HWIO strides ([G, O/G, I/G, k...] when grouped). The filter
+// is declared with format `any`, so oneDNN picks its blocked layout and the call reorders into it (a small
+// copy next to the convolution). If the plain activations leave oneDNN only its reference kernel, the
+// primitive is made again with `any` activations too, and they are reordered around the call. A geometry
+// that only has a reference kernel even then runs on ember's direct loops. One primitive per (kind,
+// geometry, thread count), in the cache of kernels/onednn_primitive.h.
+
+enum class Kind : int64_t { kForward = 1, kBackwardData, kBackwardFilter };
+
+using dt = dnnl::memory::data_type;
+
+dnnl::memory::desc filter_desc(const ConvGeometry& g) {
+  const int64_t ig = g.in_channels / g.groups, og = g.out_channels / g.groups;
+  dnnl::memory::dims dims, strides;
+  if (g.groups == 1) {
+    dims = {g.out_channels, g.in_channels};
+    strides = {1, g.out_channels};
+  } else {
+    dims = {g.groups, og, ig};
+    strides = {og, 1, g.out_channels};
+  }
+  const size_t lead = dims.size();
+  for (int i = 0; i < g.nd; ++i) dims.push_back(g.kernel[i]), strides.push_back(0);
+  int64_t size = ig * g.out_channels;
+  for (int i = g.nd - 1; i >= 0; --i) strides[lead + i] = size, size *= g.kernel[i];
+  return dnnl::memory::desc(dims, dt::f32, strides);
+}
+
+dnnl::memory::desc any_like(const dnnl::memory::desc& d) {
+  return dnnl::memory::desc(d.dims(), dt::f32, dnnl::memory::format_tag::any);
+}
+
+struct Descs {
+  dnnl::memory::desc x, w, y;
+  dnnl::memory::dims strides, dilations, pad_l, pad_r;
+};
+
+Descs descs_of(const ConvGeometry& g) {
+  Descs d;
+  d.x = onednn::activation_desc(g.batch, g.in_channels, g.in, g.nd, g.channels_last);
+  d.y = onednn::activation_desc(g.batch, g.out_channels, g.out, g.nd, g.channels_last);
+  d.w = filter_desc(g);
+  for (int i = 0; i < g.nd; ++i) {
+    d.strides.push_back(g.stride[i]);
+    d.dilations.push_back(g.dilation[i] - 1);  // oneDNN counts the gaps between taps
+    d.pad_l.push_back(g.pad_before[i]);
+    d.pad_r.push_back(g.pad_after[i]);
+  }
+  return d;
+}
+
+bool is_reference(const std::string& impl) { return impl.rfind("ref", 0) == 0; }
+
+std::shared_ptr<const onednn::Primitive> make(const ConvGeometry& g, Kind kind, bool any_activations) {
+  const Descs d = descs_of(g);
+  const auto x = any_activations ? any_like(d.x) : d.x, y = any_activations ? any_like(d.y) : d.y;
+  const auto w = any_like(d.w);
+  dnnl::engine& eng = onednn::engine();
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  const auto algo = dnnl::algorithm::convolution_direct;
+  dnnl::convolution_forward::primitive_desc fwd(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algo, x, w, y, d.strides,
+                                      d.dilations, d.pad_l, d.pad_r),
+      attr, eng);
+  auto p = std::make_shared<onednn::Primitive>();
+  if (kind == Kind::kForward) {
+    p->primitive = dnnl::convolution_forward(fwd);
+    p->arg_descs = {{DNNL_ARG_SRC, fwd.src_desc()},
+                    {DNNL_ARG_WEIGHTS, fwd.weights_desc()},
+                    {DNNL_ARG_DST, fwd.dst_desc()}};
+    p->scratchpad = fwd.scratchpad_desc();
+    p->impl = fwd.impl_info_str();
+  } else if (kind == Kind::kBackwardData) {
+    dnnl::convolution_backward_data::primitive_desc bwd(
+        dnnl::convolution_backward_data::desc(algo, x, w, y, d.strides, d.dilations, d.pad_l, d.pad_r), attr,
+        eng, fwd);
+    p->primitive = dnnl::convolution_backward_data(bwd);
+    p->arg_descs = {{DNNL_ARG_DIFF_SRC, bwd.diff_src_desc()},
+                    {DNNL_ARG_WEIGHTS, bwd.weights_desc()},
+                    {DNNL_ARG_DIFF_DST, bwd.diff_dst_desc()}};
+    p->scratchpad = bwd.scratchpad_desc();
+    p->impl = bwd.impl_info_str();
+  } else {
+    dnnl::convolution_backward_weights::primitive_desc bwd(
+        dnnl::convolution_backward_weights::desc(algo, x, w, y, d.strides, d.dilations, d.pad_l, d.pad_r),
+        attr, eng, fwd);
+    p->primitive = dnnl::convolution_backward_weights(bwd);
+    p->arg_descs = {{DNNL_ARG_SRC, bwd.src_desc()},
+                    {DNNL_ARG_DIFF_WEIGHTS, bwd.diff_weights_desc()},
+                    {DNNL_ARG_DIFF_DST, bwd.diff_dst_desc()}};
+    p->scratchpad = bwd.scratchpad_desc();
+    p->impl = bwd.impl_info_str();
+  }
+  return p;
+}
+
+std::shared_ptr<const onednn::Primitive> primitive(const ConvGeometry& g, Kind kind) {
+  const int threads = onednn::set_threads();
+  onednn::Key key{static_cast<int64_t>(kind),
+                  threads,
+                  g.nd,
+                  g.channels_last,
+                  g.batch,
+                  g.in_channels,
+                  g.out_channels,
+                  g.groups};
+  for (int i = 0; i < g.nd; ++i)
+    key.insert(key.end(),
+               {g.in[i], g.kernel[i], g.out[i], g.stride[i], g.dilation[i], g.pad_before[i], g.pad_after[i]});
+  return onednn::cached(key, [&]() -> std::shared_ptr<const onednn::Primitive> {
+    try {
+      auto p = make(g, kind, false);
+      if (is_reference(p->impl)) p = make(g, kind, true);
+      return is_reference(p->impl) ? nullptr : p;
+    } catch (const dnnl::error&) {
+      return nullptr;
+    }
+  });
+}
+
+bool empty(const ConvGeometry& g) {
+  int64_t n = g.batch * g.in_channels * g.out_channels;
+  for (int i = 0; i < g.nd; ++i) n *= g.in[i] * g.kernel[i] * g.out[i];
+  return n == 0;
+}
+
+bool onednn_conv(const ConvGeometry& g, Kind kind, const void* a, const void* b, void* out) {
+  if (empty(g)) return false;
+  auto p = primitive(g, kind);
+  if (!p) return false;
+  const Descs d = descs_of(g);
+  void* ca = const_cast<void*>(a);
+  void* cb = const_cast<void*>(b);
+  switch (kind) {
+    case Kind::kForward:
+      return onednn::run(*p, {{DNNL_ARG_SRC, d.x, ca, false},
+                              {DNNL_ARG_WEIGHTS, d.w, cb, false},
+                              {DNNL_ARG_DST, d.y, out, true}});
+    case Kind::kBackwardData:
+      return onednn::run(*p, {{DNNL_ARG_WEIGHTS, d.w, ca, false},
+                              {DNNL_ARG_DIFF_DST, d.y, cb, false},
+                              {DNNL_ARG_DIFF_SRC, d.x, out, true}});
+    case Kind::kBackwardFilter:
+      return onednn::run(*p, {{DNNL_ARG_SRC, d.x, ca, false},
+                              {DNNL_ARG_DIFF_DST, d.y, cb, false},
+                              {DNNL_ARG_DIFF_WEIGHTS, d.w, out, true}});
+  }
+  return false;
+}
+
+Status unsupported(const char* what, DType dtype) {
+  return make_error(Code::kUnimplemented, what, ": no kernel for ", dtype_name(dtype));
+}
+
+}  // namespace
+
+Status conv_forward(const ConvGeometry& g, const TensorImpl& x, const TensorImpl& w, TensorImpl& y) {
+  if (y.num_elements() == 0) return Status::OK();  // also a depthwise convolution of 0 channels
+  switch (x.dtype()) {
+    case DType::kFloat32:
+      if (onednn_conv(g, Kind::kForward, x.raw_data(), w.raw_data(), y.mutable_raw_data()))
+        return Status::OK();
+      direct_forward(g, x.data<float>(), w.data<float>(), y.mutable_data<float>());
+      break;
+    case DType::kFloat64:
+      direct_forward(g, x.data<double>(), w.data<double>(), y.mutable_data<double>());
+      break;
+    default:
+      return unsupported("convolution", x.dtype());
+  }
+  onednn::set_last_impl("ember:direct");
+  return Status::OK();
+}
+
+Status conv_backward_data(const ConvGeometry& g, const TensorImpl& w, const TensorImpl& dy, TensorImpl& dx) {
+  if (dx.num_elements() == 0) return Status::OK();  // also a depthwise convolution of 0 channels
+  switch (w.dtype()) {
+    case DType::kFloat32:
+      if (onednn_conv(g, Kind::kBackwardData, w.raw_data(), dy.raw_data(), dx.mutable_raw_data()))
+        return Status::OK();
+      direct_backward_data(g, w.data<float>(), dy.data<float>(), dx.mutable_data<float>());
+      break;
+    case DType::kFloat64:
+      direct_backward_data(g, w.data<double>(), dy.data<double>(), dx.mutable_data<double>());
+      break;
+    default:
+      return unsupported("convolution backprop input", w.dtype());
+  }
+  onednn::set_last_impl("ember:direct");
+  return Status::OK();
+}
+
+Status conv_backward_filter(const ConvGeometry& g, const TensorImpl& x, const TensorImpl& dy,
+                            TensorImpl& dw) {
+  if (dw.num_elements() == 0) return Status::OK();  // also a depthwise convolution of 0 channels
+  switch (x.dtype()) {
+    case DType::kFloat32:
+      if (onednn_conv(g, Kind::kBackwardFilter, x.raw_data(), dy.raw_data(), dw.mutable_raw_data()))
+        return Status::OK();
+      direct_backward_filter(g, x.data<float>(), dy.data<float>(), dw.mutable_data<float>());
+      break;
+    case DType::kFloat64:
+      direct_backward_filter(g, x.data<double>(), dy.data<double>(), dw.mutable_data<double>());
+      break;
+    default:
+      return unsupported("convolution backprop filter", x.dtype());
+  }
+  onednn::set_last_impl("ember:direct");
+  return Status::OK();
+}
+
+size_t conv_cache_size() { return onednn::cache_size(); }
+void set_conv_cache_capacity(size_t capacity) { onednn::set_cache_capacity(capacity); }
+void conv_cache_clear() { onednn::cache_clear(); }
+std::string conv_last_impl() { return onednn::last_impl(); }
+
+}  // namespace ember::kernels

@@ -1,0 +1,199 @@
+// Image ops with TensorFlow's names, operands and attributes: ResizeBilinear, ResizeNearestNeighbor and their
+// gradient ops. tf.image's flips, contrast and dtype conversion are compositions in python/ember/image.py.
+// Kernels: kernels/image.h.
+#include "ember/kernels/image.h"
+
+#include <string>
+
+#include "ember/ops/families.h"
+#include "ember/ops/gradient.h"
+#include "ember/ops/registry.h"
+
+namespace ember {
+namespace {
+
+constexpr DTypeSet kImageTypes = dtype_bit(DType::kFloat32) | dtype_bit(DType::kFloat64);
+
+kernels::ResizeParams params(const AttrReader& a) { return {a.attr_bool(0), a.attr_bool(1)}; }
+
+Status check_attrs(const InferContext& ctx) {
+  if (ctx.attr_bool(0) && ctx.attr_bool(1))
+    return invalid_argument(ctx.op->name, ": align_corners and half_pixel_centers cannot both be true");
+  return Status::OK();
+}
+
+Status check_images(const OpDef* op, const char* what, const Shape& s) {
+  if (s.rank_known() && s.rank() != 4)
+    return invalid_argument(op->name, ": ", what, " must be 4-D [batch, height, width, channels], got shape ",
+                            s.to_string());
+  return Status::OK();
+}
+
+/// The [height, width] operand as two dims (unknown where tracing does not know them); each must be > 0.
+Status size_operand(const InferContext& ctx, int i, int64_t* h, int64_t* w) {
+  StatusOr<Shape> size = ctx.shape_operand(i);
+  EMBER_RETURN_IF_ERROR(size.status());
+  const Shape& s = size.value();
+  *h = *w = kUnknownDim;
+  if (!s.rank_known()) return Status::OK();
+  if (s.rank() != 2)
+    return invalid_argument(ctx.op->name, ": size must have 2 elements (new_height, new_width), got ",
+                            s.to_string());
+  *h = s.dim(0), *w = s.dim(1);
+  if (*h == 0 || *w == 0 || *h < kUnknownDim || *w < kUnknownDim)
+    return invalid_argument(ctx.op->name, ": the output size must be positive, got ", s.to_string());
+  return Status::OK();
+}
+
+Shape resized(const Shape& images, int64_t h, int64_t w) {
+  return Shape{images.rank_known() ? images.dim(0) : kUnknownDim, h, w,
+               images.rank_known() ? images.dim(3) : kUnknownDim};
+}
+
+// ResizeBilinear(images, size) -> float32; ResizeNearestNeighbor(images, size) -> images' dtype;
+// ResizeNearestNeighborGrad(grads, size) -> grads' dtype, shaped [batch, size, channels].
+Status resize_shape(InferContext& ctx) {
+  EMBER_RETURN_IF_ERROR(check_attrs(ctx));
+  EMBER_RETURN_IF_ERROR(check_images(ctx.op, ctx.op->name == "ResizeNearestNeighborGrad" ? "grads" : "images",
+                                     ctx.inputs[0].shape));
+  int64_t h, w;
+  EMBER_RETURN_IF_ERROR(size_operand(ctx, 1, &h, &w));
+  const DType dtype = ctx.op->name == "ResizeBilinear" ? DType::kFloat32 : ctx.inputs[0].dtype;
+  ctx.outputs.push_back(TensorSpec{dtype, resized(ctx.inputs[0].shape, h, w)});
+  return Status::OK();
+}
+
+// ResizeBilinearGrad(grads, original_image) -> original_image's shape and dtype.
+Status bilinear_grad_shape(InferContext& ctx) {
+  EMBER_RETURN_IF_ERROR(check_attrs(ctx));
+  EMBER_RETURN_IF_ERROR(check_images(ctx.op, "grads", ctx.inputs[0].shape));
+  EMBER_RETURN_IF_ERROR(check_images(ctx.op, "original_image", ctx.inputs[1].shape));
+  const Shape& g = ctx.inputs[0].shape;
+  const Shape& img = ctx.inputs[1].shape;
+  if (g.rank_known() && img.rank_known())
+    for (int i : {0, 3})
+      if (g.dim(i) >= 0 && img.dim(i) >= 0 && g.dim(i) != img.dim(i))
+        return invalid_argument(ctx.op->name,
+                                ": grads and original_image must have the same batch and channels, got ",
+                                g.to_string(), " and ", img.to_string());
+  ctx.outputs.push_back(ctx.inputs[1]);
+  return Status::OK();
+}
+
+Status bilinear_kernel(KernelContext& ctx) {
+  return kernels::resize_bilinear(params(ctx), ctx.input(0), ctx.output(0));
+}
+Status bilinear_grad_kernel(KernelContext& ctx) {
+  const Shape& g = ctx.input(0).shape();
+  const Shape& img = ctx.input(1).shape();
+  if (g.dim(0) != img.dim(0) || g.dim(3) != img.dim(3))
+    return invalid_argument(ctx.op->name,
+                            ": grads and original_image must have the same batch and channels, got ",
+                            g.to_string(), " and ", img.to_string());
+  return kernels::resize_bilinear_grad(params(ctx), ctx.input(0), ctx.output(0));
+}
+Status nearest_kernel(KernelContext& ctx) {
+  return kernels::resize_nearest(params(ctx), ctx.input(0), ctx.output(0));
+}
+Status nearest_grad_kernel(KernelContext& ctx) {
+  return kernels::resize_nearest_grad(params(ctx), ctx.input(0), ctx.output(0));
+}
+
+using namespace gradient;  // NOLINT(google-build-using-namespace): rules read as math
+
+AttrList same_attrs(const GradContext& c) {
+  AttrList attrs;
+  for (const AttrValue& a : c.attrs) attrs.push_back(a);
+  return attrs;
+}
+
+/// [height, width] of an NHWC tensor as an int32 vector (read at run time where unknown while tracing).
+GradTensor spatial_size(const GradTensor& x) {
+  const Shape& s = x.shape();
+  if (s.rank_known() && s.dim(1) >= 0 && s.dim(2) >= 0)
+    return int_vector(std::vector<int64_t>{s.dim(1), s.dim(2)});
+  return stack_ints({dims_product(x, 1, 2), dims_product(x, 2, 3)});
+}
+
+void bilinear_grad(GradContext& c) {
+  c.set(0, emit1("ResizeBilinearGrad", {c.grad(), c.input(0)}, same_attrs(c)));
+}
+// Linear in grads: its transpose is the resize itself, back to grads' size (and dtype: ResizeBilinear gives
+// float32).
+void bilinear_grad_grad(GradContext& c) {
+  const GradTensor g = emit1("ResizeBilinear", {c.grad(), spatial_size(c.input(0))}, same_attrs(c));
+  c.set(0, g.dtype() == c.input(0).dtype() ? g : cast(g, c.input(0).dtype()));
+}
+void nearest_grad(GradContext& c) {
+  c.set(0, emit1("ResizeNearestNeighborGrad", {c.grad(), spatial_size(c.input(0))}, same_attrs(c)));
+}
+void nearest_grad_grad(GradContext& c) {
+  c.set(0, emit1("ResizeNearestNeighbor", {c.grad(), spatial_size(c.input(0))}, same_attrs(c)));
+}
+
+void resize_attrs(OpBuilder& b) {
+  b.attr("align_corners", AttrType::kBool, false).attr("half_pixel_centers", AttrType::kBool, false);
+}
+
+}  // namespace
+
+void register_image_ops(OpRegistry& r) {
+  OpBuilder bilinear("ResizeBilinear");
+  bilinear
+      .doc(
+          "Bilinear resize of NHWC images to size [new_height, new_width], as float32. "
+          "resize_bilinear([[[[0.], [2.]]]], [1, 4], half_pixel_centers=True) == [[[[0.], [0.5], [1.5], "
+          "[2.]]]]")
+      .input("images")
+      .input_shape_like("size")
+      .output("resized_images")
+      .type_var(kImageTypes);
+  resize_attrs(bilinear);
+  bilinear.shape(&resize_shape).kernel(kImageTypes, &bilinear_kernel).grad(&bilinear_grad);
+  bilinear.batching(BatchingRule::kFallback).done(r);
+
+  OpBuilder bilinear_g("ResizeBilinearGrad");
+  bilinear_g
+      .doc(
+          "The gradient of ResizeBilinear: grads (the resized shape; float32 in TensorFlow, float64 too in "
+          "ember) "
+          "spread back onto original_image's shape and dtype.")
+      .input("grads", 1)
+      .input("original_image")
+      .output("output")
+      .type_var(kImageTypes)
+      .type_var(kImageTypes, 1)
+      .dispatch_on_input(1);
+  resize_attrs(bilinear_g);
+  bilinear_g.shape(&bilinear_grad_shape).kernel(kImageTypes, &bilinear_grad_kernel).grad(&bilinear_grad_grad);
+  bilinear_g.batching(BatchingRule::kFallback).done(r);
+
+  OpBuilder nearest("ResizeNearestNeighbor");
+  nearest
+      .doc(
+          "Nearest-neighbour resize of NHWC images to size [new_height, new_width]. "
+          "resize_nearest_neighbor([[[[1.], [2.]]]], [1, 4]) == [[[[1.], [1.], [2.], [2.]]]]")
+      .input("images")
+      .input_shape_like("size")
+      .output("resized_images")
+      .type_var(kImageTypes);
+  resize_attrs(nearest);
+  nearest.shape(&resize_shape).kernel(kImageTypes, &nearest_kernel).grad(&nearest_grad);
+  nearest.batching(BatchingRule::kFallback).done(r);
+
+  OpBuilder nearest_g("ResizeNearestNeighborGrad");
+  nearest_g
+      .doc(
+          "The gradient of ResizeNearestNeighbor: each element of grads added at the input element it "
+          "copied; "
+          "size is the original [height, width].")
+      .input("grads")
+      .input_shape_like("size")
+      .output("output")
+      .type_var(kImageTypes);
+  resize_attrs(nearest_g);
+  nearest_g.shape(&resize_shape).kernel(kImageTypes, &nearest_grad_kernel).grad(&nearest_grad_grad);
+  nearest_g.batching(BatchingRule::kFallback).done(r);
+}
+
+}  // namespace ember

@@ -1,0 +1,315 @@
+// Normalization ops with TensorFlow's names, operands and attributes: FusedBatchNormV3 (training and
+// inference) with its gradient op FusedBatchNormGradV3, and LRN with LRNGrad. tf.nn.batch_normalization and
+// moments are compositions in Python. Kernels: kernels/batch_norm.h.
+#include <cstring>
+#include <string>
+
+#include "ember/kernels/batch_norm.h"
+#include "ember/ops/families.h"
+#include "ember/ops/gradient.h"
+#include "ember/ops/registry.h"
+
+namespace ember {
+namespace {
+
+constexpr DTypeSet kNormTypes = dtype_bit(DType::kFloat32) | dtype_bit(DType::kFloat64);
+
+// ---- FusedBatchNormV3(x, scale, offset, mean, variance) -> (y, batch_mean, batch_variance,
+//      reserve_space_1, reserve_space_2, reserve_space_3); attrs epsilon, exponential_avg_factor,
+//      data_format, is_training. FusedBatchNormGradV3(y_backprop, x, scale, reserve_space_1, reserve_space_2,
+//      reserve_space_3) -> (x_backprop, scale_backprop, offset_backprop, reserve_space_4, reserve_space_5);
+//      attrs epsilon, data_format, is_training.
+
+struct Layout {
+  int rank = 4;
+  bool channels_last = true;
+  int channel_dim(int r) const { return channels_last ? r - 1 : 1; }
+};
+
+Status layout_of(const OpDef* op, const std::string& format, Layout* out) {
+  if (format == "NHWC" || format == "NCHW" || format == "NDHWC" || format == "NCDHW") {
+    out->rank = static_cast<int>(format.size());
+    out->channels_last = format.back() == 'C';
+    return Status::OK();
+  }
+  return invalid_argument(
+      op->name, ": data_format must be \"NHWC\", \"NCHW\", \"NDHWC\" or \"NCDHW\", got \"", format, "\"");
+}
+
+Status check_vector(const OpDef* op, const char* what, const Shape& s, int64_t* channels, bool may_be_empty) {
+  if (!s.rank_known()) return Status::OK();
+  if (s.rank() != 1) return invalid_argument(op->name, ": ", what, " must be 1-D, got shape ", s.to_string());
+  const int64_t d = s.dim(0);
+  if (d < 0 || (may_be_empty && d == 0)) return Status::OK();
+  if (*channels >= 0 && d != *channels)
+    return invalid_argument(op->name, ": ", what, " must have one element per channel (", *channels,
+                            "), got shape ", s.to_string());
+  *channels = d;
+  return Status::OK();
+}
+
+int attr(const OpDef* op, const char* name) { return op->attr_index(name); }
+
+Status batch_norm_shape(InferContext& ctx) {
+  const bool grad = ctx.op->name == "FusedBatchNormGradV3";
+  Layout l;
+  EMBER_RETURN_IF_ERROR(layout_of(ctx.op, ctx.attr_string(attr(ctx.op, "data_format")), &l));
+  const int x_index = grad ? 1 : 0;
+  const Shape& x = ctx.inputs[x_index].shape;
+  if (x.rank_known() && x.rank() != l.rank)
+    return invalid_argument(ctx.op->name, ": x must be ", l.rank, "-D for data_format ",
+                            ctx.attr_string(attr(ctx.op, "data_format")), ", got shape ", x.to_string());
+  int64_t channels = x.rank_known() ? x.dim(l.channel_dim(l.rank)) : kUnknownDim;
+  if (grad) {
+    Shape merged = ctx.inputs[0].shape;
+    if (merged.rank_known() && x.rank_known() && !merged.is_compatible_with(x))
+      return invalid_argument(ctx.op->name, ": y_backprop and x must have the same shape, got ",
+                              merged.to_string(), " and ", x.to_string());
+    EMBER_RETURN_IF_ERROR(check_vector(ctx.op, "scale", ctx.inputs[2].shape, &channels, false));
+    EMBER_RETURN_IF_ERROR(check_vector(ctx.op, "reserve_space_1", ctx.inputs[3].shape, &channels, false));
+    EMBER_RETURN_IF_ERROR(check_vector(ctx.op, "reserve_space_2", ctx.inputs[4].shape, &channels, false));
+  } else {
+    const bool may_be_empty = ctx.attr_bool(attr(ctx.op, "is_training")) &&
+                              ctx.attr_float(attr(ctx.op, "exponential_avg_factor")) == 1.0;
+    EMBER_RETURN_IF_ERROR(check_vector(ctx.op, "scale", ctx.inputs[1].shape, &channels, false));
+    EMBER_RETURN_IF_ERROR(check_vector(ctx.op, "offset", ctx.inputs[2].shape, &channels, false));
+    EMBER_RETURN_IF_ERROR(check_vector(ctx.op, "mean", ctx.inputs[3].shape, &channels, may_be_empty));
+    EMBER_RETURN_IF_ERROR(check_vector(ctx.op, "variance", ctx.inputs[4].shape, &channels, may_be_empty));
+  }
+  const DType dtype = ctx.inputs[x_index].dtype;
+  Shape y = x.rank_known() ? x : Shape::unknown_rank();
+  if (y.rank_known() && channels >= 0) y.set_dim(l.channel_dim(l.rank), channels);
+  ctx.outputs.push_back(TensorSpec{dtype, y});
+  const int vectors = grad ? 2 : 4;
+  for (int i = 0; i < vectors; ++i) ctx.outputs.push_back(TensorSpec{dtype, Shape{channels}});
+  if (grad) {
+    ctx.outputs.push_back(TensorSpec{dtype, Shape()});
+    ctx.outputs.push_back(TensorSpec{dtype, Shape()});
+  } else {
+    ctx.outputs.push_back(TensorSpec{dtype, Shape{0}});
+  }
+  return Status::OK();
+}
+
+kernels::BatchNormShape norm_shape(const Layout& l, const Shape& x) {
+  kernels::BatchNormShape s;
+  s.channels_last = l.channels_last;
+  s.batch = x.dim(0);
+  s.channels = x.dim(l.channel_dim(l.rank));
+  for (int i = 1; i < l.rank; ++i)
+    if (i != l.channel_dim(l.rank)) s.spatial *= x.dim(i);
+  return s;
+}
+
+template <typename T>
+void running_average(const TensorImpl* old, const TensorImpl& batch, double factor, double correction,
+                     TensorImpl& out) {
+  const int64_t n = batch.num_elements();
+  for (int64_t c = 0; c < n; ++c) {
+    const double b = batch.data<T>()[c] * correction;
+    out.mutable_data<T>()[c] =
+        static_cast<T>(factor == 1.0 ? b : (1 - factor) * old->data<T>()[c] + factor * b);
+  }
+}
+
+Status batch_norm_kernel(KernelContext& ctx) {
+  Layout l;
+  EMBER_RETURN_IF_ERROR(layout_of(ctx.op, ctx.attr_string(attr(ctx.op, "data_format")), &l));
+  const double eps = ctx.attr_float(attr(ctx.op, "epsilon"));
+  const double factor = ctx.attr_float(attr(ctx.op, "exponential_avg_factor"));
+  const bool training = ctx.attr_bool(attr(ctx.op, "is_training"));
+  const kernels::BatchNormShape s = norm_shape(l, ctx.input(0).shape());
+  const bool given_stats = !training || factor != 1.0;
+  if (given_stats && (ctx.input(3).num_elements() != s.channels || ctx.input(4).num_elements() != s.channels))
+    return invalid_argument(ctx.op->name, ": mean and variance must have one element per channel (",
+                            s.channels, "), got shapes ", ctx.input(3).shape().to_string(), " and ",
+                            ctx.input(4).shape().to_string());
+  EMBER_RETURN_IF_ERROR(kernels::batch_norm_forward(s, ctx.input(0), ctx.input(1), ctx.input(2),
+                                                    &ctx.input(3), &ctx.input(4), eps, training,
+                                                    ctx.output(0), ctx.output(3), ctx.output(4)));
+  if (!training) {
+    std::memcpy(ctx.output(1).mutable_raw_data(), ctx.input(3).raw_data(), ctx.input(3).nbytes());
+    std::memcpy(ctx.output(2).mutable_raw_data(), ctx.input(4).raw_data(), ctx.input(4).nbytes());
+    return Status::OK();
+  }
+  // The variance handed on for inference is the unbiased one (Bessel's correction), as TensorFlow's.
+  const int64_t count = s.batch * s.spatial;
+  const double correction = count > 1 ? static_cast<double>(count) / (count - 1) : 1.0;
+  const TensorImpl* old_mean = given_stats ? &ctx.input(3) : nullptr;
+  const TensorImpl* old_var = given_stats ? &ctx.input(4) : nullptr;
+  if (ctx.input(0).dtype() == DType::kFloat32) {
+    running_average<float>(old_mean, ctx.output(3), factor, 1.0, ctx.output(1));
+    running_average<float>(old_var, ctx.output(4), factor, correction, ctx.output(2));
+  } else {
+    running_average<double>(old_mean, ctx.output(3), factor, 1.0, ctx.output(1));
+    running_average<double>(old_var, ctx.output(4), factor, correction, ctx.output(2));
+  }
+  return Status::OK();
+}
+
+Status batch_norm_grad_kernel(KernelContext& ctx) {
+  Layout l;
+  EMBER_RETURN_IF_ERROR(layout_of(ctx.op, ctx.attr_string(attr(ctx.op, "data_format")), &l));
+  const kernels::BatchNormShape s = norm_shape(l, ctx.input(1).shape());
+  if (ctx.input(0).shape() != ctx.input(1).shape())
+    return invalid_argument(ctx.op->name, ": y_backprop and x must have the same shape, got ",
+                            ctx.input(0).shape().to_string(), " and ", ctx.input(1).shape().to_string());
+  EMBER_RETURN_IF_ERROR(kernels::batch_norm_backward(
+      s, ctx.input(0), ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4),
+      ctx.attr_float(attr(ctx.op, "epsilon")), ctx.attr_bool(attr(ctx.op, "is_training")), ctx.output(0),
+      ctx.output(1), ctx.output(2)));
+  for (int i = 3; i < 5; ++i) std::memset(ctx.output(i).mutable_raw_data(), 0, ctx.output(i).nbytes());
+  return Status::OK();
+}
+
+using namespace gradient;  // NOLINT(google-build-using-namespace): rules read as math
+
+// As TensorFlow's: x, scale and offset get FusedBatchNormGradV3 of the gradient arriving at y; mean and
+// variance (inputs only for inference or a running average) and the statistics outputs pass no gradient.
+void batch_norm_grad(GradContext& c) {
+  AttrList attrs;
+  attrs.push_back(c.attrs[attr(c.op, "epsilon")]);
+  attrs.push_back(c.attrs[attr(c.op, "data_format")]);
+  attrs.push_back(c.attrs[attr(c.op, "is_training")]);
+  auto g = emit("FusedBatchNormGradV3",
+                {c.grad(0), c.input(0), c.input(1), c.output(3), c.output(4), c.output(5)}, std::move(attrs));
+  c.set(0, g[0]);
+  c.set(1, g[1]);
+  c.set(2, g[2]);
+}
+
+// ---- LRN(input) and LRNGrad(input_grads, input_image, output_image); attrs depth_radius, bias, alpha, beta.
+
+kernels::LrnParams lrn_params(const AttrReader& a) {
+  kernels::LrnParams p;
+  p.depth_radius = a.attr_int(0), p.bias = a.attr_float(1), p.alpha = a.attr_float(2),
+  p.beta = a.attr_float(3);
+  return p;
+}
+
+Status lrn_shape(InferContext& ctx) {
+  Shape merged = ctx.inputs[0].shape;
+  for (const TensorSpec& in : ctx.inputs) {
+    if (in.shape.rank_known() && in.shape.rank() != 4)
+      return invalid_argument(ctx.op->name, ": input must be 4-D, got shape ", in.shape.to_string());
+    if (merged.rank_known() && in.shape.rank_known() && !merged.is_compatible_with(in.shape))
+      return invalid_argument(ctx.op->name, ": the inputs must have the same shape, got ", merged.to_string(),
+                              " and ", in.shape.to_string());
+  }
+  if (ctx.attr_int(0) < 0)
+    return invalid_argument(ctx.op->name, ": depth_radius must be >= 0, got ", ctx.attr_int(0));
+  ctx.outputs.push_back(ctx.inputs[0]);
+  return Status::OK();
+}
+
+Status lrn_kernel(KernelContext& ctx) { return kernels::lrn(lrn_params(ctx), ctx.input(0), ctx.output(0)); }
+
+Status lrn_grad_kernel(KernelContext& ctx) {
+  for (int i = 1; i < 3; ++i)
+    if (ctx.input(i).shape() != ctx.input(0).shape())
+      return invalid_argument(ctx.op->name, ": the inputs must have the same shape, got ",
+                              ctx.input(0).shape().to_string(), " and ", ctx.input(i).shape().to_string());
+  return kernels::lrn_grad(lrn_params(ctx), ctx.input(0), ctx.input(1), ctx.input(2), ctx.output(0));
+}
+
+void lrn_grad(GradContext& c) {
+  AttrList attrs;
+  for (const AttrValue& a : c.attrs) attrs.push_back(a);
+  c.set(0, emit1("LRNGrad", {c.grad(), c.input(0), c.output(0)}, std::move(attrs)));
+}
+
+}  // namespace
+
+void register_norm_ops(OpRegistry& r) {
+  OpBuilder("FusedBatchNormV3")
+      .doc(
+          "Batch normalization over every dimension but the channel one: training normalises by the batch's "
+          "mean "
+          "and biased variance and returns them (batch_variance unbiased, blended into mean/variance by "
+          "exponential_avg_factor); inference uses mean and variance. y = (x - mean) * rsqrt(var + epsilon) "
+          "* "
+          "scale + offset. fused_batch_norm([[[[1.], [3.]]]], [1.], [0.], epsilon=0) -> y [[[[-1.], [1.]]]]")
+      .input("x")
+      .input("scale")
+      .input("offset")
+      .input("mean")
+      .input("variance")
+      .output("y")
+      .output("batch_mean")
+      .output("batch_variance")
+      .output("reserve_space_1")
+      .output("reserve_space_2")
+      .output("reserve_space_3")
+      .type_var(kNormTypes)
+      .attr("epsilon", AttrType::kFloat, 0.0001)
+      .attr("exponential_avg_factor", AttrType::kFloat, 1.0)
+      .attr("data_format", AttrType::kString, std::string("NHWC"))
+      .attr("is_training", AttrType::kBool, true)
+      .shape(&batch_norm_shape)
+      .kernel(kNormTypes, &batch_norm_kernel)
+      .grad(&batch_norm_grad)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  // Its own gradient (TensorFlow's _FusedBatchNormGradGradV3) is not implemented: second-order gradients
+  // through a fused batch norm stop here.
+  OpBuilder("FusedBatchNormGradV3")
+      .doc(
+          "The gradients of FusedBatchNormV3 w.r.t. x, scale and offset, from y_backprop and the saved "
+          "statistics "
+          "(reserve_space_1, reserve_space_2). offset_backprop == sum of y_backprop per channel.")
+      .input("y_backprop")
+      .input("x")
+      .input("scale")
+      .input("reserve_space_1")
+      .input("reserve_space_2")
+      .input("reserve_space_3")
+      .output("x_backprop")
+      .output("scale_backprop")
+      .output("offset_backprop")
+      .output("reserve_space_4")
+      .output("reserve_space_5")
+      .type_var(kNormTypes)
+      .attr("epsilon", AttrType::kFloat, 0.0001)
+      .attr("data_format", AttrType::kString, std::string("NHWC"))
+      .attr("is_training", AttrType::kBool, true)
+      .flags(kNotDifferentiable)
+      .shape(&batch_norm_shape)
+      .kernel(kNormTypes, &batch_norm_grad_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("LRN")
+      .doc(
+          "Local response normalization over the last dimension: x / (bias + alpha * sum of x^2 over "
+          "channels "
+          "c - depth_radius .. c + depth_radius)^beta. lrn([[[[2.]]]], 0, 1., 1., 1.) == [[[[0.4]]]]")
+      .input("input")
+      .output("output")
+      .type_var(kNormTypes)
+      .attr("depth_radius", AttrType::kInt, int64_t{5})
+      .attr("bias", AttrType::kFloat, 1.0)
+      .attr("alpha", AttrType::kFloat, 1.0)
+      .attr("beta", AttrType::kFloat, 0.5)
+      .shape(&lrn_shape)
+      .kernel(kNormTypes, &lrn_kernel)
+      .grad(&lrn_grad)
+      .batching(BatchingRule::kCustom)
+      .done(r);
+  OpBuilder("LRNGrad")
+      .doc("The gradient of LRN: input_grads (dy), input_image (x), output_image (LRN(x)) -> dx.")
+      .input("input_grads")
+      .input("input_image")
+      .input("output_image")
+      .output("output")
+      .type_var(kNormTypes)
+      .attr("depth_radius", AttrType::kInt, int64_t{5})
+      .attr("bias", AttrType::kFloat, 1.0)
+      .attr("alpha", AttrType::kFloat, 1.0)
+      .attr("beta", AttrType::kFloat, 0.5)
+      .flags(kNotDifferentiable)
+      .shape(&lrn_shape)
+      .kernel(kNormTypes, &lrn_grad_kernel)
+      .batching(BatchingRule::kCustom)
+      .done(r);
+}
+
+}  // namespace ember

@@ -1,0 +1,130 @@
+"""Normalization (src/ember/ops/nn_norm.cc, python/ember/ops/nn_norm_ops.py) against TensorFlow 2.21:
+fused_batch_norm in training, inference and running-average modes, both layouts and 5-D, with gradients;
+batch_normalization and moments; local_response_normalization and its gradient; y's gradient against finite
+differences in float64 (which TensorFlow's kernels do not take); bad input; None dims in a function."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import ember as em
+
+RNG = np.random.default_rng(11)
+
+
+def _r(*shape, dtype=np.float32):
+    return RNG.standard_normal(shape).astype(dtype)
+
+
+def _close(ours, theirs, tol=2e-5):
+    for o, t in zip(ours, theirs):
+        np.testing.assert_allclose(np.asarray(o), np.asarray(t), rtol=tol, atol=tol)
+
+
+X, SCALE, OFFSET, MEAN = _r(2, 3, 4, 5), _r(5), _r(5), _r(5)
+VAR = RNG.uniform(0.5, 1.5, 5).astype(np.float32)
+
+
+def _fbn(m):
+    return m.nn.fused_batch_norm if m is em else tf.compat.v1.nn.fused_batch_norm
+
+
+MODES = {
+    "training": dict(),
+    "inference": dict(mean=MEAN, variance=VAR, is_training=False),
+    "running_average": dict(mean=MEAN, variance=VAR, exponential_avg_factor=0.3),
+}
+
+
+@pytest.mark.parametrize("fmt", ["NHWC", "NCHW"])
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_fused_batch_norm_and_its_gradients_match_tensorflow(mode, fmt):
+    x = X if fmt == "NHWC" else np.moveaxis(X, -1, 1).copy()
+
+    def run(m):
+        xs = [m.constant(x), m.constant(SCALE), m.constant(OFFSET)]
+        with m.GradientTape() as tape:
+            tape.watch(xs)
+            outs = _fbn(m)(*xs, epsilon=0.01, data_format=fmt, **MODES[mode])
+            loss = m.reduce_sum(outs[0] * m.sin(outs[0]))
+        return [o.numpy() for o in outs] + [g.numpy() for g in tape.gradient(loss, xs)]
+
+    _close(run(em), run(tf), 3e-5)
+
+
+def test_fused_batch_norm_of_5d_input_matches_tensorflow():
+    x = _r(2, 3, 4, 2, 5)
+    _close(em.nn.fused_batch_norm(x, SCALE, OFFSET, data_format="NDHWC"),
+           tf.compat.v1.nn.fused_batch_norm(x, SCALE, OFFSET, data_format="NDHWC"))
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_fused_batch_norm_gradient_of_y_matches_finite_differences(training):
+    x, scale, offset = _r(2, 2, 3, 3, dtype=np.float64), _r(3, dtype=np.float64), _r(3, dtype=np.float64)
+    mean, var = _r(3, dtype=np.float64), RNG.uniform(0.5, 1.5, 3)
+    weights = _r(2, 2, 3, 3, dtype=np.float64)
+
+    def loss(*args):
+        kw = {} if training else dict(mean=mean, variance=var, is_training=False)
+        return em.reduce_sum(em.nn.fused_batch_norm(*args, epsilon=0.01, **kw)[0] * weights)
+
+    args = [x, scale, offset]
+    xs = [em.constant(a) for a in args]
+    with em.GradientTape() as tape:
+        tape.watch(xs)
+        total = loss(*xs)
+    for k, g in enumerate(tape.gradient(total, xs)):
+        numeric = np.zeros_like(args[k])
+        for idx in np.ndindex(args[k].shape):
+            plus, minus = [a.copy() for a in args], [a.copy() for a in args]
+            plus[k][idx] += 1e-6
+            minus[k][idx] -= 1e-6
+            numeric[idx] = (float(loss(*plus)) - float(loss(*minus))) / 2e-6
+        np.testing.assert_allclose(g.numpy(), numeric, rtol=1e-6, atol=1e-7, err_msg=f"input {k}")
+
+
+def test_batch_normalization_and_moments_match_tensorflow():
+    _close([em.nn.batch_normalization(X, MEAN, VAR, OFFSET, SCALE, 1e-3)],
+           [tf.nn.batch_normalization(X, MEAN, VAR, OFFSET, SCALE, 1e-3)])
+    _close([em.nn.batch_normalization(X, MEAN, VAR, None, None, 1e-3)],
+           [tf.nn.batch_normalization(X, MEAN, VAR, None, None, 1e-3)])
+    _close(em.nn.moments(X, [0, 1, 2]), tf.nn.moments(X, [0, 1, 2]))
+    _close(em.nn.moments(X, [1], keepdims=True), tf.nn.moments(X, [1], keepdims=True))
+
+
+@pytest.mark.parametrize("params", [dict(), dict(depth_radius=2, bias=1.5, alpha=0.3, beta=0.7),
+                                    dict(depth_radius=0, bias=2.0, alpha=1.0, beta=1.0)])
+def test_local_response_normalization_matches_tensorflow(params):
+    def run(m):
+        x = m.constant(X)
+        with m.GradientTape() as tape:
+            tape.watch(x)
+            y = m.nn.local_response_normalization(x, **params)
+            loss = m.reduce_sum(y * m.sin(y))
+        return [y.numpy(), tape.gradient(loss, x).numpy()]
+
+    _close(run(em), run(tf), 1e-5)
+
+
+def test_unknown_batch_dim_in_a_function():
+    f = em.function(lambda x: em.nn.fused_batch_norm(x, SCALE, OFFSET)[0] + em.nn.lrn(x, 1),
+                    input_signature=[em.TensorSpec([None, 3, 4, 5], em.float32)])
+    assert f.get_concrete_function().structured_outputs.shape.as_list() == [None, 3, 4, 5]
+    _close([f(X)], [tf.compat.v1.nn.fused_batch_norm(X, SCALE, OFFSET)[0] + tf.nn.lrn(X, 1)])
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: em.nn.fused_batch_norm(X, SCALE[:4], OFFSET), r"FusedBatchNormV3: scale must have one element per channel"),
+    (lambda: em.nn.fused_batch_norm(X, SCALE, OFFSET, data_format="HWCN"), r"FusedBatchNormV3: data_format must be"),
+    (lambda: em._C.op("FusedBatchNormV3")(em.constant(X[0]), *[em.constant(v) for v in (SCALE, OFFSET, MEAN, VAR)],
+                                          0.001, 1.0, "NHWC", True), r"FusedBatchNormV3: x must be 4-D"),
+    (lambda: em.nn.lrn(X[0]), r"LRN: input must be 4-D"),
+    (lambda: em.nn.lrn(X, depth_radius=-1), r"LRN: depth_radius must be >= 0"),
+])
+def test_bad_input_is_a_clear_error(call, message):
+    with pytest.raises(em.errors.InvalidArgumentError, match=message):
+        call()
+
+
+def test_inference_without_statistics_is_a_value_error():
+    with pytest.raises(ValueError, match="mean"):
+        em.nn.fused_batch_norm(X, SCALE, OFFSET, is_training=False)
