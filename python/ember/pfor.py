@@ -803,6 +803,31 @@ def _gather(node, ins, n):
     return _op("GatherV2")(ins[0].value, ins[1].value, _scalar_axis(ins[2], ins[0].rank, "axis"), 0)
 
 
+@_rule("TopKV2")
+def _top_k(node, ins, n):
+    # The op works on the last axis, which the batch dimension in front leaves where it was.
+    _only_first_batched(ins)
+    k = _int_operand(ins[1], "k")
+    out = _op("TopKV2")(ins[0].value, k[0] if isinstance(k, list) else k, node.attrs["sorted"],
+                        node.attrs["index_type"])
+    return list(out)
+
+
+@_rule("GatherNd")
+def _gather_nd(node, ins, n):
+    # Batched params, shared indices: the batch dimension moves behind the indexed ones, the gather leaves it
+    # behind the tuples' leading dims, and it moves back to the front.
+    _only_first_batched(ins)
+    params, indices = ins
+    depth = indices.shape[-1] if indices.shape is not None else None
+    if depth is None or params.rank is None:
+        raise Unbatchable("GatherNd: the index depth and the rank of params must be known")
+    perm = list(range(1, depth + 1)) + [0] + list(range(depth + 1, params.rank + 1))
+    out = _op("GatherNd")(_op("Transpose")(params.value, perm), indices.value)
+    lead = indices.rank - 1
+    return _op("Transpose")(out, [lead] + list(range(lead)) + list(range(lead + 1, lead + 1 + params.rank - depth)))
+
+
 @_rule("UnsortedSegmentSum")
 def _unsorted_segment_sum(node, ins, n):
     _only_first_batched(ins)
