@@ -7,3 +7,4 @@ from ember.ops.indexing_ops import (bincount, segment_max, segment_mean, segment
                                     unsorted_segment_min, unsorted_segment_prod, unsorted_segment_sqrt_n,
                                     unsorted_segment_sum)
 from ember.ops.sort_ops import in_top_k, top_k  # noqa: F401
+from ember.ops.special_math_ops import cumulative_logsumexp, polyval  # noqa: F401

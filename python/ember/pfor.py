@@ -636,7 +636,7 @@ def _softmax(node, ins, n):
     return _op(node.type)(ins[0].value, _axis(node.attrs["axis"], ins[0].rank))
 
 
-@_rule("Cumsum", "Cumprod")
+@_rule("Cumsum", "Cumprod", "CumulativeLogsumexp")
 def _cumulative(node, ins, n):
     a = node.attrs
     return _op(node.type)(ins[0].value, _scalar_axis(ins[1], ins[0].rank, "axis"), a["exclusive"], a["reverse"])

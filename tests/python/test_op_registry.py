@@ -20,9 +20,9 @@ def f32(a=F):
 
 UNARY_FLOAT = ["Exp", "Log", "Log1p", "Expm1", "Sqrt", "Rsqrt", "Reciprocal", "Sin", "Cos", "Tan", "Tanh", "Sigmoid",
                "Elu", "Softplus", "Erf", "Floor", "Ceil", "Round", "IsNan", "IsFinite", "Neg", "Abs", "Sign",
-               "Square", "Relu", "Relu6"]
+               "Square", "Relu", "Relu6", "Asin", "Acos", "Atan", "Asinh", "Atanh", "Lgamma", "Digamma", "Erfinv"]
 BINARY_NUMERIC = ["Add", "Sub", "Mul", "RealDiv", "FloorDiv", "FloorMod", "Pow", "Maximum", "Minimum",
-                  "SquaredDifference", "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual"]
+                  "SquaredDifference", "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "Atan2"]
 
 
 def fused_program_of_sin_of_product():
@@ -124,6 +124,9 @@ def examples():
     for name in ["AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"]:
         table[name] = ([f32()], [variable._id])
     table["StatelessRandomUniformInt"] = ([tf.constant([4]), tf.constant([1, 2])], [0, 10, tf.int64])
+    table["Acosh"] = ([f32(F + 1)], [])
+    table["Polygamma"] = ([f32(np.array([[0, 1, 2], [3, 1, 0]], np.float32)), f32()], [])
+    table["CumulativeLogsumexp"] = ([f32(), tf.constant(1)], [True, False])
     # N-d indexing, segments, sorting and selection (src/ember/ops/scatter_nd.cc, sort.cc)
     nd = tf.constant([[1, 2], [0, 0], [1, 1]])
     table["GatherNd"] = ([f32(), tf.constant([[1, 2], [0, 1]])], [])
