@@ -250,3 +250,22 @@ def test_jacobian_through_top_k_and_gather_nd_matches_tensorflow():
             y = lib.gather_nd(lib.math.top_k(x, 2).values, [[0, 1], [2, 0]])
         jacs.append(tape.jacobian(y, x).numpy())
     np.testing.assert_array_equal(jacs[1], jacs[0])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.float16])
+@pytest.mark.parametrize("n,k", [(100, 1), (100, 10), (100, 40), (100, 100), (5000, 5000), (5000, 7)])
+def test_top_k_follows_one_total_order_in_every_kernel_path(dtype, n, k):
+    """Note [Sort order]: larger first, NaN above +inf, -0 tied with +0, ties by lower index, whichever path
+    runs (the sorted buffer for small k, the selection for larger k, the radix sort for long full rows)."""
+    rng = np.random.default_rng(n + k)
+    x = rng.integers(-5, 5, (3, n)).astype(dtype)  # many ties
+    if np.dtype(dtype).kind == "f":
+        x[:, ::17] = np.nan
+        x[:, 3::29] = -0.0
+        x[:, 5::31] = np.inf
+    values, indices = em.math.top_k(em.constant(x), k)
+    for r in range(3):
+        order = sorted(range(n), key=lambda j: (0 if np.isnan(x[r, j]) else 1,
+                                                0.0 if np.isnan(x[r, j]) else -float(x[r, j]), j))[:k]
+        np.testing.assert_array_equal(indices.numpy()[r], order)
+        np.testing.assert_array_equal(values.numpy()[r], x[r, order])

@@ -168,3 +168,43 @@ def test_cumulative_logsumexp_traced_and_batched():
     np.testing.assert_allclose(fn(A).numpy(), expected, rtol=1e-6)
     batched = em.vectorized_map(lambda x: em.math.cumulative_logsumexp(x, axis=0), em.constant(A))
     np.testing.assert_allclose(batched.numpy(), expected, rtol=1e-6)
+
+
+# The functions of issue 17's list that ember already had, checked against TensorFlow with the rest.
+X2 = RNG.standard_normal((3, 4)).astype(np.float32)
+EXISTING = {
+    "boolean_mask_axis": lambda t, x: t.boolean_mask(x, X2[0] > 0, axis=1),
+    "boolean_mask_2d": lambda t, x: t.boolean_mask(x, X2 > 0),
+    "where_broadcast": lambda t, x: t.where(X2[0] > 0, x[:, :1], x),
+    "norm_ord1": lambda t, x: t.norm(x, ord=1, axis=0),
+    "norm_fro": lambda t, x: t.norm(x, ord="fro", axis=[0, 1]),
+    "reduce_variance": lambda t, x: t.math.reduce_variance(x, axis=0),
+    "reduce_std": lambda t, x: t.math.reduce_std(x, axis=1, keepdims=True),
+    "reduce_euclidean_norm": lambda t, x: t.math.reduce_euclidean_norm(x, axis=1),
+    "l2_normalize": lambda t, x: t.math.l2_normalize(x, axis=1),
+    "softsign": lambda t, x: t.nn.softsign(x),
+    "selu": lambda t, x: t.nn.selu(x),
+    "gelu": lambda t, x: t.nn.gelu(x),
+    "gelu_approximate": lambda t, x: t.nn.gelu(x, approximate=True),
+    "swish": lambda t, x: t.nn.swish(x),
+    "silu_beta": lambda t, x: t.nn.silu(x, beta=0.5),
+    "leaky_relu": lambda t, x: t.nn.leaky_relu(x, alpha=0.01),
+    "log_sigmoid": lambda t, x: t.math.log_sigmoid(x * 50.0),
+    "cumsum_exclusive_reverse": lambda t, x: t.cumsum(x, axis=1, exclusive=True, reverse=True),
+    "asin_acos_atan": lambda t, x: t.asin(x * 0.3) + t.acos(x * 0.3) * t.atan(x),
+    "atan2": lambda t, x: t.atan2(x, x[::-1]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EXISTING))
+def test_existing_functions_match_tensorflow_with_gradients(case):
+    results = []
+    for lib in (real_tf, em):
+        x = lib.constant(X2)
+        with lib.GradientTape() as tape:
+            tape.watch(x)
+            y = EXISTING[case](lib, x)
+            loss = lib.reduce_sum(y * y)
+        results.append((y.numpy(), tape.gradient(loss, x).numpy()))
+    np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-4, atol=1e-5)

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "ember/core/parallel.h"
@@ -33,17 +34,31 @@ inline void store_index(void* out, int64_t i, int64_t v) {
   static_cast<I*>(out)[i] = static_cast<I>(v);
 }
 
+// Scratch reused across the rows one thread handles (an allocation per row cost more than the selection).
+template <typename C>
+struct RowScratch {
+  std::vector<C> best;
+  std::vector<int64_t> at;
+  std::vector<std::pair<C, int64_t>> pairs;
+};
+
 // The k largest of a short selection: a sorted buffer that a new element enters only when it beats the
-// last one (strictly: an equal later element ranks below).
+// last one (strictly: an equal later element ranks below). Most elements fail the first comparison; only
+// those and NaNs take the full order.
 template <typename T, typename I>
-void top_k_small(const T* x, int64_t n, int64_t k, T* values, I* indices) {
+void top_k_small(const T* x, int64_t n, int64_t k, T* values, I* indices, RowScratch<Cmp<T>>& scratch) {
   using C = Cmp<T>;
-  std::vector<C> best(static_cast<size_t>(k));
-  std::vector<int64_t> at(static_cast<size_t>(k));
+  scratch.best.resize(static_cast<size_t>(k));
+  scratch.at.resize(static_cast<size_t>(k));
+  C* best = scratch.best.data();
+  int64_t* at = scratch.at.data();
   int64_t filled = 0;
   for (int64_t j = 0; j < n; ++j) {
     const C v = static_cast<C>(x[j]);
-    if (filled == k && !greater(v, best[k - 1])) continue;
+    if (filled == k) {
+      if (!(v > best[k - 1]) && v == v) continue;
+      if (!greater(v, best[k - 1])) continue;
+    }
     int64_t p = filled < k ? filled++ : k - 1;
     while (p > 0 && greater(v, best[p - 1])) {
       best[p] = best[p - 1];
@@ -59,24 +74,24 @@ void top_k_small(const T* x, int64_t n, int64_t k, T* values, I* indices) {
   }
 }
 
+// Any k: (value, index) pairs partitioned at the k-th (nth_element) and the first k sorted, under the total
+// order of Note [Sort order].
 template <typename T, typename I>
-void top_k_compare(const T* x, int64_t n, int64_t k, T* values, I* indices) {
+void top_k_compare(const T* x, int64_t n, int64_t k, T* values, I* indices, RowScratch<Cmp<T>>& scratch) {
   using C = Cmp<T>;
-  std::vector<int64_t> order(static_cast<size_t>(n));
-  std::iota(order.begin(), order.end(), int64_t{0});
-  auto before = [x](int64_t a, int64_t b) {
-    const C va = static_cast<C>(x[a]), vb = static_cast<C>(x[b]);
-    if (greater(va, vb)) return true;
-    if (greater(vb, va)) return false;
-    return a < b;
+  auto& pairs = scratch.pairs;
+  pairs.resize(static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j) pairs[j] = {static_cast<C>(x[j]), j};
+  auto before = [](const std::pair<C, int64_t>& a, const std::pair<C, int64_t>& b) {
+    if (greater(a.first, b.first)) return true;
+    if (greater(b.first, a.first)) return false;
+    return a.second < b.second;
   };
-  if (k == n)
-    std::sort(order.begin(), order.end(), before);
-  else
-    std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+  if (k < n) std::nth_element(pairs.begin(), pairs.begin() + (k - 1), pairs.end(), before);
+  std::sort(pairs.begin(), pairs.begin() + k, before);
   for (int64_t i = 0; i < k; ++i) {
-    values[i] = x[order[i]];
-    indices[i] = static_cast<I>(order[i]);
+    values[i] = x[pairs[i].second];
+    indices[i] = static_cast<I>(pairs[i].second);
   }
 }
 
@@ -154,7 +169,8 @@ void radix_sort_row(const T* x, int64_t n, T* values, I* indices, int chunks) {
 }
 
 template <typename T, typename I>
-void top_k_row(const T* x, int64_t n, int64_t k, T* values, I* indices, int threads) {
+void top_k_row(const T* x, int64_t n, int64_t k, T* values, I* indices, int threads,
+               RowScratch<Cmp<T>>& scratch) {
   if (k == 0) return;
   constexpr bool kRadix = sizeof(T) == 4 && (std::is_same_v<T, float> || std::is_same_v<T, int32_t>);
   if constexpr (kRadix) {
@@ -163,8 +179,8 @@ void top_k_row(const T* x, int64_t n, int64_t k, T* values, I* indices, int thre
       return radix_sort_row(x, n, values, indices, chunks);
     }
   }
-  if (k <= 16 && k * 4 <= n) return top_k_small(x, n, k, values, indices);
-  top_k_compare(x, n, k, values, indices);
+  if (k <= 16 && k * 4 <= n) return top_k_small(x, n, k, values, indices, scratch);
+  top_k_compare(x, n, k, values, indices, scratch);
 }
 
 }  // namespace
@@ -176,9 +192,11 @@ void top_k(const void* in, DType dtype, int64_t rows, int64_t n, int64_t k, void
       const T* x = static_cast<const T*>(in);
       T* v = static_cast<T*>(values);
       I* ix = static_cast<I*>(indices);
-      if (rows == 1) return top_k_row(x, n, k, v, ix, intra_op_threads());
+      RowScratch<Cmp<T>> scratch;
+      if (rows == 1) return top_k_row(x, n, k, v, ix, intra_op_threads(), scratch);
       parallel_for(rows, n * 4 + 1, [&](int64_t lo, int64_t hi) {
-        for (int64_t r = lo; r < hi; ++r) top_k_row(x + r * n, n, k, v + r * k, ix + r * k, 1);
+        RowScratch<Cmp<T>> local;
+        for (int64_t r = lo; r < hi; ++r) top_k_row(x + r * n, n, k, v + r * k, ix + r * k, 1, local);
       });
     };
     if (index_dtype == DType::kInt64)
