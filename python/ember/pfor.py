@@ -828,6 +828,18 @@ def _gather_nd(node, ins, n):
     return _op("Transpose")(out, [lead] + list(range(lead)) + list(range(lead + 1, lead + 1 + params.rank - depth)))
 
 
+@_rule("ReverseV2")
+def _reverse(node, ins, n):
+    _only_first_batched(ins)
+    return _op("ReverseV2")(ins[0].value, _axes(ins[1], ins[0].rank, "axis"))
+
+
+@_rule("Roll")
+def _roll(node, ins, n):
+    _only_first_batched(ins)
+    return _op("Roll")(ins[0].value, ins[1].value, _axes(ins[2], ins[0].rank, "axis"))
+
+
 @_rule("UnsortedSegmentSum")
 def _unsorted_segment_sum(node, ins, n):
     _only_first_batched(ins)

@@ -116,6 +116,10 @@ ERROR_CASES = {
     "unique_matrix": lambda tf: tf.unique([[1, 2]]),
     "dynamic_partition_out_of_range": lambda tf: tf.dynamic_partition([1.0, 2.0], [0, 2], 2),
     "bincount_negative": lambda tf: tf.math.bincount([1, -1]),
+    "reverse_axis_out_of_range": lambda tf: tf.reverse(t(tf, X), [3]),
+    "reverse_axis_twice": lambda tf: tf.reverse(t(tf, X), [1, -2]),
+    "roll_length_mismatch": lambda tf: tf.roll(t(tf, X), [1, 2], [0]),
+    "roll_axis_out_of_range": lambda tf: tf.roll(t(tf, X), 1, 5),
     "searchsorted_rows_mismatch": lambda tf: tf.searchsorted([[1, 2], [3, 4]], [1]),
 }
 

@@ -127,6 +127,8 @@ def examples():
     table["Acosh"] = ([f32(F + 1)], [])
     table["Polygamma"] = ([f32(np.array([[0, 1, 2], [3, 1, 0]], np.float32)), f32()], [])
     table["CumulativeLogsumexp"] = ([f32(), tf.constant(1)], [True, False])
+    table["ReverseV2"] = ([f32(), tf.constant([1])], [])
+    table["Roll"] = ([f32(), tf.constant([1, -1]), tf.constant([1, 0])], [])
     # N-d indexing, segments, sorting and selection (src/ember/ops/scatter_nd.cc, sort.cc)
     nd = tf.constant([[1, 2], [0, 0], [1, 1]])
     table["GatherNd"] = ([f32(), tf.constant([[1, 2], [0, 1]])], [])

@@ -21,6 +21,8 @@ _ScatterNd = _C.op("ScatterNd")
 _TensorScatter = {mode: _C.op(f"TensorScatter{mode}") for mode in ("Update", "Add", "Sub", "Min", "Max")}
 _UnsortedSegment = {kind: _C.op(f"UnsortedSegment{kind}") for kind in ("Sum", "Max", "Min", "Prod")}
 _Unique = _C.op("Unique")
+_ReverseV2 = _C.op("ReverseV2")
+_Roll = _C.op("Roll")
 _UniqueWithCounts = _C.op("UniqueWithCounts")
 _LowerBound = _C.op("LowerBound")
 _UpperBound = _C.op("UpperBound")
@@ -36,9 +38,7 @@ _Maximum = _C.op("Maximum")
 _Minimum = _C.op("Minimum")
 _SelectV2 = _C.op("SelectV2")
 _ConcatV2 = _C.op("ConcatV2")
-_StridedSlice = _C.op("StridedSlice")
 _GatherV2 = _C.op("GatherV2")
-_FloorMod = _C.op("FloorMod")
 _Sub = _C.op("Sub")
 _Mul = _C.op("Mul")
 _OnesLike = _C.op("OnesLike")
@@ -376,56 +376,12 @@ def meshgrid(*args, **kwargs):
 
 def roll(input, shift, axis, name=None):  # noqa: A002 - TF's name
     """Elements shifted along each axis by shift (wrapping around); shifts on one axis add up."""
-    x = _tensor(input)
-    shifts = np.atleast_1d(np.asarray(_as_ints(shift, "Roll", "shift")))
-    axes = np.atleast_1d(np.asarray(_as_ints(axis, "Roll", "axis")))
-    if shifts.shape != axes.shape:
-        raise _invalid("Roll", f"shift and axis must have the same size, got {shifts.size} and {axes.size}")
-    rank = x.shape.rank
-    total = {}
-    for s, a in zip(shifts.tolist(), axes.tolist()):
-        if not -rank <= a < rank:
-            raise _invalid("Roll", f"axis {a} is out of range for a tensor of rank {rank}")
-        total[a % rank] = total.get(a % rank, 0) + s
-    dims = _dims(x)
-    for a, s in sorted(total.items()):
-        n = dims[a]
-        if isinstance(n, int):
-            if n == 0:
-                continue
-            idx = convert_to_tensor(np.mod(np.arange(n) - s, n).astype(np.int32))
-        else:
-            n32 = _Cast(n, dtypes.int32)
-            positions = _Range(convert_to_tensor(0), n32, convert_to_tensor(1))
-            idx = _FloorMod(positions - convert_to_tensor(s, dtype=dtypes.int32), n32)
-        x = _GatherV2(x, idx, a, 0)
-    return x
-
-
-def _as_ints(value, op, arg):
-    if isinstance(value, Tensor) and value._is_symbolic:
-        raise TypeError(array_ops._symbolic_message(op, arg))
-    if isinstance(value, Tensor):
-        return value.numpy().astype(np.int64).tolist()
-    return value
+    return _Roll(_tensor(input), _shape_operand(shift, "Roll", "shift"), _shape_operand(axis, "Roll", "axis"))
 
 
 def reverse(tensor, axis, name=None):
-    """tensor with the order of elements along each of ``axis`` reversed (tf.reverse, ReverseV2)."""
-    x = _tensor(tensor)
-    axes = np.atleast_1d(np.asarray(_as_ints(axis, "ReverseV2", "axis"), dtype=np.int64))
-    rank = x.shape.rank
-    strides = [1] * rank
-    for a in axes.tolist():
-        if not -rank <= a < rank:
-            raise _invalid("ReverseV2", f"axis {a} is out of range for a tensor of rank {rank}")
-        if strides[a % rank] == -1:
-            raise _invalid("ReverseV2", f"axis {a % rank} specified more than once")
-        strides[a % rank] = -1
-    if rank == 0:
-        return x
-    full = (1 << rank) - 1
-    return _StridedSlice(x, [0] * rank, [0] * rank, strides, full, full, 0, 0, 0)
+    """tensor with the order of elements along each of ``axis`` reversed."""
+    return _ReverseV2(_tensor(tensor), _shape_operand(axis, "ReverseV2", "axis"))
 
 
 def sequence_mask(lengths, maxlen=None, dtype=dtypes.bool, name=None):

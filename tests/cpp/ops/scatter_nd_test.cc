@@ -57,6 +57,14 @@ TEST(ScatterNdShape, SegmentsAndSelection) {
   INFER_OK("UniqueWithCounts", "[?]:float64", {}, "[?]:float64;[?]:int32;[?]:int32");
 }
 
+TEST(ScatterNdShape, ReverseAndRoll) {
+  INFER_OK("ReverseV2", "[2,?,4];=[1]", {}, "[2,?,4]");
+  INFER_ERROR("ReverseV2", "[2,3];=[2]", {}, "axis");
+  INFER_ERROR("ReverseV2", "[2,3];=[1,-1]", {}, "more than once");
+  INFER_OK("Roll", "[2,3];=[1,2];=[0,0]", {}, "[2,3]");
+  INFER_ERROR("Roll", "[2,3];=[1,2];=[0]", {}, "one length");
+}
+
 TEST(ScatterNdGrad, FiniteDifferences) {
   EXPECT_GRADIENT_OK("GatherNd", {rand({4, 3, 2}), ints({3, 2}, {1, 2, 0, 0, 1, 2})}, {});
   EXPECT_GRADIENT_OK("ScatterNd", {ints({3, 1}, {1, 3, 1}), rand({3, 2}), testing::int32_vector({5, 2})}, {});
@@ -67,6 +75,9 @@ TEST(ScatterNdGrad, FiniteDifferences) {
     EXPECT_GRADIENT_OK(op, {rand({5, 2}, 3), ints({5}, {1, 0, 1, -1, 3}), int32_scalar(4)}, {}) << op;
   EXPECT_GRADIENT_OK("TopKV2", {rand({3, 6}, 4), int32_scalar(2)}, {});
   EXPECT_GRADIENT_OK("TopKV2", {rand({7}, 5), int32_scalar(7)}, {});
+  EXPECT_GRADIENT_OK("ReverseV2", {rand({2, 3, 4}, 6), testing::int32_vector({0, 2})}, {});
+  EXPECT_GRADIENT_OK("Roll",
+                     {rand({2, 3, 4}, 7), testing::int32_vector({1, -5}), testing::int32_vector({2, 1})}, {});
 }
 
 }  // namespace
