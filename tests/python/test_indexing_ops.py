@@ -273,3 +273,68 @@ def test_top_k_follows_one_total_order_in_every_kernel_path(dtype, n, k):
                                                 0.0 if np.isnan(x[r, j]) else -float(x[r, j]), j))[:k]
         np.testing.assert_array_equal(indices.numpy()[r], order)
         np.testing.assert_array_equal(values.numpy()[r], x[r, order])
+
+
+def _new_ops_program(lib, x, idx):
+    gathered = lib.gather_nd(x, idx)
+    scattered = lib.tensor_scatter_nd_max(x, idx, gathered * 2.0)
+    top = lib.math.top_k(lib.roll(lib.reverse(scattered, [1]), 2, 2), k=2)
+    segments = lib.math.unsorted_segment_max(x, [1, 0, 1, 0], 2)
+    return (lib.math.cumulative_logsumexp(top.values, axis=2) + lib.cast(top.indices, lib.float32),
+            lib.sort(segments, axis=-1) + lib.math.atan2(segments, segments + 1.0) + lib.math.lgamma(segments * segments + 0.5))
+
+
+def test_tensorflow_runs_the_graph_def_of_an_ember_function_using_the_new_ops():
+    idx = np.array([[1, 2], [0, 0], [3, 1]], np.int32)
+    fn = em.function(lambda x: _new_ops_program(em, x, idx),
+                     input_signature=[em.TensorSpec([None, 3, 5], em.float32)])
+    graph = fn.get_concrete_function().graph
+    graph_def = real_tf.compat.v1.GraphDef.FromString(graph.as_graph_def().SerializeToString())
+    wrapped = real_tf.compat.v1.wrap_function(lambda: real_tf.compat.v1.import_graph_def(graph_def, name=""), [])
+    run = wrapped.prune(feeds=[t.name for t in graph.inputs], fetches=[t.name for t in graph.outputs])
+    got = run(real_tf.constant(X))
+    for g, e in zip(got, fn(X)):
+        np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_ember_runs_the_graph_def_of_a_tensorflow_function_using_the_new_ops():
+    idx = np.array([[1, 2], [0, 0], [3, 1]], np.int32)
+    traced = real_tf.function(lambda x: _new_ops_program(real_tf, x, idx),
+                              input_signature=[real_tf.TensorSpec([None, 3, 5], real_tf.float32)])
+    concrete = traced.get_concrete_function()
+    graph = em.graph_util.import_graph_def(concrete.graph.as_graph_def())
+    fn = em.NewGraphFunction(graph, [t.name for t in concrete.inputs], [t.name for t in concrete.outputs])
+    for g, e in zip(fn(X), traced(X)):
+        np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def _more_ops_program(lib, x):
+    flat = lib.reshape(x, [-1])
+    ids = lib.cast(lib.abs(lib.round(flat * 2.0)), lib.int32)
+    u = lib.unique_with_counts(ids)
+    where = lib.searchsorted(lib.sort(flat), flat[:7], side="right")
+    hit = lib.math.in_top_k(lib.constant([1, 0, 2, 1]), x[:, 0, :3], 2)
+    scattered = lib.scatter_nd([[1], [3]], x[:2, 0], lib.stack([5, lib.shape(x)[2]]))
+    t = lib.tensor_scatter_nd_add(scattered, [[0]], x[:1, 1]) - lib.tensor_scatter_nd_sub(scattered, [[4]], x[2:3, 1])
+    t = lib.tensor_scatter_nd_update(t, [[2]], x[3:4, 2]) + lib.tensor_scatter_nd_min(t, [[1]], x[:1, 2])
+    segments = lib.math.unsorted_segment_min(x, [1, 1, 0, 0], 2) * lib.math.unsorted_segment_prod(x, [1, 0, 0, 1], 2)
+    return (lib.cast(u.y, lib.float32), lib.cast(u.idx, lib.float32), lib.cast(u.count, lib.float32),
+            lib.cast(where, lib.float32), lib.cast(hit, lib.float32), t, segments,
+            lib.math.digamma(lib.abs(x) + 1.0) + lib.math.erfinv(x * 0.2) + lib.asinh(x) + lib.acosh(lib.abs(x) + 1.0))
+
+
+def test_graph_def_round_trips_of_the_other_new_ops():
+    traced = real_tf.function(lambda x: _more_ops_program(real_tf, x),
+                              input_signature=[real_tf.TensorSpec([None, 3, 5], real_tf.float32)])
+    concrete = traced.get_concrete_function()
+    graph = em.graph_util.import_graph_def(concrete.graph.as_graph_def())
+    from_tf = em.NewGraphFunction(graph, [t.name for t in concrete.inputs], [t.name for t in concrete.outputs])
+    mine = em.function(lambda x: _more_ops_program(em, x), input_signature=[em.TensorSpec([None, 3, 5], em.float32)])
+    ours = mine.get_concrete_function().graph
+    graph_def = real_tf.compat.v1.GraphDef.FromString(ours.as_graph_def().SerializeToString())
+    wrapped = real_tf.compat.v1.wrap_function(lambda: real_tf.compat.v1.import_graph_def(graph_def, name=""), [])
+    in_tf = wrapped.prune(feeds=[t.name for t in ours.inputs], fetches=[t.name for t in ours.outputs])
+    expected = traced(X)
+    for results in (from_tf(X), in_tf(real_tf.constant(X)), mine(X)):
+        for g, e in zip(results, expected):
+            np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-5, atol=1e-5)
