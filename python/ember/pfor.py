@@ -840,7 +840,27 @@ def _roll(node, ins, n):
     return _op("Roll")(ins[0].value, ins[1].value, _axes(ins[2], ins[0].rank, "axis"))
 
 
-@_rule("UnsortedSegmentSum")
+@_rule("TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub", "TensorScatterMin", "TensorScatterMax")
+def _tensor_scatter(node, ins, n):
+    # Shared indices: the batch dimension moves behind the indexed dims of tensor (a slice of each example
+    # becomes a slice of n), and updates get it behind the tuples' leading dims, repeated where they are shared.
+    tensor, indices, updates = ins
+    if indices.batched or not tensor.batched and not updates.batched:
+        raise Unbatchable(f"{node.type}: the indices differ between examples")
+    depth = indices.shape[-1] if indices.shape is not None else None
+    if depth is None or tensor.shape is None or updates.shape is None:
+        raise Unbatchable(f"{node.type}: the index depth and the ranks must be known")
+    rank, lead = tensor.rank, indices.rank - 1
+    move = list(range(1, depth + 1)) + [0] + list(range(depth + 1, rank + 1))
+    value = _op("Transpose")(_full(tensor, n), move)
+    u = _full(updates, n)
+    u = _op("Transpose")(u, list(range(1, lead + 1)) + [0] + list(range(lead + 1, updates.rank + 1)))
+    out = _op(node.type)(value, indices.value, u)
+    back = [depth] + list(range(depth)) + list(range(depth + 1, rank + 1))
+    return _op("Transpose")(out, back)
+
+
+@_rule("UnsortedSegmentSum", "UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd")
 def _unsorted_segment_sum(node, ins, n):
     _only_first_batched(ins)
     data, ids = ins[:2]
@@ -849,6 +869,6 @@ def _unsorted_segment_sum(node, ins, n):
     perm = list(range(1, k + 1)) + [0] + list(range(k + 1, data.rank + 1))
     segments = _int_operand(ins[2], "num_segments")
     segments = segments[0] if isinstance(segments, list) else segments
-    summed = _op("UnsortedSegmentSum")(_op("Transpose")(data.value, perm), ids.value, segments)
+    summed = _op(node.type)(_op("Transpose")(data.value, perm), ids.value, segments)
     rest = data.rank - k
     return _op("Transpose")(summed, [1, 0] + list(range(2, rest + 2)))

@@ -338,3 +338,43 @@ def test_graph_def_round_trips_of_the_other_new_ops():
     for results in (from_tf(X), in_tf(real_tf.constant(X)), mine(X)):
         for g, e in zip(results, expected):
             np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def _trace(f, shape):
+    from ember import _C
+    tr = _C.Trace("f", True)
+    a = tr.add_argument(em.float64._enum, tuple(shape), "a")
+    tr.enter()
+    try:
+        out = f(a)
+    finally:
+        tr.exit()
+    return tr.finish(list(out) if isinstance(out, (list, tuple)) else [out])
+
+
+RULES = {
+    "GatherNd": lambda a: em.gather_nd(a, [[1, 2], [0, 3]]),
+    "TopKV2": lambda a: list(em.math.top_k(a, 2)),
+    "ReverseV2": lambda a: em.reverse(a, [1, 0]),
+    "Roll": lambda a: em.roll(a, [1, -2], [0, 1]),
+    "CumulativeLogsumexp": lambda a: em.math.cumulative_logsumexp(a, axis=1, reverse=True),
+    "TensorScatterUpdate_tensor": lambda a: em.tensor_scatter_nd_update(a, [[1], [0]], em.ones([2, 4], em.float64)),
+    "TensorScatterMax_updates": lambda a: em.tensor_scatter_nd_max(em.zeros([3, 4], em.float64), [[2, 1], [0, 3]],
+                                                                   a[0, :2]),
+    "TensorScatterAdd_both": lambda a: em.tensor_scatter_nd_add(a, [[2], [2]], a[:2] * 2.0),
+    "UnsortedSegmentProd": lambda a: em.math.unsorted_segment_prod(a, [1, 0, 1], 3),
+    "UnsortedSegmentMin": lambda a: em.math.unsorted_segment_min(a, [[1, 0, 1, 1], [0, 0, 0, 1], [1, 1, 1, 1]], 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(RULES))
+def test_batching_rule_matches_each_example(name):
+    """The pfor rule itself (an Unbatchable would fail here, where vectorized_map would fall back to a loop)."""
+    from ember import pfor
+    gf = _trace(RULES[name], [3, 4])
+    n = 5
+    batch = np.random.default_rng(2).standard_normal((n, 3, 4))
+    got = pfor._Vectorizer(gf, em.constant(batch), n).run()
+    for k in range(n):
+        for g, w in zip(got, gf([em.constant(batch[k])])):
+            np.testing.assert_allclose(g.numpy()[k], w.numpy(), rtol=1e-12, atol=1e-12)

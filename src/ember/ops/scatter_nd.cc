@@ -403,7 +403,7 @@ void register_scatter_nd_ops(OpRegistry& r) {
         .shape(&segment_reduce_shape)
         .kernel(row.types, row.kernel)
         .grad(row.grad)
-        .batching(BatchingRule::kFallback)
+        .batching(BatchingRule::kCustom)
         .done(r);
   }
   for (const Row& row : rows) {
@@ -418,7 +418,7 @@ void register_scatter_nd_ops(OpRegistry& r) {
         .shape(&tensor_scatter_shape)
         .kernel(row.types, row.kernel)
         .grad(row.grad)
-        .batching(BatchingRule::kFallback)
+        .batching(BatchingRule::kCustom)
         .done(r);
   }
 }
