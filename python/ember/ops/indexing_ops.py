@@ -31,7 +31,6 @@ _Reshape = _C.op("Reshape")
 _Cast = _C.op("Cast")
 _Range = _C.op("Range")
 _Max = _C.op("Max")
-_Sum = _C.op("Sum")
 _Less = _C.op("Less")
 _Equal = _C.op("Equal")
 _Maximum = _C.op("Maximum")
@@ -39,8 +38,6 @@ _Minimum = _C.op("Minimum")
 _SelectV2 = _C.op("SelectV2")
 _ConcatV2 = _C.op("ConcatV2")
 _GatherV2 = _C.op("GatherV2")
-_Sub = _C.op("Sub")
-_Mul = _C.op("Mul")
 _OnesLike = _C.op("OnesLike")
 _ZerosLike = _C.op("ZerosLike")
 _Fill = _C.op("Fill")
@@ -120,15 +117,16 @@ def scatter_nd(indices, updates, shape, name=None):
 
 
 def _tensor_scatter(mode):
+    op_name = f"TensorScatter{mode}"
     op = _TensorScatter[mode]
 
     def fn(tensor, indices, updates, name=None):
         tensor = _tensor(tensor)
         updates = updates if isinstance(updates, Tensor) else convert_to_tensor(updates, dtype=tensor.dtype)
-        return op(tensor, _indices(indices, op.__name__ if hasattr(op, "__name__") else mode), updates)
+        return op(tensor, _indices(indices, op_name), updates)
 
     fn.__name__ = fn.__qualname__ = f"tensor_scatter_nd_{mode.lower()}"
-    fn.__doc__ = _C.op_info(f"TensorScatter{mode}")["doc"]
+    fn.__doc__ = _C.op_info(op_name)["doc"]
     return fn
 
 
@@ -150,16 +148,15 @@ def _segment_ids(segment_ids, op):
 
 
 def _unsorted(kind):
+    op_name = f"UnsortedSegment{kind}"
     op = _UnsortedSegment[kind]
-    name = f"UnsortedSegment{kind}"
 
     def fn(data, segment_ids, num_segments, name=None):
-        num = _shape_operand(num_segments, name_, "num_segments", errors.InvalidArgumentError, scalar=True)
-        return op(_tensor(data), _segment_ids(segment_ids, name_), num)
+        num = _shape_operand(num_segments, op_name, "num_segments", errors.InvalidArgumentError, scalar=True)
+        return op(_tensor(data), _segment_ids(segment_ids, op_name), num)
 
-    name_ = name
     fn.__name__ = fn.__qualname__ = f"unsorted_segment_{kind.lower()}"
-    fn.__doc__ = _C.op_info(name)["doc"]
+    fn.__doc__ = _C.op_info(op_name)["doc"]
     return fn
 
 
