@@ -109,6 +109,8 @@ ERROR_CASES = {
     "tensor_scatter_float_indices": lambda tf: tf.tensor_scatter_nd_add([1.0], t(tf, [[0.0]]), [1.0]),
     "unsorted_segment_max_out_of_range": lambda tf: tf.math.unsorted_segment_max([1.0, 2.0], [0, 2], 2),
     "segment_sum_unsorted": lambda tf: tf.math.segment_sum([1.0, 2.0, 3.0], [1, 0, 1]),
+    "segment_max_negative": lambda tf: tf.math.segment_max([1.0, 2.0], [-1, 0]),
+    "segment_mean_bad_length": lambda tf: tf.math.segment_mean([1.0, 2.0], [0]),
     "top_k_too_large": lambda tf: tf.math.top_k([1.0, 2.0], k=3),
     "top_k_negative": lambda tf: tf.math.top_k([1.0, 2.0], k=-1),
     "top_k_scalar": lambda tf: tf.math.top_k(t(tf, 1.0), k=1),
@@ -318,6 +320,7 @@ def _more_ops_program(lib, x):
     t = lib.tensor_scatter_nd_add(scattered, [[0]], x[:1, 1]) - lib.tensor_scatter_nd_sub(scattered, [[4]], x[2:3, 1])
     t = lib.tensor_scatter_nd_update(t, [[2]], x[3:4, 2]) + lib.tensor_scatter_nd_min(t, [[1]], x[:1, 2])
     segments = lib.math.unsorted_segment_min(x, [1, 1, 0, 0], 2) * lib.math.unsorted_segment_prod(x, [1, 0, 0, 1], 2)
+    segments = segments + lib.math.segment_max(x[:3], [0, 0, 1]) * lib.math.segment_mean(x[1:], [0, 1, 1])
     return (lib.cast(u.y, lib.float32), lib.cast(u.idx, lib.float32), lib.cast(u.count, lib.float32),
             lib.cast(where, lib.float32), lib.cast(hit, lib.float32), t, segments,
             lib.math.digamma(lib.abs(x) + 1.0) + lib.math.erfinv(x * 0.2) + lib.asinh(x) + lib.acosh(lib.abs(x) + 1.0))

@@ -138,6 +138,8 @@ def examples():
         table[name] = ([f32(), tf.constant([[1, 2], [0, 1]]), f32(np.array([0.25, 0.75], np.float32))], [])
     for name in ["UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd"]:
         table[name] = ([f32(), tf.constant([1, 0]), tf.constant(3)], [])
+    for name in ["SegmentSum", "SegmentMean", "SegmentMax", "SegmentMin", "SegmentProd"]:
+        table[name] = ([f32(), tf.constant([0, 2])], [])
     table["TopKV2"] = ([f32(), tf.constant(2)], [True, tf.int32])
     table["InTopKV2"] = ([f32(), tf.constant([2, 0]), tf.constant(1)], [])
     table["LowerBound"] = ([f32(np.sort(F, axis=1)), f32()], [tf.int32])

@@ -192,43 +192,15 @@ def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
     return total / _C.op("Sqrt")(_Maximum(count, convert_to_tensor(1, dtype=data.dtype)))
 
 
-def _sorted_segments(segment_ids, op):
-    """The segment count of sorted ids (the last id + 1) after TensorFlow's checks: ids are a vector, sorted,
-    not negative. Eagerly the checks run here; traced, the count is computed in the graph."""
-    segment_ids = _segment_ids(segment_ids, op)
-    if segment_ids.shape.rank is not None and segment_ids.shape.rank != 1:
-        raise errors.InvalidArgumentError(None, None, f"{op}: segment_ids should be a vector, got shape "
-                                                      f"{segment_ids.shape}")
-    if not segment_ids._is_symbolic:
-        ids = segment_ids.numpy()
-        if ids.size and ids[0] < 0:
-            raise _invalid(op, f"segment ids must be >= 0, got segment_ids[0] = {ids[0]}")
-        if ids.size and np.any(np.diff(ids) < 0):
-            j = int(np.argmax(np.diff(ids) < 0)) + 1
-            raise _invalid(op, f"segment ids are not increasing: segment_ids[{j}] = {ids[j]} follows "
-                               f"{ids[j - 1]}")
-        return segment_ids, int(ids[-1]) + 1 if ids.size else 0
-    # The last id + 1, or 0 for no ids: the max of [-1] and the ids, plus one.
-    minus_one = convert_to_tensor([-1], dtype=segment_ids.dtype)
-    last = _Max(_ConcatV2([minus_one, segment_ids], 0), [0], False)
-    return segment_ids, last + convert_to_tensor(1, dtype=segment_ids.dtype)
-
-
 def _sorted_segment(kind):
+    op_name = f"Segment{kind}"
+    op = _C.op(op_name)
+
     def fn(data, segment_ids, name=None):
-        data = _tensor(data)
-        segment_ids, num = _sorted_segments(segment_ids, f"Segment{kind}")
-        if kind == "Mean":
-            return unsorted_segment_mean(data, segment_ids, num)
-        out = _UnsortedSegment[kind](data, segment_ids, num)
-        if kind in ("Max", "Min"):  # TensorFlow's sorted segment max/min give 0 for an empty segment
-            count = _segment_counts(data, segment_ids, num)
-            out = _SelectV2(count > convert_to_tensor(0, dtype=data.dtype), out, _ZerosLike(out))
-        return out
+        return op(_tensor(data), _segment_ids(segment_ids, op_name))
 
     fn.__name__ = fn.__qualname__ = f"segment_{kind.lower()}"
-    fn.__doc__ = (f"The {kind.lower()} of data's rows per segment, for sorted segment_ids; the result has the "
-                  "last id + 1 rows (an empty segment: " + ("1" if kind == "Prod" else "0") + ").")
+    fn.__doc__ = _C.op_info(op_name)["doc"]
     return fn
 
 

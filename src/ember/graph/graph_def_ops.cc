@@ -75,6 +75,11 @@ constexpr TypeAttr kTypeAttrs[] = {
     {"UnsortedSegmentMin", "Tnumsegments", 2},
     {"UnsortedSegmentProd", "Tindices", 1},
     {"UnsortedSegmentProd", "Tnumsegments", 2},
+    {"SegmentSum", "Tindices", 1},
+    {"SegmentMean", "Tindices", 1},
+    {"SegmentMax", "Tindices", 1},
+    {"SegmentMin", "Tindices", 1},
+    {"SegmentProd", "Tindices", 1},
     {"TopKV2", "Tk", 1},
     {"InTopKV2", "T", 1},  // the targets' type; the predictions are float
     {"ReverseV2", "Tidx", 1},

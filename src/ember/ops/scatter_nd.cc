@@ -4,6 +4,7 @@
 // from register_array_index_ops (array_index.cc); kernels in kernels/index_nd.h.
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ember/kernels/array.h"
@@ -238,6 +239,85 @@ Status segment_reduce_kernel(KernelContext& ctx) {
   return Status::OK();
 }
 
+// ---- SegmentSum/Mean/Max/Min/Prod(data, segment_ids): the sorted forms. ids is a vector over data's rows,
+// sorted and non-negative (checked, as TensorFlow's CPU kernels); the result has the last id + 1 rows, and an
+// empty segment holds 0 (1 for Prod), unlike the unsorted forms.
+
+Status sorted_segment_shape(InferContext& ctx) {
+  const Shape &data = ctx.inputs[0].shape, &ids = ctx.inputs[1].shape;
+  const std::string& op = ctx.op->name;
+  if (ids.rank_known() && ids.rank() != 1)
+    return invalid_argument(op, ": segment_ids should be a vector, got shape ", ids.to_string());
+  if (data.rank_known() && data.rank() == 0)
+    return invalid_argument(op, ": data must be at least 1-D, got a scalar");
+  if (data.rank_known() && ids.rank_known() && data.dim(0) >= 0 && ids.dim(0) >= 0 &&
+      data.dim(0) != ids.dim(0))
+    return invalid_argument(op, ": segment_ids should be the same size as dimension 0 of data, got ",
+                            ids.dim(0), " and ", data.to_string());
+  Shape out = data;
+  if (out.rank_known()) out.set_dim(0, kUnknownDim);
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, out});
+  return Status::OK();
+}
+
+template <ScatterMode kMode, bool kMean>
+Status sorted_segment_kernel(KernelContext& ctx) {
+  const TensorImpl &data = ctx.input(0), &ids = ctx.input(1);
+  const std::string& op = ctx.op->name;
+  if (ids.rank() != 1 || data.rank() == 0 || ids.shape().dim(0) != data.shape().dim(0))
+    return invalid_argument(op, ": segment_ids should be a vector the size of dimension 0 of data, got ",
+                            ids.shape().to_string(), " and ", data.shape().to_string());
+  const int64_t n = ids.num_elements();
+  std::vector<int64_t> offsets(static_cast<size_t>(n));
+  for (int64_t j = 0; j < n; ++j) {
+    offsets[j] = kernels::load_index(ids.raw_data(), ids.dtype(), j);
+    if (offsets[j] < 0)
+      return invalid_argument(op, ": segment ids must be >= 0, got segment_ids[", j, "] = ", offsets[j]);
+    if (j > 0 && offsets[j] < offsets[j - 1])
+      return invalid_argument(op, ": segment ids are not increasing: segment_ids[", j, "] = ", offsets[j],
+                              " follows ", offsets[j - 1]);
+  }
+  const int64_t num = n == 0 ? 0 : offsets[n - 1] + 1;
+  Shape shape = data.shape();
+  shape.set_dim(0, num);
+  EMBER_RETURN_IF_ERROR(allocate_output(ctx, 0, data.dtype(), shape));
+  TensorImpl& out = ctx.output(0);
+  const int64_t inner = product(data.shape(), 1, data.rank());
+  // Empty segments hold 0 (Prod: 1): the rows are filled so, then every non-empty one is reset to the
+  // reduction's identity before its rows are applied.
+  kernels::fill_identity(out.dtype(), kMode == ScatterMode::kMul ? kMode : ScatterMode::kAdd,
+                         out.num_elements(), out.mutable_raw_data());
+  if (out.num_elements() == 0) return Status::OK();
+  const size_t row_bytes = static_cast<size_t>(inner) * dtype_size(data.dtype());
+  if (kMode == ScatterMode::kMin || kMode == ScatterMode::kMax) {
+    char* base = static_cast<char*>(out.mutable_raw_data());
+    for (int64_t j = 0; j < n; ++j)
+      if (j == 0 || offsets[j] != offsets[j - 1])
+        std::memcpy(base + offsets[j] * row_bytes, static_cast<const char*>(data.raw_data()) + j * row_bytes,
+                    row_bytes);
+  }
+  kernels::scatter_nd(offsets.data(), n, inner, data.raw_data(), data.dtype(), kMode, out.mutable_raw_data());
+  if constexpr (kMean) {
+    visit_dtype<kNumericTypes>(out.dtype(), [&]<typename T>() {
+      T* o = out.mutable_data<T>();
+      for (int64_t j = 0, start = 0; j <= n; ++j) {
+        if (j < n && offsets[j] == offsets[start]) continue;
+        const int64_t count = j - start;
+        T* row = o + offsets[start] * inner;
+        for (int64_t i = 0; i < inner; ++i) {
+          if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
+            row[i] = T(static_cast<float>(row[i]) / static_cast<float>(count));
+          } else {
+            row[i] = static_cast<T>(row[i] / static_cast<T>(count));
+          }
+        }
+        start = j;
+      }
+    });
+  }
+  return Status::OK();
+}
+
 // ---- Gradients: each op's adjoint is the other kind (gathers scatter dy back, scatters gather it).
 
 using namespace gradient;  // NOLINT(google-build-using-namespace): rules read as math
@@ -322,6 +402,42 @@ void segment_prod_grad(GradContext& c) {
   c.set(0, select(kept, dy_rows * others, zero));
 }
 
+GradTensor sorted_segment_count(const GradTensor& ids, const GradTensor& num, DType dtype) {
+  return emit1("UnsortedSegmentSum", {ones_like(cast(ids, dtype)), ids, num});
+}
+
+// The count (or any [num] vector) shaped [num, 1, ...] to broadcast against data-shaped rows.
+GradTensor per_row(GradTensor v, int rank) {
+  for (int d = 1; d < rank; ++d) v = expand_dims(v, -1);
+  return v;
+}
+
+void sorted_segment_grad(GradContext& c) {
+  const GradTensor data = c.input(0), ids = c.input(1), out = c.output(0), dy = c.grad();
+  if (!data.shape().rank_known())
+    check_ok(make_error(Code::kUnimplemented, c.op->name, ": the gradient needs the rank of data"));
+  const int rank = data.rank();
+  const GradTensor num = dims_product(out, 0, 1);
+  const std::string& op = c.op->name;
+  if (op == "SegmentSum") return c.set(0, gather_rows(dy, ids));
+  const GradTensor one = scalar(1, dy.dtype());
+  const GradTensor count = per_row(sorted_segment_count(ids, num, dy.dtype()), rank);
+  if (op == "SegmentMean") return c.set(0, gather_rows(dy / binary("Maximum", count, one), ids));
+  if (op == "SegmentProd") {
+    const GradTensor zero = scalar(0, dy.dtype());
+    const GradTensor is_zero = compare("Equal", data, zero);
+    const GradTensor zeros = emit1("UnsortedSegmentSum", {mask(is_zero, dy.dtype()), ids, num});
+    const GradTensor non_zero = select(is_zero, one, data);
+    const GradTensor non_zero_prod = emit1("UnsortedSegmentProd", {non_zero, ids, num});
+    const GradTensor others =
+        select(is_zero, gather_rows(non_zero_prod, ids), gather_rows(out, ids) / non_zero);
+    return c.set(0, gather_rows(select(compare("Greater", zeros, one), zero, dy), ids) * others);
+  }
+  const GradTensor chosen = mask(compare("Equal", data, gather_rows(out, ids)), dy.dtype());
+  const GradTensor winners = emit1("UnsortedSegmentSum", {chosen, ids, num});
+  c.set(0, chosen * gather_rows(dy / binary("Maximum", winners, one), ids));
+}
+
 }  // namespace
 
 void register_scatter_nd_ops(OpRegistry& r) {
@@ -392,6 +508,42 @@ void register_scatter_nd_ops(OpRegistry& r) {
        "[0, "
        "0, 1], 2) == [10, 3]"},
   };
+  const Row sorted_rows[] = {
+      {"SegmentSum", &sorted_segment_kernel<ScatterMode::kAdd, false>, &sorted_segment_grad, kNumericTypes,
+       "Sums of data's rows per sorted segment id; last id + 1 rows. segment_sum([1, 2, 3], [0, 0, 2]) == "
+       "[3, 0, "
+       "3]"},
+      {"SegmentMean", &sorted_segment_kernel<ScatterMode::kAdd, true>, &sorted_segment_grad, kNumericTypes,
+       "Means of data's rows per sorted segment id (an empty segment: 0). segment_mean([1, 3, 5], [0, 0, 1]) "
+       "== "
+       "[2, 5]"},
+      {"SegmentMax", &sorted_segment_kernel<ScatterMode::kMax, false>, &sorted_segment_grad, kNumericTypes,
+       "Maxima of data's rows per sorted segment id (an empty segment: 0). segment_max([1, 3, 5], [0, 0, 1]) "
+       "== "
+       "[3, 5]"},
+      {"SegmentMin", &sorted_segment_kernel<ScatterMode::kMin, false>, &sorted_segment_grad, kNumericTypes,
+       "Minima of data's rows per sorted segment id (an empty segment: 0). segment_min([1, 3, 5], [0, 0, 1]) "
+       "== "
+       "[1, 5]"},
+      {"SegmentProd", &sorted_segment_kernel<ScatterMode::kMul, false>, &sorted_segment_grad, kNumericTypes,
+       "Products of data's rows per sorted segment id (an empty segment: 1). segment_prod([2, 3, 5], [0, 0, "
+       "1]) "
+       "== [6, 5]"},
+  };
+  for (const Row& row : sorted_rows) {
+    OpBuilder(row.name)
+        .doc(row.doc)
+        .input("data")
+        .input_fixed("segment_ids", kIndexTypes)
+        .output("output")
+        .type_var(row.types)
+        .flags(kKernelAllocates)
+        .shape(&sorted_segment_shape)
+        .kernel(row.types, row.kernel)
+        .grad(row.grad)
+        .batching(BatchingRule::kFallback)
+        .done(r);
+  }
   for (const Row& row : segment_rows) {
     OpBuilder(row.name)
         .doc(row.doc)

@@ -47,6 +47,9 @@ TEST(ScatterNdShape, ScatterNdAndTensorScatter) {
 TEST(ScatterNdShape, SegmentsAndSelection) {
   INFER_OK("UnsortedSegmentMax", "[5,2];[5]:int32;=4", {}, "[4,2]");
   INFER_ERROR("UnsortedSegmentProd", "[5,2];[4]:int32;=4", {}, "must be a prefix");
+  INFER_OK("SegmentSum", "[5,2];[5]:int32", {}, "[?,2]");
+  INFER_ERROR("SegmentMax", "[5,2];[4]:int32", {}, "same size as dimension 0");
+  INFER_ERROR("SegmentMean", "[5,2];[5,1]:int32", {}, "should be a vector");
   INFER_OK("TopKV2", "[4,7];=3", {}, "[4,3];[4,3]:int32");
   INFER_OK("TopKV2", "[?,?];[]:int32", {}, "[?,?];[?,?]:int32");
   INFER_ERROR("TopKV2", "[4,2];=3", {}, "at least k columns");
@@ -73,6 +76,8 @@ TEST(ScatterNdGrad, FiniteDifferences) {
     EXPECT_GRADIENT_OK(op, {rand({4, 2}, 1), ints({2, 1}, {2, 0}), rand({2, 2}, 2)}, {}) << op;
   for (const char* op : {"UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd"})
     EXPECT_GRADIENT_OK(op, {rand({5, 2}, 3), ints({5}, {1, 0, 1, -1, 3}), int32_scalar(4)}, {}) << op;
+  for (const char* op : {"SegmentSum", "SegmentMean", "SegmentMax", "SegmentMin", "SegmentProd"})
+    EXPECT_GRADIENT_OK(op, {rand({5, 2}, 8), ints({5}, {0, 0, 2, 2, 3})}, {}) << op;
   EXPECT_GRADIENT_OK("TopKV2", {rand({3, 6}, 4), int32_scalar(2)}, {});
   EXPECT_GRADIENT_OK("TopKV2", {rand({7}, 5), int32_scalar(7)}, {});
   EXPECT_GRADIENT_OK("ReverseV2", {rand({2, 3, 4}, 6), testing::int32_vector({0, 2})}, {});
