@@ -43,6 +43,13 @@ from ember.ops.math_ops import (abs, add, add_n, argmax, argmin, cast, ceil, cos
                                 not_equal, pow, realdiv, reduce_all, reduce_any, reduce_logsumexp,
                                 reduce_max, reduce_mean, reduce_min, reduce_prod, reduce_sum, round, scalar_mul,
                                 sigmoid, sign, sin, sqrt, square, subtract, tanh, tensordot, truediv)
+from ember.ops.indexing_ops import (dynamic_partition, dynamic_stitch, gather_nd, histogram_fixed_width, meshgrid,
+                                    repeat, reverse, roll, scatter_nd, searchsorted, sequence_mask,
+                                    tensor_scatter_nd_add, tensor_scatter_nd_max, tensor_scatter_nd_min,
+                                    tensor_scatter_nd_sub, tensor_scatter_nd_update, unique, unique_with_counts)
+from ember.ops.sort_ops import argsort, sort
+from ember.ops.special_math_ops import clip_by_global_norm, clip_by_norm, einsum
+from ember.ops.math_ops import acos, acosh, asin, asinh, atan, atan2, atanh, cumprod, cumsum  # noqa: F401
 from ember import compat, config, contrib, experimental, image, initializers, linalg, math, nn, random
 from ember.compat.v1 import control_dependencies
 from ember.initializers import constant_initializer, ones_initializer, zeros_initializer

@@ -1,5 +1,10 @@
 """``ember.math``: TensorFlow's ``tf.math`` namespace."""
 
-from ember.ops.array_ops import unsorted_segment_sum  # noqa: F401
 from ember.ops.math_ops import *  # noqa: F401,F403
 from ember.ops.nn_ops import l2_normalize, log_sigmoid, log_softmax, softmax, softplus, softsign  # noqa: F401
+from ember.ops.indexing_ops import (bincount, segment_max, segment_mean, segment_min, segment_prod,  # noqa: F401
+                                    segment_sum, unsorted_segment_max, unsorted_segment_mean,
+                                    unsorted_segment_min, unsorted_segment_prod, unsorted_segment_sqrt_n,
+                                    unsorted_segment_sum)
+from ember.ops.sort_ops import in_top_k, top_k  # noqa: F401
+from ember.ops.special_math_ops import cumulative_logsumexp, polyval  # noqa: F401

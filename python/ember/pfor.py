@@ -683,7 +683,7 @@ def _softmax(node, ins, n):
     return _op(node.type)(ins[0].value, _axis(node.attrs["axis"], ins[0].rank))
 
 
-@_rule("Cumsum", "Cumprod")
+@_rule("Cumsum", "Cumprod", "CumulativeLogsumexp")
 def _cumulative(node, ins, n):
     a = node.attrs
     return _op(node.type)(ins[0].value, _scalar_axis(ins[1], ins[0].rank, "axis"), a["exclusive"], a["reverse"])
@@ -850,7 +850,64 @@ def _gather(node, ins, n):
     return _op("GatherV2")(ins[0].value, ins[1].value, _scalar_axis(ins[2], ins[0].rank, "axis"), 0)
 
 
-@_rule("UnsortedSegmentSum")
+@_rule("TopKV2")
+def _top_k(node, ins, n):
+    # The op works on the last axis, which the batch dimension in front leaves where it was.
+    _only_first_batched(ins)
+    k = _int_operand(ins[1], "k")
+    out = _op("TopKV2")(ins[0].value, k[0] if isinstance(k, list) else k, node.attrs["sorted"],
+                        node.attrs["index_type"])
+    return list(out)
+
+
+@_rule("GatherNd")
+def _gather_nd(node, ins, n):
+    # Batched params, shared indices: the batch dimension moves behind the indexed ones, the gather leaves it
+    # behind the tuples' leading dims, and it moves back to the front.
+    _only_first_batched(ins)
+    params, indices = ins
+    depth = indices.shape[-1] if indices.shape is not None else None
+    if depth is None or params.rank is None:
+        raise Unbatchable("GatherNd: the index depth and the rank of params must be known")
+    perm = list(range(1, depth + 1)) + [0] + list(range(depth + 1, params.rank + 1))
+    out = _op("GatherNd")(_op("Transpose")(params.value, perm), indices.value)
+    lead = indices.rank - 1
+    return _op("Transpose")(out, [lead] + list(range(lead)) + list(range(lead + 1, lead + 1 + params.rank - depth)))
+
+
+@_rule("ReverseV2")
+def _reverse(node, ins, n):
+    _only_first_batched(ins)
+    return _op("ReverseV2")(ins[0].value, _axes(ins[1], ins[0].rank, "axis"))
+
+
+@_rule("Roll")
+def _roll(node, ins, n):
+    _only_first_batched(ins)
+    return _op("Roll")(ins[0].value, ins[1].value, _axes(ins[2], ins[0].rank, "axis"))
+
+
+@_rule("TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub", "TensorScatterMin", "TensorScatterMax")
+def _tensor_scatter(node, ins, n):
+    # Shared indices: the batch dimension moves behind the indexed dims of tensor (a slice of each example
+    # becomes a slice of n), and updates get it behind the tuples' leading dims, repeated where they are shared.
+    tensor, indices, updates = ins
+    if indices.batched or not tensor.batched and not updates.batched:
+        raise Unbatchable(f"{node.type}: the indices differ between examples")
+    depth = indices.shape[-1] if indices.shape is not None else None
+    if depth is None or tensor.shape is None or updates.shape is None:
+        raise Unbatchable(f"{node.type}: the index depth and the ranks must be known")
+    rank, lead = tensor.rank, indices.rank - 1
+    move = list(range(1, depth + 1)) + [0] + list(range(depth + 1, rank + 1))
+    value = _op("Transpose")(_full(tensor, n), move)
+    u = _full(updates, n)
+    u = _op("Transpose")(u, list(range(1, lead + 1)) + [0] + list(range(lead + 1, updates.rank + 1)))
+    out = _op(node.type)(value, indices.value, u)
+    back = [depth] + list(range(depth)) + list(range(depth + 1, rank + 1))
+    return _op("Transpose")(out, back)
+
+
+@_rule("UnsortedSegmentSum", "UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd")
 def _unsorted_segment_sum(node, ins, n):
     _only_first_batched(ins)
     data, ids = ins[:2]
@@ -859,6 +916,6 @@ def _unsorted_segment_sum(node, ins, n):
     perm = list(range(1, k + 1)) + [0] + list(range(k + 1, data.rank + 1))
     segments = _int_operand(ins[2], "num_segments")
     segments = segments[0] if isinstance(segments, list) else segments
-    summed = _op("UnsortedSegmentSum")(_op("Transpose")(data.value, perm), ids.value, segments)
+    summed = _op(node.type)(_op("Transpose")(data.value, perm), ids.value, segments)
     rest = data.rank - k
     return _op("Transpose")(summed, [1, 0] + list(range(2, rest + 2)))

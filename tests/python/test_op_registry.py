@@ -24,9 +24,9 @@ def f32(a=F):
 
 UNARY_FLOAT = ["Exp", "Log", "Log1p", "Expm1", "Sqrt", "Rsqrt", "Reciprocal", "Sin", "Cos", "Tan", "Tanh", "Sigmoid",
                "Elu", "Softplus", "Erf", "Floor", "Ceil", "Round", "IsNan", "IsFinite", "Neg", "Abs", "Sign",
-               "Square", "Relu", "Relu6"]
+               "Square", "Relu", "Relu6", "Asin", "Acos", "Atan", "Asinh", "Atanh", "Lgamma", "Digamma", "Erfinv"]
 BINARY_NUMERIC = ["Add", "Sub", "Mul", "RealDiv", "FloorDiv", "FloorMod", "Pow", "Maximum", "Minimum",
-                  "SquaredDifference", "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual"]
+                  "SquaredDifference", "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "Atan2"]
 
 
 def fused_program_of_sin_of_product():
@@ -128,6 +128,28 @@ def examples():
     for name in ["AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"]:
         table[name] = ([f32()], [variable._id])
     table["StatelessRandomUniformInt"] = ([tf.constant([4]), tf.constant([1, 2])], [0, 10, tf.int64])
+    table["Acosh"] = ([f32(F + 1)], [])
+    table["Polygamma"] = ([f32(np.array([[0, 1, 2], [3, 1, 0]], np.float32)), f32()], [])
+    table["CumulativeLogsumexp"] = ([f32(), tf.constant(1)], [True, False])
+    table["ReverseV2"] = ([f32(), tf.constant([1])], [])
+    table["Roll"] = ([f32(), tf.constant([1, -1]), tf.constant([1, 0])], [])
+    # N-d indexing, segments, sorting and selection (src/ember/ops/scatter_nd.cc, sort.cc)
+    nd = tf.constant([[1, 2], [0, 0], [1, 1]])
+    table["GatherNd"] = ([f32(), tf.constant([[1, 2], [0, 1]])], [])
+    table["ScatterNd"] = ([nd, f32(np.arange(3, dtype=np.float32) + 0.5), tf.constant([2, 3])], [])
+    for name in ["TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub", "TensorScatterMin",
+                 "TensorScatterMax"]:
+        table[name] = ([f32(), tf.constant([[1, 2], [0, 1]]), f32(np.array([0.25, 0.75], np.float32))], [])
+    for name in ["UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd"]:
+        table[name] = ([f32(), tf.constant([1, 0]), tf.constant(3)], [])
+    for name in ["SegmentSum", "SegmentMean", "SegmentMax", "SegmentMin", "SegmentProd"]:
+        table[name] = ([f32(), tf.constant([0, 2])], [])
+    table["TopKV2"] = ([f32(), tf.constant(2)], [True, tf.int32])
+    table["InTopKV2"] = ([f32(), tf.constant([2, 0]), tf.constant(1)], [])
+    table["LowerBound"] = ([f32(np.sort(F, axis=1)), f32()], [tf.int32])
+    table["UpperBound"] = ([f32(np.sort(F, axis=1)), f32()], [tf.int64])
+    table["Unique"] = ([f32(np.array([0.5, 0.25, 0.5, 1.0], np.float32))], [tf.int32])
+    table["UniqueWithCounts"] = ([f32(np.array([0.5, 0.25, 0.5, 1.0], np.float32))], [tf.int64])
     program, results = fused_program_of_sin_of_product()
     table["FusedElementwise"] = ([[f32(), f32()]], [program, results, [2, 3]])
     table.update(conv_op_examples.examples())

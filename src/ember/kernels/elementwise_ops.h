@@ -67,7 +67,22 @@
     "x is NaN. is_nan([nan, 1.]) == [True, False]")                                                          \
   X(kIsFinite, IsFinite, is_finite, IsFiniteF, kFloatTypes, Bool, 1, 0, not_differentiable,                  \
     "x is neither infinite nor NaN. is_finite([inf, 1.]) == [False, True]")                                  \
-  X(kTan, Tan, tan, TanF, kFloatTypes, Same, 8, 0, tan_grad, "Tangent. tan([0.]) == [0.]")
+  X(kTan, Tan, tan, TanF, kFloatTypes, Same, 8, 0, tan_grad, "Tangent. tan([0.]) == [0.]")                 \
+  X(kAsin, Asin, asin, AsinF, kFloatTypes, Same, 8, 0, asin_grad, "Inverse sine. asin([1.]) == [1.5707964]")  \
+  X(kAcos, Acos, acos, AcosF, kFloatTypes, Same, 8, 0, acos_grad, "Inverse cosine. acos([1.]) == [0.]")       \
+  X(kAtan, Atan, atan, AtanF, kFloatTypes, Same, 8, 0, atan_grad, "Inverse tangent. atan([0.]) == [0.]")      \
+  X(kAsinh, Asinh, asinh, AsinhF, kFloatTypes, Same, 8, 0, asinh_grad,                                       \
+    "Inverse hyperbolic sine. asinh([0.]) == [0.]")                                                          \
+  X(kAcosh, Acosh, acosh, AcoshF, kFloatTypes, Same, 8, 0, acosh_grad,                                       \
+    "Inverse hyperbolic cosine. acosh([1.]) == [0.]")                                                        \
+  X(kAtanh, Atanh, atanh, AtanhF, kFloatTypes, Same, 8, 0, atanh_grad,                                       \
+    "Inverse hyperbolic tangent. atanh([0.]) == [0.]")                                                       \
+  X(kLgamma, Lgamma, lgamma, LgammaF, kFloatTypes, Same, 8, 0, lgamma_grad,                                  \
+    "log |Gamma(x)|. lgamma([3.]) == [0.6931472]")                                                           \
+  X(kDigamma, Digamma, digamma, DigammaF, kFloatTypes, Same, 8, 0, digamma_grad,                             \
+    "d/dx log Gamma(x). digamma([1.]) == [-0.5772157]")                                                      \
+  X(kErfinv, Erfinv, erfinv, ErfinvF, kFloatTypes, Same, 8, 0, erfinv_grad,                                  \
+    "Inverse of erf on (-1, 1). erfinv([0.5]) == [0.47693628]")
 
 #define EMBER_BINARY_OPS(X)                                                                                  \
   X(kAdd, Add, add, AddF, kNumericTypes, Same, 1, kCommutative, add_grad,                                    \
@@ -104,5 +119,9 @@
   X(kLogicalAnd, LogicalAnd, logical_and, LogicalAndF, kBoolType, Bool, 1, kCommutative, not_differentiable, \
     "Boolean and. logical_and([True], [False]) == [False]")                                                  \
   X(kLogicalOr, LogicalOr, logical_or, LogicalOrF, kBoolType, Bool, 1, kCommutative, not_differentiable,     \
-    "Boolean or. logical_or([True], [False]) == [True]")
+    "Boolean or. logical_or([True], [False]) == [True]")                                                     \
+  X(kAtan2, Atan2, atan2, Atan2F, kFloatTypes, Same, 8, 0, atan2_grad,                                       \
+    "atan2(y, x): the angle of the point (x, y), in [-pi, pi]. atan2([1.], [0.]) == [1.5707964]")                                                                                           \
+  X(kPolygamma, Polygamma, polygamma, PolygammaF, kFloatTypes, Same, 8, 0, polygamma_grad,                   \
+    "The a-th derivative of digamma at x (a a non-negative integer). polygamma([1.], [1.]) == [1.644934]")
 // clang-format on

@@ -853,7 +853,16 @@ OpBuilder& add_strided_slice_attrs(OpBuilder& b) {
 }
 }  // namespace
 
+void register_scatter_nd_ops(OpRegistry& r);           // scatter_nd.cc
+void register_sort_ops(OpRegistry& r);                 // sort.cc
+void register_cumulative_logsumexp_op(OpRegistry& r);  // cumulative_logsumexp.cc
+void register_reverse_roll_ops(OpRegistry& r);         // reverse_roll.cc
+
 void register_array_index_ops(OpRegistry& r) {
+  register_scatter_nd_ops(r);
+  register_sort_ops(r);
+  register_cumulative_logsumexp_op(r);
+  register_reverse_roll_ops(r);
   constexpr DTypeSet kGatherIndexTypes = kIndexTypes;
   constexpr DTypeSet kOneHotIndexTypes = kIndexTypes | dtype_bit(DType::kUInt8);
   OpBuilder("Slice")

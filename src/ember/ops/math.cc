@@ -74,6 +74,23 @@ void erf_grad(GradContext& c) {
   c.set(0, c.grad() * (2.0 / std::sqrt(std::numbers::pi)) * exp(-square(x)));
 }
 
+// Inverse trigonometric and hyperbolic functions: 1 / their function's derivative at y, written in x.
+void asin_grad(GradContext& c) { c.set(0, c.grad() * unary("Rsqrt", 1.0 - square(c.input(0)))); }
+void acos_grad(GradContext& c) { c.set(0, -c.grad() * unary("Rsqrt", 1.0 - square(c.input(0)))); }
+void atan_grad(GradContext& c) { c.set(0, c.grad() / (1.0 + square(c.input(0)))); }
+void asinh_grad(GradContext& c) { c.set(0, c.grad() * unary("Rsqrt", square(c.input(0)) + 1.0)); }
+void acosh_grad(GradContext& c) { c.set(0, c.grad() * unary("Rsqrt", square(c.input(0)) - 1.0)); }
+void atanh_grad(GradContext& c) { c.set(0, c.grad() / (1.0 - square(c.input(0)))); }
+void lgamma_grad(GradContext& c) { c.set(0, c.grad() * unary("Digamma", c.input(0))); }
+void digamma_grad(GradContext& c) {
+  const GradTensor x = c.input(0);
+  c.set(0, c.grad() * binary("Polygamma", ones_like(x), x));
+}
+// d/dx erfinv(x) = sqrt(pi) / 2 * exp(erfinv(x)^2).
+void erfinv_grad(GradContext& c) {
+  c.set(0, c.grad() * (std::sqrt(std::numbers::pi) / 2) * exp(square(c.output(0))));
+}
+
 // ---- Gradients of the binary ops. Inputs broadcast against each other, so each input's gradient is
 // summed back to its own shape (reduce_to).
 void add_grad(GradContext& c) {
@@ -125,6 +142,19 @@ void squared_difference_grad(GradContext& c) {
   GradTensor dx = c.grad() * (2.0 * (x - y));
   c.set(0, reduce_to(dx, x, y));
   c.set(1, reduce_to(-dx, y, x));
+}
+
+// atan2(y, x): d/dy = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2).
+void atan2_grad(GradContext& c) {
+  const GradTensor y = c.input(0), x = c.input(1);
+  const GradTensor scaled = c.grad() / (square(x) + square(y));
+  c.set(0, reduce_to(scaled * x, y, x));
+  c.set(1, reduce_to(-scaled * y, x, y));
+}
+// The order a is a non-negative integer: no gradient flows to it (as TensorFlow's).
+void polygamma_grad(GradContext& c) {
+  const GradTensor a = c.input(0), x = c.input(1);
+  c.set(1, reduce_to(c.grad() * binary("Polygamma", a + 1.0, x), x, a));
 }
 
 template <UnaryOp kOp>

@@ -83,6 +83,18 @@ const Domain kDomains[] = {
     {"Pow", 0.3, 2},
     // FloorMod jumps wherever x / y is an integer: checked at chosen points (FloorModAwayFromJumps).
     {"FloorMod", 0, 0},
+    {"Asin", -0.8, 0.8},
+    {"Acos", -0.8, 0.8},
+    {"Atan", -2, 2},
+    {"Asinh", -2, 2},
+    {"Acosh", 1.2, 3},
+    {"Atanh", -0.8, 0.8},
+    {"Lgamma", 0.3, 3},
+    {"Digamma", 0.3, 3},
+    {"Erfinv", -0.8, 0.8},
+    {"Atan2", 0.5, 2, -2, 2},
+    // Polygamma's order is an integer (no gradient, and NaN between integers): PolygammaGradient.
+    {"Polygamma", 0, 0},
 };
 
 const Domain* domain_of(std::string_view op) {
@@ -146,7 +158,7 @@ TEST(MathGrad, BinaryOpsBroadcast) {
   for (const auto& [op, domain] : differentiable_rows(false)) {
     SCOPED_TRACE(op);
     ASSERT_NE(domain, nullptr);
-    if (std::string_view(op) == "FloorMod") continue;
+    if (std::string_view(op) == "FloorMod" || std::string_view(op) == "Polygamma") continue;
     for (const auto& [xs, ys] : kBroadcastPairs) {
       // Distinct seeds: Maximum's and Minimum's operands never tie.
       EXPECT_GRADIENT_OK(
@@ -155,6 +167,29 @@ TEST(MathGrad, BinaryOpsBroadcast) {
   }
   for (const auto& [xs, ys] : kBroadcastPairs)
     EXPECT_GRADIENT_OK("RealDiv", {uniform(xs, -2, 2, 3), uniform(ys, -2, -0.5, 4)}, {});
+}
+
+// d/dx polygamma(n, x) = polygamma(n + 1, x); the integer order gets no gradient.
+TEST(MathGrad, PolygammaGradient) {
+  auto n = make_tensor({3}, {0, 1, 2});
+  auto x = make_tensor({3}, {1, 1, 2.5});
+  auto dy = make_tensor({3}, {1, 1, 1});
+  auto g = rule_grads("Polygamma", {n, x}, {}, {dy});
+  EXPECT_FALSE(g[0]);
+  const std::vector<double> dx = values(g[1]);
+  EXPECT_NEAR(dx[0], 1.6449340668482264, 1e-13);   // polygamma(1, 1) = pi^2 / 6
+  EXPECT_NEAR(dx[1], -2.4041138063191885, 1e-13);  // polygamma(2, 1) = -2 zeta(3)
+  const double h = 1e-6;  // polygamma(2, x) against a central difference of polygamma(1, x)
+  auto fd = [&](double at) {
+    auto hi = values(
+        testing::run_op(op_def("Polygamma"), {make_tensor({}, {1}), make_tensor({}, {at + h})}, {})[0]);
+    auto lo = values(
+        testing::run_op(op_def("Polygamma"), {make_tensor({}, {1}), make_tensor({}, {at - h})}, {})[0]);
+    return (hi[0] - lo[0]) / (2 * h);
+  };
+  EXPECT_NEAR(values(rule_grads("Polygamma", {make_tensor({}, {1}), make_tensor({}, {2.5})}, {},
+                                {make_tensor({}, {1})})[1])[0],
+              fd(2.5), 1e-6);
 }
 
 // Where x <= 0 the y-gradient is taken as 0 (and stays finite); the x-gradient is y * x^(y - 1).
@@ -256,7 +291,7 @@ TEST(MathSecondOrder, BinaryOps) {
   for (const auto& [xs, ys] : pairs) {
     for (const auto& [op, domain] : differentiable_rows(false)) {
       SCOPED_TRACE(op);
-      if (std::string_view(op) == "FloorMod") continue;
+      if (std::string_view(op) == "FloorMod" || std::string_view(op) == "Polygamma") continue;
       EXPECT_SECOND_ORDER_OK(
           op, {uniform(xs, domain->lo, domain->hi, 5), uniform(ys, domain->y_lo, domain->y_hi, 6)}, {});
     }

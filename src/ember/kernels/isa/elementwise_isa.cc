@@ -98,6 +98,135 @@ EMBER_UNARY(RoundF, std::nearbyint(x))
 EMBER_UNARY(LogicalNotF, !x)
 EMBER_UNARY(IsNanF, x != x)
 EMBER_UNARY(IsFiniteF, (x - x) == (x - x))
+// Special functions (Note [Special functions]): computed in double, whatever the dtype, and rounded once.
+//
+// Note [Special functions]
+// lgamma uses the reentrant lgamma_r (std::lgamma writes the global signgam: a data race across threads).
+// digamma: the reflection psi(1 - x) - pi / tan(pi x) below 0 (NaN at the poles 0, -1, ... as TensorFlow),
+// the recurrence psi(x) = psi(x + 1) - 1 / x up to x >= 10, then the asymptotic series. polygamma(n, x) =
+// (-1)^(n+1) n! zeta(n + 1, x) with the Hurwitz zeta by Euler-Maclaurin summation (as Cephes); NaN unless n
+// is a non-negative integer (n = 0 is digamma). erfinv: Giles' single-precision approximation ("Approximating
+// the erfinv function", GPU Computing Gems, 2011) polished by two Newton steps on erf, which take it to
+// double precision.
+inline double special_digamma(double x) {
+  if (x != x || x == -std::numeric_limits<double>::infinity())
+    return std::numeric_limits<double>::quiet_NaN();
+  double result = 0;
+  if (x <= 0) {
+    if (x == std::floor(x)) return std::numeric_limits<double>::quiet_NaN();
+    constexpr double kPi = 3.14159265358979323846;
+    result = -kPi / std::tan(kPi * x);
+    x = 1 - x;
+  }
+  while (x < 10) {
+    result -= 1 / x;
+    x += 1;
+  }
+  const double f = 1 / (x * x);
+  const double series =
+      f * (-1.0 / 12 +
+           f * (1.0 / 120 +
+                f * (-1.0 / 252 + f * (1.0 / 240 + f * (-1.0 / 132 + f * (691.0 / 32760 - f / 12))))));
+  return result + std::log(x) - 0.5 / x + series;
+}
+
+inline double special_zeta(double s, double q) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN(),
+                   kInf = std::numeric_limits<double>::infinity();
+  constexpr double kEps = 1.1102230246251565e-16;
+  static constexpr double kA[] = {12.0,
+                                  -720.0,
+                                  30240.0,
+                                  -1209600.0,
+                                  47900160.0,
+                                  -1.8924375803183791606e9,
+                                  7.47242496e10,
+                                  -2.950130727918164224e12,
+                                  1.1646782814350067249e14,
+                                  -4.5979787224074726105e15,
+                                  1.8152105401943546773e17,
+                                  -7.1661652561756670113e18};
+  if (s == 1) return kInf;
+  if (s < 1 || s != s || q != q) return kNaN;
+  if (q <= 0) {
+    if (q == std::floor(q)) return kInf;
+    if (s != std::floor(s)) return kNaN;
+  }
+  double sum = std::pow(q, -s), a = q, b = 0;
+  int i = 0;
+  while (i < 9 || a <= 9) {
+    ++i;
+    a += 1;
+    b = std::pow(a, -s);
+    sum += b;
+    if (std::fabs(b / sum) < kEps) return sum;
+  }
+  const double w = a;
+  sum += b * w / (s - 1) - 0.5 * b;
+  double fac = 1, k = 0;
+  for (double coefficient : kA) {
+    fac *= s + k;
+    b /= w;
+    const double term = fac * b / coefficient;
+    sum += term;
+    if (std::fabs(term / sum) < kEps) break;
+    k += 1;
+    fac *= s + k;
+    b /= w;
+    k += 1;
+  }
+  return sum;
+}
+
+inline double special_polygamma(double n, double x) {
+  if (n != n || x != x || n < 0 || n != std::floor(n)) return std::numeric_limits<double>::quiet_NaN();
+  if (n == 0) return special_digamma(x);
+  const double factorial = std::tgamma(n + 1);
+  return (std::fmod(n, 2.0) == 0 ? -1.0 : 1.0) * factorial * special_zeta(n + 1, x);
+}
+
+inline double special_erfinv(double x) {
+  if (x != x || x < -1 || x > 1) return std::numeric_limits<double>::quiet_NaN();
+  if (x == 1 || x == -1) return x * std::numeric_limits<double>::infinity();
+  if (x == 0) return 0.0;  // +0 for -0 as well, as TensorFlow's
+  double w = -std::log((1 - x) * (1 + x)), p;
+  if (w < 5) {
+    w -= 2.5;
+    p = 2.81022636e-08;
+    for (double c : {3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087, -0.00125372503,
+                     -0.00417768164, 0.246640727, 1.50140941})
+      p = c + p * w;
+  } else {
+    w = std::sqrt(w) - 3;
+    p = -0.000200214257;
+    for (double c : {0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773, -0.0076224613,
+                     0.00943887047, 1.00167406, 2.83297682})
+      p = c + p * w;
+  }
+  double y = p * x;
+  constexpr double kHalfSqrtPi = 0.88622692545275801365;
+  for (int step = 0; step < 2; ++step) {
+    const double slope = std::exp(-y * y) / kHalfSqrtPi;
+    if (!(slope > 0)) break;
+    y -= (std::erf(y) - x) / slope;
+  }
+  return y;
+}
+
+inline double special_lgamma(double x) {
+  int sign;
+  return ::lgamma_r(x, &sign);
+}
+
+EMBER_UNARY(AsinF, X(std::asin(double(x))))
+EMBER_UNARY(AcosF, X(std::acos(double(x))))
+EMBER_UNARY(AtanF, X(std::atan(double(x))))
+EMBER_UNARY(AsinhF, X(std::asinh(double(x))))
+EMBER_UNARY(AcoshF, X(std::acosh(double(x))))
+EMBER_UNARY(AtanhF, X(std::atanh(double(x))))
+EMBER_UNARY(LgammaF, X(special_lgamma(double(x))))
+EMBER_UNARY(DigammaF, X(special_digamma(double(x))))
+EMBER_UNARY(ErfinvF, X(special_erfinv(double(x))))
 #undef EMBER_UNARY
 
 // Float sin / cos go through vmath's array forms, which (with FMA) pick their argument reduction per block of
@@ -142,6 +271,8 @@ EMBER_BINARY(GreaterF, a > b)
 EMBER_BINARY(GreaterEqualF, a >= b)
 EMBER_BINARY(LogicalAndF, a&& b)
 EMBER_BINARY(LogicalOrF, a || b)
+EMBER_BINARY(Atan2F, X(std::atan2(double(a), double(b))))
+EMBER_BINARY(PolygammaF, X(special_polygamma(double(a), double(b))))
 #undef EMBER_BINARY
 
 struct FloorDivF {

@@ -1,0 +1,296 @@
+// Sorting and selection: TopKV2 (tf.math.top_k; tf.sort and tf.argsort are built on it, as in TensorFlow),
+// InTopKV2, LowerBound/UpperBound (tf.searchsorted), Unique and UniqueWithCounts. Registered from
+// register_array_index_ops (array_index.cc); kernels in kernels/sort.h.
+#include "ember/kernels/sort.h"
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "ember/kernels/array.h"
+#include "ember/ops/gradient.h"
+#include "ember/ops/registry.h"
+#include "ember/ops/shape_fns.h"
+
+namespace ember {
+namespace {
+
+constexpr DTypeSet kOutIndexTypes = kIndexTypes;
+
+// ---- TopKV2(input, k; sorted, index_type): the k largest along the last axis and their indices.
+
+Status top_k_shape(InferContext& ctx) {
+  const Shape& in = ctx.inputs[0].shape;
+  const Shape& k_spec = ctx.inputs[1].shape;
+  if (k_spec.rank_known() && k_spec.rank() != 0)
+    return invalid_argument("TopKV2: k must be a scalar, got shape ", k_spec.to_string());
+  if (in.rank_known() && in.rank() == 0)
+    return invalid_argument("TopKV2: input must be at least 1-D, got a scalar");
+  const PartialValue k_value = ctx.value_of(1);
+  const int64_t k = k_value.fully_known() ? k_value.values[0] : kUnknownDim;
+  if (k_value.fully_known() && k < 0) return invalid_argument("TopKV2: k must be non-negative, got ", k);
+  const DType index_type = ctx.attr_dtype(1);
+  if (!dtype_in(index_type, kOutIndexTypes))
+    return invalid_argument("TopKV2: index_type must be int32 or int64, got ", dtype_name(index_type));
+  Shape out = Shape::unknown_rank();
+  if (in.rank_known()) {
+    const int64_t n = in.dim(in.rank() - 1);
+    if (k >= 0 && n >= 0 && k > n)
+      return invalid_argument("TopKV2: input must have at least k columns; had ", n, ", needed ", k);
+    out = in;
+    out.set_dim(in.rank() - 1, k);
+  }
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, out});
+  ctx.outputs.push_back(TensorSpec{index_type, out});
+  return Status::OK();
+}
+
+Status top_k_kernel(KernelContext& ctx) {
+  const TensorImpl& in = ctx.input(0);
+  if (ctx.input(1).rank() != 0)
+    return invalid_argument("TopKV2: k must be a scalar, got shape ", ctx.input(1).shape().to_string());
+  const int64_t k = ctx.int_values(1)[0];
+  const int64_t n = in.shape().dim(in.rank() - 1);
+  if (k < 0) return invalid_argument("TopKV2: k must be non-negative, got ", k);
+  if (k > n) return invalid_argument("TopKV2: input must have at least k columns; had ", n, ", needed ", k);
+  const int64_t rows = product(in.shape(), 0, in.rank() - 1);
+  if (rows * k == 0) return Status::OK();
+  kernels::top_k(in.raw_data(), in.dtype(), rows, n, k, ctx.output(0).mutable_raw_data(),
+                 ctx.output(1).mutable_raw_data(), ctx.output(1).dtype());
+  return Status::OK();
+}
+
+using namespace gradient;  // NOLINT(google-build-using-namespace): rules read as math
+
+// dy goes back to the positions the values came from: row r's index i is element r * n + i of the
+// flattened input.
+void top_k_grad(GradContext& c) {
+  const GradTensor x = c.input(0), indices = c.output(1), dy = c.grad(0);
+  if (!x.shape().rank_known())
+    check_ok(make_error(Code::kUnimplemented, "TopKV2: the gradient needs the rank of the input"));
+  const int r = x.rank();
+  const GradTensor rows = dims_product(x, 0, r - 1), n = dims_product(x, r - 1, r);
+  const GradTensor k = dims_product(indices, r - 1, r);
+  const GradTensor first = reshape_to(emit1("Range", {scalar(0, DType::kInt32), rows * n, n}),
+                                      stack_ints({rows, scalar(1, DType::kInt32)}));
+  const GradTensor flat = reshape_to(reshape_to(cast(indices, DType::kInt32), stack_ints({rows, k})) + first,
+                                     stack_ints({rows * k, scalar(1, DType::kInt32)}));
+  const GradTensor spread =
+      emit1("ScatterNd", {flat, reshape_to(dy, stack_ints({rows * k})), stack_ints({rows * n})});
+  c.set(0, reshape_to(spread, shape_of(x)));
+}
+
+// ---- InTopKV2(predictions [batch, classes], targets [batch], k): whether each target's prediction is
+// among the k largest of its row: fewer than k predictions are strictly greater. A non-finite target
+// prediction or a target out of range is false, as in TensorFlow.
+
+Status in_top_k_shape(InferContext& ctx) {
+  const Shape &p = ctx.inputs[0].shape, &t = ctx.inputs[1].shape, &k = ctx.inputs[2].shape;
+  if (p.rank_known() && p.rank() != 2)
+    return invalid_argument("InTopKV2: predictions must be 2-D [batch, classes], got shape ", p.to_string());
+  if (t.rank_known() && t.rank() != 1)
+    return invalid_argument("InTopKV2: targets must be 1-D [batch], got shape ", t.to_string());
+  if (k.rank_known() && k.rank() != 0)
+    return invalid_argument("InTopKV2: k must be a scalar, got shape ", k.to_string());
+  int64_t batch = t.rank_known() ? t.dim(0) : kUnknownDim;
+  if (p.rank_known() && p.dim(0) >= 0) {
+    if (batch >= 0 && batch != p.dim(0))
+      return invalid_argument("InTopKV2: predictions have ", p.dim(0), " rows but targets have ", batch,
+                              " entries");
+    batch = p.dim(0);
+  }
+  ctx.outputs.push_back(TensorSpec{DType::kBool, Shape({batch})});
+  return Status::OK();
+}
+
+Status in_top_k_kernel(KernelContext& ctx) {
+  const TensorImpl &p = ctx.input(0), &t = ctx.input(1);
+  if (p.rank() != 2 || t.rank() != 1 || ctx.input(2).rank() != 0 || t.shape().dim(0) != p.shape().dim(0))
+    return invalid_argument(
+        "InTopKV2: expected predictions [batch, classes], targets [batch] and a scalar k, "
+        "got ",
+        p.shape().to_string(), ", ", t.shape().to_string(), " and ", ctx.input(2).shape().to_string());
+  const int64_t k = ctx.int_values(2)[0], batch = p.shape().dim(0), classes = p.shape().dim(1);
+  const float* pred = p.data<float>();
+  bool* out = ctx.output(0).mutable_data<bool>();
+  for (int64_t b = 0; b < batch; ++b) {
+    const int64_t target = kernels::load_index(t.raw_data(), t.dtype(), b);
+    const float* row = pred + b * classes;
+    if (target < 0 || target >= classes || !std::isfinite(row[target])) {
+      out[b] = false;
+      continue;
+    }
+    int64_t above = 0;
+    for (int64_t j = 0; j < classes; ++j) above += row[j] > row[target];
+    out[b] = above < k;
+  }
+  return Status::OK();
+}
+
+// ---- LowerBound / UpperBound(sorted_inputs [rows, n], values [rows, m]; out_type)
+
+Status bound_shape(InferContext& ctx) {
+  const Shape &s = ctx.inputs[0].shape, &v = ctx.inputs[1].shape;
+  const std::string& op = ctx.op->name;
+  if ((s.rank_known() && s.rank() != 2) || (v.rank_known() && v.rank() != 2))
+    return invalid_argument(op, ": sorted_inputs and values must be 2-D, got shapes ", s.to_string(), " and ",
+                            v.to_string());
+  if (s.rank_known() && v.rank_known() && s.dim(0) >= 0 && v.dim(0) >= 0 && s.dim(0) != v.dim(0))
+    return invalid_argument(op, ": sorted_inputs and values must have the same number of rows, got ",
+                            s.to_string(), " and ", v.to_string());
+  const DType out_type = ctx.attr_dtype(0);
+  if (!dtype_in(out_type, kOutIndexTypes))
+    return invalid_argument(op, ": out_type must be int32 or int64, got ", dtype_name(out_type));
+  ctx.outputs.push_back(TensorSpec{out_type, v});
+  return Status::OK();
+}
+
+template <bool kUpper>
+Status bound_kernel(KernelContext& ctx) {
+  const TensorImpl &s = ctx.input(0), &v = ctx.input(1);
+  if (s.rank() != 2 || v.rank() != 2 || s.shape().dim(0) != v.shape().dim(0))
+    return invalid_argument(ctx.op->name, ": expected sorted_inputs [rows, n] and values [rows, m], got ",
+                            s.shape().to_string(), " and ", v.shape().to_string());
+  const int64_t rows = s.shape().dim(0), n = s.shape().dim(1), m = v.shape().dim(1);
+  if (ctx.output(0).dtype() == DType::kInt32 && n > INT32_MAX)
+    return invalid_argument(ctx.op->name, ": ", n, " sorted elements do not fit out_type int32");
+  kernels::search_sorted(s.raw_data(), v.raw_data(), s.dtype(), rows, n, m, kUpper,
+                         ctx.output(0).mutable_raw_data(), ctx.output(0).dtype());
+  return Status::OK();
+}
+
+// ---- Unique / UniqueWithCounts(x [n]; out_idx): the distinct elements in order of first appearance.
+
+Status unique_shape(InferContext& ctx) {
+  const Shape& x = ctx.inputs[0].shape;
+  if (x.rank_known() && x.rank() != 1)
+    return invalid_argument(ctx.op->name, ": x must be 1-D, got shape ", x.to_string());
+  const DType out_idx = ctx.attr_dtype(0);
+  if (!dtype_in(out_idx, kOutIndexTypes))
+    return invalid_argument(ctx.op->name, ": out_idx must be int32 or int64, got ", dtype_name(out_idx));
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, Shape({kUnknownDim})});
+  ctx.outputs.push_back(TensorSpec{out_idx, x.rank_known() ? x : Shape({kUnknownDim})});
+  if (ctx.op->outputs.size() == 3) ctx.outputs.push_back(TensorSpec{out_idx, Shape({kUnknownDim})});
+  return Status::OK();
+}
+
+Status unique_kernel(KernelContext& ctx) {
+  const TensorImpl& x = ctx.input(0);
+  if (x.rank() != 1)
+    return invalid_argument(ctx.op->name, ": x must be 1-D, got shape ", x.shape().to_string());
+  const int64_t n = x.num_elements();
+  const DType out_idx = ctx.attr_dtype(0);
+  EMBER_RETURN_IF_ERROR(allocate_output(ctx, 1, out_idx, x.shape()));
+  std::vector<int64_t> first(static_cast<size_t>(n)), counts(static_cast<size_t>(n));
+  const int64_t distinct = kernels::unique(x.raw_data(), x.dtype(), n, ctx.output(1).mutable_raw_data(),
+                                           out_idx, first.data(), counts.data());
+  EMBER_RETURN_IF_ERROR(allocate_output(ctx, 0, x.dtype(), Shape({distinct})));
+  const size_t elem = dtype_size(x.dtype());
+  char* y = static_cast<char*>(ctx.output(0).mutable_raw_data());
+  const char* src = static_cast<const char*>(x.raw_data());
+  for (int64_t i = 0; i < distinct; ++i) std::memcpy(y + i * elem, src + first[i] * elem, elem);
+  if (ctx.outputs.size() == 3) {
+    EMBER_RETURN_IF_ERROR(allocate_output(ctx, 2, out_idx, Shape({distinct})));
+    for (int64_t i = 0; i < distinct; ++i) {
+      if (out_idx == DType::kInt64)
+        ctx.output(2).mutable_data<int64_t>()[i] = counts[i];
+      else
+        ctx.output(2).mutable_data<int32_t>()[i] = static_cast<int32_t>(counts[i]);
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+void register_sort_ops(OpRegistry& r) {
+  OpBuilder("TopKV2")
+      .doc(
+          "The k largest along the last axis, largest first (ties: lower index first), and their indices. "
+          "top_k([1, 3, 2], 2) == ([3, 2], [1, 2])")
+      .input("input")
+      .input_shape_like("k")
+      .output("values")
+      .output("indices")
+      .type_var(kNumericTypes)
+      .attr("sorted", AttrType::kBool, true)
+      .attr("index_type", AttrType::kDType, DType::kInt32)
+      .shape(&top_k_shape)
+      .kernel(kNumericTypes, &top_k_kernel)
+      .grad(&top_k_grad)
+      .batching(BatchingRule::kCustom)
+      .done(r);
+  OpBuilder("InTopKV2")
+      .doc(
+          "Whether each target's prediction is among its row's k largest. in_top_k([[0.1, 0.9]], [1], 1) == "
+          "[True]")
+      .input("predictions")
+      .input_fixed("targets", kIndexTypes)
+      .input_shape_like("k")
+      .output("precision")
+      .type_var(dtype_bit(DType::kFloat32))
+      .flags(kNotDifferentiable)
+      .shape(&in_top_k_shape)
+      .kernel(dtype_bit(DType::kFloat32), &in_top_k_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("LowerBound")
+      .doc(
+          "Per row, the first position in sorted_inputs whose element is >= each value. "
+          "lower_bound([[1, 3, 5]], [[3, 4]]) == [[1, 2]]")
+      .input("sorted_inputs")
+      .input("values")
+      .output("output")
+      .type_var(kNumericTypes)
+      .attr("out_type", AttrType::kDType, DType::kInt32)
+      .flags(kNotDifferentiable)
+      .shape(&bound_shape)
+      .kernel(kNumericTypes, &bound_kernel<false>)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("UpperBound")
+      .doc(
+          "Per row, the first position in sorted_inputs whose element is > each value. "
+          "upper_bound([[1, 3, 5]], [[3, 4]]) == [[2, 2]]")
+      .input("sorted_inputs")
+      .input("values")
+      .output("output")
+      .type_var(kNumericTypes)
+      .attr("out_type", AttrType::kDType, DType::kInt32)
+      .flags(kNotDifferentiable)
+      .shape(&bound_shape)
+      .kernel(kNumericTypes, &bound_kernel<true>)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("Unique")
+      .doc(
+          "The distinct elements in order of first appearance, and each element's position among them. "
+          "unique([1, 1, 4, 1]) == ([1, 4], [0, 0, 1, 0])")
+      .input("x")
+      .output("y")
+      .output("idx")
+      .type_var(kAllTypes)
+      .attr("out_idx", AttrType::kDType, DType::kInt32)
+      .flags(kKernelAllocates | kNotDifferentiable)
+      .shape(&unique_shape)
+      .kernel(kAllTypes, &unique_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("UniqueWithCounts")
+      .doc(
+          "Unique, and how often each distinct element appears. unique_with_counts([1, 1, 4]) == ([1, 4], "
+          "[0, 0, 1], [2, 1])")
+      .input("x")
+      .output("y")
+      .output("idx")
+      .output("count")
+      .type_var(kAllTypes)
+      .attr("out_idx", AttrType::kDType, DType::kInt32)
+      .flags(kKernelAllocates | kNotDifferentiable)
+      .shape(&unique_shape)
+      .kernel(kAllTypes, &unique_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+}
+
+}  // namespace ember
