@@ -7,5 +7,5 @@ bash scripts/install_deps.sh
 bash scripts/build.sh
 echo "== C++ example"
 ./build/py/example_eager_basics
-echo "== demo: fitting a model by hand-written gradient descent"
-python3 examples/python/fit_linear_regression.py
+echo "== demo: train eagerly and as an ember.function, checkpoint, export a SavedModel, serve it from C++"
+python3 examples/python/train_and_serve.py --serve-binary build/py/example_serve_saved_model
