@@ -28,10 +28,9 @@ import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from dynamic_shapes import others_cores_during  # noqa: E402
+from workers import QUIET_CORES, others_cores_during  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
-QUIET_CORES = 0.1
 N_VARIABLES = 16
 
 

@@ -21,7 +21,6 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before NumPy starts its BL
 import argparse  # noqa: E402
 import json  # noqa: E402
 import statistics  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 
@@ -29,10 +28,9 @@ import numpy as np  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from dynamic_shapes import others_cores_during  # noqa: E402
+from workers import run_workers  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
-QUIET_CORES = 0.1
 N, H, W, C, K = 32, 56, 56, 64, 64
 FLOPS_FWD = 2 * N * H * W * C * K * 9
 
@@ -144,26 +142,7 @@ def main():
     if args.worker:
         worker(args.worker, args.quick)
         return
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",
-               PYTHONPATH=os.path.join(ROOT, "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    results, lines = {}, []
-    for fw in ("ember", "tensorflow", "torch"):
-        flags = ["-S"] if sys.flags.no_site else []
-        cmd = [sys.executable, *flags, __file__, "--worker", fw] + (["--quick"] if args.quick else [])
-        fw_env = env
-        extra = os.environ.get(f"EMBER_BENCH_PATH_{fw.upper()}")  # packages for this worker alone
-        if extra:
-            fw_env = dict(env, PYTHONPATH=extra + os.pathsep + env["PYTHONPATH"])
-        proc, others = others_cores_during(lambda: subprocess.run(cmd, capture_output=True, text=True, env=fw_env))
-        if proc.returncode != 0:
-            missing = "ModuleNotFoundError" in proc.stderr
-            why = "not installed" if missing else (proc.stderr.strip().splitlines() or ["?"])[-1]
-            lines.append(f"  {fw}: skipped ({why})")
-            continue
-        results[fw] = json.loads(proc.stdout.strip().splitlines()[-1])
-        if others is not None and others > QUIET_CORES:
-            lines.append(f"  WARNING: other processes kept {others:.2f} of {os.cpu_count()} cores busy during "
-                         f"the {fw} worker; its timings are disturbed")
+    results, lines = run_workers(__file__, ("ember", "tensorflow", "torch"), ["--quick"] if args.quick else [])
     print(f"bench/conv.py: conv2d 3x3 {C}->{K}, {H}x{W}, batch {N}; {os.cpu_count()} CPU threads; "
           + ", ".join(f"{fw} {r['version']}" for fw, r in results.items()))
     for line in lines:

@@ -30,11 +30,11 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before NumPy starts its BL
 import argparse  # noqa: E402
 import json  # noqa: E402
 import statistics  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
+
+from workers import run_workers  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -42,7 +42,6 @@ SIZES = (784, 256, 256, 10)
 BATCH = 512
 LR = 0.01
 TARGET = 1.10
-QUIET_CORES = 0.1
 
 
 def make_data():
@@ -294,28 +293,6 @@ def worker(framework, quick):
 
 # ---------------------------------------------------------------------------------------------------------
 
-def others_cores_during(fn):
-    """Calls fn (work in child processes); returns its result and the cores other processes kept busy
-    meanwhile, on average, from /proc/stat (None off Linux)."""
-    import resource
-
-    def sample():
-        try:
-            with open("/proc/stat") as f:
-                ticks = [int(v) for v in f.readline().split()[1:9]]
-        except OSError:
-            return None
-        children = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK"), children.ru_utime + children.ru_stime
-
-    before, start = sample(), time.perf_counter()
-    result = fn()
-    after, wall = sample(), time.perf_counter() - start
-    if not (before and after):
-        return result, None
-    return result, max(0.0, ((after[0] - before[0]) - (after[1] - before[1])) / wall)
-
-
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
@@ -324,29 +301,8 @@ def main():
     if args.worker:
         worker(args.worker, args.quick)
         return
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",
-               PYTHONPATH=os.path.join(ROOT, "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    results, lines = {}, []
-    for fw in ("ember", "tensorflow", "jax", "torch"):
-        # The worker imports what this process would: run with -S when this one was (an editable install's
-        # import hook would otherwise win over PYTHONPATH).
-        flags = ["-S"] if sys.flags.no_site else []
-        cmd = [sys.executable, *flags, __file__, "--worker", fw] + (["--quick"] if args.quick else [])
-        fw_env = env
-        extra = os.environ.get(f"EMBER_BENCH_PATH_{fw.upper()}")  # packages for this worker alone (run.py)
-        if extra:
-            fw_env = dict(env, PYTHONPATH=extra + os.pathsep + env["PYTHONPATH"])
-        proc, others = others_cores_during(
-            lambda: subprocess.run(cmd, capture_output=True, text=True, env=fw_env))
-        if proc.returncode != 0:
-            missing = "ModuleNotFoundError" in proc.stderr
-            why = "not installed" if missing else (proc.stderr.strip().splitlines() or ["?"])[-1]
-            lines.append(f"  {fw}: skipped ({why})")
-            continue
-        results[fw] = json.loads(proc.stdout.strip().splitlines()[-1])
-        if others is not None and others > QUIET_CORES:
-            lines.append(f"  WARNING: other processes kept {others:.2f} of {os.cpu_count()} cores busy during "
-                         f"the {fw} worker; absolute timings are disturbed (the interleaved ratios less so)")
+    results, lines = run_workers(__file__, ("ember", "tensorflow", "jax", "torch"), ["--quick"] if args.quick else [],
+                                 disturbed="absolute timings are disturbed (the interleaved ratios less so)")
     versions = ", ".join(f"{fw} {r['version']} ({r['path']})" if "path" in r else f"{fw} {r['version']}"
                          for fw, r in results.items())
     print(f"bench/dynamic_shapes.py: MLP {'-'.join(map(str, SIZES))}, batch {BATCH}, float32; "

@@ -33,7 +33,6 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # before NumPy starts its BL
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import resource  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -41,6 +40,8 @@ import tempfile  # noqa: E402
 import time  # noqa: E402
 
 import numpy as np  # noqa: E402
+
+from workers import QUIET_CORES, others_cores_during  # noqa: E402
 
 from l2hmc_model import BATCH, D, jax_port, l2hmc_params, numpy_transition, tf_style, torch_port  # noqa: E402
 from run import NATIVE_BUILDS, native_baselines  # noqa: E402
@@ -335,32 +336,7 @@ def check(workload, outs, ref, u):
 
 
 TOLERANCE = 1e-4  # on |out - ref| / (1 + |ref|): float32 results against float64 ones
-QUIET_CORES = 0.1  # other processes busier than this (cores, on average) disturb the timings
 ATTEMPTS = 3
-
-
-def cpu_seconds():
-    """(CPU seconds busy on the whole machine, CPU seconds used by this process's finished children), to
-    tell how much of the machine other processes took while a worker ran; None off Linux."""
-    try:
-        with open("/proc/stat") as f:
-            ticks = [int(v) for v in f.readline().split()[1:9]]
-    except OSError:
-        return None
-    children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    busy = (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")  # all but idle and iowait
-    return busy, children.ru_utime + children.ru_stime
-
-
-def others_cores_during(fn):
-    """Calls fn, which does its work in child processes; returns its result and the cores other processes
-    kept busy meanwhile, on average (None off Linux)."""
-    before, start = cpu_seconds(), time.perf_counter()
-    result = fn()
-    after, wall = cpu_seconds(), time.perf_counter() - start
-    if not (before and after):
-        return result, None
-    return result, max(0.0, ((after[0] - before[0]) - (after[1] - before[1])) / wall)
 
 
 def run_worker(framework, args, out_path):

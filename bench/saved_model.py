@@ -31,10 +31,9 @@ import numpy as np  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from dynamic_shapes import others_cores_during  # noqa: E402
+from workers import QUIET_CORES, others_cores_during  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
-QUIET_CORES = 0.1
 MLP_SIZES = (64, 256, 256, 10)
 MLP_BATCH = 32
 
