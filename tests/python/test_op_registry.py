@@ -128,6 +128,15 @@ def examples():
     for name in ["AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"]:
         table[name] = ([f32()], [variable._id])
     table["StatelessRandomUniformInt"] = ([tf.constant([4]), tf.constant([1, 2])], [0, 10, tf.int64])
+    table["StatelessRandomUniformFullInt"] = ([tf.constant([4]), tf.constant([1, 2])], [tf.int64])
+    key_counter = [tf.constant([5], tf.int64), tf.constant([1, 2], tf.int64), tf.constant(1)]
+    for name in ["StatelessRandomUniformV2", "StatelessRandomNormalV2", "StatelessTruncatedNormalV2"]:
+        table[name] = ([tf.constant([2, 3])] + key_counter, [tf.float32])
+    table["StatelessRandomUniformIntV2"] = ([tf.constant([4])] + key_counter, [0, 10, tf.int64])
+    table["StatelessRandomUniformFullIntV2"] = ([tf.constant([4])] + key_counter, [tf.int64])
+    rng_state = tf.Variable(tf.constant([1, 0, 0], tf.int64), trainable=False)
+    table["_rng_state"] = rng_state
+    table["RngReadAndSkip"] = ([tf.constant(1), tf.constant(3, tf.int64)], [rng_state._id])
     table["Acosh"] = ([f32(F + 1)], [])
     table["Polygamma"] = ([f32(np.array([[0, 1, 2], [3, 1, 0]], np.float32)), f32()], [])
     table["CumulativeLogsumexp"] = ([f32(), tf.constant(1)], [True, False])
@@ -247,7 +256,8 @@ def test_allocation_too_large_is_resource_exhausted():
         tf.random.uniform([1 << 25, 1 << 25])
 
 
-NON_DETERMINISTIC = {"RandomUniform", "RandomStandardNormal", "TruncatedNormal", "RandomUniformInt"}
+NON_DETERMINISTIC = {"RandomUniform", "RandomStandardNormal", "TruncatedNormal", "RandomUniformInt",
+                     "RngReadAndSkip"}  # each call advances the state it returns
 
 
 def _eager_matches_traced(name, unknown_dims):

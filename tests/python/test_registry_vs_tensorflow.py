@@ -48,6 +48,8 @@ EXCLUDED = {
     "AssignVariableOp": "writes an ember variable named by its id attribute (see ReadVariableOp)",
     "AssignAddVariableOp": "writes an ember variable named by its id attribute (see ReadVariableOp)",
     "AssignSubVariableOp": "writes an ember variable named by its id attribute (see ReadVariableOp)",
+    "RngReadAndSkip": "reads and advances an ember variable named by its id attribute (see ReadVariableOp); "
+                      "compared with TensorFlow's tf.random.Generator in test_random_generator.py",
     **conv_op_examples.EXCLUDED,
 }
 
@@ -199,6 +201,13 @@ def _tf_call(name, inputs, attrs):
         dtype = named.pop("dtype")
         return raw(shape=inputs[0], seed=inputs[1], minval=real_tf.constant(named["minval"], dtype),
                    maxval=real_tf.constant(named["maxval"], dtype))
+    if name.endswith("V2") and "key" in INFO[name]["inputs"]:  # TensorFlow's key and counter are uint64
+        key, counter, alg = (real_tf.bitcast(t, real_tf.uint64) if i < 2 else t for i, t in enumerate(inputs[1:4]))
+        if name == "StatelessRandomUniformIntV2":
+            dtype = named.pop("dtype")
+            return raw(shape=inputs[0], key=key, counter=counter, alg=alg,
+                       minval=real_tf.constant(named["minval"], dtype), maxval=real_tf.constant(named["maxval"], dtype))
+        return raw(shape=inputs[0], key=key, counter=counter, alg=alg, dtype=named["dtype"])
     if name == "SplitV":  # TensorFlow's output count is an attribute
         named["num_split"] = int(inputs[1].shape[0])
     if name == "PrintV2":  # ember's formats its tensors into the template: TensorFlow's StringFormat + PrintV2

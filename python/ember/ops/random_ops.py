@@ -16,6 +16,7 @@ _StatelessRandomUniform = _C.op("StatelessRandomUniform")
 _StatelessRandomNormal = _C.op("StatelessRandomNormal")
 _StatelessTruncatedNormal = _C.op("StatelessTruncatedNormal")
 _StatelessRandomUniformInt = _C.op("StatelessRandomUniformInt")
+_StatelessRandomUniformFullInt = _C.op("StatelessRandomUniformFullInt")
 
 
 _MAXINT32 = 2**31 - 1  # TF truncates seeds modulo this (kernels/seed.h)
@@ -146,9 +147,8 @@ def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=dtypes.float32, 
             raise ValueError(f"For integer `dtype` argument {dtype!r}, argument `minval` and `maxval` must be both "
                              f"None or not None. Got `minval`={minval} and `maxval`={maxval}.")
         if minval is None:
-            raise errors.UnimplementedError(
-                None, None, "stateless_uniform: full-range integers (minval=maxval=None) need "
-                "StatelessRandomUniformFullInt, which ember does not have; pass minval and maxval")
+            return _StatelessRandomUniformFullInt(_shape(shape, "StatelessRandomUniformFullInt"),
+                                                  _seed_tensor(seed, "StatelessRandomUniformFullInt"), dtype)
         return _StatelessRandomUniformInt(_shape(shape, "StatelessRandomUniformInt"),
                                           _seed_tensor(seed, "StatelessRandomUniformInt"),
                                           _int_bound(minval, "minval"), _int_bound(maxval, "maxval"), dtype)

@@ -178,4 +178,12 @@ Status fill_random_int(const PhiloxState& start, int64_t lo, int64_t hi, TensorI
   return Status::OK();
 }
 
+Status fill_random_full_int(const PhiloxState& start, TensorImpl& out) {
+  const int64_t n = out.num_elements();
+  bool ok = visit_dtype<kIndexTypes>(
+      out.dtype(), [&]<typename T>() { fill(PhiloxFullInt<T>{}, start, out.mutable_data<T>(), n); });
+  if (!ok) return make_error(Code::kUnimplemented, "no random kernel for dtype ", dtype_name(out.dtype()));
+  return Status::OK();
+}
+
 }  // namespace ember::kernels

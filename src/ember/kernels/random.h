@@ -24,4 +24,8 @@ Status fill_random(RandomDistribution dist, const PhiloxState& start, TensorImpl
 /// Fills `out` (int32 or int64) with integers uniform in [lo, hi); lo < hi and both must fit the dtype.
 Status fill_random_int(const PhiloxState& start, int64_t lo, int64_t hi, TensorImpl& out);
 
+/// Fills `out` (int32 or int64) with raw random bits over the dtype's whole range (TF's
+/// UniformFullIntDistribution: one word per int32, two words, low first, per int64).
+Status fill_random_full_int(const PhiloxState& start, TensorImpl& out);
+
 }  // namespace ember::kernels

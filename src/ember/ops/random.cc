@@ -11,6 +11,7 @@
 #include <limits>
 #include <string>
 
+#include "ember/core/resource.h"
 #include "ember/kernels/seed.h"
 #include "ember/ops/families.h"
 #include "ember/ops/registry.h"
@@ -133,6 +134,149 @@ Status stateless_int_kernel(KernelContext& ctx) {
   return kernels::fill_random_int(stateless_start(ctx.input(1)), ctx.attr_int(0), ctx.attr_int(1), out);
 }
 
+// ---- tf.random.Generator (python/ember/ops/stateful_random_ops.py), TF 2.21's design: the state is an
+// int64 [3] variable [counter_lo, counter_hi, key]; RngReadAndSkip returns it and advances the counter,
+// and the draw is a *V2 stateless op on that (key, counter). TF's V2 ops take uint64 key and counter;
+// ember has no uint64, so they are int64 tensors holding the same bits.
+
+constexpr int64_t kAlgPhilox = 1, kAlgThreeFry = 2, kAlgAutoSelect = 3;
+
+/// The algorithm operand: Philox, or auto_select (Philox on CPU, as TF). ThreeFry is TF's too, but only
+/// on XLA; its CPU kernels reject it as well.
+Status check_alg(const char* op, int64_t alg) {
+  if (alg == kAlgPhilox || alg == kAlgAutoSelect) return Status::OK();
+  if (alg == kAlgThreeFry)
+    return make_error(Code::kUnimplemented, op,
+                      ": algorithm 2 (threefry) is only supported with XLA; use 1 (philox)");
+  return invalid_argument(op, ": unsupported algorithm id ", alg, "; expected 1 (philox) or 3 (auto_select)");
+}
+
+int64_t scalar_int(const TensorImpl& t) {
+  int64_t v = 0;
+  visit_dtype<kIndexTypes>(t.dtype(), [&]<typename T>() { v = static_cast<int64_t>(t.data<T>()[0]); });
+  return v;
+}
+
+Status check_scalar(InferContext& ctx, int i, const char* what) {
+  const Shape& s = ctx.inputs[i].shape;
+  if (s.rank_known() && s.rank() != 0)
+    return invalid_argument(ctx.op->name, ": ", what, " must be a scalar, got shape ", s.to_string());
+  return Status::OK();
+}
+
+/// RngReadAndSkip: attr resource; inputs alg and delta. Output: the state before the skip.
+Status read_and_skip_shape(InferContext& ctx) {
+  EMBER_RETURN_IF_ERROR(check_scalar(ctx, 0, "alg"));
+  EMBER_RETURN_IF_ERROR(check_scalar(ctx, 1, "delta"));
+  ctx.outputs.push_back(TensorSpec{DType::kInt64, Shape({3})});
+  return Status::OK();
+}
+
+Status read_and_skip_kernel(KernelContext& ctx) {
+  const char* op = ctx.op->name.c_str();
+  EMBER_RETURN_IF_ERROR(check_alg(op, scalar_int(ctx.input(0))));
+  const int64_t delta = scalar_int(ctx.input(1));
+  if (delta < 0) return invalid_argument(op, ": delta must be >= 0, got ", delta);
+  auto variable = ResourceManager::global().find(ctx.attr_int(0), op);
+  if (!variable.ok()) return variable.status();
+  VariableResource& v = *variable.value();
+  if (v.dtype() != DType::kInt64 || v.shape() != Shape({3}))
+    return invalid_argument(op, ": the RNG state variable '", v.name(),
+                            "' must be int64 of shape [3] (philox), got ", dtype_name(v.dtype()), " ",
+                            v.shape().to_string());
+  int64_t* out = ctx.output(0).mutable_data<int64_t>();
+  return v.update([&](const TensorRef& current) -> StatusOr<TensorRef> {
+    const int64_t* s = current->data<int64_t>();
+    std::copy(s, s + 3, out);
+    // Each output reserves 256 blocks, as the draws do (seed.h's kStatefulBlocksPerOutput), so skip(n) leaves
+    // the state where a draw of n values would.
+    const auto c0 = static_cast<uint64_t>(s[0]), c1 = static_cast<uint64_t>(s[1]);
+    const kernels::PhiloxCounter next = kernels::philox_skip(
+        kernels::PhiloxCounter{static_cast<uint32_t>(c0), static_cast<uint32_t>(c0 >> 32),
+                               static_cast<uint32_t>(c1), static_cast<uint32_t>(c1 >> 32)},
+        static_cast<uint64_t>(delta) * kernels::kStatefulBlocksPerOutput);
+    auto updated = TensorImpl::allocate(DType::kInt64, Shape({3}), current->device());
+    if (!updated.ok()) return updated.status();
+    int64_t* u = updated.value()->mutable_data<int64_t>();
+    u[0] = static_cast<int64_t>(uint64_t{next[0]} | (uint64_t{next[1]} << 32));
+    u[1] = static_cast<int64_t>(uint64_t{next[2]} | (uint64_t{next[3]} << 32));
+    u[2] = s[2];
+    return std::move(updated).value();
+  });
+}
+
+/// V2 stateless ops: inputs shape, key [1], counter [2], alg.
+Status check_key_counter(InferContext& ctx) {
+  const Shape& key = ctx.inputs[1].shape;
+  const Shape& counter = ctx.inputs[2].shape;
+  if (key.rank_known() && (key.rank() != 1 || (key.dim(0) >= 0 && key.dim(0) != 1)))
+    return invalid_argument(ctx.op->name, ": key must have shape [1], got ", key.to_string());
+  if (counter.rank_known() && (counter.rank() != 1 || (counter.dim(0) >= 0 && counter.dim(0) != 2)))
+    return invalid_argument(ctx.op->name, ": counter must have shape [2] (philox), got ",
+                            counter.to_string());
+  return check_scalar(ctx, 3, "alg");
+}
+
+StatusOr<kernels::PhiloxState> key_counter_start(const KernelContext& ctx) {
+  EMBER_RETURN_IF_ERROR(check_alg(ctx.op->name.c_str(), scalar_int(ctx.input(3))));
+  const auto k = static_cast<uint64_t>(ctx.input(1).data<int64_t>()[0]);
+  const int64_t* c = ctx.input(2).data<int64_t>();
+  const auto c0 = static_cast<uint64_t>(c[0]), c1 = static_cast<uint64_t>(c[1]);
+  return kernels::PhiloxState{{static_cast<uint32_t>(k), static_cast<uint32_t>(k >> 32)},
+                              {static_cast<uint32_t>(c0), static_cast<uint32_t>(c0 >> 32),
+                               static_cast<uint32_t>(c1), static_cast<uint32_t>(c1 >> 32)}};
+}
+
+Status v2_float_shape(InferContext& ctx) {
+  EMBER_RETURN_IF_ERROR(check_key_counter(ctx));
+  return random_output(ctx, ctx.attr_dtype(0), kFloatTypes);
+}
+
+template <RandomDistribution kDist>
+Status v2_float_kernel(KernelContext& ctx) {
+  auto start = key_counter_start(ctx);
+  if (!start.ok()) return start.status();
+  return kernels::fill_random(kDist, *start, ctx.output(0));
+}
+
+Status v2_int_shape(InferContext& ctx) {
+  EMBER_RETURN_IF_ERROR(check_key_counter(ctx));
+  EMBER_RETURN_IF_ERROR(random_output(ctx, ctx.attr_dtype(2), kIndexTypes));
+  return check_int_range(ctx, ctx.attr_int(0), ctx.attr_int(1), ctx.attr_dtype(2));
+}
+
+Status v2_int_kernel(KernelContext& ctx) {
+  auto start = key_counter_start(ctx);
+  if (!start.ok()) return start.status();
+  TensorImpl& out = ctx.output(0);
+  if (out.num_elements() == 0) return Status::OK();
+  if (ctx.attr_int(0) >= ctx.attr_int(1))
+    return invalid_argument(ctx.op->name, ": Need minval < maxval, got ", ctx.attr_int(0),
+                            " >= ", ctx.attr_int(1));
+  return kernels::fill_random_int(*start, ctx.attr_int(0), ctx.attr_int(1), out);
+}
+
+Status v2_full_int_shape(InferContext& ctx) {
+  EMBER_RETURN_IF_ERROR(check_key_counter(ctx));
+  return random_output(ctx, ctx.attr_dtype(0), kIndexTypes);
+}
+
+Status v2_full_int_kernel(KernelContext& ctx) {
+  auto start = key_counter_start(ctx);
+  if (!start.ok()) return start.status();
+  return kernels::fill_random_full_int(*start, ctx.output(0));
+}
+
+/// StatelessRandomUniformFullInt: inputs shape, seed [2]; attr dtype.
+Status stateless_full_int_shape(InferContext& ctx) {
+  EMBER_RETURN_IF_ERROR(check_seed_input(ctx));
+  return random_output(ctx, ctx.attr_dtype(0), kIndexTypes);
+}
+
+Status stateless_full_int_kernel(KernelContext& ctx) {
+  return kernels::fill_random_full_int(stateless_start(ctx.input(1)), ctx.output(0));
+}
+
 struct FloatRandomDecl {
   const char* name;
   const char* stateless_name;
@@ -222,6 +366,108 @@ void register_random_ops(OpRegistry& r) {
       .dispatch_on_output()
       .shape(&stateless_int_shape)
       .kernel(kIndexTypes, &stateless_int_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("RngReadAndSkip")
+      .doc(
+          "Returns the int64 [3] Philox state [counter_lo, counter_hi, key] of an RNG state variable and "
+          "advances its counter by delta * 256 blocks (what a draw of delta values reserves). "
+          "RngReadAndSkip(alg=1, delta=3, resource=v.id) on [1, 0, 0] -> [1, 0, 0], leaving [769, 0, 0]")
+      .input_fixed("alg", kIndexTypes)
+      .input_fixed("delta", kIndexTypes)
+      .output("value")
+      .type_var(dtype_bit(DType::kInt64))
+      .attr("resource", AttrType::kInt)
+      .flags(kStateful | kReadsResource | kWritesResource | kNotDifferentiable)
+      .dispatch_on_output()
+      .shape(&read_and_skip_shape)
+      .kernel(DType::kInt64, &read_and_skip_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  struct V2Decl {
+    const char* name;
+    KernelFn kernel;
+    const char* what;
+  };
+  const V2Decl v2_ops[] = {
+      {"StatelessRandomUniformV2", &v2_float_kernel<RandomDistribution::kUniform>, "uniform in [0, 1)"},
+      {"StatelessRandomNormalV2", &v2_float_kernel<RandomDistribution::kNormal>, "standard normal"},
+      {"StatelessTruncatedNormalV2", &v2_float_kernel<RandomDistribution::kTruncatedNormal>,
+       "standard normal truncated to (-2, 2)"},
+  };
+  for (const V2Decl& d : v2_ops) {
+    OpBuilder(d.name)
+        .doc(std::string("Floats ") + d.what +
+             ", a pure function of the Philox key [1], counter [2] and shape. " + d.name +
+             "(shape=[3], key=[0], counter=[1, 0], alg=1) == Generator.from_seed(1)'s first draw")
+        .input_shape_like("shape")
+        .input_fixed("key", dtype_bit(DType::kInt64))
+        .input_fixed("counter", dtype_bit(DType::kInt64))
+        .input_fixed("alg", kIndexTypes)
+        .output("output")
+        .type_var(kFloatTypes)
+        .attr("dtype", AttrType::kDType, DType::kFloat32)
+        .flags(kNotDifferentiable)
+        .dispatch_on_output()
+        .shape(&v2_float_shape)
+        .kernel(kFloatTypes, d.kernel)
+        .batching(BatchingRule::kFallback)
+        .done(r);
+  }
+  OpBuilder("StatelessRandomUniformIntV2")
+      .doc(
+          "Integers uniform in [minval, maxval), a pure function of the Philox key [1], counter [2] and "
+          "shape "
+          "(minval and maxval are attributes here, inputs in TF). "
+          "StatelessRandomUniformIntV2(shape=[2], key=[0], counter=[1, 0], alg=1, minval=0, maxval=10)")
+      .input_shape_like("shape")
+      .input_fixed("key", dtype_bit(DType::kInt64))
+      .input_fixed("counter", dtype_bit(DType::kInt64))
+      .input_fixed("alg", kIndexTypes)
+      .output("output")
+      .type_var(kIndexTypes)
+      .attr("minval", AttrType::kInt)
+      .attr("maxval", AttrType::kInt)
+      .attr("dtype", AttrType::kDType, DType::kInt32)
+      .flags(kNotDifferentiable)
+      .dispatch_on_output()
+      .shape(&v2_int_shape)
+      .kernel(kIndexTypes, &v2_int_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("StatelessRandomUniformFullIntV2")
+      .doc(
+          "Integers over the dtype's whole range (raw Philox bits), a pure function of the key [1], counter "
+          "[2] "
+          "and shape. StatelessRandomUniformFullIntV2(shape=[2], key=[0], counter=[1, 0], alg=1, "
+          "dtype=int64)")
+      .input_shape_like("shape")
+      .input_fixed("key", dtype_bit(DType::kInt64))
+      .input_fixed("counter", dtype_bit(DType::kInt64))
+      .input_fixed("alg", kIndexTypes)
+      .output("output")
+      .type_var(kIndexTypes)
+      .attr("dtype", AttrType::kDType, DType::kInt64)
+      .flags(kNotDifferentiable)
+      .dispatch_on_output()
+      .shape(&v2_full_int_shape)
+      .kernel(kIndexTypes, &v2_full_int_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("StatelessRandomUniformFullInt")
+      .doc(
+          "Integers over the dtype's whole range (raw Philox bits), a pure function of seed [s0, s1] and "
+          "shape. "
+          "StatelessRandomUniformFullInt(shape=[2], seed=[1, 2], dtype=int64)")
+      .input_shape_like("shape")
+      .input_fixed("seed", kIndexTypes)
+      .output("output")
+      .type_var(kIndexTypes)
+      .attr("dtype", AttrType::kDType, DType::kInt64)
+      .flags(kNotDifferentiable)
+      .dispatch_on_output()
+      .shape(&stateless_full_int_shape)
+      .kernel(kIndexTypes, &stateless_full_int_kernel)
       .batching(BatchingRule::kFallback)
       .done(r);
 }

@@ -1,0 +1,186 @@
+"""tf.random.Generator (python/ember/ops/stateful_random_ops.py): TensorFlow 2.21's streams value for value,
+eagerly and in ember.function, checkpoints both ways with TensorFlow, and bad arguments."""
+import numpy as np
+import pytest
+import tensorflow as real_tf
+
+import ember as tf
+from ember import errors
+
+
+def _both(fn):
+    """fn(module) in ember and in TensorFlow, as NumPy values."""
+    ours, theirs = fn(tf), fn(real_tf)
+    flat = lambda r: [np.asarray(x.numpy() if hasattr(x, "numpy") else x) for x in (r if isinstance(r, (list, tuple)) else [r])]  # noqa: E731
+    return flat(ours), flat(theirs)
+
+
+def _assert_same(fn):
+    ours, theirs = _both(fn)
+    assert len(ours) == len(theirs)
+    for o, t in zip(ours, theirs):
+        assert o.shape == t.shape and o.dtype == t.dtype, (o, t)
+        np.testing.assert_array_equal(o, t)
+
+
+@pytest.mark.parametrize("seed", [1, 0, 12345, 2**64 + 7, -3, [5, 6], [1, 2, 3, 4]])
+def test_state_from_seed_matches_tensorflow(seed):
+    _assert_same(lambda m: m.random.Generator.from_seed(seed).state.read_value())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_float_draws_match_tensorflow(dtype):
+    def draws(m):
+        g = m.random.Generator.from_seed(1, alg="philox")
+        d = getattr(m, dtype)
+        out = [g.normal([3], dtype=d), g.uniform([2, 5], dtype=d), g.truncated_normal([7], dtype=d),
+               g.normal([2, 2], mean=3.0, stddev=2.0, dtype=d), g.uniform([4], minval=-2.0, maxval=5.0, dtype=d)]
+        return [x if dtype not in ("float16", "bfloat16") else m.cast(x, m.float32) for x in out] + [g.state]
+    _assert_same(draws)
+
+
+def test_first_normal_draw_is_tensorflows():
+    np.testing.assert_array_equal(tf.random.Generator.from_seed(1).normal([3]).numpy(),
+                                  real_tf.random.Generator.from_seed(1).normal([3]).numpy())
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_int_draws_match_tensorflow(dtype):
+    def draws(m):
+        g = m.random.Generator.from_seed(77)
+        d = getattr(m, dtype)
+        return [g.uniform([5], minval=-3, maxval=1000, dtype=d), g.uniform_full_int([4], dtype=d), g.state]
+    _assert_same(draws)
+
+
+def test_skip_reset_make_seeds_split_match_tensorflow():
+    def ops(m):
+        g = m.random.Generator.from_seed(9)
+        before = g.skip(5)
+        after_skip = m.identity(g.state)
+        seeds = g.make_seeds(3)
+        children = g.split(2)
+        child_draws = [c.normal([2]) for c in children]
+        g.reset_from_seed(4)
+        reset_draw = g.uniform([3])
+        g.reset_from_key_counter(11, [2, 3])
+        kc_draw = g.normal([2])
+        g.reset([1, 2, 3])
+        return [before, after_skip, seeds] + [c.state for c in children] + child_draws + [reset_draw, kc_draw,
+                                                                                            g.state, g.key]
+    _assert_same(ops)
+
+
+def test_from_state_key_counter_copy():
+    _assert_same(lambda m: m.random.Generator.from_state([3, 4, 5], alg="philox").normal([4]))
+    _assert_same(lambda m: m.random.Generator.from_key_counter(7, [8, 9], alg="philox").uniform([4]))
+    _assert_same(lambda m: m.random.Generator(copy_from=m.random.Generator.from_seed(3)).normal([2]))
+    _assert_same(lambda m: m.random.Generator.from_seed(3, alg=m.random.Algorithm.PHILOX).normal([2]))
+    _assert_same(lambda m: m.random.Generator.from_seed(3, alg="auto_select").normal([2]))
+
+
+def test_from_non_deterministic_state_differs_and_advances():
+    a, b = tf.random.Generator.from_non_deterministic_state(), tf.random.Generator.from_non_deterministic_state()
+    assert a.state.shape == (3,) and a.state.dtype == tf.int64
+    assert not np.array_equal(a.state.numpy(), b.state.numpy())
+    x, y = a.normal([4]), a.normal([4])
+    assert not np.array_equal(x.numpy(), y.numpy())
+
+
+def test_in_function_orders_draws_and_matches_eager():
+    g, ref = tf.random.Generator.from_seed(5), tf.random.Generator.from_seed(5)
+
+    @tf.function
+    def f():
+        return g.normal([3]), g.uniform([2]), g.normal([3])
+
+    for _ in range(2):  # the state persists between calls, as in TF
+        got = f()
+        want = (ref.normal([3]), ref.uniform([2]), ref.normal([3]))
+        for x, y in zip(got, want):
+            np.testing.assert_array_equal(x.numpy(), y.numpy())
+    np.testing.assert_array_equal(g.state.numpy(), ref.state.numpy())
+
+
+def test_function_graph_has_tensorflows_op_names():
+    g = tf.random.Generator.from_seed(5)
+    f = tf.function(lambda: g.normal([3]))
+    names = {n.op for n in f.get_concrete_function().graph.as_graph_def().node}
+    assert {"RngReadAndSkip", "StatelessRandomNormalV2"} <= names
+
+
+def test_checkpoint_round_trip_and_tensorflow_key(tmp_path):
+    g = tf.random.Generator.from_seed(1)
+    g.normal([3])
+    path = tf.train.Checkpoint(generator=g).save(str(tmp_path / "ember"))
+    assert "generator/_state_var/.ATTRIBUTES/VARIABLE_VALUE" in [n for n, _ in real_tf.train.list_variables(path)]
+    expected = g.normal([4]).numpy()
+    # TensorFlow restores ember's checkpoint and continues the same stream.
+    tg = real_tf.random.Generator.from_seed(99)
+    real_tf.train.Checkpoint(generator=tg).restore(path).assert_consumed()
+    np.testing.assert_array_equal(tg.normal([4]).numpy(), expected)
+    # ember restores it too.
+    h = tf.random.Generator.from_seed(99)
+    tf.train.Checkpoint(generator=h).restore(path)
+    np.testing.assert_array_equal(h.normal([4]).numpy(), expected)
+
+
+def test_restores_a_tensorflow_checkpoint(tmp_path):
+    tg = real_tf.random.Generator.from_seed(123)
+    tg.uniform([10])
+    path = real_tf.train.Checkpoint(generator=tg).save(str(tmp_path / "tf"))
+    g = tf.random.Generator.from_seed(0)
+    tf.train.Checkpoint(generator=g).restore(path)
+    np.testing.assert_array_equal(g.state.numpy(), tg.state.numpy())
+    np.testing.assert_array_equal(g.normal([5]).numpy(), tg.normal([5]).numpy())
+
+
+def test_global_generator():
+    g = tf.random.get_global_generator()
+    assert g is tf.random.get_global_generator()
+    mine = tf.random.Generator.from_seed(2)
+    try:
+        tf.random.set_global_generator(mine)
+        assert tf.random.get_global_generator() is mine
+        np.testing.assert_array_equal(tf.random.get_global_generator().normal([2]).numpy(),
+                                      real_tf.random.Generator.from_seed(2).normal([2]).numpy())
+    finally:
+        tf.random.set_global_generator(g)
+
+
+def test_errors():
+    g = tf.random.Generator.from_seed(1)
+    with pytest.raises(ValueError, match="alg"):
+        tf.random.Generator.from_seed(1, alg="mersenne")
+    with pytest.raises(ValueError, match="alg"):
+        tf.random.Generator.from_seed(1, alg=7)
+    with pytest.raises(errors.UnimplementedError, match="threefry"):
+        tf.random.Generator.from_seed(1, alg="threefry")
+    with pytest.raises(ValueError, match="incompatible"):
+        tf.random.Generator.from_state([1, 2], alg="philox")
+    with pytest.raises(ValueError, match="incompatible"):
+        g.reset([1, 2, 3, 4])
+    with pytest.raises(TypeError, match="normal"):
+        g.normal([2], dtype=tf.int32)
+    with pytest.raises(ValueError, match="dtype"):
+        g.uniform([2], dtype=tf.bool)
+    with pytest.raises(ValueError, match="minval and maxval"):
+        g.uniform([2], maxval=None, minval=0, dtype=tf.int32)
+    with pytest.raises(errors.InvalidArgumentError, match="minval < maxval"):
+        g.uniform([2], minval=5, maxval=5, dtype=tf.int32)
+    with pytest.raises((errors.InvalidArgumentError, TypeError)):
+        g.normal([[2, 3]])
+    with pytest.raises(errors.InvalidArgumentError, match="RngReadAndSkip.*int64 of shape \\[3\\]"):
+        bad = tf.random.Generator.from_seed(1)  # then pointed at a variable of the wrong kind
+        object.__setattr__(bad, "_state_var", tf.Variable([1.0, 2.0, 3.0]))
+        bad.normal([2])
+    state_before = g.state.numpy().copy()
+    with pytest.raises(errors.InvalidArgumentError):
+        g.skip(-1)
+    np.testing.assert_array_equal(g.state.numpy(), state_before)  # a failed draw leaves the state
+
+
+def test_stateless_uniform_full_int_matches_tensorflow():
+    for dtype in ("int32", "int64"):
+        _assert_same(lambda m: m.random.stateless_uniform([5], seed=[3, 4], minval=None, maxval=None,
+                                                          dtype=getattr(m, dtype)))
