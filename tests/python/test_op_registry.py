@@ -136,6 +136,9 @@ def examples():
     table["StatelessRandomUniformFullIntV2"] = ([tf.constant([4])] + key_counter, [tf.int64])
     rng_state = tf.Variable(tf.constant([1, 0, 0], tf.int64), trainable=False)
     table["_rng_state"] = rng_state
+    table["Multinomial"] = ([f32(), tf.constant(5)], [1, 2, tf.int64])
+    table["StatelessMultinomial"] = ([f32(), tf.constant(5), tf.constant([1, 2])], [tf.int32])
+    table["RandomShuffle"] = ([f32()], [1, 2])
     table["RngReadAndSkip"] = ([tf.constant(1), tf.constant(3, tf.int64)], [rng_state._id])
     table["Acosh"] = ([f32(F + 1)], [])
     table["Polygamma"] = ([f32(np.array([[0, 1, 2], [3, 1, 0]], np.float32)), f32()], [])
@@ -257,7 +260,7 @@ def test_allocation_too_large_is_resource_exhausted():
 
 
 NON_DETERMINISTIC = {"RandomUniform", "RandomStandardNormal", "TruncatedNormal", "RandomUniformInt",
-                     "RngReadAndSkip"}  # each call advances the state it returns
+                     "RngReadAndSkip", "Multinomial", "RandomShuffle"}  # each call advances the state it returns
 
 
 def _eager_matches_traced(name, unknown_dims):

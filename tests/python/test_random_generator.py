@@ -184,3 +184,70 @@ def test_stateless_uniform_full_int_matches_tensorflow():
     for dtype in ("int32", "int64"):
         _assert_same(lambda m: m.random.stateless_uniform([5], seed=[3, 4], minval=None, maxval=None,
                                                           dtype=getattr(m, dtype)))
+
+
+_LOGITS = np.log(np.array([[0.1, 0.2, 0.7], [0.5, 0.25, 0.25]], np.float32))
+
+
+@pytest.mark.parametrize("num_samples", [1, 3, 5, 8, 17])
+@pytest.mark.parametrize("dtype", ["int32", "int64"])
+def test_stateless_categorical_matches_tensorflow(num_samples, dtype):
+    _assert_same(lambda m: m.random.stateless_categorical(_LOGITS, num_samples, seed=[3, 4],
+                                                          dtype=getattr(m, dtype)))
+    _assert_same(lambda m: m.random.stateless_categorical(_LOGITS.astype(np.float64), num_samples, seed=[9, -2]))
+
+
+def test_stateless_categorical_skips_non_finite_logits():
+    logits = np.array([[0, -np.inf, 1, np.nan], [-np.inf, -np.inf, 2, 3]], np.float32)
+    _assert_same(lambda m: m.random.stateless_categorical(logits, 40, seed=[1, 2]))
+    assert 1 not in tf.random.stateless_categorical(logits, 200, seed=[5, 6]).numpy()[0]
+
+
+def test_categorical_first_call_matches_tensorflow_and_distribution():
+    def first(m):
+        m.random.set_seed(5)
+        return m.random.categorical(_LOGITS, 5, seed=7)
+    _assert_same(first)
+    tf.random.set_seed(11)
+    draws = tf.random.categorical(np.log(np.array([[0.1, 0.2, 0.3, 0.4]], np.float32)), 40000).numpy()[0]
+    counts = np.bincount(draws, minlength=4)
+    expected = 40000 * np.array([0.1, 0.2, 0.3, 0.4])
+    chi2 = ((counts - expected) ** 2 / expected).sum()
+    assert chi2 < 16.27, counts  # 3 degrees of freedom, p = 0.001
+    a, b = tf.random.categorical(_LOGITS, 8, seed=3), tf.random.categorical(_LOGITS, 8, seed=3)
+    assert a.shape == (2, 8) and a.dtype == tf.int64 and not np.array_equal(a.numpy(), b.numpy())
+
+
+def test_categorical_in_function_and_errors():
+    f = tf.function(lambda x: tf.random.stateless_categorical(x, 4, seed=[1, 2], dtype=tf.int32))
+    np.testing.assert_array_equal(f(tf.constant(_LOGITS)).numpy(),
+                                  real_tf.random.stateless_categorical(_LOGITS, 4, seed=[1, 2], dtype=real_tf.int32))
+    with pytest.raises(errors.InvalidArgumentError, match="matrix"):
+        tf.random.categorical([0.0, 1.0], 3)
+    with pytest.raises(errors.InvalidArgumentError, match="nonnegative"):
+        tf.random.stateless_categorical(_LOGITS, -1, seed=[1, 2])
+    with pytest.raises(TypeError, match="floating"):
+        tf.random.categorical([[1, 2]], 3)
+    with pytest.raises(ValueError, match="dtype"):
+        tf.random.categorical(_LOGITS, 3, dtype=tf.float32)
+    with pytest.raises(errors.InvalidArgumentError, match="seed"):
+        tf.random.stateless_categorical(_LOGITS, 3, seed=[1, 2, 3])
+    assert tf.random.categorical(np.zeros([2, 0], np.float32), 0).shape == (2, 0)
+
+
+def test_shuffle_matches_tensorflow_stream():
+    def calls(m):
+        m.random.set_seed(5)
+        out = [m.random.shuffle(np.arange(10), seed=7) for _ in range(3)]
+        out.append(m.random.shuffle(np.arange(12, dtype=np.float32).reshape(6, 2), seed=3))
+        out.append(m.random.shuffle(np.arange(1000), seed=3))
+        return out
+    _assert_same(calls)
+
+
+def test_shuffle_is_a_permutation():
+    x = tf.random.shuffle(tf.reshape(tf.range(300), [100, 3])).numpy()
+    np.testing.assert_array_equal(np.sort(x[:, 0]), np.arange(0, 300, 3))
+    np.testing.assert_array_equal(x[:, 1:] - x[:, :1], np.tile([1, 2], (100, 1)))
+    assert tf.random.shuffle(5).numpy() == 5
+    assert tf.random.shuffle(np.zeros([0, 2])).shape == (0, 2)

@@ -171,3 +171,45 @@ def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=dtypes.f
                                   _seed_tensor(seed, "StatelessTruncatedNormal"),
                                   _check_float_dtype(dtype))
     return _scale(x, stddev, mean)
+
+
+_Multinomial = _C.op("Multinomial")
+_StatelessMultinomial = _C.op("StatelessMultinomial")
+_RandomShuffle = _C.op("RandomShuffle")
+
+
+def _categorical_operands(logits, num_samples, dtype, op):
+    logits = logits if isinstance(logits, Tensor) else convert_to_tensor(logits)
+    if not logits.dtype.is_floating:
+        raise TypeError(f"{op}: logits must be a floating-point tensor, got dtype {logits.dtype.name}")
+    out = dtypes.int64 if dtype is None else _check_dtype(dtype, _INT_TYPES)
+    if isinstance(num_samples, Tensor):
+        n = num_samples if num_samples.dtype in _INT_TYPES else convert_to_tensor(num_samples, dtype=dtypes.int32)
+    else:
+        n = convert_to_tensor(_int_bound(num_samples, "num_samples"), dtype=dtypes.int32)
+    return logits, n, out
+
+
+def categorical(logits, num_samples, dtype=None, seed=None, name=None):
+    """Class indices drawn from each row of ``logits`` [batch, classes]: [batch, num_samples]."""
+    logits, n, out = _categorical_operands(logits, num_samples, dtype, "Multinomial")
+    seed1, seed2 = _get_seed(seed, "random.categorical")
+    return _Multinomial(logits, n, seed1, seed2, out)
+
+
+def multinomial(logits, num_samples, seed=None, name=None, output_dtype=None):
+    """TF 1's name for ``categorical``."""
+    return categorical(logits, num_samples, dtype=output_dtype, seed=seed, name=name)
+
+
+def stateless_categorical(logits, num_samples, seed, dtype=dtypes.int64, name=None):
+    """``categorical`` as a pure function of seed [s0, s1]."""
+    logits, n, out = _categorical_operands(logits, num_samples, dtype, "StatelessMultinomial")
+    return _StatelessMultinomial(logits, n, _seed_tensor(seed, "StatelessMultinomial"), out)
+
+
+def shuffle(value, seed=None, name=None):
+    """``value`` with its first dimension randomly permuted."""
+    value = value if isinstance(value, Tensor) else convert_to_tensor(value)
+    seed1, seed2 = _get_seed(seed, "random.shuffle")
+    return _RandomShuffle(value, seed1, seed2)

@@ -8,8 +8,12 @@
 // and shape: no state, foldable and deduplicable.
 #include "ember/kernels/random.h"
 
+#include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "ember/core/resource.h"
 #include "ember/kernels/seed.h"
@@ -277,6 +281,151 @@ Status stateless_full_int_kernel(KernelContext& ctx) {
   return kernels::fill_random_full_int(stateless_start(ctx.input(1)), ctx.output(0));
 }
 
+// ---- Multinomial / StatelessMultinomial: inputs logits [batch, classes], num_samples (scalar).
+// Each row: cdf of exp(logit - max finite logit) in double over the finite logits, then each sample is
+// upper_bound(cdf, u * total) with u a double in [0, 1) from two consecutive words of the stream (TF's
+// SimplePhilox::RandDouble). The rows read one sequential stream, which is TensorFlow's result whenever it
+// runs the op as one shard (its shards skip to start_row * (num_samples + 3) / 4 blocks).
+
+Status multinomial_shape(InferContext& ctx, int out_dtype_attr) {
+  const Shape& logits = ctx.inputs[0].shape;
+  const DType out = ctx.attr_dtype(out_dtype_attr);
+  if (!dtype_in(out, kIndexTypes))
+    return invalid_argument(ctx.op->name, ": output_dtype must be int32 or int64, got ", dtype_name(out));
+  if (logits.rank_known() && logits.rank() != 2)
+    return invalid_argument(ctx.op->name, ": logits should be a matrix [batch_size, num_classes], got shape ",
+                            logits.to_string());
+  EMBER_RETURN_IF_ERROR(check_scalar(ctx, 1, "num_samples"));
+  int64_t n = -1;
+  if (const TensorImpl* c = ctx.constant(1)) {
+    n = scalar_int(*c);
+    if (n < 0) return invalid_argument(ctx.op->name, ": num_samples should be nonnegative, got ", n);
+  }
+  if (logits.rank_known() && logits.dim(1) == 0 && n > 0)
+    return invalid_argument(ctx.op->name, ": num_classes should be positive, got 0");
+  const int64_t dims[2] = {logits.rank_known() ? logits.dim(0) : -1, n};
+  auto shape = Shape::from_dims(dims, /*allow_unknown=*/true);
+  if (!shape.ok()) return shape.status();
+  ctx.outputs.push_back(TensorSpec{out, *shape});
+  return Status::OK();
+}
+
+Status multinomial_fill(KernelContext& ctx, const kernels::PhiloxState& start) {
+  const TensorImpl& logits = ctx.input(0);
+  TensorImpl& out = ctx.output(0);
+  const int64_t batch = logits.shape().dim(0), classes = logits.shape().dim(1);
+  const int64_t samples = out.shape().dim(1);
+  if (samples > 0 && classes == 0)
+    return invalid_argument(ctx.op->name, ": num_classes should be positive, got 0");
+  std::vector<double> cdf;
+  try {
+    cdf.resize(static_cast<size_t>(classes));
+  } catch (const std::bad_alloc&) {
+    return make_error(Code::kResourceExhausted, ctx.op->name, ": out of memory for ", classes, " classes");
+  }
+  kernels::PhiloxStream stream(start);
+  bool ok = visit_dtype<kFloatTypes>(logits.dtype(), [&]<typename T>() {
+    const T* x = logits.data<T>();
+    for (int64_t b = 0; b < batch; ++b) {
+      const T* row = x + b * classes;
+      double max = std::numeric_limits<double>::lowest();
+      for (int64_t j = 0; j < classes; ++j) {
+        const double v = static_cast<double>(row[j]);
+        if (std::isfinite(v)) max = std::max(max, v);
+      }
+      double total = 0;
+      for (int64_t j = 0; j < classes; ++j) {
+        const double v = static_cast<double>(row[j]);
+        if (std::isfinite(v)) total += std::exp(v - max);
+        cdf[j] = total;
+      }
+      for (int64_t s = 0; s < samples; ++s) {
+        const uint32_t hi = stream.next_u32(), lo = stream.next_u32();
+        const double target = kernels::philox_u64_to_double01(hi, lo) * total;
+        const int64_t k = std::upper_bound(cdf.begin(), cdf.end(), target) - cdf.begin();
+        if (out.dtype() == DType::kInt32) {
+          out.mutable_data<int32_t>()[b * samples + s] = static_cast<int32_t>(k);
+        } else {
+          out.mutable_data<int64_t>()[b * samples + s] = k;
+        }
+      }
+    }
+  });
+  if (!ok)
+    return invalid_argument(ctx.op->name, ": logits must be floating point, got ",
+                            dtype_name(logits.dtype()));
+  return Status::OK();
+}
+
+int64_t ceil4(int64_t n) { return (n + 3) / 4 * 4; }
+
+/// Multinomial attrs: seed, seed2, output_dtype.
+Status multinomial_kernel(KernelContext& ctx) {
+  const TensorImpl& out = ctx.output(0);
+  const int64_t rows = out.shape().dim(0), samples = out.shape().dim(1);
+  const uint64_t id =
+      kernels::random_kernel_id(ctx.op->name, static_cast<uint64_t>(ctx.input(0).dtype()) + 1 +
+                                                  (static_cast<uint64_t>(out.dtype()) << 8));
+  const kernels::SeedPair seeds{ctx.attr_int(0), ctx.attr_int(1)};
+  const kernels::PhiloxState start =
+      kernels::SeedState::global().stateful_call(id, seeds, rows * ceil4(samples));
+  return multinomial_fill(ctx, start);
+}
+
+/// StatelessMultinomial: inputs logits, num_samples, seed [2]; attr output_dtype.
+Status stateless_multinomial_shape(InferContext& ctx) {
+  const Shape& seed = ctx.inputs[2].shape;
+  if (seed.rank_known() && (seed.rank() != 1 || (seed.dim(0) >= 0 && seed.dim(0) != 2)))
+    return invalid_argument(ctx.op->name, ": seed must have shape [2], got ", seed.to_string());
+  return multinomial_shape(ctx, 0);
+}
+
+Status stateless_multinomial_kernel(KernelContext& ctx) {
+  return multinomial_fill(ctx, stateless_start(ctx.input(2)));
+}
+
+// ---- RandomShuffle: input value; attrs seed, seed2. Fisher-Yates from the first element up: element i
+// swaps with i + next word % (n - i) (TF's RandomShuffle with a SingleSampleAdapter); rows of a
+// rank >= 2 value move whole.
+
+Status shuffle_shape(InferContext& ctx) {
+  ctx.outputs.push_back(ctx.inputs[0]);
+  return Status::OK();
+}
+
+Status shuffle_kernel(KernelContext& ctx) {
+  const TensorImpl& in = ctx.input(0);
+  TensorImpl& out = ctx.output(0);
+  const int64_t n = in.shape().rank() == 0 ? 1 : in.shape().dim(0);
+  const size_t row_bytes = n == 0 ? 0 : in.nbytes() / static_cast<size_t>(n);
+  if (in.shape().rank() == 0 || n <= 1) {
+    std::memcpy(out.mutable_raw_data(), in.raw_data(), in.nbytes());
+    return Status::OK();
+  }
+  const uint64_t id = kernels::random_kernel_id(ctx.op->name, static_cast<uint64_t>(in.dtype()) + 1);
+  const kernels::SeedPair seeds{ctx.attr_int(0), ctx.attr_int(1)};
+  // TF reserves n - 1 words (ReserveSamples32); a 64-bit draw per swap past int32 sizes.
+  const bool wide = n > std::numeric_limits<int32_t>::max();
+  const uint64_t words = static_cast<uint64_t>(n - 1) * (wide ? 2 : 1);
+  kernels::PhiloxStream stream(kernels::SeedState::global().stateful_call_blocks(id, seeds, (words + 3) / 4));
+  std::vector<int64_t> perm;
+  try {
+    perm.resize(static_cast<size_t>(n));
+  } catch (const std::bad_alloc&) {
+    return make_error(Code::kResourceExhausted, ctx.op->name, ": out of memory for ", n, " rows");
+  }
+  for (int64_t i = 0; i < n; ++i) perm[i] = i;
+  for (int64_t i = 0; i + 1 < n; ++i) {
+    uint64_t bits = stream.next_u32();
+    if (wide) bits |= static_cast<uint64_t>(stream.next_u32()) << 32;
+    std::swap(perm[i], perm[i + static_cast<int64_t>(bits % static_cast<uint64_t>(n - i))]);
+  }
+  const char* src = static_cast<const char*>(in.raw_data());
+  char* dst = static_cast<char*>(out.mutable_raw_data());
+  for (int64_t i = 0; i < n; ++i) std::memcpy(dst + i * row_bytes, src + perm[i] * row_bytes, row_bytes);
+  return Status::OK();
+}
+
 struct FloatRandomDecl {
   const char* name;
   const char* stateless_name;
@@ -468,6 +617,54 @@ void register_random_ops(OpRegistry& r) {
       .dispatch_on_output()
       .shape(&stateless_full_int_shape)
       .kernel(kIndexTypes, &stateless_full_int_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("Multinomial")
+      .doc(
+          "Class indices drawn from each row of logits [batch, classes] (unnormalized log-probabilities), "
+          "num_samples per row, from the stateful stream of (seed, seed2). "
+          "Multinomial(logits=[[0., 0.]], num_samples=3, seed=1, seed2=2) -> e.g. [[1, 0, 0]]")
+      .input("logits")
+      .input_fixed("num_samples", kIndexTypes)
+      .output("output")
+      .type_var(kFloatTypes)
+      .attr("seed", AttrType::kInt, int64_t{0})
+      .attr("seed2", AttrType::kInt, int64_t{0})
+      .attr("output_dtype", AttrType::kDType, DType::kInt64)
+      .flags(kStateful | kNotDifferentiable)
+      .shape([](InferContext& ctx) { return multinomial_shape(ctx, 2); })
+      .kernel(kFloatTypes, &multinomial_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("StatelessMultinomial")
+      .doc(
+          "Class indices drawn from each row of logits [batch, classes], num_samples per row, a pure "
+          "function "
+          "of seed [s0, s1]. StatelessMultinomial(logits=[[0., 0.]], num_samples=3, seed=[1, 2]) -> the same "
+          "[1, 3] tensor every call")
+      .input("logits")
+      .input_fixed("num_samples", kIndexTypes)
+      .input_fixed("seed", kIndexTypes)
+      .output("output")
+      .type_var(kFloatTypes)
+      .attr("output_dtype", AttrType::kDType, DType::kInt64)
+      .flags(kNotDifferentiable)
+      .shape(&stateless_multinomial_shape)
+      .kernel(kFloatTypes, &stateless_multinomial_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("RandomShuffle")
+      .doc(
+          "The value with its first dimension randomly permuted, from the stateful stream of (seed, seed2). "
+          "RandomShuffle(value=[1, 2, 3], seed=1, seed2=2) -> e.g. [3, 1, 2]")
+      .input("value")
+      .output("output")
+      .type_var(kAllTypes)
+      .attr("seed", AttrType::kInt, int64_t{0})
+      .attr("seed2", AttrType::kInt, int64_t{0})
+      .flags(kStateful | kNotDifferentiable)
+      .shape(&shuffle_shape)
+      .kernel(kAllTypes, &shuffle_kernel)
       .batching(BatchingRule::kFallback)
       .done(r);
 }
