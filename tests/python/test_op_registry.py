@@ -139,6 +139,11 @@ def examples():
     table["Multinomial"] = ([f32(), tf.constant(5)], [1, 2, tf.int64])
     table["StatelessMultinomial"] = ([f32(), tf.constant(5), tf.constant([1, 2])], [tf.int32])
     table["RandomShuffle"] = ([f32()], [1, 2])
+    table["RandomGamma"] = ([tf.constant([2]), tf.constant([1.0, 3.0])], [1, 2])
+    table["StatelessRandomGammaV2"] = ([tf.constant([3, 2]), tf.constant([1, 2]), tf.constant([0.5, 3.0])], [])
+    table["RandomPoissonV2"] = ([tf.constant([2]), tf.constant([1.0, 30.0])], [1, 2, tf.int64])
+    table["StatelessRandomPoisson"] = ([tf.constant([3, 2]), tf.constant([1, 2]), tf.constant([4.0, 20.0])],
+                                       [tf.int32])
     table["RngReadAndSkip"] = ([tf.constant(1), tf.constant(3, tf.int64)], [rng_state._id])
     table["Acosh"] = ([f32(F + 1)], [])
     table["Polygamma"] = ([f32(np.array([[0, 1, 2], [3, 1, 0]], np.float32)), f32()], [])
@@ -260,7 +265,7 @@ def test_allocation_too_large_is_resource_exhausted():
 
 
 NON_DETERMINISTIC = {"RandomUniform", "RandomStandardNormal", "TruncatedNormal", "RandomUniformInt",
-                     "RngReadAndSkip", "Multinomial", "RandomShuffle"}  # each call advances the state it returns
+                     "RngReadAndSkip", "Multinomial", "RandomShuffle", "RandomGamma", "RandomPoissonV2"}  # each call advances the state it returns
 
 
 def _eager_matches_traced(name, unknown_dims):

@@ -251,3 +251,58 @@ def test_shuffle_is_a_permutation():
     np.testing.assert_array_equal(x[:, 1:] - x[:, :1], np.tile([1, 2], (100, 1)))
     assert tf.random.shuffle(5).numpy() == 5
     assert tf.random.shuffle(np.zeros([0, 2])).shape == (0, 2)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float32", "float64"])
+@pytest.mark.parametrize("alpha", [[1.0], [0.3, 2.5], [[1.0, 7.0], [0.5, 40.0]]])
+def test_stateless_gamma_matches_tensorflow(dtype, alpha):
+    shape = [5] + list(np.shape(alpha))
+    _assert_same(lambda m: m.random.stateless_gamma(shape, seed=[3, 4], alpha=alpha, dtype=getattr(m, dtype)))
+
+
+def test_gamma_beta_and_stateful_stream_match_tensorflow():
+    _assert_same(lambda m: m.random.stateless_gamma([3], seed=[1, 2], alpha=2.0, beta=[1.0, 2.0, 3.0]))
+
+    def calls(m):
+        m.random.set_seed(5)
+        return [m.random.gamma([4], [0.5, 3.0], seed=7) for _ in range(3)] + [m.random.gamma([2], 2.0, beta=4.0)]
+    _assert_same(calls)
+
+
+def test_gamma_moments():
+    x = tf.random.stateless_gamma([20000], seed=[7, 8], alpha=3.0, beta=2.0, dtype=tf.float64).numpy()
+    assert abs(x.mean() - 1.5) < 0.03 and abs(x.var() - 0.75) < 0.04  # mean alpha/beta, variance alpha/beta^2
+    assert (tf.random.gamma([100], 1e-4).numpy() > 0).all()  # clamped to the smallest normal float
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
+@pytest.mark.parametrize("lam", [[3.0], [0.5, 25.0, 1000.0]])
+def test_stateless_poisson_matches_tensorflow(dtype, lam):
+    _assert_same(lambda m: m.random.stateless_poisson([6, len(lam)], seed=[3, 4], lam=lam, dtype=getattr(m, dtype)))
+
+
+def test_poisson_stream_and_moments():
+    def calls(m):
+        m.random.set_seed(5)
+        return [m.random.poisson([4], [0.5, 30.0], seed=7) for _ in range(3)]
+    _assert_same(calls)
+    x = tf.random.stateless_poisson([20000], seed=[1, 1], lam=12.0, dtype=tf.float64).numpy()
+    assert abs(x.mean() - 12) < 0.15 and abs(x.var() - 12) < 0.6
+    counts = np.bincount(tf.random.stateless_poisson([20000], seed=[2, 2], lam=2.0).numpy(), minlength=6)[:6]
+    from math import exp, factorial
+    expected = 20000 * np.array([exp(-2) * 2 ** k / factorial(k) for k in range(6)])
+    assert ((counts - expected) ** 2 / expected).sum() < 20.5  # 5 degrees of freedom, p = 0.001
+
+
+def test_gamma_poisson_errors():
+    with pytest.raises(errors.InvalidArgumentError, match="must end with"):
+        tf.random.stateless_gamma([5, 3], seed=[1, 2], alpha=[1.0, 2.0])
+    with pytest.raises(errors.InvalidArgumentError, match="must end with"):
+        tf.random.stateless_poisson([4], seed=[1, 2], lam=[1.0, 2.0])
+    with pytest.raises(ValueError, match="dtype"):
+        tf.random.gamma([2], 1.0, dtype=tf.int32)
+    with pytest.raises(ValueError, match="dtype"):
+        tf.random.poisson([2], 1.0, dtype=tf.bool)
+    with pytest.raises(errors.InvalidArgumentError, match="seed"):
+        tf.random.stateless_poisson([2], seed=[1], lam=1.0)
+    assert tf.random.gamma([0], [1.0, 2.0]).shape == (0, 2)

@@ -213,3 +213,57 @@ def shuffle(value, seed=None, name=None):
     value = value if isinstance(value, Tensor) else convert_to_tensor(value)
     seed1, seed2 = _get_seed(seed, "random.shuffle")
     return _RandomShuffle(value, seed1, seed2)
+
+
+_RandomGamma = _C.op("RandomGamma")
+_StatelessRandomGammaV2 = _C.op("StatelessRandomGammaV2")
+_RandomPoissonV2 = _C.op("RandomPoissonV2")
+_StatelessRandomPoisson = _C.op("StatelessRandomPoisson")
+
+
+def _gamma_operands(alpha, beta, dtype):
+    from ember.ops import array_ops as _a  # noqa: PLC0415 - broadcast_to lives there too
+    dtype = _check_dtype(dtype, _FLOAT_TYPES)
+    alpha = convert_to_tensor(alpha, dtype=dtype)
+    beta = convert_to_tensor(1 if beta is None else beta, dtype=dtype)
+    if beta.shape.rank != 0 and beta.shape != alpha.shape:
+        alpha = alpha + _a.zeros_like(beta)  # alpha broadcast against beta, as TF
+    return alpha, beta
+
+
+def _gamma_finish(draws, beta):
+    import numpy as np  # noqa: PLC0415
+    from ember.ops import math_ops  # noqa: PLC0415
+    tiny = convert_to_tensor(np.finfo(draws.dtype.as_numpy_dtype).tiny, dtype=draws.dtype)
+    return math_ops.maximum(tiny, draws / beta)
+
+
+def gamma(shape, alpha, beta=None, dtype=dtypes.float32, seed=None, name=None):
+    """Gamma(alpha, beta) draws of shape ``shape + alpha.shape`` (beta is a rate; results >= the tiny float)."""
+    alpha, beta = _gamma_operands(alpha, beta, dtype)
+    seed1, seed2 = _get_seed(seed, "random.gamma")
+    return _gamma_finish(_RandomGamma(_shape(shape, "RandomGamma"), alpha, seed1, seed2), beta)
+
+
+def stateless_gamma(shape, seed, alpha, beta=None, dtype=dtypes.float32, name=None):
+    """Gamma draws of shape ``shape`` (ending with alpha's broadcast shape), a pure function of the seed."""
+    alpha, beta = _gamma_operands(alpha, beta, dtype)
+    draws = _StatelessRandomGammaV2(_shape(shape, "StatelessRandomGammaV2"),
+                                    _seed_tensor(seed, "StatelessRandomGammaV2"), alpha)
+    return _gamma_finish(draws, beta)
+
+
+def poisson(shape, lam, dtype=dtypes.float32, seed=None, name=None):
+    """Poisson(lam) draws of shape ``shape + lam.shape``."""
+    dtype = _check_dtype(dtype, _FLOAT_TYPES + _INT_TYPES)
+    lam = lam if isinstance(lam, Tensor) else convert_to_tensor(lam, dtype=dtypes.float32)
+    seed1, seed2 = _get_seed(seed, "random.poisson")
+    return _RandomPoissonV2(_shape(shape, "RandomPoissonV2"), lam, seed1, seed2, dtype)
+
+
+def stateless_poisson(shape, seed, lam, dtype=dtypes.int32, name=None):
+    """Poisson(lam) draws of shape ``shape`` (ending with lam's shape), a pure function of the seed."""
+    dtype = _check_dtype(dtype, _FLOAT_TYPES + _INT_TYPES)
+    lam = lam if isinstance(lam, Tensor) else convert_to_tensor(lam, dtype=dtypes.float32)
+    return _StatelessRandomPoisson(_shape(shape, "StatelessRandomPoisson"),
+                                   _seed_tensor(seed, "StatelessRandomPoisson"), lam, dtype)

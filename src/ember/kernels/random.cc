@@ -1,6 +1,8 @@
 #include "ember/kernels/random.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <type_traits>
 
 #include "ember/core/parallel.h"
@@ -183,6 +185,132 @@ Status fill_random_full_int(const PhiloxState& start, TensorImpl& out) {
   bool ok = visit_dtype<kIndexTypes>(
       out.dtype(), [&]<typename T>() { fill(PhiloxFullInt<T>{}, start, out.mutable_data<T>(), n); });
   if (!ok) return make_error(Code::kUnimplemented, "no random kernel for dtype ", dtype_name(out.dtype()));
+  return Status::OK();
+}
+
+namespace {
+
+/// Double draws of one sample's sub-stream, as TF's rejection samplers take them: each refill is one
+/// block giving two values, handed out last first.
+class DoublePairs {
+ public:
+  explicit DoublePairs(PhiloxStream& s) : s_(s) {}
+  double uniform() {
+    if (u_left_ == 0) {
+      const PhiloxBlock b = s_.next_block();
+      u_[0] = philox_u64_to_double01(b[0], b[1]);
+      u_[1] = philox_u64_to_double01(b[2], b[3]);
+      u_left_ = 2;
+    }
+    return u_[--u_left_];
+  }
+  double normal() {
+    if (n_left_ == 0) {
+      const PhiloxBlock b = s_.next_block();
+      philox_box_muller(b[0], b[1], b[2], b[3], &n_[0], &n_[1]);
+      n_left_ = 2;
+    }
+    return n_[--n_left_];
+  }
+
+ private:
+  PhiloxStream& s_;
+  double u_[2]{}, n_[2]{};
+  int u_left_ = 0, n_left_ = 0;
+};
+
+double gamma_sample(PhiloxStream& stream, double alpha) {
+  DoublePairs draw(stream);
+  if (alpha == 1.0) return -std::log1p(-draw.uniform());
+  const bool below_one = alpha < 1;
+  const double d = alpha + (below_one ? 2.0 / 3 : -1.0 / 3);
+  const double c = 1.0 / 3 / std::sqrt(d);
+  while (true) {
+    const double x = draw.normal();
+    double v = 1 + c * x;
+    if (v <= 0) continue;
+    v = v * v * v;
+    const double u = draw.uniform();
+    if (u < 1 - 0.0331 * (x * x) * (x * x) || std::log(u) < 0.5 * x * x + d * (1 - v + std::log(v))) {
+      double res = d * v;
+      if (below_one) res *= std::pow(draw.uniform(), 1 / alpha);
+      return res;
+    }
+  }
+}
+
+/// One Poisson draw (as a double; the caller converts), or +inf for an infinite rate.
+double poisson_sample(PhiloxStream& stream, double rate) {
+  DoublePairs draw(stream);
+  if (rate < 10) {
+    const double limit = std::exp(-rate);
+    double prod = 1, x = 0;
+    while (true) {
+      prod *= draw.uniform();
+      if (prod <= limit) return x;
+      x += 1;
+    }
+  }
+  if (std::isinf(rate)) return std::numeric_limits<double>::infinity();
+  const double log_rate = std::log(rate);
+  const double b = 0.931 + 2.53 * std::sqrt(rate);
+  const double a = -0.059 + 0.02483 * b;
+  const double inv_alpha = 1.1239 + 1.1328 / (b - 3.4);
+  while (true) {
+    const double u = draw.uniform() - 0.5;
+    const double v = draw.uniform();
+    const double u_shifted = 0.5 - std::fabs(u);
+    const double k = std::floor((2 * a / u_shifted + b) * u + rate + 0.43);
+    if (k < 0) continue;
+    if (u_shifted >= 0.07 && v <= 0.9277 - 3.6224 / (b - 2)) return k;
+    if (u_shifted < 0.013 && v > u_shifted) continue;
+    const double s = std::log(v * inv_alpha / (a / (u_shifted * u_shifted) + b));
+    const double t = -rate + k * log_rate - std::lgamma(k + 1);
+    if (s <= t) return k;
+  }
+}
+
+/// Runs `sample(stream, param)` for every output of the TF layout, in parallel over outputs.
+template <typename P, typename T, class Sample>
+void fill_per_param(const PhiloxState& start, const P* param, int64_t num_params, int64_t per_param, T* out,
+                    Sample sample) {
+  parallel_for(num_params * per_param, 512, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t p = i / per_param, s = i % per_param;
+      PhiloxStream stream(philox_skip(start, static_cast<uint64_t>(i) * 256));
+      const double v = sample(stream, static_cast<double>(param[p]));
+      if constexpr (std::is_integral_v<T>) {
+        out[s * num_params + p] = std::isinf(v) ? std::numeric_limits<T>::max() : static_cast<T>(v);
+      } else if constexpr (std::is_same_v<T, double>) {
+        out[s * num_params + p] = v;
+      } else {
+        out[s * num_params + p] = static_cast<T>(static_cast<float>(v));
+      }
+    }
+  });
+}
+
+}  // namespace
+
+Status fill_gamma(const PhiloxState& start, const TensorImpl& alpha, int64_t samples_per_alpha,
+                  TensorImpl& out) {
+  bool ok = visit_dtype<kFloatTypes>(alpha.dtype(), [&]<typename T>() {
+    fill_per_param(start, alpha.data<T>(), alpha.num_elements(), samples_per_alpha, out.mutable_data<T>(),
+                   &gamma_sample);
+  });
+  if (!ok) return make_error(Code::kUnimplemented, "no gamma kernel for dtype ", dtype_name(alpha.dtype()));
+  return Status::OK();
+}
+
+Status fill_poisson(const PhiloxState& start, const TensorImpl& rate, int64_t samples_per_rate,
+                    TensorImpl& out) {
+  bool ok = visit_dtype<kFloatTypes | kIndexTypes>(rate.dtype(), [&]<typename P>() {
+    visit_dtype<kFloatTypes | kIndexTypes>(out.dtype(), [&]<typename T>() {
+      fill_per_param(start, rate.data<P>(), rate.num_elements(), samples_per_rate, out.mutable_data<T>(),
+                     &poisson_sample);
+    });
+  });
+  if (!ok) return make_error(Code::kUnimplemented, "no poisson kernel for dtype ", dtype_name(rate.dtype()));
   return Status::OK();
 }
 

@@ -28,4 +28,15 @@ Status fill_random_int(const PhiloxState& start, int64_t lo, int64_t hi, TensorI
 /// UniformFullIntDistribution: one word per int32, two words, low first, per int64).
 Status fill_random_full_int(const PhiloxState& start, TensorImpl& out);
 
+/// Gamma(alpha, 1) draws, TensorFlow's RandomGamma layout: out[s * num_alphas + a] for sample s of
+/// alpha a, each from its own sub-stream start + 256 * (a * samples_per_alpha + s) (Marsaglia-Tsang on
+/// double normals and uniforms; exponential for alpha == 1). `alpha` and `out` share a float dtype.
+Status fill_gamma(const PhiloxState& start, const TensorImpl& alpha, int64_t samples_per_alpha,
+                  TensorImpl& out);
+
+/// Poisson(rate) draws in the same layout (Knuth below rate 10, Hormann's transformed rejection above),
+/// computed in double; `out` is any float or int32/int64 dtype.
+Status fill_poisson(const PhiloxState& start, const TensorImpl& rate, int64_t samples_per_rate,
+                    TensorImpl& out);
+
 }  // namespace ember::kernels

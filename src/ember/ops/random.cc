@@ -426,6 +426,106 @@ Status shuffle_kernel(KernelContext& ctx) {
   return Status::OK();
 }
 
+// ---- Gamma and Poisson. Stateful (RandomGamma, RandomPoissonV2): inputs shape, param; output shape +
+// param's shape. Stateless (StatelessRandomGammaV2, StatelessRandomPoisson): inputs shape, seed, param;
+// output `shape`, which must end with param's shape.
+
+constexpr DTypeSet kGammaTypes = dtype_bit(DType::kFloat16) | dtype_bit(DType::kFloat32) |
+                                 dtype_bit(DType::kFloat64);  // TF's: no bfloat16
+constexpr DTypeSet kPoissonTypes = kGammaTypes | kIndexTypes;
+
+Status append_dims(InferContext& ctx, const Shape& lead, const Shape& tail, DType dtype) {
+  if (!lead.rank_known() || !tail.rank_known()) {
+    ctx.outputs.push_back(TensorSpec{dtype, Shape::unknown_rank()});
+    return Status::OK();
+  }
+  std::vector<int64_t> dims;
+  for (int i = 0; i < lead.rank(); ++i) dims.push_back(lead.dim(i));
+  for (int i = 0; i < tail.rank(); ++i) dims.push_back(tail.dim(i));
+  auto shape = Shape::from_dims(dims, /*allow_unknown=*/true);
+  if (!shape.ok()) return shape.status();
+  ctx.outputs.push_back(TensorSpec{dtype, *shape});
+  return Status::OK();
+}
+
+/// The output `shape` of a stateless op must end with the parameter's shape.
+Status stateless_param_shape(InferContext& ctx, int param, DType dtype, DTypeSet allowed) {
+  EMBER_RETURN_IF_ERROR(check_seed_input(ctx));
+  EMBER_RETURN_IF_ERROR(random_output(ctx, dtype, allowed));
+  const Shape& out = ctx.outputs[0].shape;
+  const Shape& p = ctx.inputs[param].shape;
+  if (out.rank_known() && p.rank_known()) {
+    bool ok = p.rank() <= out.rank();
+    for (int i = 1; ok && i <= p.rank(); ++i) {
+      const int64_t a = out.dim(out.rank() - i), b = p.dim(p.rank() - i);
+      ok = a < 0 || b < 0 || a == b;
+    }
+    if (!ok)
+      return invalid_argument(ctx.op->name, ": shape ", out.to_string(), " must end with the shape of ",
+                              ctx.op->inputs[param].name, ", ", p.to_string());
+  }
+  return Status::OK();
+}
+
+int64_t per_param(const TensorImpl& out, const TensorImpl& param) {
+  return param.num_elements() == 0 ? 0 : out.num_elements() / param.num_elements();
+}
+
+Status gamma_shape(InferContext& ctx) {
+  auto shape = ctx.shape_operand(0);
+  if (!shape.ok()) return shape.status();
+  return append_dims(ctx, *shape, ctx.inputs[1].shape, ctx.inputs[1].dtype);
+}
+
+Status gamma_kernel(KernelContext& ctx) {
+  TensorImpl& out = ctx.output(0);
+  const TensorImpl& alpha = ctx.input(1);
+  const uint64_t id = kernels::random_kernel_id(ctx.op->name, static_cast<uint64_t>(alpha.dtype()) + 1);
+  const kernels::PhiloxState start = kernels::SeedState::global().stateful_call(
+      id, kernels::SeedPair{ctx.attr_int(0), ctx.attr_int(1)}, out.num_elements());
+  return kernels::fill_gamma(start, alpha, per_param(out, alpha), out);
+}
+
+Status stateless_gamma_shape(InferContext& ctx) {
+  return stateless_param_shape(ctx, 2, ctx.inputs[2].dtype, kGammaTypes);
+}
+
+Status stateless_gamma_kernel(KernelContext& ctx) {
+  TensorImpl& out = ctx.output(0);
+  return kernels::fill_gamma(stateless_start(ctx.input(1)), ctx.input(2), per_param(out, ctx.input(2)), out);
+}
+
+/// RandomPoissonV2 attrs: seed, seed2, dtype.
+Status poisson_shape(InferContext& ctx) {
+  if (!dtype_in(ctx.attr_dtype(2), kPoissonTypes))
+    return invalid_argument(ctx.op->name, ": dtype must be one of ", dtype_set_names(kPoissonTypes), ", got ",
+                            dtype_name(ctx.attr_dtype(2)));
+  auto shape = ctx.shape_operand(0);
+  if (!shape.ok()) return shape.status();
+  return append_dims(ctx, *shape, ctx.inputs[1].shape, ctx.attr_dtype(2));
+}
+
+Status poisson_kernel(KernelContext& ctx) {
+  TensorImpl& out = ctx.output(0);
+  const TensorImpl& rate = ctx.input(1);
+  const uint64_t id = kernels::random_kernel_id(
+      ctx.op->name, static_cast<uint64_t>(rate.dtype()) + 1 + (static_cast<uint64_t>(out.dtype()) << 8));
+  const kernels::PhiloxState start = kernels::SeedState::global().stateful_call(
+      id, kernels::SeedPair{ctx.attr_int(0), ctx.attr_int(1)}, out.num_elements());
+  return kernels::fill_poisson(start, rate, per_param(out, rate), out);
+}
+
+/// StatelessRandomPoisson: inputs shape, seed, lam; attr dtype.
+Status stateless_poisson_shape(InferContext& ctx) {
+  return stateless_param_shape(ctx, 2, ctx.attr_dtype(0), kPoissonTypes);
+}
+
+Status stateless_poisson_kernel(KernelContext& ctx) {
+  TensorImpl& out = ctx.output(0);
+  return kernels::fill_poisson(stateless_start(ctx.input(1)), ctx.input(2), per_param(out, ctx.input(2)),
+                               out);
+}
+
 struct FloatRandomDecl {
   const char* name;
   const char* stateless_name;
@@ -665,6 +765,71 @@ void register_random_ops(OpRegistry& r) {
       .flags(kStateful | kNotDifferentiable)
       .shape(&shuffle_shape)
       .kernel(kAllTypes, &shuffle_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("RandomGamma")
+      .doc(
+          "Gamma(alpha, 1) draws of shape `shape` + alpha's shape from the stateful stream of (seed, seed2). "
+          "RandomGamma(shape=[2], alpha=[1., 3.], seed=1, seed2=2) -> a [2, 2] tensor")
+      .input_shape_like("shape")
+      .input("alpha")
+      .output("output")
+      .type_var(kGammaTypes)
+      .attr("seed", AttrType::kInt, int64_t{0})
+      .attr("seed2", AttrType::kInt, int64_t{0})
+      .flags(kStateful | kNotDifferentiable)
+      .dispatch_on_input(1)
+      .shape(&gamma_shape)
+      .kernel(kGammaTypes, &gamma_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("StatelessRandomGammaV2")
+      .doc(
+          "Gamma(alpha, 1) draws of shape `shape` (ending with alpha's shape), a pure function of seed [s0, "
+          "s1]. "
+          "StatelessRandomGammaV2(shape=[3, 2], seed=[1, 2], alpha=[1., 3.])")
+      .input_shape_like("shape")
+      .input_fixed("seed", kIndexTypes)
+      .input("alpha")
+      .output("output")
+      .type_var(kGammaTypes)
+      .flags(kNotDifferentiable)
+      .dispatch_on_input(2)
+      .shape(&stateless_gamma_shape)
+      .kernel(kGammaTypes, &stateless_gamma_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("RandomPoissonV2")
+      .doc(
+          "Poisson(rate) draws of shape `shape` + rate's shape from the stateful stream of (seed, seed2). "
+          "RandomPoissonV2(shape=[2], rate=[1., 30.], seed=1, seed2=2, dtype=int64) -> a [2, 2] tensor")
+      .input_shape_like("shape")
+      .input("rate")
+      .output("output")
+      .type_var(kPoissonTypes)
+      .attr("seed", AttrType::kInt, int64_t{0})
+      .attr("seed2", AttrType::kInt, int64_t{0})
+      .attr("dtype", AttrType::kDType, DType::kInt64)
+      .flags(kStateful | kNotDifferentiable)
+      .dispatch_on_input(1)
+      .shape(&poisson_shape)
+      .kernel(kPoissonTypes, &poisson_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("StatelessRandomPoisson")
+      .doc(
+          "Poisson(lam) draws of shape `shape` (ending with lam's shape), a pure function of seed [s0, s1]. "
+          "StatelessRandomPoisson(shape=[3], seed=[1, 2], lam=[4.], dtype=int32)")
+      .input_shape_like("shape")
+      .input_fixed("seed", kIndexTypes)
+      .input("lam")
+      .output("output")
+      .type_var(kPoissonTypes)
+      .attr("dtype", AttrType::kDType, DType::kInt32)
+      .flags(kNotDifferentiable)
+      .dispatch_on_input(2)
+      .shape(&stateless_poisson_shape)
+      .kernel(kPoissonTypes, &stateless_poisson_kernel)
       .batching(BatchingRule::kFallback)
       .done(r);
 }
