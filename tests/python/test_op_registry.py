@@ -145,6 +145,10 @@ def examples():
     table["StatelessRandomPoisson"] = ([tf.constant([3, 2]), tf.constant([1, 2]), tf.constant([4.0, 20.0])],
                                        [tf.int32])
     table["RngReadAndSkip"] = ([tf.constant(1), tf.constant(3, tf.int64)], [rng_state._id])
+    table["StatelessRandomBinomial"] = ([tf.constant([3, 2]), tf.constant([1, 2]), tf.constant([10.0, 20.0]),
+                                         tf.constant([0.5, 0.8])], [tf.int32])
+    table["StatefulRandomBinomial"] = ([tf.constant(1), tf.constant([3, 2]), tf.constant([10.0, 20.0]),
+                                        tf.constant([0.5, 0.8])], [rng_state._id, tf.int32])
     table["Acosh"] = ([f32(F + 1)], [])
     table["Polygamma"] = ([f32(np.array([[0, 1, 2], [3, 1, 0]], np.float32)), f32()], [])
     table["CumulativeLogsumexp"] = ([f32(), tf.constant(1)], [True, False])
@@ -265,7 +269,8 @@ def test_allocation_too_large_is_resource_exhausted():
 
 
 NON_DETERMINISTIC = {"RandomUniform", "RandomStandardNormal", "TruncatedNormal", "RandomUniformInt",
-                     "RngReadAndSkip", "Multinomial", "RandomShuffle", "RandomGamma", "RandomPoissonV2"}  # each call advances the state it returns
+                     "RngReadAndSkip", "Multinomial", "RandomShuffle", "RandomGamma", "RandomPoissonV2",
+                     "StatefulRandomBinomial"}  # each call advances the state it returns
 
 
 def _eager_matches_traced(name, unknown_dims):

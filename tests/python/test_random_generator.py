@@ -11,7 +11,8 @@ from ember import errors
 def _both(fn):
     """fn(module) in ember and in TensorFlow, as NumPy values."""
     ours, theirs = fn(tf), fn(real_tf)
-    flat = lambda r: [np.asarray(x.numpy() if hasattr(x, "numpy") else x) for x in (r if isinstance(r, (list, tuple)) else [r])]  # noqa: E731
+    def flat(r):
+        return [np.asarray(x.numpy() if hasattr(x, "numpy") else x) for x in (r if isinstance(r, (list, tuple)) else [r])]
     return flat(ours), flat(theirs)
 
 
@@ -306,3 +307,36 @@ def test_gamma_poisson_errors():
     with pytest.raises(errors.InvalidArgumentError, match="seed"):
         tf.random.stateless_poisson([2], seed=[1], lam=1.0)
     assert tf.random.gamma([0], [1.0, 2.0]).shape == (0, 2)
+
+
+_BINOMIAL_CASES = [([10.0], [0.5]), ([10.0, 20.0], [0.8]), ([[5.0], [200.0]], [0.1, 0.3, 0.95]), ([1000.0], [0.5]),
+                   ([0.0, 3.0, 7.0], [0.0, 1.0, 0.2])]
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
+@pytest.mark.parametrize("counts,probs", _BINOMIAL_CASES)
+def test_stateless_binomial_matches_tensorflow(dtype, counts, probs):
+    shape = [4] + list(np.broadcast_shapes(np.shape(counts), np.shape(probs)))
+    _assert_same(lambda m: m.random.stateless_binomial(shape, seed=[3, 4], counts=counts, probs=probs,
+                                                       output_dtype=getattr(m, dtype)))
+
+
+def test_generator_binomial_matches_tensorflow():
+    def calls(m):
+        g = m.random.Generator.from_seed(234)
+        out = [g.binomial([2], [10.0, 20.0], [0.8]), g.binomial([4, 1], [10.0], [0.5]), g.state]
+        out.append(g.binomial([3, 4, 3, 4, 2], np.full([3, 1, 2], 30.0), np.full([1, 4, 2], 0.3)))
+        return out + [g.state]
+    _assert_same(calls)
+
+
+def test_binomial_moments_and_errors():
+    x = tf.random.stateless_binomial([20000], seed=[5, 5], counts=50.0, probs=0.3, output_dtype=tf.float64).numpy()
+    assert abs(x.mean() - 15) < 0.1 and abs(x.var() - 10.5) < 0.5 and x.min() >= 0 and x.max() <= 50
+    with pytest.raises(errors.InvalidArgumentError, match="must end with"):
+        tf.random.stateless_binomial([4], seed=[1, 2], counts=[1.0, 2.0], probs=0.5)
+    with pytest.raises(errors.InvalidArgumentError, match="broadcastable"):
+        tf.random.stateless_binomial([4, 3], seed=[1, 2], counts=[1.0, 2.0], probs=[0.5, 0.1, 0.2])
+    with pytest.raises(TypeError, match="one dtype"):
+        tf.random.stateless_binomial([2], seed=[1, 2], counts=tf.constant([1.0, 2.0]),
+                                     probs=tf.constant([0.5, 0.5], tf.float64))

@@ -48,6 +48,9 @@ EXCLUDED = {
     "AssignVariableOp": "writes an ember variable named by its id attribute (see ReadVariableOp)",
     "AssignAddVariableOp": "writes an ember variable named by its id attribute (see ReadVariableOp)",
     "AssignSubVariableOp": "writes an ember variable named by its id attribute (see ReadVariableOp)",
+    "StatefulRandomBinomial": "reads and advances an ember variable named by its id attribute (see "
+                              "ReadVariableOp); compared with TensorFlow's Generator.binomial in "
+                              "test_random_generator.py",
     "RngReadAndSkip": "reads and advances an ember variable named by its id attribute (see ReadVariableOp); "
                       "compared with TensorFlow's tf.random.Generator in test_random_generator.py",
     **conv_op_examples.EXCLUDED,

@@ -267,3 +267,36 @@ def stateless_poisson(shape, seed, lam, dtype=dtypes.int32, name=None):
     lam = lam if isinstance(lam, Tensor) else convert_to_tensor(lam, dtype=dtypes.float32)
     return _StatelessRandomPoisson(_shape(shape, "StatelessRandomPoisson"),
                                    _seed_tensor(seed, "StatelessRandomPoisson"), lam, dtype)
+
+
+_StatelessRandomBinomial = _C.op("StatelessRandomBinomial")
+
+
+def _binomial_operands(shape, counts, probs, op):
+    """counts and probs as one dtype, broadcast to one shape (which ``shape`` must end with)."""
+    import numpy as np  # noqa: PLC0415
+    from ember.ops import array_ops as _a  # noqa: PLC0415
+    probs = probs if isinstance(probs, Tensor) else convert_to_tensor(
+        probs, dtype=counts.dtype if isinstance(counts, Tensor) else dtypes.float32)
+    counts = counts if isinstance(counts, Tensor) else convert_to_tensor(counts, dtype=probs.dtype)
+    if counts.dtype != probs.dtype:
+        raise TypeError(f"{op}: counts ({counts.dtype.name}) and probs ({probs.dtype.name}) must have one dtype")
+    try:
+        target = np.broadcast_shapes(tuple(counts.shape.as_list()), tuple(probs.shape.as_list()))
+    except ValueError:
+        raise errors.InvalidArgumentError(None, None, f"{op}: counts {counts.shape} and probs {probs.shape} "
+                                          "are not broadcastable") from None
+    target = list(target)
+    if counts.shape.as_list() != target:
+        counts = _a.broadcast_to(counts, target)
+    if probs.shape.as_list() != target:
+        probs = _a.broadcast_to(probs, target)
+    return _shape(shape, op), counts, probs
+
+
+def stateless_binomial(shape, seed, counts, probs, output_dtype=dtypes.int32, name=None):
+    """Binomial(counts, probs) draws of shape ``shape``, a pure function of seed [s0, s1]."""
+    output_dtype = _check_dtype(output_dtype, _FLOAT_TYPES + _INT_TYPES)
+    shape, counts, probs = _binomial_operands(shape, counts, probs, "StatelessRandomBinomial")
+    return _StatelessRandomBinomial(shape, _seed_tensor(seed, "StatelessRandomBinomial"), counts, probs,
+                                    output_dtype)

@@ -17,7 +17,8 @@ from ember import _C, dtypes, errors
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.init_scope import init_scope
 from ember.ops import array_ops, math_ops
-from ember.ops.random_ops import _check_dtype, _check_float_dtype, _FLOAT_TYPES, _INT_TYPES, _int_bound
+from ember.ops.random_ops import (_binomial_operands, _check_dtype, _check_float_dtype, _FLOAT_TYPES, _INT_TYPES,
+                                  _int_bound)
 from ember.trackable import Trackable
 from ember.variables import Variable
 
@@ -27,6 +28,7 @@ _UniformV2 = _C.op("StatelessRandomUniformV2")
 _TruncatedNormalV2 = _C.op("StatelessTruncatedNormalV2")
 _UniformIntV2 = _C.op("StatelessRandomUniformIntV2")
 _UniformFullIntV2 = _C.op("StatelessRandomUniformFullIntV2")
+_StatefulRandomBinomial = _C.op("StatefulRandomBinomial")
 
 PHILOX_STATE_SIZE = 3
 PHILOX_COUNTER_SIZE = 2
@@ -232,6 +234,12 @@ class Generator(Trackable):
         shape = _shape(shape, "StatelessRandomUniformFullIntV2")
         key, counter = self._prepare_key_counter(shape)
         return _UniformFullIntV2(shape, key, counter, self._alg_tensor(), dtype)
+
+    def binomial(self, shape, counts, probs, dtype=dtypes.int32, name=None):
+        """Binomial(counts, probs) draws of shape ``shape`` (ending with counts' and probs' broadcast shape)."""
+        dtype = _check_dtype(dtype, _FLOAT_TYPES + _INT_TYPES)
+        shape, counts, probs = _binomial_operands(shape, counts, probs, "StatefulRandomBinomial")
+        return _StatefulRandomBinomial(self._alg_tensor(), shape, counts, probs, self._state_var._id, dtype)
 
     def make_seeds(self, count=1):
         """[2, count] int64 seeds for the stateless ops (a key row and a zero row, as TF)."""

@@ -290,7 +290,97 @@ void fill_per_param(const PhiloxState& start, const P* param, int64_t num_params
   });
 }
 
+double binomial_inversion(PhiloxStream& stream, double count, double prob) {
+  DoublePairs draw(stream);
+  double geom_sum = 0;
+  int num_geom = 0;
+  while (true) {
+    geom_sum += std::ceil(std::log(draw.uniform()) / std::log1p(-prob));
+    if (geom_sum > count) return num_geom;
+    ++num_geom;
+  }
+}
+
+/// The tail of Stirling's series for log(k!), tabulated below 10.
+double stirling_tail(double k) {
+  static constexpr double kTail[] = {
+      0.0810614667953272, 0.0413406959554092, 0.0276779256849983, 0.02079067210376509, 0.0166446911898211,
+      0.0138761288230707, 0.0118967099458917, 0.0104112652619720, 0.00925546218271273, 0.00833056343336287};
+  if (k <= 9) return kTail[static_cast<int>(k)];
+  const double kp1sq = (k + 1) * (k + 1);
+  return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1);
+}
+
+/// Hormann's transformed rejection with squeeze (BTRS), for count * prob >= 10.
+double binomial_btrs(PhiloxStream& stream, double count, double prob) {
+  DoublePairs draw(stream);
+  const double stddev = std::sqrt(count * prob * (1 - prob));
+  const double b = 1.15 + 2.53 * stddev;
+  const double a = -0.0873 + 0.0248 * b + 0.01 * prob;
+  const double c = count * prob + 0.5;
+  const double v_r = 0.92 - 4.2 / b;
+  const double r = prob / (1 - prob);
+  const double alpha = (2.83 + 5.1 / b) * stddev;
+  const double m = std::floor((count + 1) * prob);
+  while (true) {
+    double u = draw.uniform();
+    double v = draw.uniform();
+    u = u - 0.5;
+    const double us = 0.5 - std::fabs(u);
+    const double k = std::floor((2 * a / us + b) * u + c);
+    if (us >= 0.07 && v <= v_r) return k;
+    if (k < 0 || k > count) continue;
+    v = std::log(v * alpha / (a / (us * us) + b));
+    const double bound = (m + 0.5) * std::log((m + 1) / (r * (count - m + 1))) +
+                         (count + 1) * std::log((count - m + 1) / (count - k + 1)) +
+                         (k + 0.5) * std::log(r * (count - k + 1) / (k + 1)) + stirling_tail(m) +
+                         stirling_tail(count - m) - stirling_tail(k) - stirling_tail(count - k);
+    if (v <= bound) return k;
+  }
+}
+
+double binomial_sample(const PhiloxState& start, int64_t index, double count, double prob) {
+  if (count <= 0 || prob <= 0) return 0;
+  if (prob >= 1) return count;
+  if (std::isnan(prob)) return std::numeric_limits<double>::quiet_NaN();
+  const bool flip = prob > 0.5;  // draw failures instead: the same distribution, reflected
+  const double p = flip ? 1 - prob : prob;
+  const bool btrs = count * p >= 10;
+  PhiloxStream stream(philox_skip(start, static_cast<uint64_t>(index) * (btrs ? 256 : 42)));
+  const double k = btrs ? binomial_btrs(stream, count, p) : binomial_inversion(stream, count, p);
+  return flip ? count - k : k;
+}
+
 }  // namespace
+
+Status fill_binomial(const PhiloxState& start, const TensorImpl& counts, const TensorImpl& probs,
+                     int64_t samples_per_batch, TensorImpl& out) {
+  const int64_t batches = counts.num_elements();
+  bool ok = visit_dtype<kFloatTypes | kIndexTypes>(counts.dtype(), [&]<typename P>() {
+    visit_dtype<kFloatTypes | kIndexTypes>(out.dtype(), [&]<typename T>() {
+      const P* n = counts.data<P>();
+      const P* pr = probs.data<P>();
+      T* o = out.mutable_data<T>();
+      parallel_for(batches * samples_per_batch, 512, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          const int64_t b = i / samples_per_batch, s = i % samples_per_batch;
+          // TF compares the probability in its own type before widening it.
+          const double v = binomial_sample(start, i, static_cast<double>(n[b]), static_cast<double>(pr[b]));
+          if constexpr (std::is_integral_v<T>) {
+            o[s * batches + b] = std::isnan(v) ? T{0} : static_cast<T>(v);
+          } else if constexpr (std::is_same_v<T, double>) {
+            o[s * batches + b] = v;
+          } else {
+            o[s * batches + b] = static_cast<T>(static_cast<float>(v));
+          }
+        }
+      });
+    });
+  });
+  if (!ok)
+    return make_error(Code::kUnimplemented, "no binomial kernel for dtype ", dtype_name(counts.dtype()));
+  return Status::OK();
+}
 
 Status fill_gamma(const PhiloxState& start, const TensorImpl& alpha, int64_t samples_per_alpha,
                   TensorImpl& out) {

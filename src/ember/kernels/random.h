@@ -39,4 +39,10 @@ Status fill_gamma(const PhiloxState& start, const TensorImpl& alpha, int64_t sam
 Status fill_poisson(const PhiloxState& start, const TensorImpl& rate, int64_t samples_per_rate,
                     TensorImpl& out);
 
+/// Binomial(counts, probs) draws, TensorFlow's RandomBinomial layout: out[s * num_batches + b] for sample s
+/// of (counts[b], probs[b]) (counts and probs already broadcast to one shape). Inversion from sub-stream
+/// start + 42 * output index when the mean is below 10, Hormann's BTRS from start + 256 * index above.
+Status fill_binomial(const PhiloxState& start, const TensorImpl& counts, const TensorImpl& probs,
+                     int64_t samples_per_batch, TensorImpl& out);
+
 }  // namespace ember::kernels

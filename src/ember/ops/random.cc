@@ -526,6 +526,83 @@ Status stateless_poisson_kernel(KernelContext& ctx) {
                                out);
 }
 
+// ---- Binomial. Inputs shape, then (StatelessRandomBinomial) seed, then counts and probs of one shape
+// (the Python layer broadcasts them) that `shape` must end with. StatefulRandomBinomial reads and
+// advances a Generator's state variable (attr resource, input alg) as RngReadAndSkip does.
+
+Status check_counts_probs(InferContext& ctx, int counts) {
+  const Shape& c = ctx.inputs[counts].shape;
+  const Shape& p = ctx.inputs[counts + 1].shape;
+  if (c.rank_known() && p.rank_known() && c.fully_defined() && p.fully_defined() && c != p)
+    return invalid_argument(ctx.op->name, ": counts ", c.to_string(), " and probs ", p.to_string(),
+                            " must have one shape (broadcast them first)");
+  return Status::OK();
+}
+
+Status stateless_binomial_shape(InferContext& ctx) {
+  EMBER_RETURN_IF_ERROR(check_counts_probs(ctx, 2));
+  return stateless_param_shape(ctx, 2, ctx.attr_dtype(0), kPoissonTypes);
+}
+
+Status stateless_binomial_kernel(KernelContext& ctx) {
+  TensorImpl& out = ctx.output(0);
+  return kernels::fill_binomial(stateless_start(ctx.input(1)), ctx.input(2), ctx.input(3),
+                                per_param(out, ctx.input(2)), out);
+}
+
+/// StatefulRandomBinomial: inputs alg, shape, counts, probs; attrs resource, dtype.
+Status stateful_binomial_shape(InferContext& ctx) {
+  EMBER_RETURN_IF_ERROR(check_scalar(ctx, 0, "alg"));
+  EMBER_RETURN_IF_ERROR(check_counts_probs(ctx, 2));
+  const DType dtype = ctx.attr_dtype(1);
+  if (!dtype_in(dtype, kPoissonTypes))
+    return invalid_argument(ctx.op->name, ": dtype must be one of ", dtype_set_names(kPoissonTypes), ", got ",
+                            dtype_name(dtype));
+  auto shape = ctx.shape_operand(1);
+  if (!shape.ok()) return shape.status();
+  ctx.outputs.push_back(TensorSpec{dtype, *shape});
+  return Status::OK();
+}
+
+Status stateful_binomial_kernel(KernelContext& ctx) {
+  const char* op = ctx.op->name.c_str();
+  EMBER_RETURN_IF_ERROR(check_alg(op, scalar_int(ctx.input(0))));
+  TensorImpl& out = ctx.output(0);
+  const TensorImpl& counts = ctx.input(2);
+  if (counts.num_elements() == 0 ? out.num_elements() != 0 : out.num_elements() % counts.num_elements() != 0)
+    return invalid_argument(op, ": shape ", out.shape().to_string(), " must end with the shape of counts, ",
+                            counts.shape().to_string());
+  auto variable = ResourceManager::global().find(ctx.attr_int(0), op);
+  if (!variable.ok()) return variable.status();
+  VariableResource& v = *variable.value();
+  if (v.dtype() != DType::kInt64 || v.shape() != Shape({3}))
+    return invalid_argument(op, ": the RNG state variable '", v.name(),
+                            "' must be int64 of shape [3] (philox), got ", dtype_name(v.dtype()), " ",
+                            v.shape().to_string());
+  kernels::PhiloxState start;
+  EMBER_RETURN_IF_ERROR(v.update([&](const TensorRef& current) -> StatusOr<TensorRef> {
+    const int64_t* s = current->data<int64_t>();
+    const auto c0 = static_cast<uint64_t>(s[0]), c1 = static_cast<uint64_t>(s[1]),
+               k = static_cast<uint64_t>(s[2]);
+    start = kernels::PhiloxState{{static_cast<uint32_t>(k), static_cast<uint32_t>(k >> 32)},
+                                 {static_cast<uint32_t>(c0), static_cast<uint32_t>(c0 >> 32),
+                                  static_cast<uint32_t>(c1), static_cast<uint32_t>(c1 >> 32)}};
+    // TF reserves a fixed 200 outputs per batch per 4 samples here, not one per output.
+    const int64_t batches = counts.num_elements(), per_batch = per_param(out, counts);
+    const auto reserved = static_cast<uint64_t>(batches * 2 * 100 * (per_batch + 3) / 4);
+    const kernels::PhiloxState next =
+        kernels::philox_skip(start, reserved * kernels::kStatefulBlocksPerOutput);
+    auto updated = TensorImpl::allocate(DType::kInt64, Shape({3}), current->device());
+    if (!updated.ok()) return updated.status();
+    int64_t* u = updated.value()->mutable_data<int64_t>();
+    u[0] = static_cast<int64_t>(uint64_t{next.counter[0]} | (uint64_t{next.counter[1]} << 32));
+    u[1] = static_cast<int64_t>(uint64_t{next.counter[2]} | (uint64_t{next.counter[3]} << 32));
+    u[2] = s[2];
+    return std::move(updated).value();
+  }));
+  return kernels::fill_binomial(start, counts, ctx.input(3), per_param(out, counts), out);
+}
+
 struct FloatRandomDecl {
   const char* name;
   const char* stateless_name;
@@ -830,6 +907,45 @@ void register_random_ops(OpRegistry& r) {
       .dispatch_on_input(2)
       .shape(&stateless_poisson_shape)
       .kernel(kPoissonTypes, &stateless_poisson_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("StatelessRandomBinomial")
+      .doc(
+          "Binomial(counts, probs) draws of shape `shape` (ending with the shape of counts and probs, which "
+          "match), a pure function of seed [s0, s1]. "
+          "StatelessRandomBinomial(shape=[3, 2], seed=[1, 2], counts=[10., 20.], probs=[.5, .8], "
+          "dtype=int32)")
+      .input_shape_like("shape")
+      .input_fixed("seed", kIndexTypes)
+      .input("counts")
+      .input("probs")
+      .output("output")
+      .type_var(kGammaTypes)
+      .attr("dtype", AttrType::kDType, DType::kInt64)
+      .flags(kNotDifferentiable)
+      .dispatch_on_input(2)
+      .shape(&stateless_binomial_shape)
+      .kernel(kGammaTypes, &stateless_binomial_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("StatefulRandomBinomial")
+      .doc(
+          "Binomial(counts, probs) draws of shape `shape` from a Generator's state variable, which it "
+          "advances "
+          "by 256 blocks per output. StatefulRandomBinomial(alg=1, shape=[2], counts=[10.], probs=[.5], "
+          "resource=g.state.id, dtype=int32)")
+      .input_fixed("alg", kIndexTypes)
+      .input_shape_like("shape")
+      .input("counts")
+      .input("probs")
+      .output("output")
+      .type_var(kGammaTypes)
+      .attr("resource", AttrType::kInt)
+      .attr("dtype", AttrType::kDType, DType::kInt64)
+      .flags(kStateful | kReadsResource | kWritesResource | kNotDifferentiable)
+      .dispatch_on_input(2)
+      .shape(&stateful_binomial_shape)
+      .kernel(kGammaTypes, &stateful_binomial_kernel)
       .batching(BatchingRule::kFallback)
       .done(r);
 }
