@@ -340,3 +340,19 @@ def test_binomial_moments_and_errors():
     with pytest.raises(TypeError, match="one dtype"):
         tf.random.stateless_binomial([2], seed=[1, 2], counts=tf.constant([1.0, 2.0]),
                                      probs=tf.constant([0.5, 0.5], tf.float64))
+
+
+def test_nan_parameters_end_instead_of_hanging():
+    # TensorFlow's Poisson and binomial-inversion loops never end on a NaN parameter; ember's return NaN, or
+    # raise for integer outputs, which cannot hold it.
+    nan = float("nan")
+    assert np.isnan(tf.random.stateless_poisson([3, 1], seed=[1, 2], lam=[nan], dtype=tf.float32).numpy()).all()
+    assert np.isnan(tf.random.stateless_binomial([3, 1], seed=[1, 2], counts=[nan], probs=[0.5],
+                                                 output_dtype=tf.float32).numpy()).all()
+    with pytest.raises(errors.InvalidArgumentError, match="StatelessRandomPoisson.*NaN"):
+        tf.random.stateless_poisson([3, 1], seed=[1, 2], lam=[nan], dtype=tf.int32)
+    with pytest.raises(errors.InvalidArgumentError, match="StatelessRandomBinomial.*NaN"):
+        tf.random.stateless_binomial([3, 1], seed=[1, 2], counts=[5.0], probs=[nan])
+    with pytest.raises(errors.InvalidArgumentError, match="RandomPoissonV2.*NaN"):
+        tf.random.poisson([2], [nan], dtype=tf.int64)
+    assert np.isnan(tf.random.gamma([2], [nan]).numpy()).all()

@@ -1,6 +1,7 @@
 #include "ember/kernels/random.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -242,6 +243,7 @@ double gamma_sample(PhiloxStream& stream, double alpha) {
 /// One Poisson draw (as a double; the caller converts), or +inf for an infinite rate.
 double poisson_sample(PhiloxStream& stream, double rate) {
   DoublePairs draw(stream);
+  if (std::isnan(rate)) return rate;  // TF's rejection loop never ends on NaN
   if (rate < 10) {
     const double limit = std::exp(-rate);
     double prod = 1, x = 0;
@@ -271,16 +273,21 @@ double poisson_sample(PhiloxStream& stream, double rate) {
 }
 
 /// Runs `sample(stream, param)` for every output of the TF layout, in parallel over outputs.
+/// Returns false when a NaN draw met an integer output (which has no NaN to hold it).
 template <typename P, typename T, class Sample>
-void fill_per_param(const PhiloxState& start, const P* param, int64_t num_params, int64_t per_param, T* out,
+bool fill_per_param(const PhiloxState& start, const P* param, int64_t num_params, int64_t per_param, T* out,
                     Sample sample) {
+  std::atomic<bool> nan_into_int{false};
   parallel_for(num_params * per_param, 512, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const int64_t p = i / per_param, s = i % per_param;
       PhiloxStream stream(philox_skip(start, static_cast<uint64_t>(i) * 256));
       const double v = sample(stream, static_cast<double>(param[p]));
       if constexpr (std::is_integral_v<T>) {
-        out[s * num_params + p] = std::isinf(v) ? std::numeric_limits<T>::max() : static_cast<T>(v);
+        if (std::isnan(v)) nan_into_int.store(true, std::memory_order_relaxed);
+        out[s * num_params + p] = std::isnan(v)   ? T{0}
+                                  : std::isinf(v) ? std::numeric_limits<T>::max()
+                                                  : static_cast<T>(v);
       } else if constexpr (std::is_same_v<T, double>) {
         out[s * num_params + p] = v;
       } else {
@@ -288,6 +295,7 @@ void fill_per_param(const PhiloxState& start, const P* param, int64_t num_params
       }
     }
   });
+  return !nan_into_int.load();
 }
 
 double binomial_inversion(PhiloxStream& stream, double count, double prob) {
@@ -340,6 +348,7 @@ double binomial_btrs(PhiloxStream& stream, double count, double prob) {
 }
 
 double binomial_sample(const PhiloxState& start, int64_t index, double count, double prob) {
+  if (std::isnan(count)) return count;  // TF's inversion loop never ends on NaN
   if (count <= 0 || prob <= 0) return 0;
   if (prob >= 1) return count;
   if (std::isnan(prob)) return std::numeric_limits<double>::quiet_NaN();
@@ -356,6 +365,7 @@ double binomial_sample(const PhiloxState& start, int64_t index, double count, do
 Status fill_binomial(const PhiloxState& start, const TensorImpl& counts, const TensorImpl& probs,
                      int64_t samples_per_batch, TensorImpl& out) {
   const int64_t batches = counts.num_elements();
+  std::atomic<bool> nan_into_int{false};
   bool ok = visit_dtype<kFloatTypes | kIndexTypes>(counts.dtype(), [&]<typename P>() {
     visit_dtype<kFloatTypes | kIndexTypes>(out.dtype(), [&]<typename T>() {
       const P* n = counts.data<P>();
@@ -367,7 +377,10 @@ Status fill_binomial(const PhiloxState& start, const TensorImpl& counts, const T
           // TF compares the probability in its own type before widening it.
           const double v = binomial_sample(start, i, static_cast<double>(n[b]), static_cast<double>(pr[b]));
           if constexpr (std::is_integral_v<T>) {
-            o[s * batches + b] = std::isnan(v) ? T{0} : static_cast<T>(v);
+            if (std::isnan(v)) nan_into_int.store(true, std::memory_order_relaxed);
+            o[s * batches + b] = std::isnan(v)   ? T{0}
+                                 : std::isinf(v) ? std::numeric_limits<T>::max()
+                                                 : static_cast<T>(v);
           } else if constexpr (std::is_same_v<T, double>) {
             o[s * batches + b] = v;
           } else {
@@ -379,14 +392,17 @@ Status fill_binomial(const PhiloxState& start, const TensorImpl& counts, const T
   });
   if (!ok)
     return make_error(Code::kUnimplemented, "no binomial kernel for dtype ", dtype_name(counts.dtype()));
+  if (nan_into_int.load())
+    return invalid_argument("a binomial count or probability is NaN: no ", dtype_name(out.dtype()),
+                            " can hold the draw");
   return Status::OK();
 }
 
 Status fill_gamma(const PhiloxState& start, const TensorImpl& alpha, int64_t samples_per_alpha,
                   TensorImpl& out) {
   bool ok = visit_dtype<kFloatTypes>(alpha.dtype(), [&]<typename T>() {
-    fill_per_param(start, alpha.data<T>(), alpha.num_elements(), samples_per_alpha, out.mutable_data<T>(),
-                   &gamma_sample);
+    (void)fill_per_param(start, alpha.data<T>(), alpha.num_elements(), samples_per_alpha,
+                         out.mutable_data<T>(), &gamma_sample);
   });
   if (!ok) return make_error(Code::kUnimplemented, "no gamma kernel for dtype ", dtype_name(alpha.dtype()));
   return Status::OK();
@@ -394,12 +410,15 @@ Status fill_gamma(const PhiloxState& start, const TensorImpl& alpha, int64_t sam
 
 Status fill_poisson(const PhiloxState& start, const TensorImpl& rate, int64_t samples_per_rate,
                     TensorImpl& out) {
+  bool finite = true;
   bool ok = visit_dtype<kFloatTypes | kIndexTypes>(rate.dtype(), [&]<typename P>() {
     visit_dtype<kFloatTypes | kIndexTypes>(out.dtype(), [&]<typename T>() {
-      fill_per_param(start, rate.data<P>(), rate.num_elements(), samples_per_rate, out.mutable_data<T>(),
-                     &poisson_sample);
+      finite = fill_per_param(start, rate.data<P>(), rate.num_elements(), samples_per_rate,
+                              out.mutable_data<T>(), &poisson_sample);
     });
   });
+  if (!finite)
+    return invalid_argument("a Poisson rate is NaN: no ", dtype_name(out.dtype()), " can hold the draw");
   if (!ok) return make_error(Code::kUnimplemented, "no poisson kernel for dtype ", dtype_name(rate.dtype()));
   return Status::OK();
 }
