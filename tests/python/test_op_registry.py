@@ -128,6 +128,27 @@ def examples():
     for name in ["AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"]:
         table[name] = ([f32()], [variable._id])
     table["StatelessRandomUniformInt"] = ([tf.constant([4]), tf.constant([1, 2])], [0, 10, tf.int64])
+    table["StatelessRandomUniformFullInt"] = ([tf.constant([4]), tf.constant([1, 2])], [tf.int64])
+    key_counter = [tf.constant([5], tf.int64), tf.constant([1, 2], tf.int64), tf.constant(1)]
+    for name in ["StatelessRandomUniformV2", "StatelessRandomNormalV2", "StatelessTruncatedNormalV2"]:
+        table[name] = ([tf.constant([2, 3])] + key_counter, [tf.float32])
+    table["StatelessRandomUniformIntV2"] = ([tf.constant([4])] + key_counter, [0, 10, tf.int64])
+    table["StatelessRandomUniformFullIntV2"] = ([tf.constant([4])] + key_counter, [tf.int64])
+    rng_state = tf.Variable(tf.constant([1, 0, 0], tf.int64), trainable=False)
+    table["_rng_state"] = rng_state
+    table["Multinomial"] = ([f32(), tf.constant(5)], [1, 2, tf.int64])
+    table["StatelessMultinomial"] = ([f32(), tf.constant(5), tf.constant([1, 2])], [tf.int32])
+    table["RandomShuffle"] = ([f32()], [1, 2])
+    table["RandomGamma"] = ([tf.constant([2]), tf.constant([1.0, 3.0])], [1, 2])
+    table["StatelessRandomGammaV2"] = ([tf.constant([3, 2]), tf.constant([1, 2]), tf.constant([0.5, 3.0])], [])
+    table["RandomPoissonV2"] = ([tf.constant([2]), tf.constant([1.0, 30.0])], [1, 2, tf.int64])
+    table["StatelessRandomPoisson"] = ([tf.constant([3, 2]), tf.constant([1, 2]), tf.constant([4.0, 20.0])],
+                                       [tf.int32])
+    table["RngReadAndSkip"] = ([tf.constant(1), tf.constant(3, tf.int64)], [rng_state._id])
+    table["StatelessRandomBinomial"] = ([tf.constant([3, 2]), tf.constant([1, 2]), tf.constant([10.0, 20.0]),
+                                         tf.constant([0.5, 0.8])], [tf.int32])
+    table["StatefulRandomBinomial"] = ([tf.constant(1), tf.constant([3, 2]), tf.constant([10.0, 20.0]),
+                                        tf.constant([0.5, 0.8])], [rng_state._id, tf.int32])
     table["Acosh"] = ([f32(F + 1)], [])
     table["Polygamma"] = ([f32(np.array([[0, 1, 2], [3, 1, 0]], np.float32)), f32()], [])
     table["CumulativeLogsumexp"] = ([f32(), tf.constant(1)], [True, False])
@@ -247,7 +268,9 @@ def test_allocation_too_large_is_resource_exhausted():
         tf.random.uniform([1 << 25, 1 << 25])
 
 
-NON_DETERMINISTIC = {"RandomUniform", "RandomStandardNormal", "TruncatedNormal", "RandomUniformInt"}
+NON_DETERMINISTIC = {"RandomUniform", "RandomStandardNormal", "TruncatedNormal", "RandomUniformInt",
+                     "RngReadAndSkip", "Multinomial", "RandomShuffle", "RandomGamma", "RandomPoissonV2",
+                     "StatefulRandomBinomial"}  # each call advances the state it returns
 
 
 def _eager_matches_traced(name, unknown_dims):

@@ -16,6 +16,7 @@ _StatelessRandomUniform = _C.op("StatelessRandomUniform")
 _StatelessRandomNormal = _C.op("StatelessRandomNormal")
 _StatelessTruncatedNormal = _C.op("StatelessTruncatedNormal")
 _StatelessRandomUniformInt = _C.op("StatelessRandomUniformInt")
+_StatelessRandomUniformFullInt = _C.op("StatelessRandomUniformFullInt")
 
 
 _MAXINT32 = 2**31 - 1  # TF truncates seeds modulo this (kernels/seed.h)
@@ -146,9 +147,8 @@ def stateless_uniform(shape, seed, minval=0, maxval=None, dtype=dtypes.float32, 
             raise ValueError(f"For integer `dtype` argument {dtype!r}, argument `minval` and `maxval` must be both "
                              f"None or not None. Got `minval`={minval} and `maxval`={maxval}.")
         if minval is None:
-            raise errors.UnimplementedError(
-                None, None, "stateless_uniform: full-range integers (minval=maxval=None) need "
-                "StatelessRandomUniformFullInt, which ember does not have; pass minval and maxval")
+            return _StatelessRandomUniformFullInt(_shape(shape, "StatelessRandomUniformFullInt"),
+                                                  _seed_tensor(seed, "StatelessRandomUniformFullInt"), dtype)
         return _StatelessRandomUniformInt(_shape(shape, "StatelessRandomUniformInt"),
                                           _seed_tensor(seed, "StatelessRandomUniformInt"),
                                           _int_bound(minval, "minval"), _int_bound(maxval, "maxval"), dtype)
@@ -171,3 +171,132 @@ def stateless_truncated_normal(shape, seed, mean=0.0, stddev=1.0, dtype=dtypes.f
                                   _seed_tensor(seed, "StatelessTruncatedNormal"),
                                   _check_float_dtype(dtype))
     return _scale(x, stddev, mean)
+
+
+_Multinomial = _C.op("Multinomial")
+_StatelessMultinomial = _C.op("StatelessMultinomial")
+_RandomShuffle = _C.op("RandomShuffle")
+
+
+def _categorical_operands(logits, num_samples, dtype, op):
+    logits = logits if isinstance(logits, Tensor) else convert_to_tensor(logits)
+    if not logits.dtype.is_floating:
+        raise TypeError(f"{op}: logits must be a floating-point tensor, got dtype {logits.dtype.name}")
+    out = dtypes.int64 if dtype is None else _check_dtype(dtype, _INT_TYPES)
+    if isinstance(num_samples, Tensor):
+        n = num_samples if num_samples.dtype in _INT_TYPES else convert_to_tensor(num_samples, dtype=dtypes.int32)
+    else:
+        n = convert_to_tensor(_int_bound(num_samples, "num_samples"), dtype=dtypes.int32)
+    return logits, n, out
+
+
+def categorical(logits, num_samples, dtype=None, seed=None, name=None):
+    """Class indices drawn from each row of ``logits`` [batch, classes]: [batch, num_samples]."""
+    logits, n, out = _categorical_operands(logits, num_samples, dtype, "Multinomial")
+    seed1, seed2 = _get_seed(seed, "random.categorical")
+    return _Multinomial(logits, n, seed1, seed2, out)
+
+
+def multinomial(logits, num_samples, seed=None, name=None, output_dtype=None):
+    """TF 1's name for ``categorical``."""
+    return categorical(logits, num_samples, dtype=output_dtype, seed=seed, name=name)
+
+
+def stateless_categorical(logits, num_samples, seed, dtype=dtypes.int64, name=None):
+    """``categorical`` as a pure function of seed [s0, s1]."""
+    logits, n, out = _categorical_operands(logits, num_samples, dtype, "StatelessMultinomial")
+    return _StatelessMultinomial(logits, n, _seed_tensor(seed, "StatelessMultinomial"), out)
+
+
+def shuffle(value, seed=None, name=None):
+    """``value`` with its first dimension randomly permuted."""
+    value = value if isinstance(value, Tensor) else convert_to_tensor(value)
+    seed1, seed2 = _get_seed(seed, "random.shuffle")
+    return _RandomShuffle(value, seed1, seed2)
+
+
+_RandomGamma = _C.op("RandomGamma")
+_StatelessRandomGammaV2 = _C.op("StatelessRandomGammaV2")
+_RandomPoissonV2 = _C.op("RandomPoissonV2")
+_StatelessRandomPoisson = _C.op("StatelessRandomPoisson")
+
+
+def _gamma_operands(alpha, beta, dtype):
+    from ember.ops import array_ops as _a  # noqa: PLC0415 - broadcast_to lives there too
+    dtype = _check_dtype(dtype, _FLOAT_TYPES)
+    alpha = convert_to_tensor(alpha, dtype=dtype)
+    beta = convert_to_tensor(1 if beta is None else beta, dtype=dtype)
+    if beta.shape.rank != 0 and beta.shape != alpha.shape:
+        alpha = alpha + _a.zeros_like(beta)  # alpha broadcast against beta, as TF
+    return alpha, beta
+
+
+def _gamma_finish(draws, beta):
+    import numpy as np  # noqa: PLC0415
+    from ember.ops import math_ops  # noqa: PLC0415
+    tiny = convert_to_tensor(np.finfo(draws.dtype.as_numpy_dtype).tiny, dtype=draws.dtype)
+    return math_ops.maximum(tiny, draws / beta)
+
+
+def gamma(shape, alpha, beta=None, dtype=dtypes.float32, seed=None, name=None):
+    """Gamma(alpha, beta) draws of shape ``shape + alpha.shape`` (beta is a rate; results >= the tiny float)."""
+    alpha, beta = _gamma_operands(alpha, beta, dtype)
+    seed1, seed2 = _get_seed(seed, "random.gamma")
+    return _gamma_finish(_RandomGamma(_shape(shape, "RandomGamma"), alpha, seed1, seed2), beta)
+
+
+def stateless_gamma(shape, seed, alpha, beta=None, dtype=dtypes.float32, name=None):
+    """Gamma draws of shape ``shape`` (ending with alpha's broadcast shape), a pure function of the seed."""
+    alpha, beta = _gamma_operands(alpha, beta, dtype)
+    draws = _StatelessRandomGammaV2(_shape(shape, "StatelessRandomGammaV2"),
+                                    _seed_tensor(seed, "StatelessRandomGammaV2"), alpha)
+    return _gamma_finish(draws, beta)
+
+
+def poisson(shape, lam, dtype=dtypes.float32, seed=None, name=None):
+    """Poisson(lam) draws of shape ``shape + lam.shape``."""
+    dtype = _check_dtype(dtype, _FLOAT_TYPES + _INT_TYPES)
+    lam = lam if isinstance(lam, Tensor) else convert_to_tensor(lam, dtype=dtypes.float32)
+    seed1, seed2 = _get_seed(seed, "random.poisson")
+    return _RandomPoissonV2(_shape(shape, "RandomPoissonV2"), lam, seed1, seed2, dtype)
+
+
+def stateless_poisson(shape, seed, lam, dtype=dtypes.int32, name=None):
+    """Poisson(lam) draws of shape ``shape`` (ending with lam's shape), a pure function of the seed."""
+    dtype = _check_dtype(dtype, _FLOAT_TYPES + _INT_TYPES)
+    lam = lam if isinstance(lam, Tensor) else convert_to_tensor(lam, dtype=dtypes.float32)
+    return _StatelessRandomPoisson(_shape(shape, "StatelessRandomPoisson"),
+                                   _seed_tensor(seed, "StatelessRandomPoisson"), lam, dtype)
+
+
+_StatelessRandomBinomial = _C.op("StatelessRandomBinomial")
+
+
+def _binomial_operands(shape, counts, probs, op):
+    """counts and probs as one dtype, broadcast to one shape (which ``shape`` must end with)."""
+    import numpy as np  # noqa: PLC0415
+    from ember.ops import array_ops as _a  # noqa: PLC0415
+    probs = probs if isinstance(probs, Tensor) else convert_to_tensor(
+        probs, dtype=counts.dtype if isinstance(counts, Tensor) else dtypes.float32)
+    counts = counts if isinstance(counts, Tensor) else convert_to_tensor(counts, dtype=probs.dtype)
+    if counts.dtype != probs.dtype:
+        raise TypeError(f"{op}: counts ({counts.dtype.name}) and probs ({probs.dtype.name}) must have one dtype")
+    try:
+        target = np.broadcast_shapes(tuple(counts.shape.as_list()), tuple(probs.shape.as_list()))
+    except ValueError:
+        raise errors.InvalidArgumentError(None, None, f"{op}: counts {counts.shape} and probs {probs.shape} "
+                                          "are not broadcastable") from None
+    target = list(target)
+    if counts.shape.as_list() != target:
+        counts = _a.broadcast_to(counts, target)
+    if probs.shape.as_list() != target:
+        probs = _a.broadcast_to(probs, target)
+    return _shape(shape, op), counts, probs
+
+
+def stateless_binomial(shape, seed, counts, probs, output_dtype=dtypes.int32, name=None):
+    """Binomial(counts, probs) draws of shape ``shape``, a pure function of seed [s0, s1]."""
+    output_dtype = _check_dtype(output_dtype, _FLOAT_TYPES + _INT_TYPES)
+    shape, counts, probs = _binomial_operands(shape, counts, probs, "StatelessRandomBinomial")
+    return _StatelessRandomBinomial(shape, _seed_tensor(seed, "StatelessRandomBinomial"), counts, probs,
+                                    output_dtype)

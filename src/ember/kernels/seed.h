@@ -331,6 +331,27 @@ class SeedState {
     return out;
   }
 
+  /// Like stateful_call, but the stream advances by `blocks` (TF's ReserveSamples128, used by the kernels
+  /// that do not reserve 256 blocks per output: RandomShuffle, Multinomial's per-sample counts).
+  PhiloxState stateful_call_blocks(uint64_t kernel_id, const SeedPair& seeds, uint64_t blocks) {
+    std::lock_guard<std::mutex> lock(mu_);
+    const auto key = std::make_tuple(kernel_id, seeds.seed, seeds.seed2);
+    auto it = streams_.find(key);
+    if (it == streams_.end()) {
+      PhiloxState start;
+      if (seeds.nondeterministic()) {
+        std::random_device rd;
+        start = philox_state_from_seeds(random_nonzero64(rd), random_nonzero64(rd));
+      } else {
+        start = philox_state_from_seeds(seeds);
+      }
+      it = streams_.emplace(key, start).first;
+    }
+    const PhiloxState out = it->second;
+    it->second = philox_skip(it->second, blocks);
+    return out;
+  }
+
   /// Convenience: get_seed(op_seed) followed by stateful_call, i.e. one eager call of a stateful
   /// random op, e.g. tf.random.uniform(shape, seed=op_seed, dtype=float32) ->
   ///   eager_stateful_call(random_kernel_id("RandomUniform", dtype), op_seed, num_elements(shape)).
