@@ -150,6 +150,17 @@ def examples():
     table["UpperBound"] = ([f32(np.sort(F, axis=1)), f32()], [tf.int64])
     table["Unique"] = ([f32(np.array([0.5, 0.25, 0.5, 1.0], np.float32))], [tf.int32])
     table["UniqueWithCounts"] = ([f32(np.array([0.5, 0.25, 0.5, 1.0], np.float32))], [tf.int64])
+    # Linear algebra through LAPACK (src/ember/ops/linalg_lapack.cc): a well-conditioned and a symmetric
+    # positive definite matrix, so values and finite differences are stable.
+    sq = f32(np.array([[2.0, 0.5, 0.1], [0.3, 1.5, 0.2], [0.1, 0.4, 1.8]], np.float32))
+    spd = f32(np.array([[2.0, 0.5, 0.1], [0.5, 1.5, 0.2], [0.1, 0.2, 1.8]], np.float32))
+    table["MatrixInverse"] = ([sq], [False])
+    table["MatrixDeterminant"] = ([sq], [])
+    table["LogMatrixDeterminant"] = ([sq], [])
+    table["Cholesky"] = ([spd], [])
+    table["MatrixSolve"] = ([sq, f32(F.T.copy())], [True])
+    table["MatrixTriangularSolve"] = ([sq, f32(F.T.copy())], [False, True])
+    table["MatrixBandPart"] = ([f32(), tf.constant(1), tf.constant(0)], [])
     program, results = fused_program_of_sin_of_product()
     table["FusedElementwise"] = ([[f32(), f32()]], [program, results, [2, 3]])
     table.update(conv_op_examples.examples())

@@ -1,0 +1,578 @@
+// Matrix factorizations and solves through LAPACK (docs/linalg.md): MatrixInverse, MatrixDeterminant,
+// LogMatrixDeterminant, Cholesky, MatrixSolve, MatrixTriangularSolve, plus MatrixBandPart (which their
+// gradients need). Every op works on the last two dims and loops over the leading (batch) dims.
+// Registered from register_linalg_ops (linalg.cc).
+//
+// Note [Row-major into LAPACK]: LAPACK reads column-major storage, so ember's row-major matrix A reaches it
+// as A^T. Each kernel picks the routine argument that makes that transpose cancel (inv(A^T) = inv(A)^T,
+// det(A^T) = det(A), the Cholesky factor of a symmetric A from uplo='U', ...) instead of copying.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "ember/ops/gradient.h"
+#include "ember/ops/registry.h"
+
+extern "C" {
+void sgetrf_(const int* m, const int* n, float* a, const int* lda, int* ipiv, int* info);
+void dgetrf_(const int* m, const int* n, double* a, const int* lda, int* ipiv, int* info);
+void sgetri_(const int* n, float* a, const int* lda, const int* ipiv, float* work, const int* lwork,
+             int* info);
+void dgetri_(const int* n, double* a, const int* lda, const int* ipiv, double* work, const int* lwork,
+             int* info);
+void sgetrs_(const char* trans, const int* n, const int* nrhs, const float* a, const int* lda,
+             const int* ipiv, float* b, const int* ldb, int* info);
+void dgetrs_(const char* trans, const int* n, const int* nrhs, const double* a, const int* lda,
+             const int* ipiv, double* b, const int* ldb, int* info);
+void spotrf_(const char* uplo, const int* n, float* a, const int* lda, int* info);
+void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info);
+void strsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
+            const int* n, const float* alpha, const float* a, const int* lda, float* b, const int* ldb);
+void dtrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
+            const int* n, const double* alpha, const double* a, const int* lda, double* b, const int* ldb);
+}
+
+namespace ember {
+namespace {
+
+constexpr DTypeSet kLapackTypes = dtype_bit(DType::kFloat32) | dtype_bit(DType::kFloat64);
+
+// One overload set per routine so the kernels are written once as templates.
+void getrf(int n, float* a, int* ipiv, int* info) { sgetrf_(&n, &n, a, &n, ipiv, info); }
+void getrf(int n, double* a, int* ipiv, int* info) { dgetrf_(&n, &n, a, &n, ipiv, info); }
+void getri(int n, float* a, const int* ipiv, float* work, int lwork, int* info) {
+  sgetri_(&n, a, &n, ipiv, work, &lwork, info);
+}
+void getri(int n, double* a, const int* ipiv, double* work, int lwork, int* info) {
+  dgetri_(&n, a, &n, ipiv, work, &lwork, info);
+}
+void getrs(char trans, int n, int nrhs, const float* a, const int* ipiv, float* b, int* info) {
+  sgetrs_(&trans, &n, &nrhs, a, &n, ipiv, b, &n, info);
+}
+void getrs(char trans, int n, int nrhs, const double* a, const int* ipiv, double* b, int* info) {
+  dgetrs_(&trans, &n, &nrhs, a, &n, ipiv, b, &n, info);
+}
+void potrf(char uplo, int n, float* a, int* info) { spotrf_(&uplo, &n, a, &n, info); }
+void potrf(char uplo, int n, double* a, int* info) { dpotrf_(&uplo, &n, a, &n, info); }
+void trsm(char side, char uplo, char trans, int m, int n, const float* a, int lda, float* b, int ldb) {
+  const float one = 1;
+  const char diag = 'N';
+  strsm_(&side, &uplo, &trans, &diag, &m, &n, &one, a, &lda, b, &ldb);
+}
+void trsm(char side, char uplo, char trans, int m, int n, const double* a, int lda, double* b, int ldb) {
+  const double one = 1;
+  const char diag = 'N';
+  dtrsm_(&side, &uplo, &trans, &diag, &m, &n, &one, a, &lda, b, &ldb);
+}
+
+Shape batch_of(const Shape& s) {
+  Shape out;
+  for (int i = 0; i < s.rank() - 2; ++i) out.push_back(s.dim(i));
+  return out;
+}
+
+// The input must be [..., M, M]; unknown dims pass.
+Status check_square(const std::string& op, const Shape& s, const char* what = "input") {
+  if (!s.rank_known()) return Status::OK();
+  if (s.rank() < 2)
+    return invalid_argument(op, ": ", what, " must be a matrix or batch of matrices [..., M, M], got shape ",
+                            s.to_string());
+  const int64_t r = s.dim(s.rank() - 2), c = s.dim(s.rank() - 1);
+  if (r >= 0 && c >= 0 && r != c)
+    return invalid_argument(op, ": ", what, " must be square [..., M, M], got shape ", s.to_string());
+  return Status::OK();
+}
+
+Status check_size(const std::string& op, int64_t n) {
+  if (n > std::numeric_limits<int>::max())
+    return invalid_argument(op, ": matrices of ", n, " rows exceed LAPACK's 32-bit sizes");
+  return Status::OK();
+}
+
+// ---- one square input, output of the same shape: MatrixInverse, Cholesky
+
+Status square_same_shape(InferContext& ctx) {
+  EMBER_RETURN_IF_ERROR(check_square(ctx.op->name, ctx.inputs[0].shape));
+  ctx.outputs.push_back(ctx.inputs[0]);
+  return Status::OK();
+}
+
+// Rows of the matrix and the number of matrices of a [..., n, n] tensor.
+struct Batch {
+  int64_t n = 0, count = 0;
+};
+StatusOr<Batch> batch_of_square(const std::string& op, const TensorImpl& t) {
+  EMBER_RETURN_IF_ERROR(check_square(op, t.shape()));
+  Batch b;
+  b.n = t.shape().dim(t.rank() - 1);
+  b.count = b.n == 0 ? 0 : t.num_elements() / (b.n * b.n);
+  EMBER_RETURN_IF_ERROR(check_size(op, b.n));
+  return b;
+}
+
+template <typename T>
+Status inverse_kernel(KernelContext& ctx) {
+  auto b_or = batch_of_square("MatrixInverse", ctx.input(0));
+  if (!b_or.ok()) return b_or.status();
+  const Batch b = *b_or;
+  const bool adjoint = ctx.attr_bool(0);
+  const int n = static_cast<int>(b.n);
+  const T* in = ctx.input(0).data<T>();
+  T* out = ctx.output(0).mutable_data<T>();
+  std::vector<int> ipiv(n);
+  std::vector<T> work(std::max(1, n * 64));
+  std::vector<T> scratch(adjoint ? b.n * b.n : 0);
+  for (int64_t m = 0; m < b.count; ++m) {
+    T* a = out + m * b.n * b.n;
+    // Note [Row-major into LAPACK]: inverting the buffer as it is yields inv(A); the adjoint form wants
+    // inv(A)^T, which is the inverse of the transposed copy.
+    const T* src = in + m * b.n * b.n;
+    if (adjoint) {
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) a[j * n + i] = src[i * n + j];
+    } else {
+      std::memcpy(a, src, sizeof(T) * b.n * b.n);
+    }
+    int info = 0;
+    getrf(n, a, ipiv.data(), &info);
+    if (info > 0)
+      return invalid_argument("MatrixInverse: Input is not invertible (matrix ", m, " is singular)");
+    getri(n, a, ipiv.data(), work.data(), static_cast<int>(work.size()), &info);
+    if (info != 0) return invalid_argument("MatrixInverse: Input is not invertible (matrix ", m, ")");
+  }
+  return Status::OK();
+}
+
+template <typename T>
+Status cholesky_kernel(KernelContext& ctx) {
+  auto b_or = batch_of_square("Cholesky", ctx.input(0));
+  if (!b_or.ok()) return b_or.status();
+  const Batch b = *b_or;
+  const int n = static_cast<int>(b.n);
+  const T* in = ctx.input(0).data<T>();
+  T* out = ctx.output(0).mutable_data<T>();
+  for (int64_t m = 0; m < b.count; ++m) {
+    T* a = out + m * b.n * b.n;
+    // As TensorFlow, only the lower triangle is read: mirror it so LAPACK's upper triangle (our lower one,
+    // Note [Row-major into LAPACK]) holds it.
+    const T* src = in + m * b.n * b.n;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j <= i; ++j) a[i * n + j] = a[j * n + i] = src[i * n + j];
+    int info = 0;
+    potrf('U', n, a, &info);
+    // As TensorFlow 2.21's CPU kernel: a matrix that is not positive definite gives NaN in the lower
+    // triangle rather than an error, so one bad matrix of a batch does not fail the others.
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j)
+        if (j > i)
+          a[i * n + j] = 0;
+        else if (info != 0)
+          a[i * n + j] = std::numeric_limits<T>::quiet_NaN();
+  }
+  return Status::OK();
+}
+
+// ---- MatrixDeterminant, LogMatrixDeterminant: [..., M, M] -> [...]
+
+Status det_shape(InferContext& ctx) {
+  const Shape& s = ctx.inputs[0].shape;
+  EMBER_RETURN_IF_ERROR(check_square(ctx.op->name, s));
+  const Shape out = s.rank_known() ? batch_of(s) : Shape::unknown_rank();
+  for (size_t i = 0; i < ctx.op->outputs.size(); ++i)
+    ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, out});
+  return Status::OK();
+}
+
+// Sign and log|det| of one matrix from its LU factors; a singular matrix gives sign 0 and log -inf.
+template <typename T>
+void lu_slogdet(int n, T* a, int* ipiv, T* sign, T* logabs) {
+  int info = 0;
+  getrf(n, a, ipiv, &info);
+  T s = 1, l = 0;
+  for (int i = 0; i < n; ++i) {
+    const T d = a[i * n + i];
+    if (d == 0) {
+      s = 0;
+      l = -std::numeric_limits<T>::infinity();
+      break;
+    }
+    if (d < 0) s = -s;
+    if (ipiv[i] != i + 1) s = -s;
+    l += std::log(std::abs(d));
+  }
+  *sign = s;
+  *logabs = l;
+}
+
+template <typename T, bool kLog>
+Status det_kernel(KernelContext& ctx) {
+  auto b_or = batch_of_square(ctx.op->name, ctx.input(0));
+  if (!b_or.ok()) return b_or.status();
+  const Batch b = *b_or;
+  const int n = static_cast<int>(b.n);
+  const int64_t count = ctx.output(0).num_elements();
+  const T* in = ctx.input(0).data<T>();
+  std::vector<T> a(b.n * b.n);
+  std::vector<int> ipiv(n);
+  for (int64_t m = 0; m < count; ++m) {
+    T sign = 1, logabs = 0;  // the determinant of a 0x0 matrix is 1
+    if (n > 0) {
+      std::memcpy(a.data(), in + m * b.n * b.n, sizeof(T) * b.n * b.n);
+      lu_slogdet(n, a.data(), ipiv.data(), &sign, &logabs);
+    }
+    if constexpr (kLog) {
+      ctx.output(0).mutable_data<T>()[m] = sign;
+      ctx.output(1).mutable_data<T>()[m] = logabs;
+    } else {
+      ctx.output(0).mutable_data<T>()[m] = sign * std::exp(logabs);
+    }
+  }
+  return Status::OK();
+}
+
+// ---- MatrixSolve(matrix [..., M, M], rhs [..., M, K]; adjoint), MatrixTriangularSolve(...; lower, adjoint)
+
+Status solve_shape(InferContext& ctx) {
+  const std::string& op = ctx.op->name;
+  const Shape &a = ctx.inputs[0].shape, &rhs = ctx.inputs[1].shape;
+  EMBER_RETURN_IF_ERROR(check_square(op, a, "matrix"));
+  if (rhs.rank_known() && rhs.rank() < 2)
+    return invalid_argument(op, ": rhs must be [..., M, K], got shape ", rhs.to_string());
+  if (!a.rank_known() || !rhs.rank_known()) {
+    ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, rhs.rank_known() ? rhs : Shape::unknown_rank()});
+    return Status::OK();
+  }
+  const int64_t m = a.dim(a.rank() - 1), rm = rhs.dim(rhs.rank() - 2);
+  if (m >= 0 && rm >= 0 && m != rm)
+    return invalid_argument(op, ": matrix is ", a.to_string(), " but rhs is ", rhs.to_string(),
+                            "; their rows must match");
+  auto batch = broadcast_shapes(batch_of(a), batch_of(rhs));
+  if (!batch.ok() || (op == "MatrixSolve" && a.rank() != rhs.rank()))
+    return invalid_argument(op, ": the batch dims of matrix ", a.to_string(), " and rhs ", rhs.to_string(),
+                            " do not match");
+  Shape out = *batch;
+  out.push_back(m >= 0 ? m : rm);
+  out.push_back(rhs.dim(rhs.rank() - 1));
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, out});
+  return Status::OK();
+}
+
+// For output batch index `i`, the index of the operand's matrix when its batch dims broadcast to `out`'s.
+int64_t broadcast_index(const Shape& operand, const Shape& out, int64_t i) {
+  const int ob = out.rank() - 2, pb = operand.rank() - 2;
+  int64_t index = 0, stride = 1;
+  for (int d = ob - 1; d >= 0; --d) {
+    const int64_t od = out.dim(d);
+    const int64_t coord = i % od;
+    i /= od;
+    const int pd = d - (ob - pb);
+    if (pd >= 0) {
+      const int64_t size = operand.dim(pd);
+      if (size != 1) index += coord * stride;
+      stride *= size;
+    }
+  }
+  return index;
+}
+
+template <typename T, bool kTriangular>
+Status solve_kernel(KernelContext& ctx) {
+  const std::string& op = ctx.op->name;
+  const TensorImpl &am = ctx.input(0), &bm = ctx.input(1);
+  TensorImpl& out = ctx.output(0);
+  auto ab_or = batch_of_square(op, am);
+  if (!ab_or.ok()) return ab_or.status();
+  const Batch ab = *ab_or;
+  (void)ab;
+  const Shape& os = out.shape();
+  const int n = static_cast<int>(os.dim(os.rank() - 2)), k = static_cast<int>(os.dim(os.rank() - 1));
+  EMBER_RETURN_IF_ERROR(check_size(op, static_cast<int64_t>(n) * k));
+  if (out.num_elements() == 0) return Status::OK();
+  const int64_t count = out.num_elements() / (static_cast<int64_t>(n) * k);
+  const bool lower = kTriangular ? ctx.attr_bool(0) : false;
+  const bool adjoint = ctx.attr_bool(kTriangular ? 1 : 0);
+  const T* a_data = am.data<T>();
+  const T* b_data = bm.data<T>();
+  T* x = out.mutable_data<T>();
+  const int64_t nn = static_cast<int64_t>(n) * n, nk = static_cast<int64_t>(n) * k;
+  std::vector<T> lu(kTriangular ? 0 : nn);
+  std::vector<int> ipiv(kTriangular ? 0 : n);
+  for (int64_t m = 0; m < count; ++m) {
+    const T* a = a_data + broadcast_index(am.shape(), os, m) * nn;
+    T* xm = x + m * nk;
+    std::memcpy(xm, b_data + broadcast_index(bm.shape(), os, m) * nk, sizeof(T) * nk);
+    // Note [Row-major into LAPACK]: the row-major [n, k] rhs is a column-major [k, n] matrix B^T, and
+    // A X = B is X^T A^T = B^T, a right-side solve with the column-major view of A (which is A^T) itself.
+    // So A X = B solves with op = 'N' against A^T, and the adjoint A^T X = B with op = 'T'.
+    if constexpr (kTriangular) {
+      // A lower-triangular A is upper-triangular in LAPACK's view.
+      trsm('R', lower ? 'U' : 'L', adjoint ? 'T' : 'N', k, n, a, n, xm, k);
+    } else {
+      std::memcpy(lu.data(), a, sizeof(T) * nn);
+      int info = 0;
+      getrf(n, lu.data(), ipiv.data(), &info);
+      if (info > 0) return invalid_argument("MatrixSolve: Input matrix is not invertible (matrix ", m, ")");
+      // getrs solves on the left only: transpose X^T into a column-major [n, k] buffer and back.
+      std::vector<T> cm(nk);
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < k; ++j) cm[j * n + i] = xm[i * k + j];
+      // LU holds A^T's factors: solving A X = B is a transposed solve with them.
+      getrs(adjoint ? 'N' : 'T', n, k, lu.data(), ipiv.data(), cm.data(), &info);
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < k; ++j) xm[i * k + j] = cm[j * n + i];
+    }
+  }
+  return Status::OK();
+}
+
+// ---- MatrixBandPart(input, num_lower, num_upper): zeroes elements outside the band; negative = keep all.
+
+Status band_part_shape(InferContext& ctx) {
+  const Shape& s = ctx.inputs[0].shape;
+  if (s.rank_known() && s.rank() < 2)
+    return invalid_argument("MatrixBandPart: input must be at least 2-D, got shape ", s.to_string());
+  for (int i = 1; i <= 2; ++i)
+    if (ctx.inputs[i].shape.rank_known() && ctx.inputs[i].shape.rank() != 0)
+      return invalid_argument("MatrixBandPart: ", i == 1 ? "num_lower" : "num_upper",
+                              " must be a scalar, got shape ", ctx.inputs[i].shape.to_string());
+  ctx.outputs.push_back(ctx.inputs[0]);
+  return Status::OK();
+}
+
+template <typename T>
+Status band_part_kernel(KernelContext& ctx) {
+  const TensorImpl& in = ctx.input(0);
+  if (in.rank() < 2)
+    return invalid_argument("MatrixBandPart: input must be at least 2-D, got shape ", in.shape().to_string());
+  if (ctx.input(1).rank() != 0 || ctx.input(2).rank() != 0)
+    return invalid_argument("MatrixBandPart: num_lower and num_upper must be scalars");
+  const int64_t rows = in.shape().dim(in.rank() - 2), cols = in.shape().dim(in.rank() - 1);
+  const int64_t lo = ctx.int_values(1)[0], up = ctx.int_values(2)[0];
+  if (lo > rows) return invalid_argument("MatrixBandPart: num_lower must be <= ", rows, ", got ", lo);
+  if (up > cols) return invalid_argument("MatrixBandPart: num_upper must be <= ", cols, ", got ", up);
+  const T* x = in.data<T>();
+  T* y = ctx.output(0).mutable_data<T>();
+  const int64_t per = rows * cols, count = per == 0 ? 0 : in.num_elements() / per;
+  for (int64_t m = 0; m < count; ++m)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) {
+        const int64_t e = m * per + i * cols + j;
+        const bool keep = (lo < 0 || i - j <= lo) && (up < 0 || j - i <= up);
+        y[e] = keep ? x[e] : T(0);
+      }
+  return Status::OK();
+}
+
+template <template <typename> class K>
+void float_kernels(OpBuilder& b) {
+  b.kernel(DType::kFloat32, &K<float>::run).kernel(DType::kFloat64, &K<double>::run);
+}
+
+// ---- gradients (as TensorFlow's linalg_grad.py defines them)
+
+using namespace gradient;  // NOLINT(google-build-using-namespace): rules read as math
+
+GradTensor transpose_last(const GradTensor& x) {
+  if (!x.shape().rank_known())
+    check_ok(make_error(Code::kUnimplemented, "linalg gradient: needs the rank of its input"));
+  std::vector<int64_t> perm;
+  for (int i = 0; i < x.rank(); ++i) perm.push_back(i);
+  std::swap(perm[x.rank() - 1], perm[x.rank() - 2]);
+  return transpose(x, perm);
+}
+
+GradTensor band(const GradTensor& x, int64_t lo, int64_t up) {
+  return emit1("MatrixBandPart", {x, scalar(static_cast<double>(lo), DType::kInt64),
+                                  scalar(static_cast<double>(up), DType::kInt64)});
+}
+
+GradTensor as_matrix_scale(const GradTensor& s) { return expand_dims(expand_dims(s, -1), -1); }
+
+// C = inv(A): dA = -C^T dC C^T; with adjoint, C = inv(A)^T and dA = -C dC^T C.
+void inverse_grad(GradContext& c) {
+  const GradTensor ainv = c.output(0), dy = c.grad();
+  if (c.attr_bool(0))
+    c.set(0, -matmul(matmul(ainv, dy, false, true), ainv, false, false));
+  else
+    c.set(0, -matmul(matmul(ainv, dy, true, false), ainv, false, true));
+}
+
+// d det(A) = det(A) inv(A)^T.
+void det_grad(GradContext& c) {
+  const GradTensor a = c.input(0), det = c.output(0), dy = c.grad();
+  const GradTensor inv_t = emit1("MatrixInverse", {a}, {AttrValue(true)});
+  c.set(0, as_matrix_scale(dy * det) * inv_t);
+}
+
+// d log|det(A)| = inv(A)^T; the sign is piecewise constant.
+void slogdet_grad(GradContext& c) {
+  const GradTensor a = c.input(0), dy = c.grad(1);
+  if (!dy) return;
+  const GradTensor inv_t = emit1("MatrixInverse", {a}, {AttrValue(true)});
+  c.set(0, as_matrix_scale(dy) * inv_t);
+}
+
+// X = op(A)^-1 B: dB = op(A)^-T dX and dA = -dB X^T (or -X dB^T for the adjoint), reduced over broadcast
+// batch dims; a triangular A keeps only its triangle.
+template <bool kTriangular>
+void solve_grad(GradContext& c) {
+  const GradTensor a = c.input(0), b = c.input(1), x = c.output(0), dy = c.grad();
+  const bool lower = kTriangular ? c.attr_bool(0) : false;
+  const bool adjoint = c.attr_bool(kTriangular ? 1 : 0);
+  GradTensor db = kTriangular
+                      ? emit1("MatrixTriangularSolve", {a, dy}, {AttrValue(lower), AttrValue(!adjoint)})
+                      : emit1("MatrixSolve", {a, dy}, {AttrValue(!adjoint)});
+  GradTensor da = adjoint ? -matmul(x, db, false, true) : -matmul(db, x, false, true);
+  if (kTriangular) da = lower ? band(da, -1, 0) : band(da, 0, -1);
+  c.set(0, reduce_to(da, a));
+  c.set(1, reduce_to(db, b));
+}
+
+// A = L L^T: dA = sym(L^-T Phi(L^T dL) L^-1), Phi taking the lower triangle with the diagonal halved.
+void cholesky_grad(GradContext& c) {
+  const GradTensor l = c.output(0), dl = c.grad();
+  const GradTensor middle = matmul(l, dl, true, false);
+  const GradTensor phi = band(middle, -1, 0) - band(middle, 0, 0) * 0.5;
+  // L^-T Phi, then (L^-T (L^-T Phi)^T)^T = L^-T Phi L^-1.
+  const GradTensor left = emit1("MatrixTriangularSolve", {l, phi}, {AttrValue(true), AttrValue(true)});
+  const GradTensor g = transpose_last(
+      emit1("MatrixTriangularSolve", {l, transpose_last(left)}, {AttrValue(true), AttrValue(true)}));
+  c.set(0, (g + transpose_last(g)) * 0.5);
+}
+
+void band_part_grad(GradContext& c) { c.set(0, emit1("MatrixBandPart", {c.grad(), c.input(1), c.input(2)})); }
+
+template <typename T>
+struct Inverse {
+  static Status run(KernelContext& ctx) { return inverse_kernel<T>(ctx); }
+};
+template <typename T>
+struct Chol {
+  static Status run(KernelContext& ctx) { return cholesky_kernel<T>(ctx); }
+};
+template <typename T>
+struct Det {
+  static Status run(KernelContext& ctx) { return det_kernel<T, false>(ctx); }
+};
+template <typename T>
+struct LogDet {
+  static Status run(KernelContext& ctx) { return det_kernel<T, true>(ctx); }
+};
+template <typename T>
+struct Solve {
+  static Status run(KernelContext& ctx) { return solve_kernel<T, false>(ctx); }
+};
+template <typename T>
+struct TriSolve {
+  static Status run(KernelContext& ctx) { return solve_kernel<T, true>(ctx); }
+};
+
+}  // namespace
+
+void register_lapack_ops(OpRegistry& r) {
+  {
+    OpBuilder b("MatrixInverse");
+    b.doc(
+         "Inverse of each square matrix; singular raises. inv([[2., 0.], [0., 4.]]) == [[.5, 0.], [0., .25]]")
+        .input("input")
+        .output("output")
+        .type_var(kLapackTypes)
+        .attr("adjoint", AttrType::kBool, false)
+        .shape(&square_same_shape)
+        .grad(&inverse_grad)
+        .batching(BatchingRule::kElementwise);
+    float_kernels<Inverse>(b);
+    b.done(r);
+  }
+  {
+    OpBuilder b("Cholesky");
+    b.doc(
+         "Lower Cholesky factor L of each symmetric positive definite matrix (A = L L^T). cholesky([[4.]]) "
+         "== [[2.]]")
+        .input("input")
+        .output("output")
+        .type_var(kLapackTypes)
+        .shape(&square_same_shape)
+        .grad(&cholesky_grad)
+        .batching(BatchingRule::kElementwise);
+    float_kernels<Chol>(b);
+    b.done(r);
+  }
+  {
+    OpBuilder b("MatrixDeterminant");
+    b.doc("Determinant of each square matrix. det([[1., 2.], [3., 4.]]) == -2.")
+        .input("input")
+        .output("output")
+        .type_var(kLapackTypes)
+        .shape(&det_shape)
+        .grad(&det_grad)
+        .batching(BatchingRule::kElementwise);
+    float_kernels<Det>(b);
+    b.done(r);
+  }
+  {
+    OpBuilder b("LogMatrixDeterminant");
+    b.doc("Sign and log of the absolute determinant of each square matrix. slogdet([[-2.]]) == (-1., log 2)")
+        .input("input")
+        .output("sign")
+        .output("log_abs_determinant")
+        .type_var(kLapackTypes)
+        .shape(&det_shape)
+        .grad(&slogdet_grad)
+        .batching(BatchingRule::kElementwise);
+    float_kernels<LogDet>(b);
+    b.done(r);
+  }
+  {
+    OpBuilder b("MatrixSolve");
+    b.doc("X with A X = B (adjoint: A^T X = B) for each matrix of the batch. solve([[2.]], [[4.]]) == [[2.]]")
+        .input("matrix")
+        .input("rhs")
+        .output("output")
+        .type_var(kLapackTypes)
+        .attr("adjoint", AttrType::kBool, false)
+        .shape(&solve_shape)
+        .grad(&solve_grad<false>)
+        .batching(BatchingRule::kFallback);
+    float_kernels<Solve>(b);
+    b.done(r);
+  }
+  {
+    OpBuilder b("MatrixTriangularSolve");
+    b.doc(
+         "X with A X = B for triangular A (lower or upper; adjoint: A^T X = B); batch dims broadcast. "
+         "triangular_solve([[2.]], [[4.]]) == [[2.]]")
+        .input("matrix")
+        .input("rhs")
+        .output("output")
+        .type_var(kLapackTypes)
+        .attr("lower", AttrType::kBool, true)
+        .attr("adjoint", AttrType::kBool, false)
+        .shape(&solve_shape)
+        .grad(&solve_grad<true>)
+        .batching(BatchingRule::kFallback);
+    float_kernels<TriSolve>(b);
+    b.done(r);
+  }
+  {
+    OpBuilder b("MatrixBandPart");
+    b.doc(
+         "Zeroes each matrix outside a band of num_lower sub- and num_upper super-diagonals (negative: all). "
+         "band_part([[1., 2.], [3., 4.]], 0, -1) == [[1., 2.], [0., 4.]]")
+        .input("input")
+        .input_fixed("num_lower", kIndexTypes)
+        .input_fixed("num_upper", kIndexTypes)
+        .output("band")
+        .type_var(kLapackTypes)
+        .shape(&band_part_shape)
+        .grad(&band_part_grad)
+        .batching(BatchingRule::kFallback);
+    b.kernel(DType::kFloat32, &band_part_kernel<float>).kernel(DType::kFloat64, &band_part_kernel<double>);
+    b.done(r);
+  }
+}
+
+}  // namespace ember
