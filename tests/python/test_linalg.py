@@ -524,3 +524,105 @@ def test_shape_errors_name_the_op():
 
     with pytest.raises(errors.InvalidArgumentError, match=r"Cholesky.*: input must be square .*\[\?,2,3\]"):
         staged.get_concrete_function()
+
+
+# ---- Decompositions whose vectors are defined up to sign: compared through invariants.
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: d.__name__)
+@pytest.mark.parametrize("shape", [(4, 4), (2, 3, 5, 3), (3, 5), (2, 0, 3)], ids=str)
+@pytest.mark.parametrize("full", [False, True])
+def test_qr_and_svd_match_tensorflow(shape, full, dtype, rng):
+    a = rng.uniform(-1, 1, shape).astype(dtype)
+    (q, r), (tq, tr) = _both(lambda m: m.linalg.qr(a, full_matrices=full))
+    assert q.shape == tq.shape and r.shape == tr.shape and q.dtype.name == tq.dtype.name
+    _close(tf.matmul(q, r), a, dtype)
+    _close(np.abs(r.numpy()), np.abs(tr.numpy()), dtype)
+    _close(np.abs(q.numpy()), np.abs(tq.numpy()), dtype)
+    (s, u, v), (ts, tu, tv) = _both(lambda m: m.linalg.svd(a, full_matrices=full))
+    assert s.shape == ts.shape and u.shape == tu.shape and v.shape == tv.shape
+    _close(s, ts, dtype)
+    p = min(shape[-2:])
+    _close(tf.matmul(u[..., :p] * s[..., None, :], v[..., :p], transpose_b=True), a, dtype)
+    _close(np.abs(u.numpy()[..., :p]), np.abs(tu.numpy()[..., :p]), dtype)
+    _close(*_both(lambda m: m.linalg.svd(a, compute_uv=False)), dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: d.__name__)
+def test_eigh_matches_tensorflow(dtype, rng):
+    x = rng.uniform(-1, 1, (2, 3, 4, 4))
+    lower_only = np.tril(x).astype(dtype)  # eigh reads the lower triangle, as TensorFlow
+    (e, v), (te, tv) = _both(lambda m: m.linalg.eigh(lower_only))
+    _close(e, te, dtype)
+    _close(np.abs(v.numpy()), np.abs(tv.numpy()), dtype)
+    sym = np.tril(x) + np.swapaxes(np.tril(x, -1), -1, -2)
+    _close(tf.matmul(v * e[..., None, :], v, transpose_b=True), sym, dtype)
+    _close(*_both(lambda m: m.linalg.eigvalsh(lower_only)), dtype)
+
+
+# Losses invariant under each vector's sign.
+SIGN_INVARIANT_GRAD_CASES = {
+    "eigh": (lambda m, x: m.reduce_sum(m.sin(m.linalg.eigh(x)[0]))
+             + m.reduce_sum(m.linalg.eigh(x)[1] ** 4), (2, 4, 4)),
+    "eigvalsh": (lambda m, x: m.reduce_sum(m.linalg.eigvalsh(x) ** 3), (2, 3, 3)),
+    "qr_tall": (lambda m, x: m.reduce_sum(m.sin(m.linalg.qr(x)[0])) + m.reduce_sum(m.cos(m.linalg.qr(x)[1])),
+                (2, 5, 3)),
+    "qr_square_full": (lambda m, x: m.reduce_sum(m.linalg.qr(x, full_matrices=True)[0] ** 2 * x), (3, 3)),
+    "svd_values": (lambda m, x: m.reduce_sum(m.sin(m.linalg.svd(x, compute_uv=False))), (2, 3, 5)),
+    "svd_square": (lambda m, x: m.reduce_sum(m.linalg.svd(x)[1] ** 4) + m.reduce_sum(m.linalg.svd(x)[2] ** 4)
+                   + m.reduce_sum(m.linalg.svd(x)[0] ** 2), (2, 4, 4)),
+    "svd_tall": (lambda m, x: m.reduce_sum(m.linalg.svd(x)[1] ** 4) + m.reduce_sum(m.linalg.svd(x)[2] ** 4),
+                 (2, 5, 3)),
+    "svd_wide": (lambda m, x: m.reduce_sum(m.abs(m.linalg.svd(x)[1])) + m.reduce_sum(m.linalg.svd(x)[2] ** 4),
+                 (3, 5)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SIGN_INVARIANT_GRAD_CASES))
+def test_decomposition_gradients_match_tensorflow_and_finite_differences(case, rng):
+    fn, shape = SIGN_INVARIANT_GRAD_CASES[case]
+    x = rng.uniform(-1, 1, shape)
+    if case.startswith("eig"):
+        x = x + _t(x)
+    (_, ours), (_, theirs) = _both(lambda m: _loss_gradient(m, fn, x))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-8, atol=1e-9)
+    d = rng.uniform(-1, 1, x.shape)
+    if case.startswith("eig"):
+        d = d + _t(d)
+    eps = 1e-6
+    f = lambda z: _loss_gradient(tf, fn, z)[0].numpy()  # noqa: E731
+    numeric = (f(x + eps * d) - f(x - eps * d)) / (2 * eps)
+    # The gradient is folded onto the lower triangle that eigh reads; a symmetric step sees it whole.
+    np.testing.assert_allclose(np.sum(ours.numpy() * (np.tril(d) if case.startswith("eig") else d)), numeric,
+                               rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("case", ["eigh", "qr_tall", "svd_tall", "svd_wide", "svd_values"])
+def test_decomposition_gradients_with_unknown_dims(case, rng):
+    fn, shape = SIGN_INVARIANT_GRAD_CASES[case]
+    x = rng.uniform(-1, 1, shape)
+    if case.startswith("eig"):
+        x = x + _t(x)
+
+    @tf.function(input_signature=[tf.TensorSpec([None] * len(shape), tf.float64)])
+    def traced(v):
+        return _loss_gradient(tf, fn, v)
+
+    y, g = traced(tf.constant(x))
+    ey, eg = _loss_gradient(tf, fn, x)
+    np.testing.assert_allclose(y.numpy(), ey.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(g.numpy(), eg.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_decomposition_errors_name_the_op():
+    with pytest.raises(errors.InvalidArgumentError, match="SelfAdjointEigV2: input must be square"):
+        tf.linalg.eigh(np.ones((2, 3)))
+    with pytest.raises(errors.InvalidArgumentError, match="Qr: input must be a matrix"):
+        tf.linalg.qr(np.ones(3))
+    with pytest.raises(errors.InvalidArgumentError, match="Svd: input must be a matrix"):
+        tf.linalg.svd(np.ones(3))
+    x = tf.constant(np.ones((2, 4)))
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.reduce_sum(tf.linalg.qr(x)[1])
+    with pytest.raises(errors.UnimplementedError, match="Qr: no gradient for a wide matrix"):
+        tape.gradient(y, x)

@@ -53,6 +53,9 @@ EXCLUDED = {
              "compared with tf.linalg (values, gradients, batches, errors) in test_linalg.py"
        for name in ("MatrixInverse", "MatrixDeterminant", "LogMatrixDeterminant", "Cholesky", "MatrixSolve",
                     "MatrixTriangularSolve")},
+    **{name: "its vectors are defined up to sign, so values are compared through invariants (reconstruction, "
+             "|v|, sign-invariant losses' gradients) with tf.linalg in test_linalg.py"
+       for name in ("SelfAdjointEigV2", "Qr", "Svd")},
 }
 
 OP_NAMES = sorted(_C.op_names())

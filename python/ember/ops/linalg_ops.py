@@ -4,6 +4,7 @@ The factorizations are registry ops run through LAPACK (src/ember/ops/linalg_lap
 ``diag_part``, ``set_diag``, ``trace``, ``cholesky_solve``, ``lstsq`` and ``expm`` are compositions of
 ops, as TensorFlow builds several of them, so their gradients come from the ops they use.
 """
+import collections
 import math
 
 from ember import _C, dtypes
@@ -17,6 +18,11 @@ _Cholesky = _C.op("Cholesky")
 _MatrixSolve = _C.op("MatrixSolve")
 _MatrixTriangularSolve = _C.op("MatrixTriangularSolve")
 _MatrixBandPart = _C.op("MatrixBandPart")
+_SelfAdjointEigV2 = _C.op("SelfAdjointEigV2")
+_Qr = _C.op("Qr")
+_Svd = _C.op("Svd")
+
+Qr = collections.namedtuple("Qr", ["q", "r"])
 
 
 def _t(x, dtype=None):
@@ -55,6 +61,27 @@ def cholesky_solve(chol, rhs, name=None):
     """X with (L L^T) X = rhs for the Cholesky factor L: two triangular solves, as TensorFlow does."""
     y = triangular_solve(chol, rhs, lower=True, adjoint=False)
     return triangular_solve(chol, y, lower=True, adjoint=True)
+
+
+def eigh(tensor, name=None):
+    """(e, v): ascending eigenvalues and eigenvectors (columns) of each symmetric matrix's lower triangle."""
+    e, v = _SelfAdjointEigV2(_t(tensor), True)
+    return e, v
+
+
+def eigvalsh(tensor, name=None):
+    return _SelfAdjointEigV2(_t(tensor), False)[0]
+
+
+def qr(input, full_matrices=False, name=None):  # noqa: A002 - TF's name
+    q, r = _Qr(_t(input), bool(full_matrices))
+    return Qr(q, r)
+
+
+def svd(tensor, full_matrices=False, compute_uv=True, name=None):
+    """s (descending), and with compute_uv (s, u, v) with A = u diag(s) v^T, as TensorFlow orders them."""
+    s, u, v = _Svd(_t(tensor), bool(compute_uv), bool(full_matrices))
+    return (s, u, v) if compute_uv else s
 
 
 def band_part(input, num_lower, num_upper, name=None):  # noqa: A002 - TF's name

@@ -1,6 +1,7 @@
 // Matrix factorizations and solves through LAPACK (docs/linalg.md): MatrixInverse, MatrixDeterminant,
-// LogMatrixDeterminant, Cholesky, MatrixSolve, MatrixTriangularSolve, plus MatrixBandPart (which their
-// gradients need). Every op works on the last two dims and loops over the leading (batch) dims.
+// LogMatrixDeterminant, Cholesky, MatrixSolve, MatrixTriangularSolve, SelfAdjointEigV2, Qr, Svd, plus
+// MatrixBandPart (which their gradients need). Every op works on the last two dims and loops over the
+// leading (batch) dims.
 // Registered from register_linalg_ops (linalg.cc).
 //
 // Note [Row-major into LAPACK]: LAPACK reads column-major storage, so ember's row-major matrix A reaches it
@@ -33,6 +34,24 @@ void strsm_(const char* side, const char* uplo, const char* transa, const char* 
             const int* n, const float* alpha, const float* a, const int* lda, float* b, const int* ldb);
 void dtrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
             const int* n, const double* alpha, const double* a, const int* lda, double* b, const int* ldb);
+void ssyevd_(const char* jobz, const char* uplo, const int* n, float* a, const int* lda, float* w,
+             float* work, const int* lwork, int* iwork, const int* liwork, int* info);
+void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w,
+             double* work, const int* lwork, int* iwork, const int* liwork, int* info);
+void sgeqrf_(const int* m, const int* n, float* a, const int* lda, float* tau, float* work, const int* lwork,
+             int* info);
+void dgeqrf_(const int* m, const int* n, double* a, const int* lda, double* tau, double* work,
+             const int* lwork, int* info);
+void sorgqr_(const int* m, const int* n, const int* k, float* a, const int* lda, const float* tau,
+             float* work, const int* lwork, int* info);
+void dorgqr_(const int* m, const int* n, const int* k, double* a, const int* lda, const double* tau,
+             double* work, const int* lwork, int* info);
+void sgesdd_(const char* jobz, const int* m, const int* n, float* a, const int* lda, float* s, float* u,
+             const int* ldu, float* vt, const int* ldvt, float* work, const int* lwork, int* iwork,
+             int* info);
+void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda, double* s, double* u,
+             const int* ldu, double* vt, const int* ldvt, double* work, const int* lwork, int* iwork,
+             int* info);
 }
 
 namespace ember {
@@ -66,6 +85,36 @@ void trsm(char side, char uplo, char trans, int m, int n, const double* a, int l
   const double one = 1;
   const char diag = 'N';
   dtrsm_(&side, &uplo, &trans, &diag, &m, &n, &one, a, &lda, b, &ldb);
+}
+
+void syevd(char jobz, int n, float* a, float* w, float* work, int lwork, int* iwork, int liwork, int* info) {
+  const char uplo = 'U';
+  ssyevd_(&jobz, &uplo, &n, a, &n, w, work, &lwork, iwork, &liwork, info);
+}
+void syevd(char jobz, int n, double* a, double* w, double* work, int lwork, int* iwork, int liwork,
+           int* info) {
+  const char uplo = 'U';
+  dsyevd_(&jobz, &uplo, &n, a, &n, w, work, &lwork, iwork, &liwork, info);
+}
+void geqrf(int m, int n, float* a, float* tau, float* work, int lwork, int* info) {
+  sgeqrf_(&m, &n, a, &m, tau, work, &lwork, info);
+}
+void geqrf(int m, int n, double* a, double* tau, double* work, int lwork, int* info) {
+  dgeqrf_(&m, &n, a, &m, tau, work, &lwork, info);
+}
+void orgqr(int m, int n, int k, float* a, const float* tau, float* work, int lwork, int* info) {
+  sorgqr_(&m, &n, &k, a, &m, tau, work, &lwork, info);
+}
+void orgqr(int m, int n, int k, double* a, const double* tau, double* work, int lwork, int* info) {
+  dorgqr_(&m, &n, &k, a, &m, tau, work, &lwork, info);
+}
+void gesdd(char jobz, int m, int n, float* a, float* s, float* u, int ldu, float* vt, int ldvt, float* work,
+           int lwork, int* iwork, int* info) {
+  sgesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info);
+}
+void gesdd(char jobz, int m, int n, double* a, double* s, double* u, int ldu, double* vt, int ldvt,
+           double* work, int lwork, int* iwork, int* info) {
+  dgesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info);
 }
 
 Shape batch_of(const Shape& s) {
@@ -366,6 +415,181 @@ Status band_part_kernel(KernelContext& ctx) {
   return Status::OK();
 }
 
+// ---- SelfAdjointEigV2(input; compute_v) -> e [..., M] ascending, v [..., M, M] (columns; [0] without v)
+
+Status eigh_shape(InferContext& ctx) {
+  const Shape& s = ctx.inputs[0].shape;
+  EMBER_RETURN_IF_ERROR(check_square("SelfAdjointEigV2", s));
+  const DType dt = ctx.inputs[0].dtype;
+  if (!s.rank_known()) {
+    ctx.outputs.push_back(TensorSpec{dt, Shape::unknown_rank()});
+  } else {
+    Shape e = batch_of(s);
+    e.push_back(s.dim(s.rank() - 1));
+    ctx.outputs.push_back(TensorSpec{dt, e});
+  }
+  ctx.outputs.push_back(TensorSpec{dt, ctx.attr_bool(0) ? s : Shape({0})});
+  return Status::OK();
+}
+
+template <typename T>
+Status eigh_kernel(KernelContext& ctx) {
+  auto b_or = batch_of_square("SelfAdjointEigV2", ctx.input(0));
+  if (!b_or.ok()) return b_or.status();
+  const Batch b = *b_or;
+  const bool want_v = ctx.attr_bool(0);
+  const int n = static_cast<int>(b.n);
+  const char jobz = want_v ? 'V' : 'N';
+  std::vector<T> a(b.n * b.n);
+  T work_size = 0;
+  int iwork_size = 0, info = 0;
+  if (b.count > 0)
+    syevd(jobz, n, a.data(), ctx.output(0).mutable_data<T>(), &work_size, -1, &iwork_size, -1, &info);
+  std::vector<T> work(std::max<int64_t>(1, static_cast<int64_t>(work_size)));
+  std::vector<int> iwork(std::max(1, iwork_size));
+  for (int64_t m = 0; m < b.count; ++m) {
+    // The row-major lower triangle that TensorFlow reads is LAPACK's upper one.
+    std::memcpy(a.data(), ctx.input(0).data<T>() + m * b.n * b.n, sizeof(T) * b.n * b.n);
+    T* w = ctx.output(0).mutable_data<T>() + m * b.n;
+    syevd(jobz, n, a.data(), w, work.data(), static_cast<int>(work.size()), iwork.data(),
+          static_cast<int>(iwork.size()), &info);
+    if (info != 0)
+      return invalid_argument("SelfAdjointEigV2: the eigen decomposition of matrix ", m, " did not converge");
+    if (want_v) {
+      T* v = ctx.output(1).mutable_data<T>() + m * b.n * b.n;
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) v[i * n + j] = a[j * n + i];
+    }
+  }
+  return Status::OK();
+}
+
+// ---- Qr(input [..., M, N]; full_matrices) -> q [..., M, K], r [..., K, N]; K = full ? M : min(M, N)
+
+Status matrix_rank_check(const std::string& op, const Shape& s) {
+  if (s.rank_known() && s.rank() < 2)
+    return invalid_argument(op, ": input must be a matrix or batch of matrices [..., M, N], got shape ",
+                            s.to_string());
+  return Status::OK();
+}
+
+int64_t min_dim(int64_t a, int64_t b) { return a < 0 || b < 0 ? kUnknownDim : std::min(a, b); }
+
+Status qr_shape(InferContext& ctx) {
+  const Shape& s = ctx.inputs[0].shape;
+  EMBER_RETURN_IF_ERROR(matrix_rank_check("Qr", s));
+  const DType dt = ctx.inputs[0].dtype;
+  if (!s.rank_known()) {
+    ctx.outputs.push_back(TensorSpec{dt, Shape::unknown_rank()});
+    ctx.outputs.push_back(TensorSpec{dt, Shape::unknown_rank()});
+    return Status::OK();
+  }
+  const int64_t m = s.dim(s.rank() - 2), n = s.dim(s.rank() - 1);
+  const int64_t k = ctx.attr_bool(0) ? m : min_dim(m, n);
+  Shape q = batch_of(s), r = batch_of(s);
+  q.push_back(m);
+  q.push_back(k);
+  r.push_back(k);
+  r.push_back(n);
+  ctx.outputs.push_back(TensorSpec{dt, q});
+  ctx.outputs.push_back(TensorSpec{dt, r});
+  return Status::OK();
+}
+
+template <typename T>
+Status qr_kernel(KernelContext& ctx) {
+  const TensorImpl& in = ctx.input(0);
+  const int64_t m64 = in.shape().dim(in.rank() - 2), n64 = in.shape().dim(in.rank() - 1);
+  EMBER_RETURN_IF_ERROR(check_size("Qr", m64 * std::max<int64_t>(m64, n64)));
+  const int m = static_cast<int>(m64), n = static_cast<int>(n64), p = std::min(m, n);
+  const int k = ctx.attr_bool(0) ? m : p;
+  const int64_t count = m64 * n64 == 0 ? 0 : in.num_elements() / (m64 * n64);
+  std::vector<T> a(static_cast<size_t>(m) * std::max(n, k)), tau(std::max(1, p));
+  std::vector<T> work(std::max(1, 64 * std::max(m, n)));
+  for (int64_t b = 0; b < count; ++b) {
+    const T* src = in.data<T>() + b * m64 * n64;
+    std::fill(a.begin(), a.end(), T(0));
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) a[static_cast<size_t>(j) * m + i] = src[i * n + j];
+    int info = 0;
+    geqrf(m, n, a.data(), tau.data(), work.data(), static_cast<int>(work.size()), &info);
+    T* r = ctx.output(1).mutable_data<T>() + b * k * n64;
+    for (int i = 0; i < k; ++i)
+      for (int j = 0; j < n; ++j) r[i * n + j] = j >= i ? a[static_cast<size_t>(j) * m + i] : T(0);
+    if (k > 0) orgqr(m, k, p, a.data(), tau.data(), work.data(), static_cast<int>(work.size()), &info);
+    if (info != 0) return invalid_argument("Qr: LAPACK failed on matrix ", b, " (info ", info, ")");
+    T* q = ctx.output(0).mutable_data<T>() + b * m64 * k;
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < k; ++j) q[i * k + j] = a[static_cast<size_t>(j) * m + i];
+  }
+  return Status::OK();
+}
+
+// ---- Svd(input [..., M, N]; compute_uv, full_matrices) -> s [..., P], u [..., M, M or P], v [..., N, N or
+// P]
+
+Status svd_shape(InferContext& ctx) {
+  const Shape& s = ctx.inputs[0].shape;
+  EMBER_RETURN_IF_ERROR(matrix_rank_check("Svd", s));
+  const DType dt = ctx.inputs[0].dtype;
+  const bool uv = ctx.attr_bool(0), full = ctx.attr_bool(1);
+  if (!s.rank_known()) {
+    for (int i = 0; i < 3; ++i)
+      ctx.outputs.push_back(TensorSpec{dt, i == 0 || uv ? Shape::unknown_rank() : Shape({0})});
+    return Status::OK();
+  }
+  const int64_t m = s.dim(s.rank() - 2), n = s.dim(s.rank() - 1), p = min_dim(m, n);
+  Shape sv = batch_of(s), u = batch_of(s), v = batch_of(s);
+  sv.push_back(p);
+  u.push_back(m);
+  u.push_back(full ? m : p);
+  v.push_back(n);
+  v.push_back(full ? n : p);
+  ctx.outputs.push_back(TensorSpec{dt, sv});
+  ctx.outputs.push_back(TensorSpec{dt, uv ? u : Shape({0})});
+  ctx.outputs.push_back(TensorSpec{dt, uv ? v : Shape({0})});
+  return Status::OK();
+}
+
+template <typename T>
+Status svd_kernel(KernelContext& ctx) {
+  const TensorImpl& in = ctx.input(0);
+  const bool uv = ctx.attr_bool(0), full = ctx.attr_bool(1);
+  const int64_t m64 = in.shape().dim(in.rank() - 2), n64 = in.shape().dim(in.rank() - 1);
+  EMBER_RETURN_IF_ERROR(check_size("Svd", std::max(m64, n64) * std::max(m64, n64)));
+  const int m = static_cast<int>(m64), n = static_cast<int>(n64), p = std::min(m, n);
+  const int64_t count = m64 * n64 == 0 ? 0 : in.num_elements() / (m64 * n64);
+  const char jobz = !uv ? 'N' : full ? 'A' : 'S';
+  const int ucols = full ? m : p, vrows = full ? n : p;
+  std::vector<T> a(static_cast<size_t>(m) * n), u(uv ? static_cast<size_t>(m) * ucols : 1),
+      vt(uv ? static_cast<size_t>(vrows) * n : 1);
+  std::vector<int> iwork(std::max(1, 8 * p));
+  const int ldu = std::max(1, m), ldvt = std::max(1, vrows);
+  T work_size = 0;
+  int info = 0;
+  if (count > 0)
+    gesdd(jobz, m, n, a.data(), ctx.output(0).mutable_data<T>(), u.data(), ldu, vt.data(), ldvt, &work_size,
+          -1, iwork.data(), &info);
+  std::vector<T> work(std::max<int64_t>(1, static_cast<int64_t>(work_size)));
+  for (int64_t b = 0; b < count; ++b) {
+    const T* src = in.data<T>() + b * m64 * n64;
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < n; ++j) a[static_cast<size_t>(j) * m + i] = src[i * n + j];
+    T* s = ctx.output(0).mutable_data<T>() + b * p;
+    gesdd(jobz, m, n, a.data(), s, u.data(), ldu, vt.data(), ldvt, work.data(), static_cast<int>(work.size()),
+          iwork.data(), &info);
+    if (info != 0) return invalid_argument("Svd: the decomposition of matrix ", b, " did not converge");
+    if (!uv) continue;
+    T* uo = ctx.output(1).mutable_data<T>() + b * m64 * ucols;
+    for (int i = 0; i < m; ++i)
+      for (int j = 0; j < ucols; ++j) uo[i * ucols + j] = u[static_cast<size_t>(j) * m + i];
+    // V = VT^T: VT's column-major buffer is V's row-major one.
+    T* vo = ctx.output(2).mutable_data<T>() + b * n64 * vrows;
+    std::memcpy(vo, vt.data(), sizeof(T) * n * vrows);
+  }
+  return Status::OK();
+}
+
 template <template <typename> class K>
 void float_kernels(OpBuilder& b) {
   b.kernel(DType::kFloat32, &K<float>::run).kernel(DType::kFloat64, &K<double>::run);
@@ -443,6 +667,112 @@ void cholesky_grad(GradContext& c) {
   c.set(0, (g + transpose_last(g)) * 0.5);
 }
 
+// The [..., n, n] matrices with diagonal d [..., n].
+GradTensor diag_of(const GradTensor& d) {
+  return band(expand_dims(d, -1) * expand_dims(ones_like(d), -2), 0, 0);
+}
+
+// A = V diag(e) V^T: dA = V (diag(de) + F o (V^T dV)) V^T with F_ij = 1 / (e_j - e_i) off the diagonal, then
+// folded onto the lower triangle TensorFlow reads (diagonal halved after adding the transpose).
+void eigh_grad(GradContext& c) {
+  const GradTensor e = c.output(0), de = c.grad(0);
+  GradTensor v = c.output(1), dv = c.grad(1);
+  if (!c.attr_bool(0)) {
+    // Eigenvalues only (eigvalsh): the rule needs the vectors, recomputed; none of their gradient flows.
+    v = emit("SelfAdjointEigV2", {c.input(0)}, {AttrValue(true)})[1];
+    dv = GradTensor();
+  }
+  GradTensor inner;
+  if (dv) {
+    const GradTensor diff = expand_dims(e, -2) - expand_dims(e, -1);
+    const GradTensor ident = band(ones_like(v), 0, 0);
+    // diff / (diff^2 + I) is 1 / diff off the diagonal and 0 on it, without an inf to mask.
+    const GradTensor f = diff / (diff * diff + ident);
+    inner = f * matmul(v, dv, true, false);
+  }
+  if (de) inner = inner ? inner + diag_of(de) : diag_of(de);
+  if (!inner) return;
+  GradTensor g = matmul(v, matmul(inner, v, false, true), false, false);
+  g = band(g + transpose_last(g), -1, 0);
+  c.set(0, g - band(g, 0, 0) * 0.5);
+}
+
+// A = Q R for M >= N with the reduced Q (TensorFlow's rule; a wide or full-matrices QR has none there).
+void qr_grad(GradContext& c) {
+  const GradTensor a = c.input(0), q = c.output(0), r = c.output(1);
+  const Shape& as = a.shape();
+  const int64_t m = as.dim(as.rank() - 2), n = as.dim(as.rank() - 1);
+  if (c.attr_bool(0) && m != n)
+    check_ok(make_error(Code::kUnimplemented,
+                        "Qr: no gradient for full_matrices=True unless the matrix is square"));
+  // With unknown dims a wide matrix is caught at run time: its R is not square for the triangular solves.
+  if (m >= 0 && n >= 0 && m < n)
+    check_ok(
+        make_error(Code::kUnimplemented, "Qr: no gradient for a wide matrix (M < N), got ", as.to_string()));
+  const GradTensor dq = c.grad(0) ? c.grad(0) : zeros_like(q);
+  const GradTensor dr = c.grad(1) ? c.grad(1) : zeros_like(r);
+  const GradTensor qdq = matmul(q, dq, true, false);
+  const GradTensor rdr = matmul(r, dr, false, true);
+  const GradTensor tril = band(qdq - transpose_last(qdq) + rdr - transpose_last(rdr), -1, 0);
+  // X R^-T, as (R^-1 X^T)^T.
+  auto solve_right = [&](const GradTensor& x) {
+    return transpose_last(
+        emit1("MatrixTriangularSolve", {r, transpose_last(x)}, {AttrValue(false), AttrValue(false)}));
+  };
+  const GradTensor left = matmul(q, dr + solve_right(tril), false, false);
+  const GradTensor right = solve_right(dq - matmul(q, qdq, false, false));
+  c.set(0, left + right);
+}
+
+// A = U diag(s) V^T (TensorFlow's rule, on the reduced factors): with F_ij = 1 / (s_j^2 - s_i^2) off the
+// diagonal, dA = U (diag(ds) + (F o U^T dU + its transpose) S + S (F o V^T dV + its transpose)) V^T, plus
+// U S^-1 (dV^T - dV^T V V^T) when M < N; a tall matrix is handled as its transpose.
+void svd_grad(GradContext& c) {
+  const GradTensor a = c.input(0), ds = c.grad(0);
+  const Shape& as = a.shape();
+  if (!as.rank_known())
+    check_ok(make_error(Code::kUnimplemented, "Svd: the gradient needs the rank of the input"));
+  const int64_t m = as.dim(as.rank() - 2), n = as.dim(as.rank() - 1);
+  const bool uv = c.attr_bool(0);
+  if (!uv) {
+    // Only s was computed: its gradient U diag(ds) V^T needs the vectors, recomputed.
+    auto outs = emit("Svd", {a}, {AttrValue(true), AttrValue(false)});
+    c.set(0, matmul(outs[1] * expand_dims(ds, -2), outs[2], false, true));
+    return;
+  }
+  if (c.attr_bool(1) && (m != n || m < 0))
+    check_ok(make_error(Code::kUnimplemented,
+                        "Svd: no gradient for full_matrices=True with a non-square matrix, got ",
+                        as.to_string()));
+  auto oriented = [&](bool tall) {
+    const GradTensor s = c.output(0);
+    const GradTensor u = tall ? c.output(2) : c.output(1), v = tall ? c.output(1) : c.output(2);
+    const GradTensor du = tall ? c.grad(2) : c.grad(1), dv = tall ? c.grad(1) : c.grad(2);
+    const GradTensor s2 = s * s;
+    const GradTensor diff = expand_dims(s2, -2) - expand_dims(s2, -1);
+    const GradTensor f = diff / (diff * diff + diag_of(ones_like(s)));
+    const GradTensor fu = f * matmul(u, du, true, false), fv = f * matmul(v, dv, true, false);
+    const GradTensor s_row = expand_dims(s, -2), s_col = expand_dims(s, -1);
+    const GradTensor inner =
+        diag_of(ds) + (fu + transpose_last(fu)) * s_row + s_col * (fv + transpose_last(fv));
+    GradTensor g = matmul(u, matmul(inner, v, false, true), false, false);
+    if (m != n || m < 0) {  // zero for a square matrix, where V V^T = I
+      const GradTensor dvt = transpose_last(dv);
+      const GradTensor rest = dvt - matmul(matmul(dvt, v, false, false), v, false, true);
+      g = g + matmul(u / s_row, rest, false, false);
+    }
+    return tall ? transpose_last(g) : g;
+  };
+  if (m >= 0 && n >= 0) {
+    c.set(0, oriented(m > n));
+    return;
+  }
+  // Dims unknown while tracing: both orientations are well-formed; the run-time shape picks one.
+  const int r = as.rank();
+  const GradTensor is_tall = compare("Greater", dims_product(a, r - 2, r - 1), dims_product(a, r - 1, r));
+  c.set(0, select(is_tall, oriented(true), oriented(false)));
+}
+
 void band_part_grad(GradContext& c) { c.set(0, emit1("MatrixBandPart", {c.grad(), c.input(1), c.input(2)})); }
 
 template <typename T>
@@ -464,6 +794,18 @@ struct LogDet {
 template <typename T>
 struct Solve {
   static Status run(KernelContext& ctx) { return solve_kernel<T, false>(ctx); }
+};
+template <typename T>
+struct Eigh {
+  static Status run(KernelContext& ctx) { return eigh_kernel<T>(ctx); }
+};
+template <typename T>
+struct QrK {
+  static Status run(KernelContext& ctx) { return qr_kernel<T>(ctx); }
+};
+template <typename T>
+struct SvdK {
+  static Status run(KernelContext& ctx) { return svd_kernel<T>(ctx); }
 };
 template <typename T>
 struct TriSolve {
@@ -555,6 +897,57 @@ void register_lapack_ops(OpRegistry& r) {
         .grad(&solve_grad<true>)
         .batching(BatchingRule::kFallback);
     float_kernels<TriSolve>(b);
+    b.done(r);
+  }
+  {
+    OpBuilder b("SelfAdjointEigV2");
+    b.doc(
+         "Eigenvalues (ascending) and eigenvectors (columns) of each symmetric matrix, from its lower "
+         "triangle. "
+         "eigh([[2., 0.], [0., 1.]]) == ([1., 2.], [[0., 1.], [1., 0.]])")
+        .input("input")
+        .output("e")
+        .output("v")
+        .type_var(kLapackTypes)
+        .attr("compute_v", AttrType::kBool, true)
+        .shape(&eigh_shape)
+        .grad(&eigh_grad)
+        .batching(BatchingRule::kElementwise);
+    float_kernels<Eigh>(b);
+    b.done(r);
+  }
+  {
+    OpBuilder b("Qr");
+    b.doc(
+         "QR factorization of each matrix: orthonormal columns Q and upper-triangular R. "
+         "qr([[3.], [4.]]) == ([[-.6], [-.8]], [[-5.]])")
+        .input("input")
+        .output("q")
+        .output("r")
+        .type_var(kLapackTypes)
+        .attr("full_matrices", AttrType::kBool, false)
+        .shape(&qr_shape)
+        .grad(&qr_grad)
+        .batching(BatchingRule::kElementwise);
+    float_kernels<QrK>(b);
+    b.done(r);
+  }
+  {
+    OpBuilder b("Svd");
+    b.doc(
+         "Singular values (descending) and vectors of each matrix: A = U diag(s) V^T. "
+         "svd([[3., 0.], [0., 4.]]).s == [4., 3.]")
+        .input("input")
+        .output("s")
+        .output("u")
+        .output("v")
+        .type_var(kLapackTypes)
+        .attr("compute_uv", AttrType::kBool, true)
+        .attr("full_matrices", AttrType::kBool, false)
+        .shape(&svd_shape)
+        .grad(&svd_grad)
+        .batching(BatchingRule::kElementwise);
+    float_kernels<SvdK>(b);
     b.done(r);
   }
   {
