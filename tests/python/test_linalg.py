@@ -364,6 +364,7 @@ UNARY_CASES = {
     "expm": (lambda m, x: m.linalg.expm(x), _well_conditioned),
     "diag_part": (lambda m, x: m.linalg.diag_part(x), _well_conditioned),
     "trace": (lambda m, x: m.linalg.trace(x), _well_conditioned),
+    "logdet": (lambda m, x: m.linalg.logdet(x), _spd),
     "band_part": (lambda m, x: m.linalg.band_part(x, 1, 0), _well_conditioned),
     "diag": (lambda m, x: m.linalg.diag(x[..., 0]), _well_conditioned),
     "set_diag": (lambda m, x: m.linalg.set_diag(x, x[..., -1]), _well_conditioned),
@@ -626,3 +627,15 @@ def test_decomposition_errors_name_the_op():
         y = tf.reduce_sum(tf.linalg.qr(x)[1])
     with pytest.raises(errors.UnimplementedError, match="Qr: no gradient for a wide matrix"):
         tape.gradient(y, x)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.bool_, np.float16], ids=lambda d: d.__name__)
+def test_band_part_and_diag_of_other_dtypes(dtype, rng):
+    x = (rng.integers(0, 5, (2, 3, 4)) > 1).astype(dtype) if dtype == np.bool_ else rng.integers(-5, 5, (2, 3, 4)).astype(dtype)
+    for lower, upper in [(0, 0), (1, -1), (-1, 2)]:
+        ours, theirs = _both(lambda m: m.linalg.band_part(x, lower, upper))
+        assert ours.dtype.name == theirs.dtype.name
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    if dtype != np.bool_:
+        ours, theirs = _both(lambda m: m.linalg.diag(x[..., 0]))
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())

@@ -57,6 +57,11 @@ def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
     return _MatrixTriangularSolve(matrix, _t(rhs, matrix.dtype), bool(lower), bool(adjoint))
 
 
+def logdet(matrix, name=None):
+    """log det of each Hermitian positive definite matrix: twice the log of its Cholesky factor's diagonal."""
+    return 2.0 * math_ops.reduce_sum(math_ops.log(diag_part(cholesky(matrix))), -1)
+
+
 def cholesky_solve(chol, rhs, name=None):
     """X with (L L^T) X = rhs for the Cholesky factor L: two triangular solves, as TensorFlow does."""
     y = triangular_solve(chol, rhs, lower=True, adjoint=False)

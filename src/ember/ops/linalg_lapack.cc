@@ -391,7 +391,7 @@ Status band_part_shape(InferContext& ctx) {
   return Status::OK();
 }
 
-template <typename T>
+// Any dtype: elements are copied or zeroed as bytes (all-zero bytes are 0, 0.0 and false alike).
 Status band_part_kernel(KernelContext& ctx) {
   const TensorImpl& in = ctx.input(0);
   if (in.rank() < 2)
@@ -402,15 +402,18 @@ Status band_part_kernel(KernelContext& ctx) {
   const int64_t lo = ctx.int_values(1)[0], up = ctx.int_values(2)[0];
   if (lo > rows) return invalid_argument("MatrixBandPart: num_lower must be <= ", rows, ", got ", lo);
   if (up > cols) return invalid_argument("MatrixBandPart: num_upper must be <= ", cols, ", got ", up);
-  const T* x = in.data<T>();
-  T* y = ctx.output(0).mutable_data<T>();
+  const size_t size = dtype_size(in.dtype());
+  const auto* x = static_cast<const char*>(in.raw_data());
+  auto* y = static_cast<char*>(ctx.output(0).mutable_raw_data());
   const int64_t per = rows * cols, count = per == 0 ? 0 : in.num_elements() / per;
   for (int64_t m = 0; m < count; ++m)
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t j = 0; j < cols; ++j) {
-        const int64_t e = m * per + i * cols + j;
-        const bool keep = (lo < 0 || i - j <= lo) && (up < 0 || j - i <= up);
-        y[e] = keep ? x[e] : T(0);
+        const size_t e = static_cast<size_t>(m * per + i * cols + j) * size;
+        if ((lo < 0 || i - j <= lo) && (up < 0 || j - i <= up))
+          std::memcpy(y + e, x + e, size);
+        else
+          std::memset(y + e, 0, size);
       }
   return Status::OK();
 }
@@ -825,7 +828,7 @@ void register_lapack_ops(OpRegistry& r) {
         .attr("adjoint", AttrType::kBool, false)
         .shape(&square_same_shape)
         .grad(&inverse_grad)
-        .batching(BatchingRule::kElementwise);
+        .batching(BatchingRule::kFallback);
     float_kernels<Inverse>(b);
     b.done(r);
   }
@@ -912,7 +915,7 @@ void register_lapack_ops(OpRegistry& r) {
         .attr("compute_v", AttrType::kBool, true)
         .shape(&eigh_shape)
         .grad(&eigh_grad)
-        .batching(BatchingRule::kElementwise);
+        .batching(BatchingRule::kFallback);
     float_kernels<Eigh>(b);
     b.done(r);
   }
@@ -928,7 +931,7 @@ void register_lapack_ops(OpRegistry& r) {
         .attr("full_matrices", AttrType::kBool, false)
         .shape(&qr_shape)
         .grad(&qr_grad)
-        .batching(BatchingRule::kElementwise);
+        .batching(BatchingRule::kFallback);
     float_kernels<QrK>(b);
     b.done(r);
   }
@@ -946,7 +949,7 @@ void register_lapack_ops(OpRegistry& r) {
         .attr("full_matrices", AttrType::kBool, false)
         .shape(&svd_shape)
         .grad(&svd_grad)
-        .batching(BatchingRule::kElementwise);
+        .batching(BatchingRule::kFallback);
     float_kernels<SvdK>(b);
     b.done(r);
   }
@@ -959,11 +962,11 @@ void register_lapack_ops(OpRegistry& r) {
         .input_fixed("num_lower", kIndexTypes)
         .input_fixed("num_upper", kIndexTypes)
         .output("band")
-        .type_var(kLapackTypes)
+        .type_var(kAllTypes)
         .shape(&band_part_shape)
         .grad(&band_part_grad)
         .batching(BatchingRule::kFallback);
-    b.kernel(DType::kFloat32, &band_part_kernel<float>).kernel(DType::kFloat64, &band_part_kernel<double>);
+    b.kernel(kAllTypes, &band_part_kernel);
     b.done(r);
   }
 }
