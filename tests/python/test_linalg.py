@@ -639,3 +639,36 @@ def test_band_part_and_diag_of_other_dtypes(dtype, rng):
     if dtype != np.bool_:
         ours, theirs = _both(lambda m: m.linalg.diag(x[..., 0]))
         np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (2, 5, 3), (3, 5)], ids=str)
+def test_pinv_matches_tensorflow(shape, rng):
+    a = rng.uniform(-1, 1, shape)
+    a[..., -1] = a[..., 0]  # rank-deficient: the dropped singular value matters
+    ours, theirs = _both(lambda m: m.linalg.pinv(a))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-8, atol=1e-10)
+
+
+JACOBIAN_CASES = {
+    "inv": lambda m, x: m.linalg.inv(x),
+    "det": lambda m, x: m.linalg.det(x),
+    "svd_values": lambda m, x: m.linalg.svd(x, compute_uv=False),
+    "solve": lambda m, x: m.linalg.solve(x, m.ones((3, 1), m.float64)),
+    "cholesky": lambda m, x: m.linalg.cholesky(m.matmul(x, x, transpose_b=True)),
+    "eigvalsh": lambda m, x: m.linalg.eigvalsh(x + m.transpose(x)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(JACOBIAN_CASES))
+def test_jacobians_match_tensorflow(case, rng):
+    a = rng.uniform(-1, 1, (3, 3)) + 3 * np.eye(3)
+
+    def jacobian(m):
+        x = m.constant(a)
+        with m.GradientTape() as tape:
+            tape.watch(x)
+            y = JACOBIAN_CASES[case](m, x)
+        return tape.jacobian(y, x)
+
+    ours, theirs = _both(jacobian)
+    np.testing.assert_allclose(np.asarray(ours), theirs.numpy(), rtol=1e-9, atol=1e-12)

@@ -7,6 +7,8 @@ ops, as TensorFlow builds several of them, so their gradients come from the ops 
 import collections
 import math
 
+import numpy as np
+
 from ember import _C, dtypes
 from ember.framework.tensor import convert_to_tensor
 from ember.ops import array_ops, control_flow_ops, math_ops
@@ -87,6 +89,20 @@ def svd(tensor, full_matrices=False, compute_uv=True, name=None):
     """s (descending), and with compute_uv (s, u, v) with A = u diag(s) v^T, as TensorFlow orders them."""
     s, u, v = _Svd(_t(tensor), bool(compute_uv), bool(full_matrices))
     return (s, u, v) if compute_uv else s
+
+
+def pinv(a, rcond=None, validate_args=False, name=None):
+    """Moore-Penrose pseudo-inverse from the SVD: singular values below rcond * max(s) count as zero."""
+    a = _t(a)
+    m, n = _static_dims(a)
+    if m is None or n is None:
+        raise ValueError(f"pinv: the matrix's last two dims must be known, got shape {a.shape}")
+    if rcond is None:
+        rcond = 10.0 * max(m, n) * float(np.finfo(a.dtype.as_numpy_dtype).eps)
+    s, u, v = svd(a, full_matrices=False, compute_uv=True)
+    cutoff = math_ops.cast(rcond, a.dtype) * math_ops.reduce_max(s, -1, keepdims=True)
+    kept = array_ops.where(s > cutoff, s, array_ops.fill(array_ops.shape(s), math_ops.cast(np.inf, a.dtype)))
+    return math_ops.matmul(v / array_ops.expand_dims(kept, -2), u, transpose_b=True)
 
 
 def band_part(input, num_lower, num_upper, name=None):  # noqa: A002 - TF's name
