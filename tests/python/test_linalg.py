@@ -631,7 +631,8 @@ def test_decomposition_errors_name_the_op():
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64, np.bool_, np.float16], ids=lambda d: d.__name__)
 def test_band_part_and_diag_of_other_dtypes(dtype, rng):
-    x = (rng.integers(0, 5, (2, 3, 4)) > 1).astype(dtype) if dtype == np.bool_ else rng.integers(-5, 5, (2, 3, 4)).astype(dtype)
+    x = rng.integers(-5, 5, (2, 3, 4))
+    x = (x > 1) if dtype == np.bool_ else x.astype(dtype)
     for lower, upper in [(0, 0), (1, -1), (-1, 2)]:
         ours, theirs = _both(lambda m: m.linalg.band_part(x, lower, upper))
         assert ours.dtype.name == theirs.dtype.name
@@ -672,3 +673,20 @@ def test_jacobians_match_tensorflow(case, rng):
 
     ours, theirs = _both(jacobian)
     np.testing.assert_allclose(np.asarray(ours), theirs.numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_tensorflow_runs_an_exported_linalg_graph(rng):
+    @tf.function(input_signature=[tf.TensorSpec([None, 3, 3], tf.float64)])
+    def f(x):
+        sign, logabs = tf.linalg.slogdet(x)
+        return (tf.linalg.inv(x) + tf.linalg.solve(x, x) + tf.linalg.triangular_solve(x, x)
+                + tf.linalg.cholesky(x) + tf.linalg.band_part(x, 0, 1), tf.linalg.svd(x)[0], tf.linalg.qr(x)[1],
+                tf.linalg.eigh(x)[0], sign * logabs, tf.linalg.det(x))
+
+    graph = f.get_concrete_function().graph
+    graph_def = real_tf.compat.v1.GraphDef.FromString(graph.as_graph_def().SerializeToString())
+    wrapped = real_tf.compat.v1.wrap_function(lambda: real_tf.compat.v1.import_graph_def(graph_def, name=""), [])
+    run = wrapped.prune(feeds=[graph.inputs[0].name], fetches=[t.name for t in graph.outputs])
+    a = _spd(rng, (2, 3, 3), np.float64)
+    for theirs, ours in zip(run(real_tf.constant(a)), f(a)):
+        np.testing.assert_allclose(theirs.numpy(), np.asarray(ours), rtol=1e-10, atol=1e-12)
