@@ -512,6 +512,10 @@ def test_shape_errors_name_the_op():
         tf.linalg.det(np.ones(3))
     with pytest.raises(errors.InvalidArgumentError, match="MatrixSolve: matrix is .* rows must match"):
         tf.linalg.solve(np.eye(3), np.ones((2, 1)))
+    with pytest.raises(errors.InvalidArgumentError, match=r"MatrixSolve: the batch dims .* must be equal"):
+        tf.linalg.solve(np.ones((2, 3, 3)), np.ones((1, 3, 1)))
+    with pytest.raises(errors.InvalidArgumentError, match=r"MatrixSolve: the batch dims .* must be equal"):
+        tf.linalg.solve(np.ones((3, 3)), np.ones((2, 3, 1)))
     with pytest.raises(errors.InvalidArgumentError, match="MatrixTriangularSolve: matrix must be square"):
         tf.linalg.triangular_solve(np.ones((2, 3)), np.ones((2, 1)))
     with pytest.raises(errors.InvalidArgumentError, match="MatrixBandPart: num_lower must be <= 2"):

@@ -298,10 +298,14 @@ Status solve_shape(InferContext& ctx) {
   if (m >= 0 && rm >= 0 && m != rm)
     return invalid_argument(op, ": matrix is ", a.to_string(), " but rhs is ", rhs.to_string(),
                             "; their rows must match");
+  // MatrixSolve wants equal batch dims, as TensorFlow's; MatrixTriangularSolve broadcasts them.
+  bool same = a.rank() == rhs.rank();
+  for (int i = 0; same && i < a.rank() - 2; ++i)
+    same = a.dim(i) < 0 || rhs.dim(i) < 0 || a.dim(i) == rhs.dim(i);
   auto batch = broadcast_shapes(batch_of(a), batch_of(rhs));
-  if (!batch.ok() || (op == "MatrixSolve" && a.rank() != rhs.rank()))
+  if (!batch.ok() || (op == "MatrixSolve" && !same))
     return invalid_argument(op, ": the batch dims of matrix ", a.to_string(), " and rhs ", rhs.to_string(),
-                            " do not match");
+                            op == "MatrixSolve" ? " must be equal" : " do not broadcast");
   Shape out = *batch;
   out.push_back(m >= 0 ? m : rm);
   out.push_back(rhs.dim(rhs.rank() - 1));
