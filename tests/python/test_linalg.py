@@ -694,3 +694,17 @@ def test_tensorflow_runs_an_exported_linalg_graph(rng):
     a = _spd(rng, (2, 3, 3), np.float64)
     for theirs, ours in zip(run(real_tf.constant(a)), f(a)):
         np.testing.assert_allclose(theirs.numpy(), np.asarray(ours), rtol=1e-10, atol=1e-12)
+
+
+def test_expm_in_function_with_unknown_dims(rng):
+    a = rng.uniform(-1, 1, (2, 3, 3)) * np.array([0.5, 10.0])[:, None, None]
+
+    @tf.function(input_signature=[tf.TensorSpec([None, None, None], tf.float64)])
+    def traced(v):
+        return _loss_gradient(tf, lambda m, x: m.linalg.expm(x), v)
+
+    y, g = traced(tf.constant(a))
+    ty, tg = _loss_gradient(real_tf, lambda m, x: m.linalg.expm(x), a)
+    # exp of a norm-30 matrix has entries near 1e5: compare relative to the gradient's size.
+    np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-7, atol=1e-9 * np.max(np.abs(tg.numpy())))
+    np.testing.assert_allclose(y.numpy(), ty.numpy(), rtol=1e-6)

@@ -194,15 +194,13 @@ def expm(input, name=None):  # noqa: A002 - TF's name
     m, n = _static_dims(a)
     if m is not None and n is not None and m != n:
         raise ValueError(f"MatrixExponential: input must be square [..., M, M], got shape {a.shape}")
-    if n is None:
-        raise ValueError(f"MatrixExponential: the matrix size must be known, got shape {a.shape}")
     norm1 = math_ops.reduce_max(math_ops.reduce_sum(math_ops.abs(a), -2), -1)
     # Per matrix: halve it s times so its 1-norm is below theta, then square the result s times.
     s = math_ops.maximum(math_ops.ceil(math_ops.log(norm1 / _THETA13) / math.log(2.0)), 0.0)
     s = array_ops.where(math_ops.is_finite(s), s, array_ops.zeros_like(s))
     scaled = a / array_ops.expand_dims(array_ops.expand_dims(math_ops.pow(2.0 * array_ops.ones_like(s), s), -1), -1)
     b = _PADE13
-    ident = array_ops.eye(n, dtype=a.dtype)
+    ident = band_part(array_ops.ones_like(a), 0, 0)  # the identity, also when n is unknown while tracing
     a2 = math_ops.matmul(scaled, scaled)
     a4 = math_ops.matmul(a2, a2)
     a6 = math_ops.matmul(a4, a2)
