@@ -7,7 +7,10 @@
 // Note [Row-major into LAPACK]: LAPACK reads column-major storage, so ember's row-major matrix A reaches it
 // as A^T. Each kernel picks the routine argument that makes that transpose cancel (inv(A^T) = inv(A)^T,
 // det(A^T) = det(A), the Cholesky factor of a symmetric A from uplo='U', ...) instead of copying.
+#include <dlfcn.h>
+
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <new>
@@ -115,6 +118,23 @@ void gesdd(char jobz, int m, int n, float* a, float* s, float* u, int ldu, float
 void gesdd(char jobz, int m, int n, double* a, double* s, double* u, int ldu, double* vt, int ldvt,
            double* work, int lwork, int* iwork, int* info) {
   dgesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info);
+}
+
+// Note [LAPACK threads]: where Debian's alternatives make liblapack.so.3 OpenBLAS's, its own thread pool
+// would compete with ember's OpenMP workers (measured: 4x256x256 inverses 8 ms single-threaded, 45 ms with
+// two OpenBLAS threads on a busy 2-core machine; docs/linalg.md). So each call runs on the caller's thread,
+// unless OPENBLAS_NUM_THREADS says otherwise. Reference LAPACK has no such symbol and nothing happens.
+void single_threaded_lapack() {
+  static const bool done = [] {
+    if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr) return true;
+    void* lapack = dlopen("liblapack.so.3", RTLD_LAZY | RTLD_NOLOAD);
+    if (lapack == nullptr) return true;
+    using SetThreads = void (*)(int);
+    if (auto set = reinterpret_cast<SetThreads>(dlsym(lapack, "openblas_set_num_threads"))) set(1);
+    dlclose(lapack);
+    return true;
+  }();
+  (void)done;
 }
 
 Shape batch_of(const Shape& s) {
@@ -822,6 +842,7 @@ struct TriSolve {
 }  // namespace
 
 void register_lapack_ops(OpRegistry& r) {
+  single_threaded_lapack();
   {
     OpBuilder b("MatrixInverse");
     b.doc(
