@@ -5,8 +5,10 @@ need_apt=()
 # clang and its runtime libraries build the libFuzzer targets (tests/fuzz: -DEMBER_BUILD_FUZZERS=ON).
 # libprotobuf-dev and protobuf-compiler: the GraphDef messages (proto/ember/*.proto, CMake runs protoc).
 # libleveldb-dev: the table format of a checkpoint's index (src/ember/state/tensor_bundle.cc).
+# liblapack-dev: LAPACK and BLAS for tf.linalg (src/ember/ops/linalg_lapack.cc); libopenblas-dev then becomes
+# the liblapack.so.3 and libblas.so.3 that Debian's alternatives pick, 10x faster at 256x256 (docs/linalg.md).
 for pkg in g++ cmake ninja-build libdnnl-dev libgtest-dev ccache clang libclang-rt-14-dev libomp-14-dev \
-    libprotobuf-dev protobuf-compiler libleveldb-dev; do
+    libprotobuf-dev protobuf-compiler libleveldb-dev liblapack-dev libopenblas-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then

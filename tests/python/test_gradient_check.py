@@ -44,7 +44,10 @@ SPECIAL = {"PartitionedCall", "ReadVariableOp", "If", "StatelessIf", "Case", "St
            "StatelessWhile",
            # its order (a float input) is an integer, NaN in between: no finite difference in it; the x-gradient
            # is checked in tests/cpp/ops/math_grad_test.cc (PolygammaGradient) and test_special_math.py
-           "Polygamma"} | set(conv_op_examples.NOT_FINITE_DIFFERENCE_CHECKED)
+           "Polygamma",
+           # reads only the lower triangle and returns TensorFlow's symmetrized gradient, which a one-element
+           # finite difference does not see; checked with symmetric perturbations in test_linalg.py
+           "Cholesky"} | set(conv_op_examples.NOT_FINITE_DIFFERENCE_CHECKED)
 
 
 def _to64(x):

@@ -325,3 +325,386 @@ def test_l2_normalize_and_eye():
     np.testing.assert_allclose(tf.linalg.l2_normalize(x, axis=1).numpy(), [[0.6, 0.8], [0.0, 0.0]], rtol=1e-6)
     assert tf.linalg.l2_normalize is tf.nn.l2_normalize is tf.math.l2_normalize
     np.testing.assert_array_equal(tf.linalg.eye(2, 3).numpy(), np.eye(2, 3))
+
+
+# ---- Factorizations and solves through LAPACK (src/ember/ops/linalg_lapack.cc) and the tf.linalg helpers
+# composed from them, against TensorFlow 2.21.
+
+import tensorflow as real_tf  # noqa: E402
+
+LAPACK_TOL = {np.float32: 2e-4, np.float64: 1e-10}
+
+
+def _well_conditioned(rng, shape, dtype):
+    n = shape[-1]
+    return (rng.uniform(-1, 1, shape) + 3 * np.eye(n)).astype(dtype)
+
+
+def _spd(rng, shape, dtype):
+    a = rng.uniform(-1, 1, shape)
+    return (a @ _t(a) + shape[-1] * np.eye(shape[-1])).astype(dtype)
+
+
+def _close(actual, expected, dtype):
+    tol = LAPACK_TOL[np.dtype(dtype).type]
+    np.testing.assert_allclose(np.asarray(actual), np.asarray(expected), rtol=tol, atol=tol)
+
+
+def _both(fn, *args):
+    """fn(tf_module, *args) run with ember and with TensorFlow."""
+    return fn(tf, *args), fn(real_tf, *args)
+
+
+UNARY_CASES = {
+    "inv": (lambda m, x: m.linalg.inv(x), _well_conditioned),
+    "inv_adjoint": (lambda m, x: m.linalg.inv(x, adjoint=True), _well_conditioned),
+    "det": (lambda m, x: m.linalg.det(x), _well_conditioned),
+    "slogdet": (lambda m, x: m.stack(m.linalg.slogdet(x)), _well_conditioned),
+    "cholesky": (lambda m, x: m.linalg.cholesky(x), _spd),
+    "expm": (lambda m, x: m.linalg.expm(x), _well_conditioned),
+    "diag_part": (lambda m, x: m.linalg.diag_part(x), _well_conditioned),
+    "trace": (lambda m, x: m.linalg.trace(x), _well_conditioned),
+    "logdet": (lambda m, x: m.linalg.logdet(x), _spd),
+    "band_part": (lambda m, x: m.linalg.band_part(x, 1, 0), _well_conditioned),
+    "diag": (lambda m, x: m.linalg.diag(x[..., 0]), _well_conditioned),
+    "set_diag": (lambda m, x: m.linalg.set_diag(x, x[..., -1]), _well_conditioned),
+}
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (2, 3, 3, 3), (1, 1)], ids=str)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: d.__name__)
+@pytest.mark.parametrize("case", sorted(UNARY_CASES))
+def test_unary_linalg_matches_tensorflow(case, dtype, shape, rng):
+    fn, make = UNARY_CASES[case]
+    x = make(rng, shape, dtype)
+    ours, theirs = _both(fn, x)
+    assert ours.dtype.name == theirs.dtype.name and tuple(ours.shape) == tuple(theirs.shape)
+    _close(ours, theirs, dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: d.__name__)
+@pytest.mark.parametrize("adjoint", [False, True])
+def test_solves_match_tensorflow(dtype, adjoint, rng):
+    a = _well_conditioned(rng, (2, 4, 4), dtype)
+    b = rng.uniform(-1, 1, (2, 4, 3)).astype(dtype)
+    _close(*_both(lambda m: m.linalg.solve(a, b, adjoint=adjoint)), dtype)
+    for lower in (True, False):
+        _close(*_both(lambda m: m.linalg.triangular_solve(a, b, lower=lower, adjoint=adjoint)), dtype)
+    chol = np.linalg.cholesky(_spd(rng, (2, 4, 4), np.float64)).astype(dtype)
+    _close(*_both(lambda m: m.linalg.cholesky_solve(chol, b)), dtype)
+
+
+def test_triangular_solve_broadcasts_batch_dims(rng):
+    a = _well_conditioned(rng, (4, 4), np.float64)
+    b = rng.uniform(-1, 1, (3, 4, 2))
+    _close(*_both(lambda m: m.linalg.triangular_solve(a, b)), np.float64)
+
+
+@pytest.mark.parametrize("shape", [(6, 3), (3, 6), (2, 5, 5)], ids=str)
+def test_lstsq_matches_tensorflow(shape, rng):
+    a = rng.uniform(-1, 1, shape)
+    b = rng.uniform(-1, 1, shape[:-1] + (2,))
+    ours, theirs = _both(lambda m: m.linalg.lstsq(a, b, l2_regularizer=0.1))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-8, atol=1e-8)
+
+
+def test_non_square_diag_part_and_set_diag(rng):
+    for shape in [(2, 3, 5), (2, 5, 3)]:
+        x = rng.uniform(-1, 1, shape)
+        _close(*_both(lambda m: m.linalg.diag_part(x)), np.float64)
+        v = rng.uniform(-1, 1, shape[:-2] + (min(shape[-2:]),))
+        _close(*_both(lambda m: m.linalg.set_diag(x, v)), np.float64)
+
+
+def test_expm_of_large_norm_squares_back(rng):
+    x = rng.uniform(-1, 1, (2, 3, 3)) * np.array([0.1, 20.0])[:, None, None]
+    ours, theirs = _both(lambda m: m.linalg.expm(x))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-9)
+
+
+GRAD_CASES = {
+    "inv": (lambda m, x: m.linalg.inv(x), _well_conditioned),
+    "inv_adjoint": (lambda m, x: m.linalg.inv(x, adjoint=True), _well_conditioned),
+    "det": (lambda m, x: m.linalg.det(x), _well_conditioned),
+    "slogdet": (lambda m, x: m.linalg.slogdet(x)[1], _well_conditioned),
+    "cholesky": (lambda m, x: m.linalg.cholesky(x), _spd),
+    "solve": (lambda m, x: m.linalg.solve(x, x[..., :2] * 0.5 + 1.0), _well_conditioned),
+    "solve_adjoint": (lambda m, x: m.linalg.solve(x, m.sin(x), adjoint=True), _well_conditioned),
+    "triangular_solve": (lambda m, x: m.linalg.triangular_solve(x, m.cos(x)), _well_conditioned),
+    "triangular_solve_upper_adjoint": (lambda m, x: m.linalg.triangular_solve(x, m.cos(x), lower=False,
+                                                                                adjoint=True), _well_conditioned),
+    "cholesky_solve": (lambda m, x: m.linalg.cholesky_solve(m.linalg.cholesky(x), x[..., :1]), _spd),
+    "expm": (lambda m, x: m.linalg.expm(x), _well_conditioned),
+    "trace": (lambda m, x: m.linalg.trace(x), _well_conditioned),
+    "diag_part": (lambda m, x: m.linalg.diag_part(x), _well_conditioned),
+    "set_diag": (lambda m, x: m.linalg.set_diag(x, m.linalg.diag_part(x) ** 2), _well_conditioned),
+    "lstsq": (lambda m, x: m.linalg.lstsq(x, m.sin(x[..., :1]), l2_regularizer=0.01), _well_conditioned),
+}
+
+
+def _loss_gradient(m, fn, x):
+    x = m.constant(x)
+    with m.GradientTape() as tape:
+        tape.watch(x)
+        y = m.reduce_sum(m.sin(fn(m, x)))
+    return y, tape.gradient(y, x)
+
+
+@pytest.mark.parametrize("case", sorted(GRAD_CASES))
+def test_gradients_match_tensorflow_and_finite_differences(case, rng):
+    fn, make = GRAD_CASES[case]
+    x = make(rng, (2, 3, 3), np.float64)
+    (_, ours), (_, theirs) = _both(lambda m: _loss_gradient(m, fn, x))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-9, atol=1e-9)
+    # Finite differences along a random direction; symmetric for Cholesky, which reads one triangle and
+    # whose gradient is the symmetrized one.
+    d = rng.uniform(-1, 1, x.shape)
+    if case.startswith("cholesky"):
+        d = d + _t(d)
+    eps = 1e-6
+    f = lambda z: _loss_gradient(tf, fn, z)[0].numpy()  # noqa: E731
+    numeric = (f(x + eps * d) - f(x - eps * d)) / (2 * eps)
+    np.testing.assert_allclose(np.sum(ours.numpy() * d), numeric, rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("case", ["inv", "det", "slogdet", "cholesky", "solve", "triangular_solve", "trace"])
+def test_unknown_dims_in_function_match_eager(case, rng):
+    fn, make = GRAD_CASES[case]
+    x = make(rng, (2, 3, 3), np.float64)
+
+    @tf.function(input_signature=[tf.TensorSpec([None, None, None], tf.float64)])
+    def traced(v):
+        return _loss_gradient(tf, fn, v)
+
+    y, g = traced(tf.constant(x))
+    ey, eg = _loss_gradient(tf, fn, x)
+    np.testing.assert_allclose(y.numpy(), ey.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(g.numpy(), eg.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_singular_and_special_inputs_as_tensorflow():
+    singular = np.array([[1.0, 2.0], [2.0, 4.0]])
+    with pytest.raises(errors.InvalidArgumentError, match="MatrixInverse.*not invertible"):
+        tf.linalg.inv(singular)
+    with pytest.raises(errors.InvalidArgumentError, match="MatrixSolve.*not invertible"):
+        tf.linalg.solve(singular, np.ones((2, 1)))
+    # TensorFlow 2.21's Cholesky fills a matrix that is not positive definite with NaN below the diagonal.
+    not_pd = np.array([[[1.0, 2.0], [2.0, 1.0]], [[4.0, 0.0], [0.0, 1.0]]])
+    _close(*_both(lambda m: m.where(m.math.is_nan(m.linalg.cholesky(not_pd)), -7.0, m.linalg.cholesky(not_pd))),
+           np.float64)
+    assert tf.linalg.det(singular).numpy() == 0.0
+    sign, logdet = tf.linalg.slogdet(singular)
+    assert sign.numpy() == 0.0 and logdet.numpy() == -np.inf
+    # TensorFlow raises the same classes.
+    with pytest.raises(real_tf.errors.InvalidArgumentError):
+        real_tf.linalg.inv(singular)
+    with pytest.raises(real_tf.errors.InvalidArgumentError):
+        real_tf.linalg.solve(singular, np.ones((2, 1)))
+    # An empty batch and 0x0 matrices.
+    assert tf.linalg.inv(np.zeros((0, 3, 3))).shape == (0, 3, 3)
+    assert tf.linalg.det(np.zeros((2, 0, 0))).numpy().tolist() == [1.0, 1.0]
+
+
+def test_shape_errors_name_the_op():
+    with pytest.raises(errors.InvalidArgumentError, match=r"MatrixInverse: input must be square.*\[2,3\]"):
+        tf.linalg.inv(np.ones((2, 3)))
+    with pytest.raises(errors.InvalidArgumentError, match="MatrixDeterminant: input must be a matrix"):
+        tf.linalg.det(np.ones(3))
+    with pytest.raises(errors.InvalidArgumentError, match="MatrixSolve: matrix is .* rows must match"):
+        tf.linalg.solve(np.eye(3), np.ones((2, 1)))
+    with pytest.raises(errors.InvalidArgumentError, match=r"MatrixSolve: the batch dims .* must be equal"):
+        tf.linalg.solve(np.ones((2, 3, 3)), np.ones((1, 3, 1)))
+    with pytest.raises(errors.InvalidArgumentError, match=r"MatrixSolve: the batch dims .* must be equal"):
+        tf.linalg.solve(np.ones((3, 3)), np.ones((2, 3, 1)))
+    with pytest.raises(errors.InvalidArgumentError, match="MatrixTriangularSolve: matrix must be square"):
+        tf.linalg.triangular_solve(np.ones((2, 3)), np.ones((2, 1)))
+    with pytest.raises(errors.InvalidArgumentError, match="MatrixBandPart: num_lower must be <= 2"):
+        tf.linalg.band_part(np.ones((2, 2)), 3, 0)
+    with pytest.raises(errors.InvalidArgumentError, match="MatrixInverse"):
+        tf.linalg.inv(np.ones((2, 2), np.int32))
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 2, 3], tf.float32)])
+    def staged(x):
+        return tf.linalg.cholesky(x)
+
+    with pytest.raises(errors.InvalidArgumentError, match=r"Cholesky.*: input must be square .*\[\?,2,3\]"):
+        staged.get_concrete_function()
+
+
+# ---- Decompositions whose vectors are defined up to sign: compared through invariants.
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: d.__name__)
+@pytest.mark.parametrize("shape", [(4, 4), (2, 3, 5, 3), (3, 5), (2, 0, 3)], ids=str)
+@pytest.mark.parametrize("full", [False, True])
+def test_qr_and_svd_match_tensorflow(shape, full, dtype, rng):
+    a = rng.uniform(-1, 1, shape).astype(dtype)
+    (q, r), (tq, tr) = _both(lambda m: m.linalg.qr(a, full_matrices=full))
+    assert q.shape == tq.shape and r.shape == tr.shape and q.dtype.name == tq.dtype.name
+    _close(tf.matmul(q, r), a, dtype)
+    _close(np.abs(r.numpy()), np.abs(tr.numpy()), dtype)
+    _close(np.abs(q.numpy()), np.abs(tq.numpy()), dtype)
+    (s, u, v), (ts, tu, tv) = _both(lambda m: m.linalg.svd(a, full_matrices=full))
+    assert s.shape == ts.shape and u.shape == tu.shape and v.shape == tv.shape
+    _close(s, ts, dtype)
+    p = min(shape[-2:])
+    _close(tf.matmul(u[..., :p] * s[..., None, :], v[..., :p], transpose_b=True), a, dtype)
+    _close(np.abs(u.numpy()[..., :p]), np.abs(tu.numpy()[..., :p]), dtype)
+    _close(*_both(lambda m: m.linalg.svd(a, compute_uv=False)), dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64], ids=lambda d: d.__name__)
+def test_eigh_matches_tensorflow(dtype, rng):
+    x = rng.uniform(-1, 1, (2, 3, 4, 4))
+    lower_only = np.tril(x).astype(dtype)  # eigh reads the lower triangle, as TensorFlow
+    (e, v), (te, tv) = _both(lambda m: m.linalg.eigh(lower_only))
+    _close(e, te, dtype)
+    _close(np.abs(v.numpy()), np.abs(tv.numpy()), dtype)
+    sym = np.tril(x) + np.swapaxes(np.tril(x, -1), -1, -2)
+    _close(tf.matmul(v * e[..., None, :], v, transpose_b=True), sym, dtype)
+    _close(*_both(lambda m: m.linalg.eigvalsh(lower_only)), dtype)
+
+
+# Losses invariant under each vector's sign.
+SIGN_INVARIANT_GRAD_CASES = {
+    "eigh": (lambda m, x: m.reduce_sum(m.sin(m.linalg.eigh(x)[0]))
+             + m.reduce_sum(m.linalg.eigh(x)[1] ** 4), (2, 4, 4)),
+    "eigvalsh": (lambda m, x: m.reduce_sum(m.linalg.eigvalsh(x) ** 3), (2, 3, 3)),
+    "qr_tall": (lambda m, x: m.reduce_sum(m.sin(m.linalg.qr(x)[0])) + m.reduce_sum(m.cos(m.linalg.qr(x)[1])),
+                (2, 5, 3)),
+    "qr_square_full": (lambda m, x: m.reduce_sum(m.linalg.qr(x, full_matrices=True)[0] ** 2 * x), (3, 3)),
+    "svd_values": (lambda m, x: m.reduce_sum(m.sin(m.linalg.svd(x, compute_uv=False))), (2, 3, 5)),
+    "svd_square": (lambda m, x: m.reduce_sum(m.linalg.svd(x)[1] ** 4) + m.reduce_sum(m.linalg.svd(x)[2] ** 4)
+                   + m.reduce_sum(m.linalg.svd(x)[0] ** 2), (2, 4, 4)),
+    "svd_tall": (lambda m, x: m.reduce_sum(m.linalg.svd(x)[1] ** 4) + m.reduce_sum(m.linalg.svd(x)[2] ** 4),
+                 (2, 5, 3)),
+    "svd_wide": (lambda m, x: m.reduce_sum(m.abs(m.linalg.svd(x)[1])) + m.reduce_sum(m.linalg.svd(x)[2] ** 4),
+                 (3, 5)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SIGN_INVARIANT_GRAD_CASES))
+def test_decomposition_gradients_match_tensorflow_and_finite_differences(case, rng):
+    fn, shape = SIGN_INVARIANT_GRAD_CASES[case]
+    x = rng.uniform(-1, 1, shape)
+    if case.startswith("eig"):
+        x = x + _t(x)
+    (_, ours), (_, theirs) = _both(lambda m: _loss_gradient(m, fn, x))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-8, atol=1e-9)
+    d = rng.uniform(-1, 1, x.shape)
+    if case.startswith("eig"):
+        d = d + _t(d)
+    eps = 1e-6
+    f = lambda z: _loss_gradient(tf, fn, z)[0].numpy()  # noqa: E731
+    numeric = (f(x + eps * d) - f(x - eps * d)) / (2 * eps)
+    # The gradient is folded onto the lower triangle that eigh reads; a symmetric step sees it whole.
+    np.testing.assert_allclose(np.sum(ours.numpy() * (np.tril(d) if case.startswith("eig") else d)), numeric,
+                               rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("case", ["eigh", "qr_tall", "svd_tall", "svd_wide", "svd_values"])
+def test_decomposition_gradients_with_unknown_dims(case, rng):
+    fn, shape = SIGN_INVARIANT_GRAD_CASES[case]
+    x = rng.uniform(-1, 1, shape)
+    if case.startswith("eig"):
+        x = x + _t(x)
+
+    @tf.function(input_signature=[tf.TensorSpec([None] * len(shape), tf.float64)])
+    def traced(v):
+        return _loss_gradient(tf, fn, v)
+
+    y, g = traced(tf.constant(x))
+    ey, eg = _loss_gradient(tf, fn, x)
+    np.testing.assert_allclose(y.numpy(), ey.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(g.numpy(), eg.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_decomposition_errors_name_the_op():
+    with pytest.raises(errors.InvalidArgumentError, match="SelfAdjointEigV2: input must be square"):
+        tf.linalg.eigh(np.ones((2, 3)))
+    with pytest.raises(errors.InvalidArgumentError, match="Qr: input must be a matrix"):
+        tf.linalg.qr(np.ones(3))
+    with pytest.raises(errors.InvalidArgumentError, match="Svd: input must be a matrix"):
+        tf.linalg.svd(np.ones(3))
+    x = tf.constant(np.ones((2, 4)))
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = tf.reduce_sum(tf.linalg.qr(x)[1])
+    with pytest.raises(errors.UnimplementedError, match="Qr: no gradient for a wide matrix"):
+        tape.gradient(y, x)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.bool_, np.float16], ids=lambda d: d.__name__)
+def test_band_part_and_diag_of_other_dtypes(dtype, rng):
+    x = rng.integers(-5, 5, (2, 3, 4))
+    x = (x > 1) if dtype == np.bool_ else x.astype(dtype)
+    for lower, upper in [(0, 0), (1, -1), (-1, 2)]:
+        ours, theirs = _both(lambda m: m.linalg.band_part(x, lower, upper))
+        assert ours.dtype.name == theirs.dtype.name
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+    if dtype != np.bool_:
+        ours, theirs = _both(lambda m: m.linalg.diag(x[..., 0]))
+        np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (2, 5, 3), (3, 5)], ids=str)
+def test_pinv_matches_tensorflow(shape, rng):
+    a = rng.uniform(-1, 1, shape)
+    a[..., -1] = a[..., 0]  # rank-deficient: the dropped singular value matters
+    ours, theirs = _both(lambda m: m.linalg.pinv(a))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-8, atol=1e-10)
+
+
+JACOBIAN_CASES = {
+    "inv": lambda m, x: m.linalg.inv(x),
+    "det": lambda m, x: m.linalg.det(x),
+    "svd_values": lambda m, x: m.linalg.svd(x, compute_uv=False),
+    "solve": lambda m, x: m.linalg.solve(x, m.ones((3, 1), m.float64)),
+    "cholesky": lambda m, x: m.linalg.cholesky(m.matmul(x, x, transpose_b=True)),
+    "eigvalsh": lambda m, x: m.linalg.eigvalsh(x + m.transpose(x)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(JACOBIAN_CASES))
+def test_jacobians_match_tensorflow(case, rng):
+    a = rng.uniform(-1, 1, (3, 3)) + 3 * np.eye(3)
+
+    def jacobian(m):
+        x = m.constant(a)
+        with m.GradientTape() as tape:
+            tape.watch(x)
+            y = JACOBIAN_CASES[case](m, x)
+        return tape.jacobian(y, x)
+
+    ours, theirs = _both(jacobian)
+    np.testing.assert_allclose(np.asarray(ours), theirs.numpy(), rtol=1e-9, atol=1e-12)
+
+
+def test_tensorflow_runs_an_exported_linalg_graph(rng):
+    @tf.function(input_signature=[tf.TensorSpec([None, 3, 3], tf.float64)])
+    def f(x):
+        sign, logabs = tf.linalg.slogdet(x)
+        return (tf.linalg.inv(x) + tf.linalg.solve(x, x) + tf.linalg.triangular_solve(x, x)
+                + tf.linalg.cholesky(x) + tf.linalg.band_part(x, 0, 1), tf.linalg.svd(x)[0], tf.linalg.qr(x)[1],
+                tf.linalg.eigh(x)[0], sign * logabs, tf.linalg.det(x))
+
+    graph = f.get_concrete_function().graph
+    graph_def = real_tf.compat.v1.GraphDef.FromString(graph.as_graph_def().SerializeToString())
+    wrapped = real_tf.compat.v1.wrap_function(lambda: real_tf.compat.v1.import_graph_def(graph_def, name=""), [])
+    run = wrapped.prune(feeds=[graph.inputs[0].name], fetches=[t.name for t in graph.outputs])
+    a = _spd(rng, (2, 3, 3), np.float64)
+    for theirs, ours in zip(run(real_tf.constant(a)), f(a)):
+        np.testing.assert_allclose(theirs.numpy(), np.asarray(ours), rtol=1e-10, atol=1e-12)
+
+
+def test_expm_in_function_with_unknown_dims(rng):
+    a = rng.uniform(-1, 1, (2, 3, 3)) * np.array([0.5, 10.0])[:, None, None]
+
+    @tf.function(input_signature=[tf.TensorSpec([None, None, None], tf.float64)])
+    def traced(v):
+        return _loss_gradient(tf, lambda m, x: m.linalg.expm(x), v)
+
+    y, g = traced(tf.constant(a))
+    ty, tg = _loss_gradient(real_tf, lambda m, x: m.linalg.expm(x), a)
+    # exp of a norm-30 matrix has entries near 1e5: compare relative to the gradient's size.
+    np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-7, atol=1e-9 * np.max(np.abs(tg.numpy())))
+    np.testing.assert_allclose(y.numpy(), ty.numpy(), rtol=1e-6)

@@ -86,6 +86,7 @@ constexpr TypeAttr kTypeAttrs[] = {
     {"Roll", "Tshift", 1},
     {"Roll", "Taxis", 2},
     {"CumulativeLogsumexp", "Tidx", 1},
+    {"MatrixBandPart", "Tindex", 1},  // num_lower and num_upper share it
     {"RandomUniform", "T", 0},
     {"RandomStandardNormal", "T", 0},
     {"TruncatedNormal", "T", 0},

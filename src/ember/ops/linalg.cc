@@ -8,6 +8,8 @@
 #include "ember/ops/registry.h"
 
 namespace ember {
+void register_lapack_ops(OpRegistry& r);  // linalg_lapack.cc
+
 namespace {
 
 Shape batch_dims(const Shape& s) {
@@ -101,6 +103,7 @@ void register_linalg_ops(OpRegistry& r) {
       .grad(&matmul_grad)
       .batching(BatchingRule::kCustom)
       .done(r);
+  register_lapack_ops(r);
 }
 
 }  // namespace ember

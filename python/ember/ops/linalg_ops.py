@@ -1,0 +1,218 @@
+"""``tf.linalg``'s factorizations, solves and matrix helpers (docs/linalg.md).
+
+The factorizations are registry ops run through LAPACK (src/ember/ops/linalg_lapack.cc); ``diag``,
+``diag_part``, ``set_diag``, ``trace``, ``cholesky_solve``, ``lstsq`` and ``expm`` are compositions of
+ops, as TensorFlow builds several of them, so their gradients come from the ops they use.
+"""
+import collections
+import math
+
+import numpy as np
+
+from ember import _C, dtypes
+from ember.framework.tensor import convert_to_tensor
+from ember.ops import array_ops, control_flow_ops, math_ops
+
+_MatrixInverse = _C.op("MatrixInverse")
+_MatrixDeterminant = _C.op("MatrixDeterminant")
+_LogMatrixDeterminant = _C.op("LogMatrixDeterminant")
+_Cholesky = _C.op("Cholesky")
+_MatrixSolve = _C.op("MatrixSolve")
+_MatrixTriangularSolve = _C.op("MatrixTriangularSolve")
+_MatrixBandPart = _C.op("MatrixBandPart")
+_SelfAdjointEigV2 = _C.op("SelfAdjointEigV2")
+_Qr = _C.op("Qr")
+_Svd = _C.op("Svd")
+
+Qr = collections.namedtuple("Qr", ["q", "r"])
+
+
+def _t(x, dtype=None):
+    return convert_to_tensor(x, dtype=dtype)
+
+
+def inv(input, adjoint=False, name=None):  # noqa: A002 - TF's name
+    """The inverse of each square matrix in the last two dims; a singular one raises InvalidArgumentError."""
+    return _MatrixInverse(_t(input), bool(adjoint))
+
+
+def det(input, name=None):  # noqa: A002 - TF's name
+    return _MatrixDeterminant(_t(input))
+
+
+def slogdet(input, name=None):  # noqa: A002 - TF's name
+    """(sign, log|det|) of each square matrix; a singular one gives (0, -inf) as in TensorFlow."""
+    return _LogMatrixDeterminant(_t(input))
+
+
+def cholesky(input, name=None):  # noqa: A002 - TF's name
+    return _Cholesky(_t(input))
+
+
+def solve(matrix, rhs, adjoint=False, name=None):
+    matrix = _t(matrix)
+    return _MatrixSolve(matrix, _t(rhs, matrix.dtype), bool(adjoint))
+
+
+def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
+    matrix = _t(matrix)
+    return _MatrixTriangularSolve(matrix, _t(rhs, matrix.dtype), bool(lower), bool(adjoint))
+
+
+def logdet(matrix, name=None):
+    """log det of each Hermitian positive definite matrix: twice the log of its Cholesky factor's diagonal."""
+    return 2.0 * math_ops.reduce_sum(math_ops.log(diag_part(cholesky(matrix))), -1)
+
+
+def cholesky_solve(chol, rhs, name=None):
+    """X with (L L^T) X = rhs for the Cholesky factor L: two triangular solves, as TensorFlow does."""
+    y = triangular_solve(chol, rhs, lower=True, adjoint=False)
+    return triangular_solve(chol, y, lower=True, adjoint=True)
+
+
+def eigh(tensor, name=None):
+    """(e, v): ascending eigenvalues and eigenvectors (columns) of each symmetric matrix's lower triangle."""
+    e, v = _SelfAdjointEigV2(_t(tensor), True)
+    return e, v
+
+
+def eigvalsh(tensor, name=None):
+    return _SelfAdjointEigV2(_t(tensor), False)[0]
+
+
+def qr(input, full_matrices=False, name=None):  # noqa: A002 - TF's name
+    q, r = _Qr(_t(input), bool(full_matrices))
+    return Qr(q, r)
+
+
+def svd(tensor, full_matrices=False, compute_uv=True, name=None):
+    """s (descending), and with compute_uv (s, u, v) with A = u diag(s) v^T, as TensorFlow orders them."""
+    s, u, v = _Svd(_t(tensor), bool(compute_uv), bool(full_matrices))
+    return (s, u, v) if compute_uv else s
+
+
+def pinv(a, rcond=None, validate_args=False, name=None):
+    """Moore-Penrose pseudo-inverse from the SVD: singular values below rcond * max(s) count as zero."""
+    a = _t(a)
+    m, n = _static_dims(a)
+    if m is None or n is None:
+        raise ValueError(f"pinv: the matrix's last two dims must be known, got shape {a.shape}")
+    if rcond is None:
+        rcond = 10.0 * max(m, n) * float(np.finfo(a.dtype.as_numpy_dtype).eps)
+    s, u, v = svd(a, full_matrices=False, compute_uv=True)
+    cutoff = math_ops.cast(rcond, a.dtype) * math_ops.reduce_max(s, -1, keepdims=True)
+    kept = array_ops.where(s > cutoff, s, array_ops.fill(array_ops.shape(s), math_ops.cast(np.inf, a.dtype)))
+    return math_ops.matmul(v / array_ops.expand_dims(kept, -2), u, transpose_b=True)
+
+
+def band_part(input, num_lower, num_upper, name=None):  # noqa: A002 - TF's name
+    lower, upper = _t(num_lower), _t(num_upper)
+    if lower.dtype != upper.dtype:  # TensorFlow's Tindex is one type for both
+        lower, upper = math_ops.cast(lower, dtypes.int64), math_ops.cast(upper, dtypes.int64)
+    return _MatrixBandPart(_t(input), lower, upper)
+
+
+def _static_dims(x):
+    shape = x.shape
+    if shape.rank is None or shape.rank < 2:
+        return None, None
+    return shape[-2], shape[-1]
+
+
+def _check_k(op, k):
+    if k != 0:
+        raise NotImplementedError(f"{op}: only the main diagonal (k=0) is supported, got k={k}")
+
+
+def diag(diagonal, name="diag", k=0, num_rows=-1, num_cols=-1, padding_value=0, align="RIGHT_LEFT"):
+    """A batch of square matrices with ``diagonal`` [..., n] on their main diagonal (k = 0)."""
+    _check_k("MatrixDiagV3", k)
+    v = _t(diagonal)
+    if v.shape.rank == 0:
+        raise ValueError("MatrixDiagV3: diagonal must be at least 1-D, got a scalar")
+    # Row i of v[..., :, None] * ones[..., None, :] is v[i] everywhere; the band keeps (i, i).
+    rows = array_ops.expand_dims(v, -1) * array_ops.expand_dims(array_ops.ones_like(v), -2)
+    return band_part(rows, 0, 0)
+
+
+def diag_part(input, name="diag_part", k=0, padding_value=0, align="RIGHT_LEFT"):  # noqa: A002
+    """The main diagonal [..., min(M, N)] of each matrix (k = 0)."""
+    _check_k("MatrixDiagPartV3", k)
+    x = _t(input)
+    if x.shape.rank is not None and x.shape.rank < 2:
+        raise ValueError(f"MatrixDiagPartV3: input must be at least 2-D, got shape {x.shape}")
+    m, n = _static_dims(x)
+    # Summing the band over the longer axis leaves one element per diagonal position.
+    axis = -2 if (m is not None and n is not None and m > n) else -1
+    return math_ops.reduce_sum(band_part(x, 0, 0), axis)
+
+
+def set_diag(input, diagonal, name="set_diag", k=0, align="RIGHT_LEFT"):  # noqa: A002 - TF's name
+    _check_k("MatrixSetDiagV3", k)
+    x = _t(input)
+    v = _t(diagonal, x.dtype)
+    m, n = _static_dims(x)
+    ones = array_ops.ones_like(x)
+    if m is not None and n is not None and m > n:
+        spread = array_ops.expand_dims(v, -2) * ones
+    else:
+        spread = array_ops.expand_dims(v, -1) * ones
+    return x - band_part(x, 0, 0) + band_part(spread, 0, 0)
+
+
+def trace(x, name=None):
+    return math_ops.reduce_sum(diag_part(x), -1)
+
+
+def lstsq(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):
+    """Least squares through the regularized normal equations and a Cholesky factor (TensorFlow's fast path)."""
+    if not fast:
+        raise NotImplementedError("MatrixSolveLs: only fast=True (the normal equations) is supported")
+    a = _t(matrix)
+    b = _t(rhs, a.dtype)
+    m, n = _static_dims(a)
+    if m is None or n is None:
+        raise ValueError(f"MatrixSolveLs: the matrix's last two dims must be known, got shape {a.shape}")
+    reg = math_ops.cast(l2_regularizer, a.dtype)
+    if m >= n:
+        gram = math_ops.matmul(a, a, transpose_a=True) + reg * array_ops.eye(n, dtype=a.dtype)
+        return cholesky_solve(cholesky(gram), math_ops.matmul(a, b, transpose_a=True))
+    gram = math_ops.matmul(a, a, transpose_b=True) + reg * array_ops.eye(m, dtype=a.dtype)
+    return math_ops.matmul(a, cholesky_solve(cholesky(gram), b), transpose_a=True)
+
+
+# Padé (13, 13) coefficients of exp and the 1-norm below which it is accurate without scaling (Higham 2005).
+_PADE13 = [64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
+           129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0, 40840800.0,
+           960960.0, 16380.0, 182.0, 1.0]
+_THETA13 = 5.371920351148152
+
+
+def expm(input, name=None):  # noqa: A002 - TF's name
+    """exp of each square matrix: scaling and squaring around a Padé (13, 13) approximant."""
+    a = _t(input)
+    m, n = _static_dims(a)
+    if m is not None and n is not None and m != n:
+        raise ValueError(f"MatrixExponential: input must be square [..., M, M], got shape {a.shape}")
+    norm1 = math_ops.reduce_max(math_ops.reduce_sum(math_ops.abs(a), -2), -1)
+    # Per matrix: halve it s times so its 1-norm is below theta, then square the result s times.
+    s = math_ops.maximum(math_ops.ceil(math_ops.log(norm1 / _THETA13) / math.log(2.0)), 0.0)
+    s = array_ops.where(math_ops.is_finite(s), s, array_ops.zeros_like(s))
+    scaled = a / array_ops.expand_dims(array_ops.expand_dims(math_ops.pow(2.0 * array_ops.ones_like(s), s), -1), -1)
+    b = _PADE13
+    ident = band_part(array_ops.ones_like(a), 0, 0)  # the identity, also when n is unknown while tracing
+    a2 = math_ops.matmul(scaled, scaled)
+    a4 = math_ops.matmul(a2, a2)
+    a6 = math_ops.matmul(a4, a2)
+    u = math_ops.matmul(scaled, math_ops.matmul(a6, b[13] * a6 + b[11] * a4 + b[9] * a2)
+                        + b[7] * a6 + b[5] * a4 + b[3] * a2 + b[1] * ident)
+    v = math_ops.matmul(a6, b[12] * a6 + b[10] * a4 + b[8] * a2) + b[6] * a6 + b[4] * a4 + b[2] * a2 + b[0] * ident
+    r = solve(v - u, v + u)
+    steps = math_ops.reduce_max(s)
+    s_mat = array_ops.expand_dims(array_ops.expand_dims(s, -1), -1)
+
+    def body(i, r):
+        return i + 1.0, array_ops.where(i < s_mat, math_ops.matmul(r, r), r)
+
+    _, r = control_flow_ops.while_loop(lambda i, r: i < steps, body, [array_ops.zeros_like(steps), r])
+    return r
