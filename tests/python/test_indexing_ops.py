@@ -123,6 +123,9 @@ ERROR_CASES = {
     "roll_length_mismatch": lambda tf: tf.roll(t(tf, X), [1, 2], [0]),
     "roll_axis_out_of_range": lambda tf: tf.roll(t(tf, X), 1, 5),
     "searchsorted_rows_mismatch": lambda tf: tf.searchsorted([[1, 2], [3, 4]], [1]),
+    # found by the API fuzzer (an IndexError before): scalar values or a scalar sequence
+    "searchsorted_scalar_values": lambda tf: tf.searchsorted([2.0, 2.0], 1.5),
+    "searchsorted_scalar_sequence": lambda tf: tf.searchsorted(2.0, [1.5]),
 }
 
 
@@ -381,3 +384,9 @@ def test_batching_rule_matches_each_example(name):
     for k in range(n):
         for g, w in zip(got, gf([em.constant(batch[k])])):
             np.testing.assert_allclose(g.numpy()[k], w.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_dynamic_partition_refuses_absurd_partition_counts():
+    # Found by the API fuzzer: 2^63 partitions (one output each) hung.
+    with pytest.raises(ValueError, match="num_partitions must be in"):
+        em.dynamic_partition([1, 2], [0, 1], 2 ** 63)

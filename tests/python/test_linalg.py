@@ -708,3 +708,31 @@ def test_expm_in_function_with_unknown_dims(rng):
     # exp of a norm-30 matrix has entries near 1e5: compare relative to the gradient's size.
     np.testing.assert_allclose(g.numpy(), tg.numpy(), rtol=1e-7, atol=1e-9 * np.max(np.abs(tg.numpy())))
     np.testing.assert_allclose(y.numpy(), ty.numpy(), rtol=1e-6)
+
+
+def test_nan_and_inf_inputs_end_instead_of_hanging():
+    # Found by the op fuzzer: LAPACK's gesdd hung on a 3x3 float32 with an infinity. Svd gives NaN throughout
+    # (as a decomposition of such a matrix is); SelfAdjointEigV2 fails as TensorFlow's CPU kernel does.
+    for bad in (np.nan, np.inf):
+        m = np.array([[1.0, 2.0, 0.5], [2.0, bad, 1.0], [0.5, 1.0, 3.0]], np.float32)
+        s, u, v = tf.linalg.svd(np.stack([m, np.eye(3, dtype=np.float32)]))
+        assert np.isnan(s.numpy()[0]).all() and np.isnan(u.numpy()[0]).all() and np.isnan(v.numpy()[0]).all()
+        np.testing.assert_allclose(s.numpy()[1], np.ones(3))
+        with pytest.raises(errors.InvalidArgumentError, match="SelfAdjointEigV2: matrix 0 holds a NaN"):
+            tf.linalg.eigh(m)
+        with pytest.raises(real_tf.errors.InvalidArgumentError):
+            real_tf.linalg.eigh(m)
+
+
+def test_off_diagonal_k_is_an_unimplemented_error():
+    with pytest.raises(errors.UnimplementedError, match="MatrixDiagV3: only the main diagonal"):
+        tf.linalg.diag([1.0, 2.0], k=1)
+
+
+def test_svd_of_empty_matrices_gives_identities_as_tensorflow():
+    # Found by the op fuzzer: U and V of an empty matrix held whatever their buffers did.
+    for shape in ((1, 1, 0), (1, 0, 1), (2, 3, 0)):
+        x = np.zeros(shape, np.float32)
+        ours, theirs = tf.linalg.svd(x, full_matrices=True), real_tf.linalg.svd(x, full_matrices=True)
+        for a, b in zip(ours, theirs):
+            np.testing.assert_array_equal(a.numpy(), b.numpy())

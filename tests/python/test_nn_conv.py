@@ -463,3 +463,12 @@ def test_vectorised_jacobian_matches_the_loop(case):
     assert jacobians.stats["vectorized"] - before.get("vectorized", 0) == 1, jacobians.last_fallback
     assert jacobians.stats["fallback"] - before.get("fallback", 0) == 0, jacobians.last_fallback
     np.testing.assert_allclose(fast, jacobian(False), rtol=1e-12, atol=1e-12)
+
+
+def test_pooling_with_nothing_to_compute_returns_at_once():
+    # Found by the op fuzzer: a MaxPool of [2^40, 1, 0, 1] walked 2^40 empty rows and hung.
+    x = em.zeros([3, 1, 0, 1])
+    assert em.nn.max_pool2d(x, 1, 1, "SAME").shape == (3, 1, 0, 1)
+    assert em.nn.avg_pool2d(x, 1, 1, "SAME").shape == (3, 1, 0, 1)
+    big = em.zeros([2 ** 40, 1, 0, 1])
+    assert em.nn.max_pool2d(big, [3, 2], 2, "SAME").shape == (2 ** 40, 1, 0, 1)

@@ -208,3 +208,9 @@ def test_existing_functions_match_tensorflow_with_gradients(case):
         results.append((y.numpy(), tape.gradient(loss, x).numpy()))
     np.testing.assert_allclose(results[1][0], results[0][0], rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(results[1][1], results[0][1], rtol=1e-4, atol=1e-5)
+
+
+def test_cumulative_logsumexp_axis_must_be_an_integer():
+    # Found by the API fuzzer: axis=inf was an OverflowError.
+    with pytest.raises(TypeError, match="axis must be an integer scalar"):
+        em.math.cumulative_logsumexp(em.constant([1.0, 2.0]), axis=float("inf"))

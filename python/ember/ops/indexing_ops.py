@@ -257,6 +257,9 @@ def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=dtypes.int
 # ---- partition and stitch, unique ----------------------------------------------------------------
 
 
+_MAX_PARTITIONS = 1 << 20  # as Unpack's outputs (found by the API fuzzer: 2^63 partitions hung)
+
+
 def dynamic_partition(data, partitions, num_partitions, name=None):
     """data's slices split into num_partitions lists by the int32 ``partitions`` (a prefix of data's shape)."""
     data = _tensor(data)
@@ -264,8 +267,8 @@ def dynamic_partition(data, partitions, num_partitions, name=None):
     if partitions.dtype != dtypes.int32:
         raise TypeError(f"DynamicPartition: partitions must be int32, got {partitions.dtype.name}")
     num_partitions = _to_int(num_partitions, "DynamicPartition", "num_partitions")
-    if num_partitions < 1:
-        raise ValueError(f"DynamicPartition: num_partitions must be at least 1, got {num_partitions}")
+    if not 1 <= num_partitions <= _MAX_PARTITIONS:  # each partition is an output
+        raise ValueError(f"DynamicPartition: num_partitions must be in [1, {_MAX_PARTITIONS}], got {num_partitions}")
     if not partitions._is_symbolic:
         p = partitions.numpy().reshape(-1)
         bad = np.nonzero((p < 0) | (p >= num_partitions))[0]
@@ -408,6 +411,10 @@ def searchsorted(sorted_sequence, values, side="left", out_type=dtypes.int32, na
     seq, vals = _tensor(sorted_sequence), _tensor(values)
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    for what, t in (("sorted_sequence", seq), ("values", vals)):
+        if t.shape.rank == 0:
+            raise _invalid("LowerBound" if side == "left" else "UpperBound",
+                           f"searchsorted: {what} must be at least 1-D, got a scalar")
     vals = vals if vals.dtype == seq.dtype else _Cast(vals, seq.dtype)
     seq_dims, val_dims = _dims(seq), _dims(vals)
     op = _LowerBound if side == "left" else _UpperBound

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ember import _C, dtypes
+from ember import _C, dtypes, errors
 from ember.framework.tensor import convert_to_tensor
 from ember.ops import array_ops, control_flow_ops, math_ops
 
@@ -121,7 +121,7 @@ def _static_dims(x):
 
 def _check_k(op, k):
     if k != 0:
-        raise NotImplementedError(f"{op}: only the main diagonal (k=0) is supported, got k={k}")
+        raise errors.UnimplementedError(None, None, f"{op}: only the main diagonal (k=0) is supported, got k={k}")
 
 
 def diag(diagonal, name="diag", k=0, num_rows=-1, num_cols=-1, padding_value=0, align="RIGHT_LEFT"):
@@ -167,7 +167,8 @@ def trace(x, name=None):
 def lstsq(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):
     """Least squares through the regularized normal equations and a Cholesky factor (TensorFlow's fast path)."""
     if not fast:
-        raise NotImplementedError("MatrixSolveLs: only fast=True (the normal equations) is supported")
+        raise errors.UnimplementedError(None, None, "MatrixSolveLs: only fast=True (the normal equations) is "
+                                        "supported")
     a = _t(matrix)
     b = _t(rhs, a.dtype)
     m, n = _static_dims(a)

@@ -276,5 +276,8 @@ def polyval(coeffs, x, name=None):
 def cumulative_logsumexp(x, axis=0, exclusive=False, reverse=False, name=None):
     """log(cumsum(exp(x))) along axis, computed stably; ``exclusive`` and ``reverse`` as in cumsum."""
     x = _tensor(x)
-    axis = int(np.asarray(axis.numpy() if isinstance(axis, Tensor) else axis))
+    axis = np.asarray(axis.numpy() if isinstance(axis, Tensor) else axis)
+    if axis.ndim != 0 or axis.dtype.kind not in "iu":
+        raise TypeError(f"CumulativeLogsumexp: axis must be an integer scalar, got {axis!r}")
+    axis = int(axis)
     return _CumulativeLogsumexp(x, axis, bool(exclusive), bool(reverse))

@@ -1,5 +1,7 @@
 #include "ember/kernels/pool.h"
 
+#include <cstring>
+
 #include "ember/core/parallel.h"
 #include "ember/kernels/onednn_primitive.h"
 
@@ -195,9 +197,21 @@ Status no_kernel(const char* what, DType d) {
   return make_error(Code::kUnimplemented, what, ": no kernel for ", dtype_name(d));
 }
 
+// Note [Empty pools]
+// With nothing to compute the loops must not run at all: a batch of 2^40 examples of zero width would
+// otherwise walk 2^40 empty rows (found by the op fuzzer, a MaxPool of [2^40, 1, 0, 1] that hung). A
+// gradient with no incoming windows is zero.
+bool empty_gradient(const TensorImpl& dy, TensorImpl& dx) {
+  if (dx.num_elements() == 0) return true;
+  if (dy.num_elements() != 0) return false;
+  std::memset(dx.mutable_raw_data(), 0, dx.nbytes());
+  return true;
+}
+
 }  // namespace
 
 Status max_pool(const PoolGeometry& g, const TensorImpl& x, TensorImpl& y) {
+  if (y.num_elements() == 0) return Status::OK();  // Note [Empty pools]
   const Plan p = plan_of(g);
   if (x.dtype() == DType::kFloat32) {
     if (onednn_pool(g, true, x.data<float>(), y.mutable_data<float>())) return Status::OK();
@@ -212,6 +226,7 @@ Status max_pool(const PoolGeometry& g, const TensorImpl& x, TensorImpl& y) {
 }
 
 Status avg_pool(const PoolGeometry& g, const TensorImpl& x, TensorImpl& y) {
+  if (y.num_elements() == 0) return Status::OK();  // Note [Empty pools]
   const Plan p = plan_of(g);
   if (x.dtype() == DType::kFloat32) {
     if (onednn_pool(g, false, x.data<float>(), y.mutable_data<float>())) return Status::OK();
@@ -226,6 +241,7 @@ Status avg_pool(const PoolGeometry& g, const TensorImpl& x, TensorImpl& y) {
 }
 
 Status max_pool_grad(const PoolGeometry& g, const TensorImpl& x, const TensorImpl& dy, TensorImpl& dx) {
+  if (empty_gradient(dy, dx)) return Status::OK();
   const Plan p = plan_of(g);
   if (x.dtype() == DType::kFloat32) {
     direct_max_grad(p, x.data<float>(), dy.data<float>(), dx.mutable_data<float>());
@@ -238,6 +254,7 @@ Status max_pool_grad(const PoolGeometry& g, const TensorImpl& x, const TensorImp
 }
 
 Status avg_pool_grad(const PoolGeometry& g, const TensorImpl& dy, TensorImpl& dx) {
+  if (empty_gradient(dy, dx)) return Status::OK();
   const Plan p = plan_of(g);
   if (dy.dtype() == DType::kFloat32) {
     direct_avg_grad(p, dy.data<float>(), dx.mutable_data<float>());
@@ -250,6 +267,7 @@ Status avg_pool_grad(const PoolGeometry& g, const TensorImpl& dy, TensorImpl& dx
 }
 
 Status max_pool_grad_grad(const PoolGeometry& g, const TensorImpl& x, const TensorImpl& gx, TensorImpl& out) {
+  if (out.num_elements() == 0) return Status::OK();  // Note [Empty pools]
   const Plan p = plan_of(g);
   if (x.dtype() == DType::kFloat32) {
     direct_max_grad_grad(p, x.data<float>(), gx.data<float>(), out.mutable_data<float>());

@@ -9,6 +9,7 @@
 // det(A^T) = det(A), the Cholesky factor of a symmetric A from uplo='U', ...) instead of copying.
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -444,6 +445,15 @@ Status band_part_kernel(KernelContext& ctx) {
 
 // ---- SelfAdjointEigV2(input; compute_v) -> e [..., M] ascending, v [..., M, M] (columns; [0] without v)
 
+// LAPACK's iterative routines (gesdd, syevd) may never return on a NaN or an infinity, so the kernels look
+// for them first (found by the op fuzzer: an Svd of a 3x3 float32 with an infinity hung).
+template <typename T>
+bool all_finite(const T* p, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(p[i])) return false;
+  return true;
+}
+
 Status eigh_shape(InferContext& ctx) {
   const Shape& s = ctx.inputs[0].shape;
   EMBER_RETURN_IF_ERROR(check_square("SelfAdjointEigV2", s));
@@ -477,6 +487,10 @@ Status eigh_kernel(KernelContext& ctx) {
   for (int64_t m = 0; m < b.count; ++m) {
     // The row-major lower triangle that TensorFlow reads is LAPACK's upper one.
     std::memcpy(a.data(), ctx.input(0).data<T>() + m * b.n * b.n, sizeof(T) * b.n * b.n);
+    if (!all_finite(a.data(), b.n * b.n))  // TensorFlow's CPU kernel fails on these too
+      return invalid_argument("SelfAdjointEigV2: matrix ", m,
+                              " holds a NaN or an infinity; the eigen "
+                              "decomposition is not defined");
     T* w = ctx.output(0).mutable_data<T>() + m * b.n;
     syevd(jobz, n, a.data(), w, work.data(), static_cast<int>(work.size()), iwork.data(),
           static_cast<int>(iwork.size()), &info);
@@ -598,11 +612,32 @@ Status svd_kernel(KernelContext& ctx) {
     gesdd(jobz, m, n, a.data(), ctx.output(0).mutable_data<T>(), u.data(), ldu, vt.data(), ldvt, &work_size,
           -1, iwork.data(), &info);
   std::vector<T> work(std::max<int64_t>(1, static_cast<int64_t>(work_size)));
+  if (count == 0 && uv && full) {
+    // An empty matrix's full U and V are identities (as TensorFlow gives), not whatever the buffers held.
+    for (int o = 1; o <= 2; ++o) {
+      TensorImpl& out = ctx.output(o);
+      const int64_t side = o == 1 ? m64 : n64;
+      if (out.num_elements() == 0) continue;
+      T* d = out.mutable_data<T>();
+      std::fill_n(d, out.num_elements(), T(0));
+      for (int64_t k = 0; k < out.num_elements() / (side * side); ++k)
+        for (int64_t i = 0; i < side; ++i) d[k * side * side + i * side + i] = T(1);
+    }
+  }
   for (int64_t b = 0; b < count; ++b) {
     const T* src = in.data<T>() + b * m64 * n64;
     for (int i = 0; i < m; ++i)
       for (int j = 0; j < n; ++j) a[static_cast<size_t>(j) * m + i] = src[i * n + j];
     T* s = ctx.output(0).mutable_data<T>() + b * p;
+    if (!all_finite(src, m64 * n64)) {  // the decomposition of such a matrix is NaN throughout
+      const T nan = std::numeric_limits<T>::quiet_NaN();
+      std::fill(s, s + p, nan);
+      if (uv) {
+        std::fill_n(ctx.output(1).mutable_data<T>() + b * m64 * ucols, m64 * ucols, nan);
+        std::fill_n(ctx.output(2).mutable_data<T>() + b * n64 * vrows, n64 * vrows, nan);
+      }
+      continue;
+    }
     gesdd(jobz, m, n, a.data(), s, u.data(), ldu, vt.data(), ldvt, work.data(), static_cast<int>(work.size()),
           iwork.data(), &info);
     if (info != 0) return invalid_argument("Svd: the decomposition of matrix ", b, " did not converge");
