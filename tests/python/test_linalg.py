@@ -736,3 +736,13 @@ def test_svd_of_empty_matrices_gives_identities_as_tensorflow():
         ours, theirs = tf.linalg.svd(x, full_matrices=True), real_tf.linalg.svd(x, full_matrices=True)
         for a, b in zip(ours, theirs):
             np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_qr_of_empty_matrices_as_tensorflow():
+    # Found by the op fuzzer: a full Q of a [1, 5, 1, 0] input held whatever its buffer did.
+    for shape in ((1, 5, 1, 0), (2, 3, 0), (3, 0)):
+        x = np.zeros(shape, np.float32)
+        for full in (True, False):
+            ours, theirs = tf.linalg.qr(x, full_matrices=full), real_tf.linalg.qr(x, full_matrices=full)
+            for a, b in zip(ours, theirs):
+                np.testing.assert_array_equal(a.numpy(), b.numpy())

@@ -547,6 +547,15 @@ Status qr_kernel(KernelContext& ctx) {
   const int64_t count = m64 * n64 == 0 ? 0 : in.num_elements() / (m64 * n64);
   std::vector<T> a(static_cast<size_t>(m) * std::max(n, k)), tau(std::max(1, p));
   std::vector<T> work(std::max(1, 64 * std::max(m, n)));
+  TensorImpl& q_out = ctx.output(0);
+  if (count == 0 && q_out.num_elements() > 0) {
+    // An empty matrix (N = 0) with full_matrices: Q is the identity, as TensorFlow gives (found by the op
+    // fuzzer: Q held whatever its buffer did).
+    T* q = q_out.mutable_data<T>();
+    std::fill_n(q, q_out.num_elements(), T(0));
+    for (int64_t b = 0; b < q_out.num_elements() / (m64 * k); ++b)
+      for (int i = 0; i < std::min(m, k); ++i) q[b * m64 * k + static_cast<int64_t>(i) * k + i] = T(1);
+  }
   for (int64_t b = 0; b < count; ++b) {
     const T* src = in.data<T>() + b * m64 * n64;
     std::fill(a.begin(), a.end(), T(0));
