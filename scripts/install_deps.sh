@@ -7,8 +7,9 @@ need_apt=()
 # libleveldb-dev: the table format of a checkpoint's index (src/ember/state/tensor_bundle.cc).
 # liblapack-dev: LAPACK and BLAS for tf.linalg (src/ember/ops/linalg_lapack.cc); libopenblas-dev then becomes
 # the liblapack.so.3 and libblas.so.3 that Debian's alternatives pick, 10x faster at 256x256 (docs/linalg.md).
+# llvm-15-dev: the ORC JIT that compiles fused element-wise groups to native code (docs/fusion.md).
 for pkg in g++ cmake ninja-build libdnnl-dev libgtest-dev ccache clang libclang-rt-14-dev libomp-14-dev \
-    libprotobuf-dev protobuf-compiler libleveldb-dev liblapack-dev libopenblas-dev; do
+    libprotobuf-dev protobuf-compiler libleveldb-dev liblapack-dev libopenblas-dev llvm-15-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then
@@ -31,6 +32,8 @@ python3 -c "import sklearn" 2>/dev/null || need_pip+=(scikit-learn)  # tests/pyt
 if [ "${1:-}" = "--test" ]; then
   python3 -c "import tensorflow" 2>/dev/null || need_pip+=(tensorflow-cpu)
   python3 -c "import tf_keras" 2>/dev/null || need_pip+=(tf_keras)
+  # The summary tests read ember's event files back with TensorBoard's own reader.
+  python3 -c "import tensorboard" 2>/dev/null || need_pip+=(tensorboard)
 fi
 if [ ${#need_pip[@]} -gt 0 ]; then
   echo "== pip install ${need_pip[*]}"
