@@ -1,5 +1,6 @@
 #include "ember/state/saved_model.h"
 
+#include <google/protobuf/text_format.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -417,15 +418,33 @@ Status SavedModelLoader::run(LoadedSavedModel& model) {
 StatusOr<std::shared_ptr<LoadedSavedModel>> LoadedSavedModel::load_from_bytes(
     std::string_view saved_model_pb, const std::string& variables_prefix,
     const std::vector<std::string>& tags, const std::string& dir) {
-  install_function_runtime();  // the signatures are StatefulPartitionedCalls
-  const std::string where = "SavedModel '" + dir + "': ";
   proto::SavedModel saved;
   if (saved_model_pb.size() > static_cast<size_t>(kMaxSavedModelProtoBytes) ||
       !saved.ParseFromArray(saved_model_pb.data(), static_cast<int>(saved_model_pb.size())))
     return make_error(
-        Code::kDataLoss, where,
-        "saved_model.pb is not a serialized SavedModel (protobuf could not parse it: truncated or "
+        Code::kDataLoss, "SavedModel '", dir,
+        "': saved_model.pb is not a serialized SavedModel (protobuf could not parse it: truncated or "
         "corrupt data, or a string that is not UTF-8)");
+  return load_from_message(saved, variables_prefix, tags, dir);
+}
+
+StatusOr<std::shared_ptr<LoadedSavedModel>> LoadedSavedModel::load_from_text(
+    std::string_view saved_model_pbtxt, const std::string& variables_prefix,
+    const std::vector<std::string>& tags, const std::string& dir) {
+  proto::SavedModel saved;
+  if (saved_model_pbtxt.size() > static_cast<size_t>(kMaxSavedModelProtoBytes) ||
+      !google::protobuf::TextFormat::ParseFromString(std::string(saved_model_pbtxt), &saved))
+    return make_error(Code::kDataLoss, "SavedModel '", dir,
+                      "': saved_model.pbtxt is not a SavedModel in protobuf's text format (truncated or "
+                      "corrupt text, or a field SavedModel does not have)");
+  return load_from_message(saved, variables_prefix, tags, dir);
+}
+
+StatusOr<std::shared_ptr<LoadedSavedModel>> LoadedSavedModel::load_from_message(
+    const proto::SavedModel& saved, const std::string& variables_prefix, const std::vector<std::string>& tags,
+    const std::string& dir) {
+  install_function_runtime();  // the signatures are StatefulPartitionedCalls
+  const std::string where = "SavedModel '" + dir + "': ";
   const std::set<std::string> wanted(tags.begin(), tags.end());
   const proto::MetaGraphDef* meta = nullptr;
   std::vector<std::string> available;
@@ -448,16 +467,16 @@ StatusOr<std::shared_ptr<LoadedSavedModel>> LoadedSavedModel::load_from_bytes(
 
 StatusOr<std::shared_ptr<LoadedSavedModel>> LoadedSavedModel::load(const std::string& dir,
                                                                    const std::vector<std::string>& tags) {
-  const std::string pb = dir + "/saved_model.pb";
-  if (!file_exists(pb) && file_exists(dir + "/saved_model.pbtxt"))
-    return make_error(Code::kUnimplemented, "SavedModel '", dir,
-                      "': only saved_model.pbtxt is there; ember reads the binary saved_model.pb");
   if (!file_exists(dir))
     return make_error(Code::kNotFound, "SavedModel '", dir, "': the directory does not exist");
-  auto bytes = read_file(pb, kMaxSavedModelProtoBytes);
-  if (!bytes.ok()) return bytes.status().with_prefix("SavedModel '" + dir + "': ");
   const std::string prefix = dir + "/variables/variables";
-  return load_from_bytes(*bytes, file_exists(bundle_index_path(prefix)) ? prefix : "", tags, dir);
+  const std::string variables = file_exists(bundle_index_path(prefix)) ? prefix : "";
+  // As TensorFlow's loader: the binary saved_model.pb, else the text saved_model.pbtxt.
+  const std::string pb = dir + "/saved_model.pb", pbtxt = dir + "/saved_model.pbtxt";
+  const bool text = !file_exists(pb) && file_exists(pbtxt);
+  auto bytes = read_file(text ? pbtxt : pb, kMaxSavedModelProtoBytes);
+  if (!bytes.ok()) return bytes.status().with_prefix("SavedModel '" + dir + "': ");
+  return text ? load_from_text(*bytes, variables, tags, dir) : load_from_bytes(*bytes, variables, tags, dir);
 }
 
 std::vector<std::string> LoadedSavedModel::signature_names() const {
