@@ -101,8 +101,12 @@ def load(export_dir, tags=None, options=None):
                          errors.NotFoundError)
         meta = matches[0]
     if not meta.HasField("object_graph_def") or not meta.object_graph_def.nodes:
-        raise _error(path, "it has no object graph (a TensorFlow 1 SavedModel); ember loads TensorFlow 2 "
-                     "SavedModels", errors.UnimplementedError)
+        from ember.saved_model import loader_v1  # a TensorFlow 1 SavedModel: no object graph
+
+        def fail(message, cls=errors.InvalidArgumentError):
+            return _error(path, message, cls)
+
+        return loader_v1.LoadedV1(loader_v1.LoaderV1(export_dir, path, meta, fail))
     return _Loader(export_dir, path, meta, options or LoadOptions()).load()
 
 
