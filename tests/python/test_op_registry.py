@@ -66,6 +66,10 @@ def examples():
     table["Squeeze"] = ([tf.constant(F[None])], [[0]])
     table["Shape"] = ([f32()], [tf.int32])
     table["ShapeN"] = ([[f32(), tf.constant([1.0, 2.0, 3.0, 4.0])]], [tf.int64])
+    table["DynamicStitch"] = ([[tf.constant([0, 2]), tf.constant([[1], [3]])],
+                               [f32(F[:2]), f32(F[::-1].reshape(2, 1, 3))]], [])
+    table["ParallelDynamicStitch"] = ([[tf.constant([1, 0]), tf.constant([2])], [f32(F), f32(F[:1] * 2.0)]], [])
+    table["DynamicPartition"] = ([f32(F), tf.constant([1, 0])], [3])
     table["ListDiff"] = ([tf.constant([1, 2, 3, 4, 2]), tf.constant([2, 4])], [tf.int64])
     table["Size"] = ([f32()], [tf.int64])
     table["Rank"] = ([f32()], [])

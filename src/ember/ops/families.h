@@ -4,12 +4,13 @@
 namespace ember {
 class OpRegistry;
 
-void register_math_ops(OpRegistry& r);             // element-wise unary and binary, AddN, Cast
-void register_reduction_ops(OpRegistry& r);        // Sum, Mean, Max, Min, Prod, Any, All, ArgMax, ArgMin, ...
-void register_linalg_ops(OpRegistry& r);           // MatMul (BatchMatMul semantics)
-void register_array_ops(OpRegistry& r);            // shape and indexing ops
-void register_nn_ops(OpRegistry& r);               // softmax, losses, bias_add, ...
-void register_activation_grad_ops(OpRegistry& r);  // ReluGrad, SigmoidGrad, ...; LeakyRelu, Selu, Softsign
+void register_math_ops(OpRegistry& r);       // element-wise unary and binary, AddN, Cast
+void register_reduction_ops(OpRegistry& r);  // Sum, Mean, Max, Min, Prod, Any, All, ArgMax, ArgMin, ...
+void register_linalg_ops(OpRegistry& r);     // MatMul (BatchMatMul semantics)
+void register_array_ops(OpRegistry& r);      // shape and indexing ops
+void register_nn_ops(OpRegistry& r);         // softmax, losses, bias_add, ...
+void register_stitch_partition_ops(OpRegistry& r);  // DynamicStitch, DynamicPartition
+void register_activation_grad_ops(OpRegistry& r);   // ReluGrad, SigmoidGrad, ...; LeakyRelu, Selu, Softsign
 void register_conv_ops(OpRegistry& r);          // Conv2D, Conv3D, DepthwiseConv2dNative and their backprops
 void register_pool_ops(OpRegistry& r);          // MaxPool, AvgPool (2-D, 3-D) and their gradients
 void register_norm_ops(OpRegistry& r);          // FusedBatchNormV3, LRN and their gradients
@@ -28,6 +29,7 @@ inline void register_all_ops(OpRegistry& r) {
   register_array_ops(r);
   register_nn_ops(r);
   register_activation_grad_ops(r);
+  register_stitch_partition_ops(r);
   register_conv_ops(r);
   register_pool_ops(r);
   register_norm_ops(r);
