@@ -336,3 +336,46 @@ class Adam(Optimizer):
     def get_config(self):
         return {**super().get_config(), "beta_1": self.beta_1, "beta_2": self.beta_2, "epsilon": self.epsilon,
                 "amsgrad": self.amsgrad}
+
+
+# ---- resolving what compile(optimizer=...) accepts
+
+def _builtin_classes():
+    return {cls.__name__.lower(): cls for cls in (SGD, Adam)}
+
+
+def serialize(optimizer):
+    """An optimizer as Keras writes it: ``{'module', 'class_name', 'config', 'registered_name'}``."""
+    if not isinstance(optimizer, Optimizer):
+        raise ValueError(f"optimizers.serialize expects an Optimizer instance; got {optimizer!r}")
+    return {"module": "keras.optimizers", "class_name": type(optimizer).__name__,
+            "config": optimizer.get_config(), "registered_name": None}
+
+
+def deserialize(config, custom_objects=None, use_legacy_format=False):
+    """An optimizer from ``serialize``'s dict; built-in class names match in any case ('adam', 'Adam')."""
+    del use_legacy_format
+    if not isinstance(config, dict) or "class_name" not in config:
+        raise ValueError(f"Could not interpret serialized optimizer: expected a dict with 'class_name' and "
+                         f"'config'; got {config!r}")
+    class_name = config["class_name"]
+    if custom_objects and class_name in custom_objects:
+        cls = custom_objects[class_name]
+    else:
+        cls = _builtin_classes().get(str(class_name).lower())
+        if cls is None:
+            raise ValueError(f"Unknown optimizer: '{class_name}'. Expected one of {sorted(_builtin_classes())} "
+                             "or a name in custom_objects.")
+    return cls.from_config(dict(config.get("config") or {}))
+
+
+def get(identifier, **kwargs):
+    """An optimizer from what ``compile(optimizer=...)`` accepts: an instance (returned as is), a name such as
+    'adam' (a new instance with Keras' defaults), or a dict from ``serialize``."""
+    if isinstance(identifier, Optimizer):
+        return identifier
+    if isinstance(identifier, dict):
+        return deserialize(identifier, **kwargs)
+    if isinstance(identifier, str):
+        return deserialize({"class_name": identifier, "config": {}}, **kwargs)
+    raise ValueError(f"Could not interpret optimizer identifier: {identifier}")
