@@ -73,6 +73,8 @@ class _MeanMetricWrapper(_Mean):
         self._fn, self._fn_kwargs = fn, kwargs
 
     def update_state(self, y_true, y_pred, sample_weight=None):
+        y_true, y_pred = convert_to_tensor(y_true), convert_to_tensor(y_pred)
+        y_pred, y_true, _ = losses_mod.squeeze_or_expand_dimensions(y_pred, y_true)
         super().update_state(self._fn(y_true, y_pred, **self._fn_kwargs), sample_weight)
 
 
