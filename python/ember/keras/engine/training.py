@@ -104,6 +104,34 @@ class Model(Layer):
     def outputs(self):
         return self._ember_graph.outputs if self._ember_graph is not None else None
 
+    def _graph_shapes(self, tensors):
+        shapes = [tuple(t.shape.as_list()) for t in tensors]
+        return shapes[0] if len(shapes) == 1 else shapes
+
+    @property
+    def input_shape(self):
+        if self._ember_graph is None:
+            return super().input_shape
+        return self._graph_shapes(self._ember_graph.inputs)
+
+    @property
+    def output_shape(self):
+        if self._ember_graph is None:
+            return super().output_shape
+        return self._graph_shapes(self._ember_graph.outputs)
+
+    @property
+    def input(self):
+        if self._ember_graph is None:
+            return super().input
+        return self._ember_graph.nested_inputs
+
+    @property
+    def output(self):
+        if self._ember_graph is None:
+            return super().output
+        return self._ember_graph.nested_outputs
+
     @property
     def input_names(self):
         return [x._keras_history[0].name for x in self.inputs] if self._ember_graph else None
