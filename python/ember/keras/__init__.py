@@ -1,3 +1,9 @@
-"""``ember.keras``: the parts of Keras 3 (``tf.keras`` in TF 2.16+) that ember has so far: optimizers."""
+"""``ember.keras``: Keras 2's API as TensorFlow's ``tf_keras`` has it: layers are ember.Modules.
 
-from ember.keras import optimizers  # noqa: F401
+``import ember as tf`` then ``tf.keras.layers.Dense``, ``tf.keras.Model``, ``tf.keras.Sequential``,
+``tf.keras.Input``, ``tf.keras.optimizers``, ``tf.keras.losses`` ... See docs/keras.md.
+"""
+
+from ember.keras import activations, backend, initializers, optimizers, regularizers  # noqa: F401
+from ember.keras import layers  # noqa: F401
+from ember.keras.engine.input_layer import Input  # noqa: F401
