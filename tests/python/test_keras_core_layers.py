@@ -169,3 +169,30 @@ def test_kernel_regularizer_loss_matches_tf_keras(keras):
     theirs(X2)
     np.testing.assert_allclose(sorted(float(l) for l in ours.losses), sorted(float(l) for l in theirs.losses),
                                rtol=1e-5)
+
+
+def test_constraints_applied_after_each_update_as_tf_keras(keras):
+    real_tf, tf_keras = keras
+    x = RNG.normal(size=(8, 3)).astype(np.float32)
+    y = RNG.normal(size=(8, 2)).astype(np.float32)
+    results = []
+    for k, optimizer in ((tf.keras, tf.keras.optimizers.SGD(0.5)), (tf_keras, tf_keras.optimizers.SGD(0.5))):
+        model = k.Sequential([k.layers.Dense(2, input_shape=(3,), kernel_constraint="non_neg",
+                                             bias_constraint=k.constraints.MaxNorm(0.1))])
+        model.set_weights([np.full((3, 2), 0.2, np.float32), np.zeros(2, np.float32)])
+        model.compile(optimizer, "mse")
+        model.fit(x, y, epochs=3, batch_size=4, shuffle=False, verbose=0)
+        results.append(model.get_weights())
+    for a, b in zip(*results):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+    assert (results[0][0] >= 0).all()
+    assert tf.keras.layers.Dense(2, kernel_constraint="max_norm").get_config()["kernel_constraint"] == \
+        tf_keras.layers.Dense(2, kernel_constraint="max_norm").get_config()["kernel_constraint"]
+
+
+def test_constraint_with_compat_v1_optimizer():
+    model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(2,), kernel_constraint="non_neg")])
+    model.set_weights([np.full((2, 1), 0.01, np.float32), np.zeros(1, np.float32)])
+    model.compile(tf.compat.v1.train.GradientDescentOptimizer(1.0), "mse")
+    model.fit(np.ones((4, 2), np.float32), np.full((4, 1), -10.0, np.float32), epochs=1, verbose=0)
+    assert (model.layers[0].kernel.numpy() == 0).all()

@@ -211,7 +211,9 @@ class Layer(Module):
         name = name or "Variable"
         init = functools.partial(initializer, shape, dtype=dtype)
         variable = Variable(lambda: init(), trainable=trainable, name=name, dtype=dtype)
-        variable.constraint = constraint
+        from ember.keras import constraints
+
+        variable.constraint = constraints.get(constraint)
         self._ember_weights.append((name, variable))
         regularizer = regularizers.get(regularizer)
         if regularizer is not None:

@@ -309,7 +309,8 @@ class Model(Layer):
         variables = self.trainable_variables
         gradients = tape.gradient(loss, variables)
         self.optimizer.apply_gradients(zip(gradients, variables))
-        _apply_constraints(variables)
+        if not _is_keras_optimizer(self.optimizer):  # Keras optimizers apply constraints themselves
+            _apply_constraints(variables)
         return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def test_step(self, data):
@@ -690,6 +691,12 @@ def _verbosity(verbose):
     if verbose == "auto":
         return 1
     return int(verbose)
+
+
+def _is_keras_optimizer(optimizer):
+    from ember.keras import optimizers
+
+    return isinstance(optimizer, optimizers.Optimizer)
 
 
 def _apply_constraints(variables):
