@@ -261,3 +261,28 @@ def test_fit_errors():
         model.fit(np.ones((4, 5), np.float32), y, verbose=0)
     with pytest.raises(ValueError, match="Data cardinality is ambiguous"):
         model.fit(x, y[:3], verbose=0)
+
+
+def test_tensor_control_flow_in_call_and_train_step_is_converted():
+    class Gated(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = tf.keras.layers.Dense(1, kernel_initializer="ones", bias_initializer="zeros")
+
+        def call(self, x):
+            y = self.dense(x)
+            if tf.reduce_sum(x) > 0:  # a tensor condition: AutoGraph makes it a cond, as in Keras
+                y = y * 2.0
+            return y
+
+        def train_step(self, data):
+            x, y = data
+            if tf.reduce_sum(y) > 1e6:  # never true; must still trace
+                return {"loss": tf.constant(0.0)}
+            return super().train_step(data)
+
+    model = Gated()
+    model.compile(tf.keras.optimizers.SGD(0.0), "mse")
+    model.fit(np.ones((4, 2), np.float32), np.ones((4, 1), np.float32), verbose=0)
+    np.testing.assert_allclose(model.predict(np.ones((1, 2), np.float32), verbose=0), [[4.0]])
+    np.testing.assert_allclose(model.predict(-np.ones((1, 2), np.float32), verbose=0), [[-2.0]])

@@ -27,7 +27,7 @@ import threading
 
 import numpy as np
 
-from ember import dtypes
+from ember import _C, dtypes
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.framework.tensor_shape import TensorShape
 from ember.module import Module, _camel_to_snake
@@ -450,8 +450,15 @@ class Layer(Module):
             self._maybe_build(inputs)
             if self._autocast:
                 inputs = self._autocast_inputs(inputs)
+            call = self.call
+            if _C.in_trace():
+                # As Keras converts `call` with AutoGraph in a graph: Python `if`/`while` on tensors in a
+                # user's call (ember's own layers are left as they are) become cond/while_loop.
+                from ember.autograph import api as autograph_api
+
+                call = autograph_api.converted(call, recursive_only=True)
             with name_scope(self._name):
-                outputs = self.call(inputs, *rest, **kwargs)
+                outputs = call(inputs, *rest, **kwargs)
             self._apply_activity_regularizer(outputs)
             self._set_output_masks(inputs, outputs, previous_mask)
         finally:

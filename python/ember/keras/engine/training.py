@@ -362,6 +362,10 @@ class Model(Layer):
         if fn is not None:
             return fn, positions
         step = {"train": self.train_step, "test": self.test_step, "predict": self.predict_step}[kind]
+        if not self._run_eagerly:
+            from ember.autograph import api as autograph_api
+
+            step = autograph_api.converted(step, recursive_only=True)  # a user's override; ember's stays
 
         def run(*tensors):
             values = list(flat)
@@ -374,7 +378,7 @@ class Model(Layer):
         else:
             from ember.polymorphic_function import function
 
-            fn = function(run, input_signature=specs, autograph=False)
+            fn = function(run, input_signature=specs)
         self._ember_functions[key] = fn
         return fn, positions
 
