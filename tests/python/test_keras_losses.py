@@ -256,7 +256,8 @@ def test_incompatible_shapes_name_the_loss_and_both_shapes():
         losses.sparse_categorical_crossentropy(np.array([0, 1, 2]), np.ones((2, 4), np.float32))
     with pytest.raises(ember.errors.InvalidArgumentError, match="sample_weight and the per-sample losses"):
         losses.MeanSquaredError()(np.zeros((2, 3)), np.zeros((2, 3)), sample_weight=np.ones(5))
-    with pytest.raises(ember.errors.InvalidArgumentError, match="y_pred must be a tensor or something convertible to one; got \[.b.\]"):
+    with pytest.raises(ember.errors.InvalidArgumentError,
+                       match=r"y_pred must be a tensor or something convertible to one; got \[.b.\]"):
         losses.mean_squared_error(["a"], ["b"])
     with pytest.raises(ember.errors.InvalidArgumentError, match="axis must be in"):
         losses.CategoricalCrossentropy(axis=3)(ONE_HOT[0], PROBS[0])
