@@ -494,8 +494,8 @@ CosineSimilarity = _loss_class("CosineSimilarity", cosine_similarity, "cosine_si
 
 _CLASSES = [Loss, LossFunctionWrapper, MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError,
             MeanSquaredLogarithmicError, BinaryCrossentropy, CategoricalCrossentropy,
-            SparseCategoricalCrossentropy, BinaryFocalCrossentropy, CategoricalFocalCrossentropy, Hinge, SquaredHinge, CategoricalHinge, Huber, LogCosh, KLDivergence,
-            Poisson, CosineSimilarity]
+            SparseCategoricalCrossentropy, BinaryFocalCrossentropy, CategoricalFocalCrossentropy, Hinge,
+            SquaredHinge, CategoricalHinge, Huber, LogCosh, KLDivergence, Poisson, CosineSimilarity]
 _FUNCTIONS = {
     "mean_squared_error": mean_squared_error, "mse": mse, "MSE": MSE,
     "mean_absolute_error": mean_absolute_error, "mae": mae, "MAE": MAE,
