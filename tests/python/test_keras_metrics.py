@@ -304,3 +304,33 @@ def test_bad_input_names_the_metric_and_what_was_expected():
         metrics.get(3)
     with pytest.raises(ValueError, match="Unknown metric function: 'accurracy'"):
         metrics.get("accurracy")
+
+
+# ---- through compile / fit, as Keras users meet them
+
+
+def test_fit_with_these_losses_metrics_and_optimizers_matches_tf_keras():
+    """A small classifier trained by fit with a schedule, clipping, weight decay, a Loss object and several
+    metrics: the history and the final weights equal tf_keras' from equal initial weights."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(40, 3)).astype(np.float32)
+    y = (x @ np.array([1.0, -2.0, 0.5], np.float32) > 0).astype(np.int64)
+    built = []
+    for lib in (ember.keras, tf_keras):
+        model = lib.Sequential([lib.layers.Dense(5, activation="relu", input_shape=(3,)),
+                                lib.layers.Dense(2, activation="softmax")])
+        schedule = lib.optimizers.schedules.ExponentialDecay(0.05, decay_steps=3, decay_rate=0.7)
+        model.compile(lib.optimizers.Adam(learning_rate=schedule, clipnorm=0.5, weight_decay=0.01),
+                      lib.losses.SparseCategoricalCrossentropy(),
+                      metrics=["accuracy", lib.metrics.SparseTopKCategoricalAccuracy(k=1, name="top1"),
+                               "sparse_categorical_crossentropy"])
+        built.append(model)
+    ours, theirs = built
+    theirs.set_weights(ours.get_weights())
+    h1 = ours.fit(x, y[:, None], batch_size=16, epochs=3, shuffle=False, verbose=0)
+    h2 = theirs.fit(x, y[:, None], batch_size=16, epochs=3, shuffle=False, verbose=0)
+    assert list(h1.history) == list(h2.history)
+    for key in h2.history:
+        np.testing.assert_allclose(h1.history[key], h2.history[key], rtol=1e-4, atol=1e-5, err_msg=key)
+    for mine, theirs_w in zip(ours.get_weights(), theirs.get_weights()):
+        np.testing.assert_allclose(mine, theirs_w, rtol=1e-4, atol=1e-5)
