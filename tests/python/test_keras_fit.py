@@ -286,3 +286,44 @@ def test_tensor_control_flow_in_call_and_train_step_is_converted():
     model.fit(np.ones((4, 2), np.float32), np.ones((4, 1), np.float32), verbose=0)
     np.testing.assert_allclose(model.predict(np.ones((1, 2), np.float32), verbose=0), [[4.0]])
     np.testing.assert_allclose(model.predict(-np.ones((1, 2), np.float32), verbose=0), [[-2.0]])
+
+
+@pytest.mark.parametrize("compile_kwargs", [{"weighted_metrics": ["accuracy"]},
+                                            {"metrics": ["accuracy"], "weighted_metrics": ["accuracy"]},
+                                            {"metrics": ["accuracy", "mse"]}])
+def test_metric_names_and_values_match_tf_keras(compile_kwargs):
+    import tf_keras
+
+    x, y = _data(12, seed=5)
+    sw = np.linspace(0.1, 1, 12).astype(np.float32)
+    histories = []
+    for k in (tf.keras, tf_keras):
+        model = k.Sequential([k.layers.Dense(2, activation="softmax", input_shape=(3,), kernel_initializer="ones")])
+        model.compile(k.optimizers.SGD(0.1), "sparse_categorical_crossentropy", **compile_kwargs)
+        h = model.fit(x, y, sample_weight=sw, epochs=2, verbose=0, batch_size=5, shuffle=False)
+        histories.append((h.history, model.metrics_names))
+    (ours, our_names), (theirs, their_names) = histories
+    assert our_names == their_names and list(ours) == list(theirs)
+    for key in theirs:
+        np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-5, err_msg=key)
+
+
+def test_multi_output_losses_weights_and_metrics_match_tf_keras():
+    import tf_keras
+
+    x, _ = _data(12, seed=6)
+    ys = [np.ones((12, 2), np.float32), np.linspace(0, 1, 12).astype(np.float32)]
+    results = []
+    for k in (tf.keras, tf_keras):
+        i = k.Input((3,), name="in")
+        o1 = k.layers.Dense(2, name="o1", kernel_initializer="ones")(i)
+        o2 = k.layers.Dense(1, name="o2", kernel_initializer="ones")(i)
+        model = k.Model(i, [o1, o2])
+        model.compile(k.optimizers.SGD(0.05), ["mse", "mae"], metrics=["mae"], loss_weights=[1.0, 0.5])
+        h = model.fit(x, ys, epochs=2, verbose=0, batch_size=5, shuffle=False)
+        results.append((h.history, model.metrics_names, model.evaluate(x, ys, verbose=0)))
+    (ours, our_names, our_eval), (theirs, their_names, their_eval) = results
+    assert our_names == their_names == ["loss", "o1_loss", "o2_loss", "o1_mae", "o2_mae"]
+    for key in theirs:
+        np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-5, err_msg=key)
+    np.testing.assert_allclose(our_eval, their_eval, rtol=1e-5)
