@@ -327,3 +327,28 @@ def test_multi_output_losses_weights_and_metrics_match_tf_keras():
     for key in theirs:
         np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-5, err_msg=key)
     np.testing.assert_allclose(our_eval, their_eval, rtol=1e-5)
+
+
+def test_model_checkpoint_saves_full_models_that_load(tmp_path):
+    model, _ = _pair()
+    model.compile(tf.keras.optimizers.SGD(0.1), "sparse_categorical_crossentropy", metrics=["accuracy"])
+    x, y = _data(10)
+    checkpoint = tf.keras.callbacks.ModelCheckpoint(str(tmp_path / "model-{epoch}"), monitor="loss")
+    model.fit(x, y, epochs=2, verbose=0, callbacks=[checkpoint])
+    restored = tf.keras.models.load_model(str(tmp_path / "model-2"))
+    np.testing.assert_allclose(restored.predict(x, verbose=0), model.predict(x, verbose=0), rtol=1e-6)
+    assert restored.metrics_names == [] or restored.evaluate(x, y, verbose=0)
+
+
+def test_reduce_lr_message_matches_tf_keras():
+    import tf_keras
+
+    texts = []
+    for k, model in zip((tf.keras, tf_keras), _pair()):
+        model.compile(k.optimizers.SGD(0.1), "sparse_categorical_crossentropy")
+        reduce = k.callbacks.ReduceLROnPlateau(monitor="loss", factor=0.5, patience=0, min_delta=10.0, verbose=1)
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer):
+            model.fit(*_data(10), epochs=2, verbose=0, callbacks=[reduce])
+        texts.append(buffer.getvalue())
+    assert texts[0] == texts[1] and "reducing learning rate to 0.05" in texts[0]
