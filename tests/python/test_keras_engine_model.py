@@ -327,3 +327,19 @@ def test_functional_model_input_errors():
     a, b = tf.keras.Input((3,)), tf.keras.Input((3,))
     with pytest.raises(ValueError, match="Graph disconnected"):
         tf.keras.Model(a, tf.keras.layers.Dense(1)(b))
+
+
+def test_functional_subclass_and_dict_inputs_save(tmp_path):
+    class FromGraph(tf.keras.Model):
+        def __init__(self):
+            i = tf.keras.Input((3,))
+            super().__init__(inputs=i, outputs=tf.keras.layers.Dense(2)(i))
+
+    model = FromGraph()
+    assert model(np.ones((1, 3), np.float32)).shape == (1, 2) and len(model.weights) == 2
+    a, b = tf.keras.Input((2,), name="a"), tf.keras.Input((1,), name="b")
+    f = tf.keras.Model({"a": a, "b": b}, tf.keras.layers.Dense(1)(tf.keras.layers.Concatenate()([a, b])))
+    data = {"a": np.ones((4, 2), np.float32), "b": np.full((4, 1), 2.0, np.float32)}
+    f.save(str(tmp_path / "dict"))
+    restored = tf.keras.models.load_model(str(tmp_path / "dict"))
+    np.testing.assert_allclose(restored.predict(data, verbose=0), f.predict(data, verbose=0), rtol=1e-6)
