@@ -104,7 +104,8 @@ def test_training_converges():
     x = rng.normal(size=(512, 2)).astype(np.float32)
     y = ((x[:, 0] ** 2 + x[:, 1] ** 2) < 1.0).astype(np.float32)
     tf.random.set_seed(1)
-    model = tf.keras.Sequential([tf.keras.layers.Dense(32, activation="relu"), tf.keras.layers.Dense(32, activation="relu"),
+    model = tf.keras.Sequential([tf.keras.layers.Dense(32, activation="relu"),
+                                 tf.keras.layers.Dense(32, activation="relu"),
                                  tf.keras.layers.Dense(1, activation="sigmoid")])
     model.compile(tf.keras.optimizers.Adam(0.01), "binary_crossentropy", metrics=["accuracy"])
     history = model.fit(x, y, batch_size=32, epochs=30, verbose=0)
@@ -216,7 +217,8 @@ def test_model_checkpoint_best_only_and_weights(tmp_path):
     saved = sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".index"))
     assert saved == ["ckpt-01.index", "ckpt-02.index"]
     assert "Epoch 3: val_loss did not improve from 1.00000" in buffer.getvalue()
-    assert f"Epoch 2: val_loss improved from 3.00000 to 1.00000, saving model to {tmp_path}/ckpt-02" in buffer.getvalue()
+    improved = f"Epoch 2: val_loss improved from 3.00000 to 1.00000, saving model to {tmp_path}/ckpt-02"
+    assert improved in buffer.getvalue()
     fresh, _ = _pair()
     fresh.load_weights(str(tmp_path / "ckpt-02"))
     np.testing.assert_array_equal(fresh.layers[0].kernel.numpy(), snapshots[1])
@@ -257,7 +259,8 @@ def test_fit_errors():
         model.fit(x, y, verbose=0)
     model.compile("sgd", "sparse_categorical_crossentropy")
     with pytest.raises(tf.errors.InvalidArgumentError,
-                       match=r'layer "sequential\S*" is incompatible .* expected shape=\(None, 3\), found shape=\(None, 5\)'):
+                       match=r'layer "sequential\S*" is incompatible .* '
+                             r"expected shape=\(None, 3\), found shape=\(None, 5\)"):
         model.fit(np.ones((4, 5), np.float32), y, verbose=0)
     with pytest.raises(ValueError, match="Data cardinality is ambiguous"):
         model.fit(x, y[:3], verbose=0)

@@ -12,19 +12,15 @@ model names its layers "layer-N" and "layer_with_weights-N" as tf_keras does, so
 writes a SavedModel with ember.saved_model (see ``save`` for what is kept).
 """
 
-import copy
 import json
 import os
-import warnings
 
 import numpy as np
 
 from ember import dtypes
 from ember.backprop import GradientTape
-from ember.framework.tensor import Tensor, convert_to_tensor
+from ember.framework.tensor import Tensor
 from ember.framework.tensor_spec import TensorSpec
-from ember.module import _camel_to_snake
-from ember.ops import array_ops
 from ember.util import nest
 from ember.keras.engine import base_layer, compile_utils, data_adapter
 from ember.keras.engine.base_layer import Layer
@@ -721,5 +717,3 @@ def _json_default(obj):
         return obj.as_list()
     raise TypeError(f"Not JSON serializable: {obj!r}")
 
-
-del copy, warnings, array_ops, convert_to_tensor, _camel_to_snake
