@@ -209,3 +209,26 @@ def test_backend_helpers():
     assert tf.keras.backend.int_shape(tf.keras.Input((4,))) == (None, 4)
     assert tf.keras.backend.is_keras_tensor(tf.keras.Input((4,)))
     assert tf.keras.backend.floatx() == "float32" and tf.keras.backend.epsilon() == 1e-7
+
+
+def test_training_and_mask_given_positionally():
+    seen = []
+
+    class Probe(tf.keras.layers.Layer):
+        def call(self, x, training=None, mask=None):
+            seen.append((training, mask))
+            return x
+
+    class Outer(tf.keras.layers.Layer):
+        def __init__(self):
+            super().__init__()
+            self.probe = Probe()
+
+        def call(self, x, training=None):
+            return self.probe(x)
+
+    probe = Probe()
+    probe(tf.constant([1.0]), True)
+    probe(tf.constant([1.0]), False, "m")
+    Outer()(tf.constant([1.0]), True)
+    assert seen == [(True, None), (False, "m"), (True, None)]

@@ -164,6 +164,11 @@ class Layer(Module):
         except (TypeError, ValueError, RecursionError):
             return False, False, None
         var_kw = any(p.kind == p.VAR_KEYWORD for p in params.values())
+        positional = [n for n, p in params.items() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        if positional and positional[0] == "self":  # the unbound function of a decorated method
+            positional = positional[1:]
+        # Where `training` and `mask` sit among the arguments after the inputs (None: keyword only).
+        self._ember_positions = {n: positional.index(n) for n in ("training", "mask") if n in positional[1:]}
         training = params.get("training")
         default = training.default if training is not None and training.default is not inspect.Parameter.empty \
             else None
@@ -451,9 +456,11 @@ class Layer(Module):
         if not isinstance(inputs, Tensor):
             inputs = nest.map_structure(_to_tensor, inputs)
         input_spec_lib.assert_input_compatibility(self.input_spec, inputs, self.name)
-        kwargs, training = self._fill_training(kwargs)
+        kwargs, training = self._fill_training(kwargs, rest)
         previous_mask = self._input_masks(inputs)
-        if self._expects_mask_arg and kwargs.get("mask") is None and previous_mask is not None:
+        mask_position = self.__dict__.get("_ember_positions", {}).get("mask")
+        mask_given = mask_position is not None and len(rest) >= mask_position
+        if self._expects_mask_arg and not mask_given and kwargs.get("mask") is None and previous_mask is not None:
             kwargs["mask"] = previous_mask
         stack = _call_stack()
         if not stack:
@@ -478,9 +485,12 @@ class Layer(Module):
             stack.pop()
         return outputs
 
-    def _fill_training(self, kwargs):
+    def _fill_training(self, kwargs, rest=()):
         """(kwargs with `training` filled in, the value): the caller's, else the enclosing call's, else the
         learning phase, else the default of `call`'s signature."""
+        position = self.__dict__.get("_ember_positions", {}).get("training")
+        if position is not None and len(rest) >= position:  # given positionally: layer(x, True)
+            return kwargs, rest[position - 1]
         training = kwargs.get("training")
         if training is None:
             training = call_context_training()
