@@ -44,7 +44,8 @@ def _final_lines(text):
     return [line.split("\r")[-1].replace("\b", "") for line in text.split("\n")]
 
 
-def test_train_step_traced_once_with_partial_last_batch():
+@pytest.mark.parametrize("optimizer", ["sgd", "adam", "rmsprop"])
+def test_train_step_traced_once_with_partial_last_batch(optimizer):
     traces = []
 
     class Counting(tf.keras.Model):
@@ -60,10 +61,10 @@ def test_train_step_traced_once_with_partial_last_batch():
             return super().train_step(data)
 
     model = Counting()
-    model.compile(tf.keras.optimizers.SGD(0.1), "sparse_categorical_crossentropy", metrics=["accuracy"])
+    model.compile(optimizer, "sparse_categorical_crossentropy", metrics=["accuracy", "mse"])
     x, y = _data(10)
-    model.fit(x, y, batch_size=4, epochs=3, verbose=0)  # batches of 4, 4, 2
-    assert traces == [[None, 3]]
+    model.fit(x, y, batch_size=4, epochs=3, verbose=0, validation_data=(x[:3], y[:3]))  # batches of 4, 4, 2
+    assert traces == [[None, 3]]  # the optimizer's slots and the metrics' variables were made before
 
 
 def test_fit_matches_tf_keras_losses_and_metrics():
