@@ -356,3 +356,20 @@ def test_reduce_lr_message_matches_tf_keras():
             model.fit(*_data(10), epochs=2, verbose=0, callbacks=[reduce])
         texts.append(buffer.getvalue())
     assert texts[0] == texts[1] and "reducing learning rate to 0.05" in texts[0]
+
+
+def test_csv_logger_matches_tf_keras(tmp_path):
+    import tf_keras
+
+    x, y = _data(10)
+    texts = []
+    for k, model in zip((tf.keras, tf_keras), _pair()):
+        model.compile(k.optimizers.SGD(0.1), "sparse_categorical_crossentropy", metrics=["accuracy"])
+        path = str(tmp_path / f"{k.__name__}.csv")
+        model.fit(x, y, epochs=3, batch_size=4, shuffle=False, verbose=0, validation_data=(x, y),
+                  callbacks=[k.callbacks.CSVLogger(path)])
+        texts.append(open(path).read())
+    ours, theirs = texts
+    assert ours.splitlines()[0] == theirs.splitlines()[0] == "epoch,accuracy,loss,val_accuracy,val_loss"
+    for a, b in zip(ours.splitlines()[1:], theirs.splitlines()[1:]):
+        np.testing.assert_allclose([float(v) for v in a.split(",")], [float(v) for v in b.split(",")], rtol=1e-5)

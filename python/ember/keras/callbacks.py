@@ -538,6 +538,59 @@ class LearningRateScheduler(Callback):
             logs["lr"] = _get_lr(self.model)
 
 
+class CSVLogger(Callback):
+    """Writes each epoch's logs as a row of a CSV file: ``epoch`` then the log keys in sorted order."""
+
+    def __init__(self, filename, separator=",", append=False):
+        super().__init__()
+        self.filename = os.fspath(filename)
+        self.sep = separator
+        self.append = append
+        self._file = None
+        self._writer = None
+        self._keys = None
+
+    def on_train_begin(self, logs=None):
+        exists = self.append and os.path.exists(self.filename) and os.path.getsize(self.filename) > 0
+        self._header_needed = not exists
+        self._file = open(self.filename, "a" if self.append else "w", newline="")
+        self._writer = None
+        self._keys = None
+
+    def on_epoch_end(self, epoch, logs=None):
+        import csv
+
+        logs = logs or {}
+        if self._keys is None:
+            self._keys = sorted(logs)
+        if self.model is not None and self.model.stop_training:
+            logs = {k: logs.get(k, "NA") for k in self._keys}
+        if self._writer is None:
+            self._writer = csv.DictWriter(self._file, fieldnames=["epoch"] + self._keys,
+                                          delimiter=self.sep, lineterminator="\n")
+            if self._header_needed:
+                self._writer.writeheader()
+        row = {"epoch": epoch}
+        row.update((k, _csv_value(logs.get(k, "NA"))) for k in self._keys)
+        self._writer.writerow(row)
+        self._file.flush()
+
+    def on_train_end(self, logs=None):
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+        self._writer = None
+
+
+def _csv_value(value):
+    if isinstance(value, str):
+        return value
+    array = np.asarray(value)
+    if array.ndim == 0:
+        return value
+    return f'"[{", ".join(map(str, array.ravel()))}]"'
+
+
 class TerminateOnNaN(Callback):
     def on_batch_end(self, batch, logs=None):
         loss = (logs or {}).get("loss")
