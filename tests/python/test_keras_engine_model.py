@@ -344,3 +344,13 @@ def test_functional_subclass_and_dict_inputs_save(tmp_path):
     f.save(str(tmp_path / "dict"))
     restored = tf.keras.models.load_model(str(tmp_path / "dict"))
     np.testing.assert_allclose(restored.predict(data, verbose=0), f.predict(data, verbose=0), rtol=1e-6)
+
+
+def test_load_model_with_lambda_layer_falls_back_to_restored_object(tmp_path):
+    a = tf.keras.Input((3,))
+    model = tf.keras.Model(a, tf.keras.layers.Lambda(lambda t: t * 3.0)(tf.keras.layers.Dense(2)(a)))
+    model.save(str(tmp_path / "lambda"))
+    with pytest.warns(UserWarning, match="could not be rebuilt from its config"):
+        loaded = tf.keras.models.load_model(str(tmp_path / "lambda"))
+    np.testing.assert_allclose(loaded(tf.constant(np.ones((2, 3), np.float32))).numpy(),
+                               model(np.ones((2, 3), np.float32)).numpy(), rtol=1e-6)

@@ -8,7 +8,9 @@ left unknown, plus ``keras_metadata.json``: the model's class, its config (funct
 models) and the compile arguments when they are names. ``load_model(path)`` then rebuilds the Keras model
 from the config, restores its variables from ``path/variables/variables`` and compiles it again. A
 subclassed model has no config to rebuild from: ``load_model`` returns ember.saved_model's restored
-object, callable (``loaded(x)``) with the saved weights, and ``loaded.signatures["serving_default"]``.
+object, callable (``loaded(x)``) with the saved weights, and ``loaded.signatures["serving_default"]``; so
+does a model whose config cannot be rebuilt (a Lambda layer, a custom class missing from
+``custom_objects``), with a warning.
 """
 
 import json
@@ -217,7 +219,18 @@ def load_model(filepath, custom_objects=None, compile=True, options=None, safe_m
             metadata = json.load(f)
     if metadata is None or "config" not in metadata:
         return saved_model.load(filepath)
-    model = model_from_config({"class_name": metadata["class_name"], "config": metadata["config"]}, custom_objects)
+    try:
+        model = model_from_config({"class_name": metadata["class_name"], "config": metadata["config"]},
+                                  custom_objects)
+    except (NotImplementedError, ValueError, TypeError, KeyError) as e:
+        # A layer that cannot be rebuilt from its config (a Lambda, an unknown custom class): the SavedModel's
+        # own restored object still runs the model with its weights.
+        import warnings
+
+        warnings.warn(f"load_model({filepath!r}): the Keras model could not be rebuilt from its config ({e}); "
+                      "returning the restored SavedModel object (callable, with its variables and signatures)",
+                      stacklevel=2)
+        return saved_model.load(filepath)
     training = metadata.get("training_config")
     if compile and training:
         model.compile(optimizer=training["optimizer"], loss=training["loss"], metrics=training["metrics"],
