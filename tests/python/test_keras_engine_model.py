@@ -354,3 +354,25 @@ def test_load_model_with_lambda_layer_falls_back_to_restored_object(tmp_path):
         loaded = tf.keras.models.load_model(str(tmp_path / "lambda"))
     np.testing.assert_allclose(loaded(tf.constant(np.ones((2, 3), np.float32))).numpy(),
                                model(np.ones((2, 3), np.float32)).numpy(), rtol=1e-6)
+
+
+def test_saved_models_cross_load_with_tensorflow(tmp_path, keras):
+    real_tf, tf_keras = keras
+    x = np.random.default_rng(2).normal(size=(4, 3)).astype(np.float32)
+    # tf_keras writes (keras_metadata.pb), ember rebuilds the Keras model and its weights.
+    a = tf_keras.Input((3,), name="x")
+    theirs = tf_keras.Model(a, tf_keras.layers.Dense(2, name="o")(tf_keras.layers.Dense(4, activation="relu",
+                                                                                            name="h")(a)))
+    theirs.compile(tf_keras.optimizers.Adam(0.01), "mse")
+    theirs.save(str(tmp_path / "theirs"))
+    ours = tf.keras.models.load_model(str(tmp_path / "theirs"))
+    assert type(ours).__name__ == "Functional" and [l.name for l in ours.layers] == ["x", "h", "o"]
+    np.testing.assert_allclose(ours.predict(x, verbose=0), theirs.predict(x, verbose=0), rtol=1e-5, atol=1e-6)
+    ours.fit(x, np.zeros((4, 2), np.float32), verbose=0)  # compiled again from tf_keras' training config
+    # ember writes, TensorFlow's tf.saved_model.load serves it.
+    model = _functional()
+    model.save(str(tmp_path / "ours"))
+    served = real_tf.saved_model.load(str(tmp_path / "ours")).signatures["serving_default"]
+    (arg_name,) = served.structured_input_signature[1]  # signatures take keywords
+    out = list(served(**{arg_name: real_tf.constant(x)}).values())[0].numpy()
+    np.testing.assert_allclose(out, model.predict(x, verbose=0), rtol=1e-5, atol=1e-6)

@@ -217,6 +217,8 @@ def load_model(filepath, custom_objects=None, compile=True, options=None, safe_m
     if os.path.exists(metadata_path):
         with open(metadata_path) as f:
             metadata = json.load(f)
+    elif os.path.exists(os.path.join(filepath, "keras_metadata.pb")):
+        metadata = _tf_keras_metadata(os.path.join(filepath, "keras_metadata.pb"))
     if metadata is None or "config" not in metadata:
         return saved_model.load(filepath)
     try:
@@ -232,11 +234,84 @@ def load_model(filepath, custom_objects=None, compile=True, options=None, safe_m
                       stacklevel=2)
         return saved_model.load(filepath)
     training = metadata.get("training_config")
-    if compile and training:
+    if compile and training and training.get("optimizer") is not None:
         model.compile(optimizer=training["optimizer"], loss=training["loss"], metrics=training["metrics"],
                       weighted_metrics=training.get("weighted_metrics"), loss_weights=training.get("loss_weights"))
     Checkpoint(root=model).restore(os.path.join(filepath, "variables", "variables")).expect_partial()
     return model
+
+
+# ---- SavedModels written by tf_keras: their keras_metadata.pb
+def _read_varint(data, pos):
+    result = shift = 0
+    while True:
+        byte = data[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return result, pos
+        shift += 7
+
+
+def _fields(data):
+    """(field number, value) of a protobuf message's varint and length-delimited fields."""
+    pos = 0
+    while pos < len(data):
+        key, pos = _read_varint(data, pos)
+        number, wire = key >> 3, key & 7
+        if wire == 0:
+            value, pos = _read_varint(data, pos)
+        elif wire == 2:
+            length, pos = _read_varint(data, pos)
+            value, pos = data[pos:pos + length], pos + length
+        elif wire == 1:
+            value, pos = data[pos:pos + 8], pos + 8
+        elif wire == 5:
+            value, pos = data[pos:pos + 4], pos + 4
+        else:
+            raise ValueError(f"keras_metadata.pb: unsupported wire type {wire}")
+        yield number, value
+
+
+def _untuple(value):
+    """tf_keras' JSON writes tuples as {"class_name": "__tuple__", "items": [...]}."""
+    if isinstance(value, dict):
+        if value.get("class_name") == "__tuple__" and "items" in value:
+            return [_untuple(v) for v in value["items"]]
+        return {k: _untuple(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_untuple(v) for v in value]
+    return value
+
+
+def _tf_keras_metadata(path):
+    """The root model's class and config from tf_keras' keras_metadata.pb (SavedMetadata: nodes = 1;
+    SavedObject: node_path = 3, metadata = 5, a JSON string), in keras_metadata.json's form; None when the
+    root is not a model ember can rebuild."""
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        for number, node in _fields(data):
+            if number != 1:
+                continue
+            fields = dict(_fields(node))
+            if fields.get(3, b"").decode() != "root":
+                continue
+            root = _untuple(json.loads(fields.get(5, b"{}").decode()))
+            config = root.get("config")
+            if root.get("class_name") not in ("Functional", "Sequential", "Model") or "layers" not in (config or {}):
+                return None
+            training = root.get("training_config") or {}
+            optimizer = training.get("optimizer_config")
+            if optimizer is not None:
+                optimizer = {"class_name": optimizer["class_name"].replace("Custom>", ""),
+                             "config": {k: v for k, v in optimizer["config"].items()
+                                        if k not in ("is_legacy_optimizer", "jit_compile")}}
+            return {"class_name": root["class_name"], "config": config,
+                    "training_config": dict(training, optimizer=optimizer) if training else None}
+    except (ValueError, KeyError, UnicodeDecodeError, IndexError):
+        return None
+    return None
 
 
 def _json_default(obj):

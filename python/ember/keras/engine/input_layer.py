@@ -15,6 +15,8 @@ class InputLayer(base_layer.Layer):
     def __init__(self, input_shape=None, batch_size=None, dtype=None, input_tensor=None, sparse=None, name=None,
                  ragged=None, type_spec=None, **kwargs):
         batch_input_shape = kwargs.pop("batch_input_shape", None) or kwargs.pop("batch_shape", None)
+        if kwargs.pop("optional", False):
+            raise NotImplementedError("ember.keras: optional inputs are not implemented")
         if kwargs:
             raise ValueError(f"Unrecognized keyword arguments: {list(kwargs)}")
         if sparse or ragged:
