@@ -89,6 +89,11 @@ CASES = {
     "Hinge": ("Hinge", {}, MULTI_TRUE, REAL_PRED),
     "SquaredHinge": ("SquaredHinge", {}, MULTI_TRUE, REAL_PRED),
     "CategoricalHinge": ("CategoricalHinge", {}, ONE_HOT, LOGITS),
+    "F1Score": ("F1Score", {}, ONE_HOT, PROBS),
+    "F1Score-micro-threshold": ("F1Score", {"average": "micro", "threshold": 0.3}, MULTI_TRUE, MULTI_PROB),
+    "FBetaScore-macro": ("FBetaScore", {"average": "macro", "beta": 2.0}, ONE_HOT, PROBS),
+    "FBetaScore-weighted": ("FBetaScore", {"average": "weighted", "beta": 0.5, "threshold": 0.5},
+                            MULTI_TRUE, MULTI_PROB),
     "MeanIoU": ("MeanIoU", {"num_classes": 3}, SEG_TRUE, SEG_PRED),
     "MeanIoU-ignore": ("MeanIoU", {"num_classes": 3, "ignore_class": 1}, SEG_TRUE, SEG_PRED),
     "IoU": ("IoU", {"num_classes": 3, "target_class_ids": [0, 2]}, SEG_TRUE, SEG_PRED),
@@ -141,7 +146,8 @@ def test_matches_tf_keras(key, weighted, in_function):
     for mine, theirs in zip(metric.variables, want_state):
         np.testing.assert_allclose(mine.numpy(), theirs, rtol=2e-6, atol=2e-6, err_msg=mine.name)
     if in_function:
-        lazy = (kwargs.get("multi_label") and not kwargs.get("num_labels")) or name == "R2Score"
+        lazy = (kwargs.get("multi_label") and not kwargs.get("num_labels")) or name in ("R2Score", "F1Score",
+                                                                                          "FBetaScore")
         assert len(traces) == (2 if lazy else 1)  # a metric that makes its variables on the first update: 2
 
 
@@ -245,6 +251,7 @@ def test_get_resolves_class_names_to_instances(name):
 
 
 @pytest.mark.parametrize("key", ["AUC-PR", "AUC-thresholds", "Precision-top_k", "BinaryAccuracy-threshold",
+                                 "F1Score-micro-threshold", "FBetaScore-weighted",
                                  "SparseCategoricalCrossentropy-ignore", "MeanIoU", "CategoricalCrossentropy"])
 def test_config_matches_tf_keras_and_round_trips(key):
     name, kwargs, _, _ = CASES[key]

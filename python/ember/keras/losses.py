@@ -189,6 +189,8 @@ def categorical_hinge(y_true, y_pred):
 
 def huber(y_true, y_pred, delta=1.0):
     y_true, y_pred = _prepare(y_true, y_pred, "huber")
+    # Keras 2 computes Huber in floatx (float32) whatever the inputs' dtype.
+    y_true, y_pred = math_ops.cast(y_true, dtypes.float32), math_ops.cast(y_pred, dtypes.float32)
     delta = math_ops.cast(delta, y_pred.dtype)
     error = y_pred - y_true
     abs_error = math_ops.abs(error)

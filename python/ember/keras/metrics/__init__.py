@@ -20,6 +20,7 @@ from ember.keras.metrics.confusion_metrics import (AUC, FalseNegatives, FalsePos
                                                    PrecisionAtRecall, Recall, RecallAtPrecision,
                                                    SensitivityAtSpecificity, SpecificityAtSensitivity,
                                                    TrueNegatives, TruePositives)
+from ember.keras.metrics.f_score_metrics import F1Score, FBetaScore
 from ember.keras.metrics.iou_metrics import IoU, BinaryIoU, MeanIoU, OneHotIoU, OneHotMeanIoU
 from ember.keras.metrics.probabilistic_metrics import (BinaryCrossentropy, CategoricalCrossentropy,
                                                        CategoricalHinge, Hinge, KLDivergence, Poisson,
@@ -51,7 +52,7 @@ _CLASSES = [Metric, Reduce, Sum, Mean, MeanMetricWrapper, SumOverBatchSize, Accu
             BinaryIoU, MeanIoU, OneHotIoU, OneHotMeanIoU, BinaryCrossentropy, CategoricalCrossentropy,
             SparseCategoricalCrossentropy, KLDivergence, Poisson, Hinge, SquaredHinge, CategoricalHinge,
             MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError, MeanSquaredLogarithmicError,
-            RootMeanSquaredError, CosineSimilarity, LogCoshError, MeanRelativeError, R2Score]
+            RootMeanSquaredError, CosineSimilarity, LogCoshError, MeanRelativeError, R2Score, FBetaScore, F1Score]
 _FUNCTIONS = {
     "accuracy": accuracy, "acc": accuracy, "binary_accuracy": binary_accuracy,
     "categorical_accuracy": categorical_accuracy, "sparse_categorical_accuracy": sparse_categorical_accuracy,
