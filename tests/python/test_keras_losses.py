@@ -308,3 +308,14 @@ def test_a_mask_on_y_pred_weighs_masked_entries_zero_as_tf_keras(reduction):
         got = losses.CategoricalCrossentropy(reduction=reduction)(ONE_HOT, ours, weights).numpy()
         want = tf_keras.losses.CategoricalCrossentropy(reduction=reduction)(ONE_HOT, theirs, weights).numpy()
         np.testing.assert_allclose(got, want, rtol=2e-6, atol=2e-6)
+
+
+@pytest.mark.parametrize("key", ["MeanSquaredError", "CategoricalCrossentropy", "BinaryCrossentropy", "Huber",
+                                 "KLDivergence", "SparseCategoricalCrossentropy-logits", "CosineSimilarity"])
+def test_float64_inputs_keep_tf_keras_dtype_and_values(key):
+    kwargs, y_true, y_pred = CASES[key]
+    y_true = y_true.astype(np.float64) if y_true.dtype.kind == "f" else y_true
+    got = getattr(losses, class_of(key))(**kwargs)(y_true, y_pred.astype(np.float64)).numpy()
+    want = getattr(tf_keras.losses, class_of(key))(**kwargs)(y_true, y_pred.astype(np.float64)).numpy()
+    assert got.dtype == want.dtype  # float64, except Huber, which Keras 2 computes in float32
+    np.testing.assert_allclose(got, want, rtol=1e-6 if want.dtype == np.float32 else 1e-12)
