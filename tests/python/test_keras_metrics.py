@@ -341,3 +341,26 @@ def test_fit_with_these_losses_metrics_and_optimizers_matches_tf_keras():
         np.testing.assert_allclose(h1.history[key], h2.history[key], rtol=1e-4, atol=1e-5, err_msg=key)
     for mine, theirs_w in zip(ours.get_weights(), theirs.get_weights()):
         np.testing.assert_allclose(mine, theirs_w, rtol=1e-4, atol=1e-5)
+
+
+NAN = np.float32("nan")
+
+
+@pytest.mark.parametrize("name, kwargs, y_true, y_pred", [
+    ("AUC", {}, np.array([[0], [1], [1]], np.float32), np.array([[NAN], [0.5], [0.9]], np.float32)),
+    ("AUC", {"num_thresholds": 5}, np.array([[0], [1]], np.float32), np.array([[np.inf], [-np.inf]], np.float32)),
+    ("AUC", {}, np.zeros((0, 1), np.float32), np.zeros((0, 1), np.float32)),
+    ("Precision", {}, np.zeros((0, 1), np.float32), np.zeros((0, 1), np.float32)),
+    ("SparseCategoricalAccuracy", {}, np.zeros((0,), np.int64), np.zeros((0, 3), np.float32)),
+    ("MeanIoU", {"num_classes": 3}, np.zeros((0,), np.int64), np.zeros((0,), np.int64)),
+    ("TopKCategoricalAccuracy", {"k": 10}, np.eye(3)[[0, 1]], PROBS[:2, :3]),
+    ("SparseTopKCategoricalAccuracy", {"k": 1}, np.array([5, 1]), PROBS[:2, :3]),
+    ("BinaryAccuracy", {}, np.array([[1.0], [0.0]]), np.array([[NAN], [0.2]], np.float32)),
+])
+def test_edge_inputs_as_tf_keras(name, kwargs, y_true, y_pred):
+    """Non-finite predictions, empty batches, k beyond the classes, labels beyond them: no crash, and
+    tf_keras' numbers."""
+    mine, theirs = getattr(metrics, name)(**kwargs), getattr(tf_keras.metrics, name)(**kwargs)
+    mine.update_state(y_true, y_pred)
+    theirs.update_state(y_true, y_pred)
+    np.testing.assert_allclose(mine.result().numpy(), theirs.result().numpy())
