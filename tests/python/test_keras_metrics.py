@@ -174,6 +174,18 @@ def test_mean_and_sum_weights_as_tf_keras(weights):
         np.testing.assert_allclose(mine.result().numpy(), theirs.result().numpy(), rtol=1e-6, err_msg=cls)
 
 
+def test_mean_tensor_as_tf_keras():
+    values = RNG.normal(size=(3, 2)).astype(np.float32)
+    for w in (None, np.array([1.0, 0.0, 2.0], np.float32), RNG.uniform(0, 1, (3, 2)).astype(np.float32)):
+        mine, theirs = metrics.MeanTensor(), tf_keras.metrics.MeanTensor()
+        for k in range(2):
+            mine.update_state(values * (k + 1), sample_weight=w)
+            theirs.update_state(values * (k + 1), sample_weight=w)
+        np.testing.assert_allclose(mine.result().numpy(), theirs.result().numpy(), rtol=1e-6)
+    with pytest.raises(ValueError, match="must always have the same shape"):
+        mine.update_state(np.zeros((2, 2)))
+
+
 def test_call_updates_and_returns_the_result_and_reset_state_clears():
     metric = metrics.Mean(name="m")
     assert metric([1.0, 3.0]).numpy() == 2.0

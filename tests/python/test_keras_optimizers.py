@@ -169,6 +169,14 @@ def test_learning_rate_of_a_schedule_follows_iterations():
     np.testing.assert_allclose(v.numpy(), [0.0])
 
 
+def test_a_schedule_is_not_settable_to_a_float_as_keras():
+    optimizer = optimizers.SGD(learning_rate=optimizers.schedules.ExponentialDecay(0.1, 10, 0.5))
+    with pytest.raises(TypeError, match="learning rate is not settable"):
+        optimizer.learning_rate = 0.5
+    optimizer.learning_rate = optimizers.schedules.InverseTimeDecay(0.2, 1, 1.0)  # another schedule is fine
+    assert optimizer.learning_rate.numpy() == pytest.approx(0.2)
+
+
 def test_exclude_from_weight_decay():
     w, bias = ember.Variable([1.0, 2.0], name="kernel"), ember.Variable([1.0, 2.0], name="bias")
     optimizer = optimizers.AdamW(learning_rate=0.1, weight_decay=0.5)

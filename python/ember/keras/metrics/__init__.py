@@ -10,7 +10,8 @@ sparse variant from the shapes, as Keras 2 does), a class name ('AUC') a new ins
 """
 
 from ember.keras import losses as _losses
-from ember.keras.metrics.base_metric import Mean, MeanMetricWrapper, Metric, Reduce, Sum, SumOverBatchSize
+from ember.keras.metrics.base_metric import (Mean, MeanMetricWrapper, MeanTensor, Metric, Reduce, Sum,
+                                             SumOverBatchSize)
 from ember.keras.metrics.accuracy_metrics import (Accuracy, BinaryAccuracy, CategoricalAccuracy,
                                                   SparseCategoricalAccuracy, SparseTopKCategoricalAccuracy,
                                                   TopKCategoricalAccuracy, accuracy, binary_accuracy,
@@ -45,7 +46,7 @@ poisson = _losses.poisson
 log_cosh = logcosh = _losses.log_cosh
 acc = accuracy
 
-_CLASSES = [Metric, Reduce, Sum, Mean, MeanMetricWrapper, SumOverBatchSize, Accuracy, BinaryAccuracy,
+_CLASSES = [Metric, Reduce, Sum, Mean, MeanMetricWrapper, MeanTensor, SumOverBatchSize, Accuracy, BinaryAccuracy,
             CategoricalAccuracy, SparseCategoricalAccuracy, TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy,
             AUC, Precision, Recall, TruePositives, FalsePositives, TrueNegatives, FalseNegatives,
             SensitivityAtSpecificity, SpecificityAtSensitivity, PrecisionAtRecall, RecallAtPrecision, IoU,
