@@ -323,3 +323,25 @@ def test_checkpoint_keys_match_tensorflow(tmp_path, key):
     assert int(fresh.iterations.numpy()) == 3
     np.testing.assert_allclose(w.numpy(), want_w.numpy(), rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(b.numpy(), want_b.numpy(), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("key", sorted(CASES))
+def test_built_eagerly_a_traced_step_traces_once(key):
+    """optimizer.build(variables) makes the slots up front (as fit does), so the step's function traces once."""
+    cls, kwargs, _ = CASES[key]
+    optimizer = getattr(optimizers, cls)(**kwargs)
+    w, b = ember.Variable(W0), ember.Variable(B0)
+    optimizer.build([w, b])
+    traces = []
+
+    @ember.function
+    def step(gw, gb):
+        traces.append(1)
+        optimizer.apply_gradients(zip([gw, gb], [w, b]))
+
+    for k in range(3):
+        step(ember.constant(GW[k]), ember.constant(GB[k]))
+    assert len(traces) == 1
+    _, want_w, want_b, _ = run(ember, cls, kwargs, steps=3)
+    np.testing.assert_allclose(w.numpy(), want_w.numpy(), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(b.numpy(), want_b.numpy(), rtol=1e-6, atol=1e-7)
