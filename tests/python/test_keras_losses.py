@@ -291,3 +291,31 @@ def test_gradients_match_tf_keras(key):
     with real_tf.GradientTape() as tape:
         value = getattr(tf_keras.losses, class_of(key))(**kwargs)(y_true, y, sample_weight=weights)
     np.testing.assert_allclose(got, tape.gradient(value, y).numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("reduction", ["sum_over_batch_size", "sum", "none"])
+def test_a_mask_on_y_pred_weighs_masked_entries_zero_as_tf_keras(reduction):
+    """Keras 2 reads y_pred's _keras_mask (left by Embedding(mask_zero=True) and the layers after it)."""
+    import tensorflow as real_tf
+    from ember.keras.engine.keras_tensor import set_mask
+    mask = RNG.integers(0, 2, (3, 5)).astype(bool)
+    mask[0, 0] = True
+    for weights in (None, WEIGHTS["per_sample"]):
+        ours = ember.constant(PROBS)
+        set_mask(ours, ember.constant(mask))
+        theirs = real_tf.constant(PROBS)
+        theirs._keras_mask = real_tf.constant(mask)
+        got = losses.CategoricalCrossentropy(reduction=reduction)(ONE_HOT, ours, weights).numpy()
+        want = tf_keras.losses.CategoricalCrossentropy(reduction=reduction)(ONE_HOT, theirs, weights).numpy()
+        np.testing.assert_allclose(got, want, rtol=2e-6, atol=2e-6)
+
+
+@pytest.mark.parametrize("key", ["MeanSquaredError", "CategoricalCrossentropy", "BinaryCrossentropy", "Huber",
+                                 "KLDivergence", "SparseCategoricalCrossentropy-logits", "CosineSimilarity"])
+def test_float64_inputs_keep_tf_keras_dtype_and_values(key):
+    kwargs, y_true, y_pred = CASES[key]
+    y_true = y_true.astype(np.float64) if y_true.dtype.kind == "f" else y_true
+    got = getattr(losses, class_of(key))(**kwargs)(y_true, y_pred.astype(np.float64)).numpy()
+    want = getattr(tf_keras.losses, class_of(key))(**kwargs)(y_true, y_pred.astype(np.float64)).numpy()
+    assert got.dtype == want.dtype  # float64, except Huber, which Keras 2 computes in float32
+    np.testing.assert_allclose(got, want, rtol=1e-6 if want.dtype == np.float32 else 1e-12)

@@ -89,6 +89,11 @@ CASES = {
     "Hinge": ("Hinge", {}, MULTI_TRUE, REAL_PRED),
     "SquaredHinge": ("SquaredHinge", {}, MULTI_TRUE, REAL_PRED),
     "CategoricalHinge": ("CategoricalHinge", {}, ONE_HOT, LOGITS),
+    "F1Score": ("F1Score", {}, ONE_HOT, PROBS),
+    "F1Score-micro-threshold": ("F1Score", {"average": "micro", "threshold": 0.3}, MULTI_TRUE, MULTI_PROB),
+    "FBetaScore-macro": ("FBetaScore", {"average": "macro", "beta": 2.0}, ONE_HOT, PROBS),
+    "FBetaScore-weighted": ("FBetaScore", {"average": "weighted", "beta": 0.5, "threshold": 0.5},
+                            MULTI_TRUE, MULTI_PROB),
     "MeanIoU": ("MeanIoU", {"num_classes": 3}, SEG_TRUE, SEG_PRED),
     "MeanIoU-ignore": ("MeanIoU", {"num_classes": 3, "ignore_class": 1}, SEG_TRUE, SEG_PRED),
     "IoU": ("IoU", {"num_classes": 3, "target_class_ids": [0, 2]}, SEG_TRUE, SEG_PRED),
@@ -141,7 +146,8 @@ def test_matches_tf_keras(key, weighted, in_function):
     for mine, theirs in zip(metric.variables, want_state):
         np.testing.assert_allclose(mine.numpy(), theirs, rtol=2e-6, atol=2e-6, err_msg=mine.name)
     if in_function:
-        lazy = (kwargs.get("multi_label") and not kwargs.get("num_labels")) or name == "R2Score"
+        lazy = (kwargs.get("multi_label") and not kwargs.get("num_labels")) or name in ("R2Score", "F1Score",
+                                                                                          "FBetaScore")
         assert len(traces) == (2 if lazy else 1)  # a metric that makes its variables on the first update: 2
 
 
@@ -166,6 +172,18 @@ def test_mean_and_sum_weights_as_tf_keras(weights):
             mine.update_state(values, sample_weight=w)
             theirs.update_state(values, sample_weight=w)
         np.testing.assert_allclose(mine.result().numpy(), theirs.result().numpy(), rtol=1e-6, err_msg=cls)
+
+
+def test_mean_tensor_as_tf_keras():
+    values = RNG.normal(size=(3, 2)).astype(np.float32)
+    for w in (None, np.array([1.0, 0.0, 2.0], np.float32), RNG.uniform(0, 1, (3, 2)).astype(np.float32)):
+        mine, theirs = metrics.MeanTensor(), tf_keras.metrics.MeanTensor()
+        for k in range(2):
+            mine.update_state(values * (k + 1), sample_weight=w)
+            theirs.update_state(values * (k + 1), sample_weight=w)
+        np.testing.assert_allclose(mine.result().numpy(), theirs.result().numpy(), rtol=1e-6)
+    with pytest.raises(ValueError, match="must always have the same shape"):
+        mine.update_state(np.zeros((2, 2)))
 
 
 def test_call_updates_and_returns_the_result_and_reset_state_clears():
@@ -245,6 +263,7 @@ def test_get_resolves_class_names_to_instances(name):
 
 
 @pytest.mark.parametrize("key", ["AUC-PR", "AUC-thresholds", "Precision-top_k", "BinaryAccuracy-threshold",
+                                 "F1Score-micro-threshold", "FBetaScore-weighted",
                                  "SparseCategoricalCrossentropy-ignore", "MeanIoU", "CategoricalCrossentropy"])
 def test_config_matches_tf_keras_and_round_trips(key):
     name, kwargs, _, _ = CASES[key]
@@ -334,3 +353,26 @@ def test_fit_with_these_losses_metrics_and_optimizers_matches_tf_keras():
         np.testing.assert_allclose(h1.history[key], h2.history[key], rtol=1e-4, atol=1e-5, err_msg=key)
     for mine, theirs_w in zip(ours.get_weights(), theirs.get_weights()):
         np.testing.assert_allclose(mine, theirs_w, rtol=1e-4, atol=1e-5)
+
+
+NAN = np.float32("nan")
+
+
+@pytest.mark.parametrize("name, kwargs, y_true, y_pred", [
+    ("AUC", {}, np.array([[0], [1], [1]], np.float32), np.array([[NAN], [0.5], [0.9]], np.float32)),
+    ("AUC", {"num_thresholds": 5}, np.array([[0], [1]], np.float32), np.array([[np.inf], [-np.inf]], np.float32)),
+    ("AUC", {}, np.zeros((0, 1), np.float32), np.zeros((0, 1), np.float32)),
+    ("Precision", {}, np.zeros((0, 1), np.float32), np.zeros((0, 1), np.float32)),
+    ("SparseCategoricalAccuracy", {}, np.zeros((0,), np.int64), np.zeros((0, 3), np.float32)),
+    ("MeanIoU", {"num_classes": 3}, np.zeros((0,), np.int64), np.zeros((0,), np.int64)),
+    ("TopKCategoricalAccuracy", {"k": 10}, np.eye(3)[[0, 1]], PROBS[:2, :3]),
+    ("SparseTopKCategoricalAccuracy", {"k": 1}, np.array([5, 1]), PROBS[:2, :3]),
+    ("BinaryAccuracy", {}, np.array([[1.0], [0.0]]), np.array([[NAN], [0.2]], np.float32)),
+])
+def test_edge_inputs_as_tf_keras(name, kwargs, y_true, y_pred):
+    """Non-finite predictions, empty batches, k beyond the classes, labels beyond them: no crash, and
+    tf_keras' numbers."""
+    mine, theirs = getattr(metrics, name)(**kwargs), getattr(tf_keras.metrics, name)(**kwargs)
+    mine.update_state(y_true, y_pred)
+    theirs.update_state(y_true, y_pred)
+    np.testing.assert_allclose(mine.result().numpy(), theirs.result().numpy())

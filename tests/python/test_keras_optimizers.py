@@ -169,6 +169,14 @@ def test_learning_rate_of_a_schedule_follows_iterations():
     np.testing.assert_allclose(v.numpy(), [0.0])
 
 
+def test_a_schedule_is_not_settable_to_a_float_as_keras():
+    optimizer = optimizers.SGD(learning_rate=optimizers.schedules.ExponentialDecay(0.1, 10, 0.5))
+    with pytest.raises(TypeError, match="learning rate is not settable"):
+        optimizer.learning_rate = 0.5
+    optimizer.learning_rate = optimizers.schedules.InverseTimeDecay(0.2, 1, 1.0)  # another schedule is fine
+    assert optimizer.learning_rate.numpy() == pytest.approx(0.2)
+
+
 def test_exclude_from_weight_decay():
     w, bias = ember.Variable([1.0, 2.0], name="kernel"), ember.Variable([1.0, 2.0], name="bias")
     optimizer = optimizers.AdamW(learning_rate=0.1, weight_decay=0.5)
@@ -313,5 +321,27 @@ def test_checkpoint_keys_match_tensorflow(tmp_path, key):
     fresh.apply_gradients(zip([ember.constant(GW[2]), ember.constant(GB[2])], [w, b]))
     _, want_w, want_b, _ = run(ember, cls, kwargs, steps=3)
     assert int(fresh.iterations.numpy()) == 3
+    np.testing.assert_allclose(w.numpy(), want_w.numpy(), rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(b.numpy(), want_b.numpy(), rtol=1e-6, atol=1e-7)
+
+
+@pytest.mark.parametrize("key", sorted(CASES))
+def test_built_eagerly_a_traced_step_traces_once(key):
+    """optimizer.build(variables) makes the slots up front (as fit does), so the step's function traces once."""
+    cls, kwargs, _ = CASES[key]
+    optimizer = getattr(optimizers, cls)(**kwargs)
+    w, b = ember.Variable(W0), ember.Variable(B0)
+    optimizer.build([w, b])
+    traces = []
+
+    @ember.function
+    def step(gw, gb):
+        traces.append(1)
+        optimizer.apply_gradients(zip([gw, gb], [w, b]))
+
+    for k in range(3):
+        step(ember.constant(GW[k]), ember.constant(GB[k]))
+    assert len(traces) == 1
+    _, want_w, want_b, _ = run(ember, cls, kwargs, steps=3)
     np.testing.assert_allclose(w.numpy(), want_w.numpy(), rtol=1e-6, atol=1e-7)
     np.testing.assert_allclose(b.numpy(), want_b.numpy(), rtol=1e-6, atol=1e-7)

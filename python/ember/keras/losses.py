@@ -189,6 +189,8 @@ def categorical_hinge(y_true, y_pred):
 
 def huber(y_true, y_pred, delta=1.0):
     y_true, y_pred = _prepare(y_true, y_pred, "huber")
+    # Keras 2 computes Huber in floatx (float32) whatever the inputs' dtype.
+    y_true, y_pred = math_ops.cast(y_true, dtypes.float32), math_ops.cast(y_pred, dtypes.float32)
     delta = math_ops.cast(delta, y_pred.dtype)
     error = y_pred - y_true
     abs_error = math_ops.abs(error)
@@ -360,9 +362,12 @@ class Loss:
     def __call__(self, y_true, y_pred, sample_weight=None):
         scope = self.name or type(self).__name__
         with name_scope(scope.replace(" ", "_")):
+            in_mask = getattr(y_pred, "_keras_mask", None)  # set by masking layers (Embedding(mask_zero=True))
             losses, mask = self._call_with_mask(y_true, y_pred)
+            if in_mask is not None:
+                mask = in_mask if mask is None else math_ops.logical_and(math_ops.cast(in_mask, dtypes.bool), mask)
             if mask is not None:
-                # ignore_class: masked entries weigh 0, and the mean runs over the unmasked ones only.
+                # Masked entries weigh 0, and the mean runs over the unmasked ones only (Keras 2).
                 mask = math_ops.cast(mask, losses.dtype)
                 if self._get_reduction() == Reduction.SUM_OVER_BATCH_SIZE:
                     mask = mask / math_ops.maximum(math_ops.reduce_mean(mask), EPSILON)
@@ -370,7 +375,7 @@ class Loss:
                     sample_weight = mask
                 else:
                     sample_weight = math_ops.cast(_as_float(sample_weight, "sample_weight", scope), losses.dtype)
-                    _, _, sample_weight = squeeze_or_expand_dimensions(losses, None, sample_weight)
+                    mask, _, sample_weight = squeeze_or_expand_dimensions(mask, None, sample_weight)
                     sample_weight = sample_weight * mask
             return compute_weighted_loss(losses, sample_weight, self._get_reduction(), what=scope)
 

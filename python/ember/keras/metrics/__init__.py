@@ -10,7 +10,8 @@ sparse variant from the shapes, as Keras 2 does), a class name ('AUC') a new ins
 """
 
 from ember.keras import losses as _losses
-from ember.keras.metrics.base_metric import Mean, MeanMetricWrapper, Metric, Reduce, Sum, SumOverBatchSize
+from ember.keras.metrics.base_metric import (Mean, MeanMetricWrapper, MeanTensor, Metric, Reduce, Sum,
+                                             SumOverBatchSize)
 from ember.keras.metrics.accuracy_metrics import (Accuracy, BinaryAccuracy, CategoricalAccuracy,
                                                   SparseCategoricalAccuracy, SparseTopKCategoricalAccuracy,
                                                   TopKCategoricalAccuracy, accuracy, binary_accuracy,
@@ -20,6 +21,7 @@ from ember.keras.metrics.confusion_metrics import (AUC, FalseNegatives, FalsePos
                                                    PrecisionAtRecall, Recall, RecallAtPrecision,
                                                    SensitivityAtSpecificity, SpecificityAtSensitivity,
                                                    TrueNegatives, TruePositives)
+from ember.keras.metrics.f_score_metrics import F1Score, FBetaScore
 from ember.keras.metrics.iou_metrics import IoU, BinaryIoU, MeanIoU, OneHotIoU, OneHotMeanIoU
 from ember.keras.metrics.probabilistic_metrics import (BinaryCrossentropy, CategoricalCrossentropy,
                                                        CategoricalHinge, Hinge, KLDivergence, Poisson,
@@ -44,14 +46,14 @@ poisson = _losses.poisson
 log_cosh = logcosh = _losses.log_cosh
 acc = accuracy
 
-_CLASSES = [Metric, Reduce, Sum, Mean, MeanMetricWrapper, SumOverBatchSize, Accuracy, BinaryAccuracy,
+_CLASSES = [Metric, Reduce, Sum, Mean, MeanMetricWrapper, MeanTensor, SumOverBatchSize, Accuracy, BinaryAccuracy,
             CategoricalAccuracy, SparseCategoricalAccuracy, TopKCategoricalAccuracy, SparseTopKCategoricalAccuracy,
             AUC, Precision, Recall, TruePositives, FalsePositives, TrueNegatives, FalseNegatives,
             SensitivityAtSpecificity, SpecificityAtSensitivity, PrecisionAtRecall, RecallAtPrecision, IoU,
             BinaryIoU, MeanIoU, OneHotIoU, OneHotMeanIoU, BinaryCrossentropy, CategoricalCrossentropy,
             SparseCategoricalCrossentropy, KLDivergence, Poisson, Hinge, SquaredHinge, CategoricalHinge,
             MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError, MeanSquaredLogarithmicError,
-            RootMeanSquaredError, CosineSimilarity, LogCoshError, MeanRelativeError, R2Score]
+            RootMeanSquaredError, CosineSimilarity, LogCoshError, MeanRelativeError, R2Score, FBetaScore, F1Score]
 _FUNCTIONS = {
     "accuracy": accuracy, "acc": accuracy, "binary_accuracy": binary_accuracy,
     "categorical_accuracy": categorical_accuracy, "sparse_categorical_accuracy": sparse_categorical_accuracy,

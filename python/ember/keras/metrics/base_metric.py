@@ -211,3 +211,68 @@ class SumOverBatchSize(Reduce):
     def __init__(self, name="sum_over_batch_size", dtype=None):
         super().__init__(reduction="sum_over_batch_size", name=name, dtype=dtype)
 
+
+
+class MeanTensor(Metric):
+    """The element-wise weighted mean of same-shaped tensors; its variables take the shape of the first
+    update (or ``shape``)."""
+
+    def __init__(self, name="mean_tensor", dtype=None, shape=None):
+        super().__init__(name=name, dtype=dtype)
+        self._shape = None
+        self._ember_built = False
+        if shape is not None:
+            self._build(shape)
+
+    def _build(self, shape):
+        self._shape = [int(d) for d in shape]
+        self._total = self.add_weight("total", shape=self._shape)
+        self._count = self.add_weight("count", shape=self._shape)
+        self._ember_built = True
+
+    @property
+    def total(self):
+        return self._total if self._ember_built else None
+
+    @property
+    def count(self):
+        return self._count if self._ember_built else None
+
+    def update_state(self, values, sample_weight=None):
+        values = to_tensor(values, self.name, "values", self._dtype)
+        if not self._ember_built:
+            if values.shape.rank is None or None in values.shape.as_list():
+                raise _invalid(self.name, f"the first values must have a fully known shape; got {values.shape}")
+            self._build(values.shape.as_list())
+        elif values.shape.as_list() != self._shape:
+            raise ValueError(f"MeanTensor input values must always have the same shape. Expected shape (set during "
+                             f"the first call): {self._shape}. Got: {values.shape.as_list()}.")
+        num_values = array_ops.ones_like(values)
+        if sample_weight is not None:
+            sample_weight = to_tensor(sample_weight, self.name, "sample_weight", self._dtype)
+            values, _, sample_weight = losses_lib.squeeze_or_expand_dimensions(values, None, sample_weight)
+            if broadcastable_weights(sample_weight, values):
+                sample_weight = sample_weight * array_ops.ones_like(values)
+            else:
+                ndim, weight_ndim = values.shape.rank, sample_weight.shape.rank
+                if weight_ndim >= ndim:
+                    raise _invalid(self.name, f"sample_weight of shape {sample_weight.shape.as_list()} does not "
+                                              f"fit values of shape {values.shape.as_list()}")
+                values = math_ops.reduce_mean(values, axis=list(range(weight_ndim, ndim)))
+            num_values = num_values * sample_weight
+            values = values * sample_weight
+        self._total.assign_add(values)
+        self._count.assign_add(num_values)
+
+    def result(self):
+        if not self._ember_built:
+            raise ValueError("MeanTensor does not have any value yet. Please call the MeanTensor instance or use "
+                             "`.update_state(value)` before retrieving the result.")
+        return divide_no_nan(self._total.read_value(), self._count.read_value())
+
+    def reset_state(self):
+        if self._ember_built:
+            super().reset_state()
+
+    def get_config(self):
+        return {**super().get_config(), "shape": self._shape}

@@ -200,6 +200,11 @@ class Optimizer(trackable.Trackable):
     @learning_rate.setter
     def learning_rate(self, learning_rate):
         previous = self._learning_rate
+        if isinstance(previous, schedules.LearningRateSchedule) and not callable(learning_rate):
+            raise TypeError("This optimizer was created with a `LearningRateSchedule` object as its "
+                            "`learning_rate` constructor argument, hence its learning rate is not settable. If "
+                            "you need the learning rate to be settable, you should instantiate the optimizer with "
+                            "a float `learning_rate` argument.")
         if callable(learning_rate):
             self._learning_rate = learning_rate
             if isinstance(previous, Variable):
