@@ -247,3 +247,47 @@ def test_a_bad_branch_list_is_a_clear_error():
     case.attr["branches"].list.func[1].name = "no_such_function"
     with pytest.raises(em.errors.NotFoundError, match="node 'StatelessCase'.*no function named 'no_such_function'"):
         em.graph_util.import_graph_def(gd)
+
+
+def test_parallel_iterations_is_carried_and_never_changes_results():
+    """parallel_iterations is a scheduling hint in TensorFlow (results never depend on it) and ember runs the
+    iterations in order: every value gives TensorFlow's results, it is written into the While's attribute,
+    and TensorFlow's own value is read back from its GraphDef."""
+    def program(lib, parallel):
+        @lib.function(input_signature=[lib.TensorSpec([None], lib.float32)])
+        def f(x):
+            def body(k, acc, other):
+                # Work that does not depend on the carried values, beside work that does.
+                independent = lib.sin(lib.cast(k, lib.float32) * x)
+                return k + 1, acc * 0.5 + independent, other + independent * independent
+            return lib.while_loop(lambda k, acc, other: k < 17, body, [0, x, lib.zeros_like(x)],
+                                  parallel_iterations=parallel)[1:]
+        return f
+
+    x = np.linspace(-1.0, 1.0, 7).astype(np.float32)
+    want = [v.numpy() for v in program(tf, 10)(x)]
+    for parallel in (1, 2, 10, 32):
+        f = program(em, parallel)
+        got = f(x)
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a.numpy(), b, rtol=1e-5, atol=1e-6)
+        graph = f.get_concrete_function().graph
+        gd = graph.as_graph_def()
+        loop = next(n for n in gd.node if n.op in ("While", "StatelessWhile"))
+        assert loop.attr["parallel_iterations"].i == parallel
+        theirs = run_in_tensorflow(gd.SerializeToString(), ["x:0"], [t.name for t in graph.outputs], x)
+        for a, b in zip(theirs, want):
+            np.testing.assert_allclose(a.numpy(), b, rtol=1e-5, atol=1e-6)
+    # TensorFlow's While with its own value imports, keeps it and runs.
+    concrete = program(tf, 3).get_concrete_function()
+    gd = concrete.graph.as_graph_def()
+    graph = em.graph_util.import_graph_def(gd)
+    got = em.NewGraphFunction(graph, ["x:0"], [t.name for t in concrete.outputs])(x)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a.numpy(), b, rtol=1e-5, atol=1e-6)
+    again = next(n for n in em.graph_util.import_graph_def(gd).as_graph_def().node
+                 if n.op in ("While", "StatelessWhile"))
+    assert again.attr["parallel_iterations"].i == 3
+    for bad in (0, -2):
+        with pytest.raises(TypeError, match="parallel_iterations"):
+            program(em, bad)(x)
