@@ -291,3 +291,105 @@ def test_parallel_iterations_is_carried_and_never_changes_results():
     for bad in (0, -2):
         with pytest.raises(TypeError, match="parallel_iterations"):
             program(em, bad)(x)
+
+
+# ---- TensorFlow's TensorArrays (TensorList ops on DT_VARIANT handles) imported: Note [TensorLists as dense
+# tensors] in src/ember/ops/tensor_array.cc, src/ember/graph/tensor_list_import.cc
+
+
+def run_tensorflow_function_in_ember(f, *args):
+    """f's concrete graph as TensorFlow exports it, imported into ember and run; with what f itself gives."""
+    concrete = f.get_concrete_function()
+    gd = concrete.graph.as_graph_def()
+    graph = em.graph_util.import_graph_def(gd.SerializeToString())
+    out = em.NewGraphFunction(graph, [t.name for t in concrete.inputs], [t.name for t in concrete.outputs])(*args)
+    want = f(*args)
+    return [o.numpy() for o in (out if isinstance(out, (list, tuple)) else [out])], \
+        [w.numpy() for w in (want if isinstance(want, (list, tuple)) else [want])], gd
+
+
+def list_ops(graph_def):
+    return {n.op for n in graph_def.node} | {n.op for fn in graph_def.library.function for n in fn.node_def
+                                            if "List" in n.op}
+
+
+@tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+def tensorflow_tensor_array_loop(x):
+    n = tf.shape(x)[0]
+    ta = tf.TensorArray(tf.float32, size=n)
+    tb = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+    src = tf.TensorArray(tf.float32, size=n).unstack(x)
+
+    def body(i, ta, tb):
+        r = src.read(i)
+        return i + 1, ta.write(i, r * 2.0), tb.write(i, tf.reduce_sum(r))
+
+    _, ta, tb = tf.while_loop(lambda i, ta, tb: i < n, body, [0, ta, tb])
+    return ta.stack(), tb.stack(), tb.size()
+
+
+@pytest.mark.parametrize("rows", [1, 4])
+def test_ember_runs_tensorflows_tensor_array_loop(rows):
+    x = np.arange(rows * 3, dtype=np.float32).reshape(rows, 3) / 4.0
+    got, want, gd = run_tensorflow_function_in_ember(tensorflow_tensor_array_loop, x)
+    assert {"TensorListReserve", "TensorListFromTensor", "TensorListGetItem", "TensorListSetItem",
+            "TensorListStack", "TensorListLength"} <= list_ops(gd)
+    for a, b in zip(got, want):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b)
+
+
+def test_ember_runs_tensorflows_while_gradient_with_its_accumulators():
+    """TensorFlow's While gradient keeps the forward values in TensorLists (EmptyTensorList, PushBack in the
+    forward loop, PopBack in the backward one)."""
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32), tf.TensorSpec([3], tf.float32)])
+    def f(x, w):
+        with tf.GradientTape() as tape:
+            tape.watch(w)
+            n = tf.shape(x)[0]
+            _, h = tf.while_loop(lambda i, h: i < n, lambda i, h: (i + 1, tf.sin(h * w) + x[i]), [0, tf.zeros([3])])
+            y = tf.reduce_sum(h * h)
+        return y, tape.gradient(y, w)
+
+    x = np.arange(12, dtype=np.float32).reshape(4, 3) / 10.0
+    got, want, gd = run_tensorflow_function_in_ember(f, x, np.array([0.5, -1.0, 2.0], np.float32))
+    assert {"EmptyTensorList", "TensorListPushBack", "TensorListPopBack"} <= list_ops(gd)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("p", [True, False])
+def test_ember_runs_tensorflows_tensor_array_through_cond_and_nested_loops(p):
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32), tf.TensorSpec([], tf.bool)])
+    def f(x, p):
+        ta = tf.TensorArray(tf.float32, size=3, element_shape=[2]).write(0, x[:2])
+        ta = tf.cond(p, lambda: ta.write(2, x[1:3] * 3.0), lambda: ta)
+
+        def outer(j, ta):
+            def inner(k, ta):
+                return k + 1, ta.write(k, ta.read(k) + tf.cast(j, tf.float32))
+            return j + 1, tf.while_loop(lambda k, ta: k < 3, inner, [0, ta])[1]
+
+        _, ta = tf.while_loop(lambda j, ta: j < 2, outer, [0, ta])
+        return ta.stack(), ta.read(1)
+
+    got, want, _ = run_tensorflow_function_in_ember(f, np.array([1.0, 2.0, 3.0], np.float32), np.array(p))
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_tensor_list_errors_are_tensorflows():
+    """Out-of-range reads and writes of an imported list fail as TensorFlow's kernels do (InvalidArgument)."""
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32), tf.TensorSpec([], tf.int32)])
+    def f(x, i):
+        return tf.TensorArray(tf.float32, size=2).write(i, x).stack()
+
+    concrete = f.get_concrete_function()
+    graph = em.graph_util.import_graph_def(concrete.graph.as_graph_def().SerializeToString())
+    run = em.NewGraphFunction(graph, ["x:0", "i:0"], [t.name for t in concrete.outputs])
+    np.testing.assert_array_equal(run(np.array([1.0, 2.0], np.float32), np.int32(1)).numpy(),
+                                  f(np.array([1.0, 2.0], np.float32), np.int32(1)).numpy())
+    for tensorflow_run in (f, run):
+        with pytest.raises((tf.errors.InvalidArgumentError, em.errors.InvalidArgumentError),
+                           match="Trying to modify element 5 in a list with 2 elements"):
+            tensorflow_run(np.array([1.0, 2.0], np.float32), np.int32(5))

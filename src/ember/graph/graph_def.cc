@@ -18,6 +18,7 @@
 #include "ember/graph/function_def.h"
 #include "ember/graph/graph_def_ops.h"
 #include "ember/graph/partial_value.h"
+#include "ember/graph/tensor_list_import.h"
 #include "ember/graph/tensor_proto.h"
 #include "ember/ops/graph_ops.h"
 #include "ember/ops/registry.h"
@@ -894,6 +895,7 @@ StatusOr<std::unique_ptr<FunctionGraph>> from_graph_def(std::string_view bytes,
     return make_error(Code::kDataLoss,
                       "GraphDef: the bytes are not a serialized GraphDef (protobuf could not parse them: "
                       "truncated or corrupt data, or a string that is not UTF-8)");
+  EMBER_RETURN_IF_ERROR(graph_def_internal::type_tensor_lists(gd));
   std::vector<const proto::NodeDef*> nodes;
   for (const proto::NodeDef& node : gd.node()) nodes.push_back(&node);
   LibraryReader library(gd.library());
