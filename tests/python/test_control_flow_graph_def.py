@@ -219,7 +219,9 @@ def test_ember_runs_tensorflows_loops_over_variables():
     np.testing.assert_allclose(mine.numpy(), v.numpy(), rtol=1e-6)
 
 
-def test_a_loop_result_that_is_a_variable_is_a_clear_error():
+def test_a_loop_result_that_is_a_variable_is_that_variable():
+    """A While's result for a variable it passes through is the variable: reading it after the loop reads the
+    bound variable (Note [Variables a control-flow node returns] in graph_def.cc)."""
     v = tf.Variable(1.0)
 
     @tf.function(input_signature=[tf.TensorSpec([], tf.float32)])
@@ -232,9 +234,54 @@ def test_a_loop_result_that_is_a_variable_is_a_clear_error():
     resource_output = list(loop.attr["T"].list.type).index(gdm.DT_RESOURCE)
     identity = gd.node.add(name="leak", op="Identity", input=[f"{loop.name}:{resource_output}"])
     identity.attr["T"].type = gdm.DT_RESOURCE
+    read = gd.node.add(name="read_after", op="ReadVariableOp", input=["leak"])
+    read.attr["dtype"].type = gdm.DT_FLOAT
     handle = next(n.name for n in gd.node if n.op == "Placeholder" and n.attr["dtype"].type == gdm.DT_RESOURCE)
-    with pytest.raises(em.errors.InvalidArgumentError, match="variable passed through a loop"):
-        em.graph_util.import_graph_def(gd, input_map={handle + ":0": em.Variable(1.0)})
+    mine = em.Variable(2.5)
+    graph = em.graph_util.import_graph_def(gd, input_map={handle + ":0": mine})
+    loop_out, after = em.NewGraphFunction(graph, ["x:0"], [concrete.outputs[0].name, "read_after:0"])(
+        np.float32(1.0))
+    assert float(loop_out) == 11.0 and float(after) == 2.5
+
+
+def tensorflow_program_returning_handles(same):
+    v1, v2 = tf.Variable([1.0, 2.0]), tf.Variable([3.0, 4.0])
+
+    @tf.function(input_signature=[tf.TensorSpec([], tf.bool), tf.TensorSpec([], tf.int32)])
+    def f(p, i):
+        other = v1 if same else v2
+        h = tf.cond(p, lambda: v1.handle, lambda: other.handle)
+        g = tf.switch_case(i, [lambda: v1.handle, lambda: other.handle])
+        read = lambda r: tf.raw_ops.ReadVariableOp(resource=r, dtype=tf.float32)  # noqa: E731
+        return read(h) * 2.0 + read(g)
+
+    return f, (v1, v2)
+
+
+@pytest.mark.parametrize("p,i", [(True, 0), (False, 1)])
+def test_ember_runs_tensorflows_cond_and_case_returning_a_variable(p, i):
+    """An If or Case whose branches all return the same variable returns that variable; reading it reads the
+    variable bound at import."""
+    f, _ = tensorflow_program_returning_handles(same=True)
+    concrete = f.get_concrete_function()
+    gd = concrete.graph.as_graph_def()
+    assert any(gdm.DT_RESOURCE in list(n.attr["Tout"].list.type) for n in gd.node if n.op.endswith(("If", "Case")))
+    handles = [n.name for n in gd.node if n.op == "Placeholder" and n.attr["dtype"].type == gdm.DT_RESOURCE]
+    mine = em.Variable([1.0, 2.0])
+    graph = em.graph_util.import_graph_def(gd, input_map={h + ":0": mine for h in handles})
+    got = em.NewGraphFunction(graph, ["p:0", "i:0"], [t.name for t in concrete.outputs])(np.bool_(p), np.int32(i))
+    np.testing.assert_array_equal(got[0].numpy() if isinstance(got, list) else got.numpy(),
+                                  f(np.bool_(p), np.int32(i)).numpy())
+
+
+def test_branches_returning_different_variables_are_a_clear_error():
+    f, _ = tensorflow_program_returning_handles(same=False)
+    gd = f.get_concrete_function().graph.as_graph_def()
+    handles = sorted(n.name for n in gd.node if n.op == "Placeholder" and n.attr["dtype"].type == gdm.DT_RESOURCE)
+    bindings = {h + ":0": em.Variable([1.0, 2.0], name=f"v{k}") for k, h in enumerate(handles)}
+    with pytest.raises(em.errors.InvalidArgumentError, match=r"returns the variable 'v.' \(id \d+\) from one branch "
+                                                             r"and 'v.' \(id \d+\) from another.*cannot choose"):
+        em.graph_util.import_graph_def(gd, input_map=bindings)
 
 
 def test_a_bad_branch_list_is_a_clear_error():
