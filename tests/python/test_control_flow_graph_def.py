@@ -440,3 +440,23 @@ def test_tensor_list_errors_are_tensorflows():
         with pytest.raises((tf.errors.InvalidArgumentError, em.errors.InvalidArgumentError),
                            match="Trying to modify element 5 in a list with 2 elements"):
             tensorflow_run(np.array([1.0, 2.0], np.float32), np.int32(5))
+
+
+def test_ember_runs_tensorflows_assert_with_its_message():
+    """TensorFlow's Assert (inside the If that guards it) takes its strings as DT_STRING Consts among its data;
+    ember folds them into its template (graph/assert_import.cc), and fails with TensorFlow's text."""
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+    def f(x):
+        tf.debugging.Assert(tf.reduce_all(x > 0), ["x:", x, "n", tf.shape(x)], summarize=4)
+        return x * 2.0
+
+    concrete = f.get_concrete_function()
+    graph = em.graph_util.import_graph_def(concrete.graph.as_graph_def().SerializeToString())
+    run = em.NewGraphFunction(graph, ["x:0"], [t.name for t in concrete.outputs])
+    ok = np.array([1.0, 2.0], np.float32)
+    np.testing.assert_array_equal(np.asarray(run(ok)).reshape(-1), f(ok).numpy())
+    bad = np.array([1.0, -2.0], np.float32)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"assertion failed: \[x:\] \[1 -2\] \[n\] \[2\]"):
+        f(bad)
+    with pytest.raises(em.errors.InvalidArgumentError, match=r"assertion failed: \[x:\] \[1 -2\] \[n\] \[2\]"):
+        run(bad)

@@ -15,6 +15,7 @@
 #include <unordered_set>
 
 #include "ember/graph.pb.h"
+#include "ember/graph/assert_import.h"
 #include "ember/graph/function_def.h"
 #include "ember/graph/graph_def_ops.h"
 #include "ember/graph/partial_value.h"
@@ -948,6 +949,7 @@ StatusOr<std::unique_ptr<FunctionGraph>> from_graph_def(std::string_view bytes,
                       "GraphDef: the bytes are not a serialized GraphDef (protobuf could not parse them: "
                       "truncated or corrupt data, or a string that is not UTF-8)");
   EMBER_RETURN_IF_ERROR(graph_def_internal::type_tensor_lists(gd));
+  EMBER_RETURN_IF_ERROR(graph_def_internal::rewrite_tensorflow_asserts(gd));
   std::vector<const proto::NodeDef*> nodes;
   for (const proto::NodeDef& node : gd.node()) nodes.push_back(&node);
   LibraryReader library(gd.library());
