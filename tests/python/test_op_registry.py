@@ -138,6 +138,18 @@ def examples():
     table["PrintV2"] = ([[f32()]], ["printed by the registry test: \x1f", "stderr", "\n", 3])
     table["Assert"] = ([tf.constant(True), [f32()]], ["[x:] \x1f", 3])
     table["InplaceUpdate"] = ([f32(), tf.constant([1]), tf.constant([[7.0, 8.0, 9.0]])], [])
+    # TensorFlow's TensorList ops on dense lists (imported GraphDefs; ops/tensor_array.cc).
+    rows = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+    table["TensorListReserve"] = ([tf.constant([2]), tf.constant(3)], [tf.float32])
+    table["EmptyTensorList"] = ([tf.constant([2]), tf.constant(-1)], [tf.float32])
+    table["TensorListFromTensor"] = ([rows, tf.constant([2])], [])
+    table["TensorListGetItem"] = ([rows, tf.constant(1), tf.constant([2])], [tf.float32])
+    table["TensorListSetItem"] = ([rows, tf.constant(0), tf.constant([5.0, 6.0])], [tf.float32, False])
+    table["TensorListPushBack"] = ([rows, tf.constant([5.0, 6.0])], [tf.float32])
+    table["TensorListPopBack"] = ([rows, tf.constant([2])], [tf.float32])
+    table["TensorListStack"] = ([rows, tf.constant([2])], [tf.float32, -1])
+    table["TensorListLength"] = ([rows], [])
+    table["TensorListElementShape"] = ([rows], [tf.int32])
     table["ReadVariableOp"] = ([], [variable._id, tf.float32, [2, 3]])
     for name in ["AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"]:
         table[name] = ([f32()], [variable._id])
