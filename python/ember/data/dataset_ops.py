@@ -36,6 +36,11 @@ def _count(value, what, name):
         raise TypeError(f"{what}: {name} must be an int, got {value!r}") from None
 
 
+def _refuse_strings(spec, what):
+    from ember.data.readers import refuse_strings
+    refuse_strings(spec, what)
+
+
 def _native_flat(native):
     """A generator over a C++ iterator's elements; closing it (or dropping it) stops its threads."""
     try:
@@ -96,7 +101,7 @@ class Dataset:
             raise RuntimeError("Dataset.as_numpy_iterator() is not supported while tracing an ember.function")
         spec = self.element_spec
         for flat in self._flat_iter():
-            yield structure.pack(spec, [t.numpy() for t in flat])
+            yield structure.pack(spec, [t.numpy() if isinstance(t, Tensor) else t for t in flat])
 
     def __bool__(self):
         return True
@@ -470,6 +475,7 @@ class _MapDataset(_UnaryDataset):
         super().__init__(input_dataset)
         if not callable(map_func):
             raise TypeError(f"{what}: `map_func` must be callable, got {type(map_func).__name__}")
+        _refuse_strings(input_dataset.element_spec, what)
         self._threads = _parallelism(num_parallel_calls, what)
         self._fn = TracedFunction(map_func, input_dataset.element_spec, what)
         self._spec = self._fn.output_spec
@@ -486,6 +492,7 @@ class _FilterDataset(_UnaryDataset):
     def __init__(self, input_dataset, predicate):
         what = "Dataset.filter()"
         super().__init__(input_dataset)
+        _refuse_strings(input_dataset.element_spec, what)
         self._fn = TracedFunction(predicate, input_dataset.element_spec, what)
         out = self._fn.output_spec
         if not isinstance(out, TensorSpec) or out.dtype != _bool or out.shape.rank != 0:
@@ -538,37 +545,41 @@ class _InterleaveDataset(_UnaryDataset):
         return result
 
     def _flat_iter(self):
-        # Note [Interleave order]: TensorFlow's deterministic order. The cycle holds up to cycle_length open
-        # iterators; each turn takes up to block_length elements from the current one, then moves on. An
-        # empty slot is refilled from the next input element before moving on; an exhausted iterator frees
-        # its slot and the cycle moves on.
-        inputs = self._input._flat_iter()
-        slots = [None] * self._cycle
-        index, in_block, inputs_done = 0, 0, False
-        while True:
-            it = slots[index]
-            if it is None:
-                if not inputs_done:
-                    element = next(inputs, None)
-                    if element is None:
-                        inputs_done = True
-                    else:
-                        slots[index] = self._dataset_for(element)._flat_iter()
-                        in_block = 0
-                        continue
-                if inputs_done and all(s is None for s in slots):
-                    return
-                index, in_block = (index + 1) % self._cycle, 0
-                continue
-            element = next(it, None)
-            if element is None:
-                slots[index] = None
-                index, in_block = (index + 1) % self._cycle, 0
-                continue
-            yield element
-            in_block += 1
-            if in_block == self._block:
-                index, in_block = (index + 1) % self._cycle, 0
+        return interleave_flat(self._input._flat_iter(), lambda e: self._dataset_for(e)._flat_iter(),
+                               self._cycle, self._block)
+
+
+def interleave_flat(inputs, make_iter, cycle, block):
+    """Note [Interleave order]: TensorFlow's deterministic order. The cycle holds up to ``cycle`` open
+    iterators; each turn takes up to ``block`` elements from the current one, then moves on. An empty slot
+    is refilled from the next input before moving on; an exhausted iterator frees its slot and the cycle
+    moves on."""
+    slots = [None] * cycle
+    index, in_block, inputs_done = 0, 0, False
+    while True:
+        it = slots[index]
+        if it is None:
+            if not inputs_done:
+                element = next(inputs, None)
+                if element is None:
+                    inputs_done = True
+                else:
+                    slots[index] = make_iter(element)
+                    in_block = 0
+                    continue
+            if inputs_done and all(s is None for s in slots):
+                return
+            index, in_block = (index + 1) % cycle, 0
+            continue
+        element = next(it, None)
+        if element is None:
+            slots[index] = None
+            index, in_block = (index + 1) % cycle, 0
+            continue
+        yield element
+        in_block += 1
+        if in_block == block:
+            index, in_block = (index + 1) % cycle, 0
 
 
 # ---- batching -----------------------------------------------------------------------------------------
@@ -589,6 +600,7 @@ def _batched_cardinality(n, batch, drop):
 class _BatchDataset(_UnaryDataset):
     def __init__(self, input_dataset, batch_size, drop_remainder):
         what = "Dataset.batch()"
+        _refuse_strings(input_dataset.element_spec, what)
         self._batch = _batch_size(batch_size, what)
         self._drop = bool(drop_remainder)
         first = self._batch if self._drop else None
@@ -605,6 +617,7 @@ class _BatchDataset(_UnaryDataset):
 class _PaddedBatchDataset(_UnaryDataset):
     def __init__(self, input_dataset, batch_size, padded_shapes, padding_values, drop_remainder):
         what = "Dataset.padded_batch()"
+        _refuse_strings(input_dataset.element_spec, what)
         self._what = what
         self._batch = _batch_size(batch_size, what)
         self._drop = bool(drop_remainder)
@@ -686,6 +699,7 @@ class _PaddedBatchDataset(_UnaryDataset):
 class _UnbatchDataset(_UnaryDataset):
     def __init__(self, input_dataset):
         what = "Dataset.unbatch()"
+        _refuse_strings(input_dataset.element_spec, what)
         super().__init__(input_dataset, structure.map_structure(lambda s: structure.drop_first(s, what),
                                                                 input_dataset.element_spec))
 
@@ -769,7 +783,7 @@ class _RepeatDataset(_UnaryDataset):
         if self._count == 0 or n == 0:
             return 0
         if self._count < 0:
-            return INFINITE if n != UNKNOWN else UNKNOWN
+            return INFINITE  # an unknown count repeated for ever is infinite, as TensorFlow says
         return n * self._count if n >= 0 else n
 
 
@@ -833,12 +847,15 @@ class _PrefetchDataset(_UnaryDataset):
         self._buffer = max(2, _C.data_autotune_parallelism()) if n == AUTOTUNE else n
 
     def _native(self):
+        from ember.data.readers import has_strings
+        if has_strings(self.element_spec):  # records (bytes) stay in Python
+            return None
         if self._buffer == 0:
             return self._input._native()
         return _C.data_prefetch(self._input._native_input(), self._buffer)
 
     def _flat_iter(self):
-        if self._buffer == 0:
+        if self._native() is None:
             return self._input._flat_iter()
         return super()._flat_iter()
 

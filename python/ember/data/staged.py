@@ -109,6 +109,9 @@ class StagedIterator:
     _MAX_NEXT = 10000  # an unconverted Python ``for`` over a dataset would trace next() for ever
 
     def __init__(self, dataset):
+        from ember.data.readers import refuse_strings
+
+        refuse_strings(dataset.element_spec, "iter(dataset) inside ember.function")
         self._dataset = dataset
         self._spec = dataset.element_spec
         self._specs = structure.flatten(self._spec)
@@ -142,7 +145,9 @@ def _shape_invariants(specs):
 def staged_for(dataset, extra_test, body, get_state, set_state, symbol_names, opts):
     """AutoGraph's ``for x in dataset`` inside a trace (Note [Datasets inside functions])."""
     from ember.autograph import operators
+    from ember.data.readers import refuse_strings
 
+    refuse_strings(dataset.element_spec, "a loop over a dataset inside ember.function")
     spec = dataset.element_spec
     specs = structure.flatten(spec)
     handle = _create_op(dataset)
@@ -189,6 +194,8 @@ def reduce(dataset, initial_state, reduce_func):
     from ember.data.functions import TracedFunction
 
     what = "Dataset.reduce()"
+    from ember.data.readers import refuse_strings
+    refuse_strings(dataset.element_spec, what)
     state = structure.normalize(initial_state, what)
     state_spec = structure.specs_of(state)
     fn = TracedFunction(reduce_func, dataset.element_spec, what, extra_spec=state_spec)

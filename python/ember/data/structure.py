@@ -75,6 +75,12 @@ def to_tensor(value, what, dtype=None):
     try:
         return convert_to_tensor(value, dtype=dtype)
     except (TypeError, ValueError, errors.OpError) as e:
+        try:
+            kind = np.asarray(value).dtype.kind
+        except Exception:  # noqa: BLE001 - only for a better message
+            kind = None
+        if kind in ("U", "S"):
+            raise TypeError(f"{what}: ember has no string tensors; got {value!r}") from None
         raise TypeError(f"{what}: expected a value convertible to a tensor, got {value!r} "
                         f"({type(value).__name__}): {e}") from None
 
