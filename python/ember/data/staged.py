@@ -106,7 +106,7 @@ class StagedIterator:
     OutOfRangeError when the function runs. The iterator is made when the function runs, where
     ``iter(ds)`` was traced, and lives until its handle is no longer used (the process ends)."""
 
-    _MAX_NEXT = 10000  # an unconverted Python ``for`` over a dataset would trace next() for ever
+    _MAX_NEXT = 1000  # an unconverted Python ``for`` over a dataset would trace next() for ever
 
     def __init__(self, dataset):
         from ember.data.readers import refuse_strings
