@@ -28,7 +28,9 @@ namespace {
 // class). The exception crosses the C++ threads as a Status whose message carries a marker with a number;
 // the number keys the exception object here, and the consumer re-raises that very object, so the user sees
 // the exception class and traceback that the source raised.
-constexpr std::string_view kMarker = "\x1e" "python exception #";
+constexpr std::string_view kMarker =
+    "\x1e"
+    "python exception #";
 
 std::mutex& stash_mu() {
   static std::mutex mu;
@@ -196,8 +198,9 @@ data::SourceFn python_source(nb::object iterator) {
                               Py_TYPE(item)->tp_name);
     for (nb::handle h : element) {
       if (!is_tensor(h.ptr()))
-        return invalid_argument("tf.data: a Python input must give tuples of tensors, got an element holding ",
-                                Py_TYPE(h.ptr())->tp_name);
+        return invalid_argument(
+            "tf.data: a Python input must give tuples of tensors, got an element holding ",
+            Py_TYPE(h.ptr())->tp_name);
       TensorImpl* t = impl_of(h.ptr());
       if (t->is_symbolic()) return invalid_argument("tf.data: an eager input gave a graph tensor");
       out.emplace_back(t);
@@ -257,7 +260,8 @@ Status python_error_status() {
 }
 
 StatusOr<int64_t> py_create(int64_t dataset) {
-  if (!Py_IsInitialized() || callbacks() == nullptr) return make_error(Code::kCancelled, "no dataset runtime");
+  if (!Py_IsInitialized() || callbacks() == nullptr)
+    return make_error(Code::kCancelled, "no dataset runtime");
   nb::gil_scoped_acquire gil;
   PyObject* r = PyObject_CallFunction(callbacks()->create.ptr(), "L", static_cast<long long>(dataset));
   if (r == nullptr) return python_error_status();
@@ -268,15 +272,18 @@ StatusOr<int64_t> py_create(int64_t dataset) {
 }
 
 StatusOr<bool> py_next(int64_t handle, std::vector<TensorRef>& components) {
-  if (!Py_IsInitialized() || callbacks() == nullptr) return make_error(Code::kCancelled, "no dataset runtime");
+  if (!Py_IsInitialized() || callbacks() == nullptr)
+    return make_error(Code::kCancelled, "no dataset runtime");
   nb::gil_scoped_acquire gil;
   PyObject* r = PyObject_CallFunction(callbacks()->next.ptr(), "L", static_cast<long long>(handle));
   if (r == nullptr) return python_error_status();
   nb::object element = nb::steal(r);
   if (r == Py_None) return false;
-  if (!PyTuple_Check(r)) return make_error(Code::kInternal, "DatasetIteratorNext: the callback gave no tuple");
+  if (!PyTuple_Check(r))
+    return make_error(Code::kInternal, "DatasetIteratorNext: the callback gave no tuple");
   for (nb::handle h : element) {
-    if (!is_tensor(h.ptr())) return make_error(Code::kInternal, "DatasetIteratorNext: a component is no tensor");
+    if (!is_tensor(h.ptr()))
+      return make_error(Code::kInternal, "DatasetIteratorNext: a component is no tensor");
     components.emplace_back(impl_of(h.ptr()));
   }
   return true;
@@ -319,11 +326,11 @@ void bind_data(nb::module_& m) {
     return wrap(std::move(it).value());
   });
   m.def("data_source", [](nb::object iterator) { return wrap(data::make_source(python_source(iterator))); });
-  m.def("data_map", [](PyDataIterator& input, std::shared_ptr<PyGraphFunction> fn, int num_parallel,
-                       std::string name) {
-    return wrap(data::make_map(input.take("Dataset.map"), graph_map_fn(std::move(fn)), num_parallel,
-                               std::move(name)));
-  });
+  m.def("data_map",
+        [](PyDataIterator& input, std::shared_ptr<PyGraphFunction> fn, int num_parallel, std::string name) {
+          return wrap(data::make_map(input.take("Dataset.map"), graph_map_fn(std::move(fn)), num_parallel,
+                                     std::move(name)));
+        });
   m.def("data_batch", [](PyDataIterator& input, int64_t batch_size, bool drop_remainder) {
     return wrap(data::make_batch(input.take("Dataset.batch"), batch_size, drop_remainder));
   });

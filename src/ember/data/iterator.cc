@@ -136,9 +136,10 @@ StatusOr<IteratorPtr> make_slices(std::vector<TensorRef> components) {
       return invalid_argument("Dataset.from_tensor_slices: component ", c,
                               " is a scalar; slicing needs rank >= 1");
     if (rows >= 0 && t.shape().dim(0) != rows)
-      return invalid_argument("Dataset.from_tensor_slices: all components must have the same size in their "
-                              "first dimension; component 0 has ",
-                              rows, " and component ", c, " has ", t.shape().dim(0));
+      return invalid_argument(
+          "Dataset.from_tensor_slices: all components must have the same size in their "
+          "first dimension; component 0 has ",
+          rows, " and component ", c, " has ", t.shape().dim(0));
     rows = t.shape().dim(0);
   }
   return IteratorPtr(new SlicesIterator(std::move(components), rows));

@@ -19,8 +19,8 @@ Status no_runtime(const char* op) {
 }
 
 StatusOr<int64_t> scalar_handle(const char* op, const TensorImpl& t) {
-  if (t.rank() != 0) return invalid_argument(op, ": the handle must be an int64 scalar, got shape ",
-                                             t.shape().to_string());
+  if (t.rank() != 0)
+    return invalid_argument(op, ": the handle must be an int64 scalar, got shape ", t.shape().to_string());
   return t.data<int64_t>()[0];
 }
 
@@ -54,9 +54,10 @@ StatusOr<std::vector<TensorSpec>> component_specs(const AttrReader& attrs, const
   std::vector<TensorSpec> specs;
   size_t at = 0;
   for (int64_t type : types) {
-    if (type < 0 || type >= kNumDTypes) return invalid_argument(op, ": output_types holds ", type,
-                                                                ", not a dtype");
-    if (at >= shapes.size()) return invalid_argument(op, ": output_shapes is shorter than output_types needs");
+    if (type < 0 || type >= kNumDTypes)
+      return invalid_argument(op, ": output_types holds ", type, ", not a dtype");
+    if (at >= shapes.size())
+      return invalid_argument(op, ": output_shapes is shorter than output_types needs");
     int64_t rank = shapes[at++];
     TensorSpec spec{static_cast<DType>(type), Shape::unknown_rank()};
     if (rank >= 0) {
@@ -127,7 +128,8 @@ Status next_kernel(KernelContext& ctx) {
     const TensorImpl& t = *components[i];
     if (t.dtype() != spec.dtype || !spec.shape.is_compatible_with(t.shape()))
       return invalid_argument(op, ": component ", i, " should be ", dtype_name(spec.dtype), " ",
-                              spec.shape.to_string(), ", got ", dtype_name(t.dtype()), " ", t.shape().to_string());
+                              spec.shape.to_string(), ", got ", dtype_name(t.dtype()), " ",
+                              t.shape().to_string());
     ctx.outputs[1 + i] = std::move(components[i]);
   }
   return Status::OK();
@@ -149,8 +151,9 @@ void set_dataset_hooks(DatasetHooks h) { hooks() = h; }
 void register_dataset_ops(OpRegistry& r) {
   const DTypeSet kInt64 = dtype_bit(DType::kInt64);
   OpBuilder("DatasetIteratorCreate")
-      .doc("A new iterator over the tf.data dataset registered as `dataset` (a function's `for x in ds`). "
-           "DatasetIteratorCreate(7) -> 1")
+      .doc(
+          "A new iterator over the tf.data dataset registered as `dataset` (a function's `for x in ds`). "
+          "DatasetIteratorCreate(7) -> 1")
       .input_fixed("dataset", kInt64)
       .output("handle")
       .dispatch_on_input(0)
@@ -160,9 +163,11 @@ void register_dataset_ops(OpRegistry& r) {
       .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("DatasetIteratorNext")
-      .doc("(has_value, components...) of the iterator's next element; zeros after the end (or OutOfRangeError "
-           "with end_is_error). "
-           "DatasetIteratorNext(h, output_types=[9], output_shapes=[0]) -> (True, 0)")
+      .doc(
+          "(has_value, components...) of the iterator's next element; zeros after the end (or "
+          "OutOfRangeError "
+          "with end_is_error). "
+          "DatasetIteratorNext(h, output_types=[9], output_shapes=[0]) -> (True, 0)")
       .input_fixed("handle", kInt64)
       .output("outputs")
       .attr("output_types", AttrType::kInts)
