@@ -352,3 +352,15 @@ def test_bad_arguments():
         tf.data.Dataset.zip((tf.data.Dataset.range(3), 5))
     with pytest.raises(TypeError, match="string"):
         tf.data.Dataset.from_tensor_slices(["a", "b"])
+
+
+def test_a_batched_dataset_is_what_keras_fit_reads():
+    # keras' data adapter (keras-core) takes any iterable of (x, y) batches and len() for the steps when the
+    # dataset is finite (TypeError otherwise): fit(ds) over this dataset was checked with that branch.
+    ds = tf.data.Dataset.from_tensor_slices((X, Y)).shuffle(12, seed=1).batch(5).prefetch(2)
+    assert len(ds) == 3
+    batches = list(ds)
+    assert [tuple(b.shape[0] for b in batch) for batch in batches] == [(5, 5), (5, 5), (2, 2)]
+    assert all(isinstance(batch, tuple) and len(batch) == 2 for batch in batches)
+    with pytest.raises(TypeError):
+        len(ds.repeat())
