@@ -87,6 +87,13 @@ PIPELINES = {
         lambda n: iter(range(int(n))), output_signature=t.TensorSpec([], t.int64), args=(4,)),
     "apply": lambda t: t.data.Dataset.range(6).apply(lambda d: d.filter(lambda v: v > 2)),
     "infinite": lambda t: t.data.Dataset.range(4).repeat().batch(3).take(5),
+    "shuffle": lambda t: t.data.Dataset.range(50).shuffle(10, seed=7),
+    "shuffle_big_buffer": lambda t: t.data.Dataset.range(6).shuffle(100, seed=5),
+    "shuffle_all": lambda t: t.data.Dataset.range(30).shuffle(t.data.UNKNOWN_CARDINALITY, seed=9),
+    "shuffle_repeat": lambda t: t.data.Dataset.range(7).shuffle(4, seed=3).repeat(3),
+    "shuffle_fixed_repeat": lambda t: t.data.Dataset.range(7).shuffle(
+        4, seed=3, reshuffle_each_iteration=False).repeat(3),
+    "shuffle_batch": lambda t: t.data.Dataset.from_tensor_slices((X, Y)).shuffle(8, seed=11).batch(3),
     "unknown_card": lambda t: t.data.Dataset.range(10).filter(lambda v: v < 4).repeat(2),
 }
 
@@ -191,26 +198,31 @@ def test_map_returning_a_list_gives_a_tuple_with_a_warning():
     assert isinstance(ds.element_spec, tuple)
 
 
-def test_shuffle_is_a_permutation_reproducible_with_a_seed():
-    ds = tf.data.Dataset.range(100).shuffle(10, seed=7)
-    a = [int(v) for v in ds]
-    assert sorted(a) == list(range(100)) and a != list(range(100))
-    b = [int(v) for v in tf.data.Dataset.range(100).shuffle(10, seed=7)]
-    assert a == b  # a fresh dataset with the same seed: the same order
-    assert [int(v) for v in ds] != a  # reshuffled each iteration (epoch 2 of the same dataset)
-    fixed = tf.data.Dataset.range(100).shuffle(10, seed=7, reshuffle_each_iteration=False)
-    assert [int(v) for v in fixed] == [int(v) for v in fixed]
-    # A buffer of 10 moves an element at most ~10 places early (the stream passes through the buffer).
-    assert all(pos >= v - 10 for pos, v in enumerate(a))
+def test_shuffle_order_is_tensorflows_epoch_after_epoch():
+    # Note [Shuffle order]: the same seeds give TensorFlow's order, and each new iterator of the same dataset
+    # reshuffles as TensorFlow's does (or not, with reshuffle_each_iteration=False).
+    for reshuffle in (True, False):
+        ours = tf.data.Dataset.range(40).shuffle(6, seed=1234, reshuffle_each_iteration=reshuffle)
+        theirs = real_tf.data.Dataset.range(40).shuffle(6, seed=1234, reshuffle_each_iteration=reshuffle)
+        epochs = [[int(v) for v in ours] for _ in range(3)]
+        assert epochs == [[int(v) for v in theirs] for _ in range(3)]
+        assert sorted(epochs[0]) == list(range(40)) and epochs[0] != list(range(40))
+        assert (epochs[0] != epochs[1]) == reshuffle
 
 
-def test_shuffle_with_the_global_seed_is_reproducible():
-    tf.random.set_seed(3)
-    a = [int(v) for v in tf.data.Dataset.range(20).shuffle(20)]
-    tf.random.set_seed(3)
-    b = [int(v) for v in tf.data.Dataset.range(20).shuffle(20)]
-    tf.random.set_seed(None)
-    assert a == b and sorted(a) == list(range(20))
+def test_shuffle_with_the_global_seed_is_tensorflows():
+    orders = []
+    for lib in (tf, real_tf):
+        lib.random.set_seed(5)
+        orders.append([[int(v) for v in lib.data.Dataset.range(10).shuffle(4)] for _ in range(2)])
+        lib.random.set_seed(None)
+    assert orders[0] == orders[1]
+
+
+def test_unseeded_shuffles_differ():
+    a = [int(v) for v in tf.data.Dataset.range(100).shuffle(100)]
+    b = [int(v) for v in tf.data.Dataset.range(100).shuffle(100)]
+    assert sorted(a) == sorted(b) == list(range(100)) and a != b
 
 
 def test_cache_in_a_file(tmp_path):

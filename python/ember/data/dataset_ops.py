@@ -10,8 +10,6 @@ iterator otherwise; the others are Python generators over their input's flat ele
 import itertools
 import os
 import pickle
-import threading
-
 import numpy as np
 
 from ember import _C, errors
@@ -724,40 +722,14 @@ class _ShuffleDataset(_UnaryDataset):
         if self._buffer <= 0 and self._buffer != UNKNOWN:
             raise errors.InvalidArgumentError(None, None, f"{what}: buffer_size must be greater than zero or "
                                               f"UNKNOWN_CARDINALITY, got {self._buffer}")
+        from ember.data.shuffle import SeedGenerator
         from ember.ops.random_ops import _get_seed
-        seeds = _get_seed(seed, what)
-        self._seeds = None if seeds == (0, 0) else tuple(int(s) for s in seeds)
-        self._reshuffle = bool(reshuffle_each_iteration)
-        self._epoch = 0
-        self._lock = threading.Lock()
-
-    def _rng(self):
-        # Note [Shuffle seeds]: a seeded shuffle is reproducible (the same seeds give the same order in every
-        # process), reshuffling draws epoch k's order from (seeds, k); the order is not TensorFlow's.
-        with self._lock:
-            epoch = self._epoch
-            if self._reshuffle:
-                self._epoch += 1
-        if self._seeds is None:
-            return np.random.default_rng()
-        return np.random.Generator(np.random.Philox(key=[self._seeds[0] & (2**64 - 1), self._seeds[1] & (2**64 - 1)],
-                                                     counter=[epoch, 0, 0, 0]))
+        seeds = tuple(int(v) for v in _get_seed(seed, what))
+        self._seeds = SeedGenerator(seeds, bool(reshuffle_each_iteration))
 
     def _flat_iter(self):
-        rng = self._rng()
-        buffer = []
-        size = self._buffer if self._buffer > 0 else 1 << 62
-        for element in self._input._flat_iter():
-            if len(buffer) < size:
-                buffer.append(element)
-                continue
-            i = int(rng.integers(len(buffer)))
-            yield buffer[i]
-            buffer[i] = element
-        while buffer:
-            i = int(rng.integers(len(buffer)))
-            buffer[i], buffer[-1] = buffer[-1], buffer[i]
-            yield buffer.pop()
+        from ember.data.shuffle import shuffled
+        return shuffled(iter(self._input._flat_iter()), self._buffer, self._seeds.next_seeds())
 
     def _cardinality(self):
         return self._input._cardinality()
