@@ -376,3 +376,19 @@ def test_a_batched_dataset_is_what_keras_fit_reads():
     assert all(isinstance(batch, tuple) and len(batch) == 2 for batch in batches)
     with pytest.raises(TypeError):
         len(ds.repeat())
+
+
+def test_map_captures_eager_tensors_and_accepts_deterministic():
+    c = tf.constant([10.0, 20.0])
+    ds = tf.data.Dataset.from_tensor_slices(X[:3]).map(lambda x: x + c, num_parallel_calls=3, deterministic=False)
+    assert np.array_equal(np.stack(list(ds.as_numpy_iterator())), X[:3] + [10.0, 20.0])
+
+
+def test_get_next_as_optional():
+    it = iter(tf.data.Dataset.range(1))
+    first = it.get_next_as_optional()
+    assert bool(first.has_value()) and int(first.get_value()) == 0
+    end = it.get_next_as_optional()
+    assert not bool(end.has_value())
+    with pytest.raises(errors.InvalidArgumentError):
+        end.get_value()
