@@ -71,6 +71,7 @@ from ember.backprop import GradientTape, UnconnectedGradients, custom_gradient, 
 from ember import graph_util
 from ember import io, saved_model
 from ember import keras
+from ember import data
 from ember import train
 from ember import profiler
 from ember import autograph

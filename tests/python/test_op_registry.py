@@ -137,6 +137,12 @@ def examples():
     table["_variable"] = variable
     table["PrintV2"] = ([[f32()]], ["printed by the registry test: \x1f", "stderr", "\n", 3])
     table["Assert"] = ([tf.constant(True), [f32()]], ["[x:] \x1f", 3])
+    from ember.data import staged  # the dataset ops iterate a dataset the package registered
+    counting = staged._register(tf.data.Dataset.range(1 << 40))
+    table["_dataset"] = counting
+    table["DatasetIteratorCreate"] = ([tf.constant(counting, tf.int64)], [])
+    table["DatasetIteratorNext"] = ([tf.constant(staged._create(counting), tf.int64)], [[tf.int64._enum], [0], False])
+    table["DatasetIteratorDelete"] = ([tf.constant(staged._create(counting), tf.int64)], [])
     table["InplaceUpdate"] = ([f32(), tf.constant([1]), tf.constant([[7.0, 8.0, 9.0]])], [])
     # TensorFlow's TensorList ops on dense lists (imported GraphDefs; ops/tensor_array.cc).
     rows = tf.constant([[1.0, 2.0], [3.0, 4.0]])
@@ -310,7 +316,7 @@ def test_allocation_too_large_is_resource_exhausted():
 
 NON_DETERMINISTIC = {"RandomUniform", "RandomStandardNormal", "TruncatedNormal", "RandomUniformInt",
                      "RngReadAndSkip", "Multinomial", "RandomShuffle", "RandomGamma", "RandomPoissonV2",
-                     "StatefulRandomBinomial"}  # each call advances the state it returns
+                     "StatefulRandomBinomial", "DatasetIteratorCreate", "DatasetIteratorNext"}  # each call advances the state it returns
 
 
 def _eager_matches_traced(name, unknown_dims):

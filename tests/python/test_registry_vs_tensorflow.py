@@ -46,6 +46,9 @@ EXCLUDED = {
                     "TensorListLength", "TensorListElementShape")},
     "Assert": "its data's text sits in a template attribute (ember has no string tensors), TensorFlow's data "
               "is a list of tensors; compared with tf.debugging.Assert in test_debugging.py",
+    **{name: "iterates a dataset of the ember.data package, named by number; TensorFlow's iterator ops take "
+             "variant and resource tensors (datasets compared with tf.data in test_data*.py)"
+       for name in ("DatasetIteratorCreate", "DatasetIteratorNext", "DatasetIteratorDelete")},
     "FusedElementwise": "ember-internal: written by ember's fusion pass, no TensorFlow op",
     "Polygamma": "its order (input 0) must be a non-negative integer, which the random float draws of this table "
                  "are not; compared with tf.math.polygamma in test_special_math.py",

@@ -21,6 +21,7 @@ void register_control_flow_ops(OpRegistry& r);  // If, While, Case and their sta
 void register_state_ops(OpRegistry& r);         // ReadVariableOp, AssignVariableOp, AssignAdd/SubVariableOp
 void register_print_ops(OpRegistry& r);         // PrintV2
 void register_fused_ops(OpRegistry& r);         // FusedElementwise (created by the optimizer)
+void register_dataset_ops(OpRegistry& r);       // DatasetIteratorCreate/Next/Delete (ops/dataset.h)
 
 inline void register_all_ops(OpRegistry& r) {
   register_math_ops(r);
@@ -40,6 +41,7 @@ inline void register_all_ops(OpRegistry& r) {
   register_state_ops(r);
   register_print_ops(r);
   register_fused_ops(r);
+  register_dataset_ops(r);
 }
 
 }  // namespace ember
