@@ -18,7 +18,8 @@ Workloads:
 The solo and pair runs of a workload follow each other in the same run, so the ratio compares like with
 like, but other processes on the machine disturb both: the cores they kept busy are printed beside each
 phase, and numbers from a busy machine are noisy. ``--env`` sets variables in the workers (to compare
-OpenMP wait policies: ``--env OMP_WAIT_POLICY=active``).
+OpenMP wait policies: ``--env OMP_WAIT_POLICY=active``; ``--env EMBER_BENCH_ASSUME_QUIET=1`` makes ember use
+every core whatever other processes do, to see what the adaptive thread count saves).
 """
 import argparse
 import json
@@ -66,6 +67,10 @@ def lstm_call(tf):
 def worker(name, seconds):
     import ember as tf
 
+    if os.environ.get("EMBER_BENCH_ASSUME_QUIET") == "1":
+        # As if the machine were otherwise idle: ember uses every core whatever others do (to compare the
+        # thread policy's solo speed on a machine that is not quiet).
+        tf._C.force_other_processes_load(0.0)
     call = {"mlp": mlp_call, "tiny": tiny_call, "lstm": lstm_call}[name](tf)
     for _ in range(3):
         call()

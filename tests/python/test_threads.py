@@ -42,12 +42,16 @@ def test_the_users_choice_wins():
     assert "GOMP_SPINCOUNT = '0'" in err, err
 
 
-def with_threads(n, fn):
+def with_threads(n, fn, others_load=0.0):
+    """Runs fn with n intra-op threads, as if other processes kept `others_load` cores busy (the machine
+    running the tests may be busy, and ember would then stay on one thread by itself)."""
     saved = tf.config.threading.get_intra_op_parallelism_threads()
     tf.config.threading.set_intra_op_parallelism_threads(n)
+    _C.force_other_processes_load(others_load)
     try:
         return fn()
     finally:
+        _C.force_other_processes_load(-1.0)
         tf.config.threading.set_intra_op_parallelism_threads(saved)
 
 
@@ -64,8 +68,8 @@ def test_small_work_stays_on_the_calling_thread():
     def chain(a):
         return tf.tanh(a * 2.0 + 1.0) * tf.sigmoid(a) - tf.exp(-a * a) * 0.5
 
-    h = tf.random.uniform([32, 128])
-    u = tf.random.uniform([128, 512])
+    h = tf.random.uniform([64, 16])
+    u = tf.random.uniform([16, 256])
 
     def small():
         return [chain(x), tf.matmul(h, u), tf.reduce_sum(x, axis=0), tf.nn.softmax(x)]
@@ -95,3 +99,17 @@ def test_large_work_goes_parallel_and_gives_the_same_results():
         np.testing.assert_allclose(r1, r2, rtol=1e-5, atol=1e-5)
     np.testing.assert_array_equal(one[0], two[0])  # element-wise work splits without changing any value
     np.testing.assert_array_equal(one[3], two[3])
+
+
+def test_beside_a_busy_process_large_work_stays_on_one_thread():
+    x = tf.random.uniform([1 << 20])
+    a, b = tf.random.uniform([256, 1024]), tf.random.uniform([1024, 512])
+
+    def large():
+        return [tf.tanh(x), tf.reduce_sum(x), tf.matmul(a, b)]
+
+    quiet, regions_quiet = regions_during(lambda: with_threads(2, large))
+    busy, regions_busy = regions_during(lambda: with_threads(2, large, others_load=os.cpu_count() - 1.0))
+    assert regions_quiet >= 3 and regions_busy == 0
+    for q, r in zip(quiet, busy):
+        np.testing.assert_allclose(q.numpy(), r.numpy(), rtol=1e-5, atol=1e-5)

@@ -1,9 +1,14 @@
 #include "ember/core/parallel.h"
 
 #include <omp.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <mutex>
 
 namespace ember {
 namespace {
@@ -13,7 +18,96 @@ std::atomic<int64_t> g_regions{0};
 // OpenMP's thread count as the process started (OMP_NUM_THREADS or one per core), read once: kernels that
 // hand small work to oneDNN set OpenMP's count to 1 for it, which must not become everyone's default.
 const int g_default_threads = omp_get_max_threads();
+
+// Note [Cores others leave free]
+// Parallel work pays only on cores nobody else wants: beside another busy process a woken worker waits
+// for a core (up to a scheduler slice, milliseconds), and two processes that each start two threads on
+// two cores make every region wait for a descheduled thread. So every kFreeCoresWindowNs the first thread
+// to ask compares the machine's busy CPU time (/proc/stat) with this process's own (its threads, spinning
+// workers included) over the window just ended: what others used is not free, and parallel work uses at
+// most the cores left, rounded (2 cores, another process busy on one: 1 thread). Two ember processes
+// side by side thus each settle on one thread and stay there (each sees the other's core busy), while a
+// process alone keeps every core. Off Linux, or when /proc/stat is unreadable, every core counts as free.
+constexpr int64_t kFreeCoresWindowNs = 100'000'000;  // /proc/stat counts in 10 ms ticks: 10+ per core
+
+int64_t clock_ns(clockid_t clock) {
+  timespec ts;
+  clock_gettime(clock, &ts);
+  return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+// Busy CPU time of the whole machine (all but idle and iowait), in ns; -1 if unknown.
+int64_t machine_busy_ns() {
+  FILE* f = std::fopen("/proc/stat", "r");
+  if (f == nullptr) return -1;
+  unsigned long long v[8] = {};
+  int got = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
+                        &v[5], &v[6], &v[7]);
+  std::fclose(f);
+  if (got != 8) return -1;
+  const unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+  const long hz = sysconf(_SC_CLK_TCK);
+  return hz > 0 ? static_cast<int64_t>(busy * (1'000'000'000ull / static_cast<unsigned long long>(hz))) : -1;
+}
+
+struct FreeCores {
+  std::atomic<int> free{0};  // 0: not measured yet, every core counts as free
+  std::atomic<int64_t> next_ns{0};
+  std::atomic<double> forced_others{-1};  // tests
+  std::mutex mu;
+  int64_t wall_ns = 0, busy_ns = -1, self_ns = 0;
+
+  int get() {
+    const double forced = forced_others.load(std::memory_order_relaxed);
+    if (forced >= 0) return from_others(forced);
+    const int64_t now = clock_ns(CLOCK_MONOTONIC);
+    if (now >= next_ns.load(std::memory_order_relaxed) && mu.try_lock()) {
+      sample(now);
+      mu.unlock();
+    }
+    return free.load(std::memory_order_relaxed);
+  }
+  void sample(int64_t now) {
+    next_ns.store(now + kFreeCoresWindowNs, std::memory_order_relaxed);
+    const int64_t busy = machine_busy_ns(), self = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    // A window much longer than planned (the process was idle) says little about now: start afresh.
+    if (busy >= 0 && busy_ns >= 0 && now - wall_ns < 4 * kFreeCoresWindowNs) {
+      const double others = static_cast<double>((busy - busy_ns) - (self - self_ns)) / (now - wall_ns);
+      free.store(from_others(others), std::memory_order_relaxed);
+    }
+    wall_ns = now, busy_ns = busy, self_ns = self;
+  }
+  static int from_others(double others) {
+    const double cores = omp_get_num_procs();
+    return static_cast<int>(
+        std::clamp(std::lround(cores - std::max(0.0, others)), 1L, static_cast<long>(cores)));
+  }
+};
+
+FreeCores& free_cores() {
+  static FreeCores* f = new FreeCores();  // never destroyed: kernels may run during static destruction
+  return *f;
+}
+
+// The threads parallel work may use now: the configured count, at most the cores others leave free.
+int usable_threads() {
+  const int configured = intra_op_threads();
+  if (configured <= 1) return configured;
+  const int free = free_cores().get();
+  return free > 0 ? std::min(configured, free) : configured;
+}
 }  // namespace
+
+int cores_free_for_parallel_work() {
+  const int free = free_cores().get();
+  return free > 0 ? free : omp_get_num_procs();
+}
+
+namespace internal {
+void force_other_processes_load(double cores) {
+  free_cores().forced_others.store(cores, std::memory_order_relaxed);
+}
+}  // namespace internal
 
 int inter_op_threads() {
   int n = g_inter_op_threads.load(std::memory_order_relaxed);
@@ -34,12 +128,12 @@ void set_intra_op_threads(int n) {
 
 int threads_for_cycles(int64_t cycles) {
   if (cycles < kParallelMinCycles || omp_in_parallel()) return 1;
-  return static_cast<int>(std::clamp<int64_t>(cycles / kParallelCyclesPerThread, 1, intra_op_threads()));
+  return static_cast<int>(std::clamp<int64_t>(cycles / kParallelCyclesPerThread, 1, usable_threads()));
 }
 
 int threads_for_matmul(int64_t macs) {
   if (macs < kParallelMinMatMulMacs || omp_in_parallel()) return 1;
-  const int threads = intra_op_threads();
+  const int threads = usable_threads();
   if (threads > 1) g_regions.fetch_add(1, std::memory_order_relaxed);  // oneDNN's region, started next
   return threads;
 }

@@ -10,24 +10,23 @@
 namespace ember {
 
 // Note [Parallel grain]
-// A parallel region costs more than its hand-off when anything else runs on the machine: a woken worker
-// waits for a core, and the region's end waits for the slowest thread, so a region of a few microseconds
-// becomes one of milliseconds when the worker was descheduled (measured on the 2-core Zen 4: a 64x64 fused
-// chain went from 15 us to 0.6-2 ms per call beside a second busy process, an LSTM step from 18 to 385 ms).
-// Measured on this machine while other processes kept it busy, two threads never beat one below ~0.5 ms
-// of work (tanh over 1M floats: 416 us on one thread, 445 on two; a 64x784x256 product 229 vs 257 us);
-// alone, two threads win from a few tens of microseconds. So work goes parallel only from ~50-100 us:
-// solo, large work still uses every core; beside others, the small and medium work of a step (an LSTM's
-// cells, a 64x64 function) stays on the caller and cannot wait for anyone. Costs are in the kernels'
-// cost units ("cycles"; measured ~0.05 ns each for tanh, ~0.15 for a memory-bound add).
+// A parallel region pays for waking its workers, and its end waits for the slowest one. Measured on the
+// 2-core Zen 4 (docs/threads.md has the table), two threads against one with the default short OpenMP
+// spin: tanh over 16k floats (7 us) 1.5x, add over 64k (8 us) 1.3x, reduce_sum over 64k 0.7x and over
+// 256k (14 us) 1.4x, a 64x16x256 product (262k multiply-adds, 6 us) 0.95x, 64x64x256 (1M, 20 us) 1.5x.
+// So work goes parallel from where two threads win ~1.4x alone: ~256k cost units (the kernels' "cycles":
+// ~0.05 ns each for tanh, ~0.12 for a memory-bound add) and 1M multiply-adds. A 64x64 fused chain stays
+// on the caller. Beside other busy processes even large work loses on two threads (tanh over 1M floats:
+// 416 us on one, 445 on two while the machine was busy), which is not a grain but a count: see Note [Cores
+// others leave free] in parallel.cc.
 
-/// parallel_for runs inline below this much work in total (cost units): ~50 us of tanh, ~150 us of add.
-inline constexpr int64_t kParallelMinCycles = int64_t{1} << 20;
+/// parallel_for runs inline below this much work in total (cost units).
+inline constexpr int64_t kParallelMinCycles = int64_t{1} << 18;
 /// Each thread of a parallel_for gets at least this much work (cost units).
-inline constexpr int64_t kParallelCyclesPerThread = int64_t{1} << 19;
-/// A matrix product (oneDNN primitive or dnnl_sgemm) with fewer multiply-adds than this runs on the
-/// calling thread: 4M multiply-adds is ~80 us at the single-core sgemm rate (~50 G multiply-adds/s).
-inline constexpr int64_t kParallelMinMatMulMacs = int64_t{1} << 22;
+inline constexpr int64_t kParallelCyclesPerThread = int64_t{1} << 17;
+/// A matrix product (oneDNN primitive or dnnl_sgemm), convolution or pooling with fewer multiply-adds
+/// than this runs on the calling thread.
+inline constexpr int64_t kParallelMinMatMulMacs = int64_t{1} << 20;
 /// Executor inter-op parallelism (runtime/executor.cc): a plan runs on several threads only when its work
 /// off the critical path is at least this many ns and its mid-sized nodes (between the two sizes below)
 /// add up to as much; nodes above the large size already use every core through intra-op parallelism.
@@ -44,11 +43,15 @@ int inter_op_threads();
 void set_inter_op_threads(int n);
 
 /// Threads worth using for `cycles` of work started from this thread: 1 below the grain or inside a
-/// parallel region, else up to intra_op_threads(). The one rule for work handed to a library's own OpenMP
+/// parallel region, else up to intra_op_threads() and the cores other processes leave free (Note [Cores
+/// others leave free] in parallel.cc). The one rule for work handed to a library's own OpenMP
 /// regions (oneDNN); parallel_for applies it itself.
 int threads_for_cycles(int64_t cycles);
 /// As threads_for_cycles, for a matrix product of `macs` multiply-adds.
 int threads_for_matmul(int64_t macs);
+
+/// Cores other processes have left free lately (measured every 100 ms; all of them until measured).
+int cores_free_for_parallel_work();
 
 /// Parallel regions started in this process by parallel_for, and those handed to oneDNN with more than
 /// one thread by threads_for_matmul (a counter for tests: work below the grain must not move it).
@@ -62,6 +65,8 @@ void parallel_for(int64_t n, int64_t cost_per_item, Fn&& fn);
 namespace internal {
 using RangeFn = void (*)(void* ctx, int64_t begin, int64_t end);
 void parallel_for_impl(int64_t n, int64_t cost_per_item, RangeFn fn, void* ctx);
+/// Tests: pretend other processes keep `cores` cores busy (a negative value measures again).
+void force_other_processes_load(double cores);
 // n * cost, saturating: a product past int64 is simply "large".
 inline int64_t total_cycles(int64_t n, int64_t cost) {
   int64_t total;

@@ -889,7 +889,10 @@ Status ExecPlan::run(const FunctionGraph& fn, std::span<TensorImpl* const> args,
     if (arg_slots_[i] >= 0)
       state->slots[arg_slots_[i]] = i < owned.size() ? std::move(owned[i]) : TensorRef(value);
   }
-  const bool parallel = parallel_ && !omp_in_parallel() && inter_op_threads() > 1;
+  // Beside other busy processes a parallel run would wait for descheduled workers (Note [Cores others
+  // leave free] in core/parallel.cc): with one core free, the plan runs in order.
+  const bool parallel =
+      parallel_ && !omp_in_parallel() && inter_op_threads() > 1 && cores_free_for_parallel_work() > 1;
   state->arena_active = !parallel && arena_ready(*state);
   Status s = parallel ? run_parallel(fn, *state) : run_sequential(fn, *state);
   results.clear();

@@ -18,8 +18,12 @@ class ParallelTest : public ::testing::Test {
   void SetUp() override {
     saved_ = intra_op_threads();
     set_intra_op_threads(2);
+    internal::force_other_processes_load(0);  // a quiet machine, whatever this one is doing
   }
-  void TearDown() override { set_intra_op_threads(saved_); }
+  void TearDown() override {
+    internal::force_other_processes_load(-1);
+    set_intra_op_threads(saved_);
+  }
   int saved_ = 0;
 };
 
@@ -60,8 +64,8 @@ TEST_F(ParallelTest, ThreadCountsFollowTheGrain) {
   EXPECT_EQ(threads_for_cycles(kParallelMinCycles - 1), 1);
   EXPECT_EQ(threads_for_cycles(kParallelMinCycles * 8), 2);
   EXPECT_EQ(threads_for_matmul(kParallelMinMatMulMacs - 1), 1);
-  // An LSTM cell's products ([32,128]x[128,512]) stay on the caller.
-  EXPECT_EQ(threads_for_matmul(int64_t{32} * 128 * 512), 1);
+  // A 64x16x256 product (6 us: two threads do not win) stays on the caller.
+  EXPECT_EQ(threads_for_matmul(int64_t{64} * 16 * 256), 1);
   EXPECT_EQ(threads_for_matmul(kParallelMinMatMulMacs), 2);
   int inside = 0;
 #pragma omp parallel num_threads(2)
@@ -70,6 +74,25 @@ TEST_F(ParallelTest, ThreadCountsFollowTheGrain) {
     inside = threads_for_matmul(kParallelMinMatMulMacs * 8) + threads_for_cycles(kParallelMinCycles * 8);
   }
   EXPECT_EQ(inside, 2);  // nested work stays on its thread
+}
+
+TEST_F(ParallelTest, ParallelWorkUsesOnlyTheCoresOthersLeaveFree) {
+  const int64_t large = kParallelMinCycles * 8, large_product = kParallelMinMatMulMacs * 8;
+  // Other processes busy on all cores but one (on the 2-core machine, one other busy process).
+  internal::force_other_processes_load(omp_get_num_procs() - 1.0);
+  EXPECT_EQ(threads_for_cycles(large), 1);
+  EXPECT_EQ(threads_for_matmul(large_product), 1);
+  EXPECT_EQ(cores_free_for_parallel_work(), 1);
+  const int64_t regions = parallel_regions_started();
+  std::vector<int> hits(1000, 0);
+  parallel_for(1000, large, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) ++hits[i];
+  });
+  EXPECT_EQ(parallel_regions_started(), regions);
+  for (int h : hits) ASSERT_EQ(h, 1);
+  internal::force_other_processes_load(0.3);  // a little background work leaves both cores usable
+  EXPECT_EQ(threads_for_cycles(large), 2);
+  EXPECT_EQ(threads_for_matmul(large_product), 2);
 }
 
 TEST_F(ParallelTest, ASingleThreadedLibraryCallDoesNotChangeTheDefault) {
