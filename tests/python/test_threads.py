@@ -113,3 +113,21 @@ def test_beside_a_busy_process_large_work_stays_on_one_thread():
     assert regions_quiet >= 3 and regions_busy == 0
     for q, r in zip(quiet, busy):
         np.testing.assert_allclose(q.numpy(), r.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_adaptive_threads_can_be_turned_off():
+    # Another process keeps every core busy; with EMBER_ADAPTIVE_THREADS=0 ember still counts every core
+    # as free after several of its 100 ms windows (with the measurement on it would see the spinners).
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(os.cpu_count())]
+    try:
+        code = ("import os, time, ember\n"
+                "x = ember.random.uniform([1 << 20])\n"
+                "end = time.time() + 0.5\n"
+                "while time.time() < end: ember.tanh(x)\n"
+                "print(ember._C.cores_free_for_parallel_work(), os.cpu_count())")
+        free, cores = run_python(code, EMBER_ADAPTIVE_THREADS="0").stdout.split()
+        assert free == cores
+    finally:
+        for p in spinners:
+            p.kill()
+            p.wait()

@@ -8,7 +8,9 @@
 #include <atomic>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
+#include <string_view>
 
 namespace ember {
 namespace {
@@ -27,7 +29,8 @@ const int g_default_threads = omp_get_max_threads();
 // workers included) over the window just ended: what others used is not free, and parallel work uses at
 // most the cores left, rounded (2 cores, another process busy on one: 1 thread). Two ember processes
 // side by side thus each settle on one thread and stay there (each sees the other's core busy), while a
-// process alone keeps every core. Off Linux, or when /proc/stat is unreadable, every core counts as free.
+// process alone keeps every core. Off Linux, or when /proc/stat is unreadable, every core counts as free;
+// EMBER_ADAPTIVE_THREADS=0 turns the measurement off (a machine dedicated to one process).
 constexpr int64_t kFreeCoresWindowNs = 100'000'000;  // /proc/stat counts in 10 ms ticks: 10+ per core
 
 int64_t clock_ns(clockid_t clock) {
@@ -54,12 +57,18 @@ struct FreeCores {
   std::atomic<int> free{0};  // 0: not measured yet, every core counts as free
   std::atomic<int64_t> next_ns{0};
   std::atomic<double> forced_others{-1};  // tests
+  // EMBER_ADAPTIVE_THREADS=0: every core counts as free (a machine given to this process alone).
+  const bool enabled = [] {
+    const char* v = std::getenv("EMBER_ADAPTIVE_THREADS");
+    return v == nullptr || std::string_view(v) != "0";
+  }();
   std::mutex mu;
   int64_t wall_ns = 0, busy_ns = -1, self_ns = 0;
 
   int get() {
     const double forced = forced_others.load(std::memory_order_relaxed);
     if (forced >= 0) return from_others(forced);
+    if (!enabled) return 0;
     const int64_t now = clock_ns(CLOCK_MONOTONIC);
     if (now >= next_ns.load(std::memory_order_relaxed) && mu.try_lock()) {
       sample(now);
