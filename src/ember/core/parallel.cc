@@ -1,6 +1,7 @@
 #include "ember/core/parallel.h"
 
 #include <omp.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <string_view>
 
@@ -39,18 +41,33 @@ int64_t clock_ns(clockid_t clock) {
   return int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
 }
 
-// Busy CPU time of the whole machine (all but idle and iowait), in ns; -1 if unknown.
+// Busy CPU time (all but idle and iowait), in ns, of the cores this process may run on (its affinity
+// mask: in a container pinned to 2 cores of a large host, the host's other cores are none of its
+// business); -1 if unknown.
 int64_t machine_busy_ns() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return -1;
   FILE* f = std::fopen("/proc/stat", "r");
   if (f == nullptr) return -1;
-  unsigned long long v[8] = {};
-  int got = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4],
-                        &v[5], &v[6], &v[7]);
+  char line[512];
+  unsigned long long busy = 0;
+  int cores = 0;
+  while (std::fgets(line, sizeof(line), f) != nullptr) {
+    if (std::strncmp(line, "cpu", 3) != 0 || line[3] < '0' || line[3] > '9') continue;  // the total, others
+    int cpu = -1;
+    unsigned long long v[8] = {};
+    if (std::sscanf(line, "cpu%d %llu %llu %llu %llu %llu %llu %llu %llu", &cpu, &v[0], &v[1], &v[2], &v[3],
+                    &v[4], &v[5], &v[6], &v[7]) != 9)
+      continue;
+    if (cpu < 0 || cpu >= CPU_SETSIZE || !CPU_ISSET(cpu, &allowed)) continue;
+    busy += v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
+    ++cores;
+  }
   std::fclose(f);
-  if (got != 8) return -1;
-  const unsigned long long busy = v[0] + v[1] + v[2] + v[5] + v[6] + v[7];
   const long hz = sysconf(_SC_CLK_TCK);
-  return hz > 0 ? static_cast<int64_t>(busy * (1'000'000'000ull / static_cast<unsigned long long>(hz))) : -1;
+  if (cores == 0 || hz <= 0) return -1;
+  return static_cast<int64_t>(busy * (1'000'000'000ull / static_cast<unsigned long long>(hz)));
 }
 
 struct FreeCores {
