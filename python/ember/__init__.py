@@ -7,11 +7,15 @@
 
 import os as _os
 
-# OpenMP (ember's one thread pool) reads this when it loads, with the extension below. libgomp's default
-# keeps idle workers spinning for ~300k iterations after each parallel region: beside another busy
-# process on a small machine they take its cores, and a 15 us call became 0.6-2 ms in both. A short spin
-# keeps back-to-back regions warm and then sleeps. A value the user set wins.
-_os.environ.setdefault("GOMP_SPINCOUNT", "10000")
+# OpenMP (ember's one thread pool, libgomp, shared with oneDNN) reads its wait policy once, when the extension
+# below loads it. libgomp's default keeps an idle worker spinning ~300k iterations (~15 ms here) after each
+# parallel region: beside another busy process it takes that process's core, and both crawl (a 15 us call
+# became 0.6-2 ms). ember's default is a short spin, then sleep (docs/threads.md): back-to-back regions still
+# find their workers awake. A wait policy or spin count the user set wins: GOMP_SPINCOUNT would override
+# OMP_WAIT_POLICY, so ember sets it only when neither is set.
+_DEFAULT_GOMP_SPINCOUNT = "300"
+if "OMP_WAIT_POLICY" not in _os.environ:
+    _os.environ.setdefault("GOMP_SPINCOUNT", _DEFAULT_GOMP_SPINCOUNT)
 
 
 def _load_extension():

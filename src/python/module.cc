@@ -216,6 +216,9 @@ NB_MODULE(_C, m) {
   m.def("elementwise_isa", [] { return std::string(kernels::elementwise_isa()); });
   m.def("set_intra_op_threads", &set_intra_op_threads);
   m.def("intra_op_threads", &intra_op_threads);
+  m.def("parallel_regions_started", &parallel_regions_started);  // tests: small work stays on one thread
+  m.def("force_other_processes_load", &internal::force_other_processes_load);  // tests: a quiet machine
+  m.def("cores_free_for_parallel_work", &cores_free_for_parallel_work);
   // TF 2 seed semantics live in C++ (kernels/seed.h) so C++ programs share them; Python asks for the
   // (seed, seed2) pair of each random op call.
   m.def("random_set_seed", [](int64_t seed) { kernels::SeedState::global().set_seed(seed); });

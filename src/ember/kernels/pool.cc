@@ -157,7 +157,9 @@ bool onednn_pool(const PoolGeometry& g, bool max, const float* x, float* y) {
   int64_t elements = g.batch * g.channels;
   for (int i = 0; i < g.nd; ++i) elements *= g.in[i] * g.out[i];
   if (elements == 0) return false;
-  const int threads = onednn::set_threads();
+  int64_t work = g.batch * g.channels;
+  for (int i = 0; i < g.nd; ++i) work *= g.out[i] * g.window[i];
+  const int threads = onednn::set_threads(work);
   onednn::Key key{100 + max, threads, g.nd, g.channels_last, g.batch, g.channels};
   for (int i = 0; i < g.nd; ++i)
     key.insert(key.end(), {g.in[i], g.window[i], g.out[i], g.stride[i], g.pad_before[i], g.pad_after[i]});
