@@ -18,6 +18,7 @@ void register_graph_ops(OpRegistry& r);      // Placeholder, Const, PartitionedC
 void register_control_flow_ops(OpRegistry& r);  // If, While, Case and their stateless forms
 void register_state_ops(OpRegistry& r);      // ReadVariableOp, AssignVariableOp, AssignAdd/SubVariableOp
 void register_print_ops(OpRegistry& r);      // PrintV2
+void register_summary_ops(OpRegistry& r);    // ContextWriteSummary, ContextFlushSummary (summary.h)
 void register_fused_ops(OpRegistry& r);      // FusedElementwise (created by the optimizer)
 
 inline void register_all_ops(OpRegistry& r) {
@@ -35,6 +36,7 @@ inline void register_all_ops(OpRegistry& r) {
   register_control_flow_ops(r);
   register_state_ops(r);
   register_print_ops(r);
+  register_summary_ops(r);
   register_fused_ops(r);
 }
 
