@@ -63,6 +63,9 @@ def _write_all(lib, logdir):
         lib.summary.histogram("h_empty", np.zeros([0], np.float32), step=8, buckets=4)
         lib.summary.histogram("h_zero_buckets", [1.0, 2.0], step=9, buckets=0)
         lib.summary.histogram("h_f64", rng.randn(7, 3), step=10, buckets=1)
+        lib.summary.histogram("h_nan", [0.0, 1.0, float("nan")], step=10, buckets=2)
+        lib.summary.histogram("h_inf", [0.0, float("inf"), 1.0], step=10, buckets=2)
+        lib.summary.histogram("h_minf", [-float("inf"), 0.0, 1.0], step=10, buckets=2)
         lib.summary.image("img_u8", rng.randint(0, 256, [2, 3, 5, 3]).astype(np.uint8), step=11)
         lib.summary.image("img_f", rng.uniform(-0.2, 1.2, [4, 2, 3, 1]).astype(np.float32), step=12,
                           max_outputs=2)
@@ -95,7 +98,7 @@ def test_summaries_match_tensorflow(tmp_path):
             for a, b in zip(have[2:], want[2:]):
                 np.testing.assert_array_equal(_decode_png(a), _decode_png(b), err_msg=tag)
         elif plugin == "histograms":
-            np.testing.assert_allclose(have, want, rtol=1e-12, atol=0, err_msg=tag)
+            np.testing.assert_allclose(have, want, rtol=1e-12, atol=0, equal_nan=True, err_msg=tag)
             np.testing.assert_array_equal(have[:, 2], want[:, 2], err_msg=tag)
         else:
             np.testing.assert_array_equal(have, want, err_msg=tag)

@@ -128,8 +128,13 @@ std::vector<double> histogram_buckets(const TensorImpl& data, int64_t bucket_cou
         v[i] = static_cast<double>(src[i]);
     }
   });
+  // A NaN makes the minimum and maximum NaN, as TensorFlow's reductions (then every count is 0).
   double lo = v[0], hi = v[0];
   for (double x : v) {
+    if (std::isnan(x) || std::isnan(lo)) {
+      lo = hi = std::nan("");
+      break;
+    }
     lo = std::min(lo, x);
     hi = std::max(hi, x);
   }
@@ -149,7 +154,8 @@ std::vector<double> histogram_buckets(const TensorImpl& data, int64_t bucket_cou
     if (idx >= 0) out[idx * 3 + 2] += 1;
   }
   for (int64_t i = 0; i < k; ++i) {
-    out[i * 3] = lo + width * static_cast<double>(i);
+    // TensorFlow's linspace starts exactly at the minimum (0 * inf would be NaN).
+    out[i * 3] = i == 0 ? lo : lo + width * static_cast<double>(i);
     out[i * 3 + 1] = i + 1 == k ? hi : lo + width * static_cast<double>(i + 1);
   }
   return out;
