@@ -379,3 +379,31 @@ def test_image_of_a_bad_shape_inside_a_writer(tmp_path):
     with writer.as_default(), pytest.raises(tf.errors.InvalidArgumentError, match="c in 1..4"):
         tf.summary.image("x", np.zeros([1, 2, 2, 5], np.uint8), step=1)
     writer.close()
+
+
+def test_write_raw_pb(tmp_path):
+    from tensorflow.core.framework import summary_pb2
+    raw = summary_pb2.Summary(value=[summary_pb2.Summary.Value(tag="raw", simple_value=2.5)]).SerializeToString()
+    writer = tf.summary.create_file_writer(str(tmp_path))
+    with writer.as_default(step=4):
+        assert tf.summary.experimental.write_raw_pb(raw)
+    writer.close()
+    event = _events(tmp_path)[1]
+    assert event.step == 4 and event.summary.value[0].tag == "raw"
+
+
+def test_trace_with_profiler_writes_a_profile(tmp_path):
+    @tf.function
+    def fn(x):
+        return tf.matmul(x, x)
+
+    fn(tf.ones([4, 4]))  # traced before: its profile is still recorded, its graph is not
+    writer = tf.summary.create_file_writer(str(tmp_path / "logs"))
+    tf.summary.trace_on(graph=True, profiler=True, profiler_outdir=str(tmp_path / "profile"))
+    fn(tf.ones([4, 4]))
+    with writer.as_default():
+        tf.summary.trace_export("profiled", step=1)
+    writer.close()
+    traces = glob.glob(str(tmp_path / "profile" / "plugins" / "profile" / "*" / "*.trace.json"))
+    assert len(traces) == 1
+    assert [v[1] for v in _values(tmp_path / "logs")] == ["profiled"]

@@ -474,7 +474,30 @@ def _summary_scope(name, default_name=None, values=None):
 
 
 experimental = types.ModuleType(__name__ + ".experimental", "tf.summary.experimental: set_step, get_step, "
-                                "summary_scope, write_raw_pb.")
+                                "summary_scope, write_raw_pb.")  # filled below
 experimental.set_step = _set_step
 experimental.get_step = _get_step
 experimental.summary_scope = _summary_scope
+
+
+def _write_raw_pb(tensor, step=None, name=None):
+    """Writes serialized Summary protos (bytes, or a list of them) as events at ``step``, eagerly."""
+    if _C.in_trace():
+        raise NotImplementedError("write_raw_pb inside ember.function: ember has no string tensors")
+    writer = _state.writer
+    if not isinstance(writer, _FileWriter) or writer._closed or not _condition_value():
+        return False
+    if step is None:
+        step = _state.step
+        if step is None:
+            raise ValueError(_NO_STEP_MESSAGE)
+    from ember.framework import protos
+    step = int(np.asarray(step.numpy() if hasattr(step, "numpy") else step))
+    for raw in [tensor] if isinstance(tensor, (bytes, bytearray)) else list(tensor):
+        event = protos.message_class("Event")(wall_time=time.time(), step=step)
+        event.summary.ParseFromString(bytes(raw))
+        writer._write_event(event)
+    return True
+
+
+experimental.write_raw_pb = _write_raw_pb
