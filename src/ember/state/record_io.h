@@ -13,7 +13,7 @@
 //
 //   auto r = RecordReader::open("/tmp/x.tfrecord", RecordOptions{});
 //   std::string record;
-//   for (Status s; (s = (*r)->read(&record)).ok();) use(record);   // OutOfRange at the end, DataLoss if corrupt
+//   for (Status s; (s = (*r)->read(&record)).ok();) use(record);  // then OutOfRange, or DataLoss
 //
 // The reader trusts nothing: a length is checked against its CRC before it is used, the data is read in
 // chunks that grow only as bytes actually arrive (a corrupt length never allocates more than the file
