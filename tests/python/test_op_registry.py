@@ -65,6 +65,7 @@ def examples():
     table["ExpandDims"] = ([f32(), tf.constant(0)], [])
     table["Squeeze"] = ([tf.constant(F[None])], [[0]])
     table["Shape"] = ([f32()], [tf.int32])
+    table["ShapeN"] = ([[f32(), tf.constant([1.0, 2.0, 3.0, 4.0])]], [tf.int64])
     table["Size"] = ([f32()], [tf.int64])
     table["Rank"] = ([f32()], [])
     table["ConcatV2"] = ([[f32(), f32()], tf.constant(-1)], [])  # the axis a tensor: symbolic when traced
@@ -95,6 +96,13 @@ def examples():
     table["Range"] = ([tf.constant(0), tf.constant(5), tf.constant(1)], [])
     table["LinSpace"] = ([tf.constant(0.0), tf.constant(1.0), tf.constant(5)], [])
     table["Softmax"] = ([f32()], [-1])
+    for name in ("ReluGrad", "Relu6Grad", "EluGrad", "SeluGrad", "SoftplusGrad", "SoftsignGrad", "SigmoidGrad",
+                 "TanhGrad", "SqrtGrad", "RsqrtGrad", "ReciprocalGrad"):
+        table[name] = ([f32(), f32(F[::-1] * 6.0 - 3.0)], [])  # the second operand crosses 0
+    table["LeakyReluGrad"] = ([f32(), f32(F - 3.0)], [0.3])
+    table["LeakyRelu"] = ([f32(F - 3.0)], [0.3])
+    table["Selu"] = ([f32(F * 6.0 - 3.0)], [])
+    table["Softsign"] = ([f32(F * 6.0 - 3.0)], [])
     table["LogSoftmax"] = ([f32()], [0])
     table["BiasAdd"] = ([f32(), tf.constant([1.0, 2.0, 3.0])], ["NHWC"])
     table["L2Loss"] = ([f32()], [])
