@@ -78,6 +78,7 @@ from ember import keras
 from ember import data
 from ember import train
 from ember import profiler
+from ember import summary
 from ember import autograph
 
 __version__ = "0.1.0"

@@ -136,6 +136,10 @@ def examples():
     variable = tf.Variable([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     table["_variable"] = variable
     table["PrintV2"] = ([[f32()]], ["printed by the registry test: \x1f", "stderr", "\n", 3])
+    # With no default summary writer (the registry test's case) both are no-ops (test_summary.py writes).
+    table["ContextWriteSummary"] = ([tf.constant(True), tf.constant(1, tf.int64), f32()], ["registry", "", 0, 0,
+                                                                                         0.0, ""])
+    table["ContextFlushSummary"] = ([], [])
     table["Assert"] = ([tf.constant(True), [f32()]], ["[x:] \x1f", 3])
     from ember.data import staged  # the dataset ops iterate a dataset the package registered
     counting = staged._register(tf.data.Dataset.range(1 << 40))

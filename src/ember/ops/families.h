@@ -22,6 +22,7 @@ void register_state_ops(OpRegistry& r);         // ReadVariableOp, AssignVariabl
 void register_print_ops(OpRegistry& r);         // PrintV2
 void register_fused_ops(OpRegistry& r);         // FusedElementwise (created by the optimizer)
 void register_dataset_ops(OpRegistry& r);       // DatasetIteratorCreate/Next/Delete (ops/dataset.h)
+void register_summary_ops(OpRegistry& r);       // ContextWriteSummary, ContextFlushSummary
 
 inline void register_all_ops(OpRegistry& r) {
   register_math_ops(r);
@@ -40,6 +41,7 @@ inline void register_all_ops(OpRegistry& r) {
   register_control_flow_ops(r);
   register_state_ops(r);
   register_print_ops(r);
+  register_summary_ops(r);
   register_fused_ops(r);
   register_dataset_ops(r);
 }

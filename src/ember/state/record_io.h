@@ -7,13 +7,13 @@
 // and the whole stream may be ZLIB- or GZIP-compressed. What ember writes TensorFlow reads and the other way
 // round.
 //
-//   EMBER_ASSIGN_OR_RETURN(auto w, RecordWriter::open("/tmp/x.tfrecord", RecordOptions{}));
-//   EMBER_RETURN_IF_ERROR(w->write("hello"));
-//   EMBER_RETURN_IF_ERROR(w->close());
+//   auto w = RecordWriter::open("/tmp/x.tfrecord", RecordOptions{});   // StatusOr<unique_ptr<...>>
+//   EMBER_RETURN_IF_ERROR((*w)->write("hello"));
+//   EMBER_RETURN_IF_ERROR((*w)->close());
 //
-//   EMBER_ASSIGN_OR_RETURN(auto r, RecordReader::open("/tmp/x.tfrecord", RecordOptions{}));
+//   auto r = RecordReader::open("/tmp/x.tfrecord", RecordOptions{});
 //   std::string record;
-//   for (Status s; (s = r->read(&record)).ok();) use(record);   // OutOfRange at the end, DataLoss if corrupt
+//   for (Status s; (s = (*r)->read(&record)).ok();) use(record);  // then OutOfRange, or DataLoss
 //
 // The reader trusts nothing: a length is checked against its CRC before it is used, the data is read in
 // chunks that grow only as bytes actually arrive (a corrupt length never allocates more than the file
