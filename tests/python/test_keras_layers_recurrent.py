@@ -182,3 +182,41 @@ def test_bad_inputs_raise_naming_the_layer(name):
         layer(tf.zeros([2, 5, 6]))
     with pytest.raises(tf.errors.InvalidArgumentError, match=rf"{name} 'rec': expected initial_state of"):
         layer(tf.zeros([2, 5, 3]), initial_state=[tf.zeros([2, 4])] * 3)
+
+
+@pytest.mark.parametrize("kwargs", [dict(), dict(return_sequences=True, return_state=True)])
+def test_lstm_own_backward_pass_equals_autodiff(kwargs):
+    """The standard LSTM runs a hand-written backward pass (Note [The LSTM's own backward pass]); an LSTM
+    whose activations are the same functions under other names takes autodiff's. Both give one gradient."""
+    x = data(3, 8, 4)
+    fast = R.LSTM(5, **kwargs)
+    slow = R.LSTM(5, activation=lambda v: tf.tanh(v), recurrent_activation=lambda v: tf.sigmoid(v), **kwargs)
+    assert R._is_standard_lstm(fast.cell) and not R._is_standard_lstm(slow.cell)
+    fast(tf.constant(x))
+    slow(tf.constant(x))
+    slow.set_weights(fast.get_weights())
+
+    def grads(layer):
+        xt = tf.constant(x)
+        with tf.GradientTape() as tape:
+            tape.watch(xt)
+            outs = layer(xt)
+            outs = outs if isinstance(outs, list) else [outs]
+            loss = tf.add_n([tf.reduce_sum(o * (i + 1.0) * o) for i, o in enumerate(outs)])
+        return [g.numpy() for g in tape.gradient(loss, [xt] + list(layer.trainable_weights))]
+
+    for a, b in zip(grads(fast), grads(slow)):
+        np.testing.assert_allclose(a, b, atol=1e-5, rtol=1e-5)
+
+
+def test_embedding_mask_reaches_the_lstm_as_in_tf_keras():
+    from ember.keras import layers
+
+    ids = np.array([[3, 4, 5, 0, 0], [1, 2, 0, 0, 0]])
+    emb, lstm = layers.Embedding(20, 6, mask_zero=True), R.LSTM(4, return_sequences=True)
+    got = lstm(emb(tf.constant(ids)))
+    ref_emb, ref_lstm = tf_keras.layers.Embedding(20, 6, mask_zero=True), tf_keras.layers.LSTM(4, return_sequences=True)
+    ref_lstm(ref_emb(ids))
+    ref_emb.set_weights(emb.get_weights())
+    ref_lstm.set_weights(lstm.get_weights())
+    np.testing.assert_allclose(got.numpy(), ref_lstm(ref_emb(ids)).numpy(), atol=1e-5)

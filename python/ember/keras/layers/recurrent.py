@@ -369,6 +369,10 @@ class RNN(Layer):
         prev_out = tf.zeros_like(states[0]) if fast else None
         steps = x.shape[0]
         if steps is not None and steps <= _MAX_UNROLLED_STEPS:
+            if mask is None and h_mask is None and steps > 0 and _is_standard_lstm(cell):
+                kernel = tf.convert_to_tensor(cell.recurrent_kernel)  # a tensor: its gradient flows to the variable
+                outputs, h, c = _lstm_sequence(inputs, states[0], states[1], kernel)
+                return h, (outputs if self.return_sequences else None), [h, c]
             return self._unrolled(step, inputs, states, mask, prev_out, steps)
         return self._while(step, inputs, states, mask, prev_out)
 
@@ -459,6 +463,61 @@ class RNN(Layer):
         """A fresh, unbuilt layer with this one's arguments (Bidirectional's backward layer)."""
         raise NotImplementedError(f"{type(self).__name__} cannot be copied; pass `backward_layer` to "
                                   f"Bidirectional")
+
+
+def _is_standard_lstm(cell):
+    return (isinstance(cell, LSTMCell) and getattr(cell.activation, "__name__", None) == "tanh"
+            and getattr(cell.recurrent_activation, "__name__", None) == "sigmoid")
+
+
+@tf.custom_gradient
+def _lstm_sequence(xp, h, c, recurrent_kernel):
+    """Keras's LSTM (sigmoid gates, tanh) over the projected inputs ``xp`` [steps, batch, 4 * units]:
+    ([steps, batch, units] outputs, final h, final c), with its backward pass written out.
+
+    Note [The LSTM's own backward pass]
+    Autodiff of the unrolled steps gives, per step, a matmul for the recurrent kernel's gradient and an AddN
+    of all of them at the end. Here the step's pre-activation gradients are stacked and the kernel's gradient
+    is one [units, steps * batch] @ [steps * batch, 4 * units] matmul; the per-step work left is the chain
+    that cannot be batched (dh = dz @ recurrent_kernel^T) and the element-wise gate derivatives, from the
+    gate values the forward pass saved. The gradient is written in ember ops (so it traces into functions)
+    and equals autodiff's (the tests check it against tf_keras's)."""
+    xs = tf.unstack(xp)
+    units = int(recurrent_kernel.shape[0])
+    hs, saved = [h], []
+    for x_t in xs:
+        z = x_t + tf.matmul(h, recurrent_kernel)
+        zi, zf, zc, zo = tf.split(z, 4, axis=-1)
+        i, f, g, o = tf.sigmoid(zi), tf.sigmoid(zf), tf.tanh(zc), tf.sigmoid(zo)
+        c_prev = c
+        c = f * c + i * g
+        tanh_c = tf.tanh(c)
+        h = o * tanh_c
+        saved.append((i, f, g, o, c_prev, tanh_c))
+        hs.append(h)
+    outputs = tf.stack(hs[1:])
+
+    def grad(d_outputs, d_h, d_c):
+        dh = tf.zeros_like(h) if d_h is None else d_h
+        dc = tf.zeros_like(c) if d_c is None else d_c
+        d_outs = tf.unstack(d_outputs) if d_outputs is not None else None
+        dzs = []
+        for t in reversed(range(len(xs))):
+            if d_outs is not None:
+                dh = dh + d_outs[t]
+            i, f, g, o, c_prev, tanh_c = saved[t]
+            dc = dc + dh * o * (1.0 - tanh_c * tanh_c)
+            dz = tf.concat([dc * g * i * (1.0 - i), dc * c_prev * f * (1.0 - f), dc * i * (1.0 - g * g),
+                            dh * tanh_c * o * (1.0 - o)], -1)
+            dc = dc * f
+            dzs.append(dz)
+            dh = tf.matmul(dz, recurrent_kernel, transpose_b=True)
+        d_xp = tf.stack(dzs[::-1])
+        h_prev = tf.reshape(tf.stack(hs[:-1]), [-1, units])
+        d_kernel = tf.matmul(h_prev, tf.reshape(d_xp, [-1, 4 * units]), transpose_a=True)
+        return d_xp, dh, dc, d_kernel
+
+    return (outputs, h, c), grad
 
 
 def _user_cell_step(cell, xt, states, training):
