@@ -151,9 +151,13 @@ class Layer(Module):
 
     # ---- call signature
     def _inspect_call(self):
+        call = self.call
+        # An ember.function-decorated call: read the Python function's signature (the wrapper's
+        # __wrapped__ chain is not one inspect can follow).
+        call = getattr(call, "_python_function", call)
         try:
-            params = inspect.signature(self.call).parameters
-        except (TypeError, ValueError):
+            params = inspect.signature(call).parameters
+        except (TypeError, ValueError, RecursionError):
             return False, False, None
         var_kw = any(p.kind == p.VAR_KEYWORD for p in params.values())
         training = params.get("training")
@@ -163,7 +167,7 @@ class Layer(Module):
 
     @property
     def _call_arg_names(self):
-        params = inspect.signature(self.call).parameters
+        params = inspect.signature(getattr(self.call, "_python_function", self.call)).parameters
         return [n for n, p in params.items() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
 
     # ---- naming
@@ -397,6 +401,8 @@ class Layer(Module):
         self._build_input_shape = input_shape
         self.built = True
 
+    build._ember_default = True
+
     def call(self, inputs, *args, **kwargs):
         return inputs
 
@@ -406,8 +412,11 @@ class Layer(Module):
         shapes = nest.map_structure(_shape_of, inputs)
         if not nest.is_nested(inputs):
             shapes = _shape_of(inputs)
-        with name_scope(self._name):
-            self.build(shapes)
+        # A default build (Layer's, Model's) is not run from __call__: the weights come from running call,
+        # as in Keras 2, where such a build is marked `_is_default`.
+        if not getattr(type(self).build, "_ember_default", False):
+            with name_scope(self._name):
+                self.build(shapes)
         if not hasattr(self, "_build_input_shape"):
             self._build_input_shape = shapes
         self.built = True
@@ -564,8 +573,15 @@ class Layer(Module):
 
     @property
     def output_shape(self):
-        return nest.map_structure(lambda t: tuple(t.shape.as_list()),
-                                  self._node_attribute("output_tensors", "output shape"))
+        if not self._ember_inbound_nodes:
+            raise AttributeError(f"The layer {self.name} has never been called and thus has no defined output shape.")
+        shapes = [nest.map_structure(lambda t: tuple(t.shape.as_list()), node.output_tensors)
+                  for node in self._ember_inbound_nodes]
+        if any(s != shapes[0] for s in shapes[1:]):
+            raise AttributeError(f'The layer "{self.name}" has multiple inbound nodes, with different output shapes. '
+                                 "Hence the notion of \"output shape\" is ill-defined for the layer. Use "
+                                 "`get_output_shape_at(node_index)` instead.")
+        return shapes[0]
 
     def get_input_at(self, node_index):
         return self._ember_inbound_nodes[node_index].input_tensors

@@ -43,6 +43,10 @@ class InputLayer(base_layer.Layer):
         output = KerasTensor(batch_input_shape, self._dtype, name=name, keras_history=(self, 0, 0))
         self._ember_inbound_nodes.append(Node(self, (), {}, output))
 
+    @property
+    def output_shape(self):
+        return [self._batch_input_shape]  # tf_keras reports an InputLayer's shape as a one-element list
+
     def get_config(self):
         return {"batch_input_shape": self._batch_input_shape, "dtype": self.dtype, "sparse": False,
                 "ragged": False, "name": self.name}
