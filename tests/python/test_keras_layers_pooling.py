@@ -85,3 +85,27 @@ def test_bad_arguments_raise_value_error_as_keras():
         P.MaxPooling2D(padding="full")
     with pytest.raises(ValueError, match="data_format"):
         P.AveragePooling2D(data_format="NHWC")
+
+
+@pytest.mark.parametrize("shape,ksize,strides,padding", [
+    ((3, 7, 6, 5), 2, 2, "VALID"),
+    ((2, 7, 6, 70), 3, 2, "SAME"),  # overlapping windows; channels in more than one chunk of 64
+    ((2, 5, 5, 3), 3, 1, "SAME"),
+])
+def test_max_pool_gradient_lands_where_tensorflow_puts_it(shape, ksize, strides, padding):
+    """The channels-last gradient kernel (Note [Channels-last max pooling gradient] in kernels/pool.cc)
+    keeps TensorFlow's choice among equal maxima (the first in the window), in float32 and float64; the
+    values are rounded so ties are common. (TensorFlow's 3-D gradient picks among ties differently:
+    docs/convolutions.md.)"""
+    import tensorflow
+
+    rng = np.random.default_rng(0)
+    x = np.round(rng.standard_normal(shape) * 1.5).astype(np.float32)
+    k, s = [1, ksize, ksize, 1], [1, strides, strides, 1]
+    y = tensorflow.raw_ops.MaxPool(input=x, ksize=k, strides=s, padding=padding).numpy()
+    dy = rng.standard_normal(y.shape).astype(np.float32)
+    want = tensorflow.raw_ops.MaxPoolGrad(orig_input=x, orig_output=y, grad=dy, ksize=k, strides=s,
+                                          padding=padding).numpy()
+    for dtype in (np.float32, np.float64):
+        got = tf._C.op("MaxPoolGrad")(*[tf.constant(v.astype(dtype)) for v in (x, y, dy)], k, s, padding, [], "NHWC")
+        np.testing.assert_allclose(got.numpy(), want, rtol=1e-6, atol=1e-6)
