@@ -106,6 +106,8 @@ class MultiHeadAttention(Layer):
         k_dim = U.known_dim(self, key_shape, -1, "key features")
         v_dim = U.known_dim(self, value_shape, -1, "value features")
         self._dims = (q_dim, k_dim, v_dim)
+        self._query_shape, self._value_shape, self._key_shape = (
+            list(query_shape.as_list()), list(value_shape.as_list()), list(key_shape.as_list()))
         heads = self._num_heads
         self._query_dense = _Projection([q_dim], [heads, self._key_dim], self._use_bias, self, name="query")
         self._key_dense = _Projection([k_dim], [heads, self._key_dim], self._use_bias, self, name="key")
@@ -195,5 +197,17 @@ class MultiHeadAttention(Layer):
             "bias_regularizer": U.serialize("regularizers", self.bias_regularizer),
             "kernel_constraint": None if constraints is None else U.serialize("constraints", self.kernel_constraint),
             "bias_constraint": None if constraints is None else U.serialize("constraints", self.bias_constraint),
+            "query_shape": getattr(self, "_query_shape", None), "key_shape": getattr(self, "_key_shape", None),
+            "value_shape": getattr(self, "_value_shape", None),
         })
         return config
+
+    @classmethod
+    def from_config(cls, config):
+        """As Keras: a layer whose config has the input shapes it was built for builds its weights at once."""
+        config = dict(config)
+        shapes = [config.pop(k, None) for k in ("query_shape", "value_shape", "key_shape")]
+        layer = cls(**config)
+        if shapes[0] is not None and shapes[1] is not None:
+            layer._build_from_signature(*shapes)
+        return layer

@@ -687,6 +687,19 @@ class Bidirectional(Layer):
         return out if self.merge_mode is None else out[0]
 
     def get_config(self):
+        from ember.keras import layers
+
         config = super().get_config()
-        config["merge_mode"] = self.merge_mode
+        config.update({"merge_mode": self.merge_mode, "layer": layers.serialize(self.forward_layer),
+                       "backward_layer": layers.serialize(self.backward_layer)})
         return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from ember.keras import layers
+
+        config = dict(config)
+        config["layer"] = layers.deserialize(config["layer"], custom_objects)
+        if config.get("backward_layer") is not None:
+            config["backward_layer"] = layers.deserialize(config["backward_layer"], custom_objects)
+        return cls(**config)
