@@ -199,3 +199,13 @@ def test_activations_against_tf_keras():
     ours = activations.relu(tf.constant(x), alpha=0.1, max_value=2.0, threshold=0.5).numpy()
     theirs = tf_keras.activations.relu(real_tf.constant(x), alpha=0.1, max_value=2.0, threshold=0.5).numpy()
     np.testing.assert_allclose(ours, theirs, rtol=1e-6)
+
+
+def test_backend_helpers():
+    v = tf.Variable(0.5)
+    tf.keras.backend.set_value(v, 0.25)
+    assert tf.keras.backend.get_value(v) == np.float32(0.25)
+    assert tf.keras.backend.int_shape(tf.zeros((2, 3))) == (2, 3)
+    assert tf.keras.backend.int_shape(tf.keras.Input((4,))) == (None, 4)
+    assert tf.keras.backend.is_keras_tensor(tf.keras.Input((4,)))
+    assert tf.keras.backend.floatx() == "float32" and tf.keras.backend.epsilon() == 1e-7

@@ -104,7 +104,8 @@ def test_training_converges():
     x = rng.normal(size=(512, 2)).astype(np.float32)
     y = ((x[:, 0] ** 2 + x[:, 1] ** 2) < 1.0).astype(np.float32)
     tf.random.set_seed(1)
-    model = tf.keras.Sequential([tf.keras.layers.Dense(32, activation="relu"), tf.keras.layers.Dense(32, activation="relu"),
+    model = tf.keras.Sequential([tf.keras.layers.Dense(32, activation="relu"),
+                                 tf.keras.layers.Dense(32, activation="relu"),
                                  tf.keras.layers.Dense(1, activation="sigmoid")])
     model.compile(tf.keras.optimizers.Adam(0.01), "binary_crossentropy", metrics=["accuracy"])
     history = model.fit(x, y, batch_size=32, epochs=30, verbose=0)
@@ -216,7 +217,8 @@ def test_model_checkpoint_best_only_and_weights(tmp_path):
     saved = sorted(p.name for p in tmp_path.iterdir() if p.name.endswith(".index"))
     assert saved == ["ckpt-01.index", "ckpt-02.index"]
     assert "Epoch 3: val_loss did not improve from 1.00000" in buffer.getvalue()
-    assert f"Epoch 2: val_loss improved from 3.00000 to 1.00000, saving model to {tmp_path}/ckpt-02" in buffer.getvalue()
+    improved = f"Epoch 2: val_loss improved from 3.00000 to 1.00000, saving model to {tmp_path}/ckpt-02"
+    assert improved in buffer.getvalue()
     fresh, _ = _pair()
     fresh.load_weights(str(tmp_path / "ckpt-02"))
     np.testing.assert_array_equal(fresh.layers[0].kernel.numpy(), snapshots[1])
@@ -257,7 +259,99 @@ def test_fit_errors():
         model.fit(x, y, verbose=0)
     model.compile("sgd", "sparse_categorical_crossentropy")
     with pytest.raises(tf.errors.InvalidArgumentError,
-                       match=r'layer "sequential\S*" is incompatible .* expected shape=\(None, 3\), found shape=\(None, 5\)'):
+                       match=r'layer "sequential\S*" is incompatible .* '
+                             r"expected shape=\(None, 3\), found shape=\(None, 5\)"):
         model.fit(np.ones((4, 5), np.float32), y, verbose=0)
     with pytest.raises(ValueError, match="Data cardinality is ambiguous"):
         model.fit(x, y[:3], verbose=0)
+
+
+def test_tensor_control_flow_in_call_and_train_step_is_converted():
+    class Gated(tf.keras.Model):
+        def __init__(self):
+            super().__init__()
+            self.dense = tf.keras.layers.Dense(1, kernel_initializer="ones", bias_initializer="zeros")
+
+        def call(self, x):
+            y = self.dense(x)
+            if tf.reduce_sum(x) > 0:  # a tensor condition: AutoGraph makes it a cond, as in Keras
+                y = y * 2.0
+            return y
+
+        def train_step(self, data):
+            x, y = data
+            if tf.reduce_sum(y) > 1e6:  # never true; must still trace
+                return {"loss": tf.constant(0.0)}
+            return super().train_step(data)
+
+    model = Gated()
+    model.compile(tf.keras.optimizers.SGD(0.0), "mse")
+    model.fit(np.ones((4, 2), np.float32), np.ones((4, 1), np.float32), verbose=0)
+    np.testing.assert_allclose(model.predict(np.ones((1, 2), np.float32), verbose=0), [[4.0]])
+    np.testing.assert_allclose(model.predict(-np.ones((1, 2), np.float32), verbose=0), [[-2.0]])
+
+
+@pytest.mark.parametrize("compile_kwargs", [{"weighted_metrics": ["accuracy"]},
+                                            {"metrics": ["accuracy"], "weighted_metrics": ["accuracy"]},
+                                            {"metrics": ["accuracy", "mse"]}])
+def test_metric_names_and_values_match_tf_keras(compile_kwargs):
+    import tf_keras
+
+    x, y = _data(12, seed=5)
+    sw = np.linspace(0.1, 1, 12).astype(np.float32)
+    histories = []
+    for k in (tf.keras, tf_keras):
+        model = k.Sequential([k.layers.Dense(2, activation="softmax", input_shape=(3,), kernel_initializer="ones")])
+        model.compile(k.optimizers.SGD(0.1), "sparse_categorical_crossentropy", **compile_kwargs)
+        h = model.fit(x, y, sample_weight=sw, epochs=2, verbose=0, batch_size=5, shuffle=False)
+        histories.append((h.history, model.metrics_names))
+    (ours, our_names), (theirs, their_names) = histories
+    assert our_names == their_names and list(ours) == list(theirs)
+    for key in theirs:
+        np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-5, err_msg=key)
+
+
+def test_multi_output_losses_weights_and_metrics_match_tf_keras():
+    import tf_keras
+
+    x, _ = _data(12, seed=6)
+    ys = [np.ones((12, 2), np.float32), np.linspace(0, 1, 12).astype(np.float32)]
+    results = []
+    for k in (tf.keras, tf_keras):
+        i = k.Input((3,), name="in")
+        o1 = k.layers.Dense(2, name="o1", kernel_initializer="ones")(i)
+        o2 = k.layers.Dense(1, name="o2", kernel_initializer="ones")(i)
+        model = k.Model(i, [o1, o2])
+        model.compile(k.optimizers.SGD(0.05), ["mse", "mae"], metrics=["mae"], loss_weights=[1.0, 0.5])
+        h = model.fit(x, ys, epochs=2, verbose=0, batch_size=5, shuffle=False)
+        results.append((h.history, model.metrics_names, model.evaluate(x, ys, verbose=0)))
+    (ours, our_names, our_eval), (theirs, their_names, their_eval) = results
+    assert our_names == their_names == ["loss", "o1_loss", "o2_loss", "o1_mae", "o2_mae"]
+    for key in theirs:
+        np.testing.assert_allclose(ours[key], theirs[key], rtol=1e-5, err_msg=key)
+    np.testing.assert_allclose(our_eval, their_eval, rtol=1e-5)
+
+
+def test_model_checkpoint_saves_full_models_that_load(tmp_path):
+    model, _ = _pair()
+    model.compile(tf.keras.optimizers.SGD(0.1), "sparse_categorical_crossentropy", metrics=["accuracy"])
+    x, y = _data(10)
+    checkpoint = tf.keras.callbacks.ModelCheckpoint(str(tmp_path / "model-{epoch}"), monitor="loss")
+    model.fit(x, y, epochs=2, verbose=0, callbacks=[checkpoint])
+    restored = tf.keras.models.load_model(str(tmp_path / "model-2"))
+    np.testing.assert_allclose(restored.predict(x, verbose=0), model.predict(x, verbose=0), rtol=1e-6)
+    assert restored.metrics_names == [] or restored.evaluate(x, y, verbose=0)
+
+
+def test_reduce_lr_message_matches_tf_keras():
+    import tf_keras
+
+    texts = []
+    for k, model in zip((tf.keras, tf_keras), _pair()):
+        model.compile(k.optimizers.SGD(0.1), "sparse_categorical_crossentropy")
+        reduce = k.callbacks.ReduceLROnPlateau(monitor="loss", factor=0.5, patience=0, min_delta=10.0, verbose=1)
+        buffer = io.StringIO()
+        with contextlib.redirect_stdout(buffer):
+            model.fit(*_data(10), epochs=2, verbose=0, callbacks=[reduce])
+        texts.append(buffer.getvalue())
+    assert texts[0] == texts[1] and "reducing learning rate to 0.05" in texts[0]

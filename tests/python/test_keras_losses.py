@@ -35,6 +35,12 @@ CASES = {
     "CategoricalCrossentropy-logits": ({"from_logits": True}, ONE_HOT, LOGITS),
     "CategoricalCrossentropy-smoothing": ({"label_smoothing": 0.1}, ONE_HOT, PROBS),
     "CategoricalCrossentropy-logits-smoothing": ({"from_logits": True, "label_smoothing": 0.3}, ONE_HOT, LOGITS),
+    "BinaryFocalCrossentropy": ({}, BINARY, PROBS),
+    "BinaryFocalCrossentropy-balanced-logits": ({"apply_class_balancing": True, "alpha": 0.4, "gamma": 1.5,
+                                                 "from_logits": True, "label_smoothing": 0.1}, BINARY, LOGITS),
+    "CategoricalFocalCrossentropy": ({}, ONE_HOT, PROBS * 2),
+    "CategoricalFocalCrossentropy-logits": ({"alpha": 0.5, "gamma": 3.0, "from_logits": True,
+                                             "label_smoothing": 0.2}, ONE_HOT, LOGITS),
     "SparseCategoricalCrossentropy": ({}, SPARSE, PROBS),
     "SparseCategoricalCrossentropy-logits": ({"from_logits": True}, SPARSE, LOGITS),
     "SparseCategoricalCrossentropy-trailing1": ({}, SPARSE[..., None], PROBS),
@@ -95,11 +101,13 @@ def test_sample_weight_matches_tf_keras(key, weights):
 
 
 FUNCTIONS = ["mean_squared_error", "mse", "mae", "mape", "msle", "binary_crossentropy", "categorical_crossentropy",
-             "sparse_categorical_crossentropy", "hinge", "squared_hinge", "categorical_hinge", "huber", "log_cosh",
-             "logcosh", "kl_divergence", "kld", "poisson", "cosine_similarity"]
+             "sparse_categorical_crossentropy", "binary_focal_crossentropy", "categorical_focal_crossentropy", "hinge",
+             "squared_hinge", "categorical_hinge", "huber", "log_cosh", "logcosh", "kl_divergence", "kld", "poisson",
+             "cosine_similarity"]
 FUNCTION_INPUTS = {"msle": (POSITIVE_TRUE, POSITIVE_PRED), "poisson": (POSITIVE_TRUE, POSITIVE_PRED),
                    "binary_crossentropy": (BINARY, PROBS), "categorical_crossentropy": (ONE_HOT, PROBS),
-                   "sparse_categorical_crossentropy": (SPARSE, PROBS), "kl_divergence": (PROBS[::-1].copy(), PROBS),
+                   "sparse_categorical_crossentropy": (SPARSE, PROBS), "binary_focal_crossentropy": (BINARY, PROBS),
+                   "categorical_focal_crossentropy": (ONE_HOT, PROBS), "kl_divergence": (PROBS[::-1].copy(), PROBS),
                    "kld": (PROBS[::-1].copy(), PROBS), "hinge": (SIGNS, REAL_PRED)}
 
 
@@ -256,7 +264,30 @@ def test_incompatible_shapes_name_the_loss_and_both_shapes():
         losses.sparse_categorical_crossentropy(np.array([0, 1, 2]), np.ones((2, 4), np.float32))
     with pytest.raises(ember.errors.InvalidArgumentError, match="sample_weight and the per-sample losses"):
         losses.MeanSquaredError()(np.zeros((2, 3)), np.zeros((2, 3)), sample_weight=np.ones(5))
-    with pytest.raises(ember.errors.InvalidArgumentError, match="y_pred must be a tensor or something convertible to one; got \[.b.\]"):
+    with pytest.raises(ember.errors.InvalidArgumentError,
+                       match=r"y_pred must be a tensor or something convertible to one; got \[.b.\]"):
         losses.mean_squared_error(["a"], ["b"])
     with pytest.raises(ember.errors.InvalidArgumentError, match="axis must be in"):
         losses.CategoricalCrossentropy(axis=3)(ONE_HOT[0], PROBS[0])
+
+
+@pytest.mark.parametrize("key", ["MeanSquaredError", "MeanAbsoluteError", "MeanAbsolutePercentageError",
+                                 "MeanSquaredLogarithmicError", "BinaryCrossentropy", "BinaryCrossentropy-logits",
+                                 "CategoricalCrossentropy", "CategoricalCrossentropy-unnormalised",
+                                 "BinaryFocalCrossentropy-balanced-logits", "CategoricalFocalCrossentropy",
+                                 "SparseCategoricalCrossentropy", "SparseCategoricalCrossentropy-logits", "Hinge",
+                                 "SquaredHinge", "CategoricalHinge", "Huber", "LogCosh", "KLDivergence", "Poisson",
+                                 "CosineSimilarity"])
+def test_gradients_match_tf_keras(key):
+    """d loss / d y_pred, with sample weights, against TensorFlow's autodiff of tf_keras' loss."""
+    import tensorflow as real_tf
+    kwargs, y_true, y_pred = CASES[key]
+    weights = WEIGHTS["per_entry"]
+    x = ember.Variable(y_pred)
+    with ember.GradientTape() as tape:
+        value = getattr(losses, class_of(key))(**kwargs)(y_true, x, sample_weight=weights)
+    got = tape.gradient(value, x).numpy()
+    y = real_tf.Variable(y_pred)
+    with real_tf.GradientTape() as tape:
+        value = getattr(tf_keras.losses, class_of(key))(**kwargs)(y_true, y, sample_weight=weights)
+    np.testing.assert_allclose(got, tape.gradient(value, y).numpy(), rtol=1e-5, atol=1e-6)

@@ -8,7 +8,7 @@ Modules written alongside (metrics, for one) are imported here when present.
 import importlib as _importlib
 import importlib.util as _importlib_util
 
-from ember.keras import activations, backend, initializers, optimizers, regularizers  # noqa: F401
+from ember.keras import activations, backend, constraints, initializers, optimizers, regularizers  # noqa: F401
 from ember.keras import layers  # noqa: F401
 from ember.keras import losses  # noqa: F401
 from ember.keras import callbacks, models, utils  # noqa: F401
@@ -16,6 +16,6 @@ from ember.keras.engine.input_layer import Input  # noqa: F401
 from ember.keras.engine.sequential import Sequential  # noqa: F401
 from ember.keras.engine.training import Model  # noqa: F401
 
-for _name in ("metrics", "mixed_precision", "preprocessing", "datasets", "constraints"):
+for _name in ("metrics", "mixed_precision", "preprocessing", "datasets"):
     if _importlib_util.find_spec(f"{__name__}.{_name}") is not None:
         globals()[_name] = _importlib.import_module(f"{__name__}.{_name}")

@@ -54,3 +54,42 @@ def set_learning_phase(value):
 def get_uid(prefix=""):
     base_layer._name_counts[prefix] += 1
     return base_layer._name_counts[prefix]
+
+
+def get_value(x):
+    """A variable's or tensor's value as NumPy (a float32 scalar stays a NumPy scalar, as Keras')."""
+    return x.numpy() if hasattr(x, "numpy") else x
+
+
+def set_value(x, value):
+    import numpy as np
+
+    x.assign(np.asarray(value, dtype=x.dtype.as_numpy_dtype))
+
+
+def batch_get_value(tensors):
+    return [get_value(x) for x in tensors]
+
+
+def batch_set_value(tuples):
+    for x, value in tuples:
+        set_value(x, value)
+
+
+def int_shape(x):
+    shape = x.shape
+    return tuple(shape.as_list()) if shape.rank is not None else None
+
+
+def ndim(x):
+    return x.shape.rank
+
+
+def dtype(x):
+    return x.dtype.name
+
+
+def is_keras_tensor(x):
+    from ember.keras.engine.keras_tensor import KerasTensor
+
+    return isinstance(x, KerasTensor)

@@ -444,7 +444,8 @@ class EarlyStopping(Callback):
 
 
 def _get_lr(model):
-    return float(np.asarray(model.optimizer.learning_rate))
+    # A float32 scalar, as tf_keras' backend.get_value gives: logs["lr"] and the messages print as Keras'.
+    return np.float32(np.asarray(model.optimizer.learning_rate))
 
 
 def _set_lr(model, value):

@@ -229,20 +229,38 @@ def _check_axis(x, axis, what):
         raise _invalid(what, f"axis must be in [-{rank}, {rank}) for y_pred of rank {rank}; got axis={axis}")
 
 
+def _binary_crossentropy_entries(y_true, y_pred, from_logits):
+    if from_logits:
+        if y_true.shape != y_pred.shape:
+            y_true = array_ops.broadcast_to(y_true, array_ops.shape(y_pred))
+        return nn_ops.sigmoid_cross_entropy_with_logits(labels=y_true, logits=y_pred)
+    y_pred = array_ops.clip_by_value(y_pred, EPSILON, 1.0 - EPSILON)
+    return -(y_true * math_ops.log(y_pred + EPSILON) + (1.0 - y_true) * math_ops.log(1.0 - y_pred + EPSILON))
+
+
 def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
     y_true, y_pred = _prepare(y_true, y_pred, "binary_crossentropy")
     _check_axis(y_pred, axis, "binary_crossentropy")
     if label_smoothing:
         y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
-    if from_logits:
-        y_true = array_ops.broadcast_to(y_true, array_ops.shape(y_pred)) if y_true.shape != y_pred.shape \
-            else y_true
-        per_entry = nn_ops.sigmoid_cross_entropy_with_logits(labels=y_true, logits=y_pred)
-    else:
-        y_pred = array_ops.clip_by_value(y_pred, EPSILON, 1.0 - EPSILON)
-        per_entry = -(y_true * math_ops.log(y_pred + EPSILON)
-                      + (1.0 - y_true) * math_ops.log(1.0 - y_pred + EPSILON))
-    return math_ops.reduce_mean(per_entry, axis=axis)
+    return math_ops.reduce_mean(_binary_crossentropy_entries(y_true, y_pred, from_logits), axis=axis)
+
+
+def binary_focal_crossentropy(y_true, y_pred, apply_class_balancing=False, alpha=0.25, gamma=2.0,
+                              from_logits=False, label_smoothing=0.0, axis=-1):
+    """Binary cross-entropy scaled by (1 - p_t)^gamma (Lin et al.), p_t the probability given to the true
+    label; ``apply_class_balancing`` also weighs positives by alpha and negatives by 1 - alpha."""
+    y_true, y_pred = _prepare(y_true, y_pred, "binary_focal_crossentropy")
+    _check_axis(y_pred, axis, "binary_focal_crossentropy")
+    if label_smoothing:
+        y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
+    probabilities = math_ops.sigmoid(y_pred) if from_logits else y_pred
+    p_t = y_true * probabilities + (1 - y_true) * (1 - probabilities)
+    focal = math_ops.pow(1.0 - p_t, math_ops.cast(gamma, y_pred.dtype)) * \
+        _binary_crossentropy_entries(y_true, y_pred, from_logits)
+    if apply_class_balancing:
+        focal = (y_true * alpha + (1 - y_true) * (1 - alpha)) * focal
+    return math_ops.reduce_mean(focal, axis=axis)
 
 
 def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
@@ -259,6 +277,23 @@ def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=
     y_pred = y_pred / math_ops.reduce_sum(y_pred, axis=axis, keepdims=True)
     y_pred = array_ops.clip_by_value(y_pred, EPSILON, 1.0 - EPSILON)
     return -math_ops.reduce_sum(y_true * math_ops.log(y_pred), axis=axis)
+
+
+def categorical_focal_crossentropy(y_true, y_pred, alpha=0.25, gamma=2.0, from_logits=False, label_smoothing=0.0,
+                                   axis=-1):
+    """Categorical cross-entropy with each class's term scaled by alpha * (1 - p)^gamma (Lin et al.)."""
+    y_true, y_pred = _prepare(y_true, y_pred, "categorical_focal_crossentropy")
+    _check_axis(y_pred, axis, "categorical_focal_crossentropy")
+    if label_smoothing:
+        num_classes = math_ops.cast(array_ops.shape(y_true)[axis], y_pred.dtype)
+        y_true = y_true * (1.0 - label_smoothing) + label_smoothing / num_classes
+    if from_logits:
+        y_pred = nn_ops.softmax(y_pred, axis=axis)
+    y_pred = y_pred / math_ops.reduce_sum(y_pred, axis=axis, keepdims=True)
+    y_pred = array_ops.clip_by_value(y_pred, EPSILON, 1.0 - EPSILON)
+    cce = -y_true * math_ops.log(y_pred)
+    weighting = math_ops.pow(1.0 - y_pred, math_ops.cast(gamma, y_pred.dtype)) * alpha
+    return math_ops.reduce_sum(weighting * cce, axis=axis)
 
 
 def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1, ignore_class=None):
@@ -437,6 +472,13 @@ class SparseCategoricalCrossentropy(_loss_class("SparseCategoricalCrossentropy",
         y_pred, y_true, _ = squeeze_or_expand_dimensions(y_pred, y_true)
         return _sparse_categorical_crossentropy(y_true, y_pred, **self._fn_kwargs)
 
+BinaryFocalCrossentropy = _loss_class("BinaryFocalCrossentropy", binary_focal_crossentropy,
+                                      "binary_focal_crossentropy", binary_focal_crossentropy.__doc__,
+                                      apply_class_balancing=False, alpha=0.25, gamma=2.0, from_logits=False,
+                                      label_smoothing=0.0, axis=-1)
+CategoricalFocalCrossentropy = _loss_class("CategoricalFocalCrossentropy", categorical_focal_crossentropy,
+                                           "categorical_focal_crossentropy", categorical_focal_crossentropy.__doc__,
+                                           alpha=0.25, gamma=2.0, from_logits=False, label_smoothing=0.0, axis=-1)
 Hinge = _loss_class("Hinge", hinge, "hinge", "mean(max(1 - y_true * y_pred, 0)), labels in {-1, 1} or {0, 1}.")
 SquaredHinge = _loss_class("SquaredHinge", squared_hinge, "squared_hinge",
                            "mean(max(1 - y_true * y_pred, 0)^2), labels in {-1, 1} or {0, 1}.")
@@ -452,8 +494,8 @@ CosineSimilarity = _loss_class("CosineSimilarity", cosine_similarity, "cosine_si
 
 _CLASSES = [Loss, LossFunctionWrapper, MeanSquaredError, MeanAbsoluteError, MeanAbsolutePercentageError,
             MeanSquaredLogarithmicError, BinaryCrossentropy, CategoricalCrossentropy,
-            SparseCategoricalCrossentropy, Hinge, SquaredHinge, CategoricalHinge, Huber, LogCosh, KLDivergence,
-            Poisson, CosineSimilarity]
+            SparseCategoricalCrossentropy, BinaryFocalCrossentropy, CategoricalFocalCrossentropy, Hinge,
+            SquaredHinge, CategoricalHinge, Huber, LogCosh, KLDivergence, Poisson, CosineSimilarity]
 _FUNCTIONS = {
     "mean_squared_error": mean_squared_error, "mse": mse, "MSE": MSE,
     "mean_absolute_error": mean_absolute_error, "mae": mae, "MAE": MAE,
@@ -461,6 +503,8 @@ _FUNCTIONS = {
     "mean_squared_logarithmic_error": mean_squared_logarithmic_error, "msle": msle, "MSLE": MSLE,
     "binary_crossentropy": binary_crossentropy, "categorical_crossentropy": categorical_crossentropy,
     "sparse_categorical_crossentropy": sparse_categorical_crossentropy,
+    "binary_focal_crossentropy": binary_focal_crossentropy,
+    "categorical_focal_crossentropy": categorical_focal_crossentropy,
     "hinge": hinge, "squared_hinge": squared_hinge, "categorical_hinge": categorical_hinge,
     "huber": huber, "huber_loss": huber, "log_cosh": log_cosh, "logcosh": logcosh,
     "kl_divergence": kl_divergence, "kld": kld, "KLD": KLD, "kullback_leibler_divergence": kl_divergence,

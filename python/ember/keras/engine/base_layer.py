@@ -27,7 +27,7 @@ import threading
 
 import numpy as np
 
-from ember import dtypes
+from ember import _C, dtypes
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.framework.tensor_shape import TensorShape
 from ember.module import Module, _camel_to_snake
@@ -72,7 +72,11 @@ def call_context_training():
     return None
 
 
-_learning_phase = [None]  # ember.keras.backend.set_learning_phase (deprecated in Keras too)
+_learning_phase = [None]
+
+# How many layers hold losses of a call (add_loss of a tensor): while none do, an outermost call has no
+# losses to clear and skips walking its nested layers.
+_layers_holding_losses = [0]  # ember.keras.backend.set_learning_phase (deprecated in Keras too)
 
 _ALLOWED_KWARGS = {"input_dim", "input_shape", "batch_input_shape", "batch_size", "weights",
                    "activity_regularizer", "autocast", "implementation", "dynamic"}
@@ -211,7 +215,9 @@ class Layer(Module):
         name = name or "Variable"
         init = functools.partial(initializer, shape, dtype=dtype)
         variable = Variable(lambda: init(), trainable=trainable, name=name, dtype=dtype)
-        variable.constraint = constraint
+        from ember.keras import constraints
+
+        variable.constraint = constraints.get(constraint)
         self._ember_weights.append((name, variable))
         regularizer = regularizers.get(regularizer)
         if regularizer is not None:
@@ -367,6 +373,8 @@ class Layer(Module):
                 loss = convert_to_tensor(loss)
                 if not loss.dtype.is_floating:
                     loss = math_ops.cast(loss, dtypes.float32)
+                if not self._ember_losses:
+                    _layers_holding_losses[0] += 1
                 self._ember_losses.append(loss)
 
     @property
@@ -383,8 +391,12 @@ class Layer(Module):
         return out
 
     def _clear_losses(self):
+        if not _layers_holding_losses[0]:
+            return
         for layer in self._flatten_layers():
-            layer._ember_losses = []
+            if layer._ember_losses:
+                _layers_holding_losses[0] -= 1
+                layer._ember_losses = []
 
     def add_metric(self, value, name=None, **kwargs):
         raise NotImplementedError(f"Layer {self.name}: add_metric is not implemented in ember.keras; compile the "
@@ -430,11 +442,14 @@ class Layer(Module):
                 raise TypeError(f"Layer {self.name}.__call__ needs its inputs as the first argument")
             args = (kwargs.pop("inputs"),)
         inputs, rest = args[0], args[1:]
-        if any(isinstance(x, KerasTensor) for x in nest.flatten((inputs, rest, kwargs))):
+        simple = isinstance(inputs, Tensor) and not rest and not any(isinstance(v, KerasTensor)
+                                                                     for v in kwargs.values())
+        if not simple and any(isinstance(x, KerasTensor) for x in nest.flatten((inputs, rest, kwargs))):
             from ember.keras.engine import node as node_lib
 
             return node_lib.call_symbolic(self, inputs, rest, kwargs)
-        inputs = nest.map_structure(_to_tensor, inputs)
+        if not isinstance(inputs, Tensor):
+            inputs = nest.map_structure(_to_tensor, inputs)
         input_spec_lib.assert_input_compatibility(self.input_spec, inputs, self.name)
         kwargs, training = self._fill_training(kwargs)
         previous_mask = self._input_masks(inputs)
@@ -448,8 +463,15 @@ class Layer(Module):
             self._maybe_build(inputs)
             if self._autocast:
                 inputs = self._autocast_inputs(inputs)
+            call = self.call
+            if _C.in_trace():
+                # As Keras converts `call` with AutoGraph in a graph: Python `if`/`while` on tensors in a
+                # user's call (ember's own layers are left as they are) become cond/while_loop.
+                from ember.autograph import api as autograph_api
+
+                call = autograph_api.converted(call, recursive_only=True)
             with name_scope(self._name):
-                outputs = self.call(inputs, *rest, **kwargs)
+                outputs = call(inputs, *rest, **kwargs)
             self._apply_activity_regularizer(outputs)
             self._set_output_masks(inputs, outputs, previous_mask)
         finally:
@@ -476,6 +498,8 @@ class Layer(Module):
         return kwargs, training
 
     def _input_masks(self, inputs):
+        if isinstance(inputs, Tensor):
+            return get_mask(inputs)
         masks = [get_mask(x) for x in nest.flatten(inputs)]
         if all(m is None for m in masks):
             return None
@@ -484,6 +508,8 @@ class Layer(Module):
     def _autocast_inputs(self, inputs):
         target = self._dtype
         if not target.is_floating:
+            return inputs
+        if isinstance(inputs, Tensor) and (inputs.dtype == target or not inputs.dtype.is_floating):
             return inputs
 
         def cast(x):

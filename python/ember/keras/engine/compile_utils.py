@@ -8,165 +8,51 @@ size (the "loss" that fit prints). ``MetricsContainer`` makes each output's metr
 predictions, as in Keras 2. Both are built eagerly from the first batch's shapes before the train step is
 traced, so their variables exist before ember.function sees them (one trace, not two).
 
-Metrics come from ``ember.keras.metrics`` when that module exists; until then a small internal Mean and
-MeanMetricWrapper stand in (the same names and results).
+Metrics come from ``ember.keras.metrics``.
 """
 
-import importlib.util
-
 from ember import dtypes
-from ember.framework.tensor import convert_to_tensor
 from ember.ops import array_ops, math_ops
 from ember.util import nest
-from ember.variables import Variable
 from ember.keras import losses as losses_mod
 
 
-def _metrics_module():
-    if importlib.util.find_spec("ember.keras.metrics") is None:
-        return None
+def make_mean(name):
     from ember.keras import metrics
 
-    return metrics
-
-
-# ---- internal metrics, used only while ember.keras.metrics does not exist
-class _Mean:
-    """Weighted mean of values: total and count variables (Keras' Mean)."""
-
-    def __init__(self, name="mean", dtype=dtypes.float32):
-        self.name = name
-        self._dtype = dtypes.as_dtype(dtype)
-        self.total = Variable(lambda: array_ops.zeros([], self._dtype), trainable=False, name="total")
-        self.count = Variable(lambda: array_ops.zeros([], self._dtype), trainable=False, name="count")
-
-    @property
-    def variables(self):
-        return [self.total, self.count]
-
-    def update_state(self, values, sample_weight=None):
-        values = math_ops.cast(convert_to_tensor(values), self._dtype)
-        if sample_weight is None:
-            self.total.assign_add(math_ops.reduce_sum(values))
-            self.count.assign_add(math_ops.cast(array_ops.size(values), self._dtype))
-            return
-        weight = math_ops.cast(convert_to_tensor(sample_weight), self._dtype)
-        if weight.shape.rank is not None and values.shape.rank is not None and weight.shape.rank < values.shape.rank:
-            values = math_ops.reduce_mean(values, axis=list(range(weight.shape.rank, values.shape.rank)))
-        weight = weight * array_ops.ones_like(values)
-        self.total.assign_add(math_ops.reduce_sum(values * weight))
-        self.count.assign_add(math_ops.reduce_sum(weight))
-
-    def result(self):
-        total, count = self.total.read_value(), self.count.read_value()
-        safe = array_ops.where(count > 0, count, array_ops.ones_like(count))
-        return array_ops.where(count > 0, total / safe, array_ops.zeros_like(total))
-
-    def reset_state(self):
-        self.total.assign(0.0)
-        self.count.assign(0.0)
-
-
-class _MeanMetricWrapper(_Mean):
-    def __init__(self, fn, name=None, dtype=dtypes.float32, **kwargs):
-        super().__init__(name=name or fn.__name__, dtype=dtype)
-        self._fn, self._fn_kwargs = fn, kwargs
-
-    def update_state(self, y_true, y_pred, sample_weight=None):
-        y_true, y_pred = convert_to_tensor(y_true), convert_to_tensor(y_pred)
-        y_pred, y_true, _ = losses_mod.squeeze_or_expand_dimensions(y_pred, y_true)
-        super().update_state(self._fn(y_true, y_pred, **self._fn_kwargs), sample_weight)
-
-
-def _binary_accuracy(y_true, y_pred, threshold=0.5):
-    y_pred = math_ops.cast(y_pred > math_ops.cast(threshold, y_pred.dtype), y_pred.dtype)
-    return math_ops.reduce_mean(math_ops.cast(math_ops.equal(math_ops.cast(y_true, y_pred.dtype), y_pred),
-                                              dtypes.float32), axis=-1)
-
-
-def _categorical_accuracy(y_true, y_pred):
-    return math_ops.cast(math_ops.equal(math_ops.argmax(y_true, axis=-1), math_ops.argmax(y_pred, axis=-1)),
-                         dtypes.float32)
-
-
-def _sparse_categorical_accuracy(y_true, y_pred):
-    y_true = convert_to_tensor(y_true)
-    if y_true.shape.rank is not None and y_pred.shape.rank is not None and y_true.shape.rank == y_pred.shape.rank:
-        y_true = array_ops.squeeze(y_true, axis=-1)
-    predicted = math_ops.argmax(y_pred, axis=-1)
-    return math_ops.cast(math_ops.equal(math_ops.cast(y_true, predicted.dtype), predicted), dtypes.float32)
-
-
-_INTERNAL = {"binary_accuracy": _binary_accuracy, "categorical_accuracy": _categorical_accuracy,
-             "sparse_categorical_accuracy": _sparse_categorical_accuracy,
-             "mse": losses_mod.mean_squared_error, "mean_squared_error": losses_mod.mean_squared_error,
-             "mae": losses_mod.mean_absolute_error, "mean_absolute_error": losses_mod.mean_absolute_error,
-             "binary_crossentropy": losses_mod.binary_crossentropy,
-             "categorical_crossentropy": losses_mod.categorical_crossentropy,
-             "sparse_categorical_crossentropy": losses_mod.sparse_categorical_crossentropy}
-
-
-def make_mean(name):
-    metrics = _metrics_module()
-    return metrics.Mean(name=name) if metrics is not None else _Mean(name=name)
-
-
-def _wrap_function(fn, name):
-    metrics = _metrics_module()
-    if metrics is not None:
-        return metrics.MeanMetricWrapper(fn, name=name)
-    return _MeanMetricWrapper(fn, name=name)
-
-
-def _metric_function(name):
-    metrics = _metrics_module()
-    if metrics is not None:
-        return metrics.get(name)
-    if name not in _INTERNAL:
-        raise ValueError(f"Unknown metric function: '{name}' (ember.keras.metrics is not available yet; the "
-                         f"internal ones are {sorted(_INTERNAL)})")
-    return _INTERNAL[name]
+    return metrics.Mean(name=name)
 
 
 def _is_metric_object(m):
     return hasattr(m, "update_state") and hasattr(m, "result")
 
 
-def _shape_rank(x):
-    return x.shape.rank if x is not None else None
-
-
 def resolve_metric(metric, y_true, y_pred, loss):
-    """A metric object for ``metric`` (a name, a function or a Metric) given example label/prediction specs."""
+    """A metric object for ``metric`` (a name, a function or a Metric) given example label/prediction specs
+    (ember.keras.metrics.resolve picks "accuracy"'s variant from them as Keras 2 does)."""
+    from ember.keras import metrics
+
     if _is_metric_object(metric):
         return metric
-    if isinstance(metric, str) and metric in ("accuracy", "acc", "crossentropy", "ce"):
-        y_t_rank, y_p_rank = _shape_rank(y_true), _shape_rank(y_pred)
-        y_p_last = y_pred.shape[-1] if y_p_rank else None
-        y_t_last = y_true.shape[-1] if y_t_rank else None
-        is_binary = y_p_last == 1
-        is_sparse = (y_t_rank is not None and y_p_rank is not None and y_t_rank < y_p_rank) or \
-            (y_t_last == 1 and y_p_last is not None and y_p_last > 1)
-        loss_name = getattr(loss, "__name__", None) or type(loss).__name__
-        if "binary" in str(loss_name).lower() and "crossentropy" in str(loss_name).lower():
-            is_binary = True
-        if metric in ("accuracy", "acc"):
-            fn = "binary_accuracy" if is_binary else (
-                "sparse_categorical_accuracy" if is_sparse else "categorical_accuracy")
-        else:
-            fn = "binary_crossentropy" if is_binary else (
-                "sparse_categorical_crossentropy" if is_sparse else "categorical_crossentropy")
-        return _wrap_function(_metric_function(fn), metric)
-    if isinstance(metric, str):
-        fn = _metric_function(metric)
-        if _is_metric_object(fn):
-            return fn
-        if isinstance(fn, type):
-            return fn()
-        return _wrap_function(fn, metric)
-    if callable(metric):
-        return _wrap_function(metric, getattr(metric, "__name__", "metric"))
-    raise ValueError(f"Could not interpret metric identifier: {metric!r}")
+    return metrics.resolve(metric, getattr(y_true, "shape", None), getattr(y_pred, "shape", None), loss)
+
+
+def match_dtype_and_rank(y_t, y_p, sw):
+    """Keras 2's alignment before a loss or metric: 1-D labels and weights against 2-D predictions get a
+    trailing axis; labels take the predictions' dtype when both are floating or both integer."""
+    from ember.framework.tensor import convert_to_tensor
+
+    y_t = convert_to_tensor(y_t)
+    if y_t.shape.rank == 1 and y_p.shape.rank == 2:
+        y_t = array_ops.expand_dims(y_t, -1)
+    if sw is not None:
+        sw = convert_to_tensor(sw)
+        if sw.shape.rank == 1 and y_p.shape.rank == 2:
+            sw = array_ops.expand_dims(sw, -1)
+        sw = math_ops.cast(sw, y_p.dtype)
+    if (y_t.dtype.is_floating and y_p.dtype.is_floating) or (y_t.dtype.is_integer and y_p.dtype.is_integer):
+        y_t = math_ops.cast(y_t, y_p.dtype)
+    return y_t, y_p, sw
 
 
 def _per_output(value, output_names, what):
@@ -227,6 +113,7 @@ class LossesContainer:
         for i, (loss, yt, yp, sw) in enumerate(zip(self._losses, flat_true, flat_pred, flat_sw)):
             if loss is None or yt is None:
                 continue
+            yt, yp, sw = match_dtype_and_rank(yt, yp, sw)
             value = loss(yt, yp, sample_weight=sw)
             tracker = self.per_output_trackers[i]
             if tracker is not None:
@@ -280,11 +167,15 @@ class MetricsContainer:
                     metric = resolve_metric(item, flat_true[i], flat_pred[i], losses[i] if losses else None)
                     if multi:
                         _rename(metric, f"{output_names[i]}_{metric.name}")
-                    elif kind == "weighted" and not _is_metric_object(item):
-                        _rename(metric, f"weighted_{metric.name}")
                     made.append(metric)
                 objects.append(made)
             self._per_output.append(objects)
+        # A weighted metric named like an unweighted one is told apart by a "weighted_" prefix (Keras 2).
+        taken = {m.name for group in self._per_output[0] for m in group}
+        for group in self._per_output[1]:
+            for metric in group:
+                if metric.name in taken:
+                    _rename(metric, f"weighted_{metric.name}")
         self.built = True
 
     @property
@@ -307,10 +198,11 @@ class MetricsContainer:
         for i, (yt, yp) in enumerate(zip(flat_true, flat_pred)):
             if yt is None:
                 continue
+            yt, yp, sw = match_dtype_and_rank(yt, yp, flat_sw[i])
             for metric in unweighted[i]:
                 metric.update_state(yt, yp)
             for metric in weighted[i]:
-                metric.update_state(yt, yp, sample_weight=flat_sw[i])
+                metric.update_state(yt, yp, sample_weight=sw)
 
     def reset_state(self):
         for m in self.metrics:

@@ -109,7 +109,8 @@ class ArrayData:
         split = int(self.num_samples * (1.0 - validation_split))
         if split == 0 or split == self.num_samples:
             raise ValueError(f"Training data contains {self.num_samples} samples, which is not sufficient to split it "
-                             f"into a validation and training set as specified by `validation_split={validation_split}`."
+                             "into a validation and training set as specified by "
+                             f"`validation_split={validation_split}`."
                              " Either provide more data, or a different value for the `validation_split` argument.")
 
         def take(structure, s):

@@ -108,6 +108,19 @@ class Sequential(Model):
         self._build_graph()
         self.built = True
 
+    def _maybe_build(self, inputs):
+        if self._ember_graph is None and self._ember_input_layer is None and self._ember_stack:
+            shape = TensorShape(getattr(inputs, "shape", None))
+            if shape.rank is not None and not nest.is_nested(inputs):
+                # From the first data: the graph's batch dimension is left unknown (tf_keras first fixes it to
+                # this batch's size, then relaxes it when another size comes).
+                self._ember_input_layer = InputLayer(batch_input_shape=[None] + shape.as_list()[1:],
+                                                     dtype=inputs.dtype, name=f"{self._ember_stack[0].name}_input")
+                self._build_graph()
+        if self._ember_graph is not None:
+            self.built = True
+        return super()._maybe_build(inputs)
+
     def call(self, inputs, training=None, mask=None):
         if self._ember_graph is None and self._ember_input_layer is None and self._ember_stack:
             shape = TensorShape(getattr(inputs, "shape", None))

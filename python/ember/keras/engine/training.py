@@ -12,19 +12,15 @@ model names its layers "layer-N" and "layer_with_weights-N" as tf_keras does, so
 writes a SavedModel with ember.saved_model (see ``save`` for what is kept).
 """
 
-import copy
 import json
 import os
-import warnings
 
 import numpy as np
 
 from ember import dtypes
 from ember.backprop import GradientTape
-from ember.framework.tensor import Tensor, convert_to_tensor
+from ember.framework.tensor import Tensor
 from ember.framework.tensor_spec import TensorSpec
-from ember.module import _camel_to_snake
-from ember.ops import array_ops
 from ember.util import nest
 from ember.keras.engine import base_layer, compile_utils, data_adapter
 from ember.keras.engine.base_layer import Layer
@@ -103,6 +99,34 @@ class Model(Layer):
     @property
     def outputs(self):
         return self._ember_graph.outputs if self._ember_graph is not None else None
+
+    def _graph_shapes(self, tensors):
+        shapes = [tuple(t.shape.as_list()) for t in tensors]
+        return shapes[0] if len(shapes) == 1 else shapes
+
+    @property
+    def input_shape(self):
+        if self._ember_graph is None:
+            return super().input_shape
+        return self._graph_shapes(self._ember_graph.inputs)
+
+    @property
+    def output_shape(self):
+        if self._ember_graph is None:
+            return super().output_shape
+        return self._graph_shapes(self._ember_graph.outputs)
+
+    @property
+    def input(self):
+        if self._ember_graph is None:
+            return super().input
+        return self._ember_graph.nested_inputs
+
+    @property
+    def output(self):
+        if self._ember_graph is None:
+            return super().output
+        return self._ember_graph.nested_outputs
 
     @property
     def input_names(self):
@@ -281,7 +305,8 @@ class Model(Layer):
         variables = self.trainable_variables
         gradients = tape.gradient(loss, variables)
         self.optimizer.apply_gradients(zip(gradients, variables))
-        _apply_constraints(variables)
+        if not _is_keras_optimizer(self.optimizer):  # Keras optimizers apply constraints themselves
+            _apply_constraints(variables)
         return self.compute_metrics(x, y, y_pred, sample_weight)
 
     def test_step(self, data):
@@ -333,6 +358,10 @@ class Model(Layer):
         if fn is not None:
             return fn, positions
         step = {"train": self.train_step, "test": self.test_step, "predict": self.predict_step}[kind]
+        if not self._run_eagerly:
+            from ember.autograph import api as autograph_api
+
+            step = autograph_api.converted(step, recursive_only=True)  # a user's override; ember's stays
 
         def run(*tensors):
             values = list(flat)
@@ -345,7 +374,7 @@ class Model(Layer):
         else:
             from ember.polymorphic_function import function
 
-            fn = function(run, input_signature=specs, autograph=False)
+            fn = function(run, input_signature=specs)
         self._ember_functions[key] = fn
         return fn, positions
 
@@ -664,6 +693,12 @@ def _verbosity(verbose):
     return int(verbose)
 
 
+def _is_keras_optimizer(optimizer):
+    from ember.keras import optimizers
+
+    return isinstance(optimizer, optimizers.Optimizer)
+
+
 def _apply_constraints(variables):
     for v in variables:
         constraint = getattr(v, "constraint", None)
@@ -682,5 +717,3 @@ def _json_default(obj):
         return obj.as_list()
     raise TypeError(f"Not JSON serializable: {obj!r}")
 
-
-del copy, warnings, array_ops, convert_to_tensor, _camel_to_snake

@@ -10,7 +10,7 @@ from ember import dtypes
 from ember.framework.tensor import convert_to_tensor
 from ember.framework.tensor_shape import TensorShape
 from ember.ops import array_ops, math_ops, nn_ops, random_ops
-from ember.keras import activations, initializers, regularizers
+from ember.keras import activations, constraints, initializers, regularizers
 from ember.keras.engine.base_layer import Layer
 from ember.keras.engine.input_spec import InputSpec
 
@@ -20,10 +20,7 @@ __all__ = ["Dense", "Activation", "Dropout", "Flatten", "Reshape", "Lambda", "Em
 
 
 def _constraint_config(constraint):
-    if constraint is None:
-        return None
-    get_config = getattr(constraint, "get_config", None)
-    return {"class_name": type(constraint).__name__, "config": get_config() if get_config else {}}
+    return constraints.serialize(constraint)
 
 
 class Dense(Layer):
@@ -43,8 +40,8 @@ class Dense(Layer):
         self.bias_initializer = initializers.get(bias_initializer)
         self.kernel_regularizer = regularizers.get(kernel_regularizer)
         self.bias_regularizer = regularizers.get(bias_regularizer)
-        self.kernel_constraint = kernel_constraint
-        self.bias_constraint = bias_constraint
+        self.kernel_constraint = constraints.get(kernel_constraint)
+        self.bias_constraint = constraints.get(bias_constraint)
         self.input_spec = InputSpec(min_ndim=2)
         self.supports_masking = True
 
@@ -108,8 +105,7 @@ class Dense(Layer):
         for key in ("kernel_regularizer", "bias_regularizer", "activity_regularizer"):
             config[key] = regularizers.get(config.get(key))
         for key in ("kernel_constraint", "bias_constraint"):
-            if isinstance(config.get(key), dict):
-                raise NotImplementedError("ember.keras: deserializing constraints is not implemented")
+            config[key] = constraints.get(config.get(key))
         return cls(**config)
 
 
@@ -333,7 +329,7 @@ class Embedding(Layer):
         self.input_dim, self.output_dim = input_dim, output_dim
         self.embeddings_initializer = initializers.get(embeddings_initializer)
         self.embeddings_regularizer = regularizers.get(embeddings_regularizer)
-        self.embeddings_constraint = embeddings_constraint
+        self.embeddings_constraint = constraints.get(embeddings_constraint)
         self.mask_zero = mask_zero
         self.supports_masking = mask_zero
         self.input_length = input_length
@@ -376,6 +372,7 @@ class Embedding(Layer):
         config["embeddings_initializer"] = initializers.get(config.get("embeddings_initializer"))
         config["embeddings_regularizer"] = regularizers.get(config.get("embeddings_regularizer"))
         config["activity_regularizer"] = regularizers.get(config.get("activity_regularizer"))
+        config["embeddings_constraint"] = constraints.get(config.get("embeddings_constraint"))
         return cls(**config)
 
 
