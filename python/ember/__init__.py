@@ -35,7 +35,7 @@ from ember.framework.tensor import Tensor, constant, convert_to_tensor, is_tenso
 from ember.framework.tensor_shape import TensorShape
 from ember.ops.array_ops import (boolean_mask, broadcast_to, clip_by_value, concat, expand_dims, eye, fill, gather,
                                  identity, linspace, newaxis, one_hot, ones, ones_like, pad, range, rank,
-                                 reshape, shape, size, slice, split, squeeze, stack, strided_slice, tile,
+                                 reshape, shape, shape_n, size, slice, split, squeeze, stack, strided_slice, tile,
                                  transpose, unstack, where, zeros, zeros_like)
 from ember.ops.math_ops import (abs, add, add_n, argmax, argmin, cast, ceil, cos, divide, equal, exp, floor,
                                 floordiv, greater, greater_equal, less, less_equal, log, logical_and,
@@ -73,6 +73,7 @@ from ember import io, saved_model
 from ember import keras
 from ember import train
 from ember import profiler
+from ember import summary
 from ember import autograph
 
 __version__ = "0.1.0"

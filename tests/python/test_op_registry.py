@@ -65,6 +65,7 @@ def examples():
     table["ExpandDims"] = ([f32(), tf.constant(0)], [])
     table["Squeeze"] = ([tf.constant(F[None])], [[0]])
     table["Shape"] = ([f32()], [tf.int32])
+    table["ShapeN"] = ([[f32(), tf.constant([1.0, 2.0, 3.0, 4.0])]], [tf.int64])
     table["Size"] = ([f32()], [tf.int64])
     table["Rank"] = ([f32()], [])
     table["ConcatV2"] = ([[f32(), f32()], tf.constant(-1)], [])  # the axis a tensor: symbolic when traced
@@ -95,6 +96,13 @@ def examples():
     table["Range"] = ([tf.constant(0), tf.constant(5), tf.constant(1)], [])
     table["LinSpace"] = ([tf.constant(0.0), tf.constant(1.0), tf.constant(5)], [])
     table["Softmax"] = ([f32()], [-1])
+    for name in ("ReluGrad", "Relu6Grad", "EluGrad", "SeluGrad", "SoftplusGrad", "SoftsignGrad", "SigmoidGrad",
+                 "TanhGrad", "SqrtGrad", "RsqrtGrad", "ReciprocalGrad"):
+        table[name] = ([f32(), f32(F[::-1] * 6.0 - 3.0)], [])  # the second operand crosses 0
+    table["LeakyReluGrad"] = ([f32(), f32(F - 3.0)], [0.3])
+    table["LeakyRelu"] = ([f32(F - 3.0)], [0.3])
+    table["Selu"] = ([f32(F * 6.0 - 3.0)], [])
+    table["Softsign"] = ([f32(F * 6.0 - 3.0)], [])
     table["LogSoftmax"] = ([f32()], [0])
     table["BiasAdd"] = ([f32(), tf.constant([1.0, 2.0, 3.0])], ["NHWC"])
     table["L2Loss"] = ([f32()], [])
@@ -122,6 +130,10 @@ def examples():
     variable = tf.Variable([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     table["_variable"] = variable
     table["PrintV2"] = ([[f32()]], ["printed by the registry test: \x1f", "stderr", "\n", 3])
+    # With no default summary writer (the registry test's case) both are no-ops (test_summary.py writes).
+    table["ContextWriteSummary"] = ([tf.constant(True), tf.constant(1, tf.int64), f32()], ["registry", "", 0, 0,
+                                                                                         0.0, ""])
+    table["ContextFlushSummary"] = ([], [])
     table["Assert"] = ([tf.constant(True), [f32()]], ["[x:] \x1f", 3])
     table["InplaceUpdate"] = ([f32(), tf.constant([1]), tf.constant([[7.0, 8.0, 9.0]])], [])
     table["ReadVariableOp"] = ([], [variable._id, tf.float32, [2, 3]])

@@ -26,8 +26,9 @@ TrackableObjectGraph = protos.message_class("TrackableObjectGraph")
 VARIABLE_VALUE = "VARIABLE_VALUE"
 
 
-def _escape(name):
-    """TensorFlow's escaping of one name in a key: "." -> "..", "/" -> ".S"."""
+def escape_name(name):
+    """TensorFlow's escaping of one name in a key: "." -> "..", "/" -> ".S" (the SavedModel writer names
+    its objects the same way)."""
     return name.replace(".", "..").replace("/", ".S")
 
 
@@ -52,8 +53,9 @@ def walk_objects(root, children=trackable.children):
     return objects, paths, edges
 
 
-def _variable_key(path):
-    return "/".join(_escape(name) for name in path) + "/.ATTRIBUTES/" + VARIABLE_VALUE
+def variable_key(path):
+    """The checkpoint key of the variable at ``path`` (names from the root)."""
+    return "/".join(escape_name(name) for name in path) + "/.ATTRIBUTES/" + VARIABLE_VALUE
 
 
 def _full_name(variable):
@@ -81,7 +83,7 @@ def save_objects(root, prefix, children=trackable.children):
         for name, child in edges[i]:
             node.children.add(node_id=child, local_name=name)
         if trackable.is_variable(obj):
-            key = _variable_key(paths[i])
+            key = variable_key(paths[i])
             node.attributes.add(name=VARIABLE_VALUE, full_name=_full_name(obj), checkpoint_key=key)
             with init_scope():
                 writer.add(key, obj.read_value())
