@@ -1,6 +1,6 @@
 """Keras ``fit`` (issue 18), side by side in one run, one subprocess per framework:
 
-    python3 bench/keras_fit.py [--quick] [--case cnn|lstm]
+    python3 bench/keras_fit.py [--quick] [--threads N]
 
 - cnn: one epoch of ``model.fit`` of the small digits CNN of examples/python/keras_digits_cnn.py (scikit-learn's
   digits upsampled to 28x28, 1,437 training images, batch 32: 45 steps; Conv2D(16) -> MaxPool -> Conv2D(32) ->
@@ -14,7 +14,9 @@
 Targets (issue 18): cnn at least 2x faster than tf_keras ``fit`` and faster than PyTorch; lstm faster than
 both. Each framework's result is checked: the CNN's accuracy over its epochs must pass 90%, the LSTM's loss
 must fall. PyTorch comes from EMBER_BENCH_PATH_TORCH (e.g. /work/torchenv). Timings on a shared machine are
-noisy: the script warns when other processes kept the cores busy.
+noisy: the script warns when other processes kept the cores busy. ``--threads N`` gives every framework N
+intra-op threads (default: each framework's own choice, one per core); on a machine busy with other work,
+``--threads 1`` shows each framework without the cost of its threads waiting for cores.
 """
 import os
 
@@ -88,7 +90,6 @@ def keras_cases(keras, quick):
 def torch_cases(quick):
     import torch
 
-    torch.set_num_threads(os.cpu_count())
     torch.manual_seed(0)
     nn = torch.nn
     out = {}
@@ -151,19 +152,24 @@ def torch_cases(quick):
     return out
 
 
-def worker(framework, quick):
+def worker(framework, quick, threads):
     if framework == "ember":
         import ember
 
+        if threads:
+            ember.config.threading.set_intra_op_parallelism_threads(threads)
         cases, version = keras_cases(ember.keras, quick), ember.__version__
     elif framework == "tensorflow":
         import tensorflow
         import tf_keras
 
+        if threads:
+            tensorflow.config.threading.set_intra_op_parallelism_threads(threads)
         cases, version = keras_cases(tf_keras, quick), f"{tensorflow.__version__} (tf_keras {tf_keras.__version__})"
     elif framework == "torch":
         import torch
 
+        torch.set_num_threads(threads or os.cpu_count())
         cases, version = torch_cases(quick), torch.__version__
     else:
         raise ValueError(framework)
@@ -173,13 +179,15 @@ def worker(framework, quick):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--threads", type=int, default=0, help="intra-op threads of every framework")
     parser.add_argument("--worker")
     args = parser.parse_args()
     if args.worker:
-        worker(args.worker, args.quick)
+        worker(args.worker, args.quick, args.threads)
         return
-    results, lines = run_workers(__file__, ("ember", "tensorflow", "torch"), ["--quick"] if args.quick else [])
-    print(f"bench/keras_fit.py: {os.cpu_count()} CPU threads; "
+    extra = (["--quick"] if args.quick else []) + ([f"--threads={args.threads}"] if args.threads else [])
+    results, lines = run_workers(__file__, ("ember", "tensorflow", "torch"), extra)
+    print(f"bench/keras_fit.py: {os.cpu_count()} CPU threads, {args.threads or 'default'} intra-op threads; "
           + ", ".join(f"{fw} {r['version']}" for fw, r in results.items()))
     for line in lines:
         print(line)

@@ -493,7 +493,12 @@ def _lstm_sequence(xp, h, c, recurrent_kernel):
         c = f * c + i * g
         tanh_c = tf.tanh(c)
         h = o * tanh_c
-        saved.append((i, f, g, o, c_prev, tanh_c))
+        # What the backward step multiplies by: dc += dh * dc_dh, and the gates' pre-activation gradients
+        # are [dc, dc, dc, dh] * dz_scale (so a backward step is a few ops: it is the sequential part).
+        dc_dh = o * (1.0 - tanh_c * tanh_c)
+        dz_scale = tf.concat([g * i * (1.0 - i), c_prev * f * (1.0 - f), i * (1.0 - g * g),
+                              tanh_c * o * (1.0 - o)], -1)
+        saved.append((f, dc_dh, dz_scale))
         hs.append(h)
     outputs = tf.stack(hs[1:])
 
@@ -505,10 +510,9 @@ def _lstm_sequence(xp, h, c, recurrent_kernel):
         for t in reversed(range(len(xs))):
             if d_outs is not None:
                 dh = dh + d_outs[t]
-            i, f, g, o, c_prev, tanh_c = saved[t]
-            dc = dc + dh * o * (1.0 - tanh_c * tanh_c)
-            dz = tf.concat([dc * g * i * (1.0 - i), dc * c_prev * f * (1.0 - f), dc * i * (1.0 - g * g),
-                            dh * tanh_c * o * (1.0 - o)], -1)
+            f, dc_dh, dz_scale = saved[t]
+            dc = dc + dh * dc_dh
+            dz = tf.concat([dc, dc, dc, dh], -1) * dz_scale
             dc = dc * f
             dzs.append(dz)
             dh = tf.matmul(dz, recurrent_kernel, transpose_b=True)
