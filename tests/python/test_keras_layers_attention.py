@@ -4,7 +4,6 @@ batch; dropout only in training; bad inputs raise ember.errors naming the layer.
 
 import numpy as np
 import pytest
-import tensorflow
 import tf_keras
 from test_keras_layers_harness import check_layer
 
@@ -72,7 +71,8 @@ def test_bad_inputs_raise_naming_the_layer():
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"MultiHeadAttention 'mha': expected an input of rank 3"):
         layer(tf.zeros([2, 5]), tf.zeros([2, 5, 4]))
     layer(tf.zeros([2, 5, 4]), tf.zeros([2, 5, 4]))
-    with pytest.raises(tf.errors.InvalidArgumentError, match=r"MultiHeadAttention 'mha': expected 4 value features.*got 3"):
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"MultiHeadAttention 'mha': expected 4 value features.*got 3"):
         layer(tf.zeros([2, 5, 4]), tf.zeros([2, 5, 3]))
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"attention_mask of shape"):
         layer(tf.zeros([2, 5, 4]), tf.zeros([2, 5, 4]), attention_mask=tf.ones([2, 1, 5, 5], tf.bool))

@@ -4,7 +4,6 @@ ember.function), gradients, None batch; bad inputs raise ember.errors naming the
 
 import numpy as np
 import pytest
-import tensorflow
 import tf_keras
 from test_keras_layers_harness import check_layer
 

@@ -175,7 +175,8 @@ def test_dropout_only_in_training():
 @pytest.mark.parametrize("name", LAYERS)
 def test_bad_inputs_raise_naming_the_layer(name):
     layer = getattr(R, name)(4, name="rec")
-    with pytest.raises(tf.errors.InvalidArgumentError, match=rf"{name} 'rec': expected an input of rank 3.*got shape \(2, 3\)"):
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=rf"{name} 'rec': expected an input of rank 3.*got shape \(2, 3\)"):
         layer(tf.zeros([2, 3]))
     layer(tf.zeros([2, 5, 3]))
     with pytest.raises(tf.errors.InvalidArgumentError, match=rf"{name} 'rec': expected 3 input features.*got 6"):
