@@ -13,7 +13,7 @@ from tensorboard.util import tensor_util
 
 import ember as tf
 
-os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+
 
 
 def _summaries(path):
