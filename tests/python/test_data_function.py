@@ -154,3 +154,44 @@ def test_a_wrong_structure_from_a_staged_next_is_an_error():
 
     with pytest.raises(errors.InvalidArgumentError, match="DatasetIteratorNext.*component 0 should be int32"):
         f()
+
+
+def test_a_taped_call_of_a_function_iterating_a_dataset_with_a_parallel_plan_never_hangs(tmp_path):
+    """Under a GradientTape the call used to keep the GIL while the plan's worker threads waited for it (a
+    dataset's next element is fetched through Python): the call now releases it on both paths. Run in a
+    subprocess so a hang is a failure, not a stuck test run."""
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent('''
+        import numpy as np, ember as tf
+        ds = tf.data.Dataset.from_tensor_slices(np.arange(8, dtype=np.float32))
+        xs = [tf.constant(np.random.rand(4000).astype(np.float32)) for _ in range(60)]
+        @tf.function
+        def f(ds, xs):
+            total = tf.constant(0.0)
+            for x in ds:
+                total += x
+            for v in xs:  # independent work: the plan runs nodes on the inter-op threads
+                total += tf.reduce_sum(tf.exp(v) * tf.sin(v))
+            return total
+        for _ in range(40):
+            want = f(ds, xs)
+        for _ in range(60):
+            with tf.GradientTape() as tape:
+                tape.watch(xs[0])
+                y = f(ds, xs)
+            g = tape.gradient(y, xs[0])
+        np.testing.assert_allclose(float(y), float(want), rtol=1e-5)
+        np.testing.assert_allclose(g.numpy(), np.exp(xs[0].numpy()) * (np.sin(xs[0].numpy()) + np.cos(xs[0].numpy())),
+                                   rtol=1e-4)
+        print("done")
+    ''')
+    path = tmp_path / "taped_dataset_call.py"  # a file, so AutoGraph can read the loop's source
+    path.write_text(script)
+    proc = subprocess.run([sys.executable, *(["-S"] if sys.flags.no_site else []), str(path)],
+                          capture_output=True, text=True, timeout=240,
+                          env=dict(__import__("os").environ, PYTHONPATH=__import__("os").pathsep.join(sys.path),
+                                   EMBER_ADAPTIVE_THREADS="0"))
+    assert proc.returncode == 0 and "done" in proc.stdout, proc.stderr[-3000:]
