@@ -10,10 +10,11 @@ import os as _os
 # OpenMP (ember's one thread pool, libgomp, shared with oneDNN) reads its wait policy once, when the extension
 # below loads it. libgomp's default keeps an idle worker spinning ~300k iterations (~15 ms here) after each
 # parallel region: beside another busy process it takes that process's core, and both crawl (a 15 us call
-# became 0.6-2 ms). ember's default is a short spin, then sleep (docs/threads.md): back-to-back regions still
-# find their workers awake. A wait policy or spin count the user set wins: GOMP_SPINCOUNT would override
-# OMP_WAIT_POLICY, so ember sets it only when neither is set.
-_DEFAULT_GOMP_SPINCOUNT = "300"
+# became 0.6-2 ms). ember's default is a spin of ~0.5 ms, then sleep (docs/threads.md): the regions of one
+# step find their workers awake, and beside busy processes ember goes parallel only on the cores they leave
+# free (core/parallel.cc), so nothing spins there. A wait policy or spin count the user set wins:
+# GOMP_SPINCOUNT would override OMP_WAIT_POLICY, so ember sets it only when neither is set.
+_DEFAULT_GOMP_SPINCOUNT = "10000"
 if "OMP_WAIT_POLICY" not in _os.environ:
     _os.environ.setdefault("GOMP_SPINCOUNT", _DEFAULT_GOMP_SPINCOUNT)
 
