@@ -364,3 +364,16 @@ def test_checkpoints_iterator_timeout_fn_decides_whether_to_keep_waiting(tmp_pat
 
     assert list(ember.train.checkpoints_iterator(str(tmp_path), timeout=0.05, timeout_fn=timeout_fn)) == []
     assert len(calls) == 3
+
+
+def test_a_written_checkpoint_without_save_counter_is_consumed(tmp_path):
+    """Checkpoint.write saves no save_counter; reading it back must not count the counter as unmatched (as
+    TensorFlow, whose counter is made lazily). A saved one is restored and consumed."""
+    path = ember.train.Checkpoint(v=ember.Variable(1.0)).write(str(tmp_path / "w"))
+    ember.train.Checkpoint(v=ember.Variable(2.0)).read(path).assert_consumed()
+    saver = ember.train.Checkpoint(v=ember.Variable(1.0))
+    saver.save(str(tmp_path / "s"))
+    saved = saver.save(str(tmp_path / "s"))
+    reader = ember.train.Checkpoint(v=ember.Variable(2.0))
+    reader.restore(saved).assert_consumed()
+    assert int(reader.save_counter.numpy()) == 2

@@ -66,6 +66,18 @@ def _positive_or_none(name, value):
     return float(value)
 
 
+class _Keras2Variables(trackable.Trackable):
+    """An optimizer's ``_variables`` as tf_keras (Keras 2) lists them: without the learning rate. Read when
+    restoring, so slots made after the restore (restore-on-create) are seen too."""
+
+    def __init__(self, optimizer):
+        object.__setattr__(self, "_ember_optimizer", optimizer)
+
+    def _trackable_children(self):
+        variables = self._ember_optimizer._variables
+        return [(str(i), v) for i, v in enumerate(variables[:1] + variables[2:])]
+
+
 class Optimizer(trackable.Trackable):
     """The base of Keras optimizers. A subclass overrides ``build(var_list)`` (calling the base first, then
     adding its slots with ``add_variable_from_reference``) and ``update_step(gradient, variable,
@@ -115,6 +127,22 @@ class Optimizer(trackable.Trackable):
         self._ember_exclude_pattern = None
         self._iterations = self._make_variable(0, dtypes.int64, "iteration")
         self._learning_rate = self._build_learning_rate(learning_rate)
+
+    def _ember_restore_children(self, live, saved, saved_children):
+        """The children a checkpoint's optimizer node is matched against (ember/train/checkpoint.py). ember
+        saves TensorFlow 2.21's layout, where ``_variables`` lists the iterations, the learning rate, then
+        the slots. tf_keras (Keras 2) lists no learning rate there: its ``_variables/1`` is the first slot.
+        Such a checkpoint is read through a view of ``_variables`` without the learning rate."""
+        if "_variables" not in saved or "_learning_rate" not in saved or not isinstance(live.get("_variables"), list):
+            return live
+        if saved_children(saved["_variables"]).get("1") == saved["_learning_rate"]:
+            return live  # TensorFlow 2.21's layout: _variables[1] is the learning rate
+        variables = self._variables
+        if len(variables) < 2 or variables[1] is not self._learning_rate:
+            return live  # a schedule: no learning-rate variable, the two layouts agree
+        live = dict(live)
+        live["_variables"] = _Keras2Variables(self)
+        return live
 
     def _build_learning_rate(self, learning_rate):
         if callable(learning_rate):  # a LearningRateSchedule or a callable of no argument
