@@ -150,3 +150,33 @@ def test_tensorflow_1_control_flow_is_a_clear_not_found(tmp_path):
     proc = subprocess.run([example_binary(), str(path), "--batch", "2"], capture_output=True, text=True,
                           env=clean_env(), timeout=120)
     assert proc.returncode == 1 and "'Enter'" in proc.stderr
+
+
+def test_corrupt_tf1_graphs_are_errors_naming_the_saved_model(tf1_models, tmp_path):
+    """Found by the SavedModel loader fuzzer: with the object graph gone a model takes the TensorFlow 1
+    path, whose import errors (a bad node name) and unknown dtypes (DT_INVALID) must name the SavedModel
+    like every other loader error."""
+    import shutil
+
+    from ember.saved_model import loader
+
+    def rename_matmul(meta):  # a reached node, renamed (with its reader) to a name GraphDef forbids
+        for node in meta.graph_def.node:
+            if node.name == "MatMul":
+                node.name = "_bad name"
+            node.input[:] = ["_bad name" if i == "MatMul" else i for i in node.input]
+
+    def _invalid_input_dtype(meta):
+        meta.signature_def["serving_default"].inputs["x"].dtype = 0  # DT_INVALID
+
+    for mutate, kind in [(rename_matmul, errors.InvalidArgumentError),
+                         (_invalid_input_dtype,
+                          errors.InvalidArgumentError)]:
+        broken = tmp_path / f"broken_{mutate.__name__}"
+        shutil.copytree(tf1_models / "simple", broken)
+        saved, _ = loader.read_saved_model(broken)
+        mutate(saved.meta_graphs[0])
+        (broken / "saved_model.pb").write_bytes(saved.SerializeToString())
+        with pytest.raises(kind) as info:
+            ember.saved_model.load(str(broken))
+        assert str(broken) in str(info.value)

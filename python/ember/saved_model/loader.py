@@ -106,7 +106,12 @@ def load(export_dir, tags=None, options=None):
         def fail(message, cls=errors.InvalidArgumentError):
             return _error(path, message, cls)
 
-        return loader_v1.LoadedV1(loader_v1.LoaderV1(export_dir, path, meta, fail))
+        try:
+            return loader_v1.LoadedV1(loader_v1.LoaderV1(export_dir, path, meta, fail))
+        except errors.OpError as e:  # from the GraphDef importer or the checkpoint: name the SavedModel
+            if path in e.message:
+                raise
+            raise type(e)(None, None, f"SavedModel {path}: {e.message}") from None
     return _Loader(export_dir, path, meta, options or LoadOptions()).load()
 
 

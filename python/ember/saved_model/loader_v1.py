@@ -125,11 +125,11 @@ class LoaderV1:
                 if not reader.has_tensor(key):
                     raise fail(f"variable '{node.name}': the checkpoint has no entry '{key}'", errors.NotFoundError)
                 value = reader.get_tensor(key)
-                dtype = _gd.as_dtype(node.attr["dtype"].type)
+                dtype = self._dtype(node.attr["dtype"].type, f"variable '{node.name}'")
                 if value.dtype != dtype.as_numpy_dtype:
                     raise fail(f"variable '{node.name}': the graph says {dtype.name}, the checkpoint's '{key}' "
                                f"holds {value.dtype}")
-                shape = structure.shape_from_proto(node.attr["shape"].shape)
+                shape = self._shape(node.attr["shape"].shape, f"variable '{node.name}'")
                 if not shape.is_compatible_with(value.shape):
                     raise fail(f"variable '{node.name}': the graph says shape {shape}, the checkpoint's '{key}' "
                                f"holds {list(value.shape)}")
@@ -153,8 +153,19 @@ class LoaderV1:
                             f"{info.WhichOneof('encoding')}", errors.UnimplementedError)
         if _node_of(info.name) not in self.nodes:
             raise self.fail(f"{what} names tensor '{info.name}', which is not in the graph")
-        return TensorSpec(structure.shape_from_proto(info.tensor_shape), _gd.as_dtype(info.dtype),
-                          _node_of(info.name))
+        return TensorSpec(self._shape(info.tensor_shape, what), self._dtype(info.dtype, what), _node_of(info.name))
+
+    def _dtype(self, datatype, what):
+        try:
+            return _gd.as_dtype(datatype)
+        except (TypeError, ValueError) as e:
+            raise self.fail(f"{what}: {e}") from None
+
+    def _shape(self, proto, what):
+        try:
+            return structure.shape_from_proto(proto)
+        except (TypeError, ValueError) as e:
+            raise self.fail(f"{what}: its shape is not one ({e})") from None
 
     def _key(self, handle):
         """The checkpoint entry the saver's restore graph assigns to ``handle`` (or its shared name)."""
@@ -212,8 +223,11 @@ class LoaderV1:
                 input_map[node.name + ":0"] = self.variables[node.name]
             else:
                 out.CopyFrom(node)
-        imported = graph_util.import_graph_def(graph, input_map=input_map or None)
-        function = NewGraphFunction(imported, feeds_list, fetches_list)
+        try:
+            imported = graph_util.import_graph_def(graph, input_map=input_map or None)
+            function = NewGraphFunction(imported, feeds_list, fetches_list)
+        except errors.OpError as e:  # the GraphDef importer's error, naming the SavedModel
+            raise self.fail(e.message, type(e)) from None
         if single is False and len(fetches_list) == 1:
             function._single = False
         return function
