@@ -179,3 +179,38 @@ def test_tf_op_lambda_config_round_trip():
     assert dispatch.unwrap(clone.function) is dispatch.unwrap(tf.math.reduce_max)
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     np.testing.assert_array_equal(clone(x, axis=1).numpy(), [2, 5])
+
+
+def test_pre_dispatch_sees_registered_types_before_the_op():
+    """Composite tensors (ember.ragged) are dispatched before the op runs, by exact type, also inside a
+    list argument; other calls run the op untouched."""
+
+    class Composite:
+        pass
+
+    seen = []
+
+    def handler(fn, args, kwargs, _):
+        seen.append(fn._ember_api_name)
+        if kwargs.get("axis") == 99:
+            return NotImplemented  # let the op run (and fail on the unknown argument)
+        return "handled"
+
+    try:
+        dispatch.set_pre_dispatch((Composite,), handler)
+        c = Composite()
+        assert tf.nn.relu(c) == "handled"
+        assert tf.concat([tf.zeros([1]), c], axis=0) == "handled"
+        assert tf.math.add(1.0, y=c) == "handled"
+        assert seen == ["tf.nn.relu", "tf.concat", "tf.math.add"]
+        with pytest.raises(TypeError):
+            tf.concat([c], axis=99)
+        np.testing.assert_array_equal(tf.concat([tf.ones([1]), tf.zeros([1])], 0).numpy(), [1, 0])
+        assert len(seen) == 4
+        with pytest.raises(TypeError):
+            dispatch.set_pre_dispatch((5,), handler)
+        with pytest.raises(ValueError):
+            dispatch.set_pre_dispatch((Composite,) * 9, handler)
+    finally:
+        dispatch.set_pre_dispatch((), None)
+    assert isinstance(tf.nn.relu(tf.constant(-1.0)), tf.Tensor)

@@ -70,6 +70,14 @@ def set_fallback(fallback):
     _C.set_api_fallback_dispatch(fallback)
 
 
+def set_pre_dispatch(types, handler):
+    """A call with an argument whose type is exactly one of ``types`` (directly, or in a list/tuple argument)
+    goes to ``handler(api_function, args, kwargs, None)`` before the function runs; the handler returns
+    NotImplemented to let the function run. For composite tensors, which an op would otherwise read as dense.
+    ``set_pre_dispatch((), None)`` removes it."""
+    _C.set_api_pre_dispatch(tuple(types), handler)
+
+
 def unwrap(fn):
     """The original function of an installed wrapper (or ``fn`` itself)."""
     return fn.__wrapped__ if isinstance(fn, _C.ApiFunction) else fn
