@@ -7,9 +7,13 @@ NCHW for PyTorch (its layout), SAME padding, float32:
 - fwd: the convolution alone;
 - fwd+bwd: the convolution, then the gradients of sum(y * dy) w.r.t. the input and the filter (ember and
   TensorFlow: GradientTape in a tf.function, i.e. Conv2D, Conv2DBackpropInput, Conv2DBackpropFilter; PyTorch:
-  autograd).
-Target (issue 17): ember >= 90% of the throughput of oneDNN's own primitive (not measured here yet: the direct
-oneDNN baseline belongs in bench/native_baselines.cc), and faster than TensorFlow and PyTorch.
+  autograd);
+- bwd_data, bwd_filter: one backward pass alone (the gradient of sum(y * dy) w.r.t. the input only, or the
+  filter only, given dy: Conv2DBackpropInput or Conv2DBackpropFilter once the unused forward is pruned).
+Target (issue 17): ember >= 90% of the throughput of oneDNN's own primitives, forward and backward, and
+faster than TensorFlow and PyTorch. oneDNN's figures come from `bench_native_baselines --conv`
+(bench/native_baselines.cc, Note [oneDNN convolution baseline]: the primitives on their own blocked layouts,
+no reorder timed); the script prints ember / oneDNN throughput when that binary is built.
 
 Each framework's first output is checked against a float64 NumPy convolution of the first image, so a fast
 wrong answer shows as FAIL. PyTorch comes from EMBER_BENCH_PATH_TORCH (e.g. /work/torchenv's site-packages).
@@ -66,9 +70,21 @@ def tf_cases(tf):
         gx, gw = tape.gradient(loss, [x, w])
         return y, gx, gw
 
+    def backward_of(wrt):
+        @tf.function
+        def bwd(x, w, dy):
+            with tf.GradientTape() as tape:
+                tape.watch(x if wrt == "x" else w)
+                y = tf.nn.conv2d(x, w, 1, "SAME")
+            return tape.gradient(y, x if wrt == "x" else w, output_gradients=dy)
+
+        return bwd
+
+    bwd_data, bwd_filter = backward_of("x"), backward_of("w")
     first = fwd(x, w).numpy()[0]
     fwd_bwd(x, w, dy)
-    return {"fwd": lambda: fwd(x, w).numpy, "fwd+bwd": lambda: fwd_bwd(x, w, dy)[2].numpy}, first
+    return {"fwd": lambda: fwd(x, w).numpy, "fwd+bwd": lambda: fwd_bwd(x, w, dy)[2].numpy,
+            "bwd_data": lambda: bwd_data(x, w, dy).numpy, "bwd_filter": lambda: bwd_filter(x, w, dy).numpy}, first
 
 
 def torch_cases():
@@ -89,8 +105,16 @@ def torch_cases():
         gx, gw = torch.autograd.grad((y * dy).sum(), [x, w])
         return gw
 
+    def bwd_data():
+        y = torch.nn.functional.conv2d(x, w.detach(), padding=1)
+        return torch.autograd.grad(y, [x], dy)[0]
+
+    def bwd_filter():
+        y = torch.nn.functional.conv2d(x.detach(), w, padding=1)
+        return torch.autograd.grad(y, [w], dy)[0]
+
     first = fwd()[0].permute(1, 2, 0).numpy()
-    return {"fwd": fwd, "fwd+bwd": fwd_bwd}, first
+    return {"fwd": fwd, "fwd+bwd": fwd_bwd, "bwd_data": bwd_data, "bwd_filter": bwd_filter}, first
 
 
 def time_calls(call, seconds):
@@ -134,6 +158,21 @@ def worker(framework, quick):
     print(json.dumps(out))
 
 
+def onednn_baseline():
+    """bench_native_baselines --conv's JSON (oneDNN's own primitives), or None when it is not built."""
+    import subprocess
+
+    from run import NATIVE_BUILDS
+
+    exe = os.environ.get("EMBER_NATIVE_BASELINES")
+    if exe is None:
+        exe = next((p for p in (os.path.join(ROOT, b, "bench_native_baselines") for b in NATIVE_BUILDS)
+                    if os.path.exists(p)), None)
+    if exe is None or not os.path.exists(exe):
+        return None
+    return json.loads(subprocess.run([exe, "--conv"], capture_output=True, text=True, check=True).stdout)
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
@@ -148,7 +187,8 @@ def main():
     for line in lines:
         print(line)
     print(f"{'case':<8} {'framework':<11} {'ms':>10} {'GFLOP/s':>8} {'vs ember':>9}  check")
-    for case, flops in (("fwd", FLOPS_FWD), ("fwd+bwd", 3 * FLOPS_FWD)):
+    cases = (("fwd", FLOPS_FWD), ("fwd+bwd", 3 * FLOPS_FWD), ("bwd_data", FLOPS_FWD), ("bwd_filter", FLOPS_FWD))
+    for case, flops in cases:
         ember_time = results.get("ember", {}).get("cases", {}).get(case, {}).get("time")
         for fw, r in results.items():
             c = r["cases"].get(case)
@@ -160,8 +200,24 @@ def main():
             ratio = f"{c['time'] / ember_time:8.2f}x" if ember_time else f"{'-':>9}"
             check = "ok" if r["error"] < 1e-4 else f"FAIL (error {r['error']:.2e})"
             print(f"{case:<8} {fw:<11} {c['time'] * 1e3:10.2f} {flops / c['time'] / 1e9:8.1f} {ratio}  {check}")
-    print("targets: ember >= 0.9x oneDNN's primitive called directly (not in this script yet), faster than "
-          "TensorFlow and PyTorch")
+    native = onednn_baseline()
+    ember_cases = results.get("ember", {}).get("cases", {})
+    if native is None:
+        print("oneDNN baseline: bench_native_baselines is not built (ninja -C build/dev bench_native_baselines)")
+    else:
+        print(f"oneDNN {native['threads']} threads: fwd {native['conv_fwd_ms']:.2f} ms ({native['conv_fwd_impl']}), "
+              f"bwd_data {native['conv_bwd_data_ms']:.2f} ms ({native['conv_bwd_data_impl']}), bwd_weights "
+              f"{native['conv_bwd_weights_ms']:.2f} ms ({native['conv_bwd_weights_impl']})")
+        for case, key in (("fwd", "conv_fwd_ms"), ("bwd_data", "conv_bwd_data_ms"), ("bwd_filter", "conv_bwd_weights_ms")):
+            t = ember_cases.get(case, {}).get("time")
+            if t:
+                print(f"  {case:<10} ember / oneDNN throughput = {native[key] / 1e3 / t:.3f} (target >= 0.9)")
+        t = ember_cases.get("fwd+bwd", {}).get("time")
+        if t:
+            total = native["conv_fwd_ms"] + native["conv_bwd_data_ms"] + native["conv_bwd_weights_ms"]
+            print(f"  {'fwd+bwd':<10} ember / oneDNN throughput = {total / 1e3 / t:.3f} (ember's also multiplies "
+                  "y * dy and sums it)")
+    print("targets: ember >= 0.9x oneDNN's primitives called directly, faster than TensorFlow and PyTorch")
 
 
 if __name__ == "__main__":
