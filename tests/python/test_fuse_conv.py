@@ -178,3 +178,33 @@ def test_fused_op_float64_and_errors():
         op(x, w, tf.constant(RNG.standard_normal(3)), *attrs, "Relu", 0.2)
     with pytest.raises(tf.errors.InvalidArgumentError, match="_FusedConv2D: activation must be"):
         op(x, w, b, *attrs, "Tanh", 0.2)
+
+
+@pytest.mark.parametrize("dtype", [tf.float32, tf.float64])
+def test_relu_gradient_becomes_relu_grad_with_the_same_values(remapping, dtype):
+    """Note [Relu gradients as ReluGrad]: SelectV2(Greater(x, 0), dy, 0) -> ReluGrad(dy, x); NaN, zeros and
+    negative inputs give what the select gives."""
+    x = tf.constant(np.array([[-1.0, 0.0, 2.0, np.nan], [3.0, -0.0, -2.5, 1e-30]]), dtype)
+    dy = tf.constant(np.array([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]), dtype)
+
+    def f(x, dy):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.nn.relu(x)
+        return [tape.gradient(y, x, output_gradients=dy)]
+
+    got, want, text = _run_both(remapping, f, x, dy)
+    assert "= ReluGrad(" in text and "= SelectV2(" not in text, text
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(want[0], [[0, 0, 3, 0], [5, 0, 0, 8]])
+
+
+def test_a_select_that_broadcasts_dy_stays(remapping):
+    x, dy = _f(3, 4), _f(4)
+
+    def f(x, dy):
+        return [tf.where(x > 0.0, dy, 0.0)]
+
+    got, want, text = _run_both(remapping, f, x, dy)
+    assert "ReluGrad" not in text, text
+    _close(got, want)

@@ -9,13 +9,20 @@
 //   its output);
 // - the bias add's output feeds the activation alone, with one exception: ember's Relu gradient reads the
 //   pre-activation as Greater(pre, 0), and pre > 0 exactly when relu(pre) > 0 (NaN included: both false),
-//   so such a Greater is moved onto the activation's output and the fusion goes ahead. Any other reader
+//   so such a Greater (or the ReluGrad(dy, pre) it becomes, Note [Relu gradients as ReluGrad]) is moved
+//   onto the activation's output and the fusion goes ahead. Any other reader
 //   (Relu6's or Elu's gradient, a user's op, a function result) keeps the bias add's output, and the chain
 //   is then fused without its activation;
 // - no node of the chain has a control input or is one, so no ordering is lost.
 // The bias is a BiasAdd with the convolution's data format, or an Add/AddV2 of a 1-D [out_channels] value
 // to an NHWC convolution whose output shape is the sum's (so the add broadcasts along channels only).
 // Only float32 is fused: that is where oneDNN runs (float64 has the plain loops either way).
+//
+// Note [Relu gradients as ReluGrad]
+// ember's Relu gradient is SelectV2(Greater(x, 0), dy, 0): two passes and a bool tensor in between. The same
+// pass (remapping) rewrites that pattern to ReluGrad(dy, x), TensorFlow's one-pass op, which gives the same
+// values (x > 0 is false for NaN in both). Only when the select's output has dy's shape (the zero is a
+// scalar or a splat of it), so nothing broadcasts but the zero.
 #include <algorithm>
 
 #include "ember/ops/registry.h"
@@ -24,12 +31,19 @@
 namespace ember::passes {
 namespace {
 
+// A float32 or float64 Const holding one zero (a scalar, or any shape with one element).
 bool is_zero_constant(const Graph& g, ValueRef v) {
   const Node& node = g.node(v.node);
   if (node.op->name != "Const") return false;
   const TensorImpl& t = *std::get<TensorRef>(node.attrs[0]);
-  if (t.dtype() != DType::kFloat32 || t.num_elements() != 1) return false;
-  return t.data<float>()[0] == 0.0f;
+  if (t.num_elements() != 1) return false;
+  if (t.dtype() == DType::kFloat32) return t.data<float>()[0] == 0.0f;
+  if (t.dtype() == DType::kFloat64) return t.data<double>()[0] == 0.0;
+  return false;
+}
+
+bool fully_defined_same(const TensorSpec& a, const TensorSpec& b) {
+  return a.dtype == b.dtype && a.shape.fully_defined() && a.shape == b.shape;
 }
 
 const char* activation_name(const std::string& op) {
@@ -41,7 +55,8 @@ const char* activation_name(const std::string& op) {
 struct Chain {
   int32_t conv = -1, bias_node = -1, activation = -1;
   ValueRef bias;
-  std::vector<int32_t> moved_greaters;  // Greater(pre, 0) nodes to read the activation's output instead
+  // (node, input) of the Greater(pre, 0) and ReluGrad(dy, pre) readers to read the activation's output
+  std::vector<std::pair<int32_t, int>> moved_readers;
 };
 
 class Matcher {
@@ -89,7 +104,7 @@ class Matcher {
     // The activation, when the sum feeds one (and Greater(sum, 0)s that can move onto it) alone.
     if (is_result(chain->bias_node)) return true;
     int32_t activation = -1;
-    std::vector<int32_t> greaters;
+    std::vector<std::pair<int32_t, int>> movable;
     for (int32_t c : consumers_[chain->bias_node]) {
       const Node& reader = g_.node(c);
       if (activation_name(reader.op->name) && reader.inputs[0].node == chain->bias_node && plain(c) &&
@@ -97,15 +112,18 @@ class Matcher {
         activation = c;
       } else if (reader.op->name == "Greater" && reader.inputs[0].node == chain->bias_node &&
                  reader.inputs[1].node != chain->bias_node && is_zero_constant(g_, reader.inputs[1])) {
-        greaters.push_back(c);
+        movable.push_back({c, 0});
+      } else if (reader.op->name == "ReluGrad" && reader.inputs[1].node == chain->bias_node &&
+                 reader.inputs[0].node != chain->bias_node) {
+        movable.push_back({c, 1});  // relu_grad(dy, relu(pre)) == relu_grad(dy, pre)
       } else {
         return true;  // another reader: fuse the bias only
       }
     }
     if (activation < 0) return true;
-    if (!greaters.empty() && g_.node(activation).op->name != "Relu") return true;
+    if (!movable.empty() && g_.node(activation).op->name != "Relu") return true;
     chain->activation = activation;
-    chain->moved_greaters = std::move(greaters);
+    chain->moved_readers = std::move(movable);
     return true;
   }
 
@@ -132,6 +150,38 @@ class Matcher {
 };
 
 }  // namespace
+
+// SelectV2(Greater(x, 0), dy, 0) -> ReluGrad(dy, x) (Note [Relu gradients as ReluGrad]).
+StatusOr<int> remap_relu_gradients(FunctionGraph& fn) {
+  static const OpDef& relu_grad = op_def("ReluGrad");
+  Graph& g = fn.graph;
+  std::vector<std::pair<int32_t, std::pair<ValueRef, ValueRef>>> found;  // select, (dy, x)
+  for (int32_t n = 0; n < g.num_nodes(); ++n) {
+    const Node& select = g.node(n);
+    if (select.op->name != "SelectV2" || !select.control_inputs.empty()) continue;
+    const Node& greater = g.node(select.inputs[0].node);
+    if (greater.op->name != "Greater" || !is_zero_constant(g, greater.inputs[1])) continue;
+    const ValueRef x = greater.inputs[0], dy = select.inputs[1];
+    if (!is_zero_constant(g, select.inputs[2])) continue;
+    const TensorSpec& out = select.outputs[0];
+    if (out.dtype != DType::kFloat32 && out.dtype != DType::kFloat64) continue;
+    if (!fully_defined_same(g.spec(dy), out) || !fully_defined_same(g.spec(x), out)) continue;
+    found.push_back({n, {dy, x}});
+  }
+  if (found.empty()) return 0;
+  GraphEditor editor(fn);
+  for (const auto& [n, operands] : found) {
+    const Node select = g.node(n);  // a copy: adding nodes may move the nodes
+    const ValueRef inputs[] = {operands.first, operands.second};
+    SmallVector<TensorSpec, 2> outputs;
+    outputs.push_back(select.outputs[0]);
+    const int32_t grad = editor.add_node(relu_grad, inputs, AttrList{}, std::move(outputs), select.location,
+                                         select.name + "/relu_grad");
+    editor.forward(ValueRef{n, 0}, ValueRef{grad, 0});
+  }
+  EMBER_RETURN_IF_ERROR(editor.finish(/*prune=*/false));
+  return static_cast<int>(found.size());
+}
 
 StatusOr<int> fuse_conv(FunctionGraph& fn) {
   static const OpDef& fused_op = op_def("_FusedConv2D");
@@ -165,7 +215,8 @@ StatusOr<int> fuse_conv(FunctionGraph& fn) {
     const int32_t fused = editor.add_node(fused_op, inputs, std::move(attrs), std::move(outputs),
                                           conv.location, conv.name + "/fused");
     editor.forward(ValueRef{last, 0}, ValueRef{fused, 0});
-    for (int32_t greater : chain.moved_greaters) g.mutable_node(greater).inputs[0] = ValueRef{fused, 0};
+    for (const auto& [reader, input] : chain.moved_readers)
+      g.mutable_node(reader).inputs[input] = ValueRef{fused, 0};
   }
   // The replaced nodes are left for pruning.
   EMBER_RETURN_IF_ERROR(editor.finish(/*prune=*/false));

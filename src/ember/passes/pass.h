@@ -90,6 +90,9 @@ StatusOr<int> merge_sibling_matmuls(FunctionGraph& fn);
 /// Conv2D -> bias add [-> activation] chains become _FusedConv2D nodes (Note [Matching a conv chain] in
 /// fuse_conv.cc). Counts the chains fused.
 StatusOr<int> fuse_conv(FunctionGraph& fn);
+/// SelectV2(Greater(x, 0), dy, 0) becomes ReluGrad(dy, x) (Note [Relu gradients as ReluGrad] in
+/// fuse_conv.cc). Counts the selects rewritten.
+StatusOr<int> remap_relu_gradients(FunctionGraph& fn);
 /// If/Case nodes with a Const predicate or index become a PartitionedCall of the branch taken.
 StatusOr<int> fold_constant_predicates(FunctionGraph& fn);
 /// Moves what While bodies compute from loop-invariant values into the caller (Note [Hoisting out of a
