@@ -53,7 +53,10 @@ def reference_first_image(x, w):
     return np.einsum("hwcij,ijck->hwk", windows, w.astype(np.float64))
 
 
-def tf_cases(tf):
+def tf_cases(tf, one_thread=False):
+    if one_thread:
+        tf.config.threading.set_intra_op_parallelism_threads(1)
+        tf.config.threading.set_inter_op_parallelism_threads(1)
     x_np, w_np, dy_np = data()
     x, w, dy = tf.constant(x_np), tf.constant(w_np), tf.constant(dy_np)
 
@@ -87,10 +90,10 @@ def tf_cases(tf):
             "bwd_data": lambda: bwd_data(x, w, dy).numpy, "bwd_filter": lambda: bwd_filter(x, w, dy).numpy}, first
 
 
-def torch_cases():
+def torch_cases(one_thread=False):
     import torch
 
-    torch.set_num_threads(os.cpu_count())
+    torch.set_num_threads(1 if one_thread else os.cpu_count())
     x_np, w_np, dy_np = data()
     x = torch.from_numpy(np.ascontiguousarray(x_np.transpose(0, 3, 1, 2))).requires_grad_(True)
     w = torch.from_numpy(np.ascontiguousarray(w_np.transpose(3, 2, 0, 1))).requires_grad_(True)
@@ -120,30 +123,31 @@ def torch_cases():
 def time_calls(call, seconds):
     for _ in range(2):
         call()
-    times = []
+    times, cpu = [], []
     end = time.perf_counter() + seconds
     while time.perf_counter() < end or len(times) < 5:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         result = call()
         if callable(result):
             result()  # TensorFlow/ember: wait for the value
         times.append(time.perf_counter() - t0)
-    return statistics.median(times), min(times)
+        cpu.append(time.process_time() - c0)
+    return statistics.median(times), min(times), min(cpu)
 
 
-def worker(framework, quick):
+def worker(framework, quick, one_thread):
     if framework == "ember":
         import ember
 
-        (cases, first), version = tf_cases(ember), ember.__version__
+        (cases, first), version = tf_cases(ember, one_thread), ember.__version__
     elif framework == "tensorflow":
         import tensorflow
 
-        (cases, first), version = tf_cases(tensorflow), tensorflow.__version__
+        (cases, first), version = tf_cases(tensorflow, one_thread), tensorflow.__version__
     elif framework == "torch":
         import torch
 
-        (cases, first), version = torch_cases(), torch.__version__
+        (cases, first), version = torch_cases(one_thread), torch.__version__
     else:
         raise ValueError(framework)
     x, w, _ = data()
@@ -152,14 +156,14 @@ def worker(framework, quick):
     out = {"version": version, "error": err, "cases": {}}
     for name, call in cases.items():
         try:
-            median, best = time_calls(call, 2.0 if quick else 6.0)
-            out["cases"][name] = {"time": median, "best": best}
+            median, best, cpu = time_calls(call, 2.0 if quick else 6.0)
+            out["cases"][name] = {"time": median, "best": best, "cpu": cpu}
         except Exception as e:  # noqa: BLE001 - one failing case must not hide the others
             out["cases"][name] = {"failed": f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:240]}"}
     print(json.dumps(out))
 
 
-def onednn_baseline():
+def onednn_baseline(one_thread):
     """bench_native_baselines --conv's JSON (oneDNN's own primitives), or None when it is not built."""
     import subprocess
 
@@ -171,19 +175,26 @@ def onednn_baseline():
                     if os.path.exists(p)), None)
     if exe is None or not os.path.exists(exe):
         return None
-    return json.loads(subprocess.run([exe, "--conv"], capture_output=True, text=True, check=True).stdout)
+    env = dict(os.environ, OMP_NUM_THREADS="1") if one_thread else None
+    return json.loads(subprocess.run([exe, "--conv"], capture_output=True, text=True, check=True, env=env).stdout)
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--one-thread", action="store_true",
+                        help="every framework and oneDNN on one thread (steadier on a shared machine)")
     parser.add_argument("--worker")
     args = parser.parse_args()
     if args.worker:
-        worker(args.worker, args.quick)
+        worker(args.worker, args.quick, args.one_thread)
         return
-    results, lines = run_workers(__file__, ("ember", "tensorflow", "torch"), ["--quick"] if args.quick else [])
-    print(f"bench/conv.py: conv2d 3x3 {C}->{K}, {H}x{W}, batch {N}; {os.cpu_count()} CPU threads; "
+    if args.one_thread:
+        os.environ["OMP_NUM_THREADS"] = "1"
+    extra = (["--quick"] if args.quick else []) + (["--one-thread"] if args.one_thread else [])
+    results, lines = run_workers(__file__, ("ember", "tensorflow", "torch"), extra)
+    print(f"bench/conv.py: conv2d 3x3 {C}->{K}, {H}x{W}, batch {N}; "
+          f"{1 if args.one_thread else os.cpu_count()} CPU thread(s); load {open('/proc/loadavg').read().split()[0]}; "
           + ", ".join(f"{fw} {r['version']}" for fw, r in results.items()))
     for line in lines:
         print(line)
@@ -201,7 +212,7 @@ def main():
             ratio = f"{c['time'] / ember_time:8.2f}x" if ember_time else f"{'-':>9}"
             check = "ok" if r["error"] < 1e-4 else f"FAIL (error {r['error']:.2e})"
             print(f"{case:<8} {fw:<11} {c['time'] * 1e3:10.2f} {flops / c['time'] / 1e9:8.1f} {ratio}  {check}")
-    native = onednn_baseline()
+    native = onednn_baseline(args.one_thread)
     ember_cases = results.get("ember", {}).get("cases", {})
     if native is None:
         print("oneDNN baseline: bench_native_baselines is not built (ninja -C build/dev bench_native_baselines)")
@@ -214,6 +225,13 @@ def main():
             t = ember_cases.get(case, {}).get("best")
             if t:
                 print(f"  {case:<10} ember / oneDNN throughput = {native[key] / 1e3 / t:.3f} (target >= 0.9; best runs)")
+        # CPU time (process, all threads) against CPU time: steadier when other processes share the cores;
+        # with --one-thread every side runs on one thread, the like-for-like figure on a shared machine.
+        for case, key in (("fwd", "conv_fwd_cpu_ms"), ("bwd_data", "conv_bwd_data_cpu_ms"),
+                          ("bwd_filter", "conv_bwd_weights_cpu_ms")):
+            t = ember_cases.get(case, {}).get("cpu")
+            if t and key in native:
+                print(f"  {case:<10} ember / oneDNN CPU-time throughput = {native[key] / 1e3 / t:.3f}")
         t = ember_cases.get("fwd+bwd", {}).get("best")
         if t:
             total = native["conv_fwd_ms"] + native["conv_bwd_data_ms"] + native["conv_bwd_weights_ms"]

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <limits>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <random>
@@ -145,6 +146,9 @@ ChainResult chain_fused_ideal(int repeats) {
 // timed. Forward training, backward data and backward weights, each the best of `repeats` runs, all threads.
 struct ConvBaseline {
   double fwd_ms = 0, bwd_data_ms = 0, bwd_weights_ms = 0;
+  // CPU time of the process (all threads) per call, best of the runs: steadier than wall time on a busy
+  // machine, and equal to it on one thread with the machine to itself.
+  double fwd_cpu_ms = 0, bwd_data_cpu_ms = 0, bwd_weights_cpu_ms = 0;
   std::string fwd_impl, bwd_data_impl, bwd_weights_impl;
 };
 
@@ -184,6 +188,16 @@ ConvBaseline conv_baseline(int repeats) {
   dnnl::convolution_forward f(fwd);
   dnnl::convolution_backward_data bd(bwd_data);
   dnnl::convolution_backward_weights bw(bwd_weights);
+  auto cpu_ms = [&](auto&& call) {
+    double best = 1e30;
+    for (int r = 0; r < repeats; ++r) {
+      const std::clock_t t0 = std::clock();
+      call();
+      stream.wait();
+      best = std::min(best, static_cast<double>(std::clock() - t0) / CLOCKS_PER_SEC);
+    }
+    return best * 1e3;
+  };
   auto time_ms = [&](auto&& call) {
     call();
     return seconds_best_of(repeats,
@@ -203,6 +217,15 @@ ConvBaseline conv_baseline(int repeats) {
   r.bwd_weights_ms = time_ms([&] {
     bw.execute(stream, {{DNNL_ARG_SRC, x_bw}, {DNNL_ARG_DIFF_DST, dy_bw}, {DNNL_ARG_DIFF_WEIGHTS, dw}});
   });
+  r.fwd_cpu_ms = cpu_ms([&] {
+    f.execute(stream, {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, wt}, {DNNL_ARG_DST, y}});
+  });
+  r.bwd_data_cpu_ms = cpu_ms([&] {
+    bd.execute(stream, {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, w_bd}, {DNNL_ARG_DIFF_SRC, dx}});
+  });
+  r.bwd_weights_cpu_ms = cpu_ms([&] {
+    bw.execute(stream, {{DNNL_ARG_SRC, x_bw}, {DNNL_ARG_DIFF_DST, dy_bw}, {DNNL_ARG_DIFF_WEIGHTS, dw}});
+  });
   r.fwd_impl = fwd.impl_info_str();
   r.bwd_data_impl = bwd_data.impl_info_str();
   r.bwd_weights_impl = bwd_weights.impl_info_str();
@@ -217,9 +240,11 @@ int main(int argc, char** argv) {
     const ConvBaseline conv = conv_baseline(20);
     std::printf(
         "{\"conv_fwd_ms\": %.4f, \"conv_bwd_data_ms\": %.4f, \"conv_bwd_weights_ms\": %.4f, \"threads\": %d, "
+        "\"conv_fwd_cpu_ms\": %.4f, \"conv_bwd_data_cpu_ms\": %.4f, \"conv_bwd_weights_cpu_ms\": %.4f, "
         "\"conv_fwd_impl\": \"%s\", \"conv_bwd_data_impl\": \"%s\", \"conv_bwd_weights_impl\": \"%s\"}\n",
-        conv.fwd_ms, conv.bwd_data_ms, conv.bwd_weights_ms, omp_get_max_threads(), conv.fwd_impl.c_str(),
-        conv.bwd_data_impl.c_str(), conv.bwd_weights_impl.c_str());
+        conv.fwd_ms, conv.bwd_data_ms, conv.bwd_weights_ms, omp_get_max_threads(), conv.fwd_cpu_ms,
+        conv.bwd_data_cpu_ms, conv.bwd_weights_cpu_ms, conv.fwd_impl.c_str(), conv.bwd_data_impl.c_str(),
+        conv.bwd_weights_impl.c_str());
     return 0;
   }
   const int64_t n = 16 << 20;
