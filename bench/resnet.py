@@ -1,6 +1,9 @@
 """ResNet-20 training step (issue 17), side by side in one run, one subprocess per framework:
 
-    python3 bench/resnet.py [--quick] [--batch 32 128] [--frameworks ember tensorflow torch torch.compile jax]
+    python3 bench/resnet.py [--quick] [--one-thread] [--batch 32 128] [--frameworks ember tensorflow torch ...]
+
+--one-thread runs every framework on one thread and compares CPU time per step as well, the steadier figure
+when other processes share the machine.
 
 Model: ResNet-20 for CIFAR-10 (He et al. 2015, section 4.2): a 3x3 convolution to 16 channels, three stages
 of three basic blocks (16, 32, 64 channels; the first block of stages 2 and 3 has stride 2 and a 1x1
@@ -278,30 +281,39 @@ def jax_worker(batch):
 # ---------------------------------------------------------------- timing
 
 def measure(step, value, seconds):
-    """(losses of the first CHECK_STEPS steps, median seconds per step after them, steps timed)."""
+    """(losses of the first CHECK_STEPS steps, median seconds per step after them, steps timed, the least
+    CPU time of the process per step)."""
     losses = [value(step()) for _ in range(CHECK_STEPS)]  # also the warm-up (tracing, compiling)
-    times = []
+    times, cpu = [], []
     end = time.perf_counter() + seconds
     while time.perf_counter() < end or len(times) < 5:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         value(step())  # reads the loss: waits for the step
         times.append(time.perf_counter() - t0)
-    return losses, statistics.median(times), len(times)
+        cpu.append(time.process_time() - c0)
+    return losses, statistics.median(times), len(times), min(cpu)
 
 
-def worker(framework, batches, quick):
+def worker(framework, batches, quick, one_thread):
     out = {"steps": {}}
+    if one_thread and framework == "jax":
+        os.environ["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
     for batch in batches:
         t0 = time.perf_counter()
         if framework in ("ember", "tensorflow"):
             tf = __import__(framework)
             out["version"] = tf.__version__
+            if one_thread:
+                tf.config.threading.set_intra_op_parallelism_threads(1)
+                tf.config.threading.set_inter_op_parallelism_threads(1)
             step, value = tf_worker(tf, batch)
         elif framework in ("torch", "torch.compile"):
             import torch
 
             out["version"] = torch.__version__
             step, value = torch_worker(batch, framework == "torch.compile")
+            if one_thread:
+                torch.set_num_threads(1)
         elif framework == "jax":
             import jax
 
@@ -310,11 +322,11 @@ def worker(framework, batches, quick):
         else:
             raise ValueError(framework)
         try:
-            losses, seconds, n = measure(step, value, 2.0 if quick else 8.0)
+            losses, seconds, n, cpu = measure(step, value, 2.0 if quick else 8.0)
         except Exception as e:  # noqa: BLE001 - a framework that cannot run the step is reported, not fatal
             out["steps"][str(batch)] = {"failed": f"{type(e).__name__}: {(str(e).splitlines() or [''])[0][:200]}"}
             continue
-        out["steps"][str(batch)] = {"losses": losses, "time": seconds, "timed_steps": n,
+        out["steps"][str(batch)] = {"losses": losses, "time": seconds, "timed_steps": n, "cpu": cpu,
                                     "setup_s": time.perf_counter() - t0 - seconds}
     print(json.dumps(out))
 
@@ -324,18 +336,24 @@ def main():
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--batch", type=int, nargs="+", default=[32, 128])
     parser.add_argument("--frameworks", nargs="+", default=list(FRAMEWORKS), choices=FRAMEWORKS)
+    parser.add_argument("--one-thread", action="store_true",
+                        help="every framework on one thread; prints CPU time per step too (steadier on a shared "
+                             "machine)")
     parser.add_argument("--worker")
     args = parser.parse_args()
     if args.worker:
-        worker(args.worker, args.batch, args.quick)
+        worker(args.worker, args.batch, args.quick, args.one_thread)
         return
-    extra = (["--quick"] if args.quick else []) + ["--batch", *map(str, args.batch)]
+    if args.one_thread:
+        os.environ["OMP_NUM_THREADS"] = "1"
+    extra = (["--quick"] if args.quick else []) + (["--one-thread"] if args.one_thread else [])
+    extra += ["--batch", *map(str, args.batch)]
     # EMBER_BENCH_PATH_TORCH serves both PyTorch workers.
     if "EMBER_BENCH_PATH_TORCH" in os.environ:
         os.environ.setdefault("EMBER_BENCH_PATH_TORCH.COMPILE", os.environ["EMBER_BENCH_PATH_TORCH"])
     results, notes = run_workers(__file__, args.frameworks, extra)
     print(f"bench/resnet.py: ResNet-20 training step, CIFAR shapes, SGD momentum {MOMENTUM}; "
-          f"{os.cpu_count()} CPU threads; load {open('/proc/loadavg').read().split()[0]}; "
+          f"{1 if args.one_thread else os.cpu_count()} CPU thread(s); load {open('/proc/loadavg').read().split()[0]}; "
           + ", ".join(f"{fw} {r.get('version', '?')}" for fw, r in results.items()))
     for line in notes:
         print(line)
@@ -344,7 +362,7 @@ def main():
         runs = {fw: r["steps"][key] for fw, r in results.items() if key in r["steps"]}
         ref_fw = "tensorflow" if "losses" in runs.get("tensorflow", {}) else "ember"
         ref = runs.get(ref_fw, {}).get("losses")
-        print(f"batch {batch}: {'framework':<14} {'ms/step':>9} {'img/s':>8} {'vs ember':>9}  "
+        print(f"batch {batch}: {'framework':<14} {'ms/step':>9} {'img/s':>8} {'vs ember':>9} {'cpu ms':>8} "
               f"loss after {CHECK_STEPS} steps (check against {ref_fw})")
         ember_time = runs.get("ember", {}).get("time")
         peers = []
@@ -355,14 +373,19 @@ def main():
             err = max(abs(a - b) / (1 + abs(b)) for a, b in zip(r["losses"], ref)) if ref else float("nan")
             check = "ok" if err < 2e-3 else f"FAIL (relative difference {err:.1e})"
             ratio = f"{r['time'] / ember_time:8.2f}x" if ember_time else f"{'-':>9}"
-            print(f"{'':9}{fw:<14} {r['time'] * 1e3:9.2f} {batch / r['time']:8.0f} {ratio}  "
+            print(f"{'':9}{fw:<14} {r['time'] * 1e3:9.2f} {batch / r['time']:8.0f} {ratio} {r['cpu'] * 1e3:8.1f}  "
                   f"{r['losses'][-1]:.6f} {check}")
             if fw != "ember" and err < 2e-3:
-                peers.append((r["time"], fw))
+                peers.append((r["time"], r["cpu"], fw))
         if ember_time and peers:
-            best, fw = min(peers)
+            best, _, fw = min(peers)
             print(f"{'':9}ember is {best / ember_time:.2f}x as fast as the fastest peer ({fw}); target >= 1.5x")
-    print("ratios: peer time / ember time (> 1: ember faster)")
+            if args.one_thread:
+                best_cpu, fw = min((c, f) for _, c, f in peers)
+                print(f"{'':9}CPU time: ember {best_cpu / runs['ember']['cpu']:.2f}x as fast as the fastest peer "
+                      f"({fw})")
+    print("ratios: peer time / ember time (> 1: ember faster); cpu ms: the least CPU time of the process per step "
+          "(all its threads)")
 
 
 if __name__ == "__main__":
