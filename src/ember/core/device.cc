@@ -182,11 +182,15 @@ int device_thread_share(Device d) {
   return std::max(1, intra_op_threads() / n);
 }
 
-Device current_device() { return t_device; }
-
-const Status* current_placement_error() { return t_has_scope_error ? &t_scope_error : nullptr; }
+namespace internal {
+std::atomic<bool> g_device_scopes_used{false};
+Device current_device_slow() { return t_device; }
+const Status* current_placement_error_slow() { return t_has_scope_error ? &t_scope_error : nullptr; }
+int thread_share_slow() { return t_share; }
+}  // namespace internal
 
 DeviceScope::DeviceScope(Device d) : previous_(t_device), previous_share_(t_share) {
+  internal::g_device_scopes_used.store(true, std::memory_order_relaxed);
   t_device = d;
   t_share = device_thread_share(d);
 }
@@ -197,6 +201,7 @@ DeviceScope::~DeviceScope() {
 }
 
 void set_eager_device_scope(const std::string& spec) {
+  if (!spec.empty()) internal::g_device_scopes_used.store(true, std::memory_order_relaxed);
   t_scope_spec = spec;
   t_has_scope_error = false;
   if (spec.empty()) {
@@ -217,9 +222,5 @@ void set_eager_device_scope(const std::string& spec) {
 }
 
 const std::string& eager_device_scope() { return t_scope_spec; }
-
-namespace internal {
-int thread_share_of_current_device() { return t_share; }
-}  // namespace internal
 
 }  // namespace ember

@@ -11,6 +11,7 @@
 // memory, so a tensor's device is where it was produced, not where its bytes are.
 #pragma once
 
+#include <atomic>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -74,11 +75,28 @@ StatusOr<Device> resolve_device(const DeviceSpec& spec, bool soft);
 /// The threads ops placed on `d` may use.
 int device_thread_share(Device d);
 
+namespace internal {
+// Set once any thread has entered a device scope: until then every op is on CPU:0 and the per-op checks
+// below cost one relaxed load of this flag instead of thread-local lookups (a shared library's
+// thread-locals go through __tls_get_addr).
+extern std::atomic<bool> g_device_scopes_used;
+Device current_device_slow();
+const Status* current_placement_error_slow();
+int thread_share_slow();
+}  // namespace internal
+
 /// The device this thread's ops run on (and allocate their results on). Eager: the tf.device scope; in a
 /// multi-device function: the partition's device.
-Device current_device();
+inline Device current_device() {
+  return internal::g_device_scopes_used.load(std::memory_order_relaxed) ? internal::current_device_slow()
+                                                                        : Device{};
+}
 /// A scope's error under hard placement: ops run in the scope fail with it (TensorFlow raises at the op).
-const Status* current_placement_error();
+inline const Status* current_placement_error() {
+  return internal::g_device_scopes_used.load(std::memory_order_relaxed)
+             ? internal::current_placement_error_slow()
+             : nullptr;
+}
 
 /// Sets the thread's device for a block; restores the previous one when destroyed.
 class DeviceScope {
@@ -102,7 +120,9 @@ const std::string& eager_device_scope();
 
 namespace internal {
 /// Threads of the current device's share (0: no share set, the whole pool).
-int thread_share_of_current_device();
+inline int thread_share_of_current_device() {
+  return g_device_scopes_used.load(std::memory_order_relaxed) ? thread_share_slow() : 0;
+}
 }  // namespace internal
 
 }  // namespace ember
