@@ -95,12 +95,15 @@ def test_gradients_equal_single_device(cpus):
     np.testing.assert_allclose(v1.numpy(), v0.numpy(), rtol=1e-5)
     np.testing.assert_allclose(g1.numpy(), g0.numpy(), rtol=1e-5)
 
-    # The same through a tape outside the function (the function's forward/backward pair).
+    # The same through a tape outside the function (the function's forward/backward pair). The forward
+    # keeps the nodes' devices: its towers run on their devices.
     multi = tf.function(lambda: loss(True))
-    with tf.GradientTape() as tape:
-        value = multi()
+    with tf.profiler.profile() as prof:
+        with tf.GradientTape() as tape:
+            value = multi()
     np.testing.assert_allclose(value.numpy(), v0.numpy(), rtol=1e-5)
     np.testing.assert_allclose(tape.gradient(value, w).numpy(), g0.numpy(), rtol=1e-5)
+    assert {e["device"] for e in prof.events if e["op"] == "MatMul"} == set(range(cpus))
 
 
 def test_variables_on_different_devices(cpus):

@@ -223,4 +223,9 @@ void set_eager_device_scope(const std::string& spec) {
 
 const std::string& eager_device_scope() { return t_scope_spec; }
 
+RequestedDeviceScope::RequestedDeviceScope(const std::string& spec) : previous_(std::move(t_scope_spec)) {
+  t_scope_spec = spec;
+}
+RequestedDeviceScope::~RequestedDeviceScope() { t_scope_spec = std::move(previous_); }
+
 }  // namespace ember

@@ -118,6 +118,19 @@ void set_eager_device_scope(const std::string& spec);
 /// The requested device of the innermost scope (what traced nodes record), "" when none.
 const std::string& eager_device_scope();
 
+/// Sets only the requested device that traced nodes record, for a block (autodiff's replay of a function
+/// keeps each node's device); eager placement is left as it is.
+class RequestedDeviceScope {
+ public:
+  explicit RequestedDeviceScope(const std::string& spec);
+  ~RequestedDeviceScope();
+  RequestedDeviceScope(const RequestedDeviceScope&) = delete;
+  RequestedDeviceScope& operator=(const RequestedDeviceScope&) = delete;
+
+ private:
+  std::string previous_;
+};
+
 namespace internal {
 /// Threads of the current device's share (0: no share set, the whole pool).
 inline int thread_share_of_current_device() {
