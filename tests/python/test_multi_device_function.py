@@ -263,3 +263,21 @@ def test_partitions_overlap_in_time(two_cpus):
     trace = json.loads(prof.chrome_trace())
     names = {e["args"]["name"] for e in trace["traceEvents"] if e.get("name") == "process_name"}
     assert FULL + "0" in names and FULL + "1" in names
+
+
+def test_nested_function_with_devices_is_partitioned_with_its_caller(two_cpus):
+    @tf.function
+    def inner(x):
+        with tf.device("/cpu:1"):
+            y = tf.exp(x * 0.5)
+        return y * 2.0
+
+    @tf.function
+    def outer(x):
+        return inner(x) + inner(x + 1.0)
+
+    x = tf.constant([0.0, 1.0, 2.0])
+    expected = np.exp(x.numpy() * 0.5) * 2.0 + np.exp((x.numpy() + 1.0) * 0.5) * 2.0
+    np.testing.assert_allclose(outer(x).numpy(), expected, rtol=1e-6)
+    texts = _partitions(outer, x)
+    assert len(texts) == 2 and "Exp(" in texts[1] and "Exp(" not in texts[0]

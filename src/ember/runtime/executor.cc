@@ -914,6 +914,22 @@ Status ExecPlan::run(const FunctionGraph& fn, std::span<TensorImpl* const> args,
 CompiledFunction::CompiledFunction(std::shared_ptr<const FunctionGraph> fn)
     : CompiledFunction(std::move(fn), passes::optimizer_options()) {}
 
+// Whether `fn` calls (PartitionedCall, transitively) a function with a node that asks for a device.
+static bool calls_functions_with_devices(const FunctionGraph& fn, int depth = 0) {
+  static const OpDef& call_op = op_def("PartitionedCall");
+  if (depth > 16) return false;
+  for (int32_t i = 0; i < fn.graph.num_nodes(); ++i) {
+    const Node& n = fn.graph.node(i);
+    if (n.op != &call_op) continue;
+    auto callee = FunctionLibrary::global().find(std::get<std::string>(n.attrs[0]));
+    if (callee == nullptr) continue;
+    for (int32_t k = 0; k < callee->graph.num_nodes(); ++k)
+      if (!callee->graph.node(k).requested_device.empty()) return true;
+    if (calls_functions_with_devices(*callee, depth + 1)) return true;
+  }
+  return false;
+}
+
 // A function whose nodes sit on several devices: one CompiledFunction per partition, run concurrently
 // (Note [Send/receive order] in runtime/partition.h), and the whole function unpartitioned for calls that
 // cannot get a thread per partition.
@@ -936,7 +952,18 @@ CompiledFunction::CompiledFunction(std::shared_ptr<const FunctionGraph> fn,
                                    const passes::OptimizerOptions& options, bool partition)
     : fn_(std::move(fn)) {
   if (partition) {
-    auto placed = place_function(*fn_, soft_device_placement());
+    // Calls of functions with devices are inlined first, so their nodes are placed and partitioned with
+    // the caller's (the optimizer would otherwise inline them into one device's plan).
+    std::shared_ptr<const FunctionGraph> to_place = fn_;
+    if (options.enabled(options.function_inlining) && calls_functions_with_devices(*fn_)) {
+      auto copy = std::make_shared<FunctionGraph>(*fn_);
+      for (int round = 0; round < 8; ++round) {
+        auto inlined = passes::inline_function_calls(*copy);
+        if (!inlined.ok() || *inlined == 0) break;
+      }
+      to_place = std::move(copy);
+    }
+    auto placed = place_function(*to_place, soft_device_placement());
     if (!placed.ok()) {  // hard placement on a device that does not exist: every call reports it
       status_ = placed.status();
       optimized_ = fn_;
@@ -949,7 +976,7 @@ CompiledFunction::CompiledFunction(std::shared_ptr<const FunctionGraph> fn,
       on_other_device_ = true;
       device_ = devices[0];
     } else if (!one_device) {
-      auto partitioned = partition_function(*fn_, devices);
+      auto partitioned = partition_function(*to_place, devices);
       if (partitioned.ok()) {
         multi_ = std::make_unique<MultiDevice>();
         multi_->options = options;
