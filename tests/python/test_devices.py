@@ -137,3 +137,20 @@ def test_op_determinism_flag():
     assert tf.config.experimental.is_op_determinism_enabled()
     tf.config.experimental.disable_op_determinism()
     assert not tf.config.experimental.is_op_determinism_enabled()
+
+
+def test_graph_tensors_report_their_requested_device(two_cpus):
+    seen = {}
+
+    @tf.function
+    def f(x):
+        seen["x"] = x.device
+        with tf.device("/cpu:1"):
+            y = x * 2.0
+            seen["y"] = y.device
+        z = y + 1.0
+        seen["z"] = z.device
+        return z
+
+    f(tf.constant(1.0))
+    assert seen == {"x": "", "y": "/device:CPU:1", "z": ""}  # as TensorFlow's graph tensors

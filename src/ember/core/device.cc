@@ -165,8 +165,7 @@ StatusOr<Device> resolve_device(const DeviceSpec& spec, bool soft) {
   }
   if (full.type.empty() || (full.type == "CPU" && full.index < 0)) return Device{DeviceType::kCPU, 0};
   if (full.type == "CPU" && full.index < cpus) return Device{DeviceType::kCPU, full.index};
-  if (full.type == "GPU" && full.index < 0 && soft) return Device{DeviceType::kCPU, 0};
-  if (soft) return Device{DeviceType::kCPU, 0};
+  if (soft) return Device{DeviceType::kCPU, 0};  // a GPU, or a CPU past the logical ones
   std::string all;
   for (int i = 0; i < cpus; ++i) all += (i ? ", " : "") + full_device_name(Device{DeviceType::kCPU, i});
   if (full.index < 0) full.index = 0;
