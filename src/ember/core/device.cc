@@ -8,6 +8,9 @@
 #include "ember/core/parallel.h"
 
 namespace ember {
+namespace internal {
+std::atomic<bool> g_device_scopes_used{false};
+}  // namespace internal
 namespace {
 
 std::atomic<int> g_logical_cpus{1};
@@ -15,7 +18,6 @@ std::atomic<bool> g_initialized{false};
 std::atomic<bool> g_soft_placement{true};
 
 thread_local Device t_device;
-thread_local int t_share = 0;  // 0: the whole pool
 thread_local std::string t_scope_spec;
 thread_local Status t_scope_error;
 thread_local bool t_has_scope_error = false;
@@ -126,6 +128,8 @@ Status configure_logical_cpus(int count) {
                       "Virtual devices cannot be modified after being initialized");
   }
   g_logical_cpus.store(count, std::memory_order_release);
+  // Several logical CPUs: even ops outside every scope run on CPU:0's share of the threads.
+  if (count > 1) internal::g_device_scopes_used.store(true, std::memory_order_relaxed);
   return Status::OK();
 }
 
@@ -182,22 +186,18 @@ int device_thread_share(Device d) {
 }
 
 namespace internal {
-std::atomic<bool> g_device_scopes_used{false};
 Device current_device_slow() { return t_device; }
 const Status* current_placement_error_slow() { return t_has_scope_error ? &t_scope_error : nullptr; }
-int thread_share_slow() { return t_share; }
+// Computed at each use: the configuration may change between a scope and its ops (tests reset it).
+int thread_share_slow() { return device_thread_share(t_device); }
 }  // namespace internal
 
-DeviceScope::DeviceScope(Device d) : previous_(t_device), previous_share_(t_share) {
+DeviceScope::DeviceScope(Device d) : previous_(t_device) {
   internal::g_device_scopes_used.store(true, std::memory_order_relaxed);
   t_device = d;
-  t_share = device_thread_share(d);
 }
 
-DeviceScope::~DeviceScope() {
-  t_device = previous_;
-  t_share = previous_share_;
-}
+DeviceScope::~DeviceScope() { t_device = previous_; }
 
 void set_eager_device_scope(const std::string& spec) {
   if (!spec.empty()) internal::g_device_scopes_used.store(true, std::memory_order_relaxed);
@@ -205,7 +205,6 @@ void set_eager_device_scope(const std::string& spec) {
   t_has_scope_error = false;
   if (spec.empty()) {
     t_device = Device{};
-    t_share = device_thread_share(t_device);
     return;
   }
   StatusOr<DeviceSpec> parsed = DeviceSpec::parse(spec);
@@ -217,7 +216,6 @@ void set_eager_device_scope(const std::string& spec) {
   } else {
     t_device = *d;
   }
-  t_share = device_thread_share(t_device);
 }
 
 const std::string& eager_device_scope() { return t_scope_spec; }

@@ -108,7 +108,6 @@ class DeviceScope {
 
  private:
   Device previous_;
-  int previous_share_;
 };
 
 /// The eager device scope of this thread (Python's `with tf.device(...)`): `spec` is the merged requested
