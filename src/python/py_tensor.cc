@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "ember/core/device.h"
 #include "ember/ops/execute.h"
 #include "ember/ops/registry.h"
 #include "ember/trace/trace_context.h"
@@ -75,14 +76,14 @@ PyObject* wrap_new_constant(TensorRef t) {
 }
 
 PyObject* make_scalar_from_double(DType d, double v) {
-  auto t = TensorImpl::allocate(d, Shape());
+  auto t = TensorImpl::allocate(d, Shape(), current_device());
   if (!t.ok()) return raise_status(t.status());
   visit_dtype(d, [&]<typename T>() { store<T>(t.value()->mutable_raw_data(), v); });
   return wrap_new_constant(std::move(t).value());
 }
 
 PyObject* make_scalar_from_int(DType d, long long v) {
-  auto t = TensorImpl::allocate(d, Shape());
+  auto t = TensorImpl::allocate(d, Shape(), current_device());
   if (!t.ok()) return raise_status(t.status());
   void* dst = t.value()->mutable_raw_data();
   visit_dtype(d, [&]<typename T>() {
@@ -515,7 +516,16 @@ PyObject* get_dtype_enum(PyObject* self, void*) {
   return PyLong_FromLong(static_cast<int>(impl_of(self)->dtype()));
 }
 PyObject* get_device(PyObject* self, void*) {
-  Device d = impl_of(self)->device();
+  const TensorImpl* t = impl_of(self);
+  if (t->is_symbolic()) {  // TensorFlow's graph tensors: the requested device of their op, '' when none
+    TraceContext* trace = TraceContext::current();
+    if (trace == nullptr || t->graph() != &trace->function()) return PyUnicode_FromString("");
+    const Graph& g = trace->function().graph;
+    if (t->graph_node() < 0 || t->graph_node() >= g.num_nodes()) return PyUnicode_FromString("");
+    const std::string& requested = g.node(t->graph_node()).requested_device;
+    return PyUnicode_FromStringAndSize(requested.data(), static_cast<Py_ssize_t>(requested.size()));
+  }
+  Device d = t->device();
   return PyUnicode_FromFormat("/job:localhost/replica:0/task:0/device:%s:%d",
                               d.type == DeviceType::kCPU ? "CPU" : "GPU", d.index);
 }

@@ -13,6 +13,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "ember/core/device.h"
 #include "ember/ops/graph_ops.h"
 #include "ember/ops/registry.h"
 #include "ember/trace/trace_context.h"
@@ -125,6 +126,7 @@ StatusOr<std::unique_ptr<Replay>> replay_function(const FunctionGraph& fn, const
       inputs.push_back(t);
     }
     OutputList outs;
+    RequestedDeviceScope device(n.requested_device);  // the forward keeps the nodes' devices
     Status s = execute_op(*n.op, {inputs.data(), inputs.size()}, {n.attrs.data(), n.attrs.size()}, outs);
     if (!s.ok()) return with_source_context(*n.op, n.name, n.location, s);
     values[i] = std::move(outs);

@@ -182,6 +182,8 @@ Status GraphEditor::finish(bool prune) {
     for (ValueRef in : node.inputs) inputs.push_back(ValueRef{remap[in.node], in.output});
     int32_t copy = out.add_node(*node.op, {inputs.data(), inputs.size()}, std::move(node.attrs),
                                 std::move(node.outputs), std::move(node.location), node.name);
+    out.mutable_node(copy).requested_device = std::move(node.requested_device);
+    out.mutable_node(copy).assigned_device = std::move(node.assigned_device);
     for (int32_t c : node.control_inputs) out.add_control_input(copy, remap[c]);
     remap[i] = copy;
   }

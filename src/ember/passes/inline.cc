@@ -48,6 +48,9 @@ StatusOr<int> inline_function_calls(FunctionGraph& fn) {
       for (ValueRef in : inner.inputs) inputs.push_back(mapped[in.node][in.output]);
       int32_t copy = editor.add_node(*inner.op, {inputs.data(), inputs.size()}, inner.attrs, inner.outputs,
                                      inner.location, call.name + "/" + inner.name);
+      // A callee's node without a device of its own runs where the call was asked to (TensorFlow's rule).
+      g.mutable_node(copy).requested_device =
+          inner.requested_device.empty() ? call.requested_device : inner.requested_device;
       for (int32_t c : inner.control_inputs)
         if (!is_arg[c]) g.add_control_input(copy, copy_of[c]);
       // Only side effects need ordering: the callee's stateful nodes wait for what the call waited for.
