@@ -1,0 +1,265 @@
+"""tf.distribute: contexts, MirroredStrategy's variables, run/reduce/gather, distributed datasets.
+
+Expected values are TensorFlow 2.21's with the same calls on two (or four) logical CPUs."""
+
+import numpy as np
+import pytest
+
+import ember as tf
+from distribute_util import logical_cpus
+
+
+@pytest.fixture
+def strategy():
+    return tf.distribute.MirroredStrategy(logical_cpus(2))
+
+
+def _rid():
+    return tf.distribute.get_replica_context().replica_id_in_sync_group
+
+
+def test_default_strategy_and_contexts(strategy):
+    default = tf.distribute.get_strategy()
+    assert not tf.distribute.has_strategy() and not tf.distribute.in_cross_replica_context()
+    context = tf.distribute.get_replica_context()
+    assert context is not None and context.num_replicas_in_sync == 1 and context.replica_id_in_sync_group == 0
+    assert default.num_replicas_in_sync == 1 and default.run(lambda x: x + 1, args=(1,)) == 2
+    assert tf.distribute.get_cross_replica_context() is None
+    with strategy.scope():
+        assert tf.distribute.get_strategy() is strategy and tf.distribute.has_strategy()
+        assert tf.distribute.in_cross_replica_context() and tf.distribute.get_replica_context() is None
+        assert tf.distribute.get_cross_replica_context() is strategy
+    assert tf.distribute.get_strategy() is default
+    tf.distribute.experimental_set_strategy(strategy)
+    try:
+        assert tf.distribute.get_strategy() is strategy
+    finally:
+        tf.distribute.experimental_set_strategy(None)
+    assert not tf.distribute.has_strategy()
+
+
+def test_devices_are_canonical_and_checked(strategy):
+    assert strategy.num_replicas_in_sync == 2
+    assert strategy.extended.worker_devices == ("/job:localhost/replica:0/task:0/device:CPU:0",
+                                                "/job:localhost/replica:0/task:0/device:CPU:1")
+    with pytest.raises(ValueError, match="No duplicates"):
+        tf.distribute.MirroredStrategy(["cpu:0", "/CPU:0"])
+    with pytest.raises(ValueError, match="cannot parse"):
+        tf.distribute.MirroredStrategy(["cpu"])
+    assert isinstance(strategy.extended._cross_device_ops, tf.distribute.CrossDeviceOps)
+
+
+def test_mixing_strategies_is_an_error(strategy):
+    other = tf.distribute.MirroredStrategy(logical_cpus(2))
+    with strategy.scope(), pytest.raises(ValueError, match="Mixing different"):
+        with other.scope():
+            pass
+
+
+def test_mirrored_variable_components_and_repr(strategy):
+    with strategy.scope():
+        v = tf.Variable([1.0, 2.0], name="w")
+    assert isinstance(v, tf.distribute.MirroredVariable) and isinstance(v, tf.Variable)
+    assert [c.name for c in v.values] == ["w:0", "w/replica_1:0"]
+    assert v.aggregation == tf.VariableAggregation.NONE
+    assert v.synchronization == tf.VariableSynchronization.ON_WRITE
+    assert "MirroredVariable:{" in repr(v)
+    assert strategy.extended.variable_created_in_scope(v)
+    assert not strategy.extended.variable_created_in_scope(tf.Variable(1.0))
+    v.assign_add([1.0, 1.0])  # cross-replica: every copy
+    assert [c.numpy().tolist() for c in v.values] == [[2.0, 3.0], [2.0, 3.0]]
+    assert (v * 2).numpy().tolist() == [4.0, 6.0]
+
+
+def test_random_initial_value_is_mirrored(strategy):
+    with strategy.scope():
+        v = tf.Variable(tf.random.normal([3, 3]))
+        w = tf.Variable(lambda: tf.random.normal([3, 3]))
+    for var in (v, w):
+        np.testing.assert_array_equal(var.values[0].numpy(), var.values[1].numpy())
+
+
+def test_replica_context_writes_follow_aggregation(strategy):
+    # TensorFlow 2.21: SUM adds every replica's delta, MEAN their mean, ONLY_FIRST_REPLICA replica 0's,
+    # NONE writes each replica's own copy.
+    with strategy.scope():
+        none = tf.Variable(1.0)
+        total = tf.Variable(1.0, aggregation=tf.VariableAggregation.SUM)
+        mean = tf.Variable(1.0, aggregation=tf.VariableAggregation.MEAN)
+        first = tf.Variable(1.0, aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA)
+
+    def fn():
+        delta = tf.cast(_rid(), tf.float32) + 1.0
+        total.assign_add(delta)
+        mean.assign_add(delta)
+        first.assign_add(delta)
+        none.assign(tf.cast(_rid(), tf.float32))
+
+    strategy.run(fn)
+    assert total.numpy() == 4.0 and mean.numpy() == 2.5 and first.numpy() == 2.0
+    assert [c.numpy() for c in total.values] == [4.0, 4.0]
+    assert [c.numpy() for c in none.values] == [0.0, 1.0]
+    strategy.run(lambda: none.assign_add(1.0))
+    assert [c.numpy() for c in none.values] == [1.0, 2.0]
+
+
+def test_sync_on_read_variable(strategy):
+    with strategy.scope():
+        v = tf.Variable(1.0, synchronization=tf.VariableSynchronization.ON_READ,
+                        aggregation=tf.VariableAggregation.SUM)
+    assert isinstance(v, tf.distribute.SyncOnReadVariable) and v.numpy() == 2.0
+    v.assign(4.0)
+    assert v.numpy() == 4.0 and [c.numpy() for c in v.values] == [2.0, 2.0]
+    strategy.run(lambda: v.assign_add(1.0))
+    assert v.numpy() == 6.0
+    local = strategy.run(lambda: v.read_value())
+    assert [t.numpy() for t in strategy.experimental_local_results(local)] == [3.0, 3.0]
+
+
+def test_run_all_reduce_and_per_replica(strategy):
+    def fn(x):
+        context = tf.distribute.get_replica_context()
+        return context.all_reduce("sum", x * tf.cast(_rid() + 1, tf.float32)), _rid()
+
+    reduced, ids = strategy.run(fn, args=(tf.constant(2.0),))
+    assert isinstance(reduced, tf.distribute.PerReplica) and "PerReplica:{" in repr(reduced)
+    assert [t.numpy() for t in strategy.experimental_local_results(reduced)] == [6.0, 6.0]
+    assert strategy.experimental_local_results(ids) == (0, 1)
+    assert strategy.experimental_local_results(tf.constant(1.0))[0].numpy() == 1.0
+
+
+def test_all_reduce_mean_and_nested(strategy):
+    def fn():
+        x = tf.fill([2], tf.cast(_rid(), tf.float32))
+        return tf.distribute.get_replica_context().all_reduce(tf.distribute.ReduceOp.MEAN, {"a": x, "b": [x * 2]})
+
+    out = strategy.run(fn)
+    for part in strategy.experimental_local_results(out):
+        assert part["a"].numpy().tolist() == [0.5, 0.5] and part["b"][0].numpy().tolist() == [1.0, 1.0]
+
+
+def test_run_inside_function_traces_each_replica_on_its_device(strategy):
+    @tf.function
+    def step(x):
+        return strategy.run(lambda x: x * 2 + tf.cast(_rid(), tf.float32), args=(x,))
+
+    out = step(tf.constant(1.0))
+    assert [t.numpy() for t in strategy.experimental_local_results(out)] == [2.0, 3.0]
+    out = step(tf.constant(2.0))
+    assert [t.numpy() for t in strategy.experimental_local_results(out)] == [4.0, 5.0]
+
+
+def test_all_reduce_inside_function(strategy):
+    @tf.function
+    def step(x):
+        def fn(x):
+            return tf.distribute.get_replica_context().all_reduce("sum", x * tf.cast(_rid() + 1, tf.float32))
+
+        return strategy.reduce("MEAN", strategy.run(fn, args=(x,)), axis=None)
+
+    assert step(tf.constant(2.0)).numpy() == 6.0
+
+
+def test_reduce_and_gather(strategy):
+    per_replica = strategy.run(lambda: tf.ones([2, 3]) * tf.cast(_rid() + 1, tf.float32))
+    assert strategy.reduce("SUM", per_replica, axis=0).numpy().tolist() == [6.0] * 3
+    assert strategy.reduce("MEAN", per_replica, axis=0).numpy().tolist() == [1.5] * 3
+    assert strategy.reduce("SUM", per_replica, axis=None).numpy().tolist() == [[3.0] * 3] * 2
+    assert strategy.gather(per_replica, axis=0).numpy().tolist() == [[1.0] * 3] * 2 + [[2.0] * 3] * 2
+    ids = strategy.run(lambda: tf.constant(_rid()))
+    assert strategy.reduce(tf.distribute.ReduceOp.SUM, ids, axis=None).numpy() == 1
+    assert strategy.reduce("MEAN", tf.constant(3.0), axis=None).numpy() == 3.0
+    with pytest.raises(ValueError, match="non-DistributedValues"):
+        strategy.reduce("SUM", tf.constant(3.0), axis=None)
+    with pytest.raises(ValueError, match="reduce_op"):
+        strategy.reduce("max", per_replica, axis=None)
+
+
+def test_replica_error_propagates_and_run_recovers(strategy):
+    def fn():
+        if _rid() == 1:
+            raise KeyError("replica one failed")
+        return tf.distribute.get_replica_context().all_reduce("sum", tf.constant(1.0))
+
+    with pytest.raises(KeyError, match="replica one failed"):
+        strategy.run(fn)
+    out = strategy.run(lambda: tf.distribute.get_replica_context().all_reduce("sum", tf.constant(1.0)))
+    assert [t.numpy() for t in strategy.experimental_local_results(out)] == [2.0, 2.0]
+
+
+def test_replicas_must_make_the_same_merge_calls(strategy):
+    def fn():
+        if _rid() == 0:
+            return tf.distribute.get_replica_context().all_reduce("sum", tf.constant(1.0))
+        return tf.constant(0.0)
+
+    with pytest.raises(RuntimeError, match="same cross-replica calls"):
+        strategy.run(fn)
+
+
+@pytest.mark.parametrize("replicas,batch,total,expected", [
+    (2, 4, 10, [[2, 2], [2, 2], [1, 1]]),
+    (2, 5, 5, [[3, 2]]),
+    (4, 10, 17, [[3, 3, 3, 1], [2, 2, 2, 1]]),
+    (4, 9, 11, [[3, 3, 3, 0], [1, 1, 0, 0]]),
+    (4, 8, 13, [[2, 2, 2, 2], [2, 2, 1, 0]]),
+])
+def test_distribute_dataset_splits_as_tensorflow(replicas, batch, total, expected):
+    strategy = tf.distribute.MirroredStrategy(logical_cpus(replicas))
+    dataset = strategy.experimental_distribute_dataset(tf.data.Dataset.range(total).batch(batch))
+    sizes, rows = [], []
+    for element in dataset:
+        parts = strategy.experimental_local_results(element)
+        sizes.append([int(p.shape[0]) for p in parts])
+        rows.extend(v for p in parts for v in p.numpy().tolist())
+    assert sizes == expected and rows == list(range(total))
+
+
+def test_distribute_dataset_structures_and_iterator(strategy):
+    data = tf.data.Dataset.from_tensor_slices(({"a": tf.range(4)}, tf.range(4))).batch(4)
+    x, y = next(iter(strategy.experimental_distribute_dataset(data)))
+    assert isinstance(x["a"], tf.distribute.PerReplica)
+    assert [p.numpy().tolist() for p in y.values] == [[0, 1], [2, 3]]
+    it = iter(strategy.experimental_distribute_dataset(tf.data.Dataset.range(4).batch(2)))
+    assert [p.numpy().tolist() for p in next(it).values] == [[0], [1]]
+    assert [p.numpy().tolist() for p in it.get_next().values] == [[2], [3]]
+    with pytest.raises(StopIteration):
+        next(it)
+
+
+def test_distribute_datasets_from_function(strategy):
+    contexts = []
+
+    def dataset_fn(context):
+        contexts.append(context)
+        return tf.data.Dataset.range(6).batch(2)
+
+    batches = [[p.numpy().tolist() for p in e.values] for e in strategy.distribute_datasets_from_function(dataset_fn)]
+    assert batches == [[[0, 1], [2, 3]], [[4, 5], []]]
+    (context,) = contexts
+    assert (context.num_input_pipelines, context.input_pipeline_id, context.num_replicas_in_sync) == (1, 0, 2)
+    assert context.get_per_replica_batch_size(8) == 4
+
+
+def test_per_replica_argument_of_a_function_is_traced_once(strategy):
+    traces = []
+
+    @tf.function
+    def step(batch):
+        traces.append(1)
+        return strategy.run(lambda b: tf.reduce_sum(b), args=(batch,))
+
+    data = strategy.experimental_distribute_dataset(tf.data.Dataset.range(8).batch(4))
+    sums = [[t.numpy() for t in strategy.experimental_local_results(step(b))] for b in data]
+    assert sums == [[1, 5], [9, 13]] and len(traces) == 1
+
+
+def test_one_device_strategy():
+    strategy = tf.distribute.OneDeviceStrategy("cpu:0")
+    assert strategy.num_replicas_in_sync == 1
+    out = strategy.run(lambda: tf.constant(1.0) + tf.cast(_rid(), tf.float32))
+    assert isinstance(out, tf.Tensor) and out.numpy() == 1.0
+    with strategy.scope():
+        v = tf.Variable(2.0)
+        assert tf.distribute.get_strategy() is strategy
+    assert strategy.reduce("SUM", out, axis=None).numpy() == 1.0 and v.numpy() == 2.0
