@@ -505,3 +505,54 @@ def _default_strategy():
     if not _DEFAULT:
         _DEFAULT.append(_DefaultStrategy())
     return _DEFAULT[0]
+
+
+# ---- for optimizers
+def in_distributed_replica_context():
+    """Whether this code runs in one replica of several (inside ``strategy.run`` of a multi-replica strategy)."""
+    context = _stack()[-1]
+    return context.replica is not None and context.strategy is not _default_strategy() and \
+        context.strategy.num_replicas_in_sync > 1
+
+
+def all_reduce_and_apply(grads_and_vars, apply_fn):
+    """An optimizer's ``apply_gradients`` called in a replica: waits for every replica's gradients, adds them
+    up (SUM, through the strategy's cross-device ops, all in one ``batch_reduce``) and calls
+    ``apply_fn(summed_grads_and_vars)`` once, in cross-replica context, so each variable gets one update.
+    Returns what ``apply_fn`` returned, to every replica."""
+
+    def merge(strategy, pairs):
+        present = [(g, v) for g, v in pairs if g is not None]
+        reduced = iter(strategy.extended.batch_reduce_to(ReduceOp.SUM, present) if present else [])
+        summed = [(next(reduced).values[0] if g is not None else None, v) for g, v in pairs]
+        return apply_fn(summed)
+
+    return get_replica_context().merge_call(merge, args=([tuple(p) for p in grads_and_vars],))
+
+
+# ---- tf.nn's loss helpers for custom training loops
+def compute_average_loss(per_example_loss, sample_weight=None, global_batch_size=None):
+    """``tf.nn.compute_average_loss``: the replica's share of the mean loss over the global batch (the sum
+    of its per-example losses divided by the global batch size), so that summed gradients are the mean's."""
+    from ember.framework.tensor import convert_to_tensor
+    from ember.ops import array_ops, math_ops
+
+    loss = convert_to_tensor(per_example_loss)
+    if sample_weight is not None:
+        loss = loss * math_ops.cast(convert_to_tensor(sample_weight), loss.dtype)
+    total = math_ops.reduce_sum(loss)
+    if global_batch_size is None:
+        context = get_replica_context()
+        replicas = context.num_replicas_in_sync if context is not None else get_strategy().num_replicas_in_sync
+        per_replica = array_ops.shape(loss)[0] if loss.shape.rank else 1
+        global_batch_size = math_ops.cast(per_replica, loss.dtype) * float(replicas)
+    else:
+        global_batch_size = math_ops.cast(global_batch_size, loss.dtype)
+    return total / global_batch_size
+
+
+def scale_regularization_loss(regularization_loss):
+    """``tf.nn.scale_regularization_loss``: the loss divided by the number of replicas."""
+    context = get_replica_context()
+    replicas = context.num_replicas_in_sync if context is not None else get_strategy().num_replicas_in_sync
+    return regularization_loss / float(replicas)
