@@ -129,3 +129,20 @@ class DistributedDatasetsFromFunction:
         it = DistributedIterator(self._strategy, iter(self._dataset), split)
         it._element_spec = self.element_spec
         return it
+
+
+def split_for_replicas(strategy, tensors):
+    """Keras' global batch (flat tensors or arrays, batch first) split as experimental_distribute_dataset
+    splits it: replica 0's parts, then replica 1's, ..., each on its replica's device."""
+    from ember.framework.tensor import convert_to_tensor
+
+    devices = strategy.extended.worker_devices
+    n = len(devices)
+    tensors = [convert_to_tensor(t) for t in tensors]
+    rows = int(tensors[0].shape[0]) if tensors and tensors[0].shape.rank else 0
+    per = max(1, -(-rows // n))
+    out = []
+    for i, device in enumerate(devices):
+        start, stop = min(i * per, rows), min((i + 1) * per, rows)
+        out.extend(_on_device(t[start:stop], device) for t in tensors)
+    return out
