@@ -263,3 +263,30 @@ def test_one_device_strategy():
         v = tf.Variable(2.0)
         assert tf.distribute.get_strategy() is strategy
     assert strategy.reduce("SUM", out, axis=None).numpy() == 1.0 and v.numpy() == 2.0
+
+
+@pytest.mark.parametrize("use_function", [False, True], ids=["eager", "function"])
+def test_variables_created_inside_run_are_shared_by_the_replicas(strategy, use_function):
+    with strategy.scope():
+        layer = tf.keras.layers.Dense(3)
+
+    def step(x):
+        return strategy.run(lambda x: layer(x), args=(x,))
+
+    if use_function:
+        step = tf.function(step)
+    out = step(tf.ones([2, 4]))
+    assert len(layer.weights) == 2 and all(isinstance(w, tf.distribute.MirroredVariable) for w in layer.weights)
+    assert [c.name for c in layer.kernel.values][1].endswith("kernel/replica_1:0")
+    first, second = strategy.experimental_local_results(out)
+    np.testing.assert_array_equal(first.numpy(), second.numpy())
+    np.testing.assert_allclose(first.numpy(), layer(tf.ones([2, 4])).numpy(), rtol=1e-6)
+
+
+def test_run_kwargs_and_argument_checks(strategy):
+    out = strategy.run(lambda a, b=1: a + b, args=(tf.constant(1.0),), kwargs={"b": tf.constant(2.0)})
+    assert [t.numpy() for t in out.values] == [3.0, 3.0]
+    with pytest.raises(TypeError, match="must be callable"):
+        strategy.run(3)
+    with pytest.raises(TypeError, match="args must be a tuple"):
+        strategy.run(lambda x: x, args=tf.constant(1.0))

@@ -27,6 +27,7 @@ from ember.distribute.values import DistributedValues, Mirrored, MirroredVariabl
 _LAZY = {
     "MultiWorkerMirroredStrategy": ("ember.distribute.multi_worker_mirrored_strategy", "MultiWorkerMirroredStrategy"),
     "cluster_resolver": ("ember.distribute.cluster_resolver", None),
+    "experimental": ("ember.distribute.experimental", None),
 }
 
 
@@ -35,6 +36,12 @@ def __getattr__(name):
         import importlib
 
         module_name, attribute = _LAZY[name]
-        module = importlib.import_module(module_name)
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as e:
+            if e.name != module_name:
+                raise
+            raise AttributeError(f"module 'ember.distribute' has no attribute {name!r} (the multi-process part, "
+                                 f"{module_name}, is not in this build)") from None
         return module if attribute is None else getattr(module, attribute)
     raise AttributeError(f"module 'ember.distribute' has no attribute {name!r}")
