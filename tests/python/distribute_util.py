@@ -5,18 +5,25 @@ import ember as tf
 _CONFIGURED = 4
 
 
+def _split(config):
+    cpu = config.list_physical_devices("CPU")[0]
+    config.set_logical_device_configuration(cpu, [config.LogicalDeviceConfiguration()] * _CONFIGURED)
+
+
 def logical_cpus(n):
-    """``n`` device names "cpu:0".."cpu:{n-1}", splitting the CPU into 4 logical devices where tf.config can
-    (once per process: the split is fixed when the devices are first used)."""
+    """``n`` device names "cpu:0".."cpu:{n-1}", with the CPU split into 4 logical devices where tf.config can.
+
+    The split is fixed once the devices are in use (listing them closes it, as in TensorFlow); if an earlier
+    test of the process fixed fewer, the configuration is reset for tests, as TensorFlow's tests do."""
     config = tf.config
-    if hasattr(config, "set_logical_device_configuration"):
-        have = config.list_logical_devices("CPU")
-        if len(have) < n:
-            cpu = config.list_physical_devices("CPU")[0]
-            try:
-                config.set_logical_device_configuration(cpu, [config.LogicalDeviceConfiguration()] * _CONFIGURED)
-            except RuntimeError:
-                pass  # already initialized by an earlier test: use what there is
-            have = config.list_logical_devices("CPU")
-        assert len(have) >= n, f"the tests need {n} logical CPU devices, this process has {len(have)}"
+    if not hasattr(config, "set_logical_device_configuration"):
+        return [f"cpu:{i}" for i in range(n)]  # device scopes only record names: any name serves
+    try:
+        _split(config)
+    except RuntimeError:  # already in use
+        if len(config.list_logical_devices("CPU")) < n:
+            config._reset_context()
+            _split(config)
+    have = config.list_logical_devices("CPU")
+    assert len(have) >= n, f"the tests need {n} logical CPU devices, this process has {len(have)}"
     return [f"cpu:{i}" for i in range(n)]
