@@ -290,3 +290,81 @@ def test_run_kwargs_and_argument_checks(strategy):
         strategy.run(3)
     with pytest.raises(TypeError, match="args must be a tuple"):
         strategy.run(lambda x: x, args=tf.constant(1.0))
+
+
+class _Recording(tf.distribute.ReductionToOneDevice):
+    """Cross-device ops that record what goes through them (the channel a multi-process strategy replaces)."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = []
+
+    def reduce_implementation(self, reduce_op, per_replica_value, destinations, options):
+        self.calls.append(("reduce", reduce_op.name, len(per_replica_value.values), tuple(destinations)))
+        return super().reduce_implementation(reduce_op, per_replica_value, destinations, options)
+
+    def batch_reduce_implementation(self, reduce_op, value_destination_pairs, options):
+        self.calls.append(("batch_reduce", reduce_op.name, len(value_destination_pairs)))
+        return [super(_Recording, self).reduce_implementation(reduce_op, v, d, options)
+                for v, d in value_destination_pairs]
+
+
+def test_every_reduction_goes_through_the_cross_device_ops():
+    ops = _Recording()
+    strategy = tf.distribute.MirroredStrategy(logical_cpus(2), cross_device_ops=ops)
+    assert strategy.extended._cross_device_ops is ops
+    with strategy.scope():
+        v = tf.Variable([1.0, 2.0])
+        total = tf.Variable(0.0, aggregation=tf.VariableAggregation.SUM)
+        optimizer = tf.keras.optimizers.SGD(1.0)
+
+    def fn():
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(v * tf.cast(_rid() + 1, tf.float32))
+        optimizer.apply_gradients([(tape.gradient(loss, v), v)])
+        total.assign_add(1.0)
+        return tf.distribute.get_replica_context().all_reduce("mean", tf.constant(1.0))
+
+    out = strategy.run(fn)
+    strategy.reduce("SUM", out, axis=None)
+    kinds = [c[:2] for c in ops.calls]
+    assert kinds == [("batch_reduce", "SUM"), ("reduce", "SUM"), ("batch_reduce", "MEAN"), ("reduce", "SUM")]
+    assert ops.calls[0][2] == 1  # the one gradient, in one batch
+    assert [c.numpy().tolist() for c in v.values] == [[-2.0, -1.0], [-2.0, -1.0]]  # gradients 1 + 2 summed
+    assert total.numpy() == 2.0
+
+
+def test_cross_device_ops_checks_and_alternatives(strategy):
+    ops = strategy.extended._cross_device_ops
+    per_replica = strategy.run(lambda: tf.constant(float(_rid() + 1)))
+    mirrored = ops.reduce("sum", per_replica, destinations=list(strategy.extended.worker_devices))
+    assert isinstance(mirrored, tf.distribute.Mirrored) and [t.numpy() for t in mirrored.values] == [3.0, 3.0]
+    assert ops.reduce("MEAN", per_replica, destinations="cpu:0").values[0].numpy() == 1.5
+    with pytest.raises(ValueError, match="destinations"):
+        ops.reduce("SUM", per_replica, destinations=3)
+    with pytest.raises(ValueError, match="pairs"):
+        ops.batch_reduce("SUM", [per_replica])
+    for cls in (tf.distribute.HierarchicalCopyAllReduce, tf.distribute.NcclAllReduce):
+        other = tf.distribute.MirroredStrategy(logical_cpus(2), cross_device_ops=cls(num_packs=1))
+        out = other.run(lambda: tf.distribute.get_replica_context().all_reduce("sum", tf.constant(2.0)))
+        assert [t.numpy() for t in out.values] == [4.0, 4.0]
+
+
+def test_merge_call_all_gather_and_values_from_function(strategy):
+    def fn():
+        def merge(s, value):
+            assert tf.distribute.in_cross_replica_context() and s is strategy
+            return s.reduce("SUM", value, axis=None) * 10
+
+        context = tf.distribute.get_replica_context()
+        merged = context.merge_call(merge, args=(tf.constant(float(_rid())),))
+        gathered = context.all_gather(tf.fill([1, 2], float(_rid())), axis=0)
+        return merged, gathered
+
+    merged, gathered = strategy.run(fn)
+    assert [t.numpy() for t in strategy.experimental_local_results(merged)] == [10.0, 10.0]
+    for part in strategy.experimental_local_results(gathered):
+        assert part.numpy().tolist() == [[0.0, 0.0], [1.0, 1.0]]
+    values = strategy.experimental_distribute_values_from_function(
+        lambda ctx: tf.constant(ctx.replica_id_in_sync_group * 2))
+    assert [t.numpy() for t in values.values] == [0, 2]

@@ -59,7 +59,7 @@ class CrossDeviceOps:
         reduce_op = reduce_util.as_reduce_op(reduce_op, "CrossDeviceOps.batch_reduce")
         pairs = list(value_destination_pairs)
         for pair in pairs:
-            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+            if isinstance(pair, DistributedValues) or not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise ValueError(f"CrossDeviceOps.batch_reduce: expected (value, destinations) pairs, got {pair!r}")
         resolved = [(value, _devices_of(destinations)) for value, destinations in pairs]
         return self.batch_reduce_implementation(reduce_op, resolved, options)
@@ -128,6 +128,17 @@ def _divide(total, count, device):
         return math_ops.cast(total, "float64") / float(count)  # TensorFlow's MEAN of integers is float64
 
 
-# TensorFlow's other in-process choices; on CPU devices they all reduce the same way.
-HierarchicalCopyAllReduce = ReductionToOneDevice
-NcclAllReduce = ReductionToOneDevice
+class HierarchicalCopyAllReduce(ReductionToOneDevice):
+    """TensorFlow's GPU-tree all-reduce; on this process's devices it reduces as ReductionToOneDevice."""
+
+    def __init__(self, num_packs=1):
+        super().__init__()
+        self._num_packs = num_packs
+
+
+class NcclAllReduce(ReductionToOneDevice):
+    """TensorFlow's NCCL all-reduce; without GPUs it reduces as ReductionToOneDevice."""
+
+    def __init__(self, num_packs=1):
+        super().__init__()
+        self._num_packs = num_packs

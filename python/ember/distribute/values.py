@@ -155,11 +155,11 @@ def _merged_update(strategy, variable, method, value):
 
     if variable._aggregation == VariableAggregation.ONLY_FIRST_REPLICA:
         reduced = value.values[0] if isinstance(value, DistributedValues) else value
-    elif isinstance(value, DistributedValues):
+    else:
+        if not isinstance(value, DistributedValues):  # the same value in every replica (of every process)
+            value = PerReplica([variable._value_for(value)] * len(variable._components))
         op = ReduceOp.SUM if variable._aggregation == VariableAggregation.SUM else ReduceOp.MEAN
         reduced = strategy.extended._cross_device_ops.reduce(op, value, destinations=variable).values[0]
-    else:  # the same value in every replica: a SUM of n copies is n times it
-        reduced = value * len(variable._components) if variable._aggregation == VariableAggregation.SUM else value
     return variable._write_each(method, reduced)
 
 
