@@ -117,3 +117,68 @@ def test_checkpoint_saves_one_copy_and_restores_every_copy(tmp_path):
     plain = tf.Variable([0.0, 0.0])
     tf.train.Checkpoint(v=plain).read(path).expect_partial()
     assert plain.numpy().tolist() == [1.0, 2.0]
+
+
+def test_custom_training_guide_loop():
+    """The loop of TensorFlow's "Custom training with tf.distribute.Strategy" guide, on small data: losses with
+    compute_average_loss and scale_regularization_loss, metrics updated in the replicas and read outside,
+    a checkpoint of the model and the optimizer; the result matches one device."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((64, 8)).astype(np.float32)
+    y = rng.integers(0, 3, 64).astype(np.int64)
+
+    def create_model():
+        return tf.keras.Sequential([
+            tf.keras.layers.Dense(16, activation="relu", input_shape=(8,),
+                                  kernel_regularizer=tf.keras.regularizers.l2(0.01)),
+            tf.keras.layers.Dense(3)])
+
+    def run(strategy, initial=None):
+        with strategy.scope():
+            loss_object = tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True, reduction="none")
+            train_accuracy = tf.keras.metrics.SparseCategoricalAccuracy(name="train_accuracy")
+            model = create_model()
+            optimizer = tf.keras.optimizers.Adam(learning_rate=0.01)
+            checkpoint = tf.train.Checkpoint(optimizer=optimizer, model=model)
+        if initial is not None:
+            model.set_weights(initial)
+        start = [w.copy() for w in model.get_weights()]
+
+        def compute_loss(labels, predictions, model_losses):
+            loss = tf.nn.compute_average_loss(loss_object(labels, predictions))
+            if model_losses:
+                loss += tf.nn.scale_regularization_loss(tf.add_n(model_losses))
+            return loss
+
+        def train_step(inputs):
+            images, labels = inputs
+            with tf.GradientTape() as tape:
+                predictions = model(images, training=True)
+                loss = compute_loss(labels, predictions, model.losses)
+            gradients = tape.gradient(loss, model.trainable_variables)
+            optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+            train_accuracy.update_state(labels, predictions)
+            return loss
+
+        @tf.function
+        def distributed_train_step(dataset_inputs):
+            per_replica_losses = strategy.run(train_step, args=(dataset_inputs,))
+            return strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica_losses, axis=None)
+
+        dataset = strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices((x, y)).batch(16))
+        epochs = []
+        for _ in range(2):
+            total_loss, num_batches = 0.0, 0
+            for batch in dataset:
+                total_loss += float(distributed_train_step(batch))
+                num_batches += 1
+            epochs.append((total_loss / num_batches, float(train_accuracy.result())))
+            train_accuracy.reset_state()
+        return start, model, epochs, checkpoint
+
+    start, model, epochs, checkpoint = run(tf.distribute.MirroredStrategy(logical_cpus(2)))
+    _, reference, ref_epochs, _ = run(tf.distribute.get_strategy(), initial=start)
+    np.testing.assert_allclose(epochs, ref_epochs, rtol=1e-5, atol=1e-6)
+    for w, r in zip(model.get_weights(), reference.get_weights()):
+        np.testing.assert_allclose(w, r, rtol=1e-5, atol=1e-6)
+    assert int(checkpoint.optimizer.iterations) == 8
