@@ -124,7 +124,8 @@ class Variable(metaclass=_VariableMeta):
 
     @property
     def device(self):
-        return "/job:localhost/replica:0/task:0/device:CPU:0"
+        """The device the variable was created on (its ``tf.device`` scope)."""
+        return self._handle.device
 
     # ---- reading and writing
     def read_value(self):
