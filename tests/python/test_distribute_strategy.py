@@ -368,3 +368,28 @@ def test_merge_call_all_gather_and_values_from_function(strategy):
     values = strategy.experimental_distribute_values_from_function(
         lambda ctx: tf.constant(ctx.replica_id_in_sync_group * 2))
     assert [t.numpy() for t in values.values] == [0, 2]
+
+
+def _short(device):
+    return device.rsplit("/", 1)[-1]  # "device:CPU:1"
+
+
+# Inside ember.function the replicas are traced under their device scopes too; the placed outputs can be
+# checked the same way once traced graphs carry the requested devices (multi-device functions, issue 19 part 2).
+@pytest.mark.parametrize("use_function", [False], ids=["eager"])
+def test_replicas_run_on_their_devices(use_function):
+    devices = logical_cpus(4)
+    strategy = tf.distribute.MirroredStrategy(devices)
+    with strategy.scope():
+        v = tf.Variable([1.0, 2.0])
+    assert [_short(c.device) for c in v.values] == [f"device:CPU:{i}" for i in range(4)]
+
+    def step(batch):
+        return strategy.run(lambda b: b * 2.0 + v, args=(batch,))
+
+    if use_function:
+        step = tf.function(step)
+    data = strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices(tf.ones([8, 2])).batch(8))
+    out = step(next(iter(data)))
+    assert [_short(t.device) for t in out.values] == [f"device:CPU:{i}" for i in range(4)]
+    assert [t.numpy().tolist() for t in out.values] == [[[3.0, 4.0]] * 2] * 4

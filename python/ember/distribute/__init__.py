@@ -10,17 +10,17 @@ See docs/distribute.md. Multi-process strategies (MultiWorkerMirroredStrategy, c
 this package's MirroredStrategy and CrossDeviceOps.
 """
 
-from ember.distribute.cross_device_ops import (CrossDeviceOps, HierarchicalCopyAllReduce, NcclAllReduce,
-                                               ReductionToOneDevice)
-from ember.distribute.distribute_lib import (InputContext, InputOptions, InputReplicationMode, ReplicaContext,
-                                             RunOptions, Strategy, StrategyExtended, experimental_set_strategy,
-                                             get_cross_replica_context, get_replica_context, get_strategy,
-                                             has_strategy, in_cross_replica_context)
-from ember.distribute.mirrored_strategy import MirroredStrategy
-from ember.distribute.one_device_strategy import OneDeviceStrategy
-from ember.distribute.reduce_util import ReduceOp
-from ember.distribute.values import DistributedValues, Mirrored, MirroredVariable, PerReplica, SyncOnReadVariable
-
+from ember.distribute.cross_device_ops import (  # noqa: F401
+    CrossDeviceOps, HierarchicalCopyAllReduce, NcclAllReduce, ReductionToOneDevice)
+from ember.distribute.distribute_lib import (  # noqa: F401
+    InputContext, InputOptions, InputReplicationMode, ReplicaContext, RunOptions, Strategy, StrategyExtended,
+    experimental_set_strategy, get_cross_replica_context, get_replica_context, get_strategy, has_strategy,
+    in_cross_replica_context)
+from ember.distribute.mirrored_strategy import MirroredStrategy  # noqa: F401
+from ember.distribute.one_device_strategy import OneDeviceStrategy  # noqa: F401
+from ember.distribute.reduce_util import ReduceOp  # noqa: F401
+from ember.distribute.values import (  # noqa: F401
+    DistributedValues, Mirrored, MirroredVariable, PerReplica, SyncOnReadVariable)
 
 # Names of the multi-process part (another module's files), imported on first use: name -> (module, attribute
 # or None for the module itself). The collectives work adds its entries here.

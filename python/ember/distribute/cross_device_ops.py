@@ -18,9 +18,8 @@ divides by the global replica count for MEAN (``num_replicas`` below is the loca
 ``destinations`` is a device string, a list of them, or a distributed variable / value (its devices).
 """
 
-from ember import device_scope
 from ember.distribute import reduce_util
-from ember.distribute.values import DistributedValues, DistributedVariable, Mirrored
+from ember.distribute.values import on_device, DistributedValues, DistributedVariable, Mirrored
 
 
 def _devices_of(destinations):
@@ -81,7 +80,7 @@ class CrossDeviceOps:
         """The sum of this process's replica values, computed on ``device``."""
         from ember.ops import math_ops
 
-        with device_scope.device(device or None):
+        with on_device(device):
             return values[0] if len(values) == 1 else math_ops.add_n(list(values))
 
     @staticmethod
@@ -93,7 +92,7 @@ class CrossDeviceOps:
             if i == 0:
                 copies.append(tensor)
                 continue
-            with device_scope.device(device or None):
+            with on_device(device):
                 copies.append(array_ops.identity(tensor))  # the copy lives on (is read from) that device
         return Mirrored(copies)
 
@@ -110,7 +109,7 @@ class ReductionToOneDevice(CrossDeviceOps):
         values = _values_of(per_replica_value)
         device = self._reduce_to_device or destinations[0]
         if self._accumulation_fn is not None:
-            with device_scope.device(device or None):
+            with on_device(device):
                 total = self._accumulation_fn(values)
         else:
             total = self._local_sum(values, device)
@@ -122,7 +121,7 @@ class ReductionToOneDevice(CrossDeviceOps):
 def _divide(total, count, device):
     from ember.ops import math_ops
 
-    with device_scope.device(device or None):
+    with on_device(device):
         if total.dtype.is_floating:
             return total / math_ops.cast(count, total.dtype)
         return math_ops.cast(total, "float64") / float(count)  # TensorFlow's MEAN of integers is float64

@@ -15,10 +15,9 @@ The context is a per-thread stack (``_stack``): MirroredStrategy runs each repli
 import contextlib
 import threading
 
-from ember import device_scope
 from ember.distribute import reduce_util, values as values_lib
 from ember.distribute.reduce_util import ReduceOp
-from ember.distribute.values import DistributedValues, PerReplica
+from ember.distribute.values import on_device, DistributedValues, PerReplica
 
 _local = threading.local()
 
@@ -285,7 +284,7 @@ class StrategyExtended:
         if isinstance(var, values_lib.DistributedVariable):
             results = []
             for i, (device, component) in enumerate(zip(self._devices, var.values)):
-                with device_scope.device(device):
+                with on_device(device):
                     results.append(fn(component, *values_lib.select_replica(i, args), **kwargs))
             return results[0] if group else values_lib.Mirrored(results)
         return fn(var, *args, **kwargs)
@@ -297,7 +296,7 @@ class StrategyExtended:
         return self._cross_device_ops.broadcast(array_ops.concat(parts, axis), list(self._devices))
 
     def _create_variable(self, next_creator, **kwargs):
-        with device_scope.device(self._devices[0] or None):
+        with on_device(self._devices[0]):
             return next_creator(**kwargs)
 
     def _scope_creator(self):
@@ -343,7 +342,7 @@ class Strategy:
 
     def _run(self, fn, args, kwargs):
         replica = ReplicaContext(self, 0)
-        with _pushed(_Context(self, replica)), device_scope.device(self._extended.worker_devices[0] or None):
+        with _pushed(_Context(self, replica)), on_device(self._extended.worker_devices[0]):
             return fn(*values_lib.select_replica(0, args), **values_lib.select_replica(0, kwargs))
 
     def reduce(self, reduce_op, value, axis=None):
@@ -390,7 +389,7 @@ class Strategy:
         def one(v):
             if not isinstance(v, DistributedValues):
                 return v
-            with device_scope.device(self._extended.worker_devices[0] or None):
+            with on_device(self._extended.worker_devices[0]):
                 return array_ops.concat(list(v), axis)
 
         return values_lib._map(one, value)
@@ -417,7 +416,7 @@ class Strategy:
         """PerReplica of ``value_fn(ValueContext)`` for each replica."""
         results = []
         for i, device in enumerate(self._extended.worker_devices):
-            with device_scope.device(device or None):
+            with on_device(device):
                 results.append(value_fn(ValueContext(i, self.num_replicas_in_sync)))
         return values_lib.regroup(results)
 

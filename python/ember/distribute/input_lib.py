@@ -8,8 +8,8 @@ InputContext and gives the replicas consecutive elements of its dataset (already
 Each replica's part is copied to its device.
 """
 
-from ember import device_scope
 from ember.distribute import distribute_lib, values as values_lib
+from ember.distribute.values import on_device
 from ember.util import nest
 
 
@@ -17,7 +17,7 @@ def _on_device(value, device):
     from ember.framework.tensor import convert_to_tensor
     from ember.ops import array_ops
 
-    with device_scope.device(device or None):
+    with on_device(device):
         return array_ops.identity(convert_to_tensor(value))
 
 

@@ -18,8 +18,9 @@ GradientTapes stay per thread: a replica's tape records that replica's computati
 
 import threading
 
-from ember import _C, device_scope, variable_creation
+from ember import _C, variable_creation
 from ember.distribute import distribute_lib, values as values_lib
+from ember.distribute.values import on_device
 
 
 class _Aborted(BaseException):
@@ -144,7 +145,7 @@ class MirroredRun:
             context = distribute_lib.ReplicaContext(self._strategy, replica.index, run=self)
             with distribute_lib._pushed(distribute_lib._Context(self._strategy, context)), \
                     variable_creation.variable_creator_scope(self._strategy.extended._scope_creator()), \
-                    device_scope.device(self._devices[replica.index] or None):
+                    on_device(self._devices[replica.index]):
                 args = values_lib.select_replica(replica.index, self._args)
                 kwargs = values_lib.select_replica(replica.index, self._kwargs)
                 replica.result = self._fn(*args, **kwargs)

@@ -8,8 +8,8 @@ cross-device ops that also all-reduce across processes.
 
 import re
 
-from ember import device_scope
 from ember.distribute import distribute_lib, mirrored_run, values as values_lib
+from ember.distribute.values import on_device
 from ember.variables import VariableAggregation, VariableSynchronization
 
 _PREFIX = "/job:localhost/replica:0/task:0"
@@ -77,7 +77,7 @@ class MirroredExtended(distribute_lib.StrategyExtended):
                 # Every copy starts from the primary's value (a random initializer runs once).
                 args["initial_value"] = lambda primary=primary: primary.read_value()
                 args["name"] = f"{name}/replica_{i}"
-            with device_scope.device(device or None):
+            with on_device(device):
                 components.append(next_creator(**args))
         cls = values_lib.SyncOnReadVariable if synchronization == VariableSynchronization.ON_READ else \
             values_lib.MirroredVariable

@@ -22,6 +22,13 @@ from ember import device_scope
 from ember.variables import Variable, VariableAggregation, VariableSynchronization
 
 
+def on_device(name):
+    """``tf.device(name)``; no scope at all for '' (the default strategy's device is whatever is current)."""
+    import contextlib
+
+    return device_scope.device(name) if name else contextlib.nullcontext()
+
+
 def _context():
     from ember.distribute import distribute_lib
 
@@ -118,7 +125,7 @@ class DistributedVariable(Variable):
     def _write_each(self, method, value):
         """Cross-replica write: every component, each under its own device."""
         for device, component in zip(self._devices(), self._components):
-            with device_scope.device(device):
+            with on_device(device):
                 getattr(component, method)(value)
         return self
 
