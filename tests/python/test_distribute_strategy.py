@@ -393,3 +393,22 @@ def test_replicas_run_on_their_devices(use_function):
     out = step(next(iter(data)))
     assert [_short(t.device) for t in out.values] == [f"device:CPU:{i}" for i in range(4)]
     assert [t.numpy().tolist() for t in out.values] == [[[3.0, 4.0]] * 2] * 4
+
+
+def test_iterate_distributed_dataset_inside_function(strategy):
+    # The guide's "iterating inside a tf.function": the loop is staged, each batch split in the graph.
+    data = strategy.experimental_distribute_dataset(tf.data.Dataset.range(10).batch(4))
+
+    @tf.function
+    def total(dataset):
+        result = tf.constant(0, tf.int64)
+        for batch in dataset:
+            per_replica = strategy.run(lambda b: tf.reduce_sum(b) * (tf.cast(_rid(), tf.int64) + 1), args=(batch,))
+            result += strategy.reduce("SUM", per_replica, axis=None)
+        return result
+
+    # replica 0 takes [0,1] [4,5] [8]; replica 1 (weight 2) takes [2,3] [6,7] [9]
+    assert int(total(data)) == (0 + 1 + 4 + 5 + 8) + 2 * (2 + 3 + 6 + 7 + 9)
+    with pytest.raises(NotImplementedError, match="inside ember.function"):
+        tf.function(lambda d: [b for b in d])(
+            strategy.distribute_datasets_from_function(lambda ctx: tf.data.Dataset.range(4).batch(2)))

@@ -13,6 +13,17 @@ from ember.distribute.values import on_device
 from ember.util import nest
 
 
+def _per_replica(strategy, parts):
+    """One structure per replica -> one structure of PerReplica leaves, each part on its replica's device."""
+    devices = strategy.extended.worker_devices
+    placed = [nest.map_structure(lambda v, d=device: _on_device(v, d), part) for part, device in zip(parts, devices)]
+    if len(placed) == 1:
+        return placed[0]
+    flats = [nest.flatten(p) for p in placed]
+    leaves = [values_lib.PerReplica(items) for items in zip(*flats)]
+    return nest.pack_sequence_as(placed[0], leaves)
+
+
 def _on_device(value, device):
     from ember.framework.tensor import convert_to_tensor
     from ember.ops import array_ops
@@ -44,16 +55,6 @@ class DistributedIterator:
     def element_spec(self):
         return self._element_spec
 
-    def _per_replica(self, parts):
-        """One structure per replica -> one structure of PerReplica leaves, each part on its device."""
-        placed = [nest.map_structure(lambda v, d=device: _on_device(v, d), part)
-                  for part, device in zip(parts, self._devices)]
-        if len(placed) == 1:
-            return placed[0]
-        flats = [nest.flatten(p) for p in placed]
-        leaves = [values_lib.PerReplica(items) for items in zip(*flats)]
-        return nest.pack_sequence_as(placed[0], leaves)
-
 
 class DistributedDataset:
     """``strategy.experimental_distribute_dataset(dataset)``: iterate it eagerly (``for x in dist:``)."""
@@ -71,26 +72,37 @@ class DistributedDataset:
         spec = self._dataset.element_spec
         return spec if n == 1 else nest.map_structure(lambda s: values_lib.PerReplica([s] * n), spec)
 
-    def __iter__(self):
+    def _split(self, element):
+        """One global batch -> its PerReplica structure (symbolic bounds when the batch size is unknown, as
+        while tracing)."""
+        from ember.ops import array_ops, math_ops
+
         n = self._strategy.num_replicas_in_sync
+        flat = nest.flatten(element)
+        if not flat or not flat[0].shape.rank:
+            raise ValueError("experimental_distribute_dataset: the dataset's elements must be batched (the global "
+                             "batch is split along its first dimension); call dataset.batch(...) first")
+        rows = flat[0].shape[0]
+        if rows is not None:
+            per = max(1, -(-int(rows) // n))
+            bounds = [(min(i * per, rows), min((i + 1) * per, rows)) for i in range(n)]
+        else:
+            rows = array_ops.shape(flat[0])[0]
+            per = math_ops.maximum((rows + (n - 1)) // n, 1)
+            bounds = [(math_ops.minimum(per * i, rows), math_ops.minimum(per * (i + 1), rows)) for i in range(n)]
+        parts = [nest.pack_sequence_as(element, [v[start:stop] for v in flat]) for start, stop in bounds]
+        return _per_replica(self._strategy, parts)
 
-        def split(iterator):
-            element = next(iterator)
-            flat = nest.flatten(element)
-            rows = int(flat[0].shape[0]) if flat and flat[0].shape.rank else None
-            if rows is None:
-                raise ValueError("experimental_distribute_dataset: the dataset's elements must be batched (the "
-                                 "global batch is split along its first dimension); call dataset.batch(...) first")
-            per = max(1, -(-rows // n))
-            parts = []
-            for i in range(n):
-                start, stop = min(i * per, rows), min((i + 1) * per, rows)
-                parts.append(nest.pack_sequence_as(element, [v[start:stop] for v in flat]))
-            return it._per_replica(parts)
-
-        it = DistributedIterator(self._strategy, iter(self._dataset), split)
+    def __iter__(self):
+        it = DistributedIterator(self._strategy, iter(self._dataset), lambda iterator: self._split(next(iterator)))
         it._element_spec = self.element_spec
         return it
+
+    def _ember_staged_for(self, extra_test, body, get_state, set_state, symbol_names, opts):
+        """AutoGraph's ``for batch in dist_dataset`` inside ember.function: the dataset's staged loop, each
+        element split for the replicas inside the graph."""
+        self._dataset._ember_staged_for(extra_test, lambda element: body(self._split(element)), get_state,
+                                        set_state, symbol_names, opts)
 
 
 class DistributedDatasetsFromFunction:
@@ -115,6 +127,11 @@ class DistributedDatasetsFromFunction:
         return spec if n == 1 else nest.map_structure(lambda s: values_lib.PerReplica([s] * n), spec)
 
     def __iter__(self):
+        from ember import _C
+
+        if _C.in_trace():
+            raise NotImplementedError("distribute_datasets_from_function: iterating inside ember.function is not "
+                                      "supported yet; iterate eagerly and pass each element to the function")
         n = self._strategy.num_replicas_in_sync
 
         def split(iterator):
@@ -124,7 +141,7 @@ class DistributedDatasetsFromFunction:
                     parts.append(next(iterator))
                 except StopIteration:
                     parts.append(nest.map_structure(lambda v: v[0:0], parts[0]))
-            return it._per_replica(parts)
+            return _per_replica(self._strategy, parts)
 
         it = DistributedIterator(self._strategy, iter(self._dataset), split)
         it._element_spec = self.element_spec
