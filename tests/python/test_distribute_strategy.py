@@ -412,3 +412,10 @@ def test_iterate_distributed_dataset_inside_function(strategy):
     with pytest.raises(NotImplementedError, match="inside ember.function"):
         tf.function(lambda d: [b for b in d])(
             strategy.distribute_datasets_from_function(lambda ctx: tf.data.Dataset.range(4).batch(2)))
+
+
+def test_run_inside_a_replica_is_an_error(strategy):
+    with pytest.raises(RuntimeError, match="cross-replica context"):
+        strategy.run(lambda: strategy.run(lambda: 1))
+    with pytest.raises(RuntimeError, match="cross-replica context"):
+        strategy.run(lambda: strategy.reduce("SUM", tf.constant(1.0), axis=None))

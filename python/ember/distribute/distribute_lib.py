@@ -336,6 +336,9 @@ class Strategy:
         if not callable(fn):
             raise TypeError(f"{type(self).__name__}.run: fn must be callable, got {fn!r}")
         kwargs = kwargs or {}
+        if _current_replica_id() is not None:
+            raise RuntimeError(f"{type(self).__name__}.run was called inside a replica (inside strategy.run): it "
+                               "requires cross-replica context; use tf.distribute.get_replica_context().merge_call()")
         if not isinstance(args, (list, tuple)):
             raise TypeError(f"{type(self).__name__}.run: args must be a tuple or list, got {type(args).__name__}")
         return self._run(fn, tuple(args), dict(kwargs))
