@@ -28,6 +28,7 @@ _LAZY = {
     "MultiWorkerMirroredStrategy": ("ember.distribute.multi_worker_mirrored_strategy", "MultiWorkerMirroredStrategy"),
     "cluster_resolver": ("ember.distribute.cluster_resolver", None),
     "experimental": ("ember.distribute.experimental", None),
+    "collective_util": ("ember.distribute.collective_util", None),
 }
 
 

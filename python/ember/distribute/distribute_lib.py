@@ -271,10 +271,12 @@ class StrategyExtended:
         return self._cross_device_ops.batch_reduce(reduce_op, pairs)
 
     def _as_per_replica(self, reduce_op, value):
-        if isinstance(value, DistributedValues) or self._num_replicas_in_sync() == 1:
+        # The local replicas' values (a multi-process subclass counts its global replicas in
+        # _num_replicas_in_sync, but holds values for its own devices only).
+        if isinstance(value, DistributedValues) or len(self._devices) == 1:
             return value
         if reduce_op == ReduceOp.MEAN:  # the same value in every replica
-            return PerReplica([value] * self._num_replicas_in_sync())
+            return PerReplica([value] * len(self._devices))
         raise ValueError(f"A non-DistributedValues value {value!r} cannot be reduced with the given reduce op "
                          f"{reduce_op}.")
 
@@ -362,17 +364,15 @@ class Strategy:
             if axis is None:
                 return self._reduce_replicas(reduce_op, value)
             parts = list(value) if isinstance(value, DistributedValues) else [value]
+
+            def across(tensors):
+                return self._reduce_replicas(ReduceOp.SUM, PerReplica(tensors) if len(tensors) > 1 else tensors[0])
+
+            total = across([math_ops.reduce_sum(p, axis=axis) for p in parts])
             if reduce_op == ReduceOp.SUM:
-                sums = PerReplica([math_ops.reduce_sum(p, axis=axis) for p in parts]) if len(parts) > 1 else \
-                    math_ops.reduce_sum(parts[0], axis=axis)
-                return self._reduce_replicas(ReduceOp.SUM, sums) if len(parts) > 1 else sums
+                return total
             # MEAN over the replicas and the axis: the sum over both, divided by the number of elements.
-            sums = [math_ops.reduce_sum(p, axis=axis) for p in parts]
-            counts = [math_ops.cast(array_ops.shape(p)[axis], sums[0].dtype) for p in parts]
-            if len(parts) == 1:
-                return sums[0] / counts[0]
-            total = self._reduce_replicas(ReduceOp.SUM, PerReplica(sums))
-            count = self._reduce_replicas(ReduceOp.SUM, PerReplica(counts))
+            count = across([math_ops.cast(array_ops.shape(p)[axis], total.dtype) for p in parts])
             return total / count
 
         return values_lib._map(one, value)
