@@ -182,3 +182,46 @@ def test_custom_training_guide_loop():
     for w, r in zip(model.get_weights(), reference.get_weights()):
         np.testing.assert_allclose(w, r, rtol=1e-5, atol=1e-6)
     assert int(checkpoint.optimizer.iterations) == 8
+
+
+class _TwinWorkerOps(tf.distribute.ReductionToOneDevice):
+    """Cross-device ops of a pretend second process that holds the same values as this one: the global sum is
+    twice the local one (what a cross-process all-reduce returns when both workers compute the same)."""
+
+    def reduce_implementation(self, reduce_op, per_replica_value, destinations, options):
+        values = list(per_replica_value.values) if isinstance(per_replica_value, tf.distribute.DistributedValues) \
+            else [per_replica_value]
+        total = self._local_sum(values, destinations[0]) * 2
+        if reduce_op == tf.distribute.ReduceOp.MEAN:
+            total = total / (2.0 * len(values))
+        return self._broadcast(total, destinations)
+
+
+class _TwinWorkerStrategy(tf.distribute.MirroredStrategy):
+    """The shape of a multi-process strategy built on MirroredStrategy (docs/distribute.md, section 5)."""
+
+    def __init__(self):
+        super().__init__(["cpu:0"], cross_device_ops=_TwinWorkerOps())
+        self.extended._num_replicas_in_sync = lambda: 2
+
+
+def test_a_multi_process_subclass_needs_only_cross_device_ops_and_the_count():
+    x, y = _data()
+    strategy = _TwinWorkerStrategy()
+    assert strategy.num_replicas_in_sync == 2
+    with strategy.scope():
+        model = _model()
+        model.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss="mse")
+    reference = _model()
+    reference.set_weights(model.get_weights())
+    reference.compile(optimizer=tf.keras.optimizers.SGD(0.1), loss="mse")
+    # Each worker's batch of 16 is its half of a global batch of 32 whose other half is the same data: the
+    # global mean gradient is the local one.
+    model.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0)
+    reference.fit(x, y, batch_size=16, epochs=2, shuffle=False, verbose=0)
+    for w, r in zip(model.get_weights(), reference.get_weights()):
+        np.testing.assert_allclose(w, r, rtol=1e-5, atol=1e-6)
+    assert float(strategy.reduce("SUM", tf.constant(3.0), axis=None)) == 6.0
+    assert float(strategy.reduce("MEAN", tf.constant([1.0, 3.0]), axis=0)) == 2.0
+    out = strategy.run(lambda: tf.distribute.get_replica_context().all_reduce("sum", tf.constant(1.0)))
+    assert float(out) == 2.0

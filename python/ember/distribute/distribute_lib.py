@@ -399,7 +399,7 @@ class Strategy:
 
     def experimental_local_results(self, value):
         """A tuple with this process's value of each replica."""
-        return values_lib.local_results(value, self.num_replicas_in_sync)
+        return values_lib.local_results(value, len(self._extended.worker_devices))
 
     def experimental_distribute_dataset(self, dataset, options=None):
         """A dataset whose global batches are split across the replicas (see input_lib)."""

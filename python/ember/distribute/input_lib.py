@@ -3,9 +3,10 @@
 ``experimental_distribute_dataset(dataset)`` splits each global batch along its first dimension the way
 TensorFlow's rebatching does: of a batch of ``B`` rows, every replica takes up to ``ceil(B / replicas)``
 rows, in replica order, so the last replicas may get fewer rows, or none (an empty batch of the same element
-shape): 9 rows on 4 replicas are 3+3+3+0, a last batch of 2 is 1+1+0+0. ``distribute_datasets_from_function(fn)`` calls ``fn`` with an
-InputContext and gives the replicas consecutive elements of its dataset (already per-replica batches).
-Each replica's part is copied to its device.
+shape): 9 rows on 4 replicas are 3+3+3+0, a last batch of 2 is 1+1+0+0.
+``distribute_datasets_from_function(fn)`` calls ``fn`` with an InputContext and gives the replicas
+consecutive elements of its dataset (already per-replica batches). Each replica's part is copied to its
+device. "Replicas" here are this process's (a multi-process strategy shards the input between processes).
 """
 
 from ember.distribute import distribute_lib, values as values_lib
@@ -61,14 +62,15 @@ class DistributedDataset:
 
     def __init__(self, strategy, dataset, options=None):
         if not hasattr(dataset, "element_spec"):
-            raise TypeError(f"experimental_distribute_dataset: expected a tf.data.Dataset, got {type(dataset).__name__}")
+            raise TypeError("experimental_distribute_dataset: expected a tf.data.Dataset, got "
+                            f"{type(dataset).__name__}")
         self._strategy = strategy
         self._dataset = dataset
         self._options = options
 
     @property
     def element_spec(self):
-        n = self._strategy.num_replicas_in_sync
+        n = len(self._strategy.extended.worker_devices)  # this process's replicas
         spec = self._dataset.element_spec
         return spec if n == 1 else nest.map_structure(lambda s: values_lib.PerReplica([s] * n), spec)
 
@@ -77,7 +79,7 @@ class DistributedDataset:
         while tracing)."""
         from ember.ops import array_ops, math_ops
 
-        n = self._strategy.num_replicas_in_sync
+        n = len(self._strategy.extended.worker_devices)  # this process's replicas
         flat = nest.flatten(element)
         if not flat or not flat[0].shape.rank:
             raise ValueError("experimental_distribute_dataset: the dataset's elements must be batched (the global "
@@ -122,7 +124,7 @@ class DistributedDatasetsFromFunction:
 
     @property
     def element_spec(self):
-        n = self._strategy.num_replicas_in_sync
+        n = len(self._strategy.extended.worker_devices)  # this process's replicas
         spec = self._dataset.element_spec
         return spec if n == 1 else nest.map_structure(lambda s: values_lib.PerReplica([s] * n), spec)
 
@@ -132,7 +134,7 @@ class DistributedDatasetsFromFunction:
         if _C.in_trace():
             raise NotImplementedError("distribute_datasets_from_function: iterating inside ember.function is not "
                                       "supported yet; iterate eagerly and pass each element to the function")
-        n = self._strategy.num_replicas_in_sync
+        n = len(self._strategy.extended.worker_devices)  # this process's replicas
 
         def split(iterator):
             parts = [next(iterator)]  # StopIteration here ends the distributed iteration

@@ -402,7 +402,7 @@ class Model(Layer):
             # One part of the global batch per replica (split by _run_step), the step run by each replica,
             # its outputs reduced as Keras 2 does: logs from the first replica (the metrics are synchronized
             # on read, so each replica's are the global ones), predictions concatenated.
-            run_one, replicas, k = run, strategy.num_replicas_in_sync, len(specs)
+            run_one, replicas, k = run, len(strategy.extended.worker_devices), len(specs)  # local replicas
             specs = specs * replicas
 
             def run(*tensors):
