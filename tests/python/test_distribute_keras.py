@@ -41,13 +41,14 @@ def test_fit_matches_single_device(replicas, optimizer, run_eagerly):
     reference.set_weights(model.get_weights())
     _compile(reference, optimizer)
 
-    history = model.fit(x, y, batch_size=32, epochs=3, shuffle=False, verbose=0)
-    ref_history = reference.fit(x, y, batch_size=32, epochs=3, shuffle=False, verbose=0)
+    history = model.fit(x, y, batch_size=32, epochs=3, shuffle=False, verbose=0, validation_data=(x[:64], y[:64]))
+    ref_history = reference.fit(x, y, batch_size=32, epochs=3, shuffle=False, verbose=0,
+                                validation_data=(x[:64], y[:64]))
     for w, r in zip(model.trainable_variables, reference.trainable_variables):
         assert isinstance(w, tf.distribute.MirroredVariable)
         for component in w.values:
             np.testing.assert_allclose(component.numpy(), r.numpy(), rtol=1e-5, atol=1e-6)
-    for key in ("loss", "accuracy"):
+    for key in ("loss", "accuracy", "val_loss", "val_accuracy"):
         np.testing.assert_allclose(history.history[key], ref_history.history[key], rtol=1e-5, atol=1e-6)
     assert int(model.optimizer.iterations) == int(reference.optimizer.iterations) == 12
 
