@@ -419,3 +419,26 @@ def test_run_inside_a_replica_is_an_error(strategy):
         strategy.run(lambda: strategy.run(lambda: 1))
     with pytest.raises(RuntimeError, match="cross-replica context"):
         strategy.run(lambda: strategy.reduce("SUM", tf.constant(1.0), axis=None))
+
+
+def test_replica_threads_are_reused_and_end_with_their_strategy():
+    import gc
+
+    strategy = tf.distribute.MirroredStrategy(logical_cpus(2))
+    with strategy.scope():
+        v = tf.Variable(1.0)
+    strategy.run(lambda: v + 1.0)
+    threads = strategy.extended._threads.threads
+    for _ in range(3):
+        strategy.run(lambda: v + 1.0)
+    assert strategy.extended._threads.threads == threads and len(threads) == 2  # one per replica, kept
+    assert all(t.is_alive() for t in threads)
+    # a run inside a merge_fn finds the threads taken and starts its own
+    nested = strategy.run(lambda: tf.distribute.get_replica_context().merge_call(
+        lambda s: s.experimental_local_results(s.run(lambda: tf.constant(1.0)))[1]))
+    assert [float(t) for t in strategy.experimental_local_results(nested)] == [1.0, 1.0]
+    del strategy, v, nested
+    gc.collect()
+    for t in threads:  # they end once the strategy is collected
+        t.join(timeout=30)
+        assert not t.is_alive()

@@ -16,6 +16,8 @@ A thread gets the caller's variable-creation state too (a first trace that creat
 GradientTapes stay per thread: a replica's tape records that replica's computation.
 """
 
+import functools
+import queue
 import threading
 
 from ember import _C, variable_creation
@@ -27,12 +29,48 @@ class _Aborted(BaseException):
     """Raised in a waiting replica thread when another replica failed: it unwinds without running on."""
 
 
+def _serve(jobs):
+    while True:
+        job = jobs.get()
+        if job is None:
+            return
+        job()
+        del job  # a finished run (and its strategy) must not stay alive through this thread
+
+
+class ReplicaThreads:
+    """One long-lived thread per replica of a strategy, so that an eager ``run`` does not start threads
+    (two thread starts and joins cost ~0.8 ms on a busy 2-core machine). A run takes them all while it
+    lasts; a run that finds them taken (a ``run`` inside a ``merge_fn``) starts threads of its own."""
+
+    def __init__(self, count):
+        self._lock = threading.Lock()
+        self._jobs = [queue.SimpleQueue() for _ in range(count)]
+        self.threads = [threading.Thread(target=_serve, args=(jobs,), name=f"ember-replica-{i}", daemon=True)
+                        for i, jobs in enumerate(self._jobs)]  # they hold the queues, not this object
+        for thread in self.threads:
+            thread.start()
+
+    def try_acquire(self):
+        return self._lock.acquire(blocking=False)
+
+    def release(self):
+        self._lock.release()
+
+    def submit(self, index, job):
+        self._jobs[index].put(job)
+
+    def __del__(self):
+        for jobs in self._jobs:
+            jobs.put(None)
+
+
 class _Replica:
-    __slots__ = ("index", "thread", "done", "result", "error", "merge", "merge_result")
+    __slots__ = ("index", "finished", "done", "result", "error", "merge", "merge_result")
 
     def __init__(self, index):
         self.index = index
-        self.thread = None
+        self.finished = threading.Event()
         self.done = False
         self.result = None
         self.error = None
@@ -57,15 +95,21 @@ class MirroredRun:
         self._creation_state = variable_creation.state_for_thread()
         self.created = []  # distributed variables made by replica 0, in order, for the other replicas to take
         self._taken = [0] * len(self._devices)
+        self._started = []  # the replicas handed to a thread (the ones to wait for)
 
     # ---- the calling thread
-    def execute(self):
+    def execute(self, threads=None):
+        """Runs the replicas on ``threads`` (a ReplicaThreads) when it is free, else on new threads."""
+        pooled = threads is not None and threads.try_acquire()
         self._trace = _C.pause_trace()  # handed to whichever thread runs
         try:
             for replica in self._replicas:
-                replica.thread = threading.Thread(target=self._replica_main, args=(replica,),
-                                                  name=f"ember-replica-{replica.index}", daemon=True)
-                replica.thread.start()
+                self._started.append(replica)
+                if pooled:
+                    threads.submit(replica.index, functools.partial(self._replica_main, replica))
+                else:
+                    threading.Thread(target=self._replica_main, args=(replica,), name=f"ember-replica-{replica.index}",
+                                     daemon=True).start()
             while True:
                 for replica in self._replicas:
                     if not replica.done:
@@ -77,6 +121,8 @@ class MirroredRun:
                 self._merge()
         finally:
             self._finish()
+            if pooled:
+                threads.release()
             _C.resume_trace(self._trace)
         return values_lib.regroup([r.result for r in self._replicas])
 
@@ -114,9 +160,8 @@ class MirroredRun:
                 self._abort = True
                 self._turn = -1  # wakes every waiting thread, which sees the abort and unwinds
                 self._cond.notify_all()
-        for r in self._replicas:
-            if r.thread is not None:
-                r.thread.join()
+        for r in self._started:
+            r.finished.wait()
 
     # ---- a replica thread
     def _wait_for_turn(self, replica):
@@ -135,6 +180,13 @@ class MirroredRun:
             self._cond.notify_all()
 
     def _replica_main(self, replica):
+        try:
+            self._replica_body(replica)
+        finally:
+            variable_creation.adopt_state({"stack": [], "creators": []})  # the caller's, borrowed for the run
+            replica.finished.set()
+
+    def _replica_body(self, replica):
         try:
             self._wait_for_turn(replica)
         except _Aborted:

@@ -86,7 +86,9 @@ class MirroredExtended(distribute_lib.StrategyExtended):
     def _run(self, fn, args, kwargs):
         if len(self._devices) == 1:
             return distribute_lib.Strategy._run(self._container_strategy, fn, args, kwargs)
-        return mirrored_run.MirroredRun(self._container_strategy, fn, args, kwargs).execute()
+        if getattr(self, "_threads", None) is None:
+            self._threads = mirrored_run.ReplicaThreads(len(self._devices))
+        return mirrored_run.MirroredRun(self._container_strategy, fn, args, kwargs).execute(self._threads)
 
 
 class MirroredStrategy(distribute_lib.Strategy):
