@@ -355,8 +355,7 @@ class Strategy:
         from ember.ops import array_ops, math_ops
 
         reduce_op = reduce_util.as_reduce_op(reduce_op, f"{type(self).__name__}.reduce")
-        if get_replica_context() is not None and get_strategy() is self and \
-                _current_replica_id(self) is not None:
+        if _current_replica_id(self) is not None:
             raise RuntimeError("`Strategy.reduce` must be called in cross-replica context (outside `strategy.run`); "
                                "inside a replica use `tf.distribute.get_replica_context().all_reduce`")
 
