@@ -109,3 +109,53 @@ def test_each_replica_runs_train_step_on_its_part():
     model.run_eagerly = True
     model.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0)
     assert [(r, n) for r, n, _ in seen] == [(0, 16), (1, 16)] * 2
+
+
+def test_distributed_training_guide_cells():
+    """The cells of TensorFlow's "Distributed training with TensorFlow" guide (MirroredStrategy on two CPUs)."""
+    mirrored_strategy = tf.distribute.MirroredStrategy(devices=logical_cpus(2))
+    tf.distribute.MirroredStrategy(devices=logical_cpus(2), cross_device_ops=tf.distribute.HierarchicalCopyAllReduce())
+    with mirrored_strategy.scope():
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(1,),
+                                                           kernel_regularizer=tf.keras.regularizers.L2(1e-4))])
+        model.compile(loss="mse", optimizer="sgd")
+    dataset = tf.data.Dataset.from_tensors(([1.0], [1.0])).repeat(100).batch(10)
+    model.fit(dataset, epochs=2, verbose=0)
+    model.evaluate(dataset, verbose=0)
+    inputs, targets = np.ones((100, 1)), np.ones((100, 1))
+    history = model.fit(inputs, targets, epochs=2, batch_size=10, verbose=0)
+    assert history.history["loss"][1] < history.history["loss"][0]
+    assert mirrored_strategy.num_replicas_in_sync == 2
+
+    global_batch_size = 5 * mirrored_strategy.num_replicas_in_sync
+    with mirrored_strategy.scope():
+        model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(1,),
+                                                           kernel_regularizer=tf.keras.regularizers.L2(1e-4))])
+        optimizer = tf.keras.optimizers.SGD()
+    dataset = tf.data.Dataset.from_tensors(([1.0], [1.0])).repeat(1000).batch(global_batch_size)
+    dist_dataset = mirrored_strategy.experimental_distribute_dataset(dataset)
+    loss_object = tf.keras.losses.BinaryCrossentropy(from_logits=True, reduction=tf.keras.losses.Reduction.NONE)
+
+    def compute_loss(labels, predictions):
+        per_example_loss = loss_object(labels, predictions)
+        return tf.nn.compute_average_loss(per_example_loss, global_batch_size=global_batch_size)
+
+    def train_step(inputs):
+        features, labels = inputs
+        with tf.GradientTape() as tape:
+            predictions = model(features, training=True)
+            loss = compute_loss(labels, predictions)
+        gradients = tape.gradient(loss, model.trainable_variables)
+        optimizer.apply_gradients(zip(gradients, model.trainable_variables))
+        return loss
+
+    @tf.function
+    def distributed_train_step(dist_inputs):
+        per_replica_losses = mirrored_strategy.run(train_step, args=(dist_inputs,))
+        return mirrored_strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica_losses, axis=None)
+
+    losses = [float(distributed_train_step(dist_inputs)) for dist_inputs in dist_dataset]
+    iterator = iter(dist_dataset)
+    losses += [float(distributed_train_step(next(iterator))) for _ in range(10)]
+    assert len(losses) == 110 and losses[-1] < losses[0]
+    assert int(optimizer.iterations) == 110
