@@ -42,7 +42,8 @@ def test_fit_under_mirrored_strategy_matches_tensorflow(tmp_path):
                                      tf.keras.layers.Dense(1)])
         model.compile(optimizer=tf.keras.optimizers.SGD(0.05), loss="mse")
     data = tmp_path / "data.json"
-    data.write_text(json.dumps({"x": x.tolist(), "y": y.tolist(), "weights": [w.tolist() for w in model.get_weights()]}))
+    weights = [w.tolist() for w in model.get_weights()]
+    data.write_text(json.dumps({"x": x.tolist(), "y": y.tolist(), "weights": weights}))
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3", CUDA_VISIBLE_DEVICES="")
     proc = subprocess.run([sys.executable, "-c", _TF_SCRIPT, str(data)], capture_output=True, text=True, env=env,
                           timeout=600)
