@@ -47,6 +47,13 @@ def test_devices_are_canonical_and_checked(strategy):
     with pytest.raises(ValueError, match="cannot parse"):
         tf.distribute.MirroredStrategy(["cpu"])
     assert isinstance(strategy.extended._cross_device_ops, tf.distribute.CrossDeviceOps)
+    # the default: every logical CPU (TensorFlow 2.21 takes both CPUs of a CPU split in two)
+    logical_cpus(4)
+    names = [d.name.rsplit("/", 1)[-1] for d in tf.config.list_logical_devices("CPU")]
+    assert [d.rsplit("/", 1)[-1] for d in tf.distribute.MirroredStrategy().extended.worker_devices] == names
+    assert len(names) == 4
+    with pytest.raises(ValueError, match="unknown device"):
+        tf.distribute.MirroredStrategy(["cpu:0", "cpu:9"])
 
 
 def test_mixing_strategies_is_an_error(strategy):
