@@ -159,3 +159,57 @@ def test_distributed_training_guide_cells():
     losses += [float(distributed_train_step(next(iterator))) for _ in range(10)]
     assert len(losses) == 110 and losses[-1] < losses[0]
     assert int(optimizer.iterations) == 110
+
+
+def test_metric_result_inside_a_replica_is_global():
+    # Keras' "customizing what happens in fit": train_step returns {m.name: m.result()} itself.
+    class Custom(tf.keras.Sequential):
+        def train_step(self, data):
+            x, y = data
+            with tf.GradientTape() as tape:
+                y_pred = self(x, training=True)
+                loss = self.compute_loss(x, y, y_pred)
+            self.optimizer.apply_gradients(zip(tape.gradient(loss, self.trainable_variables),
+                                               self.trainable_variables))
+            for metric in self.metrics:
+                if metric.name == "loss":
+                    metric.update_state(loss)
+                else:
+                    metric.update_state(y, y_pred)
+            return {m.name: m.result() for m in self.metrics}
+
+    x, y = _data(64)
+    strategy = tf.distribute.MirroredStrategy(logical_cpus(2))
+    with strategy.scope():
+        model = Custom([tf.keras.layers.Dense(2, input_shape=(6,))])
+        _compile(model, "sgd")
+    reference = Custom([tf.keras.layers.Dense(2, input_shape=(6,))])
+    reference.set_weights(model.get_weights())
+    _compile(reference, "sgd")
+    logs = model.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0).history
+    ref_logs = reference.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0).history
+    np.testing.assert_allclose(logs["accuracy"], ref_logs["accuracy"], rtol=1e-6)
+    strategy_metric = tf.keras.metrics.Mean()
+    with strategy.scope():
+        strategy_metric = tf.keras.metrics.Mean()
+    out = strategy.run(lambda: strategy_metric(tf.cast(tf.distribute.get_replica_context().replica_id_in_sync_group,
+                                                       tf.float32) * 2.0))
+    assert [float(t) for t in strategy.experimental_local_results(out)] == [1.0, 1.0]
+
+
+def test_train_step_values_that_differ_per_replica_are_taken_from_the_first():
+    class PerReplicaLogs(tf.keras.Sequential):
+        def train_step(self, data):
+            logs = super().train_step(data)
+            replica = tf.distribute.get_replica_context().replica_id_in_sync_group
+            logs["replica"] = tf.constant(float(replica))
+            logs["rows"] = tf.cast(tf.shape(data[0])[0], tf.float32)
+            return logs
+
+    x, y = _data(64)
+    strategy = tf.distribute.MirroredStrategy(logical_cpus(2))
+    with strategy.scope():
+        model = PerReplicaLogs([tf.keras.layers.Dense(2, input_shape=(6,))])
+        _compile(model, "sgd")
+    history = model.fit(x, y, batch_size=32, epochs=1, shuffle=False, verbose=0).history
+    assert history["replica"] == [0.0] and history["rows"] == [16.0]  # Keras 2 reduces them with "first"
