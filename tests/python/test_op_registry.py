@@ -228,8 +228,9 @@ def examples():
 
 
 EXAMPLES = examples()
-# Placeholder only exists inside graphs (its kernel says it must be fed); tested in test_function.py.
-GRAPH_ONLY = {"Placeholder"}
+# Placeholder only exists inside graphs (its kernel says it must be fed); tested in test_function.py. _Send and
+# _Recv only inside the partitions of multi-device functions (without a rendezvous they fail).
+GRAPH_ONLY = {"Placeholder", "_Send", "_Recv"}  # _Send/_Recv: test_multi_device_function.py
 OP_NAMES = sorted(n for n in _C.op_names() if n not in GRAPH_ONLY)
 INFO = {name: _C.op_info(name) for name in OP_NAMES}
 _PROBE_DTYPES = (tf.bool, tf.uint8, tf.float64, tf.int8)
