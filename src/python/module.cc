@@ -35,6 +35,7 @@ void bind_state(nb::module_& m);
 void bind_data(nb::module_& m);
 void bind_record_io(nb::module_& m);
 void bind_summary(nb::module_& m);
+void bind_distribute(nb::module_& m);
 }  // namespace ember::python
 
 namespace {
@@ -209,6 +210,7 @@ NB_MODULE(_C, m) {
   bind_data(m);
   bind_record_io(m);
   bind_summary(m);
+  bind_distribute(m);
   m.def("op", &op_caller, "The fast callable for a registered op.");
   m.def("op_info", &op_info);
   m.def("op_names", &op_names);
