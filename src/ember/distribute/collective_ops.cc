@@ -88,13 +88,14 @@ Status reduce_kernel(KernelContext& ctx) {
   EMBER_RETURN_IF_ERROR(call.status());
   const TensorImpl& in = ctx.input(0);
   TensorImpl& out = ctx.output(0);
-  if (in.nbytes() != 0) std::memcpy(out.mutable_raw_data(), in.raw_data(), in.nbytes());
   if (call->communicator) {
     auto merge = distribute::parse_merge_op(ctx.attr_string(0));
     EMBER_RETURN_IF_ERROR(merge.status());
-    Status s = call->communicator->all_reduce(out.mutable_raw_data(), out.num_elements(), out.dtype(), *merge,
-                                              call->tag, call->timeout);
+    Status s = call->communicator->all_reduce(in.raw_data(), out.mutable_raw_data(), out.num_elements(),
+                                              out.dtype(), *merge, call->tag, call->timeout);
     if (!s.ok()) return make_error(s.code(), ctx.op->name, ": ", s.message());
+  } else if (in.nbytes() != 0) {
+    std::memcpy(out.mutable_raw_data(), in.raw_data(), in.nbytes());
   }
   if (ctx.attr_string(1) == "Div" && call->group_size > 1)
     visit_dtype<kReduceTypes>(out.dtype(), [&]<typename T>() { divide_by<T>(out, call->group_size); });
@@ -134,8 +135,8 @@ Status gather_kernel(KernelContext& ctx) {
   } else {
     // Every rank must send as many bytes: agree on the size first, so a mismatch is an error, not a hang.
     int64_t sizes[2] = {static_cast<int64_t>(in.nbytes()), -static_cast<int64_t>(in.nbytes())};
-    Status s = call->communicator->all_reduce(sizes, 2, DType::kInt64, distribute::ReduceOp::kMax, call->tag,
-                                              call->timeout);
+    Status s = call->communicator->all_reduce(sizes, sizes, 2, DType::kInt64, distribute::ReduceOp::kMax,
+                                              call->tag, call->timeout);
     if (s.ok() && sizes[0] != -sizes[1])
       s = invalid_argument("every worker must gather a tensor of the same shape; this worker's is ",
                            in.shape().to_string(), " and the sizes differ between ", -sizes[1], " and ",
@@ -156,7 +157,8 @@ Status gather_kernel(KernelContext& ctx) {
 Status bcast(const KernelContext& ctx, const GroupCall& call, void* data, int64_t bytes, bool sending) {
   Communicator& comm = *call.communicator;
   int64_t header[3] = {sending ? 1 : 0, sending ? comm.rank() : 0, sending ? bytes : 0};
-  Status s = comm.all_reduce(header, 3, DType::kInt64, distribute::ReduceOp::kSum, call.tag, call.timeout);
+  Status s =
+      comm.all_reduce(header, header, 3, DType::kInt64, distribute::ReduceOp::kSum, call.tag, call.timeout);
   if (s.ok() && header[0] != 1)
     s = invalid_argument("a broadcast needs exactly one sender in the group, got ", header[0]);
   if (s.ok() && header[2] != bytes)

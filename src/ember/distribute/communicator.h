@@ -50,10 +50,11 @@ class Communicator {
   int size() const { return size_; }
   double default_timeout() const { return timeout_seconds_; }
 
-  /// Reduces `count` elements of `dtype` at `data` across the group, in place. `tag` must differ between
-  /// collectives that may run at the same time; `timeout_seconds` <= 0 takes the default.
-  virtual Status all_reduce(void* data, int64_t count, DType dtype, ReduceOp op, uint32_t tag,
-                            double timeout_seconds) = 0;
+  /// Reduces `count` elements of `dtype` at `input` across the group into `output` (which may be `input`).
+  /// `tag` must differ between collectives that may run at the same time; `timeout_seconds` <= 0 takes the
+  /// default.
+  virtual Status all_reduce(const void* input, void* output, int64_t count, DType dtype, ReduceOp op,
+                            uint32_t tag, double timeout_seconds) = 0;
   /// Copies `bytes` at `data` on rank `root` to `data` on every rank.
   virtual Status broadcast(void* data, int64_t bytes, int root, uint32_t tag, double timeout_seconds) = 0;
   /// Concatenates `bytes` from every rank's `input` into `output` (size() * bytes), in rank order.
