@@ -71,7 +71,8 @@ from ember.debugging import Assert, assert_equal, assert_greater, assert_less, a
 from ember.init_scope import init_scope
 from ember.module import Module
 from ember.name_scope import name_scope
-from ember.variables import Variable
+from ember.variables import Variable, VariableAggregation, VariableSynchronization
+from ember.variable_creation import variable_creator_scope
 from ember.backprop import GradientTape, UnconnectedGradients, custom_gradient, recompute_grad, stop_gradient
 from ember import graph_util
 from ember import io, saved_model
@@ -81,6 +82,7 @@ from ember import train
 from ember import profiler
 from ember import summary
 from ember import autograph
+from ember import distribute
 
 __version__ = "0.1.0"
 

@@ -98,3 +98,160 @@ class threading:  # noqa: N801 - mirrors the tf.config.threading module
     @staticmethod
     def get_intra_op_parallelism_threads():
         return threading._intra
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Devices (docs/devices.md). The physical CPU is the one physical device; set_logical_device_configuration
+# splits it into logical CPUs, each with its share of the threads. Configuration closes once the devices
+# are in use (listed, a tf.device scope resolved, a multi-device function placed), as in TensorFlow.
+import collections as _collections
+
+PhysicalDevice = _collections.namedtuple("PhysicalDevice", ["name", "device_type"])
+LogicalDevice = _collections.namedtuple("LogicalDevice", ["name", "device_type"])
+
+
+class LogicalDeviceConfiguration(
+        _collections.namedtuple("LogicalDeviceConfiguration",
+                                ["memory_limit", "experimental_priority", "experimental_device_ordinal"])):
+    """One logical device of a physical one (``tf.config.LogicalDeviceConfiguration``). On the CPU the
+    fields are accepted and have no effect: logical CPUs share the host's memory."""
+
+    def __new__(cls, memory_limit=None, experimental_priority=None, experimental_device_ordinal=None):
+        return super().__new__(cls, memory_limit, experimental_priority, experimental_device_ordinal)
+
+
+_CPU = PhysicalDevice(name="/physical_device:CPU:0", device_type="CPU")
+_device_state = {"logical": None, "visible": [_CPU], "memory_growth": {}, "determinism": False}
+
+
+def _reset_context():
+    """Tests only, as TensorFlow's ``context._reset_context``: forget the device configuration."""
+    from ember import _C
+
+    _C.devices_reset_for_tests()
+    _device_state.update(logical=None, visible=[_CPU], memory_growth={}, determinism=False)
+
+
+def list_physical_devices(device_type=None):
+    """``[PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')]``: ember runs on the CPU."""
+    return [d for d in [_CPU] if device_type is None or d.device_type == device_type]
+
+
+def list_logical_devices(device_type=None):
+    """The logical devices (one per configured logical CPU); listing them closes the configuration."""
+    from ember import _C
+
+    devices = [LogicalDevice(name=n, device_type=n.split(":")[-2]) for n in _C.devices_list()]
+    return [d for d in devices if device_type is None or d.device_type == device_type]
+
+
+def _check_physical(device, what):
+    if not isinstance(device, PhysicalDevice):
+        raise ValueError(f"Unrecognized device: {device!r}")
+    if device not in list_physical_devices():
+        raise ValueError(f"{what}: unknown physical device {device!r}")
+
+
+def set_logical_device_configuration(device, logical_devices):
+    """Splits ``device`` (the CPU) into ``len(logical_devices)`` logical devices; None undoes the split."""
+    from ember import _C
+
+    _check_physical(device, "set_logical_device_configuration")
+    if logical_devices is None:
+        count, configs = 1, None
+    else:
+        configs = list(logical_devices)
+        for c in configs:
+            if not isinstance(c, LogicalDeviceConfiguration):
+                raise ValueError(f"set_logical_device_configuration: expected LogicalDeviceConfiguration "
+                                 f"objects, got {c!r}")
+        count = len(configs)
+        if count == 0:  # TensorFlow accepts this and then has no CPU at all: refuse it here
+            raise ValueError("set_logical_device_configuration: expected at least one "
+                             "LogicalDeviceConfiguration for the CPU, got an empty list")
+    if _C.devices_initialized() and configs != _device_state["logical"]:
+        raise RuntimeError("Virtual devices cannot be modified after being initialized")
+    _C.devices_configure_cpus(count)
+    _device_state["logical"] = configs
+
+
+def get_logical_device_configuration(device):
+    _check_physical(device, "get_logical_device_configuration")
+    configs = _device_state["logical"]
+    return None if configs is None else list(configs)
+
+
+def get_visible_devices(device_type=None):
+    return [d for d in _device_state["visible"] if device_type is None or d.device_type == device_type]
+
+
+def set_visible_devices(devices, device_type=None):
+    """Accepted for the CPU (it stays visible: ember has no other device to run on)."""
+    from ember import _C
+
+    if isinstance(devices, PhysicalDevice):
+        devices = [devices]
+    devices = list(devices)
+    for d in devices:
+        _check_physical(d, "set_visible_devices")
+    if device_type is not None:
+        devices = devices + [d for d in _device_state["visible"] if d.device_type != device_type]
+    if _C.devices_initialized() and sorted(devices) != sorted(_device_state["visible"]):
+        raise RuntimeError("Visible devices cannot be modified after being initialized")
+    if not any(d.device_type == "CPU" for d in devices):
+        raise ValueError("set_visible_devices: the CPU must stay visible (ember has no other device); "
+                         f"got {devices!r}")
+    _device_state["visible"] = devices
+
+
+def set_soft_device_placement(enabled):
+    """With soft placement (the default) an op asking for a device that does not exist runs on CPU:0."""
+    from ember import _C
+
+    _C.set_soft_device_placement(bool(enabled))
+
+
+def get_soft_device_placement():
+    from ember import _C
+
+    return _C.get_soft_device_placement()
+
+
+class experimental:  # noqa: N801 - mirrors the tf.config.experimental module
+    """``ember.config.experimental``."""
+
+    @staticmethod
+    def set_memory_growth(device, enable):
+        _check_physical(device, "set_memory_growth")
+        if device.device_type != "GPU":
+            raise ValueError("Cannot set memory growth on non-GPU and non-Pluggable devices")
+        _device_state["memory_growth"][device] = bool(enable)
+
+    @staticmethod
+    def get_memory_growth(device):
+        _check_physical(device, "get_memory_growth")
+        if device not in _device_state["memory_growth"]:
+            raise KeyError(device)
+        return _device_state["memory_growth"][device]
+
+    @staticmethod
+    def enable_op_determinism():
+        """ember's kernels give the same results run after run (fixed work splits, ordered sums), so this
+        only records the request; random ops without a seed still draw differently, as in TensorFlow."""
+        _device_state["determinism"] = True
+
+    @staticmethod
+    def disable_op_determinism():
+        _device_state["determinism"] = False
+
+    @staticmethod
+    def is_op_determinism_enabled():
+        return _device_state["determinism"]
+
+    list_physical_devices = staticmethod(list_physical_devices)
+    list_logical_devices = staticmethod(list_logical_devices)
+    set_visible_devices = staticmethod(set_visible_devices)
+    get_visible_devices = staticmethod(get_visible_devices)
+    set_virtual_device_configuration = staticmethod(set_logical_device_configuration)
+    get_virtual_device_configuration = staticmethod(get_logical_device_configuration)
+    VirtualDeviceConfiguration = LogicalDeviceConfiguration

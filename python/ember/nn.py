@@ -6,3 +6,4 @@ from ember.ops.nn_norm_ops import *  # noqa: F401,F403
 
 # ---- sorting and selection (tf.nn's second names for tf.math's)
 from ember.ops.sort_ops import in_top_k, top_k  # noqa: F401,E402
+from ember.distribute.distribute_lib import compute_average_loss, scale_regularization_loss  # noqa: F401,E402

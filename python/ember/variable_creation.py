@@ -77,3 +77,59 @@ def defer_initial_value(variable, value, name):
                          "its exact shape. Give the function a fully known input_signature, or pass `shape` "
                          "and an initial value of concrete values")
     policy.deferred.append((variable, value))
+
+
+# ---- variable creator scopes (tf.variable_creator_scope): a creator is called as
+# `creator(next_creator, **kwargs)` and returns a variable, usually by calling `next_creator(**kwargs)`.
+def _creators():
+    creators = getattr(_local, "creators", None)
+    if creators is None:
+        creators = _local.creators = []
+    return creators
+
+
+class variable_creator_scope:  # noqa: N801 - TensorFlow's name
+    """``with ember.variable_creator_scope(creator): ...``: ``ember.Variable(...)`` calls ``creator``."""
+
+    def __init__(self, creator):
+        if not callable(creator):
+            raise TypeError(f"variable_creator_scope: creator must be callable, got {creator!r}")
+        self._creator = creator
+
+    def __enter__(self):
+        _creators().append(self._creator)
+        return self
+
+    def __exit__(self, *exc):
+        _creators().pop()
+        return False
+
+
+_POSITIONAL = ("initial_value", "trainable", "name", "dtype", "shape")
+
+
+def create_variable(construct, args, kwargs):
+    """Builds a Variable through the creators in scope (innermost first), ending at ``construct``."""
+    creators = list(_creators())
+    if not creators:
+        return construct(*args, **kwargs)
+    if len(args) > len(_POSITIONAL):
+        raise TypeError(f"ember.Variable takes at most {len(_POSITIONAL)} positional arguments, got {len(args)}")
+    kwargs = dict(kwargs, **dict(zip(_POSITIONAL, args)))
+
+    def chain(index):
+        if index < 0:
+            return lambda **kw: construct(**kw)
+        return lambda **kw: creators[index](chain(index - 1), **kw)
+
+    return chain(len(creators) - 1)(**kwargs)
+
+
+def state_for_thread():
+    """This thread's stacks, for a thread that acts on its behalf (a tf.distribute replica)."""
+    return {"stack": _stack(), "creators": list(_creators())}
+
+
+def adopt_state(state):
+    _local.stack = state["stack"]
+    _local.creators = list(state["creators"])

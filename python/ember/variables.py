@@ -6,6 +6,7 @@ they become graph nodes ordered by automatic control dependencies, and a functio
 freed fails with an error naming it. A Variable works wherever a tensor does.
 """
 
+import enum
 import weakref
 
 import numpy as np
@@ -25,13 +26,43 @@ _AssignSub = _C.op("AssignSubVariableOp")
 _live_variables = weakref.WeakValueDictionary()
 
 
-class Variable:
+class VariableSynchronization(enum.Enum):
+    """``tf.VariableSynchronization``: when a distributed variable's copies agree (ember.distribute)."""
+
+    AUTO = 0
+    NONE = 1
+    ON_WRITE = 2
+    ON_READ = 3
+
+
+class VariableAggregation(enum.Enum):
+    """``tf.VariableAggregation``: how replicas' updates of a distributed variable combine."""
+
+    NONE = 0
+    SUM = 1
+    MEAN = 2
+    ONLY_FIRST_REPLICA = 3
+
+
+class _VariableMeta(type):
+    # `ember.Variable(...)` goes through the creators of the enclosing variable_creator_scopes (a
+    # tf.distribute strategy's scope makes distributed variables so); a subclass is constructed directly.
+    def __call__(cls, *args, **kwargs):
+        if cls is Variable:
+            return variable_creation.create_variable(super().__call__, args, kwargs)
+        return super().__call__(*args, **kwargs)
+
+
+class Variable(metaclass=_VariableMeta):
     """``ember.Variable(initial_value, trainable=True, name=None, dtype=None, shape=None)``."""
 
     _ember_variable = True
     __array_priority__ = 100
 
-    def __init__(self, initial_value=None, trainable=True, name=None, dtype=None, shape=None, **unused):
+    def __init__(self, initial_value=None, trainable=True, name=None, dtype=None, shape=None,
+                 synchronization=VariableSynchronization.AUTO, aggregation=VariableAggregation.NONE, **unused):
+        self._synchronization = VariableSynchronization(synchronization or VariableSynchronization.AUTO)
+        self._aggregation = VariableAggregation(aggregation or VariableAggregation.NONE)
         if initial_value is None:
             raise ValueError("initial_value must be specified.")
         if _C.in_trace():
@@ -80,12 +111,21 @@ class Variable:
         return self._trainable
 
     @property
+    def synchronization(self):
+        return self._synchronization
+
+    @property
+    def aggregation(self):
+        return self._aggregation
+
+    @property
     def ndim(self):
         return len(self._shape_list)
 
     @property
     def device(self):
-        return "/job:localhost/replica:0/task:0/device:CPU:0"
+        """The device the variable was created on (its ``tf.device`` scope)."""
+        return self._handle.device
 
     # ---- reading and writing
     def read_value(self):

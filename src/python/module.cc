@@ -10,6 +10,7 @@
 #include <optional>
 #include <typeinfo>
 
+#include "ember/core/device.h"
 #include "ember/core/parallel.h"
 #include "ember/graph/tensor_proto.h"
 #include "ember/kernels/elementwise.h"
@@ -36,6 +37,7 @@ void bind_data(nb::module_& m);
 void bind_record_io(nb::module_& m);
 void bind_summary(nb::module_& m);
 void bind_distribute(nb::module_& m);
+void bind_devices(nb::module_& m);
 }  // namespace ember::python
 
 namespace {
@@ -75,7 +77,7 @@ nb::object from_buffer(nb::handle obj, int dtype_enum, std::vector<int64_t> dims
   auto shape = Shape::from_dims(dims);
   if (!shape.ok()) return nb::steal(raise_status(shape.status().with_prefix("constant: ")));
   DType d = static_cast<DType>(dtype_enum);
-  auto t = TensorImpl::allocate(d, *shape);
+  auto t = TensorImpl::allocate(d, *shape, current_device());
   if (!t.ok()) return nb::steal(raise_status(t.status()));
   Py_buffer view;
   if (PyObject_GetBuffer(obj.ptr(), &view, PyBUF_C_CONTIGUOUS) < 0) throw nb::python_error();
@@ -211,6 +213,7 @@ NB_MODULE(_C, m) {
   bind_record_io(m);
   bind_summary(m);
   bind_distribute(m);
+  bind_devices(m);
   m.def("op", &op_caller, "The fast callable for a registered op.");
   m.def("op_info", &op_info);
   m.def("op_names", &op_names);

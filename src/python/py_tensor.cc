@@ -4,6 +4,7 @@
 #include <cstring>
 #include <limits>
 
+#include "ember/core/device.h"
 #include "ember/ops/execute.h"
 #include "ember/ops/registry.h"
 #include "ember/trace/trace_context.h"
@@ -75,14 +76,14 @@ PyObject* wrap_new_constant(TensorRef t) {
 }
 
 PyObject* make_scalar_from_double(DType d, double v) {
-  auto t = TensorImpl::allocate(d, Shape());
+  auto t = TensorImpl::allocate(d, Shape(), current_device());
   if (!t.ok()) return raise_status(t.status());
   visit_dtype(d, [&]<typename T>() { store<T>(t.value()->mutable_raw_data(), v); });
   return wrap_new_constant(std::move(t).value());
 }
 
 PyObject* make_scalar_from_int(DType d, long long v) {
-  auto t = TensorImpl::allocate(d, Shape());
+  auto t = TensorImpl::allocate(d, Shape(), current_device());
   if (!t.ok()) return raise_status(t.status());
   void* dst = t.value()->mutable_raw_data();
   visit_dtype(d, [&]<typename T>() {

@@ -18,6 +18,7 @@ void bind_variables(nb::module_& m) {
   nb::class_<VariableHandle>(m, "VariableHandle")
       .def_prop_ro("id", [](const VariableHandle& h) { return h.resource->id(); })
       .def_prop_ro("name", [](const VariableHandle& h) { return h.resource->name(); })
+      .def_prop_ro("device", [](const VariableHandle& h) { return full_device_name(h.resource->device()); })
       .def_prop_ro("dtype", [](const VariableHandle& h) { return static_cast<int>(h.resource->dtype()); })
       .def_prop_ro("shape", [](const VariableHandle& h) { return h.resource->shape().dim_vector(); })
       .def_prop_rw(

@@ -5,6 +5,7 @@ import ember
 
 EMBER = """
     DType GradientTape Module NewGraphFunction Tensor TensorShape TensorSpec UnconnectedGradients Variable
+    VariableAggregation VariableSynchronization distribute variable_creator_scope
     abs add add_n argmax argmin as_dtype backprop bfloat16 bool boolean_mask broadcast_to cast ceil
     clip_by_value compat concat config constant constant_initializer contrib control_dependencies
     convert_to_tensor cos custom_gradient defun device device_scope divide double dtypes equal errors exp
@@ -30,6 +31,7 @@ EMBER_MATH = """
 """.split()
 
 EMBER_NN = """
+    compute_average_loss scale_regularization_loss
     bias_add dropout elu gelu l2_loss l2_normalize leaky_relu log_softmax moments relu relu6 selu sigmoid
     sigmoid_cross_entropy_with_logits silu softmax softmax_cross_entropy_with_logits softplus softsign
     sparse_softmax_cross_entropy_with_logits swish tanh weighted_cross_entropy_with_logits

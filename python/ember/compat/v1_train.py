@@ -54,6 +54,11 @@ class Optimizer:
     def apply_gradients(self, grads_and_vars, global_step=None, name=None):
         """Updates each variable whose gradient is not None; increments ``global_step`` if given."""
         grads_and_vars = tuple(grads_and_vars)  # it may be a generator
+        from ember.distribute import distribute_lib
+
+        if grads_and_vars and distribute_lib.in_distributed_replica_context():
+            return distribute_lib.all_reduce_and_apply(
+                grads_and_vars, lambda pairs: self.apply_gradients(pairs, global_step=global_step, name=name))
         if not grads_and_vars:
             raise ValueError("No variables provided.")
         converted = []

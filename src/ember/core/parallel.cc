@@ -14,6 +14,8 @@
 #include <mutex>
 #include <string_view>
 
+#include "ember/core/device.h"
+
 namespace ember {
 namespace {
 std::atomic<int> g_threads{0};
@@ -117,7 +119,10 @@ FreeCores& free_cores() {
 
 // The threads parallel work may use now: the configured count, at most the cores others leave free.
 int usable_threads() {
-  const int configured = intra_op_threads();
+  int configured = intra_op_threads();
+  // A logical device's share (Note [Thread shares] in core/device.h).
+  if (const int share = internal::thread_share_of_current_device(); share > 0)
+    configured = std::min(configured, share);
   if (configured <= 1) return configured;
   const int free = free_cores().get();
   return free > 0 ? std::min(configured, free) : configured;
@@ -137,7 +142,9 @@ void force_other_processes_load(double cores) {
 
 int inter_op_threads() {
   int n = g_inter_op_threads.load(std::memory_order_relaxed);
-  return n > 0 ? n : omp_get_num_procs();
+  if (n <= 0) n = omp_get_num_procs();
+  const int share = internal::thread_share_of_current_device();
+  return share > 0 ? std::min(n, share) : n;
 }
 
 void set_inter_op_threads(int n) { g_inter_op_threads.store(n, std::memory_order_relaxed); }

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ember/core/device.h"
 #include "ember/core/tensor_impl.h"
 
 namespace ember {
@@ -20,11 +21,15 @@ class VariableResource {
   VariableResource(int64_t id, std::string name, TensorRef value)
       : id_(id),
         name_(std::move(name)),
+        device_(current_device()),
         dtype_(value->dtype()),
         shape_(value->shape()),
         value_(std::move(value)) {}
 
   int64_t id() const { return id_; }
+  /// The device the variable was created on (its tf.device scope): ops reading or writing it are placed
+  /// there (TensorFlow colocates them with the resource).
+  Device device() const { return device_; }
   const std::string& name() const { return name_; }
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
@@ -60,6 +65,7 @@ class VariableResource {
  private:
   int64_t id_;
   std::string name_;
+  Device device_;
   DType dtype_;
   Shape shape_;
   mutable std::mutex mu_;

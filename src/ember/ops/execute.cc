@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "ember/core/device.h"
+
 namespace ember {
 namespace {
 
@@ -197,6 +199,8 @@ Status execute_op_unrecorded(const OpDef& op, std::span<TensorImpl* const> input
 
 Status run_kernel(const OpDef& op, std::span<TensorImpl* const> inputs, std::span<const AttrValue> attrs,
                   OutputList& outputs) {
+  if (const Status* placement = current_placement_error()) [[unlikely]]
+    return make_error(placement->code(), placement->message(), " [Op:", op.name, "]");
   for (size_t i = 0; i < inputs.size(); ++i) {
     // Shape, Size, Rank, ZerosLike... need only the spec, which a symbolic tensor with a known shape has.
     if (inputs[i]->is_symbolic() && !(op.has_flag(kReadsOnlyShape) && inputs[i]->shape().fully_defined()))
@@ -224,7 +228,7 @@ Status run_kernel(const OpDef& op, std::span<TensorImpl* const> inputs, std::spa
   outputs.clear();
   if (!op.has_flag(kKernelAllocates)) {
     for (const TensorSpec& spec : out_specs) {
-      auto t = TensorImpl::allocate(spec.dtype, spec.shape, inputs.empty() ? Device{} : inputs[0]->device());
+      auto t = TensorImpl::allocate(spec.dtype, spec.shape, current_device());
       if (!t.ok()) return op_error(op, t.status());
       outputs.push_back(std::move(t).value());
     }

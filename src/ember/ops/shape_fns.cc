@@ -1,5 +1,7 @@
 #include "ember/ops/shape_fns.h"
 
+#include "ember/core/device.h"
+
 namespace ember {
 
 Status same_as_input_shape(InferContext& ctx) {
@@ -39,7 +41,7 @@ int64_t product(const Shape& shape, int begin, int end) {
 }
 
 Status allocate_output(KernelContext& ctx, int i, DType dtype, const Shape& shape) {
-  auto t = TensorImpl::allocate(dtype, shape, ctx.inputs.empty() ? Device{} : ctx.input(0).device());
+  auto t = TensorImpl::allocate(dtype, shape, current_device());
   if (!t.ok()) return t.status();
   ctx.outputs[i] = std::move(t).value();
   return Status::OK();

@@ -11,6 +11,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "ember/core/device.h"
 #include "ember/core/parallel.h"
 #include "ember/kernels/fused_elementwise.h"
 #include "ember/ops/execute.h"
@@ -752,8 +753,7 @@ Status ExecPlan::run_dynamic(const Instruction& ins, std::span<TensorImpl* const
           continue;
         }
       }
-      auto t = TensorImpl::allocate(specs[o].dtype, specs[o].shape,
-                                    inputs.empty() ? Device{} : inputs[0]->device());
+      auto t = TensorImpl::allocate(specs[o].dtype, specs[o].shape, current_device());
       if (!t.ok()) return op_error(op, t.status());
       outputs.push_back(std::move(t).value());
     }

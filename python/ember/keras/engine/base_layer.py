@@ -219,7 +219,8 @@ class Layer(Module):
                              "synchronization=VariableSynchronization.ON_READ.")
         name = name or "Variable"
         init = functools.partial(initializer, shape, dtype=dtype)
-        variable = Variable(lambda: init(), trainable=trainable, name=name, dtype=dtype)
+        variable = Variable(lambda: init(), trainable=trainable, name=name, dtype=dtype,
+                            synchronization=synchronization, aggregation=aggregation)
         from ember.keras import constraints
 
         variable.constraint = constraints.get(constraint)

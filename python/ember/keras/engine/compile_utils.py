@@ -130,6 +130,11 @@ class LossesContainer:
         for value in total[1:]:
             result = result + value
         self.loss_tracker.update_state(result, sample_weight=batch)
+        from ember.distribute import distribute_lib
+
+        if distribute_lib.in_distributed_replica_context():
+            # Keras 2: each replica's gradients are summed, so its loss counts 1/replicas of the mean.
+            result = result / float(distribute_lib.get_replica_context().num_replicas_in_sync)
         return result
 
     def reset_state(self):

@@ -70,6 +70,7 @@ class Model(Layer):
         self.history = None
         self._is_compiled = False
         self._run_eagerly = False
+        self._ember_strategy = _current_strategy()  # Keras 2: a model made in strategy.scope() trains under it
         if graph is not None:
             self._init_graph_network(*graph)
 
@@ -207,7 +208,23 @@ class Model(Layer):
 
     build._ember_default = True
 
+    # ---- tf.distribute (Keras 2: the strategy whose scope the model was created, or compiled, in)
+    @property
+    def distribute_strategy(self):
+        from ember.distribute import distribute_lib
+
+        return self._ember_strategy or distribute_lib.get_strategy()
+
+    def _ember_scope(self):
+        import contextlib
+
+        return self._ember_strategy.scope() if self._ember_strategy is not None else contextlib.nullcontext()
+
     def _trace_forward(self, specs, training=False):
+        with self._ember_scope():
+            return self._trace_forward_in_scope(specs, training)
+
+    def _trace_forward_in_scope(self, specs, training=False):
         """Traces a forward pass on ``specs`` (creating any weights, eagerly); returns the output specs."""
         from ember.polymorphic_function import function
 
@@ -245,6 +262,8 @@ class Model(Layer):
             raise TypeError(f"Invalid keyword argument(s) in `compile()`: {sorted(unknown)}. Valid keyword arguments "
                             "include 'cloning', 'experimental_run_tf_function', 'distribute', 'target_tensors', or "
                             "'sample_weight_mode'.")
+        if self._ember_strategy is None:
+            self._ember_strategy = _current_strategy()
         if hasattr(optimizer, "apply_gradients") and not isinstance(optimizer, (str, dict)):
             self.optimizer = optimizer  # Keras optimizers, and the compat.v1 ones the seeds use
         else:
@@ -295,6 +314,10 @@ class Model(Layer):
         return self.get_metrics_result()
 
     def get_metrics_result(self):
+        from ember.distribute import distribute_lib
+
+        if distribute_lib.in_distributed_replica_context():  # the metrics' global values, read once for all
+            return distribute_lib.get_replica_context().merge_call(lambda _: self.get_metrics_result())
         return {m.name: m.result() for m in self.metrics}
 
     def train_step(self, data):
@@ -322,7 +345,12 @@ class Model(Layer):
     # ---- building everything before the first trace
     def _prepare(self, x, y):
         """Builds the model, the compiled losses/metrics and the optimizer's slots eagerly, from the specs of
-        a first batch, so that the step functions create no variables when they trace."""
+        a first batch, so that the step functions create no variables when they trace (in the model's
+        strategy scope: its metrics' and optimizer's variables are distributed too)."""
+        with self._ember_scope():
+            self._prepare_in_scope(x, y)
+
+    def _prepare_in_scope(self, x, y):
         x_specs = nest.map_structure(_batch_spec, x)
         if not self.built or self._ember_input_specs is None:
             y_pred_specs = self._trace_forward(x_specs)
@@ -369,6 +397,23 @@ class Model(Layer):
                 values[i] = t
             return step(nest.pack_sequence_as(batch, values))
 
+        strategy = self._ember_strategy
+        if strategy is not None:
+            # One part of the global batch per replica (split by _run_step), the step run by each replica,
+            # its outputs reduced as Keras 2 does: logs from the first replica (the metrics are synchronized
+            # on read, so each replica's are the global ones), predictions concatenated.
+            run_one, replicas, k = run, len(strategy.extended.worker_devices), len(specs)  # local replicas
+            specs = specs * replicas
+
+            def run(*tensors):
+                from ember.distribute.values import PerReplica
+
+                parts = PerReplica([tuple(tensors[r * k:(r + 1) * k]) for r in range(replicas)])
+                outputs = strategy.run(lambda part: run_one(*part), args=(parts,))
+                if kind == "predict":
+                    return strategy.gather(outputs, axis=0)
+                return nest.map_structure(lambda v: strategy.experimental_local_results(v)[0], outputs)
+
         if self._run_eagerly:
             fn = run
         else:
@@ -381,7 +426,13 @@ class Model(Layer):
     def _run_step(self, kind, batch):
         fn, positions = self._step_function(kind, batch)
         flat = nest.flatten(batch)
-        return fn(*[flat[i] for i in positions])
+        tensors = [flat[i] for i in positions]
+        if self._ember_strategy is not None:
+            from ember.distribute import input_lib
+
+            with self._ember_scope():
+                return fn(*input_lib.split_for_replicas(self._ember_strategy, tensors))
+        return fn(*tensors)
 
     # ---- fit / evaluate / predict
     def fit(self, x=None, y=None, batch_size=None, epochs=1, verbose="auto", callbacks=None, validation_split=0.0,
@@ -662,6 +713,12 @@ def _structure_key(structure):
 
     flat = nest.flatten(structure)
     return repr(nest.pack_sequence_as(structure, [leaf(v) for v in flat])) if flat else repr(structure)
+
+
+def _current_strategy():
+    from ember.distribute import distribute_lib
+
+    return distribute_lib.get_strategy() if distribute_lib.has_strategy() else None
 
 
 def _trim(batch):

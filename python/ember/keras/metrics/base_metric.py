@@ -101,8 +101,14 @@ class Metric(Layer):
 
     def add_weight(self, name, shape=(), aggregation=None, synchronization=None, initializer="zeros", dtype=None):
         """A non-trainable state variable (zeros unless ``initializer`` says otherwise)."""
-        del aggregation, synchronization
+        # Synchronized on read, as Keras' metrics are: under a tf.distribute strategy each replica updates its
+        # own copy and reading the metric in cross-replica context adds the copies up.
+        from ember.variables import VariableAggregation, VariableSynchronization
+
+        synchronization = synchronization or VariableSynchronization.ON_READ
+        aggregation = aggregation or VariableAggregation.SUM
         return super().add_weight(name=name, shape=shape, dtype=self._dtype if dtype is None else dtype,
+                                  synchronization=synchronization, aggregation=aggregation,
                                   trainable=False, initializer=initializer)
 
     def get_config(self):

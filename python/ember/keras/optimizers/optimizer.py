@@ -255,6 +255,10 @@ class Optimizer(trackable.Trackable):
                 raise TypeError(f"{type(self).__name__}.apply_gradients expects (gradient, variable) pairs; "
                                 f"got {pair!r}")
         if pairs:
+            from ember.distribute import distribute_lib
+
+            if distribute_lib.in_distributed_replica_context():  # one update from the replicas' summed gradients
+                return distribute_lib.all_reduce_and_apply(pairs, self.apply_gradients)
             grads, trainable_variables = zip(*pairs)
             self.apply(grads, trainable_variables)
         return self._iterations
