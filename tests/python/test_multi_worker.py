@@ -86,6 +86,7 @@ WORKER = COMMON + textwrap.dedent(r'''
         n = strategy.num_replicas_in_sync
         with strategy.scope():
             w = init()
+            opt = tf.keras.optimizers.SGD(learning_rate=lr)
 
         @tf.function
         def train_step(x, y):
@@ -93,12 +94,10 @@ WORKER = COMMON + textwrap.dedent(r'''
                 with tf.GradientTape() as tape:
                     # each replica's loss is scaled by its share of the global batch, as Keras does
                     loss = loss_fn(w, x, y) / n
-                grads = tf.distribute.get_replica_context().all_reduce("SUM", tape.gradient(loss, w))
-                for g, v in zip(grads, w):
-                    v.assign_sub(lr * g)
+                opt.apply_gradients(zip(tape.gradient(loss, w), w))  # all-reduces the gradients
                 return loss
             per_replica = strategy.run(replica_step, args=(x, y))
-            return strategy.reduce("SUM", per_replica, axis=None)
+            return strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
 
         b = global_batch // n
         for s in range(steps):

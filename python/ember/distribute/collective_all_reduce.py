@@ -1,43 +1,26 @@
 """Reductions across worker processes for MultiWorkerMirroredStrategy: TensorFlow's CrossDeviceOps
-interface (`reduce`, `batch_reduce`) on the collective ops.
+(`reduce`, `batch_reduce`, cross_device_ops.py) on the collective ops.
 
-`batch_reduce` packs its values into buckets of at most `bytes_per_pack` bytes (one dtype per bucket, in the
-order given: a model's gradients arrive last layer first, as the backward pass produces them, so the first
-bucket is the first one ready) and runs one all-reduce per bucket instead of one per tensor, as PyTorch's DDP
-and TensorFlow's CollectiveAllReduce do. A value holding several replicas of this process (a PerReplica of
-MirroredStrategy's local devices) is summed locally first, so each process sends one copy.
+Each value is first summed over this process's replicas (`_local_sum`), then all-reduced across the workers,
+then divided by the global replica count for MEAN. `batch_reduce` packs its values into buckets of at most
+`bytes_per_pack` bytes (one dtype per bucket, in the order given) and runs one all-reduce per bucket instead
+of one per tensor, as PyTorch's DDP and TensorFlow's CollectiveAllReduce do.
 """
 
-from ember.distribute import collective_ops
-from ember.ops import array_ops, math_ops
-from ember.framework.tensor import convert_to_tensor
+from ember.distribute import collective_ops, reduce_util
+from ember.distribute.cross_device_ops import ReductionToOneDevice, _values_of
+from ember.distribute.values import on_device
 
 DEFAULT_BYTES_PER_PACK = 4 << 20
 
-
-def _reduce_op_name(reduce_op):
-    name = str(getattr(reduce_op, "value", reduce_op)).upper()
-    if name not in ("SUM", "MEAN"):
-        raise ValueError(f"reduce_op must be ReduceOp.SUM or ReduceOp.MEAN, got {reduce_op!r}")
-    return name
+__all__ = ["CollectiveAllReduce"]
 
 
-def _local_values(value):
-    values = getattr(value, "values", None)
-    if isinstance(values, (list, tuple)):
-        return list(values)
-    return [value]
-
-
-def _local_sum(value):
-    values = [convert_to_tensor(v) for v in _local_values(value)]
-    return values[0] if len(values) == 1 else math_ops.add_n(values), len(values)
-
-
-class CollectiveAllReduce:
+class CollectiveAllReduce(ReductionToOneDevice):
     """Sums (or averages) values over every replica of every worker process."""
 
     def __init__(self, bytes_per_pack=0, timeout_seconds=None):
+        super().__init__()
         self._bytes_per_pack = bytes_per_pack or DEFAULT_BYTES_PER_PACK
         self._timeout = timeout_seconds or 0
 
@@ -45,29 +28,29 @@ class CollectiveAllReduce:
     def num_workers(self):
         return collective_ops.group_size()
 
-    def reduce(self, reduce_op, per_replica_value, destinations=None, options=None):
-        return self.batch_reduce(reduce_op, [(per_replica_value, destinations)], options)[0]
+    def reduce_implementation(self, reduce_op, per_replica_value, destinations, options):
+        return self.batch_reduce_implementation(reduce_op, [(per_replica_value, destinations)], options)[0]
 
-    def batch_reduce(self, reduce_op, value_destination_pairs, options=None):
-        op = _reduce_op_name(reduce_op)
+    def batch_reduce_implementation(self, reduce_op, value_destination_pairs, options):
         timeout = getattr(options, "timeout_seconds", None) or self._timeout
-        sums, local_replicas = [], []
-        for value, _ in value_destination_pairs:
-            total, count = _local_sum(value)
-            sums.append(total)
-            local_replicas.append(count)
-        replicas = sum(local_replicas) // max(len(local_replicas), 1) * self.num_workers if sums else 1
+        sums, replicas = [], []
+        for value, devices in value_destination_pairs:
+            values = _values_of(value)
+            sums.append(self._local_sum(values, devices[0]))
+            replicas.append(len(values) * self.num_workers)
         reduced = self._all_reduce_packed(sums, timeout)
-        if op == "MEAN":
-            reduced = [r / replicas if r.dtype.is_floating else r // replicas for r in reduced]
-        return reduced
+        out = []
+        for total, count, (_, devices) in zip(reduced, replicas, value_destination_pairs):
+            if reduce_op == reduce_util.ReduceOp.MEAN:
+                total = _mean(total, count, devices[0])
+            out.append(self._broadcast(total, devices))
+        return out
 
     def _buckets(self, tensors):
-        """Lists of indices into `tensors`, each list one dtype and at most bytes_per_pack (or one tensor)."""
+        """Lists of indices into `tensors`: each one dtype and at most bytes_per_pack (or a single tensor)."""
         buckets, current, current_bytes, current_dtype = [], [], 0, None
         for i, t in enumerate(tensors):
-            size = t.shape.num_elements() if t.shape.is_fully_defined() else None
-            nbytes = None if size is None else size * t.dtype.size
+            nbytes = t.shape.num_elements() * t.dtype.size if t.shape.is_fully_defined() else None
             if nbytes is None:  # a dynamic shape travels alone
                 if current:
                     buckets.append(current)
@@ -85,6 +68,8 @@ class CollectiveAllReduce:
         return buckets
 
     def _all_reduce_packed(self, tensors, timeout):
+        from ember.ops import array_ops
+
         if self.num_workers == 1:
             return list(tensors)
         out = [None] * len(tensors)
@@ -100,5 +85,11 @@ class CollectiveAllReduce:
                 out[i] = array_ops.reshape(piece, tensors[i].shape.as_list())
         return out
 
-    def broadcast(self, tensor, root=0):
-        return collective_ops.broadcast(tensor, root=root, timeout=self._timeout)
+
+def _mean(total, count, device):
+    from ember.ops import math_ops
+
+    with on_device(device):
+        if total.dtype.is_floating:
+            return total / math_ops.cast(count, total.dtype)
+        return math_ops.cast(total, "float64") / float(count)  # TensorFlow's MEAN of integers is float64
