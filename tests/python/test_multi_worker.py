@@ -80,13 +80,14 @@ WORKER = COMMON + textwrap.dedent(r'''
             except tf.errors.OpError as e:
                 print(f"WORKER-ERROR {type(e).__name__} after {time.monotonic() - start:.2f}s: {e}", flush=True)
                 sys.exit(3)
-    elif mode == "strategy":
+    elif mode.startswith("strategy"):
         options = tf.distribute.experimental.CommunicationOptions(timeout_seconds=60)
         strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
         n = strategy.num_replicas_in_sync
         with strategy.scope():
             w = init()
-            opt = tf.keras.optimizers.SGD(learning_rate=lr)
+            opt = tf.keras.optimizers.Adam(learning_rate=lr) if mode == "strategy_adam" else \
+                tf.keras.optimizers.SGD(learning_rate=lr)
 
         @tf.function
         def train_step(x, y):
@@ -108,7 +109,7 @@ WORKER = COMMON + textwrap.dedent(r'''
 ''')
 
 
-def reference_weights():
+def reference_weights(optimizer=None):
     """The same MLP trained in this process on the whole global batch: what every worker must end with."""
     helpers = {}
     exec(COMMON, helpers)  # noqa: S102 - the workers' own definitions
@@ -117,7 +118,11 @@ def reference_weights():
         x, y = helpers["data"](s, helpers["global_batch"])
         with tf.GradientTape() as tape:
             loss = helpers["loss_fn"](w, tf.constant(x), tf.constant(y))
-        for g, v in zip(tape.gradient(loss, w), w):
+        grads = tape.gradient(loss, w)
+        if optimizer is not None:
+            optimizer.apply_gradients(zip(grads, w))
+            continue
+        for g, v in zip(grads, w):
             v.assign_sub(helpers["lr"] * g)
     return [v.numpy() for v in w]
 
@@ -179,12 +184,13 @@ def test_data_parallel_training_matches_one_process_on_the_global_batch(tmp_path
                                        err_msg=f"worker {rank}, variable {i}")
 
 
-@pytest.mark.parametrize("workers", [2, 4])
-def test_multi_worker_mirrored_strategy_matches_one_process(tmp_path, workers):
-    results = launch(tmp_path, workers, "strategy")
+@pytest.mark.parametrize("workers,optimizer", [(2, "sgd"), (4, "sgd"), (2, "adam")])
+def test_multi_worker_mirrored_strategy_matches_one_process(tmp_path, workers, optimizer):
+    # Adam's slots and every optimizer's step counter are created in the scope: from the chief, by broadcast
+    results = launch(tmp_path, workers, "strategy_adam" if optimizer == "adam" else "strategy")
     for rank, (code, out) in enumerate(results):
         assert code == 0 and "WORKER-DONE" in out, f"worker {rank} failed:\n{out}"
-    expected = reference_weights()
+    expected = reference_weights(tf.keras.optimizers.Adam(learning_rate=0.1) if optimizer == "adam" else None)
     for rank in range(workers):
         got = np.load(tmp_path / f"weights{rank}.npz")
         for i, e in enumerate(expected):
