@@ -100,10 +100,15 @@ WORKER = COMMON + textwrap.dedent(r'''
             per_replica = strategy.run(replica_step, args=(x, y))
             return strategy.reduce(tf.distribute.ReduceOp.SUM, per_replica, axis=None)
 
+        # the global batches of every step; the distributed dataset gives this worker its rows of each
+        parts = [data(s, global_batch) for s in range(steps)]
+        dataset = tf.data.Dataset.from_tensor_slices((np.concatenate([p[0] for p in parts]),
+                                                      np.concatenate([p[1] for p in parts]))).batch(global_batch)
         b = global_batch // n
-        for s in range(steps):
-            x, y = data(s, global_batch)
-            train_step(tf.constant(x[rank * b:(rank + 1) * b]), tf.constant(y[rank * b:(rank + 1) * b]))
+        for s, (x, y) in enumerate(strategy.experimental_distribute_dataset(dataset)):
+            np.testing.assert_array_equal(strategy.experimental_local_results(x)[0].numpy(),
+                                          parts[s][0][rank * b:(rank + 1) * b])
+            train_step(x, y)
     np.savez(os.path.join(out_dir, f"weights{rank}.npz"), *[v.numpy() for v in w])
     print("WORKER-DONE", flush=True)
 ''')
