@@ -50,7 +50,16 @@ WORKER = COMMON + textwrap.dedent(r'''
     mode, out_dir = sys.argv[1], sys.argv[2]
     rank = json.loads(os.environ["TF_CONFIG"])["task"]["index"]
 
-    if mode in ("eager", "function", "kill", "hang"):
+    if mode == "mismatch":
+        collective.initialize(timeout_seconds=30)
+        try:
+            collective.all_reduce(tf.ones([4 + rank]), "sum")
+        except tf.errors.InvalidArgumentError as e:
+            print(f"WORKER-ERROR {type(e).__name__}: {e}", flush=True)
+        # nothing was exchanged: the group still works
+        assert float(collective.all_reduce(tf.constant(1.0), "sum")) == 2.0
+        w = []
+    elif mode in ("eager", "function", "kill", "hang"):
         timeout = float(os.environ.get("WORKER_TIMEOUT", "60"))
         r, n = collective.initialize(timeout_seconds=timeout)
         assert r == rank, (r, rank)
@@ -227,3 +236,13 @@ def test_a_hung_worker_makes_the_others_fail_with_deadline_exceeded(tmp_path):
     line = next(l for l in out.splitlines() if l.startswith("WORKER-ERROR"))
     assert line.split()[1] == "DeadlineExceededError", line
     assert "timed out" in line, line
+
+
+def test_workers_reducing_different_sizes_get_an_error_not_a_crash(tmp_path):
+    # Gloo itself trusts the sizes: a peer sending more than expected aborted the receiving process.
+    results = launch(tmp_path, 2, "mismatch")
+    for rank, (code, out) in enumerate(results):
+        assert code == 0 and "WORKER-DONE" in out, f"worker {rank} failed:\n{out}"
+        line = next(l for l in out.splitlines() if l.startswith("WORKER-ERROR"))
+        assert "InvalidArgumentError" in line and "must reduce a tensor of the same size and dtype" in line, line
+        assert f"(rank {rank}) has {4 + rank} elements of float32" in line, line

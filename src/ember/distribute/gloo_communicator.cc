@@ -99,26 +99,46 @@ class GlooCommunicator final : public Communicator {
 
   Status all_reduce(const void* input, void* output, int64_t count, DType dtype, ReduceOp op, uint32_t tag,
                     double timeout) override {
+    // Note [Agreeing on sizes]: Gloo trusts every rank to pass the same count; a rank that passes more
+    // makes its peer's transport thread abort the whole process. So the ranks first agree on the count and
+    // dtype (one all-reduce of two int64: max of the signature and of its negation), which turns a
+    // mismatch into an error on every rank.
+    int64_t signature[2] = {count * 16 + static_cast<int64_t>(dtype),
+                            -(count * 16 + static_cast<int64_t>(dtype))};
+    EMBER_RETURN_IF_ERROR(reduce_in_place(signature, 2, DType::kInt64, ReduceOp::kMax, tag, timeout));
+    if (signature[0] != -signature[1]) {
+      return invalid_argument(
+          "all-reduce: every worker must reduce a tensor of the same size and dtype; this worker (rank ",
+          rank(), ") has ", count, " elements of ", dtype_name(dtype),
+          ", and the workers' element counts range over ", -signature[1] / 16, " to ", signature[0] / 16);
+    }
     const size_t bytes = static_cast<size_t>(count) * dtype_size(dtype);
     std::vector<char> staging = staging_.acquire(bytes);
     if (bytes != 0) std::memcpy(staging.data(), input, bytes);
-    Status status = run("all-reduce", [&] {
+    Status status = reduce_in_place(staging.data(), count, dtype, op, tag, timeout);
+    if (status.ok() && bytes != 0) std::memcpy(output, staging.data(), bytes);
+    staging_.release(std::move(staging));
+    return status;
+  }
+
+  Status reduce_in_place(void* data, int64_t count, DType dtype, ReduceOp op, uint32_t tag, double timeout) {
+    return run("all-reduce", [&] {
       gloo::AllreduceOptions opts(context_);
       switch (dtype) {
         case DType::kFloat32:
-          opts.setOutput(reinterpret_cast<float*>(staging.data()), count);
+          opts.setOutput(static_cast<float*>(data), count);
           opts.setReduceFunction(reduce_function<float>(op));
           break;
         case DType::kFloat64:
-          opts.setOutput(reinterpret_cast<double*>(staging.data()), count);
+          opts.setOutput(static_cast<double*>(data), count);
           opts.setReduceFunction(reduce_function<double>(op));
           break;
         case DType::kInt32:
-          opts.setOutput(reinterpret_cast<int32_t*>(staging.data()), count);
+          opts.setOutput(static_cast<int32_t*>(data), count);
           opts.setReduceFunction(reduce_function<int32_t>(op));
           break;
         case DType::kInt64:
-          opts.setOutput(reinterpret_cast<int64_t*>(staging.data()), count);
+          opts.setOutput(static_cast<int64_t*>(data), count);
           opts.setReduceFunction(reduce_function<int64_t>(op));
           break;
         default:
@@ -130,9 +150,6 @@ class GlooCommunicator final : public Communicator {
       gloo::allreduce(opts);
       return Status::OK();
     });
-    if (status.ok() && bytes != 0) std::memcpy(output, staging.data(), bytes);
-    staging_.release(std::move(staging));
-    return status;
   }
 
   Status broadcast(void* data, int64_t bytes, int root, uint32_t tag, double timeout) override {
