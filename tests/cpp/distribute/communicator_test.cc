@@ -91,6 +91,20 @@ TEST(Communicator, APeerThatNeverComesIsDeadlineExceededThenTheGroupIsBroken) {
   });
 }
 
+TEST(Communicator, DifferentSizesAreInvalidArgumentOnEveryRankAndTheGroupGoesOn) {
+  if (!have_collective_library()) GTEST_SKIP() << "built without Gloo";
+  run_group(2, "mismatch", 30, [](int rank, Communicator& c) {
+    std::vector<float> x(4 + rank, 1.0f);
+    Status s = c.all_reduce(x.data(), x.data(), static_cast<int64_t>(x.size()), DType::kFloat32,
+                            ReduceOp::kSum, 11, 0);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << s.message();
+    EXPECT_NE(s.message().find("same size and dtype"), std::string::npos) << s.message();
+    float one = 1;
+    ASSERT_TRUE(c.all_reduce(&one, &one, 1, DType::kFloat32, ReduceOp::kSum, 12, 0).ok());
+    EXPECT_EQ(one, 2.0f);
+  });
+}
+
 TEST(Communicator, BadOptionsAreInvalidArgument) {
   CommunicatorOptions o;
   o.rank = 2;
