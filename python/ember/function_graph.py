@@ -175,6 +175,10 @@ class FuncGraph:
         """The graph the executor runs, after the optimizer's passes (ember.config.optimizer)."""
         return self._gf.optimized_text()
 
+    def partitions_as_text(self):
+        """One listing per device when the nodes sit on several devices (docs/devices.md), else []."""
+        return list(self._gf.partition_texts())
+
     def as_graph_def(self):
         from ember.framework import graph_def
 

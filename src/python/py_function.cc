@@ -312,6 +312,12 @@ void bind_functions(nb::module_& m) {
       .def("to_text", [](const PyGraphFunction& f) { return f.fn().graph.to_text(); })
       .def("optimized_text",
            [](const PyGraphFunction& f) { return f.compiled().optimized_function().graph.to_text(); })
+      .def("partition_texts",
+           [](const PyGraphFunction& f) {
+             std::vector<std::string> out;
+             for (const auto& p : f.compiled().partitions()) out.push_back(p->graph.to_text());
+             return out;
+           })
       .def_prop_ro("runs_in_parallel",
                    [](const PyGraphFunction& f) { return f.compiled().runs_in_parallel(); })
       .def_prop_ro("arena_bytes", [](const PyGraphFunction& f) { return f.compiled().arena_bytes(); })

@@ -27,6 +27,7 @@ nb::dict event_dict(const Event& e) {
   d["duration_ns"] = e.duration_ns();
   d["bytes"] = e.output_bytes;
   d["thread"] = e.thread;
+  d["device"] = e.device;
   return d;
 }
 

@@ -47,6 +47,13 @@ def test_devices_are_canonical_and_checked(strategy):
     with pytest.raises(ValueError, match="cannot parse"):
         tf.distribute.MirroredStrategy(["cpu"])
     assert isinstance(strategy.extended._cross_device_ops, tf.distribute.CrossDeviceOps)
+    # the default: every logical CPU (TensorFlow 2.21 takes both CPUs of a CPU split in two)
+    logical_cpus(4)
+    names = [d.name.rsplit("/", 1)[-1] for d in tf.config.list_logical_devices("CPU")]
+    assert [d.rsplit("/", 1)[-1] for d in tf.distribute.MirroredStrategy().extended.worker_devices] == names
+    assert len(names) == 4
+    with pytest.raises(ValueError, match="unknown device"):
+        tf.distribute.MirroredStrategy(["cpu:0", "cpu:9"])
 
 
 def test_mixing_strategies_is_an_error(strategy):
@@ -374,9 +381,8 @@ def _short(device):
     return device.rsplit("/", 1)[-1]  # "device:CPU:1"
 
 
-# Inside ember.function the replicas are traced under their device scopes too; the placed outputs can be
-# checked the same way once traced graphs carry the requested devices (multi-device functions, issue 19 part 2).
-@pytest.mark.parametrize("use_function", [False], ids=["eager"])
+# Inside ember.function each replica is traced under its device scope: the multi-device function runs it there.
+@pytest.mark.parametrize("use_function", [False, True], ids=["eager", "function"])
 def test_replicas_run_on_their_devices(use_function):
     devices = logical_cpus(4)
     strategy = tf.distribute.MirroredStrategy(devices)
@@ -390,8 +396,12 @@ def test_replicas_run_on_their_devices(use_function):
     if use_function:
         step = tf.function(step)
     data = strategy.experimental_distribute_dataset(tf.data.Dataset.from_tensor_slices(tf.ones([8, 2])).batch(8))
-    out = step(next(iter(data)))
+    batch = next(iter(data))
+    out = step(batch)
     assert [_short(t.device) for t in out.values] == [f"device:CPU:{i}" for i in range(4)]
+    if use_function:  # one graph, each replica's nodes on its device
+        nodes = step.get_concrete_function(batch).graph.as_graph_def().node
+        assert {_short(n.device) for n in nodes if n.op == "Mul"} == {f"device:CPU:{i}" for i in range(4)}
     assert [t.numpy().tolist() for t in out.values] == [[[3.0, 4.0]] * 2] * 4
 
 

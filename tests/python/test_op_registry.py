@@ -233,8 +233,9 @@ def examples():
 
 
 EXAMPLES = examples()
-# Placeholder only exists inside graphs (its kernel says it must be fed); tested in test_function.py.
-GRAPH_ONLY = {"Placeholder"}
+# Placeholder only exists inside graphs (its kernel says it must be fed); tested in test_function.py. _Send and
+# _Recv only inside the partitions of multi-device functions (without a rendezvous they fail).
+GRAPH_ONLY = {"Placeholder", "_Send", "_Recv"}  # _Send/_Recv: test_multi_device_function.py
 # A receive needs a sending worker: tested across processes in test_multi_worker.py.
 NEEDS_PEERS = {"CollectiveBcastRecvV2"}
 OP_NAMES = sorted(n for n in _C.op_names() if n not in GRAPH_ONLY | NEEDS_PEERS)

@@ -4,6 +4,8 @@
 #include <new>
 #include <vector>
 
+#include "ember/core/device.h"
+
 namespace ember {
 namespace {
 // TensorImpl objects are small and created once per op: recycle them through a per-thread free list.
@@ -37,6 +39,9 @@ StatusOr<TensorRef> TensorImpl::allocate(DType dtype, const Shape& shape, Device
   if (bytes > (static_cast<__int128>(1) << 50))
     return make_error(Code::kResourceExhausted, "cannot allocate a tensor of shape ", shape.to_string(),
                       " and dtype ", dtype_name(dtype), ": it would need more than 2^50 bytes");
+  // Kernels allocate with the default device: a tensor belongs to the device its op runs on (the tf.device
+  // scope or the partition of a multi-device function), which is CPU:0 unless one is set.
+  if (device == Device{}) device = current_device();
   auto buffer = Buffer::allocate(static_cast<size_t>(bytes), device);
   if (!buffer.ok())
     return buffer.status().with_prefix("tensor of shape " + shape.to_string() + " and dtype " +

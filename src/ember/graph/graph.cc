@@ -130,6 +130,10 @@ std::string Graph::to_text() const {
     os << " -> ";
     for (size_t k = 0; k < n.outputs.size(); ++k)
       os << (k ? ", " : "") << dtype_name(n.outputs[k].dtype) << n.outputs[k].shape.to_string();
+    if (!n.assigned_device.empty())
+      os << " @" << n.assigned_device;
+    else if (!n.requested_device.empty())
+      os << " @" << n.requested_device;
     if (n.location.known()) os << "  # " << n.location.to_string();
     os << "\n";
   }

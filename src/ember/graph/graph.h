@@ -39,6 +39,11 @@ struct Node {
   AttrList attrs;
   SmallVector<TensorSpec, 2> outputs;
   SourceLocation location;
+  // The device the user asked for (a tf.device scope while tracing, NodeDef.device on import), as a
+  // canonical partial name ("/device:CPU:1"); empty when none. The placer (runtime/placer.h) decides
+  // `assigned_device` (a full name) when a function is instantiated; GraphDef export writes it if set.
+  std::string requested_device;
+  std::string assigned_device;
 };
 
 class Graph {

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ember/core/device.h"
 #include "ember/graph.pb.h"
 #include "ember/graph/assert_import.h"
 #include "ember/graph/function_def.h"
@@ -596,6 +597,8 @@ std::string printable(std::string_view text) {
 void write_node(const Graph& g, const Node& n, const std::function<std::string(ValueRef)>& input_name,
                 ExportState& state, proto::NodeDef* out) {
   out->set_name(n.name);
+  if (!n.assigned_device.empty() || !n.requested_device.empty())
+    out->set_device(n.assigned_device.empty() ? n.requested_device : n.assigned_device);
   const std::vector<std::string> callees = called_functions(*n.op, n.attrs);
   bool stateful_call = false;
   // The variables the callees use, passed last as DT_RESOURCE inputs: a call passes its callee's; a
@@ -870,6 +873,11 @@ StatusOr<std::unique_ptr<FunctionGraph>> build_graph(
     int32_t id = g.add_node(op, {values.data(), values.size()}, std::move(attrs), std::move(outputs),
                             loc == locations.end() ? SourceLocation{} : loc->second, node.name());
     EMBER_DCHECK(g.node(id).name == node.name());
+    if (!node.device().empty()) {
+      auto device = DeviceSpec::parse(node.device());
+      if (!device.ok()) return device.status().with_prefix(where);
+      g.mutable_node(id).requested_device = device->to_string();
+    }
     for (const InputRef& in : inputs[i])  // an edge from a variable orders nothing: it is always ready
       if (in.control && bound[in.node] == nullptr) g.add_control_input(id, index[in.node]);
     index[i] = id;

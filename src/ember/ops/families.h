@@ -23,6 +23,7 @@ void register_print_ops(OpRegistry& r);         // PrintV2
 void register_fused_ops(OpRegistry& r);         // FusedElementwise (created by the optimizer)
 void register_dataset_ops(OpRegistry& r);       // DatasetIteratorCreate/Next/Delete (ops/dataset.h)
 void register_summary_ops(OpRegistry& r);       // ContextWriteSummary, ContextFlushSummary
+void register_send_recv_ops(OpRegistry& r);     // _Send, _Recv (ops/send_recv.h)
 
 inline void register_all_ops(OpRegistry& r) {
   register_math_ops(r);
@@ -44,6 +45,7 @@ inline void register_all_ops(OpRegistry& r) {
   register_summary_ops(r);
   register_fused_ops(r);
   register_dataset_ops(r);
+  register_send_recv_ops(r);
 }
 
 }  // namespace ember

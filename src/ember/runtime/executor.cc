@@ -17,9 +17,11 @@
 #include "ember/ops/execute.h"
 #include "ember/ops/graph_ops.h"
 #include "ember/ops/registry.h"
+#include "ember/ops/send_recv.h"
 #include "ember/ops/shape_fns.h"
 #include "ember/passes/optimizer.h"
 #include "ember/runtime/memory_plan.h"
+#include "ember/runtime/partition.h"
 #include "ember/runtime/profiler.h"
 
 namespace ember {
@@ -912,9 +914,57 @@ Status ExecPlan::run(const FunctionGraph& fn, std::span<TensorImpl* const> args,
 CompiledFunction::CompiledFunction(std::shared_ptr<const FunctionGraph> fn)
     : CompiledFunction(std::move(fn), passes::optimizer_options()) {}
 
+// A function whose nodes sit on several devices: one CompiledFunction per partition, run concurrently
+// (Note [Send/receive order] in runtime/partition.h), and the whole function unpartitioned for calls that
+// cannot get a thread per partition.
+struct CompiledFunction::MultiDevice {
+  std::vector<Device> devices;
+  std::vector<std::unique_ptr<CompiledFunction>> parts;
+  std::vector<std::vector<int>> call_args;
+  std::vector<std::pair<int, int>> results;
+  int num_keys = 0;
+  passes::OptimizerOptions options;
+  mutable std::once_flag whole_once;
+  mutable std::unique_ptr<CompiledFunction> whole;
+};
+
 CompiledFunction::CompiledFunction(std::shared_ptr<const FunctionGraph> fn,
                                    const passes::OptimizerOptions& options)
+    : CompiledFunction(std::move(fn), options, /*partition=*/true) {}
+
+CompiledFunction::CompiledFunction(std::shared_ptr<const FunctionGraph> fn,
+                                   const passes::OptimizerOptions& options, bool partition)
     : fn_(std::move(fn)) {
+  if (partition) {
+    auto placed = place_function(*fn_, soft_device_placement());
+    if (!placed.ok()) {  // hard placement on a device that does not exist: every call reports it
+      status_ = placed.status();
+      optimized_ = fn_;
+      return;
+    }
+    const std::vector<Device>& devices = *placed;
+    const bool one_device =
+        std::all_of(devices.begin(), devices.end(), [&](Device d) { return d == devices[0]; });
+    if (!devices.empty() && one_device && !(devices[0] == Device{})) {
+      on_other_device_ = true;
+      device_ = devices[0];
+    } else if (!one_device) {
+      auto partitioned = partition_function(*fn_, devices);
+      if (partitioned.ok()) {
+        multi_ = std::make_unique<MultiDevice>();
+        multi_->options = options;
+        multi_->num_keys = partitioned->num_keys;
+        multi_->results = partitioned->results;
+        for (Partition& p : partitioned->partitions) {
+          multi_->devices.push_back(p.device);
+          multi_->call_args.push_back(p.call_args);
+          multi_->parts.push_back(std::make_unique<CompiledFunction>(std::move(p.function), options, false));
+        }
+        optimized_ = fn_;
+        return;
+      }  // a graph the partitioner cannot cut runs on one device
+    }
+  }
   auto optimized = passes::optimize_function(*fn_, options);
   if (!optimized.ok()) {
     // An optimizer bug: every call reports it, and no plan is built over a graph a pass left broken.
@@ -928,7 +978,53 @@ CompiledFunction::CompiledFunction(std::shared_ptr<const FunctionGraph> fn,
 
 CompiledFunction::~CompiledFunction() = default;
 
-bool CompiledFunction::runs_in_parallel() const { return plan_ != nullptr && plan_->parallel(); }
+bool CompiledFunction::runs_in_parallel() const {
+  return multi_ != nullptr || (plan_ != nullptr && plan_->parallel());
+}
+
+std::vector<std::shared_ptr<const FunctionGraph>> CompiledFunction::partitions() const {
+  std::vector<std::shared_ptr<const FunctionGraph>> out;
+  if (multi_)
+    for (const auto& p : multi_->parts) out.push_back(p->shared_function());
+  return out;
+}
+
+Status CompiledFunction::run_multi_device(std::span<TensorImpl* const> args, OutputList& results) const {
+  const MultiDevice& m = *multi_;
+  const int parts = static_cast<int>(m.parts.size());
+  auto run_whole = [&]() -> Status {
+    std::call_once(m.whole_once,
+                   [&] { m.whole = std::make_unique<CompiledFunction>(fn_, m.options, false); });
+    return m.whole->run(args, results);
+  };
+  // Each partition needs a thread of its own for its receives to be met (Note [Send/receive order]):
+  // inside another parallel region OpenMP gives a team of one, so such calls run unpartitioned.
+  if (omp_in_parallel() || parts > omp_get_thread_limit()) return run_whole();
+  Rendezvous rendezvous(m.num_keys);
+  std::vector<OutputList> outputs(parts);
+  std::vector<Status> statuses(parts);
+  std::atomic<bool> short_team{false};
+#pragma omp parallel num_threads(parts)
+  {
+    if (omp_get_num_threads() < parts) {
+      short_team.store(true);
+    } else {
+      const int p = omp_get_thread_num();
+      DeviceScope device(m.devices[p]);
+      RendezvousScope scope(&rendezvous);
+      SmallVector<TensorImpl*, 4> part_args;
+      for (int a : m.call_args[p]) part_args.push_back(args[a]);
+      statuses[p] = m.parts[p]->run({part_args.data(), part_args.size()}, outputs[p]);
+      if (!statuses[p].ok()) rendezvous.abort(statuses[p]);
+    }
+  }
+  if (short_team.load()) return run_whole();
+  for (const Status& s : statuses)
+    if (!s.ok()) return s;
+  results.clear();
+  for (auto [p, i] : m.results) results.push_back(outputs[p][i]);
+  return Status::OK();
+}
 
 int CompiledFunction::in_place_candidates() const { return plan_ ? plan_->in_place_candidates() : 0; }
 
@@ -938,11 +1034,22 @@ int32_t CompiledFunction::arena_slots() const { return plan_ ? plan_->arena_slot
 
 Status CompiledFunction::run(std::span<TensorImpl* const> args, OutputList& results) const {
   if (!status_.ok()) return status_;
+  if (multi_) [[unlikely]]
+    return run_multi_device(args, results);
+  if (on_other_device_) [[unlikely]] {
+    DeviceScope device(device_);
+    return plan_->run(*optimized_, args, results);
+  }
   return plan_->run(*optimized_, args, results);
 }
 
 Status CompiledFunction::run_owned(std::span<TensorRef> owned, OutputList& results) const {
   if (!status_.ok()) return status_;
+  if (multi_ || on_other_device_) [[unlikely]] {
+    SmallVector<TensorImpl*, 4> args;
+    for (const TensorRef& t : owned) args.push_back(t.get());
+    return run({args.data(), args.size()}, results);
+  }
   SmallVector<TensorImpl*, 4> args;
   for (const TensorRef& t : owned) args.push_back(t.get());
   return plan_->run(*optimized_, {args.data(), args.size()}, results, owned);

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "ember/graph/graph.h"
 #include "ember/passes/pass.h"
@@ -20,6 +21,10 @@ class CompiledFunction {
   /// Optimizes with the process-wide options (ember.config.optimizer).
   explicit CompiledFunction(std::shared_ptr<const FunctionGraph> fn);
   CompiledFunction(std::shared_ptr<const FunctionGraph> fn, const passes::OptimizerOptions& options);
+  /// `partition`: whether to place the nodes and, when they use several devices, cut the function into
+  /// one partition per device that run concurrently (runtime/partition.h). False runs it all here.
+  CompiledFunction(std::shared_ptr<const FunctionGraph> fn, const passes::OptimizerOptions& options,
+                   bool partition);
   ~CompiledFunction();
   CompiledFunction(const CompiledFunction&) = delete;
   CompiledFunction& operator=(const CompiledFunction&) = delete;
@@ -29,8 +34,11 @@ class CompiledFunction {
   const std::shared_ptr<const FunctionGraph>& shared_function() const { return fn_; }
   /// The graph the plan runs.
   const FunctionGraph& optimized_function() const { return *optimized_; }
-  /// Whether calls run independent nodes concurrently (decided from the plan's estimated costs).
+  /// Whether calls run independent nodes concurrently (decided from the plan's estimated costs, or
+  /// several devices' partitions).
   bool runs_in_parallel() const;
+  /// The partitions' functions, one per device (empty for a function placed on one device).
+  std::vector<std::shared_ptr<const FunctionGraph>> partitions() const;
   /// Nodes that may write their result over an input that dies there (memory_optimization).
   int in_place_candidates() const;
   /// The arena of the memory plan (0 when nothing is planned) and how many values live in it.
@@ -45,10 +53,16 @@ class CompiledFunction {
   Status run_owned(std::span<TensorRef> owned, OutputList& results) const;
 
  private:
+  struct MultiDevice;
+  Status run_multi_device(std::span<TensorImpl* const> args, OutputList& results) const;
+
   std::shared_ptr<const FunctionGraph> fn_;
   std::shared_ptr<const FunctionGraph> optimized_;
   std::unique_ptr<ExecPlan> plan_;
   Status status_;  // not OK when optimization failed
+  std::unique_ptr<MultiDevice> multi_;  // set when the nodes sit on several devices
+  bool on_other_device_ = false;        // every node on one device other than CPU:0: `device_`
+  Device device_;
 };
 
 /// Carves a new function out of `fn`: `inputs` become its arguments (any tensors of the graph, fed by the

@@ -11,6 +11,10 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "ember/core/device.h"
+
+#include "ember/core/device.h"
+
 namespace ember::profiler {
 
 namespace internal {
@@ -49,6 +53,7 @@ struct Description {
 struct RawEvent {
   int32_t description;
   int64_t start_ns, end_ns, output_bytes;
+  int32_t device;
 };
 
 struct ThreadBuffer {
@@ -134,6 +139,7 @@ Event to_event(const ThreadBuffer& b, const RawEvent& raw) {
   e.end_ns = raw.end_ns;
   e.output_bytes = raw.output_bytes;
   e.thread = b.id;
+  e.device = raw.device;
   return e;
 }
 
@@ -144,7 +150,7 @@ void record(const NodeEvent& event) {
   ThreadBuffer& b = this_thread_buffer();
   std::lock_guard<std::mutex> lock(b.mu);
   int32_t d = describe_node(b, event.function, *event.node);
-  b.events.push_back(RawEvent{d, event.start_ns, event.end_ns, event.output_bytes});
+  b.events.push_back(RawEvent{d, event.start_ns, event.end_ns, event.output_bytes, current_device().index});
 }
 
 void record_span(std::string_view name, std::string_view location, int64_t start_ns, int64_t end_ns) {
@@ -157,7 +163,8 @@ void record_span(std::string_view name, std::string_view location, int64_t start
   d.op_name = "Trace";
   d.location = location;
   b.descriptions.push_back(std::move(d));
-  b.events.push_back(RawEvent{static_cast<int32_t>(b.descriptions.size() - 1), start_ns, end_ns, 0});
+  b.events.push_back(
+      RawEvent{static_cast<int32_t>(b.descriptions.size() - 1), start_ns, end_ns, 0, current_device().index});
 }
 
 void set_thread_name(std::string_view name) {
@@ -320,23 +327,34 @@ std::string micros(int64_t ns) {
 
 std::string Profile::to_chrome_trace_json() const {
   const long pid = static_cast<long>(::getpid());
-  const std::string pid_field = ",\"pid\":" + std::to_string(pid);
   std::string out = "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"producer\":\"ember\",\"start_ns\":" +
                     std::to_string(start_ns) + ",\"end_ns\":" + std::to_string(end_ns) +
                     "},\"traceEvents\":[\n";
-  out += "{\"name\":\"process_name\",\"ph\":\"M\"" + pid_field + ",\"tid\":0,\"args\":{\"name\":\"ember\"}}";
-  for (const Thread& t : threads) {
-    out += ",\n{\"name\":\"thread_name\",\"ph\":\"M\"" + pid_field + ",\"tid\":" + std::to_string(t.id) +
-           ",\"args\":{\"name\":" + json_quote(t.name) + "}}";
-    out += ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\"" + pid_field +
-           ",\"tid\":" + std::to_string(t.id) + ",\"args\":{\"sort_index\":" + std::to_string(t.id) + "}}";
+  // Events of logical devices other than CPU:0 go to a process row per device (TensorFlow's profiler shows
+  // devices as such rows), named by the device; a profile of one device keeps the single "ember" row.
+  int max_device = 0;
+  for (const Event& e : events) max_device = std::max(max_device, e.device);
+  auto device_pid = [&](int device) { return ",\"pid\":" + std::to_string(pid + int64_t{1000000} * device); };
+  for (int d = 0; d <= max_device; ++d) {
+    const std::string name =
+        max_device == 0 ? std::string("ember") : full_device_name(Device{DeviceType::kCPU, d});
+    out += std::string(d ? ",\n" : "") + "{\"name\":\"process_name\",\"ph\":\"M\"" + device_pid(d) +
+           ",\"tid\":0,\"args\":{\"name\":" + json_quote(name) + "}}";
+    out += ",\n{\"name\":\"process_sort_index\",\"ph\":\"M\"" + device_pid(d) +
+           ",\"tid\":0,\"args\":{\"sort_index\":" + std::to_string(d) + "}}";
+    for (const Thread& t : threads) {
+      out += ",\n{\"name\":\"thread_name\",\"ph\":\"M\"" + device_pid(d) +
+             ",\"tid\":" + std::to_string(t.id) + ",\"args\":{\"name\":" + json_quote(t.name) + "}}";
+      out += ",\n{\"name\":\"thread_sort_index\",\"ph\":\"M\"" + device_pid(d) +
+             ",\"tid\":" + std::to_string(t.id) + ",\"args\":{\"sort_index\":" + std::to_string(t.id) + "}}";
+    }
   }
   for (const Event& e : events) {
     const bool span = e.kind == Event::Kind::kSpan;
     out += ",\n{\"name\":" + json_quote(span ? e.node : e.op);
     out += span ? ",\"cat\":\"user\"" : ",\"cat\":\"node\"";
     out += ",\"ph\":\"X\",\"ts\":" + micros(e.start_ns - start_ns) +
-           ",\"dur\":" + micros(std::max<int64_t>(0, e.duration_ns())) + pid_field +
+           ",\"dur\":" + micros(std::max<int64_t>(0, e.duration_ns())) + device_pid(e.device) +
            ",\"tid\":" + std::to_string(e.thread) + ",\"args\":{";
     if (span) {
       out += "\"location\":" + json_quote(e.location) + "}}";

@@ -63,6 +63,7 @@ struct Event {
   int64_t end_ns = 0;
   int64_t output_bytes = 0;
   int thread = 0;  // small id of the recording thread (see Profile::threads)
+  int device = 0;  // the logical CPU the event ran on (core/device.h): each device is a track
 
   int64_t duration_ns() const { return end_ns - start_ns; }
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ember/core/device.h"
 #include "ember/graph/partial_value.h"
 #include "ember/ops/graph_ops.h"
 #include "ember/ops/registry.h"
@@ -242,6 +243,8 @@ Status TraceContext::intercept(const OpDef& op, std::span<TensorImpl* const> inp
   for (const AttrValue& a : attrs) attr_list.push_back(a);
   int32_t node = fn_->graph.add_node(op, {values.data(), values.size()}, std::move(attr_list),
                                      std::move(out_specs), std::move(location));
+  if (const std::string& device = eager_device_scope(); !device.empty())
+    fn_->graph.mutable_node(node).requested_device = device;
   if (!auto_control_deps_) {
     if (op.has_flag(kStateful)) fn_->control_outputs.push_back(node);
   } else if (op.has_flag(kReadsResource) || op.has_flag(kWritesResource)) {

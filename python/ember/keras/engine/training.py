@@ -412,7 +412,7 @@ class Model(Layer):
                 outputs = strategy.run(lambda part: run_one(*part), args=(parts,))
                 if kind == "predict":
                     return strategy.gather(outputs, axis=0)
-                return nest.map_structure(lambda v: strategy.experimental_local_results(v)[0], outputs)
+                return strategy.experimental_local_results(outputs)[0]
 
         if self._run_eagerly:
             fn = run

@@ -60,8 +60,29 @@ def broadcast_weights(weights, values, what):
     return weights * array_ops.ones_like(values)
 
 
+def _global_result(result):
+    """``result`` read once for all replicas inside a tf.distribute replica (Keras 2's result wrapper): the
+    state is synchronized on read, so only a cross-replica read sees every replica's updates."""
+    import functools
+
+    @functools.wraps(result)
+    def wrapper(self):
+        from ember.distribute import distribute_lib
+
+        if distribute_lib.in_distributed_replica_context():
+            return distribute_lib.get_replica_context().merge_call(lambda _: result(self))
+        return result(self)
+
+    return wrapper
+
+
 class Metric(Layer):
     """The base of Keras metrics: state in variables, ``update_state``, ``result``, ``reset_state``."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "result" in cls.__dict__:
+            cls.result = _global_result(cls.__dict__["result"])
 
     def __init__(self, name=None, dtype=None, **kwargs):
         super().__init__(name=name, dtype=dtype, **kwargs)
