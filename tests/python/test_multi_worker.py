@@ -246,3 +246,21 @@ def test_workers_reducing_different_sizes_get_an_error_not_a_crash(tmp_path):
         line = next(l for l in out.splitlines() if l.startswith("WORKER-ERROR"))
         assert "InvalidArgumentError" in line and "must reduce a tensor of the same size and dtype" in line, line
         assert f"(rank {rank}) has {4 + rank} elements of float32" in line, line
+
+
+def test_workers_started_by_mpirun_find_each_other_without_tf_config(tmp_path):
+    # OpenMPI's launcher (openmpi-bin, scripts/install_deps.sh): its OMPI_COMM_WORLD_RANK/SIZE name the group
+    script = tmp_path / "mpi_worker.py"
+    script.write_text(textwrap.dedent('''
+        import ember as tf
+        from ember.distribute.experimental import collective
+        r, n = collective.initialize(timeout_seconds=30)
+        print("MPI-WORKER", r, n, float(collective.all_reduce(tf.constant(float(r + 1)), "sum")), flush=True)
+    '''))
+    env = {k: v for k, v in os.environ.items() if k != "TF_CONFIG"}
+    env.update(PYTHONPATH=os.pathsep.join(p for p in sys.path if p), OMP_NUM_THREADS="1")
+    python = [sys.executable] + (["-S"] if sys.flags.no_site else [])
+    proc = subprocess.run(["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", *python, str(script)],
+                          env=env, capture_output=True, text=True, timeout=DEADLINE_SECONDS)
+    lines = sorted(l for l in proc.stdout.splitlines() if l.startswith("MPI-WORKER"))
+    assert proc.returncode == 0 and lines == ["MPI-WORKER 0 2 3.0", "MPI-WORKER 1 2 3.0"], proc.stdout + proc.stderr
