@@ -37,6 +37,7 @@ void bind_data(nb::module_& m);
 void bind_record_io(nb::module_& m);
 void bind_summary(nb::module_& m);
 bool init_api_dispatch(PyObject* module);
+void bind_distribute(nb::module_& m);
 void bind_devices(nb::module_& m);
 }  // namespace ember::python
 
@@ -213,6 +214,7 @@ NB_MODULE(_C, m) {
   bind_data(m);
   bind_record_io(m);
   bind_summary(m);
+  bind_distribute(m);
   bind_devices(m);
   m.def("op", &op_caller, "The fast callable for a registered op.");
   m.def("op_info", &op_info);

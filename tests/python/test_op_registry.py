@@ -224,6 +224,11 @@ def examples():
     program, results = fused_program_of_sin_of_product()
     table["FusedElementwise"] = ([[f32(), f32()]], [program, results, [2, 3]])
     table.update(conv_op_examples.examples())
+    # Collectives in a group of one (no other worker needed); across processes: test_multi_worker.py.
+    one = [tf.constant(1), tf.constant(1), tf.constant(1)]
+    table["CollectiveReduceV2"] = ([f32(), *one], ["Add", "Div", "auto", 0.0])
+    table["CollectiveGatherV2"] = ([f32(), *one], ["auto", 0.0])
+    table["CollectiveBcastSendV2"] = ([f32(), *one], ["auto", 0.0])
     return table
 
 
@@ -231,7 +236,9 @@ EXAMPLES = examples()
 # Placeholder only exists inside graphs (its kernel says it must be fed); tested in test_function.py. _Send and
 # _Recv only inside the partitions of multi-device functions (without a rendezvous they fail).
 GRAPH_ONLY = {"Placeholder", "_Send", "_Recv"}  # _Send/_Recv: test_multi_device_function.py
-OP_NAMES = sorted(n for n in _C.op_names() if n not in GRAPH_ONLY)
+# A receive needs a sending worker: tested across processes in test_multi_worker.py.
+NEEDS_PEERS = {"CollectiveBcastRecvV2"}
+OP_NAMES = sorted(n for n in _C.op_names() if n not in GRAPH_ONLY | NEEDS_PEERS)
 INFO = {name: _C.op_info(name) for name in OP_NAMES}
 _PROBE_DTYPES = (tf.bool, tf.uint8, tf.float64, tf.int8)
 

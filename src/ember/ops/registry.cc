@@ -39,10 +39,15 @@ size_t OpDef::num_variadic(size_t n) const {
   return n > fixed ? n - fixed : 0;
 }
 
+// The collective ops live in the distribute layer (distribute/collective_ops.cc), beside the communicator
+// their kernels run on; declared here only, so that no header of this layer names that one.
+void register_collective_ops(OpRegistry& r);
+
 OpRegistry& OpRegistry::global() {
   static OpRegistry* registry = [] {
     auto* r = new OpRegistry;
     register_all_ops(*r);
+    register_collective_ops(*r);
     return r;
   }();
   return *registry;
