@@ -224,6 +224,25 @@ def examples():
     program, results = fused_program_of_sin_of_product()
     table["FusedElementwise"] = ([[f32(), f32()]], [program, results, [2, 3]])
     table.update(conv_op_examples.examples())
+    # String ops (src/ember/ops/strings.cc), compared with TensorFlow in test_strings.py.
+    words = tf.constant(["a b", "Cd"])
+    table["StringLength"] = ([tf.constant(["a", "bé"])], ["UTF8_CHAR"])
+    table["StringJoin"] = ([[words, tf.constant("-")]], [","])
+    table["ReduceJoin"] = ([tf.constant([["a", "b"], ["c", "d"]]), tf.constant([1])], [False, "+"])
+    table["StringFormat"] = ([[f32()]], ["x={}", "{}", 3])
+    table["StringToNumber"] = ([tf.constant(["1.5", "2"])], [tf.float32])
+    table["AsString"] = ([f32()], [2, False, False, -1, ""])
+    table["RegexReplace"] = ([words, tf.constant("[a-z]"), tf.constant("x")], [True])
+    table["StaticRegexReplace"] = ([words], ["[a-z]", "x", True])
+    table["RegexFullMatch"] = ([words, tf.constant("a.*")], [])
+    table["StaticRegexFullMatch"] = ([words], ["a.*"])
+    table["Substr"] = ([words, tf.constant([0, 1]), tf.constant([2, 5])], ["BYTE"])
+    table["StringUpper"] = ([words], [""])
+    table["StringLower"] = ([words], [""])
+    table["StringStrip"] = ([tf.constant([" a ", "b\n"])], [])
+    table["StringSplitV2"] = ([words, tf.constant("")], [-1])
+    table["StringToHashBucketFast"] = ([words], [10])
+    table["UnicodeDecode"] = ([tf.constant(["hé", "x"])], ["UTF-8", "replace", 65533, False, tf.int64])
     return table
 
 
@@ -283,8 +302,11 @@ def test_wrong_dtype_is_an_invalid_argument_error(name):
     first = next(i for i, x in enumerate(inputs) if isinstance(x, tf.Tensor))
     bad = _unsupported_probe(name)
     wrong = list(inputs)
-    wrong[first] = tf.cast(tf.cast(inputs[first], tf.int32), bad) if bad != tf.bool else \
-        tf.cast(inputs[first], tf.bool)
+    if inputs[first].dtype == tf.string:
+        wrong[first] = tf.zeros(inputs[first].shape, bad)
+    else:
+        wrong[first] = tf.cast(tf.cast(inputs[first], tf.int32), bad) if bad != tf.bool else \
+            tf.cast(inputs[first], tf.bool)
     with pytest.raises(errors.InvalidArgumentError, match=name):
         _C.op(name)(*wrong, *attrs)
 
@@ -300,10 +322,14 @@ def test_wrong_attribute_type_is_a_type_error(name):
 
 @pytest.mark.parametrize("name", OPS_WITH_EXAMPLE_INPUTS)
 def test_non_numeric_input_is_rejected(name):
+    """A value that converts to no tensor is a TypeError/ValueError; a string where the op takes none is
+    TensorFlow's InvalidArgumentError naming the op."""
     inputs, attrs = EXAMPLES[name]
-    bad = ["not a number"] + list(inputs[1:])
     with pytest.raises((TypeError, ValueError)):
-        _C.op(name)(*bad, *attrs)
+        _C.op(name)(*([object()] + list(inputs[1:])), *attrs)
+    if tf.string._enum not in INFO[name]["kernel_dtypes"] and not isinstance(inputs[0], list):
+        with pytest.raises((TypeError, ValueError, errors.InvalidArgumentError)):
+            _C.op(name)(*(["not a number"] + list(inputs[1:])), *attrs)
 
 
 def test_too_many_attributes():

@@ -23,6 +23,8 @@ void register_print_ops(OpRegistry& r);         // PrintV2
 void register_fused_ops(OpRegistry& r);         // FusedElementwise (created by the optimizer)
 void register_dataset_ops(OpRegistry& r);       // DatasetIteratorCreate/Next/Delete (ops/dataset.h)
 void register_summary_ops(OpRegistry& r);       // ContextWriteSummary, ContextFlushSummary
+void register_string_ops(OpRegistry& r);        // tf.strings (ops/strings.cc)
+void register_string_array_kernels(OpRegistry& r);  // string kernels of Equal, ConcatV2, ... (after them)
 
 inline void register_all_ops(OpRegistry& r) {
   register_math_ops(r);
@@ -44,6 +46,8 @@ inline void register_all_ops(OpRegistry& r) {
   register_summary_ops(r);
   register_fused_ops(r);
   register_dataset_ops(r);
+  register_string_ops(r);
+  register_string_array_kernels(r);
 }
 
 }  // namespace ember
