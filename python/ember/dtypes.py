@@ -28,7 +28,7 @@ class DType:
             self._np = np.dtype(object)
         else:
             self._np = _BFLOAT16_NP if self._name == "bfloat16" else np.dtype(self._name)
-        self._size = row["size"]
+        self._size = 0 if self._name == "string" else row["size"]  # TensorFlow's tf.string.size
 
     @property
     def name(self):

@@ -118,11 +118,9 @@ PyObject* to_tensor(PyObject* value, int hint) {
   }
   // A dtype hint (the other operand's dtype) is adopted when the value converts to it; otherwise the
   // value keeps its own inferred dtype and the op reports the mismatch, as TensorFlow does.
-  if (hint == static_cast<int>(DType::kString) &&
-      (PyBool_Check(value) || PyLong_CheckExact(value) || PyFloat_CheckExact(value))) {
-    PyErr_Format(PyExc_TypeError, "Cannot convert %R to EagerTensor of dtype string", value);
-    return nullptr;
-  }
+  // A number next to a string tensor keeps its own dtype (the op then reports the mismatch, as TensorFlow's
+  // `tf.constant(["a"]) + 1` does).
+  if (hint == static_cast<int>(DType::kString)) hint = -1;
   if (PyBool_Check(value)) {
     DType d =
         (hint >= 0 && static_cast<DType>(hint) != DType::kBool) ? static_cast<DType>(hint) : DType::kBool;

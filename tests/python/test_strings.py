@@ -247,3 +247,35 @@ def test_checkpoint_written_by_tensorflow_restores_in_ember(tmp_path):
     v = ember.Variable(ember.constant(["", "", ""]))
     ember.train.Checkpoint(words=v).restore(path)
     assert v.numpy().tolist() == [b"x", b"yz", b""]
+
+
+def test_assert_text_exports_as_tensorflow_string_data():
+    """ember's Assert keeps its text in a template; the GraphDef holds TensorFlow's layout (the text as
+    DT_STRING Consts among the data), so TensorFlow runs it and fails with the same text."""
+    @ember.function
+    def f(x):
+        ember.debugging.Assert(ember.reduce_all(x > 0), ["x must be positive:", x, "done"])
+        return x + 1.0
+
+    graph = f.get_concrete_function(ember.TensorSpec([2], ember.float32)).graph
+    gd = tensorflow.compat.v1.GraphDef.FromString(graph.as_graph_def().SerializeToString())
+    nodes = list(gd.node) + [n for fn in gd.library.function for n in fn.node_def]
+    assert_node = next(n for n in nodes if n.op == "Assert")
+    assert "template" not in assert_node.attr
+    assert list(assert_node.attr["T"].list.type) == [tensorflow.string.as_datatype_enum,
+                                                     tensorflow.float32.as_datatype_enum,
+                                                     tensorflow.string.as_datatype_enum]
+    texts = [tensorflow.make_ndarray(n.attr["value"].tensor).item() for n in nodes
+             if n.op == "Const" and n.attr["dtype"].type == tensorflow.string.as_datatype_enum]
+    assert b"x must be positive:" in texts and b"done" in texts
+
+    with tensorflow.Graph().as_default() as g:
+        tensorflow.graph_util.import_graph_def(gd, name="")
+        with tensorflow.compat.v1.Session(graph=g) as sess:
+            fetch = [graph.outputs[0].name, assert_node.name]
+            assert sess.run(fetch, {graph.inputs[0].name: [1.0, 2.0]})[0].tolist() == [2.0, 3.0]
+            with pytest.raises(tensorflow.errors.InvalidArgumentError, match="x must be positive"):
+                sess.run(fetch, {graph.inputs[0].name: [1.0, -2.0]})
+    # ember reads its own export back (the Consts fold into the template again).
+    with pytest.raises(ember.errors.InvalidArgumentError, match=r"\[x must be positive:\] \[1 -2\] \[done\]"):
+        f(ember.constant([1.0, -2.0]))

@@ -271,6 +271,8 @@ def _to_numpy(value):
             raise ValueError("Can't convert non-rectangular Python sequence to Tensor.") from None
         if any(isinstance(v, (list, tuple)) for v in array.reshape(-1)):
             raise ValueError("Can't convert non-rectangular Python sequence to Tensor.")
+        if _string_leaves(array) is None:
+            raise ValueError("Can't convert Python sequence with mixed types to Tensor.")
         return array, False
     if isinstance(value, (list, tuple)):
         try:
@@ -279,6 +281,8 @@ def _to_numpy(value):
             raise ValueError("Can't convert non-rectangular Python sequence to Tensor.") from None
         if array.dtype == object:
             raise ValueError("Can't convert non-rectangular Python sequence to Tensor.")
+        if array.dtype.kind in "SU":  # NumPy turned numbers and strings into strings: TensorFlow refuses
+            raise ValueError("Can't convert Python sequence with mixed types to Tensor.")
         # A list of tensors packs to a tensor of their dtype.
         flat = _first_leaf(value)
         if isinstance(flat, Tensor):
