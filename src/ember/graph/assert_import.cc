@@ -157,6 +157,7 @@ void write_asserts(google::protobuf::RepeatedPtrField<proto::NodeDef>& nodes, bo
 
 Status write_tensorflow_asserts(proto::GraphDef& gd) {
   write_asserts(*gd.mutable_node(), false);
+  if (!gd.has_library()) return Status::OK();  // an empty library would be written out
   for (proto::FunctionDef& f : *gd.mutable_library()->mutable_function())
     write_asserts(*f.mutable_node_def(), true);
   return Status::OK();
