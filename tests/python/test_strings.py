@@ -279,3 +279,44 @@ def test_assert_text_exports_as_tensorflow_string_data():
     # ember reads its own export back (the Consts fold into the template again).
     with pytest.raises(ember.errors.InvalidArgumentError, match=r"\[x must be positive:\] \[1 -2\] \[done\]"):
         f(ember.constant([1.0, -2.0]))
+
+
+def test_saved_model_with_strings_round_trips_with_tensorflow(tmp_path):
+    class M(ember.Module):
+        def __init__(self):
+            super().__init__()
+            self.words = ember.Variable(["a", "bb"])
+
+        @ember.function(input_signature=[ember.TensorSpec([None], ember.string)])
+        def __call__(self, x):
+            return ember.strings.join([x, self.words], "-")
+
+    ember.saved_model.save(M(), str(tmp_path / "ember"))
+    theirs = tensorflow.saved_model.load(str(tmp_path / "ember"))
+    assert theirs(tensorflow.constant(["x", "y"])).numpy().tolist() == [b"x-a", b"y-bb"]
+    assert theirs.words.numpy().tolist() == [b"a", b"bb"]
+    ours = ember.saved_model.load(str(tmp_path / "ember"))
+    assert ours(ember.constant(["p", "q"])).numpy().tolist() == [b"p-a", b"q-bb"]
+
+
+def test_tensorflow_saved_model_of_string_ops_runs_in_ember(tmp_path):
+    tf = tensorflow
+
+    class M(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+        def f(self, x):
+            y = tf.strings.regex_replace(tf.strings.upper(x), "A+", "<a>")
+            n = tf.strings.length(y)
+            return {"j": tf.strings.join([y, tf.strings.as_string(n)], separator=":"),
+                    "h": tf.strings.to_hash_bucket_fast(x, 100),
+                    "r": tf.strings.reduce_join(x, separator=","), "sub": tf.strings.substr(x, 0, 1),
+                    "num": tf.strings.to_number(tf.strings.as_string(n)),
+                    "eq": tf.equal(x, "ba"), "full": tf.strings.regex_full_match(x, "b.*")}
+
+    m = M()
+    tf.saved_model.save(m, str(tmp_path / "tf"))
+    x = ["aab c", "ba", ""]
+    expected = {k: np.asarray(v.numpy()).tolist() for k, v in m.f(tf.constant(x)).items()}
+    loaded = ember.saved_model.load(str(tmp_path / "tf"))
+    got = {k: np.asarray(v.numpy()).tolist() for k, v in loaded.f(ember.constant(x)).items()}
+    assert got == expected
