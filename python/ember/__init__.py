@@ -81,6 +81,11 @@ from ember import train
 from ember import profiler
 from ember import summary
 from ember import autograph
+from ember import ragged
+from ember.ragged import RaggedTensor, RaggedTensorSpec
+from ember.ragged import ragged_dispatch as _ragged_dispatch
+
+_ragged_dispatch.install([math, __import__("sys").modules[__name__]])
 
 __version__ = "0.1.0"
 
