@@ -168,6 +168,8 @@ def from_tensor(tensor, lengths, padding, ragged_rank, row_splits_dtype):
                               _scalar(1, row_splits_dtype)) * ncols
         rt = RaggedTensor.from_row_splits(flat, splits, validate=False)
         rt._cache["uniform_row_length"] = ncols
+        if tensor.shape[1] is not None:
+            rt._cache["uniform_static"] = tensor.shape[1]
         return rt
     if padding is not None:
         padding = convert_to_tensor(padding, dtype=tensor.dtype)
@@ -395,8 +397,10 @@ def stack(values, axis=0):
         m = _op("Range")(_scalar(0, splits_dtype), _scalar(k, splits_dtype), _scalar(1, splits_dtype))
         order = _op("Reshape")(_op("Reshape")(m, [1, -1]) * nrows + _op("Reshape")(i, [-1, 1]), [-1])
         gathered = gather(rows, order)
-        return RaggedTensor.from_uniform_row_length(gathered, _scalar(k, dtypes.int64), nrows=nrows,
-                                                    validate=False).with_row_splits_dtype(splits_dtype)
+        result = RaggedTensor.from_uniform_row_length(gathered, _scalar(k, dtypes.int64), nrows=nrows,
+                                                      validate=False).with_row_splits_dtype(splits_dtype)
+        result._cache.pop("uniform_static", None)  # TensorFlow's result has a ragged dimension there
+        return result
     return RaggedTensor.from_row_splits(stack([v.values if isinstance(v, RaggedTensor) else v
                                               for v in values], axis - 1), values[0].row_splits, validate=False) \
         if all(v.row_splits is values[0].row_splits for v in values) else _stack_inner(values, axis)
@@ -437,6 +441,7 @@ def gather(params, indices, axis=0):
         for d in reversed(dims[1:]):
             result = RaggedTensor.from_uniform_row_length(result, _scalar(d, dtypes.int64), validate=False) \
                 .with_row_splits_dtype(splits_dtype)
+            result._cache.pop("uniform_static", None)
         return result
     starts = _op("GatherV2")(params.row_splits[:-1], indices, 0, 0)
     lengths = _op("GatherV2")(params.row_lengths(), indices, 0, 0)
@@ -489,10 +494,8 @@ def ragged_range(starts, limits=None, deltas=1, dtype=None, name=None, row_split
     rank = max(t.shape.rank for t in (starts, limits, deltas))
     if rank == 0:
         starts, limits = _op("Reshape")(starts, [1]), _op("Reshape")(limits, [1])
-    shape = _op("BroadcastArgs")(_op("BroadcastArgs")(_op("Shape")(starts, dtypes.int32),
-                                                      _op("Shape")(limits, dtypes.int32)),
-                                 _op("Shape")(deltas, dtypes.int32))
-    starts, limits, deltas = (_op("BroadcastTo")(t, shape) for t in (starts, limits, deltas))
+    zero = _op("ZerosLike")(starts) + _op("ZerosLike")(limits) + _op("ZerosLike")(deltas)  # the broadcast shape
+    starts, limits, deltas = starts + zero, limits + zero, deltas + zero
     if _is_eager(deltas) and np.any(deltas.numpy() == 0):
         raise _invalid("RaggedRange", "Requires delta != 0")
     span = limits - starts

@@ -47,6 +47,8 @@ def _splits_tensor(value, dtype, op, what):
     """``value`` as an int32/int64 vector tensor (``dtype`` when given, else its own or int64)."""
     if isinstance(value, Tensor):
         t = value
+    elif isinstance(value, (list, tuple)) and not value:
+        t = convert_to_tensor(np.zeros([0], (dtype or dtypes.int64).as_numpy_dtype))
     else:
         t = convert_to_tensor(value, dtype_hint=dtype or dtypes.int64)
         if dtype is None and t.dtype == dtypes.int32:  # Python ints: TensorFlow's default splits are int64
@@ -188,6 +190,8 @@ class RaggedTensor:
                               _scalar(1, length.dtype)) * length
         rt = cls.from_row_splits(values, splits, validate=validate)
         rt._cache["uniform_row_length"] = length
+        if _is_eager(length):
+            rt._cache["uniform_static"] = int(length.numpy())
         return rt
 
     @classmethod
@@ -266,7 +270,7 @@ class RaggedTensor:
         """The static shape: nrows, None for each ragged dimension, then the uniform inner dimensions."""
         nrows = self._row_splits.shape[0]
         nrows = None if nrows is None else nrows - 1
-        return TensorShape([nrows, None] + self._values.shape.as_list()[1:]) \
+        return TensorShape([nrows, self._cache.get("uniform_static")] + self._values.shape.as_list()[1:]) \
             if self._values.shape.rank is not None else TensorShape(None)
 
     def get_shape(self):
@@ -382,7 +386,7 @@ class RaggedTensor:
         new_values = _values_tensor(new_values)
         new_values = _match_splits_dtype(new_values, self._row_splits.dtype)
         rt = RaggedTensor(new_values, self._row_splits, internal=True)
-        for k in ("row_lengths", "value_rowids", "uniform_row_length"):
+        for k in ("row_lengths", "value_rowids", "uniform_row_length", "uniform_static"):
             if k in self._cache:
                 rt._cache[k] = self._cache[k]
         return rt
@@ -433,6 +437,12 @@ class RaggedTensor:
         if not _is_eager(self._row_splits):
             raise TypeError("Iterating over a symbolic RaggedTensor is not allowed")
         return (self[i] for i in range(len(self)))
+
+    def __array__(self, dtype=None, copy=None):
+        # NumPy would read equal-length rows as a dense array: an op given a RaggedTensor it does not
+        # dispatch on must not silently densify it.
+        raise TypeError("A RaggedTensor cannot be converted to a dense tensor or array implicitly; use "
+                        "rt.to_tensor() or rt.numpy()")
 
     def __bool__(self):
         raise TypeError("RaggedTensor may not be used as a boolean.")
