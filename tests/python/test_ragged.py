@@ -219,3 +219,14 @@ def test_gradient_reduce_mean_and_gather():
         rt = em.RaggedTensor.from_row_lengths(values, [1, 3])
         y = em.reduce_sum(em.reduce_mean(em.gather(rt, [1, 1, 0]), axis=1) * em.constant([1., 2., 3.]))
     np.testing.assert_allclose(tape.gradient(y, values).numpy(), [3., 1., 1., 1.])
+
+
+def test_dataset_from_tensor_slices_of_ragged():
+    rows = [[1, 2], [3], [], [4, 5, 6]]
+    ds = em.data.Dataset.from_tensor_slices(em.ragged.constant(rows))
+    tds = real_tf.data.Dataset.from_tensor_slices(real_tf.ragged.constant(rows))
+    assert [x.numpy().tolist() for x in ds] == [x.numpy().tolist() for x in tds] == rows
+    assert len(ds) == 4
+    got = [x.numpy().tolist() for x in ds.map(lambda x: x * 2).padded_batch(2)]
+    want = [x.numpy().tolist() for x in tds.map(lambda x: x * 2).padded_batch(2)]
+    assert got == want
