@@ -179,3 +179,28 @@ def test_construction_errors():
         em.sparse.SparseTensor([[0, 0], [1, 0]], [1., 2., 3.], [2, 2])
     with pytest.raises(TypeError, match="SparseTensor"):
         em.convert_to_tensor(sp(em))
+
+
+def test_tensorflow_graph_with_sparse_and_counting_ops_runs_in_ember():
+    """TensorFlow's SparseTensorDenseMatMul, SparseToDense, Bincount, DenseBincount and HistogramFixedWidth
+    nodes import as registry ops (src/ember/ops/sparse.cc, bincount.cc)."""
+    def program(x, idx, vals):
+        s = real_tf.sparse.SparseTensor(idx, vals, [3, 4])
+        return (real_tf.sparse.sparse_dense_matmul(s, x), real_tf.math.bincount(real_tf.cast(real_tf.abs(x) * 3,
+                                                                                             real_tf.int32)),
+                real_tf.histogram_fixed_width(x, [-1., 1.], nbins=4), real_tf.sparse.to_dense(s),
+                real_tf.raw_ops.Bincount(arr=real_tf.constant([1, 1, 2]), size=3,
+                                         weights=real_tf.constant([], real_tf.float32)))
+
+    fn = real_tf.function(program, input_signature=[real_tf.TensorSpec([4, 2], real_tf.float32),
+                                                    real_tf.TensorSpec([None, 2], real_tf.int64),
+                                                    real_tf.TensorSpec([None], real_tf.float32)])
+    concrete = fn.get_concrete_function()
+    ops = {n.op for n in concrete.graph.as_graph_def().node}
+    assert {"SparseTensorDenseMatMul", "SparseToDense", "Bincount", "DenseBincount", "HistogramFixedWidth"} <= ops
+    graph = em.graph_util.import_graph_def(concrete.graph.as_graph_def())
+    ours = em.NewGraphFunction(graph, ["x:0", "idx:0", "vals:0"], [t.name for t in concrete.outputs])
+    x = np.linspace(-1, 1, 8, dtype=np.float32).reshape(4, 2)
+    idx, vals = np.array([[0, 1], [2, 3]], np.int64), np.array([1., 2.], np.float32)
+    for got, want in zip(ours(x, idx, vals), fn(x, idx, vals)):
+        np.testing.assert_allclose(got.numpy(), want.numpy())

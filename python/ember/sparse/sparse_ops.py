@@ -89,10 +89,8 @@ def to_dense(sp_input, default_value=None, validate_indices=True, name=None):
     """SparseToDense: the dense tensor, default_value (0) where sp_input has no value. With
     validate_indices, indices must be in range, sorted and unique (tf.sparse.reorder sorts them)."""
     sp = _sparse(sp_input, "SparseToDense")
-    _check_indices(sp, "SparseToDense", need_order=validate_indices)
     default = _scalar(0 if default_value is None else default_value, sp.dtype)
-    base = _op("Fill")(sp.dense_shape, default)
-    return _op("TensorScatterUpdate")(base, sp.indices, sp.values)
+    return _op("SparseToDense")(sp.indices, sp.dense_shape, sp.values, default, bool(validate_indices))
 
 
 def reorder(sp_input, name=None):
@@ -127,6 +125,9 @@ def sparse_dense_matmul(sp_a, b, adjoint_a=False, adjoint_b=False, name=None):
     if b.shape.rank != 2 or (sp.indices.shape[1] is not None and sp.indices.shape[1] != 2):
         raise ValueError(f"SparseTensorDenseMatMul: both operands must be matrices, got a of rank "
                          f"{sp.indices.shape[1]} and b of shape {b.shape}")
+    if sp.dtype in (dtypes.float32, dtypes.float64):  # the kernel (src/ember/ops/sparse.cc)
+        return _op("SparseTensorDenseMatMul")(sp.indices, sp.values, sp.dense_shape, b, bool(adjoint_a),
+                                              bool(adjoint_b))
     if adjoint_b:
         b = _op("Transpose")(b, [1, 0])
     rows, cols = sp.indices[:, 0], sp.indices[:, 1]
