@@ -99,12 +99,13 @@ def _to_tensor(rt, default, shape):
     if shape is not None and shape[1] is not None:
         width = _scalar(shape[1], splits_dtype)
     rows, cols = rt.value_rowids(), rt._value_columns()
-    keep = _op("LogicalAnd")(_op("Less")(rows, nrows), _op("Less")(cols, width))
     inner = _op("Shape")(dense_values, splits_dtype)[1:]
     out_shape = _op("ConcatV2")([_op("Pack")([nrows, width], 0), inner], 0)
     base = _op("BroadcastTo")(_op("Cast")(default, dense_values.dtype), out_shape)
     indices = _op("Pack")([rows, cols], 1)
-    if not _all_true(keep):
+    cut = shape is not None and (shape[0] is not None or shape[1] is not None)  # else every value fits
+    keep = _op("LogicalAnd")(_op("Less")(rows, nrows), _op("Less")(cols, width)) if cut else None
+    if cut and not _all_true(keep):
         where = _op("Reshape")(_op("Where")(keep), [-1])
         indices = _op("GatherV2")(indices, where, 0, 0)
         dense_values = _op("GatherV2")(dense_values, where, 0, 0)
