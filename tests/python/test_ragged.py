@@ -64,6 +64,9 @@ CASES = {
     "to_tensor_shape_cut": lambda m: rc(m, [[1, 2, 3], [4], [5, 6]]).to_tensor(shape=[2, 2]),
     "to_tensor_shape_pad": lambda m: rc(m, [[1, 2], [4]]).to_tensor(shape=[3, 4]),
     "to_tensor_shape_none": lambda m: rc(m, [[1, 2], [4]]).to_tensor(shape=[None, 4]),
+    "to_tensor_default_inner": lambda m: rc(m, [[[1, 2], [3, 4]], [[5, 6]]], ragged_rank=1).to_tensor(
+        default_value=[7, 8]),
+    "to_tensor_rank3_shape": lambda m: rc(m, [[[1, 2], [3]], [[4]]]).to_tensor(shape=[3, 1, 3]),
     "to_tensor_rank3": lambda m: rc(m, [[[1, 2], [3]], [[4]]]).to_tensor(),
     "to_tensor_inner": lambda m: rc(m, [[[1, 2], [3, 4]], [[5, 6]]], ragged_rank=1).to_tensor(default_value=7),
     "getitem_row": lambda m: rc(m, [[1, 2], [3], []])[0],
@@ -179,6 +182,12 @@ def test_bad_value_rowids_and_lengths_raise():
         em.gather(em.ragged.constant([[1], [2]]), [2])
     with pytest.raises(em.errors.InvalidArgumentError, match="identical row partitions"):
         em.ragged.constant([[1, 2], [3]]) + em.ragged.constant([[1], [2, 3]])
+
+
+def test_to_tensor_shape_must_keep_inner_dims_as_tensorflow():
+    for m in (em, real_tf):
+        with pytest.raises(m.errors.InvalidArgumentError):
+            rc(m, [[[1, 2], [3, 4]], [[5, 6]]], ragged_rank=1).to_tensor(shape=[2, 3, 1])
 
 
 def test_tensorflow_errors_mirrored():

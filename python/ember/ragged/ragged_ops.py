@@ -81,60 +81,10 @@ def to_tensor(rt, default_value=None, shape=None):
     if default.shape.rank not in (0, None) and default.shape.rank > flat.shape.rank - 1:
         raise ValueError(f"RaggedTensorToTensor: default_value of shape {default.shape} must broadcast to the "
                          f"inner shape {flat.shape[1:]}")
-    return _to_tensor(rt, default, shape)
-
-
-def _to_tensor(rt, default, shape):
-    splits_dtype = rt.row_splits.dtype
-    inner_shape = None if shape is None else [None] + shape[2:]
-    values = rt.values
-    dense_values = _to_tensor(values, default, inner_shape) if isinstance(values, RaggedTensor) else values
-    if shape is not None and not isinstance(values, RaggedTensor) and any(d is not None for d in shape[2:]):
-        dense_values = _fit_inner(dense_values, shape[2:], default)
-    nrows = rt.nrows()
-    lengths = rt.row_lengths()
-    width = _op("Max")(_concat_zero(lengths), [0], False)
-    if shape is not None and shape[0] is not None:
-        nrows = _scalar(shape[0], splits_dtype)
-    if shape is not None and shape[1] is not None:
-        width = _scalar(shape[1], splits_dtype)
-    rows, cols = rt.value_rowids(), rt._value_columns()
-    inner = _op("Shape")(dense_values, splits_dtype)[1:]
-    out_shape = _op("ConcatV2")([_op("Pack")([nrows, width], 0), inner], 0)
-    base = _op("BroadcastTo")(_op("Cast")(default, dense_values.dtype), out_shape)
-    indices = _op("Pack")([rows, cols], 1)
-    cut = shape is not None and (shape[0] is not None or shape[1] is not None)  # else every value fits
-    keep = _op("LogicalAnd")(_op("Less")(rows, nrows), _op("Less")(cols, width)) if cut else None
-    if cut and not _all_true(keep):
-        where = _op("Reshape")(_op("Where")(keep), [-1])
-        indices = _op("GatherV2")(indices, where, 0, 0)
-        dense_values = _op("GatherV2")(dense_values, where, 0, 0)
-    return _op("TensorScatterUpdate")(base, indices, dense_values)
-
-
-def _all_true(mask):
-    """Known at trace time to keep everything (eager, all true): the gathers are skipped."""
-    return _is_eager(mask) and bool(np.all(mask.numpy()))
-
-
-def _fit_inner(values, inner, default):
-    """Dense values cut or padded (with default) to the inner dimensions of a to_tensor ``shape``."""
-    for axis, d in enumerate(inner, start=1):
-        if d is None:
-            continue
-        have = _op("Shape")(values, dtypes.int64)[axis]
-        begin = [0] * values.shape.rank
-        size = [-1] * values.shape.rank
-        size[axis] = _op("Minimum")(have, _scalar(d, dtypes.int64))
-        values = _op("Slice")(values, _op("Cast")(convert_to_tensor(begin, dtype=dtypes.int64), dtypes.int64),
-                              _op("Pack")([_scalar(s, dtypes.int64) if not isinstance(s, Tensor) else s
-                                           for s in size], 0))
-        pad_amount = _scalar(d, dtypes.int64) - _op("Shape")(values, dtypes.int64)[axis]
-        paddings = [[_scalar(0, dtypes.int64)] * 2 for _ in range(values.shape.rank)]
-        paddings[axis][1] = pad_amount
-        paddings = _op("Pack")([_op("Pack")(p, 0) for p in paddings], 0)
-        values = _op("PadV2")(values, paddings, _op("Cast")(default, values.dtype))
-    return values
+    # The kernel (src/ember/ops/ragged.cc): shape -1 takes the longest row; inner dimensions must match, as in
+    # TensorFlow.
+    wanted = convert_to_tensor(np.asarray(-1 if shape is None else [-1 if d is None else d for d in shape], np.int64))
+    return _op("RaggedTensorToTensor")(wanted, flat, default, list(rt.nested_row_splits))
 
 
 def from_tensor(tensor, lengths, padding, ragged_rank, row_splits_dtype):
