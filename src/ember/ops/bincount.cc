@@ -16,7 +16,15 @@ namespace {
 constexpr DTypeSet kWeightTypes = dtype_bit(DType::kInt32) | dtype_bit(DType::kInt64) |
                                   dtype_bit(DType::kFloat32) | dtype_bit(DType::kFloat64);
 
-int64_t size_value(const InferContext& ctx, int i) {
+// The scalar size operand i, or kUnknownDim; a negative constant is an error (value_of alone would read -1
+// as unknown).
+StatusOr<int64_t> size_value(const InferContext& ctx, int i) {
+  if (const TensorImpl* c = ctx.constant(i); c != nullptr && c->num_elements() == 1) {
+    const int64_t v = kernels::load_index(c->raw_data(), c->dtype(), 0);
+    if (v < 0)
+      return invalid_argument(ctx.op->name, ": ", ctx.op->inputs[i].name, " (", v, ") must be non-negative");
+    return v;
+  }
   const PartialValue v = ctx.value_of(i);
   return v.fully_known() && v.values.size() == 1 ? v.values[0] : kUnknownDim;
 }
@@ -25,8 +33,9 @@ int64_t size_value(const InferContext& ctx, int i) {
 // to v, for v in [0, size); elements >= size are left out. Empty weights count 1 each.
 
 Status bincount_shape(InferContext& ctx) {
-  const int64_t size = size_value(ctx, 1);
-  if (size < kUnknownDim) return invalid_argument("Bincount: size (", size, ") must be non-negative");
+  auto size_or = size_value(ctx, 1);
+  if (!size_or.ok()) return size_or.status();
+  const int64_t size = *size_or;
   ctx.outputs.push_back(TensorSpec{ctx.inputs[2].dtype, Shape({size})});
   return Status::OK();
 }
@@ -34,8 +43,9 @@ Status bincount_shape(InferContext& ctx) {
 // DenseBincount(input [n] or [rows, n], size, weights; binary_output): per row when input is 2-D.
 Status dense_bincount_shape(InferContext& ctx) {
   const Shape& input = ctx.inputs[0].shape;
-  const int64_t size = size_value(ctx, 1);
-  if (size < kUnknownDim) return invalid_argument("DenseBincount: size (", size, ") must be non-negative");
+  auto size_or = size_value(ctx, 1);
+  if (!size_or.ok()) return size_or.status();
+  const int64_t size = *size_or;
   if (input.rank_known() && input.rank() > 2)
     return invalid_argument("DenseBincount: input must be 1-D or 2-D, got ", input.to_string());
   Shape out = !input.rank_known() ? Shape::unknown_rank()
@@ -106,8 +116,11 @@ Status histogram_shape(InferContext& ctx) {
   if (range.rank_known() && (range.rank() != 1 || (range.dim(0) >= 0 && range.dim(0) != 2)))
     return invalid_argument("HistogramFixedWidth: value_range must be a vector of 2 elements, got shape ",
                             range.to_string());
-  const int64_t nbins = size_value(ctx, 2);
-  if (nbins != kUnknownDim && nbins <= 0)
+  const TensorImpl* nbins_constant = ctx.constant(2);
+  const int64_t nbins = nbins_constant != nullptr && nbins_constant->num_elements() == 1
+                            ? kernels::load_index(nbins_constant->raw_data(), nbins_constant->dtype(), 0)
+                            : kUnknownDim;
+  if (nbins_constant != nullptr && nbins <= 0)
     return invalid_argument("HistogramFixedWidth: nbins should be a positive number, but got '", nbins, "'");
   const DType dtype = ctx.attr_dtype(0);
   if (!dtype_in(dtype, kIndexTypes))

@@ -27,7 +27,7 @@ TensorRef int64s(Dims dims, const std::vector<double>& values) {
 
 TEST(RaggedShape, RaggedTensorToTensor) {
   INFER_OK("RaggedTensorToTensor", "=-1;[5];[];[4]:int64", {}, "[3,?]");
-  INFER_OK("RaggedTensorToTensor", "=[-1,7];[5,2];[];[4]:int64", {}, "[3,7,2]");
+  INFER_OK("RaggedTensorToTensor", "=[-1,7,-1];[5,2];[];[4]:int64", {}, "[3,7,2]");
   INFER_OK("RaggedTensorToTensor", "=[2,-1,-1];[5];[];[4]:int64;[?]:int64", {}, "[2,?,?]");
   INFER_ERROR("RaggedTensorToTensor", "=[2,-1];[5,2];[];[4]:int64", {}, "must have 3 elements");
   INFER_ERROR("RaggedTensorToTensor", "=[-1,-1,3];[5,2];[];[4]:int64", {}, "inner dimension");

@@ -26,20 +26,30 @@ TensorRef int64s(Dims dims, const std::vector<double>& values) {
   return make_tensor(std::move(dims), values, DType::kInt64);
 }
 
+std::vector<AttrValue> adjoints(bool a, bool b) { return {AttrValue(a), AttrValue(b)}; }
+
+AttrList adjoint_attrs(bool a, bool b) {
+  AttrList attrs;
+  attrs.push_back(a);
+  attrs.push_back(b);
+  return attrs;
+}
+
 TEST(SparseShape, SparseTensorDenseMatMul) {
-  AttrValue no = false, yes = true;
-  INFER_OK("SparseTensorDenseMatMul", "[5,2]:int64;[5];=[3,4]:int64;[4,6]", {no, no}, "[3,6]");
-  INFER_OK("SparseTensorDenseMatMul", "[5,2]:int64;[5];=[3,4]:int64;[3,6]", {yes, no}, "[4,6]");
-  INFER_OK("SparseTensorDenseMatMul", "[5,2]:int64;[5];=[3,4]:int64;[6,4]", {no, yes}, "[3,6]");
-  INFER_OK("SparseTensorDenseMatMul", "[?,2]:int64;[?];[2]:int64;[?,?]", {no, no}, "[?,?]");
-  INFER_ERROR("SparseTensorDenseMatMul", "[5,2]:int64;[5];=[3,4]:int64;[5,6]", {no, no}, "inner dimension");
-  INFER_ERROR("SparseTensorDenseMatMul", "[5,3]:int64;[5];[2]:int64;[4,6]", {no, no}, "[nnz, 2]");
-  INFER_ERROR("SparseTensorDenseMatMul", "[5,2]:int64;[4];[2]:int64;[4,6]", {no, no}, "5 rows");
+  INFER_OK("SparseTensorDenseMatMul", "[5,2]:int64;[5];=[3,4]:int64;[4,6]", adjoints(false, false), "[3,6]");
+  INFER_OK("SparseTensorDenseMatMul", "[5,2]:int64;[5];=[3,4]:int64;[3,6]", adjoints(true, false), "[4,6]");
+  INFER_OK("SparseTensorDenseMatMul", "[5,2]:int64;[5];=[3,4]:int64;[6,4]", adjoints(false, true), "[3,6]");
+  INFER_OK("SparseTensorDenseMatMul", "[?,2]:int64;[?];[2]:int64;[?,?]", adjoints(false, false), "[?,?]");
+  INFER_ERROR("SparseTensorDenseMatMul", "[5,2]:int64;[5];=[3,4]:int64;[5,6]", adjoints(false, false),
+              "inner dimension");
+  INFER_ERROR("SparseTensorDenseMatMul", "[5,3]:int64;[5];[2]:int64;[4,6]", adjoints(false, false),
+              "[nnz, 2]");
+  INFER_ERROR("SparseTensorDenseMatMul", "[5,2]:int64;[4];[2]:int64;[4,6]", adjoints(false, false), "5 rows");
 }
 
 TEST(SparseShape, SparseToDense) {
   INFER_OK("SparseToDense", "[3,2]:int64;=[4,5];[3];[]", {AttrValue(true)}, "[4,5]");
-  INFER_OK("SparseToDense", "[3]:int32;=[7];[];[]:float64", {AttrValue(true)}, "[7]:float64");
+  INFER_OK("SparseToDense", "[3]:int32;=[7];[]:float64;[]:float64", {AttrValue(true)}, "[7]:float64");
   INFER_ERROR("SparseToDense", "[3,2]:int64;=[4,5];[3,1];[]", {AttrValue(true)}, "scalar or a vector");
   INFER_ERROR("SparseToDense", "[3,2]:int64;=[4,5];[3];[1]", {AttrValue(true)},
               "default_value must be a scalar");
@@ -65,7 +75,7 @@ TEST(SparseGrad, FiniteDifferences) {
     for (bool adjoint_b : {false, true})
       EXPECT_GRADIENT_OK("SparseTensorDenseMatMul",
                          {indices, rand({4}, 2), shape, adjoint_b ? rand({2, 3}, 3) : rand({3, 2}, 3)},
-                         {AttrValue(adjoint_a), AttrValue(adjoint_b)})
+                         adjoint_attrs(adjoint_a, adjoint_b))
           << adjoint_a << adjoint_b;
   const TensorRef sorted = int64s({3, 2}, {0, 1, 1, 0, 2, 2});
   EXPECT_GRADIENT_OK("SparseToDense", {sorted, int64s({2}, {3, 4}), rand({3}, 4), rand({}, 5)},
