@@ -82,6 +82,12 @@ from ember import train
 from ember import profiler
 from ember import summary
 from ember import autograph
+from ember import ragged, sparse
+from ember.ragged import RaggedTensor, RaggedTensorSpec
+from ember.sparse import SparseTensor, SparseTensorSpec
+from ember.ragged import ragged_dispatch as _ragged_dispatch
+
+_ragged_dispatch.install([math, __import__("sys").modules[__name__]])
 
 __version__ = "0.1.0"
 

@@ -207,6 +207,20 @@ def examples():
     table["UpperBound"] = ([f32(np.sort(F, axis=1)), f32()], [tf.int64])
     table["Unique"] = ([f32(np.array([0.5, 0.25, 0.5, 1.0], np.float32))], [tf.int32])
     table["UniqueWithCounts"] = ([f32(np.array([0.5, 0.25, 0.5, 1.0], np.float32))], [tf.int64])
+    # Sparse and counting kernels (src/ember/ops/sparse.cc, bincount.cc)
+    sp_idx = tf.constant([[0, 1], [1, 0], [1, 2]], tf.int64)
+    table["SparseTensorDenseMatMul"] = ([sp_idx, f32(np.array([0.5, -1.0, 2.0], np.float32)),
+                                         tf.constant([2, 3], tf.int64), f32()], [False, True])
+    table["SparseToDense"] = ([sp_idx, tf.constant([2, 3], tf.int64), f32(np.array([0.5, -1.0, 2.0], np.float32)),
+                               f32(np.array(0.25, np.float32))], [True])
+    table["Bincount"] = ([tf.constant([1, 1, 3]), tf.constant(4), f32(np.array([0.5, 1.0, 2.0], np.float32))], [])
+    table["DenseBincount"] = ([tf.constant([[1, 1], [0, 2]]), tf.constant(3), f32(np.ones([2, 2], np.float32))],
+                              [False])
+    table["HistogramFixedWidth"] = ([f32(), f32(np.array([-1.0, 1.0], np.float32)), tf.constant(4)], [tf.int32])
+    table["RaggedTensorToTensor"] = ([tf.constant([-1, 4], tf.int64), f32(np.array([0.5, -1.0, 2.0], np.float32)),
+                                      f32(np.array(0.25, np.float32)), [tf.constant([0, 2, 2, 3], tf.int64)]], [])
+    table["RaggedTensorToTensorGrad"] = ([f32(np.ones([3, 4], np.float32)), f32(np.zeros([3], np.float32)),
+                                          [tf.constant([0, 2, 2, 3], tf.int64)]], [])
     # Linear algebra through LAPACK (src/ember/ops/linalg_lapack.cc): a well-conditioned and a symmetric
     # positive definite matrix, so values and finite differences are stable.
     sq = f32(np.array([[2.0, 0.5, 0.1], [0.3, 1.5, 0.2], [0.1, 0.4, 1.8]], np.float32))
