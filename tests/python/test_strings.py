@@ -161,6 +161,21 @@ def test_strings_ops_match_tensorflow(case):
     same(case)
 
 
+def test_split_gives_ragged_tensors_that_pad_with_empty_strings():
+    for case in [lambda tf: tf.strings.split(["a b", "c", ""]).to_tensor(),
+                 lambda tf: tf.strings.split(["a b", "c"]).to_tensor(default_value="?"),
+                 lambda tf: tf.strings.split(["a b", "c"])[0],
+                 lambda tf: tf.strings.split(["a b", "c"]).flat_values]:
+        same(case)
+    assert isinstance(ember.strings.split(["a"]), ember.RaggedTensor)
+
+    @ember.function(input_signature=[ember.TensorSpec([None], ember.string)])
+    def f(x):
+        return ember.strings.split(x, ",").to_tensor()
+
+    assert f(ember.constant(["a,b", "c"])).numpy().tolist() == [[b"a", b"b"], [b"c", b""]]
+
+
 def test_split_and_unicode_decode_of_vectors_are_ragged_as_tensorflow():
     for case in [lambda tf: tf.strings.split(["a b  c", "d", ""]),
                  lambda tf: tf.strings.split(["a,b,,c", "x"], ","),

@@ -77,7 +77,10 @@ def to_tensor(rt, default_value=None, shape=None):
         if len(shape) != rt.shape.rank:
             raise ValueError(f"RaggedTensorToTensor: shape {shape} must have rank {rt.shape.rank}")
     flat = rt.flat_values
-    default = _scalar(0, flat.dtype) if default_value is None else convert_to_tensor(default_value, dtype=flat.dtype)
+    if default_value is None:  # the dtype's zero (b"" for strings)
+        default = convert_to_tensor(b"", dtype=flat.dtype) if flat.dtype == dtypes.string else _scalar(0, flat.dtype)
+    else:
+        default = convert_to_tensor(default_value, dtype=flat.dtype)
     if default.shape.rank not in (0, None) and default.shape.rank > flat.shape.rank - 1:
         raise ValueError(f"RaggedTensorToTensor: default_value of shape {default.shape} must broadcast to the "
                          f"inner shape {flat.shape[1:]}")

@@ -144,10 +144,13 @@ void register_string_array_kernels(OpRegistry& r) {
     allow_strings(r, name, op ? op->kernels[static_cast<int>(DType::kFloat32)] : nullptr);
   }
   // Ops that move elements: Note [String kernels of array ops].
-  for (const char* name :
-       {"Identity",     "StopGradient", "Reshape",  "ExpandDims", "Squeeze",   "Transpose",   "ConcatV2",
-        "Pack",         "Unpack",       "SplitV",   "Fill",       "Tile",      "BroadcastTo", "Slice",
-        "StridedSlice", "GatherV2",     "GatherNd", "SelectV2",   "ReverseV2", "Roll"})
+  for (const char* name : {"Identity",    "StopGradient", "Reshape",
+                           "ExpandDims",  "Squeeze",      "Transpose",
+                           "ConcatV2",    "Pack",         "Unpack",
+                           "SplitV",      "Fill",         "Tile",
+                           "BroadcastTo", "Slice",        "StridedSlice",
+                           "GatherV2",    "GatherNd",     "SelectV2",
+                           "ReverseV2",   "Roll",         "RaggedTensorToTensor"})
     allow_strings(r, name, &string_by_index_kernel);
   allow_strings(r, "Add", &string_add_kernel);
   allow_strings(r, "Equal", &string_compare_kernel<true>);
