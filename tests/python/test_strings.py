@@ -122,6 +122,11 @@ def test_ops_without_string_kernels_reject_strings_clearly():
     lambda tf: tf.strings.format("{}", tf.range(10)),
     lambda tf: tf.strings.format("{}", tf.constant(["a", "b"])),
     lambda tf: tf.strings.format("{}", tf.range(10), summarize=2),
+    # summarize=0 printed element n (past the end) after the elision (found by the op fuzzer: a segfault
+    # with strings)
+    lambda tf: tf.strings.format("{}", tf.constant([1, 2, 3]), summarize=0),
+    lambda tf: tf.strings.format("{}", tf.constant([["a", "b"], ["c", "d"]]), summarize=0),
+    lambda tf: tf.strings.format("{}", tf.constant(["a", "b", "c"]), summarize=1),
     lambda tf: tf.strings.to_number(["1.5", "2", " 3e2 ", "-inf"]),
     lambda tf: tf.strings.to_number(["7", "-12"], tf.int64),
     lambda tf: tf.strings.to_number(["7", "2147483648"], tf.int32),

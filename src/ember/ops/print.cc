@@ -154,6 +154,10 @@ void format_tensor(std::ostringstream& os, const TensorImpl& t, int64_t summariz
           dim + 1 == shape.rank()
               ? std::string(" ")
               : std::string(static_cast<size_t>(shape.rank() - dim - 1), '\n') + std::string(dim + 1, ' ');
+      if (elide && summarize == 0) {  // only the elision, after a separator, as TensorFlow: "[ ...]"
+        os << separator << "...]";
+        return;
+      }
       for (int64_t i = 0; i < n; ++i) {
         if (elide && i == summarize) {
           os << "..." << separator;
