@@ -796,16 +796,16 @@ def _kinds(names, signature):
 
 
 def _graph_output(value, function_name):
-    # A string stays a Python value until ember has string tensors (TensorFlow returns a tf.string scalar).
-    if value is None or isinstance(value, (Tensor, str, bytes)):
+    # A returned Python string becomes a tf.string constant, as TensorFlow's.
+    if value is None or isinstance(value, Tensor):
         return value
     if getattr(value, "_ember_variable", False):
         return value.read_value()
     try:
         return convert_to_tensor(value)
     except (TypeError, ValueError) as e:
-        raise TypeError(f"ember.function '{function_name}' must return tensors, Python numbers, NumPy arrays "
-                        f"or None (in nested lists, tuples and dicts), got a value of type "
+        raise TypeError(f"ember.function '{function_name}' must return tensors, Python numbers or strings, "
+                        f"NumPy arrays or None (in nested lists, tuples and dicts), got a value of type "
                         f"{type(value).__name__}: {e}") from None
 
 

@@ -340,3 +340,8 @@ def test_tensorflow_saved_model_of_string_ops_runs_in_ember(tmp_path):
     loaded = ember.saved_model.load(str(tmp_path / "tf"))
     got = {k: np.asarray(v.numpy()).tolist() for k, v in loaded.f(ember.constant(x)).items()}
     assert got == expected
+
+
+def test_function_returning_a_python_string_returns_a_string_tensor():
+    same(lambda tf: tf.function(lambda: "a")())
+    same(lambda tf: tf.function(lambda x: (x, "tag"))(tf.constant(1)))
