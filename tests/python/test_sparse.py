@@ -204,3 +204,21 @@ def test_tensorflow_graph_with_sparse_and_counting_ops_runs_in_ember():
     idx, vals = np.array([[0, 1], [2, 3]], np.int64), np.array([1., 2.], np.float32)
     for got, want in zip(ours(x, idx, vals), fn(x, idx, vals)):
         np.testing.assert_allclose(got.numpy(), want.numpy())
+
+
+def test_static_shape_inside_function_and_negative_shapes():
+    shapes = []
+
+    @em.function
+    def f(s):
+        shapes.append(s.shape.as_list())
+        return em.sparse.to_dense(s)
+
+    f(sp(em))
+    assert shapes == [[3, 4]]  # as TensorFlow's: the spec keeps the dense shape
+    with pytest.raises(em.errors.InvalidArgumentError, match="must not be negative"):
+        em._C.op("SparseTensorDenseMatMul")(em.constant([[0, 0]], em.int64), em.constant([1.]),
+                                            em.constant([-2, 1], em.int64), em.ones([1, 1]), False, False)
+    with pytest.raises(em.errors.InvalidArgumentError, match="must be -1"):
+        em._C.op("RaggedTensorToTensor")(em.constant([-3, -1], em.int64), em.constant([1.]), em.constant(0.),
+                                         [em.constant([0, 1], em.int64)])

@@ -162,6 +162,8 @@ Status to_tensor_kernel(KernelContext& ctx) {
                                 " differs from the values' inner dimension ", dims[d]);
     } else if (given[d] >= 0) {
       dims[d] = given[d];
+    } else if (given[d] != -1) {
+      return invalid_argument(op, ": shape[", d, "] = ", given[d], " must be -1 (the longest) or >= 0");
     }
   }
   EMBER_RETURN_IF_ERROR(allocate_output(ctx, 0, values.dtype(), Shape(dims)));
