@@ -220,10 +220,8 @@ void sparse_to_dense_grad(GradContext& c) {
   const GradTensor dy = c.grad(), indices = c.input(0), values = c.input(2);
   GradTensor at = emit1("GatherNd", {dy, indices.rank() == 2 ? indices : reshape(indices, {-1, 1})});
   const GradTensor at_total = sum(at, {0}, false);
-  std::vector<int64_t> all(static_cast<size_t>(dy.rank()));
-  for (size_t d = 0; d < all.size(); ++d) all[d] = static_cast<int64_t>(d);
   c.set(2, values.rank() == 0 ? at_total : at);
-  c.set(3, sum(dy, all, false) - at_total);
+  c.set(3, sum(reshape(dy, {-1}), {0}, false) - at_total);  // dy's rank may be unknown while tracing
 }
 
 }  // namespace
