@@ -87,7 +87,7 @@ from ember.ragged import RaggedTensor, RaggedTensorSpec
 from ember.sparse import SparseTensor, SparseTensorSpec
 from ember.ragged import ragged_dispatch as _ragged_dispatch
 
-_ragged_dispatch.install([math, __import__("sys").modules[__name__]])
+_ragged_dispatch.install(__import__("sys").modules[__name__])
 
 __version__ = "0.1.0"
 

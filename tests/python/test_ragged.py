@@ -112,6 +112,10 @@ CASES = {
     "reduce_rank3_1": lambda m: m.reduce_sum(rc(m, [[[1, 2], [3]], [[4]], []]), axis=1),
     "reduce_rank3_2": lambda m: m.reduce_sum(rc(m, [[[1, 2], [3]], [[4]], []]), axis=2),
     "reduce_rank3_12": lambda m: m.reduce_sum(rc(m, [[[1, 2], [3]], [[4]], []]), axis=[1, 2]),
+    "reduce_keepdims_1": lambda m: m.reduce_sum(rc(m, [[1, 2], [3], []]), axis=1, keepdims=True),
+    "reduce_keepdims_0": lambda m: m.reduce_max(rc(m, [[1, 2], [3], []]), axis=0, keepdims=True),
+    "reduce_keepdims_all": lambda m: m.reduce_sum(rc(m, [[1, 2], [3], []]), keepdims=True),
+    "reduce_mean_keepdims": lambda m: m.reduce_mean(rc(m, [[1., 2.], [3.]]), axis=1, keepdims=True),
     "reduce_inner_uniform": lambda m: m.reduce_sum(rc(m, [[[1, 2]], [[3, 4], [5, 6]]], ragged_rank=1), axis=2),
     "concat_0": lambda m: m.concat([rc(m, [[1, 2], [3]]), rc(m, [[4], [], [5]])], axis=0),
     "concat_1": lambda m: m.concat([rc(m, [[1, 2], [3]]), rc(m, [[4], [5, 6]])], axis=1),
@@ -239,3 +243,16 @@ def test_dataset_from_tensor_slices_of_ragged():
     got = [x.numpy().tolist() for x in ds.map(lambda x: x * 2).padded_batch(2)]
     want = [x.numpy().tolist() for x in tds.map(lambda x: x * 2).padded_batch(2)]
     assert got == want
+
+
+def test_dispatch_takes_tensorflows_keyword_names():
+    rt = em.ragged.constant([[1, 2], [3]])
+    assert em.ones_like(input=rt).to_list() == [[1, 1], [1]]
+    assert em.reduce_sum(input_tensor=rt, axis=1).numpy().tolist() == [3, 3]
+    assert em.concat(values=[rt, rt], axis=0).to_list() == [[1, 2], [3], [1, 2], [3]]
+    assert em.gather(params=rt, indices=[1]).to_list() == [[3]]
+    assert em.math.add(x=rt, y=1).to_list() == [[2, 3], [4]]
+    assert em.cast(rt, dtype=em.float32).dtype == em.float32
+    # Dense arguments pass straight through to the original functions.
+    assert em.reduce_sum(input_tensor=em.constant([1, 2]), axis=0).numpy() == 3
+    assert em.concat(values=[em.constant([1]), em.constant([2])], axis=0).numpy().tolist() == [1, 2]

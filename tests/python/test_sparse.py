@@ -204,3 +204,40 @@ def test_tensorflow_graph_with_sparse_and_counting_ops_runs_in_ember():
     idx, vals = np.array([[0, 1], [2, 3]], np.int64), np.array([1., 2.], np.float32)
     for got, want in zip(ours(x, idx, vals), fn(x, idx, vals)):
         np.testing.assert_allclose(got.numpy(), want.numpy())
+
+
+def test_static_shape_inside_function_and_negative_shapes():
+    shapes = []
+
+    @em.function
+    def f(s):
+        shapes.append(s.shape.as_list())
+        return em.sparse.to_dense(s)
+
+    f(sp(em))
+    assert shapes == [[3, 4]]  # as TensorFlow's: the spec keeps the dense shape
+    with pytest.raises(em.errors.InvalidArgumentError, match="must not be negative"):
+        em._C.op("SparseTensorDenseMatMul")(em.constant([[0, 0]], em.int64), em.constant([1.]),
+                                            em.constant([-2, 1], em.int64), em.ones([1, 1]), False, False)
+    with pytest.raises(em.errors.InvalidArgumentError, match="must be -1"):
+        em._C.op("RaggedTensorToTensor")(em.constant([-3, -1], em.int64), em.constant([1.]), em.constant(0.),
+                                         [em.constant([0, 1], em.int64)])
+
+
+def test_tensorflow_runs_ember_graphs_with_sparse_and_counting_ops():
+    """GraphDef export names the index types TensorFlow's OpDefs want (Tindices, Tidx:
+    src/ember/graph/graph_def_ops.cc)."""
+    @em.function(input_signature=[em.TensorSpec([4, 2]), em.TensorSpec([None, 2], em.int64), em.TensorSpec([None])])
+    def f(x, idx, vals):
+        s = em.sparse.SparseTensor(idx, vals, [3, 4])
+        return (em.sparse.sparse_dense_matmul(s, x), em.math.bincount(em.cast(em.abs(x) * 3, em.int32)),
+                em.histogram_fixed_width(x, [-1., 1.], nbins=4), em.sparse.to_dense(s))
+
+    graph = f.get_concrete_function().graph
+    graph_def = real_tf.compat.v1.GraphDef.FromString(graph.as_graph_def().SerializeToString())
+    wrapped = real_tf.compat.v1.wrap_function(lambda: real_tf.compat.v1.import_graph_def(graph_def, name=""), [])
+    theirs = wrapped.prune(feeds=[t.name for t in graph.inputs], fetches=[t.name for t in graph.outputs])
+    x = np.linspace(-1, 1, 8, dtype=np.float32).reshape(4, 2)
+    idx, vals = np.array([[0, 1], [2, 3]], np.int64), np.array([1., 2.], np.float32)
+    for got, want in zip(theirs(*[real_tf.constant(a) for a in (x, idx, vals)]), f(x, idx, vals)):
+        np.testing.assert_allclose(got.numpy(), want.numpy())

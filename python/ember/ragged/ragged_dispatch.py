@@ -9,8 +9,10 @@ dense result.
 """
 
 import functools
+import inspect
+import sys
 
-from ember import _C, dtypes
+from ember import _C
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.ragged import ragged_ops
 from ember.ragged.ragged_tensor import RaggedTensor
@@ -71,22 +73,58 @@ def binary(fn, x, y):
     return y.with_flat_values(fn(_broadcast_dense(y, x), y.flat_values))
 
 
-def _is_ragged(x):
-    return x.__class__ is RaggedTensor
+def _first_parameter(orig):
+    try:
+        return next(iter(inspect.signature(orig).parameters))
+    except (StopIteration, TypeError, ValueError):
+        return None
 
 
 def _unary_wrapper(orig):
+    if _parameter_names(orig) == ["x", "name"]:
+        @functools.wraps(orig)
+        def fast(x, name=None):
+            if x.__class__ is RaggedTensor:
+                return x.with_flat_values(orig(x.flat_values))
+            return orig(x)
+
+        fast._ember_ragged_original = orig
+        return fast
+    first = _first_parameter(orig)  # TensorFlow's name for it (x, input, features): callers may pass it so
+
     @functools.wraps(orig)
-    def fn(x, *args, **kwargs):
-        if x.__class__ is RaggedTensor:
-            return x.with_flat_values(orig(x.flat_values, *args, **kwargs))
-        return orig(x, *args, **kwargs)
+    def fn(*args, **kwargs):
+        if args:
+            if args[0].__class__ is RaggedTensor:
+                return args[0].with_flat_values(orig(args[0].flat_values, *args[1:], **kwargs))
+        elif kwargs.get(first).__class__ is RaggedTensor:
+            x = kwargs.pop(first)
+            return x.with_flat_values(orig(x.flat_values, **kwargs))
+        return orig(*args, **kwargs)
 
     fn._ember_ragged_original = orig
     return fn
 
 
+def _parameter_names(orig):
+    try:
+        return list(inspect.signature(orig).parameters)
+    except (TypeError, ValueError):
+        return None
+
+
 def _binary_wrapper(orig):
+    if _parameter_names(orig) == ["x", "y", "name"]:
+        # The common signature (the generated wrappers): no argument forwarding on the dense path.
+        @functools.wraps(orig)
+        def fast(x, y, name=None):
+            if x.__class__ is RaggedTensor or y.__class__ is RaggedTensor:
+                return binary(orig, x, y)
+            return orig(x, y)
+
+        fast._ember_ragged_original = orig
+        return fast
+
     @functools.wraps(orig)
     def fn(x, y, *args, **kwargs):
         if x.__class__ is RaggedTensor or y.__class__ is RaggedTensor:
@@ -99,12 +137,15 @@ def _binary_wrapper(orig):
 
 def _reduce_wrapper(orig, kind):
     @functools.wraps(orig)
-    def fn(input_tensor, axis=None, keepdims=False, name=None, **kwargs):
-        if input_tensor.__class__ is RaggedTensor:
+    def fn(*args, **kwargs):
+        x = args[0] if args else kwargs.get("input_tensor")
+        if x.__class__ is RaggedTensor:
+            bound = inspect.signature(orig).bind(*args, **kwargs)
+            axis, keepdims = bound.arguments.get("axis"), bound.arguments.get("keepdims", False)
             if kind == "mean":
-                return ragged_ops.reduce_mean(input_tensor, axis, keepdims)
-            return ragged_ops.reduce(kind, input_tensor, axis, keepdims)
-        return orig(input_tensor, axis, keepdims, name, **kwargs)
+                return ragged_ops.reduce_mean(x, axis, keepdims)
+            return ragged_ops.reduce(kind, x, axis, keepdims)
+        return orig(*args, **kwargs)
 
     fn._ember_ragged_original = orig
     return fn
@@ -112,10 +153,13 @@ def _reduce_wrapper(orig, kind):
 
 def _list_wrapper(orig, ragged_fn):
     @functools.wraps(orig)
-    def fn(values, axis=0, *args, **kwargs):
+    def fn(*args, **kwargs):
+        values = args[0] if args else kwargs.get("values")
         if isinstance(values, (list, tuple)) and any(v.__class__ is RaggedTensor for v in values):
-            return ragged_fn(values, axis)
-        return orig(values, axis, *args, **kwargs)
+            bound = inspect.signature(orig).bind(*args, **kwargs)
+            bound.apply_defaults()
+            return ragged_fn(values, bound.arguments["axis"])
+        return orig(*args, **kwargs)
 
     fn._ember_ragged_original = orig
     return fn
@@ -123,61 +167,47 @@ def _list_wrapper(orig, ragged_fn):
 
 def _gather_wrapper(orig):
     @functools.wraps(orig)
-    def fn(params, indices, validate_indices=None, axis=None, batch_dims=0, name=None):
+    def fn(*args, **kwargs):
+        params = args[0] if args else kwargs.get("params")
+        indices = args[1] if len(args) > 1 else kwargs.get("indices")
         if params.__class__ is RaggedTensor or indices.__class__ is RaggedTensor:
+            axis = inspect.signature(orig).bind(*args, **kwargs).arguments.get("axis")
             if params.__class__ is not RaggedTensor:
                 return indices.with_flat_values(orig(params, indices.flat_values, axis=axis))
             return ragged_ops.gather(params, indices, 0 if axis is None else axis)
-        return orig(params, indices, validate_indices, axis, batch_dims, name)
+        return orig(*args, **kwargs)
 
     fn._ember_ragged_original = orig
     return fn
 
 
-def _cast_wrapper(orig):
-    @functools.wraps(orig)
-    def fn(x, dtype, name=None):
-        if x.__class__ is RaggedTensor:
-            return x.with_flat_values(orig(x.flat_values, dtype))
-        return orig(x, dtype, name)
-
-    fn._ember_ragged_original = orig
-    return fn
 
 
-def _shape_wrapper(orig):
-    @functools.wraps(orig)
-    def fn(input, out_type=dtypes.int32, name=None):  # noqa: A002 - TF's name
-        if input.__class__ is RaggedTensor:
-            raise TypeError("tf.shape of a RaggedTensor: ember has no DynamicRaggedShape yet; use rt.shape, "
-                            "rt.nrows() or rt.row_lengths()")
-        return orig(input, out_type, name)
-
-    return fn
-
-
-def _wrap(namespace, name, make):
-    orig = namespace.get(name)
-    if orig is None or hasattr(orig, "_ember_ragged_original"):
-        return
-    namespace[name] = make(orig)
+def _wrappers():
+    """(name, how to wrap it) for every dispatching name."""
+    out = [(name, _unary_wrapper) for name in UNARY + ["cast"]]
+    out += [(name, _binary_wrapper) for name in BINARY]
+    out += [(name, lambda orig, kind=kind: _reduce_wrapper(orig, kind)) for name, kind in REDUCE.items()]
+    out += [("reduce_mean", lambda orig: _reduce_wrapper(orig, "mean")),
+            ("concat", lambda orig: _list_wrapper(orig, ragged_ops.concat)),
+            ("stack", lambda orig: _list_wrapper(orig, ragged_ops.stack)),
+            ("gather", _gather_wrapper)]
+    return out
 
 
-def install(modules):
-    """Wraps the dispatching names in each module's namespace (ember, ember.math)."""
-    from ember.ops import array_ops, math_ops
-
-    for module in modules:
-        ns = vars(module)
-        for name in UNARY:
-            _wrap(ns, name, _unary_wrapper)
-        for name in BINARY:
-            _wrap(ns, name, _binary_wrapper)
-        for name, kind in REDUCE.items():
-            _wrap(ns, name, lambda orig, kind=kind: _reduce_wrapper(orig, kind))
-        _wrap(ns, "reduce_mean", lambda orig: _reduce_wrapper(orig, "mean"))
-        _wrap(ns, "concat", lambda orig: _list_wrapper(orig, ragged_ops.concat))
-        _wrap(ns, "stack", lambda orig: _list_wrapper(orig, ragged_ops.stack))
-        _wrap(ns, "gather", _gather_wrapper)
-        _wrap(ns, "cast", _cast_wrapper)
-    del array_ops, math_ops
+def install(root):
+    """Replaces each dispatching function (as ``root``, the ember package, names it) by its wrapper in every
+    loaded ember module that holds it, so ``tf.concat is array_ops.concat`` and the other aliases stay true."""
+    modules = [m for name, m in list(sys.modules.items())
+               if m is not None and (name == "ember" or name.startswith("ember.")) and not name.startswith(
+                   "ember.ragged")]
+    for name, make in _wrappers():
+        for orig in {id(f): f for f in (getattr(root, name, None), getattr(root.math, name, None))}.values():
+            if orig is None or hasattr(orig, "_ember_ragged_original"):
+                continue
+            wrapper = make(orig)
+            for module in modules:
+                ns = vars(module)
+                for attr, value in list(ns.items()):
+                    if value is orig:
+                        ns[attr] = wrapper

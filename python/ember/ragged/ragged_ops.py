@@ -247,10 +247,9 @@ def reduce(kind, input_tensor, axis=None, keepdims=False):
     """reduce_sum/max/min/prod/all/any of a RaggedTensor: axis None reduces everything to a scalar."""
     rt = input_tensor
     rank = rt.shape.rank
-    if keepdims:
-        raise NotImplementedError("ember: keepdims=True for a RaggedTensor reduction is not supported yet")
     if axis is None:
-        return _dense_reduce(_op("Reshape")(rt.flat_values, [-1]), 0, kind)
+        out = _dense_reduce(_op("Reshape")(rt.flat_values, [-1]), 0, kind)
+        return _op("Reshape")(out, [1] * rank) if keepdims else out
     axes = [int(a) for a in (axis if isinstance(axis, (list, tuple)) else [axis])]
     axes = sorted({a + rank if a < 0 else a for a in axes}, reverse=True)
     for a in axes:
@@ -262,6 +261,12 @@ def reduce(kind, input_tensor, axis=None, keepdims=False):
             result = _reduce_axis(result, a, kind)
         else:
             result = _dense_reduce(result, a, kind)
+    if keepdims:
+        if isinstance(result, RaggedTensor):
+            raise NotImplementedError("ember: keepdims=True for a RaggedTensor reduction whose result is ragged is "
+                                      "not supported yet")
+        for a in sorted(axes):  # the reduced axes back as size 1, lowest first
+            result = _op("ExpandDims")(result, a)
     return result
 
 

@@ -33,7 +33,7 @@ class SparseTensor:
     SparseTensor(indices=[[0, 0], [1, 2]], values=[1., 2.], dense_shape=[3, 4]) is a 3x4 matrix with two
     non-zero elements."""
 
-    __slots__ = ("_indices", "_values", "_dense_shape", "__weakref__")
+    __slots__ = ("_indices", "_values", "_dense_shape", "_static_shape", "__weakref__")
     _ember_composite = True
 
     def __init__(self, indices, values, dense_shape):
@@ -58,6 +58,7 @@ class SparseTensor:
         self._indices = indices
         self._values = values
         self._dense_shape = dense_shape
+        self._static_shape = None
 
     @classmethod
     def from_value(cls, value):
@@ -84,6 +85,8 @@ class SparseTensor:
         """The static dense shape: known where dense_shape is a value (eagerly), else its rank."""
         if not self._dense_shape._is_symbolic:
             return TensorShape(self._dense_shape.numpy().tolist())
+        if self._static_shape is not None:  # rebuilt in a trace from its spec, which knew it
+            return self._static_shape
         rank = self._dense_shape.shape[0]
         return TensorShape(None if rank is None else [None] * rank)
 
@@ -166,6 +169,7 @@ class SparseTensorSpec:
         indices, values, dense_shape = components
         sp = SparseTensor.__new__(SparseTensor)
         sp._indices, sp._values, sp._dense_shape = indices, values, dense_shape
+        sp._static_shape = self._shape
         return sp
 
     def is_compatible_with(self, other):

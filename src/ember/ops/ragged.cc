@@ -105,6 +105,30 @@ Status value_offsets(const std::string& op, std::span<TensorImpl* const> splits,
   return Status::OK();
 }
 
+// Copies value slots between `values` (slot j) and `dense` (slot offsets[j]): to the dense places when
+// `scatter`, else back from them (0 for a value cut off). One memcpy per run of values whose places follow
+// each other (a row's values are contiguous in both).
+void copy_runs(const std::vector<int64_t>& offsets, size_t slot_bytes, bool scatter, const char* from,
+               char* to) {
+  const size_t n = offsets.size();
+  for (size_t j = 0; j < n;) {
+    if (offsets[j] < 0) {
+      if (!scatter) std::memset(to + j * slot_bytes, 0, slot_bytes);
+      ++j;
+      continue;
+    }
+    size_t end = j + 1;
+    while (end < n && offsets[end] == offsets[end - 1] + 1) ++end;
+    const size_t bytes = (end - j) * slot_bytes;
+    if (scatter) {
+      std::memcpy(to + offsets[j] * slot_bytes, from + j * slot_bytes, bytes);
+    } else {
+      std::memcpy(to + j * slot_bytes, from + offsets[j] * slot_bytes, bytes);
+    }
+    j = end;
+  }
+}
+
 Status to_tensor_kernel(KernelContext& ctx) {
   const std::string& op = ctx.op->name;
   const TensorImpl &values = ctx.input(1), &def = ctx.input(2);
@@ -138,6 +162,8 @@ Status to_tensor_kernel(KernelContext& ctx) {
                                 " differs from the values' inner dimension ", dims[d]);
     } else if (given[d] >= 0) {
       dims[d] = given[d];
+    } else if (given[d] != -1) {
+      return invalid_argument(op, ": shape[", d, "] = ", given[d], " must be -1 (the longest) or >= 0");
     }
   }
   EMBER_RETURN_IF_ERROR(allocate_output(ctx, 0, values.dtype(), Shape(dims)));
@@ -175,10 +201,16 @@ Status to_tensor_kernel(KernelContext& ctx) {
   char* o = static_cast<char*>(out.mutable_raw_data());
   const int64_t slots = inner > 0 ? out.num_elements() / inner : 0;
   const size_t slot_bytes = slot.size();
-  for (int64_t s = 0; s < slots; ++s) std::memcpy(o + s * slot_bytes, slot.data(), slot_bytes);
-  const char* v = static_cast<const char*>(values.raw_data());
-  for (size_t j = 0; j < offsets.size(); ++j)
-    if (offsets[j] >= 0) std::memcpy(o + offsets[j] * slot_bytes, v + j * slot_bytes, slot_bytes);
+  // The default into the first slot, then the filled prefix doubled: a few large copies, not one per slot.
+  if (slots > 0) {
+    std::memcpy(o, slot.data(), slot_bytes);
+    for (int64_t filled = 1; filled < slots;) {
+      const int64_t n = std::min(filled, slots - filled);
+      std::memcpy(o + filled * slot_bytes, o, static_cast<size_t>(n) * slot_bytes);
+      filled += n;
+    }
+  }
+  copy_runs(offsets, slot_bytes, /*scatter=*/true, static_cast<const char*>(values.raw_data()), o);
   return Status::OK();
 }
 
@@ -203,15 +235,8 @@ Status to_tensor_grad_kernel(KernelContext& ctx) {
   EMBER_RETURN_IF_ERROR(
       value_offsets(op, ctx.inputs.subspan(2), values.shape().dim(0), dy.shape().dim_vector(), &offsets));
   const size_t slot_bytes = static_cast<size_t>(inner) * dtype_size(dy.dtype());
-  char* o = static_cast<char*>(out.mutable_raw_data());
-  const char* g = static_cast<const char*>(dy.raw_data());
-  for (size_t j = 0; j < offsets.size(); ++j) {
-    if (offsets[j] >= 0) {
-      std::memcpy(o + j * slot_bytes, g + offsets[j] * slot_bytes, slot_bytes);
-    } else {
-      std::memset(o + j * slot_bytes, 0, slot_bytes);
-    }
-  }
+  copy_runs(offsets, slot_bytes, /*scatter=*/false, static_cast<const char*>(dy.raw_data()),
+            static_cast<char*>(out.mutable_raw_data()));
   return Status::OK();
 }
 

@@ -42,6 +42,9 @@ Status sparse_matmul_shape(InferContext& ctx) {
   if (const TensorImpl* s = ctx.constant(2); s != nullptr && s->num_elements() == 2) {
     rows = kernels::load_index(s->raw_data(), s->dtype(), adjoint_a ? 1 : 0);
     inner = kernels::load_index(s->raw_data(), s->dtype(), adjoint_a ? 0 : 1);
+    if (rows < 0 || inner < 0)
+      return invalid_argument("SparseTensorDenseMatMul: a_shape must not be negative, got [",
+                              adjoint_a ? inner : rows, ", ", adjoint_a ? rows : inner, "]");
   }
   const int64_t b_inner = b.rank_known() ? b.dim(adjoint_b ? 1 : 0) : kUnknownDim;
   const int64_t cols = b.rank_known() ? b.dim(adjoint_b ? 0 : 1) : kUnknownDim;
@@ -67,6 +70,7 @@ Status sparse_matmul_kernel(KernelContext& ctx) {
                             a_shape.shape().to_string(), " and ", b.shape().to_string());
   const int64_t m = kernels::load_index(a_shape.raw_data(), a_shape.dtype(), adjoint_a ? 1 : 0);
   const int64_t k = kernels::load_index(a_shape.raw_data(), a_shape.dtype(), adjoint_a ? 0 : 1);
+  if (m < 0 || k < 0) return invalid_argument(op, ": a_shape must not be negative, got ", m, "x", k);
   const int64_t bk = b.shape().dim(adjoint_b ? 1 : 0), n = b.shape().dim(adjoint_b ? 0 : 1);
   if (k != bk)
     return invalid_argument(op, ": Cannot multiply A and B because inner dimension does not match: ", k,
@@ -216,10 +220,8 @@ void sparse_to_dense_grad(GradContext& c) {
   const GradTensor dy = c.grad(), indices = c.input(0), values = c.input(2);
   GradTensor at = emit1("GatherNd", {dy, indices.rank() == 2 ? indices : reshape(indices, {-1, 1})});
   const GradTensor at_total = sum(at, {0}, false);
-  std::vector<int64_t> all(static_cast<size_t>(dy.rank()));
-  for (size_t d = 0; d < all.size(); ++d) all[d] = static_cast<int64_t>(d);
   c.set(2, values.rank() == 0 ? at_total : at);
-  c.set(3, sum(dy, all, false) - at_total);
+  c.set(3, sum(reshape(dy, {-1}), {0}, false) - at_total);  // dy's rank may be unknown while tracing
 }
 
 }  // namespace
