@@ -83,6 +83,12 @@ S = [["a", "bb"], ["ccc", "dddd"], ["", "f"]]
     lambda tf: tf.equal(tf.constant(S), "a"),
     lambda tf: tf.not_equal(tf.constant(S), tf.constant([["a", "x"]])),
     lambda tf: tf.constant(["a", "b"]) == tf.constant(["a", "c"]),
+    lambda tf: tf.constant(["a", "b"]) + "x",
+    lambda tf: tf.add("p", tf.constant([["a"], ["b"]])),
+    lambda tf: tf.constant(["a"]) + 1,
+    lambda tf: tf.zeros([2, 1], tf.string),
+    lambda tf: tf.zeros_like(tf.constant(S)),
+    lambda tf: tf.constant([tf.constant("a"), tf.constant("b")]),  # TensorFlow's ValueError
 ])
 def test_array_ops_on_strings_match_tensorflow(case):
     same(case)

@@ -110,6 +110,9 @@ Status string_compare_kernel(KernelContext& ctx) {
   return Status::OK();
 }
 
+// ZerosLike of strings: empty strings, which is what the output was allocated with.
+Status string_zeros_like_kernel(KernelContext&) { return Status::OK(); }
+
 // TensorFlow's Add (AddV2) of strings concatenates them, broadcasting as for numbers.
 Status string_add_kernel(KernelContext& ctx) {
   const TensorImpl& a = ctx.input(0);
@@ -153,6 +156,7 @@ void register_string_array_kernels(OpRegistry& r) {
                            "ReverseV2",   "Roll",         "RaggedTensorToTensor"})
     allow_strings(r, name, &string_by_index_kernel);
   allow_strings(r, "Add", &string_add_kernel);
+  allow_strings(r, "ZerosLike", &string_zeros_like_kernel);
   allow_strings(r, "Equal", &string_compare_kernel<true>);
   allow_strings(r, "NotEqual", &string_compare_kernel<false>);
 }
