@@ -93,8 +93,8 @@ nb::object from_buffer(nb::handle obj, int dtype_enum, std::vector<int64_t> dims
   return nb::steal(wrap_tensor(std::move(t).value()));
 }
 
-// A string tensor from a flat sequence of bytes objects (python/ember/framework/tensor.py encodes str as
-// UTF-8 first), in row-major order of `dims`.
+// A string tensor from a flat sequence of bytes or str (stored as UTF-8) objects, in row-major order of
+// `dims`.
 nb::object from_strings(nb::handle seq, std::vector<int64_t> dims) {
   auto shape = Shape::from_dims(dims);
   if (!shape.ok()) return nb::steal(raise_status(shape.status().with_prefix("constant: ")));
@@ -110,9 +110,19 @@ nb::object from_strings(nb::handle seq, std::vector<int64_t> dims) {
   std::string* out = t.value()->mutable_data<std::string>();
   PyObject** items = PySequence_Fast_ITEMS(fast);
   for (Py_ssize_t i = 0; i < n; ++i) {
-    char* data;
+    const char* data;
     Py_ssize_t size;
-    if (PyBytes_AsStringAndSize(items[i], &data, &size) < 0) throw nb::python_error();
+    if (PyBytes_Check(items[i])) {
+      data = PyBytes_AS_STRING(items[i]);
+      size = PyBytes_GET_SIZE(items[i]);
+    } else if (PyUnicode_Check(items[i])) {  // str is stored as UTF-8, as TensorFlow does
+      data = PyUnicode_AsUTF8AndSize(items[i], &size);
+      if (data == nullptr) throw nb::python_error();
+    } else {
+      throw nb::type_error(("ember: a string tensor's elements must be str or bytes, got " +
+                            std::string(Py_TYPE(items[i])->tp_name))
+                               .c_str());
+    }
     out[i].assign(data, static_cast<size_t>(size));
   }
   if (TraceContext* trace = TraceContext::current()) trace->note_local_constant(t.value().get());

@@ -178,20 +178,6 @@ def _string_array(values, shape):
     return array.reshape(shape)
 
 
-def _string_leaves(array):
-    """The elements of an array of strings as bytes (str is encoded as UTF-8, as TensorFlow does), or None
-    if an element is not a string."""
-    out = []
-    for v in array.reshape(-1):
-        if isinstance(v, bytes):
-            out.append(v)
-        elif isinstance(v, str):
-            out.append(v.encode("utf-8"))
-        else:
-            return None
-    return out
-
-
 class _ArrayView:
     """Exposes a tensor's buffer through __array_interface__ (for dtypes the buffer protocol cannot name);
     the resulting array keeps this object, and so the tensor, alive."""
@@ -242,8 +228,8 @@ def _infer_python_dtype(array):
         return dtypes.int32
     if kind in "US":
         return dtypes.string
-    if kind == "O" and _string_leaves(array) is not None:
-        return dtypes.string
+    if kind == "O" and array.size and isinstance(array.reshape(-1)[0], (str, bytes)):
+        return dtypes.string  # the other elements are checked by _C.from_strings
     if kind in "OUS":
         raise ValueError("Can't convert Python sequence with mixed or non-numeric types to Tensor.")
     raise ValueError(f"Can't convert a value of NumPy dtype {array.dtype} to a Tensor.")
@@ -269,11 +255,7 @@ def _to_numpy(value):
             array = np.array(value, dtype=object)
         except ValueError:
             raise ValueError("Can't convert non-rectangular Python sequence to Tensor.") from None
-        if any(isinstance(v, (list, tuple)) for v in array.reshape(-1)):
-            raise ValueError("Can't convert non-rectangular Python sequence to Tensor.")
-        if _string_leaves(array) is None:
-            raise ValueError("Can't convert Python sequence with mixed types to Tensor.")
-        return array, False
+        return array, False  # _C.from_strings checks every element (a list among them: not rectangular)
     if isinstance(value, (list, tuple)):
         try:
             array = np.array(value)
@@ -328,11 +310,17 @@ def _from_array_unchecked(array, dtype):
 
 
 def _from_string_array(array, dtype):
-    leaves = _string_leaves(array) if array.dtype.kind in "OSU" else None
-    if dtype != dtypes.string or leaves is None:
+    if dtype != dtypes.string or array.dtype.kind not in "OSU":
         shown = array[()] if array.ndim == 0 else array
         raise TypeError(f"Cannot convert {shown!r} to EagerTensor of dtype {dtype.name}")
-    return _C.from_strings(leaves, list(array.shape))
+    try:
+        return _C.from_strings(array.reshape(-1), list(array.shape))
+    except TypeError:
+        if array.dtype.kind != "O":
+            raise
+        if any(isinstance(v, (list, tuple)) for v in array.reshape(-1)):
+            raise ValueError("Can't convert non-rectangular Python sequence to Tensor.") from None
+        raise ValueError("Can't convert Python sequence with mixed types to Tensor.") from None
 
 
 def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):

@@ -107,16 +107,24 @@ Status string_join_shape(InferContext& ctx) {
 Status string_join_kernel(KernelContext& ctx) {
   const std::string& sep = ctx.attr_string(0);
   TensorImpl& out = ctx.output(0);
-  std::string* dst = strings_of(out);
   for (size_t k = 0; k < ctx.inputs.size(); ++k) {
     const TensorImpl& in = ctx.input(static_cast<int>(k));
     if (in.rank() != 0 && in.shape() != out.shape())
       return invalid_argument("StringJoin: input ", k, " has shape ", in.shape().to_string(), ", expected ",
                               out.shape().to_string(), " or a scalar");
-    const std::string* src = strings_of(in);
-    for (int64_t i = 0; i < out.num_elements(); ++i) {
+  }
+  auto piece = [&](size_t k, int64_t i) -> const std::string& {
+    const TensorImpl& in = ctx.input(static_cast<int>(k));
+    return strings_of(in)[in.rank() == 0 ? 0 : i];
+  };
+  std::string* dst = strings_of(out);
+  for (int64_t i = 0; i < out.num_elements(); ++i) {
+    size_t size = ctx.inputs.empty() ? 0 : sep.size() * (ctx.inputs.size() - 1);
+    for (size_t k = 0; k < ctx.inputs.size(); ++k) size += piece(k, i).size();
+    dst[i].reserve(size);  // one allocation per result
+    for (size_t k = 0; k < ctx.inputs.size(); ++k) {
       if (k > 0) dst[i] += sep;
-      dst[i] += src[in.rank() == 0 ? 0 : i];
+      dst[i] += piece(k, i);
     }
   }
   return Status::OK();
