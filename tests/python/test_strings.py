@@ -351,3 +351,19 @@ def test_tensorflow_saved_model_of_string_ops_runs_in_ember(tmp_path):
 def test_function_returning_a_python_string_returns_a_string_tensor():
     same(lambda tf: tf.function(lambda: "a")())
     same(lambda tf: tf.function(lambda x: (x, "tag"))(tf.constant(1)))
+
+
+def test_print_of_string_tensors_as_tensorflow(capfd):
+    ember.print("x:", ember.constant("a"), ember.constant(["b", "c"]))
+    assert capfd.readouterr().err == 'x: "a" ["b" "c"]\n'
+
+
+def test_datasets_of_strings_slice_map_batch_and_shuffle_as_tensorflow():
+    words = ["a", "bb", "ccc " * 20, "", "é"]
+    for build in [lambda tf: tf.data.Dataset.from_tensor_slices(words).batch(2),
+                  lambda tf: tf.data.Dataset.from_tensor_slices(words).map(tf.strings.upper).batch(3, True),
+                  lambda tf: tf.data.Dataset.from_tensor_slices((words, list(range(5)))).shuffle(5, seed=1).batch(5),
+                  lambda tf: tf.data.Dataset.from_tensor_slices([words, words]).unbatch()]:
+        ours = [str(e) for e in build(ember).as_numpy_iterator()]
+        theirs = [str(e) for e in build(tensorflow).as_numpy_iterator()]
+        assert ours == theirs

@@ -140,9 +140,10 @@ void allow_strings(OpRegistry& r, const char* name, KernelFn kernel) {
 }  // namespace
 
 void register_string_array_kernels(OpRegistry& r) {
-  // Ops that read only shapes or return views of their input: their kernels handle any element type.
+  // Ops that read only shapes, return views of their input or (PrintV2) format through format_tensor: their
+  // kernels handle any element type.
   for (const char* name : {"Placeholder", "Const", "PartitionedCall", "Shape", "ShapeN", "Size", "Rank",
-                           "ReadVariableOp", "AssignVariableOp"}) {
+                           "ReadVariableOp", "AssignVariableOp", "PrintV2"}) {
     OpDef* op = r.find_mutable(name);
     allow_strings(r, name, op ? op->kernels[static_cast<int>(DType::kFloat32)] : nullptr);
   }
