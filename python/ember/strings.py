@@ -5,6 +5,8 @@ Python adds on top (axis handling, the RaggedTensor results of split and unicode
 forms) is done here. Design: docs/strings.md.
 """
 
+import operator
+
 import numpy as np
 
 from ember import _C, dtypes
@@ -32,6 +34,16 @@ _StringSplitV2 = _C.op("StringSplitV2")
 _StringToHashBucketFast = _C.op("StringToHashBucketFast")
 _UnicodeDecode = _C.op("UnicodeDecode")
 _Reshape = _C.op("Reshape")
+
+
+def _int(value, what):
+    """An integer argument (Python or NumPy int, or an int scalar tensor); TypeError otherwise."""
+    if isinstance(value, Tensor) and not value._is_symbolic and value.dtype.is_integer and value.ndim == 0:
+        return int(value)
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"tf.strings: {what} must be an integer, got {value!r}") from None
 
 
 def _strings(x):
@@ -72,9 +84,8 @@ def format(template, inputs, placeholder="{}", summarize=3, name=None):  # noqa:
         tensors = [x if isinstance(x, Tensor) else convert_to_tensor(x) for x in inputs]
     else:
         tensors = [inputs if isinstance(inputs, Tensor) else convert_to_tensor(inputs)]
-    if summarize is None or summarize < 0:
-        summarize = -1
-    return _StringFormat(tensors, template, placeholder, int(summarize))
+    summarize = -1 if summarize is None else _int(summarize, "summarize")
+    return _StringFormat(tensors, template, placeholder, max(summarize, -1))
 
 
 def to_number(input, out_type=dtypes.float32, name=None):  # noqa: A002
@@ -86,7 +97,7 @@ def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, f
     """Formats each element as a string: floats as ``%f`` unless ``precision``/``scientific``/``shortest``
     say otherwise, integers as ``%d``, bools as ``true``/``false``; ``width`` and ``fill`` pad."""
     x = input if isinstance(input, Tensor) else convert_to_tensor(input)
-    return _AsString(x, int(precision), bool(scientific), bool(shortest), int(width), fill)
+    return _AsString(x, _int(precision, "precision"), bool(scientific), bool(shortest), _int(width, "width"), fill)
 
 
 def _static_string(value):
@@ -136,7 +147,7 @@ def strip(input, name=None):  # noqa: A002
 
 def to_hash_bucket_fast(input, num_buckets, name=None):  # noqa: A002
     """FarmHash Fingerprint64 of each string modulo ``num_buckets``: TensorFlow's buckets."""
-    return _StringToHashBucketFast(_strings(input), int(num_buckets))
+    return _StringToHashBucketFast(_strings(input), _int(num_buckets, "num_buckets"))
 
 
 def _ragged_from_row_splits(values, row_splits):
@@ -181,11 +192,11 @@ def split(input, sep=None, maxsplit=-1, name=None):  # noqa: A002
     x = _strings(input)
     sep_t = _strings("" if sep is None else sep)
     if x.ndim == 0:
-        _, values, _ = _StringSplitV2(_Reshape(x, [1]), sep_t, int(maxsplit))
+        _, values, _ = _StringSplitV2(_Reshape(x, [1]), sep_t, _int(maxsplit, "maxsplit"))
         return values
     if x.ndim != 1:
         raise ValueError(f"tf.strings.split: ember splits scalars and vectors; got rank {x.ndim}")
-    indices, values, shape = _StringSplitV2(x, sep_t, int(maxsplit))
+    indices, values, shape = _StringSplitV2(x, sep_t, _int(maxsplit, "maxsplit"))
     return _ragged_from_row_splits(values, _row_splits_from_indices(indices, _C.op("Size")(x, dtypes.int32)))
 
 
@@ -193,7 +204,7 @@ def unicode_decode(input, input_encoding, errors="replace", replacement_char=655
                    replace_control_characters=False, name=None):
     """The code points of each string (int32): a scalar gives a vector, a vector a RaggedTensor."""
     x = _strings(input)
-    splits, chars = _UnicodeDecode(x, input_encoding, errors, int(replacement_char),
+    splits, chars = _UnicodeDecode(x, input_encoding, errors, _int(replacement_char, "replacement_char"),
                                    bool(replace_control_characters), dtypes.int64)
     if x.ndim == 0:
         return chars

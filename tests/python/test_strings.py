@@ -367,3 +367,21 @@ def test_datasets_of_strings_slice_map_batch_and_shuffle_as_tensorflow():
         ours = [str(e) for e in build(ember).as_numpy_iterator()]
         theirs = [str(e) for e in build(tensorflow).as_numpy_iterator()]
         assert ours == theirs
+
+
+def test_integer_arguments_that_are_not_integers_are_type_errors():
+    # found by the API fuzzer: int(inf) raised OverflowError
+    for call in [lambda: ember.strings.to_hash_bucket_fast(["a"], float("inf")),
+                 lambda: ember.strings.as_string([1.0], width=float("inf")),
+                 lambda: ember.strings.format("{}", [1], summarize=float("inf")),
+                 lambda: ember.strings.split(["a"], maxsplit=1.5)]:
+        with pytest.raises(TypeError, match="must be an integer"):
+            call()
+    assert ember.strings.to_hash_bucket_fast(["a"], np.int64(10)).numpy().tolist() == \
+        tensorflow.strings.to_hash_bucket_fast(["a"], 10).numpy().tolist()
+
+
+def test_failed_check_prints_string_tensor_data():
+    # found by the API fuzzer: a string tensor as `data` printed through NumPy failed on its bytes elements
+    with pytest.raises(ember.errors.InvalidArgumentError, match="x,y"):
+        ember.debugging.assert_equal(1, 2, data=ember.constant(["", "x,y"]))
