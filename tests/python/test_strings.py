@@ -385,3 +385,14 @@ def test_failed_check_prints_string_tensor_data():
     # found by the API fuzzer: a string tensor as `data` printed through NumPy failed on its bytes elements
     with pytest.raises(ember.errors.InvalidArgumentError, match="x,y"):
         ember.debugging.assert_equal(1, 2, data=ember.constant(["", "x,y"]))
+
+
+def test_dataset_sources_of_python_strings_as_tensorflow():
+    def gen():
+        yield "x"
+        yield "yz"
+
+    for build in [lambda tf: tf.data.Dataset.from_tensors("a"),
+                  lambda tf: tf.data.Dataset.from_tensor_slices(np.array(["a", "bc"])),
+                  lambda tf: tf.data.Dataset.from_generator(gen, output_signature=tf.TensorSpec([], tf.string))]:
+        assert list(build(ember).as_numpy_iterator()) == list(build(tensorflow).as_numpy_iterator())
