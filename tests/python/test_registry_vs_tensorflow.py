@@ -49,8 +49,8 @@ EXCLUDED = {
        for name in ("TensorListReserve", "EmptyTensorList", "TensorListFromTensor", "TensorListGetItem",
                     "TensorListSetItem", "TensorListPushBack", "TensorListPopBack", "TensorListStack",
                     "TensorListLength", "TensorListElementShape")},
-    "Assert": "its data's text sits in a template attribute (GraphDef export writes TensorFlow's layout), TensorFlow's data "
-              "is a list of tensors; compared with tf.debugging.Assert in test_debugging.py",
+    "Assert": "its data's text sits in a template attribute (GraphDef export writes TensorFlow's layout), "
+              "TensorFlow's data is a list of tensors; compared with tf.debugging.Assert in test_debugging.py",
     **{name: "iterates a dataset of the ember.data package, named by number; TensorFlow's iterator ops take "
              "variant and resource tensors (datasets compared with tf.data in test_data*.py)"
        for name in ("DatasetIteratorCreate", "DatasetIteratorNext", "DatasetIteratorDelete")},
