@@ -35,7 +35,7 @@ def _load_extension():
 _load_extension()
 from ember import _C, dtypes, errors  # noqa: E402 - after the OpenMP setting above
 from ember.dtypes import (DType, as_dtype, bfloat16, bool, double, float16, float32, float64, half, int8,
-                          int16, int32, int64, uint8)
+                          int16, int32, int64, string, uint8)
 from ember.framework.tensor import Tensor, constant, convert_to_tensor, is_tensor
 from ember.framework.tensor_shape import TensorShape
 from ember.ops.array_ops import (boolean_mask, broadcast_to, clip_by_value, concat, expand_dims, eye, fill, gather,
@@ -56,6 +56,7 @@ from ember.ops.sort_ops import argsort, sort
 from ember.ops.special_math_ops import clip_by_global_norm, clip_by_norm, einsum
 from ember.ops.math_ops import acos, acosh, asin, asinh, atan, atan2, atanh, cumprod, cumsum  # noqa: F401
 from ember import compat, config, contrib, experimental, image, initializers, linalg, math, nn, random
+from ember import strings
 from ember.compat.v1 import control_dependencies
 from ember.initializers import constant_initializer, ones_initializer, zeros_initializer
 from ember.device_scope import device
@@ -83,6 +84,12 @@ from ember import profiler
 from ember import summary
 from ember import autograph
 from ember import distribute
+from ember import ragged, sparse
+from ember.ragged import RaggedTensor, RaggedTensorSpec
+from ember.sparse import SparseTensor, SparseTensorSpec
+from ember.ragged import ragged_dispatch as _ragged_dispatch
+
+_ragged_dispatch.install(__import__("sys").modules[__name__])
 from ember.util import dispatch as _dispatch
 
 _dispatch.install()  # after every namespace is filled: op functions dispatch Keras symbolic tensors

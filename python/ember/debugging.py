@@ -82,7 +82,7 @@ def _check(condition, message, data, summarize, static_ok=None):
     if known is not None:
         if not bool(known):
             text = "\n".join(str(d) if not isinstance(d, Tensor) else
-                             np.array2string(d.numpy(), threshold=summarize or 3) for d in data)
+                             np.array2string(np.asarray(d.numpy()), threshold=summarize or 3) for d in data)
             raise errors.InvalidArgumentError(None, None, (f"{message}\n" if message else "") + text)
         return None
     return Assert(condition, ([message] if message else []) + list(data), summarize=summarize)

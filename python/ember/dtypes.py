@@ -24,8 +24,11 @@ class DType:
         self._row = row  # a row of _C.dtype_table(): the C++ enum number and the type's properties
         self._enum = row["enum"]
         self._name = row["name"]
-        self._np = _BFLOAT16_NP if self._name == "bfloat16" else np.dtype(self._name)
-        self._size = row["size"]
+        if self._name == "string":  # elements are bytes: NumPy holds them in object arrays, as TensorFlow
+            self._np = np.dtype(object)
+        else:
+            self._np = _BFLOAT16_NP if self._name == "bfloat16" else np.dtype(self._name)
+        self._size = 0 if self._name == "string" else row["size"]  # TensorFlow's tf.string.size
 
     @property
     def name(self):
@@ -35,6 +38,8 @@ class DType:
     def as_numpy_dtype(self):
         if self._np is None:
             raise TypeError(f"{self._name} has no NumPy dtype: install ml_dtypes")
+        if self._name == "string":
+            return object  # TensorFlow's tf.string.as_numpy_dtype
         return self._np.type
 
     @property
@@ -88,7 +93,7 @@ class DType:
 
     @property
     def min(self):
-        if self.is_bool:
+        if self.is_bool or self._name == "string":
             raise TypeError(f"Cannot find minimum value of {self}.")
         if self.is_floating:
             return float(_finfo(self).min)
@@ -96,7 +101,7 @@ class DType:
 
     @property
     def max(self):
-        if self.is_bool:
+        if self.is_bool or self._name == "string":
             raise TypeError(f"Cannot find maximum value of {self}.")
         if self.is_floating:
             return float(_finfo(self).max)
@@ -148,6 +153,7 @@ int32 = _BY_NAME["int32"]
 int64 = _BY_NAME["int64"]
 uint8 = _BY_NAME["uint8"]
 bool = _BY_NAME["bool"]  # noqa: A001 - TensorFlow's name
+string = _BY_NAME["string"]
 half = float16
 double = float64
 _FROM_TF_DATATYPE = {d.as_datatype_enum: d for d in ALL}
@@ -180,4 +186,6 @@ def as_dtype(value):
         raise TypeError(f"Cannot convert value {value!r} to a TensorFlow DType.") from None
     if np_dtype in _BY_NP:
         return _BY_NP[np_dtype]
+    if np_dtype.kind in "SU":  # np.bytes_, np.str_ and fixed-width arrays of them: TensorFlow's string
+        return string
     raise TypeError(f"Cannot convert value {value!r} to a TensorFlow DType: ember has no {np_dtype} type.")

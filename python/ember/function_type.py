@@ -22,8 +22,10 @@ class _Type:
 
 def type_text(value):
     """TensorFlow's spelling of an argument's or output's type."""
-    if isinstance(value, TensorSpec):
+    if isinstance(value, TensorSpec) or hasattr(value, "_component_specs"):  # composite specs too
         return repr(value)
+    if getattr(value, "_ember_composite", False):  # a RaggedTensor/SparseTensor result: its spec
+        return repr(value._type_spec)
     if hasattr(value, "dtype") and hasattr(value, "shape") and not isinstance(value, type):
         return repr(TensorSpec(value.shape, value.dtype, None))  # a tensor or variable
     if isinstance(value, dict):

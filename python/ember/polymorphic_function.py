@@ -203,8 +203,9 @@ def _leaf_names(sig_names, args):
 
 
 def _as_spec(item):
-    """A TensorSpec from a TensorSpec, or the seeds' ``(dtype, shape)`` pair."""
-    if isinstance(item, TensorSpec):
+    """A TensorSpec from a TensorSpec, or the seeds' ``(dtype, shape)`` pair; a composite tensor's spec
+    (RaggedTensorSpec, SparseTensorSpec) as it is."""
+    if isinstance(item, TensorSpec) or _is_composite_spec(item):
         return item
     if isinstance(item, tuple) and len(item) == 2 and not isinstance(item[0], (list, tuple)):
         dtype, shape = item
@@ -369,6 +370,8 @@ class Function(_C.FunctionBase):
         values, names = self._bind(args, kwargs)
         if self._input_signature is not None:
             values = self._apply_signature(values, names)
+        else:
+            values = _decompose_composites(values)
         tensors, variables = [], []
         key = (_spec_key(values, tensors, variables), _C.in_trace(), current_device())
         concrete = self._cache.get(key)
@@ -438,6 +441,8 @@ class Function(_C.FunctionBase):
                 raise TypeError(f"{self._name}(): argument {name}: expected a sequence of {len(spec)} "
                                 f"element(s) (input_signature {spec}), got {value!r}")
             return type(value)(self._match_spec(v, s, f"{name}[{i}]") for i, (v, s) in enumerate(zip(value, spec)))
+        if _is_composite_spec(spec):
+            return self._match_composite(value, spec, name)
         if isinstance(value, _PlaceholderMarker):
             value = value.spec
         if isinstance(value, TensorSpec):
@@ -456,6 +461,20 @@ class Function(_C.FunctionBase):
             raise TypeError(f"{self._name}(): argument {name}: shape {t.shape} is not compatible "
                             f"with input_signature {spec}")
         return _SignatureArg(t, spec)
+
+    def _match_composite(self, value, spec, name):
+        """A RaggedTensor/SparseTensor argument (or a holder of placeholder markers from
+        get_concrete_function) matched to its spec: its components traced with the spec's component specs,
+        so the trace key holds ragged_rank and dtypes, not the row lengths."""
+        if isinstance(value, _CompositeHolder):
+            if value._spec != spec and not spec.is_compatible_with(value._spec):
+                raise TypeError(f"{self._name}(): argument {name}: {value._spec} does not match {spec}")
+            return _holder_class(spec)([_PlaceholderMarker(s) for s in spec._component_specs()])
+        if not getattr(value, "_ember_composite", False) or not spec.is_compatible_with(value):
+            raise TypeError(f"{self._name}(): argument {name}: expected a value matching {spec} "
+                            f"(input_signature), got {value!r}")
+        return _holder_class(spec)([_SignatureArg(t, s) for t, s in zip(value._to_components(),
+                                                                        spec._component_specs())])
 
     def _most_specific_fit(self, key):
         """The key of the cached trace whose specs accept ``key``'s arguments, the most specific first."""
@@ -593,6 +612,8 @@ class _SignatureArg:
 def _spec_to_placeholder_marker(value):
     if isinstance(value, TensorSpec):
         return _PlaceholderMarker(value)
+    if _is_composite_spec(value):
+        return _holder_class(value)([_PlaceholderMarker(s) for s in value._component_specs()])
     if isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], dtypes.DType):
         return _PlaceholderMarker(_as_spec(value))
     if isinstance(value, (list, tuple, dict)):  # specs nested in lists, tuples and dicts (TensorFlow's)
@@ -709,7 +730,7 @@ def trace_function(python_function, name, values, names, key, auto_control_deps=
     kwargs = {n: v for n, v, k in zip(names, traced_values, kinds) if k in _KEYWORD_KINDS}
     trace.enter()
     try:
-        output = python_function(*args, **kwargs)
+        output = _composite_outputs(python_function(*args, **kwargs))
         # A returned variable comes back as its value (002), read inside the graph, after its updates;
         # Python numbers and arrays become constants of the graph, as TensorFlow returns them (None stays).
         flat_out = [_graph_output(v, name) for v in nest.flatten(output)]
@@ -775,16 +796,16 @@ def _kinds(names, signature):
 
 
 def _graph_output(value, function_name):
-    # A string stays a Python value until ember has string tensors (TensorFlow returns a tf.string scalar).
-    if value is None or isinstance(value, (Tensor, str, bytes)):
+    # A returned Python string becomes a tf.string constant, as TensorFlow's.
+    if value is None or isinstance(value, Tensor):
         return value
     if getattr(value, "_ember_variable", False):
         return value.read_value()
     try:
         return convert_to_tensor(value)
     except (TypeError, ValueError) as e:
-        raise TypeError(f"ember.function '{function_name}' must return tensors, Python numbers, NumPy arrays "
-                        f"or None (in nested lists, tuples and dicts), got a value of type "
+        raise TypeError(f"ember.function '{function_name}' must return tensors, Python numbers or strings, "
+                        f"NumPy arrays or None (in nested lists, tuples and dicts), got a value of type "
                         f"{type(value).__name__}: {e}") from None
 
 
@@ -797,6 +818,79 @@ def _all_leaves(key):
 def _sanitize(name):
     out = "".join(c if c.isalnum() or c == "_" else "_" for c in name).strip("_")
     return out or "arg"
+
+
+# ---- composite tensors (RaggedTensor, SparseTensor) as arguments and results
+# Note [Composite arguments]: a composite value enters a trace as its component tensors (a RaggedTensor's flat
+# values and row splits, a SparseTensor's indices, values and dense shape), held in a tuple subclass made for
+# its spec. The structure key then holds the holder class (one per spec: dtype, ragged_rank, static shape with
+# None for ragged dimensions) and the components keyed by the spec's component specs (their lengths
+# unknown), so new row lengths reuse the trace, as in TensorFlow. Packing the holder with tensors (nest's
+# pack_sequence_as calls type(holder)(items)) rebuilds the composite value, which gives the Python function
+# its RaggedTensor of placeholders and the caller its RaggedTensor of results with no change to nest or the
+# C++ call path; packing it with TensorSpecs gives the spec (for printed signatures).
+
+
+def _is_composite_spec(value):
+    return hasattr(value, "_component_specs") and hasattr(value, "_from_components")
+
+
+class _CompositeHolder(tuple):
+    __slots__ = ()
+    _spec = None
+
+    def __new__(cls, items):
+        items = list(items)
+        if items and all(isinstance(i, Tensor) for i in items):
+            return cls._spec._from_components(items)
+        if items and all(isinstance(i, TensorSpec) for i in items):
+            return cls._spec
+        return tuple.__new__(cls, items)
+
+
+_HOLDER_CLASSES = {}
+
+
+def _holder_class(spec):
+    cls = _HOLDER_CLASSES.get(spec)
+    if cls is None:
+        cls = type(f"Composite[{spec!r}]", (_CompositeHolder,), {"__slots__": (), "_spec": spec})
+        _HOLDER_CLASSES[spec] = cls
+    return cls
+
+
+def _decompose_composites(value):
+    """The call's arguments with each composite value replaced by its holder of signature-matched
+    components (keyed by the value's spec)."""
+    if getattr(value, "_ember_composite", False):
+        spec = value._type_spec
+        return _holder_class(spec)([_SignatureArg(t, s) for t, s in zip(value._to_components(),
+                                                                        spec._component_specs())])
+    if isinstance(value, dict):
+        return type(value)((k, _decompose_composites(v)) for k, v in value.items()) if type(value) is not dict \
+            else {k: _decompose_composites(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)) and not isinstance(value, _CompositeHolder):
+        items = [_decompose_composites(v) for v in value]
+        if nest._is_namedtuple(value):
+            return type(value)(*items)
+        return type(value)(items)
+    return value
+
+
+def _composite_outputs(value):
+    """The function's results with each composite value replaced by its holder of component tensors."""
+    if getattr(value, "_ember_composite", False):
+        spec = value._type_spec
+        return tuple.__new__(_holder_class(spec), value._to_components())
+    if isinstance(value, dict):
+        return type(value)((k, _composite_outputs(v)) for k, v in value.items()) if type(value) is not dict \
+            else {k: _composite_outputs(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        items = [_composite_outputs(v) for v in value]
+        if nest._is_namedtuple(value):
+            return type(value)(*items)
+        return type(value)(items)
+    return value
 
 
 def function(func=None, input_signature=None, autograph=True, reduce_retracing=False, jit_compile=None,

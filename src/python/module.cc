@@ -78,6 +78,7 @@ nb::object from_buffer(nb::handle obj, int dtype_enum, std::vector<int64_t> dims
   auto shape = Shape::from_dims(dims);
   if (!shape.ok()) return nb::steal(raise_status(shape.status().with_prefix("constant: ")));
   DType d = static_cast<DType>(dtype_enum);
+  if (d == DType::kString) throw nb::type_error("ember: string tensors are made with from_strings");
   auto t = TensorImpl::allocate(d, *shape, current_device());
   if (!t.ok()) return nb::steal(raise_status(t.status()));
   Py_buffer view;
@@ -94,6 +95,57 @@ nb::object from_buffer(nb::handle obj, int dtype_enum, std::vector<int64_t> dims
   // ember.constant inside a traced function: embedded as a Const node, not captured.
   if (TraceContext* trace = TraceContext::current()) trace->note_local_constant(t.value().get());
   return nb::steal(wrap_tensor(std::move(t).value()));
+}
+
+// A string tensor from a flat sequence of bytes or str (stored as UTF-8) objects, in row-major order of
+// `dims`.
+nb::object from_strings(nb::handle seq, std::vector<int64_t> dims) {
+  auto shape = Shape::from_dims(dims);
+  if (!shape.ok()) return nb::steal(raise_status(shape.status().with_prefix("constant: ")));
+  PyObject* fast = PySequence_Fast(seq.ptr(), "ember: from_strings expects a sequence of bytes");
+  if (fast == nullptr) throw nb::python_error();
+  nb::object owner = nb::steal(fast);
+  const Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+  if (n != shape->num_elements())
+    throw nb::value_error(
+        ("ember: " + std::to_string(n) + " strings for shape " + shape->to_string()).c_str());
+  auto t = TensorImpl::allocate(DType::kString, *shape);
+  if (!t.ok()) return nb::steal(raise_status(t.status()));
+  std::string* out = t.value()->mutable_data<std::string>();
+  PyObject** items = PySequence_Fast_ITEMS(fast);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    const char* data;
+    Py_ssize_t size;
+    if (PyBytes_Check(items[i])) {
+      data = PyBytes_AS_STRING(items[i]);
+      size = PyBytes_GET_SIZE(items[i]);
+    } else if (PyUnicode_Check(items[i])) {  // str is stored as UTF-8, as TensorFlow does
+      data = PyUnicode_AsUTF8AndSize(items[i], &size);
+      if (data == nullptr) throw nb::python_error();
+    } else {
+      throw nb::type_error(("ember: a string tensor's elements must be str or bytes, got " +
+                            std::string(Py_TYPE(items[i])->tp_name))
+                               .c_str());
+    }
+    out[i].assign(data, static_cast<size_t>(size));
+  }
+  if (TraceContext* trace = TraceContext::current()) trace->note_local_constant(t.value().get());
+  return nb::steal(wrap_tensor(std::move(t).value()));
+}
+
+// The elements of a string tensor as a flat list of bytes objects (row-major).
+nb::list string_values(nb::handle tensor) {
+  if (!PyObject_TypeCheck(tensor.ptr(), &TensorBaseType)) throw nb::type_error("ember: expected a tensor");
+  const TensorImpl& t = *impl_of(tensor.ptr());
+  if (t.is_symbolic()) throw nb::type_error("a symbolic tensor (inside ember.function) has no value yet");
+  if (t.dtype() != DType::kString)
+    throw nb::type_error(
+        ("ember: string_values of a " + std::string(dtype_name(t.dtype())) + " tensor").c_str());
+  nb::list out;
+  const std::string* s = t.data<std::string>();
+  for (int64_t i = 0; i < t.num_elements(); ++i)
+    out.append(nb::steal(PyBytes_FromStringAndSize(s[i].data(), static_cast<Py_ssize_t>(s[i].size()))));
+  return out;
 }
 
 const char* batching_name(BatchingRule rule) {
@@ -222,6 +274,8 @@ NB_MODULE(_C, m) {
   m.def("dtype_table", &dtype_table);
   m.def("_register", &register_classes);
   m.def("from_buffer", &from_buffer);
+  m.def("from_strings", &from_strings);
+  m.def("string_values", &string_values);
   m.def("elementwise_isa", [] { return std::string(kernels::elementwise_isa()); });
   m.def("set_intra_op_threads", &set_intra_op_threads);
   m.def("intra_op_threads", &intra_op_threads);

@@ -47,6 +47,8 @@ nb::dlpack::dtype to_dlpack_dtype(DType d) {
       return make(dtype_code::UInt, 8);
     case DType::kBool:
       return make(dtype_code::Bool, 8);
+    default:
+      break;
   }
   return make(dtype_code::Float, 32);
 }
@@ -107,6 +109,8 @@ void release_imported(void* context) {
 nb::object dlpack_array(nb::handle tensor) {
   if (!is_tensor(tensor.ptr())) throw nb::type_error("to_dlpack: expected an ember tensor");
   TensorImpl* t = impl_of(tensor.ptr());
+  if (t->dtype() == DType::kString)
+    throw nb::type_error("to_dlpack: DLPack has no string dtype; string tensors cannot be exported");
   if (t->is_symbolic())
     throw nb::type_error(
         "to_dlpack: a symbolic tensor (inside ember.function) has no value yet; return it from the function "

@@ -119,6 +119,9 @@ PyObject* to_tensor(PyObject* value, int hint) {
   }
   // A dtype hint (the other operand's dtype) is adopted when the value converts to it; otherwise the
   // value keeps its own inferred dtype and the op reports the mismatch, as TensorFlow does.
+  // A number next to a string tensor keeps its own dtype (the op then reports the mismatch, as TensorFlow's
+  // `tf.constant(["a"]) + 1` does).
+  if (hint == static_cast<int>(DType::kString)) hint = -1;
   if (PyBool_Check(value)) {
     DType d =
         (hint >= 0 && static_cast<DType>(hint) != DType::kBool) ? static_cast<DType>(hint) : DType::kBool;
@@ -311,9 +314,15 @@ bool single_element(PyObject* a, const char* what) {
                  impl_of(a)->num_elements() > 1 ? " (use ember.reduce_any / ember.reduce_all)" : "");
     return false;
   }
+  // A string's truth is NumPy's (non-empty bytes); it has no number.
+  if (impl_of(a)->dtype() == DType::kString && std::string_view(what) != "The truth value") {
+    PyErr_Format(PyExc_TypeError, "%s of a string tensor is not defined; use tf.strings.to_number", what);
+    return false;
+  }
   return true;
 }
 double element_as_double(const TensorImpl& t) {
+  if (t.dtype() == DType::kString) return t.data<std::string>()->empty() ? 0.0 : 1.0;
   double v = 0;
   visit_dtype(t.dtype(), [&]<typename T>() { v = static_cast<double>(static_cast<float>(*t.data<T>())); });
   if (t.dtype() == DType::kFloat64) v = *t.data<double>();
@@ -432,6 +441,8 @@ const char* buffer_format(DType d) {
       return "B";
     case DType::kBool:
       return "?";
+    default:
+      break;
   }
   return "B";
 }
@@ -447,6 +458,11 @@ int getbuffer(PyObject* self, Py_buffer* view, int flags) {
         PyExc_TypeError,
         "a symbolic tensor (inside ember.function) has no value yet; return it from the function to "
         "get its value");
+    return -1;
+  }
+  if (t.dtype() == DType::kString) {
+    // Elements are std::string objects, not bytes NumPy could read; .numpy() builds an object array.
+    PyErr_SetString(PyExc_BufferError, "string tensors have no buffer-protocol format; use .numpy()");
     return -1;
   }
   if (t.dtype() == DType::kBFloat16) {

@@ -31,7 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REGISTRY_TEST = os.path.join(HERE, "..", "python", "test_op_registry.py")
 
 ALL_DTYPES = [tf.float16, tf.bfloat16, tf.float32, tf.float64, tf.int8, tf.int16, tf.int32, tf.int64,
-              tf.uint8, tf.bool]
+              tf.uint8, tf.bool, tf.string]
 BY_ENUM = {d._enum: d for d in ALL_DTYPES}
 # Graph-only (a Placeholder must be fed) or writing to the terminal on every call; a While whose inputs the
 # fuzzer mutates may loop for ever, as a valid program can (loops are fuzzed by test_program_fuzz.py, whose
@@ -46,6 +46,13 @@ EDGE_INTS = [-2**63, -2**63 + 1, -2**31 - 1, -2**31, -1000, -9, -3, -2, -1, 0, 1
              2**31, 2**40, 2**62, 2**63 - 1]
 EDGE_FLOATS = [0.0, -0.0, 1.0, -1.0, 0.5, 2.0, -3.5, 1e-30, 1e30, 65504.0, 1e300, -1e300, math.nan,
                math.inf, -math.inf, 5e-324]
+# String tensor elements: empty, patterns and formats the string ops parse, invalid and truncated UTF-8,
+# regex syntax, numbers at the edges, long strings (heap-allocated std::strings).
+STRING_VALUES = [b"", b" ", b"a", b"a b  c", b"\xc3\xa9", b"\xff\xfe", b"\xc3", b"\xf0\x9f\x98", b"(", b"a+",
+                 b"[", b"\\1", b"1.5", b"-7", b"2147483648", b"1e400", b"nan", b" 3 ", b"x" * 100, b"\x00",
+                 b",", b"{}", b"%s %d %n"]
+# When set (comma-separated op names), the fuzzer draws only those ops (e.g. the string ops).
+ONLY_OPS = [n for n in os.environ.get("EMBER_OP_FUZZ_OPS", "").split(",") if n]
 STRINGS = ["", "CONSTANT", "REFLECT", "SYMMETRIC", "NHWC", "NCHW", "stderr", "stdout", "bogus", "\x00",
            "x" * 300]
 
@@ -87,6 +94,10 @@ class Case:
         return dims
 
     def values(self, dtype, n):
+        if dtype == tf.string:
+            out = np.empty(n, dtype=object)
+            out[:] = [self.pick(STRING_VALUES) * int(self.pick([1, 1, 1, 2, 50])) for _ in range(n)]
+            return out
         if dtype == tf.bool:
             return self.rng.random(n) < 0.5
         if dtype.is_floating:
@@ -280,7 +291,7 @@ def main():
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     examples = load_examples()
-    op_names = sorted(n for n in _C.op_names() if n not in SKIPPED)
+    op_names = sorted(n for n in _C.op_names() if n not in SKIPPED and (not ONLY_OPS or n in ONLY_OPS))
     info = {n: _C.op_info(n) for n in op_names}
     tf.zeros([64, 64]) @ tf.zeros([64, 64])  # start the thread pools before measuring what is mapped
     resource.setrlimit(resource.RLIMIT_AS, (mapped_bytes() + MEMORY_HEADROOM_BYTES, resource.RLIM_INFINITY))

@@ -1,7 +1,7 @@
 """tf.data.TFRecordDataset over ember.io.tf_record's reader: the records of files TensorFlow wrote, in
 TensorFlow's order (one file after another, or interleaved with num_parallel_reads), compressed or not;
-corrupt files raise DataLossError; records (bytes: ember has no string tensors yet) pass through the
-transformations that only move elements, and the others say why they cannot take them."""
+corrupt files raise DataLossError; records are string scalar tensors that every transformation takes (map,
+filter, batch, reduce), as in TensorFlow."""
 
 import pytest
 import tensorflow as real_tf
@@ -63,11 +63,31 @@ def test_missing_file_is_not_found(tmp_path):
         list(tf.data.TFRecordDataset(str(tmp_path / "nope.tfrecord")))
 
 
-def test_transformations_needing_string_tensors_say_so(files):
-    ds = tf.data.TFRecordDataset(files)
-    for make in (lambda: ds.map(lambda r: r), lambda: ds.batch(2), lambda: ds.filter(lambda r: True),
-                 lambda: ds.reduce(0, lambda s, r: s)):
-        with pytest.raises(NotImplementedError, match="string tensors"):
-            make()
+@pytest.mark.parametrize("build", [
+    lambda t, f: t.data.TFRecordDataset(f).map(lambda r: t.strings.upper(r)),
+    lambda t, f: t.data.TFRecordDataset(f).map(lambda r: (r, t.strings.length(r))).batch(2),
+    lambda t, f: t.data.TFRecordDataset(f).batch(4, drop_remainder=True),
+    lambda t, f: t.data.TFRecordDataset(f).filter(lambda r: t.strings.regex_full_match(r, ".*rec0")),
+    lambda t, f: t.data.TFRecordDataset(f).map(lambda r: t.strings.split(r, "-")[1]),
+])
+def test_transformations_on_records_match_tensorflow(files, build):
+    ours = [str(e) for e in build(tf, files).as_numpy_iterator()]
+    theirs = [str(e) for e in build(real_tf, files).as_numpy_iterator()]
+    assert ours == theirs
+
+
+def test_reduce_joins_records_as_tensorflow(files):
+    for t in (tf, real_tf):
+        joined = t.data.TFRecordDataset(files).reduce(t.constant(""), lambda s, r: t.strings.join([s, r], "|"))
+        if t is tf:
+            ours = joined.numpy()
+        else:
+            theirs = joined.numpy()
+    assert ours == theirs
+
+
+def test_file_names_as_string_tensors(files):
+    got = list(tf.data.TFRecordDataset(tf.constant(files)).as_numpy_iterator())
+    assert got == list(real_tf.data.TFRecordDataset(files).as_numpy_iterator())
     with pytest.raises(TypeError, match="filenames"):
         tf.data.TFRecordDataset([1, 2])

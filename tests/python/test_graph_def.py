@@ -493,8 +493,9 @@ def test_typed_tensor_values_repeat_the_last():
                              tensor_shape=gdm.TensorShapeProto(dim=[gdm.TensorShapeProto.Dim(size=2)]))
     np.testing.assert_array_equal(gdm.make_ndarray(halves), np.array([1, 2], np.float16))
     assert gdm.make_ndarray(gdm.TensorProto(dtype=gdm.DT_INT64)).shape == ()
-    with pytest.raises(TypeError, match="DT_STRING"):
-        gdm.as_dtype(gdm.DT_STRING)
+    assert gdm.as_dtype(gdm.DT_STRING) == tf.string
+    with pytest.raises(TypeError, match="DT_RESOURCE"):
+        gdm.as_dtype(gdm.DT_RESOURCE)
 
 
 def test_make_ndarray_never_trusts_sizes():

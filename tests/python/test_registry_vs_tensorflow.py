@@ -33,6 +33,11 @@ _spec.loader.exec_module(_registry)
 # Ops not compared, and why.
 EXCLUDED = {
     "Placeholder": "graph-only: its kernel says it must be fed (test_function.py)",
+    "RaggedTensorToTensor": "TensorFlow's takes row_partition_types, a list of strings ember's attributes cannot "
+                            "hold; ember's takes row splits only (compared through RaggedTensor.to_tensor in "
+                            "test_ragged.py)",
+    "RaggedTensorToTensorGrad": "ember's adjoint of RaggedTensorToTensor; TensorFlow has no such op (its gradient "
+                                "is checked in test_ragged.py and tests/cpp/ops/ragged_test.cc)",
     "PartitionedCall": "calls a traced ember function by name; TensorFlow's needs a FunctionDef "
                        "(GraphDef round trips in test_graph_def_tf.py run it in TensorFlow)",
     **{name: "calls traced ember functions by name; TensorFlow's needs FunctionDefs (compared with "
@@ -44,8 +49,8 @@ EXCLUDED = {
        for name in ("TensorListReserve", "EmptyTensorList", "TensorListFromTensor", "TensorListGetItem",
                     "TensorListSetItem", "TensorListPushBack", "TensorListPopBack", "TensorListStack",
                     "TensorListLength", "TensorListElementShape")},
-    "Assert": "its data's text sits in a template attribute (ember has no string tensors), TensorFlow's data "
-              "is a list of tensors; compared with tf.debugging.Assert in test_debugging.py",
+    "Assert": "its data's text sits in a template attribute (GraphDef export writes TensorFlow's layout), "
+              "TensorFlow's data is a list of tensors; compared with tf.debugging.Assert in test_debugging.py",
     **{name: "iterates a dataset of the ember.data package, named by number; TensorFlow's iterator ops take "
              "variant and resource tensors (datasets compared with tf.data in test_data*.py)"
        for name in ("DatasetIteratorCreate", "DatasetIteratorNext", "DatasetIteratorDelete")},
@@ -71,6 +76,13 @@ EXCLUDED = {
     "RngReadAndSkip": "reads and advances an ember variable named by its id attribute (see ReadVariableOp); "
                       "compared with TensorFlow's tf.random.Generator in test_random_generator.py",
     **conv_op_examples.EXCLUDED,
+    **{name: "takes string tensors, which this table's random numbers are not; compared with TensorFlow's "
+             "tf.strings and raw ops in test_strings.py"
+       for name in ("StringLength", "StringJoin", "ReduceJoin", "StringToNumber", "RegexReplace",
+                    "StaticRegexReplace", "RegexFullMatch", "StaticRegexFullMatch", "Substr", "StringUpper",
+                    "StringLower", "StringStrip", "StringSplitV2", "StringToHashBucketFast", "UnicodeDecode")},
+    **{name: "returns a string tensor; compared with tf.strings.format / tf.strings.as_string in test_strings.py"
+       for name in ("StringFormat", "AsString")},
     **{name: "needs invertible or positive definite matrices, which this table's random draws are not; "
              "compared with tf.linalg (values, gradients, batches, errors) in test_linalg.py"
        for name in ("MatrixInverse", "MatrixDeterminant", "LogMatrixDeterminant", "Cholesky", "MatrixSolve",
@@ -95,6 +107,7 @@ DEFAULT_DOMAIN = (-2.0, 2.0)
 POSITIVE = (0.1, 2.0)
 NONZERO = "nonzero"  # |x| in [0.5, 2], either sign
 DISTRIBUTION = "distribution"  # rows (last axis) of positive numbers summing to 1
+VALUE_RANGE = "value_range"  # [lo, hi] with lo < 0 < hi
 DOMAINS = {
     "Log": {0: POSITIVE}, "Sqrt": {0: POSITIVE}, "Rsqrt": {0: POSITIVE}, "Log1p": {0: (-0.5, 2.0)},
     "Reciprocal": {0: NONZERO}, "Tan": {0: (-1.0, 1.0)}, "Pow": {0: POSITIVE},
@@ -106,6 +119,7 @@ DOMAINS = {
     "SoftmaxCrossEntropyWithLogits": {1: DISTRIBUTION},
     # TensorFlow's (y, dy) gradient ops: y is Sqrt's, Rsqrt's or Reciprocal's output, so positive here.
     "SqrtGrad": {0: POSITIVE}, "RsqrtGrad": {0: POSITIVE}, "ReciprocalGrad": {0: NONZERO},
+    "HistogramFixedWidth": {1: VALUE_RANGE},
     **conv_op_examples.DOMAINS,
 }
 # Integer operands that must not be negative (TensorFlow: "Integers to negative integer powers are not allowed").
@@ -162,6 +176,8 @@ def _case(name, dtype, rng, example=None):
             domain = domains.get(i, DEFAULT_DOMAIN)
             if domain == NONZERO:
                 v = rng.uniform(0.5, 2.0, x.shape) * rng.choice([-1.0, 1.0], x.shape)
+            elif domain == VALUE_RANGE:
+                v = np.array([rng.uniform(-2.0, -0.5), rng.uniform(0.5, 2.0)])
             elif domain == DISTRIBUTION:
                 v = rng.uniform(0.1, 1.0, x.shape)
                 v /= v.sum(axis=-1, keepdims=True)
@@ -310,7 +326,8 @@ def _other_dtypes(name):
     if not any(isinstance(v, em.Tensor) and v.dtype == em.float32 for v in flat) and em.float32 not in attrs:
         return []
     by_enum = {d._enum: d for d in EMBER_DTYPES.values()}
-    names = [by_enum[e].name for e in INFO[name]["kernel_dtypes"]]
+    # Strings (and dtypes this table does not draw) are compared in their own files (test_strings.py).
+    names = [by_enum[e].name for e in INFO[name]["kernel_dtypes"] if e in by_enum]
     return [ml_dtypes.bfloat16 if n == "bfloat16" else np.dtype(n).type for n in names
             if n not in ("float32", "float64")]
 

@@ -72,6 +72,7 @@ def _write_all(lib, logdir):
         lib.summary.image("img_rgba", rng.uniform(0, 1, [1, 4, 4, 4]).astype(np.float32), step=13)
         lib.summary.text("t", "hello", step=14)
         lib.summary.text("t_list", [["a", "b"], ["c", "dé"]], step=15)
+        lib.summary.text("t_tensor", lib.constant(["x", "yé"]), step=15)
         clips = np.clip(rng.randn(2, 50, 2).astype(np.float32), -1.2, 1.2)
         lib.summary.audio("a", clips, 16000, step=16)
         lib.summary.audio("a_one", clips, 8000, step=17, max_outputs=1)

@@ -121,7 +121,9 @@ class Dataset:
     # ---- sources
     @staticmethod
     def from_tensor_slices(tensors, name=None):
-        from ember.data.sources import _TensorSliceDataset
+        from ember.data.sources import _RaggedSliceDataset, _TensorSliceDataset
+        if getattr(tensors, "_ember_composite", False):
+            return _RaggedSliceDataset(tensors)
         return _TensorSliceDataset(tensors)
 
     @staticmethod

@@ -1,58 +1,33 @@
 """tf.data.TFRecordDataset over the TFRecord reader of ember.io.tf_record (RecordReader).
 
-ember has no string tensors yet, so a record is a Python ``bytes`` (what TensorFlow's ``.numpy()`` of the
-string scalar gives) and the element spec is ``StringSpec`` (printed as TensorFlow's string TensorSpec).
-Transformations that only move elements (take, skip, repeat, shuffle, zip, concatenate, enumerate, cache,
-interleave, prefetch) work on records; those that compute on tensors (map, filter, batch, reduce) raise
-NotImplementedError naming the transformation: decode records in Python first (``from_generator``).
+Each record is a string scalar tensor (element spec ``TensorSpec(shape=(), dtype=tf.string)``), as in
+TensorFlow, so map, filter and batch work on records like on any tensors.
 """
 
 import os
 
-from ember import errors
+from ember import _C, dtypes, errors
 from ember.data import dataset_ops
 from ember.framework.tensor import Tensor
-from ember.framework.tensor_shape import TensorShape
+from ember.framework.tensor_spec import TensorSpec
 
 
-class _StringDType:
-    name = "string"
-
-    def __repr__(self):
-        return "tf.string"
-
-
-string = _StringDType()
-
-
-class StringSpec:
-    """The spec of a string scalar (a record): shape () and dtype string."""
-
-    shape = TensorShape([])
-    dtype = string
-    name = None
-
-    def __repr__(self):
-        return "TensorSpec(shape=(), dtype=tf.string, name=None)"
-
-    def __eq__(self, other):
-        return isinstance(other, StringSpec)
-
-    def __hash__(self):
-        return hash("StringSpec")
-
-    def is_compatible_with(self, other):
-        return isinstance(other, StringSpec)
+def StringSpec():  # noqa: N802 - kept for code that names the records' spec
+    """The spec of a record: a string scalar."""
+    return TensorSpec([], dtypes.string)
 
 
 def _filenames(filenames, what):
     if isinstance(filenames, Tensor):
-        raise TypeError(f"{what}: ember has no string tensors; give the file names as Python strings")
+        if filenames._is_symbolic or filenames.dtype != dtypes.string:
+            raise TypeError(f"{what}: `filenames` must be an eager string tensor or Python strings, got "
+                            f"{filenames!r}")
+        value = filenames.numpy()
+        filenames = [value] if isinstance(value, bytes) else value.reshape(-1).tolist()
     if isinstance(filenames, (str, bytes, os.PathLike)):
         filenames = [filenames]
     if isinstance(filenames, dataset_ops.Dataset):
-        raise TypeError(f"{what}: a dataset of file names needs string tensors, which ember does not have yet; "
-                        "give a list of Python strings")
+        filenames = [f.numpy() if isinstance(f, Tensor) else f for f in filenames]
     names = []
     for f in filenames:
         if isinstance(f, bytes):
@@ -86,7 +61,7 @@ class TFRecordDataset(dataset_ops.Dataset):
         reader = RecordReader(path, self._compression, self._buffer)
         try:
             for record in reader:
-                yield (record,)
+                yield (_C.from_strings([record], []),)
         finally:
             reader.close()
 
@@ -102,11 +77,9 @@ class TFRecordDataset(dataset_ops.Dataset):
 
 
 def has_strings(spec):
-    from ember.data import structure
-    return any(isinstance(s, StringSpec) for s in structure.flatten(spec))
+    """Records are string tensors now: nothing needs to stay in Python (kept for the callers)."""
+    return False
 
 
 def refuse_strings(spec, what):
-    if has_strings(spec):
-        raise NotImplementedError(f"{what}: the elements hold strings (TFRecord records), and ember has no "
-                                  "string tensors yet; decode the records in Python (Dataset.from_generator)")
+    """Nothing to refuse since strings are tensors (kept for the callers)."""

@@ -46,6 +46,29 @@ class _TensorSliceDataset(Dataset):
         return self._rows
 
 
+class _RaggedSliceDataset(Dataset):
+    """The rows of a RaggedTensor of ragged_rank 1, each a dense tensor (TensorFlow's elements too; its
+    element_spec says RaggedTensorSpec of ragged_rank 0, ember's the equivalent TensorSpec([None, ...]))."""
+
+    def __init__(self, rt):
+        what = "Dataset.from_tensor_slices()"
+        if getattr(rt, "ragged_rank", None) != 1:
+            raise NotImplementedError(f"{what}: ember slices RaggedTensors of ragged_rank 1 only, got "
+                                      f"{type(rt).__name__} {getattr(rt, 'shape', '')}")
+        if rt.flat_values._is_symbolic:
+            raise NotImplementedError(f"{what}: a dataset of graph tensors is not supported yet")
+        self._values = rt.values.numpy()
+        self._splits = rt.row_splits.numpy()
+        self._spec = TensorSpec([None] + rt.values.shape.as_list()[1:], rt.dtype)
+
+    def _flat_iter(self):
+        for i in range(len(self._splits) - 1):
+            yield (constant(self._values[self._splits[i]:self._splits[i + 1]]),)
+
+    def _cardinality(self):
+        return len(self._splits) - 1
+
+
 class _TensorDataset(Dataset):
     def __init__(self, tensors):
         value = _eager_structure(tensors, "Dataset.from_tensors()")

@@ -70,17 +70,9 @@ def to_tensor(value, what, dtype=None):
     """A leaf as a tensor; TypeError naming ``what`` for a value no tensor can hold."""
     if isinstance(value, Tensor) and (dtype is None or value.dtype == dtype):
         return value
-    if isinstance(value, str) or (isinstance(value, np.ndarray) and value.dtype.kind in "USO"):
-        raise TypeError(f"{what}: ember has no string tensors; got {value!r}")
     try:
         return convert_to_tensor(value, dtype=dtype)
     except (TypeError, ValueError, errors.OpError) as e:
-        try:
-            kind = np.asarray(value).dtype.kind
-        except Exception:  # noqa: BLE001 - only for a better message
-            kind = None
-        if kind in ("U", "S"):
-            raise TypeError(f"{what}: ember has no string tensors; got {value!r}") from None
         raise TypeError(f"{what}: expected a value convertible to a tensor, got {value!r} "
                         f"({type(value).__name__}): {e}") from None
 

@@ -28,7 +28,7 @@ def as_datatype_enum(dtype):
 
 
 def as_dtype(datatype_enum):
-    """The ember dtype of a TensorFlow DataType number; TypeError for types ember lacks (DT_STRING, ...)."""
+    """The ember dtype of a TensorFlow DataType number; TypeError for types ember lacks (DT_RESOURCE, ...)."""
     dtype = dtypes._FROM_TF_DATATYPE.get(datatype_enum)
     if dtype is None:
         name = _DT_NAMES.get(datatype_enum, str(datatype_enum))

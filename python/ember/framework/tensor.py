@@ -57,9 +57,11 @@ class Tensor(_C.TensorBase):
         return array[()] if array.ndim == 0 else array
 
     def _as_array(self):
-        """A read-only NumPy view of the buffer (no copy)."""
+        """A read-only NumPy view of the buffer (no copy); for strings a new object array of bytes."""
         if self._is_symbolic:  # checked first for every dtype: a graph tensor has no buffer to view
             raise TypeError(_SYMBOLIC_VALUE_MESSAGE)
+        if self._dtype_enum == dtypes.string._enum:
+            return _string_array(_C.string_values(self), self._shape_tuple)
         if self._dtype_enum == dtypes.bfloat16._enum:
             return np.asarray(_ArrayView(self)).view(dtypes.bfloat16.as_numpy_dtype)
         return np.asarray(memoryview(self))
@@ -168,6 +170,14 @@ def _numpy_repr(value):
     return repr(value)
 
 
+def _string_array(values, shape):
+    """An object array of bytes of `shape` from a flat list (np.array would make a fixed-width bytes array or,
+    for equal-length lists, add a dimension)."""
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    return array.reshape(shape)
+
+
 class _ArrayView:
     """Exposes a tensor's buffer through __array_interface__ (for dtypes the buffer protocol cannot name);
     the resulting array keeps this object, and so the tensor, alive."""
@@ -216,6 +226,10 @@ def _infer_python_dtype(array):
         if array.size and (array.min() < -(2**31) or array.max() >= 2**31):
             return dtypes.int64
         return dtypes.int32
+    if kind in "US":
+        return dtypes.string
+    if kind == "O" and array.size and isinstance(array.reshape(-1)[0], (str, bytes)):
+        return dtypes.string  # the other elements are checked by _C.from_strings
     if kind in "OUS":
         raise ValueError("Can't convert Python sequence with mixed or non-numeric types to Tensor.")
     raise ValueError(f"Can't convert a value of NumPy dtype {array.dtype} to a Tensor.")
@@ -234,6 +248,14 @@ def _to_numpy(value):
         return np.asarray(value), True
     if value is None:
         raise ValueError(f"Attempt to convert a value (None) with an unsupported type ({type(value)}) to a Tensor.")
+    if isinstance(value, (str, bytes)):
+        return _string_array([value], ()), False
+    if isinstance(value, (list, tuple)) and isinstance(_first_leaf(value), (str, bytes)):
+        try:
+            array = np.array(value, dtype=object)
+        except ValueError:
+            raise ValueError("Can't convert non-rectangular Python sequence to Tensor.") from None
+        return array, False  # _C.from_strings checks every element (a list among them: not rectangular)
     if isinstance(value, (list, tuple)):
         try:
             array = np.array(value)
@@ -241,6 +263,8 @@ def _to_numpy(value):
             raise ValueError("Can't convert non-rectangular Python sequence to Tensor.") from None
         if array.dtype == object:
             raise ValueError("Can't convert non-rectangular Python sequence to Tensor.")
+        if array.dtype.kind in "SU":  # NumPy turned numbers and strings into strings: TensorFlow refuses
+            raise ValueError("Can't convert Python sequence with mixed types to Tensor.")
         # A list of tensors packs to a tensor of their dtype.
         flat = _first_leaf(value)
         if isinstance(flat, Tensor):
@@ -269,6 +293,8 @@ def _from_array(array, dtype):
 
 
 def _from_array_unchecked(array, dtype):
+    if dtype == dtypes.string or array.dtype.kind in "OSU":
+        return _from_string_array(array, dtype)
     np_dtype = dtype.as_numpy_dtype
     if array.dtype != np_dtype:
         try:
@@ -281,6 +307,20 @@ def _from_array_unchecked(array, dtype):
     if dtype == dtypes.bfloat16:
         array = array.view(np.uint16)
     return _C.from_buffer(array, dtype._enum, shape)
+
+
+def _from_string_array(array, dtype):
+    if dtype != dtypes.string or array.dtype.kind not in "OSU":
+        shown = array[()] if array.ndim == 0 else array
+        raise TypeError(f"Cannot convert {shown!r} to EagerTensor of dtype {dtype.name}")
+    try:
+        return _C.from_strings(array.reshape(-1), list(array.shape))
+    except TypeError:
+        if array.dtype.kind != "O":
+            raise
+        if any(isinstance(v, (list, tuple)) for v in array.reshape(-1)):
+            raise ValueError("Can't convert non-rectangular Python sequence to Tensor.") from None
+        raise ValueError("Can't convert Python sequence with mixed types to Tensor.") from None
 
 
 def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
@@ -305,7 +345,8 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
         return _from_array(array, dtype)
     if dtype_hint is not None:
         hint = dtypes.as_dtype(dtype_hint)
-        if is_numpy or _python_value_fits(array.dtype.kind, hint):
+        if (is_numpy or _python_value_fits(array.dtype.kind, hint)) and (
+                (array.dtype.kind in "OSU") == (hint == dtypes.string)):
             return _from_array(array, hint)
     if is_numpy:
         try:

@@ -548,7 +548,8 @@ def fill(dims, value, name=None):
 
 def zeros(shape, dtype=dtypes.float32, name=None):
     dtype = dtypes.as_dtype(dtype)
-    value = convert_to_tensor(False if dtype.is_bool else 0, dtype=dtype)
+    zero = b"" if dtype == dtypes.string else False if dtype.is_bool else 0  # the dtype's zero
+    value = convert_to_tensor(zero, dtype=dtype)
     return _Fill(_shape_operand(shape, "Fill", "shape", TypeError, vector=True), value)
 
 

@@ -211,6 +211,11 @@ segment_min = _sorted_segment("Min")
 segment_prod = _sorted_segment("Prod")
 
 
+_DenseBincount = _C.op("DenseBincount")
+_HistogramFixedWidth = _C.op("HistogramFixedWidth")
+_BINCOUNT_WEIGHT_TYPES = (dtypes.int32, dtypes.int64, dtypes.float32, dtypes.float64)
+
+
 def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=dtypes.int32, name=None, axis=None,
              binary_output=False):
     """How often each value in [0, size) occurs in arr (or the sum of its weights), size = max(arr) + 1 clipped
@@ -236,6 +241,11 @@ def bincount(arr, weights=None, minlength=None, maxlength=None, dtype=dtypes.int
     if maxlength is not None:
         size = _Minimum(size, convert_to_tensor(maxlength, dtype=arr.dtype))
     out_dtype = dtypes.as_dtype(dtype) if weights is None else _tensor(weights).dtype
+    if out_dtype in _BINCOUNT_WEIGHT_TYPES and (axis == -1 or flat.shape.rank == 1):
+        # The DenseBincount kernel (src/ember/ops/bincount.cc), per row for axis=-1; no weights: empty.
+        w = _Reshape(_Cast(_tensor(weights), out_dtype), _Shape(flat, dtypes.int32)) if weights is not None \
+            else _tensor(np.zeros([0], out_dtype.as_numpy_dtype))
+        return _DenseBincount(flat, _Cast(size, flat.dtype), w, bool(binary_output))
     values = _OnesLike(_Cast(flat, out_dtype)) if weights is None else \
         _Reshape(_tensor(weights), _Shape(flat, dtypes.int32))
     ids = _SelectV2(_Less(flat, size), flat, -_OnesLike(flat))  # values past maxlength drop out
@@ -416,6 +426,9 @@ def histogram_fixed_width(values, value_range, nbins=100, dtype=dtypes.int32, na
         raise TypeError(f"histogram_fixed_width: nbins must be int32, got {nbins.dtype.name}")
     if not nbins._is_symbolic and int(nbins.numpy()) <= 0:
         raise _invalid("HistogramFixedWidth", f"nbins must be positive, got {int(nbins.numpy())}")
+    if values.dtype in _BINCOUNT_WEIGHT_TYPES and dtypes.as_dtype(dtype) in _INDEX_DTYPES:
+        # The HistogramFixedWidth kernel (src/ember/ops/bincount.cc) checks nbins and value_range at run time.
+        return _HistogramFixedWidth(values, value_range, nbins, dtypes.as_dtype(dtype))
     compute = dtypes.float64 if values.dtype in (dtypes.float64, dtypes.int64, dtypes.int32) else dtypes.float32
     v = _Cast(values, compute) if values.dtype != compute else values
     lo, hi = _Cast(value_range[0], compute), _Cast(value_range[1], compute)

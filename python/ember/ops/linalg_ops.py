@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ember import _C, dtypes, errors
-from ember.framework.tensor import convert_to_tensor
+from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.ops import array_ops, control_flow_ops, math_ops
 
 _MatrixInverse = _C.op("MatrixInverse")
@@ -119,14 +119,23 @@ def _static_dims(x):
     return shape[-2], shape[-1]
 
 
-def _check_k(op, k):
-    if k != 0:
-        raise errors.UnimplementedError(None, None, f"{op}: only the main diagonal (k=0) is supported, got k={k}")
+def _is_main(k):
+    """k names only the main diagonal (0, or the band (0, 0)): the band_part forms below serve it."""
+    if isinstance(k, (list, tuple)):
+        return len(k) in (1, 2) and all(not isinstance(v, Tensor) and v == 0 for v in k)
+    return not isinstance(k, Tensor) and k == 0
+
+
+def _is_zero(value):
+    return not isinstance(value, Tensor) and np.all(np.asarray(value) == 0)
 
 
 def diag(diagonal, name="diag", k=0, num_rows=-1, num_cols=-1, padding_value=0, align="RIGHT_LEFT"):
-    """A batch of square matrices with ``diagonal`` [..., n] on their main diagonal (k = 0)."""
-    _check_k("MatrixDiagV3", k)
+    """A batch of matrices with ``diagonal`` on their diagonals k (main: [..., n] -> [..., n, n])."""
+    if not _is_main(k) or num_rows != -1 or num_cols != -1 or not _is_zero(padding_value):
+        from ember.ops import matrix_diag
+
+        return matrix_diag.diag(diagonal, k, num_rows, num_cols, padding_value, align)
     v = _t(diagonal)
     if v.shape.rank == 0:
         raise ValueError("MatrixDiagV3: diagonal must be at least 1-D, got a scalar")
@@ -136,8 +145,11 @@ def diag(diagonal, name="diag", k=0, num_rows=-1, num_cols=-1, padding_value=0, 
 
 
 def diag_part(input, name="diag_part", k=0, padding_value=0, align="RIGHT_LEFT"):  # noqa: A002
-    """The main diagonal [..., min(M, N)] of each matrix (k = 0)."""
-    _check_k("MatrixDiagPartV3", k)
+    """The diagonals k of each matrix (main: [..., min(M, N)])."""
+    if not _is_main(k) or not _is_zero(padding_value):
+        from ember.ops import matrix_diag
+
+        return matrix_diag.diag_part(input, k, padding_value, align)
     x = _t(input)
     if x.shape.rank is not None and x.shape.rank < 2:
         raise ValueError(f"MatrixDiagPartV3: input must be at least 2-D, got shape {x.shape}")
@@ -148,7 +160,10 @@ def diag_part(input, name="diag_part", k=0, padding_value=0, align="RIGHT_LEFT")
 
 
 def set_diag(input, diagonal, name="set_diag", k=0, align="RIGHT_LEFT"):  # noqa: A002 - TF's name
-    _check_k("MatrixSetDiagV3", k)
+    if not _is_main(k):
+        from ember.ops import matrix_diag
+
+        return matrix_diag.set_diag(input, diagonal, k, align)
     x = _t(input)
     v = _t(diagonal, x.dtype)
     m, n = _static_dims(x)

@@ -346,10 +346,15 @@ def _string_tensor_proto(data):
 
 
 def text(name, data, step=None, description=None):
-    """Writes text (a Python str, bytes or nested list or array of them) for the Text dashboard. ember has
-    no string tensors: inside a function the text is a constant of the trace."""
-    if _is_symbolic(data) or hasattr(data, "numpy"):
-        raise TypeError("text: data must be a Python str, bytes or an array of them (ember has no string tensors)")
+    """Writes text (a string tensor, or a Python str, bytes or nested list or array of them) for the Text
+    dashboard. Inside a function the text must be known when tracing (a Python value or a constant)."""
+    if _is_symbolic(data):
+        raise TypeError("text: inside ember.function the text must be a Python value or an eager string "
+                        "tensor; a string tensor computed in the function is not supported yet")
+    if hasattr(data, "numpy"):
+        if getattr(data, "dtype", None) is None or data.dtype.name != "string":
+            raise TypeError(f"text: data must be a string tensor, got dtype {getattr(data, 'dtype', None)}")
+        data = data.numpy()
     return _write(name, None, step, _metadata("text", description), _KIND_PAYLOAD,
                   payload=_string_tensor_proto(data))
 
@@ -363,6 +368,9 @@ def write(tag, tensor, step=None, metadata=None, name=None):
         metadata = metadata.SerializeToString()
     if callable(tensor):
         tensor = tensor()
+    if hasattr(tensor, "numpy") and getattr(tensor, "dtype", None) is not None and \
+            tensor.dtype.name == "string" and not _is_symbolic(tensor):
+        tensor = tensor.numpy()
     if isinstance(tensor, (str, bytes)) or (isinstance(tensor, (list, tuple, np.ndarray)) and
                                             np.asarray(tensor).dtype.kind in "OSU"):
         return _write(tag, None, step, bytes(metadata), _KIND_PAYLOAD, payload=_string_tensor_proto(tensor))

@@ -171,7 +171,7 @@ class _Restore:
         if not self.reader.has_tensor(key):
             raise errors.NotFoundError(None, None, f"{self.prefix}: the object graph names the key {key!r}, "
                                        "which the checkpoint does not hold")
-        if self.reader._bundle.tf_dtype(key) == DT_STRING:
+        if self.reader._bundle.tf_dtype(key) == DT_STRING and obj.dtype.name != "string":
             raise TypeError(f"{self.prefix}: {key!r} holds strings; the variable {obj.name} is {obj.dtype.name}")
         value = self.reader._tensor(key)
         if value.dtype != obj.dtype:

@@ -65,7 +65,7 @@ class CheckpointReader:
         return {key: list(self._bundle.dims(key)) for key in self._bundle.keys()}
 
     def get_variable_to_dtype_map(self):
-        """{key: dtype}; ember has no string dtype, so string entries map to the name "string"."""
+        """{key: dtype} (string entries map to the name "string")."""
         return {key: _dtype_of(self._bundle.tf_dtype(key)) for key in self._bundle.keys()}
 
     def debug_string(self):

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <new>
+#include <string>
 #include <vector>
 
 namespace ember {
@@ -15,6 +16,7 @@ namespace ember {
 // below 4 KiB, then four classes per power of two, which bounds waste at 25%.
 struct AllocatorInternals {
   static constexpr size_t kHeader = 64;
+  static_assert(sizeof(Buffer) <= kHeader);
   static constexpr int kSmallClasses = 7;               // 64 .. 4096 bytes of data
   static constexpr size_t kMaxBytes = size_t{1} << 40;  // a request above 1 TiB is a user error
   static constexpr int kNumClasses = 128;
@@ -135,7 +137,16 @@ StatusOr<Buffer*> Buffer::allocate(size_t nbytes, Device device) {
   }
   b->device_ = device;
   b->nbytes_ = nbytes;
+  b->num_strings_ = 0;
   return b;
+}
+
+void Buffer::construct_strings(int64_t count) {
+  EMBER_DCHECK(num_strings_ == 0 && external_release_ == nullptr &&
+               static_cast<size_t>(count) * sizeof(std::string) <= nbytes_);
+  auto* s = static_cast<std::string*>(data_);
+  for (int64_t i = 0; i < count; ++i) new (s + i) std::string();
+  num_strings_ = count;
 }
 
 Buffer* Buffer::wrap_external(void* data, size_t nbytes, void (*release)(void*), void* context,
@@ -157,6 +168,11 @@ void Buffer::release() {
     delete this;
     release(context);
     return;
+  }
+  if (num_strings_ > 0) {
+    auto* s = static_cast<std::string*>(data_);
+    for (int64_t i = 0; i < num_strings_; ++i) s[i].~basic_string();
+    num_strings_ = 0;
   }
   size_t class_bytes;
   AllocatorInternals::size_class(nbytes_, &class_bytes);

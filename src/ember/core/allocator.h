@@ -31,6 +31,12 @@ class Buffer {
                                Device device = {});
   bool external() const { return external_release_ != nullptr; }
 
+  /// Constructs `count` empty std::strings at the start of the buffer (which must hold them); they are
+  /// destroyed when the last reference goes (Note [String tensors] in core/tensor_impl.cc).
+  void construct_strings(int64_t count);
+  /// How many std::strings the buffer owns (0 for a buffer of plain bytes).
+  int64_t num_strings() const { return num_strings_; }
+
   void* data() const { return data_; }
   size_t size() const { return nbytes_; }
   Device device() const { return device_; }
@@ -49,6 +55,7 @@ class Buffer {
   int32_t size_class_ = 0;
   Device device_;
   size_t nbytes_ = 0;
+  int64_t num_strings_ = 0;
   void* data_ = nullptr;
   void (*external_release_)(void*) = nullptr;
   void* external_context_ = nullptr;

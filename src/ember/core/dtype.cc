@@ -2,9 +2,10 @@
 
 namespace ember {
 namespace {
-constexpr std::string_view kNames[kNumDTypes] = {"float16", "bfloat16", "float32", "float64", "int8",
-                                                 "int16",   "int32",    "int64",   "uint8",   "bool"};
-constexpr size_t kSizes[kNumDTypes] = {2, 2, 4, 8, 1, 2, 4, 8, 1, 1};
+constexpr std::string_view kNames[kNumDTypes] = {"float16", "bfloat16", "float32", "float64",
+                                                 "int8",    "int16",    "int32",   "int64",
+                                                 "uint8",   "bool",     "string"};
+constexpr size_t kSizes[kNumDTypes] = {2, 2, 4, 8, 1, 2, 4, 8, 1, 1, sizeof(std::string)};
 }  // namespace
 
 size_t dtype_size(DType d) { return kSizes[static_cast<int>(d)]; }

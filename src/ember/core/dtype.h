@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "ember/core/half.h"
@@ -21,8 +22,11 @@ enum class DType : uint8_t {
   kInt64,
   kUInt8,
   kBool,
+  // Variable-length byte strings: each element is a std::string constructed in its buffer (Note [String
+  // tensors] in core/tensor_impl.cc). Not in kAllTypes: an op takes strings only where it declares them.
+  kString,
 };
-inline constexpr int kNumDTypes = 10;
+inline constexpr int kNumDTypes = static_cast<int>(DType::kString) + 1;
 
 /// A set of dtypes as a bitmask, used by op signatures ("T in {float32, float64}").
 using DTypeSet = uint32_t;
@@ -37,10 +41,14 @@ inline constexpr DTypeSet kSignedNumericTypes = kFloatTypes | kSignedIntTypes;
 inline constexpr DTypeSet kIndexTypes = dtype_bit(DType::kInt32) | dtype_bit(DType::kInt64);
 inline constexpr DTypeSet kBoolType = dtype_bit(DType::kBool);
 inline constexpr DTypeSet kAllTypes = kNumericTypes | kBoolType;
+inline constexpr DTypeSet kStringType = dtype_bit(DType::kString);
+/// Every dtype, strings included: for ops that only move elements (Identity, Reshape, ConcatV2, ...).
+inline constexpr DTypeSet kAllTypesAndString = kAllTypes | kStringType;
 
 constexpr bool dtype_in(DType d, DTypeSet set) { return (set & dtype_bit(d)) != 0; }
 constexpr bool is_floating(DType d) { return dtype_in(d, kFloatTypes); }
 constexpr bool is_integer(DType d) { return dtype_in(d, kIntTypes); }
+constexpr bool is_string(DType d) { return d == DType::kString; }
 
 size_t dtype_size(DType d);
 /// Machine epsilon of a floating dtype (the gap between 1 and the next value); 0 for other dtypes.
@@ -74,6 +82,7 @@ EMBER_DTYPE_MAP(kInt32, int32_t)
 EMBER_DTYPE_MAP(kInt64, int64_t)
 EMBER_DTYPE_MAP(kUInt8, uint8_t)
 EMBER_DTYPE_MAP(kBool, bool)
+EMBER_DTYPE_MAP(kString, std::string)
 #undef EMBER_DTYPE_MAP
 
 template <DType D>
@@ -102,6 +111,7 @@ bool visit_dtype(DType d, Fn&& fn) {
     EMBER_VISIT_CASE(kInt64)
     EMBER_VISIT_CASE(kUInt8)
     EMBER_VISIT_CASE(kBool)
+    EMBER_VISIT_CASE(kString)
   }
 #undef EMBER_VISIT_CASE
   return false;

@@ -1,7 +1,10 @@
 #include "ember/core/tensor_impl.h"
 
+#include <algorithm>
+#include <cstring>
 #include <mutex>
 #include <new>
+#include <string>
 #include <vector>
 
 #include "ember/core/device.h"
@@ -29,6 +32,13 @@ void* new_impl_block() {
 }
 }  // namespace
 
+// Note [String tensors]
+// A string tensor's elements are std::strings constructed in its buffer: TensorImpl::allocate constructs
+// them empty (a kernel then assigns them) and the buffer destroys them when its last reference goes, so
+// views (Reshape, Split, a batch row) share the strings like any other elements. Everything that treats a
+// buffer as raw bytes must leave strings alone: the executor's arena and in-place reuse skip string slots
+// (runtime/executor.cc), and an op takes strings only where its registry row declares kString, so a kernel
+// that memcpy's by dtype_size never sees one. Copies of strings go through copy_elements below.
 StatusOr<TensorRef> TensorImpl::allocate(DType dtype, const Shape& shape, Device device) {
   EMBER_DCHECK(shape.fully_defined());
   int64_t n = shape.num_elements();
@@ -46,6 +56,7 @@ StatusOr<TensorRef> TensorImpl::allocate(DType dtype, const Shape& shape, Device
   if (!buffer.ok())
     return buffer.status().with_prefix("tensor of shape " + shape.to_string() + " and dtype " +
                                        std::string(dtype_name(dtype)) + ": ");
+  if (dtype == DType::kString) (*buffer)->construct_strings(n);
   auto* t = new (new_impl_block()) TensorImpl();
   t->dtype_ = dtype;
   t->shape_ = shape;
@@ -98,6 +109,15 @@ TensorRef TensorImpl::alias(const TensorImpl& source) {
   if (source.is_symbolic())
     return symbolic(source.dtype_, source.shape_, source.graph_, source.node_, source.output_);
   return view(source, source.shape_, 0);
+}
+
+void copy_elements(DType dtype, const void* src, void* dst, int64_t count) {
+  if (count <= 0) return;
+  if (dtype == DType::kString) {
+    std::copy_n(static_cast<const std::string*>(src), count, static_cast<std::string*>(dst));
+  } else {
+    std::memcpy(dst, src, static_cast<size_t>(count) * dtype_size(dtype));
+  }
 }
 
 void TensorImpl::set_grad_link(GradNodeBase* node, int32_t output) {

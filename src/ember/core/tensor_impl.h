@@ -138,6 +138,10 @@ class TensorImpl {
   int32_t grad_output_ = 0;
 };
 
+/// Copies `count` elements of `dtype` from `src` to `dst` (assigning std::strings for kString, memcpy
+/// otherwise); the ranges must not overlap.
+void copy_elements(DType dtype, const void* src, void* dst, int64_t count);
+
 inline TensorRef::TensorRef(TensorImpl* p) : p_(p) {
   if (p_) p_->ref();
 }

@@ -108,8 +108,9 @@ class BatchIterator final : public Iterator {
     if (!out.ok()) return out.status().with_prefix("Dataset.batch: ");
     char* dst = static_cast<char*>((*out)->mutable_raw_data());
     const size_t row = first.nbytes();
-    for (const Element& e : rows_) {
-      if (row > 0) std::memcpy(dst, e[c]->raw_data(), row);
+    for (const Element& e :
+         rows_) {  // copy_elements: a string row's std::strings are copied, not their bytes
+      copy_elements(first.dtype(), e[c]->raw_data(), dst, first.num_elements());
       dst += row;
     }
     return out;

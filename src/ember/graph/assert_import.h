@@ -13,4 +13,9 @@ namespace ember::graph_def_internal {
 /// and keeps only its other tensors as data; scalar DT_STRING Consts nothing reads are removed.
 Status rewrite_tensorflow_asserts(proto::GraphDef& gd);
 
+/// The reverse, for export: every Assert with a `template` takes its text as scalar DT_STRING Consts among
+/// its data (one per bracketed piece, in template order), loses the template and gets TensorFlow's `T`,
+/// so TensorFlow runs it and prints the same message.
+Status write_tensorflow_asserts(proto::GraphDef& gd);
+
 }  // namespace ember::graph_def_internal

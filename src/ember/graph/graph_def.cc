@@ -200,6 +200,10 @@ void write_node_attrs(const Graph& g, const Node& n, AttrMap& attrs) {
   for (ValueRef v : n.inputs) inputs.push_back(g.spec(v).dtype);
   for (const TensorSpec& spec : n.outputs) outputs.push_back(spec.dtype);
   ops::add_derived_attrs(op, inputs, outputs, n.attrs, attrs);
+  if (op.name == "Assert") {  // its data's types (write_tensorflow_asserts adds the text's)
+    proto::AttrValue::ListValue* list = attrs["T"].mutable_list();
+    for (size_t i = 1; i < inputs.size(); ++i) list->add_type(tf_type(inputs[i]));
+  }
 }
 
 // A node name from a variable's name: characters TensorFlow does not allow in node names become '_'.
@@ -943,6 +947,7 @@ StatusOr<std::string> to_graph_def(const Graph& graph, std::map<int64_t, std::st
   }
   gd.mutable_versions()->set_producer(kGraphDefProducer);
   if (any_location) write_debug_info(graph, *gd.mutable_debug_info());
+  EMBER_RETURN_IF_ERROR(graph_def_internal::write_tensorflow_asserts(gd));
   return serialize(gd);
 }
 

@@ -8,9 +8,17 @@ namespace ember {
 namespace {
 
 // TensorFlow's DataType values, indexed by ember's DType.
-constexpr int kTfDataTypes[] = {
-    19 /*DT_HALF*/, 14 /*DT_BFLOAT16*/, 1 /*DT_FLOAT*/, 2 /*DT_DOUBLE*/, 6 /*DT_INT8*/,
-    5 /*DT_INT16*/, 3 /*DT_INT32*/,     9 /*DT_INT64*/, 4 /*DT_UINT8*/,  10 /*DT_BOOL*/};
+constexpr int kTfDataTypes[] = {19 /*DT_HALF*/,
+                                14 /*DT_BFLOAT16*/,
+                                1 /*DT_FLOAT*/,
+                                2 /*DT_DOUBLE*/,
+                                6 /*DT_INT8*/,
+                                5 /*DT_INT16*/,
+                                3 /*DT_INT32*/,
+                                9 /*DT_INT64*/,
+                                4 /*DT_UINT8*/,
+                                10 /*DT_BOOL*/,
+                                7 /*DT_STRING*/};
 static_assert(std::size(kTfDataTypes) == kNumDTypes, "one TensorFlow DataType per ember dtype");
 
 // A constant written as one value repeated (TensorFlow's splat: `float_val: 0` for a zeros tensor) may not
@@ -49,6 +57,62 @@ int64_t bytes_up_to(DType dtype, const Shape& shape, int64_t limit) {
   return static_cast<int64_t>(bytes);
 }
 
+// TensorFlow's tensor_content for strings (port::EncodeStringList): every length as a varint32, then the
+// bytes of every string.
+Status decode_string_content(const std::string& content, std::string* out, int64_t n) {
+  size_t pos = 0;
+  std::vector<uint64_t> sizes(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    uint64_t v = 0;
+    for (int shift = 0;; shift += 7) {
+      if (pos >= content.size() || shift > 28)
+        return invalid_argument("TensorProto: string tensor_content has a truncated or bad length varint");
+      const unsigned char b = static_cast<unsigned char>(content[pos++]);
+      v |= static_cast<uint64_t>(b & 0x7f) << shift;
+      if ((b & 0x80) == 0) break;
+    }
+    sizes[static_cast<size_t>(i)] = v;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t size = sizes[static_cast<size_t>(i)];
+    if (size > content.size() - pos)
+      return invalid_argument("TensorProto: string tensor_content is shorter than its lengths say");
+    out[i].assign(content, pos, size);
+    pos += size;
+  }
+  if (pos != content.size())
+    return invalid_argument("TensorProto: string tensor_content has ", content.size() - pos,
+                            " bytes past its strings");
+  return Status::OK();
+}
+
+Status from_string_tensor_proto(const proto::TensorProto& v, const Shape& shape, TensorRef& out) {
+  const int64_t n = shape.num_elements();
+  const int64_t listed = v.string_val().size();
+  // A splat repeats the last value; bound what that may cost like any other expansion.
+  const int64_t last = v.string_val().empty() ? 0 : static_cast<int64_t>(v.string_val().rbegin()->size());
+  if (n > kMaxExpandedTensorBytes / 32 ||
+      (n > listed && (n - listed) * (last + 32) > kMaxExpandedTensorBytes))
+    return invalid_argument("TensorProto of shape ", shape.to_string(),
+                            " and dtype string would expand to more than ", kMaxExpandedTensorBytes,
+                            " bytes");
+  if (listed > n)
+    return invalid_argument("TensorProto lists ", listed, " values for a string tensor of shape ",
+                            shape.to_string(), " (", n, " element(s))");
+  auto t = TensorImpl::allocate(DType::kString, shape);
+  if (!t.ok()) return t.status().with_prefix("TensorProto: ");
+  std::string* dst = t.value()->mutable_data<std::string>();
+  if (!v.tensor_content().empty()) {
+    if (!v.string_val().empty())
+      return invalid_argument("TensorProto: a string tensor has both tensor_content and string_val");
+    EMBER_RETURN_IF_ERROR(decode_string_content(v.tensor_content(), dst, n));
+  } else if (!v.string_val().empty()) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = v.string_val(static_cast<int>(std::min(i, listed - 1)));
+  }
+  out = std::move(t).value();
+  return Status::OK();
+}
+
 }  // namespace
 
 int tf_datatype(DType dtype) { return kTfDataTypes[static_cast<int>(dtype)]; }
@@ -72,6 +136,11 @@ void to_shape_proto(std::span<const int64_t> dims, bool unknown_rank, proto::Ten
 void to_tensor_proto(const TensorImpl& t, proto::TensorProto* out) {
   out->set_dtype(static_cast<proto::DataType>(tf_datatype(t.dtype())));
   to_shape_proto(t.shape().dims(), false, out->mutable_tensor_shape());
+  if (t.dtype() == DType::kString) {  // TensorFlow writes string tensors as string_val, one per element
+    const std::string* s = t.data<std::string>();
+    for (int64_t i = 0; i < t.num_elements(); ++i) out->add_string_val(s[i]);
+    return;
+  }
   if (t.nbytes() > 0) out->set_tensor_content(static_cast<const char*>(t.raw_data()), t.nbytes());
 }
 
@@ -116,6 +185,7 @@ Status from_tensor_proto(const proto::TensorProto& v, TensorRef& out) {
   const int64_t content_size = static_cast<int64_t>(content.size());
   const int64_t limit = std::max(content_size, kMaxExpandedTensorBytes);
   const int64_t nbytes = bytes_up_to(dtype, *shape, limit);
+  if (dtype == DType::kString) return from_string_tensor_proto(v, *shape, out);
   if (has_content && nbytes != content_size)
     return invalid_argument("TensorProto.tensor_content has ", content_size, " bytes; a ", dtype_name(dtype),
                             " tensor of shape ", shape->to_string(), " needs ",

@@ -855,12 +855,18 @@ OpBuilder& add_strided_slice_attrs(OpBuilder& b) {
 
 void register_scatter_nd_ops(OpRegistry& r);           // scatter_nd.cc
 void register_sort_ops(OpRegistry& r);                 // sort.cc
+void register_sparse_ops(OpRegistry& r);               // sparse.cc
+void register_bincount_ops(OpRegistry& r);             // bincount.cc
+void register_ragged_ops(OpRegistry& r);               // ragged.cc
 void register_cumulative_logsumexp_op(OpRegistry& r);  // cumulative_logsumexp.cc
 void register_reverse_roll_ops(OpRegistry& r);         // reverse_roll.cc
 
 void register_array_index_ops(OpRegistry& r) {
   register_scatter_nd_ops(r);
   register_sort_ops(r);
+  register_sparse_ops(r);
+  register_bincount_ops(r);
+  register_ragged_ops(r);
   register_cumulative_logsumexp_op(r);
   register_reverse_roll_ops(r);
   constexpr DTypeSet kGatherIndexTypes = kIndexTypes;

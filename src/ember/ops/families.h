@@ -24,6 +24,8 @@ void register_fused_ops(OpRegistry& r);         // FusedElementwise (created by 
 void register_dataset_ops(OpRegistry& r);       // DatasetIteratorCreate/Next/Delete (ops/dataset.h)
 void register_summary_ops(OpRegistry& r);       // ContextWriteSummary, ContextFlushSummary
 void register_send_recv_ops(OpRegistry& r);     // _Send, _Recv (ops/send_recv.h)
+void register_string_ops(OpRegistry& r);        // tf.strings (ops/strings.cc)
+void register_string_array_kernels(OpRegistry& r);  // string kernels of Equal, ConcatV2, ... (after them)
 
 inline void register_all_ops(OpRegistry& r) {
   register_math_ops(r);
@@ -46,6 +48,8 @@ inline void register_all_ops(OpRegistry& r) {
   register_fused_ops(r);
   register_dataset_ops(r);
   register_send_recv_ops(r);
+  register_string_ops(r);
+  register_string_array_kernels(r);
 }
 
 }  // namespace ember

@@ -1,6 +1,8 @@
 // PrintV2: ember.print / tf.print, and Assert: tf.debugging.Assert. Stateful ops (it always runs and keeps
 // program order with the other stateful ops of a function); a template holds the text around the tensors,
 // each tensor's place marked by kTensorSlot.
+#include "ember/ops/print.h"
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -28,52 +30,6 @@ std::string shortest_digits(T value) {
   if (back != value && value == value)
     std::snprintf(buffer, sizeof buffer, "%.*g", kFloat ? 9 : 17, static_cast<double>(value));
   return buffer;
-}
-
-// TensorFlow's summarized layout: "[1 2 3]", "[[1 2]\n [3 4]]", "[0 1 2 ... 7 8 9]".
-void format_tensor(std::ostringstream& os, const TensorImpl& t, int64_t summarize) {
-  const Shape& shape = t.shape();
-  auto strides = contiguous_strides(shape);
-  visit_dtype(t.dtype(), [&]<typename T>() {
-    const T* data = t.data<T>();
-    auto elem = [&](int64_t i) {
-      if constexpr (std::is_same_v<T, bool>)
-        os << (data[i] ? 1 : 0);
-      else if constexpr (sizeof(T) == 1)
-        os << static_cast<int>(data[i]);
-      else if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>)
-        os << shortest_digits(static_cast<float>(data[i]));
-      else if constexpr (std::is_floating_point_v<T>)
-        os << shortest_digits(data[i]);
-      else
-        os << data[i];
-    };
-    auto rec = [&](auto&& self, int dim, int64_t offset) -> void {
-      if (dim == shape.rank()) {
-        elem(offset);
-        return;
-      }
-      os << "[";
-      int64_t n = shape.dim(dim);
-      bool elide = summarize >= 0 && n > 2 * summarize;
-      // As NumPy (and TensorFlow): blocks of rank k are separated by k - 1 blank lines; an elision is "..."
-      // between two separators.
-      const std::string separator =
-          dim + 1 == shape.rank()
-              ? std::string(" ")
-              : std::string(static_cast<size_t>(shape.rank() - dim - 1), '\n') + std::string(dim + 1, ' ');
-      for (int64_t i = 0; i < n; ++i) {
-        if (elide && i == summarize) {
-          os << "..." << separator;
-          i = n - summarize;
-        }
-        self(self, dim + 1, offset + i * strides[dim]);
-        if (i + 1 < n) os << separator;
-      }
-      os << "]";
-    };
-    rec(rec, 0, 0);
-  });
 }
 
 constexpr std::string_view kFilePrefix = "file://";
@@ -163,6 +119,58 @@ Status assert_kernel(KernelContext& ctx) {
 }
 
 }  // namespace
+
+// TensorFlow's summarized layout: "[1 2 3]", "[[1 2]\n [3 4]]", "[0 1 2 ... 7 8 9]".
+void format_tensor(std::ostringstream& os, const TensorImpl& t, int64_t summarize) {
+  const Shape& shape = t.shape();
+  auto strides = contiguous_strides(shape);
+  visit_dtype<kAllTypesAndString>(t.dtype(), [&]<typename T>() {
+    const T* data = t.data<T>();
+    auto elem = [&](int64_t i) {
+      if constexpr (std::is_same_v<T, std::string>)
+        os << '"' << data[i] << '"';  // TensorFlow quotes the elements of a string tensor
+      else if constexpr (std::is_same_v<T, bool>)
+        os << (data[i] ? 1 : 0);
+      else if constexpr (sizeof(T) == 1)
+        os << static_cast<int>(data[i]);
+      else if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>)
+        os << shortest_digits(static_cast<float>(data[i]));
+      else if constexpr (std::is_floating_point_v<T>)
+        os << shortest_digits(data[i]);
+      else
+        os << data[i];
+    };
+    auto rec = [&](auto&& self, int dim, int64_t offset) -> void {
+      if (dim == shape.rank()) {
+        elem(offset);
+        return;
+      }
+      os << "[";
+      int64_t n = shape.dim(dim);
+      bool elide = summarize >= 0 && n > 2 * summarize;
+      // As NumPy (and TensorFlow): blocks of rank k are separated by k - 1 blank lines; an elision is "..."
+      // between two separators.
+      const std::string separator =
+          dim + 1 == shape.rank()
+              ? std::string(" ")
+              : std::string(static_cast<size_t>(shape.rank() - dim - 1), '\n') + std::string(dim + 1, ' ');
+      if (elide && summarize == 0) {  // only the elision, after a separator, as TensorFlow: "[ ...]"
+        os << separator << "...]";
+        return;
+      }
+      for (int64_t i = 0; i < n; ++i) {
+        if (elide && i == summarize) {
+          os << "..." << separator;
+          i = n - summarize;
+        }
+        self(self, dim + 1, offset + i * strides[dim]);
+        if (i + 1 < n) os << separator;
+      }
+      os << "]";
+    };
+    rec(rec, 0, 0);
+  });
+}
 
 void register_print_ops(OpRegistry& r) {
   OpBuilder("PrintV2")

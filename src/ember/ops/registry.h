@@ -17,6 +17,9 @@ class OpRegistry {
   /// Adds a declaration; a duplicate name is an ember bug and aborts.
   const OpDef& add(OpDef def);
   const OpDef* find(std::string_view name) const;
+  /// For a family that adds a dtype to ops declared elsewhere (ops/strings_array.cc gives the array ops
+  /// their string kernels); only while the registry is being populated.
+  OpDef* find_mutable(std::string_view name) { return const_cast<OpDef*>(find(name)); }
   std::span<const std::unique_ptr<OpDef>> ops() const { return ops_; }
 
  private:

@@ -36,8 +36,10 @@ uint64_t hash_bytes(const void* data, size_t n) {
 bool tensors_equal(const TensorImpl& a, const TensorImpl& b) {
   if (&a == &b) return true;
   if (a.is_symbolic() || b.is_symbolic()) return false;
-  return a.dtype() == b.dtype() && a.shape() == b.shape() &&
-         std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
+  if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
+  if (a.dtype() == DType::kString)  // compare the strings, not the std::string objects
+    return std::equal(a.data<std::string>(), a.data<std::string>() + a.num_elements(), b.data<std::string>());
+  return std::memcmp(a.raw_data(), b.raw_data(), a.nbytes()) == 0;
 }
 
 uint64_t hash_attrs(const AttrList& attrs) {
@@ -62,7 +64,12 @@ uint64_t hash_attrs(const AttrList& attrs) {
               h = mix(h, reinterpret_cast<uintptr_t>(t));
             } else {
               h = mix(h, static_cast<uint64_t>(t->dtype()));
-              h = mix(h, hash_bytes(t->raw_data(), std::min<size_t>(t->nbytes(), 256)));
+              if (t->dtype() == DType::kString) {
+                for (int64_t i = 0; i < std::min<int64_t>(t->num_elements(), 8); ++i)
+                  h = mix(h, std::hash<std::string>{}(t->data<std::string>()[i]));
+              } else {
+                h = mix(h, hash_bytes(t->raw_data(), std::min<size_t>(t->nbytes(), 256)));
+              }
             }
           }
         },

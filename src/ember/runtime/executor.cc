@@ -467,7 +467,7 @@ ExecPlan::ExecPlan(const FunctionGraph& fn, bool reuse_memory) : reuse_memory_(r
         const InputRef& in = inputs_[ins.first_input + j];
         const TensorSpec& spec = g.spec(node.inputs[j]);
         if (in.slot >= 0 && last_use[in.slot] == k && spec.dtype == node.outputs[0].dtype &&
-            spec.shape == node.outputs[0].shape)
+            spec.dtype != DType::kString && spec.shape == node.outputs[0].shape)
           ins.in_place_input = static_cast<int8_t>(j);
       }
     }
@@ -541,7 +541,7 @@ void ExecPlan::plan_arena_slots(const std::vector<int32_t>& last_use) {
       bytes[slot] = planned_bytes(spec);
       producer[slot] = k;
       spec_of[slot] = &spec;
-      candidate[slot] = bytes[slot] > 0 && !is_result_[slot];
+      candidate[slot] = bytes[slot] > 0 && !is_result_[slot] && spec.dtype != DType::kString;
     }
   }
   for (const Instruction& ins : instructions_) {

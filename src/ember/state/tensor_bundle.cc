@@ -302,6 +302,11 @@ Status BundleWriter::add(const std::string& key, const TensorImpl& tensor) {
   if (key.empty()) return fail(invalid_argument("checkpoint ", prefix_, ": a tensor key must not be empty"));
   if (entries_.count(key))
     return fail(invalid_argument("checkpoint ", prefix_, ": key \"", key, "\" added twice"));
+  if (tensor.dtype() == DType::kString) {  // TensorFlow's string encoding (add_strings)
+    std::vector<std::string_view> values(tensor.data<std::string>(),
+                                         tensor.data<std::string>() + tensor.num_elements());
+    return add_strings(key, values, tensor.shape().dim_vector());
+  }
   proto::BundleEntryProto e;
   e.set_dtype(static_cast<proto::DataType>(tf_datatype(tensor.dtype())));
   to_shape_proto(tensor.shape().dims(), false, e.mutable_shape());
@@ -534,6 +539,19 @@ StatusOr<BundleReader::Located> BundleReader::locate(const std::string& key,
 StatusOr<TensorRef> BundleReader::read(const std::string& key) const {
   auto e = entry(key);
   if (!e.ok()) return e.status();
+  if ((*e)->dtype() == kDtString) {
+    auto values = read_strings(key);
+    if (!values.ok()) return values.status();
+    auto dims = this->dims(key);
+    if (!dims.ok()) return dims.status();
+    auto t = TensorImpl::allocate(DType::kString, Shape(*dims));
+    if (!t.ok()) return t.status();
+    if (static_cast<int64_t>(values->size()) != t.value()->num_elements())
+      return make_error(Code::kDataLoss, "checkpoint ", prefix_, ": \"", key, "\" holds ", values->size(),
+                        " strings for ", t.value()->num_elements(), " elements");
+    std::move(values->begin(), values->end(), t.value()->mutable_data<std::string>());
+    return std::move(t).value();
+  }
   DType dtype;
   if (!dtype_from_tf_datatype((*e)->dtype(), &dtype))
     return make_error(Code::kUnimplemented, "checkpoint ", prefix_, ": \"", key, "\" has DataType ",

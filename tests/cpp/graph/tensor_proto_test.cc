@@ -82,13 +82,17 @@ TEST(TensorProto, DataTypesAreTensorFlowsEnum) {
     ASSERT_TRUE(dtype_from_tf_datatype(tf_datatype(static_cast<DType>(i)), &back));
     EXPECT_EQ(back, static_cast<DType>(i));
   }
+  DType string;
+  ASSERT_TRUE(dtype_from_tf_datatype(7, &string));  // DT_STRING
+  EXPECT_EQ(string, DType::kString);
   DType unused;
-  EXPECT_FALSE(dtype_from_tf_datatype(7, &unused));  // DT_STRING
+  EXPECT_FALSE(dtype_from_tf_datatype(20, &unused));  // DT_RESOURCE
 }
 
 TEST(TensorProto, EveryDtypeRoundTripsThroughTensorContent) {
   for (int i = 0; i < kNumDTypes; ++i) {
     DType dtype = static_cast<DType>(i);
+    if (dtype == DType::kString) continue;  // string_val, not tensor_content (StringsRoundTrip...)
     Tensor t = cast(Tensor::from_vector<float>({1, 0, 3, 4, 5, 0}, Shape({2, 3})), dtype);
     Message m = tensor_message(*t.impl());
     Tensor back = read_ok(m);
@@ -101,6 +105,30 @@ TEST(TensorProto, EveryDtypeRoundTripsThroughTensorContent) {
   Tensor empty = zeros({0, 2});
   Tensor back = read_ok(tensor_message(*empty.impl()));
   EXPECT_EQ(back.impl()->shape(), Shape({0, 2}));
+}
+
+TEST(TensorProto, StringsRoundTripThroughStringVal) {
+  auto t = TensorImpl::allocate(DType::kString, Shape({3}));
+  ASSERT_TRUE(t.ok());
+  std::string* s = t.value()->mutable_data<std::string>();
+  s[0] = "a";
+  s[1] = std::string("\0b", 2);
+  s[2] = std::string(100, 'x');  // on the heap
+  Message m = tensor_message(*t.value());
+  Tensor back = read_ok(m);
+  ASSERT_EQ(back.dtype(), DType::kString);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(back.impl()->data<std::string>()[i], s[i]);
+  // TensorFlow's tensor_content encoding of strings: varint32 lengths, then the bytes ("a", "bc").
+  Tensor content = read_ok(message([](Writer& w) {
+    w.write_int(1, 7);
+    shape_of(w, {2});
+    w.write_bytes(4, std::string("\x01\x02"
+                                 "abc",
+                                 5));
+  }));
+  ASSERT_EQ(content.dtype(), DType::kString);
+  EXPECT_EQ(content.impl()->data<std::string>()[0], "a");
+  EXPECT_EQ(content.impl()->data<std::string>()[1], "bc");
 }
 
 TEST(TensorProto, TypedValuesAsTensorFlowWritesThem) {
@@ -196,8 +224,17 @@ TEST(TensorProto, BadTensorsAreInvalidArgument) {
               t.write_int(7, 2);
             })).message(),
             "TensorProto lists 2 values for a int32 tensor of shape [1] (1 element(s))");
-  EXPECT_EQ(read_error(message([](Writer& t) { t.write_int(1, 7); })).message(),
-            "TensorProto has DataType 7, which ember does not support");
+  EXPECT_EQ(read_error(message([](Writer& t) { t.write_int(1, 20); })).message(),
+            "TensorProto has DataType 20, which ember does not support");
+  EXPECT_EQ(read_error(message([](Writer& t) {  // strings: a length past the bytes
+              t.write_int(1, 7);
+              shape_of(t, {1});
+              t.write_bytes(4, std::string("\x05"
+                                           "ab",
+                                           3));
+            }))
+                .message(),
+            "TensorProto: string tensor_content is shorter than its lengths say");
   EXPECT_EQ(read_error(message([](Writer& t) {
               t.write_int(1, 1);
               t.write_message(2, [](Writer& s) { s.write_bool(3, true); });

@@ -74,13 +74,15 @@ TEST(Registry, ElementwiseRowsMatchTheirOps) {
     ASSERT_NE(op, nullptr);
     EXPECT_EQ(op->api_name, info.api_name);
     EXPECT_EQ(unary ? op->tile_unary : op->tile_binary, index);
-    EXPECT_EQ(op->type_vars[0], info.types);
+    // ops/strings_array.cc adds string kernels to some rows' ops (Equal, NotEqual, Add), outside the loops.
+    EXPECT_EQ(op->type_vars[0] & ~kStringType, info.types);
     EXPECT_EQ(op->batching, unary ? BatchingRule::kElementwise : BatchingRule::kBroadcasting);
     // A predicate's output is bool: nothing flows back through it.
     if (info.returns_bool) {
       EXPECT_TRUE(op->has_flag(kNotDifferentiable));
     }
     for (int d = 0; d < kNumDTypes; ++d) {
+      if (static_cast<DType>(d) == DType::kString) continue;
       bool declared = (info.types >> d) & 1;
       bool has_loop = unary ? kernels::elementwise_tables().unary[index][d] != nullptr
                             : kernels::elementwise_tables().binary[index][d].vv != nullptr;

@@ -1,0 +1,217 @@
+"""tf.strings: operations on string tensors (TensorFlow's names and arguments).
+
+Each function calls the op of the same name in the registry (src/ember/ops/strings.cc); what TensorFlow's
+Python adds on top (axis handling, the RaggedTensor results of split and unicode_decode, the static regex
+forms) is done here. Design: docs/strings.md.
+"""
+
+import operator
+
+import numpy as np
+
+from ember import _C, dtypes
+from ember.framework.tensor import Tensor, convert_to_tensor
+
+__all__ = ["as_string", "format", "join", "length", "lower", "reduce_join", "regex_full_match",
+           "regex_replace", "split", "strip", "substr", "to_hash_bucket_fast", "to_number", "unicode_decode",
+           "upper"]
+
+_StringLength = _C.op("StringLength")
+_StringJoin = _C.op("StringJoin")
+_ReduceJoin = _C.op("ReduceJoin")
+_StringFormat = _C.op("StringFormat")
+_StringToNumber = _C.op("StringToNumber")
+_AsString = _C.op("AsString")
+_RegexReplace = _C.op("RegexReplace")
+_StaticRegexReplace = _C.op("StaticRegexReplace")
+_RegexFullMatch = _C.op("RegexFullMatch")
+_StaticRegexFullMatch = _C.op("StaticRegexFullMatch")
+_Substr = _C.op("Substr")
+_StringUpper = _C.op("StringUpper")
+_StringLower = _C.op("StringLower")
+_StringStrip = _C.op("StringStrip")
+_StringSplitV2 = _C.op("StringSplitV2")
+_StringToHashBucketFast = _C.op("StringToHashBucketFast")
+_UnicodeDecode = _C.op("UnicodeDecode")
+_Reshape = _C.op("Reshape")
+
+
+def _int(value, what):
+    """An integer argument (Python or NumPy int, or an int scalar tensor); TypeError otherwise."""
+    if isinstance(value, Tensor) and not value._is_symbolic and value.dtype.is_integer and value.ndim == 0:
+        return int(value)
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"tf.strings: {what} must be an integer, got {value!r}") from None
+
+
+def _strings(x):
+    return convert_to_tensor(x, dtype=dtypes.string) if not isinstance(x, Tensor) else x
+
+
+def _unit(unit):
+    if unit not in ("BYTE", "UTF8_CHAR"):
+        raise ValueError(f"unit must be one of ['BYTE', 'UTF8_CHAR'], got {unit!r}")
+    return unit
+
+
+def length(input, unit="BYTE", name=None):  # noqa: A002 - TensorFlow's argument name
+    """The length of each string in bytes, or (``unit="UTF8_CHAR"``) in UTF-8 characters."""
+    return _StringLength(_strings(input), _unit(unit))
+
+
+def join(inputs, separator="", name=None):
+    """Joins the strings of ``inputs`` element-wise (scalars broadcast): ``join(["a", ["b", "c"]], "-")``."""
+    if isinstance(inputs, Tensor):  # a single tensor is one input (TensorFlow iterates a list)
+        inputs = [inputs]
+    return _StringJoin([_strings(x) for x in inputs], separator)
+
+
+def reduce_join(inputs, axis=None, keepdims=False, separator="", name=None):
+    """Joins the strings along ``axis`` (all axes when None), in row-major order."""
+    inputs = _strings(inputs)
+    if axis is None:
+        axis = list(range(inputs.ndim)) if not inputs._is_symbolic else _C.op("Range")(0, _C.op("Rank")(inputs), 1)
+    axes = convert_to_tensor(axis, dtype=dtypes.int32) if not isinstance(axis, Tensor) else axis
+    return _ReduceJoin(inputs, axes, bool(keepdims), separator)
+
+
+def format(template, inputs, placeholder="{}", summarize=3, name=None):  # noqa: A001 - TensorFlow's name
+    """Formats tensors into ``template`` (each ``placeholder`` takes the next tensor, written as tf.print
+    writes it): ``format("x={}", [tf.constant([1, 2])])`` is ``b"x=[1 2]"``."""
+    if isinstance(inputs, (list, tuple)):
+        tensors = [x if isinstance(x, Tensor) else convert_to_tensor(x) for x in inputs]
+    else:
+        tensors = [inputs if isinstance(inputs, Tensor) else convert_to_tensor(inputs)]
+    summarize = -1 if summarize is None else _int(summarize, "summarize")
+    return _StringFormat(tensors, template, placeholder, max(summarize, -1))
+
+
+def to_number(input, out_type=dtypes.float32, name=None):  # noqa: A002
+    """Parses each string as a number of ``out_type`` (float32, float64, int32, int64)."""
+    return _StringToNumber(_strings(input), dtypes.as_dtype(out_type))
+
+
+def as_string(input, precision=-1, scientific=False, shortest=False, width=-1, fill="", name=None):  # noqa: A002
+    """Formats each element as a string: floats as ``%f`` unless ``precision``/``scientific``/``shortest``
+    say otherwise, integers as ``%d``, bools as ``true``/``false``; ``width`` and ``fill`` pad."""
+    x = input if isinstance(input, Tensor) else convert_to_tensor(input)
+    return _AsString(x, _int(precision, "precision"), bool(scientific), bool(shortest), _int(width, "width"), fill)
+
+
+def _static_string(value):
+    if isinstance(value, bytes):
+        return value.decode("utf-8", "surrogateescape")
+    return value if isinstance(value, str) else None
+
+
+def regex_replace(input, pattern, rewrite, replace_global=True, name=None):  # noqa: A002
+    """Replaces matches of the RE2 ``pattern`` with ``rewrite`` (``\\1`` names a group): the first match, or
+    every one when ``replace_global``."""
+    p, r = _static_string(pattern), _static_string(rewrite)
+    if p is not None and r is not None:  # TensorFlow's StaticRegexReplace: compiled once per call
+        return _StaticRegexReplace(_strings(input), p, r, bool(replace_global))
+    return _RegexReplace(_strings(input), _strings(pattern), _strings(rewrite), bool(replace_global))
+
+
+def regex_full_match(input, pattern, name=None):  # noqa: A002
+    """Whether each string matches the RE2 ``pattern`` entirely."""
+    p = _static_string(pattern)
+    if p is not None:
+        return _StaticRegexFullMatch(_strings(input), p)
+    return _RegexFullMatch(_strings(input), _strings(pattern))
+
+
+def substr(input, pos, len, unit="BYTE", name=None):  # noqa: A002 - TensorFlow's argument names
+    """The substring of each string from ``pos`` (from the end when negative), at most ``len`` long."""
+    pos_t = pos if isinstance(pos, Tensor) else convert_to_tensor(pos, dtype_hint=dtypes.int32)
+    len_t = len if isinstance(len, Tensor) else convert_to_tensor(len, dtype=pos_t.dtype)
+    return _Substr(_strings(input), pos_t, len_t, _unit(unit))
+
+
+def upper(input, encoding="", name=None):  # noqa: A002
+    """ASCII letters to upper case (TensorFlow's default encoding "")."""
+    return _StringUpper(_strings(input), encoding)
+
+
+def lower(input, encoding="", name=None):  # noqa: A002
+    """ASCII letters to lower case (TensorFlow's default encoding "")."""
+    return _StringLower(_strings(input), encoding)
+
+
+def strip(input, name=None):  # noqa: A002
+    """Removes leading and trailing whitespace."""
+    return _StringStrip(_strings(input))
+
+
+def to_hash_bucket_fast(input, num_buckets, name=None):  # noqa: A002
+    """FarmHash Fingerprint64 of each string modulo ``num_buckets``: TensorFlow's buckets."""
+    return _StringToHashBucketFast(_strings(input), _int(num_buckets, "num_buckets"))
+
+
+def _ragged_from_row_splits(values, row_splits):
+    """A RaggedTensor from the composite layer (ember.ragged); the pieces as a _SplitResult where that layer
+    is missing from this build."""
+    try:
+        from ember.ragged import RaggedTensor
+    except ImportError:
+        return _SplitResult(values, row_splits)
+    return RaggedTensor.from_row_splits(values, row_splits, validate=False)
+
+
+class _SplitResult:
+    """What split and unicode_decode return without ember.ragged: flat values and row splits, with
+    RaggedTensor's to_list, values and row_splits."""
+
+    def __init__(self, values, row_splits):
+        self.values = values
+        self.row_splits = row_splits
+
+    def to_list(self):
+        splits = self.row_splits.numpy().tolist()
+        flat = self.values.numpy().tolist()
+        return [flat[splits[i]:splits[i + 1]] for i in range(len(splits) - 1)]
+
+    def __repr__(self):
+        return f"<ember.strings split result {self.to_list()!r}>"
+
+
+def _row_splits_from_indices(indices, batch):
+    """Row splits [batch + 1] from StringSplitV2's sorted [n, 2] indices."""
+    rows = _C.op("Cast")(indices[:, 0], dtypes.int32) if indices.dtype != dtypes.int32 else indices[:, 0]
+    counts = _C.op("UnsortedSegmentSum")(_C.op("OnesLike")(rows), rows, batch)
+    zero = convert_to_tensor([0], dtype=dtypes.int32)
+    splits = _C.op("ConcatV2")([zero, _C.op("Cumsum")(counts, 0, False, False)], 0)
+    return _C.op("Cast")(splits, dtypes.int64)
+
+
+def split(input, sep=None, maxsplit=-1, name=None):  # noqa: A002
+    """Splits each string on ``sep`` (runs of whitespace when None): a scalar gives a vector, a vector
+    gives a RaggedTensor of its pieces (TensorFlow's tf.strings.split)."""
+    x = _strings(input)
+    sep_t = _strings("" if sep is None else sep)
+    if x.ndim == 0:
+        _, values, _ = _StringSplitV2(_Reshape(x, [1]), sep_t, _int(maxsplit, "maxsplit"))
+        return values
+    if x.ndim != 1:
+        raise ValueError(f"tf.strings.split: ember splits scalars and vectors; got rank {x.ndim}")
+    indices, values, shape = _StringSplitV2(x, sep_t, _int(maxsplit, "maxsplit"))
+    return _ragged_from_row_splits(values, _row_splits_from_indices(indices, _C.op("Size")(x, dtypes.int32)))
+
+
+def unicode_decode(input, input_encoding, errors="replace", replacement_char=65533,  # noqa: A002
+                   replace_control_characters=False, name=None):
+    """The code points of each string (int32): a scalar gives a vector, a vector a RaggedTensor."""
+    x = _strings(input)
+    splits, chars = _UnicodeDecode(x, input_encoding, errors, _int(replacement_char, "replacement_char"),
+                                   bool(replace_control_characters), dtypes.int64)
+    if x.ndim == 0:
+        return chars
+    if x.ndim != 1:
+        raise ValueError(f"tf.strings.unicode_decode: ember decodes scalars and vectors; got rank {x.ndim}")
+    return _ragged_from_row_splits(chars, splits)
+
+
+def _to_list_of_bytes(t):
+    return np.asarray(t.numpy(), dtype=object).tolist()

@@ -1,0 +1,228 @@
+// Counting ops: Bincount and DenseBincount (tf.math.bincount) and HistogramFixedWidth
+// (tf.histogram_fixed_width). Their results are counts, so none is differentiable (as in TensorFlow).
+// Registered from register_array_index_ops (array_index.cc).
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "ember/kernels/array.h"
+#include "ember/ops/registry.h"
+#include "ember/ops/shape_fns.h"
+
+namespace ember {
+namespace {
+
+constexpr DTypeSet kWeightTypes = dtype_bit(DType::kInt32) | dtype_bit(DType::kInt64) |
+                                  dtype_bit(DType::kFloat32) | dtype_bit(DType::kFloat64);
+
+// The scalar size operand i, or kUnknownDim; a negative constant is an error (value_of alone would read -1
+// as unknown).
+StatusOr<int64_t> size_value(const InferContext& ctx, int i) {
+  if (const TensorImpl* c = ctx.constant(i); c != nullptr && c->num_elements() == 1) {
+    const int64_t v = kernels::load_index(c->raw_data(), c->dtype(), 0);
+    if (v < 0)
+      return invalid_argument(ctx.op->name, ": ", ctx.op->inputs[i].name, " (", v, ") must be non-negative");
+    return v;
+  }
+  const PartialValue v = ctx.value_of(i);
+  return v.fully_known() && v.values.size() == 1 ? v.values[0] : kUnknownDim;
+}
+
+// ---- Bincount(arr int32, size int32, weights T): bins[v] = number (or weight sum) of arr's elements equal
+// to v, for v in [0, size); elements >= size are left out. Empty weights count 1 each.
+
+Status bincount_shape(InferContext& ctx) {
+  auto size_or = size_value(ctx, 1);
+  if (!size_or.ok()) return size_or.status();
+  const int64_t size = *size_or;
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[2].dtype, Shape({size})});
+  return Status::OK();
+}
+
+// DenseBincount(input [n] or [rows, n], size, weights; binary_output): per row when input is 2-D.
+Status dense_bincount_shape(InferContext& ctx) {
+  const Shape& input = ctx.inputs[0].shape;
+  auto size_or = size_value(ctx, 1);
+  if (!size_or.ok()) return size_or.status();
+  const int64_t size = *size_or;
+  if (input.rank_known() && input.rank() > 2)
+    return invalid_argument("DenseBincount: input must be 1-D or 2-D, got ", input.to_string());
+  Shape out = !input.rank_known() ? Shape::unknown_rank()
+              : input.rank() == 2 ? Shape({input.dim(0), size})
+                                  : Shape({size});
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[2].dtype, out});
+  return Status::OK();
+}
+
+// Counts `input`'s rows into `out` ([rows, size] row-major), weighted unless weights is empty.
+Status count(const std::string& op, const TensorImpl& input, const TensorImpl& weights, bool binary,
+             int64_t rows, int64_t size, TensorImpl& out) {
+  const int64_t n = input.num_elements();
+  const bool weighted = weights.num_elements() > 0;
+  if (weighted && weights.shape() != input.shape())
+    return invalid_argument(op, ": weights must be empty or have the shape of the input ",
+                            input.shape().to_string(), ", got ", weights.shape().to_string());
+  const int64_t per_row = rows > 0 ? n / rows : 0;
+  Status status = Status::OK();
+  visit_dtype<kWeightTypes>(out.dtype(), [&]<typename T>() {
+    T* o = out.mutable_data<T>();
+    std::fill(o, o + out.num_elements(), T(0));
+    const T* w = weighted ? weights.data<T>() : nullptr;
+    for (int64_t i = 0; i < n; ++i) {
+      const int64_t v = kernels::load_index(input.raw_data(), input.dtype(), i);
+      if (v < 0) {
+        status = invalid_argument(op, ": Input arr must be non-negative! Got arr[", i, "] = ", v);
+        return;
+      }
+      if (v >= size) continue;
+      T& bin = o[(per_row > 0 ? i / per_row : 0) * size + v];
+      if (binary) {
+        bin = T(1);
+      } else {
+        bin += weighted ? w[i] : T(1);
+      }
+    }
+  });
+  return status;
+}
+
+int64_t scalar_size(const TensorImpl& t) { return kernels::load_index(t.raw_data(), t.dtype(), 0); }
+
+Status bincount_kernel(KernelContext& ctx) {
+  const TensorImpl &arr = ctx.input(0), &size = ctx.input(1), &weights = ctx.input(2);
+  if (size.num_elements() != 1) return invalid_argument("Bincount: size must be a scalar");
+  const int64_t s = scalar_size(size);
+  if (s < 0) return invalid_argument("Bincount: size (", s, ") must be non-negative");
+  return count("Bincount", arr, weights, false, 1, s, ctx.output(0));
+}
+
+Status dense_bincount_kernel(KernelContext& ctx) {
+  const TensorImpl &input = ctx.input(0), &size = ctx.input(1), &weights = ctx.input(2);
+  if (size.num_elements() != 1) return invalid_argument("DenseBincount: size must be a scalar");
+  if (input.rank() > 2)
+    return invalid_argument("DenseBincount: input must be 1-D or 2-D, got ", input.shape().to_string());
+  const int64_t s = scalar_size(size);
+  if (s < 0) return invalid_argument("DenseBincount: size (", s, ") must be non-negative");
+  const int64_t rows = input.rank() == 2 ? input.shape().dim(0) : 1;
+  return count("DenseBincount", input, weights, ctx.attr_bool(0), rows, s, ctx.output(0));
+}
+
+// ---- HistogramFixedWidth(values, value_range [2], nbins; dtype): counts in nbins equal-width bins over
+// [lo, hi); values below lo fall in the first bin, values at or above hi in the last.
+
+Status histogram_shape(InferContext& ctx) {
+  const Shape& range = ctx.inputs[1].shape;
+  if (range.rank_known() && (range.rank() != 1 || (range.dim(0) >= 0 && range.dim(0) != 2)))
+    return invalid_argument("HistogramFixedWidth: value_range must be a vector of 2 elements, got shape ",
+                            range.to_string());
+  const TensorImpl* nbins_constant = ctx.constant(2);
+  const int64_t nbins = nbins_constant != nullptr && nbins_constant->num_elements() == 1
+                            ? kernels::load_index(nbins_constant->raw_data(), nbins_constant->dtype(), 0)
+                            : kUnknownDim;
+  if (nbins_constant != nullptr && nbins <= 0)
+    return invalid_argument("HistogramFixedWidth: nbins should be a positive number, but got '", nbins, "'");
+  const DType dtype = ctx.attr_dtype(0);
+  if (!dtype_in(dtype, kIndexTypes))
+    return invalid_argument("HistogramFixedWidth: dtype must be int32 or int64, got ", dtype_name(dtype));
+  ctx.outputs.push_back(TensorSpec{dtype, Shape({nbins})});
+  return Status::OK();
+}
+
+Status histogram_kernel(KernelContext& ctx) {
+  const TensorImpl &values = ctx.input(0), &range = ctx.input(1), &nbins_t = ctx.input(2);
+  const int64_t nbins = scalar_size(nbins_t);
+  if (nbins <= 0)
+    return invalid_argument("HistogramFixedWidth: nbins should be a positive number, but got '", nbins, "'");
+  if (range.num_elements() != 2)
+    return invalid_argument("HistogramFixedWidth: value_range must have 2 elements, got ",
+                            range.shape().to_string());
+  TensorImpl& out = ctx.output(0);
+  std::vector<int64_t> counts(static_cast<size_t>(nbins), 0);
+  Status status = Status::OK();
+  visit_dtype<kWeightTypes>(values.dtype(), [&]<typename T>() {
+    const T lo = range.data<T>()[0], hi = range.data<T>()[1];
+    if (!(lo < hi)) {
+      status = invalid_argument(
+          "HistogramFixedWidth: value_range should satisfy value_range[0] < "
+          "value_range[1], but got '[",
+          static_cast<double>(lo), ", ", static_cast<double>(hi), "]'");
+      return;
+    }
+    // The bin width in double, and each value's distance from lo computed in T first (as TensorFlow does):
+    // a value's bin then matches TensorFlow's for float32 inputs at bin edges too.
+    const double step = static_cast<double>(hi - lo) / static_cast<double>(nbins);
+    const T* v = values.data<T>();
+    for (int64_t i = 0; i < values.num_elements(); ++i) {
+      const T above = std::max(v[i], lo) - lo;
+      double bin = static_cast<double>(above) / step;
+      bin = std::min(bin, static_cast<double>(nbins - 1));
+      int64_t b = static_cast<int64_t>(bin);
+      if (std::isnan(bin)) b = 0;
+      ++counts[static_cast<size_t>(b)];
+    }
+  });
+  if (!status.ok()) return status;
+  for (int64_t b = 0; b < nbins; ++b) {
+    if (out.dtype() == DType::kInt32) {
+      out.mutable_data<int32_t>()[b] = static_cast<int32_t>(counts[b]);
+    } else {
+      out.mutable_data<int64_t>()[b] = counts[b];
+    }
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+void register_bincount_ops(OpRegistry& r) {
+  OpBuilder("Bincount")
+      .doc(
+          "How often each value in [0, size) occurs in arr (or the sum of its weights; empty weights count "
+          "1). bincount([1, 1, 3], 4, []) == [0, 2, 0, 1]")
+      .input_fixed("arr", dtype_bit(DType::kInt32))
+      .input_fixed("size", dtype_bit(DType::kInt32))
+      .input("weights")
+      .output("bins")
+      .type_var(kWeightTypes)
+      .flags(kNotDifferentiable)
+      .shape(&bincount_shape)
+      .kernel(kWeightTypes, &bincount_kernel)
+      .dispatch_on_input(2)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("DenseBincount")
+      .doc(
+          "Bincount of a 1-D input, or of each row of a 2-D one; binary_output marks presence instead of "
+          "counting. dense_bincount([[1, 1], [0, 2]], 3, []) == [[0, 2, 0], [1, 0, 1]]")
+      .input("input", 1)
+      .input("size", 1)
+      .input("weights")
+      .output("output")
+      .type_var(kWeightTypes)
+      .type_var(kIndexTypes, 1)
+      .attr("binary_output", AttrType::kBool, false)
+      .flags(kNotDifferentiable)
+      .shape(&dense_bincount_shape)
+      .kernel(kWeightTypes, &dense_bincount_kernel)
+      .dispatch_on_input(2)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("HistogramFixedWidth")
+      .doc(
+          "Counts of values in nbins equal bins over value_range = [lo, hi] (values outside go to the end "
+          "bins). histogram_fixed_width([0., 1., 4.], [0., 5.], 5) == [1, 1, 0, 0, 1]")
+      .input("values")
+      .input("value_range")
+      .input_fixed("nbins", dtype_bit(DType::kInt32))
+      .output("out")
+      .type_var(kWeightTypes)
+      .attr("dtype", AttrType::kDType, DType::kInt32)
+      .flags(kNotDifferentiable)
+      .shape(&histogram_shape)
+      .kernel(kWeightTypes, &histogram_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+}
+
+}  // namespace ember

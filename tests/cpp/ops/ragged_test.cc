@@ -1,0 +1,53 @@
+// Shape function and finite-difference gradients of RaggedTensorToTensor and its adjoint
+// RaggedTensorToTensorGrad (ops/ragged.cc). Values are compared with TensorFlow's RaggedTensor.to_tensor
+// in tests/python/test_ragged.py.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "tests/cpp/ops/grad_check.h"
+#include "tests/cpp/ops/infer_testing.h"
+
+namespace ember {
+namespace {
+
+using testing::make_tensor;
+using testing::random_values;
+using Dims = std::vector<int64_t>;
+
+TensorRef rand(Dims dims, unsigned seed = 1) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return make_tensor(dims, random_values(n, -1, 1, seed));
+}
+
+TensorRef int64s(Dims dims, const std::vector<double>& values) {
+  return make_tensor(std::move(dims), values, DType::kInt64);
+}
+
+TEST(RaggedShape, RaggedTensorToTensor) {
+  INFER_OK("RaggedTensorToTensor", "=-1;[5];[];[4]:int64", {}, "[3,?]");
+  INFER_OK("RaggedTensorToTensor", "=[-1,7,-1];[5,2];[];[4]:int64", {}, "[3,7,2]");
+  INFER_OK("RaggedTensorToTensor", "=[2,-1,-1];[5];[];[4]:int64;[?]:int64", {}, "[2,?,?]");
+  INFER_ERROR("RaggedTensorToTensor", "=[2,-1];[5,2];[];[4]:int64", {}, "must have 3 elements");
+  INFER_ERROR("RaggedTensorToTensor", "=[-1,-1,3];[5,2];[];[4]:int64", {}, "inner dimension");
+  INFER_ERROR("RaggedTensorToTensor", "=-1;[5];[1,1];[4]:int64", {}, "broadcast");
+  INFER_OK("RaggedTensorToTensorGrad", "[3,4];[5];[4]:int64", {}, "[5]");
+}
+
+TEST(RaggedGrad, FiniteDifferences) {
+  const TensorRef splits = int64s({4}, {0, 2, 2, 5});
+  EXPECT_GRADIENT_OK("RaggedTensorToTensor", {int64s({2}, {-1, -1}), rand({5}, 1), rand({}, 2), splits}, {});
+  // Cut to 2 rows of 2: values past the shape get no gradient, the default gets the padding's.
+  EXPECT_GRADIENT_OK("RaggedTensorToTensor", {int64s({2}, {2, 2}), rand({5}, 3), rand({}, 4), splits}, {});
+  EXPECT_GRADIENT_OK("RaggedTensorToTensor",
+                     {int64s({3}, {-1, -1, -1}), rand({5, 2}, 5), rand({2}, 6), splits}, {});
+  EXPECT_GRADIENT_OK("RaggedTensorToTensor",
+                     {int64s({3}, {-1, -1, -1}), rand({4}, 7), rand({}, 8), int64s({3}, {0, 2, 3}),
+                      int64s({4}, {0, 1, 3, 4})},
+                     {});
+  EXPECT_GRADIENT_OK("RaggedTensorToTensorGrad", {rand({3, 3}, 9), rand({5}, 10), splits}, {});
+}
+
+}  // namespace
+}  // namespace ember

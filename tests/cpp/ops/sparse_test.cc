@@ -1,0 +1,88 @@
+// Shape functions (in the mini-language) and finite-difference gradients of the sparse and counting
+// kernels: ops/sparse.cc and ops/bincount.cc. Values are compared with TensorFlow in
+// tests/python/test_registry_vs_tensorflow.py and tests/python/test_sparse.py.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "tests/cpp/ops/grad_check.h"
+#include "tests/cpp/ops/infer_testing.h"
+
+namespace ember {
+namespace {
+
+using testing::int32_scalar;
+using testing::make_tensor;
+using testing::random_values;
+using Dims = std::vector<int64_t>;
+
+TensorRef rand(Dims dims, unsigned seed = 1) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return make_tensor(dims, random_values(n, -1, 1, seed));
+}
+
+TensorRef int64s(Dims dims, const std::vector<double>& values) {
+  return make_tensor(std::move(dims), values, DType::kInt64);
+}
+
+std::vector<AttrValue> adjoints(bool a, bool b) { return {AttrValue(a), AttrValue(b)}; }
+
+AttrList adjoint_attrs(bool a, bool b) {
+  AttrList attrs;
+  attrs.push_back(a);
+  attrs.push_back(b);
+  return attrs;
+}
+
+TEST(SparseShape, SparseTensorDenseMatMul) {
+  INFER_OK("SparseTensorDenseMatMul", "[5,2]:int64;[5];=[3,4]:int64;[4,6]", adjoints(false, false), "[3,6]");
+  INFER_OK("SparseTensorDenseMatMul", "[5,2]:int64;[5];=[3,4]:int64;[3,6]", adjoints(true, false), "[4,6]");
+  INFER_OK("SparseTensorDenseMatMul", "[5,2]:int64;[5];=[3,4]:int64;[6,4]", adjoints(false, true), "[3,6]");
+  INFER_OK("SparseTensorDenseMatMul", "[?,2]:int64;[?];[2]:int64;[?,?]", adjoints(false, false), "[?,?]");
+  INFER_ERROR("SparseTensorDenseMatMul", "[5,2]:int64;[5];=[3,4]:int64;[5,6]", adjoints(false, false),
+              "inner dimension");
+  INFER_ERROR("SparseTensorDenseMatMul", "[5,3]:int64;[5];[2]:int64;[4,6]", adjoints(false, false),
+              "[nnz, 2]");
+  INFER_ERROR("SparseTensorDenseMatMul", "[5,2]:int64;[4];[2]:int64;[4,6]", adjoints(false, false), "5 rows");
+}
+
+TEST(SparseShape, SparseToDense) {
+  INFER_OK("SparseToDense", "[3,2]:int64;=[4,5];[3];[]", {AttrValue(true)}, "[4,5]");
+  INFER_OK("SparseToDense", "[3]:int32;=[7];[]:float64;[]:float64", {AttrValue(true)}, "[7]:float64");
+  INFER_ERROR("SparseToDense", "[3,2]:int64;=[4,5];[3,1];[]", {AttrValue(true)}, "scalar or a vector");
+  INFER_ERROR("SparseToDense", "[3,2]:int64;=[4,5];[3];[1]", {AttrValue(true)},
+              "default_value must be a scalar");
+}
+
+TEST(SparseShape, Counting) {
+  INFER_OK("Bincount", "[7]:int32;=5;[0]", {}, "[5]");
+  INFER_OK("Bincount", "[?]:int32;[]:int32;[?]:float64", {}, "[?]:float64");
+  INFER_ERROR("Bincount", "[7]:int32;=-1;[0]", {}, "non-negative");
+  INFER_OK("DenseBincount", "[2,7]:int32;=5;[0]", {AttrValue(false)}, "[2,5]");
+  INFER_OK("DenseBincount", "[7]:int32;=5;[0]:int64", {AttrValue(true)}, "[5]:int64");
+  INFER_ERROR("DenseBincount", "[2,2,7]:int32;=5;[0]", {AttrValue(false)}, "1-D or 2-D");
+  INFER_OK("HistogramFixedWidth", "[9];[2];=4", {AttrValue(DType::kInt32)}, "[4]:int32");
+  INFER_OK("HistogramFixedWidth", "[9]:int64;[2]:int64;=4", {AttrValue(DType::kInt64)}, "[4]:int64");
+  INFER_ERROR("HistogramFixedWidth", "[9];[3];=4", {AttrValue(DType::kInt32)}, "2 elements");
+  INFER_ERROR("HistogramFixedWidth", "[9];[2];=0", {AttrValue(DType::kInt32)}, "positive");
+}
+
+TEST(SparseGrad, FiniteDifferences) {
+  const TensorRef indices = int64s({4, 2}, {0, 1, 1, 0, 2, 2, 2, 0});
+  const TensorRef shape = int64s({2}, {3, 3});
+  for (bool adjoint_a : {false, true})
+    for (bool adjoint_b : {false, true})
+      EXPECT_GRADIENT_OK("SparseTensorDenseMatMul",
+                         {indices, rand({4}, 2), shape, adjoint_b ? rand({2, 3}, 3) : rand({3, 2}, 3)},
+                         adjoint_attrs(adjoint_a, adjoint_b))
+          << adjoint_a << adjoint_b;
+  const TensorRef sorted = int64s({3, 2}, {0, 1, 1, 0, 2, 2});
+  EXPECT_GRADIENT_OK("SparseToDense", {sorted, int64s({2}, {3, 4}), rand({3}, 4), rand({}, 5)},
+                     {AttrValue(true)});
+  EXPECT_GRADIENT_OK("SparseToDense", {sorted, int64s({2}, {3, 4}), rand({}, 6), rand({}, 7)},
+                     {AttrValue(true)});
+}
+
+}  // namespace
+}  // namespace ember
