@@ -73,11 +73,9 @@ def _row(rt, i):
     values = rt.values
     if isinstance(values, RaggedTensor):
         return _slice_rows(values, builtins.slice(start, limit))
-    rank = values.shape.rank
     begin = _op("ConcatV2")([_op("Reshape")(start, [1]), _op("ZerosLike")(_op("Shape")(values, splits_dtype)[1:])], 0)
     size = _op("ConcatV2")([_op("Reshape")(limit - start, [1]), _op("Shape")(values, splits_dtype)[1:]], 0)
-    out = _op("Slice")(values, begin, size)
-    return out if rank is not None else out
+    return _op("Slice")(values, begin, size)
 
 
 def _slice_rows(rt, s):
@@ -121,7 +119,7 @@ def _slice_each_row(rt, s):
     def bound(b, default):
         if b is None:
             return default
-        b = _op("Cast")(convert_to_tensor(b), splits_dtype) if not isinstance(b, Tensor) else _op("Cast")(b, splits_dtype)
+        b = _op("Cast")(b if isinstance(b, Tensor) else convert_to_tensor(b), splits_dtype)
         b = _op("SelectV2")(_op("Less")(b, _scalar(0, splits_dtype)), lengths + b, zero + b)
         return _op("Minimum")(_op("Maximum")(b, zero), lengths)
 

@@ -4,7 +4,7 @@ it traces and differentiates through those ops (docs/composite.md)."""
 
 import numpy as np
 
-from ember import _C, dtypes, errors
+from ember import _C, dtypes
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.ragged.ragged_tensor import (RaggedTensor, _concat_zero, _cumsum, _invalid, _is_eager,
                                         _partition_from_lengths, _scalar)
@@ -297,7 +297,7 @@ def concat(values, axis):
     rank = ragged[0].shape.rank
     splits_dtype = dtypes.int64 if any(v.row_splits.dtype == dtypes.int64 for v in ragged) else dtypes.int32
     ragged_rank = max(v.ragged_rank for v in ragged)
-    values = [_as_ragged(v, min(ragged_rank, max(1, _dense_rank(v) - 1)), splits_dtype) for v in values]
+    values = [_as_ragged(v, min(ragged_rank, max(1, v.shape.rank - 1)), splits_dtype) for v in values]
     if axis < 0:
         axis += rank
     if len(values) == 1:
@@ -306,10 +306,6 @@ def concat(values, axis):
         return _concat_rows(values)
     stacked = stack(values, axis)
     return merge_dims(stacked, axis, axis + 1)
-
-
-def _dense_rank(v):
-    return v.shape.rank
 
 
 def _concat_rows(values):

@@ -7,7 +7,7 @@ TensorFlow's kernels do, check it eagerly and say so (``tf.sparse.reorder`` make
 
 import numpy as np
 
-from ember import _C, dtypes, errors
+from ember import _C, dtypes
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.framework.tensor_shape import TensorShape
 
@@ -99,9 +99,6 @@ class SparseTensor:
 
     def with_values(self, new_values):
         return SparseTensor(self._indices, new_values, self._dense_shape)
-
-    def consumers(self):
-        return []
 
     def __repr__(self):
         return f"SparseTensor(indices={self._indices}, values={self._values}, dense_shape={self._dense_shape})"
@@ -216,4 +213,3 @@ def from_ragged(rt):
     return SparseTensor(indices, level, dense_shape)
 
 
-del errors
