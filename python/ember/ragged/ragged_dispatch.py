@@ -201,13 +201,14 @@ def install(root):
     modules = [m for name, m in list(sys.modules.items())
                if m is not None and (name == "ember" or name.startswith("ember.")) and not name.startswith(
                    "ember.ragged")]
+    replace = {}  # id(original) -> wrapper
     for name, make in _wrappers():
-        for orig in {id(f): f for f in (getattr(root, name, None), getattr(root.math, name, None))}.values():
-            if orig is None or hasattr(orig, "_ember_ragged_original"):
-                continue
-            wrapper = make(orig)
-            for module in modules:
-                ns = vars(module)
-                for attr, value in list(ns.items()):
-                    if value is orig:
-                        ns[attr] = wrapper
+        for orig in (getattr(root, name, None), getattr(root.math, name, None)):
+            if orig is not None and id(orig) not in replace and not hasattr(orig, "_ember_ragged_original"):
+                replace[id(orig)] = make(orig)
+    for module in modules:  # one pass over every namespace
+        ns = vars(module)
+        for attr, value in list(ns.items()):
+            wrapper = replace.get(id(value))
+            if wrapper is not None and wrapper._ember_ragged_original is value:
+                ns[attr] = wrapper
