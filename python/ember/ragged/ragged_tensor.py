@@ -7,6 +7,8 @@ eagerly and inside ``ember.function`` alike, and gradients reach ``flat_values``
 (docs/composite.md).
 """
 
+import operator
+
 import numpy as np
 
 from ember import _C, dtypes, errors
@@ -28,6 +30,22 @@ def _math_ops():
 
 def _invalid(op, message):
     return errors.InvalidArgumentError(None, None, f"{op}: {message}")
+
+
+def _unimplemented(message):
+    """What ember does not support yet: UnimplementedError (an ember.errors class), as TensorFlow's."""
+    return errors.UnimplementedError(None, None, message)
+
+
+def _int_arg(value, op, what):
+    """An int argument (axis, count): Python/NumPy ints or int scalar tensors, else TypeError."""
+    if isinstance(value, Tensor) and value.dtype in _SPLITS_DTYPES and value.shape.rank == 0 and \
+            not value._is_symbolic:
+        value = value.numpy()
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{op}: {what} must be an int, got {value!r}") from None
 
 
 def _is_eager(*tensors):

@@ -7,11 +7,15 @@ TensorFlow's kernels do, check it eagerly and say so (``tf.sparse.reorder`` make
 
 import numpy as np
 
-from ember import _C, dtypes
+from ember import _C, dtypes, errors
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.framework.tensor_shape import TensorShape
 
 _op = _C.op
+
+
+def _unimplemented(message):
+    return errors.UnimplementedError(None, None, message)
 
 
 def _int64(value, what):
@@ -200,7 +204,7 @@ def from_ragged(rt):
         coords.append((level.value_rowids(), level._value_columns()))
         level = level.values
     if level.shape.rank != 1:
-        raise NotImplementedError("ember: RaggedTensor.to_sparse with uniform inner dimensions is not supported yet")
+        raise _unimplemented("ember: RaggedTensor.to_sparse with uniform inner dimensions is not supported yet")
     # Compose: the innermost values' coordinates through each level's rows.
     rows, cols = coords[-1]
     index_cols = [cols]
