@@ -96,8 +96,9 @@ def main():
         return
     results = {}
     for framework in ("ember", "tensorflow"):
-        cmd = [sys.executable] + (["-S"] if sys.flags.no_site else []) + [os.path.abspath(__file__), "--worker",
-                                                                            framework] + (["--quick"] if args.quick else [])
+        # -S as the parent ran (a worktree's python/ ahead of an editable install of another checkout)
+        cmd = [sys.executable] + (["-S"] if sys.flags.no_site else [])
+        cmd += [os.path.abspath(__file__), "--worker", framework] + (["--quick"] if args.quick else [])
         proc = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "TF_CPP_MIN_LOG_LEVEL": "3"})
         lines = [l for l in proc.stdout.splitlines() if l.startswith("{")]
         if proc.returncode or not lines:

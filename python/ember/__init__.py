@@ -88,11 +88,10 @@ from ember import ragged, sparse
 from ember.ragged import RaggedTensor, RaggedTensorSpec
 from ember.sparse import SparseTensor, SparseTensorSpec
 from ember.ragged import ragged_dispatch as _ragged_dispatch
-
-_ragged_dispatch.install(__import__("sys").modules[__name__])
 from ember.util import dispatch as _dispatch
 
 _dispatch.install()  # after every namespace is filled: op functions dispatch Keras symbolic tensors
+_ragged_dispatch.install()  # and RaggedTensors, before the op would read one (util/dispatch.py)
 
 __version__ = "0.1.0"
 

@@ -1,7 +1,7 @@
 """Python-API fuzz smoke: the public ``ember`` functions called with hostile argument values.
 
 Each case picks a public function (``ember.*``, ``ember.math``, ``ember.nn``, ``ember.linalg``,
-``ember.random``, ``ember.strings``, and every raw op caller ``ember._C.op(name)``, whose attribute conversion is the
+``ember.random``, ``ember.strings``, ``ember.ragged``, ``ember.sparse``, and every raw op caller ``ember._C.op(name)``, whose attribute conversion is the
 binding's) and fills its parameters from a pool of hostile values: ints beyond int64, negative
 ints, None, nested and ragged lists, NumPy scalars, strings, NaN/inf, dtypes, bfloat16/int8/bool/empty
 tensors. It runs eagerly and inside ``ember.function`` (the tensors become symbolic arguments, some with
@@ -51,7 +51,8 @@ def public_functions(tf):
         if name not in RAW_SKIP:
             found["_C.op." + name] = _C.op(name)
     for prefix, module in (("", tf), ("math.", tf.math), ("nn.", tf.nn), ("linalg.", tf.linalg),
-                           ("random.", tf.random), ("strings.", tf.strings)):
+                           ("random.", tf.random), ("strings.", tf.strings), ("ragged.", tf.ragged),
+                           ("sparse.", tf.sparse)):
         for name in sorted(dir(module)):
             value = getattr(module, name)
             if name.startswith("_") or name in SKIP or inspect.isclass(value) or inspect.ismodule(value):

@@ -68,3 +68,19 @@ def test_bad_bands_raise_like_tensorflow():
         em.linalg.set_diag(X, np.zeros((2, 5), np.float32), k=1)
     with pytest.raises(em.errors.InvalidArgumentError, match="MatrixDiagV3"):
         em.linalg.diag(np.zeros((2, 3), np.float32), k=1, num_rows=2, num_cols=2)
+
+
+@pytest.mark.parametrize("call, error", [
+    # Found by the API fuzzer: float and huge ints reached int() and raised OverflowError.
+    (lambda: em.linalg.diag(3, k=float("inf")), TypeError),
+    (lambda: em.linalg.diag([2, 2], num_cols=10 ** 30), em.errors.InvalidArgumentError),
+    (lambda: em.linalg.diag([[1., 2.], [3., 4.]], num_cols=float("inf")), TypeError),
+    # Hostile bands and sizes are refused before any table of positions is built.
+    (lambda: em.linalg.diag_part(np.zeros((0, 3), np.float32), k=(-2 ** 62, 2 ** 62)), em.errors.InvalidArgumentError),
+    (lambda: em.linalg.set_diag(X, X[:, :1], k=(-2 ** 62, 2 ** 62)), em.errors.InvalidArgumentError),
+    (lambda: em.linalg.diag([1., 2.], k=2 ** 62), em.errors.ResourceExhaustedError),
+    (lambda: em.linalg.diag([1., 2.], num_rows=2 ** 40, num_cols=2 ** 40), em.errors.ResourceExhaustedError),
+])
+def test_hostile_arguments_raise_ember_errors(call, error):
+    with pytest.raises(error):
+        call()

@@ -17,6 +17,24 @@ from ember.framework.tensor import Tensor, convert_to_tensor
 
 _op = _C.op
 _ALIGNS = ("LEFT_RIGHT", "RIGHT_LEFT", "LEFT_LEFT", "RIGHT_RIGHT")
+_MAX_ELEMENTS = 1 << 31  # a position table (a matrix) larger than this is a resource error, not an attempt
+
+
+def _int(op, what, value):
+    """An int argument: a Python/NumPy int or an int scalar tensor; anything else is TensorFlow's TypeError,
+    a value beyond int64 an InvalidArgumentError."""
+    if isinstance(value, Tensor):
+        if value._is_symbolic:
+            raise errors.UnimplementedError(None, None, f"{op}: {what} must be known while tracing")
+        if value.dtype not in (dtypes.int32, dtypes.int64) or value.shape.rank != 0:
+            raise TypeError(f"{op}: {what} must be an int scalar, got {value!r}")
+        value = int(value.numpy())
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise TypeError(f"{op}: {what} must be an int, got {value!r}")
+    value = int(value)
+    if not -(1 << 63) <= value < (1 << 63):
+        raise errors.InvalidArgumentError(None, None, f"{op}: {what} = {value} does not fit int64")
+    return value
 
 
 def _t(x, dtype=None):
@@ -26,18 +44,16 @@ def _t(x, dtype=None):
 
 
 def _band(op, k):
-    if isinstance(k, Tensor):
-        if k._is_symbolic:
-            raise errors.UnimplementedError(None, None, f"{op}: k must be known while tracing")
-        k = k.numpy().tolist()
+    if isinstance(k, Tensor) and k.shape.rank == 1 and not k._is_symbolic:
+        k = list(k.numpy())
     if isinstance(k, (list, tuple, np.ndarray)):
-        k = [int(v) for v in k]
+        k = [_int(op, "k", v) for v in k]
         if len(k) == 1:
             k = [k[0], k[0]]
         if len(k) != 2:
             raise errors.InvalidArgumentError(None, None, f"{op}: k must be a scalar or a pair, got {k}")
     else:
-        k = [int(k), int(k)]
+        k = [_int(op, "k", k)] * 2
     if k[0] > k[1]:
         raise errors.InvalidArgumentError(None, None, f"{op}: lower_diag_index must not be larger than "
                                                       f"upper_diag_index: {k[0]} > {k[1]}")
@@ -59,14 +75,24 @@ def _positions(m, n, k0, k1, align):
     """For each diagonal d (k1 first) and slot j < max_len: the matrix position (row * n + col) it holds, or
     -1 for padding; and max_len."""
     max_len = min(m + min(k1, 0), n - max(k0, 0))
+    if (k1 - k0 + 1) * max(max_len, 0) > _MAX_ELEMENTS or m * n > _MAX_ELEMENTS:
+        raise errors.ResourceExhaustedError(None, None, f"a {m}x{n} matrix with diagonals ({k0}, {k1}) is too "
+                                                        f"large")
     table = np.full((k1 - k0 + 1, max(max_len, 0)), -1, np.int64)
     for row, d in enumerate(range(k1, k0 - 1, -1)):
-        length = _length(m, n, d)
+        length = max(_length(m, n, d), 0)
         offset = 0 if _left_aligned(align, d) else max_len - length
-        for i in range(max(length, 0)):
-            r, c = i + max(0, -d), i + max(0, d)
-            table[row, i + offset] = r * n + c
+        i = np.arange(length, dtype=np.int64)
+        table[row, i + offset] = (i + max(0, -d)) * n + i + max(0, d)
     return table, max_len
+
+
+def _check_band(op, m, n, k0, k1):
+    """The diagonals must lie in the matrix (TensorFlow's rule for a non-empty one); the count is bounded by
+    the matrix either way, so a hostile band never builds a huge table."""
+    if (m and n and not (-m < k0 and k1 < n)) or k1 - k0 > m + n:
+        raise errors.InvalidArgumentError(None, None, f"{op}: the diagonals ({k0}, {k1}) must be inside "
+                                                      f"(-{m}, {n}) for a {m}x{n} matrix")
 
 
 def _static_matrix(op, x):
@@ -98,9 +124,7 @@ def diag_part(x, k, padding_value, align):
     x = _t(x)
     k0, k1 = _band(op, k)
     m, n = _static_matrix(op, x)
-    if not (-m < k0 <= n and -m < k1 <= n) and not (m == 0 or n == 0):
-        raise errors.InvalidArgumentError(None, None, f"{op}: the diagonals ({k0}, {k1}) must be inside "
-                                                      f"(-{m}, {n}]")
+    _check_band(op, m, n, k0, k1)
     table, max_len = _positions(m, n, k0, k1, align)
     flat, batch = _batch_flat(x, 2)
     flat = _with_padding(flat, padding_value)
@@ -114,9 +138,9 @@ def _matrix_sources(m, n, k0, k1, align):
     """For each matrix position: the slot (diag_row * max_len + j) of the diagonal tensor it takes, or -1."""
     table, max_len = _positions(m, n, k0, k1, align)
     source = np.full(m * n, -1, np.int64)
-    for slot, position in enumerate(table.reshape(-1)):
-        if position >= 0:
-            source[position] = slot
+    flat = table.reshape(-1)
+    placed = flat >= 0
+    source[flat[placed]] = np.flatnonzero(placed)
     return source, table.shape[0] * max(max_len, 0), max_len
 
 
@@ -145,13 +169,16 @@ def diag(diagonal, k, num_rows, num_cols, padding_value, align):
     if max_len is None:
         raise errors.UnimplementedError(None, None, f"{op}: the diagonal's length must be known")
     min_rows, min_cols = max_len - min(k1, 0), max_len + max(k0, 0)
-    num_rows, num_cols = int(num_rows), int(num_cols)
+    num_rows, num_cols = _int(op, "num_rows", num_rows), _int(op, "num_cols", num_cols)
     if num_rows == -1 and num_cols == -1:
         num_rows = num_cols = max(min_rows, min_cols)
     elif num_rows == -1:
         num_rows = min_rows
     elif num_cols == -1:
         num_cols = min_cols
+    if k1 - k0 + 1 != rows.shape[-2]:
+        raise errors.InvalidArgumentError(None, None, f"{op}: diagonal has {rows.shape[-2]} diagonals, expected "
+                                                      f"k1 - k0 + 1 = {k1 - k0 + 1}")
     if num_rows < min_rows or num_cols < min_cols:
         raise errors.InvalidArgumentError(None, None, f"{op}: the smallest matrix holding these diagonals is "
                                                       f"{min_rows}x{min_cols}, got {num_rows}x{num_cols}")
@@ -174,6 +201,7 @@ def set_diag(x, diagonal, k, align):
     diagonal = _t(diagonal, x.dtype)
     k0, k1 = _band(op, k)
     m, n = _static_matrix(op, x)
+    _check_band(op, m, n, k0, k1)
     rows = _diagonal_rows(op, diagonal, k0, k1)
     source, slots, max_len = _matrix_sources(m, n, k0, k1, align)
     if rows.shape[-1] is not None and rows.shape[-1] != max_len:

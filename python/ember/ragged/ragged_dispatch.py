@@ -1,11 +1,10 @@
 """TensorFlow's dispatch for RaggedTensors: ``tf.add(rt, 1)``, ``tf.math.sin(rt)``, ``tf.reduce_sum(rt, 1)``,
 ``tf.concat([rt1, rt2], 0)`` run the op on the flat values (or the ragged version of the op).
 
-The public functions of ``ember`` and ``ember.math`` named below are replaced by a wrapper that looks at the
-type of its tensor arguments first (a class test per argument, no conversion) and calls the original
-function for anything that is not a RaggedTensor. The wrapper looks before calling, rather than after a
-failure: NumPy would read a RaggedTensor of equal-length rows as a dense array, and the op would return a
-dense result.
+The public op functions are ``_C.ApiFunction`` wrappers (python/ember/util/dispatch.py). A call with a
+RaggedTensor argument goes to ``_pre_dispatch`` before the function runs: it finds the ragged version made here
+for the functions named below and runs it. The check happens before the op, not after a failure: NumPy would
+read a RaggedTensor of equal-length rows as a dense array, and the op would return a dense result.
 """
 
 import functools
@@ -88,7 +87,6 @@ def _unary_wrapper(orig):
                 return x.with_flat_values(orig(x.flat_values))
             return orig(x)
 
-        fast._ember_ragged_original = orig
         return fast
     first = _first_parameter(orig)  # TensorFlow's name for it (x, input, features): callers may pass it so
 
@@ -102,7 +100,6 @@ def _unary_wrapper(orig):
             return x.with_flat_values(orig(x.flat_values, **kwargs))
         return orig(*args, **kwargs)
 
-    fn._ember_ragged_original = orig
     return fn
 
 
@@ -122,7 +119,6 @@ def _binary_wrapper(orig):
                 return binary(orig, x, y)
             return orig(x, y)
 
-        fast._ember_ragged_original = orig
         return fast
 
     @functools.wraps(orig)
@@ -131,7 +127,6 @@ def _binary_wrapper(orig):
             return binary(lambda a, b: orig(a, b, *args, **kwargs), x, y)
         return orig(x, y, *args, **kwargs)
 
-    fn._ember_ragged_original = orig
     return fn
 
 
@@ -147,7 +142,6 @@ def _reduce_wrapper(orig, kind):
             return ragged_ops.reduce(kind, x, axis, keepdims)
         return orig(*args, **kwargs)
 
-    fn._ember_ragged_original = orig
     return fn
 
 
@@ -161,7 +155,6 @@ def _list_wrapper(orig, ragged_fn):
             return ragged_fn(values, bound.arguments["axis"])
         return orig(*args, **kwargs)
 
-    fn._ember_ragged_original = orig
     return fn
 
 
@@ -177,7 +170,6 @@ def _gather_wrapper(orig):
             return ragged_ops.gather(params, indices, 0 if axis is None else axis)
         return orig(*args, **kwargs)
 
-    fn._ember_ragged_original = orig
     return fn
 
 
@@ -195,19 +187,31 @@ def _wrappers():
     return out
 
 
-def install(root):
-    """Replaces each dispatching function (as ``root``, the ember package, names it) by its wrapper in every
-    loaded ember module that holds it, so ``tf.concat is array_ops.concat`` and the other aliases stay true."""
-    modules = [m for name, m in list(sys.modules.items())
-               if m is not None and (name == "ember" or name.startswith("ember.")) and not name.startswith(
-                   "ember.ragged")]
+_HANDLERS = {}  # id(original function) -> its ragged-aware version
+
+
+def _pre_dispatch(api_function, args, kwargs, _):
+    """util/dispatch.py's pre-dispatch for calls with a RaggedTensor argument: the ragged version of the
+    function, or NotImplemented (the function then refuses the RaggedTensor: it converts to nothing)."""
+    from ember.util import dispatch
+
+    handler = _HANDLERS.get(id(dispatch.unwrap(api_function)))
+    if handler is None:
+        return NotImplemented
+    return handler(*args, **kwargs)
+
+
+def install():
+    """Registers the ragged versions of the dispatching functions with util/dispatch.py's pre-dispatch: the
+    public op functions are _C.ApiFunction wrappers, which hand a call holding a RaggedTensor (directly or in a
+    list argument) to _pre_dispatch before the op runs, at the cost of a type comparison on the normal path."""
+    from ember import math as math_namespace
+    from ember.util import dispatch
+
+    root = sys.modules["ember"]
     for name, make in _wrappers():
-        for orig in {id(f): f for f in (getattr(root, name, None), getattr(root.math, name, None))}.values():
-            if orig is None or hasattr(orig, "_ember_ragged_original"):
-                continue
-            wrapper = make(orig)
-            for module in modules:
-                ns = vars(module)
-                for attr, value in list(ns.items()):
-                    if value is orig:
-                        ns[attr] = wrapper
+        for public in (getattr(root, name, None), getattr(math_namespace, name, None)):
+            orig = dispatch.unwrap(public) if public is not None else None
+            if orig is not None and id(orig) not in _HANDLERS:
+                _HANDLERS[id(orig)] = make(orig)
+    dispatch.set_pre_dispatch((RaggedTensor,), _pre_dispatch)

@@ -42,8 +42,6 @@ def constant(pylist, dtype=None, ragged_rank=None, inner_shape=None, name=None, 
         inner_shape = tuple(int(d) for d in inner_shape)
     if ragged_rank is None:
         ragged_rank = max(0, scalar_depth - 1 - (len(inner_shape) if inner_shape is not None else 0))
-    if inner_shape is None and scalar_depth - 1 < ragged_rank and info["scalars"] == set() and pylist != []:
-        pass
     if ragged_rank > 0 and scalar_depth <= ragged_rank and info["max_list"] <= ragged_rank:
         raise ValueError(f"Invalid pylist={pylist!r}: ragged_rank={ragged_rank} must be less than the nesting "
                          f"depth {max(scalar_depth, info['max_list'])}")

@@ -8,7 +8,8 @@ import numbers
 from ember import _C, dtypes
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.ragged import ragged_ops
-from ember.ragged.ragged_tensor import RaggedTensor, _invalid, _is_eager, _partition_from_lengths, _scalar
+from ember.ragged.ragged_tensor import (RaggedTensor, _invalid, _is_eager, _partition_from_lengths, _scalar,
+                                        _unimplemented)
 
 _op = _C.op
 
@@ -18,7 +19,7 @@ def getitem(rt, key):
         key = (key,)
     if any(k is None for k in key) or any(k is Ellipsis for k in key[:-1] if k is not Ellipsis) \
             or any(isinstance(k, (list, Tensor)) and getattr(k, "ndim", 1) > 0 for k in key):
-        raise NotImplementedError("ember: RaggedTensor indexing supports ints and slices (no tf.newaxis, "
+        raise _unimplemented("ember: RaggedTensor indexing supports ints and slices (no tf.newaxis, "
                                   "tensors of indices or masks yet)")
     if Ellipsis in key:
         i = key.index(Ellipsis)
@@ -73,11 +74,9 @@ def _row(rt, i):
     values = rt.values
     if isinstance(values, RaggedTensor):
         return _slice_rows(values, builtins.slice(start, limit))
-    rank = values.shape.rank
     begin = _op("ConcatV2")([_op("Reshape")(start, [1]), _op("ZerosLike")(_op("Shape")(values, splits_dtype)[1:])], 0)
     size = _op("ConcatV2")([_op("Reshape")(limit - start, [1]), _op("Shape")(values, splits_dtype)[1:]], 0)
-    out = _op("Slice")(values, begin, size)
-    return out if rank is not None else out
+    return _op("Slice")(values, begin, size)
 
 
 def _slice_rows(rt, s):
@@ -113,7 +112,7 @@ def _inner(rt, rest):
 def _slice_each_row(rt, s):
     """Each row cut to row[s] (Python's slice rules, step 1)."""
     if s.step not in (None, 1):
-        raise NotImplementedError("ember: a step when slicing a ragged dimension is not supported yet")
+        raise _unimplemented("ember: a step when slicing a ragged dimension is not supported yet")
     splits_dtype = rt.row_splits.dtype
     lengths = rt.row_lengths()
     zero = _op("ZerosLike")(lengths)
@@ -121,7 +120,7 @@ def _slice_each_row(rt, s):
     def bound(b, default):
         if b is None:
             return default
-        b = _op("Cast")(convert_to_tensor(b), splits_dtype) if not isinstance(b, Tensor) else _op("Cast")(b, splits_dtype)
+        b = _op("Cast")(b if isinstance(b, Tensor) else convert_to_tensor(b), splits_dtype)
         b = _op("SelectV2")(_op("Less")(b, _scalar(0, splits_dtype)), lengths + b, zero + b)
         return _op("Minimum")(_op("Maximum")(b, zero), lengths)
 

@@ -4,10 +4,10 @@ it traces and differentiates through those ops (docs/composite.md)."""
 
 import numpy as np
 
-from ember import _C, dtypes, errors
+from ember import _C, dtypes
 from ember.framework.tensor import Tensor, convert_to_tensor
-from ember.ragged.ragged_tensor import (RaggedTensor, _concat_zero, _cumsum, _invalid, _is_eager,
-                                        _partition_from_lengths, _scalar)
+from ember.ragged.ragged_tensor import (RaggedTensor, _concat_zero, _cumsum, _int_arg, _invalid, _is_eager,
+                                        _partition_from_lengths, _scalar, _unimplemented)
 
 _op = _C.op
 
@@ -102,7 +102,7 @@ def from_tensor(tensor, lengths, padding, ragged_rank, row_splits_dtype):
         raise ValueError(f"{op}: specify lengths or padding, but not both")
     if ragged_rank > 1:
         if lengths is not None or padding is not None:
-            raise NotImplementedError(f"{op}: lengths/padding with ragged_rank > 1 is not supported by ember yet")
+            raise _unimplemented(f"{op}: lengths/padding with ragged_rank > 1 is not supported by ember yet")
         # The outer ragged_rank dimensions become uniform ragged rows, innermost first.
         dims = _op("Shape")(tensor, row_splits_dtype)
         flat = _op("Reshape")(tensor, _op("ConcatV2")([_op("Reshape")(_op("Prod")(dims[:ragged_rank + 1], [0],
@@ -250,7 +250,7 @@ def reduce(kind, input_tensor, axis=None, keepdims=False):
     if axis is None:
         out = _dense_reduce(_op("Reshape")(rt.flat_values, [-1]), 0, kind)
         return _op("Reshape")(out, [1] * rank) if keepdims else out
-    axes = [int(a) for a in (axis if isinstance(axis, (list, tuple)) else [axis])]
+    axes = [_int_arg(a, f"reduce_{kind}", "axis") for a in (axis if isinstance(axis, (list, tuple)) else [axis])]
     axes = sorted({a + rank if a < 0 else a for a in axes}, reverse=True)
     for a in axes:
         if not 0 <= a < rank:
@@ -263,7 +263,7 @@ def reduce(kind, input_tensor, axis=None, keepdims=False):
             result = _dense_reduce(result, a, kind)
     if keepdims:
         if isinstance(result, RaggedTensor):
-            raise NotImplementedError("ember: keepdims=True for a RaggedTensor reduction whose result is ragged is "
+            raise _unimplemented("ember: keepdims=True for a RaggedTensor reduction whose result is ragged is "
                                       "not supported yet")
         for a in sorted(axes):  # the reduced axes back as size 1, lowest first
             result = _op("ExpandDims")(result, a)
@@ -292,15 +292,22 @@ def _as_ragged(x, ragged_rank, splits_dtype):
     return from_tensor(x, None, None, ragged_rank, splits_dtype) if ragged_rank else x
 
 
+def _values_list(values, op):
+    if isinstance(values, RaggedTensor) or not isinstance(values, (list, tuple)) or not values:
+        raise TypeError(f"{op}: expected a non-empty list of RaggedTensors and tensors, got {values!r}")
+    return list(values)
+
+
 def concat(values, axis):
     """tf.concat of RaggedTensors (and dense tensors of the same rank): along axis 0 the rows follow each
     other; along axis 1 row i joins the i-th rows."""
-    values = list(values)
+    values = _values_list(values, "concat")
+    axis = _int_arg(axis, "concat", "axis")
     ragged = [v for v in values if isinstance(v, RaggedTensor)]
     rank = ragged[0].shape.rank
     splits_dtype = dtypes.int64 if any(v.row_splits.dtype == dtypes.int64 for v in ragged) else dtypes.int32
     ragged_rank = max(v.ragged_rank for v in ragged)
-    values = [_as_ragged(v, min(ragged_rank, max(1, _dense_rank(v) - 1)), splits_dtype) for v in values]
+    values = [_as_ragged(v, min(ragged_rank, max(1, v.shape.rank - 1)), splits_dtype) for v in values]
     if axis < 0:
         axis += rank
     if len(values) == 1:
@@ -309,10 +316,6 @@ def concat(values, axis):
         return _concat_rows(values)
     stacked = stack(values, axis)
     return merge_dims(stacked, axis, axis + 1)
-
-
-def _dense_rank(v):
-    return v.shape.rank
 
 
 def _concat_rows(values):
@@ -331,7 +334,15 @@ def _concat_rows(values):
 def stack(values, axis=0):
     """tf.stack of RaggedTensors: a new dimension at axis (0: one row per input; 1: row i of the result
     holds the i-th rows of the inputs)."""
-    values = list(values)
+    values = _values_list(values, "tf.ragged.stack")
+    axis = _int_arg(axis, "tf.ragged.stack", "axis")
+    if not any(isinstance(v, RaggedTensor) for v in values):  # tf.ragged.stack of dense tensors
+        values = [from_tensor(_dense(v), None, None, 1, dtypes.int64) if _dense(v).shape.rank and
+                  _dense(v).shape.rank >= 2 else _dense(v) for v in values]
+        if not any(isinstance(v, RaggedTensor) for v in values):
+            from ember.ops import array_ops
+
+            return array_ops.stack(values, axis)
     ragged = [v for v in values if isinstance(v, RaggedTensor)]
     splits_dtype = dtypes.int64 if any(v.row_splits.dtype == dtypes.int64 for v in ragged) else dtypes.int32
     rank = ragged[0].shape.rank
@@ -339,6 +350,8 @@ def stack(values, axis=0):
     values = [_as_ragged(v, min(ragged_rank, max(1, v.shape.rank - 1)), splits_dtype) for v in values]
     if axis < 0:
         axis += rank + 1
+    if not 0 <= axis <= rank:
+        raise ValueError(f"tf.ragged.stack: axis {axis} is out of range for inputs of rank {rank}")
     if axis == 0:
         rows = _concat_rows(values)
         counts = _op("Pack")([v.nrows() for v in values], 0)
@@ -383,7 +396,7 @@ def gather(params, indices, axis=0):
             axis += params.shape.rank
         if axis > params.ragged_rank:
             return params.with_flat_values(_op("GatherV2")(params.flat_values, indices, axis - params.ragged_rank, 0))
-        raise NotImplementedError("ember: tf.gather on a ragged axis other than 0 is not supported yet")
+        raise _unimplemented("ember: tf.gather on a ragged axis other than 0 is not supported yet")
     splits_dtype = params.row_splits.dtype
     indices = _op("Cast")(indices, splits_dtype)
     if _is_eager(indices, params.row_splits):
@@ -419,10 +432,10 @@ def boolean_mask(data, mask):
         where = _op("Reshape")(_op("Where")(mask.flat_values), [-1])
         values = _op("GatherV2")(data.flat_values, where, 0, 0)
         if data.ragged_rank != 1:
-            raise NotImplementedError("ember: ragged boolean_mask with ragged_rank > 1 is not supported yet")
+            raise _unimplemented("ember: ragged boolean_mask with ragged_rank > 1 is not supported yet")
         lengths = _op("UnsortedSegmentSum")(keep, data.value_rowids(), data.nrows())
         return RaggedTensor.from_row_lengths(values, lengths, validate=False)
-    raise NotImplementedError("ember: boolean_mask supports a ragged mask over ragged data only")
+    raise _unimplemented("ember: boolean_mask supports a ragged mask over ragged data only")
 
 
 def row_splits_to_segment_ids(splits, name=None, out_type=None):

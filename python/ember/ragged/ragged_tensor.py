@@ -7,6 +7,8 @@ eagerly and inside ``ember.function`` alike, and gradients reach ``flat_values``
 (docs/composite.md).
 """
 
+import operator
+
 import numpy as np
 
 from ember import _C, dtypes, errors
@@ -20,15 +22,6 @@ def _op(name):
     return _C.op(name)
 
 
-_Cumsum = None  # filled lazily (math_ops imports this package's users)
-
-
-def _array_ops():
-    from ember.ops import array_ops
-
-    return array_ops
-
-
 def _math_ops():
     from ember.ops import math_ops
 
@@ -37,6 +30,22 @@ def _math_ops():
 
 def _invalid(op, message):
     return errors.InvalidArgumentError(None, None, f"{op}: {message}")
+
+
+def _unimplemented(message):
+    """What ember does not support yet: UnimplementedError (an ember.errors class), as TensorFlow's."""
+    return errors.UnimplementedError(None, None, message)
+
+
+def _int_arg(value, op, what):
+    """An int argument (axis, count): Python/NumPy ints or int scalar tensors, else TypeError."""
+    if isinstance(value, Tensor) and value.dtype in _SPLITS_DTYPES and value.shape.rank == 0 and \
+            not value._is_symbolic:
+        value = value.numpy()
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{op}: {what} must be an int, got {value!r}") from None
 
 
 def _is_eager(*tensors):
@@ -447,7 +456,7 @@ class RaggedTensor:
     def __repr__(self):
         if not _is_eager(self.flat_values, *self.nested_row_splits):
             return f"tf.RaggedTensor(values={self._values}, row_splits={self._row_splits})"
-        return f"<tf.RaggedTensor {_format_list(self.to_list())}>"
+        return f"<tf.RaggedTensor {self.to_list()!r}>"
 
     __str__ = __repr__
 
@@ -530,9 +539,6 @@ class RaggedTensor:
     def _to_components(self):
         return [self.flat_values] + list(self.nested_row_splits)
 
-    def _consumers(self):
-        return []
-
 
 def _match_splits_dtype(values, dtype):
     """TensorFlow requires one splits dtype through all ragged dimensions; a ragged ``values`` of the other
@@ -560,11 +566,6 @@ def _validate_splits(values, splits, op):
         raise ValueError(f"{op}: values must have rank at least 1, got a scalar")
     if nvals is not None and s[-1] != nvals:
         raise _invalid(op, f"row_splits[-1] = {s[-1]} must equal the number of values, {nvals}")
-
-
-def _format_list(value):
-    text = repr(value)
-    return text
 
 
 class RaggedTensorSpec:

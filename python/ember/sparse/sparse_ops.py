@@ -3,11 +3,13 @@ inside ``ember.function`` and gradients reach ``values`` (and dense operands) th
 (docs/composite.md). Where TensorFlow's kernel requires canonical order (row-major, no repeats) or in-range
 indices, the eager path checks it and raises InvalidArgumentError naming TensorFlow's op."""
 
+import operator
+
 import numpy as np
 
 from ember import _C, dtypes, errors
 from ember.framework.tensor import Tensor, convert_to_tensor
-from ember.sparse.sparse_tensor import SparseTensor
+from ember.sparse.sparse_tensor import SparseTensor, _unimplemented
 
 _op = _C.op
 
@@ -28,6 +30,20 @@ def _sparse(x, op):
     if isinstance(x, SparseTensor):
         return x
     raise TypeError(f"{op}: expected a SparseTensor, got {type(x).__name__}")
+
+
+def _int_arg(value, op, what):
+    if isinstance(value, Tensor) and value.shape.rank == 0 and not value._is_symbolic and value.dtype.is_integer:
+        value = value.numpy()
+    try:
+        return operator.index(value)
+    except TypeError:
+        raise TypeError(f"{op}: {what} must be an int, got {value!r}") from None
+
+
+def _int_list(value, op, what):
+    items = value if isinstance(value, (list, tuple)) else [value]
+    return [_int_arg(v, op, what) for v in items]
 
 
 def _eager(*tensors):
@@ -246,8 +262,7 @@ def reduce_sum(sp_input, axis=None, keepdims=None, output_is_sparse=False, name=
     rank = sp.indices.shape[1]
     if rank is None:
         raise ValueError("SparseReduceSum: the rank of the SparseTensor must be known")
-    axes = list(range(rank)) if axis is None else [int(a) for a in (axis if isinstance(axis, (list, tuple))
-                                                                    else [axis])]
+    axes = list(range(rank)) if axis is None else _int_list(axis, "SparseReduceSum", "axis")
     axes = sorted({a + rank if a < 0 else a for a in axes})
     for a in axes:
         if not 0 <= a < rank:
@@ -274,9 +289,10 @@ def reduce_sum(sp_input, axis=None, keepdims=None, output_is_sparse=False, name=
 def reduce_max(sp_input, axis=None, keepdims=None, output_is_sparse=False, name=None):
     """SparseReduceMax over the stored values (the implicit zeros are not counted, as in TensorFlow's kernel
     for an axis that has stored values)."""
-    dense = to_dense(sp_input, default_value=_lowest(sp_input.dtype), validate_indices=False)
-    out = _op("Max")(dense, list(range(sp_input.indices.shape[1])) if axis is None else
-                     ([axis] if isinstance(axis, int) else list(axis)), bool(keepdims))
+    sp = _sparse(sp_input, "SparseReduceMax")
+    dense = to_dense(sp, default_value=_lowest(sp.dtype), validate_indices=False)
+    out = _op("Max")(dense, list(range(sp.indices.shape[1])) if axis is None else
+                     _int_list(axis, "SparseReduceMax", "axis"), bool(keepdims))
     return from_dense(out) if output_is_sparse else out
 
 
@@ -352,7 +368,7 @@ def transpose(sp_input, perm=None, name=None):
     """The SparseTensor with its dimensions permuted (reversed by default), reordered row-major."""
     sp = _sparse(sp_input, "SparseTranspose")
     rank = sp.indices.shape[1]
-    perm = list(range(rank))[::-1] if perm is None else [int(p) for p in perm]
+    perm = list(range(rank))[::-1] if perm is None else _int_list(perm, "SparseTranspose", "perm")
     if sorted(perm) != list(range(rank)):
         raise _invalid("SparseTranspose", f"perm must be a permutation of [0, {rank}), got {perm}")
     p = convert_to_tensor(np.asarray(perm, np.int64))
@@ -366,8 +382,14 @@ def sparse_maximum(sp_a, sp_b, name=None):
 
 
 def eye(num_rows, num_columns=None, dtype=dtypes.float32, name=None):
-    num_columns = num_rows if num_columns is None else num_columns
-    n = min(int(num_rows), int(num_columns))
+    num_rows = _int_arg(num_rows, "tf.sparse.eye", "num_rows")
+    num_columns = num_rows if num_columns is None else _int_arg(num_columns, "tf.sparse.eye", "num_columns")
+    if num_rows < 0 or num_columns < 0 or num_rows >= 1 << 62 or num_columns >= 1 << 62:
+        raise _invalid("tf.sparse.eye", f"num_rows and num_columns must be in [0, 2^62), got {num_rows}, "
+                                        f"{num_columns}")
+    n = min(num_rows, num_columns)
+    if n > 1 << 28:
+        raise errors.ResourceExhaustedError(None, None, f"tf.sparse.eye: {n} diagonal values are too many")
     idx = np.stack([np.arange(n), np.arange(n)], 1).astype(np.int64)
     return SparseTensor(idx, _op("Fill")([n], _scalar(1, dtypes.as_dtype(dtype))), [num_rows, num_columns])
 
@@ -375,7 +397,9 @@ def eye(num_rows, num_columns=None, dtype=dtypes.float32, name=None):
 def expand_dims(sp_input, axis=None, name=None):
     sp = _sparse(sp_input, "SparseExpandDims")
     rank = sp.indices.shape[1]
-    axis = -1 if axis is None else int(axis)
+    axis = -1 if axis is None else _int_arg(axis, "SparseExpandDims", "axis")
+    if not -rank - 1 <= axis <= rank:
+        raise _invalid("SparseExpandDims", f"axis {axis} is out of range for a SparseTensor of rank {rank}")
     if axis < 0:
         axis += rank + 1
     zeros = _op("ZerosLike")(sp.indices[:, :1])
@@ -386,4 +410,4 @@ def expand_dims(sp_input, axis=None, name=None):
 
 
 def to_indicator(sp_input, vocab_size, name=None):
-    raise NotImplementedError("ember: tf.sparse.to_indicator is not implemented yet")
+    raise _unimplemented("ember: tf.sparse.to_indicator is not implemented yet")

@@ -14,6 +14,10 @@ from ember.framework.tensor_shape import TensorShape
 _op = _C.op
 
 
+def _unimplemented(message):
+    return errors.UnimplementedError(None, None, message)
+
+
 def _int64(value, what):
     if isinstance(value, Tensor):
         t = value
@@ -99,9 +103,6 @@ class SparseTensor:
 
     def with_values(self, new_values):
         return SparseTensor(self._indices, new_values, self._dense_shape)
-
-    def consumers(self):
-        return []
 
     def __repr__(self):
         return f"SparseTensor(indices={self._indices}, values={self._values}, dense_shape={self._dense_shape})"
@@ -203,7 +204,7 @@ def from_ragged(rt):
         coords.append((level.value_rowids(), level._value_columns()))
         level = level.values
     if level.shape.rank != 1:
-        raise NotImplementedError("ember: RaggedTensor.to_sparse with uniform inner dimensions is not supported yet")
+        raise _unimplemented("ember: RaggedTensor.to_sparse with uniform inner dimensions is not supported yet")
     # Compose: the innermost values' coordinates through each level's rows.
     rows, cols = coords[-1]
     index_cols = [cols]
@@ -216,4 +217,3 @@ def from_ragged(rt):
     return SparseTensor(indices, level, dense_shape)
 
 
-del errors
