@@ -18,6 +18,7 @@ struct ApiFunction {
   PyObject_HEAD vectorcallfunc vectorcall;
   PyObject* wrapped;   // the original function
   PyObject* api_name;  // "tf.math.add": what a dispatcher calls the function
+  PyObject* weakrefs;
 };
 
 // One process-wide fallback: set by ember.keras when it is imported.
@@ -67,11 +68,7 @@ PyObject* call_handler(PyObject* handler, PyObject* self, PyObject* const* args,
   for (Py_ssize_t i = 0; ok && i < nkw; ++i)
     ok = PyDict_SetItem(keywords, PyTuple_GET_ITEM(kwnames, i), args[nargs + i]) == 0;
   PyObject* result = nullptr;
-  if (ok) {
-    Py_INCREF(handler);  // the handler may replace itself while it runs
-    result = PyObject_CallFunctionObjArgs(handler, self, positional, keywords, extra, nullptr);
-    Py_DECREF(handler);
-  }
+  if (ok) result = PyObject_CallFunctionObjArgs(handler, self, positional, keywords, extra, nullptr);
   Py_XDECREF(positional);
   Py_XDECREF(keywords);
   return result;
@@ -82,18 +79,24 @@ PyObject* api_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, P
   if (g_pre_type_count > 0 && g_pre_dispatch != nullptr &&
       wants_pre_dispatch(args, PyVectorcall_NARGS(nargsf) + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0))) {
     // pre_dispatch(api_function, args_tuple, kwargs_dict, None) -> result, or NotImplemented to run the op.
-    PyObject* handled = call_handler(g_pre_dispatch, self, args, nargsf, kwnames, Py_None);
+    PyObject* handler = g_pre_dispatch;
+    Py_INCREF(handler);
+    PyObject* handled = call_handler(handler, self, args, nargsf, kwnames, Py_None);
+    Py_DECREF(handler);
     if (handled != Py_NotImplemented) return handled;
     Py_DECREF(handled);
   }
   PyObject* result = PyObject_Vectorcall(fn->wrapped, args, nargsf, kwnames);
   if (result != nullptr || g_fallback == nullptr || !PyErr_ExceptionMatches(PyExc_Exception)) return result;
   // fallback(api_function, args_tuple, kwargs_dict, error) -> result, or NotImplemented to keep the error.
+  PyObject* fallback = g_fallback;
+  Py_INCREF(fallback);
   PyObject *type, *value, *traceback;
   PyErr_Fetch(&type, &value, &traceback);
   PyErr_NormalizeException(&type, &value, &traceback);
   if (traceback != nullptr) PyException_SetTraceback(value, traceback);
-  PyObject* dispatched = call_handler(g_fallback, self, args, nargsf, kwnames, value);
+  PyObject* dispatched = call_handler(fallback, self, args, nargsf, kwnames, value);
+  Py_DECREF(fallback);
   if (dispatched == Py_NotImplemented) {
     Py_DECREF(dispatched);
     PyErr_Restore(type, value, traceback);  // the original error, as if nothing had looked at it
@@ -108,6 +111,7 @@ PyObject* api_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, P
 void api_dealloc(PyObject* self) {
   auto* fn = reinterpret_cast<ApiFunction*>(self);
   PyObject_GC_UnTrack(self);
+  if (fn->weakrefs != nullptr) PyObject_ClearWeakRefs(self);
   Py_CLEAR(fn->wrapped);
   Py_CLEAR(fn->api_name);
   Py_TYPE(self)->tp_free(self);
@@ -122,13 +126,43 @@ int api_traverse(PyObject* self, visitproc visit, void* arg) {
 
 // Everything but the wrapper's own members reads through to the original function, so __name__, __doc__,
 // __module__ and inspect.signature (through __wrapped__) describe it as before.
+// Pickling and copying are the wrapper's own: a copy is the same function, a pickle rebuilds the wrapper
+// around the original (which pickles by its module and name).
 PyObject* api_getattro(PyObject* self, PyObject* name) {
-  if (PyUnicode_Check(name) && (PyUnicode_CompareWithASCIIString(name, "__wrapped__") == 0 ||
-                                PyUnicode_CompareWithASCIIString(name, "_ember_api_name") == 0 ||
-                                PyUnicode_CompareWithASCIIString(name, "__class__") == 0))
-    return PyObject_GenericGetAttr(self, name);
+  static const char* const kOwn[] = {"__wrapped__", "_ember_api_name", "__class__",  "__reduce__",
+                                     "__reduce_ex__", "__copy__",      "__deepcopy__", "__get__"};
+  if (PyUnicode_Check(name)) {
+    for (const char* own : kOwn)
+      if (PyUnicode_CompareWithASCIIString(name, own) == 0) return PyObject_GenericGetAttr(self, name);
+  }
   return PyObject_GetAttr(reinterpret_cast<ApiFunction*>(self)->wrapped, name);
 }
+
+int api_setattro(PyObject* self, PyObject* name, PyObject* value) {
+  return PyObject_SetAttr(reinterpret_cast<ApiFunction*>(self)->wrapped, name, value);
+}
+
+// A routine to inspect and pydoc (help() shows the op's docstring and signature); bound as a class
+// attribute it stays the function, with no `self`.
+PyObject* api_descr_get(PyObject* self, PyObject*, PyObject*) {
+  Py_INCREF(self);
+  return self;
+}
+
+PyObject* api_reduce(PyObject* self, PyObject*) {
+  auto* fn = reinterpret_cast<ApiFunction*>(self);
+  return Py_BuildValue("O(OO)", reinterpret_cast<PyObject*>(Py_TYPE(self)), fn->wrapped, fn->api_name);
+}
+
+PyObject* api_copy(PyObject* self, PyObject*) {
+  Py_INCREF(self);
+  return self;
+}
+
+PyMethodDef api_methods[] = {{"__reduce__", api_reduce, METH_NOARGS, nullptr},
+                             {"__copy__", api_copy, METH_NOARGS, nullptr},
+                             {"__deepcopy__", api_copy, METH_O, nullptr},
+                             {nullptr, nullptr, 0, nullptr}};
 
 PyObject* api_repr(PyObject* self) { return PyObject_Repr(reinterpret_cast<ApiFunction*>(self)->wrapped); }
 
@@ -231,6 +265,10 @@ bool init_api_dispatch(PyObject* module) {
   ApiFunctionType.tp_dealloc = api_dealloc;
   ApiFunctionType.tp_traverse = api_traverse;
   ApiFunctionType.tp_getattro = api_getattro;
+  ApiFunctionType.tp_setattro = api_setattro;
+  ApiFunctionType.tp_descr_get = api_descr_get;
+  ApiFunctionType.tp_methods = api_methods;
+  ApiFunctionType.tp_weaklistoffset = offsetof(ApiFunction, weakrefs);
   ApiFunctionType.tp_repr = api_repr;
   ApiFunctionType.tp_members = api_members;
   ApiFunctionType.tp_doc =

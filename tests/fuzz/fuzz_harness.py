@@ -49,10 +49,12 @@ def libfuzzer_binary(target, env_var):
     return os.path.join(FUZZ_BUILD, target)
 
 
-def run_libfuzzer(binary, args, tmp_path, *, label, seed, limits, env=None, timeout=None, replay_hint=""):
+def run_libfuzzer(binary, args, tmp_path, *, label, seed, limits, env=None, timeout=None, replay_hint="",
+                  slow_is_failure=False):
     """Runs `binary` with `args` (seed, time, corpus...) and `limits` (its -timeout/-rss/-malloc/-max_len
     flags), artifacts in tmp_path; prints the counts and fails the test with the reproducers kept in the
-    temporary folder when it crashed, hung, ran out of memory or leaked."""
+    temporary folder when it crashed, hung, ran out of memory or leaked (or, with `slow_is_failure`, left a
+    slow unit: for the readers that must stay fast on any input)."""
     if env is None:
         env = dict(os.environ, ASAN_OPTIONS="allocator_may_return_null=1:detect_leaks=0", **SANITIZER_ENV)
     cmd = [binary, *limits, f"-artifact_prefix={tmp_path}{os.sep}", "-print_final_stats=1", *args]
@@ -61,7 +63,8 @@ def run_libfuzzer(binary, args, tmp_path, *, label, seed, limits, env=None, time
     for line in proc.stderr.splitlines():
         if line.startswith("stat::number_of_executed_units:"):
             runs = int(line.split(":")[-1])
-    crashes = [n for n in os.listdir(tmp_path) if n.split("-")[0] in ("crash", "timeout", "oom", "leak", "slow")]
+    kinds = ("crash", "timeout", "oom", "leak") + (("slow",) if slow_is_failure else ())
+    crashes = [n for n in os.listdir(tmp_path) if n.split("-")[0] in kinds]
     print(f"FUZZ-COUNTS {label} seed={seed} cases={runs} crashes={len(crashes) or int(proc.returncode != 0)} "
           f"mismatches=0")
     if proc.returncode != 0 or crashes:
@@ -73,7 +76,7 @@ def run_libfuzzer(binary, args, tmp_path, *, label, seed, limits, env=None, time
 
 
 def libfuzzer_corpus_run(target, env_var, corpus_name, seed, tmp_path, seconds, *, limits, label,
-                         may_return_null=True):
+                         may_return_null=True, slow_is_failure=False):
     """A byte-level run of the libFuzzer target `target` for `seconds`, from a copy of the checked-in corpus
     tests/fuzz/cpp/corpus/<corpus_name>."""
     binary = libfuzzer_binary(target, env_var)
@@ -82,7 +85,7 @@ def libfuzzer_corpus_run(target, env_var, corpus_name, seed, tmp_path, seconds, 
     env = dict(os.environ, ASAN_OPTIONS=f"allocator_may_return_null={int(may_return_null)}:detect_leaks=0",
                **SANITIZER_ENV)
     run_libfuzzer(binary, [f"-seed={seed}", f"-max_total_time={seconds}", str(copy)], tmp_path, label=label,
-                  seed=seed, limits=limits, env=env, timeout=seconds + 120)
+                  seed=seed, limits=limits, env=env, timeout=seconds + 120, slow_is_failure=slow_is_failure)
 
 
 def run_worker(seed, first, deadline, env, here, on_line, worker):

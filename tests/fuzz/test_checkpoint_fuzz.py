@@ -31,7 +31,7 @@ def test_libfuzzer_checkpoint(seed, tmp_path):
     libfuzzer_corpus_run("checkpoint_fuzzer", "EMBER_CHECKPOINT_FUZZER", "checkpoint", seed, tmp_path,
                          LIBFUZZER_SECONDS, limits=["-timeout=20", "-rss_limit_mb=2048", "-malloc_limit_mb=64",
                                                     "-max_len=8192"], label="checkpoint libfuzzer",
-                         may_return_null=False)
+                         may_return_null=False, slow_is_failure=True)
 
 
 # ---- the Python mutation fuzzer

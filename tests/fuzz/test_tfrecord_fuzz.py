@@ -30,7 +30,7 @@ def test_libfuzzer_record_reader(seed, tmp_path):
     # malloc_limit far under what a corrupt length asks for: the reader must not trust it.
     libfuzzer_corpus_run("record_fuzzer", "EMBER_RECORD_FUZZER", "record", seed, tmp_path, LIBFUZZER_SECONDS,
                          limits=["-timeout=20", "-rss_limit_mb=2048", "-malloc_limit_mb=64", "-max_len=8192"],
-                         label="tfrecord libfuzzer", may_return_null=False)
+                         label="tfrecord libfuzzer", may_return_null=False, slow_is_failure=True)
 
 
 # ---- the Python differential mutation fuzzer

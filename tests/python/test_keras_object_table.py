@@ -68,3 +68,23 @@ def test_custom_objects_and_callables():
     assert isinstance(got, Mine)
     fn = lambda x: x  # noqa: E731
     assert keras.constraints.get(fn) is fn
+
+
+def test_functions_classes_and_aliases_as_tf_keras(tf_keras=None):
+    import tf_keras as theirs
+
+    def custom_reg(w):
+        return 0.0
+
+    config = keras.regularizers.serialize(custom_reg)
+    assert config == {"module": "builtins", "class_name": "function", "config": "custom_reg",
+                      "registered_name": "function"}
+    assert keras.regularizers.deserialize(config, custom_objects={"custom_reg": custom_reg}) is custom_reg
+    with pytest.raises(ValueError, match="Unknown regularizer"):
+        keras.regularizers.deserialize(config)
+    assert isinstance(keras.initializers.get(keras.initializers.GlorotUniform), keras.initializers.GlorotUniform)
+    for name in ["zero", "one"]:
+        assert type(keras.initializers.get(name)).__name__ == type(theirs.initializers.get(name)).__name__
+    for name in ["maxnorm", "nonneg", "unitnorm"]:
+        assert type(keras.constraints.get(name)).__name__ == type(theirs.constraints.get(name)).__name__
+    assert keras.regularizers.L2(None).get_config() == theirs.regularizers.L2(None).get_config()

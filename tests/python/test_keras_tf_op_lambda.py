@@ -174,7 +174,7 @@ def test_tf_op_lambda_config_round_trip():
     out = tf.math.reduce_max(inp, axis=1)
     layer = out._keras_history[0]
     config = layer.get_config()
-    assert config["function"] == "tf.math.reduce_max" and config["name"] == "tf.math.reduce_max"
+    assert config["function"] == "math.reduce_max" and config["name"] == "tf.math.reduce_max"  # as tf_keras
     clone = type(layer).from_config(config)
     assert dispatch.unwrap(clone.function) is dispatch.unwrap(tf.math.reduce_max)
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
@@ -218,3 +218,62 @@ def test_pre_dispatch_sees_registered_types_before_the_op():
 
         ragged_dispatch.install()
     assert isinstance(tf.nn.relu(tf.constant(-1.0)), tf.Tensor)
+
+
+def test_reflected_operators_with_python_and_numpy_numbers_on_the_left(tf_keras):
+    tf.keras.backend.clear_session()
+    inp = tf.keras.Input(shape=(3,))
+    outs = [1 - inp, 2 * inp, 1 + inp, 1 / (inp + 3), 2 ** inp, 10 // (inp + 3), 5 % (inp + 3),
+            np.float32(1) - inp, np.ones(3, np.float32) * inp]
+    model = tf.keras.Model(inp, outs)
+    x = np.array([[0.5, 1.0, 2.0]], np.float32)
+    want = [1 - x, 2 * x, 1 + x, 1 / (x + 3), 2 ** x, 10 // (x + 3), 5 % (x + 3), 1 - x, x]
+    for got, expected in zip(model(x), want):
+        np.testing.assert_allclose(got.numpy(), expected, rtol=1e-6)
+    with pytest.raises(TypeError):
+        list(inp)
+
+
+def test_op_functions_pickle_copy_weakref_and_help():
+    import copy
+    import io
+    import pickle
+    import pydoc
+    import weakref
+
+    relu = tf.nn.relu
+    assert copy.copy(relu) is relu and copy.deepcopy(relu) is relu
+    again = pickle.loads(pickle.dumps(relu))
+    assert dispatch.unwrap(again) is dispatch.unwrap(relu) and again._ember_api_name == "tf.nn.relu"
+    layer = tf.keras.layers.Dense(3, activation=tf.nn.relu)
+    assert copy.deepcopy(layer).activation is relu
+    assert weakref.ref(relu)() is relu
+    assert inspect.isroutine(relu)
+    text = io.StringIO()
+    pydoc.Helper(output=text).help(tf.concat)
+    assert dispatch.unwrap(tf.concat).__doc__.strip().splitlines()[0] in text.getvalue()
+
+    class Holder:
+        act = tf.nn.relu  # no `self` bound: the op itself
+
+    np.testing.assert_array_equal(Holder().act(tf.constant([-1.0, 2.0])).numpy(), [0, 2])
+
+
+def test_stop_gradient_on_keras_tensors():
+    inp = tf.keras.Input(shape=(2,))
+    out = tf.stop_gradient(inp) * 2.0
+    assert out._keras_history[0].name.startswith("tf.stop_gradient")
+    np.testing.assert_array_equal(tf.keras.Model(inp, out)(np.ones((1, 2), np.float32)).numpy(), [[2, 2]])
+
+
+def test_tf_op_lambda_reads_tf_keras_configs(tf_keras):
+    from ember.keras.layers import core
+
+    for function, symbol in [("nn.relu", "tf.nn.relu"), ("math.reduce_sum", "tf.math.reduce_sum"),
+                             ("__operators__.add", "tf.__operators__.add")]:
+        layer = tf.keras.layers.deserialize({"class_name": "TFOpLambda", "config": {
+            "name": symbol, "trainable": True, "dtype": "float32", "function": function}})
+        assert isinstance(layer, core.TFOpLambda) and layer.symbol == symbol
+    for bad in ["concat.nothing", "nn", "keras"]:
+        with pytest.raises(ValueError, match="no function"):
+            core.TFOpLambda.from_config({"name": "x", "function": bad})

@@ -76,7 +76,9 @@ class MinMaxNorm(Constraint):
 
 max_norm, non_neg, unit_norm, min_max_norm = MaxNorm, NonNeg, UnitNorm, MinMaxNorm
 _CLASSES = {c.__name__: c for c in (Constraint, MaxNorm, NonNeg, UnitNorm, MinMaxNorm)}
-_NAMES = {"max_norm": MaxNorm, "non_neg": NonNeg, "unit_norm": UnitNorm, "min_max_norm": MinMaxNorm}
+_NAMES = {"max_norm": MaxNorm, "non_neg": NonNeg, "unit_norm": UnitNorm, "min_max_norm": MinMaxNorm,
+          "maxnorm": MaxNorm, "nonneg": NonNeg, "unitnorm": UnitNorm}  # Keras 1's spellings, still accepted
+maxnorm, nonneg, unitnorm = MaxNorm, NonNeg, UnitNorm
 
 _TABLE = ObjectTable("constraint", "keras.constraints", _CLASSES, _NAMES,
                      "Could not interpret constraint function identifier")

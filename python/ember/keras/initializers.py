@@ -201,7 +201,7 @@ class Identity(Initializer):
 _CLASSES = {c.__name__: c for c in (Zeros, Ones, Constant, RandomNormal, RandomUniform, TruncatedNormal,
                                     VarianceScaling, GlorotUniform, GlorotNormal, HeUniform, HeNormal,
                                     LecunUniform, LecunNormal, Orthogonal, Identity)}
-_NAMES = {"zeros": Zeros, "ones": Ones, "constant": Constant, "random_normal": RandomNormal,
+_NAMES = {"zeros": Zeros, "zero": Zeros, "ones": Ones, "one": Ones, "constant": Constant, "random_normal": RandomNormal,
           "random_uniform": RandomUniform, "truncated_normal": TruncatedNormal, "variance_scaling": VarianceScaling,
           "glorot_uniform": GlorotUniform, "glorot_normal": GlorotNormal, "he_uniform": HeUniform,
           "he_normal": HeNormal, "lecun_uniform": LecunUniform, "lecun_normal": LecunNormal,

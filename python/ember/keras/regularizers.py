@@ -56,6 +56,7 @@ class L1L2(Regularizer):
 class L1(Regularizer):
     def __init__(self, l1=0.01, **kwargs):
         l1 = kwargs.pop("l", l1)  # Keras 2's backward-compatible spelling
+        l1 = 0.01 if l1 is None else l1
         _check_penalty(l1, "l1")
         self.l1 = _as_floatx(l1)
 
@@ -70,6 +71,7 @@ class L1(Regularizer):
 class L2(Regularizer):
     def __init__(self, l2=0.01, **kwargs):
         l2 = kwargs.pop("l", l2)
+        l2 = 0.01 if l2 is None else l2
         _check_penalty(l2, "l2")
         self.l2 = _as_floatx(l2)
 

@@ -20,6 +20,9 @@ _OP_MODULES = ("ember.ops.array_ops", "ember.ops.math_ops", "ember.ops.indexing_
                "ember.ops.nn_conv_ops", "ember.ops.nn_norm_ops", "ember.ops.sort_ops", "ember.ops.linalg_ops",
                "ember.ops.special_math_ops", "ember.image")
 
+# Op functions that live in other modules.
+_EXTRA_OP_FUNCTIONS = {("ember.backprop", "stop_gradient")}
+
 # Namespaces in the order that names a function exported in several of them, as TensorFlow's first export
 # mostly does (tf.add is tf.math.add, tf.matmul is tf.linalg.matmul).
 _NAMESPACES = ("math", "linalg", "nn", "image", "", "compat.v1")
@@ -56,7 +59,9 @@ def install():
                 continue
             if isinstance(value, _C.ApiFunction):
                 continue
-            if not isinstance(value, types.FunctionType) or value.__module__ not in _OP_MODULES:
+            if not isinstance(value, types.FunctionType):
+                continue
+            if value.__module__ not in _OP_MODULES and (value.__module__, value.__name__) not in _EXTRA_OP_FUNCTIONS:
                 continue
             wrapper = _installed.get(id(value))
             if wrapper is None:

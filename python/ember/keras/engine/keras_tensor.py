@@ -122,10 +122,16 @@ class KerasTensor:
         from ember.keras.layers.core import SlicingOpLambda, TFOpLambda
 
         layer_class = SlicingOpLambda if symbol == "tf.__operators__.getitem" else TFOpLambda
-        layer = layer_class(operator_function(symbol), symbol)
-        if reflected:  # other + self: Keras calls the op with the operands in the written order
-            return layer(others[0], self)
-        return layer(self, *others)
+        function = operator_function(symbol)
+        if reflected:  # 1 - x: the KerasTensor stays the layer's input (a constant there would become int32)
+            function = _reflected(function)
+        return layer_class(function, symbol)(self, *others)
+
+    def __iter__(self):
+        raise TypeError(f"Iterating over a symbolic KerasTensor is not allowed: {self}")
+
+    # NumPy scalars and arrays on the left (np.float32(1) - x) defer to the KerasTensor's reflected operators.
+    __array_ufunc__ = None
 
     def __add__(self, other):
         return self._op("tf.__operators__.add", other)
@@ -223,6 +229,14 @@ def _operators():
             "tf.math.logical_or": operator.or_, "tf.math.logical_xor": operator.xor, "tf.math.less": operator.lt,
             "tf.math.less_equal": operator.le, "tf.math.greater": operator.gt, "tf.math.greater_equal": operator.ge,
             "tf.__operators__.getitem": operator.getitem}
+
+
+def _reflected(function):
+    def reflected(a, b):
+        return function(b, a)
+
+    reflected.__name__ = getattr(function, "__name__", "op")
+    return reflected
 
 
 _OPERATORS = {}

@@ -31,6 +31,10 @@ def deserialize(config, custom_objects=None):
     """A layer from ``{"class_name": ..., "config": ...}``, looked up in ``custom_objects`` then here."""
     name = config["class_name"]
     cls = (custom_objects or {}).get(name) or globals().get(name)
+    if cls is None and name in ("TFOpLambda", "SlicingOpLambda"):  # not public names, as in tf_keras
+        from ember.keras.layers import core
+
+        cls = getattr(core, name)
     if cls is None:
         from ember.keras import models
 

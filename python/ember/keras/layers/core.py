@@ -334,13 +334,14 @@ class TFOpLambda(Layer):
 
     def get_config(self):
         config = super().get_config()
-        config["function"] = self.symbol
+        config["function"] = self.symbol[len("tf."):]  # tf_keras writes "nn.relu", "__operators__.add"
         return config
 
     @classmethod
     def from_config(cls, config):
         config = dict(config)
         symbol = config.pop("function")
+        symbol = symbol if symbol.startswith("tf.") else "tf." + symbol
         return cls(_function_of_api_name(symbol), symbol, **config)
 
 
@@ -362,8 +363,8 @@ def _function_of_api_name(symbol):
     target = ember
     for part in parts[1:]:
         target = getattr(target, part, None)
-        if target is None:
-            raise ValueError(f"TFOpLambda: ember has no function {symbol!r}")
+    if target is None or len(parts) < 2 or not callable(target) or isinstance(target, type):
+        raise ValueError(f"TFOpLambda: ember has no function {symbol!r}")
     return target
 
 

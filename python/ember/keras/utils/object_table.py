@@ -2,6 +2,9 @@
 regularizers, constraints): one implementation, one table per family."""
 
 
+import types
+
+
 class ObjectTable:
     """``classes``: class name -> class; ``names``: Keras' short names ("l2", "glorot_uniform") -> class;
     ``factories``: short names whose default object is not ``cls()`` (``"l1_l2"`` is ``l1_l2()``).
@@ -20,6 +23,9 @@ class ObjectTable:
     def serialize(self, obj):
         if obj is None:
             return None
+        if isinstance(obj, types.FunctionType):  # a plain function: by name, found again in custom_objects
+            return {"module": "builtins", "class_name": "function", "config": obj.__name__,
+                    "registered_name": "function"}
         config = obj.get_config() if hasattr(obj, "get_config") else {}
         return {"module": self._module, "class_name": type(obj).__name__, "config": config,
                 "registered_name": None}
@@ -28,6 +34,11 @@ class ObjectTable:
         if isinstance(config, str):
             return self.get(config)
         name = config["class_name"]
+        if name == "function":
+            function = (custom_objects or {}).get(config.get("config"))
+            if function is None:
+                raise self._unknown(config.get("config"))
+            return function
         cls = (custom_objects or {}).get(name) or self._classes.get(name) or self._names.get(name)
         if cls is None:
             raise self._unknown(name)
@@ -49,6 +60,8 @@ class ObjectTable:
             if factory is None:
                 raise self._unknown(identifier)
             return factory()
+        if isinstance(identifier, type) and identifier in self._classes.values():
+            return identifier()  # Dense(kernel_initializer=GlorotUniform): an instance, as tf_keras makes
         if callable(identifier):
             return identifier
         raise ValueError(f"{self._identifier_error}: {identifier}")
