@@ -32,6 +32,7 @@ void bind_profiler(nb::module_& m);
 void bind_config(nb::module_& m);
 void bind_dlpack(nb::module_& m);
 void bind_state(nb::module_& m);
+void bind_jit(nb::module_& m);
 }  // namespace ember::python
 
 namespace {
@@ -203,6 +204,7 @@ NB_MODULE(_C, m) {
   bind_config(m);
   bind_dlpack(m);
   bind_state(m);
+  bind_jit(m);
   m.def("op", &op_caller, "The fast callable for a registered op.");
   m.def("op_info", &op_info);
   m.def("op_names", &op_names);

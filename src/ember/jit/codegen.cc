@@ -1,0 +1,428 @@
+#include "ember/jit/codegen.h"
+
+#include <llvm/ADT/SmallVector.h>
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Transforms/IPO/GlobalDCE.h>
+
+#include <map>
+#include <sstream>
+
+extern "C" {
+extern const char ember_jit_bitcode_fma[], ember_jit_bitcode_fma_end[];
+extern const char ember_jit_bitcode_baseline[], ember_jit_bitcode_baseline_end[];
+}
+
+namespace ember::jit {
+namespace {
+
+using kernels::BinaryOp;
+using kernels::FusedInstruction;
+using kernels::FusedOpcode;
+using kernels::UnaryOp;
+
+// The enumerator names, which name the library's functions (jit/bitcode/element_functions.cc).
+#define EMBER_JIT_NAME(Enum, ...) #Enum,
+constexpr const char* kUnaryNames[] = {EMBER_UNARY_OPS(EMBER_JIT_NAME)};
+constexpr const char* kBinaryNames[] = {EMBER_BINARY_OPS(EMBER_JIT_NAME)};
+#undef EMBER_JIT_NAME
+
+template <typename... Args>
+Status internal_error(const Args&... args) {
+  return make_error(Code::kInternal, args...);
+}
+
+const char* dtype_enum_name(DType d) {
+  switch (d) {
+    case DType::kFloat16:
+      return "kFloat16";
+    case DType::kBFloat16:
+      return "kBFloat16";
+    case DType::kFloat32:
+      return "kFloat32";
+    case DType::kFloat64:
+      return "kFloat64";
+    case DType::kInt8:
+      return "kInt8";
+    case DType::kInt16:
+      return "kInt16";
+    case DType::kInt32:
+      return "kInt32";
+    case DType::kInt64:
+      return "kInt64";
+    case DType::kUInt8:
+      return "kUInt8";
+    case DType::kBool:
+      return "kBool";
+  }
+  return "?";
+}
+
+std::string function_name(const FusedInstruction& instr, DType dtype) {
+  return instr.opcode == FusedOpcode::kUnary
+             ? std::string("ember_jit_u_") + kUnaryNames[instr.op] + "_" + dtype_enum_name(dtype)
+             : std::string("ember_jit_b_") + kBinaryNames[instr.op] + "_" + dtype_enum_name(dtype);
+}
+
+// Float sin and cos in the FMA library choose their argument reduction per block of 64 elements, as the
+// interpreter's array forms do (Note [Float sin/cos] in vmath.h).
+bool is_blockwise(const FusedInstruction& instr, DType dtype, bool fma) {
+  if (!fma || instr.opcode != FusedOpcode::kUnary) return false;
+  const auto op = static_cast<UnaryOp>(instr.op);
+  if (op != UnaryOp::kSin && op != UnaryOp::kCos) return false;
+  return dtype == DType::kFloat32 || dtype == DType::kFloat16 || dtype == DType::kBFloat16;
+}
+constexpr int64_t kBlock = 64;
+
+// Note [Kernel shape]
+// The exported function unpacks the pointer arrays and calls a body whose pointer parameters are noalias
+// (inputs are only read, and outputs never alias inputs or each other), so that once the body is inlined
+// the vectorizer needs no run-time overlap checks. The body is one loop over the n elements; a value lives
+// in a virtual register from its definition to its last use. Programs with a blockwise op (float sin/cos)
+// run blocks of 64 elements in stages, a new stage at each blockwise op: the stage first asks the library
+// whether every operand of the block is small (one branch per block, as the interpreter takes it), then
+// runs its loop with the chosen reduction; values that cross stages wait in 64-element stack buffers.
+class Builder {
+ public:
+  Builder(const KernelSource& source, llvm::Module& module)
+      : source_(source),
+        program_(*source.program),
+        module_(module),
+        ctx_(module.getContext()),
+        b_(ctx_),
+        num_inputs_(program_.num_inputs()) {}
+
+  Status build(const std::string& symbol) {
+    auto instructions = program_.instructions();
+    for (const FusedInstruction& instr : instructions) {
+      llvm::Function* fn = module_.getFunction(function_name(instr, program_.dtype()));
+      if (fn == nullptr || fn->isDeclaration())
+        return internal_error("the JIT library has no ", function_name(instr, program_.dtype()));
+      functions_.push_back(fn);
+      if (is_blockwise(instr, program_.dtype(), source_.fma)) {
+        const char* which = static_cast<UnaryOp>(instr.op) == UnaryOp::kSin ? "sin" : "cos";
+        llvm::Function* near_fn = module_.getFunction(std::string("ember_jit_") + which + "_near_" +
+                                                      dtype_enum_name(program_.dtype()));
+        if (near_fn == nullptr) return internal_error("the JIT library has no near-range ", which);
+        near_functions_[functions_.size() - 1] = near_fn;
+      }
+    }
+    storage_ = functions_.front()->getReturnType();
+    ptr_ = llvm::PointerType::get(ctx_, 0);
+    i64_ = llvm::Type::getInt64Ty(ctx_);
+
+    std::vector<llvm::Type*> params(num_inputs_ + program_.num_results(), ptr_);
+    params.push_back(i64_);
+    body_ = llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(ctx_), params, false),
+                                   llvm::Function::InternalLinkage, symbol + ".body", module_);
+    for (size_t i = 0; i + 1 < params.size(); ++i) body_->addParamAttr(i, llvm::Attribute::NoAlias);
+    body_->addFnAttr(llvm::Attribute::AlwaysInline);
+    body_->addFnAttr(llvm::Attribute::NoUnwind);
+    build_body();
+
+    auto* kernel = llvm::Function::Create(
+        llvm::FunctionType::get(llvm::Type::getVoidTy(ctx_), {ptr_, ptr_, i64_}, false),
+        llvm::Function::ExternalLinkage, symbol, module_);
+    kernel->addFnAttr(llvm::Attribute::NoUnwind);
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", kernel));
+    std::vector<llvm::Value*> args;
+    for (int k = 0; k < num_inputs_; ++k)
+      args.push_back(b_.CreateLoad(ptr_, b_.CreateConstGEP1_64(ptr_, kernel->getArg(0), k)));
+    for (int j = 0; j < program_.num_results(); ++j)
+      args.push_back(b_.CreateLoad(ptr_, b_.CreateConstGEP1_64(ptr_, kernel->getArg(1), j)));
+    args.push_back(kernel->getArg(2));
+    b_.CreateCall(body_, args);
+    b_.CreateRetVoid();
+    return Status::OK();
+  }
+
+ private:
+  llvm::Value* input_ptr(int k) { return body_->getArg(k); }
+  llvm::Value* output_ptr(int j) { return body_->getArg(num_inputs_ + j); }
+
+  // A counted loop over [0, count) (count >= 1) whose body `emit` fills; the builder ends after it.
+  template <typename Fn>
+  void emit_loop(llvm::Value* count, const char* name, Fn&& emit) {
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    llvm::Function* fn = pre->getParent();
+    auto* loop = llvm::BasicBlock::Create(ctx_, name, fn);
+    auto* after = llvm::BasicBlock::Create(ctx_, std::string(name) + ".end", fn);
+    b_.CreateBr(loop);
+    b_.SetInsertPoint(loop);
+    llvm::PHINode* j = b_.CreatePHI(i64_, 2);
+    j->addIncoming(b_.getInt64(0), pre);
+    emit(static_cast<llvm::Value*>(j));
+    llvm::Value* next = b_.CreateAdd(j, b_.getInt64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
+    j->addIncoming(next, b_.GetInsertBlock());
+    b_.CreateCondBr(b_.CreateICmpSLT(next, count), loop, after);
+    b_.SetInsertPoint(after);
+  }
+
+  // The instructions [first, last) for element base + j; `near` picks the first one's near-range variant.
+  void emit_stage(size_t first, size_t last, llvm::Value* base, llvm::Value* j, bool near) {
+    auto instructions = program_.instructions();
+    std::map<int32_t, llvm::Value*> local;
+    llvm::Value* index = base == nullptr ? j : b_.CreateAdd(base, j, "", true, true);
+    auto value = [&](int32_t id) -> llvm::Value* {
+      auto it = local.find(id);
+      if (it != local.end()) return it->second;
+      llvm::Value* v;
+      if (id < num_inputs_) {
+        v = scalar_values_[id] != nullptr
+                ? scalar_values_[id]
+                : b_.CreateLoad(storage_, b_.CreateInBoundsGEP(storage_, input_ptr(id), index));
+      } else {
+        v = b_.CreateLoad(storage_, b_.CreateInBoundsGEP(storage_, buffers_.at(id), j));
+      }
+      local[id] = v;
+      return v;
+    };
+    for (size_t i = first; i < last; ++i) {
+      const FusedInstruction& instr = instructions[i];
+      llvm::Function* fn = near && i == first ? near_functions_.at(i) : functions_[i];
+      llvm::Value* result = instr.opcode == FusedOpcode::kUnary
+                                ? b_.CreateCall(fn, {value(instr.a)})
+                                : b_.CreateCall(fn, {value(instr.a), value(instr.b)});
+      const int32_t id = num_inputs_ + static_cast<int32_t>(i);
+      local[id] = result;
+      auto buffer = buffers_.find(id);
+      if (buffer != buffers_.end()) b_.CreateStore(result, b_.CreateInBoundsGEP(storage_, buffer->second, j));
+      for (int r = 0; r < program_.num_results(); ++r)
+        if (program_.results()[r] == id)
+          b_.CreateStore(result, b_.CreateInBoundsGEP(storage_, output_ptr(r), index));
+    }
+  }
+
+  void build_body() {
+    auto instructions = program_.instructions();
+    llvm::Value* n = body_->getArg(num_inputs_ + program_.num_results());
+    auto* entry = llvm::BasicBlock::Create(ctx_, "entry", body_);
+    b_.SetInsertPoint(entry);
+    scalar_values_.assign(num_inputs_, nullptr);
+    for (int k = 0; k < num_inputs_; ++k)
+      if (source_.scalar_inputs[k]) scalar_values_[k] = b_.CreateLoad(storage_, input_ptr(k));
+
+    // Stages begin at blockwise instructions.
+    std::vector<size_t> starts = {0};
+    std::vector<int> stage_of(instructions.size(), 0);
+    for (size_t i = 0; i < instructions.size(); ++i) {
+      if (i > 0 && is_blockwise(instructions[i], program_.dtype(), source_.fma)) starts.push_back(i);
+      stage_of[i] = static_cast<int>(starts.size()) - 1;
+    }
+    const bool staged = starts.size() > 1 || is_blockwise(instructions[0], program_.dtype(), source_.fma);
+    auto* exit = llvm::BasicBlock::Create(ctx_, "exit", body_);
+    if (!staged) {
+      auto* work = llvm::BasicBlock::Create(ctx_, "work", body_);
+      b_.CreateCondBr(b_.CreateICmpSGT(n, b_.getInt64(0)), work, exit);
+      b_.SetInsertPoint(work);
+      emit_loop(n, "loop", [&](llvm::Value* i) { emit_stage(0, instructions.size(), nullptr, i, false); });
+      b_.CreateBr(exit);
+      b_.SetInsertPoint(exit);
+      b_.CreateRetVoid();
+      return;
+    }
+    // Values read in a later stage than theirs get a block buffer, and so does every blockwise operand.
+    auto* block_ty = llvm::ArrayType::get(storage_, kBlock);
+    auto buffer_for = [&](int32_t id) {
+      if (id < num_inputs_ || buffers_.count(id)) return;
+      buffers_[id] = b_.CreateAlloca(block_ty);
+    };
+    for (size_t i = 0; i < instructions.size(); ++i) {
+      auto uses = [&](int32_t id) {
+        if (id >= num_inputs_ && stage_of[id - num_inputs_] != stage_of[i]) buffer_for(id);
+      };
+      uses(instructions[i].a);
+      if (instructions[i].opcode == FusedOpcode::kBinary) uses(instructions[i].b);
+      if (is_blockwise(instructions[i], program_.dtype(), source_.fma)) buffer_for(instructions[i].a);
+    }
+    auto* blocks = llvm::BasicBlock::Create(ctx_, "blocks", body_);
+    b_.CreateCondBr(b_.CreateICmpSGT(n, b_.getInt64(0)), blocks, exit);
+    b_.SetInsertPoint(blocks);
+    llvm::PHINode* base = b_.CreatePHI(i64_, 2);
+    base->addIncoming(b_.getInt64(0), entry);
+    llvm::Value* rest = b_.CreateSub(n, base);
+    llvm::Value* len =
+        b_.CreateSelect(b_.CreateICmpSLT(rest, b_.getInt64(kBlock)), rest, b_.getInt64(kBlock));
+    for (size_t s = 0; s < starts.size(); ++s) {
+      const size_t first = starts[s], last = s + 1 < starts.size() ? starts[s + 1] : instructions.size();
+      if (first == last) continue;
+      if (!is_blockwise(instructions[first], program_.dtype(), source_.fma)) {
+        emit_loop(len, "stage", [&](llvm::Value* j) { emit_stage(first, last, base, j, false); });
+        continue;
+      }
+      // Ask whether the block's operands are all in the float reduction's range.
+      const int32_t a = instructions[first].a;
+      llvm::Value* operands;
+      llvm::Value* count = len;
+      if (a >= num_inputs_) {
+        operands = buffers_.at(a);
+      } else if (source_.scalar_inputs[a]) {
+        operands = input_ptr(a);
+        count = b_.getInt64(1);
+      } else {
+        operands = b_.CreateInBoundsGEP(storage_, input_ptr(a), base);
+      }
+      llvm::Function* check =
+          module_.getFunction(std::string("ember_jit_near_") + dtype_enum_name(program_.dtype()));
+      llvm::Value* near = b_.CreateICmpNE(b_.CreateCall(check, {operands, count}), b_.getInt8(0));
+      auto* near_block = llvm::BasicBlock::Create(ctx_, "near", body_);
+      auto* far_block = llvm::BasicBlock::Create(ctx_, "far", body_);
+      auto* join = llvm::BasicBlock::Create(ctx_, "join", body_);
+      b_.CreateCondBr(near, near_block, far_block);
+      b_.SetInsertPoint(near_block);
+      emit_loop(len, "stage.near", [&](llvm::Value* j) { emit_stage(first, last, base, j, true); });
+      b_.CreateBr(join);
+      b_.SetInsertPoint(far_block);
+      emit_loop(len, "stage.far", [&](llvm::Value* j) { emit_stage(first, last, base, j, false); });
+      b_.CreateBr(join);
+      b_.SetInsertPoint(join);
+    }
+    llvm::Value* next = b_.CreateAdd(base, b_.getInt64(kBlock), "", true, true);
+    base->addIncoming(next, b_.GetInsertBlock());
+    b_.CreateCondBr(b_.CreateICmpSLT(next, n), blocks, exit);
+    b_.SetInsertPoint(exit);
+    b_.CreateRetVoid();
+  }
+
+  const KernelSource& source_;
+  const kernels::FusedProgram& program_;
+  llvm::Module& module_;
+  llvm::LLVMContext& ctx_;
+  llvm::IRBuilder<> b_;
+  const int num_inputs_;
+  std::vector<llvm::Function*> functions_;
+  std::map<size_t, llvm::Function*> near_functions_;
+  std::map<int32_t, llvm::Value*> buffers_;
+  std::vector<llvm::Value*> scalar_values_;
+  llvm::Type* storage_ = nullptr;
+  llvm::PointerType* ptr_ = nullptr;
+  llvm::Type* i64_ = nullptr;
+  llvm::Function* body_ = nullptr;
+};
+
+// Note [Contraction stops at ops]
+// The library is compiled with -ffp-contract=fast, as GCC compiles the interpreter's loops, so a product
+// and a sum inside one op's math fuse into an FMA as they do there. Between ops the interpreter stores
+// each result to memory, so an op's last product never fuses with the next op's sum; once the functions
+// are inlined into one loop, nothing would stop LLVM from fusing them (a 100-op chain drifted by hundreds
+// of ulps). So a product returned by an element function and a sum of an element function's argument
+// lose their `contract` flag: both flags are needed to fuse.
+void stop_contraction_at_ops(llvm::Module& module) {
+  for (llvm::Function& fn : module) {
+    if (fn.isDeclaration() || !fn.getName().startswith("ember_jit_")) continue;
+    for (llvm::BasicBlock& block : fn) {
+      for (llvm::Instruction& inst : block) {
+        if (!llvm::isa<llvm::FPMathOperator>(inst) || !inst.hasAllowContract()) continue;
+        bool boundary = false;
+        if (inst.getOpcode() == llvm::Instruction::FMul) {
+          for (llvm::User* user : inst.users()) boundary = boundary || llvm::isa<llvm::ReturnInst>(user);
+        } else if (inst.getOpcode() == llvm::Instruction::FAdd ||
+                   inst.getOpcode() == llvm::Instruction::FSub) {
+          for (llvm::Value* operand : inst.operands())
+            boundary = boundary || llvm::isa<llvm::Argument>(operand);
+        }
+        if (boundary) inst.setHasAllowContract(false);
+      }
+    }
+  }
+}
+
+void optimize(llvm::Module& module, llvm::TargetMachine& target, const std::string& symbol) {
+  const std::string cpu = target.getTargetCPU().str();
+  const std::string features = target.getTargetFeatureString().str();
+  const bool avx512 = features.find("+avx512f") != std::string::npos;
+  for (llvm::Function& fn : module) {
+    if (fn.isDeclaration()) continue;
+    if (fn.getName() != symbol) {
+      fn.setLinkage(llvm::GlobalValue::InternalLinkage);
+      fn.removeFnAttr(llvm::Attribute::NoInline);
+      fn.removeFnAttr(llvm::Attribute::OptimizeNone);
+      fn.addFnAttr(llvm::Attribute::AlwaysInline);
+    }
+    fn.removeFnAttr("tune-cpu");
+    fn.addFnAttr("target-cpu", cpu);
+    fn.addFnAttr("target-features", features);
+    // As the interpreter's AVX-512 copy (-mprefer-vector-width=512): whole zmm registers.
+    if (avx512) fn.addFnAttr("prefer-vector-width", "512");
+  }
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions tuning;
+  tuning.LoopVectorization = true;
+  tuning.SLPVectorization = true;
+  llvm::PassBuilder passes(&target, tuning);
+  passes.registerModuleAnalyses(mam);
+  passes.registerCGSCCAnalyses(cgam);
+  passes.registerFunctionAnalyses(fam);
+  passes.registerLoopAnalyses(lam);
+  passes.crossRegisterProxies(lam, fam, cgam, mam);
+  // The library's functions the kernel does not call go first, so -O3 spends nothing on them.
+  llvm::ModulePassManager cleanup;
+  cleanup.addPass(llvm::GlobalDCEPass());
+  cleanup.run(module, mam);
+  llvm::ModulePassManager pipeline = passes.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  pipeline.run(module, mam);
+}
+
+}  // namespace
+
+std::span<const char> library_bitcode(bool fma) {
+  if (fma)
+    return {ember_jit_bitcode_fma, static_cast<size_t>(ember_jit_bitcode_fma_end - ember_jit_bitcode_fma)};
+  return {ember_jit_bitcode_baseline,
+          static_cast<size_t>(ember_jit_bitcode_baseline_end - ember_jit_bitcode_baseline)};
+}
+
+std::string kernel_fingerprint(const KernelSource& source) {
+  const kernels::FusedProgram& program = *source.program;
+  std::ostringstream text;
+  text << "dtype=" << dtype_enum_name(program.dtype()) << ";inputs=" << program.num_inputs() << ";scalar=";
+  for (bool s : source.scalar_inputs) text << (s ? '1' : '0');
+  text << ";fma=" << source.fma << ";code=";
+  for (const FusedInstruction& instr : program.instructions())
+    text << static_cast<int>(instr.opcode) << ',' << static_cast<int>(instr.op) << ',' << instr.a << ','
+         << instr.b << ';';
+  text << "results=";
+  for (int32_t r : program.results()) text << r << ',';
+  return text.str();
+}
+
+StatusOr<std::string> compile_kernel(const KernelSource& source, const std::string& symbol,
+                                     llvm::TargetMachine& target) {
+  llvm::LLVMContext ctx;
+  ctx.setOpaquePointers(true);
+  std::span<const char> bitcode = library_bitcode(source.fma);
+  auto buffer = llvm::MemoryBuffer::getMemBuffer(llvm::StringRef(bitcode.data(), bitcode.size()),
+                                                 "ember_jit_library", /*RequiresNullTerminator=*/false);
+  auto parsed = llvm::parseBitcodeFile(buffer->getMemBufferRef(), ctx);
+  if (!parsed) return internal_error("cannot read the JIT library: ", llvm::toString(parsed.takeError()));
+  std::unique_ptr<llvm::Module> module = std::move(*parsed);
+  module->setDataLayout(target.createDataLayout());
+  module->setTargetTriple(target.getTargetTriple().str());
+  stop_contraction_at_ops(*module);
+  Builder builder(source, *module);
+  EMBER_RETURN_IF_ERROR(builder.build(symbol));
+  std::string errors;
+  llvm::raw_string_ostream error_stream(errors);
+  if (llvm::verifyModule(*module, &error_stream)) return internal_error("invalid kernel IR: ", errors);
+  optimize(*module, target, symbol);
+  llvm::SmallVector<char, 0> object;
+  llvm::raw_svector_ostream out(object);
+  llvm::legacy::PassManager codegen;
+  if (target.addPassesToEmitFile(codegen, out, nullptr, llvm::CGFT_ObjectFile))
+    return internal_error("the target cannot emit object files");
+  codegen.run(*module);
+  return std::string(object.begin(), object.end());
+}
+
+}  // namespace ember::jit
