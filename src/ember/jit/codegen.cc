@@ -13,6 +13,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/IPO/GlobalDCE.h>
 
+#include <cstdlib>
 #include <map>
 #include <sstream>
 
@@ -80,16 +81,29 @@ bool is_blockwise(const FusedInstruction& instr, DType dtype, bool fma) {
   if (op != UnaryOp::kSin && op != UnaryOp::kCos) return false;
   return dtype == DType::kFloat32 || dtype == DType::kFloat16 || dtype == DType::kBFloat16;
 }
-constexpr int64_t kBlock = 64;
+constexpr int64_t kBlock = 64;       // the blockwise ops' block
+constexpr int64_t kWideBlock = 256;  // stages of programs without blockwise ops
+
+// Transcendentals (cost 8 in elementwise_ops.h): each gets a loop of its own in a program with several, so
+// that a loop's live values fit the vector registers (two vectorised transcendentals in one loop spill).
+bool is_expensive(const FusedInstruction& instr) {
+  const int64_t cost = instr.opcode == FusedOpcode::kUnary
+                           ? kernels::unary_cost(static_cast<UnaryOp>(instr.op))
+                           : kernels::binary_cost(static_cast<BinaryOp>(instr.op));
+  return cost >= 8;
+}
 
 // Note [Kernel shape]
 // The exported function unpacks the pointer arrays and calls a body whose pointer parameters are noalias
 // (inputs are only read, and outputs never alias inputs or each other), so that once the body is inlined
 // the vectorizer needs no run-time overlap checks. The body is one loop over the n elements; a value lives
 // in a virtual register from its definition to its last use. Programs with a blockwise op (float sin/cos)
-// run blocks of 64 elements in stages, a new stage at each blockwise op: the stage first asks the library
-// whether every operand of the block is small (one branch per block, as the interpreter takes it), then
-// runs its loop with the chosen reduction; values that cross stages wait in 64-element stack buffers.
+// or several transcendentals run blocks of elements (64 with a blockwise op, else 256) in stages, a new
+// stage at each blockwise op and each transcendental: a blockwise stage first asks the library whether
+// every operand of the block is small (one branch per block, as the interpreter takes it), then runs its
+// loop with the chosen reduction; values that cross stages wait in block-sized stack buffers (L1). One
+// loop per transcendental is what the hand-fused C++ bound of bench/executor.py found fastest too: two
+// vectorised polynomials in one loop spill registers.
 class Builder {
  public:
   Builder(const KernelSource& source, llvm::Module& module)
@@ -210,13 +224,23 @@ class Builder {
     for (int k = 0; k < num_inputs_; ++k)
       if (source_.scalar_inputs[k]) scalar_values_[k] = b_.CreateLoad(storage_, input_ptr(k));
 
-    // Stages begin at blockwise instructions.
+    // Stages begin at blockwise instructions, and at every transcendental of a program with several
+    // (Note [Kernel shape]).
+    int expensive = 0;
+    for (const FusedInstruction& instr : instructions) expensive += is_expensive(instr);
+    auto starts_stage = [&](size_t i) {
+      return is_blockwise(instructions[i], program_.dtype(), source_.fma) ||
+             (expensive > 1 && is_expensive(instructions[i]));
+    };
     std::vector<size_t> starts = {0};
     std::vector<int> stage_of(instructions.size(), 0);
+    bool any_blockwise = false;
     for (size_t i = 0; i < instructions.size(); ++i) {
-      if (i > 0 && is_blockwise(instructions[i], program_.dtype(), source_.fma)) starts.push_back(i);
+      any_blockwise = any_blockwise || is_blockwise(instructions[i], program_.dtype(), source_.fma);
+      if (i > 0 && starts_stage(i)) starts.push_back(i);
       stage_of[i] = static_cast<int>(starts.size()) - 1;
     }
+    block_ = any_blockwise ? kBlock : kWideBlock;
     const bool staged = starts.size() > 1 || is_blockwise(instructions[0], program_.dtype(), source_.fma);
     auto* exit = llvm::BasicBlock::Create(ctx_, "exit", body_);
     if (!staged) {
@@ -230,7 +254,7 @@ class Builder {
       return;
     }
     // Values read in a later stage than theirs get a block buffer, and so does every blockwise operand.
-    auto* block_ty = llvm::ArrayType::get(storage_, kBlock);
+    auto* block_ty = llvm::ArrayType::get(storage_, block_);
     auto buffer_for = [&](int32_t id) {
       if (id < num_inputs_ || buffers_.count(id)) return;
       buffers_[id] = b_.CreateAlloca(block_ty);
@@ -250,7 +274,7 @@ class Builder {
     base->addIncoming(b_.getInt64(0), entry);
     llvm::Value* rest = b_.CreateSub(n, base);
     llvm::Value* len =
-        b_.CreateSelect(b_.CreateICmpSLT(rest, b_.getInt64(kBlock)), rest, b_.getInt64(kBlock));
+        b_.CreateSelect(b_.CreateICmpSLT(rest, b_.getInt64(block_)), rest, b_.getInt64(block_));
     for (size_t s = 0; s < starts.size(); ++s) {
       const size_t first = starts[s], last = s + 1 < starts.size() ? starts[s + 1] : instructions.size();
       if (first == last) continue;
@@ -285,7 +309,7 @@ class Builder {
       b_.CreateBr(join);
       b_.SetInsertPoint(join);
     }
-    llvm::Value* next = b_.CreateAdd(base, b_.getInt64(kBlock), "", true, true);
+    llvm::Value* next = b_.CreateAdd(base, b_.getInt64(block_), "", true, true);
     base->addIncoming(next, b_.GetInsertBlock());
     b_.CreateCondBr(b_.CreateICmpSLT(next, n), blocks, exit);
     b_.SetInsertPoint(exit);
@@ -306,6 +330,7 @@ class Builder {
   llvm::PointerType* ptr_ = nullptr;
   llvm::Type* i64_ = nullptr;
   llvm::Function* body_ = nullptr;
+  int64_t block_ = kBlock;
 };
 
 // Note [Contraction stops at ops]
@@ -351,7 +376,10 @@ void optimize(llvm::Module& module, llvm::TargetMachine& target, const std::stri
     fn.addFnAttr("target-cpu", cpu);
     fn.addFnAttr("target-features", features);
     // As the interpreter's AVX-512 copy (-mprefer-vector-width=512): whole zmm registers.
-    if (avx512) fn.addFnAttr("prefer-vector-width", "512");
+    if (const char* width = std::getenv("EMBER_JIT_VECTOR_WIDTH"); width != nullptr)
+      fn.addFnAttr("prefer-vector-width", width);
+    else if (avx512)
+      fn.addFnAttr("prefer-vector-width", "512");
   }
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
@@ -416,6 +444,11 @@ StatusOr<std::string> compile_kernel(const KernelSource& source, const std::stri
   llvm::raw_string_ostream error_stream(errors);
   if (llvm::verifyModule(*module, &error_stream)) return internal_error("invalid kernel IR: ", errors);
   optimize(*module, target, symbol);
+  if (const char* dump = std::getenv("EMBER_JIT_DUMP_DIR"); dump != nullptr) {  // for reading the code
+    std::error_code ec;
+    llvm::raw_fd_ostream file(std::string(dump) + "/" + symbol + ".ll", ec);
+    if (!ec) module->print(file, nullptr);
+  }
   llvm::SmallVector<char, 0> object;
   llvm::raw_svector_ostream out(object);
   llvm::legacy::PassManager codegen;

@@ -12,6 +12,7 @@
 
 #include "ember/core/half.h"
 #include "ember/core/tensor_impl.h"
+#include "ember/ember.h"
 #include "ember/kernels/fused_elementwise.h"
 
 namespace ember::jit {
@@ -297,6 +298,16 @@ TEST_F(JitTest, EmptyAndTinyDomains) {
                 domain),
         "n=" + std::to_string(n));
   }
+}
+
+// The C++ API's functions run on the same executor as Python's, so their fused groups go native too.
+TEST_F(JitTest, CppFunctionsGetNativeKernels) {
+  auto f = function([](const Tensor& x, const Tensor& y) { return (x * y + 1.0f) * x - y; });
+  Tensor x = Tensor::from_vector<float>({1, 2, 3, 4}, {2, 2}), y = Tensor::from_vector<float>({0.5f, 2}, {2});
+  const int64_t before = stats().native_runs;
+  Tensor out = f(x, y);
+  EXPECT_GT(stats().native_runs, before);
+  EXPECT_EQ(out.to_vector<float>(), (std::vector<float>{1, 8, 7, 34}));
 }
 
 TEST_F(JitTest, OffRunsTheInterpreter) {
