@@ -172,10 +172,22 @@ constexpr DType kAllDTypes[] = {DType::kFloat16, DType::kBFloat16, DType::kFloat
                                 DType::kInt8,    DType::kInt16,    DType::kInt32,   DType::kInt64,
                                 DType::kUInt8,   DType::kBool};
 
-// The same functors compiled by clang with the same contractions: bit-identical results (docs/fusion.md
-// allows one ulp should a compiler contract differently; none does today).
-void expect_close(const Outcome& o, const std::string& what) {
-  EXPECT_EQ(o.mismatches, 0) << what << ": up to " << o.max_ulp << " ulp apart, the first at " << o.first;
+// The same functors, compiled by clang with the contractions GCC makes in the interpreter's loops: with a
+// GCC-built interpreter, bit-identical results. A clang-built interpreter (the ASan job) contracts a few
+// double polynomials differently (log, softplus, digamma: 1 ulp in rare elements), so there one ulp is
+// allowed per op, and a few where random programs chain such ops.
+#if defined(__GNUC__) && !defined(__clang__)
+constexpr bool kExact = true;
+#else
+constexpr bool kExact = false;
+#endif
+void expect_close(const Outcome& o, const std::string& what, int64_t ulps = 1) {
+  if (kExact) {
+    EXPECT_EQ(o.mismatches, 0) << what << ": up to " << o.max_ulp << " ulp apart, the first at " << o.first;
+  } else {
+    EXPECT_LE(o.max_ulp, ulps) << what << ": " << o.mismatches << " elements differ, the first at "
+                               << o.first;
+  }
 }
 
 TEST_F(JitTest, EveryUnaryOpInEveryDType) {
@@ -281,7 +293,7 @@ TEST_F(JitTest, RandomPrograms) {
     for (int k = 0; k < num_inputs; ++k) inputs.push_back(random_tensor(dtype, shapes[k], gen, 0.1, 2));
     auto o = compare(program, inputs, domain);
     worst = std::max(worst, o.max_ulp);
-    expect_close(o, "random program " + std::to_string(trial));
+    expect_close(o, "random program " + std::to_string(trial), /*ulps=*/4);
   }
 }
 
