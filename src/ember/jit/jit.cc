@@ -29,7 +29,7 @@ namespace ember::jit {
 namespace {
 
 // Bumped whenever the generated code changes for the same program, so old cache files are not used.
-constexpr int kCodegenVersion = 3;
+constexpr int kCodegenVersion = 4;
 
 Mode mode_from_environment() {
   const char* s = std::getenv("EMBER_JIT");
