@@ -7,11 +7,16 @@
 
 import os as _os
 
-# OpenMP (ember's one thread pool) reads this when it loads, with the extension below. libgomp's default
-# keeps idle workers spinning for ~300k iterations after each parallel region: beside another busy
-# process on a small machine they take its cores, and a 15 us call became 0.6-2 ms in both. A short spin
-# keeps back-to-back regions warm and then sleeps. A value the user set wins.
-_os.environ.setdefault("GOMP_SPINCOUNT", "10000")
+# OpenMP (ember's one thread pool, libgomp, shared with oneDNN) reads its wait policy once, when the extension
+# below loads it. libgomp's default keeps an idle worker spinning ~300k iterations (~15 ms here) after each
+# parallel region: beside another busy process it takes that process's core, and both crawl (a 15 us call
+# became 0.6-2 ms). ember's default is a spin of ~0.5 ms, then sleep (docs/threads.md): the regions of one
+# step find their workers awake, and beside busy processes ember goes parallel only on the cores they leave
+# free (core/parallel.cc), so nothing spins there. A wait policy or spin count the user set wins:
+# GOMP_SPINCOUNT would override OMP_WAIT_POLICY, so ember sets it only when neither is set.
+_DEFAULT_GOMP_SPINCOUNT = "10000"
+if "OMP_WAIT_POLICY" not in _os.environ:
+    _os.environ.setdefault("GOMP_SPINCOUNT", _DEFAULT_GOMP_SPINCOUNT)
 
 
 def _load_extension():
@@ -35,7 +40,7 @@ from ember.framework.tensor import Tensor, constant, convert_to_tensor, is_tenso
 from ember.framework.tensor_shape import TensorShape
 from ember.ops.array_ops import (boolean_mask, broadcast_to, clip_by_value, concat, expand_dims, eye, fill, gather,
                                  identity, linspace, newaxis, one_hot, ones, ones_like, pad, range, rank,
-                                 reshape, shape, size, slice, split, squeeze, stack, strided_slice, tile,
+                                 reshape, shape, shape_n, size, slice, split, squeeze, stack, strided_slice, tile,
                                  transpose, unstack, where, zeros, zeros_like)
 from ember.ops.math_ops import (abs, add, add_n, argmax, argmin, cast, ceil, cos, divide, equal, exp, floor,
                                 floordiv, greater, greater_equal, less, less_equal, log, logical_and,
@@ -71,8 +76,10 @@ from ember.backprop import GradientTape, UnconnectedGradients, custom_gradient, 
 from ember import graph_util
 from ember import io, saved_model
 from ember import keras
+from ember import data
 from ember import train
 from ember import profiler
+from ember import summary
 from ember import autograph
 
 __version__ = "0.1.0"

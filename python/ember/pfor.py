@@ -613,6 +613,17 @@ def _bias_add(node, ins, n):
     return _op("Add")(_align(value, value.rank, n), _align(bias, value.rank, n))
 
 
+@_rule("BiasAddGrad")
+def _bias_add_grad(node, ins, n):
+    # Each iteration's out_backprop summed over all its dimensions but the channel one: the batch axis 0
+    # stays, and the channel is 1 + (1 for NCHW, else the last).
+    dy = ins[0]
+    rank = dy.rank  # the per-iteration rank
+    channel = 1 if node.attrs.get("data_format", "NHWC") == "NCHW" else rank - 1
+    axes = [1 + d for d in range(rank) if d != channel]
+    return _op("Sum")(dy.value, axes, False)
+
+
 @_rule("Sum", "Mean", "Max", "Min", "Prod", "All", "Any", "ReduceLogSumExp")
 def _reduce(node, ins, n):
     x = ins[0]

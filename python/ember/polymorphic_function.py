@@ -499,6 +499,8 @@ class Function(_C.FunctionBase):
             concrete, _ = self._trace_with_creation_rule(values, names, key, allowed=False)
             concrete._created_variables = created
         concrete._trace_number = self._tracing_count
+        for hook in TRACE_HOOKS:
+            hook(concrete)
         self._cache[key] = concrete
         while len(self._cache) > _MAX_CACHED_TRACES:
             self._cache.popitem(last=False)
@@ -666,6 +668,10 @@ class _NotRelaxable(Exception):
 
 # The argument leaves a trace turns into placeholders, in nest.flatten order.
 _PLACEHOLDER_LEAVES = (Tensor, np.ndarray, _PlaceholderMarker, _SignatureArg)
+
+
+# Called with each ConcreteFunction an ember.function traces (ember.summary.trace_on records their graphs).
+TRACE_HOOKS = []
 
 
 def trace_function(python_function, name, values, names, key, auto_control_deps=True, signature=None,

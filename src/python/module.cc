@@ -33,6 +33,9 @@ void bind_config(nb::module_& m);
 void bind_dlpack(nb::module_& m);
 void bind_state(nb::module_& m);
 void bind_jit(nb::module_& m);
+void bind_data(nb::module_& m);
+void bind_record_io(nb::module_& m);
+void bind_summary(nb::module_& m);
 }  // namespace ember::python
 
 namespace {
@@ -205,6 +208,9 @@ NB_MODULE(_C, m) {
   bind_dlpack(m);
   bind_state(m);
   bind_jit(m);
+  bind_data(m);
+  bind_record_io(m);
+  bind_summary(m);
   m.def("op", &op_caller, "The fast callable for a registered op.");
   m.def("op_info", &op_info);
   m.def("op_names", &op_names);
@@ -214,6 +220,9 @@ NB_MODULE(_C, m) {
   m.def("elementwise_isa", [] { return std::string(kernels::elementwise_isa()); });
   m.def("set_intra_op_threads", &set_intra_op_threads);
   m.def("intra_op_threads", &intra_op_threads);
+  m.def("parallel_regions_started", &parallel_regions_started);  // tests: small work stays on one thread
+  m.def("force_other_processes_load", &internal::force_other_processes_load);  // tests: a quiet machine
+  m.def("cores_free_for_parallel_work", &cores_free_for_parallel_work);
   // TF 2 seed semantics live in C++ (kernels/seed.h) so C++ programs share them; Python asks for the
   // (seed, seed2) pair of each random op call.
   m.def("random_set_seed", [](int64_t seed) { kernels::SeedState::global().set_seed(seed); });

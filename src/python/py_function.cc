@@ -145,11 +145,13 @@ nb::list PyGraphFunction::call(nb::list args) const {
   }
   OutputList results;
   Status s;
-  if (autodiff::recording_active()) {
-    s = run({impls.data(), impls.size()}, results);
-  } else {
+  {
+    // Without the GIL in either path: a plan's worker threads may run kernels that call back into Python
+    // (a dataset's next element), and they must be able to take it while this thread waits for them. The
+    // tape's recording state is this thread's own (autodiff/tape.cc), so recording needs no GIL.
     nb::gil_scoped_release release;
-    s = compiled_.run({impls.data(), impls.size()}, results);
+    s = autodiff::recording_active() ? run({impls.data(), impls.size()}, results)
+                                     : compiled_.run({impls.data(), impls.size()}, results);
   }
   if (!s.ok()) throw_status(s);
   nb::list out;

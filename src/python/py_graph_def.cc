@@ -15,6 +15,7 @@
 #include <set>
 #include <string>
 
+#include "ember/event.pb.h"
 #include "ember/graph.pb.h"
 #include "ember/graph/graph_def.h"
 #include "ember/graph/tensor_proto.h"
@@ -79,6 +80,7 @@ void bind_graph_def(nb::module_& m) {
             proto::BundleEntryProto::descriptor()->file(),
             proto::TrackableObjectGraph::descriptor()->file(),
             proto::SavedModel::descriptor()->file(),
+            proto::Event::descriptor()->file(),
         };
         google::protobuf::FileDescriptorSet set;
         std::set<std::string> added;

@@ -281,7 +281,31 @@ PyObject* op_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, Py
   // Gather raw input objects (the variadic input is a sequence; fixed inputs may follow it).
   SmallVector<PyObject*, 4> raw;
   PyObject* variadic_seq = nullptr;
+  SmallVector<PyObject*, 2> list_seqs;  // PySequence_Fast results to release
+  const bool paired = op.has_flag(kPairedLists);
   for (size_t i = 0; i < n_declared; ++i) {
+    if (paired) {  // both declared inputs are lists of one length
+      PyObject* seq = PySequence_Fast(args[i], "");
+      if (seq == nullptr) {
+        PyErr_Clear();
+        for (PyObject* s : list_seqs) Py_DECREF(s);
+        PyErr_Format(PyExc_TypeError, "%s: input '%s' must be a list of tensors", op.name.c_str(),
+                     op.inputs[i].name.c_str());
+        return nullptr;
+      }
+      list_seqs.push_back(seq);
+      const Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+      const Py_ssize_t first = PySequence_Fast_GET_SIZE(list_seqs[0]);
+      if (n == 0 || n != first) {
+        for (PyObject* s : list_seqs) Py_DECREF(s);
+        PyErr_Format(PyExc_ValueError,
+                     "%s: inputs '%s' and '%s' must be non-empty lists of the same length, got %zd and %zd",
+                     op.name.c_str(), op.inputs[0].name.c_str(), op.inputs[1].name.c_str(), first, n);
+        return nullptr;
+      }
+      for (Py_ssize_t k = 0; k < n; ++k) raw.push_back(PySequence_Fast_GET_ITEM(seq, k));
+      continue;
+    }
     if (variadic && static_cast<int>(i) == op.variadic_input) {
       variadic_seq = PySequence_Fast(args[i], "");
       if (variadic_seq == nullptr) {
@@ -374,6 +398,7 @@ PyObject* op_vectorcall(PyObject* self, PyObject* const* args, size_t nargsf, Py
   if (ok) result = run_op(op, tensors.data(), tensors.size(), {attrs.data(), attrs.size()}, false);
   for (PyObject* t : tensors) Py_DECREF(t);
   Py_XDECREF(variadic_seq);
+  for (PyObject* s : list_seqs) Py_DECREF(s);
   return result;
 }
 

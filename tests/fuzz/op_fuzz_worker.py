@@ -41,7 +41,7 @@ SYMBOLIC_ATTRS = os.environ.get("EMBER_OP_FUZZ_SYMBOLIC_ATTRS", "1") == "1"
 # each call advances the state it draws from (tests/python/test_op_registry.py keeps the same set)
 NON_DETERMINISTIC = {"RandomUniform", "RandomStandardNormal", "TruncatedNormal", "RandomUniformInt",
                      "RngReadAndSkip", "Multinomial", "RandomShuffle", "RandomGamma", "RandomPoissonV2",
-                     "StatefulRandomBinomial"}
+                     "StatefulRandomBinomial", "DatasetIteratorCreate", "DatasetIteratorNext"}
 HUGE_DIMS = [2**31 - 1, 2**31, 3037000500, 2**40, 2**62, 2**63 - 1]
 EDGE_INTS = [-2**63, -2**63 + 1, -2**31 - 1, -2**31, -1000, -9, -3, -2, -1, 0, 1, 2, 3, 4, 7, 100, 2**31 - 1,
              2**31, 2**40, 2**62, 2**63 - 1]

@@ -3,6 +3,7 @@ status checks, CheckpointManager, atomic saves, and bad checkpoints (each a clea
 
 import os
 import struct
+import time
 
 import numpy as np
 import pytest
@@ -328,3 +329,51 @@ def test_crc32c_known_values():
     assert ember._C.crc32c(b"") == 0
     assert ember._C.crc32c(bytes(32)) == 0x8A9136AA
     assert struct.pack("<I", ember._C.crc32c(b"\xff" * 32)) == struct.pack("<I", 0x62A8AB43)
+
+
+def test_checkpoints_iterator_follows_new_checkpoints(tmp_path):
+    import threading
+
+    v = ember.Variable(1.0)
+    ckpt = ember.train.Checkpoint(v=v)
+    assert list(ember.train.checkpoints_iterator(str(tmp_path), timeout=0.2)) == []
+    first = ckpt.save(str(tmp_path / "ckpt"))
+    it = ember.train.checkpoints_iterator(str(tmp_path), timeout=5)
+    assert next(it) == first
+
+    def save_later():
+        time.sleep(0.3)
+        v.assign(2.0)
+        ckpt.save(str(tmp_path / "ckpt"))
+
+    saver = threading.Thread(target=save_later)
+    saver.start()
+    second = next(it)
+    saver.join()
+    assert second.endswith("ckpt-2") and second != first
+    reader = ember.train.load_checkpoint(second)
+    assert reader.get_tensor("v/.ATTRIBUTES/VARIABLE_VALUE") == 2.0
+
+
+def test_checkpoints_iterator_timeout_fn_decides_whether_to_keep_waiting(tmp_path):
+    calls = []
+
+    def timeout_fn():
+        calls.append(1)
+        return len(calls) >= 3
+
+    assert list(ember.train.checkpoints_iterator(str(tmp_path), timeout=0.05, timeout_fn=timeout_fn)) == []
+    assert len(calls) == 3
+
+
+def test_a_written_checkpoint_without_save_counter_is_consumed(tmp_path):
+    """Checkpoint.write saves no save_counter; reading it back must not count the counter as unmatched (as
+    TensorFlow, whose counter is made lazily). A saved one is restored and consumed."""
+    path = ember.train.Checkpoint(v=ember.Variable(1.0)).write(str(tmp_path / "w"))
+    ember.train.Checkpoint(v=ember.Variable(2.0)).read(path).assert_consumed()
+    saver = ember.train.Checkpoint(v=ember.Variable(1.0))
+    saver.save(str(tmp_path / "s"))
+    saved = saver.save(str(tmp_path / "s"))
+    reader = ember.train.Checkpoint(v=ember.Variable(2.0))
+    reader.restore(saved).assert_consumed()
+    assert int(reader.save_counter.numpy()) == 2

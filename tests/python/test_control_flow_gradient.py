@@ -684,3 +684,30 @@ def test_accumulating_while_stacks_over_many_iterations():
         rows = np.arange(37 - start, dtype=np.float32)[:, None] + np.array([1.0, 2.0], np.float32)
         assert int(count) == 37 - start and stack.shape == (37 - start, 2)
         np.testing.assert_allclose(stack.numpy(), rows * 2.0)
+
+
+def test_while_gradient_loop_variable_changing_shape_through_broadcast_to():
+    """A loop variable of shape [1] broadcast to [3] in the first iteration: BroadcastTo's gradient reads only
+    its input's shape, so the forward loop stacks that shape per iteration; stacking the input itself failed
+    (a [1] then a [3] cannot be stacked)."""
+    def program(tf, x0, w, n):
+        @tf.function(input_signature=[tf.TensorSpec([None], F64), tf.TensorSpec([3], F64),
+                                      tf.TensorSpec([], tf.int32)])
+        def f(x0, w, n):
+            with tf.GradientTape() as tape:
+                tape.watch([x0, w])
+                _, x = tf.while_loop(lambda i, x: i < n,
+                                     lambda i, x: (i + 1, tf.broadcast_to(x, [3]) * w + x),
+                                     (tf.constant(0), x0), shape_invariants=(tf.TensorShape([]),
+                                                                             tf.TensorShape([None])))
+                y = tf.reduce_sum(x * x)
+            return [y] + tape.gradient(y, [x0, w])
+        return f(tf.constant(x0), tf.constant(w), tf.constant(n))
+
+    x0, w = np.array([0.7]), np.array([0.5, -1.25, 2.0])
+    for n in (1, 3):
+        ours, theirs = _both(program, x0, w, n)
+        _close(ours, theirs)
+    # Finite differences of the scalar start value, float64.
+    fd = _finite_difference(lambda v: program(ember, v, w, 3)[0].numpy(), x0)
+    _close(_np(program(ember, x0, w, 3)[1]), fd, rtol=1e-5, atol=1e-6)

@@ -219,7 +219,9 @@ def test_ember_runs_tensorflows_loops_over_variables():
     np.testing.assert_allclose(mine.numpy(), v.numpy(), rtol=1e-6)
 
 
-def test_a_loop_result_that_is_a_variable_is_a_clear_error():
+def test_a_loop_result_that_is_a_variable_is_that_variable():
+    """A While's result for a variable it passes through is the variable: reading it after the loop reads the
+    bound variable (Note [Variables a control-flow node returns] in graph_def.cc)."""
     v = tf.Variable(1.0)
 
     @tf.function(input_signature=[tf.TensorSpec([], tf.float32)])
@@ -232,9 +234,54 @@ def test_a_loop_result_that_is_a_variable_is_a_clear_error():
     resource_output = list(loop.attr["T"].list.type).index(gdm.DT_RESOURCE)
     identity = gd.node.add(name="leak", op="Identity", input=[f"{loop.name}:{resource_output}"])
     identity.attr["T"].type = gdm.DT_RESOURCE
+    read = gd.node.add(name="read_after", op="ReadVariableOp", input=["leak"])
+    read.attr["dtype"].type = gdm.DT_FLOAT
     handle = next(n.name for n in gd.node if n.op == "Placeholder" and n.attr["dtype"].type == gdm.DT_RESOURCE)
-    with pytest.raises(em.errors.InvalidArgumentError, match="variable passed through a loop"):
-        em.graph_util.import_graph_def(gd, input_map={handle + ":0": em.Variable(1.0)})
+    mine = em.Variable(2.5)
+    graph = em.graph_util.import_graph_def(gd, input_map={handle + ":0": mine})
+    loop_out, after = em.NewGraphFunction(graph, ["x:0"], [concrete.outputs[0].name, "read_after:0"])(
+        np.float32(1.0))
+    assert float(loop_out) == 11.0 and float(after) == 2.5
+
+
+def tensorflow_program_returning_handles(same):
+    v1, v2 = tf.Variable([1.0, 2.0]), tf.Variable([3.0, 4.0])
+
+    @tf.function(input_signature=[tf.TensorSpec([], tf.bool), tf.TensorSpec([], tf.int32)])
+    def f(p, i):
+        other = v1 if same else v2
+        h = tf.cond(p, lambda: v1.handle, lambda: other.handle)
+        g = tf.switch_case(i, [lambda: v1.handle, lambda: other.handle])
+        read = lambda r: tf.raw_ops.ReadVariableOp(resource=r, dtype=tf.float32)  # noqa: E731
+        return read(h) * 2.0 + read(g)
+
+    return f, (v1, v2)
+
+
+@pytest.mark.parametrize("p,i", [(True, 0), (False, 1)])
+def test_ember_runs_tensorflows_cond_and_case_returning_a_variable(p, i):
+    """An If or Case whose branches all return the same variable returns that variable; reading it reads the
+    variable bound at import."""
+    f, _ = tensorflow_program_returning_handles(same=True)
+    concrete = f.get_concrete_function()
+    gd = concrete.graph.as_graph_def()
+    assert any(gdm.DT_RESOURCE in list(n.attr["Tout"].list.type) for n in gd.node if n.op.endswith(("If", "Case")))
+    handles = [n.name for n in gd.node if n.op == "Placeholder" and n.attr["dtype"].type == gdm.DT_RESOURCE]
+    mine = em.Variable([1.0, 2.0])
+    graph = em.graph_util.import_graph_def(gd, input_map={h + ":0": mine for h in handles})
+    got = em.NewGraphFunction(graph, ["p:0", "i:0"], [t.name for t in concrete.outputs])(np.bool_(p), np.int32(i))
+    np.testing.assert_array_equal(got[0].numpy() if isinstance(got, list) else got.numpy(),
+                                  f(np.bool_(p), np.int32(i)).numpy())
+
+
+def test_branches_returning_different_variables_are_a_clear_error():
+    f, _ = tensorflow_program_returning_handles(same=False)
+    gd = f.get_concrete_function().graph.as_graph_def()
+    handles = sorted(n.name for n in gd.node if n.op == "Placeholder" and n.attr["dtype"].type == gdm.DT_RESOURCE)
+    bindings = {h + ":0": em.Variable([1.0, 2.0], name=f"v{k}") for k, h in enumerate(handles)}
+    with pytest.raises(em.errors.InvalidArgumentError, match=r"returns the variable 'v.' \(id \d+\) from one branch "
+                                                             r"and 'v.' \(id \d+\) from another.*cannot choose"):
+        em.graph_util.import_graph_def(gd, input_map=bindings)
 
 
 def test_a_bad_branch_list_is_a_clear_error():
@@ -247,3 +294,169 @@ def test_a_bad_branch_list_is_a_clear_error():
     case.attr["branches"].list.func[1].name = "no_such_function"
     with pytest.raises(em.errors.NotFoundError, match="node 'StatelessCase'.*no function named 'no_such_function'"):
         em.graph_util.import_graph_def(gd)
+
+
+def test_parallel_iterations_is_carried_and_never_changes_results():
+    """parallel_iterations is a scheduling hint in TensorFlow (results never depend on it) and ember runs the
+    iterations in order: every value gives TensorFlow's results, it is written into the While's attribute,
+    and TensorFlow's own value is read back from its GraphDef."""
+    def program(lib, parallel):
+        @lib.function(input_signature=[lib.TensorSpec([None], lib.float32)])
+        def f(x):
+            def body(k, acc, other):
+                # Work that does not depend on the carried values, beside work that does.
+                independent = lib.sin(lib.cast(k, lib.float32) * x)
+                return k + 1, acc * 0.5 + independent, other + independent * independent
+            return lib.while_loop(lambda k, acc, other: k < 17, body, [0, x, lib.zeros_like(x)],
+                                  parallel_iterations=parallel)[1:]
+        return f
+
+    x = np.linspace(-1.0, 1.0, 7).astype(np.float32)
+    want = [v.numpy() for v in program(tf, 10)(x)]
+    for parallel in (1, 2, 10, 32):
+        f = program(em, parallel)
+        got = f(x)
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a.numpy(), b, rtol=1e-5, atol=1e-6)
+        graph = f.get_concrete_function().graph
+        gd = graph.as_graph_def()
+        loop = next(n for n in gd.node if n.op in ("While", "StatelessWhile"))
+        assert loop.attr["parallel_iterations"].i == parallel
+        theirs = run_in_tensorflow(gd.SerializeToString(), ["x:0"], [t.name for t in graph.outputs], x)
+        for a, b in zip(theirs, want):
+            np.testing.assert_allclose(a.numpy(), b, rtol=1e-5, atol=1e-6)
+    # TensorFlow's While with its own value imports, keeps it and runs.
+    concrete = program(tf, 3).get_concrete_function()
+    gd = concrete.graph.as_graph_def()
+    graph = em.graph_util.import_graph_def(gd)
+    got = em.NewGraphFunction(graph, ["x:0"], [t.name for t in concrete.outputs])(x)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a.numpy(), b, rtol=1e-5, atol=1e-6)
+    again = next(n for n in em.graph_util.import_graph_def(gd).as_graph_def().node
+                 if n.op in ("While", "StatelessWhile"))
+    assert again.attr["parallel_iterations"].i == 3
+    for bad in (0, -2):
+        with pytest.raises(TypeError, match="parallel_iterations"):
+            program(em, bad)(x)
+
+
+# ---- TensorFlow's TensorArrays (TensorList ops on DT_VARIANT handles) imported: Note [TensorLists as dense
+# tensors] in src/ember/ops/tensor_array.cc, src/ember/graph/tensor_list_import.cc
+
+
+def run_tensorflow_function_in_ember(f, *args):
+    """f's concrete graph as TensorFlow exports it, imported into ember and run; with what f itself gives."""
+    concrete = f.get_concrete_function()
+    gd = concrete.graph.as_graph_def()
+    graph = em.graph_util.import_graph_def(gd.SerializeToString())
+    out = em.NewGraphFunction(graph, [t.name for t in concrete.inputs], [t.name for t in concrete.outputs])(*args)
+    want = f(*args)
+    return [o.numpy() for o in (out if isinstance(out, (list, tuple)) else [out])], \
+        [w.numpy() for w in (want if isinstance(want, (list, tuple)) else [want])], gd
+
+
+def list_ops(graph_def):
+    return {n.op for n in graph_def.node} | {n.op for fn in graph_def.library.function for n in fn.node_def
+                                            if "List" in n.op}
+
+
+@tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+def tensorflow_tensor_array_loop(x):
+    n = tf.shape(x)[0]
+    ta = tf.TensorArray(tf.float32, size=n)
+    tb = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+    src = tf.TensorArray(tf.float32, size=n).unstack(x)
+
+    def body(i, ta, tb):
+        r = src.read(i)
+        return i + 1, ta.write(i, r * 2.0), tb.write(i, tf.reduce_sum(r))
+
+    _, ta, tb = tf.while_loop(lambda i, ta, tb: i < n, body, [0, ta, tb])
+    return ta.stack(), tb.stack(), tb.size()
+
+
+@pytest.mark.parametrize("rows", [1, 4])
+def test_ember_runs_tensorflows_tensor_array_loop(rows):
+    x = np.arange(rows * 3, dtype=np.float32).reshape(rows, 3) / 4.0
+    got, want, gd = run_tensorflow_function_in_ember(tensorflow_tensor_array_loop, x)
+    assert {"TensorListReserve", "TensorListFromTensor", "TensorListGetItem", "TensorListSetItem",
+            "TensorListStack", "TensorListLength"} <= list_ops(gd)
+    for a, b in zip(got, want):
+        assert a.dtype == b.dtype and a.shape == b.shape
+        np.testing.assert_array_equal(a, b)
+
+
+def test_ember_runs_tensorflows_while_gradient_with_its_accumulators():
+    """TensorFlow's While gradient keeps the forward values in TensorLists (EmptyTensorList, PushBack in the
+    forward loop, PopBack in the backward one)."""
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32), tf.TensorSpec([3], tf.float32)])
+    def f(x, w):
+        with tf.GradientTape() as tape:
+            tape.watch(w)
+            n = tf.shape(x)[0]
+            _, h = tf.while_loop(lambda i, h: i < n, lambda i, h: (i + 1, tf.sin(h * w) + x[i]), [0, tf.zeros([3])])
+            y = tf.reduce_sum(h * h)
+        return y, tape.gradient(y, w)
+
+    x = np.arange(12, dtype=np.float32).reshape(4, 3) / 10.0
+    got, want, gd = run_tensorflow_function_in_ember(f, x, np.array([0.5, -1.0, 2.0], np.float32))
+    assert {"EmptyTensorList", "TensorListPushBack", "TensorListPopBack"} <= list_ops(gd)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("p", [True, False])
+def test_ember_runs_tensorflows_tensor_array_through_cond_and_nested_loops(p):
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32), tf.TensorSpec([], tf.bool)])
+    def f(x, p):
+        ta = tf.TensorArray(tf.float32, size=3, element_shape=[2]).write(0, x[:2])
+        ta = tf.cond(p, lambda: ta.write(2, x[1:3] * 3.0), lambda: ta)
+
+        def outer(j, ta):
+            def inner(k, ta):
+                return k + 1, ta.write(k, ta.read(k) + tf.cast(j, tf.float32))
+            return j + 1, tf.while_loop(lambda k, ta: k < 3, inner, [0, ta])[1]
+
+        _, ta = tf.while_loop(lambda j, ta: j < 2, outer, [0, ta])
+        return ta.stack(), ta.read(1)
+
+    got, want, _ = run_tensorflow_function_in_ember(f, np.array([1.0, 2.0, 3.0], np.float32), np.array(p))
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_tensor_list_errors_are_tensorflows():
+    """Out-of-range reads and writes of an imported list fail as TensorFlow's kernels do (InvalidArgument)."""
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32), tf.TensorSpec([], tf.int32)])
+    def f(x, i):
+        return tf.TensorArray(tf.float32, size=2).write(i, x).stack()
+
+    concrete = f.get_concrete_function()
+    graph = em.graph_util.import_graph_def(concrete.graph.as_graph_def().SerializeToString())
+    run = em.NewGraphFunction(graph, ["x:0", "i:0"], [t.name for t in concrete.outputs])
+    np.testing.assert_array_equal(run(np.array([1.0, 2.0], np.float32), np.int32(1)).numpy(),
+                                  f(np.array([1.0, 2.0], np.float32), np.int32(1)).numpy())
+    for tensorflow_run in (f, run):
+        with pytest.raises((tf.errors.InvalidArgumentError, em.errors.InvalidArgumentError),
+                           match="Trying to modify element 5 in a list with 2 elements"):
+            tensorflow_run(np.array([1.0, 2.0], np.float32), np.int32(5))
+
+
+def test_ember_runs_tensorflows_assert_with_its_message():
+    """TensorFlow's Assert (inside the If that guards it) takes its strings as DT_STRING Consts among its data;
+    ember folds them into its template (graph/assert_import.cc), and fails with TensorFlow's text."""
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+    def f(x):
+        tf.debugging.Assert(tf.reduce_all(x > 0), ["x:", x, "n", tf.shape(x)], summarize=4)
+        return x * 2.0
+
+    concrete = f.get_concrete_function()
+    graph = em.graph_util.import_graph_def(concrete.graph.as_graph_def().SerializeToString())
+    run = em.NewGraphFunction(graph, ["x:0"], [t.name for t in concrete.outputs])
+    ok = np.array([1.0, 2.0], np.float32)
+    np.testing.assert_array_equal(np.asarray(run(ok)).reshape(-1), f(ok).numpy())
+    bad = np.array([1.0, -2.0], np.float32)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"assertion failed: \[x:\] \[1 -2\] \[n\] \[2\]"):
+        f(bad)
+    with pytest.raises(em.errors.InvalidArgumentError, match=r"assertion failed: \[x:\] \[1 -2\] \[n\] \[2\]"):
+        run(bad)

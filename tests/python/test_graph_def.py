@@ -331,10 +331,10 @@ def test_a_graph_cannot_reach_a_variable_by_its_numeric_id():
     with pytest.raises(errors.InvalidArgumentError, match="attribute 'resource': a GraphDef names a variable by a "
                        "bound resource input, never by a numeric id"):
         tf.graph_util.import_graph_def(gdm.GraphDef(node=[handle, value, write]), input_map={"mine:0": mine})
-    # A resource may feed only a variable op.
-    ident = gdm.NodeDef(name="i", op="Identity", input=["mine"])
+    # A resource may feed only a variable op (or an Identity, which is another name for it).
+    neg = gdm.NodeDef(name="i", op="Neg", input=["mine"])
     with pytest.raises(errors.InvalidArgumentError, match="input 'mine' is the variable 'mine'"):
-        tf.graph_util.import_graph_def(gdm.GraphDef(node=[handle, ident]), input_map={"mine:0": mine})
+        tf.graph_util.import_graph_def(gdm.GraphDef(node=[handle, neg]), input_map={"mine:0": mine})
     np.testing.assert_array_equal(secret.numpy(), [7.0])
 
 

@@ -404,3 +404,67 @@ def test_tensorflow_runs_the_gradient_of_a_concat_whose_axis_is_computed():
         got = run_in_tensorflow(gd.SerializeToString(), [t.name for t in graph.inputs],
                                 [t.name for t in graph.outputs], x, np.int32(axis))
         np.testing.assert_allclose(got[0].numpy(), grad(x, axis).numpy(), rtol=1e-6)
+
+
+def test_ember_runs_tensorflows_training_graph_of_activations():
+    """TensorFlow's gradient graph of a loss over every activation whose gradient TensorFlow writes as its
+    own op (ReluGrad, Relu6Grad, EluGrad, SeluGrad, SoftsignGrad, SigmoidGrad, TanhGrad, SqrtGrad, RsqrtGrad,
+    ReciprocalGrad, LeakyReluGrad; TensorFlow 2.21 differentiates Softplus with Sigmoid) runs in ember with
+    TensorFlow's values."""
+    activations = [tf.nn.relu, tf.nn.relu6, tf.nn.elu, tf.nn.selu, tf.nn.softplus, tf.nn.softsign, tf.sigmoid,
+                   tf.tanh, lambda v: tf.sqrt(tf.abs(v) + 0.5), lambda v: tf.math.rsqrt(tf.abs(v) + 0.5),
+                   lambda v: tf.math.reciprocal(tf.abs(v) + 0.5), lambda v: tf.nn.leaky_relu(v, 0.3)]
+
+    def gradients(x, w):
+        with tf.GradientTape() as tape:
+            tape.watch([x, w])
+            h = tf.matmul(x, w)
+            loss = tf.add_n([tf.reduce_sum(f(h) * (k + 1.0)) for k, f in enumerate(activations)])
+        return tape.gradient(loss, [x, w])
+
+    fn_tf = tf.function(gradients, input_signature=[tf.TensorSpec([None, 4], tf.float32),
+                                                     tf.TensorSpec([4, 6], tf.float32)])
+    concrete = fn_tf.get_concrete_function()
+    ops = {node.op for node in concrete.graph.as_graph_def().node}
+    expected = {"ReluGrad", "Relu6Grad", "EluGrad", "SeluGrad", "SoftsignGrad", "SigmoidGrad",
+                "TanhGrad", "SqrtGrad", "RsqrtGrad", "ReciprocalGrad", "LeakyReluGrad"}
+    assert expected <= ops, expected - ops
+    graph = em.graph_util.import_graph_def(concrete.graph.as_graph_def())
+    fn = em.NewGraphFunction(graph, [t.name for t in concrete.inputs], [t.name for t in concrete.outputs])
+    rng = np.random.default_rng(5)
+    x, w = rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((4, 6)).astype(np.float32)
+    for ours, theirs in zip(fn(x, w), fn_tf(x, w)):
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=2e-5, atol=2e-5)
+
+
+def test_ember_runs_tensorflows_training_graph_with_dynamic_shapes():
+    """TensorFlow's gradient graph of a loss over a None batch: its reduction gradients build shapes with
+    DynamicStitch and ListDiff, bias_add's with BiasAddGrad, gather's with IndexedSlices (values, indices,
+    dense shape as three outputs). ember imports it and computes TensorFlow's values."""
+    def gradients(x, w, b, emb, ids, labels):
+        with tf.GradientTape() as tape:
+            tape.watch([x, w, b, emb])
+            h = tf.nn.bias_add(tf.matmul(x, w), b) + tf.reduce_mean(tf.gather(emb, ids), axis=1)
+            loss = tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=labels, logits=h))
+            loss += tf.reduce_sum(tf.math.reduce_std(h, axis=0)) + tf.reduce_max(h)
+            loss += tf.reduce_prod(tf.sigmoid(h[:2, :2])) + tf.reduce_logsumexp(h)
+            loss += tf.reduce_sum(tf.math.unsorted_segment_sum(h, [0, 1, 0], 2)) + tf.reduce_sum(tf.nn.moments(h, [0])[1])
+        return tape.gradient(loss, [x, w, b, emb])
+
+    specs = [tf.TensorSpec([None, 4], tf.float32), tf.TensorSpec([4, 6], tf.float32), tf.TensorSpec([6], tf.float32),
+             tf.TensorSpec([10, 6], tf.float32), tf.TensorSpec([None, 3], tf.int32), tf.TensorSpec([None], tf.int32)]
+    fn_tf = tf.function(gradients, input_signature=specs)
+    concrete = fn_tf.get_concrete_function()
+    ops = {node.op for node in concrete.graph.as_graph_def().node}
+    assert {"DynamicStitch", "BiasAddGrad", "ListDiff"} <= ops, ops
+    graph = em.graph_util.import_graph_def(concrete.graph.as_graph_def())
+    fn = em.NewGraphFunction(graph, [t.name for t in concrete.inputs], [t.name for t in concrete.outputs])
+    rng = np.random.default_rng(0)
+    args = (rng.standard_normal((3, 4)).astype(np.float32), rng.standard_normal((4, 6)).astype(np.float32),
+            rng.standard_normal(6).astype(np.float32), rng.standard_normal((10, 6)).astype(np.float32),
+            np.array([[1, 2, 3], [4, 5, 6], [0, 0, 9]], np.int32), np.array([1, 2, 5], np.int32))
+    theirs = tf.nest.flatten(fn_tf(*args), expand_composites=True)
+    ours = fn(*args)
+    assert len(ours) == len(theirs)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=2e-5, atol=2e-5)

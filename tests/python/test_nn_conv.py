@@ -372,8 +372,7 @@ def _forward(m):
 
 
 def test_ember_runs_a_tensorflow_graph_of_convolutions():
-    """TensorFlow's forward graph (its training graphs also need ShapeN, which ember lacks: see the report of
-    branch conv) imported and run by ember."""
+    """TensorFlow's forward graph imported and run by ember."""
     fn_tf = tf.function(_forward(tf), input_signature=[tf.TensorSpec([None, 8, 8, 2], tf.float32),
                                                         tf.TensorSpec([3, 3, 2, 4], tf.float32),
                                                         tf.TensorSpec([3, 3, 4, 1], tf.float32)])
@@ -382,6 +381,28 @@ def test_ember_runs_a_tensorflow_graph_of_convolutions():
     fn = em.NewGraphFunction(graph, [t.name for t in concrete.inputs], [t.name for t in concrete.outputs])
     args = (_r(2, 8, 8, 2), _r(3, 3, 2, 4), _r(3, 3, 4, 1))
     _close(fn(*args), fn_tf(*args), 1e-4)
+
+
+def test_ember_runs_a_tensorflow_training_graph_of_convolutions():
+    """TensorFlow's gradient graph (ShapeN, Conv2DBackpropInput/Filter, the depthwise and pooling backprops,
+    ReluGrad, LeakyRelu and LeakyReluGrad) imported and run by ember, with TensorFlow's gradients."""
+    def gradients(x, w1, w2):
+        with tf.GradientTape() as tape:
+            tape.watch([x, w1, w2])
+            loss = tf.reduce_sum(tf.square(tf.nn.leaky_relu(_forward(tf)(x, w1, w2), 0.1)))
+        return tape.gradient(loss, [x, w1, w2])
+
+    fn_tf = tf.function(gradients, input_signature=[tf.TensorSpec([None, 8, 8, 2], tf.float32),
+                                                     tf.TensorSpec([3, 3, 2, 4], tf.float32),
+                                                     tf.TensorSpec([3, 3, 4, 1], tf.float32)])
+    concrete = fn_tf.get_concrete_function()
+    ops = {node.op for node in concrete.graph.as_graph_def().node}
+    assert {"ShapeN", "ReluGrad", "LeakyReluGrad", "Conv2DBackpropFilter"} <= ops
+    graph = em.graph_util.import_graph_def(concrete.graph.as_graph_def())
+    fn = em.NewGraphFunction(graph, [t.name for t in concrete.inputs], [t.name for t in concrete.outputs])
+    args = (_r(2, 8, 8, 2), _r(3, 3, 2, 4), _r(3, 3, 4, 1))
+    for ours, theirs in zip(fn(*args), fn_tf(*args)):
+        _close(ours, theirs, 1e-4)
 
 
 # ---- a small CNN trained with GradientTape ---------------------------------------------------------------

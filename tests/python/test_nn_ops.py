@@ -366,7 +366,8 @@ ACTIVATIONS = [
     ("softplus", lambda x: np.logaddexp(0, x)),
     ("sigmoid", _sigmoid),
     ("tanh", np.tanh),
-    ("leaky_relu", lambda x: np.where(x > 0, x, 0.2 * x)),
+    # alpha is a float32 attribute of TensorFlow's LeakyRelu, so float64 inputs are scaled by float32(0.2)
+    ("leaky_relu", lambda x: np.where(x > 0, x, np.float64(np.float32(0.2)) * x)),
     ("selu", lambda x: 1.0507009873554805 * np.where(x > 0, x, 1.6732632423543772 * np.expm1(np.minimum(x, 0)))),
     ("gelu", lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2)))),
     ("silu", lambda x: x * _sigmoid(x)),

@@ -65,6 +65,12 @@ def examples():
     table["ExpandDims"] = ([f32(), tf.constant(0)], [])
     table["Squeeze"] = ([tf.constant(F[None])], [[0]])
     table["Shape"] = ([f32()], [tf.int32])
+    table["ShapeN"] = ([[f32(), tf.constant([1.0, 2.0, 3.0, 4.0])]], [tf.int64])
+    table["DynamicStitch"] = ([[tf.constant([0, 2]), tf.constant([[1], [3]])],
+                               [f32(F[:2]), f32(F[::-1].reshape(2, 1, 3))]], [])
+    table["ParallelDynamicStitch"] = ([[tf.constant([1, 0]), tf.constant([2])], [f32(F), f32(F[:1] * 2.0)]], [])
+    table["DynamicPartition"] = ([f32(F), tf.constant([1, 0])], [3])
+    table["ListDiff"] = ([tf.constant([1, 2, 3, 4, 2]), tf.constant([2, 4])], [tf.int64])
     table["Size"] = ([f32()], [tf.int64])
     table["Rank"] = ([f32()], [])
     table["ConcatV2"] = ([[f32(), f32()], tf.constant(-1)], [])  # the axis a tensor: symbolic when traced
@@ -95,8 +101,16 @@ def examples():
     table["Range"] = ([tf.constant(0), tf.constant(5), tf.constant(1)], [])
     table["LinSpace"] = ([tf.constant(0.0), tf.constant(1.0), tf.constant(5)], [])
     table["Softmax"] = ([f32()], [-1])
+    for name in ("ReluGrad", "Relu6Grad", "EluGrad", "SeluGrad", "SoftplusGrad", "SoftsignGrad", "SigmoidGrad",
+                 "TanhGrad", "SqrtGrad", "RsqrtGrad", "ReciprocalGrad"):
+        table[name] = ([f32(), f32(F[::-1] * 6.0 - 3.0)], [])  # the second operand crosses 0
+    table["LeakyReluGrad"] = ([f32(), f32(F - 3.0)], [0.3])
+    table["LeakyRelu"] = ([f32(F - 3.0)], [0.3])
+    table["Selu"] = ([f32(F * 6.0 - 3.0)], [])
+    table["Softsign"] = ([f32(F * 6.0 - 3.0)], [])
     table["LogSoftmax"] = ([f32()], [0])
     table["BiasAdd"] = ([f32(), tf.constant([1.0, 2.0, 3.0])], ["NHWC"])
+    table["BiasAddGrad"] = ([tf.constant(np.arange(24, dtype=np.float32).reshape(2, 3, 4) / 7)], ["NCHW"])
     table["L2Loss"] = ([f32()], [])
     table["SigmoidCrossEntropyWithLogits"] = ([f32(), f32()], [])
     table["SoftmaxCrossEntropyWithLogits"] = ([f32(), f32()], [])
@@ -122,8 +136,30 @@ def examples():
     variable = tf.Variable([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     table["_variable"] = variable
     table["PrintV2"] = ([[f32()]], ["printed by the registry test: \x1f", "stderr", "\n", 3])
+    # With no default summary writer (the registry test's case) both are no-ops (test_summary.py writes).
+    table["ContextWriteSummary"] = ([tf.constant(True), tf.constant(1, tf.int64), f32()], ["registry", "", 0, 0,
+                                                                                         0.0, ""])
+    table["ContextFlushSummary"] = ([], [])
     table["Assert"] = ([tf.constant(True), [f32()]], ["[x:] \x1f", 3])
+    from ember.data import staged  # the dataset ops iterate a dataset the package registered
+    counting = staged._register(tf.data.Dataset.range(1 << 40))
+    table["_dataset"] = counting
+    table["DatasetIteratorCreate"] = ([tf.constant(counting, tf.int64)], [])
+    table["DatasetIteratorNext"] = ([tf.constant(staged._create(counting), tf.int64)], [[tf.int64._enum], [0], False])
+    table["DatasetIteratorDelete"] = ([tf.constant(staged._create(counting), tf.int64)], [])
     table["InplaceUpdate"] = ([f32(), tf.constant([1]), tf.constant([[7.0, 8.0, 9.0]])], [])
+    # TensorFlow's TensorList ops on dense lists (imported GraphDefs; ops/tensor_array.cc).
+    rows = tf.constant([[1.0, 2.0], [3.0, 4.0]])
+    table["TensorListReserve"] = ([tf.constant([2]), tf.constant(3)], [tf.float32])
+    table["EmptyTensorList"] = ([tf.constant([2]), tf.constant(-1)], [tf.float32])
+    table["TensorListFromTensor"] = ([rows, tf.constant([2])], [])
+    table["TensorListGetItem"] = ([rows, tf.constant(1), tf.constant([2])], [tf.float32])
+    table["TensorListSetItem"] = ([rows, tf.constant(0), tf.constant([5.0, 6.0])], [tf.float32, False])
+    table["TensorListPushBack"] = ([rows, tf.constant([5.0, 6.0])], [tf.float32])
+    table["TensorListPopBack"] = ([rows, tf.constant([2])], [tf.float32])
+    table["TensorListStack"] = ([rows, tf.constant([2])], [tf.float32, -1])
+    table["TensorListLength"] = ([rows], [])
+    table["TensorListElementShape"] = ([rows], [tf.int32])
     table["ReadVariableOp"] = ([], [variable._id, tf.float32, [2, 3]])
     for name in ["AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"]:
         table[name] = ([f32()], [variable._id])
@@ -284,7 +320,7 @@ def test_allocation_too_large_is_resource_exhausted():
 
 NON_DETERMINISTIC = {"RandomUniform", "RandomStandardNormal", "TruncatedNormal", "RandomUniformInt",
                      "RngReadAndSkip", "Multinomial", "RandomShuffle", "RandomGamma", "RandomPoissonV2",
-                     "StatefulRandomBinomial"}  # each call advances the state it returns
+                     "StatefulRandomBinomial", "DatasetIteratorCreate", "DatasetIteratorNext"}  # each call advances the state it returns
 
 
 def _eager_matches_traced(name, unknown_dims):

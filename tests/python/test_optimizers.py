@@ -233,8 +233,10 @@ def test_arguments_checked_like_keras():
         tf.keras.optimizers.SGD(learning_rate=1)
     with pytest.raises(ValueError, match="momentum"):
         tf.keras.optimizers.SGD(momentum=1.5)
-    with pytest.raises(NotImplementedError, match="clipnorm"):
-        tf.keras.optimizers.Adam(clipnorm=1.0)
+    with pytest.raises(tf.errors.UnimplementedError, match="gradient_accumulation_steps"):
+        tf.keras.optimizers.Adam(gradient_accumulation_steps=2)
+    with pytest.raises(ValueError, match="Only one of `clipnorm`, `clipvalue` and `global_clipnorm`"):
+        tf.keras.optimizers.Adam(clipnorm=1.0, clipvalue=0.5)
     with pytest.raises(ValueError, match="not recognized"):
         tf.keras.optimizers.Adam(lr=0.1)
 

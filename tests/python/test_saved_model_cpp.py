@@ -300,3 +300,45 @@ def test_errors_are_clear_and_never_crash(tf_models, tmp_path):
         path.write_bytes(path.read_bytes()[:10])
     proc = serve(broken, expect_ok=False)
     assert proc.returncode == 1 and "variables" in proc.stderr
+
+
+def test_text_saved_model_pbtxt_is_read(tf_models, tmp_path):
+    """A SavedModel whose graph is saved_model.pbtxt (protobuf's text form) and no saved_model.pb loads as
+    TensorFlow's loader reads it: from C++ and from Python, with the same outputs; a corrupt text file is a
+    clear DataLoss error."""
+    from google.protobuf import text_format
+
+    import ember
+    from ember.saved_model import loader
+
+    text_dir = tmp_path / "mlp_text"
+    shutil.copytree(tf_models / "mlp", text_dir)
+    saved, _ = loader.read_saved_model(text_dir)
+    (text_dir / "saved_model.pbtxt").write_text(text_format.MessageToString(saved))
+    (text_dir / "saved_model.pb").unlink()
+    outputs, info = parse(serve(text_dir, *_io_args(tf_models / "io" / "mlp")).stdout)
+    expected = {p.stem[4:]: np.load(p) for p in (tf_models / "io" / "mlp").glob("out_*.npy")}
+    assert sorted(outputs) == sorted(expected)
+    for key, want in expected.items():
+        np.testing.assert_allclose(outputs[key][1], want, rtol=1e-5, atol=1e-5)
+    loaded = ember.saved_model.load(str(text_dir))
+    inputs = {p.stem[3:]: np.load(p) for p in (tf_models / "io" / "mlp").glob("in_*.npy")}
+    got = loaded.signatures["serving_default"](**{k: ember.constant(v) for k, v in inputs.items()})
+    for key, want in expected.items():
+        np.testing.assert_allclose(got[key].numpy(), want, rtol=1e-5, atol=1e-5)
+
+    (text_dir / "saved_model.pbtxt").write_text("meta_graphs { graph_def { node { name: ")
+    proc = serve(text_dir, expect_ok=False)
+    assert proc.returncode == 1 and "saved_model.pbtxt" in proc.stderr and "text format" in proc.stderr
+    with pytest.raises(ember.errors.DataLossError, match="saved_model.pbtxt"):
+        ember.saved_model.load(str(text_dir))
+    (text_dir / "saved_model.pbtxt").unlink()
+    with pytest.raises(ember.errors.NotFoundError, match=r"saved_model.pbtxt\|saved_model.pb"):
+        ember.saved_model.load(str(text_dir))
+
+
+def _io_args(io):
+    args = []
+    for path in sorted(io.glob("in_*.npy")):
+        args += ["--input", f"{path.stem[3:]}={path}"]
+    return args

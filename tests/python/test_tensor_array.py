@@ -365,3 +365,73 @@ def test_long_loop_of_row_writes():
     # Rounding both to 5 decimals can split a pair 1 ulp apart: compare with a tolerance.
     for ours, theirs in zip(case(ember), case(tensorflow)):
         np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
+def _dynamic_writes(tf, n, stride=1, with_reads=True):
+    """A staged loop writing a dynamic_size array (size 0 at first) at i * stride, reading it back in the loop
+    (the last row written, the size) and after it (stack, size, gather, concat)."""
+    @tf.function(input_signature=[tf.TensorSpec([], tf.int32)])
+    def f(n):
+        ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True, element_shape=[2])
+
+        def body(i, ta, acc):
+            ta = ta.write(i * stride, tf.stack([tf.cast(i, tf.float32), tf.cast(ta.size(), tf.float32)]))
+            if with_reads:
+                acc = acc + ta.read(i * stride)
+            return i + 1, ta, acc
+
+        _, ta, acc = tf.while_loop(lambda i, ta, acc: i < n, body, (0, ta, tf.zeros([2])))
+        out = [ta.stack(), ta.size(), acc]
+        if with_reads:
+            out += [ta.gather([0, ta.size() - 1]), ta.concat()]
+        return out
+    return [t.numpy() for t in f(tf.constant(n))]
+
+
+@pytest.mark.parametrize("n,stride", [(0, 1), (1, 1), (5, 1), (37, 1), (9, 3)])
+def test_dynamic_size_writes_in_a_loop(n, stride):
+    """Values as TensorFlow's, holes (stride 3) read as zeros, the size is the last index written + 1."""
+    if n == 0:
+        # Nothing written: both stack an empty [0, 2] array; TensorFlow's gather of index -1 fails there.
+        ours = _dynamic_writes(ember, n, stride, with_reads=False)
+        theirs = _dynamic_writes(tensorflow, n, stride, with_reads=False)
+    else:
+        ours, theirs = _dynamic_writes(ember, n, stride), _dynamic_writes(tensorflow, n, stride)
+    for a, b in zip(ours, theirs):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_dynamic_size_writes_double_the_buffer():
+    """20,000 writes to a dynamic_size array in a staged loop: the buffer doubles when a write goes past it
+    (O(1) amortized writes; growing it by one row per write copied it every time, quadratic in the writes),
+    so the loop ends with spare rows and the array still reads as its 20,000 elements."""
+    n = 20000
+
+    @ember.function(input_signature=[ember.TensorSpec([], ember.int32)])
+    def f(n):
+        ta = ember.TensorArray(ember.float32, size=0, dynamic_size=True)
+        _, ta = ember.while_loop(lambda i, ta: i < n,
+                                 lambda i, ta: (i + 1, ta.write(i, ember.cast(i, ember.float32) * 0.5)), (0, ta))
+        return ta.stack(), ta.size(), ember.shape(ta._buffer)[0]
+
+    stacked, size, capacity = f(ember.constant(n))
+    np.testing.assert_array_equal(stacked.numpy(), np.arange(n, dtype=np.float32) * 0.5)
+    assert int(size) == n
+    assert int(capacity) == 32768, int(capacity)
+
+
+def test_gradient_through_dynamic_size_writes():
+    def case(tf):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+        def f(x):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+                n = tf.shape(x)[0]
+                _, ta = tf.while_loop(lambda i, ta: i < n,
+                                      lambda i, ta: (i + 1, ta.write(i, tf.sin(x[i]) * x[i])), (0, ta))
+                y = tf.reduce_sum(ta.stack() * tf.range(1.0, tf.cast(n, tf.float32) + 1.0))
+            return tape.gradient(y, x)
+        return f(tf.constant([0.5, -1.0, 2.0, 0.25, 3.0])).numpy()
+
+    np.testing.assert_allclose(case(ember), case(tensorflow), rtol=1e-6, atol=1e-6)

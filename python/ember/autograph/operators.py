@@ -362,6 +362,12 @@ def for_stmt(iter_, extra_test, body, get_state, set_state, symbol_names, opts):
     """``for x in iter_: body(x)`` while ``extra_test()`` holds (break/return flags): over a graph tensor's
     first dimension or a TensorArray, a staged ``ember.while_loop``; over anything else, Python."""
     where = _location()
+    staged_for = getattr(iter_, "_ember_staged_for", None)
+    if staged_for is not None:
+        from ember import _C
+        if _C.in_trace():  # a tf.data dataset: a staged loop over its iterator (ember/data/staged.py)
+            staged_for(extra_test, body, get_state, set_state, symbol_names, opts)
+            return
     bounds = _range_bounds(iter_) if _is_graph_tensor(iter_) else None
     if bounds is not None:
         _staged_range_for(iter_.dtype, *bounds, extra_test, body, get_state, set_state, symbol_names, opts, where)

@@ -137,3 +137,4 @@ from ember.debugging import (Assert, assert_equal, assert_greater, assert_greate
                              assert_rank_at_least, assert_rank_in, assert_scalar, assert_type)
 from ember.ops.functional_ops import foldl, foldr, map_fn, scan, vectorized_map  # noqa: E402,F401
 from ember.ops.tensor_array_ops import TensorArray  # noqa: E402,F401
+from ember.io import v1 as io  # noqa: E402,F401  (tf.compat.v1.io)

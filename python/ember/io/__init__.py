@@ -1,4 +1,4 @@
-"""``ember.io``: ``write_graph``, as ``tf.io.write_graph``."""
+"""``ember.io``: ``write_graph``, as ``tf.io.write_graph``; TFRecord files (``tf_record.py``)."""
 
 import os
 import tempfile
@@ -39,4 +39,6 @@ def _as_graph_def(value):
     raise TypeError(f"write_graph expects a GraphDef, a FuncGraph or a ConcreteFunction, got {type(value).__name__}")
 
 
-__all__ = ["write_graph"]
+from ember.io.tf_record import TFRecordCompressionType, TFRecordOptions, TFRecordWriter  # noqa: E402
+
+__all__ = ["TFRecordCompressionType", "TFRecordOptions", "TFRecordWriter", "write_graph"]

@@ -30,6 +30,7 @@ _Tile = _C.op("Tile")
 _Pad = _C.op("Pad")
 _BroadcastTo = _C.op("BroadcastTo")
 _Shape = _C.op("Shape")
+_ShapeN = _C.op("ShapeN")
 _Size = _C.op("Size")
 _Rank = _C.op("Rank")
 _Identity = _C.op("Identity")
@@ -352,6 +353,14 @@ def broadcast_to(input, shape, name=None):  # noqa: A002 - TF's name
 
 def shape(input, out_type=dtypes.int32, name=None):  # noqa: A002 - TF's name
     return _Shape(input, dtypes.as_dtype(out_type))
+
+
+def shape_n(input, out_type=dtypes.int32, name=None):  # noqa: A002 - TF's name
+    """The shapes of a list of tensors, as a list of 1-D tensors (one ShapeN node)."""
+    values = list(input) if isinstance(input, (list, tuple)) else None
+    if not values:
+        raise ValueError(f"shape_n: expected a non-empty list of tensors, got {input!r}")
+    return list(_ShapeN(values, dtypes.as_dtype(out_type)))
 
 
 def size(input, out_type=dtypes.int32, name=None):  # noqa: A002 - TF's name

@@ -269,34 +269,18 @@ def dynamic_partition(data, partitions, num_partitions, name=None):
     num_partitions = _to_int(num_partitions, "DynamicPartition", "num_partitions")
     if not 1 <= num_partitions <= _MAX_PARTITIONS:  # each partition is an output
         raise ValueError(f"DynamicPartition: num_partitions must be in [1, {_MAX_PARTITIONS}], got {num_partitions}")
-    if not partitions._is_symbolic:
-        p = partitions.numpy().reshape(-1)
-        bad = np.nonzero((p < 0) | (p >= num_partitions))[0]
-        if bad.size:
-            raise _invalid("DynamicPartition", f"partitions[{bad[0]}] = {p[bad[0]]} is not in [0, {num_partitions})")
-    return [array_ops.boolean_mask(data, _Equal(partitions, convert_to_tensor(i, dtype=dtypes.int32)))
-            for i in range(num_partitions)]
+    return list(_C.op("DynamicPartition")(data, partitions, num_partitions))
 
 
 def dynamic_stitch(indices, data, name=None):
     """merged[indices[m][i, ...]] = data[m][i, ...]: the lists interleaved into one tensor of max index + 1
-    slices; where indices repeat, the later value wins."""
-    indices = [_indices(i, "DynamicStitch") for i in indices]
-    data = [_tensor(d) for d in data]
+    slices; where indices repeat, the later value wins. The indices are int32, as TensorFlow's."""
+    indices, data = list(indices), list(data)
     if len(indices) != len(data) or not indices:
         raise ValueError(f"DynamicStitch: expected as many (at least one) data as indices tensors, got "
                          f"{len(data)} and {len(indices)}")
-    dtype = indices[0].dtype
-    flat_indices = _ConcatV2([_Reshape(_Cast(i, dtype) if i.dtype != dtype else i, [-1]) for i in indices], 0)
-    rest = data[0].shape.as_list()[indices[0].shape.rank:]
-    if None in rest:
-        rest = _dims(data[0])[indices[0].shape.rank:]
-    flat_data = _ConcatV2([_Reshape(d, _vector([-1] + rest)) for d in data], 0)
-    minus_one = convert_to_tensor([-1], dtype=dtype)
-    size = _Max(_ConcatV2([minus_one, flat_indices], 0), [0], False) + convert_to_tensor(1, dtype=dtype)
-    base = _Fill(_vector([_Cast(size, dtypes.int32)] + rest), convert_to_tensor(0, dtype=flat_data.dtype)
-                 if flat_data.dtype != dtypes.bool else convert_to_tensor(False))
-    return _TensorScatter["Update"](base, _Reshape(flat_indices, [-1, 1]), flat_data)
+    indices = [_tensor(i, dtypes.int32) if not isinstance(i, Tensor) else i for i in indices]
+    return _C.op("DynamicStitch")(indices, [_tensor(d) for d in data])
 
 
 UniqueOutput = collections.namedtuple("Unique", ["y", "idx"])

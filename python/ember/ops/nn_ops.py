@@ -86,8 +86,6 @@ def moments(x, axes, shift=None, keepdims=False, name=None):
 
 # ---- activations composed of other ops ------------------------------------------------------------------
 
-_SELU_ALPHA = 1.6732632423543772848170429916717
-_SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def leaky_relu(features, alpha=0.2, name=None):
@@ -95,14 +93,14 @@ def leaky_relu(features, alpha=0.2, name=None):
     x = _tensor(features)
     if x.dtype.is_integer:
         x = cast(x, dtypes.float32)
+    if isinstance(alpha, (int, float)) and not isinstance(alpha, bool):
+        return _C.op("LeakyRelu")(x, float(alpha))  # one op, as TensorFlow's graph has it
     return array_ops.where(x > 0, x, x * convert_to_tensor(alpha, dtype=x.dtype))
 
 
 def selu(features, name=None):
     """scale * (x if x > 0 else alpha * (e^x - 1)) with the self-normalising constants."""
-    x = _tensor(features)
-    return elu(x) * convert_to_tensor(_SELU_SCALE, dtype=x.dtype) * array_ops.where(
-        x > 0, convert_to_tensor(1.0, dtype=x.dtype), convert_to_tensor(_SELU_ALPHA, dtype=x.dtype))
+    return _C.op("Selu")(_tensor(features))
 
 
 def gelu(features, approximate=False, name=None):
@@ -129,11 +127,7 @@ swish = silu
 
 def softsign(features, name=None):
     """x / (1 + |x|)."""
-    x = _tensor(features)
-    if not x.dtype.is_floating:
-        raise errors.InvalidArgumentError(None, None, "Softsign: input 'features' must have a dtype in "
-                                          f"{{float16, bfloat16, float32, float64}}, got {x.dtype.name}")
-    return x / (1 + abs(x))
+    return _C.op("Softsign")(_tensor(features))
 
 
 def log_sigmoid(x, name=None):

@@ -11,6 +11,11 @@ the report of issue 15 for measured numbers). Until its first write a dense arra
 unknown has no buffer (*pending*); the staged ``while_loop`` learns the element shape by tracing the body
 once (Note [TensorArray loop variables]).
 
+A dynamic_size array written at tensor indices keeps spare rows: its buffer doubles when a write goes past
+it (a Pad by 0 rows otherwise, which takes the dying buffer over without a copy) and ``_length`` counts the
+rows in use, so such writes cost O(1) amortized, as TensorFlow's TensorListSetItem with
+resize_if_index_out_of_bounds; its readers see the first ``_length`` rows (a view).
+
 As in TensorFlow 2, writes are functional inside ``ember.function`` (``ta = ta.write(i, x)`` returns the new
 array, the old one is unchanged); eagerly the array is updated in place and ``write`` returns it.
 """
@@ -87,6 +92,7 @@ class TensorArray:
         self._name = name or tensor_array_name or "TensorArray"
         self._items = None  # list mode: element tensors (None where unwritten)
         self._buffer = None  # dense mode: [size] + element shape
+        self._length = None  # dense mode: the rows of _buffer in use (int32 scalar), None when all are
         self._size = None  # pending mode: a scalar int32 tensor
         if size is None:
             if not _C.in_trace():
@@ -163,6 +169,8 @@ class TensorArray:
         if self._items is not None:
             return len(self._items)
         if self._buffer is not None:
+            if self._length is not None:
+                return _concrete_int(self._length)
             return self._buffer.shape.as_list()[0] if self._buffer.shape.rank else None
         return _concrete_int(self._size)
 
@@ -171,8 +179,20 @@ class TensorArray:
         if self._items is not None:
             return convert_to_tensor(len(self._items), dtype=dtypes.int32)
         if self._buffer is not None:
-            return array_ops.shape(self._buffer)[0]
+            return self._length if self._length is not None else array_ops.shape(self._buffer)[0]
         return self._size
+
+    def _rows(self):
+        """The dense buffer's rows in use: the buffer, or a view of its first _length rows."""
+        if self._length is None:
+            return self._buffer
+        return self._buffer[:self._length]
+
+    def _compact(self):
+        """Drops spare rows (before an operation that works on the whole buffer)."""
+        if self._length is not None:
+            self._buffer = self._rows()
+            self._length = None
 
     def _zeros_element(self):
         array_ops, _ = _ops()
@@ -257,7 +277,7 @@ class TensorArray:
         if self._buffer is None:
             return self._zeros_element()
         index = convert_to_tensor(index, dtype=dtypes.int32)
-        value = array_ops.gather(self._buffer, index)
+        value = array_ops.gather(self._rows(), index)
         return value if not self._element_shape.is_fully_defined() else array_ops.reshape(
             value, self._element_shape.as_list())
 
@@ -279,7 +299,7 @@ class TensorArray:
         if self._buffer is None:
             raise ValueError(f"TensorArray: stack of an array never written whose element shape "
                              f"({self._element_shape}) is not fully known")
-        return array_ops.identity(self._buffer)
+        return array_ops.identity(self._rows())
 
     def gather(self, indices, name=None):
         """The elements at ``indices``, packed."""
@@ -298,7 +318,7 @@ class TensorArray:
         self._densify()
         if self._buffer is None:
             return self.stack()
-        return array_ops.gather(self._buffer, convert_to_tensor(indices, dtype=dtypes.int32))
+        return array_ops.gather(self._rows(), convert_to_tensor(indices, dtype=dtypes.int32))
 
     def concat(self, name=None):
         """The elements concatenated along their first dimension."""
@@ -353,12 +373,17 @@ class TensorArray:
             out._materialize(example=value)
         buffer = out._buffer
         if out._dynamic_size:
+            # Capacity doubles when the write goes past it; otherwise the Pad adds no rows and takes the
+            # buffer over in place (see the module's note).
             n = array_ops.shape(buffer)[0]
-            grow = math_ops.maximum(index + 1 - n, 0)
+            used = out._length if out._length is not None else n
+            need = index + 1
+            grow = math_ops.maximum(math_ops.maximum(need, 2 * n) - n, 0) * math_ops.cast(need > n, dtypes.int32)
             rank = buffer.shape.rank
             paddings = array_ops.concat([array_ops.reshape(array_ops.stack([0, grow]), [1, 2]),
                                          array_ops.zeros([rank - 1, 2], dtype=dtypes.int32)], 0)
             buffer = array_ops.pad(buffer, paddings)
+            out._length = math_ops.maximum(used, need)
         if value.shape.rank is None:
             raise ValueError("TensorArray.write: a value of unknown rank cannot be written at a tensor index")
         buffer_rows = buffer.shape.as_list()[1:] if buffer.shape.rank is not None else None
@@ -393,6 +418,7 @@ class TensorArray:
         out._items = None
         out._size = None
         out._buffer = value
+        out._length = None
         return out
 
     def scatter(self, indices, value, name=None):
@@ -408,6 +434,7 @@ class TensorArray:
         self._merge_shape(value.shape[1:] if value.shape.rank is not None else TensorShape(None))
         out = self._new()
         out._densify()
+        out._compact()
         indices = convert_to_tensor(indices, dtype=dtypes.int32)
         if out._buffer is None:
             out._materialize(example=value[0])
@@ -433,6 +460,7 @@ class TensorArray:
             out._items = []
             out._buffer = None
             out._size = None
+            out._length = None
         if len(out._items) < len(pieces):
             if not self._dynamic_size and out._items and len(pieces) > len(out._items):
                 raise ValueError(f"Cannot split into {len(pieces)} tensors a TensorArray of static size "
@@ -466,13 +494,20 @@ class TensorArray:
         if self._buffer.shape.rank is not None:
             rank = self._buffer.shape.rank - 1
             es = shape if shape.rank == rank else TensorShape([None] * rank)
-            return [self._buffer], [TensorShape([None]).concatenate(es)]
-        return [self._buffer], [TensorShape(None)]
+            tensors, invariants = [self._buffer], [TensorShape([None]).concatenate(es)]
+        else:
+            tensors, invariants = [self._buffer], [TensorShape(None)]
+        if self._dynamic_size:
+            # The rows in use travel with the buffer, so writes in the loop keep spare rows.
+            tensors.append(self._size_tensor())
+            invariants.append(TensorShape([]))
+        return tensors, invariants
 
     def _from_loop_tensors(self, tensors):
         other = object.__new__(TensorArray)
         other.__dict__.update(self.__dict__)
         other._items, other._size, other._buffer = None, None, tensors[0]
+        other._length = tensors[1] if len(tensors) > 1 else None
         return other
 
 

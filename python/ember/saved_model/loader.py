@@ -46,13 +46,15 @@ def _error(path, message, cls=errors.InvalidArgumentError):
 
 
 def read_saved_model(export_dir):
-    """The SavedModel message of ``export_dir/saved_model.pb``."""
+    """The SavedModel message of ``export_dir/saved_model.pb`` or, when there is none, of the text form
+    ``saved_model.pbtxt`` (TensorFlow's loader reads both)."""
     path = os.path.join(os.fspath(export_dir), "saved_model.pb")
     if not os.path.isfile(path):
-        if os.path.isfile(os.path.join(os.fspath(export_dir), "saved_model.pbtxt")):
-            raise _error(path, "ember reads the binary saved_model.pb, not saved_model.pbtxt",
-                         errors.UnimplementedError)
-        raise errors.NotFoundError(None, None, f"SavedModel file does not exist at: {path}")
+        text_path = os.path.join(os.fspath(export_dir), "saved_model.pbtxt")
+        if os.path.isfile(text_path):
+            return _read_text(text_path), text_path
+        raise errors.NotFoundError(None, None, f"SavedModel file does not exist at: "
+                                   f"{os.fspath(export_dir)}{os.sep}{{saved_model.pbtxt|saved_model.pb}}")
     size = os.path.getsize(path)
     if size > _MAX_FILE_BYTES:
         raise _error(path, f"the file has {size} bytes, more than a protobuf message may hold (2 GiB)",
@@ -64,6 +66,22 @@ def read_saved_model(export_dir):
     except (DecodeError, RuntimeError, ValueError) as e:
         raise _error(path, f"the bytes are not a serialized SavedModel ({e})", errors.DataLossError) from None
     return saved_model, path
+
+
+def _read_text(path):
+    from google.protobuf import text_format
+
+    size = os.path.getsize(path)
+    if size > _MAX_FILE_BYTES:
+        raise _error(path, f"the file has {size} bytes, more than a protobuf message may hold (2 GiB)",
+                     errors.DataLossError)
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        return text_format.Parse(data.decode("utf-8"), SavedModel())
+    except (text_format.ParseError, UnicodeDecodeError, RuntimeError, ValueError) as e:
+        raise _error(path, f"the text is not a SavedModel in protobuf's text format ({e})",
+                     errors.DataLossError) from None
 
 
 def load(export_dir, tags=None, options=None):
@@ -83,8 +101,17 @@ def load(export_dir, tags=None, options=None):
                          errors.NotFoundError)
         meta = matches[0]
     if not meta.HasField("object_graph_def") or not meta.object_graph_def.nodes:
-        raise _error(path, "it has no object graph (a TensorFlow 1 SavedModel); ember loads TensorFlow 2 "
-                     "SavedModels", errors.UnimplementedError)
+        from ember.saved_model import loader_v1  # a TensorFlow 1 SavedModel: no object graph
+
+        def fail(message, cls=errors.InvalidArgumentError):
+            return _error(path, message, cls)
+
+        try:
+            return loader_v1.LoadedV1(loader_v1.LoaderV1(export_dir, path, meta, fail))
+        except errors.OpError as e:  # from the GraphDef importer or the checkpoint: name the SavedModel
+            if path in e.message:
+                raise
+            raise type(e)(None, None, f"SavedModel {path}: {e.message}") from None
     return _Loader(export_dir, path, meta, options or LoadOptions()).load()
 
 

@@ -142,11 +142,6 @@ def _signature_functions(obj, signatures):
     return {DEFAULT_SIGNATURE_KEY: concrete(signatures, DEFAULT_SIGNATURE_KEY)}
 
 
-def _escape(local_name):
-    """A checkpoint key component, as TensorFlow escapes it ('.' -> '..', '/' -> '.S')."""
-    return local_name.replace(".", "..").replace("/", ".S")
-
-
 def _unique(base, taken):
     name, k = base, 0
     while name in taken:
@@ -245,8 +240,8 @@ class _Writer:
         self._signature_map = _SignatureMap() if self.signatures else None
         self.objects, paths, self.edges = checkpoint.walk_objects(self.root, self._walk_children)
         # A path as one string (VarHandleOp names) and as the checkpoint key of a variable there.
-        self.paths = ["/".join(checkpoint._escape(name) for name in path) for path in paths]
-        self.keys = {i: checkpoint._variable_key(path) for i, path in enumerate(paths)
+        self.paths = ["/".join(checkpoint.escape_name(name) for name in path) for path in paths]
+        self.keys = {i: checkpoint.variable_key(path) for i, path in enumerate(paths)
                      if isinstance(self.objects[i], Variable)}
         self.variable_of = {obj._id: i for i, obj in enumerate(self.objects) if isinstance(obj, Variable)}
         self.node_of = {id(obj): i for i, obj in enumerate(self.objects)}

@@ -9,8 +9,8 @@ tf.keras optimizers, and the other way round. See docs/checkpoint.md.
 """
 
 from ember.train.checkpoint import (Checkpoint, CheckpointLoadStatus, InitializationOnlyStatus)
-from ember.train.checkpoint_management import (CheckpointManager, checkpoint_exists, get_checkpoint_state,
-                                               latest_checkpoint, update_checkpoint_state)
+from ember.train.checkpoint_management import (CheckpointManager, checkpoint_exists, checkpoints_iterator,
+                                               get_checkpoint_state, latest_checkpoint, update_checkpoint_state)
 from ember.train.checkpoint_reader import CheckpointReader, list_variables, load_checkpoint
 
 
@@ -25,5 +25,5 @@ class CheckpointOptions:
 
 
 # tf.train's names (checkpoint_exists and update_checkpoint_state are tf.compat.v1.train's, kept importable).
-__all__ = ["Checkpoint", "CheckpointManager", "CheckpointOptions", "get_checkpoint_state", "latest_checkpoint",
-           "list_variables", "load_checkpoint"]
+__all__ = ["Checkpoint", "CheckpointManager", "CheckpointOptions", "checkpoints_iterator", "get_checkpoint_state",
+           "latest_checkpoint", "list_variables", "load_checkpoint"]

@@ -26,8 +26,9 @@ TrackableObjectGraph = protos.message_class("TrackableObjectGraph")
 VARIABLE_VALUE = "VARIABLE_VALUE"
 
 
-def _escape(name):
-    """TensorFlow's escaping of one name in a key: "." -> "..", "/" -> ".S"."""
+def escape_name(name):
+    """TensorFlow's escaping of one name in a key: "." -> "..", "/" -> ".S" (the SavedModel writer names
+    its objects the same way)."""
     return name.replace(".", "..").replace("/", ".S")
 
 
@@ -52,8 +53,9 @@ def walk_objects(root, children=trackable.children):
     return objects, paths, edges
 
 
-def _variable_key(path):
-    return "/".join(_escape(name) for name in path) + "/.ATTRIBUTES/" + VARIABLE_VALUE
+def variable_key(path):
+    """The checkpoint key of the variable at ``path`` (names from the root)."""
+    return "/".join(escape_name(name) for name in path) + "/.ATTRIBUTES/" + VARIABLE_VALUE
 
 
 def _full_name(variable):
@@ -81,7 +83,7 @@ def save_objects(root, prefix, children=trackable.children):
         for name, child in edges[i]:
             node.children.add(node_id=child, local_name=name)
         if trackable.is_variable(obj):
-            key = _variable_key(paths[i])
+            key = variable_key(paths[i])
             node.attributes.add(name=VARIABLE_VALUE, full_name=_full_name(obj), checkpoint_key=key)
             with init_scope():
                 writer.add(key, obj.read_value())
@@ -143,6 +145,9 @@ class _Restore:
             if not node.children:
                 continue
             live = dict(trackable.children(obj))
+            adapt = getattr(obj, "_ember_restore_children", None)
+            if adapt is not None:  # an object whose saved layout has another form (an optimizer from tf_keras)
+                live = adapt(live, {ref.local_name: ref.node_id for ref in node.children}, self._saved_children)
             for ref in node.children:
                 child = live.get(ref.local_name)
                 if child is None or ref.node_id in seen:
@@ -152,6 +157,9 @@ class _Restore:
                 seen.add(ref.node_id)
                 queue.append(ref.node_id)
         self._update_pending()
+
+    def _saved_children(self, node_id):
+        return {ref.local_name: ref.node_id for ref in self.graph.nodes[node_id].children}
 
     def _assign(self, node_id, node, obj):
         if not trackable.is_variable(obj):
@@ -358,8 +366,11 @@ class Checkpoint(trackable.Trackable):
             reader = CheckpointReader(path)
         except errors.NotFoundError as e:
             raise errors.NotFoundError(None, None, f"Failed to restore from checkpoint at {path}: {e}") from None
-        self._ensure_save_counter()
         restore = _Restore(self, reader)
+        # The counter exists once something saved or reads it (TensorFlow makes it lazily): a checkpoint that
+        # holds one restores it, one that does not (Checkpoint.write) leaves it out of assert_consumed.
+        if any(ref.local_name == "save_counter" for ref in restore.graph.nodes[0].children):
+            self._ensure_save_counter()
         object.__setattr__(self, "_last_restore", restore)
         restore.match_new_objects()
         return CheckpointLoadStatus(restore, self)

@@ -98,6 +98,38 @@ def latest_checkpoint(checkpoint_dir, latest_filename=None):
     return None
 
 
+def wait_for_new_checkpoint(checkpoint_dir, last_checkpoint=None, seconds_to_sleep=1, timeout=None):
+    """Polls ``checkpoint_dir`` every ``seconds_to_sleep`` until its latest checkpoint is not
+    ``last_checkpoint``; returns that checkpoint's prefix, or None once ``timeout`` seconds have passed."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        path = latest_checkpoint(checkpoint_dir)
+        if path is not None and path != last_checkpoint:
+            return path
+        if deadline is not None and time.monotonic() + seconds_to_sleep > deadline:
+            return None
+        time.sleep(seconds_to_sleep)
+
+
+def checkpoints_iterator(checkpoint_dir, min_interval_secs=0, timeout=None, timeout_fn=None):
+    """Yields each new latest checkpoint of ``checkpoint_dir`` as it appears (an evaluation job following a
+    training job), at most one per ``min_interval_secs``. After ``timeout`` seconds with no new checkpoint
+    it stops, unless ``timeout_fn`` is given and returns False (then it keeps waiting)."""
+    last = None
+    while True:
+        path = wait_for_new_checkpoint(checkpoint_dir, last, timeout=timeout)
+        if path is None:
+            if timeout_fn is None or timeout_fn():
+                return
+            continue
+        started = time.monotonic()
+        last = path
+        yield path
+        remaining = started + min_interval_secs - time.monotonic()
+        if remaining > 0:
+            time.sleep(remaining)
+
+
 def remove_checkpoint(prefix):
     """Deletes a checkpoint's index and data files."""
     for path in [prefix + ".index"] + glob.glob(glob.escape(prefix) + ".data-?????-of-?????"):

@@ -141,7 +141,7 @@ StatusOr<std::unique_ptr<Replay>> replay_function(const FunctionGraph& fn, const
   for (const auto& node_values : values)
     for (const TensorRef& t : node_values)
       if (t && t->is_symbolic() && t->graph() == r->forward.get())
-        r->by_key.emplace(std::pair{t->graph_node(), t->graph_output()}, t);
+        r->by_key.emplace(Intermediates::key_of(t), t);
   for (size_t k = 0; k < needs.size(); ++k) {
     if (needs[k] != '1') continue;
     r->edge_inputs.push_back(static_cast<int>(k));

@@ -25,14 +25,28 @@ struct BackwardFunction {
 };
 
 // The forward values some backward function reads, keyed by their place in the forward graph (a replay of
-// the same function builds the same graph, so keys from a later replay name the same values).
+// the same function builds the same graph, so keys from a later replay name the same values). A Shape the
+// backward asked for is added to the forward graph after the replayed nodes (Note [Shapes of enclosing
+// values] in trace/trace_context.cc), in whatever order a backward needs them, so it is keyed by what it
+// reads: the value and the dtype it is computed in.
 struct Intermediates {
   std::vector<TensorRef> tensors;
   std::vector<std::pair<int32_t, int32_t>> keys;
 
+  static std::pair<int32_t, int32_t> key_of(const TensorRef& t) {
+    const auto* fn = static_cast<const FunctionGraph*>(t->graph());
+    const Node& n = fn->graph.node(t->graph_node());
+    if (n.op->name == "Shape" && n.inputs.size() == 1) {
+      const ValueRef in = n.inputs[0];
+      const auto out_type = static_cast<int32_t>(std::get<DType>(n.attrs[0]));
+      return {-2 - in.node, in.output * 256 + out_type};
+    }
+    return {t->graph_node(), t->graph_output()};
+  }
+
   // The position of `t`; a new one is appended only when `may_add`, else -1.
   int index(const TensorRef& t, bool may_add) {
-    std::pair<int32_t, int32_t> key{t->graph_node(), t->graph_output()};
+    std::pair<int32_t, int32_t> key = key_of(t);
     for (size_t i = 0; i < keys.size(); ++i)
       if (keys[i] == key) return static_cast<int>(i);
     if (!may_add) return -1;

@@ -249,10 +249,16 @@ Status write_function(const Callee& callee, ExportState& state, proto::FunctionD
   return Status::OK();
 }
 
-StatusOr<std::shared_ptr<const FunctionGraph>> LibraryReader::function(
-    const std::string& name, const std::vector<std::shared_ptr<VariableResource>>& variables) {
+std::string LibraryReader::key_of(const std::string& name,
+                                  const std::vector<std::shared_ptr<VariableResource>>& variables) {
   std::string key = name;  // one ember function per set of variables it is called with
   for (const auto& v : variables) key += "#" + std::to_string(v->id());
+  return key;
+}
+
+StatusOr<std::shared_ptr<const FunctionGraph>> LibraryReader::function(
+    const std::string& name, const std::vector<std::shared_ptr<VariableResource>>& variables) {
+  const std::string key = key_of(name, variables);
   if (auto it = done_.find(key); it != done_.end()) return it->second;
   const std::string where = "function '" + printable(name) + "': ";
   if (std::find(in_progress_.begin(), in_progress_.end(), name) != in_progress_.end())
@@ -328,17 +334,30 @@ StatusOr<std::shared_ptr<const FunctionGraph>> LibraryReader::function(
   fn->args.clear();
   for (const proto::OpDef::ArgDef& arg : sig.input_arg())
     if (arg.type() != proto::DT_RESOURCE) fn->args.push_back(g.find(arg.name()));
+  // Identity nodes of the body by name -> their input, through which a branch returns a variable.
+  std::unordered_map<std::string, std::string> identity_input;
+  for (const proto::NodeDef& node : def.node_def())
+    if (node.op() == "Identity" && node.input_size() >= 1) identity_input[node.name()] = node.input(0);
+  std::vector<std::shared_ptr<VariableResource>> returned_variables;
   for (const proto::OpDef::ArgDef& arg : sig.output_arg()) {
     auto ret = def.ret().find(arg.name());
     if (ret == def.ret().end())
       return invalid_argument(where, "output '", printable(arg.name()), "' has no entry in ret");
     if (arg.type() == proto::DT_RESOURCE) {
-      // A While body returns the variables it was passed, unchanged; ember binds them instead.
-      if (bindings.count(ret->second) == 0)
+      // A While body returns the variables it was passed, unchanged, and an If or Case branch may return
+      // one (through Identity nodes): ember binds them instead.
+      std::string value = ret->second;
+      for (int hops = 0; hops < 64 && bindings.count(value) == 0; ++hops) {
+        auto node = identity_input.find(value.substr(0, value.find(':')));
+        if (node == identity_input.end() || value.find(":output:0") == std::string::npos) break;
+        value = node->second;
+      }
+      if (bindings.count(value) == 0)
         return invalid_argument(where, "output '", printable(arg.name()), "' is a variable ('",
                                 printable(ret->second),
                                 "'), and not one of the function's DT_RESOURCE arguments returned as it "
                                 "came; ember reads only variables passed through");
+      returned_variables.push_back(bindings.at(value));
       continue;
     }
     std::string tensor;
@@ -363,6 +382,7 @@ StatusOr<std::shared_ptr<const FunctionGraph>> LibraryReader::function(
     fn->control_outputs.push_back(node);
   }
   std::sort(fn->control_outputs.begin(), fn->control_outputs.end());
+  variable_results_[key] = std::move(returned_variables);
   done_[key] = fn;
   return std::shared_ptr<const FunctionGraph>(std::move(fn));
 }

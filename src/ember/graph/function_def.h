@@ -87,8 +87,18 @@ class LibraryReader {
   /// DT_RESOURCE arguments bound to `variables` (what the call passes for them, in order).
   StatusOr<std::shared_ptr<const FunctionGraph>> function(
       const std::string& name, const std::vector<std::shared_ptr<VariableResource>>& variables);
+  /// The variables that function(name, variables) returns as its DT_RESOURCE results, in order (each one
+  /// of its arguments, passed through); call function() first.
+  const std::vector<std::shared_ptr<VariableResource>>& variable_results(
+      const std::string& name, const std::vector<std::shared_ptr<VariableResource>>& variables) const {
+    return variable_results_.at(key_of(name, variables));
+  }
 
  private:
+  static std::string key_of(const std::string& name,
+                            const std::vector<std::shared_ptr<VariableResource>>& variables);
+
+  std::unordered_map<std::string, std::vector<std::shared_ptr<VariableResource>>> variable_results_;
   std::unordered_map<std::string, const proto::FunctionDef*> defs_;
   std::unordered_map<std::string, std::shared_ptr<const FunctionGraph>> done_;  // by name and variables
   std::vector<std::string> in_progress_;

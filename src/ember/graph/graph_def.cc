@@ -15,9 +15,11 @@
 #include <unordered_set>
 
 #include "ember/graph.pb.h"
+#include "ember/graph/assert_import.h"
 #include "ember/graph/function_def.h"
 #include "ember/graph/graph_def_ops.h"
 #include "ember/graph/partial_value.h"
+#include "ember/graph/tensor_list_import.h"
 #include "ember/graph/tensor_proto.h"
 #include "ember/ops/graph_ops.h"
 #include "ember/ops/registry.h"
@@ -452,22 +454,23 @@ void set_called_functions(const OpDef& op, const std::vector<std::string>& names
 }
 
 // A control-flow node of TensorFlow's passing variables (DT_RESOURCE in its "Tin" or "T"): ember passes
-// them to the functions by binding, not as values, so a While's results for them are no results of
-// ember's node. `map` gets the GraphDef's output number -> ember's (-1 for a variable).
+// them to the functions by binding, not as values, so its results that are variables (a While's loop
+// variables, what an If or Case branch returns) are no results of ember's node: the importer binds them
+// (Note [Variables a control-flow node returns]). `map` gets the GraphDef's output number -> ember's (-1
+// for a variable), empty when every result is a value.
 Status variable_outputs(const OpDef& op, const proto::NodeDef& node, std::vector<int32_t>& map) {
-  if (!ops::is_while(op)) {
-    auto tout = node.attr().find("Tout");
-    if (tout != node.attr().end())
-      for (int t : tout->second.list().type())
-        if (t == proto::DT_RESOURCE)
-          return invalid_argument("returns a variable (DT_RESOURCE in Tout), which ember's ", op.name,
-                                  " cannot");
+  auto types = node.attr().find(ops::is_while(op) ? "T" : "Tout");
+  if (types == node.attr().end()) {
+    if (ops::is_while(op)) return invalid_argument("passes variables but has no attribute 'T'");
     return Status::OK();
   }
-  auto types = node.attr().find("T");
-  if (types == node.attr().end()) return invalid_argument("passes variables but has no attribute 'T'");
   int32_t next = 0;
-  for (int t : types->second.list().type()) map.push_back(t == proto::DT_RESOURCE ? -1 : next++);
+  bool any = false;
+  for (int t : types->second.list().type()) {
+    map.push_back(t == proto::DT_RESOURCE ? -1 : next++);
+    any |= t == proto::DT_RESOURCE;
+  }
+  if (!any) map.clear();
   return Status::OK();
 }
 
@@ -672,8 +675,19 @@ StatusOr<std::unique_ptr<FunctionGraph>> build_graph(
   const int n = static_cast<int>(nodes.size());
   std::unordered_map<std::string_view, int> by_name;
   std::vector<const OpDef*> ops(n);
-  std::vector<const VariableResource*> bound(n, nullptr);  // for resource Placeholders
+  std::vector<const VariableResource*> bound(n, nullptr);  // for resource Placeholders (and Identity of one)
   std::vector<std::shared_ptr<VariableResource>> bound_variables(n);
+  // Note [Variables a control-flow node returns]: a While returns the variables it passes through, and an
+  // If or Case may return one its branches were passed; ember's node has no such results, so they are
+  // bound here, by (node, output), to the variable itself. Branches returning different variables would
+  // choose a variable at run time, which ember's variable ops (a variable per node) cannot.
+  std::map<std::pair<int, int32_t>, std::shared_ptr<VariableResource>> bound_outputs;
+  auto variable_of = [&](const InputRef& in) -> std::shared_ptr<VariableResource> {
+    if (in.control) return nullptr;
+    if (bound[in.node] != nullptr) return in.output == 0 ? bound_variables[in.node] : nullptr;
+    auto it = bound_outputs.find({in.node, in.output});
+    return it == bound_outputs.end() ? nullptr : it->second;
+  };
   for (int i = 0; i < n; ++i) {
     const proto::NodeDef& node = *nodes[i];
     if (!valid_node_name(node.name()))
@@ -730,16 +744,24 @@ StatusOr<std::unique_ptr<FunctionGraph>> build_graph(
     if (bound[i] != nullptr) continue;  // a variable: no node of its own
     const OpDef& op = *ops[i];
     const std::string where = kWhere + "node '" + node.name() + "' (op " + op.name + "): ";
+    if (op.name == "Identity" && !inputs[i].empty()) {
+      if (auto v = variable_of(inputs[i][0])) {  // another name for the variable
+        bound[i] = v.get();
+        bound_variables[i] = std::move(v);
+        continue;
+      }
+    }
     // A resource op's input 0 is its variable (Note [Variables in a GraphDef]).
     const VariableResource* variable = nullptr;
     size_t first_input = 0;
     if (is_resource_op(op)) {
       const InputRef* in = inputs[i].empty() ? nullptr : &inputs[i][0];
-      if (in == nullptr || in->control || bound[in->node] == nullptr || in->output != 0)
+      std::shared_ptr<VariableResource> v = in == nullptr ? nullptr : variable_of(*in);
+      if (v == nullptr)
         return invalid_argument(
             where, "input 0 should be a variable (a resource Placeholder bound at import), got ",
             in == nullptr ? std::string("no input") : "'" + printable(node.input(0)) + "'");
-      variable = bound[in->node];
+      variable = v.get();
       first_input = 1;
     }
     AttrList attrs;
@@ -747,8 +769,9 @@ StatusOr<std::unique_ptr<FunctionGraph>> build_graph(
     if (calls_functions(op)) {
       std::vector<std::shared_ptr<VariableResource>> call_variables;  // its DT_RESOURCE arguments
       for (const InputRef& in : inputs[i])
-        if (!in.control && bound[in.node] != nullptr) call_variables.push_back(bound_variables[in.node]);
+        if (auto v = variable_of(in)) call_variables.push_back(std::move(v));
       std::vector<std::string> callees = called_functions(op, attrs);
+      std::vector<std::string> library_callees;
       for (std::string& callee : callees) {
         if (!call_variables.empty() && !library.has(callee))
           return invalid_argument(where, "passes variables to the function '", printable(callee),
@@ -756,6 +779,7 @@ StatusOr<std::unique_ptr<FunctionGraph>> build_graph(
         if (library.has(callee)) {
           auto fn_or = library.function(callee, call_variables);
           if (!fn_or.ok()) return fn_or.status().with_prefix(where);
+          library_callees.push_back(callee);
           callee = FunctionLibrary::global().add(*fn_or);
           fn->callees.push_back(std::move(fn_or).value());
         } else if (std::string why = unreachable_state(callee); !why.empty()) {
@@ -768,6 +792,35 @@ StatusOr<std::unique_ptr<FunctionGraph>> build_graph(
       if (!call_variables.empty() && ops::is_control_flow(op)) {
         Status s = variable_outputs(op, node, output_map[i]);
         if (!s.ok()) return s.with_prefix(where);
+        // Bind each variable result (Note [Variables a control-flow node returns]).
+        size_t r = 0;
+        for (size_t k = 0; k < output_map[i].size(); ++k) {
+          if (output_map[i][k] >= 0) continue;
+          std::shared_ptr<VariableResource> v;
+          if (ops::is_while(op)) {
+            v = r < call_variables.size() ? call_variables[r] : nullptr;  // loop variable r passes through
+          } else {
+            for (const std::string& callee : library_callees) {
+              const auto& returned = library.variable_results(callee, call_variables);
+              std::shared_ptr<VariableResource> b = r < returned.size() ? returned[r] : nullptr;
+              if (b == nullptr)
+                return invalid_argument(where, "returns a variable (DT_RESOURCE) as output ", k, ", but '",
+                                        printable(callee), "' returns no variable there");
+              if (v != nullptr && v != b)
+                return invalid_argument(where, "returns the variable '", v->name(), "' (id ", v->id(),
+                                        ") from one branch and '", b->name(), "' (id ", b->id(),
+                                        ") from another (output ", k,
+                                        "); ember binds variables at import and cannot choose one at run "
+                                        "time");
+              v = std::move(b);
+            }
+          }
+          if (v == nullptr)
+            return invalid_argument(where, "returns a variable (DT_RESOURCE) as output ", k,
+                                    " that is none of the variables it is passed");
+          bound_outputs[{i, static_cast<int32_t>(k)}] = std::move(v);
+          ++r;
+        }
       }
     }
     SmallVector<ValueRef, 4> values;
@@ -775,10 +828,11 @@ StatusOr<std::unique_ptr<FunctionGraph>> build_graph(
     SmallVector<const TensorImpl*, 4> constants;
     for (size_t k = first_input; k < inputs[i].size(); ++k) {
       const InputRef& in = inputs[i][k];
-      if (in.control || (bound[in.node] != nullptr && calls_functions(op))) continue;
-      if (bound[in.node] != nullptr)
+      std::shared_ptr<VariableResource> in_variable = variable_of(in);
+      if (in.control || (in_variable != nullptr && calls_functions(op))) continue;
+      if (in_variable != nullptr)
         return invalid_argument(where, "input '", printable(node.input(k)), "' is the variable '",
-                                bound[in.node]->name(),
+                                in_variable->name(),
                                 "'; only a variable op (ReadVariableOp, AssignVariableOp, ...) takes a "
                                 "variable, as its input 0");
       const Node& source = g.node(index[in.node]);
@@ -894,6 +948,8 @@ StatusOr<std::unique_ptr<FunctionGraph>> from_graph_def(std::string_view bytes,
     return make_error(Code::kDataLoss,
                       "GraphDef: the bytes are not a serialized GraphDef (protobuf could not parse them: "
                       "truncated or corrupt data, or a string that is not UTF-8)");
+  EMBER_RETURN_IF_ERROR(graph_def_internal::type_tensor_lists(gd));
+  EMBER_RETURN_IF_ERROR(graph_def_internal::rewrite_tensorflow_asserts(gd));
   std::vector<const proto::NodeDef*> nodes;
   for (const proto::NodeDef& node : gd.node()) nodes.push_back(&node);
   LibraryReader library(gd.library());

@@ -271,8 +271,15 @@ std::shared_ptr<const onednn::Primitive> make(const ConvGeometry& g, Kind kind, 
   return p;
 }
 
+// Multiply-adds of the convolution (each of its three kinds does as many), for the thread count.
+int64_t conv_macs(const ConvGeometry& g) {
+  int64_t macs = g.batch * g.out_channels * (g.in_channels / std::max<int64_t>(1, g.groups));
+  for (int i = 0; i < g.nd; ++i) macs *= g.out[i] * g.kernel[i];
+  return macs;
+}
+
 std::shared_ptr<const onednn::Primitive> primitive(const ConvGeometry& g, Kind kind) {
-  const int threads = onednn::set_threads();
+  const int threads = onednn::set_threads(conv_macs(g));
   onednn::Key key{static_cast<int64_t>(kind),
                   threads,
                   g.nd,

@@ -357,17 +357,18 @@ std::shared_ptr<const Primitive> make_primitive(const Problem& p, dnnl::memory::
   }
 }
 
-// oneDNN's OpenMP regions start from this thread: give them our thread count, or one thread when the
-// caller is itself inside a parallel region (nested regions would oversubscribe the cores).
-int set_onednn_threads() {
-  const int threads = omp_in_parallel() ? 1 : intra_op_threads();
+// oneDNN's OpenMP regions start from this thread: give them the threads the product is worth (one below
+// the grain of core/parallel.h, or inside a parallel region, where nested regions would oversubscribe the
+// cores).
+int set_onednn_threads(int64_t macs) {
+  const int threads = threads_for_matmul(macs);
   if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
   return threads;
 }
 
 // Runs a oneDNN matmul primitive; false if oneDNN has no usable implementation (the caller falls back).
 bool onednn_matmul(const Problem& p, dnnl::memory::data_type dt, const void* a, const void* b, void* c) {
-  const int threads = set_onednn_threads();
+  const int threads = set_onednn_threads(p.batch * p.M * p.N * p.K);
 
   Key key;
   key.reserve(6 + 2 * p.nd);
@@ -419,18 +420,12 @@ bool sgemm_matmul(const Problem& p, const float* a, const float* b, float* c) {
   for (int d = 0; d < p.nd - 2; ++d)
     if (p.b_dims[d] != 1 || (p.ta && p.a_dims[d] != 1)) return false;
   const int64_t rows = p.batch * p.M;  // b has no batch, so the output batch is a's
-  // A small product runs on this thread alone: waking the OpenMP team costs more than the product
-  // (a 200x3x10 sgemm took ~2 us with two threads, the cost that dominated L2HMC's tiny layers).
-  int restore_threads = 0;
-  if (rows * p.N * p.K < kSmallSgemm) {
-    restore_threads = omp_get_max_threads();
-    if (restore_threads != 1) omp_set_num_threads(1);
-  } else {
-    set_onednn_threads();
-  }
+  // A product below the grain (core/parallel.h) runs on this thread alone: waking the OpenMP team costs
+  // more than it saves (a 200x3x10 sgemm took ~2 us with two threads, the cost that dominated L2HMC's tiny
+  // layers), and beside another busy process a region waits for a descheduled worker.
+  set_onednn_threads(rows * p.N * p.K);
   dnnl_status_t status = dnnl_sgemm(p.ta ? 'T' : 'N', p.tb ? 'T' : 'N', rows, p.N, p.K, 1.0f, a,
                                     p.ta ? p.M : p.K, b, p.tb ? p.K : p.N, 0.0f, c, p.N);
-  if (restore_threads > 1) omp_set_num_threads(restore_threads);
   if (status != dnnl_success) return false;
   g_last_impl = "dnnl_sgemm";
   return true;

@@ -15,8 +15,8 @@ dnnl::engine& engine() {
   return e;
 }
 
-int set_threads() {
-  const int threads = omp_in_parallel() ? 1 : intra_op_threads();
+int set_threads(int64_t macs) {
+  const int threads = threads_for_matmul(macs);
   if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
   return threads;
 }

@@ -14,8 +14,9 @@
 namespace ember::kernels::onednn {
 
 dnnl::engine& engine();
-/// Gives oneDNN's next OpenMP region intra_op_threads() threads (one inside a parallel region); returns it.
-int set_threads();
+/// Gives oneDNN's next OpenMP region the threads worth using for `macs` multiply-adds (or cycles) of work
+/// (core/parallel.h: one below the grain or inside a parallel region); returns it.
+int set_threads(int64_t macs);
 
 /// A created primitive and the layout it wants for each of its arguments.
 struct Primitive {

@@ -1,5 +1,6 @@
 #include "ember/kernels/pool.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "ember/core/parallel.h"
@@ -124,6 +125,58 @@ void direct_max_grad(const Plan& p, const T* x, const T* dy, T* dx) {
   });
 }
 
+// Note [Channels-last max pooling gradient]
+// direct_max_grad walks one (batch, channel) plane at a time; with channels last that reads x, dy and dx at
+// a stride of `channels` elements, one cache line per element, and the step of a small CNN spent most of its
+// time there. Channels last, each image's windows are walked for up to 64 channels together: their running
+// maxima and their offsets sit in buffers on the stack and each window element is a contiguous row of
+// channels. Per channel the order of the comparisons, the first maximum kept and the NaN rule are
+// direct_max_grad's, so the gradient lands on the same elements.
+template <typename T>
+void direct_max_grad_channels_last(const Plan& p, const T* x, const T* dy, T* dx) {
+  constexpr int64_t kChunk = 64;  // channels per pass: the running maxima live on the stack, no allocation
+  const int64_t channels = p.channels;
+  const int64_t cost = (plane_cost(p) + p.in[0] * p.in[1] * p.in[2]) * channels;
+  parallel_for(p.batch, cost, [&](int64_t begin, int64_t end) {
+    int64_t best[kChunk];
+    T best_value[kChunk];
+    for (int64_t n = begin; n < end; ++n) {
+      const T* xn = x + n * p.x_n;
+      const T* dyn = dy + n * p.y_n;
+      T* dxn = dx + n * p.x_n;
+      std::fill(dxn, dxn + p.x_n, T(0));
+      for (int64_t c0 = 0; c0 < channels; c0 += kChunk) {
+        const int64_t width = std::min(kChunk, channels - c0);
+        for (int64_t o0 = 0; o0 < p.out[0]; ++o0)
+          for (int64_t o1 = 0; o1 < p.out[1]; ++o1)
+            for (int64_t o2 = 0; o2 < p.out[2]; ++o2) {
+              const int64_t b0 = o0 * p.st[0] - p.pad[0], b1 = o1 * p.st[1] - p.pad[1],
+                            b2 = o2 * p.st[2] - p.pad[2];
+              bool first = true;
+              for (int64_t i0 = std::max<int64_t>(b0, 0); i0 < std::min(b0 + p.win[0], p.in[0]); ++i0)
+                for (int64_t i1 = std::max<int64_t>(b1, 0); i1 < std::min(b1 + p.win[1], p.in[1]); ++i1)
+                  for (int64_t i2 = std::max<int64_t>(b2, 0); i2 < std::min(b2 + p.win[2], p.in[2]); ++i2) {
+                    const int64_t row = i0 * p.x_s[0] + i1 * p.x_s[1] + i2 * p.x_s[2] + c0;
+                    const T* v = xn + row;
+                    if (first) {
+                      for (int64_t c = 0; c < width; ++c) best[c] = row + c, best_value[c] = v[c];
+                      first = false;
+                      continue;
+                    }
+                    for (int64_t c = 0; c < width; ++c) {
+                      const T b = best_value[c];
+                      if (v[c] > b || (v[c] != v[c] && b == b)) best[c] = row + c, best_value[c] = v[c];
+                    }
+                  }
+              if (first) continue;  // a window with no element inside the input
+              const T* dyo = dyn + o0 * p.y_s[0] + o1 * p.y_s[1] + o2 * p.y_s[2] + c0;
+              for (int64_t c = 0; c < width; ++c) dxn[best[c]] += dyo[c];
+            }
+      }
+    }
+  });
+}
+
 template <typename T>
 void direct_avg_grad(const Plan& p, const T* dy, T* dx) {
   parallel_for(p.planes(), plane_cost(p), [&](int64_t b, int64_t e) {
@@ -157,7 +210,9 @@ bool onednn_pool(const PoolGeometry& g, bool max, const float* x, float* y) {
   int64_t elements = g.batch * g.channels;
   for (int i = 0; i < g.nd; ++i) elements *= g.in[i] * g.out[i];
   if (elements == 0) return false;
-  const int threads = onednn::set_threads();
+  int64_t work = g.batch * g.channels;
+  for (int i = 0; i < g.nd; ++i) work *= g.out[i] * g.window[i];
+  const int threads = onednn::set_threads(work);
   onednn::Key key{100 + max, threads, g.nd, g.channels_last, g.batch, g.channels};
   for (int i = 0; i < g.nd; ++i)
     key.insert(key.end(), {g.in[i], g.window[i], g.out[i], g.stride[i], g.pad_before[i], g.pad_after[i]});
@@ -243,7 +298,11 @@ Status avg_pool(const PoolGeometry& g, const TensorImpl& x, TensorImpl& y) {
 Status max_pool_grad(const PoolGeometry& g, const TensorImpl& x, const TensorImpl& dy, TensorImpl& dx) {
   if (empty_gradient(dy, dx)) return Status::OK();
   const Plan p = plan_of(g);
-  if (x.dtype() == DType::kFloat32) {
+  if (g.channels_last && x.dtype() == DType::kFloat32) {  // Note [Channels-last max pooling gradient]
+    direct_max_grad_channels_last(p, x.data<float>(), dy.data<float>(), dx.mutable_data<float>());
+  } else if (g.channels_last && x.dtype() == DType::kFloat64) {
+    direct_max_grad_channels_last(p, x.data<double>(), dy.data<double>(), dx.mutable_data<double>());
+  } else if (x.dtype() == DType::kFloat32) {
     direct_max_grad(p, x.data<float>(), dy.data<float>(), dx.mutable_data<float>());
   } else if (x.dtype() == DType::kFloat64) {
     direct_max_grad(p, x.data<double>(), dy.data<double>(), dx.mutable_data<double>());

@@ -121,8 +121,6 @@ Plan make_plan(const Shape& shape, uint32_t axis_mask) {
   return p;
 }
 
-constexpr int64_t kSerialWork = 1 << 16;  // elements below which splitting a reduction does not pay
-
 // Runs a plan with an accumulator `A` providing:
 //   size_t bytes(n);                                   scratch for n outputs
 //   void init(char* acc, int64_t n);
@@ -176,7 +174,7 @@ void run_plan(const Plan& p, const char* in, size_t elem_size, const A& acc_ops,
     *out_offset = b * p.inner_kept + k0;
   };
 
-  if (items >= threads || total * cost_per_element < kSerialWork || threads <= 1 ||
+  if (items >= threads || total * cost_per_element < kParallelMinCycles || threads <= 1 ||
       p.reduced_count() < 2 * threads) {
     parallel_for(items, chunk * per_output * cost_per_element, [&](int64_t begin, int64_t end) {
       std::vector<char> scratch(acc_ops.bytes(chunk));

@@ -326,6 +326,27 @@ Status shape_shape(InferContext& ctx) {
   return Status::OK();
 }
 
+Status write_index(TensorImpl& out, int64_t i, int64_t v, const char* op);
+
+// ShapeN: Shape of each of its inputs, in one node (TensorFlow's convolution gradients ask for both shapes).
+Status shape_n_shape(InferContext& ctx) {
+  EMBER_RETURN_IF_ERROR(check_index_dtype("ShapeN", ctx.attr_dtype(0)));
+  if (ctx.inputs.empty()) return invalid_argument("ShapeN: expected at least 1 input, got 0");
+  for (const TensorSpec& in : ctx.inputs)
+    ctx.outputs.push_back(
+        TensorSpec{ctx.attr_dtype(0), Shape({in.shape.rank_known() ? in.shape.rank() : kUnknownDim})});
+  return Status::OK();
+}
+
+Status shape_n_kernel(KernelContext& ctx) {
+  for (size_t k = 0; k < ctx.inputs.size(); ++k) {
+    const Shape& s = ctx.input(static_cast<int>(k)).shape();
+    for (int i = 0; i < s.rank(); ++i)
+      EMBER_RETURN_IF_ERROR(write_index(ctx.output(static_cast<int>(k)), i, s.dim(i), "ShapeN"));
+  }
+  return Status::OK();
+}
+
 Status write_index(TensorImpl& out, int64_t i, int64_t v, const char* op) {
   if (out.dtype() == DType::kInt32) {
     if (v > INT32_MAX)
@@ -1003,6 +1024,17 @@ void register_array_ops(OpRegistry& r) {
       .shape(&shape_shape)
       .kernel(kAllTypes, &shape_kernel)
       .batching(BatchingRule::kCustom)
+      .done(r);
+  OpBuilder("ShapeN")
+      .doc("The shape of each input as a 1-D tensor. shape_n([zeros([2, 3]), zeros([4])]) == [[2, 3], [4]]")
+      .input_list("input")
+      .output("output")
+      .type_var(kAllTypes)
+      .attr("out_type", AttrType::kDType, DType::kInt32)
+      .flags(kNotDifferentiable | kReadsOnlyShape)
+      .shape(&shape_n_shape)
+      .kernel(kAllTypes, &shape_n_kernel)
+      .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("InvertPermutation")
       .doc("The inverse permutation: y[x[i]] = i. invert_permutation([2, 0, 1]) == [1, 2, 0]")

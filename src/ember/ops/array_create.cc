@@ -389,6 +389,10 @@ Status pad_kernel(KernelContext& ctx) {
   const int rank = in.rank();
   const size_t elem = dtype_size(in.dtype());
   if (out.num_elements() == 0) return Status::OK();
+  // The executor hands over a dying input's buffer only when the output has its shape, that is when
+  // nothing is padded (kOverwritesInput0): a dynamic-size TensorArray pads its buffer by 0 rows on every
+  // write but the ones that double it, and those writes must not copy it.
+  if (out.raw_data() == in.raw_data()) return Status::OK();
   if (mode == PadMode::kConstant && out.num_elements() != in.num_elements()) {
     uint64_t value = kernels::encode_scalar(in.dtype(), ctx.attr_float(0));
     kernels::fill(out.mutable_raw_data(), out.num_elements(), elem, &value);
@@ -662,6 +666,7 @@ void register_array_create_ops(OpRegistry& r) {
       .type_var(kAllTypes)
       .attr("constant_value", AttrType::kFloat, 0.0)
       .attr("mode", AttrType::kString, std::string("CONSTANT"))
+      .flags(kOverwritesInput0)
       .shape(&pad_shape)
       .kernel(kAllTypes, &pad_kernel)
       .grad(&pad_grad)

@@ -66,6 +66,9 @@ Status check_inputs(const OpDef& op, std::span<const TensorSpec> inputs) {
   if (variadic ? inputs.size() < minimum : inputs.size() != declared)
     return invalid_argument(op.name, ": expected ", variadic ? "at least " : "", declared, " input(s), got ",
                             inputs.size());
+  if (op.has_flag(kPairedLists) && inputs.size() % 2 != 0)
+    return invalid_argument(op.name, ": its lists '", op.inputs[0].name, "' and '", op.inputs[1].name,
+                            "' must have the same length, got ", inputs.size(), " inputs in all");
   int var_source[2] = {-1, -1};
   for (size_t i = 0; i < inputs.size(); ++i) {
     const ArgDef& arg = op.arg_of(i, inputs.size());

@@ -9,16 +9,20 @@ void register_reduction_ops(OpRegistry& r);  // Sum, Mean, Max, Min, Prod, Any, 
 void register_linalg_ops(OpRegistry& r);     // MatMul (BatchMatMul semantics)
 void register_array_ops(OpRegistry& r);      // shape and indexing ops
 void register_nn_ops(OpRegistry& r);         // softmax, losses, bias_add, ...
-void register_conv_ops(OpRegistry& r);       // Conv2D, Conv3D, DepthwiseConv2dNative and their backprops
-void register_pool_ops(OpRegistry& r);       // MaxPool, AvgPool (2-D, 3-D) and their gradients
-void register_norm_ops(OpRegistry& r);       // FusedBatchNormV3, LRN and their gradients
-void register_image_ops(OpRegistry& r);      // ResizeBilinear, ResizeNearestNeighbor and their gradients
-void register_random_ops(OpRegistry& r);     // stateful and stateless random
-void register_graph_ops(OpRegistry& r);      // Placeholder, Const, PartitionedCall
+void register_stitch_partition_ops(OpRegistry& r);  // DynamicStitch, DynamicPartition
+void register_activation_grad_ops(OpRegistry& r);   // ReluGrad, SigmoidGrad, ...; LeakyRelu, Selu, Softsign
+void register_conv_ops(OpRegistry& r);          // Conv2D, Conv3D, DepthwiseConv2dNative and their backprops
+void register_pool_ops(OpRegistry& r);          // MaxPool, AvgPool (2-D, 3-D) and their gradients
+void register_norm_ops(OpRegistry& r);          // FusedBatchNormV3, LRN and their gradients
+void register_image_ops(OpRegistry& r);         // ResizeBilinear, ResizeNearestNeighbor and their gradients
+void register_random_ops(OpRegistry& r);        // stateful and stateless random
+void register_graph_ops(OpRegistry& r);         // Placeholder, Const, PartitionedCall
 void register_control_flow_ops(OpRegistry& r);  // If, While, Case and their stateless forms
-void register_state_ops(OpRegistry& r);      // ReadVariableOp, AssignVariableOp, AssignAdd/SubVariableOp
-void register_print_ops(OpRegistry& r);      // PrintV2
-void register_fused_ops(OpRegistry& r);      // FusedElementwise (created by the optimizer)
+void register_state_ops(OpRegistry& r);         // ReadVariableOp, AssignVariableOp, AssignAdd/SubVariableOp
+void register_print_ops(OpRegistry& r);         // PrintV2
+void register_fused_ops(OpRegistry& r);         // FusedElementwise (created by the optimizer)
+void register_dataset_ops(OpRegistry& r);       // DatasetIteratorCreate/Next/Delete (ops/dataset.h)
+void register_summary_ops(OpRegistry& r);       // ContextWriteSummary, ContextFlushSummary
 
 inline void register_all_ops(OpRegistry& r) {
   register_math_ops(r);
@@ -26,6 +30,8 @@ inline void register_all_ops(OpRegistry& r) {
   register_linalg_ops(r);
   register_array_ops(r);
   register_nn_ops(r);
+  register_activation_grad_ops(r);
+  register_stitch_partition_ops(r);
   register_conv_ops(r);
   register_pool_ops(r);
   register_norm_ops(r);
@@ -35,7 +41,9 @@ inline void register_all_ops(OpRegistry& r) {
   register_control_flow_ops(r);
   register_state_ops(r);
   register_print_ops(r);
+  register_summary_ops(r);
   register_fused_ops(r);
+  register_dataset_ops(r);
 }
 
 }  // namespace ember

@@ -56,7 +56,7 @@ Status resize_shape(InferContext& ctx) {
   EMBER_RETURN_IF_ERROR(check_attrs(ctx));
   EMBER_RETURN_IF_ERROR(check_images(ctx.op, ctx.op->name == "ResizeNearestNeighborGrad" ? "grads" : "images",
                                      ctx.inputs[0].shape));
-  int64_t h, w;
+  int64_t h = kUnknownDim, w = kUnknownDim;
   EMBER_RETURN_IF_ERROR(size_operand(ctx, 1, &h, &w));
   const DType dtype = ctx.op->name == "ResizeBilinear" ? DType::kFloat32 : ctx.inputs[0].dtype;
   ctx.outputs.push_back(TensorSpec{dtype, resized(ctx.inputs[0].shape, h, w)});

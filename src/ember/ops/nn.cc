@@ -2,11 +2,15 @@
 // Kernels: kernels/nn.h.
 #include "ember/kernels/nn.h"
 
+#include <algorithm>
 #include <string>
+#include <type_traits>
 
+#include "ember/core/parallel.h"
 #include "ember/ops/families.h"
 #include "ember/ops/gradient.h"
 #include "ember/ops/registry.h"
+#include "ember/ops/shape_fns.h"
 
 namespace ember {
 namespace {
@@ -92,6 +96,53 @@ Status bias_add_shape(InferContext& ctx) {
 
 Status bias_add_kernel(KernelContext& ctx) {
   return kernels::bias_add(ctx.input(0), ctx.input(1), data_format(ctx.attrs) == "NCHW", ctx.output(0));
+}
+
+// ---- BiasAddGrad: BiasAdd's gradient w.r.t. bias, out_backprop summed over all but the channel dimension.
+
+Status bias_add_grad_shape(InferContext& ctx) {
+  const std::string& format = data_format(ctx.attrs);
+  if (format != "NHWC" && format != "NCHW")
+    return invalid_argument("BiasAddGrad: data_format must be \"NHWC\" or \"NCHW\", got \"", format, "\"");
+  const Shape& dy = ctx.inputs[0].shape;
+  if (dy.rank_known() && dy.rank() < 2)
+    return invalid_argument("BiasAddGrad: out_backprop must be at least 2-D, got shape ", dy.to_string());
+  const int64_t channels = !dy.rank_known() ? kUnknownDim : dy.dim(format == "NCHW" ? 1 : dy.rank() - 1);
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, Shape({channels})});
+  return Status::OK();
+}
+
+Status bias_add_grad_kernel(KernelContext& ctx) {
+  const TensorImpl& dy = ctx.input(0);
+  if (dy.rank() < 2)
+    return invalid_argument("BiasAddGrad: out_backprop must be at least 2-D, got shape ",
+                            dy.shape().to_string());
+  const int channel = data_format(ctx.attrs) == "NCHW" ? 1 : dy.rank() - 1;
+  const int64_t outer = product(dy.shape(), 0, channel), channels = dy.shape().dim(channel);
+  const int64_t inner = product(dy.shape(), channel + 1, dy.rank());
+  visit_dtype<kNumericTypes>(dy.dtype(), [&]<typename T>() {
+    using Acc = std::conditional_t<std::is_integral_v<T>, int64_t, double>;
+    const T* in = dy.data<T>();
+    T* out = ctx.output(0).mutable_data<T>();
+    parallel_for(channels, std::max<int64_t>(1, 65536 / std::max<int64_t>(1, outer * inner)),
+                 [&](int64_t begin, int64_t end) {
+                   for (int64_t c = begin; c < end; ++c) {
+                     Acc total = 0;
+                     for (int64_t o = 0; o < outer; ++o) {
+                       const T* row = in + (o * channels + c) * inner;
+                       for (int64_t i = 0; i < inner; ++i) total += static_cast<Acc>(row[i]);
+                     }
+                     out[c] = static_cast<T>(total);
+                   }
+                 });
+  });
+  return Status::OK();
+}
+
+// The gradient spread back over out_backprop's shape: BiasAdd onto zeros.
+void bias_add_grad_grad(GradContext& c) {
+  c.set(0, gradient::emit1("BiasAdd", {gradient::zeros_like(c.input(0)), c.grad()},
+                           {AttrValue(data_format(c.attrs))}));
 }
 
 // ---- L2Loss
@@ -203,13 +254,8 @@ void log_softmax_grad(GradContext& c) {
 // The bias gets dy summed over every dimension but the channel one.
 void bias_add_grad(GradContext& c) {
   const GradTensor dy = c.grad();
-  if (!dy.shape().rank_known()) static_dims(dy, "BiasAdd");  // throws: the summed axes are unknown
-  const int rank = dy.rank(), channel = data_format(c.attrs) == "NCHW" ? 1 : rank - 1;
-  std::vector<int64_t> axes;
-  for (int i = 0; i < rank; ++i)
-    if (i != channel) axes.push_back(i);
   c.set(0, dy);
-  c.set(1, sum(dy, std::move(axes), false));
+  c.set(1, emit1("BiasAddGrad", {dy}, {AttrValue(data_format(c.attrs))}));
 }
 
 void l2_loss_grad(GradContext& c) { c.set(0, c.input(0) * c.grad()); }
@@ -315,6 +361,19 @@ void register_nn_ops(OpRegistry& r) {
       .shape(&bias_add_shape)
       .kernel(kNumericTypes, &bias_add_kernel)
       .grad(&bias_add_grad)
+      .batching(BatchingRule::kCustom)
+      .done(r);
+  OpBuilder("BiasAddGrad")
+      .doc(
+          "BiasAdd's gradient w.r.t. bias: out_backprop summed over every dimension but the channel one. "
+          "bias_add_grad([[1., 2.], [3., 4.]]) == [4., 6.]")
+      .input("out_backprop")
+      .output("output")
+      .type_var(kNumericTypes)
+      .attr("data_format", AttrType::kString, std::string("NHWC"))
+      .shape(&bias_add_grad_shape)
+      .kernel(kNumericTypes, &bias_add_grad_kernel)
+      .grad(&bias_add_grad_grad)
       .batching(BatchingRule::kCustom)
       .done(r);
   OpBuilder("L2Loss")

@@ -88,6 +88,7 @@ enum OpFlags : uint32_t {
   kReadsResource = 1u << 8,       // reads the variable named by attribute 0 ("resource")
   kWritesResource = 1u << 9,      // writes the variable named by attribute 0 ("resource")
   kOverwritesInput0 = 1u << 10,   // output 0 may take input 0's dying buffer (InplaceUpdate)
+  kPairedLists = 1u << 11,        // two declared inputs, both lists of the same length (DynamicStitch)
 };
 
 /// How pfor (python/ember/pfor.py) runs the op on a batch of examples stacked on a new leading dimension
@@ -211,7 +212,8 @@ struct OpDef {
   std::string api_name;
   int index = -1;  // position in the registry
   /// For a kVariadicInput op, the declared input that repeats: the last one (AddN, Pack) or one followed by
-  /// fixed inputs (ConcatV2's `values` before its `axis`, as in TensorFlow). Note [Variadic inputs].
+  /// fixed inputs (ConcatV2's `values` before its `axis`, as in TensorFlow); with kPairedLists, the first
+  /// of its two lists. Note [Variadic inputs].
   int variadic_input = -1;
 
   bool has_flag(OpFlags f) const { return (flags & f) != 0; }

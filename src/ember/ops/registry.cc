@@ -19,10 +19,13 @@ int OpDef::attr_index(std::string_view attr_name) const {
 // declared inputs after it: ConcatV2(v0, v1, v2, axis) instantiates values x3 then axis. Everything that
 // walks actual inputs (dtype checks, shape-like operands, the Python binding, GraphDef's "N") maps them to
 // declarations through declared_index, so the list need not be last. A rule that reads "the fixed input
-// after the list" finds it counting from the end (ConcatV2's axis is input n - 1).
+// after the list" finds it counting from the end (ConcatV2's axis is input n - 1). An op with kPairedLists
+// has two declared inputs, both lists of one length (TensorFlow's DynamicStitch(indices: N * int32,
+// data: N * T)): its n actual inputs are the first list's n / 2, then the second's.
 size_t OpDef::declared_index(size_t k, size_t n) const {
   if (variadic_input < 0) return std::min(k, inputs.size() - 1);  // extra inputs: check_inputs says so
   const size_t v = static_cast<size_t>(variadic_input);
+  if (has_flag(kPairedLists)) return k < n / 2 ? v : v + 1;
   const size_t after = inputs.size() - 1 - v;
   if (k < v) return k;
   if (k + after >= n) return inputs.size() - (n - k);
@@ -31,6 +34,7 @@ size_t OpDef::declared_index(size_t k, size_t n) const {
 
 size_t OpDef::num_variadic(size_t n) const {
   if (variadic_input < 0) return 0;
+  if (has_flag(kPairedLists)) return n / 2;
   const size_t fixed = inputs.size() - 1;
   return n > fixed ? n - fixed : 0;
 }

@@ -45,6 +45,14 @@ class OpBuilder {
     def_.flags |= kVariadicInput;
     return input(std::move(name), var);
   }
+  /// Two lists of one length N (kPairedLists): `first` of the fixed dtypes `allowed`, then `second` of type
+  /// variable `var` (TensorFlow's DynamicStitch(indices: N * int32, data: N * T)).
+  OpBuilder& input_list_pair(std::string first, DTypeSet allowed, std::string second, int var = 0) {
+    def_.variadic_input = static_cast<int>(def_.inputs.size());
+    def_.flags |= kVariadicInput | kPairedLists;
+    input_fixed(std::move(first), allowed);
+    return input(std::move(second), var);
+  }
   OpBuilder& input_fixed(std::string name, DTypeSet allowed) {
     def_.inputs.push_back({std::move(name), TypeRule{-1, allowed}});
     return *this;

@@ -3,11 +3,13 @@
 // register_array_index_ops (array_index.cc); kernels in kernels/sort.h.
 #include "ember/kernels/sort.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
 #include "ember/kernels/array.h"
+#include "ember/kernels/compute_type.h"
 #include "ember/ops/gradient.h"
 #include "ember/ops/registry.h"
 #include "ember/ops/shape_fns.h"
@@ -201,9 +203,85 @@ Status unique_kernel(KernelContext& ctx) {
   return Status::OK();
 }
 
+// ---- ListDiff (tf.compat.v1.setdiff1d): the elements of x that are not in y, in x's order, with their
+// positions in x. TensorFlow's gradients of reductions over computed axes use it.
+
+Status list_diff_shape(InferContext& ctx) {
+  for (int i = 0; i < 2; ++i) {
+    const Shape& s = ctx.inputs[i].shape;
+    if (s.rank_known() && s.rank() != 1)
+      return invalid_argument("ListDiff: ", i == 0 ? "x" : "y", " must be 1-D, got shape ", s.to_string());
+  }
+  const DType out_idx = ctx.attr_dtype(0);
+  if (!dtype_in(out_idx, kOutIndexTypes))
+    return invalid_argument("ListDiff: out_idx must be int32 or int64, got ", dtype_name(out_idx));
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, Shape({kUnknownDim})});
+  ctx.outputs.push_back(TensorSpec{out_idx, Shape({kUnknownDim})});
+  return Status::OK();
+}
+
+Status list_diff_kernel(KernelContext& ctx) {
+  const TensorImpl& x = ctx.input(0);
+  const TensorImpl& y = ctx.input(1);
+  for (const TensorImpl* t : {&x, &y})
+    if (t->rank() != 1)
+      return invalid_argument("ListDiff: ", t == &x ? "x" : "y", " must be 1-D, got shape ",
+                              t->shape().to_string());
+  std::vector<int64_t> kept;
+  visit_dtype<kAllTypes>(x.dtype(), [&]<typename T>() {
+    using C = kernels::compute_t<T>;
+    // y's values sorted, NaN left out (it equals nothing, and would break the ordering); 0 == -0.
+    std::vector<C> sorted;
+    sorted.reserve(static_cast<size_t>(y.num_elements()));
+    for (int64_t i = 0; i < y.num_elements(); ++i) {
+      const C v = static_cast<C>(y.data<T>()[i]);
+      if (v == v) sorted.push_back(v);
+    }
+    std::sort(sorted.begin(), sorted.end());
+    for (int64_t i = 0; i < x.num_elements(); ++i) {
+      const C v = static_cast<C>(x.data<T>()[i]);
+      const auto at = std::lower_bound(sorted.begin(), sorted.end(), v);
+      if (!(at != sorted.end() && *at == v)) kept.push_back(i);
+    }
+  });
+  const int64_t n = static_cast<int64_t>(kept.size());
+  const DType out_idx = ctx.attr_dtype(0);
+  EMBER_RETURN_IF_ERROR(allocate_output(ctx, 0, x.dtype(), Shape({n})));
+  EMBER_RETURN_IF_ERROR(allocate_output(ctx, 1, out_idx, Shape({n})));
+  const size_t elem = dtype_size(x.dtype());
+  char* out = static_cast<char*>(ctx.output(0).mutable_raw_data());
+  const char* src = static_cast<const char*>(x.raw_data());
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(out + i * elem, src + kept[i] * elem, elem);
+    if (out_idx == DType::kInt64) {
+      ctx.output(1).mutable_data<int64_t>()[i] = kept[i];
+    } else {
+      if (kept[i] > INT32_MAX)
+        return invalid_argument("ListDiff: index ", kept[i], " does not fit in int32; use out_idx=int64");
+      ctx.output(1).mutable_data<int32_t>()[i] = static_cast<int32_t>(kept[i]);
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 void register_sort_ops(OpRegistry& r) {
+  OpBuilder("ListDiff")
+      .doc(
+          "The elements of x that are not in y, in x's order, and their positions in x. "
+          "setdiff1d([1, 2, 3, 4], [2, 4]) == ([1, 3], [0, 2])")
+      .input("x")
+      .input("y")
+      .output("out")
+      .output("idx")
+      .type_var(kAllTypes)
+      .attr("out_idx", AttrType::kDType, DType::kInt32)
+      .flags(kKernelAllocates | kNotDifferentiable)
+      .shape(&list_diff_shape)
+      .kernel(kAllTypes, &list_diff_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
   OpBuilder("TopKV2")
       .doc(
           "The k largest along the last axis, largest first (ties: lower index first), and their indices. "

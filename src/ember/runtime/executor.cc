@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -504,12 +505,12 @@ ExecPlan::ExecPlan(const FunctionGraph& fn, bool reuse_memory) : reuse_memory_(r
   // up (its kernels stay on their worker). Inter-op parallelism pays for the nodes in between.
   double medium = 0, large = 0;
   for (const Instruction& ins : instructions_) {
-    if (ins.cost_ns >= 30e3)
+    if (ins.cost_ns >= kInterOpLargeNodeNs)
       large += ins.cost_ns;
-    else if (ins.cost_ns >= 2e3)
+    else if (ins.cost_ns >= kInterOpMediumNodeNs)
       medium += ins.cost_ns;
   }
-  parallel_ = total - critical >= 50e3 && medium >= 50e3 && large < medium;
+  parallel_ = total - critical >= kInterOpMinParallelNs && medium >= kInterOpMinParallelNs && large < medium;
   if (reuse_memory) plan_arena_slots(last_use);
 }
 
@@ -787,41 +788,51 @@ Status ExecPlan::run_sequential(const FunctionGraph& fn, RunState& state) {
   return Status::OK();
 }
 
+// Note [Idle executor workers]
+// A worker with nothing ready spins briefly (a successor is often a few microseconds away), then sleeps
+// until a node is queued or the run ends. It used to spin with sched_yield for the whole run: beside
+// another busy process that kept a core busy doing nothing while the other process waited for it.
+constexpr int kIdleSpins = 64;
+
 Status ExecPlan::run_parallel(const FunctionGraph& fn, RunState& state) {
   const int32_t count = static_cast<int32_t>(instructions_.size());
   for (int32_t k = 0; k < count; ++k)
     state.pending[k].store(instructions_[k].initial_pending, std::memory_order_relaxed);
   for (int32_t s = 0; s < num_slots_; ++s) state.uses[s].store(slot_uses_[s], std::memory_order_relaxed);
   std::mutex mu;
+  std::condition_variable wake;  // Note [Idle executor workers]
   std::deque<int32_t> ready;
   for (int32_t k = 0; k < count; ++k)
     if (instructions_[k].initial_pending == 0) ready.push_back(k);
   std::atomic<int32_t> completed{0};
   std::atomic<bool> failed{false};
   Status error;
+  auto finished = [&] {
+    return failed.load(std::memory_order_relaxed) || completed.load(std::memory_order_acquire) >= count;
+  };
   int threads = std::max(1, std::min(inter_op_threads(), omp_get_num_procs()));
 #pragma omp parallel num_threads(threads)
   {
     int32_t next = -1;
     int idle_spins = 0;
-    while (!failed.load(std::memory_order_relaxed) && completed.load(std::memory_order_acquire) < count) {
+    while (!finished()) {
       if (next < 0) {
-        std::lock_guard<std::mutex> lock(mu);
+        std::unique_lock<std::mutex> lock(mu);
+        if (ready.empty() && ++idle_spins > kIdleSpins)
+          wake.wait(lock, [&] { return !ready.empty() || finished(); });
         if (!ready.empty()) {
           next = ready.front();
           ready.pop_front();
         }
       }
-      if (next < 0) {
-        if (++idle_spins > 64) std::this_thread::yield();
-        continue;
-      }
+      if (next < 0) continue;
       idle_spins = 0;
       const Instruction& ins = instructions_[next];
       Status s = run_instruction(fn, ins, state, /*sequential=*/false);
       if (!s.ok()) {
         std::lock_guard<std::mutex> lock(mu);
         if (!failed.exchange(true)) error = s;
+        wake.notify_all();
         break;
       }
       // Drop what this node read when it was the last reader, and outputs nobody reads.
@@ -843,9 +854,13 @@ Status ExecPlan::run_parallel(const FunctionGraph& fn, RunState& state) {
         } else {
           std::lock_guard<std::mutex> lock(mu);
           ready.push_back(succ);
+          wake.notify_one();
         }
       }
-      completed.fetch_add(1, std::memory_order_acq_rel);
+      if (completed.fetch_add(1, std::memory_order_acq_rel) + 1 == count) {
+        std::lock_guard<std::mutex> lock(mu);  // a waiter checks `finished` under the lock: none misses this
+        wake.notify_all();
+      }
       next = keep;
     }
   }
@@ -874,7 +889,10 @@ Status ExecPlan::run(const FunctionGraph& fn, std::span<TensorImpl* const> args,
     if (arg_slots_[i] >= 0)
       state->slots[arg_slots_[i]] = i < owned.size() ? std::move(owned[i]) : TensorRef(value);
   }
-  const bool parallel = parallel_ && !omp_in_parallel() && inter_op_threads() > 1;
+  // Beside other busy processes a parallel run would wait for descheduled workers (Note [Cores others
+  // leave free] in core/parallel.cc): with one core free, the plan runs in order.
+  const bool parallel =
+      parallel_ && !omp_in_parallel() && inter_op_threads() > 1 && cores_free_for_parallel_work() > 1;
   state->arena_active = !parallel && arena_ready(*state);
   Status s = parallel ? run_parallel(fn, *state) : run_sequential(fn, *state);
   results.clear();

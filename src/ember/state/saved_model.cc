@@ -1,5 +1,6 @@
 #include "ember/state/saved_model.h"
 
+#include <google/protobuf/text_format.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -189,7 +190,8 @@ class SavedModelLoader {
   Status reached_nodes();
   Status bind_handles_to_objects();
   Status restore_variables(LoadedSavedModel& model);
-  Status open_checkpoint();
+  Status open_checkpoint(bool object_based);
+  std::string name_based_key(const proto::NodeDef& handle, const std::string& shared_name);
 
   const proto::MetaGraphDef& meta_;
   const proto::GraphDef& graph_;
@@ -290,7 +292,7 @@ Status SavedModelLoader::bind_handles_to_objects() {
   return Status::OK();
 }
 
-Status SavedModelLoader::open_checkpoint() {
+Status SavedModelLoader::open_checkpoint(bool object_based) {
   if (reader_ != nullptr) return Status::OK();
   if (prefix_.empty())
     return make_error(Code::kNotFound, where_,
@@ -298,15 +300,54 @@ Status SavedModelLoader::open_checkpoint() {
   auto reader = BundleReader::open(prefix_);
   if (!reader.ok()) return reader.status().with_prefix(where_ + "variables: ");
   reader_ = std::make_unique<BundleReader>(std::move(reader).value());
+  if (!object_based) return Status::OK();
   auto graph = read_object_graph(*reader_);
   if (!graph.ok()) return graph.status().with_prefix(where_ + "variables: ");
   checkpoint_keys_ = variable_keys(*graph);
   return Status::OK();
 }
 
+std::string SavedModelLoader::name_based_key(const proto::NodeDef& handle, const std::string& shared_name) {
+  // The saver's restore graph says which entry feeds the variable: AssignVariableOp(handle,
+  // Identity*(RestoreV2:k)) with RestoreV2's tensor_names[k]. TensorFlow 1's Saver names each entry after
+  // its variable, so that is the answer when no restore graph mentions this handle.
+  for (const proto::NodeDef& assign : graph_.node()) {
+    if (assign.op() != "AssignVariableOp" || assign.input_size() < 2 ||
+        node_of(assign.input(0)) != handle.name())
+      continue;
+    std::string value = assign.input(1);
+    for (int hops = 0; hops < 64; ++hops) {
+      auto node = nodes_.find(node_of(value));
+      if (node == nodes_.end()) break;
+      if (node->second->op() == "Identity" && node->second->input_size() >= 1) {
+        value = node->second->input(0);
+        continue;
+      }
+      if (node->second->op() != "RestoreV2" || node->second->input_size() < 2) break;
+      int output = 0;
+      if (auto colon = value.rfind(':'); colon != std::string::npos) {
+        const std::string digits = value.substr(colon + 1);
+        if (digits.empty() || digits.size() > 9 ||
+            digits.find_first_not_of("0123456789") != std::string::npos)
+          break;
+        output = std::stoi(digits);
+      }
+      auto names = nodes_.find(node_of(node->second->input(1)));
+      if (names == nodes_.end() || names->second->op() != "Const") break;
+      auto tensor = names->second->attr().find("value");
+      if (tensor == names->second->attr().end() || output >= tensor->second.tensor().string_val_size()) break;
+      return tensor->second.tensor().string_val(output);
+    }
+  }
+  return shared_name;
+}
+
 Status SavedModelLoader::restore_variables(LoadedSavedModel& model) {
   const proto::SavedObjectGraph& objects = meta_.object_graph_def();
+  // A TensorFlow 1 SavedModel has no object graph: its checkpoint is name-based, keyed as its saver says.
+  const bool object_based = objects.nodes_size() > 0;
   std::map<int, std::shared_ptr<VariableResource>> by_object;
+  std::map<std::string, std::shared_ptr<VariableResource>> by_key;
   for (const proto::NodeDef* node : reached_) {
     if (node->op() != "VarHandleOp") continue;
     const std::string at = where_ + "variable '" + node->name() + "': ";
@@ -314,7 +355,10 @@ Status SavedModelLoader::restore_variables(LoadedSavedModel& model) {
     if (auto s = node->attr().find("shared_name"); s != node->attr().end() && !s->second.s().empty())
       shared_name = s->second.s();
     int object = -1;
-    if (auto bound = handle_object_.find(node->name()); bound != handle_object_.end()) {
+    std::string key;
+    if (!object_based) {
+      key = name_based_key(*node, shared_name);
+    } else if (auto bound = handle_object_.find(node->name()); bound != handle_object_.end()) {
       object = bound->second;
     } else {  // no call binds it: the one SavedVariable of its name
       for (int i = 0; i < objects.nodes_size(); ++i) {
@@ -331,18 +375,20 @@ Status SavedModelLoader::restore_variables(LoadedSavedModel& model) {
                                 "no SavedVariable is named '",
                                 printable(shared_name), "')");
     }
-    if (objects.nodes(object).kind_case() != proto::SavedObject::kVariable)
+    if (object_based && objects.nodes(object).kind_case() != proto::SavedObject::kVariable)
       return invalid_argument(at, "the object graph binds it to object ", object,
                               ", which is not a variable");
-    std::shared_ptr<VariableResource>& variable = by_object[object];
+    std::shared_ptr<VariableResource>& variable = object_based ? by_object[object] : by_key[key];
     if (variable == nullptr) {
-      EMBER_RETURN_IF_ERROR(open_checkpoint());
-      if (object >= static_cast<int>(checkpoint_keys_.size()))
-        return invalid_argument(at, "it is object ", object, ", but the checkpoint's object graph has ",
-                                checkpoint_keys_.size(), " objects");
-      const std::string& key = checkpoint_keys_[object];
-      if (key.empty())
-        return make_error(Code::kNotFound, at, "the checkpoint has no value for object ", object);
+      EMBER_RETURN_IF_ERROR(open_checkpoint(object_based));
+      if (object_based) {
+        if (object >= static_cast<int>(checkpoint_keys_.size()))
+          return invalid_argument(at, "it is object ", object, ", but the checkpoint's object graph has ",
+                                  checkpoint_keys_.size(), " objects");
+        key = checkpoint_keys_[object];
+        if (key.empty())
+          return make_error(Code::kNotFound, at, "the checkpoint has no value for object ", object);
+      }
       auto value = reader_->read(key);
       if (!value.ok()) return value.status().with_prefix(at);
       DType dtype;
@@ -417,15 +463,33 @@ Status SavedModelLoader::run(LoadedSavedModel& model) {
 StatusOr<std::shared_ptr<LoadedSavedModel>> LoadedSavedModel::load_from_bytes(
     std::string_view saved_model_pb, const std::string& variables_prefix,
     const std::vector<std::string>& tags, const std::string& dir) {
-  install_function_runtime();  // the signatures are StatefulPartitionedCalls
-  const std::string where = "SavedModel '" + dir + "': ";
   proto::SavedModel saved;
   if (saved_model_pb.size() > static_cast<size_t>(kMaxSavedModelProtoBytes) ||
       !saved.ParseFromArray(saved_model_pb.data(), static_cast<int>(saved_model_pb.size())))
     return make_error(
-        Code::kDataLoss, where,
-        "saved_model.pb is not a serialized SavedModel (protobuf could not parse it: truncated or "
+        Code::kDataLoss, "SavedModel '", dir,
+        "': saved_model.pb is not a serialized SavedModel (protobuf could not parse it: truncated or "
         "corrupt data, or a string that is not UTF-8)");
+  return load_from_message(saved, variables_prefix, tags, dir);
+}
+
+StatusOr<std::shared_ptr<LoadedSavedModel>> LoadedSavedModel::load_from_text(
+    std::string_view saved_model_pbtxt, const std::string& variables_prefix,
+    const std::vector<std::string>& tags, const std::string& dir) {
+  proto::SavedModel saved;
+  if (saved_model_pbtxt.size() > static_cast<size_t>(kMaxSavedModelProtoBytes) ||
+      !google::protobuf::TextFormat::ParseFromString(std::string(saved_model_pbtxt), &saved))
+    return make_error(Code::kDataLoss, "SavedModel '", dir,
+                      "': saved_model.pbtxt is not a SavedModel in protobuf's text format (truncated or "
+                      "corrupt text, or a field SavedModel does not have)");
+  return load_from_message(saved, variables_prefix, tags, dir);
+}
+
+StatusOr<std::shared_ptr<LoadedSavedModel>> LoadedSavedModel::load_from_message(
+    const proto::SavedModel& saved, const std::string& variables_prefix, const std::vector<std::string>& tags,
+    const std::string& dir) {
+  install_function_runtime();  // the signatures are StatefulPartitionedCalls
+  const std::string where = "SavedModel '" + dir + "': ";
   const std::set<std::string> wanted(tags.begin(), tags.end());
   const proto::MetaGraphDef* meta = nullptr;
   std::vector<std::string> available;
@@ -448,16 +512,16 @@ StatusOr<std::shared_ptr<LoadedSavedModel>> LoadedSavedModel::load_from_bytes(
 
 StatusOr<std::shared_ptr<LoadedSavedModel>> LoadedSavedModel::load(const std::string& dir,
                                                                    const std::vector<std::string>& tags) {
-  const std::string pb = dir + "/saved_model.pb";
-  if (!file_exists(pb) && file_exists(dir + "/saved_model.pbtxt"))
-    return make_error(Code::kUnimplemented, "SavedModel '", dir,
-                      "': only saved_model.pbtxt is there; ember reads the binary saved_model.pb");
   if (!file_exists(dir))
     return make_error(Code::kNotFound, "SavedModel '", dir, "': the directory does not exist");
-  auto bytes = read_file(pb, kMaxSavedModelProtoBytes);
-  if (!bytes.ok()) return bytes.status().with_prefix("SavedModel '" + dir + "': ");
   const std::string prefix = dir + "/variables/variables";
-  return load_from_bytes(*bytes, file_exists(bundle_index_path(prefix)) ? prefix : "", tags, dir);
+  const std::string variables = file_exists(bundle_index_path(prefix)) ? prefix : "";
+  // As TensorFlow's loader: the binary saved_model.pb, else the text saved_model.pbtxt.
+  const std::string pb = dir + "/saved_model.pb", pbtxt = dir + "/saved_model.pbtxt";
+  const bool text = !file_exists(pb) && file_exists(pbtxt);
+  auto bytes = read_file(text ? pbtxt : pb, kMaxSavedModelProtoBytes);
+  if (!bytes.ok()) return bytes.status().with_prefix("SavedModel '" + dir + "': ");
+  return text ? load_from_text(*bytes, variables, tags, dir) : load_from_bytes(*bytes, variables, tags, dir);
 }
 
 std::vector<std::string> LoadedSavedModel::signature_names() const {

@@ -24,6 +24,9 @@
 #include "ember/core/tensor_impl.h"
 
 namespace ember {
+namespace proto {
+class SavedModel;
+}  // namespace proto
 
 class CompiledFunction;
 
@@ -83,6 +86,12 @@ class LoadedSavedModel {
                                                                      const std::string& variables_prefix,
                                                                      const std::vector<std::string>& tags,
                                                                      const std::string& dir);
+  /// load_from_bytes for the text form, saved_model.pbtxt (what `load` reads when there is no
+  /// saved_model.pb, as TensorFlow's loader does).
+  static StatusOr<std::shared_ptr<LoadedSavedModel>> load_from_text(std::string_view saved_model_pbtxt,
+                                                                    const std::string& variables_prefix,
+                                                                    const std::vector<std::string>& tags,
+                                                                    const std::string& dir);
 
   /// Signature names, sorted (TensorFlow's internal __saved_model_init_op is not one).
   std::vector<std::string> signature_names() const;
@@ -94,6 +103,11 @@ class LoadedSavedModel {
   }
 
  private:
+  static StatusOr<std::shared_ptr<LoadedSavedModel>> load_from_message(const proto::SavedModel& saved,
+                                                                       const std::string& variables_prefix,
+                                                                       const std::vector<std::string>& tags,
+                                                                       const std::string& dir);
+
   std::string dir_;
   std::map<std::string, std::shared_ptr<const LoadedSignature>, std::less<>> signatures_;
   std::map<std::string, std::shared_ptr<VariableResource>, std::less<>> variables_;

@@ -172,8 +172,25 @@ StatusOr<ValueRef> TraceContext::value_of(TensorImpl* t) {
   return ValueRef{node, 0};
 }
 
+// Note [Shapes of enclosing values]
+// The Shape of a tensor of an enclosing trace is computed in that trace and lifted, rather than lifting the
+// tensor: a nested function (a branch, a loop body, a backward function) that reads only a value's shape
+// then takes a small int vector instead of the value. This matters most for a While's gradient: the
+// backward of BroadcastTo (and of every op that reads only its input's shape) makes the forward loop stack
+// the shape per iteration rather than the input, so a loop variable whose shape changes across iterations
+// (shape invariants with None) can still be differentiated, and memory is saved. The value is the same
+// wherever Shape runs: a lifted tensor is fixed for the whole call of the nested function.
+TraceContext* TraceContext::owner_of(const TensorImpl* t) {
+  for (TraceContext* p = parent_; p != nullptr; p = p->parent_)
+    if (p->fn_ == t->graph()) return p;
+  return nullptr;
+}
+
 Status TraceContext::intercept(const OpDef& op, std::span<TensorImpl* const> inputs,
                                std::span<const AttrValue> attrs, OutputList& outputs) {
+  if (op.name == "Shape" && inputs.size() == 1 && inputs[0]->is_symbolic() && inputs[0]->graph() != fn_) {
+    if (TraceContext* owner = owner_of(inputs[0])) return owner->intercept(op, inputs, attrs, outputs);
+  }
   bool all_concrete = true;
   bool shapes_known = true;
   for (TensorImpl* t : inputs) {

@@ -67,6 +67,8 @@ class TraceContext : public OpInterceptor {
 
  private:
   TensorRef symbolic_output(int32_t node, int32_t output);
+  // The enclosing trace whose graph `t` belongs to, or null.
+  TraceContext* owner_of(const TensorImpl* t);
 
   FunctionGraph* fn_;
   TraceContext* parent_ = nullptr;

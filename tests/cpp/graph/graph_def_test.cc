@@ -529,10 +529,18 @@ TEST(GraphDef, ANumericVariableIdIsRefused) {
   auto not_resource = from_graph_def(graph_def({value, {"w", "AssignVariableOp", {"c", "c"}, {}}}));
   ASSERT_FALSE(not_resource.ok());
   EXPECT_NE(not_resource.status().message().find("input 0 should be a variable"), std::string::npos);
-  auto leak =
-      from_graph_def(graph_def({handle, {"i", "Identity", {"mine"}, {}}}), {{"mine", resource_of(mine)}});
+  auto leak = from_graph_def(graph_def({handle, {"i", "Neg", {"mine"}, {}}}), {{"mine", resource_of(mine)}});
   ASSERT_FALSE(leak.ok());
   EXPECT_NE(leak.status().message().find("input 'mine' is the variable 'mine'"), std::string::npos);
+  // An Identity of a variable is another name for it (TensorFlow's graphs have them on handles), and so is
+  // an Identity of that Identity.
+  auto alias = from_graph_def(graph_def({handle,
+                                         {"i", "Identity", {"mine"}, {}},
+                                         {"j", "Identity", {"i"}, {}},
+                                         {"r", "ReadVariableOp", {"j"}, {{"dtype", attr_type(1)}}}}),
+                              {{"mine", resource_of(mine)}});
+  ASSERT_TRUE(alias.ok()) << alias.status().message();
+  EXPECT_EQ((*alias)->graph.num_nodes(), 1);  // the read alone
   EXPECT_EQ(secret.read().to_vector<float>(), (std::vector<float>{7}));
 }
 

@@ -1,5 +1,6 @@
 // InplaceUpdate (ops/tensor_array.cc), the write of a dense TensorArray: its shape function in the INFER_*
-// mini-language, its kernel's index checks, and its gradient against finite differences.
+// mini-language, its kernel's index checks, and its gradient against finite differences; the shape
+// functions of TensorFlow's TensorList ops on dense lists.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -28,6 +29,21 @@ TEST(TensorArrayOps, InplaceUpdateGradient) {
   TensorRef v = make_tensor({2, 3}, random_values(6, -1, 1, 2));
   TensorRef i = make_tensor({2}, {3, 1}, DType::kInt32);
   EXPECT_GRADIENT_OK("InplaceUpdate", {x, i, v}, {});
+}
+
+// TensorLists as dense tensors: a list's shape says nothing (a variant's would not either); an element's and
+// a stack's come from the element_shape operand (-1: unknown dim, the scalar -1: unknown rank).
+TEST(TensorArrayOps, TensorListShapes) {
+  const AttrValue f32(DType::kFloat32);
+  INFER_OK("TensorListReserve", "=[2,-1];=3", {f32}, "<unknown>");
+  INFER_OK("TensorListSetItem", "?;[]:int32;[2]", (std::vector<AttrValue>{f32, AttrValue(false)}),
+           "<unknown>");
+  INFER_OK("TensorListGetItem", "?;[]:int32;=[2,-1]", {f32}, "[2,?]");
+  INFER_OK("TensorListGetItem", "?;[]:int32;=-1", {f32}, "<unknown>");
+  INFER_OK("TensorListStack", "?;=[3]", (std::vector<AttrValue>{f32, AttrValue(int64_t{-1})}), "[?,3]");
+  INFER_OK("TensorListStack", "?;=[3]", (std::vector<AttrValue>{f32, AttrValue(int64_t{4})}), "[4,3]");
+  INFER_OK("TensorListLength", "?", {}, "[]:int32");
+  INFER_OK("TensorListPopBack", "?;=[2]", {f32}, "<unknown>;[2]");
 }
 
 }  // namespace

@@ -51,6 +51,32 @@ TEST(Executor, ElementwiseChainWritesInPlaceAndLeavesArgumentsAlone) {
   EXPECT_EQ(Tensor(results[0]).to_vector<float>(), out);  // the first result was not overwritten
 }
 
+// A dynamic-size TensorArray pads its buffer by 0 rows on most writes (python/ember/ops/tensor_array_ops.py):
+// Pad may take over its dying input's buffer, which it then leaves as it is, and pads into a fresh one.
+TEST(Executor, PadByNothingTakesOverItsDyingInput) {
+  auto fn = trace_function(
+      {TensorSpec{DType::kFloat32, Shape({kUnknownDim})}, TensorSpec{DType::kInt32, Shape({1, 2})}},
+      [](std::vector<Tensor>& x) {
+        Tensor a = x[0] * 2.0f;  // a fresh buffer, dying at the Pad
+        return std::vector<Tensor>{call_op1("Pad", {a, x[1]})};
+      });
+  passes::OptimizerOptions options;
+  options.elementwise_fusion = false;
+  CompiledFunction compiled(fn, options);
+  EXPECT_EQ(compiled.in_place_candidates(), 2);  // the Mul and the Pad
+  Tensor x = Tensor::from_vector<float>({1, 2, 3, 4}, Shape({4}));
+  const std::vector<std::pair<std::vector<int32_t>, std::vector<float>>> cases = {
+      {{0, 0}, {2, 4, 6, 8}}, {{0, 2}, {2, 4, 6, 8, 0, 0}}, {{1, 1}, {0, 2, 4, 6, 8, 0}}};
+  for (const auto& [p, want] : cases) {
+    Tensor paddings = Tensor::from_vector<int32_t>(p, Shape({1, 2}));
+    TensorImpl* args[] = {x.impl(), paddings.impl()};
+    OutputList results;
+    ASSERT_TRUE(compiled.run(args, results).ok());
+    EXPECT_EQ(Tensor(results[0]).to_vector<float>(), want);
+  }
+  EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{1, 2, 3, 4}));
+}
+
 TEST(Executor, ReturnedIntermediatesAreNotOverwritten) {
   auto fn = trace_function({Shape({4})}, [](std::vector<Tensor>& x) {
     Tensor a = x[0] + 1.0f;

@@ -1,0 +1,16 @@
+"""tf.data: input pipelines (docs/data.md).
+
+    ds = tf.data.Dataset.from_tensor_slices((x, y)).shuffle(1000, seed=1).map(
+        augment, num_parallel_calls=tf.data.AUTOTUNE).batch(128).prefetch(tf.data.AUTOTUNE)
+    for xb, yb in ds: ...
+"""
+
+from ember.data import experimental, staged  # noqa: F401 - staged installs the in-function dataset ops
+from ember.data.dataset_ops import AUTOTUNE, Dataset, Options
+from ember.data.dataset_ops import INFINITE as INFINITE_CARDINALITY
+from ember.data.dataset_ops import UNKNOWN as UNKNOWN_CARDINALITY
+from ember.data.iterator_ops import OwnedIterator as Iterator
+from ember.data.readers import TFRecordDataset
+
+__all__ = ["AUTOTUNE", "Dataset", "INFINITE_CARDINALITY", "Iterator", "Options", "TFRecordDataset", "UNKNOWN_CARDINALITY",
+           "experimental"]

@@ -1,0 +1,5 @@
+"""``tf.compat.v1.io``: the TensorFlow 1 names of ``tf.io`` (``tf_record_iterator`` lives only here)."""
+
+from ember.io import write_graph  # noqa: F401
+from ember.io.tf_record import (TFRecordCompressionType, TFRecordOptions, TFRecordWriter,  # noqa: F401
+                                tf_record_iterator)

@@ -1,0 +1,30 @@
+"""``ember.keras.utils``: Progbar, to_categorical, plot-free helpers of Keras 2's utils."""
+
+import numpy as np
+
+from ember.keras.utils.generic_utils import Progbar  # noqa: F401
+
+
+def to_categorical(y, num_classes=None, dtype="float32"):
+    """Integer class labels -> one-hot rows (Keras 2's utils.to_categorical)."""
+    y = np.array(y, dtype="int")
+    shape = y.shape
+    if shape and shape[-1] == 1 and len(shape) > 1:
+        shape = shape[:-1]
+    y = y.ravel()
+    if num_classes is None:
+        num_classes = int(np.max(y)) + 1
+    out = np.zeros((y.shape[0], num_classes), dtype=dtype)
+    out[np.arange(y.shape[0]), y] = 1
+    return out.reshape(shape + (num_classes,))
+
+
+def set_random_seed(seed):
+    """Seeds Python's, NumPy's and ember's random generators (keras.utils.set_random_seed)."""
+    import random
+
+    from ember.ops import random_ops
+
+    random.seed(seed)
+    np.random.seed(seed)
+    random_ops.set_seed(seed)

@@ -1,0 +1,248 @@
+// Element dtypes for the TensorList handles of an imported GraphDef (tensor_list_import.h).
+//
+// A TensorList travels as a DT_VARIANT: through Identity nodes, While loop variables, If/Case branch
+// arguments and results, and function calls. Only the TensorList ops say what it holds (element_dtype).
+// Every variant value is a slot (a node output, a function argument or result); slots that must hold the
+// same list are joined (union-find), each group takes the element_dtype of the TensorList ops touching it,
+// and the library's DT_VARIANT arguments and results are rewritten to it. Nodes' own "T"/"Tin"/"Tout"
+// attributes need no rewrite: ember derives those from the values it imports.
+#include "ember/graph/tensor_list_import.h"
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ember/graph/graph_def_ops.h"
+#include "ember/graph/tensor_proto.h"
+#include "ember/ops/registry.h"
+
+namespace ember::graph_def_internal {
+namespace {
+
+class Slots {
+ public:
+  int id(const std::string& key) {
+    auto [it, added] = ids_.emplace(key, static_cast<int>(parent_.size()));
+    if (added) {
+      parent_.push_back(it->second);
+      dtype_.push_back(-1);
+    }
+    return it->second;
+  }
+  int find(int a) {
+    while (parent_[a] != a) a = parent_[a] = parent_[parent_[a]];
+    return a;
+  }
+  Status join(int a, int b) {
+    a = find(a), b = find(b);
+    if (a == b) return Status::OK();
+    parent_[b] = a;
+    return set_dtype(a, dtype_[b]);
+  }
+  Status set_dtype(int a, int dtype) {
+    a = find(a);
+    if (dtype < 0 || dtype_[a] == dtype) return Status::OK();
+    if (dtype_[a] >= 0)
+      return invalid_argument("GraphDef: one TensorList is used with element dtypes ", dtype_[a], " and ",
+                              dtype, " (TensorFlow DataType numbers)");
+    dtype_[a] = dtype;
+    return Status::OK();
+  }
+  // The element dtype of the slot `key`, or -1.
+  int dtype_of(const std::string& key) {
+    auto it = ids_.find(key);
+    return it == ids_.end() ? -1 : dtype_[find(it->second)];
+  }
+
+ private:
+  std::unordered_map<std::string, int> ids_;
+  std::vector<int> parent_, dtype_;
+};
+
+std::string node_slot(const std::string& scope, const std::string& node, int output) {
+  return scope + "|" + node + ":" + std::to_string(output);
+}
+std::string result_slot(const std::string& function, int k) { return function + "|>" + std::to_string(k); }
+
+bool is_list_op(const std::string& op) { return op.rfind("TensorList", 0) == 0 || op == "EmptyTensorList"; }
+
+// The slot an input string names in `scope` ("" for the graph, whose inputs are "node" or "node:k"; else a
+// function, whose inputs are an argument name or "node:output_arg:k"); empty for a control input or a name
+// it cannot resolve.
+std::string input_slot(const std::string& scope, const std::string& input,
+                       const std::unordered_map<std::string, const proto::NodeDef*>& nodes) {
+  if (input.empty() || input[0] == '^') return "";
+  const size_t first = input.find(':');
+  if (first == std::string::npos) return node_slot(scope, input, 0);
+  const std::string node = input.substr(0, first);
+  const size_t second = input.find(':', first + 1);
+  if (second == std::string::npos) {
+    const std::string k = input.substr(first + 1);
+    if (k.empty() || k.size() > 9 || k.find_first_not_of("0123456789") != std::string::npos) return "";
+    return node_slot(scope, node, std::stoi(k));
+  }
+  const std::string arg = input.substr(first + 1, second - first - 1), k = input.substr(second + 1);
+  if (k.empty() || k.size() > 9 || k.find_first_not_of("0123456789") != std::string::npos) return "";
+  auto it = nodes.find(node);
+  if (it == nodes.end()) return "";
+  const OpDef* op = OpRegistry::global().find(graph_def_ops::ember_op_type(it->second->op()));
+  if (op == nullptr) return "";
+  const int output = graph_def_ops::output_number(*op, arg, std::stoi(k));
+  return output < 0 ? "" : node_slot(scope, node, output);
+}
+
+std::vector<int> attr_types(const proto::NodeDef& node, const std::string& name) {
+  std::vector<int> out;
+  auto it = node.attr().find(name);
+  if (it != node.attr().end())
+    for (int t : it->second.list().type()) out.push_back(t);
+  return out;
+}
+
+std::string func_attr(const proto::NodeDef& node, const std::string& name) {
+  auto it = node.attr().find(name);
+  return it == node.attr().end() ? "" : it->second.func().name();
+}
+
+class Typer {
+ public:
+  explicit Typer(proto::GraphDef& gd) : gd_(gd) {
+    for (const proto::FunctionDef& f : gd.library().function()) functions_[f.signature().name()] = &f;
+  }
+
+  Status run() {
+    std::unordered_map<std::string, const proto::NodeDef*> graph_nodes;
+    for (const proto::NodeDef& n : gd_.node()) graph_nodes[n.name()] = &n;
+    for (const proto::NodeDef& n : gd_.node()) EMBER_RETURN_IF_ERROR(visit("", n, graph_nodes));
+    for (const auto& [name, f] : functions_) {
+      std::unordered_map<std::string, const proto::NodeDef*> nodes;
+      for (const proto::NodeDef& n : f->node_def()) nodes[n.name()] = &n;
+      for (const proto::NodeDef& n : f->node_def()) EMBER_RETURN_IF_ERROR(visit(name, n, nodes));
+      const proto::OpDef& sig = f->signature();
+      for (int k = 0; k < sig.output_arg_size(); ++k) {
+        if (sig.output_arg(k).type() != proto::DT_VARIANT) continue;
+        auto ret = f->ret().find(sig.output_arg(k).name());
+        if (ret == f->ret().end()) continue;
+        std::string value = input_slot(name, ret->second, nodes);
+        if (!value.empty()) EMBER_RETURN_IF_ERROR(join(result_slot(name, k), value));
+      }
+    }
+    rewrite();
+    return Status::OK();
+  }
+
+ private:
+  Status join(const std::string& a, const std::string& b) { return slots_.join(slots_.id(a), slots_.id(b)); }
+
+  // Joins argument k of `function` (and its result k when `result`) with `slot`.
+  Status join_arg(const std::string& function, int k, const std::string& slot) {
+    auto it = functions_.find(function);
+    if (it == functions_.end() || slot.empty() || k >= it->second->signature().input_arg_size())
+      return Status::OK();
+    return join(node_slot(function, it->second->signature().input_arg(k).name(), 0), slot);
+  }
+
+  Status visit(const std::string& scope, const proto::NodeDef& n,
+               const std::unordered_map<std::string, const proto::NodeDef*>& nodes) {
+    const std::string& op = n.op();
+    auto in = [&](int k) {
+      return k < n.input_size() ? input_slot(scope, n.input(k), nodes) : std::string();
+    };
+    auto out = [&](int k) { return node_slot(scope, n.name(), k); };
+    if (is_list_op(op)) {
+      int dtype = -1;
+      if (auto it = n.attr().find("element_dtype"); it != n.attr().end()) dtype = it->second.type();
+      const bool takes_list =
+          op != "TensorListReserve" && op != "EmptyTensorList" && op != "TensorListFromTensor";
+      const bool makes_list = op != "TensorListGetItem" && op != "TensorListStack" &&
+                              op != "TensorListLength" && op != "TensorListElementShape";
+      if (takes_list && !in(0).empty()) {
+        int id = slots_.id(in(0));
+        EMBER_RETURN_IF_ERROR(slots_.set_dtype(id, dtype));
+        if (makes_list) EMBER_RETURN_IF_ERROR(join(in(0), out(0)));
+      }
+      if (makes_list) EMBER_RETURN_IF_ERROR(slots_.set_dtype(slots_.id(out(0)), dtype));
+      return Status::OK();
+    }
+    if (op == "Identity" || op == "Snapshot") {
+      auto t = n.attr().find("T");
+      if (t != n.attr().end() && t->second.type() == proto::DT_VARIANT && !in(0).empty())
+        return join(in(0), out(0));
+      return Status::OK();
+    }
+    if (op == "While" || op == "StatelessWhile") {
+      const std::vector<int> types = attr_types(n, "T");
+      const std::string cond = func_attr(n, "cond"), body = func_attr(n, "body");
+      for (int k = 0; k < static_cast<int>(types.size()); ++k) {
+        if (types[k] != proto::DT_VARIANT || in(k).empty()) continue;
+        EMBER_RETURN_IF_ERROR(join(in(k), out(k)));
+        EMBER_RETURN_IF_ERROR(join_arg(cond, k, out(k)));
+        EMBER_RETURN_IF_ERROR(join_arg(body, k, out(k)));
+        EMBER_RETURN_IF_ERROR(join(result_slot(body, k), out(k)));
+      }
+      return Status::OK();
+    }
+    std::vector<std::string> callees;
+    int first_input = 0;
+    if (op == "If" || op == "StatelessIf") {
+      callees = {func_attr(n, "then_branch"), func_attr(n, "else_branch")};
+      first_input = 1;
+    } else if (op == "Case" || op == "StatelessCase") {
+      if (auto it = n.attr().find("branches"); it != n.attr().end())
+        for (const auto& f : it->second.list().func()) callees.push_back(f.name());
+      first_input = 1;
+    } else if (op == "PartitionedCall" || op == "StatefulPartitionedCall") {
+      callees = {func_attr(n, "f")};
+    } else {
+      return Status::OK();
+    }
+    const std::vector<int> tin = attr_types(n, "Tin"), tout = attr_types(n, "Tout");
+    for (const std::string& callee : callees) {
+      for (int k = 0; k < static_cast<int>(tin.size()); ++k)
+        if (tin[k] == proto::DT_VARIANT) EMBER_RETURN_IF_ERROR(join_arg(callee, k, in(first_input + k)));
+      for (int k = 0; k < static_cast<int>(tout.size()); ++k)
+        if (tout[k] == proto::DT_VARIANT) EMBER_RETURN_IF_ERROR(join(result_slot(callee, k), out(k)));
+    }
+    return Status::OK();
+  }
+
+  void rewrite() {
+    for (proto::FunctionDef& f : *gd_.mutable_library()->mutable_function()) {
+      const std::string name = f.signature().name();
+      proto::OpDef& sig = *f.mutable_signature();
+      for (int k = 0; k < sig.input_arg_size(); ++k) {
+        proto::OpDef::ArgDef& arg = *sig.mutable_input_arg(k);
+        if (arg.type() != proto::DT_VARIANT) continue;
+        const int dtype = slots_.dtype_of(node_slot(name, arg.name(), 0));
+        if (dtype < 0) continue;
+        arg.set_type(static_cast<proto::DataType>(dtype));
+        // A variant's recorded shape is a scalar's; the list's dense tensor has a shape of its own.
+        auto attrs = f.mutable_arg_attr()->find(k);
+        if (attrs != f.mutable_arg_attr()->end()) attrs->second.mutable_attr()->erase("_output_shapes");
+      }
+      for (int k = 0; k < sig.output_arg_size(); ++k) {
+        proto::OpDef::ArgDef& arg = *sig.mutable_output_arg(k);
+        if (arg.type() != proto::DT_VARIANT) continue;
+        const int dtype = slots_.dtype_of(result_slot(name, k));
+        if (dtype >= 0) arg.set_type(static_cast<proto::DataType>(dtype));
+      }
+    }
+  }
+
+  proto::GraphDef& gd_;
+  std::unordered_map<std::string, const proto::FunctionDef*> functions_;
+  Slots slots_;
+};
+
+}  // namespace
+
+Status type_tensor_lists(proto::GraphDef& gd) {
+  bool any = false;
+  for (const proto::NodeDef& n : gd.node()) any |= is_list_op(n.op());
+  for (const proto::FunctionDef& f : gd.library().function())
+    for (const proto::NodeDef& n : f.node_def()) any |= is_list_op(n.op());
+  if (!any) return Status::OK();
+  return Typer(gd).run();
+}
+
+}  // namespace ember::graph_def_internal

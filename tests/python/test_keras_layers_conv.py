@@ -1,0 +1,118 @@
+"""Conv1D/2D/3D, Conv2DTranspose and DepthwiseConv2D (python/ember/keras/layers/convolutional.py) against
+tf_keras with the same weights: forward, gradients, eager vs ember.function, None batch; bad inputs raise
+ember.errors naming the layer."""
+
+import numpy as np
+import pytest
+import tf_keras
+from test_keras_layers_harness import check_layer
+
+import ember as tf
+from ember.keras.layers import convolutional as C
+
+
+def data(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+CONV_CASES = [
+    ("Conv1D", dict(filters=4, kernel_size=3), (2, 9, 3)),
+    ("Conv1D", dict(filters=4, kernel_size=3, padding="same", strides=2), (2, 9, 3)),
+    ("Conv1D", dict(filters=4, kernel_size=3, padding="causal", dilation_rate=2), (2, 9, 3)),
+    ("Conv1D", dict(filters=4, kernel_size=2, use_bias=False, activation="relu"), (2, 9, 3)),
+    ("Conv2D", dict(filters=5, kernel_size=3), (2, 8, 7, 3)),
+    ("Conv2D", dict(filters=5, kernel_size=(3, 2), strides=(2, 1), padding="same", activation="relu"), (2, 8, 7, 3)),
+    ("Conv2D", dict(filters=4, kernel_size=3, dilation_rate=2, padding="same"), (2, 9, 9, 2)),
+    ("Conv2D", dict(filters=4, kernel_size=3, groups=2), (2, 6, 6, 4)),
+    ("Conv2D", dict(filters=3, kernel_size=1, use_bias=False), (2, 5, 5, 2)),
+    ("Conv3D", dict(filters=3, kernel_size=2), (2, 4, 5, 4, 2)),
+    ("Conv3D", dict(filters=3, kernel_size=3, strides=2, padding="same", activation="tanh"), (2, 5, 5, 5, 2)),
+    ("Conv2DTranspose", dict(filters=3, kernel_size=3), (2, 4, 5, 2)),
+    ("Conv2DTranspose", dict(filters=3, kernel_size=3, strides=2, padding="same"), (2, 4, 5, 2)),
+    ("Conv2DTranspose", dict(filters=3, kernel_size=3, strides=2, padding="valid", output_padding=1), (2, 4, 4, 2)),
+    ("Conv2DTranspose", dict(filters=2, kernel_size=2, strides=2, activation="relu"), (2, 3, 3, 4)),
+    ("DepthwiseConv2D", dict(kernel_size=3), (2, 6, 6, 3)),
+    ("DepthwiseConv2D", dict(kernel_size=3, depth_multiplier=2, strides=2, padding="same"), (2, 7, 7, 3)),
+    ("DepthwiseConv2D", dict(kernel_size=2, dilation_rate=2, use_bias=False), (2, 6, 6, 2)),
+]
+
+
+@pytest.mark.parametrize("name,kwargs,shape", CONV_CASES,
+                         ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(CONV_CASES)])
+def test_conv_matches_tf_keras(name, kwargs, shape):
+    layer, _ = check_layer(lambda: getattr(C, name)(**kwargs), lambda: getattr(tf_keras.layers, name)(**kwargs),
+                           [data(*shape)])
+    want = getattr(tf_keras.layers, name)(**kwargs).compute_output_shape((None,) + shape[1:])
+    assert layer.compute_output_shape((None,) + shape[1:]).as_list() == list(want)
+
+
+def test_conv2d_weights_are_kernel_then_bias_in_keras_layout():
+    layer = C.Conv2D(6, (3, 2))
+    layer(tf.zeros([1, 5, 5, 4]))
+    assert [w.shape for w in layer.get_weights()] == [(3, 2, 4, 6), (6,)]
+    t = C.Conv2DTranspose(6, 3)
+    t(tf.zeros([1, 5, 5, 4]))
+    assert [w.shape for w in t.get_weights()] == [(3, 3, 6, 4), (6,)]
+    d = C.DepthwiseConv2D(3, depth_multiplier=2)
+    d(tf.zeros([1, 5, 5, 4]))
+    assert [w.shape for w in d.get_weights()] == [(3, 3, 4, 2), (8,)]
+
+
+@pytest.mark.parametrize("name,kwargs,shape", [
+    ("Conv1D", dict(filters=3, kernel_size=2), (2, 7, 3)),
+    ("Conv2D", dict(filters=3, kernel_size=3, strides=2, padding="same"), (2, 7, 6, 2)),
+    ("Conv3D", dict(filters=2, kernel_size=2), (1, 4, 4, 4, 2)),
+    ("DepthwiseConv2D", dict(kernel_size=3, depth_multiplier=2), (2, 6, 6, 3)),
+])
+def test_channels_first_is_channels_last_transposed(name, kwargs, shape):
+    """TensorFlow's CPU kernels have no NCHW convolution, so channels_first is checked against ember's own
+    channels_last layer with the same weights."""
+    x = data(*shape)
+    last = getattr(C, name)(**kwargs)
+    want = last(tf.constant(x)).numpy()
+    first = getattr(C, name)(data_format="channels_first", **kwargs)
+    perm = [0, len(shape) - 1] + list(range(1, len(shape) - 1))
+    back = [0] + list(range(2, len(shape))) + [1]
+    got = first(tf.constant(x.transpose(perm)))
+    first.set_weights(last.get_weights())
+    got = first(tf.constant(x.transpose(perm))).numpy().transpose(back)
+    np.testing.assert_allclose(got, want, atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("make,bad,words", [
+    (lambda: C.Conv2D(2, 3), np.zeros((2, 5, 5), np.float32), ["Conv2D", "rank 4", "(2, 5, 5)"]),
+    (lambda: C.Conv1D(2, 3), np.zeros((2, 5, 5, 1), np.float32), ["Conv1D", "rank 3", "(2, 5, 5, 1)"]),
+    (lambda: C.Conv3D(2, 2), np.zeros((2, 5, 5, 1), np.float32), ["Conv3D", "rank 5"]),
+    (lambda: C.DepthwiseConv2D(3), np.zeros((5, 5, 1), np.float32), ["DepthwiseConv2D", "rank 4"]),
+    (lambda: C.Conv2DTranspose(2, 3), np.zeros((5, 1), np.float32), ["Conv2DTranspose", "rank 4"]),
+])
+def test_bad_rank_raises_naming_the_layer(make, bad, words):
+    with pytest.raises(tf.errors.InvalidArgumentError) as info:
+        make()(tf.constant(bad))
+    for word in words:
+        assert word in str(info.value)
+
+
+def test_channels_differing_from_build_raise():
+    layer = C.Conv2D(2, 3, name="my_conv")
+    layer(tf.zeros([1, 5, 5, 3]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=r"Conv2D 'my_conv': expected 3 input channels.*got 4"):
+        layer(tf.zeros([1, 5, 5, 4]))
+    with pytest.raises(ValueError):  # Keras raises ValueError: the error is one too
+        layer(tf.zeros([1, 5, 5, 4]))
+
+
+def test_groups_must_divide_input_channels():
+    with pytest.raises(tf.errors.InvalidArgumentError, match="divisible by groups=2.*got 3"):
+        C.Conv2D(4, 3, groups=2)(tf.zeros([1, 5, 5, 3]))
+
+
+def test_bad_arguments_raise_value_error_as_keras():
+    with pytest.raises(ValueError, match="filters"):
+        C.Conv2D(0, 3)
+    with pytest.raises(ValueError, match="padding"):
+        C.Conv2D(2, 3, padding="causal")
+    with pytest.raises(ValueError, match="dilation_rate"):
+        C.Conv2D(2, 3, strides=2, dilation_rate=2)
+    with pytest.raises(ValueError, match="kernel_size"):
+        C.Conv2D(2, (3, 3, 3))

@@ -1,0 +1,223 @@
+"""SimpleRNN, LSTM, GRU and Bidirectional (python/ember/keras/layers/recurrent.py) against tf_keras with the
+same weights: forward, gradients, eager vs ember.function, None batch; return_sequences, return_state,
+go_backwards, initial_state, masks; the unrolled loop and the while_loop (unknown number of steps) agree;
+bad inputs raise ember.errors naming the layer."""
+
+import numpy as np
+import pytest
+import tensorflow
+import tf_keras
+from test_keras_layers_harness import check_layer
+
+import ember as tf
+from ember.keras.layers import recurrent as R
+
+
+def data(*shape, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(np.float32)
+
+
+OPTIONS = [
+    dict(),
+    dict(return_sequences=True),
+    dict(return_state=True),
+    dict(return_sequences=True, return_state=True, go_backwards=True),
+    dict(use_bias=False, activation="relu"),
+]
+LAYERS = ["SimpleRNN", "LSTM", "GRU"]
+
+
+@pytest.mark.parametrize("kwargs", OPTIONS, ids=[str(i) for i in range(len(OPTIONS))])
+@pytest.mark.parametrize("name", LAYERS)
+def test_recurrent_matches_tf_keras(name, kwargs):
+    x = data(3, 6, 4)
+    layer, _ = check_layer(lambda: getattr(R, name)(5, **kwargs), lambda: getattr(tf_keras.layers, name)(5, **kwargs),
+                           [x])
+    want = getattr(tf_keras.layers, name)(5, **kwargs).compute_output_shape((None, 6, 4))
+    got = layer.compute_output_shape((None, 6, 4))
+    assert [list(s) for s in (want if isinstance(want, list) else [want])] == \
+        [s.as_list() for s in (got if isinstance(got, list) else [got])]
+
+
+@pytest.mark.parametrize("kwargs", [dict(reset_after=False), dict(reset_after=False, return_sequences=True),
+                                    dict(recurrent_activation="tanh", activation="sigmoid")])
+def test_gru_variants_match_tf_keras(kwargs):
+    check_layer(lambda: R.GRU(4, **kwargs), lambda: tf_keras.layers.GRU(4, **kwargs), [data(2, 5, 3)])
+
+
+def test_lstm_unit_forget_bias_and_weight_layout():
+    layer = R.LSTM(3)
+    layer(tf.zeros([1, 2, 4]))
+    kernel, recurrent, bias = layer.get_weights()
+    assert kernel.shape == (4, 12) and recurrent.shape == (3, 12) and bias.shape == (12,)
+    np.testing.assert_array_equal(bias, [0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0])
+    gru = R.GRU(3)
+    gru(tf.zeros([1, 2, 4]))
+    assert [w.shape for w in gru.get_weights()] == [(4, 9), (3, 9), (2, 9)]
+
+
+@pytest.mark.parametrize("name", LAYERS)
+def test_initial_state_matches_tf_keras(name):
+    x = data(3, 5, 4)
+    n_states = 2 if name == "LSTM" else 1
+    states = [data(3, 6, seed=10 + i) for i in range(n_states)]
+    tf_layer = getattr(tf_keras.layers, name)(6, return_sequences=True, return_state=True)
+    want = tf_layer(tensorflow.constant(x), initial_state=[tensorflow.constant(s) for s in states])
+    layer = getattr(R, name)(6, return_sequences=True, return_state=True)
+    layer(tf.constant(x), initial_state=[tf.constant(s) for s in states])
+    layer.set_weights(tf_layer.get_weights())
+    got = layer(tf.constant(x), initial_state=[tf.constant(s) for s in states])
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize("zero_output", [False, True])
+@pytest.mark.parametrize("name", LAYERS)
+def test_mask_matches_tf_keras(name, zero_output):
+    x = data(3, 6, 4)
+    mask = np.array([[1, 1, 1, 0, 0, 0], [1, 1, 1, 1, 1, 1], [1, 0, 1, 1, 0, 0]], bool)
+    kwargs = dict(return_sequences=True, return_state=True, zero_output_for_mask=zero_output)
+    tf_layer = getattr(tf_keras.layers, name)(5, **kwargs)
+    want = tf_layer(x, mask=mask)
+    layer = getattr(R, name)(5, **kwargs)
+    layer(tf.constant(x))
+    layer.set_weights(tf_layer.get_weights())
+    for run in (lambda: layer(tf.constant(x), mask=tf.constant(mask)),
+                tf.function(lambda: layer(tf.constant(x), mask=tf.constant(mask)))):
+        for g, w in zip(run(), want):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize("name", LAYERS)
+@pytest.mark.parametrize("kwargs", [dict(return_sequences=True, return_state=True), dict(go_backwards=True)])
+def test_unknown_number_of_steps_runs_the_while_loop_with_the_same_values(name, kwargs):
+    """A sequence whose length is unknown while tracing runs as a while_loop; values and gradients are the
+    unrolled loop's (and tf_keras's)."""
+    x = data(2, 7, 3)
+    tf_layer = getattr(tf_keras.layers, name)(4, **kwargs)
+    want = tf_layer(x)
+    layer = getattr(R, name)(4, **kwargs)
+    layer(tf.constant(x))
+    layer.set_weights(tf_layer.get_weights())
+
+    @tf.function(input_signature=[tf.TensorSpec([None, None, 3], tf.float32)])
+    def loop(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            outs = layer(x)
+            outs = outs if isinstance(outs, list) else [outs]
+            loss = tf.add_n([tf.reduce_sum(o * o) for o in outs])
+        return outs, tape.gradient(loss, [x] + list(layer.trainable_weights))
+
+    def unrolled(x):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            outs = layer(x)
+            outs = outs if isinstance(outs, list) else [outs]
+            loss = tf.add_n([tf.reduce_sum(o * o) for o in outs])
+        return outs, tape.gradient(loss, [x] + list(layer.trainable_weights))
+
+    outs, grads = loop(tf.constant(x))
+    outs2, grads2 = unrolled(tf.constant(x))
+    for g, w in zip(outs, want if isinstance(want, list) else [want]):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), atol=1e-5)
+    for a, b in zip(grads, grads2):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), atol=1e-4, rtol=1e-4)
+
+
+MERGES = ["concat", "sum", "ave", "mul", None]
+
+
+@pytest.mark.parametrize("merge_mode", MERGES, ids=[str(m) for m in MERGES])
+@pytest.mark.parametrize("name", ["LSTM", "GRU"])
+def test_bidirectional_matches_tf_keras(name, merge_mode):
+    x = data(2, 5, 3)
+    check_layer(lambda: R.Bidirectional(getattr(R, name)(4, return_sequences=True), merge_mode=merge_mode),
+                lambda: tf_keras.layers.Bidirectional(getattr(tf_keras.layers, name)(4, return_sequences=True),
+                                                      merge_mode=merge_mode), [x])
+
+
+def test_bidirectional_return_state_and_last_output():
+    x = data(2, 5, 3)
+    check_layer(lambda: R.Bidirectional(R.LSTM(4, return_state=True)),
+                lambda: tf_keras.layers.Bidirectional(tf_keras.layers.LSTM(4, return_state=True)), [x])
+
+
+def test_bidirectional_with_mask_matches_tf_keras():
+    x = data(2, 5, 3)
+    mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool)
+    ref = tf_keras.layers.Bidirectional(tf_keras.layers.GRU(4, return_sequences=True))
+    want = ref(x, mask=mask).numpy()
+    layer = R.Bidirectional(R.GRU(4, return_sequences=True))
+    layer(tf.constant(x))
+    layer.set_weights(ref.get_weights())
+    np.testing.assert_allclose(layer(tf.constant(x), mask=tf.constant(mask)).numpy(), want, atol=1e-5)
+
+
+def test_rnn_over_a_cell_matches_the_layer():
+    x = data(2, 5, 3)
+    layer = R.LSTM(4, return_sequences=True)
+    want = layer(tf.constant(x)).numpy()
+    rnn = R.RNN(R.LSTMCell(4), return_sequences=True)
+    rnn(tf.constant(x))
+    rnn.set_weights(layer.get_weights())
+    np.testing.assert_allclose(rnn(tf.constant(x)).numpy(), want, atol=1e-6)
+
+
+def test_dropout_only_in_training():
+    x = data(4, 5, 3)
+    layer = R.LSTM(4, dropout=0.5, recurrent_dropout=0.5)
+    a = layer(tf.constant(x)).numpy()
+    np.testing.assert_array_equal(a, layer(tf.constant(x), training=False).numpy())
+    assert not np.allclose(a, layer(tf.constant(x), training=True).numpy())
+
+
+@pytest.mark.parametrize("name", LAYERS)
+def test_bad_inputs_raise_naming_the_layer(name):
+    layer = getattr(R, name)(4, name="rec")
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=rf"{name} 'rec': expected an input of rank 3.*got shape \(2, 3\)"):
+        layer(tf.zeros([2, 3]))
+    layer(tf.zeros([2, 5, 3]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=rf"{name} 'rec': expected 3 input features.*got 6"):
+        layer(tf.zeros([2, 5, 6]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=rf"{name} 'rec': expected initial_state of"):
+        layer(tf.zeros([2, 5, 3]), initial_state=[tf.zeros([2, 4])] * 3)
+
+
+@pytest.mark.parametrize("kwargs", [dict(), dict(return_sequences=True, return_state=True)])
+def test_lstm_own_backward_pass_equals_autodiff(kwargs):
+    """The standard LSTM runs a hand-written backward pass (Note [The LSTM's own backward pass]); an LSTM
+    whose activations are the same functions under other names takes autodiff's. Both give one gradient."""
+    x = data(3, 8, 4)
+    fast = R.LSTM(5, **kwargs)
+    slow = R.LSTM(5, activation=lambda v: tf.tanh(v), recurrent_activation=lambda v: tf.sigmoid(v), **kwargs)
+    assert R._is_standard_lstm(fast.cell) and not R._is_standard_lstm(slow.cell)
+    fast(tf.constant(x))
+    slow(tf.constant(x))
+    slow.set_weights(fast.get_weights())
+
+    def grads(layer):
+        xt = tf.constant(x)
+        with tf.GradientTape() as tape:
+            tape.watch(xt)
+            outs = layer(xt)
+            outs = outs if isinstance(outs, list) else [outs]
+            loss = tf.add_n([tf.reduce_sum(o * (i + 1.0) * o) for i, o in enumerate(outs)])
+        return [g.numpy() for g in tape.gradient(loss, [xt] + list(layer.trainable_weights))]
+
+    for a, b in zip(grads(fast), grads(slow)):
+        np.testing.assert_allclose(a, b, atol=1e-5, rtol=1e-5)
+
+
+def test_embedding_mask_reaches_the_lstm_as_in_tf_keras():
+    from ember.keras import layers
+
+    ids = np.array([[3, 4, 5, 0, 0], [1, 2, 0, 0, 0]])
+    emb, lstm = layers.Embedding(20, 6, mask_zero=True), R.LSTM(4, return_sequences=True)
+    got = lstm(emb(tf.constant(ids)))
+    ref_emb, ref_lstm = tf_keras.layers.Embedding(20, 6, mask_zero=True), tf_keras.layers.LSTM(4, return_sequences=True)
+    ref_lstm(ref_emb(ids))
+    ref_emb.set_weights(emb.get_weights())
+    ref_lstm.set_weights(lstm.get_weights())
+    np.testing.assert_allclose(got.numpy(), ref_lstm(ref_emb(ids)).numpy(), atol=1e-5)
