@@ -13,6 +13,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Transforms/IPO/GlobalDCE.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <sstream>
@@ -83,6 +84,7 @@ bool is_blockwise(const FusedInstruction& instr, DType dtype, bool fma) {
 }
 constexpr int64_t kBlock = 64;       // the blockwise ops' block
 constexpr int64_t kWideBlock = 256;  // stages of programs without blockwise ops
+constexpr int kMaxInterleave = 8;
 
 // Transcendentals (cost 8 in elementwise_ops.h): each gets a loop of its own in a program with several, so
 // that a loop's live values fit the vector registers (two vectorised transcendentals in one loop spill).
@@ -106,8 +108,9 @@ bool is_expensive(const FusedInstruction& instr) {
 // vectorised polynomials in one loop spill registers.
 class Builder {
  public:
-  Builder(const KernelSource& source, llvm::Module& module)
+  Builder(const KernelSource& source, llvm::Module& module, int vector_registers)
       : source_(source),
+        registers_(vector_registers),
         program_(*source.program),
         module_(module),
         ctx_(module.getContext()),
@@ -162,9 +165,10 @@ class Builder {
   llvm::Value* input_ptr(int k) { return body_->getArg(k); }
   llvm::Value* output_ptr(int j) { return body_->getArg(num_inputs_ + j); }
 
-  // A counted loop over [0, count) (count >= 1) whose body `emit` fills; the builder ends after it.
+  // A counted loop over [0, count) (count >= 1) whose body `emit` fills; the builder ends after it. The
+  // vectorizer interleaves it `interleave` times (Note [Interleaving]).
   template <typename Fn>
-  void emit_loop(llvm::Value* count, const char* name, Fn&& emit) {
+  void emit_loop(llvm::Value* count, const char* name, int interleave, Fn&& emit) {
     llvm::BasicBlock* pre = b_.GetInsertBlock();
     llvm::Function* fn = pre->getParent();
     auto* loop = llvm::BasicBlock::Create(ctx_, name, fn);
@@ -176,12 +180,69 @@ class Builder {
     emit(static_cast<llvm::Value*>(j));
     llvm::Value* next = b_.CreateAdd(j, b_.getInt64(1), "", /*HasNUW=*/true, /*HasNSW=*/true);
     j->addIncoming(next, b_.GetInsertBlock());
-    b_.CreateCondBr(b_.CreateICmpSLT(next, count), loop, after);
+    llvm::BranchInst* back = b_.CreateCondBr(b_.CreateICmpSLT(next, count), loop, after);
+    llvm::Metadata* hints[] = {
+        nullptr,
+        llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.vectorize.enable"),
+                                 llvm::ConstantAsMetadata::get(b_.getTrue())}),
+        llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.interleave.count"),
+                                 llvm::ConstantAsMetadata::get(b_.getInt32(interleave))})};
+    llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, hints);
+    id->replaceOperandWith(0, id);  // a loop's id names itself
+    back->setMetadata(llvm::LLVMContext::MD_loop, id);
     b_.SetInsertPoint(after);
   }
 
+  // Note [Interleaving]
+  // A fused chain is one long dependency chain per element: each op waits for the one before (3 to 4
+  // cycles for a float multiply or add), so one vector of elements at a time leaves the execution units
+  // idle, and a loop body of a hundred ops is too long for the out-of-order window to overlap the next
+  // iteration with it (a 100-op chain ran 2.5x as long as a C++ loop of the same ops). The vectorizer's own
+  // interleave choice is 1 for such large loops; we ask for several vectors per iteration, as many as the
+  // registers hold: each interleaved copy keeps the stage's live values (and a transcendental's
+  // temporaries) in registers of its own, and spilling costs more than the overlap gains.
+  int interleave_count(size_t first, size_t last) const {
+    if (const char* forced = std::getenv("EMBER_JIT_INTERLEAVE"); forced != nullptr)
+      return std::clamp(std::atoi(forced), 1, 16);
+    auto instructions = program_.instructions();
+    // The most values live at once: inputs from their first read, results from their definition, each
+    // until its last use in the stage; a transcendental's polynomial adds temporaries of its own.
+    std::map<int32_t, size_t> last_use;
+    for (size_t i = first; i < last; ++i) {
+      last_use[instructions[i].a] = i;
+      if (instructions[i].opcode == FusedOpcode::kBinary) last_use[instructions[i].b] = i;
+    }
+    std::map<int32_t, bool> seen;
+    int live = 0, most = 1;
+    for (size_t i = first; i < last; ++i) {
+      const FusedInstruction& instr = instructions[i];
+      for (int32_t id : {instr.a, instr.opcode == FusedOpcode::kBinary ? instr.b : instr.a}) {
+        if (id < num_inputs_ && scalar_values_[id] != nullptr) continue;  // a constant, folded
+        if (!seen[id] && id < num_inputs_) ++live;
+        seen[id] = true;
+      }
+      most = std::max(most, live + 1 + (is_expensive(instr) ? 6 : 0));
+      for (int32_t id : {instr.a, instr.opcode == FusedOpcode::kBinary ? instr.b : instr.a})
+        if (last_use[id] == i && seen[id]) {
+          seen[id] = false;
+          --live;
+        }
+      const int32_t id = num_inputs_ + static_cast<int32_t>(i);
+      if (last_use.count(id)) {
+        seen[id] = true;
+        ++live;
+      }
+    }
+    int count = 1;
+    while (count < kMaxInterleave && count * 2 * most <= registers_) count *= 2;
+    return count;
+  }
+
   // The instructions [first, last) for element base + j; `near` picks the first one's near-range variant.
-  void emit_stage(size_t first, size_t last, llvm::Value* base, llvm::Value* j, bool near) {
+  // With `called`, instruction `first` was computed into its block buffer by an array function
+  // (Note [Array functions]): the loop reads it from there (and copies it to its output if it is one).
+  void emit_stage(size_t first, size_t last, llvm::Value* base, llvm::Value* j, bool near,
+                  bool called = false) {
     auto instructions = program_.instructions();
     std::map<int32_t, llvm::Value*> local;
     llvm::Value* index = base == nullptr ? j : b_.CreateAdd(base, j, "", true, true);
@@ -199,6 +260,13 @@ class Builder {
       local[id] = v;
       return v;
     };
+    if (called) {
+      const int32_t id = num_inputs_ + static_cast<int32_t>(first);
+      for (int r = 0; r < program_.num_results(); ++r)
+        if (program_.results()[r] == id)
+          b_.CreateStore(value(id), b_.CreateInBoundsGEP(storage_, output_ptr(r), index));
+      ++first;
+    }
     for (size_t i = first; i < last; ++i) {
       const FusedInstruction& instr = instructions[i];
       llvm::Function* fn = near && i == first ? near_functions_.at(i) : functions_[i];
@@ -213,6 +281,34 @@ class Builder {
         if (program_.results()[r] == id)
           b_.CreateStore(result, b_.CreateInBoundsGEP(storage_, output_ptr(r), index));
     }
+  }
+
+  // Note [Array functions]
+  // In a staged program a transcendental (or float sin/cos) of an operand in memory runs as one call per
+  // block of the interpreter's own loop for that op (kernels/isa/elementwise_isa.cc, GCC-compiled, reached
+  // through the symbol interpreter_loop_symbol names), and the cheap ops around it run in fused loops.
+  // Inlining a copy per instruction made 300 KB of code for bench/executor.py's 100-op chain (30
+  // transcendentals, each vectorized with its remainder loops, spilling): every block ran through all of
+  // it, far beyond the instruction cache, and LLVM's vectorized float sin was 1.6x the interpreter's. The
+  // interpreter's loops are its results by definition, and float sin/cos pick their reduction per 64
+  // elements from the pointer they are given, as in the interpreter: blocks start at multiples of 256 from
+  // a tile's start, so the 64-element blocks are the interpreter's.
+  bool called(size_t i) const {
+    const FusedInstruction& instr = program_.instructions()[i];
+    if (instr.opcode != FusedOpcode::kUnary) return false;
+    if (instr.a < num_inputs_ && source_.scalar_inputs[instr.a]) return false;
+    return calls_interpreter_loop(static_cast<UnaryOp>(instr.op), program_.dtype(), source_.fma);
+  }
+
+  llvm::Function* array_function(size_t i) {
+    const FusedInstruction& instr = program_.instructions()[i];
+    const std::string name = interpreter_loop_symbol(static_cast<UnaryOp>(instr.op), program_.dtype());
+    if (llvm::Function* fn = module_.getFunction(name)) return fn;
+    auto* fn = llvm::Function::Create(
+        llvm::FunctionType::get(llvm::Type::getVoidTy(ctx_), {ptr_, ptr_, i64_}, false),
+        llvm::Function::ExternalLinkage, name, module_);
+    fn->addFnAttr(llvm::Attribute::NoUnwind);
+    return fn;
   }
 
   void build_body() {
@@ -240,32 +336,56 @@ class Builder {
       if (i > 0 && starts_stage(i)) starts.push_back(i);
       stage_of[i] = static_cast<int>(starts.size()) - 1;
     }
-    block_ = any_blockwise ? kBlock : kWideBlock;
+    (void)any_blockwise;
+    block_ = kWideBlock;  // blockwise ops run 64-element blocks inside their array functions
     const bool staged = starts.size() > 1 || is_blockwise(instructions[0], program_.dtype(), source_.fma);
     auto* exit = llvm::BasicBlock::Create(ctx_, "exit", body_);
     if (!staged) {
       auto* work = llvm::BasicBlock::Create(ctx_, "work", body_);
       b_.CreateCondBr(b_.CreateICmpSGT(n, b_.getInt64(0)), work, exit);
       b_.SetInsertPoint(work);
-      emit_loop(n, "loop", [&](llvm::Value* i) { emit_stage(0, instructions.size(), nullptr, i, false); });
+      emit_loop(n, "loop", interleave_count(0, instructions.size()),
+                [&](llvm::Value* i) { emit_stage(0, instructions.size(), nullptr, i, false); });
       b_.CreateBr(exit);
       b_.SetInsertPoint(exit);
       b_.CreateRetVoid();
       return;
     }
-    // Values read in a later stage than theirs get a block buffer, and so does every blockwise operand.
-    auto* block_ty = llvm::ArrayType::get(storage_, block_);
-    auto buffer_for = [&](int32_t id) {
-      if (id < num_inputs_ || buffers_.count(id)) return;
-      buffers_[id] = b_.CreateAlloca(block_ty);
+    // Values read in a later stage than theirs get a block buffer, and so do an array function's operand
+    // and result. Buffers are reused once their value is dead (a 100-op chain's 50 buffers of 1 KiB were
+    // more than L1 holds); a stage's new buffers are taken before its operands' are freed, so an array
+    // function never writes the buffer it reads.
+    std::map<int32_t, int> last_stage;  // buffered id -> the last stage reading it
+    auto buffer_for = [&](int32_t id, int stage) {
+      if (id < num_inputs_) return;
+      int& last = last_stage.try_emplace(id, stage).first->second;
+      last = std::max(last, stage);
     };
     for (size_t i = 0; i < instructions.size(); ++i) {
       auto uses = [&](int32_t id) {
-        if (id >= num_inputs_ && stage_of[id - num_inputs_] != stage_of[i]) buffer_for(id);
+        if (id >= num_inputs_ && stage_of[id - num_inputs_] != stage_of[i]) buffer_for(id, stage_of[i]);
       };
       uses(instructions[i].a);
       if (instructions[i].opcode == FusedOpcode::kBinary) uses(instructions[i].b);
-      if (is_blockwise(instructions[i], program_.dtype(), source_.fma)) buffer_for(instructions[i].a);
+      if (called(i)) {
+        buffer_for(instructions[i].a, stage_of[i]);
+        buffer_for(num_inputs_ + static_cast<int32_t>(i), stage_of[i]);
+      }
+    }
+    auto* block_ty = llvm::ArrayType::get(storage_, block_);
+    std::vector<llvm::Value*> free_buffers;
+    for (int stage = 0; stage < static_cast<int>(starts.size()); ++stage) {
+      for (auto& [id, last] : last_stage) {
+        if (stage_of[id - num_inputs_] != stage) continue;
+        if (free_buffers.empty()) {
+          buffers_[id] = b_.CreateAlloca(block_ty);
+        } else {
+          buffers_[id] = free_buffers.back();
+          free_buffers.pop_back();
+        }
+      }
+      for (auto& [id, last] : last_stage)
+        if (last == stage) free_buffers.push_back(buffers_.at(id));
     }
     auto* blocks = llvm::BasicBlock::Create(ctx_, "blocks", body_);
     b_.CreateCondBr(b_.CreateICmpSGT(n, b_.getInt64(0)), blocks, exit);
@@ -278,8 +398,21 @@ class Builder {
     for (size_t s = 0; s < starts.size(); ++s) {
       const size_t first = starts[s], last = s + 1 < starts.size() ? starts[s + 1] : instructions.size();
       if (first == last) continue;
+      if (called(first)) {
+        const int32_t a = instructions[first].a, id = num_inputs_ + static_cast<int32_t>(first);
+        llvm::Value* operands =
+            a >= num_inputs_ ? buffers_.at(a) : b_.CreateInBoundsGEP(storage_, input_ptr(a), base);
+        b_.CreateCall(array_function(first), {operands, buffers_.at(id), len});
+        bool result = false;
+        for (int32_t r : program_.results()) result = result || r == id;
+        if (last > first + 1 || result)
+          emit_loop(len, "stage", interleave_count(first + 1, last),
+                    [&](llvm::Value* j) { emit_stage(first, last, base, j, false, /*called=*/true); });
+        continue;
+      }
       if (!is_blockwise(instructions[first], program_.dtype(), source_.fma)) {
-        emit_loop(len, "stage", [&](llvm::Value* j) { emit_stage(first, last, base, j, false); });
+        emit_loop(len, "stage", interleave_count(first, last),
+                  [&](llvm::Value* j) { emit_stage(first, last, base, j, false); });
         continue;
       }
       // Ask whether the block's operands are all in the float reduction's range.
@@ -302,10 +435,12 @@ class Builder {
       auto* join = llvm::BasicBlock::Create(ctx_, "join", body_);
       b_.CreateCondBr(near, near_block, far_block);
       b_.SetInsertPoint(near_block);
-      emit_loop(len, "stage.near", [&](llvm::Value* j) { emit_stage(first, last, base, j, true); });
+      emit_loop(len, "stage.near", interleave_count(first, last),
+                [&](llvm::Value* j) { emit_stage(first, last, base, j, true); });
       b_.CreateBr(join);
       b_.SetInsertPoint(far_block);
-      emit_loop(len, "stage.far", [&](llvm::Value* j) { emit_stage(first, last, base, j, false); });
+      emit_loop(len, "stage.far", interleave_count(first, last),
+                [&](llvm::Value* j) { emit_stage(first, last, base, j, false); });
       b_.CreateBr(join);
       b_.SetInsertPoint(join);
     }
@@ -317,6 +452,7 @@ class Builder {
   }
 
   const KernelSource& source_;
+  const int registers_;  // the target's vector registers
   const kernels::FusedProgram& program_;
   llvm::Module& module_;
   llvm::LLVMContext& ctx_;
@@ -404,6 +540,19 @@ void optimize(llvm::Module& module, llvm::TargetMachine& target, const std::stri
 
 }  // namespace
 
+bool calls_interpreter_loop(UnaryOp op, DType dtype, bool fma) {
+  if (kernels::elementwise_tables().unary[static_cast<int>(op)][static_cast<int>(dtype)] == nullptr)
+    return false;
+  FusedInstruction instr;
+  instr.op = static_cast<uint8_t>(op);
+  return is_expensive(instr) || is_blockwise(instr, dtype, fma);
+}
+
+std::string interpreter_loop_symbol(UnaryOp op, DType dtype) {
+  return std::string("ember_interpreter_u_") + kUnaryNames[static_cast<int>(op)] + "_" +
+         dtype_enum_name(dtype);
+}
+
 std::span<const char> library_bitcode(bool fma) {
   if (fma)
     return {ember_jit_bitcode_fma, static_cast<size_t>(ember_jit_bitcode_fma_end - ember_jit_bitcode_fma)};
@@ -438,7 +587,8 @@ StatusOr<std::string> compile_kernel(const KernelSource& source, const std::stri
   module->setDataLayout(target.createDataLayout());
   module->setTargetTriple(target.getTargetTriple().str());
   stop_contraction_at_ops(*module);
-  Builder builder(source, *module);
+  const bool avx512 = target.getTargetFeatureString().find("+avx512f") != llvm::StringRef::npos;
+  Builder builder(source, *module, avx512 ? 32 : 16);
   EMBER_RETURN_IF_ERROR(builder.build(symbol));
   std::string errors;
   llvm::raw_string_ostream error_stream(errors);

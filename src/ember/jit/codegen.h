@@ -28,6 +28,11 @@ struct KernelSource {
   bool fma = true;
 };
 
+/// Whether a kernel computes `op` of a block in memory by calling the interpreter's loop for it (Note
+/// [Array functions] in codegen.cc), and the symbol it calls it by (jit.cc defines it).
+bool calls_interpreter_loop(kernels::UnaryOp op, DType dtype, bool fma);
+std::string interpreter_loop_symbol(kernels::UnaryOp op, DType dtype);
+
 /// The fingerprint text of a kernel: everything its code depends on but the host (which the caller adds).
 std::string kernel_fingerprint(const KernelSource& source);
 

@@ -29,7 +29,7 @@ namespace ember::jit {
 namespace {
 
 // Bumped whenever the generated code changes for the same program, so old cache files are not used.
-constexpr int kCodegenVersion = 4;
+constexpr int kCodegenVersion = 6;
 
 Mode mode_from_environment() {
   const char* s = std::getenv("EMBER_JIT");
@@ -153,6 +153,23 @@ class Service final : public kernels::NativeFusedCompiler {
       return false;
     }
     jit_->getMainJITDylib().addGenerator(std::move(*process));
+    // The interpreter's loops that kernels call (Note [Array functions] in codegen.cc), by name, so that a
+    // cached object stays valid in another process.
+    llvm::orc::SymbolMap loops;
+    const kernels::ElementwiseTables& tables = kernels::elementwise_tables();
+    for (int op = 0; op < static_cast<int>(kernels::UnaryOp::kCount); ++op) {
+      for (int d = 0; d < kNumDTypes; ++d) {
+        const auto unary = static_cast<kernels::UnaryOp>(op);
+        if (!calls_interpreter_loop(unary, static_cast<DType>(d), fma_)) continue;
+        loops[jit_->mangleAndIntern(interpreter_loop_symbol(unary, static_cast<DType>(d)))] =
+            llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(tables.unary[op][d]),
+                                     llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
+      }
+    }
+    if (auto defined = jit_->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(loops)))) {
+      error = llvm::toString(std::move(defined));
+      return false;
+    }
     std::span<const char> fma = library_bitcode(true), baseline = library_bitcode(false);
     host_ = "llvm=" LLVM_VERSION_STRING ";codegen=" + std::to_string(kCodegenVersion) +
             ";cpu=" + target_->getTargetCPU().str() + ";features=" + target_->getTargetFeatureString().str() +
