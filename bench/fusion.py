@@ -66,16 +66,19 @@ def inputs():
 
 def median_ms(fn, calls):
     """The best of `calls` timed calls in ms (BEST=1, the default: on a shared machine the best call is the
-    one least disturbed by others) or their median (BEST=0)."""
+    one least disturbed by others) or their median (BEST=0). With --cpu-time, the process's CPU time of a call
+    (every thread's, so JAX's and PyTorch's workers count) instead of wall time: on a loaded machine wall
+    times mostly measure the wait for a core."""
     import statistics
 
+    clock = time.process_time if os.environ.get("EMBER_BENCH_CLOCK") == "cpu" else time.perf_counter
     fn()
     fn()
     times = []
     for _ in range(calls):
-        t0 = time.perf_counter()
+        t0 = clock()
         fn()
-        times.append(time.perf_counter() - t0)
+        times.append(clock() - t0)
     pick = min if os.environ.get("BEST", "1") == "1" else statistics.median
     return pick(times) * 1e3
 
@@ -181,18 +184,24 @@ def main():
     parser.add_argument("--worker")
     parser.add_argument("--calls", type=int, default=30)
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time calls by process CPU time (a loaded machine; use with --threads 1)")
     parser.add_argument("--threads", type=int, default=0,
                         help="OMP_NUM_THREADS for every worker and the C++ loops (0: all cores)")
     args = parser.parse_args()
     if args.threads:
         os.environ["OMP_NUM_THREADS"] = str(args.threads)
+    if args.cpu_time:
+        os.environ["EMBER_BENCH_CLOCK"] = "cpu"  # inherited by the workers
     if args.worker:
         print(json.dumps(WORKERS[args.worker](args.calls)))
         return
     calls = 10 if args.quick else args.calls
     threads = os.environ.get("OMP_NUM_THREADS", "all")
     how = "best" if os.environ.get("BEST", "1") == "1" else "median"
-    print(f"# Fused element-wise chains on {SIZE:,} float32, {how} of {calls} calls in ms, threads: {threads}")
+    clock = "process CPU time" if args.cpu_time else "wall time"
+    print(f"# Fused element-wise chains on {SIZE:,} float32, {how} of {calls} calls in ms ({clock}), "
+          f"threads: {threads}, load average {open('/proc/loadavg').read().split()[0]}")
     with tempfile.TemporaryDirectory() as cache:
         jit_env = {"EMBER_JIT_CACHE_DIR": cache}
         native, err_n = run_worker("ember", calls, jit_env)

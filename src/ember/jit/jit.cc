@@ -175,6 +175,10 @@ class Service final : public kernels::NativeFusedCompiler {
             ";cpu=" + target_->getTargetCPU().str() + ";features=" + target_->getTargetFeatureString().str() +
             ";library=" + std::to_string(fnv1a(fma.data(), fma.size())) + "," +
             std::to_string(fnv1a(baseline.data(), baseline.size()));
+    // The code generator's experiment switches change the code, so they are part of the key.
+    for (const char* name : {"EMBER_JIT_INTERLEAVE", "EMBER_JIT_VECTOR_WIDTH"})
+      if (const char* value = std::getenv(name); value != nullptr)
+        host_ += std::string(";") + name + "=" + value;
     return true;
   }
 
