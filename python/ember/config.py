@@ -88,6 +88,19 @@ class experimental:  # noqa: N801 - mirrors tf.config.experimental
         return _C.jit_stats()
 
 
+def _stop_native_compiles():
+    # Stops the JIT's compile thread after its current job before the interpreter finalizes: C++ exit
+    # handlers run after static destructors that LLVM registered during a compile (Note [The compile thread]
+    # in src/ember/jit/jit.cc).
+    from ember import _C
+
+    _C.jit_shutdown()
+
+
+import atexit  # noqa: E402
+
+atexit.register(_stop_native_compiles)
+
 # More threads than this only oversubscribes the machine; a huge count would make OpenMP try to start
 # that many threads.
 _MAX_THREADS = 256

@@ -38,6 +38,10 @@ void bind_jit(nb::module_& m) {
     nb::gil_scoped_release release;
     jit::wait_for_pending();
   });
+  m.def("jit_shutdown", [] {
+    nb::gil_scoped_release release;
+    jit::shutdown();
+  });
   m.def("jit_stats", [] {
     jit::Stats s = jit::stats();
     nb::dict d;

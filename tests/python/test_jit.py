@@ -299,3 +299,27 @@ def test_disk_cache_is_bounded(tmp_path):
     _child(env)
     # Every write evicts down to the budget (here: nothing may stay but what the last write left).
     assert len(glob.glob(str(tmp_path / "*.ejit"))) <= 1
+
+
+def test_exit_during_the_first_compile(tmp_path):
+    # A process that exits while its compile thread runs its first compile: LLVM's bitcode reader made
+    # function-local statics during that compile, which C++ exit handlers destroyed before the thread was
+    # stopped ("LLVM ERROR: out of memory", abort). Python now stops the thread from an atexit hook.
+    script = textwrap.dedent("""
+        import ember as tf
+        x = tf.constant([float(i) for i in range(4096)])
+        def chain(a):
+            v = a
+            for i in range(12):
+                v = tf.tanh(v * 0.5 + 0.25) + tf.sin(v)
+            return v
+        tf.function(chain)(x)
+    """)
+    env = dict(os.environ, EMBER_JIT="async")
+    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    for attempt in range(3):
+        env["EMBER_JIT_CACHE_DIR"] = str(tmp_path / f"cache{attempt}")  # empty: the first compile is real
+        proc = subprocess.run([sys.executable, *(["-S"] if sys.flags.no_site else []), "-c", script], env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert "LLVM ERROR" not in proc.stderr

@@ -58,8 +58,13 @@ struct Job {
 // own work; jobs for bindings that died meanwhile are skipped. LLVM state (the LLJIT, the target machine)
 // is made by the first compile and used under one mutex (in the synchronous mode the caller compiles, at
 // its own priority), except for unloading a kernel (ORC's sessions are thread-safe). The service is never
-// destroyed: at exit a handler stops the thread after its current job, before static destructors run under
-// it. A forked child does not inherit the thread and runs its fused programs on the interpreter.
+// destroyed: at exit a handler stops the thread after its current job. That handler runs before the static
+// destructors registered before it, but LLVM makes function-local statics (regular expressions of its
+// bitcode reader) during the first compile, after it, and those are destroyed first: a process exiting in
+// the middle of its first compile aborted in the compile thread ("LLVM ERROR: out of memory"). So Python
+// stops the thread from an atexit hook (shutdown()), before the interpreter finalizes and before any C++
+// exit handler; a C++ program that exits during a compile should call jit::shutdown() first. A forked child
+// does not inherit the thread and runs its fused programs on the interpreter.
 class Service final : public kernels::NativeFusedCompiler {
  public:
   Service()
@@ -123,8 +128,10 @@ class Service final : public kernels::NativeFusedCompiler {
     return true;
   }
 
+ public:
   static void stop_at_exit();
 
+ private:
   bool initialize_llvm(std::string& error) {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
@@ -352,6 +359,7 @@ bool available() { return true; }
 Mode mode() { return service().mode(); }
 void set_mode(Mode m) { service().set_mode(m); }
 void wait_for_pending() { service().wait_for_pending(); }
+void shutdown() { Service::stop_at_exit(); }
 
 Stats stats() {
   Stats s = service().stats();

@@ -30,6 +30,10 @@ Mode mode();
 void set_mode(Mode mode);
 /// Blocks until no compilation is queued or running.
 void wait_for_pending();
+/// Stops the compile thread after its current job (queued jobs are dropped; their programs stay on the
+/// interpreter). Called at exit; Python calls it from an atexit hook, before the interpreter finalizes
+/// (Note [The compile thread] in jit.cc).
+void shutdown();
 
 struct Stats {
   int64_t requested = 0;     // bindings that asked for native code

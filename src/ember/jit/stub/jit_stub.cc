@@ -10,6 +10,7 @@ bool available() { return false; }
 Mode mode() { return Mode::kOff; }
 void set_mode(Mode) {}
 void wait_for_pending() {}
+void shutdown() {}
 Stats stats() {
   Stats s;
   auto counts = kernels::fused_run_counts();
