@@ -83,7 +83,7 @@ bool is_blockwise(const FusedInstruction& instr, DType dtype, bool fma) {
   return dtype == DType::kFloat32 || dtype == DType::kFloat16 || dtype == DType::kBFloat16;
 }
 constexpr int64_t kBlock = 64;       // the blockwise ops' block
-constexpr int64_t kWideBlock = 256;  // stages of programs without blockwise ops
+constexpr int64_t kWideBlock = 512;  // a staged program's blocks (Note [Array functions])
 constexpr int kMaxInterleave = 8;
 
 // Transcendentals (cost 8 in elementwise_ops.h): each gets a loop of its own in a program with several, so
@@ -99,13 +99,13 @@ bool is_expensive(const FusedInstruction& instr) {
 // The exported function unpacks the pointer arrays and calls a body whose pointer parameters are noalias
 // (inputs are only read, and outputs never alias inputs or each other), so that once the body is inlined
 // the vectorizer needs no run-time overlap checks. The body is one loop over the n elements; a value lives
-// in a virtual register from its definition to its last use. Programs with a blockwise op (float sin/cos)
-// or several transcendentals run blocks of elements (64 with a blockwise op, else 256) in stages, a new
-// stage at each blockwise op and each transcendental: a blockwise stage first asks the library whether
-// every operand of the block is small (one branch per block, as the interpreter takes it), then runs its
-// loop with the chosen reduction; values that cross stages wait in block-sized stack buffers (L1). One
-// loop per transcendental is what the hand-fused C++ bound of bench/executor.py found fastest too: two
-// vectorised polynomials in one loop spill registers.
+// in a virtual register from its definition to its last use, and the loop is interleaved (Note
+// [Interleaving]). Programs with a float sin/cos or several transcendentals run blocks of 512 elements in
+// stages, a new stage at each of them: the stage calls the interpreter's loop for that op on the block
+// (Note [Array functions]), then runs the cheap ops up to the next stage in one loop; values that cross
+// stages wait in block-sized stack buffers (L1), reused once dead. A float sin/cos of a scalar input stays
+// inline: its stage asks once per block whether the scalar is in the float reduction's range. One loop
+// per transcendental is what the hand-fused C++ bound of bench/executor.py found fastest too.
 class Builder {
  public:
   Builder(const KernelSource& source, llvm::Module& module, int vector_registers)
@@ -291,8 +291,8 @@ class Builder {
   // transcendentals, each vectorized with its remainder loops, spilling): every block ran through all of
   // it, far beyond the instruction cache, and LLVM's vectorized float sin was 1.6x the interpreter's. The
   // interpreter's loops are its results by definition, and float sin/cos pick their reduction per 64
-  // elements from the pointer they are given, as in the interpreter: blocks start at multiples of 256 from
-  // a tile's start, so the 64-element blocks are the interpreter's.
+  // elements from the pointer they are given, as in the interpreter: blocks start at multiples of 512 from
+  // a tile's start (512 divides every dtype's 4 KiB tile), so the 64-element blocks are the interpreter's.
   bool called(size_t i) const {
     const FusedInstruction& instr = program_.instructions()[i];
     if (instr.opcode != FusedOpcode::kUnary) return false;
@@ -337,7 +337,10 @@ class Builder {
       stage_of[i] = static_cast<int>(starts.size()) - 1;
     }
     (void)any_blockwise;
-    block_ = kWideBlock;  // blockwise ops run 64-element blocks inside their array functions
+    block_ = kWideBlock;
+    // Experiments: a power of two from 64 to 512, so that blocks divide every dtype's tile (4 KiB).
+    if (const char* forced = std::getenv("EMBER_JIT_BLOCK"); forced != nullptr)
+      for (block_ = kBlock; block_ * 2 <= std::min<int64_t>(std::atoll(forced), 512);) block_ *= 2;
     const bool staged = starts.size() > 1 || is_blockwise(instructions[0], program_.dtype(), source_.fma);
     auto* exit = llvm::BasicBlock::Create(ctx_, "exit", body_);
     if (!staged) {

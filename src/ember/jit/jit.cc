@@ -29,7 +29,7 @@ namespace ember::jit {
 namespace {
 
 // Bumped whenever the generated code changes for the same program, so old cache files are not used.
-constexpr int kCodegenVersion = 6;
+constexpr int kCodegenVersion = 7;
 
 Mode mode_from_environment() {
   const char* s = std::getenv("EMBER_JIT");
@@ -183,7 +183,7 @@ class Service final : public kernels::NativeFusedCompiler {
             ";library=" + std::to_string(fnv1a(fma.data(), fma.size())) + "," +
             std::to_string(fnv1a(baseline.data(), baseline.size()));
     // The code generator's experiment switches change the code, so they are part of the key.
-    for (const char* name : {"EMBER_JIT_INTERLEAVE", "EMBER_JIT_VECTOR_WIDTH"})
+    for (const char* name : {"EMBER_JIT_INTERLEAVE", "EMBER_JIT_VECTOR_WIDTH", "EMBER_JIT_BLOCK"})
       if (const char* value = std::getenv(name); value != nullptr)
         host_ += std::string(";") + name + "=" + value;
     return true;
