@@ -1,7 +1,7 @@
 // Native baselines the Python bench compares ember against: a plain C++ loop adding two float arrays
 // (one thread and all threads), oneDNN's own sgemm, bench/executor.py's 100-op element-wise chain
-// fused by hand with ember's own float math, and bench/fusion.py's 100-op arithmetic chain as one C++ loop.
-// Prints one JSON object.
+// fused by hand with ember's own float math, bench/fusion.py's 100-op arithmetic chain as one C++ loop,
+// and oneDNN's own convolution primitives (bench/conv.py's problem). Prints one JSON object.
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.h>
 
@@ -14,8 +14,10 @@
 #include <cstring>
 #include <ctime>
 #include <limits>
+#include <oneapi/dnnl/dnnl.hpp>
 #include <random>
 #include <utility>
+#include <string>
 #include <vector>
 
 // vmath.h opens no namespace of its own (see its header comment); the bench target has no include path
@@ -204,11 +206,114 @@ std::pair<double, double> arith_chain_ms(int repeats) {
   const double one = seconds_best_of(repeats, run) * 1e3;
   omp_set_num_threads(threads);
   return {all, one};
+// Note [oneDNN convolution baseline]
+// bench/conv.py's convolution (3x3, 64 -> 64, 56x56, batch 32, SAME, float32) called on oneDNN directly, the
+// way a user of oneDNN who owns the layouts would: every memory descriptor is `any`, so the primitives run
+// on the blocked layouts they choose (nChw16c on AVX-512), with the data already in them; no reorder is
+// timed. Forward training, backward data and backward weights, each the best of `repeats` runs, all threads.
+struct ConvBaseline {
+  double fwd_ms = 0, bwd_data_ms = 0, bwd_weights_ms = 0;
+  // CPU time of the process (all threads) per call, best of the runs: steadier than wall time on a busy
+  // machine, and equal to it on one thread with the machine to itself.
+  double fwd_cpu_ms = 0, bwd_data_cpu_ms = 0, bwd_weights_cpu_ms = 0;
+  std::string fwd_impl, bwd_data_impl, bwd_weights_impl;
+};
+
+ConvBaseline conv_baseline(int repeats) {
+  using dnnl::memory;
+  using tag = memory::format_tag;
+  const memory::dim n = 32, c = 64, k = 64, h = 56, w = 56;
+  dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(eng);
+  const memory::desc x_any({n, c, h, w}, memory::data_type::f32, tag::any);
+  const memory::desc w_any({k, c, 3, 3}, memory::data_type::f32, tag::any);
+  const memory::desc y_any({n, k, h, w}, memory::data_type::f32, tag::any);
+  const memory::dims strides{1, 1}, pad{1, 1};
+  const auto algo = dnnl::algorithm::convolution_direct;
+  dnnl::convolution_forward::primitive_desc fwd(
+      dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algo, x_any, w_any, y_any, strides,
+                                      pad, pad),
+      eng);
+  dnnl::convolution_backward_data::primitive_desc bwd_data(
+      dnnl::convolution_backward_data::desc(algo, x_any, w_any, y_any, strides, pad, pad), eng, fwd);
+  dnnl::convolution_backward_weights::primitive_desc bwd_weights(
+      dnnl::convolution_backward_weights::desc(algo, x_any, w_any, y_any, strides, pad, pad), eng, fwd);
+
+  auto filled = [&](const memory::desc& d, float scale) {
+    memory m(d, eng);
+    float* p = static_cast<float*>(m.get_data_handle());
+    std::mt19937 rng(static_cast<unsigned>(d.get_size()));
+    std::uniform_real_distribution<float> u(-scale, scale);
+    for (size_t i = 0; i < d.get_size() / sizeof(float); ++i) p[i] = u(rng);
+    return m;
+  };
+  memory x = filled(fwd.src_desc(), 1.0f), wt = filled(fwd.weights_desc(), 0.05f), y(fwd.dst_desc(), eng);
+  memory dy = filled(bwd_data.diff_dst_desc(), 1.0f), dx(bwd_data.diff_src_desc(), eng);
+  memory x_bw = filled(bwd_weights.src_desc(), 1.0f), dy_bw = filled(bwd_weights.diff_dst_desc(), 1.0f);
+  memory dw(bwd_weights.diff_weights_desc(), eng);
+  memory w_bd = filled(bwd_data.weights_desc(), 0.05f);
+  dnnl::convolution_forward f(fwd);
+  dnnl::convolution_backward_data bd(bwd_data);
+  dnnl::convolution_backward_weights bw(bwd_weights);
+  auto cpu_ms = [&](auto&& call) {
+    double best = 1e30;
+    for (int r = 0; r < repeats; ++r) {
+      const std::clock_t t0 = std::clock();
+      call();
+      stream.wait();
+      best = std::min(best, static_cast<double>(std::clock() - t0) / CLOCKS_PER_SEC);
+    }
+    return best * 1e3;
+  };
+  auto time_ms = [&](auto&& call) {
+    call();
+    return seconds_best_of(repeats,
+                           [&] {
+                             call();
+                             stream.wait();
+                           }) *
+           1e3;
+  };
+  ConvBaseline r;
+  r.fwd_ms = time_ms([&] {
+    f.execute(stream, {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, wt}, {DNNL_ARG_DST, y}});
+  });
+  r.bwd_data_ms = time_ms([&] {
+    bd.execute(stream, {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, w_bd}, {DNNL_ARG_DIFF_SRC, dx}});
+  });
+  r.bwd_weights_ms = time_ms([&] {
+    bw.execute(stream, {{DNNL_ARG_SRC, x_bw}, {DNNL_ARG_DIFF_DST, dy_bw}, {DNNL_ARG_DIFF_WEIGHTS, dw}});
+  });
+  r.fwd_cpu_ms = cpu_ms([&] {
+    f.execute(stream, {{DNNL_ARG_SRC, x}, {DNNL_ARG_WEIGHTS, wt}, {DNNL_ARG_DST, y}});
+  });
+  r.bwd_data_cpu_ms = cpu_ms([&] {
+    bd.execute(stream, {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, w_bd}, {DNNL_ARG_DIFF_SRC, dx}});
+  });
+  r.bwd_weights_cpu_ms = cpu_ms([&] {
+    bw.execute(stream, {{DNNL_ARG_SRC, x_bw}, {DNNL_ARG_DIFF_DST, dy_bw}, {DNNL_ARG_DIFF_WEIGHTS, dw}});
+  });
+  r.fwd_impl = fwd.impl_info_str();
+  r.bwd_data_impl = bwd_data.impl_info_str();
+  r.bwd_weights_impl = bwd_weights.impl_info_str();
+  return r;
 }
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--conv") == 0) {
+    // bench/conv.py asks for the convolution alone: the rest takes tens of seconds.
+    const ConvBaseline conv = conv_baseline(20);
+    std::printf(
+        "{\"conv_fwd_ms\": %.4f, \"conv_bwd_data_ms\": %.4f, \"conv_bwd_weights_ms\": %.4f, \"threads\": %d, "
+        "\"conv_fwd_cpu_ms\": %.4f, \"conv_bwd_data_cpu_ms\": %.4f, \"conv_bwd_weights_cpu_ms\": %.4f, "
+        "\"conv_fwd_impl\": \"%s\", \"conv_bwd_data_impl\": \"%s\", \"conv_bwd_weights_impl\": \"%s\"}\n",
+        conv.fwd_ms, conv.bwd_data_ms, conv.bwd_weights_ms, omp_get_max_threads(), conv.fwd_cpu_ms,
+        conv.bwd_data_cpu_ms, conv.bwd_weights_cpu_ms, conv.fwd_impl.c_str(), conv.bwd_data_impl.c_str(),
+        conv.bwd_weights_impl.c_str());
+    return 0;
+  }
   const int64_t n = 16 << 20;
   std::vector<float> a(n, 1.0f), b(n, 2.0f), c(n);
   float* __restrict pa = a.data();

@@ -81,6 +81,9 @@ from ember import train
 from ember import profiler
 from ember import summary
 from ember import autograph
+from ember.util import dispatch as _dispatch
+
+_dispatch.install()  # after every namespace is filled: op functions dispatch Keras symbolic tensors
 
 __version__ = "0.1.0"
 

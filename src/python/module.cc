@@ -36,6 +36,7 @@ void bind_jit(nb::module_& m);
 void bind_data(nb::module_& m);
 void bind_record_io(nb::module_& m);
 void bind_summary(nb::module_& m);
+bool init_api_dispatch(PyObject* module);
 }  // namespace ember::python
 
 namespace {
@@ -197,7 +198,8 @@ NB_MODULE(_C, m) {
   // exit), and graphs in them may hold Python callables (custom-gradient replays): not leaks to report.
   nb::set_leak_warnings(false);
   nb::register_exception_translator(&translate_exception);
-  if (!init_tensor_type(m.ptr()) || !init_op_caller(m.ptr())) throw nb::python_error();
+  if (!init_tensor_type(m.ptr()) || !init_op_caller(m.ptr()) || !init_api_dispatch(m.ptr()))
+    throw nb::python_error();
   bind_functions(m);
   bind_call_memo(m);
   bind_variables(m);

@@ -26,6 +26,7 @@ constexpr BoolOption kBoolOptions[] = {
     {"elementwise_fusion", &passes::OptimizerOptions::elementwise_fusion, false},
     {"sibling_matmul_merging", &passes::OptimizerOptions::sibling_matmul_merging, false},
     {"loop_optimization", &passes::OptimizerOptions::loop_optimization, false},
+    {"remapping", &passes::OptimizerOptions::remapping, false},
     {"memory_optimization", &passes::OptimizerOptions::memory_optimization, false},
     {"disable_model_pruning", &passes::OptimizerOptions::pruning, true},
     {"disable_meta_optimizer", &passes::OptimizerOptions::disable_meta_optimizer, false},
@@ -34,7 +35,6 @@ constexpr BoolOption kBoolOptions[] = {
 // TF options ember accepts but has no pass for (their rewrites do not apply to ember's graphs).
 constexpr const char* kAcceptedWithoutEffect[] = {"layout_optimizer",
                                                   "shape_optimization",
-                                                  "remapping",
                                                   "dependency_optimization",
                                                   "debug_stripper",
                                                   "scoped_allocator_optimization",

@@ -430,6 +430,83 @@ class Body:
         self.pool += keep
         return keep[0]
 
+    # ---- convolution chains (conv fusion, passes/fuse_conv.cc)
+    def _conv_line(self, x4, shape4, bound):
+        """conv2d of a 4-D value by a constant filter, then a bias add and an activation, each in its own
+        line; returns (convolution, pre-activation and output names, output shape, output bound) or None."""
+        _, h, w, cin = shape4
+        k, stride = self.rng.choice([1, 2, 3]), self.rng.choice([1, 1, 2])
+        pad = "VALID" if self.rng.random() < 0.3 and min(h, w) >= k else "SAME"
+        oh, ow = ((h - k) // stride + 1, (w - k) // stride + 1) if pad == "VALID" else (-(-h // stride), -(-w // stride))
+        cout = self.rng.choice([1, 2, 3, 5])
+        if oh * ow * cout * shape4[0] > 40_000:
+            return None
+        dt = self.p.dtype
+        filt = (self.p.np_rng.randint(-2, 3, size=k * k * cin * cout) / 4).tolist()
+        bias = (self.p.np_rng.randint(-4, 5, size=cout) / 4).tolist()
+        conv, pre, out = self.fresh(), self.fresh(), self.fresh()
+        self.lines.append(f"{conv} = tf.nn.conv2d({x4}, tf.reshape(tf.constant({filt}, tf.{dt}), "
+                          f"[{k}, {k}, {cin}, {cout}]), {stride}, {pad!r})")
+        b = f"tf.constant({bias}, tf.{dt})"
+        self.lines.append(f"{pre} = " + self.rng.choice([f"tf.nn.bias_add({conv}, {b})", f"{conv} + {b}",
+                                                         f"{b} + {conv}"]))
+        # Smooth programs take gradients, which a kink would make disagree between nearly equal values.
+        acts = [("tf.nn.elu({0})", 1.0), ("{0}", 0.0)]
+        if not self.p.smooth:
+            acts += [("tf.nn.relu({0})", 0.0), ("tf.nn.relu({0})", 0.0), ("tf.nn.relu6({0})", 0.0),
+                     ("tf.nn.leaky_relu({0}, alpha=0.3)", 0.0)]
+        act, _ = self.rng.choice(acts)
+        self.lines.append(f"{out} = " + act.format(pre))
+        bound_out = 0.5 * k * k * cin * bound + 1.0 + 1.0
+        return conv, pre, out, (shape4[0], oh, ow, cout), bound_out
+
+    def conv_chain(self):
+        """Conv2D -> bias add -> activation chains on 4-D views of pool values, their pre-activations and
+        outputs read at other depths (another chain, a reduction, a result), so that the fusion's matching
+        meets every reader it must respect."""
+        if self.p.dtype not in ("float32", "float64"):
+            return None
+        x = self.pick(lambda v: len(v.shape) in (2, 3))
+        if x is None:
+            return None
+        shape4 = (1, *x.shape, 1) if len(x.shape) == 2 else (1, *x.shape)
+        if shape4[3] > 8:
+            shape4 = (1, *x.shape[:2], 1) if len(x.shape) == 3 else shape4
+            if shape4[3] > 8:
+                return None
+        x4 = self.fresh()
+        if len(x.shape) == 3 and shape4[3] == 1:
+            self.lines.append(f"{x4} = tf.reshape(tf.tanh({x.name})[:, :, :1], {list(shape4)})")
+        else:
+            self.lines.append(f"{x4} = tf.reshape(tf.tanh({x.name}), {list(shape4)})")
+        self.used.add(x.name)
+        first = self._conv_line(x4, shape4, 1.0)
+        if first is None:
+            return None
+        conv, pre, out, shape, bound = first
+        made = []
+        if self.rng.random() < 0.4 and bound * 5 < LIMIT[self.p.dtype]:
+            # A second chain on the first one's output (or, sometimes, its pre-activation): consumers at
+            # two depths.
+            second = self._conv_line(out if self.rng.random() < 0.8 else pre, shape, bound)
+            if second is not None:
+                _, _, out2, shape2, bound2 = second
+                if bound2 <= LIMIT[self.p.dtype]:
+                    made.append((out2, shape2, bound2))
+        made.append((out, shape, bound))
+        if self.rng.random() < 0.3:  # the pre-activation read elsewhere too
+            made.append((pre, shape, bound))
+        if self.rng.random() < 0.15:  # the convolution read twice: nothing may fuse
+            made.append((conv, shape, bound))
+        result = None
+        for name, (n, h, w, c), b in made:
+            if self.rng.random() < 0.5:
+                v = self.emit(f"tf.reshape({{0}}, [{h}, {w}, {c}])", [Value(name, (n, h, w, c), b)], (h, w, c), b)
+            else:
+                v = self.emit("tf.reduce_sum({0}, axis=[0, 3])", [Value(name, (n, h, w, c), b)], (h, w), b * c)
+            result = result or v
+        return result
+
     # ---- control flow (If/Case/While; the passes fold constant predicates and hoist loop invariants)
     def _predicate(self, x):
         """A scalar bool: data-dependent, known only once shapes are (static, unknown in "dynamic" mode), or
@@ -506,7 +583,7 @@ class Body:
     STEPS = [("unary", 10), ("binary", 12), ("identity", 8), ("constant", 3), ("duplicate", 3),
              ("reduction", 4), ("transpose", 3), ("transpose_chain", 4), ("computed_shape", 3), ("pad", 3),
              ("concat", 2), ("matmul", 4), ("siblings", 6), ("read", 3), ("var_write", 3), ("call", 4),
-             ("cond", 3), ("loop", 3)]
+             ("cond", 3), ("loop", 3), ("conv_chain", 2)]
 
     def results(self, max_results):
         leaves = [v for v in self.pool if v.name not in self.used and v.name[0] == "t"]

@@ -31,7 +31,7 @@ import ember as tf  # noqa: E402
 
 PASS_OPTIONS = ["constant_folding", "arithmetic_optimization", "common_subgraph_elimination", "function_optimization",
                 "elementwise_fusion", "sibling_matmul_merging", "memory_optimization", "disable_model_pruning",
-                "loop_optimization"]
+                "loop_optimization", "remapping"]
 RTOL = {"float32": 2e-4, "float64": 1e-9, "float16": 2e-2, "int32": 0}
 
 

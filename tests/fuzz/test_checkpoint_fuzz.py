@@ -15,60 +15,23 @@ clear one (an ember.errors class, TypeError or ValueError) fails the test.
 """
 
 import os
-import shutil
 import sys
-import tempfile
-import time
 
 import pytest
 
-from test_graph_def_fuzz import FUZZ_BUILD, ROOT, SEEDS, run_worker
-import subprocess
+from fuzz_harness import ROOT, SEEDS, fuzz_seconds, libfuzzer_corpus_run, mutation_fuzz
 
-CORPUS = os.path.join(ROOT, "tests", "fuzz", "cpp", "corpus", "checkpoint")
-LIBFUZZER_SECONDS = int(os.environ.get("EMBER_FUZZ_SECONDS", "20"))  # per seed
-PYTHON_SECONDS = int(os.environ.get("EMBER_FUZZ_SECONDS", "20"))
-
-
-def fuzzer_binary():
-    given = os.environ.get("EMBER_CHECKPOINT_FUZZER")
-    if given:
-        return given
-    if not os.path.exists(os.path.join(FUZZ_BUILD, "build.ninja")):
-        subprocess.run(["cmake", "-S", ROOT, "-B", FUZZ_BUILD, "-GNinja", "-DCMAKE_BUILD_TYPE=Release",
-                        "-DCMAKE_CXX_COMPILER=clang++", "-DEMBER_BUILD_FUZZERS=ON", "-DEMBER_BUILD_PYTHON=OFF",
-                        "-DEMBER_BUILD_EXAMPLES=OFF", "-DEMBER_BUILD_TESTS=OFF"], check=True,
-                       stdout=subprocess.DEVNULL)
-    subprocess.run(["ninja", "-C", FUZZ_BUILD, "checkpoint_fuzzer"], check=True, stdout=subprocess.DEVNULL)
-    return os.path.join(FUZZ_BUILD, "checkpoint_fuzzer")
+LIBFUZZER_SECONDS = fuzz_seconds(20)  # per seed
+PYTHON_SECONDS = fuzz_seconds(20)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_libfuzzer_checkpoint(seed, tmp_path):
-    binary = fuzzer_binary()
-    corpus = tmp_path / "corpus"
-    shutil.copytree(CORPUS, corpus)
-    env = dict(os.environ, ASAN_OPTIONS="allocator_may_return_null=0:detect_leaks=0",
-               UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1", OMP_NUM_THREADS="1")
     # malloc_limit well under rss_limit: no input of 8 KiB may make the reader allocate 64 MiB.
-    cmd = [binary, f"-seed={seed}", f"-max_total_time={LIBFUZZER_SECONDS}", "-timeout=20", "-rss_limit_mb=2048",
-           "-malloc_limit_mb=64", "-max_len=8192", f"-artifact_prefix={tmp_path}{os.sep}", "-print_final_stats=1",
-           str(corpus)]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, errors="replace",
-                          timeout=LIBFUZZER_SECONDS + 120)
-    runs = 0
-    for line in proc.stderr.splitlines():
-        if line.startswith("stat::number_of_executed_units:"):
-            runs = int(line.split(":")[-1])
-    crashes = [n for n in os.listdir(tmp_path) if n.split("-")[0] in ("crash", "timeout", "oom", "leak", "slow")]
-    print(f"FUZZ-COUNTS checkpoint libfuzzer seed={seed} cases={runs} "
-          f"crashes={len(crashes) or int(proc.returncode != 0)} mismatches=0")
-    if proc.returncode != 0 or crashes:
-        kept = os.path.join(tempfile.gettempdir(), f"ember-checkpoint-fuzz-{seed}")
-        shutil.rmtree(kept, ignore_errors=True)
-        shutil.copytree(tmp_path, kept, ignore=shutil.ignore_patterns("corpus"))
-        pytest.fail(f"checkpoint_fuzzer (seed {seed}) failed; reproducers in {kept}, replay with "
-                    f"{binary} {kept}/<file>\n" + proc.stderr[-6000:])
+    libfuzzer_corpus_run("checkpoint_fuzzer", "EMBER_CHECKPOINT_FUZZER", "checkpoint", seed, tmp_path,
+                         LIBFUZZER_SECONDS, limits=["-timeout=20", "-rss_limit_mb=2048", "-malloc_limit_mb=64",
+                                                    "-max_len=8192"], label="checkpoint libfuzzer",
+                         may_return_null=False)
 
 
 # ---- the Python mutation fuzzer
@@ -194,34 +157,5 @@ def mutate(rng, seeds, work):
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_python_checkpoint_mutations(seed):
-    here = os.path.dirname(os.path.abspath(__file__))
-    paths = [here, os.path.join(ROOT, "tests", "python")]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths + sys.path), OMP_NUM_THREADS="1")
-    deadline = time.monotonic() + PYTHON_SECONDS
-    counts = {"cases": 0, "clear_errors": 0, "crashes": 0, "mismatches": 0}
-    failures = []
-    done = [-1]
-
-    def on_line(case, line):
-        counts["cases"] += 1
-        done[0] = case[0]
-        if line.startswith("ERR"):
-            counts["clear_errors"] += 1
-        elif line.startswith("BAD"):
-            counts["mismatches"] += 1
-            failures.append(f"case {case[0]}: an unclear exception {line[4:]}; packed checkpoint hex {case[1]}")
-
-    first = 0
-    while time.monotonic() < deadline:
-        current, ended, stderr = run_worker(seed, first, deadline, env, here, on_line, worker=WORKER)
-        if current is not None:
-            counts["crashes"] += 1
-            failures.append(f"case {current[0]}: {ended}; packed checkpoint hex {current[1]}\n{stderr[-2000:]}")
-            first = current[0] + 1
-        elif ended != "deadline":
-            pytest.fail(f"the fuzz worker stopped outside a case ({ended}):\n{stderr[-4000:]}")
-        else:
-            first = done[0] + 1
-    print(f"FUZZ-COUNTS checkpoint python seed={seed} " + " ".join(f"{k}={v}" for k, v in counts.items()))
-    assert counts["cases"] > 0
-    assert not failures, f"seed {seed} (replay: EMBER_FUZZ_SEED={seed}):\n" + "\n".join(failures[:10])
+    mutation_fuzz("checkpoint python", seed, WORKER, PYTHON_SECONDS, "packed checkpoint hex",
+                  extra_paths=[os.path.join(ROOT, "tests", "python")])

@@ -15,78 +15,19 @@ Each prints one ``FUZZ-COUNTS`` line. A crash, hang, sanitizer report or an exce
 (an ember.errors class, or the TypeError/ValueError of the Python API) fails the test.
 """
 
-import datetime
-import os
-import random
-import select
-import shutil
-import subprocess
-import sys
-import tempfile
-import time
-
 import pytest
 
+from fuzz_harness import SEEDS, fuzz_seconds, libfuzzer_corpus_run, mutation_fuzz
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-CORPUS = os.path.join(ROOT, "tests", "fuzz", "cpp", "corpus", "graph_def")
-FUZZ_BUILD = os.path.join(ROOT, "build", "fuzz")
-LIBFUZZER_SECONDS = int(os.environ.get("EMBER_FUZZ_SECONDS", "25"))  # per seed
-PYTHON_SECONDS = int(os.environ.get("EMBER_FUZZ_SECONDS", "25"))
-CASE_TIMEOUT = 20  # seconds one Python case may take before it counts as a hang
-
-
-def rotating_seed():
-    return int(os.environ.get("EMBER_FUZZ_SEED", datetime.date.today().strftime("%Y%m%d")))
-
-
-SEEDS = [1, rotating_seed()]
-
-
-# ---- libFuzzer
-
-
-def fuzzer_binary():
-    given = os.environ.get("EMBER_GRAPH_DEF_FUZZER")
-    if given:
-        return given
-    binary = os.path.join(FUZZ_BUILD, "graph_def_fuzzer")
-    if not os.path.exists(os.path.join(FUZZ_BUILD, "build.ninja")):
-        subprocess.run(["cmake", "-S", ROOT, "-B", FUZZ_BUILD, "-GNinja", "-DCMAKE_BUILD_TYPE=Release",
-                        "-DCMAKE_CXX_COMPILER=clang++", "-DEMBER_BUILD_FUZZERS=ON", "-DEMBER_BUILD_PYTHON=OFF",
-                        "-DEMBER_BUILD_EXAMPLES=OFF", "-DEMBER_BUILD_TESTS=OFF"], check=True,
-                       stdout=subprocess.DEVNULL)
-    subprocess.run(["ninja", "-C", FUZZ_BUILD, "graph_def_fuzzer"], check=True, stdout=subprocess.DEVNULL)
-    return binary
+LIBFUZZER_SECONDS = fuzz_seconds(25)  # per seed
+PYTHON_SECONDS = fuzz_seconds(25)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_libfuzzer_graph_def(seed, tmp_path):
-    binary = fuzzer_binary()
-    corpus = tmp_path / "corpus"
-    shutil.copytree(CORPUS, corpus)
-    artifacts = str(tmp_path) + os.sep
-    env = dict(os.environ, ASAN_OPTIONS="allocator_may_return_null=1:detect_leaks=0",
-               UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1", OMP_NUM_THREADS="1")
-    cmd = [binary, f"-seed={seed}", f"-max_total_time={LIBFUZZER_SECONDS}", "-timeout=20", "-rss_limit_mb=3072",
-           "-malloc_limit_mb=2048", "-max_len=4096", f"-artifact_prefix={artifacts}", "-print_final_stats=1",
-           str(corpus)]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, errors="replace",
-                          timeout=LIBFUZZER_SECONDS + 120)
-    log = proc.stderr
-    runs = 0
-    for line in log.splitlines():
-        if line.startswith("stat::number_of_executed_units:"):
-            runs = int(line.split(":")[-1])
-    crashes = [name for name in os.listdir(tmp_path) if name.split("-")[0] in ("crash", "timeout", "oom", "leak")]
-    print(f"FUZZ-COUNTS graph_def libfuzzer seed={seed} cases={runs} crashes={len(crashes) or int(proc.returncode != 0)} "
-          f"mismatches=0")
-    if proc.returncode != 0 or crashes:
-        kept = os.path.join(tempfile.gettempdir(), f"ember-graph-def-fuzz-{seed}")
-        shutil.rmtree(kept, ignore_errors=True)
-        shutil.copytree(tmp_path, kept, ignore=shutil.ignore_patterns("corpus"))
-        pytest.fail(f"graph_def_fuzzer (seed {seed}) failed; reproducers in {kept}, replay with "
-                    f"{binary} {kept}/<file>\n" + log[-6000:])
+    libfuzzer_corpus_run("graph_def_fuzzer", "EMBER_GRAPH_DEF_FUZZER", "graph_def", seed, tmp_path,
+                         LIBFUZZER_SECONDS, limits=["-timeout=20", "-rss_limit_mb=3072", "-malloc_limit_mb=2048",
+                                                    "-max_len=4096"], label="graph_def libfuzzer")
 
 
 # ---- the Python mutation fuzzer
@@ -246,73 +187,6 @@ def mutate(rng, seeds):
     return data
 
 
-def run_worker(seed, first, deadline, env, here, on_line, worker=WORKER):
-    """Runs cases from `first` on until `deadline` in a subprocess running `worker` (a script that prints
-    "CASE <n> <hex>" before each case and one result line after it); returns (the case in progress when the
-    worker died or hung, or None; how it ended; stderr)."""
-    # The worker imports the ember this process would: the same path, and -S if this process has no site.
-    flags = ["-S"] if sys.flags.no_site else []
-    proc = subprocess.Popen([sys.executable, *flags, "-c", worker, here, str(seed), str(first)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    current, buffer, last, ended, eof = None, b"", time.monotonic(), None, False
-    while ended is None:
-        chunk = b""
-        if not eof and select.select([proc.stdout], [], [], 0.05)[0]:
-            chunk = os.read(proc.stdout.fileno(), 1 << 16)
-            eof = not chunk
-            last = time.monotonic()
-        *lines, buffer = (buffer + chunk).split(b"\n")
-        for line in lines:
-            line = line.decode(errors="replace")
-            if line.startswith("CASE "):
-                _, number, data = line.split(" ")
-                current = (int(number), data)
-            elif current is not None:
-                on_line(current, line)
-                current = None
-        now = time.monotonic()
-        if eof and proc.poll() is not None:
-            ended = f"exit code {proc.returncode}"
-        elif current is not None and now - last > CASE_TIMEOUT:
-            ended = f"hang (no result in {CASE_TIMEOUT} s)"
-        elif current is None and now > deadline:
-            ended = "deadline"
-        elif eof:
-            time.sleep(0.01)
-    if proc.poll() is None:
-        proc.kill()
-    proc.wait()
-    return current, ended, proc.stderr.read().decode(errors="replace")
-
-
 @pytest.mark.parametrize("seed", SEEDS)
 def test_python_graph_def_mutations(seed):
-    here = os.path.dirname(os.path.abspath(__file__))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([here] + sys.path), OMP_NUM_THREADS="1")
-    deadline = time.monotonic() + PYTHON_SECONDS
-    counts = {"cases": 0, "clear_errors": 0, "crashes": 0, "mismatches": 0}
-    failures = []
-    done = [-1]
-
-    def on_line(case, line):
-        counts["cases"] += 1
-        done[0] = case[0]
-        if line.startswith("ERR"):
-            counts["clear_errors"] += 1
-        elif line.startswith("BAD"):
-            counts["mismatches"] += 1
-            failures.append(f"case {case[0]}: an unclear exception {line[4:]}; GraphDef hex {case[1]}")
-
-    first = 0
-    while time.monotonic() < deadline:
-        current, ended, stderr = run_worker(seed, first, deadline, env, here, on_line)
-        if current is not None:
-            counts["crashes"] += 1
-            failures.append(f"case {current[0]}: {ended}; GraphDef hex {current[1]}\n{stderr[-2000:]}")
-            first = current[0] + 1
-        elif ended != "deadline":
-            pytest.fail(f"the fuzz worker stopped outside a case ({ended}):\n{stderr[-4000:]}")
-        else:
-            first = done[0] + 1
-    print(f"FUZZ-COUNTS graph_def python seed={seed} " + " ".join(f"{k}={v}" for k, v in counts.items()))
-    assert not failures, f"seed {seed} (replay: EMBER_FUZZ_SEED={seed}):\n" + "\n".join(failures[:10])
+    mutation_fuzz("graph_def python", seed, WORKER, PYTHON_SECONDS, "GraphDef hex")

@@ -15,41 +15,17 @@ target loads against) and the model's saved_model.pb. Two runs:
 Each prints one FUZZ-COUNTS line; a crash, hang, sanitizer report or an error with no message fails.
 """
 
-import datetime
 import os
-import random
-import shutil
 import subprocess
 import sys
-import tempfile
 import textwrap
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-FUZZ_BUILD = os.path.join(ROOT, "build", "fuzz")
-LIBFUZZER_SECONDS = int(os.environ.get("EMBER_FUZZ_SECONDS", "25"))  # per seed
+from fuzz_harness import SEEDS, fuzz_seconds, libfuzzer_binary, run_libfuzzer
+
+LIBFUZZER_SECONDS = fuzz_seconds(25)  # per seed
 STRUCTURED_CASES = 300
-
-
-def rotating_seed():
-    return int(os.environ.get("EMBER_FUZZ_SEED", datetime.date.today().strftime("%Y%m%d")))
-
-
-SEEDS = [1, rotating_seed()]
-
-
-def fuzzer_binary():
-    given = os.environ.get("EMBER_SAVED_MODEL_FUZZER")
-    if given:
-        return given
-    if not os.path.exists(os.path.join(FUZZ_BUILD, "build.ninja")):
-        subprocess.run(["cmake", "-S", ROOT, "-B", FUZZ_BUILD, "-GNinja", "-DCMAKE_BUILD_TYPE=Release",
-                        "-DCMAKE_CXX_COMPILER=clang++", "-DEMBER_BUILD_FUZZERS=ON", "-DEMBER_BUILD_PYTHON=OFF",
-                        "-DEMBER_BUILD_EXAMPLES=OFF", "-DEMBER_BUILD_TESTS=OFF"], check=True,
-                       stdout=subprocess.DEVNULL)
-    subprocess.run(["ninja", "-C", FUZZ_BUILD, "saved_model_fuzzer"], check=True, stdout=subprocess.DEVNULL)
-    return os.path.join(FUZZ_BUILD, "saved_model_fuzzer")
 
 
 TF_WRITER = textwrap.dedent(r'''
@@ -128,25 +104,10 @@ def write_corpus(models, corpus):
 
 
 def run_fuzzer(args, env, tmp_path, label, seed):
-    binary = fuzzer_binary()
-    cmd = [binary, "-timeout=20", "-rss_limit_mb=3072", "-malloc_limit_mb=2048", "-max_len=65536",
-           f"-artifact_prefix={tmp_path}{os.sep}", "-print_final_stats=1", *args]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, errors="replace",
-                          timeout=LIBFUZZER_SECONDS + 300)
-    runs = 0
-    for line in proc.stderr.splitlines():
-        if line.startswith("stat::number_of_executed_units:"):
-            runs = int(line.split(":")[-1])
-    crashes = [n for n in os.listdir(tmp_path) if n.split("-")[0] in ("crash", "timeout", "oom", "leak")]
-    print(f"FUZZ-COUNTS saved_model {label} seed={seed} cases={runs} "
-          f"crashes={len(crashes) or int(proc.returncode != 0)} mismatches=0")
-    if proc.returncode != 0 or crashes:
-        kept = os.path.join(tempfile.gettempdir(), f"ember-saved-model-fuzz-{label}-{seed}")
-        shutil.rmtree(kept, ignore_errors=True)
-        shutil.copytree(tmp_path, kept, ignore=shutil.ignore_patterns("corpus"))
-        pytest.fail(f"saved_model_fuzzer ({label}, seed {seed}) failed; reproducers in {kept}, replay with "
-                    f"EMBER_SAVED_MODEL_FUZZ_VARIABLES=<the models' variables prefixes> {binary} {kept}/<file>\n"
-                    + proc.stderr[-6000:])
+    run_libfuzzer(libfuzzer_binary("saved_model_fuzzer", "EMBER_SAVED_MODEL_FUZZER"), args, tmp_path,
+                  label=f"saved_model {label}", seed=seed, env=env, timeout=LIBFUZZER_SECONDS + 300,
+                  limits=["-timeout=20", "-rss_limit_mb=3072", "-malloc_limit_mb=2048", "-max_len=65536"],
+                  replay_hint="EMBER_SAVED_MODEL_FUZZ_VARIABLES=<the models' variables prefixes> ")
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -29,6 +29,7 @@ def examples():
     x, w = _f(2, 5, 6, 3), _f(3, 2, 3, 4)
     a = _conv2d_attrs(strides=(1, 2, 1, 1))
     t["Conv2D"] = ([x, w], a)
+    t["_FusedConv2D"] = ([x, w, _f(4)], a + ["Relu", 0.2])
     t["Conv2DBackpropInput"] = ([_i([2, 5, 6, 3]), w, _f(2, 3, 6, 4)], a)
     t["Conv2DBackpropFilter"] = ([x, _i([3, 2, 3, 4]), _f(2, 3, 6, 4)], a)
     x3, w3 = _f(1, 4, 5, 3, 2), _f(2, 3, 2, 2, 3)
@@ -84,7 +85,9 @@ NOT_FINITE_DIFFERENCE_CHECKED = {
 
 _GRAD_GRAD = ("its orig_output must be max_pool(orig_input) (TensorFlow's kernel matches input elements against "
               "it), which the table's random data are not; compared with TensorFlow in test_nn_conv.py")
-EXCLUDED = {"MaxPoolGradGrad": _GRAD_GRAD, "MaxPool3DGradGrad": _GRAD_GRAD}
+EXCLUDED = {"MaxPoolGradGrad": _GRAD_GRAD, "MaxPool3DGradGrad": _GRAD_GRAD,
+            "_FusedConv2D": "ember-internal: written by ember's conv fusion (its attributes are not TensorFlow's "
+                            "_FusedConv2D's); compared with the unfused graph in test_fuse_conv.py"}
 
 _NO_FLOAT64 = ("TensorFlow's CPU kernels of 3-D pooling, fused batch norm and LRN take half, bfloat16 and float32 only; ember's float64 is "
                "checked against finite differences (test_gradient_check.py) and float32 (test_nn_conv.py)")

@@ -128,3 +128,50 @@ def test_bad_input_is_a_clear_error(call, message):
 def test_inference_without_statistics_is_a_value_error():
     with pytest.raises(ValueError, match="mean"):
         em.nn.fused_batch_norm(X, SCALE, OFFSET, is_training=False)
+
+
+@pytest.mark.parametrize("shape", [(3, 5, 7, 16), (2, 11, 13, 3), (1, 1, 130, 64), (4, 9, 9, 1)])
+def test_channels_last_batch_norm_matches_float64_and_not_the_thread_count(shape):
+    """The NHWC loops (Note [Batch-norm loops]): row blocks of a fixed size summed in block order. Rows that
+    are not a multiple of the block, a channel mean far from 0 (the one-pass variance must not cancel), and
+    the same bits on one thread as on two."""
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal(shape) * 0.5 + 40.0).astype(np.float32)
+    dy = rng.standard_normal(shape).astype(np.float32)
+    c = shape[-1]
+    scale, offset = rng.uniform(0.5, 1.5, c).astype(np.float32), rng.standard_normal(c).astype(np.float32)
+
+    def run():
+        xt, st, ot = em.constant(x), em.constant(scale), em.constant(offset)
+        with em.GradientTape() as tape:
+            tape.watch([xt, st, ot])
+            y, mean, var = em.nn.fused_batch_norm(xt, st, ot, epsilon=1e-3, is_training=True)
+        grads = tape.gradient(y, [xt, st, ot], output_gradients=em.constant(dy))
+        return [t.numpy() for t in (y, mean, var, *grads)]
+
+    before = em.config.threading.get_intra_op_parallelism_threads()
+    try:
+        em.config.threading.set_intra_op_parallelism_threads(1)
+        one = run()
+        em.config.threading.set_intra_op_parallelism_threads(2)
+        two = run()
+    finally:
+        em.config.threading.set_intra_op_parallelism_threads(before)
+    for a, b in zip(one, two):
+        np.testing.assert_array_equal(a, b)
+    x64, dy64 = x.astype(np.float64).reshape(-1, c), dy.astype(np.float64).reshape(-1, c)
+    n = x64.shape[0]
+    m, v = x64.mean(0), x64.var(0)
+    inv = 1 / np.sqrt(v + 1e-3)
+    xhat = (x64 - m) * inv
+    y_ref = xhat * scale + offset
+    dscale = (dy64 * xhat).sum(0)
+    doffset = dy64.sum(0)
+    dx_ref = scale * inv * (dy64 - doffset / n - xhat * dscale / n)
+    y, mean, var, dx, ds, do = one
+    np.testing.assert_allclose(mean, m, rtol=1e-6)
+    np.testing.assert_allclose(var, v * n / max(n - 1, 1), rtol=2e-4, atol=1e-6)  # returned unbiased
+    np.testing.assert_allclose(y.reshape(-1, c), y_ref, rtol=1e-4, atol=2e-4)
+    np.testing.assert_allclose(dx.reshape(-1, c), dx_ref, rtol=1e-3, atol=2e-3)
+    np.testing.assert_allclose(ds, dscale, rtol=1e-3, atol=2e-3)
+    np.testing.assert_allclose(do, doffset, rtol=1e-4, atol=1e-3)

@@ -15,6 +15,10 @@ from ember.keras import callbacks, models, utils  # noqa: F401
 from ember.keras.engine.input_layer import Input  # noqa: F401
 from ember.keras.engine.sequential import Sequential  # noqa: F401
 from ember.keras.engine.training import Model  # noqa: F401
+from ember.keras.engine import keras_tensor as _keras_tensor
+from ember.util import dispatch as _dispatch
+
+_dispatch.set_fallback(_keras_tensor.dispatch_keras_tensors)  # tf.nn.relu(keras_input) -> a TFOpLambda layer
 
 for _name in ("metrics", "mixed_precision", "preprocessing", "datasets"):
     if _importlib_util.find_spec(f"{__name__}.{_name}") is not None:

@@ -4,6 +4,7 @@ variable as ``variable.constraint``)."""
 
 from ember.framework.tensor import convert_to_tensor
 from ember.ops import array_ops, math_ops
+from ember.keras.utils.object_table import ObjectTable
 
 _EPSILON = 1e-7
 
@@ -77,35 +78,6 @@ max_norm, non_neg, unit_norm, min_max_norm = MaxNorm, NonNeg, UnitNorm, MinMaxNo
 _CLASSES = {c.__name__: c for c in (Constraint, MaxNorm, NonNeg, UnitNorm, MinMaxNorm)}
 _NAMES = {"max_norm": MaxNorm, "non_neg": NonNeg, "unit_norm": UnitNorm, "min_max_norm": MinMaxNorm}
 
-
-def serialize(constraint):
-    if constraint is None:
-        return None
-    return {"module": "keras.constraints", "class_name": type(constraint).__name__,
-            "config": constraint.get_config() if hasattr(constraint, "get_config") else {}, "registered_name": None}
-
-
-def deserialize(config, custom_objects=None):
-    if isinstance(config, str):
-        return get(config)
-    name = config["class_name"]
-    cls = (custom_objects or {}).get(name) or _CLASSES.get(name) or _NAMES.get(name)
-    if cls is None:
-        raise ValueError(f"Unknown constraint: '{name}'. Please ensure you are using a "
-                         "`keras.utils.custom_object_scope` and that this object is included in the scope.")
-    return cls.from_config(config.get("config", {}))
-
-
-def get(identifier):
-    if identifier is None:
-        return None
-    if isinstance(identifier, dict):
-        return deserialize(identifier)
-    if isinstance(identifier, str):
-        cls = _NAMES.get(identifier) or _CLASSES.get(identifier)
-        if cls is None:
-            raise ValueError(f"Could not interpret constraint function identifier: {identifier}")
-        return cls()
-    if callable(identifier):
-        return identifier
-    raise ValueError(f"Could not interpret constraint function identifier: {identifier}")
+_TABLE = ObjectTable("constraint", "keras.constraints", _CLASSES, _NAMES,
+                     "Could not interpret constraint function identifier")
+serialize, deserialize, get = _TABLE.serialize, _TABLE.deserialize, _TABLE.get

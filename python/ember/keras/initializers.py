@@ -12,6 +12,7 @@ import numpy as np
 from ember import dtypes as _dtypes
 from ember.framework.tensor import convert_to_tensor
 from ember.ops import array_ops, math_ops, random_ops
+from ember.keras.utils.object_table import ObjectTable
 
 
 def _float_dtype(dtype):
@@ -207,40 +208,8 @@ _NAMES = {"zeros": Zeros, "ones": Ones, "constant": Constant, "random_normal": R
           "orthogonal": Orthogonal, "identity": Identity, "uniform": RandomUniform, "normal": RandomNormal}
 globals().update(_NAMES)  # Keras' lower-case names are the classes themselves
 
-
-def serialize(initializer):
-    if initializer is None:
-        return None
-    return {"module": "keras.initializers", "class_name": type(initializer).__name__,
-            "config": initializer.get_config(), "registered_name": None}
-
-
-def deserialize(config, custom_objects=None):
-    if isinstance(config, str):
-        return get(config)
-    name = config["class_name"]
-    cls = (custom_objects or {}).get(name) or _CLASSES.get(name) or _NAMES.get(name)
-    if cls is None:
-        raise ValueError(f"Unknown initializer: '{name}'. Please ensure you are using a "
-                         "`keras.utils.custom_object_scope` and that this object is included in the scope.")
-    return cls.from_config(config.get("config", {}))
-
-
-def get(identifier):
-    """None -> None; a name ("glorot_uniform", "GlorotUniform") or a config dict -> a new initializer;
-    an initializer or another callable -> itself."""
-    if identifier is None:
-        return None
-    if isinstance(identifier, dict):
-        return deserialize(identifier)
-    if isinstance(identifier, str):
-        cls = _NAMES.get(identifier) or _CLASSES.get(identifier)
-        if cls is None:
-            raise ValueError(f"Could not interpret initializer identifier: {identifier}")
-        return cls()
-    if callable(identifier):
-        return identifier
-    raise ValueError(f"Could not interpret initializer identifier: {identifier}")
-
+_TABLE = ObjectTable("initializer", "keras.initializers", _CLASSES, _NAMES,
+                     "Could not interpret initializer identifier")
+serialize, deserialize, get = _TABLE.serialize, _TABLE.deserialize, _TABLE.get
 
 del math_ops

@@ -3,12 +3,23 @@ return a scalar loss, with ``get_config``, and ``get`` / ``serialize`` / ``deser
 
 from ember.framework.tensor import convert_to_tensor
 from ember.ops import array_ops, math_ops
+from ember.keras.utils.object_table import ObjectTable
 
 
 def _check_penalty(value, name):
     if not isinstance(value, (float, int)) or value < 0:
         raise ValueError(f"Value '{value}' is not a valid regularization penalty number, expected a "
                          f"non-negative float for `{name}`")
+
+
+def _as_floatx(value):
+    """tf_keras keeps a penalty as a number of the backend's float type, so get_config() gives 0.01 as
+    0.009999999776482582 under float32."""
+    import numpy
+
+    from ember.keras import backend
+
+    return float(numpy.asarray(value, dtype=backend.floatx()))
 
 
 class Regularizer:
@@ -27,7 +38,7 @@ class L1L2(Regularizer):
     def __init__(self, l1=0.0, l2=0.0):
         _check_penalty(l1, "l1")
         _check_penalty(l2, "l2")
-        self.l1, self.l2 = float(l1), float(l2)
+        self.l1, self.l2 = _as_floatx(l1), _as_floatx(l2)
 
     def __call__(self, x):
         x = convert_to_tensor(x)
@@ -46,7 +57,7 @@ class L1(Regularizer):
     def __init__(self, l1=0.01, **kwargs):
         l1 = kwargs.pop("l", l1)  # Keras 2's backward-compatible spelling
         _check_penalty(l1, "l1")
-        self.l1 = float(l1)
+        self.l1 = _as_floatx(l1)
 
     def __call__(self, x):
         x = convert_to_tensor(x)
@@ -60,7 +71,7 @@ class L2(Regularizer):
     def __init__(self, l2=0.01, **kwargs):
         l2 = kwargs.pop("l", l2)
         _check_penalty(l2, "l2")
-        self.l2 = float(l2)
+        self.l2 = _as_floatx(l2)
 
     def __call__(self, x):
         x = convert_to_tensor(x)
@@ -79,7 +90,7 @@ class OrthogonalRegularizer(Regularizer):
         if mode not in {"rows", "columns"}:
             raise ValueError(f"Invalid value for argument `mode`. Expected one of {{'rows', 'columns'}}. "
                              f"Received: mode={mode}")
-        self.factor, self.mode = float(factor), mode
+        self.factor, self.mode = _as_floatx(factor), mode
 
     def __call__(self, x):
         x = convert_to_tensor(x)
@@ -111,38 +122,6 @@ orthogonal_regularizer = OrthogonalRegularizer
 _CLASSES = {c.__name__: c for c in (Regularizer, L1L2, L1, L2, OrthogonalRegularizer)}
 _NAMES = {"l1": L1, "l2": L2, "l1_l2": L1L2, "orthogonal_regularizer": OrthogonalRegularizer}
 
-
-def serialize(regularizer):
-    if regularizer is None:
-        return None
-    return {"module": "keras.regularizers", "class_name": type(regularizer).__name__,
-            "config": regularizer.get_config(), "registered_name": None}
-
-
-def deserialize(config, custom_objects=None):
-    if isinstance(config, str):
-        return get(config)
-    name = config["class_name"]
-    cls = (custom_objects or {}).get(name) or _CLASSES.get(name) or _NAMES.get(name)
-    if cls is None:
-        raise ValueError(f"Unknown regularizer: '{name}'. Please ensure you are using a "
-                         "`keras.utils.custom_object_scope` and that this object is included in the scope.")
-    return cls.from_config(config.get("config", {}))
-
-
-def get(identifier):
-    """None -> None; "l1"/"l2"/"l1_l2" (default penalties) or a config dict -> a regularizer; a callable -> itself."""
-    if identifier is None:
-        return None
-    if isinstance(identifier, dict):
-        return deserialize(identifier)
-    if isinstance(identifier, str):
-        if identifier == "l1_l2":
-            return l1_l2()
-        cls = _NAMES.get(identifier) or _CLASSES.get(identifier)
-        if cls is None:
-            raise ValueError(f"Could not interpret regularizer identifier: {identifier}")
-        return cls()
-    if callable(identifier):
-        return identifier
-    raise ValueError(f"Could not interpret regularizer identifier: {identifier}")
+_TABLE = ObjectTable("regularizer", "keras.regularizers", _CLASSES, _NAMES,
+                     "Could not interpret regularizer identifier", factories={"l1_l2": l1_l2})
+serialize, deserialize, get = _TABLE.serialize, _TABLE.deserialize, _TABLE.get

@@ -31,6 +31,24 @@ Status batch_norm_backward(const BatchNormShape& s, const TensorImpl& dy, const 
                            double epsilon, bool training, TensorImpl& dx, TensorImpl& dscale,
                            TensorImpl& doffset);
 
+/// The float32 channels-last row loops (kernels/isa/batch_norm_isa.cc, one copy per ISA): `rows` rows of C
+/// contiguous channels each, against per-channel vectors of C. Internal to kernels/.
+struct BatchNormTables {
+  /// sum[c] += x - pivot[c], sq[c] += (x - pivot[c])^2 over the rows.
+  void (*sum_shifted_f32)(const float* x, int64_t rows, int64_t C, const float* pivot, float* sum,
+                          float* sq) = nullptr;
+  /// sum_dy[c] += dy, sum_dy_xc[c] += dy * (x - mean[c]) over the rows.
+  void (*sum_grad_f32)(const float* x, const float* dy, int64_t rows, int64_t C, const float* mean,
+                       float* sum_dy, float* sum_dy_xc) = nullptr;
+  /// y = x * k[c] + shift[c].
+  void (*scale_rows_f32)(const float* x, float* y, int64_t rows, int64_t C, const float* k,
+                         const float* shift) = nullptr;
+  /// dx = k[c] * (dy - mean_dy[c] - (x - mean[c]) * proj[c]).
+  void (*grad_rows_f32)(const float* x, const float* dy, float* dx, int64_t rows, int64_t C, const float* k,
+                        const float* mean_dy, const float* mean, const float* proj) = nullptr;
+};
+const BatchNormTables& batch_norm_tables();
+
 struct LrnParams {
   int64_t depth_radius = 5;
   double bias = 1, alpha = 1, beta = 0.5;

@@ -1,6 +1,7 @@
 #include "ember/kernels/conv.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <type_traits>
 
@@ -183,6 +184,39 @@ void direct_backward_filter(const ConvGeometry& g, const T* x, const T* dy, T* d
 
 enum class Kind : int64_t { kForward = 1, kBackwardData, kBackwardFilter };
 
+// Note [Fused convolutions]
+// The optimizer's conv fusion (passes/fuse_conv.cc) turns Conv2D -> bias add -> activation into one
+// _FusedConv2D node. On oneDNN it is one forward primitive: the bias is the primitive's bias argument and
+// the activation an eltwise post-op, applied to each output block while it is still in registers, so the
+// output is written once instead of three times. The primitive is cached with the activation and its alpha
+// in the key. The backward primitives never see a fusion (the pass runs after autodiff, on a forward whose
+// pre-activation nothing else reads).
+struct Fusion {
+  ConvActivation activation = ConvActivation::kNone;
+  float alpha = 0;
+};
+
+void set_post_ops(const Fusion& f, dnnl::primitive_attr& attr) {
+  dnnl::post_ops ops;
+  switch (f.activation) {
+    case ConvActivation::kNone:
+      return;
+    case ConvActivation::kRelu:
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+      break;
+    case ConvActivation::kRelu6:
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, 6.0f);
+      break;
+    case ConvActivation::kElu:
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_elu, 1.0f, 0.0f);
+      break;
+    case ConvActivation::kLeakyRelu:
+      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, f.alpha, 0.0f);
+      break;
+  }
+  attr.set_post_ops(ops);
+}
+
 using dt = dnnl::memory::data_type;
 
 dnnl::memory::desc filter_desc(const ConvGeometry& g) {
@@ -227,7 +261,12 @@ Descs descs_of(const ConvGeometry& g) {
 
 bool is_reference(const std::string& impl) { return impl.rfind("ref", 0) == 0; }
 
-std::shared_ptr<const onednn::Primitive> make(const ConvGeometry& g, Kind kind, bool any_activations) {
+dnnl::memory::desc bias_desc(const ConvGeometry& g) {
+  return dnnl::memory::desc({g.out_channels}, dt::f32, dnnl::memory::format_tag::a);
+}
+
+std::shared_ptr<const onednn::Primitive> make(const ConvGeometry& g, Kind kind, bool any_activations,
+                                              const Fusion* fusion) {
   const Descs d = descs_of(g);
   const auto x = any_activations ? any_like(d.x) : d.x, y = any_activations ? any_like(d.y) : d.y;
   const auto w = any_like(d.w);
@@ -235,11 +274,28 @@ std::shared_ptr<const onednn::Primitive> make(const ConvGeometry& g, Kind kind, 
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   const auto algo = dnnl::algorithm::convolution_direct;
+  auto p = std::make_shared<onednn::Primitive>();
+  if (fusion) {
+    dnnl::primitive_attr fused_attr;
+    fused_attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    set_post_ops(*fusion, fused_attr);
+    dnnl::convolution_forward::primitive_desc fused(
+        dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algo, x, w, bias_desc(g), y,
+                                        d.strides, d.dilations, d.pad_l, d.pad_r),
+        fused_attr, eng);
+    p->primitive = dnnl::convolution_forward(fused);
+    p->arg_descs = {{DNNL_ARG_SRC, fused.src_desc()},
+                    {DNNL_ARG_WEIGHTS, fused.weights_desc()},
+                    {DNNL_ARG_BIAS, fused.bias_desc()},
+                    {DNNL_ARG_DST, fused.dst_desc()}};
+    p->scratchpad = fused.scratchpad_desc();
+    p->impl = fused.impl_info_str();
+    return p;
+  }
   dnnl::convolution_forward::primitive_desc fwd(
       dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algo, x, w, y, d.strides,
                                       d.dilations, d.pad_l, d.pad_r),
       attr, eng);
-  auto p = std::make_shared<onednn::Primitive>();
   if (kind == Kind::kForward) {
     p->primitive = dnnl::convolution_forward(fwd);
     p->arg_descs = {{DNNL_ARG_SRC, fwd.src_desc()},
@@ -278,23 +334,23 @@ int64_t conv_macs(const ConvGeometry& g) {
   return macs;
 }
 
-std::shared_ptr<const onednn::Primitive> primitive(const ConvGeometry& g, Kind kind) {
+std::shared_ptr<const onednn::Primitive> primitive(const ConvGeometry& g, Kind kind, const Fusion* fusion) {
   const int threads = onednn::set_threads(conv_macs(g));
-  onednn::Key key{static_cast<int64_t>(kind),
-                  threads,
-                  g.nd,
-                  g.channels_last,
-                  g.batch,
-                  g.in_channels,
-                  g.out_channels,
-                  g.groups};
+  int32_t alpha_bits = 0;
+  if (fusion) std::memcpy(&alpha_bits, &fusion->alpha, sizeof alpha_bits);
+  // A fused forward is its own kind: kForward plus 16 * (1 + activation), with alpha's bits.
+  const int64_t kind_key =
+      fusion ? static_cast<int64_t>(kind) + 16 * (1 + static_cast<int64_t>(fusion->activation))
+             : static_cast<int64_t>(kind);
+  onednn::Key key{kind_key, alpha_bits,    threads,        g.nd,    g.channels_last,
+                  g.batch,  g.in_channels, g.out_channels, g.groups};
   for (int i = 0; i < g.nd; ++i)
     key.insert(key.end(),
                {g.in[i], g.kernel[i], g.out[i], g.stride[i], g.dilation[i], g.pad_before[i], g.pad_after[i]});
   return onednn::cached(key, [&]() -> std::shared_ptr<const onednn::Primitive> {
     try {
-      auto p = make(g, kind, false);
-      if (is_reference(p->impl)) p = make(g, kind, true);
+      auto p = make(g, kind, false, fusion);
+      if (is_reference(p->impl)) p = make(g, kind, true, fusion);
       return is_reference(p->impl) ? nullptr : p;
     } catch (const dnnl::error&) {
       return nullptr;
@@ -308,13 +364,19 @@ bool empty(const ConvGeometry& g) {
   return n == 0;
 }
 
-bool onednn_conv(const ConvGeometry& g, Kind kind, const void* a, const void* b, void* out) {
+bool onednn_conv(const ConvGeometry& g, Kind kind, const void* a, const void* b, void* out,
+                 const Fusion* fusion = nullptr, const void* bias = nullptr) {
   if (empty(g)) return false;
-  auto p = primitive(g, kind);
+  auto p = primitive(g, kind, fusion);
   if (!p) return false;
   const Descs d = descs_of(g);
   void* ca = const_cast<void*>(a);
   void* cb = const_cast<void*>(b);
+  if (fusion)
+    return onednn::run(*p, {{DNNL_ARG_SRC, d.x, ca, false},
+                            {DNNL_ARG_WEIGHTS, d.w, cb, false},
+                            {DNNL_ARG_BIAS, bias_desc(g), const_cast<void*>(bias), false},
+                            {DNNL_ARG_DST, d.y, out, true}});
   switch (kind) {
     case Kind::kForward:
       return onednn::run(*p, {{DNNL_ARG_SRC, d.x, ca, false},
@@ -353,6 +415,68 @@ Status conv_forward(const ConvGeometry& g, const TensorImpl& x, const TensorImpl
       return unsupported("convolution", x.dtype());
   }
   onednn::set_last_impl("ember:direct");
+  return Status::OK();
+}
+
+namespace {
+
+// The bias and activation of a fused convolution over y in place (the path without oneDNN), with the
+// math of ember's element-wise kernels.
+template <typename T>
+void add_bias_and_activate(const ConvGeometry& g, const T* bias, ConvActivation act, T alpha, T* y,
+                           int64_t size) {
+  int64_t spatial = 1;
+  for (int i = 0; i < g.nd; ++i) spatial *= g.out[i];
+  const int64_t C = g.out_channels;
+  parallel_for(size, 4, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const int64_t c = g.channels_last ? i % C : (i / spatial) % C;
+      T v = y[i] + bias[c];
+      switch (act) {
+        case ConvActivation::kNone:
+          break;
+        case ConvActivation::kRelu:
+          v = v > 0 ? v : T(0);
+          break;
+        case ConvActivation::kRelu6:
+          v = std::min(std::max(v, T(0)), T(6));
+          break;
+        case ConvActivation::kElu:
+          v = v > 0 ? v : std::expm1(v);
+          break;
+        case ConvActivation::kLeakyRelu:
+          v = v > 0 ? v : v * alpha;
+          break;
+      }
+      y[i] = v;
+    }
+  });
+}
+
+}  // namespace
+
+Status conv_forward_fused(const ConvGeometry& g, const TensorImpl& x, const TensorImpl& w,
+                          const TensorImpl& bias, ConvActivation activation, double alpha, TensorImpl& y) {
+  if (y.num_elements() == 0) return Status::OK();
+  if (x.dtype() == DType::kFloat32) {
+    const Fusion fusion{activation, static_cast<float>(alpha)};
+    if (onednn_conv(g, Kind::kForward, x.raw_data(), w.raw_data(), y.mutable_raw_data(), &fusion,
+                    bias.raw_data()))
+      return Status::OK();
+  }
+  EMBER_RETURN_IF_ERROR(conv_forward(g, x, w, y));
+  switch (x.dtype()) {
+    case DType::kFloat32:
+      add_bias_and_activate(g, bias.data<float>(), activation, static_cast<float>(alpha),
+                            y.mutable_data<float>(), y.num_elements());
+      break;
+    case DType::kFloat64:
+      add_bias_and_activate(g, bias.data<double>(), activation, alpha, y.mutable_data<double>(),
+                            y.num_elements());
+      break;
+    default:
+      return unsupported("fused convolution", x.dtype());
+  }
   return Status::OK();
 }
 

@@ -2,8 +2,11 @@
 
 #include <omp.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <list>
 #include <mutex>
+#include <new>
 #include <unordered_map>
 
 #include "ember/core/parallel.h"
@@ -98,6 +101,44 @@ Cache& cache() {
 
 thread_local std::string g_last_impl;
 
+// Note [Reused oneDNN buffers]
+// A call needs a scratchpad and, for an argument whose layout the primitive chose (a blocked filter), a
+// buffer to reorder into. Allocating them per call cost a page fault per 4 KiB of a fresh buffer each time
+// (several % of a ResNet step in the kernel); instead each thread keeps its buffers (slot 0 the scratchpad,
+// slot i + 1 the i-th reordered argument) and grows them as needed. A call never re-enters run() on its
+// thread, so a slot is never in use twice. Buffers above kKeepBytes are freed after the call.
+constexpr size_t kKeepBytes = size_t{64} << 20;
+
+struct Buffer {
+  void* data = nullptr;
+  size_t size = 0;
+  ~Buffer() { std::free(data); }
+};
+
+class Buffers {
+ public:
+  void* get(size_t slot, size_t bytes) {
+    if (slots_.size() <= slot) slots_.resize(slot + 1);
+    Buffer& b = slots_[slot];
+    bytes = std::max<size_t>(bytes, 64);  // aligned_alloc(64, 0) may return null
+    if (b.size < bytes) {
+      std::free(b.data);
+      b.size = 0;
+      b.data = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+      if (!b.data) throw std::bad_alloc();
+      b.size = bytes;
+    }
+    return b.data;
+  }
+  void trim() {
+    for (Buffer& b : slots_)
+      if (b.size > kKeepBytes) std::free(b.data), b.data = nullptr, b.size = 0;
+  }
+
+ private:
+  std::vector<Buffer> slots_;
+};
+
 }  // namespace
 
 std::shared_ptr<const Primitive> cached(const Key& key,
@@ -109,9 +150,11 @@ void set_cache_capacity(size_t capacity) { cache().set_capacity(capacity); }
 void cache_clear() { cache().clear(); }
 
 bool run(const Primitive& p, const std::vector<Arg>& args) {
+  thread_local Buffers buffers;
   try {
     dnnl::engine& eng = engine();
     thread_local dnnl::stream stream(engine());
+    size_t slot = 1;
     std::unordered_map<int, dnnl::memory> exec;
     std::vector<std::pair<dnnl::memory, dnnl::memory>> write_back;  // (primitive's, user's)
     for (const Arg& a : args) {
@@ -121,7 +164,7 @@ bool run(const Primitive& p, const std::vector<Arg>& args) {
         exec.emplace(a.arg, user);
         continue;
       }
-      dnnl::memory mine(*want, eng);
+      dnnl::memory mine(*want, eng, buffers.get(slot++, want->get_size()));
       if (a.output) {
         write_back.emplace_back(mine, user);
       } else {
@@ -129,14 +172,19 @@ bool run(const Primitive& p, const std::vector<Arg>& args) {
       }
       exec.emplace(a.arg, mine);
     }
-    dnnl::memory scratch(p.scratchpad, eng);
+    dnnl::memory scratch(p.scratchpad, eng, buffers.get(0, p.scratchpad.get_size()));
     exec.emplace(DNNL_ARG_SCRATCHPAD, scratch);
     p.primitive.execute(stream, exec);
     for (auto& [mine, user] : write_back) dnnl::reorder(mine, user).execute(stream, mine, user);
     stream.wait();
+    buffers.trim();
     g_last_impl = p.impl;
     return true;
   } catch (const dnnl::error&) {
+    buffers.trim();
+    return false;
+  } catch (const std::bad_alloc&) {
+    buffers.trim();
     return false;
   }
 }

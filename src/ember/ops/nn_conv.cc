@@ -29,7 +29,7 @@ constexpr ConvFamily kDepthwise{"DepthwiseConv2dNative", "DepthwiseConv2dNativeB
 const ConvFamily& family_of(const OpDef* op) {
   for (const ConvFamily* f : {&kConv2D, &kConv3D, &kDepthwise})
     if (op->name == f->forward || op->name == f->backprop_input || op->name == f->backprop_filter) return *f;
-  return kConv2D;  // unreachable: only these ops use this file's functions
+  return kConv2D;  // _FusedConv2D, the only other op of this file
 }
 
 std::string ints_text(const std::vector<int64_t>& v) {
@@ -225,6 +225,51 @@ Status forward_kernel(KernelContext& ctx) {
   return kernels::conv_forward(g, ctx.input(0), ctx.input(1), ctx.output(0));
 }
 
+// ---- _FusedConv2D(input, filter, bias): activation(Conv2D(input, filter) + bias), written by the
+// optimizer's conv fusion (passes/fuse_conv.cc; Note [Fused convolutions] in kernels/conv.cc).
+
+StatusOr<kernels::ConvActivation> activation_of(const OpDef* op, const AttrReader& a) {
+  const std::string& name = a.attr_string(op->attr_index("activation"));
+  if (name.empty()) return kernels::ConvActivation::kNone;
+  if (name == "Relu") return kernels::ConvActivation::kRelu;
+  if (name == "Relu6") return kernels::ConvActivation::kRelu6;
+  if (name == "Elu") return kernels::ConvActivation::kElu;
+  if (name == "LeakyRelu") return kernels::ConvActivation::kLeakyRelu;
+  return invalid_argument(op->name,
+                          ": activation must be \"\", \"Relu\", \"Relu6\", \"Elu\" or \"LeakyRelu\", got \"",
+                          name, "\"");
+}
+
+Status check_bias(const OpDef* op, const Shape& bias, int64_t channels) {
+  if (bias.rank_known() &&
+      (bias.rank() != 1 || (bias.dim(0) >= 0 && channels >= 0 && bias.dim(0) != channels)))
+    return invalid_argument(op->name, ": bias must be 1-D with one value per output channel (", channels,
+                            "), got shape ", bias.to_string());
+  return Status::OK();
+}
+
+Status fused_shape(InferContext& ctx) {
+  EMBER_RETURN_IF_ERROR(activation_of(ctx.op, ctx).status());
+  EMBER_RETURN_IF_ERROR(forward_shape(ctx));
+  ConvAttrs c;
+  EMBER_RETURN_IF_ERROR(read_attrs(ctx.op, ctx, &c));
+  const Shape& out = ctx.outputs[0].shape;
+  return check_bias(ctx.op, ctx.inputs[2].shape, out.rank_known() ? out.dim(c.channel_dim) : kUnknownDim);
+}
+
+Status fused_kernel(KernelContext& ctx) {
+  ConvAttrs c;
+  EMBER_RETURN_IF_ERROR(read_attrs(ctx.op, ctx, &c));
+  auto activation = activation_of(ctx.op, ctx);
+  EMBER_RETURN_IF_ERROR(activation.status());
+  kernels::ConvGeometry g;
+  Shape out;
+  EMBER_RETURN_IF_ERROR(geometry(ctx.op, c, ctx.input(0).shape(), ctx.input(1).shape(), &g, &out));
+  EMBER_RETURN_IF_ERROR(check_bias(ctx.op, ctx.input(2).shape(), g.out_channels));
+  return kernels::conv_forward_fused(g, ctx.input(0), ctx.input(1), ctx.input(2), *activation,
+                                     ctx.attr_float(ctx.op->attr_index("leakyrelu_alpha")), ctx.output(0));
+}
+
 // ---- Backprop ops: one operand is the shape (`input_sizes` or `filter_sizes`) of the result.
 
 /// Checks out_backprop's shape against the output the geometry gives.
@@ -389,6 +434,27 @@ void register_conv_ops(OpRegistry& r) {
       "dilations and SAME/VALID/EXPLICIT padding; in_channels may be a fraction of the input's channels "
       "(grouped). conv2d(ones([1, 3, 3, 1]), ones([2, 2, 1, 1]), [1, 1, 1, 1], 'VALID') == "
       "4 * ones([1, 2, 2, 1]).");
+  OpBuilder fused("_FusedConv2D");
+  fused
+      .doc(
+          "activation(Conv2D(input, filter) + bias): the optimizer's conv fusion writes it (TensorFlow's "
+          "remapper writes an op of this name with a list of fused ops; ember's names its one activation: "
+          "\"\", "
+          "Relu, Relu6, Elu or LeakyRelu with leakyrelu_alpha). _FusedConv2D(ones([1, 3, 3, 1]), "
+          "ones([2, 2, 1, 1]), [-5.], [1, 1, 1, 1], 'VALID', activation='Relu') == zeros([1, 2, 2, 1]).")
+      .input("input")
+      .input("filter")
+      .input("bias")
+      .output("output")
+      .type_var(kConvTypes);
+  conv_attrs(fused, kConv2D)
+      .attr("activation", AttrType::kString, std::string())
+      .attr("leakyrelu_alpha", AttrType::kFloat, 0.2)
+      // Not differentiable: the node only exists in optimized graphs, which autodiff never sees.
+      .flags(kNotDifferentiable)
+      .shape(&fused_shape)
+      .kernel(kConvTypes, &fused_kernel);
+  fused.batching(BatchingRule::kFallback).done(r);
   register_family(
       r, kConv3D,
       "3-D convolution of a 5-D input, NDHWC or NCDHW, with strides, dilations and SAME/VALID padding. "

@@ -42,6 +42,10 @@ StatusOr<std::shared_ptr<FunctionGraph>> optimize_function(const FunctionGraph& 
         options.sibling_matmul_merging, "sibling_matmul_merging", [&] { return merge_sibling_matmuls(g); },
         rewrites);
     run(
+        options.remapping, "conv_fusion", [&] { return fuse_conv(g); }, rewrites);
+    run(
+        options.remapping, "relu_gradient_remapping", [&] { return remap_relu_gradients(g); }, rewrites);
+    run(
         options.pruning, "pruning", [&] { return prune(g); }, rewrites);
     if (rewrites == 0) break;
   }

@@ -21,6 +21,7 @@ struct OptimizerOptions {
   bool elementwise_fusion = true;           // chains and DAGs of element-wise ops become one tiled kernel
   bool sibling_matmul_merging = true;       // narrow products sharing a left operand become one
   bool loop_optimization = true;            // TF: loop_optimization (loop-invariant code leaves While bodies)
+  bool remapping = true;                    // TF: remapping (Conv2D + bias + activation become one op)
   bool memory_optimization = true;          // TF: memory_optimization (buffer reuse, in-place writes)
   bool disable_meta_optimizer = false;      // TF: turns every pass off
   int64_t constant_folding_max_bytes = 10 << 20;  // folded results larger than this stay computed
@@ -86,6 +87,12 @@ StatusOr<int> simplify_arithmetic(FunctionGraph& fn);
 StatusOr<int> inline_function_calls(FunctionGraph& fn);
 StatusOr<int> fuse_elementwise(FunctionGraph& fn);
 StatusOr<int> merge_sibling_matmuls(FunctionGraph& fn);
+/// Conv2D -> bias add [-> activation] chains become _FusedConv2D nodes (Note [Matching a conv chain] in
+/// fuse_conv.cc). Counts the chains fused.
+StatusOr<int> fuse_conv(FunctionGraph& fn);
+/// SelectV2(Greater(x, 0), dy, 0) becomes ReluGrad(dy, x) (Note [Relu gradients as ReluGrad] in
+/// fuse_conv.cc). Counts the selects rewritten.
+StatusOr<int> remap_relu_gradients(FunctionGraph& fn);
 /// If/Case nodes with a Const predicate or index become a PartitionedCall of the branch taken.
 StatusOr<int> fold_constant_predicates(FunctionGraph& fn);
 /// Moves what While bodies compute from loop-invariant values into the caller (Note [Hoisting out of a

@@ -117,49 +117,134 @@ class KerasTensor:
         raise TypeError(f"You are passing {self}, an intermediate Keras symbolic input/output, to an API that "
                         "needs a value (NumPy). Wrap the computation in a Keras layer (e.g. Lambda).")
 
-    # Arithmetic on KerasTensors becomes a Lambda layer of the graph, as Keras' TFOpLambda does.
-    def _op(self, fn, name, *others):
-        from ember.keras.layers.core import _OpLambda
+    # Python operators on KerasTensors become TFOpLambda layers, named as tf_keras names them.
+    def _op(self, symbol, *others, reflected=False):
+        from ember.keras.layers.core import SlicingOpLambda, TFOpLambda
 
-        return _OpLambda(fn, name)(self, *others)
+        layer_class = SlicingOpLambda if symbol == "tf.__operators__.getitem" else TFOpLambda
+        layer = layer_class(operator_function(symbol), symbol)
+        if reflected:  # other + self: Keras calls the op with the operands in the written order
+            return layer(others[0], self)
+        return layer(self, *others)
 
     def __add__(self, other):
-        return self._op(lambda a, b: a + b, "add", other)
+        return self._op("tf.__operators__.add", other)
 
     def __radd__(self, other):
-        return self._op(lambda a, b: b + a, "add", other)
+        return self._op("tf.__operators__.add", other, reflected=True)
 
     def __sub__(self, other):
-        return self._op(lambda a, b: a - b, "subtract", other)
+        return self._op("tf.math.subtract", other)
 
     def __rsub__(self, other):
-        return self._op(lambda a, b: b - a, "subtract", other)
+        return self._op("tf.math.subtract", other, reflected=True)
 
     def __mul__(self, other):
-        return self._op(lambda a, b: a * b, "multiply", other)
+        return self._op("tf.math.multiply", other)
 
     def __rmul__(self, other):
-        return self._op(lambda a, b: b * a, "multiply", other)
+        return self._op("tf.math.multiply", other, reflected=True)
 
     def __truediv__(self, other):
-        return self._op(lambda a, b: a / b, "truediv", other)
+        return self._op("tf.math.truediv", other)
 
     def __rtruediv__(self, other):
-        return self._op(lambda a, b: b / a, "truediv", other)
+        return self._op("tf.math.truediv", other, reflected=True)
+
+    def __floordiv__(self, other):
+        return self._op("tf.compat.v1.floor_div", other)  # tf_keras' name: TF's // calls the v1 function
+
+    def __rfloordiv__(self, other):
+        return self._op("tf.compat.v1.floor_div", other, reflected=True)
+
+    def __mod__(self, other):
+        return self._op("tf.math.floormod", other)
+
+    def __rmod__(self, other):
+        return self._op("tf.math.floormod", other, reflected=True)
 
     def __pow__(self, other):
-        return self._op(lambda a, b: a ** b, "pow", other)
+        return self._op("tf.math.pow", other)
 
-    def __neg__(self):
-        return self._op(lambda a: -a, "negative")
+    def __rpow__(self, other):
+        return self._op("tf.math.pow", other, reflected=True)
 
     def __matmul__(self, other):
-        from ember.ops import math_ops
+        return self._op("tf.linalg.matmul", other)
 
-        return self._op(math_ops.matmul, "matmul", other)
+    def __rmatmul__(self, other):
+        return self._op("tf.linalg.matmul", other, reflected=True)
+
+    def __neg__(self):
+        return self._op("tf.math.negative")
+
+    def __abs__(self):
+        return self._op("tf.math.abs")
+
+    def __invert__(self):
+        return self._op("tf.math.logical_not")
+
+    def __and__(self, other):
+        return self._op("tf.math.logical_and", other)
+
+    def __or__(self, other):
+        return self._op("tf.math.logical_or", other)
+
+    def __xor__(self, other):
+        return self._op("tf.math.logical_xor", other)
+
+    def __lt__(self, other):
+        return self._op("tf.math.less", other)
+
+    def __le__(self, other):
+        return self._op("tf.math.less_equal", other)
+
+    def __gt__(self, other):
+        return self._op("tf.math.greater", other)
+
+    def __ge__(self, other):
+        return self._op("tf.math.greater_equal", other)
 
     def __getitem__(self, key):
-        return self._op(lambda a: a[key], "getitem")
+        return self._op("tf.__operators__.getitem", key)
+
+
+def _operators():
+    """TensorFlow API name -> the function a Python operator on tensors runs."""
+    import operator
+
+    from ember.ops import math_ops
+
+    return {"tf.__operators__.add": operator.add, "tf.math.subtract": math_ops.subtract,
+            "tf.math.multiply": math_ops.multiply, "tf.math.truediv": operator.truediv,
+            "tf.compat.v1.floor_div": operator.floordiv, "tf.math.floormod": operator.mod, "tf.math.pow": math_ops.pow,
+            "tf.linalg.matmul": math_ops.matmul, "tf.math.negative": math_ops.negative, "tf.math.abs": math_ops.abs,
+            "tf.math.logical_not": operator.invert, "tf.math.logical_and": operator.and_,
+            "tf.math.logical_or": operator.or_, "tf.math.logical_xor": operator.xor, "tf.math.less": operator.lt,
+            "tf.math.less_equal": operator.le, "tf.math.greater": operator.gt, "tf.math.greater_equal": operator.ge,
+            "tf.__operators__.getitem": operator.getitem}
+
+
+_OPERATORS = {}
+
+
+def operator_function(symbol):
+    """The function of an operator's API name, or None."""
+    if not _OPERATORS:
+        _OPERATORS.update(_operators())
+    return _OPERATORS.get(symbol)
+
+
+def dispatch_keras_tensors(api_function, args, kwargs, error):
+    """The fallback of ember's op functions (ember/util/dispatch.py): an op called on Keras symbolic tensors
+    becomes a TFOpLambda layer of the functional model; any other failure keeps its error."""
+    from ember.util import nest
+
+    if not any(isinstance(x, KerasTensor) for x in nest.flatten((args, kwargs))):
+        return NotImplemented
+    from ember.keras.layers.core import TFOpLambda
+
+    return TFOpLambda(api_function, api_function._ember_api_name)(*args, **kwargs)
 
 
 def is_keras_tensor(x):

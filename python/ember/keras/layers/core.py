@@ -297,18 +297,74 @@ class Lambda(Layer):
                                   "(Keras stores its bytecode; ember does not); rebuild the layer in code")
 
 
-class _OpLambda(Layer):
-    """The layer that arithmetic on KerasTensors (``x * 2``, ``x[:, 0]``) makes, as Keras' TFOpLambda."""
+class TFOpLambda(Layer):
+    """The layer that an ember op called on Keras symbolic tensors becomes (``tf.nn.relu(x)``, ``x + 1``,
+    ``tf.concat([x, y], 1)``), named after the op's TensorFlow API name as Keras names it."""
 
-    def __init__(self, fn, op_name, **kwargs):
+    def __init__(self, function, api_name=None, **kwargs):
         from ember.keras.engine.base_layer import unique_object_name
 
-        super().__init__(name=unique_object_name(f"tf.math.{op_name}"), **kwargs)
-        self._fn = fn
+        api_name = api_name or getattr(function, "_ember_api_name", None) or f"tf.{function.__name__}"
+        kwargs.setdefault("name", unique_object_name(api_name))
+        kwargs.pop("function", None)
+        super().__init__(**kwargs)
+        self.function = function
+        self.symbol = api_name
         self._autocast = False
+        # call(**kwargs) forwards to the op, which takes neither: Keras must not pass them
+        self._expects_training_arg = self._expects_mask_arg = False
 
-    def call(self, inputs, *others):
-        return self._fn(inputs, *others)
+    def __call__(self, *args, **kwargs):
+        if not args and kwargs:  # tf.concat(values=[x, y], axis=1): the first parameter becomes positional
+            import inspect
+
+            from ember.util import dispatch
+
+            try:
+                first = next(iter(inspect.signature(dispatch.unwrap(self.function)).parameters))
+            except (TypeError, ValueError, StopIteration):
+                first = None
+            if first in kwargs:
+                kwargs = dict(kwargs)
+                args = (kwargs.pop(first),)
+        return super().__call__(*args, **kwargs)
+
+    def call(self, inputs, *args, **kwargs):
+        return self.function(inputs, *args, **kwargs)
+
+    def get_config(self):
+        config = super().get_config()
+        config["function"] = self.symbol
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        symbol = config.pop("function")
+        return cls(_function_of_api_name(symbol), symbol, **config)
+
+
+class SlicingOpLambda(TFOpLambda):
+    """``x[...]`` on a Keras symbolic tensor (Keras' SlicingOpLambda)."""
+
+
+def _function_of_api_name(symbol):
+    """The ember function of a TensorFlow API name ("tf.math.add", "tf.__operators__.add")."""
+    import ember
+    from ember.keras.engine import keras_tensor
+
+    operator = keras_tensor.operator_function(symbol)
+    if operator is not None:
+        return operator
+    parts = symbol.split(".")
+    if parts[:3] == ["tf", "compat", "v1"]:
+        parts = ["tf"] + parts[3:]
+    target = ember
+    for part in parts[1:]:
+        target = getattr(target, part, None)
+        if target is None:
+            raise ValueError(f"TFOpLambda: ember has no function {symbol!r}")
+    return target
 
 
 class Embedding(Layer):

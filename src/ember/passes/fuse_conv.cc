@@ -1,0 +1,226 @@
+// Conv fusion (TensorFlow's "remapping" option): Conv2D -> bias add [-> activation] becomes one
+// _FusedConv2D node, which runs as one oneDNN primitive with the bias and a post-op (Note [Fused
+// convolutions] in kernels/conv.cc).
+//
+// Note [Matching a conv chain]
+// The pass runs on optimized functions, i.e. after autodiff: a training step's graph holds the forward and
+// the backward together. A link of the chain is fused only when nothing else reads the value it replaces:
+// - the convolution's output feeds the bias add alone (Conv2D's gradients read its input and filter, not
+//   its output);
+// - the bias add's output feeds the activation alone, with one exception: ember's Relu gradient reads the
+//   pre-activation as Greater(pre, 0), and pre > 0 exactly when relu(pre) > 0 (NaN included: both false),
+//   so such a Greater (or the ReluGrad(dy, pre) it becomes, Note [Relu gradients as ReluGrad]) is moved
+//   onto the activation's output and the fusion goes ahead. Any other reader
+//   (Relu6's or Elu's gradient, a user's op, a function result) keeps the bias add's output, and the chain
+//   is then fused without its activation;
+// - no node of the chain has a control input or is one, so no ordering is lost.
+// The bias is a BiasAdd with the convolution's data format, or an Add/AddV2 of a 1-D [out_channels] value
+// to an NHWC convolution whose output shape is the sum's (so the add broadcasts along channels only).
+// Only float32 is fused: that is where oneDNN runs (float64 has the plain loops either way).
+//
+// Note [Relu gradients as ReluGrad]
+// ember's Relu gradient is SelectV2(Greater(x, 0), dy, 0): two passes and a bool tensor in between. The same
+// pass (remapping) rewrites that pattern to ReluGrad(dy, x), TensorFlow's one-pass op, which gives the same
+// values (x > 0 is false for NaN in both). Only when the select's output has dy's shape (the zero is a
+// scalar or a splat of it), so nothing broadcasts but the zero.
+#include <algorithm>
+
+#include "ember/ops/registry.h"
+#include "ember/passes/pass.h"
+
+namespace ember::passes {
+namespace {
+
+// A float32 or float64 Const holding one zero (a scalar, or any shape with one element).
+bool is_zero_constant(const Graph& g, ValueRef v) {
+  const Node& node = g.node(v.node);
+  if (node.op->name != "Const") return false;
+  const TensorImpl& t = *std::get<TensorRef>(node.attrs[0]);
+  if (t.num_elements() != 1) return false;
+  if (t.dtype() == DType::kFloat32) return t.data<float>()[0] == 0.0f;
+  if (t.dtype() == DType::kFloat64) return t.data<double>()[0] == 0.0;
+  return false;
+}
+
+bool fully_defined_same(const TensorSpec& a, const TensorSpec& b) {
+  return a.dtype == b.dtype && a.shape.fully_defined() && a.shape == b.shape;
+}
+
+const char* activation_name(const std::string& op) {
+  for (const char* a : {"Relu", "Relu6", "Elu", "LeakyRelu"})
+    if (op == a) return a;
+  return nullptr;
+}
+
+struct Chain {
+  int32_t conv = -1, bias_node = -1, activation = -1;
+  ValueRef bias;
+  // (node, input) of the Greater(pre, 0) and ReluGrad(dy, pre) readers to read the activation's output
+  std::vector<std::pair<int32_t, int>> moved_readers;
+};
+
+class Matcher {
+ public:
+  explicit Matcher(const FunctionGraph& fn) : fn_(fn), g_(fn.graph), consumers_(fn.graph.num_nodes()) {
+    for (int32_t n = 0; n < g_.num_nodes(); ++n) {
+      for (ValueRef in : g_.node(n).inputs) consumers_[in.node].push_back(n);
+      for (int32_t c : g_.node(n).control_inputs) control_source_.push_back(c);
+    }
+    for (ValueRef r : fn.results) result_.push_back(r.node);
+    std::sort(control_source_.begin(), control_source_.end());
+    std::sort(result_.begin(), result_.end());
+  }
+
+  bool match(int32_t n, Chain* chain) const {
+    const Node& conv = g_.node(n);
+    if (conv.op->name != "Conv2D" || !plain(n) || conv.outputs[0].dtype != DType::kFloat32) return false;
+    if (!conv.outputs[0].shape.rank_known() || conv.outputs[0].shape.rank() != 4) return false;
+    const bool channels_last =
+        std::get<std::string>(conv.attrs[conv.op->attr_index("data_format")]) == "NHWC";
+    const int64_t channels = conv.outputs[0].shape.dim(channels_last ? 3 : 1);
+    // The convolution feeds the bias add alone.
+    if (!only_reader(n, &chain->bias_node)) return false;
+    const Node& add = g_.node(chain->bias_node);
+    if (!plain(chain->bias_node) || add.inputs.size() != 2) return false;
+    if (add.op->name == "BiasAdd") {
+      if (add.inputs[0].node != n) return false;
+      const std::string& format = std::get<std::string>(add.attrs[add.op->attr_index("data_format")]);
+      if ((format == "NHWC") != channels_last) return false;
+      chain->bias = add.inputs[1];
+    } else if (add.op->name == "Add" || add.op->name == "AddV2") {
+      if (!channels_last || channels < 0) return false;
+      const int other = add.inputs[0].node == n ? 1 : 0;
+      if (add.inputs[1 - other].node != n || add.inputs[other].node == n) return false;
+      chain->bias = add.inputs[other];
+      if (!(add.outputs[0].shape == conv.outputs[0].shape)) return false;
+    } else {
+      return false;
+    }
+    const TensorSpec& bias = g_.spec(chain->bias);
+    if (bias.dtype != DType::kFloat32 || !bias.shape.rank_known() || bias.shape.rank() != 1 ||
+        bias.shape.dim(0) != channels || channels < 0)
+      return false;
+    chain->conv = n;
+    // The activation, when the sum feeds one (and Greater(sum, 0)s that can move onto it) alone.
+    if (is_result(chain->bias_node)) return true;
+    int32_t activation = -1;
+    std::vector<std::pair<int32_t, int>> movable;
+    for (int32_t c : consumers_[chain->bias_node]) {
+      const Node& reader = g_.node(c);
+      if (activation_name(reader.op->name) && reader.inputs[0].node == chain->bias_node && plain(c) &&
+          (activation < 0 || activation == c)) {
+        activation = c;
+      } else if (reader.op->name == "Greater" && reader.inputs[0].node == chain->bias_node &&
+                 reader.inputs[1].node != chain->bias_node && is_zero_constant(g_, reader.inputs[1])) {
+        movable.push_back({c, 0});
+      } else if (reader.op->name == "ReluGrad" && reader.inputs[1].node == chain->bias_node &&
+                 reader.inputs[0].node != chain->bias_node) {
+        movable.push_back({c, 1});  // relu_grad(dy, relu(pre)) == relu_grad(dy, pre)
+      } else {
+        return true;  // another reader: fuse the bias only
+      }
+    }
+    if (activation < 0) return true;
+    if (!movable.empty() && g_.node(activation).op->name != "Relu") return true;
+    chain->activation = activation;
+    chain->moved_readers = std::move(movable);
+    return true;
+  }
+
+ private:
+  // No control inputs on the node and no node waits on it.
+  bool plain(int32_t n) const {
+    return g_.node(n).control_inputs.empty() &&
+           !std::binary_search(control_source_.begin(), control_source_.end(), n);
+  }
+  bool is_result(int32_t n) const { return std::binary_search(result_.begin(), result_.end(), n); }
+  // The one node reading n's output (several reads by that node count once), when n is no result.
+  bool only_reader(int32_t n, int32_t* reader) const {
+    if (is_result(n) || consumers_[n].empty()) return false;
+    for (int32_t c : consumers_[n])
+      if (c != consumers_[n][0]) return false;
+    *reader = consumers_[n][0];
+    return true;
+  }
+
+  const FunctionGraph& fn_;
+  const Graph& g_;
+  std::vector<std::vector<int32_t>> consumers_;
+  std::vector<int32_t> control_source_, result_;
+};
+
+}  // namespace
+
+// SelectV2(Greater(x, 0), dy, 0) -> ReluGrad(dy, x) (Note [Relu gradients as ReluGrad]).
+StatusOr<int> remap_relu_gradients(FunctionGraph& fn) {
+  static const OpDef& relu_grad = op_def("ReluGrad");
+  Graph& g = fn.graph;
+  std::vector<std::pair<int32_t, std::pair<ValueRef, ValueRef>>> found;  // select, (dy, x)
+  for (int32_t n = 0; n < g.num_nodes(); ++n) {
+    const Node& select = g.node(n);
+    if (select.op->name != "SelectV2" || !select.control_inputs.empty()) continue;
+    const Node& greater = g.node(select.inputs[0].node);
+    if (greater.op->name != "Greater" || !is_zero_constant(g, greater.inputs[1])) continue;
+    const ValueRef x = greater.inputs[0], dy = select.inputs[1];
+    if (!is_zero_constant(g, select.inputs[2])) continue;
+    const TensorSpec& out = select.outputs[0];
+    if (out.dtype != DType::kFloat32 && out.dtype != DType::kFloat64) continue;
+    if (!fully_defined_same(g.spec(dy), out) || !fully_defined_same(g.spec(x), out)) continue;
+    found.push_back({n, {dy, x}});
+  }
+  if (found.empty()) return 0;
+  GraphEditor editor(fn);
+  for (const auto& [n, operands] : found) {
+    const Node select = g.node(n);  // a copy: adding nodes may move the nodes
+    const ValueRef inputs[] = {operands.first, operands.second};
+    SmallVector<TensorSpec, 2> outputs;
+    outputs.push_back(select.outputs[0]);
+    const int32_t grad = editor.add_node(relu_grad, inputs, AttrList{}, std::move(outputs), select.location,
+                                         select.name + "/relu_grad");
+    editor.forward(ValueRef{n, 0}, ValueRef{grad, 0});
+  }
+  EMBER_RETURN_IF_ERROR(editor.finish(/*prune=*/false));
+  return static_cast<int>(found.size());
+}
+
+StatusOr<int> fuse_conv(FunctionGraph& fn) {
+  static const OpDef& fused_op = op_def("_FusedConv2D");
+  Graph& g = fn.graph;
+  std::vector<Chain> chains;
+  {
+    const Matcher matcher(fn);
+    for (int32_t n = 0; n < g.num_nodes(); ++n) {
+      Chain chain;
+      if (matcher.match(n, &chain)) chains.push_back(std::move(chain));
+    }
+  }
+  if (chains.empty()) return 0;
+  GraphEditor editor(fn);
+  for (const Chain& chain : chains) {
+    const Node conv = g.node(chain.conv);  // a copy: adding nodes may move the nodes
+    const int32_t last = chain.activation >= 0 ? chain.activation : chain.bias_node;
+    AttrList attrs = conv.attrs;
+    std::string activation;
+    double alpha = 0.2;
+    if (chain.activation >= 0) {
+      const Node& act = g.node(chain.activation);
+      activation = act.op->name;
+      if (activation == "LeakyRelu") alpha = std::get<double>(act.attrs[act.op->attr_index("alpha")]);
+    }
+    attrs.push_back(activation);
+    attrs.push_back(alpha);
+    SmallVector<TensorSpec, 2> outputs;
+    outputs.push_back(g.node(last).outputs[0]);
+    const ValueRef inputs[] = {conv.inputs[0], conv.inputs[1], chain.bias};
+    const int32_t fused = editor.add_node(fused_op, inputs, std::move(attrs), std::move(outputs),
+                                          conv.location, conv.name + "/fused");
+    editor.forward(ValueRef{last, 0}, ValueRef{fused, 0});
+    for (const auto& [reader, input] : chain.moved_readers)
+      g.mutable_node(reader).inputs[input] = ValueRef{fused, 0};
+  }
+  // The replaced nodes are left for pruning.
+  EMBER_RETURN_IF_ERROR(editor.finish(/*prune=*/false));
+  return static_cast<int>(chains.size());
+}
+
+}  // namespace ember::passes

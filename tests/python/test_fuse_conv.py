@@ -1,0 +1,210 @@
+"""Conv fusion (src/ember/passes/fuse_conv.cc, TensorFlow's "remapping" option): every pattern the pass fuses
+gives what the unfused graph gives, and the chains it must leave alone (Note [Matching a conv chain]) are
+left alone."""
+import numpy as np
+import pytest
+
+import ember as tf
+
+RNG = np.random.default_rng(17)
+
+
+def _f(*shape):
+    return tf.constant(RNG.standard_normal(shape).astype(np.float32))
+
+
+@pytest.fixture
+def remapping():
+    """Sets ember.config.optimizer's remapping switch for the test; restores it after."""
+    before = tf.config.optimizer.get_experimental_options()["remapping"]
+
+    def set_(on):
+        tf.config.optimizer.set_experimental_options({"remapping": on})
+
+    yield set_
+    set_(before)
+
+
+def _numpy(result):
+    if isinstance(result, (list, tuple)):
+        return [v for r in result for v in _numpy(r)]
+    return [result.numpy()]
+
+
+def _run_both(remapping, fn, *args):
+    """(fused results, unfused results, fused graph's optimized text); each a fresh tf.function."""
+    remapping(True)
+    fused = tf.function(fn)
+    text = fused.get_concrete_function(*args).graph.optimized_as_text()
+    got = _numpy(fused(*args))
+    remapping(False)
+    plain = tf.function(fn)
+    assert "_FusedConv2D" not in plain.get_concrete_function(*args).graph.optimized_as_text()
+    want = _numpy(plain(*args))
+    return got, want, text
+
+
+def _close(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+ACTIVATIONS = {
+    "": lambda y: y,
+    "Relu": tf.nn.relu,
+    "Relu6": tf.nn.relu6,
+    "Elu": tf.nn.elu,
+    "LeakyRelu": lambda y: tf.nn.leaky_relu(y, alpha=0.3),
+}
+
+
+@pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
+@pytest.mark.parametrize("fmt", ["NHWC", "NCHW"])
+def test_conv_bias_add_activation_is_one_node_with_the_unfused_values(remapping, activation, fmt):
+    x = _f(2, 9, 7, 5) if fmt == "NHWC" else _f(2, 5, 9, 7)
+    w, b = _f(3, 3, 5, 6), _f(6)
+
+    def f(x):
+        y = tf.nn.conv2d(x, w, [1, 2, 1, 1] if fmt == "NHWC" else [1, 1, 2, 1], "SAME", data_format=fmt)
+        return ACTIVATIONS[activation](tf.nn.bias_add(y, b, data_format=fmt))
+
+    got, want, text = _run_both(remapping, f, x)
+    assert f'activation="{activation}"' in text, text
+    assert "= Conv2D(" not in text and "= BiasAdd(" not in text, text
+    if activation == "LeakyRelu":
+        assert "leakyrelu_alpha=0.3" in text, text
+    _close(got, want)
+
+
+def test_conv_plus_a_channel_vector_is_fused(remapping):
+    x, w, b = _f(3, 8, 8, 4), _f(1, 1, 4, 8), _f(8)
+    got, want, text = _run_both(remapping, lambda x: tf.nn.relu(b + tf.nn.conv2d(x, w, 1, "VALID")), x)
+    assert 'activation="Relu"' in text, text
+    _close(got, want)
+
+
+def test_an_add_that_broadcasts_more_than_channels_is_not_fused(remapping):
+    x, w, b = _f(1, 4, 4, 2), _f(3, 3, 2, 3), _f(4, 4, 3)  # a full image's worth of bias
+    got, want, text = _run_both(remapping, lambda x: tf.nn.relu(tf.nn.conv2d(x, w, 1, "SAME") + b), x)
+    assert "_FusedConv2D" not in text, text
+    _close(got, want)
+
+
+def test_a_pre_activation_read_elsewhere_keeps_the_activation_apart(remapping):
+    x, w, b = _f(2, 6, 6, 3), _f(3, 3, 3, 4), _f(4)
+
+    def f(x):
+        pre = tf.nn.bias_add(tf.nn.conv2d(x, w, 1, "SAME"), b)
+        return tf.nn.relu(pre), pre * 2.0
+
+    got, want, text = _run_both(remapping, f, x)
+    assert 'activation=""' in text and "= Relu(" in text, text  # conv + bias fused, the Relu kept
+    _close(got, want)
+
+
+def test_a_pre_activation_that_is_a_result_keeps_the_activation_apart(remapping):
+    x, w, b = _f(2, 6, 6, 3), _f(3, 3, 3, 4), _f(4)
+
+    def f(x):
+        pre = tf.nn.bias_add(tf.nn.conv2d(x, w, 1, "SAME"), b)
+        return tf.nn.elu(pre), pre
+
+    got, want, text = _run_both(remapping, f, x)
+    assert 'activation=""' in text and "= Elu(" in text, text
+    _close(got, want)
+
+
+def test_a_convolution_read_twice_is_not_fused(remapping):
+    x, w, b = _f(2, 6, 6, 3), _f(3, 3, 3, 4), _f(4)
+
+    def f(x):
+        y = tf.nn.conv2d(x, w, 1, "SAME")
+        return tf.nn.relu(tf.nn.bias_add(y, b)), tf.reduce_sum(y)
+
+    got, want, text = _run_both(remapping, f, x)
+    assert "_FusedConv2D" not in text, text
+    _close(got, want)
+
+
+@pytest.mark.parametrize("activation", ["Relu", "Relu6", "Elu", "LeakyRelu"])
+def test_training_step_gradients_match_the_unfused_graph(remapping, activation):
+    """The pass runs after autodiff: Relu's gradient reads the pre-activation through Greater(pre, 0), which
+    moves onto the fused output; the other activations' gradients read the pre-activation otherwise, so their
+    activation stays apart."""
+    x = _f(4, 8, 8, 3)
+    w1, b1, w2, b2 = _f(3, 3, 3, 8), _f(8), _f(3, 3, 8, 4), _f(4)
+
+    def step(x):
+        with tf.GradientTape() as tape:
+            tape.watch([w1, b1, w2, b2])
+            h = ACTIVATIONS[activation](tf.nn.bias_add(tf.nn.conv2d(x, w1, 1, "SAME"), b1))
+            y = ACTIVATIONS[activation](tf.nn.conv2d(h, w2, 2, "SAME") + b2)
+            loss = tf.reduce_sum(y * y)
+        return loss, tape.gradient(loss, [w1, b1, w2, b2])
+
+    got, want, text = _run_both(remapping, step, x)
+    assert text.count("_FusedConv2D(") == 2, text
+    if activation == "Relu":
+        assert text.count('activation="Relu"') == 2 and "= Relu(" not in text, text
+    else:
+        assert text.count('activation=""') == 2, text
+    _close(got, want)
+
+
+def test_float64_is_not_fused(remapping):
+    x = tf.constant(RNG.standard_normal((1, 5, 5, 2)))
+    w, b = tf.constant(RNG.standard_normal((3, 3, 2, 2))), tf.constant(RNG.standard_normal(2))
+    got, want, text = _run_both(remapping, lambda x: tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, w, 1, "SAME"), b)),
+                                x)
+    assert "_FusedConv2D" not in text
+    _close(got, want)
+
+
+def test_fused_op_float64_and_errors():
+    """The op itself (the path without oneDNN runs float64): values against the composition, and a bias of
+    the wrong length is an InvalidArgumentError naming the op."""
+    op = tf._C.op("_FusedConv2D")
+    x = tf.constant(RNG.standard_normal((2, 5, 6, 3)))
+    w, b = tf.constant(RNG.standard_normal((3, 2, 3, 4))), tf.constant(RNG.standard_normal(4))
+    attrs = [[1, 1, 1, 1], True, "SAME", [], "NHWC", [1, 1, 1, 1]]
+    for act, ref in (("", lambda y: y), ("Relu", tf.nn.relu), ("Elu", tf.nn.elu),
+                     ("LeakyRelu", lambda y: tf.nn.leaky_relu(y, 0.25)), ("Relu6", tf.nn.relu6)):
+        want = ref(tf.nn.bias_add(tf.nn.conv2d(x, w, 1, "SAME"), b)).numpy()
+        np.testing.assert_allclose(op(x, w, b, *attrs, act, 0.25).numpy(), want, rtol=1e-12, atol=1e-12)
+        got32 = op(tf.cast(x, tf.float32), tf.cast(w, tf.float32), tf.cast(b, tf.float32), *attrs, act, 0.25)
+        np.testing.assert_allclose(got32.numpy(), want, rtol=1e-4, atol=1e-4)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="_FusedConv2D: bias must be 1-D"):
+        op(x, w, tf.constant(RNG.standard_normal(3)), *attrs, "Relu", 0.2)
+    with pytest.raises(tf.errors.InvalidArgumentError, match="_FusedConv2D: activation must be"):
+        op(x, w, b, *attrs, "Tanh", 0.2)
+
+
+@pytest.mark.parametrize("dtype", [tf.float32, tf.float64])
+def test_relu_gradient_becomes_relu_grad_with_the_same_values(remapping, dtype):
+    """Note [Relu gradients as ReluGrad]: SelectV2(Greater(x, 0), dy, 0) -> ReluGrad(dy, x); NaN, zeros and
+    negative inputs give what the select gives."""
+    x = tf.constant(np.array([[-1.0, 0.0, 2.0, np.nan], [3.0, -0.0, -2.5, 1e-30]]), dtype)
+    dy = tf.constant(np.array([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]), dtype)
+
+    def f(x, dy):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.nn.relu(x)
+        return [tape.gradient(y, x, output_gradients=dy)]
+
+    got, want, text = _run_both(remapping, f, x, dy)
+    assert "= ReluGrad(" in text and "= SelectV2(" not in text, text
+    np.testing.assert_array_equal(got[0], want[0])
+    np.testing.assert_array_equal(want[0], [[0, 0, 3, 0], [5, 0, 0, 8]])
+
+
+def test_a_select_that_broadcasts_dy_stays(remapping):
+    x, dy = _f(3, 4), _f(4)
+
+    def f(x, dy):
+        return [tf.where(x > 0.0, dy, 0.0)]
+
+    got, want, text = _run_both(remapping, f, x, dy)
+    assert "ReluGrad" not in text, text
+    _close(got, want)
