@@ -16,8 +16,8 @@
 #include <limits>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <random>
-#include <utility>
 #include <string>
+#include <utility>
 #include <vector>
 
 // vmath.h opens no namespace of its own (see its header comment); the bench target has no include path
