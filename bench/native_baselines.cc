@@ -206,6 +206,8 @@ std::pair<double, double> arith_chain_ms(int repeats) {
   const double one = seconds_best_of(repeats, run) * 1e3;
   omp_set_num_threads(threads);
   return {all, one};
+}
+
 // Note [oneDNN convolution baseline]
 // bench/conv.py's convolution (3x3, 64 -> 64, 56x56, batch 32, SAME, float32) called on oneDNN directly, the
 // way a user of oneDNN who owns the layouts would: every memory descriptor is `any`, so the primitives run
