@@ -51,6 +51,56 @@ class optimizer:  # noqa: N801 - mirrors the tf.config.optimizer module
         return ""
 
 
+class experimental:  # noqa: N801 - mirrors tf.config.experimental
+    """``ember.config.experimental``: native fused kernels (docs/fusion.md).
+
+    Fused element-wise groups start on the interpreter and switch to native code compiled in the background.
+    ``set_native_kernels("off" | "async" | "sync")`` applies to functions instantiated afterwards
+    (``EMBER_JIT=0`` / ``EMBER_JIT=sync`` set it from the environment); ``"sync"`` compiles before the first
+    call, so tests see the native kernel at once. ``wait_for_native_kernels()`` waits for pending compiles.
+    """
+
+    @staticmethod
+    def set_native_kernels(mode):
+        from ember import _C
+
+        if not isinstance(mode, str):
+            raise TypeError(f"set_native_kernels: expected 'off', 'async' or 'sync', got {mode!r}")
+        _C.jit_set_mode(mode)
+
+    @staticmethod
+    def get_native_kernels():
+        from ember import _C
+
+        return _C.jit_mode()
+
+    @staticmethod
+    def wait_for_native_kernels():
+        from ember import _C
+
+        _C.jit_wait()
+
+    @staticmethod
+    def native_kernel_stats():
+        """Counters: compiled, disk_hits, memory_hits, disk_rejects, failures, native_runs, interpreted_runs."""
+        from ember import _C
+
+        return _C.jit_stats()
+
+
+def _stop_native_compiles():
+    # Stops the JIT's compile thread after its current job before the interpreter finalizes: C++ exit
+    # handlers run after static destructors that LLVM registered during a compile (Note [The compile thread]
+    # in src/ember/jit/jit.cc).
+    from ember import _C
+
+    _C.jit_shutdown()
+
+
+import atexit  # noqa: E402
+
+atexit.register(_stop_native_compiles)
+
 # More threads than this only oversubscribes the machine; a huge count would make OpenMP try to start
 # that many threads.
 _MAX_THREADS = 256

@@ -33,6 +33,7 @@ void bind_profiler(nb::module_& m);
 void bind_config(nb::module_& m);
 void bind_dlpack(nb::module_& m);
 void bind_state(nb::module_& m);
+void bind_jit(nb::module_& m);
 void bind_data(nb::module_& m);
 void bind_record_io(nb::module_& m);
 void bind_summary(nb::module_& m);
@@ -263,6 +264,7 @@ NB_MODULE(_C, m) {
   bind_config(m);
   bind_dlpack(m);
   bind_state(m);
+  bind_jit(m);
   bind_data(m);
   bind_record_io(m);
   bind_summary(m);

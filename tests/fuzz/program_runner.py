@@ -6,6 +6,7 @@
 Each program runs, with fresh variables of the same initial values each time:
   eager                the reference;
   function             every ``def`` wrapped in ``ember.function``, default optimizer;
+  native               the same with native fused kernels (jit/), bit for bit equal to ``function``;
   passes_off           the same with ``disable_meta_optimizer`` (the traced graphs run as they are);
   parallel             default optimizer, two inter-op threads (every third program);
   dynamic              the outer function traced with every dim unknown (input_signature), no gradients
@@ -173,6 +174,27 @@ def compare(expected, got, dtype, mode):
             raise Mismatch(f"{mode}: {key} differs (rtol {rtol}):\n{have}\neager:\n{want}")
 
 
+def compare_exact(interpreted, native):
+    """Native fused kernels compute what the interpreter computes, bit for bit (NaNs as NaNs). Gradients are
+    left to `compare`: two runs of one function's gradient may already differ in the last bits on the
+    interpreter (the order in which a variable's gradients are summed is not fixed)."""
+    for key, want in interpreted.items():
+        if "gradient" in key:
+            continue
+        have = native[key]
+        if want is None or have is None:
+            if (want is None) != (have is None):
+                raise Mismatch(f"native: {key} is {have if have is None else 'a value'}, interpreter: {want}")
+            continue
+        same = want.dtype == have.dtype and want.shape == have.shape and (
+            np.array_equal(want, have, equal_nan=True) if want.dtype.kind in "fc" else np.array_equal(want, have))
+        if same and want.dtype.kind == "f":  # and the same signs: -0.0 is not 0.0 (a NaN's sign is free:
+            numbers = ~np.isnan(want)       # LLVM may swap an add's operands, and NaN + NaN keeps the first)
+            same = np.array_equal(np.signbit(want[numbers]), np.signbit(have[numbers]))
+        if not same:
+            raise Mismatch(f"native: {key} differs from the interpreter's:\n{have}\ninterpreter:\n{want}")
+
+
 def check(seed):
     """('ok' | 'mismatch' | 'eager_error', message) for program `seed`."""
     source = program_gen.generate(seed)
@@ -184,10 +206,32 @@ def check(seed):
         return "eager_error", f"eager: {type(e).__name__}: {e}"
     modes = ["function", "passes_off"] + (["parallel"] if seed % 3 == 0 else []) + \
         (["dynamic"] if seed % 3 == 1 else []) + (["some_passes_off"] if seed % 3 == 2 else [])
+    modes.insert(1, "native")
     saved = tf.config.optimizer.get_experimental_options()
     threads = tf.config.threading.get_inter_op_parallelism_threads()
+    # Every mode but "native" runs its fused groups on the interpreter; "native" runs the same functions with
+    # native kernels compiled before the first call and must match "function" bit for bit (docs/fusion.md).
+    tf.config.experimental.set_native_kernels("off")
+    interpreted = None
     try:
         for mode in modes:
+            if mode == "native":
+                tf.config.experimental.set_native_kernels("sync")
+                try:
+                    before = tf.config.experimental.native_kernel_stats()["native_runs"]
+                    got = run_mode(source, spec, seed, "function")
+                    compare(expected, got, spec["DTYPE"], mode)
+                    compare_exact(interpreted, got)
+                    if before == tf.config.experimental.native_kernel_stats()["native_runs"] and \
+                            tf.config.experimental.native_kernel_stats()["failures"] > 0:
+                        return "mismatch", "native: the JIT failed to compile a fused program"
+                except Mismatch as e:
+                    return "mismatch", str(e)
+                except Exception as e:  # noqa: BLE001 - the interpreter ran it, so native code must too
+                    return "mismatch", f"native: {type(e).__name__}: {e}\n{traceback.format_exc(limit=3)}"
+                finally:
+                    tf.config.experimental.set_native_kernels("off")
+                continue
             if mode == "passes_off":
                 tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})
             if mode == "some_passes_off":  # passes meet each other's output in other combinations
@@ -202,7 +246,10 @@ def check(seed):
             if mode == "dynamic":
                 want = {k: v for k, v in expected.items() if "gradient" not in k and "at the end" not in k}
             try:
-                compare(want, run_mode(source, spec, seed, mode), spec["DTYPE"], mode)
+                got = run_mode(source, spec, seed, mode)
+                if mode == "function":
+                    interpreted = got
+                compare(want, got, spec["DTYPE"], mode)
             except Mismatch as e:
                 return "mismatch", str(e)
             except Exception as e:  # noqa: BLE001 - eager ran it, so the graph must too

@@ -412,6 +412,9 @@ bool broadcast_into(const Shape& a, const Shape& b, Shape& out) {
 
 namespace {
 
+std::atomic<NativeFusedCompiler*> g_native_compiler{nullptr};
+std::atomic<int64_t> g_native_runs{0}, g_interpreted_runs{0};
+
 // A program bound to one set of input shapes and one domain: the layouts and register bytecode.
 struct Binding {
   Shape domain;
@@ -420,10 +423,12 @@ struct Binding {
   Plan plan;
   std::vector<int64_t> pattern_offset;  // per input: byte offset of its expanded pattern, or -1
   int64_t pattern_bytes = 0;
+  std::shared_ptr<NativeFusedSlot> native;  // null unless a compiler was asked (Note [Native fused kernels])
+  bool counted = false;                     // runs of bindings kept by a prepared program are counted
 };
 
 StatusOr<std::shared_ptr<const Binding>> bind(const FusedProgram& program, std::span<const Shape> inputs,
-                                              const Shape& domain) {
+                                              const Shape& domain, bool want_native = false) {
   if (static_cast<int>(inputs.size()) != program.num_inputs())
     return invalid_argument("the program takes ", program.num_inputs(), " inputs, got ", inputs.size());
   auto binding = std::make_shared<Binding>();
@@ -443,7 +448,87 @@ StatusOr<std::shared_ptr<const Binding>> bind(const FusedProgram& program, std::
     int64_t length = std::min(n, tile + binding->layouts[k].period);
     binding->pattern_bytes += (length * static_cast<int64_t>(dtype_size(program.dtype())) + 63) / 64 * 64;
   }
+  NativeFusedCompiler* compiler = g_native_compiler.load(std::memory_order_acquire);
+  binding->counted = want_native;
+  if (want_native && compiler != nullptr && n > 0) {
+    // make_plan may have turned scalars into patterns; the kernel reads what the binding hands it.
+    std::unique_ptr<bool[]> scalar(new bool[inputs.size()]);
+    for (size_t k = 0; k < inputs.size(); ++k)
+      scalar[k] = binding->layouts[k].kind == InputLayout::Kind::kScalar;
+    binding->native = std::make_shared<NativeFusedSlot>();
+    compiler->request(program, {scalar.get(), inputs.size()}, binding->native);
+  }
   return std::shared_ptr<const Binding>(std::move(binding));
+}
+
+// Runs a bound program through its native kernel: the interpreter's tiles and threads, with one call of
+// the kernel per tile (per thread's share of the domain when no input needs a pattern or a gather).
+Status run_native(NativeFusedFn kernel, const FusedProgram& program, const Binding& binding,
+                  std::span<const char* const> input_data, std::span<char* const> output_data,
+                  std::span<const char* const> pattern_data) {
+  const int64_t tile = FusedProgram::tile_elements(program.dtype());
+  const size_t element_size = dtype_size(program.dtype());
+  const int64_t n = binding.domain.num_elements();
+  const auto& layouts = binding.layouts;
+  const int num_inputs = static_cast<int>(layouts.size());
+  int num_gathered = 0;
+  bool per_tile = false;
+  for (const InputLayout& layout : layouts) {
+    num_gathered += layout.kind == InputLayout::Kind::kGathered;
+    per_tile =
+        per_tile || layout.kind == InputLayout::Kind::kGathered || layout.kind == InputLayout::Kind::kPattern;
+  }
+  const int64_t num_tiles = (n + tile - 1) / tile;
+  const size_t register_bytes = static_cast<size_t>(tile) * element_size;
+  std::atomic<bool> out_of_memory{false};
+  parallel_for(num_tiles, tile * std::max<int64_t>(1, binding.plan.cost_per_element),
+               [&](int64_t first, int64_t last) {
+                 SmallVector<const void*, 16> in;
+                 in.resize(num_inputs);
+                 SmallVector<void*, 4> out;
+                 out.resize(output_data.size());
+                 char* scratch = nullptr;
+                 if (num_gathered > 0) {
+                   scratch = t_registers.get(num_gathered * register_bytes);
+                   if (scratch == nullptr) {
+                     out_of_memory = true;
+                     return;
+                   }
+                 }
+                 auto call = [&](int64_t off, int64_t count) {
+                   int gathered = 0;
+                   for (int k = 0; k < num_inputs; ++k) {
+                     switch (layouts[k].kind) {
+                       case InputLayout::Kind::kFull:
+                         in[k] = input_data[k] + off * element_size;
+                         break;
+                       case InputLayout::Kind::kScalar:
+                         in[k] = input_data[k];
+                         break;
+                       case InputLayout::Kind::kPattern:
+                         in[k] = pattern_data[k] + (off % layouts[k].period) * element_size;
+                         break;
+                       case InputLayout::Kind::kGathered: {
+                         char* dst = scratch + gathered++ * register_bytes;
+                         gather(layouts[k], input_data[k], off, count, dst, element_size);
+                         in[k] = dst;
+                         break;
+                       }
+                     }
+                   }
+                   for (size_t j = 0; j < out.size(); ++j) out[j] = output_data[j] + off * element_size;
+                   kernel(in.data(), out.data(), count);
+                 };
+                 if (!per_tile) {
+                   const int64_t off = first * tile;
+                   call(off, std::min(n, last * tile) - off);
+                   return;
+                 }
+                 for (int64_t t = first; t < last; ++t) call(t * tile, std::min(tile, n - t * tile));
+               });
+  if (out_of_memory)
+    return make_error(Code::kResourceExhausted, "cannot allocate the gather buffers of a fused program");
+  return Status::OK();
 }
 
 // Runs a bound program; the inputs have the binding's shapes and every output its domain.
@@ -478,6 +563,12 @@ Status run_binding(const FusedProgram& program, const Binding& binding,
   SmallVector<char*, 4> output_data;
   for (size_t j = 0; j < outputs.size(); ++j)
     output_data.push_back(static_cast<char*>(outputs[j]->mutable_raw_data()));
+  if (NativeFusedFn kernel = binding.native != nullptr ? binding.native->get() : nullptr) {
+    g_native_runs.fetch_add(1, std::memory_order_relaxed);
+    return run_native(kernel, program, binding, {input_data.data(), input_data.size()},
+                      {output_data.data(), output_data.size()}, {pattern_data.data(), pattern_data.size()});
+  }
+  if (binding.counted) g_interpreted_runs.fetch_add(1, std::memory_order_relaxed);
   const int64_t num_tiles = (n + tile - 1) / tile;
   const size_t register_bytes = static_cast<size_t>(tile) * element_size;
   std::atomic<bool> out_of_memory{false};
@@ -690,7 +781,7 @@ struct PreparedFusedProgram {
         if (match) return b;
       }
     }
-    auto made = bind(program, inputs, domain);
+    auto made = bind(program, inputs, domain, /*want_native=*/true);
     if (!made.ok()) return made.status();
     std::lock_guard<std::mutex> lock(mu);
     recent[next_victim] = *made;
@@ -711,7 +802,7 @@ StatusOr<std::shared_ptr<const PreparedFusedProgram>> FusedProgram::prepare(std:
   bool fully_defined = domain.fully_defined();
   for (const Shape& s : inputs) fully_defined = fully_defined && s.fully_defined();
   if (fully_defined) {
-    auto binding = bind(*this, inputs, domain);
+    auto binding = bind(*this, inputs, domain, /*want_native=*/true);
     if (!binding.ok()) return binding.status();
     prepared->fixed = std::move(binding).value();
   } else {
@@ -756,6 +847,14 @@ Status FusedProgram::result_shapes(const PreparedFusedProgram& prepared,
     out.push_back(shape);
   }
   return Status::OK();
+}
+
+void set_native_fused_compiler(NativeFusedCompiler* compiler) {
+  g_native_compiler.store(compiler, std::memory_order_release);
+}
+
+FusedRunCounts fused_run_counts() {
+  return {g_native_runs.load(std::memory_order_relaxed), g_interpreted_runs.load(std::memory_order_relaxed)};
 }
 
 Status FusedProgram::run(std::span<const TensorImpl* const> inputs,

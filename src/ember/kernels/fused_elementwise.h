@@ -17,8 +17,10 @@
 // are the ISA-selected ones of elementwise.h.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -59,6 +61,57 @@ bool fusible_binary(BinaryOp op, DType dtype);
 /// do not broadcast. No Status: it runs for every call of a dynamic node (the executor's element-wise
 /// nodes use it too; it belongs beside broadcast_shapes in core/shape.h).
 bool broadcast_into(const Shape& a, const Shape& b, Shape& out);
+
+// Note [Native fused kernels]
+// A program bound to shapes (static, or a dynamic node's shapes on first use) asks the installed
+// NativeFusedCompiler (the jit/ layer, above this one) for native code and keeps running on the interpreter
+// meanwhile. The compiler fills the binding's slot from its own thread when the code is ready; each call
+// reads the slot once, so a call runs wholly on one or the other and the switch happens between calls. A
+// native kernel computes n elements of every result from per-input pointers (contiguous, or the one
+// element of a scalar input) with each element kept in registers through the whole program; the tiling,
+// broadcasting (patterns, gathers) and threads stay the interpreter's (run_binding).
+
+/// Native code for one bound program: n elements, from inputs[k] (n contiguous elements, or one element
+/// where the binding's input k is a scalar) to outputs[j] (n contiguous elements).
+using NativeFusedFn = void (*)(const void* const* inputs, void* const* outputs, int64_t n);
+
+/// Where a native kernel arrives. `owner` keeps the code alive as long as a binding may run it.
+class NativeFusedSlot {
+ public:
+  NativeFusedFn get() const { return fn_.load(std::memory_order_acquire); }
+  void publish(NativeFusedFn fn, std::shared_ptr<const void> owner) {
+    std::lock_guard<std::mutex> lock(mu_);
+    owner_ = std::move(owner);
+    fn_.store(fn, std::memory_order_release);
+  }
+
+ private:
+  std::atomic<NativeFusedFn> fn_{nullptr};
+  std::mutex mu_;
+  std::shared_ptr<const void> owner_;
+};
+
+class FusedProgram;
+
+/// Compiles bound programs to native code (implemented by jit/; none is installed without it).
+class NativeFusedCompiler {
+ public:
+  virtual ~NativeFusedCompiler() = default;
+  /// Asked once per binding. `scalar_inputs[k]` says that input k arrives as a pointer to one element.
+  /// Returns at once (or, in the compiler's synchronous mode, once the slot is filled); fills `slot` when
+  /// the code is ready, never if it cannot make it (the interpreter keeps running).
+  virtual void request(const FusedProgram& program, std::span<const bool> scalar_inputs,
+                       std::shared_ptr<NativeFusedSlot> slot) = 0;
+};
+/// Installs the compiler (nullptr: none). Bindings made afterwards ask it.
+void set_native_fused_compiler(NativeFusedCompiler* compiler);
+
+/// How many fused runs (of prepared programs) went native and how many ran on the interpreter.
+struct FusedRunCounts {
+  int64_t native = 0;
+  int64_t interpreted = 0;
+};
+FusedRunCounts fused_run_counts();
 
 class FusedProgram {
  public:

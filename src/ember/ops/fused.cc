@@ -1,5 +1,6 @@
 // FusedElementwise: a chain or DAG of element-wise ops run as one tiled kernel (kernels/fused_elementwise.h).
 // Only the element-wise fusion pass (passes/fuse_elementwise.cc) creates it, in optimized graphs.
+#include "ember/jit/jit.h"
 #include "ember/kernels/fused_elementwise.h"
 #include "ember/ops/families.h"
 #include "ember/ops/registry.h"
@@ -86,6 +87,7 @@ Status fused_kernel(KernelContext& ctx) {
 }  // namespace
 
 void register_fused_ops(OpRegistry& r) {
+  jit::install();  // native kernels for the fused programs (jit/jit.h)
   OpBuilder("FusedElementwise")
       .doc(
           "Runs an element-wise program (records {opcode, op, a, b}; opcode 1 unary, 2 binary) over tiles; "

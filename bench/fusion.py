@@ -1,0 +1,256 @@
+"""Native fused kernels (issue 20 §1, docs/fusion.md): ember's fused element-wise chains against JAX jit,
+torch.compile and hand-written C++.
+
+Rows, each on 1M float32:
+- arithmetic chain, 100 cheap ops (arithmetic_chain below): ember function with native kernels, the same on
+  the interpreter (EMBER_JIT=0), JAX jit, torch.compile, and the one-loop C++ program of
+  bench/native_baselines.cc (Note [Arithmetic chain loop]) on all threads and on one;
+- transcendental chain (bench/executor.py's elementwise_chain): ember native and interpreter against the
+  hand-fused C++ bound (Note [Hand-fused chain]);
+- a fresh 100-op function: the first call's time (trace + optimize + plan + run) with native kernels on
+  (compiled in the background) and with EMBER_JIT=0, and the time from the first call until a call runs
+  native code, with an empty and with a warm disk cache.
+
+Each framework runs in a process of its own; JAX and PyTorch come from EMBER_BENCH_PATH_JAX /
+EMBER_BENCH_PATH_TORCH (directories of packages) when set. Times are medians of repeated calls in ms, on
+a machine others may share: read ratios, and rerun when the load changes.
+Usage: python3 bench/fusion.py [--quick] [--threads N]   (python3 -S with PYTHONPATH=site-packages to bench a worktree)
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+
+SIZE = 1 << 20
+ROUNDS = 10
+
+
+def arithmetic_chain(m, x, y):
+    """100 cheap element-wise ops (keep in step with arith_chain_loop in bench/native_baselines.cc)."""
+    v = x
+    for i in range(ROUNDS):
+        c = 0.1 * i / ROUNDS
+        v = v * (0.9 - c)
+        v = v + y
+        v = v - (0.25 + c)
+        v = m.maximum(v, y)
+        v = v * (0.5 + c)
+        v = m.clamp_max(v, 2.0) if hasattr(m, "clamp_max") else m.minimum(v, 2.0)  # torch wants a tensor
+        v = v - y
+        v = v * 0.75
+        v = v + x
+        v = m.abs(v)
+    return v
+
+
+def transcendental_chain(m, x, y):
+    from executor import elementwise_chain
+
+    return elementwise_chain(m, x, y)
+
+
+def inputs():
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    return (rng.uniform(-1, 1, SIZE).astype(np.float32),
+            np.clip(rng.standard_normal(SIZE), -2, 2).astype(np.float32))
+
+
+def median_ms(fn, calls):
+    """The best of `calls` timed calls in ms (BEST=1, the default: on a shared machine the best call is the
+    one least disturbed by others) or their median (BEST=0). With --cpu-time, the process's CPU time of a call
+    (every thread's, so JAX's and PyTorch's workers count) instead of wall time: on a loaded machine wall
+    times mostly measure the wait for a core."""
+    import statistics
+
+    clock = time.process_time if os.environ.get("EMBER_BENCH_CLOCK") == "cpu" else time.perf_counter
+    fn()
+    fn()
+    times = []
+    for _ in range(calls):
+        t0 = clock()
+        fn()
+        times.append(clock() - t0)
+    pick = min if os.environ.get("BEST", "1") == "1" else statistics.median
+    return pick(times) * 1e3
+
+
+# ---- workers (each prints one JSON line)
+
+def worker_ember(calls):
+    import ember as tf
+
+    xn, yn = inputs()
+    x, y = tf.constant(xn), tf.constant(yn)
+    out = {}
+    for name, chain in (("arith", arithmetic_chain), ("transc", transcendental_chain)):
+        f = tf.function(lambda a, b, chain=chain: chain(tf, a, b))
+        f(x, y)
+        tf.config.experimental.wait_for_native_kernels()
+        out[name] = median_ms(lambda: f(x, y), calls)
+    out["stats"] = tf.config.experimental.native_kernel_stats()
+    return out
+
+
+def worker_first_call(_calls):
+    """A fresh 100-op function: first call, then calls until one runs native code."""
+    import ember as tf
+
+    xn, yn = inputs()
+    x, y = tf.constant(xn), tf.constant(yn)
+    f = tf.function(lambda a, b: arithmetic_chain(tf, a, b))
+    t0 = time.perf_counter()
+    f(x, y)
+    first = time.perf_counter() - t0
+    until = None
+    if tf.config.experimental.get_native_kernels() != "off":
+        while time.perf_counter() - t0 < 120:
+            before = tf.config.experimental.native_kernel_stats()["native_runs"]
+            f(x, y)
+            if tf.config.experimental.native_kernel_stats()["native_runs"] > before:
+                until = time.perf_counter() - t0
+                break
+    return {"first_ms": first * 1e3, "native_after_ms": None if until is None else until * 1e3,
+            "stats": tf.config.experimental.native_kernel_stats()}
+
+
+def worker_jax(calls):
+    if os.environ.get("OMP_NUM_THREADS") == "1":  # XLA's CPU runtime has its own pool
+        os.environ["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+    import jax
+    import jax.numpy as jnp
+
+    xn, yn = inputs()
+    x, y = jnp.asarray(xn), jnp.asarray(yn)
+    out = {}
+    for name, chain in (("arith", arithmetic_chain), ("transc", transcendental_chain)):
+        f = jax.jit(lambda a, b, chain=chain: chain(jnp, a, b))
+        out[name] = median_ms(lambda: f(x, y).block_until_ready(), calls)
+    return out
+
+
+def worker_torch(calls):
+    import torch
+
+    if os.environ.get("OMP_NUM_THREADS"):
+        torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+    xn, yn = inputs()
+    x, y = torch.from_numpy(xn), torch.from_numpy(yn)
+    out = {}
+    for name, chain in (("arith", arithmetic_chain), ("transc", transcendental_chain)):
+        f = torch.compile(lambda a, b, chain=chain: chain(torch, a, b))
+        with torch.no_grad():
+            out[name] = median_ms(lambda: f(x, y), calls)
+    return out
+
+
+WORKERS = {"ember": worker_ember, "first_call": worker_first_call, "jax": worker_jax, "torch": worker_torch}
+
+
+def run_worker(kind, calls, env_extra=None, path_var=None):
+    env = dict(os.environ)
+    env.update(env_extra or {})
+    paths = [os.path.join(ROOT, "python"), HERE]
+    if path_var and os.environ.get(path_var):
+        paths.insert(0, os.environ[path_var])
+    env["PYTHONPATH"] = os.pathsep.join(paths + [env.get("PYTHONPATH", "")])
+    flags = ["-S"] if sys.flags.no_site else []  # as this process: -S keeps an installed ember off the path
+    proc = subprocess.run([sys.executable, *flags, __file__, "--worker", kind, "--calls", str(calls)], env=env,
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        return None, (proc.stderr.strip().splitlines() or ["?"])[-1]
+    return json.loads(proc.stdout.strip().splitlines()[-1]), None
+
+
+def native_loops():
+    from run import native_baselines
+
+    try:
+        return native_baselines()
+    except (OSError, subprocess.CalledProcessError, ValueError):
+        return None
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--worker")
+    parser.add_argument("--calls", type=int, default=30)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--cpu-time", action="store_true",
+                        help="time calls by process CPU time (a loaded machine; use with --threads 1)")
+    parser.add_argument("--threads", type=int, default=0,
+                        help="OMP_NUM_THREADS for every worker and the C++ loops (0: all cores)")
+    args = parser.parse_args()
+    if args.threads:
+        os.environ["OMP_NUM_THREADS"] = str(args.threads)
+    if args.cpu_time:
+        os.environ["EMBER_BENCH_CLOCK"] = "cpu"  # inherited by the workers
+    if args.worker:
+        print(json.dumps(WORKERS[args.worker](args.calls)))
+        return
+    calls = 10 if args.quick else args.calls
+    threads = os.environ.get("OMP_NUM_THREADS", "all")
+    how = "best" if os.environ.get("BEST", "1") == "1" else "median"
+    clock = "process CPU time" if args.cpu_time else "wall time"
+    print(f"# Fused element-wise chains on {SIZE:,} float32, {how} of {calls} calls in ms ({clock}), "
+          f"threads: {threads}, load average {open('/proc/loadavg').read().split()[0]}")
+    with tempfile.TemporaryDirectory() as cache:
+        jit_env = {"EMBER_JIT_CACHE_DIR": cache}
+        native, err_n = run_worker("ember", calls, jit_env)
+        interp, err_i = run_worker("ember", calls, {"EMBER_JIT": "0"})
+        first_off, _ = run_worker("first_call", 1, {"EMBER_JIT": "0"})
+        with tempfile.TemporaryDirectory() as fresh:
+            first_cold, _ = run_worker("first_call", 1, {"EMBER_JIT_CACHE_DIR": fresh})
+            first_warm, _ = run_worker("first_call", 1, {"EMBER_JIT_CACHE_DIR": fresh})
+    jax, err_j = run_worker("jax", calls, path_var="EMBER_BENCH_PATH_JAX")
+    torch, err_t = run_worker("torch", calls, path_var="EMBER_BENCH_PATH_TORCH")
+    loops = native_loops() or {}
+
+    def row(label, ms, ref=None, note=""):
+        ratio = f"{ms / ref:6.2f}x" if ms is not None and ref else "      "
+        text = f"{ms:9.3f}" if ms is not None else "      n/a"
+        print(f"  {label:44s} {text} ms  {ratio} {note}")
+
+    for key, title in (("arith", "arithmetic chain, 100 ops"), ("transc", "transcendental chain, 100 ops")):
+        bound = loops.get("arith_chain_loop_ms") if key == "arith" else loops.get("chain_fused_ideal_ms")
+        print(f"\n{title} (ratio: to {'the C++ loop' if key == 'arith' else 'the hand-fused C++ bound'})")
+        row("ember function, native kernels", native and native[key], bound)
+        row("ember function, interpreter (EMBER_JIT=0)", interp and interp[key], bound)
+        row("JAX jit", jax and jax[key], bound, "" if jax else f"({err_j})")
+        row("torch.compile", torch and torch[key], bound, "" if torch else f"({err_t})")
+        if key == "arith":
+            row("C++ loop, all threads", loops.get("arith_chain_loop_ms"), bound)
+            row("C++ loop, one thread", loops.get("arith_chain_loop_1thread_ms"), bound)
+            if native and jax:
+                print(f"  ember native / JAX jit: {native[key] / jax[key]:.2f}x")
+            if native and torch:
+                print(f"  ember native / torch.compile: {native[key] / torch[key]:.2f}x")
+        else:
+            row("hand-fused C++ (bound)", loops.get("chain_fused_ideal_ms"), bound)
+    print("\nfresh 100-op function (first call: trace, optimize, plan, run)")
+    row("first call, EMBER_JIT=0", first_off and first_off["first_ms"])
+    row("first call, native kernels, empty cache", first_cold and first_cold["first_ms"],
+        first_off and first_off["first_ms"])
+    row("  ... until a call runs native code", first_cold and first_cold["native_after_ms"])
+    row("first call, native kernels, warm disk cache", first_warm and first_warm["first_ms"],
+        first_off and first_off["first_ms"])
+    row("  ... until a call runs native code", first_warm and first_warm["native_after_ms"])
+    if native:
+        s = native["stats"]
+        print(f"\nJIT: {s['compiled']} kernels compiled in {s['compile_seconds']:.2f} s, "
+              f"{s['native_runs']} native runs, {s['interpreted_runs']} interpreted")
+    for label, err in (("ember", err_n), ("ember EMBER_JIT=0", err_i)):
+        if err:
+            print(f"{label} failed: {err}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,374 @@
+#include "ember/jit/jit.h"
+
+#include <llvm/Config/llvm-config.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Target/TargetMachine.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "ember/jit/codegen.h"
+#include "ember/jit/disk_cache.h"
+#include "ember/kernels/elementwise.h"
+
+namespace ember::jit {
+namespace {
+
+// Bumped whenever the generated code changes for the same program, so old cache files are not used.
+constexpr int kCodegenVersion = 7;
+
+Mode mode_from_environment() {
+  const char* s = std::getenv("EMBER_JIT");
+  if (s == nullptr) return Mode::kAsync;
+  if (std::strcmp(s, "0") == 0 || std::strcmp(s, "off") == 0) return Mode::kOff;
+  if (std::strcmp(s, "sync") == 0) return Mode::kSync;
+  return Mode::kAsync;
+}
+
+// Native code of one kernel, loaded into the process's LLJIT; unloaded when the last binding using it dies.
+struct LoadedKernel {
+  kernels::NativeFusedFn fn = nullptr;
+  llvm::orc::JITDylib* dylib = nullptr;
+  ~LoadedKernel();
+};
+
+struct Job {
+  kernels::FusedProgram program;
+  std::vector<bool> scalar;
+  std::weak_ptr<kernels::NativeFusedSlot> slot;
+  bool done = false;
+};
+
+// Note [The compile thread]
+// One thread compiles, at the lowest priority, so that compiling never takes a core from the program's
+// own work; jobs for bindings that died meanwhile are skipped. LLVM state (the LLJIT, the target machine)
+// is made by the first compile and used under one mutex (in the synchronous mode the caller compiles, at
+// its own priority), except for unloading a kernel (ORC's sessions are thread-safe). The service is never
+// destroyed: at exit a handler stops the thread after its current job. That handler runs before the static
+// destructors registered before it, but LLVM makes function-local statics (regular expressions of its
+// bitcode reader) during the first compile, after it, and those are destroyed first: a process exiting in
+// the middle of its first compile aborted in the compile thread ("LLVM ERROR: out of memory"). So Python
+// stops the thread from an atexit hook (shutdown()), before the interpreter finalizes and before any C++
+// exit handler; a C++ program that exits during a compile should call jit::shutdown() first. A forked child
+// does not inherit the thread and runs its fused programs on the interpreter.
+class Service final : public kernels::NativeFusedCompiler {
+ public:
+  Service()
+      : mode_(mode_from_environment()),
+        cache_(DiskCache::default_directory(), DiskCache::default_max_bytes()) {
+    fma_ = std::strcmp(kernels::elementwise_isa(), "baseline") != 0;
+  }
+
+  Mode mode() const { return mode_.load(); }
+  void set_mode(Mode m) { mode_.store(m); }
+  const DiskCache& cache() const { return cache_; }
+
+  void request(const kernels::FusedProgram& program, std::span<const bool> scalar,
+               std::shared_ptr<kernels::NativeFusedSlot> slot) override {
+    const Mode m = mode_.load();
+    if (m == Mode::kOff || stopping_.load()) return;
+    auto job = std::make_shared<Job>();
+    job->program = program;
+    job->scalar.assign(scalar.begin(), scalar.end());
+    job->slot = slot;
+    if (m == Mode::kSync) {
+      // On the caller's thread, at its priority: tests wait for it, and the compile thread's lowest
+      // priority would leave them waiting behind every other process of a busy machine.
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        if (worker_pid_ != 0 && worker_pid_ != ::getpid()) return;  // forked
+        ++stats_.requested;
+      }
+      serve(*job);
+      return;
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!start_worker_locked()) return;
+    ++stats_.requested;
+    queue_.push_back(job);
+    work_cv_.notify_one();
+  }
+
+  void wait_for_pending() {
+    std::unique_lock<std::mutex> lock(mu_);
+    done_cv_.wait(lock, [&] { return (queue_.empty() && busy_ == 0) || stopping_.load(); });
+  }
+
+  Stats stats() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return stats_;
+  }
+
+  void unload(llvm::orc::JITDylib* dylib) {
+    if (stopping_.load() || dylib == nullptr) return;  // the process is exiting: leave the code mapped
+    llvm::consumeError(jit_->getExecutionSession().removeJITDylib(*dylib));
+  }
+
+ private:
+  bool start_worker_locked() {
+    if (worker_pid_ == ::getpid()) return true;
+    if (worker_pid_ != 0) return false;  // forked: no thread here (Note [The compile thread])
+    worker_pid_ = ::getpid();
+    worker_ = std::thread([this] { run(); });
+    std::atexit([] { stop_at_exit(); });
+    return true;
+  }
+
+ public:
+  static void stop_at_exit();
+
+ private:
+  bool initialize_llvm(std::string& error) {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
+    if (!builder) {
+      error = llvm::toString(builder.takeError());
+      return false;
+    }
+    builder->setCodeGenOptLevel(llvm::CodeGenOpt::Aggressive);
+    auto target = builder->createTargetMachine();
+    if (!target) {
+      error = llvm::toString(target.takeError());
+      return false;
+    }
+    target_ = std::move(*target);
+    auto jit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*builder).create();
+    if (!jit) {
+      error = llvm::toString(jit.takeError());
+      return false;
+    }
+    jit_ = std::move(*jit);
+    auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
+        jit_->getDataLayout().getGlobalPrefix());
+    if (!process) {
+      error = llvm::toString(process.takeError());
+      return false;
+    }
+    jit_->getMainJITDylib().addGenerator(std::move(*process));
+    // The interpreter's loops that kernels call (Note [Array functions] in codegen.cc), by name, so that a
+    // cached object stays valid in another process.
+    llvm::orc::SymbolMap loops;
+    const kernels::ElementwiseTables& tables = kernels::elementwise_tables();
+    for (int op = 0; op < static_cast<int>(kernels::UnaryOp::kCount); ++op) {
+      for (int d = 0; d < kNumDTypes; ++d) {
+        const auto unary = static_cast<kernels::UnaryOp>(op);
+        if (!calls_interpreter_loop(unary, static_cast<DType>(d), fma_)) continue;
+        loops[jit_->mangleAndIntern(interpreter_loop_symbol(unary, static_cast<DType>(d)))] =
+            llvm::JITEvaluatedSymbol(llvm::pointerToJITTargetAddress(tables.unary[op][d]),
+                                     llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable);
+      }
+    }
+    if (auto defined = jit_->getMainJITDylib().define(llvm::orc::absoluteSymbols(std::move(loops)))) {
+      error = llvm::toString(std::move(defined));
+      return false;
+    }
+    std::span<const char> fma = library_bitcode(true), baseline = library_bitcode(false);
+    host_ = "llvm=" LLVM_VERSION_STRING ";codegen=" + std::to_string(kCodegenVersion) +
+            ";cpu=" + target_->getTargetCPU().str() + ";features=" + target_->getTargetFeatureString().str() +
+            ";library=" + std::to_string(fnv1a(fma.data(), fma.size())) + "," +
+            std::to_string(fnv1a(baseline.data(), baseline.size()));
+    // The code generator's experiment switches change the code, so they are part of the key.
+    for (const char* name : {"EMBER_JIT_INTERLEAVE", "EMBER_JIT_VECTOR_WIDTH", "EMBER_JIT_BLOCK"})
+      if (const char* value = std::getenv(name); value != nullptr)
+        host_ += std::string(";") + name + "=" + value;
+    return true;
+  }
+
+  // LLVM's state is made by the first compile, on whichever thread, and used under compile_mu_.
+  bool llvm_ready() {
+    if (llvm_state_ == 0) {
+      std::string error;
+      llvm_state_ = initialize_llvm(error) ? 1 : -1;
+      if (llvm_state_ < 0)
+        std::fprintf(stderr, "ember: the JIT is off, LLVM could not start: %s\n", error.c_str());
+    }
+    return llvm_state_ > 0;
+  }
+
+  void run() {
+    // Lowest priority for this thread only (Linux: nice is per thread).
+    ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 19);
+    std::unique_lock<std::mutex> lock(mu_);
+    while (true) {
+      work_cv_.wait(lock, [&] { return !queue_.empty() || stopping_.load(); });
+      if (stopping_.load()) break;
+      std::shared_ptr<Job> job = queue_.front();
+      queue_.pop_front();
+      ++busy_;
+      lock.unlock();
+      serve(*job);
+      lock.lock();
+      --busy_;
+      job->done = true;
+      done_cv_.notify_all();
+    }
+    for (auto& job : queue_) job->done = true;
+    queue_.clear();
+    done_cv_.notify_all();
+  }
+
+  void serve(Job& job) {
+    std::shared_ptr<kernels::NativeFusedSlot> slot = job.slot.lock();
+    if (slot == nullptr) return;  // the binding is gone
+    std::lock_guard<std::mutex> compile_lock(compile_mu_);
+    if (!llvm_ready()) return;
+    KernelSource source{&job.program, job.scalar, fma_};
+    const std::string fingerprint = host_ + ";" + kernel_fingerprint(source);
+    std::shared_ptr<LoadedKernel> kernel;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = loaded_.find(fingerprint);
+      if (it != loaded_.end()) kernel = it->second.lock();
+      if (kernel != nullptr) ++stats_.memory_hits;
+    }
+    if (kernel == nullptr) kernel = load_or_compile(source, fingerprint);
+    if (kernel == nullptr) return;
+    slot->publish(kernel->fn, kernel);
+  }
+
+  std::shared_ptr<LoadedKernel> load_or_compile(const KernelSource& source, const std::string& fingerprint) {
+    char symbol[48];
+    std::snprintf(symbol, sizeof symbol, "ember_fused_%016llx_%llu",
+                  static_cast<unsigned long long>(fnv1a(fingerprint.data(), fingerprint.size())),
+                  static_cast<unsigned long long>(++symbols_));
+    // The object's symbol is fixed when it is compiled; a cached object is renamed by loading it under
+    // its own name (kept in the file's fingerprint, so different processes agree).
+    std::string object;
+    const std::string cached_symbol =
+        "ember_fused_" + std::to_string(fnv1a(fingerprint.data(), fingerprint.size()));
+    DiskCache::Result found = cache_.load(fingerprint, object);
+    bool from_disk = found == DiskCache::Result::kHit;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (found == DiskCache::Result::kRejected) ++stats_.disk_rejects;
+    }
+    if (!from_disk) {
+      auto start = std::chrono::steady_clock::now();
+      auto compiled = compile_kernel(source, cached_symbol, *target_);
+      double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!compiled.ok()) {
+        ++stats_.failures;
+        if (std::getenv("EMBER_JIT_VERBOSE") != nullptr)
+          std::fprintf(stderr, "ember: JIT compile failed: %s\n", compiled.status().to_string().c_str());
+        return nullptr;
+      }
+      ++stats_.compiled;
+      stats_.compile_seconds += seconds;
+      object = std::move(compiled).value();
+    }
+    if (!from_disk) cache_.store(fingerprint, object);
+    // Each load gets a JITDylib of its own (removed with the kernel), so a kernel unloaded by one thread
+    // while another loads the same object never meets its own symbol.
+    auto dylib = jit_->createJITDylib(symbol);
+    if (!dylib) {
+      llvm::consumeError(dylib.takeError());
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.failures;
+      return nullptr;
+    }
+    dylib->addToLinkOrder(jit_->getMainJITDylib());
+    auto kernel = std::make_shared<LoadedKernel>();
+    kernel->dylib = &*dylib;
+    auto added = jit_->addObjectFile(*dylib, llvm::MemoryBuffer::getMemBufferCopy(object, symbol));
+    auto address = added ? llvm::Expected<llvm::orc::ExecutorAddr>(std::move(added))  // an Error is true
+                         : jit_->lookup(*dylib, cached_symbol);
+    if (!address) {
+      std::string message = llvm::toString(address.takeError());
+      if (std::getenv("EMBER_JIT_VERBOSE") != nullptr)
+        std::fprintf(stderr, "ember: JIT load failed: %s\n", message.c_str());
+      std::lock_guard<std::mutex> lock(mu_);
+      ++stats_.failures;
+      return nullptr;
+    }
+    kernel->fn = address->toPtr<kernels::NativeFusedFn>();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (from_disk) ++stats_.disk_hits;
+    if (loaded_.size() > 256)
+      for (auto it = loaded_.begin(); it != loaded_.end();)
+        it = it->second.expired() ? loaded_.erase(it) : ++it;
+    loaded_[fingerprint] = kernel;
+    return kernel;
+  }
+
+  std::atomic<Mode> mode_;
+  DiskCache cache_;
+  bool fma_ = true;
+  std::mutex mu_;
+  std::condition_variable work_cv_, done_cv_;
+  std::deque<std::shared_ptr<Job>> queue_;
+  int busy_ = 0;
+  pid_t worker_pid_ = 0;
+  std::thread worker_;
+  std::atomic<bool> stopping_{false};
+  Stats stats_;
+  std::unordered_map<std::string, std::weak_ptr<LoadedKernel>> loaded_;
+  uint64_t symbols_ = 0;
+  // Under compile_mu_ (Note [The compile thread]).
+  std::mutex compile_mu_;
+  int llvm_state_ = 0;  // 0 not yet made, 1 ready, -1 failed
+  std::unique_ptr<llvm::TargetMachine> target_;
+  std::unique_ptr<llvm::orc::LLJIT> jit_;
+  std::string host_;
+};
+
+Service& service() {
+  static Service* s = new Service();  // never destroyed (Note [The compile thread])
+  return *s;
+}
+
+void Service::stop_at_exit() {
+  Service& s = service();
+  {
+    std::lock_guard<std::mutex> lock(s.mu_);
+    s.stopping_.store(true);
+  }
+  s.work_cv_.notify_all();
+  s.done_cv_.notify_all();
+  if (s.worker_.joinable() && s.worker_pid_ == ::getpid()) s.worker_.join();
+}
+
+LoadedKernel::~LoadedKernel() { service().unload(dylib); }
+
+}  // namespace
+
+void install() {
+  static bool once = [] {
+    kernels::set_native_fused_compiler(&service());
+    return true;
+  }();
+  (void)once;
+}
+
+bool available() { return true; }
+Mode mode() { return service().mode(); }
+void set_mode(Mode m) { service().set_mode(m); }
+void wait_for_pending() { service().wait_for_pending(); }
+void shutdown() { Service::stop_at_exit(); }
+
+Stats stats() {
+  Stats s = service().stats();
+  auto counts = kernels::fused_run_counts();
+  s.native_runs = counts.native;
+  s.interpreted_runs = counts.interpreted;
+  return s;
+}
+
+std::string cache_directory() { return service().cache().directory(); }
+
+}  // namespace ember::jit

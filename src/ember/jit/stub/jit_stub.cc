@@ -1,0 +1,23 @@
+// The JIT layer of a build without LLVM (cmake -DEMBER_JIT=OFF, or llvm-15-dev missing): fused programs
+// run on the interpreter only.
+#include "ember/jit/jit.h"
+#include "ember/kernels/fused_elementwise.h"
+
+namespace ember::jit {
+
+void install() {}
+bool available() { return false; }
+Mode mode() { return Mode::kOff; }
+void set_mode(Mode) {}
+void wait_for_pending() {}
+void shutdown() {}
+Stats stats() {
+  Stats s;
+  auto counts = kernels::fused_run_counts();
+  s.native_runs = counts.native;
+  s.interpreted_runs = counts.interpreted;
+  return s;
+}
+std::string cache_directory() { return ""; }
+
+}  // namespace ember::jit

@@ -1,0 +1,340 @@
+// Native fused kernels (jit/) against the tile interpreter: every op of the fusion table in every dtype it
+// fuses, broadcasting layouts (scalars, patterns, gathers), several outputs, DAGs, float sin/cos blocks on
+// both sides of the reduction bound, and random programs. The JIT runs in its synchronous mode, so the
+// native kernel is in place when the prepared program first runs; the run counters prove it ran.
+#include "ember/jit/jit.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include "ember/core/half.h"
+#include "ember/core/tensor_impl.h"
+#include "ember/ember.h"
+#include "ember/kernels/fused_elementwise.h"
+
+namespace ember::jit {
+namespace {
+
+using kernels::BinaryOp;
+using kernels::FusedProgram;
+using kernels::UnaryOp;
+
+class JitTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    install();
+    previous_ = mode();
+    set_mode(Mode::kSync);
+  }
+  void TearDown() override { set_mode(previous_); }
+  Mode previous_ = Mode::kAsync;
+};
+
+TensorRef random_tensor(DType dtype, const Shape& shape, std::mt19937& gen, double lo = -3, double hi = 3) {
+  TensorRef t = TensorImpl::allocate(dtype, shape).value();
+  const int64_t n = shape.num_elements();
+  std::uniform_real_distribution<double> real(lo, hi);
+  std::uniform_int_distribution<int> byte(0, 255);
+  char* data = static_cast<char*>(t->mutable_raw_data());
+  for (int64_t i = 0; i < n; ++i) {
+    switch (dtype) {
+      case DType::kFloat32:
+        reinterpret_cast<float*>(data)[i] = static_cast<float>(real(gen));
+        break;
+      case DType::kFloat64:
+        reinterpret_cast<double*>(data)[i] = real(gen);
+        break;
+      case DType::kFloat16:
+        reinterpret_cast<float16*>(data)[i] = float16(static_cast<float>(real(gen)));
+        break;
+      case DType::kBFloat16:
+        reinterpret_cast<bfloat16*>(data)[i] = bfloat16(static_cast<float>(real(gen)));
+        break;
+      case DType::kBool:
+        reinterpret_cast<bool*>(data)[i] = byte(gen) & 1;
+        break;
+      default:
+        for (size_t b = 0; b < dtype_size(dtype); ++b)
+          data[i * dtype_size(dtype) + b] = static_cast<char>(byte(gen));
+    }
+  }
+  return t;
+}
+
+// Distance in units in the last place between two floats of the dtype; 0 for equal bits or two NaNs.
+int64_t ulp_distance(DType dtype, const char* a, const char* b) {
+  auto order = [](int64_t bits, int width) {  // maps floats' bits to a monotonic integer line
+    const int64_t sign = int64_t{1} << (width - 1);
+    return (bits & sign) ? -(bits & (sign - 1)) : bits;
+  };
+  switch (dtype) {
+    case DType::kFloat32: {
+      float x, y;
+      std::memcpy(&x, a, 4);
+      std::memcpy(&y, b, 4);
+      if (std::isnan(x) && std::isnan(y)) return 0;
+      if (std::isnan(x) != std::isnan(y)) return INT64_MAX;
+      uint32_t bx, by;
+      std::memcpy(&bx, a, 4);
+      std::memcpy(&by, b, 4);
+      return std::llabs(order(bx, 32) - order(by, 32));
+    }
+    case DType::kFloat64: {
+      double x, y;
+      std::memcpy(&x, a, 8);
+      std::memcpy(&y, b, 8);
+      if (std::isnan(x) && std::isnan(y)) return 0;
+      if (std::isnan(x) != std::isnan(y)) return INT64_MAX;
+      uint64_t bx, by;
+      std::memcpy(&bx, a, 8);
+      std::memcpy(&by, b, 8);
+      const int64_t ox =
+          (bx >> 63) ? -static_cast<int64_t>(bx & ~(uint64_t{1} << 63)) : static_cast<int64_t>(bx);
+      const int64_t oy =
+          (by >> 63) ? -static_cast<int64_t>(by & ~(uint64_t{1} << 63)) : static_cast<int64_t>(by);
+      return ox > oy ? ox - oy : oy - ox;
+    }
+    case DType::kFloat16:
+    case DType::kBFloat16: {
+      uint16_t bx, by;
+      std::memcpy(&bx, a, 2);
+      std::memcpy(&by, b, 2);
+      auto is_nan = [&](uint16_t bits) {
+        return dtype == DType::kFloat16 ? (bits & 0x7c00) == 0x7c00 && (bits & 0x3ff)
+                                        : (bits & 0x7f80) == 0x7f80 && (bits & 0x7f);
+      };
+      if (is_nan(bx) && is_nan(by)) return 0;
+      if (is_nan(bx) != is_nan(by)) return INT64_MAX;
+      return std::llabs(order(bx, 16) - order(by, 16));
+    }
+    default:
+      return std::memcmp(a, b, dtype_size(dtype)) == 0 ? 0 : INT64_MAX;
+  }
+}
+
+struct Outcome {
+  int64_t max_ulp = 0;
+  int64_t mismatches = 0;
+  std::string first;
+};
+
+// Runs `program` on the interpreter (FusedProgram::run never asks for native code) and prepared (which
+// compiles it, synchronously here), and compares every result element.
+Outcome compare(const FusedProgram& program, const std::vector<TensorRef>& inputs, const Shape& domain,
+                bool expect_native = true) {
+  std::vector<const TensorImpl*> in;
+  std::vector<Shape> shapes;
+  for (const TensorRef& t : inputs) {
+    in.push_back(t.get());
+    shapes.push_back(t->shape());
+  }
+  std::vector<TensorRef> interpreted, native;
+  std::vector<TensorImpl*> out_i, out_n;
+  for (int j = 0; j < program.num_results(); ++j) {
+    interpreted.push_back(TensorImpl::allocate(program.dtype(), domain).value());
+    native.push_back(TensorImpl::allocate(program.dtype(), domain).value());
+    out_i.push_back(interpreted.back().get());
+    out_n.push_back(native.back().get());
+  }
+  Outcome outcome;
+  Status s = program.run(in, out_i);
+  EXPECT_TRUE(s.ok()) << s.to_string();
+  auto prepared = program.prepare(shapes, domain);
+  EXPECT_TRUE(prepared.ok()) << prepared.status().to_string();
+  if (!prepared.ok()) return outcome;
+  const int64_t before = stats().native_runs;
+  s = FusedProgram::run_prepared(**prepared, in, out_n);
+  EXPECT_TRUE(s.ok()) << s.to_string();
+  if (expect_native && domain.num_elements() > 0) {
+    EXPECT_EQ(stats().native_runs, before + 1) << "the native kernel did not run";
+  }
+  const size_t size = dtype_size(program.dtype());
+  for (int j = 0; j < program.num_results(); ++j) {
+    const char* a = static_cast<const char*>(interpreted[j]->raw_data());
+    const char* b = static_cast<const char*>(native[j]->raw_data());
+    for (int64_t i = 0; i < domain.num_elements(); ++i) {
+      int64_t d = ulp_distance(program.dtype(), a + i * size, b + i * size);
+      if (d > 0) {
+        ++outcome.mismatches;
+        if (outcome.first.empty())
+          outcome.first = "result " + std::to_string(j) + " element " + std::to_string(i);
+      }
+      outcome.max_ulp = std::max(outcome.max_ulp, d);
+    }
+  }
+  return outcome;
+}
+
+constexpr DType kAllDTypes[] = {DType::kFloat16, DType::kBFloat16, DType::kFloat32, DType::kFloat64,
+                                DType::kInt8,    DType::kInt16,    DType::kInt32,   DType::kInt64,
+                                DType::kUInt8,   DType::kBool};
+
+// The same functors, compiled by clang with the contractions GCC makes in the interpreter's loops: with a
+// GCC-built interpreter, bit-identical results. A clang-built interpreter (the ASan job) contracts a few
+// double polynomials differently (log, softplus, digamma: 1 ulp in rare elements), so there one ulp is
+// allowed per op, and a few where random programs chain such ops.
+#if defined(__GNUC__) && !defined(__clang__)
+constexpr bool kExact = true;
+#else
+constexpr bool kExact = false;
+#endif
+void expect_close(const Outcome& o, const std::string& what, int64_t ulps = 1) {
+  if (kExact) {
+    EXPECT_EQ(o.mismatches, 0) << what << ": up to " << o.max_ulp << " ulp apart, the first at " << o.first;
+  } else {
+    EXPECT_LE(o.max_ulp, ulps) << what << ": " << o.mismatches << " elements differ, the first at "
+                               << o.first;
+  }
+}
+
+TEST_F(JitTest, EveryUnaryOpInEveryDType) {
+  ASSERT_TRUE(available());
+  std::mt19937 gen(1);
+  int programs = 0;
+  for (int op = 0; op < static_cast<int>(UnaryOp::kCount); ++op) {
+    for (DType dtype : kAllDTypes) {
+      if (!kernels::fusible_unary(static_cast<UnaryOp>(op), dtype)) continue;
+      // A full input and a chain through a second op; 3000 elements cross tiles and sin/cos blocks.
+      std::vector<int64_t> code;
+      kernels::append_unary(code, 1, static_cast<UnaryOp>(op), 0);
+      auto program = FusedProgram::decode(code, 1, std::vector<int64_t>{1}, dtype).value();
+      Shape domain({3000});
+      auto o = compare(program, {random_tensor(dtype, domain, gen)}, domain);
+      expect_close(o, std::string(kernels::info(static_cast<UnaryOp>(op)).op_name) + " " +
+                          std::string(dtype_name(dtype)));
+      ++programs;
+    }
+  }
+  EXPECT_GT(programs, 100);
+}
+
+TEST_F(JitTest, EveryBinaryOpInEveryDTypeWithBroadcasting) {
+  std::mt19937 gen(2);
+  for (int op = 0; op < static_cast<int>(BinaryOp::kCount); ++op) {
+    for (DType dtype : kAllDTypes) {
+      if (!kernels::fusible_binary(static_cast<BinaryOp>(op), dtype)) continue;
+      std::vector<int64_t> code;
+      kernels::append_binary(code, 2, static_cast<BinaryOp>(op), 0, 1);
+      auto program = FusedProgram::decode(code, 2, std::vector<int64_t>{2}, dtype).value();
+      const std::string name = std::string(kernels::info(static_cast<BinaryOp>(op)).op_name) + " " +
+                               std::string(dtype_name(dtype));
+      Shape domain({40, 75});
+      // full x full, full x scalar, scalar x full, full x row (pattern), column x full (gathered).
+      const std::vector<std::pair<Shape, Shape>> layouts = {{domain, domain},
+                                                            {domain, Shape({})},
+                                                            {Shape({}), domain},
+                                                            {domain, Shape({75})},
+                                                            {Shape({40, 1}), domain}};
+      for (const auto& [sa, sb] : layouts) {
+        auto o = compare(program, {random_tensor(dtype, sa, gen), random_tensor(dtype, sb, gen)}, domain);
+        expect_close(o, name + " " + sa.to_string() + " x " + sb.to_string());
+      }
+    }
+  }
+}
+
+TEST_F(JitTest, SinCosBlocksEitherSideOfTheFloatReductionBound) {
+  // Blocks of 64 whose |x| are all below 2^16 take the float reduction, others the double one; a block
+  // mixing both must take the double one for all its elements, as the interpreter does.
+  std::mt19937 gen(3);
+  for (DType dtype : {DType::kFloat32, DType::kFloat16, DType::kBFloat16}) {
+    for (UnaryOp op : {UnaryOp::kSin, UnaryOp::kCos}) {
+      std::vector<int64_t> code;
+      int64_t x2 = kernels::append_binary(code, 2, BinaryOp::kMul, 0, 1);
+      int64_t s = kernels::append_unary(code, 2, op, x2);
+      kernels::append_binary(code, 2, BinaryOp::kAdd, s, x2);
+      auto program = FusedProgram::decode(code, 2, std::vector<int64_t>{x2, s + 1}, dtype).value();
+      Shape domain({1000});
+      TensorRef x = random_tensor(dtype, domain, gen, -100, 100);
+      if (dtype == DType::kFloat32) {
+        float* v = static_cast<float*>(x->mutable_raw_data());
+        v[70] = 1e6f;  // the second block is far
+        v[500] = std::numeric_limits<float>::infinity();
+      }
+      auto o = compare(program, {x, random_tensor(dtype, Shape({}), gen, 0.5, 2)}, domain);
+      expect_close(o, std::string("sin/cos ") + std::string(dtype_name(dtype)));
+      EXPECT_EQ(o.mismatches, 0) << "the same reductions should give the same bits";
+    }
+  }
+}
+
+// Random DAGs over several inputs with broadcasting and several results.
+TEST_F(JitTest, RandomPrograms) {
+  std::mt19937 gen(4);
+  const std::vector<UnaryOp> unary = {UnaryOp::kNeg,     UnaryOp::kAbs,   UnaryOp::kExp,    UnaryOp::kTanh,
+                                      UnaryOp::kSigmoid, UnaryOp::kSin,   UnaryOp::kSquare, UnaryOp::kRelu,
+                                      UnaryOp::kSqrt,    UnaryOp::kLog1p, UnaryOp::kErf,    UnaryOp::kCos};
+  const std::vector<BinaryOp> binary = {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul,        BinaryOp::kDiv,
+                                        BinaryOp::kMax, BinaryOp::kMin, BinaryOp::kSquaredDiff};
+  int64_t worst = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const DType dtype = trial % 4 == 0 ? DType::kFloat64 : DType::kFloat32;
+    const int num_inputs = 1 + trial % 4;
+    std::vector<int64_t> code;
+    int64_t values = num_inputs;
+    const int length = 3 + trial * 2;
+    for (int i = 0; i < length; ++i) {
+      std::uniform_int_distribution<int64_t> pick(0, values - 1);
+      if (gen() % 3 == 0)
+        kernels::append_unary(code, num_inputs, unary[gen() % unary.size()], pick(gen));
+      else
+        kernels::append_binary(code, num_inputs, binary[gen() % binary.size()], pick(gen), pick(gen));
+      ++values;
+    }
+    std::vector<int64_t> results = {values - 1};
+    if (values - 2 >= num_inputs) results.push_back(values - 2);
+    auto program = FusedProgram::decode(code, num_inputs, results, dtype).value();
+    Shape domain({17, 129});
+    std::vector<TensorRef> inputs;
+    const Shape shapes[] = {domain, Shape({129}), Shape({}), Shape({17, 1})};
+    for (int k = 0; k < num_inputs; ++k) inputs.push_back(random_tensor(dtype, shapes[k], gen, 0.1, 2));
+    auto o = compare(program, inputs, domain);
+    worst = std::max(worst, o.max_ulp);
+    expect_close(o, "random program " + std::to_string(trial), /*ulps=*/4);
+  }
+}
+
+TEST_F(JitTest, EmptyAndTinyDomains) {
+  std::mt19937 gen(5);
+  std::vector<int64_t> code;
+  kernels::append_binary(code, 2, BinaryOp::kMul, 0, 1);
+  auto program = FusedProgram::decode(code, 2, std::vector<int64_t>{2}, DType::kFloat32).value();
+  for (int64_t n : {1, 2, 15, 16, 17, 63, 64, 65, 1023, 1024, 1025}) {
+    Shape domain({n});
+    expect_close(
+        compare(program,
+                {random_tensor(DType::kFloat32, domain, gen), random_tensor(DType::kFloat32, domain, gen)},
+                domain),
+        "n=" + std::to_string(n));
+  }
+}
+
+// The C++ API's functions run on the same executor as Python's, so their fused groups go native too.
+TEST_F(JitTest, CppFunctionsGetNativeKernels) {
+  auto f = function([](const Tensor& x, const Tensor& y) { return (x * y + 1.0f) * x - y; });
+  Tensor x = Tensor::from_vector<float>({1, 2, 3, 4}, {2, 2}), y = Tensor::from_vector<float>({0.5f, 2}, {2});
+  const int64_t before = stats().native_runs;
+  Tensor out = f(x, y);
+  EXPECT_GT(stats().native_runs, before);
+  EXPECT_EQ(out.to_vector<float>(), (std::vector<float>{1, 8, 7, 34}));
+}
+
+TEST_F(JitTest, OffRunsTheInterpreter) {
+  set_mode(Mode::kOff);
+  std::mt19937 gen(6);
+  std::vector<int64_t> code;
+  kernels::append_unary(code, 1, UnaryOp::kExp, 0);
+  auto program = FusedProgram::decode(code, 1, std::vector<int64_t>{1}, DType::kFloat32).value();
+  Shape domain({100});
+  const int64_t requested = stats().requested;
+  const int64_t native = stats().native_runs;
+  compare(program, {random_tensor(DType::kFloat32, domain, gen)}, domain, /*expect_native=*/false);
+  EXPECT_EQ(stats().requested, requested);
+  EXPECT_EQ(stats().native_runs, native);
+}
+
+}  // namespace
+}  // namespace ember::jit
