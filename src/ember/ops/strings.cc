@@ -832,28 +832,27 @@ void register_string_ops(OpRegistry& r) {
       .kernel(kStringType, &substr_kernel)
       .batching(BatchingRule::kFallback)
       .done(r);
-  OpBuilder("StringUpper")
-      .doc("ASCII letters to upper case. upper(\"ab\") == \"AB\"")
-      .input("input")
-      .output("output")
-      .type_var(kStringType)
-      .attr("encoding", AttrType::kString, std::string())
-      .flags(kStringOpFlags)
-      .shape(&string_unary_shape)
-      .kernel(kStringType, &change_case_kernel<true>)
-      .batching(BatchingRule::kFallback)
-      .done(r);
-  OpBuilder("StringLower")
-      .doc("ASCII letters to lower case. lower(\"AB\") == \"ab\"")
-      .input("input")
-      .output("output")
-      .type_var(kStringType)
-      .attr("encoding", AttrType::kString, std::string())
-      .flags(kStringOpFlags)
-      .shape(&string_unary_shape)
-      .kernel(kStringType, &change_case_kernel<false>)
-      .batching(BatchingRule::kFallback)
-      .done(r);
+  struct CaseOp {
+    const char* name;
+    const char* doc;
+    KernelFn kernel;
+  };
+  for (const CaseOp& op : {CaseOp{"StringUpper", "ASCII letters to upper case. upper(\"ab\") == \"AB\"",
+                                  &change_case_kernel<true>},
+                           CaseOp{"StringLower", "ASCII letters to lower case. lower(\"AB\") == \"ab\"",
+                                  &change_case_kernel<false>}}) {
+    OpBuilder(op.name)
+        .doc(op.doc)
+        .input("input")
+        .output("output")
+        .type_var(kStringType)
+        .attr("encoding", AttrType::kString, std::string())
+        .flags(kStringOpFlags)
+        .shape(&string_unary_shape)
+        .kernel(kStringType, op.kernel)
+        .batching(BatchingRule::kFallback)
+        .done(r);
+  }
   OpBuilder("StringStrip")
       .doc("Removes leading and trailing whitespace. strip(\" a \") == \"a\"")
       .input("input")
