@@ -14,7 +14,7 @@ from ember.framework.tensor import Tensor, convert_to_tensor
 
 __all__ = ["as_string", "format", "join", "length", "lower", "reduce_join", "regex_full_match",
            "regex_replace", "split", "strip", "substr", "to_hash_bucket_fast", "to_number", "unicode_decode",
-           "upper"]
+           "unicode_encode", "unicode_split", "upper"]
 
 _StringLength = _C.op("StringLength")
 _StringJoin = _C.op("StringJoin")
@@ -33,6 +33,7 @@ _StringStrip = _C.op("StringStrip")
 _StringSplitV2 = _C.op("StringSplitV2")
 _StringToHashBucketFast = _C.op("StringToHashBucketFast")
 _UnicodeDecode = _C.op("UnicodeDecode")
+_UnicodeEncode = _C.op("UnicodeEncode")
 _Reshape = _C.op("Reshape")
 
 
@@ -215,3 +216,46 @@ def unicode_decode(input, input_encoding, errors="replace", replacement_char=655
 
 def _to_list_of_bytes(t):
     return np.asarray(t.numpy(), dtype=object).tolist()
+
+
+_ENCODINGS = ("UTF-8", "UTF-16-BE", "UTF-32-BE")
+
+
+def unicode_encode(input, output_encoding, errors="replace", replacement_char=65533, name=None):  # noqa: A002
+    """Encodes int32 code points as strings: the innermost dimension (dense or ragged) holds each string's
+    characters, so a [..., k] tensor gives [...] strings (TensorFlow's tf.strings.unicode_encode)."""
+    import ember as tf
+
+    if output_encoding not in _ENCODINGS:
+        raise ValueError(f"tf.strings.unicode_encode: output_encoding must be one of {list(_ENCODINGS)}, got "
+                         f"{output_encoding!r}")
+    attrs = (errors, output_encoding, _int(replacement_char, "replacement_char"), dtypes.int64)
+    if isinstance(input, tf.RaggedTensor):
+        if isinstance(input.values, tf.RaggedTensor) or input.values.shape.rank != 1:
+            return input.with_values(unicode_encode(input.values, output_encoding, errors, replacement_char))
+        return _UnicodeEncode(tf.cast(input.values, tf.int32), tf.cast(input.row_splits, tf.int64), *attrs)
+    x = convert_to_tensor(input, dtype=dtypes.int32) if not isinstance(input, Tensor) else input
+    if x.dtype != dtypes.int32:
+        raise TypeError(f"tf.strings.unicode_encode: input must be int32 code points, got {x.dtype.name}")
+    if x.shape.rank == 0:
+        raise ValueError("tf.strings.unicode_encode: input must have rank >= 1 (its last dimension holds the "
+                         "characters), got a scalar")
+    shape = tf.shape(x, out_type=tf.int64)
+    outer, k = shape[:-1], shape[-1]
+    rows = tf.reduce_prod(outer)
+    splits = tf.range(rows + 1, dtype=tf.int64) * k
+    encoded = _UnicodeEncode(tf.reshape(x, [-1]), splits, *attrs)
+    return tf.reshape(encoded, outer)
+
+
+def unicode_split(input, input_encoding, errors="replace", replacement_char=65533, name=None):  # noqa: A002
+    """Each string's characters as one-character strings: a scalar gives a vector, a vector a RaggedTensor
+    (TensorFlow's tf.strings.unicode_split)."""
+    import ember as tf
+
+    chars = unicode_decode(input, input_encoding, errors, replacement_char)
+    if isinstance(chars, tf.RaggedTensor):
+        return chars.with_values(unicode_encode(tf.expand_dims(chars.values, -1), input_encoding, errors,
+                                                replacement_char))
+    return unicode_encode(tf.expand_dims(chars, -1), input_encoding, errors, replacement_char)
+

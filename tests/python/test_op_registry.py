@@ -262,6 +262,8 @@ def examples():
     table["StringSplitV2"] = ([words, tf.constant("")], [-1])
     table["StringToHashBucketFast"] = ([words], [10])
     table["UnicodeDecode"] = ([tf.constant(["hé", "x"])], ["UTF-8", "replace", 65533, False, tf.int64])
+    table["UnicodeEncode"] = ([tf.constant([104, 233, 120]), tf.constant([0, 2, 3], tf.int64)],
+                              ["replace", "UTF-8", 65533, tf.int64])
     return table
 
 
