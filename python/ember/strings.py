@@ -188,29 +188,48 @@ def _row_splits_from_indices(indices, batch):
 
 
 def split(input, sep=None, maxsplit=-1, name=None):  # noqa: A002
-    """Splits each string on ``sep`` (runs of whitespace when None): a scalar gives a vector, a vector
-    gives a RaggedTensor of its pieces (TensorFlow's tf.strings.split)."""
+    """Splits each string on ``sep`` (runs of whitespace when None): a scalar gives a vector, a [d1, ..., dn]
+    tensor a RaggedTensor [d1, ..., dn, None] of its pieces (TensorFlow's tf.strings.split)."""
     x = _strings(input)
     sep_t = _strings("" if sep is None else sep)
     if x.ndim == 0:
         _, values, _ = _StringSplitV2(_Reshape(x, [1]), sep_t, _int(maxsplit, "maxsplit"))
         return values
     if x.ndim != 1:
-        raise ValueError(f"tf.strings.split: ember splits scalars and vectors; got rank {x.ndim}")
+        return _per_string(x, lambda flat: split(flat, sep, maxsplit))
     indices, values, shape = _StringSplitV2(x, sep_t, _int(maxsplit, "maxsplit"))
     return _ragged_from_row_splits(values, _row_splits_from_indices(indices, _C.op("Size")(x, dtypes.int32)))
 
 
+def _per_string(x, ragged_of_vector):
+    """``ragged_of_vector`` (a vector of strings -> a RaggedTensor with one row per string) applied to a
+    tensor of rank >= 2: its outer dimensions become uniform row partitions, as TensorFlow nests the result
+    ([2, 3] strings -> [2, 3, None])."""
+    from ember.ragged import RaggedTensor
+
+    shape = x.shape.as_list()
+    dims = _C.op("Shape")(x, dtypes.int64)
+    result = ragged_of_vector(_Reshape(x, [-1]))
+    for axis in range(len(shape) - 1, 0, -1):
+        # nrows given, since a zero-size dimension leaves it unknowable from the lengths
+        outer = shape[:axis]
+        nrows = int(np.prod(outer)) if None not in outer else _C.op("Prod")(dims[:axis], 0, False)
+        result = RaggedTensor.from_uniform_row_length(result, shape[axis] if shape[axis] is not None else
+                                                      dims[axis], nrows=nrows, validate=False)
+    return result
+
+
 def unicode_decode(input, input_encoding, errors="replace", replacement_char=65533,  # noqa: A002
                    replace_control_characters=False, name=None):
-    """The code points of each string (int32): a scalar gives a vector, a vector a RaggedTensor."""
+    """The code points of each string (int32): a scalar gives a vector, a [d1, ..., dn] tensor a RaggedTensor
+    [d1, ..., dn, None]."""
     x = _strings(input)
     splits, chars = _UnicodeDecode(x, input_encoding, errors, _int(replacement_char, "replacement_char"),
                                    bool(replace_control_characters), dtypes.int64)
     if x.ndim == 0:
         return chars
-    if x.ndim != 1:
-        raise ValueError(f"tf.strings.unicode_decode: ember decodes scalars and vectors; got rank {x.ndim}")
+    if x.ndim != 1:  # the op decodes the flattened strings
+        return _per_string(x, lambda _: _ragged_from_row_splits(chars, splits))
     return _ragged_from_row_splits(chars, splits)
 
 
@@ -255,7 +274,7 @@ def unicode_split(input, input_encoding, errors="replace", replacement_char=6553
 
     chars = unicode_decode(input, input_encoding, errors, replacement_char)
     if isinstance(chars, tf.RaggedTensor):
-        return chars.with_values(unicode_encode(tf.expand_dims(chars.values, -1), input_encoding, errors,
-                                                replacement_char))
+        return chars.with_flat_values(unicode_encode(tf.expand_dims(chars.flat_values, -1), input_encoding,
+                                                     errors, replacement_char))
     return unicode_encode(tf.expand_dims(chars, -1), input_encoding, errors, replacement_char)
 

@@ -470,3 +470,23 @@ def test_unicode_split_matches_tensorflow(value):
     ours = ember.strings.unicode_split(value, "UTF-8")
     theirs = tensorflow.strings.unicode_split(value, "UTF-8")
     assert _ragged_list(ours) == _ragged_list(theirs)
+
+
+@pytest.mark.parametrize("value", [[["a b", "c", "x"], ["d", "e f", ""]], [[["a b"]]], np.zeros([2, 0], object)])
+@pytest.mark.parametrize("fn", ["split", "unicode_decode", "unicode_split"])
+def test_higher_rank_strings_nest_their_results_as_tensorflow(value, fn):
+    def call(lib):
+        x = lib.constant(value, dtype=lib.string)
+        return getattr(lib.strings, fn)(x) if fn == "split" else getattr(lib.strings, fn)(x, "UTF-8")
+
+    ours, theirs = call(ember), call(tensorflow)
+    assert ours.shape.as_list() == theirs.shape.as_list()
+    assert ours.ragged_rank == theirs.ragged_rank
+    assert ours.to_list() == theirs.to_list()
+
+
+def test_higher_rank_split_traced_with_unknown_dims():
+    fn = ember.function(lambda x: ember.strings.split(x).to_tensor(),
+                        input_signature=[ember.TensorSpec([None, None], ember.string)])
+    got = fn(ember.constant([["a b", "c"], ["d e f", ""]]))
+    assert got.numpy().tolist() == [[[b"a", b"b", b""], [b"c", b"", b""]], [[b"d", b"e", b"f"], [b"", b"", b""]]]
