@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 
+from ember.keras import hdf5_format
 from ember.util import nest
 from ember.keras.engine.input_layer import Input, InputLayer  # noqa: F401
 from ember.keras.engine.keras_tensor import KerasTensor
@@ -162,9 +163,13 @@ def save_model(model, filepath, overwrite=True, save_format=None, include_optimi
     from ember.polymorphic_function import function
 
     filepath = os.fspath(filepath)
-    if save_format in ("h5", "keras") or filepath.endswith((".h5", ".hdf5", ".keras")):
-        raise NotImplementedError(f"ember.keras: saving {filepath!r} in the HDF5 or Keras-v3 (.keras) format is not "
-                                  "implemented; give a directory path to write a SavedModel")
+    if hdf5_format.is_hdf5_path(filepath, save_format):
+        if os.path.exists(filepath) and not overwrite:
+            raise FileExistsError(f"{filepath} exists and overwrite=False")
+        return hdf5_format.save_model(model, filepath, include_optimizer)
+    if save_format == "keras" or filepath.endswith(".keras"):
+        raise NotImplementedError(f"ember.keras: saving {filepath!r} in the Keras-v3 (.keras) format is not "
+                                  "implemented; give a directory path to write a SavedModel, or a .h5 path")
     if os.path.exists(filepath):
         if not overwrite:
             raise FileExistsError(f"{filepath} exists and overwrite=False")
@@ -207,9 +212,11 @@ def load_model(filepath, custom_objects=None, compile=True, options=None, safe_m
     from ember.train import Checkpoint
 
     filepath = os.fspath(filepath)
-    if filepath.endswith((".h5", ".hdf5", ".keras")):
-        raise NotImplementedError(f"ember.keras: loading {filepath!r} (HDF5 or Keras-v3 .keras format) is not "
-                                  "implemented; ember reads SavedModel directories")
+    if hdf5_format.is_hdf5_path(filepath):
+        return hdf5_format.load_model(filepath, custom_objects, compile)
+    if filepath.endswith(".keras"):
+        raise NotImplementedError(f"ember.keras: loading {filepath!r} (Keras-v3 .keras format) is not "
+                                  "implemented; ember reads SavedModel directories and HDF5 files")
     if not os.path.isdir(filepath):
         raise errors.NotFoundError(None, None, f"No file or directory found at {filepath}")
     metadata_path = os.path.join(filepath, _METADATA)

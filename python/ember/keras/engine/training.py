@@ -595,10 +595,14 @@ class Model(Layer):
         from ember.train import Checkpoint
         from ember.train import checkpoint_management
 
+        from ember.keras import hdf5_format
+
         filepath = os.fspath(filepath)
-        if save_format == "h5" or filepath.endswith((".h5", ".hdf5", ".keras")):
-            raise NotImplementedError(f"ember.keras: save_weights({filepath!r}) in HDF5/.keras format is not "
-                                      "implemented; use a TensorFlow checkpoint prefix (no extension)")
+        if hdf5_format.is_hdf5_path(filepath, save_format):
+            return hdf5_format.save_weights(self, filepath, overwrite)
+        if filepath.endswith(".keras"):
+            raise NotImplementedError(f"ember.keras: save_weights({filepath!r}) in .keras format is not "
+                                      "implemented; use a TensorFlow checkpoint prefix (no extension) or a .h5 path")
         if not overwrite and os.path.exists(filepath + ".index"):
             raise FileExistsError(f"{filepath} exists and overwrite=False")
         directory = os.path.dirname(filepath)
@@ -611,12 +615,15 @@ class Model(Layer):
         """Restores weights written by ``save_weights`` (or tf_keras' TF-format ``save_weights``)."""
         from ember.train import Checkpoint
 
-        if by_name or skip_mismatch:
-            raise NotImplementedError("ember.keras: load_weights(by_name/skip_mismatch) is for HDF5 files, which "
-                                      "ember does not read")
+        from ember.keras import hdf5_format
+
         filepath = os.fspath(filepath)
-        if filepath.endswith((".h5", ".hdf5", ".keras")):
-            raise NotImplementedError(f"ember.keras: load_weights({filepath!r}) in HDF5/.keras format is not "
+        if hdf5_format.is_hdf5_path(filepath):
+            return hdf5_format.load_weights(self, filepath, by_name, skip_mismatch)
+        if by_name or skip_mismatch:
+            raise ValueError("load_weights: by_name and skip_mismatch are for HDF5 (.h5) files, as in tf_keras")
+        if filepath.endswith(".keras"):
+            raise NotImplementedError(f"ember.keras: load_weights({filepath!r}) in .keras format is not "
                                       "implemented")
         return Checkpoint(root=self).restore(filepath).expect_partial()
 
