@@ -81,6 +81,8 @@ EXCLUDED = {
        for name in ("StringLength", "StringJoin", "ReduceJoin", "StringToNumber", "RegexReplace",
                     "StaticRegexReplace", "RegexFullMatch", "StaticRegexFullMatch", "Substr", "StringUpper",
                     "StringLower", "StringStrip", "StringSplitV2", "StringToHashBucketFast", "UnicodeDecode")},
+    "ParseExampleFeature": "parses tf.train.Example records (ember's per-feature op; TensorFlow's is "
+                           "ParseExampleV2): compared with tf.io.parse_example in test_parse_example.py",
     **{name: "returns a string tensor; compared with tf.strings.format / tf.strings.as_string / "
              "tf.strings.unicode_encode in test_strings.py"
        for name in ("StringFormat", "AsString", "UnicodeEncode")},

@@ -26,6 +26,7 @@ void register_summary_ops(OpRegistry& r);       // ContextWriteSummary, ContextF
 void register_send_recv_ops(OpRegistry& r);     // _Send, _Recv (ops/send_recv.h)
 void register_string_ops(OpRegistry& r);        // tf.strings (ops/strings.cc)
 void register_string_array_kernels(OpRegistry& r);  // string kernels of Equal, ConcatV2, ... (after them)
+void register_parse_example_ops(OpRegistry& r);     // ParseExampleFeature (ops/parse_example.cc)
 
 inline void register_all_ops(OpRegistry& r) {
   register_math_ops(r);
@@ -50,6 +51,7 @@ inline void register_all_ops(OpRegistry& r) {
   register_send_recv_ops(r);
   register_string_ops(r);
   register_string_array_kernels(r);
+  register_parse_example_ops(r);
 }
 
 }  // namespace ember
