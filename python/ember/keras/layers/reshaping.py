@@ -99,15 +99,27 @@ class _Spatial(Layer):
     """A layer over `rank` spatial dims of a channels_last/channels_first input."""
 
     rank = 1
-    arg = ""
 
     def _axes(self):
         return _spatial_axes(self.rank, self.data_format)
 
+    def _resized(self, input_shape, params, resize):
+        """The output shape: each known spatial dim d becomes resize(d, its param)."""
+        shape = TensorShape(input_shape).as_list()
+        for axis, param in zip(self._axes(), params):
+            if shape[axis] is not None:
+                shape[axis] = resize(shape[axis], param)
+        return TensorShape(shape)
+
+    def _spatial_config(self, key, per_dim):
+        """tf_keras' config: a 1-D layer gives its one value and no data_format."""
+        config = {**super().get_config(), key: per_dim if self.rank > 1 else per_dim[0]}
+        if self.rank > 1:
+            config["data_format"] = self.data_format
+        return config
+
 
 class _Cropping(_Spatial):
-    arg = "cropping"
-
     def __init__(self, cropping, data_format=None, **kwargs):
         super().__init__(**kwargs)
         self.data_format = _data_format(data_format) if self.rank > 1 else "channels_last"
@@ -121,17 +133,10 @@ class _Cropping(_Spatial):
         return inputs[tuple(slices)]
 
     def compute_output_shape(self, input_shape):
-        shape = TensorShape(input_shape).as_list()
-        for axis, (a, b) in zip(self._axes(), self.cropping):
-            if shape[axis] is not None:
-                shape[axis] -= a + b
-        return TensorShape(shape)
+        return self._resized(input_shape, self.cropping, lambda d, pair: d - sum(pair))
 
     def get_config(self):
-        config = {**super().get_config(), "cropping": self.cropping if self.rank > 1 else self.cropping[0]}
-        if self.rank > 1:
-            config["data_format"] = self.data_format
-        return config
+        return self._spatial_config("cropping", self.cropping)
 
 
 class Cropping1D(_Cropping):
@@ -160,17 +165,10 @@ class _ZeroPadding(_Spatial):
         return _tf().pad(inputs, paddings)
 
     def compute_output_shape(self, input_shape):
-        shape = TensorShape(input_shape).as_list()
-        for axis, (a, b) in zip(self._axes(), self.padding):
-            if shape[axis] is not None:
-                shape[axis] += a + b
-        return TensorShape(shape)
+        return self._resized(input_shape, self.padding, lambda d, pair: d + sum(pair))
 
     def get_config(self):
-        config = {**super().get_config(), "padding": self.padding if self.rank > 1 else self.padding[0]}
-        if self.rank > 1:
-            config["data_format"] = self.data_format
-        return config
+        return self._spatial_config("padding", self.padding)
 
 
 class ZeroPadding1D(_ZeroPadding):
@@ -212,16 +210,10 @@ class _UpSampling(_Spatial):
         return x
 
     def compute_output_shape(self, input_shape):
-        shape = TensorShape(input_shape).as_list()
-        for axis, factor in zip(self._axes(), self.size):
-            if shape[axis] is not None:
-                shape[axis] *= factor
-        return TensorShape(shape)
+        return self._resized(input_shape, self.size, lambda d, factor: d * factor)
 
     def get_config(self):
-        config = {**super().get_config(), "size": self.size if self.rank > 1 else self.size[0]}
-        if self.rank > 1:
-            config["data_format"] = self.data_format
+        config = self._spatial_config("size", self.size)
         if self.rank == 2:
             config["interpolation"] = self.interpolation
         return config
