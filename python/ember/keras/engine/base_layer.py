@@ -95,6 +95,12 @@ def _shape_of(x):
 class Layer(Module):
     """The base class of Keras layers (see the module docstring)."""
 
+    # A config keeps the structure of the first argument even when it is a single tensor (TFOpLambda).
+    _preserve_input_structure_in_config = False
+    # NumPy and Python numbers given as inputs become tensors before `call` (not for TFOpLambda: the op
+    # converts its constants itself, with the other operand's dtype).
+    _ember_convert_inputs = True
+
     def __init__(self, trainable=True, name=None, dtype=None, dynamic=False, **kwargs):
         unknown = set(kwargs) - _ALLOWED_KWARGS
         if unknown:
@@ -454,7 +460,7 @@ class Layer(Module):
             from ember.keras.engine import node as node_lib
 
             return node_lib.call_symbolic(self, inputs, rest, kwargs)
-        if not isinstance(inputs, Tensor):
+        if not isinstance(inputs, Tensor) and self._ember_convert_inputs:
             inputs = nest.map_structure(_to_tensor, inputs)
         input_spec_lib.assert_input_compatibility(self.input_spec, inputs, self.name)
         kwargs, training = self._fill_training(kwargs, rest)
