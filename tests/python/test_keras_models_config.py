@@ -159,3 +159,30 @@ def test_shape_tensors_keep_their_inferred_values(keras):
     model = tf.keras.Model(inp, tf.fill(tf.shape(inp), 2.0) * inp)
     assert model.output_shape == (None, 3)
     np.testing.assert_array_equal(model(np.ones((2, 3), np.float32)).numpy(), np.full((2, 3), 2.0))
+
+
+def _nested_shared(t, k):
+    a = k.Input((3,), name="a")
+    shared = k.layers.Dense(3, name="shared")
+    inner_in = k.Input((3,), name="ii")
+    inner = k.Model(inner_in, k.layers.Dense(2, name="id")(inner_in) * 2.0, name="inner")
+    return k.Model(a, inner(shared(shared(a)) + 1.0), name="outer")
+
+
+def test_nested_model_and_shared_layer_nodes_match_tf_keras(keras):
+    """A nested model's first call is its node 1 in a config (tf_keras' node 0 built its graph); a shared
+    layer's second call uses its first's output."""
+    real_tf, tf_keras = keras
+    tf.keras.backend.clear_session()
+    tf_keras.backend.clear_session()
+    ours, theirs = _nested_shared(tf, tf.keras), _nested_shared(real_tf, tf_keras)
+    assert _nodes(ours.get_config()) == _nodes(theirs.get_config())
+    assert ours.get_config()["output_layers"] == theirs.get_config()["output_layers"] == [["inner", 1, 0]]
+    theirs.set_weights(ours.get_weights())
+    for config in (ours.to_json(), theirs.to_json()):
+        copy = tf.keras.models.model_from_json(config)
+        copy.set_weights(ours.get_weights())
+        np.testing.assert_allclose(copy(X[:, :3]).numpy(), ours(X[:, :3]).numpy(), rtol=1e-6)
+    mirrored = tf_keras.models.model_from_json(ours.to_json())
+    mirrored.set_weights(ours.get_weights())
+    np.testing.assert_allclose(mirrored(X[:, :3]).numpy(), ours(X[:, :3]).numpy(), rtol=1e-5, atol=1e-6)

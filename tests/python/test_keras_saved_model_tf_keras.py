@@ -143,3 +143,23 @@ def test_ember_reads_tf_keras_saved_model_with_op_layers(tmp_path, keras):
     ours = tf.keras.models.load_model(str(tmp_path / "theirs"))
     assert isinstance(ours, tf.keras.Model)
     np.testing.assert_allclose(ours.predict(X, verbose=0), theirs.predict(X, verbose=0), rtol=1e-5, atol=1e-6)
+
+
+def test_tf_keras_load_model_rebuilds_nested_models_and_masks(tmp_path, keras):
+    real_tf, tf_keras = keras
+    tf.keras.backend.clear_session()
+    inner_in = tf.keras.Input((3,), name="ii")
+    inner = tf.keras.Model(inner_in, tf.keras.layers.Dense(2, name="id")(inner_in), name="inner")
+    a = tf.keras.Input((3,), name="a")
+    shared = tf.keras.layers.Dense(3, name="shared")
+    nested = tf.keras.Model(a, inner(shared(shared(a))), name="outer")
+    nested.save(str(tmp_path / "nested"))
+    loaded = tf_keras.models.load_model(str(tmp_path / "nested"))
+    np.testing.assert_allclose(loaded(X).numpy(), nested(X).numpy(), rtol=1e-5, atol=1e-6)
+    ids = tf.keras.Input((5,), name="ids")
+    pooled = tf.keras.layers.GlobalAveragePooling1D(name="gap")(tf.keras.layers.Embedding(10, 4, mask_zero=True)(ids))
+    masked = tf.keras.Model(ids, tf.keras.layers.Dense(1, name="o")(pooled))
+    masked.save(str(tmp_path / "masked"))
+    loaded = tf_keras.models.load_model(str(tmp_path / "masked"))
+    data = np.array([[1, 2, 0, 0, 0], [3, 4, 5, 6, 0]], np.int32)
+    np.testing.assert_allclose(loaded(data).numpy(), masked(data).numpy(), rtol=1e-5, atol=1e-6)

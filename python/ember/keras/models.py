@@ -100,7 +100,7 @@ def functional_config(model):
     for layer in graph.layers:
         kept = [n for n in layer._inbound_nodes if id(n) in graph.node_ids or n.is_input]
         for i, n in enumerate(kept):
-            node_index[id(n)] = i
+            node_index[id(n)] = i + _first_node_index(layer)
 
     def ref(x):
         layer, idx, tensor_index = x._keras_history
@@ -115,6 +115,12 @@ def functional_config(model):
         layers.append(entry)
     return {"name": model.name, "trainable": model.trainable, "layers": layers,
             "input_layers": [ref(x) for x in graph.inputs], "output_layers": [ref(x) for x in graph.outputs]}
+
+
+def _first_node_index(layer):
+    """The index of a layer's first call in a config: 1 for a nested functional or Sequential model, whose
+    node 0 is, in tf_keras, the call that built its own graph (ember records no such node)."""
+    return 1 if isinstance(layer, Model) and layer._ember_graph is not None else 0
 
 
 class _NotReady(Exception):
@@ -206,7 +212,7 @@ def functional_from_config(cls, config, custom_objects=None):
                 except _NotReady:
                     break
                 outputs = created[name](inputs, **kwargs)
-                index = counts.get(name, 0)
+                index = counts.get(name, _first_node_index(created[name]))
                 counts[name] = index + 1
                 produced[(name, index)] = nest.flatten(outputs)
                 nodes.pop(0)
