@@ -308,10 +308,12 @@ class Model(Layer):
 
     @property
     def metrics(self):
+        """The compiled loss's and metrics' objects, then those of add_metric in the model's layers."""
+        added = super().metrics
         if self._ember_compiled is None:
-            return []
+            return added
         losses, metrics = self._ember_compiled
-        return losses.metrics + metrics.metrics
+        return losses.metrics + metrics.metrics + added
 
     @property
     def metrics_names(self):
