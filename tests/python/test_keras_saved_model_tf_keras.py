@@ -163,3 +163,26 @@ def test_tf_keras_load_model_rebuilds_nested_models_and_masks(tmp_path, keras):
     loaded = tf_keras.models.load_model(str(tmp_path / "masked"))
     data = np.array([[1, 2, 0, 0, 0], [3, 4, 5, 6, 0]], np.int32)
     np.testing.assert_allclose(loaded(data).numpy(), masked(data).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_model_with_a_layer_without_config_saves_and_loads_as_callable(tmp_path, keras):
+    real_tf, tf_keras = keras
+
+    class Scale(tf.keras.layers.Layer):  # __init__ takes an argument, and there is no get_config
+        def __init__(self, factor):
+            super().__init__()
+            self.factor = factor
+
+        def call(self, inputs):
+            return inputs * self.factor
+
+    a = tf.keras.Input((3,), name="x")
+    model = tf.keras.Model(a, Scale(3.0)(tf.keras.layers.Dense(2, name="d")(a)))
+    with pytest.warns(UserWarning, match="config is not available"):
+        model.save(str(tmp_path / "m"))
+    assert not os.path.exists(str(tmp_path / "m" / "keras_metadata.pb"))
+    ours = tf.keras.models.load_model(str(tmp_path / "m"))
+    np.testing.assert_allclose(ours(tf.constant(X)).numpy(), model(X).numpy(), rtol=1e-6)
+    theirs = tf_keras.models.load_model(str(tmp_path / "m"))
+    got = theirs.signatures["serving_default"](x=real_tf.constant(X))
+    np.testing.assert_allclose(list(got.values())[0].numpy(), model(X).numpy(), rtol=1e-5, atol=1e-6)

@@ -325,14 +325,26 @@ def save_model(model, filepath, overwrite=True, save_format=None, include_optimi
         del model.__dict__["__call__"]
         model.__dict__["optimizer"] = optimizer
     metadata = {"class_name": type(model).__name__, "keras_version": "2.21.0 (ember)"}
+    config = None
     if isinstance(model, Sequential) or model._ember_graph is not None:
-        metadata["config"] = model.get_config()
+        try:
+            config = model.get_config()
+        except NotImplementedError as e:
+            # A custom layer without get_config: saved all the same (as tf_keras saves it), but loaded back
+            # as the SavedModel's callable object, by ember and by tf_keras alike.
+            import warnings
+
+            warnings.warn(f"model.save({filepath!r}): the model's config is not available ({e}); the SavedModel "
+                          "loads back as a callable object, not a Keras model", stacklevel=3)
+        else:
+            metadata["config"] = config
     training_config = _compile_config(model) if include_optimizer else None
     if include_optimizer:
         metadata["training_config"] = training_config
     with open(os.path.join(tmp, _METADATA), "w") as f:
         json.dump(metadata, f, default=_json_default)
-    keras_metadata.write(model, tmp, _tf_keras_training_config(model, training_config))
+    if config is not None:
+        keras_metadata.write(model, tmp, _tf_keras_training_config(model, training_config))
     if os.path.exists(filepath):
         shutil.rmtree(filepath) if os.path.isdir(filepath) else os.remove(filepath)
     os.replace(tmp, filepath)
