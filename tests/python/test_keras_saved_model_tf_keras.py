@@ -186,3 +186,17 @@ def test_model_with_a_layer_without_config_saves_and_loads_as_callable(tmp_path,
     theirs = tf_keras.models.load_model(str(tmp_path / "m"))
     got = theirs.signatures["serving_default"](x=real_tf.constant(X))
     np.testing.assert_allclose(list(got.values())[0].numpy(), model(X).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_ember_reads_tf_keras_saved_nested_model(tmp_path, keras):
+    real_tf, tf_keras = keras
+    tf_keras.backend.clear_session()
+    inner_in = tf_keras.Input((3,), name="ii")
+    inner = tf_keras.Model(inner_in, tf_keras.layers.Dense(2, name="id")(inner_in) * 2.0, name="inner")
+    a = tf_keras.Input((3,), name="a")
+    shared = tf_keras.layers.Dense(3, name="shared")
+    theirs = tf_keras.Model(a, inner(shared(shared(a)) + 1.0), name="outer")
+    theirs.save(str(tmp_path / "nested"))
+    ours = tf.keras.models.load_model(str(tmp_path / "nested"))
+    assert isinstance(ours, tf.keras.Model) and [l.name for l in ours.layers] == [l.name for l in theirs.layers]
+    np.testing.assert_allclose(ours(X).numpy(), theirs(X).numpy(), rtol=1e-5, atol=1e-6)
