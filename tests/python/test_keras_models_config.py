@@ -186,3 +186,21 @@ def test_nested_model_and_shared_layer_nodes_match_tf_keras(keras):
     mirrored = tf_keras.models.model_from_json(ours.to_json())
     mirrored.set_weights(ours.get_weights())
     np.testing.assert_allclose(mirrored(X[:, :3]).numpy(), ours(X[:, :3]).numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_ellipsis_and_newaxis_slices_round_trip_through_json(keras):
+    real_tf, tf_keras = keras
+
+    def make(k):
+        inp = k.Input((2, 3), name="x")
+        return k.Model(inp, inp[..., 1:][:, None, 0])
+
+    tf.keras.backend.clear_session()
+    tf_keras.backend.clear_session()
+    ours, theirs = make(tf.keras), make(tf_keras)
+    assert json.loads(ours.to_json())["config"]["layers"][1]["inbound_nodes"] == \
+        json.loads(theirs.to_json())["config"]["layers"][1]["inbound_nodes"]
+    x = np.arange(12, dtype=np.float32).reshape(2, 2, 3)
+    for config in (ours.to_json(), theirs.to_json()):
+        np.testing.assert_array_equal(tf.keras.models.model_from_json(config)(x).numpy(), theirs(x).numpy())
+    assert ours.output_shape == theirs.output_shape == (None, 1, 2)

@@ -239,6 +239,8 @@ def write(model, export_dir, training_config=None):
 
 
 def _json_default(obj):
+    if obj is Ellipsis:  # x[..., 0] in an op layer's arguments, written as tf_keras writes it
+        return {"class_name": "__ellipsis__"}
     if callable(obj) and hasattr(obj, "__name__"):  # a metric's or activation's function: its name
         return obj.__name__
     if hasattr(obj, "as_list"):

@@ -418,6 +418,8 @@ def load_model(filepath, custom_objects=None, compile=True, options=None, safe_m
 def _json_default(obj):
     import numpy as np
 
+    if obj is Ellipsis:  # x[..., 0] in an op layer's arguments, written as tf_keras writes it
+        return {"class_name": "__ellipsis__"}
     if isinstance(obj, np.integer):
         return int(obj)
     if isinstance(obj, np.floating):

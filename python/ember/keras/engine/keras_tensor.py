@@ -270,6 +270,8 @@ def _slices_to_dicts(key):
 def _dicts_to_slices(key):
     if isinstance(key, dict) and set(key) == {"start", "stop", "step"}:
         return slice(key["start"], key["stop"], key["step"])
+    if isinstance(key, dict) and key.get("class_name") == "__ellipsis__":  # ... read back from JSON
+        return Ellipsis
     if isinstance(key, list):  # a config read back from JSON has lists where the call had tuples
         return tuple(_dicts_to_slices(k) for k in key)
     if isinstance(key, tuple):

@@ -788,6 +788,8 @@ def _apply_constraints(variables):
 
 
 def _json_default(obj):
+    if obj is Ellipsis:  # x[..., 0] in an op layer's arguments, written as tf_keras writes it
+        return {"class_name": "__ellipsis__"}
     if isinstance(obj, (np.integer,)):
         return int(obj)
     if isinstance(obj, (np.floating,)):
