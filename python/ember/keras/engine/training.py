@@ -238,6 +238,28 @@ class Model(Layer):
             self._ember_input_specs = specs
         return nest.map_structure(lambda t: TensorSpec(t.shape, t.dtype), concrete._structured_outputs)
 
+    def _ember_default_save_signature(self):
+        """The ``serving_default`` signature that ``tf.saved_model.save(model)`` and ``model.save`` write, as
+        tf_keras writes it: the model at inference on its input specs (inputs named after the Input layers),
+        returning ``{output name: tensor}``; None while the input specs are unknown."""
+        from ember.polymorphic_function import function
+
+        specs = self._ember_input_specs
+        if specs is None:
+            return None
+        flat = nest.flatten(specs)
+        names = [s.name or f"input_{i + 1}" for i, s in enumerate(flat)]
+        specs = nest.pack_sequence_as(specs, [TensorSpec(s.shape, s.dtype, n) for s, n in zip(flat, names)])
+        output_names = self.output_names
+
+        def serve(inputs):
+            outputs = nest.flatten(self(inputs, training=False))
+            keys = output_names if output_names and len(output_names) == len(outputs) else [
+                f"output_{i + 1}" for i in range(len(outputs))]
+            return dict(zip(keys, outputs))
+
+        return function(serve, input_signature=[specs], autograph=False)
+
     # ---- checkpoint dependencies: layers by position for graph networks (tf_keras' names)
     def _trackable_children(self):
         children = super()._trackable_children()
@@ -286,10 +308,12 @@ class Model(Layer):
 
     @property
     def metrics(self):
+        """The compiled loss's and metrics' objects, then those of add_metric in the model's layers."""
+        added = super().metrics
         if self._ember_compiled is None:
-            return []
+            return added
         losses, metrics = self._ember_compiled
-        return losses.metrics + metrics.metrics
+        return losses.metrics + metrics.metrics + added
 
     @property
     def metrics_names(self):
@@ -771,6 +795,8 @@ def _apply_constraints(variables):
 
 
 def _json_default(obj):
+    if obj is Ellipsis:  # x[..., 0] in an op layer's arguments, written as tf_keras writes it
+        return {"class_name": "__ellipsis__"}
     if isinstance(obj, (np.integer,)):
         return int(obj)
     if isinstance(obj, (np.floating,)):

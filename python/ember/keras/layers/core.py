@@ -314,19 +314,28 @@ class TFOpLambda(Layer):
         # call(**kwargs) forwards to the op, which takes neither: Keras must not pass them
         self._expects_training_arg = self._expects_mask_arg = False
 
+    _preserve_input_structure_in_config = True
+    _ember_convert_inputs = False
+
+    @property
+    def _call_arg_names(self):
+        """The op's parameters: a node's arguments after the first are recorded under these names."""
+        import inspect
+
+        from ember.util import dispatch
+
+        try:
+            params = inspect.signature(dispatch.unwrap(self.function)).parameters
+        except (TypeError, ValueError):
+            return []
+        return [n for n, p in params.items() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
     def __call__(self, *args, **kwargs):
         if not args and kwargs:  # tf.concat(values=[x, y], axis=1): the first parameter becomes positional
-            import inspect
-
-            from ember.util import dispatch
-
-            try:
-                first = next(iter(inspect.signature(dispatch.unwrap(self.function)).parameters))
-            except (TypeError, ValueError, StopIteration):
-                first = None
-            if first in kwargs:
+            names = self._call_arg_names
+            if names and names[0] in kwargs:
                 kwargs = dict(kwargs)
-                args = (kwargs.pop(first),)
+                args = (kwargs.pop(names[0]),)
         return super().__call__(*args, **kwargs)
 
     def call(self, inputs, *args, **kwargs):
