@@ -194,14 +194,14 @@ def save_model(model, filepath, include_optimizer=True):
 
 
 def load_model(filepath, custom_objects=None, compile=True):  # noqa: A002 - Keras' argument name
-    from ember.keras import models
+    from ember.keras import keras_metadata, models
 
     filepath = os.fspath(filepath)
     where = f"load_model({filepath!r})"
     with _open_for_read(filepath, where) as f:
         if "model_config" not in f.attrs:
             raise ValueError(f"{where}: the file has no model_config (a weights-only file? use load_weights)")
-        config = models._untuple(json.loads(f.attrs["model_config"]))
+        config = keras_metadata._untuple(json.loads(f.attrs["model_config"]))
         model = models.model_from_config(config, custom_objects)
         _read_weights(f["model_weights"], model, False, False, where)
         training = json.loads(f.attrs["training_config"]) if "training_config" in f.attrs else None
