@@ -52,7 +52,39 @@ CASES = {
     "Resizing_nearest": (lambda k: k.layers.Resizing(5, 2, interpolation="nearest"), x(2, 3, 3, 2)),
     "CenterCrop": (lambda k: k.layers.CenterCrop(2, 3), x(2, 5, 6, 2)),
     "UnitNormalization": (lambda k: k.layers.UnitNormalization(axis=1), x(2, 3, 4)),
+    "Masking": (lambda k: k.layers.Masking(0.0), np.array([[[1, 2], [0, 0], [3, 0]]], np.float32)),
+    "Identity": (lambda k: k.layers.Identity(), x(2, 3)),
+    "CategoryEncoding_multi_hot": (lambda k: k.layers.CategoryEncoding(5), np.array([[0, 1], [3, 3], [4, 0]])),
+    "CategoryEncoding_one_hot": (lambda k: k.layers.CategoryEncoding(4, output_mode="one_hot"), np.array([3, 0, 1])),
+    "CategoryEncoding_count": (lambda k: k.layers.CategoryEncoding(4, output_mode="count"),
+                               np.array([[0, 1, 1], [3, 3, 3]])),
+    "Hashing_strings": (lambda k: k.layers.Hashing(7), np.array([["a"], ["bc"], ["hello"]])),
+    "Hashing_ints_masked": (lambda k: k.layers.Hashing(5, mask_value=0), np.array([[0, 1], [42, -3]])),
+    "Discretization": (lambda k: k.layers.Discretization(bin_boundaries=[-1.0, 0.0, 0.5]),
+                       np.array([[-2.0, -1.0, 0.2], [0.5, 3.0, 0.0]])),
 }
+MERGES = {
+    "Dot_vectors": (lambda k: k.layers.Dot(axes=1), [x(3, 4), x(3, 4)]),
+    "Dot_matrices": (lambda k: k.layers.Dot(axes=(2, 1)), [x(2, 3, 4), x(2, 4, 5)]),
+    "Dot_normalized": (lambda k: k.layers.Dot(axes=-1, normalize=True), [x(2, 3, 4), x(2, 5, 4)]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MERGES))
+def test_dot_matches_tf_keras(case):
+    factory, inputs = MERGES[case]
+    ours, theirs = factory(em.keras), factory(tf_keras)
+    np.testing.assert_allclose(ours(inputs).numpy(), theirs(inputs).numpy(), rtol=1e-5, atol=1e-5)
+    shapes = [i.shape for i in inputs]
+    assert tuple(ours.compute_output_shape(shapes)) == tuple(theirs.compute_output_shape(shapes))
+    assert ours.get_config().keys() == theirs.get_config().keys()
+
+
+def test_masking_feeds_the_mask_downstream_as_tf_keras():
+    value = np.array([[[1, 2], [0, 0], [3, 0]], [[0, 0], [1, 1], [0, 0]]], np.float32)
+    for k in (em.keras, tf_keras):
+        masked = k.layers.Masking()(value)
+        assert masked._keras_mask.numpy().tolist() == [[True, False, True], [False, True, False]]
 
 
 def _pair(case):
@@ -70,7 +102,7 @@ def test_inference_matches_tf_keras(case):
     ours, theirs, value, _, _ = _pair(case)
     assert len(ours.weights) == len(theirs.weights)
     got, want = ours(value).numpy(), theirs(value).numpy()
-    assert got.shape == want.shape
+    assert got.shape == want.shape and got.dtype == want.dtype
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
     assert tuple(ours.compute_output_shape(value.shape)) == tuple(theirs.compute_output_shape(value.shape))
 

@@ -14,7 +14,8 @@ from ember.keras import activations, constraints, initializers, regularizers
 from ember.keras.engine.base_layer import Layer
 from ember.keras.engine.input_spec import InputSpec
 
-__all__ = ["Dense", "Activation", "Dropout", "Flatten", "Reshape", "Lambda", "Embedding", "Add", "Subtract",
+__all__ = ["Dense", "Activation", "Dropout", "Flatten", "Reshape", "Lambda", "Embedding", "Masking", "Identity",
+           "Add", "Subtract",
            "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "add", "subtract", "multiply", "average",
            "maximum", "minimum", "concatenate"]
 
@@ -603,3 +604,42 @@ def concatenate(inputs, axis=-1, **kwargs):
 
 
 del math
+
+
+class Masking(Layer):
+    """Marks the time steps whose features all equal ``mask_value`` as masked (their outputs zeroed), for
+    the layers downstream that support masking."""
+
+    def __init__(self, mask_value=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.supports_masking = True
+        self.mask_value = mask_value
+
+    def compute_mask(self, inputs, mask=None):
+        value = convert_to_tensor(self.mask_value, dtype=inputs.dtype)
+        return math_ops.reduce_any(math_ops.not_equal(inputs, value), axis=-1)
+
+    def call(self, inputs):
+        keep = self.compute_mask(inputs)
+        return inputs * math_ops.cast(array_ops.expand_dims(keep, -1), inputs.dtype)
+
+    def compute_output_shape(self, input_shape):
+        return TensorShape(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "mask_value": self.mask_value}
+
+
+class Identity(Layer):
+    """Returns its input unchanged (a placeholder in a model)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.supports_masking = True
+
+    def call(self, inputs):
+        return array_ops.identity(inputs) if not isinstance(inputs, (list, tuple, dict)) else inputs
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+

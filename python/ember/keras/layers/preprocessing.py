@@ -1,12 +1,14 @@
-"""Keras 2's numeric and image preprocessing layers (tf_keras): Rescaling, Normalization (with adapt),
-Resizing, CenterCrop, UnitNormalization."""
+"""Keras 2's numeric, categorical and image preprocessing layers (tf_keras): Rescaling, Normalization (with
+adapt), Resizing, CenterCrop, UnitNormalization, CategoryEncoding, Hashing, Discretization (given
+boundaries)."""
 
 import numpy as np
 
 from ember.framework.tensor_shape import TensorShape
 from ember.keras.engine.base_layer import Layer
 
-__all__ = ["Rescaling", "Normalization", "Resizing", "CenterCrop", "UnitNormalization"]
+__all__ = ["Rescaling", "Normalization", "Resizing", "CenterCrop", "UnitNormalization", "CategoryEncoding",
+           "Hashing", "Discretization"]
 
 
 def _tf():
@@ -176,3 +178,135 @@ class UnitNormalization(Layer):
 
     def get_config(self):
         return {**super().get_config(), "axis": self.axis}
+
+
+class CategoryEncoding(Layer):
+    """Integer category ids -> one_hot / multi_hot / count vectors of ``num_tokens``."""
+
+    def __init__(self, num_tokens=None, output_mode="multi_hot", sparse=False, **kwargs):
+        super().__init__(**kwargs)
+        if num_tokens is None or num_tokens < 1:
+            raise ValueError(f"`num_tokens` must be >= 1. Received: num_tokens={num_tokens}.")
+        if output_mode not in ("one_hot", "multi_hot", "count"):
+            raise ValueError(f"Unknown arg for output_mode: {output_mode}. Expected one of: 'one_hot', 'multi_hot', "
+                             "'count'.")
+        if sparse:
+            raise NotImplementedError("CategoryEncoding(sparse=True) is not implemented")
+        self.num_tokens = num_tokens
+        self.output_mode = output_mode
+        self.sparse = sparse
+
+    def call(self, inputs, count_weights=None):
+        tf = _tf()
+        inputs = tf.convert_to_tensor(inputs)
+        if not inputs.dtype.is_integer:
+            inputs = tf.cast(inputs, tf.int64)
+        if not inputs.shape.rank:
+            inputs = tf.reshape(inputs, [1])
+        tf.debugging.assert_non_negative(inputs, message=f"Input values must be in the range 0 <= values < "
+                                                         f"num_tokens with num_tokens={self.num_tokens}")
+        tf.debugging.assert_less(inputs, tf.cast(self.num_tokens, inputs.dtype),
+                                 message=f"Input values must be in the range 0 <= values < num_tokens with "
+                                         f"num_tokens={self.num_tokens}")
+        if self.output_mode == "one_hot":
+            if inputs.shape.rank > 1 and inputs.shape[-1] == 1:
+                inputs = tf.squeeze(inputs, -1)
+            return tf.one_hot(inputs, self.num_tokens, dtype=self.compute_dtype)
+        if inputs.shape.rank == 1:
+            inputs = tf.expand_dims(inputs, -1)
+        hot = tf.one_hot(inputs, self.num_tokens, dtype=self.compute_dtype)
+        if count_weights is not None:
+            if self.output_mode != "count":
+                raise ValueError("`count_weights` is not used when `output_mode` is not `'count'`. Received "
+                                 f"`count_weights={count_weights}`.")
+            hot = hot * tf.cast(tf.expand_dims(count_weights, -1), hot.dtype)
+        counts = tf.reduce_sum(hot, axis=-2)
+        return counts if self.output_mode == "count" else tf.minimum(counts, 1.0)
+
+    def compute_output_shape(self, input_shape):
+        shape = TensorShape(input_shape).as_list()
+        if not shape:
+            return TensorShape([self.num_tokens])
+        if self.output_mode == "one_hot" and shape[-1] != 1:
+            return TensorShape(shape + [self.num_tokens])
+        return TensorShape(shape[:-1] + [self.num_tokens])
+
+    def get_config(self):
+        return {**super().get_config(), "num_tokens": self.num_tokens, "output_mode": self.output_mode,
+                "sparse": self.sparse}
+
+
+class Hashing(Layer):
+    """Values (strings, or integers as their decimal strings) -> FarmHash Fingerprint64 % num_bins, the bins
+    TensorFlow's tf.strings.to_hash_bucket_fast gives; ``mask_value`` maps to 0 and the rest to 1..num_bins-1."""
+
+    def __init__(self, num_bins, mask_value=None, salt=None, output_mode="int", sparse=False, **kwargs):
+        super().__init__(**kwargs)
+        if num_bins is None or num_bins <= 0:
+            raise ValueError(f"The `num_bins` for `Hashing` cannot be `None` or non-positive values. Received: "
+                             f"num_bins={num_bins}.")
+        if salt is not None:
+            raise NotImplementedError("Hashing(salt=...) needs SipHash (tf.strings.to_hash_bucket_strong), which "
+                                      "ember does not have")
+        if output_mode != "int" or sparse:
+            raise NotImplementedError("Hashing: only output_mode='int' (not sparse) is implemented")
+        self.num_bins = num_bins
+        self.mask_value = mask_value
+        self.salt = salt
+        self.output_mode = output_mode
+        self.sparse = sparse
+
+    def call(self, inputs):
+        tf = _tf()
+        inputs = tf.convert_to_tensor(inputs)
+        strings = inputs if inputs.dtype == tf.string else tf.strings.as_string(inputs)
+        if self.mask_value is None:
+            return tf.strings.to_hash_bucket_fast(strings, self.num_bins)
+        hashed = tf.strings.to_hash_bucket_fast(strings, self.num_bins - 1) + 1
+        masked = tf.equal(inputs, tf.cast(self.mask_value, inputs.dtype) if inputs.dtype != tf.string else
+                          tf.constant(self.mask_value))
+        return tf.where(masked, tf.zeros_like(hashed), hashed)
+
+    def compute_output_shape(self, input_shape):
+        return TensorShape(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "num_bins": self.num_bins, "salt": self.salt, "mask_value": self.mask_value,
+                "output_mode": self.output_mode, "sparse": self.sparse}
+
+
+class Discretization(Layer):
+    """The bucket of each value among sorted ``bin_boundaries``: i where boundaries[i-1] <= x < boundaries[i]
+    (adapt, which learns the boundaries from quantiles, is not implemented)."""
+
+    def __init__(self, bin_boundaries=None, num_bins=None, epsilon=0.01, output_mode="int", sparse=False,
+                 **kwargs):
+        super().__init__(**kwargs)
+        if bin_boundaries is None:
+            raise NotImplementedError("Discretization without bin_boundaries learns them with adapt, which ember "
+                                      "does not implement; pass bin_boundaries")
+        if output_mode != "int" or sparse:
+            raise NotImplementedError("Discretization: only output_mode='int' (not sparse) is implemented")
+        self.bin_boundaries = list(bin_boundaries)
+        if self.bin_boundaries != sorted(self.bin_boundaries):
+            raise ValueError(f"`bin_boundaries` must be sorted. Received: {bin_boundaries}")
+        self.num_bins = num_bins
+        self.epsilon = epsilon
+        self.output_mode = output_mode
+        self.sparse = sparse
+
+    def call(self, inputs):
+        tf = _tf()
+        inputs = tf.cast(tf.convert_to_tensor(inputs), tf.float64)
+        flat = tf.reshape(inputs, [-1])
+        edges = tf.constant(self.bin_boundaries, tf.float64)
+        index = tf.searchsorted(edges, flat, side="right", out_type=tf.int64)
+        return tf.reshape(index, tf.shape(inputs))
+
+    def compute_output_shape(self, input_shape):
+        return TensorShape(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "bin_boundaries": self.bin_boundaries, "num_bins": self.num_bins,
+                "epsilon": self.epsilon, "output_mode": self.output_mode, "sparse": self.sparse}
+
