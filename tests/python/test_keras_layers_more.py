@@ -54,6 +54,12 @@ CASES = {
     "UnitNormalization": (lambda k: k.layers.UnitNormalization(axis=1), x(2, 3, 4)),
     "Masking": (lambda k: k.layers.Masking(0.0), np.array([[[1, 2], [0, 0], [3, 0]]], np.float32)),
     "Identity": (lambda k: k.layers.Identity(), x(2, 3)),
+    "EinsumDense": (lambda k: k.layers.EinsumDense("abc,cd->abd", output_shape=(None, 6), bias_axes="d"),
+                    x(2, 3, 4)),
+    "EinsumDense_ellipsis": (lambda k: k.layers.EinsumDense("...b,bc->...c", 5, bias_axes="c", activation="relu"),
+                             x(2, 3, 4)),
+    "EinsumDense_heads": (lambda k: k.layers.EinsumDense("abc,cde->abde", (None, 2, 3), bias_axes="de",
+                                                         kernel_initializer="ones"), x(2, 7, 4)),
     "CategoryEncoding_multi_hot": (lambda k: k.layers.CategoryEncoding(5), np.array([[0, 1], [3, 3], [4, 0]])),
     "CategoryEncoding_one_hot": (lambda k: k.layers.CategoryEncoding(4, output_mode="one_hot"), np.array([3, 0, 1])),
     "CategoryEncoding_count": (lambda k: k.layers.CategoryEncoding(4, output_mode="count"),
@@ -173,3 +179,31 @@ def test_bad_arguments_raise_as_tf_keras():
             k.layers.TimeDistributed("dense")
         with pytest.raises(ValueError):
             k.layers.Normalization(mean=[1.0])
+
+
+ATTENTION = {
+    "dot": lambda k: k.layers.Attention(),
+    "dot_scaled": lambda k: k.layers.Attention(use_scale=True),
+    "concat": lambda k: k.layers.Attention(use_scale=True, score_mode="concat"),
+    "additive": lambda k: k.layers.AdditiveAttention(),
+    "additive_unscaled": lambda k: k.layers.AdditiveAttention(use_scale=False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ATTENTION))
+@pytest.mark.parametrize("with_key", [False, True])
+def test_attention_matches_tf_keras(case, with_key):
+    q, v, key = x(2, 3, 4), x(2, 5, 4), x(2, 5, 4)
+    inputs = [q, v, key] if with_key else [q, v]
+    q_mask = np.array([[True, True, False], [True, False, True]])
+    v_mask = np.array([[True, True, True, False, False], [True, False, True, True, True]])
+    ours, theirs = ATTENTION[case](em.keras), ATTENTION[case](tf_keras)
+    theirs(inputs)
+    ours(inputs)
+    for w, value in zip(ours.weights, theirs.get_weights()):
+        w.assign(value)
+    for kwargs in [{}, {"mask": [q_mask, v_mask]}, {"use_causal_mask": True}, {"return_attention_scores": True}]:
+        got, want = ours(inputs, **kwargs), theirs(inputs, **kwargs)
+        for g, w in zip(got if isinstance(got, tuple) else [got], want if isinstance(want, tuple) else [want]):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-5)
+    assert set(ours.get_config()) == set(theirs.get_config())
