@@ -13,8 +13,8 @@ try:
 except ImportError:  # constraints are optional: a layer built without them needs none
     constraints = None
 
-__all__ = ["Conv", "Conv1D", "Conv2D", "Conv3D", "Conv2DTranspose", "DepthwiseConv2D",
-           "Convolution1D", "Convolution2D", "Convolution3D", "Convolution2DTranspose"]
+__all__ = ["Conv", "Conv1D", "Conv2D", "Conv3D", "Conv2DTranspose", "DepthwiseConv2D", "SeparableConv2D",
+           "SeparableConvolution2D", "Convolution1D", "Convolution2D", "Convolution3D", "Convolution2DTranspose"]
 
 _LAYOUTS = {1: "[batch, steps, channels]", 2: "[batch, rows, cols, channels]",
             3: "[batch, depth, rows, cols, channels]"}
@@ -158,6 +158,7 @@ class Conv(Layer):
             "bias_initializer": U.serialize("initializers", self.bias_initializer),
             "kernel_regularizer": U.serialize("regularizers", self.kernel_regularizer),
             "bias_regularizer": U.serialize("regularizers", self.bias_regularizer),
+            "activity_regularizer": U.serialize("regularizers", self._activity_regularizer),
             "kernel_constraint": None if constraints is None else U.serialize("constraints", self.kernel_constraint),
             "bias_constraint": None if constraints is None else U.serialize("constraints", self.bias_constraint),
         })
@@ -263,7 +264,6 @@ class Conv2DTranspose(Conv2D):
     def get_config(self):
         config = super().get_config()
         config["output_padding"] = self.output_padding
-        config.pop("groups", None)
         return config
 
 
@@ -319,7 +319,7 @@ class DepthwiseConv2D(Conv2D):
 
     def get_config(self):
         config = super().get_config()
-        for key in ("filters", "kernel_initializer", "kernel_regularizer", "kernel_constraint", "groups"):
+        for key in ("filters", "kernel_initializer", "kernel_regularizer", "kernel_constraint"):
             config.pop(key, None)
         config.update({
             "depth_multiplier": self.depth_multiplier,
@@ -332,3 +332,72 @@ class DepthwiseConv2D(Conv2D):
 
 
 Convolution1D, Convolution2D, Convolution3D, Convolution2DTranspose = Conv1D, Conv2D, Conv3D, Conv2DTranspose
+
+
+class SeparableConv2D(Conv2D):
+    """A depthwise convolution (``depthwise_kernel`` [kh, kw, in, depth_multiplier]) followed by a 1x1
+    pointwise one (``pointwise_kernel`` [1, 1, in * depth_multiplier, filters]): tf.nn.separable_conv2d."""
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
+                 dilation_rate=(1, 1), depth_multiplier=1, activation=None, use_bias=True,
+                 depthwise_initializer="glorot_uniform", pointwise_initializer="glorot_uniform",
+                 bias_initializer="zeros", depthwise_regularizer=None, pointwise_regularizer=None,
+                 bias_regularizer=None, activity_regularizer=None, depthwise_constraint=None,
+                 pointwise_constraint=None, bias_constraint=None, **kwargs):
+        super().__init__(filters, kernel_size, strides=strides, padding=padding, data_format=data_format,
+                         dilation_rate=dilation_rate, activation=activation, use_bias=use_bias,
+                         bias_initializer=bias_initializer, bias_regularizer=bias_regularizer,
+                         activity_regularizer=activity_regularizer, bias_constraint=bias_constraint, **kwargs)
+        self.depth_multiplier = int(depth_multiplier)
+        self.depthwise_initializer = initializers.get(depthwise_initializer)
+        self.pointwise_initializer = initializers.get(pointwise_initializer)
+        self.depthwise_regularizer = regularizers.get(depthwise_regularizer)
+        self.pointwise_regularizer = regularizers.get(pointwise_regularizer)
+        self.depthwise_constraint = _constraint(depthwise_constraint)
+        self.pointwise_constraint = _constraint(pointwise_constraint)
+
+    def build(self, input_shape):
+        input_shape = tf.TensorShape(input_shape)
+        self._check_input(input_shape)
+        in_channels = U.known_dim(self, input_shape, self._channel_axis, "input channels")
+        self._in_channels = in_channels
+        self.depthwise_kernel = self.add_weight(
+            name="depthwise_kernel", shape=self.kernel_size + (in_channels, self.depth_multiplier),
+            initializer=self.depthwise_initializer, regularizer=self.depthwise_regularizer,
+            constraint=self.depthwise_constraint, trainable=True, dtype=self.dtype)
+        self.pointwise_kernel = self.add_weight(
+            name="pointwise_kernel", shape=(1, 1, in_channels * self.depth_multiplier, self.filters),
+            initializer=self.pointwise_initializer, regularizer=self.pointwise_regularizer,
+            constraint=self.pointwise_constraint, trainable=True, dtype=self.dtype)
+        if self.use_bias:
+            self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer=self.bias_initializer,
+                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint,
+                                        trainable=True, dtype=self.dtype)
+        else:
+            self.bias = None
+        self.built = True
+
+    def _convolve(self, x):
+        last = self._channels_last
+        strides = [1, *self.strides, 1] if last else [1, 1, *self.strides]
+        return tf.nn.separable_conv2d(x, self.depthwise_kernel, self.pointwise_kernel, strides, self.padding.upper(),
+                                      data_format=_FORMATS[(2, last)], dilations=list(self.dilation_rate))
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({
+            "depth_multiplier": self.depth_multiplier,
+            "depthwise_initializer": U.serialize("initializers", self.depthwise_initializer),
+            "pointwise_initializer": U.serialize("initializers", self.pointwise_initializer),
+            "depthwise_regularizer": U.serialize("regularizers", self.depthwise_regularizer),
+            "pointwise_regularizer": U.serialize("regularizers", self.pointwise_regularizer),
+            "depthwise_constraint": None if constraints is None else
+            U.serialize("constraints", self.depthwise_constraint),
+            "pointwise_constraint": None if constraints is None else
+            U.serialize("constraints", self.pointwise_constraint),
+        })
+        return config
+
+
+SeparableConvolution2D = SeparableConv2D
+
