@@ -14,13 +14,17 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "ember/core/half.h"
 #include "ember/distribute/communicator.h"
+#include "ember/runtime/profiler.h"
 
 namespace ember::distribute {
 namespace {
@@ -92,6 +96,59 @@ class StagingPool {
   std::vector<std::vector<char>> free_;
 };
 
+// Runs queued collectives one at a time, in the order they were queued (Note [Overlapping collectives] in
+// collective_ops.cc). Started by the first job; stopping fails the jobs still queued (their peers may be
+// gone) after the running one ends, which its deadline bounds.
+class CollectiveThread {
+ public:
+  using Job = std::function<void(bool run)>;
+  ~CollectiveThread() { stop(); }
+
+  void post(Job job) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (stopping_) {
+      job(false);
+      return;
+    }
+    if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
+    jobs_.push_back(std::move(job));
+    cv_.notify_one();
+  }
+
+  void stop() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      stopping_ = true;
+      cv_.notify_all();
+    }
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  void loop() {
+    profiler::set_thread_name("collectives");
+    for (;;) {
+      Job job;
+      bool run = true;
+      {
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [&] { return stopping_ || !jobs_.empty(); });
+        if (jobs_.empty()) return;
+        job = std::move(jobs_.front());
+        jobs_.pop_front();
+        run = !stopping_;
+      }
+      job(run);
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable cv_;
+  std::deque<Job> jobs_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
 class GlooCommunicator final : public Communicator {
  public:
   GlooCommunicator(const CommunicatorOptions& o, std::shared_ptr<gloo::rendezvous::Context> context)
@@ -99,6 +156,44 @@ class GlooCommunicator final : public Communicator {
 
   Status all_reduce(const void* input, void* output, int64_t count, DType dtype, ReduceOp op, uint32_t tag,
                     double timeout) override {
+    const size_t bytes = static_cast<size_t>(count) * dtype_size(dtype);
+    std::vector<char> staging = staging_->acquire(bytes);
+    if (bytes != 0) std::memcpy(staging.data(), input, bytes);
+    Status status = agree_and_reduce(staging.data(), count, dtype, op, tag, timeout);
+    if (status.ok() && bytes != 0) std::memcpy(output, staging.data(), bytes);
+    staging_->release(std::move(staging));
+    return status;
+  }
+
+  std::shared_ptr<PendingCollective> start_all_reduce(const void* input, int64_t count, DType dtype,
+                                                      ReduceOp op, uint32_t tag, double timeout) override {
+    const size_t bytes = static_cast<size_t>(count) * dtype_size(dtype);
+    auto pending = std::make_shared<PendingCollective>(staging_->acquire(bytes));
+    if (bytes != 0) std::memcpy(pending->buffer().data(), input, bytes);
+    std::weak_ptr<StagingPool> pool = staging_;
+    pending->set_release([pool](std::vector<char> buffer) {
+      if (auto p = pool.lock()) p->release(std::move(buffer));
+    });
+    thread_.post([this, pending, count, dtype, op, tag, timeout, bytes](bool run) {
+      if (!run) {
+        pending->finish(make_error(Code::kCancelled, "all-reduce on rank ", rank(),
+                                   ": the group was shut down before it ran"));
+        return;
+      }
+      const int64_t start = profiler::now_ns();
+      Status status = agree_and_reduce(pending->buffer().data(), count, dtype, op, tag, timeout);
+      if (profiler::active()) {
+        char name[64];
+        std::snprintf(name, sizeof(name), "all-reduce %zu bytes", bytes);
+        profiler::record_span(name, "", start, profiler::now_ns());
+      }
+      pending->finish(std::move(status));
+    });
+    return pending;
+  }
+
+  // Reduces `count` elements at `data` in place, after the ranks agree on the count and dtype.
+  Status agree_and_reduce(void* data, int64_t count, DType dtype, ReduceOp op, uint32_t tag, double timeout) {
     // Note [Agreeing on sizes]: Gloo trusts every rank to pass the same count; a rank that passes more
     // makes its peer's transport thread abort the whole process. So the ranks first agree on the count and
     // dtype (one all-reduce of two int64: max of the signature and of its negation), which turns a
@@ -112,13 +207,7 @@ class GlooCommunicator final : public Communicator {
           rank(), ") has ", count, " elements of ", dtype_name(dtype),
           ", and the workers' element counts range over ", -signature[1] / 16, " to ", signature[0] / 16);
     }
-    const size_t bytes = static_cast<size_t>(count) * dtype_size(dtype);
-    std::vector<char> staging = staging_.acquire(bytes);
-    if (bytes != 0) std::memcpy(staging.data(), input, bytes);
-    Status status = reduce_in_place(staging.data(), count, dtype, op, tag, timeout);
-    if (status.ok() && bytes != 0) std::memcpy(output, staging.data(), bytes);
-    staging_.release(std::move(staging));
-    return status;
+    return reduce_in_place(data, count, dtype, op, tag, timeout);
   }
 
   Status reduce_in_place(void* data, int64_t count, DType dtype, ReduceOp op, uint32_t tag, double timeout) {
@@ -215,9 +304,10 @@ class GlooCommunicator final : public Communicator {
   }
 
   std::shared_ptr<gloo::rendezvous::Context> context_;
-  StagingPool staging_;
+  std::shared_ptr<StagingPool> staging_ = std::make_shared<StagingPool>();
   std::mutex mutex_;
   Status broken_;
+  CollectiveThread thread_;  // last: stopped (joined) before the members its jobs use are destroyed
 };
 
 }  // namespace
