@@ -41,9 +41,9 @@ COMMON = textwrap.dedent(r'''
         logits = tf.matmul(h, w[2]) + w[3]
         return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
 
-    def keras_model():
+    def keras_model(cls=tf.keras.Sequential):
         """The same MLP as a Keras model, starting from init()'s values."""
-        model = tf.keras.Sequential([tf.keras.layers.Dense(16, activation="relu"), tf.keras.layers.Dense(4)])
+        model = cls([tf.keras.layers.Dense(16, activation="relu"), tf.keras.layers.Dense(4)])
         model.build((None, 8))
         model.set_weights([v.numpy() for v in init()])
         model.compile(optimizer=tf.keras.optimizers.SGD(learning_rate=lr),
@@ -106,13 +106,20 @@ WORKER = COMMON + textwrap.dedent(r'''
     elif mode == "keras":
         strategy = tf.distribute.MultiWorkerMirroredStrategy(
             communication_options=tf.distribute.experimental.CommunicationOptions(timeout_seconds=60))
+        class CountsRows(tf.keras.Sequential):
+            def train_step(self, data):
+                self.rows.assign_add(tf.cast(tf.shape(data[0])[0], tf.float32))  # this replica's share
+                return super().train_step(data)
+
         with strategy.scope():
-            model = keras_model()
+            model = keras_model(CountsRows)
+            model.rows = tf.Variable(0.0, trainable=False)
         x, y = keras_data()
         # every worker is given the same global batches; each must train on its share of every one
         history = model.fit(x, y, batch_size=global_batch, epochs=2, shuffle=False, verbose=0)
         w = model.weights
         np.save(os.path.join(out_dir, f"losses{rank}.npy"), np.array(history.history["loss"]))
+        np.save(os.path.join(out_dir, f"rows{rank}.npy"), model.rows.numpy())
     elif mode.startswith("strategy") or mode == "overlap":
         # small buckets: several all-reduces per step, each started as its gradients become ready
         pack = 300 if mode in ("strategy_buckets", "overlap") else 0
@@ -281,7 +288,6 @@ def test_gradient_all_reduce_overlaps_the_backward_pass(tmp_path):
 
 def test_keras_fit_shards_each_global_batch_across_the_workers(tmp_path):
     # TensorFlow gives worker i of n its share of every global batch; each worker is given all the data.
-    # Before the fix every worker trained on whole global batches: the weights moved twice as far.
     results = launch(tmp_path, 2, "keras")
     for rank, (code, out) in enumerate(results):
         assert code == 0 and "WORKER-DONE" in out, f"worker {rank} failed:\n{out}"
@@ -291,6 +297,9 @@ def test_keras_fit_shards_each_global_batch_across_the_workers(tmp_path):
     x, y = helpers["keras_data"]()
     history = model.fit(x, y, batch_size=helpers["global_batch"], epochs=2, shuffle=False, verbose=0)
     for rank in range(2):
+        # each worker trained on half of every global batch (the weights alone cannot tell: a worker training on
+        # whole batches with its loss halved, and the gradients summed, moves the weights as far)
+        assert float(np.load(tmp_path / f"rows{rank}.npy")) == 2 * helpers["steps"] * helpers["global_batch"] / 2
         # the logged losses are the global batch's: reading a metric all-reduces it, as in TensorFlow
         np.testing.assert_allclose(np.load(tmp_path / f"losses{rank}.npy"), history.history["loss"], rtol=1e-5,
                                    err_msg=f"worker {rank}'s logged losses")
