@@ -73,6 +73,18 @@ WORKER = COMMON + textwrap.dedent(r'''
         # nothing was exchanged: the group still works
         assert float(collective.all_reduce(tf.constant(1.0), "sum")) == 2.0
         w = []
+    elif mode == "agree":
+        from ember import _C
+        collective.initialize(timeout_seconds=30)
+        f = tf.function(lambda x: collective.all_reduce(x, "sum"),
+                        input_signature=[tf.TensorSpec([None], tf.float32)])  # one instance key for every call
+        before = _C.collective_size_agreements()
+        counts = []
+        for n in (3, 3, 3, 5, 5):  # the size changes on every worker at the fourth call
+            np.testing.assert_array_equal(f(tf.ones([n])).numpy(), np.full(n, 2.0))
+            counts.append(_C.collective_size_agreements() - before)
+        print("WORKER-AGREEMENTS", counts, flush=True)
+        w = []
     elif mode in ("eager", "function", "kill", "hang"):
         timeout = float(os.environ.get("WORKER_TIMEOUT", "60"))
         r, n = collective.initialize(timeout_seconds=timeout)
@@ -343,6 +355,16 @@ def test_workers_reducing_different_sizes_get_an_error_not_a_crash(tmp_path):
         line = next(l for l in out.splitlines() if l.startswith("WORKER-ERROR"))
         assert "InvalidArgumentError" in line and "must reduce a tensor of the same size and dtype" in line, line
         assert f"(rank {rank}) has {4 + rank} elements of float32" in line, line
+
+
+def test_an_all_reduce_agrees_on_its_size_once_per_instance(tmp_path):
+    # Note [Agreed once per tag]: the size round trip runs on an instance's first call and when its size
+    # changes (on every worker: a dynamic shape), not on every call
+    results = launch(tmp_path, 2, "agree")
+    for rank, (code, out) in enumerate(results):
+        assert code == 0 and "WORKER-DONE" in out, f"worker {rank} failed:\n{out}"
+        line = next(l for l in out.splitlines() if l.startswith("WORKER-AGREEMENTS"))
+        assert line == "WORKER-AGREEMENTS [1, 1, 1, 2, 2]", line
 
 
 def test_workers_started_by_mpirun_find_each_other_without_tf_config(tmp_path):

@@ -87,6 +87,9 @@ class Communicator {
   virtual Status all_gather(const void* input, void* output, int64_t bytes, uint32_t tag,
                             double timeout_seconds) = 0;
   virtual Status barrier(uint32_t tag, double timeout_seconds) = 0;
+  /// How many all-reduces so far began with a round trip to agree on their size (Note [Agreed once per
+  /// tag] in gloo_communicator.cc); tests read it.
+  virtual int64_t size_agreements() const { return 0; }
   /// Copies `count` elements at `input` and queues their all-reduce on the communicator's collective
   /// thread, which runs queued collectives one at a time in the order they were queued (every rank queues
   /// them in the same order, as it would call them). Returns at once; wait() on the result.
