@@ -6,8 +6,10 @@ bench_allreduce_gloo when libgloo-dev is present).
 
 Sizes: 1 MiB and 64 MiB of float32, sum. Each side joins a fresh group through Gloo's FileStore, warms up
 twice, then reports the median of `--iters` all-reduces on rank 0. ember's time is one eager call of
-ember.distribute.experimental.collective.all_reduce (CollectiveReduceV2: a copy of the input into the
-output, then Gloo's ring all-reduce in place); target: within 1.2x of Gloo's. The machine is shared: the
+ember.distribute.experimental.collective.all_reduce (CollectiveReduceV2: the input copied to a staging
+buffer, Gloo's ring all-reduce there, the result copied out), twice: with the same instance key every call
+(a function's collective node every step: its size agreed on the first call only) and with a fresh key
+each call (eager code: a size round trip first, Note [Agreed once per tag]); target: within 1.2x of Gloo's. The machine is shared: the
 cores other processes kept busy are printed, and numbers from a busy machine are noisy.
 """
 import argparse
@@ -34,18 +36,21 @@ def ember_worker(rank, iters, store):
                                           "task": {"type": "worker", "index": rank}})
     collective.initialize(timeout_seconds=120, store_path=store)
     out = {}
-    for nbytes in SIZES:
+    for k, nbytes in enumerate(SIZES):
         x = tf.constant(np.ones(nbytes // 4, np.float32))
-        times = []
-        for i in range(iters + 2):
-            collective.barrier()
-            start = time.perf_counter()
-            y = collective.all_reduce(x, "sum")
-            elapsed = time.perf_counter() - start
-            if i >= 2:
-                times.append(elapsed)
-        assert float(y.numpy()[0]) == 2.0
-        out[nbytes] = sorted(times)[len(times) // 2]
+        # fresh: a new instance key each call (eager code); same: one instance called again, as a function's
+        # collective node is every step (its size agreed once: Note [Agreed once per tag])
+        for variant, key in (("fresh", None), ("same", 1000 + k)):
+            times = []
+            for i in range(iters + 2):
+                collective.barrier()
+                start = time.perf_counter()
+                y = collective.all_reduce(x, "sum", instance_key=key)
+                elapsed = time.perf_counter() - start
+                if i >= 2:
+                    times.append(elapsed)
+            assert float(y.numpy()[0]) == 2.0
+            out[f"{variant} {nbytes}"] = sorted(times)[len(times) // 2]
     if rank == 0:
         print(json.dumps(out))
 
@@ -97,13 +102,15 @@ def main():
                            "--store", os.path.join(tmp, "ember")]))
             ember_others = max(ember_others, others or 0.0)
             for k, seconds in json.loads(out.strip().splitlines()[-1]).items():
-                ember[int(k)] = min(ember.get(int(k), seconds), seconds)
+                ember[k] = min(ember.get(k, seconds), seconds)
     print(f"all-reduce (sum, float32) across 2 processes over loopback, Gloo ring: best of {args.repeat} "
           f"alternating runs of the median of {args.iters}")
-    print(f"{'size':>8} {'gloo (C++)':>12} {'ember':>12} {'ember/gloo':>11}")
+    print(f"{'size':>8} {'gloo (C++)':>12} {'ember, same instance':>21} {'ratio':>7} {'ember, fresh key':>17} "
+          f"{'ratio':>7}")
     for nbytes in SIZES:
-        print(f"{nbytes >> 20:>5} MiB {gloo[nbytes] * 1e3:>9.3f} ms {ember[nbytes] * 1e3:>9.3f} ms "
-              f"{ember[nbytes] / gloo[nbytes]:>10.2f}x")
+        same, fresh = ember[f"same {nbytes}"], ember[f"fresh {nbytes}"]
+        print(f"{nbytes >> 20:>5} MiB {gloo[nbytes] * 1e3:>9.3f} ms {same * 1e3:>18.3f} ms {same / gloo[nbytes]:>6.2f}x "
+              f"{fresh * 1e3:>14.3f} ms {fresh / gloo[nbytes]:>6.2f}x")
     for name, others in (("gloo", gloo_others), ("ember", ember_others)):
         if others > 0.1:
             print(f"  WARNING: other processes kept {others:.2f} of {os.cpu_count()} cores busy during the {name} "

@@ -1,13 +1,14 @@
 """Data-parallel MLP training on 2 worker processes against one process with both cores (issue 19), ember
 and PyTorch side by side.
 
-    python3 bench/ddp_mlp.py [--steps 30] [--torch-path /work/torchenv]
+    python3 bench/ddp_mlp.py [--steps 30] [--torch-path /work/torchenv] [--profile]
 
 The model: 784-256-256-10 with ReLU, softmax cross-entropy, SGD, global batch 1024 (512 per worker).
 - ember, 1 process: one ember.function step on the whole batch, every core.
 - ember, 2 workers: tf.distribute.MultiWorkerMirroredStrategy (TF_CONFIG, Gloo); each worker runs the step on
-  its 512 rows inside ember.function, and the optimizer's apply_gradients all-reduces the gradients (one
-  bucket: 0.27M floats fit the 4 MiB bucket) after the backward pass: not overlapped with it yet.
+  its 512 rows inside ember.function, and the optimizer's apply_gradients all-reduces the gradients in two
+  buckets (DDP's: the last layers' 0.27 MB first, started as soon as the backward pass has computed them,
+  then the first layer's 0.8 MB), overlapped with the rest of the backward pass.
 - PyTorch, 1 process (torch.set_num_threads(2)) and 2 workers with DistributedDataParallel on Gloo
   (torch.set_num_threads(1) each, DDP's buckets all-reduced while backward runs).
 Each prints the median step time (after warm-up steps) of rank 0; the ratio 2-worker / 1-process is the
@@ -84,7 +85,27 @@ def ember_worker(rank, workers, steps):
         float(step(x, y))
         if i >= WARMUP:
             times.append(time.perf_counter() - start)
+    if os.environ.get("EMBER_BENCH_PROFILE_DIR"):
+        profile_steps(tf, lambda: float(step(x, y)), rank, workers, os.environ["EMBER_BENCH_PROFILE_DIR"])
     return sorted(times)[len(times) // 2]
+
+
+def profile_steps(tf, step, rank, workers, out_dir, steps=5):
+    """Where a step's time goes (--profile): its ops by total time, and the all-reduces the collective thread
+    ran meanwhile, written to out_dir for the launcher to print."""
+    with tf.profiler.profile() as prof:
+        for _ in range(steps):
+            step()
+    lines = [f"ember, {workers} worker(s), rank {rank}: {(prof.end_ns - prof.start_ns) / steps / 1e6:.2f} ms a "
+             f"profiled step; node time by op, per step:"]
+    for o in prof.by_op()[:8]:
+        lines.append(f"  {o['name']:<28} {o['total_ns'] / steps / 1e6:8.2f} ms  ({o['count'] // steps} nodes)")
+    spans = [e for e in prof.events if e["kind"] == "span" and e["name"].startswith("all-reduce")]
+    if spans:
+        lines.append(f"  all-reduces on the collective thread: {len(spans) // steps} a step, "
+                     f"{sum(e['end_ns'] - e['start_ns'] for e in spans) / steps / 1e6:.2f} ms a step")
+    with open(os.path.join(out_dir, f"ember-{workers}-{rank}.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
 
 
 def torch_worker(rank, workers, steps, store):
@@ -154,6 +175,8 @@ def main():
     parser.add_argument("--rank", type=int, default=0)
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--store", default=None)
+    parser.add_argument("--profile", action="store_true",
+                        help="also print where rank 0's ember step spends its time (ember.profiler)")
     args = parser.parse_args()
     if args.worker == "ember":
         print(ember_worker(args.rank, args.workers, args.steps))
@@ -164,6 +187,12 @@ def main():
     rows = []
     if os.path.isdir(args.torch_path):
         os.environ.setdefault("EMBER_BENCH_PATH_TORCH", args.torch_path)
+    profile_dir = None
+    if args.profile:
+        import tempfile as _tempfile
+
+        profile_dir = _tempfile.mkdtemp()
+        os.environ["EMBER_BENCH_PROFILE_DIR"] = profile_dir
     for framework, python in (("ember", sys.executable), ("torch", sys.executable)):
         try:
             (one, others1) = others_cores_during(lambda: launch(python, framework, 1, args.steps))
@@ -179,6 +208,11 @@ def main():
         if others > 0.1:
             print(f"  WARNING: other processes kept {others:.2f} of {os.cpu_count()} cores busy during the "
                   f"{framework} runs; its timings are disturbed")
+    if profile_dir:
+        for name in sorted(os.listdir(profile_dir)):
+            if name.endswith("-0.txt"):
+                with open(os.path.join(profile_dir, name)) as f:
+                    print(f.read(), end="")
 
 
 if __name__ == "__main__":

@@ -50,6 +50,13 @@ void bind_distribute(nb::module_& m) {
       },
       "(rank, size, default timeout) of the process's group, or None.");
   m.def(
+      "collective_size_agreements",
+      [] {
+        auto c = distribute::default_communicator();
+        return c == nullptr ? int64_t{0} : c->size_agreements();
+      },
+      "All-reduces of the process's group that agreed on their size with a round trip first (tests).");
+  m.def(
       "collective_barrier",
       [](uint32_t tag, double timeout_seconds) {
         auto c = distribute::default_communicator();

@@ -40,6 +40,20 @@ COMMON = textwrap.dedent(r'''
         h = tf.nn.relu(tf.matmul(x, w[0]) + w[1])
         logits = tf.matmul(h, w[2]) + w[3]
         return tf.reduce_mean(tf.nn.sparse_softmax_cross_entropy_with_logits(labels=y, logits=logits))
+
+    def keras_model(cls=tf.keras.Sequential):
+        """The same MLP as a Keras model, starting from init()'s values."""
+        model = cls([tf.keras.layers.Dense(16, activation="relu"), tf.keras.layers.Dense(4)])
+        model.build((None, 8))
+        model.set_weights([v.numpy() for v in init()])
+        model.compile(optimizer=tf.keras.optimizers.SGD(learning_rate=lr),
+                      loss=tf.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        return model
+
+    def keras_data():
+        """Every step's global batch, one after the other: what fit is given on every worker."""
+        parts = [data(s, global_batch) for s in range(steps)]
+        return np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
 ''')
 
 WORKER = COMMON + textwrap.dedent(r'''
@@ -58,6 +72,18 @@ WORKER = COMMON + textwrap.dedent(r'''
             print(f"WORKER-ERROR {type(e).__name__}: {e}", flush=True)
         # nothing was exchanged: the group still works
         assert float(collective.all_reduce(tf.constant(1.0), "sum")) == 2.0
+        w = []
+    elif mode == "agree":
+        from ember import _C
+        collective.initialize(timeout_seconds=30)
+        f = tf.function(lambda x: collective.all_reduce(x, "sum"),
+                        input_signature=[tf.TensorSpec([None], tf.float32)])  # one instance key for every call
+        before = _C.collective_size_agreements()
+        counts = []
+        for n in (3, 3, 3, 5, 5):  # the size changes on every worker at the fourth call
+            np.testing.assert_array_equal(f(tf.ones([n])).numpy(), np.full(n, 2.0))
+            counts.append(_C.collective_size_agreements() - before)
+        print("WORKER-AGREEMENTS", counts, flush=True)
         w = []
     elif mode in ("eager", "function", "kill", "hang"):
         timeout = float(os.environ.get("WORKER_TIMEOUT", "60"))
@@ -89,8 +115,27 @@ WORKER = COMMON + textwrap.dedent(r'''
             except tf.errors.OpError as e:
                 print(f"WORKER-ERROR {type(e).__name__} after {time.monotonic() - start:.2f}s: {e}", flush=True)
                 sys.exit(3)
-    elif mode.startswith("strategy"):
-        options = tf.distribute.experimental.CommunicationOptions(timeout_seconds=60)
+    elif mode == "keras":
+        strategy = tf.distribute.MultiWorkerMirroredStrategy(
+            communication_options=tf.distribute.experimental.CommunicationOptions(timeout_seconds=60))
+        class CountsRows(tf.keras.Sequential):
+            def train_step(self, data):
+                self.rows.assign_add(tf.cast(tf.shape(data[0])[0], tf.float32))  # this replica's share
+                return super().train_step(data)
+
+        with strategy.scope():
+            model = keras_model(CountsRows)
+            model.rows = tf.Variable(0.0, trainable=False)
+        x, y = keras_data()
+        # every worker is given the same global batches; each must train on its share of every one
+        history = model.fit(x, y, batch_size=global_batch, epochs=2, shuffle=False, verbose=0)
+        w = model.weights
+        np.save(os.path.join(out_dir, f"losses{rank}.npy"), np.array(history.history["loss"]))
+        np.save(os.path.join(out_dir, f"rows{rank}.npy"), model.rows.numpy())
+    elif mode.startswith("strategy") or mode == "overlap":
+        # small buckets: several all-reduces per step, each started as its gradients become ready
+        pack = 300 if mode in ("strategy_buckets", "overlap") else 0
+        options = tf.distribute.experimental.CommunicationOptions(timeout_seconds=60, bytes_per_pack=pack)
         strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)
         n = strategy.num_replicas_in_sync
         with strategy.scope():
@@ -114,9 +159,19 @@ WORKER = COMMON + textwrap.dedent(r'''
         dataset = tf.data.Dataset.from_tensor_slices((np.concatenate([p[0] for p in parts]),
                                                       np.concatenate([p[1] for p in parts]))).batch(global_batch)
         b = global_batch // n
+        if mode == "overlap":
+            tf.config.threading.set_inter_op_parallelism_threads(1)  # one thread runs the plan in its order
         for s, (x, y) in enumerate(strategy.experimental_distribute_dataset(dataset)):
             np.testing.assert_array_equal(strategy.experimental_local_results(x)[0].numpy(),
                                           parts[s][0][rank * b:(rank + 1) * b])
+            if mode == "overlap" and s == 2:  # traced and warm: record one step's timeline
+                with tf.profiler.profile() as prof:
+                    train_step(x, y)
+                events = [{k: e[k] for k in ("kind", "op", "name", "thread", "start_ns", "end_ns")}
+                          for e in prof.events]
+                with open(os.path.join(out_dir, f"events{rank}.json"), "w") as f:
+                    json.dump(events, f)
+                continue
             train_step(x, y)
     np.savez(os.path.join(out_dir, f"weights{rank}.npz"), *[v.numpy() for v in w])
     print("WORKER-DONE", flush=True)
@@ -198,10 +253,13 @@ def test_data_parallel_training_matches_one_process_on_the_global_batch(tmp_path
                                        err_msg=f"worker {rank}, variable {i}")
 
 
-@pytest.mark.parametrize("workers,optimizer", [(2, "sgd"), (4, "sgd"), (2, "adam")])
-def test_multi_worker_mirrored_strategy_matches_one_process(tmp_path, workers, optimizer):
-    # Adam's slots and every optimizer's step counter are created in the scope: from the chief, by broadcast
-    results = launch(tmp_path, workers, "strategy_adam" if optimizer == "adam" else "strategy")
+@pytest.mark.parametrize("workers,optimizer,buckets", [(2, "sgd", "one"), (4, "sgd", "one"), (2, "adam", "one"),
+                                                       (2, "sgd", "several"), (4, "sgd", "several")])
+def test_multi_worker_mirrored_strategy_matches_one_process(tmp_path, workers, optimizer, buckets):
+    # Adam's slots and every optimizer's step counter are created in the scope: from the chief, by broadcast.
+    # Several buckets: the gradients' all-reduces are started one by one as the backward pass goes.
+    mode = "strategy_adam" if optimizer == "adam" else "strategy_buckets" if buckets == "several" else "strategy"
+    results = launch(tmp_path, workers, mode)
     for rank, (code, out) in enumerate(results):
         assert code == 0 and "WORKER-DONE" in out, f"worker {rank} failed:\n{out}"
     expected = reference_weights(tf.keras.optimizers.Adam(learning_rate=0.1) if optimizer == "adam" else None)
@@ -210,6 +268,57 @@ def test_multi_worker_mirrored_strategy_matches_one_process(tmp_path, workers, o
         for i, e in enumerate(expected):
             np.testing.assert_allclose(got[f"arr_{i}"], e, rtol=1e-5, atol=1e-6,
                                        err_msg=f"worker {rank}, variable {i}")
+
+
+def test_gradient_all_reduce_overlaps_the_backward_pass(tmp_path):
+    # DDP's overlap (Note [Overlapping collectives]): with buckets of at most 300 bytes the last layer's
+    # gradients form the first bucket; its all-reduce must start before the backward pass has computed the
+    # first layer's weight gradient (the last MatMul of the step), and run on the collective thread while the
+    # plan goes on. The order of the timeline's events is fixed by the plan (one thread runs it): no timing.
+    results = launch(tmp_path, 2, "overlap")
+    for rank, (code, out) in enumerate(results):
+        assert code == 0 and "WORKER-DONE" in out, f"worker {rank} failed:\n{out}"
+    expected = reference_weights()
+    for rank in range(2):
+        got = np.load(tmp_path / f"weights{rank}.npz")
+        for i, e in enumerate(expected):
+            np.testing.assert_allclose(got[f"arr_{i}"], e, rtol=1e-5, atol=1e-6,
+                                       err_msg=f"worker {rank}, variable {i}")
+        events = json.loads((tmp_path / f"events{rank}.json").read_text())
+        nodes = sorted((e for e in events if e["kind"] == "node"), key=lambda e: e["start_ns"])
+        starts = [k for k, e in enumerate(nodes) if e["op"] == "_CollectiveReduceStart"]
+        dones = [k for k, e in enumerate(nodes) if e["op"] == "_CollectiveReduceDone"]
+        matmuls = [k for k, e in enumerate(nodes) if "MatMul" in e["op"]]
+        # three buckets of gradients, then strategy.reduce of the loss
+        assert len(starts) == 4 and len(dones) == 4, [e["op"] for e in nodes]
+        assert starts[0] < matmuls[-1], f"the first bucket started after the backward pass: {[e['op'] for e in nodes]}"
+        assert max(starts[:3]) < min(dones), "every bucket is started before any is waited for"
+        plan_thread = nodes[starts[0]]["thread"]
+        reduces = [e for e in events if e["kind"] == "span" and e["name"].startswith("all-reduce")]
+        assert len(reduces) == 4 and all(e["thread"] != plan_thread for e in reduces), events
+
+
+def test_keras_fit_shards_each_global_batch_across_the_workers(tmp_path):
+    # TensorFlow gives worker i of n its share of every global batch; each worker is given all the data.
+    results = launch(tmp_path, 2, "keras")
+    for rank, (code, out) in enumerate(results):
+        assert code == 0 and "WORKER-DONE" in out, f"worker {rank} failed:\n{out}"
+    helpers = {}
+    exec(COMMON, helpers)  # noqa: S102 - the workers' own definitions
+    model = helpers["keras_model"]()
+    x, y = helpers["keras_data"]()
+    history = model.fit(x, y, batch_size=helpers["global_batch"], epochs=2, shuffle=False, verbose=0)
+    for rank in range(2):
+        # each worker trained on half of every global batch (the weights alone cannot tell: a worker training on
+        # whole batches with its loss halved, and the gradients summed, moves the weights as far)
+        assert float(np.load(tmp_path / f"rows{rank}.npy")) == 2 * helpers["steps"] * helpers["global_batch"] / 2
+        # the logged losses are the global batch's: reading a metric all-reduces it, as in TensorFlow
+        np.testing.assert_allclose(np.load(tmp_path / f"losses{rank}.npy"), history.history["loss"], rtol=1e-5,
+                                   err_msg=f"worker {rank}'s logged losses")
+        got = np.load(tmp_path / f"weights{rank}.npz")
+        for i, e in enumerate(model.get_weights()):
+            np.testing.assert_allclose(got[f"arr_{i}"], e, rtol=1e-5, atol=1e-6,
+                                       err_msg=f"worker {rank}, weight {i}")
 
 
 @pytest.mark.parametrize("workers", [2, 4])
@@ -246,6 +355,16 @@ def test_workers_reducing_different_sizes_get_an_error_not_a_crash(tmp_path):
         line = next(l for l in out.splitlines() if l.startswith("WORKER-ERROR"))
         assert "InvalidArgumentError" in line and "must reduce a tensor of the same size and dtype" in line, line
         assert f"(rank {rank}) has {4 + rank} elements of float32" in line, line
+
+
+def test_an_all_reduce_agrees_on_its_size_once_per_instance(tmp_path):
+    # Note [Agreed once per tag]: the size round trip runs on an instance's first call and when its size
+    # changes (on every worker: a dynamic shape), not on every call
+    results = launch(tmp_path, 2, "agree")
+    for rank, (code, out) in enumerate(results):
+        assert code == 0 and "WORKER-DONE" in out, f"worker {rank} failed:\n{out}"
+        line = next(l for l in out.splitlines() if l.startswith("WORKER-AGREEMENTS"))
+        assert line == "WORKER-AGREEMENTS [1, 1, 1, 2, 2]", line
 
 
 def test_workers_started_by_mpirun_find_each_other_without_tf_config(tmp_path):

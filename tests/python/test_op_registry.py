@@ -243,6 +243,8 @@ def examples():
     table["CollectiveReduceV2"] = ([f32(), *one], ["Add", "Div", "auto", 0.0])
     table["CollectiveGatherV2"] = ([f32(), *one], ["auto", 0.0])
     table["CollectiveBcastSendV2"] = ([f32(), *one], ["auto", 0.0])
+    table["_CollectiveReduceStart"] = ([f32(), *one], ["Add", "Div", "auto", 0.0])
+    table["_CollectiveReduceDone"] = ([tf.constant(0, tf.int64), f32()], [])  # 0: a group of one's handle
     # String ops (src/ember/ops/strings.cc), compared with TensorFlow in test_strings.py.
     words = tf.constant(["a b", "Cd"])
     table["StringLength"] = ([tf.constant(["a", "bé"])], ["UTF8_CHAR"])

@@ -3,8 +3,15 @@
 
 Each value is first summed over this process's replicas (`_local_sum`), then all-reduced across the workers,
 then divided by the global replica count for MEAN. `batch_reduce` packs its values into buckets of at most
-`bytes_per_pack` bytes (one dtype per bucket, in the order given) and runs one all-reduce per bucket instead
-of one per tensor, as PyTorch's DDP and TensorFlow's CollectiveAllReduce do.
+`bytes_per_pack` bytes (one dtype per bucket) and runs one all-reduce per bucket instead of one per tensor,
+as PyTorch's DDP and TensorFlow's CollectiveAllReduce do.
+
+The buckets overlap the backward pass, as DDP's do (docs/distribute.md, "Overlapping the backward pass"):
+they are filled in the reverse of the order given (an optimizer lists the variables in the order the
+forward pass uses them, so the last layers' gradients, ready first, fill the first bucket), the first
+bucket holds at most 1 MiB (DDP's first bucket) so that it is ready early, and each bucket's all-reduce is
+started on the collective thread (`start_all_reduce`) before any is waited for. Inside ember.function a
+start runs as soon as its bucket's gradients are computed, while the rest of the backward pass runs.
 """
 
 from ember.distribute import collective_ops, reduce_util
@@ -12,6 +19,7 @@ from ember.distribute.cross_device_ops import ReductionToOneDevice, _values_of
 from ember.distribute.values import on_device
 
 DEFAULT_BYTES_PER_PACK = 4 << 20
+FIRST_BUCKET_BYTES = 1 << 20  # PyTorch DDP's first bucket: small, so the last layers' gradients go early
 
 __all__ = ["CollectiveAllReduce"]
 
@@ -22,6 +30,7 @@ class CollectiveAllReduce(ReductionToOneDevice):
     def __init__(self, bytes_per_pack=0, timeout_seconds=None):
         super().__init__()
         self._bytes_per_pack = bytes_per_pack or DEFAULT_BYTES_PER_PACK
+        self._first_bucket_bytes = min(FIRST_BUCKET_BYTES, self._bytes_per_pack)
         self._timeout = timeout_seconds or 0
 
     @property
@@ -47,9 +56,12 @@ class CollectiveAllReduce(ReductionToOneDevice):
         return out
 
     def _buckets(self, tensors):
-        """Lists of indices into `tensors`: each one dtype and at most bytes_per_pack (or a single tensor)."""
+        """Lists of indices into `tensors`, taken in reverse order: each bucket one dtype and at most
+        bytes_per_pack (the first at most FIRST_BUCKET_BYTES), or a single tensor."""
         buckets, current, current_bytes, current_dtype = [], [], 0, None
-        for i, t in enumerate(tensors):
+        for i in reversed(range(len(tensors))):
+            t = tensors[i]
+            cap = self._first_bucket_bytes if not buckets else self._bytes_per_pack
             nbytes = t.shape.num_elements() * t.dtype.size if t.shape.is_fully_defined() else None
             if nbytes is None:  # a dynamic shape travels alone
                 if current:
@@ -57,7 +69,7 @@ class CollectiveAllReduce(ReductionToOneDevice):
                 buckets.append([i])
                 current, current_bytes, current_dtype = [], 0, None
                 continue
-            if current and (t.dtype != current_dtype or current_bytes + nbytes > self._bytes_per_pack):
+            if current and (t.dtype != current_dtype or current_bytes + nbytes > cap):
                 buckets.append(current)
                 current, current_bytes = [], 0
             current.append(i)
@@ -72,14 +84,21 @@ class CollectiveAllReduce(ReductionToOneDevice):
 
         if self.num_workers == 1:
             return list(tensors)
-        out = [None] * len(tensors)
+        # Every bucket is started before any is waited for: inside ember.function each start then runs as
+        # soon as its gradients exist (it is scheduled early), overlapping the rest of the backward pass.
+        started = []
         for bucket in self._buckets(tensors):
             if len(bucket) == 1:
-                i = bucket[0]
-                out[i] = collective_ops.all_reduce(tensors[i], "sum", timeout=timeout)
+                flat = tensors[bucket[0]]
+            else:
+                flat = array_ops.concat([array_ops.reshape(tensors[i], [-1]) for i in bucket], 0)
+            started.append((bucket, flat, collective_ops.start_all_reduce(flat, "sum", timeout=timeout)))
+        out = [None] * len(tensors)
+        for bucket, flat, handle in started:
+            total = collective_ops.wait_all_reduce(handle, flat)
+            if len(bucket) == 1:
+                out[bucket[0]] = total
                 continue
-            flat = array_ops.concat([array_ops.reshape(tensors[i], [-1]) for i in bucket], 0)
-            total = collective_ops.all_reduce(flat, "sum", timeout=timeout)
             sizes = [tensors[i].shape.num_elements() for i in bucket]
             for i, piece in zip(bucket, array_ops.split(total, sizes)):
                 out[i] = array_ops.reshape(piece, tensors[i].shape.as_list())

@@ -36,6 +36,8 @@ _Reduce = _C.op("CollectiveReduceV2")
 _Gather = _C.op("CollectiveGatherV2")
 _BcastSend = _C.op("CollectiveBcastSendV2")
 _BcastRecv = _C.op("CollectiveBcastRecvV2")
+_ReduceStart = _C.op("_CollectiveReduceStart")
+_ReduceDone = _C.op("_CollectiveReduceDone")
 
 DEFAULT_TIMEOUT_SECONDS = 300.0
 _GROUP_KEY = 1
@@ -191,6 +193,22 @@ def all_reduce(t, op="sum", group_size=None, group_key=_GROUP_KEY, instance_key=
     return all_reduce_v2(t, group.size if group_size is None else group_size, group_key,
                          group.next_instance_key() if instance_key is None else instance_key, merge_op, final_op,
                          timeout=timeout or group.timeout)
+
+
+def start_all_reduce(t, op="sum", timeout=0):
+    """Starts reducing `t` over every worker on the collective thread and returns a handle at once; inside
+    ember.function the start runs as soon as `t` is computed (Note [Overlapping collectives] in
+    src/ember/distribute/collective_ops.cc). ``wait_all_reduce(handle, t)`` returns the result."""
+    group = _require_group()
+    merge_op, final_op = _merge_op(op)
+    return _ReduceStart(convert_to_tensor(t), _int32(group.size), _int32(_GROUP_KEY),
+                        _int32(group.next_instance_key()), merge_op, final_op, "auto",
+                        float(timeout or group.timeout))
+
+
+def wait_all_reduce(handle, t):
+    """The result of the all-reduce ``start_all_reduce(t)`` began (`t` gives its shape and dtype)."""
+    return _ReduceDone(handle, t)
 
 
 def all_gather(t, group_size=None, group_key=_GROUP_KEY, instance_key=None, timeout=0):

@@ -6,7 +6,8 @@ rows, in replica order, so the last replicas may get fewer rows, or none (an emp
 shape): 9 rows on 4 replicas are 3+3+3+0, a last batch of 2 is 1+1+0+0.
 ``distribute_datasets_from_function(fn)`` calls ``fn`` with an InputContext and gives the replicas
 consecutive elements of its dataset (already per-replica batches). Each replica's part is copied to its
-device. "Replicas" here are this process's (a multi-process strategy shards the input between processes).
+device. "Replicas" here are this process's (a multi-process strategy shards the input between processes:
+MultiWorkerMirroredStrategy.experimental_distribute_dataset, and ``split_for_replicas`` for Keras).
 """
 
 from ember.distribute import distribute_lib, values as values_lib
@@ -150,15 +151,29 @@ class DistributedDatasetsFromFunction:
         return it
 
 
+def worker_share(strategy):
+    """(rank, number of workers) of a multi-process strategy's worker; (0, 1) in one process."""
+    extended = strategy.extended
+    return getattr(extended, "_rank", 0), getattr(extended, "_num_workers", 1)
+
+
 def split_for_replicas(strategy, tensors):
     """Keras' global batch (flat tensors or arrays, batch first) split as experimental_distribute_dataset
-    splits it: replica 0's parts, then replica 1's, ..., each on its replica's device."""
+    splits it: across processes first (worker i of n takes rows [i*ceil(B/n), (i+1)*ceil(B/n)) of a batch
+    of B, TensorFlow's data sharding of a rebatched dataset), then over this worker's replicas: replica 0's
+    parts, then replica 1's, ..., each on its replica's device."""
     from ember.framework.tensor import convert_to_tensor
 
     devices = strategy.extended.worker_devices
     n = len(devices)
     tensors = [convert_to_tensor(t) for t in tensors]
     rows = int(tensors[0].shape[0]) if tensors and tensors[0].shape.rank else 0
+    rank, num_workers = worker_share(strategy)
+    if num_workers > 1:
+        per_worker = -(-rows // num_workers)
+        start, stop = min(rank * per_worker, rows), min((rank + 1) * per_worker, rows)
+        tensors = [t[start:stop] for t in tensors]
+        rows = stop - start
     per = max(1, -(-rows // n))
     out = []
     for i, device in enumerate(devices):

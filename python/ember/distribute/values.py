@@ -180,10 +180,19 @@ class SyncOnReadVariable(DistributedVariable):
 
         if self._aggregation in (VariableAggregation.SUM, VariableAggregation.MEAN):
             total = math_ops.add_n([c.read_value() for c in self._components])
+            if self._num_workers() > 1:
+                # TensorFlow's rule under MultiWorkerMirroredStrategy: reading an ON_READ variable
+                # all-reduces it, so every worker must read it (Keras' logs, a checkpoint) in the same order.
+                from ember.distribute import collective_ops
+
+                total = collective_ops.all_reduce(total, "sum")
             if self._aggregation == VariableAggregation.MEAN:
-                total = total / len(self._components)
+                total = total / (len(self._components) * self._num_workers())
             return total
         return self._components[0].read_value()
+
+    def _num_workers(self):
+        return getattr(self._strategy.extended, "_num_workers", 1)
 
     def _as_tensor(self, dtype=None):
         if self._in_replica_context():
@@ -192,7 +201,7 @@ class SyncOnReadVariable(DistributedVariable):
 
     def _cross_replica_value(self, value):
         if self._aggregation == VariableAggregation.SUM:
-            return self._value_for(value) / len(self._components)
+            return self._value_for(value) / (len(self._components) * self._num_workers())
         return value
 
     def _update(self, method, value):

@@ -10,7 +10,21 @@
 // single process runs the same program unchanged. A group of any other size is refused. The group key only
 // separates tags; the instance key is the Gloo tag, so collectives with different instance keys may be in
 // flight at once (TensorFlow's rule: an instance key is unique among the collectives running together).
+//
+// Note [Overlapping collectives]
+// DDP's overlap: a bucket of gradients is all-reduced while the backward pass computes the gradients of
+// the layers before it. _CollectiveReduceStart copies its input and queues the all-reduce on the
+// communicator's collective thread (communicator.h), returning a handle at once; _CollectiveReduceDone
+// waits for that handle and returns the reduced value. Start is flagged kScheduleEarly, so the optimizer
+// places it right after the nodes it needs (passes/schedule.cc) rather than where the trace created it
+// (after the whole backward pass, where an optimizer's apply_gradients asks for the reduction), and
+// the thread runs the reduction while the plan goes on with the rest of the backward pass. Both ops are
+// stateful, so every worker queues its collectives in program order and the thread, running them one at
+// a time in queue order, matches them across workers. A handle is waited for once; one never waited
+// for (its function failed between the two) keeps its entry and buffer for the life of the process.
 #include <cstring>
+#include <mutex>
+#include <unordered_map>
 
 #include "ember/distribute/communicator.h"
 #include "ember/ops/families.h"
@@ -99,6 +113,114 @@ Status reduce_kernel(KernelContext& ctx) {
   }
   if (ctx.attr_string(1) == "Div" && call->group_size > 1)
     visit_dtype<kReduceTypes>(out.dtype(), [&]<typename T>() { divide_by<T>(out, call->group_size); });
+  return Status::OK();
+}
+
+// ---- _CollectiveReduceStart(input, group_size, group_key, instance_key) -> handle; attrs merge_op,
+//      final_op, communication_hint, timeout_seconds. _CollectiveReduceDone(handle, input) -> data.
+//      Note [Overlapping collectives].
+
+struct InFlight {
+  std::shared_ptr<distribute::PendingCollective> pending;
+  int64_t group_size = 1;
+  bool divide = false;
+  DType dtype = DType::kFloat32;
+  int64_t count = 0;
+};
+
+class InFlightTable {
+ public:
+  int64_t add(InFlight entry) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const int64_t handle = next_++;
+    entries_.emplace(handle, std::move(entry));
+    return handle;
+  }
+  bool take(int64_t handle, InFlight& out) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = entries_.find(handle);
+    if (it == entries_.end()) return false;
+    out = std::move(it->second);
+    entries_.erase(it);
+    return true;
+  }
+
+ private:
+  std::mutex mutex_;
+  int64_t next_ = 1;  // 0: a group of one, nothing in flight
+  std::unordered_map<int64_t, InFlight> entries_;
+};
+
+InFlightTable& in_flight() {
+  static auto* table = new InFlightTable();
+  return *table;
+}
+
+Status start_shape(InferContext& ctx) {
+  auto merge = distribute::parse_merge_op(ctx.attr_string(0));
+  if (!merge.ok()) return invalid_argument(ctx.op->name, ": ", merge.status().message());
+  const std::string& final_op = ctx.attr_string(1);
+  if (final_op != "Id" && final_op != "Div")
+    return invalid_argument(ctx.op->name, ": final_op must be \"Id\" or \"Div\", got \"", final_op, "\"");
+  ctx.outputs.push_back(TensorSpec{DType::kInt64, Shape()});  // a scalar handle
+  return Status::OK();
+}
+
+Status start_kernel(KernelContext& ctx) {
+  auto call = group_call(ctx, 1, timeout_attr(ctx, 3));
+  EMBER_RETURN_IF_ERROR(call.status());
+  int64_t handle = 0;
+  if (call->communicator) {
+    auto merge = distribute::parse_merge_op(ctx.attr_string(0));
+    EMBER_RETURN_IF_ERROR(merge.status());
+    const TensorImpl& in = ctx.input(0);
+    InFlight entry;
+    entry.group_size = call->group_size;
+    entry.divide = ctx.attr_string(1) == "Div";
+    entry.dtype = in.dtype();
+    entry.count = in.num_elements();
+    entry.pending = call->communicator->start_all_reduce(in.raw_data(), in.num_elements(), in.dtype(), *merge,
+                                                         call->tag, call->timeout);
+    handle = in_flight().add(std::move(entry));
+  }
+  ctx.output(0).mutable_data<int64_t>()[0] = handle;
+  return Status::OK();
+}
+
+Status done_shape(InferContext& ctx) {
+  const Shape& handle = ctx.inputs[0].shape;
+  if (handle.rank_known() && handle.rank() != 0)
+    return invalid_argument(ctx.op->name,
+                            ": handle must be a scalar (a _CollectiveReduceStart's result), got ",
+                            handle.to_string());
+  ctx.outputs.push_back(ctx.inputs[1]);
+  return Status::OK();
+}
+
+Status done_kernel(KernelContext& ctx) {
+  const TensorImpl& handle_tensor = ctx.input(0);
+  if (handle_tensor.num_elements() != 1)
+    return invalid_argument(ctx.op->name, ": handle must be a scalar, got shape ",
+                            handle_tensor.shape().to_string());
+  const int64_t handle = handle_tensor.data<int64_t>()[0];
+  const TensorImpl& in = ctx.input(1);
+  TensorImpl& out = ctx.output(0);
+  if (handle == 0) {  // a group of one: the value is its own reduction
+    if (in.nbytes() != 0) std::memcpy(out.mutable_raw_data(), in.raw_data(), in.nbytes());
+    return Status::OK();
+  }
+  InFlight entry;
+  if (!in_flight().take(handle, entry))
+    return invalid_argument(ctx.op->name, ": no all-reduce in flight has handle ", handle,
+                            " (each _CollectiveReduceStart's handle is waited for once)");
+  if (entry.dtype != in.dtype() || entry.count != in.num_elements())
+    return invalid_argument(ctx.op->name, ": handle ", handle, " reduces ", entry.count, " elements of ",
+                            dtype_name(entry.dtype), ", but input has ", in.num_elements(), " of ",
+                            dtype_name(in.dtype()));
+  Status s = entry.pending->wait(out.mutable_raw_data(), out.nbytes());
+  if (!s.ok()) return make_error(s.code(), ctx.op->name, ": ", s.message());
+  if (entry.divide)
+    visit_dtype<kReduceTypes>(out.dtype(), [&]<typename T>() { divide_by<T>(out, entry.group_size); });
   return Status::OK();
 }
 
@@ -223,6 +345,40 @@ void register_collective_ops(OpRegistry& r) {
       .flags(kStateful | kNotDifferentiable)
       .shape(&reduce_shape)
       .kernel(kReduceTypes, &reduce_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("_CollectiveReduceStart")
+      .doc(
+          "Starts reducing input across the workers' group on the collective thread and returns a handle for "
+          "_CollectiveReduceDone (Note [Overlapping collectives]); a group of one gives 0. "
+          "_CollectiveReduceStart([1., 2.], group_size=1, group_key=1, instance_key=1) -> 0")
+      .input("input")
+      .input_fixed("group_size", kInt32Only)
+      .input_fixed("group_key", kInt32Only)
+      .input_fixed("instance_key", kInt32Only)
+      .output("handle")
+      .type_var(kReduceTypes)
+      .attr("merge_op", AttrType::kString, std::string("Add"))
+      .attr("final_op", AttrType::kString, std::string("Id"))
+      .attr("communication_hint", AttrType::kString, std::string("auto"))
+      .attr("timeout_seconds", AttrType::kFloat, 0.0)
+      .flags(kStateful | kNotDifferentiable | kScheduleEarly)
+      .shape(&start_shape)
+      .kernel(kReduceTypes, &start_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("_CollectiveReduceDone")
+      .doc(
+          "Waits for the all-reduce a _CollectiveReduceStart began and returns its result (input gives the "
+          "shape and dtype; handle 0 returns input). _CollectiveReduceDone(0, [1., 2.]) -> [1. 2.]")
+      .input_fixed("handle", dtype_bit(DType::kInt64))
+      .input("input")
+      .output("data")
+      .type_var(kReduceTypes)
+      .flags(kStateful | kNotDifferentiable)
+      .dispatch_on_input(1)
+      .shape(&done_shape)
+      .kernel(kReduceTypes, &done_kernel)
       .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("CollectiveGatherV2")

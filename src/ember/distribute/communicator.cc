@@ -2,6 +2,8 @@
 // without a collective library.
 #include "ember/distribute/communicator.h"
 
+#include <algorithm>
+#include <cstring>
 #include <mutex>
 
 namespace ember::distribute {
@@ -21,6 +23,24 @@ StatusOr<ReduceOp> parse_merge_op(const std::string& name) {
   if (name == "Min") return ReduceOp::kMin;
   if (name == "Max") return ReduceOp::kMax;
   return invalid_argument("merge_op must be \"Add\", \"Mul\", \"Min\" or \"Max\", got \"", name, "\"");
+}
+
+void PendingCollective::finish(Status status) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  status_ = std::move(status);
+  done_ = true;
+  done_cv_.notify_all();
+}
+
+Status PendingCollective::wait(void* output, size_t bytes) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  done_cv_.wait(lock, [&] { return done_; });
+  if (status_.ok() && bytes != 0) std::memcpy(output, buffer_.data(), std::min(bytes, buffer_.size()));
+  if (release_) {
+    release_(std::move(buffer_));
+    release_ = nullptr;
+  }
+  return status_;
 }
 
 std::shared_ptr<Communicator> default_communicator() {

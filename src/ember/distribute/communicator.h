@@ -14,10 +14,14 @@
 // MultiWorkerMirroredStrategy does after a worker restarts.
 #pragma once
 
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "ember/core/dtype.h"
 #include "ember/core/status.h"
@@ -43,6 +47,28 @@ struct CommunicatorOptions {
   double timeout_seconds = 60;
 };
 
+/// A collective queued on a communicator's collective thread (Note [Overlapping collectives] in
+/// collective_ops.cc): the data travels in `buffer`, which the thread reduces in place.
+class PendingCollective {
+ public:
+  explicit PendingCollective(std::vector<char> buffer) : buffer_(std::move(buffer)) {}
+  std::vector<char>& buffer() { return buffer_; }
+  /// Called once, by whoever ran the collective.
+  void finish(Status status);
+  /// Blocks until finish(); on success copies the buffer's `bytes` to `output`. The buffer then goes to
+  /// `release` (the communicator's staging pool), if set.
+  Status wait(void* output, size_t bytes);
+  void set_release(std::function<void(std::vector<char>)> release) { release_ = std::move(release); }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable done_cv_;
+  bool done_ = false;
+  Status status_;
+  std::vector<char> buffer_;
+  std::function<void(std::vector<char>)> release_;
+};
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
@@ -61,6 +87,15 @@ class Communicator {
   virtual Status all_gather(const void* input, void* output, int64_t bytes, uint32_t tag,
                             double timeout_seconds) = 0;
   virtual Status barrier(uint32_t tag, double timeout_seconds) = 0;
+  /// How many all-reduces so far began with a round trip to agree on their size (Note [Agreed once per
+  /// tag] in gloo_communicator.cc); tests read it.
+  virtual int64_t size_agreements() const { return 0; }
+  /// Copies `count` elements at `input` and queues their all-reduce on the communicator's collective
+  /// thread, which runs queued collectives one at a time in the order they were queued (every rank queues
+  /// them in the same order, as it would call them). Returns at once; wait() on the result.
+  virtual std::shared_ptr<PendingCollective> start_all_reduce(const void* input, int64_t count, DType dtype,
+                                                              ReduceOp op, uint32_t tag,
+                                                              double timeout_seconds) = 0;
 
  protected:
   Communicator(int rank, int size, double timeout) : rank_(rank), size_(size), timeout_seconds_(timeout) {}

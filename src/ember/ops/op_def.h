@@ -89,6 +89,7 @@ enum OpFlags : uint32_t {
   kWritesResource = 1u << 9,      // writes the variable named by attribute 0 ("resource")
   kOverwritesInput0 = 1u << 10,   // output 0 may take input 0's dying buffer (InplaceUpdate)
   kPairedLists = 1u << 11,        // two declared inputs, both lists of the same length (DynamicStitch)
+  kScheduleEarly = 1u << 12,      // the plan runs it as soon as its inputs are ready (passes/schedule.cc)
 };
 
 /// How pfor (python/ember/pfor.py) runs the op on a batch of examples stacked on a new leading dimension

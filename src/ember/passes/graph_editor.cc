@@ -132,7 +132,13 @@ Status GraphEditor::finish(bool prune) {
   }
 
   // Depth-first post-order by original index keeps the order close to the trace's while honouring edges
-  // that forwarding pointed at later nodes.
+  // that forwarding pointed at later nodes. Nodes flagged kScheduleEarly are visited first, so each comes
+  // right after what it needs (passes/schedule.cc).
+  std::vector<int32_t> roots;
+  roots.reserve(n);
+  for (int32_t i = 0; i < n; ++i)
+    if (g.node(i).op->has_flag(kScheduleEarly)) roots.push_back(i);
+  for (int32_t i = 0; i < n; ++i) roots.push_back(i);
   std::vector<int32_t> order;
   order.reserve(n);
   std::vector<uint8_t> state(n, 0);                // 0 new, 1 on the stack, 2 emitted
@@ -145,7 +151,7 @@ Status GraphEditor::finish(bool prune) {
     int32_t ni = static_cast<int32_t>(node.inputs.size());
     return k < ni ? node.inputs[k].node : node.control_inputs[k - ni];
   };
-  for (int32_t root = 0; root < n; ++root) {
+  for (int32_t root : roots) {
     if (!keep[root] || state[root] != 0) continue;
     stack.push_back({root, 0});
     state[root] = 1;

@@ -55,6 +55,9 @@ StatusOr<std::shared_ptr<FunctionGraph>> optimize_function(const FunctionGraph& 
   if (fused > 0)
     run(
         options.pruning, "pruning", [&] { return prune(g); }, fused);
+  int ordered = 0;  // last: the passes above may have appended what an early node needs
+  run(
+      true, "schedule_early", [&] { return schedule_early_nodes(g); }, ordered);
   if (!failed.ok()) return failed.with_prefix("optimizing function " + fn.name + ": ");
   return out;
 }

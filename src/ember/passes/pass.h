@@ -98,5 +98,8 @@ StatusOr<int> fold_constant_predicates(FunctionGraph& fn);
 /// Moves what While bodies compute from loop-invariant values into the caller (Note [Hoisting out of a
 /// loop] in control_flow.cc). Counts the nodes moved.
 StatusOr<int> hoist_loop_invariants(FunctionGraph& fn);
+/// Sorts the graph so that nodes flagged kScheduleEarly come right after the nodes they need
+/// (schedule.cc). Returns 0: it reorders, it does not rewrite.
+StatusOr<int> schedule_early_nodes(FunctionGraph& fn);
 
 }  // namespace ember::passes
