@@ -591,7 +591,7 @@ class Body:
         self.used.update((x.name, y.name))
         bound = x.bound + 2 if self.p.is_float else x.bound + 140  # at most ~130 trips
         if summed:  # acc plus the squashed mean of the sum
-            zeros = f"tf.zeros([{x.shape[1]}, {x.shape[1]}])"
+            zeros = f"tf.zeros_like(tf.matmul({x.name}, {x.name}, transpose_a=True))"  # [b, b], unknown dims too
             loop = f"tf.while_loop(lambda {k}, acc, g: {k} < {trips}, body_{w}, [0, {x.name}, {zeros}])"
             return self.emit(f"(lambda r: r[1] + tf.tanh(tf.reduce_mean(r[2])) * 0.5)({loop})"
                              .replace("{", "{{").replace("}", "}}"), [], x.shape, bound + 1)
