@@ -552,6 +552,7 @@ class Body:
         y = self.pick(lambda v: _broadcast(v.shape, x.shape) == x.shape, recent=0.3) or x
         w, k = self.fresh(), "k"
         trips = self.rng.choice(["3", "2", f"tf.shape({x.name})[0]" if x.shape else "1", "0"])
+        summed = False
         if self.p.is_float:
             inv = self.rng.choice([f"tf.tanh({y.name}) * 0.25", f"tf.sin({y.name} * 0.5) * tf.cos({y.name}) * 0.25"])
             if y is not x:  # a loop variable keeps its static shape: broadcasting an unknown dim would not
@@ -562,21 +563,38 @@ class Body:
                 # outside the loop): m is [n, n] for acc's [_, n], built from the captured x.
                 m = f"(tf.tanh(tf.matmul({x.name}, {x.name}, transpose_a=True)) * 0.1)"
                 step += f" + tf.tanh(tf.matmul(acc, {m}, transpose_b=True)) * 0.25"
+            if len(x.shape) == 2 and self.rng.random() < 0.4:
+                # A row of an invariant sequence times an invariant matrix (the loop pass multiplies every
+                # row at once, outside the loop: Note [Products of a loop-invariant sequence]), and a
+                # product summed over the iterations (stacked and multiplied once after it: Note [Products
+                # summed over a loop]). seq is [3, a, b], m is [b, b]; the sum is [b, b], acc is [a, b].
+                seq = f"tf.stack([{x.name}, tf.tanh({x.name}), {x.name} * 0.5])"
+                m = f"(tf.tanh(tf.matmul({x.name}, {x.name}, transpose_a=True)) * 0.1)"
+                step += f" + tf.tanh(tf.matmul({seq}[{k} % 3], {m})) * 0.25"
+                summed = True
             nested_step = f"a * 0.5 + {inv} + tf.sin(acc) * 0.1"
         else:
             y = x
             step = f"tf.negative(acc) + tf.clip_by_value({y.name}, -1, 1)"
             nested_step = f"tf.negative(a) + tf.clip_by_value({y.name}, -1, 1)"
-        lines = [f"def body_{w}({k}, acc):"]
-        if self.rng.random() < 0.35:  # a nested loop: its invariants are invariant in the outer loop too
+        lines = [f"def body_{w}({k}, acc{', g' if summed else ''}):"]
+        if not summed and self.rng.random() < 0.35:  # a nested loop: its invariants are invariant in the outer one
             lines += [f"    def inner_{w}(j, a):",
                       f"        return j + 1, {nested_step}",
                       f"    return {k} + 1, tf.while_loop(lambda j, a: j < 2, inner_{w}, [0, acc])[1]"]
+        elif summed:
+            lines += [f"    new = {step}",
+                      f"    return {k} + 1, new, g + tf.matmul(tf.tanh({x.name}), new * 0.1, transpose_a=True)"]
         else:
             lines += [f"    return {k} + 1, {step}"]
         self.lines += lines
         self.used.update((x.name, y.name))
         bound = x.bound + 2 if self.p.is_float else x.bound + 140  # at most ~130 trips
+        if summed:  # acc plus the squashed mean of the sum
+            zeros = f"tf.zeros_like(tf.matmul({x.name}, {x.name}, transpose_a=True))"  # [b, b], unknown dims too
+            loop = f"tf.while_loop(lambda {k}, acc, g: {k} < {trips}, body_{w}, [0, {x.name}, {zeros}])"
+            return self.emit(f"(lambda r: r[1] + tf.tanh(tf.reduce_mean(r[2])) * 0.5)({loop})"
+                             .replace("{", "{{").replace("}", "}}"), [], x.shape, bound + 1)
         return self.emit(f"tf.while_loop(lambda {k}, acc: {k} < {trips}, body_{w}, [0, {x.name}])[1]"
                          .replace("{", "{{").replace("}", "}}"), [], x.shape, bound)
 

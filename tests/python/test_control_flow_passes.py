@@ -272,3 +272,199 @@ def test_the_backward_loop_of_an_rnn_transposes_its_weight_once(restore_options)
     text = f.get_concrete_function().graph.optimized_as_text()
     assert outside_the_loop(text, "Transpose"), text
     np.testing.assert_allclose(f(xs).numpy(), program(tensorflow)(xs).numpy(), rtol=1e-4, atol=1e-5)
+
+
+# Note [Products of a loop-invariant sequence]: x[t] @ w in a loop over a loop-invariant sequence x becomes
+# row t of x @ w, computed once for every row before the loop.
+
+
+def sequence_program(tf, transpose_b, reverse):
+    @tf.function(input_signature=[tf.TensorSpec([5, 2, 3], tf.float32), tf.TensorSpec([3, 4], tf.float32),
+                                  tf.TensorSpec([4, 4], tf.float32), tf.TensorSpec([], tf.int32)])
+    def f(xs, w, u, n):
+        w_used = tf.transpose(w) if transpose_b else w
+        h = tf.zeros([2, 4])
+        for t in tf.range(n):
+            x_t = xs[-1 - t] if reverse else xs[t]  # a negative index takes the same row of x @ w
+            h = tf.tanh(tf.matmul(x_t, w_used, transpose_b=transpose_b) + tf.matmul(h, u))
+        return h
+
+    return f
+
+
+def sequence_product_outside(text, shape="[5,2,4]"):
+    """Whether the caller multiplies the whole sequence (a [5, 2, 4] product by default) outside the loop."""
+    return any(" = MatMul(" in line and f"-> float32{shape}" in line for line in text.splitlines())
+
+
+@pytest.mark.parametrize("transpose_b", [False, True])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_a_product_of_a_sequence_row_runs_once_for_all_rows(restore_options, transpose_b, reverse, n):
+    import tensorflow
+
+    f = sequence_program(em, transpose_b, reverse)
+    text = f.get_concrete_function().graph.optimized_as_text()
+    assert sequence_product_outside(text), text
+    rng = np.random.default_rng(n)
+    xs = rng.standard_normal((5, 2, 3)).astype(np.float32)
+    w = rng.standard_normal((3, 4) if not transpose_b else (4, 3)).astype(np.float32)
+    w = w if not transpose_b else w.T.copy()
+    u = (rng.standard_normal((4, 4)) * 0.5).astype(np.float32)
+    want = sequence_program(tensorflow, transpose_b, reverse)(xs, w, u, np.int32(n)).numpy()
+    np.testing.assert_allclose(f(xs, w, u, np.int32(n)).numpy(), want, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(unoptimized(f, xs, w, u, np.int32(n)).numpy(), want, rtol=1e-5, atol=1e-6)
+
+
+def test_a_sequence_row_index_out_of_range_still_fails(restore_options):
+    f = sequence_program(em, False, False)
+    xs = np.ones((5, 2, 3), np.float32)
+    with pytest.raises(em.errors.InvalidArgumentError, match="StridedSlice"):
+        f(xs, np.ones((3, 4), np.float32), np.ones((4, 4), np.float32), np.int32(6))
+
+
+def test_the_forward_loop_of_an_rnn_gradient_projects_every_step_at_once(restore_options):
+    # The gradient's forward loop accumulates its intermediates (an accumulating While); the pass hoists out
+    # of it too, and the gradients stay TensorFlow's.
+    import tensorflow
+
+    rng = np.random.default_rng(3)
+    w_init = (rng.standard_normal((3, 4)) * 0.5).astype(np.float32)
+    u_init = (rng.standard_normal((4, 4)) * 0.5).astype(np.float32)
+    xs = rng.standard_normal((5, 2, 3)).astype(np.float32)
+
+    def program(tf):
+        w, u = tf.Variable(w_init), tf.Variable(u_init)
+
+        @tf.function(input_signature=[tf.TensorSpec([5, 2, 3], tf.float32)])
+        def grad(xs):
+            with tf.GradientTape() as tape:
+                h = tf.zeros([2, 4])
+                for t in tf.range(tf.shape(xs)[0]):
+                    h = tf.tanh(tf.matmul(xs[t], w) + tf.matmul(h, u))
+                loss = tf.reduce_sum(h * h)
+            return tape.gradient(loss, [w, u])
+
+        return grad
+
+    f = program(em)
+    text = f.get_concrete_function().graph.optimized_as_text()
+    assert sequence_product_outside(text), text
+    got, want = f(xs), program(tensorflow)(xs)
+    for g, t in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), t.numpy(), rtol=1e-4, atol=1e-5)
+
+
+# Note [Products summed over a loop]: a loop variable that sums a^T @ d over the iterations sums one product
+# of the stacked a and d after the loop.
+
+
+def summed_program(tf):
+    @tf.function(input_signature=[tf.TensorSpec([5, 2, 3], tf.float32), tf.TensorSpec([3, 4], tf.float32),
+                                  tf.TensorSpec([], tf.int32)])
+    def f(xs, w, n):
+        g = tf.zeros([3, 4])
+        h = tf.zeros([2, 4])
+        for t in tf.range(n):
+            h = tf.tanh(tf.matmul(xs[t], w) + h)
+            g = g + tf.matmul(xs[t] * 2.0, h, transpose_a=True)
+        return g, h
+
+    return f
+
+
+def summed_outside(text):
+    return any(" = MatMul(" in line and "/summed" in line.split(" = ")[0] for line in text.splitlines())
+
+
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_products_summed_over_a_loop_are_one_product_after_it(restore_options, n):
+    import tensorflow
+
+    f = summed_program(em)
+    text = f.get_concrete_function().graph.optimized_as_text()
+    assert summed_outside(text), text
+    rng = np.random.default_rng(n)
+    xs = rng.standard_normal((5, 2, 3)).astype(np.float32)
+    w = (rng.standard_normal((3, 4)) * 0.5).astype(np.float32)
+    want = summed_program(tensorflow)(xs, w, np.int32(n))
+    for got in (f(xs, w, np.int32(n)), unoptimized(f, xs, w, np.int32(n))):
+        for g, t in zip(got, want):
+            np.testing.assert_allclose(g.numpy(), t.numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_a_partial_sum_read_in_the_loop_stays_in_the_loop(restore_options):
+    @em.function(input_signature=[em.TensorSpec([5, 2, 3], em.float32), em.TensorSpec([2, 4], em.float32)])
+    def f(xs, d):
+        g = em.zeros([3, 4])
+        h = em.zeros([2, 4])
+        for t in em.range(5):
+            g = g + em.matmul(xs[t], d + h, transpose_a=True)
+            h = h + em.reduce_sum(g)  # reads the partial sum
+        return g
+
+    assert not summed_outside(f.get_concrete_function().graph.optimized_as_text())
+    xs = np.ones((5, 2, 3), np.float32)
+    d = np.ones((2, 4), np.float32)
+    want_g, want_h = np.zeros((3, 4)), np.zeros((2, 4))
+    for t in range(5):
+        want_g = want_g + xs[t].T @ (d + want_h)
+        want_h = want_h + want_g.sum()
+    np.testing.assert_allclose(f(xs, d).numpy(), want_g, rtol=1e-5)
+
+
+def test_the_backward_loop_of_an_lstm_sums_its_weight_gradients_after_the_loop(restore_options):
+    # bench/control_flow.py's LSTM step at a small size: the forward loop projects every step at once
+    # (Note [Products of a loop-invariant sequence]) and the backward loop sums x_t^T @ dz_t and
+    # h_t^T @ dz_t after the loop; gradients and loss stay TensorFlow's.
+    import tensorflow
+
+    rng = np.random.default_rng(11)
+    steps, batch, features, units = 6, 3, 4, 5
+    inits = [(rng.standard_normal((features, 4 * units)) * 0.4).astype(np.float32),
+             (rng.standard_normal((units, 4 * units)) * 0.4).astype(np.float32),
+             (rng.standard_normal((4 * units,)) * 0.1).astype(np.float32)]
+    xs = rng.standard_normal((steps, batch, features)).astype(np.float32)
+
+    def program(tf):
+        variables = [tf.Variable(v) for v in inits]
+
+        @tf.function
+        def step(xs):
+            w, u, b = variables
+            with tf.GradientTape() as tape:
+                h = tf.zeros([batch, units])
+                c = tf.zeros([batch, units])
+                for t in tf.range(tf.shape(xs)[0]):
+                    z = tf.matmul(xs[t], w) + tf.matmul(h, u) + b
+                    i, f, g, o = tf.split(z, 4, axis=1)
+                    c = tf.sigmoid(f) * c + tf.sigmoid(i) * tf.tanh(g)
+                    h = tf.sigmoid(o) * tf.tanh(c)
+                loss = tf.reduce_mean(h)
+            return [loss] + tape.gradient(loss, variables)
+
+        return step
+
+    f = program(em)
+    got = f(xs)
+    text = f.get_concrete_function(em.constant(xs)).graph.optimized_as_text()
+    assert sequence_product_outside(text, f"[{steps},{batch},{4 * units}]"), text
+    summed = [line.split(" = ")[1].split("(")[0] for line in text.splitlines() if "/summed" in line.split(" = ")[0]]
+    assert sorted(summed) == ["MatMul", "MatMul", "Sum"], text  # w's, u's and b's gradients
+    for g, t in zip(got, program(tensorflow)(xs)):
+        np.testing.assert_allclose(g.numpy(), t.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_a_sum_the_condition_reads_stays_in_the_loop(restore_options):
+    @em.function(input_signature=[em.TensorSpec([4, 2, 3], em.float32)])
+    def f(xs):
+        def body(t, g):
+            return t + 1, g + em.matmul(xs[t % 4], xs[t % 4], transpose_a=True)
+
+        return em.while_loop(lambda t, g: em.reduce_sum(g) < 40.0, body, [0, em.zeros([3, 3])])
+
+    assert not summed_outside(f.get_concrete_function().graph.optimized_as_text())
+    xs = np.ones((4, 2, 3), np.float32)
+    t, g = f(xs)
+    assert int(t) == 3  # each step adds 2 to each of 9 entries: 18, 36, 54
+    np.testing.assert_allclose(g.numpy(), np.full((3, 3), 6.0))

@@ -7,7 +7,10 @@
 //  - hoist_loop_invariants: what a While body computes from loop-invariant values only moves into the
 //    caller and enters the loop as new loop variables; see Note [Hoisting out of a loop]. The body is
 //    looked at with its calls inlined, and a loop-invariant operand a MatMul reads transposed is
-//    transposed once outside (Note [Transposed operands hoisted]).
+//    transposed once outside (Note [Transposed operands hoisted]). Before classifying, two rewrites make an
+//    RNN's small per-step products large ones: x[t] @ W over an invariant sequence becomes row t of X @ W,
+//    which is invariant (Note [Products of a loop-invariant sequence]), and a loop variable summing a^T @ d
+//    sums one product of the stacked operands after the loop (Note [Products summed over a loop]).
 #include <algorithm>
 
 #include "ember/ops/graph_ops.h"
@@ -182,10 +185,263 @@ ValueRef through_identities(const Graph& g, ValueRef v) {
 
 enum class Kind : uint8_t { kVarying, kInvariantArg, kCapturedArg, kConst, kHoisted };
 
+// [unknown] + `element`: a value stacked over the iterations.
+Shape stacked_shape(const Shape& element) {
+  std::vector<int64_t> dims = {kUnknownDim};
+  for (int64_t d : element.dims()) dims.push_back(d);
+  return Shape(std::span<const int64_t>(dims));
+}
+
+int64_t int_attr(const Node& node, std::string_view name, int64_t otherwise) {
+  const int k = node.op->attr_index(name);
+  if (k < 0 || k >= static_cast<int>(node.attrs.size()) || !std::holds_alternative<int64_t>(node.attrs[k]))
+    return otherwise;
+  return std::get<int64_t>(node.attrs[k]);
+}
+
+// Note [Products of a loop-invariant sequence]
+// A body that reads row t of a loop-invariant [T, B, K] sequence and multiplies it by a loop-invariant
+// matrix (an RNN's x[t] @ W, the input projection of every step) computes one [B, K] @ [K, N] product per
+// iteration, a small product whose rows are too few for a GEMM kernel to run at speed. Row t of the
+// batched product X @ W ([T, B, N], MatMul broadcasts W over the leading axis) is the same value, so the
+// MatMul becomes the same StridedSlice taken of X @ W, and X @ W is invariant: the hoisting below moves it
+// into the caller, one [T * B, K] @ [K, N] product per call. The slice keeps its begin, end, strides and
+// masks, and X @ W has X's leading axis, so it selects the same row (or fails as the slice of X did). The
+// product of every row runs even when the loop reads few of them (or none: a hoisted node runs when the
+// loop runs zero times), so the rewrite takes only sequences of static shape whose product stays below
+// kMaxSequenceProductBytes.
+constexpr int64_t kMaxSequenceProductBytes = int64_t{256} << 20;
+
+// Whether `v` is a StridedSlice taking one row of a static rank-3 value along its leading axis: x[t].
+bool is_row_of_sequence(const Graph& g, ValueRef v) {
+  const Node& s = g.node(v.node);
+  if (s.op->name != "StridedSlice" || s.inputs.size() != 4 || !s.control_inputs.empty()) return false;
+  const Shape& x = g.spec(s.inputs[0]).shape;
+  if (!x.fully_defined() || x.rank() != 3) return false;
+  for (int j = 1; j < 4; ++j) {
+    const Shape& operand = g.spec(s.inputs[j]).shape;
+    if (!operand.fully_defined() || operand.rank() != 1 || operand.dim(0) != 1) return false;
+  }
+  return int_attr(s, "shrink_axis_mask", 0) == 1 && int_attr(s, "ellipsis_mask", 0) == 0 &&
+         int_attr(s, "new_axis_mask", 0) == 0 && s.outputs[0].shape == Shape({x.dim(1), x.dim(2)});
+}
+
+// The body with each MatMul of a row of an invariant sequence by an invariant matrix replaced (Note
+// [Products of a loop-invariant sequence]), or null when there is none. `invariant(node)` classifies the
+// body's nodes.
+template <typename Invariant>
+StatusOr<std::shared_ptr<FunctionGraph>> batch_sequence_products(const FunctionGraph& body,
+                                                                 Invariant invariant) {
+  static const OpDef& matmul_op = op_def("MatMul");
+  static const OpDef& slice_op = op_def("StridedSlice");
+  const Graph& bg = body.graph;
+  std::vector<int32_t> products;
+  for (int32_t b = 0; b < bg.num_nodes(); ++b) {
+    const Node& mm = bg.node(b);
+    if (mm.op != &matmul_op || mm.inputs.size() != 2 || !mm.control_inputs.empty() || invariant(b)) continue;
+    const ValueRef row = mm.inputs[0], w = mm.inputs[1];
+    if (!is_row_of_sequence(bg, row) || invariant(row.node)) continue;
+    const ValueRef x = bg.node(row.node).inputs[0];
+    const TensorSpec &x_spec = bg.spec(x), &w_spec = bg.spec(w);
+    if (!invariant(x.node) || !invariant(w.node) || !is_floating(x_spec.dtype) ||
+        x_spec.dtype != w_spec.dtype || !w_spec.shape.fully_defined() || w_spec.shape.rank() != 2 ||
+        !mm.outputs[0].shape.fully_defined() || mm.outputs[0].shape.rank() != 2)
+      continue;
+    const double bytes = static_cast<double>(x_spec.shape.dim(0)) *
+                         static_cast<double>(mm.outputs[0].shape.num_elements()) *
+                         static_cast<double>(dtype_size(x_spec.dtype));
+    if (bytes > static_cast<double>(kMaxSequenceProductBytes)) continue;
+    products.push_back(b);
+  }
+  if (products.empty()) return std::shared_ptr<FunctionGraph>();
+  auto copy = std::make_shared<FunctionGraph>(body);
+  copy->custom_gradient_regions.clear();
+  GraphEditor editor(*copy);
+  for (int32_t b : products) {
+    const Node mm = copy->graph.node(b);  // a copy: adding nodes reallocates the node array
+    const Node row = copy->graph.node(mm.inputs[0].node);
+    const ValueRef x = row.inputs[0];
+    std::vector<int64_t> dims = {copy->graph.spec(x).shape.dim(0)};
+    for (int64_t d : mm.outputs[0].shape.dims()) dims.push_back(d);
+    SmallVector<TensorSpec, 2> all_specs;
+    all_specs.push_back(TensorSpec{mm.outputs[0].dtype, Shape(std::span<const int64_t>(dims))});
+    const ValueRef all_inputs[2] = {x, mm.inputs[1]};
+    const int32_t all = editor.add_node(matmul_op, all_inputs, mm.attrs, std::move(all_specs), mm.location,
+                                        mm.name + "/every_row");
+    SmallVector<ValueRef, 4> slice_inputs;
+    slice_inputs.push_back(ValueRef{all, 0});
+    for (size_t j = 1; j < row.inputs.size(); ++j) slice_inputs.push_back(row.inputs[j]);
+    const int32_t slice = editor.add_node(slice_op, {slice_inputs.data(), slice_inputs.size()}, row.attrs,
+                                          mm.outputs, mm.location, mm.name + "/row");
+    editor.forward(ValueRef{b, 0}, ValueRef{slice, 0});
+  }
+  EMBER_RETURN_IF_ERROR(editor.finish(/*prune=*/true));
+  return copy;
+}
+
+// Note [Products summed over a loop]
+// A loop variable that only sums products, g = g + a^T @ d with a [B, K] and d [B, N] computed in the body
+// (the backward loop of an RNN adds x_t^T @ dz_t to the gradient of W every iteration), runs one small
+// product and one [K, N] addition per iteration, a product whose inner dimension (B, the batch) is too
+// short for a GEMM kernel to run at speed. The sum over the iterations is one product of the stacked
+// operands: sum_t a_t^T d_t = A^T D with A = [a_1; a_2; ...] ([T * B, K]) and D likewise. So the body
+// returns g unchanged and its a and d as values the While stacks (an accumulating While, Note [Accumulating
+// While] in ops/control_flow.cc; each row is copied once, as it is made), and after the loop g becomes
+// g + reshape(A, [-1, K])^T @ reshape(D, [-1, N]). A loop that runs no iteration stacks nothing and adds a
+// [K, N] product of empty operands: zeros. The sum is reassociated (one product instead of T sums), so
+// results agree to rounding. A bias's gradient, g = g + sum(d, axis 0), becomes g + sum(D, axis 0) the same
+// way, sharing d's stack with the products that read it. Only a sum the body reads nowhere else qualifies
+// (a partial sum read in the loop or by the condition must exist), of a MatMul (or Sum) read nowhere else,
+// with static 2-D operands.
+struct SummedProduct {
+  int var = 0;           // the loop variable that sums the products
+  int a = 0, d = 0;      // their stacks, among the body's new accumulated values (a = -1: d's column sums)
+  int64_t k = 0, n = 0;  // a is [B, k], d is [B, n]
+  DType dtype = DType::kFloat32;
+  SourceLocation location;
+  std::string name;
+};
+
+// `v`'s readers in `g` (data inputs) and among `results`.
+int uses_of(const Graph& g, std::span<const ValueRef> results, ValueRef v) {
+  int uses = 0;
+  for (int32_t i = 0; i < g.num_nodes(); ++i)
+    for (ValueRef in : g.node(i).inputs) uses += in == v;
+  for (ValueRef r : results) uses += r == v;
+  return uses;
+}
+
+// `v` when it is Sum(d, axis 0) of a static [B, N] d without kept dims; d is invalid otherwise.
+struct ColumnSum {
+  ValueRef d{-1, 0};
+};
+ColumnSum column_sum(const Graph& g, ValueRef v) {
+  const Node& sum = g.node(v.node);
+  if (sum.op->name != "Sum" || sum.inputs.size() != 2 || !sum.control_inputs.empty() || sum.attrs.empty() ||
+      !std::holds_alternative<bool>(sum.attrs[0]) || std::get<bool>(sum.attrs[0]))
+    return {};
+  const TensorSpec& d = g.spec(sum.inputs[0]);
+  const Node& axes = g.node(sum.inputs[1].node);
+  if (!is_floating(d.dtype) || !d.shape.fully_defined() || d.shape.rank() != 2 || d.shape.dim(0) <= 0 ||
+      d.shape.dim(1) <= 0 || axes.op->name != "Const" || axes.attrs.empty() ||
+      !std::holds_alternative<TensorRef>(axes.attrs[0]))
+    return {};
+  const TensorImpl& a = *std::get<TensorRef>(axes.attrs[0]);
+  if (a.num_elements() != 1 || a.rank() > 1) return {};
+  const int64_t axis = a.dtype() == DType::kInt64   ? a.data<int64_t>()[0]
+                       : a.dtype() == DType::kInt32 ? a.data<int32_t>()[0]
+                                                    : -1;
+  if (axis != 0 && axis != -2) return {};
+  return ColumnSum{sum.inputs[0]};
+}
+
+// The body with its summed products stacked instead (Note [Products summed over a loop]), or null when it
+// has none; `sums` gets one entry per rewritten loop variable, `stacked` the values the new body stacks
+// after the ones it already did.
+StatusOr<std::shared_ptr<FunctionGraph>> stack_summed_products(const FunctionGraph& cond,
+                                                               const FunctionGraph& body, int num_vars,
+                                                               std::vector<SummedProduct>& sums,
+                                                               std::vector<ValueRef>& stacked) {
+  static const OpDef& matmul_op = op_def("MatMul");
+  const Graph& bg = body.graph;
+  std::span<const ValueRef> results{body.results.data(), body.results.size()};
+  std::vector<std::pair<int, ValueRef>> rewired;  // (loop variable, its new result)
+  // `v` with the Identity nodes before it skipped while each is read only once (inlined calls leave
+  // them), or an invalid value when one is read elsewhere.
+  auto single_use_source = [&](ValueRef v) {
+    for (int hops = 0; hops < 64; ++hops) {
+      const Node& n = bg.node(v.node);
+      if (n.op->name != "Identity" || n.inputs.size() != 1 || !n.control_inputs.empty()) return v;
+      if (uses_of(bg, results, v) != 1) return ValueRef{-1, 0};
+      v = n.inputs[0];
+    }
+    return ValueRef{-1, 0};
+  };
+  for (int k = 0; k < num_vars; ++k) {
+    const ValueRef arg{body.args[k], 0};
+    if (body.results[k] == arg || uses_of(bg, results, body.results[k]) != 1) continue;
+    // The condition sees every partial sum: one it reads must exist.
+    if (uses_of(cond.graph, {cond.results.data(), cond.results.size()}, ValueRef{cond.args[k], 0}) != 0)
+      continue;
+    const ValueRef sum = single_use_source(body.results[k]);
+    if (sum.node < 0 || (sum != body.results[k] && uses_of(bg, results, sum) != 1)) continue;
+    const Node& add = bg.node(sum.node);
+    if ((add.op->name != "Add" && add.op->name != "AddN") || add.inputs.size() != 2 ||
+        !add.control_inputs.empty() || sum.output != 0)
+      continue;
+    const ValueRef first = single_use_source(add.inputs[0]), second = single_use_source(add.inputs[1]);
+    const int which = first == arg ? 1 : second == arg ? 0 : -1;
+    if (which < 0) continue;
+    const ValueRef product = which == 0 ? first : second;
+    if (product.node < 0) continue;
+    auto stack_index = [&](ValueRef v) {
+      auto at = std::find(stacked.begin(), stacked.end(), v);
+      if (at != stacked.end()) return static_cast<int>(at - stacked.begin());
+      stacked.push_back(v);
+      return static_cast<int>(stacked.size()) - 1;
+    };
+    // A bias's gradient sums the rows of d instead (Sum over axis 0): after the loop, the column sums of D.
+    if (const ColumnSum column = column_sum(bg, product); column.d.node >= 0) {
+      const TensorSpec& d = bg.spec(column.d);
+      if (d.dtype != bg.spec(arg).dtype || !(bg.spec(arg).shape == Shape({d.shape.dim(1)})) ||
+          !(add.outputs[0].shape == bg.spec(arg).shape) || uses_of(bg, results, product) != 1 ||
+          uses_of(bg, results, arg) != 1)
+        continue;
+      SummedProduct s;
+      s.var = k;
+      s.a = -1;
+      s.d = stack_index(column.d);
+      s.n = d.shape.dim(1);
+      s.dtype = d.dtype;
+      s.location = bg.node(product.node).location;
+      s.name = bg.node(product.node).name;
+      sums.push_back(s);
+      rewired.emplace_back(k, arg);
+      continue;
+    }
+    const Node& mm = bg.node(product.node);
+    if (mm.op != &matmul_op || mm.inputs.size() != 2 || !mm.control_inputs.empty() || mm.attrs.size() < 2 ||
+        !std::holds_alternative<bool>(mm.attrs[0]) || !std::get<bool>(mm.attrs[0]) ||
+        !std::holds_alternative<bool>(mm.attrs[1]) || std::get<bool>(mm.attrs[1]))
+      continue;
+    const TensorSpec &a = bg.spec(mm.inputs[0]), &d = bg.spec(mm.inputs[1]), &g = bg.spec(arg);
+    if (!is_floating(a.dtype) || a.dtype != d.dtype || a.dtype != g.dtype || !a.shape.fully_defined() ||
+        !d.shape.fully_defined() || a.shape.rank() != 2 || d.shape.rank() != 2 ||
+        a.shape.dim(0) != d.shape.dim(0) || a.shape.dim(0) <= 0 || a.shape.dim(1) <= 0 ||
+        d.shape.dim(1) <= 0 || !(g.shape == Shape({a.shape.dim(1), d.shape.dim(1)})) ||
+        !(add.outputs[0].shape == g.shape))
+      continue;
+    // The sum and the product are read only here, and the loop variable only by the sum.
+    if (uses_of(bg, results, product) != 1 || uses_of(bg, results, arg) != 1) continue;
+    SummedProduct s;
+    s.var = k;
+    s.a = stack_index(mm.inputs[0]);
+    s.d = stack_index(mm.inputs[1]);
+    s.k = a.shape.dim(1);
+    s.n = d.shape.dim(1);
+    s.dtype = a.dtype;
+    s.location = mm.location;
+    s.name = mm.name;
+    sums.push_back(s);
+    rewired.emplace_back(k, arg);
+  }
+  if (sums.empty()) return std::shared_ptr<FunctionGraph>();
+  auto copy = std::make_shared<FunctionGraph>(body);
+  copy->custom_gradient_regions.clear();
+  for (auto [k, v] : rewired) copy->results[k] = v;
+  for (ValueRef v : stacked) copy->results.push_back(v);
+  GraphEditor editor(*copy);
+  EMBER_RETURN_IF_ERROR(editor.finish(/*prune=*/true));
+  return copy;
+}
+
 Status hoist_in(FunctionGraph& fn, int depth, int& hoisted) {
   static const OpDef& const_op = op_def("Const");
   static const OpDef& transpose_op = op_def("Transpose");
   static const OpDef& matmul_op = op_def("MatMul");
+  static const OpDef& reshape_op = op_def("Reshape");
+  static const OpDef& add_op = op_def("Add");
+  static const OpDef& sum_op = op_def("Sum");
   GraphEditor editor(fn);
   Graph& g = fn.graph;
   const int32_t original = g.num_nodes();
@@ -197,8 +453,16 @@ Status hoist_in(FunctionGraph& fn, int depth, int& hoisted) {
     auto cond = FunctionLibrary::global().find(names[0]);
     auto original_body = FunctionLibrary::global().find(names[1]);
     const int num_vars = static_cast<int>(loop.inputs.size());
+    // An accumulating While (a gradient's forward loop) has its body return the values it stacks after
+    // the loop variables, and outputs the stacks and the trip count after the loop variables' values
+    // (Note [Accumulating While] in ops/control_flow.cc): new loop variables go in between.
+    const size_t num_accumulated =
+        static_cast<size_t>(std::max<int64_t>(int_attr(loop, "_accumulate", -1), 0));
     if (cond == nullptr || original_body == nullptr || cond->num_call_args() != num_vars ||
-        original_body->num_call_args() != num_vars || original_body->results.size() != loop.inputs.size())
+        original_body->num_call_args() != num_vars ||
+        original_body->results.size() != loop.inputs.size() + num_accumulated ||
+        loop.outputs.size() !=
+            loop.inputs.size() + (int_attr(loop, "_accumulate", -1) >= 0 ? num_accumulated + 1 : 0))
       continue;
     auto body_or = hoisted_body(original_body, depth);
     if (!body_or.ok()) return body_or.status();
@@ -300,6 +564,27 @@ Status hoist_in(FunctionGraph& fn, int depth, int& hoisted) {
         classify(*body);
       }
     }
+    {
+      auto batched = batch_sequence_products(*body, [&](int32_t b) { return kind[b] != Kind::kVarying; });
+      if (!batched.ok()) return batched.status();
+      if (*batched != nullptr) {
+        body = std::move(batched).value();
+        body_changed = true;
+        classify(*body);
+      }
+    }
+    std::vector<SummedProduct> sums;
+    std::vector<ValueRef> stacked_values;
+    {
+      auto stacked = stack_summed_products(*cond, *body, num_vars, sums, stacked_values);
+      if (!stacked.ok()) return stacked.status();
+      if (*stacked != nullptr) {
+        body = std::move(stacked).value();
+        body_changed = true;
+        classify(*body);
+      }
+    }
+    const size_t num_new_stacks = stacked_values.size();
     const Graph& bg = body->graph;
     const int32_t nb = bg.num_nodes();
     // The hoisted values the loop still reads: by a node that stays, or as a result.
@@ -348,10 +633,11 @@ Status hoist_in(FunctionGraph& fn, int depth, int& hoisted) {
     new_body->custom_gradient_regions.clear();
     {
       GraphEditor body_editor(*new_body);
-      for (ValueRef v : frontier) {
+      for (size_t f = 0; f < frontier.size(); ++f) {
+        const ValueRef v = frontier[f];
         int32_t arg = add_call_arg(*new_body, &body_editor, bg.spec(v), "hoisted_" + bg.node(v.node).name);
         body_editor.forward(v, ValueRef{arg, 0});
-        new_body->results.push_back(ValueRef{arg, 0});
+        new_body->results.insert(new_body->results.begin() + num_vars + f, ValueRef{arg, 0});
       }
       EMBER_RETURN_IF_ERROR(body_editor.finish(/*prune=*/true));
     }
@@ -363,19 +649,88 @@ Status hoist_in(FunctionGraph& fn, int depth, int& hoisted) {
     AttrList attrs = loop.attrs;
     attrs[loop.op->attr_index("cond")] = FunctionLibrary::global().add(new_cond);
     attrs[loop.op->attr_index("body")] = FunctionLibrary::global().add(new_body);
+    const bool was_accumulating = int_attr(loop, "_accumulate", -1) >= 0;
+    if (num_new_stacks > 0) {
+      const int at = loop.op->attr_index("_accumulate");
+      if (at < 0) return make_error(Code::kInternal, loop.op->name, " has no _accumulate attribute");
+      while (static_cast<int>(attrs.size()) <= at)
+        attrs.push_back(loop.op->attrs[attrs.size()].default_value);
+      attrs[at] = static_cast<int64_t>(num_accumulated + num_new_stacks);
+    }
     fn.callees.push_back(std::move(new_cond));
     fn.callees.push_back(std::move(new_body));
     SmallVector<ValueRef, 4> inputs;
     for (ValueRef v : loop.inputs) inputs.push_back(v);
-    SmallVector<TensorSpec, 2> outputs = loop.outputs;
+    SmallVector<TensorSpec, 2> outputs;
+    for (int k = 0; k < num_vars; ++k) outputs.push_back(loop.outputs[k]);
     for (ValueRef v : frontier) {
       inputs.push_back(outside[v.node][v.output]);
       outputs.push_back(bg.spec(v));
     }
+    for (size_t k = 0; k < num_accumulated; ++k) outputs.push_back(loop.outputs[num_vars + k]);
+    for (int k = 0; k < static_cast<int>(num_new_stacks); ++k) {
+      const TensorSpec& row = bg.spec(body->results[body->results.size() - num_new_stacks + k]);
+      outputs.push_back(TensorSpec{row.dtype, stacked_shape(row.shape)});
+    }
+    if (was_accumulating || num_new_stacks > 0) outputs.push_back(TensorSpec{DType::kInt32, Shape()});
     int32_t replacement = editor.add_node(*loop.op, {inputs.data(), inputs.size()}, std::move(attrs),
                                           std::move(outputs), loop.location, loop.name);
     for (int32_t c : loop.control_inputs) g.add_control_input(replacement, c);
     editor.replace_node(n, replacement);
+    // The stacks and the trip count of an accumulating loop come after the new loop variables, and the
+    // trip count after the new stacks.
+    const int32_t first_stack = num_vars + static_cast<int32_t>(frontier.size());
+    for (size_t k = 0; k < num_accumulated; ++k)
+      editor.forward(ValueRef{n, static_cast<int32_t>(num_vars + k)},
+                     ValueRef{replacement, first_stack + static_cast<int32_t>(k)});
+    if (was_accumulating)
+      editor.forward(
+          ValueRef{n, static_cast<int32_t>(num_vars + num_accumulated)},
+          ValueRef{replacement, first_stack + static_cast<int32_t>(num_accumulated + num_new_stacks)});
+    // Each summed loop variable gets its products' sum after the loop (Note [Products summed over a loop]).
+    for (const SummedProduct& sum : sums) {
+      auto flat = [&](int stack, int64_t columns) -> StatusOr<ValueRef> {
+        const int64_t dims[2] = {-1, columns};
+        auto shape = editor.add_int_constant(dims, Shape({2}), sum.location);
+        if (!shape.ok()) return shape.status();
+        SmallVector<TensorSpec, 2> spec;
+        spec.push_back(TensorSpec{sum.dtype, Shape({kUnknownDim, columns})});
+        const ValueRef in[2] = {
+            ValueRef{replacement, first_stack + static_cast<int32_t>(num_accumulated) + stack}, *shape};
+        return ValueRef{editor.add_node(reshape_op, in, {}, std::move(spec), sum.location,
+                                        loop.name + "/" + sum.name + "/stacked"),
+                        0};
+      };
+      auto d = flat(sum.d, sum.n);
+      if (!d.ok()) return d.status();
+      SmallVector<TensorSpec, 2> spec;
+      int32_t product = -1;
+      if (sum.a < 0) {
+        spec.push_back(TensorSpec{sum.dtype, Shape({sum.n})});
+        const int64_t axis = 0;
+        auto axes = editor.add_int_constant({&axis, 1}, Shape({1}), sum.location);
+        if (!axes.ok()) return axes.status();
+        AttrList sum_attrs;
+        sum_attrs.push_back(false);
+        const ValueRef sum_in[2] = {*d, *axes};
+        product = editor.add_node(sum_op, sum_in, std::move(sum_attrs), spec, sum.location,
+                                  loop.name + "/" + sum.name + "/summed");
+      } else {
+        auto a = flat(sum.a, sum.k);
+        if (!a.ok()) return a.status();
+        AttrList mm_attrs;
+        mm_attrs.push_back(true);
+        mm_attrs.push_back(false);
+        spec.push_back(TensorSpec{sum.dtype, Shape({sum.k, sum.n})});
+        const ValueRef mm_in[2] = {*a, *d};
+        product = editor.add_node(matmul_op, mm_in, std::move(mm_attrs), spec, sum.location,
+                                  loop.name + "/" + sum.name + "/summed");
+      }
+      const ValueRef add_in[2] = {ValueRef{replacement, sum.var}, ValueRef{product, 0}};
+      const int32_t total = editor.add_node(add_op, add_in, {}, std::move(spec), sum.location,
+                                            loop.name + "/" + sum.name + "/sum");
+      editor.forward(ValueRef{n, sum.var}, ValueRef{total, 0});
+    }
     hoisted += num_hoisted + (body_changed ? 1 : 0);
   }
   return editor.finish(/*prune=*/false);
