@@ -588,6 +588,26 @@ Status scatter_kernel(KernelContext& ctx) {
   return Status::OK();
 }
 
+// The list with the tensor's rows written, as a shape: the list's, or [n] + the rows' when the list was never
+// written (zero-element rows of another shape) and the tensor has rows. An error when neither fits.
+StatusOr<Shape> scatter_into_existing_result(std::string_view op, const Shape& list, const Shape& tensor) {
+  if (list.rank() == 0)
+    return invalid_argument(op, ": the list (a dense tensor in ember) must have rank >= 1, got a scalar");
+  if (tensor.rank() == 0)
+    return invalid_argument(op, ": the tensor must have rank >= 1 (a row per index), got a scalar");
+  const Shape rows = row_shape_of(tensor), list_rows = row_shape_of(list);
+  if (tensor.dim(0) == 0 || rows == list_rows) return list;
+  if (list_rows.num_elements() != 0)
+    return invalid_argument(op, ": the element has shape ", rows.to_string(),
+                            " but the list holds elements of shape ", list_rows.to_string());
+  Shape out{list.dim(0)};
+  for (int64_t d : rows.dims()) out.push_back(d);
+  return out;
+}
+
+// Note [Scattering in place]: the output is allocated from the shape function (the list's shape), and the
+// op is kOverwritesInput0, so where the list dies here (a TensorArray loop variable scattered in the body)
+// the executor hands its buffer over and only the written rows move; otherwise the list is copied first.
 Status scatter_into_existing_kernel(KernelContext& ctx) {
   EMBER_RETURN_IF_ERROR(check_list(ctx, 0));
   const TensorImpl &list = ctx.input(0), &tensor = ctx.input(1);
@@ -602,15 +622,23 @@ Status scatter_into_existing_kernel(KernelContext& ctx) {
     if (i < 0 || i >= n)
       return invalid_argument("TensorListScatterIntoExistingList: Trying to modify element ", i,
                               " in a list with ", n, " elements.");
-  if (index.empty()) {
-    ctx.outputs[0] = TensorImpl::view(list, list.shape());
-    return Status::OK();
+  auto want = scatter_into_existing_result(ctx.op->name, list.shape(), tensor.shape());
+  if (!want.ok()) return want.status();
+  TensorImpl& out = ctx.output(0);
+  if (out.shape() != *want)
+    return make_error(Code::kInternal, "TensorListScatterIntoExistingList: the output was allocated as ",
+                      out.shape().to_string(), ", expected ", want->to_string());
+  const bool adopt = *want != list.shape();
+  const size_t list_bytes = static_cast<size_t>(out.num_elements()) * dtype_size(out.dtype());
+  if (list_bytes > 0 && out.mutable_raw_data() != list.raw_data()) {
+    if (adopt) {
+      std::memset(out.mutable_raw_data(), 0, list_bytes);
+    } else {
+      std::memcpy(out.mutable_raw_data(), list.raw_data(), list_bytes);
+    }
   }
   const Shape rows = row_shape(tensor);
-  auto out = resized(ctx, list, n, rows);
-  if (!out.ok()) return out.status();
-  copy_rows(**out, tensor, index, static_cast<size_t>(rows.num_elements()) * dtype_size(tensor.dtype()));
-  ctx.outputs[0] = std::move(out).value();
+  copy_rows(out, tensor, index, static_cast<size_t>(rows.num_elements()) * dtype_size(tensor.dtype()));
   return Status::OK();
 }
 
@@ -756,10 +784,15 @@ Status gather_shape(InferContext& ctx) {
   return Status::OK();
 }
 
-// The list keeps its shape, but for element dims it may adopt from the tensor's rows (a list never written
-// has zero-element rows until its first write).
+// Note [Scattering in place]; while tracing, the list's dims where the tensor's rows do not decide them.
 Status scatter_into_existing_shape(InferContext& ctx) {
   const Shape &list = ctx.inputs[0].shape, &t = ctx.inputs[1].shape;
+  if (list.fully_defined() && t.fully_defined()) {
+    auto out = scatter_into_existing_result(ctx.op->name, list, t);
+    if (!out.ok()) return out.status();
+    ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, *out});
+    return Status::OK();
+  }
   if (!list.rank_known() || !t.rank_known() || list.rank() != t.rank() || list.rank() == 0) {
     ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, Shape::unknown_rank()});
     return Status::OK();
@@ -1080,7 +1113,7 @@ void register_tensor_array_ops(OpRegistry& r) {
       .output("output_handle")
       .type_var(kAllTypes)
       .attr("element_dtype", AttrType::kDType)
-      .flags(kMovesRows)
+      .flags(kOverwritesInput0)
       .shape(&scatter_into_existing_shape)
       .kernel(kAllTypes, &scatter_into_existing_kernel)
       .grad(&scatter_into_existing_grad)
