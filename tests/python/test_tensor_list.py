@@ -300,3 +300,18 @@ def test_tensor_array_methods_eagerly_match_tensorflow():
     got = gradient_program(em, em.constant(X), em.constant(idx), em.constant(lengths)).numpy()
     want = gradient_program(tf, tf.constant(X), tf.constant(idx), tf.constant(lengths)).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_scatter_into_a_list_still_read_leaves_it_unchanged():
+    """ScatterIntoExistingList takes its list's buffer only where the list dies there (Note [Scattering in
+    place]): a list read again afterwards keeps its values, eagerly and inside a function."""
+    def f(rows):
+        written = SCATTER_INTO(rows, em.constant([[9.0, 9.0]]), em.constant([1]), em.float32)
+        return rows * 1.0, written
+
+    rows = em.constant([[1.0, 2.0], [3.0, 4.0]])
+    for run in (f, em.function(f, input_signature=[em.TensorSpec([None, 2], em.float32)])):
+        before, written = run(rows)
+        np.testing.assert_array_equal(before.numpy(), [[1, 2], [3, 4]])
+        np.testing.assert_array_equal(written.numpy(), [[1, 2], [9, 9]])
+    np.testing.assert_array_equal(rows.numpy(), [[1, 2], [3, 4]])
