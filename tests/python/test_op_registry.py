@@ -160,6 +160,14 @@ def examples():
     table["TensorListStack"] = ([rows, tf.constant([2])], [tf.float32, -1])
     table["TensorListLength"] = ([rows], [])
     table["TensorListElementShape"] = ([rows], [tf.int32])
+    table["TensorListGather"] = ([rows, tf.constant([1, 0]), tf.constant([2])], [tf.float32])
+    table["TensorListScatter"] = ([rows, tf.constant([1, 0]), tf.constant([2])], [])
+    table["TensorListScatterV2"] = ([rows, tf.constant([2, 0]), tf.constant([2]), tf.constant(4)], [])
+    table["TensorListScatterIntoExistingList"] = ([rows, tf.constant([[9.0, 8.0]]), tf.constant([1])], [tf.float32])
+    table["TensorListConcat"] = ([rows], [tf.float32, [-1]])
+    table["TensorListConcatV2"] = ([rows, tf.constant([-1]), tf.constant([], tf.int64)], [tf.float32])
+    table["TensorListSplit"] = ([tf.constant([1.0, 2.0, 3.0, 4.0]), tf.constant([-1]), tf.constant([2, 2], tf.int64)],
+                                [])
     table["ReadVariableOp"] = ([], [variable._id, tf.float32, [2, 3]])
     for name in ["AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"]:
         table[name] = ([f32()], [variable._id])

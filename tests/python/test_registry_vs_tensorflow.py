@@ -278,11 +278,51 @@ def _tf_call(name, inputs, attrs):
         return real_tf.tensor_scatter_nd_update(inputs[0], real_tf.expand_dims(inputs[1], 1), inputs[2])
     if name == "Const":  # an eager raw Const cannot take a tensor attribute: tf.constant makes one
         return real_tf.constant(named["value"])
+    if name in LIST_OPS_ON_DENSE_LISTS:
+        return _tf_list_call(name, inputs, named)
     params = [p for p in inspect.signature(raw).parameters if p != "name"]
     kwargs = dict(zip(params, inputs))
     for a, v in named.items():
         kwargs[TF_ATTR_NAMES.get((name, a), a)] = v
     return raw(**kwargs)
+
+
+# TensorList ops compared through TensorFlow's variant lists: ember's dense list operand goes in as
+# TensorListFromTensor of it, a list result comes out as TensorListStack (Note [TensorLists as dense tensors]).
+LIST_OPS_ON_DENSE_LISTS = {"TensorListGather", "TensorListScatter", "TensorListScatterV2",
+                           "TensorListScatterIntoExistingList", "TensorListConcat", "TensorListConcatV2",
+                           "TensorListSplit"}
+
+
+def _tf_list_call(name, inputs, named):
+    raw = real_tf.raw_ops
+
+    def as_list(dense):
+        return raw.TensorListFromTensor(tensor=dense, element_shape=real_tf.shape(dense)[1:])
+
+    def as_dense(handle, dtype):
+        return raw.TensorListStack(input_handle=handle, element_shape=-1, element_dtype=dtype)
+
+    if name == "TensorListGather":
+        return raw.TensorListGather(input_handle=as_list(inputs[0]), indices=inputs[1], element_shape=inputs[2],
+                                    element_dtype=inputs[0].dtype)
+    if name == "TensorListScatter":
+        return as_dense(raw.TensorListScatter(tensor=inputs[0], indices=inputs[1], element_shape=inputs[2]),
+                        inputs[0].dtype)
+    if name == "TensorListScatterV2":
+        return as_dense(raw.TensorListScatterV2(tensor=inputs[0], indices=inputs[1], element_shape=inputs[2],
+                                                num_elements=inputs[3]), inputs[0].dtype)
+    if name == "TensorListScatterIntoExistingList":
+        return as_dense(raw.TensorListScatterIntoExistingList(input_handle=as_list(inputs[0]), tensor=inputs[1],
+                                                              indices=inputs[2]), inputs[0].dtype)
+    if name == "TensorListConcat":
+        return raw.TensorListConcat(input_handle=as_list(inputs[0]), element_dtype=inputs[0].dtype,
+                                    element_shape=named["element_shape"] or None)
+    if name == "TensorListConcatV2":
+        return raw.TensorListConcatV2(input_handle=as_list(inputs[0]), element_shape=inputs[1],
+                                      leading_dims=inputs[2], element_dtype=inputs[0].dtype)
+    return as_dense(raw.TensorListSplit(tensor=inputs[0], element_shape=inputs[1], lengths=inputs[2]),
+                    inputs[0].dtype)
 
 
 def _flat(out):

@@ -5,8 +5,12 @@ Eagerly (and inside a trace while every index is known) the array is a Python li
 a write is O(1), ``stack`` packs them once, and GradientTape sees the ops that made and packed them. A loop
 variable of a staged ``while_loop`` must be one tensor, so there (and when an index is symbolic, or the size
 is only known when the function runs) the array is *dense*: one tensor whose leading dimension is the size,
-written by ``InplaceUpdate`` (src/ember/ops/tensor_array.cc) and read by ``GatherV2``. Every op involved has a gradient
-rule of the registry, so autodiff needs nothing special; a dense write costs one pass over the buffer (see
+written by ``InplaceUpdate`` (src/ember/ops/tensor_array.cc) and read by ``GatherV2``. That tensor is also a
+dense TensorList (Note [TensorLists as dense tensors] there), so ``gather``/``scatter``/``concat``/``split`` of
+a dense array are TensorFlow's ``TensorListGather``/``ScatterIntoExistingList``/``ConcatV2``/``Split``, as
+TensorFlow's graph TensorArray calls them; ``split`` with lengths known only at run time is such an array
+(equal lengths: a dense list holds one element shape), with lengths known while tracing a list of pieces of
+any lengths. Every op involved has a gradient rule of the registry, so autodiff needs nothing special; a dense write costs one pass over the buffer (see
 the report of issue 15 for measured numbers). Until its first write a dense array whose element shape is
 unknown has no buffer (*pending*); the staged ``while_loop`` learns the element shape by tracing the body
 once (Note [TensorArray loop variables]).
@@ -24,9 +28,14 @@ from ember import _C, dtypes, errors
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.framework.tensor_shape import TensorShape
 
-_SelectV2 = _C.op("SelectV2")
 _InplaceUpdate = _C.op("InplaceUpdate")
-_UnsortedSegmentSum = _C.op("UnsortedSegmentSum")
+# TensorFlow's TensorList ops over ember's dense lists (src/ember/ops/tensor_array.cc): a dense array's buffer
+# is such a list, so gather/scatter/concat/split of a dense array are these ops, as TensorFlow's graph
+# TensorArray (v3 on lists) calls them; each has its gradient rule in the registry.
+_TensorListGather = _C.op("TensorListGather")
+_TensorListScatterIntoExistingList = _C.op("TensorListScatterIntoExistingList")
+_TensorListConcatV2 = _C.op("TensorListConcatV2")
+_TensorListSplit = _C.op("TensorListSplit")
 
 
 def _ops():
@@ -65,6 +74,20 @@ def _concrete_ints(value):
     import numpy as np
 
     return [int(v) for v in np.asarray(value).reshape(-1)]
+
+
+def _shape_operand(shape):
+    """A TensorShape as the element_shape operand of the TensorList ops: -1 for unknown dims, the scalar -1
+    for an unknown rank."""
+    shape = TensorShape(shape)
+    if shape.rank is None:
+        return convert_to_tensor(-1, dtype=dtypes.int32)
+    return convert_to_tensor([-1 if d is None else d for d in shape.as_list()], dtype=dtypes.int32)
+
+
+def _zero_of(dtype):
+    """The zero element of dtype: the empty string for strings, as TensorFlow's zeros."""
+    return convert_to_tensor("" if dtype == dtypes.string else 0, dtype=dtype)
 
 
 class _Cleared:
@@ -247,7 +270,7 @@ class TensorArray:
                 # and may go in place.
                 self._element_shape = self._element_shape.merge_with(shape)
         full = array_ops.concat([array_ops.reshape(self._size, [1]), dims], 0)
-        self._buffer = array_ops.fill(full, convert_to_tensor(0, dtype=self._dtype))
+        self._buffer = array_ops.fill(full, _zero_of(self._dtype))
         self._size = None
 
     # ---- reading
@@ -318,7 +341,12 @@ class TensorArray:
         self._densify()
         if self._buffer is None:
             return self.stack()
-        return array_ops.gather(self._rows(), convert_to_tensor(indices, dtype=dtypes.int32))
+        rows = self._rows()
+        element = self._element_shape if self._infer_shape else TensorShape(None)
+        if rows.shape.rank is not None and element.rank is not None and element.rank != rows.shape.rank - 1:
+            element = TensorShape(None)
+        return _TensorListGather(rows, convert_to_tensor(indices, dtype=dtypes.int32), _shape_operand(element),
+                                 self._dtype)
 
     def concat(self, name=None):
         """The elements concatenated along their first dimension."""
@@ -338,8 +366,8 @@ class TensorArray:
         if buffer.shape.rank is not None and buffer.shape.rank < 2:
             raise errors.InvalidArgumentError(None, None, "Concat saw a scalar shape at index 0 but requires at "
                                                           "least vectors.")
-        shape = array_ops.shape(buffer)
-        return array_ops.reshape(buffer, array_ops.concat([[-1], shape[2:]], 0))
+        empty = convert_to_tensor([], dtype=dtypes.int64)
+        return _TensorListConcatV2(buffer, _shape_operand(None), empty, self._dtype)[0]
 
     def size(self, name=None):
         """The number of elements, an int32 scalar."""
@@ -439,12 +467,16 @@ class TensorArray:
         if out._buffer is None:
             out._materialize(example=value[0])
         buffer = out._buffer
-        n = array_ops.shape(buffer)[0]
-        placed = _UnsortedSegmentSum(value, indices, n)
-        hit = _UnsortedSegmentSum(array_ops.ones_like(indices), indices, n) > 0
-        rank = buffer.shape.rank
-        hit = array_ops.reshape(hit, array_ops.concat([[-1], array_ops.ones([rank - 1], dtype=dtypes.int32)], 0))
-        out._buffer = _SelectV2(hit, placed, buffer)
+        if value.shape.rank is None:
+            raise ValueError("TensorArray.scatter: a value of unknown rank cannot be scattered at tensor indices")
+        rows = value.shape.as_list()[1:]
+        buffer_rows = buffer.shape.as_list()[1:] if buffer.shape.rank is not None else None
+        if buffer_rows is None or buffer_rows != rows or None in buffer_rows:
+            # A buffer made before the element shape was known has 1 in the unknown dimensions (Note [Two
+            # representations of a TensorArray]); the list op takes rows of the value's shape.
+            buffer = array_ops.broadcast_to(buffer, array_ops.concat(
+                [array_ops.shape(buffer)[:1], array_ops.shape(value)[1:]], 0))
+        out._buffer = _TensorListScatterIntoExistingList(buffer, value, indices, self._dtype)
         return out
 
     def split(self, value, lengths, name=None):
@@ -453,7 +485,7 @@ class TensorArray:
         value = self._check_value(value, "split")
         sizes = _concrete_ints(lengths)
         if sizes is None:
-            raise NotImplementedError("TensorArray.split: lengths must be known while tracing")
+            return self._split_dense(value, lengths)
         pieces = array_ops.split(value, sizes, 0) if sizes else []
         out = self._new()
         if out._items is None:
@@ -470,6 +502,24 @@ class TensorArray:
             out._items[k] = piece
         if len({tuple(p.shape.as_list()) for p in pieces}) == 1:
             out._merge_shape(pieces[0].shape)
+        return out
+
+    def _split_dense(self, value, lengths):
+        """split with lengths known only when the function runs: TensorListSplit, whose dense list needs
+        equal lengths (Unimplemented when it runs otherwise)."""
+        if value.shape.rank == 0:
+            raise ValueError("TensorArray.split: the value must have at least one dimension, got a scalar")
+        lengths = convert_to_tensor(lengths)
+        if lengths.dtype != dtypes.int64:
+            from ember.ops import math_ops
+
+            lengths = math_ops.cast(lengths, dtypes.int64)
+        if value.shape.rank is not None:
+            self._merge_shape(TensorShape([None]).concatenate(value.shape[1:]))
+        element = TensorShape([None]).concatenate(value.shape[1:]) if value.shape.rank is not None else None
+        out = self._new()
+        out._items, out._size, out._length = None, None, None
+        out._buffer = _TensorListSplit(value, _shape_operand(element), lengths)
         return out
 
     def identity(self):

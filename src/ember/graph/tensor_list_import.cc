@@ -152,10 +152,13 @@ class Typer {
     if (is_list_op(op)) {
       int dtype = -1;
       if (auto it = n.attr().find("element_dtype"); it != n.attr().end()) dtype = it->second.type();
-      const bool takes_list =
-          op != "TensorListReserve" && op != "EmptyTensorList" && op != "TensorListFromTensor";
+      const bool takes_list = op != "TensorListReserve" && op != "EmptyTensorList" &&
+                              op != "TensorListFromTensor" && op != "TensorListScatter" &&
+                              op != "TensorListScatterV2" && op != "TensorListSplit";
       const bool makes_list = op != "TensorListGetItem" && op != "TensorListStack" &&
-                              op != "TensorListLength" && op != "TensorListElementShape";
+                              op != "TensorListLength" && op != "TensorListElementShape" &&
+                              op != "TensorListGather" && op != "TensorListConcat" &&
+                              op != "TensorListConcatV2";
       if (takes_list && !in(0).empty()) {
         int id = slots_.id(in(0));
         EMBER_RETURN_IF_ERROR(slots_.set_dtype(id, dtype));
@@ -236,7 +239,24 @@ class Typer {
 
 }  // namespace
 
+// TensorListConcat's element_shape attribute is TensorFlow's shape, unknown rank by default; ember's is a
+// list of ints where an empty list is the unknown rank (a scalar element cannot be concatenated).
+void rewrite_concat_shapes(google::protobuf::RepeatedPtrField<proto::NodeDef>& nodes) {
+  for (proto::NodeDef& n : nodes) {
+    if (n.op() != "TensorListConcat") continue;
+    auto it = n.mutable_attr()->find("element_shape");
+    if (it == n.mutable_attr()->end() || !it->second.has_shape()) continue;
+    const proto::TensorShapeProto shape = it->second.shape();
+    proto::AttrValue::ListValue* list = it->second.mutable_list();  // clears the shape (a oneof)
+    if (shape.unknown_rank()) continue;
+    for (const auto& d : shape.dim()) list->add_i(d.size());
+  }
+}
+
 Status type_tensor_lists(proto::GraphDef& gd) {
+  rewrite_concat_shapes(*gd.mutable_node());
+  for (proto::FunctionDef& f : *gd.mutable_library()->mutable_function())
+    rewrite_concat_shapes(*f.mutable_node_def());
   bool any = false;
   for (const proto::NodeDef& n : gd.node()) any |= is_list_op(n.op());
   for (const proto::FunctionDef& f : gd.library().function())

@@ -181,6 +181,8 @@ std::unordered_map<const void*, int64_t>& trip_counts() {
 class Accumulator {
  public:
   Status add(const char* op, size_t index, int64_t iteration, int64_t capacity_hint, const TensorImpl& item) {
+    if (is_string(item.dtype()))  // the stacks copy bytes; no gradient reads a string
+      return make_error(Code::kUnimplemented, op, ": accumulated value ", index, " is a string tensor");
     if (iteration == 0) {
       element_ = item.shape();
       dtype_ = item.dtype();
@@ -346,9 +348,9 @@ void register_if(OpRegistry& r, const char* name, uint32_t extra_flags, const ch
   OpBuilder(name)
       .doc(doc)
       .input_fixed("cond", kAllTypes)
-      .input_fixed("input", kAllTypes)
+      .input_fixed("input", kAllTypesAndString)
       .output("output")
-      .type_var(kAllTypes)
+      .type_var(kAllTypesAndString)
       .attr("then_branch", AttrType::kString)
       .attr("else_branch", AttrType::kString)
       .dispatch_on_input(0)
@@ -363,9 +365,9 @@ void register_case(OpRegistry& r, const char* name, uint32_t extra_flags, const 
   OpBuilder(name)
       .doc(doc)
       .input_fixed("branch_index", dtype_bit(DType::kInt32))
-      .input_fixed("input", kAllTypes)
+      .input_fixed("input", kAllTypesAndString)
       .output("output")
-      .type_var(kAllTypes)
+      .type_var(kAllTypesAndString)
       .attr("branches", AttrType::kString)
       .dispatch_on_input(0)
       .flags(kVariadicInput | kVariadicMayBeEmpty | kKernelAllocates | extra_flags)
@@ -378,9 +380,9 @@ void register_case(OpRegistry& r, const char* name, uint32_t extra_flags, const 
 void register_while(OpRegistry& r, const char* name, uint32_t extra_flags, const char* doc) {
   OpBuilder(name)
       .doc(doc)
-      .input_fixed("input", kAllTypes)
+      .input_fixed("input", kAllTypesAndString)
       .output("output")
-      .type_var(kAllTypes)
+      .type_var(kAllTypesAndString)
       .attr("cond", AttrType::kString)
       .attr("body", AttrType::kString)
       .attr("parallel_iterations", AttrType::kInt, int64_t{10})
@@ -388,7 +390,7 @@ void register_while(OpRegistry& r, const char* name, uint32_t extra_flags, const
       .dispatch_on_output()
       .flags(kVariadicInput | kVariadicMayBeEmpty | kKernelAllocates | extra_flags)
       .shape(&while_shape)
-      .kernel(kAllTypes, &while_kernel)
+      .kernel(kAllTypesAndString, &while_kernel)
       .batching(BatchingRule::kFallback)
       .done(r);
 }

@@ -21,7 +21,9 @@ namespace {
 // int64 kernel on proxies: each string input becomes an int64 tensor holding (k << 40) | j for its element
 // j, the kernel moves those like any int64s, and each string output is then filled by copying the strings
 // the keys name. Views the int64 kernel returns (Reshape, Unpack) are decoded the same way, and the op's
-// `prepare` result is not passed on (it was planned for the string specs).
+// `prepare` result is not passed on (it was planned for the string specs). Keys start at 1: a key of 0 is
+// the empty string, TensorFlow's zero of strings, so kernels that fill with zeros (the TensorList ops'
+// unwritten elements, ops/tensor_array.cc) make empty strings.
 constexpr int kKeyShift = 40;
 
 Status string_by_index_kernel(KernelContext& ctx) {
@@ -39,7 +41,7 @@ Status string_by_index_kernel(KernelContext& ctx) {
     EMBER_RETURN_IF_ERROR(proxy.status());
     int64_t* keys = proxy.value()->mutable_data<int64_t>();
     const int64_t n = inputs[k]->num_elements();
-    for (int64_t j = 0; j < n; ++j) keys[j] = (static_cast<int64_t>(k) << kKeyShift) | j;
+    for (int64_t j = 0; j < n; ++j) keys[j] = ((static_cast<int64_t>(k) << kKeyShift) | j) + 1;
     sources[k] = inputs[k];
     inputs[k] = proxy.value().get();
     proxies.push_back(std::move(proxy).value());
@@ -85,15 +87,28 @@ Status string_by_index_kernel(KernelContext& ctx) {
     std::string* dst = out->mutable_data<std::string>();
     const int64_t n = keys_tensor.num_elements();
     for (int64_t i = 0; i < n; ++i) {
-      const size_t k = static_cast<size_t>(keys[i] >> kKeyShift);
-      const int64_t j = keys[i] & ((int64_t{1} << kKeyShift) - 1);
-      if (k >= sources.size() || sources[k] == nullptr || j >= sources[k]->num_elements())
+      if (keys[i] == 0) {
+        dst[i].clear();
+        continue;
+      }
+      const int64_t key = keys[i] - 1;
+      const size_t k = static_cast<size_t>(key >> kKeyShift);
+      const int64_t j = key & ((int64_t{1} << kKeyShift) - 1);
+      if (key < 0 || k >= sources.size() || sources[k] == nullptr || j >= sources[k]->num_elements())
         return invalid_argument(ctx.op->name, ": the string kernel produced an element from no input");
       dst[i] = sources[k]->data<std::string>()[j];
     }
     ctx.outputs[o] = std::move(out);
   }
   return Status::OK();
+}
+
+// Pad of strings pads with the empty string, key 0: another constant would be read as a key.
+Status string_pad_kernel(KernelContext& ctx) {
+  if (ctx.attr_float(0) != 0.0)
+    return invalid_argument("Pad: a string tensor pads with the empty string only, got constant_value ",
+                            ctx.attr_float(0));
+  return string_by_index_kernel(ctx);
 }
 
 template <bool kEqual>
@@ -155,6 +170,15 @@ void register_string_array_kernels(OpRegistry& r) {
                            "BroadcastTo", "Slice",        "StridedSlice",
                            "GatherV2",    "GatherNd",     "SelectV2",
                            "ReverseV2",   "Roll",         "RaggedTensorToTensor"})
+    allow_strings(r, name, &string_by_index_kernel);
+  // TensorArrays and TensorLists of strings (ops/tensor_array.cc keeps a string list as int64 keys); Pad
+  // grows a dynamic-size array (its constant 0 is key 0, the empty string).
+  allow_strings(r, "Pad", &string_pad_kernel);
+  for (const char* name :
+       {"InplaceUpdate", "TensorListReserve", "EmptyTensorList", "TensorListFromTensor", "TensorListGetItem",
+        "TensorListSetItem", "TensorListPushBack", "TensorListPopBack", "TensorListStack", "TensorListLength",
+        "TensorListElementShape", "TensorListGather", "TensorListScatter", "TensorListScatterV2",
+        "TensorListScatterIntoExistingList", "TensorListConcat", "TensorListConcatV2", "TensorListSplit"})
     allow_strings(r, name, &string_by_index_kernel);
   allow_strings(r, "Add", &string_add_kernel);
   allow_strings(r, "ZerosLike", &string_zeros_like_kernel);

@@ -1,6 +1,6 @@
 // InplaceUpdate (ops/tensor_array.cc), the write of a dense TensorArray: its shape function in the INFER_*
 // mini-language, its kernel's index checks, and its gradient against finite differences; the shape
-// functions of TensorFlow's TensorList ops on dense lists.
+// functions of TensorFlow's TensorList ops on dense lists, and the gradients of Gather/Scatter/Concat/Split.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -44,6 +44,43 @@ TEST(TensorArrayOps, TensorListShapes) {
   INFER_OK("TensorListStack", "?;=[3]", (std::vector<AttrValue>{f32, AttrValue(int64_t{4})}), "[4,3]");
   INFER_OK("TensorListLength", "?", {}, "[]:int32");
   INFER_OK("TensorListPopBack", "?;=[2]", {f32}, "<unknown>;[2]");
+}
+
+// Gather, Scatter, Concat and Split (Note [Gathering and splitting dense lists]).
+TEST(TensorArrayOps, TensorListGatherScatterConcatSplitShapes) {
+  const AttrValue f32(DType::kFloat32);
+  INFER_OK("TensorListGather", "?;[2]:int32;=[3,-1]", {f32}, "[2,3,?]");
+  INFER_OK("TensorListGather", "?;[?]:int32;=-1", {f32}, "<unknown>");
+  INFER_OK("TensorListScatter", "[2,3];[2]:int32;=[3]", {}, "<unknown>");
+  INFER_OK("TensorListScatterV2", "[2,3];[2]:int32;=[3];=5", {}, "<unknown>");
+  INFER_OK("TensorListScatterIntoExistingList", "?;[2,3];[2]:int32", {f32}, "<unknown>");
+  INFER_OK("TensorListScatterIntoExistingList", "[?,3];[2,3];[2]:int32", {f32}, "[?,3]");
+  INFER_OK("TensorListScatterIntoExistingList", "[5,?];[2,3];[2]:int32", {f32}, "[5,3]");
+  INFER_OK("TensorListConcatV2", "?;=[-1,4];[0]:int64", {f32}, "[?,4];[?]:int64");
+  INFER_OK("TensorListConcatV2", "?;=-1;[0]:int64", {f32}, "<unknown>;[?]:int64");
+  INFER_OK("TensorListConcat", "?", (std::vector<AttrValue>{f32, AttrValue(std::vector<int64_t>{2, 5})}),
+           "[?,5];[?]:int64");
+  INFER_OK("TensorListSplit", "[6,2];=[-1,2];[3]:int64", {}, "[?,?,2]");
+  INFER_OK("TensorListSplit", "?;=[-1,2];[3]:int64", {}, "<unknown>");
+}
+
+// Each gradient is TensorFlow's (float64 lists), written in list ops; with distinct indices it is the true
+// derivative.
+TEST(TensorArrayOps, TensorListGatherScatterConcatSplitGradients) {
+  const AttrValue f64(DType::kFloat64);
+  TensorRef list = make_tensor({4, 3}, random_values(12, -1, 1, 3));
+  TensorRef element = make_tensor({1}, {3}, DType::kInt32);
+  TensorRef indices = make_tensor({2}, {3, 0}, DType::kInt32);
+  EXPECT_GRADIENT_OK("TensorListGather", {list, indices, element}, {f64});
+  TensorRef rows = make_tensor({2, 3}, random_values(6, -1, 1, 4));
+  EXPECT_GRADIENT_OK("TensorListScatter", {rows, indices, element}, {});
+  EXPECT_GRADIENT_OK("TensorListScatterV2", {rows, indices, element, make_tensor({}, {6}, DType::kInt32)},
+                     {});
+  EXPECT_GRADIENT_OK("TensorListScatterIntoExistingList", {list, rows, indices}, {f64});
+  TensorRef unknown = make_tensor({}, {-1}, DType::kInt32);
+  TensorRef no_lengths = make_tensor({0}, {}, DType::kInt64);
+  EXPECT_GRADIENT_OK("TensorListConcatV2", {list, unknown, no_lengths}, {f64});
+  EXPECT_GRADIENT_OK("TensorListSplit", {list, unknown, make_tensor({2}, {2, 2}, DType::kInt64)}, {});
 }
 
 }  // namespace

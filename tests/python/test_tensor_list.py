@@ -1,0 +1,317 @@
+"""TensorFlow's TensorList ops Gather, Scatter(V2), ScatterIntoExistingList, Concat(V2) and Split on ember's dense
+lists (src/ember/ops/tensor_array.cc, Note [Gathering and splitting dense lists]): TensorFlow's graphs holding
+them import and run with TensorFlow's results, forward and backward; their gradients against finite
+differences, eagerly and inside ember.function; tf.TensorArray's gather/scatter/concat/split built on them,
+against TensorFlow. Strings in control flow and in TensorArrays: tests/python/test_control_flow_strings.py."""
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import ember as em
+from ember import _C
+
+GATHER = _C.op("TensorListGather")
+SCATTER = _C.op("TensorListScatter")
+SCATTER_V2 = _C.op("TensorListScatterV2")
+SCATTER_INTO = _C.op("TensorListScatterIntoExistingList")
+CONCAT = _C.op("TensorListConcat")
+CONCAT_V2 = _C.op("TensorListConcatV2")
+SPLIT = _C.op("TensorListSplit")
+
+
+def list_ops(graph_def):
+    return {n.op for n in graph_def.node} | {n.op for fn in graph_def.library.function for n in fn.node_def}
+
+
+def run_tensorflow_function_in_ember(f, *args):
+    """f's concrete graph as TensorFlow exports it, imported into ember and run; with what f itself gives and
+    the GraphDef."""
+    concrete = f.get_concrete_function()
+    gd = concrete.graph.as_graph_def()
+    graph = em.graph_util.import_graph_def(gd.SerializeToString())
+    out = em.NewGraphFunction(graph, [t.name for t in concrete.inputs], [t.name for t in concrete.outputs])(*args)
+    want = f(*args)
+    got = [np.asarray(o) for o in (out if isinstance(out, (list, tuple)) else [out])]
+    want = [w.numpy() for w in (want if isinstance(want, (list, tuple)) else [want])]
+    return got, want, gd
+
+
+def assert_same(got, want, rtol=1e-6):
+    assert len(got) == len(want)
+    for k, (a, b) in enumerate(zip(got, want)):
+        assert a.dtype == b.dtype and a.shape == b.shape, (k, a.dtype, a.shape, b.dtype, b.shape)
+        if a.dtype.kind in "fc":
+            np.testing.assert_allclose(a, b, rtol=rtol, atol=1e-6, err_msg=f"output {k}")
+        else:
+            np.testing.assert_array_equal(a, b, err_msg=f"output {k}")
+
+
+X = np.arange(12, dtype=np.float32).reshape(4, 3) / 4.0 - 1.0
+
+
+# ---- TensorFlow's graphs, imported
+
+
+@tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32), tf.TensorSpec([None], tf.int32),
+                              tf.TensorSpec([None], tf.int64)])
+def tensorflow_array_methods(x, idx, lengths):
+    n = tf.shape(x)[0]
+    src = tf.TensorArray(tf.float32, size=n).unstack(x)
+    gathered = src.gather(idx)
+    scattered = tf.TensorArray(tf.float32, size=n, element_shape=[3]).scatter(idx, x[:tf.size(idx)] * 2.0)
+    joined = src.concat()
+    pieces = tf.TensorArray(tf.float32, size=0, dynamic_size=True, infer_shape=False).split(
+        tf.reshape(x, [-1]), lengths)
+    return gathered, scattered.stack(), joined, pieces.concat(), pieces.read(1), pieces.size()
+
+
+def test_ember_runs_tensorflows_tensor_array_gather_scatter_concat_split():
+    got, want, gd = run_tensorflow_function_in_ember(tensorflow_array_methods, X, np.array([3, 0], np.int32),
+                                                     np.array([6, 6], np.int64))
+    assert {"TensorListGather", "TensorListScatterIntoExistingList", "TensorListConcatV2",
+            "TensorListSplit"} <= list_ops(gd)
+    assert_same(got, want)
+
+
+def test_tensorflows_gradients_through_gather_scatter_concat_split_import():
+    """TensorFlow's own gradient graph of these ops (list_grad's rules: Gather's is a Reserve and a
+    ScatterIntoExistingList, Concat's a Split, ...) runs in ember with TensorFlow's values."""
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32), tf.TensorSpec([None], tf.int32)])
+    def f(x, idx):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            n = tf.shape(x)[0]
+            src = tf.TensorArray(tf.float32, size=n).unstack(x * x)
+            g = src.gather(idx)
+            s = tf.TensorArray(tf.float32, size=n, element_shape=[3]).scatter(idx, tf.sin(x[:tf.size(idx)]))
+            c = src.concat()
+            p = tf.TensorArray(tf.float32, size=0, dynamic_size=True).split(tf.reshape(x, [-1]), [6, 6])
+            y = tf.reduce_sum(g * 3.0) + tf.reduce_sum(s.stack() * x) + tf.reduce_sum(c * c) + \
+                tf.reduce_sum(p.stack() ** 3)
+        return y, tape.gradient(y, x)
+
+    got, want, gd = run_tensorflow_function_in_ember(f, X, np.array([2, 0], np.int32))
+    assert {"TensorListGather", "TensorListScatterIntoExistingList", "TensorListConcatV2",
+            "TensorListSplit"} <= list_ops(gd)
+    assert_same(got, want, rtol=1e-5)
+
+
+def test_ember_runs_tensorflows_raw_scatter_and_concat_v1():
+    """TensorListScatter (v1, a list of max(indices) + 1), ScatterV2 (with num_elements) and TensorListConcat
+    (v1, whose element_shape is an attribute of unknown rank by default)."""
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32), tf.TensorSpec([None], tf.int32)])
+    def f(x, idx):
+        a = tf.raw_ops.TensorListScatter(tensor=x, indices=idx, element_shape=tf.constant([3]))
+        b = tf.raw_ops.TensorListScatterV2(tensor=x, indices=idx, element_shape=tf.constant([-1]),
+                                           num_elements=tf.constant(6))
+        stacked_a = tf.raw_ops.TensorListStack(input_handle=a, element_shape=[3], element_dtype=tf.float32)
+        stacked_b = tf.raw_ops.TensorListStack(input_handle=b, element_shape=[3], element_dtype=tf.float32)
+        joined, lengths = tf.raw_ops.TensorListConcat(input_handle=b, element_dtype=tf.float32,
+                                                      element_shape=[3])
+        return stacked_a, stacked_b, joined, lengths, tf.raw_ops.TensorListLength(input_handle=a)
+
+    got, want, gd = run_tensorflow_function_in_ember(f, X, np.array([4, 1, 0, 2], np.int32))
+    assert {"TensorListScatter", "TensorListScatterV2", "TensorListConcat"} <= list_ops(gd)
+    assert_same(got, want)
+
+
+def test_imported_split_of_unequal_lengths_is_unimplemented():
+    """ember's lists are dense: TensorFlow's split into pieces of different lengths fails with a clear error."""
+    concrete = tensorflow_array_methods.get_concrete_function()
+    graph = em.graph_util.import_graph_def(concrete.graph.as_graph_def().SerializeToString())
+    run = em.NewGraphFunction(graph, [t.name for t in concrete.inputs], [t.name for t in concrete.outputs])
+    with pytest.raises(em.errors.UnimplementedError, match=r"TensorListSplit.*: ember.s lists are dense.*\[5,7\] differ"):
+        run(X, np.array([3, 0], np.int32), np.array([5, 7], np.int64))
+
+
+# ---- the ops themselves: values, errors, gradients against finite differences
+
+
+def test_gather_scatter_concat_split_values():
+    rows = em.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    np.testing.assert_array_equal(GATHER(rows, [2, 0, 2], [2], em.float32).numpy(), [[5, 6], [1, 2], [5, 6]])
+    np.testing.assert_array_equal(SCATTER(rows, [1, 3, 0], [2]).numpy(), [[5, 6], [1, 2], [0, 0], [3, 4]])
+    np.testing.assert_array_equal(SCATTER_V2(rows[:1], [1], [-1], 3).numpy(), [[0, 0], [1, 2], [0, 0]])
+    np.testing.assert_array_equal(SCATTER_INTO(rows, [[9.0, 8.0]], [1], em.float32).numpy(),
+                                  [[1, 2], [9, 8], [5, 6]])
+    joined, lengths = CONCAT_V2(rows, -1, em.constant([], em.int64), em.float32)
+    np.testing.assert_array_equal(joined.numpy(), [1, 2, 3, 4, 5, 6])
+    np.testing.assert_array_equal(lengths.numpy(), [2, 2, 2])
+    assert lengths.dtype == em.int64
+    np.testing.assert_array_equal(CONCAT(rows, em.float32, [2])[0].numpy(), [1, 2, 3, 4, 5, 6])
+    np.testing.assert_array_equal(SPLIT(em.constant([1, 2, 3, 4, 5, 6]), [-1], em.constant([3, 3], em.int64)).numpy(),
+                                  [[1, 2, 3], [4, 5, 6]])
+
+
+def test_lists_never_written_read_as_zeros_of_the_element_shape():
+    """A reserved list (no element written) gathers and concatenates zeros, as TensorFlow's (leading_dims give
+    the lengths of elements whose first dimension is unknown)."""
+    empty = _C.op("TensorListReserve")([-1, 2], 3, em.float32)
+    np.testing.assert_array_equal(GATHER(empty, [0, 2], [4, 2], em.float32).numpy(), np.zeros([2, 4, 2]))
+    joined, lengths = CONCAT_V2(empty, [-1, 2], em.constant([1, 0, 2], em.int64), em.float32)
+    np.testing.assert_array_equal(joined.numpy(), np.zeros([3, 2]))
+    np.testing.assert_array_equal(lengths.numpy(), [1, 0, 2])
+    with pytest.raises(em.errors.InvalidArgumentError, match="TensorListGather: .*never written.*not fully known"):
+        GATHER(empty, [0], [-1, 2], em.float32)
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda r: GATHER(r, [3], [2], em.float32), em.errors.InvalidArgumentError,
+     "TensorListGather: Trying to access element 3 in a list with 3 elements"),
+    (lambda r: GATHER(r, [0], [3], em.float32), em.errors.InvalidArgumentError,
+     r"TensorListGather: the element has shape \[2\], incompatible with the list's element shape \[3\]"),
+    (lambda r: GATHER(r, [0], [2], em.int32), em.errors.InvalidArgumentError,
+     "TensorListGather: element_dtype is int32 but the list holds float32"),
+    (lambda r: SCATTER(r, [0, 1], [2]), em.errors.InvalidArgumentError,
+     "TensorListScatter: Invalid number of rows in input tensor. Expected: 2 Actual: 3"),
+    (lambda r: SCATTER(r, [0, -1, 2], [2]), em.errors.InvalidArgumentError,
+     "TensorListScatter: Indices must all be non-negative, got -1"),
+    (lambda r: SCATTER_V2(r, [0, 1, 5], [2], 4), em.errors.InvalidArgumentError,
+     "TensorListScatterV2: Trying to scatter to index 5 in a list with 4 elements"),
+    (lambda r: SCATTER_INTO(r, r[:1], [7], em.float32), em.errors.InvalidArgumentError,
+     "TensorListScatterIntoExistingList: Trying to modify element 7 in a list with 3 elements"),
+    (lambda r: SCATTER_INTO(r, em.constant([[1.0, 2.0, 3.0]]), [0], em.float32), em.errors.InvalidArgumentError,
+     r"TensorListScatterIntoExistingList: the element has shape \[3\] but the list holds elements of shape \[2\]"),
+    (lambda r: CONCAT_V2(r[:, 0], -1, em.constant([], em.int64), em.float32), em.errors.InvalidArgumentError,
+     "TensorListConcatV2: Concat saw a scalar shape at index 0 but requires at least vectors"),
+    (lambda r: SPLIT(em.constant([1.0, 2.0, 3.0]), [-1], em.constant([1, 1], em.int64)),
+     em.errors.InvalidArgumentError, "TensorListSplit: Expected sum of lengths to be equal to values.shape"),
+    (lambda r: SPLIT(em.constant(1.0), [-1], em.constant([1], em.int64)), em.errors.InvalidArgumentError,
+     "TensorListSplit: Tensor must be at least a vector"),
+    (lambda r: SPLIT(em.constant([1.0, 2.0, 3.0]), [-1], em.constant([1, 2], em.int64)),
+     em.errors.UnimplementedError, r"TensorListSplit: ember's lists are dense.*\[1,2\] differ"),
+])
+def test_bad_operands_name_the_op(call, error, match):
+    rows = em.constant([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    with pytest.raises(error, match=match):
+        call(rows)
+
+
+def finite_difference(f, x, h=1e-6):
+    x = np.asarray(x, np.float64)
+    grad = np.zeros_like(x)
+    for k in range(x.size):
+        plus, minus = x.copy(), x.copy()
+        plus.flat[k] += h
+        minus.flat[k] -= h
+        grad.flat[k] = (float(f(em.constant(plus))) - float(f(em.constant(minus)))) / (2 * h)
+    return grad
+
+
+def chain(x):
+    """Every new op once, composed, on float64 data: scatter (v1, v2, into a list), gather, split, concat."""
+    w = em.constant(np.linspace(-1.0, 1.0, 24).reshape(8, 3))
+    a = SCATTER(x, [3, 0, 1, 5], [3])  # [6, 3], rows 2 and 4 zero
+    b = SCATTER_INTO(a, x[1:3] * x[1:3], [2, 4], em.float64)
+    c = GATHER(b, [5, 4, 3, 2, 1, 0], [3], em.float64)
+    d = SCATTER_V2(c, [0, 1, 2, 3, 4, 5], [-1], 8)
+    joined, _ = CONCAT_V2(d, [3], em.constant([], em.int64), em.float64)
+    e = SPLIT(em.sin(joined), [-1], em.constant([3] * 8, em.int64))
+    return em.reduce_sum(e * w)
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_gradients_match_finite_differences(traced):
+    x = np.linspace(-0.9, 1.3, 12).reshape(4, 3)
+
+    def grad(x):
+        with em.GradientTape() as tape:
+            tape.watch(x)
+            y = chain(x)
+        return tape.gradient(y, x)
+
+    got = (em.function(grad) if traced else grad)(em.constant(x)).numpy()
+    np.testing.assert_allclose(got, finite_difference(chain, x), rtol=1e-6, atol=1e-8)
+
+
+def test_second_order_gradients_match_finite_differences():
+    x = np.linspace(-0.9, 1.3, 12).reshape(4, 3)
+
+    def first(x):
+        with em.GradientTape() as tape:
+            tape.watch(x)
+            y = chain(x)
+        return tape.gradient(y, x)
+
+    def second(x):
+        with em.GradientTape() as tape:
+            tape.watch(x)
+            y = em.reduce_sum(first(x) * em.constant(np.arange(12.0).reshape(4, 3)))
+        return tape.gradient(y, x)
+
+    np.testing.assert_allclose(em.function(second)(em.constant(x)).numpy(),
+                               finite_difference(lambda v: em.reduce_sum(first(v) * np.arange(12.0).reshape(4, 3)),
+                                                 x), rtol=1e-5, atol=1e-6)
+
+
+# ---- tf.TensorArray's gather/scatter/concat/split with tensor operands, against TensorFlow
+
+
+def array_program(lib, x, idx, lengths):
+    n = lib.shape(x)[0]
+    src = lib.TensorArray(lib.float32, size=n).unstack(x)
+    acc = lib.TensorArray(lib.float32, size=n, element_shape=[3])
+
+    def body(i, acc):
+        return i + 1, acc.scatter(idx, src.gather(idx) * lib.cast(i + 1, lib.float32))
+
+    _, acc = lib.while_loop(lambda i, acc: i < 2, body, [0, acc])
+    pieces = lib.TensorArray(lib.float32, size=0, dynamic_size=True).split(lib.reshape(x, [-1]), lengths)
+    return acc.stack(), acc.concat(), src.gather(idx), pieces.stack(), pieces.concat()
+
+
+def gradient_program(lib, x, idx, lengths):
+    with lib.GradientTape() as tape:
+        tape.watch(x)
+        outs = array_program(lib, x * x, idx, lengths)
+        y = lib.add_n([lib.reduce_sum(o * lib.cast(k + 1, lib.float32)) for k, o in enumerate(outs)])
+    return tape.gradient(y, x)
+
+
+@pytest.mark.parametrize("program", [array_program, gradient_program])
+def test_tensor_array_methods_inside_functions_match_tensorflow(program):
+    idx, lengths = np.array([2, 0, 3], np.int32), np.array([4, 4, 4], np.int64)
+    sig = lambda lib: [lib.TensorSpec([None, 3], lib.float32), lib.TensorSpec([None], lib.int32),  # noqa: E731
+                       lib.TensorSpec([None], lib.int64)]
+    ours = em.function(lambda *a: program(em, *a), input_signature=sig(em))
+    theirs = tf.function(lambda *a: program(tf, *a), input_signature=sig(tf))
+    got, want = ours(X, idx, lengths), theirs(X, idx, lengths)
+    got = [np.asarray(g) for g in (got if isinstance(got, (list, tuple)) else [got])]
+    want = [w.numpy() for w in (want if isinstance(want, (list, tuple)) else [want])]
+    assert_same(got, want, rtol=1e-5)
+
+
+def test_tensor_array_methods_use_the_list_ops_inside_functions():
+    """The dense array (a loop variable, or tensor indices) reads and writes with the TensorList ops."""
+    f = em.function(lambda *a: array_program(em, *a), input_signature=[
+        em.TensorSpec([None, 3], em.float32), em.TensorSpec([None], em.int32), em.TensorSpec([None], em.int64)])
+    concrete = f.get_concrete_function()
+    ops = list_ops(concrete.graph.as_graph_def())
+    assert {"TensorListGather", "TensorListScatterIntoExistingList", "TensorListConcatV2",
+            "TensorListSplit"} <= ops, ops
+
+
+def test_tensor_array_methods_eagerly_match_tensorflow():
+    idx, lengths = np.array([2, 0, 3], np.int32), np.array([4, 4, 4], np.int64)
+    got = [np.asarray(o) for o in array_program(em, em.constant(X), em.constant(idx), em.constant(lengths))]
+    want = [o.numpy() for o in array_program(tf, tf.constant(X), tf.constant(idx), tf.constant(lengths))]
+    assert_same(got, want)
+    got = gradient_program(em, em.constant(X), em.constant(idx), em.constant(lengths)).numpy()
+    want = gradient_program(tf, tf.constant(X), tf.constant(idx), tf.constant(lengths)).numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+def test_scatter_into_a_list_still_read_leaves_it_unchanged():
+    """ScatterIntoExistingList takes its list's buffer only where the list dies there (Note [Scattering in
+    place]): a list read again afterwards keeps its values, eagerly and inside a function."""
+    def f(rows):
+        written = SCATTER_INTO(rows, em.constant([[9.0, 9.0]]), em.constant([1]), em.float32)
+        return rows * 1.0, written
+
+    rows = em.constant([[1.0, 2.0], [3.0, 4.0]])
+    for run in (f, em.function(f, input_signature=[em.TensorSpec([None, 2], em.float32)])):
+        before, written = run(rows)
+        np.testing.assert_array_equal(before.numpy(), [[1, 2], [3, 4]])
+        np.testing.assert_array_equal(written.numpy(), [[1, 2], [9, 9]])
+    np.testing.assert_array_equal(rows.numpy(), [[1, 2], [3, 4]])
