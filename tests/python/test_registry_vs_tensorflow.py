@@ -61,6 +61,7 @@ EXCLUDED = {
              "one-process training in test_multi_worker.py"
        for name in ("CollectiveReduceV2", "CollectiveGatherV2", "CollectiveBcastSendV2", "CollectiveBcastRecvV2")},
     "FusedElementwise": "ember-internal: written by ember's fusion pass, no TensorFlow op",
+    "FusedReduction": "ember-internal: written by ember's fusion pass, no TensorFlow op",
     **{name: "ember-internal: written by the partitioner of multi-device functions, run only inside their "
              "partitions (test_multi_device_function.py)" for name in ("_Send", "_Recv")},
     "Polygamma": "its order (input 0) must be a non-negative integer, which the random float draws of this table "
