@@ -83,6 +83,113 @@ def median_ms(fn, calls):
     return pick(times) * 1e3
 
 
+# ---- reductions at the end of fused chains (Note [Absorbed reductions] in passes/fuse_elementwise.cc)
+
+RED_SIZE = 16 << 20          # reduce_sum(x * y + z) over 16M float32: 192 MB of input
+ROWS, COLS = 4096, 1024       # softmax and layer norm over the last axis of a [4096, 1024] float32
+
+
+class Ops:
+    """The few ops the reduction benchmarks need, in one framework's spelling."""
+
+    def __init__(self, kind, m):
+        self.kind, self.m = kind, m
+
+    def reduce(self, name, v, axis=None, keep=False):
+        if self.kind in ("ember", "tf"):
+            return getattr(self.m, "reduce_" + name)(v, axis=axis, keepdims=keep)
+        if self.kind == "jax":
+            return getattr(self.m, {"sum": "sum", "max": "max", "mean": "mean"}[name])(v, axis=axis, keepdims=keep)
+        if axis is None:
+            return getattr(self.m, name)(v)
+        out = getattr(self.m, {"sum": "sum", "max": "amax", "mean": "mean"}[name])(v, dim=axis, keepdim=keep)
+        return out
+
+    def exp(self, v):
+        return self.m.exp(v)
+
+    def rsqrt(self, v):
+        if self.kind in ("ember", "tf"):
+            return self.m.math.rsqrt(v)
+        if self.kind == "jax":
+            import jax
+
+            return jax.lax.rsqrt(v)
+        return self.m.rsqrt(v)
+
+
+def sum_mul_add(o, x, y, z):
+    return o.reduce("sum", x * y + z)
+
+
+def softmax(o, x):
+    e = o.exp(x - o.reduce("max", x, -1, True))
+    return e / o.reduce("sum", e, -1, True)
+
+
+def layer_norm(o, x):
+    d = x - o.reduce("mean", x, -1, True)
+    return d * o.rsqrt(o.reduce("mean", d * d, -1, True) + 1e-5)
+
+
+def reduction_inputs():
+    import numpy as np
+
+    rng = np.random.default_rng(1)
+    vectors = [rng.uniform(-1, 1, RED_SIZE).astype(np.float32) for _ in range(3)]
+    return vectors, rng.standard_normal((ROWS, COLS)).astype(np.float32)
+
+
+def time_reductions(kind, m, to_tensor, compile_fn, sync, calls):
+    (xn, yn, zn), rn = reduction_inputs()
+    x, y, z, r = (to_tensor(a) for a in (xn, yn, zn, rn))
+    o = Ops(kind, m)
+    out = {}
+    for name, fn, args in (("sum", sum_mul_add, (x, y, z)), ("softmax", softmax, (r,)),
+                           ("layernorm", layer_norm, (r,))):
+        f = compile_fn(lambda *a, fn=fn: fn(o, *a))
+        sync(f(*args))
+        if kind == "ember":
+            m.config.experimental.wait_for_native_kernels()
+        out[name] = median_ms(lambda: sync(f(*args)), calls)
+    return out
+
+
+def worker_reduce_ember(calls):
+    import ember as tf
+
+    out = time_reductions("ember", tf, tf.constant, tf.function, lambda v: v, calls)
+    out["stats"] = tf.config.experimental.native_kernel_stats()
+    return out
+
+
+def worker_reduce_tf(calls):
+    import tensorflow as tf
+
+    if os.environ.get("OMP_NUM_THREADS") == "1":
+        tf.config.threading.set_intra_op_parallelism_threads(1)
+        tf.config.threading.set_inter_op_parallelism_threads(1)
+    return time_reductions("tf", tf, tf.constant, tf.function, lambda v: v.numpy(), calls)
+
+
+def worker_reduce_jax(calls):
+    if os.environ.get("OMP_NUM_THREADS") == "1":
+        os.environ["XLA_FLAGS"] = "--xla_cpu_multi_thread_eigen=false intra_op_parallelism_threads=1"
+    import jax
+    import jax.numpy as jnp
+
+    return time_reductions("jax", jnp, jnp.asarray, jax.jit, lambda v: v.block_until_ready(), calls)
+
+
+def worker_reduce_torch(calls):
+    import torch
+
+    if os.environ.get("OMP_NUM_THREADS"):
+        torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+    with torch.no_grad():
+        return time_reductions("torch", torch, torch.from_numpy, torch.compile, lambda v: v, calls)
+
+
 # ---- workers (each prints one JSON line)
 
 def worker_ember(calls):
@@ -152,7 +259,9 @@ def worker_torch(calls):
     return out
 
 
-WORKERS = {"ember": worker_ember, "first_call": worker_first_call, "jax": worker_jax, "torch": worker_torch}
+WORKERS = {"ember": worker_ember, "first_call": worker_first_call, "jax": worker_jax, "torch": worker_torch,
+           "reduce_ember": worker_reduce_ember, "reduce_tf": worker_reduce_tf, "reduce_jax": worker_reduce_jax,
+           "reduce_torch": worker_reduce_torch}
 
 
 def run_worker(kind, calls, env_extra=None, path_var=None):
@@ -188,6 +297,8 @@ def main():
                         help="time calls by process CPU time (a loaded machine; use with --threads 1)")
     parser.add_argument("--threads", type=int, default=0,
                         help="OMP_NUM_THREADS for every worker and the C++ loops (0: all cores)")
+    parser.add_argument("--reductions-only", action="store_true",
+                        help="only the reductions at the end of fused chains (reduce_sum(x*y+z), softmax, layer norm)")
     args = parser.parse_args()
     if args.threads:
         os.environ["OMP_NUM_THREADS"] = str(args.threads)
@@ -200,6 +311,9 @@ def main():
     threads = os.environ.get("OMP_NUM_THREADS", "all")
     how = "best" if os.environ.get("BEST", "1") == "1" else "median"
     clock = "process CPU time" if args.cpu_time else "wall time"
+    if args.reductions_only:
+        reductions(calls, how, clock, threads)
+        return
     print(f"# Fused element-wise chains on {SIZE:,} float32, {how} of {calls} calls in ms ({clock}), "
           f"threads: {threads}, load average {open('/proc/loadavg').read().split()[0]}")
     with tempfile.TemporaryDirectory() as cache:
@@ -250,6 +364,40 @@ def main():
     for label, err in (("ember", err_n), ("ember EMBER_JIT=0", err_i)):
         if err:
             print(f"{label} failed: {err}")
+
+
+def reductions(calls, how, clock, threads):
+    print(f"# Reductions ending fused chains, {how} of {calls} calls in ms ({clock}), threads: {threads}, "
+          f"load average {open('/proc/loadavg').read().split()[0]}")
+    with tempfile.TemporaryDirectory() as cache:
+        runs = [("ember, absorbed, native kernels", "reduce_ember", {"EMBER_JIT_CACHE_DIR": cache}, None),
+                ("ember, absorbed, interpreter (EMBER_JIT=0)", "reduce_ember", {"EMBER_JIT": "0"}, None),
+                ("ember, not absorbed (EMBER_FUSE_REDUCTIONS=0)", "reduce_ember",
+                 {"EMBER_FUSE_REDUCTIONS": "0", "EMBER_JIT_CACHE_DIR": cache}, None),
+                ("TensorFlow tf.function", "reduce_tf", {}, "EMBER_BENCH_PATH_TF"),
+                ("JAX jit", "reduce_jax", {}, "EMBER_BENCH_PATH_JAX"),
+                ("torch.compile", "reduce_torch", {}, "EMBER_BENCH_PATH_TORCH")]
+        results = [(label, *run_worker(kind, calls, env, path_var=var)) for label, kind, env, var in runs]
+    loops = native_loops() or {}
+    add_gbs = loops.get("add_loop_1thread_gbs" if threads == "1" else "add_loop_allthreads_gbs")
+    print(f"C++ add loop (bench/native_baselines.cc, {'one thread' if threads == '1' else 'all threads'}): "
+          f"{add_gbs} GB/s" if add_gbs else "C++ add loop: n/a (bench_native_baselines not built)")
+    sizes = {"sum": 3 * RED_SIZE * 4, "softmax": 2 * ROWS * COLS * 4, "layernorm": 2 * ROWS * COLS * 4}
+    for key, title in (("sum", f"reduce_sum(x * y + z), {RED_SIZE:,} float32 (GB/s of input read)"),
+                       ("softmax", f"softmax over the last axis of [{ROWS}, {COLS}] (GB/s of input + output)"),
+                       ("layernorm", f"layer norm over the last axis of [{ROWS}, {COLS}] (GB/s of input + output)")):
+        print(f"\n{title}")
+        for label, res, err in results:
+            if res is None:
+                print(f"  {label:48s}       n/a  ({err})")
+                continue
+            ms = res[key]
+            gbs = sizes[key] / ms / 1e6
+            share = f"  {gbs / add_gbs:5.0%} of the add loop" if add_gbs else ""
+            print(f"  {label:48s} {ms:9.3f} ms {gbs:7.1f} GB/s{share}")
+    stats = results[0][1] and results[0][1]["stats"]
+    if stats:
+        print(f"\nJIT: {stats['native_runs']} native runs, {stats['interpreted_runs']} interpreted")
 
 
 if __name__ == "__main__":

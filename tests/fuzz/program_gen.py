@@ -14,7 +14,9 @@ The generator aims at each graph pass's pattern, and at the places passes have b
 - reshapes, transposes and tf.pad with shape operands computed from tf.shape (partly known while the
   runner's "dynamic" mode traces with unknown dims), paddings built as TensorFlow programs build them; constant subexpressions (folding); repeated
   subexpressions (CSE); values nobody uses, unused outputs of nested calls (pruning);
-- element-wise chains with broadcasting (fusion) whose intermediates escape as results;
+- element-wise chains with broadcasting (fusion) whose intermediates escape as results, and chains ending
+  in reductions over trailing axes (absorbed by the fusion) with operands shared at different depths and
+  the reduced result used element-wise again (softmax, layer norm);
 - variables read and written (assign / assign_add, then read) inside the outer and nested functions;
 - nested ``ember.function`` calls (inlining), float32 / float64 / int32 / float16 programs;
 - gradients of first and second order through the calls (the runner takes them when the program is
@@ -179,6 +181,54 @@ class Body:
             tuple(d for i, d in enumerate(x.shape) if i != axis)
         bound = x.bound * x.shape[axis] if name == "reduce_sum" else x.bound
         return self.emit(f"tf.{name}({{0}}, axis={axis}{', keepdims=True' if keep else ''})", [x], shape, bound)
+
+    def reduction_chain(self):
+        """An element-wise chain ending in a reduction over trailing axes (the fusion absorbs it: Note [Absorbed
+        reductions]): operands shared at different depths (the chain's start, older values, a link read
+        twice), the reduced value sometimes read again elsewhere, and the reduction's result sometimes used
+        element-wise against the chain (the softmax / layer-norm shape, x - reduce(x) and on)."""
+        x = self.pick(lambda v: len(v.shape) >= 1, recent=0.3)
+        if x is None:
+            return None
+        v = x
+        for _ in range(self.rng.randint(1, 3)):
+            if self.rng.random() < 0.4:
+                nxt = self.unary_of(v) if self.rng.random() < 0.5 else \
+                    self.emit("{0} * {0}" if self.p.is_float else "{0} + {0}", [v], v.shape,
+                              v.bound ** 2 if self.p.is_float else v.bound * 2)
+            else:
+                y = self.pick(lambda u: _broadcast(u.shape, v.shape) == v.shape, recent=0.2)
+                ops = [("{0} + {1}", v.bound + y.bound), ("{0} * {1}", v.bound * y.bound),
+                       ("{0} - {1}", v.bound + y.bound)]
+                if not self.p.smooth:
+                    ops += [("tf.maximum({0}, {1})", max(v.bound, y.bound))]
+                t, b = self.rng.choice(ops)
+                nxt = self.emit(t, [v, y], v.shape, b)
+            if nxt is None:
+                return None
+            v = nxt
+        names = ["reduce_sum"] + (["reduce_mean"] if self.p.is_float else [])
+        if not self.p.smooth:
+            names += ["reduce_max", "reduce_min"]
+        name = self.rng.choice(names)
+        rank = len(v.shape)
+        k = self.rng.randint(1, rank)
+        forms = [(None, rank)] if k == rank else []
+        forms += [(-1, 1), (rank - 1, 1)] if k == 1 else [(list(range(rank - k, rank)), k),
+                                                          (list(range(-k, 0)), k)]
+        axis, k = self.rng.choice(forms)
+        keep = self.rng.random() < 0.5
+        reduced = v.shape[rank - k:]
+        shape = (v.shape[:rank - k] + (1,) * k) if keep else v.shape[:rank - k]
+        bound = v.bound * max(1, int(np.prod(reduced))) if name == "reduce_sum" else v.bound
+        args = "" if axis is None else f", axis={axis}"
+        r = self.emit(f"tf.{name}({{0}}{args}{', keepdims=True' if keep else ''})", [v], shape, bound)
+        if r is None or self.rng.random() < 0.5:
+            return r
+        # The result used element-wise against the chain (x - max(x), d * rsqrt(mean(d * d)), ...).
+        if keep:
+            return self.emit("{0} - {1}", [v, r], v.shape, v.bound + r.bound)
+        return r
 
     def transpose(self):
         x = self.pick(lambda v: len(v.shape) >= 2)
@@ -599,7 +649,7 @@ class Body:
                          .replace("{", "{{").replace("}", "}}"), [], x.shape, bound)
 
     STEPS = [("unary", 10), ("binary", 12), ("identity", 8), ("constant", 3), ("duplicate", 3),
-             ("reduction", 4), ("transpose", 3), ("transpose_chain", 4), ("computed_shape", 3), ("pad", 3),
+             ("reduction", 4), ("reduction_chain", 5), ("transpose", 3), ("transpose_chain", 4), ("computed_shape", 3), ("pad", 3),
              ("concat", 2), ("matmul", 4), ("siblings", 6), ("read", 3), ("var_write", 3), ("call", 4),
              ("cond", 3), ("loop", 3), ("conv_chain", 2)]
 

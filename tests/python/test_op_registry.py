@@ -40,6 +40,19 @@ def fused_program_of_sin_of_product():
     return [int(v) for v in match.group(1).split(",")], [int(v) for v in match.group(2).split(",")]
 
 
+def fused_reduction_of_sin_of_product():
+    """FusedReduction's attributes for reduce_sum(sin(x * y), axis=-1) as the fusion pass writes them (enum
+    positions, as above)."""
+    spec = tf.TensorSpec([2, 3], tf.float32)
+    fn = tf.function(lambda x, y: tf.reduce_sum(tf.sin(x * y), axis=-1))
+    text = fn.get_concrete_function(spec, spec).graph.optimized_as_text()
+    match = re.search(r"= FusedReduction\(x:0, y:0\) \{program=\[([-\d,]+)\], results=\[([-\d,]*)\], "
+                      r"shape=\[2,3\], reduce=\[([-\d,]+)\]", text)
+    assert match, f"the fusion pass did not fuse reduce_sum(sin(x * y)) into one FusedReduction:\n{text}"
+    ints = lambda group: [int(v) for v in group.split(",")] if group else []  # noqa: E731
+    return ints(match.group(1)), ints(match.group(2)), ints(match.group(3))
+
+
 def examples():
     """op name -> (inputs, attrs) of one valid call."""
     table = {name: ([f32()], []) for name in UNARY_FLOAT}
@@ -245,6 +258,8 @@ def examples():
     table["Svd"] = ([sq], [True, False])
     program, results = fused_program_of_sin_of_product()
     table["FusedElementwise"] = ([[f32(), f32()]], [program, results, [2, 3]])
+    program, results, reduce = fused_reduction_of_sin_of_product()
+    table["FusedReduction"] = ([[f32(), f32()]], [program, results, [2, 3], reduce])
     table.update(conv_op_examples.examples())
     # Collectives in a group of one (no other worker needed); across processes: test_multi_worker.py.
     one = [tf.constant(1), tf.constant(1), tf.constant(1)]
@@ -444,6 +459,12 @@ def test_fused_elementwise_example_is_sin_of_product():
     inputs, attrs = EXAMPLES["FusedElementwise"]
     got = _C.op("FusedElementwise")(*inputs, *attrs)
     np.testing.assert_allclose(got.numpy(), np.sin(F * F), rtol=1e-6)
+
+
+def test_fused_reduction_example_is_row_sums_of_sin_of_product():
+    inputs, attrs = EXAMPLES["FusedReduction"]
+    got = _C.op("FusedReduction")(*inputs, *attrs)
+    np.testing.assert_allclose(got.numpy(), np.sin(F * F).sum(axis=-1), rtol=1e-6)
 
 
 @pytest.mark.parametrize("name", [n for n in OP_NAMES if n not in ("PartitionedCall", "Const")])

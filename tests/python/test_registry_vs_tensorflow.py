@@ -64,6 +64,7 @@ EXCLUDED = {
     **{name: "ember-internal: the asynchronous all-reduce that overlaps a gradient bucket's reduction with the "
              "backward pass (MultiWorkerMirroredStrategy; test_distribute_overlap.py, test_multi_worker.py)"
        for name in ("_CollectiveReduceStart", "_CollectiveReduceDone")},
+    "FusedReduction": "ember-internal: written by ember's fusion pass, no TensorFlow op",
     **{name: "ember-internal: written by the partitioner of multi-device functions, run only inside their "
              "partitions (test_multi_device_function.py)" for name in ("_Send", "_Recv")},
     "Polygamma": "its order (input 0) must be a non-negative integer, which the random float draws of this table "

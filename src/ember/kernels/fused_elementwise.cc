@@ -7,6 +7,8 @@
 #include <functional>
 #include <iterator>
 #include <mutex>
+#include <new>
+#include <optional>
 
 #include "ember/core/parallel.h"
 #include "ember/core/small_vector.h"
@@ -193,6 +195,13 @@ class ThreadScratch {
 
 thread_local ThreadScratch t_registers;
 thread_local ThreadScratch t_patterns;
+thread_local ThreadScratch t_reduced;  // a reduced value that is no output (Note [Fused reductions])
+
+// The result a run writes to a per-thread tile buffer instead of a tensor, or -1.
+int reduced_buffer_index(const FusedProgram& program) {
+  const auto& spec = program.reduction();
+  return spec && spec->internal ? spec->result : -1;
+}
 
 // The register bytecode for one call: steps in program order with their operands resolved.
 struct Plan {
@@ -336,6 +345,21 @@ int64_t FusedProgram::tile_elements(DType dtype) {
 
 StatusOr<FusedProgram> FusedProgram::decode(std::span<const int64_t> code, int num_inputs,
                                             std::span<const int64_t> results, DType dtype) {
+  return decode_records(code, num_inputs, results, dtype, /*reducing=*/false);
+}
+
+StatusOr<FusedProgram> FusedProgram::decode_reducing(std::span<const int64_t> code, int num_inputs,
+                                                     std::span<const int64_t> results, DType dtype,
+                                                     ReduceOp op, int64_t value, int64_t reduced_dims) {
+  auto program = decode_records(code, num_inputs, results, dtype, /*reducing=*/true);
+  if (!program.ok()) return program;
+  EMBER_RETURN_IF_ERROR(program->add_reduction(op, value, reduced_dims));
+  return program;
+}
+
+StatusOr<FusedProgram> FusedProgram::decode_records(std::span<const int64_t> code, int num_inputs,
+                                                    std::span<const int64_t> results, DType dtype,
+                                                    bool reducing) {
   if (code.size() % kFusedInstructionWidth != 0)
     return invalid_argument("program has ", code.size(), " ints; expected records of ",
                             kFusedInstructionWidth, " (opcode, op, a, b)");
@@ -380,7 +404,7 @@ StatusOr<FusedProgram> FusedProgram::decode(std::span<const int64_t> code, int n
     instr.b = static_cast<int32_t>(record[3]);
     program.instructions_.push_back(instr);
   }
-  if (results.empty()) return invalid_argument("a program needs at least one result");
+  if (results.empty() && !reducing) return invalid_argument("a program needs at least one result");
   std::vector<bool> seen(num_inputs + count, false);
   for (int64_t id : results) {
     if (id < num_inputs || id >= num_inputs + count)
@@ -391,6 +415,38 @@ StatusOr<FusedProgram> FusedProgram::decode(std::span<const int64_t> code, int n
     program.results_.push_back(static_cast<int32_t>(id));
   }
   return program;
+}
+
+Status FusedProgram::add_reduction(ReduceOp op, int64_t value, int64_t reduced_dims) {
+  if (reduction_) return invalid_argument("the program already ends in a reduction");
+  if (op != ReduceOp::kSum && op != ReduceOp::kMean && op != ReduceOp::kProd && op != ReduceOp::kMax &&
+      op != ReduceOp::kMin)
+    return invalid_argument("reduction ", static_cast<int>(op), " cannot end a program; expected Sum (",
+                            static_cast<int>(ReduceOp::kSum), "), Mean, Prod, Max or Min (",
+                            static_cast<int>(ReduceOp::kMin), ")");
+  if (reduce_tables().reduce[static_cast<int>(op)][static_cast<int>(dtype_)].row == nullptr)
+    return invalid_argument("reduction ", static_cast<int>(op), " has no loop for ", dtype_name(dtype_));
+  const int64_t count = static_cast<int64_t>(instructions_.size());
+  if (value < num_inputs_ || value >= num_inputs_ + count)
+    return invalid_argument("the reduced value ", value, " is not a value an instruction defines (ids ",
+                            num_inputs_, "..", num_inputs_ + count - 1, ")");
+  if (reduced_dims < 1 || reduced_dims > kMaxRank)
+    return invalid_argument("a reduction over ", reduced_dims, " trailing dims; expected 1..", kMaxRank);
+  FusedReductionSpec spec;
+  spec.op = op;
+  spec.reduced_dims = static_cast<int>(reduced_dims);
+  auto it = std::find(results_.begin(), results_.end(), static_cast<int32_t>(value));
+  spec.internal = it == results_.end();
+  if (spec.internal) results_.push_back(static_cast<int32_t>(value));
+  spec.result =
+      spec.internal ? static_cast<int>(results_.size()) - 1 : static_cast<int>(it - results_.begin());
+  reduction_ = spec;
+  return Status::OK();
+}
+
+int FusedProgram::num_outputs() const {
+  if (!reduction_) return num_results();
+  return num_results() - (reduction_->internal ? 1 : 0) + 1;
 }
 
 bool broadcast_into(const Shape& a, const Shape& b, Shape& out) {
@@ -414,6 +470,101 @@ namespace {
 
 std::atomic<NativeFusedCompiler*> g_native_compiler{nullptr};
 std::atomic<int64_t> g_native_runs{0}, g_interpreted_runs{0};
+
+// One run of a program's reduction (Note [Fused reductions] in the header): the work items, each a chunk
+// of the domain, and the accumulators they fill. Rows of at most a tile go whole into an item, as many as
+// fit (one accumulator each); longer rows are cut into tiles (one partial accumulator each, merged in row
+// order by finish). The items depend on the shape alone.
+class ReductionRun {
+ public:
+  static StatusOr<ReductionRun> make(const FusedProgram& program, const Shape& domain, TensorImpl& out) {
+    const FusedReductionSpec& spec = *program.reduction();
+    ReductionRun r;
+    r.loops_ = &reduce_tables().reduce[static_cast<int>(spec.op)][static_cast<int>(program.dtype())];
+    r.acc_bytes_ = r.loops_->acc_size;
+    r.element_size_ = dtype_size(program.dtype());
+    r.tile_ = FusedProgram::tile_elements(program.dtype());
+    if (spec.reduced_dims > domain.rank())
+      return invalid_argument("the reduction is over the last ", spec.reduced_dims,
+                              " dims of a domain of rank ", domain.rank(), " (", domain.to_string(), ")");
+    r.rows_ = 1;
+    r.row_length_ = 1;
+    for (int i = 0; i < domain.rank(); ++i)
+      (i < domain.rank() - spec.reduced_dims ? r.rows_ : r.row_length_) *= domain.dim(i);
+    if (out.shape().num_elements() != r.rows_)
+      return invalid_argument("the reduction's output ", out.shape().to_string(), " has ",
+                              out.shape().num_elements(), " elements; the domain ", domain.to_string(),
+                              " reduced over its last ", spec.reduced_dims, " dims has ", r.rows_);
+    r.out_ = static_cast<char*>(out.mutable_raw_data());
+    int64_t accumulators;
+    if (r.row_length_ <= r.tile_) {
+      r.rows_per_item_ = r.tile_ / std::max<int64_t>(1, r.row_length_);
+      r.items_ = r.row_length_ == 0 ? 0 : (r.rows_ + r.rows_per_item_ - 1) / r.rows_per_item_;
+      accumulators = r.rows_;
+    } else {
+      r.chunks_per_row_ = (r.row_length_ + r.tile_ - 1) / r.tile_;
+      r.items_ = r.rows_ * r.chunks_per_row_;
+      accumulators = r.items_;
+    }
+    r.accumulators_.reset(new (std::nothrow) char[std::max<int64_t>(1, accumulators) * r.acc_bytes_]);
+    if (r.accumulators_ == nullptr)
+      return make_error(Code::kResourceExhausted, "cannot allocate ", accumulators,
+                        " accumulators of a fused "
+                        "reduction");
+    r.loops_->init(r.accumulators_.get(), accumulators);
+    return r;
+  }
+
+  int64_t items() const { return items_; }
+
+  // Item `item` covers domain elements [off, off + count).
+  void extent(int64_t item, int64_t& off, int64_t& count) const {
+    if (rows_per_item_ > 0) {
+      const int64_t first = item * rows_per_item_;
+      off = first * row_length_;
+      count = std::min(rows_per_item_, rows_ - first) * row_length_;
+      return;
+    }
+    const int64_t row = item / chunks_per_row_, chunk = item % chunks_per_row_;
+    off = row * row_length_ + chunk * tile_;
+    count = std::min(tile_, row_length_ - chunk * tile_);
+  }
+
+  // Folds the reduced value of item `item` (`count` elements at `values`) into its accumulators.
+  void accumulate(int64_t item, const char* values, int64_t count) const {
+    if (rows_per_item_ > 0) {
+      const int64_t rows = count / row_length_;
+      loops_->row(values, rows, row_length_, row_length_,
+                  accumulators_.get() + item * rows_per_item_ * acc_bytes_);
+      return;
+    }
+    loops_->row(values, 1, count, count, accumulators_.get() + item * acc_bytes_);
+  }
+
+  // Merges a long row's partials in order and writes every row's result.
+  void finish() const {
+    char* acc = accumulators_.get();
+    if (rows_per_item_ > 0) {
+      loops_->finalize(acc, rows_, row_length_, out_);
+      return;
+    }
+    for (int64_t row = 0; row < rows_; ++row) {
+      char* first = acc + row * chunks_per_row_ * acc_bytes_;
+      for (int64_t c = 1; c < chunks_per_row_; ++c) loops_->merge(first, first + c * acc_bytes_, 1);
+      loops_->finalize(first, 1, row_length_, out_ + row * element_size_);
+    }
+  }
+
+ private:
+  const ReduceLoops* loops_ = nullptr;
+  size_t acc_bytes_ = 0, element_size_ = 0;
+  int64_t tile_ = 0, rows_ = 0, row_length_ = 0;
+  int64_t rows_per_item_ = 0;   // > 0: whole rows per item
+  int64_t chunks_per_row_ = 0;  // else: tiles per row
+  int64_t items_ = 0;
+  std::shared_ptr<char[]> accumulators_;
+  char* out_ = nullptr;
+};
 
 // A program bound to one set of input shapes and one domain: the layouts and register bytecode.
 struct Binding {
@@ -465,7 +616,7 @@ StatusOr<std::shared_ptr<const Binding>> bind(const FusedProgram& program, std::
 // the kernel per tile (per thread's share of the domain when no input needs a pattern or a gather).
 Status run_native(NativeFusedFn kernel, const FusedProgram& program, const Binding& binding,
                   std::span<const char* const> input_data, std::span<char* const> output_data,
-                  std::span<const char* const> pattern_data) {
+                  std::span<const char* const> pattern_data, const ReductionRun* reduction) {
   const int64_t tile = FusedProgram::tile_elements(program.dtype());
   const size_t element_size = dtype_size(program.dtype());
   const int64_t n = binding.domain.num_elements();
@@ -480,9 +631,10 @@ Status run_native(NativeFusedFn kernel, const FusedProgram& program, const Bindi
   }
   const int64_t num_tiles = (n + tile - 1) / tile;
   const size_t register_bytes = static_cast<size_t>(tile) * element_size;
+  const int internal = reduced_buffer_index(program);
   std::atomic<bool> out_of_memory{false};
-  parallel_for(num_tiles, tile * std::max<int64_t>(1, binding.plan.cost_per_element),
-               [&](int64_t first, int64_t last) {
+  parallel_for(reduction != nullptr ? reduction->items() : num_tiles,
+               tile * std::max<int64_t>(1, binding.plan.cost_per_element), [&](int64_t first, int64_t last) {
                  SmallVector<const void*, 16> in;
                  in.resize(num_inputs);
                  SmallVector<void*, 4> out;
@@ -494,6 +646,11 @@ Status run_native(NativeFusedFn kernel, const FusedProgram& program, const Bindi
                      out_of_memory = true;
                      return;
                    }
+                 }
+                 char* reduced = nullptr;
+                 if (internal >= 0 && (reduced = t_reduced.get(register_bytes)) == nullptr) {
+                   out_of_memory = true;
+                   return;
                  }
                  auto call = [&](int64_t off, int64_t count) {
                    int gathered = 0;
@@ -516,9 +673,21 @@ Status run_native(NativeFusedFn kernel, const FusedProgram& program, const Bindi
                        }
                      }
                    }
-                   for (size_t j = 0; j < out.size(); ++j) out[j] = output_data[j] + off * element_size;
+                   for (size_t j = 0; j < out.size(); ++j)
+                     out[j] = static_cast<int>(j) == internal ? reduced : output_data[j] + off * element_size;
                    kernel(in.data(), out.data(), count);
                  };
+                 if (reduction != nullptr) {
+                   const int r = program.reduction()->result;
+                   for (int64_t item = first; item < last; ++item) {
+                     int64_t off, count;
+                     reduction->extent(item, off, count);
+                     call(off, count);
+                     reduction->accumulate(
+                         item, r == internal ? reduced : output_data[r] + off * element_size, count);
+                   }
+                   return;
+                 }
                  if (!per_tile) {
                    const int64_t off = first * tile;
                    call(off, std::min(n, last * tile) - off);
@@ -540,7 +709,16 @@ Status run_binding(const FusedProgram& program, const Binding& binding,
   const int64_t tile = FusedProgram::tile_elements(dtype);
   const size_t element_size = dtype_size(dtype);
   const int64_t n = binding.domain.num_elements();
-  if (n == 0) return Status::OK();
+  std::optional<ReductionRun> reduction;
+  if (program.reduction()) {
+    auto made = ReductionRun::make(program, binding.domain, *outputs.back());
+    if (!made.ok()) return made.status();
+    reduction = std::move(made).value();
+  }
+  if (n == 0) {
+    if (reduction) reduction->finish();  // the empty reduction's identity (Mean: NaN) per row
+    return Status::OK();
+  }
   const Plan& plan = binding.plan;
   const auto& layouts = binding.layouts;
 
@@ -560,22 +738,29 @@ Status run_binding(const FusedProgram& program, const Binding& binding,
     }
   }
 
+  // Per result: its tensor's data, or null for an internal reduced value (a per-thread buffer).
+  const int internal = reduced_buffer_index(program);
   SmallVector<char*, 4> output_data;
-  for (size_t j = 0; j < outputs.size(); ++j)
-    output_data.push_back(static_cast<char*>(outputs[j]->mutable_raw_data()));
+  for (int j = 0; j < program.num_results(); ++j)
+    output_data.push_back(j == internal ? nullptr : static_cast<char*>(outputs[j]->mutable_raw_data()));
+  const ReductionRun* reducing = reduction ? &*reduction : nullptr;
   if (NativeFusedFn kernel = binding.native != nullptr ? binding.native->get() : nullptr) {
     g_native_runs.fetch_add(1, std::memory_order_relaxed);
-    return run_native(kernel, program, binding, {input_data.data(), input_data.size()},
-                      {output_data.data(), output_data.size()}, {pattern_data.data(), pattern_data.size()});
+    EMBER_RETURN_IF_ERROR(run_native(kernel, program, binding, {input_data.data(), input_data.size()},
+                                     {output_data.data(), output_data.size()},
+                                     {pattern_data.data(), pattern_data.size()}, reducing));
+    if (reducing != nullptr) reducing->finish();
+    return Status::OK();
   }
   if (binding.counted) g_interpreted_runs.fetch_add(1, std::memory_order_relaxed);
   const int64_t num_tiles = (n + tile - 1) / tile;
   const size_t register_bytes = static_cast<size_t>(tile) * element_size;
   std::atomic<bool> out_of_memory{false};
-  parallel_for(num_tiles, tile * std::max<int64_t>(1, plan.cost_per_element),
-               [&](int64_t first, int64_t last) {
+  parallel_for(reducing != nullptr ? reducing->items() : num_tiles,
+               tile * std::max<int64_t>(1, plan.cost_per_element), [&](int64_t first, int64_t last) {
                  char* registers = t_registers.get(std::max<size_t>(1, plan.num_registers * register_bytes));
-                 if (registers == nullptr) {
+                 char* reduced = internal >= 0 ? t_reduced.get(register_bytes) : nullptr;
+                 if (registers == nullptr || (internal >= 0 && reduced == nullptr)) {
                    out_of_memory = true;
                    return;
                  }
@@ -591,12 +776,13 @@ Status run_binding(const FusedProgram& program, const Binding& binding,
                      case Source::kRegister:
                        return registers + o.index * register_bytes;
                      case Source::kOutput:
-                       return output_data[o.index] + off * element_size;
+                       return o.index == internal ? reduced : output_data[o.index] + off * element_size;
                    }
                    return nullptr;
                  };
                  for (int64_t t = first; t < last; ++t) {
-                   const int64_t off = t * tile, count = std::min(tile, n - off);
+                   int64_t off = t * tile, count = std::min(tile, n - off);
+                   if (reducing != nullptr) reducing->extent(t, off, count);
                    for (const Step& step : plan.steps) {
                      char* dst = pointer(step.dst, off);
                      switch (step.kind) {
@@ -612,10 +798,16 @@ Status run_binding(const FusedProgram& program, const Binding& binding,
                          break;
                      }
                    }
+                   if (reducing != nullptr) {
+                     const int r = program.reduction()->result;
+                     reducing->accumulate(t, r == internal ? reduced : output_data[r] + off * element_size,
+                                          count);
+                   }
                  }
                });
   if (out_of_memory)
     return make_error(Code::kResourceExhausted, "cannot allocate the registers of a fused program");
+  if (reducing != nullptr) reducing->finish();
   return Status::OK();
 }
 
@@ -677,9 +869,8 @@ Status check_dtypes(const FusedProgram& program, std::span<const TensorImpl* con
                     std::span<TensorImpl* const> outputs) {
   if (static_cast<int>(inputs.size()) != program.num_inputs())
     return invalid_argument("the program takes ", program.num_inputs(), " inputs, got ", inputs.size());
-  if (static_cast<int>(outputs.size()) != program.num_results())
-    return invalid_argument("the program has ", program.num_results(), " results, got ", outputs.size(),
-                            " outputs");
+  if (static_cast<int>(outputs.size()) != program.num_outputs())
+    return invalid_argument("the program has ", program.num_outputs(), " outputs, got ", outputs.size());
   for (size_t k = 0; k < inputs.size(); ++k)
     if (inputs[k]->dtype() != program.dtype())
       return invalid_argument("input #", k, " has dtype ", dtype_name(inputs[k]->dtype()),
@@ -801,6 +992,11 @@ StatusOr<std::shared_ptr<const PreparedFusedProgram>> FusedProgram::prepare(std:
   prepared->domain = domain;
   bool fully_defined = domain.fully_defined();
   for (const Shape& s : inputs) fully_defined = fully_defined && s.fully_defined();
+  if (reduction_ && !fully_defined)
+    return make_error(Code::kUnimplemented,
+                      "a fused program ending in a reduction needs static shapes, got "
+                      "the domain ",
+                      domain.to_string());
   if (fully_defined) {
     auto binding = bind(*this, inputs, domain, /*want_native=*/true);
     if (!binding.ok()) return binding.status();
@@ -860,6 +1056,23 @@ FusedRunCounts fused_run_counts() {
 Status FusedProgram::run(std::span<const TensorImpl* const> inputs,
                          std::span<TensorImpl* const> outputs) const {
   EMBER_RETURN_IF_ERROR(check_dtypes(*this, inputs, outputs));
+  if (reduction_) {  // over the inputs' broadcast, which every other output has
+    Shape domain;
+    for (size_t k = 0; k < inputs.size(); ++k)
+      if (!broadcast_into(domain, inputs[k]->shape(), domain))
+        return invalid_argument("input #", k, " has shape ", inputs[k]->shape().to_string(),
+                                ", which does not broadcast with the other inputs (to ", domain.to_string(),
+                                ")");
+    for (int j = 0; j + 1 < num_outputs(); ++j)
+      if (outputs[j]->shape() != domain)
+        return invalid_argument("output #", j, " is ", outputs[j]->shape().to_string(), "; expected ",
+                                domain.to_string());
+    SmallVector<Shape, 4> shapes;
+    for (const TensorImpl* in : inputs) shapes.push_back(in->shape());
+    auto binding = bind(*this, {shapes.data(), shapes.size()}, domain);
+    if (!binding.ok()) return binding.status();
+    return run_binding(*this, **binding, inputs, outputs);
+  }
   return run_by_output_shape(
       *this, inputs, outputs,
       [this](std::span<const Shape> shapes, const Shape& domain) { return bind(*this, shapes, domain); });
@@ -876,7 +1089,9 @@ Status FusedProgram::run_prepared(const PreparedFusedProgram& prepared,
                                  return prepared.binding_for(shapes, domain);
                                });
   const Binding& binding = *prepared.fixed;
-  for (size_t j = 0; j < outputs.size(); ++j) {
+  // The reduction's output is checked by its run (ReductionRun::make).
+  const size_t domain_outputs = outputs.size() - (program.reduction() ? 1 : 0);
+  for (size_t j = 0; j < domain_outputs; ++j) {
     if (outputs[j]->shape() != binding.domain)
       return invalid_argument("output #", j, " is ", dtype_name(outputs[j]->dtype()),
                               outputs[j]->shape().to_string(), "; expected ", dtype_name(program.dtype()),

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -30,6 +31,7 @@
 #include "ember/core/status.h"
 #include "ember/core/tensor_impl.h"
 #include "ember/kernels/elementwise.h"
+#include "ember/kernels/reduce.h"
 
 namespace ember::kernels {
 
@@ -93,6 +95,26 @@ class NativeFusedSlot {
 
 class FusedProgram;
 
+// Note [Fused reductions]
+// A program may end in a reduction of one of its values over the domain's last `reduced_dims` dims (every
+// dim: one number; the last: one per row), as the fusion pass makes of reduce_sum(x * y + z) or of the
+// sum in a softmax. The reduced value never goes to memory: the program writes it, chunk by chunk, to a
+// per-thread buffer of one tile (or to its own output when it is also a result), and the reduction loop of
+// kernels/reduce.h (the ISA-selected row loop, vectorised over fixed lanes) folds the chunk into an
+// accumulator while it is in L1. The chunks are fixed by the shape alone: a row shorter than a tile goes
+// whole into a chunk with the rows after it (each row reduced alone), a longer row is cut into tiles whose
+// partial accumulators are merged in row order after the parallel loop. So the result depends on the
+// shape only, never on the thread count, and the interpreter and the native kernel, which run the same
+// chunks and hand the same values to the same reduction loop, agree bit for bit. The accumulation itself
+// is the reduction loop's, not code the JIT emits: the reduction is memory-bound, and one shared loop is
+// what makes the two tiers give the same bits.
+struct FusedReductionSpec {
+  ReduceOp op = ReduceOp::kSum;
+  int result = -1;        // index into results() of the reduced value
+  int reduced_dims = 0;   // the domain's trailing dims reduced
+  bool internal = false;  // the value is no output of its own (the last entry of results())
+};
+
 /// Compiles bound programs to native code (implemented by jit/; none is installed without it).
 class NativeFusedCompiler {
  public:
@@ -118,6 +140,11 @@ class FusedProgram {
   /// Checks every record, operand (defined before use) and result id; fails naming the bad instruction.
   static StatusOr<FusedProgram> decode(std::span<const int64_t> code, int num_inputs,
                                        std::span<const int64_t> results, DType dtype);
+  /// As decode, then add_reduction(op, value, reduced_dims); `results` may be empty (the reduction is the
+  /// program's only output).
+  static StatusOr<FusedProgram> decode_reducing(std::span<const int64_t> code, int num_inputs,
+                                                std::span<const int64_t> results, DType dtype, ReduceOp op,
+                                                int64_t value, int64_t reduced_dims);
 
   int num_inputs() const { return num_inputs_; }
   int num_results() const { return static_cast<int>(results_.size()); }
@@ -125,16 +152,26 @@ class FusedProgram {
   std::span<const FusedInstruction> instructions() const { return instructions_; }
   std::span<const int32_t> results() const { return results_; }
 
+  /// Ends the program with a reduction (Note [Fused reductions]) of value `value`, an instruction's result,
+  /// over the domain's last `reduced_dims` (>= 1) dims. A value that is not a result becomes an internal
+  /// one, appended to results(). `op` is Sum, Mean, Prod, Max or Min, with a loop for the dtype.
+  Status add_reduction(ReduceOp op, int64_t value, int64_t reduced_dims);
+  const std::optional<FusedReductionSpec>& reduction() const { return reduction_; }
+  /// The tensors a run writes: one per result that is not internal, then the reduction's output (its
+  /// elements are the domain's leading dims; only their count matters).
+  int num_outputs() const;
+
   /// Runs over the domain given by the outputs' shape; each input must broadcast to it. Outputs of
   /// different shapes are allowed: each shape runs the part of the program its results need (Note [Fusion
   /// over unknown dimensions]). Outputs must not alias inputs: a tile of an output is written before
-  /// later instructions read the same tile of the inputs.
+  /// later instructions read the same tile of the inputs. With a reduction the domain is the inputs'
+  /// broadcast, and every other output has that shape.
   Status run(std::span<const TensorImpl* const> inputs, std::span<TensorImpl* const> outputs) const;
 
   /// Binds the program to input shapes and a domain (the executor prepares a node when it compiles a
   /// plan). With static shapes the layouts and the register bytecode are built here, so a call only binds
   /// pointers; with unknown dims (the domain's rank must be known) they are built on a call's first use
-  /// of its shapes and the last few kept.
+  /// of its shapes and the last few kept. A program with a reduction needs static shapes.
   StatusOr<std::shared_ptr<const PreparedFusedProgram>> prepare(std::span<const Shape> inputs,
                                                                 const Shape& domain) const;
   /// Whether `prepared` was made for unknown dims (its results' shapes come from result_shapes).
@@ -151,10 +188,14 @@ class FusedProgram {
   static int64_t tile_elements(DType dtype);
 
  private:
+  static StatusOr<FusedProgram> decode_records(std::span<const int64_t> code, int num_inputs,
+                                               std::span<const int64_t> results, DType dtype, bool reducing);
+
   int num_inputs_ = 0;
   DType dtype_ = DType::kFloat32;
   std::vector<FusedInstruction> instructions_;
   std::vector<int32_t> results_;
+  std::optional<FusedReductionSpec> reduction_;
 };
 
 }  // namespace ember::kernels

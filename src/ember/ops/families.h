@@ -20,7 +20,7 @@ void register_graph_ops(OpRegistry& r);         // Placeholder, Const, Partition
 void register_control_flow_ops(OpRegistry& r);  // If, While, Case and their stateless forms
 void register_state_ops(OpRegistry& r);         // ReadVariableOp, AssignVariableOp, AssignAdd/SubVariableOp
 void register_print_ops(OpRegistry& r);         // PrintV2
-void register_fused_ops(OpRegistry& r);         // FusedElementwise (created by the optimizer)
+void register_fused_ops(OpRegistry& r);         // FusedElementwise, FusedReduction (made by the optimizer)
 void register_dataset_ops(OpRegistry& r);       // DatasetIteratorCreate/Next/Delete (ops/dataset.h)
 void register_summary_ops(OpRegistry& r);       // ContextWriteSummary, ContextFlushSummary
 void register_send_recv_ops(OpRegistry& r);     // _Send, _Recv (ops/send_recv.h)

@@ -1,5 +1,6 @@
-// FusedElementwise: a chain or DAG of element-wise ops run as one tiled kernel (kernels/fused_elementwise.h).
-// Only the element-wise fusion pass (passes/fuse_elementwise.cc) creates it, in optimized graphs.
+// FusedElementwise: a chain or DAG of element-wise ops run as one tiled kernel (kernels/fused_elementwise.h);
+// FusedReduction: the same ending in a reduction over the domain's trailing dims (Note [Fused reductions]).
+// Only the element-wise fusion pass (passes/fuse_elementwise.cc) creates them, in optimized graphs.
 #include "ember/jit/jit.h"
 #include "ember/kernels/fused_elementwise.h"
 #include "ember/ops/families.h"
@@ -13,9 +14,24 @@ constexpr int kProgram = 0;
 constexpr int kResults = 1;
 constexpr int kShape = 2;
 
+constexpr int kReduce = 3;  // FusedReduction: {ReduceOp, reduced value id, trailing dims reduced, keep_dims}
+
 StatusOr<kernels::FusedProgram> decode(const AttrReader& attrs, int num_inputs, DType dtype) {
-  return kernels::FusedProgram::decode(attrs.attr_ints(kProgram), num_inputs, attrs.attr_ints(kResults),
-                                       dtype);
+  if (attrs.attrs.size() <= kReduce)  // FusedElementwise
+    return kernels::FusedProgram::decode(attrs.attr_ints(kProgram), num_inputs, attrs.attr_ints(kResults),
+                                         dtype);
+  std::span<const int64_t> reduce = attrs.attr_ints(kReduce);
+  if (reduce.size() != 4)
+    return invalid_argument("FusedReduction: 'reduce' holds {op, value, reduced dims, keep_dims}, got ",
+                            reduce.size(), " ints");
+  if (reduce[0] < 0 || reduce[0] >= static_cast<int64_t>(kernels::ReduceOp::kCount))
+    return invalid_argument("FusedReduction: reduction op ", reduce[0], " is out of range (0..",
+                            static_cast<int>(kernels::ReduceOp::kCount) - 1, ")");
+  auto program = kernels::FusedProgram::decode_reducing(
+      attrs.attr_ints(kProgram), num_inputs, attrs.attr_ints(kResults), dtype,
+      static_cast<kernels::ReduceOp>(reduce[0]), reduce[1], reduce[2]);
+  if (!program.ok()) return program.status().with_prefix("FusedReduction: ");
+  return program;
 }
 
 Status fused_shape(InferContext& ctx) {
@@ -49,7 +65,23 @@ Status fused_shape(InferContext& ctx) {
       return invalid_argument("input #", k, " has shape ", in.to_string(),
                               ", which does not broadcast to the domain ", domain->to_string());
   }
-  for (int j = 0; j < program->num_results(); ++j) ctx.outputs.push_back(TensorSpec{dtype, *domain});
+  const auto& reduction = program->reduction();
+  const int domain_outputs = program->num_outputs() - (reduction ? 1 : 0);
+  for (int j = 0; j < domain_outputs; ++j) ctx.outputs.push_back(TensorSpec{dtype, *domain});
+  if (reduction) {
+    if (reduction->reduced_dims > domain->rank())
+      return invalid_argument("FusedReduction: reduces the last ", reduction->reduced_dims,
+                              " dims of a domain of rank ", domain->rank());
+    const bool keep_dims = ctx.attr_ints(kReduce)[3] != 0;
+    Shape out;
+    for (int i = 0; i < domain->rank(); ++i) {
+      if (i < domain->rank() - reduction->reduced_dims)
+        out.push_back(domain->dim(i));
+      else if (keep_dims)
+        out.push_back(1);
+    }
+    ctx.outputs.push_back(TensorSpec{dtype, out});
+  }
   return Status::OK();
 }
 
@@ -60,7 +92,14 @@ StatusOr<std::shared_ptr<const void>> fused_prepare(const PrepareContext& ctx) {
   if (!program.ok()) return program.status();
   SmallVector<Shape, 4> shapes;
   for (const TensorSpec& spec : ctx.inputs) shapes.push_back(spec.shape);
-  auto prepared = program->prepare({shapes.data(), shapes.size()}, ctx.outputs[0].shape);
+  // A reduction's output is not the domain: the attribute is (static shapes only, checked by prepare).
+  Shape domain = ctx.outputs[0].shape;
+  if (program->reduction()) {
+    auto traced = Shape::from_dims(ctx.attr_ints(kShape), /*allow_unknown=*/true);
+    if (!traced.ok()) return traced.status().with_prefix("shape: ");
+    domain = *traced;
+  }
+  auto prepared = program->prepare({shapes.data(), shapes.size()}, domain);
   if (!prepared.ok()) return prepared.status();
   return std::shared_ptr<const void>(std::move(prepared).value());
 }
@@ -107,6 +146,25 @@ void register_fused_ops(OpRegistry& r) {
       .shape(&fused_shape)
       .prepare(&fused_prepare)
       .kernel(kNumericTypes | kBoolType, &fused_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("FusedReduction")
+      .doc(
+          "A FusedElementwise program whose value `reduce[1]` is reduced (reduce[0]: Sum 0, Mean 1, Prod 2, "
+          "Max 3, Min 4) over the domain's last reduce[2] dims (keep_dims: reduce[3]); outputs: the results, "
+          "then the reduction. FusedReduction([x, y], program=[2, 2, 0, 1], results=[], shape=[4], "
+          "reduce=[0, 2, 1, 0]) == reduce_sum(x * y)")
+      .input("inputs")
+      .output("outputs")  // one per entry of `results`, then the reduction's
+      .type_var(kNumericTypes)
+      .attr("program", AttrType::kInts)
+      .attr("results", AttrType::kInts)
+      .attr("shape", AttrType::kInts)
+      .attr("reduce", AttrType::kInts)
+      .flags(kVariadicInput | kNotDifferentiable)  // as FusedElementwise
+      .shape(&fused_shape)
+      .prepare(&fused_prepare)
+      .kernel(kNumericTypes, &fused_kernel)
       .batching(BatchingRule::kFallback)
       .done(r);
 }

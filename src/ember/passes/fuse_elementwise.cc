@@ -12,7 +12,21 @@
 // a1 -> b1 and b2 -> a2, where b1 and b2 meet only downstream (b1 -> b3 <- b2), groups {a1, a2} and
 // {b1, b2, b3} are each convex, yet contracted they feed each other. So the contracted graph is checked
 // as a whole, and groups on a cycle are dissolved until it is acyclic (drop_groups_on_cycles).
+//
+// Note [Absorbed reductions]
+// A Sum, Mean, Prod, Max or Min of a group's value over the domain's trailing dims (every axis, the last
+// one, ...) with constant axes joins the group, which becomes a FusedReduction node: the reduced value is
+// then never written to memory (kernels/fused_elementwise.h, Note [Fused reductions]). reduce_sum(x * y + z)
+// reads its three inputs once; a softmax's exp(x - max) both leaves the group (for the division) and is
+// summed in the same pass. A group takes one reduction, the first in graph order; it may then be a single
+// element-wise op (reduce_sum(x * y)). The reduction reads only the group and a Const, and nothing that
+// reads the reduction can be in the group (its producer would have been reachable from the group when it
+// joined), so the group stays convex; the contracted-graph check below counts the reduction as part of its
+// group. Only groups of static shapes absorb one. EMBER_FUSE_REDUCTIONS=0 turns this off (benchmarks).
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
 #include <unordered_map>
 
 #include "ember/kernels/fused_elementwise.h"
@@ -50,12 +64,50 @@ bool fusible(const Graph& g, int32_t n, const std::vector<bool>& in_control_edge
   return false;
 }
 
+// The reduction op of a Sum, Mean, Prod, Max or Min node, if it is one.
+std::optional<kernels::ReduceOp> reduce_op_of(const Node& node) {
+  static const std::pair<const char*, kernels::ReduceOp> kOps[] = {{"Sum", kernels::ReduceOp::kSum},
+                                                                   {"Mean", kernels::ReduceOp::kMean},
+                                                                   {"Prod", kernels::ReduceOp::kProd},
+                                                                   {"Max", kernels::ReduceOp::kMax},
+                                                                   {"Min", kernels::ReduceOp::kMin}};
+  for (const auto& [name, op] : kOps)
+    if (node.op->name == name) return op;
+  return std::nullopt;
+}
+
+// How many trailing dims of a rank-`rank` value the Const axes `v` reduce, or 0 when they are not a
+// constant naming exactly the last k >= 1 axes (each once).
+int trailing_axes(const Graph& g, ValueRef v, int rank) {
+  const Node& node = g.node(v.node);
+  if (node.op->name != "Const" || node.attrs.empty() || !std::holds_alternative<TensorRef>(node.attrs[0]))
+    return 0;
+  const TensorImpl& t = *std::get<TensorRef>(node.attrs[0]);
+  if (t.rank() > 1 || (t.dtype() != DType::kInt32 && t.dtype() != DType::kInt64)) return 0;
+  std::vector<int64_t> axes = PartialValue::from_tensor(t).values;
+  for (int64_t& a : axes) {
+    if (a < -rank || a >= rank) return 0;
+    if (a < 0) a += rank;
+  }
+  std::sort(axes.begin(), axes.end());
+  const int k = static_cast<int>(axes.size());
+  if (k == 0 || std::adjacent_find(axes.begin(), axes.end()) != axes.end()) return 0;
+  return axes.front() == rank - k ? k : 0;
+}
+
 class GroupBuilder {
  public:
   explicit GroupBuilder(const Graph& g) : g_(g), group_of_(g.num_nodes(), -1), visited_(g.num_nodes(), 0) {}
 
   int32_t group_of(int32_t n) const { return group_of_[n]; }
   const std::vector<std::vector<int32_t>>& groups() const { return groups_; }
+
+  /// Adds reduction node r, which reads a value of group gid (Note [Absorbed reductions]).
+  void absorb(int32_t gid, int32_t r) {
+    group_of_[r] = gid;
+    auto& members = groups_[gid];
+    members.insert(std::upper_bound(members.begin(), members.end(), r), r);
+  }
 
   /// Adds fusible node v: it joins a producer's group (then merges every other producer group it can) or
   /// starts its own.
@@ -167,24 +219,53 @@ class GroupBuilder {
   uint32_t stamp_ = 0;
 };
 
-// Replaces one group by a FusedElementwise node: outside values the members read become its inputs, and
-// every member value read outside the group (or returned) becomes one of its outputs.
-void fuse_group(GraphEditor& editor, const std::vector<int32_t>& members, int32_t gid,
+// A reduction a group absorbs (Note [Absorbed reductions]): the node and the trailing dims it reduces.
+struct Absorbed {
+  int32_t node = -1;
+  int dims = 0;
+};
+
+// Whether node r may join group gid as its reduction: a reduction of one of the group's values over its
+// trailing dims with constant axes, in a dtype with a loop, the group's shapes all static.
+int absorbable(const Graph& g, int32_t r, const GroupBuilder& groups,
+               const std::vector<bool>& in_control_edge) {
+  const Node& node = g.node(r);
+  const auto op = reduce_op_of(node);
+  if (!op || in_control_edge[r] || !node.control_inputs.empty() || node.inputs.size() != 2) return 0;
+  const int32_t gid = groups.group_of(node.inputs[0].node);
+  if (gid < 0) return 0;
+  const TensorSpec& domain = g.spec(node.inputs[0]);
+  if (!domain.shape.fully_defined() || domain.shape.rank() < 1 || domain.dtype == DType::kBool) return 0;
+  if (kernels::reduce_tables().reduce[static_cast<int>(*op)][static_cast<int>(domain.dtype)].row == nullptr)
+    return 0;
+  for (int32_t m : groups.groups()[gid])
+    for (ValueRef in : g.node(m).inputs)
+      if (!g.spec(in).shape.fully_defined()) return 0;
+  return trailing_axes(g, node.inputs[1], domain.shape.rank());
+}
+
+// Replaces one group by a FusedElementwise node (a FusedReduction one with an absorbed reduction): outside
+// values the members read become its inputs, and every member value read outside the group (or returned)
+// becomes one of its outputs, followed by the reduction's.
+void fuse_group(GraphEditor& editor, const std::vector<int32_t>& members, int32_t gid, Absorbed reduction,
                 const GroupBuilder& groups, const std::vector<std::vector<int32_t>>& consumers,
                 const std::vector<bool>& is_result) {
   const Graph& g = editor.graph();
   std::vector<ValueRef> inputs;
   std::unordered_map<int64_t, int64_t> id_of;  // value key -> program value id
-  for (int32_t m : members)
+  for (int32_t m : members) {
+    if (m == reduction.node) continue;  // its axes are a constant of the node
     for (ValueRef in : g.node(m).inputs)
       if (groups.group_of(in.node) != gid &&
           id_of.emplace(value_key(in), static_cast<int64_t>(inputs.size())).second)
         inputs.push_back(in);
+  }
 
   const int num_inputs = static_cast<int>(inputs.size());
   std::vector<int64_t> code, results;
   std::vector<int32_t> escaping;  // members whose value leaves the group, in output order
   for (int32_t m : members) {
+    if (m == reduction.node) continue;
     const Node& node = g.node(m);
     int64_t a = id_of.at(value_key(node.inputs[0]));
     int64_t id = node.op->tile_unary >= 0
@@ -201,19 +282,28 @@ void fuse_group(GraphEditor& editor, const std::vector<int32_t>& members, int32_
   }
 
   const Node& last = g.node(members.back());
-  const TensorSpec domain = last.outputs[0];
+  const TensorSpec domain = reduction.node >= 0 ? g.spec(g.node(reduction.node).inputs[0]) : last.outputs[0];
   AttrList attrs;
   attrs.push_back(std::move(code));
   attrs.push_back(std::move(results));
   attrs.push_back(domain.shape.dim_vector());
   SmallVector<TensorSpec, 2> outputs;
   for (size_t k = 0; k < escaping.size(); ++k) outputs.push_back(domain);
+  if (reduction.node >= 0) {
+    const Node& r = g.node(reduction.node);
+    attrs.push_back(std::vector<int64_t>{static_cast<int64_t>(*reduce_op_of(r)),
+                                         id_of.at(value_key(r.inputs[0])), reduction.dims,
+                                         r.attrs.empty() ? 0 : std::get<bool>(r.attrs[0])});
+    outputs.push_back(r.outputs[0]);
+  }
   std::string name = "fused/" + g.node(members.front()).op->name;
   SourceLocation location = last.location;
-  int32_t fused = editor.add_node(op_def("FusedElementwise"), inputs, std::move(attrs), std::move(outputs),
-                                  std::move(location), name);
+  int32_t fused = editor.add_node(op_def(reduction.node >= 0 ? "FusedReduction" : "FusedElementwise"), inputs,
+                                  std::move(attrs), std::move(outputs), std::move(location), name);
   for (size_t k = 0; k < escaping.size(); ++k)
     editor.forward(ValueRef{escaping[k], 0}, ValueRef{fused, static_cast<int32_t>(k)});
+  if (reduction.node >= 0)
+    editor.forward(ValueRef{reduction.node, 0}, ValueRef{fused, static_cast<int32_t>(escaping.size())});
 }
 
 // Contracts every fusing group to one vertex and dissolves groups that lie on a cycle of the contracted
@@ -277,6 +367,21 @@ StatusOr<int> fuse_elementwise(FunctionGraph& fn) {
   for (int32_t v = 0; v < n; ++v)
     if (fusible(g, v, in_control_edge)) groups.add(v);
 
+  // Each group absorbs its first reduction in graph order (Note [Absorbed reductions]).
+  std::vector<Absorbed> reductions(groups.groups().size());
+  const char* env = std::getenv("EMBER_FUSE_REDUCTIONS");
+  if (env == nullptr || std::strcmp(env, "0") != 0) {
+    for (int32_t r = 0; r < n; ++r) {
+      if (groups.group_of(r) >= 0) continue;
+      const int dims = absorbable(g, r, groups, in_control_edge);
+      if (dims == 0) continue;
+      const int32_t gid = groups.group_of(g.node(r).inputs[0].node);
+      if (reductions[gid].node >= 0) continue;
+      reductions[gid] = {r, dims};
+      groups.absorb(gid, r);
+    }
+  }
+
   const auto consumers = editor.consumers_by_node();
   int fused = 0;
   const auto& all = groups.groups();
@@ -285,7 +390,7 @@ StatusOr<int> fuse_elementwise(FunctionGraph& fn) {
   drop_groups_on_cycles(g, groups, fusing);
   for (size_t gid = 0; gid < all.size(); ++gid) {
     if (!fusing[gid]) continue;
-    fuse_group(editor, all[gid], static_cast<int32_t>(gid), groups, consumers, is_result);
+    fuse_group(editor, all[gid], static_cast<int32_t>(gid), reductions[gid], groups, consumers, is_result);
     ++fused;
   }
   if (fused > 0) EMBER_RETURN_IF_ERROR(editor.finish(/*prune=*/false));

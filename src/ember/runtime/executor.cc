@@ -220,6 +220,9 @@ double assumed_elements(const Shape& shape) {
 double estimate_cost_ns(const Node& node, const Graph& g) {
   double elements = 0;
   for (const TensorSpec& spec : node.outputs) elements += assumed_elements(spec.shape);
+  // A fused reduction works over its domain, the broadcast of its inputs, not over its small output.
+  if (node.op->name == "FusedReduction")
+    for (ValueRef in : node.inputs) elements = std::max(elements, assumed_elements(g.spec(in).shape));
   double cost = 150 + elements * 0.5;
   if ((node.op->name == "MatMul" || node.op->name == "BatchMatMulV2") && node.inputs.size() == 2) {
     const Shape& a = g.spec(node.inputs[0]).shape;

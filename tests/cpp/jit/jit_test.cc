@@ -336,5 +336,69 @@ TEST_F(JitTest, OffRunsTheInterpreter) {
   EXPECT_EQ(stats().native_runs, native);
 }
 
+// Programs ending in a reduction (Note [Fused reductions] in fused_elementwise.h): the native kernel writes
+// the reduced value of the same chunks as the interpreter and the same loop reduces them, so every output
+// and the reduction agree bit for bit (a float sin's blocks included: chunks start where tiles would).
+TEST_F(JitTest, ReductionsMatchTheInterpreterBitForBit) {
+  ASSERT_TRUE(available());
+  std::mt19937 gen(7);
+  const std::vector<std::pair<Shape, int>> cases = {{Shape({3000}), 1},    {Shape({7, 5000}), 1},
+                                                    {Shape({300, 37}), 1}, {Shape({4, 6, 50}), 2},
+                                                    {Shape({2, 1025}), 2}, {Shape({5, 0}), 1}};
+  for (DType dtype : {DType::kFloat32, DType::kFloat64, DType::kFloat16, DType::kInt32}) {
+    for (kernels::ReduceOp op : {kernels::ReduceOp::kSum, kernels::ReduceOp::kMean, kernels::ReduceOp::kMax,
+                                 kernels::ReduceOp::kMin}) {
+      for (const auto& [domain, dims] : cases) {
+        for (bool also_result : {false, true}) {
+          const std::string what = std::string(dtype_name(dtype)) + " op " +
+                                   std::to_string(static_cast<int>(op)) + " " + domain.to_string() +
+                                   (also_result ? " (also a result)" : "");
+          // sin(x) * y + z (x * y + z for integers), the sum also returned when also_result.
+          std::vector<int64_t> code;
+          int64_t a = is_integer(dtype) ? 0 : kernels::append_unary(code, 3, UnaryOp::kSin, 0);
+          int64_t b = kernels::append_binary(code, 3, BinaryOp::kMul, a, 1);
+          int64_t c = kernels::append_binary(code, 3, BinaryOp::kAdd, b, 2);
+          std::vector<int64_t> results = {b};
+          if (also_result) results.push_back(c);
+          auto program = FusedProgram::decode(code, 3, results, dtype);
+          ASSERT_TRUE(program.ok()) << program.status().to_string();
+          ASSERT_TRUE(program->add_reduction(op, c, dims).ok()) << what;
+          Shape reduced;
+          for (int i = 0; i < domain.rank() - dims; ++i) reduced.push_back(domain.dim(i));
+          std::vector<TensorRef> inputs;
+          std::vector<const TensorImpl*> in;
+          std::vector<Shape> shapes;
+          for (int k = 0; k < 3; ++k) {
+            inputs.push_back(random_tensor(dtype, domain, gen, -2, 2));
+            in.push_back(inputs.back().get());
+            shapes.push_back(domain);
+          }
+          std::vector<TensorRef> interpreted, native;
+          std::vector<TensorImpl*> out_i, out_n;
+          for (int j = 0; j < program->num_outputs(); ++j) {
+            const Shape& shape = j + 1 == program->num_outputs() ? reduced : domain;
+            interpreted.push_back(TensorImpl::allocate(dtype, shape).value());
+            native.push_back(TensorImpl::allocate(dtype, shape).value());
+            out_i.push_back(interpreted.back().get());
+            out_n.push_back(native.back().get());
+          }
+          ASSERT_TRUE(program->run(in, out_i).ok()) << what;
+          auto prepared = program->prepare(shapes, domain);
+          ASSERT_TRUE(prepared.ok()) << prepared.status().to_string();
+          const int64_t before = stats().native_runs;
+          Status s = FusedProgram::run_prepared(**prepared, in, out_n);
+          ASSERT_TRUE(s.ok()) << what << ": " << s.to_string();
+          if (domain.num_elements() > 0) EXPECT_EQ(stats().native_runs, before + 1) << what;
+          for (int j = 0; j < program->num_outputs(); ++j) {
+            const size_t bytes = out_i[j]->num_elements() * dtype_size(dtype);
+            EXPECT_EQ(std::memcmp(out_i[j]->raw_data(), out_n[j]->raw_data(), bytes), 0)
+                << what << ": output " << j << " differs";
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ember::jit

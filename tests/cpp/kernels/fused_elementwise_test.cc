@@ -4,8 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
+#include <type_traits>
 
+#include "ember/core/parallel.h"
 #include "ember/ember.h"
 
 namespace ember::kernels {
@@ -350,6 +353,178 @@ TEST(FusedElementwise, DynamicResultsReadingFewerInputsKeepTheirShape) {
   EXPECT_EQ(s.code(), Code::kInvalidArgument);
   EXPECT_NE(s.message().find("built for [?,3]"), std::string::npos) << s.message();
   EXPECT_FALSE(program->prepare(specs, Shape::unknown_rank()).ok());
+}
+
+// ---- Programs ending in a reduction (Note [Fused reductions])
+
+// x * y + z over `domain`, reduced by `op` over its last `dims` dims; `also_result` returns x * y + z too.
+StatusOr<FusedProgram> mul_add_reduce(DType dtype, ReduceOp op, int dims, bool also_result = false) {
+  std::vector<int64_t> code;
+  int64_t xy = append_binary(code, 3, B::kMul, 0, 1);
+  int64_t sum = append_binary(code, 3, B::kAdd, xy, 2);
+  std::vector<int64_t> results = {xy};
+  if (also_result) results.push_back(sum);
+  auto program = FusedProgram::decode(code, 3, results, dtype);
+  if (!program.ok()) return program;
+  Status s = program->add_reduction(op, sum, dims);
+  if (!s.ok()) return s;
+  return program;
+}
+
+Shape reduced_shape(const Shape& domain, int dims) {
+  Shape out;
+  for (int i = 0; i < domain.rank() - dims; ++i) out.push_back(domain.dim(i));
+  return out;
+}
+
+// Runs a reducing program: its domain-shaped outputs, then the reduction.
+std::vector<Tensor> run_reducing(const FusedProgram& program, const std::vector<Tensor>& inputs,
+                                 const Shape& domain, bool prepared = false) {
+  std::vector<Tensor> outputs;
+  std::vector<const TensorImpl*> in;
+  std::vector<TensorImpl*> out;
+  std::vector<Shape> shapes;
+  for (const Tensor& t : inputs) {
+    in.push_back(t.impl());
+    shapes.push_back(t.shape());
+  }
+  for (int j = 0; j < program.num_outputs(); ++j) {
+    const bool last = j + 1 == program.num_outputs();
+    outputs.emplace_back(
+        TensorImpl::allocate(program.dtype(),
+                             last ? reduced_shape(domain, program.reduction()->reduced_dims) : domain)
+            .value());
+    out.push_back(outputs.back().impl());
+  }
+  Status s;
+  if (prepared) {
+    auto p = program.prepare(shapes, domain);
+    EXPECT_TRUE(p.ok()) << p.status().to_string();
+    if (p.ok()) s = FusedProgram::run_prepared(**p, in, out);
+  } else {
+    s = program.run(in, out);
+  }
+  EXPECT_TRUE(s.ok()) << s.to_string();
+  return outputs;
+}
+
+// The unfused meaning: the program's values, then kernels::reduce over the trailing dims.
+std::vector<Tensor> run_reducing_unfused(const FusedProgram& program, const std::vector<Tensor>& inputs,
+                                         const Shape& domain) {
+  std::vector<Tensor> values = run_unfused(program, inputs);
+  const FusedReductionSpec& spec = *program.reduction();
+  Tensor reduced(TensorImpl::allocate(program.dtype(), reduced_shape(domain, spec.reduced_dims)).value());
+  uint32_t mask = 0;
+  for (int i = domain.rank() - spec.reduced_dims; i < domain.rank(); ++i) mask |= 1u << i;
+  EXPECT_TRUE(reduce(spec.op, *values[spec.result].impl(), mask, *reduced.impl()).ok());
+  if (spec.internal) values.pop_back();
+  values.push_back(reduced);
+  return values;
+}
+
+template <typename T>
+void expect_close(const Tensor& got, const Tensor& want, double rtol, const std::string& what) {
+  ASSERT_EQ(got.shape(), want.shape()) << what;
+  std::vector<T> g = got.to_vector<T>(), w = want.to_vector<T>();
+  for (size_t i = 0; i < g.size(); ++i) {
+    const double a = static_cast<double>(g[i]), b = static_cast<double>(w[i]);
+    if (a == b || (a != a && b != b)) continue;
+    ASSERT_LE(std::abs(a - b), rtol * std::abs(b)) << what << " element " << i << ": " << a << " vs " << b;
+  }
+}
+
+template <typename T>
+void expect_reduction_matches(ReduceOp op, const Shape& domain, int dims, DType dtype, double rtol) {
+  const std::string what = "op " + std::to_string(static_cast<int>(op)) + " over the last " +
+                           std::to_string(dims) + " dims of " + domain.to_string();
+  for (bool also_result : {false, true}) {
+    auto program = mul_add_reduce(dtype, op, dims, also_result);
+    ASSERT_TRUE(program.ok()) << program.status().to_string();
+    // Positive values near 1: sums do not cancel, products stay finite over short rows.
+    const double scale = std::is_integral_v<T> ? 40000 : 1;  // integers: big enough to wrap
+    std::vector<Tensor> inputs = {random_tensor<T>(domain, 1, 0.5 * scale, scale),
+                                  random_tensor<T>(domain, 2, 0.5 * scale, scale),
+                                  random_tensor<T>(domain, 3, 0.0, 0.25 * scale)};
+    std::vector<Tensor> want = run_reducing_unfused(*program, inputs, domain);
+    for (bool prepared : {false, true}) {
+      std::vector<Tensor> got = run_reducing(*program, inputs, domain, prepared);
+      ASSERT_EQ(got.size(), want.size()) << what;
+      for (size_t j = 0; j + 1 < got.size(); ++j) expect_close<T>(got[j], want[j], 0, what + ", result");
+      expect_close<T>(got.back(), want.back(), rtol, what + ", reduction");
+    }
+  }
+}
+
+TEST(FusedReduction, MatchesTheUnfusedReduction) {
+  // One row (every axis), long rows cut into tiles, rows shorter than a tile, the last two dims, empties.
+  const std::vector<std::pair<Shape, int>> cases = {
+      {Shape({3000}), 1},     {Shape({2, 3, 4}), 3}, {Shape({7, 5000}), 1}, {Shape({300, 37}), 1},
+      {Shape({4, 6, 50}), 2}, {Shape({5, 1024}), 1}, {Shape({0, 5}), 1},    {Shape({5, 0}), 1}};
+  for (const auto& [domain, dims] : cases) {
+    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kMean, ReduceOp::kMax, ReduceOp::kMin}) {
+      expect_reduction_matches<float>(op, domain, dims, DType::kFloat32, 1e-5);
+      expect_reduction_matches<double>(op, domain, dims, DType::kFloat64, 1e-12);
+    }
+    if (domain.num_elements() < 100)
+      expect_reduction_matches<float>(ReduceOp::kProd, domain, dims, DType::kFloat32, 1e-5);
+  }
+  // Integers sum exactly (wrapping), whatever the order.
+  expect_reduction_matches<int32_t>(ReduceOp::kSum, Shape({9, 3001}), 1, DType::kInt32, 0);
+}
+
+TEST(FusedReduction, SameBitsWhateverTheThreadCount) {
+  const int threads = intra_op_threads();
+  for (const auto& [domain, dims] : std::vector<std::pair<Shape, int>>{
+           {Shape({1 << 21}), 1}, {Shape({300, 4099}), 1}, {Shape({20000, 33}), 1}}) {
+    auto program = mul_add_reduce(DType::kFloat32, ReduceOp::kSum, dims);
+    ASSERT_TRUE(program.ok());
+    std::vector<Tensor> inputs = {random_tensor<float>(domain, 4), random_tensor<float>(domain, 5),
+                                  random_tensor<float>(domain, 6)};
+    std::vector<std::vector<float>> sums;
+    for (int t : {1, 2, 3}) {
+      set_intra_op_threads(t);
+      sums.push_back(run_reducing(*program, inputs, domain, true).back().to_vector<float>());
+    }
+    set_intra_op_threads(threads);
+    for (size_t k = 1; k < sums.size(); ++k)
+      EXPECT_EQ(std::memcmp(sums[0].data(), sums[k].data(), sums[0].size() * sizeof(float)), 0)
+          << domain.to_string() << ": " << k + 1 << " threads differ from one";
+  }
+}
+
+TEST(FusedReduction, RejectsBadReductions) {
+  std::vector<int64_t> code;
+  int64_t xy = append_binary(code, 2, B::kMul, 0, 1);
+  auto program = FusedProgram::decode(code, 2, std::vector<int64_t>{xy}, DType::kFloat32);
+  ASSERT_TRUE(program.ok());
+  EXPECT_FALSE(FusedProgram(*program).add_reduction(ReduceOp::kAny, xy, 1).ok());
+  EXPECT_FALSE(FusedProgram(*program).add_reduction(ReduceOp::kLogSumExp, xy, 1).ok());
+  Status s = FusedProgram(*program).add_reduction(ReduceOp::kSum, 0, 1);  // an input
+  EXPECT_NE(s.message().find("not a value an instruction defines"), std::string::npos) << s.message();
+  EXPECT_FALSE(FusedProgram(*program).add_reduction(ReduceOp::kSum, xy, 0).ok());
+  ASSERT_TRUE(program->add_reduction(ReduceOp::kSum, xy, 2).ok());
+  EXPECT_EQ(program->num_outputs(), 2);  // x * y, then its sum
+  EXPECT_FALSE(program->add_reduction(ReduceOp::kSum, xy, 1).ok());
+  Tensor x = random_tensor<float>({4, 3}, 7), y = random_tensor<float>({4, 3}, 8);
+  Tensor full(TensorImpl::allocate(DType::kFloat32, Shape({4, 3})).value());
+  Tensor wrong(TensorImpl::allocate(DType::kFloat32, Shape({4})).value());
+  std::vector<const TensorImpl*> in{x.impl(), y.impl()};
+  std::vector<TensorImpl*> out{full.impl(), wrong.impl()};
+  s = program->run(in, out);  // the sum over both dims has one element
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("has 4 elements"), std::string::npos) << s.message();
+  std::vector<TensorImpl*> too_few{full.impl()};
+  EXPECT_FALSE(program->run(in, too_few).ok());
+  Tensor v = random_tensor<float>({3}, 9);
+  std::vector<const TensorImpl*> rank1{v.impl(), v.impl()};
+  Tensor out1(TensorImpl::allocate(DType::kFloat32, Shape({3})).value());
+  Tensor scalar(TensorImpl::allocate(DType::kFloat32, Shape()).value());
+  std::vector<TensorImpl*> outs1{out1.impl(), scalar.impl()};
+  s = program->run(rank1, outs1);  // two trailing dims of a rank-1 domain
+  EXPECT_NE(s.message().find("domain of rank 1"), std::string::npos) << s.message();
+  EXPECT_EQ(
+      program->prepare(std::vector<Shape>{Shape({-1, 3}), Shape({-1, 3})}, Shape({-1, 3})).status().code(),
+      Code::kUnimplemented);
 }
 
 }  // namespace

@@ -195,11 +195,17 @@ TEST(FuseElementwise, LeavesUnknownRanksAndSingleOpsAlone) {
   EXPECT_EQ(testing::rewrites(fuse_elementwise(*fn)), 0);
   EXPECT_EQ(fn->graph.to_text(), before);
 
-  std::vector<TensorSpec> known{{DType::kFloat32, Shape({3})}};
+  std::vector<TensorSpec> known{{DType::kFloat32, Shape({3, 2})}};
   auto single = trace(known, [](const std::vector<Tensor>& x) {
-    return std::vector<Tensor>{reduce_sum(exp(x[0])) + 1.0f};  // exp alone on [3], add alone on []
+    return std::vector<Tensor>{reduce_sum(exp(x[0]), {0}) + 1.0f};  // exp alone on [3, 2], add alone on [2]
   });
   EXPECT_EQ(testing::rewrites(fuse_elementwise(*single)), 0);
+  // A single op does fuse with a reduction over its trailing axes (Note [Absorbed reductions]).
+  auto reduced = trace(known, [](const std::vector<Tensor>& x) {
+    return std::vector<Tensor>{reduce_sum(exp(x[0])) + 1.0f};
+  });
+  EXPECT_EQ(testing::rewrites(fuse_elementwise(*reduced)), 1);
+  EXPECT_EQ(testing::count_op(*reduced, "FusedReduction"), 1);
 }
 
 // Runs `fn` optimized (fusion included) and with every pass off on the same arguments.
@@ -270,6 +276,117 @@ TEST(FuseElementwise, HundredOpChainMatchesEager) {
   auto fused = fused_copy(*trace(args, body));
   EXPECT_EQ(testing::count_op(*fused, "FusedElementwise"), 1);
   expect_same_as_eager(*fused, args, body);
+}
+
+// ---- Reductions absorbed at the end of a group (Note [Absorbed reductions] in fuse_elementwise.cc)
+
+// The fused function's results against the same graph with every pass off, within float sums' rounding.
+void expect_close_to_unfused(std::shared_ptr<const FunctionGraph> fn, const std::vector<Tensor>& inputs) {
+  std::vector<Tensor> plain = testing::run_graph(fn, inputs);
+  std::vector<Tensor> fused = testing::run_graph(fn, inputs, /*optimize=*/true);
+  ASSERT_EQ(plain.size(), fused.size());
+  for (size_t j = 0; j < plain.size(); ++j) {
+    ASSERT_EQ(fused[j].shape(), plain[j].shape()) << "result " << j;
+    std::vector<float> e = plain[j].to_vector<float>(), g = fused[j].to_vector<float>();
+    for (size_t i = 0; i < e.size(); ++i)
+      ASSERT_NEAR(g[i], e[i], 1e-4f * (1 + std::abs(e[i]))) << "result " << j << " element " << i;
+  }
+}
+
+TEST(FuseElementwise, ReductionOfAChainJoinsIt) {
+  std::vector<TensorSpec> args{{DType::kFloat32, Shape({64, 33})},
+                               {DType::kFloat32, Shape({64, 33})},
+                               {DType::kFloat32, Shape({64, 33})}};
+  Body body = [](const std::vector<Tensor>& x) {
+    return std::vector<Tensor>{reduce_sum(x[0] * x[1] + x[2])};
+  };
+  auto fn = trace(args, body);
+  int groups = 0;
+  auto fused = fused_copy(*fn, &groups);
+  EXPECT_EQ(groups, 1);
+  EXPECT_EQ(testing::count_op(*fused, "Sum"), 0) << fused->graph.to_text();
+  EXPECT_NE(
+      fused->graph.to_text().find("fused/Mul = FusedReduction(x0:0, x1:0, x2:0) {program=[2,2,0,1,2,0,3,2], "
+                                  "results=[], shape=[64,33], reduce=[0,4,2,0]} -> float32[]"),
+      std::string::npos)
+      << fused->graph.to_text();
+  std::vector<Tensor> inputs{random_tensor(Shape({64, 33}), 1), random_tensor(Shape({64, 33}), 2),
+                             random_tensor(Shape({64, 33}), 3)};
+  expect_close_to_unfused(fn, inputs);
+}
+
+TEST(FuseElementwise, EveryReductionKindOverTrailingAxes) {
+  // A single op with its reduction fuses too; the axes may be negative, a scalar, or every axis.
+  using Reduce = Tensor (*)(const Tensor&, std::vector<int64_t>, bool);
+  const Reduce kinds[] = {&reduce_sum, &reduce_mean, &reduce_max, &reduce_min};
+  const std::vector<std::vector<int64_t>> axes_cases = {{}, {2}, {-1}, {1, 2}, {-2, -1}, {0, 1, 2}};
+  for (Reduce reduce : kinds) {
+    for (const auto& axes : axes_cases) {
+      for (bool keepdims : {false, true}) {
+        std::vector<TensorSpec> args{{DType::kFloat32, Shape({3, 40, 50})}, {DType::kFloat32, Shape({50})}};
+        Body body = [&](const std::vector<Tensor>& x) {
+          return std::vector<Tensor>{reduce(x[0] * x[1], axes, keepdims)};
+        };
+        auto fn = trace(args, body);
+        auto fused = fused_copy(*fn);
+        EXPECT_EQ(testing::count_op(*fused, "FusedReduction"), 1) << fused->graph.to_text();
+        expect_close_to_unfused(fn, {random_tensor(Shape({3, 40, 50}), 4), random_tensor(Shape({50}), 5)});
+      }
+    }
+  }
+}
+
+TEST(FuseElementwise, SoftmaxAndLayerNormAbsorbTheirSums) {
+  // softmax: the max reads x alone (no group); exp(x - max) leaves its group for the division and is summed
+  // in the same pass. Layer norm: x - mean leaves its group and its square's mean is absorbed.
+  for (int64_t c : {10, 1000, 3000}) {
+    std::vector<TensorSpec> args{{DType::kFloat32, Shape({20, c})}};
+    Body body = [](const std::vector<Tensor>& x) {
+      Tensor e = exp(x[0] - reduce_max(x[0], {-1}, true));
+      Tensor softmax = e / reduce_sum(e, {-1}, true);
+      Tensor d = x[0] - reduce_mean(x[0], {-1}, true);
+      Tensor norm = d * rsqrt(reduce_mean(d * d, {-1}, true) + 1e-5f);
+      return std::vector<Tensor>{softmax, norm};
+    };
+    auto fn = trace(args, body);
+    auto fused = fused_copy(*fn);
+    EXPECT_EQ(testing::count_op(*fused, "FusedReduction"), 2) << fused->graph.to_text();
+    expect_close_to_unfused(fn, {random_tensor(Shape({20, c}), 6)});
+  }
+}
+
+TEST(FuseElementwise, ReductionsThatStayUnfused) {
+  // Over a leading axis, of a value from no group, of a group with unknown dims, with computed axes.
+  std::vector<TensorSpec> args{{DType::kFloat32, Shape({8, 5})}, {DType::kFloat32, Shape({-1, 5})}};
+  Body body = [](const std::vector<Tensor>& x) {
+    Tensor a = reduce_sum(x[0] * 2.0f, {0});
+    Tensor b = reduce_sum(x[0], {1});
+    Tensor c = reduce_max(x[1] * 3.0f, {1});
+    return std::vector<Tensor>{a, b, c};
+  };
+  auto fn = trace(args, body);
+  auto fused = fused_copy(*fn);
+  EXPECT_EQ(testing::count_op(*fused, "FusedReduction"), 0) << fused->graph.to_text();
+  EXPECT_EQ(testing::count_op(*fused, "Sum"), 2);
+  EXPECT_EQ(testing::count_op(*fused, "Max"), 1);
+}
+
+TEST(FuseElementwise, OneReductionPerGroupAndSharedOperands) {
+  // Two reductions of one chain: the first joins it, the second reads the fused node's output. The
+  // reduced value is also a result and is read again deeper in another chain.
+  std::vector<TensorSpec> args{{DType::kFloat32, Shape({16, 300})}, {DType::kFloat32, Shape({16, 300})}};
+  Body body = [](const std::vector<Tensor>& x) {
+    Tensor t = tanh(x[0]) * x[1];
+    Tensor s = reduce_sum(t, {-1}, true);
+    Tensor m = reduce_max(t, {-1});
+    Tensor u = reduce_mean((t - s) * x[0]);
+    return std::vector<Tensor>{t, s, m, u};
+  };
+  auto fn = trace(args, body);
+  auto fused = fused_copy(*fn);
+  EXPECT_EQ(testing::count_op(*fused, "FusedReduction"), 2) << fused->graph.to_text();
+  EXPECT_EQ(testing::count_op(*fused, "Max"), 1) << fused->graph.to_text();
+  expect_close_to_unfused(fn, {random_tensor(Shape({16, 300}), 7), random_tensor(Shape({16, 300}), 8)});
 }
 
 }  // namespace
