@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "ember/core/parallel.h"
@@ -163,7 +164,11 @@ inline T relu_of(T v) {
 
 template <typename T>
 void relu_in_place(T* y, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) y[i] = relu_of(y[i]);
+  if constexpr (std::is_same_v<T, float>) {
+    batch_norm_tables().relu_rows_f32(y, n);
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i] = relu_of(y[i]);
+  }
 }
 
 // dy masked by relu_y > 0 into this thread's buffer (dy itself without a Relu). The buffer is reused by the
@@ -174,7 +179,11 @@ const T* masked_rows(const T* dy, const T* relu_y, int64_t n) {
   thread_local std::vector<T> buffer;
   if (static_cast<int64_t>(buffer.size()) < n) buffer.resize(n);
   T* out = buffer.data();
-  for (int64_t i = 0; i < n; ++i) out[i] = relu_y[i] > T(0) ? dy[i] : T(0);
+  if constexpr (std::is_same_v<T, float>) {
+    batch_norm_tables().mask_rows_f32(dy, relu_y, out, n);
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = relu_y[i] > T(0) ? dy[i] : T(0);
+  }
   return out;
 }
 

@@ -49,6 +49,10 @@ struct BatchNormTables {
   /// dx = k[c] * (dy - mean_dy[c] - (x - mean[c]) * proj[c]).
   void (*grad_rows_f32)(const float* x, const float* dy, float* dx, int64_t rows, int64_t C, const float* k,
                         const float* mean_dy, const float* mean, const float* proj) = nullptr;
+  /// y = relu(y) (NaN stays NaN), over n elements.
+  void (*relu_rows_f32)(float* y, int64_t n) = nullptr;
+  /// out = y > 0 ? dy : 0 (ReluGrad), over n elements.
+  void (*mask_rows_f32)(const float* dy, const float* y, float* out, int64_t n) = nullptr;
 };
 const BatchNormTables& batch_norm_tables();
 
