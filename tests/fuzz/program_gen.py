@@ -24,6 +24,7 @@ The generator aims at each graph pass's pattern, and at the places passes have b
 
 Every value carries a bound on its magnitude so that no program overflows.
 """
+import math
 import random
 
 import numpy as np
@@ -510,12 +511,9 @@ class Body:
         bound_out = 0.5 * k * k * cin * bound + 1.0 + 1.0
         return conv, pre, out, (shape4[0], oh, ow, cout), bound_out
 
-    def conv_chain(self):
-        """Conv2D -> bias add -> activation chains on 4-D views of pool values, their pre-activations and
-        outputs read at other depths (another chain, a reduction, a result), so that the fusion's matching
-        meets every reader it must respect."""
-        if self.p.dtype not in ("float32", "float64"):
-            return None
+    def _view4(self):
+        """A 4-D [1, h, w, c <= 8] view (tanh, so bounded by 1) of a 2-D or 3-D pool value: (name, shape) or
+        None."""
         x = self.pick(lambda v: len(v.shape) in (2, 3))
         if x is None:
             return None
@@ -530,6 +528,18 @@ class Body:
         else:
             self.lines.append(f"{x4} = tf.reshape(tf.tanh({x.name}), {list(shape4)})")
         self.used.add(x.name)
+        return x4, shape4
+
+    def conv_chain(self):
+        """Conv2D -> bias add -> activation chains on 4-D views of pool values, their pre-activations and
+        outputs read at other depths (another chain, a reduction, a result), so that the fusion's matching
+        meets every reader it must respect."""
+        if self.p.dtype not in ("float32", "float64"):
+            return None
+        view = self._view4()
+        if view is None:
+            return None
+        x4, shape4 = view
         first = self._conv_line(x4, shape4, 1.0)
         if first is None:
             return None
@@ -554,6 +564,56 @@ class Body:
                 v = self.emit(f"tf.reshape({{0}}, [{h}, {w}, {c}])", [Value(name, (n, h, w, c), b)], (h, w, c), b)
             else:
                 v = self.emit("tf.reduce_sum({0}, axis=[0, 3])", [Value(name, (n, h, w, c), b)], (h, w), b * c)
+            result = result or v
+        return result
+
+    # ---- batch norm -> Relu (batch-norm fusion, passes/fuse_batch_norm.cc)
+    def bn_chain(self):
+        """fused_batch_norm (training or inference) of a 4-D view, sometimes of a convolution chain, then a
+        Relu; the batch norm's output also read elsewhere (a reduction, a result) or not, its statistics used
+        or not, so the fusion's matching meets every reader it must respect. Not in smooth programs: their
+        gradients would meet the Relu's kink (ReluGrad through the fused op is in test_fuse_batch_norm.py)."""
+        if self.p.dtype not in ("float32", "float64") or self.p.smooth:
+            return None
+        view = self._view4()
+        if view is None:
+            return None
+        h, shape, bound = *view, 1.0
+        if self.rng.random() < 0.5:
+            line = self._conv_line(h, shape, 1.0)
+            if line is None:
+                return None
+            _, _, h, shape, bound = line
+        n, hh, ww, c = shape
+        dt = self.p.dtype
+        scale = (self.p.np_rng.randint(1, 5, size=c) / 4).tolist()
+        offset = (self.p.np_rng.randint(-4, 5, size=c) / 4).tolist()
+        y, mean, var, out = self.fresh(), self.fresh(), self.fresh(), self.fresh()
+        args = f"{h}, tf.constant({scale}, tf.{dt}), tf.constant({offset}, tf.{dt}), epsilon=0.1"
+        if self.rng.random() < 0.7:  # training: |y| <= scale * sqrt(count) + |offset|
+            y_bound = max(scale) * math.sqrt(n * hh * ww) + 1.0
+        else:  # inference with given statistics (variance >= 0.25)
+            m = (self.p.np_rng.randint(-4, 5, size=c) / 4).tolist()
+            v = (self.p.np_rng.randint(1, 9, size=c) / 4).tolist()
+            args += f", mean=tf.constant({m}, tf.{dt}), variance=tf.constant({v}, tf.{dt}), is_training=False"
+            y_bound = max(scale) * (bound + 1.0) / math.sqrt(0.35) + 1.0
+        if y_bound > LIMIT[dt]:
+            return None
+        self.lines.append(f"{y}, {mean}, {var} = tf.nn.fused_batch_norm({args})")
+        self.lines.append(f"{out} = tf.nn.relu({y})")
+        made = [(out, shape, y_bound)]
+        if self.rng.random() < 0.25:  # the pre-activation read elsewhere: the forward may not fuse
+            made.append((y, shape, y_bound))
+        if self.rng.random() < 0.3:
+            made.append((f"{mean} + {var}", (c,), y_bound))
+        result = None
+        for name, vshape, b in made:
+            if len(vshape) == 1:
+                v = self.emit(f"tf.tanh({name})", [], (c,), 1.0)
+            elif self.rng.random() < 0.5:
+                v = self.emit(f"tf.reshape({{0}}, [{hh}, {ww}, {c}])", [Value(name, vshape, b)], (hh, ww, c), b)
+            else:
+                v = self.emit("tf.reduce_sum({0}, axis=[0, 3])", [Value(name, vshape, b)], (hh, ww), b * c)
             result = result or v
         return result
 
@@ -651,7 +711,7 @@ class Body:
     STEPS = [("unary", 10), ("binary", 12), ("identity", 8), ("constant", 3), ("duplicate", 3),
              ("reduction", 4), ("reduction_chain", 5), ("transpose", 3), ("transpose_chain", 4), ("computed_shape", 3), ("pad", 3),
              ("concat", 2), ("matmul", 4), ("siblings", 6), ("read", 3), ("var_write", 3), ("call", 4),
-             ("cond", 3), ("loop", 3), ("conv_chain", 2)]
+             ("cond", 3), ("loop", 3), ("conv_chain", 2), ("bn_chain", 2)]
 
     def results(self, max_results):
         leaves = [v for v in self.pool if v.name not in self.used and v.name[0] == "t"]

@@ -63,6 +63,9 @@ def examples():
     t["FusedBatchNormV3"] = ([x5 := _f(2, 3, 4, c), *stats], [0.001, 1.0, "NHWC", True])
     t["FusedBatchNormGradV3"] = ([_f(2, 3, 4, c), x5, stats[0], stats[2], stats[3], em.constant([], em.float32)],
                                  [0.001, "NHWC", True])
+    t["_FusedBatchNormEx"] = ([x5, *stats], [0.001, 1.0, "NHWC", True, "Relu"])
+    t["_FusedBatchNormGradEx"] = ([_f(2, 3, 4, c), x5, stats[0], stats[2], stats[3], em.constant([], em.float32),
+                                   _f(2, 3, 4, c)], [0.001, "NHWC", True, "Relu"])
     t["LRN"] = ([x5], [2, 1.5, 0.3, 0.7])
     t["LRNGrad"] = ([_f(2, 3, 4, c), x5, em._C.op("LRN")(x5, 2, 1.5, 0.3, 0.7)], [2, 1.5, 0.3, 0.7])
     image = _f(2, 5, 7, 3)
@@ -87,7 +90,10 @@ _GRAD_GRAD = ("its orig_output must be max_pool(orig_input) (TensorFlow's kernel
               "it), which the table's random data are not; compared with TensorFlow in test_nn_conv.py")
 EXCLUDED = {"MaxPoolGradGrad": _GRAD_GRAD, "MaxPool3DGradGrad": _GRAD_GRAD,
             "_FusedConv2D": "ember-internal: written by ember's conv fusion (its attributes are not TensorFlow's "
-                            "_FusedConv2D's); compared with the unfused graph in test_fuse_conv.py"}
+                            "_FusedConv2D's); compared with the unfused graph in test_fuse_conv.py",
+            **{name: "ember-internal: written by ember's batch-norm fusion (TensorFlow's op of this name has side "
+                     "inputs ember's lacks); compared with the unfused graph and TensorFlow in test_fuse_batch_norm.py"
+               for name in ("_FusedBatchNormEx", "_FusedBatchNormGradEx")}}
 
 _NO_FLOAT64 = ("TensorFlow's CPU kernels of 3-D pooling, fused batch norm and LRN take half, bfloat16 and float32 only; ember's float64 is "
                "checked against finite differences (test_gradient_check.py) and float32 (test_nn_conv.py)")

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "ember/core/parallel.h"
@@ -149,10 +150,47 @@ void for_row_blocks(int64_t rows, int64_t C, int64_t cost_per_element, Fn&& fn) 
   });
 }
 
+// Note [Batch norm fused with Relu]
+// _FusedBatchNormEx / _FusedBatchNormGradEx (passes/fuse_batch_norm.cc) fold a Relu after the batch norm,
+// and its gradient, into the batch norm's own passes. Forward: each block of rows is activated while it is
+// still in cache, instead of a separate Relu reading and writing the whole tensor again. Backward: the
+// incoming gradient is masked (ReluGrad: dy where the Relu's output > 0) one block at a time into a
+// per-thread buffer the block's loops then read, instead of a ReluGrad writing a whole masked tensor. The
+// same values as the unfused ops: the math per element is theirs (Relu keeps NaN; y > 0 is false for NaN).
+template <typename T>
+inline T relu_of(T v) {
+  return v > T(0) || v != v ? v : T(0);
+}
+
+template <typename T>
+void relu_in_place(T* y, int64_t n) {
+  if constexpr (std::is_same_v<T, float>) {
+    batch_norm_tables().relu_rows_f32(y, n);
+  } else {
+    for (int64_t i = 0; i < n; ++i) y[i] = relu_of(y[i]);
+  }
+}
+
+// dy masked by relu_y > 0 into this thread's buffer (dy itself without a Relu). The buffer is reused by the
+// next call on the thread: a caller uses the result before masking again.
+template <typename T>
+const T* masked_rows(const T* dy, const T* relu_y, int64_t n) {
+  if (relu_y == nullptr) return dy;
+  thread_local std::vector<T> buffer;
+  if (static_cast<int64_t>(buffer.size()) < n) buffer.resize(n);
+  T* out = buffer.data();
+  if constexpr (std::is_same_v<T, float>) {
+    batch_norm_tables().mask_rows_f32(dy, relu_y, out, n);
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = relu_y[i] > T(0) ? dy[i] : T(0);
+  }
+  return out;
+}
+
 template <typename T>
 void forward_channels_last(const BatchNormShape& s, const T* x, const T* scale, const T* offset,
                            const T* mean_in, const T* var_in, double eps, bool training, T* y, T* saved_mean,
-                           T* saved_var) {
+                           T* saved_var, bool relu) {
   const int64_t count = s.batch * s.spatial, C = s.channels;
   std::vector<double> mean(C), var(C);
   if (training && count > 0) {
@@ -178,17 +216,20 @@ void forward_channels_last(const BatchNormShape& s, const T* x, const T* scale, 
   }
   for_row_blocks(count, C, 2, [&](int64_t first, int64_t rows) {
     RowLoops<T>::scale_rows(x + first * C, y + first * C, rows, C, k.data(), shift.data());
+    if (relu) relu_in_place(y + first * C, rows * C);
   });
 }
 
 template <typename T>
 void backward_channels_last(const BatchNormShape& s, const T* dy, const T* x, const T* scale, const T* mean,
-                            const T* var, double eps, bool training, T* dx, T* dscale, T* doffset) {
+                            const T* var, double eps, bool training, T* dx, T* dscale, T* doffset,
+                            const T* relu_y) {
   const int64_t count = s.batch * s.spatial, C = s.channels;
   const std::vector<T> m(mean, mean + C);
   const std::vector<double> sums =
       row_block_sums<T>(count, C, [&](int64_t first, int64_t rows, T* sum_dy, T* sum_dy_xc) {
-        RowLoops<T>::sum_grad(x + first * C, dy + first * C, rows, C, m.data(), sum_dy, sum_dy_xc);
+        const T* g = masked_rows(dy + first * C, relu_y ? relu_y + first * C : nullptr, rows * C);
+        RowLoops<T>::sum_grad(x + first * C, g, rows, C, m.data(), sum_dy, sum_dy_xc);
       });
   std::vector<T> k(C), proj(C, T(0)), mean_dy(C, T(0)), zero(C, T(0));
   for (int64_t c = 0; c < C; ++c) {
@@ -204,22 +245,24 @@ void backward_channels_last(const BatchNormShape& s, const T* dy, const T* x, co
   }
   if (!training || count == 0) {  // dx = k * dy; x is not read (a NaN in it must not reach dx)
     for_row_blocks(count, C, 2, [&](int64_t first, int64_t rows) {
-      RowLoops<T>::scale_rows(dy + first * C, dx + first * C, rows, C, k.data(), zero.data());
+      const T* g = masked_rows(dy + first * C, relu_y ? relu_y + first * C : nullptr, rows * C);
+      RowLoops<T>::scale_rows(g, dx + first * C, rows, C, k.data(), zero.data());
     });
     return;
   }
   for_row_blocks(count, C, 4, [&](int64_t first, int64_t rows) {
-    RowLoops<T>::grad_rows(x + first * C, dy + first * C, dx + first * C, rows, C, k.data(), mean_dy.data(),
-                           m.data(), proj.data());
+    const T* g = masked_rows(dy + first * C, relu_y ? relu_y + first * C : nullptr, rows * C);
+    RowLoops<T>::grad_rows(x + first * C, g, dx + first * C, rows, C, k.data(), mean_dy.data(), m.data(),
+                           proj.data());
   });
 }
 
 template <typename T>
 void forward(const BatchNormShape& s, const T* x, const T* scale, const T* offset, const T* mean_in,
-             const T* var_in, double eps, bool training, T* y, T* saved_mean, T* saved_var) {
+             const T* var_in, double eps, bool training, T* y, T* saved_mean, T* saved_var, bool relu) {
   if (s.channels_last)
     return forward_channels_last(s, x, scale, offset, mean_in, var_in, eps, training, y, saved_mean,
-                                 saved_var);
+                                 saved_var, relu);
   const int64_t count = s.batch * s.spatial;
   parallel_for(s.channels, 3 * count + 1, [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) {
@@ -239,36 +282,41 @@ void forward(const BatchNormShape& s, const T* x, const T* scale, const T* offse
       }
       saved_mean[c] = static_cast<T>(mean), saved_var[c] = static_cast<T>(var);
       const double k = scale[c] / std::sqrt(var + eps), shift = offset[c] - mean * k;
-      for_channel(s, c, [&](int64_t i) { y[i] = static_cast<T>(x[i] * k + shift); });
+      if (relu)
+        for_channel(s, c, [&](int64_t i) { y[i] = relu_of(static_cast<T>(x[i] * k + shift)); });
+      else
+        for_channel(s, c, [&](int64_t i) { y[i] = static_cast<T>(x[i] * k + shift); });
     }
   });
 }
 
 template <typename T>
 void backward(const BatchNormShape& s, const T* dy, const T* x, const T* scale, const T* mean, const T* var,
-              double eps, bool training, T* dx, T* dscale, T* doffset) {
+              double eps, bool training, T* dx, T* dscale, T* doffset, const T* relu_y) {
   if (s.channels_last)
-    return backward_channels_last(s, dy, x, scale, mean, var, eps, training, dx, dscale, doffset);
+    return backward_channels_last(s, dy, x, scale, mean, var, eps, training, dx, dscale, doffset, relu_y);
   const int64_t count = s.batch * s.spatial;
+  // dy, masked by the Relu's output when there is one (Note [Batch norm fused with Relu])
+  auto g = [&](int64_t i) { return relu_y == nullptr || relu_y[i] > T(0) ? dy[i] : T(0); };
   parallel_for(s.channels, 3 * count + 1, [&](int64_t b, int64_t e) {
     for (int64_t c = b; c < e; ++c) {
       const double inv = 1 / std::sqrt(static_cast<double>(var[c]) + eps), m = mean[c];
       double sum_dy = 0, sum_dy_xc = 0;
       for_channel(s, c, [&](int64_t i) {
-        sum_dy += dy[i];
-        sum_dy_xc += dy[i] * (x[i] - m);
+        const T gi = g(i);
+        sum_dy += gi;
+        sum_dy_xc += gi * (x[i] - m);
       });
       dscale[c] = static_cast<T>(sum_dy_xc * inv);
       doffset[c] = static_cast<T>(sum_dy);
       const double k = scale[c] * inv;
       if (!training || count == 0) {
-        for_channel(s, c, [&](int64_t i) { dx[i] = static_cast<T>(dy[i] * k); });
+        for_channel(s, c, [&](int64_t i) { dx[i] = static_cast<T>(g(i) * k); });
         continue;
       }
       // dx = scale * inv * (dy - mean(dy) - (x - mean) * inv^2 * mean(dy * (x - mean)))
       const double mean_dy = sum_dy / count, proj = sum_dy_xc / count * inv * inv;
-      for_channel(s, c,
-                  [&](int64_t i) { dx[i] = static_cast<T>(k * (dy[i] - mean_dy - (x[i] - m) * proj)); });
+      for_channel(s, c, [&](int64_t i) { dx[i] = static_cast<T>(k * (g(i) - mean_dy - (x[i] - m) * proj)); });
     }
   });
 }
@@ -328,17 +376,17 @@ Status no_kernel(const char* what, DType d) {
 Status batch_norm_forward(const BatchNormShape& s, const TensorImpl& x, const TensorImpl& scale,
                           const TensorImpl& offset, const TensorImpl* mean, const TensorImpl* var,
                           double epsilon, bool training, TensorImpl& y, TensorImpl& saved_mean,
-                          TensorImpl& saved_var) {
+                          TensorImpl& saved_var, bool relu) {
   if (x.dtype() == DType::kFloat32) {
     forward<float>(s, x.data<float>(), scale.data<float>(), offset.data<float>(),
                    mean ? mean->data<float>() : nullptr, var ? var->data<float>() : nullptr, epsilon,
                    training, y.mutable_data<float>(), saved_mean.mutable_data<float>(),
-                   saved_var.mutable_data<float>());
+                   saved_var.mutable_data<float>(), relu);
   } else if (x.dtype() == DType::kFloat64) {
     forward<double>(s, x.data<double>(), scale.data<double>(), offset.data<double>(),
                     mean ? mean->data<double>() : nullptr, var ? var->data<double>() : nullptr, epsilon,
                     training, y.mutable_data<double>(), saved_mean.mutable_data<double>(),
-                    saved_var.mutable_data<double>());
+                    saved_var.mutable_data<double>(), relu);
   } else {
     return no_kernel("batch normalization", x.dtype());
   }
@@ -348,15 +396,17 @@ Status batch_norm_forward(const BatchNormShape& s, const TensorImpl& x, const Te
 Status batch_norm_backward(const BatchNormShape& s, const TensorImpl& dy, const TensorImpl& x,
                            const TensorImpl& scale, const TensorImpl& mean, const TensorImpl& var,
                            double epsilon, bool training, TensorImpl& dx, TensorImpl& dscale,
-                           TensorImpl& doffset) {
+                           TensorImpl& doffset, const TensorImpl* relu_output) {
   if (x.dtype() == DType::kFloat32) {
     backward<float>(s, dy.data<float>(), x.data<float>(), scale.data<float>(), mean.data<float>(),
                     var.data<float>(), epsilon, training, dx.mutable_data<float>(),
-                    dscale.mutable_data<float>(), doffset.mutable_data<float>());
+                    dscale.mutable_data<float>(), doffset.mutable_data<float>(),
+                    relu_output ? relu_output->data<float>() : nullptr);
   } else if (x.dtype() == DType::kFloat64) {
     backward<double>(s, dy.data<double>(), x.data<double>(), scale.data<double>(), mean.data<double>(),
                      var.data<double>(), epsilon, training, dx.mutable_data<double>(),
-                     dscale.mutable_data<double>(), doffset.mutable_data<double>());
+                     dscale.mutable_data<double>(), doffset.mutable_data<double>(),
+                     relu_output ? relu_output->data<double>() : nullptr);
   } else {
     return no_kernel("batch normalization gradient", x.dtype());
   }

@@ -19,17 +19,20 @@ struct BatchNormShape {
 /// Training: the batch's per-channel mean and biased variance normalise x; y = (x - mean) * rsqrt(var + eps)
 /// * scale + offset. Writes y, saved_mean and saved_var (the batch statistics).
 /// Inference: mean and var are given (saved_mean/saved_var then receive copies of them).
+/// With `relu`, y = relu(...) in the same pass (_FusedBatchNormEx; NaN stays NaN, as ember's Relu).
 Status batch_norm_forward(const BatchNormShape& s, const TensorImpl& x, const TensorImpl& scale,
                           const TensorImpl& offset, const TensorImpl* mean, const TensorImpl* var,
                           double epsilon, bool training, TensorImpl& y, TensorImpl& saved_mean,
-                          TensorImpl& saved_var);
+                          TensorImpl& saved_var, bool relu = false);
 
 /// The gradients of batch_norm_forward w.r.t. x, scale and offset; mean/var are the saved statistics
-/// (training) or the population ones (inference).
+/// (training) or the population ones (inference). With `relu_output` (the output of a Relu after the batch
+/// norm), dy counts only where relu_output > 0: ReluGrad(dy, relu_output) folded into the same passes
+/// (_FusedBatchNormGradEx).
 Status batch_norm_backward(const BatchNormShape& s, const TensorImpl& dy, const TensorImpl& x,
                            const TensorImpl& scale, const TensorImpl& mean, const TensorImpl& var,
                            double epsilon, bool training, TensorImpl& dx, TensorImpl& dscale,
-                           TensorImpl& doffset);
+                           TensorImpl& doffset, const TensorImpl* relu_output = nullptr);
 
 /// The float32 channels-last row loops (kernels/isa/batch_norm_isa.cc, one copy per ISA): `rows` rows of C
 /// contiguous channels each, against per-channel vectors of C. Internal to kernels/.
@@ -46,6 +49,10 @@ struct BatchNormTables {
   /// dx = k[c] * (dy - mean_dy[c] - (x - mean[c]) * proj[c]).
   void (*grad_rows_f32)(const float* x, const float* dy, float* dx, int64_t rows, int64_t C, const float* k,
                         const float* mean_dy, const float* mean, const float* proj) = nullptr;
+  /// y = relu(y) (NaN stays NaN), over n elements.
+  void (*relu_rows_f32)(float* y, int64_t n) = nullptr;
+  /// out = y > 0 ? dy : 0 (ReluGrad), over n elements.
+  void (*mask_rows_f32)(const float* dy, const float* y, float* out, int64_t n) = nullptr;
 };
 const BatchNormTables& batch_norm_tables();
 

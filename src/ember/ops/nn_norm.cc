@@ -19,6 +19,10 @@ constexpr DTypeSet kNormTypes = dtype_bit(DType::kFloat32) | dtype_bit(DType::kF
 //      data_format, is_training. FusedBatchNormGradV3(y_backprop, x, scale, reserve_space_1, reserve_space_2,
 //      reserve_space_3) -> (x_backprop, scale_backprop, offset_backprop, reserve_space_4, reserve_space_5);
 //      attrs epsilon, data_format, is_training.
+// ---- _FusedBatchNormEx (FusedBatchNormV3's operands, plus attr activation_mode) and _FusedBatchNormGradEx
+//      (FusedBatchNormGradV3's operands plus y, the fused op's output; plus activation_mode): a batch norm
+//      with its Relu, and their gradient, written by the optimizer's batch-norm fusion
+//      (passes/fuse_batch_norm.cc; Note [Batch norm fused with Relu] in kernels/batch_norm.cc).
 
 struct Layout {
   int rank = 4;
@@ -50,8 +54,23 @@ Status check_vector(const OpDef* op, const char* what, const Shape& s, int64_t* 
 
 int attr(const OpDef* op, const char* name) { return op->attr_index(name); }
 
+bool is_grad(const OpDef* op) {
+  return op->name == "FusedBatchNormGradV3" || op->name == "_FusedBatchNormGradEx";
+}
+
+// The fused Relu of the _Ex ops (false for the plain ones, which have no activation_mode).
+StatusOr<bool> fused_relu(const OpDef* op, const AttrReader& a) {
+  const int i = attr(op, "activation_mode");
+  if (i < 0) return false;
+  const std::string& mode = a.attr_string(i);
+  if (mode == "Relu") return true;
+  if (mode == "Identity") return false;
+  return invalid_argument(op->name, ": activation_mode must be \"Relu\" or \"Identity\", got \"", mode, "\"");
+}
+
 Status batch_norm_shape(InferContext& ctx) {
-  const bool grad = ctx.op->name == "FusedBatchNormGradV3";
+  const bool grad = is_grad(ctx.op);
+  EMBER_RETURN_IF_ERROR(fused_relu(ctx.op, ctx).status());
   Layout l;
   EMBER_RETURN_IF_ERROR(layout_of(ctx.op, ctx.attr_string(attr(ctx.op, "data_format")), &l));
   const int x_index = grad ? 1 : 0;
@@ -68,6 +87,12 @@ Status batch_norm_shape(InferContext& ctx) {
     EMBER_RETURN_IF_ERROR(check_vector(ctx.op, "scale", ctx.inputs[2].shape, &channels, false));
     EMBER_RETURN_IF_ERROR(check_vector(ctx.op, "reserve_space_1", ctx.inputs[3].shape, &channels, false));
     EMBER_RETURN_IF_ERROR(check_vector(ctx.op, "reserve_space_2", ctx.inputs[4].shape, &channels, false));
+    if (ctx.inputs.size() > 6) {
+      const Shape& y = ctx.inputs[6].shape;
+      if (y.rank_known() && x.rank_known() && !y.is_compatible_with(x))
+        return invalid_argument(ctx.op->name, ": y and x must have the same shape, got ", y.to_string(),
+                                " and ", x.to_string());
+    }
   } else {
     const bool may_be_empty = ctx.attr_bool(attr(ctx.op, "is_training")) &&
                               ctx.attr_float(attr(ctx.op, "exponential_avg_factor")) == 1.0;
@@ -118,6 +143,8 @@ Status batch_norm_kernel(KernelContext& ctx) {
   const double eps = ctx.attr_float(attr(ctx.op, "epsilon"));
   const double factor = ctx.attr_float(attr(ctx.op, "exponential_avg_factor"));
   const bool training = ctx.attr_bool(attr(ctx.op, "is_training"));
+  StatusOr<bool> relu = fused_relu(ctx.op, ctx);
+  EMBER_RETURN_IF_ERROR(relu.status());
   const kernels::BatchNormShape s = norm_shape(l, ctx.input(0).shape());
   const bool given_stats = !training || factor != 1.0;
   if (given_stats && (ctx.input(3).num_elements() != s.channels || ctx.input(4).num_elements() != s.channels))
@@ -126,7 +153,7 @@ Status batch_norm_kernel(KernelContext& ctx) {
                             ctx.input(4).shape().to_string());
   EMBER_RETURN_IF_ERROR(kernels::batch_norm_forward(s, ctx.input(0), ctx.input(1), ctx.input(2),
                                                     &ctx.input(3), &ctx.input(4), eps, training,
-                                                    ctx.output(0), ctx.output(3), ctx.output(4)));
+                                                    ctx.output(0), ctx.output(3), ctx.output(4), *relu));
   if (!training) {
     std::memcpy(ctx.output(1).mutable_raw_data(), ctx.input(3).raw_data(), ctx.input(3).nbytes());
     std::memcpy(ctx.output(2).mutable_raw_data(), ctx.input(4).raw_data(), ctx.input(4).nbytes());
@@ -154,10 +181,19 @@ Status batch_norm_grad_kernel(KernelContext& ctx) {
   if (ctx.input(0).shape() != ctx.input(1).shape())
     return invalid_argument(ctx.op->name, ": y_backprop and x must have the same shape, got ",
                             ctx.input(0).shape().to_string(), " and ", ctx.input(1).shape().to_string());
+  StatusOr<bool> relu = fused_relu(ctx.op, ctx);
+  EMBER_RETURN_IF_ERROR(relu.status());
+  const TensorImpl* relu_output = nullptr;
+  if (*relu) {
+    if (ctx.input(6).shape() != ctx.input(1).shape())
+      return invalid_argument(ctx.op->name, ": y and x must have the same shape, got ",
+                              ctx.input(6).shape().to_string(), " and ", ctx.input(1).shape().to_string());
+    relu_output = &ctx.input(6);
+  }
   EMBER_RETURN_IF_ERROR(kernels::batch_norm_backward(
       s, ctx.input(0), ctx.input(1), ctx.input(2), ctx.input(3), ctx.input(4),
       ctx.attr_float(attr(ctx.op, "epsilon")), ctx.attr_bool(attr(ctx.op, "is_training")), ctx.output(0),
-      ctx.output(1), ctx.output(2)));
+      ctx.output(1), ctx.output(2), relu_output));
   for (int i = 3; i < 5; ++i) std::memset(ctx.output(i).mutable_raw_data(), 0, ctx.output(i).nbytes());
   return Status::OK();
 }
@@ -272,6 +308,62 @@ void register_norm_ops(OpRegistry& r) {
       .attr("epsilon", AttrType::kFloat, 0.0001)
       .attr("data_format", AttrType::kString, std::string("NHWC"))
       .attr("is_training", AttrType::kBool, true)
+      .flags(kNotDifferentiable)
+      .shape(&batch_norm_shape)
+      .kernel(kNormTypes, &batch_norm_grad_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  // Not differentiable: both only exist in optimized graphs, which autodiff never sees.
+  OpBuilder("_FusedBatchNormEx")
+      .doc(
+          "activation(FusedBatchNormV3(x, ...)[0]) with FusedBatchNormV3's other outputs: the optimizer's "
+          "batch-norm fusion writes it (TensorFlow's remapper writes an op of this name; ember's has no side "
+          "input). activation_mode \"Relu\" or \"Identity\". _FusedBatchNormEx([[[[1.], [3.]]]], [1.], [0.], "
+          "[], [], epsilon=0, activation_mode='Relu') -> y [[[[0.], [1.]]]]")
+      .input("x")
+      .input("scale")
+      .input("offset")
+      .input("mean")
+      .input("variance")
+      .output("y")
+      .output("batch_mean")
+      .output("batch_variance")
+      .output("reserve_space_1")
+      .output("reserve_space_2")
+      .output("reserve_space_3")
+      .type_var(kNormTypes)
+      .attr("epsilon", AttrType::kFloat, 0.0001)
+      .attr("exponential_avg_factor", AttrType::kFloat, 1.0)
+      .attr("data_format", AttrType::kString, std::string("NHWC"))
+      .attr("is_training", AttrType::kBool, true)
+      .attr("activation_mode", AttrType::kString, std::string("Relu"))
+      .flags(kNotDifferentiable)
+      .shape(&batch_norm_shape)
+      .kernel(kNormTypes, &batch_norm_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("_FusedBatchNormGradEx")
+      .doc(
+          "FusedBatchNormGradV3(ReluGrad(y_backprop, y), x, ...) for activation_mode \"Relu\" (y the fused "
+          "forward's output), FusedBatchNormGradV3(y_backprop, x, ...) for \"Identity\": the optimizer's "
+          "batch-norm fusion writes it.")
+      .input("y_backprop")
+      .input("x")
+      .input("scale")
+      .input("reserve_space_1")
+      .input("reserve_space_2")
+      .input("reserve_space_3")
+      .input("y")
+      .output("x_backprop")
+      .output("scale_backprop")
+      .output("offset_backprop")
+      .output("reserve_space_4")
+      .output("reserve_space_5")
+      .type_var(kNormTypes)
+      .attr("epsilon", AttrType::kFloat, 0.0001)
+      .attr("data_format", AttrType::kString, std::string("NHWC"))
+      .attr("is_training", AttrType::kBool, true)
+      .attr("activation_mode", AttrType::kString, std::string("Relu"))
       .flags(kNotDifferentiable)
       .shape(&batch_norm_shape)
       .kernel(kNormTypes, &batch_norm_grad_kernel)

@@ -45,6 +45,9 @@ StatusOr<std::shared_ptr<FunctionGraph>> optimize_function(const FunctionGraph& 
         options.remapping, "conv_fusion", [&] { return fuse_conv(g); }, rewrites);
     run(
         options.remapping, "relu_gradient_remapping", [&] { return remap_relu_gradients(g); }, rewrites);
+    // After the Relu gradients became ReluGrads: the batch-norm fusion moves and folds those.
+    run(
+        options.remapping, "batch_norm_fusion", [&] { return fuse_batch_norm(g); }, rewrites);
     run(
         options.pruning, "pruning", [&] { return prune(g); }, rewrites);
     if (rewrites == 0) break;

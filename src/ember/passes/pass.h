@@ -90,6 +90,9 @@ StatusOr<int> merge_sibling_matmuls(FunctionGraph& fn);
 /// Conv2D -> bias add [-> activation] chains become _FusedConv2D nodes (Note [Matching a conv chain] in
 /// fuse_conv.cc). Counts the chains fused.
 StatusOr<int> fuse_conv(FunctionGraph& fn);
+/// FusedBatchNormV3 -> Relu becomes _FusedBatchNormEx, FusedBatchNormGradV3(ReluGrad(dy, v), ...)
+/// _FusedBatchNormGradEx (Note [Matching a batch norm and its Relu] in fuse_batch_norm.cc). Counts both.
+StatusOr<int> fuse_batch_norm(FunctionGraph& fn);
 /// SelectV2(Greater(x, 0), dy, 0) becomes ReluGrad(dy, x) (Note [Relu gradients as ReluGrad] in
 /// fuse_conv.cc). Counts the selects rewritten.
 StatusOr<int> remap_relu_gradients(FunctionGraph& fn);
