@@ -8,6 +8,7 @@ maps onto them (``import`` is a keyword: ``getattr(ember.saved_model, "import")`
 docs/saved_model.md.
 """
 
+from ember.saved_model.asset import Asset
 from ember.saved_model.loader import LoadOptions, load
 from ember.saved_model.saver import (DEFAULT_SIGNATURE_KEY, PREDICT_METHOD_NAME, SERVE_TAG, SaveOptions, save)
 
@@ -58,7 +59,7 @@ def contains_saved_model(export_dir):
     return any(os.path.isfile(os.path.join(export_dir, f)) for f in ("saved_model.pb", "saved_model.pbtxt"))
 
 
-__all__ = ["save", "load", "export", "contains_saved_model", "SaveOptions", "LoadOptions",
+__all__ = ["Asset", "save", "load", "export", "contains_saved_model", "SaveOptions", "LoadOptions",
            "DEFAULT_SERVING_SIGNATURE_DEF_KEY", "PREDICT_METHOD_NAME", "SERVING", "TRAINING", "GPU", "TPU",
            "PREDICT_INPUTS", "PREDICT_OUTPUTS", "ASSETS_DIRECTORY", "ASSETS_KEY", "DEBUG_DIRECTORY",
            "DEBUG_INFO_FILENAME_PB", "SAVED_MODEL_FILENAME_PB", "SAVED_MODEL_FILENAME_PBTXT",

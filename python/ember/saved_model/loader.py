@@ -25,6 +25,7 @@ from ember.framework.tensor_spec import TensorSpec
 from ember.function_graph import _PartitionedCall, CarvedFunction
 from ember.module import Module
 from ember.saved_model import structure
+from ember.saved_model.asset import Asset
 from ember.util import nest
 from ember.variables import Variable
 
@@ -366,8 +367,8 @@ class _Loader:
     def bound_input(self, node_id, what):
         """The variable (or captured constant) a function's bound input names."""
         node = self.node(node_id, what)
-        if node.WhichOneof("kind") not in ("variable", "constant"):
-            raise self.fail(f"{what} binds object {node_id} as a variable or a constant, but it is a "
+        if node.WhichOneof("kind") not in ("variable", "constant", "asset"):
+            raise self.fail(f"{what} binds object {node_id} as a variable, a constant or an asset, but it is a "
                             f"{node.WhichOneof('kind')}")
         return self.get(node_id)
 
@@ -453,8 +454,10 @@ class _Loader:
                                 f"within its {len(obj._keywords)} argument keywords")
         elif kind == "constant":
             obj = self._constant(node_id, node.constant.operation)
+        elif kind == "asset":
+            obj = self._asset(node_id, node.asset.asset_file_def_index)
         else:
-            obj = Loaded(kind)  # an asset or resource: kept as an empty object
+            obj = Loaded(kind)  # a resource: kept as an empty object
         self.objects[node_id] = obj
         return obj
 
@@ -535,6 +538,17 @@ class _Loader:
         except (TypeError, ValueError) as e:
             raise self.fail(f"constant {node_id} (node '{operation}'): {e}") from None
 
+    def _asset(self, node_id, index):
+        """An Asset whose path is the file's copy in this SavedModel's ``assets/``."""
+        files = self.meta.asset_file_def
+        if not 0 <= index < len(files):
+            raise self.fail(f"asset {node_id} names asset_file_def {index}, but the MetaGraphDef has {len(files)}")
+        filename = files[index].filename
+        parts = filename.replace("\\", "/").split("/")
+        if not filename or os.path.isabs(filename) or any(p in ("", ".", "..") for p in parts):
+            raise self.fail(f"asset {node_id}: the file name {filename!r} is not a plain name inside assets/")
+        return Asset(os.path.join(os.fspath(self.export_dir), "assets", filename))
+
     # ---- functions
 
     def instantiate(self, name, specs, out_specs, variables):
@@ -567,7 +581,12 @@ class _Loader:
                 node.attr["shape"].shape.SetInParent()
                 bindings[f"variable_{i}"] = variable._id
                 continue
-            proto = _gd.make_tensor_proto(variable)  # a captured constant: its value, inline
+            if isinstance(variable, Asset):  # its path, a scalar string
+                proto = _gd.TensorProto(dtype=_gd.as_datatype_enum(variable.asset_path.dtype),
+                                        tensor_shape=_gd.TensorShapeProto(),
+                                        string_val=[variable.asset_path.numpy()])
+            else:
+                proto = _gd.make_tensor_proto(variable)  # a captured constant: its value, inline
             if expected != proto.dtype:
                 raise self.fail(f"function '{name}': argument {len(specs) + i} is bound to a "
                                 f"{variable.dtype.name} constant but has type {_gd._DT_NAMES.get(expected, expected)}")

@@ -511,7 +511,8 @@ class _Writer:
             if [id(o) for o in checkpoint.walk_objects(self.root, self._walk_children)[0]] != [
                     id(o) for o in self.objects]:
                 raise errors.InternalError(None, None, "saved_model.save: the object graph changed while saving")
-            checkpoint.save_objects(self.root, os.path.join(tmp, "variables", "variables"), self._walk_children)
+            checkpoint.save_objects(self.root, os.path.join(tmp, "variables", "variables"), self._walk_children,
+                                    sync=True)
             _write_file(os.path.join(tmp, "saved_model.pb"), data)
             fingerprint = FingerprintDef(saved_model_checksum=_hash64(data), uuid=str(uuid.uuid4()))
             fingerprint.graph_def_program_hash = _hash64(self.meta.graph_def.SerializeToString(deterministic=True))

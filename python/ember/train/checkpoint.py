@@ -63,14 +63,15 @@ def _full_name(variable):
     return name[:-2] if name.endswith(":0") else name
 
 
-def save_objects(root, prefix, children=trackable.children):
+def save_objects(root, prefix, children=trackable.children, sync=False):
     """Writes the checkpoint of ``root``'s dependency graph (``walk_objects(root, children)``) to ``prefix``
-    (SavedModel: ``<dir>/variables/variables``); returns ``prefix``."""
+    (SavedModel: ``<dir>/variables/variables``); returns ``prefix``. Atomic whatever happens to the process;
+    with ``sync`` also fsynced, so that it survives a power loss (docs/checkpoint.md)."""
     if _C.in_trace():
         raise RuntimeError("Checkpoint saving runs eagerly: call it outside ember.function")
     objects, paths, edges = walk_objects(root, children)
     graph = TrackableObjectGraph()
-    writer = _C.BundleWriter(os.fspath(prefix))
+    writer = _C.BundleWriter(os.fspath(prefix), sync)
     has_values = [trackable.is_variable(obj) for obj in objects]
     changed = True
     while changed:  # a node has values when anything below it does (the graph may have cycles)
@@ -334,7 +335,7 @@ class Checkpoint(trackable.Trackable):
 
     def write(self, file_prefix, options=None):
         """Writes a checkpoint at exactly ``file_prefix`` (no number, no state file); returns the prefix."""
-        return save_objects(self, os.fspath(file_prefix))
+        return save_objects(self, os.fspath(file_prefix), sync=bool(getattr(options, "experimental_sync", False)))
 
     def save(self, file_prefix, options=None):
         """Writes ``<file_prefix>-<n>`` for the next save_counter value n and records it in the directory's
@@ -342,7 +343,7 @@ class Checkpoint(trackable.Trackable):
         counter = self._ensure_save_counter()
         with init_scope():
             counter.assign_add(1)
-        path = self.write(f"{os.fspath(file_prefix)}-{int(counter.numpy())}")
+        path = self.write(f"{os.fspath(file_prefix)}-{int(counter.numpy())}", options)
         checkpoint_management.update_checkpoint_state(os.path.dirname(path) or ".", path, [path])
         return path
 

@@ -209,7 +209,7 @@ class CheckpointManager:
             checkpoint_number = int(save_counter.numpy())
         elif hasattr(checkpoint_number, "numpy"):
             checkpoint_number = int(checkpoint_number.numpy())
-        path = self._checkpoint.write(f"{self._checkpoint_prefix}-{checkpoint_number}")
+        path = self._checkpoint.write(f"{self._checkpoint_prefix}-{checkpoint_number}", options)
         self._maybe_delete.pop(path, None)
         self._maybe_delete[path] = time.time()
         self._latest_checkpoint = path

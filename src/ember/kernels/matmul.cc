@@ -9,25 +9,30 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <oneapi/dnnl/dnnl.hpp>
 #include <type_traits>
 #include <unordered_map>
 #include <vector>
 
 #include "ember/core/parallel.h"
+#include "ember/kernels/matmul_tiles.h"
 #include "ember/kernels/small_gemm.h"
 
 namespace ember::kernels {
 
 namespace baseline {
 void fill_small_gemm_tables(SmallGemmTables& t);
-}
+void fill_matmul_tile_tables(TileGemmTable& t);
+}  // namespace baseline
 namespace avx2 {
 void fill_small_gemm_tables(SmallGemmTables& t);
-}
+void fill_matmul_tile_tables(TileGemmTable& t);
+}  // namespace avx2
 namespace avx512 {
 void fill_small_gemm_tables(SmallGemmTables& t);
-}
+void fill_matmul_tile_tables(TileGemmTable& t);
+}  // namespace avx512
 
 namespace {
 
@@ -447,19 +452,37 @@ bool sgemm_matmul(const Problem& p, const float* a, const float* b, float* c) {
 // copy of B (kSmallGemmMaxK); transpose_a's long K is a sum over rows of A and may be longer.
 
 constexpr int64_t kSmallGemmMaxK = 256;
+constexpr int64_t kSmallGemmMaxRowsAnySize = 64;
 constexpr int64_t kSmallGemmMaxKTransposedA = 4096;
+
+enum class Isa { kBaseline, kAvx2, kAvx512 };
+
+Isa host_isa() {
+  static const Isa isa = [] {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
+      return Isa::kAvx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return Isa::kAvx2;
+    return Isa::kBaseline;
+  }();
+  return isa;
+}
 
 const SmallGemmTables& small_gemm_tables() {
   static const SmallGemmTables tables = [] {
     SmallGemmTables t;
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-        __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl"))
-      avx512::fill_small_gemm_tables(t);
-    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-      avx2::fill_small_gemm_tables(t);
-    else
-      baseline::fill_small_gemm_tables(t);
+    switch (host_isa()) {
+      case Isa::kAvx512:
+        avx512::fill_small_gemm_tables(t);
+        break;
+      case Isa::kAvx2:
+        avx2::fill_small_gemm_tables(t);
+        break;
+      case Isa::kBaseline:
+        baseline::fill_small_gemm_tables(t);
+        break;
+    }
     return t;
   }();
   return tables;
@@ -477,7 +500,10 @@ bool small_matmul(const Problem& p, const T* a, const T* b, T* c) {
   for (int d = 0; d < p.nd - 2; ++d) b_batched |= p.b_dims[d] != 1;
   const bool fold = !b_batched && !p.ta;  // b has no batch: a's batch dims fold into its rows
   const int64_t rows = fold ? p.batch * p.M : p.M;
-  if (std::is_same_v<T, float> && rows * p.N * p.K > kSmallSgemm) return false;
+  // A short product (a served batch) stays here whatever its size: [32,256]x[256,10] took 2.6 us against
+  // sgemm's 3.7 (and it keeps sgemm's first-call code generation away from a served MLP).
+  if (std::is_same_v<T, float> && rows * p.N * p.K > kSmallSgemm && rows > kSmallGemmMaxRowsAnySize)
+    return false;
   auto fn = small_gemm_fn(static_cast<T*>(nullptr));
   SmallGemm<T> g;
   g.N = p.N, g.K = p.K, g.tb = p.tb;
@@ -504,9 +530,81 @@ bool small_matmul(const Problem& p, const T* a, const T* b, T* c) {
   return true;
 }
 
+// ---------------------------------------------------------------- register tiles
+//
+// Note [Register tiles]
+// An unbatched float32 product of mid size, neither operand transposed, runs on ember's own register
+// tiles (kernels/matmul_tiles.h) rather than dnnl_sgemm: sgemm generates its kernels at the first call of
+// a process (30-60 ms, all of a served MLP's first call in bench/saved_model.py), the tiles are compiled
+// ahead of time. Each element of C is one sum over k in order, computed by one tile, so the result
+// depends on the shape only, never on the thread count or on what ran before.
+// Taken: at least kTilesMinRows rows, more than kTilesMinColumns columns, K <= kTilesMaxK and at most
+// kTilesMaxMacs multiply-adds, where the tiles were not slower than a warm sgemm. Measured on the 2-core
+// Zen 4 (AVX-512, one thread, CPU time of the thread, best of 300, while the machine was busy: tiles vs
+// sgemm, us): [32,64]x[64,256] 9.3 vs 10.0, [32,256]x[256,256] 36.0 vs 37.2, [32,192]x[192,512] (an LSTM's
+// gates) 54.3 vs 54.7, [32,512]x[512,192] 53.8 vs 54.4, [128,784]x[784,256] 438 vs 452, [256,256]x
+// [256,256] 289 vs 295, [8,256]x[256,256] 9.1 vs 9.7, about 115 GFLOP/s each. Left to sgemm: one row
+// ([1,256]x[256,256] 4.4 vs 2.9), a transposed B (packed, 1.14-1.28x sgemm's time), [512,512]x[512,512]
+// (1.03x), and 32 columns or fewer (16-lane tiles half empty: [32,256]x[256,10] 3.9 vs 3.7; the small loops
+// take the short ones, 2.6).
+
+constexpr int64_t kTilesMinRows = 8;
+constexpr int64_t kTilesMinColumns = 32;  // narrower: the small loops, or sgemm
+constexpr int64_t kTilesMaxK = 2048;
+constexpr int64_t kTilesMaxMacs = int64_t{1} << 25;
+
+const TileGemmTable& tile_table() {
+  static const TileGemmTable table = [] {
+    TileGemmTable t;
+    switch (host_isa()) {
+      case Isa::kAvx512:
+        avx512::fill_matmul_tile_tables(t);
+        break;
+      case Isa::kAvx2:
+        avx2::fill_matmul_tile_tables(t);
+        break;
+      case Isa::kBaseline:
+        baseline::fill_matmul_tile_tables(t);
+        break;
+    }
+    return t;
+  }();
+  return table;
+}
+
+bool tile_matmul(const Problem& p, const float* a, const float* b, float* c) {
+  if (p.ta || p.tb) return false;
+  for (int d = 0; d < p.nd - 2; ++d)
+    if (p.b_dims[d] != 1) return false;
+  const int64_t M = p.batch * p.M, N = p.N, K = p.K;  // b has no batch: a's batch dims fold into rows
+  if (M < kTilesMinRows || N <= kTilesMinColumns || K > kTilesMaxK || M * N * K > kTilesMaxMacs) return false;
+  const TileGemmTable& t = tile_table();
+  const int64_t MR = t.tile_rows, NR = t.panel_width;
+  const int64_t row_tiles = (M + MR - 1) / MR, panels = (N + NR - 1) / NR, in_place = N / NR;
+  // The last, partial panel of B, zero padded to NR columns.
+  std::unique_ptr<float[]> b_rest;
+  if (in_place < panels) {
+    b_rest.reset(new (std::nothrow) float[K * NR]);
+    if (!b_rest) return false;  // sgemm may still find the memory it needs
+    const int64_t j0 = in_place * NR, cols = N - j0;
+    for (int64_t k = 0; k < K; ++k) {
+      for (int64_t j = 0; j < cols; ++j) b_rest[k * NR + j] = b[k * N + j0 + j];
+      for (int64_t j = cols; j < NR; ++j) b_rest[k * NR + j] = 0.0f;
+    }
+  }
+  TileGemm g;
+  g.a = a, g.b = b, g.ldb = N, g.in_place_panels = in_place, g.b_rest = b_rest.get();
+  g.c = c, g.M = M, g.N = N, g.K = K;
+  parallel_for(row_tiles * panels, MR * NR * K / 4,
+               [&](int64_t begin, int64_t end) { t.f32(g, begin, end); });
+  g_last_impl = "ember:tiles";
+  return true;
+}
+
 void float_matmul(const Problem& p, const float* a, const float* b, float* c) {
   if (small_matmul(p, a, b, c)) return;
   if (tiny(p)) return blocked_matmul(p, a, b, c);
+  if (tile_matmul(p, a, b, c)) return;
   if (sgemm_matmul(p, a, b, c)) return;
   if (!onednn_matmul(p, dnnl::memory::data_type::f32, a, b, c)) blocked_matmul(p, a, b, c);
 }

@@ -4,11 +4,13 @@
 // float32 and bfloat16 run on a oneDNN matmul primitive, created once per (dims, transposes, dtype,
 // threads) and kept in a bounded, thread-safe LRU cache; transposes and broadcast batch dims are expressed
 // as strides, so nothing is copied. An unbatched float32 product goes to dnnl_sgemm instead (faster
-// there; see Note [sgemm for unbatched float32] in matmul.cc). float16 (no oneDNN kernel on CPUs without
-// AVX512-FP16) and bfloat16 where oneDNN would only offer its reference kernel convert to float32 around the
-// float32 primitive. float64, int32 and int64 (and tiny float problems, where a primitive call costs more
-// than the arithmetic) use ember's own register-blocked loops, parallel over batches and row blocks. Integer
-// products wrap like the type.
+// there; see Note [sgemm for unbatched float32] in matmul.cc), unless it is small or mid-sized: those run
+// on ember's own loops (kernels/small_gemm.h, kernels/matmul_tiles.h), which need no run-time code
+// generation and give the same bits on any thread count (Note [Register tiles]). float16 (no oneDNN kernel on
+// CPUs without AVX512-FP16) and bfloat16 where oneDNN would only offer its reference kernel convert to
+// float32 around the float32 primitive. float64, int32 and int64 (and tiny float problems, where a primitive
+// call costs more than the arithmetic) use ember's own register-blocked loops, parallel over batches and row
+// blocks. Integer products wrap like the type.
 //
 // oneDNN runs on OpenMP, ember's one pool: it is called with intra_op_threads() threads from the caller's
 // thread, never from inside a parallel_for.
@@ -33,8 +35,8 @@ void set_matmul_cache_capacity(size_t capacity);
 void matmul_cache_clear();
 
 /// Which implementation the last matmul on this thread used: "dnnl_sgemm", a oneDNN primitive's
-/// implementation name such as "brg:avx512_core" (prefixed "f32 via " when converted), or
-/// "ember:blocked". For tests and profiling.
+/// implementation name such as "brg:avx512_core" (prefixed "f32 via " when converted), "ember:small_gemm",
+/// "ember:tiles" or "ember:blocked". For tests and profiling.
 std::string matmul_last_impl();
 
 }  // namespace ember::kernels

@@ -180,8 +180,13 @@ StatusOr<std::vector<TensorRef>> LoadedSignature::call(
 
 class SavedModelLoader {
  public:
-  SavedModelLoader(const proto::MetaGraphDef& meta, const std::string& prefix, std::string where)
-      : meta_(meta), graph_(meta.graph_def()), prefix_(prefix), where_(std::move(where)) {}
+  SavedModelLoader(const proto::MetaGraphDef& meta, const std::string& prefix, std::string dir,
+                   std::string where)
+      : meta_(meta),
+        graph_(meta.graph_def()),
+        prefix_(prefix),
+        dir_(std::move(dir)),
+        where_(std::move(where)) {}
 
   Status run(LoadedSavedModel& model);
 
@@ -192,10 +197,12 @@ class SavedModelLoader {
   Status restore_variables(LoadedSavedModel& model);
   Status open_checkpoint(bool object_based);
   std::string name_based_key(const proto::NodeDef& handle, const std::string& shared_name);
+  StatusOr<std::string> asset_path(const proto::NodeDef& handle);
 
   const proto::MetaGraphDef& meta_;
   const proto::GraphDef& graph_;
   std::string prefix_;
+  std::string dir_;
   std::string where_;
   std::unordered_map<std::string, const proto::NodeDef*> nodes_;
   struct Signature {
@@ -342,6 +349,38 @@ std::string SavedModelLoader::name_based_key(const proto::NodeDef& handle, const
   return shared_name;
 }
 
+// Note [Assets]
+// TensorFlow 2 passes an Asset's path to the functions that read it through a string variable of the
+// top-level graph: VarHandleOp "Variable", assigned by the init op from a Placeholder that the
+// MetaGraphDef's asset_file_def names (tensor_info "asset_path_initializer:0", file name "vocab.txt"), and
+// read (ReadVariableOp) into the call. TensorFlow's C++ loader feeds that Placeholder the path of the copy
+// in <dir>/assets/; here the variable is created holding that path. A file name that would leave assets/
+// is an error.
+StatusOr<std::string> SavedModelLoader::asset_path(const proto::NodeDef& handle) {
+  for (const proto::NodeDef& assign : graph_.node()) {
+    if (assign.op() != "AssignVariableOp" || assign.input_size() < 2 ||
+        node_of(assign.input(0)) != handle.name())
+      continue;
+    const std::string source = node_of(assign.input(1));
+    for (const proto::AssetFileDef& asset : meta_.asset_file_def()) {
+      if (node_of(asset.tensor_info().name()) != source) continue;
+      const std::string& file = asset.filename();
+      bool plain = !file.empty() && file[0] != '/';
+      for (size_t start = 0; plain && start <= file.size();) {
+        size_t end = std::min(file.find_first_of("/\\", start), file.size());
+        const std::string part = file.substr(start, end - start);
+        plain = !part.empty() && part != "." && part != "..";
+        start = end + 1;
+      }
+      if (!plain)
+        return invalid_argument(where_, "asset file name '", printable(file),
+                                "' is not a plain name inside assets/");
+      return dir_ + "/assets/" + file;
+    }
+  }
+  return std::string();
+}
+
 Status SavedModelLoader::restore_variables(LoadedSavedModel& model) {
   const proto::SavedObjectGraph& objects = meta_.object_graph_def();
   // A TensorFlow 1 SavedModel has no object graph: its checkpoint is name-based, keyed as its saver says.
@@ -360,7 +399,18 @@ Status SavedModelLoader::restore_variables(LoadedSavedModel& model) {
       key = name_based_key(*node, shared_name);
     } else if (auto bound = handle_object_.find(node->name()); bound != handle_object_.end()) {
       object = bound->second;
-    } else {  // no call binds it: the one SavedVariable of its name
+    } else {  // no call binds it: an asset's path, or the one SavedVariable of its name
+      auto asset = asset_path(*node);
+      if (!asset.ok()) return asset.status();
+      if (!asset->empty()) {
+        auto path = TensorImpl::allocate(DType::kString, Shape{});
+        if (!path.ok()) return path.status();
+        (*path)->mutable_data<std::string>()[0] = *asset;
+        auto variable = ResourceManager::global().create_variable(shared_name, std::move(path).value());
+        bindings_[node->name()] = variable;
+        model.variables_[node->name()] = variable;
+        continue;
+      }
       for (int i = 0; i < objects.nodes_size(); ++i) {
         const proto::SavedObject& o = objects.nodes(i);
         if (o.kind_case() != proto::SavedObject::kVariable || o.variable().name() != shared_name) continue;
@@ -505,7 +555,7 @@ StatusOr<std::shared_ptr<LoadedSavedModel>> LoadedSavedModel::load_from_message(
                       join(available));
   auto model = std::shared_ptr<LoadedSavedModel>(new LoadedSavedModel());
   model->dir_ = dir;
-  SavedModelLoader loader(*meta, variables_prefix, where);
+  SavedModelLoader loader(*meta, variables_prefix, dir, where);
   EMBER_RETURN_IF_ERROR(loader.run(*model));
   return model;
 }

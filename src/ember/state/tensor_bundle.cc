@@ -7,8 +7,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -58,6 +60,58 @@ Status pread_all(int fd, void* data, size_t n, int64_t offset, const std::string
     n -= static_cast<size_t>(r);
     offset += r;
   }
+  return Status();
+}
+
+// Note [Checksum beside the read]
+// Restoring a large tensor is a read from the page cache (about 0.1 s per GiB on the 2-core Zen 4) and a
+// CRC32C over the same bytes (about 0.13 s per GiB at 8 bytes a step): one after the other, they were a
+// restore's whole time. A second thread checksums each piece as soon as it has been read, so the two
+// overlap and a restore costs about the longer of them. The checksum is still over every byte in order,
+// and the tensor is only handed out once it matches. A thread that cannot start means the sequential
+// order, never an error.
+constexpr size_t kReadPiece = size_t{4} << 20;
+
+Status pread_checksummed(int fd, char* data, size_t n, int64_t offset, const std::string& path,
+                         uint32_t* crc) {
+  std::future<uint32_t> checksum;
+  constexpr size_t kStop = SIZE_MAX;  // a failed read: the checksum thread gives up
+  std::atomic<size_t> ready{0};       // bytes read so far
+  if (n >= 4 * kReadPiece) {
+    try {
+      checksum = std::async(std::launch::async, [&ready, data, n] {
+        uint32_t c = 0;
+        size_t done = 0;
+        while (done < n) {
+          const size_t r = ready.load(std::memory_order_acquire);
+          if (r == kStop) break;
+          if (r == done) {
+            ready.wait(done, std::memory_order_acquire);
+            continue;
+          }
+          c = crc32c::extend(c, data + done, r - done);
+          done = r;
+        }
+        return c;
+      });
+    } catch (const std::system_error&) {
+    }
+  }
+  if (!checksum.valid()) {
+    EMBER_RETURN_IF_ERROR(pread_all(fd, data, n, offset, path));
+    *crc = crc32c::value(data, n);
+    return Status();
+  }
+  Status s;
+  for (size_t at = 0; at < n && s.ok(); at += kReadPiece) {
+    const size_t len = std::min(kReadPiece, n - at);
+    s = pread_all(fd, data + at, len, offset + static_cast<int64_t>(at), path);
+    ready.store(s.ok() ? at + len : kStop, std::memory_order_release);
+    ready.notify_one();
+  }
+  const uint32_t c = checksum.get();
+  if (!s.ok()) return s;
+  *crc = c;
   return Status();
 }
 
@@ -242,7 +296,17 @@ std::string bundle_data_path(const std::string& prefix, int shard, int num_shard
 
 // ---- BundleWriter
 
-BundleWriter::BundleWriter(std::string prefix) : prefix_(std::move(prefix)) {
+// Note [Atomic, not synced]
+// A save must leave the previous checkpoint restorable if the process is killed at any moment
+// (test_checkpoint_kill.py). That needs only the temporary names and the renames: the page cache outlives
+// the process, so whatever was renamed into place is complete. fsync adds durability against a power
+// loss or a kernel crash, at the price of waiting for the disk: a 1 GiB save took 0.57 s with it against
+// 0.25 s for `cp` of the same bytes. TensorFlow 2.21's save does not fsync (strace: no fsync, fdatasync or
+// sync_file_range; it even rewrites the final index in place), so by default ember does not either: its
+// saves are as durable as TensorFlow's and still atomic. `sync` (CheckpointOptions(experimental_sync=
+// True) from Python; SavedModels always) adds the fsyncs of data, index and directory, and starts the
+// data's writeback as each piece is written (Note [Starting writeback early]).
+BundleWriter::BundleWriter(std::string prefix, bool sync) : prefix_(std::move(prefix)), sync_(sync) {
   std::string suffix = temp_suffix();
   data_tmp_ = bundle_data_path(prefix_, 0, 1) + suffix;
   index_tmp_ = bundle_index_path(prefix_) + suffix;
@@ -268,8 +332,8 @@ Status BundleWriter::fail(Status s) {
 }
 
 // Note [Starting writeback early]
-// finish() must fsync the data before the rename makes it the checkpoint. Left to the end, that fsync
-// waits for every byte to reach the disk after the last write; asking the kernel to start writing each
+// A synced finish() must fsync the data before the rename makes it the checkpoint. Left to the end, that
+// fsync waits for every byte to reach the disk after the last write; asking the kernel to start writing each
 // large piece as soon as it is in the page cache (sync_file_range without waiting) overlaps the disk with
 // the rest of the save, so the final fsync finds little left to do.
 //
@@ -290,7 +354,7 @@ Status BundleWriter::append(const void* data, size_t n, uint32_t* crc) {
   if (checksum.valid()) *crc = checksum.get();
   if (!s.ok()) return fail(s);
 #if defined(__linux__)
-  if (n >= (1u << 20)) ::sync_file_range(fd_, size_, static_cast<off_t>(n), SYNC_FILE_RANGE_WRITE);
+  if (sync_ && n >= (1u << 20)) ::sync_file_range(fd_, size_, static_cast<off_t>(n), SYNC_FILE_RANGE_WRITE);
 #endif
   size_ += static_cast<int64_t>(n);
   return Status();
@@ -384,14 +448,14 @@ Status BundleWriter::finish() {
     leveldb::Status s = builder.Finish();
     if (!s.ok()) return fail(make_error(Code::kInternal, "checkpoint ", prefix_, ": index: ", s.ToString()));
   }
-  if (::fdatasync(fd_) != 0)
+  if (sync_ && ::fdatasync(fd_) != 0)
     return fail(make_error(Code::kUnavailable, "fsync of ", data_tmp_, ": ", errno_text()));
   ::close(fd_);
   fd_ = -1;
   int ifd = ::open(index_tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (ifd < 0) return fail(make_error(Code::kUnavailable, "creating ", index_tmp_, ": ", errno_text()));
   Status s = write_all(ifd, index.data(), index.size(), index_tmp_);
-  if (s.ok() && ::fdatasync(ifd) != 0)
+  if (s.ok() && sync_ && ::fdatasync(ifd) != 0)
     s = make_error(Code::kUnavailable, "fsync of ", index_tmp_, ": ", errno_text());
   ::close(ifd);
   if (!s.ok()) return fail(s);
@@ -400,6 +464,7 @@ Status BundleWriter::finish() {
       ::rename(index_tmp_.c_str(), bundle_index_path(prefix_).c_str()) != 0)
     return fail(make_error(Code::kUnavailable, "checkpoint ", prefix_, ": rename: ", errno_text()));
   finished_ = true;
+  if (!sync_) return Status();
   Status synced = fsync_dir(dir_of(prefix_));
   return synced.ok() ? synced : fail(synced);
 }
@@ -572,9 +637,9 @@ StatusOr<TensorRef> BundleReader::read(const std::string& key) const {
   auto t = TensorImpl::allocate(dtype, shape);
   if (!t.ok()) return t.status();
   TensorRef out = std::move(t).value();
-  EMBER_RETURN_IF_ERROR(
-      pread_all(where->fd, out->mutable_raw_data(), out->nbytes(), (*e)->offset(), where->path));
-  uint32_t crc = crc32c::value(out->raw_data(), out->nbytes());
+  uint32_t crc = 0;
+  EMBER_RETURN_IF_ERROR(pread_checksummed(where->fd, static_cast<char*>(out->mutable_raw_data()),
+                                          out->nbytes(), (*e)->offset(), where->path, &crc));
   if (crc32c::mask(crc) != (*e)->crc32c())
     return make_error(Code::kDataLoss, where->path, ": checksum mismatch for \"", key,
                       "\" (the bytes changed ", "after they were written)");

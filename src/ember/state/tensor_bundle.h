@@ -32,13 +32,14 @@ namespace ember {
 std::string bundle_index_path(const std::string& prefix);
 std::string bundle_data_path(const std::string& prefix, int shard, int num_shards);
 
-/// Writes one bundle. Each add streams its bytes to a temporary data file; finish writes the index,
-/// fsyncs both files, renames them into place (data first, then index) and fsyncs the directory.
-/// Until finish returns OK the files at `prefix` are untouched; a writer destroyed without finish
-/// removes its temporary files.
+/// Writes one bundle. Each add streams its bytes to a temporary data file; finish writes the index and
+/// renames both into place (data first, then index). Until finish returns OK the files at `prefix` are
+/// untouched, even if the process is killed; a writer destroyed without finish removes its temporary
+/// files. With `sync`, finish also fsyncs both files before the renames and the directory after them, so
+/// that the bundle survives a power loss too (Note [Atomic, not synced] in tensor_bundle.cc).
 class BundleWriter {
  public:
-  explicit BundleWriter(std::string prefix);
+  explicit BundleWriter(std::string prefix, bool sync = false);
   ~BundleWriter();
   BundleWriter(const BundleWriter&) = delete;
   BundleWriter& operator=(const BundleWriter&) = delete;
@@ -61,6 +62,7 @@ class BundleWriter {
   int fd_ = -1;
   int64_t size_ = 0;
   bool finished_ = false;
+  bool sync_ = false;
   Status status_;
   std::map<std::string, proto::BundleEntryProto> entries_;
 };

@@ -25,8 +25,8 @@ Tensor filled(const std::vector<int64_t>& shape, float start) {
 TEST(MatMulKernel, ImplementationPerDtype) {
   Tensor a = filled({128, 128}, 1), b = filled({128, 128}, -1);
   matmul(a, b);
-  EXPECT_EQ(kernels::matmul_last_impl(), "dnnl_sgemm");
-  matmul(filled({4, 128, 128}, 1), b);  // a's batch folds into its rows: still one sgemm
+  EXPECT_EQ(kernels::matmul_last_impl(), "ember:tiles");
+  matmul(filled({4, 512, 128}, 1), filled({128, 512}, 1));  // a's batch folds into its rows: one sgemm
   EXPECT_EQ(kernels::matmul_last_impl(), "dnnl_sgemm");
   matmul(filled({4, 128, 128}, 1), filled({4, 128, 128}, 1));  // batched: the cached primitive
   std::string f32 = kernels::matmul_last_impl();
@@ -73,7 +73,7 @@ TEST(MatMulKernel, CacheIsBoundedAndReused) {
 TEST(MatMulKernel, CallsFromParallelRegionsAgree) {
   // Several threads share the cache and run primitives at once; oneDNN then runs single-threaded inside
   // each (no nested oversubscription). Every result must equal the one computed alone.
-  for (bool batched_b : {false, true}) {  // sgemm, then the primitive
+  for (bool batched_b : {false, true}) {  // the tiles, then the primitive
     Tensor a = filled({3, 64, 48}, 0.5f),
            b = batched_b ? filled({3, 48, 80}, -0.5f) : filled({48, 80}, -0.5f);
     std::vector<float> alone = matmul(a, b).to_vector<float>();
@@ -187,17 +187,86 @@ TEST(MatMulKernel, L2hmcShapesUseSmallGemm) {
   }
 }
 
+// ---- the register tiles (kernels/isa/matmul_tiles_isa.cc)
+
+// Every row remainder of a tile (8 or more rows: the full tile and 1, 2, 3-4, 5-7 left over), full and
+// partial panels of B (in place, and the copied last one, narrower than a vector or not), and a's batch
+// dims folded into its rows.
+TEST(MatMulKernel, TileProductsMatchNaive) {
+  for (int64_t N : {33, 40, 48, 64, 65, 100})
+    for (int64_t K : {1, 2, 17, 64, 300})
+      for (int64_t M : {8, 9, 10, 11, 12, 13, 15, 16, 31, 33, 100}) {
+        Tensor a = patterned<float>({M, K}, 1);
+        Tensor b = patterned<float>({K, N}, 2);
+        std::vector<float> got = matmul(a, b).to_vector<float>();
+        if (M * N * K <= 16 * 16 * 16) continue;  // tiny: the blocked loops
+        ASSERT_EQ(kernels::matmul_last_impl(), "ember:tiles") << "M=" << M << " N=" << N << " K=" << K;
+        std::vector<double> want = naive(a.to_vector<float>(), b.to_vector<float>(), M, N, K, false, false);
+        ASSERT_EQ(got.size(), want.size());
+        // Multiples of 1/8 below 1.25: sums of up to 300 products stay exact in float32.
+        for (size_t i = 0; i < want.size(); ++i)
+          ASSERT_EQ(got[i], want[i]) << "M=" << M << " N=" << N << " K=" << K << " at " << i;
+      }
+  Tensor a3 = patterned<float>({3, 7, 50}, 5), b2 = patterned<float>({50, 70}, 6);
+  std::vector<float> got = matmul(a3, b2).to_vector<float>();
+  EXPECT_EQ(kernels::matmul_last_impl(), "ember:tiles");
+  std::vector<double> want = naive(a3.to_vector<float>(), b2.to_vector<float>(), 21, 70, 50, false, false);
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_EQ(got[i], want[i]) << i;
+}
+
+// The products of a served MLP and of an LSTM step run on ember's own loops, not on dnnl_sgemm, whose
+// first call in a process generates its kernels (30-60 ms: bench/saved_model.py's whole first call).
+TEST(MatMulKernel, MlpAndLstmShapesAvoidSgemm) {
+  struct Case {
+    int64_t M, K, N;
+    const char* impl;
+  };
+  for (const Case& c : std::vector<Case>{{32, 64, 256, "ember:tiles"},
+                                         {32, 256, 256, "ember:tiles"},
+                                         {32, 256, 10, "ember:small_gemm"},
+                                         {32, 192, 512, "ember:tiles"},
+                                         {32, 512, 192, "ember:tiles"},
+                                         {128, 784, 256, "ember:tiles"}}) {
+    matmul(filled({c.M, c.K}, 1), filled({c.K, c.N}, 2));
+    EXPECT_EQ(kernels::matmul_last_impl(), c.impl) << c.M << "x" << c.K << "x" << c.N;
+  }
+  // Left to sgemm, where it is faster: one row, a transposed B, a large product.
+  matmul(filled({1, 256}, 1), filled({256, 256}, 2));
+  EXPECT_EQ(kernels::matmul_last_impl(), "dnnl_sgemm");
+  matmul(filled({32, 512}, 1), filled({192, 512}, 2), false, true);
+  EXPECT_EQ(kernels::matmul_last_impl(), "dnnl_sgemm");
+  matmul(filled({512, 512}, 1), filled({512, 512}, 2));
+  EXPECT_EQ(kernels::matmul_last_impl(), "dnnl_sgemm");
+}
+
+// A tile's sum over k runs in one order whatever the thread count: results are bit-identical on one and
+// two threads and from inside a parallel region (where the product runs on its caller alone).
+TEST(MatMulKernel, TileResultsDoNotDependOnThreads) {
+  Tensor a = filled({64, 256}, 0.37f), b = filled({256, 200}, -0.61f);
+  int saved = intra_op_threads();
+  set_intra_op_threads(1);
+  std::vector<float> one = matmul(a, b).to_vector<float>();
+  EXPECT_EQ(kernels::matmul_last_impl(), "ember:tiles");
+  set_intra_op_threads(2);
+  EXPECT_EQ(matmul(a, b).to_vector<float>(), one);
+  std::vector<std::vector<float>> nested(4);
+#pragma omp parallel for num_threads(2)
+  for (int i = 0; i < 4; ++i) nested[i] = matmul(a, b).to_vector<float>();
+  for (const auto& r : nested) EXPECT_EQ(r, one);
+  set_intra_op_threads(saved);
+}
+
 // The large-problem paths (dnnl_sgemm, the cached batched primitive, ember's blocked float64 loops) on one
 // and two threads agree with a reference: dnnl_sgemm called directly for float32, the naive loops for
 // float64. (Timings live in bench/, where noise does not fail a build.)
 TEST(MatMulKernel, LargeProductsMatchReferenceOnEveryThreadCount) {
-  const int64_t n = 256;
+  const int64_t n = 512;
   Tensor a = filled({n, n}, 0.25f), b = filled({n, n}, -0.5f);
   std::vector<float> want(n * n);
   dnnl_sgemm('N', 'N', n, n, n, 1.0f, a.impl()->data<float>(), n, b.impl()->data<float>(), n, 0.0f,
              want.data(), n);
   Tensor a3 = filled({2, n, n}, 0.25f), b3 = filled({2, n, n}, 0.25f);
-  // filled() repeats with period 7, which 65536 is not a multiple of: the two batches differ.
+  // filled() repeats with period 7, which 262144 is not a multiple of: the two batches differ.
   std::vector<float> want3(2 * n * n);
   for (int64_t batch = 0; batch < 2; ++batch)
     dnnl_sgemm('N', 'N', n, n, n, 1.0f, a3.impl()->data<float>() + batch * n * n, n,

@@ -183,5 +183,47 @@ TEST_F(TensorBundleTest, DataProblemsNameTheFile) {
   EXPECT_NE(r->read_strings("s").status().message().find("truncated"), std::string::npos);
 }
 
+// A tensor past 16 MiB is read in 4 MiB pieces while a second thread checksums them (Note [Checksum beside
+// the read]): the checksum must cover every piece (a flipped byte in the first, a middle or the last,
+// partial piece is DataLoss), and a read that fails halfway (the file truncated after the reader opened
+// it) must return its error rather than wait for pieces that never come.
+TEST_F(TensorBundleTest, LargeTensorsAreChecksummedPieceByPiece) {
+  const int64_t n = (int64_t{41} << 20) / 4 + 3;  // 41 MiB and 12 bytes: ten full pieces and a partial one
+  TensorRef big = iota(DType::kFloat32, Shape{n});
+  {
+    BundleWriter w(prefix());
+    ASSERT_TRUE(w.add("big", *big).ok());
+    ASSERT_TRUE(w.finish().ok());
+  }
+  {
+    auto r = BundleReader::open(prefix());
+    ASSERT_TRUE(r.ok());
+    auto got = r->read("big");
+    ASSERT_TRUE(got.ok()) << got.status().message();
+    ASSERT_EQ((*got)->nbytes(), big->nbytes());
+    EXPECT_EQ(std::memcmp((*got)->raw_data(), big->raw_data(), big->nbytes()), 0);
+  }
+  const std::string data_path = bundle_data_path(prefix(), 0, 1);
+  const std::string data = slurp(data_path);
+  ASSERT_EQ(data.size(), big->nbytes());
+  for (size_t at : {size_t{5}, size_t{(18u << 20) + 1}, data.size() - 2}) {
+    std::string flipped = data;
+    flipped[at] ^= 0x01;
+    spit(data_path, flipped);
+    auto r = BundleReader::open(prefix());
+    ASSERT_TRUE(r.ok());
+    Status s = r->read("big").status();
+    EXPECT_EQ(s.code(), Code::kDataLoss) << "byte " << at;
+    EXPECT_NE(s.message().find("checksum mismatch"), std::string::npos) << s.message();
+  }
+  spit(data_path, data);
+  auto r = BundleReader::open(prefix());
+  ASSERT_TRUE(r.ok());
+  ASSERT_EQ(::truncate(data_path.c_str(), static_cast<off_t>(data.size() / 2)), 0);
+  Status s = r->read("big").status();
+  EXPECT_EQ(s.code(), Code::kDataLoss);
+  EXPECT_NE(s.message().find("ends early"), std::string::npos) << s.message();
+}
+
 }  // namespace
 }  // namespace ember
