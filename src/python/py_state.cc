@@ -36,7 +36,7 @@ void bind_state(nb::module_& m) {
   nb::class_<BundleWriter>(m, "BundleWriter",
                            "Writes one checkpoint bundle (<prefix>.index and <prefix>.data-00000-of-00001) "
                            "atomically at finish().")
-      .def(nb::init<std::string, bool>(), nb::arg("prefix"), nb::arg("sync") = false)
+      .def(nb::init<std::string, bool>(), nb::arg("prefix"), nb::arg("sync") = true)
       .def(
           "add",
           [](BundleWriter& w, const std::string& key, nb::handle tensor) {

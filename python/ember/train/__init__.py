@@ -18,13 +18,13 @@ from ember.io.parsing import (BytesList, Example, Feature, FeatureList, FeatureL
 
 class CheckpointOptions:
     """TensorFlow's options are accepted (ember's checkpoints need none of them: devices, async). ember's
-    own ``experimental_sync=True`` makes a save durable against a power loss (fsync of the files and the
-    directory); without it a save is atomic against the process being killed, as TensorFlow's is, and
-    does not wait for the disk (docs/checkpoint.md)."""
+    own ``experimental_sync`` (default True) makes a save durable against a power loss (fsync of the files
+    and the directory); with False a save is atomic against the process being killed, as TensorFlow's is,
+    and does not wait for the disk (docs/checkpoint.md)."""
 
     def __init__(self, experimental_io_device=None, experimental_enable_async_checkpoint=False,
                  experimental_write_callbacks=None, enable_async=False, experimental_sharding_callback=None,
-                 experimental_skip_slot_variables=False, experimental_sync=False):
+                 experimental_skip_slot_variables=False, experimental_sync=True):
         self.experimental_io_device = experimental_io_device
         self.enable_async = enable_async or experimental_enable_async_checkpoint
         self.experimental_sync = bool(experimental_sync)

@@ -63,7 +63,7 @@ def _full_name(variable):
     return name[:-2] if name.endswith(":0") else name
 
 
-def save_objects(root, prefix, children=trackable.children, sync=False):
+def save_objects(root, prefix, children=trackable.children, sync=True):
     """Writes the checkpoint of ``root``'s dependency graph (``walk_objects(root, children)``) to ``prefix``
     (SavedModel: ``<dir>/variables/variables``); returns ``prefix``. Atomic whatever happens to the process;
     with ``sync`` also fsynced, so that it survives a power loss (docs/checkpoint.md)."""
@@ -335,7 +335,7 @@ class Checkpoint(trackable.Trackable):
 
     def write(self, file_prefix, options=None):
         """Writes a checkpoint at exactly ``file_prefix`` (no number, no state file); returns the prefix."""
-        return save_objects(self, os.fspath(file_prefix), sync=bool(getattr(options, "experimental_sync", False)))
+        return save_objects(self, os.fspath(file_prefix), sync=bool(getattr(options, "experimental_sync", True)))
 
     def save(self, file_prefix, options=None):
         """Writes ``<file_prefix>-<n>`` for the next save_counter value n and records it in the directory's

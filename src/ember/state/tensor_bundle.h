@@ -39,7 +39,7 @@ std::string bundle_data_path(const std::string& prefix, int shard, int num_shard
 /// that the bundle survives a power loss too (Note [Atomic, not synced] in tensor_bundle.cc).
 class BundleWriter {
  public:
-  explicit BundleWriter(std::string prefix, bool sync = false);
+  explicit BundleWriter(std::string prefix, bool sync = true);
   ~BundleWriter();
   BundleWriter(const BundleWriter&) = delete;
   BundleWriter& operator=(const BundleWriter&) = delete;
@@ -62,7 +62,7 @@ class BundleWriter {
   int fd_ = -1;
   int64_t size_ = 0;
   bool finished_ = false;
-  bool sync_ = false;
+  bool sync_ = true;
   Status status_;
   std::map<std::string, proto::BundleEntryProto> entries_;
 };
