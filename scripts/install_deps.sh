@@ -7,9 +7,10 @@ need_apt=()
 # libleveldb-dev: the table format of a checkpoint's index (src/ember/state/tensor_bundle.cc).
 # liblapack-dev: LAPACK and BLAS for tf.linalg (src/ember/ops/linalg_lapack.cc); libopenblas-dev then becomes
 # the liblapack.so.3 and libblas.so.3 that Debian's alternatives pick, 10x faster at 256x256 (docs/linalg.md).
+# libfftw3-dev: FFTW, the FFTs of tf.signal (src/ember/kernels/fft.cc).
 # llvm-15-dev: the ORC JIT that compiles fused element-wise groups to native code (docs/fusion.md).
 for pkg in g++ cmake ninja-build libdnnl-dev libgtest-dev ccache clang libclang-rt-14-dev libomp-14-dev \
-    libprotobuf-dev protobuf-compiler libleveldb-dev liblapack-dev libopenblas-dev llvm-15-dev; do
+    libprotobuf-dev protobuf-compiler libleveldb-dev liblapack-dev libopenblas-dev llvm-15-dev libfftw3-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then

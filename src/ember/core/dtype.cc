@@ -3,8 +3,8 @@
 namespace ember {
 namespace {
 constexpr std::string_view kNames[kNumDTypes] = {"float16", "bfloat16", "float32", "float64", "int8",
-                                                 "int16",   "int32",    "int64",   "uint8",   "bool"};
-constexpr size_t kSizes[kNumDTypes] = {2, 2, 4, 8, 1, 2, 4, 8, 1, 1};
+                                                 "int16",   "int32",    "int64",   "uint8",   "bool", "complex64", "complex128"};
+constexpr size_t kSizes[kNumDTypes] = {2, 2, 4, 8, 1, 2, 4, 8, 1, 1, 8, 16};
 }  // namespace
 
 size_t dtype_size(DType d) { return kSizes[static_cast<int>(d)]; }
@@ -17,8 +17,10 @@ double dtype_epsilon(DType d) {
     case DType::kBFloat16:
       return 1.0 / 128;  // 2^-7
     case DType::kFloat32:
+    case DType::kComplex64:
       return 1.1920928955078125e-7;  // 2^-23
     case DType::kFloat64:
+    case DType::kComplex128:
       return 2.220446049250313e-16;  // 2^-52
     default:
       return 0;

@@ -412,9 +412,9 @@ void split(const void* src_v, std::span<void* const> dsts, std::span<const int64
 
 // ---- scalars
 
-uint64_t encode_scalar(DType d, double value) {
-  uint64_t bits = 0;
-  visit_dtype(d, [&]<typename T>() {
+ScalarBits encode_scalar(DType d, double value) {
+  ScalarBits bits;
+  visit_dtype<kAllTypesAndComplex>(d, [&]<typename T>() {
     T v;
     if constexpr (std::is_same_v<T, bool>) {
       v = value != 0.0;
@@ -437,7 +437,8 @@ uint64_t encode_scalar(DType d, double value) {
     } else {
       v = static_cast<T>(value);
     }
-    std::memcpy(&bits, &v, sizeof(T));
+    static_assert(sizeof(T) <= sizeof(bits.words));
+    std::memcpy(bits.words, &v, sizeof(T));
   });
   return bits;
 }

@@ -23,9 +23,13 @@ void register_print_ops(OpRegistry& r);         // PrintV2
 void register_fused_ops(OpRegistry& r);         // FusedElementwise (created by the optimizer)
 void register_dataset_ops(OpRegistry& r);       // DatasetIteratorCreate/Next/Delete (ops/dataset.h)
 void register_summary_ops(OpRegistry& r);       // ContextWriteSummary, ContextFlushSummary
+void register_complex_ops(OpRegistry& r);       // Complex, Real, Imag, Conj, ComplexAbs, Angle
+void register_fft_ops(OpRegistry& r);           // FFT, IFFT, RFFT, IRFFT (1-3 D)
 
 inline void register_all_ops(OpRegistry& r) {
   register_math_ops(r);
+  register_complex_ops(r);
+  register_fft_ops(r);
   register_reduction_ops(r);
   register_linalg_ops(r);
   register_array_ops(r);
