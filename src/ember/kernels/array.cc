@@ -116,7 +116,7 @@ void strided_copy(const void* src_v, void* dst_v, size_t elem, const StridedCopy
       so += idx[d] * c.src_strides[d];
       dof += idx[d] * c.dst_strides[d];
     }
-    visit_width(elem, [&]<typename W>() {
+    visit_move_width(elem, [&]<typename W>() {
       for (int64_t row = begin; row < end; ++row) {
         if (contiguous) {
           std::memcpy(dst + dof * ielem, src + so * ielem, static_cast<size_t>(n) * elem);
@@ -263,7 +263,7 @@ void transpose(const void* src_v, void* dst_v, size_t elem, std::span<const int6
   char* dst = static_cast<char*>(dst_v);
   const int64_t ielem = static_cast<int64_t>(elem);
   parallel_for(outer * bands, tile * nb * 2, [&](int64_t begin, int64_t end) {
-    visit_width(elem, [&]<typename W>() {
+    visit_move_width(elem, [&]<typename W>() {
       for (int64_t item = begin; item < end; ++item) {
         int64_t o = item / bands, band = item % bands;
         int64_t so = 0, dof = 0;
@@ -303,7 +303,7 @@ void fill(void* dst_v, int64_t n, size_t elem, const void* value) {
         });
     return;
   }
-  visit_width(elem, [&]<typename W>() {
+  visit_move_width(elem, [&]<typename W>() {
     W v;
     std::memcpy(&v, value, sizeof(W));
     W* dst = static_cast<W*>(dst_v);
