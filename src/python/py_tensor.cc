@@ -321,6 +321,8 @@ double element_as_double(const TensorImpl& t) {
   if (t.dtype() == DType::kFloat64) v = *t.data<double>();
   if (t.dtype() == DType::kInt64) v = static_cast<double>(*t.data<int64_t>());
   if (t.dtype() == DType::kInt32) v = *t.data<int32_t>();
+  if (t.dtype() == DType::kComplex64) v = t.data<complex64>()->real();  // float(z) keeps the real part (NumPy)
+  if (t.dtype() == DType::kComplex128) v = t.data<complex128>()->real();
   return v;
 }
 long long element_as_int(const TensorImpl& t) {
@@ -331,7 +333,10 @@ long long element_as_int(const TensorImpl& t) {
 
 int nb_bool(PyObject* a) {
   if (!single_element(a, "The truth value")) return -1;
-  return element_as_double(*impl_of(a)) != 0.0;
+  const TensorImpl& t = *impl_of(a);
+  if (t.dtype() == DType::kComplex64) return *t.data<complex64>() != complex64(0);
+  if (t.dtype() == DType::kComplex128) return *t.data<complex128>() != complex128(0);
+  return element_as_double(t) != 0.0;
 }
 PyObject* nb_float(PyObject* a) {
   if (!single_element(a, "float()")) return nullptr;

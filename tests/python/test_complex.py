@@ -326,3 +326,48 @@ def test_checkpoints_are_readable_by_tensorflow(tmp_path):
     theirs = real_tf.Variable(np.zeros([3, 2], np.complex128))
     real_tf.train.Checkpoint(v=theirs).read(path).expect_partial()
     np.testing.assert_array_equal(theirs.numpy(), x)
+
+
+def test_python_scalars_of_complex_tensors_follow_numpy_as_tensorflow():
+    assert bool(tf.constant(1j)) and not bool(tf.constant(0j, tf.complex64))
+    assert float(tf.constant(1.5 + 2j)) == 1.5  # the real part (NumPy warns; TensorFlow returns it too)
+    assert abs(tf.constant([3 + 4j])).numpy().tolist() == [5.0]
+
+
+def finite_difference_gradient(loss, z, eps=1e-6):
+    """dL/dx + i dL/dy by central differences: TensorFlow's gradient of a real loss at complex z."""
+    z = np.asarray(z, np.complex128)
+    out = np.zeros_like(z)
+    for i in np.ndindex(z.shape):
+        for unit in (1, 1j):
+            step = np.zeros_like(z)
+            step[i] = unit * eps
+            d = (loss(tf, tf.constant(z + step)).numpy() - loss(tf, tf.constant(z - step)).numpy()) / (2 * eps)
+            out[i] += d * unit
+    return out
+
+
+def ember_gradient(loss, z):
+    x = tf.constant(z)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = loss(tf, x)
+    return tape.gradient(y, x).numpy()
+
+
+W = np.linspace(-1, 1, 6)
+FD_LOSSES = {
+    "Real": lambda lib, v: lib.reduce_sum(lib.math.real(v) * W),
+    "Imag": lambda lib, v: lib.reduce_sum(lib.math.imag(v) * W),
+    "Conj": lambda lib, v: lib.reduce_sum(lib.math.real(lib.math.conj(v) * (1 + 2j))),
+    "ComplexAbs": lambda lib, v: lib.reduce_sum(lib.abs(v) * W),
+    "Angle": lambda lib, v: lib.reduce_sum(lib.math.angle(v) * W),
+    "Complex": lambda lib, v: lib.reduce_sum(lib.abs(lib.complex(lib.math.real(v) ** 2, lib.math.imag(v)))),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FD_LOSSES))
+def test_part_gradients_match_finite_differences(name):
+    z = cplx([6], np.complex128)
+    np.testing.assert_allclose(ember_gradient(FD_LOSSES[name], z), finite_difference_gradient(FD_LOSSES[name], z),
+                               rtol=1e-6, atol=1e-6)

@@ -174,3 +174,45 @@ def test_many_threads_plan_and_run_at_once():
     for t in threads:
         t.join()
     assert not failures, failures
+
+
+def _finite_difference(loss, x, eps=1e-6):
+    x = np.asarray(x)
+    out = np.zeros_like(x)
+    units = (1, 1j) if x.dtype.kind == "c" else (1,)
+    for i in np.ndindex(x.shape):
+        for unit in units:
+            step = np.zeros_like(x)
+            step[i] = unit * eps
+            d = (loss(tf, tf.constant(x + step)).numpy() - loss(tf, tf.constant(x - step)).numpy()) / (2 * eps)
+            out[i] += d * unit
+    return out
+
+
+W64 = np.linspace(-1, 1, 24)
+FD_CASES = {
+    "FFT": (lambda lib, v: lib.reduce_sum(lib.math.real(lib.signal.fft(v)) * W64[:8]), [8], True),
+    "IFFT": (lambda lib, v: lib.reduce_sum(lib.math.imag(lib.signal.ifft(v)) * W64[:5]), [5], True),
+    "FFT2D": (lambda lib, v: lib.reduce_sum(lib.abs(lib.signal.fft2d(v))), [3, 4], True),
+    "IFFT2D": (lambda lib, v: lib.reduce_sum(lib.math.real(lib.signal.ifft2d(v)) * W64[:4]), [2, 4], True),
+    "FFT3D": (lambda lib, v: lib.reduce_sum(lib.abs(lib.signal.fft3d(v))), [2, 2, 3], True),
+    "IFFT3D": (lambda lib, v: lib.reduce_sum(lib.math.imag(lib.signal.ifft3d(v))), [2, 3, 2], True),
+    "RFFT": (lambda lib, v: lib.reduce_sum(lib.abs(lib.signal.rfft(v, fft_length=[8]))), [6], False),
+    "IRFFT": (lambda lib, v: lib.reduce_sum(lib.signal.irfft(v, fft_length=[7]) * W64[:7]), [5], True),
+    "RFFT2D": (lambda lib, v: lib.reduce_sum(lib.abs(lib.signal.rfft2d(v))), [3, 5], False),
+    "IRFFT2D": (lambda lib, v: lib.reduce_sum(lib.signal.irfft2d(v) * W64[:6]), [2, 4], True),
+    "RFFT3D": (lambda lib, v: lib.reduce_sum(lib.abs(lib.signal.rfft3d(v))), [2, 2, 4], False),
+    "IRFFT3D": (lambda lib, v: lib.reduce_sum(lib.signal.irfft3d(v) ** 2), [2, 2, 3], True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(FD_CASES))
+def test_fft_gradients_match_finite_differences(name):
+    loss, shape, is_complex = FD_CASES[name]
+    x = cplx(shape, np.complex128) if is_complex else RNG.normal(size=shape)
+    x = tf.constant(x)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        y = loss(tf, x)
+    ours = tape.gradient(y, x).numpy()
+    np.testing.assert_allclose(ours, _finite_difference(loss, x.numpy()), rtol=1e-5, atol=1e-5)
