@@ -236,6 +236,35 @@ void scale(void* data, int64_t n, R factor) {
   });
 }
 
+// Note [Multi-dimensional FFTs]
+// FFTW_ESTIMATE plans for 2-D and 3-D transforms run the outer axes as strided column transforms, whose
+// power-of-two strides thrash the cache: 512 x 512 complex64 took 60-100 ms here against 0.4 ms for its 512
+// row transforms. So every transform is 1-D along contiguous rows: the innermost axis directly, each outer
+// axis by swapping it innermost (kernels::transpose, cache-blocked), transforming the rows and swapping
+// back. That is the row-column algorithm with the strided passes made contiguous; a real transform is its
+// 1-D real transform along the innermost axis plus complex ones along the others.
+template <typename R>
+Status c2c_outer_axes(void* data, const Shape& shape, int rank, Kind kind) {
+  const int r = shape.rank();
+  if (rank < 2 || shape.num_elements() == 0) return Status::OK();
+  const size_t bytes = static_cast<size_t>(shape.num_elements()) * 2 * sizeof(R);
+  Aligned<R> swapped(bytes), transformed(bytes);
+  const std::vector<int64_t> dims = shape.dim_vector();
+  for (int axis = r - 2; axis >= r - rank; --axis) {
+    std::vector<int> perm(r);
+    for (int i = 0; i < r; ++i) perm[i] = i;
+    std::swap(perm[axis], perm[r - 1]);  // its own inverse
+    std::vector<int64_t> swapped_dims = dims;
+    std::swap(swapped_dims[axis], swapped_dims[r - 1]);
+    transpose(data, swapped.p, 2 * sizeof(R), dims, perm);
+    const int64_t n = dims[axis];
+    EMBER_RETURN_IF_ERROR(
+        execute<R>(kind, {static_cast<int>(n)}, shape.num_elements() / n, swapped.p, transformed.p));
+    transpose(transformed.p, data, 2 * sizeof(R), swapped_dims, perm);
+  }
+  return Status::OK();
+}
+
 template <typename R>
 Status fft_typed(const TensorImpl& in, int rank, bool inverse, TensorImpl& out) {
   const Shape& s = in.shape();
@@ -243,9 +272,11 @@ Status fft_typed(const TensorImpl& in, int rank, bool inverse, TensorImpl& out) 
   int64_t inner = 1;
   for (int d : n) inner *= d;
   if (inner == 0 || in.num_elements() == 0) return Status::OK();
-  const int64_t howmany = in.num_elements() / inner;
-  EMBER_RETURN_IF_ERROR(execute<R>(inverse ? Kind::kBackward : Kind::kForward, n, howmany, in.raw_data(),
-                                   out.mutable_raw_data()));
+  const Kind kind = inverse ? Kind::kBackward : Kind::kForward;
+  const int last = n.back();
+  EMBER_RETURN_IF_ERROR(
+      execute<R>(kind, {last}, in.num_elements() / last, in.raw_data(), out.mutable_raw_data()));
+  EMBER_RETURN_IF_ERROR(c2c_outer_axes<R>(out.mutable_raw_data(), s, rank, kind));
   if (inverse) scale<R>(out.mutable_raw_data(), 2 * out.num_elements(), R(1) / static_cast<R>(inner));
   return Status::OK();
 }
@@ -262,12 +293,17 @@ Status rfft_typed(const TensorImpl& in, std::span<const int64_t> fft_length, Ten
     std::memset(out.mutable_raw_data(), 0, out.nbytes());
     return Status::OK();
   }
-  const int64_t howmany = padded.num_elements() / inner;
-  if (padded == in.shape())
-    return execute<R>(Kind::kR2C, to_int(fft_length), howmany, in.raw_data(), out.mutable_raw_data());
-  Aligned<R> scratch(static_cast<size_t>(padded.num_elements()) * sizeof(R));
-  fit_inner(in, padded, sizeof(R), scratch.p);
-  return execute<R>(Kind::kR2C, to_int(fft_length), howmany, scratch.p, out.mutable_raw_data());
+  // The real transform along rows, then complex ones along the outer axes (Note [Multi-dimensional FFTs]).
+  const int last = static_cast<int>(fft_length[rank - 1]);
+  const int64_t rows = padded.num_elements() / last;
+  if (padded == in.shape()) {
+    EMBER_RETURN_IF_ERROR(execute<R>(Kind::kR2C, {last}, rows, in.raw_data(), out.mutable_raw_data()));
+  } else {
+    Aligned<R> scratch(static_cast<size_t>(padded.num_elements()) * sizeof(R));
+    fit_inner(in, padded, sizeof(R), scratch.p);
+    EMBER_RETURN_IF_ERROR(execute<R>(Kind::kR2C, {last}, rows, scratch.p, out.mutable_raw_data()));
+  }
+  return c2c_outer_axes<R>(out.mutable_raw_data(), out.shape(), rank, Kind::kForward);
 }
 
 template <typename R>
@@ -280,12 +316,14 @@ Status irfft_typed(const TensorImpl& in, std::span<const int64_t> fft_length, Te
   for (int64_t d : fft_length) inner *= d;
   if (out.num_elements() == 0) return Status::OK();
   if (inner == 0) return Status::OK();
-  const int64_t howmany = out.num_elements() / inner;
-  // c2r overwrites its input: always a scratch copy (Note [FFT plans]).
+  // c2r overwrites its input: always a scratch copy (Note [FFT plans]). The outer axes are inverted first,
+  // then the real transform runs along rows (Note [Multi-dimensional FFTs]).
   Aligned<R> scratch(static_cast<size_t>(half.num_elements()) * 2 * sizeof(R));
   fit_inner(in, half, 2 * sizeof(R), scratch.p);
+  EMBER_RETURN_IF_ERROR(c2c_outer_axes<R>(scratch.p, half, rank, Kind::kBackward));
+  const int last = static_cast<int>(fft_length[rank - 1]);
   EMBER_RETURN_IF_ERROR(
-      execute<R>(Kind::kC2R, to_int(fft_length), howmany, scratch.p, out.mutable_raw_data()));
+      execute<R>(Kind::kC2R, {last}, out.num_elements() / last, scratch.p, out.mutable_raw_data()));
   scale<R>(out.mutable_raw_data(), out.num_elements(), R(1) / static_cast<R>(inner));
   return Status::OK();
 }
