@@ -1,6 +1,7 @@
 // tf.signal's FFTs: FFT/IFFT (1-3 D, complex to complex) and RFFT/IRFFT (1-3 D, real to half-spectrum and
 // back, with TensorFlow's fft_length cropping or zero-padding), each beside its gradient rule. Kernels:
 // kernels/fft.cc (FFTW). Gradients follow TensorFlow's convention for complex values (docs/complex.md).
+#include <climits>
 #include <complex>
 #include <string>
 #include <vector>
@@ -40,6 +41,9 @@ Status fft_shape(InferContext& ctx) {
 
 template <bool kInverse>
 Status fft_kernel(KernelContext& ctx) {
+  for (int64_t d : ctx.input(0).shape().dims())
+    if (d > INT32_MAX)  // FFTW takes int lengths and counts
+      return invalid_argument(ctx.op->name, ": dimension ", d, " is more than 2^31 - 1");
   return kernels::fft(ctx.input(0), fft_rank(*ctx.op), kInverse, ctx.output(0));
 }
 
@@ -109,6 +113,9 @@ Status rfft_kernel(KernelContext& ctx) {
   const int k = fft_rank(*ctx.op);
   if (static_cast<int>(lengths.size()) != k)
     return invalid_argument(ctx.op->name, ": fft_length must have ", k, " element(s), got ", lengths.size());
+  for (int64_t n : lengths)
+    if (n < 0 || n > INT32_MAX)  // FFTW takes int lengths
+      return invalid_argument(ctx.op->name, ": fft_length must be in [0, 2^31 - 1], got ", n);
   return kInverse ? kernels::irfft(ctx.input(0), lengths, ctx.output(0))
                   : kernels::rfft(ctx.input(0), lengths, ctx.output(0));
 }
