@@ -262,6 +262,19 @@ def examples():
     table["StringSplitV2"] = ([words, tf.constant("")], [-1])
     table["StringToHashBucketFast"] = ([words], [10])
     table["UnicodeDecode"] = ([tf.constant(["hé", "x"])], ["UTF-8", "replace", 65533, False, tf.int64])
+    # Complex numbers and FFTs (tests/python/test_complex.py, test_fft.py check them against TensorFlow).
+    c64 = tf.constant((F + 1j * F[::-1]).astype(np.complex64))
+    table["Complex"] = ([f32(), f32(F[::-1].copy())], [])
+    for name in ["Real", "Imag", "Conj", "ComplexAbs", "Angle", "FFT", "IFFT", "FFT2D", "IFFT2D"]:
+        table[name] = ([c64], [])
+    table["FFT3D"] = ([tf.reshape(c64, [1, 2, 3])], [])
+    table["IFFT3D"] = ([tf.reshape(c64, [1, 2, 3])], [])
+    table["RFFT"] = ([f32(), tf.constant([4])], [])
+    table["IRFFT"] = ([c64, tf.constant([4])], [])
+    table["RFFT2D"] = ([f32(), tf.constant([2, 3])], [])
+    table["IRFFT2D"] = ([c64, tf.constant([2, 4])], [])
+    table["RFFT3D"] = ([f32(F.reshape(1, 2, 3)), tf.constant([1, 2, 3])], [])
+    table["IRFFT3D"] = ([tf.reshape(c64, [1, 2, 3]), tf.constant([1, 2, 4])], [])
     return table
 
 
