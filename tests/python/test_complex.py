@@ -119,6 +119,18 @@ def test_parts_of_real_tensors_follow_tensorflow():
         close(ours, theirs, np.float32)
 
 
+@pytest.mark.parametrize("value", [[True, False], ["a", "bc"]], ids=["bool", "string"])
+def test_parts_of_non_numeric_tensors_follow_tensorflow(value):
+    # real and conj refuse them (real returned the tensor itself); imag is zeros_like (False, b"").
+    for fn in ("real", "conj"):
+        with pytest.raises(TypeError):
+            getattr(real_tf.math, fn)(real_tf.constant(value))
+        with pytest.raises(TypeError, match="numeric"):
+            getattr(tf.math, fn)(tf.constant(value))
+    theirs = real_tf.math.imag(real_tf.constant(value)).numpy().tolist()
+    assert tf.math.imag(tf.constant(value)).numpy().tolist() == theirs
+
+
 # ---- casts
 @pytest.mark.parametrize("src,dst", [(np.complex64, "float32"), (np.complex128, "int32"), (np.complex64, "bool"),
                                      (np.complex64, "complex128"), (np.complex128, "complex64"),

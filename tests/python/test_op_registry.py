@@ -418,8 +418,9 @@ def _eager_matches_traced(name, unknown_dims):
         if name not in NON_DETERMINISTIC and e.dtype == tf.string:
             assert np.asarray(e.numpy()).tolist() == np.asarray(s.numpy()).tolist(), name
         elif name not in NON_DETERMINISTIC:
-            np.testing.assert_array_equal(np.asarray(e.numpy(), dtype=np.float64),
-                                          np.asarray(s.numpy(), dtype=np.float64), err_msg=name)
+            wide = np.complex128 if e.dtype.is_complex else np.float64  # float64 would drop imaginary parts
+            np.testing.assert_array_equal(np.asarray(e.numpy(), dtype=wide), np.asarray(s.numpy(), dtype=wide),
+                                          err_msg=name)
 
 
 @pytest.mark.parametrize("name", OP_NAMES)

@@ -16,7 +16,7 @@ EMBER = """
     ops pad polymorphic_function pow print profiler random range rank realdiv recompute_grad reduce_all
     reduce_any reduce_logsumexp reduce_max reduce_mean reduce_min reduce_prod reduce_sum reshape round
     scalar_mul shape sigmoid sign sin size slice split sqrt square squeeze stack stop_gradient strided_slice
-    subtract tanh tensordot tile traceback_filter transpose truediv uint8 unstack util variable_creation
+    string strings subtract tanh tensordot tile traceback_filter transpose truediv uint8 unstack util variable_creation
     variables where zeros zeros_initializer zeros_like
 """.split()
 

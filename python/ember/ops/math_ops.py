@@ -81,9 +81,13 @@ def complex(real, imag, name=None):  # noqa: A001 - TensorFlow's name
 
 
 def real(input, name=None):  # noqa: A002 - TensorFlow's name
-    """The real part of a complex tensor; a real tensor is returned as it is."""
+    """The real part of a complex tensor; a real numeric tensor is returned as it is."""
     input = _as_tensor(input)
-    return _Real(input) if input.dtype.is_complex else input
+    if input.dtype.is_complex:
+        return _Real(input)
+    if input.dtype.is_numeric:
+        return input
+    raise TypeError(f"input must be a numeric tensor, but got tensor with dtype {input.dtype}")  # TF's (bool, string)
 
 
 def imag(input, name=None):  # noqa: A002 - TensorFlow's name
