@@ -37,6 +37,7 @@ _API_NAME_EXCEPTIONS = {
     "tf.image.clip_by_value": "tf.clip_by_value", "tf.linalg.einsum": "tf.einsum", "tf.linalg.eye": "tf.eye",
     "tf.linalg.norm": "tf.norm", "tf.linalg.tensordot": "tf.tensordot",
     "tf.transpose": "tf.compat.v1.transpose", "tf.gather": "tf.compat.v1.gather", "tf.shape": "tf.compat.v1.shape",
+    "tf.math.complex": "tf.dtypes.complex",  # TensorFlow has no tf.math.complex; tf.complex is dtypes.complex
 }
 
 _installed = {}  # id(original) -> ApiFunction
