@@ -15,5 +15,6 @@ int main() {
   } catch (const ember::StatusError& e) {
     std::cout << "caught: " << e.what() << "\n";
   }
+  ember::config::shutdown();  // stop the background compiler before exit
   return 0;
 }

@@ -32,5 +32,6 @@ int main() {
   float accuracy =
       ember::reduce_mean(ember::cast(ember::equal(predicted, labels), ember::DType::kFloat32)).item<float>();
   std::printf("training accuracy %.3f\n", accuracy);
+  ember::config::shutdown();  // stop the background compiler before exit
   return accuracy > 0.9f ? 0 : 1;
 }

@@ -29,5 +29,6 @@ int main() {
   for (int step = 0; step < 1500; ++step) loss = staged_step(x, y);
   std::printf("staged: loss %.6f, w %.3f, b %.3f\n", loss.item<float>(), w.read().to_vector<float>()[0],
               b.read().item<float>());
+  ember::config::shutdown();  // stop the background compiler before exit
   return 0;
 }

@@ -40,5 +40,6 @@ int main() {
     ok &= found;
   }
   std::filesystem::remove(path);
+  ember::config::shutdown();  // stop the background compiler before exit
   return ok ? 0 : 1;
 }

@@ -173,5 +173,6 @@ int main(int argc, char** argv) {
   } catch (const ember::StatusError& e) {
     fail(e.what());
   }
+  ember::config::shutdown();  // stop the background compiler before exit
   return 0;
 }

@@ -129,8 +129,8 @@ int api_traverse(PyObject* self, visitproc visit, void* arg) {
 // Pickling and copying are the wrapper's own: a copy is the same function, a pickle rebuilds the wrapper
 // around the original (which pickles by its module and name).
 PyObject* api_getattro(PyObject* self, PyObject* name) {
-  static const char* const kOwn[] = {"__wrapped__", "_ember_api_name", "__class__",  "__reduce__",
-                                     "__reduce_ex__", "__copy__",      "__deepcopy__", "__get__"};
+  static const char* const kOwn[] = {"__wrapped__",   "_ember_api_name", "__class__",    "__reduce__",
+                                     "__reduce_ex__", "__copy__",        "__deepcopy__", "__get__"};
   if (PyUnicode_Check(name)) {
     for (const char* own : kOwn)
       if (PyUnicode_CompareWithASCIIString(name, own) == 0) return PyObject_GenericGetAttr(self, name);
@@ -158,6 +158,14 @@ PyObject* api_copy(PyObject* self, PyObject*) {
   Py_INCREF(self);
   return self;
 }
+
+// The op's docstring as the instance's own __doc__ (pydoc reads it with object.__getattribute__).
+PyObject* api_get_doc(PyObject* self, void*) {
+  return PyObject_GetAttrString(reinterpret_cast<ApiFunction*>(self)->wrapped, "__doc__");
+}
+
+PyGetSetDef api_getset[] = {{"__doc__", api_get_doc, nullptr, nullptr, nullptr},
+                            {nullptr, nullptr, nullptr, nullptr, nullptr}};
 
 PyMethodDef api_methods[] = {{"__reduce__", api_reduce, METH_NOARGS, nullptr},
                              {"__copy__", api_copy, METH_NOARGS, nullptr},
@@ -268,6 +276,7 @@ bool init_api_dispatch(PyObject* module) {
   ApiFunctionType.tp_setattro = api_setattro;
   ApiFunctionType.tp_descr_get = api_descr_get;
   ApiFunctionType.tp_methods = api_methods;
+  ApiFunctionType.tp_getset = api_getset;
   ApiFunctionType.tp_weaklistoffset = offsetof(ApiFunction, weakrefs);
   ApiFunctionType.tp_repr = api_repr;
   ApiFunctionType.tp_members = api_members;

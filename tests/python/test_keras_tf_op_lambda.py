@@ -274,8 +274,9 @@ def test_op_functions_pickle_copy_weakref_and_help():
 
 def test_stop_gradient_on_keras_tensors():
     inp = tf.keras.Input(shape=(2,))
-    out = tf.stop_gradient(inp) * 2.0
-    assert out._keras_history[0].name.startswith("tf.stop_gradient")
+    stopped = tf.stop_gradient(inp)
+    assert stopped._keras_history[0].name.startswith("tf.stop_gradient")
+    out = stopped * 2.0
     np.testing.assert_array_equal(tf.keras.Model(inp, out)(np.ones((1, 2), np.float32)).numpy(), [[2, 2]])
 
 

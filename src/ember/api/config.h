@@ -8,6 +8,7 @@
 #pragma once
 
 #include "ember/core/parallel.h"
+#include "ember/jit/jit.h"
 #include "ember/passes/pass.h"
 
 namespace ember::config {
@@ -20,5 +21,10 @@ inline void set_optimizer_options(const OptimizerOptions& options) { passes::set
 /// 0 = one per core.
 inline void set_inter_op_parallelism_threads(int threads) { set_inter_op_threads(threads); }
 inline void set_intra_op_parallelism_threads(int threads) { set_intra_op_threads(threads); }
+
+/// Stops ember's background work (the thread that compiles fused kernels to native code) before main
+/// returns. A program that may end while its first native compile runs must call it: exit destroys LLVM's
+/// own static objects before ember's exit handler can stop that thread (Note [The compile thread]).
+inline void shutdown() { jit::shutdown(); }
 
 }  // namespace ember::config

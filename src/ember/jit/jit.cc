@@ -66,6 +66,8 @@ struct Job {
 // exit handler; a C++ program that exits during a compile should call jit::shutdown() first. A forked child
 // does not inherit the thread and runs its fused programs on the interpreter.
 class Service final : public kernels::NativeFusedCompiler {
+  static constexpr size_t kMaxQueuedJobs = 256;
+
  public:
   Service()
       : mode_(mode_from_environment()),
@@ -98,6 +100,11 @@ class Service final : public kernels::NativeFusedCompiler {
     }
     std::unique_lock<std::mutex> lock(mu_);
     if (!start_worker_locked()) return;
+    // A starved compile thread (lowest priority on a busy machine) must not let the queue grow with every
+    // function made and dropped meanwhile: jobs of dead bindings go, and past a bound new programs stay on
+    // the interpreter.
+    std::erase_if(queue_, [](const std::shared_ptr<Job>& queued) { return queued->slot.expired(); });
+    if (queue_.size() >= kMaxQueuedJobs) return;
     ++stats_.requested;
     queue_.push_back(job);
     work_cv_.notify_one();

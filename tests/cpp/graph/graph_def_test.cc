@@ -368,8 +368,8 @@ TEST(GraphDef, BadGraphsAreInvalidArgumentNamingTheNode) {
   EXPECT_EQ(wrong_type.message(),
             "GraphDef: node 'x' (op Placeholder): attribute 'dtype': should be a dtype (AttrValue.type), got "
             "AttrValue.i");
-  EXPECT_EQ(import_error(graph_def({placeholder("x", /*DT_STRING*/ 7)})).message(),
-            "GraphDef: node 'x' (op Placeholder): attribute 'dtype': DataType 7 is not one ember supports");
+  EXPECT_EQ(import_error(graph_def({placeholder("x", /*DT_QINT8*/ 11)})).message(),
+            "GraphDef: node 'x' (op Placeholder): attribute 'dtype': DataType 11 is not one ember supports");
 
   Status output = import_error(graph_def({placeholder("x"), {"y", "Neg", {"x:1"}, {}}}));
   EXPECT_EQ(
