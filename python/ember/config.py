@@ -51,7 +51,7 @@ class optimizer:  # noqa: N801 - mirrors the tf.config.optimizer module
         return ""
 
 
-class experimental:  # noqa: N801 - mirrors tf.config.experimental
+class _NativeKernelSwitches:  # tf.config.experimental's native-kernel part (the class below adds devices)
     """``ember.config.experimental``: native fused kernels (docs/fusion.md).
 
     Fused element-wise groups start on the interpreter and switch to native code compiled in the background.
@@ -267,7 +267,7 @@ def get_soft_device_placement():
     return _C.get_soft_device_placement()
 
 
-class experimental:  # noqa: N801 - mirrors the tf.config.experimental module
+class experimental(_NativeKernelSwitches):  # noqa: N801 - mirrors the tf.config.experimental module
     """``ember.config.experimental``."""
 
     @staticmethod

@@ -174,7 +174,7 @@ class Variable(metaclass=_VariableMeta):
         if value._is_symbolic:
             return f"<ember.Variable '{self._name}' shape={self._shape} dtype={self._dtype.name}>"
         return (f"<ember.Variable '{self._name}' shape={self._shape} dtype={self._dtype.name}, "
-                f"numpy={np.array_repr(value.numpy()) if value.ndim else repr(value.numpy().item())}>")
+                f"numpy={np.array_repr(value.numpy()) if value.ndim else repr(np.asarray(value.numpy()).item())}>")
 
     def __hash__(self):
         raise TypeError("Variable is unhashable. Instead, use variable.ref() as the key.")

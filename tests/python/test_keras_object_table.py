@@ -1,13 +1,9 @@
 """initializers / regularizers / constraints share one serialize/deserialize/get (keras/utils/object_table.py):
 each family behaves as tf_keras' does."""
-import os
+import pytest
+import tf_keras
 
-os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
-
-import pytest  # noqa: E402
-import tf_keras  # noqa: E402
-
-from ember import keras  # noqa: E402
+from ember import keras
 
 FAMILIES = [
     ("initializers", ["glorot_uniform", "GlorotUniform", "zeros", "he_normal", "orthogonal"]),

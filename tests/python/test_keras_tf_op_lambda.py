@@ -1,16 +1,13 @@
 """TensorFlow ops called on Keras symbolic tensors (the functional API) become TFOpLambda layers, as in
 tf_keras: ember/util/dispatch.py wraps the public op functions, keras/engine/keras_tensor.py dispatches."""
 import inspect
-import os
 
-os.environ.setdefault("TF_USE_LEGACY_KERAS", "1")
+import numpy as np
+import pytest
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-import ember as tf  # noqa: E402
-from ember import _C, errors  # noqa: E402
-from ember.util import dispatch  # noqa: E402
+import ember as tf
+from ember import _C, errors
+from ember.util import dispatch
 
 
 @pytest.fixture(scope="module")

@@ -252,3 +252,11 @@ def test_unsorted_segment_sum_of_integers_wraps(dtype):
     data = tf.constant([int(info.max), 1, int(info.min), -1], dtype=dtype)
     got = tf.math.unsorted_segment_sum(data, tf.constant([0, 0, 1, 1]), 2).numpy().tolist()
     assert got == [int(info.min), int(info.max)]
+
+
+def test_tensordot_axes_must_be_an_integer_tensor():
+    # Found by the API fuzzer: a string axes tensor reached .tolist() on bytes (AttributeError).
+    with pytest.raises(ValueError, match="tensordot: axes must be an int32 or int64 tensor, got string"):
+        tf.tensordot(tf.ones([2, 2]), tf.ones([2, 2]), tf.constant("a"))
+    np.testing.assert_allclose(tf.tensordot(tf.ones([2, 2]), tf.ones([2, 2]), tf.constant(1)).numpy(),
+                               np.full([2, 2], 2.0))

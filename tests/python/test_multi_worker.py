@@ -252,15 +252,19 @@ def test_workers_started_by_mpirun_find_each_other_without_tf_config(tmp_path):
     # OpenMPI's launcher (openmpi-bin, scripts/install_deps.sh): its OMPI_COMM_WORLD_RANK/SIZE name the group
     script = tmp_path / "mpi_worker.py"
     script.write_text(textwrap.dedent('''
+        import sys
         import ember as tf
         from ember.distribute.experimental import collective
         r, n = collective.initialize(timeout_seconds=30)
-        print("MPI-WORKER", r, n, float(collective.all_reduce(tf.constant(float(r + 1)), "sum")), flush=True)
+        total = float(collective.all_reduce(tf.constant(float(r + 1)), "sum"))
+        with open(sys.argv[1] + f"/rank{r}", "w") as f:  # files: the two workers' stdout interleave
+            f.write(f"MPI-WORKER {r} {n} {total}")
     '''))
     env = {k: v for k, v in os.environ.items() if k != "TF_CONFIG"}
     env.update(PYTHONPATH=os.pathsep.join(p for p in sys.path if p), OMP_NUM_THREADS="1")
     python = [sys.executable] + (["-S"] if sys.flags.no_site else [])
-    proc = subprocess.run(["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", *python, str(script)],
-                          env=env, capture_output=True, text=True, timeout=DEADLINE_SECONDS)
-    lines = sorted(l for l in proc.stdout.splitlines() if l.startswith("MPI-WORKER"))
-    assert proc.returncode == 0 and lines == ["MPI-WORKER 0 2 3.0", "MPI-WORKER 1 2 3.0"], proc.stdout + proc.stderr
+    proc = subprocess.run(["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", "2", *python, str(script),
+                           str(tmp_path)], env=env, capture_output=True, text=True, timeout=DEADLINE_SECONDS)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    lines = [(tmp_path / f"rank{r}").read_text() for r in range(2)]
+    assert lines == ["MPI-WORKER 0 2 3.0", "MPI-WORKER 1 2 3.0"], proc.stdout + proc.stderr

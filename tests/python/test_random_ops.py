@@ -503,3 +503,11 @@ def test_integer_uniform_is_uniform():
     np.testing.assert_allclose(counts, N / 10, rtol=0.01)
     x = tf.random.stateless_uniform([N], seed=[6, 7], minval=0, maxval=7, dtype=tf.int32).numpy()
     np.testing.assert_allclose(np.bincount(x, minlength=7), N / 7, rtol=0.01)
+
+
+@pytest.mark.parametrize("call", [lambda s: tf.random.set_seed(s), lambda s: tf.random.normal([2], seed=s),
+                                  lambda s: tf.random.uniform([2], seed=s)])
+def test_string_tensor_seed_is_a_type_error(call):
+    # Found by the API fuzzer: a string scalar seed reached NumPy's .item() on bytes (AttributeError).
+    with pytest.raises(TypeError, match="seed must be an int, got a string tensor"):
+        call(tf.constant("a b"))

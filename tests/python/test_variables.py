@@ -283,3 +283,7 @@ def test_seed_function_that_creates_state_on_first_call():
 
     assert float(f(tf.constant(1, dtype=tf.float32))) == 2.0  # creates the variable
     assert float(f(tf.constant(2, dtype=tf.int32))) == 3.0  # reuses it
+
+
+def test_repr_of_a_string_scalar_variable():
+    assert repr(tf.Variable("a")).endswith("shape=() dtype=string, numpy=b'a'>")

@@ -350,7 +350,10 @@ def tensordot(a, b, axes, name=None):
     a = _as_tensor(a)
     b = b if isinstance(b, Tensor) else convert_to_tensor(b, dtype_hint=a.dtype)
     if isinstance(axes, Tensor):
-        axes = array_ops._concrete(axes, "tensordot", "axes").numpy().tolist()
+        axes = array_ops._concrete(axes, "tensordot", "axes")
+        if not axes.dtype.is_integer:
+            raise ValueError(f"tensordot: axes must be an int32 or int64 tensor, got {axes.dtype.name}")
+        axes = axes.numpy().tolist()
     if isinstance(axes, (list, tuple)):
         if len(axes) != 2:
             raise ValueError(f"`axes` must be an integer or have length 2. Received {axes}.")

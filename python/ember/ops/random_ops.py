@@ -31,6 +31,8 @@ def _seed_int(seed, what):
                             "inside ember.function; use the tf.random.stateless_* ops to seed from a tensor")
         if seed.ndim != 0:
             raise TypeError(f"{what}: seed must be a scalar, got a tensor of shape {seed.shape}")
+        if not (seed.dtype.is_integer or seed.dtype.is_floating):
+            raise TypeError(f"{what}: seed must be an int, got a {seed.dtype.name} tensor")
         seed = seed.numpy().item()
     try:
         return operator.index(seed)

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <new>
 #include <unordered_map>
+#include <utility>
 
 #include "ember/core/parallel.h"
 
@@ -109,9 +110,21 @@ thread_local std::string g_last_impl;
 // thread, so a slot is never in use twice. Buffers above kKeepBytes are freed after the call.
 constexpr size_t kKeepBytes = size_t{64} << 20;
 
+// Move-only: the slots' vector reallocates as a call needs more of them, and a copied Buffer would free
+// the memory its copy still points to (heap corruption found by the full test suite).
 struct Buffer {
   void* data = nullptr;
   size_t size = 0;
+  Buffer() = default;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  Buffer(Buffer&& other) noexcept
+      : data(std::exchange(other.data, nullptr)), size(std::exchange(other.size, 0)) {}
+  Buffer& operator=(Buffer&& other) noexcept {
+    std::swap(data, other.data);
+    std::swap(size, other.size);
+    return *this;
+  }
   ~Buffer() { std::free(data); }
 };
 
