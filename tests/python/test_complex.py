@@ -383,3 +383,48 @@ def test_part_gradients_match_finite_differences(name):
     z = cplx([6], np.complex128)
     np.testing.assert_allclose(ember_gradient(FD_LOSSES[name], z), finite_difference_gradient(FD_LOSSES[name], z),
                                rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("kwargs", [{}, dict(precision=2), dict(scientific=True), dict(shortest=True),
+                                    dict(width=12), dict(width=12, fill="0"),
+                                    dict(precision=3, scientific=True, width=14)])
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_as_string_formats_both_parts_as_tensorflow(kwargs, dtype):
+    values = np.array([[1.5 - 2j, -0.25 + 1e-7j, 3 + 0j], [1 / 3 + 2j, 1e20 - 1e-20j, -0.0 + 0j]], dtype)
+    ours = tf.strings.as_string(tf.constant(values), **kwargs)
+    staged = tf.function(lambda z: tf.strings.as_string(z, **kwargs))(tf.constant(values))
+    theirs = real_tf.strings.as_string(real_tf.constant(values), **kwargs)
+    assert ours.numpy().tolist() == theirs.numpy().tolist() == staged.numpy().tolist()
+
+
+def test_as_string_rejects_what_tensorflow_rejects_for_complex():
+    with pytest.raises(errors.InvalidArgumentError, match="AsString: cannot select both"):
+        tf.strings.as_string(tf.constant([1 + 1j]), scientific=True, shortest=True)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_reduce_variance_and_std_of_complex_are_real_as_tensorflow(dtype):
+    values = cplx([3, 4], dtype)
+    for axis, keepdims in ((None, False), (0, False), (-1, True), ([0, 1], True)):
+        for name in ("reduce_variance", "reduce_std"):
+            ours = getattr(tf.math, name)(tf.constant(values), axis=axis, keepdims=keepdims)
+            theirs = getattr(real_tf.math, name)(real_tf.constant(values), axis=axis, keepdims=keepdims)
+            real = np.float32 if dtype == np.complex64 else np.float64
+            assert ours.dtype.as_numpy_dtype == real
+            close(ours.numpy(), theirs.numpy(), dtype=real)
+    with pytest.raises(TypeError, match="Input must be either real or complex. Received integer type"):
+        tf.math.reduce_variance(tf.constant([1, 2]))
+
+
+def test_print_and_format_write_complex_values(capfd):
+    """TensorFlow prints each complex element as '?'; ember writes its value as Python and NumPy do."""
+    z = tf.constant([1.5 - 2j, -0.25 + 0.1j, complex(float("nan"), float("inf")), complex(3, -0.0)], tf.complex64)
+    want = "[(1.5-2j) (-0.25+0.1j) (nan+infj) (3-0j)]"
+    assert tf.strings.format("z={}", z).numpy() == ("z=" + want).encode()
+    capfd.readouterr()
+    tf.print("z:", z)
+    tf.function(lambda t: tf.print(t, summarize=1))(tf.constant([[1 / 3 + 1j, 2j, 3]], tf.complex128))
+    err = capfd.readouterr().err
+    assert err == f"z: {want}\n[[(0.33333333333333331+1j) ... (3+0j)]]\n"
+    with pytest.raises(errors.InvalidArgumentError, match=r"\[\(1\+2j\)\]"):
+        tf.debugging.Assert(tf.constant(False), [tf.constant(1 + 2j)])

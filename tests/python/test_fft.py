@@ -216,3 +216,36 @@ def test_fft_gradients_match_finite_differences(name):
         y = loss(tf, x)
     ours = tape.gradient(y, x).numpy()
     np.testing.assert_allclose(ours, _finite_difference(loss, x.numpy()), rtol=1e-5, atol=1e-5)
+
+
+def test_signal_and_strings_functions_dispatch_keras_tensors_with_tensorflows_names():
+    """tf.signal and tf.strings functions are wrapped like the other API modules (util/dispatch.py): each
+    carries TensorFlow's canonical name, and on a Keras symbolic tensor it becomes a TFOpLambda layer of the
+    model. (TensorFlow itself does not dispatch its rfft family; ember's wrapping of every function is a
+    superset.)"""
+    from tensorflow.python.util import tf_export
+
+    checked = 0
+    for module in ("signal", "strings"):
+        for name in dir(getattr(tf, module)):
+            fn = getattr(getattr(tf, module), name)
+            theirs = getattr(getattr(real_tf, module), name, None)
+            if name.startswith("_") or not callable(fn) or theirs is None:  # helpers the module imported
+                continue
+            assert isinstance(fn, _C.ApiFunction), (module, name)
+            want = "tf." + tf_export.get_canonical_name_for_symbol(theirs, add_prefix_to_v1_names=True)
+            assert fn._ember_api_name == want, (module, name)
+            checked += 1
+    assert checked >= 25
+    tf.keras.backend.clear_session()
+    z = tf.keras.Input(shape=(8,), dtype=tf.complex64)
+    s = tf.keras.Input(shape=(2,), dtype=tf.string)
+    spectrum, lengths = tf.signal.fft(z), tf.strings.length(s)
+    assert spectrum._keras_history[0].name == "tf.signal.fft"
+    assert lengths._keras_history[0].get_config()["function"] == "strings.length"
+    model = tf.keras.Model([z, s], [spectrum, lengths])
+    values = cplx([3, 8])
+    got_spectrum, got_lengths = model([tf.constant(values), tf.constant([["ab", "c"]] * 3)])
+    np.testing.assert_allclose(got_spectrum.numpy(), np.fft.fft(values), rtol=tol(np.complex64),
+                               atol=tol(np.complex64))
+    assert got_lengths.numpy().tolist() == [[2, 1]] * 3

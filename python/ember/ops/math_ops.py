@@ -226,12 +226,15 @@ reduce_logsumexp = _reduction("ReduceLogSumExp", "log(sum(exp(x))) over ``axis``
 
 
 def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
-    """Population variance, mean((x - mean(x))^2), over ``axis``; floats only, as TF."""
+    """Population variance, mean(|x - mean(x)|^2), over ``axis``; floats and complex numbers (whose variance
+    is real: float32 for complex64), as TF."""
     x = _as_tensor(input_tensor)
-    if not x.dtype.is_floating:
+    if not (x.dtype.is_floating or x.dtype.is_complex):
         raise TypeError(f"Input must be either real or complex. Received integer type {x.dtype.name}.")
-    means = reduce_mean(x, axis, keepdims=True)
-    return reduce_mean(square(x - means), axis, keepdims)
+    deviations = x - reduce_mean(x, axis, keepdims=True)
+    if x.dtype.is_complex:
+        return reduce_mean(_Real(deviations * _Conj(deviations)), axis, keepdims)
+    return reduce_mean(square(deviations), axis, keepdims)
 
 
 def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
