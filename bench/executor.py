@@ -41,7 +41,7 @@ import time  # noqa: E402
 
 import numpy as np  # noqa: E402
 
-from workers import QUIET_CORES, others_cores_during  # noqa: E402
+from workers import QUIET_CORES, others_cores_during, worker_env  # noqa: E402
 
 from l2hmc_model import BATCH, D, jax_port, l2hmc_params, numpy_transition, tf_style, torch_port  # noqa: E402
 from run import NATIVE_BUILDS, native_baselines  # noqa: E402
@@ -342,8 +342,7 @@ ATTEMPTS = 3
 def run_worker(framework, args, out_path):
     """Runs one framework's worker; returns its results (with "others_cores": the cores other processes
     kept busy meanwhile, on average) or None, and an error."""
-    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3",
-               PYTHONPATH=os.path.join(ROOT, "python") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = worker_env(framework)
     cmd = [sys.executable, __file__, "--worker", framework, "--out", out_path,
            "--torch-staged", args.torch_staged] + (["--quick"] if args.quick else [])
     proc, others = others_cores_during(lambda: subprocess.run(cmd, capture_output=True, text=True, env=env))

@@ -32,6 +32,7 @@ python3 -c "import ml_dtypes" 2>/dev/null || need_pip+=(ml_dtypes)
 # The Python side of the GraphDef messages (ember.framework.graph_def builds its classes at import).
 python3 -c "import google.protobuf" 2>/dev/null || need_pip+=(protobuf)
 python3 -c "import sklearn" 2>/dev/null || need_pip+=(scikit-learn)  # tests/python/test_train_digits.py
+python3 -c "import h5py" 2>/dev/null || need_pip+=(h5py)  # Keras .h5 files (python/ember/keras/hdf5_format.py)
 # `--test`: what the test command adds. TensorFlow is the reference the differential tests compare with
 # (tf_keras: Keras 2 semantics, where layers are Modules); pip's cache keeps later installs quick.
 if [ "${1:-}" = "--test" ]; then

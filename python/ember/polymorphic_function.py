@@ -423,10 +423,22 @@ class Function(_C.FunctionBase):
         if len(values) < len(sig):
             raise TypeError(f"{self._name}(): expected {len(sig)} argument(s) matching input_signature "
                             f"{sig}, got {len(values)}")
-        if len(values) > len(sig):
+        extra = list(zip(names[len(sig):], values[len(sig):]))
+        if extra and not all(self._is_default(name, value) for name, value in extra):
             raise TypeError(f"{self._name}(): input_signature has {len(sig)} entries but the function got "
                             f"{len(values)} argument(s)")
-        return [self._match_spec(value, spec, name) for value, spec, name in zip(values, sig, names)]
+        # Parameters past the signature keep their defaults (tf.nn.relu's name=None), traced as constants.
+        return [self._match_spec(value, spec, name) for value, spec, name in zip(values, sig, names)] + \
+            [value for _, value in extra]
+
+    def _is_default(self, name, value):
+        parameter = self._signature.parameters.get(name) if self._signature is not None else None
+        if parameter is None or parameter.default is inspect.Parameter.empty:
+            return False
+        default = parameter.default
+        # TF binds such a parameter as a literal of its default: an equal Python value passes too.
+        return value is default or (type(value) is type(default) and isinstance(value, (bool, int, float, str))
+                                    and value == default)
 
     def _match_spec(self, value, spec, name):
         """``value`` matched to one signature entry: a TensorSpec, or a list/tuple/dict of them (nested

@@ -14,7 +14,7 @@ from ember.framework.tensor import Tensor, convert_to_tensor
 
 __all__ = ["as_string", "format", "join", "length", "lower", "reduce_join", "regex_full_match",
            "regex_replace", "split", "strip", "substr", "to_hash_bucket_fast", "to_number", "unicode_decode",
-           "upper"]
+           "unicode_encode", "unicode_split", "upper"]
 
 _StringLength = _C.op("StringLength")
 _StringJoin = _C.op("StringJoin")
@@ -33,6 +33,7 @@ _StringStrip = _C.op("StringStrip")
 _StringSplitV2 = _C.op("StringSplitV2")
 _StringToHashBucketFast = _C.op("StringToHashBucketFast")
 _UnicodeDecode = _C.op("UnicodeDecode")
+_UnicodeEncode = _C.op("UnicodeEncode")
 _Reshape = _C.op("Reshape")
 
 
@@ -187,31 +188,93 @@ def _row_splits_from_indices(indices, batch):
 
 
 def split(input, sep=None, maxsplit=-1, name=None):  # noqa: A002
-    """Splits each string on ``sep`` (runs of whitespace when None): a scalar gives a vector, a vector
-    gives a RaggedTensor of its pieces (TensorFlow's tf.strings.split)."""
+    """Splits each string on ``sep`` (runs of whitespace when None): a scalar gives a vector, a [d1, ..., dn]
+    tensor a RaggedTensor [d1, ..., dn, None] of its pieces (TensorFlow's tf.strings.split)."""
     x = _strings(input)
     sep_t = _strings("" if sep is None else sep)
     if x.ndim == 0:
         _, values, _ = _StringSplitV2(_Reshape(x, [1]), sep_t, _int(maxsplit, "maxsplit"))
         return values
     if x.ndim != 1:
-        raise ValueError(f"tf.strings.split: ember splits scalars and vectors; got rank {x.ndim}")
+        return _per_string(x, lambda flat: split(flat, sep, maxsplit))
     indices, values, shape = _StringSplitV2(x, sep_t, _int(maxsplit, "maxsplit"))
     return _ragged_from_row_splits(values, _row_splits_from_indices(indices, _C.op("Size")(x, dtypes.int32)))
 
 
+def _per_string(x, ragged_of_vector):
+    """``ragged_of_vector`` (a vector of strings -> a RaggedTensor with one row per string) applied to a
+    tensor of rank >= 2: its outer dimensions become uniform row partitions, as TensorFlow nests the result
+    ([2, 3] strings -> [2, 3, None])."""
+    from ember.ragged import RaggedTensor
+
+    shape = x.shape.as_list()
+    dims = _C.op("Shape")(x, dtypes.int64)
+    result = ragged_of_vector(_Reshape(x, [-1]))
+    for axis in range(len(shape) - 1, 0, -1):
+        # nrows given, since a zero-size dimension leaves it unknowable from the lengths
+        outer = shape[:axis]
+        nrows = int(np.prod(outer)) if None not in outer else _C.op("Prod")(dims[:axis], 0, False)
+        result = RaggedTensor.from_uniform_row_length(result, shape[axis] if shape[axis] is not None else
+                                                      dims[axis], nrows=nrows, validate=False)
+    return result
+
+
 def unicode_decode(input, input_encoding, errors="replace", replacement_char=65533,  # noqa: A002
                    replace_control_characters=False, name=None):
-    """The code points of each string (int32): a scalar gives a vector, a vector a RaggedTensor."""
+    """The code points of each string (int32): a scalar gives a vector, a [d1, ..., dn] tensor a RaggedTensor
+    [d1, ..., dn, None]."""
     x = _strings(input)
     splits, chars = _UnicodeDecode(x, input_encoding, errors, _int(replacement_char, "replacement_char"),
                                    bool(replace_control_characters), dtypes.int64)
     if x.ndim == 0:
         return chars
-    if x.ndim != 1:
-        raise ValueError(f"tf.strings.unicode_decode: ember decodes scalars and vectors; got rank {x.ndim}")
+    if x.ndim != 1:  # the op decodes the flattened strings
+        return _per_string(x, lambda _: _ragged_from_row_splits(chars, splits))
     return _ragged_from_row_splits(chars, splits)
 
 
 def _to_list_of_bytes(t):
     return np.asarray(t.numpy(), dtype=object).tolist()
+
+
+_ENCODINGS = ("UTF-8", "UTF-16-BE", "UTF-32-BE")
+
+
+def unicode_encode(input, output_encoding, errors="replace", replacement_char=65533, name=None):  # noqa: A002
+    """Encodes int32 code points as strings: the innermost dimension (dense or ragged) holds each string's
+    characters, so a [..., k] tensor gives [...] strings (TensorFlow's tf.strings.unicode_encode)."""
+    import ember as tf
+
+    if output_encoding not in _ENCODINGS:
+        raise ValueError(f"tf.strings.unicode_encode: output_encoding must be one of {list(_ENCODINGS)}, got "
+                         f"{output_encoding!r}")
+    attrs = (errors, output_encoding, _int(replacement_char, "replacement_char"), dtypes.int64)
+    if isinstance(input, tf.RaggedTensor):
+        if isinstance(input.values, tf.RaggedTensor) or input.values.shape.rank != 1:
+            return input.with_values(unicode_encode(input.values, output_encoding, errors, replacement_char))
+        return _UnicodeEncode(tf.cast(input.values, tf.int32), tf.cast(input.row_splits, tf.int64), *attrs)
+    x = convert_to_tensor(input, dtype=dtypes.int32) if not isinstance(input, Tensor) else input
+    if x.dtype != dtypes.int32:
+        raise TypeError(f"tf.strings.unicode_encode: input must be int32 code points, got {x.dtype.name}")
+    if x.shape.rank == 0:
+        raise ValueError("tf.strings.unicode_encode: input must have rank >= 1 (its last dimension holds the "
+                         "characters), got a scalar")
+    shape = tf.shape(x, out_type=tf.int64)
+    outer, k = shape[:-1], shape[-1]
+    rows = tf.reduce_prod(outer)
+    splits = tf.range(rows + 1, dtype=tf.int64) * k
+    encoded = _UnicodeEncode(tf.reshape(x, [-1]), splits, *attrs)
+    return tf.reshape(encoded, outer)
+
+
+def unicode_split(input, input_encoding, errors="replace", replacement_char=65533, name=None):  # noqa: A002
+    """Each string's characters as one-character strings: a scalar gives a vector, a vector a RaggedTensor
+    (TensorFlow's tf.strings.unicode_split)."""
+    import ember as tf
+
+    chars = unicode_decode(input, input_encoding, errors, replacement_char)
+    if isinstance(chars, tf.RaggedTensor):
+        return chars.with_flat_values(unicode_encode(tf.expand_dims(chars.flat_values, -1), input_encoding,
+                                                     errors, replacement_char))
+    return unicode_encode(tf.expand_dims(chars, -1), input_encoding, errors, replacement_char)
+

@@ -16,6 +16,7 @@
 #include <string>
 
 #include "ember/event.pb.h"
+#include "ember/example.pb.h"
 #include "ember/graph.pb.h"
 #include "ember/graph/graph_def.h"
 #include "ember/graph/tensor_proto.h"
@@ -81,6 +82,7 @@ void bind_graph_def(nb::module_& m) {
             proto::TrackableObjectGraph::descriptor()->file(),
             proto::SavedModel::descriptor()->file(),
             proto::Event::descriptor()->file(),
+            proto::Example::descriptor()->file(),
         };
         google::protobuf::FileDescriptorSet set;
         std::set<std::string> added;

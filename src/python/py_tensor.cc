@@ -201,15 +201,53 @@ PyObject* run_op(const OpDef& op, PyObject* const* inputs, size_t n_inputs, std:
 namespace {
 
 // ---- number slots
-PyObject* binary_op(PyObject* a, PyObject* b, const char* op_name) {
+
+// The right operand of `tensor OP value` as a tensor, or (`*result` set) the result of the operation when the
+// value does not convert (TypeError/ValueError) and its reflected method (`reflected`, e.g. "__radd__": a
+// RaggedTensor's, a KerasTensor's) computes it. As TensorFlow's operators do, the conversion error stands
+// when there is no such method, or it returns NotImplemented or raises TypeError/ValueError itself.
+PyObject* right_operand(PyObject* a, PyObject* b, int hint, const char* reflected, PyObject** result) {
+  PyObject* xb = to_tensor(b, hint);
+  if (xb != nullptr || reflected == nullptr) return xb;
+  if (!PyErr_ExceptionMatches(PyExc_TypeError) && !PyErr_ExceptionMatches(PyExc_ValueError)) return nullptr;
+  PyObject *type, *value, *traceback;
+  PyErr_Fetch(&type, &value, &traceback);
+  PyObject* method = PyObject_HasAttrString(reinterpret_cast<PyObject*>(Py_TYPE(b)), reflected)
+                         ? PyObject_GetAttrString(b, reflected)
+                         : nullptr;
+  PyObject* out = method != nullptr ? PyObject_CallOneArg(method, a) : nullptr;
+  Py_XDECREF(method);
+  if (out != nullptr && out != Py_NotImplemented) {
+    Py_XDECREF(type);
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+    *result = out;
+    return nullptr;
+  }
+  Py_XDECREF(out);
+  if (out == nullptr && PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_TypeError) &&
+      !PyErr_ExceptionMatches(PyExc_ValueError)) {
+    Py_XDECREF(type);  // another error from the method (a KeyboardInterrupt...) is what the caller sees
+    Py_XDECREF(value);
+    Py_XDECREF(traceback);
+    return nullptr;
+  }
+  PyErr_Clear();
+  PyErr_Restore(type, value, traceback);
+  return nullptr;
+}
+
+PyObject* binary_op(PyObject* a, PyObject* b, const char* op_name, const char* reflected = nullptr) {
   bool ta = is_tensor(a), tb = is_tensor(b);
   int hint = static_cast<int>(ta ? impl_of(a)->dtype() : impl_of(b)->dtype());
   PyObject* xa = ta ? (Py_INCREF(a), a) : to_tensor(a, hint);
   if (xa == nullptr) return nullptr;
-  PyObject* xb = tb ? (Py_INCREF(b), b) : to_tensor(b, hint);
+  PyObject* reflected_result = nullptr;
+  PyObject* xb =
+      tb ? (Py_INCREF(b), b) : right_operand(a, b, hint, ta ? reflected : nullptr, &reflected_result);
   if (xb == nullptr) {
     Py_DECREF(xa);
-    return nullptr;
+    return reflected_result;
   }
   const OpDef* op = lookup(op_name);
   PyObject* result;
@@ -236,13 +274,15 @@ PyObject* cast_to(PyObject* t, DType d) {
 PyObject* true_divide(PyObject* a, PyObject* b) {
   bool ta = is_tensor(a);
   DType d = ta ? impl_of(a)->dtype() : impl_of(b)->dtype();
-  if (!is_integer(d)) return binary_op(a, b, "RealDiv");
+  if (!is_integer(d)) return binary_op(a, b, "RealDiv", "__rtruediv__");
   // tf.math.truediv: integers divide in floating point (8/16-bit in float32, 32/64-bit in float64).
   DType f = dtype_size(d) <= 2 ? DType::kFloat32 : DType::kFloat64;
   PyObject* xa = to_tensor(a, static_cast<int>(d));
   if (xa == nullptr) return nullptr;
-  PyObject* xb = to_tensor(b, static_cast<int>(d));
-  if (xb == nullptr) return Py_DECREF(xa), nullptr;
+  PyObject* reflected_result = nullptr;
+  PyObject* xb = ta ? right_operand(a, b, static_cast<int>(d), "__rtruediv__", &reflected_result)
+                    : to_tensor(b, static_cast<int>(d));
+  if (xb == nullptr) return Py_DECREF(xa), reflected_result;
   PyObject* result = nullptr;
   if (impl_of(xa)->dtype() != impl_of(xb)->dtype()) {
     result = binary_op(xa, xb, "RealDiv");  // reports the dtype mismatch
@@ -258,16 +298,16 @@ PyObject* true_divide(PyObject* a, PyObject* b) {
   return result;
 }
 
-#define EMBER_BINARY_SLOT(fn, op_name) \
-  PyObject* fn(PyObject* a, PyObject* b) { return binary_op(a, b, op_name); }
-EMBER_BINARY_SLOT(nb_add, "Add")
-EMBER_BINARY_SLOT(nb_subtract, "Sub")
-EMBER_BINARY_SLOT(nb_multiply, "Mul")
-EMBER_BINARY_SLOT(nb_floor_divide, "FloorDiv")
-EMBER_BINARY_SLOT(nb_remainder, "FloorMod")
-EMBER_BINARY_SLOT(nb_matmul, "MatMul")
-EMBER_BINARY_SLOT(nb_and, "LogicalAnd")
-EMBER_BINARY_SLOT(nb_or, "LogicalOr")
+#define EMBER_BINARY_SLOT(fn, op_name, reflected) \
+  PyObject* fn(PyObject* a, PyObject* b) { return binary_op(a, b, op_name, reflected); }
+EMBER_BINARY_SLOT(nb_add, "Add", "__radd__")
+EMBER_BINARY_SLOT(nb_subtract, "Sub", "__rsub__")
+EMBER_BINARY_SLOT(nb_multiply, "Mul", "__rmul__")
+EMBER_BINARY_SLOT(nb_floor_divide, "FloorDiv", "__rfloordiv__")
+EMBER_BINARY_SLOT(nb_remainder, "FloorMod", "__rmod__")
+EMBER_BINARY_SLOT(nb_matmul, "MatMul", "__rmatmul__")
+EMBER_BINARY_SLOT(nb_and, "LogicalAnd", "__rand__")
+EMBER_BINARY_SLOT(nb_or, "LogicalOr", "__ror__")
 #undef EMBER_BINARY_SLOT
 
 PyObject* nb_power(PyObject* a, PyObject* b, PyObject* mod) {
@@ -275,7 +315,7 @@ PyObject* nb_power(PyObject* a, PyObject* b, PyObject* mod) {
     PyErr_SetString(PyExc_TypeError, "pow() with a modulus is not supported for tensors");
     return nullptr;
   }
-  return binary_op(a, b, "Pow");
+  return binary_op(a, b, "Pow", "__rpow__");
 }
 
 PyObject* unary_op(PyObject* a, const char* op_name) {

@@ -1,6 +1,6 @@
-"""tf.einsum's equation grammar against TensorFlow and NumPy, beyond test_special_math.py's table: ellipses
+"""tf.einsum against TensorFlow and NumPy: the common equations and the grammar's corners (ellipses
 that broadcast (size-1 and missing batch dims), implicit outputs, repeated labels, spaces, upper-case labels,
-several operands, and gradients of broadcasting equations."""
+several operands), gradients, unknown dims, vectorized_map and bad equations."""
 import numpy as np
 import pytest
 import tensorflow as real_tf
@@ -14,6 +14,32 @@ def f(*shape):
     return R.standard_normal(shape).astype(np.float32)
 
 
+A = R.standard_normal((2, 3, 4)).astype(np.float32)
+B = R.standard_normal((2, 4, 5)).astype(np.float32)
+M = R.standard_normal((4, 4)).astype(np.float32)
+V = R.standard_normal(4).astype(np.float32)
+
+# The common equations (their first 8 rows also check gradients), then the grammar's corners.
+BASIC = [
+    ("ij,jk->ik", [A[0], B[0]]),
+    ("bij,bjk->bik", [A, B]),
+    ("bij,bjk", [A, B]),
+    ("...ij,...jk->...ik", [A, B]),
+    ("ij,j->i", [M, V]),
+    ("i,i->", [V, V]),
+    ("i,j->ij", [V, V[:3]]),
+    ("ii->i", [M]),
+    ("ii", [M]),
+    ("ij->ji", [M]),
+    ("bij->b", [A]),
+    ("bqd,bkd->bqk", [A, A]),
+    ("abc,cd,de->abe", [A, M, M]),
+    ("ij,...j->...i", [M, A]),
+    ("...j,j", [A, V]),
+    ("bi,bi->b", [A[:, 0], A[:, 1]]),
+    ("iij,jk->ik", [R.standard_normal((3, 3, 4)).astype(np.float32), M]),
+    ("ab,cb->ac", [A[0], A[1]]),
+]
 TABLE = [
     ("...ij,...jk->...ik", [f(2, 1, 3, 4), f(5, 4, 2)]),     # batch dims broadcast: [2,1] against [5]
     ("b...i,b...i->b...", [f(2, 3, 4), f(2, 1, 4)]),         # ellipsis in the middle, size-1 broadcast
@@ -36,7 +62,7 @@ TABLE = [
 ]
 
 
-@pytest.mark.parametrize("equation, operands", TABLE, ids=[e for e, _ in TABLE])
+@pytest.mark.parametrize("equation, operands", BASIC + TABLE, ids=[e for e, _ in BASIC + TABLE])
 def test_matches_tensorflow_and_numpy(equation, operands):
     got = em.einsum(equation, *operands).numpy()
     want = real_tf.einsum(equation, *operands).numpy()
@@ -45,7 +71,10 @@ def test_matches_tensorflow_and_numpy(equation, operands):
     np.testing.assert_allclose(got, np.einsum(equation.replace(" ", ""), *operands), rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("equation, operands", TABLE[:6] + TABLE[8:12], ids=[e for e, _ in TABLE[:6] + TABLE[8:12]])
+GRADIENT_CASES = BASIC[:8] + TABLE[:6] + TABLE[8:12]
+
+
+@pytest.mark.parametrize("equation, operands", GRADIENT_CASES, ids=[e for e, _ in GRADIENT_CASES])
 def test_gradients_match_tensorflow(equation, operands):
     grads = []
     for lib in (real_tf, em):
@@ -78,3 +107,33 @@ def test_bad_equations_raise_as_tensorflow(equation, operands):
         em.einsum(equation, *operands)
     with pytest.raises((ValueError, real_tf.errors.InvalidArgumentError)):
         real_tf.einsum(equation, *operands)
+
+
+def test_einsum_with_unknown_dims_matches_eager():
+    spec = [em.TensorSpec([None, None, None], em.float32)] * 2
+    fn = em.function(lambda a, b: em.einsum("bij,bjk->bik", a, b), input_signature=spec)
+    np.testing.assert_allclose(fn(A, B).numpy(), np.einsum("bij,bjk->bik", A, B), rtol=1e-5, atol=1e-5)
+    graph = fn.get_concrete_function().graph.as_text() if hasattr(fn.get_concrete_function().graph, "as_text") \
+        else ""
+    assert "Einsum" not in graph
+
+
+def test_einsum_batched_by_vectorized_map():
+    out = em.vectorized_map(lambda a: em.einsum("ij,jk->ik", a, M), em.constant(A[:, :, :4]))
+    np.testing.assert_allclose(out.numpy(), np.einsum("bij,jk->bik", A[:, :, :4], M), rtol=1e-5, atol=1e-5)
+
+
+EINSUM_ERRORS = {
+    "operand_count": lambda tf: tf.einsum("ij,jk->ik", tf.constant(M)),
+    "rank": lambda tf: tf.einsum("ijk->i", tf.constant(M)),
+    "size_mismatch": lambda tf: tf.einsum("ij,jk->ik", tf.constant(A[0]), tf.constant(A[0])),
+    "unknown_output_label": lambda tf: tf.einsum("ij->iz", tf.constant(M)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EINSUM_ERRORS))
+def test_einsum_errors(case):
+    with pytest.raises((ValueError, em.errors.InvalidArgumentError)):
+        EINSUM_ERRORS[case](em)
+    with pytest.raises((ValueError, real_tf.errors.InvalidArgumentError)):
+        EINSUM_ERRORS[case](real_tf)

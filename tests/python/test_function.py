@@ -525,3 +525,19 @@ def test_carving_keeps_the_variable_update_the_fetch_waits_for():
     out = out[0] if isinstance(out, (list, tuple)) else out
     np.testing.assert_allclose(out.numpy(), [4.0, 6.0])
     np.testing.assert_allclose(v.numpy(), [2.0, 3.0])
+
+
+def test_input_signature_shorter_than_parameters_with_defaults():
+    # tf.nn.relu(features, name=None) staged with a one-entry signature: name keeps its default, as in TF.
+    spec = tf.TensorSpec([None], tf.float32)
+    relu = tf.function(tf.nn.relu, input_signature=[spec])
+    np.testing.assert_array_equal(relu(tf.constant([-1.0, 2.0])).numpy(), [0.0, 2.0])
+
+    def scale(x, factor=3.0):
+        return x * factor
+
+    staged = tf.function(scale, input_signature=[spec])
+    np.testing.assert_array_equal(staged(tf.constant([1.0, 2.0])).numpy(), [3.0, 6.0])
+    np.testing.assert_array_equal(staged(tf.constant([1.0]), 3.0).numpy(), [3.0])  # the default's value
+    with pytest.raises(TypeError, match="input_signature has 1 entries but the function got 2"):
+        staged(tf.constant([1.0]), 2.0)

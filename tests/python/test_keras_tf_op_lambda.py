@@ -82,7 +82,8 @@ def test_operator_layer_names_match_tf_keras(tf_keras):
         # (not b ^ b: tf_keras records TF's xor as the three logical layers it is made of; ember makes one
         # tf.math.logical_xor layer)
         outs = [1.0 - inp, 2.0 * inp, 2.0 / (inp + 3.0), inp // 2.0, inp % 2.0, inp ** 2.0, abs(-inp),
-                inp >= 1.0, inp < 1.0, inp <= 1.0, ~b, b & b, b | b, inp @ t.ones((4, 2)), inp[:, 0]]
+                inp >= 1.0, inp < 1.0, inp <= 1.0, ~b, b & b, b | b, inp @ t.ones((4, 2)), inp[:, 0],
+                t.constant([1.0, 2.0, 3.0, 4.0]) + inp, t.ones((2, 4)) @ t.transpose(inp)]  # tensor on the left
         return [(o._keras_history[0].name, type(o._keras_history[0]).__name__) for o in outs]
 
     tf.keras.backend.clear_session()

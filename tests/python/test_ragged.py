@@ -256,3 +256,23 @@ def test_dispatch_takes_tensorflows_keyword_names():
     # Dense arguments pass straight through to the original functions.
     assert em.reduce_sum(input_tensor=em.constant([1, 2]), axis=0).numpy() == 3
     assert em.concat(values=[em.constant([1]), em.constant([2])], axis=0).numpy().tolist() == [1, 2]
+
+
+@pytest.mark.parametrize("op", ["+", "-", "*", "/", "//"])
+def test_dense_operator_ragged_calls_the_ragged_reflected_method(op):
+    # Tensor's operator slot returns NotImplemented when the right operand does not convert but defines the
+    # reflected method, so RaggedTensor.__radd__ and the others run, as in TensorFlow.
+    def run(tf):
+        dense = tf.constant([[2.0], [4.0]])
+        ragged = tf.ragged.constant([[1.0, 2.0], [3.0]])
+        return eval(f"dense {op} ragged").to_list()
+
+    assert run(em) == run(real_tf)
+
+
+def test_dense_operator_unconvertible_value_still_names_the_problem():
+    class NoReflection:
+        pass
+
+    with pytest.raises((TypeError, ValueError)):
+        em.constant([1.0]) + NoReflection()

@@ -81,8 +81,11 @@ EXCLUDED = {
        for name in ("StringLength", "StringJoin", "ReduceJoin", "StringToNumber", "RegexReplace",
                     "StaticRegexReplace", "RegexFullMatch", "StaticRegexFullMatch", "Substr", "StringUpper",
                     "StringLower", "StringStrip", "StringSplitV2", "StringToHashBucketFast", "UnicodeDecode")},
-    **{name: "returns a string tensor; compared with tf.strings.format / tf.strings.as_string in test_strings.py"
-       for name in ("StringFormat", "AsString")},
+    "ParseExampleFeature": "parses tf.train.Example records (ember's per-feature op; TensorFlow's is "
+                           "ParseExampleV2): compared with tf.io.parse_example in test_parse_example.py",
+    **{name: "returns a string tensor; compared with tf.strings.format / tf.strings.as_string / "
+             "tf.strings.unicode_encode in test_strings.py"
+       for name in ("StringFormat", "AsString", "UnicodeEncode")},
     **{name: "takes or returns complex values, which this table's real draws and real gradient weights do not "
              "cover (its float64 run would compare complex64 data at float64 tolerance); compared with "
              "TensorFlow (values, fft_length crops and pads, gradients, eager and staged) in test_complex.py and "

@@ -241,3 +241,11 @@ def test_tensorflow_runs_ember_graphs_with_sparse_and_counting_ops():
     idx, vals = np.array([[0, 1], [2, 3]], np.int64), np.array([1., 2.], np.float32)
     for got, want in zip(theirs(*[real_tf.constant(a) for a in (x, idx, vals)]), f(x, idx, vals)):
         np.testing.assert_allclose(got.numpy(), want.numpy())
+
+
+def test_to_dense_of_strings_as_tensorflow():
+    def run(tf):
+        sp = tf.sparse.SparseTensor([[0, 1], [1, 0]], ["x", "yy"], [2, 3])
+        return tf.sparse.to_dense(sp).numpy().tolist(), tf.sparse.to_dense(sp, default_value="-").numpy().tolist()
+
+    assert run(em) == run(real_tf)

@@ -1,7 +1,7 @@
-"""tf.einsum, clip_by_norm, clip_by_global_norm, linalg.global_norm, math.polyval, math.cumulative_logsumexp and
+"""clip_by_norm, clip_by_global_norm, linalg.global_norm, math.polyval, math.cumulative_logsumexp and
 math.polygamma (python/ember/ops/special_math_ops.py, the Polygamma row) against TensorFlow 2.21: values,
-gradients, traced with unknown dims and batched. The element-wise rows (Asin ... Erfinv, Atan2) are compared
-by test_registry_vs_tensorflow.py."""
+gradients, traced with unknown dims and batched (tf.einsum: test_einsum.py). The element-wise rows (Asin ...
+Erfinv, Atan2) are compared by test_registry_vs_tensorflow.py."""
 import numpy as np
 import pytest
 import tensorflow as real_tf
@@ -13,81 +13,6 @@ A = RNG.standard_normal((2, 3, 4)).astype(np.float32)
 B = RNG.standard_normal((2, 4, 5)).astype(np.float32)
 M = RNG.standard_normal((4, 4)).astype(np.float32)
 V = RNG.standard_normal(4).astype(np.float32)
-
-EINSUM = [
-    ("ij,jk->ik", [A[0], B[0]]),
-    ("bij,bjk->bik", [A, B]),
-    ("bij,bjk", [A, B]),
-    ("...ij,...jk->...ik", [A, B]),
-    ("ij,j->i", [M, V]),
-    ("i,i->", [V, V]),
-    ("i,j->ij", [V, V[:3]]),
-    ("ii->i", [M]),
-    ("ii", [M]),
-    ("ij->ji", [M]),
-    ("bij->b", [A]),
-    ("bqd,bkd->bqk", [A, A]),
-    ("abc,cd,de->abe", [A, M, M]),
-    ("ij,...j->...i", [M, A]),
-    ("...j,j", [A, V]),
-    ("bi,bi->b", [A[:, 0], A[:, 1]]),
-    ("iij,jk->ik", [RNG.standard_normal((3, 3, 4)).astype(np.float32), M]),
-    ("ab,cb->ac", [A[0], A[1]]),
-]
-
-
-@pytest.mark.parametrize("equation,operands", EINSUM, ids=[e for e, _ in EINSUM])
-def test_einsum_matches_tensorflow(equation, operands):
-    ours = em.einsum(equation, *operands).numpy()
-    theirs = real_tf.einsum(equation, *operands).numpy()
-    assert ours.shape == theirs.shape
-    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-5)
-
-
-@pytest.mark.parametrize("equation,operands", EINSUM[:8], ids=[e for e, _ in EINSUM[:8]])
-def test_einsum_gradients_match_tensorflow(equation, operands):
-    grads = []
-    for lib in (real_tf, em):
-        xs = [lib.constant(x) for x in operands]
-        with lib.GradientTape() as tape:
-            for x in xs:
-                tape.watch(x)
-            y = lib.einsum(equation, *xs)
-            loss = lib.reduce_sum(y * y)
-        grads.append([g.numpy() for g in tape.gradient(loss, xs)])
-    for o, t in zip(*grads[::-1]):
-        np.testing.assert_allclose(o, t, rtol=1e-4, atol=1e-4)
-
-
-def test_einsum_with_unknown_dims_matches_eager():
-    spec = [em.TensorSpec([None, None, None], em.float32)] * 2
-    fn = em.function(lambda a, b: em.einsum("bij,bjk->bik", a, b), input_signature=spec)
-    np.testing.assert_allclose(fn(A, B).numpy(), np.einsum("bij,bjk->bik", A, B), rtol=1e-5, atol=1e-5)
-    graph = fn.get_concrete_function().graph.as_text() if hasattr(fn.get_concrete_function().graph, "as_text") \
-        else ""
-    assert "Einsum" not in graph
-
-
-def test_einsum_batched_by_vectorized_map():
-    out = em.vectorized_map(lambda a: em.einsum("ij,jk->ik", a, M), em.constant(A[:, :, :4]))
-    np.testing.assert_allclose(out.numpy(), np.einsum("bij,jk->bik", A[:, :, :4], M), rtol=1e-5, atol=1e-5)
-
-
-EINSUM_ERRORS = {
-    "operand_count": lambda tf: tf.einsum("ij,jk->ik", tf.constant(M)),
-    "rank": lambda tf: tf.einsum("ijk->i", tf.constant(M)),
-    "size_mismatch": lambda tf: tf.einsum("ij,jk->ik", tf.constant(A[0]), tf.constant(A[0])),
-    "unknown_output_label": lambda tf: tf.einsum("ij->iz", tf.constant(M)),
-}
-
-
-@pytest.mark.parametrize("case", sorted(EINSUM_ERRORS))
-def test_einsum_errors(case):
-    with pytest.raises((ValueError, em.errors.InvalidArgumentError)):
-        EINSUM_ERRORS[case](em)
-    with pytest.raises((ValueError, real_tf.errors.InvalidArgumentError)):
-        EINSUM_ERRORS[case](real_tf)
-
 
 CASES = {
     "clip_by_norm": lambda tf: tf.clip_by_norm(tf.constant(A), 2.0),

@@ -410,3 +410,94 @@ def test_dataset_sources_of_python_strings_as_tensorflow():
                   lambda tf: tf.data.Dataset.from_tensor_slices(np.array(["a", "bc"])),
                   lambda tf: tf.data.Dataset.from_generator(gen, output_signature=tf.TensorSpec([], tf.string))]:
         assert list(build(ember).as_numpy_iterator()) == list(build(tensorflow).as_numpy_iterator())
+
+
+# ---- unicode_encode / unicode_split (the UnicodeEncode op) ---------------------------------------------------
+
+def _unicode_inputs(lib):
+    return {
+        "vector": [72, 233, 0x1F600],
+        "matrix": [[72, 233], [0x110000, -1]],  # out of range and negative: replaced
+        "rank3": [[[97, 98], [99, 100]], [[0xD800, 65], [66, 67]]],  # a surrogate: replaced
+        "empty_rows": lib.zeros([2, 0], lib.int32),
+        "ragged": lib.ragged.constant([[72, 233], [], [66]]),
+        "ragged2": lib.ragged.constant([[[72, 233], [66]], [[0x10FFFF]]]),
+    }
+
+
+@pytest.mark.parametrize("case", sorted(_unicode_inputs(tensorflow)))
+@pytest.mark.parametrize("encoding", ["UTF-8", "UTF-16-BE", "UTF-32-BE"])
+@pytest.mark.parametrize("errors", ["replace", "ignore"])
+def test_unicode_encode_matches_tensorflow(case, encoding, errors):
+    ours = ember.strings.unicode_encode(_unicode_inputs(ember)[case], encoding, errors)
+    theirs = tensorflow.strings.unicode_encode(_unicode_inputs(tensorflow)[case], encoding, errors)
+    if case == "vector":  # a scalar string
+        assert ours.shape == theirs.shape == () and ours.numpy() == theirs.numpy()
+    else:
+        assert _ragged_list(ours) == _ragged_list(theirs)
+
+
+def test_unicode_encode_replacement_char_and_strict_errors_as_tensorflow():
+    points = [0x110000, 0xD800, 65]
+    assert ember.strings.unicode_encode(points, "UTF-8", replacement_char=63).numpy() == \
+        tensorflow.strings.unicode_encode(points, "UTF-8", replacement_char=63).numpy() == b"??A"
+    with pytest.raises(ember.errors.InvalidArgumentError, match="UnicodeEncode: code point 1114112 at index 0"):
+        ember.strings.unicode_encode(points, "UTF-8", errors="strict")
+    with pytest.raises(tensorflow.errors.InvalidArgumentError):
+        tensorflow.strings.unicode_encode(points, "UTF-8", errors="strict")
+
+
+def test_unicode_encode_bad_input_raises_clear_errors():
+    encode = _C.op("UnicodeEncode")
+    values = ember.constant([65, 66, 67])
+    for splits, message in [([0, 4], "at most the 3 input_values"), ([1, 3], "must start at 0"),
+                            ([0, 2, 1, 3], "non-decreasing"), ([0, 2], "must end at the 3 input_values")]:
+        with pytest.raises(ember.errors.InvalidArgumentError, match=message):
+            encode(values, ember.constant(splits, ember.int64), "replace", "UTF-8", 65533, ember.int64)
+    with pytest.raises(ember.errors.InvalidArgumentError, match="output_encoding must be"):
+        encode(values, ember.constant([0, 3], ember.int64), "replace", "UTF-7", 65533, ember.int64)
+    with pytest.raises(ember.errors.InvalidArgumentError, match="replacement_char 1114112"):
+        encode(values, ember.constant([0, 3], ember.int64), "replace", "UTF-8", 0x110000, ember.int64)
+    with pytest.raises(ember.errors.InvalidArgumentError,
+                       match="input 'input_values' must have a dtype in \\{int32\\}, got float32"):
+        encode(ember.constant([1.0]), ember.constant([0, 1], ember.int64), "replace", "UTF-8", 65533,
+               ember.int64)
+    with pytest.raises(ValueError, match="output_encoding must be one of"):
+        ember.strings.unicode_encode([65], "latin-1")
+    with pytest.raises(ValueError, match="rank >= 1"):
+        ember.strings.unicode_encode(65, "UTF-8")
+
+
+def test_unicode_encode_traced_with_unknown_shape_matches_eager():
+    fn = ember.function(lambda x: ember.strings.unicode_encode(x, "UTF-8"),
+                        input_signature=[ember.TensorSpec([None, None], ember.int32)])
+    points = [[104, 233], [120, 0x1F600]]
+    want = ember.strings.unicode_encode(points, "UTF-8").numpy().tolist()
+    assert fn(ember.constant(points)).numpy().tolist() == want
+
+
+@pytest.mark.parametrize("value", ["hé😀", ["hé", "", "ab\xff".encode("latin-1")], b"\xc3"])
+def test_unicode_split_matches_tensorflow(value):
+    ours = ember.strings.unicode_split(value, "UTF-8")
+    theirs = tensorflow.strings.unicode_split(value, "UTF-8")
+    assert _ragged_list(ours) == _ragged_list(theirs)
+
+
+@pytest.mark.parametrize("value", [[["a b", "c", "x"], ["d", "e f", ""]], [[["a b"]]], np.zeros([2, 0], object)])
+@pytest.mark.parametrize("fn", ["split", "unicode_decode", "unicode_split"])
+def test_higher_rank_strings_nest_their_results_as_tensorflow(value, fn):
+    def call(lib):
+        x = lib.constant(value, dtype=lib.string)
+        return getattr(lib.strings, fn)(x) if fn == "split" else getattr(lib.strings, fn)(x, "UTF-8")
+
+    ours, theirs = call(ember), call(tensorflow)
+    assert ours.shape.as_list() == theirs.shape.as_list()
+    assert ours.ragged_rank == theirs.ragged_rank
+    assert ours.to_list() == theirs.to_list()
+
+
+def test_higher_rank_split_traced_with_unknown_dims():
+    fn = ember.function(lambda x: ember.strings.split(x).to_tensor(),
+                        input_signature=[ember.TensorSpec([None, None], ember.string)])
+    got = fn(ember.constant([["a b", "c"], ["d e f", ""]]))
+    assert got.numpy().tolist() == [[[b"a", b"b", b""], [b"c", b"", b""]], [[b"d", b"e", b"f"], [b"", b"", b""]]]

@@ -15,7 +15,7 @@ import numpy as np
 from ember import _C, errors
 from ember.data import structure
 from ember.data.functions import TracedFunction
-from ember.dtypes import bool as _bool, int64
+from ember.dtypes import bool as _bool, int64, string as _string
 from ember.framework.tensor import Tensor, constant, convert_to_tensor
 from ember.framework.tensor_shape import TensorShape
 from ember.framework.tensor_spec import TensorSpec
@@ -217,6 +217,63 @@ class Dataset:
     def reduce(self, initial_state, reduce_func, name=None):
         from ember.data import staged
         return staged.reduce(self, initial_state, reduce_func)
+
+    # ---- transformations that run in Python over the elements (data/transformations.py)
+    def shard(self, num_shards, index, name=None):
+        from ember.data import transformations
+        return transformations.ShardDataset(self, num_shards, index)
+
+    def take_while(self, predicate, name=None):
+        from ember.data import transformations
+        return transformations.TakeWhileDataset(self, predicate)
+
+    def scan(self, initial_state, scan_func, name=None):
+        from ember.data import transformations
+        return transformations.ScanDataset(self, initial_state, scan_func)
+
+    def unique(self, name=None):
+        from ember.data import transformations
+        return transformations.UniqueDataset(self)
+
+    def get_single_element(self, name=None):
+        from ember.data import transformations
+        return transformations.get_single_element(self)
+
+    def group_by_window(self, key_func, reduce_func, window_size=None, window_size_func=None, name=None):
+        from ember.data import transformations
+        if window_size_func is not None:
+            raise NotImplementedError("Dataset.group_by_window(): window_size_func is not implemented; pass "
+                                      "window_size")
+        return transformations.GroupByWindowDataset(self, key_func, reduce_func, window_size)
+
+    def bucket_by_sequence_length(self, element_length_func, bucket_boundaries, bucket_batch_sizes,
+                                  padded_shapes=None, padding_values=None, pad_to_bucket_boundary=False,
+                                  no_padding=False, drop_remainder=False, name=None):
+        from ember.data import transformations
+        return transformations.bucket_by_sequence_length(
+            self, element_length_func, bucket_boundaries, bucket_batch_sizes, padded_shapes, padding_values,
+            pad_to_bucket_boundary, no_padding, drop_remainder)
+
+    @staticmethod
+    def counter(start=0, step=1, dtype=int64, name=None):
+        from ember.data import transformations
+        return transformations.CounterDataset(start, step, dtype)
+
+    @staticmethod
+    def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True):
+        from ember.data import transformations
+        return transformations.ChooseFromDatasets(datasets, choice_dataset, stop_on_empty_dataset)
+
+    @staticmethod
+    def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False,
+                             rerandomize_each_iteration=None):
+        from ember.data import transformations
+        return transformations.SampleFromDatasets(datasets, weights, seed, stop_on_empty_dataset)
+
+    @staticmethod
+    def list_files(file_pattern, shuffle=None, seed=None, name=None):
+        from ember.data import transformations
+        return transformations.list_files(file_pattern, shuffle, seed)
 
 
 class Options:
@@ -501,8 +558,8 @@ class _PaddedBatchDataset(_UnaryDataset):
             values = flat_values
         self._values = []
         for s, v in zip(specs, values):
-            if v is None:
-                self._values.append(np.zeros((), dtype=s.dtype.as_numpy_dtype))
+            if v is None:  # zero, or the empty string
+                self._values.append(b"" if s.dtype == _string else np.zeros((), dtype=s.dtype.as_numpy_dtype))
                 continue
             t = structure.to_tensor(v, what)
             if t.dtype != s.dtype:
@@ -527,7 +584,7 @@ class _PaddedBatchDataset(_UnaryDataset):
     def _pad(self, rows):
         out = []
         for c, (shape, value) in enumerate(zip(self._shapes, self._values)):
-            arrays = [r[c].numpy() for r in rows]
+            arrays = [np.asarray(r[c].numpy()) for r in rows]  # (a string scalar's numpy() is bytes)
             longest = np.max([a.shape for a in arrays], axis=0) if arrays[0].ndim else ()
             target = []
             for d, want in enumerate(shape.as_list() if shape.rank is not None else [None] * arrays[0].ndim):
@@ -539,10 +596,13 @@ class _PaddedBatchDataset(_UnaryDataset):
                                                           f"smaller size than the input element (component {c}: "
                                                           f"{longest[d]} > {want} in dimension {d}).")
                     target.append(want)
-            batch = np.full([len(arrays)] + target, value, dtype=arrays[0].dtype)
+            kind = object if rows[0][c].dtype == _string else arrays[0].dtype  # bytes of any length
+            batch = np.full([len(arrays)] + target, value, dtype=kind)
             for i, a in enumerate(arrays):
-                batch[(i,) + tuple(slice(0, n) for n in a.shape)] = a
-            out.append(convert_to_tensor(batch))
+                if kind is object:  # bytes objects, not NumPy's fixed-width (or 0-d) byte arrays
+                    a = a.astype(object) if a.ndim else a.item()
+                batch[(i,) + tuple(slice(0, n) for n in np.shape(a))] = a
+            out.append(convert_to_tensor(batch, dtype=rows[0][c].dtype))
         return tuple(out)
 
     def _cardinality(self):

@@ -7,3 +7,38 @@ from ember.data.dataset_ops import UNKNOWN as UNKNOWN_CARDINALITY  # noqa: F401
 
 def cardinality(dataset):
     return dataset.cardinality()
+
+
+def sample_from_datasets(datasets, weights=None, seed=None, stop_on_empty_dataset=False):
+    from ember.data.dataset_ops import Dataset
+    return Dataset.sample_from_datasets(datasets, weights, seed, stop_on_empty_dataset)
+
+
+def choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset=True):
+    from ember.data.dataset_ops import Dataset
+    return Dataset.choose_from_datasets(datasets, choice_dataset, stop_on_empty_dataset)
+
+
+def get_single_element(dataset):
+    return dataset.get_single_element()
+
+
+def _transformation(method):
+    """tf.data.experimental's form of a Dataset method: a function of the dataset, for ``apply``."""
+    def make(*args, **kwargs):
+        return lambda dataset: getattr(dataset, method)(*args, **kwargs)
+    make.__name__ = method
+    return make
+
+
+scan = _transformation("scan")
+unique = _transformation("unique")
+take_while = _transformation("take_while")
+group_by_window = _transformation("group_by_window")
+bucket_by_sequence_length = _transformation("bucket_by_sequence_length")
+
+
+def Counter(start=0, step=1, dtype=None):  # noqa: N802 - TensorFlow's name
+    from ember.data.dataset_ops import Dataset
+    return Dataset.counter(start, step) if dtype is None else Dataset.counter(start, step, dtype)
+

@@ -1,9 +1,13 @@
-"""``ember.io``: ``write_graph``, as ``tf.io.write_graph``; TFRecord files (``tf_record.py``)."""
+"""``ember.io``: ``write_graph``, as ``tf.io.write_graph``; TFRecord files (``tf_record.py``); parsing
+tf.train.Example records (``parsing.py``)."""
 
 import os
 import tempfile
 
 from google.protobuf import text_format
+
+from ember.io.parsing import (FixedLenFeature, RaggedFeature, VarLenFeature, parse_example,  # noqa: F401
+                              parse_single_example)
 
 
 def write_graph(graph_or_graph_def, logdir, name, as_text=True):

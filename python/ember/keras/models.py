@@ -5,7 +5,8 @@
 object graph, so a functional model's keys are tf_keras' "layer_with_weights-N/..."), a ``serving_default``
 signature and a ``__call__`` function traced at inference (``training=False``) with the batch dimension
 left unknown, plus ``keras_metadata.json``: the model's class, its config (functional and Sequential
-models) and the compile arguments when they are names. ``load_model(path)`` then rebuilds the Keras model
+models) and the compile arguments when they are names, and tf_keras' ``keras_metadata.pb``
+(keras_metadata.py), from which ``tf_keras.models.load_model`` rebuilds the model. ``load_model(path)`` then rebuilds the Keras model
 from the config, restores its variables from ``path/variables/variables`` and compiles it again. A
 subclassed model has no config to rebuild from: ``load_model`` returns ember.saved_model's restored
 object, callable (``loaded(x)``) with the saved weights, and ``loaded.signatures["serving_default"]``; so
@@ -17,7 +18,9 @@ import json
 import os
 import shutil
 
+from ember.keras import hdf5_format
 from ember.util import nest
+from ember.keras import keras_metadata
 from ember.keras.engine.input_layer import Input, InputLayer  # noqa: F401
 from ember.keras.engine.keras_tensor import KerasTensor
 from ember.keras.engine.sequential import Sequential  # noqa: F401
@@ -36,43 +39,156 @@ def _serialize_layer(layer):
     return config
 
 
+# Note [Node data in a functional config]
+# A layer's "inbound_nodes" list one entry per call, in tf_keras' form. The call's first argument keeps its
+# structure, each tensor in it written [layer name, node index, tensor index, kwargs] and each constant
+# ["_CONSTANT_VALUE", -1, value, kwargs]; every other argument goes into `kwargs` under its parameter name
+# (positional ones too, so `x + 1` records {"y": 1}), with KerasTensors as [layer, node, tensor] and tensors
+# and arrays as nested lists. A single tensor is wrapped in a list unless the layer preserves its input
+# structure (TFOpLambda: tf.concat([a, b], axis=1) keeps its list of two). Rebuilding calls the layer on the
+# same structure with the same kwargs, so the constants come back.
+_CONSTANT = "_CONSTANT_VALUE"
+
+
+def _constant(value, ref):
+    """A call argument as a config holds it."""
+    import numpy as np
+
+    from ember.framework.tensor import Tensor
+
+    if isinstance(value, KerasTensor):
+        return ref(value)
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, Tensor):
+        return value.numpy().tolist()
+    return value
+
+
+def _serialize_node(node, ref):
+    layer = node.layer
+    inputs, rest = node.call_args[0], node.call_args[1:]
+    names = list(layer._call_arg_names[1:])
+    if len(rest) > len(names):
+        raise ValueError(f"Layer {layer.name} was called with {len(rest) + 1} positional arguments, but its call "
+                         f"names only {len(names) + 1} ({['inputs'] + names}); the config cannot record the others")
+    arguments = dict(zip(names, rest))
+    arguments.update(node.call_kwargs)
+    kwargs = nest.map_structure(lambda v: _constant(v, ref), arguments)
+    try:
+        json.dumps(kwargs, default=_json_default)
+    except TypeError:
+        types = nest.map_structure(lambda v: type(v).__name__, arguments)
+        raise TypeError(f"Layer {layer.name} was passed non-JSON-serializable arguments. Arguments had types: "
+                        f"{types}. They cannot be serialized out when saving the model.") from None
+
+    def first(value):
+        if isinstance(value, KerasTensor):
+            return ref(value) + [kwargs]
+        return [_CONSTANT, -1, _constant(value, ref), kwargs]
+
+    data = nest.map_structure(first, inputs)
+    if not nest.is_nested(inputs) and not layer._preserve_input_structure_in_config:
+        data = [data]
+    return data
+
+
 def functional_config(model):
     graph = model._ember_graph
     node_index = {}  # id(node) -> its index among the layer's nodes that belong to this model
     for layer in graph.layers:
         kept = [n for n in layer._inbound_nodes if id(n) in graph.node_ids or n.is_input]
         for i, n in enumerate(kept):
-            node_index[id(n)] = i
-    layers = []
-    for layer in graph.layers:
-        entry = _serialize_layer(layer)
-        entry["name"] = layer.name
-        inbound = []
-        for node in layer._inbound_nodes:
-            if id(node) not in graph.node_ids or node.is_input:
-                continue
-            args = []
-            for x in node.keras_inputs:
-                source, idx, tensor_index = x._keras_history
-                kwargs = {k: v for k, v in node.call_kwargs.items() if not isinstance(v, KerasTensor)}
-                args.append([source.name, node_index.get(id(source._inbound_nodes[idx]), idx), tensor_index, kwargs])
-            inbound.append(args)
-        entry["inbound_nodes"] = inbound
-        layers.append(entry)
+            node_index[id(n)] = i + _first_node_index(layer)
 
     def ref(x):
         layer, idx, tensor_index = x._keras_history
         return [layer.name, node_index.get(id(layer._inbound_nodes[idx]), idx), tensor_index]
 
+    layers = []
+    for layer in graph.layers:
+        entry = _serialize_layer(layer)
+        entry["name"] = layer.name
+        entry["inbound_nodes"] = [_serialize_node(node, ref) for node in layer._inbound_nodes
+                                  if id(node) in graph.node_ids and not node.is_input]
+        layers.append(entry)
     return {"name": model.name, "trainable": model.trainable, "layers": layers,
             "input_layers": [ref(x) for x in graph.inputs], "output_layers": [ref(x) for x in graph.outputs]}
+
+
+def _first_node_index(layer):
+    """The index of a layer's first call in a config: 1 for a nested functional or Sequential model, whose
+    node 0 is, in tf_keras, the call that built its own graph (ember records no such node)."""
+    return 1 if isinstance(layer, Model) and layer._ember_graph is not None else 0
+
+
+class _NotReady(Exception):
+    """A node's inputs include a tensor of a node not rebuilt yet."""
+
+
+def _is_tensor_ref(x):
+    return (isinstance(x, (list, tuple)) and len(x) == 3 and isinstance(x[0], str) and x[0] != _CONSTANT
+            and isinstance(x[1], int) and isinstance(x[2], int))
+
+
+def _is_node_entry(x):
+    return (isinstance(x, (list, tuple)) and len(x) in (3, 4) and isinstance(x[0], str) and isinstance(x[1], int)
+            and (x[0] == _CONSTANT or isinstance(x[2], int)) and (len(x) == 3 or isinstance(x[3], dict)))
+
+
+def _tensor_of(x, produced):
+    key = (x[0], x[1])
+    if key not in produced:
+        raise _NotReady
+    outputs = produced[key]
+    if not 0 <= x[2] < len(outputs):
+        raise ValueError(f"The config refers to output {x[2]} of layer '{x[0]}' (node {x[1]}), which has "
+                         f"{len(outputs)} output(s)")
+    return outputs[x[2]]
+
+
+def _rebuild_kwargs(value, produced):
+    if _is_tensor_ref(value):
+        return _tensor_of(value, produced)
+    if isinstance(value, list):
+        return [_rebuild_kwargs(v, produced) for v in value]
+    if isinstance(value, tuple):
+        return tuple(_rebuild_kwargs(v, produced) for v in value)
+    if isinstance(value, dict):
+        return {k: _rebuild_kwargs(v, produced) for k, v in value.items()}
+    return value
+
+
+def _rebuild_call(layer, node_data, produced):
+    """(inputs, kwargs) of one node of the config (Note [Node data in a functional config])."""
+    kwargs = {}
+
+    def walk(data):
+        nonlocal kwargs
+        if _is_node_entry(data):
+            if len(data) == 4:
+                kwargs = data[3]
+            return data[2] if data[0] == _CONSTANT else _tensor_of(data, produced)
+        if isinstance(data, (list, tuple)):
+            return [walk(d) for d in data]
+        if isinstance(data, dict):
+            return {k: walk(d) for k, d in data.items()}
+        raise ValueError(f"Improperly formatted model config: the node data of layer '{layer.name}' holds {data!r}, "
+                         "expected [layer name, node index, tensor index, kwargs] entries")
+
+    inputs = walk(node_data)
+    if isinstance(inputs, list) and len(inputs) == 1 and not layer._preserve_input_structure_in_config:
+        inputs = inputs[0]
+    return inputs, _rebuild_kwargs(kwargs, produced)
 
 
 def functional_from_config(cls, config, custom_objects=None):
     from ember.keras import layers as layers_mod
 
     created, produced = {}, {}  # name -> layer; (name, node index) -> flat outputs
-    pending = []
+    pending = {}  # name -> its nodes still to rebuild, in order
     for entry in config["layers"]:
         class_name = entry["class_name"]
         if class_name in ("Functional", "Model") and "layers" in entry["config"]:
@@ -84,30 +200,47 @@ def functional_from_config(cls, config, custom_objects=None):
         created[entry["name"]] = layer
         if isinstance(layer, InputLayer):
             produced[(entry["name"], 0)] = [layer._inbound_nodes[0].outputs]
-        for node_data in entry.get("inbound_nodes", []):
-            pending.append((entry["name"], node_data))
+        if entry.get("inbound_nodes"):
+            pending[entry["name"]] = list(entry["inbound_nodes"])
     counts = {}
     while pending:
         progress = False
-        for item in list(pending):
-            name, node_data = item
-            if not all((src, idx) in produced for src, idx, _, _ in node_data):
-                continue
-            inputs = [produced[(src, idx)][t] for src, idx, t, _ in node_data]
-            kwargs = node_data[0][3] if node_data else {}
-            outputs = created[name](inputs[0] if len(inputs) == 1 else inputs, **kwargs)
-            index = counts.get(name, 0)
-            counts[name] = index + 1
-            produced[(name, index)] = nest.flatten(outputs)
-            pending.remove(item)
-            progress = True
+        for name in list(pending):
+            nodes = pending[name]
+            while nodes:  # a shared layer's nodes in order: node i+1 may use node i's outputs
+                try:
+                    inputs, kwargs = _rebuild_call(created[name], nodes[0], produced)
+                except _NotReady:
+                    break
+                outputs = created[name](inputs, **kwargs)
+                index = counts.get(name, _first_node_index(created[name]))
+                counts[name] = index + 1
+                produced[(name, index)] = nest.flatten(outputs)
+                nodes.pop(0)
+                progress = True
+            if not nodes:
+                del pending[name]
         if not progress:
             raise ValueError(f"Cannot rebuild the functional model '{config.get('name')}' from its config: the nodes "
-                             f"of {sorted({n for n, _ in pending})} wait for inputs no layer produces")
-    inputs = [produced[(n, i)][t] for n, i, t in config["input_layers"]]
-    outputs = [produced[(n, i)][t] for n, i, t in config["output_layers"]]
-    return cls(inputs=inputs[0] if len(inputs) == 1 else inputs, outputs=outputs[0] if len(outputs) == 1 else outputs,
-               name=config.get("name"))
+                             f"of {sorted(pending)} wait for inputs no layer produces")
+    try:
+        inputs, outputs = (_model_tensors(config[key], produced) for key in ("input_layers", "output_layers"))
+    except _NotReady:
+        raise ValueError(f"Cannot rebuild the functional model '{config.get('name')}' from its config: its "
+                         f"input_layers {config['input_layers']} or output_layers {config['output_layers']} name "
+                         "a layer call the config does not have") from None
+    return cls(inputs=inputs, outputs=outputs, name=config.get("name"))
+
+
+def _model_tensors(refs, produced):
+    """A config's input_layers/output_layers as tensors: one [name, node, tensor], a list of them (one
+    alone unwrapped), or a dict of them (tf_keras writes a model's dict inputs so)."""
+    if _is_tensor_ref(refs):
+        return _tensor_of(refs, produced)
+    if isinstance(refs, dict):
+        return {k: _tensor_of(v, produced) for k, v in refs.items()}
+    tensors = [_tensor_of(r, produced) for r in refs]
+    return tensors[0] if len(tensors) == 1 else tensors
 
 
 def model_from_config(config, custom_objects=None):
@@ -162,9 +295,13 @@ def save_model(model, filepath, overwrite=True, save_format=None, include_optimi
     from ember.polymorphic_function import function
 
     filepath = os.fspath(filepath)
-    if save_format in ("h5", "keras") or filepath.endswith((".h5", ".hdf5", ".keras")):
-        raise NotImplementedError(f"ember.keras: saving {filepath!r} in the HDF5 or Keras-v3 (.keras) format is not "
-                                  "implemented; give a directory path to write a SavedModel")
+    if hdf5_format.is_hdf5_path(filepath, save_format):
+        if os.path.exists(filepath) and not overwrite:
+            raise FileExistsError(f"{filepath} exists and overwrite=False")
+        return hdf5_format.save_model(model, filepath, include_optimizer)
+    if save_format == "keras" or filepath.endswith(".keras"):
+        raise NotImplementedError(f"ember.keras: saving {filepath!r} in the Keras-v3 (.keras) format is not "
+                                  "implemented; give a directory path to write a SavedModel, or a .h5 path")
     if os.path.exists(filepath):
         if not overwrite:
             raise FileExistsError(f"{filepath} exists and overwrite=False")
@@ -178,6 +315,8 @@ def save_model(model, filepath, overwrite=True, save_format=None, include_optimi
         return model(inputs, training=False)
 
     serving = function(serve, input_signature=[specs], autograph=False)
+    if signatures is None:
+        signatures = model._ember_default_save_signature()
     optimizer = model.__dict__.get("optimizer")
     model.__dict__["__call__"] = serving
     if not include_optimizer:
@@ -186,20 +325,60 @@ def save_model(model, filepath, overwrite=True, save_format=None, include_optimi
     try:
         if os.path.exists(tmp):
             shutil.rmtree(tmp)
-        saved_model.save(model, tmp, signatures=signatures if signatures is not None else serving)
+        saved_model.save(model, tmp, signatures=signatures)
     finally:
         del model.__dict__["__call__"]
         model.__dict__["optimizer"] = optimizer
     metadata = {"class_name": type(model).__name__, "keras_version": "2.21.0 (ember)"}
+    config = None
     if isinstance(model, Sequential) or model._ember_graph is not None:
-        metadata["config"] = model.get_config()
+        try:
+            config = model.get_config()
+        except NotImplementedError as e:
+            # A custom layer without get_config: saved all the same (as tf_keras saves it), but loaded back
+            # as the SavedModel's callable object, by ember and by tf_keras alike.
+            import warnings
+
+            warnings.warn(f"model.save({filepath!r}): the model's config is not available ({e}); the SavedModel "
+                          "loads back as a callable object, not a Keras model", stacklevel=3)
+        else:
+            metadata["config"] = config
+    training_config = _compile_config(model) if include_optimizer else None
     if include_optimizer:
-        metadata["training_config"] = _compile_config(model)
+        metadata["training_config"] = training_config
     with open(os.path.join(tmp, _METADATA), "w") as f:
         json.dump(metadata, f, default=_json_default)
+    if config is not None:
+        keras_metadata.write(model, tmp, _tf_keras_training_config(model, training_config))
     if os.path.exists(filepath):
         shutil.rmtree(filepath) if os.path.isdir(filepath) else os.remove(filepath)
     os.replace(tmp, filepath)
+
+
+def _tf_keras_training_config(model, training_config):
+    """ember's compile arguments as tf_keras' metadata holds them: the optimizer as "optimizer_config", and
+    the metrics, once built, as the metric objects they resolved to, per output (tf_keras compiles a loaded
+    model with its outputs standing for the labels, so "accuracy" must come resolved)."""
+    if training_config is None:
+        return None
+    metrics, weighted = training_config["metrics"], training_config["weighted_metrics"]
+    container = model._ember_compiled[1]
+    if container.built:
+        def resolved(groups, user):
+            if not user:
+                return user
+            return [[{"class_name": type(m).__name__, "config": m.get_config()} for m in group] for group in groups]
+
+        metrics = resolved(container._per_output[0], metrics)
+        weighted = resolved(container._per_output[1], weighted)
+    optimizer = dict(training_config["optimizer"])
+    # Keras 3 arguments tf_keras' optimizers do not take
+    optimizer["config"] = {k: v for k, v in optimizer["config"].items()
+                           if k not in ("loss_scale_factor", "gradient_accumulation_steps")}
+    optimizer["config"].setdefault("is_legacy_optimizer", False)
+    return {"loss": training_config["loss"], "metrics": metrics, "weighted_metrics": weighted,
+            "loss_weights": training_config["loss_weights"],
+            "optimizer_config": {"class_name": optimizer["class_name"], "config": optimizer["config"]}}
 
 
 def load_model(filepath, custom_objects=None, compile=True, options=None, safe_mode=True):  # noqa: A002
@@ -207,9 +386,11 @@ def load_model(filepath, custom_objects=None, compile=True, options=None, safe_m
     from ember.train import Checkpoint
 
     filepath = os.fspath(filepath)
-    if filepath.endswith((".h5", ".hdf5", ".keras")):
-        raise NotImplementedError(f"ember.keras: loading {filepath!r} (HDF5 or Keras-v3 .keras format) is not "
-                                  "implemented; ember reads SavedModel directories")
+    if hdf5_format.is_hdf5_path(filepath):
+        return hdf5_format.load_model(filepath, custom_objects, compile)
+    if filepath.endswith(".keras"):
+        raise NotImplementedError(f"ember.keras: loading {filepath!r} (Keras-v3 .keras format) is not "
+                                  "implemented; ember reads SavedModel directories and HDF5 files")
     if not os.path.isdir(filepath):
         raise errors.NotFoundError(None, None, f"No file or directory found at {filepath}")
     metadata_path = os.path.join(filepath, _METADATA)
@@ -218,7 +399,7 @@ def load_model(filepath, custom_objects=None, compile=True, options=None, safe_m
         with open(metadata_path) as f:
             metadata = json.load(f)
     elif os.path.exists(os.path.join(filepath, "keras_metadata.pb")):
-        metadata = _tf_keras_metadata(os.path.join(filepath, "keras_metadata.pb"))
+        metadata = keras_metadata.read(os.path.join(filepath, "keras_metadata.pb"))
     if metadata is None or "config" not in metadata:
         return saved_model.load(filepath)
     try:
@@ -241,82 +422,11 @@ def load_model(filepath, custom_objects=None, compile=True, options=None, safe_m
     return model
 
 
-# ---- SavedModels written by tf_keras: their keras_metadata.pb
-def _read_varint(data, pos):
-    result = shift = 0
-    while True:
-        byte = data[pos]
-        pos += 1
-        result |= (byte & 0x7F) << shift
-        if not byte & 0x80:
-            return result, pos
-        shift += 7
-
-
-def _fields(data):
-    """(field number, value) of a protobuf message's varint and length-delimited fields."""
-    pos = 0
-    while pos < len(data):
-        key, pos = _read_varint(data, pos)
-        number, wire = key >> 3, key & 7
-        if wire == 0:
-            value, pos = _read_varint(data, pos)
-        elif wire == 2:
-            length, pos = _read_varint(data, pos)
-            value, pos = data[pos:pos + length], pos + length
-        elif wire == 1:
-            value, pos = data[pos:pos + 8], pos + 8
-        elif wire == 5:
-            value, pos = data[pos:pos + 4], pos + 4
-        else:
-            raise ValueError(f"keras_metadata.pb: unsupported wire type {wire}")
-        yield number, value
-
-
-def _untuple(value):
-    """tf_keras' JSON writes tuples as {"class_name": "__tuple__", "items": [...]}."""
-    if isinstance(value, dict):
-        if value.get("class_name") == "__tuple__" and "items" in value:
-            return [_untuple(v) for v in value["items"]]
-        return {k: _untuple(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_untuple(v) for v in value]
-    return value
-
-
-def _tf_keras_metadata(path):
-    """The root model's class and config from tf_keras' keras_metadata.pb (SavedMetadata: nodes = 1;
-    SavedObject: node_path = 3, metadata = 5, a JSON string), in keras_metadata.json's form; None when the
-    root is not a model ember can rebuild."""
-    with open(path, "rb") as f:
-        data = f.read()
-    try:
-        for number, node in _fields(data):
-            if number != 1:
-                continue
-            fields = dict(_fields(node))
-            if fields.get(3, b"").decode() != "root":
-                continue
-            root = _untuple(json.loads(fields.get(5, b"{}").decode()))
-            config = root.get("config")
-            if root.get("class_name") not in ("Functional", "Sequential", "Model") or "layers" not in (config or {}):
-                return None
-            training = root.get("training_config") or {}
-            optimizer = training.get("optimizer_config")
-            if optimizer is not None:
-                optimizer = {"class_name": optimizer["class_name"].replace("Custom>", ""),
-                             "config": {k: v for k, v in optimizer["config"].items()
-                                        if k not in ("is_legacy_optimizer", "jit_compile")}}
-            return {"class_name": root["class_name"], "config": config,
-                    "training_config": dict(training, optimizer=optimizer) if training else None}
-    except (ValueError, KeyError, UnicodeDecodeError, IndexError):
-        return None
-    return None
-
-
 def _json_default(obj):
     import numpy as np
 
+    if obj is Ellipsis:  # x[..., 0] in an op layer's arguments, written as tf_keras writes it
+        return {"class_name": "__ellipsis__"}
     if isinstance(obj, np.integer):
         return int(obj)
     if isinstance(obj, np.floating):

@@ -130,6 +130,11 @@ def _signature_functions(obj, signatures):
     if signatures is None and isinstance(getattr(obj, "signatures", None), _LoadedSignatures):
         return dict(obj.signatures)  # a loaded SavedModel saved again keeps its signatures
     if signatures is None:
+        # A Keras model names its own (tf_keras' _default_save_signature): the call on its input specs.
+        default = getattr(type(obj), "_ember_default_save_signature", None)
+        default = default(obj) if callable(default) else None
+        if default is not None:
+            return {DEFAULT_SIGNATURE_KEY: default.get_concrete_function()}
         candidates = [v for _, v in _children(obj) if isinstance(v, Function) and v.input_signature is not None]
         if isinstance(obj, Function) and obj.input_signature is not None:
             candidates = [obj]

@@ -105,7 +105,8 @@ def to_dense(sp_input, default_value=None, validate_indices=True, name=None):
     """SparseToDense: the dense tensor, default_value (0) where sp_input has no value. With
     validate_indices, indices must be in range, sorted and unique (tf.sparse.reorder sorts them)."""
     sp = _sparse(sp_input, "SparseToDense")
-    default = _scalar(0 if default_value is None else default_value, sp.dtype)
+    zero = b"" if sp.dtype == dtypes.string else 0  # the dtype's zero, as TensorFlow's default
+    default = _scalar(zero if default_value is None else default_value, sp.dtype)
     return _op("SparseToDense")(sp.indices, sp.dense_shape, sp.values, default, bool(validate_indices))
 
 

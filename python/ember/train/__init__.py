@@ -12,6 +12,8 @@ from ember.train.checkpoint import (Checkpoint, CheckpointLoadStatus, Initializa
 from ember.train.checkpoint_management import (CheckpointManager, checkpoint_exists, checkpoints_iterator,
                                                get_checkpoint_state, latest_checkpoint, update_checkpoint_state)
 from ember.train.checkpoint_reader import CheckpointReader, list_variables, load_checkpoint
+from ember.io.parsing import (BytesList, Example, Feature, FeatureList, FeatureLists, Features,  # noqa: F401
+                              FloatList, Int64List, SequenceExample)
 
 
 class CheckpointOptions:
@@ -25,5 +27,6 @@ class CheckpointOptions:
 
 
 # tf.train's names (checkpoint_exists and update_checkpoint_state are tf.compat.v1.train's, kept importable).
-__all__ = ["Checkpoint", "CheckpointManager", "CheckpointOptions", "checkpoints_iterator", "get_checkpoint_state",
-           "latest_checkpoint", "list_variables", "load_checkpoint"]
+__all__ = ["BytesList", "Checkpoint", "CheckpointManager", "CheckpointOptions", "Example", "Feature", "FeatureList",
+           "FeatureLists", "Features", "FloatList", "Int64List", "SequenceExample", "checkpoints_iterator",
+           "get_checkpoint_state", "latest_checkpoint", "list_variables", "load_checkpoint"]

@@ -160,6 +160,48 @@ size_t utf8_offset(std::string_view s, int64_t index) {
   return s.size();
 }
 
+void encode_unicode(int32_t cp, UnicodeEncoding encoding, std::string* out) {
+  const auto put = [out](uint32_t byte) { out->push_back(static_cast<char>(byte & 0xFF)); };
+  const uint32_t c = static_cast<uint32_t>(cp);
+  switch (encoding) {
+    case UnicodeEncoding::kUtf8:
+      if (c < 0x80) {
+        put(c);
+      } else if (c < 0x800) {
+        put(0xC0 | (c >> 6));
+        put(0x80 | (c & 0x3F));
+      } else if (c < 0x10000) {
+        put(0xE0 | (c >> 12));
+        put(0x80 | ((c >> 6) & 0x3F));
+        put(0x80 | (c & 0x3F));
+      } else {
+        put(0xF0 | (c >> 18));
+        put(0x80 | ((c >> 12) & 0x3F));
+        put(0x80 | ((c >> 6) & 0x3F));
+        put(0x80 | (c & 0x3F));
+      }
+      return;
+    case UnicodeEncoding::kUtf16Be:
+      if (c < 0x10000) {
+        put(c >> 8);
+        put(c);
+      } else {
+        const uint32_t v = c - 0x10000, high = 0xD800 | (v >> 10), low = 0xDC00 | (v & 0x3FF);
+        put(high >> 8);
+        put(high);
+        put(low >> 8);
+        put(low);
+      }
+      return;
+    case UnicodeEncoding::kUtf32Be:
+      put(c >> 24);
+      put(c >> 16);
+      put(c >> 8);
+      put(c);
+      return;
+  }
+}
+
 int32_t decode_utf8(std::string_view s, size_t* pos) {
   const size_t i = *pos;
   const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };

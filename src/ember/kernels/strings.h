@@ -28,6 +28,14 @@ size_t utf8_offset(std::string_view s, int64_t index);
 /// `*pos` advances by one byte).
 int32_t decode_utf8(std::string_view s, size_t* pos);
 
+/// Whether `cp` is a Unicode scalar value (in range and not a surrogate): what UnicodeEncode can encode.
+inline bool is_unicode_scalar(int64_t cp) {
+  return cp >= 0 && cp <= 0x10FFFF && (cp < 0xD800 || cp > 0xDFFF);
+}
+/// Appends the Unicode scalar value `cp` to `out` in UTF-8, UTF-16-BE (surrogate pairs) or UTF-32-BE.
+enum class UnicodeEncoding { kUtf8, kUtf16Be, kUtf32Be };
+void encode_unicode(int32_t cp, UnicodeEncoding encoding, std::string* out);
+
 /// Python's str.split semantics on bytes: an empty `sep` splits on runs of ASCII whitespace and drops empty
 /// pieces; otherwise every occurrence of `sep` splits. At most `maxsplit` splits when it is >= 0.
 std::vector<std::string_view> split(std::string_view s, std::string_view sep, int64_t maxsplit);

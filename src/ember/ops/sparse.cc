@@ -159,9 +159,17 @@ Status sparse_to_dense_kernel(KernelContext& ctx) {
                             " elements, expected one per index (", n, ")");
   if (def.num_elements() != 1)
     return invalid_argument("SparseToDense: default_value must be a scalar, got ", def.shape().to_string());
+  // Strings are std::string objects, assigned; every other dtype is copied as bytes.
+  const bool is_string = out.dtype() == DType::kString;
   const size_t size = dtype_size(out.dtype());
   char* o = static_cast<char*>(out.mutable_raw_data());
-  for (int64_t i = 0; i < out.num_elements(); ++i) std::memcpy(o + i * size, def.raw_data(), size);
+  const auto copy_element = [&](int64_t dst, const TensorImpl& from, int64_t src) {
+    if (is_string)
+      out.mutable_data<std::string>()[dst] = from.data<std::string>()[src];
+    else
+      std::memcpy(o + dst * size, static_cast<const char*>(from.raw_data()) + src * size, size);
+  };
+  for (int64_t i = 0; i < out.num_elements(); ++i) copy_element(i, def, 0);
   std::vector<int64_t> index(static_cast<size_t>(rank)), previous;
   std::vector<int64_t> shape_dims(shape.dims().begin(), shape.dims().end());
   for (int64_t e = 0; e < n; ++e) {
@@ -185,8 +193,7 @@ Status sparse_to_dense_kernel(KernelContext& ctx) {
             "to create a correctly ordered copy.");
     }
     previous = index;
-    const char* src = static_cast<const char*>(values.raw_data()) + (values.rank() == 1 ? e * size : 0);
-    std::memcpy(o + offset * size, src, size);
+    copy_element(offset, values, values.rank() == 1 ? e : 0);
   }
   return Status::OK();
 }
@@ -255,10 +262,10 @@ void register_sparse_ops(OpRegistry& r) {
       .input("sparse_values")
       .input("default_value")
       .output("dense")
-      .type_var(kAllTypes)
+      .type_var(kAllTypesAndString)
       .attr("validate_indices", AttrType::kBool, true)
       .shape(&sparse_to_dense_shape)
-      .kernel(kAllTypes, &sparse_to_dense_kernel)
+      .kernel(kAllTypesAndString, &sparse_to_dense_kernel)
       .dispatch_on_input(2)
       .grad(&sparse_to_dense_grad)
       .batching(BatchingRule::kFallback)

@@ -1,9 +1,9 @@
 // tf.strings: the ops on string tensors (TensorFlow's names and attributes): StringLength, StringJoin,
 // ReduceJoin, StringFormat, StringToNumber, AsString, RegexReplace/StaticRegexReplace,
 // RegexFullMatch/StaticRegexFullMatch, Substr, StringUpper/StringLower, StringStrip, StringSplitV2,
-// StringToHashBucketFast and UnicodeDecode. None is differentiable (TensorFlow registers no gradients for
-// them). The byte-level algorithms are in kernels/strings.h; regular expressions are RE2's, TensorFlow's
-// syntax. Python: python/ember/strings.py. Design: docs/strings.md.
+// StringToHashBucketFast, UnicodeDecode and UnicodeEncode. None is differentiable (TensorFlow registers no
+// gradients for them). The byte-level algorithms are in kernels/strings.h; regular expressions are RE2's,
+// TensorFlow's syntax. Python: python/ember/strings.py. Design: docs/strings.md.
 #include "ember/kernels/strings.h"
 
 #include <re2/re2.h>
@@ -687,6 +687,93 @@ Status unicode_decode_kernel(KernelContext& ctx) {
   return Status::OK();
 }
 
+// ---- UnicodeEncode(input_values int32, input_splits; errors, output_encoding, replacement_char, Tsplits)
+// -> one string per row of the ragged code points: row i is input_values[splits[i]:splits[i + 1]].
+
+Status unicode_encode_attrs(const AttrReader& a, kernels::UnicodeEncoding* encoding) {
+  const std::string& errors = a.attr_string(0);
+  if (errors != "strict" && errors != "replace" && errors != "ignore")
+    return invalid_argument("UnicodeEncode: errors must be \"strict\", \"replace\" or \"ignore\", got \"",
+                            errors, "\"");
+  const std::string& enc = a.attr_string(1);
+  if (enc == "UTF-8")
+    *encoding = kernels::UnicodeEncoding::kUtf8;
+  else if (enc == "UTF-16-BE")
+    *encoding = kernels::UnicodeEncoding::kUtf16Be;
+  else if (enc == "UTF-32-BE")
+    *encoding = kernels::UnicodeEncoding::kUtf32Be;
+  else
+    return invalid_argument(
+        "UnicodeEncode: output_encoding must be \"UTF-8\", \"UTF-16-BE\" or \"UTF-32-BE\", "
+        "got \"",
+        enc, "\"");
+  const DType splits = a.attr_dtype(3);
+  if (splits != DType::kInt32 && splits != DType::kInt64)
+    return invalid_argument("UnicodeEncode: Tsplits must be int32 or int64, got ", dtype_name(splits));
+  return Status::OK();
+}
+
+Status unicode_encode_shape(InferContext& ctx) {
+  kernels::UnicodeEncoding encoding;
+  EMBER_RETURN_IF_ERROR(unicode_encode_attrs(ctx, &encoding));
+  const TensorSpec& values = ctx.inputs[0];
+  const TensorSpec& splits = ctx.inputs[1];
+  if (splits.dtype != ctx.attr_dtype(3))
+    return invalid_argument("UnicodeEncode: input_splits must be ", dtype_name(ctx.attr_dtype(3)),
+                            " (Tsplits), got ", dtype_name(splits.dtype));
+  if (values.shape.rank_known() && values.shape.rank() != 1)
+    return invalid_argument("UnicodeEncode: input_values must be a vector, got shape ",
+                            values.shape.to_string());
+  if (splits.shape.rank_known() && splits.shape.rank() != 1)
+    return invalid_argument("UnicodeEncode: input_splits must be a vector, got shape ",
+                            splits.shape.to_string());
+  const int64_t n = splits.shape.rank_known() ? splits.shape.dim(0) : -1;
+  if (n == 0) return invalid_argument("UnicodeEncode: input_splits must hold at least one element, got none");
+  ctx.outputs.push_back({DType::kString, Shape({n < 0 ? -1 : n - 1})});
+  return Status::OK();
+}
+
+Status unicode_encode_kernel(KernelContext& ctx) {
+  kernels::UnicodeEncoding encoding;
+  EMBER_RETURN_IF_ERROR(unicode_encode_attrs(ctx, &encoding));
+  const std::string& errors = ctx.attr_string(0);
+  const int64_t replacement = ctx.attr_int(2);
+  const TensorImpl& values = ctx.input(0);
+  const std::vector<int64_t> splits = ctx.int_values(1);
+  const int64_t total = values.num_elements();
+  if (splits.empty()) return invalid_argument("UnicodeEncode: input_splits must hold at least one element");
+  if (splits.front() != 0)
+    return invalid_argument("UnicodeEncode: input_splits must start at 0, got ", splits.front());
+  for (size_t i = 1; i < splits.size(); ++i)
+    if (splits[i] < splits[i - 1] || splits[i] > total)
+      return invalid_argument("UnicodeEncode: input_splits must be non-decreasing and at most the ", total,
+                              " input_values, got ", splits[i], " after ", splits[i - 1], " at index ", i);
+  if (splits.back() != total)
+    return invalid_argument("UnicodeEncode: input_splits must end at the ", total, " input_values, got ",
+                            splits.back());
+  if (errors == "replace" && !kernels::is_unicode_scalar(replacement))
+    return invalid_argument("UnicodeEncode: replacement_char ", replacement,
+                            " is not a Unicode scalar value");
+  const int32_t* cps = values.data<int32_t>();
+  EMBER_RETURN_IF_ERROR(
+      allocate_output(ctx, 0, DType::kString, Shape({static_cast<int64_t>(splits.size()) - 1})));
+  std::string* out = strings_of(ctx.output(0));
+  for (size_t row = 0; row + 1 < splits.size(); ++row) {
+    for (int64_t k = splits[row]; k < splits[row + 1]; ++k) {
+      int32_t cp = cps[k];
+      if (!kernels::is_unicode_scalar(cp)) {
+        if (errors == "strict")
+          return invalid_argument("UnicodeEncode: code point ", cp, " at index ", k,
+                                  " is out of range for Unicode or is a surrogate");
+        if (errors == "ignore") continue;
+        cp = static_cast<int32_t>(replacement);
+      }
+      kernels::encode_unicode(cp, encoding, &out[row]);
+    }
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 void register_string_ops(OpRegistry& r) {
@@ -839,28 +926,27 @@ void register_string_ops(OpRegistry& r) {
       .kernel(kStringType, &substr_kernel)
       .batching(BatchingRule::kFallback)
       .done(r);
-  OpBuilder("StringUpper")
-      .doc("ASCII letters to upper case. upper(\"ab\") == \"AB\"")
-      .input("input")
-      .output("output")
-      .type_var(kStringType)
-      .attr("encoding", AttrType::kString, std::string())
-      .flags(kStringOpFlags)
-      .shape(&string_unary_shape)
-      .kernel(kStringType, &change_case_kernel<true>)
-      .batching(BatchingRule::kFallback)
-      .done(r);
-  OpBuilder("StringLower")
-      .doc("ASCII letters to lower case. lower(\"AB\") == \"ab\"")
-      .input("input")
-      .output("output")
-      .type_var(kStringType)
-      .attr("encoding", AttrType::kString, std::string())
-      .flags(kStringOpFlags)
-      .shape(&string_unary_shape)
-      .kernel(kStringType, &change_case_kernel<false>)
-      .batching(BatchingRule::kFallback)
-      .done(r);
+  struct CaseOp {
+    const char* name;
+    const char* doc;
+    KernelFn kernel;
+  };
+  for (const CaseOp& op : {CaseOp{"StringUpper", "ASCII letters to upper case. upper(\"ab\") == \"AB\"",
+                                  &change_case_kernel<true>},
+                           CaseOp{"StringLower", "ASCII letters to lower case. lower(\"AB\") == \"ab\"",
+                                  &change_case_kernel<false>}}) {
+    OpBuilder(op.name)
+        .doc(op.doc)
+        .input("input")
+        .output("output")
+        .type_var(kStringType)
+        .attr("encoding", AttrType::kString, std::string())
+        .flags(kStringOpFlags)
+        .shape(&string_unary_shape)
+        .kernel(kStringType, op.kernel)
+        .batching(BatchingRule::kFallback)
+        .done(r);
+  }
   OpBuilder("StringStrip")
       .doc("Removes leading and trailing whitespace. strip(\" a \") == \"a\"")
       .input("input")
@@ -915,6 +1001,25 @@ void register_string_ops(OpRegistry& r) {
       .flags(kStringOpFlags | kKernelAllocates)
       .shape(&unicode_decode_shape)
       .kernel(kStringType, &unicode_decode_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("UnicodeEncode")
+      .doc(
+          "One string per row of ragged code points (input_values split by input_splits), in "
+          "output_encoding. "
+          "([104, 233], [0, 2]) -> [\"hé\"]")
+      .input("input_values")
+      .input("input_splits", 1)
+      .output("output")
+      .type_var(dtype_bit(DType::kInt32))
+      .type_var(kIndexTypes, 1)
+      .attr("errors", AttrType::kString, std::string("replace"))
+      .attr("output_encoding", AttrType::kString)
+      .attr("replacement_char", AttrType::kInt, int64_t{65533})
+      .attr("Tsplits", AttrType::kDType, DType::kInt64)
+      .flags(kStringOpFlags | kKernelAllocates)
+      .shape(&unicode_encode_shape)
+      .kernel(DType::kInt32, &unicode_encode_kernel)
       .batching(BatchingRule::kFallback)
       .done(r);
 }

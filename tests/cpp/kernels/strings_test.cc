@@ -45,6 +45,27 @@ TEST(Strings, Utf8) {
   EXPECT_EQ(decode_utf8(overlong, &pos), -1);
 }
 
+TEST(Strings, EncodeUnicode) {
+  // Each scalar value round-trips through UTF-8 (every encoded length: 1 to 4 bytes).
+  for (int32_t cp : {0x41, 0xe9, 0x20ac, 0x1f600, 0x10ffff}) {
+    std::string s;
+    encode_unicode(cp, UnicodeEncoding::kUtf8, &s);
+    size_t pos = 0;
+    EXPECT_EQ(decode_utf8(s, &pos), cp);
+    EXPECT_EQ(pos, s.size());
+  }
+  std::string utf16;
+  encode_unicode(0x1f600, UnicodeEncoding::kUtf16Be, &utf16);  // a surrogate pair
+  EXPECT_EQ(utf16, std::string("\xd8\x3d\xde\x00", 4));
+  std::string utf32;
+  encode_unicode(0xe9, UnicodeEncoding::kUtf32Be, &utf32);
+  EXPECT_EQ(utf32, std::string("\x00\x00\x00\xe9", 4));
+  EXPECT_FALSE(is_unicode_scalar(0xd800));
+  EXPECT_FALSE(is_unicode_scalar(0x110000));
+  EXPECT_FALSE(is_unicode_scalar(-1));
+  EXPECT_TRUE(is_unicode_scalar(0x10ffff));
+}
+
 TEST(Strings, BroadcastSources) {
   EXPECT_EQ(broadcast_sources(Shape({2, 1}), Shape({2, 3})), (std::vector<int64_t>{0, 0, 0, 1, 1, 1}));
   EXPECT_EQ(broadcast_sources(Shape({3}), Shape({2, 3})), (std::vector<int64_t>{0, 1, 2, 0, 1, 2}));

@@ -17,15 +17,9 @@ namespace {
 using testing::int32_scalar;
 using testing::int32_vector;
 using testing::make_tensor;
+using testing::random_tensor;
 using testing::random_values;
 using Dims = std::vector<int64_t>;
-
-/// A float64 tensor of random values in [-1, 1); `seed` varies the values between inputs.
-TensorRef rand(Dims dims, unsigned seed = 1) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return make_tensor(dims, random_values(n, -1, 1, seed));
-}
 
 TensorRef ints(Dims dims, const std::vector<double>& values, DType dtype = DType::kInt32) {
   return make_tensor(std::move(dims), values, dtype);
@@ -81,73 +75,78 @@ std::vector<double> doubles(const TensorRef& t) {
 // ---- Shape ops
 
 TEST(ArrayGrad, Reshape) {
-  EXPECT_GRADIENT_OK("Reshape", {rand({2, 3}), int32_vector({3, -1})}, {});
-  EXPECT_GRADIENT_OK("Reshape", {rand({2, 3}), int32_vector({6})}, {});
-  EXPECT_GRADIENT_OK("Identity", {rand({2, 3})}, {});
+  EXPECT_GRADIENT_OK("Reshape", {random_tensor({2, 3}), int32_vector({3, -1})}, {});
+  EXPECT_GRADIENT_OK("Reshape", {random_tensor({2, 3}), int32_vector({6})}, {});
+  EXPECT_GRADIENT_OK("Identity", {random_tensor({2, 3})}, {});
 }
 
 TEST(ArrayGrad, Transpose) {
-  EXPECT_GRADIENT_OK("Transpose", {rand({2, 3, 4}), int32_vector({2, 0, 1})}, {});
-  EXPECT_GRADIENT_OK("Transpose", {rand({2, 3, 4}), int32_vector({-1, 0, 1})}, {});
-  EXPECT_GRADIENT_OK("Transpose", {rand({3, 1}), int32_vector({1, 0})}, {});  // a view
+  EXPECT_GRADIENT_OK("Transpose", {random_tensor({2, 3, 4}), int32_vector({2, 0, 1})}, {});
+  EXPECT_GRADIENT_OK("Transpose", {random_tensor({2, 3, 4}), int32_vector({-1, 0, 1})}, {});
+  EXPECT_GRADIENT_OK("Transpose", {random_tensor({3, 1}), int32_vector({1, 0})}, {});  // a view
 }
 
 TEST(ArrayGrad, ExpandDimsAndSqueeze) {
-  EXPECT_GRADIENT_OK("ExpandDims", {rand({2, 3}), int32_scalar(0)}, {});
-  EXPECT_GRADIENT_OK("ExpandDims", {rand({2, 3}), int32_scalar(-1)}, {});
-  EXPECT_GRADIENT_OK("Squeeze", {rand({1, 3, 1})}, {list({})});
-  EXPECT_GRADIENT_OK("Squeeze", {rand({1, 3, 1})}, {list({-1})});
+  EXPECT_GRADIENT_OK("ExpandDims", {random_tensor({2, 3}), int32_scalar(0)}, {});
+  EXPECT_GRADIENT_OK("ExpandDims", {random_tensor({2, 3}), int32_scalar(-1)}, {});
+  EXPECT_GRADIENT_OK("Squeeze", {random_tensor({1, 3, 1})}, {list({})});
+  EXPECT_GRADIENT_OK("Squeeze", {random_tensor({1, 3, 1})}, {list({-1})});
 }
 
 TEST(ArrayGrad, Concat) {
-  EXPECT_GRADIENT_OK("ConcatV2", {rand({2, 1}, 1), rand({2, 3}, 2), rand({2, 2}, 3), int32_scalar(1)}, {});
-  EXPECT_GRADIENT_OK("ConcatV2", {rand({2, 1}, 1), rand({2, 3}, 2), int32_scalar(-1)}, {});
-  EXPECT_GRADIENT_OK("ConcatV2", {rand({1, 3}, 1), rand({2, 3}, 2), int32_scalar(0)}, {});
-  EXPECT_GRADIENT_OK("ConcatV2", {rand({2, 3}, 1), int32_scalar(0)}, {});
+  EXPECT_GRADIENT_OK(
+      "ConcatV2",
+      {random_tensor({2, 1}, 1), random_tensor({2, 3}, 2), random_tensor({2, 2}, 3), int32_scalar(1)}, {});
+  EXPECT_GRADIENT_OK("ConcatV2", {random_tensor({2, 1}, 1), random_tensor({2, 3}, 2), int32_scalar(-1)}, {});
+  EXPECT_GRADIENT_OK("ConcatV2", {random_tensor({1, 3}, 1), random_tensor({2, 3}, 2), int32_scalar(0)}, {});
+  EXPECT_GRADIENT_OK("ConcatV2", {random_tensor({2, 3}, 1), int32_scalar(0)}, {});
 }
 
 TEST(ArrayGrad, PackAndUnpack) {
-  EXPECT_GRADIENT_OK("Pack", {rand({2, 3}, 1), rand({2, 3}, 2), rand({2, 3}, 3)}, {i64(0)});
-  EXPECT_GRADIENT_OK("Pack", {rand({2, 3}, 1), rand({2, 3}, 2)}, {i64(1)});
-  EXPECT_GRADIENT_OK("Pack", {rand({2, 3}, 1), rand({2, 3}, 2)}, {i64(-1)});
-  EXPECT_GRADIENT_OK("Unpack", {rand({3, 2})}, {i64(3), i64(0)});
-  EXPECT_GRADIENT_OK("Unpack", {rand({2, 3, 4})}, {i64(4), i64(-1)});
-  EXPECT_GRADIENT_OK("Unpack", {rand({2, 3, 4})}, {i64(-1), i64(1)});
+  EXPECT_GRADIENT_OK("Pack", {random_tensor({2, 3}, 1), random_tensor({2, 3}, 2), random_tensor({2, 3}, 3)},
+                     {i64(0)});
+  EXPECT_GRADIENT_OK("Pack", {random_tensor({2, 3}, 1), random_tensor({2, 3}, 2)}, {i64(1)});
+  EXPECT_GRADIENT_OK("Pack", {random_tensor({2, 3}, 1), random_tensor({2, 3}, 2)}, {i64(-1)});
+  EXPECT_GRADIENT_OK("Unpack", {random_tensor({3, 2})}, {i64(3), i64(0)});
+  EXPECT_GRADIENT_OK("Unpack", {random_tensor({2, 3, 4})}, {i64(4), i64(-1)});
+  EXPECT_GRADIENT_OK("Unpack", {random_tensor({2, 3, 4})}, {i64(-1), i64(1)});
 }
 
 TEST(ArrayGrad, SplitV) {
-  EXPECT_GRADIENT_OK("SplitV", {rand({5, 2}), int32_vector({2, -1}), int32_scalar(0)}, {});
-  EXPECT_GRADIENT_OK("SplitV", {rand({2, 6}), int32_vector({1, 2, 3}), int32_scalar(-1)}, {});
-  EXPECT_GRADIENT_OK("SplitV", {rand({2, 3}), int32_vector({3}), int32_scalar(1)}, {});
+  EXPECT_GRADIENT_OK("SplitV", {random_tensor({5, 2}), int32_vector({2, -1}), int32_scalar(0)}, {});
+  EXPECT_GRADIENT_OK("SplitV", {random_tensor({2, 6}), int32_vector({1, 2, 3}), int32_scalar(-1)}, {});
+  EXPECT_GRADIENT_OK("SplitV", {random_tensor({2, 3}), int32_vector({3}), int32_scalar(1)}, {});
 }
 
 // ---- Slicing
 
 TEST(ArrayGrad, Slice) {
-  EXPECT_GRADIENT_OK("Slice", {rand({3, 4}), int32_vector({1, 1}), int32_vector({2, -1})}, {});
-  EXPECT_GRADIENT_OK("Slice", {rand({2, 3, 4}), int32_vector({0, 1, 2}), int32_vector({2, 1, -1})}, {});
-  EXPECT_GRADIENT_OK("Slice", {rand({3}), int32_vector({1}), int32_vector({0})}, {});
+  EXPECT_GRADIENT_OK("Slice", {random_tensor({3, 4}), int32_vector({1, 1}), int32_vector({2, -1})}, {});
+  EXPECT_GRADIENT_OK("Slice", {random_tensor({2, 3, 4}), int32_vector({0, 1, 2}), int32_vector({2, 1, -1})},
+                     {});
+  EXPECT_GRADIENT_OK("Slice", {random_tensor({3}), int32_vector({1}), int32_vector({0})}, {});
 }
 
 TEST(ArrayGrad, StridedSlice) {
-  auto x6 = [] { return rand({6}); };
+  auto x6 = [] { return random_tensor({6}); };
   EXPECT_GRADIENT_OK("StridedSlice", strided(x6(), {0}, {0}, {2}), masks(1, 1));   // x[::2]
   EXPECT_GRADIENT_OK("StridedSlice", strided(x6(), {0}, {0}, {-1}), masks(1, 1));  // x[::-1]
   EXPECT_GRADIENT_OK("StridedSlice", strided(x6(), {4}, {0}, {-2}), masks());      // x[4:0:-2]
   EXPECT_GRADIENT_OK("StridedSlice", strided(x6(), {-100}, {100}, {3}), masks());  // clamped
   EXPECT_GRADIENT_OK("StridedSlice", strided(x6(), {3}, {1}, {1}), masks());       // x[3:1], empty
-  EXPECT_GRADIENT_OK("StridedSlice", strided(rand({3, 4}), {1}, {2}, {1}), masks(0, 0, 0, 0, 1));  // x[1]
-  EXPECT_GRADIENT_OK("StridedSlice", strided(rand({3, 4}), {-1, -1}, {0, 0}, {1, 1}),
+  EXPECT_GRADIENT_OK("StridedSlice", strided(random_tensor({3, 4}), {1}, {2}, {1}),
+                     masks(0, 0, 0, 0, 1));  // x[1]
+  EXPECT_GRADIENT_OK("StridedSlice", strided(random_tensor({3, 4}), {-1, -1}, {0, 0}, {1, 1}),
                      masks(0, 0, 0, 0, 3));  // x[-1, -1]
-  EXPECT_GRADIENT_OK("StridedSlice", strided(rand({4, 5}), {3, 1}, {0, 0}, {-2, 2}),
+  EXPECT_GRADIENT_OK("StridedSlice", strided(random_tensor({4, 5}), {3, 1}, {0, 0}, {-2, 2}),
                      masks(1, 2));  // x[::-2, 1::2]
-  EXPECT_GRADIENT_OK("StridedSlice", strided(rand({2, 3, 4}), {0, 1}, {0, 2}, {1, 1}),
+  EXPECT_GRADIENT_OK("StridedSlice", strided(random_tensor({2, 3, 4}), {0, 1}, {0, 2}, {1, 1}),
                      masks(0, 0, 1, 0, 2));  // x[..., 1]
-  EXPECT_GRADIENT_OK("StridedSlice", strided(rand({2, 3, 4}), {0, 0, 1}, {0, 0, 3}, {1, 1, 1}),
+  EXPECT_GRADIENT_OK("StridedSlice", strided(random_tensor({2, 3, 4}), {0, 0, 1}, {0, 0, 3}, {1, 1, 1}),
                      masks(1, 1, 0, 2));  // x[:, newaxis, 1:3]
-  EXPECT_GRADIENT_OK("StridedSlice", strided(rand({2, 3, 4}), {1, 0, 0}, {2, 0, 0}, {1, 1, -1}),
+  EXPECT_GRADIENT_OK("StridedSlice", strided(random_tensor({2, 3, 4}), {1, 0, 0}, {2, 0, 0}, {1, 1, -1}),
                      masks(4, 4, 2, 0, 1));  // x[1, ..., ::-1]
-  EXPECT_GRADIENT_OK("StridedSlice", strided(rand({2, 3, 4}), {0, 0, 2}, {0, 0, 0}, {1, 1, -1}),
+  EXPECT_GRADIENT_OK("StridedSlice", strided(random_tensor({2, 3, 4}), {0, 0, 2}, {0, 0, 0}, {1, 1, -1}),
                      masks(0, 4, 2, 1, 0));  // x[newaxis, ..., 2::-1]
 }
 
@@ -159,7 +158,7 @@ TEST(ArrayGrad, StridedSliceGradValuesAndGradient) {
   ASSERT_EQ(out[0]->shape(), Shape({4, 5}));
   EXPECT_EQ(doubles(out[0]),
             (std::vector<double>{0, 0, 0, 0, 0, 0, 3, 0, 4, 0, 0, 0, 0, 0, 0, 0, 1, 0, 2, 0}));
-  EXPECT_GRADIENT_OK("StridedSliceGrad", strided_grad({4, 5}, {3, 1}, {0, 0}, {-2, 2}, rand({2, 2})),
+  EXPECT_GRADIENT_OK("StridedSliceGrad", strided_grad({4, 5}, {3, 1}, {0, 0}, {-2, 2}, random_tensor({2, 2})),
                      masks(1, 2));
   // Integer dtypes scatter too; the result is a fresh buffer even for a contiguous slice.
   out = run("StridedSliceGrad", strided_grad({3, 2}, {1}, {2}, {1}, ints({2}, {5, 6}, DType::kInt64)),
@@ -181,19 +180,23 @@ TEST(ArrayGrad, StridedSliceGradShape) {
 TEST(ArrayGrad, GatherV2) {
   auto idx32 = ints({4}, {0, 2, 2, 4});
   // Repeated indices add up.
-  EXPECT_GRADIENT_OK("GatherV2", {rand({5, 3}), idx32, int32_scalar(0)}, {i64(0)});
+  EXPECT_GRADIENT_OK("GatherV2", {random_tensor({5, 3}), idx32, int32_scalar(0)}, {i64(0)});
   EXPECT_GRADIENT_OK("GatherV2",
-                     {rand({2, 5, 3}), ints({2, 2}, {4, 0, 1, 4}, DType::kInt64), int32_scalar(1)}, {i64(0)});
-  EXPECT_GRADIENT_OK("GatherV2", {rand({2, 3, 5}), ints({3}, {4, 4, 0}), int32_scalar(-1)}, {i64(0)});
-  EXPECT_GRADIENT_OK("GatherV2", {rand({3}), ints({}, {1}), int32_scalar(0)}, {i64(0)});  // scalar index
+                     {random_tensor({2, 5, 3}), ints({2, 2}, {4, 0, 1, 4}, DType::kInt64), int32_scalar(1)},
+                     {i64(0)});
+  EXPECT_GRADIENT_OK("GatherV2", {random_tensor({2, 3, 5}), ints({3}, {4, 4, 0}), int32_scalar(-1)},
+                     {i64(0)});
+  EXPECT_GRADIENT_OK("GatherV2", {random_tensor({3}), ints({}, {1}), int32_scalar(0)},
+                     {i64(0)});  // scalar index
   // batch_dims: row b of indices indexes row b of params.
-  EXPECT_GRADIENT_OK("GatherV2", {rand({2, 4, 3}), ints({2, 3}, {0, 3, 3, 1, 1, 2}), int32_scalar(1)},
-                     {i64(1)});
   EXPECT_GRADIENT_OK("GatherV2",
-                     {rand({2, 3, 4, 2}), ints({2, 5}, {0, 3, 3, 1, 2, 1, 1, 0, 2, 3}), int32_scalar(2)},
-                     {i64(1)});
+                     {random_tensor({2, 4, 3}), ints({2, 3}, {0, 3, 3, 1, 1, 2}), int32_scalar(1)}, {i64(1)});
   EXPECT_GRADIENT_OK(
-      "GatherV2", {rand({2, 3, 4}), ints({2, 3, 2}, {0, 3, 1, 1, 2, 2, 3, 3, 0, 0, 1, 2}), int32_scalar(-1)},
+      "GatherV2",
+      {random_tensor({2, 3, 4, 2}), ints({2, 5}, {0, 3, 3, 1, 2, 1, 1, 0, 2, 3}), int32_scalar(2)}, {i64(1)});
+  EXPECT_GRADIENT_OK(
+      "GatherV2",
+      {random_tensor({2, 3, 4}), ints({2, 3, 2}, {0, 3, 1, 1, 2, 2, 3, 3, 0, 0, 1, 2}), int32_scalar(-1)},
       {i64(-1)});
 }
 
@@ -238,26 +241,30 @@ TEST(ArrayGrad, UnsortedSegmentSumShape) {
 }
 
 TEST(ArrayGrad, UnsortedSegmentSumGradient) {
-  EXPECT_GRADIENT_OK("UnsortedSegmentSum", {rand({5, 2}), ints({5}, {0, 2, -1, 2, 1}), int32_scalar(4)}, {});
   EXPECT_GRADIENT_OK("UnsortedSegmentSum",
-                     {rand({2, 3}), ints({2, 3}, {1, 1, 0, -2, 1, 0}, DType::kInt64), int32_scalar(2)}, {});
+                     {random_tensor({5, 2}), ints({5}, {0, 2, -1, 2, 1}), int32_scalar(4)}, {});
+  EXPECT_GRADIENT_OK(
+      "UnsortedSegmentSum",
+      {random_tensor({2, 3}), ints({2, 3}, {1, 1, 0, -2, 1, 0}, DType::kInt64), int32_scalar(2)}, {});
 }
 
 // ---- Select and clip
 
 TEST(ArrayGrad, SelectV2) {
   auto cond = make_tensor({2, 3}, {1, 0, 1, 0, 0, 1}, DType::kBool);
-  EXPECT_GRADIENT_OK("SelectV2", {cond, rand({2, 3}, 1), rand({3}, 2)}, {});
-  EXPECT_GRADIENT_OK("SelectV2", {make_tensor({3}, {1, 0, 1}, DType::kBool), rand({2, 1}, 1), rand({}, 2)},
-                     {});
-  EXPECT_GRADIENT_OK("SelectV2", {make_tensor({}, {0}, DType::kBool), rand({2}, 1), rand({2}, 2)}, {});
+  EXPECT_GRADIENT_OK("SelectV2", {cond, random_tensor({2, 3}, 1), random_tensor({3}, 2)}, {});
+  EXPECT_GRADIENT_OK(
+      "SelectV2", {make_tensor({3}, {1, 0, 1}, DType::kBool), random_tensor({2, 1}, 1), random_tensor({}, 2)},
+      {});
+  EXPECT_GRADIENT_OK("SelectV2",
+                     {make_tensor({}, {0}, DType::kBool), random_tensor({2}, 1), random_tensor({2}, 2)}, {});
 }
 
 TEST(ArrayGrad, ClipByValue) {
   EXPECT_GRADIENT_OK("ClipByValue",
-                     {rand({2, 3}), make_tensor({}, {-0.3}), make_tensor({3}, {0.4, 0.1, 0.9})}, {});
+                     {random_tensor({2, 3}), make_tensor({}, {-0.3}), make_tensor({3}, {0.4, 0.1, 0.9})}, {});
   EXPECT_GRADIENT_OK("ClipByValue",
-                     {rand({2, 3}), make_tensor({2, 3}, random_values(6, -0.6, -0.1, 5)),
+                     {random_tensor({2, 3}), make_tensor({2, 3}, random_values(6, -0.6, -0.1, 5)),
                       make_tensor({2, 3}, {0.5, 0.5, 0.5, 2, 2, 2})},
                      {});
   // A lower bound above the upper one wins (the kernel takes the max last).
@@ -268,23 +275,28 @@ TEST(ArrayGrad, ClipByValue) {
 // ---- Creation ops
 
 TEST(ArrayGrad, FillTileBroadcastTo) {
-  EXPECT_GRADIENT_OK("Fill", {int32_vector({2, 3}), rand({})}, {});
-  EXPECT_GRADIENT_OK("Fill", {int32_vector({}), rand({})}, {});
-  EXPECT_GRADIENT_OK("Tile", {rand({2, 3}), int32_vector({2, 1})}, {});
-  EXPECT_GRADIENT_OK("Tile", {rand({2, 1, 3}), int32_vector({1, 3, 2})}, {});
-  EXPECT_GRADIENT_OK("Tile", {rand({2, 3}), int32_vector({0, 2})}, {});
+  EXPECT_GRADIENT_OK("Fill", {int32_vector({2, 3}), random_tensor({})}, {});
+  EXPECT_GRADIENT_OK("Fill", {int32_vector({}), random_tensor({})}, {});
+  EXPECT_GRADIENT_OK("Tile", {random_tensor({2, 3}), int32_vector({2, 1})}, {});
+  EXPECT_GRADIENT_OK("Tile", {random_tensor({2, 1, 3}), int32_vector({1, 3, 2})}, {});
+  EXPECT_GRADIENT_OK("Tile", {random_tensor({2, 3}), int32_vector({0, 2})}, {});
   // Splitting every tiled dim would need rank 11: the rule folds one dim at a time.
-  EXPECT_GRADIENT_OK("Tile", {rand({1, 1, 1, 1, 1, 1, 2, 1}), int32_vector({2, 1, 1, 1, 1, 1, 2, 3})}, {});
-  EXPECT_GRADIENT_OK("BroadcastTo", {rand({3}), int32_vector({2, 3})}, {});
-  EXPECT_GRADIENT_OK("BroadcastTo", {rand({2, 1}), int32_vector({3, 2, 4})}, {});
+  EXPECT_GRADIENT_OK("Tile",
+                     {random_tensor({1, 1, 1, 1, 1, 1, 2, 1}), int32_vector({2, 1, 1, 1, 1, 1, 2, 3})}, {});
+  EXPECT_GRADIENT_OK("BroadcastTo", {random_tensor({3}), int32_vector({2, 3})}, {});
+  EXPECT_GRADIENT_OK("BroadcastTo", {random_tensor({2, 1}), int32_vector({3, 2, 4})}, {});
 }
 
 TEST(ArrayGrad, Pad) {
-  EXPECT_GRADIENT_OK("Pad", {rand({2, 3}), paddings({{1, 0}, {2, 1}})}, {0.0, std::string("CONSTANT")});
-  EXPECT_GRADIENT_OK("Pad", {rand({2, 3}), paddings({{0, 0}, {0, 0}})}, {1.5, std::string("CONSTANT")});
-  EXPECT_GRADIENT_OK("Pad", {rand({3, 4}), paddings({{2, 2}, {3, 1}})}, {0.0, std::string("REFLECT")});
-  EXPECT_GRADIENT_OK("Pad", {rand({3, 4}), paddings({{3, 1}, {0, 4}})}, {0.0, std::string("SYMMETRIC")});
-  EXPECT_GRADIENT_OK("Pad", {rand({2, 3, 2}), paddings({{1, 1}, {0, 2}, {1, 0}})},
+  EXPECT_GRADIENT_OK("Pad", {random_tensor({2, 3}), paddings({{1, 0}, {2, 1}})},
+                     {0.0, std::string("CONSTANT")});
+  EXPECT_GRADIENT_OK("Pad", {random_tensor({2, 3}), paddings({{0, 0}, {0, 0}})},
+                     {1.5, std::string("CONSTANT")});
+  EXPECT_GRADIENT_OK("Pad", {random_tensor({3, 4}), paddings({{2, 2}, {3, 1}})},
+                     {0.0, std::string("REFLECT")});
+  EXPECT_GRADIENT_OK("Pad", {random_tensor({3, 4}), paddings({{3, 1}, {0, 4}})},
+                     {0.0, std::string("SYMMETRIC")});
+  EXPECT_GRADIENT_OK("Pad", {random_tensor({2, 3, 2}), paddings({{1, 1}, {0, 2}, {1, 0}})},
                      {0.0, std::string("reflect")});
 }
 
@@ -300,8 +312,10 @@ TEST(ArrayGrad, MirrorPadGradValuesAndGradient) {
                          {std::string("REFLECT")});
     EXPECT_EQ(doubles(out[0]), (std::vector<double>{6, 4})) << dtype_name(d);
   }
-  EXPECT_GRADIENT_OK("MirrorPadGrad", {rand({6, 7}), paddings({{1, 2}, {2, 1}})}, {std::string("REFLECT")});
-  EXPECT_GRADIENT_OK("MirrorPadGrad", {rand({6, 7}), paddings({{3, 0}, {1, 2}})}, {std::string("SYMMETRIC")});
+  EXPECT_GRADIENT_OK("MirrorPadGrad", {random_tensor({6, 7}), paddings({{1, 2}, {2, 1}})},
+                     {std::string("REFLECT")});
+  EXPECT_GRADIENT_OK("MirrorPadGrad", {random_tensor({6, 7}), paddings({{3, 0}, {1, 2}})},
+                     {std::string("SYMMETRIC")});
 }
 
 TEST(ArrayGrad, MirrorPadGradShape) {
@@ -324,39 +338,45 @@ TEST(ArrayGrad, MirrorPadGradShape) {
 // ---- Rules while tracing: every op a rule emits becomes a graph node, with the same result.
 
 TEST(ArrayGrad, RulesTrace) {
-  EXPECT_TRACED_GRADIENT_OK("Reshape", {rand({2, 3}), int32_vector({3, -1})}, {});
-  EXPECT_TRACED_GRADIENT_OK("Identity", {rand({2, 3})}, {});
-  EXPECT_TRACED_GRADIENT_OK("Transpose", {rand({2, 3, 4}), int32_vector({2, 0, 1})}, {});
-  EXPECT_TRACED_GRADIENT_OK("ExpandDims", {rand({2, 3}), int32_scalar(-1)}, {});
-  EXPECT_TRACED_GRADIENT_OK("Squeeze", {rand({1, 3, 1})}, {list({})});
-  EXPECT_TRACED_GRADIENT_OK("ConcatV2", {rand({2, 1}, 1), rand({2, 3}, 2), int32_scalar(-1)}, {});
-  EXPECT_TRACED_GRADIENT_OK("Pack", {rand({2, 3}, 1), rand({2, 3}, 2)}, {i64(1)});
-  EXPECT_TRACED_GRADIENT_OK("Unpack", {rand({2, 3, 4})}, {i64(4), i64(-1)});
-  EXPECT_TRACED_GRADIENT_OK("SplitV", {rand({5, 2}), int32_vector({2, -1}), int32_scalar(0)}, {});
-  EXPECT_TRACED_GRADIENT_OK("Slice", {rand({3, 4}), int32_vector({1, 1}), int32_vector({2, -1})}, {});
-  EXPECT_TRACED_GRADIENT_OK("StridedSlice", strided(rand({2, 3, 4}), {0, 0, 2}, {0, 0, 0}, {1, 1, -1}),
-                            masks(0, 4, 2, 1, 0));
-  EXPECT_TRACED_GRADIENT_OK("StridedSliceGrad", strided_grad({4, 5}, {3, 1}, {0, 0}, {-2, 2}, rand({2, 2})),
-                            masks(1, 2));
-  EXPECT_TRACED_GRADIENT_OK(
-      "GatherV2", {rand({2, 3, 4, 2}), ints({2, 5}, {0, 3, 3, 1, 2, 1, 1, 0, 2, 3}), int32_scalar(2)},
-      {i64(1)});
-  EXPECT_TRACED_GRADIENT_OK("GatherV2", {rand({5, 3}), ints({4}, {0, 2, 2, 4}), int32_scalar(0)}, {i64(0)});
-  EXPECT_TRACED_GRADIENT_OK("UnsortedSegmentSum",
-                            {rand({5, 2}), ints({5}, {0, 2, -1, 2, 1}), int32_scalar(4)}, {});
-  EXPECT_TRACED_GRADIENT_OK("SelectV2",
-                            {make_tensor({3}, {1, 0, 1}, DType::kBool), rand({2, 1}, 1), rand({}, 2)}, {});
-  EXPECT_TRACED_GRADIENT_OK("ClipByValue",
-                            {rand({2, 3}), make_tensor({}, {-0.3}), make_tensor({3}, {0.4, 0.1, 0.9})}, {});
-  EXPECT_TRACED_GRADIENT_OK("Fill", {int32_vector({2, 3}), rand({})}, {});
-  EXPECT_TRACED_GRADIENT_OK("Tile", {rand({2, 1, 3}), int32_vector({1, 3, 2})}, {});
-  EXPECT_TRACED_GRADIENT_OK("Tile", {rand({1, 1, 1, 1, 1, 1, 2, 1}), int32_vector({2, 1, 1, 1, 1, 1, 2, 3})},
+  EXPECT_TRACED_GRADIENT_OK("Reshape", {random_tensor({2, 3}), int32_vector({3, -1})}, {});
+  EXPECT_TRACED_GRADIENT_OK("Identity", {random_tensor({2, 3})}, {});
+  EXPECT_TRACED_GRADIENT_OK("Transpose", {random_tensor({2, 3, 4}), int32_vector({2, 0, 1})}, {});
+  EXPECT_TRACED_GRADIENT_OK("ExpandDims", {random_tensor({2, 3}), int32_scalar(-1)}, {});
+  EXPECT_TRACED_GRADIENT_OK("Squeeze", {random_tensor({1, 3, 1})}, {list({})});
+  EXPECT_TRACED_GRADIENT_OK("ConcatV2",
+                            {random_tensor({2, 1}, 1), random_tensor({2, 3}, 2), int32_scalar(-1)}, {});
+  EXPECT_TRACED_GRADIENT_OK("Pack", {random_tensor({2, 3}, 1), random_tensor({2, 3}, 2)}, {i64(1)});
+  EXPECT_TRACED_GRADIENT_OK("Unpack", {random_tensor({2, 3, 4})}, {i64(4), i64(-1)});
+  EXPECT_TRACED_GRADIENT_OK("SplitV", {random_tensor({5, 2}), int32_vector({2, -1}), int32_scalar(0)}, {});
+  EXPECT_TRACED_GRADIENT_OK("Slice", {random_tensor({3, 4}), int32_vector({1, 1}), int32_vector({2, -1})},
                             {});
-  EXPECT_TRACED_GRADIENT_OK("BroadcastTo", {rand({2, 1}), int32_vector({3, 2, 4})}, {});
-  EXPECT_TRACED_GRADIENT_OK("Pad", {rand({2, 3}), paddings({{1, 0}, {2, 1}})},
+  EXPECT_TRACED_GRADIENT_OK("StridedSlice",
+                            strided(random_tensor({2, 3, 4}), {0, 0, 2}, {0, 0, 0}, {1, 1, -1}),
+                            masks(0, 4, 2, 1, 0));
+  EXPECT_TRACED_GRADIENT_OK(
+      "StridedSliceGrad", strided_grad({4, 5}, {3, 1}, {0, 0}, {-2, 2}, random_tensor({2, 2})), masks(1, 2));
+  EXPECT_TRACED_GRADIENT_OK(
+      "GatherV2",
+      {random_tensor({2, 3, 4, 2}), ints({2, 5}, {0, 3, 3, 1, 2, 1, 1, 0, 2, 3}), int32_scalar(2)}, {i64(1)});
+  EXPECT_TRACED_GRADIENT_OK("GatherV2", {random_tensor({5, 3}), ints({4}, {0, 2, 2, 4}), int32_scalar(0)},
+                            {i64(0)});
+  EXPECT_TRACED_GRADIENT_OK("UnsortedSegmentSum",
+                            {random_tensor({5, 2}), ints({5}, {0, 2, -1, 2, 1}), int32_scalar(4)}, {});
+  EXPECT_TRACED_GRADIENT_OK(
+      "SelectV2", {make_tensor({3}, {1, 0, 1}, DType::kBool), random_tensor({2, 1}, 1), random_tensor({}, 2)},
+      {});
+  EXPECT_TRACED_GRADIENT_OK(
+      "ClipByValue", {random_tensor({2, 3}), make_tensor({}, {-0.3}), make_tensor({3}, {0.4, 0.1, 0.9})}, {});
+  EXPECT_TRACED_GRADIENT_OK("Fill", {int32_vector({2, 3}), random_tensor({})}, {});
+  EXPECT_TRACED_GRADIENT_OK("Tile", {random_tensor({2, 1, 3}), int32_vector({1, 3, 2})}, {});
+  EXPECT_TRACED_GRADIENT_OK(
+      "Tile", {random_tensor({1, 1, 1, 1, 1, 1, 2, 1}), int32_vector({2, 1, 1, 1, 1, 1, 2, 3})}, {});
+  EXPECT_TRACED_GRADIENT_OK("BroadcastTo", {random_tensor({2, 1}), int32_vector({3, 2, 4})}, {});
+  EXPECT_TRACED_GRADIENT_OK("Pad", {random_tensor({2, 3}), paddings({{1, 0}, {2, 1}})},
                             {0.0, std::string("CONSTANT")});
-  EXPECT_TRACED_GRADIENT_OK("Pad", {rand({3, 4}), paddings({{2, 2}, {3, 1}})}, {0.0, std::string("REFLECT")});
-  EXPECT_TRACED_GRADIENT_OK("MirrorPadGrad", {rand({6, 7}), paddings({{3, 0}, {1, 2}})},
+  EXPECT_TRACED_GRADIENT_OK("Pad", {random_tensor({3, 4}), paddings({{2, 2}, {3, 1}})},
+                            {0.0, std::string("REFLECT")});
+  EXPECT_TRACED_GRADIENT_OK("MirrorPadGrad", {random_tensor({6, 7}), paddings({{3, 0}, {1, 2}})},
                             {std::string("SYMMETRIC")});
 }
 
@@ -365,15 +385,18 @@ TEST(ArrayGrad, RulesTrace) {
 // MirrorPadGrad.
 
 TEST(ArrayGrad, SecondOrder) {
-  EXPECT_SECOND_ORDER_OK("ClipByValue",
-                         {rand({2, 3}), make_tensor({}, {-0.3}), make_tensor({3}, {0.4, 0.1, 0.9})}, {});
-  EXPECT_SECOND_ORDER_OK("SelectV2",
-                         {make_tensor({3}, {1, 0, 1}, DType::kBool), rand({2, 1}, 1), rand({}, 2)}, {});
-  EXPECT_SECOND_ORDER_OK("StridedSlice", strided(rand({4, 5}), {3, 1}, {0, 0}, {-2, 2}), masks(1, 2));
-  EXPECT_SECOND_ORDER_OK("GatherV2", {rand({2, 4, 3}), ints({2, 3}, {0, 3, 3, 1, 1, 2}), int32_scalar(1)},
-                         {i64(1)});
-  EXPECT_SECOND_ORDER_OK("Pad", {rand({3, 4}), paddings({{2, 2}, {3, 1}})}, {0.0, std::string("REFLECT")});
-  EXPECT_SECOND_ORDER_OK("Tile", {rand({2, 3}), int32_vector({2, 1})}, {});
+  EXPECT_SECOND_ORDER_OK(
+      "ClipByValue", {random_tensor({2, 3}), make_tensor({}, {-0.3}), make_tensor({3}, {0.4, 0.1, 0.9})}, {});
+  EXPECT_SECOND_ORDER_OK(
+      "SelectV2", {make_tensor({3}, {1, 0, 1}, DType::kBool), random_tensor({2, 1}, 1), random_tensor({}, 2)},
+      {});
+  EXPECT_SECOND_ORDER_OK("StridedSlice", strided(random_tensor({4, 5}), {3, 1}, {0, 0}, {-2, 2}),
+                         masks(1, 2));
+  EXPECT_SECOND_ORDER_OK(
+      "GatherV2", {random_tensor({2, 4, 3}), ints({2, 3}, {0, 3, 3, 1, 1, 2}), int32_scalar(1)}, {i64(1)});
+  EXPECT_SECOND_ORDER_OK("Pad", {random_tensor({3, 4}), paddings({{2, 2}, {3, 1}})},
+                         {0.0, std::string("REFLECT")});
+  EXPECT_SECOND_ORDER_OK("Tile", {random_tensor({2, 3}), int32_vector({2, 1})}, {});
 }
 
 // ---- Which ops have rules
@@ -404,15 +427,15 @@ TEST(ArrayGrad, EveryArrayOpHasARuleOrIsNotDifferentiable) {
 // builds its permutation at run time when the graph computes its axes (it once said it needed them).
 TEST(ArrayGrad, UnknownShapesWork) {
   using testing::TraceMode;
-  EXPECT_TRACED_GRADIENT_OK("Tile", {rand({2, 3}), int32_vector({2, 1})}, {},
+  EXPECT_TRACED_GRADIENT_OK("Tile", {random_tensor({2, 3}), int32_vector({2, 1})}, {},
                             TraceMode{.unknown_dims = true});
-  EXPECT_TRACED_GRADIENT_OK("Tile", {rand({2, 1, 3}), int32_vector({1, 3, 2})}, {},
+  EXPECT_TRACED_GRADIENT_OK("Tile", {random_tensor({2, 1, 3}), int32_vector({1, 3, 2})}, {},
                             TraceMode{.shape_operands_as_arguments = true, .unknown_dims = true});
-  EXPECT_TRACED_GRADIENT_OK("Transpose", {rand({2, 3}), int32_vector({1, 0})}, {},
+  EXPECT_TRACED_GRADIENT_OK("Transpose", {random_tensor({2, 3}), int32_vector({1, 0})}, {},
                             TraceMode{.shape_operands_as_arguments = true});  // InvertPermutation at run time
-  EXPECT_TRACED_GRADIENT_OK("Prod", {rand({2, 3}), int32_vector({1})}, {AttrValue(false)},
+  EXPECT_TRACED_GRADIENT_OK("Prod", {random_tensor({2, 3}), int32_vector({1})}, {AttrValue(false)},
                             TraceMode{.shape_operands_as_arguments = true});
-  EXPECT_TRACED_GRADIENT_OK("Prod", {rand({2, 3, 2}), int32_vector({2, 0})}, {AttrValue(false)},
+  EXPECT_TRACED_GRADIENT_OK("Prod", {random_tensor({2, 3, 2}), int32_vector({2, 0})}, {AttrValue(false)},
                             TraceMode{.shape_operands_as_arguments = true, .unknown_dims = true});
 }
 

@@ -52,6 +52,14 @@ inline std::vector<double> random_values(int64_t n, double lo = -1, double hi = 
   return v;
 }
 
+/// A float64 tensor of shape `dims` with random values in [lo, hi); `seed` varies the values between inputs.
+inline TensorRef random_tensor(const std::vector<int64_t>& dims, unsigned seed = 1, double lo = -1,
+                               double hi = 1) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return make_tensor(dims, random_values(n, lo, hi, seed));
+}
+
 inline OutputList run_op(const OpDef& op, const std::vector<TensorRef>& inputs, const AttrList& attrs) {
   SmallVector<TensorImpl*, 4> impls;
   for (const TensorRef& t : inputs) impls.push_back(t.get());

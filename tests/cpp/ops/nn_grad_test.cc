@@ -14,13 +14,10 @@ namespace ember {
 namespace {
 
 using testing::make_tensor;
-using testing::random_values;
 using Dims = std::vector<int64_t>;
 
-TensorRef rand(Dims dims, unsigned seed = 1, double lo = -2, double hi = 2) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return make_tensor(dims, random_values(n, lo, hi, seed));
+TensorRef rand(const Dims& dims, unsigned seed = 1, double lo = -2, double hi = 2) {
+  return testing::random_tensor(dims, seed, lo, hi);
 }
 
 AttrValue i64(int64_t v) { return v; }

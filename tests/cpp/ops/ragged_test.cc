@@ -12,14 +12,8 @@ namespace ember {
 namespace {
 
 using testing::make_tensor;
-using testing::random_values;
+using testing::random_tensor;
 using Dims = std::vector<int64_t>;
-
-TensorRef rand(Dims dims, unsigned seed = 1) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return make_tensor(dims, random_values(n, -1, 1, seed));
-}
 
 TensorRef int64s(Dims dims, const std::vector<double>& values) {
   return make_tensor(std::move(dims), values, DType::kInt64);
@@ -37,16 +31,20 @@ TEST(RaggedShape, RaggedTensorToTensor) {
 
 TEST(RaggedGrad, FiniteDifferences) {
   const TensorRef splits = int64s({4}, {0, 2, 2, 5});
-  EXPECT_GRADIENT_OK("RaggedTensorToTensor", {int64s({2}, {-1, -1}), rand({5}, 1), rand({}, 2), splits}, {});
+  EXPECT_GRADIENT_OK("RaggedTensorToTensor",
+                     {int64s({2}, {-1, -1}), random_tensor({5}, 1), random_tensor({}, 2), splits}, {});
   // Cut to 2 rows of 2: values past the shape get no gradient, the default gets the padding's.
-  EXPECT_GRADIENT_OK("RaggedTensorToTensor", {int64s({2}, {2, 2}), rand({5}, 3), rand({}, 4), splits}, {});
   EXPECT_GRADIENT_OK("RaggedTensorToTensor",
-                     {int64s({3}, {-1, -1, -1}), rand({5, 2}, 5), rand({2}, 6), splits}, {});
+                     {int64s({2}, {2, 2}), random_tensor({5}, 3), random_tensor({}, 4), splits}, {});
   EXPECT_GRADIENT_OK("RaggedTensorToTensor",
-                     {int64s({3}, {-1, -1, -1}), rand({4}, 7), rand({}, 8), int64s({3}, {0, 2, 3}),
-                      int64s({4}, {0, 1, 3, 4})},
+                     {int64s({3}, {-1, -1, -1}), random_tensor({5, 2}, 5), random_tensor({2}, 6), splits},
                      {});
-  EXPECT_GRADIENT_OK("RaggedTensorToTensorGrad", {rand({3, 3}, 9), rand({5}, 10), splits}, {});
+  EXPECT_GRADIENT_OK("RaggedTensorToTensor",
+                     {int64s({3}, {-1, -1, -1}), random_tensor({4}, 7), random_tensor({}, 8),
+                      int64s({3}, {0, 2, 3}), int64s({4}, {0, 1, 3, 4})},
+                     {});
+  EXPECT_GRADIENT_OK("RaggedTensorToTensorGrad", {random_tensor({3, 3}, 9), random_tensor({5}, 10), splits},
+                     {});
 }
 
 }  // namespace

@@ -13,14 +13,8 @@ namespace {
 
 using testing::int32_scalar;
 using testing::make_tensor;
-using testing::random_values;
+using testing::random_tensor;
 using Dims = std::vector<int64_t>;
-
-TensorRef rand(Dims dims, unsigned seed = 1) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return make_tensor(dims, random_values(n, -1, 1, seed));
-}
 
 TensorRef ints(Dims dims, const std::vector<double>& values) {
   return make_tensor(std::move(dims), values, DType::kInt32);
@@ -69,20 +63,24 @@ TEST(ScatterNdShape, ReverseAndRoll) {
 }
 
 TEST(ScatterNdGrad, FiniteDifferences) {
-  EXPECT_GRADIENT_OK("GatherNd", {rand({4, 3, 2}), ints({3, 2}, {1, 2, 0, 0, 1, 2})}, {});
-  EXPECT_GRADIENT_OK("ScatterNd", {ints({3, 1}, {1, 3, 1}), rand({3, 2}), testing::int32_vector({5, 2})}, {});
+  EXPECT_GRADIENT_OK("GatherNd", {random_tensor({4, 3, 2}), ints({3, 2}, {1, 2, 0, 0, 1, 2})}, {});
+  EXPECT_GRADIENT_OK("ScatterNd",
+                     {ints({3, 1}, {1, 3, 1}), random_tensor({3, 2}), testing::int32_vector({5, 2})}, {});
   for (const char* op : {"TensorScatterUpdate", "TensorScatterAdd", "TensorScatterSub", "TensorScatterMin",
                          "TensorScatterMax"})
-    EXPECT_GRADIENT_OK(op, {rand({4, 2}, 1), ints({2, 1}, {2, 0}), rand({2, 2}, 2)}, {}) << op;
+    EXPECT_GRADIENT_OK(op, {random_tensor({4, 2}, 1), ints({2, 1}, {2, 0}), random_tensor({2, 2}, 2)}, {})
+        << op;
   for (const char* op : {"UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd"})
-    EXPECT_GRADIENT_OK(op, {rand({5, 2}, 3), ints({5}, {1, 0, 1, -1, 3}), int32_scalar(4)}, {}) << op;
+    EXPECT_GRADIENT_OK(op, {random_tensor({5, 2}, 3), ints({5}, {1, 0, 1, -1, 3}), int32_scalar(4)}, {})
+        << op;
   for (const char* op : {"SegmentSum", "SegmentMean", "SegmentMax", "SegmentMin", "SegmentProd"})
-    EXPECT_GRADIENT_OK(op, {rand({5, 2}, 8), ints({5}, {0, 0, 2, 2, 3})}, {}) << op;
-  EXPECT_GRADIENT_OK("TopKV2", {rand({3, 6}, 4), int32_scalar(2)}, {});
-  EXPECT_GRADIENT_OK("TopKV2", {rand({7}, 5), int32_scalar(7)}, {});
-  EXPECT_GRADIENT_OK("ReverseV2", {rand({2, 3, 4}, 6), testing::int32_vector({0, 2})}, {});
-  EXPECT_GRADIENT_OK("Roll",
-                     {rand({2, 3, 4}, 7), testing::int32_vector({1, -5}), testing::int32_vector({2, 1})}, {});
+    EXPECT_GRADIENT_OK(op, {random_tensor({5, 2}, 8), ints({5}, {0, 0, 2, 2, 3})}, {}) << op;
+  EXPECT_GRADIENT_OK("TopKV2", {random_tensor({3, 6}, 4), int32_scalar(2)}, {});
+  EXPECT_GRADIENT_OK("TopKV2", {random_tensor({7}, 5), int32_scalar(7)}, {});
+  EXPECT_GRADIENT_OK("ReverseV2", {random_tensor({2, 3, 4}, 6), testing::int32_vector({0, 2})}, {});
+  EXPECT_GRADIENT_OK(
+      "Roll", {random_tensor({2, 3, 4}, 7), testing::int32_vector({1, -5}), testing::int32_vector({2, 1})},
+      {});
 }
 
 }  // namespace

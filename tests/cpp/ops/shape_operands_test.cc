@@ -20,7 +20,7 @@ namespace {
 using testing::int32_scalar;
 using testing::int32_vector;
 using testing::make_tensor;
-using testing::random_values;
+using testing::random_tensor;
 using testing::TraceMode;
 using Ints = std::vector<int64_t>;
 
@@ -255,17 +255,7 @@ TEST(BroadcastGradientArgs, IncompatibleShapesAreAnError) {
 // ---- Gradient rules whose shapes are known only at run time: traced with the shape operand as a
 // function argument, or with every dim of the other arguments unknown (grad_trace_check.h).
 
-TensorRef rand(Ints dims, unsigned seed = 1) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return make_tensor(dims, random_values(n, -1, 1, seed));
-}
-
-TensorRef positive(Ints dims, unsigned seed = 3) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return make_tensor(dims, random_values(n, 0.5, 1.5, seed));
-}
+TensorRef positive(const Ints& dims, unsigned seed = 3) { return random_tensor(dims, seed, 0.5, 1.5); }
 
 const TraceMode kShapeArgs{.shape_operands_as_arguments = true};
 const TraceMode kUnknownDims{.unknown_dims = true};
@@ -274,14 +264,15 @@ const TraceMode kBoth{.shape_operands_as_arguments = true, .unknown_dims = true}
 TEST(RunTimeShapeGradients, ReshapeFillBroadcastTo) {
   for (const TraceMode& mode : {kShapeArgs, kUnknownDims, kBoth}) {
     SCOPED_TRACE(::testing::Message() << mode.shape_operands_as_arguments << mode.unknown_dims);
-    EXPECT_TRACED_GRADIENT_OK("Reshape", {rand({2, 3}), int32_vector({3, -1})}, {}, mode);
-    EXPECT_TRACED_GRADIENT_OK("Fill", {int32_vector({2, 3}), rand({})}, {}, mode);
+    EXPECT_TRACED_GRADIENT_OK("Reshape", {random_tensor({2, 3}), int32_vector({3, -1})}, {}, mode);
+    EXPECT_TRACED_GRADIENT_OK("Fill", {int32_vector({2, 3}), random_tensor({})}, {}, mode);
     // The reverse of a broadcast known only at run time: BroadcastGradientArgs picks the axes to sum.
-    EXPECT_TRACED_GRADIENT_OK("BroadcastTo", {rand({2, 1}), int32_vector({3, 2, 4})}, {}, mode);
-    EXPECT_TRACED_GRADIENT_OK("BroadcastTo", {rand({3}), int32_vector({3})}, {}, mode);
+    EXPECT_TRACED_GRADIENT_OK("BroadcastTo", {random_tensor({2, 1}), int32_vector({3, 2, 4})}, {}, mode);
+    EXPECT_TRACED_GRADIENT_OK("BroadcastTo", {random_tensor({3}), int32_vector({3})}, {}, mode);
   }
-  EXPECT_TRACED_GRADIENT_OK("ExpandDims", {rand({2, 3}), int32_scalar(1)}, {}, kUnknownDims);
-  EXPECT_TRACED_GRADIENT_OK("Transpose", {rand({2, 3, 4}), int32_vector({2, 0, 1})}, {}, kUnknownDims);
+  EXPECT_TRACED_GRADIENT_OK("ExpandDims", {random_tensor({2, 3}), int32_scalar(1)}, {}, kUnknownDims);
+  EXPECT_TRACED_GRADIENT_OK("Transpose", {random_tensor({2, 3, 4}), int32_vector({2, 0, 1})}, {},
+                            kUnknownDims);
 }
 
 TEST(RunTimeShapeGradients, ReductionsWithUnknownDims) {
@@ -301,15 +292,15 @@ TEST(RunTimeShapeGradients, BroadcastingBinaryOpsWithUnknownDims) {
   // BroadcastGradientArgs at run time.
   for (const char* op : {"Mul", "Add", "Sub"}) {
     SCOPED_TRACE(op);
-    EXPECT_TRACED_GRADIENT_OK(op, {rand({2, 1, 3}, 1), rand({4, 1}, 2)}, {}, kUnknownDims);
-    EXPECT_TRACED_GRADIENT_OK(op, {rand({1}, 1), rand({1}, 2)}, {}, kUnknownDims);
-    EXPECT_TRACED_GRADIENT_OK(op, {rand({}, 1), rand({2, 3}, 2)}, {}, kUnknownDims);
+    EXPECT_TRACED_GRADIENT_OK(op, {random_tensor({2, 1, 3}, 1), random_tensor({4, 1}, 2)}, {}, kUnknownDims);
+    EXPECT_TRACED_GRADIENT_OK(op, {random_tensor({1}, 1), random_tensor({1}, 2)}, {}, kUnknownDims);
+    EXPECT_TRACED_GRADIENT_OK(op, {random_tensor({}, 1), random_tensor({2, 3}, 2)}, {}, kUnknownDims);
   }
 }
 
 // Transpose's rule inverts a permutation computed in the graph with InvertPermutation.
 TEST(RunTimeShapeGradients, TransposeWithAPermutationComputedInTheGraph) {
-  EXPECT_TRACED_GRADIENT_OK("Transpose", {rand({2, 3, 4}), int32_vector({2, 0, 1})}, {}, kShapeArgs);
+  EXPECT_TRACED_GRADIENT_OK("Transpose", {random_tensor({2, 3, 4}), int32_vector({2, 0, 1})}, {}, kShapeArgs);
 }
 
 // The reductions' rules work from axes computed in the graph: the kept-dims shape is built at run time
@@ -321,9 +312,12 @@ TEST(RunTimeShapeGradients, ReductionsWithAxesComputedInTheGraph) {
     for (const char* op : {"Sum", "Mean", "Max", "Min", "ReduceLogSumExp", "Prod"}) {
       SCOPED_TRACE(op);
       for (bool keep_dims : {false, true}) {
-        EXPECT_TRACED_GRADIENT_OK(op, {rand({2, 3, 4}), int32_vector({-1, 0})}, {AttrValue(keep_dims)}, mode);
-        EXPECT_TRACED_GRADIENT_OK(op, {rand({2, 3, 4}), int32_vector({1})}, {AttrValue(keep_dims)}, mode);
-        EXPECT_TRACED_GRADIENT_OK(op, {rand({2, 3}), int32_vector({})}, {AttrValue(keep_dims)}, mode);
+        EXPECT_TRACED_GRADIENT_OK(op, {random_tensor({2, 3, 4}), int32_vector({-1, 0})},
+                                  {AttrValue(keep_dims)}, mode);
+        EXPECT_TRACED_GRADIENT_OK(op, {random_tensor({2, 3, 4}), int32_vector({1})}, {AttrValue(keep_dims)},
+                                  mode);
+        EXPECT_TRACED_GRADIENT_OK(op, {random_tensor({2, 3}), int32_vector({})}, {AttrValue(keep_dims)},
+                                  mode);
       }
     }
   }
@@ -333,10 +327,13 @@ TEST(RunTimeShapeGradients, ReductionsWithAxesComputedInTheGraph) {
 TEST(RunTimeShapeGradients, ConcatWithAnAxisComputedInTheGraph) {
   for (const TraceMode& mode : {kShapeArgs, kUnknownDims, kBoth}) {
     SCOPED_TRACE(::testing::Message() << mode.shape_operands_as_arguments << mode.unknown_dims);
-    EXPECT_TRACED_GRADIENT_OK("ConcatV2",
-                              {rand({2, 1}, 1), rand({2, 3}, 2), rand({2, 2}, 3), int32_scalar(1)}, {}, mode);
-    EXPECT_TRACED_GRADIENT_OK("ConcatV2", {rand({1, 3}, 1), rand({2, 3}, 2), int32_scalar(-2)}, {}, mode);
-    EXPECT_TRACED_GRADIENT_OK("ConcatV2", {rand({2, 3}, 1), int32_scalar(0)}, {}, mode);
+    EXPECT_TRACED_GRADIENT_OK(
+        "ConcatV2",
+        {random_tensor({2, 1}, 1), random_tensor({2, 3}, 2), random_tensor({2, 2}, 3), int32_scalar(1)}, {},
+        mode);
+    EXPECT_TRACED_GRADIENT_OK(
+        "ConcatV2", {random_tensor({1, 3}, 1), random_tensor({2, 3}, 2), int32_scalar(-2)}, {}, mode);
+    EXPECT_TRACED_GRADIENT_OK("ConcatV2", {random_tensor({2, 3}, 1), int32_scalar(0)}, {}, mode);
   }
 }
 
@@ -344,9 +341,9 @@ TEST(RunTimeShapeGradients, ConcatWithAnAxisComputedInTheGraph) {
 TEST(RunTimeShapeGradients, TileWithMultiplesComputedInTheGraph) {
   for (const TraceMode& mode : {kShapeArgs, kUnknownDims, kBoth}) {
     SCOPED_TRACE(::testing::Message() << mode.shape_operands_as_arguments << mode.unknown_dims);
-    EXPECT_TRACED_GRADIENT_OK("Tile", {rand({2, 3}), int32_vector({2, 1})}, {}, mode);
-    EXPECT_TRACED_GRADIENT_OK("Tile", {rand({2, 1, 3}), int32_vector({1, 3, 2})}, {}, mode);
-    EXPECT_TRACED_GRADIENT_OK("Tile", {rand({2, 3}), int32_vector({0, 2})}, {}, mode);
+    EXPECT_TRACED_GRADIENT_OK("Tile", {random_tensor({2, 3}), int32_vector({2, 1})}, {}, mode);
+    EXPECT_TRACED_GRADIENT_OK("Tile", {random_tensor({2, 1, 3}), int32_vector({1, 3, 2})}, {}, mode);
+    EXPECT_TRACED_GRADIENT_OK("Tile", {random_tensor({2, 3}), int32_vector({0, 2})}, {}, mode);
   }
 }
 

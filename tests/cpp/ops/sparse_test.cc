@@ -13,14 +13,8 @@ namespace {
 
 using testing::int32_scalar;
 using testing::make_tensor;
-using testing::random_values;
+using testing::random_tensor;
 using Dims = std::vector<int64_t>;
-
-TensorRef rand(Dims dims, unsigned seed = 1) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return make_tensor(dims, random_values(n, -1, 1, seed));
-}
 
 TensorRef int64s(Dims dims, const std::vector<double>& values) {
   return make_tensor(std::move(dims), values, DType::kInt64);
@@ -74,13 +68,16 @@ TEST(SparseGrad, FiniteDifferences) {
   for (bool adjoint_a : {false, true})
     for (bool adjoint_b : {false, true})
       EXPECT_GRADIENT_OK("SparseTensorDenseMatMul",
-                         {indices, rand({4}, 2), shape, adjoint_b ? rand({2, 3}, 3) : rand({3, 2}, 3)},
+                         {indices, random_tensor({4}, 2), shape,
+                          adjoint_b ? random_tensor({2, 3}, 3) : random_tensor({3, 2}, 3)},
                          adjoint_attrs(adjoint_a, adjoint_b))
           << adjoint_a << adjoint_b;
   const TensorRef sorted = int64s({3, 2}, {0, 1, 1, 0, 2, 2});
-  EXPECT_GRADIENT_OK("SparseToDense", {sorted, int64s({2}, {3, 4}), rand({3}, 4), rand({}, 5)},
+  EXPECT_GRADIENT_OK("SparseToDense",
+                     {sorted, int64s({2}, {3, 4}), random_tensor({3}, 4), random_tensor({}, 5)},
                      {AttrValue(true)});
-  EXPECT_GRADIENT_OK("SparseToDense", {sorted, int64s({2}, {3, 4}), rand({}, 6), rand({}, 7)},
+  EXPECT_GRADIENT_OK("SparseToDense",
+                     {sorted, int64s({2}, {3, 4}), random_tensor({}, 6), random_tensor({}, 7)},
                      {AttrValue(true)});
 }
 

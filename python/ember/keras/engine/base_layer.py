@@ -95,6 +95,12 @@ def _shape_of(x):
 class Layer(Module):
     """The base class of Keras layers (see the module docstring)."""
 
+    # A config keeps the structure of the first argument even when it is a single tensor (TFOpLambda).
+    _preserve_input_structure_in_config = False
+    # NumPy and Python numbers given as inputs become tensors before `call` (not for TFOpLambda: the op
+    # converts its constants itself, with the other operand's dtype).
+    _ember_convert_inputs = True
+
     def __init__(self, trainable=True, name=None, dtype=None, dynamic=False, **kwargs):
         unknown = set(kwargs) - _ALLOWED_KWARGS
         if unknown:
@@ -106,6 +112,7 @@ class Layer(Module):
         self._ember_weights = []  # [(name, variable)] in creation order, made by add_weight or assigned
         self._ember_losses = []  # tensors added during the current call
         self._ember_callable_losses = []  # regularizers: evaluated whenever `losses` is read
+        self._ember_added_metrics = []  # Means made by add_metric (not weights, not checkpointed)
         self._ember_inbound_nodes = []
         self._ember_outbound_nodes = []
         self._ember_initial_weights = kwargs.get("weights")
@@ -404,9 +411,36 @@ class Layer(Module):
                 _layers_holding_losses[0] -= 1
                 layer._ember_losses = []
 
-    def add_metric(self, value, name=None, **kwargs):
-        raise NotImplementedError(f"Layer {self.name}: add_metric is not implemented in ember.keras; compile the "
-                                  "model with `metrics=` instead")
+    def add_metric(self, value, name=None, aggregation=None, **kwargs):
+        """Inside ``call``: the mean of ``value`` over the calls, a ``Mean`` metric named ``name`` listed in
+        ``metrics`` (so in fit/evaluate's logs, reset with the other metrics), as tf_keras does."""
+        if kwargs:
+            raise TypeError(f"Unknown keyword arguments: {kwargs.keys()}. Expected `aggregation`.")
+        if aggregation not in (None, "mean"):
+            raise ValueError(f"We currently support only `mean` sample-wise metric aggregation. You provided "
+                             f"aggregation=`{aggregation}`")
+        if name is None:
+            raise ValueError("Please provide a name for your metric like `self.add_metric(tf.reduce_sum(inputs), "
+                             "name='mean_activation')`")
+        if isinstance(value, KerasTensor):
+            raise NotImplementedError(f"Layer {self.name}: add_metric of a symbolic (functional API) tensor is not "
+                                      "implemented in ember.keras; call add_metric inside a layer's call")
+        if not _call_stack():
+            raise ValueError(f"Expected a symbolic Tensor for the metric value, received: {value}")
+        metric = next((m for m in self._ember_added_metrics if m.name == name), None)
+        if metric is None:
+            from ember.keras.metrics import Mean
+
+            dtype = getattr(value, "dtype", None)
+            metric = Mean(name=name, dtype=dtype if dtype is not None and dtypes.as_dtype(dtype).is_floating
+                          else None)
+            self._ember_added_metrics.append(metric)
+        metric.update_state(value)
+
+    @property
+    def metrics(self):
+        """The metrics added by add_metric in this layer and the layers inside it."""
+        return [m for layer in self._flatten_layers() for m in layer.__dict__.get("_ember_added_metrics", ())]
 
     def add_update(self, updates):
         """Keras 2 applies updates at once in eager code; so does ember (a callable is called)."""
@@ -454,7 +488,7 @@ class Layer(Module):
             from ember.keras.engine import node as node_lib
 
             return node_lib.call_symbolic(self, inputs, rest, kwargs)
-        if not isinstance(inputs, Tensor):
+        if not isinstance(inputs, Tensor) and self._ember_convert_inputs:
             inputs = nest.map_structure(_to_tensor, inputs)
         input_spec_lib.assert_input_compatibility(self.input_spec, inputs, self.name)
         kwargs, training = self._fill_training(kwargs, rest)

@@ -65,6 +65,9 @@ class KerasTensor:
         self._keras_history = keras_history  # (layer, node_index, tensor_index)
         self._mask = None
         self.sparse = sparse
+        # What is known of the value of an int32 scalar or vector (tf.shape(x) of an Input (None, 3) is
+        # [None, 3]): the next layer's trace sees it, so tf.fill(tf.shape(x), 1.) keeps the shape (None, 3).
+        self._inferred_value = None
 
     @property
     def shape(self):
@@ -100,7 +103,8 @@ class KerasTensor:
         layer = self._keras_history[0].name if self._keras_history else None
         shape = tuple(self._shape.as_list()) if self._shape.rank is not None else None
         created = f" (created by layer '{layer}')" if layer else ""
-        return f"<KerasTensor: shape={shape} dtype={self._dtype.name}{created}>"
+        inferred = f" inferred_value={self._inferred_value}" if self._inferred_value is not None else ""
+        return f"<KerasTensor: shape={shape} dtype={self._dtype.name}{inferred}{created}>"
 
     def __str__(self):
         return repr(self)
@@ -117,15 +121,18 @@ class KerasTensor:
         raise TypeError(f"You are passing {self}, an intermediate Keras symbolic input/output, to an API that "
                         "needs a value (NumPy). Wrap the computation in a Keras layer (e.g. Lambda).")
 
-    # Python operators on KerasTensors become TFOpLambda layers, named as tf_keras names them.
+    # Python operators on KerasTensors become TFOpLambda layers, named as tf_keras names them. A reflected
+    # operator (1 - x) is the op with the constant first, as TensorFlow calls it: the node's arguments, and
+    # so the model's config, are tf_keras' (the constant is its first input, the KerasTensor its `y`).
     def _op(self, symbol, *others, reflected=False):
         from ember.keras.layers.core import SlicingOpLambda, TFOpLambda
 
-        layer_class = SlicingOpLambda if symbol == "tf.__operators__.getitem" else TFOpLambda
-        function = operator_function(symbol)
-        if reflected:  # 1 - x: the KerasTensor stays the layer's input (a constant there would become int32)
-            function = _reflected(function)
-        return layer_class(function, symbol)(self, *others)
+        if symbol == "tf.__operators__.getitem":
+            return SlicingOpLambda(operator_function(symbol), symbol)(self, *others)
+        # TensorFlow's operators pass name=None, and a reflected one converts its constant to the tensor's
+        # dtype first (1 - x records 1.0): the recorded arguments are the same
+        args = (_as_operand(others[0], self.dtype), self) if reflected else (self,) + others
+        return TFOpLambda(operator_function(symbol), symbol)(*args, name=None)
 
     def __iter__(self):
         raise TypeError(f"Iterating over a symbolic KerasTensor is not allowed: {self}")
@@ -212,31 +219,88 @@ class KerasTensor:
         return self._op("tf.math.greater_equal", other)
 
     def __getitem__(self, key):
-        return self._op("tf.__operators__.getitem", key)
+        # As tf_keras records them: slices as {"start", "stop", "step"} dicts, so the config is JSON
+        return self._op("tf.__operators__.getitem", _slices_to_dicts(key))
+
+
+def _as_operand(value, dtype):
+    """A constant left of an operator, as a tensor of the KerasTensor's dtype when it converts to one."""
+    import numpy as np
+
+    from ember.framework.tensor import convert_to_tensor
+
+    if not isinstance(value, (int, float, np.ndarray, np.generic)) or isinstance(value, bool):
+        return value
+    try:
+        return convert_to_tensor(value, dtype=dtype)
+    except (TypeError, ValueError):
+        return value
+
+
+def _binary(name, op):
+    """An operator as a function of (x, y, name), the parameters TensorFlow's operator functions have (a
+    node's arguments are recorded by these names)."""
+    def function(x, y, name=None):
+        return op(x, y)
+
+    function.__name__ = name
+    return function
+
+
+def _matmul(a, b, name=None):  # tf.linalg.matmul's parameter names
+    return a @ b
+
+
+def _unary(name, op):
+    def function(x, name=None):
+        return op(x)
+
+    function.__name__ = name
+    return function
+
+
+def _slices_to_dicts(key):
+    if isinstance(key, slice):
+        return {"start": key.start, "stop": key.stop, "step": key.step}
+    if isinstance(key, (list, tuple)):
+        return type(key)(_slices_to_dicts(k) for k in key)
+    return key
+
+
+def _dicts_to_slices(key):
+    if isinstance(key, dict) and set(key) == {"start", "stop", "step"}:
+        return slice(key["start"], key["stop"], key["step"])
+    if isinstance(key, dict) and key.get("class_name") == "__ellipsis__":  # ... read back from JSON
+        return Ellipsis
+    if isinstance(key, list):  # a config read back from JSON has lists where the call had tuples
+        return tuple(_dicts_to_slices(k) for k in key)
+    if isinstance(key, tuple):
+        return tuple(_dicts_to_slices(k) for k in key)
+    return key
+
+
+def _getitem(tensor, slice_spec, var=None):
+    return tensor[_dicts_to_slices(slice_spec)]
 
 
 def _operators():
     """TensorFlow API name -> the function a Python operator on tensors runs."""
     import operator
 
-    from ember.ops import math_ops
-
-    return {"tf.__operators__.add": operator.add, "tf.math.subtract": math_ops.subtract,
-            "tf.math.multiply": math_ops.multiply, "tf.math.truediv": operator.truediv,
-            "tf.compat.v1.floor_div": operator.floordiv, "tf.math.floormod": operator.mod, "tf.math.pow": math_ops.pow,
-            "tf.linalg.matmul": math_ops.matmul, "tf.math.negative": math_ops.negative, "tf.math.abs": math_ops.abs,
-            "tf.math.logical_not": operator.invert, "tf.math.logical_and": operator.and_,
-            "tf.math.logical_or": operator.or_, "tf.math.logical_xor": operator.xor, "tf.math.less": operator.lt,
-            "tf.math.less_equal": operator.le, "tf.math.greater": operator.gt, "tf.math.greater_equal": operator.ge,
-            "tf.__operators__.getitem": operator.getitem}
-
-
-def _reflected(function):
-    def reflected(a, b):
-        return function(b, a)
-
-    reflected.__name__ = getattr(function, "__name__", "op")
-    return reflected
+    binary = {"tf.__operators__.add": operator.add, "tf.math.subtract": operator.sub,
+              "tf.math.multiply": operator.mul, "tf.math.truediv": operator.truediv,
+              "tf.compat.v1.floor_div": operator.floordiv, "tf.math.floormod": operator.mod,
+              "tf.math.pow": operator.pow,
+              "tf.math.logical_and": operator.and_, "tf.math.logical_or": operator.or_,
+              "tf.math.logical_xor": operator.xor, "tf.math.less": operator.lt, "tf.math.less_equal": operator.le,
+              "tf.math.greater": operator.gt, "tf.math.greater_equal": operator.ge}
+    unary = {"tf.math.negative": operator.neg, "tf.math.abs": operator.abs,
+             "tf.math.logical_not": operator.invert}
+    table = {symbol: _binary(symbol.rsplit(".", 1)[-1], op) for symbol, op in binary.items()}
+    table["tf.linalg.matmul"] = _matmul
+    table.update({symbol: _unary(symbol.rsplit(".", 1)[-1], op) for symbol, op in unary.items()})
+    table["tf.__operators__.getitem"] = _getitem
+    return table
 
 
 _OPERATORS = {}

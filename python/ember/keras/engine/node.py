@@ -57,6 +57,47 @@ def _spec(x):
     return TensorSpec(x.shape, x.dtype)
 
 
+# Note [Inferred values of KerasTensors]
+# Each layer call is traced in its own scratch function, so the partial value that ember's shape inference
+# propagates through Shape, StridedSlice, Pack, ... would stop at the layer's boundary: tf.shape(x) and
+# tf.fill(that, 1.) are two layers. An int32 scalar or vector output keeps what its trace knows of its
+# value (the static shape of ones(shape=value)), and the next trace receives it as the Shape of a
+# placeholder of that shape, which carries the same partial value; as tf_keras does.
+_MAX_INFERRED_RANK = 254
+
+
+def _input_spec(x):
+    if x._inferred_value is not None:
+        return TensorSpec(x._inferred_value if x.shape.rank == 1 else [x._inferred_value[0]], x.dtype)
+    return _spec(x)
+
+
+def _with_inferred_value(placeholder, x):
+    if x._inferred_value is None:
+        return placeholder
+    from ember.ops import array_ops
+
+    value = array_ops.shape(placeholder, out_type=x.dtype)
+    return value if x.shape.rank == 1 else value[0]
+
+
+def _inferred_value(t):
+    from ember import dtypes
+    from ember.ops import array_ops
+
+    if not isinstance(t, Tensor) or t.dtype != dtypes.int32 or t.shape.rank not in (0, 1):
+        return None
+    if t.shape.rank == 1 and (t.shape[0] is None or t.shape[0] > _MAX_INFERRED_RANK):
+        return None
+    try:  # a value no shape can have (a negative entry) is no shape information
+        shape = array_ops.ones(array_ops.reshape(t, [1]) if t.shape.rank == 0 else t).shape
+    except Exception:  # noqa: BLE001 - any shape function error means "nothing known"
+        return None
+    if shape.rank is None:
+        return None
+    return shape.as_list()
+
+
 def call_symbolic(layer, inputs, rest, kwargs):
     """Layer.__call__ on KerasTensors: records a Node and returns KerasTensors of the outputs."""
     from ember.polymorphic_function import function
@@ -73,18 +114,20 @@ def call_symbolic(layer, inputs, rest, kwargs):
         mask_it = iter(placeholders[len(keras_inputs):])
         by_id = {}
         for kt in keras_inputs:
-            tensor = next(it)
-            by_id[id(kt)] = tensor
+            by_id[id(kt)] = _with_inferred_value(next(it), kt)
         for kt in masked:
             set_mask(by_id[id(kt)], next(mask_it))
         values = nest.pack_sequence_as(structure, [by_id[id(x)] if isinstance(x, KerasTensor) else x
                                                    for x in flat])
         args, more, kw = values
         outputs = layer(args, *more, **kw)
-        masks = [get_mask(t) if isinstance(t, Tensor) else None for t in nest.flatten(outputs)]
+        flat_outputs = nest.flatten(outputs)
+        masks = [get_mask(t) if isinstance(t, Tensor) else None for t in flat_outputs]
+        inferred[:] = [_inferred_value(t) for t in flat_outputs]
         return outputs, masks
 
-    specs = [_spec(x) for x in keras_inputs] + [_spec(x._mask) for x in masked]
+    inferred = []  # filled in by the trace: what it knows of the int32 outputs' values
+    specs = [_input_spec(x) for x in keras_inputs] + [_spec(x._mask) for x in masked]
     traced = function(trace, autograph=False).get_concrete_function(*specs)
     outputs, masks = traced._structured_outputs
     node = Node(layer, (inputs,) + tuple(rest), kwargs)
@@ -99,6 +142,7 @@ def call_symbolic(layer, inputs, rest, kwargs):
                          keras_history=(layer, node_index, i))
         if isinstance(mask, Tensor):
             kt._mask = KerasTensor(mask.shape, mask.dtype)
+        kt._inferred_value = inferred[i] if i < len(inferred) else None
         results.append(kt)
     packed = nest.pack_sequence_as(outputs, results)
     node.outputs = packed

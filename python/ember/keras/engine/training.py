@@ -238,6 +238,28 @@ class Model(Layer):
             self._ember_input_specs = specs
         return nest.map_structure(lambda t: TensorSpec(t.shape, t.dtype), concrete._structured_outputs)
 
+    def _ember_default_save_signature(self):
+        """The ``serving_default`` signature that ``tf.saved_model.save(model)`` and ``model.save`` write, as
+        tf_keras writes it: the model at inference on its input specs (inputs named after the Input layers),
+        returning ``{output name: tensor}``; None while the input specs are unknown."""
+        from ember.polymorphic_function import function
+
+        specs = self._ember_input_specs
+        if specs is None:
+            return None
+        flat = nest.flatten(specs)
+        names = [s.name or f"input_{i + 1}" for i, s in enumerate(flat)]
+        specs = nest.pack_sequence_as(specs, [TensorSpec(s.shape, s.dtype, n) for s, n in zip(flat, names)])
+        output_names = self.output_names
+
+        def serve(inputs):
+            outputs = nest.flatten(self(inputs, training=False))
+            keys = output_names if output_names and len(output_names) == len(outputs) else [
+                f"output_{i + 1}" for i in range(len(outputs))]
+            return dict(zip(keys, outputs))
+
+        return function(serve, input_signature=[specs], autograph=False)
+
     # ---- checkpoint dependencies: layers by position for graph networks (tf_keras' names)
     def _trackable_children(self):
         children = super()._trackable_children()
@@ -286,10 +308,12 @@ class Model(Layer):
 
     @property
     def metrics(self):
+        """The compiled loss's and metrics' objects, then those of add_metric in the model's layers."""
+        added = super().metrics
         if self._ember_compiled is None:
-            return []
+            return added
         losses, metrics = self._ember_compiled
-        return losses.metrics + metrics.metrics
+        return losses.metrics + metrics.metrics + added
 
     @property
     def metrics_names(self):
@@ -595,10 +619,14 @@ class Model(Layer):
         from ember.train import Checkpoint
         from ember.train import checkpoint_management
 
+        from ember.keras import hdf5_format
+
         filepath = os.fspath(filepath)
-        if save_format == "h5" or filepath.endswith((".h5", ".hdf5", ".keras")):
-            raise NotImplementedError(f"ember.keras: save_weights({filepath!r}) in HDF5/.keras format is not "
-                                      "implemented; use a TensorFlow checkpoint prefix (no extension)")
+        if hdf5_format.is_hdf5_path(filepath, save_format):
+            return hdf5_format.save_weights(self, filepath, overwrite)
+        if filepath.endswith(".keras"):
+            raise NotImplementedError(f"ember.keras: save_weights({filepath!r}) in .keras format is not "
+                                      "implemented; use a TensorFlow checkpoint prefix (no extension) or a .h5 path")
         if not overwrite and os.path.exists(filepath + ".index"):
             raise FileExistsError(f"{filepath} exists and overwrite=False")
         directory = os.path.dirname(filepath)
@@ -611,12 +639,15 @@ class Model(Layer):
         """Restores weights written by ``save_weights`` (or tf_keras' TF-format ``save_weights``)."""
         from ember.train import Checkpoint
 
-        if by_name or skip_mismatch:
-            raise NotImplementedError("ember.keras: load_weights(by_name/skip_mismatch) is for HDF5 files, which "
-                                      "ember does not read")
+        from ember.keras import hdf5_format
+
         filepath = os.fspath(filepath)
-        if filepath.endswith((".h5", ".hdf5", ".keras")):
-            raise NotImplementedError(f"ember.keras: load_weights({filepath!r}) in HDF5/.keras format is not "
+        if hdf5_format.is_hdf5_path(filepath):
+            return hdf5_format.load_weights(self, filepath, by_name, skip_mismatch)
+        if by_name or skip_mismatch:
+            raise ValueError("load_weights: by_name and skip_mismatch are for HDF5 (.h5) files, as in tf_keras")
+        if filepath.endswith(".keras"):
+            raise NotImplementedError(f"ember.keras: load_weights({filepath!r}) in .keras format is not "
                                       "implemented")
         return Checkpoint(root=self).restore(filepath).expect_partial()
 
@@ -764,6 +795,8 @@ def _apply_constraints(variables):
 
 
 def _json_default(obj):
+    if obj is Ellipsis:  # x[..., 0] in an op layer's arguments, written as tf_keras writes it
+        return {"class_name": "__ellipsis__"}
     if isinstance(obj, (np.integer,)):
         return int(obj)
     if isinstance(obj, (np.floating,)):

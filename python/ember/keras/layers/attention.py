@@ -15,7 +15,7 @@ from ember.keras.engine.base_layer import Layer
 from ember.keras.layers import _layer_utils as U
 from ember.keras.layers.convolutional import _constraint, constraints
 
-__all__ = ["MultiHeadAttention"]
+__all__ = ["MultiHeadAttention", "Attention", "AdditiveAttention"]
 
 _MASKED_LOGIT = -1e9  # Keras's "large negative" added to masked float32 logits before the softmax
 
@@ -211,3 +211,114 @@ class MultiHeadAttention(Layer):
         if shapes[0] is not None and shapes[1] is not None:
             layer._build_from_signature(*shapes)
         return layer
+
+
+class _BaseDenseAttention(Layer):
+    """Attention of a query [batch, Tq, dim] over a value [batch, Tv, dim] (keyed by ``key``, the value
+    when not given): softmax(scores) @ value, with masks and a causal mask as tf_keras' dense attention."""
+
+    def __init__(self, dropout=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.dropout = dropout
+        self.supports_masking = True
+
+    def _calculate_scores(self, query, key):
+        raise NotImplementedError
+
+    def call(self, inputs, mask=None, training=None, return_attention_scores=False, use_causal_mask=False):
+        if not isinstance(inputs, (list, tuple)) or len(inputs) not in (2, 3):
+            raise ValueError(f"{type(self).__name__} layer must be called on a list of inputs, namely [query, value] "
+                             f"or [query, value, key]. Received: {inputs}.")
+        query, value = inputs[0], inputs[1]
+        key = inputs[2] if len(inputs) == 3 else value
+        q_mask = mask[0] if mask else None
+        v_mask = mask[1] if mask else None
+        scores = self._calculate_scores(query, key)
+        big = 65504.0 if scores.dtype == tf.float16 else 1.0e9
+        padding = None
+        if v_mask is not None:
+            padding = tf.logical_not(tf.expand_dims(tf.cast(v_mask, tf.bool), -2))
+        if use_causal_mask:
+            shape = tf.shape(scores)
+            rows = tf.range(shape[-2])[:, None]
+            cols = tf.range(shape[-1])[None, :]
+            causal = tf.expand_dims(rows >= cols, 0)
+            padding = tf.logical_not(causal) if padding is None else tf.logical_or(padding, tf.logical_not(causal))
+        if padding is not None:
+            scores -= big * tf.cast(padding, scores.dtype)
+        weights = tf.nn.softmax(scores)
+        if training and 0 < self.dropout < 1:
+            keep = tf.cast(tf.random.uniform(tf.shape(weights)) >= self.dropout, weights.dtype)
+            weights = weights * keep / (1.0 - self.dropout)
+        result = tf.matmul(weights, value)
+        if q_mask is not None:
+            result *= tf.cast(tf.expand_dims(q_mask, -1), result.dtype)
+        return (result, weights) if return_attention_scores else result
+
+    def compute_mask(self, inputs, mask=None):
+        if mask is None or mask[0] is None:
+            return None
+        return tf.convert_to_tensor(mask[0])
+
+    def compute_output_shape(self, input_shape):
+        query, value = input_shape[0], input_shape[1]
+        return tf.TensorShape(tf.TensorShape(query).as_list()[:-1] + tf.TensorShape(value).as_list()[-1:])
+
+    def get_config(self):
+        return {**super().get_config(), "dropout": self.dropout}
+
+
+class Attention(_BaseDenseAttention):
+    """Dot-product (Luong) attention: scores = query @ key^T (times a learned scalar with use_scale), or
+    with score_mode="concat" the sum over features of tanh(query + key)."""
+
+    def __init__(self, use_scale=False, score_mode="dot", **kwargs):
+        super().__init__(**kwargs)
+        if score_mode not in ("dot", "concat"):
+            raise ValueError(f"Invalid value for argument score_mode. Expected one of {{'dot', 'concat'}}. Received: "
+                             f"score_mode={score_mode}")
+        self.use_scale = use_scale
+        self.score_mode = score_mode
+
+    def build(self, input_shape):
+        self.scale = self.add_weight("scale", shape=(), initializer="ones", trainable=True) if self.use_scale \
+            else None
+        self.concat_score_weight = self.add_weight("concat_score_weight", shape=(), initializer="ones",
+                                                   trainable=True) if self.score_mode == "concat" else None
+        self.built = True
+
+    def _calculate_scores(self, query, key):
+        if self.score_mode == "dot":
+            scores = tf.matmul(query, key, transpose_b=True)
+            return scores * self.scale if self.scale is not None else scores
+        q = tf.expand_dims(query, -2)
+        k = tf.expand_dims(key, -3)
+        inner = self.scale * (q + k) if self.scale is not None else q + k
+        return self.concat_score_weight * tf.reduce_sum(tf.tanh(inner), axis=-1)
+
+    def get_config(self):
+        return {**super().get_config(), "use_scale": self.use_scale, "score_mode": self.score_mode}
+
+
+class AdditiveAttention(_BaseDenseAttention):
+    """Additive (Bahdanau) attention: scores = sum over features of scale * tanh(query + key)."""
+
+    def __init__(self, use_scale=True, **kwargs):
+        super().__init__(**kwargs)
+        self.use_scale = use_scale
+
+    def build(self, input_shape):
+        dim = tf.TensorShape(input_shape[1]).as_list()[-1]
+        self.scale = self.add_weight("scale", shape=[dim], initializer="glorot_uniform", trainable=True) \
+            if self.use_scale else None
+        self.built = True
+
+    def _calculate_scores(self, query, key):
+        q = tf.expand_dims(query, -2)
+        k = tf.expand_dims(key, -3)
+        terms = tf.tanh(q + k)
+        return tf.reduce_sum(self.scale * terms if self.scale is not None else terms, axis=-1)
+
+    def get_config(self):
+        return {**super().get_config(), "use_scale": self.use_scale}
+

@@ -14,7 +14,8 @@ from ember.keras import activations, constraints, initializers, regularizers
 from ember.keras.engine.base_layer import Layer
 from ember.keras.engine.input_spec import InputSpec
 
-__all__ = ["Dense", "Activation", "Dropout", "Flatten", "Reshape", "Lambda", "Embedding", "Add", "Subtract",
+__all__ = ["Dense", "Activation", "Dropout", "Flatten", "Reshape", "Lambda", "Embedding", "Masking", "Identity",
+           "Add", "Subtract",
            "Multiply", "Average", "Maximum", "Minimum", "Concatenate", "add", "subtract", "multiply", "average",
            "maximum", "minimum", "concatenate"]
 
@@ -314,19 +315,28 @@ class TFOpLambda(Layer):
         # call(**kwargs) forwards to the op, which takes neither: Keras must not pass them
         self._expects_training_arg = self._expects_mask_arg = False
 
+    _preserve_input_structure_in_config = True
+    _ember_convert_inputs = False
+
+    @property
+    def _call_arg_names(self):
+        """The op's parameters: a node's arguments after the first are recorded under these names."""
+        import inspect
+
+        from ember.util import dispatch
+
+        try:
+            params = inspect.signature(dispatch.unwrap(self.function)).parameters
+        except (TypeError, ValueError):
+            return []
+        return [n for n, p in params.items() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
     def __call__(self, *args, **kwargs):
         if not args and kwargs:  # tf.concat(values=[x, y], axis=1): the first parameter becomes positional
-            import inspect
-
-            from ember.util import dispatch
-
-            try:
-                first = next(iter(inspect.signature(dispatch.unwrap(self.function)).parameters))
-            except (TypeError, ValueError, StopIteration):
-                first = None
-            if first in kwargs:
+            names = self._call_arg_names
+            if names and names[0] in kwargs:
                 kwargs = dict(kwargs)
-                args = (kwargs.pop(first),)
+                args = (kwargs.pop(names[0]),)
         return super().__call__(*args, **kwargs)
 
     def call(self, inputs, *args, **kwargs):
@@ -599,3 +609,42 @@ def concatenate(inputs, axis=-1, **kwargs):
 
 
 del math
+
+
+class Masking(Layer):
+    """Marks the time steps whose features all equal ``mask_value`` as masked (their outputs zeroed), for
+    the layers downstream that support masking."""
+
+    def __init__(self, mask_value=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.supports_masking = True
+        self.mask_value = mask_value
+
+    def compute_mask(self, inputs, mask=None):
+        value = convert_to_tensor(self.mask_value, dtype=inputs.dtype)
+        return math_ops.reduce_any(math_ops.not_equal(inputs, value), axis=-1)
+
+    def call(self, inputs):
+        keep = self.compute_mask(inputs)
+        return inputs * math_ops.cast(array_ops.expand_dims(keep, -1), inputs.dtype)
+
+    def compute_output_shape(self, input_shape):
+        return TensorShape(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "mask_value": self.mask_value}
+
+
+class Identity(Layer):
+    """Returns its input unchanged (a placeholder in a model)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.supports_masking = True
+
+    def call(self, inputs):
+        return array_ops.identity(inputs) if not isinstance(inputs, (list, tuple, dict)) else inputs
+
+    def compute_output_shape(self, input_shape):
+        return input_shape
+

@@ -36,7 +36,8 @@ def deserialize(config, custom_objects=None, use_legacy_format=False):
     if custom_objects and class_name in custom_objects:
         cls = custom_objects[class_name]
     else:
-        cls = _BUILTIN.get(str(class_name).lower())
+        # tf_keras registers its optimizers under the "Custom>" package ("Custom>Adam" in its HDF5 files).
+        cls = _BUILTIN.get(str(class_name).lower().removeprefix("custom>"))
         if cls is None:
             raise ValueError(f"Unknown optimizer: '{class_name}'. Expected one of {sorted(_BUILTIN)} or a name "
                              "in custom_objects.")

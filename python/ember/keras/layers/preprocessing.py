@@ -1,0 +1,312 @@
+"""Keras 2's numeric, categorical and image preprocessing layers (tf_keras): Rescaling, Normalization (with
+adapt), Resizing, CenterCrop, UnitNormalization, CategoryEncoding, Hashing, Discretization (given
+boundaries)."""
+
+import numpy as np
+
+from ember.framework.tensor_shape import TensorShape
+from ember.keras.engine.base_layer import Layer
+
+__all__ = ["Rescaling", "Normalization", "Resizing", "CenterCrop", "UnitNormalization", "CategoryEncoding",
+           "Hashing", "Discretization"]
+
+
+def _tf():
+    import ember
+
+    return ember
+
+
+class Rescaling(Layer):
+    def __init__(self, scale, offset=0.0, **kwargs):
+        super().__init__(**kwargs)
+        self.scale = scale
+        self.offset = offset
+
+    def call(self, inputs):
+        tf = _tf()
+        dtype = self.compute_dtype if hasattr(self, "compute_dtype") else tf.float32
+        inputs = tf.cast(inputs, dtype)
+        return inputs * tf.cast(self.scale, dtype) + tf.cast(self.offset, dtype)
+
+    def compute_output_shape(self, input_shape):
+        return TensorShape(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "scale": self.scale, "offset": self.offset}
+
+
+class Normalization(Layer):
+    """(x - mean) / sqrt(variance) per feature along ``axis``; mean and variance given or learned by
+    ``adapt(data)`` (the population variance, as tf_keras)."""
+
+    def __init__(self, axis=-1, mean=None, variance=None, invert=False, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = (axis,) if isinstance(axis, int) else tuple(axis) if axis is not None else ()
+        if (mean is None) != (variance is None):
+            raise ValueError(f"When setting values directly, both `mean` and `variance` must be set. Got mean: "
+                             f"{mean} and variance: {variance}")
+        self.input_mean = mean
+        self.input_variance = variance
+        self.invert = invert
+
+    def _reduce_shape(self, shape):
+        rank = len(shape)
+        keep = {a % rank for a in self.axis}
+        return [shape[i] if i in keep else 1 for i in range(rank)]
+
+    def build(self, input_shape):
+        shape = TensorShape(input_shape).as_list()
+        self._broadcast_shape = self._reduce_shape(shape)
+        for a in self.axis:
+            if shape[a % len(shape)] is None:
+                raise ValueError(f"All `axis` values to be kept must have known shape. Got axis: {self.axis}, input "
+                                 f"shape: {shape}, with unknown axis at index: {a % len(shape)}")
+        mean_shape = [shape[a % len(shape)] for a in sorted(a % len(shape) for a in self.axis)]
+        if self.input_mean is not None:  # given values are constants, not weights (as tf_keras)
+            self.adapt_mean = np.broadcast_to(np.asarray(self.input_mean, np.float32), mean_shape).copy()
+            self.adapt_variance = np.broadcast_to(np.asarray(self.input_variance, np.float32), mean_shape).copy()
+        else:
+            self.adapt_mean = self.add_weight(name="mean", shape=mean_shape, initializer="zeros", trainable=False)
+            self.adapt_variance = self.add_weight(name="variance", shape=mean_shape, initializer="ones",
+                                                  trainable=False)
+            self.count = self.add_weight(name="count", shape=[], dtype="int64", initializer="zeros",
+                                         trainable=False)
+        self.built = True
+
+    def adapt(self, data, batch_size=None, steps=None):
+        tf = _tf()
+        if self.input_mean is not None:
+            raise ValueError("Normalization: a layer given mean and variance cannot adapt")
+        if isinstance(data, tf.data.Dataset):
+            arrays = [np.asarray(x) for x in data.as_numpy_iterator()]
+            array = np.concatenate([a.reshape((-1,) + a.shape[1:]) if a.ndim else a[None] for a in arrays])
+        else:
+            array = np.asarray(data.numpy() if hasattr(data, "numpy") else data, dtype=np.float64)
+        array = array.astype(np.float64)
+        if not self.built:
+            self.build(array.shape)
+        rank = array.ndim
+        keep = sorted(a % rank for a in self.axis)
+        reduce_axes = tuple(i for i in range(rank) if i not in keep)
+        self.adapt_mean.assign(array.mean(axis=reduce_axes).astype(np.float32))
+        self.adapt_variance.assign(array.var(axis=reduce_axes).astype(np.float32))
+        self.count.assign(int(np.prod([array.shape[i] for i in reduce_axes])))
+
+    def call(self, inputs):
+        tf = _tf()
+        inputs = tf.cast(inputs, tf.float32)
+        mean = tf.reshape(self.adapt_mean, self._broadcast_shape)
+        variance = tf.reshape(self.adapt_variance, self._broadcast_shape)
+        if self.invert:
+            return mean + inputs * tf.maximum(tf.sqrt(variance), 1e-7)
+        return (inputs - mean) / tf.maximum(tf.sqrt(variance), 1e-7)
+
+    def compute_output_shape(self, input_shape):
+        return TensorShape(input_shape)
+
+    def get_config(self):
+        config = {**super().get_config(), "axis": self.axis, "invert": self.invert}
+        config["mean"] = None if self.input_mean is None else np.asarray(self.input_mean).tolist()
+        config["variance"] = None if self.input_variance is None else np.asarray(self.input_variance).tolist()
+        return config
+
+
+class Resizing(Layer):
+    def __init__(self, height, width, interpolation="bilinear", crop_to_aspect_ratio=False, **kwargs):
+        super().__init__(**kwargs)
+        self.height, self.width = height, width
+        self.interpolation = interpolation
+        self.crop_to_aspect_ratio = crop_to_aspect_ratio
+        if crop_to_aspect_ratio:
+            raise NotImplementedError("Resizing(crop_to_aspect_ratio=True) is not implemented")
+
+    def call(self, inputs):
+        tf = _tf()
+        out = tf.image.resize(inputs, [self.height, self.width], method=self.interpolation)
+        return tf.cast(out, self.compute_dtype) if hasattr(self, "compute_dtype") else out
+
+    def compute_output_shape(self, input_shape):
+        shape = TensorShape(input_shape).as_list()
+        return TensorShape(shape[:-3] + [self.height, self.width, shape[-1]])
+
+    def get_config(self):
+        return {**super().get_config(), "height": self.height, "width": self.width,
+                "interpolation": self.interpolation, "crop_to_aspect_ratio": self.crop_to_aspect_ratio}
+
+
+class CenterCrop(Layer):
+    """The central height x width window of each image (resized up first when the image is smaller, as
+    tf_keras)."""
+
+    def __init__(self, height, width, **kwargs):
+        super().__init__(**kwargs)
+        self.height, self.width = height, width
+
+    def call(self, inputs):
+        tf = _tf()
+        inputs = tf.cast(inputs, self.compute_dtype) if hasattr(self, "compute_dtype") else inputs
+        h, w = inputs.shape[-3], inputs.shape[-2]
+        if h is None or w is None or h < self.height or w < self.width:
+            if h is not None and w is not None:
+                return tf.image.resize(inputs, [self.height, self.width])
+            raise NotImplementedError("CenterCrop: images of unknown height or width are not supported")
+        top, left = (h - self.height) // 2, (w - self.width) // 2
+        return inputs[..., top:top + self.height, left:left + self.width, :]
+
+    def compute_output_shape(self, input_shape):
+        shape = TensorShape(input_shape).as_list()
+        return TensorShape(shape[:-3] + [self.height, self.width, shape[-1]])
+
+    def get_config(self):
+        return {**super().get_config(), "height": self.height, "width": self.width}
+
+
+class UnitNormalization(Layer):
+    def __init__(self, axis=-1, **kwargs):
+        super().__init__(**kwargs)
+        self.axis = axis if isinstance(axis, int) else list(axis)
+        self.supports_masking = True
+
+    def call(self, inputs):
+        tf = _tf()
+        return tf.math.l2_normalize(tf.cast(inputs, self.compute_dtype) if hasattr(self, "compute_dtype")
+                                    else inputs, axis=self.axis)
+
+    def compute_output_shape(self, input_shape):
+        return TensorShape(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "axis": self.axis}
+
+
+class CategoryEncoding(Layer):
+    """Integer category ids -> one_hot / multi_hot / count vectors of ``num_tokens``."""
+
+    def __init__(self, num_tokens=None, output_mode="multi_hot", sparse=False, **kwargs):
+        super().__init__(**kwargs)
+        if num_tokens is None or num_tokens < 1:
+            raise ValueError(f"`num_tokens` must be >= 1. Received: num_tokens={num_tokens}.")
+        if output_mode not in ("one_hot", "multi_hot", "count"):
+            raise ValueError(f"Unknown arg for output_mode: {output_mode}. Expected one of: 'one_hot', 'multi_hot', "
+                             "'count'.")
+        if sparse:
+            raise NotImplementedError("CategoryEncoding(sparse=True) is not implemented")
+        self.num_tokens = num_tokens
+        self.output_mode = output_mode
+        self.sparse = sparse
+
+    def call(self, inputs, count_weights=None):
+        tf = _tf()
+        inputs = tf.convert_to_tensor(inputs)
+        if not inputs.dtype.is_integer:
+            inputs = tf.cast(inputs, tf.int64)
+        if not inputs.shape.rank:
+            inputs = tf.reshape(inputs, [1])
+        tf.debugging.assert_non_negative(inputs, message=f"Input values must be in the range 0 <= values < "
+                                                         f"num_tokens with num_tokens={self.num_tokens}")
+        tf.debugging.assert_less(inputs, tf.cast(self.num_tokens, inputs.dtype),
+                                 message=f"Input values must be in the range 0 <= values < num_tokens with "
+                                         f"num_tokens={self.num_tokens}")
+        if self.output_mode == "one_hot":
+            if inputs.shape.rank > 1 and inputs.shape[-1] == 1:
+                inputs = tf.squeeze(inputs, -1)
+            return tf.one_hot(inputs, self.num_tokens, dtype=self.compute_dtype)
+        if inputs.shape.rank == 1:
+            inputs = tf.expand_dims(inputs, -1)
+        hot = tf.one_hot(inputs, self.num_tokens, dtype=self.compute_dtype)
+        if count_weights is not None:
+            if self.output_mode != "count":
+                raise ValueError("`count_weights` is not used when `output_mode` is not `'count'`. Received "
+                                 f"`count_weights={count_weights}`.")
+            hot = hot * tf.cast(tf.expand_dims(count_weights, -1), hot.dtype)
+        counts = tf.reduce_sum(hot, axis=-2)
+        return counts if self.output_mode == "count" else tf.minimum(counts, 1.0)
+
+    def compute_output_shape(self, input_shape):
+        shape = TensorShape(input_shape).as_list()
+        if not shape:
+            return TensorShape([self.num_tokens])
+        if self.output_mode == "one_hot" and shape[-1] != 1:
+            return TensorShape(shape + [self.num_tokens])
+        return TensorShape(shape[:-1] + [self.num_tokens])
+
+    def get_config(self):
+        return {**super().get_config(), "num_tokens": self.num_tokens, "output_mode": self.output_mode,
+                "sparse": self.sparse}
+
+
+class Hashing(Layer):
+    """Values (strings, or integers as their decimal strings) -> FarmHash Fingerprint64 % num_bins, the bins
+    TensorFlow's tf.strings.to_hash_bucket_fast gives; ``mask_value`` maps to 0 and the rest to 1..num_bins-1."""
+
+    def __init__(self, num_bins, mask_value=None, salt=None, output_mode="int", sparse=False, **kwargs):
+        super().__init__(**kwargs)
+        if num_bins is None or num_bins <= 0:
+            raise ValueError(f"The `num_bins` for `Hashing` cannot be `None` or non-positive values. Received: "
+                             f"num_bins={num_bins}.")
+        if salt is not None:
+            raise NotImplementedError("Hashing(salt=...) needs SipHash (tf.strings.to_hash_bucket_strong), which "
+                                      "ember does not have")
+        if output_mode != "int" or sparse:
+            raise NotImplementedError("Hashing: only output_mode='int' (not sparse) is implemented")
+        self.num_bins = num_bins
+        self.mask_value = mask_value
+        self.salt = salt
+        self.output_mode = output_mode
+        self.sparse = sparse
+
+    def call(self, inputs):
+        tf = _tf()
+        inputs = tf.convert_to_tensor(inputs)
+        strings = inputs if inputs.dtype == tf.string else tf.strings.as_string(inputs)
+        if self.mask_value is None:
+            return tf.strings.to_hash_bucket_fast(strings, self.num_bins)
+        hashed = tf.strings.to_hash_bucket_fast(strings, self.num_bins - 1) + 1
+        masked = tf.equal(inputs, tf.cast(self.mask_value, inputs.dtype) if inputs.dtype != tf.string else
+                          tf.constant(self.mask_value))
+        return tf.where(masked, tf.zeros_like(hashed), hashed)
+
+    def compute_output_shape(self, input_shape):
+        return TensorShape(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "num_bins": self.num_bins, "salt": self.salt, "mask_value": self.mask_value,
+                "output_mode": self.output_mode, "sparse": self.sparse}
+
+
+class Discretization(Layer):
+    """The bucket of each value among sorted ``bin_boundaries``: i where boundaries[i-1] <= x < boundaries[i]
+    (adapt, which learns the boundaries from quantiles, is not implemented)."""
+
+    def __init__(self, bin_boundaries=None, num_bins=None, epsilon=0.01, output_mode="int", sparse=False,
+                 **kwargs):
+        super().__init__(**kwargs)
+        if bin_boundaries is None:
+            raise NotImplementedError("Discretization without bin_boundaries learns them with adapt, which ember "
+                                      "does not implement; pass bin_boundaries")
+        if output_mode != "int" or sparse:
+            raise NotImplementedError("Discretization: only output_mode='int' (not sparse) is implemented")
+        self.bin_boundaries = list(bin_boundaries)
+        if self.bin_boundaries != sorted(self.bin_boundaries):
+            raise ValueError(f"`bin_boundaries` must be sorted. Received: {bin_boundaries}")
+        self.num_bins = num_bins
+        self.epsilon = epsilon
+        self.output_mode = output_mode
+        self.sparse = sparse
+
+    def call(self, inputs):
+        tf = _tf()
+        inputs = tf.cast(tf.convert_to_tensor(inputs), tf.float64)
+        flat = tf.reshape(inputs, [-1])
+        edges = tf.constant(self.bin_boundaries, tf.float64)
+        index = tf.searchsorted(edges, flat, side="right", out_type=tf.int64)
+        return tf.reshape(index, tf.shape(inputs))
+
+    def compute_output_shape(self, input_shape):
+        return TensorShape(input_shape)
+
+    def get_config(self):
+        return {**super().get_config(), "bin_boundaries": self.bin_boundaries, "num_bins": self.num_bins,
+                "epsilon": self.epsilon, "output_mode": self.output_mode, "sparse": self.sparse}
+

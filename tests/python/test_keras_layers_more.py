@@ -1,0 +1,209 @@
+"""The activation, reshaping, regularization, wrapper and preprocessing layers (python/ember/keras/layers/
+activation.py, reshaping.py, regularization.py, wrappers.py, preprocessing.py) against tf_keras: outputs
+with the same weights, output shapes, configs and from_config, training-mode behaviour of the noise layers."""
+import numpy as np
+import pytest
+import tf_keras
+
+import ember as em
+
+RNG = np.random.default_rng(2)
+
+
+def x(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+# name -> (layer factory over a keras module, input)
+CASES = {
+    "ReLU": (lambda k: k.layers.ReLU(), x(2, 5)),
+    "ReLU_args": (lambda k: k.layers.ReLU(max_value=0.5, negative_slope=0.1, threshold=0.2), x(2, 5)),
+    "LeakyReLU": (lambda k: k.layers.LeakyReLU(0.2), x(2, 5)),
+    "ELU": (lambda k: k.layers.ELU(0.7), x(2, 5)),
+    "ThresholdedReLU": (lambda k: k.layers.ThresholdedReLU(0.3), x(2, 5)),
+    "Softmax": (lambda k: k.layers.Softmax(axis=1), x(2, 3, 4)),
+    "PReLU": (lambda k: k.layers.PReLU(alpha_initializer=k.initializers.Constant(0.25)), x(2, 3, 4)),
+    "PReLU_shared": (lambda k: k.layers.PReLU(alpha_initializer=k.initializers.Constant(0.1), shared_axes=[1]),
+                     x(2, 3, 4)),
+    "Permute": (lambda k: k.layers.Permute((2, 1)), x(2, 3, 4)),
+    "RepeatVector": (lambda k: k.layers.RepeatVector(3), x(2, 4)),
+    "Cropping1D": (lambda k: k.layers.Cropping1D((1, 2)), x(2, 6, 3)),
+    "Cropping2D": (lambda k: k.layers.Cropping2D(((1, 0), (2, 1))), x(2, 5, 6, 3)),
+    "Cropping2D_first": (lambda k: k.layers.Cropping2D(1, data_format="channels_first"), x(2, 3, 5, 6)),
+    "Cropping3D": (lambda k: k.layers.Cropping3D(1), x(1, 4, 4, 4, 2)),
+    "ZeroPadding1D": (lambda k: k.layers.ZeroPadding1D((1, 2)), x(2, 3, 2)),
+    "ZeroPadding2D": (lambda k: k.layers.ZeroPadding2D(((1, 0), (0, 2))), x(2, 3, 3, 2)),
+    "ZeroPadding3D": (lambda k: k.layers.ZeroPadding3D(1), x(1, 2, 2, 2, 1)),
+    "UpSampling1D": (lambda k: k.layers.UpSampling1D(3), x(2, 3, 2)),
+    "UpSampling2D": (lambda k: k.layers.UpSampling2D((2, 3)), x(2, 3, 3, 2)),
+    "UpSampling2D_bilinear": (lambda k: k.layers.UpSampling2D(2, interpolation="bilinear"), x(1, 3, 4, 2)),
+    "UpSampling3D": (lambda k: k.layers.UpSampling3D(2), x(1, 2, 2, 2, 1)),
+    "ActivityRegularization": (lambda k: k.layers.ActivityRegularization(l1=0.1, l2=0.2), x(2, 3)),
+    "GaussianNoise": (lambda k: k.layers.GaussianNoise(0.5), x(2, 3)),
+    "GaussianDropout": (lambda k: k.layers.GaussianDropout(0.3), x(2, 3)),
+    "AlphaDropout": (lambda k: k.layers.AlphaDropout(0.3), x(2, 3)),
+    "SpatialDropout1D": (lambda k: k.layers.SpatialDropout1D(0.3), x(2, 3, 4)),
+    "SpatialDropout2D": (lambda k: k.layers.SpatialDropout2D(0.3), x(2, 3, 3, 4)),
+    "TimeDistributed": (lambda k: k.layers.TimeDistributed(k.layers.Dense(3)), x(2, 4, 5)),
+    "TimeDistributed_conv": (lambda k: k.layers.TimeDistributed(k.layers.Conv2D(2, 3)), x(2, 3, 5, 5, 1)),
+    "Rescaling": (lambda k: k.layers.Rescaling(1 / 255.0, offset=-1.0), x(2, 3)),
+    "Normalization": (lambda k: k.layers.Normalization(mean=[1.0, 2.0, 3.0], variance=[1.0, 4.0, 0.25]), x(2, 3)),
+    "Resizing": (lambda k: k.layers.Resizing(4, 6), x(2, 3, 3, 2)),
+    "Resizing_nearest": (lambda k: k.layers.Resizing(5, 2, interpolation="nearest"), x(2, 3, 3, 2)),
+    "CenterCrop": (lambda k: k.layers.CenterCrop(2, 3), x(2, 5, 6, 2)),
+    "UnitNormalization": (lambda k: k.layers.UnitNormalization(axis=1), x(2, 3, 4)),
+    "Masking": (lambda k: k.layers.Masking(0.0), np.array([[[1, 2], [0, 0], [3, 0]]], np.float32)),
+    "Identity": (lambda k: k.layers.Identity(), x(2, 3)),
+    "EinsumDense": (lambda k: k.layers.EinsumDense("abc,cd->abd", output_shape=(None, 6), bias_axes="d"),
+                    x(2, 3, 4)),
+    "EinsumDense_ellipsis": (lambda k: k.layers.EinsumDense("...b,bc->...c", 5, bias_axes="c", activation="relu"),
+                             x(2, 3, 4)),
+    "EinsumDense_heads": (lambda k: k.layers.EinsumDense("abc,cde->abde", (None, 2, 3), bias_axes="de",
+                                                         kernel_initializer="ones"), x(2, 7, 4)),
+    "CategoryEncoding_multi_hot": (lambda k: k.layers.CategoryEncoding(5), np.array([[0, 1], [3, 3], [4, 0]])),
+    "CategoryEncoding_one_hot": (lambda k: k.layers.CategoryEncoding(4, output_mode="one_hot"), np.array([3, 0, 1])),
+    "CategoryEncoding_count": (lambda k: k.layers.CategoryEncoding(4, output_mode="count"),
+                               np.array([[0, 1, 1], [3, 3, 3]])),
+    "Hashing_strings": (lambda k: k.layers.Hashing(7), np.array([["a"], ["bc"], ["hello"]])),
+    "Hashing_ints_masked": (lambda k: k.layers.Hashing(5, mask_value=0), np.array([[0, 1], [42, -3]])),
+    "Discretization": (lambda k: k.layers.Discretization(bin_boundaries=[-1.0, 0.0, 0.5]),
+                       np.array([[-2.0, -1.0, 0.2], [0.5, 3.0, 0.0]])),
+}
+MERGES = {
+    "Dot_vectors": (lambda k: k.layers.Dot(axes=1), [x(3, 4), x(3, 4)]),
+    "Dot_matrices": (lambda k: k.layers.Dot(axes=(2, 1)), [x(2, 3, 4), x(2, 4, 5)]),
+    "Dot_normalized": (lambda k: k.layers.Dot(axes=-1, normalize=True), [x(2, 3, 4), x(2, 5, 4)]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MERGES))
+def test_dot_matches_tf_keras(case):
+    factory, inputs = MERGES[case]
+    ours, theirs = factory(em.keras), factory(tf_keras)
+    np.testing.assert_allclose(ours(inputs).numpy(), theirs(inputs).numpy(), rtol=1e-5, atol=1e-5)
+    shapes = [i.shape for i in inputs]
+    assert tuple(ours.compute_output_shape(shapes)) == tuple(theirs.compute_output_shape(shapes))
+    assert ours.get_config().keys() == theirs.get_config().keys()
+
+
+def test_masking_feeds_the_mask_downstream_as_tf_keras():
+    value = np.array([[[1, 2], [0, 0], [3, 0]], [[0, 0], [1, 1], [0, 0]]], np.float32)
+    for k in (em.keras, tf_keras):
+        masked = k.layers.Masking()(value)
+        assert masked._keras_mask.numpy().tolist() == [[True, False, True], [False, True, False]]
+
+
+def _pair(case):
+    factory, value = CASES[case]
+    ours, theirs = factory(em.keras), factory(tf_keras)
+    out_theirs = theirs(value)
+    out_ours = ours(value)
+    for w, v in zip(ours.weights, theirs.get_weights()):
+        w.assign(v)
+    return ours, theirs, value, out_ours, out_theirs
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_inference_matches_tf_keras(case):
+    ours, theirs, value, _, _ = _pair(case)
+    assert len(ours.weights) == len(theirs.weights)
+    got, want = ours(value).numpy(), theirs(value).numpy()
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert tuple(ours.compute_output_shape(value.shape)) == tuple(theirs.compute_output_shape(value.shape))
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_config_round_trips_with_tf_keras_keys(case):
+    ours, theirs, value, _, _ = _pair(case)
+    config = ours.get_config()
+    assert set(config) == set(theirs.get_config())
+    again = type(ours).from_config(config)
+    again(value)
+    for w, v in zip(again.weights, ours.get_weights()):
+        w.assign(v)
+    np.testing.assert_allclose(again(value).numpy(), ours(value).numpy(), rtol=1e-6)
+
+
+def test_layers_in_a_functional_model_with_unknown_batch():
+    k = em.keras
+    inp = k.Input((6, 4))
+    y = k.layers.TimeDistributed(k.layers.Dense(3))(inp)
+    y = k.layers.LeakyReLU(0.1)(k.layers.ZeroPadding1D(1)(y))
+    y = k.layers.Cropping1D((0, 2))(k.layers.UpSampling1D(2)(y))
+    y = k.layers.Permute((2, 1))(k.layers.SpatialDropout1D(0.2)(y))
+    model = k.Model(inp, k.layers.PReLU()(y))
+    assert model.output_shape == (None, 3, 14)
+    assert model(x(5, 6, 4)).shape == (5, 3, 14)
+    model.compile(optimizer="sgd", loss="mse")
+    model.fit(x(8, 6, 4), x(8, 3, 14), epochs=1, verbose=0)
+
+
+def test_noise_layers_in_training():
+    value = np.ones((4, 10, 6), np.float32)
+    assert not np.allclose(em.keras.layers.GaussianNoise(0.5)(value, training=True).numpy(), value)
+    dropped = em.keras.layers.SpatialDropout1D(0.5, seed=3)(value, training=True).numpy()
+    per_channel = dropped.reshape(4, 10, 6)
+    # a whole channel of an example is dropped or kept (scaled by 2)
+    assert all(len(np.unique(per_channel[b, :, c])) == 1 for b in range(4) for c in range(6))
+    assert set(np.unique(dropped)) <= {0.0, 2.0}
+    normal = RNG.standard_normal((1, 20000)).astype(np.float32)
+    alpha = em.keras.layers.AlphaDropout(0.2, seed=1)(normal, training=True).numpy()
+    assert abs(alpha.mean()) < 0.05 and abs(alpha.std() - 1.0) < 0.05  # mean 0 and variance 1 are kept
+    layer = em.keras.layers.ActivityRegularization(l1=0.5)
+    layer(np.full((1, 2), -2.0, np.float32))
+    assert float(layer.losses[0]) == pytest.approx(2.0)
+
+
+def test_normalization_adapt_as_tf_keras():
+    data = x(50, 3) * np.array([1.0, 5.0, 0.1], np.float32) + np.array([0.0, 3.0, -2.0], np.float32)
+    ours, theirs = em.keras.layers.Normalization(), tf_keras.layers.Normalization()
+    ours.adapt(data)
+    theirs.adapt(data)
+    np.testing.assert_allclose(ours(data).numpy(), theirs(data).numpy(), rtol=1e-4, atol=1e-4)
+    dataset = em.data.Dataset.from_tensor_slices(data).batch(7)
+    from_dataset = em.keras.layers.Normalization()
+    from_dataset.adapt(dataset)
+    np.testing.assert_allclose(from_dataset(data).numpy(), theirs(data).numpy(), rtol=1e-4, atol=1e-4)
+
+
+def test_bad_arguments_raise_as_tf_keras():
+    for k in (em.keras, tf_keras):
+        with pytest.raises(ValueError):
+            k.layers.ReLU(max_value=-1.0)
+        with pytest.raises(ValueError):
+            k.layers.Permute((1, 3))
+        with pytest.raises(ValueError):
+            k.layers.ZeroPadding2D(((1, 2, 3),))
+        with pytest.raises(ValueError):
+            k.layers.TimeDistributed("dense")
+        with pytest.raises(ValueError):
+            k.layers.Normalization(mean=[1.0])
+
+
+ATTENTION = {
+    "dot": lambda k: k.layers.Attention(),
+    "dot_scaled": lambda k: k.layers.Attention(use_scale=True),
+    "concat": lambda k: k.layers.Attention(use_scale=True, score_mode="concat"),
+    "additive": lambda k: k.layers.AdditiveAttention(),
+    "additive_unscaled": lambda k: k.layers.AdditiveAttention(use_scale=False),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ATTENTION))
+@pytest.mark.parametrize("with_key", [False, True])
+def test_attention_matches_tf_keras(case, with_key):
+    q, v, key = x(2, 3, 4), x(2, 5, 4), x(2, 5, 4)
+    inputs = [q, v, key] if with_key else [q, v]
+    q_mask = np.array([[True, True, False], [True, False, True]])
+    v_mask = np.array([[True, True, True, False, False], [True, False, True, True, True]])
+    ours, theirs = ATTENTION[case](em.keras), ATTENTION[case](tf_keras)
+    theirs(inputs)
+    ours(inputs)
+    for w, value in zip(ours.weights, theirs.get_weights()):
+        w.assign(value)
+    for kwargs in [{}, {"mask": [q_mask, v_mask]}, {"use_causal_mask": True}, {"return_attention_scores": True}]:
+        got, want = ours(inputs, **kwargs), theirs(inputs, **kwargs)
+        for g, w in zip(got if isinstance(got, tuple) else [got], want if isinstance(want, tuple) else [want]):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-5)
+    assert set(ours.get_config()) == set(theirs.get_config())

@@ -1,0 +1,164 @@
+"""tf.io.parse_example / parse_single_example (the ParseExampleFeature op, src/ember/ops/parse_example.cc) and
+the tf.train.Example message classes against TensorFlow 2.21: values, SparseTensor and RaggedTensor results,
+defaults, errors, inside tf.data pipelines and ember.function."""
+import numpy as np
+import pytest
+import tensorflow
+
+import ember
+
+
+def _example(tf, **features):
+    made = {}
+    for key, values in features.items():
+        if values is None:
+            made[key] = tf.train.Feature()
+        elif not values:  # an empty list of the type the key holds elsewhere
+            made[key] = tf.train.Feature(bytes_list=tf.train.BytesList()) if key in ("s", "tags") else \
+                tf.train.Feature(int64_list=tf.train.Int64List())
+        elif isinstance(values[0], float):
+            made[key] = tf.train.Feature(float_list=tf.train.FloatList(value=values))
+        elif isinstance(values[0], int):
+            made[key] = tf.train.Feature(int64_list=tf.train.Int64List(value=values))
+        else:
+            made[key] = tf.train.Feature(bytes_list=tf.train.BytesList(value=values))
+    return tf.train.Example(features=tf.train.Features(feature=made)).SerializeToString()
+
+
+def _records(tf):
+    return [_example(tf, x=[1.0, 2.0], n=[3], s=[b"ab"], v=[1, 2, 3], r=[0.25, 0.75]),
+            _example(tf, x=[4.0, 5.0], s=[b"c", b"d"], v=[7]),
+            _example(tf, x=[6.0, 7.0], n=[9], e=None, s=[], r=[1.5]),
+            _example(tf, x=[8.0, 9.0], v=[], w=[0.5])]
+
+
+def _specs(tf):
+    return {"x": tf.io.FixedLenFeature([2], tf.float32),
+            "x21": tf.io.FixedLenFeature([2, 1], tf.float32, default_value=[[0.0], [0.0]]),
+            "n": tf.io.FixedLenFeature([], tf.int64, default_value=-1),
+            "e": tf.io.FixedLenFeature([3], tf.float32, default_value=[0.5, 0.25, 0.0]),
+            "s": tf.io.VarLenFeature(tf.string),
+            "sd": tf.io.FixedLenFeature([], tf.string, default_value="none"),
+            "v": tf.io.RaggedFeature(tf.int64),
+            "r64": tf.io.RaggedFeature(tf.float32, value_key="r", row_splits_dtype=tf.int64),
+            "w": tf.io.VarLenFeature(tf.float32)}
+
+
+def _plain(value):
+    if hasattr(value, "dense_shape"):
+        return {"indices": value.indices.numpy().tolist(), "values": value.values.numpy().tolist(),
+                "dense_shape": value.dense_shape.numpy().tolist()}
+    if hasattr(value, "row_splits"):
+        return {"values": value.values.numpy().tolist(), "row_splits": value.row_splits.numpy().tolist(),
+                "splits_dtype": value.row_splits.dtype.name}
+    return {"value": np.asarray(value.numpy()).tolist(), "dtype": value.dtype.name, "shape": list(value.shape)}
+
+
+def _parsed(tf, serialized, specs, single=False):
+    parse = tf.io.parse_single_example if single else tf.io.parse_example
+    return {k: _plain(v) for k, v in parse(serialized, specs).items()}
+
+
+def test_parse_example_matches_tensorflow():
+    assert _parsed(ember, _records(ember), _specs(ember)) == _parsed(tensorflow, _records(tensorflow),
+                                                                     _specs(tensorflow))
+
+
+@pytest.mark.parametrize("index", range(4))
+def test_parse_single_example_matches_tensorflow(index):
+    def specs(tf):
+        return {k: v for k, v in _specs(tf).items() if k not in ("x21",)}
+
+    assert _parsed(ember, _records(ember)[index], specs(ember), single=True) == \
+        _parsed(tensorflow, _records(tensorflow)[index], specs(tensorflow), single=True)
+
+
+def test_example_bytes_are_tensorflows():
+    ours, theirs = _records(ember), _records(tensorflow)
+    for a, b in zip(ours, theirs):
+        assert tensorflow.train.Example.FromString(a) == tensorflow.train.Example.FromString(b)
+        assert ember.train.Example.FromString(b) == ember.train.Example.FromString(a)
+
+
+def test_a_tfrecord_pipeline_as_tensorflow(tmp_path):
+    path = str(tmp_path / "data.tfrecord")
+    with tensorflow.io.TFRecordWriter(path) as writer:
+        for i in range(7):
+            writer.write(_example(tensorflow, image=[float(i)] * 4, label=[i % 3], tags=[b"t"] * (i % 3)))
+
+    def pipeline(tf):
+        spec = {"image": tf.io.FixedLenFeature([2, 2], tf.float32), "label": tf.io.FixedLenFeature([], tf.int64),
+                "tags": tf.io.RaggedFeature(tf.string)}
+        ds = tf.data.TFRecordDataset(path).map(lambda r: tf.io.parse_single_example(r, spec))
+        ds = ds.map(lambda d: (d["image"] * 2.0, d["label"], tf.size(d["tags"]))).batch(3)
+        batched = tf.data.TFRecordDataset(path).batch(4).map(lambda r: tf.io.parse_example(r, spec)["label"])
+        return ([[a.tolist() for a in element] for element in ds.as_numpy_iterator()],
+                [a.tolist() for a in batched.as_numpy_iterator()])
+
+    assert pipeline(ember) == pipeline(tensorflow)
+
+
+def test_traced_with_an_unknown_batch():
+    spec = {"x": ember.io.FixedLenFeature([2], ember.float32), "v": ember.io.VarLenFeature(ember.int64)}
+    fn = ember.function(lambda s: ember.sparse.to_dense(ember.io.parse_example(s, spec)["v"]) * 10,
+                        input_signature=[ember.TensorSpec([None], ember.string)])
+    got = fn(ember.constant(_records(ember)))
+    assert got.numpy().tolist() == [[10, 20, 30], [70, 0, 0], [0, 0, 0], [0, 0, 0]]
+
+
+@pytest.mark.parametrize("case", ["required", "type", "count", "garbage"])
+def test_errors_as_tensorflow(case):
+    def call(tf):
+        records = _records(tf)
+        if case == "required":
+            return tf.io.parse_example(records, {"n": tf.io.FixedLenFeature([], tf.int64)})
+        if case == "type":
+            return tf.io.parse_example(records, {"x": tf.io.FixedLenFeature([2], tf.int64)})
+        if case == "count":
+            return tf.io.parse_example(records, {"x": tf.io.FixedLenFeature([3], tf.float32)})
+        # (ASCII: TensorFlow's own error message fails to decode a non-UTF-8 record it quotes)
+        return tf.io.parse_example([b"garbage!"], {"x": tf.io.FixedLenFeature([2], tf.float32)})
+
+    messages = {"required": "'n' .* is required but could not be found in record 1",
+                "type": "feature 'x' of record 0 holds float values, but the feature is declared int64",
+                "count": "feature 'x' of record 0 has 2 value\\(s\\), but its shape \\[3\\] holds 3",
+                "garbage": "record 0 is not a serialized tf.train.Example"}
+    with pytest.raises(ember.errors.InvalidArgumentError, match=messages[case]):
+        call(ember)
+    with pytest.raises(tensorflow.errors.InvalidArgumentError):
+        call(tensorflow)
+
+
+def test_bad_specs_raise_clear_errors():
+    records = _records(ember)
+    with pytest.raises(ValueError, match="needs a fully defined shape"):
+        ember.io.parse_example(records, {"x": ember.io.FixedLenFeature([None], ember.float32)})
+    with pytest.raises(ValueError, match="an Example holds float32, int64 or string"):
+        ember.io.parse_example(records, {"x": ember.io.FixedLenFeature([2], ember.int32)})
+    with pytest.raises(ValueError, match="the default of FixedLenFeature 'x' has 3 value"):
+        ember.io.parse_example(records, {"x": ember.io.FixedLenFeature([2], ember.float32, [1.0, 2.0, 3.0])})
+    with pytest.raises(TypeError, match="expected a FixedLenFeature"):
+        ember.io.parse_example(records, {"x": "float"})
+    with pytest.raises(ValueError, match="must be a scalar"):
+        ember.io.parse_single_example(records, {"x": ember.io.FixedLenFeature([2], ember.float32)})
+    with pytest.raises(NotImplementedError, match="partitions"):
+        ember.io.parse_example(records, {"v": ember.io.RaggedFeature(ember.int64, partitions=[1])})
+
+
+def test_fuzzed_records_raise_or_parse_never_crash():
+    rng = np.random.default_rng(0)
+    base = _records(ember)[0]
+    spec = {"x": ember.io.FixedLenFeature([2], ember.float32), "s": ember.io.VarLenFeature(ember.string),
+            "v": ember.io.RaggedFeature(ember.int64)}
+    parsed = errors = 0
+    for _ in range(300):
+        data = bytearray(base)
+        for _ in range(int(rng.integers(1, 4))):
+            data[int(rng.integers(len(data)))] = int(rng.integers(256))
+        data = bytes(data[:int(rng.integers(1, len(data) + 1))])
+        try:
+            ember.io.parse_example([data], spec)
+            parsed += 1
+        except ember.errors.InvalidArgumentError:
+            errors += 1
+    assert parsed + errors == 300 and errors > 0
