@@ -34,14 +34,15 @@ def _load_extension():
 
 _load_extension()
 from ember import _C, dtypes, errors  # noqa: E402 - after the OpenMP setting above
-from ember.dtypes import (DType, as_dtype, bfloat16, bool, double, float16, float32, float64, half, int8,
-                          int16, int32, int64, string, uint8)
+from ember.dtypes import (DType, as_dtype, bfloat16, bool, complex64, complex128, double, float16, float32, float64,
+                          half, int8, int16, int32, int64, string, uint8)
 from ember.framework.tensor import Tensor, constant, convert_to_tensor, is_tensor
 from ember.framework.tensor_shape import TensorShape
 from ember.ops.array_ops import (boolean_mask, broadcast_to, clip_by_value, concat, expand_dims, eye, fill, gather,
                                  identity, linspace, newaxis, one_hot, ones, ones_like, pad, range, rank,
                                  reshape, shape, shape_n, size, slice, split, squeeze, stack, strided_slice, tile,
                                  transpose, unstack, where, zeros, zeros_like)
+from ember.ops.math_ops import complex  # noqa: F401,A004 - TensorFlow's tf.complex
 from ember.ops.math_ops import (abs, add, add_n, argmax, argmin, cast, ceil, cos, divide, equal, exp, floor,
                                 floordiv, greater, greater_equal, less, less_equal, log, logical_and,
                                 logical_not, logical_or, matmul, maximum, minimum, multiply, negative, norm,
@@ -55,7 +56,7 @@ from ember.ops.indexing_ops import (dynamic_partition, dynamic_stitch, gather_nd
 from ember.ops.sort_ops import argsort, sort
 from ember.ops.special_math_ops import clip_by_global_norm, clip_by_norm, einsum
 from ember.ops.math_ops import acos, acosh, asin, asinh, atan, atan2, atanh, cumprod, cumsum  # noqa: F401
-from ember import compat, config, contrib, experimental, image, initializers, linalg, math, nn, random
+from ember import compat, config, contrib, experimental, image, initializers, linalg, math, nn, random, signal
 from ember import strings
 from ember.compat.v1 import control_dependencies
 from ember.initializers import constant_initializer, ones_initializer, zeros_initializer

@@ -73,7 +73,7 @@ class DType:
 
     @property
     def is_complex(self):
-        return False
+        return self._row["is_complex"]
 
     @property
     def is_quantized(self):
@@ -89,11 +89,12 @@ class DType:
 
     @property
     def real_dtype(self):
-        return self
+        """float32 for complex64, float64 for complex128, the type itself otherwise (TensorFlow's)."""
+        return ALL[self._row["real_dtype"]]
 
     @property
     def min(self):
-        if self.is_bool or self._name == "string":
+        if self.is_bool or self.is_complex or self._name == "string":
             raise TypeError(f"Cannot find minimum value of {self}.")
         if self.is_floating:
             return float(_finfo(self).min)
@@ -101,7 +102,7 @@ class DType:
 
     @property
     def max(self):
-        if self.is_bool or self._name == "string":
+        if self.is_bool or self.is_complex or self._name == "string":
             raise TypeError(f"Cannot find maximum value of {self}.")
         if self.is_floating:
             return float(_finfo(self).max)
@@ -153,6 +154,8 @@ int32 = _BY_NAME["int32"]
 int64 = _BY_NAME["int64"]
 uint8 = _BY_NAME["uint8"]
 bool = _BY_NAME["bool"]  # noqa: A001 - TensorFlow's name
+complex64 = _BY_NAME["complex64"]
+complex128 = _BY_NAME["complex128"]
 string = _BY_NAME["string"]
 half = float16
 double = float64
@@ -175,6 +178,8 @@ def as_dtype(value):
         return int32
     if value is builtins.bool:
         return bool
+    if value is complex:
+        return complex128
     if isinstance(value, int) and not isinstance(value, builtins.bool) and value in _FROM_TF_DATATYPE:
         return _FROM_TF_DATATYPE[value]  # a TensorFlow DataType number: tf.as_dtype(1) is float32
     enum = getattr(value, "_enum", None)

@@ -203,7 +203,9 @@ nb::list dtype_table() {
     row["is_integer"] = is_integer(d);
     row["is_unsigned"] = dtype_in(d, kIntTypes) && !dtype_in(d, kSignedIntTypes);
     row["is_bool"] = d == DType::kBool;
-    row["is_numeric"] = dtype_in(d, kNumericTypes);
+    row["is_numeric"] = dtype_in(d, kNumericAndComplexTypes);
+    row["is_complex"] = is_complex(d);
+    row["real_dtype"] = static_cast<int>(real_dtype(d));
     row["tf_datatype"] = tf_datatype(d);
     table.append(row);
   }

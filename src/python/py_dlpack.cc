@@ -47,7 +47,11 @@ nb::dlpack::dtype to_dlpack_dtype(DType d) {
       return make(dtype_code::UInt, 8);
     case DType::kBool:
       return make(dtype_code::Bool, 8);
-    default:
+    case DType::kComplex64:  // interleaved (real, imaginary) float32 pairs, DLPack's complex layout
+      return make(dtype_code::Complex, 64);
+    case DType::kComplex128:
+      return make(dtype_code::Complex, 128);
+    case DType::kString:  // dlpack_array refuses string tensors before asking
       break;
   }
   return make(dtype_code::Float, 32);
@@ -76,6 +80,10 @@ std::optional<DType> from_dlpack_dtype(nb::dlpack::dtype t) {
       break;
     case dtype_code::Bool:
       if (t.bits == 8) return DType::kBool;
+      break;
+    case dtype_code::Complex:
+      if (t.bits == 64) return DType::kComplex64;
+      if (t.bits == 128) return DType::kComplex128;
       break;
     default:
       break;
@@ -138,8 +146,8 @@ nb::object tensor_from_dlpack(nb::handle source) {
   auto dtype = from_dlpack_dtype(array.dtype());
   if (!dtype)
     throw nb::type_error(
-        "from_dlpack: the array's dtype has no ember equivalent (complex, uint16/32/64 "
-        "and vector lanes are not supported)");
+        "from_dlpack: the array's dtype has no ember equivalent (uint16/32/64, complex32 and vector lanes "
+        "are not supported)");
   Shape shape;
   std::vector<int64_t> dims(array.ndim());
   size_t elements = 1;

@@ -78,7 +78,7 @@ PyObject* wrap_new_constant(TensorRef t) {
 PyObject* make_scalar_from_double(DType d, double v) {
   auto t = TensorImpl::allocate(d, Shape(), current_device());
   if (!t.ok()) return raise_status(t.status());
-  visit_dtype(d, [&]<typename T>() { store<T>(t.value()->mutable_raw_data(), v); });
+  visit_dtype<kAllTypesAndComplex>(d, [&]<typename T>() { store<T>(t.value()->mutable_raw_data(), v); });
   return wrap_new_constant(std::move(t).value());
 }
 
@@ -86,7 +86,7 @@ PyObject* make_scalar_from_int(DType d, long long v) {
   auto t = TensorImpl::allocate(d, Shape(), current_device());
   if (!t.ok()) return raise_status(t.status());
   void* dst = t.value()->mutable_raw_data();
-  visit_dtype(d, [&]<typename T>() {
+  visit_dtype<kAllTypesAndComplex>(d, [&]<typename T>() {
     if constexpr (std::is_integral_v<T>)
       *static_cast<T*>(dst) = static_cast<T>(v);
     else
@@ -141,7 +141,7 @@ PyObject* to_tensor(PyObject* value, int hint) {
   }
   if (PyFloat_CheckExact(value)) {
     double v = PyFloat_AS_DOUBLE(value);
-    if (hint >= 0 && !is_floating(static_cast<DType>(hint))) {
+    if (hint >= 0 && !is_floating(static_cast<DType>(hint)) && !is_complex(static_cast<DType>(hint))) {
       // TensorFlow converts the operand to its partner's dtype and refuses a float into an integer or bool
       // tensor (`int_tensor * 0.5`, `tf.maximum(0., int_tensor)`): a TypeError, not a silent truncation.
       std::string name(dtype_name(static_cast<DType>(hint)));
@@ -323,7 +323,10 @@ PyObject* unary_op(PyObject* a, const char* op_name) {
   return run_op(*op, &a, 1, {}, false);
 }
 PyObject* nb_negative(PyObject* a) { return unary_op(a, "Neg"); }
-PyObject* nb_absolute(PyObject* a) { return unary_op(a, "Abs"); }
+// abs(z) of a complex tensor is its magnitude, a real tensor (TensorFlow's ComplexAbs).
+PyObject* nb_absolute(PyObject* a) {
+  return unary_op(a, is_complex(impl_of(a)->dtype()) ? "ComplexAbs" : "Abs");
+}
 PyObject* nb_invert(PyObject* a) {
   if (impl_of(a)->dtype() != DType::kBool) {
     PyErr_SetString(PyExc_TypeError, "~ is only supported for bool tensors (it means logical_not)");
@@ -368,6 +371,8 @@ double element_as_double(const TensorImpl& t) {
   if (t.dtype() == DType::kFloat64) v = *t.data<double>();
   if (t.dtype() == DType::kInt64) v = static_cast<double>(*t.data<int64_t>());
   if (t.dtype() == DType::kInt32) v = *t.data<int32_t>();
+  if (t.dtype() == DType::kComplex64) v = t.data<complex64>()->real();  // float(z) keeps the real part (NumPy)
+  if (t.dtype() == DType::kComplex128) v = t.data<complex128>()->real();
   return v;
 }
 long long element_as_int(const TensorImpl& t) {
@@ -378,7 +383,10 @@ long long element_as_int(const TensorImpl& t) {
 
 int nb_bool(PyObject* a) {
   if (!single_element(a, "The truth value")) return -1;
-  return element_as_double(*impl_of(a)) != 0.0;
+  const TensorImpl& t = *impl_of(a);
+  if (t.dtype() == DType::kComplex64) return *t.data<complex64>() != complex64(0);
+  if (t.dtype() == DType::kComplex128) return *t.data<complex128>() != complex128(0);
+  return element_as_double(t) != 0.0;
 }
 PyObject* nb_float(PyObject* a) {
   if (!single_element(a, "float()")) return nullptr;
@@ -481,7 +489,11 @@ const char* buffer_format(DType d) {
       return "B";
     case DType::kBool:
       return "?";
-    default:
+    case DType::kComplex64:
+      return "Zf";
+    case DType::kComplex128:
+      return "Zd";
+    case DType::kString:  // getbuffer refuses string tensors before asking
       break;
   }
   return "B";

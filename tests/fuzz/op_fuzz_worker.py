@@ -31,7 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REGISTRY_TEST = os.path.join(HERE, "..", "python", "test_op_registry.py")
 
 ALL_DTYPES = [tf.float16, tf.bfloat16, tf.float32, tf.float64, tf.int8, tf.int16, tf.int32, tf.int64,
-              tf.uint8, tf.bool, tf.string]
+              tf.uint8, tf.bool, tf.complex64, tf.complex128, tf.string]
 BY_ENUM = {d._enum: d for d in ALL_DTYPES}
 # Graph-only (a Placeholder must be fed) or writing to the terminal on every call; a While whose inputs the
 # fuzzer mutates may loop for ever, as a valid program can (loops are fuzzed by test_program_fuzz.py, whose
@@ -106,6 +106,9 @@ class Case:
             return out
         if dtype == tf.bool:
             return self.rng.random(n) < 0.5
+        if dtype.is_complex:  # edge values and normal draws in each part
+            part = dtype.real_dtype
+            return (self.values(part, n) + 1j * self.values(part, n)).astype(dtype._np)
         if dtype.is_floating:
             pool = np.array(EDGE_FLOATS)
             v = np.where(self.rng.random(n) < 0.3, pool[self.rng.integers(len(pool), size=n)],
@@ -223,9 +226,10 @@ def same(name, eager, traced):
             return f"output {i}: {de.name}{list(e.shape)} eagerly, {dt.name}{list(t.shape)} traced"
         if name in NON_DETERMINISTIC or e.size == 0:
             continue  # (NumPy cannot even convert some empty arrays: [0, 2**62] float64 is "too big")
-        if de.is_floating:
+        if de.is_floating or de.is_complex:
             rtol = 1e-2 if de in (tf.float16, tf.bfloat16) else 1e-5
-            a, b = e.astype(np.float64), t.astype(np.float64)
+            wide = np.complex128 if de.is_complex else np.float64
+            a, b = e.astype(wide), t.astype(wide)
             close = np.isclose(a, b, rtol=rtol, atol=rtol, equal_nan=True) | (a == b)
             if not close.all():
                 return f"output {i} differs at {np.argwhere(~close)[0].tolist()}: {a[~close][0]} vs {b[~close][0]}"

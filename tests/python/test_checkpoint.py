@@ -281,7 +281,7 @@ def _write_table(path, entries):
     ({"dims": [1 << 20, 1 << 20]}, "but its entry says 48 bytes"),
     ({"dims": [-1, 4]}, "unknown dimension"),
     ({"dtype": 2}, "float64 of 12 elements"),
-    ({"dtype": 8}, "DataType 8"),
+    ({"dtype": 11}, "DataType 11"),  # DT_QINT8 (8, DT_COMPLEX64, is read since complex support)
     ({"shard_id": 3}, "shard 3 of 1"),
 ])
 def test_hostile_entries(tmp_path, changes, message):

@@ -47,7 +47,11 @@ SPECIAL = {"PartitionedCall", "ReadVariableOp", "If", "StatelessIf", "Case", "St
            "Polygamma",
            # reads only the lower triangle and returns TensorFlow's symmetrized gradient, which a one-element
            # finite difference does not see; checked with symmetric perturbations in test_linalg.py
-           "Cholesky"} | set(conv_op_examples.NOT_FINITE_DIFFERENCE_CHECKED)
+           "Cholesky",
+           # complex inputs: finite differences in both parts (dL/dx + i dL/dy, TensorFlow's convention) in
+           # test_complex.py and test_fft.py (test_*_gradients_match_finite_differences)
+           "Real", "Imag", "Conj", "ComplexAbs", "Angle", "FFT", "IFFT", "IRFFT", "FFT2D", "IFFT2D", "IRFFT2D",
+           "FFT3D", "IFFT3D", "IRFFT3D"} | set(conv_op_examples.NOT_FINITE_DIFFERENCE_CHECKED)
 
 
 def _to64(x):

@@ -179,6 +179,19 @@ def test_tf_op_lambda_config_round_trip():
     np.testing.assert_array_equal(clone(x, axis=1).numpy(), [2, 5])
 
 
+def test_complex_is_named_dtypes_complex_and_restores():
+    # TensorFlow exports tf.complex as dtypes.complex (there is no tf.math.complex); ember.dtypes is the dtype
+    # module, so the name is looked up where the function is.
+    tf.keras.backend.clear_session()
+    inp = tf.keras.Input(shape=(3,))
+    out = tf.complex(inp, inp)
+    layer = out._keras_history[0]
+    config = layer.get_config()
+    assert config["function"] == "dtypes.complex" and config["name"] == "tf.dtypes.complex"
+    clone = type(layer).from_config(config)
+    assert dispatch.unwrap(clone.function) is dispatch.unwrap(tf.complex)
+
+
 def test_pre_dispatch_sees_registered_types_before_the_op():
     """Composite tensors (ember.ragged) are dispatched before the op runs, by exact type, also inside a
     list argument; other calls run the op untouched."""

@@ -178,6 +178,26 @@ def test_control_edges_across_devices(two_cpus):
     assert float(w.numpy()) == 10.0 and float(v.numpy()) == 7.0
 
 
+def test_complex_and_string_values_cross_devices(two_cpus):
+    # _Send/_Recv hand references over; they were declared for the real dtypes only, so a complex or string
+    # value between partitions had no kernel.
+    z = tf.complex(tf.constant([1.0, 2.0]), tf.constant([-1.0, 0.5]))
+    s = tf.constant(["a", "bc"])
+
+    @tf.function
+    def f(z, s):
+        with tf.device("/cpu:1"):
+            z2 = z * z
+            s2 = s + s
+        return z2 + z, s2 + s
+
+    out_z, out_s = f(z, s)
+    np.testing.assert_allclose(out_z.numpy(), z.numpy() ** 2 + z.numpy(), rtol=1e-6)
+    assert out_s.numpy().tolist() == [b"aaa", b"bcbcbc"]
+    texts = _partitions(f, z, s)
+    assert len(texts) == 2 and "_Send(" in texts[1] and "_Recv(" in texts[0]
+
+
 def test_hard_placement_error_at_call(two_cpus):
     tf.config.set_soft_device_placement(False)
 

@@ -493,3 +493,32 @@ def test_pooling_with_nothing_to_compute_returns_at_once():
     assert em.nn.avg_pool2d(x, 1, 1, "SAME").shape == (3, 1, 0, 1)
     big = em.zeros([2 ** 40, 1, 0, 1])
     assert em.nn.max_pool2d(big, [3, 2], 2, "SAME").shape == (2 ** 40, 1, 0, 1)
+
+
+_EXIT_SCRIPT = """
+import conv_op_examples
+from ember import _C
+for name, (inputs, attrs) in conv_op_examples.examples().items():
+    for _ in range(2):
+        _C.op(name)(*inputs, *attrs)
+"""
+
+
+def test_process_exits_cleanly_after_every_conv_example_under_malloc_checks():
+    """A oneDNN call that reorders two or more arguments grew its thread's buffer slots, and the slots' vector
+    copied each buffer and freed the memory the copy still held (kernels/onednn_primitive.cc, Note [Reused
+    oneDNN buffers]): test_op_registry.py passed, then the interpreter segfaulted at exit in oneDNN's exit
+    handler. glibc's checking allocator (when the system has it) turns the corruption into a failure here."""
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([os.path.dirname(os.path.abspath(__file__))] + [p for p in sys.path if p])
+    malloc_debug = "/lib/x86_64-linux-gnu/libc_malloc_debug.so.0"
+    if os.path.exists(malloc_debug):
+        env["LD_PRELOAD"] = malloc_debug
+        env["GLIBC_TUNABLES"] = "glibc.malloc.check=3"
+    proc = subprocess.run([sys.executable, *(["-S"] if sys.flags.no_site else []), "-c", _EXIT_SCRIPT], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, (proc.returncode, proc.stderr[-2000:])

@@ -287,6 +287,19 @@ def examples():
     table["StringSplitV2"] = ([words, tf.constant("")], [-1])
     table["StringToHashBucketFast"] = ([words], [10])
     table["UnicodeDecode"] = ([tf.constant(["hé", "x"])], ["UTF-8", "replace", 65533, False, tf.int64])
+    # Complex numbers and FFTs (tests/python/test_complex.py, test_fft.py check them against TensorFlow).
+    c64 = tf.constant((F + 1j * F[::-1]).astype(np.complex64))
+    table["Complex"] = ([f32(), f32(F[::-1].copy())], [])
+    for name in ["Real", "Imag", "Conj", "ComplexAbs", "Angle", "FFT", "IFFT", "FFT2D", "IFFT2D"]:
+        table[name] = ([c64], [])
+    table["FFT3D"] = ([tf.reshape(c64, [1, 2, 3])], [])
+    table["IFFT3D"] = ([tf.reshape(c64, [1, 2, 3])], [])
+    table["RFFT"] = ([f32(), tf.constant([4])], [])
+    table["IRFFT"] = ([c64, tf.constant([4])], [])
+    table["RFFT2D"] = ([f32(), tf.constant([2, 3])], [])
+    table["IRFFT2D"] = ([c64, tf.constant([2, 4])], [])
+    table["RFFT3D"] = ([f32(F.reshape(1, 2, 3)), tf.constant([1, 2, 3])], [])
+    table["IRFFT3D"] = ([tf.reshape(c64, [1, 2, 3]), tf.constant([1, 2, 4])], [])
     example = (b"\n\x0f\n\r\n\x01x\x12\x08\x12\x06\n\x04\x00\x00\x80?")  # {"x": float_list [1.0]}
     table["ParseExampleFeature"] = ([tf.constant([example, example])],
                                     ["x", "dense", tf.float32, [1], True, tf.zeros([0]), tf.int64])
@@ -435,8 +448,9 @@ def _eager_matches_traced(name, unknown_dims):
         if name not in NON_DETERMINISTIC and e.dtype == tf.string:
             assert np.asarray(e.numpy()).tolist() == np.asarray(s.numpy()).tolist(), name
         elif name not in NON_DETERMINISTIC:
-            np.testing.assert_array_equal(np.asarray(e.numpy(), dtype=np.float64),
-                                          np.asarray(s.numpy(), dtype=np.float64), err_msg=name)
+            wide = np.complex128 if e.dtype.is_complex else np.float64  # float64 would drop imaginary parts
+            np.testing.assert_array_equal(np.asarray(e.numpy(), dtype=wide), np.asarray(s.numpy(), dtype=wide),
+                                          err_msg=name)
 
 
 @pytest.mark.parametrize("name", OP_NAMES)

@@ -7,7 +7,7 @@ EMBER = """
     DType GradientTape Module NewGraphFunction Tensor TensorShape TensorSpec UnconnectedGradients Variable
     VariableAggregation VariableSynchronization distribute variable_creator_scope
     abs add add_n argmax argmin as_dtype backprop bfloat16 bool boolean_mask broadcast_to cast ceil
-    clip_by_value compat concat config constant constant_initializer contrib control_dependencies
+    complex complex64 complex128 signal clip_by_value compat concat config constant constant_initializer contrib control_dependencies
     convert_to_tensor cos custom_gradient defun device device_scope divide double dtypes equal errors exp
     expand_dims eye fill float16 float32 float64 floor floordiv framework function function_graph gather
     graph_util greater greater_equal half identity init_scope initializers int16 int32 int64 int8 keras less
@@ -16,12 +16,12 @@ EMBER = """
     ops pad polymorphic_function pow print profiler random range rank realdiv recompute_grad reduce_all
     reduce_any reduce_logsumexp reduce_max reduce_mean reduce_min reduce_prod reduce_sum reshape round
     scalar_mul shape sigmoid sign sin size slice split sqrt square squeeze stack stop_gradient strided_slice
-    subtract tanh tensordot tile traceback_filter transpose truediv uint8 unstack util variable_creation
+    string strings subtract tanh tensordot tile traceback_filter transpose truediv uint8 unstack util variable_creation
     variables where zeros zeros_initializer zeros_like
 """.split()
 
 EMBER_MATH = """
-    abs add add_n argmax argmin cast ceil cos count_nonzero cumprod cumsum divide elu equal erf exp expm1
+    angle conj imag real abs add add_n argmax argmin cast ceil cos count_nonzero cumprod cumsum divide elu equal erf exp expm1
     floor floor_div floordiv floormod greater greater_equal is_finite is_nan l2_normalize less less_equal
     log log1p log_sigmoid log_softmax logical_and logical_not logical_or logical_xor matmul maximum minimum
     mod multiply negative not_equal pow realdiv reciprocal reduce_all reduce_any reduce_euclidean_norm

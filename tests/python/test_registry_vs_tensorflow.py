@@ -90,6 +90,12 @@ EXCLUDED = {
     **{name: "returns a string tensor; compared with tf.strings.format / tf.strings.as_string / "
              "tf.strings.unicode_encode in test_strings.py"
        for name in ("StringFormat", "AsString", "UnicodeEncode")},
+    **{name: "takes or returns complex values, which this table's real draws and real gradient weights do not "
+             "cover (its float64 run would compare complex64 data at float64 tolerance); compared with "
+             "TensorFlow (values, fft_length crops and pads, gradients, eager and staged) in test_complex.py and "
+             "test_fft.py" for name in ("Complex", "Real", "Imag", "Conj", "ComplexAbs", "Angle", "FFT", "IFFT",
+                                        "FFT2D", "IFFT2D", "FFT3D", "IFFT3D", "RFFT", "IRFFT", "RFFT2D",
+                                        "IRFFT2D", "RFFT3D", "IRFFT3D")},
     **{name: "needs invertible or positive definite matrices, which this table's random draws are not; "
              "compared with tf.linalg (values, gradients, batches, errors) in test_linalg.py"
        for name in ("MatrixInverse", "MatrixDeterminant", "LogMatrixDeterminant", "Cholesky", "MatrixSolve",
@@ -133,9 +139,9 @@ DOMAINS = {
 NONNEGATIVE_INTEGERS = {("Pow", 1)}
 # Tolerances of value and gradient comparisons (relative and absolute, the same number); exact for the others.
 TOLERANCE = {np.dtype(np.float32): 2e-5, np.dtype(np.float64): 1e-12, np.dtype(ml_dtypes.bfloat16): 1.6e-2,
-             np.dtype(np.float16): 2e-3}
+             np.dtype(np.float16): 2e-3, np.dtype(np.complex64): 2e-5, np.dtype(np.complex128): 1e-12}
 EMBER_DTYPES = {d.name: d for d in (em.float16, em.bfloat16, em.float32, em.float64, em.int8, em.int16, em.int32,
-                                    em.int64, em.uint8, em.bool)}
+                                    em.int64, em.uint8, em.bool, em.complex64, em.complex128)}
 # (op, dtype) pairs whose values or gradients differ from TensorFlow's on purpose, or for a reason too big
 # to fix here: strict xfails, so a fix shows up.
 LABELS_GRADIENT = ("TensorFlow's gradient w.r.t. the labels is -dloss * log_softmax(logits): it leaves out the "
@@ -192,6 +198,8 @@ def _case(name, dtype, rng, example=None):
                 v = rng.uniform(*domain, x.shape)
             if np.dtype(dtype) == np.bool_:
                 return v > np.median(v)
+            if np.dtype(dtype).kind == "c":  # a second draw for the imaginary parts
+                return np.asarray(v + 1j * rng.uniform(*DEFAULT_DOMAIN, x.shape), dtype)
             if np.dtype(dtype).kind in "iu":
                 # Small integers of the domain's signs (no overflow in int8), never 0 where 0 is outside it.
                 v = np.where(v < 0, np.floor(v * 2), np.ceil(v * 2))
@@ -347,8 +355,9 @@ def _compare(what, ours, theirs, dtype, atol=None):
         assert o.dtype.name == t.dtype.name, f"{what} output {k}: dtype {o.dtype.name}, TensorFlow {t.dtype.name}"
         assert list(o.shape) == list(t.shape), f"{what} output {k}: shape {o.shape}, TensorFlow {t.shape}"
         a, b = np.asarray(o.numpy()), np.asarray(t.numpy())
-        if a.dtype.kind == "f" or a.dtype == ml_dtypes.bfloat16:
-            a, b = a.astype(np.float64), b.astype(np.float64)
+        if a.dtype.kind in "fc" or a.dtype == ml_dtypes.bfloat16:
+            wide = np.complex128 if a.dtype.kind == "c" else np.float64
+            a, b = a.astype(wide), b.astype(wide)
             np.testing.assert_allclose(a, b, rtol=tol, atol=tol if atol is None else atol, equal_nan=True,
                                        err_msg=f"{what} output {k}")
         else:

@@ -248,6 +248,17 @@ def test_string_traced_argument_and_constants_in_function():
     assert f(ember.constant(["b"])).numpy().tolist() == [b"B", b"tail"]
 
 
+def test_function_calls_take_string_arguments():
+    # PartitionedCall's args are declared for the real and complex dtypes; strings were added only to inputs
+    # declared for exactly the real ones, so after the complex merge a call refused string arguments.
+    upper = ember.function(lambda x: ember.strings.upper(x))
+    concrete = upper.get_concrete_function(ember.TensorSpec([None], ember.string))
+    out = _C.op("PartitionedCall")([ember.constant(["a", "Bc"])], concrete.name)
+    assert out.numpy().tolist() == [b"A", b"BC"]
+    outer = ember.function(lambda x: ember.strings.join([upper(x), "!"]))  # a function calling a function
+    assert outer(ember.constant(["a", "Bc"])).numpy().tolist() == [b"A!", b"BC!"]
+
+
 def test_graph_def_holds_string_constants_tensorflow_reads():
     @ember.function
     def f(x):

@@ -222,6 +222,8 @@ def _infer_python_dtype(array):
         return dtypes.float32
     if kind == "b":
         return dtypes.bool
+    if kind == "c":
+        return dtypes.complex128  # TensorFlow keeps Python complex numbers at double precision
     if kind in "iu":
         if array.size and (array.min() < -(2**31) or array.max() >= 2**31):
             return dtypes.int64
@@ -238,7 +240,9 @@ def _infer_python_dtype(array):
 def _python_value_fits(kind, dtype):
     """Whether Python values of NumPy kind ``kind`` may adopt ``dtype`` (TF: floats never become ints)."""
     if kind == "f":
-        return dtype.is_floating
+        return dtype.is_floating or dtype.is_complex
+    if kind == "c":
+        return dtype.is_complex
     return not dtype.is_bool or kind == "b"
 
 
@@ -270,7 +274,7 @@ def _to_numpy(value):
         if isinstance(flat, Tensor):
             return array.astype(flat.dtype.as_numpy_dtype, copy=False), True
         return array, False
-    if isinstance(value, (int, float, bool)):
+    if isinstance(value, (int, float, bool, complex)):
         return np.array(value), False
     if hasattr(value, "__array__") or hasattr(value, "__array_interface__"):
         return np.asarray(value), True
@@ -338,7 +342,9 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
         return _autopack(value, dtype)  # the tensors' dtype wins over a hint, as in TensorFlow
     array, is_numpy = _to_numpy(value)
     if dtype is not None:
-        if not is_numpy and array.dtype.kind == "f" and array.size and not dtype.is_floating:  # [] is float64
+        if not is_numpy and array.dtype.kind == "f" and array.size and not (dtype.is_floating or dtype.is_complex):
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")  # [] is float64
+        if not is_numpy and array.dtype.kind == "c" and not dtype.is_complex:
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
         if not is_numpy and array.dtype.kind in "iub" and dtype.is_bool and array.dtype.kind != "b":
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
@@ -409,7 +415,9 @@ def constant(value, dtype=None, shape=None, name="Const"):
         array, is_numpy = _to_numpy(value)
         if dtype is None:
             dtype = dtypes.as_dtype(array.dtype) if is_numpy else _infer_python_dtype(array)
-        elif not is_numpy and array.dtype.kind == "f" and array.size and not dtype.is_floating:
+        elif not is_numpy and array.dtype.kind == "f" and array.size and not (dtype.is_floating or dtype.is_complex):
+            raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
+        elif not is_numpy and array.dtype.kind == "c" and not dtype.is_complex:
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
         if shape is not None:
             shape = list(TensorShape(shape).as_list())

@@ -51,10 +51,73 @@ _GENERATED = _generate_wrappers(globals())
 floor_div = floordiv  # noqa: F821 - generated above
 mod = floormod  # noqa: F821 - generated above
 
+# ---- complex numbers (docs/complex.md) -------------------------------------------------------------------
+_Complex = _C.op("Complex")
+_Real = _C.op("Real")
+_Imag = _C.op("Imag")
+_Conj = _C.op("Conj")
+_ComplexAbs = _C.op("ComplexAbs")
+_Angle = _C.op("Angle")
+_generated_abs = abs  # noqa: F821 - generated above
+
+
+def abs(x, name=None):  # noqa: A001 - TensorFlow's name
+    x = _as_tensor(x)
+    return _ComplexAbs(x) if x.dtype.is_complex else _generated_abs(x)
+
+
+# The row's doc, as the generated wrapper's (test_public_names.py); complex x runs ComplexAbs (docs/complex.md).
+abs.__doc__ = _generated_abs.__doc__
+
+
+def complex(real, imag, name=None):  # noqa: A001 - TensorFlow's name
+    """real + imag * 1j, broadcasting: float32 parts give complex64, float64 parts complex128."""
+    real = _as_tensor(real)
+    imag = imag if isinstance(imag, Tensor) else convert_to_tensor(imag, dtype_hint=real.dtype)
+    if real.dtype != imag.dtype or real.dtype not in (dtypes.float32, dtypes.float64):
+        raise TypeError(f"The `real` and `imag` components have incorrect types: {real.dtype.name} "
+                        f"{imag.dtype.name}. They must be consistent, and one of [tf.float32, tf.float64]")
+    return _Complex(real, imag)
+
+
+def real(input, name=None):  # noqa: A002 - TensorFlow's name
+    """The real part of a complex tensor; a real numeric tensor is returned as it is."""
+    input = _as_tensor(input)
+    if input.dtype.is_complex:
+        return _Real(input)
+    if input.dtype.is_numeric:
+        return input
+    raise TypeError(f"input must be a numeric tensor, but got tensor with dtype {input.dtype}")  # TF's (bool, string)
+
+
+def imag(input, name=None):  # noqa: A002 - TensorFlow's name
+    """The imaginary part of a complex tensor; zeros for a real tensor."""
+    input = _as_tensor(input)
+    return _Imag(input) if input.dtype.is_complex else array_ops.zeros_like(input)
+
+
+def conj(x, name=None):
+    """The complex conjugate; a real numeric tensor is returned as it is."""
+    x = _as_tensor(x)
+    if x.dtype.is_complex:
+        return _Conj(x)
+    if x.dtype.is_numeric:
+        return x
+    raise TypeError(f"Expected numeric or variant tensor, got dtype {x.dtype!r}")
+
+
+def angle(input, name=None):  # noqa: A002 - TensorFlow's name
+    """The argument atan2(imag, real) of each element: pi for negative reals, 0 for the others."""
+    input = _as_tensor(input)
+    if input.dtype.is_complex:
+        return _Angle(input)
+    return atan2(array_ops.zeros_like(input), input)  # noqa: F821 - generated above
+
+
 # What ``from ember.ops.math_ops import *`` (ember.math) exports: tf.math's names, the generated ones and
 # those written below. The matrix helpers at the end live in ember.linalg.
 __all__ = sorted(_GENERATED + [
-    "add_n", "argmax", "argmin", "cast", "count_nonzero", "cumprod", "cumsum", "divide", "floor_div",
+    "add_n", "angle", "argmax", "argmin", "cast", "complex", "conj", "imag", "real", "count_nonzero", "cumprod", "cumsum", "divide", "floor_div",
     "logical_xor", "matmul", "mod", "reduce_all", "reduce_any", "reduce_euclidean_norm", "reduce_logsumexp",
     "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_std", "reduce_sum", "reduce_variance",
     "scalar_mul", "truediv",
@@ -163,12 +226,15 @@ reduce_logsumexp = _reduction("ReduceLogSumExp", "log(sum(exp(x))) over ``axis``
 
 
 def reduce_variance(input_tensor, axis=None, keepdims=False, name=None):
-    """Population variance, mean((x - mean(x))^2), over ``axis``; floats only, as TF."""
+    """Population variance, mean(|x - mean(x)|^2), over ``axis``; floats and complex numbers (whose variance
+    is real: float32 for complex64), as TF."""
     x = _as_tensor(input_tensor)
-    if not x.dtype.is_floating:
+    if not (x.dtype.is_floating or x.dtype.is_complex):
         raise TypeError(f"Input must be either real or complex. Received integer type {x.dtype.name}.")
-    means = reduce_mean(x, axis, keepdims=True)
-    return reduce_mean(square(x - means), axis, keepdims)
+    deviations = x - reduce_mean(x, axis, keepdims=True)
+    if x.dtype.is_complex:
+        return reduce_mean(_Real(deviations * _Conj(deviations)), axis, keepdims)
+    return reduce_mean(square(deviations), axis, keepdims)
 
 
 def reduce_std(input_tensor, axis=None, keepdims=False, name=None):
@@ -251,6 +317,10 @@ def matmul(a, b, transpose_a=False, transpose_b=False, adjoint_a=False, adjoint_
                     f"{output_type.name}; output_type may differ from the inputs' dtype only for int8 or uint8 "
                     "inputs with output_type int32")
             a, b = cast(a, dtypes.int32), cast(b, dtypes.int32)
+    if adjoint_a and a.dtype.is_complex:
+        a = _Conj(a)
+    if adjoint_b and b.dtype.is_complex:
+        b = _Conj(b)
     return _MatMul(a, b, bool(transpose_a or adjoint_a), bool(transpose_b or adjoint_b))
 
 
@@ -268,12 +338,13 @@ def matrix_transpose(a, name="matrix_transpose", conjugate=False):
         raise ValueError("Argument `a` should be a (batch) matrix with rank >= 2.  Received `a` = "
                          f"{a} with shape: {a.shape}")
     perm = list(range(a.ndim - 2)) + [a.ndim - 1, a.ndim - 2]
-    return array_ops.transpose(a, perm)
+    result = array_ops.transpose(a, perm)
+    return conj(result) if conjugate and a.dtype.is_complex else result
 
 
 def adjoint(matrix, name=None):
-    """Conjugate transpose of the last two dimensions; real dtypes only, so the transpose."""
-    return matrix_transpose(matrix)
+    """Conjugate transpose of the last two dimensions (the transpose for real dtypes)."""
+    return matrix_transpose(matrix, conjugate=True)
 
 
 def tensordot(a, b, axes, name=None):

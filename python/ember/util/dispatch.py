@@ -2,9 +2,9 @@
 ``add_dispatch_support``: ``tf.concat([x, y], 1)`` or ``tf.nn.relu(x)`` on Keras symbolic tensors of the
 functional API becomes a layer of the model (Keras' TFOpLambda).
 
-Each op function reachable from ``ember``, ``ember.math``, ``ember.linalg``, ``ember.nn`` and ``ember.image``
-is replaced by one ``_C.ApiFunction`` around it (the same wrapper in every namespace, so ``tf.add is
-tf.math.add`` holds as before). The wrapper calls the function; only when that raises does it ask the
+Each op function reachable from ``ember``, ``ember.math``, ``ember.linalg``, ``ember.nn``, ``ember.image``,
+``ember.signal`` and ``ember.strings`` is replaced by one ``_C.ApiFunction`` around it (the same wrapper in
+every namespace, so ``tf.add is tf.math.add`` holds as before). The wrapper calls the function; only when that raises does it ask the
 fallback dispatcher (``set_fallback``), which looks at the arguments and either answers or keeps the error.
 A normal call pays one C-level indirection, no Python frame.
 """
@@ -18,14 +18,14 @@ from ember import _C
 # take callables or produce fresh state; TensorFlow does not dispatch them either.
 _OP_MODULES = ("ember.ops.array_ops", "ember.ops.math_ops", "ember.ops.indexing_ops", "ember.ops.nn_ops",
                "ember.ops.nn_conv_ops", "ember.ops.nn_norm_ops", "ember.ops.sort_ops", "ember.ops.linalg_ops",
-               "ember.ops.special_math_ops", "ember.image")
+               "ember.ops.special_math_ops", "ember.image", "ember.signal", "ember.strings")
 
 # Op functions that live in other modules.
 _EXTRA_OP_FUNCTIONS = {("ember.backprop", "stop_gradient")}
 
 # Namespaces in the order that names a function exported in several of them, as TensorFlow's first export
 # mostly does (tf.add is tf.math.add, tf.matmul is tf.linalg.matmul).
-_NAMESPACES = ("math", "linalg", "nn", "image", "", "compat.v1")
+_NAMESPACES = ("math", "linalg", "nn", "image", "signal", "strings", "", "compat.v1")
 
 # Where TensorFlow's name differs from that order. The tf.compat.v1 names are what tf_keras shows because the
 # TF 2 function calls its v1 version, which is the one that dispatches.
@@ -37,6 +37,7 @@ _API_NAME_EXCEPTIONS = {
     "tf.image.clip_by_value": "tf.clip_by_value", "tf.linalg.einsum": "tf.einsum", "tf.linalg.eye": "tf.eye",
     "tf.linalg.norm": "tf.norm", "tf.linalg.tensordot": "tf.tensordot",
     "tf.transpose": "tf.compat.v1.transpose", "tf.gather": "tf.compat.v1.gather", "tf.shape": "tf.compat.v1.shape",
+    "tf.math.complex": "tf.dtypes.complex",  # TensorFlow has no tf.math.complex; tf.complex is dtypes.complex
 }
 
 _installed = {}  # id(original) -> ApiFunction

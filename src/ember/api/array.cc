@@ -14,8 +14,8 @@ using Ints = std::vector<int64_t>;
 Tensor scalar_of(DType dtype, double value) {
   auto t = TensorImpl::allocate(dtype, Shape());
   if (!t.ok()) throw StatusError(t.status());
-  uint64_t bits = kernels::encode_scalar(dtype, value);
-  std::memcpy(t.value()->mutable_raw_data(), &bits, dtype_size(dtype));
+  const kernels::ScalarBits bits = kernels::encode_scalar(dtype, value);
+  std::memcpy(t.value()->mutable_raw_data(), bits.data(), dtype_size(dtype));
   return Tensor(std::move(t).value());
 }
 

@@ -22,9 +22,9 @@ inline void set_optimizer_options(const OptimizerOptions& options) { passes::set
 inline void set_inter_op_parallelism_threads(int threads) { set_inter_op_threads(threads); }
 inline void set_intra_op_parallelism_threads(int threads) { set_intra_op_threads(threads); }
 
-/// Stops ember's background work (the thread that compiles fused kernels to native code) before main
-/// returns. A program that may end while its first native compile runs must call it: exit destroys LLVM's
-/// own static objects before ember's exit handler can stop that thread (Note [The compile thread]).
+/// Stops ember's background work (the thread that compiles fused kernels to native code) now. Returning
+/// from main does it too, before static objects are destroyed; a program that may call exit() from another
+/// thread than main's while a native compile runs must call it first (Note [The compile thread]).
 inline void shutdown() { jit::shutdown(); }
 
 }  // namespace ember::config

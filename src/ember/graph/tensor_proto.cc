@@ -18,6 +18,8 @@ constexpr int kTfDataTypes[] = {19 /*DT_HALF*/,
                                 9 /*DT_INT64*/,
                                 4 /*DT_UINT8*/,
                                 10 /*DT_BOOL*/,
+                                8 /*DT_COMPLEX64*/,
+                                18 /*DT_COMPLEX128*/,
                                 7 /*DT_STRING*/};
 static_assert(std::size(kTfDataTypes) == kNumDTypes, "one TensorFlow DataType per ember dtype");
 
@@ -41,6 +43,22 @@ void fill_values(TensorImpl& t, const Source& values) {
       } else {
         out[i] = static_cast<T>(v);
       }
+    }
+  }
+}
+
+// scomplex_val / dcomplex_val list (real, imag) pairs; a single pair is a splat, as TensorFlow reads it.
+template <typename T, typename Source>
+void fill_complex_values(TensorImpl& t, const Source& values) {
+  using Part = typename T::value_type;
+  T* out = t.mutable_data<T>();
+  const int64_t n = t.num_elements(), pairs = values.size() / 2;
+  for (int64_t i = 0; i < n; ++i) {
+    if (pairs == 0) {
+      out[i] = T{};
+    } else {
+      const int64_t k = std::min(i, pairs - 1);
+      out[i] = T(static_cast<Part>(values[2 * k]), static_cast<Part>(values[2 * k + 1]));
     }
   }
 }
@@ -237,6 +255,14 @@ Status from_tensor_proto(const proto::TensorProto& v, TensorRef& out) {
     case DType::kBFloat16:
       fits = check_count(v.half_val().size());
       if (fits) fill_values<bfloat16>(value, v.half_val());
+      break;
+    case DType::kComplex64:
+      fits = v.scomplex_val().size() % 2 == 0 && check_count(v.scomplex_val().size() / 2);
+      if (fits) fill_complex_values<complex64>(value, v.scomplex_val());
+      break;
+    case DType::kComplex128:
+      fits = v.dcomplex_val().size() % 2 == 0 && check_count(v.dcomplex_val().size() / 2);
+      if (fits) fill_complex_values<complex128>(value, v.dcomplex_val());
       break;
     default:  // int32, int16, int8, uint8: int_val
       fits = check_count(v.int_val().size());

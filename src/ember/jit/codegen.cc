@@ -64,6 +64,12 @@ const char* dtype_enum_name(DType d) {
       return "kUInt8";
     case DType::kBool:
       return "kBool";
+    case DType::kComplex64:
+      return "kComplex64";
+    case DType::kComplex128:
+      return "kComplex128";
+    case DType::kString:
+      return "kString";
   }
   return "?";
 }
@@ -544,6 +550,9 @@ void optimize(llvm::Module& module, llvm::TargetMachine& target, const std::stri
 }  // namespace
 
 bool calls_interpreter_loop(UnaryOp op, DType dtype, bool fma) {
+  // Complex element-wise loops are in the tables too, but complex programs are never fused
+  // (kernels::fusible_unary), so no kernel calls them and the JIT need not know their symbols.
+  if (is_complex(dtype)) return false;
   if (kernels::elementwise_tables().unary[static_cast<int>(op)][static_cast<int>(dtype)] == nullptr)
     return false;
   FusedInstruction instr;

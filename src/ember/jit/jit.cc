@@ -39,6 +39,9 @@ Mode mode_from_environment() {
   return Mode::kAsync;
 }
 
+// Makes the main thread's ExitGuard (Note [The compile thread]).
+void guard_main_thread_exit();
+
 // Native code of one kernel, loaded into the process's LLJIT; unloaded when the last binding using it dies.
 struct LoadedKernel {
   kernels::NativeFusedFn fn = nullptr;
@@ -58,13 +61,20 @@ struct Job {
 // own work; jobs for bindings that died meanwhile are skipped. LLVM state (the LLJIT, the target machine)
 // is made by the first compile and used under one mutex (in the synchronous mode the caller compiles, at
 // its own priority), except for unloading a kernel (ORC's sessions are thread-safe). The service is never
-// destroyed: at exit a handler stops the thread after its current job. That handler runs before the static
-// destructors registered before it, but LLVM makes function-local statics (regular expressions of its
-// bitcode reader) during the first compile, after it, and those are destroyed first: a process exiting in
-// the middle of its first compile aborted in the compile thread ("LLVM ERROR: out of memory"). So Python
-// stops the thread from an atexit hook (shutdown()), before the interpreter finalizes and before any C++
-// exit handler; a C++ program that exits during a compile should call jit::shutdown() first. A forked child
-// does not inherit the thread and runs its fused programs on the interpreter.
+// destroyed. At exit the thread must stop before any of LLVM's static objects is destroyed, and LLVM makes
+// function-local statics (regular expressions of its bitcode reader, ...) during compiles, after any exit
+// handler ember could register before starting the thread: exit runs handlers and static destructors in
+// the reverse order of their registration, so those statics went first while the thread still compiled
+// ("LLVM ERROR: out of memory", or a segfault, in the compile thread), at the first compile or any later
+// one. Registering the handler after building LLVM's statics would not do: which statics a compile makes
+// depends on the program, and building them before the first request would make its caller wait.
+// Instead the thread is stopped from a thread_local object of the main thread (ExitGuard): C++ destroys
+// the exiting thread's thread_local objects before it starts destroying any static object
+// ([basic.start.term]), and a program returning from main (or calling exit on the main thread) exits on
+// the main thread. The guard is made by install() and by every request from the main thread; exit from
+// another thread falls back to an exit handler (the old order), and Python also stops the thread from an
+// atexit hook (shutdown()), before the interpreter finalizes. Stopping waits for the current job. A forked
+// child does not inherit the thread and runs its fused programs on the interpreter.
 class Service final : public kernels::NativeFusedCompiler {
   static constexpr size_t kMaxQueuedJobs = 256;
 
@@ -83,6 +93,7 @@ class Service final : public kernels::NativeFusedCompiler {
                std::shared_ptr<kernels::NativeFusedSlot> slot) override {
     const Mode m = mode_.load();
     if (m == Mode::kOff || stopping_.load()) return;
+    guard_main_thread_exit();
     auto job = std::make_shared<Job>();
     job->program = program;
     job->scalar.assign(scalar.begin(), scalar.end());
@@ -131,7 +142,8 @@ class Service final : public kernels::NativeFusedCompiler {
     if (worker_pid_ != 0) return false;  // forked: no thread here (Note [The compile thread])
     worker_pid_ = ::getpid();
     worker_ = std::thread([this] { run(); });
-    std::atexit([] { stop_at_exit(); });
+    std::atexit([] { stop_at_exit(); });  // for an exit from another thread than main's
+
     return true;
   }
 
@@ -347,7 +359,21 @@ void Service::stop_at_exit() {
   }
   s.work_cv_.notify_all();
   s.done_cv_.notify_all();
-  if (s.worker_.joinable() && s.worker_pid_ == ::getpid()) s.worker_.join();
+  // Not from the thread itself: LLVM's fatal errors exit from it.
+  if (s.worker_.joinable() && s.worker_pid_ == ::getpid() && s.worker_.get_id() != std::this_thread::get_id())
+    s.worker_.join();
+}
+
+// Stops the compile thread when its thread exits, before any static object is destroyed (Note [The compile
+// thread]).
+struct ExitGuard {
+  ~ExitGuard() { Service::stop_at_exit(); }
+};
+
+void guard_main_thread_exit() {
+  if (::syscall(SYS_gettid) != ::getpid()) return;  // only the main thread's tid is the process id
+  thread_local ExitGuard guard;
+  (void)guard;
 }
 
 LoadedKernel::~LoadedKernel() { service().unload(dylib); }
@@ -355,6 +381,7 @@ LoadedKernel::~LoadedKernel() { service().unload(dylib); }
 }  // namespace
 
 void install() {
+  guard_main_thread_exit();
   static bool once = [] {
     kernels::set_native_fused_compiler(&service());
     return true;

@@ -31,8 +31,8 @@ void set_mode(Mode mode);
 /// Blocks until no compilation is queued or running.
 void wait_for_pending();
 /// Stops the compile thread after its current job (queued jobs are dropped; their programs stay on the
-/// interpreter). Called at exit; Python calls it from an atexit hook, before the interpreter finalizes
-/// (Note [The compile thread] in jit.cc).
+/// interpreter). Exit from the main thread calls it before static objects are destroyed; Python calls it
+/// from an atexit hook, before the interpreter finalizes (Note [The compile thread] in jit.cc).
 void shutdown();
 
 struct Stats {

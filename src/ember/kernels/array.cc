@@ -116,7 +116,7 @@ void strided_copy(const void* src_v, void* dst_v, size_t elem, const StridedCopy
       so += idx[d] * c.src_strides[d];
       dof += idx[d] * c.dst_strides[d];
     }
-    visit_width(elem, [&]<typename W>() {
+    visit_move_width(elem, [&]<typename W>() {
       for (int64_t row = begin; row < end; ++row) {
         if (contiguous) {
           std::memcpy(dst + dof * ielem, src + so * ielem, static_cast<size_t>(n) * elem);
@@ -263,7 +263,7 @@ void transpose(const void* src_v, void* dst_v, size_t elem, std::span<const int6
   char* dst = static_cast<char*>(dst_v);
   const int64_t ielem = static_cast<int64_t>(elem);
   parallel_for(outer * bands, tile * nb * 2, [&](int64_t begin, int64_t end) {
-    visit_width(elem, [&]<typename W>() {
+    visit_move_width(elem, [&]<typename W>() {
       for (int64_t item = begin; item < end; ++item) {
         int64_t o = item / bands, band = item % bands;
         int64_t so = 0, dof = 0;
@@ -303,7 +303,7 @@ void fill(void* dst_v, int64_t n, size_t elem, const void* value) {
         });
     return;
   }
-  visit_width(elem, [&]<typename W>() {
+  visit_move_width(elem, [&]<typename W>() {
     W v;
     std::memcpy(&v, value, sizeof(W));
     W* dst = static_cast<W*>(dst_v);
@@ -412,9 +412,9 @@ void split(const void* src_v, std::span<void* const> dsts, std::span<const int64
 
 // ---- scalars
 
-uint64_t encode_scalar(DType d, double value) {
-  uint64_t bits = 0;
-  visit_dtype(d, [&]<typename T>() {
+ScalarBits encode_scalar(DType d, double value) {
+  ScalarBits bits;
+  visit_dtype<kAllTypesAndComplex>(d, [&]<typename T>() {
     T v;
     if constexpr (std::is_same_v<T, bool>) {
       v = value != 0.0;
@@ -437,7 +437,8 @@ uint64_t encode_scalar(DType d, double value) {
     } else {
       v = static_cast<T>(value);
     }
-    std::memcpy(&bits, &v, sizeof(T));
+    static_assert(sizeof(T) <= sizeof(bits.words));
+    std::memcpy(bits.words, &v, sizeof(T));
   });
   return bits;
 }

@@ -53,9 +53,15 @@ void concat(std::span<const void* const> srcs, std::span<const int64_t> widths, 
 /// The inverse of concat: src is [outer, sum(widths)] bytes.
 void split(const void* src, std::span<void* const> dsts, std::span<const int64_t> widths, int64_t outer);
 
+/// One element of any dtype as bytes: 16 of them, for complex128.
+struct ScalarBits {
+  alignas(16) uint64_t words[2] = {0, 0};
+  const void* data() const { return words; }
+};
+
 /// The bytes of `value` converted to dtype `d` (integers truncate toward zero and wrap like a C++ cast
-/// from int64; bool is value != 0), in the low dtype_size(d) bytes.
-uint64_t encode_scalar(DType d, double value);
+/// from int64; bool is value != 0; complex gets imaginary part 0), in the low dtype_size(d) bytes.
+ScalarBits encode_scalar(DType d, double value);
 
 /// Reads index i of an int32/int64/uint8 index tensor as int64.
 int64_t load_index(const void* indices, DType index_dtype, int64_t i);

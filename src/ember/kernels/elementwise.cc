@@ -16,6 +16,7 @@ void fill_elementwise_tables(ElementwiseTables& t);
 namespace avx512 {
 void fill_elementwise_tables(ElementwiseTables& t);
 }
+void fill_complex_elementwise_tables(ElementwiseTables& t);  // kernels/complex_elementwise.cc
 
 namespace {
 struct Selected {
@@ -34,6 +35,7 @@ struct Selected {
       baseline::fill_elementwise_tables(tables);
       isa = "baseline";
     }
+    fill_complex_elementwise_tables(tables);
   }
 };
 const Selected& selected() {

@@ -26,26 +26,26 @@
 
 // clang-format off
 #define EMBER_UNARY_OPS(X)                                                                                   \
-  X(kNeg, Neg, negative, NegF, kSignedNumericTypes, Same, 1, 0, neg_grad,                                    \
+  X(kNeg, Neg, negative, NegF, kSignedNumericTypes | kComplexTypes, Same, 1, 0, neg_grad,                                    \
     "-x. negative([1, -2]) == [-1, 2]")                                                                      \
   X(kAbs, Abs, abs, AbsF, kSignedNumericTypes, Same, 1, 0, abs_grad, "|x|. abs([-1.5, 2]) == [1.5, 2]")      \
   X(kSign, Sign, sign, SignF, kSignedNumericTypes, Same, 1, 0, sign_grad,                                    \
     "-1, 0 or 1 (NaN stays NaN). sign([-3, 0, 2]) == [-1, 0, 1]")                                            \
-  X(kExp, Exp, exp, ExpF, kFloatTypes, Same, 8, 0, exp_grad, "e^x. exp([0.]) == [1.]")                       \
-  X(kLog, Log, log, LogF, kFloatTypes, Same, 8, 0, log_grad, "Natural logarithm. log([1.]) == [0.]")         \
-  X(kLog1p, Log1p, log1p, Log1pF, kFloatTypes, Same, 8, 0, log1p_grad,                                       \
+  X(kExp, Exp, exp, ExpF, kFloatAndComplexTypes, Same, 8, 0, exp_grad, "e^x. exp([0.]) == [1.]")                       \
+  X(kLog, Log, log, LogF, kFloatAndComplexTypes, Same, 8, 0, log_grad, "Natural logarithm. log([1.]) == [0.]")         \
+  X(kLog1p, Log1p, log1p, Log1pF, kFloatAndComplexTypes, Same, 8, 0, log1p_grad,                                       \
     "log(1 + x), accurate near 0. log1p([0.]) == [0.]")                                                      \
-  X(kExpm1, Expm1, expm1, Expm1F, kFloatTypes, Same, 8, 0, expm1_grad,                                       \
+  X(kExpm1, Expm1, expm1, Expm1F, kFloatAndComplexTypes, Same, 8, 0, expm1_grad,                                       \
     "e^x - 1, accurate near 0. expm1([0.]) == [0.]")                                                         \
-  X(kSqrt, Sqrt, sqrt, SqrtF, kFloatTypes, Same, 1, 0, sqrt_grad, "Square root. sqrt([4.]) == [2.]")         \
-  X(kRsqrt, Rsqrt, rsqrt, RsqrtF, kFloatTypes, Same, 1, 0, rsqrt_grad, "1 / sqrt(x). rsqrt([4.]) == [0.5]")  \
-  X(kSquare, Square, square, SquareF, kNumericTypes, Same, 1, 0, square_grad, "x * x. square([3]) == [9]")   \
-  X(kReciprocal, Reciprocal, reciprocal, ReciprocalF, kFloatTypes, Same, 1, 0, reciprocal_grad,              \
+  X(kSqrt, Sqrt, sqrt, SqrtF, kFloatAndComplexTypes, Same, 1, 0, sqrt_grad, "Square root. sqrt([4.]) == [2.]")         \
+  X(kRsqrt, Rsqrt, rsqrt, RsqrtF, kFloatAndComplexTypes, Same, 1, 0, rsqrt_grad, "1 / sqrt(x). rsqrt([4.]) == [0.5]")  \
+  X(kSquare, Square, square, SquareF, kNumericAndComplexTypes, Same, 1, 0, square_grad, "x * x. square([3]) == [9]")   \
+  X(kReciprocal, Reciprocal, reciprocal, ReciprocalF, kFloatAndComplexTypes, Same, 1, 0, reciprocal_grad,              \
     "1 / x. reciprocal([4.]) == [0.25]")                                                                     \
-  X(kSin, Sin, sin, SinF, kFloatTypes, Same, 8, 0, sin_grad, "Sine. sin([0.]) == [0.]")                      \
-  X(kCos, Cos, cos, CosF, kFloatTypes, Same, 8, 0, cos_grad, "Cosine. cos([0.]) == [1.]")                    \
-  X(kTanh, Tanh, tanh, TanhF, kFloatTypes, Same, 8, 0, tanh_grad, "Hyperbolic tangent. tanh([0.]) == [0.]")  \
-  X(kSigmoid, Sigmoid, sigmoid, SigmoidF, kFloatTypes, Same, 8, 0, sigmoid_grad,                             \
+  X(kSin, Sin, sin, SinF, kFloatAndComplexTypes, Same, 8, 0, sin_grad, "Sine. sin([0.]) == [0.]")                      \
+  X(kCos, Cos, cos, CosF, kFloatAndComplexTypes, Same, 8, 0, cos_grad, "Cosine. cos([0.]) == [1.]")                    \
+  X(kTanh, Tanh, tanh, TanhF, kFloatAndComplexTypes, Same, 8, 0, tanh_grad, "Hyperbolic tangent. tanh([0.]) == [0.]")  \
+  X(kSigmoid, Sigmoid, sigmoid, SigmoidF, kFloatAndComplexTypes, Same, 8, 0, sigmoid_grad,                             \
     "1 / (1 + e^-x). sigmoid([0.]) == [0.5]")                                                                \
   X(kRelu, Relu, relu, ReluF, kNumericTypes, Same, 1, 0, relu_grad, "max(x, 0). relu([-1, 2]) == [0, 2]")    \
   X(kRelu6, Relu6, relu6, Relu6F, kNumericTypes, Same, 1, 0, relu6_grad,                                     \
@@ -67,7 +67,7 @@
     "x is NaN. is_nan([nan, 1.]) == [True, False]")                                                          \
   X(kIsFinite, IsFinite, is_finite, IsFiniteF, kFloatTypes, Bool, 1, 0, not_differentiable,                  \
     "x is neither infinite nor NaN. is_finite([inf, 1.]) == [False, True]")                                  \
-  X(kTan, Tan, tan, TanF, kFloatTypes, Same, 8, 0, tan_grad, "Tangent. tan([0.]) == [0.]")                 \
+  X(kTan, Tan, tan, TanF, kFloatAndComplexTypes, Same, 8, 0, tan_grad, "Tangent. tan([0.]) == [0.]")                 \
   X(kAsin, Asin, asin, AsinF, kFloatTypes, Same, 8, 0, asin_grad, "Inverse sine. asin([1.]) == [1.5707964]")  \
   X(kAcos, Acos, acos, AcosF, kFloatTypes, Same, 8, 0, acos_grad, "Inverse cosine. acos([1.]) == [0.]")       \
   X(kAtan, Atan, atan, AtanF, kFloatTypes, Same, 8, 0, atan_grad, "Inverse tangent. atan([0.]) == [0.]")      \
@@ -85,28 +85,28 @@
     "Inverse of erf on (-1, 1). erfinv([0.5]) == [0.47693628]")
 
 #define EMBER_BINARY_OPS(X)                                                                                  \
-  X(kAdd, Add, add, AddF, kNumericTypes, Same, 1, kCommutative, add_grad,                                    \
+  X(kAdd, Add, add, AddF, kNumericAndComplexTypes, Same, 1, kCommutative, add_grad,                                    \
     "x + y with broadcasting. add([1, 2], 3) == [4, 5]")                                                     \
-  X(kSub, Sub, subtract, SubF, kNumericTypes, Same, 1, 0, sub_grad,                                          \
+  X(kSub, Sub, subtract, SubF, kNumericAndComplexTypes, Same, 1, 0, sub_grad,                                          \
     "x - y with broadcasting. subtract([3], [1]) == [2]")                                                    \
-  X(kMul, Mul, multiply, MulF, kNumericTypes, Same, 1, kCommutative, mul_grad,                               \
+  X(kMul, Mul, multiply, MulF, kNumericAndComplexTypes, Same, 1, kCommutative, mul_grad,                               \
     "x * y with broadcasting. multiply([2], [3]) == [6]")                                                    \
-  X(kDiv, RealDiv, realdiv, DivF, kFloatTypes, Same, 1, 0, real_div_grad,                                    \
+  X(kDiv, RealDiv, realdiv, DivF, kFloatAndComplexTypes, Same, 1, 0, real_div_grad,                                    \
     "x / y for floats. realdiv([1.], [4.]) == [0.25]")                                                       \
   X(kFloorDiv, FloorDiv, floordiv, FloorDivF, kNumericTypes, Same, 1, 0, not_differentiable,                 \
     "floor(x / y). floordiv([-7], [2]) == [-4]")                                                             \
   X(kFloorMod, FloorMod, floormod, FloorModF, kNumericTypes, Same, 8, 0, floor_mod_grad,                     \
     "x - floor(x / y) * y. floormod([-7], [2]) == [1]")                                                      \
-  X(kPow, Pow, pow, PowF, kNumericTypes, Same, 8, 0, pow_grad, "x ** y. pow([2.], [3.]) == [8.]")            \
+  X(kPow, Pow, pow, PowF, kNumericAndComplexTypes, Same, 8, 0, pow_grad, "x ** y. pow([2.], [3.]) == [8.]")            \
   X(kMax, Maximum, maximum, MaxF, kNumericTypes, Same, 1, kCommutative, max_min_grad<true>,                  \
     "Element-wise max (NaN wins). maximum([1, 5], [3, 2]) == [3, 5]")                                        \
   X(kMin, Minimum, minimum, MinF, kNumericTypes, Same, 1, kCommutative, max_min_grad<false>,                 \
     "Element-wise min (NaN wins). minimum([1, 5], [3, 2]) == [1, 2]")                                        \
   X(kSquaredDiff, SquaredDifference, squared_difference, SquaredDiffF, kNumericTypes, Same, 1,               \
     kCommutative, squared_difference_grad, "(x - y)^2. squared_difference([1.], [3.]) == [4.]")              \
-  X(kEqual, Equal, equal, EqualF, kAllTypes, Bool, 1, kCommutative, not_differentiable,                      \
+  X(kEqual, Equal, equal, EqualF, kAllTypesAndComplex, Bool, 1, kCommutative, not_differentiable,                      \
     "x == y. equal([1, 2], 2) == [False, True]")                                                             \
-  X(kNotEqual, NotEqual, not_equal, NotEqualF, kAllTypes, Bool, 1, kCommutative, not_differentiable,         \
+  X(kNotEqual, NotEqual, not_equal, NotEqualF, kAllTypesAndComplex, Bool, 1, kCommutative, not_differentiable,         \
     "x != y. not_equal([1, 2], 2) == [True, False]")                                                         \
   X(kLess, Less, less, LessF, kNumericTypes, Bool, 1, 0, not_differentiable,                                 \
     "x < y. less([1, 2], 2) == [True, False]")                                                               \

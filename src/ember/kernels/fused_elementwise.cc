@@ -325,14 +325,16 @@ int64_t append_binary(std::vector<int64_t>& code, int num_inputs, BinaryOp op, i
   return id;
 }
 
+// Complex ops are never fused: the fused interpreter and the JIT compute in real registers
+// (docs/complex.md). A complex value runs op by op through its std::complex loops instead.
 bool fusible_unary(UnaryOp op, DType dtype) {
-  if (op >= UnaryOp::kCount) return false;
+  if (op >= UnaryOp::kCount || is_complex(dtype)) return false;
   if (returns_bool(op) && dtype != DType::kBool) return false;
   return elementwise_tables().unary[static_cast<int>(op)][static_cast<int>(dtype)] != nullptr;
 }
 
 bool fusible_binary(BinaryOp op, DType dtype) {
-  if (op >= BinaryOp::kCount) return false;
+  if (op >= BinaryOp::kCount || is_complex(dtype)) return false;
   if (returns_bool(op) && dtype != DType::kBool) return false;
   if (is_integer(dtype) && (op == BinaryOp::kFloorDiv || op == BinaryOp::kFloorMod || op == BinaryOp::kPow))
     return false;

@@ -19,6 +19,7 @@ void fill_reduce_tables(ReduceTables& t);
 namespace avx512 {
 void fill_reduce_tables(ReduceTables& t);
 }
+void fill_complex_reduce_tables(ReduceTables& t);  // kernels/complex_reduce.cc
 
 namespace {
 
@@ -38,6 +39,7 @@ struct Selected {
       baseline::fill_reduce_tables(tables);
       isa = "baseline";
     }
+    fill_complex_reduce_tables(tables);
   }
 };
 const Selected& selected() {

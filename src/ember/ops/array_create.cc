@@ -36,15 +36,15 @@ Status fill_kernel(KernelContext& ctx) {
 Status zeros_like_kernel(KernelContext& ctx) {
   // Zero is all-zero bits in every dtype.
   TensorImpl& out = ctx.output(0);
-  const uint64_t zero = 0;
-  kernels::fill(out.mutable_raw_data(), out.num_elements(), dtype_size(out.dtype()), &zero);
+  const kernels::ScalarBits zero;
+  kernels::fill(out.mutable_raw_data(), out.num_elements(), dtype_size(out.dtype()), zero.data());
   return Status::OK();
 }
 
 Status ones_like_kernel(KernelContext& ctx) {
   TensorImpl& out = ctx.output(0);
-  const uint64_t one = kernels::encode_scalar(out.dtype(), 1.0);
-  kernels::fill(out.mutable_raw_data(), out.num_elements(), dtype_size(out.dtype()), &one);
+  const kernels::ScalarBits one = kernels::encode_scalar(out.dtype(), 1.0);
+  kernels::fill(out.mutable_raw_data(), out.num_elements(), dtype_size(out.dtype()), one.data());
   return Status::OK();
 }
 
@@ -77,14 +77,14 @@ Status eye_kernel(KernelContext& ctx) {
   const Shape& s = out.shape();
   const int64_t rows = s.dim(s.rank() - 2), cols = s.dim(s.rank() - 1);
   const size_t elem = dtype_size(out.dtype());
-  const uint64_t zero = 0, one = kernels::encode_scalar(out.dtype(), 1.0);
-  kernels::fill(out.mutable_raw_data(), out.num_elements(), elem, &zero);
+  const kernels::ScalarBits zero, one = kernels::encode_scalar(out.dtype(), 1.0);
+  kernels::fill(out.mutable_raw_data(), out.num_elements(), elem, zero.data());
   if (rows * cols == 0) return Status::OK();
   char* base = static_cast<char*>(out.mutable_raw_data());
   const int64_t batches = out.num_elements() / (rows * cols), diag = std::min(rows, cols);
   for (int64_t b = 0; b < batches; ++b)
     for (int64_t i = 0; i < diag; ++i)
-      std::memcpy(base + ((b * rows + i) * cols + i) * static_cast<int64_t>(elem), &one, elem);
+      std::memcpy(base + ((b * rows + i) * cols + i) * static_cast<int64_t>(elem), one.data(), elem);
   return Status::OK();
 }
 
@@ -394,8 +394,8 @@ Status pad_kernel(KernelContext& ctx) {
   // write but the ones that double it, and those writes must not copy it.
   if (out.raw_data() == in.raw_data()) return Status::OK();
   if (mode == PadMode::kConstant && out.num_elements() != in.num_elements()) {
-    uint64_t value = kernels::encode_scalar(in.dtype(), ctx.attr_float(0));
-    kernels::fill(out.mutable_raw_data(), out.num_elements(), elem, &value);
+    const kernels::ScalarBits value = kernels::encode_scalar(in.dtype(), ctx.attr_float(0));
+    kernels::fill(out.mutable_raw_data(), out.num_elements(), elem, value.data());
   }
   int64_t out_strides[kMaxRank], in_strides[kMaxRank];
   kernels::dense_strides(rank, out.shape().dims().data(), out_strides);
@@ -605,10 +605,10 @@ void register_array_create_ops(OpRegistry& r) {
       .input_shape_like("dims")
       .input("value")
       .output("output")
-      .type_var(kAllTypes)
+      .type_var(kAllTypesAndComplex)
       .dispatch_on_input(1)
       .shape(&fill_shape)
-      .kernel(kAllTypes, &fill_kernel)
+      .kernel(kAllTypesAndComplex, &fill_kernel)
       .grad(&fill_grad)
       .batching(BatchingRule::kCustom)
       .done(r);
@@ -616,20 +616,20 @@ void register_array_create_ops(OpRegistry& r) {
       .doc("Zeros with x's shape and dtype. zeros_like([1, 2]) == [0, 0]")
       .input("x")
       .output("y")
-      .type_var(kAllTypes)
+      .type_var(kAllTypesAndComplex)
       .flags(kNotDifferentiable | kReadsOnlyShape)
       .shape(&same_as_input_shape)
-      .kernel(kAllTypes, &zeros_like_kernel)
+      .kernel(kAllTypesAndComplex, &zeros_like_kernel)
       .batching(BatchingRule::kElementwise)
       .done(r);
   OpBuilder("OnesLike")
       .doc("Ones with x's shape and dtype (True for bool). ones_like([1, 2]) == [1, 1]")
       .input("x")
       .output("y")
-      .type_var(kAllTypes)
+      .type_var(kAllTypesAndComplex)
       .flags(kNotDifferentiable | kReadsOnlyShape)
       .shape(&same_as_input_shape)
-      .kernel(kAllTypes, &ones_like_kernel)
+      .kernel(kAllTypesAndComplex, &ones_like_kernel)
       .batching(BatchingRule::kElementwise)
       .done(r);
   OpBuilder("Tile")
@@ -639,9 +639,9 @@ void register_array_create_ops(OpRegistry& r) {
       .input("input")
       .input_shape_like("multiples")
       .output("output")
-      .type_var(kAllTypes)
+      .type_var(kAllTypesAndComplex)
       .shape(&tile_shape)
-      .kernel(kAllTypes, &tile_kernel)
+      .kernel(kAllTypesAndComplex, &tile_kernel)
       .grad(&tile_grad)
       .batching(BatchingRule::kCustom)
       .done(r);
@@ -650,9 +650,9 @@ void register_array_create_ops(OpRegistry& r) {
       .input("input")
       .input_shape_like("shape")
       .output("output")
-      .type_var(kAllTypes)
+      .type_var(kAllTypesAndComplex)
       .shape(&broadcast_to_shape)
-      .kernel(kAllTypes, &broadcast_to_kernel)
+      .kernel(kAllTypesAndComplex, &broadcast_to_kernel)
       .grad(&broadcast_to_grad)
       .batching(BatchingRule::kCustom)
       .done(r);
@@ -663,12 +663,12 @@ void register_array_create_ops(OpRegistry& r) {
       .input("input")
       .input_shape_like("paddings")
       .output("output")
-      .type_var(kAllTypes)
+      .type_var(kAllTypesAndComplex)
       .attr("constant_value", AttrType::kFloat, 0.0)
       .attr("mode", AttrType::kString, std::string("CONSTANT"))
       .flags(kOverwritesInput0)
       .shape(&pad_shape)
-      .kernel(kAllTypes, &pad_kernel)
+      .kernel(kAllTypesAndComplex, &pad_kernel)
       .grad(&pad_grad)
       .batching(BatchingRule::kCustom)
       .done(r);
@@ -689,7 +689,7 @@ void register_array_create_ops(OpRegistry& r) {
   OpBuilder("Eye")
       .doc("Identity matrices (ones on the main diagonal), optionally batched. eye(2) == [[1, 0], [0, 1]]")
       .output("output")
-      .type_var(kAllTypes)
+      .type_var(kAllTypesAndComplex)
       .attr("num_rows", AttrType::kInt)
       .attr("num_columns", AttrType::kInt, int64_t{-1})
       .attr("batch_shape", AttrType::kInts, std::vector<int64_t>{})
@@ -697,7 +697,7 @@ void register_array_create_ops(OpRegistry& r) {
       .dispatch_on_output()
       .flags(kNotDifferentiable)
       .shape(&eye_shape)
-      .kernel(kAllTypes, &eye_kernel)
+      .kernel(kAllTypesAndComplex, &eye_kernel)
       .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("Range")

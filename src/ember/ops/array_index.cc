@@ -378,8 +378,8 @@ Status strided_slice_grad_kernel(KernelContext& ctx) {
                             " but the slice of a tensor of shape ", out.shape().to_string(), " has shape ",
                             plan.result.to_string());
   const size_t elem = dtype_size(out.dtype());
-  const uint64_t zero = 0;
-  kernels::fill(out.mutable_raw_data(), out.num_elements(), elem, &zero);
+  const kernels::ScalarBits zero;
+  kernels::fill(out.mutable_raw_data(), out.num_elements(), elem, zero.data());
   if (dy.num_elements() == 0) return Status::OK();
   const int rank = out.rank();
   int64_t out_strides[kMaxRank];
@@ -880,10 +880,10 @@ void register_array_index_ops(OpRegistry& r) {
       .input_shape_like("begin")
       .input_shape_like("size")
       .output("output")
-      .type_var(kAllTypes)
+      .type_var(kAllTypesAndComplex)
       .flags(kKernelAllocates)
       .shape(&slice_shape)
-      .kernel(kAllTypes, &slice_kernel)
+      .kernel(kAllTypesAndComplex, &slice_kernel)
       .grad(&slice_grad)
       .batching(BatchingRule::kCustom)
       .done(r);
@@ -897,11 +897,11 @@ void register_array_index_ops(OpRegistry& r) {
       .input_shape_like("end")
       .input_shape_like("strides")
       .output("output")
-      .type_var(kAllTypes);
+      .type_var(kAllTypesAndComplex);
   add_strided_slice_attrs(slice_op)
       .flags(kKernelAllocates)
       .shape(&strided_slice_shape)
-      .kernel(kAllTypes, &strided_slice_kernel)
+      .kernel(kAllTypesAndComplex, &strided_slice_kernel)
       .grad(&strided_slice_grad)
       .batching(BatchingRule::kCustom)
       .done(r);
@@ -911,10 +911,10 @@ void register_array_index_ops(OpRegistry& r) {
       .input_fixed("indices", kGatherIndexTypes)
       .input_shape_like("axis")
       .output("output")
-      .type_var(kAllTypes)
+      .type_var(kAllTypesAndComplex)
       .attr("batch_dims", AttrType::kInt, int64_t{0})
       .shape(&gather_shape)
-      .kernel(kAllTypes, &gather_kernel)
+      .kernel(kAllTypesAndComplex, &gather_kernel)
       .grad(&gather_grad)
       .batching(BatchingRule::kCustom)
       .done(r);
@@ -929,11 +929,11 @@ void register_array_index_ops(OpRegistry& r) {
       .input_shape_like("strides")
       .input("dy")
       .output("output")
-      .type_var(kAllTypes)
+      .type_var(kAllTypesAndComplex)
       .dispatch_on_input(4);
   add_strided_slice_attrs(slice_grad_op)
       .shape(&strided_slice_grad_shape)
-      .kernel(kAllTypes, &strided_slice_grad_kernel)
+      .kernel(kAllTypesAndComplex, &strided_slice_grad_kernel)
       .grad(&strided_slice_grad_grad)
       .batching(BatchingRule::kCustom)
       .done(r);
@@ -972,11 +972,11 @@ void register_array_index_ops(OpRegistry& r) {
       .input("t")
       .input("e")
       .output("output")
-      .type_var(kAllTypes)
+      .type_var(kAllTypesAndComplex)
       .dispatch_on_input(1)
       .flags(kElementwise)
       .shape(&select_shape)
-      .kernel(kAllTypes, &select_kernel)
+      .kernel(kAllTypesAndComplex, &select_kernel)
       .grad(&select_grad)
       .batching(BatchingRule::kBroadcasting)
       .done(r);

@@ -24,12 +24,16 @@ void register_fused_ops(OpRegistry& r);         // FusedElementwise, FusedReduct
 void register_dataset_ops(OpRegistry& r);       // DatasetIteratorCreate/Next/Delete (ops/dataset.h)
 void register_summary_ops(OpRegistry& r);       // ContextWriteSummary, ContextFlushSummary
 void register_send_recv_ops(OpRegistry& r);     // _Send, _Recv (ops/send_recv.h)
+void register_complex_ops(OpRegistry& r);       // Complex, Real, Imag, Conj, ComplexAbs, Angle
+void register_fft_ops(OpRegistry& r);           // FFT, IFFT, RFFT, IRFFT (1-3 D)
 void register_string_ops(OpRegistry& r);        // tf.strings (ops/strings.cc)
 void register_string_array_kernels(OpRegistry& r);  // string kernels of Equal, ConcatV2, ... (after them)
 void register_parse_example_ops(OpRegistry& r);     // ParseExampleFeature (ops/parse_example.cc)
 
 inline void register_all_ops(OpRegistry& r) {
   register_math_ops(r);
+  register_complex_ops(r);
+  register_fft_ops(r);
   register_reduction_ops(r);
   register_linalg_ops(r);
   register_array_ops(r);

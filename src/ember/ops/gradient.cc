@@ -55,7 +55,7 @@ GradTensor scalar(double value, DType dtype) {
   auto t = TensorImpl::allocate(dtype, Shape());
   if (!t.ok()) fail(t.status());
   TensorRef ref = std::move(t).value();
-  bool known = visit_dtype(dtype, [&]<typename T>() {
+  bool known = visit_dtype<kAllTypesAndComplex>(dtype, [&]<typename T>() {
     if constexpr (std::is_same_v<T, bool>) {
       *ref->mutable_data<bool>() = value != 0;
     } else if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {

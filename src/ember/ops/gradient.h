@@ -49,9 +49,10 @@ struct GradContext : AttrReader {
   void set(int i, GradTensor g) { input_grads[i] = g.release(); }
 };
 
-/// Whether gradients flow through tensors of this dtype (floating point only, as in TensorFlow).
+/// Whether gradients flow through tensors of this dtype (floating point and complex, as in TensorFlow).
 inline bool is_differentiable_dtype(DType d) {
-  return d == DType::kFloat32 || d == DType::kFloat64 || d == DType::kFloat16 || d == DType::kBFloat16;
+  return d == DType::kFloat32 || d == DType::kFloat64 || d == DType::kFloat16 || d == DType::kBFloat16 ||
+         is_complex(d);
 }
 
 namespace gradient {
@@ -141,6 +142,33 @@ std::vector<int64_t> normalize_axes(const std::vector<int64_t>& axes, int rank);
 std::vector<int64_t> static_dims(const GradTensor& t, std::string_view what);
 /// Throws StatusError unless `s` is OK (for rules that reuse an op's own validation).
 void check_ok(const Status& s);
+
+// Note [Complex gradients]
+// For a real loss L of complex z = x + iy, TensorFlow's gradient is dL/dx + i dL/dy, and its rules for a
+// holomorphic f propagate dz = dy * conj(f'(z)). The real rules above compute dy * f'(x) and are linear in
+// dy, so for complex inputs the same rule run on conj(dy), its results conjugated, gives TensorFlow's:
+// conj(conj(dy) * f'(z)) = dy * conj(f'(z)). Every row that declares complex dtypes is holomorphic there
+// (Add, Sub, Mul, RealDiv, Pow, Exp, Log, Sqrt, Sin, Tanh, ...), and so is MatMul; ops whose complex rule
+// differs (Abs is ComplexAbs, Real, Imag, Angle, the FFTs) have their own rules.
+
+/// The rule `kRule` (written for real inputs) made to follow TensorFlow's convention for complex inputs too.
+template <GradFn kRule>
+void holomorphic_grad(GradContext& c) {
+  if (!is_complex(c.input(0).dtype())) return kRule(c);
+  GradTensor conj_dy = gradient::unary("Conj", c.grad());
+  TensorImpl* output_grads[] = {conj_dy.get()};
+  GradContext inner;
+  inner.attrs = c.attrs;
+  inner.op = c.op;
+  inner.inputs = c.inputs;
+  inner.outputs = c.outputs;
+  inner.output_grads = output_grads;
+  inner.input_grads.resize(c.input_grads.size());
+  kRule(inner);
+  for (size_t i = 0; i < inner.input_grads.size(); ++i)
+    if (inner.input_grads[i])
+      c.set(static_cast<int>(i), gradient::unary("Conj", GradTensor(std::move(inner.input_grads[i]))));
+}
 
 }  // namespace gradient
 }  // namespace ember

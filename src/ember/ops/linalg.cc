@@ -2,6 +2,7 @@
 // in NumPy). Kernels: kernels/matmul.h.
 #include <string>
 
+#include "ember/kernels/complex.h"
 #include "ember/kernels/matmul.h"
 #include "ember/ops/families.h"
 #include "ember/ops/gradient.h"
@@ -55,6 +56,8 @@ Status matmul_shape(InferContext& ctx) {
 }
 
 Status matmul_kernel(KernelContext& ctx) {
+  if (is_complex(ctx.input(0).dtype()))
+    return kernels::complex_matmul(ctx.input(0), ctx.input(1), ctx.attr_bool(0), ctx.attr_bool(1), ctx.output(0));
   return kernels::matmul(ctx.input(0), ctx.input(1), ctx.attr_bool(0), ctx.attr_bool(1), ctx.output(0));
 }
 
@@ -87,7 +90,8 @@ void matmul_grad(GradContext& c) {
 }  // namespace
 
 void register_linalg_ops(OpRegistry& r) {
-  constexpr DTypeSet kMatMulTypes = kFloatTypes | dtype_bit(DType::kInt32) | dtype_bit(DType::kInt64);
+  constexpr DTypeSet kMatMulTypes =
+      kFloatTypes | dtype_bit(DType::kInt32) | dtype_bit(DType::kInt64) | kComplexTypes;
   OpBuilder("MatMul")
       .doc(
           "Matrix product over the last two dims; batch dims broadcast. matmul([[1, 2]], [[3], [4]]) == "
@@ -100,7 +104,7 @@ void register_linalg_ops(OpRegistry& r) {
       .attr("transpose_b", AttrType::kBool, false)
       .shape(&matmul_shape)
       .kernel(kMatMulTypes, &matmul_kernel)
-      .grad(&matmul_grad)
+      .grad(&gradient::holomorphic_grad<&matmul_grad>)
       .batching(BatchingRule::kCustom)
       .done(r);
   register_lapack_ops(r);

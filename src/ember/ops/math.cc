@@ -123,9 +123,11 @@ void floor_mod_grad(GradContext& c) {
 void pow_grad(GradContext& c) {
   GradTensor x = c.input(0), y = c.input(1), z = c.output(0), dy = c.grad();
   c.set(0, reduce_to(dy * y * binary("Pow", x, y - 1.0), x, y));
-  GradTensor positive = compare("Greater", x, scalar(0, x.dtype()));
-  GradTensor safe_x = select(positive, x, scalar(1, x.dtype()));
-  GradTensor log_x = select(positive, log(safe_x), scalar(0, x.dtype()));
+  // Complex x has a logarithm everywhere but 0 (the principal branch).
+  GradTensor zero = scalar(0, x.dtype());
+  GradTensor defined = is_complex(x.dtype()) ? compare("NotEqual", x, zero) : compare("Greater", x, zero);
+  GradTensor safe_x = select(defined, x, scalar(1, x.dtype()));
+  GradTensor log_x = select(defined, log(safe_x), zero);
   c.set(1, reduce_to(dy * z * log_x, y, x));
 }
 // Ties send the whole gradient to x, as TensorFlow's.
@@ -157,6 +159,14 @@ void polygamma_grad(GradContext& c) {
   c.set(1, reduce_to(c.grad() * binary("Polygamma", a + 1.0, x), x, a));
 }
 
+template <GradFn kRule>
+constexpr GradFn with_complex() {
+  if constexpr (kRule == nullptr)
+    return nullptr;
+  else
+    return &holomorphic_grad<kRule>;
+}
+
 template <UnaryOp kOp>
 Status unary_kernel(KernelContext& ctx) {
   return kernels::run_unary(kOp, ctx.input(0), ctx.output(0));
@@ -185,14 +195,14 @@ struct ElementwiseRow {
                  static_cast<int>(UnaryOp::Enum),                                   \
                  &unary_kernel<UnaryOp::Enum>,                                      \
                  Flags,                                                             \
-                 Grad,                                                              \
+                 with_complex<Grad>(),                                              \
                  Doc},
 #define EMBER_BINARY_ROW(Enum, Op, api, Math, Types, Result, Cost, Flags, Grad, Doc) \
   ElementwiseRow{kernels::info(BinaryOp::Enum),                                      \
                  static_cast<int>(BinaryOp::Enum),                                   \
                  &binary_kernel<BinaryOp::Enum>,                                     \
                  Flags,                                                              \
-                 Grad,                                                               \
+                 with_complex<Grad>(),                                               \
                  Doc},
 const ElementwiseRow kUnaryRows[] = {EMBER_UNARY_OPS(EMBER_UNARY_ROW)};
 const ElementwiseRow kBinaryRows[] = {EMBER_BINARY_OPS(EMBER_BINARY_ROW)};
@@ -258,9 +268,18 @@ Status cast_shape(InferContext& ctx) {
   return Status::OK();
 }
 
+template <typename T>
+inline constexpr bool kIsComplex = std::is_same_v<T, complex64> || std::is_same_v<T, complex128>;
+
 template <typename From, typename To>
 To convert(From v) {
-  if constexpr (std::is_same_v<To, bool>) {
+  if constexpr (kIsComplex<From> && kIsComplex<To>) {
+    return static_cast<To>(v);
+  } else if constexpr (kIsComplex<From>) {
+    return convert<typename From::value_type, To>(v.real());  // TensorFlow drops the imaginary part
+  } else if constexpr (kIsComplex<To>) {
+    return To(convert<From, typename To::value_type>(v));
+  } else if constexpr (std::is_same_v<To, bool>) {
     return static_cast<float>(v) != 0.0f || (!std::is_floating_point_v<From> && v != From{});
   } else if constexpr (std::is_same_v<To, float16> || std::is_same_v<To, bfloat16>) {
     return To(static_cast<float>(v));
@@ -275,8 +294,8 @@ Status cast_kernel(KernelContext& ctx) {
   const TensorImpl& in = ctx.input(0);
   TensorImpl& out = ctx.output(0);
   int64_t n = in.num_elements();
-  visit_dtype(in.dtype(), [&]<typename From>() {
-    visit_dtype(out.dtype(), [&]<typename To>() {
+  visit_dtype<kAllTypesAndComplex>(in.dtype(), [&]<typename From>() {
+    visit_dtype<kAllTypesAndComplex>(out.dtype(), [&]<typename To>() {
       const From* src = in.data<From>();
       To* dst = out.mutable_data<To>();
       parallel_for(n, 2, [&](int64_t b, int64_t e) {
@@ -287,11 +306,13 @@ Status cast_kernel(KernelContext& ctx) {
   return Status::OK();
 }
 
-// Only a cast between floating types passes a gradient back: through an integer or bool the value is
-// piecewise constant.
+// Only a cast between floating or complex types passes a gradient back: through an integer or bool the
+// value is piecewise constant. Complex to real keeps the real part, so its gradient is dy + 0i; real to
+// complex passes back the real part of dy (a Cast, as TensorFlow's).
 void cast_grad(GradContext& c) {
   DType from = c.input(0).dtype(), to = c.output(0).dtype();
-  if (is_floating(from) && is_floating(to)) c.set(0, cast(c.grad(), from));
+  auto passes = [](DType d) { return is_floating(d) || is_complex(d); };
+  if (passes(from) && passes(to)) c.set(0, cast(c.grad(), from));
 }
 
 }  // namespace
@@ -303,10 +324,10 @@ void register_math_ops(OpRegistry& r) {
       .doc("Sum of N tensors of one shape. add_n([[1, 2], [3, 4]]) == [4, 6]")
       .input("inputs")
       .output("sum")
-      .type_var(kNumericTypes)
+      .type_var(kNumericAndComplexTypes)
       .flags(kVariadicInput | kCommutative)
       .shape(&add_n_shape)
-      .kernel(kNumericTypes, &add_n_kernel)
+      .kernel(kNumericAndComplexTypes, &add_n_kernel)
       .grad(&add_n_grad)
       .batching(BatchingRule::kCustom)
       .done(r);
@@ -314,11 +335,11 @@ void register_math_ops(OpRegistry& r) {
       .doc("Converts to another dtype (floats truncate toward zero). cast([1.7], int32) == [1]")
       .input("x")
       .output("y")
-      .type_var(kAllTypes)
+      .type_var(kAllTypesAndComplex)
       .attr("DstT", AttrType::kDType)
       .flags(kElementwise)
       .shape(&cast_shape)
-      .kernel(kAllTypes, &cast_kernel)
+      .kernel(kAllTypesAndComplex, &cast_kernel)
       .grad(&cast_grad)
       .batching(BatchingRule::kCustom)
       .done(r);

@@ -4,6 +4,7 @@
 #include "ember/ops/print.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -124,10 +125,15 @@ Status assert_kernel(KernelContext& ctx) {
 void format_tensor(std::ostringstream& os, const TensorImpl& t, int64_t summarize) {
   const Shape& shape = t.shape();
   auto strides = contiguous_strides(shape);
-  visit_dtype<kAllTypesAndString>(t.dtype(), [&]<typename T>() {
+  visit_dtype<kAllTypesAndString | kComplexTypes>(t.dtype(), [&]<typename T>() {
     const T* data = t.data<T>();
     auto elem = [&](int64_t i) {
-      if constexpr (std::is_same_v<T, std::string>)
+      if constexpr (std::is_same_v<T, complex64> || std::is_same_v<T, complex128>)
+        // Python's and NumPy's "(1.5-2j)". TensorFlow prints "?" for each complex element; the values are
+        // more use (docs/complex.md).
+        os << '(' << shortest_digits(data[i].real()) << (std::signbit(data[i].imag()) ? "" : "+")
+           << shortest_digits(data[i].imag()) << "j)";
+      else if constexpr (std::is_same_v<T, std::string>)
         os << '"' << data[i] << '"';  // TensorFlow quotes the elements of a string tensor
       else if constexpr (std::is_same_v<T, bool>)
         os << (data[i] ? 1 : 0);
@@ -178,8 +184,8 @@ void register_print_ops(OpRegistry& r) {
           "Prints tensors in a template to stderr, stdout or (\"file://<path>\") appended to a file, in "
           "program order. print(\"x:\", [1, 2]) -> x: "
           "[1 2]")
-      .input_fixed("inputs", kAllTypes)
-      .type_var(kAllTypes)
+      .input_fixed("inputs", kAllTypesAndComplex)
+      .type_var(kAllTypesAndComplex)
       .attr("template", AttrType::kString)
       .attr("output_stream", AttrType::kString, std::string("stderr"))
       .attr("end", AttrType::kString, std::string("\n"))
@@ -187,7 +193,7 @@ void register_print_ops(OpRegistry& r) {
       .dispatch_on_output()  // it may have no inputs; the kernel handles every dtype itself
       .flags(kVariadicInput | kVariadicMayBeEmpty | kStateful | kNotDifferentiable)
       .shape(&print_shape)
-      .kernel(kAllTypes, &print_kernel)
+      .kernel(kAllTypesAndComplex, &print_kernel)
       .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("Assert")
@@ -195,7 +201,7 @@ void register_print_ops(OpRegistry& r) {
           "Fails with InvalidArgumentError, printing the data, when the condition is false; nothing when it "
           "holds. Assert(x > 0, [\"x:\", x]) with x = -1 -> assertion failed: [x:] [-1]")
       .input_fixed("condition", dtype_bit(DType::kBool))
-      .input_fixed("data", kAllTypes)
+      .input_fixed("data", kAllTypesAndComplex)
       .type_var(kAllTypes)
       .attr("template", AttrType::kString)
       .attr("summarize", AttrType::kInt, int64_t{3})

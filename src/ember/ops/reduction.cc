@@ -233,6 +233,13 @@ void prod_grad_dynamic_axes(GradContext& c) {
 
 void prod_grad(GradContext& c) {
   const Axes known_axes = reduced_axes(c);
+  if (is_complex(c.input(0).dtype())) {
+    // TensorFlow's convention for complex (Note [Complex gradients], docs/complex.md): dy times the conjugate
+    // of the product of the other elements, here y / x; an element that is exactly 0 gets NaN.
+    GradTensor y = with_kept_dims(c, c.output(0), known_axes), dy = with_kept_dims(c, c.grad(), known_axes);
+    c.set(0, dy * unary("Conj", y / c.input(0)));
+    return;
+  }
   if (!known_axes.known) {
     prod_grad_dynamic_axes(c);
     return;
@@ -344,12 +351,12 @@ struct ReduceDecl {
 #define EMBER_R(op) ReduceOp::op, &reduce_kernel<ReduceOp::op>
 
 const ReduceDecl kReduceOps[] = {
-    {"Sum", EMBER_R(kSum), kNumericTypes, 0,
+    {"Sum", EMBER_R(kSum), kNumericAndComplexTypes, 0,
      "Sum over axes (empty: 0; 16-bit floats accumulate in float). reduce_sum([[1, 2], [3, 4]], [0]) == [4, "
      "6]"},
-    {"Mean", EMBER_R(kMean), kNumericTypes, 0,
+    {"Mean", EMBER_R(kMean), kNumericAndComplexTypes, 0,
      "Mean over axes; integers divide truncating, empty floats give NaN. reduce_mean([1, 2], [0]) == 1"},
-    {"Prod", EMBER_R(kProd), kNumericTypes, 0,
+    {"Prod", EMBER_R(kProd), kNumericAndComplexTypes, 0,
      "Product over axes (empty: 1). reduce_prod([[1, 2], [3, 4]], [1]) == [2, 12]"},
     {"Max", EMBER_R(kMax), kNumericTypes, 0,
      "Maximum over axes; NaN propagates, empty gives -inf or the lowest integer. reduce_max([1, 3], [0]) == "

@@ -142,9 +142,9 @@ void register_reverse_roll_ops(OpRegistry& r) {
       .input("tensor")
       .input_shape_like("axis")
       .output("output")
-      .type_var(kAllTypes)
+      .type_var(kAllTypesAndComplex)
       .shape(&reverse_shape)
-      .kernel(kAllTypes, &reverse_kernel)
+      .kernel(kAllTypesAndComplex, &reverse_kernel)
       .grad(&reverse_grad)
       .batching(BatchingRule::kCustom)
       .done(r);
@@ -156,9 +156,9 @@ void register_reverse_roll_ops(OpRegistry& r) {
       .input_shape_like("shift")
       .input_shape_like("axis")
       .output("output")
-      .type_var(kAllTypes)
+      .type_var(kAllTypesAndComplex)
       .shape(&roll_shape)
-      .kernel(kAllTypes, &roll_kernel)
+      .kernel(kAllTypesAndComplex, &roll_kernel)
       .grad(&roll_grad)
       .batching(BatchingRule::kCustom)
       .done(r);

@@ -448,9 +448,9 @@ void register_scatter_nd_ops(OpRegistry& r) {
       .input("params")
       .input_fixed("indices", kIndexTypes)
       .output("output")
-      .type_var(kAllTypes)
+      .type_var(kAllTypesAndComplex)
       .shape(&gather_nd_shape)
-      .kernel(kAllTypes, &gather_nd_kernel)
+      .kernel(kAllTypesAndComplex, &gather_nd_kernel)
       .grad(&gather_nd_grad)
       .batching(BatchingRule::kCustom)
       .done(r);

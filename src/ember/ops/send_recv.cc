@@ -94,7 +94,7 @@ void register_send_recv_ops(OpRegistry& r) {
           "Hands a tensor to the _Recv of the same key in another partition of a multi-device function "
           "(created by the partitioner). _Send(x, key=0)")
       .input("tensor")
-      .type_var(kAllTypes)
+      .type_var(kAllTypesAndComplex)
       .attr("key", AttrType::kInt)
       .attr("tensor_name", AttrType::kString)
       .attr("send_device", AttrType::kString)
@@ -102,7 +102,7 @@ void register_send_recv_ops(OpRegistry& r) {
       .dispatch_on_input(0)
       .flags(kStateful | kNotDifferentiable)
       .shape(&send_shape)
-      .kernel(kAllTypes, &send_kernel)
+      .kernel(kAllTypesAndComplex, &send_kernel)
       .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("_Recv")
@@ -110,7 +110,7 @@ void register_send_recv_ops(OpRegistry& r) {
           "The tensor the _Send of the same key handed over, waiting for it (created by the partitioner). "
           "_Recv(key=0, tensor_type=float32, shape=[2]) -> the sent [2] tensor")
       .output("tensor")
-      .type_var(kAllTypes)
+      .type_var(kAllTypesAndComplex)
       .attr("key", AttrType::kInt)
       .attr("tensor_name", AttrType::kString)
       .attr("send_device", AttrType::kString)
@@ -120,7 +120,7 @@ void register_send_recv_ops(OpRegistry& r) {
       .dispatch_on_output()
       .flags(kStateful | kKernelAllocates | kNotDifferentiable)
       .shape(&recv_shape)
-      .kernel(kAllTypes, &recv_kernel)
+      .kernel(kAllTypesAndComplex, &recv_kernel)
       .batching(BatchingRule::kFallback)
       .done(r);
 }

@@ -66,14 +66,14 @@ void register_state_ops(OpRegistry& r) {
   OpBuilder("ReadVariableOp")
       .doc("The current value of a variable (no copy). ReadVariableOp(resource=v.id) == v.numpy()")
       .output("value")
-      .type_var(kAllTypes)
+      .type_var(kAllTypesAndComplex)
       .attr("resource", AttrType::kInt)
       .attr("dtype", AttrType::kDType)
       .attr("shape", AttrType::kInts)
       .dispatch_on_output()
       .flags(kStateful | kReadsResource | kKernelAllocates)
       .shape(&read_shape)
-      .kernel(kAllTypes, &read_kernel)
+      .kernel(kAllTypesAndComplex, &read_kernel)
       .batching(BatchingRule::kFallback)
       .done(r);
   struct Assign {
@@ -83,7 +83,7 @@ void register_state_ops(OpRegistry& r) {
     const char* doc;
   };
   const Assign assigns[] = {
-      {"AssignVariableOp", kAllTypes, &assign_kernel<0>, "Sets a variable's value. v.assign([1., 2.])"},
+      {"AssignVariableOp", kAllTypesAndComplex, &assign_kernel<0>, "Sets a variable's value. v.assign([1., 2.])"},
       {"AssignAddVariableOp", kNumericTypes, &assign_kernel<1>,
        "Adds to a variable's value. v.assign_add(1.)"},
       {"AssignSubVariableOp", kNumericTypes, &assign_kernel<2>,

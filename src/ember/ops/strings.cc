@@ -298,11 +298,13 @@ Status as_string_format(const AttrReader& a, DType dtype, AsStringFormat* f) {
   f->shortest = a.attr_bool(2);
   if (f->scientific && f->shortest)
     return invalid_argument("AsString: cannot select both scientific and shortest notation");
-  if (precision > -1 && !is_floating(dtype))
+  const bool real_parts = is_floating(dtype) || is_complex(dtype);
+  if (precision > -1 && !real_parts)
     return invalid_argument("AsString: precision not supported for dtype ", dtype_name(dtype));
-  if ((f->scientific || f->shortest) && !is_floating(dtype))
-    return invalid_argument("AsString: scientific and shortest notation apply to floats, got ",
-                            dtype_name(dtype));
+  if ((f->scientific || f->shortest) && !real_parts)
+    return invalid_argument(
+        "AsString: scientific and shortest notation apply to floats and complex numbers, got ",
+        dtype_name(dtype));
   if (fill.size() > 1)
     return invalid_argument("AsString: fill must be at most one character, got \"", fill, "\"");
   if (!fill.empty() && std::string(" +-0#").find(fill[0]) == std::string::npos)
@@ -333,10 +335,15 @@ Status as_string_kernel(KernelContext& ctx) {
   AsStringFormat f;
   EMBER_RETURN_IF_ERROR(as_string_format(ctx, in.dtype(), &f));
   std::string* dst = strings_of(ctx.output(0));
-  visit_dtype<kAllTypesAndString>(in.dtype(), [&]<typename T>() {
+  const std::string real_format = f.spec + (f.scientific ? "e" : f.shortest ? "g" : "f");
+  visit_dtype<kAllTypesAndString | kComplexTypes>(in.dtype(), [&]<typename T>() {
     const T* src = in.data<T>();
     for (int64_t i = 0; i < in.num_elements(); ++i) {
-      if constexpr (std::is_same_v<T, std::string>) {
+      if constexpr (std::is_same_v<T, complex64> || std::is_same_v<T, complex128>) {
+        // As TensorFlow: "(real,imag)", each part formatted as a float of the attributes (width included).
+        dst[i] = "(" + printf_string(real_format, static_cast<double>(src[i].real())) + "," +
+                 printf_string(real_format, static_cast<double>(src[i].imag())) + ")";
+      } else if constexpr (std::is_same_v<T, std::string>) {
         dst[i] = printf_string(f.spec + "s", src[i].c_str());
       } else if constexpr (std::is_same_v<T, bool>) {
         dst[i] = printf_string(f.spec + "s", src[i] ? "true" : "false");
@@ -348,7 +355,7 @@ Status as_string_kernel(KernelContext& ctx) {
           v = src[i];
         else
           v = static_cast<double>(static_cast<float>(src[i]));
-        dst[i] = printf_string(f.spec + (f.scientific ? "e" : f.shortest ? "g" : "f"), v);
+        dst[i] = printf_string(real_format, v);
       }
     }
   });
@@ -813,7 +820,7 @@ void register_string_ops(OpRegistry& r) {
       .doc(
           "Formats tensors into a template, as tf.print writes them. format(\"x={}\", [[1, 2]]) == \"x=[1 "
           "2]\"")
-      .input_fixed("inputs", kAllTypesAndString)
+      .input_fixed("inputs", kAllTypesAndString | kComplexTypes)
       .output("output")
       .type_var(kStringType)
       .attr("template", AttrType::kString, std::string("%s"))
@@ -840,7 +847,7 @@ void register_string_ops(OpRegistry& r) {
       .doc("Formats each element as a string (printf-style attributes). as_string([1, 2]) == [\"1\", \"2\"]")
       .input("input")
       .output("output")
-      .type_var(kAllTypesAndString)
+      .type_var(kAllTypesAndString | kComplexTypes)
       .attr("precision", AttrType::kInt, int64_t{-1})
       .attr("scientific", AttrType::kBool, false)
       .attr("shortest", AttrType::kBool, false)
@@ -848,7 +855,7 @@ void register_string_ops(OpRegistry& r) {
       .attr("fill", AttrType::kString, std::string())
       .flags(kStringOpFlags)
       .shape(&as_string_shape)
-      .kernel(kAllTypesAndString, &as_string_kernel)
+      .kernel(kAllTypesAndString | kComplexTypes, &as_string_kernel)
       .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("RegexReplace")

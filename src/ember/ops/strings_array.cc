@@ -142,23 +142,25 @@ Status string_add_kernel(KernelContext& ctx) {
   return Status::OK();
 }
 
-// Adds kString to the op's type variable T and to its inputs of "any dtype", with `kernel` for it.
+// Adds kString to the op's type variable T and to its inputs of "any dtype", with `kernel` for it. An input
+// of any dtype admits every real dtype and possibly more (PartitionedCall's args also take complex ones),
+// so the test is for a superset of kAllTypes, not equality.
 void allow_strings(OpRegistry& r, const char* name, KernelFn kernel) {
   OpDef* op = r.find_mutable(name);
   if (op == nullptr) return;  // an op a build leaves out
   if (op->type_vars[0] != 0) op->type_vars[0] |= kStringType;
   for (ArgDef& arg : op->inputs)
-    if (arg.type.type_var < 0 && arg.type.allowed == kAllTypes) arg.type.allowed |= kStringType;
+    if (arg.type.type_var < 0 && (arg.type.allowed & kAllTypes) == kAllTypes) arg.type.allowed |= kStringType;
   op->kernels[static_cast<int>(DType::kString)] = kernel;
 }
 
 }  // namespace
 
 void register_string_array_kernels(OpRegistry& r) {
-  // Ops that read only shapes, return views of their input or (PrintV2) format through format_tensor: their
-  // kernels handle any element type.
+  // Ops that read only shapes, return views of their input, hand a reference over (_Send, _Recv) or
+  // (PrintV2) format through format_tensor: their kernels handle any element type.
   for (const char* name : {"Placeholder", "Const", "PartitionedCall", "Shape", "ShapeN", "Size", "Rank",
-                           "ReadVariableOp", "AssignVariableOp", "PrintV2"}) {
+                           "ReadVariableOp", "AssignVariableOp", "PrintV2", "_Send", "_Recv"}) {
     OpDef* op = r.find_mutable(name);
     allow_strings(r, name, op ? op->kernels[static_cast<int>(DType::kFloat32)] : nullptr);
   }

@@ -19,7 +19,8 @@ bool is_splat(const Graph& g, ValueRef v, double value) {
   if (node.op->name != "Const") return false;
   const TensorImpl& t = *std::get<TensorRef>(node.attrs[0]);
   bool all = true;
-  visit_dtype(t.dtype(), [&]<typename T>() {
+  // Complex constants are not visited (kAllTypes): never a splat, so x * c keeps its multiply.
+  const bool visited = visit_dtype(t.dtype(), [&]<typename T>() {
     if constexpr (std::is_arithmetic_v<T>) {
       const T* p = t.data<T>();
       for (int64_t i = 0; i < t.num_elements() && all; ++i) all = static_cast<double>(p[i]) == value;
@@ -27,7 +28,7 @@ bool is_splat(const Graph& g, ValueRef v, double value) {
       all = false;
     }
   });
-  return all && t.num_elements() > 0;
+  return visited && all && t.num_elements() > 0;
 }
 
 std::vector<int64_t> compose(const std::vector<int64_t>& first, const std::vector<int64_t>& second) {

@@ -77,6 +77,8 @@ TEST(TensorProto, DataTypesAreTensorFlowsEnum) {
   EXPECT_EQ(tf_datatype(DType::kBool), 10);
   EXPECT_EQ(tf_datatype(DType::kBFloat16), 14);
   EXPECT_EQ(tf_datatype(DType::kFloat16), 19);
+  EXPECT_EQ(tf_datatype(DType::kComplex64), 8);
+  EXPECT_EQ(tf_datatype(DType::kComplex128), 18);
   for (int i = 0; i < kNumDTypes; ++i) {
     DType back;
     ASSERT_TRUE(dtype_from_tf_datatype(tf_datatype(static_cast<DType>(i)), &back));
@@ -171,6 +173,26 @@ TEST(TensorProto, TypedValuesAsTensorFlowWritesThem) {
   }));
   const bool* b = bools.impl()->data<bool>();
   EXPECT_EQ(std::vector<int>(b, b + 3), (std::vector<int>{0, 1, 1}));  // stored as 0 and 1
+  Tensor complexes = read_ok(message([](Writer& t) {  // scomplex_val: (real, imag) pairs
+    t.write_int(1, 8);
+    shape_of(t, {2});
+    for (float v : {1.f, 2.f, 3.f, -4.f}) t.write_float(9, v);
+  }));
+  ASSERT_EQ(complexes.dtype(), DType::kComplex64);
+  EXPECT_EQ(complexes.impl()->data<complex64>()[1], complex64(3, -4));
+  Tensor complex_splat = read_ok(message([](Writer& t) {  // one pair fills the tensor
+    t.write_int(1, 8);
+    shape_of(t, {3});
+    t.write_float(9, 0.5f);
+    t.write_float(9, -1.f);
+  }));
+  EXPECT_EQ(complex_splat.impl()->data<complex64>()[2], complex64(0.5f, -1.f));
+  Status odd = read_error(message([](Writer& t) {  // half a pair
+    t.write_int(1, 8);
+    shape_of(t, {1});
+    t.write_float(9, 1.f);
+  }));
+  EXPECT_EQ(odd.code(), Code::kInvalidArgument);
 }
 
 TEST(TensorProto, ShapesReadBack) {

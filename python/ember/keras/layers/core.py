@@ -359,6 +359,11 @@ class SlicingOpLambda(TFOpLambda):
     """``x[...]`` on a Keras symbolic tensor (Keras' SlicingOpLambda)."""
 
 
+# TensorFlow API names in a namespace ember does not have (ember.dtypes is the dtype module): where the
+# function is.
+_API_NAME_LOCATIONS = {"tf.dtypes.complex": "tf.complex"}
+
+
 def _function_of_api_name(symbol):
     """The ember function of a TensorFlow API name ("tf.math.add", "tf.__operators__.add")."""
     import ember
@@ -367,7 +372,7 @@ def _function_of_api_name(symbol):
     operator = keras_tensor.operator_function(symbol)
     if operator is not None:
         return operator
-    parts = symbol.split(".")
+    parts = _API_NAME_LOCATIONS.get(symbol, symbol).split(".")
     if parts[:3] == ["tf", "compat", "v1"]:
         parts = ["tf"] + parts[3:]
     target = ember

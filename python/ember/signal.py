@@ -1,0 +1,138 @@
+"""``ember.signal``: TensorFlow's ``tf.signal`` FFTs (FFTW underneath; docs/complex.md).
+
+fft/ifft (1-3 D) transform complex64/complex128 tensors over their innermost dims; rfft/irfft (1-3 D) go
+between float32/float64 signals and their half spectra, with ``fft_length`` cropping or zero-padding the
+input as TensorFlow's."""
+
+from ember import _C, dtypes
+from ember.framework.tensor import Tensor, convert_to_tensor
+from ember.ops import indexing_ops
+
+__all__ = ["fft", "fft2d", "fft3d", "fftshift", "ifft", "ifft2d", "ifft3d", "ifftshift", "irfft", "irfft2d",
+           "irfft3d", "rfft", "rfft2d", "rfft3d"]
+
+
+def _t(x):
+    return x if isinstance(x, Tensor) else convert_to_tensor(x)
+
+
+def _complex_input(x, name):
+    x = _t(x)
+    if not x.dtype.is_complex:
+        raise TypeError(f"{name}: input must be complex64 or complex128, got {x.dtype.name}")
+    return x
+
+
+def fft(input, name=None):  # noqa: A002 - TensorFlow's name
+    """The DFT over the innermost dim of a complex tensor."""
+    return _C.op("FFT")(_complex_input(input, "fft"))
+
+
+def ifft(input, name=None):  # noqa: A002
+    """The inverse DFT over the innermost dim, scaled by 1/n."""
+    return _C.op("IFFT")(_complex_input(input, "ifft"))
+
+
+def fft2d(input, name=None):  # noqa: A002
+    """The 2-D DFT over the two innermost dims."""
+    return _C.op("FFT2D")(_complex_input(input, "fft2d"))
+
+
+def ifft2d(input, name=None):  # noqa: A002
+    """The inverse 2-D DFT over the two innermost dims."""
+    return _C.op("IFFT2D")(_complex_input(input, "ifft2d"))
+
+
+def fft3d(input, name=None):  # noqa: A002
+    """The 3-D DFT over the three innermost dims."""
+    return _C.op("FFT3D")(_complex_input(input, "fft3d"))
+
+
+def ifft3d(input, name=None):  # noqa: A002
+    """The inverse 3-D DFT over the three innermost dims."""
+    return _C.op("IFFT3D")(_complex_input(input, "ifft3d"))
+
+
+def _inner_dims(x, rank, name):
+    dims = x.shape.as_list() if x.shape.rank is not None else None
+    if dims is None or len(dims) < rank or any(d is None for d in dims[-rank:]):
+        raise ValueError(f"{name}: fft_length is required when the innermost {rank} dim(s) of the input are not "
+                         f"known, got shape {x.shape}")
+    return dims[-rank:]
+
+
+def _fft_length(fft_length, rank, name):
+    if isinstance(fft_length, Tensor):
+        return fft_length
+    values = [int(v) for v in (fft_length if hasattr(fft_length, "__len__") else [fft_length])]
+    if len(values) != rank:
+        raise ValueError(f"{name}: fft_length must have {rank} element(s), got {values}")
+    return convert_to_tensor(values, dtype=dtypes.int32)
+
+
+def _rfft(op, rank, name, input_tensor, fft_length):
+    x = _t(input_tensor)
+    if x.dtype not in (dtypes.float32, dtypes.float64):
+        raise TypeError(f"{name}: input must be float32 or float64, got {x.dtype.name}")
+    if fft_length is None:
+        fft_length = _inner_dims(x, rank, name)
+    return _C.op(op)(x, _fft_length(fft_length, rank, name))
+
+
+def _irfft(op, rank, name, input_tensor, fft_length):
+    x = _complex_input(input_tensor, name)
+    if fft_length is None:
+        dims = _inner_dims(x, rank, name)
+        fft_length = dims[:-1] + [2 * (dims[-1] - 1)]
+    return _C.op(op)(x, _fft_length(fft_length, rank, name))
+
+
+def rfft(input_tensor, fft_length=None, name=None):
+    """The half spectrum (bins 0..n/2) of the DFT of a real signal over its innermost dim."""
+    return _rfft("RFFT", 1, "rfft", input_tensor, fft_length)
+
+
+def irfft(input_tensor, fft_length=None, name=None):
+    """The real signal of a half spectrum (default length 2 * (bins - 1)), scaled by 1/n."""
+    return _irfft("IRFFT", 1, "irfft", input_tensor, fft_length)
+
+
+def rfft2d(input_tensor, fft_length=None, name=None):
+    """The 2-D real DFT over the two innermost dims (half spectrum along the last)."""
+    return _rfft("RFFT2D", 2, "rfft2d", input_tensor, fft_length)
+
+
+def irfft2d(input_tensor, fft_length=None, name=None):
+    """The inverse of rfft2d."""
+    return _irfft("IRFFT2D", 2, "irfft2d", input_tensor, fft_length)
+
+
+def rfft3d(input_tensor, fft_length=None, name=None):
+    """The 3-D real DFT over the three innermost dims."""
+    return _rfft("RFFT3D", 3, "rfft3d", input_tensor, fft_length)
+
+
+def irfft3d(input_tensor, fft_length=None, name=None):
+    """The inverse of rfft3d."""
+    return _irfft("IRFFT3D", 3, "irfft3d", input_tensor, fft_length)
+
+
+def _shift(x, axes, sign):
+    x = _t(x)
+    if axes is None:
+        axes = list(range(x.shape.rank))
+    elif isinstance(axes, int):
+        axes = [axes]
+    dims = x.shape.as_list()
+    shifts = [sign * (dims[a] // 2) for a in axes]
+    return indexing_ops.roll(x, shifts, axes)
+
+
+def fftshift(x, axes=None, name=None):
+    """Moves the zero-frequency bin to the centre (NumPy's fftshift)."""
+    return _shift(x, axes, 1)
+
+
+def ifftshift(x, axes=None, name=None):
+    """The inverse of fftshift."""
+    return _shift(x, axes, -1)

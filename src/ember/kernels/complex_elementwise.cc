@@ -1,0 +1,150 @@
+// Element-wise loops for complex64 and complex128: the entries of the element-wise tables (elementwise.h)
+// for the rows of elementwise_ops.h that declare complex dtypes.
+//
+// Note [Complex kernels]
+// The per-ISA functors (kernels/isa/elementwise_isa.cc) are written on real compute types so that GCC
+// vectorises them; std::complex arithmetic does not fit that mould, so complex loops are plain loops
+// over std::complex, compiled once, and the ISA tables never instantiate a functor for complex (they mask
+// complex out of each row's dtypes). The broadcasting driver (run_unary / run_binary) moves elements by
+// dtype_size, so it serves complex loops unchanged. Complex ops are never fused (fusible_unary/_binary).
+#include <cmath>
+#include <complex>
+
+#include "ember/kernels/elementwise.h"
+
+namespace ember::kernels {
+namespace {
+
+template <typename C>
+C sigmoid(C x) {
+  return C(1) / (C(1) + std::exp(-x));
+}
+
+// 1 / sqrt(x): TensorFlow's complex Rsqrt.
+template <typename C>
+C rsqrt(C x) {
+  return C(1) / std::sqrt(x);
+}
+
+// log(1 + x) and exp(x) - 1 without losing the low bits of x near 0: the real part through log1p/expm1
+// of a real argument (|1 + x|^2 = 1 + (2 re + |x|^2)).
+template <typename C>
+C log1p(C x) {
+  using R = typename C::value_type;
+  const R re = x.real(), im = x.imag();
+  const R t = R(2) * re + re * re + im * im;
+  return C(std::log1p(t) / R(2), std::atan2(im, R(1) + re));
+}
+template <typename C>
+C expm1(C x) {
+  using R = typename C::value_type;
+  const R re = x.real(), im = x.imag();
+  // e^re cos(im) - 1 = expm1(re) cos(im) - 2 sin^2(im / 2)
+  const R s = std::sin(im / R(2));
+  return C(std::expm1(re) * std::cos(im) - R(2) * s * s, std::exp(re) * std::sin(im));
+}
+
+template <typename C, typename F>
+void unary_loop(const void* in_v, void* out_v, int64_t n) {
+  const C* in = static_cast<const C*>(in_v);
+  C* out = static_cast<C*>(out_v);
+  F f;
+  for (int64_t i = 0; i < n; ++i) out[i] = f(in[i]);
+}
+
+template <typename C, typename R, typename F, int kSa, int kSb>
+void binary_loop(const void* a_v, const void* b_v, void* out_v, int64_t n) {
+  const C* a = static_cast<const C*>(a_v);
+  const C* b = static_cast<const C*>(b_v);
+  R* out = static_cast<R*>(out_v);
+  F f;
+  for (int64_t i = 0; i < n; ++i) out[i] = f(a[i * kSa], b[i * kSb]);
+}
+
+#define EMBER_CUNARY(Name, expr) \
+  struct Name {                  \
+    template <typename C>        \
+    C operator()(C x) const {    \
+      return expr;               \
+    }                            \
+  };
+EMBER_CUNARY(CNeg, -x)
+EMBER_CUNARY(CExp, std::exp(x))
+EMBER_CUNARY(CLog, std::log(x))
+EMBER_CUNARY(CLog1p, log1p(x))
+EMBER_CUNARY(CExpm1, expm1(x))
+EMBER_CUNARY(CSqrt, std::sqrt(x))
+EMBER_CUNARY(CRsqrt, rsqrt(x))
+EMBER_CUNARY(CSquare, x* x)
+EMBER_CUNARY(CReciprocal, C(1) / x)
+EMBER_CUNARY(CSin, std::sin(x))
+EMBER_CUNARY(CCos, std::cos(x))
+EMBER_CUNARY(CTan, std::tan(x))
+EMBER_CUNARY(CTanh, std::tanh(x))
+EMBER_CUNARY(CSigmoid, sigmoid(x))
+#undef EMBER_CUNARY
+
+#define EMBER_CBINARY(Name, expr)     \
+  struct Name {                       \
+    template <typename C>             \
+    auto operator()(C a, C b) const { \
+      return expr;                    \
+    }                                 \
+  };
+EMBER_CBINARY(CAdd, a + b)
+EMBER_CBINARY(CSub, a - b)
+EMBER_CBINARY(CMul, a* b)
+EMBER_CBINARY(CDiv, a / b)
+EMBER_CBINARY(CPow, std::pow(a, b))
+EMBER_CBINARY(CEqual, a == b)
+EMBER_CBINARY(CNotEqual, a != b)
+#undef EMBER_CBINARY
+
+template <typename F>
+void set_unary(ElementwiseTables& t, UnaryOp op) {
+  t.unary[static_cast<int>(op)][static_cast<int>(DType::kComplex64)] = &unary_loop<complex64, F>;
+  t.unary[static_cast<int>(op)][static_cast<int>(DType::kComplex128)] = &unary_loop<complex128, F>;
+}
+
+template <typename F, typename C>
+void set_binary_one(ElementwiseTables& t, BinaryOp op) {
+  using R = std::conditional_t<std::is_same_v<decltype(F()(C(), C())), bool>, bool, C>;
+  BinaryLoops& loops = t.binary[static_cast<int>(op)][static_cast<int>(dtype_of<C>::value)];
+  loops.vv = &binary_loop<C, R, F, 1, 1>;
+  loops.sv = &binary_loop<C, R, F, 0, 1>;
+  loops.vs = &binary_loop<C, R, F, 1, 0>;
+}
+
+template <typename F>
+void set_binary(ElementwiseTables& t, BinaryOp op) {
+  set_binary_one<F, complex64>(t, op);
+  set_binary_one<F, complex128>(t, op);
+}
+
+}  // namespace
+
+void fill_complex_elementwise_tables(ElementwiseTables& t) {
+  set_unary<CNeg>(t, UnaryOp::kNeg);
+  set_unary<CExp>(t, UnaryOp::kExp);
+  set_unary<CLog>(t, UnaryOp::kLog);
+  set_unary<CLog1p>(t, UnaryOp::kLog1p);
+  set_unary<CExpm1>(t, UnaryOp::kExpm1);
+  set_unary<CSqrt>(t, UnaryOp::kSqrt);
+  set_unary<CRsqrt>(t, UnaryOp::kRsqrt);
+  set_unary<CSquare>(t, UnaryOp::kSquare);
+  set_unary<CReciprocal>(t, UnaryOp::kReciprocal);
+  set_unary<CSin>(t, UnaryOp::kSin);
+  set_unary<CCos>(t, UnaryOp::kCos);
+  set_unary<CTan>(t, UnaryOp::kTan);
+  set_unary<CTanh>(t, UnaryOp::kTanh);
+  set_unary<CSigmoid>(t, UnaryOp::kSigmoid);
+  set_binary<CAdd>(t, BinaryOp::kAdd);
+  set_binary<CSub>(t, BinaryOp::kSub);
+  set_binary<CMul>(t, BinaryOp::kMul);
+  set_binary<CDiv>(t, BinaryOp::kDiv);
+  set_binary<CPow>(t, BinaryOp::kPow);
+  set_binary<CEqual>(t, BinaryOp::kEqual);
+  set_binary<CNotEqual>(t, BinaryOp::kNotEqual);
+}
+
+}  // namespace ember::kernels
