@@ -501,3 +501,18 @@ def test_higher_rank_split_traced_with_unknown_dims():
                         input_signature=[ember.TensorSpec([None, None], ember.string)])
     got = fn(ember.constant([["a b", "c"], ["d e f", ""]]))
     assert got.numpy().tolist() == [[[b"a", b"b", b""], [b"c", b"", b""]], [[b"d", b"e", b"f"], [b"", b"", b""]]]
+
+
+@pytest.mark.parametrize("shape", [[2, 0], [3, 1, 0], [0, 2], [0]])
+@pytest.mark.parametrize("summarize", [-1, 0, 3])
+def test_format_of_empty_tensors_as_tensorflow(shape, summarize):
+    # An empty tensor with rows is only an elision in TensorFlow; ember printed one bracket pair per row, so
+    # a [2^62, 1, 0] tensor never finished (op fuzzer, seed 141827883 case 75209).
+    def run(tf):
+        return tf.strings.format("{}", tf.zeros(shape), summarize=summarize).numpy()
+
+    assert run(ember) == run(tensorflow)
+
+
+def test_format_of_a_huge_empty_tensor_finishes():
+    assert _C.op("StringFormat")([ember.zeros([2**62, 1, 0])], "{}", "{}", 2**62).numpy() == b"[\n\n ...]"

@@ -153,7 +153,7 @@ void format_tensor(std::ostringstream& os, const TensorImpl& t, int64_t summariz
       }
       os << "[";
       int64_t n = shape.dim(dim);
-      bool elide = summarize >= 0 && n > 2 * summarize;
+      bool elide = summarize >= 0 && n - summarize > summarize;  // n > 2 * summarize, without overflow
       // As NumPy (and TensorFlow): blocks of rank k are separated by k - 1 blank lines; an elision is "..."
       // between two separators.
       const std::string separator =
@@ -174,6 +174,12 @@ void format_tensor(std::ostringstream& os, const TensorImpl& t, int64_t summariz
       }
       os << "]";
     };
+    if (t.num_elements() == 0 && shape.rank() > 1 && shape.dim(0) > 0) {
+      // An empty tensor with rows prints as TensorFlow's: only the elision ("[\n ...]" for [2, 0]), never
+      // one bracket pair per row (a [2^62, 0] tensor would never finish).
+      os << "[" << std::string(static_cast<size_t>(shape.rank() - 1), '\n') << " ...]";
+      return;
+    }
     rec(rec, 0, 0);
   });
 }
