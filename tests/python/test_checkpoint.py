@@ -395,3 +395,38 @@ def test_synced_and_unsynced_saves_round_trip(tmp_path):
         ember.train.Checkpoint(v=target).read(path).expect_partial()
         np.testing.assert_array_equal(target.numpy(), np.arange(6, dtype=np.float32))
     assert not [f for f in os.listdir(tmp_path) if "tempstate" in f]
+
+
+def test_rewriting_a_prefix_leaves_no_temporary_files_after_exit(tmp_path):
+    # The replaced files are unlinked in the background (Note [Replacing a large file] in tensor_bundle.cc);
+    # the process must not exit before they are gone, in a forked child too.
+    import subprocess
+    import sys
+
+    program = r"""
+import os, sys
+import numpy as np
+import ember as tf
+prefix = sys.argv[1]
+v = tf.Variable(np.zeros(1 << 18, np.float32))
+ckpt = tf.train.Checkpoint(v=v)
+for k in range(3):
+    v.assign(tf.fill([1 << 18], float(k)))
+    ckpt.write(prefix)
+pid = os.fork()
+if pid == 0:  # no kernels here: GNU OpenMP's thread pool does not survive a fork
+    ckpt.write(prefix + "_child")
+    ckpt.write(prefix + "_child")
+    sys.exit(0)
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+    proc = subprocess.run([sys.executable, "-c", program, str(tmp_path / "ckpt")], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert sorted(os.listdir(tmp_path)) == ["ckpt.data-00000-of-00001", "ckpt.index",
+                                           "ckpt_child.data-00000-of-00001", "ckpt_child.index"]
+    for prefix, value in (("ckpt", 2.0), ("ckpt_child", 2.0)):
+        restored = ember.Variable(np.ones(1 << 18, np.float32))
+        ember.train.Checkpoint(v=restored).read(str(tmp_path / prefix)).assert_consumed()
+        assert np.all(restored.numpy() == value)

@@ -10,14 +10,18 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <future>
+#include <mutex>
 #include <new>
 #include <random>
 #include <system_error>
+#include <thread>
 
 #include "ember/graph/tensor_proto.h"
 #include "ember/state/crc32c.h"
@@ -128,6 +132,83 @@ Status fsync_dir(const std::string& dir) {
   ::close(fd);
   if (rc != 0) return make_error(Code::kUnavailable, "fsync of directory ", dir, ": ", errno_text());
   return Status();
+}
+
+// Note [Replacing a large file]
+// rename() over an existing file frees the old file inside the call: for a 1 GiB checkpoint that is a
+// quarter-million page-cache pages and the file's extents, 0.3-0.4 s of a save (strace), and on ext4 a
+// rename that replaces a file also starts the new file's writeback (auto_da_alloc). Exchanging the two
+// names instead (renameat2 RENAME_EXCHANGE, as atomic as rename: the name always holds one whole file)
+// frees nothing; the old file, now under the temporary name, is unlinked by a background thread after the
+// save returns. Pending unlinks finish before the process exits normally; a process killed first leaves
+// the old file under its ".tempstate" name, as a killed save leaves its temporary files. Where the target
+// does not exist or the file system cannot exchange, it is a plain rename.
+class FileReaper {
+ public:
+  static FileReaper& global() {
+    static FileReaper* reaper = new FileReaper();  // never destroyed: its detached thread may still run
+    return *reaper;
+  }
+  void remove_later(std::string path) {
+    // A forked child has neither the parent's thread nor, perhaps, an unlocked mutex: unlink now.
+    const pid_t owner = owner_.load();
+    if (owner != 0 && owner != ::getpid()) {
+      ::unlink(path.c_str());
+      return;
+    }
+    std::unique_lock<std::mutex> lock(mu_);
+    if (owner_.load() == 0) {
+      try {
+        std::thread([this] { run(); }).detach();
+      } catch (const std::system_error&) {
+        lock.unlock();
+        ::unlink(path.c_str());  // no thread: now
+        return;
+      }
+      std::atexit([] { global().drain(); });
+      owner_.store(::getpid());
+    }
+    pending_.push_back(std::move(path));
+    work_.notify_one();
+  }
+
+ private:
+  void run() {
+    std::unique_lock<std::mutex> lock(mu_);
+    for (;;) {
+      work_.wait(lock, [this] { return !pending_.empty(); });
+      std::string path = std::move(pending_.front());
+      pending_.pop_front();
+      ++busy_;
+      lock.unlock();
+      ::unlink(path.c_str());
+      lock.lock();
+      --busy_;
+      if (pending_.empty() && busy_ == 0) idle_.notify_all();
+    }
+  }
+  // At exit: what is queued is unlinked before the process ends (by this process's thread only).
+  void drain() {
+    if (owner_.load() != ::getpid()) return;
+    std::unique_lock<std::mutex> lock(mu_);
+    idle_.wait(lock, [this] { return pending_.empty() && busy_ == 0; });
+  }
+  std::mutex mu_;
+  std::condition_variable work_, idle_;
+  std::deque<std::string> pending_;
+  int busy_ = 0;
+  std::atomic<pid_t> owner_{0};  // the process whose thread serves the queue
+};
+
+// Moves `from` to `to` atomically (Note [Replacing a large file]).
+int replace_file(const std::string& from, const std::string& to) {
+#if defined(__linux__) && defined(RENAME_EXCHANGE)
+  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_EXCHANGE) == 0) {
+    FileReaper::global().remove_later(from);  // the old contents now sit at `from`
+    return 0;
+  }
+#endif
+  return ::rename(from.c_str(), to.c_str());
 }
 
 std::string temp_suffix() {
@@ -354,7 +435,7 @@ Status BundleWriter::append(const void* data, size_t n, uint32_t* crc) {
   if (checksum.valid()) *crc = checksum.get();
   if (!s.ok()) return fail(s);
 #if defined(__linux__)
-  if (sync_ && n >= (1u << 20)) ::sync_file_range(fd_, size_, static_cast<off_t>(n), SYNC_FILE_RANGE_WRITE);
+  if (n >= (1u << 20)) ::sync_file_range(fd_, size_, static_cast<off_t>(n), SYNC_FILE_RANGE_WRITE);
 #endif
   size_ += static_cast<int64_t>(n);
   return Status();
@@ -460,8 +541,8 @@ Status BundleWriter::finish() {
   ::close(ifd);
   if (!s.ok()) return fail(s);
   // Data first: until the index is renamed, a reader of `prefix` sees the previous index (if any).
-  if (::rename(data_tmp_.c_str(), bundle_data_path(prefix_, 0, 1).c_str()) != 0 ||
-      ::rename(index_tmp_.c_str(), bundle_index_path(prefix_).c_str()) != 0)
+  if (replace_file(data_tmp_, bundle_data_path(prefix_, 0, 1)) != 0 ||
+      replace_file(index_tmp_, bundle_index_path(prefix_)) != 0)
     return fail(make_error(Code::kUnavailable, "checkpoint ", prefix_, ": rename: ", errno_text()));
   finished_ = true;
   if (!sync_) return Status();
