@@ -71,6 +71,7 @@ def examples():
     table["Cumsum"] = ([f32(), tf.constant(1)], [True, False])
     table["Cumprod"] = ([f32(), tf.constant(0)], [False, True])
     table["MatMul"] = ([f32(), f32()], [False, True])
+    table["Einsum"] = ([[f32(), f32()]], ["ij,kj->ik"])
     table["Reshape"] = ([f32(), tf.constant([3, -1])], [])
     table["Identity"] = ([f32()], [])
     table["StopGradient"] = ([f32()], [])

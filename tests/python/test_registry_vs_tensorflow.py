@@ -624,6 +624,16 @@ def _variants():
                        ([_i([1, 3]), _i(4), em.constant(2.0), em.constant(-1.0)], [1])]
     table["L2Loss"] = [([_f(3, 4, 2)], [])]
     table["AddN"] = [([[_f(2, 3)] * 4], []), ([[_f(3)]], [])]
+    table["Einsum"] = [([[_f(2, 3, 4), _f(2, 4, 5)]], ["bij,bjk->bik"]),    # batched matmul
+                       ([[_f(2, 1, 3, 4), _f(5, 4, 2)]], ["...ij,...jk->...ik"]),  # broadcast batch dims
+                       ([[_f(3, 4), _f(2, 4)]], ["ij,kj->ki"]),           # transposed result
+                       ([[_f(3, 3, 2)]], ["iij->ji"]),                    # a diagonal
+                       ([[_f(4, 4)]], ["ii->"]),                          # trace
+                       ([[_f(2, 3)]], ["ij->jii"]),                       # a repeated output label
+                       ([[_f(2, 3), _f(4)]], ["ij,k->ikj"]),              # outer product
+                       ([[_f(2, 3, 4)]], ["b...->..."]),                  # a reduction under '...'
+                       ([[_f(2, 3), _f(3, 5)]], ["ij,jk->"]),             # everything summed
+                       ([[_f(3, 2, 4), _f(2, 4)]], ["b...i,...i->b..."])]  # '...' after a label
     table.update(conv_op_examples.variants(_f))
     return table
 

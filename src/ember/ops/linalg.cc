@@ -1,5 +1,6 @@
 // Linear algebra: MatMul, with TensorFlow's BatchMatMulV2 semantics (rank >= 2, batch dims broadcast as
-// in NumPy). Kernels: kernels/matmul.h.
+// in NumPy). Kernels: kernels/matmul.h. Einsum (einsum.cc) and the LAPACK ops
+// (linalg_lapack.cc) register from here.
 #include <string>
 
 #include "ember/kernels/complex.h"
@@ -10,6 +11,7 @@
 
 namespace ember {
 void register_lapack_ops(OpRegistry& r);  // linalg_lapack.cc
+void register_einsum_ops(OpRegistry& r);  // einsum.cc
 
 namespace {
 
@@ -108,6 +110,7 @@ void register_linalg_ops(OpRegistry& r) {
       .batching(BatchingRule::kCustom)
       .done(r);
   register_lapack_ops(r);
+  register_einsum_ops(r);
 }
 
 }  // namespace ember
