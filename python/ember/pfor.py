@@ -742,6 +742,13 @@ def _einsum(node, ins, n):
     return _op("Einsum")([x.value for x in ins], ",".join(terms) + "->" + label + output)
 
 
+@_rule("MatrixDiagPartV3", "MatrixDiagV3")
+def _matrix_diag(node, ins, n):
+    # The diagonals (or matrices) are the innermost dims: the example dim is one more batch dim.
+    _only_first_batched(ins)
+    return _op(node.type)(*[x.value for x in ins], node.attrs["align"])
+
+
 @_rule("Reshape")
 def _reshape(node, ins, n):
     _only_first_batched(ins)

@@ -72,6 +72,10 @@ def examples():
     table["Cumprod"] = ([f32(), tf.constant(0)], [False, True])
     table["MatMul"] = ([f32(), f32()], [False, True])
     table["Einsum"] = ([[f32(), f32()]], ["ij,kj->ik"])
+    table["MatrixDiagPartV3"] = ([f32(), tf.constant([-1, 1]), f32(np.array(9.0, np.float32))], ["RIGHT_LEFT"])
+    table["MatrixDiagV3"] = ([f32(), tf.constant([0, 1]), tf.constant(-1), tf.constant(5),
+                              f32(np.array(0.5, np.float32))], ["LEFT_RIGHT"])
+    table["MatrixSetDiagV3"] = ([f32(), f32(np.ones([2], np.float32)), tf.constant(0)], ["RIGHT_LEFT"])
     table["Reshape"] = ([f32(), tf.constant([3, -1])], [])
     table["Identity"] = ([f32()], [])
     table["StopGradient"] = ([f32()], [])

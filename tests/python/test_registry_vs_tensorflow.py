@@ -634,6 +634,13 @@ def _variants():
                        ([[_f(2, 3, 4)]], ["b...->..."]),                  # a reduction under '...'
                        ([[_f(2, 3), _f(3, 5)]], ["ij,jk->"]),             # everything summed
                        ([[_f(3, 2, 4), _f(2, 4)]], ["b...i,...i->b..."])]  # '...' after a label
+    table["MatrixDiagPartV3"] = [([_f(2, 3, 4), _i(k), _f()], [a]) for k in (2, -1, [-2, 1], [0, 3])
+                                 for a in ("LEFT_RIGHT", "RIGHT_RIGHT")]
+    table["MatrixDiagV3"] = [([_f(2, 3), _i(1), _i(-1), _i(-1), _f()], ["RIGHT_LEFT"]),
+                             ([_f(2, 3, 4), _i([-1, 1]), _i(5), _i(-1), _f()], ["LEFT_LEFT"]),
+                             ([_f(4), _i(-2), _i(6), _i(5), _f()], ["RIGHT_RIGHT"])]
+    table["MatrixSetDiagV3"] = [([_f(2, 3, 4), _f(2, 3, 3), _i([-1, 1])], [a])
+                                for a in ("LEFT_RIGHT", "RIGHT_LEFT", "LEFT_LEFT", "RIGHT_RIGHT")]
     table.update(conv_op_examples.variants(_f))
     return table
 
