@@ -248,6 +248,8 @@ def examples():
     # only 0 survives. Dropping small sums is compared in test_sparse.py and sparse_test.cc.
     table["SparseAddGrad"] = ([f32(np.array([1.0, 2.0, 3.0, 4.0], np.float32)), sp_idx, sp_b,
                                tf.constant([[0, 1], [1, 0], [1, 1], [1, 2]], tf.int64)], [])
+    table["SparseReduceSum"] = ([sp_idx, f32(np.array([0.5, -1.0, 2.0], np.float32)), tf.constant([2, 3], tf.int64),
+                                 tf.constant([-1])], [True])
     table["SparseReshape"] = ([sp_idx, tf.constant([2, 3], tf.int64), tf.constant([3, -1], tf.int64)], [])
     table["Bincount"] = ([tf.constant([1, 1, 3]), tf.constant(4), f32(np.array([0.5, 1.0, 2.0], np.float32))], [])
     table["DenseBincount"] = ([tf.constant([[1, 1], [0, 2]]), tf.constant(3), f32(np.ones([2, 2], np.float32))],

@@ -634,6 +634,10 @@ def _variants():
                        ([[_f(2, 3, 4)]], ["b...->..."]),                  # a reduction under '...'
                        ([[_f(2, 3), _f(3, 5)]], ["ij,jk->"]),             # everything summed
                        ([[_f(3, 2, 4), _f(2, 4)]], ["b...i,...i->b..."])]  # '...' after a label
+    sp_idx = em.constant([[0, 1, 0], [1, 0, 2], [1, 2, 2], [1, 2, 3]], em.int64)
+    sp_shape = em.constant([2, 3, 4], em.int64)
+    table["SparseReduceSum"] = [([sp_idx, _f(4), sp_shape, _i(axes)], [keep])
+                                for axes in ([0], [1, -1], [0, 1, 2], [], [2, 2]) for keep in (False, True)]
     table["MatrixDiagPartV3"] = [([_f(2, 3, 4), _i(k), _f()], [a]) for k in (2, -1, [-2, 1], [0, 3])
                                  for a in ("LEFT_RIGHT", "RIGHT_RIGHT")]
     table["MatrixDiagV3"] = [([_f(2, 3), _i(1), _i(-1), _i(-1), _f()], ["RIGHT_LEFT"]),

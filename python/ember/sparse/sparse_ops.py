@@ -233,33 +233,18 @@ def add(a, b, threshold=0, name=None):
 
 def reduce_sum(sp_input, axis=None, keepdims=None, output_is_sparse=False, name=None):
     """SparseReduceSum: the sum over ``axis`` (all axes by default) as a dense tensor (or a SparseTensor
-    with output_is_sparse)."""
+    with output_is_sparse, built from the dense sum where TensorFlow runs SparseReduceSumSparse)."""
     sp = _sparse(sp_input, "SparseReduceSum")
-    keepdims = bool(keepdims)
-    rank = sp.indices.shape[1]
-    if rank is None:
-        raise ValueError("SparseReduceSum: the rank of the SparseTensor must be known")
-    axes = list(range(rank)) if axis is None else _int_list(axis, "SparseReduceSum", "axis")
-    axes = sorted({a + rank if a < 0 else a for a in axes})
-    for a in axes:
-        if not 0 <= a < rank:
-            raise _invalid("SparseReduceSum", f"Invalid reduction dimension {a}, for input with {rank} dimensions.")
-    kept = [d for d in range(rank) if d not in axes]
-    shape = sp.dense_shape
-    kept_shape = _op("GatherV2")(shape, convert_to_tensor(np.asarray(kept, np.int64)), 0, 0) if kept else \
-        convert_to_tensor(np.zeros([0], np.int64))
-    if kept:
-        kept_idx = _op("GatherV2")(sp.indices, convert_to_tensor(np.asarray(kept, np.int64)), 1, 0)
-        strides = _op("Cumprod")(kept_shape, 0, True, True)
-        ids = _op("Sum")(kept_idx * _op("Reshape")(strides, [1, -1]), [1], False)
-        n = _op("Prod")(kept_shape, [0], False)
-        flat = _op("UnsortedSegmentSum")(sp.values, ids, n)
+    if axis is None:
+        rank = sp.indices.shape[1]
+        if rank is None:
+            raise ValueError("SparseReduceSum: the rank of the SparseTensor must be known to reduce all axes")
+        axes = convert_to_tensor(np.arange(rank, dtype=np.int32))
+    elif isinstance(axis, Tensor):
+        axes = axis if axis.dtype == dtypes.int32 else _op("Cast")(axis, dtypes.int32)
     else:
-        flat = _op("Sum")(sp.values, [0], False)
-    out_shape = kept_shape
-    if keepdims:
-        out_shape = _op("Pack")([_scalar(1, dtypes.int64) if d in axes else shape[d] for d in range(rank)], 0)
-    dense = _op("Reshape")(flat, out_shape)
+        axes = convert_to_tensor(np.asarray(_int_list(axis, "SparseReduceSum", "axis"), np.int32))
+    dense = _op("SparseReduceSum")(sp.indices, sp.values, sp.dense_shape, axes, bool(keepdims))
     return from_dense(dense) if output_is_sparse else dense
 
 

@@ -462,6 +462,98 @@ Status sparse_reshape_kernel(KernelContext& ctx) {
   return Status::OK();
 }
 
+// ---- SparseReduceSum(input_indices, input_values, input_shape, reduction_axes; keep_dims): the dense sum
+// of a SparseTensor over the axes (negative ones count from the end, repeats count once, none: no
+// reduction); entries at one index add.
+
+// The axes operand as a mask over `rank` dims; an error names a bad axis as TensorFlow does.
+StatusOr<std::vector<bool>> reduced_axes(const std::string& op, std::span<const int64_t> axes, int64_t rank) {
+  std::vector<bool> reduced(static_cast<size_t>(rank), false);
+  for (int64_t a : axes) {
+    if (a < -rank || a >= rank)
+      return invalid_argument(op, ": Invalid reduction dimension ", a, ", for input with ", rank,
+                              " dimensions.");
+    reduced[static_cast<size_t>(a < 0 ? a + rank : a)] = true;
+  }
+  return reduced;
+}
+
+Status sparse_reduce_sum_shape(InferContext& ctx) {
+  const bool keep_dims = ctx.attr_bool(0);
+  const PartialValue shape = ctx.value_of(2), axes = ctx.value_of(3);
+  const DType dtype = ctx.inputs[1].dtype;
+  if (!shape.length_known || !axes.fully_known()) {
+    // Without the axes only keep_dims tells the rank (the input's); the dims may all have become 1.
+    Shape out = Shape::unknown_rank();
+    if (keep_dims && shape.length_known && shape.values.size() <= static_cast<size_t>(kMaxRank)) {
+      out = Shape();
+      for (size_t d = 0; d < shape.values.size(); ++d) out.push_back(kUnknownDim);
+    }
+    ctx.outputs.push_back(TensorSpec{dtype, out});
+    return Status::OK();
+  }
+  const int64_t rank = static_cast<int64_t>(shape.values.size());
+  if (rank > kMaxRank)
+    return invalid_argument(ctx.op->name, ": input_shape has ", rank, " dims; at most ", kMaxRank);
+  auto reduced = reduced_axes(ctx.op->name, axes.values, rank);
+  if (!reduced.ok()) return reduced.status();
+  Shape out;
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t dim = shape.values[static_cast<size_t>(d)];
+    if ((*reduced)[static_cast<size_t>(d)]) {
+      if (keep_dims) out.push_back(1);
+    } else {
+      out.push_back(dim == PartialValue::kUnknown || dim < 0 ? kUnknownDim : dim);
+    }
+  }
+  ctx.outputs.push_back(TensorSpec{dtype, out});
+  return Status::OK();
+}
+
+template <typename T>
+void accumulate(T& into, const T& v) {
+  if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
+    into = T(static_cast<float>(into) + static_cast<float>(v));
+  } else {
+    into = T(into + v);
+  }
+}
+
+Status sparse_reduce_sum_kernel(KernelContext& ctx) {
+  const std::string& op = ctx.op->name;
+  const TensorImpl &indices = ctx.input(0), &values = ctx.input(1), &shape = ctx.input(2);
+  auto n = check_sparse_operand(op, "input", indices, &values, shape);
+  if (!n.ok()) return n.status();
+  const int64_t rank = shape.num_elements();
+  const std::vector<int64_t> axes = ctx.int_values(3);
+  auto reduced = reduced_axes(op, axes, rank);
+  if (!reduced.ok()) return reduced.status();
+  const int64_t* dims = shape.data<int64_t>();
+  const int64_t* idx = indices.data<int64_t>();
+  TensorImpl& out = ctx.output(0);
+  Status status = Status::OK();
+  visit_dtype<kNumericAndComplexTypes>(values.dtype(), [&]<typename T>() {
+    T* o = out.mutable_data<T>();
+    std::fill(o, o + out.num_elements(), T(0));
+    const T* v = values.data<T>();
+    for (int64_t e = 0; e < *n && status.ok(); ++e) {
+      int64_t at = 0;
+      for (int64_t d = 0; d < rank; ++d) {
+        const int64_t i = idx[e * rank + d];
+        if (i < 0 || i >= dims[d]) {
+          status = invalid_argument(op, ": indices[", e,
+                                    "] = ", index_text({idx + e * rank, idx + (e + 1) * rank}),
+                                    " is out of bounds of the shape ", index_text({dims, dims + rank}));
+          return;
+        }
+        if (!(*reduced)[static_cast<size_t>(d)]) at = at * dims[d] + i;
+      }
+      accumulate(o[at], v[e]);
+    }
+  });
+  return status;
+}
+
 // ---- Gradients
 
 using namespace gradient;  // NOLINT(google-build-using-namespace): rules read as math
@@ -493,6 +585,25 @@ void sparse_to_dense_grad(GradContext& c) {
   const GradTensor at_total = sum(at, {0}, false);
   c.set(2, values.rank() == 0 ? at_total : at);
   c.set(3, sum(reshape(dy, {-1}), {0}, false) - at_total);  // dy's rank may be unknown while tracing
+}
+
+// TensorFlow's: each value takes dy at its index with the reduced axes at 0, dy seen with those axes kept
+// as 1. The axes may be a value computed in the graph: which dims they reduce is worked out at run time.
+void sparse_reduce_sum_grad(GradContext& c) {
+  const GradTensor indices = c.input(0), shape = c.input(2);
+  const GradTensor rank = unary("Size", shape);
+  const int64_t flat[] = {-1}, last[] = {1};
+  GradTensor axes = reshape_to(c.input(3), int_vector(flat));
+  axes = binary("FloorMod", axes + rank, binary("Maximum", rank, scalar(1, DType::kInt32)));
+  const GradTensor positions = emit1("Range", {scalar(0, DType::kInt32), rank, scalar(1, DType::kInt32)});
+  AttrList no_keep;
+  no_keep.push_back(false);
+  const GradTensor reduced =
+      cast(emit1("Any", {compare("Equal", expand_dims(positions, 1), expand_dims(axes, 0)), int_vector(last)},
+                 std::move(no_keep)),
+           DType::kInt64);
+  const GradTensor keep = scalar(1, DType::kInt64) - reduced;
+  c.set(1, emit1("GatherNd", {reshape_to(c.grad(), shape * keep + reduced), indices * keep}));
 }
 
 // TensorFlow's: SparseAddGrad routes d sum_values to the operands' values; indices, shapes and thresh get
@@ -581,6 +692,22 @@ void register_sparse_ops(OpRegistry& r) {
       .flags(kNotDifferentiable)
       .shape(&sparse_add_grad_shape)
       .kernel(kSparseAddTypes, &sparse_add_grad_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("SparseReduceSum")
+      .doc(
+          "The dense sum of a SparseTensor (indices, values, shape) over reduction_axes. "
+          "sparse_reduce_sum([[0, 1], [1, 0]], [1., 2.], [2, 2], [1]) == [1., 2.]")
+      .input_fixed("input_indices", int64_only)
+      .input("input_values")
+      .input_fixed("input_shape", int64_only)
+      .input_fixed("reduction_axes", dtype_bit(DType::kInt32))
+      .output("output")
+      .type_var(kNumericAndComplexTypes)
+      .attr("keep_dims", AttrType::kBool, false)
+      .shape(&sparse_reduce_sum_shape)
+      .kernel(kNumericAndComplexTypes, &sparse_reduce_sum_kernel)
+      .grad(&sparse_reduce_sum_grad)
       .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("SparseReshape")

@@ -73,6 +73,16 @@ TEST(SparseShape, SparseAddAndReshape) {
   INFER_ERROR("SparseReshape", "[3]:int64;[2]:int64;[3]:int64", {}, "should be a matrix");
 }
 
+TEST(SparseShape, SparseReduceSum) {
+  INFER_OK("SparseReduceSum", "[3,3]:int64;[3];=[2,3,4]:int64;=[1]", {AttrValue(false)}, "[2,4]");
+  INFER_OK("SparseReduceSum", "[3,3]:int64;[3];=[2,3,4]:int64;=[-1,0]", {AttrValue(true)}, "[1,3,1]");
+  INFER_OK("SparseReduceSum", "[3,3]:int64;[3]:float64;=[2,3,4]:int64;[1]:int32", {AttrValue(true)},
+           "[?,?,?]:float64");
+  INFER_OK("SparseReduceSum", "[3,3]:int64;[3];=[2,3,4]:int64;[1]:int32", {AttrValue(false)}, "<unknown>");
+  INFER_ERROR("SparseReduceSum", "[3,3]:int64;[3];=[2,3,4]:int64;=[3]", {AttrValue(false)},
+              "Invalid reduction dimension 3, for input with 3 dimensions");
+}
+
 TEST(SparseValues, SparseAddMergesInRowMajorOrder) {
   // a = {[0,1]: 1, [1,0]: 2, [2,2]: -3}, b = {[0,0]: 5, [1,0]: 4, [2,2]: 3}: [2,2] sums to 0 and is dropped
   // by thresh 0.5; the gradient gives each operand entry the sum's gradient (0 for the dropped one).
@@ -120,6 +130,12 @@ TEST(SparseGrad, FiniteDifferences) {
   EXPECT_GRADIENT_OK(
       "SparseAdd",
       {a_idx, random_tensor({2}, 8), shape, b_idx, random_tensor({2}, 9), shape, make_tensor({}, {0})}, {});
+  for (bool keep : {false, true})
+    EXPECT_GRADIENT_OK(
+        "SparseReduceSum",
+        {int64s({3, 2}, {0, 1, 1, 0, 1, 2}), random_tensor({3}, 10), shape, testing::int32_vector({-1})},
+        {AttrValue(keep)})
+        << keep;
   const TensorRef sorted = int64s({3, 2}, {0, 1, 1, 0, 2, 2});
   EXPECT_GRADIENT_OK("SparseToDense",
                      {sorted, int64s({2}, {3, 4}), random_tensor({3}, 4), random_tensor({}, 5)},
