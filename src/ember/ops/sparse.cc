@@ -500,6 +500,8 @@ Status sparse_reduce_sum_shape(InferContext& ctx) {
   Shape out;
   for (int64_t d = 0; d < rank; ++d) {
     const int64_t dim = shape.values[static_cast<size_t>(d)];
+    if (dim != PartialValue::kUnknown && dim < 0)
+      return invalid_argument(ctx.op->name, ": input_shape must not be negative, got dim ", d, " = ", dim);
     if ((*reduced)[static_cast<size_t>(d)]) {
       if (keep_dims) out.push_back(1);
     } else {

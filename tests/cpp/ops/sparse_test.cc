@@ -79,6 +79,8 @@ TEST(SparseShape, SparseReduceSum) {
   INFER_OK("SparseReduceSum", "[3,3]:int64;[3]:float64;=[2,3,4]:int64;[1]:int32", {AttrValue(true)},
            "[?,?,?]:float64");
   INFER_OK("SparseReduceSum", "[3,3]:int64;[3];=[2,3,4]:int64;[1]:int32", {AttrValue(false)}, "<unknown>");
+  INFER_ERROR("SparseReduceSum", "[3,2]:int64;[3];=[-2,3]:int64;=[1]", {AttrValue(false)},
+              "must not be negative");
   INFER_ERROR("SparseReduceSum", "[3,3]:int64;[3];=[2,3,4]:int64;=[3]", {AttrValue(false)},
               "Invalid reduction dimension 3, for input with 3 dimensions");
 }
