@@ -731,6 +731,24 @@ def _matmul(node, ins, n):
     return _op("MatMul")(_align(a, rank, n), _align(b, rank, n), ta, tb)
 
 
+@_rule("Einsum")
+def _einsum(node, ins, n):
+    # A label the equation does not use names the examples: batched operands and the output gain it first
+    # (a batch label when both operands have it, a free one otherwise).
+    equation = node.attrs["equation"]
+    label = next(c for c in "ZYXWVUTSRQPONMLKJIHGFEDCBAzyxwvutsrqponmlkjihgfedcba" if c not in equation)
+    terms, output = equation.split("->")
+    terms = [label + t if x.batched else t for t, x in zip(terms.split(","), ins)]
+    return _op("Einsum")([x.value for x in ins], ",".join(terms) + "->" + label + output)
+
+
+@_rule("MatrixDiagPartV3", "MatrixDiagV3")
+def _matrix_diag(node, ins, n):
+    # The diagonals (or matrices) are the innermost dims: the example dim is one more batch dim.
+    _only_first_batched(ins)
+    return _op(node.type)(*[x.value for x in ins], node.attrs["align"])
+
+
 @_rule("Reshape")
 def _reshape(node, ins, n):
     _only_first_batched(ins)

@@ -34,6 +34,10 @@ OVERRIDES = {
     # No empty segment: its value, the dtype's lowest, swamps the weighted sum.
     "UnsortedSegmentMax": ([F, tf.constant([1, 0]), tf.constant(2)], []),
     "UnsortedSegmentMin": ([F, tf.constant([1, 0]), tf.constant(2)], []),
+    # padding_value gets no gradient (as in TensorFlow): bands whose result holds no padding.
+    "MatrixDiagPartV3": ([F, tf.constant([0, 1]), np.float64(9.0)], ["RIGHT_LEFT"]),
+    "MatrixDiagV3": ([np.arange(6, dtype=np.float64).reshape(3, 2) / 6 + 0.1, tf.constant([-1, 1]), tf.constant(2),
+                      tf.constant(2), np.float64(0.5)], ["LEFT_RIGHT"]),
 }
 # The unknown-dims check also passes every int operand (axes, perms, shapes, ...) as an argument of the
 # function, so gradient rules meet them as values computed in the graph. A rule that needs one known while

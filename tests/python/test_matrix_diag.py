@@ -1,10 +1,12 @@
-"""tf.linalg.diag, diag_part and set_diag for any diagonals k and alignment (python/ember/ops/matrix_diag.py)
-against TensorFlow 2.21: values, errors and gradients, eagerly and inside ember.function."""
+"""tf.linalg.diag, diag_part and set_diag for any diagonals k and alignment: TensorFlow's MatrixDiagV3 family
+(src/ember/ops/matrix_diag.cc) against TensorFlow 2.21: values, errors and gradients, the raw ops eagerly and
+inside ember.function, and TensorFlow's GraphDefs holding them."""
 import numpy as np
 import pytest
 import tensorflow as real_tf
 
 import ember as em
+from ember import _C
 
 X = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
 BANDS = [1, -1, 2, -2, (-1, 1), (0, 2), (-2, 0), (1, 3), (-2, -1), (0, 0)]
@@ -78,9 +80,78 @@ def test_bad_bands_raise_like_tensorflow():
     # Hostile bands and sizes are refused before any table of positions is built.
     (lambda: em.linalg.diag_part(np.zeros((0, 3), np.float32), k=(-2 ** 62, 2 ** 62)), em.errors.InvalidArgumentError),
     (lambda: em.linalg.set_diag(X, X[:, :1], k=(-2 ** 62, 2 ** 62)), em.errors.InvalidArgumentError),
-    (lambda: em.linalg.diag([1., 2.], k=2 ** 62), em.errors.ResourceExhaustedError),
-    (lambda: em.linalg.diag([1., 2.], num_rows=2 ** 40, num_cols=2 ** 40), em.errors.ResourceExhaustedError),
+    # Beyond int32 (TensorFlow wraps these around silently).
+    (lambda: em.linalg.diag([1., 2.], k=2 ** 62), em.errors.InvalidArgumentError),
+    (lambda: em.linalg.diag([1., 2.], num_rows=2 ** 40, num_cols=2 ** 40), em.errors.InvalidArgumentError),
+    (lambda: em.linalg.diag([1., 2.], num_rows=2 ** 30, num_cols=2 ** 30), em.errors.InvalidArgumentError),
 ])
 def test_hostile_arguments_raise_ember_errors(call, error):
     with pytest.raises(error):
         call()
+
+
+RAW = [("MatrixDiagPartV3", lambda x: [x, np.int32(1), np.float32(5)], "RIGHT_LEFT"),
+       ("MatrixDiagPartV3", lambda x: [x, np.array([-1, 2], np.int32), np.float32(-1)], "LEFT_RIGHT"),
+       ("MatrixDiagV3", lambda x: [x[:, :2, :3], np.array([0, 1], np.int32), np.int32(-1), np.int32(5),
+                                   np.float32(2)], "LEFT_LEFT"),
+       ("MatrixDiagV3", lambda x: [x[0, 0], np.int32(-2), np.int32(-1), np.int32(-1), np.float32(0)], "RIGHT_LEFT"),
+       ("MatrixSetDiagV3", lambda x: [x, x[:, :3, :3] * 2, np.array([-1, 1], np.int32)], "RIGHT_RIGHT")]
+_TF_ARGS = {"MatrixDiagPartV3": ["input", "k", "padding_value"],
+            "MatrixDiagV3": ["diagonal", "k", "num_rows", "num_cols", "padding_value"],
+            "MatrixSetDiagV3": ["input", "diagonal", "k"]}
+
+
+@pytest.mark.parametrize("name, args, align", RAW, ids=[f"{r[0]}-{r[2]}" for r in RAW])
+def test_raw_ops_match_tensorflow_eagerly_and_in_a_function(name, args, align):
+    inputs = args(X)
+    want = getattr(real_tf.raw_ops, name)(**dict(zip(_TF_ARGS[name], inputs)), align=align).numpy()
+    op = _C.op(name)
+    eager = op(*[em.constant(v) for v in inputs], align).numpy()
+    staged = em.function(lambda *xs: op(*xs, align))(*inputs).numpy()
+    for got in (eager, staged):
+        assert got.shape == want.shape
+        np.testing.assert_allclose(got, want)
+
+
+def test_k_computed_in_the_graph():
+    fn = em.function(lambda x, k: em.linalg.diag_part(x, k=(k - 1, k)),
+                     input_signature=[em.TensorSpec([None, 3, 4]), em.TensorSpec([], em.int32)])
+    for k in (0, 2):
+        np.testing.assert_allclose(fn(X, k).numpy(), real_tf.linalg.diag_part(X, k=(k - 1, k)).numpy())
+
+
+def test_tensorflows_graph_imports_and_gives_its_values():
+    @real_tf.function(input_signature=[real_tf.TensorSpec([None, 3, 4])])
+    def program(x):
+        part = real_tf.linalg.diag_part(x, k=(-1, 1), padding_value=3.0, align="LEFT_RIGHT")
+        return (part, real_tf.linalg.diag(part, k=(-1, 1), num_cols=5, align="LEFT_RIGHT"),
+                real_tf.linalg.set_diag(x, part[:, 1] * 2.0), real_tf.linalg.trace(x))
+
+    concrete = program.get_concrete_function()
+    gd = concrete.graph.as_graph_def()
+    assert {"MatrixDiagV3", "MatrixDiagPartV3", "MatrixSetDiagV3"} <= {n.op for n in gd.node}
+    fn = em.NewGraphFunction(em.graph_util.import_graph_def(gd), ["x:0"], [t.name for t in concrete.outputs])
+    for batch in (1, 2):
+        for got, want in zip(fn(X[:batch]), program(X[:batch])):
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
+def test_embers_graph_holds_tensorflows_nodes():
+    fn = em.function(lambda x: (em.linalg.diag(em.linalg.diag_part(x)), em.linalg.set_diag(x, x[:, 0, :3])))
+    ops = {n.op for n in fn.get_concrete_function(em.TensorSpec([2, 3, 4])).graph.as_graph_def().node}
+    assert {"MatrixDiagV3", "MatrixDiagPartV3", "MatrixSetDiagV3"} <= ops
+
+
+def test_vectorized_map_and_jacobian():
+    out = em.vectorized_map(lambda m: em.linalg.diag_part(m, k=(0, 1)), em.constant(X))
+    np.testing.assert_allclose(out.numpy(), real_tf.linalg.diag_part(X, k=(0, 1)).numpy())
+    d = em.constant(X[:, 0, :3])
+    with em.GradientTape() as tape:
+        tape.watch(d)
+        y = em.linalg.diag(d, k=1)
+    jac = tape.batch_jacobian(y, d)
+    td = real_tf.constant(X[:, 0, :3])
+    with real_tf.GradientTape() as tape:
+        tape.watch(td)
+        ty = real_tf.linalg.diag(td, k=1)
+    np.testing.assert_allclose(jac.numpy(), tape.batch_jacobian(ty, td).numpy())

@@ -73,6 +73,11 @@ def examples():
     table["Cumsum"] = ([f32(), tf.constant(1)], [True, False])
     table["Cumprod"] = ([f32(), tf.constant(0)], [False, True])
     table["MatMul"] = ([f32(), f32()], [False, True])
+    table["Einsum"] = ([[f32(), f32()]], ["ij,kj->ik"])
+    table["MatrixDiagPartV3"] = ([f32(), tf.constant([-1, 1]), f32(np.array(9.0, np.float32))], ["RIGHT_LEFT"])
+    table["MatrixDiagV3"] = ([f32(), tf.constant([0, 1]), tf.constant(-1), tf.constant(5),
+                              f32(np.array(0.5, np.float32))], ["LEFT_RIGHT"])
+    table["MatrixSetDiagV3"] = ([f32(), f32(np.ones([2], np.float32)), tf.constant(0)], ["RIGHT_LEFT"])
     table["Reshape"] = ([f32(), tf.constant([3, -1])], [])
     table["Identity"] = ([f32()], [])
     table["StopGradient"] = ([f32()], [])
@@ -239,6 +244,18 @@ def examples():
                                          tf.constant([2, 3], tf.int64), f32()], [False, True])
     table["SparseToDense"] = ([sp_idx, tf.constant([2, 3], tf.int64), f32(np.array([0.5, -1.0, 2.0], np.float32)),
                                f32(np.array(0.25, np.float32))], [True])
+    sp_b = tf.constant([[0, 1], [1, 1]], tf.int64)
+    table["SparseAdd"] = ([sp_idx, f32(np.array([0.5, -1.0, 2.0], np.float32)), tf.constant([2, 3], tf.int64), sp_b,
+                           f32(np.array([1.0, 3.0], np.float32)), tf.constant([2, 3], tf.int64),
+                           tf.constant(0.0, tf.float64)], [])
+    # thresh is float64 whatever the values' dtype (the table casts float32 data only), and 0: TensorFlow's
+    # kernel reads thresh as the values' real type whatever its dtype (0.25 read as an int64 is huge), which
+    # only 0 survives. Dropping small sums is compared in test_sparse.py and sparse_test.cc.
+    table["SparseAddGrad"] = ([f32(np.array([1.0, 2.0, 3.0, 4.0], np.float32)), sp_idx, sp_b,
+                               tf.constant([[0, 1], [1, 0], [1, 1], [1, 2]], tf.int64)], [])
+    table["SparseReduceSum"] = ([sp_idx, f32(np.array([0.5, -1.0, 2.0], np.float32)), tf.constant([2, 3], tf.int64),
+                                 tf.constant([-1])], [True])
+    table["SparseReshape"] = ([sp_idx, tf.constant([2, 3], tf.int64), tf.constant([3, -1], tf.int64)], [])
     table["Bincount"] = ([tf.constant([1, 1, 3]), tf.constant(4), f32(np.array([0.5, 1.0, 2.0], np.float32))], [])
     table["DenseBincount"] = ([tf.constant([[1, 1], [0, 2]]), tf.constant(3), f32(np.ones([2, 2], np.float32))],
                               [False])

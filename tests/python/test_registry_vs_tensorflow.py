@@ -626,6 +626,27 @@ def _variants():
                        ([_i([1, 3]), _i(4), em.constant(2.0), em.constant(-1.0)], [1])]
     table["L2Loss"] = [([_f(3, 4, 2)], [])]
     table["AddN"] = [([[_f(2, 3)] * 4], []), ([[_f(3)]], [])]
+    table["Einsum"] = [([[_f(2, 3, 4), _f(2, 4, 5)]], ["bij,bjk->bik"]),    # batched matmul
+                       ([[_f(2, 1, 3, 4), _f(5, 4, 2)]], ["...ij,...jk->...ik"]),  # broadcast batch dims
+                       ([[_f(3, 4), _f(2, 4)]], ["ij,kj->ki"]),           # transposed result
+                       ([[_f(3, 3, 2)]], ["iij->ji"]),                    # a diagonal
+                       ([[_f(4, 4)]], ["ii->"]),                          # trace
+                       ([[_f(2, 3)]], ["ij->jii"]),                       # a repeated output label
+                       ([[_f(2, 3), _f(4)]], ["ij,k->ikj"]),              # outer product
+                       ([[_f(2, 3, 4)]], ["b...->..."]),                  # a reduction under '...'
+                       ([[_f(2, 3), _f(3, 5)]], ["ij,jk->"]),             # everything summed
+                       ([[_f(3, 2, 4), _f(2, 4)]], ["b...i,...i->b..."])]  # '...' after a label
+    sp_idx = em.constant([[0, 1, 0], [1, 0, 2], [1, 2, 2], [1, 2, 3]], em.int64)
+    sp_shape = em.constant([2, 3, 4], em.int64)
+    table["SparseReduceSum"] = [([sp_idx, _f(4), sp_shape, _i(axes)], [keep])
+                                for axes in ([0], [1, -1], [0, 1, 2], [], [2, 2]) for keep in (False, True)]
+    table["MatrixDiagPartV3"] = [([_f(2, 3, 4), _i(k), _f()], [a]) for k in (2, -1, [-2, 1], [0, 3])
+                                 for a in ("LEFT_RIGHT", "RIGHT_RIGHT")]
+    table["MatrixDiagV3"] = [([_f(2, 3), _i(1), _i(-1), _i(-1), _f()], ["RIGHT_LEFT"]),
+                             ([_f(2, 3, 4), _i([-1, 1]), _i(5), _i(-1), _f()], ["LEFT_LEFT"]),
+                             ([_f(4), _i(-2), _i(6), _i(5), _f()], ["RIGHT_RIGHT"])]
+    table["MatrixSetDiagV3"] = [([_f(2, 3, 4), _f(2, 3, 3), _i([-1, 1])], [a])
+                                for a in ("LEFT_RIGHT", "RIGHT_LEFT", "LEFT_LEFT", "RIGHT_RIGHT")]
     table.update(conv_op_examples.variants(_f))
     return table
 

@@ -181,23 +181,32 @@ def test_construction_errors():
         em.convert_to_tensor(sp(em))
 
 
+def _components(s):
+    return s.indices, s.values, s.dense_shape
+
+
 def test_tensorflow_graph_with_sparse_and_counting_ops_runs_in_ember():
-    """TensorFlow's SparseTensorDenseMatMul, SparseToDense, Bincount, DenseBincount and HistogramFixedWidth
-    nodes import as registry ops (src/ember/ops/sparse.cc, bincount.cc)."""
+    """TensorFlow's SparseTensorDenseMatMul, SparseToDense, SparseAdd, SparseReshape, SparseReduceSum,
+    Bincount, DenseBincount and HistogramFixedWidth nodes import as registry ops (src/ember/ops/sparse.cc,
+    bincount.cc)."""
     def program(x, idx, vals):
         s = real_tf.sparse.SparseTensor(idx, vals, [3, 4])
         return (real_tf.sparse.sparse_dense_matmul(s, x), real_tf.math.bincount(real_tf.cast(real_tf.abs(x) * 3,
                                                                                              real_tf.int32)),
                 real_tf.histogram_fixed_width(x, [-1., 1.], nbins=4), real_tf.sparse.to_dense(s),
                 real_tf.raw_ops.Bincount(arr=real_tf.constant([1, 1, 2]), size=3,
-                                         weights=real_tf.constant([], real_tf.float32)))
+                                         weights=real_tf.constant([], real_tf.float32)),
+                *_components(real_tf.sparse.add(s, real_tf.sparse.SparseTensor([[0, 1], [1, 1]], [-1., 5.], [3, 4]),
+                                                0.5)),
+                real_tf.sparse.reshape(s, [2, -1]).indices, real_tf.sparse.reduce_sum(s, axis=1))
 
     fn = real_tf.function(program, input_signature=[real_tf.TensorSpec([4, 2], real_tf.float32),
                                                     real_tf.TensorSpec([None, 2], real_tf.int64),
                                                     real_tf.TensorSpec([None], real_tf.float32)])
     concrete = fn.get_concrete_function()
     ops = {n.op for n in concrete.graph.as_graph_def().node}
-    assert {"SparseTensorDenseMatMul", "SparseToDense", "Bincount", "DenseBincount", "HistogramFixedWidth"} <= ops
+    assert {"SparseTensorDenseMatMul", "SparseToDense", "Bincount", "DenseBincount", "HistogramFixedWidth",
+            "SparseAdd", "SparseReshape", "SparseReduceSum"} <= ops
     graph = em.graph_util.import_graph_def(concrete.graph.as_graph_def())
     ours = em.NewGraphFunction(graph, ["x:0", "idx:0", "vals:0"], [t.name for t in concrete.outputs])
     x = np.linspace(-1, 1, 8, dtype=np.float32).reshape(4, 2)
@@ -231,7 +240,9 @@ def test_tensorflow_runs_ember_graphs_with_sparse_and_counting_ops():
     def f(x, idx, vals):
         s = em.sparse.SparseTensor(idx, vals, [3, 4])
         return (em.sparse.sparse_dense_matmul(s, x), em.math.bincount(em.cast(em.abs(x) * 3, em.int32)),
-                em.histogram_fixed_width(x, [-1., 1.], nbins=4), em.sparse.to_dense(s))
+                em.histogram_fixed_width(x, [-1., 1.], nbins=4), em.sparse.to_dense(s),
+                *_components(em.sparse.add(s, em.sparse.SparseTensor([[0, 1], [1, 1]], [-1., 5.], [3, 4]), 0.5)),
+                em.sparse.reshape(s, [2, -1]).indices, em.sparse.reduce_sum(s, axis=1))
 
     graph = f.get_concrete_function().graph
     graph_def = real_tf.compat.v1.GraphDef.FromString(graph.as_graph_def().SerializeToString())

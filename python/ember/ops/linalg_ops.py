@@ -1,8 +1,9 @@
 """``tf.linalg``'s factorizations, solves and matrix helpers (docs/linalg.md).
 
-The factorizations are registry ops run through LAPACK (src/ember/ops/linalg_lapack.cc); ``diag``,
-``diag_part``, ``set_diag``, ``trace``, ``cholesky_solve``, ``lstsq`` and ``expm`` are compositions of
-ops, as TensorFlow builds several of them, so their gradients come from the ops they use.
+The factorizations are registry ops run through LAPACK (src/ember/ops/linalg_lapack.cc), ``diag``,
+``diag_part`` and ``set_diag`` TensorFlow's MatrixDiagV3 family (ops/matrix_diag.py); ``trace``,
+``cholesky_solve``, ``lstsq`` and ``expm`` are compositions of ops, as TensorFlow builds them, so their
+gradients come from the ops they use.
 """
 import collections
 import math
@@ -11,7 +12,7 @@ import numpy as np
 
 from ember import _C, dtypes, errors
 from ember.framework.tensor import Tensor, convert_to_tensor
-from ember.ops import array_ops, control_flow_ops, math_ops
+from ember.ops import array_ops, control_flow_ops, math_ops, matrix_diag
 
 _MatrixInverse = _C.op("MatrixInverse")
 _MatrixDeterminant = _C.op("MatrixDeterminant")
@@ -119,60 +120,18 @@ def _static_dims(x):
     return shape[-2], shape[-1]
 
 
-def _is_main(k):
-    """k names only the main diagonal (0, or the band (0, 0)): the band_part forms below serve it."""
-    if isinstance(k, (list, tuple)):
-        return len(k) in (1, 2) and all(not isinstance(v, Tensor) and v == 0 for v in k)
-    return not isinstance(k, Tensor) and k == 0
-
-
-def _is_zero(value):
-    return not isinstance(value, Tensor) and np.all(np.asarray(value) == 0)
-
-
 def diag(diagonal, name="diag", k=0, num_rows=-1, num_cols=-1, padding_value=0, align="RIGHT_LEFT"):
     """A batch of matrices with ``diagonal`` on their diagonals k (main: [..., n] -> [..., n, n])."""
-    if not _is_main(k) or num_rows != -1 or num_cols != -1 or not _is_zero(padding_value):
-        from ember.ops import matrix_diag
-
-        return matrix_diag.diag(diagonal, k, num_rows, num_cols, padding_value, align)
-    v = _t(diagonal)
-    if v.shape.rank == 0:
-        raise ValueError("MatrixDiagV3: diagonal must be at least 1-D, got a scalar")
-    # Row i of v[..., :, None] * ones[..., None, :] is v[i] everywhere; the band keeps (i, i).
-    rows = array_ops.expand_dims(v, -1) * array_ops.expand_dims(array_ops.ones_like(v), -2)
-    return band_part(rows, 0, 0)
+    return matrix_diag.diag(diagonal, k, num_rows, num_cols, padding_value, align)
 
 
 def diag_part(input, name="diag_part", k=0, padding_value=0, align="RIGHT_LEFT"):  # noqa: A002
     """The diagonals k of each matrix (main: [..., min(M, N)])."""
-    if not _is_main(k) or not _is_zero(padding_value):
-        from ember.ops import matrix_diag
-
-        return matrix_diag.diag_part(input, k, padding_value, align)
-    x = _t(input)
-    if x.shape.rank is not None and x.shape.rank < 2:
-        raise ValueError(f"MatrixDiagPartV3: input must be at least 2-D, got shape {x.shape}")
-    m, n = _static_dims(x)
-    # Summing the band over the longer axis leaves one element per diagonal position.
-    axis = -2 if (m is not None and n is not None and m > n) else -1
-    return math_ops.reduce_sum(band_part(x, 0, 0), axis)
+    return matrix_diag.diag_part(input, k, padding_value, align)
 
 
 def set_diag(input, diagonal, name="set_diag", k=0, align="RIGHT_LEFT"):  # noqa: A002 - TF's name
-    if not _is_main(k):
-        from ember.ops import matrix_diag
-
-        return matrix_diag.set_diag(input, diagonal, k, align)
-    x = _t(input)
-    v = _t(diagonal, x.dtype)
-    m, n = _static_dims(x)
-    ones = array_ops.ones_like(x)
-    if m is not None and n is not None and m > n:
-        spread = array_ops.expand_dims(v, -2) * ones
-    else:
-        spread = array_ops.expand_dims(v, -1) * ones
-    return x - band_part(x, 0, 0) + band_part(spread, 0, 0)
+    return matrix_diag.set_diag(input, diagonal, k, align)
 
 
 def trace(x, name=None):

@@ -221,69 +221,30 @@ def add(a, b, threshold=0, name=None):
         return _op("TensorScatterAdd")(b, a.indices, a.values)
     if a.dtype != b.dtype:
         raise TypeError(f"SparseAdd: operands have dtypes {a.dtype.name} and {b.dtype.name}")
-    if _eager(a.dense_shape, b.dense_shape):
-        sa, sb = a.dense_shape.numpy(), b.dense_shape.numpy()
-        if sa.shape != sb.shape or np.any(sa != sb):
-            raise _invalid("SparseAdd", f"Operands do not have the same ranks or shapes: {sa.tolist()} and "
-                                        f"{sb.tolist()}")
-    _check_indices(a, "SparseAdd", need_order=False)
-    _check_indices(b, "SparseAdd", need_order=False)
-    indices = _op("ConcatV2")([a.indices, b.indices], 0)
-    values = _op("ConcatV2")([a.values, b.values], 0)
-    return _combine(SparseTensor(indices, values, a.dense_shape), threshold)
-
-
-def _combine(sp, threshold=None):
-    """Entries at equal indices summed, in row-major order; with threshold, sums below it in magnitude
-    dropped."""
-    linear = _linear(sp)
-    unique, slot = _op("Unique")(linear, dtypes.int64)
-    summed = _op("UnsortedSegmentSum")(sp.values, slot, _op("Shape")(unique, dtypes.int64)[0])
-    first = _op("UnsortedSegmentMin")(_op("Range")(_scalar(0, dtypes.int64), _op("Shape")(linear, dtypes.int64)[0],
-                                                   _scalar(1, dtypes.int64)), slot,
-                                      _op("Shape")(unique, dtypes.int64)[0])
-    indices = _op("GatherV2")(sp.indices, first, 0, 0)
-    order = _argsort_int64(unique)
-    indices, summed = _op("GatherV2")(indices, order, 0, 0), _op("GatherV2")(summed, order, 0, 0)
-    if threshold is not None and not (isinstance(threshold, (int, float)) and threshold == 0):
-        thresh = _dense(threshold, sp.dtype)
-        keep = _op("Reshape")(_op("Where")(_op("GreaterEqual")(_op("Abs")(summed), _op("Cast")(thresh, summed.dtype))),
-                              [-1])
-        indices, summed = _op("GatherV2")(indices, keep, 0, 0), _op("GatherV2")(summed, keep, 0, 0)
-    return SparseTensor(indices, summed, sp.dense_shape)
+    # TensorFlow's SparseAdd op (src/ember/ops/sparse.cc): both operands' entries must be in row-major order.
+    real = {dtypes.complex64: dtypes.float32, dtypes.complex128: dtypes.float64}.get(a.dtype, a.dtype)
+    thresh = _op("Cast")(_dense(threshold), real) if isinstance(threshold, Tensor) else _scalar(threshold, real)
+    indices, values, shape = _op("SparseAdd")(a.indices, a.values, a.dense_shape, b.indices, b.values,
+                                              b.dense_shape, thresh)
+    return SparseTensor(indices, values, shape)
 
 
 # ---- reductions, reshape, slice, retain, transpose -----------------------------------------------
 
 def reduce_sum(sp_input, axis=None, keepdims=None, output_is_sparse=False, name=None):
     """SparseReduceSum: the sum over ``axis`` (all axes by default) as a dense tensor (or a SparseTensor
-    with output_is_sparse)."""
+    with output_is_sparse, built from the dense sum where TensorFlow runs SparseReduceSumSparse)."""
     sp = _sparse(sp_input, "SparseReduceSum")
-    keepdims = bool(keepdims)
-    rank = sp.indices.shape[1]
-    if rank is None:
-        raise ValueError("SparseReduceSum: the rank of the SparseTensor must be known")
-    axes = list(range(rank)) if axis is None else _int_list(axis, "SparseReduceSum", "axis")
-    axes = sorted({a + rank if a < 0 else a for a in axes})
-    for a in axes:
-        if not 0 <= a < rank:
-            raise _invalid("SparseReduceSum", f"Invalid reduction dimension {a}, for input with {rank} dimensions.")
-    kept = [d for d in range(rank) if d not in axes]
-    shape = sp.dense_shape
-    kept_shape = _op("GatherV2")(shape, convert_to_tensor(np.asarray(kept, np.int64)), 0, 0) if kept else \
-        convert_to_tensor(np.zeros([0], np.int64))
-    if kept:
-        kept_idx = _op("GatherV2")(sp.indices, convert_to_tensor(np.asarray(kept, np.int64)), 1, 0)
-        strides = _op("Cumprod")(kept_shape, 0, True, True)
-        ids = _op("Sum")(kept_idx * _op("Reshape")(strides, [1, -1]), [1], False)
-        n = _op("Prod")(kept_shape, [0], False)
-        flat = _op("UnsortedSegmentSum")(sp.values, ids, n)
+    if axis is None:
+        rank = sp.indices.shape[1]
+        if rank is None:
+            raise ValueError("SparseReduceSum: the rank of the SparseTensor must be known to reduce all axes")
+        axes = convert_to_tensor(np.arange(rank, dtype=np.int32))
+    elif isinstance(axis, Tensor):
+        axes = axis if axis.dtype == dtypes.int32 else _op("Cast")(axis, dtypes.int32)
     else:
-        flat = _op("Sum")(sp.values, [0], False)
-    out_shape = kept_shape
-    if keepdims:
-        out_shape = _op("Pack")([_scalar(1, dtypes.int64) if d in axes else shape[d] for d in range(rank)], 0)
-    dense = _op("Reshape")(flat, out_shape)
+        axes = convert_to_tensor(np.asarray(_int_list(axis, "SparseReduceSum", "axis"), np.int32))
+    dense = _op("SparseReduceSum")(sp.indices, sp.values, sp.dense_shape, axes, bool(keepdims))
     return from_dense(dense) if output_is_sparse else dense
 
 
@@ -304,37 +265,9 @@ def _lowest(dtype):
 def reshape(sp_input, shape, name=None):
     """SparseReshape: the same elements in a tensor of ``shape`` (one -1 is inferred), row-major."""
     sp = _sparse(sp_input, "SparseReshape")
-    new_shape = _dense(shape, dtypes.int64)
-    new_shape = _op("Cast")(new_shape, dtypes.int64)
-    total = _op("Prod")(sp.dense_shape, [0], False)
-    if _eager(new_shape, sp.dense_shape):
-        wanted = new_shape.numpy()
-        n = int(total.numpy())
-        unknown = np.flatnonzero(wanted == -1)
-        if len(unknown) > 1:
-            raise _invalid("SparseReshape", f"only one output dimension may be -1, not both {unknown[0]} and "
-                                            f"{unknown[1]}")
-        known = int(np.prod(wanted[wanted != -1])) if np.any(wanted != -1) else 1
-        if len(unknown):
-            if known == 0 or n % known:
-                raise _invalid("SparseReshape", f"Input to reshape is a SparseTensor with {n} dense values, but the "
-                                                f"requested shape requires a multiple of {known}")
-            wanted = wanted.copy()
-            wanted[unknown[0]] = n // known
-        elif known != n:
-            raise _invalid("SparseReshape", f"Input to reshape is a tensor with {n} dense values, but the requested "
-                                            f"shape has {known}")
-        new_shape = convert_to_tensor(wanted.astype(np.int64))
-    else:
-        known = _op("Prod")(new_shape, [0], False)
-        inferred = _op("FloorDiv")(total, _op("Abs")(known))  # the product includes the one -1
-        new_shape = _op("SelectV2")(_op("Equal")(new_shape, _scalar(-1, dtypes.int64)), _op("Fill")(
-            _op("Shape")(new_shape, dtypes.int64), inferred), new_shape)
-    linear = _linear(sp)
-    strides = _op("Cumprod")(new_shape, 0, True, True)
-    new_idx = _op("FloorMod")(_op("FloorDiv")(_op("Reshape")(linear, [-1, 1]), _op("Reshape")(strides, [1, -1])),
-                              _op("Reshape")(new_shape, [1, -1]))
-    return SparseTensor(new_idx, sp.values, new_shape)
+    new_shape = _op("Cast")(_dense(shape, dtypes.int64), dtypes.int64)
+    indices, dense_shape = _op("SparseReshape")(sp.indices, sp.dense_shape, new_shape)
+    return SparseTensor(indices, sp.values, dense_shape)
 
 
 def sparse_slice(sp_input, start, size, name=None):

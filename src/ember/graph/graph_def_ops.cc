@@ -89,6 +89,7 @@ constexpr TypeAttr kTypeAttrs[] = {
     {"Roll", "Tshift", 1},
     {"Roll", "Taxis", 2},
     {"CumulativeLogsumexp", "Tidx", 1},
+    {"SparseAdd", "Treal", 6},        // thresh: real whatever the values are
     {"MatrixBandPart", "Tindex", 1},  // num_lower and num_upper share it
     {"RandomUniform", "T", 0},
     {"RandomStandardNormal", "T", 0},

@@ -1,5 +1,6 @@
 // Linear algebra: MatMul, with TensorFlow's BatchMatMulV2 semantics (rank >= 2, batch dims broadcast as
-// in NumPy). Kernels: kernels/matmul.h.
+// in NumPy). Kernels: kernels/matmul.h. Einsum (einsum.cc), the MatrixDiagV3 family (matrix_diag.cc) and the
+// LAPACK ops (linalg_lapack.cc) register from here.
 #include <string>
 
 #include "ember/kernels/complex.h"
@@ -9,7 +10,9 @@
 #include "ember/ops/registry.h"
 
 namespace ember {
-void register_lapack_ops(OpRegistry& r);  // linalg_lapack.cc
+void register_lapack_ops(OpRegistry& r);       // linalg_lapack.cc
+void register_einsum_ops(OpRegistry& r);       // einsum.cc
+void register_matrix_diag_ops(OpRegistry& r);  // matrix_diag.cc
 
 namespace {
 
@@ -108,6 +111,8 @@ void register_linalg_ops(OpRegistry& r) {
       .batching(BatchingRule::kCustom)
       .done(r);
   register_lapack_ops(r);
+  register_einsum_ops(r);
+  register_matrix_diag_ops(r);
 }
 
 }  // namespace ember
