@@ -24,6 +24,8 @@ void bind_lookup_tables(nb::module_& m) {
                    [](const LookupTableHandle& h) { return static_cast<int>(h.table->value_dtype()); })
       .def_prop_ro("is_mutable", [](const LookupTableHandle& h) { return h.table->is_mutable(); })
       .def_prop_ro("initialized", [](const LookupTableHandle& h) { return h.table->initialized(); });
+  // Ids from here up are tables' (Note [Table ids]): what tells a table apart from a variable in an id.
+  m.attr("FIRST_LOOKUP_TABLE_ID") = kFirstTableId;
   m.def(
       "create_lookup_table",
       [](const std::string& name, int key_dtype, int value_dtype, bool is_mutable) {

@@ -236,3 +236,17 @@ def test_mutable_table_checkpoint_is_tensorflows(tmp_path):
     restored.insert(ember.constant(["gone"]), ember.constant([9], ember.int64))
     ember.train.Checkpoint(t=restored).restore(tf_path)
     assert _sorted_export(restored) == [(b"a", 1), (b"b", 2), (b"c", 3)]
+
+
+def test_saving_a_table_in_a_saved_model_is_refused_plainly(tmp_path):
+    class Holder(ember.Module):
+        def __init__(self):
+            self.table = ember.lookup.StaticHashTable(
+                ember.lookup.KeyValueTensorInitializer(["a"], ember.constant([1], ember.int64)), -1)
+
+        @ember.function(input_signature=[ember.TensorSpec([None], ember.string)])
+        def __call__(self, keys):
+            return self.table.lookup(keys)
+
+    with pytest.raises(NotImplementedError, match="cannot save lookup tables in a SavedModel yet"):
+        ember.saved_model.save(Holder(), str(tmp_path / "model"))
