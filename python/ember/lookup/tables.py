@@ -114,15 +114,8 @@ def _check_initializer_dtypes(initializer, table):
                         f"{initializer.value_dtype}.")
 
 
-class _Table(Trackable):
-    """What every table shares: its resource, dtypes, ``size`` and ``export``."""
-
-    def __init__(self, key_dtype, value_dtype, name, is_mutable):
-        self._key_dtype = dtypes.as_dtype(key_dtype)
-        self._value_dtype = dtypes.as_dtype(value_dtype)
-        self._name = name
-        self._handle = _C.create_lookup_table(name, self._key_dtype._enum, self._value_dtype._enum, is_mutable)
-        self._id = self._handle.id
+class _LookupInterface(Trackable):
+    """What every table shows (TensorFlow's LookupInterface): dtypes, name, ``table[keys]``."""
 
     @property
     def key_dtype(self):
@@ -135,6 +128,20 @@ class _Table(Trackable):
     @property
     def name(self):
         return self._name
+
+    def __getitem__(self, keys):
+        return self.lookup(keys)
+
+
+class _Table(_LookupInterface):
+    """A table with its own resource: ``size`` and ``export`` too."""
+
+    def __init__(self, key_dtype, value_dtype, name, is_mutable):
+        self._key_dtype = dtypes.as_dtype(key_dtype)
+        self._value_dtype = dtypes.as_dtype(value_dtype)
+        self._name = name
+        self._handle = _C.create_lookup_table(name, self._key_dtype._enum, self._value_dtype._enum, is_mutable)
+        self._id = self._handle.id
 
     def size(self, name=None):
         """The number of entries, an int64 scalar."""
@@ -151,9 +158,6 @@ class _Table(Trackable):
                 raise TypeError(f"Dtype of argument `keys` must be {self._key_dtype!r}, received: {keys.dtype!r}")
             return keys
         return convert_to_tensor(keys, dtype=self._key_dtype)
-
-    def __getitem__(self, keys):
-        return self.lookup(keys)
 
 
 class StaticHashTable(_Table):
@@ -177,7 +181,7 @@ class StaticHashTable(_Table):
         return _composite_map(keys, lambda k: _Find(self._keys_of_dtype(k), self._default_value, self._id))
 
 
-class StaticVocabularyTable(Trackable):
+class StaticVocabularyTable(_LookupInterface):
     """``tf.lookup.StaticVocabularyTable(initializer, num_oov_buckets, lookup_key_dtype=None, name=None)``:
     in-vocabulary keys map to their int64 ids, the others to ``vocab_size + Fingerprint64(key) %
     num_oov_buckets`` (tf.strings.to_hash_bucket_fast of the key, or of its decimal string for integers)."""
@@ -197,18 +201,6 @@ class StaticVocabularyTable(Trackable):
         key_dtype = self._table.key_dtype if self._table is not None else dtypes.string
         self._key_dtype = dtypes.as_dtype(lookup_key_dtype or key_dtype)
         self._value_dtype = dtypes.int64
-
-    @property
-    def key_dtype(self):
-        return self._key_dtype
-
-    @property
-    def value_dtype(self):
-        return self._value_dtype
-
-    @property
-    def name(self):
-        return self._name
 
     def size(self, name=None):
         """Vocabulary size plus the number of OOV buckets."""
