@@ -1,6 +1,8 @@
 """Table-driven checks over the whole op registry: every op has an example call here (a new op without
 one fails the test), runs on it, and rejects bad inputs with a clear ember.errors / TypeError that names
 the op — never a crash."""
+import atexit
+import os
 import re
 import tempfile
 
@@ -320,6 +322,7 @@ def _lookup_examples(table):
     vocabulary = tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False)
     vocabulary.write("a\nb\n")
     vocabulary.close()
+    atexit.register(os.remove, vocabulary.name)
     from_file = tf.lookup.StaticHashTable(tf.lookup.TextFileInitializer(
         vocabulary.name, tf.string, tf.lookup.TextFileIndex.WHOLE_LINE, tf.int64,
         tf.lookup.TextFileIndex.LINE_NUMBER), -1)
