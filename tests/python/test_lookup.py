@@ -210,6 +210,22 @@ def test_tables_captured_by_a_function():
     assert ours == theirs
 
 
+def test_static_table_created_inside_a_function():
+    def build(tf):
+        @tf.function
+        def f(x):
+            init = tf.lookup.KeyValueTensorInitializer(["a", "b"], tf.constant([1, 2], tf.int64))
+            vocabulary = tf.lookup.StaticVocabularyTable(init, 3)
+            return vocabulary.lookup(x)
+
+        return [f(tf.constant(keys)).numpy().tolist() for keys in (["a", "q"], ["b", "zz", "q"])]
+
+    ours, theirs = _both(build)
+    assert ours == theirs
+    with pytest.raises(NotImplementedError, match="create the table outside the function"):
+        ember.function(lambda: ember.lookup.experimental.MutableHashTable(ember.string, ember.int64, 0).size())()
+
+
 def test_deleted_table_in_a_function_is_an_error():
     table = ember.lookup.experimental.MutableHashTable(ember.string, ember.int64, 0)
     f = ember.function(lambda k: table.lookup(k))

@@ -7,7 +7,7 @@ when the table is made, as TensorFlow 2 initializes a table created outside a fu
 
 import os
 
-from ember import _C, dtypes
+from ember import _C, dtypes, variable_creation
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.init_scope import init_scope
 from ember.trackable import Trackable
@@ -140,6 +140,13 @@ class _Table(_LookupInterface):
         self._key_dtype = dtypes.as_dtype(key_dtype)
         self._value_dtype = dtypes.as_dtype(value_dtype)
         self._name = name
+        if _C.in_trace():
+            if is_mutable:
+                raise NotImplementedError(
+                    f"{type(self).__name__} created inside ember.function: TensorFlow makes a new, empty table "
+                    "on every call, which ember does not; create the table outside the function")
+            # Built once, eagerly, and immutable: the same table on every call, as TensorFlow's would be.
+            variable_creation.keep_with_trace(self)
         self._handle = _C.create_lookup_table(name, self._key_dtype._enum, self._value_dtype._enum, is_mutable)
         self._id = self._handle.id
 
