@@ -266,3 +266,46 @@ def test_saving_a_table_in_a_saved_model_is_refused_plainly(tmp_path):
 
     with pytest.raises(NotImplementedError, match="cannot save lookup tables in a SavedModel yet"):
         ember.saved_model.save(Holder(), str(tmp_path / "model"))
+
+
+def test_graph_def_export_runs_in_tensorflow():
+    """A traced lookup exports as TensorFlow writes a captured table: a DT_RESOURCE Placeholder as input 0
+    and TensorFlow's attributes (Tin, Tout, ...); TensorFlow imports the graph with its own table fed there."""
+    from tensorflow.python.framework import op_def_registry
+
+    table = ember.lookup.StaticHashTable(
+        ember.lookup.KeyValueTensorInitializer(["a", "b"], ember.constant([1, 2], ember.int64)), -1)
+    mutable = ember.lookup.experimental.MutableHashTable(ember.string, ember.int64, -1)
+
+    def body(x):
+        mutable.insert(x, ember.ones_like(table.lookup(x)))
+        mutable.remove(x)
+        return table.lookup(x), mutable.size(), mutable.export()[0]
+
+    traced = ember.function(body).get_concrete_function(ember.TensorSpec([None], ember.string))
+    graph = tensorflow.compat.v1.GraphDef.FromString(traced.graph.as_graph_def().SerializeToString())
+    for node in graph.node:
+        if node.op.startswith("LookupTable"):
+            declared = op_def_registry.get(node.op)
+            assert sorted(node.attr) == sorted(a.name for a in declared.attr), node.op
+            assert len(node.input) - sum(i.startswith("^") for i in node.input) == len(declared.input_arg)
+
+    lookup = [n for n in graph.node if n.op == "LookupTableFindV2"][0]
+    resource = tensorflow.resource.as_datatype_enum
+    table_node = lookup.input[0]
+    feeds = [n.name for n in graph.node if n.op == "Placeholder" and n.attr["dtype"].type != resource]
+    assert [n for n in graph.node if n.name == table_node][0].attr["dtype"].type == resource
+    only_lookup = tensorflow.compat.v1.GraphDef()
+    only_lookup.node.extend(n for n in graph.node if n.name in (table_node, lookup.name, *lookup.input))
+    with tensorflow.Graph().as_default():
+        theirs = tensorflow.lookup.StaticHashTable(
+            tensorflow.lookup.KeyValueTensorInitializer(["a", "b"], tensorflow.constant([1, 2], tensorflow.int64)), -1)
+        keys_node, default_node = lookup.input[1], lookup.input[2]
+        assert keys_node in feeds and default_node in feeds
+        found, = tensorflow.graph_util.import_graph_def(
+            only_lookup, input_map={table_node: theirs.resource_handle, keys_node: tensorflow.constant(["a", "q", "b"]),
+                                    default_node: tensorflow.constant(-1, tensorflow.int64)},
+            return_elements=[lookup.name + ":0"])
+        with tensorflow.compat.v1.Session() as session:
+            session.run(tensorflow.compat.v1.tables_initializer())
+            assert session.run(found).tolist() == [1, -1, 2]
