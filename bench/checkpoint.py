@@ -12,7 +12,9 @@ save just wrote, so they come from the page cache for every framework alike.
 Targets: ember's save and restore throughput >= 80% of cp's, and >= 2x TensorFlow's. Note: coreutils 9's
 cp copies with copy_file_range, inside the kernel; a save must write() from the process's memory, and on a
 shared VM that path's speed swings (1 GiB by a plain Python os.write took 0.5 to 5 s within minutes), so
-compare runs only on a quiet machine. A restored model is
+compare runs only on a quiet machine. Each timed save and copy starts after ``os.sync()``: dirty pages
+that an earlier run left (up to the kernel's or the container's dirty limit) would otherwise throttle the
+next writer, so whichever ran second paid for the first. A restored model is
 compared with the saved values, so a fast wrong answer shows as FAIL.
 """
 import argparse
@@ -49,6 +51,7 @@ def worker(framework, size_mb, directory, repeat):
     save_times, restore_times = [], []
     for _ in range(repeat):
         checkpoint = tf.train.Checkpoint(model=model)
+        os.sync()  # Note in the docstring: no save starts behind another run's writeback
         start = time.perf_counter()
         checkpoint.write(prefix)
         save_times.append(time.perf_counter() - start)
@@ -70,6 +73,7 @@ def cp_times(source, directory, repeat, durable):
     for _ in range(repeat):
         if os.path.exists(target):
             os.remove(target)
+        os.sync()
         start = time.perf_counter()
         subprocess.run(["cp", source, target], check=True)
         if durable:

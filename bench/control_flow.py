@@ -70,6 +70,23 @@ def lstm_reference_loss(params, xs):
     return float(h.mean())
 
 
+def lstm_loss_and_gradients(tf, variables, xs, batch, hidden):
+    """The LSTM loss (mean of the last hidden state) over xs [steps, batch, in] with variables (w, u, b),
+    and its gradients, for ember or TensorFlow as `tf`; an AutoGraph loop when called in a tf.function.
+    tests/python/test_control_flow_passes.py runs it at a small size."""
+    w, u, b = variables
+    with tf.GradientTape() as tape:
+        h = tf.zeros([batch, hidden])
+        c = tf.zeros([batch, hidden])
+        for t in tf.range(tf.shape(xs)[0]):
+            z = tf.matmul(xs[t], w) + tf.matmul(h, u) + b
+            i, f, g, o = tf.split(z, 4, axis=1)
+            c = tf.sigmoid(f) * c + tf.sigmoid(i) * tf.tanh(g)
+            h = tf.sigmoid(o) * tf.tanh(c)
+        loss = tf.reduce_mean(h)
+    return loss, tape.gradient(loss, variables)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Workers: each returns {case: (call, first result)}.
 
@@ -92,17 +109,7 @@ def tf_cases(tf):
 
         @tf.function
         def train_step(xs):
-            w, u, b = variables
-            with tf.GradientTape() as tape:
-                h = tf.zeros([BATCH, HIDDEN])
-                c = tf.zeros([BATCH, HIDDEN])
-                for t in tf.range(tf.shape(xs)[0]):
-                    z = tf.matmul(xs[t], w) + tf.matmul(h, u) + b
-                    i, f, g, o = tf.split(z, 4, axis=1)
-                    c = tf.sigmoid(f) * c + tf.sigmoid(i) * tf.tanh(g)
-                    h = tf.sigmoid(o) * tf.tanh(c)
-                loss = tf.reduce_mean(h)
-            grads = tape.gradient(loss, variables)
+            loss, grads = lstm_loss_and_gradients(tf, variables, xs, BATCH, HIDDEN)
             step_count.assign_add(1.0)
             scale = LR * tf.sqrt(1.0 - B2 ** step_count) / (1.0 - B1 ** step_count)
             for var, grad, (m, v) in zip(variables, grads, slots):

@@ -334,6 +334,17 @@ void bind_functions(nb::module_& m) {
       .def("finish", &PyTrace::finish);
   m.def("set_package_dir", [](const std::string& dir) { package_dir() = dir; });
   m.def("in_trace", [] { return TraceContext::current() != nullptr; });
+  m.def(
+      "capture_symbolically",
+      [](nb::handle t) -> nb::object {
+        TraceContext* trace = TraceContext::current();
+        if (trace == nullptr) return nb::borrow(t);
+        auto lifted = trace->lift(as_impl(t));
+        if (!lifted.ok()) throw_status(lifted.status());
+        return wrap(std::move(lifted).value());
+      },
+      "Inside a trace, the symbolic argument an eager tensor is captured into (so ops on it are staged, not "
+      "folded: a SavedModel asset's path, which a loader replaces); the tensor itself when eager.");
   // The callee of a PartitionedCall node, for pfor to vectorise through the call (None once it is gone).
   m.def("library_function", [](const std::string& name) -> nb::object {
     std::shared_ptr<const FunctionGraph> fn = FunctionLibrary::global().find(name);

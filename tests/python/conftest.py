@@ -37,3 +37,16 @@ def threads(request):
     tf._C.set_intra_op_threads(request.param)
     yield request.param
     tf._C.set_intra_op_threads(saved)
+
+
+@pytest.fixture
+def remapping():
+    """Sets ember.config.optimizer's remapping switch (the conv and batch-norm fusions) for the test:
+    remapping(True/False); the setting before the test comes back after it."""
+    before = tf.config.optimizer.get_experimental_options()["remapping"]
+
+    def set_(on):
+        tf.config.optimizer.set_experimental_options({"remapping": on})
+
+    yield set_
+    set_(before)

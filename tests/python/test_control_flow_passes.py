@@ -3,10 +3,16 @@ becomes a constant folds to the branch taken (then inlined), and what a While bo
 loop-invariant values moves out of the loop (ember.config.optimizer's "loop_optimization"). Each rewrite is
 checked on the graph the executor runs and on the results, against the unoptimized graph and eager code."""
 
+import os
+import sys
+
 import numpy as np
 import pytest
 
 import ember as em
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
+from control_flow import lstm_loss_and_gradients  # noqa: E402
 
 CONTROL_FLOW = ("If", "StatelessIf", "Case", "StatelessCase")
 
@@ -431,17 +437,8 @@ def test_the_backward_loop_of_an_lstm_sums_its_weight_gradients_after_the_loop(r
 
         @tf.function
         def step(xs):
-            w, u, b = variables
-            with tf.GradientTape() as tape:
-                h = tf.zeros([batch, units])
-                c = tf.zeros([batch, units])
-                for t in tf.range(tf.shape(xs)[0]):
-                    z = tf.matmul(xs[t], w) + tf.matmul(h, u) + b
-                    i, f, g, o = tf.split(z, 4, axis=1)
-                    c = tf.sigmoid(f) * c + tf.sigmoid(i) * tf.tanh(g)
-                    h = tf.sigmoid(o) * tf.tanh(c)
-                loss = tf.reduce_mean(h)
-            return [loss] + tape.gradient(loss, variables)
+            loss, grads = lstm_loss_and_gradients(tf, variables, xs, batch, units)
+            return [loss] + grads
 
         return step
 

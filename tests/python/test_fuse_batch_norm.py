@@ -15,17 +15,6 @@ def _r(*shape, dtype=np.float32):
     return RNG.standard_normal(shape).astype(dtype)
 
 
-@pytest.fixture
-def remapping():
-    before = tf.config.optimizer.get_experimental_options()["remapping"]
-
-    def set_(on):
-        tf.config.optimizer.set_experimental_options({"remapping": on})
-
-    yield set_
-    set_(before)
-
-
 def _bn(fw):
     return getattr(fw.nn, "fused_batch_norm", None) or fw.compat.v1.nn.fused_batch_norm
 

@@ -13,18 +13,6 @@ def _f(*shape):
     return tf.constant(RNG.standard_normal(shape).astype(np.float32))
 
 
-@pytest.fixture
-def remapping():
-    """Sets ember.config.optimizer's remapping switch for the test; restores it after."""
-    before = tf.config.optimizer.get_experimental_options()["remapping"]
-
-    def set_(on):
-        tf.config.optimizer.set_experimental_options({"remapping": on})
-
-    yield set_
-    set_(before)
-
-
 def _numpy(result):
     if isinstance(result, (list, tuple)):
         return [v for r in result for v in _numpy(r)]

@@ -211,3 +211,13 @@ def test_attention_matches_tf_keras(case, with_key):
         for g, w in zip(got if isinstance(got, tuple) else [got], want if isinstance(want, tuple) else [want]):
             np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-5)
     assert set(ours.get_config()) == set(theirs.get_config())
+
+
+
+@pytest.mark.parametrize("name", ["Cropping1D", "Cropping2D", "Cropping3D"])
+def test_cropping_default_argument_is_tf_keras(name):
+    ours, theirs = getattr(em.keras.layers, name)(), getattr(tf_keras.layers, name)()
+    assert ours.get_config()["cropping"] == theirs.get_config()["cropping"]
+    shape = (2,) + (4,) * ours.rank + (2,)
+    x = np.arange(np.prod(shape), dtype=np.float32).reshape(shape)
+    np.testing.assert_array_equal(ours(x).numpy(), theirs(x).numpy())

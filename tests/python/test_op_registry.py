@@ -151,6 +151,9 @@ def examples():
     table["_keepalive"] = (square, negate, below, double)
     variable = tf.Variable([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
     table["_variable"] = variable
+    table["ReadFile"] = ([tf.constant(__file__)], [])
+    table["WriteFile"] = ([tf.constant(os.path.join(tempfile.gettempdir(), "ember_registry_write_file.txt")),
+                           tf.constant("written by the registry test")], [])
     table["PrintV2"] = ([[f32()]], ["printed by the registry test: \x1f", "stderr", "\n", 3])
     # With no default summary writer (the registry test's case) both are no-ops (test_summary.py writes).
     table["ContextWriteSummary"] = ([tf.constant(True), tf.constant(1, tf.int64), f32()], ["registry", "", 0, 0,

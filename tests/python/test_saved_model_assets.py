@@ -97,3 +97,134 @@ def test_asset_needs_a_path():
     with pytest.raises(TypeError, match="saved_model.Asset: expected a path"):
         em.saved_model.Asset(3)
     assert em.saved_model.Asset(b"/x/y").asset_path.numpy() == b"/x/y"
+
+
+# ---- ember writes, TensorFlow (and ember, and the C++ example) read: Note [Saving assets] in saver.py
+
+TF_READER = r"""
+import json, os, sys
+os.environ["TF_CPP_MIN_LOG_LEVEL"] = "3"
+import tensorflow as tf
+loaded = tf.saved_model.load(sys.argv[1])
+out = {}
+for key, fn in sorted(loaded.signatures.items()):
+    result = fn(**{name: tf.constant(value) for name, value in json.loads(sys.argv[2])[key].items()})
+    out[key] = {k: (v.numpy().decode() if v.dtype == tf.string else v.numpy().tolist()) for k, v in result.items()}
+print(json.dumps(out))
+"""
+
+
+def _ember_module(vocab, other_vocab):
+    class Inner(em.Module):
+        def __init__(self):
+            self.vocab = em.saved_model.Asset(other_vocab)  # the same base name as the outer one
+
+        @em.function
+        def words(self):
+            return em.strings.split(em.io.read_file(self.vocab.asset_path))
+
+    class M(em.Module):
+        def __init__(self):
+            self.vocab = em.saved_model.Asset(vocab)
+            self.inner = Inner()
+            self.scale = em.Variable(2.0)
+
+        @em.function(input_signature=[em.TensorSpec([], em.string)])
+        def join(self, x):
+            return {"path": em.strings.join([self.vocab.asset_path, x]),
+                    "text": em.io.read_file(self.vocab.asset_path)}
+
+        @em.function(input_signature=[em.TensorSpec([], em.float32)])
+        def count(self, x):
+            # the inner asset reaches this function through a call of another ember.function
+            return {"n": em.cast(em.size(self.inner.words()), em.float32) * self.scale + x}
+
+    return M()
+
+
+@pytest.fixture(scope="module")
+def moved_ember_model(tmp_path_factory):
+    base = tmp_path_factory.mktemp("ember_assets")
+    (base / "a").mkdir()
+    (base / "b").mkdir()
+    vocab, other = base / "a" / "vocab.txt", base / "b" / "vocab.txt"
+    vocab.write_text("alpha\nbeta\n")
+    other.write_text("one two three\n")
+    m = _ember_module(str(vocab), str(other))
+    expected_eager = (m.join(em.constant("!"))["text"].numpy(), float(m.count(em.constant(0.5))["n"]))
+    assert expected_eager == (b"alpha\nbeta\n", 6.5)
+    written = base / "written"
+    em.saved_model.save(m, str(written), signatures={"serving_default": m.join, "count": m.count})
+    assert sorted(os.listdir(written / "assets")) == ["vocab.txt", "vocab_1.txt"]
+    moved = base / "moved"
+    shutil.move(str(written), str(moved))
+    vocab.unlink()  # a path still naming the originals would now fail
+    other.unlink()
+    return moved
+
+
+def test_tensorflow_loads_an_ember_asset_from_the_moved_copy(moved_ember_model):
+    import json
+
+    feeds = {"serving_default": {"x": "!"}, "count": {"x": 0.5}}
+    proc = subprocess.run([sys.executable, "-c", TF_READER, str(moved_ember_model), json.dumps(feeds)],
+                          capture_output=True, text=True, env=clean_env())
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    path = os.path.join(str(moved_ember_model), "assets", "vocab.txt")
+    assert out["serving_default"] == {"path": path + "!", "text": "alpha\nbeta\n"}
+    assert out["count"] == {"n": 6.5}
+
+
+def test_ember_loads_its_own_asset_from_the_moved_copy(moved_ember_model):
+    loaded = em.saved_model.load(str(moved_ember_model))
+    path = os.path.join(str(moved_ember_model), "assets", "vocab.txt")
+    assert loaded.vocab.asset_path.numpy().decode() == path
+    assert loaded.inner.vocab.asset_path.numpy().decode() == path[:-4] + "_1.txt"
+    out = loaded.signatures["serving_default"](x=em.constant("!"))
+    assert out["path"].numpy().decode() == path + "!" and out["text"].numpy() == b"alpha\nbeta\n"
+    assert float(loaded.signatures["count"](x=em.constant(0.5))["n"]) == 6.5
+    assert float(loaded.count(em.constant(1.5))["n"]) == 7.5
+
+
+def test_cpp_loader_reads_an_ember_asset_from_the_moved_copy(moved_ember_model):
+    proc = subprocess.run([example_binary(), str(moved_ember_model), "--signature", "count"], capture_output=True,
+                          text=True, env=clean_env())
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    at = lines.index(next(line for line in lines if line.startswith("output n ")))
+    assert float(lines[at + 1]) == pytest.approx(6.0 + 0.8414709848)  # the example's input: sin(1)
+
+
+def test_a_loaded_model_saved_again_keeps_its_assets(moved_tf_model, tmp_path):
+    loaded = em.saved_model.load(str(moved_tf_model))
+    again = tmp_path / "again"
+    em.saved_model.save(loaded, str(again))
+    moved = tmp_path / "moved_again"
+    shutil.move(str(again), str(moved))
+    assert os.listdir(moved / "assets") == ["vocab.txt"]
+    reloaded = em.saved_model.load(str(moved))
+    out = reloaded.signatures["serving_default"](x=em.constant("!"))
+    assert out["path"].numpy().decode() == os.path.join(str(moved), "assets", "vocab.txt") + "!"
+
+
+def test_a_directory_asset_is_copied_whole(tmp_path):
+    source = tmp_path / "tokenizer"
+    (source / "sub").mkdir(parents=True)
+    (source / "sub" / "merges.txt").write_text("a b\n")
+    m = em.Module()
+    m.tokenizer = em.saved_model.Asset(str(source))
+    m.read = em.function(lambda: em.io.read_file(em.strings.join([m.tokenizer.asset_path, "/sub/merges.txt"])),
+                         input_signature=[])
+    em.saved_model.save(m, str(tmp_path / "out"))
+    shutil.rmtree(source)
+    loaded = em.saved_model.load(str(tmp_path / "out"))
+    assert loaded.read().numpy() == b"a b\n"
+
+
+def test_a_missing_asset_file_fails_the_save_and_leaves_nothing(tmp_path):
+    m = em.Module()
+    m.vocab = em.saved_model.Asset(str(tmp_path / "missing.txt"))
+    with pytest.raises(errors.NotFoundError, match="missing.txt"):
+        em.saved_model.save(m, str(tmp_path / "out"))
+    assert not (tmp_path / "out").exists()

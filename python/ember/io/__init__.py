@@ -4,10 +4,29 @@ tf.train.Example records (``parsing.py``)."""
 import os
 import tempfile
 
+from ember import dtypes
+from ember.framework.tensor import convert_to_tensor
+
 from google.protobuf import text_format
 
 from ember.io.parsing import (FixedLenFeature, RaggedFeature, VarLenFeature, parse_example,  # noqa: F401
                               parse_single_example)
+
+
+def read_file(filename, name=None):
+    """The whole contents of the file ``filename`` as a scalar string tensor (ReadFile)."""
+    from ember import _C
+
+    return _C.op("ReadFile")(convert_to_tensor(filename, dtype=dtypes.string))
+
+
+def write_file(filename, contents, name=None):
+    """Writes the scalar string ``contents`` to ``filename``, replacing it and creating its directory
+    (WriteFile). Inside an ember.function it runs in program order."""
+    from ember import _C
+
+    return _C.op("WriteFile")(convert_to_tensor(filename, dtype=dtypes.string),
+                              convert_to_tensor(contents, dtype=dtypes.string))
 
 
 def write_graph(graph_or_graph_def, logdir, name, as_text=True):

@@ -10,7 +10,7 @@ binds the asset node as one of its captured inputs (``bound_inputs``), as it bin
 
 import os
 
-from ember import trackable
+from ember import _C, trackable
 from ember.framework.tensor import Tensor, convert_to_tensor
 
 
@@ -35,7 +35,9 @@ class Asset(trackable.Trackable):
 
     @property
     def asset_path(self):
-        return self._ember_tensor
+        # Inside a function the path is a captured argument that ops read symbolically: never folded into
+        # the constants of the trace, so saving can bind it to this asset (Note [Saving assets]).
+        return _C.capture_symbolically(self._ember_tensor)
 
     def _trackable_children(self):
         return []

@@ -10,7 +10,9 @@ TensorFlow 2.21 loads. See docs/saved_model.md for the layout; in short:
   object ids, in the order of the trailing arguments) and its input and output structures.
 - ``variables/variables.{index,data-00000-of-00001}``: a checkpoint (ember.train's bundle format, i.e.
   TensorFlow's) whose object graph has the same nodes, ids and edges as ``object_graph_def``.
-- ``fingerprint.pb`` and an empty ``assets/``, as TensorFlow writes them.
+- ``assets/``: a copy of each saved ``Asset``'s file, which functions read through a string argument bound
+  to the asset (Note [Saving assets]).
+- ``fingerprint.pb``, as TensorFlow writes it.
 
 Everything is written into a temporary directory beside ``export_dir`` and renamed into place.
 """
@@ -30,6 +32,7 @@ from ember.function_graph import _RESULT, ConcreteFunction
 from ember.module import Module
 from ember.polymorphic_function import Function
 from ember.saved_model import structure
+from ember.saved_model.asset import Asset
 from ember.train import checkpoint
 from ember.saved_model.loader import RestoredConcreteFunction, RestoredFunction, _SignatureMap as _LoadedSignatures
 from ember.util import nest
@@ -250,6 +253,11 @@ class _Writer:
                      if isinstance(self.objects[i], Variable)}
         self.variable_of = {obj._id: i for i, obj in enumerate(self.objects) if isinstance(obj, Variable)}
         self.node_of = {id(obj): i for i, obj in enumerate(self.objects)}
+        self.assets = {}  # node id -> (asset_file_def index, file name in assets/)
+        taken_files = set()
+        for node_id, obj in enumerate(self.objects):
+            if isinstance(obj, Asset):
+                self.assets[node_id] = (len(self.assets), _unique_file_name(obj, taken_files))
         self.constants = {}  # node id -> (Const node name, tensor)
         graph = self.meta.object_graph_def
         for node_id, obj in enumerate(self.objects):
@@ -310,6 +318,8 @@ class _Writer:
                 bare.allowed_positional_arguments = len(bare.argument_keywords)
             else:
                 bare.argument_keywords.extend(sorted(obj.structured_input_signature[1]))
+        elif isinstance(obj, Asset):
+            proto.asset.asset_file_def_index = self.assets[node_id][0]
         elif isinstance(obj, Tensor):  # a constant a restored function captured
             self.constants[node_id] = (f"capture_constant_{node_id}", obj)
             proto.constant.operation = self.constants[node_id][0]
@@ -411,6 +421,7 @@ class _Writer:
                 node.attr["shared_name"].s = name.encode()
                 node.attr["container"].s = b""
         self._write_restore_ops(graph, taken)
+        self.asset_reads = self._write_asset_nodes(graph, taken)
         self.signature_nodes = {}
         for k, key in enumerate(sorted(self._signature_wrappers)):
             wrapper, names = self._signature_wrappers[key]
@@ -424,12 +435,9 @@ class _Writer:
                 placeholders.append((n, pname, spec))
             call_name = _unique("StatefulPartitionedCall", taken)
             call = graph.node.add(name=call_name, op="StatefulPartitionedCall")
-            bound = list(self.concrete[fname].bound_inputs)
-            call.input.extend([p for _, p, _ in placeholders] +
-                              [self.handle_nodes[b] if b in self.handle_nodes else self.constants[b][0] for b in bound])
-            call.attr["Tin"].list.type.extend([_gd.as_datatype_enum(s.dtype) for _, _, s in placeholders] + [
-                _gd.DT_RESOURCE if b in self.handle_nodes else _gd.as_datatype_enum(self.constants[b][1].dtype)
-                for b in bound])
+            call.input.extend([p for _, p, _ in placeholders])
+            call.attr["Tin"].list.type.extend([_gd.as_datatype_enum(s.dtype) for _, _, s in placeholders])
+            self.signature_nodes[key] = (placeholders, call_name, None)
             outputs = (wrapper.structured_outputs if isinstance(wrapper, RestoredConcreteFunction)
                        else _output_signature(wrapper))
             call.attr["Tout"].list.type.extend([_gd.as_datatype_enum(outputs[o].dtype) for o in sorted(outputs)])
@@ -438,8 +446,58 @@ class _Writer:
             call.attr["config"].s = b""
             call.attr["executor_type"].s = b""
             self.signature_nodes[key] = (placeholders, call_name, outputs)
+        if self.assets:
+            _AssetArguments(self).rewrite()
+        # The bound inputs (final once assets are arguments): a variable's handle, an asset's path as its
+        # variable's read, a restored function's captured constant.
+        by_name = {node.name: node for node in graph.node}
+        for key, (placeholders, call_name, outputs) in self.signature_nodes.items():
+            call = by_name[call_name]
+            for b in self.concrete[call.attr["f"].func.name].bound_inputs:
+                if b in self.handle_nodes:
+                    call.input.append(self.handle_nodes[b])
+                    call.attr["Tin"].list.type.append(_gd.DT_RESOURCE)
+                elif b in self.asset_reads:
+                    call.input.append(self.asset_reads[b])
+                    call.attr["Tin"].list.type.append(_gd.DT_STRING)
+                else:
+                    call.input.append(self.constants[b][0])
+                    call.attr["Tin"].list.type.append(_gd.as_datatype_enum(self.constants[b][1].dtype))
         for function in self.library.values():
             graph.library.function.add().CopyFrom(function)
+
+    def _write_asset_nodes(self, graph, taken):
+        """TensorFlow's graph form of the assets, which its C++ loader (and ember's) runs: per asset a string
+        Placeholder named by ``asset_file_def`` (fed the file's path at load), a string variable the init
+        op ``__saved_model_init_op`` assigns from it, and a read of that variable that signature calls
+        take as the asset's argument. Returns {asset node id: the read's name}."""
+        reads, assigns = {}, []
+        for node_id, (index, filename) in sorted(self.assets.items(), key=lambda item: item[1][0]):
+            placeholder = graph.node.add(name=_unique("asset_path_initializer", taken), op="Placeholder")
+            placeholder.attr["dtype"].type = _gd.DT_STRING
+            placeholder.attr["shape"].shape.SetInParent()
+            handle = graph.node.add(name=_unique("asset_path_variable", taken), op="VarHandleOp")
+            handle.attr["dtype"].type = _gd.DT_STRING
+            handle.attr["shape"].shape.SetInParent()
+            handle.attr["shared_name"].s = handle.name.encode()
+            handle.attr["container"].s = b""
+            assign = graph.node.add(name=_unique(f"{handle.name}/Assign", taken), op="AssignVariableOp",
+                                    input=[handle.name, placeholder.name])
+            assign.attr["dtype"].type = _gd.DT_STRING
+            assigns.append(assign.name)
+            read = graph.node.add(name=_unique(f"{handle.name}/Read", taken), op="ReadVariableOp",
+                                  input=[handle.name])
+            read.attr["dtype"].type = _gd.DT_STRING
+            reads[node_id] = read.name
+            asset_file = self.meta.asset_file_def.add()
+            asset_file.tensor_info.name = f"{placeholder.name}:0"
+            asset_file.tensor_info.dtype = _gd.DT_STRING
+            asset_file.tensor_info.tensor_shape.SetInParent()
+            asset_file.filename = filename
+        if assigns:
+            init = graph.node.add(name=_unique("asset_init", taken), op="NoOp", input=["^" + a for a in assigns])
+            self.meta.signature_def["__saved_model_init_op"].outputs["__saved_model_init_op"].name = init.name
+        return reads
 
     def _write_restore_ops(self, graph, taken):
         """The graph's restore op, as TensorFlow's C++ loader (TF Serving, tf.compat.v1 loader, other
@@ -511,6 +569,8 @@ class _Writer:
         try:
             os.makedirs(os.path.join(tmp, "variables"))
             os.makedirs(os.path.join(tmp, "assets"))
+            for node_id, (_, filename) in self.assets.items():
+                _copy_asset(self.objects[node_id], os.path.join(tmp, "assets", filename))
             if [id(o) for o in checkpoint.walk_objects(self.root, self._walk_children)[0]] != [
                     id(o) for o in self.objects]:
                 raise errors.InternalError(None, None, "saved_model.save: the object graph changed while saving")
@@ -529,6 +589,128 @@ class _Writer:
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
+
+
+def _unique_file_name(asset, taken):
+    """The asset's file name inside ``assets/``: its own base name, with ``_1``, ``_2``... before the
+    extension when another asset already took it."""
+    base = os.path.basename(os.path.normpath(asset._ember_path)) or "asset"
+    stem, ext = os.path.splitext(base)
+    name, k = base, 0
+    while name in taken:
+        k += 1
+        name = f"{stem}_{k}{ext}"
+    taken.add(name)
+    return name
+
+
+def _copy_asset(asset, target):
+    source = asset._ember_path
+    if os.path.isdir(source):
+        shutil.copytree(source, target)
+    elif os.path.isfile(source):
+        shutil.copyfile(source, target)
+    else:
+        raise errors.NotFoundError(None, None, f"saved_model.save: the asset file {source!r} does not exist")
+
+
+# Note [Saving assets]
+# A function that reads asset.asset_path captured the path as an eager string tensor, which the GraphDef
+# exporter writes as a Const inside the function's FunctionDef. TensorFlow instead passes an asset's path
+# as an argument bound to the asset object (bound_inputs), so that a loader can hand in the path of the
+# copy in assets/ wherever the directory has moved. _AssetArguments turns each such Const (a scalar string
+# holding an asset's path) into a trailing DT_STRING argument of its function, and threads the argument
+# through every PartitionedCall/StatefulPartitionedCall that reaches the function, up to the concrete
+# functions, whose bound_inputs then name the asset after their variables. A Const inside a function
+# that control flow calls (an If branch, a While body) stays a Const: its caller's operands are fixed by
+# the op, so such a function reads the original path (docs/saved_model.md says so).
+
+
+class _AssetArguments:
+    def __init__(self, writer):
+        self.writer = writer
+        self.library = writer.library
+        self.asset_of_path = {}
+        for node_id in writer.assets:
+            self.asset_of_path.setdefault(writer.objects[node_id].asset_path.numpy(), node_id)
+        self.args = {}  # FunctionDef name -> {asset node id: argument name}, in argument order
+        self.passed = {}  # (function, call node name) -> asset node ids already passed along
+
+    def rewrite(self):
+        control_flow_bodies = self._control_flow_bodies()
+        for name, function in self.library.items():
+            if name not in control_flow_bodies:
+                self._constants_to_arguments(function)
+        changed = True
+        while changed:
+            changed = False
+            for name, function in self.library.items():
+                if name not in control_flow_bodies:
+                    changed |= self._pass_along(function)
+        for name, saved in self.writer.concrete.items():
+            saved.bound_inputs.extend(self.args.get(name, {}))
+
+    def _control_flow_bodies(self):
+        bodies = set()
+        for function in self.library.values():
+            for node in function.node_def:
+                for key, value in node.attr.items():
+                    if node.op in _CALL_OPS and key == "f":
+                        continue
+                    if value.HasField("func"):
+                        bodies.add(value.func.name)
+                    bodies.update(f.name for f in value.list.func)
+        return bodies
+
+    def _argument(self, function, asset, base):
+        args = self.args.setdefault(function.signature.name, {})
+        if asset not in args:
+            taken = {a.name for a in function.signature.input_arg} | {n.name for n in function.node_def}
+            name = _unique(base, taken)
+            function.signature.input_arg.add(name=name, type=_gd.DT_STRING)
+            args[asset] = name
+        return args[asset]
+
+    def _constants_to_arguments(self, function):
+        renamed = {}
+        for node in list(function.node_def):
+            if node.op != "Const" or node.attr["dtype"].type != _gd.DT_STRING:
+                continue
+            value = node.attr["value"].tensor
+            if len(value.tensor_shape.dim) != 0 or len(value.string_val) != 1:
+                continue
+            asset = self.asset_of_path.get(value.string_val[0])
+            if asset is None:
+                continue
+            function.node_def.remove(node)
+            renamed[node.name] = self._argument(function, asset, _sanitize(node.name).lower())
+        if not renamed:
+            return
+        for node in function.node_def:
+            for i, source in enumerate(node.input):
+                control = source.startswith("^")
+                base = source[1:] if control else source.split(":")[0]
+                if base in renamed:
+                    node.input[i] = ("^" if control else "") + renamed[base]
+        for key, source in list(function.ret.items()):
+            if source.split(":")[0] in renamed:
+                function.ret[key] = renamed[source.split(":")[0]]
+
+    def _pass_along(self, function):
+        changed = False
+        for node in function.node_def:
+            if node.op not in _CALL_OPS:
+                continue
+            callee = self.args.get(node.attr["f"].func.name, {})
+            passed = self.passed.setdefault((function.signature.name, node.name), [])
+            for asset in callee:
+                if asset in passed:
+                    continue
+                node.input.append(self._argument(function, asset, "asset_path"))
+                node.attr["Tin"].list.type.append(_gd.DT_STRING)
+                passed.append(asset)
+                changed = True
+        return changed
 
 
 class _SignatureMap:

@@ -30,6 +30,7 @@ void register_fft_ops(OpRegistry& r);           // FFT, IFFT, RFFT, IRFFT (1-3 D
 void register_string_ops(OpRegistry& r);        // tf.strings (ops/strings.cc)
 void register_string_array_kernels(OpRegistry& r);  // string kernels of Equal, ConcatV2, ... (after them)
 void register_parse_example_ops(OpRegistry& r);     // ParseExampleFeature (ops/parse_example.cc)
+void register_file_io_ops(OpRegistry& r);           // ReadFile, WriteFile (ops/file_io.cc)
 
 inline void register_all_ops(OpRegistry& r) {
   register_math_ops(r);
@@ -58,6 +59,7 @@ inline void register_all_ops(OpRegistry& r) {
   register_string_ops(r);
   register_string_array_kernels(r);
   register_parse_example_ops(r);
+  register_file_io_ops(r);
 }
 
 }  // namespace ember

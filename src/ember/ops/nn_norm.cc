@@ -254,10 +254,53 @@ void lrn_grad(GradContext& c) {
   c.set(0, emit1("LRNGrad", {c.grad(), c.input(0), c.output(0)}, std::move(attrs)));
 }
 
+// FusedBatchNormV3's operands, outputs and attributes, which the fused op the optimizer writes shares (its
+// extra attribute and, for the gradient, extra operand are added by the caller).
+OpBuilder batch_norm_op(const char* name) {
+  OpBuilder b(name);
+  b.input("x")
+      .input("scale")
+      .input("offset")
+      .input("mean")
+      .input("variance")
+      .output("y")
+      .output("batch_mean")
+      .output("batch_variance")
+      .output("reserve_space_1")
+      .output("reserve_space_2")
+      .output("reserve_space_3")
+      .type_var(kNormTypes)
+      .attr("epsilon", AttrType::kFloat, 0.0001)
+      .attr("exponential_avg_factor", AttrType::kFloat, 1.0)
+      .attr("data_format", AttrType::kString, std::string("NHWC"))
+      .attr("is_training", AttrType::kBool, true);
+  return b;
+}
+
+OpBuilder batch_norm_grad_op(const char* name) {
+  OpBuilder b(name);
+  b.input("y_backprop")
+      .input("x")
+      .input("scale")
+      .input("reserve_space_1")
+      .input("reserve_space_2")
+      .input("reserve_space_3")
+      .output("x_backprop")
+      .output("scale_backprop")
+      .output("offset_backprop")
+      .output("reserve_space_4")
+      .output("reserve_space_5")
+      .type_var(kNormTypes)
+      .attr("epsilon", AttrType::kFloat, 0.0001)
+      .attr("data_format", AttrType::kString, std::string("NHWC"))
+      .attr("is_training", AttrType::kBool, true);
+  return b;
+}
+
 }  // namespace
 
 void register_norm_ops(OpRegistry& r) {
-  OpBuilder("FusedBatchNormV3")
+  batch_norm_op("FusedBatchNormV3")
       .doc(
           "Batch normalization over every dimension but the channel one: training normalises by the batch's "
           "mean "
@@ -265,22 +308,6 @@ void register_norm_ops(OpRegistry& r) {
           "exponential_avg_factor); inference uses mean and variance. y = (x - mean) * rsqrt(var + epsilon) "
           "* "
           "scale + offset. fused_batch_norm([[[[1.], [3.]]]], [1.], [0.], epsilon=0) -> y [[[[-1.], [1.]]]]")
-      .input("x")
-      .input("scale")
-      .input("offset")
-      .input("mean")
-      .input("variance")
-      .output("y")
-      .output("batch_mean")
-      .output("batch_variance")
-      .output("reserve_space_1")
-      .output("reserve_space_2")
-      .output("reserve_space_3")
-      .type_var(kNormTypes)
-      .attr("epsilon", AttrType::kFloat, 0.0001)
-      .attr("exponential_avg_factor", AttrType::kFloat, 1.0)
-      .attr("data_format", AttrType::kString, std::string("NHWC"))
-      .attr("is_training", AttrType::kBool, true)
       .shape(&batch_norm_shape)
       .kernel(kNormTypes, &batch_norm_kernel)
       .grad(&batch_norm_grad)
@@ -288,81 +315,35 @@ void register_norm_ops(OpRegistry& r) {
       .done(r);
   // Its own gradient (TensorFlow's _FusedBatchNormGradGradV3) is not implemented: second-order gradients
   // through a fused batch norm stop here.
-  OpBuilder("FusedBatchNormGradV3")
+  batch_norm_grad_op("FusedBatchNormGradV3")
       .doc(
           "The gradients of FusedBatchNormV3 w.r.t. x, scale and offset, from y_backprop and the saved "
           "statistics "
           "(reserve_space_1, reserve_space_2). offset_backprop == sum of y_backprop per channel.")
-      .input("y_backprop")
-      .input("x")
-      .input("scale")
-      .input("reserve_space_1")
-      .input("reserve_space_2")
-      .input("reserve_space_3")
-      .output("x_backprop")
-      .output("scale_backprop")
-      .output("offset_backprop")
-      .output("reserve_space_4")
-      .output("reserve_space_5")
-      .type_var(kNormTypes)
-      .attr("epsilon", AttrType::kFloat, 0.0001)
-      .attr("data_format", AttrType::kString, std::string("NHWC"))
-      .attr("is_training", AttrType::kBool, true)
       .flags(kNotDifferentiable)
       .shape(&batch_norm_shape)
       .kernel(kNormTypes, &batch_norm_grad_kernel)
       .batching(BatchingRule::kFallback)
       .done(r);
   // Not differentiable: both only exist in optimized graphs, which autodiff never sees.
-  OpBuilder("_FusedBatchNormEx")
+  batch_norm_op("_FusedBatchNormEx")
       .doc(
           "activation(FusedBatchNormV3(x, ...)[0]) with FusedBatchNormV3's other outputs: the optimizer's "
           "batch-norm fusion writes it (TensorFlow's remapper writes an op of this name; ember's has no side "
           "input). activation_mode \"Relu\" or \"Identity\". _FusedBatchNormEx([[[[1.], [3.]]]], [1.], [0.], "
           "[], [], epsilon=0, activation_mode='Relu') -> y [[[[0.], [1.]]]]")
-      .input("x")
-      .input("scale")
-      .input("offset")
-      .input("mean")
-      .input("variance")
-      .output("y")
-      .output("batch_mean")
-      .output("batch_variance")
-      .output("reserve_space_1")
-      .output("reserve_space_2")
-      .output("reserve_space_3")
-      .type_var(kNormTypes)
-      .attr("epsilon", AttrType::kFloat, 0.0001)
-      .attr("exponential_avg_factor", AttrType::kFloat, 1.0)
-      .attr("data_format", AttrType::kString, std::string("NHWC"))
-      .attr("is_training", AttrType::kBool, true)
       .attr("activation_mode", AttrType::kString, std::string("Relu"))
       .flags(kNotDifferentiable)
       .shape(&batch_norm_shape)
       .kernel(kNormTypes, &batch_norm_kernel)
       .batching(BatchingRule::kFallback)
       .done(r);
-  OpBuilder("_FusedBatchNormGradEx")
+  batch_norm_grad_op("_FusedBatchNormGradEx")
       .doc(
           "FusedBatchNormGradV3(ReluGrad(y_backprop, y), x, ...) for activation_mode \"Relu\" (y the fused "
           "forward's output), FusedBatchNormGradV3(y_backprop, x, ...) for \"Identity\": the optimizer's "
           "batch-norm fusion writes it.")
-      .input("y_backprop")
-      .input("x")
-      .input("scale")
-      .input("reserve_space_1")
-      .input("reserve_space_2")
-      .input("reserve_space_3")
       .input("y")
-      .output("x_backprop")
-      .output("scale_backprop")
-      .output("offset_backprop")
-      .output("reserve_space_4")
-      .output("reserve_space_5")
-      .type_var(kNormTypes)
-      .attr("epsilon", AttrType::kFloat, 0.0001)
-      .attr("data_format", AttrType::kString, std::string("NHWC"))
-      .attr("is_training", AttrType::kBool, true)
       .attr("activation_mode", AttrType::kString, std::string("Relu"))
       .flags(kNotDifferentiable)
       .shape(&batch_norm_shape)

@@ -1071,38 +1071,28 @@ void register_tensor_array_ops(OpRegistry& r) {
       .grad(&gather_grad)
       .batching(BatchingRule::kFallback)
       .done(r);
-  OpBuilder("TensorListScatter")
-      .doc(
-          "A list of max(indices) + 1 elements with tensor's row k at indices[k]. TensorListScatter([[1, 2], "
-          "[3, 4]], [1, 0], [2]) -> a list of [3, 4], [1, 2]")
-      .input("tensor")
-      .input_fixed("indices", kInt32Only)
-      .input_shape_like("element_shape")
-      .output("output_handle")
-      .type_var(kAllTypes)
-      .flags(kMovesRows)
-      .shape(&list_handle_shape)
-      .kernel(kAllTypes, &scatter_kernel)
-      .grad(&scatter_grad)
-      .batching(BatchingRule::kFallback)
-      .done(r);
-  OpBuilder("TensorListScatterV2")
-      .doc(
-          "TensorListScatter into a list of num_elements (-1: max(indices) + 1). TensorListScatterV2([[1, "
-          "2]], "
-          "[1], [2], 3) -> a list of [0, 0], [1, 2], [0, 0]")
-      .input("tensor")
-      .input_fixed("indices", kInt32Only)
-      .input_shape_like("element_shape")
-      .input_fixed("num_elements", kInt32Only)
-      .output("output_handle")
-      .type_var(kAllTypes)
-      .flags(kMovesRows)
-      .shape(&list_handle_shape)
-      .kernel(kAllTypes, &scatter_kernel)
-      .grad(&scatter_grad)
-      .batching(BatchingRule::kFallback)
-      .done(r);
+  // TensorListScatterV2 is TensorListScatter with one more operand, num_elements.
+  for (const bool v2 : {false, true}) {
+    OpBuilder b(v2 ? "TensorListScatterV2" : "TensorListScatter");
+    b.doc(
+         v2 ? "TensorListScatter into a list of num_elements (-1: max(indices) + 1). "
+              "TensorListScatterV2([[1, "
+              "2]], [1], [2], 3) -> a list of [0, 0], [1, 2], [0, 0]"
+            : "A list of max(indices) + 1 elements with tensor's row k at indices[k]. TensorListScatter([[1, "
+              "2], [3, 4]], [1, 0], [2]) -> a list of [3, 4], [1, 2]")
+        .input("tensor")
+        .input_fixed("indices", kInt32Only)
+        .input_shape_like("element_shape");
+    if (v2) b.input_fixed("num_elements", kInt32Only);
+    b.output("output_handle")
+        .type_var(kAllTypes)
+        .flags(kMovesRows)
+        .shape(&list_handle_shape)
+        .kernel(kAllTypes, &scatter_kernel)
+        .grad(&scatter_grad)
+        .batching(BatchingRule::kFallback)
+        .done(r);
+  }
   OpBuilder("TensorListScatterIntoExistingList")
       .doc(
           "The list with tensor's row k at indices[k]. TensorListScatterIntoExistingList([[1, 2], [3, 4]], "

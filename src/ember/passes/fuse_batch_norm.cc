@@ -19,59 +19,17 @@
 
 #include "ember/ops/registry.h"
 #include "ember/passes/pass.h"
+#include "ember/passes/pattern.h"
 
 namespace ember::passes {
 namespace {
-
-bool is_zero_constant(const Graph& g, ValueRef v) {
-  const Node& node = g.node(v.node);
-  if (node.op->name != "Const") return false;
-  const TensorImpl& t = *std::get<TensorRef>(node.attrs[0]);
-  if (t.num_elements() != 1) return false;
-  if (t.dtype() == DType::kFloat32) return t.data<float>()[0] == 0.0f;
-  if (t.dtype() == DType::kFloat64) return t.data<double>()[0] == 0.0;
-  return false;
-}
-
-bool fully_defined_same(const TensorSpec& a, const TensorSpec& b) {
-  return a.dtype == b.dtype && a.shape.fully_defined() && a.shape == b.shape;
-}
-
-// Who reads output 0 of each node ((reader, input index) pairs), which nodes have or are control edges, and
-// which values are results.
-class Uses {
- public:
-  explicit Uses(const FunctionGraph& fn) : g_(fn.graph), readers_(fn.graph.num_nodes()) {
-    for (int32_t n = 0; n < g_.num_nodes(); ++n) {
-      const Node& node = g_.node(n);
-      for (size_t i = 0; i < node.inputs.size(); ++i)
-        if (node.inputs[i].output == 0) readers_[node.inputs[i].node].push_back({n, static_cast<int>(i)});
-      for (int32_t c : node.control_inputs) control_source_.push_back(c);
-    }
-    for (ValueRef r : fn.results)
-      if (r.output == 0) result_.push_back(r.node);
-    std::sort(control_source_.begin(), control_source_.end());
-    std::sort(result_.begin(), result_.end());
-  }
-  const std::vector<std::pair<int32_t, int>>& readers(int32_t n) const { return readers_[n]; }
-  bool plain(int32_t n) const {
-    return g_.node(n).control_inputs.empty() &&
-           !std::binary_search(control_source_.begin(), control_source_.end(), n);
-  }
-  bool is_result(int32_t n) const { return std::binary_search(result_.begin(), result_.end(), n); }
-
- private:
-  const Graph& g_;
-  std::vector<std::vector<std::pair<int32_t, int>>> readers_;
-  std::vector<int32_t> control_source_, result_;
-};
 
 struct Forward {
   int32_t batch_norm = -1, relu = -1;
   std::vector<std::pair<int32_t, int>> moved_readers;  // (node, input) to read the fused output
 };
 
-bool match_forward(const Graph& g, const Uses& uses, int32_t n, Forward* f) {
+bool match_forward(const Graph& g, const NodeUses& uses, int32_t n, Forward* f) {
   const Node& bn = g.node(n);
   if (bn.op->name != "FusedBatchNormV3" || !uses.plain(n) || uses.is_result(n)) return false;
   for (const auto& [reader, input] : uses.readers(n)) {
@@ -97,7 +55,7 @@ StatusOr<int> fuse_forward(FunctionGraph& fn) {
   Graph& g = fn.graph;
   std::vector<Forward> found;
   {
-    const Uses uses(fn);
+    const NodeUses uses(fn);
     for (int32_t n = 0; n < g.num_nodes(); ++n) {
       Forward f;
       if (match_forward(g, uses, n, &f)) found.push_back(std::move(f));
@@ -130,7 +88,7 @@ StatusOr<int> fuse_backward(FunctionGraph& fn) {
   Graph& g = fn.graph;
   std::vector<int32_t> found;
   {
-    const Uses uses(fn);
+    const NodeUses uses(fn);
     for (int32_t n = 0; n < g.num_nodes(); ++n) {
       const Node& grad = g.node(n);
       if (grad.op->name != "FusedBatchNormGradV3" || !uses.plain(n)) continue;

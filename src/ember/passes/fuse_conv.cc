@@ -27,24 +27,10 @@
 
 #include "ember/ops/registry.h"
 #include "ember/passes/pass.h"
+#include "ember/passes/pattern.h"
 
 namespace ember::passes {
 namespace {
-
-// A float32 or float64 Const holding one zero (a scalar, or any shape with one element).
-bool is_zero_constant(const Graph& g, ValueRef v) {
-  const Node& node = g.node(v.node);
-  if (node.op->name != "Const") return false;
-  const TensorImpl& t = *std::get<TensorRef>(node.attrs[0]);
-  if (t.num_elements() != 1) return false;
-  if (t.dtype() == DType::kFloat32) return t.data<float>()[0] == 0.0f;
-  if (t.dtype() == DType::kFloat64) return t.data<double>()[0] == 0.0;
-  return false;
-}
-
-bool fully_defined_same(const TensorSpec& a, const TensorSpec& b) {
-  return a.dtype == b.dtype && a.shape.fully_defined() && a.shape == b.shape;
-}
 
 const char* activation_name(const std::string& op) {
   for (const char* a : {"Relu", "Relu6", "Elu", "LeakyRelu"})
@@ -61,27 +47,20 @@ struct Chain {
 
 class Matcher {
  public:
-  explicit Matcher(const FunctionGraph& fn) : fn_(fn), g_(fn.graph), consumers_(fn.graph.num_nodes()) {
-    for (int32_t n = 0; n < g_.num_nodes(); ++n) {
-      for (ValueRef in : g_.node(n).inputs) consumers_[in.node].push_back(n);
-      for (int32_t c : g_.node(n).control_inputs) control_source_.push_back(c);
-    }
-    for (ValueRef r : fn.results) result_.push_back(r.node);
-    std::sort(control_source_.begin(), control_source_.end());
-    std::sort(result_.begin(), result_.end());
-  }
+  explicit Matcher(const FunctionGraph& fn) : g_(fn.graph), uses_(fn) {}
 
   bool match(int32_t n, Chain* chain) const {
     const Node& conv = g_.node(n);
-    if (conv.op->name != "Conv2D" || !plain(n) || conv.outputs[0].dtype != DType::kFloat32) return false;
+    if (conv.op->name != "Conv2D" || !uses_.plain(n) || conv.outputs[0].dtype != DType::kFloat32)
+      return false;
     if (!conv.outputs[0].shape.rank_known() || conv.outputs[0].shape.rank() != 4) return false;
     const bool channels_last =
         std::get<std::string>(conv.attrs[conv.op->attr_index("data_format")]) == "NHWC";
     const int64_t channels = conv.outputs[0].shape.dim(channels_last ? 3 : 1);
     // The convolution feeds the bias add alone.
-    if (!only_reader(n, &chain->bias_node)) return false;
+    if (!uses_.only_reader(n, &chain->bias_node)) return false;
     const Node& add = g_.node(chain->bias_node);
-    if (!plain(chain->bias_node) || add.inputs.size() != 2) return false;
+    if (!uses_.plain(chain->bias_node) || add.inputs.size() != 2) return false;
     if (add.op->name == "BiasAdd") {
       if (add.inputs[0].node != n) return false;
       const std::string& format = std::get<std::string>(add.attrs[add.op->attr_index("data_format")]);
@@ -102,19 +81,18 @@ class Matcher {
       return false;
     chain->conv = n;
     // The activation, when the sum feeds one (and Greater(sum, 0)s that can move onto it) alone.
-    if (is_result(chain->bias_node)) return true;
+    if (uses_.is_result(chain->bias_node)) return true;
     int32_t activation = -1;
     std::vector<std::pair<int32_t, int>> movable;
-    for (int32_t c : consumers_[chain->bias_node]) {
+    for (const auto& [c, input] : uses_.readers(chain->bias_node)) {
       const Node& reader = g_.node(c);
-      if (activation_name(reader.op->name) && reader.inputs[0].node == chain->bias_node && plain(c) &&
+      if (activation_name(reader.op->name) && input == 0 && uses_.plain(c) &&
           (activation < 0 || activation == c)) {
         activation = c;
-      } else if (reader.op->name == "Greater" && reader.inputs[0].node == chain->bias_node &&
-                 reader.inputs[1].node != chain->bias_node && is_zero_constant(g_, reader.inputs[1])) {
+      } else if (reader.op->name == "Greater" && input == 0 && reader.inputs[1].node != chain->bias_node &&
+                 is_zero_constant(g_, reader.inputs[1])) {
         movable.push_back({c, 0});
-      } else if (reader.op->name == "ReluGrad" && reader.inputs[1].node == chain->bias_node &&
-                 reader.inputs[0].node != chain->bias_node) {
+      } else if (reader.op->name == "ReluGrad" && input == 1 && reader.inputs[0].node != chain->bias_node) {
         movable.push_back({c, 1});  // relu_grad(dy, relu(pre)) == relu_grad(dy, pre)
       } else {
         return true;  // another reader: fuse the bias only
@@ -128,25 +106,8 @@ class Matcher {
   }
 
  private:
-  // No control inputs on the node and no node waits on it.
-  bool plain(int32_t n) const {
-    return g_.node(n).control_inputs.empty() &&
-           !std::binary_search(control_source_.begin(), control_source_.end(), n);
-  }
-  bool is_result(int32_t n) const { return std::binary_search(result_.begin(), result_.end(), n); }
-  // The one node reading n's output (several reads by that node count once), when n is no result.
-  bool only_reader(int32_t n, int32_t* reader) const {
-    if (is_result(n) || consumers_[n].empty()) return false;
-    for (int32_t c : consumers_[n])
-      if (c != consumers_[n][0]) return false;
-    *reader = consumers_[n][0];
-    return true;
-  }
-
-  const FunctionGraph& fn_;
   const Graph& g_;
-  std::vector<std::vector<int32_t>> consumers_;
-  std::vector<int32_t> control_source_, result_;
+  const NodeUses uses_;
 };
 
 }  // namespace

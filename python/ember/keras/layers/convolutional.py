@@ -267,7 +267,48 @@ class Conv2DTranspose(Conv2D):
         return config
 
 
-class DepthwiseConv2D(Conv2D):
+class _DepthwiseKernel:
+    """The depthwise half DepthwiseConv2D and SeparableConv2D share: its arguments, its kernel
+    [kh, kw, in_channels, depth_multiplier], the bias and the config entries."""
+
+    def _init_depthwise(self, depth_multiplier, initializer, regularizer, constraint):
+        self.depth_multiplier = int(depth_multiplier)
+        self.depthwise_initializer = initializers.get(initializer)
+        self.depthwise_regularizer = regularizers.get(regularizer)
+        self.depthwise_constraint = _constraint(constraint)
+
+    def _build_depthwise(self, input_shape):
+        """Checks the input, adds depthwise_kernel and returns the input's channels."""
+        input_shape = tf.TensorShape(input_shape)
+        self._check_input(input_shape)
+        in_channels = U.known_dim(self, input_shape, self._channel_axis, "input channels")
+        self._in_channels = in_channels
+        self.depthwise_kernel = self.add_weight(
+            name="depthwise_kernel", shape=self.kernel_size + (in_channels, self.depth_multiplier),
+            initializer=self.depthwise_initializer, regularizer=self.depthwise_regularizer,
+            constraint=self.depthwise_constraint, trainable=True, dtype=self.dtype)
+        return in_channels
+
+    def _build_bias(self):
+        if self.use_bias:
+            self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer=self.bias_initializer,
+                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint,
+                                        trainable=True, dtype=self.dtype)
+        else:
+            self.bias = None
+        self.built = True
+
+    def _depthwise_config(self):
+        return {
+            "depth_multiplier": self.depth_multiplier,
+            "depthwise_initializer": U.serialize("initializers", self.depthwise_initializer),
+            "depthwise_regularizer": U.serialize("regularizers", self.depthwise_regularizer),
+            "depthwise_constraint": None if constraints is None else
+            U.serialize("constraints", self.depthwise_constraint),
+        }
+
+
+class DepthwiseConv2D(_DepthwiseKernel, Conv2D):
     """Each input channel convolved with its own ``depth_multiplier`` filters (DepthwiseConv2dNative);
     ``depthwise_kernel`` is [kh, kw, in_channels, depth_multiplier], the output has in * multiplier
     channels."""
@@ -280,28 +321,12 @@ class DepthwiseConv2D(Conv2D):
                          dilation_rate=dilation_rate, activation=activation, use_bias=use_bias,
                          bias_initializer=bias_initializer, bias_regularizer=bias_regularizer,
                          activity_regularizer=activity_regularizer, bias_constraint=bias_constraint, **kwargs)
-        self.depth_multiplier = int(depth_multiplier)
-        self.depthwise_initializer = initializers.get(depthwise_initializer)
-        self.depthwise_regularizer = regularizers.get(depthwise_regularizer)
-        self.depthwise_constraint = _constraint(depthwise_constraint)
+        self._init_depthwise(depth_multiplier, depthwise_initializer, depthwise_regularizer,
+                             depthwise_constraint)
 
     def build(self, input_shape):
-        input_shape = tf.TensorShape(input_shape)
-        self._check_input(input_shape)
-        in_channels = U.known_dim(self, input_shape, self._channel_axis, "input channels")
-        self._in_channels = in_channels
-        self.filters = in_channels * self.depth_multiplier
-        self.depthwise_kernel = self.add_weight(
-            name="depthwise_kernel", shape=self.kernel_size + (in_channels, self.depth_multiplier),
-            initializer=self.depthwise_initializer, regularizer=self.depthwise_regularizer,
-            constraint=self.depthwise_constraint, trainable=True, dtype=self.dtype)
-        if self.use_bias:
-            self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint,
-                                        trainable=True, dtype=self.dtype)
-        else:
-            self.bias = None
-        self.built = True
+        self.filters = self._build_depthwise(input_shape) * self.depth_multiplier
+        self._build_bias()
 
     def _convolve(self, x):
         last = self._channels_last
@@ -321,20 +346,14 @@ class DepthwiseConv2D(Conv2D):
         config = super().get_config()
         for key in ("filters", "kernel_initializer", "kernel_regularizer", "kernel_constraint"):
             config.pop(key, None)
-        config.update({
-            "depth_multiplier": self.depth_multiplier,
-            "depthwise_initializer": U.serialize("initializers", self.depthwise_initializer),
-            "depthwise_regularizer": U.serialize("regularizers", self.depthwise_regularizer),
-            "depthwise_constraint": None if constraints is None else
-            U.serialize("constraints", self.depthwise_constraint),
-        })
+        config.update(self._depthwise_config())
         return config
 
 
 Convolution1D, Convolution2D, Convolution3D, Convolution2DTranspose = Conv1D, Conv2D, Conv3D, Conv2DTranspose
 
 
-class SeparableConv2D(Conv2D):
+class SeparableConv2D(_DepthwiseKernel, Conv2D):
     """A depthwise convolution (``depthwise_kernel`` [kh, kw, in, depth_multiplier]) followed by a 1x1
     pointwise one (``pointwise_kernel`` [1, 1, in * depth_multiplier, filters]): tf.nn.separable_conv2d."""
 
@@ -348,34 +367,19 @@ class SeparableConv2D(Conv2D):
                          dilation_rate=dilation_rate, activation=activation, use_bias=use_bias,
                          bias_initializer=bias_initializer, bias_regularizer=bias_regularizer,
                          activity_regularizer=activity_regularizer, bias_constraint=bias_constraint, **kwargs)
-        self.depth_multiplier = int(depth_multiplier)
-        self.depthwise_initializer = initializers.get(depthwise_initializer)
+        self._init_depthwise(depth_multiplier, depthwise_initializer, depthwise_regularizer,
+                             depthwise_constraint)
         self.pointwise_initializer = initializers.get(pointwise_initializer)
-        self.depthwise_regularizer = regularizers.get(depthwise_regularizer)
         self.pointwise_regularizer = regularizers.get(pointwise_regularizer)
-        self.depthwise_constraint = _constraint(depthwise_constraint)
         self.pointwise_constraint = _constraint(pointwise_constraint)
 
     def build(self, input_shape):
-        input_shape = tf.TensorShape(input_shape)
-        self._check_input(input_shape)
-        in_channels = U.known_dim(self, input_shape, self._channel_axis, "input channels")
-        self._in_channels = in_channels
-        self.depthwise_kernel = self.add_weight(
-            name="depthwise_kernel", shape=self.kernel_size + (in_channels, self.depth_multiplier),
-            initializer=self.depthwise_initializer, regularizer=self.depthwise_regularizer,
-            constraint=self.depthwise_constraint, trainable=True, dtype=self.dtype)
+        in_channels = self._build_depthwise(input_shape)
         self.pointwise_kernel = self.add_weight(
             name="pointwise_kernel", shape=(1, 1, in_channels * self.depth_multiplier, self.filters),
             initializer=self.pointwise_initializer, regularizer=self.pointwise_regularizer,
             constraint=self.pointwise_constraint, trainable=True, dtype=self.dtype)
-        if self.use_bias:
-            self.bias = self.add_weight(name="bias", shape=(self.filters,), initializer=self.bias_initializer,
-                                        regularizer=self.bias_regularizer, constraint=self.bias_constraint,
-                                        trainable=True, dtype=self.dtype)
-        else:
-            self.bias = None
-        self.built = True
+        self._build_bias()
 
     def _convolve(self, x):
         last = self._channels_last
@@ -385,14 +389,10 @@ class SeparableConv2D(Conv2D):
 
     def get_config(self):
         config = super().get_config()
+        config.update(self._depthwise_config())
         config.update({
-            "depth_multiplier": self.depth_multiplier,
-            "depthwise_initializer": U.serialize("initializers", self.depthwise_initializer),
             "pointwise_initializer": U.serialize("initializers", self.pointwise_initializer),
-            "depthwise_regularizer": U.serialize("regularizers", self.depthwise_regularizer),
             "pointwise_regularizer": U.serialize("regularizers", self.pointwise_regularizer),
-            "depthwise_constraint": None if constraints is None else
-            U.serialize("constraints", self.depthwise_constraint),
             "pointwise_constraint": None if constraints is None else
             U.serialize("constraints", self.pointwise_constraint),
         })

@@ -100,6 +100,11 @@ class _Spatial(Layer):
 
     rank = 1
 
+    def __init__(self, data_format=None, **kwargs):
+        super().__init__(**kwargs)
+        self.data_format = _data_format(data_format) if self.rank > 1 else "channels_last"
+        self.input_spec = InputSpec(ndim=self.rank + 2)
+
     def _axes(self):
         return _spatial_axes(self.rank, self.data_format)
 
@@ -120,11 +125,13 @@ class _Spatial(Layer):
 
 
 class _Cropping(_Spatial):
-    def __init__(self, cropping, data_format=None, **kwargs):
-        super().__init__(**kwargs)
-        self.data_format = _data_format(data_format) if self.rank > 1 else "channels_last"
+    _default_cropping = {1: (1, 1), 2: ((0, 0), (0, 0)), 3: ((1, 1), (1, 1), (1, 1))}  # tf_keras' defaults
+
+    def __init__(self, cropping=None, data_format=None, **kwargs):
+        super().__init__(data_format, **kwargs)
+        if cropping is None:
+            cropping = self._default_cropping[self.rank]
         self.cropping = _pairs(cropping, self.rank, "cropping")
-        self.input_spec = InputSpec(ndim=self.rank + 2)
 
     def call(self, inputs):
         slices = [slice(None)] * (self.rank + 2)
@@ -153,10 +160,8 @@ class Cropping3D(_Cropping):
 
 class _ZeroPadding(_Spatial):
     def __init__(self, padding=1, data_format=None, **kwargs):
-        super().__init__(**kwargs)
-        self.data_format = _data_format(data_format) if self.rank > 1 else "channels_last"
+        super().__init__(data_format, **kwargs)
         self.padding = _pairs(padding, self.rank, "padding")
-        self.input_spec = InputSpec(ndim=self.rank + 2)
 
     def call(self, inputs):
         paddings = [[0, 0]] * (self.rank + 2)
@@ -185,8 +190,7 @@ class ZeroPadding3D(_ZeroPadding):
 
 class _UpSampling(_Spatial):
     def __init__(self, size=2, data_format=None, interpolation="nearest", **kwargs):
-        super().__init__(**kwargs)
-        self.data_format = _data_format(data_format) if self.rank > 1 else "channels_last"
+        super().__init__(data_format, **kwargs)
         self.size = (size,) * self.rank if isinstance(size, int) else tuple(size)
         if len(self.size) != self.rank:
             raise ValueError(f"`size` should have {self.rank} elements. Received: {size}")
@@ -194,7 +198,6 @@ class _UpSampling(_Spatial):
         if self.rank == 2 and interpolation not in ("nearest", "bilinear"):
             raise ValueError(f"`interpolation` argument should be one of: 'nearest', 'bilinear'. Received: "
                              f"{interpolation}")
-        self.input_spec = InputSpec(ndim=self.rank + 2)
 
     def call(self, inputs):
         tf = _tf()

@@ -1,0 +1,51 @@
+#include "ember/passes/pattern.h"
+
+#include <algorithm>
+
+#include "ember/ops/registry.h"
+
+namespace ember::passes {
+
+bool is_zero_constant(const Graph& g, ValueRef v) {
+  const Node& node = g.node(v.node);
+  if (node.op->name != "Const") return false;
+  const TensorImpl& t = *std::get<TensorRef>(node.attrs[0]);
+  if (t.num_elements() != 1) return false;
+  if (t.dtype() == DType::kFloat32) return t.data<float>()[0] == 0.0f;
+  if (t.dtype() == DType::kFloat64) return t.data<double>()[0] == 0.0;
+  return false;
+}
+
+bool fully_defined_same(const TensorSpec& a, const TensorSpec& b) {
+  return a.dtype == b.dtype && a.shape.fully_defined() && a.shape == b.shape;
+}
+
+NodeUses::NodeUses(const FunctionGraph& fn) : g_(fn.graph), readers_(fn.graph.num_nodes()) {
+  for (int32_t n = 0; n < g_.num_nodes(); ++n) {
+    const Node& node = g_.node(n);
+    for (size_t i = 0; i < node.inputs.size(); ++i)
+      if (node.inputs[i].output == 0) readers_[node.inputs[i].node].push_back({n, static_cast<int>(i)});
+    for (int32_t c : node.control_inputs) control_source_.push_back(c);
+  }
+  for (ValueRef r : fn.results)
+    if (r.output == 0) result_.push_back(r.node);
+  std::sort(control_source_.begin(), control_source_.end());
+  std::sort(result_.begin(), result_.end());
+}
+
+bool NodeUses::plain(int32_t n) const {
+  return g_.node(n).control_inputs.empty() &&
+         !std::binary_search(control_source_.begin(), control_source_.end(), n);
+}
+
+bool NodeUses::is_result(int32_t n) const { return std::binary_search(result_.begin(), result_.end(), n); }
+
+bool NodeUses::only_reader(int32_t n, int32_t* reader) const {
+  if (is_result(n) || readers_[n].empty()) return false;
+  for (const auto& [r, input] : readers_[n])
+    if (r != readers_[n][0].first) return false;
+  *reader = readers_[n][0].first;
+  return true;
+}
+
+}  // namespace ember::passes
