@@ -557,6 +557,8 @@ class Function(_C.FunctionBase):
             _initialize_deferred(concrete, policy.deferred, tensors)
         if policy.created:
             concrete._created_variables = policy.created  # the graph reads them: keep them alive
+        if policy.resources:
+            concrete._created_resources = policy.resources  # the same for tables
         return concrete, policy.created
 
     def __repr__(self):

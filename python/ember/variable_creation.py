@@ -13,7 +13,7 @@ _local = threading.local()
 
 
 class CreationPolicy:
-    __slots__ = ("function_name", "allowed", "created", "deferred", "from_specs", "initializes")
+    __slots__ = ("function_name", "allowed", "created", "deferred", "from_specs", "initializes", "resources")
 
     def __init__(self, function_name, allowed, from_specs=False, initializes=False):
         self.function_name = function_name
@@ -22,6 +22,7 @@ class CreationPolicy:
         self.deferred = []  # (variable, symbolic initial value), in creation order
         self.from_specs = from_specs  # traced without values for its inputs: none to initialize from
         self.initializes = initializes  # whether the tracer computes `deferred` (ember.function does)
+        self.resources = []  # other state made while tracing that the graph names (lookup tables)
 
 
 def _stack():
@@ -53,6 +54,14 @@ def check_creation(variable):
             "function, or only when they do not exist yet (e.g. `if self.v is None: self.v = "
             "ember.Variable(...)`).")
     policy.created.append(variable)
+
+
+def keep_with_trace(resource):
+    """Called by a resource other than a variable (a StaticHashTable) made while a function traces: the
+    traced function keeps it alive, since its graph names it by id and nothing else may hold it."""
+    stack = _stack()
+    if stack:
+        stack[-1].resources.append(resource)
 
 
 def defer_initial_value(variable, value, name):

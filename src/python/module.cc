@@ -27,6 +27,7 @@ PyObject* make_op_caller(const OpDef* op);
 void bind_functions(nb::module_& m);
 void bind_call_memo(nb::module_& m);
 void bind_variables(nb::module_& m);
+void bind_lookup_tables(nb::module_& m);
 void bind_graph_def(nb::module_& m);
 void bind_tape(nb::module_& m);
 void bind_profiler(nb::module_& m);
@@ -260,6 +261,7 @@ NB_MODULE(_C, m) {
   bind_functions(m);
   bind_call_memo(m);
   bind_variables(m);
+  bind_lookup_tables(m);
   bind_graph_def(m);
   bind_tape(m);
   bind_profiler(m);

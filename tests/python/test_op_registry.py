@@ -1,6 +1,7 @@
 """Table-driven checks over the whole op registry: every op has an example call here (a new op without
 one fails the test), runs on it, and rejects bad inputs with a clear ember.errors / TypeError that names
 the op — never a crash."""
+import atexit
 import os
 import re
 import tempfile
@@ -327,7 +328,33 @@ def examples():
                                     ["x", "dense", tf.float32, [1], True, tf.zeros([0]), tf.int64])
     table["UnicodeEncode"] = ([tf.constant([104, 233, 120]), tf.constant([0, 2, 3], tf.int64)],
                               ["replace", "UTF-8", 65533, tf.int64])
+    _lookup_examples(table)
     return table
+
+
+def _lookup_examples(table):
+    """The table ops on tables kept alive in the table (as _rng_state); each example may run many times, so
+    each leaves its table as it found it (initializing with the same entries again changes nothing)."""
+    keys, values = tf.constant(["a", "b"]), tf.constant([1, 2], tf.int64)
+    static = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(keys, values), -1)
+    mutable = tf.lookup.experimental.MutableHashTable(tf.string, tf.int64, -1)
+    mutable.insert(keys, values)
+    vocabulary = tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False)
+    vocabulary.write("a\nb\n")
+    vocabulary.close()
+    atexit.register(os.remove, vocabulary.name)
+    from_file = tf.lookup.StaticHashTable(tf.lookup.TextFileInitializer(
+        vocabulary.name, tf.string, tf.lookup.TextFileIndex.WHOLE_LINE, tf.int64,
+        tf.lookup.TextFileIndex.LINE_NUMBER), -1)
+    table["_lookup_tables"] = (static, mutable, from_file)
+    table["LookupTableFindV2"] = ([tf.constant([["a", "x"], ["b", "a"]]), tf.constant(-1, tf.int64)], [static._id])
+    table["LookupTableInsertV2"] = ([keys, values], [mutable._id])
+    table["LookupTableImportV2"] = ([keys, values], [mutable._id])
+    table["LookupTableRemoveV2"] = ([tf.constant(["absent"])], [mutable._id])
+    table["InitializeTableV2"] = ([keys, values], [static._id])
+    table["LookupTableSizeV2"] = ([], [static._id])
+    table["LookupTableExportV2"] = ([], [static._id, tf.string, tf.int64])
+    table["InitializeTableFromTextFileV2"] = ([tf.constant(vocabulary.name)], [from_file._id, -2, -1])
 
 
 EXAMPLES = examples()

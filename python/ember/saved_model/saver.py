@@ -359,6 +359,9 @@ class _Writer:
         for inp in call.input[len(call_specs):]:
             vid = node_of_variable.get(inp)
             node_id = self.variable_of.get(vid)
+            if node_id is None and vid is not None and vid >= _C.FIRST_LOOKUP_TABLE_ID:
+                raise NotImplementedError(f"saved_model.save: function {cf._name} uses a tf.lookup table; ember "
+                                          "cannot save lookup tables in a SavedModel yet (docs/lookup.md)")
             if node_id is None:
                 raise ValueError(f"saved_model.save: function {cf._name} uses a variable that is not reachable "
                                  f"from the saved object (attach it as an attribute of a saved Module)")

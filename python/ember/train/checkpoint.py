@@ -53,9 +53,17 @@ def walk_objects(root, children=trackable.children):
     return objects, paths, edges
 
 
-def variable_key(path):
-    """The checkpoint key of the variable at ``path`` (names from the root)."""
-    return "/".join(escape_name(name) for name in path) + "/.ATTRIBUTES/" + VARIABLE_VALUE
+def variable_key(path, attribute=VARIABLE_VALUE):
+    """The checkpoint key of the variable at ``path`` (names from the root), or of another saved
+    ``attribute`` of the object there (a lookup table's "table")."""
+    return "/".join(escape_name(name) for name in path) + "/.ATTRIBUTES/" + attribute
+
+
+def _saved_tensors(obj):
+    """{suffix: tensor} an object other than a variable saves under its attribute (a MutableHashTable's
+    "-keys" and "-values", as TensorFlow's), or {}."""
+    saver = getattr(obj, "_ember_checkpoint_tensors", None)
+    return saver() if saver is not None else {}
 
 
 def _full_name(variable):
@@ -72,7 +80,8 @@ def save_objects(root, prefix, children=trackable.children, sync=True):
     objects, paths, edges = walk_objects(root, children)
     graph = TrackableObjectGraph()
     writer = _C.BundleWriter(os.fspath(prefix), sync)
-    has_values = [trackable.is_variable(obj) for obj in objects]
+    saved = [None if trackable.is_variable(obj) else _saved_tensors(obj) for obj in objects]
+    has_values = [trackable.is_variable(obj) or bool(saved[i]) for i, obj in enumerate(objects)]
     changed = True
     while changed:  # a node has values when anything below it does (the graph may have cycles)
         changed = False
@@ -88,6 +97,11 @@ def save_objects(root, prefix, children=trackable.children, sync=True):
             node.attributes.add(name=VARIABLE_VALUE, full_name=_full_name(obj), checkpoint_key=key)
             with init_scope():
                 writer.add(key, obj.read_value())
+        elif saved[i]:
+            key = variable_key(paths[i], obj._ember_saved_attribute)
+            node.attributes.add(name=obj._ember_saved_attribute, checkpoint_key=key)
+            for suffix, tensor in saved[i].items():
+                writer.add(key + suffix, tensor)
         node.has_checkpoint_values.value = has_values[i]
     writer.add_strings(OBJECT_GRAPH_KEY, [graph.SerializeToString()])
     writer.finish()
@@ -163,6 +177,9 @@ class _Restore:
         return {ref.local_name: ref.node_id for ref in self.graph.nodes[node_id].children}
 
     def _assign(self, node_id, node, obj):
+        if hasattr(obj, "_ember_restore_tensors"):
+            self._assign_saved_tensors(node_id, node, obj)
+            return
         if not trackable.is_variable(obj):
             return  # values of objects ember cannot hold (TensorFlow's Python state, ...): left unconsumed
         attribute = next((a for a in node.attributes if a.name == VARIABLE_VALUE), None)
@@ -184,6 +201,20 @@ class _Restore:
                              f"{key} (checkpoint {self.prefix})")
         with init_scope():
             obj.assign(value)
+        self.restored.add(node_id)
+
+    def _assign_saved_tensors(self, node_id, node, obj):
+        attribute = next((a for a in node.attributes if a.name == obj._ember_saved_attribute), None)
+        if attribute is None:
+            return
+        tensors = {}
+        for suffix in obj._ember_saved_suffixes:
+            key = attribute.checkpoint_key + suffix
+            if not self.reader.has_tensor(key):
+                raise errors.NotFoundError(None, None, f"{self.prefix}: the object graph names the key {key!r}, "
+                                           "which the checkpoint does not hold")
+            tensors[suffix] = self.reader._tensor(key)
+        obj._ember_restore_tensors(tensors)
         self.restored.add(node_id)
 
     def unmatched_with_values(self):

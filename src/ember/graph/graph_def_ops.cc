@@ -104,6 +104,16 @@ constexpr TypeAttr kTypeAttrs[] = {
     {"StatelessRandomNormal", "Tseed", 1},
     {"StatelessTruncatedNormal", "Tseed", 1},
     {"StatelessRandomUniformInt", "Tseed", 1},
+    // The table ops (ops/lookup.cc): the table is input 0 in a GraphDef, so keys and values follow it.
+    {"LookupTableFindV2", "Tin", 0},
+    {"LookupTableFindV2", "Tout", 1},
+    {"LookupTableInsertV2", "Tin", 0},
+    {"LookupTableInsertV2", "Tout", 1},
+    {"LookupTableImportV2", "Tin", 0},
+    {"LookupTableImportV2", "Tout", 1},
+    {"LookupTableRemoveV2", "Tin", 0},
+    {"InitializeTableV2", "Tkey", 0},
+    {"InitializeTableV2", "Tval", 1},
 };
 
 // Whether TensorFlow calls the dtype of `input` something other than "T" (GatherV2's Tparams, ConcatOffset's

@@ -19,6 +19,7 @@ void register_random_ops(OpRegistry& r);        // stateful and stateless random
 void register_graph_ops(OpRegistry& r);         // Placeholder, Const, PartitionedCall
 void register_control_flow_ops(OpRegistry& r);  // If, While, Case and their stateless forms
 void register_state_ops(OpRegistry& r);         // ReadVariableOp, AssignVariableOp, AssignAdd/SubVariableOp
+void register_lookup_ops(OpRegistry& r);        // tf.lookup's table ops (ops/lookup.cc)
 void register_print_ops(OpRegistry& r);         // PrintV2
 void register_fused_ops(OpRegistry& r);         // FusedElementwise, FusedReduction (made by the optimizer)
 void register_dataset_ops(OpRegistry& r);       // DatasetIteratorCreate/Next/Delete (ops/dataset.h)
@@ -49,6 +50,7 @@ inline void register_all_ops(OpRegistry& r) {
   register_graph_ops(r);
   register_control_flow_ops(r);
   register_state_ops(r);
+  register_lookup_ops(r);
   register_print_ops(r);
   register_summary_ops(r);
   register_fused_ops(r);

@@ -1,0 +1,225 @@
+"""StringLookup, IntegerLookup and TextVectorization (python/ember/keras/layers/text_lookup.py) against
+tf_keras on TensorFlow 2.21: vocabularies (given, from a file, adapted from lists, arrays and tf.data),
+every output mode, masks, OOV buckets, invert, configs, and use in a functional model and in fit."""
+import numpy as np
+import pytest
+import tensorflow
+import tf_keras
+
+import ember
+
+TEXTS = ["The Cat sat.", "the cat, the HAT!", "a dog", "Dogs and cats; a hat?"]
+
+
+def _plain(value):
+    """Outputs, vocabularies and configs as plain Python (NumPy scalars, ragged and dense tensors, lists)."""
+    if hasattr(value, "to_list"):
+        return _plain(value.to_list())
+    if hasattr(value, "numpy"):
+        value = value.numpy()
+    if isinstance(value, np.ndarray):
+        value = value.tolist()
+    if isinstance(value, (list, tuple)) or type(value).__name__ == "ListWrapper":
+        return [_plain(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, float):
+        return round(value, 5)
+    return value
+
+
+def _both(build):
+    """build(tf, keras) with ember and with TensorFlow + tf_keras, as plain Python."""
+    return _plain(build(ember, ember.keras)), _plain(build(tensorflow, tf_keras))
+
+
+def _same(build):
+    ours, theirs = _both(build)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("options", [
+    {}, {"mask_token": ""}, {"num_oov_indices": 2}, {"num_oov_indices": 3, "mask_token": "[MASK]"},
+    {"max_tokens": 4}, {"oov_token": "<oov>"},
+])
+def test_string_lookup_adapt_and_int_output(options):
+    data = ["a", "b", "c", "a", "b", "a", "d", "e", "e"]
+
+    def build(tf, keras):
+        layer = keras.layers.StringLookup(**options)
+        layer.adapt(data)
+        out = layer(tf.constant([["a", "zz", "e"], ["", "q", "b"]]))
+        return layer.get_vocabulary(), layer.get_vocabulary(include_special_tokens=False), \
+            layer.vocabulary_size(), out, out.dtype.name
+
+    _same(build)
+
+
+@pytest.mark.parametrize("output_mode", ["one_hot", "multi_hot", "count", "tf_idf"])
+@pytest.mark.parametrize("inputs", [["a", "c", "x"], [["a", "c"], ["x", "a"]]])
+def test_string_lookup_output_modes(output_mode, inputs):
+    if output_mode == "one_hot" and isinstance(inputs[0], list):
+        inputs = [["a"], ["x"]]
+
+    def build(tf, keras):
+        weights = {"idf_weights": [0.5, 1.0, 2.0]} if output_mode == "tf_idf" else {}
+        layer = keras.layers.StringLookup(vocabulary=["a", "b", "c"], output_mode=output_mode, **weights)
+        return layer(tf.constant(inputs))
+
+    _same(build)
+
+
+def test_string_lookup_tf_idf_adapt_and_pad_to_max_tokens():
+    def build(tf, keras):
+        adapted = keras.layers.StringLookup(output_mode="tf_idf")
+        adapted.adapt(tf.constant([["a", "b"], ["a", "c"], ["c", "b"], ["a", "d"]]))
+        padded = keras.layers.StringLookup(vocabulary=["a", "b"], output_mode="multi_hot", max_tokens=6,
+                                           pad_to_max_tokens=True, mask_token="")
+        return adapted(tf.constant([["a", "b"], ["c", "x"]])), adapted.get_vocabulary(), \
+            padded(tf.constant([["b", "", "q"]]))
+
+    _same(build)
+
+
+def test_string_lookup_invert_and_ragged():
+    def build(tf, keras):
+        forward = keras.layers.StringLookup(vocabulary=["a", "b", "c"], mask_token="[M]")
+        inverse = keras.layers.StringLookup(vocabulary=["a", "b", "c"], mask_token="[M]", invert=True)
+        ids = forward(tf.constant([["a", "[M]", "c", "zz"]]))
+        return ids, inverse(ids), forward(tf.ragged.constant([["a", "b"], [], ["c"]]))
+
+    _same(build)
+
+
+def test_string_lookup_vocabulary_file(tmp_path):
+    path = tmp_path / "vocab.txt"
+    path.write_text("earth\nwind\nfire\n")
+
+    def build(tf, keras):
+        layer = keras.layers.StringLookup(vocabulary=str(path), num_oov_indices=2)
+        inverse = keras.layers.StringLookup(vocabulary=str(path), invert=True)
+        return layer(tf.constant(["fire", "water", "earth"])), layer.get_vocabulary(), \
+            inverse(tf.constant([1, 3, 9])), layer.vocabulary_size()
+
+    _same(build)
+
+
+def test_integer_lookup():
+    def build(tf, keras):
+        given = keras.layers.IntegerLookup(vocabulary=[12, 36, 1138], mask_token=0, num_oov_indices=2)
+        adapted = keras.layers.IntegerLookup(max_tokens=4)
+        adapted.adapt(np.array([[12, 1138, 42], [42, 1000, 36], [42, 12, 7]]))
+        hot = keras.layers.IntegerLookup(vocabulary=[12, 36], output_mode="count")
+        inverse = keras.layers.IntegerLookup(vocabulary=[12, 36, 1138], invert=True)
+        return (given(tf.constant([[12, 0, 5], [1138, 36, 77]])), given.get_vocabulary(), adapted.get_vocabulary(),
+                adapted(tf.constant([42, 99], tf.int64)), hot(tf.constant([[12, 12, 36, 5]])),
+                inverse(tf.constant([1, 3, 0], tf.int64)))
+
+    _same(build)
+
+
+def test_lookup_errors_as_tf_keras():
+    for keras in (ember.keras, tf_keras):
+        with pytest.raises(ValueError, match="`output_mode` must be `'int'` when `invert` is true"):
+            keras.layers.StringLookup(vocabulary=["a"], invert=True, output_mode="count")
+        with pytest.raises(ValueError, match="repeated term"):
+            keras.layers.StringLookup(vocabulary=["a", "a"])
+        with pytest.raises(ValueError, match="`idf_weights` must be set"):
+            keras.layers.StringLookup(vocabulary=["a"], output_mode="tf_idf")
+        with pytest.raises(RuntimeError, match="you must set the layer's vocabulary"):
+            keras.layers.StringLookup(output_mode="count")(["a"])
+        with pytest.raises(ValueError, match="Cannot adapt"):
+            keras.layers.StringLookup(vocabulary=["a"]).adapt(["a"])
+    strict = ember.keras.layers.StringLookup(vocabulary=["a"], num_oov_indices=0)
+    assert strict(ember.constant(["a"])).numpy().tolist() == [0]
+    with pytest.raises(ember.errors.InvalidArgumentError, match="all inputs should be in vocabulary"):
+        strict(ember.constant(["a", "b"]))
+
+
+@pytest.mark.parametrize("layer_class,kwargs", [
+    ("StringLookup", {"vocabulary": ["a", "b"], "mask_token": "", "output_mode": "count"}),
+    ("StringLookup", {"vocabulary": ["a", "b"], "output_mode": "tf_idf", "idf_weights": [1.0, 0.5]}),
+    ("IntegerLookup", {"vocabulary": [12, 36], "mask_token": 0, "num_oov_indices": 2}),
+    ("TextVectorization", {"max_tokens": 6, "ngrams": 2, "vocabulary": ["a", "b"], "output_sequence_length": 3}),
+    ("TextVectorization", {"output_mode": "multi_hot", "vocabulary": ["a", "b"], "standardize": "lower",
+                           "split": "character"}),
+])
+def test_configs_match_tf_keras_and_round_trip(layer_class, kwargs):
+    ours, theirs = _both(lambda tf, keras: {k: v for k, v in getattr(keras.layers, layer_class)(**kwargs)
+                                            .get_config().items() if k != "name"})
+    assert ours == theirs
+    layer = getattr(ember.keras.layers, layer_class)(**kwargs)
+    clone = type(layer).from_config(layer.get_config())
+    sample = ember.constant(["a b", "b c"]) if layer_class != "IntegerLookup" else ember.constant([12, 5, 0])
+    np.testing.assert_array_equal(clone(sample).numpy(), layer(sample).numpy())
+    keras_clone = getattr(tf_keras.layers, layer_class).from_config(theirs)
+    np.testing.assert_array_equal(keras_clone(tensorflow.constant(sample.numpy())).numpy(), layer(sample).numpy())
+
+
+@pytest.mark.parametrize("options", [
+    {}, {"max_tokens": 5, "output_sequence_length": 4}, {"output_sequence_length": 8}, {"ngrams": 2},
+    {"ngrams": (1, 3)}, {"standardize": None, "split": "whitespace"}, {"standardize": "lower", "ragged": True},
+    {"split": "character", "max_tokens": 8}, {"output_mode": "multi_hot"}, {"output_mode": "count", "ngrams": 2},
+    {"output_mode": "tf_idf"}, {"output_mode": "multi_hot", "max_tokens": 10, "pad_to_max_tokens": True},
+])
+def test_text_vectorization_matches_tf_keras(options):
+    def build(tf, keras):
+        layer = keras.layers.TextVectorization(**options)
+        layer.adapt(TEXTS)
+        return layer.get_vocabulary(), layer(tf.constant(["the dog sat on a mat", "Cat!", ""])), \
+            layer.vocabulary_size()
+
+    _same(build)
+
+
+@pytest.mark.parametrize("source", ["list", "array", "tensor", "dataset"])
+def test_text_vectorization_adapt_sources(source):
+    def build(tf, keras):
+        data = {"list": TEXTS, "array": np.array(TEXTS), "tensor": tf.constant(TEXTS),
+                "dataset": tf.data.Dataset.from_tensor_slices(TEXTS).batch(3)}[source]
+        layer = keras.layers.TextVectorization(max_tokens=7, output_mode="tf_idf")
+        layer.adapt(data)
+        return layer.get_vocabulary(), layer(tf.constant(["the cat and the dog"]))
+
+    _same(build)
+
+
+def test_text_vectorization_given_vocabulary_and_2d_input():
+    def build(tf, keras):
+        layer = keras.layers.TextVectorization(vocabulary=["cat", "dog", "the"], output_sequence_length=3)
+        return layer(tf.constant([["The dog"], ["a cat the cat"]])), layer.get_vocabulary()
+
+    _same(build)
+
+
+def test_in_a_functional_model_and_in_fit():
+    vocabulary = ["good", "bad", "fine", "awful"]
+    sentences = np.array(["good fine", "bad awful", "good good", "awful", "fine", "bad"])
+    labels = np.array([[1.0], [0.0], [1.0], [0.0], [1.0], [0.0]], np.float32)
+
+    def build(tf, keras):
+        inputs = keras.Input(shape=(1,), dtype="string")
+        counts = keras.layers.TextVectorization(vocabulary=vocabulary, output_mode="count")(inputs)
+        ids = keras.layers.TextVectorization(vocabulary=vocabulary, output_sequence_length=3)(inputs)
+        outputs = keras.layers.Dense(1, kernel_initializer="zeros", activation="sigmoid")(counts)
+        model = keras.Model(inputs, outputs)
+        preprocess = keras.Model(inputs, [counts, ids])
+        model.compile(optimizer=keras.optimizers.SGD(0.5), loss="binary_crossentropy")
+        history = model.fit(sentences[:, None], labels, batch_size=6, epochs=3, shuffle=False, verbose=0)
+        return preprocess.predict(sentences[:, None], verbose=0), history.history["loss"], \
+            model.predict(sentences[:, None], verbose=0)
+
+    ours, theirs = _both(build)
+    assert ours[0] == theirs[0]
+    np.testing.assert_allclose(ours[1], theirs[1], rtol=1e-5)
+    np.testing.assert_allclose(ours[2], theirs[2], rtol=1e-5)
+    assert ours[1][-1] < ours[1][0]
+
+
+def test_lookup_layer_inside_ember_function():
+    layer = ember.keras.layers.StringLookup(vocabulary=["a", "b"], num_oov_indices=2)
+    traced = ember.function(lambda x: layer(x))
+    eager = layer(ember.constant(["a", "zz", "b", "q"]))
+    np.testing.assert_array_equal(traced(ember.constant(["a", "zz", "b", "q"])).numpy(), eager.numpy())
