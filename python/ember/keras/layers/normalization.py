@@ -1,4 +1,4 @@
-"""Keras 2's BatchNormalization and LayerNormalization.
+"""Keras 2's BatchNormalization, LayerNormalization and GroupNormalization.
 
 BatchNormalization of a 4-D or 5-D input normalised over its first or last axis runs the FusedBatchNormV3
 op, as Keras 2's fused path does; other inputs are moments and an element-wise normalisation. In training
@@ -14,7 +14,7 @@ from ember.keras.engine.base_layer import Layer
 from ember.keras.layers import _layer_utils as U
 from ember.keras.layers.convolutional import _constraint, constraints
 
-__all__ = ["BatchNormalization", "LayerNormalization"]
+__all__ = ["BatchNormalization", "LayerNormalization", "GroupNormalization"]
 
 
 def _axes(axis, rank, layer):
@@ -235,6 +235,101 @@ class LayerNormalization(Layer):
         config = super().get_config()
         config.update({
             "axis": self.axis, "epsilon": self.epsilon, "center": self.center, "scale": self.scale,
+            "beta_initializer": U.serialize("initializers", self.beta_initializer),
+            "gamma_initializer": U.serialize("initializers", self.gamma_initializer),
+            "beta_regularizer": U.serialize("regularizers", self.beta_regularizer),
+            "gamma_regularizer": U.serialize("regularizers", self.gamma_regularizer),
+            "beta_constraint": None if constraints is None else U.serialize("constraints", self.beta_constraint),
+            "gamma_constraint": None if constraints is None else U.serialize("constraints", self.gamma_constraint),
+        })
+        return config
+
+
+class GroupNormalization(Layer):
+    """Splits the channels of ``axis`` into ``groups`` groups of consecutive channels and normalises each example
+    over each group (its channels and every other non-batch axis), then scales by gamma and shifts by beta, one
+    per channel. ``groups=-1`` is one channel per group (instance normalisation). A ``mask`` (broadcast to the
+    input) weights the statistics, as tf_keras's ``weighted_moments`` does. Weights: gamma, then beta."""
+
+    def __init__(self, groups=32, axis=-1, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
+                 gamma_initializer="ones", beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
+                 gamma_constraint=None, **kwargs):
+        super().__init__(**kwargs)
+        self.groups = groups
+        self.axis = axis
+        self.epsilon = float(epsilon)
+        self.center = center
+        self.scale = scale
+        self.beta_initializer = initializers.get(beta_initializer)
+        self.gamma_initializer = initializers.get(gamma_initializer)
+        self.beta_regularizer = regularizers.get(beta_regularizer)
+        self.gamma_regularizer = regularizers.get(gamma_regularizer)
+        self.beta_constraint = _constraint(beta_constraint)
+        self.gamma_constraint = _constraint(gamma_constraint)
+        self.supports_masking = True
+
+    def build(self, input_shape):
+        input_shape = tf.TensorShape(input_shape)
+        if input_shape.rank is None:
+            raise U.input_error(self, "an input of known rank", f"shape {input_shape}")
+        self._rank = input_shape.rank
+        self._axis = _axes(self.axis, self._rank, self)[0]
+        channels = U.known_dim(self, input_shape, self._axis, "channels")
+        if self.groups == -1:
+            self.groups = channels
+        if channels < self.groups:
+            raise ValueError(f"Number of groups ({self.groups}) cannot be more than the number of channels "
+                             f"({channels}).")
+        if channels % self.groups != 0:
+            raise ValueError(f"Number of groups ({self.groups}) must be a multiple of the number of channels "
+                             f"({channels}).")
+        self._channels = channels
+        self.gamma = self.add_weight(name="gamma", shape=(channels,), initializer=self.gamma_initializer,
+                                     regularizer=self.gamma_regularizer, constraint=self.gamma_constraint,
+                                     trainable=True, dtype=self.dtype) if self.scale else None
+        self.beta = self.add_weight(name="beta", shape=(channels,), initializer=self.beta_initializer,
+                                    regularizer=self.beta_regularizer, constraint=self.beta_constraint,
+                                    trainable=True, dtype=self.dtype) if self.center else None
+        self.built = True
+
+    def _grouped(self, x):
+        """x with its channel axis split into [groups, channels / groups]."""
+        shape = tf.shape(x)
+        dims = [shape[i] for i in range(self._rank)]
+        dims[self._axis:self._axis + 1] = [self.groups, self._channels // self.groups]
+        return tf.reshape(x, tf.stack(dims))
+
+    def call(self, inputs, mask=None):
+        x = U.as_tensor(inputs, self.dtype)
+        U.check_rank(self, x, self._rank, "the rank the layer was built for")
+        U.check_axis_size(self, x, self._axis, self._channels, "channels")
+        grouped = self._grouped(x)
+        # Every axis but the batch's and the group's: the group's channels and the other feature axes.
+        axes = [a for a in range(1, self._rank + 1) if a != self._axis]
+        if mask is None:
+            mean, variance = tf.nn.moments(grouped, axes, keepdims=True)
+        else:
+            weights = self._grouped(tf.broadcast_to(tf.cast(U.as_tensor(mask), x.dtype), tf.shape(x)))
+            total = tf.reduce_sum(weights, axes, keepdims=True)
+            # A group with no weight has sums of 0: divided by 1 they stay 0 (tf_keras' reciprocal_no_nan).
+            total = tf.where(total > 0, total, tf.ones_like(total))
+            mean = tf.reduce_sum(grouped * weights, axes, keepdims=True) / total
+            variance = tf.reduce_sum(weights * tf.square(grouped - mean), axes, keepdims=True) / total
+        param_shape = [1] * (self._rank + 1)
+        param_shape[self._axis:self._axis + 2] = [self.groups, self._channels // self.groups]
+        gamma = None if self.gamma is None else tf.reshape(self.gamma, param_shape)
+        beta = None if self.beta is None else tf.reshape(self.beta, param_shape)
+        y = tf.nn.batch_normalization(grouped, mean, variance, beta, gamma, self.epsilon)
+        return tf.reshape(y, tf.shape(x))
+
+    def compute_output_shape(self, input_shape):
+        return tf.TensorShape(input_shape)
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({
+            "groups": self.groups, "axis": self.axis, "epsilon": self.epsilon, "center": self.center,
+            "scale": self.scale,
             "beta_initializer": U.serialize("initializers", self.beta_initializer),
             "gamma_initializer": U.serialize("initializers", self.gamma_initializer),
             "beta_regularizer": U.serialize("regularizers", self.beta_regularizer),
