@@ -319,6 +319,12 @@ class Model(Layer):
     def metrics_names(self):
         return [m.name for m in self.metrics]
 
+    def reset_states(self):
+        """Resets the states of every stateful layer inside (Keras 2's ``Model.reset_states``)."""
+        for layer in self._flatten_layers():
+            if layer is not self and getattr(layer, "stateful", False) and hasattr(layer, "reset_states"):
+                layer.reset_states()
+
     def reset_metrics(self):
         for m in self.metrics:
             m.reset_state()
