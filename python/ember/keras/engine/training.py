@@ -25,6 +25,7 @@ from ember.util import nest
 from ember.keras.engine import base_layer, compile_utils, data_adapter
 from ember.keras.engine.base_layer import Layer
 from ember.keras.engine.keras_tensor import KerasTensor
+from ember.keras.mixed_precision.loss_scale_optimizer import LossScaleOptimizer
 
 
 def _graph_args(args, kwargs):
@@ -290,6 +291,9 @@ class Model(Layer):
             self.optimizer = optimizer  # Keras optimizers, and the compat.v1 ones the seeds use
         else:
             self.optimizer = optimizers.get(optimizer)
+        if self._ember_policy.name == "mixed_float16" and isinstance(self.optimizer, optimizers.Optimizer) and \
+                not isinstance(self.optimizer, LossScaleOptimizer):
+            self.optimizer = LossScaleOptimizer(self.optimizer)  # as tf_keras: float16 gradients need it
         self._ember_compiled = (compile_utils.LossesContainer(loss, loss_weights),
                                 compile_utils.MetricsContainer(metrics, weighted_metrics))
         self._ember_functions = {}
@@ -352,11 +356,15 @@ class Model(Layer):
 
     def train_step(self, data):
         x, y, sample_weight = data_adapter.unpack_x_y_sample_weight(data)
+        scaling = isinstance(self.optimizer, LossScaleOptimizer)
         with GradientTape() as tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
+            scaled_loss = self.optimizer.get_scaled_loss(loss) if scaling else loss
         variables = self.trainable_variables
-        gradients = tape.gradient(loss, variables)
+        gradients = tape.gradient(scaled_loss, variables)
+        if scaling:
+            gradients = self.optimizer.get_unscaled_gradients(gradients)
         self.optimizer.apply_gradients(zip(gradients, variables))
         if not _is_keras_optimizer(self.optimizer):  # Keras optimizers apply constraints themselves
             _apply_constraints(variables)

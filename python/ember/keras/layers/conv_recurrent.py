@@ -95,6 +95,9 @@ class _ConvLSTMCell(_Cell):
         return init
 
     def _conv(self, x, kernel, strides, padding, dilations):
+        if x.dtype in (tf.float16, tf.bfloat16):  # mixed precision: ember's convolutions are float32/float64
+            return tf.cast(self._conv(tf.cast(x, tf.float32), tf.cast(kernel, tf.float32), strides, padding,
+                                      dilations), x.dtype)
         fmt = _FORMATS[(self.rank, self._channels_last)]
         padding = padding.upper()
         if self.rank == 1:

@@ -133,7 +133,7 @@ class Conv(Layer):
         x = U.as_tensor(inputs, self.dtype)
         self._check_input(x)
         U.check_axis_size(self, x, self._channel_axis, self._in_channels, "input channels")
-        y = self._convolve(x)
+        y = U.in_float32(self._convolve, x)
         if self.use_bias:
             y = _add_bias(y, self.bias, self._channels_last, self.rank)
         if self.activation is not None:

@@ -336,7 +336,7 @@ class RNN(Layer):
                 "tensors: \n- If using a Sequential model, specify the batch size by passing a `batch_input_shape` "
                 "argument to your first layer.\n- If using the functional API, specify the batch size by passing a "
                 "`batch_shape` argument to your Input layer.")
-        dtype = self._dtype
+        dtype = self._ember_compute_dtype  # the states are what the cell computes
         with tf.init_scope():  # made eagerly even when the layer is first built inside a trace
             self._ember_states = [tf.Variable(tf.zeros(shape, dtype), trainable=False, name="Variable")
                                   for shape in self._state_shapes(batch)]
