@@ -75,6 +75,16 @@ def test_window_of_an_infinite_dataset_is_lazy_and_infinite():
                                                          .take(4))
 
 
+def test_transformations_that_need_tensors_refuse_windows_and_ragged_batches_clearly():
+    windows = ember.data.Dataset.range(5).window(2)
+    for make in (lambda: windows.map(lambda w: w), lambda: windows.batch(2)):
+        with pytest.raises(TypeError, match="flat_map over the windows first"):
+            make()
+    ragged = ember.data.Dataset.range(1, 5).map(lambda n: ember.range(n)).ragged_batch(2)
+    with pytest.raises(ember.errors.InvalidArgumentError, match="got an element holding RaggedTensor"):
+        list(ragged.map(lambda r: r))
+
+
 def test_window_bad_arguments_raise():
     for kwargs in (dict(size=0), dict(size=2, shift=0), dict(size=2, stride=-1)):
         with pytest.raises(ember.errors.InvalidArgumentError, match="greater than zero"):

@@ -30,6 +30,13 @@ class DatasetSpec:
     def shape(self):
         return self._dataset_shape
 
+    @property
+    def dtype(self):
+        # What map, batch and the other tensor transformations ask of a component first.
+        raise TypeError("tf.data: this element holds datasets (a window's components, DatasetSpec), which only "
+                        "flat_map, interleave and iteration take; flat_map over the windows first (for "
+                        "example `ds.window(n).flat_map(lambda w: w.batch(n))`)")
+
     def __eq__(self, other):
         return isinstance(other, DatasetSpec) and other._element_spec == self._element_spec and \
             other._dataset_shape == self._dataset_shape
