@@ -14,10 +14,9 @@ are the RNN layer's.
 """
 
 import ember as tf
-from ember.keras import activations
 from ember.keras.engine.base_layer import unique_object_name
 from ember.keras.layers import _layer_utils as U
-from ember.keras.layers.recurrent import RNN, _Cell
+from ember.keras.layers.recurrent import RNN, LSTMCell
 
 __all__ = ["ConvLSTM1D", "ConvLSTM2D", "ConvLSTM3D", "ConvLSTM1DCell", "ConvLSTM2DCell", "ConvLSTM3DCell"]
 
@@ -29,19 +28,15 @@ _CELL_ARGS = ("filters", "kernel_size", "strides", "padding", "data_format", "di
               "kernel_constraint", "recurrent_constraint", "bias_constraint", "dropout", "recurrent_dropout")
 
 
-class _ConvLSTMCell(_Cell):
-    """One ConvLSTM step over [batch, spatial..., channels] (``rank`` spatial axes)."""
+class _ConvLSTMCell(LSTMCell):
+    """One ConvLSTM step over [batch, spatial..., channels] (``rank`` spatial axes): LSTMCell's gates, with
+    convolutions for its matmuls."""
 
-    _gates = 4
     rank = None
 
     def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None, dilation_rate=1,
-                 activation="tanh", recurrent_activation="hard_sigmoid", use_bias=True,
-                 kernel_initializer="glorot_uniform", recurrent_initializer="orthogonal", bias_initializer="zeros",
-                 unit_forget_bias=True, **kwargs):
-        super().__init__(int(filters), activation=activation, use_bias=use_bias,
-                         kernel_initializer=kernel_initializer, recurrent_initializer=recurrent_initializer,
-                         bias_initializer=bias_initializer, **kwargs)
+                 activation="tanh", recurrent_activation="hard_sigmoid", **kwargs):
+        super().__init__(int(filters), activation=activation, recurrent_activation=recurrent_activation, **kwargs)
         self.filters = self.units
         self.kernel_size = U.normalize_tuple(kernel_size, self.rank, "kernel_size")
         self.strides = U.normalize_tuple(strides, self.rank, "strides")
@@ -51,16 +46,11 @@ class _ConvLSTMCell(_Cell):
         if max(self.strides) > 1 and max(self.dilation_rate) > 1:
             raise ValueError(f"`strides > 1` not supported in conjunction with `dilation_rate > 1`. Received: "
                              f"strides={self.strides} and dilation_rate={self.dilation_rate}")
-        self.recurrent_activation = activations.get(recurrent_activation)
-        self.unit_forget_bias = unit_forget_bias
+        self._gate_axis = -1 if self._channels_last else 1
 
     @property
     def _channels_last(self):
         return self.data_format == "channels_last"
-
-    @property
-    def state_size(self):
-        return [self.filters, self.filters]
 
     def build(self, input_shape):
         input_shape = tf.TensorShape(input_shape)  # one step: [batch, spatial..., channels]
@@ -82,17 +72,6 @@ class _ConvLSTMCell(_Cell):
         else:
             self.bias = None
         self.built = True
-
-    def _bias_initializer(self):
-        if not self.unit_forget_bias:
-            return self.bias_initializer
-        base, filters = self.bias_initializer, self.filters
-
-        def init(shape, dtype=None, **kwargs):
-            return tf.concat([base((filters,), dtype=dtype), tf.ones((filters,), dtype=dtype),
-                              base((2 * filters,), dtype=dtype)], 0)
-
-        return init
 
     def _conv(self, x, kernel, strides, padding, dilations):
         if x.dtype in (tf.float16, tf.bfloat16):  # mixed precision: ember's convolutions are float32/float64
@@ -126,15 +105,8 @@ class _ConvLSTMCell(_Cell):
             z = self._add_bias(z)
         return tf.reshape(z, tf.concat([shape[:2], tf.shape(z)[1:]], 0))
 
-    def _step(self, xp, states, h_mask):
-        h, c = states
-        h_in = h if h_mask is None else h * h_mask
-        z = xp + self._conv(h_in, self.recurrent_kernel, (1,) * self.rank, "same", (1,) * self.rank)
-        zi, zf, zc, zo = tf.split(z, 4, axis=-1 if self._channels_last else 1)
-        act, rec = self.activation, self.recurrent_activation
-        c = rec(zf) * c + rec(zi) * act(zc)
-        h = rec(zo) * act(c)
-        return h, [h, c]
+    def _recurrent(self, h):
+        return self._conv(h, self.recurrent_kernel, (1,) * self.rank, "same", (1,) * self.rank)
 
     def output_spatial_shape(self, spatial):
         return [U.conv_output_length(n, k, self.padding, s, d)
@@ -146,8 +118,6 @@ class _ConvLSTMCell(_Cell):
         config.update({
             "filters": self.filters, "kernel_size": self.kernel_size, "strides": self.strides,
             "padding": self.padding, "data_format": self.data_format, "dilation_rate": self.dilation_rate,
-            "recurrent_activation": U.serialize("activations", self.recurrent_activation),
-            "unit_forget_bias": self.unit_forget_bias,
         })
         return config
 
@@ -168,6 +138,7 @@ class _ConvLSTM(RNN):
     """The RNN layer over a ConvLSTM cell, with the cell's arguments as the layer's (tf_keras's ConvLSTM*D)."""
 
     _cell_class = None
+    _cell_args = _CELL_ARGS
 
     def __init__(self, filters, kernel_size, return_sequences=False, return_state=False, go_backwards=False,
                  stateful=False, **kwargs):
@@ -184,14 +155,6 @@ class _ConvLSTM(RNN):
     @property
     def rank(self):
         return self.cell.rank
-
-    def __getattr__(self, name):
-        # Keras exposes the cell's arguments and weights on the layer (layer.filters, layer.kernel, ...).
-        if name in _CELL_ARGS or name in ("kernel", "recurrent_kernel", "bias"):
-            cell = self.__dict__.get("cell")
-            if cell is not None:
-                return getattr(cell, name)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def _layout(self):
         spatial = {1: "steps", 2: "rows, cols", 3: "depth, rows, cols"}[self.rank]
@@ -263,11 +226,6 @@ class _ConvLSTM(RNN):
 
     def get_config(self):
         config = super().get_config()
-        cell_config = self.cell.get_config()
-        for key in _CELL_ARGS:
-            if key in cell_config:
-                config[key] = cell_config[key]
-        config.pop("cell", None)
         config["activity_regularizer"] = U.serialize("regularizers", self._activity_regularizer)
         return config
 

@@ -184,9 +184,9 @@ class BatchNormalization(Layer):
         return config
 
 
-class LayerNormalization(Layer):
-    """Normalises each example over ``axis`` (default the last) by its own mean and variance, then scales by
-    gamma and shifts by beta (of the normalised axes' shape)."""
+class _PerExampleNormalization(Layer):
+    """What LayerNormalization and GroupNormalization share: each example normalised by its own statistics,
+    then scaled by gamma and shifted by beta; their arguments, weights and config entries."""
 
     def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
                  gamma_initializer="ones", beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
@@ -204,29 +204,13 @@ class LayerNormalization(Layer):
         self.gamma_constraint = _constraint(gamma_constraint)
         self.supports_masking = True
 
-    def build(self, input_shape):
-        input_shape = tf.TensorShape(input_shape)
-        if input_shape.rank is None:
-            raise U.input_error(self, "an input of known rank", f"shape {input_shape}")
-        self._rank = input_shape.rank
-        self._axes = _axes(self.axis, self._rank, self)
-        self._param_shape = [U.known_dim(self, input_shape, a, "features") for a in self._axes]
-        self.gamma = self.add_weight(name="gamma", shape=self._param_shape, initializer=self.gamma_initializer,
+    def _add_gamma_and_beta(self, shape):
+        self.gamma = self.add_weight(name="gamma", shape=shape, initializer=self.gamma_initializer,
                                      regularizer=self.gamma_regularizer, constraint=self.gamma_constraint,
                                      trainable=True, dtype=self.dtype) if self.scale else None
-        self.beta = self.add_weight(name="beta", shape=self._param_shape, initializer=self.beta_initializer,
+        self.beta = self.add_weight(name="beta", shape=shape, initializer=self.beta_initializer,
                                     regularizer=self.beta_regularizer, constraint=self.beta_constraint,
                                     trainable=True, dtype=self.dtype) if self.center else None
-        self.built = True
-
-    def call(self, inputs):
-        x = U.as_tensor(inputs, self.dtype)
-        U.check_rank(self, x, self._rank, "the rank the layer was built for")
-        for a, n in zip(self._axes, self._param_shape):
-            U.check_axis_size(self, x, a, n, "features")
-        mean, variance = tf.nn.moments(x, self._axes, keepdims=True)
-        b = lambda p: None if p is None else _broadcast_param(p, self._param_shape, self._rank, self._axes)  # noqa
-        return tf.nn.batch_normalization(x, mean, variance, b(self.beta), b(self.gamma), self.epsilon)
 
     def compute_output_shape(self, input_shape):
         return tf.TensorShape(input_shape)
@@ -245,28 +229,39 @@ class LayerNormalization(Layer):
         return config
 
 
-class GroupNormalization(Layer):
+class LayerNormalization(_PerExampleNormalization):
+    """Normalises each example over ``axis`` (default the last) by its own mean and variance, then scales by
+    gamma and shifts by beta (of the normalised axes' shape)."""
+
+    def build(self, input_shape):
+        input_shape = tf.TensorShape(input_shape)
+        if input_shape.rank is None:
+            raise U.input_error(self, "an input of known rank", f"shape {input_shape}")
+        self._rank = input_shape.rank
+        self._axes = _axes(self.axis, self._rank, self)
+        self._param_shape = [U.known_dim(self, input_shape, a, "features") for a in self._axes]
+        self._add_gamma_and_beta(self._param_shape)
+        self.built = True
+
+    def call(self, inputs):
+        x = U.as_tensor(inputs, self.dtype)
+        U.check_rank(self, x, self._rank, "the rank the layer was built for")
+        for a, n in zip(self._axes, self._param_shape):
+            U.check_axis_size(self, x, a, n, "features")
+        mean, variance = tf.nn.moments(x, self._axes, keepdims=True)
+        b = lambda p: None if p is None else _broadcast_param(p, self._param_shape, self._rank, self._axes)  # noqa
+        return tf.nn.batch_normalization(x, mean, variance, b(self.beta), b(self.gamma), self.epsilon)
+
+
+class GroupNormalization(_PerExampleNormalization):
     """Splits the channels of ``axis`` into ``groups`` groups of consecutive channels and normalises each example
     over each group (its channels and every other non-batch axis), then scales by gamma and shifts by beta, one
     per channel. ``groups=-1`` is one channel per group (instance normalisation). A ``mask`` (broadcast to the
     input) weights the statistics, as tf_keras's ``weighted_moments`` does. Weights: gamma, then beta."""
 
-    def __init__(self, groups=32, axis=-1, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
-                 gamma_initializer="ones", beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
-                 gamma_constraint=None, **kwargs):
-        super().__init__(**kwargs)
+    def __init__(self, groups=32, axis=-1, **kwargs):
+        super().__init__(axis=axis, **kwargs)
         self.groups = groups
-        self.axis = axis
-        self.epsilon = float(epsilon)
-        self.center = center
-        self.scale = scale
-        self.beta_initializer = initializers.get(beta_initializer)
-        self.gamma_initializer = initializers.get(gamma_initializer)
-        self.beta_regularizer = regularizers.get(beta_regularizer)
-        self.gamma_regularizer = regularizers.get(gamma_regularizer)
-        self.beta_constraint = _constraint(beta_constraint)
-        self.gamma_constraint = _constraint(gamma_constraint)
-        self.supports_masking = True
 
     def build(self, input_shape):
         input_shape = tf.TensorShape(input_shape)
@@ -284,12 +279,7 @@ class GroupNormalization(Layer):
             raise ValueError(f"Number of groups ({self.groups}) must be a multiple of the number of channels "
                              f"({channels}).")
         self._channels = channels
-        self.gamma = self.add_weight(name="gamma", shape=(channels,), initializer=self.gamma_initializer,
-                                     regularizer=self.gamma_regularizer, constraint=self.gamma_constraint,
-                                     trainable=True, dtype=self.dtype) if self.scale else None
-        self.beta = self.add_weight(name="beta", shape=(channels,), initializer=self.beta_initializer,
-                                    regularizer=self.beta_regularizer, constraint=self.beta_constraint,
-                                    trainable=True, dtype=self.dtype) if self.center else None
+        self._add_gamma_and_beta((channels,))
         self.built = True
 
     def _grouped(self, x):
@@ -322,19 +312,5 @@ class GroupNormalization(Layer):
         y = tf.nn.batch_normalization(grouped, mean, variance, beta, gamma, self.epsilon)
         return tf.reshape(y, tf.shape(x))
 
-    def compute_output_shape(self, input_shape):
-        return tf.TensorShape(input_shape)
-
     def get_config(self):
-        config = super().get_config()
-        config.update({
-            "groups": self.groups, "axis": self.axis, "epsilon": self.epsilon, "center": self.center,
-            "scale": self.scale,
-            "beta_initializer": U.serialize("initializers", self.beta_initializer),
-            "gamma_initializer": U.serialize("initializers", self.gamma_initializer),
-            "beta_regularizer": U.serialize("regularizers", self.beta_regularizer),
-            "gamma_regularizer": U.serialize("regularizers", self.gamma_regularizer),
-            "beta_constraint": None if constraints is None else U.serialize("constraints", self.beta_constraint),
-            "gamma_constraint": None if constraints is None else U.serialize("constraints", self.gamma_constraint),
-        })
-        return config
+        return {**super().get_config(), "groups": self.groups}

@@ -199,11 +199,17 @@ class LSTMCell(_Cell):
     def initial_states(self, batch, dtype):
         return [_zeros_state(batch, self.units, dtype), _zeros_state(batch, self.units, dtype)]
 
+    _gate_axis = -1  # where the four gates' pre-activations lie side by side
+
+    def _recurrent(self, h):
+        """The recurrent transformation of the state (all four gates)."""
+        return tf.matmul(h, self.recurrent_kernel)
+
     def _step(self, xp, states, h_mask):
         h, c = states
         h_in = h if h_mask is None else h * h_mask
-        z = xp + tf.matmul(h_in, self.recurrent_kernel)
-        zi, zf, zc, zo = tf.split(z, 4, axis=-1)
+        z = xp + self._recurrent(h_in)
+        zi, zf, zc, zo = tf.split(z, 4, axis=self._gate_axis)
         act, rec = self.activation, self.recurrent_activation
         c = rec(zf) * c + rec(zi) * act(zc)
         h = rec(zo) * act(c)
@@ -277,6 +283,10 @@ class RNN(Layer):
     (``return_state``). ``go_backwards`` runs the steps last to first (and returns the outputs in that
     order, as Keras). A ``mask`` [batch, steps] keeps the state and repeats the previous output at masked
     steps (zeros instead with ``zero_output_for_mask``)."""
+
+    # The arguments of the cell a layer makes itself (SimpleRNN/LSTM/GRU, ConvLSTM*D): Keras shows them, and the
+    # cell's weights, as the layer's attributes and config entries. None for an RNN over a given cell.
+    _cell_args = ()
 
     def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False, stateful=False,
                  unroll=False, time_major=False, **kwargs):
@@ -516,6 +526,13 @@ class RNN(Layer):
             return [out] + [tf.TensorShape([batch, s]) for s in _as_list(self.cell.state_size)]
         return out
 
+    def __getattr__(self, name):
+        if name in type(self)._cell_args or (type(self)._cell_args and name in ("kernel", "recurrent_kernel", "bias")):
+            cell = self.__dict__.get("cell")
+            if cell is not None:
+                return getattr(cell, name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
     def get_config(self):
         config = super().get_config()
         config.update({"return_sequences": self.return_sequences, "return_state": self.return_state,
@@ -523,6 +540,8 @@ class RNN(Layer):
                        "time_major": self.time_major})
         if self.zero_output_for_mask:
             config["zero_output_for_mask"] = True
+        cell_config = self.cell.get_config() if self._cell_args else {}
+        config.update({key: cell_config[key] for key in self._cell_args if key in cell_config})
         return config
 
     def _clone(self, **overrides):
@@ -532,7 +551,7 @@ class RNN(Layer):
 
 
 def _is_standard_lstm(cell):
-    return (isinstance(cell, LSTMCell) and getattr(cell.activation, "__name__", None) == "tanh"
+    return (type(cell) is LSTMCell and getattr(cell.activation, "__name__", None) == "tanh"
             and getattr(cell.recurrent_activation, "__name__", None) == "sigmoid")
 
 
@@ -609,6 +628,7 @@ class _CellLayer(RNN):
     """SimpleRNN, LSTM and GRU: an RNN over their own cell, with the cell's arguments as the layer's."""
 
     _cell_class = None
+    _cell_args = _CELL_ARGS
 
     def __init__(self, units, **kwargs):
         cell_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in _CELL_ARGS}
@@ -622,22 +642,6 @@ class _CellLayer(RNN):
         cell = self._cell_class(units, dtype=dtype, name=f"{self._cell_class.__name__.lower()[:-4]}_cell",
                                 **cell_kwargs)
         super().__init__(cell, **kwargs)
-
-    def __getattr__(self, name):
-        # Keras exposes the cell's arguments and weights on the layer (lstm.units, lstm.kernel, ...).
-        if name in _CELL_ARGS or name in ("kernel", "recurrent_kernel", "bias"):
-            cell = self.__dict__.get("cell")
-            if cell is not None:
-                return getattr(cell, name)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-
-    def get_config(self):
-        config = super().get_config()
-        cell_config = self.cell.get_config()
-        for key in _CELL_ARGS:
-            if key in cell_config:
-                config[key] = cell_config[key]
-        return config
 
     def _clone(self, **overrides):
         arguments = dict(self._arguments, **overrides)
