@@ -207,4 +207,6 @@ class LossScaleOptimizer(Optimizer):
 
         config = dict(config)
         config["inner_optimizer"] = optimizers.deserialize(config["inner_optimizer"], custom_objects=custom_objects)
+        config.pop("is_legacy_optimizer", None)  # tf_keras' HDF5 files add these to every optimizer's config
+        config.pop("jit_compile", None)
         return cls(**config)
