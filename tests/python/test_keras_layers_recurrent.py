@@ -325,3 +325,21 @@ def test_stateful_fit_and_predict_carry_states_across_batches_as_tf_keras(batch_
     assert all(not np.any(s.numpy()) for layer in ours.layers for s in getattr(layer, "states", []) or [])
     np.testing.assert_allclose(ours.predict(x, batch_size=4, verbose=0), ref.predict(x, batch_size=4, verbose=0),
                                atol=1e-4)
+
+
+def test_stateful_bidirectional_matches_tf_keras_and_resets_both_directions():
+    x = data(2, 4, 3)
+    ref = tf_keras.layers.Bidirectional(tf_keras.layers.LSTM(2, stateful=True, return_sequences=True))
+    ours = R.Bidirectional(R.LSTM(2, stateful=True, return_sequences=True))
+    ref(x)
+    ours(tf.constant(x))
+    ours.set_weights(ref.get_weights())
+    ref.reset_states()
+    ours.reset_states()
+    for i in range(3):
+        x = data(2, 4, 3, seed=i + 1)
+        np.testing.assert_allclose(ours(tf.constant(x)).numpy(), ref(x).numpy(), atol=1e-5)
+    ours.reset_states()
+    assert all(not np.any(s.numpy()) for layer in (ours.forward_layer, ours.backward_layer) for s in layer.states)
+    with pytest.raises(AttributeError, match="must be stateful"):
+        R.Bidirectional(R.GRU(2)).reset_states()

@@ -695,6 +695,7 @@ class Bidirectional(Layer):
         self.merge_mode = merge_mode
         self.return_sequences = layer.return_sequences
         self.return_state = layer.return_state
+        self.stateful = layer.stateful
         for rnn in (layer, backward_layer):
             rnn.zero_output_for_mask = rnn.return_sequences  # as Keras: padded steps of each direction are zero
         self._initial_weights = weights
@@ -709,6 +710,19 @@ class Bidirectional(Layer):
         if self._initial_weights is not None:
             self.set_weights(self._initial_weights)
             self._initial_weights = None
+
+    def reset_states(self, states=None):
+        """Resets both directions' states: to zeros, or to ``states`` (the forward layer's, then the backward's)."""
+        if not self.stateful:
+            raise AttributeError("Layer must be stateful.")
+        if states is None:
+            self.forward_layer.reset_states()
+            self.backward_layer.reset_states()
+            return
+        states = _as_list(states)
+        half = len(states) // 2
+        self.forward_layer.reset_states(states[:half])
+        self.backward_layer.reset_states(states[half:])
 
     def call(self, inputs, training=None, mask=None, initial_state=None):
         states = _as_list(initial_state)
