@@ -134,3 +134,11 @@ def test_ragged_batch_row_splits_dtype_and_bad_arguments():
     assert first.row_splits.dtype == ember.int32 and first.to_list() == next(iter(want)).to_list()
     with pytest.raises(ember.errors.InvalidArgumentError, match="batch_size must be greater than zero"):
         ember.data.Dataset.range(3).ragged_batch(0)
+
+
+def test_experimental_dense_to_ragged_batch_is_ragged_batch():
+    def pipeline(tf):
+        return tf.data.Dataset.range(1, 6).map(lambda n: tf.range(n)).apply(
+            tf.data.experimental.dense_to_ragged_batch(2))
+
+    assert [v.to_list() for v in pipeline(ember)] == [v.to_list() for v in pipeline(tensorflow)]
