@@ -40,6 +40,7 @@ def test_window_matches_tensorflow(kwargs):
     assert _window_values(got) == _window_values(want)
     assert int(got.cardinality().numpy()) == int(want.cardinality().numpy())
     assert repr(got.element_spec) == repr(want.element_spec)
+    assert _window_values(got.prefetch(ember.data.AUTOTUNE)) == _window_values(want)
 
 
 def test_window_of_structured_elements_and_flat_map_match_tensorflow():
@@ -123,6 +124,7 @@ def test_ragged_batch_matches_tensorflow(name, drop_remainder):
     assert _spec(got.element_spec) == _spec(want.element_spec)
     assert [_values(v) for v in got] == [_values(v) for v in want]
     assert int(got.cardinality().numpy()) == int(want.cardinality().numpy())
+    assert [_values(v) for v in got.prefetch(2)] == [_values(v) for v in want]  # prefetch keeps them in Python
 
 
 def test_ragged_batch_row_splits_dtype_and_bad_arguments():

@@ -743,6 +743,8 @@ class _PrefetchDataset(_UnaryDataset):
 
     def _native(self):
         from ember.data.readers import has_strings
+        if not all(isinstance(s, TensorSpec) for s in self._flat_specs()):
+            return None  # windows and ragged batches (windowing.py) stay in Python
         if has_strings(self.element_spec):  # records (bytes) stay in Python
             return None
         if self._buffer == 0:
