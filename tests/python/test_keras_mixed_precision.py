@@ -231,3 +231,17 @@ def test_mixed_model_savedmodel_round_trip(mixed, tmp_path):
     assert type(loaded.optimizer).__name__ == "LossScaleOptimizer"
     np.testing.assert_allclose(loaded.predict(x, verbose=0), model.predict(x, verbose=0), atol=1e-6)
     assert tf.keras.Model.from_config(model.get_config()).layers[1].dtype_policy.name == "mixed_float16"
+
+
+def test_a_functional_model_leaves_the_casting_to_its_layers(mixed):
+    """A float32 first layer of a mixed model gets the float32 input itself, as tf_keras's graph networks do
+    not autocast."""
+    def model(keras):
+        inputs = keras.Input((3,))
+        x = keras.layers.Dense(2, dtype="float32", kernel_initializer="ones")(inputs)
+        return keras.Model(inputs, x)
+
+    x = np.array([[1.0001, 2.0, 3.0]], np.float32)
+    got, want = model(tf.keras)(tf.constant(x)), model(tf_keras)(x)
+    assert got.dtype == tf.float32
+    np.testing.assert_array_equal(got.numpy(), want.numpy())  # float16 would round 1.0001 to 1.0

@@ -80,6 +80,7 @@ class Model(Layer):
         from ember.keras.engine.functional import GraphNetwork
 
         self._ember_graph = GraphNetwork(inputs, outputs, self.name)
+        self._autocast = False  # as tf_keras: the graph's layers cast their own inputs (a float32 one keeps them)
         self.input_spec = self._ember_graph.input_specs()
         if len(self.input_spec) == 1 and not isinstance(self._ember_graph.nested_inputs, (list, dict)):
             self.input_spec = self.input_spec[0]
