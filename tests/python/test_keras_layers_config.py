@@ -15,6 +15,10 @@ MAKERS = [
     lambda: L.Conv3D(2, 2, use_bias=False),
     lambda: L.Conv2DTranspose(3, 3, strides=2, output_padding=1),
     lambda: L.DepthwiseConv2D(3, depth_multiplier=2),
+    lambda: L.DepthwiseConv1D(3, depth_multiplier=2, padding="same"),
+    lambda: L.Conv1DTranspose(3, 3, strides=2, output_padding=1),
+    lambda: L.Conv3DTranspose(2, 2, strides=2, padding="same"),
+    lambda: L.GroupNormalization(groups=2, epsilon=1e-4),
     lambda: L.MaxPooling2D(3, strides=2, padding="same"),
     lambda: L.AveragePooling1D(3),
     lambda: L.GlobalAveragePooling2D(keepdims=True),
@@ -59,3 +63,26 @@ def test_model_of_these_layers_saves_and_loads_weights(tmp_path):
     b = model()
     b.load_weights(str(tmp_path / "ckpt"))
     np.testing.assert_allclose(b(tf.constant(x)).numpy(), want, atol=1e-6)
+
+
+def test_checkpoints_of_the_newer_layers_load_both_ways_with_tf_keras(tmp_path):
+    """ConvLSTM2D, Conv1D/2DTranspose, GroupNormalization and DepthwiseConv1D keep tf_keras' checkpoint keys."""
+    def model(keras):
+        inputs = keras.Input((3, 6, 6, 2))
+        x = keras.layers.ConvLSTM2D(4, 3, return_sequences=True)(inputs)
+        x = keras.layers.TimeDistributed(keras.layers.Conv2DTranspose(2, 3))(x)
+        x = keras.layers.Reshape((3, 36, 2))(x)
+        x = keras.layers.TimeDistributed(keras.layers.GroupNormalization(2))(x)
+        x = keras.layers.Reshape((3, 72))(x)
+        x = keras.layers.Conv1DTranspose(2, 3)(x)
+        return keras.Model(inputs, keras.layers.DepthwiseConv1D(3, depth_multiplier=2)(x))
+
+    x = np.random.default_rng(0).standard_normal((2, 3, 6, 6, 2)).astype(np.float32)
+    ref, ours = model(tf_keras), model(tf.keras)
+    ref.save_weights(str(tmp_path / "tf_keras"))
+    ours.load_weights(str(tmp_path / "tf_keras"))
+    np.testing.assert_allclose(ours(tf.constant(x)).numpy(), ref(x).numpy(), atol=1e-5)
+    ours.save_weights(str(tmp_path / "ember"))
+    again = model(tf_keras)
+    again.load_weights(str(tmp_path / "ember"))
+    np.testing.assert_allclose(again(x).numpy(), ref(x).numpy(), atol=1e-5)

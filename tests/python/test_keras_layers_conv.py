@@ -1,4 +1,4 @@
-"""Conv1D/2D/3D, Conv2DTranspose and DepthwiseConv2D (python/ember/keras/layers/convolutional.py) against
+"""Conv1D/2D/3D, Conv1D/2D/3DTranspose and DepthwiseConv1D/2D (python/ember/keras/layers/convolutional.py) against
 tf_keras with the same weights: forward, gradients, eager vs ember.function, None batch; bad inputs raise
 ember.errors naming the layer."""
 
@@ -31,6 +31,17 @@ CONV_CASES = [
     ("Conv2DTranspose", dict(filters=3, kernel_size=3, strides=2, padding="same"), (2, 4, 5, 2)),
     ("Conv2DTranspose", dict(filters=3, kernel_size=3, strides=2, padding="valid", output_padding=1), (2, 4, 4, 2)),
     ("Conv2DTranspose", dict(filters=2, kernel_size=2, strides=2, activation="relu"), (2, 3, 3, 4)),
+    ("Conv1DTranspose", dict(filters=3, kernel_size=3), (2, 5, 2)),
+    ("Conv1DTranspose", dict(filters=3, kernel_size=4, strides=2, padding="same"), (2, 5, 2)),
+    ("Conv1DTranspose", dict(filters=2, kernel_size=3, strides=3, output_padding=1, activation="relu"), (2, 4, 3)),
+    ("Conv1DTranspose", dict(filters=2, kernel_size=3, dilation_rate=2, use_bias=False), (2, 6, 3)),
+    ("Conv3DTranspose", dict(filters=2, kernel_size=2), (2, 3, 4, 3, 2)),
+    ("Conv3DTranspose", dict(filters=3, kernel_size=3, strides=2, padding="same"), (1, 3, 3, 4, 2)),
+    ("Conv3DTranspose", dict(filters=2, kernel_size=(2, 3, 2), strides=(2, 1, 2), output_padding=(1, 0, 1),
+                             activation="tanh"), (1, 2, 3, 3, 2)),
+    ("DepthwiseConv1D", dict(kernel_size=3), (2, 7, 3)),
+    ("DepthwiseConv1D", dict(kernel_size=3, depth_multiplier=2, strides=2, padding="same"), (2, 9, 3)),
+    ("DepthwiseConv1D", dict(kernel_size=2, dilation_rate=2, use_bias=False, activation="relu"), (2, 8, 2)),
     ("DepthwiseConv2D", dict(kernel_size=3), (2, 6, 6, 3)),
     ("DepthwiseConv2D", dict(kernel_size=3, depth_multiplier=2, strides=2, padding="same"), (2, 7, 7, 3)),
     ("DepthwiseConv2D", dict(kernel_size=2, dilation_rate=2, use_bias=False), (2, 6, 6, 2)),
@@ -56,6 +67,53 @@ def test_conv2d_weights_are_kernel_then_bias_in_keras_layout():
     d = C.DepthwiseConv2D(3, depth_multiplier=2)
     d(tf.zeros([1, 5, 5, 4]))
     assert [w.shape for w in d.get_weights()] == [(3, 3, 4, 2), (8,)]
+    t1 = C.Conv1DTranspose(6, 3)
+    t1(tf.zeros([1, 5, 4]))
+    assert [w.shape for w in t1.get_weights()] == [(3, 6, 4), (6,)]
+    t3 = C.Conv3DTranspose(6, 3)
+    t3(tf.zeros([1, 5, 5, 5, 4]))
+    assert [w.shape for w in t3.get_weights()] == [(3, 3, 3, 6, 4), (6,)]
+    d1 = C.DepthwiseConv1D(3, depth_multiplier=2)
+    d1(tf.zeros([1, 5, 4]))
+    assert [w.shape for w in d1.get_weights()] == [(3, 4, 2), (8,)]
+
+
+@pytest.mark.parametrize("name,kwargs", [
+    ("Conv1DTranspose", dict(filters=3, kernel_size=3, strides=2, output_padding=1, dilation_rate=1)),
+    ("Conv3DTranspose", dict(filters=3, kernel_size=2, strides=2, padding="same")),
+    ("DepthwiseConv1D", dict(kernel_size=3, depth_multiplier=2, padding="same", activation="relu")),
+])
+def test_new_conv_configs_equal_tf_keras(name, kwargs):
+    ours = getattr(C, name)(name="layer", **kwargs).get_config()
+    want = getattr(tf_keras.layers, name)(name="layer", **kwargs).get_config()
+    assert set(ours) == set(want)
+    for key in ("filters", "kernel_size", "strides", "padding", "data_format", "dilation_rate", "output_padding",
+                "depth_multiplier", "activation", "use_bias"):
+        if key in want:
+            assert ours[key] == want[key], key
+    assert type(getattr(C, name)(**kwargs)).from_config(ours).get_config() == ours
+
+
+def test_transposed_conv_with_unknown_spatial_size_matches_tf_keras():
+    """A None steps/rows axis: the output length is computed when the graph runs."""
+    for name, kwargs, shape in [("Conv1DTranspose", dict(filters=2, kernel_size=3, strides=2), (2, 5, 3)),
+                                ("Conv3DTranspose", dict(filters=2, kernel_size=3, strides=2, padding="same"),
+                                 (1, 3, 2, 3, 2))]:
+        x = data(*shape)
+        ref = getattr(tf_keras.layers, name)(**kwargs)
+        want = ref(x).numpy()
+        layer = getattr(C, name)(**kwargs)
+        layer(tf.constant(x))
+        layer.set_weights(ref.get_weights())
+        spec = tf.TensorSpec([None] * (len(shape) - 1) + [shape[-1]], tf.float32)
+        got = tf.function(layer, input_signature=[spec])(tf.constant(x)).numpy()
+        np.testing.assert_allclose(got, want, atol=1e-4, rtol=1e-4)
+
+
+def test_depthwise_conv1d_and_transposed_convs_refuse_causal_padding():
+    for make in (lambda: C.DepthwiseConv1D(3, padding="causal"), lambda: C.Conv1DTranspose(2, 3, padding="causal")):
+        with pytest.raises(ValueError, match="causal"):
+            make()
 
 
 @pytest.mark.parametrize("name,kwargs,shape", [
@@ -63,6 +121,10 @@ def test_conv2d_weights_are_kernel_then_bias_in_keras_layout():
     ("Conv2D", dict(filters=3, kernel_size=3, strides=2, padding="same"), (2, 7, 6, 2)),
     ("Conv3D", dict(filters=2, kernel_size=2), (1, 4, 4, 4, 2)),
     ("DepthwiseConv2D", dict(kernel_size=3, depth_multiplier=2), (2, 6, 6, 3)),
+    ("DepthwiseConv1D", dict(kernel_size=3, depth_multiplier=2), (2, 6, 3)),
+    ("Conv1DTranspose", dict(filters=3, kernel_size=3, strides=2), (2, 5, 2)),
+    ("Conv2DTranspose", dict(filters=3, kernel_size=3, strides=2, padding="same"), (2, 4, 5, 2)),
+    ("Conv3DTranspose", dict(filters=2, kernel_size=2, strides=2), (1, 2, 3, 2, 2)),
 ])
 def test_channels_first_is_channels_last_transposed(name, kwargs, shape):
     """TensorFlow's CPU kernels have no NCHW convolution, so channels_first is checked against ember's own

@@ -171,6 +171,46 @@ def test_normalization_adapt_as_tf_keras():
     np.testing.assert_allclose(from_dataset(data).numpy(), theirs(data).numpy(), rtol=1e-4, atol=1e-4)
 
 
+DISCRETIZATION_ADAPT = [
+    (dict(num_bins=4), (100,), {}),
+    (dict(num_bins=5, epsilon=0.05), (300, 2), dict(batch_size=50)),  # summaries compressed and merged
+    (dict(num_bins=3), (20, 3), {}),  # fewer values than 1 / epsilon: all kept
+    (dict(num_bins=10, epsilon=0.001), (2000,), dict(batch_size=256)),
+    (dict(num_bins=4), (200,), dict(batch_size=16, steps=5)),  # only the first 80 values
+]
+
+
+@pytest.mark.parametrize("kwargs,shape,adapt_kwargs", DISCRETIZATION_ADAPT,
+                         ids=[str(i) for i in range(len(DISCRETIZATION_ADAPT))])
+def test_discretization_adapt_learns_tf_keras_boundaries(kwargs, shape, adapt_kwargs):
+    data = (np.random.default_rng(len(shape) + shape[0]).standard_normal(shape) * 3 + 1).astype(np.float32)
+    ours, theirs = em.keras.layers.Discretization(**kwargs), tf_keras.layers.Discretization(**kwargs)
+    ours.adapt(data, **adapt_kwargs)
+    theirs.adapt(data, **adapt_kwargs)
+    np.testing.assert_allclose(ours.bin_boundaries, theirs.bin_boundaries, rtol=1e-6)
+    assert len(ours.bin_boundaries) == kwargs["num_bins"] - 1
+    np.testing.assert_array_equal(ours(data).numpy(), theirs(data).numpy())
+    want = {k: v for k, v in theirs.get_config().items() if k != "batch_input_shape"}  # adapt's build adds it
+    assert ours.get_config() == {**want, "dtype": ours.get_config()["dtype"]}
+
+
+def test_discretization_adapt_on_a_dataset_as_tf_keras():
+    data = (RNG.standard_normal((150, 1)) * 2).astype(np.float32)
+    ours, theirs = em.keras.layers.Discretization(num_bins=6, epsilon=0.02), \
+        tf_keras.layers.Discretization(num_bins=6, epsilon=0.02)
+    ours.adapt(em.data.Dataset.from_tensor_slices(data).batch(40))
+    import tensorflow
+
+    theirs.adapt(tensorflow.data.Dataset.from_tensor_slices(data).batch(40))
+    np.testing.assert_allclose(ours.bin_boundaries, theirs.bin_boundaries, rtol=1e-6)
+    with pytest.raises(ValueError, match="initialized with `bin_boundaries`"):
+        em.keras.layers.Discretization(bin_boundaries=[0.0]).adapt(data)
+    with pytest.raises(ValueError, match="num_bins"):
+        em.keras.layers.Discretization().adapt(data)
+    with pytest.raises(ValueError, match="should not be set"):
+        em.keras.layers.Discretization(bin_boundaries=[0.0], num_bins=2)
+
+
 def test_bad_arguments_raise_as_tf_keras():
     for k in (em.keras, tf_keras):
         with pytest.raises(ValueError):

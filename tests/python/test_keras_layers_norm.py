@@ -1,4 +1,4 @@
-"""BatchNormalization and LayerNormalization (python/ember/keras/layers/normalization.py) against tf_keras:
+"""BatchNormalization, LayerNormalization and GroupNormalization (python/ember/keras/layers/normalization.py) against tf_keras:
 forward in training and inference, the moving statistics after training steps (eagerly and inside
 ember.function), gradients, None batch; bad inputs raise ember.errors naming the layer."""
 
@@ -124,3 +124,49 @@ def test_bad_inputs_raise_naming_the_layer():
     ln(tf.zeros([2, 3]))
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"LayerNormalization .*expected 3 features.*got 4"):
         ln(tf.zeros([2, 4]))
+
+
+GN_CASES = [
+    (dict(groups=2), (3, 5, 4)),
+    (dict(groups=3, epsilon=1e-2), (2, 4, 4, 6)),
+    (dict(groups=-1, center=False), (2, 3, 4)),  # one channel per group: instance normalisation
+    (dict(groups=1, scale=False), (2, 3, 2, 2, 4)),
+    (dict(groups=2, axis=1), (2, 4, 3, 3)),  # channels first
+    (dict(groups=4, axis=-2), (2, 3, 8, 2)),
+]
+
+
+@pytest.mark.parametrize("kwargs,shape", GN_CASES, ids=[str(i) for i in range(len(GN_CASES))])
+def test_group_norm_matches_tf_keras(kwargs, shape):
+    def tf_layer():
+        layer = tf_keras.layers.GroupNormalization(**kwargs)
+        layer.build(shape)
+        rng = np.random.default_rng(1)  # gamma and beta away from (1, 0)
+        layer.set_weights([w + rng.uniform(0.1, 0.5, w.shape).astype(np.float32) for w in layer.get_weights()])
+        return layer
+
+    layer, ref = check_layer(lambda: N.GroupNormalization(**kwargs), tf_layer, [data(*shape)])
+    assert [w.name.split("/")[-1] for w in layer.weights] == [w.name.split("/")[-1] for w in ref.weights]
+    config = layer.get_config()
+    assert config == ref.get_config() | {"name": config["name"]}
+    assert N.GroupNormalization.from_config(config).get_config() == config
+
+
+def test_group_norm_with_a_mask_matches_tf_keras():
+    x = data(2, 5, 4)
+    mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], bool)[:, :, None]
+    ref = tf_keras.layers.GroupNormalization(groups=2)
+    want = ref(x, mask=mask).numpy()
+    ours = N.GroupNormalization(groups=2)
+    np.testing.assert_allclose(ours(tf.constant(x), mask=tf.constant(mask)).numpy(), want, atol=1e-5, rtol=1e-5)
+
+
+def test_group_norm_bad_groups_raise_as_tf_keras():
+    with pytest.raises(ValueError, match="cannot be more than the number of channels"):
+        N.GroupNormalization(groups=8)(tf.zeros([2, 3, 4]))
+    with pytest.raises(ValueError, match="must be a multiple"):
+        N.GroupNormalization(groups=3)(tf.zeros([2, 3, 4]))
+    layer = N.GroupNormalization(groups=2, name="gn")
+    layer(tf.zeros([2, 3, 4]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="gn.*4 channels.*6"):
+        layer(tf.zeros([2, 3, 6]))

@@ -221,3 +221,125 @@ def test_embedding_mask_reaches_the_lstm_as_in_tf_keras():
     ref_emb.set_weights(emb.get_weights())
     ref_lstm.set_weights(lstm.get_weights())
     np.testing.assert_allclose(got.numpy(), ref_lstm(ref_emb(ids)).numpy(), atol=1e-5)
+
+
+# ---- stateful=True (Note [Stateful RNNs] in recurrent.py)
+
+STATEFUL = [("SimpleRNN", dict()), ("LSTM", dict(return_sequences=True)), ("GRU", dict(return_state=True)),
+            ("LSTM", dict(go_backwards=True, return_state=True)), ("GRU", dict(reset_after=False))]
+
+
+def _outputs(value):
+    return [np.asarray(v) for v in (value if isinstance(value, (list, tuple)) else [value])]
+
+
+@pytest.mark.parametrize("name,kwargs", STATEFUL, ids=[f"{n}-{i}" for i, (n, _) in enumerate(STATEFUL)])
+@pytest.mark.parametrize("in_function", [False, True])
+def test_stateful_matches_tf_keras_over_consecutive_calls(name, kwargs, in_function):
+    ref = getattr(tf_keras.layers, name)(4, stateful=True, **kwargs)
+    ours = getattr(R, name)(4, stateful=True, **kwargs)
+    first = data(2, 5, 3, seed=0)
+    ref(first)
+    ours(tf.constant(first))
+    ours.set_weights(ref.get_weights())
+    ref.reset_states()
+    ours.reset_states()
+    call = tf.function(lambda x: ours(x)) if in_function else ours
+    for i in range(4):  # the state carries over: each call differs from a fresh layer's
+        x = data(2, 5, 3, seed=i + 1)
+        want = _outputs(ref(x))
+        got = _outputs(call(tf.constant(x)))
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g, w, atol=1e-5, rtol=1e-5)
+        for s, r in zip(ours.states, ref.states):
+            np.testing.assert_allclose(s.numpy(), r.numpy(), atol=1e-5, rtol=1e-5)
+    ref.reset_states()
+    ours.reset_states()
+    assert all(not np.any(s.numpy()) for s in ours.states)
+    x = data(2, 5, 3, seed=9)
+    for g, w in zip(_outputs(call(tf.constant(x))), _outputs(ref(x))):
+        np.testing.assert_allclose(g, w, atol=1e-5, rtol=1e-5)
+
+
+def test_stateful_states_are_not_weights_and_reset_takes_values():
+    layer = R.LSTM(3, stateful=True)
+    x = data(2, 4, 5)
+    layer(tf.constant(x))
+    assert len(layer.weights) == 3 and len(layer.non_trainable_weights) == 0
+    assert [s.shape.as_list() for s in layer.states] == [[2, 3], [2, 3]]
+    layer.reset_states([np.ones((2, 3), np.float32), np.full((2, 3), 2.0, np.float32)])
+    ref = tf_keras.layers.LSTM(3, stateful=True)
+    ref(x)
+    ref.set_weights(layer.get_weights())
+    ref.reset_states([np.ones((2, 3), np.float32), np.full((2, 3), 2.0, np.float32)])
+    np.testing.assert_allclose(layer(tf.constant(x)).numpy(), ref(x).numpy(), atol=1e-5)
+    assert R.LSTM(3).states == [None, None]
+    with pytest.raises(ValueError, match="expects 2 states, but it received 1"):
+        layer.reset_states([np.ones((2, 3), np.float32)])
+    with pytest.raises(ValueError, match=r"State 0 is incompatible.*\(2, 3\).*\(3, 3\)"):
+        layer.reset_states([np.ones((3, 3), np.float32)] * 2)
+    with pytest.raises(AttributeError, match="must be stateful"):
+        R.GRU(2).reset_states()
+
+
+def test_stateful_batch_size_must_be_known_and_fixed():
+    with pytest.raises(ValueError, match="needs to know its batch size"):
+        tf.keras.Sequential([R.SimpleRNN(2, stateful=True, input_shape=(3, 4))])
+    with pytest.raises(ValueError, match="needs to know its batch size"):
+        R.GRU(2, stateful=True)(tf.keras.Input((3, 4)))
+    layer = R.GRU(2, stateful=True, name="stateful_gru")
+    layer(tf.zeros([2, 3, 4]))
+    with pytest.raises(tf.errors.InvalidArgumentError, match="stateful_gru.*2 examples per batch.*got 3"):
+        layer(tf.zeros([3, 3, 4]))
+
+
+def _stateful_model(keras, batch_input=True):
+    if batch_input:
+        inputs = keras.Input((3, 2), batch_size=4)
+        x = keras.layers.LSTM(5, stateful=True, return_sequences=True)(inputs)
+        x = keras.layers.GRU(3, stateful=True)(x)
+        return keras.Model(inputs, keras.layers.Dense(1)(x))
+    return keras.Sequential([keras.layers.SimpleRNN(4, stateful=True, batch_input_shape=(4, 3, 2)),
+                             keras.layers.Dense(1)])
+
+
+@pytest.mark.parametrize("batch_input", [True, False], ids=["functional", "sequential"])
+def test_stateful_fit_and_predict_carry_states_across_batches_as_tf_keras(batch_input):
+    ref = _stateful_model(tf_keras, batch_input)
+    ours = _stateful_model(tf.keras, batch_input)
+    ours.set_weights(ref.get_weights())
+    x = data(12, 3, 2, seed=3)
+    y = data(12, 1, seed=4)
+    ref.compile(tf_keras.optimizers.SGD(0.05), "mse")
+    ours.compile(tf.keras.optimizers.SGD(0.05), "mse")
+    want = ref.fit(x, y, batch_size=4, epochs=3, shuffle=False, verbose=0).history["loss"]
+    got = ours.fit(x, y, batch_size=4, epochs=3, shuffle=False, verbose=0).history["loss"]
+    np.testing.assert_allclose(got, want, rtol=1e-4)
+    for s, r in zip([s for layer in ours.layers for s in getattr(layer, "states", [])],
+                    [s for layer in ref.layers for s in getattr(layer, "states", [])]):
+        np.testing.assert_allclose(s.numpy(), r.numpy(), atol=1e-4)
+    np.testing.assert_allclose(ours.predict(x, batch_size=4, verbose=0), ref.predict(x, batch_size=4, verbose=0),
+                               atol=1e-4)
+    ref.reset_states()
+    ours.reset_states()
+    assert all(not np.any(s.numpy()) for layer in ours.layers for s in getattr(layer, "states", []) or [])
+    np.testing.assert_allclose(ours.predict(x, batch_size=4, verbose=0), ref.predict(x, batch_size=4, verbose=0),
+                               atol=1e-4)
+
+
+def test_stateful_bidirectional_matches_tf_keras_and_resets_both_directions():
+    x = data(2, 4, 3)
+    ref = tf_keras.layers.Bidirectional(tf_keras.layers.LSTM(2, stateful=True, return_sequences=True))
+    ours = R.Bidirectional(R.LSTM(2, stateful=True, return_sequences=True))
+    ref(x)
+    ours(tf.constant(x))
+    ours.set_weights(ref.get_weights())
+    ref.reset_states()
+    ours.reset_states()
+    for i in range(3):
+        x = data(2, 4, 3, seed=i + 1)
+        np.testing.assert_allclose(ours(tf.constant(x)).numpy(), ref(x).numpy(), atol=1e-5)
+    ours.reset_states()
+    assert all(not np.any(s.numpy()) for layer in (ours.forward_layer, ours.backward_layer) for s in layer.states)
+    with pytest.raises(AttributeError, match="must be stateful"):
+        R.Bidirectional(R.GRU(2)).reset_states()

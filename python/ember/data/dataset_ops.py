@@ -168,6 +168,14 @@ class Dataset:
     def padded_batch(self, batch_size, padded_shapes=None, padding_values=None, drop_remainder=False, name=None):
         return _PaddedBatchDataset(self, batch_size, padded_shapes, padding_values, drop_remainder)
 
+    def ragged_batch(self, batch_size, drop_remainder=False, row_splits_dtype=int64, name=None):
+        from ember.data import windowing
+        return windowing.RaggedBatchDataset(self, batch_size, drop_remainder, row_splits_dtype)
+
+    def window(self, size, shift=None, stride=1, drop_remainder=False, name=None):
+        from ember.data import windowing
+        return windowing.WindowDataset(self, size, shift, stride, drop_remainder)
+
     def unbatch(self, name=None):
         return _UnbatchDataset(self)
 
@@ -735,6 +743,8 @@ class _PrefetchDataset(_UnaryDataset):
 
     def _native(self):
         from ember.data.readers import has_strings
+        if not all(isinstance(s, TensorSpec) for s in self._flat_specs()):
+            return None  # windows and ragged batches (windowing.py) stay in Python
         if has_strings(self.element_spec):  # records (bytes) stay in Python
             return None
         if self._buffer == 0:

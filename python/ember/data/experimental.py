@@ -36,6 +36,7 @@ unique = _transformation("unique")
 take_while = _transformation("take_while")
 group_by_window = _transformation("group_by_window")
 bucket_by_sequence_length = _transformation("bucket_by_sequence_length")
+dense_to_ragged_batch = _transformation("ragged_batch")  # TensorFlow's older name for it
 
 
 def Counter(start=0, step=1, dtype=None):  # noqa: N802 - TensorFlow's name

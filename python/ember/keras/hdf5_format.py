@@ -151,6 +151,11 @@ def _tf_keras_optimizer_config(serialized):
     """An optimizer's config as tf_keras writes it into HDF5 files: its optimizers are registered as
     "Custom>Name", and their constructors refuse Keras 3's loss_scale_factor and gradient_accumulation_steps."""
     config = dict(serialized["config"])
+    if serialized["class_name"] == "LossScaleOptimizer":  # tf_keras' name for it; the inner one as tf_keras nests it
+        inner = _tf_keras_optimizer_config(config["inner_optimizer"])
+        inner = {"module": "keras.optimizers", "class_name": inner["class_name"].removeprefix("Custom>"),
+                 "config": inner["config"], "registered_name": None}
+        return {"class_name": "LossScaleOptimizerV3", "config": {**config, "inner_optimizer": inner}}
     for key in ("loss_scale_factor", "gradient_accumulation_steps"):
         if config.get(key) is not None:
             raise NotImplementedError(f"ember.keras: an optimizer with {key}={config[key]!r} cannot be written to "

@@ -38,6 +38,8 @@ from ember.variables import Variable
 from ember.keras import activations, initializers, regularizers  # noqa: F401 - re-exported helpers
 from ember.keras.engine import input_spec as input_spec_lib
 from ember.keras.engine.keras_tensor import KerasTensor, get_mask, set_mask
+from ember.keras.mixed_precision import autocast_variable
+from ember.keras.mixed_precision import policy as policy_lib
 
 # ---- unique layer names ("dense", "dense_1", ...), reset by ember.keras.backend.clear_session()
 _name_counts = collections.Counter()
@@ -137,15 +139,14 @@ class Layer(Module):
 
     # ---- dtype
     def _set_dtype(self, dtype):
-        if dtype is None:
-            dtype = dtypes.float32
-        if isinstance(dtype, dict):  # a serialized policy {"class_name": "Policy", "config": {"name": ...}}
-            dtype = dtype.get("config", {}).get("name", "float32")
-        if getattr(dtype, "name", None) is not None and not isinstance(dtype, dtypes.DType):
-            dtype = dtype.name  # a mixed-precision Policy-like object
-        if isinstance(dtype, str) and dtype.startswith("mixed_"):
-            raise NotImplementedError(f"ember.keras does not implement mixed precision policies yet (got {dtype})")
-        self._dtype = dtypes.as_dtype(dtype)
+        """The layer's dtype policy (docs/keras.md, "Mixed precision"): ``_dtype`` is its variables' dtype,
+        ``_ember_compute_dtype`` the one it computes in (float16 under "mixed_float16")."""
+        policy = policy_lib.get(dtype)
+        if policy.variable_dtype is None:  # "_infer": the dtype of the first input, float32 here
+            policy = policy_lib.Policy("float32")
+        self._ember_policy = policy
+        self._dtype = dtypes.as_dtype(policy.variable_dtype)
+        self._ember_compute_dtype = dtypes.as_dtype(policy.compute_dtype)
 
     @property
     def dtype(self):
@@ -154,11 +155,17 @@ class Layer(Module):
 
     @property
     def compute_dtype(self):
-        return self._dtype.name
+        return self._ember_compute_dtype.name
+
+    _compute_dtype = compute_dtype
 
     @property
     def variable_dtype(self):
         return self._dtype.name
+
+    @property
+    def dtype_policy(self):
+        return self._ember_policy
 
     # ---- call signature
     def _inspect_call(self):
@@ -228,6 +235,8 @@ class Layer(Module):
         init = functools.partial(initializer, shape, dtype=dtype)
         variable = Variable(lambda: init(), trainable=trainable, name=name, dtype=dtype,
                             synchronization=synchronization, aggregation=aggregation)
+        if self._ember_policy.is_mixed and kwargs.get("experimental_autocast", True):
+            autocast_variable.make_autocast(variable)  # Note [Autocast variables]
         from ember.keras import constraints
 
         variable.constraint = constraints.get(constraint)
@@ -512,8 +521,13 @@ class Layer(Module):
                 from ember.autograph import api as autograph_api
 
                 call = autograph_api.converted(call, recursive_only=True)
-            with name_scope(self._name):
-                outputs = call(inputs, *rest, **kwargs)
+            if self._ember_policy.is_mixed or autocast_variable.autocast_dtype() is not None:
+                # Note [Autocast variables]: this layer's (and its sublayers') variables read as its compute dtype.
+                with name_scope(self._name), autocast_variable.enable_auto_cast_variables(self._ember_compute_dtype):
+                    outputs = call(inputs, *rest, **kwargs)
+            else:
+                with name_scope(self._name):
+                    outputs = call(inputs, *rest, **kwargs)
             self._apply_activity_regularizer(outputs)
             self._set_output_masks(inputs, outputs, previous_mask)
         finally:
@@ -551,7 +565,7 @@ class Layer(Module):
         return nest.pack_sequence_as(inputs, masks) if nest.is_nested(inputs) else masks[0]
 
     def _autocast_inputs(self, inputs):
-        target = self._dtype
+        target = self._ember_compute_dtype
         if not target.is_floating:
             return inputs
         if isinstance(inputs, Tensor) and (inputs.dtype == target or not inputs.dtype.is_floating):
@@ -662,7 +676,7 @@ class Layer(Module):
 
     # ---- configuration
     def get_config(self):
-        config = {"name": self.name, "trainable": self.trainable, "dtype": self.dtype}
+        config = {"name": self.name, "trainable": self.trainable, "dtype": policy_lib.serialize(self._ember_policy)}
         if self._batch_input_shape is not None:
             config["batch_input_shape"] = self._batch_input_shape
         init = type(self).__init__

@@ -126,6 +126,11 @@ class LossesContainer:
             total.append(math_ops.cast(reg, dtypes.float32))
         if not total:
             raise ValueError("No loss to compute. Provide a `loss` argument in `compile()`.")
+        # As tf_keras (cast_losses_to_common_dtype): a float16 loss of a mixed precision model meets float32
+        # regularization losses in the widest floating dtype among them.
+        widest = max((v.dtype for v in total if v.dtype.is_floating), key=lambda d: d.size, default=None)
+        if widest is not None:
+            total = [v if v.dtype == widest else math_ops.cast(v, widest) for v in total]
         result = total[0]
         for value in total[1:]:
             result = result + value

@@ -25,6 +25,7 @@ from ember.util import nest
 from ember.keras.engine import base_layer, compile_utils, data_adapter
 from ember.keras.engine.base_layer import Layer
 from ember.keras.engine.keras_tensor import KerasTensor
+from ember.keras.mixed_precision.loss_scale_optimizer import LossScaleOptimizer
 
 
 def _graph_args(args, kwargs):
@@ -79,6 +80,7 @@ class Model(Layer):
         from ember.keras.engine.functional import GraphNetwork
 
         self._ember_graph = GraphNetwork(inputs, outputs, self.name)
+        self._autocast = False  # as tf_keras: the graph's layers cast their own inputs (a float32 one keeps them)
         self.input_spec = self._ember_graph.input_specs()
         if len(self.input_spec) == 1 and not isinstance(self._ember_graph.nested_inputs, (list, dict)):
             self.input_spec = self.input_spec[0]
@@ -290,6 +292,9 @@ class Model(Layer):
             self.optimizer = optimizer  # Keras optimizers, and the compat.v1 ones the seeds use
         else:
             self.optimizer = optimizers.get(optimizer)
+        if self._ember_policy.name == "mixed_float16" and isinstance(self.optimizer, optimizers.Optimizer) and \
+                not isinstance(self.optimizer, LossScaleOptimizer):
+            self.optimizer = LossScaleOptimizer(self.optimizer)  # as tf_keras: float16 gradients need it
         self._ember_compiled = (compile_utils.LossesContainer(loss, loss_weights),
                                 compile_utils.MetricsContainer(metrics, weighted_metrics))
         self._ember_functions = {}
@@ -319,6 +324,12 @@ class Model(Layer):
     def metrics_names(self):
         return [m.name for m in self.metrics]
 
+    def reset_states(self):
+        """Resets the states of every stateful layer inside (Keras 2's ``Model.reset_states``)."""
+        for layer in self._flatten_layers():
+            if layer is not self and getattr(layer, "stateful", False) and hasattr(layer, "reset_states"):
+                layer.reset_states()
+
     def reset_metrics(self):
         for m in self.metrics:
             m.reset_state()
@@ -346,11 +357,15 @@ class Model(Layer):
 
     def train_step(self, data):
         x, y, sample_weight = data_adapter.unpack_x_y_sample_weight(data)
+        scaling = isinstance(self.optimizer, LossScaleOptimizer)
         with GradientTape() as tape:
             y_pred = self(x, training=True)
             loss = self.compute_loss(x, y, y_pred, sample_weight)
+            scaled_loss = self.optimizer.get_scaled_loss(loss) if scaling else loss
         variables = self.trainable_variables
-        gradients = tape.gradient(loss, variables)
+        gradients = tape.gradient(scaled_loss, variables)
+        if scaling:
+            gradients = self.optimizer.get_unscaled_gradients(gradients)
         self.optimizer.apply_gradients(zip(gradients, variables))
         if not _is_keras_optimizer(self.optimizer):  # Keras optimizers apply constraints themselves
             _apply_constraints(variables)

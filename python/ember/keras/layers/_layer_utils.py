@@ -2,9 +2,11 @@
 normalisation as Keras 2 does it (``conv_utils``), output-length arithmetic for ``compute_output_shape``,
 and the error a layer raises on an input it cannot take."""
 
-from ember import errors
+from ember import dtypes, errors
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.framework.tensor_shape import TensorShape
+from ember.keras.mixed_precision import autocast_variable
+from ember.ops import math_ops
 
 
 class LayerInputError(errors.InvalidArgumentError, ValueError):
@@ -132,3 +134,13 @@ def serialize(module_name, obj):
 
     module = importlib.import_module(f"ember.keras.{module_name}")
     return module.serialize(obj)
+
+
+def in_float32(fn, x):
+    """``fn(x)``; for a float16/bfloat16 ``x`` (a mixed precision layer's input) computed in float32 and cast
+    back, with the layer's autocast variables read as float32: ember's convolution and pooling kernels are
+    float32/float64 only (TensorFlow's CPU kernels compute float16 in float32 too, then round)."""
+    if x.dtype not in (dtypes.float16, dtypes.bfloat16):
+        return fn(x)
+    with autocast_variable.enable_auto_cast_variables(dtypes.float32):
+        return math_ops.cast(fn(math_ops.cast(x, dtypes.float32)), x.dtype)

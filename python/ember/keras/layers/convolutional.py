@@ -1,7 +1,8 @@
-"""Keras 2's convolution layers: Conv1D/2D/3D, Conv2DTranspose and DepthwiseConv2D, on ember's convolution
-ops (docs/convolutions.md). Weights are Keras's, in its order and layouts: ``kernel`` [k..., in / groups,
-filters] (a transposed convolution's is [k..., filters, in]; a depthwise one's ``depthwise_kernel`` is
-[kh, kw, in, depth_multiplier]), then ``bias``."""
+"""Keras 2's convolution layers: Conv1D/2D/3D, Conv1D/2D/3DTranspose, DepthwiseConv1D/2D and SeparableConv2D,
+on ember's convolution ops (docs/convolutions.md). Weights are Keras's, in its order and layouts: ``kernel``
+[k..., in / groups, filters] (a transposed convolution's is [k..., filters, in]; a depthwise one's
+``depthwise_kernel`` is [k..., in, depth_multiplier]), then ``bias``. The 1-D transposed and depthwise
+convolutions run the 2-D ops over a height of 1, as tf_keras does."""
 
 import ember as tf
 from ember.keras import activations, initializers, regularizers
@@ -13,8 +14,10 @@ try:
 except ImportError:  # constraints are optional: a layer built without them needs none
     constraints = None
 
-__all__ = ["Conv", "Conv1D", "Conv2D", "Conv3D", "Conv2DTranspose", "DepthwiseConv2D", "SeparableConv2D",
-           "SeparableConvolution2D", "Convolution1D", "Convolution2D", "Convolution3D", "Convolution2DTranspose"]
+__all__ = ["Conv", "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose", "Conv3DTranspose",
+           "DepthwiseConv1D", "DepthwiseConv2D", "SeparableConv2D", "SeparableConvolution2D", "Convolution1D",
+           "Convolution2D", "Convolution3D", "Convolution1DTranspose", "Convolution2DTranspose",
+           "Convolution3DTranspose"]
 
 _LAYOUTS = {1: "[batch, steps, channels]", 2: "[batch, rows, cols, channels]",
             3: "[batch, depth, rows, cols, channels]"}
@@ -130,7 +133,7 @@ class Conv(Layer):
         x = U.as_tensor(inputs, self.dtype)
         self._check_input(x)
         U.check_axis_size(self, x, self._channel_axis, self._in_channels, "input channels")
-        y = self._convolve(x)
+        y = U.in_float32(self._convolve, x)
         if self.use_bias:
             y = _add_bias(y, self.bias, self._channels_last, self.rank)
         if self.activation is not None:
@@ -202,23 +205,19 @@ class Conv3D(Conv):
                          activity_regularizer, kernel_constraint, bias_constraint, **kwargs)
 
 
-class Conv2DTranspose(Conv2D):
-    """The transpose of Conv2D (Conv2DBackpropInput); ``kernel`` is [kh, kw, filters, in_channels]. The
-    output size is Keras's ``deconv_output_length`` (``output_padding`` adds rows/cols after)."""
+class _Transposed:
+    """What Conv1D/2D/3DTranspose add to their convolution: the transpose of it (the gradient of the
+    convolution w.r.t. its input), ``kernel`` [k..., filters, in_channels], and an output size of Keras's
+    ``deconv_output_length`` (``output_padding`` adds rows/cols after)."""
 
-    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", output_padding=None, data_format=None,
-                 dilation_rate=(1, 1), activation=None, use_bias=True, kernel_initializer="glorot_uniform",
-                 bias_initializer="zeros", kernel_regularizer=None, bias_regularizer=None, activity_regularizer=None,
-                 kernel_constraint=None, bias_constraint=None, **kwargs):
-        super().__init__(filters, kernel_size, strides=strides, padding=padding, data_format=data_format,
-                         dilation_rate=dilation_rate, activation=activation, use_bias=use_bias,
-                         kernel_initializer=kernel_initializer, bias_initializer=bias_initializer,
-                         kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
-                         activity_regularizer=activity_regularizer, kernel_constraint=kernel_constraint,
-                         bias_constraint=bias_constraint, **kwargs)
+    # Keras 2's Conv3DTranspose accepts dilation_rate but never passes it to the op (nor counts it in the output
+    # shape, nor writes it in its config): ember does the same, so that weights and configs carry over.
+    _uses_dilation = True
+
+    def _init_output_padding(self, output_padding):
         self.output_padding = output_padding
         if output_padding is not None:
-            self.output_padding = U.normalize_tuple(output_padding, 2, "output_padding", allow_zero=True)
+            self.output_padding = U.normalize_tuple(output_padding, self.rank, "output_padding", allow_zero=True)
             for stride, pad in zip(self.strides, self.output_padding):
                 if pad >= stride:
                     raise ValueError(f"Strides must be greater than output padding. Received strides={self.strides}, "
@@ -227,51 +226,114 @@ class Conv2DTranspose(Conv2D):
     def _kernel_shape(self, in_channels):
         return self.kernel_size + (self.filters, in_channels)
 
-    def _spatial_output_shape(self, spatial):
-        pads = self.output_padding or (None, None)
-        return [U.deconv_output_length(n, k, self.padding, p, s, d)
-                for n, k, p, s, d in zip(spatial, self.kernel_size, pads, self.strides, self.dilation_rate)]
+    def _dilations(self):
+        return self.dilation_rate if self._uses_dilation else (1,) * self.rank
 
-    def _convolve(self, x):
+    def _spatial_output_shape(self, spatial):
+        pads = self.output_padding or (None,) * self.rank
+        return [U.deconv_output_length(n, k, self.padding, p, s, d)
+                for n, k, p, s, d in zip(spatial, self.kernel_size, pads, self.strides, self._dilations())]
+
+    def _output_shape(self, x):
+        """The output's shape as a tensor: static where the input's spatial sizes are known."""
         shape = tf.shape(x)
-        spatial_axes = (1, 2) if self._channels_last else (2, 3)
-        out_hw = []
-        pads = self.output_padding or (None, None)
-        for i, axis in enumerate(spatial_axes):
-            static = x.shape[axis]
-            length = U.deconv_output_length(static, self.kernel_size[i], self.padding, pads[i], self.strides[i],
-                                            self.dilation_rate[i])
-            if length is None:
-                length = self._dynamic_length(shape[axis], i, pads[i])
-            out_hw.append(length)
+        first_spatial = 1 if self._channels_last else 2
+        pads = self.output_padding or (None,) * self.rank
+        spatial = []
+        for i in range(self.rank):
+            axis = first_spatial + i
+            length = U.deconv_output_length(x.shape[axis], self.kernel_size[i], self.padding, pads[i],
+                                            self.strides[i], self._dilations()[i])
+            spatial.append(self._dynamic_length(shape[axis], i, pads[i]) if length is None else length)
         if self._channels_last:
-            output_shape = tf.stack([shape[0], out_hw[0], out_hw[1], self.filters])
-        else:
-            output_shape = tf.stack([shape[0], self.filters, out_hw[0], out_hw[1]])
-        return tf.nn.conv2d_transpose(x, self.kernel, output_shape, list(self.strides), self.padding.upper(),
-                                      data_format=_FORMATS[(2, self._channels_last)],
-                                      dilations=list(self.dilation_rate))
+            return [shape[0], *spatial, self.filters]
+        return [shape[0], self.filters, *spatial]
 
     def _dynamic_length(self, length, i, output_padding):
         """deconv_output_length on a dimension known only when the graph runs."""
-        k = self.kernel_size[i] + (self.kernel_size[i] - 1) * (self.dilation_rate[i] - 1)
+        d = self._dilations()[i]
+        k = self.kernel_size[i] + (self.kernel_size[i] - 1) * (d - 1)
         s = self.strides[i]
         if output_padding is None:
             return length * s + (max(k - s, 0) if self.padding == "valid" else 0)
         pad = k // 2 if self.padding == "same" else 0
         return (length - 1) * s + k - 2 * pad + output_padding
 
+    def _convolve(self, x):
+        last, padding = self._channels_last, self.padding.upper()
+        output_shape = self._output_shape(x)
+        if self.rank == 1:
+            # As tf_keras (tf.nn.conv1d_transpose): the 2-D transpose over a height of 1.
+            height_axis = 1 if last else 2
+            output_shape.insert(height_axis, 1)
+            y = tf.nn.conv2d_transpose(tf.expand_dims(x, height_axis), tf.expand_dims(self.kernel, 0),
+                                       tf.stack(output_shape), [1, self.strides[0]], padding,
+                                       data_format=_FORMATS[(2, last)], dilations=[1, self.dilation_rate[0]])
+            return tf.squeeze(y, [height_axis])
+        if self.rank == 2:
+            return tf.nn.conv2d_transpose(x, self.kernel, tf.stack(output_shape), list(self.strides), padding,
+                                          data_format=_FORMATS[(2, last)], dilations=list(self.dilation_rate))
+        strides = [1, *self.strides, 1] if last else [1, 1, *self.strides]
+        return tf.nn.conv3d_transpose(x, self.kernel, tf.stack(output_shape), strides, padding,
+                                      data_format=_FORMATS[(3, last)])
+
     def get_config(self):
         config = super().get_config()
+        if not self._uses_dilation:
+            config.pop("dilation_rate")
         config["output_padding"] = self.output_padding
         return config
 
 
+def _transposed_init(cls, default_stride):
+    """The __init__ of the Conv{1,2,3}DTranspose layer over ``cls`` (Keras 2's arguments, output_padding
+    added)."""
+
+    def __init__(self, filters, kernel_size, strides=default_stride, padding="valid", output_padding=None,
+                 data_format=None, dilation_rate=default_stride, activation=None, use_bias=True,
+                 kernel_initializer="glorot_uniform", bias_initializer="zeros", kernel_regularizer=None,
+                 bias_regularizer=None, activity_regularizer=None, kernel_constraint=None, bias_constraint=None,
+                 **kwargs):
+        cls.__init__(self, filters, kernel_size, strides=strides, padding=padding, data_format=data_format,
+                     dilation_rate=dilation_rate, activation=activation, use_bias=use_bias,
+                     kernel_initializer=kernel_initializer, bias_initializer=bias_initializer,
+                     kernel_regularizer=kernel_regularizer, bias_regularizer=bias_regularizer,
+                     activity_regularizer=activity_regularizer, kernel_constraint=kernel_constraint,
+                     bias_constraint=bias_constraint, **kwargs)
+        if self.padding == "causal":
+            raise ValueError(f"{type(self).__name__}: padding must be 'valid' or 'same'. Received: padding=causal")
+        self._init_output_padding(output_padding)
+
+    return __init__
+
+
+class Conv1DTranspose(_Transposed, Conv1D):
+    """The transpose of Conv1D over [batch, steps, channels]; ``kernel`` is [k, filters, in_channels]."""
+
+    __init__ = _transposed_init(Conv1D, 1)
+
+
+class Conv2DTranspose(_Transposed, Conv2D):
+    """The transpose of Conv2D (Conv2DBackpropInput); ``kernel`` is [kh, kw, filters, in_channels]."""
+
+    __init__ = _transposed_init(Conv2D, (1, 1))
+
+
+class Conv3DTranspose(_Transposed, Conv3D):
+    """The transpose of Conv3D (Conv3DBackpropInputV2); ``kernel`` is [kd, kh, kw, filters, in_channels].
+    ``dilation_rate`` is accepted and ignored, as in Keras 2."""
+
+    _uses_dilation = False
+    __init__ = _transposed_init(Conv3D, (1, 1, 1))
+
+
 class _DepthwiseKernel:
-    """The depthwise half DepthwiseConv2D and SeparableConv2D share: its arguments, its kernel
-    [kh, kw, in_channels, depth_multiplier], the bias and the config entries."""
+    """The depthwise half DepthwiseConv1D/2D and SeparableConv2D share: its arguments, its kernel
+    [k..., in_channels, depth_multiplier], the bias and the config entries."""
 
     def _init_depthwise(self, depth_multiplier, initializer, regularizer, constraint):
+        if self.padding == "causal":
+            raise ValueError(f"{type(self).__name__}: padding must be 'valid' or 'same'. Received: padding=causal")
         self.depth_multiplier = int(depth_multiplier)
         self.depthwise_initializer = initializers.get(initializer)
         self.depthwise_regularizer = regularizers.get(regularizer)
@@ -308,21 +370,9 @@ class _DepthwiseKernel:
         }
 
 
-class DepthwiseConv2D(_DepthwiseKernel, Conv2D):
-    """Each input channel convolved with its own ``depth_multiplier`` filters (DepthwiseConv2dNative);
-    ``depthwise_kernel`` is [kh, kw, in_channels, depth_multiplier], the output has in * multiplier
-    channels."""
-
-    def __init__(self, kernel_size, strides=(1, 1), padding="valid", depth_multiplier=1, data_format=None,
-                 dilation_rate=(1, 1), activation=None, use_bias=True, depthwise_initializer="glorot_uniform",
-                 bias_initializer="zeros", depthwise_regularizer=None, bias_regularizer=None,
-                 activity_regularizer=None, depthwise_constraint=None, bias_constraint=None, **kwargs):
-        super().__init__(None, kernel_size, strides=strides, padding=padding, data_format=data_format,
-                         dilation_rate=dilation_rate, activation=activation, use_bias=use_bias,
-                         bias_initializer=bias_initializer, bias_regularizer=bias_regularizer,
-                         activity_regularizer=activity_regularizer, bias_constraint=bias_constraint, **kwargs)
-        self._init_depthwise(depth_multiplier, depthwise_initializer, depthwise_regularizer,
-                             depthwise_constraint)
+class _Depthwise(_DepthwiseKernel):
+    """DepthwiseConv1D/2D: each input channel convolved with its own ``depth_multiplier`` filters
+    (DepthwiseConv2dNative), the output has in * multiplier channels."""
 
     def build(self, input_shape):
         self.filters = self._build_depthwise(input_shape) * self.depth_multiplier
@@ -330,9 +380,18 @@ class DepthwiseConv2D(_DepthwiseKernel, Conv2D):
 
     def _convolve(self, x):
         last = self._channels_last
-        strides = [1, *self.strides, 1] if last else [1, 1, *self.strides]
-        return tf.nn.depthwise_conv2d(x, self.depthwise_kernel, strides, self.padding.upper(),
-                                      data_format=_FORMATS[(2, last)], dilations=list(self.dilation_rate))
+        if self.rank == 2:
+            strides = [1, *self.strides, 1] if last else [1, 1, *self.strides]
+            return tf.nn.depthwise_conv2d(x, self.depthwise_kernel, strides, self.padding.upper(),
+                                          data_format=_FORMATS[(2, last)], dilations=list(self.dilation_rate))
+        # 1-D, as tf_keras: the 2-D op over a height of 1.
+        height_axis = 1 if last else 2
+        stride = self.strides[0]
+        y = tf.nn.depthwise_conv2d(tf.expand_dims(x, height_axis), tf.expand_dims(self.depthwise_kernel, 0),
+                                   [1, stride, stride, 1] if last else [1, 1, stride, stride],
+                                   self.padding.upper(), data_format=_FORMATS[(2, last)],
+                                   dilations=[1, self.dilation_rate[0]])
+        return tf.squeeze(y, [height_axis])
 
     def compute_output_shape(self, input_shape):
         shape = tf.TensorShape(input_shape).as_list()
@@ -350,7 +409,39 @@ class DepthwiseConv2D(_DepthwiseKernel, Conv2D):
         return config
 
 
-Convolution1D, Convolution2D, Convolution3D, Convolution2DTranspose = Conv1D, Conv2D, Conv3D, Conv2DTranspose
+def _depthwise_init(cls, default_stride):
+    """The __init__ of the DepthwiseConv{1,2}D layer over ``cls``, with Keras 2's arguments."""
+
+    def __init__(self, kernel_size, strides=default_stride, padding="valid", depth_multiplier=1, data_format=None,
+                 dilation_rate=default_stride, activation=None, use_bias=True, depthwise_initializer="glorot_uniform",
+                 bias_initializer="zeros", depthwise_regularizer=None, bias_regularizer=None,
+                 activity_regularizer=None, depthwise_constraint=None, bias_constraint=None, **kwargs):
+        cls.__init__(self, None, kernel_size, strides=strides, padding=padding, data_format=data_format,
+                     dilation_rate=dilation_rate, activation=activation, use_bias=use_bias,
+                     bias_initializer=bias_initializer, bias_regularizer=bias_regularizer,
+                     activity_regularizer=activity_regularizer, bias_constraint=bias_constraint, **kwargs)
+        self._init_depthwise(depth_multiplier, depthwise_initializer, depthwise_regularizer, depthwise_constraint)
+
+    return __init__
+
+
+class DepthwiseConv1D(_Depthwise, Conv1D):
+    """The depthwise convolution over [batch, steps, channels]; ``depthwise_kernel`` is [k, in_channels,
+    depth_multiplier]."""
+
+    __init__ = _depthwise_init(Conv1D, 1)
+
+
+class DepthwiseConv2D(_Depthwise, Conv2D):
+    """The depthwise convolution over [batch, rows, cols, channels]; ``depthwise_kernel`` is [kh, kw,
+    in_channels, depth_multiplier]."""
+
+    __init__ = _depthwise_init(Conv2D, (1, 1))
+
+
+Convolution1D, Convolution2D, Convolution3D = Conv1D, Conv2D, Conv3D
+Convolution1DTranspose, Convolution2DTranspose = Conv1DTranspose, Conv2DTranspose
+Convolution3DTranspose = Conv3DTranspose
 
 
 class SeparableConv2D(_DepthwiseKernel, Conv2D):

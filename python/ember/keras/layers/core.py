@@ -65,8 +65,8 @@ class Dense(Layer):
         self.built = True
 
     def call(self, inputs):
-        if inputs.dtype != self._dtype:
-            inputs = math_ops.cast(inputs, self._dtype)
+        if inputs.dtype != self._ember_compute_dtype:
+            inputs = math_ops.cast(inputs, self._ember_compute_dtype)
         rank = inputs.shape.rank
         if rank == 2 or rank is None:
             outputs = math_ops.matmul(inputs, self.kernel)

@@ -1,4 +1,4 @@
-"""Keras 2's BatchNormalization and LayerNormalization.
+"""Keras 2's BatchNormalization, LayerNormalization and GroupNormalization.
 
 BatchNormalization of a 4-D or 5-D input normalised over its first or last axis runs the FusedBatchNormV3
 op, as Keras 2's fused path does; other inputs are moments and an element-wise normalisation. In training
@@ -14,7 +14,7 @@ from ember.keras.engine.base_layer import Layer
 from ember.keras.layers import _layer_utils as U
 from ember.keras.layers.convolutional import _constraint, constraints
 
-__all__ = ["BatchNormalization", "LayerNormalization"]
+__all__ = ["BatchNormalization", "LayerNormalization", "GroupNormalization"]
 
 
 def _axes(axis, rank, layer):
@@ -184,9 +184,9 @@ class BatchNormalization(Layer):
         return config
 
 
-class LayerNormalization(Layer):
-    """Normalises each example over ``axis`` (default the last) by its own mean and variance, then scales by
-    gamma and shifts by beta (of the normalised axes' shape)."""
+class _PerExampleNormalization(Layer):
+    """What LayerNormalization and GroupNormalization share: each example normalised by its own statistics,
+    then scaled by gamma and shifted by beta; their arguments, weights and config entries."""
 
     def __init__(self, axis=-1, epsilon=1e-3, center=True, scale=True, beta_initializer="zeros",
                  gamma_initializer="ones", beta_regularizer=None, gamma_regularizer=None, beta_constraint=None,
@@ -204,29 +204,13 @@ class LayerNormalization(Layer):
         self.gamma_constraint = _constraint(gamma_constraint)
         self.supports_masking = True
 
-    def build(self, input_shape):
-        input_shape = tf.TensorShape(input_shape)
-        if input_shape.rank is None:
-            raise U.input_error(self, "an input of known rank", f"shape {input_shape}")
-        self._rank = input_shape.rank
-        self._axes = _axes(self.axis, self._rank, self)
-        self._param_shape = [U.known_dim(self, input_shape, a, "features") for a in self._axes]
-        self.gamma = self.add_weight(name="gamma", shape=self._param_shape, initializer=self.gamma_initializer,
+    def _add_gamma_and_beta(self, shape):
+        self.gamma = self.add_weight(name="gamma", shape=shape, initializer=self.gamma_initializer,
                                      regularizer=self.gamma_regularizer, constraint=self.gamma_constraint,
                                      trainable=True, dtype=self.dtype) if self.scale else None
-        self.beta = self.add_weight(name="beta", shape=self._param_shape, initializer=self.beta_initializer,
+        self.beta = self.add_weight(name="beta", shape=shape, initializer=self.beta_initializer,
                                     regularizer=self.beta_regularizer, constraint=self.beta_constraint,
                                     trainable=True, dtype=self.dtype) if self.center else None
-        self.built = True
-
-    def call(self, inputs):
-        x = U.as_tensor(inputs, self.dtype)
-        U.check_rank(self, x, self._rank, "the rank the layer was built for")
-        for a, n in zip(self._axes, self._param_shape):
-            U.check_axis_size(self, x, a, n, "features")
-        mean, variance = tf.nn.moments(x, self._axes, keepdims=True)
-        b = lambda p: None if p is None else _broadcast_param(p, self._param_shape, self._rank, self._axes)  # noqa
-        return tf.nn.batch_normalization(x, mean, variance, b(self.beta), b(self.gamma), self.epsilon)
 
     def compute_output_shape(self, input_shape):
         return tf.TensorShape(input_shape)
@@ -243,3 +227,90 @@ class LayerNormalization(Layer):
             "gamma_constraint": None if constraints is None else U.serialize("constraints", self.gamma_constraint),
         })
         return config
+
+
+class LayerNormalization(_PerExampleNormalization):
+    """Normalises each example over ``axis`` (default the last) by its own mean and variance, then scales by
+    gamma and shifts by beta (of the normalised axes' shape)."""
+
+    def build(self, input_shape):
+        input_shape = tf.TensorShape(input_shape)
+        if input_shape.rank is None:
+            raise U.input_error(self, "an input of known rank", f"shape {input_shape}")
+        self._rank = input_shape.rank
+        self._axes = _axes(self.axis, self._rank, self)
+        self._param_shape = [U.known_dim(self, input_shape, a, "features") for a in self._axes]
+        self._add_gamma_and_beta(self._param_shape)
+        self.built = True
+
+    def call(self, inputs):
+        x = U.as_tensor(inputs, self.dtype)
+        U.check_rank(self, x, self._rank, "the rank the layer was built for")
+        for a, n in zip(self._axes, self._param_shape):
+            U.check_axis_size(self, x, a, n, "features")
+        mean, variance = tf.nn.moments(x, self._axes, keepdims=True)
+        b = lambda p: None if p is None else _broadcast_param(p, self._param_shape, self._rank, self._axes)  # noqa
+        return tf.nn.batch_normalization(x, mean, variance, b(self.beta), b(self.gamma), self.epsilon)
+
+
+class GroupNormalization(_PerExampleNormalization):
+    """Splits the channels of ``axis`` into ``groups`` groups of consecutive channels and normalises each example
+    over each group (its channels and every other non-batch axis), then scales by gamma and shifts by beta, one
+    per channel. ``groups=-1`` is one channel per group (instance normalisation). A ``mask`` (broadcast to the
+    input) weights the statistics, as tf_keras's ``weighted_moments`` does. Weights: gamma, then beta."""
+
+    def __init__(self, groups=32, axis=-1, **kwargs):
+        super().__init__(axis=axis, **kwargs)
+        self.groups = groups
+
+    def build(self, input_shape):
+        input_shape = tf.TensorShape(input_shape)
+        if input_shape.rank is None:
+            raise U.input_error(self, "an input of known rank", f"shape {input_shape}")
+        self._rank = input_shape.rank
+        self._axis = _axes(self.axis, self._rank, self)[0]
+        channels = U.known_dim(self, input_shape, self._axis, "channels")
+        if self.groups == -1:
+            self.groups = channels
+        if channels < self.groups:
+            raise ValueError(f"Number of groups ({self.groups}) cannot be more than the number of channels "
+                             f"({channels}).")
+        if channels % self.groups != 0:
+            raise ValueError(f"Number of groups ({self.groups}) must be a multiple of the number of channels "
+                             f"({channels}).")
+        self._channels = channels
+        self._add_gamma_and_beta((channels,))
+        self.built = True
+
+    def _grouped(self, x):
+        """x with its channel axis split into [groups, channels / groups]."""
+        shape = tf.shape(x)
+        dims = [shape[i] for i in range(self._rank)]
+        dims[self._axis:self._axis + 1] = [self.groups, self._channels // self.groups]
+        return tf.reshape(x, tf.stack(dims))
+
+    def call(self, inputs, mask=None):
+        x = U.as_tensor(inputs, self.dtype)
+        U.check_rank(self, x, self._rank, "the rank the layer was built for")
+        U.check_axis_size(self, x, self._axis, self._channels, "channels")
+        grouped = self._grouped(x)
+        # Every axis but the batch's and the group's: the group's channels and the other feature axes.
+        axes = [a for a in range(1, self._rank + 1) if a != self._axis]
+        if mask is None:
+            mean, variance = tf.nn.moments(grouped, axes, keepdims=True)
+        else:
+            weights = self._grouped(tf.broadcast_to(tf.cast(U.as_tensor(mask), x.dtype), tf.shape(x)))
+            total = tf.reduce_sum(weights, axes, keepdims=True)
+            # A group with no weight has sums of 0: divided by 1 they stay 0 (tf_keras' reciprocal_no_nan).
+            total = tf.where(total > 0, total, tf.ones_like(total))
+            mean = tf.reduce_sum(grouped * weights, axes, keepdims=True) / total
+            variance = tf.reduce_sum(weights * tf.square(grouped - mean), axes, keepdims=True) / total
+        param_shape = [1] * (self._rank + 1)
+        param_shape[self._axis:self._axis + 2] = [self.groups, self._channels // self.groups]
+        gamma = None if self.gamma is None else tf.reshape(self.gamma, param_shape)
+        beta = None if self.beta is None else tf.reshape(self.beta, param_shape)
+        y = tf.nn.batch_normalization(grouped, mean, variance, beta, gamma, self.epsilon)
+        return tf.reshape(y, tf.shape(x))
+
+    def get_config(self):
+        return {**super().get_config(), "groups": self.groups}

@@ -48,7 +48,8 @@ class _Pooling(Layer):
             spread, strides = list(self.pool_size), list(self.strides)
         fn = {("max", 1): tf.nn.max_pool1d, ("max", 2): tf.nn.max_pool2d, ("max", 3): tf.nn.max_pool3d,
               ("avg", 1): tf.nn.avg_pool1d, ("avg", 2): tf.nn.avg_pool2d, ("avg", 3): tf.nn.avg_pool3d}
-        return fn[(self._kind, self.rank)](x, spread, strides, self.padding.upper(), data_format=fmt)
+        return U.in_float32(lambda v: fn[(self._kind, self.rank)](v, spread, strides, self.padding.upper(),
+                                                                   data_format=fmt), x)
 
     def compute_output_shape(self, input_shape):
         shape = tf.TensorShape(input_shape).as_list()

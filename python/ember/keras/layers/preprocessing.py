@@ -1,6 +1,6 @@
 """Keras 2's numeric, categorical and image preprocessing layers (tf_keras): Rescaling, Normalization (with
-adapt), Resizing, CenterCrop, UnitNormalization, CategoryEncoding, Hashing, Discretization (given
-boundaries)."""
+adapt), Resizing, CenterCrop, UnitNormalization, CategoryEncoding, Hashing, Discretization (given boundaries,
+or learned by adapt)."""
 
 import numpy as np
 
@@ -276,24 +276,86 @@ class Hashing(Layer):
 
 
 class Discretization(Layer):
-    """The bucket of each value among sorted ``bin_boundaries``: i where boundaries[i-1] <= x < boundaries[i]
-    (adapt, which learns the boundaries from quantiles, is not implemented)."""
+    """The bucket of each value among sorted ``bin_boundaries``: i where boundaries[i-1] <= x < boundaries[i].
+    Without boundaries, ``adapt`` learns ``num_bins - 1`` of them from the data's quantiles
+    (Note [Discretization's quantiles])."""
 
     def __init__(self, bin_boundaries=None, num_bins=None, epsilon=0.01, output_mode="int", sparse=False,
                  **kwargs):
         super().__init__(**kwargs)
-        if bin_boundaries is None:
-            raise NotImplementedError("Discretization without bin_boundaries learns them with adapt, which ember "
-                                      "does not implement; pass bin_boundaries")
         if output_mode != "int" or sparse:
             raise NotImplementedError("Discretization: only output_mode='int' (not sparse) is implemented")
-        self.bin_boundaries = list(bin_boundaries)
+        if num_bins is not None and num_bins < 0:
+            raise ValueError(f"`num_bins` must be greater than or equal to 0. You passed `num_bins={num_bins}`")
+        if num_bins is not None and bin_boundaries is not None:
+            raise ValueError(f"Both `num_bins` and `bin_boundaries` should not be set. You passed "
+                             f"`num_bins={num_bins}` and `bin_boundaries={bin_boundaries}`")
+        self.input_bin_boundaries = None if bin_boundaries is None else list(bin_boundaries)
+        self.bin_boundaries = [] if bin_boundaries is None else list(bin_boundaries)
         if self.bin_boundaries != sorted(self.bin_boundaries):
             raise ValueError(f"`bin_boundaries` must be sorted. Received: {bin_boundaries}")
         self.num_bins = num_bins
         self.epsilon = epsilon
         self.output_mode = output_mode
         self.sparse = sparse
+
+    # Note [Discretization's quantiles]
+    # tf_keras' approximate quantiles, which ember follows step for step so that the boundaries are equal: each
+    # batch is summarized as every (n * epsilon)-th of its sorted values, each weighing that many values (all
+    # of them, weighing 1, when n * epsilon < 1); the summaries are merged by sorting their union, and a merged
+    # summary longer than 1 / epsilon is compressed to 1 / epsilon points by interpolating its values at evenly
+    # spaced fractions of its cumulative weight. The boundaries are a last compression at 1 / num_bins, less
+    # its last point. The arithmetic is float32 where tf_keras' is (summaries, counts) and NumPy's float64
+    # interpolation where tf_keras calls NumPy.
+
+    @staticmethod
+    def _summarize(values, epsilon):
+        values = np.sort(values.reshape(-1))
+        increment = int(np.float32(values.size) / np.float32(1.0 / epsilon))
+        step = max(increment, 1)
+        points = values[increment::step]
+        return np.stack([points, np.full(points.shape, np.float32(step), np.float32)])
+
+    @staticmethod
+    def _compress(summary, epsilon):
+        if summary.shape[1] * epsilon < 1:
+            return summary
+        percents = epsilon + np.arange(0.0, 1.0, epsilon)
+        cum_weights = summary[1].cumsum()
+        cum_percents = cum_weights / cum_weights[-1]
+        points = np.interp(percents, cum_percents, summary[0])
+        cum_weights = np.interp(percents, cum_percents, cum_weights)
+        weights = cum_weights - np.concatenate(([0.0], cum_weights[:-1]))
+        return np.stack([points, weights]).astype(np.float32)
+
+    def adapt(self, data, batch_size=None, steps=None):
+        """Learns ``num_bins - 1`` boundaries from ``data``: an array or tensor (in batches of ``batch_size``, 32
+        by default) or a ``tf.data.Dataset`` (each element a batch); at most ``steps`` batches."""
+        tf = _tf()
+        if self.input_bin_boundaries is not None:
+            raise ValueError(f"Cannot adapt a Discretization layer that has been initialized with `bin_boundaries`, "
+                             f"use `num_bins` instead. You passed `bin_boundaries={self.input_bin_boundaries}`.")
+        if self.num_bins is None:
+            raise ValueError("Discretization.adapt needs `num_bins` (the number of bins to learn); got None")
+        if isinstance(data, tf.data.Dataset):
+            if batch_size is not None:
+                raise ValueError("`batch_size` must not be given when the data is a tf.data.Dataset (its elements "
+                                 f"are the batches); got batch_size={batch_size}")
+            batches = (np.asarray(x) for x in data.as_numpy_iterator())
+        else:
+            array = np.asarray(data.numpy() if hasattr(data, "numpy") else data)
+            size = 32 if batch_size is None else int(batch_size)
+            batches = (array[i:i + size] for i in range(0, max(len(array), 1), size)) if array.ndim else iter([array])
+        summary = np.zeros((2, 0), np.float32)
+        for i, batch in enumerate(batches):
+            if steps is not None and i >= steps:
+                break
+            batch_summary = self._summarize(np.asarray(batch, np.float32), self.epsilon)
+            merged = np.concatenate([batch_summary, summary], axis=1)
+            summary = self._compress(merged[:, np.argsort(merged[0], kind="stable")], self.epsilon)
+        if summary.shape[1] == 0:
+            raise ValueError("Discretization.adapt: the data has no values")
+        self.bin_boundaries = [float(v) for v in self._compress(summary, 1.0 / self.num_bins)[0, :-1]]
 
     def call(self, inputs):
         tf = _tf()
@@ -307,6 +369,7 @@ class Discretization(Layer):
         return TensorShape(input_shape)
 
     def get_config(self):
-        return {**super().get_config(), "bin_boundaries": self.bin_boundaries, "num_bins": self.num_bins,
+        # The given boundaries, not learned ones: tf_keras' config of an adapted layer holds None too.
+        return {**super().get_config(), "bin_boundaries": self.input_bin_boundaries, "num_bins": self.num_bins,
                 "epsilon": self.epsilon, "output_mode": self.output_mode, "sparse": self.sparse}
 

@@ -199,11 +199,17 @@ class LSTMCell(_Cell):
     def initial_states(self, batch, dtype):
         return [_zeros_state(batch, self.units, dtype), _zeros_state(batch, self.units, dtype)]
 
+    _gate_axis = -1  # where the four gates' pre-activations lie side by side
+
+    def _recurrent(self, h):
+        """The recurrent transformation of the state (all four gates)."""
+        return tf.matmul(h, self.recurrent_kernel)
+
     def _step(self, xp, states, h_mask):
         h, c = states
         h_in = h if h_mask is None else h * h_mask
-        z = xp + tf.matmul(h_in, self.recurrent_kernel)
-        zi, zf, zc, zo = tf.split(z, 4, axis=-1)
+        z = xp + self._recurrent(h_in)
+        zi, zf, zc, zo = tf.split(z, 4, axis=self._gate_axis)
         act, rec = self.activation, self.recurrent_activation
         c = rec(zf) * c + rec(zi) * act(zc)
         h = rec(zo) * act(c)
@@ -278,11 +284,13 @@ class RNN(Layer):
     order, as Keras). A ``mask`` [batch, steps] keeps the state and repeats the previous output at masked
     steps (zeros instead with ``zero_output_for_mask``)."""
 
+    # The arguments of the cell a layer makes itself (SimpleRNN/LSTM/GRU, ConvLSTM*D): Keras shows them, and the
+    # cell's weights, as the layer's attributes and config entries. None for an RNN over a given cell.
+    _cell_args = ()
+
     def __init__(self, cell, return_sequences=False, return_state=False, go_backwards=False, stateful=False,
                  unroll=False, time_major=False, **kwargs):
         self.zero_output_for_mask = kwargs.pop("zero_output_for_mask", False)
-        if stateful:
-            raise NotImplementedError(f"{type(self).__name__}: stateful=True is not supported by ember yet")
         super().__init__(**kwargs)
         if isinstance(cell, (list, tuple)):
             raise NotImplementedError("RNN: a list of cells (StackedRNNCells) is not supported by ember yet")
@@ -298,38 +306,95 @@ class RNN(Layer):
         self.time_major = time_major
         self.supports_masking = True
 
+    # Note [Stateful RNNs]
+    # With ``stateful=True`` the final states of a call are the initial states of the next: they live in
+    # non-trainable variables of [batch, units] made at build (so the batch size must be known then: from
+    # ``batch_input_shape``, ``Input(batch_size=...)`` or the first eager call), read at the start of a call
+    # and assigned at its end, in eager code and in traced functions alike (``fit``'s step). As in tf_keras
+    # they are not weights (``weights``, ``get_weights`` and checkpoints leave them out); ``reset_states``
+    # sets them to zeros or to given values.
+
     @property
     def states(self):
-        return None
+        """The state variables of a stateful layer once built; [None] per state otherwise, as tf_keras."""
+        states = self.__dict__.get("_ember_states")
+        if states is not None:
+            return list(states)
+        return [None] * len(_as_list(self.cell.state_size))
 
     def build(self, input_shape):
         input_shape = tf.TensorShape(input_shape)
         U.check_rank(self, input_shape, 3, "[steps, batch, features]" if self.time_major else
                      "[batch, steps, features]")
-        step_shape = tf.TensorShape([input_shape[1 if self.time_major else 0], input_shape[-1]])
+        batch = input_shape[1 if self.time_major else 0]
+        step_shape = tf.TensorShape([batch, input_shape[-1]])
         U.known_dim(self, input_shape, -1, "input features")
         if not getattr(self.cell, "built", False):
             self.cell.build(step_shape)
             self.cell.built = True
         self._input_dim = int(input_shape[-1])
+        if self.stateful:
+            self._ember_batch_size = batch
+            self._make_state_variables()
         self.built = True
+
+    def _make_state_variables(self):
+        batch = self.__dict__.get("_ember_batch_size")
+        if batch is None:
+            raise ValueError(
+                "If a RNN is stateful, it needs to know its batch size. Specify the batch size of your input "
+                "tensors: \n- If using a Sequential model, specify the batch size by passing a `batch_input_shape` "
+                "argument to your first layer.\n- If using the functional API, specify the batch size by passing a "
+                "`batch_shape` argument to your Input layer.")
+        dtype = self._ember_compute_dtype  # the states are what the cell computes
+        with tf.init_scope():  # made eagerly even when the layer is first built inside a trace
+            self._ember_states = [tf.Variable(tf.zeros(shape, dtype), trainable=False, name="Variable")
+                                  for shape in self._state_shapes(batch)]
+
+    def reset_states(self, states=None):
+        """Sets a stateful layer's states to zeros, or to ``states`` (one array per state, [batch, units])."""
+        if not self.stateful:
+            raise AttributeError("Layer must be stateful.")
+        if self.__dict__.get("_ember_states") is None:
+            self._make_state_variables()
+        variables = self._ember_states
+        if states is None:
+            for variable in variables:
+                variable.assign(tf.zeros(variable.shape, variable.dtype))
+            return
+        values = _as_list(states)
+        if len(values) != len(variables):
+            raise ValueError(f"Layer {self.name} expects {len(variables)} states, but it received {len(values)} "
+                             f"state values. States received: {states}")
+        for i, (variable, value) in enumerate(zip(variables, values)):
+            value = U.as_tensor(value, variable.dtype)
+            if value.shape.as_list() != variable.shape.as_list():
+                raise ValueError(f"State {i} is incompatible with layer {self.name}: expected shape="
+                                 f"{tuple(variable.shape.as_list())} but found shape={tuple(value.shape.as_list())}")
+            variable.assign(value)
 
     def _check_input(self, x):
         U.check_rank(self, x, 3, "[steps, batch, features]" if self.time_major else "[batch, steps, features]")
         U.check_axis_size(self, x, -1, self._input_dim, "input features")
+        if self.stateful:
+            U.check_axis_size(self, x, 1 if self.time_major else 0, self._ember_batch_size,
+                              "examples per batch (the batch size of a stateful RNN is fixed at build)")
 
     def call(self, inputs, mask=None, training=None, initial_state=None):
         x = U.as_tensor(inputs, self.dtype)
         self._check_input(x)
+        swap = [1, 0] + list(range(2, x.shape.rank))  # batch-major <-> time-major
         if not self.time_major:
-            x = tf.transpose(x, [1, 0, 2])  # time-major: step t is x[t]
+            x = tf.transpose(x, swap)  # time-major: step t is x[t]
         batch = tf.shape(x)[1]
         cell = self.cell
         n_states = len(_as_list(cell.state_size))
         states = _as_list(initial_state)
+        if states is None and self.stateful:
+            states = [v.read_value() for v in self._ember_states]
         if states is None:
-            states = cell.initial_states(batch, x.dtype) if isinstance(cell, _Cell) else \
-                _as_list(cell.get_initial_state(inputs=tf.transpose(x, [1, 0, 2]), batch_size=batch, dtype=x.dtype))
+            states = self._zero_states(x, batch) if isinstance(cell, _Cell) else \
+                _as_list(cell.get_initial_state(inputs=tf.transpose(x, swap), batch_size=batch, dtype=x.dtype))
         else:
             if len(states) != n_states:
                 raise U.input_error(self, f"initial_state of {n_states} tensor(s) (the cell's states)",
@@ -343,13 +408,24 @@ class RNN(Layer):
                 mask = tf.reverse(mask, [0])
         training = bool(training) if not isinstance(training, tf.Tensor) else training
         last, outputs, states = self._run(x, states, mask, training)
+        if self.stateful:
+            for variable, value in zip(self._ember_states, states):
+                variable.assign(value)
         if self.return_sequences:
-            output = outputs if self.time_major else tf.transpose(outputs, [1, 0, 2])
+            output = outputs if self.time_major else tf.transpose(outputs, swap)
         else:
             output = last
         if self.return_state:
             return [output] + list(states)
         return output
+
+    def _zero_states(self, x, batch):
+        """The initial states when none are given, for the time-major input ``x``."""
+        return self.cell.initial_states(batch, x.dtype)
+
+    def _state_shapes(self, batch):
+        """The shapes of a stateful layer's state variables."""
+        return [[batch, size] for size in _as_list(self.cell.state_size)]
 
     def _run(self, x, states, mask, training):
         """(last output, [steps, batch, units] outputs or None, final states) of the cell over x (time-major)."""
@@ -377,7 +453,7 @@ class RNN(Layer):
         return self._while(step, inputs, states, mask, prev_out)
 
     def _masked(self, mask_t, out, new_states, prev_out, states):
-        keep = tf.expand_dims(mask_t, -1)
+        keep = tf.reshape(mask_t, [-1] + [1] * (out.shape.rank - 1))  # [batch, 1, ...]: one flag per example
         new_states = [tf.where(keep, n, o) for n, o in zip(new_states, states)]
         carried = tf.where(keep, out, prev_out)
         emitted = tf.where(keep, out, tf.zeros_like(out)) if self.zero_output_for_mask else carried
@@ -450,6 +526,13 @@ class RNN(Layer):
             return [out] + [tf.TensorShape([batch, s]) for s in _as_list(self.cell.state_size)]
         return out
 
+    def __getattr__(self, name):
+        if name in type(self)._cell_args or (type(self)._cell_args and name in ("kernel", "recurrent_kernel", "bias")):
+            cell = self.__dict__.get("cell")
+            if cell is not None:
+                return getattr(cell, name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
     def get_config(self):
         config = super().get_config()
         config.update({"return_sequences": self.return_sequences, "return_state": self.return_state,
@@ -457,6 +540,8 @@ class RNN(Layer):
                        "time_major": self.time_major})
         if self.zero_output_for_mask:
             config["zero_output_for_mask"] = True
+        cell_config = self.cell.get_config() if self._cell_args else {}
+        config.update({key: cell_config[key] for key in self._cell_args if key in cell_config})
         return config
 
     def _clone(self, **overrides):
@@ -466,7 +551,7 @@ class RNN(Layer):
 
 
 def _is_standard_lstm(cell):
-    return (isinstance(cell, LSTMCell) and getattr(cell.activation, "__name__", None) == "tanh"
+    return (type(cell) is LSTMCell and getattr(cell.activation, "__name__", None) == "tanh"
             and getattr(cell.recurrent_activation, "__name__", None) == "sigmoid")
 
 
@@ -543,6 +628,7 @@ class _CellLayer(RNN):
     """SimpleRNN, LSTM and GRU: an RNN over their own cell, with the cell's arguments as the layer's."""
 
     _cell_class = None
+    _cell_args = _CELL_ARGS
 
     def __init__(self, units, **kwargs):
         cell_kwargs = {k: kwargs.pop(k) for k in list(kwargs) if k in _CELL_ARGS}
@@ -556,22 +642,6 @@ class _CellLayer(RNN):
         cell = self._cell_class(units, dtype=dtype, name=f"{self._cell_class.__name__.lower()[:-4]}_cell",
                                 **cell_kwargs)
         super().__init__(cell, **kwargs)
-
-    def __getattr__(self, name):
-        # Keras exposes the cell's arguments and weights on the layer (lstm.units, lstm.kernel, ...).
-        if name in _CELL_ARGS or name in ("kernel", "recurrent_kernel", "bias"):
-            cell = self.__dict__.get("cell")
-            if cell is not None:
-                return getattr(cell, name)
-        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
-
-    def get_config(self):
-        config = super().get_config()
-        cell_config = self.cell.get_config()
-        for key in _CELL_ARGS:
-            if key in cell_config:
-                config[key] = cell_config[key]
-        return config
 
     def _clone(self, **overrides):
         arguments = dict(self._arguments, **overrides)
@@ -625,6 +695,7 @@ class Bidirectional(Layer):
         self.merge_mode = merge_mode
         self.return_sequences = layer.return_sequences
         self.return_state = layer.return_state
+        self.stateful = layer.stateful
         for rnn in (layer, backward_layer):
             rnn.zero_output_for_mask = rnn.return_sequences  # as Keras: padded steps of each direction are zero
         self._initial_weights = weights
@@ -639,6 +710,19 @@ class Bidirectional(Layer):
         if self._initial_weights is not None:
             self.set_weights(self._initial_weights)
             self._initial_weights = None
+
+    def reset_states(self, states=None):
+        """Resets both directions' states: to zeros, or to ``states`` (the forward layer's, then the backward's)."""
+        if not self.stateful:
+            raise AttributeError("Layer must be stateful.")
+        if states is None:
+            self.forward_layer.reset_states()
+            self.backward_layer.reset_states()
+            return
+        states = _as_list(states)
+        half = len(states) // 2
+        self.forward_layer.reset_states(states[:half])
+        self.backward_layer.reset_states(states[half:])
 
     def call(self, inputs, training=None, mask=None, initial_state=None):
         states = _as_list(initial_state)

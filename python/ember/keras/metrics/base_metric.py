@@ -85,7 +85,10 @@ class Metric(Layer):
             cls.result = _global_result(cls.__dict__["result"])
 
     def __init__(self, name=None, dtype=None, **kwargs):
-        super().__init__(name=name, dtype=dtype, **kwargs)
+        from ember.keras import backend
+
+        # A metric's state keeps floatx() under a mixed precision policy (its variables are not autocast).
+        super().__init__(name=name, dtype=dtype if dtype is not None else backend.floatx(), **kwargs)
         self.stateful = True
         self.built = True
 

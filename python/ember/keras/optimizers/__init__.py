@@ -38,6 +38,9 @@ def deserialize(config, custom_objects=None, use_legacy_format=False):
     else:
         # tf_keras registers its optimizers under the "Custom>" package ("Custom>Adam" in its HDF5 files).
         cls = _BUILTIN.get(str(class_name).lower().removeprefix("custom>"))
+        if cls is None and str(class_name).lower().removeprefix("custom>") in ("lossscaleoptimizer",
+                                                                                "lossscaleoptimizerv3"):
+            from ember.keras.mixed_precision import LossScaleOptimizer as cls  # it imports this package
         if cls is None:
             raise ValueError(f"Unknown optimizer: '{class_name}'. Expected one of {sorted(_BUILTIN)} or a name "
                              "in custom_objects.")
