@@ -961,6 +961,11 @@ StatusOr<std::unique_ptr<FunctionGraph>> from_graph_def(std::string_view bytes,
     return make_error(Code::kDataLoss,
                       "GraphDef: the bytes are not a serialized GraphDef (protobuf could not parse them: "
                       "truncated or corrupt data, or a string that is not UTF-8)");
+  return from_graph_def(std::move(gd), variables);
+}
+
+StatusOr<std::unique_ptr<FunctionGraph>> from_graph_def(proto::GraphDef&& gd,
+                                                        const VariableBindings& variables) {
   EMBER_RETURN_IF_ERROR(graph_def_internal::type_tensor_lists(gd));
   EMBER_RETURN_IF_ERROR(graph_def_internal::rewrite_tensorflow_asserts(gd));
   std::vector<const proto::NodeDef*> nodes;

@@ -29,6 +29,9 @@
 #include "ember/graph/graph.h"
 
 namespace ember {
+namespace proto {
+class GraphDef;
+}  // namespace proto
 
 /// The GraphDef producer version ember writes: TensorFlow 2.21's (GRAPH_DEF_VERSION), whose op semantics
 /// ember follows.
@@ -56,6 +59,10 @@ StatusOr<std::string> to_graph_def(const Graph& graph,
 /// graph that does not make sense (dangling or cyclic inputs, bad attributes, an unbound variable, a
 /// variable named by numeric id), each naming the node.
 StatusOr<std::unique_ptr<FunctionGraph>> from_graph_def(std::string_view bytes,
+                                                        const VariableBindings& variables = {});
+/// The same for a GraphDef message already in memory (the SavedModel loader's), which it rewrites in place:
+/// no serializing and parsing again.
+StatusOr<std::unique_ptr<FunctionGraph>> from_graph_def(proto::GraphDef&& graph_def,
                                                         const VariableBindings& variables = {});
 
 }  // namespace ember

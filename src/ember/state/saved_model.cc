@@ -180,10 +180,11 @@ StatusOr<std::vector<TensorRef>> LoadedSignature::call(
 
 class SavedModelLoader {
  public:
-  SavedModelLoader(const proto::MetaGraphDef& meta, const std::string& prefix, std::string dir,
-                   std::string where)
+  // The function library is taken out of `meta` when the graph is imported.
+  SavedModelLoader(proto::MetaGraphDef& meta, const std::string& prefix, std::string dir, std::string where)
       : meta_(meta),
         graph_(meta.graph_def()),
+        library_(meta.mutable_graph_def()->mutable_library()),
         prefix_(prefix),
         dir_(std::move(dir)),
         where_(std::move(where)) {}
@@ -201,6 +202,7 @@ class SavedModelLoader {
 
   const proto::MetaGraphDef& meta_;
   const proto::GraphDef& graph_;
+  proto::FunctionDefLibrary* library_;
   std::string prefix_;
   std::string dir_;
   std::string where_;
@@ -478,7 +480,7 @@ Status SavedModelLoader::run(LoadedSavedModel& model) {
   // The reached nodes, each VarHandleOp as a resource Placeholder (Note [SavedModel to ember]).
   proto::GraphDef graph;
   *graph.mutable_versions() = graph_.versions();
-  *graph.mutable_library() = graph_.library();
+  graph.mutable_library()->Swap(library_);  // graph_ has no further use for it
   for (const proto::NodeDef* node : reached_) {
     proto::NodeDef* out = graph.add_node();
     if (node->op() != "VarHandleOp") {
@@ -489,10 +491,7 @@ Status SavedModelLoader::run(LoadedSavedModel& model) {
     out->set_op("Placeholder");
     (*out->mutable_attr())["dtype"].set_type(proto::DT_RESOURCE);
   }
-  std::string bytes;
-  if (!graph.SerializeToString(&bytes))
-    return make_error(Code::kResourceExhausted, where_, "the graph is past protobuf's 2 GiB limit");
-  auto imported = from_graph_def(bytes, bindings_);
+  auto imported = from_graph_def(std::move(graph), bindings_);
   if (!imported.ok()) return imported.status().with_prefix(where_);
 
   std::vector<std::shared_ptr<VariableResource>> variables;
@@ -536,14 +535,14 @@ StatusOr<std::shared_ptr<LoadedSavedModel>> LoadedSavedModel::load_from_text(
 }
 
 StatusOr<std::shared_ptr<LoadedSavedModel>> LoadedSavedModel::load_from_message(
-    const proto::SavedModel& saved, const std::string& variables_prefix, const std::vector<std::string>& tags,
+    proto::SavedModel& saved, const std::string& variables_prefix, const std::vector<std::string>& tags,
     const std::string& dir) {
   install_function_runtime();  // the signatures are StatefulPartitionedCalls
   const std::string where = "SavedModel '" + dir + "': ";
   const std::set<std::string> wanted(tags.begin(), tags.end());
-  const proto::MetaGraphDef* meta = nullptr;
+  proto::MetaGraphDef* meta = nullptr;
   std::vector<std::string> available;
-  for (const proto::MetaGraphDef& m : saved.meta_graphs()) {
+  for (proto::MetaGraphDef& m : *saved.mutable_meta_graphs()) {
     const auto& have = m.meta_info_def().tags();
     if (std::set<std::string>(have.begin(), have.end()) == wanted && meta == nullptr) meta = &m;
     std::vector<std::string> list(have.begin(), have.end());

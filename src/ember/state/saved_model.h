@@ -103,7 +103,8 @@ class LoadedSavedModel {
   }
 
  private:
-  static StatusOr<std::shared_ptr<LoadedSavedModel>> load_from_message(const proto::SavedModel& saved,
+  // Takes the chosen MetaGraphDef's function library out of `saved` rather than copying it.
+  static StatusOr<std::shared_ptr<LoadedSavedModel>> load_from_message(proto::SavedModel& saved,
                                                                        const std::string& variables_prefix,
                                                                        const std::vector<std::string>& tags,
                                                                        const std::string& dir);
