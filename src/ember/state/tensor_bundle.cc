@@ -435,7 +435,7 @@ Status BundleWriter::append(const void* data, size_t n, uint32_t* crc) {
   if (checksum.valid()) *crc = checksum.get();
   if (!s.ok()) return fail(s);
 #if defined(__linux__)
-  if (n >= (1u << 20)) ::sync_file_range(fd_, size_, static_cast<off_t>(n), SYNC_FILE_RANGE_WRITE);
+  if (sync_ && n >= (1u << 20)) ::sync_file_range(fd_, size_, static_cast<off_t>(n), SYNC_FILE_RANGE_WRITE);
 #endif
   size_ += static_cast<int64_t>(n);
   return Status();
