@@ -216,8 +216,9 @@ def test_mixed_model_with_loss_scale_optimizer_goes_through_hdf5(mixed, tmp_path
     # and starts afresh); ember restores it from either.
     assert int(loaded.optimizer.iterations.numpy()) == (4 if reader == "ember" else 0)
     assert loaded.layers[1].dtype_policy.name == "mixed_float16" and loaded.layers[2].dtype_policy.name == "float32"
+    # float16 outputs of two frameworks: within two float16 ulps (2^-9 relative near 1)
     np.testing.assert_allclose(np.asarray(loaded.predict(x, verbose=0)), np.asarray(model.predict(x, verbose=0)),
-                               atol=1e-3)
+                               rtol=2e-3, atol=2e-3)
     loaded.fit(x, y, epochs=1, batch_size=4, verbose=0)  # the restored slots train on
 
 
