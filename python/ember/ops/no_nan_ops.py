@@ -111,31 +111,26 @@ def xdivy(x, y, name=None):
     return op(x, y)
 
 
-def xlogy(x, y, name=None):
-    """x * log(y), and 0 where x is 0 (Xlogy). xlogy([0., 2.], [0., 1.]) == [0., 0.]"""
-    x, y = _operands(x, y, "xlogy", "Xlogy")
+def _x_log(x, y, log, shift, name, op):
+    """x * log(y) (Xlogy) or x * log1p(y) (Xlog1py, shift 1: d/dy = x / (1 + y)), 0 where x is 0."""
+    x, y = _operands(x, y, name, op)
 
     @custom_gradient
-    def op(x, y):
+    def run(x, y):
         def grad(g):
-            gx = _where_zero(math_ops.equal(x, 0), g * math_ops.log(y))
-            return _summed_to_operands(x, y, gx, g * _xdivy(x, y))
+            gx = _where_zero(math_ops.equal(x, 0), g * log(y))
+            return _summed_to_operands(x, y, gx, g * _xdivy(x, y + shift if shift else y))
 
-        return _xlog(x, y, math_ops.log), grad
+        return _xlog(x, y, log), grad
 
-    return op(x, y)
+    return run(x, y)
+
+
+def xlogy(x, y, name=None):
+    """x * log(y), and 0 where x is 0 (Xlogy). xlogy([0., 2.], [0., 1.]) == [0., 0.]"""
+    return _x_log(x, y, math_ops.log, 0, "xlogy", "Xlogy")
 
 
 def xlog1py(x, y, name=None):
     """x * log1p(y), and 0 where x is 0 (Xlog1py). xlog1py([0., 2.], [-1., 0.]) == [0., 0.]"""
-    x, y = _operands(x, y, "xlog1py", "Xlog1py")
-
-    @custom_gradient
-    def op(x, y):
-        def grad(g):
-            gx = _where_zero(math_ops.equal(x, 0), g * math_ops.log1p(y))
-            return _summed_to_operands(x, y, gx, g * _xdivy(x, 1 + y))
-
-        return _xlog(x, y, math_ops.log1p), grad
-
-    return op(x, y)
+    return _x_log(x, y, math_ops.log1p, 1, "xlog1py", "Xlog1py")
