@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ember/kernels/array.h"
@@ -151,14 +152,21 @@ Status histogram_kernel(KernelContext& ctx) {
     }
     // The bin width in double, and each value's distance from lo computed in T first (as TensorFlow does):
     // a value's bin then matches TensorFlow's for float32 inputs at bin edges too.
-    const double step = static_cast<double>(hi - lo) / static_cast<double>(nbins);
+    const double width = std::is_integral_v<T> ? static_cast<double>(hi) - static_cast<double>(lo)
+                                               : static_cast<double>(static_cast<T>(hi - lo));
+    const double step = width / static_cast<double>(nbins);
     const T* v = values.data<T>();
     for (int64_t i = 0; i < values.num_elements(); ++i) {
-      const T above = std::max(v[i], lo) - lo;
-      double bin = static_cast<double>(above) / step;
+      // Integers subtract in double: v - lo in T overflows when the range spans more than T holds.
+      double above;
+      if constexpr (std::is_integral_v<T>) {
+        above = static_cast<double>(std::max(v[i], lo)) - static_cast<double>(lo);
+      } else {
+        above = static_cast<double>(static_cast<T>(std::max(v[i], lo) - lo));
+      }
+      double bin = above / step;
       bin = std::min(bin, static_cast<double>(nbins - 1));
-      int64_t b = static_cast<int64_t>(bin);
-      if (std::isnan(bin)) b = 0;
+      int64_t b = std::isnan(bin) || bin < 0 ? 0 : static_cast<int64_t>(bin);
       ++counts[static_cast<size_t>(b)];
     }
   });

@@ -197,6 +197,11 @@ Status text_file_kernel(KernelContext& ctx) {
   if (!in)
     return make_error(Code::kNotFound, "InitializeTableFromTextFileV2: ", filename,
                       "; No such file or directory");
+  // A column past any line's length fails on the first line; the bound keeps `needed` from overflowing.
+  constexpr int64_t kMaxColumn = int64_t{1} << 40;
+  if (key_index > kMaxColumn || value_index > kMaxColumn)
+    return invalid_argument("InitializeTableFromTextFileV2: column ", std::max(key_index, value_index),
+                            " is past the end of every line of ", filename);
   const int64_t needed = std::max(key_index, value_index) + 1;
   std::vector<std::pair<LookupTable::Scalar, LookupTable::Scalar>> entries;
   std::string line;

@@ -678,7 +678,7 @@ Status concat(KernelContext& ctx, const Shape& element, const std::vector<int64_
                                 " elements never written, whose first dimension "
                                 "is unknown; leading_dims gives ",
                                 given, " lengths");
-      lengths = *leading;
+      if (leading != nullptr) lengths = *leading;  // TensorListConcat (no leading_dims) of an empty list
     }
     shape = element;
   } else {
