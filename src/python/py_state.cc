@@ -46,7 +46,7 @@ void bind_state(nb::module_& m) {
             Status s;
             {
               nb::gil_scoped_release release;
-              s = w.add(key, *t);
+              s = w.add(key, TensorRef(t));
             }
             check(s);
           },

@@ -398,8 +398,8 @@ def test_synced_and_unsynced_saves_round_trip(tmp_path):
 
 
 def test_rewriting_a_prefix_leaves_no_temporary_files_after_exit(tmp_path):
-    # The replaced files are unlinked in the background (Note [Replacing a large file] in tensor_bundle.cc);
-    # the process must not exit before they are gone, in a forked child too.
+    # A replaced file's name goes at once and its space is freed in the background (Note [Replacing a large
+    # file] in tensor_bundle.cc): nothing may be left behind, in a forked child too.
     import subprocess
     import sys
 

@@ -60,6 +60,33 @@ def test_strings_both_ways(tmp_path):
     assert got.tolist() == [[b"a", b"bc"], [b"", b"d" * 300]]
 
 
+def test_a_large_checkpoint_is_sharded_and_read_both_ways(tmp_path):
+    """Over 128 MiB, ember writes one data shard per intra-op thread in parallel; TensorFlow restores every
+    variable from the shards, and a TensorFlow model's save reads back in ember."""
+    rng = np.random.default_rng(0)
+    values = [rng.standard_normal((3 << 20) * 4 + i, dtype=np.float32) for i in range(3)]  # 3 x 48 MiB
+    before = ember.config.threading.get_intra_op_parallelism_threads()
+    ember.config.threading.set_intra_op_parallelism_threads(2)
+    try:
+        module = ember.Module()
+        module.weights = [ember.Variable(v) for v in values]
+        ember.train.Checkpoint(model=module).write(str(tmp_path / "big"))
+    finally:
+        ember.config.threading.set_intra_op_parallelism_threads(before)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "big.data-00000-of-00002", "big.data-00001-of-00002", "big.index"]
+    theirs = tf.Module()
+    theirs.weights = [tf.Variable(np.zeros_like(v)) for v in values]
+    tf.train.Checkpoint(model=theirs).read(str(tmp_path / "big")).assert_consumed()
+    for variable, value in zip(theirs.weights, values):
+        np.testing.assert_array_equal(variable.numpy(), value)
+    mine = ember.Module()
+    mine.weights = [ember.Variable(np.zeros_like(v)) for v in values]
+    ember.train.Checkpoint(model=mine).read(str(tmp_path / "big")).assert_consumed()
+    for variable, value in zip(mine.weights, values):
+        np.testing.assert_array_equal(variable.numpy(), value)
+
+
 def test_list_variables_and_object_graph_match_tensorflow(tmp_path):
     tf.train.Checkpoint(a=tf.Variable([1.0, 2.0]), b=tf.Variable(3)).save(str(tmp_path / "tf" / "ck"))
     ember.train.Checkpoint(a=ember.Variable([1.0, 2.0]), b=ember.Variable(3)).save(str(tmp_path / "em" / "ck"))

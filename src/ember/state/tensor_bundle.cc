@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <condition_variable>
 #include <cstdint>
@@ -23,6 +24,7 @@
 #include <system_error>
 #include <thread>
 
+#include "ember/core/parallel.h"
 #include "ember/graph/tensor_proto.h"
 #include "ember/state/crc32c.h"
 
@@ -139,21 +141,23 @@ Status fsync_dir(const std::string& dir) {
 // quarter-million page-cache pages and the file's extents, 0.3-0.4 s of a save (strace), and on ext4 a
 // rename that replaces a file also starts the new file's writeback (auto_da_alloc). Exchanging the two
 // names instead (renameat2 RENAME_EXCHANGE, as atomic as rename: the name always holds one whole file)
-// frees nothing; the old file, now under the temporary name, is unlinked by a background thread after the
-// save returns. Pending unlinks finish before the process exits normally; a process killed first leaves
-// the old file under its ".tempstate" name, as a killed save leaves its temporary files. Where the target
-// does not exist or the file system cannot exchange, it is a plain rename.
+// frees nothing. The old file, now under the temporary name, is unlinked at once while this process still
+// holds it open: that only removes the name (nothing is left for a directory walk or `rmtree` to trip on),
+// and the freeing waits for the last close, which a background thread does after the save returns. A
+// process that exits or is killed closes it too. Where the target does not exist or the file system cannot
+// exchange, it is a plain rename.
 class FileReaper {
  public:
   static FileReaper& global() {
     static FileReaper* reaper = new FileReaper();  // never destroyed: its detached thread may still run
     return *reaper;
   }
-  void remove_later(std::string path) {
-    // A forked child has neither the parent's thread nor, perhaps, an unlocked mutex: unlink now.
+  // Closes `fd` (the last reference to an unlinked file) on the background thread.
+  void close_later(int fd) {
+    // A forked child has neither the parent's thread nor, perhaps, an unlocked mutex: close now.
     const pid_t owner = owner_.load();
     if (owner != 0 && owner != ::getpid()) {
-      ::unlink(path.c_str());
+      ::close(fd);
       return;
     }
     std::unique_lock<std::mutex> lock(mu_);
@@ -162,13 +166,12 @@ class FileReaper {
         std::thread([this] { run(); }).detach();
       } catch (const std::system_error&) {
         lock.unlock();
-        ::unlink(path.c_str());  // no thread: now
+        ::close(fd);  // no thread: now
         return;
       }
-      std::atexit([] { global().drain(); });
       owner_.store(::getpid());
     }
-    pending_.push_back(std::move(path));
+    pending_.push_back(fd);
     work_.notify_one();
   }
 
@@ -177,34 +180,31 @@ class FileReaper {
     std::unique_lock<std::mutex> lock(mu_);
     for (;;) {
       work_.wait(lock, [this] { return !pending_.empty(); });
-      std::string path = std::move(pending_.front());
+      const int fd = pending_.front();
       pending_.pop_front();
-      ++busy_;
       lock.unlock();
-      ::unlink(path.c_str());
+      ::close(fd);
       lock.lock();
-      --busy_;
-      if (pending_.empty() && busy_ == 0) idle_.notify_all();
     }
   }
-  // At exit: what is queued is unlinked before the process ends (by this process's thread only).
-  void drain() {
-    if (owner_.load() != ::getpid()) return;
-    std::unique_lock<std::mutex> lock(mu_);
-    idle_.wait(lock, [this] { return pending_.empty() && busy_ == 0; });
-  }
   std::mutex mu_;
-  std::condition_variable work_, idle_;
-  std::deque<std::string> pending_;
-  int busy_ = 0;
+  std::condition_variable work_;
+  std::deque<int> pending_;
   std::atomic<pid_t> owner_{0};  // the process whose thread serves the queue
 };
+
+// Removes the name `path` now and frees its file in the background (Note [Replacing a large file]).
+void unlink_in_background(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  ::unlink(path.c_str());
+  if (fd >= 0) FileReaper::global().close_later(fd);
+}
 
 // Moves `from` to `to` atomically (Note [Replacing a large file]).
 int replace_file(const std::string& from, const std::string& to) {
 #if defined(__linux__) && defined(RENAME_EXCHANGE)
   if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_EXCHANGE) == 0) {
-    FileReaper::global().remove_later(from);  // the old contents now sit at `from`
+    unlink_in_background(from);  // the old contents now sit at `from`
     return 0;
   }
 #endif
@@ -387,22 +387,23 @@ std::string bundle_data_path(const std::string& prefix, int shard, int num_shard
 // piece is written (Note [Starting writeback early]). TensorFlow 2.21's save does not fsync (strace: no
 // fsync, fdatasync or sync_file_range; it even rewrites the final index in place): `sync` false
 // (CheckpointOptions(experimental_sync=False) from Python) gives that durability, still atomic.
-BundleWriter::BundleWriter(std::string prefix, bool sync) : prefix_(std::move(prefix)), sync_(sync) {
-  std::string suffix = temp_suffix();
-  data_tmp_ = bundle_data_path(prefix_, 0, 1) + suffix;
-  index_tmp_ = bundle_index_path(prefix_) + suffix;
+BundleWriter::BundleWriter(std::string prefix, bool sync)
+    : prefix_(std::move(prefix)), suffix_(temp_suffix()), sync_(sync) {
+  data_tmps_.push_back(bundle_data_path(prefix_, 0, 1) + suffix_);
+  index_tmp_ = bundle_index_path(prefix_) + suffix_;
   std::error_code ignored;  // as TensorFlow's Checkpoint.write; a failure surfaces when the file is opened
   std::filesystem::create_directories(dir_of(prefix_), ignored);
-  fd_ = ::open(data_tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0)
-    status_ = make_error(Code::kNotFound, "checkpoint ", prefix_, ": cannot create ", data_tmp_, ": ",
+  // Opened now, so that an unwritable directory fails the first add rather than the finish.
+  first_fd_ = ::open(data_tmps_[0].c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (first_fd_ < 0)
+    status_ = make_error(Code::kNotFound, "checkpoint ", prefix_, ": cannot create ", data_tmps_[0], ": ",
                          errno_text());
 }
 
 BundleWriter::~BundleWriter() {
-  if (fd_ >= 0) ::close(fd_);
+  if (first_fd_ >= 0) ::close(first_fd_);
   if (!finished_) {
-    ::unlink(data_tmp_.c_str());
+    for (const std::string& path : data_tmps_) ::unlink(path.c_str());
     ::unlink(index_tmp_.c_str());
   }
 }
@@ -412,65 +413,34 @@ Status BundleWriter::fail(Status s) {
   return s;
 }
 
-// Note [Starting writeback early]
-// A synced finish() must fsync the data before the rename makes it the checkpoint. Left to the end, that
-// fsync waits for every byte to reach the disk after the last write; asking the kernel to start writing each
-// large piece as soon as it is in the page cache (sync_file_range without waiting) overlaps the disk with
-// the rest of the save, so the final fsync finds little left to do.
-//
-// The checksum of a large tensor is computed on a second thread while the calling thread writes it (both
-// only read the tensor), so a save costs the write alone; a thread that cannot start means the sequential
-// order, never an error.
-Status BundleWriter::append(const void* data, size_t n, uint32_t* crc) {
-  const uint32_t start = *crc;
-  std::future<uint32_t> checksum;
-  if (n >= (8u << 20)) {
-    try {
-      checksum = std::async(std::launch::async, [start, data, n] { return crc32c::extend(start, data, n); });
-    } catch (const std::system_error&) {
-    }
-  }
-  if (!checksum.valid()) *crc = crc32c::extend(start, data, n);
-  Status s = write_all(fd_, data, n, data_tmp_);
-  if (checksum.valid()) *crc = checksum.get();
-  if (!s.ok()) return fail(s);
-#if defined(__linux__)
-  if (sync_ && n >= (1u << 20)) ::sync_file_range(fd_, size_, static_cast<off_t>(n), SYNC_FILE_RANGE_WRITE);
-#endif
-  size_ += static_cast<int64_t>(n);
-  return Status();
-}
-
-Status BundleWriter::add(const std::string& key, const TensorImpl& tensor) {
+Status BundleWriter::begin_entry(const std::string& key) {
   if (!status_.ok()) return status_;
   if (finished_) return make_error(Code::kFailedPrecondition, "checkpoint ", prefix_, ": already finished");
   if (key.empty()) return fail(invalid_argument("checkpoint ", prefix_, ": a tensor key must not be empty"));
   if (entries_.count(key))
     return fail(invalid_argument("checkpoint ", prefix_, ": key \"", key, "\" added twice"));
-  if (tensor.dtype() == DType::kString) {  // TensorFlow's string encoding (add_strings)
-    std::vector<std::string_view> values(tensor.data<std::string>(),
-                                         tensor.data<std::string>() + tensor.num_elements());
-    return add_strings(key, values, tensor.shape().dim_vector());
+  return Status();
+}
+
+Status BundleWriter::add(const std::string& key, TensorRef tensor) {
+  EMBER_RETURN_IF_ERROR(begin_entry(key));
+  if (!tensor || tensor->is_symbolic())
+    return fail(invalid_argument("checkpoint ", prefix_, ": \"", key, "\" is not a tensor with a value"));
+  if (tensor->dtype() == DType::kString) {  // TensorFlow's string encoding (add_strings)
+    std::vector<std::string_view> values(tensor->data<std::string>(),
+                                         tensor->data<std::string>() + tensor->num_elements());
+    return add_strings(key, values, tensor->shape().dim_vector());
   }
-  proto::BundleEntryProto e;
-  e.set_dtype(static_cast<proto::DataType>(tf_datatype(tensor.dtype())));
-  to_shape_proto(tensor.shape().dims(), false, e.mutable_shape());
-  e.set_offset(size_);
-  uint32_t crc = 0;
-  EMBER_RETURN_IF_ERROR(append(tensor.raw_data(), tensor.nbytes(), &crc));
-  e.set_size(static_cast<int64_t>(tensor.nbytes()));
-  e.set_crc32c(crc32c::mask(crc));
-  entries_.emplace(key, std::move(e));
+  proto::BundleEntryProto& e = entries_[key];
+  e.set_dtype(static_cast<proto::DataType>(tf_datatype(tensor->dtype())));
+  to_shape_proto(tensor->shape().dims(), false, e.mutable_shape());
+  pieces_.push_back(Piece{key, std::move(tensor), {}, 0});
   return Status();
 }
 
 Status BundleWriter::add_strings(const std::string& key, const std::vector<std::string_view>& values,
                                  const std::vector<int64_t>& dims) {
-  if (!status_.ok()) return status_;
-  if (finished_) return make_error(Code::kFailedPrecondition, "checkpoint ", prefix_, ": already finished");
-  if (key.empty()) return fail(invalid_argument("checkpoint ", prefix_, ": a tensor key must not be empty"));
-  if (entries_.count(key))
-    return fail(invalid_argument("checkpoint ", prefix_, ": key \"", key, "\" added twice"));
+  EMBER_RETURN_IF_ERROR(begin_entry(key));
   for (int64_t d : dims)
     if (d < 0)
       return fail(invalid_argument("checkpoint ", prefix_, ": string tensor \"", key, "\" has dim ", d));
@@ -481,16 +451,12 @@ Status BundleWriter::add_strings(const std::string& key, const std::vector<std::
   if (n != static_cast<int64_t>(values.size()))
     return fail(invalid_argument("checkpoint ", prefix_, ": string tensor \"", key, "\" has ", values.size(),
                                  " values for a shape of ", n, " elements"));
-  proto::BundleEntryProto e;
-  e.set_dtype(proto::DT_STRING);
-  to_shape_proto(dims, false, e.mutable_shape());
-  e.set_offset(size_);
   // TensorFlow's string encoding: varint64 lengths, the masked CRC of the lengths (each as a 4-byte
   // integer, or 8 bytes past 4 GiB), then the bytes; the entry's CRC covers lengths, that CRC and bytes.
-  std::string lengths;
+  Piece piece{key, TensorRef(), {}, 0};
   uint32_t crc = 0;
   for (std::string_view v : values) {
-    put_varint64(&lengths, v.size());
+    put_varint64(&piece.encoded, v.size());
     if (v.size() <= UINT32_MAX) {
       uint32_t len32 = static_cast<uint32_t>(v.size());
       crc = crc32c::extend(crc, &len32, 4);
@@ -499,21 +465,219 @@ Status BundleWriter::add_strings(const std::string& key, const std::vector<std::
       crc = crc32c::extend(crc, &len64, 8);
     }
   }
-  int64_t start = size_;
-  uint32_t ignored = 0;
-  EMBER_RETURN_IF_ERROR(append(lengths.data(), lengths.size(), &ignored));
-  uint32_t length_crc = crc32c::mask(crc);
-  EMBER_RETURN_IF_ERROR(append(&length_crc, 4, &crc));
-  for (std::string_view v : values) EMBER_RETURN_IF_ERROR(append(v.data(), v.size(), &crc));
-  e.set_size(size_ - start);
-  e.set_crc32c(crc32c::mask(crc));
-  entries_.emplace(key, std::move(e));
+  const uint32_t length_crc = crc32c::mask(crc);
+  piece.encoded.append(reinterpret_cast<const char*>(&length_crc), 4);
+  crc = crc32c::extend(crc, &length_crc, 4);
+  for (std::string_view v : values) {
+    piece.encoded.append(v.data(), v.size());
+    crc = crc32c::extend(crc, v.data(), v.size());
+  }
+  piece.encoded_crc = crc;
+  proto::BundleEntryProto& e = entries_[key];
+  e.set_dtype(proto::DT_STRING);
+  to_shape_proto(dims, false, e.mutable_shape());
+  pieces_.push_back(std::move(piece));
   return Status();
 }
+
+namespace {
+
+// Note [Parallel shards]
+// Writing a checkpoint is copying its bytes into the page cache, a CPU-bound copy that one thread does at
+// about 3.5 GB/s here; `cp` of the same bytes is that copy too. A bundle may spread its tensors over
+// several data files (TensorFlow writes one per device and reads any number: the header's num_shards and
+// each entry's shard_id), and each file has its own inode lock, so a large checkpoint is written as one
+// shard per intra-op thread, tensors dealt largest first to the least loaded shard, each shard by its own
+// thread (fewer threads beside busy processes: the shard count depends on the data and the thread
+// setting only, so the files do not change with the machine's load). Small checkpoints (under two shards'
+// worth, kMinShardBytes each) stay one file in the order of the adds, byte for byte what TensorFlow writes. A
+// tensor is never split: a bundle with one huge tensor is one shard, whose checksum runs on a second thread
+// beside the write instead (Note [Starting writeback early]).
+constexpr size_t kMinShardBytes = size_t{64} << 20;
+constexpr int kMaxShards = 16;
+// Within a shard each piece is checksummed and written a chunk at a time, so the write copies bytes the
+// checksum has just brought into the cache.
+constexpr size_t kWriteChunk = size_t{1} << 20;
+
+int choose_num_shards(size_t total_bytes, size_t pieces) {
+  const size_t by_size = total_bytes / kMinShardBytes;
+  size_t n = std::min<size_t>({by_size, pieces, static_cast<size_t>(std::max(1, intra_op_threads())),
+                               static_cast<size_t>(kMaxShards)});
+  return n < 2 ? 1 : static_cast<int>(n);
+}
+
+struct ShardPiece {
+  const void* data;
+  size_t size;
+  bool crc_known;  // a string tensor's CRC, computed at add
+  uint32_t crc;
+  proto::BundleEntryProto* entry;
+};
+
+struct ShardJob {
+  int shard = 0;
+  int fd = -1;
+  std::string path;
+  std::vector<ShardPiece> pieces;
+  size_t bytes = 0;
+  Status status;
+};
+
+// Note [Starting writeback early]
+// A synced finish() must fsync the data before the rename makes it the checkpoint. Left to the end, that
+// fsync waits for every byte to reach the disk after the last write; asking the kernel to start writing each
+// large piece as soon as it is in the page cache (sync_file_range without waiting) overlaps the disk with
+// the rest of the save, so the final fsync finds little left to do. An unsynced save leaves writeback to
+// the kernel: starting it early halved its speed.
+//
+// In a one-shard bundle the checksum of a large tensor is computed on a second thread while the calling
+// thread writes it (both only read the tensor), so it costs the write alone; a thread that cannot start
+// means the sequential order, never an error. Shards written in parallel already keep every core busy, so
+// there each thread checksums its own chunks just before writing them.
+Status write_piece(int fd, const ShardPiece& piece, int64_t offset, bool checksum_beside, bool sync,
+                   const std::string& path, uint32_t* crc) {
+  const char* data = static_cast<const char*>(piece.data);
+  const size_t n = piece.size;
+  std::future<uint32_t> checksum;
+  if (!piece.crc_known && checksum_beside && n >= (8u << 20)) {
+    try {
+      checksum = std::async(std::launch::async, [data, n] { return crc32c::value(data, n); });
+    } catch (const std::system_error&) {
+    }
+  }
+  uint32_t c = 0;
+  Status s;
+  if (checksum.valid() || piece.crc_known) {
+    s = write_all(fd, data, n, path);
+    c = checksum.valid() ? checksum.get() : piece.crc;
+  } else {
+    for (size_t at = 0; at < n && s.ok(); at += kWriteChunk) {
+      const size_t len = std::min(kWriteChunk, n - at);
+      c = crc32c::extend(c, data + at, len);
+      s = write_all(fd, data + at, len, path);
+    }
+  }
+  EMBER_RETURN_IF_ERROR(s);
+#if defined(__linux__)
+  if (sync && n >= (1u << 20)) ::sync_file_range(fd, offset, static_cast<off_t>(n), SYNC_FILE_RANGE_WRITE);
+#else
+  (void)offset;
+#endif
+  *crc = c;
+  return Status();
+}
+
+Status write_shard(ShardJob& job, bool checksum_beside, bool sync) {
+  int64_t offset = 0;
+  for (const ShardPiece& piece : job.pieces) {
+    uint32_t crc = 0;
+    EMBER_RETURN_IF_ERROR(write_piece(job.fd, piece, offset, checksum_beside, sync, job.path, &crc));
+    piece.entry->set_shard_id(job.shard);
+    piece.entry->set_offset(offset);
+    piece.entry->set_size(static_cast<int64_t>(piece.size));
+    piece.entry->set_crc32c(crc32c::mask(crc));
+    offset += static_cast<int64_t>(piece.size);
+  }
+  if (sync && ::fdatasync(job.fd) != 0)
+    return make_error(Code::kUnavailable, "fsync of ", job.path, ": ", errno_text());
+  return Status();
+}
+
+// After a save with `num_shards` shards, the data files of an earlier bundle at the same prefix with
+// another shard count belong to no index: they go (in the background, Note [Replacing a large file]).
+void remove_other_shard_counts(const std::string& prefix, int num_shards) {
+  const std::string dir = dir_of(prefix);
+  const size_t slash = prefix.rfind('/');
+  const std::string stem = (slash == std::string::npos ? prefix : prefix.substr(slash + 1)) + ".data-";
+  char ours[16];
+  std::snprintf(ours, sizeof(ours), "-of-%05d", num_shards);
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    // <stem>DDDDD-of-DDDDD and nothing else (not another save's temporary file)
+    if (name.size() != stem.size() + 14 || name.compare(0, stem.size(), stem) != 0) continue;
+    const std::string_view tail(name.data() + stem.size(), 14);
+    bool digits = true;
+    for (size_t i : {0, 1, 2, 3, 4, 9, 10, 11, 12, 13}) digits = digits && std::isdigit(tail[i]);
+    if (!digits || tail.substr(5, 4) != "-of-" || tail.substr(5) == ours) continue;
+    unlink_in_background(entry.path().string());
+  }
+}
+
+}  // namespace
 
 Status BundleWriter::finish() {
   if (!status_.ok()) return status_;
   if (finished_) return make_error(Code::kFailedPrecondition, "checkpoint ", prefix_, ": already finished");
+  // Deal the pieces to shards (Note [Parallel shards]), each shard keeping the order of the adds.
+  size_t total = 0;
+  for (const Piece& p : pieces_) total += p.bytes();
+  num_shards_ = choose_num_shards(total, pieces_.size());
+  std::vector<ShardJob> jobs(static_cast<size_t>(num_shards_));
+  std::vector<int> shard_of(pieces_.size(), 0);
+  if (num_shards_ > 1) {
+    std::vector<size_t> by_size(pieces_.size());
+    for (size_t i = 0; i < by_size.size(); ++i) by_size[i] = i;
+    auto size_of = [&](size_t i) { return pieces_[i].bytes(); };
+    std::stable_sort(by_size.begin(), by_size.end(),
+                     [&](size_t a, size_t b) { return size_of(a) > size_of(b); });
+    for (size_t i : by_size) {
+      auto least = std::min_element(jobs.begin(), jobs.end(),
+                                    [](const ShardJob& a, const ShardJob& b) { return a.bytes < b.bytes; });
+      least->bytes += size_of(i);
+      shard_of[i] = static_cast<int>(least - jobs.begin());
+    }
+  }
+  for (size_t i = 0; i < pieces_.size(); ++i) {
+    const Piece& p = pieces_[i];
+    const void* data = p.tensor ? p.tensor->raw_data() : p.encoded.data();
+    jobs[static_cast<size_t>(shard_of[i])].pieces.push_back(
+        ShardPiece{data, p.bytes(), !p.tensor, p.encoded_crc, &entries_[p.key]});
+  }
+  for (int s = 0; s < num_shards_; ++s) {
+    ShardJob& job = jobs[static_cast<size_t>(s)];
+    job.shard = s;
+    if (s == 0) {
+      job.fd = std::exchange(first_fd_, -1);
+      job.path = data_tmps_[0];
+      continue;
+    }
+    job.path = bundle_data_path(prefix_, s, num_shards_) + suffix_;
+    data_tmps_.push_back(job.path);
+    job.fd = ::open(job.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (job.fd < 0) job.status = make_error(Code::kUnavailable, "creating ", job.path, ": ", errno_text());
+  }
+  {
+    // One thread per shard where cores are free; beside busy processes fewer threads take turns, since a
+    // parallel write waits for its slowest thread (Note [Cores others leave free] in core/parallel.cc).
+    const bool beside = num_shards_ == 1;
+    const size_t writers =
+        std::clamp<size_t>(static_cast<size_t>(cores_free_for_parallel_work()), 1, jobs.size());
+    auto write_every = [&](size_t first) {
+      for (size_t s = first; s < jobs.size(); s += writers)
+        if (jobs[s].status.ok()) jobs[s].status = write_shard(jobs[s], beside, sync_);
+    };
+    std::vector<std::thread> threads;
+    size_t started = 1;
+    for (; started < writers; ++started) {
+      try {
+        threads.emplace_back(write_every, started);
+      } catch (const std::system_error&) {
+        break;
+      }
+    }
+    write_every(0);
+    for (std::thread& t : threads) t.join();
+    for (size_t s = started; s < writers; ++s) write_every(s);  // threads that could not start
+  }
+  Status written;
+  for (ShardJob& job : jobs) {
+    if (job.fd >= 0) ::close(job.fd);
+    if (written.ok() && !job.status.ok()) written = job.status;
+  }
+  if (!written.ok()) return fail(written);
+  pieces_.clear();  // the tensors are on disk (or in the page cache): let them go
+
   std::string index;
   {
     StringSink sink(&index);
@@ -521,7 +685,7 @@ Status BundleWriter::finish() {
     options.compression = leveldb::kNoCompression;
     leveldb::TableBuilder builder(options, &sink);
     proto::BundleHeaderProto header;
-    header.set_num_shards(1);
+    header.set_num_shards(num_shards_);
     header.set_endianness(proto::BundleHeaderProto::LITTLE);
     header.mutable_version()->set_producer(kBundleVersion);
     builder.Add("", header.SerializeAsString());
@@ -529,10 +693,6 @@ Status BundleWriter::finish() {
     leveldb::Status s = builder.Finish();
     if (!s.ok()) return fail(make_error(Code::kInternal, "checkpoint ", prefix_, ": index: ", s.ToString()));
   }
-  if (sync_ && ::fdatasync(fd_) != 0)
-    return fail(make_error(Code::kUnavailable, "fsync of ", data_tmp_, ": ", errno_text()));
-  ::close(fd_);
-  fd_ = -1;
   int ifd = ::open(index_tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (ifd < 0) return fail(make_error(Code::kUnavailable, "creating ", index_tmp_, ": ", errno_text()));
   Status s = write_all(ifd, index.data(), index.size(), index_tmp_);
@@ -541,10 +701,14 @@ Status BundleWriter::finish() {
   ::close(ifd);
   if (!s.ok()) return fail(s);
   // Data first: until the index is renamed, a reader of `prefix` sees the previous index (if any).
-  if (replace_file(data_tmp_, bundle_data_path(prefix_, 0, 1)) != 0 ||
-      replace_file(index_tmp_, bundle_index_path(prefix_)) != 0)
+  for (int shard = 0; shard < num_shards_; ++shard)
+    if (replace_file(data_tmps_[static_cast<size_t>(shard)], bundle_data_path(prefix_, shard, num_shards_)) !=
+        0)
+      return fail(make_error(Code::kUnavailable, "checkpoint ", prefix_, ": rename: ", errno_text()));
+  if (replace_file(index_tmp_, bundle_index_path(prefix_)) != 0)
     return fail(make_error(Code::kUnavailable, "checkpoint ", prefix_, ": rename: ", errno_text()));
   finished_ = true;
+  remove_other_shard_counts(prefix_, num_shards_);
   if (!sync_) return Status();
   Status synced = fsync_dir(dir_of(prefix_));
   return synced.ok() ? synced : fail(synced);

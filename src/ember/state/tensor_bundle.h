@@ -1,10 +1,11 @@
 // TensorFlow's checkpoint format V2 (a "tensor bundle"): `<prefix>.index`, a LevelDB-format table from
 // tensor name to BundleEntryProto (dtype, shape, where its bytes lie, their CRC32C) with a
 // BundleHeaderProto under the empty key, and `<prefix>.data-00000-of-00001`, the tensors' raw bytes one
-// after another. What ember writes TensorFlow's tf.train.load_checkpoint reads, and the other way round.
+// after another (large bundles: `<prefix>.data-0000i-of-0000n`, n shards). What ember writes TensorFlow's
+// tf.train.load_checkpoint reads, and the other way round.
 //
 //   BundleWriter w("/tmp/ckpt/model");
-//   EMBER_RETURN_IF_ERROR(w.add("dense/kernel/.ATTRIBUTES/VARIABLE_VALUE", *kernel));
+//   EMBER_RETURN_IF_ERROR(w.add("dense/kernel/.ATTRIBUTES/VARIABLE_VALUE", kernel));
 //   EMBER_RETURN_IF_ERROR(w.add_string("_CHECKPOINTABLE_OBJECT_GRAPH", graph_bytes));
 //   EMBER_RETURN_IF_ERROR(w.finish());   // atomic: both files appear, or the old ones stay
 //
@@ -32,11 +33,13 @@ namespace ember {
 std::string bundle_index_path(const std::string& prefix);
 std::string bundle_data_path(const std::string& prefix, int shard, int num_shards);
 
-/// Writes one bundle. Each add streams its bytes to a temporary data file; finish writes the index and
-/// renames both into place (data first, then index). Until finish returns OK the files at `prefix` are
-/// untouched, even if the process is killed; a writer destroyed without finish removes its temporary
-/// files. With `sync`, finish also fsyncs both files before the renames and the directory after them, so
-/// that the bundle survives a power loss too (Note [Atomic, not synced] in tensor_bundle.cc).
+/// Writes one bundle. `add` keeps a reference to each tensor (values are immutable, so later variable
+/// updates do not reach it) and encodes string tensors at once; finish writes the data, in several shards
+/// written in parallel when there is much of it (Note [Parallel shards] in tensor_bundle.cc), then the
+/// index, and renames them into place (data first, then index). Until finish returns OK the files at
+/// `prefix` are untouched, even if the process is killed; a writer destroyed without finish removes its
+/// temporary files. With `sync`, finish also fsyncs every file before the renames and the directory after
+/// them, so that the bundle survives a power loss too (Note [Atomic, not synced] in tensor_bundle.cc).
 class BundleWriter {
  public:
   explicit BundleWriter(std::string prefix, bool sync = true);
@@ -44,27 +47,41 @@ class BundleWriter {
   BundleWriter(const BundleWriter&) = delete;
   BundleWriter& operator=(const BundleWriter&) = delete;
 
-  /// A dense tensor of any ember dtype under `key` (not empty, not added before).
-  Status add(const std::string& key, const TensorImpl& tensor);
+  /// A tensor of any ember dtype under `key` (not empty, not added before).
+  Status add(const std::string& key, TensorRef tensor);
   /// A DT_STRING tensor of shape `dims` (a scalar when empty) holding `values`, TensorFlow's encoding.
   Status add_strings(const std::string& key, const std::vector<std::string_view>& values,
                      const std::vector<int64_t>& dims = {});
   /// A scalar DT_STRING (the object graph is one).
   Status add_string(const std::string& key, std::string_view bytes) { return add_strings(key, {bytes}); }
-  /// Writes the index and moves both files into place. The first error of any call is returned again.
+  /// Writes the data and the index and moves them into place. The first error of any call is returned again.
   Status finish();
+  /// The number of data shards finish wrote (1 until then).
+  int num_shards() const { return num_shards_; }
 
  private:
-  Status append(const void* data, size_t n, uint32_t* crc);
+  // One tensor's bytes waiting for finish: a dense tensor's, or a string tensor's encoding and its CRC
+  // (TensorFlow's string CRC is not the CRC of the encoding).
+  struct Piece {
+    std::string key;
+    TensorRef tensor;
+    std::string encoded;
+    uint32_t encoded_crc = 0;
+    size_t bytes() const { return tensor ? tensor->nbytes() : encoded.size(); }
+  };
+
+  Status begin_entry(const std::string& key);
   Status fail(Status s);
 
-  std::string prefix_, data_tmp_, index_tmp_;
-  int fd_ = -1;
-  int64_t size_ = 0;
+  std::string prefix_, suffix_, index_tmp_;
+  std::vector<std::string> data_tmps_;  // one per shard; [0] is created at construction
+  int first_fd_ = -1;
+  int num_shards_ = 1;
   bool finished_ = false;
   bool sync_ = true;
   Status status_;
   std::map<std::string, proto::BundleEntryProto> entries_;
+  std::vector<Piece> pieces_;  // in the order added
 };
 
 /// A bundle opened for reading: the whole index is parsed and checked at open; tensor bytes are read

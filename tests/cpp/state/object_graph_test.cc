@@ -24,7 +24,7 @@ class ObjectGraphTest : public ::testing::Test {
     std::string prefix = (dir_ / "ck").string();
     BundleWriter w(prefix);
     TensorRef t = TensorImpl::allocate(DType::kFloat32, Shape{2}).value();
-    EXPECT_TRUE(w.add("model/w/.ATTRIBUTES/VARIABLE_VALUE", *t).ok());
+    EXPECT_TRUE(w.add("model/w/.ATTRIBUTES/VARIABLE_VALUE", t).ok());
     EXPECT_TRUE(w.add_string(kObjectGraphKey, graph.SerializeAsString()).ok());
     EXPECT_TRUE(w.finish().ok());
     return BundleReader::open(prefix);

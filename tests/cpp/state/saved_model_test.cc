@@ -189,7 +189,7 @@ class SavedModelTest : public ::testing::Test {
     fs::create_directories(dir_ / "variables");
     std::ofstream(dir_ / "saved_model.pb", std::ios::binary) << m.saved.SerializeAsString();
     BundleWriter writer((dir_ / "variables" / "variables").string());
-    for (const auto& [key, value] : m.values) EXPECT_TRUE(writer.add(key, *value).ok());
+    for (const auto& [key, value] : m.values) EXPECT_TRUE(writer.add(key, value).ok());
     if (with_object_graph)
       EXPECT_TRUE(
           writer.add_string("_CHECKPOINTABLE_OBJECT_GRAPH", m.checkpoint_objects.SerializeAsString()).ok());
