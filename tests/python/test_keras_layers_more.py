@@ -211,6 +211,55 @@ def test_discretization_adapt_on_a_dataset_as_tf_keras():
         em.keras.layers.Discretization(bin_boundaries=[0.0], num_bins=2)
 
 
+DISCRETIZATION_INPUTS = [np.array([[-1.0, 0.5, 2.5, 0.7], [3.0, 3.0, 0.1, 1.0]]), np.array([-1.0, 0.5, 2.5]),
+                         np.array([[0.5], [2.5]]), np.array(0.5)]
+
+
+@pytest.mark.parametrize("mode,sparse", [("one_hot", False), ("multi_hot", False), ("count", False),
+                                         ("one_hot", True), ("multi_hot", True), ("count", True)])
+@pytest.mark.parametrize("which", range(len(DISCRETIZATION_INPUTS)))
+def test_discretization_output_modes_as_tf_keras(mode, sparse, which):
+    x = DISCRETIZATION_INPUTS[which]
+    kwargs = dict(bin_boundaries=[0.0, 1.0, 2.0], output_mode=mode, sparse=sparse)
+    ours, theirs = em.keras.layers.Discretization(**kwargs), tf_keras.layers.Discretization(**kwargs)
+    if mode == "one_hot" and x.ndim == 2 and x.shape[-1] != 1:  # a third rank: both refuse
+        for layer in (ours, theirs):
+            with pytest.raises(ValueError, match="maximum supported output rank is 2"):
+                layer(x)
+        return
+    got, want = ours(x), theirs(x)
+    if sparse:
+        assert isinstance(got, em.sparse.SparseTensor)
+        assert got.indices.numpy().tolist() == want.indices.numpy().tolist()
+        assert got.dense_shape.numpy().tolist() == want.dense_shape.numpy().tolist()
+        got, want = got.values, want.values
+    assert got.dtype.name == want.dtype.name == "float32"
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert ours.get_config() == {**theirs.get_config(), "name": ours.name}
+    staged = em.function(lambda v: ours(v))(em.constant(x))
+    np.testing.assert_array_equal((staged.values if sparse else staged).numpy(), got.numpy())
+
+
+def test_discretization_modes_adapted_in_a_model_and_bad_modes_as_tf_keras():
+    data = np.arange(100.0, dtype=np.float32)
+    for k in (em.keras, tf_keras):
+        with pytest.raises(ValueError, match="output_mode"):
+            k.layers.Discretization(bin_boundaries=[0.0], output_mode="tf_idf")
+        with pytest.raises(ValueError, match="`sparse` may only be true"):
+            k.layers.Discretization(bin_boundaries=[0.0], sparse=True)
+    outputs = []
+    for k in (em.keras, tf_keras):
+        layer = k.layers.Discretization(num_bins=4, output_mode="count", dtype="float64")
+        layer.adapt(data)
+        inputs = k.Input((3,))
+        model = k.Model(inputs, k.layers.Dense(1, kernel_initializer="ones")(k.layers.Lambda(
+            lambda t: t * 1.0)(layer(inputs))))
+        outputs.append((layer(np.array([[5.0, 60.0, 99.0]])).numpy(), model(np.array([[5.0, 60.0, 99.0]])).numpy()))
+        assert layer(np.zeros((1, 3))).dtype.name == "float64"
+    np.testing.assert_array_equal(outputs[0][0], outputs[1][0])
+    np.testing.assert_allclose(outputs[0][1], outputs[1][1])
+
+
 def test_bad_arguments_raise_as_tf_keras():
     for k in (em.keras, tf_keras):
         with pytest.raises(ValueError):

@@ -275,16 +275,26 @@ class Hashing(Layer):
                 "output_mode": self.output_mode, "sparse": self.sparse}
 
 
+_DISCRETIZATION_MODES = ("int", "one_hot", "multi_hot", "count")
+
+
 class Discretization(Layer):
     """The bucket of each value among sorted ``bin_boundaries``: i where boundaries[i-1] <= x < boundaries[i].
     Without boundaries, ``adapt`` learns ``num_bins - 1`` of them from the data's quantiles
-    (Note [Discretization's quantiles])."""
+    (Note [Discretization's quantiles]). ``output_mode`` "int" gives the bucket indices (int64); "one_hot",
+    "multi_hot" and "count" encode them over the buckets as tf_keras does (a rank-1 input is one sample for
+    "multi_hot" and "count"), as a SparseTensor with ``sparse=True``."""
 
     def __init__(self, bin_boundaries=None, num_bins=None, epsilon=0.01, output_mode="int", sparse=False,
                  **kwargs):
+        if output_mode not in _DISCRETIZATION_MODES:
+            raise ValueError(f"Unknown value for `output_mode` argument of layer Discretization. Allowed values "
+                             f"are: {_DISCRETIZATION_MODES}. Received: {output_mode}")
+        if sparse and output_mode == "int":
+            raise ValueError(f"`sparse` may only be true if `output_mode` is `'one_hot'`, `'multi_hot'`, or "
+                             f"`'count'`. Received: sparse={sparse} and output_mode={output_mode}")
+        kwargs.setdefault("dtype", "int64" if output_mode == "int" else "float32")
         super().__init__(**kwargs)
-        if output_mode != "int" or sparse:
-            raise NotImplementedError("Discretization: only output_mode='int' (not sparse) is implemented")
         if num_bins is not None and num_bins < 0:
             raise ValueError(f"`num_bins` must be greater than or equal to 0. You passed `num_bins={num_bins}`")
         if num_bins is not None and bin_boundaries is not None:
@@ -362,8 +372,13 @@ class Discretization(Layer):
         inputs = tf.cast(tf.convert_to_tensor(inputs), tf.float64)
         flat = tf.reshape(inputs, [-1])
         edges = tf.constant(self.bin_boundaries, tf.float64)
-        index = tf.searchsorted(edges, flat, side="right", out_type=tf.int64)
-        return tf.reshape(index, tf.shape(inputs))
+        index = tf.reshape(tf.searchsorted(edges, flat, side="right", out_type=tf.int64), tf.shape(inputs))
+        if self.output_mode == "int":
+            return index
+        from ember.keras.layers.text_lookup import _encode
+
+        encoded = _encode(index, self.output_mode, len(self.bin_boundaries) + 1, tf.as_dtype(self.dtype))
+        return tf.sparse.from_dense(encoded) if self.sparse else encoded
 
     def compute_output_shape(self, input_shape):
         return TensorShape(input_shape)
