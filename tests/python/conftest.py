@@ -25,6 +25,15 @@ def assert_close(actual, expected, dtype):
         np.testing.assert_array_equal(actual, expected)
 
 
+@pytest.fixture(autouse=True)
+def _no_global_seed_left_behind():
+    """A test that sets ember's global seed (tf.random.set_seed, keras.utils.set_random_seed) must not change
+    the random streams of the tests after it: with a global seed, op-seeded ops such as Dataset.shuffle(seed=7)
+    draw another sequence, as in TensorFlow."""
+    yield
+    tf.random.set_seed(None)
+
+
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
