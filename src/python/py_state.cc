@@ -34,7 +34,7 @@ void check(const Status& s) {
 
 void bind_state(nb::module_& m) {
   nb::class_<BundleWriter>(m, "BundleWriter",
-                           "Writes one checkpoint bundle (<prefix>.index and <prefix>.data-00000-of-00001) "
+                           "Writes one checkpoint bundle (<prefix>.index and <prefix>.data-*-of-* shards) "
                            "atomically at finish().")
       .def(nb::init<std::string, bool>(), nb::arg("prefix"), nb::arg("sync") = true)
       .def(

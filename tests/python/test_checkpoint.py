@@ -430,3 +430,14 @@ sys.exit(os.waitstatus_to_exitcode(status))
         restored = ember.Variable(np.ones(1 << 18, np.float32))
         ember.train.Checkpoint(v=restored).read(str(tmp_path / prefix)).assert_consumed()
         assert np.all(restored.numpy() == value)
+
+
+def test_a_tensor_over_shared_memory_is_saved_as_it_was_when_added(tmp_path):
+    # A DLPack import shares NumPy's memory; the writer keeps tensors until finish, so it copies such a one.
+    array = np.ones(4, np.float32)
+    shared = ember.experimental.dlpack.from_dlpack(array.__dlpack__())
+    writer = ember._C.BundleWriter(str(tmp_path / "w"), False)
+    writer.add("v", shared)
+    array[:] = 7.0
+    writer.finish()
+    assert ember.train.load_checkpoint(str(tmp_path / "w")).get_tensor("v").tolist() == [1.0] * 4

@@ -195,15 +195,24 @@ class FileReaper {
 
 // Removes the name `path` now and frees its file in the background (Note [Replacing a large file]).
 void unlink_in_background(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  // Non-blocking: a FIFO of that name must not stall the save (anything but a regular file is closed now).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   ::unlink(path.c_str());
-  if (fd >= 0) FileReaper::global().close_later(fd);
+  if (fd < 0) return;
+  struct stat st;
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+    FileReaper::global().close_later(fd);
+  else
+    ::close(fd);
 }
 
 // Moves `from` to `to` atomically (Note [Replacing a large file]).
 int replace_file(const std::string& from, const std::string& to) {
 #if defined(__linux__) && defined(RENAME_EXCHANGE)
-  if (::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_EXCHANGE) == 0) {
+  // Only a regular file is exchanged; whatever else holds the name meets rename's own checks (EISDIR).
+  struct stat st;
+  if (::lstat(to.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+      ::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_EXCHANGE) == 0) {
     unlink_in_background(from);  // the old contents now sit at `from`
     return 0;
   }
@@ -389,7 +398,7 @@ std::string bundle_data_path(const std::string& prefix, int shard, int num_shard
 // (CheckpointOptions(experimental_sync=False) from Python) gives that durability, still atomic.
 BundleWriter::BundleWriter(std::string prefix, bool sync)
     : prefix_(std::move(prefix)), suffix_(temp_suffix()), sync_(sync) {
-  data_tmps_.push_back(bundle_data_path(prefix_, 0, 1) + suffix_);
+  data_tmps_.push_back(prefix_ + ".data-00000" + suffix_);  // the shard count is known at finish
   index_tmp_ = bundle_index_path(prefix_) + suffix_;
   std::error_code ignored;  // as TensorFlow's Checkpoint.write; a failure surfaces when the file is opened
   std::filesystem::create_directories(dir_of(prefix_), ignored);
@@ -430,6 +439,13 @@ Status BundleWriter::add(const std::string& key, TensorRef tensor) {
     std::vector<std::string_view> values(tensor->data<std::string>(),
                                          tensor->data<std::string>() + tensor->num_elements());
     return add_strings(key, values, tensor->shape().dim_vector());
+  }
+  if (tensor->buffer()->external()) {
+    // Memory shared with another library (DLPack) may change before finish: keep a copy of it now.
+    auto copy = TensorImpl::allocate(tensor->dtype(), tensor->shape());
+    if (!copy.ok()) return fail(copy.status());
+    std::memcpy(copy.value()->mutable_raw_data(), tensor->raw_data(), tensor->nbytes());
+    tensor = std::move(copy).value();
   }
   proto::BundleEntryProto& e = entries_[key];
   e.set_dtype(static_cast<proto::DataType>(tf_datatype(tensor->dtype())));
@@ -499,9 +515,13 @@ constexpr int kMaxShards = 16;
 // checksum has just brought into the cache.
 constexpr size_t kWriteChunk = size_t{1} << 20;
 
-int choose_num_shards(size_t total_bytes, size_t pieces) {
+// Pieces this large count towards the shard count; smaller ones (a save counter, the object graph) only
+// ride along, so that one huge tensor beside them stays one shard with its checksum on the side.
+constexpr size_t kLargePiece = kMinShardBytes / 16;
+
+int choose_num_shards(size_t total_bytes, size_t large_pieces) {
   const size_t by_size = total_bytes / kMinShardBytes;
-  size_t n = std::min<size_t>({by_size, pieces, static_cast<size_t>(std::max(1, intra_op_threads())),
+  size_t n = std::min<size_t>({by_size, large_pieces, static_cast<size_t>(std::max(1, intra_op_threads())),
                                static_cast<size_t>(kMaxShards)});
   return n < 2 ? 1 : static_cast<int>(n);
 }
@@ -610,9 +630,12 @@ Status BundleWriter::finish() {
   if (!status_.ok()) return status_;
   if (finished_) return make_error(Code::kFailedPrecondition, "checkpoint ", prefix_, ": already finished");
   // Deal the pieces to shards (Note [Parallel shards]), each shard keeping the order of the adds.
-  size_t total = 0;
-  for (const Piece& p : pieces_) total += p.bytes();
-  num_shards_ = choose_num_shards(total, pieces_.size());
+  size_t total = 0, large = 0;
+  for (const Piece& p : pieces_) {
+    total += p.bytes();
+    large += p.bytes() >= kLargePiece;
+  }
+  num_shards_ = choose_num_shards(total, large);
   std::vector<ShardJob> jobs(static_cast<size_t>(num_shards_));
   std::vector<int> shard_of(pieces_.size(), 0);
   if (num_shards_ > 1) {

@@ -34,7 +34,8 @@ std::string bundle_index_path(const std::string& prefix);
 std::string bundle_data_path(const std::string& prefix, int shard, int num_shards);
 
 /// Writes one bundle. `add` keeps a reference to each tensor (values are immutable, so later variable
-/// updates do not reach it) and encodes string tensors at once; finish writes the data, in several shards
+/// updates do not reach it; memory shared with another library through DLPack is copied) and encodes
+/// string tensors at once; finish writes the data, in several shards
 /// written in parallel when there is much of it (Note [Parallel shards] in tensor_bundle.cc), then the
 /// index, and renames them into place (data first, then index). Until finish returns OK the files at
 /// `prefix` are untouched, even if the process is killed; a writer destroyed without finish removes its

@@ -1,6 +1,7 @@
 #include "ember/state/tensor_bundle.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -275,6 +276,44 @@ TEST_F(TensorBundleTest, LargeBundlesAreShardedAndReadBack) {
   for (const auto& entry : fs::directory_iterator(dir_)) names.push_back(entry.path().filename().string());
   std::sort(names.begin(), names.end());
   EXPECT_EQ(names, (std::vector<std::string>{"ckpt.data-00000-of-00001", "ckpt.index"}));
+}
+
+// Only large tensors count towards the shard count: one huge tensor beside small ones is one shard.
+TEST_F(TensorBundleTest, OneHugeTensorBesideSmallOnesIsOneShard) {
+  const int threads_before = intra_op_threads();
+  set_intra_op_threads(3);
+  TensorRef huge = iota(DType::kFloat32, Shape{(int64_t{200} << 20) / 4});
+  BundleWriter w(prefix());
+  ASSERT_TRUE(w.add("huge", huge).ok());
+  ASSERT_TRUE(w.add("counter", iota(DType::kInt64, Shape{})).ok());
+  ASSERT_TRUE(w.add_string("graph", "object graph").ok());
+  ASSERT_TRUE(w.finish().ok());
+  set_intra_op_threads(threads_before);
+  EXPECT_EQ(w.num_shards(), 1);
+  auto r = BundleReader::open(prefix());
+  ASSERT_TRUE(r.ok());
+  auto got = r->read("huge");
+  ASSERT_TRUE(got.ok()) << got.status().message();
+  EXPECT_EQ(std::memcmp((*got)->raw_data(), huge->raw_data(), huge->nbytes()), 0);
+}
+
+// A name the save replaces that is not a regular file: a directory makes the save fail (as rename does)
+// and stays; a FIFO is replaced without the save blocking on it.
+TEST_F(TensorBundleTest, NamesHeldByADirectoryOrAFifo) {
+  fs::create_directories(bundle_index_path(prefix()) + "/inside");
+  {
+    BundleWriter w(prefix());
+    ASSERT_TRUE(w.add("x", iota(DType::kFloat32, Shape{4})).ok());
+    EXPECT_EQ(w.finish().code(), Code::kUnavailable);
+  }
+  EXPECT_TRUE(fs::is_directory(bundle_index_path(prefix()) + "/inside"));
+  ASSERT_EQ(::mkfifo(bundle_data_path(prefix("f"), 0, 1).c_str(), 0644), 0);
+  BundleWriter w(prefix("f"));
+  ASSERT_TRUE(w.add("x", iota(DType::kFloat32, Shape{4})).ok());
+  ASSERT_TRUE(w.finish().ok());
+  auto r = BundleReader::open(prefix("f"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->read("x").ok());
 }
 
 }  // namespace
