@@ -8,6 +8,7 @@
 // attributes need no rewrite: ember derives those from the values it imports.
 #include "ember/graph/tensor_list_import.h"
 
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -64,31 +65,56 @@ std::string node_slot(const std::string& scope, const std::string& node, int out
 }
 std::string result_slot(const std::string& function, int k) { return function + "|>" + std::to_string(k); }
 
+}  // namespace
+
 bool is_list_op(const std::string& op) { return op.rfind("TensorList", 0) == 0 || op == "EmptyTensorList"; }
+
+bool takes_list(const std::string& op) {
+  return is_list_op(op) && op != "TensorListReserve" && op != "EmptyTensorList" && op != "TensorListFromTensor" &&
+         op != "TensorListScatter" && op != "TensorListScatterV2" && op != "TensorListSplit";
+}
+
+bool makes_list(const std::string& op) {
+  return is_list_op(op) && op != "TensorListGetItem" && op != "TensorListStack" && op != "TensorListLength" &&
+         op != "TensorListElementShape" && op != "TensorListGather" && op != "TensorListConcat" &&
+         op != "TensorListConcatV2";
+}
+
+std::optional<std::pair<std::string, int>> resolve_input(
+    const std::string& input, const std::unordered_map<std::string, const proto::NodeDef*>& nodes) {
+  if (input.empty() || input[0] == '^') return std::nullopt;
+  auto number = [](const std::string& k) -> std::optional<int> {
+    if (k.empty() || k.size() > 9 || k.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    return std::stoi(k);
+  };
+  const size_t first = input.find(':');
+  if (first == std::string::npos) return std::make_pair(input, 0);
+  const std::string node = input.substr(0, first);
+  const size_t second = input.find(':', first + 1);
+  if (second == std::string::npos) {
+    auto k = number(input.substr(first + 1));
+    if (!k) return std::nullopt;
+    return std::make_pair(node, *k);
+  }
+  auto k = number(input.substr(second + 1));
+  auto it = nodes.find(node);
+  if (!k || it == nodes.end()) return std::nullopt;
+  const OpDef* op = OpRegistry::global().find(graph_def_ops::ember_op_type(it->second->op()));
+  if (op == nullptr) return std::nullopt;
+  const int output = graph_def_ops::output_number(*op, input.substr(first + 1, second - first - 1), *k);
+  if (output < 0) return std::nullopt;
+  return std::make_pair(node, output);
+}
+
+namespace {
 
 // The slot an input string names in `scope` ("" for the graph, whose inputs are "node" or "node:k"; else a
 // function, whose inputs are an argument name or "node:output_arg:k"); empty for a control input or a name
 // it cannot resolve.
 std::string input_slot(const std::string& scope, const std::string& input,
                        const std::unordered_map<std::string, const proto::NodeDef*>& nodes) {
-  if (input.empty() || input[0] == '^') return "";
-  const size_t first = input.find(':');
-  if (first == std::string::npos) return node_slot(scope, input, 0);
-  const std::string node = input.substr(0, first);
-  const size_t second = input.find(':', first + 1);
-  if (second == std::string::npos) {
-    const std::string k = input.substr(first + 1);
-    if (k.empty() || k.size() > 9 || k.find_first_not_of("0123456789") != std::string::npos) return "";
-    return node_slot(scope, node, std::stoi(k));
-  }
-  const std::string arg = input.substr(first + 1, second - first - 1), k = input.substr(second + 1);
-  if (k.empty() || k.size() > 9 || k.find_first_not_of("0123456789") != std::string::npos) return "";
-  auto it = nodes.find(node);
-  if (it == nodes.end()) return "";
-  const OpDef* op = OpRegistry::global().find(graph_def_ops::ember_op_type(it->second->op()));
-  if (op == nullptr) return "";
-  const int output = graph_def_ops::output_number(*op, arg, std::stoi(k));
-  return output < 0 ? "" : node_slot(scope, node, output);
+  auto value = resolve_input(input, nodes);
+  return value ? node_slot(scope, value->first, value->second) : "";
 }
 
 std::vector<int> attr_types(const proto::NodeDef& node, const std::string& name) {
@@ -152,19 +178,12 @@ class Typer {
     if (is_list_op(op)) {
       int dtype = -1;
       if (auto it = n.attr().find("element_dtype"); it != n.attr().end()) dtype = it->second.type();
-      const bool takes_list = op != "TensorListReserve" && op != "EmptyTensorList" &&
-                              op != "TensorListFromTensor" && op != "TensorListScatter" &&
-                              op != "TensorListScatterV2" && op != "TensorListSplit";
-      const bool makes_list = op != "TensorListGetItem" && op != "TensorListStack" &&
-                              op != "TensorListLength" && op != "TensorListElementShape" &&
-                              op != "TensorListGather" && op != "TensorListConcat" &&
-                              op != "TensorListConcatV2";
-      if (takes_list && !in(0).empty()) {
+      if (takes_list(op) && !in(0).empty()) {
         int id = slots_.id(in(0));
         EMBER_RETURN_IF_ERROR(slots_.set_dtype(id, dtype));
-        if (makes_list) EMBER_RETURN_IF_ERROR(join(in(0), out(0)));
+        if (makes_list(op)) EMBER_RETURN_IF_ERROR(join(in(0), out(0)));
       }
-      if (makes_list) EMBER_RETURN_IF_ERROR(slots_.set_dtype(slots_.id(out(0)), dtype));
+      if (makes_list(op)) EMBER_RETURN_IF_ERROR(slots_.set_dtype(slots_.id(out(0)), dtype));
       return Status::OK();
     }
     if (op == "Identity" || op == "Snapshot") {
