@@ -13,6 +13,8 @@
 // A FromTensor's element_shape is the tensor's row shape, computed when it runs, so a TensorListStack of
 // an empty list still knows its element shape. In the graph (not a function body) the node making a list
 // is renamed and its Stack takes its name, so a fetch of "name:0" still gets the dense value.
+#include <deque>
+#include <map>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -50,7 +52,7 @@ class ScopeWriter {
       for (proto::NodeDef& n : nodes_)
         if (makes_list(n.op())) renamed[n.name()] = unique(n.name() + "/tensor_list");
     }
-    std::vector<proto::NodeDef> added;
+    std::deque<proto::NodeDef> added;  // a deque: references to its nodes stay valid as it grows
     added_ = &added;
     for (proto::NodeDef& n : nodes_) {
       for (int k = 0; k < n.input_size(); ++k) {
@@ -196,7 +198,230 @@ class ScopeWriter {
   std::unordered_map<std::string, const proto::NodeDef*> by_name_;
   std::set<std::string> taken_;
   std::unordered_map<std::string, std::string> consts_, lists_, stacks_;
-  std::vector<proto::NodeDef>* added_ = nullptr;
+  std::deque<proto::NodeDef>* added_ = nullptr;
+};
+
+// Note [An accumulating While in TensorFlow's GraphDef]
+// The forward loop of a While's gradient runs with _accumulate = k (Note [Accumulating While] in
+// ops/control_flow.cc): its body returns k values after the loop variables, and the node returns their
+// stacks and the trip count after the loop variables' results. TensorFlow's While returns its loop
+// variables and nothing else, so such a loop is written as TensorFlow's own gradient writes one: k
+// TensorList loop variables (EmptyTensorList) each iteration pushes a value onto (TensorListPushBack) and
+// an int32 counter, then a TensorListStack of each list, where ember's stacks were read. The body and
+// condition are not rewritten: wrappers (`<name>_accumulating`) call them and do the pushing, so a
+// function the library shares stays as it is. The element shape of an empty list is the stack's row
+// shape where the While's output_shapes know it (a loop that runs zero times then stacks [0, ...]).
+class AccumulatingWhileWriter {
+ public:
+  explicit AccumulatingWhileWriter(proto::GraphDef& gd) : gd_(gd) {}
+
+  Status run() {
+    EMBER_RETURN_IF_ERROR(rewrite_scope(*gd_.mutable_node(), false));
+    // Wrappers are appended while the loop walks; they hold no accumulating While.
+    const int functions = gd_.library().function_size();
+    for (int f = 0; f < functions; ++f)
+      EMBER_RETURN_IF_ERROR(rewrite_scope(*gd_.mutable_library()->mutable_function(f)->mutable_node_def(), true));
+    return Status::OK();
+  }
+
+ private:
+  static bool is_accumulating_while(const proto::NodeDef& n) {
+    if (n.op() != "While" && n.op() != "StatelessWhile") return false;
+    auto it = n.attr().find("_accumulate");
+    return it != n.attr().end() && it->second.i() >= 0;
+  }
+
+  const proto::FunctionDef* function(const std::string& name) const {
+    for (const proto::FunctionDef& f : gd_.library().function())
+      if (f.signature().name() == name) return &f;
+    return nullptr;
+  }
+
+  std::string unique_function(const std::string& base) const {
+    std::string name = base;
+    for (int k = 1; function(name) != nullptr; ++k) name = base + "_" + std::to_string(k);
+    return name;
+  }
+
+  Status rewrite_scope(google::protobuf::RepeatedPtrField<proto::NodeDef>& nodes, bool in_function) {
+    std::set<std::string> taken;
+    for (const proto::NodeDef& n : nodes) taken.insert(n.name());
+    std::deque<proto::NodeDef> added;  // a deque: references to its nodes stay valid as it grows
+    // (While name, output) of a stack -> the input that names its TensorListStack.
+    std::map<std::pair<std::string, int>, std::string> stacks;
+    auto unique = [&](const std::string& base) {
+      std::string name = base;
+      for (int k = 1; !taken.insert(name).second; ++k) name = base + "_" + std::to_string(k);
+      return name;
+    };
+    auto ref = [&](const std::string& node, const char* arg, int k) {
+      return in_function ? node + ":" + arg + ":" + std::to_string(k)
+                         : (k == 0 ? node : node + ":" + std::to_string(k));
+    };
+    auto int_const = [&](const std::string& base, const std::vector<int64_t>& dims, bool scalar) {
+      proto::NodeDef& c = added.emplace_back();
+      c.set_name(unique(base));
+      c.set_op("Const");
+      (*c.mutable_attr())["dtype"].set_type(proto::DT_INT32);
+      proto::TensorProto* t = (*c.mutable_attr())["value"].mutable_tensor();
+      t->set_dtype(proto::DT_INT32);
+      if (!scalar) t->mutable_tensor_shape()->add_dim()->set_size(static_cast<int64_t>(dims.size()));
+      for (int64_t d : dims) t->add_int_val(static_cast<int32_t>(d));
+      return ref(c.name(), "output", 0);
+    };
+    for (proto::NodeDef& w : nodes) {
+      if (!is_accumulating_while(w)) continue;
+      const int k = static_cast<int>(w.attr().at("_accumulate").i());
+      const proto::FunctionDef* body = function(w.attr().at("body").func().name());
+      const proto::FunctionDef* cond = function(w.attr().at("cond").func().name());
+      if (body == nullptr || cond == nullptr)
+        return invalid_argument("GraphDef export: the While ", w.name(), " calls functions the library lacks");
+      const std::vector<int> types(w.attr().at("T").list().type().begin(), w.attr().at("T").list().type().end());
+      int m = 0;  // loop variables before the variables (DT_RESOURCE) passed last
+      while (m < static_cast<int>(types.size()) && types[m] != proto::DT_RESOURCE) ++m;
+      const int r = static_cast<int>(types.size()) - m;
+      if (body->signature().output_arg_size() != m + k + r)
+        return invalid_argument("GraphDef export: the While ", w.name(), " accumulates ", k, " values but its body ",
+                                body->signature().name(), " returns ", body->signature().output_arg_size(),
+                                " for ", m, " loop variables and ", r, " variables");
+      std::vector<int> element_types;
+      for (int j = 0; j < k; ++j) element_types.push_back(body->signature().output_arg(m + j).type());
+      const auto shapes = w.attr().at("output_shapes").list().shape();
+      // The accumulator lists, a counter, then the variables.
+      std::vector<std::string> inputs(w.input().begin(), w.input().end());
+      std::vector<std::string> data(inputs.begin(), inputs.begin() + std::min<int>(m + r, inputs.size()));
+      std::vector<std::string> controls(inputs.begin() + data.size(), inputs.end());
+      std::vector<std::string> new_inputs(data.begin(), data.begin() + m);
+      for (int j = 0; j < k; ++j) {
+        std::vector<int64_t> element;
+        bool known = m + j < shapes.size() && !shapes[m + j].unknown_rank() && shapes[m + j].dim_size() >= 1;
+        for (int d = 1; known && d < shapes[m + j].dim_size(); ++d) {
+          element.push_back(shapes[m + j].dim(d).size());
+          known = element.back() >= 0;
+        }
+        const std::string shape = known ? int_const(w.name() + "/accumulator_shape", element, false)
+                                        : int_const(w.name() + "/accumulator_shape", {-1}, true);
+        const std::string unlimited = int_const(w.name() + "/accumulator_size", {-1}, true);
+        proto::NodeDef& list = added.emplace_back();
+        list.set_name(unique(w.name() + "/accumulator"));
+        list.set_op("EmptyTensorList");
+        list.add_input(shape);
+        list.add_input(unlimited);
+        (*list.mutable_attr())["element_dtype"].set_type(static_cast<proto::DataType>(element_types[j]));
+        (*list.mutable_attr())["shape_type"].set_type(proto::DT_INT32);
+        new_inputs.push_back(ref(list.name(), "handle", 0));
+      }
+      new_inputs.push_back(int_const(w.name() + "/trip_count", {0}, true));
+      for (int j = m; j < m + r && j < static_cast<int>(data.size()); ++j) new_inputs.push_back(data[j]);
+      for (const std::string& c : controls) new_inputs.push_back(c);
+      w.clear_input();
+      for (const std::string& in : new_inputs) w.add_input(in);
+      std::vector<int> new_types(types.begin(), types.begin() + m);
+      for (int j = 0; j < k; ++j) new_types.push_back(proto::DT_VARIANT);
+      new_types.push_back(proto::DT_INT32);
+      for (int j = m; j < m + r; ++j) new_types.push_back(types[j]);
+      proto::AttrValue::ListValue* t = (*w.mutable_attr())["T"].mutable_list();
+      t->clear_type();
+      for (int type : new_types) t->add_type(static_cast<proto::DataType>(type));
+      proto::AttrValue::ListValue* out_shapes = (*w.mutable_attr())["output_shapes"].mutable_list();
+      for (int j = 0; j < k && m + j < out_shapes->shape_size(); ++j) out_shapes->mutable_shape(m + j)->Clear();
+      w.mutable_attr()->erase("_accumulate");
+      (*w.mutable_attr())["body"].mutable_func()->set_name(wrap(*body, true, w.op() == "While", m, k, r, element_types));
+      (*w.mutable_attr())["cond"].mutable_func()->set_name(wrap(*cond, false, w.op() == "While", m, k, r, {}));
+      for (int j = 0; j < k; ++j) {
+        proto::NodeDef& stack = added.emplace_back();
+        stack.set_name(unique(w.name() + "/stack"));
+        stack.set_op("TensorListStack");
+        stack.add_input(ref(w.name(), "output", m + j));
+        stack.add_input(int_const(w.name() + "/unknown_shape", {-1}, true));
+        (*stack.mutable_attr())["element_dtype"].set_type(static_cast<proto::DataType>(element_types[j]));
+        (*stack.mutable_attr())["num_elements"].set_i(-1);
+        stacks[{w.name(), m + j}] = ref(stack.name(), "tensor", 0);
+      }
+    }
+    if (stacks.empty()) return Status::OK();
+    std::unordered_map<std::string, const proto::NodeDef*> by_name;
+    for (const proto::NodeDef& n : nodes) by_name[n.name()] = &n;
+    for (proto::NodeDef& n : nodes)
+      for (int i = 0; i < n.input_size(); ++i)
+        if (auto v = resolve_input(n.input(i), by_name))
+          if (auto it = stacks.find(*v); it != stacks.end()) n.set_input(i, it->second);
+    for (proto::NodeDef& n : added) *nodes.Add() = std::move(n);
+    return Status::OK();
+  }
+
+  // A wrapper of the body (is_body: it pushes the k values the body returns after its m loop
+  // variables and counts) or of the condition, taking m loop variables, k lists, the counter and r
+  // variables. Made once per function.
+  std::string wrap(const proto::FunctionDef& f, bool is_body, bool stateful, int m, int k, int r,
+                   const std::vector<int>& element_types) {
+    const std::string key = f.signature().name() + (is_body ? "|body" : "|cond");
+    if (auto it = wrappers_.find(key); it != wrappers_.end()) return it->second;
+    proto::FunctionDef w;
+    const std::string name = unique_function(f.signature().name() + "_accumulating");
+    w.mutable_signature()->set_name(name);
+    std::vector<std::string> args;
+    auto add_arg = [&](const std::string& arg, int type) {
+      proto::OpDef::ArgDef* a = w.mutable_signature()->add_input_arg();
+      a->set_name(arg);
+      a->set_type(static_cast<proto::DataType>(type));
+      args.push_back(arg);
+    };
+    for (int j = 0; j < m; ++j) add_arg("loop_var_" + std::to_string(j), f.signature().input_arg(j).type());
+    for (int j = 0; j < k; ++j) add_arg("accumulator_" + std::to_string(j), proto::DT_VARIANT);
+    add_arg("trip_count", proto::DT_INT32);
+    for (int j = 0; j < r; ++j) add_arg("variable_" + std::to_string(j), proto::DT_RESOURCE);
+    proto::NodeDef& call = *w.add_node_def();
+    call.set_name("call");
+    call.set_op(stateful ? "StatefulPartitionedCall" : "PartitionedCall");
+    for (int j = 0; j < m; ++j) call.add_input(args[j]);
+    for (int j = 0; j < r; ++j) call.add_input(args[m + k + 1 + j]);
+    (*call.mutable_attr())["f"].mutable_func()->set_name(f.signature().name());
+    for (const auto& a : f.signature().input_arg()) (*call.mutable_attr())["Tin"].mutable_list()->add_type(a.type());
+    for (const auto& a : f.signature().output_arg())
+      (*call.mutable_attr())["Tout"].mutable_list()->add_type(a.type());
+    auto add_result = [&](int type, const std::string& value) {
+      const std::string out = "output_" + std::to_string(w.signature().output_arg_size());
+      proto::OpDef::ArgDef* a = w.mutable_signature()->add_output_arg();
+      a->set_name(out);
+      a->set_type(static_cast<proto::DataType>(type));
+      (*w.mutable_ret())[out] = value;
+    };
+    if (!is_body) {
+      add_result(f.signature().output_arg(0).type(), "call:output:0");
+    } else {
+      for (int j = 0; j < m; ++j) add_result(f.signature().output_arg(j).type(), "call:output:" + std::to_string(j));
+      for (int j = 0; j < k; ++j) {
+        proto::NodeDef& push = *w.add_node_def();
+        push.set_name("push_" + std::to_string(j));
+        push.set_op("TensorListPushBack");
+        push.add_input(args[m + j]);
+        push.add_input("call:output:" + std::to_string(m + j));
+        (*push.mutable_attr())["element_dtype"].set_type(static_cast<proto::DataType>(element_types[j]));
+        add_result(proto::DT_VARIANT, push.name() + ":output_handle:0");
+      }
+      proto::NodeDef& one = *w.add_node_def();
+      one.set_name("one");
+      one.set_op("Const");
+      (*one.mutable_attr())["dtype"].set_type(proto::DT_INT32);
+      proto::TensorProto* t = (*one.mutable_attr())["value"].mutable_tensor();
+      t->set_dtype(proto::DT_INT32);
+      t->add_int_val(1);
+      proto::NodeDef& next = *w.add_node_def();
+      next.set_name("next_trip_count");
+      next.set_op("AddV2");
+      next.add_input("trip_count");
+      next.add_input("one:output:0");
+      (*next.mutable_attr())["T"].set_type(proto::DT_INT32);
+      add_result(proto::DT_INT32, "next_trip_count:z:0");
+      for (int j = 0; j < r; ++j) add_result(proto::DT_RESOURCE, args[m + k + 1 + j]);
+    }
+    *gd_.mutable_library()->add_function() = std::move(w);
+    return wrappers_[key] = name;
+  }
+
+  proto::GraphDef& gd_;
+  std::unordered_map<std::string, std::string> wrappers_;
 };
 
 bool has_list_ops(const google::protobuf::RepeatedPtrField<proto::NodeDef>& nodes) {
@@ -211,7 +436,7 @@ Status write_tensorflow_lists(proto::GraphDef& gd) {
   if (has_list_ops(gd.node())) EMBER_RETURN_IF_ERROR(ScopeWriter(*gd.mutable_node(), nullptr).run());
   for (proto::FunctionDef& f : *gd.mutable_library()->mutable_function())
     if (has_list_ops(f.node_def())) EMBER_RETURN_IF_ERROR(ScopeWriter(*f.mutable_node_def(), &f).run());
-  return Status::OK();
+  return AccumulatingWhileWriter(gd).run();
 }
 
 }  // namespace ember::graph_def_internal
