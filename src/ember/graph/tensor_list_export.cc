@@ -434,6 +434,7 @@ bool has_list_ops(const google::protobuf::RepeatedPtrField<proto::NodeDef>& node
 
 Status write_tensorflow_lists(proto::GraphDef& gd) {
   if (has_list_ops(gd.node())) EMBER_RETURN_IF_ERROR(ScopeWriter(*gd.mutable_node(), nullptr).run());
+  if (!gd.has_library()) return Status::OK();  // (mutable_library() would add an empty one to the bytes)
   for (proto::FunctionDef& f : *gd.mutable_library()->mutable_function())
     if (has_list_ops(f.node_def())) EMBER_RETURN_IF_ERROR(ScopeWriter(*f.mutable_node_def(), &f).run());
   return AccumulatingWhileWriter(gd).run();
