@@ -8,7 +8,10 @@
 // attributes need no rewrite: ember derives those from the values it imports.
 #include "ember/graph/tensor_list_import.h"
 
+#include <algorithm>
+#include <deque>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -256,6 +259,226 @@ class Typer {
   Slots slots_;
 };
 
+// Note [Splitting imported lists into pieces of different lengths]
+// A dense list holds one element shape, so a TensorListSplit into pieces of different lengths has no dense
+// form. What TensorFlow programs do with such a list is read it back: TensorListConcat(V2) (the split value
+// and its lengths again), TensorListGetItem (one piece), TensorListLength, TensorListElementShape. Where
+// every use of a Split's list in its graph or function body (through Identity nodes) is one of these, the
+// list is never made: each use becomes plain ops on the split value and its lengths (a concat is the value
+// itself, GetItem a StridedSlice from the sum of the lengths before the index, Length the number of
+// lengths, ElementShape the Split's element_shape operand), which run with any lengths and have ember's
+// gradients. A list that goes anywhere else (a While, a call, another list op, an AddN of lists in
+// TensorFlow's own gradient graph) stays a dense TensorListSplit, which needs equal lengths when it runs.
+class RaggedSplitRewriter {
+ public:
+  RaggedSplitRewriter(google::protobuf::RepeatedPtrField<proto::NodeDef>& nodes, proto::FunctionDef* function)
+      : nodes_(nodes), function_(function) {
+    for (const proto::NodeDef& n : nodes) taken_.insert(n.name());
+  }
+
+  void run() {
+    bool changed = false;
+    for (int s = 0; s < nodes_.size(); ++s) {
+      if (nodes_.Get(s).op() != "TensorListSplit" || nodes_.Get(s).input_size() < 3) continue;
+      std::unordered_map<std::string, const proto::NodeDef*> by_name;
+      for (const proto::NodeDef& n : nodes_) by_name[n.name()] = &n;
+      std::vector<int> uses, identities;
+      if (!reads_only(nodes_.Get(s).name(), by_name, uses, identities)) continue;
+      rewrite(s, uses, identities);
+      changed = true;
+    }
+    if (!changed) return;
+    std::vector<proto::NodeDef> kept;
+    for (proto::NodeDef& n : nodes_)
+      if (!n.name().empty()) kept.push_back(std::move(n));
+    for (proto::NodeDef& n : added_) kept.push_back(std::move(n));
+    nodes_.Clear();
+    for (proto::NodeDef& n : kept) *nodes_.Add() = std::move(n);
+  }
+
+ private:
+  static bool is_read(const std::string& op) {
+    return op == "TensorListConcatV2" || op == "TensorListConcat" || op == "TensorListGetItem" ||
+           op == "TensorListLength" || op == "TensorListElementShape";
+  }
+
+  // Whether every use of the list `list` (a node's output 0) reads it; fills the reading nodes and the
+  // Identity nodes passing it on (by index).
+  bool reads_only(const std::string& list, const std::unordered_map<std::string, const proto::NodeDef*>& by_name,
+                  std::vector<int>& uses, std::vector<int>& identities) {
+    std::set<std::string> names = {list};
+    for (bool grew = true; grew;) {
+      grew = false;
+      for (int i = 0; i < nodes_.size(); ++i) {
+        const proto::NodeDef& n = nodes_.Get(i);
+        if (names.count(n.name()) > 0) continue;
+        for (int k = 0; k < n.input_size(); ++k) {
+          const std::string& input = n.input(k);
+          if (!input.empty() && input[0] == '^') {
+            if (names.count(input.substr(1)) > 0) return false;  // waits on the list: keep it
+            continue;
+          }
+          auto value = resolve_input(input, by_name);
+          if (!value || names.count(value->first) == 0) continue;
+          if (value->second != 0) return false;
+          if (n.op() == "Identity" && k == 0) {
+            names.insert(n.name());
+            identities.push_back(i);
+            grew = true;
+          } else if (is_read(n.op()) && k == 0) {
+            if (std::find(uses.begin(), uses.end(), i) == uses.end()) uses.push_back(i);
+          } else {
+            return false;
+          }
+        }
+      }
+    }
+    if (function_ != nullptr)
+      for (const auto& [name, ret] : function_->ret())
+        if (auto value = resolve_input(ret, by_name); value && names.count(value->first) > 0) return false;
+    return true;
+  }
+
+  std::string unique(const std::string& base) {
+    std::string name = base;
+    for (int k = 1; !taken_.insert(name).second; ++k) name = base + "_" + std::to_string(k);
+    return name;
+  }
+
+  // How an input names output 0 of the node `name` of TensorFlow's type `op`.
+  std::string ref(const std::string& name, const std::string& op) const {
+    if (function_ == nullptr) return name;
+    const OpDef* def = OpRegistry::global().find(graph_def_ops::ember_op_type(op));
+    return name + ":" + (def == nullptr ? "output" : graph_def_ops::tf_output_arg(*def, 0).first) + ":0";
+  }
+
+  proto::NodeDef& add(const std::string& base, const std::string& op, std::vector<std::string> inputs) {
+    proto::NodeDef& n = added_.emplace_back();
+    n.set_name(unique(base));
+    n.set_op(op);
+    for (std::string& in : inputs) n.add_input(std::move(in));
+    return n;
+  }
+
+  static void set_type(proto::NodeDef& n, const char* attr, int type) {
+    (*n.mutable_attr())[attr].set_type(static_cast<proto::DataType>(type));
+  }
+
+  std::string int_const(const std::string& base, proto::DataType type, std::vector<int64_t> values, bool scalar) {
+    proto::NodeDef& c = add(base, "Const", {});
+    set_type(c, "dtype", type);
+    proto::TensorProto* t = (*c.mutable_attr())["value"].mutable_tensor();
+    t->set_dtype(type);
+    if (!scalar) t->mutable_tensor_shape()->add_dim()->set_size(static_cast<int64_t>(values.size()));
+    for (int64_t v : values) type == proto::DT_INT64 ? t->add_int64_val(v) : t->add_int_val(static_cast<int32_t>(v));
+    return ref(c.name(), "Const");
+  }
+
+  // Turns `n` into `op` over `inputs`, keeping its name and control inputs; its attributes are cleared.
+  static void become(proto::NodeDef& n, const std::string& op, const std::vector<std::string>& inputs) {
+    std::vector<std::string> controls;
+    for (const std::string& in : n.input())
+      if (!in.empty() && in[0] == '^') controls.push_back(in);
+    n.set_op(op);
+    n.clear_input();
+    n.clear_attr();
+    for (const std::string& in : inputs) n.add_input(in);
+    for (const std::string& in : controls) n.add_input(in);
+  }
+
+  void rewrite(int s, const std::vector<int>& uses, const std::vector<int>& identities) {
+    const proto::NodeDef split = nodes_.Get(s);
+    const std::string value = split.input(0), element_shape = split.input(1), lengths = split.input(2);
+    int dtype = proto::DT_FLOAT, shape_type = proto::DT_INT32;
+    if (auto it = split.attr().find("element_dtype"); it != split.attr().end()) dtype = it->second.type();
+    if (auto it = split.attr().find("shape_type"); it != split.attr().end()) shape_type = it->second.type();
+    // Output renames in a function body ("concat:lengths:0" -> the lengths' Identity, "get:item:0" -> ...).
+    std::unordered_map<std::string, std::string> outputs;
+    for (int u : uses) {
+      proto::NodeDef& n = *nodes_.Mutable(u);
+      const std::string name = n.name(), op = n.op();
+      if (op == "TensorListConcatV2" || op == "TensorListConcat") {
+        proto::NodeDef& joined_lengths = add(name + "/lengths", "Identity", {lengths});
+        set_type(joined_lengths, "T", proto::DT_INT64);
+        outputs[name + ":lengths:0"] = outputs[name + ":1"] = ref(joined_lengths.name(), "Identity");
+        outputs[name + ":tensor:0"] = ref(name, "Identity");
+        become(n, "Identity", {value});
+        set_type(n, "T", dtype);
+      } else if (op == "TensorListGetItem") {
+        const std::string index = n.input(1);
+        const int index_type = proto::DT_INT32;  // TensorFlow's GetItem index
+        const std::string axis = int_const(name + "/axis", proto::DT_INT32, {0}, true);
+        proto::NodeDef& starts = add(name + "/starts", "Cumsum", {lengths, axis});
+        set_type(starts, "T", proto::DT_INT64);
+        set_type(starts, "Tidx", proto::DT_INT32);
+        (*starts.mutable_attr())["exclusive"].set_b(true);
+        (*starts.mutable_attr())["reverse"].set_b(false);
+        auto gather = [&](const std::string& base, const std::string& params) {
+          proto::NodeDef& g = add(base, "GatherV2", {params, index, axis});
+          set_type(g, "Tparams", proto::DT_INT64);
+          set_type(g, "Tindices", index_type);
+          set_type(g, "Taxis", proto::DT_INT32);
+          (*g.mutable_attr())["batch_dims"].set_i(0);
+          return ref(g.name(), "GatherV2");
+        };
+        const std::string start = gather(name + "/start", ref(starts.name(), "Cumsum"));
+        const std::string length = gather(name + "/length", lengths);
+        proto::NodeDef& end = add(name + "/end", "AddV2", {start, length});
+        set_type(end, "T", proto::DT_INT64);
+        const std::string vector = int_const(name + "/vector", proto::DT_INT32, {1}, false);
+        auto as_vector = [&](const std::string& base, const std::string& scalar) {
+          proto::NodeDef& r = add(base, "Reshape", {scalar, vector});
+          set_type(r, "T", proto::DT_INT64);
+          set_type(r, "Tshape", proto::DT_INT32);
+          return ref(r.name(), "Reshape");
+        };
+        const std::string begin_v = as_vector(name + "/begin", start);
+        const std::string end_v = as_vector(name + "/end_vector", ref(end.name(), "AddV2"));
+        const std::string stride = int_const(name + "/stride", proto::DT_INT64, {1}, false);
+        outputs[name + ":item:0"] = ref(name, "StridedSlice");
+        become(n, "StridedSlice", {value, begin_v, end_v, stride});
+        set_type(n, "T", dtype);
+        set_type(n, "Index", proto::DT_INT64);
+        for (const char* mask : {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"})
+          (*n.mutable_attr())[mask].set_i(0);
+      } else if (op == "TensorListLength") {
+        outputs[name + ":length:0"] = ref(name, "Size");
+        become(n, "Size", {lengths});
+        set_type(n, "T", proto::DT_INT64);
+        set_type(n, "out_type", proto::DT_INT32);
+      } else {  // TensorListElementShape: the Split's element_shape operand, in the type asked for
+        int want = proto::DT_INT32;
+        if (auto it = n.attr().find("shape_type"); it != n.attr().end()) want = it->second.type();
+        outputs[name + ":element_shape:0"] = ref(name, want == shape_type ? "Identity" : "Cast");
+        become(n, want == shape_type ? "Identity" : "Cast", {element_shape});
+        if (want == shape_type) {
+          set_type(n, "T", shape_type);
+        } else {
+          set_type(n, "SrcT", shape_type);
+          set_type(n, "DstT", want);
+          (*n.mutable_attr())["Truncate"].set_b(false);
+        }
+      }
+    }
+    nodes_.Mutable(s)->clear_name();  // dropped by run(), with the Identity nodes passing the list on
+    for (int i : identities) nodes_.Mutable(i)->clear_name();
+    for (proto::NodeDef& n : nodes_)
+      for (int k = 0; k < n.input_size(); ++k)
+        if (auto it = outputs.find(n.input(k)); it != outputs.end()) n.set_input(k, it->second);
+    for (proto::NodeDef& n : added_)
+      for (int k = 0; k < n.input_size(); ++k)
+        if (auto it = outputs.find(n.input(k)); it != outputs.end()) n.set_input(k, it->second);
+    if (function_ != nullptr)
+      for (auto& [name, ret] : *function_->mutable_ret())
+        if (auto it = outputs.find(ret); it != outputs.end()) ret = it->second;
+  }
+
+  google::protobuf::RepeatedPtrField<proto::NodeDef>& nodes_;
+  proto::FunctionDef* function_;
+  std::set<std::string> taken_;
+  std::deque<proto::NodeDef> added_;
+};
+
 }  // namespace
 
 // TensorListConcat's element_shape attribute is TensorFlow's shape, unknown rank by default; ember's is a
@@ -273,6 +496,9 @@ void rewrite_concat_shapes(google::protobuf::RepeatedPtrField<proto::NodeDef>& n
 }
 
 Status type_tensor_lists(proto::GraphDef& gd) {
+  RaggedSplitRewriter(*gd.mutable_node(), nullptr).run();
+  for (proto::FunctionDef& f : *gd.mutable_library()->mutable_function())
+    RaggedSplitRewriter(*f.mutable_node_def(), &f).run();
   rewrite_concat_shapes(*gd.mutable_node());
   for (proto::FunctionDef& f : *gd.mutable_library()->mutable_function())
     rewrite_concat_shapes(*f.mutable_node_def());
