@@ -74,15 +74,26 @@ def test_a_list_passed_between_list_ops_stays_a_variant():
     assert all("T" not in n.attr for n in scatters)
 
 
-@pytest.mark.parametrize("lengths", [[2, 2, 2], [3, 3], [1, 1, 1, 1, 1, 1]])
+@pytest.mark.parametrize("lengths", [[2, 2, 2], [3, 3], [1, 1, 1, 1, 1, 1], [1, 3, 2], [0, 6]])
 def test_tensorflow_runs_split_with_run_time_lengths(lengths):
+    """Read back (concat, read, size), a split is a ragged array of plain ops (no list ops to write); stacked,
+    it is a TensorListSplit, which needs equal lengths."""
     @em.function(input_signature=[em.TensorSpec([None, 3], em.float32), em.TensorSpec([None], em.int64)])
-    def f(x, lengths):
+    def read_back(x, lengths):
         ta = em.TensorArray(em.float32, size=0, dynamic_size=True, infer_shape=False).split(x, lengths)
         return ta.concat() * 2.0, ta.read(1), ta.size()
 
-    gd = check_both_ways(f, ["x:0", "lengths:0"], rows(6), np.array(lengths, np.int64))
-    assert "TensorListSplit" in list_ops(gd)
+    check_both_ways(read_back, ["x:0", "lengths:0"], rows(6), np.array(lengths, np.int64))
+    if len(set(lengths)) > 1:
+        return
+
+    @em.function(input_signature=[em.TensorSpec([None, 3], em.float32), em.TensorSpec([None], em.int64)])
+    def stacked(x, lengths):
+        ta = em.TensorArray(em.float32, size=0, dynamic_size=True, infer_shape=False).split(x, lengths)
+        return ta.stack(), ta.gather([1, 0])
+
+    gd = check_both_ways(stacked, ["x:0", "lengths:0"], rows(6), np.array(lengths, np.int64))
+    assert {"TensorListSplit", "TensorListGather"} <= list_ops(gd)
 
 
 def test_tensorflow_runs_map_fn_and_scan():

@@ -247,10 +247,15 @@ class TensorArray:
         """Turns a list-mode array into a dense one (this object changes representation, not value)."""
         array_ops, _ = _ops()
         if self._ragged is not None:
-            # One shape for every piece: TensorListSplit checks the lengths are equal when it runs.
+            # One shape for every piece: the element shape [longest piece] + rows makes TensorListSplit refuse
+            # pieces of different lengths as TensorFlow's stack does (InvalidArgumentError) when it runs.
+            from ember.ops import math_ops
+
             value, lengths = self._ragged
-            element = TensorShape([None]).concatenate(value.shape[1:]) if value.shape.rank is not None else None
-            self._buffer = _TensorListSplit(value, _shape_operand(element), lengths)
+            longest = math_ops.maximum(math_ops.reduce_max(lengths), convert_to_tensor(0, dtype=dtypes.int64))
+            element = array_ops.concat([array_ops.reshape(longest, [1]),
+                                        math_ops.cast(array_ops.shape(value)[1:], dtypes.int64)], 0)
+            self._buffer = _TensorListSplit(value, element, lengths)
             self._ragged = None
             return
         if self._items is None:

@@ -424,6 +424,54 @@ class AccumulatingWhileWriter {
   std::unordered_map<std::string, std::string> wrappers_;
 };
 
+// Note [InplaceUpdate in TensorFlow's GraphDef]
+// ember's InplaceUpdate (a TensorArray's write) is functional: the executor lets it take x's buffer only
+// when x dies there. TensorFlow's op of that name writes into x's buffer whatever else reads x, so a graph
+// that reads x after writing it (a write's gradient reads dy and zeroes the written rows of dy) races. It is
+// written as TensorScatterUpdate(x, ExpandDims(i, 1), v): the same value, and TensorFlow reuses x's buffer
+// only when nothing else holds it.
+void write_inplace_updates(google::protobuf::RepeatedPtrField<proto::NodeDef>& nodes, proto::FunctionDef* function) {
+  std::set<std::string> taken;
+  for (const proto::NodeDef& n : nodes) taken.insert(n.name());
+  std::vector<proto::NodeDef> added;
+  std::unordered_map<std::string, std::string> renamed;  // "node:y:0" -> "node:output:0" in a function body
+  for (proto::NodeDef& n : nodes) {
+    if (n.op() != "InplaceUpdate" || n.input_size() < 3) continue;
+    auto unique = [&](const std::string& base) {
+      std::string name = base;
+      for (int k = 1; !taken.insert(name).second; ++k) name = base + "_" + std::to_string(k);
+      return name;
+    };
+    proto::NodeDef& axis = added.emplace_back();
+    axis.set_name(unique(n.name() + "/axis"));
+    axis.set_op("Const");
+    (*axis.mutable_attr())["dtype"].set_type(proto::DT_INT32);
+    proto::TensorProto* t = (*axis.mutable_attr())["value"].mutable_tensor();
+    t->set_dtype(proto::DT_INT32);
+    t->add_int_val(1);
+    const std::string axis_ref = function == nullptr ? axis.name() : axis.name() + ":output:0";
+    proto::NodeDef indices;
+    indices.set_name(unique(n.name() + "/indices"));
+    indices.set_op("ExpandDims");
+    indices.add_input(n.input(1));
+    indices.add_input(axis_ref);
+    (*indices.mutable_attr())["T"].set_type(proto::DT_INT32);
+    (*indices.mutable_attr())["Tdim"].set_type(proto::DT_INT32);
+    n.set_op("TensorScatterUpdate");
+    n.set_input(1, function == nullptr ? indices.name() : indices.name() + ":output:0");
+    (*n.mutable_attr())["Tindices"].set_type(proto::DT_INT32);
+    added.push_back(std::move(indices));
+    if (function != nullptr) renamed[n.name() + ":y:0"] = n.name() + ":output:0";
+  }
+  for (proto::NodeDef& n : added) *nodes.Add() = std::move(n);
+  if (renamed.empty()) return;
+  for (proto::NodeDef& n : nodes)
+    for (int k = 0; k < n.input_size(); ++k)
+      if (auto it = renamed.find(n.input(k)); it != renamed.end()) n.set_input(k, it->second);
+  for (auto& [name, ret] : *function->mutable_ret())
+    if (auto it = renamed.find(ret); it != renamed.end()) ret = it->second;
+}
+
 bool has_list_ops(const google::protobuf::RepeatedPtrField<proto::NodeDef>& nodes) {
   for (const proto::NodeDef& n : nodes)
     if (is_list_op(n.op())) return true;
@@ -434,9 +482,12 @@ bool has_list_ops(const google::protobuf::RepeatedPtrField<proto::NodeDef>& node
 
 Status write_tensorflow_lists(proto::GraphDef& gd) {
   if (has_list_ops(gd.node())) EMBER_RETURN_IF_ERROR(ScopeWriter(*gd.mutable_node(), nullptr).run());
+  write_inplace_updates(*gd.mutable_node(), nullptr);
   if (!gd.has_library()) return Status::OK();  // (mutable_library() would add an empty one to the bytes)
-  for (proto::FunctionDef& f : *gd.mutable_library()->mutable_function())
+  for (proto::FunctionDef& f : *gd.mutable_library()->mutable_function()) {
     if (has_list_ops(f.node_def())) EMBER_RETURN_IF_ERROR(ScopeWriter(*f.mutable_node_def(), &f).run());
+    write_inplace_updates(*f.mutable_node_def(), &f);
+  }
   return AccumulatingWhileWriter(gd).run();
 }
 

@@ -753,18 +753,24 @@ Status split_kernel(KernelContext& ctx) {
         "TensorListSplit: Expected sum of lengths to be equal to values.shape[0], but sum "
         "of lengths is ",
         total, " and value's leading dim is ", tensor.shape().dim(0));
+  const int64_t n = static_cast<int64_t>(lengths.size());
+  if (element->rank_known() && element->rank() == 0)
+    return invalid_argument("TensorListSplit: element_shape must be at least a vector, got []");
+  auto piece_shape = [&](int64_t length) {
+    Shape piece{length};
+    for (int d = 1; d < tensor.rank(); ++d) piece.push_back(tensor.shape().dim(d));
+    return piece;
+  };
+  // Pieces the element_shape refuses are the caller's error (InvalidArgument, as TensorFlow's); pieces it
+  // allows but of different lengths are ember's limit.
+  for (int64_t l : lengths) EMBER_RETURN_IF_ERROR(check_element(ctx, piece_shape(l), *element));
   for (int64_t l : lengths)
     if (l != lengths[0])
       return make_error(Code::kUnimplemented,
                         "TensorListSplit: ember's lists are dense, so every element must have the same "
                         "shape; the lengths ",
                         list_str(lengths), " differ");
-  const int64_t n = static_cast<int64_t>(lengths.size());
-  if (element->rank_known() && element->rank() == 0)
-    return invalid_argument("TensorListSplit: element_shape must be at least a vector, got []");
-  Shape piece{n > 0 ? lengths[0] : 0};
-  for (int d = 1; d < tensor.rank(); ++d) piece.push_back(tensor.shape().dim(d));
-  if (n > 0) EMBER_RETURN_IF_ERROR(check_element(ctx, piece, *element));
+  const Shape piece = piece_shape(n > 0 ? lengths[0] : 0);
   auto shape = with_rows(ctx, n, piece);
   if (!shape.ok()) return shape.status();
   ctx.outputs[0] = TensorImpl::view(tensor, *shape);
