@@ -465,9 +465,12 @@ Status element_shape_shape(InferContext& ctx) {
 
 // Note [Gathering and splitting dense lists]
 // These ops move whole rows of the dense list, so each is one pass over what it reads or writes. A dense
-// list holds elements of one shape, so TensorListSplit takes equal lengths only (TensorFlow's lists may
-// hold pieces of different lengths; Unimplemented names the lengths otherwise) and TensorListConcat's
-// lengths are all the element's first dimension. Their gradients are TensorFlow's (list_grad's): Gather's
+// list holds elements of one shape, so TensorListSplit takes equal lengths only: pieces its element_shape
+// refuses are InvalidArgument (as TensorFlow's), others of different lengths Unimplemented, naming the
+// lengths (TensorFlow's lists may hold them; a TensorArray split by run-time lengths and an imported split
+// that is only read back never reach this op: Note [Splitting into pieces of different lengths] in
+// tensor_array_ops.py, Note [Splitting imported lists into pieces of different lengths] in
+// graph/tensor_list_import.cc). TensorListConcat's lengths are all the element's first dimension. Their gradients are TensorFlow's (list_grad's): Gather's
 // scatters dy into a zero list of the input's length, Scatter's gathers the rows it wrote, Concat's splits
 // dy by the forward's lengths and Split's concatenates dlist; like TensorFlow's, Gather's gradient keeps
 // one row per index where indices repeat (ScatterIntoExistingList overwrites), so duplicate indices get
