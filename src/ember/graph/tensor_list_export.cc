@@ -60,8 +60,8 @@ class ScopeWriter {
         auto value = resolve_input(input, by_name_);
         if (!value) continue;
         auto producer = by_name_.find(value->first);
-        const bool list_value = producer != by_name_.end() && makes_list(producer->second->op()) &&
-                                value->second == 0;
+        const bool list_value =
+            producer != by_name_.end() && makes_list(producer->second->op()) && value->second == 0;
         const bool wants_list = takes_list(n.op()) && k == 0;
         if (list_value && wants_list) {
           if (function_ == nullptr) n.set_input(k, renamed.at(value->first));
@@ -110,11 +110,7 @@ class ScopeWriter {
     for (int64_t d : dims) shape->add_dim()->set_size(d);
   }
 
-  std::string unique(const std::string& base) {
-    std::string name = base;
-    for (int k = 1; !taken_.insert(name).second; ++k) name = base + "_" + std::to_string(k);
-    return name;
-  }
+  std::string unique(const std::string& base) { return unique_name(taken_, base); }
 
   // How an input names output `arg` (index 0) of the node `name`.
   std::string ref(const std::string& name, const char* arg) const {
@@ -133,15 +129,11 @@ class ScopeWriter {
   }
 
   // An int32 Const holding `values` (a vector, or the scalar values[0] when `scalar`), made once per scope.
-  std::string int_const(const std::string& key, std::vector<int32_t> values, bool scalar) {
+  std::string int_const(const std::string& key, const std::vector<int64_t>& values, bool scalar) {
     auto it = consts_.find(key);
     if (it != consts_.end()) return it->second;
     proto::NodeDef& n = add(unique("tensor_list/" + key), "Const");
-    set_type(n, "dtype", proto::DT_INT32);
-    proto::TensorProto* t = (*n.mutable_attr())["value"].mutable_tensor();
-    t->set_dtype(proto::DT_INT32);
-    if (!scalar) t->mutable_tensor_shape()->add_dim()->set_size(static_cast<int64_t>(values.size()));
-    for (int32_t v : values) t->add_int_val(v);
+    make_int_const(n, proto::DT_INT32, values, scalar);
     return consts_[key] = ref(n.name(), "output");
   }
 
@@ -173,7 +165,8 @@ class ScopeWriter {
   }
 
   // The dense value of the list `maker` makes: its TensorListStack (made once).
-  std::string stacked(const proto::NodeDef& maker, const std::unordered_map<std::string, std::string>& renamed) {
+  std::string stacked(const proto::NodeDef& maker,
+                      const std::unordered_map<std::string, std::string>& renamed) {
     auto it = stacks_.find(maker.name());
     if (it != stacks_.end()) return it->second;
     const bool in_graph = function_ == nullptr;
@@ -182,8 +175,8 @@ class ScopeWriter {
     proto::NodeDef& stack = add(in_graph ? maker.name() : unique(maker.name() + "/stack"), "TensorListStack");
     const auto handle = [&](const proto::NodeDef& n) {
       if (in_graph) return renamed.at(n.name());
-      return n.name() + ":" + (n.op() == "TensorListReserve" || n.op() == "EmptyTensorList" ? "handle"
-                                                                                                : "output_handle") +
+      return n.name() + ":" +
+             (n.op() == "TensorListReserve" || n.op() == "EmptyTensorList" ? "handle" : "output_handle") +
              ":0";
     };
     stack.add_input(handle(maker));
@@ -220,7 +213,8 @@ class AccumulatingWhileWriter {
     // Wrappers are appended while the loop walks; they hold no accumulating While.
     const int functions = gd_.library().function_size();
     for (int f = 0; f < functions; ++f)
-      EMBER_RETURN_IF_ERROR(rewrite_scope(*gd_.mutable_library()->mutable_function(f)->mutable_node_def(), true));
+      EMBER_RETURN_IF_ERROR(
+          rewrite_scope(*gd_.mutable_library()->mutable_function(f)->mutable_node_def(), true));
     return Status::OK();
   }
 
@@ -261,12 +255,7 @@ class AccumulatingWhileWriter {
     auto int_const = [&](const std::string& base, const std::vector<int64_t>& dims, bool scalar) {
       proto::NodeDef& c = added.emplace_back();
       c.set_name(unique(base));
-      c.set_op("Const");
-      (*c.mutable_attr())["dtype"].set_type(proto::DT_INT32);
-      proto::TensorProto* t = (*c.mutable_attr())["value"].mutable_tensor();
-      t->set_dtype(proto::DT_INT32);
-      if (!scalar) t->mutable_tensor_shape()->add_dim()->set_size(static_cast<int64_t>(dims.size()));
-      for (int64_t d : dims) t->add_int_val(static_cast<int32_t>(d));
+      make_int_const(c, proto::DT_INT32, dims, scalar);
       return ref(c.name(), "output", 0);
     };
     for (proto::NodeDef& w : nodes) {
@@ -275,15 +264,18 @@ class AccumulatingWhileWriter {
       const proto::FunctionDef* body = function(w.attr().at("body").func().name());
       const proto::FunctionDef* cond = function(w.attr().at("cond").func().name());
       if (body == nullptr || cond == nullptr)
-        return invalid_argument("GraphDef export: the While ", w.name(), " calls functions the library lacks");
-      const std::vector<int> types(w.attr().at("T").list().type().begin(), w.attr().at("T").list().type().end());
+        return invalid_argument("GraphDef export: the While ", w.name(),
+                                " calls functions the library lacks");
+      const std::vector<int> types(w.attr().at("T").list().type().begin(),
+                                   w.attr().at("T").list().type().end());
       int m = 0;  // loop variables before the variables (DT_RESOURCE) passed last
       while (m < static_cast<int>(types.size()) && types[m] != proto::DT_RESOURCE) ++m;
       const int r = static_cast<int>(types.size()) - m;
       if (body->signature().output_arg_size() != m + k + r)
-        return invalid_argument("GraphDef export: the While ", w.name(), " accumulates ", k, " values but its body ",
-                                body->signature().name(), " returns ", body->signature().output_arg_size(),
-                                " for ", m, " loop variables and ", r, " variables");
+        return invalid_argument("GraphDef export: the While ", w.name(), " accumulates ", k,
+                                " values but its body ", body->signature().name(), " returns ",
+                                body->signature().output_arg_size(), " for ", m, " loop variables and ", r,
+                                " variables");
       std::vector<int> element_types;
       for (int j = 0; j < k; ++j) element_types.push_back(body->signature().output_arg(m + j).type());
       const auto shapes = w.attr().at("output_shapes").list().shape();
@@ -324,10 +316,13 @@ class AccumulatingWhileWriter {
       t->clear_type();
       for (int type : new_types) t->add_type(static_cast<proto::DataType>(type));
       proto::AttrValue::ListValue* out_shapes = (*w.mutable_attr())["output_shapes"].mutable_list();
-      for (int j = 0; j < k && m + j < out_shapes->shape_size(); ++j) out_shapes->mutable_shape(m + j)->Clear();
+      for (int j = 0; j < k && m + j < out_shapes->shape_size(); ++j)
+        out_shapes->mutable_shape(m + j)->Clear();
       w.mutable_attr()->erase("_accumulate");
-      (*w.mutable_attr())["body"].mutable_func()->set_name(wrap(*body, true, w.op() == "While", m, k, r, element_types));
-      (*w.mutable_attr())["cond"].mutable_func()->set_name(wrap(*cond, false, w.op() == "While", m, k, r, {}));
+      (*w.mutable_attr())["body"].mutable_func()->set_name(
+          wrap(*body, true, w.op() == "While", m, k, r, element_types));
+      (*w.mutable_attr())["cond"].mutable_func()->set_name(
+          wrap(*cond, false, w.op() == "While", m, k, r, {}));
       for (int j = 0; j < k; ++j) {
         proto::NodeDef& stack = added.emplace_back();
         stack.set_name(unique(w.name() + "/stack"));
@@ -377,7 +372,8 @@ class AccumulatingWhileWriter {
     for (int j = 0; j < m; ++j) call.add_input(args[j]);
     for (int j = 0; j < r; ++j) call.add_input(args[m + k + 1 + j]);
     (*call.mutable_attr())["f"].mutable_func()->set_name(f.signature().name());
-    for (const auto& a : f.signature().input_arg()) (*call.mutable_attr())["Tin"].mutable_list()->add_type(a.type());
+    for (const auto& a : f.signature().input_arg())
+      (*call.mutable_attr())["Tin"].mutable_list()->add_type(a.type());
     for (const auto& a : f.signature().output_arg())
       (*call.mutable_attr())["Tout"].mutable_list()->add_type(a.type());
     auto add_result = [&](int type, const std::string& value) {
@@ -390,7 +386,8 @@ class AccumulatingWhileWriter {
     if (!is_body) {
       add_result(f.signature().output_arg(0).type(), "call:output:0");
     } else {
-      for (int j = 0; j < m; ++j) add_result(f.signature().output_arg(j).type(), "call:output:" + std::to_string(j));
+      for (int j = 0; j < m; ++j)
+        add_result(f.signature().output_arg(j).type(), "call:output:" + std::to_string(j));
       for (int j = 0; j < k; ++j) {
         proto::NodeDef& push = *w.add_node_def();
         push.set_name("push_" + std::to_string(j));
@@ -402,11 +399,7 @@ class AccumulatingWhileWriter {
       }
       proto::NodeDef& one = *w.add_node_def();
       one.set_name("one");
-      one.set_op("Const");
-      (*one.mutable_attr())["dtype"].set_type(proto::DT_INT32);
-      proto::TensorProto* t = (*one.mutable_attr())["value"].mutable_tensor();
-      t->set_dtype(proto::DT_INT32);
-      t->add_int_val(1);
+      make_int_const(one, proto::DT_INT32, {1}, true);
       proto::NodeDef& next = *w.add_node_def();
       next.set_name("next_trip_count");
       next.set_op("AddV2");
@@ -430,25 +423,18 @@ class AccumulatingWhileWriter {
 // that reads x after writing it (a write's gradient reads dy and zeroes the written rows of dy) races. It is
 // written as TensorScatterUpdate(x, ExpandDims(i, 1), v): the same value, and TensorFlow reuses x's buffer
 // only when nothing else holds it.
-void write_inplace_updates(google::protobuf::RepeatedPtrField<proto::NodeDef>& nodes, proto::FunctionDef* function) {
+void write_inplace_updates(google::protobuf::RepeatedPtrField<proto::NodeDef>& nodes,
+                           proto::FunctionDef* function) {
   std::set<std::string> taken;
   for (const proto::NodeDef& n : nodes) taken.insert(n.name());
   std::vector<proto::NodeDef> added;
   std::unordered_map<std::string, std::string> renamed;  // "node:y:0" -> "node:output:0" in a function body
   for (proto::NodeDef& n : nodes) {
     if (n.op() != "InplaceUpdate" || n.input_size() < 3) continue;
-    auto unique = [&](const std::string& base) {
-      std::string name = base;
-      for (int k = 1; !taken.insert(name).second; ++k) name = base + "_" + std::to_string(k);
-      return name;
-    };
+    auto unique = [&](const std::string& base) { return unique_name(taken, base); };
     proto::NodeDef& axis = added.emplace_back();
     axis.set_name(unique(n.name() + "/axis"));
-    axis.set_op("Const");
-    (*axis.mutable_attr())["dtype"].set_type(proto::DT_INT32);
-    proto::TensorProto* t = (*axis.mutable_attr())["value"].mutable_tensor();
-    t->set_dtype(proto::DT_INT32);
-    t->add_int_val(1);
+    make_int_const(axis, proto::DT_INT32, {1}, true);
     const std::string axis_ref = function == nullptr ? axis.name() : axis.name() + ":output:0";
     proto::NodeDef indices;
     indices.set_name(unique(n.name() + "/indices"));

@@ -73,8 +73,9 @@ std::string result_slot(const std::string& function, int k) { return function + 
 bool is_list_op(const std::string& op) { return op.rfind("TensorList", 0) == 0 || op == "EmptyTensorList"; }
 
 bool takes_list(const std::string& op) {
-  return is_list_op(op) && op != "TensorListReserve" && op != "EmptyTensorList" && op != "TensorListFromTensor" &&
-         op != "TensorListScatter" && op != "TensorListScatterV2" && op != "TensorListSplit";
+  return is_list_op(op) && op != "TensorListReserve" && op != "EmptyTensorList" &&
+         op != "TensorListFromTensor" && op != "TensorListScatter" && op != "TensorListScatterV2" &&
+         op != "TensorListSplit";
 }
 
 bool makes_list(const std::string& op) {
@@ -83,11 +84,34 @@ bool makes_list(const std::string& op) {
          op != "TensorListConcatV2";
 }
 
+std::string unique_name(std::set<std::string>& taken, const std::string& base) {
+  std::string name = base;
+  for (int k = 1; !taken.insert(name).second; ++k) name = base + "_" + std::to_string(k);
+  return name;
+}
+
+void make_int_const(proto::NodeDef& node, proto::DataType type, const std::vector<int64_t>& values,
+                    bool scalar) {
+  node.set_op("Const");
+  (*node.mutable_attr())["dtype"].set_type(type);
+  proto::TensorProto* t = (*node.mutable_attr())["value"].mutable_tensor();
+  t->set_dtype(type);
+  if (!scalar) t->mutable_tensor_shape()->add_dim()->set_size(static_cast<int64_t>(values.size()));
+  for (int64_t v : values) {
+    if (type == proto::DT_INT64) {
+      t->add_int64_val(v);
+    } else {
+      t->add_int_val(static_cast<int32_t>(v));
+    }
+  }
+}
+
 std::optional<std::pair<std::string, int>> resolve_input(
     const std::string& input, const std::unordered_map<std::string, const proto::NodeDef*>& nodes) {
   if (input.empty() || input[0] == '^') return std::nullopt;
   auto number = [](const std::string& k) -> std::optional<int> {
-    if (k.empty() || k.size() > 9 || k.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
+    if (k.empty() || k.size() > 9 || k.find_first_not_of("0123456789") != std::string::npos)
+      return std::nullopt;
     return std::stoi(k);
   };
   const size_t first = input.find(':');
@@ -304,7 +328,8 @@ class RaggedSplitRewriter {
 
   // Whether every use of the list `list` (a node's output 0) reads it; fills the reading nodes and the
   // Identity nodes passing it on (by index).
-  bool reads_only(const std::string& list, const std::unordered_map<std::string, const proto::NodeDef*>& by_name,
+  bool reads_only(const std::string& list,
+                  const std::unordered_map<std::string, const proto::NodeDef*>& by_name,
                   std::vector<int>& uses, std::vector<int>& identities) {
     std::set<std::string> names = {list};
     for (bool grew = true; grew;) {
@@ -339,11 +364,7 @@ class RaggedSplitRewriter {
     return true;
   }
 
-  std::string unique(const std::string& base) {
-    std::string name = base;
-    for (int k = 1; !taken_.insert(name).second; ++k) name = base + "_" + std::to_string(k);
-    return name;
-  }
+  std::string unique(const std::string& base) { return unique_name(taken_, base); }
 
   // How an input names output 0 of the node `name` of TensorFlow's type `op`.
   std::string ref(const std::string& name, const std::string& op) const {
@@ -364,13 +385,10 @@ class RaggedSplitRewriter {
     (*n.mutable_attr())[attr].set_type(static_cast<proto::DataType>(type));
   }
 
-  std::string int_const(const std::string& base, proto::DataType type, std::vector<int64_t> values, bool scalar) {
+  std::string int_const(const std::string& base, proto::DataType type, std::vector<int64_t> values,
+                        bool scalar) {
     proto::NodeDef& c = add(base, "Const", {});
-    set_type(c, "dtype", type);
-    proto::TensorProto* t = (*c.mutable_attr())["value"].mutable_tensor();
-    t->set_dtype(type);
-    if (!scalar) t->mutable_tensor_shape()->add_dim()->set_size(static_cast<int64_t>(values.size()));
-    for (int64_t v : values) type == proto::DT_INT64 ? t->add_int64_val(v) : t->add_int_val(static_cast<int32_t>(v));
+    make_int_const(c, type, values, scalar);
     return ref(c.name(), "Const");
   }
 
@@ -439,7 +457,8 @@ class RaggedSplitRewriter {
         become(n, "StridedSlice", {value, begin_v, end_v, stride});
         set_type(n, "T", dtype);
         set_type(n, "Index", proto::DT_INT64);
-        for (const char* mask : {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"})
+        for (const char* mask :
+             {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"})
           (*n.mutable_attr())[mask].set_i(0);
       } else if (op == "TensorListLength") {
         outputs[name + ":length:0"] = ref(name, "Size");

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "ember/core/status.h"
 #include "ember/graph.pb.h"
@@ -31,6 +33,14 @@ Status write_tensorflow_lists(proto::GraphDef& gd);
 bool is_list_op(const std::string& op);
 bool takes_list(const std::string& op);
 bool makes_list(const std::string& op);
+
+/// `base`, or `base_1`, `base_2`, ... : the first name not in `taken`, which it is added to.
+std::string unique_name(std::set<std::string>& taken, const std::string& base);
+
+/// Makes `node` a Const of `type` (DT_INT32 or DT_INT64) holding `values`: a vector, or the scalar values[0]
+/// when `scalar`. The rewrites of lists on import and export add such operands.
+void make_int_const(proto::NodeDef& node, proto::DataType type, const std::vector<int64_t>& values,
+                    bool scalar);
 
 /// The (node, output) an input string of a NodeDef names: "node" or "node:k" in a graph, an argument name
 /// or "node:output_arg:k" in a function body (`nodes` are that body's, by name). Nothing for a control

@@ -470,12 +470,13 @@ Status element_shape_shape(InferContext& ctx) {
 // lengths (TensorFlow's lists may hold them; a TensorArray split by run-time lengths and an imported split
 // that is only read back never reach this op: Note [Splitting into pieces of different lengths] in
 // tensor_array_ops.py, Note [Splitting imported lists into pieces of different lengths] in
-// graph/tensor_list_import.cc). TensorListConcat's lengths are all the element's first dimension. Their gradients are TensorFlow's (list_grad's): Gather's
-// scatters dy into a zero list of the input's length, Scatter's gathers the rows it wrote, Concat's splits
-// dy by the forward's lengths and Split's concatenates dlist; like TensorFlow's, Gather's gradient keeps
-// one row per index where indices repeat (ScatterIntoExistingList overwrites), so duplicate indices get
-// the last write, not a sum. Strings run the int64 kernels on keys (Note [String kernels of array ops]):
-// storage_dtype maps an element_dtype of string to int64, whose zero is the key of the empty string.
+// graph/tensor_list_import.cc). TensorListConcat's lengths are all the element's first dimension. Their
+// gradients are TensorFlow's (list_grad's): Gather's scatters dy into a zero list of the input's length,
+// Scatter's gathers the rows it wrote, Concat's splits dy by the forward's lengths and Split's concatenates
+// dlist; like TensorFlow's, Gather's gradient keeps one row per index where indices repeat
+// (ScatterIntoExistingList overwrites), so duplicate indices get the last write, not a sum. Strings run the
+// int64 kernels on keys (Note [String kernels of array ops]): storage_dtype maps an element_dtype of string
+// to int64, whose zero is the key of the empty string.
 
 Status check_indices(const KernelContext& ctx, int i) {
   const TensorImpl& t = ctx.input(i);
