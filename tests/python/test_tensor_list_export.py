@@ -163,3 +163,62 @@ def test_tensorflow_loads_and_runs_a_saved_model_using_a_tensor_array(tmp_path):
                                    rtol=1e-6)
     np.testing.assert_allclose(em.saved_model.load(path)(em.constant(rows(4))).numpy(),
                                m(em.constant(rows(4))).numpy(), rtol=1e-6)
+
+
+class _Trainer(em.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = em.Variable(rows(3, 3, seed=1))
+
+    @em.function(input_signature=[em.TensorSpec([None, 3], em.float32)])
+    def step(self, x):
+        with em.GradientTape() as tape:
+            n = em.shape(x)[0]
+            ta = em.TensorArray(em.float32, size=n)
+            _, ta = em.while_loop(lambda i, ta: i < n,
+                                  lambda i, ta: (i + 1, ta.write(i, em.tanh(em.linalg.matvec(self.w, x[i])))), [0, ta])
+            loss = em.reduce_sum(ta.gather(em.range(0, n, 2)) ** 2) + em.reduce_sum(ta.concat())
+        grad = tape.gradient(loss, self.w)
+        self.w.assign_sub(0.1 * grad)
+        return loss, grad
+
+
+def test_tensorflow_runs_a_saved_training_step_with_a_variable_read_in_the_loop(tmp_path):
+    """The variable is a trailing DT_RESOURCE loop variable of the gradient's accumulating forward loop."""
+    m = _Trainer()
+    em.saved_model.save(m, str(tmp_path / "trainer"))
+    loaded = tf.saved_model.load(str(tmp_path / "trainer"))
+    for n in (4, 1):
+        x = rows(n, seed=n)
+        want = m.step(em.constant(x))
+        got = loaded.step(tf.constant(x))
+        for g, w in zip(got, want):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(loaded.w.numpy(), m.w.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_a_list_split_into_different_lengths_and_read_back_round_trips():
+    """ember's raw TensorListSplit read back by ConcatV2/GetItem/Length: written with variants (and a Stack
+    named after the split, for fetches), run by TensorFlow, and re-imported by ember, whose import turns the
+    reads into plain ops (Note [Splitting imported lists into pieces of different lengths])."""
+    split, concat, get_item = (em._C.op(n) for n in ("TensorListSplit", "TensorListConcatV2", "TensorListGetItem"))
+    length = em._C.op("TensorListLength")
+
+    @em.function(input_signature=[em.TensorSpec([None, 2], em.float32), em.TensorSpec([None], em.int64)])
+    def f(x, lengths):
+        pieces = split(x, em.constant([-1, 2]), lengths)
+        joined = concat(pieces, em.constant([-1, 2]), em.zeros([0], em.int64), em.float32)
+        # (Identity: in a graph, a rewritten Concat is its value, so "name:1" is no output to fetch by name.)
+        return (joined[0] * 2.0, em.identity(joined[1]), get_item(pieces, 1, em.constant([-1, 2]), em.float32),
+                length(pieces))
+
+    x = rows(6, 2)
+    check_both_ways(f, ["x:0", "lengths:0"], x, np.array([3, 3], np.int64))
+    graph = f.get_concrete_function().graph
+    gd = graph.as_graph_def().SerializeToString()
+    fetches = [t.name for t in graph.outputs]
+    got = run_in_ember(gd, ["x:0", "lengths:0"], fetches, x, np.array([1, 5], np.int64))
+    want = run_in_tensorflow(gd, ["x:0", "lengths:0"], fetches, x, np.array([1, 5], np.int64))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), w.numpy(), rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(got[2]), x[1:6])

@@ -261,13 +261,17 @@ class AccumulatingWhileWriter {
     for (proto::NodeDef& w : nodes) {
       if (!is_accumulating_while(w)) continue;
       const int k = static_cast<int>(w.attr().at("_accumulate").i());
-      const proto::FunctionDef* body = function(w.attr().at("body").func().name());
-      const proto::FunctionDef* cond = function(w.attr().at("cond").func().name());
+      const auto attr = [&](const char* name) {
+        auto it = w.attr().find(name);
+        return it == w.attr().end() ? proto::AttrValue() : it->second;
+      };
+      const proto::FunctionDef* body = function(attr("body").func().name());
+      const proto::FunctionDef* cond = function(attr("cond").func().name());
       if (body == nullptr || cond == nullptr)
         return invalid_argument("GraphDef export: the While ", w.name(),
                                 " calls functions the library lacks");
-      const std::vector<int> types(w.attr().at("T").list().type().begin(),
-                                   w.attr().at("T").list().type().end());
+      const proto::AttrValue type_attr = attr("T");
+      const std::vector<int> types(type_attr.list().type().begin(), type_attr.list().type().end());
       int m = 0;  // loop variables before the variables (DT_RESOURCE) passed last
       while (m < static_cast<int>(types.size()) && types[m] != proto::DT_RESOURCE) ++m;
       const int r = static_cast<int>(types.size()) - m;
@@ -278,7 +282,8 @@ class AccumulatingWhileWriter {
                                 " variables");
       std::vector<int> element_types;
       for (int j = 0; j < k; ++j) element_types.push_back(body->signature().output_arg(m + j).type());
-      const auto shapes = w.attr().at("output_shapes").list().shape();
+      const proto::AttrValue shapes_attr = attr("output_shapes");
+      const auto& shapes = shapes_attr.list().shape();
       // The accumulator lists, a counter, then the variables.
       std::vector<std::string> inputs(w.input().begin(), w.input().end());
       std::vector<std::string> data(inputs.begin(), inputs.begin() + std::min<int>(m + r, inputs.size()));

@@ -286,13 +286,14 @@ class Typer {
 // Note [Splitting imported lists into pieces of different lengths]
 // A dense list holds one element shape, so a TensorListSplit into pieces of different lengths has no dense
 // form. What TensorFlow programs do with such a list is read it back: TensorListConcat(V2) (the split value
-// and its lengths again), TensorListGetItem (one piece), TensorListLength, TensorListElementShape. Where
-// every use of a Split's list in its graph or function body (through Identity nodes) is one of these, the
-// list is never made: each use becomes plain ops on the split value and its lengths (a concat is the value
-// itself, GetItem a StridedSlice from the sum of the lengths before the index, Length the number of
-// lengths, ElementShape the Split's element_shape operand), which run with any lengths and have ember's
-// gradients. A list that goes anywhere else (a While, a call, another list op, an AddN of lists in
-// TensorFlow's own gradient graph) stays a dense TensorListSplit, which needs equal lengths when it runs.
+// and its lengths again), TensorListGetItem (one piece), TensorListLength, TensorListElementShape. Each such
+// read of a Split's list in the same graph or function body (through Identity nodes) becomes plain ops on
+// the split value and its lengths (a concat is the value itself, GetItem a StridedSlice from the sum of the
+// lengths before the index, Length the number of lengths, ElementShape the Split's element_shape operand),
+// which run with any lengths and have ember's gradients; when nothing else uses the list, it is never made.
+// A list that also goes elsewhere (a While, a call, another list op, an AddN of lists in TensorFlow's own
+// gradient graph, the Stack ember's export names after it) keeps its dense TensorListSplit for those uses,
+// which needs equal lengths when it runs (and is pruned where nothing fetched needs it).
 class RaggedSplitRewriter {
  public:
   RaggedSplitRewriter(google::protobuf::RepeatedPtrField<proto::NodeDef>& nodes, proto::FunctionDef* function)
@@ -306,9 +307,14 @@ class RaggedSplitRewriter {
       if (nodes_.Get(s).op() != "TensorListSplit" || nodes_.Get(s).input_size() < 3) continue;
       std::unordered_map<std::string, const proto::NodeDef*> by_name;
       for (const proto::NodeDef& n : nodes_) by_name[n.name()] = &n;
-      std::vector<int> uses, identities;
-      if (!reads_only(nodes_.Get(s).name(), by_name, uses, identities)) continue;
-      rewrite(s, uses, identities);
+      std::vector<int> reads, identities;
+      const bool only_read = collect_reads(nodes_.Get(s).name(), by_name, reads, identities);
+      if (reads.empty()) continue;
+      rewrite(s, reads);
+      if (only_read) {  // the list itself is never needed: dropped by the loop below
+        nodes_.Mutable(s)->clear_name();
+        for (int i : identities) nodes_.Mutable(i)->clear_name();
+      }
       changed = true;
     }
     if (!changed) return;
@@ -326,11 +332,17 @@ class RaggedSplitRewriter {
            op == "TensorListLength" || op == "TensorListElementShape";
   }
 
-  // Whether every use of the list `list` (a node's output 0) reads it; fills the reading nodes and the
-  // Identity nodes passing it on (by index).
-  bool reads_only(const std::string& list,
-                  const std::unordered_map<std::string, const proto::NodeDef*>& by_name,
-                  std::vector<int>& uses, std::vector<int>& identities) {
+  // Whether a GetItem names its index (a data input after the list).
+  static bool has_index(const proto::NodeDef& n) {
+    return n.input_size() >= 2 && !n.input(1).empty() && n.input(1)[0] != '^';
+  }
+
+  // Fills the nodes that read the list `list` (a node's output 0) and the Identity nodes passing it on (by
+  // index); whether nothing else uses it.
+  bool collect_reads(const std::string& list,
+                     const std::unordered_map<std::string, const proto::NodeDef*>& by_name,
+                     std::vector<int>& uses, std::vector<int>& identities) {
+    bool only_read = true;
     std::set<std::string> names = {list};
     for (bool grew = true; grew;) {
       grew = false;
@@ -340,28 +352,30 @@ class RaggedSplitRewriter {
         for (int k = 0; k < n.input_size(); ++k) {
           const std::string& input = n.input(k);
           if (!input.empty() && input[0] == '^') {
-            if (names.count(input.substr(1)) > 0) return false;  // waits on the list: keep it
+            if (names.count(input.substr(1)) > 0) only_read = false;  // waits on the list: keep it
             continue;
           }
           auto value = resolve_input(input, by_name);
           if (!value || names.count(value->first) == 0) continue;
-          if (value->second != 0) return false;
-          if (n.op() == "Identity" && k == 0) {
+          if (value->second != 0) {
+            only_read = false;
+          } else if (n.op() == "Identity" && k == 0) {
             names.insert(n.name());
             identities.push_back(i);
             grew = true;
-          } else if (is_read(n.op()) && k == 0) {
+          } else if (is_read(n.op()) && k == 0 && (n.op() != "TensorListGetItem" || has_index(n))) {
             if (std::find(uses.begin(), uses.end(), i) == uses.end()) uses.push_back(i);
           } else {
-            return false;
+            only_read = false;
           }
         }
       }
     }
     if (function_ != nullptr)
       for (const auto& [name, ret] : function_->ret())
-        if (auto value = resolve_input(ret, by_name); value && names.count(value->first) > 0) return false;
-    return true;
+        if (auto value = resolve_input(ret, by_name); value && names.count(value->first) > 0)
+          only_read = false;
+    return only_read;
   }
 
   std::string unique(const std::string& base) { return unique_name(taken_, base); }
@@ -404,7 +418,8 @@ class RaggedSplitRewriter {
     for (const std::string& in : controls) n.add_input(in);
   }
 
-  void rewrite(int s, const std::vector<int>& uses, const std::vector<int>& identities) {
+  // Turns the reads `uses` of the list split by node `s` into plain ops on its value and lengths.
+  void rewrite(int s, const std::vector<int>& uses) {
     const proto::NodeDef split = nodes_.Get(s);
     const std::string value = split.input(0), element_shape = split.input(1), lengths = split.input(2);
     int dtype = proto::DT_FLOAT, shape_type = proto::DT_INT32;
@@ -479,8 +494,6 @@ class RaggedSplitRewriter {
         }
       }
     }
-    nodes_.Mutable(s)->clear_name();  // dropped by run(), with the Identity nodes passing the list on
-    for (int i : identities) nodes_.Mutable(i)->clear_name();
     for (proto::NodeDef& n : nodes_)
       for (int k = 0; k < n.input_size(); ++k)
         if (auto it = outputs.find(n.input(k)); it != outputs.end()) n.set_input(k, it->second);
