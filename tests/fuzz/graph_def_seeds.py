@@ -79,6 +79,20 @@ def seeds(tf):
         return tf.while_loop(lambda k, acc: k < 3, body, [0, x])[1]
 
     add("control_flow", control_flow, spec([2], tf.float32), spec([], tf.int32))
+
+    def tensor_lists(x, lengths):  # TensorLists as TensorFlow's variants, an accumulating While, a split read back
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            n = tf.shape(x)[0]
+            ta = tf.TensorArray(tf.float32, size=n)
+            _, ta = tf.while_loop(lambda i, ta: i < n, lambda i, ta: (i + 1, ta.write(i, tf.sin(x[i]))), [0, ta])
+            y = tf.reduce_sum(ta.gather([0]) * 2.0) + tf.reduce_sum(ta.scatter([0], x[:1]).concat())
+        pieces = tf._C.op("TensorListSplit")(tf.reshape(x, [-1]), tf.constant([-1]), lengths)
+        joined = tf._C.op("TensorListConcatV2")(pieces, tf.constant([-1]), tf.zeros([0], tf.int64), tf.float32)
+        second = tf._C.op("TensorListGetItem")(pieces, 1, tf.constant([-1]), tf.float32)
+        return tape.gradient(y, x), joined[0], second
+
+    add("tensor_lists", tensor_lists, spec([None, 2], tf.float32), spec([None], tf.int64))
     with open(TENSORFLOW_SEED, "rb") as f:
         out["tensorflow"] = f.read()
     with open(TENSORFLOW_LIBRARY_SEED, "rb") as f:

@@ -460,3 +460,55 @@ def test_ember_runs_tensorflows_assert_with_its_message():
         f(bad)
     with pytest.raises(em.errors.InvalidArgumentError, match=r"assertion failed: \[x:\] \[1 -2\] \[n\] \[2\]"):
         run(bad)
+
+
+def string_assert(lib):
+    @lib.function(input_signature=[lib.TensorSpec([None], lib.float32), lib.TensorSpec([], lib.string),
+                                   lib.TensorSpec([None], lib.string)])
+    def f(x, name, names):
+        lib.debugging.Assert(lib.reduce_all(x > 0), ["x must be positive for", name, x, lib.constant("tail"), names])
+        return x * 2.0
+
+    return f
+
+
+STRING_ASSERT_MESSAGE = r"assertion failed: \[x must be positive for\] \[abc\] \[1 -2\] \[tail\] \[p q\]"
+
+
+def test_assert_with_string_tensors_among_its_data_fails_with_tensorflows_message():
+    """String tensors print bare inside their brackets, as TensorFlow's Assert prints them."""
+    bad = (np.array([1.0, -2.0], np.float32), "abc", np.array(["p", "q"]))
+    for lib, error in ((tf, tf.errors.InvalidArgumentError), (em, em.errors.InvalidArgumentError)):
+        with pytest.raises(error, match=STRING_ASSERT_MESSAGE):
+            string_assert(lib)(*bad)
+    with pytest.raises(em.errors.InvalidArgumentError, match=r"assertion failed: \[ab\] \[c d\]"):
+        em.debugging.Assert(em.constant(False), [em.constant("ab"), em.constant(["c", "d"])])
+
+
+def test_an_exported_assert_with_string_tensors_runs_in_tensorflow_and_ember(tmp_path):
+    """Written in TensorFlow's layout (its text as DT_STRING Consts among the data, graph/assert_import.cc):
+    TensorFlow loads the SavedModel and fails with the same message; so does ember's loader."""
+    f = string_assert(em)
+    gd = f.get_concrete_function().graph.as_graph_def()
+    asserts = [n for n in gd.node if n.op == "Assert"]
+    assert len(asserts) == 1 and "template" not in asserts[0].attr
+    assert list(asserts[0].attr["T"].list.type).count(gdm.DT_STRING) == 4  # two texts, two tensors
+    module = em.Module()
+    module.f = f
+    em.saved_model.save(module, str(tmp_path / "assert"))
+    ok = (np.array([1.0, 2.0], np.float32), "abc", np.array(["p", "q"]))
+    bad = (np.array([1.0, -2.0], np.float32), "abc", np.array(["p", "q"]))
+    for lib, error in ((tf, tf.errors.InvalidArgumentError), (em, em.errors.InvalidArgumentError)):
+        loaded = lib.saved_model.load(str(tmp_path / "assert"))
+        np.testing.assert_array_equal(np.asarray(loaded.f(*ok)), [2.0, 4.0])
+        with pytest.raises(error, match=STRING_ASSERT_MESSAGE):
+            loaded.f(*bad)
+
+
+def test_ember_runs_tensorflows_assert_of_string_tensors():
+    f = string_assert(tf)
+    concrete = f.get_concrete_function()
+    graph = em.graph_util.import_graph_def(concrete.graph.as_graph_def().SerializeToString())
+    run = em.NewGraphFunction(graph, ["x:0", "name:0", "names:0"], [t.name for t in concrete.outputs])
+    with pytest.raises(em.errors.InvalidArgumentError, match=STRING_ASSERT_MESSAGE):
+        run(np.array([1.0, -2.0], np.float32), "abc", np.array(["p", "q"]))

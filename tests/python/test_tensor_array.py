@@ -435,3 +435,77 @@ def test_gradient_through_dynamic_size_writes():
         return f(tf.constant([0.5, -1.0, 2.0, 0.25, 3.0])).numpy()
 
     np.testing.assert_allclose(case(ember), case(tensorflow), rtol=1e-6, atol=1e-6)
+
+
+# ---- split by lengths known only at run time (Note [Splitting into pieces of different lengths])
+
+
+def _run_time_split_case(tf, lengths, then):
+    @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32), tf.TensorSpec([None], tf.int64)])
+    def f(x, lengths):
+        ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True, infer_shape=False).split(x, lengths)
+        return then(tf, ta)
+
+    return f(tf.reshape(tf.range(12, dtype=tf.float32), [6, 2]), tf.constant(lengths, tf.int64))
+
+
+_AFTER_SPLIT = {
+    "concat": lambda tf, ta: ta.concat() * 2.0,
+    "read": lambda tf, ta: (ta.read(0), ta.read(1), ta.read(ta.size() - 1)),
+    "size": lambda tf, ta: ta.size(),
+    "stack": lambda tf, ta: ta.stack(),
+    "gather": lambda tf, ta: ta.gather([1, 0]),
+    "read_in_loop": lambda tf, ta: tf.while_loop(
+        lambda i, acc: i < ta.size(), lambda i, acc: (i + 1, acc + tf.reduce_sum(ta.read(i)) * tf.cast(i, tf.float32)),
+        (0, 0.0))[1],
+}
+
+
+@pytest.mark.parametrize("lengths", [[1, 3, 2], [2, 2, 2], [0, 6], [6]])
+@pytest.mark.parametrize("then", sorted(_AFTER_SPLIT))
+def test_split_by_run_time_lengths_against_tensorflow(lengths, then):
+    """Pieces of different lengths read back as TensorFlow's; stack and gather of them raise as TensorFlow's
+    (InvalidArgumentError), of equal ones they work."""
+    _same(lambda tf: _run_time_split_case(tf, lengths, _AFTER_SPLIT[then]))
+
+
+@pytest.mark.parametrize("lengths", [[1, 3, 2], [0, 4, 2]])
+def test_gradient_through_a_split_by_run_time_lengths(lengths):
+    def case(tf):
+        @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32), tf.TensorSpec([None], tf.int64)])
+        def f(x, lengths):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True, infer_shape=False).split(x * x, lengths)
+                y = tf.reduce_sum(tf.sin(ta.concat())) + tf.reduce_sum(ta.read(2) * 3.0)
+            return y, tape.gradient(y, x)
+
+        return f(tf.reshape(tf.range(12, dtype=tf.float32), [6, 2]) / 7.0, tf.constant(lengths, tf.int64))
+
+    _same(case)
+
+
+def test_a_ragged_array_is_a_loop_variable():
+    def case(tf):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32), tf.TensorSpec([None], tf.int32)])
+        def f(x, lengths):
+            ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True, infer_shape=False).split(x, lengths)
+
+            def body(i, ta, acc):
+                return i + 1, ta, acc + tf.reduce_sum(ta.read(i))
+
+            _, ta, acc = tf.while_loop(lambda i, ta, acc: i < ta.size(), body, (0, ta, 0.0))
+            return ta.concat(), acc
+
+        return f(tf.range(7, dtype=tf.float32), tf.constant([4, 1, 2]))
+
+    _same(case)
+    ta = ember.TensorArray(ember.float32, size=0, dynamic_size=True, infer_shape=False)
+
+    @ember.function(input_signature=[ember.TensorSpec([None], ember.float32), ember.TensorSpec([None], ember.int32)])
+    def written_in_the_body(x, lengths):
+        split = ta.split(x, lengths)
+        return ember.while_loop(lambda i, t: i < 1, lambda i, t: (i + 1, t.write(0, x[:1])), (0, split))[1].stack()
+
+    with pytest.raises(ValueError, match="enters the loop ragged .* but the body returns it dense"):
+        written_in_the_body(ember.range(3, dtype=ember.float32), ember.constant([1, 2]))

@@ -116,13 +116,50 @@ def test_ember_runs_tensorflows_raw_scatter_and_concat_v1():
     assert_same(got, want)
 
 
-def test_imported_split_of_unequal_lengths_is_unimplemented():
-    """ember's lists are dense: TensorFlow's split into pieces of different lengths fails with a clear error."""
+@pytest.mark.parametrize("lengths", [[5, 7], [0, 12], [12, 0], [1, 11]])
+def test_ember_runs_tensorflows_split_into_pieces_of_different_lengths(lengths):
+    """A split whose list is only read back (concat, read, size) never makes a dense list (Note [Splitting
+    imported lists into pieces of different lengths] in graph/tensor_list_import.cc)."""
+    got, want, _ = run_tensorflow_function_in_ember(tensorflow_array_methods, X, np.array([3, 0], np.int32),
+                                                    np.array(lengths, np.int64))
+    assert_same(got, want)
+
+
+def test_ember_differentiates_an_imported_split_of_different_lengths():
     concrete = tensorflow_array_methods.get_concrete_function()
     graph = em.graph_util.import_graph_def(concrete.graph.as_graph_def().SerializeToString())
     run = em.NewGraphFunction(graph, [t.name for t in concrete.inputs], [t.name for t in concrete.outputs])
-    with pytest.raises(em.errors.UnimplementedError, match=r"TensorListSplit.*: ember.s lists are dense.*\[5,7\] differ"):
-        run(X, np.array([3, 0], np.int32), np.array([5, 7], np.int64))
+    idx, lengths = np.array([3, 0], np.int32), np.array([5, 7], np.int64)
+    x = em.constant(X)
+    with em.GradientTape() as tape:
+        tape.watch(x)
+        out = run(x, idx, lengths)
+        loss = em.reduce_sum(out[3] * out[3]) + em.reduce_sum(em.sin(out[4]))
+    xt = tf.constant(X)
+    with tf.GradientTape() as tf_tape:
+        tf_tape.watch(xt)
+        want = tensorflow_array_methods(xt, idx, lengths)
+        tf_loss = tf.reduce_sum(want[3] * want[3]) + tf.reduce_sum(tf.sin(want[4]))
+    np.testing.assert_allclose(float(loss), float(tf_loss), rtol=1e-6)
+    np.testing.assert_allclose(tape.gradient(loss, x).numpy(), tf_tape.gradient(tf_loss, xt).numpy(), rtol=1e-6)
+
+
+def test_tensorflows_own_gradient_graph_of_an_unequal_split_needs_equal_lengths():
+    """TensorFlow's gradient graph adds lists (AddN of a Split and a Reserve written by SetItem): those stay
+    dense lists, and a split of them into different lengths is Unimplemented, naming the lengths."""
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32), tf.TensorSpec([None], tf.int64)])
+    def f(x, lengths):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True, infer_shape=False).split(x, lengths)
+            y = tf.reduce_sum(ta.concat() ** 2) + tf.reduce_sum(ta.read(1))
+        return tape.gradient(y, x)
+
+    x = np.arange(6, dtype=np.float32)
+    got, want, _ = run_tensorflow_function_in_ember(f, x, np.array([3, 3], np.int64))
+    assert_same(got, want)
+    with pytest.raises(em.errors.UnimplementedError, match=r"TensorListSplit.*: ember.s lists are dense.*\[2,4\] differ"):
+        run_tensorflow_function_in_ember(f, x, np.array([2, 4], np.int64))
 
 
 # ---- the ops themselves: values, errors, gradients against finite differences

@@ -8,12 +8,25 @@ is only known when the function runs) the array is *dense*: one tensor whose lea
 written by ``InplaceUpdate`` (src/ember/ops/tensor_array.cc) and read by ``GatherV2``. That tensor is also a
 dense TensorList (Note [TensorLists as dense tensors] there), so ``gather``/``scatter``/``concat``/``split`` of
 a dense array are TensorFlow's ``TensorListGather``/``ScatterIntoExistingList``/``ConcatV2``/``Split``, as
-TensorFlow's graph TensorArray calls them; ``split`` with lengths known only at run time is such an array
-(equal lengths: a dense list holds one element shape), with lengths known while tracing a list of pieces of
-any lengths. Every op involved has a gradient rule of the registry, so autodiff needs nothing special; a dense write costs one pass over the buffer (see
+TensorFlow's graph TensorArray calls them. Every op involved has a gradient rule of the registry, so autodiff needs nothing special; a dense write costs one pass over the buffer (see
 the report of issue 15 for measured numbers). Until its first write a dense array whose element shape is
 unknown has no buffer (*pending*); the staged ``while_loop`` learns the element shape by tracing the body
 once (Note [TensorArray loop variables]).
+
+Note [Splitting into pieces of different lengths]
+``split`` with lengths known while tracing (or eagerly) makes a list of pieces of any lengths. With lengths
+known only when the function runs the pieces may differ in length, which no dense buffer holds, so the array
+is *ragged*: the split value and its lengths, as they came (a RaggedTensor's values and row lengths).
+``concat`` is then the value itself, ``read(i)`` a slice of it at the sum of the lengths before i, ``size`` the
+number of lengths: the ops TensorFlow programs apply after a split, all of them plain ops with gradients (a
+concat's gradient flows to the split value untouched, as TensorFlow's concat and split are each other's
+gradient). Everything that needs elements of one shape (stack, gather, scatter, a write, a loop's writes)
+first makes the dense buffer with ``TensorListSplit``, which checks, when it runs, that the lengths are equal
+(TensorFlow refuses to stack pieces of different shapes too). So equal lengths keep the dense fast path
+after one copy, and unequal ones cost nothing until something needs one shape. A ragged array is carried by a
+``while_loop`` as its two tensors. Why not a ragged kind of dense list in the TensorList kernels: a list in
+ember is one tensor (Note [TensorLists as dense tensors]), and the row lengths would have to travel beside
+it through every op, loop and call; in Python the array object carries them for free.
 
 A dynamic_size array written at tensor indices keeps spare rows: its buffer doubles when a write goes past
 it (a Pad by 0 rows otherwise, which takes the dying buffer over without a copy) and ``_length`` counts the
@@ -117,6 +130,7 @@ class TensorArray:
         self._buffer = None  # dense mode: [size] + element shape
         self._length = None  # dense mode: the rows of _buffer in use (int32 scalar), None when all are
         self._size = None  # pending mode: a scalar int32 tensor
+        self._ragged = None  # ragged mode: (value, int64 lengths), Note [Splitting into pieces of different lengths]
         if size is None:
             if not _C.in_trace():
                 raise ValueError("Size must be declared for TensorArrays when eager execution is enabled.")
@@ -157,7 +171,8 @@ class TensorArray:
         return self.stack() if self._items is None or self._items else None
 
     def __repr__(self):
-        mode = "list" if self._items is not None else ("dense" if self._buffer is not None else "pending")
+        mode = "list" if self._items is not None else ("dense" if self._buffer is not None else (
+            "ragged" if self._ragged is not None else "pending"))
         return f"<ember.TensorArray dtype={self._dtype.name} element_shape={self._element_shape} ({mode})>"
 
     # ---- internals
@@ -191,6 +206,8 @@ class TensorArray:
     def _static_size(self):
         if self._items is not None:
             return len(self._items)
+        if self._ragged is not None:
+            return self._ragged[1].shape.as_list()[0] if self._ragged[1].shape.rank == 1 else None
         if self._buffer is not None:
             if self._length is not None:
                 return _concrete_int(self._length)
@@ -201,6 +218,8 @@ class TensorArray:
         array_ops, _ = _ops()
         if self._items is not None:
             return convert_to_tensor(len(self._items), dtype=dtypes.int32)
+        if self._ragged is not None:
+            return array_ops.shape(self._ragged[1])[0]
         if self._buffer is not None:
             return self._length if self._length is not None else array_ops.shape(self._buffer)[0]
         return self._size
@@ -227,6 +246,18 @@ class TensorArray:
     def _densify(self):
         """Turns a list-mode array into a dense one (this object changes representation, not value)."""
         array_ops, _ = _ops()
+        if self._ragged is not None:
+            # One shape for every piece: the element shape [longest piece] + rows makes TensorListSplit refuse
+            # pieces of different lengths as TensorFlow's stack does (InvalidArgumentError) when it runs.
+            from ember.ops import math_ops
+
+            value, lengths = self._ragged
+            longest = math_ops.maximum(math_ops.reduce_max(lengths), convert_to_tensor(0, dtype=dtypes.int64))
+            element = array_ops.concat([array_ops.reshape(longest, [1]),
+                                        math_ops.cast(array_ops.shape(value)[1:], dtypes.int64)], 0)
+            self._buffer = _TensorListSplit(value, element, lengths)
+            self._ragged = None
+            return
         if self._items is None:
             return
         items = [None if v is _CLEARED else v for v in self._items]  # a cleared element reads as unwritten
@@ -296,6 +327,8 @@ class TensorArray:
                 self._items[i] = _CLEARED
             return value
         array_ops, _ = _ops()
+        if self._ragged is not None:
+            return self._read_ragged(index)
         self._densify()
         if self._buffer is None:
             return self._zeros_element()
@@ -303,6 +336,16 @@ class TensorArray:
         value = array_ops.gather(self._rows(), index)
         return value if not self._element_shape.is_fully_defined() else array_ops.reshape(
             value, self._element_shape.as_list())
+
+    def _read_ragged(self, index):
+        """Piece ``index`` of a ragged array: the value's rows from the sum of the lengths before it."""
+        array_ops, math_ops = _ops()
+        value, lengths = self._ragged
+        index = convert_to_tensor(index, dtype=dtypes.int32)
+        starts = math_ops.cumsum(lengths, exclusive=True)
+        start = math_ops.cast(array_ops.gather(starts, index), dtypes.int32)
+        length = math_ops.cast(array_ops.gather(lengths, index), dtypes.int32)
+        return value[start:start + length]
 
     def stack(self, name=None):
         """The elements packed along a new first dimension."""
@@ -361,6 +404,8 @@ class TensorArray:
                 rest = self._element_shape.as_list()[1:] if self._element_shape.rank else []
                 return array_ops.zeros([0] + [d or 0 for d in rest], dtype=self._dtype)
             return array_ops.concat(items, 0)
+        if self._ragged is not None:
+            return array_ops.identity(self._ragged[0])
         self._densify()
         buffer = self.stack()
         if buffer.shape.rank is not None and buffer.shape.rank < 2:
@@ -447,6 +492,7 @@ class TensorArray:
         out._size = None
         out._buffer = value
         out._length = None
+        out._ragged = None
         return out
 
     def scatter(self, indices, value, name=None):
@@ -485,7 +531,7 @@ class TensorArray:
         value = self._check_value(value, "split")
         sizes = _concrete_ints(lengths)
         if sizes is None:
-            return self._split_dense(value, lengths)
+            return self._split_ragged(value, lengths)
         pieces = array_ops.split(value, sizes, 0) if sizes else []
         out = self._new()
         if out._items is None:
@@ -493,6 +539,7 @@ class TensorArray:
             out._buffer = None
             out._size = None
             out._length = None
+            out._ragged = None
         if len(out._items) < len(pieces):
             if not self._dynamic_size and out._items and len(pieces) > len(out._items):
                 raise ValueError(f"Cannot split into {len(pieces)} tensors a TensorArray of static size "
@@ -504,22 +551,24 @@ class TensorArray:
             out._merge_shape(pieces[0].shape)
         return out
 
-    def _split_dense(self, value, lengths):
-        """split with lengths known only when the function runs: TensorListSplit, whose dense list needs
-        equal lengths (Unimplemented when it runs otherwise)."""
+    def _split_ragged(self, value, lengths):
+        """split with lengths known only when the function runs: a ragged array (Note [Splitting into pieces
+        of different lengths])."""
+        from ember.ops import math_ops
+
         if value.shape.rank == 0:
             raise ValueError("TensorArray.split: the value must have at least one dimension, got a scalar")
         lengths = convert_to_tensor(lengths)
+        if not lengths.dtype.is_integer or lengths.shape.rank not in (None, 1):
+            raise TypeError(f"TensorArray.split: lengths must be a vector of integers, got {lengths.dtype.name} "
+                            f"of shape {lengths.shape}")
         if lengths.dtype != dtypes.int64:
-            from ember.ops import math_ops
-
             lengths = math_ops.cast(lengths, dtypes.int64)
         if value.shape.rank is not None:
             self._merge_shape(TensorShape([None]).concatenate(value.shape[1:]))
-        element = TensorShape([None]).concatenate(value.shape[1:]) if value.shape.rank is not None else None
         out = self._new()
-        out._items, out._size, out._length = None, None, None
-        out._buffer = _TensorListSplit(value, _shape_operand(element), lengths)
+        out._items, out._size, out._length, out._buffer = None, None, None, None
+        out._ragged = (value, lengths)
         return out
 
     def identity(self):
@@ -533,7 +582,12 @@ class TensorArray:
 
     def _loop_tensors(self, element_shape=None):
         """The array as one dense tensor for a loop, and that tensor's shape invariant ([None] + element
-        shape). A pending array with no known element rank raises _NeedsElementShape."""
+        shape). A pending array with no known element rank raises _NeedsElementShape. A ragged array goes as
+        its value and lengths."""
+        if self._ragged is not None:
+            value, lengths = self._ragged
+            return [value, lengths], [TensorShape([None]).concatenate(value.shape[1:]) if value.shape.rank
+                                      is not None else TensorShape(None), TensorShape([None])]
         self._densify()
         if self._buffer is None:
             shape = element_shape if element_shape is not None else self._element_shape
@@ -556,6 +610,10 @@ class TensorArray:
     def _from_loop_tensors(self, tensors):
         other = object.__new__(TensorArray)
         other.__dict__.update(self.__dict__)
+        if self._ragged is not None:
+            other._items, other._size, other._buffer, other._length = None, None, None, None
+            other._ragged = (tensors[0], tensors[1])
+            return other
         other._items, other._size, other._buffer = None, None, tensors[0]
         other._length = tensors[1] if len(tensors) > 1 else None
         return other
@@ -563,6 +621,10 @@ class TensorArray:
 
 class _NeedsElementShape(Exception):
     pass
+
+
+def _form(array):
+    return "ragged (split by lengths known at run time)" if array._ragged is not None else "dense"
 
 
 def _shape_text(shape):
@@ -698,6 +760,10 @@ def composite_while_loop(while_loop, cond, body, loop_vars, shape_invariants=Non
                                          f"the body and its element shape is unknown; give element_shape=")
                     discovered[k] = TensorShape(value._buffer.shape.as_list()[1:])
                     continue
+                if isinstance(value, TensorArray) and (value._ragged is None) != (leaf._ragged is None):
+                    raise ValueError(f"while_loop: the TensorArray loop variable {k} enters the loop {_form(leaf)} "
+                                     f"but the body returns it {_form(value)}; stack or concat it outside the loop, "
+                                     f"or split it inside")
                 seen[k] = value.element_shape
                 result.extend(value._loop_tensors()[0])
             if discovered:

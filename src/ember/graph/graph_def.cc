@@ -948,6 +948,7 @@ StatusOr<std::string> to_graph_def(const Graph& graph, std::map<int64_t, std::st
   gd.mutable_versions()->set_producer(kGraphDefProducer);
   if (any_location) write_debug_info(graph, *gd.mutable_debug_info());
   EMBER_RETURN_IF_ERROR(graph_def_internal::write_tensorflow_asserts(gd));
+  EMBER_RETURN_IF_ERROR(graph_def_internal::write_tensorflow_lists(gd));
   return serialize(gd);
 }
 

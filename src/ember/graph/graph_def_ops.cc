@@ -114,6 +114,19 @@ constexpr TypeAttr kTypeAttrs[] = {
     {"LookupTableRemoveV2", "Tin", 0},
     {"InitializeTableV2", "Tkey", 0},
     {"InitializeTableV2", "Tval", 1},
+    // The TensorList ops (ops/tensor_array.cc): TensorFlow's name the element dtype element_dtype (ember's
+    // "T" where they do not declare it) and the element_shape operand's type shape_type.
+    {"TensorListFromTensor", "element_dtype", 0},
+    {"TensorListFromTensor", "shape_type", 1},
+    {"TensorListSplit", "element_dtype", 0},
+    {"TensorListSplit", "shape_type", 1},
+    {"TensorListScatter", "element_dtype", 0},
+    {"TensorListScatter", "shape_type", 2},
+    {"TensorListScatterV2", "element_dtype", 0},
+    {"TensorListScatterV2", "shape_type", 2},
+    {"TensorListReserve", "shape_type", 0},
+    {"EmptyTensorList", "shape_type", 0},
+    {"TensorListConcatV2", "shape_type", 1},
 };
 
 // Whether TensorFlow calls the dtype of `input` something other than "T" (GatherV2's Tparams, ConcatOffset's

@@ -113,7 +113,7 @@ Status assert_kernel(KernelContext& ctx) {
       return invalid_argument("Assert: the template has more slots than tensors");
     const TensorImpl& datum = ctx.input(next++);
     if (datum.shape().rank() == 0) os << "[";
-    format_tensor(os, datum, ctx.attr_int(1));
+    format_tensor(os, datum, ctx.attr_int(1), /*quote_strings=*/false);
     if (datum.shape().rank() == 0) os << "]";
   }
   return invalid_argument(os.str());
@@ -122,7 +122,7 @@ Status assert_kernel(KernelContext& ctx) {
 }  // namespace
 
 // TensorFlow's summarized layout: "[1 2 3]", "[[1 2]\n [3 4]]", "[0 1 2 ... 7 8 9]".
-void format_tensor(std::ostringstream& os, const TensorImpl& t, int64_t summarize) {
+void format_tensor(std::ostringstream& os, const TensorImpl& t, int64_t summarize, bool quote_strings) {
   const Shape& shape = t.shape();
   auto strides = contiguous_strides(shape);
   visit_dtype<kAllTypesAndString | kComplexTypes>(t.dtype(), [&]<typename T>() {
@@ -134,7 +134,7 @@ void format_tensor(std::ostringstream& os, const TensorImpl& t, int64_t summariz
         os << '(' << shortest_digits(data[i].real()) << (std::signbit(data[i].imag()) ? "" : "+")
            << shortest_digits(data[i].imag()) << "j)";
       else if constexpr (std::is_same_v<T, std::string>)
-        os << '"' << data[i] << '"';  // TensorFlow quotes the elements of a string tensor
+        os << (quote_strings ? "\"" : "") << data[i] << (quote_strings ? "\"" : "");  // tf.print's, Assert's
       else if constexpr (std::is_same_v<T, bool>)
         os << (data[i] ? 1 : 0);
       else if constexpr (sizeof(T) == 1)
@@ -207,7 +207,7 @@ void register_print_ops(OpRegistry& r) {
           "Fails with InvalidArgumentError, printing the data, when the condition is false; nothing when it "
           "holds. Assert(x > 0, [\"x:\", x]) with x = -1 -> assertion failed: [x:] [-1]")
       .input_fixed("condition", dtype_bit(DType::kBool))
-      .input_fixed("data", kAllTypesAndComplex)
+      .input_fixed("data", kAllTypesAndString | kComplexTypes)
       .type_var(kAllTypes)
       .attr("template", AttrType::kString)
       .attr("summarize", AttrType::kInt, int64_t{3})

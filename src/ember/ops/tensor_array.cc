@@ -465,14 +465,18 @@ Status element_shape_shape(InferContext& ctx) {
 
 // Note [Gathering and splitting dense lists]
 // These ops move whole rows of the dense list, so each is one pass over what it reads or writes. A dense
-// list holds elements of one shape, so TensorListSplit takes equal lengths only (TensorFlow's lists may
-// hold pieces of different lengths; Unimplemented names the lengths otherwise) and TensorListConcat's
-// lengths are all the element's first dimension. Their gradients are TensorFlow's (list_grad's): Gather's
-// scatters dy into a zero list of the input's length, Scatter's gathers the rows it wrote, Concat's splits
-// dy by the forward's lengths and Split's concatenates dlist; like TensorFlow's, Gather's gradient keeps
-// one row per index where indices repeat (ScatterIntoExistingList overwrites), so duplicate indices get
-// the last write, not a sum. Strings run the int64 kernels on keys (Note [String kernels of array ops]):
-// storage_dtype maps an element_dtype of string to int64, whose zero is the key of the empty string.
+// list holds elements of one shape, so TensorListSplit takes equal lengths only: pieces its element_shape
+// refuses are InvalidArgument (as TensorFlow's), others of different lengths Unimplemented, naming the
+// lengths (TensorFlow's lists may hold them; a TensorArray split by run-time lengths and an imported split
+// that is only read back never reach this op: Note [Splitting into pieces of different lengths] in
+// tensor_array_ops.py, Note [Splitting imported lists into pieces of different lengths] in
+// graph/tensor_list_import.cc). TensorListConcat's lengths are all the element's first dimension. Their
+// gradients are TensorFlow's (list_grad's): Gather's scatters dy into a zero list of the input's length,
+// Scatter's gathers the rows it wrote, Concat's splits dy by the forward's lengths and Split's concatenates
+// dlist; like TensorFlow's, Gather's gradient keeps one row per index where indices repeat
+// (ScatterIntoExistingList overwrites), so duplicate indices get the last write, not a sum. Strings run the
+// int64 kernels on keys (Note [String kernels of array ops]): storage_dtype maps an element_dtype of string
+// to int64, whose zero is the key of the empty string.
 
 Status check_indices(const KernelContext& ctx, int i) {
   const TensorImpl& t = ctx.input(i);
@@ -753,18 +757,24 @@ Status split_kernel(KernelContext& ctx) {
         "TensorListSplit: Expected sum of lengths to be equal to values.shape[0], but sum "
         "of lengths is ",
         total, " and value's leading dim is ", tensor.shape().dim(0));
+  const int64_t n = static_cast<int64_t>(lengths.size());
+  if (element->rank_known() && element->rank() == 0)
+    return invalid_argument("TensorListSplit: element_shape must be at least a vector, got []");
+  auto piece_shape = [&](int64_t length) {
+    Shape piece{length};
+    for (int d = 1; d < tensor.rank(); ++d) piece.push_back(tensor.shape().dim(d));
+    return piece;
+  };
+  // Pieces the element_shape refuses are the caller's error (InvalidArgument, as TensorFlow's); pieces it
+  // allows but of different lengths are ember's limit.
+  for (int64_t l : lengths) EMBER_RETURN_IF_ERROR(check_element(ctx, piece_shape(l), *element));
   for (int64_t l : lengths)
     if (l != lengths[0])
       return make_error(Code::kUnimplemented,
                         "TensorListSplit: ember's lists are dense, so every element must have the same "
                         "shape; the lengths ",
                         list_str(lengths), " differ");
-  const int64_t n = static_cast<int64_t>(lengths.size());
-  if (element->rank_known() && element->rank() == 0)
-    return invalid_argument("TensorListSplit: element_shape must be at least a vector, got []");
-  Shape piece{n > 0 ? lengths[0] : 0};
-  for (int d = 1; d < tensor.rank(); ++d) piece.push_back(tensor.shape().dim(d));
-  if (n > 0) EMBER_RETURN_IF_ERROR(check_element(ctx, piece, *element));
+  const Shape piece = piece_shape(n > 0 ? lengths[0] : 0);
   auto shape = with_rows(ctx, n, piece);
   if (!shape.ok()) return shape.status();
   ctx.outputs[0] = TensorImpl::view(tensor, *shape);
