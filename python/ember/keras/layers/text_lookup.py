@@ -150,6 +150,10 @@ class _IndexLookup(Layer):
         if vocabulary is not None:
             self.set_vocabulary(vocabulary, idf_weights)
 
+    def _trackable_children(self):
+        # The table under tf_keras' name, so a SavedModel holds it (and the functions that use it bind it).
+        return super()._trackable_children() + [("lookup_table", self._ember_table)]
+
     # ---- the index layout
     def _oov_start(self):
         return 1 if self.mask_token is not None and self.output_mode == "int" else 0
@@ -185,6 +189,13 @@ class _IndexLookup(Layer):
         return tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(keys, values), default)
 
     # ---- vocabulary
+    def _ember_set_table_entries(self, keys, values):
+        """The vocabulary a table of this layer's layout holds (keras.models.load_model restores an adapted
+        one from the SavedModel's table)."""
+        tokens, indices = (values, keys) if self.invert else (keys, values)
+        pairs = sorted(zip(indices.numpy().tolist(), tokens.numpy().tolist()))
+        self._ember_table = self._make_table([self._python_token(t) for _, t in pairs])
+
     def _python_token(self, token):
         return token.decode("utf-8") if isinstance(token, bytes) else token
 

@@ -1,0 +1,209 @@
+"""SavedModels holding tf.lookup tables, both directions with TensorFlow 2.21: a module with a StaticHashTable
+(from tensors and from a vocabulary file, which travels as an asset), a StaticVocabularyTable and a
+MutableHashTable (its entries in the checkpoint), used by an ember.function with an input_signature; the
+Keras text layers saved with model.save; TensorFlow's graphs that create tables (HashTableV2, ...); and the
+errors (a missing vocabulary asset names the file)."""
+
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import ember as em
+
+KEYS = ["a", "b", "apple", "cherry", "x", "y", "zz"]
+
+
+def _module(lib, vocab):
+    """The same module in TensorFlow (lib=tf) or ember (lib=em)."""
+
+    class Tables(lib.Module):
+        def __init__(self):
+            super().__init__()
+            init = lib.lookup.KeyValueTensorInitializer(lib.constant(["a", "b"]), lib.constant([1, 2], lib.int64))
+            self.static = lib.lookup.StaticHashTable(init, -1)
+            self.text = lib.lookup.StaticHashTable(
+                lib.lookup.TextFileInitializer(vocab, lib.string, lib.lookup.TextFileIndex.WHOLE_LINE, lib.int64,
+                                               lib.lookup.TextFileIndex.LINE_NUMBER), -1)
+            self.vocabulary = lib.lookup.StaticVocabularyTable(
+                lib.lookup.KeyValueTensorInitializer(lib.constant(["a", "b"]), lib.constant([0, 1], lib.int64)), 3)
+            self.mutable = lib.lookup.experimental.MutableHashTable(lib.string, lib.int64, -1)
+            self.mutable.insert(lib.constant(["x", "y"]), lib.constant([7, 8], lib.int64))
+
+        @lib.function(input_signature=[lib.TensorSpec([None], lib.string)])
+        def lookup(self, keys):
+            return (self.static.lookup(keys) + 10 * self.text.lookup(keys) + 100 * self.mutable.lookup(keys)
+                    + 1000 * self.vocabulary.lookup(keys))
+
+    return Tables()
+
+
+@pytest.fixture
+def vocab(tmp_path):
+    path = tmp_path / "source" / "vocab.txt"
+    path.parent.mkdir()
+    path.write_text("apple\nbanana\ncherry\n")
+    return str(path)
+
+
+def _expected(vocab):
+    module = _module(tf, vocab)  # held: a tf.function holds its module weakly
+    return module.lookup(tf.constant(KEYS)).numpy()
+
+
+def test_tensorflow_loads_embers_tables(tmp_path, vocab):
+    module = _module(em, vocab)
+    expected = _expected(vocab)
+    np.testing.assert_array_equal(module.lookup(em.constant(KEYS)).numpy(), expected)
+    path = str(tmp_path / "model")
+    em.saved_model.save(module, path)
+    assert sorted(os.listdir(os.path.join(path, "assets"))) == ["vocab.txt"]
+    os.remove(vocab)  # the loaded tables read the copy in assets/
+    loaded = tf.saved_model.load(path)
+    np.testing.assert_array_equal(loaded.lookup(tf.constant(KEYS)).numpy(), expected)
+    out = loaded.signatures["serving_default"](keys=tf.constant(KEYS))
+    np.testing.assert_array_equal(out["output_0"].numpy(), expected)
+    # TensorFlow's tables: a resource with its functions, the mutable one restored from the checkpoint.
+    assert type(loaded.static).__name__ == "RestoredResource"
+    reader = tf.train.load_checkpoint(os.path.join(path, "variables", "variables"))
+    keys = reader.get_tensor("mutable/.ATTRIBUTES/table-keys")
+    values = reader.get_tensor("mutable/.ATTRIBUTES/table-values")
+    assert sorted(zip(keys.tolist(), values.tolist())) == [(b"x", 7), (b"y", 8)]
+
+
+def test_ember_loads_tensorflows_tables(tmp_path, vocab):
+    path = str(tmp_path / "model")
+    tf.saved_model.save(_module(tf, vocab), path)
+    expected = _expected(vocab)
+    os.remove(vocab)
+    loaded = em.saved_model.load(path)
+    np.testing.assert_array_equal(loaded.lookup(em.constant(KEYS)).numpy(), expected)
+    out = loaded.signatures["serving_default"](keys=em.constant(KEYS))
+    np.testing.assert_array_equal(out["output_0"].numpy(), expected)
+    assert "MutableHashTable string -> int64" in repr(loaded.mutable)
+    keys, values = loaded.mutable.export()
+    assert sorted(zip(keys.numpy().tolist(), values.numpy().tolist())) == [(b"x", 7), (b"y", 8)]
+
+
+def test_ember_loads_its_own_tables(tmp_path, vocab):
+    module = _module(em, vocab)
+    path = str(tmp_path / "model")
+    em.saved_model.save(module, path)
+    module.mutable.insert(em.constant(["x"]), em.constant([70], em.int64))  # after the save: not in it
+    loaded = em.saved_model.load(path)
+    np.testing.assert_array_equal(loaded.lookup(em.constant(KEYS)).numpy(), _expected(vocab))
+    with pytest.raises(NotImplementedError, match="does not save such tables again"):
+        em.saved_model.save(loaded, str(tmp_path / "again"))
+
+
+@pytest.mark.parametrize("saver", ["ember", "tensorflow"])
+def test_a_missing_vocabulary_asset_names_the_file(tmp_path, vocab, saver):
+    path = str(tmp_path / "model")
+    (em if saver == "ember" else tf).saved_model.save(_module(em if saver == "ember" else tf, vocab), path)
+    os.remove(os.path.join(path, "assets", "vocab.txt"))
+    with pytest.raises(em.errors.NotFoundError, match=r"InitializeTableFromTextFileV2.*/assets/vocab\.txt; No such "
+                                                      r"file or directory \(initializing table 'text'"):
+        em.saved_model.load(path)
+
+
+def test_a_table_not_reachable_from_the_saved_object_is_refused(tmp_path):
+    table = em.lookup.StaticHashTable(em.lookup.KeyValueTensorInitializer(["a"], em.constant([1], em.int64)), -1)
+
+    class Holder(em.Module):
+        @em.function(input_signature=[em.TensorSpec([None], em.string)])
+        def __call__(self, keys):
+            return table.lookup(keys)
+
+    with pytest.raises(ValueError, match="uses a lookup table that is not reachable from the saved object"):
+        em.saved_model.save(Holder(), str(tmp_path / "model"))
+
+
+def test_tensorflows_graph_that_creates_tables_imports_and_runs():
+    graph = tf.Graph()
+    with graph.as_default():
+        x = tf.compat.v1.placeholder(tf.string, [None], name="x")
+        static = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(["a", "b"], tf.constant([1, 2], tf.int64)), -1)
+        mutable = tf.lookup.experimental.MutableHashTable(tf.string, tf.int64, -1)
+        insert = mutable.insert(tf.constant(["c"]), tf.constant([5], tf.int64))
+        with tf.control_dependencies([tf.compat.v1.tables_initializer(), insert]):
+            tf.identity(static.lookup(x) + 10 * mutable.lookup(x), name="y")
+    ops = {node.op for node in graph.as_graph_def().node}
+    assert {"HashTableV2", "MutableHashTableV2"} <= ops
+    with tf.compat.v1.Session(graph=graph) as session:
+        expected = session.run("y:0", {"x:0": ["a", "b", "c", "z"]})
+    imported = em.graph_util.import_graph_def(graph.as_graph_def())
+    lookup = em.NewGraphFunction(imported, ["x:0"], ["y:0"])
+    for _ in range(2):  # the tables were made once, at import
+        np.testing.assert_array_equal(lookup(em.constant(["a", "b", "c", "z"])).numpy(), expected)
+
+
+def test_table_creating_ops_are_tensorflows():
+    from tensorflow.python.framework import op_def_registry
+
+    for name in ("HashTableV2", "MutableHashTableV2", "MutableDenseHashTableV2"):
+        theirs, ours = op_def_registry.get(name), em._C.op_info(name)
+        assert ours["outputs"] == [a.name for a in theirs.output_arg] == ["table_handle"]
+        assert ours["inputs"] == [a.name for a in theirs.input_arg]
+        assert ours["attrs"] == [a.name for a in theirs.attr]
+        assert ours["stateful"]
+
+
+def _keras_models(keras):
+    inputs = keras.Input(shape=(None,), dtype="string")
+    lookup = keras.Model(inputs, keras.layers.StringLookup(vocabulary=["a", "b", "c"])(inputs))
+    text = keras.Input(shape=(), dtype="string")
+    vectorize = keras.layers.TextVectorization(max_tokens=10, output_sequence_length=4)
+    vectorize.adapt(["the cat sat", "the dog ran", "a cat"])
+    return lookup, keras.Model(text, vectorize(text))
+
+
+LOOKUP_INPUT = [["a", "z", "c"]]
+TEXT_INPUT = ["the cat ran fast"]
+
+
+def test_keras_text_layers_saved_by_ember_load_in_ember_and_tensorflow(tmp_path):
+    import tf_keras
+
+    lookup, vectorize = _keras_models(em.keras)
+    their_lookup, their_vectorize = _keras_models(tf_keras)
+    expected_lookup = their_lookup(tf.constant(LOOKUP_INPUT)).numpy()
+    expected_text = their_vectorize(tf.constant(TEXT_INPUT)).numpy()
+    lookup.save(str(tmp_path / "lookup"))
+    vectorize.save(str(tmp_path / "text"))
+    np.testing.assert_array_equal(
+        em.keras.models.load_model(str(tmp_path / "lookup"))(em.constant(LOOKUP_INPUT)).numpy(), expected_lookup)
+    # The adapted vocabulary is in no config: load_model takes it from the SavedModel's table.
+    np.testing.assert_array_equal(
+        em.keras.models.load_model(str(tmp_path / "text"))(em.constant(TEXT_INPUT)).numpy(), expected_text)
+    loaded = tf.saved_model.load(str(tmp_path / "lookup"))
+    signature = loaded.signatures["serving_default"]
+    (name,) = signature.structured_input_signature[1]
+    (out,) = signature(**{name: tf.constant(LOOKUP_INPUT)}).values()
+    np.testing.assert_array_equal(out.numpy(), expected_lookup)
+    np.testing.assert_array_equal(
+        tf_keras.models.load_model(str(tmp_path / "lookup"))(tf.constant(LOOKUP_INPUT)).numpy(), expected_lookup)
+
+
+def test_keras_text_layers_saved_by_tf_keras_load_in_ember(tmp_path):
+    import tf_keras
+
+    lookup, vectorize = _keras_models(tf_keras)
+    lookup.save(str(tmp_path / "lookup"), save_format="tf")
+    vectorize.save(str(tmp_path / "text"), save_format="tf")
+    expected_lookup = lookup(tf.constant(LOOKUP_INPUT)).numpy()
+    expected_text = vectorize(tf.constant(TEXT_INPUT)).numpy()
+    np.testing.assert_array_equal(
+        em.keras.models.load_model(str(tmp_path / "lookup"))(em.constant(LOOKUP_INPUT)).numpy(), expected_lookup)
+    np.testing.assert_array_equal(
+        em.keras.models.load_model(str(tmp_path / "text"))(em.constant(TEXT_INPUT)).numpy(), expected_text)
+    loaded = em.saved_model.load(str(tmp_path / "lookup"))
+    signature = loaded.signatures["serving_default"]
+    (name,) = signature.structured_input_signature[1]
+    (out,) = signature(**{name: em.constant(LOOKUP_INPUT)}).values()
+    np.testing.assert_array_equal(out.numpy(), expected_lookup)
+    # tf_keras saves an adapt_step taking a dataset iterator: restored, and plain about not running.
+    layer = getattr(em.saved_model.load(str(tmp_path / "text")), "layer_with_weights-0")
+    with pytest.raises(NotImplementedError, match="IteratorSpec"):
+        layer._adapt_function(None)
