@@ -207,3 +207,41 @@ def test_keras_text_layers_saved_by_tf_keras_load_in_ember(tmp_path):
     layer = getattr(em.saved_model.load(str(tmp_path / "text")), "layer_with_weights-0")
     with pytest.raises(NotImplementedError, match="IteratorSpec"):
         layer._adapt_function(None)
+
+
+def _id_module(lib, vocab):
+    """A signature the C++ example can feed (it generates int64 inputs i % 7): ids through a table of
+    tensors and a table from a vocabulary file of numbers."""
+
+    class Ids(lib.Module):
+        def __init__(self):
+            super().__init__()
+            self.squares = lib.lookup.StaticHashTable(lib.lookup.KeyValueTensorInitializer(
+                lib.constant([0, 1, 2, 3], lib.int64), lib.constant([0.0, 1.0, 4.0, 9.0])), -1.0)
+            self.numbers = lib.lookup.StaticHashTable(lib.lookup.TextFileInitializer(
+                vocab, lib.int64, lib.lookup.TextFileIndex.WHOLE_LINE, lib.int64,
+                lib.lookup.TextFileIndex.LINE_NUMBER), -1)
+
+        @lib.function(input_signature=[lib.TensorSpec([None], lib.int64)])
+        def __call__(self, ids):
+            return {"square": self.squares.lookup(ids), "line": self.numbers.lookup(ids)}
+
+    return Ids()
+
+
+@pytest.mark.parametrize("saver", ["ember", "tensorflow"])
+def test_cpp_loader_runs_a_signature_that_looks_up_tables(tmp_path, saver):
+    from test_saved_model_cpp import parse, serve
+
+    vocab = tmp_path / "numbers.txt"
+    vocab.write_text("5\n3\n1\n")
+    lib = em if saver == "ember" else tf
+    module = _id_module(lib, str(vocab))
+    path = tmp_path / "model"
+    lib.saved_model.save(module, str(path))
+    vocab.unlink()  # the C++ loader reads the copy in assets/
+    outputs, info = parse(serve(path, "--batch", 9).stdout)
+    ids = np.arange(9) % 7  # the example's generated input
+    np.testing.assert_array_equal(outputs["square"][1], [{0: 0.0, 1: 1.0, 2: 4.0, 3: 9.0}.get(i, -1.0) for i in ids])
+    np.testing.assert_array_equal(outputs["line"][1], [{5: 0, 3: 1, 1: 2}.get(i, -1) for i in ids])
+    assert info["python_in_process"] == "no"

@@ -36,6 +36,16 @@ namespace ember {
 // the key of its VARIABLE_VALUE. A handle that no call binds is matched by its shared_name to the one
 // SavedVariable of that name. This is the path TensorFlow's own loader follows (by object, not by name),
 // so two variables with one name stay apart.
+//
+// Note [Tables in a SavedModel]
+// A lookup table is a table-creating node of the top level (HashTableV2, ...), which the importer binds
+// (Note [Tables in a GraphDef] in graph/graph_def.cc), passed to the signature calls like a variable
+// handle; the init op (SignatureDef __saved_model_init_op, a NoOp) waits on one call per table that fills
+// it (its _initialize function: LookupTableImportV2 of constants, or InitializeTableFromTextFileV2 of an
+// asset's path, read from the asset's variable after it is assigned). The loader keeps those calls with
+// the signatures' nodes and runs them once, after the import: the asset variables already hold their
+// paths (asset_path), so the Assign that feeds them is not needed. A MutableHashTable's entries, which
+// TensorFlow restores through its saveable functions, are not restored here.
 
 namespace {
 
@@ -213,6 +223,7 @@ class SavedModelLoader {
   };
   std::vector<Signature> signatures_;
   std::vector<const proto::NodeDef*> reached_;  // in the GraphDef's order
+  std::vector<std::string> init_fetches_;       // the init op's calls (Note [Tables in a SavedModel])
   std::map<std::string, int> handle_object_;    // VarHandleOp node -> SavedObjectGraph node id
   std::unique_ptr<BundleReader> reader_;
   std::vector<std::string> checkpoint_keys_;  // by object id: its VARIABLE_VALUE key, or ""
@@ -255,6 +266,28 @@ Status SavedModelLoader::reached_nodes() {
   for (const Signature& sig : signatures_) {
     for (const SignatureTensor& t : sig.inputs) pending.push_back(node_of(t.tensor));
     for (const SignatureTensor& t : sig.outputs) pending.push_back(node_of(t.tensor));
+  }
+  // The init op's calls, found through the NoOps it is made of (Note [Tables in a SavedModel]).
+  if (auto init = meta_.signature_def().find(std::string(kInitOpSignature));
+      init != meta_.signature_def().end()) {
+    std::vector<std::string> waiting;
+    std::unordered_set<std::string> visited;
+    for (const auto& [key, info] : init->second.outputs()) waiting.push_back(node_of(info.name()));
+    while (!waiting.empty()) {
+      std::string name = std::move(waiting.back());
+      waiting.pop_back();
+      auto node = nodes_.find(name);
+      if (node == nodes_.end() || !visited.insert(name).second) continue;
+      const proto::NodeDef& n = *node->second;
+      if (n.op() == "NoOp") {
+        for (const std::string& input : n.input()) waiting.push_back(node_of(input));
+      } else if (n.op() == "StatefulPartitionedCall" || n.op() == "PartitionedCall") {
+        auto tout = n.attr().find("Tout");
+        if (tout == n.attr().end() || tout->second.list().type_size() == 0) continue;
+        init_fetches_.push_back(name + ":0");
+        pending.push_back(name);
+      }
+    }
   }
   while (!pending.empty()) {
     std::string name = std::move(pending.back());
@@ -481,10 +514,22 @@ Status SavedModelLoader::run(LoadedSavedModel& model) {
   proto::GraphDef graph;
   *graph.mutable_versions() = graph_.versions();
   graph.mutable_library()->Swap(library_);  // graph_ has no further use for it
+  // The assignments of asset paths, which asset_path did already (Note [Tables in a SavedModel]).
+  std::unordered_set<std::string> asset_assigns;
+  for (const proto::NodeDef* node : reached_)
+    if (node->op() == "AssignVariableOp" && node->input_size() >= 2)
+      for (const proto::AssetFileDef& asset : meta_.asset_file_def())
+        if (node_of(asset.tensor_info().name()) == node_of(node->input(1)))
+          asset_assigns.insert(node->name());
   for (const proto::NodeDef* node : reached_) {
+    if (asset_assigns.count(node->name())) continue;
     proto::NodeDef* out = graph.add_node();
     if (node->op() != "VarHandleOp") {
       *out = *node;
+      auto* inputs = out->mutable_input();
+      for (int k = inputs->size() - 1; k >= 0; --k)
+        if ((*inputs)[k].starts_with('^') && asset_assigns.count((*inputs)[k].substr(1)))
+          inputs->erase(inputs->begin() + k);
       continue;
     }
     out->set_name(node->name());
@@ -493,6 +538,13 @@ Status SavedModelLoader::run(LoadedSavedModel& model) {
   }
   auto imported = from_graph_def(std::move(graph), bindings_);
   if (!imported.ok()) return imported.status().with_prefix(where_);
+  if (!init_fetches_.empty()) {  // fills the tables (Note [Tables in a SavedModel])
+    const std::string at = where_ + "the init op (" + std::string(kInitOpSignature) + "): ";
+    auto init = prune_function(**imported, {}, init_fetches_);
+    if (!init.ok()) return init.status().with_prefix(at);
+    OutputList ignored;
+    EMBER_RETURN_IF_ERROR(CompiledFunction(std::move(init).value()).run({}, ignored).with_prefix(at));
+  }
 
   std::vector<std::shared_ptr<VariableResource>> variables;
   for (const auto& [name, v] : model.variables_) variables.push_back(v);
