@@ -119,6 +119,37 @@ def test_a_table_not_reachable_from_the_saved_object_is_refused(tmp_path):
         em.saved_model.save(Holder(), str(tmp_path / "model"))
 
 
+def test_saving_a_dense_table_is_refused_plainly(tmp_path):
+    class Dense(em.Module):
+        def __init__(self):
+            self.table = em.lookup.experimental.DenseHashTable(em.string, em.int64, -1, empty_key="",
+                                                               deleted_key="$")
+
+    with pytest.raises(NotImplementedError, match="is a DenseHashTable; TensorFlow restores one from its bucket"):
+        em.saved_model.save(Dense(), str(tmp_path / "model"))
+    assert not os.path.exists(tmp_path / "model")
+
+
+def test_ember_loads_tensorflows_dense_table(tmp_path):
+    class Dense(tf.Module):
+        def __init__(self):
+            self.table = tf.lookup.experimental.DenseHashTable(tf.string, tf.int64, -1, empty_key="",
+                                                               deleted_key="$")
+            self.table.insert(tf.constant(["a", "b"]), tf.constant([1, 2], tf.int64))
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+        def lookup(self, keys):
+            return self.table.lookup(keys)
+
+    module = Dense()
+    tf.saved_model.save(module, str(tmp_path / "model"))
+    expected = module.lookup(tf.constant(["a", "z", "b"])).numpy()
+    loaded = em.saved_model.load(str(tmp_path / "model"))
+    np.testing.assert_array_equal(loaded.lookup(em.constant(["a", "z", "b"])).numpy(), expected)
+    keys, _ = loaded.table.export()  # the entries, not TensorFlow's empty buckets
+    assert sorted(keys.numpy().tolist()) == [b"a", b"b"]
+
+
 def test_tensorflows_graph_that_creates_tables_imports_and_runs():
     graph = tf.Graph()
     with graph.as_default():

@@ -18,6 +18,7 @@ ember.errors exception naming the file and the problem.
 
 import os
 
+import numpy as np
 from google.protobuf.message import DecodeError
 
 from ember import _C, errors
@@ -358,6 +359,7 @@ class RestoredTable(Loaded):
         self.value_dtype = value_dtype
         self._handle = _C.create_lookup_table(name, key_dtype._enum, value_dtype._enum, is_mutable)
         self._id = self._handle.id
+        self._reserved_keys = []  # a DenseHashTable's empty and deleted keys: never entries
 
     def export(self):
         """(keys, values): every entry, in no particular order."""
@@ -643,7 +645,9 @@ class _Loader:
                     if name not in self.library:
                         raise self.fail(f"resource {node_id}: _create_resource names function '{name}', which the "
                                         f"function library does not hold", errors.NotFoundError)
-                    creator = next((n for n in self.library[name].node_def if n.op in _TABLE_CREATORS), creator)
+                    found = next((n for n in self.library[name].node_def if n.op in _TABLE_CREATORS), None)
+                    if found is not None:
+                        creator, body = found, self.library[name]
         if creator is None:
             return Loaded("resource")
         try:
@@ -653,9 +657,19 @@ class _Loader:
             raise self.fail(f"resource {node_id}: table node '{creator.name}': {e}") from None
         name = creator.attr["shared_name"].s.decode("utf-8", "replace") or self._names.get(node_id, creator.name)
         try:
-            return RestoredTable(name, key_dtype, value_dtype, _TABLE_CREATORS[creator.op])
+            table = RestoredTable(name, key_dtype, value_dtype, _TABLE_CREATORS[creator.op])
         except errors.OpError as e:
             raise self.fail(f"resource {node_id}: table node '{creator.name}': {e.message}") from None
+        if creator.op == "MutableDenseHashTableV2":
+            # TensorFlow checkpoints a dense table's buckets, empty and deleted ones (holding these keys) too.
+            consts = {n.name: n for n in body.node_def if n.op == "Const"}
+            for source in creator.input[:2]:
+                const = consts.get(source.split(":")[0])
+                if const is None:
+                    raise self.fail(f"resource {node_id}: table node '{creator.name}' takes its reserved keys "
+                                    f"from '{source}', which is not a Const of its function")
+                table._reserved_keys.append(np.asarray(_gd.make_ndarray(const.attr["value"].tensor)).item())
+        return table
 
     def _initialize_tables(self):
         """Fills each table as TensorFlow's loader does: its ``_initialize`` function (an initializer's
@@ -688,6 +702,9 @@ class _Loader:
                     if not self.reader.contains(key):
                         raise self.fail(f"{what}: the checkpoint has no tensor '{key}'", errors.NotFoundError)
                 keys, values = self.reader.read(keys), self.reader.read(values)
+                if table._reserved_keys and keys.dtype == table.key_dtype:
+                    entries = ~np.isin(keys.numpy(), np.array(table._reserved_keys, dtype=keys.numpy().dtype))
+                    keys, values = convert_to_tensor(keys.numpy()[entries]), convert_to_tensor(values.numpy()[entries])
                 if keys.dtype != table.key_dtype or values.dtype != table.value_dtype:
                     raise self.fail(f"{what} maps {table.key_dtype.name} -> {table.value_dtype.name}, but the "
                                     f"checkpoint holds {keys.dtype.name} -> {values.dtype.name} entries")

@@ -547,14 +547,7 @@ class _Writer:
                 continue
             name = _unique(_sanitize(self.paths[node_id].replace("/", "_")) or "table", taken)
             self.table_nodes[node_id] = name
-            node = graph.node.add()
-            node.CopyFrom(table_saving.creator_node(obj, name))
-            if node.op == "MutableDenseHashTableV2":
-                for key_name, key in (("empty_key", obj._empty_key), ("deleted_key", obj._deleted_key)):
-                    const = graph.node.add(name=_unique(f"{name}/{key_name}", taken), op="Const")
-                    const.attr["dtype"].type = _gd.as_datatype_enum(key.dtype)
-                    const.attr["value"].tensor.CopyFrom(_gd.make_tensor_proto(key))
-                    node.input.append(const.name)
+            graph.node.add().CopyFrom(table_saving.creator_node(obj, name))
             initializers.append((node_id, self.tables.of(obj)["_initialize"]))
         calls = []
         for node_id, initialize in initializers:

@@ -4,9 +4,8 @@ A table is a ``resource`` node of the object graph with three functions as child
 of the library written here by hand (ember's traced functions never create a table: Note [Table-creating
 ops] in src/ember/ops/lookup.cc):
 
-- ``_create_resource``: the table-creating node (HashTableV2, MutableHashTableV2 or
-  MutableDenseHashTableV2, with a ``shared_name`` unique to this save) returned through an Identity, a
-  DT_RESOURCE;
+- ``_create_resource``: the table-creating node (HashTableV2 or MutableHashTableV2, with a ``shared_name``
+  unique to this save) returned through an Identity, a DT_RESOURCE;
 - ``_initialize``: for a StaticHashTable, its initializer's LookupTableImportV2 of the keys and values
   (captured constants) or InitializeTableFromTextFileV2 of the vocabulary file (an asset, child
   ``_filename`` of the initializer); nothing for a MutableHashTable; it returns the int32 1;
@@ -17,6 +16,7 @@ written by ember.train.checkpoint), and its ``saveable_objects["table"]`` names 
 ``save_fn`` (the checkpoint key -> the names, slices and tensors to save) and ``restore_fn`` (the restored
 keys and values -> LookupTableImportV2), through which TensorFlow's loader restores them. Each function's
 captured inputs (the table, constants, the asset) are its ``bound_inputs``, as for traced functions.
+A DenseHashTable is refused: TensorFlow restores one from its bucket array, which ember does not keep.
 """
 
 import uuid
@@ -96,18 +96,18 @@ def creator_node(table, name):
     """The NodeDef that creates ``table`` (in ``_create_resource``, and in the MetaGraphDef's graph for
     TensorFlow's C++ loader), a NodeDef of the library's message classes."""
     node = _gd.GraphDef().node.add(name=name)
-    mutable = isinstance(table, MutableHashTable)
-    node.op = "MutableDenseHashTableV2" if isinstance(table, DenseHashTable) else (
-        "MutableHashTableV2" if mutable else "HashTableV2")
+    node.op = "MutableHashTableV2" if isinstance(table, MutableHashTable) else "HashTableV2"
     node.attr["key_dtype"].type = _gd.as_datatype_enum(table.key_dtype)
     node.attr["value_dtype"].type = _gd.as_datatype_enum(table.value_dtype)
     node.attr["shared_name"].s = table._ember_shared_name.encode()
-    if isinstance(table, DenseHashTable):
-        node.attr["value_shape"].shape.SetInParent()
     return node
 
 
 def _functions(table):
+    if isinstance(table, DenseHashTable):
+        raise NotImplementedError(
+            f"saved_model.save: {table.name!r} is a DenseHashTable; TensorFlow restores one from its bucket "
+            "array (empty and deleted keys included), which ember, keeping it as a MutableHashTable, has not")
     # A shared name unique to this save: TensorFlow shares tables by name within a process, and two models
     # loaded there must not meet in one table.
     table._ember_shared_name = f"{_sanitize(table.name)}_{uuid.uuid4().hex[:16]}"
@@ -196,13 +196,7 @@ def _no_arguments():
 
 def _create(table):
     f = _function_def("creator", [], [("identity", _gd.DT_RESOURCE)])
-    creator = f.node_def.add()
-    creator.CopyFrom(creator_node(table, "table"))
-    if isinstance(table, DenseHashTable):
-        for i, key in enumerate((table._empty_key, table._deleted_key)):
-            const = _node(f, ("empty_key", "deleted_key")[i], "Const", dtype=_gd.as_datatype_enum(key.dtype),
-                          value=_gd.make_tensor_proto(key))
-            creator.input.append(f"{const.name}:output:0")
+    f.node_def.add().CopyFrom(creator_node(table, "table"))
     _finish(f, ["table"], [("table:table_handle:0", _gd.DT_RESOURCE)])
     return TableFunction(f, [], _no_arguments(), _spec(_gd.DT_RESOURCE))
 
