@@ -194,25 +194,28 @@ LOOKUP_INPUT = [["a", "z", "c"]]
 TEXT_INPUT = ["the cat ran fast"]
 
 
+def _check_keras_models(path, lib, expected_lookup, expected_text):
+    """ember's load_model runs both saved models (an adapted vocabulary is in no config: it comes from the
+    SavedModel's table), and ``lib``'s tf.saved_model.load runs the StringLookup's serving signature."""
+    np.testing.assert_array_equal(
+        em.keras.models.load_model(str(path / "lookup"))(em.constant(LOOKUP_INPUT)).numpy(), expected_lookup)
+    np.testing.assert_array_equal(
+        em.keras.models.load_model(str(path / "text"))(em.constant(TEXT_INPUT)).numpy(), expected_text)
+    signature = lib.saved_model.load(str(path / "lookup")).signatures["serving_default"]
+    (name,) = signature.structured_input_signature[1]
+    (out,) = signature(**{name: lib.constant(LOOKUP_INPUT)}).values()
+    np.testing.assert_array_equal(out.numpy(), expected_lookup)
+
+
 def test_keras_text_layers_saved_by_ember_load_in_ember_and_tensorflow(tmp_path):
     import tf_keras
 
     lookup, vectorize = _keras_models(em.keras)
     their_lookup, their_vectorize = _keras_models(tf_keras)
     expected_lookup = their_lookup(tf.constant(LOOKUP_INPUT)).numpy()
-    expected_text = their_vectorize(tf.constant(TEXT_INPUT)).numpy()
     lookup.save(str(tmp_path / "lookup"))
     vectorize.save(str(tmp_path / "text"))
-    np.testing.assert_array_equal(
-        em.keras.models.load_model(str(tmp_path / "lookup"))(em.constant(LOOKUP_INPUT)).numpy(), expected_lookup)
-    # The adapted vocabulary is in no config: load_model takes it from the SavedModel's table.
-    np.testing.assert_array_equal(
-        em.keras.models.load_model(str(tmp_path / "text"))(em.constant(TEXT_INPUT)).numpy(), expected_text)
-    loaded = tf.saved_model.load(str(tmp_path / "lookup"))
-    signature = loaded.signatures["serving_default"]
-    (name,) = signature.structured_input_signature[1]
-    (out,) = signature(**{name: tf.constant(LOOKUP_INPUT)}).values()
-    np.testing.assert_array_equal(out.numpy(), expected_lookup)
+    _check_keras_models(tmp_path, tf, expected_lookup, their_vectorize(tf.constant(TEXT_INPUT)).numpy())
     np.testing.assert_array_equal(
         tf_keras.models.load_model(str(tmp_path / "lookup"))(tf.constant(LOOKUP_INPUT)).numpy(), expected_lookup)
 
@@ -223,17 +226,8 @@ def test_keras_text_layers_saved_by_tf_keras_load_in_ember(tmp_path):
     lookup, vectorize = _keras_models(tf_keras)
     lookup.save(str(tmp_path / "lookup"), save_format="tf")
     vectorize.save(str(tmp_path / "text"), save_format="tf")
-    expected_lookup = lookup(tf.constant(LOOKUP_INPUT)).numpy()
-    expected_text = vectorize(tf.constant(TEXT_INPUT)).numpy()
-    np.testing.assert_array_equal(
-        em.keras.models.load_model(str(tmp_path / "lookup"))(em.constant(LOOKUP_INPUT)).numpy(), expected_lookup)
-    np.testing.assert_array_equal(
-        em.keras.models.load_model(str(tmp_path / "text"))(em.constant(TEXT_INPUT)).numpy(), expected_text)
-    loaded = em.saved_model.load(str(tmp_path / "lookup"))
-    signature = loaded.signatures["serving_default"]
-    (name,) = signature.structured_input_signature[1]
-    (out,) = signature(**{name: em.constant(LOOKUP_INPUT)}).values()
-    np.testing.assert_array_equal(out.numpy(), expected_lookup)
+    _check_keras_models(tmp_path, em, lookup(tf.constant(LOOKUP_INPUT)).numpy(),
+                        vectorize(tf.constant(TEXT_INPUT)).numpy())
     # tf_keras saves an adapt_step taking a dataset iterator: restored, and plain about not running.
     layer = getattr(em.saved_model.load(str(tmp_path / "text")), "layer_with_weights-0")
     with pytest.raises(NotImplementedError, match="IteratorSpec"):

@@ -27,6 +27,7 @@ from ember.framework import protos
 from ember.lookup.tables import DenseHashTable, KeyValueTensorInitializer, MutableHashTable, TextFileInitializer
 from ember.lookup.tables import _Table
 from ember.saved_model import structure
+from ember.saved_model.asset import Asset
 
 FunctionDef = protos.message_class("FunctionDef")
 StructuredValue = protos.message_class("StructuredValue")
@@ -54,13 +55,7 @@ class TableFunction:
         return self.function_def.signature.name
 
     def children(self):
-        return [(f"capture_{i}", b) for i, b in enumerate(self.bound) if not is_table(b) and not _is_asset(b)]
-
-
-def _is_asset(obj):
-    from ember.saved_model.asset import Asset
-
-    return isinstance(obj, Asset)
+        return [(f"capture_{i}", b) for i, b in enumerate(self.bound) if not is_table(b) and not isinstance(b, Asset)]
 
 
 class TableFunctions:
