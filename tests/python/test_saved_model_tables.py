@@ -93,8 +93,28 @@ def test_ember_loads_its_own_tables(tmp_path, vocab):
     module.mutable.insert(em.constant(["x"]), em.constant([70], em.int64))  # after the save: not in it
     loaded = em.saved_model.load(path)
     np.testing.assert_array_equal(loaded.lookup(em.constant(KEYS)).numpy(), _expected(vocab))
-    with pytest.raises(NotImplementedError, match="does not save such tables again"):
-        em.saved_model.save(loaded, str(tmp_path / "again"))
+
+
+@pytest.mark.parametrize("saver", ["ember", "tensorflow"])
+def test_a_loaded_models_tables_are_saved_again(tmp_path, vocab, saver):
+    """Loaded (from TensorFlow's SavedModel or ember's), changed and saved again by ember: TensorFlow and ember
+    load the tables as they were at the second save."""
+    lib = em if saver == "ember" else tf
+    module = _module(lib, vocab)
+    lib.saved_model.save(module, str(tmp_path / "first"))
+    expected = _expected(vocab)
+    os.remove(vocab)
+    loaded = em.saved_model.load(str(tmp_path / "first"))
+    import_entries = em._C.op("LookupTableImportV2")  # replaces the mutable table's entries
+    import_entries(em.constant(["y"]), em.constant([9], em.int64), loaded.mutable._id)
+    em.saved_model.save(loaded, str(tmp_path / "again"))
+    changed = expected.copy()
+    changed[KEYS.index("x")] += 100 * (-1 - 7)
+    changed[KEYS.index("y")] += 100 * (9 - 8)
+    np.testing.assert_array_equal(em.saved_model.load(str(tmp_path / "again")).lookup(em.constant(KEYS)).numpy(),
+                                  changed)
+    np.testing.assert_array_equal(tf.saved_model.load(str(tmp_path / "again")).lookup(tf.constant(KEYS)).numpy(),
+                                  changed)
 
 
 @pytest.mark.parametrize("saver", ["ember", "tensorflow"])

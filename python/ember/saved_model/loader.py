@@ -365,6 +365,23 @@ class RestoredTable(Loaded):
         """(keys, values): every entry, in no particular order."""
         return _ExportTable(self._id, self.key_dtype, self.value_dtype)
 
+    @property
+    def name(self):
+        return self._handle.name
+
+    # ---- checkpointing (train/checkpoint.py): a MutableHashTable's entries, as lookup.MutableHashTable's
+    _ember_saved_attribute = "table"
+    _ember_saved_suffixes = ("-keys", "-values")
+
+    def _ember_checkpoint_tensors(self):
+        if not self._handle.is_mutable:
+            return {}
+        keys, values = self.export()
+        return {"-keys": keys, "-values": values}
+
+    def _ember_restore_tensors(self, tensors):
+        _ImportTable(tensors["-keys"], tensors["-values"], self._id)
+
     def __repr__(self):
         kind = "MutableHashTable" if self._handle.is_mutable else "HashTable"
         return f"<RestoredTable {self._handle.name!r}: {kind} {self.key_dtype.name} -> {self.value_dtype.name}>"

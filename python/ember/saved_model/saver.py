@@ -239,11 +239,13 @@ class _Writer:
         elif obj is self._signature_map:
             return [(key, self._signature_wrappers[key][0]) for key in sorted(self._signature_wrappers)]
         elif isinstance(obj, RestoredConcreteFunction):  # constants it captured (TensorFlow's "capture_<i>")
-            out = [(f"capture_{i}", b) for i, b in enumerate(obj._bound) if not isinstance(b, Variable)]
+            out = [(f"capture_{i}", b) for i, b in enumerate(obj._bound)
+                   if not isinstance(b, (Variable, RestoredTable))]
         elif isinstance(obj, table_saving.TableFunction):
             out = obj.children()
         elif table_saving.is_table(obj):  # its functions; a MutableHashTable's save and restore functions too
-            out = _children(obj) + self.tables.children(obj)
+            # A loaded table's own children are the functions it was loaded with: written anew instead.
+            out = ([] if isinstance(obj, RestoredTable) else _children(obj)) + self.tables.children(obj)
             saveables = self.tables.saveables(obj)
             if saveables is not None:
                 out += [("_save_fn", saveables[0]), ("_restore_fn", saveables[1])]
@@ -419,10 +421,6 @@ class _Writer:
         saved.CopyFrom(loader.graph.concrete_functions[cf.name])
         del saved.bound_inputs[:]
         for variable in cf._bound:
-            if isinstance(variable, RestoredTable):
-                raise NotImplementedError(f"saved_model.save: restored function {cf.name} uses a lookup table of "
-                                          f"the SavedModel it was loaded from; ember does not save such tables "
-                                          f"again (docs/saved_model.md)")
             node_id = (self.variable_of.get(variable._id) if isinstance(variable, Variable)
                        else self.node_of.get(id(variable)))
             if node_id is None:

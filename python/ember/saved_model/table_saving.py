@@ -8,7 +8,8 @@ ops] in src/ember/ops/lookup.cc):
   unique to this save) returned through an Identity, a DT_RESOURCE;
 - ``_initialize``: for a StaticHashTable, its initializer's LookupTableImportV2 of the keys and values
   (captured constants) or InitializeTableFromTextFileV2 of the vocabulary file (an asset, child
-  ``_filename`` of the initializer); nothing for a MutableHashTable; it returns the int32 1;
+  ``_filename`` of the initializer); for a HashTable of a loaded SavedModel, LookupTableImportV2 of its
+  entries; nothing for a MutableHashTable; it returns the int32 1;
 - ``_destroy_resource``: returns 1 (TensorFlow 2.21 writes no DestroyResourceOp either).
 
 A MutableHashTable's entries are in the checkpoint (``<path>/.ATTRIBUTES/table-keys`` and ``-values``,
@@ -24,17 +25,22 @@ import uuid
 from ember import dtypes
 from ember.framework import graph_def as _gd
 from ember.framework import protos
-from ember.lookup.tables import DenseHashTable, KeyValueTensorInitializer, MutableHashTable, TextFileInitializer
+from ember.lookup.tables import DenseHashTable, KeyValueTensorInitializer, TextFileInitializer
 from ember.lookup.tables import _Table
 from ember.saved_model import structure
 from ember.saved_model.asset import Asset
+from ember.saved_model.loader import RestoredTable
 
 FunctionDef = protos.message_class("FunctionDef")
 StructuredValue = protos.message_class("StructuredValue")
 
 
 def is_table(obj):
-    return isinstance(obj, _Table)
+    return isinstance(obj, (_Table, RestoredTable))
+
+
+def _is_mutable(table):
+    return table._handle.is_mutable
 
 
 class TableFunction:
@@ -91,7 +97,7 @@ def creator_node(table, name):
     """The NodeDef that creates ``table`` (in ``_create_resource``, and in the MetaGraphDef's graph for
     TensorFlow's C++ loader), a NodeDef of the library's message classes."""
     node = _gd.GraphDef().node.add(name=name)
-    node.op = "MutableHashTableV2" if isinstance(table, MutableHashTable) else "HashTableV2"
+    node.op = "MutableHashTableV2" if _is_mutable(table) else "HashTableV2"
     node.attr["key_dtype"].type = _gd.as_datatype_enum(table.key_dtype)
     node.attr["value_dtype"].type = _gd.as_datatype_enum(table.value_dtype)
     node.attr["shared_name"].s = table._ember_shared_name.encode()
@@ -108,13 +114,16 @@ def _functions(table):
     table._ember_shared_name = f"{_sanitize(table.name)}_{uuid.uuid4().hex[:16]}"
     functions = {"_create_resource": _create(table), "_destroy_resource": _does_nothing("destroyer")}
     initializer = getattr(table, "_initializer", None)
-    if isinstance(initializer, KeyValueTensorInitializer):
-        functions["_initialize"] = _initialize_from_tensors(table, initializer)
+    if isinstance(table, RestoredTable) and not _is_mutable(table):
+        # A loaded HashTable, however it was filled: its entries, as constants.
+        functions["_initialize"] = _initialize_from_tensors(table, *table.export())
+    elif isinstance(initializer, KeyValueTensorInitializer):
+        functions["_initialize"] = _initialize_from_tensors(table, initializer._keys, initializer._values)
     elif isinstance(initializer, TextFileInitializer):
         functions["_initialize"] = _initialize_from_file(table, initializer)
     else:
         functions["_initialize"] = _does_nothing("initializer")  # a MutableHashTable: empty, or restored
-    if isinstance(table, MutableHashTable) and table._checkpoint:
+    if _is_mutable(table) and getattr(table, "_checkpoint", True):
         functions["save_fn"] = _save_fn(table)
         functions["restore_fn"] = _restore_fn(table)
     return functions
@@ -196,15 +205,14 @@ def _create(table):
     return TableFunction(f, [], _no_arguments(), _spec(_gd.DT_RESOURCE))
 
 
-def _initialize_from_tensors(table, initializer):
+def _initialize_from_tensors(table, keys, values):
     key_type, value_type = _gd.as_datatype_enum(table.key_dtype), _gd.as_datatype_enum(table.value_dtype)
     f = _function_def("initializer", [("table_handle", _gd.DT_RESOURCE), ("keys", key_type),
                                       ("values", value_type)], [("identity", _gd.DT_INT32)])
     _node(f, "key_value_init/LookupTableImportV2", "LookupTableImportV2", ["table_handle", "keys", "values"],
           Tin=key_type, Tout=value_type)
     _returns_one(None, None, ["key_value_init/LookupTableImportV2"], f)
-    bound = [table, initializer._keys, initializer._values]
-    return TableFunction(f, bound, _no_arguments(), _spec(_gd.DT_INT32))
+    return TableFunction(f, [table, keys, values], _no_arguments(), _spec(_gd.DT_INT32))
 
 
 def _initialize_from_file(table, initializer):
