@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ember/core/lookup_table.h"
 #include "ember/graph/graph_def.h"
 #include "ember/graph/tensor_proto.h"
 #include "ember/runtime/executor.h"
@@ -44,8 +45,11 @@ namespace ember {
 // it (its _initialize function: LookupTableImportV2 of constants, or InitializeTableFromTextFileV2 of an
 // asset's path, read from the asset's variable after it is assigned). The loader keeps those calls with
 // the signatures' nodes and runs them once, after the import: the asset variables already hold their
-// paths (asset_path), so the Assign that feeds them is not needed. A MutableHashTable's entries, which
-// TensorFlow restores through its saveable functions, are not restored here.
+// paths (asset_path), so the Assign that feeds them is not needed. A MutableHashTable's entries are in the
+// checkpoint under its object's attribute "table" (<key>-keys, <key>-values): the object is the one the
+// signature calls bind to its creating node (bound_inputs, as for variables), and the loader imports them
+// into the table its shared_name names in the table registry (the one import made). A DenseHashTable's
+// checkpoint holds its bucket array, which ember's tables do not take: it stays empty.
 
 namespace {
 
@@ -206,6 +210,7 @@ class SavedModelLoader {
   Status reached_nodes();
   Status bind_handles_to_objects();
   Status restore_variables(LoadedSavedModel& model);
+  Status restore_tables();
   Status open_checkpoint(bool object_based);
   std::string name_based_key(const proto::NodeDef& handle, const std::string& shared_name);
   StatusOr<std::string> asset_path(const proto::NodeDef& handle);
@@ -225,6 +230,8 @@ class SavedModelLoader {
   std::vector<const proto::NodeDef*> reached_;  // in the GraphDef's order
   std::vector<std::string> init_fetches_;       // the init op's calls (Note [Tables in a SavedModel])
   std::map<std::string, int> handle_object_;    // VarHandleOp node -> SavedObjectGraph node id
+  std::map<std::string, int> table_object_;     // MutableHashTableV2 node -> SavedObjectGraph node id
+  std::vector<std::string> table_keys_;         // by object id: its "table" attribute's key, or ""
   std::unique_ptr<BundleReader> reader_;
   std::vector<std::string> checkpoint_keys_;  // by object id: its VARIABLE_VALUE key, or ""
   VariableBindings bindings_;
@@ -321,6 +328,9 @@ Status SavedModelLoader::bind_handles_to_objects() {
     for (int k = 0; k < bound.size(); ++k) {
       const std::string& input = data_inputs[first + k];
       auto handle = nodes_.find(node_of(input));
+      if (handle != nodes_.end() && handle->second->op() == "MutableHashTableV2" && bound[k] >= 0 &&
+          bound[k] < objects.nodes_size())
+        table_object_.emplace(handle->first, bound[k]);  // Note [Tables in a SavedModel]
       if (handle == nodes_.end() || handle->second->op() != "VarHandleOp") continue;
       if (bound[k] < 0 || bound[k] >= objects.nodes_size())
         return invalid_argument(where_, "the object graph binds node '", node->name(), "' input ", first + k,
@@ -346,6 +356,10 @@ Status SavedModelLoader::open_checkpoint(bool object_based) {
   auto graph = read_object_graph(*reader_);
   if (!graph.ok()) return graph.status().with_prefix(where_ + "variables: ");
   checkpoint_keys_ = variable_keys(*graph);
+  table_keys_.assign(static_cast<size_t>(graph->nodes_size()), std::string());
+  for (int i = 0; i < graph->nodes_size(); ++i)
+    for (const auto& attribute : graph->nodes(i).attributes())
+      if (attribute.name() == "table") table_keys_[i] = attribute.checkpoint_key();
   return Status::OK();
 }
 
@@ -504,6 +518,43 @@ Status SavedModelLoader::restore_variables(LoadedSavedModel& model) {
   return Status::OK();
 }
 
+// Note [Tables in a SavedModel]: a MutableHashTable's checkpointed entries, into the table import made.
+Status SavedModelLoader::restore_tables() {
+  for (const auto& [name, object] : table_object_) {
+    const proto::NodeDef& node = *nodes_.at(name);
+    const std::string at = where_ + "table '" + name + "': ";
+    if (prefix_.empty()) continue;  // no checkpoint: the table starts empty
+    EMBER_RETURN_IF_ERROR(open_checkpoint(/*object_based=*/true));
+    const std::string key = object < static_cast<int>(table_keys_.size()) ? table_keys_[object] : "";
+    if (key.empty()) continue;  // saved without its entries (checkpoint=False)
+    auto attr = [&](const char* a) { return node.attr().count(a) ? &node.attr().at(a) : nullptr; };
+    DType key_dtype, value_dtype;
+    if (attr("key_dtype") == nullptr || attr("value_dtype") == nullptr ||
+        !dtype_from_tf_datatype(attr("key_dtype")->type(), &key_dtype) ||
+        !dtype_from_tf_datatype(attr("value_dtype")->type(), &value_dtype))
+      return invalid_argument(at, "its key_dtype or value_dtype is missing or not a dtype ember has");
+    std::string shared_name = attr("shared_name") ? attr("shared_name")->s() : "";
+    if (shared_name.empty() && attr("use_node_name_sharing") && attr("use_node_name_sharing")->b())
+      shared_name = name;
+    if (shared_name.empty())
+      return make_error(Code::kUnimplemented, at,
+                        "a MutableHashTable with no shared_name: its checkpointed "
+                        "entries cannot be matched to the table the import made");
+    auto table = LookupTableRegistry::global().create_for_op(
+        "MutableHashTableV2", attr("container") ? attr("container")->s() : "", shared_name, key_dtype,
+        value_dtype, /*is_mutable=*/true);
+    if (!table.ok()) return table.status().with_prefix(at);
+    auto keys = reader_->read(key + "-keys");
+    if (!keys.ok()) return keys.status().with_prefix(at);
+    auto values = reader_->read(key + "-values");
+    if (!values.ok()) return values.status().with_prefix(at);
+    EMBER_RETURN_IF_ERROR(
+        (*table)->check_dtypes("LookupTableImportV2", (*keys)->dtype(), (*values)->dtype()).with_prefix(at));
+    EMBER_RETURN_IF_ERROR((*table)->import_entries("LookupTableImportV2", **keys, **values).with_prefix(at));
+  }
+  return Status::OK();
+}
+
 Status SavedModelLoader::run(LoadedSavedModel& model) {
   EMBER_RETURN_IF_ERROR(read_signatures());
   EMBER_RETURN_IF_ERROR(reached_nodes());
@@ -545,6 +596,7 @@ Status SavedModelLoader::run(LoadedSavedModel& model) {
     OutputList ignored;
     EMBER_RETURN_IF_ERROR(CompiledFunction(std::move(init).value()).run({}, ignored).with_prefix(at));
   }
+  EMBER_RETURN_IF_ERROR(restore_tables());
 
   std::vector<std::shared_ptr<VariableResource>> variables;
   for (const auto& [name, v] : model.variables_) variables.push_back(v);
