@@ -15,6 +15,7 @@
 #include <set>
 #include <string>
 
+#include "ember/core/lookup_table.h"
 #include "ember/event.pb.h"
 #include "ember/example.pb.h"
 #include "ember/graph.pb.h"
@@ -55,6 +56,12 @@ void bind_graph_def(nb::module_& m) {
         // The ids come from the caller's ember.Variable objects, never from the bytes.
         VariableBindings bindings;
         for (const auto& [node, id] : variables) {
+          if (id >= kFirstTableId) {  // a lookup table (Note [Table ids])
+            auto table = LookupTableRegistry::global().find(id, "import_graph_def");
+            if (!table.ok()) throw_status(table.status());
+            bindings.emplace(node, table_binding(std::move(table).value()));
+            continue;
+          }
           auto variable = ResourceManager::global().find(id, "import_graph_def");
           if (!variable.ok()) throw_status(variable.status());
           bindings.emplace(node, std::move(variable).value());
@@ -69,7 +76,7 @@ void bind_graph_def(nb::module_& m) {
       nb::arg("data"), nb::arg("name") = "imported", nb::arg("variables") = std::map<std::string, int64_t>(),
       "A GraphFunction over a serialized tensorflow.GraphDef: its Placeholders are the arguments, and it has "
       "no results (carve it with prune). `variables` binds each resource Placeholder (by node name) to the "
-      "id of a live variable the caller holds.");
+      "id of a live variable or lookup table the caller holds.");
   m.def(
       "graph_def_descriptors",
       [] {

@@ -71,6 +71,43 @@ def test_string_lookup_output_modes(output_mode, inputs):
     _same(build)
 
 
+def _sparse_parts(value):
+    assert type(value).__name__ == "SparseTensor", type(value)
+    return value.indices, value.values, value.dense_shape, value.dtype.name
+
+
+@pytest.mark.parametrize("output_mode", ["one_hot", "multi_hot", "count", "tf_idf"])
+def test_sparse_outputs_as_tf_keras(output_mode):
+    """sparse=True: the encoding's nonzero entries as a SparseTensor, in row-major order, for StringLookup,
+    IntegerLookup and TextVectorization, eagerly and inside a function."""
+    inputs = [["a"], ["x"], ["c"]] if output_mode == "one_hot" else [["a", "c", "a"], ["x", "b", "x"]]
+    weights = {"idf_weights": [0.5, 1.0, 2.0]} if output_mode == "tf_idf" else {}
+
+    def build(tf, keras):
+        strings = keras.layers.StringLookup(vocabulary=["a", "b", "c"], output_mode=output_mode, sparse=True,
+                                            **weights)
+        integers = keras.layers.IntegerLookup(vocabulary=[5, 7, 9], output_mode=output_mode, sparse=True, **weights)
+        numbers = tf.constant([[5], [4], [9]] if output_mode == "one_hot" else [[5, 9, 5], [4, 7, 4]], tf.int64)
+        traced = tf.function(lambda x: strings(x))
+        return [_sparse_parts(out) for out in (strings(tf.constant(inputs)), integers(numbers),
+                                                traced(tf.constant(inputs)))]
+
+    _same(build)
+    if output_mode != "one_hot":
+        def vectorize(tf, keras):
+            layer = keras.layers.TextVectorization(vocabulary=["a", "b", "c"], output_mode=output_mode,
+                                                   sparse=True, **weights)
+            return _sparse_parts(layer(tf.constant(["a c a", "x b x"])))
+
+        _same(vectorize)
+
+
+def test_sparse_int_output_is_refused_as_tf_keras():
+    for keras in (ember.keras, tf_keras):
+        with pytest.raises(ValueError, match="`sparse` may only be true if `output_mode` is `'one_hot'`"):
+            keras.layers.StringLookup(vocabulary=["a"], sparse=True)
+
+
 def test_string_lookup_tf_idf_adapt_and_pad_to_max_tokens():
     def build(tf, keras):
         adapted = keras.layers.StringLookup(output_mode="tf_idf")

@@ -254,20 +254,6 @@ def test_mutable_table_checkpoint_is_tensorflows(tmp_path):
     assert _sorted_export(restored) == [(b"a", 1), (b"b", 2), (b"c", 3)]
 
 
-def test_saving_a_table_in_a_saved_model_is_refused_plainly(tmp_path):
-    class Holder(ember.Module):
-        def __init__(self):
-            self.table = ember.lookup.StaticHashTable(
-                ember.lookup.KeyValueTensorInitializer(["a"], ember.constant([1], ember.int64)), -1)
-
-        @ember.function(input_signature=[ember.TensorSpec([None], ember.string)])
-        def __call__(self, keys):
-            return self.table.lookup(keys)
-
-    with pytest.raises(NotImplementedError, match="cannot save lookup tables in a SavedModel yet"):
-        ember.saved_model.save(Holder(), str(tmp_path / "model"))
-
-
 def test_graph_def_export_runs_in_tensorflow():
     """A traced lookup exports as TensorFlow writes a captured table: a DT_RESOURCE Placeholder as input 0
     and TensorFlow's attributes (Tin, Tout, ...); TensorFlow imports the graph with its own table fed there."""

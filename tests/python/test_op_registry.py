@@ -355,6 +355,11 @@ def _lookup_examples(table):
     table["LookupTableSizeV2"] = ([], [static._id])
     table["LookupTableExportV2"] = ([], [static._id, tf.string, tf.int64])
     table["InitializeTableFromTextFileV2"] = ([tf.constant(vocabulary.name)], [from_file._id, -2, -1])
+    # Created by name, so every run returns the one table the registry keeps under it.
+    table["HashTableV2"] = ([], ["", "op_registry_example", False, tf.string, tf.int64])
+    table["MutableHashTableV2"] = ([], ["", "op_registry_example_mutable", False, tf.string, tf.int64])
+    table["MutableDenseHashTableV2"] = ([tf.constant(""), tf.constant("$")],
+                                        ["", "op_registry_example_dense", False, tf.string, tf.int64])
 
 
 EXAMPLES = examples()

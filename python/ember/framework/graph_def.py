@@ -18,6 +18,7 @@ are TensorFlow's DataType numbers (DT_FLOAT = 1), not ember's dtype enum: conver
 graph; the C++ side (src/ember/graph/graph_def.h) does all graph <-> bytes work, and decodes TensorProtos.
 """
 
+import numpy as np
 from ember import _C, dtypes, errors
 from ember.framework import protos
 from ember.framework.tensor import convert_to_tensor
@@ -68,13 +69,16 @@ def to_graph_def(func_graph):
 
 
 def make_tensor_proto(values, dtype=None):
-    """A TensorProto holding ``values`` as raw little-endian bytes. ``values`` converts as
-    ``ember.constant`` converts it (Python floats become float32, ints int32)."""
+    """A TensorProto holding ``values`` as raw little-endian bytes (strings, which have no raw form, as
+    ``string_val``, as TensorFlow writes them). ``values`` converts as ``ember.constant`` converts it
+    (Python floats become float32, ints int32)."""
     tensor = convert_to_tensor(values, dtype=dtype)
-    array = tensor.numpy()
+    array = np.asarray(tensor.numpy(), dtype=object if tensor.dtype.name == "string" else None)
     proto = TensorProto(dtype=as_datatype_enum(tensor.dtype),
                         tensor_shape=TensorShapeProto(dim=[TensorShapeProto.Dim(size=d) for d in array.shape]))
-    if array.size:
+    if tensor.dtype.name == "string":
+        proto.string_val.extend(v if isinstance(v, bytes) else str(v).encode() for v in array.ravel())
+    elif array.size:
         proto.tensor_content = array.tobytes()  # ember runs on little-endian machines only
     return proto
 

@@ -419,7 +419,37 @@ def load_model(filepath, custom_objects=None, compile=True, options=None, safe_m
         model.compile(optimizer=training["optimizer"], loss=training["loss"], metrics=training["metrics"],
                       weighted_metrics=training.get("weighted_metrics"), loss_weights=training.get("loss_weights"))
     Checkpoint(root=model).restore(os.path.join(filepath, "variables", "variables")).expect_partial()
+    _restore_vocabularies(model, filepath)
     return model
+
+
+def _restore_vocabularies(model, filepath):
+    """The vocabularies of the text layers (StringLookup, IntegerLookup, the one inside TextVectorization):
+    a config holds a vocabulary given as a list, but not one set by ``adapt``, which only the layer's table
+    in the SavedModel (its child ``lookup_table``) holds; each layer takes its table's entries, found by the
+    same path of children in the restored object graph."""
+    from ember import saved_model, trackable
+    from ember.keras.layers.text_lookup import _IndexLookup
+    from ember.saved_model.loader import RestoredTable
+
+    layers, seen, stack = [], set(), [((), model)]
+    while stack:
+        path, obj = stack.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, _IndexLookup):
+            layers.append((path, obj))
+        stack += [(path + (name,), child) for name, child in trackable.children(obj)]
+    if not layers:
+        return
+    restored = saved_model.load(filepath)
+    for path, layer in layers:
+        obj = restored
+        for name in path + ("lookup_table",):
+            obj = getattr(obj, name, None) if not isinstance(obj, (list, dict)) else None
+        if isinstance(obj, RestoredTable):
+            layer._ember_set_table_entries(*obj.export())
 
 
 def _json_default(obj):

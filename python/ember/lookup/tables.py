@@ -88,6 +88,11 @@ class TextFileInitializer(Trackable):
         if isinstance(filename, bytes):
             filename = filename.decode()
         self._filename = os.fspath(filename)
+        # The vocabulary travels with a SavedModel as an asset, as TensorFlow's (its child "_filename").
+        from ember.saved_model.asset import Asset
+
+        with init_scope():
+            self._filename_asset = Asset(self._filename)
         self._key_index = key_index
         self._value_index = value_index
         self._vocab_size = vocab_size
@@ -96,6 +101,9 @@ class TextFileInitializer(Trackable):
         self._name = name or "text_file_init"
         self.key_dtype = key_dtype
         self.value_dtype = value_dtype
+
+    def _trackable_children(self):
+        return [("_filename", self._filename_asset)]
 
     def initialize(self, table):
         """Fills ``table`` from the file (once; InitializeTableFromTextFileV2)."""

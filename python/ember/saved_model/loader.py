@@ -6,7 +6,10 @@ functions ``RestoredFunction``s (callable like the saved ember.function: each ca
 saved traces' input signatures) and bare concrete functions (signatures among them)
 ``RestoredConcreteFunction``s. A concrete function runs its FunctionDef from the MetaGraphDef's library,
 imported by the C++ GraphDef reader as the body of a call whose trailing DT_RESOURCE arguments are bound
-to the restored variables (``bound_inputs``).
+to the restored variables and tables (``bound_inputs``). A lookup table (a ``resource`` node whose
+``_create_resource`` function holds a HashTableV2, MutableHashTableV2 or MutableDenseHashTableV2) is a
+``RestoredTable`` owning a table made at load, filled by running its ``_initialize`` function and, for a
+MutableHashTable, from the checkpoint's ``<object>/.ATTRIBUTES/table-keys`` and ``-values``.
 
 Nothing from the file is executed as Python: class names (``identifier``) are not looked up, and every
 reference (node ids, function names, checkpoint keys, dtypes) is checked; anything wrong is an
@@ -15,6 +18,7 @@ ember.errors exception naming the file and the problem.
 
 import os
 
+import numpy as np
 from google.protobuf.message import DecodeError
 
 from ember import _C, errors
@@ -31,6 +35,9 @@ from ember.variables import Variable
 
 SavedModel = protos.message_class("SavedModel")
 TrackableObjectGraph = protos.message_class("TrackableObjectGraph")
+
+_ImportTable = _C.op("LookupTableImportV2")
+_ExportTable = _C.op("LookupTableExportV2")
 
 _MAX_FILE_BYTES = 2**31 - 1  # protobuf's limit for one message
 
@@ -338,6 +345,76 @@ def _match(cf, positional, keywords):
     return tensors
 
 
+_TABLE_CREATORS = {"HashTableV2": False, "MutableHashTableV2": True, "MutableDenseHashTableV2": True}
+
+
+class RestoredTable(Loaded):
+    """A lookup table of the SavedModel (TensorFlow's TrackableResource with ``_create_resource``,
+    ``_initialize`` and ``_destroy_resource`` functions): the table its creating node describes, made at
+    load and owned by this object; functions that use it bind it to their DT_RESOURCE arguments."""
+
+    def __init__(self, name, key_dtype, value_dtype, is_mutable):
+        super().__init__("resource")
+        self.key_dtype = key_dtype
+        self.value_dtype = value_dtype
+        self._handle = _C.create_lookup_table(name, key_dtype._enum, value_dtype._enum, is_mutable)
+        self._id = self._handle.id
+        self._reserved_keys = []  # a DenseHashTable's empty and deleted keys: never entries
+
+    def export(self):
+        """(keys, values): every entry, in no particular order."""
+        return _ExportTable(self._id, self.key_dtype, self.value_dtype)
+
+    @property
+    def name(self):
+        return self._handle.name
+
+    # ---- checkpointing (train/checkpoint.py): a MutableHashTable's entries, as lookup.MutableHashTable's
+    _ember_saved_attribute = "table"
+    _ember_saved_suffixes = ("-keys", "-values")
+
+    def _ember_checkpoint_tensors(self):
+        if not self._handle.is_mutable:
+            return {}
+        keys, values = self.export()
+        return {"-keys": keys, "-values": values}
+
+    def _ember_restore_tensors(self, tensors):
+        _ImportTable(tensors["-keys"], tensors["-values"], self._id)
+
+    def __repr__(self):
+        kind = "MutableHashTable" if self._handle.is_mutable else "HashTable"
+        return f"<RestoredTable {self._handle.name!r}: {kind} {self.key_dtype.name} -> {self.value_dtype.name}>"
+
+
+class _CompositeSignature(Exception):
+    """A function whose signature ember cannot call (structure.CompositeSignatureError), met while loading."""
+
+
+class _UncallableFunction:
+    """A function of the SavedModel whose signature holds composite values (tf_keras saves, for one, an
+    ``adapt_step`` taking a dataset iterator): restored so that the rest of the model loads, and failing
+    plainly when called."""
+
+    def __init__(self, name, reason):
+        self.name = name
+        self.reason = reason
+
+    def __call__(self, *args, **kwargs):
+        raise NotImplementedError(f"{self.name}: ember cannot call this restored function: {self.reason}")
+
+
+class _TableCreator:
+    """A table's ``_create_resource`` function, which ember does not restore (it returns a DT_RESOURCE)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __call__(self, *args, **kwargs):
+        raise NotImplementedError(f"{self.name}: ember made this table when the SavedModel was loaded; it "
+                                  "cannot run a function returning a table handle (DT_RESOURCE)")
+
+
 class _Loader:
     def __init__(self, export_dir, path, meta, options):
         self.export_dir = export_dir
@@ -355,6 +432,8 @@ class _Loader:
     def decode(self, proto, what):
         try:
             return structure.decode(proto)
+        except structure.CompositeSignatureError as e:
+            raise _CompositeSignature(f"{what}: {e}") from None
         except structure.SavedModelFormatError as e:
             raise self.fail(f"{what}: {e}") from None
 
@@ -367,10 +446,15 @@ class _Loader:
     def bound_input(self, node_id, what):
         """The variable (or captured constant) a function's bound input names."""
         node = self.node(node_id, what)
-        if node.WhichOneof("kind") not in ("variable", "constant", "asset"):
-            raise self.fail(f"{what} binds object {node_id} as a variable, a constant or an asset, but it is a "
-                            f"{node.WhichOneof('kind')}")
-        return self.get(node_id)
+        kind = node.WhichOneof("kind")
+        if kind not in ("variable", "constant", "asset", "resource"):
+            raise self.fail(f"{what} binds object {node_id} as a variable, a constant, an asset or a table, but "
+                            f"it is a {kind}")
+        obj = self.get(node_id)
+        if kind == "resource" and not isinstance(obj, RestoredTable):
+            raise self.fail(f"{what} binds object {node_id}, a resource that is not a lookup table (its "
+                            f"_create_resource function creates no table), which ember cannot restore")
+        return obj
 
     # ---- objects
 
@@ -390,6 +474,16 @@ class _Loader:
             for child in node.children:
                 self._names.setdefault(child.node_id, child.local_name)
         self._read_checkpoint()
+        # A table's _create_resource function returns a DT_RESOURCE, which ember's functions cannot: the
+        # table is made from its creating node instead (_resource), and the function is not restored.
+        self._creators = set()
+        pending = [c.node_id for n in self.graph.nodes if n.WhichOneof("kind") == "resource"
+                   for c in n.children if c.local_name == "_create_resource"]
+        while pending:
+            node_id = pending.pop()
+            if node_id not in self._creators:
+                self._creators.add(node_id)
+                pending += [c.node_id for c in self.graph.nodes[node_id].children]
         # Every object first, then the edges: a graph with cycles needs no recursion.
         for node_id in range(len(self.graph.nodes)):
             self.get(node_id)
@@ -411,6 +505,7 @@ class _Loader:
                         setattr(obj, child.local_name, value)
                     except (AttributeError, TypeError) as e:
                         raise self.fail(f"object {node_id} cannot take attribute {child.local_name!r} ({e})") from None
+        self._initialize_tables()
         root = self.objects[0]
         if isinstance(root, Loaded) and not isinstance(getattr(root, "signatures", None), _SignatureMap):
             root.signatures = _SignatureMap()
@@ -428,7 +523,9 @@ class _Loader:
             return obj
         node = self.graph.nodes[node_id]
         kind = node.WhichOneof("kind")
-        if kind == "user_object":
+        if node_id in self._creators:
+            obj = _TableCreator(self._names.get(node_id, "_create_resource"))
+        elif kind == "user_object":
             identifier = node.user_object.identifier
             if identifier == "signature_map":
                 obj = _SignatureMap()
@@ -443,7 +540,12 @@ class _Loader:
         elif kind == "variable":
             obj = self._variable(node_id, node.variable)
         elif kind == "function":
-            obj = self._function(node_id, node.function)
+            try:
+                obj = self._function(node_id, node.function)
+            except _CompositeSignature as e:
+                obj = _UncallableFunction(self._names.get(node_id, "function"), str(e))
+        elif kind == "bare_concrete_function" and not self._callable(node.bare_concrete_function):
+            obj = _UncallableFunction(node.bare_concrete_function.concrete_function_name, self._why)
         elif kind == "bare_concrete_function":
             bare = node.bare_concrete_function
             obj = self.concrete(bare.concrete_function_name, f"object {node_id}")
@@ -456,10 +558,20 @@ class _Loader:
             obj = self._constant(node_id, node.constant.operation)
         elif kind == "asset":
             obj = self._asset(node_id, node.asset.asset_file_def_index)
+        elif kind == "resource":
+            obj = self._resource(node_id, node)
         else:
-            obj = Loaded(kind)  # a resource: kept as an empty object
+            obj = Loaded(kind)
         self.objects[node_id] = obj
         return obj
+
+    def _callable(self, bare):
+        try:
+            self.concrete(bare.concrete_function_name, "a bare concrete function")
+            return True
+        except _CompositeSignature as e:
+            self._why = str(e)
+            return False
 
     def _function(self, node_id, proto):
         concretes = [self.concrete(name, f"object {node_id}") for name in proto.concrete_functions]
@@ -490,8 +602,13 @@ class _Loader:
 
     def _read_checkpoint(self):
         prefix = os.path.join(self.export_dir, "variables", "variables")
+        self.reader = None
         if not any(n.WhichOneof("kind") == "variable" for n in self.graph.nodes):
-            return
+            # Tables save their entries there too (MutableHashTable), but a model of tables alone may have
+            # no checkpoint at all (TensorFlow writes none when nothing is saved).
+            if not any(n.WhichOneof("kind") == "resource" for n in self.graph.nodes) or not os.path.exists(
+                    prefix + ".index"):
+                return
         if not os.path.exists(prefix + ".index"):
             raise self.fail(f"it has variables but no checkpoint ({prefix}.index)", errors.NotFoundError)
         reader = _C.BundleReader.open(prefix)
@@ -525,6 +642,90 @@ class _Loader:
             raise self.fail(f"variable {node_id} ({proto.name}) is {dtype.name}{shape}, but the checkpoint "
                             f"holds {value.dtype.name}{value.shape} under '{key}'")
         return Variable(value, trainable=proto.trainable, name=proto.name or "Variable")
+
+    # ---- lookup tables
+
+    def _resource(self, node_id, node):
+        """A table, when the resource's ``_create_resource`` function holds a table-creating node; any other
+        resource stays an empty object (a function binding it fails to load)."""
+        creator = None
+        for child in node.children:
+            if child.local_name == "_create_resource":
+                function = self.node(child.node_id, f"resource {node_id}'s _create_resource")
+                if function.WhichOneof("kind") == "function":
+                    names = list(function.function.concrete_functions)
+                elif function.WhichOneof("kind") == "bare_concrete_function":
+                    names = [function.bare_concrete_function.concrete_function_name]
+                else:
+                    names = []
+                for name in names:
+                    if name not in self.library:
+                        raise self.fail(f"resource {node_id}: _create_resource names function '{name}', which the "
+                                        f"function library does not hold", errors.NotFoundError)
+                    found = next((n for n in self.library[name].node_def if n.op in _TABLE_CREATORS), None)
+                    if found is not None:
+                        creator, body = found, self.library[name]
+        if creator is None:
+            return Loaded("resource")
+        try:
+            key_dtype = _gd.as_dtype(creator.attr["key_dtype"].type)
+            value_dtype = _gd.as_dtype(creator.attr["value_dtype"].type)
+        except TypeError as e:
+            raise self.fail(f"resource {node_id}: table node '{creator.name}': {e}") from None
+        name = creator.attr["shared_name"].s.decode("utf-8", "replace") or self._names.get(node_id, creator.name)
+        try:
+            table = RestoredTable(name, key_dtype, value_dtype, _TABLE_CREATORS[creator.op])
+        except errors.OpError as e:
+            raise self.fail(f"resource {node_id}: table node '{creator.name}': {e.message}") from None
+        if creator.op == "MutableDenseHashTableV2":
+            # TensorFlow checkpoints a dense table's buckets, empty and deleted ones (holding these keys) too.
+            consts = {n.name: n for n in body.node_def if n.op == "Const"}
+            for source in creator.input[:2]:
+                const = consts.get(source.split(":")[0])
+                if const is None:
+                    raise self.fail(f"resource {node_id}: table node '{creator.name}' takes its reserved keys "
+                                    f"from '{source}', which is not a Const of its function")
+                table._reserved_keys.append(np.asarray(_gd.make_ndarray(const.attr["value"].tensor)).item())
+        return table
+
+    def _initialize_tables(self):
+        """Fills each table as TensorFlow's loader does: its ``_initialize`` function (an initializer's
+        keys and values, or a vocabulary file of the assets) and, for a MutableHashTable, the entries the
+        checkpoint holds under its ``table`` attribute."""
+        for node_id, node in enumerate(self.graph.nodes):
+            table = self.objects.get(node_id)
+            if not isinstance(table, RestoredTable):
+                continue
+            what = f"table {self._names.get(node_id, node_id)!r} (object {node_id})"
+            for child in node.children:
+                if child.local_name != "_initialize":
+                    continue
+                initialize = self.objects[child.node_id]
+                if not callable(initialize):
+                    raise self.fail(f"{what}: _initialize is a {self.graph.nodes[child.node_id].WhichOneof('kind')}, "
+                                    f"not a function")
+                try:
+                    initialize()
+                except errors.OpError as e:
+                    message = e.message if self.path in e.message else f"SavedModel {self.path}: {e.message}"
+                    raise type(e)(None, None, f"{message} (initializing {what})") from None
+            if self.reader is None or node_id >= len(self.checkpoint_graph.nodes):
+                continue
+            for attribute in self.checkpoint_graph.nodes[node_id].attributes:
+                if attribute.name != "table":
+                    continue
+                keys, values = (attribute.checkpoint_key + suffix for suffix in ("-keys", "-values"))
+                for key in (keys, values):
+                    if not self.reader.contains(key):
+                        raise self.fail(f"{what}: the checkpoint has no tensor '{key}'", errors.NotFoundError)
+                keys, values = self.reader.read(keys), self.reader.read(values)
+                if table._reserved_keys and keys.dtype == table.key_dtype:
+                    entries = ~np.isin(keys.numpy(), np.array(table._reserved_keys, dtype=keys.numpy().dtype))
+                    keys, values = convert_to_tensor(keys.numpy()[entries]), convert_to_tensor(values.numpy()[entries])
+                if keys.dtype != table.key_dtype or values.dtype != table.value_dtype:
+                    raise self.fail(f"{what} maps {table.key_dtype.name} -> {table.value_dtype.name}, but the "
+                                    f"checkpoint holds {keys.dtype.name} -> {values.dtype.name} entries")
+                _ImportTable(keys, values, table._id)
 
     def _constant(self, node_id, operation):
         """A tensor captured by value (TensorFlow saves one as a Const node of the MetaGraphDef's graph)."""
@@ -572,9 +773,10 @@ class _Loader:
             feeds.append(f"input_{i}:0")
         for i, variable in enumerate(variables):
             expected = inputs[len(specs) + i].type
-            if isinstance(variable, Variable):
+            if isinstance(variable, (Variable, RestoredTable)):  # a resource: bound by id
                 if expected != _gd.DT_RESOURCE:
-                    raise self.fail(f"function '{name}': argument {len(specs) + i} is bound to a variable but "
+                    kind = "lookup table" if isinstance(variable, RestoredTable) else "variable"
+                    raise self.fail(f"function '{name}': argument {len(specs) + i} is bound to a {kind} but "
                                     f"has type {_gd._DT_NAMES.get(expected, expected)}, not DT_RESOURCE")
                 node = graph.node.add(name=f"variable_{i}", op="Placeholder")
                 node.attr["dtype"].type = _gd.DT_RESOURCE

@@ -33,8 +33,10 @@ from ember.module import Module
 from ember.polymorphic_function import Function
 from ember.saved_model import structure
 from ember.saved_model.asset import Asset
+from ember.saved_model import table_saving
 from ember.train import checkpoint
-from ember.saved_model.loader import RestoredConcreteFunction, RestoredFunction, _SignatureMap as _LoadedSignatures
+from ember.saved_model.loader import RestoredConcreteFunction, RestoredFunction, RestoredTable
+from ember.saved_model.loader import _SignatureMap as _LoadedSignatures
 from ember.util import nest
 from ember.variables import Variable
 
@@ -221,6 +223,8 @@ class _Writer:
         self.concrete = {}  # FunctionDef name -> SavedConcreteFunction
         self.exported = {}  # id(ConcreteFunction) -> FunctionDef name
         self.variable_of = {}  # variable resource id -> node id
+        self.table_of = {}  # lookup table resource id -> node id
+        self.tables = table_saving.TableFunctions()
         self.keys = {}  # node id of a variable -> its checkpoint key
         self.meta = MetaGraphDef()
 
@@ -235,7 +239,16 @@ class _Writer:
         elif obj is self._signature_map:
             return [(key, self._signature_wrappers[key][0]) for key in sorted(self._signature_wrappers)]
         elif isinstance(obj, RestoredConcreteFunction):  # constants it captured (TensorFlow's "capture_<i>")
-            out = [(f"capture_{i}", b) for i, b in enumerate(obj._bound) if not isinstance(b, Variable)]
+            out = [(f"capture_{i}", b) for i, b in enumerate(obj._bound)
+                   if not isinstance(b, (Variable, RestoredTable))]
+        elif isinstance(obj, table_saving.TableFunction):
+            out = obj.children()
+        elif table_saving.is_table(obj):  # its functions; a MutableHashTable's save and restore functions too
+            # A loaded table's own children are the functions it was loaded with: written anew instead.
+            out = ([] if isinstance(obj, RestoredTable) else _children(obj)) + self.tables.children(obj)
+            saveables = self.tables.saveables(obj)
+            if saveables is not None:
+                out += [("_save_fn", saveables[0]), ("_restore_fn", saveables[1])]
         else:
             out = _children(obj)
         if obj is self.root and self._signature_map is not None:
@@ -252,6 +265,7 @@ class _Writer:
         self.keys = {i: checkpoint.variable_key(path) for i, path in enumerate(paths)
                      if isinstance(self.objects[i], Variable)}
         self.variable_of = {obj._id: i for i, obj in enumerate(self.objects) if isinstance(obj, Variable)}
+        self.table_of = {obj._id: i for i, obj in enumerate(self.objects) if table_saving.is_table(obj)}
         self.node_of = {id(obj): i for i, obj in enumerate(self.objects)}
         self.assets = {}  # node id -> (asset_file_def index, file name in assets/)
         taken_files = set()
@@ -280,7 +294,25 @@ class _Writer:
         self.meta.saver_def.version = 2  # V2: the checkpoint is an index and data shards
 
     def _describe(self, node_id, obj, proto):
-        if isinstance(obj, Variable):
+        if table_saving.is_table(obj):
+            proto.resource.SetInParent()
+            saveables = self.tables.saveables(obj)
+            if saveables is not None:
+                saveable = proto.saveable_objects["table"]
+                saveable.save_function = self.node_of[id(saveables[0])]
+                saveable.restore_function = self.node_of[id(saveables[1])]
+        elif isinstance(obj, table_saving.TableFunction):
+            bare = proto.bare_concrete_function
+            bare.concrete_function_name = obj.name
+            bare.argument_keywords.extend(obj.keywords)
+            bare.allowed_positional_arguments = len(obj.keywords)
+            self.library[obj.name] = obj.function_def
+            saved = protos.message_class("SavedConcreteFunction")()
+            saved.bound_inputs.extend(self.node_of[id(b)] for b in obj.bound)
+            saved.canonicalized_input_signature.CopyFrom(obj.input_signature)
+            saved.output_signature.CopyFrom(obj.output_signature)
+            self.concrete[obj.name] = saved
+        elif isinstance(obj, Variable):
             v = proto.variable
             v.dtype = _gd.as_datatype_enum(obj.dtype)
             v.shape.CopyFrom(structure.shape_proto(obj.shape))
@@ -358,10 +390,10 @@ class _Writer:
         bound = []
         for inp in call.input[len(call_specs):]:
             vid = node_of_variable.get(inp)
-            node_id = self.variable_of.get(vid)
+            node_id = self.variable_of.get(vid, self.table_of.get(vid))
             if node_id is None and vid is not None and vid >= _C.FIRST_LOOKUP_TABLE_ID:
-                raise NotImplementedError(f"saved_model.save: function {cf._name} uses a tf.lookup table; ember "
-                                          "cannot save lookup tables in a SavedModel yet (docs/lookup.md)")
+                raise ValueError(f"saved_model.save: function {cf._name} uses a lookup table that is not "
+                                 f"reachable from the saved object (attach it as an attribute of a saved Module)")
             if node_id is None:
                 raise ValueError(f"saved_model.save: function {cf._name} uses a variable that is not reachable "
                                  f"from the saved object (attach it as an attribute of a saved Module)")
@@ -422,6 +454,7 @@ class _Writer:
                 node.attr["container"].s = b""
         self._write_restore_ops(graph, taken)
         self.asset_reads = self._write_asset_nodes(graph, taken)
+        self._write_tables(graph, taken)
         self.signature_nodes = {}
         for k, key in enumerate(sorted(self._signature_wrappers)):
             wrapper, names = self._signature_wrappers[key]
@@ -454,8 +487,8 @@ class _Writer:
         for key, (placeholders, call_name, outputs) in self.signature_nodes.items():
             call = by_name[call_name]
             for b in self.concrete[call.attr["f"].func.name].bound_inputs:
-                if b in self.handle_nodes:
-                    call.input.append(self.handle_nodes[b])
+                if b in self.handle_nodes or b in self.table_nodes:
+                    call.input.append(self.handle_nodes.get(b, self.table_nodes.get(b)))
                     call.attr["Tin"].list.type.append(_gd.DT_RESOURCE)
                 elif b in self.asset_reads:
                     call.input.append(self.asset_reads[b])
@@ -472,6 +505,7 @@ class _Writer:
         op ``__saved_model_init_op`` assigns from it, and a read of that variable that signature calls
         take as the asset's argument. Returns {asset node id: the read's name}."""
         reads, assigns = {}, []
+        self.asset_assigns = {}  # asset node id -> the AssignVariableOp of its path
         for node_id, (index, filename) in sorted(self.assets.items(), key=lambda item: item[1][0]):
             placeholder = graph.node.add(name=_unique("asset_path_initializer", taken), op="Placeholder")
             placeholder.attr["dtype"].type = _gd.DT_STRING
@@ -485,6 +519,7 @@ class _Writer:
                                     input=[handle.name, placeholder.name])
             assign.attr["dtype"].type = _gd.DT_STRING
             assigns.append(assign.name)
+            self.asset_assigns[node_id] = assign.name
             read = graph.node.add(name=_unique(f"{handle.name}/Read", taken), op="ReadVariableOp",
                                   input=[handle.name])
             read.attr["dtype"].type = _gd.DT_STRING
@@ -498,6 +533,50 @@ class _Writer:
             init = graph.node.add(name=_unique("asset_init", taken), op="NoOp", input=["^" + a for a in assigns])
             self.meta.signature_def["__saved_model_init_op"].outputs["__saved_model_init_op"].name = init.name
         return reads
+
+    def _write_tables(self, graph, taken):
+        """Each table as TensorFlow's C++ loader finds it: its creating node, and a call of its
+        ``_initialize`` function run by the init op ``__saved_model_init_op`` (with the asset paths once
+        they are assigned). Signature calls take the creating node's handle."""
+        self.table_nodes = {}
+        initializers = []
+        for node_id, obj in enumerate(self.objects):
+            if not table_saving.is_table(obj):
+                continue
+            name = _unique(_sanitize(self.paths[node_id].replace("/", "_")) or "table", taken)
+            self.table_nodes[node_id] = name
+            graph.node.add().CopyFrom(table_saving.creator_node(obj, name))
+            initializers.append((node_id, self.tables.of(obj)["_initialize"]))
+        calls = []
+        for node_id, initialize in initializers:
+            if not initialize.bound:
+                continue  # nothing to fill
+            inputs = []
+            for b in initialize.bound:
+                b = self.node_of[id(b)]
+                if b in self.table_nodes:
+                    inputs.append((self.table_nodes[b], _gd.DT_RESOURCE))
+                elif b in self.asset_assigns:
+                    handle = graph.node[[n.name for n in graph.node].index(self.asset_assigns[b])].input[0]
+                    read = graph.node.add(name=_unique(f"{handle}/ReadForTable", taken), op="ReadVariableOp",
+                                          input=[handle, "^" + self.asset_assigns[b]])
+                    read.attr["dtype"].type = _gd.DT_STRING
+                    inputs.append((read.name, _gd.DT_STRING))
+                else:
+                    name, tensor = self.constants[b]
+                    inputs.append((name, _gd.as_datatype_enum(tensor.dtype)))
+            call = graph.node.add(name=_unique("StatefulPartitionedCall", taken), op="StatefulPartitionedCall",
+                                  input=[n for n, _ in inputs])
+            call.attr["Tin"].list.type.extend(t for _, t in inputs)
+            call.attr["Tout"].list.type.append(_gd.DT_INT32)
+            call.attr["f"].func.name = initialize.name
+            for key in ("config_proto", "config", "executor_type"):
+                call.attr[key].s = b""
+            calls.append(call.name)
+        if calls:
+            init = self.meta.signature_def["__saved_model_init_op"].outputs["__saved_model_init_op"]
+            inputs = ["^" + c for c in calls] + (["^" + init.name] if init.name else [])
+            init.name = graph.node.add(name=_unique("table_init", taken), op="NoOp", input=inputs).name
 
     def _write_restore_ops(self, graph, taken):
         """The graph's restore op, as TensorFlow's C++ loader (TF Serving, tf.compat.v1 loader, other

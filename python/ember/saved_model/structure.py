@@ -23,6 +23,11 @@ class SavedModelFormatError(ValueError):
     """A StructuredValue that ember cannot decode (the loader turns it into an error naming the file)."""
 
 
+class CompositeSignatureError(SavedModelFormatError):
+    """A signature holding a composite value (a TypeSpec: RaggedTensorSpec, IteratorSpec, ...), which ember
+    cannot call a function with; the loader restores such a function as one that says so when called."""
+
+
 def shape_proto(shape):
     shape = TensorShape(shape)
     proto = _gd.TensorShapeProto()
@@ -148,6 +153,6 @@ def decode(proto):
         spec = proto.type_spec_value
         name = spec.type_spec_class_name or protos.POOL.FindEnumTypeByName(
             "ember.proto.TypeSpecProto.TypeSpecClass").values_by_number.get(spec.type_spec_class).name
-        raise SavedModelFormatError(f"a composite value ({name}) is in a function's signature; ember reads "
+        raise CompositeSignatureError(f"a composite value ({name}) is in a function's signature; ember reads "
                                     f"tensors, Python values and nested lists, tuples and dicts of them")
     raise SavedModelFormatError(f"a StructuredValue of kind {kind} is not supported")

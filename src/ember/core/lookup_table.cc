@@ -212,6 +212,38 @@ StatusOr<std::shared_ptr<LookupTable>> LookupTableRegistry::create(std::string n
   return table;
 }
 
+StatusOr<std::shared_ptr<LookupTable>> LookupTableRegistry::create_for_op(const char* op,
+                                                                          const std::string& container,
+                                                                          const std::string& shared_name,
+                                                                          DType key_dtype, DType value_dtype,
+                                                                          bool is_mutable) {
+  const auto key = std::make_pair(container, shared_name);
+  if (!shared_name.empty()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = shared_.find(key);
+    if (it != shared_.end()) {
+      const LookupTable& t = *it->second;
+      if (t.key_dtype() != key_dtype || t.value_dtype() != value_dtype || t.is_mutable() != is_mutable)
+        return invalid_argument(op, ": shared_name '", shared_name, "' names a ",
+                                t.is_mutable() ? "MutableHashTable" : "HashTable", " of ",
+                                dtype_name(t.key_dtype()), " -> ", dtype_name(t.value_dtype()),
+                                "; this op wants a ", is_mutable ? "MutableHashTable" : "HashTable", " of ",
+                                dtype_name(key_dtype), " -> ", dtype_name(value_dtype));
+      return it->second;
+    }
+  }
+  auto table = create(shared_name.empty() ? std::string("hash_table") : shared_name, key_dtype, value_dtype,
+                      is_mutable);
+  if (!table.ok()) return table.status().with_prefix(std::string(op) + ": ");
+  std::lock_guard<std::mutex> lock(mu_);
+  if (shared_name.empty()) {
+    unnamed_.push_back(*table);
+    return table;
+  }
+  // Another thread may have made the same shared table meanwhile: the first one stays.
+  return shared_.emplace(key, *table).first->second;
+}
+
 StatusOr<std::shared_ptr<LookupTable>> LookupTableRegistry::find(int64_t id, const char* op) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = tables_.find(id);

@@ -9,8 +9,17 @@
 // Table ids start at kFirstTableId, far above any variable id (ResourceManager counts variables from 1),
 // so code that looks an id up as a variable (the device placer, a tape's watched variables, GraphDef's
 // variable bindings) never mistakes a table for a variable: it finds no variable with that id.
+//
+// Note [Tables an op creates]
+// A table made by a Python table object is owned by that object. A table made by an op (a GraphDef's or
+// SavedModel's HashTableV2, MutableHashTableV2 or MutableDenseHashTableV2 node, which GraphDef import
+// evaluates once per import, or the op run eagerly) has no such owner: as in TensorFlow's resource
+// manager, the registry owns it, until the process ends (ember has no DestroyResourceOp). Ops naming one
+// `shared_name` (in one `container`) share one table, as TensorFlow's do; an op with no shared name makes
+// a table of its own each time it runs.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -97,6 +106,13 @@ class LookupTableRegistry {
   /// cannot hold.
   StatusOr<std::shared_ptr<LookupTable>> create(std::string name, DType key_dtype, DType value_dtype,
                                                 bool is_mutable);
+  /// The table a table-creating op (HashTableV2, MutableHashTableV2, MutableDenseHashTableV2) makes:
+  /// with a `shared_name`, the table already under (`container`, `shared_name`) when there is one (its
+  /// dtypes and kind must match: InvalidArgument naming `op` otherwise), else a new one under that name;
+  /// with none, a new table of its own. Note [Tables an op creates].
+  StatusOr<std::shared_ptr<LookupTable>> create_for_op(const char* op, const std::string& container,
+                                                       const std::string& shared_name, DType key_dtype,
+                                                       DType value_dtype, bool is_mutable);
   /// The table with this id; NotFound or, once its owner is gone, FailedPrecondition naming `op`.
   StatusOr<std::shared_ptr<LookupTable>> find(int64_t id, const char* op) const;
 
@@ -104,6 +120,9 @@ class LookupTableRegistry {
   mutable std::mutex mu_;
   int64_t next_id_ = kFirstTableId;
   std::unordered_map<int64_t, std::weak_ptr<LookupTable>> tables_;
+  // The tables ops created, owned here: by (container, shared_name), and those with no shared name.
+  std::map<std::pair<std::string, std::string>, std::shared_ptr<LookupTable>> shared_;
+  std::vector<std::shared_ptr<LookupTable>> unnamed_;
 };
 
 }  // namespace ember

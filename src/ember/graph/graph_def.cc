@@ -15,6 +15,7 @@
 #include <unordered_set>
 
 #include "ember/core/device.h"
+#include "ember/core/lookup_table.h"
 #include "ember/graph.pb.h"
 #include "ember/graph/assert_import.h"
 #include "ember/graph/function_def.h"
@@ -45,6 +46,18 @@ using namespace graph_def_internal;  // NOLINT: the pieces shared with function_
 // than a call, or a numeric `resource` attribute are InvalidArgument naming the node. A called function
 // takes the variables it uses as trailing DT_RESOURCE arguments, which each call passes on from its own
 // (function_def.cc), so a function in the library reaches only what its caller was given.
+
+// Note [Tables in a GraphDef]
+// TensorFlow's table ops take their table as input 0, a DT_RESOURCE: a resource Placeholder (a captured
+// table, bound at import as a variable is: VariableBindings holds table_binding(table) under its name) or
+// the output of a table-creating node, HashTableV2, MutableHashTableV2 or MutableDenseHashTableV2 (ops/
+// lookup.cc's Note [Table-creating ops]), possibly through Identity nodes and calls. Import evaluates each
+// creating node once, when it is reached in topological order: the table registry makes the table or, by
+// `shared_name` (the node's name when `use_node_name_sharing` is set and the name is empty), finds the one
+// already shared (core/lookup_table.h's Note [Tables an op creates]), and the node is bound to it exactly
+// as a resource Placeholder is bound to a variable. So the table ops reading it get the table's id as
+// their `resource` attribute, and a call passing it binds the callee's DT_RESOURCE argument to it. The
+// creating node itself does not enter ember's graph (nor do the Consts only it read).
 
 // Note [Attributes in a GraphDef]
 // An ember attribute is written as the AttrValue member of its declared type: kInt -> i, kFloat -> f,
@@ -567,6 +580,26 @@ Status topological_order(const std::vector<const proto::NodeDef*>& nodes,
                           " (read 'a <- b' as 'a takes an input from b')");
 }
 
+bool creates_table(const OpDef& op) {
+  return op.name == "HashTableV2" || op.name == "MutableHashTableV2" || op.name == "MutableDenseHashTableV2";
+}
+
+// The table a creating node makes or shares (Note [Tables in a GraphDef]), bound as a resource.
+StatusOr<std::shared_ptr<VariableResource>> table_for_node(const OpDef& op, const std::string& node_name,
+                                                           const AttrList& attrs) {
+  const std::string& container = std::get<std::string>(attrs[0]);
+  std::string shared_name = std::get<std::string>(attrs[1]);
+  if (shared_name.empty() && std::get<bool>(attrs[2])) shared_name = node_name;
+  const int value_shape = op.attr_index("value_shape");
+  if (value_shape >= 0 && !std::get<std::vector<int64_t>>(attrs[value_shape]).empty())
+    return make_error(Code::kUnimplemented, "ember's tables hold scalar values; value_shape must be []");
+  auto table = LookupTableRegistry::global().create_for_op(
+      op.name.c_str(), container, shared_name, std::get<DType>(attrs[3]), std::get<DType>(attrs[4]),
+      /*is_mutable=*/op.name != "HashTableV2");
+  if (!table.ok()) return table.status();
+  return table_binding(std::move(table).value());
+}
+
 // A Placeholder of dtype DT_RESOURCE: a variable the graph was exported with.
 bool is_resource_placeholder(const proto::NodeDef& node) {
   if (node.op() != "Placeholder") return false;
@@ -751,6 +784,15 @@ StatusOr<std::unique_ptr<FunctionGraph>> build_graph(
     if (bound[i] != nullptr) continue;  // a variable: no node of its own
     const OpDef& op = *ops[i];
     const std::string where = kWhere + "node '" + node.name() + "' (op " + op.name + "): ";
+    if (creates_table(op)) {  // Note [Tables in a GraphDef]
+      AttrList attrs;
+      EMBER_RETURN_IF_ERROR(decode_attrs(op, node, nullptr, attrs).with_prefix(where));
+      auto binding = table_for_node(op, node.name(), attrs);
+      if (!binding.ok()) return binding.status().with_prefix(where);
+      bound[i] = binding->get();
+      bound_variables[i] = std::move(binding).value();
+      continue;
+    }
     if (op.name == "Identity" && !inputs[i].empty()) {
       if (auto v = variable_of(inputs[i][0])) {  // another name for the variable
         bound[i] = v.get();
@@ -892,6 +934,19 @@ StatusOr<std::unique_ptr<FunctionGraph>> build_graph(
 }
 
 }  // namespace graph_def_internal
+
+// Note [Tables in a GraphDef]: a bound table travels through import as a variable does (a resource
+// Placeholder, Identity, call arguments, control-flow results) and is used only for its id and name, so it
+// is bound as a VariableResource standing for it: the table's id (above every variable's, Note [Table
+// ids]), its name, and an int64 scalar value that nothing reads. The stand-in owns the table.
+std::shared_ptr<VariableResource> table_binding(std::shared_ptr<LookupTable> table) {
+  auto id_value = TensorImpl::allocate(DType::kInt64, Shape());
+  EMBER_DCHECK(id_value.ok());
+  (*id_value)->mutable_data<int64_t>()[0] = table->id();
+  auto* stand_in = new VariableResource(table->id(), table->name(), std::move(id_value).value());
+  return std::shared_ptr<VariableResource>(stand_in,
+                                           [table = std::move(table)](VariableResource* v) { delete v; });
+}
 
 namespace {
 

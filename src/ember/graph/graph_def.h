@@ -29,6 +29,7 @@
 #include "ember/graph/graph.h"
 
 namespace ember {
+class LookupTable;
 namespace proto {
 class GraphDef;
 }  // namespace proto
@@ -40,6 +41,10 @@ inline constexpr int kGraphDefProducer = 2474;
 /// The variables an imported graph may use, keyed by the name of the resource Placeholder that stands
 /// for each in the GraphDef (the node to_graph_def writes for a variable, named after it).
 using VariableBindings = std::map<std::string, std::shared_ptr<VariableResource>, std::less<>>;
+
+/// Binds a lookup table where VariableBindings binds a variable (a DT_RESOURCE Placeholder standing for a
+/// captured table): the binding keeps the table alive. Note [Tables in a GraphDef] in graph_def.cc.
+std::shared_ptr<VariableResource> table_binding(std::shared_ptr<LookupTable> table);
 
 /// Serializes `graph` as a tensorflow.GraphDef, nodes in the graph's (topological) order, with a library
 /// holding every function called. NotFound when a call names a function this process no longer has.

@@ -2,8 +2,17 @@
 // LookupTableRemoveV2, LookupTableSizeV2, LookupTableExportV2, LookupTableImportV2, InitializeTableV2 and
 // InitializeTableFromTextFileV2. As the variable ops (ops/state.cc), each names its table by attribute 0,
 // `resource`, the table's id (core/lookup_table.h), and is flagged kReadsResource or kWritesResource, so
-// tracing orders the ops on one table and leaves ops on different tables unordered. The table itself is
-// created by its owner (Python: _C.create_lookup_table), as a variable is.
+// tracing orders the ops on one table and leaves ops on different tables unordered. A table is created by
+// its owner (Python: _C.create_lookup_table), as a variable is, or by one of TensorFlow's table-creating
+// ops, HashTableV2, MutableHashTableV2 and MutableDenseHashTableV2 (Note [Table-creating ops]).
+//
+// Note [Table-creating ops]
+// In TensorFlow these ops output a DT_RESOURCE handle that the table ops take as input 0. ember names a
+// table by attribute instead and has no resource dtype, so a graph of ember's never holds them: GraphDef
+// import evaluates each such node once (graph/graph_def.cc, Note [Tables in a GraphDef]) and binds its
+// output, as it binds a resource Placeholder to a variable, so the table ops reading it name that table.
+// Run eagerly, the op makes the table (shared by `shared_name`, core/lookup_table.h's Note [Tables an op
+// creates]) and returns its id, an int64 scalar, the value a bound table's handle stands for.
 #include <fstream>
 #include <string>
 
@@ -228,9 +237,74 @@ Status text_file_kernel(KernelContext& ctx) {
   return t.initialize("InitializeTableFromTextFileV2", std::move(entries));
 }
 
+// HashTableV2, MutableHashTableV2 and MutableDenseHashTableV2 (attributes container, shared_name,
+// use_node_name_sharing, key_dtype, value_dtype, ...) -> table_handle: the table's id, an int64 scalar.
+Status create_table_shape(InferContext& ctx) {
+  const int value_shape = ctx.op->attr_index("value_shape");
+  if (value_shape >= 0 && !ctx.attr_ints(value_shape).empty())
+    return make_error(Code::kUnimplemented, ctx.op->name,
+                      ": ember's tables hold scalar values, got value_shape [",
+                      ctx.attr_ints(value_shape).size(), " dimensions]");
+  if (ctx.op->inputs.size() == 2)  // MutableDenseHashTableV2's empty_key and deleted_key
+    for (int i : {0, 1})
+      if (ctx.inputs[i].dtype != ctx.attr_dtype(3))
+        return invalid_argument(ctx.op->name, ": ", i == 0 ? "empty_key" : "deleted_key", " has dtype ",
+                                dtype_name(ctx.inputs[i].dtype), ", but key_dtype is ",
+                                dtype_name(ctx.attr_dtype(3)));
+  ctx.outputs.push_back(TensorSpec{DType::kInt64, Shape()});
+  return Status::OK();
+}
+
+Status create_table_kernel(KernelContext& ctx) {
+  auto table = LookupTableRegistry::global().create_for_op(
+      ctx.op->name.c_str(), ctx.attr_string(0), ctx.attr_string(1), ctx.attr_dtype(3), ctx.attr_dtype(4),
+      /*is_mutable=*/ctx.op->name != "HashTableV2");
+  if (!table.ok()) return table.status();
+  ctx.output(0).mutable_data<int64_t>()[0] = (*table)->id();
+  return Status::OK();
+}
+
 }  // namespace
 
 void register_lookup_ops(OpRegistry& r) {
+  struct Creator {
+    const char* name;
+    const char* doc;
+  };
+  const Creator creators[] = {
+      {"HashTableV2",
+       "Creates a HashTable (filled once by an initializer), shared by shared_name; its id. "
+       "HashTableV2(key_dtype=string, value_dtype=int64, shared_name='vocab')"},
+      {"MutableHashTableV2",
+       "Creates a MutableHashTable, shared by shared_name; its id. "
+       "MutableHashTableV2(key_dtype=string, value_dtype=int64)"},
+      {"MutableDenseHashTableV2",
+       "Creates a DenseHashTable (kept as a MutableHashTable), shared by shared_name; its id. "
+       "MutableDenseHashTableV2(empty_key='', deleted_key='$', key_dtype=string, value_dtype=int64)"},
+  };
+  for (const Creator& c : creators) {
+    const bool dense = std::string_view(c.name) == "MutableDenseHashTableV2";
+    OpBuilder op(c.name);
+    op.doc(c.doc);
+    if (dense) op.input("empty_key", 0).input("deleted_key", 0).type_var(kKeyTypes, 0);
+    op.output("table_handle")
+        .attr("container", AttrType::kString, std::string())
+        .attr("shared_name", AttrType::kString, std::string())
+        .attr("use_node_name_sharing", AttrType::kBool, false)
+        .attr("key_dtype", AttrType::kDType)
+        .attr("value_dtype", AttrType::kDType);
+    if (dense)
+      op.attr("value_shape", AttrType::kInts, std::vector<int64_t>{})
+          .attr("initial_num_buckets", AttrType::kInt, int64_t{131072})
+          .attr("max_load_factor", AttrType::kFloat, 0.8);
+    else
+      op.type_var(dtype_bit(DType::kInt64)).dispatch_on_output();
+    op.flags(kStateful | kNotDifferentiable)
+        .shape(&create_table_shape)
+        .kernel(dense ? kKeyTypes : dtype_bit(DType::kInt64), &create_table_kernel)
+        .batching(BatchingRule::kFallback)
+        .done(r);
+  }
   OpBuilder("LookupTableFindV2")
       .doc(
           "Looks keys up in a table, the default where absent; shaped as keys. "

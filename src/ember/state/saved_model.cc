@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "ember/core/lookup_table.h"
 #include "ember/graph/graph_def.h"
 #include "ember/graph/tensor_proto.h"
 #include "ember/runtime/executor.h"
@@ -36,6 +37,19 @@ namespace ember {
 // the key of its VARIABLE_VALUE. A handle that no call binds is matched by its shared_name to the one
 // SavedVariable of that name. This is the path TensorFlow's own loader follows (by object, not by name),
 // so two variables with one name stay apart.
+//
+// Note [Tables in a SavedModel]
+// A lookup table is a table-creating node of the top level (HashTableV2, ...), which the importer binds
+// (Note [Tables in a GraphDef] in graph/graph_def.cc), passed to the signature calls like a variable
+// handle; the init op (SignatureDef __saved_model_init_op, a NoOp) waits on one call per table that fills
+// it (its _initialize function: LookupTableImportV2 of constants, or InitializeTableFromTextFileV2 of an
+// asset's path, read from the asset's variable after it is assigned). The loader keeps those calls with
+// the signatures' nodes and runs them once, after the import: the asset variables already hold their
+// paths (asset_path), so the Assign that feeds them is not needed. A MutableHashTable's entries are in the
+// checkpoint under its object's attribute "table" (<key>-keys, <key>-values): the object is the one the
+// signature calls bind to its creating node (bound_inputs, as for variables), and the loader imports them
+// into the table its shared_name names in the table registry (the one import made). A DenseHashTable's
+// checkpoint holds its bucket array, which ember's tables do not take: it stays empty.
 
 namespace {
 
@@ -196,6 +210,7 @@ class SavedModelLoader {
   Status reached_nodes();
   Status bind_handles_to_objects();
   Status restore_variables(LoadedSavedModel& model);
+  Status restore_tables();
   Status open_checkpoint(bool object_based);
   std::string name_based_key(const proto::NodeDef& handle, const std::string& shared_name);
   StatusOr<std::string> asset_path(const proto::NodeDef& handle);
@@ -213,7 +228,10 @@ class SavedModelLoader {
   };
   std::vector<Signature> signatures_;
   std::vector<const proto::NodeDef*> reached_;  // in the GraphDef's order
+  std::vector<std::string> init_fetches_;       // the init op's calls (Note [Tables in a SavedModel])
   std::map<std::string, int> handle_object_;    // VarHandleOp node -> SavedObjectGraph node id
+  std::map<std::string, int> table_object_;     // MutableHashTableV2 node -> SavedObjectGraph node id
+  std::vector<std::string> table_keys_;         // by object id: its "table" attribute's key, or ""
   std::unique_ptr<BundleReader> reader_;
   std::vector<std::string> checkpoint_keys_;  // by object id: its VARIABLE_VALUE key, or ""
   VariableBindings bindings_;
@@ -256,6 +274,28 @@ Status SavedModelLoader::reached_nodes() {
     for (const SignatureTensor& t : sig.inputs) pending.push_back(node_of(t.tensor));
     for (const SignatureTensor& t : sig.outputs) pending.push_back(node_of(t.tensor));
   }
+  // The init op's calls, found through the NoOps it is made of (Note [Tables in a SavedModel]).
+  if (auto init = meta_.signature_def().find(std::string(kInitOpSignature));
+      init != meta_.signature_def().end()) {
+    std::vector<std::string> waiting;
+    std::unordered_set<std::string> visited;
+    for (const auto& [key, info] : init->second.outputs()) waiting.push_back(node_of(info.name()));
+    while (!waiting.empty()) {
+      std::string name = std::move(waiting.back());
+      waiting.pop_back();
+      auto node = nodes_.find(name);
+      if (node == nodes_.end() || !visited.insert(name).second) continue;
+      const proto::NodeDef& n = *node->second;
+      if (n.op() == "NoOp") {
+        for (const std::string& input : n.input()) waiting.push_back(node_of(input));
+      } else if (n.op() == "StatefulPartitionedCall" || n.op() == "PartitionedCall") {
+        auto tout = n.attr().find("Tout");
+        if (tout == n.attr().end() || tout->second.list().type_size() == 0) continue;
+        init_fetches_.push_back(name + ":0");
+        pending.push_back(name);
+      }
+    }
+  }
   while (!pending.empty()) {
     std::string name = std::move(pending.back());
     pending.pop_back();
@@ -288,6 +328,9 @@ Status SavedModelLoader::bind_handles_to_objects() {
     for (int k = 0; k < bound.size(); ++k) {
       const std::string& input = data_inputs[first + k];
       auto handle = nodes_.find(node_of(input));
+      if (handle != nodes_.end() && handle->second->op() == "MutableHashTableV2" && bound[k] >= 0 &&
+          bound[k] < objects.nodes_size())
+        table_object_.emplace(handle->first, bound[k]);  // Note [Tables in a SavedModel]
       if (handle == nodes_.end() || handle->second->op() != "VarHandleOp") continue;
       if (bound[k] < 0 || bound[k] >= objects.nodes_size())
         return invalid_argument(where_, "the object graph binds node '", node->name(), "' input ", first + k,
@@ -313,6 +356,10 @@ Status SavedModelLoader::open_checkpoint(bool object_based) {
   auto graph = read_object_graph(*reader_);
   if (!graph.ok()) return graph.status().with_prefix(where_ + "variables: ");
   checkpoint_keys_ = variable_keys(*graph);
+  table_keys_.assign(static_cast<size_t>(graph->nodes_size()), std::string());
+  for (int i = 0; i < graph->nodes_size(); ++i)
+    for (const auto& attribute : graph->nodes(i).attributes())
+      if (attribute.name() == "table") table_keys_[i] = attribute.checkpoint_key();
   return Status::OK();
 }
 
@@ -471,6 +518,43 @@ Status SavedModelLoader::restore_variables(LoadedSavedModel& model) {
   return Status::OK();
 }
 
+// Note [Tables in a SavedModel]: a MutableHashTable's checkpointed entries, into the table import made.
+Status SavedModelLoader::restore_tables() {
+  for (const auto& [name, object] : table_object_) {
+    const proto::NodeDef& node = *nodes_.at(name);
+    const std::string at = where_ + "table '" + name + "': ";
+    if (prefix_.empty()) continue;  // no checkpoint: the table starts empty
+    EMBER_RETURN_IF_ERROR(open_checkpoint(/*object_based=*/true));
+    const std::string key = object < static_cast<int>(table_keys_.size()) ? table_keys_[object] : "";
+    if (key.empty()) continue;  // saved without its entries (checkpoint=False)
+    auto attr = [&](const char* a) { return node.attr().count(a) ? &node.attr().at(a) : nullptr; };
+    DType key_dtype, value_dtype;
+    if (attr("key_dtype") == nullptr || attr("value_dtype") == nullptr ||
+        !dtype_from_tf_datatype(attr("key_dtype")->type(), &key_dtype) ||
+        !dtype_from_tf_datatype(attr("value_dtype")->type(), &value_dtype))
+      return invalid_argument(at, "its key_dtype or value_dtype is missing or not a dtype ember has");
+    std::string shared_name = attr("shared_name") ? attr("shared_name")->s() : "";
+    if (shared_name.empty() && attr("use_node_name_sharing") && attr("use_node_name_sharing")->b())
+      shared_name = name;
+    if (shared_name.empty())
+      return make_error(Code::kUnimplemented, at,
+                        "a MutableHashTable with no shared_name: its checkpointed "
+                        "entries cannot be matched to the table the import made");
+    auto table = LookupTableRegistry::global().create_for_op(
+        "MutableHashTableV2", attr("container") ? attr("container")->s() : "", shared_name, key_dtype,
+        value_dtype, /*is_mutable=*/true);
+    if (!table.ok()) return table.status().with_prefix(at);
+    auto keys = reader_->read(key + "-keys");
+    if (!keys.ok()) return keys.status().with_prefix(at);
+    auto values = reader_->read(key + "-values");
+    if (!values.ok()) return values.status().with_prefix(at);
+    EMBER_RETURN_IF_ERROR(
+        (*table)->check_dtypes("LookupTableImportV2", (*keys)->dtype(), (*values)->dtype()).with_prefix(at));
+    EMBER_RETURN_IF_ERROR((*table)->import_entries("LookupTableImportV2", **keys, **values).with_prefix(at));
+  }
+  return Status::OK();
+}
+
 Status SavedModelLoader::run(LoadedSavedModel& model) {
   EMBER_RETURN_IF_ERROR(read_signatures());
   EMBER_RETURN_IF_ERROR(reached_nodes());
@@ -481,10 +565,22 @@ Status SavedModelLoader::run(LoadedSavedModel& model) {
   proto::GraphDef graph;
   *graph.mutable_versions() = graph_.versions();
   graph.mutable_library()->Swap(library_);  // graph_ has no further use for it
+  // The assignments of asset paths, which asset_path did already (Note [Tables in a SavedModel]).
+  std::unordered_set<std::string> asset_assigns;
+  for (const proto::NodeDef* node : reached_)
+    if (node->op() == "AssignVariableOp" && node->input_size() >= 2)
+      for (const proto::AssetFileDef& asset : meta_.asset_file_def())
+        if (node_of(asset.tensor_info().name()) == node_of(node->input(1)))
+          asset_assigns.insert(node->name());
   for (const proto::NodeDef* node : reached_) {
+    if (asset_assigns.count(node->name())) continue;
     proto::NodeDef* out = graph.add_node();
     if (node->op() != "VarHandleOp") {
       *out = *node;
+      auto* inputs = out->mutable_input();
+      for (int k = inputs->size() - 1; k >= 0; --k)
+        if ((*inputs)[k].starts_with('^') && asset_assigns.count((*inputs)[k].substr(1)))
+          inputs->erase(inputs->begin() + k);
       continue;
     }
     out->set_name(node->name());
@@ -493,6 +589,14 @@ Status SavedModelLoader::run(LoadedSavedModel& model) {
   }
   auto imported = from_graph_def(std::move(graph), bindings_);
   if (!imported.ok()) return imported.status().with_prefix(where_);
+  if (!init_fetches_.empty()) {  // fills the tables (Note [Tables in a SavedModel])
+    const std::string at = where_ + "the init op (" + std::string(kInitOpSignature) + "): ";
+    auto init = prune_function(**imported, {}, init_fetches_);
+    if (!init.ok()) return init.status().with_prefix(at);
+    OutputList ignored;
+    EMBER_RETURN_IF_ERROR(CompiledFunction(std::move(init).value()).run({}, ignored).with_prefix(at));
+  }
+  EMBER_RETURN_IF_ERROR(restore_tables());
 
   std::vector<std::shared_ptr<VariableResource>> variables;
   for (const auto& [name, v] : model.variables_) variables.push_back(v);

@@ -797,5 +797,80 @@ TEST(GraphDef, TypeAttributesNameTheOperandsDtype) {
   }
 }
 
+// ---- tables a GraphDef creates (Note [Tables in a GraphDef])
+
+// TensorFlow's graph of a StaticHashTable: HashTableV2 -> LookupTableImportV2 (its initializer) and
+// LookupTableFindV2 after it.
+std::string table_graph(const std::string& shared_name, int value_dtype = proto::DT_INT64) {
+  proto::GraphDef gd;
+  auto add = [&](const std::string& name, const std::string& op, std::vector<std::string> inputs) {
+    proto::NodeDef* n = gd.add_node();
+    n->set_name(name);
+    n->set_op(op);
+    for (auto& in : inputs) n->add_input(in);
+    return n->mutable_attr();
+  };
+  auto table = add("table", "HashTableV2", {});
+  (*table)["key_dtype"].set_type(proto::DT_STRING);
+  (*table)["value_dtype"].set_type(static_cast<proto::DataType>(value_dtype));
+  (*table)["shared_name"].set_s(shared_name);
+  auto constant = [&](const std::string& name, const Tensor& value) {
+    auto attrs = add(name, "Const", {});
+    (*attrs)["dtype"].set_type(value.dtype() == DType::kString ? proto::DT_STRING : proto::DT_INT64);
+    to_tensor_proto(*value.impl(), (*attrs)["value"].mutable_tensor());
+  };
+  TensorRef keys = TensorImpl::allocate(DType::kString, Shape({2})).value();
+  keys->mutable_data<std::string>()[0] = "a";
+  keys->mutable_data<std::string>()[1] = "b";
+  constant("keys", Tensor(keys));
+  constant("values", Tensor::from_vector<int64_t>({1, 2}));
+  TensorRef default_value = TensorImpl::allocate(DType::kInt64, Shape()).value();
+  default_value->mutable_data<int64_t>()[0] = -1;
+  constant("default", Tensor(default_value));
+  add("init", "LookupTableImportV2", {"table", "keys", "values"});
+  auto x = add("x", "Placeholder", {});
+  (*x)["dtype"].set_type(proto::DT_STRING);
+  (*x)["shape"].mutable_shape()->set_unknown_rank(true);
+  add("find", "LookupTableFindV2", {"table", "x", "default", "^init"});
+  return gd.SerializeAsString();
+}
+
+std::vector<int64_t> run_find(std::unique_ptr<FunctionGraph> fn, const std::vector<std::string>& keys) {
+  fn->results.push_back(ValueRef{fn->graph.find("find"), 0});
+  TensorRef x = TensorImpl::allocate(DType::kString, Shape({static_cast<int64_t>(keys.size())})).value();
+  for (size_t i = 0; i < keys.size(); ++i) x->mutable_data<std::string>()[i] = keys[i];
+  auto out = testing::run_graph(std::move(fn), {Tensor(x)});
+  return out.size() == 1 ? out[0].to_vector<int64_t>() : std::vector<int64_t>{};
+}
+
+TEST(GraphDef, ATableCreatedInTheGraphIsBoundAtImport) {
+  auto imported = from_graph_def(table_graph(""));
+  ASSERT_TRUE(imported.ok()) << imported.status().to_string();
+  EXPECT_EQ((*imported)->graph.find("table"), -1);  // bound, not a node
+  EXPECT_EQ(run_find(std::move(imported).value(), {"b", "z", "a"}), (std::vector<int64_t>{2, -1, 1}));
+}
+
+TEST(GraphDef, TablesWithOneSharedNameAreOneTable) {
+  auto first = from_graph_def(table_graph("graph_def_test_shared"));
+  auto second = from_graph_def(table_graph("graph_def_test_shared"));
+  ASSERT_TRUE(first.ok() && second.ok());
+  const Node& a = (*first)->graph.node((*first)->graph.find("find"));
+  const Node& b = (*second)->graph.node((*second)->graph.find("find"));
+  EXPECT_EQ(std::get<int64_t>(a.attrs[0]), std::get<int64_t>(b.attrs[0]));
+  auto unshared_a = from_graph_def(table_graph(""));
+  auto unshared_b = from_graph_def(table_graph(""));
+  ASSERT_TRUE(unshared_a.ok() && unshared_b.ok());
+  EXPECT_NE(std::get<int64_t>((*unshared_a)->graph.node((*unshared_a)->graph.find("find")).attrs[0]),
+            std::get<int64_t>((*unshared_b)->graph.node((*unshared_b)->graph.find("find")).attrs[0]));
+  // The same shared name for a table of other dtypes names the node and both kinds of table.
+  auto other = from_graph_def(table_graph("graph_def_test_shared", proto::DT_FLOAT));
+  ASSERT_FALSE(other.ok());
+  EXPECT_EQ(other.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(other.status().message().find("node 'table' (op HashTableV2)"), std::string::npos)
+      << other.status().message();
+  EXPECT_NE(other.status().message().find("names a HashTable of string -> int64"), std::string::npos)
+      << other.status().message();
+}
+
 }  // namespace
 }  // namespace ember

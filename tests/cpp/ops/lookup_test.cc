@@ -162,5 +162,34 @@ TEST(LookupOps, DeletedTableIsAnErrorNotACrash) {
       << "a variable's id is never a table's (Note [Table ids])";
 }
 
+TEST(LookupOps, CreatingOpsShareTablesBySharedName) {
+  auto create = [](const char* name, const std::string& shared_name, DType value_dtype) -> StatusOr<int64_t> {
+    const OpDef& op = op_def(name);
+    AttrList attrs{std::string(), shared_name, false, DType::kString, value_dtype};
+    EMBER_RETURN_IF_ERROR(complete_attrs(op, attrs));
+    OutputList outs;
+    EMBER_RETURN_IF_ERROR(execute_op(op, {}, {attrs.data(), attrs.size()}, outs));
+    return outs[0]->data<int64_t>()[0];
+  };
+  auto first = create("HashTableV2", "lookup_test_shared", DType::kInt64);
+  auto again = create("HashTableV2", "lookup_test_shared", DType::kInt64);
+  ASSERT_TRUE(first.ok() && again.ok()) << first.status().to_string();
+  EXPECT_EQ(*first, *again);
+  auto table = LookupTableRegistry::global().find(*first, "test");
+  ASSERT_TRUE(table.ok()) << "the registry owns a table an op created";
+  EXPECT_FALSE((*table)->is_mutable());
+  auto mismatch = create("MutableHashTableV2", "lookup_test_shared", DType::kInt64);
+  EXPECT_EQ(mismatch.status().code(), Code::kInvalidArgument);
+  EXPECT_NE(mismatch.status().message().find("MutableHashTableV2: shared_name 'lookup_test_shared' names a "
+                                             "HashTable of string -> int64"),
+            std::string::npos)
+      << mismatch.status().message();
+  auto unnamed_a = create("MutableHashTableV2", "", DType::kFloat32);
+  auto unnamed_b = create("MutableHashTableV2", "", DType::kFloat32);
+  ASSERT_TRUE(unnamed_a.ok() && unnamed_b.ok());
+  EXPECT_NE(*unnamed_a, *unnamed_b) << "no shared name: a table of its own";
+  EXPECT_TRUE(LookupTableRegistry::global().find(*unnamed_a, "test").value()->is_mutable());
+}
+
 }  // namespace
 }  // namespace ember

@@ -126,8 +126,9 @@ class _IndexLookup(Layer):
         if invert and output_mode != "int":
             raise ValueError(f"`output_mode` must be `'int'` when `invert` is true. Received: output_mode="
                              f"{output_mode}")
-        if sparse:
-            raise NotImplementedError(f"{type(self).__name__}(sparse=True) is not implemented in ember")
+        if sparse and output_mode == "int":
+            raise ValueError(f"`sparse` may only be true if `output_mode` is `'one_hot'`, `'multi_hot'`, `'count'` "
+                             f"or `'tf_idf'`. Received: sparse={sparse} and output_mode={output_mode}")
         if idf_weights is not None and output_mode != "tf_idf":
             raise ValueError(f"`idf_weights` should only be set if `output_mode` is `'tf_idf'`. Received: "
                              f"idf_weights={idf_weights} and output_mode={output_mode}")
@@ -149,6 +150,10 @@ class _IndexLookup(Layer):
         self._ember_table = self._make_table([])
         if vocabulary is not None:
             self.set_vocabulary(vocabulary, idf_weights)
+
+    def _trackable_children(self):
+        # The table under tf_keras' name, so a SavedModel holds it (and the functions that use it bind it).
+        return super()._trackable_children() + [("lookup_table", self._ember_table)]
 
     # ---- the index layout
     def _oov_start(self):
@@ -185,6 +190,13 @@ class _IndexLookup(Layer):
         return tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(keys, values), default)
 
     # ---- vocabulary
+    def _ember_set_table_entries(self, keys, values):
+        """The vocabulary a table of this layer's layout holds (keras.models.load_model restores an adapted
+        one from the SavedModel's table)."""
+        tokens, indices = (values, keys) if self.invert else (keys, values)
+        pairs = sorted(zip(indices.numpy().tolist(), tokens.numpy().tolist()))
+        self._ember_table = self._make_table([self._python_token(t) for _, t in pairs])
+
     def _python_token(self, token):
         return token.decode("utf-8") if isinstance(token, bytes) else token
 
@@ -366,7 +378,9 @@ class _IndexLookup(Layer):
                 return indices.with_flat_values(tf.cast(indices.flat_values, self.compute_dtype))
             return tf.cast(indices, self.compute_dtype)
         depth = self.max_tokens if self.pad_to_max_tokens else self._ember_frozen_size
-        return _encode(indices, self.output_mode, depth, self.compute_dtype, self._ember_idf)
+        encoded = _encode(indices, self.output_mode, depth, self.compute_dtype, self._ember_idf)
+        # tf_keras' SparseTensor holds the encoding's nonzero entries, in row-major order.
+        return tf.sparse.from_dense(encoded) if self.sparse else encoded
 
     def compute_output_shape(self, input_shape):
         if self.output_mode == "int":
