@@ -1,6 +1,7 @@
 // The extension module ember._C: the hot types (py_tensor.cc, py_ops.cc) in the raw C API, the rest
 // bound with nanobind.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -292,6 +293,9 @@ NB_MODULE(_C, m) {
   // (seed, seed2) pair of each random op call.
   m.def("random_set_seed", [](int64_t seed) { kernels::SeedState::global().set_seed(seed); });
   m.def("random_unset_seed", [] { kernels::SeedState::global().unset_seed(); });
+  m.def(
+      "random_global_seed", [] { return kernels::SeedState::global().global_seed(); },
+      "The global seed tf.random.set_seed set, or None.");
   m.def(
       "random_get_seed",
       [](nb::handle op_seed) {
