@@ -135,6 +135,7 @@ DOMAINS = {
     "ClipByValue": {1: (-1.0, -0.5), 2: (0.5, 1.0)},
     "Asin": {0: (-0.9, 0.9)}, "Acos": {0: (-0.9, 0.9)}, "Atanh": {0: (-0.9, 0.9)}, "Erfinv": {0: (-0.9, 0.9)},
     "Acosh": {0: (1.1, 3.0)}, "Lgamma": {0: POSITIVE}, "Digamma": {0: (0.5, 3.0)}, "Atan2": {1: NONZERO},
+    "Xlogy": {1: POSITIVE}, "Xlog1py": {1: (-0.5, 2.0)},
     # TensorFlow's logits gradient assumes labels that are distributions (Note [Cross-entropy gradients])
     "SoftmaxCrossEntropyWithLogits": {1: DISTRIBUTION},
     # TensorFlow's (y, dy) gradient ops: y is Sqrt's, Rsqrt's or Reciprocal's output, so positive here.
