@@ -92,8 +92,8 @@ EXCLUDED = {
                     "StringLower", "StringStrip", "StringSplitV2", "StringToHashBucketFast", "UnicodeDecode")},
     **{name: "reads or writes a file named by a string tensor; compared with tf.io.read_file / write_file "
              "(contents, errors, program order) in test_file_io.py" for name in ("ReadFile", "WriteFile")},
-    "ParseExampleFeature": "parses tf.train.Example records (ember's per-feature op; TensorFlow's is "
-                           "ParseExampleV2): compared with tf.io.parse_example in test_parse_example.py",
+    "ParseExampleV2": "parses tf.train.Example records, which random draws are not: compared with "
+                      "tf.io.parse_example in test_parse_example.py",
     **{name: "returns a string tensor; compared with tf.strings.format / tf.strings.as_string / "
              "tf.strings.unicode_encode in test_strings.py"
        for name in ("StringFormat", "AsString", "UnicodeEncode")},
