@@ -244,6 +244,13 @@ def test_tensorflow_runs_embers_parse_example_graph():
                                                    tensorflow.float32.as_datatype_enum,
                                                    tensorflow.float32.as_datatype_enum]
     assert [list(d.size for d in s.dim) for s in node.attr["dense_shapes"].list.shape] == [[], [], [-1], [2]]
+    # the attributes TensorFlow's tf.io.parse_example writes for the same features
+    theirs = next(n for n in tensorflow.function(
+        lambda s: _flat(tensorflow.io.parse_example(s, _interchange_specs(tensorflow)))).get_concrete_function(
+        tensorflow.TensorSpec([None], tensorflow.string)).graph.as_graph_def().node if n.op == "ParseExampleV2")
+    assert sorted(node.attr) == sorted(theirs.attr)
+    for name in theirs.attr:
+        assert node.attr[name].SerializeToString() == theirs.attr[name].SerializeToString(), name
     records = _records(ember)
     got = run_in_tensorflow(gd.SerializeToString(), [t.name for t in graph.inputs],
                             [t.name for t in graph.outputs], tensorflow.constant(records))
@@ -295,3 +302,18 @@ def test_list_attributes_of_the_raw_op_are_checked():
         op(*args, [ember.float32, ember.int64], 0, [], [], [], [[2]])
     with pytest.raises(ember.errors.InvalidArgumentError, match="attribute 'ragged_split_types' must hold int32 or int64"):
         op(records, none, none, none, key, [], [], 0, [], [ember.int64], [ember.float32], [])
+
+
+def test_a_graph_with_bad_list_attributes_is_a_clear_error():
+    program = tensorflow.function(lambda s: tensorflow.io.parse_example(s, _interchange_specs(tensorflow))["x"],
+                                  input_signature=[tensorflow.TensorSpec([None], tensorflow.string)])
+    gd = program.get_concrete_function().graph.as_graph_def()
+    node = next(n for n in gd.node if n.op == "ParseExampleV2")
+    node.attr["Tdense"].list.ClearField("type")
+    node.attr["Tdense"].list.i.extend([1, 2])
+    with pytest.raises(ember.errors.InvalidArgumentError, match="attribute 'Tdense': should be a list of dtypes"):
+        ember.graph_util.import_graph_def(gd)
+    node.attr["Tdense"].list.ClearField("i")
+    node.attr["Tdense"].list.type.extend([tensorflow.int64.as_datatype_enum])  # one type for four defaults
+    with pytest.raises(ember.errors.InvalidArgumentError, match="one entry per dense default"):
+        ember.graph_util.import_graph_def(gd)
