@@ -300,7 +300,8 @@ def test_list_attributes_of_the_raw_op_are_checked():
         op(*args, [ember.float32], 0, [], [], [], [["a"]])
     with pytest.raises(ember.errors.InvalidArgumentError, match="one entry per dense default"):
         op(*args, [ember.float32, ember.int64], 0, [], [], [], [[2]])
-    with pytest.raises(ember.errors.InvalidArgumentError, match="attribute 'ragged_split_types' must hold int32 or int64"):
+    with pytest.raises(ember.errors.InvalidArgumentError,
+                       match="attribute 'ragged_split_types' must hold int32 or int64"):
         op(records, none, none, none, key, [], [], 0, [], [ember.int64], [ember.float32], [])
 
 
