@@ -79,6 +79,19 @@ def seeds(tf):
         return tf.while_loop(lambda k, acc: k < 3, body, [0, x])[1]
 
     add("control_flow", control_flow, spec([2], tf.float32), spec([], tf.int32))
+
+    # ParseExampleV2 (list-of-dtype and list-of-shape attributes) in a called function, whose outputs the
+    # FunctionDef names by output list
+    features = {"x": tf.io.FixedLenFeature([2], tf.float32, default_value=[0.5, 1.5]),
+                "q": tf.io.FixedLenSequenceFeature([], tf.int64, allow_missing=True),
+                "s": tf.io.VarLenFeature(tf.int64), "r": tf.io.RaggedFeature(tf.string)}
+
+    def parsed(records):
+        p = tf.io.parse_example(records, features)
+        return p["x"], p["q"], p["s"].indices, p["s"].dense_shape, p["r"].values, p["r"].row_splits
+
+    parse = tf.function(parsed)
+    add("parse_example", lambda records: parse(records), spec([None], tf.string))
     with open(TENSORFLOW_SEED, "rb") as f:
         out["tensorflow"] = f.read()
     with open(TENSORFLOW_LIBRARY_SEED, "rb") as f:
