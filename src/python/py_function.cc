@@ -190,6 +190,14 @@ nb::dict PyGraphFunction::node(int32_t i) const {
           using T = std::decay_t<decltype(v)>;
           if constexpr (std::is_same_v<T, DType>) {
             return nb::int_(static_cast<int>(v));
+          } else if constexpr (std::is_same_v<T, std::vector<DType>>) {
+            nb::list types;
+            for (DType d : v) types.append(nb::int_(static_cast<int>(d)));
+            return types;
+          } else if constexpr (std::is_same_v<T, std::vector<Shape>>) {
+            nb::list shapes;
+            for (const Shape& shape : v) shapes.append(dims_or_none(shape));
+            return shapes;
           } else if constexpr (std::is_same_v<T, TensorRef>) {
             PyObject* t = wrap_tensor(v);
             if (t == nullptr) throw nb::python_error();

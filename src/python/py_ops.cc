@@ -180,6 +180,86 @@ bool convert_ints(PyObject* value, std::vector<int64_t>* out, const OpDef& op, c
   return true;
 }
 
+// A Python dtype (an ember DType, anything with an int `_enum`, or the enum number) as a DType; false
+// with no Python error set when it is none of those.
+bool dtype_from_python(PyObject* value, DType* out) {
+  // An out-of-range int is simply not a dtype.
+  int overflow = 0;
+  long e = -1;
+  if (PyLong_Check(value)) {
+    e = PyLong_AsLongAndOverflow(value, &overflow);
+  } else {
+    PyObject* enum_value = PyObject_GetAttrString(value, "_enum");
+    if (enum_value == nullptr) {
+      PyErr_Clear();
+      return false;
+    }
+    if (PyLong_Check(enum_value)) e = PyLong_AsLongAndOverflow(enum_value, &overflow);
+    Py_DECREF(enum_value);
+  }
+  PyErr_Clear();
+  if (overflow != 0 || e < 0 || e >= kNumDTypes) return false;
+  *out = static_cast<DType>(e);
+  return true;
+}
+
+// One shape of a list-of-shapes attribute: None (unknown rank) or a sequence of ints, where None or -1
+// is an unknown dim; false with no Python error set otherwise.
+bool shape_from_python(PyObject* value, Shape* out) {
+  if (value == Py_None) {
+    *out = Shape::unknown_rank();
+    return true;
+  }
+  PyObject* seq = PySequence_Fast(value, "");
+  if (seq == nullptr) {
+    PyErr_Clear();
+    return false;
+  }
+  std::vector<int64_t> dims;
+  bool ok = true;
+  for (Py_ssize_t i = 0; ok && i < PySequence_Fast_GET_SIZE(seq); ++i) {
+    PyObject* item = PySequence_Fast_GET_ITEM(seq, i);
+    if (item == Py_None) {
+      dims.push_back(-1);
+      continue;
+    }
+    const long long d = PyLong_Check(item) ? PyLong_AsLongLong(item) : -2;
+    ok = !PyErr_Occurred() && d >= -1;
+    dims.push_back(d);
+  }
+  Py_DECREF(seq);
+  PyErr_Clear();
+  if (!ok || dims.size() > static_cast<size_t>(kMaxRank)) return false;
+  *out = Shape(dims);
+  return true;
+}
+
+// A Python sequence converted element by element; the error names the element that does not convert.
+template <typename T, typename Convert>
+bool convert_list(PyObject* value, std::vector<T>* out, const OpDef& op, const AttrDef& attr,
+                  const char* what, Convert convert) {
+  PyObject* seq = PyUnicode_Check(value) ? nullptr : PySequence_Fast(value, "");
+  if (seq == nullptr) {
+    PyErr_Clear();
+    PyErr_Format(PyExc_TypeError, "%s: attribute '%s' must be a list of %s, got %R", op.name.c_str(),
+                 attr.name.c_str(), what, value);
+    return false;
+  }
+  for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); ++i) {
+    PyObject* item = PySequence_Fast_GET_ITEM(seq, i);
+    T converted;
+    if (!convert(item, &converted)) {
+      PyErr_Format(PyExc_TypeError, "%s: attribute '%s' must be a list of %s, element %zd is %R",
+                   op.name.c_str(), attr.name.c_str(), what, i, item);
+      Py_DECREF(seq);
+      return false;
+    }
+    out->push_back(std::move(converted));
+  }
+  Py_DECREF(seq);
+  return true;
+}
+
 bool convert_attr(PyObject* value, const OpDef& op, const AttrDef& attr, AttrValue* out) {
   switch (attr.type) {
     case AttrType::kInt: {
@@ -208,19 +288,22 @@ bool convert_attr(PyObject* value, const OpDef& op, const AttrDef& attr, AttrVal
       return true;
     }
     case AttrType::kDType: {
-      // An out-of-range int is simply not a dtype: the overflow becomes the TypeError below.
-      int overflow = 0;
-      long e = -1;
-      if (PyLong_Check(value)) {
-        e = PyLong_AsLongAndOverflow(value, &overflow);
-      } else {
-        PyObject* enum_value = PyObject_GetAttrString(value, "_enum");
-        if (enum_value == nullptr) break;
-        if (PyLong_Check(enum_value)) e = PyLong_AsLongAndOverflow(enum_value, &overflow);
-        Py_DECREF(enum_value);
-      }
-      if (PyErr_Occurred() || overflow != 0 || e < 0 || e >= kNumDTypes) break;
-      *out = static_cast<DType>(e);
+      DType d;
+      if (!dtype_from_python(value, &d)) break;
+      *out = d;
+      return true;
+    }
+    case AttrType::kDTypes: {
+      std::vector<DType> types;
+      if (!convert_list(value, &types, op, attr, "dtypes", &dtype_from_python)) return false;
+      *out = std::move(types);
+      return true;
+    }
+    case AttrType::kShapes: {
+      std::vector<Shape> shapes;
+      if (!convert_list(value, &shapes, op, attr, "shapes (None or a list of dims)", &shape_from_python))
+        return false;
+      *out = std::move(shapes);
       return true;
     }
     case AttrType::kInts: {
@@ -252,8 +335,9 @@ bool convert_attr(PyObject* value, const OpDef& op, const AttrDef& attr, AttrVal
   if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_TypeError) ||
       PyErr_ExceptionMatches(PyExc_AttributeError)) {
     PyErr_Clear();
-    static const char* names[] = {"an int",         "a float",  "a bool",  "a dtype",
-                                  "a list of ints", "a string", "a tensor"};
+    static const char* names[] = {"an int",   "a float",          "a bool",
+                                  "a dtype",  "a list of ints",   "a string",
+                                  "a tensor", "a list of dtypes", "a list of shapes"};
     PyErr_Format(PyExc_TypeError, "%s: attribute '%s' must be %s, got %R", op.name.c_str(), attr.name.c_str(),
                  names[static_cast<int>(attr.type)], value);
   } else if (PyErr_ExceptionMatches(PyExc_OverflowError)) {

@@ -93,6 +93,19 @@ def seeds(tf):
         return tape.gradient(y, x), joined[0], second
 
     add("tensor_lists", tensor_lists, spec([None, 2], tf.float32), spec([None], tf.int64))
+
+    # ParseExampleV2 (list-of-dtype and list-of-shape attributes) in a called function, whose outputs the
+    # FunctionDef names by output list
+    features = {"x": tf.io.FixedLenFeature([2], tf.float32, default_value=[0.5, 1.5]),
+                "q": tf.io.FixedLenSequenceFeature([], tf.int64, allow_missing=True),
+                "s": tf.io.VarLenFeature(tf.int64), "r": tf.io.RaggedFeature(tf.string)}
+
+    def parsed(records):
+        p = tf.io.parse_example(records, features)
+        return p["x"], p["q"], p["s"].indices, p["s"].dense_shape, p["r"].values, p["r"].row_splits
+
+    parse = tf.function(parsed)
+    add("parse_example", lambda records: parse(records), spec([None], tf.string))
     with open(TENSORFLOW_SEED, "rb") as f:
         out["tensorflow"] = f.read()
     with open(TENSORFLOW_LIBRARY_SEED, "rb") as f:

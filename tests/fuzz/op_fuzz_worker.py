@@ -160,6 +160,25 @@ class Case:
                 return out
             return [int(self.pick(EDGE_INTS)) if self.chance(0.3) else int(self.rng.integers(-3, 6))
                     for _ in range(self.pick([0, 1, 2, 3, 4, 6, 9]))]
+        if isinstance(original, list) and original and all(isinstance(x, tf.DType) for x in original):
+            # a list of dtypes (TensorFlow's list(type)): one element changed, or a list of another length
+            if self.chance(0.5):
+                out = list(original)
+                out[int(self.rng.integers(len(out)))] = self.pick(ALL_DTYPES)
+                return out
+            return [self.pick(ALL_DTYPES) for _ in range(self.pick([0, 1, 2, 5]))]
+        if isinstance(original, list) and original and all(x is None or isinstance(x, list) for x in original):
+            # a list of shapes (list(shape)): None is an unknown rank, None or -1 an unknown dim
+            def shape():
+                if self.chance(0.1):
+                    return None
+                return [self.pick([None, -1, 0, 1, 3, int(self.pick(EDGE_INTS))])
+                        for _ in range(self.pick([0, 1, 2, 9]))]
+            if self.chance(0.5):
+                out = list(original)
+                out[int(self.rng.integers(len(out)))] = shape()
+                return out
+            return [shape() for _ in range(self.pick([0, 1, 3]))]
         if isinstance(original, tf.Tensor):
             return self.tensor()
         return original

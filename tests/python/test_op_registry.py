@@ -29,7 +29,8 @@ UNARY_FLOAT = ["Exp", "Log", "Log1p", "Expm1", "Sqrt", "Rsqrt", "Reciprocal", "S
                "Elu", "Softplus", "Erf", "Floor", "Ceil", "Round", "IsNan", "IsFinite", "Neg", "Abs", "Sign",
                "Square", "Relu", "Relu6", "Asin", "Acos", "Atan", "Asinh", "Atanh", "Lgamma", "Digamma", "Erfinv"]
 BINARY_NUMERIC = ["Add", "Sub", "Mul", "RealDiv", "FloorDiv", "FloorMod", "Pow", "Maximum", "Minimum",
-                  "SquaredDifference", "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "Atan2"]
+                  "SquaredDifference", "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "Atan2",
+                  "DivNoNan", "MulNoNan", "Xlogy", "Xdivy", "Xlog1py"]
 
 
 def fused_program_of_sin_of_product():
@@ -324,8 +325,9 @@ def examples():
     table["RFFT3D"] = ([f32(F.reshape(1, 2, 3)), tf.constant([1, 2, 3])], [])
     table["IRFFT3D"] = ([tf.reshape(c64, [1, 2, 3]), tf.constant([1, 2, 4])], [])
     example = (b"\n\x0f\n\r\n\x01x\x12\x08\x12\x06\n\x04\x00\x00\x80?")  # {"x": float_list [1.0]}
-    table["ParseExampleFeature"] = ([tf.constant([example, example])],
-                                    ["x", "dense", tf.float32, [1], True, tf.zeros([0]), tf.int64])
+    keys, no_keys = tf.constant(["x"]), tf.constant(np.array([], dtype=object), tf.string)
+    table["ParseExampleV2"] = ([tf.constant([example, example]), no_keys, keys, keys, keys, [tf.zeros([0])]],
+                               [[tf.float32], 1, [tf.float32], [tf.float32], [tf.int64], [[1]]])
     table["UnicodeEncode"] = ([tf.constant([104, 233, 120]), tf.constant([0, 2, 3], tf.int64)],
                               ["replace", "UTF-8", 65533, tf.int64])
     _lookup_examples(table)

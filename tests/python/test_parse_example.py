@@ -1,6 +1,7 @@
-"""tf.io.parse_example / parse_single_example (the ParseExampleFeature op, src/ember/ops/parse_example.cc) and
+"""tf.io.parse_example / parse_single_example (the ParseExampleV2 op, src/ember/ops/parse_example.cc) and
 the tf.train.Example message classes against TensorFlow 2.21: values, SparseTensor and RaggedTensor results,
-defaults, errors, inside tf.data pipelines and ember.function."""
+defaults, sequence features, errors, inside tf.data pipelines and ember.function, and ParseExampleV2 in
+graphs and SavedModels moving between TensorFlow and ember."""
 import numpy as np
 import pytest
 import tensorflow
@@ -162,3 +163,158 @@ def test_fuzzed_records_raise_or_parse_never_crash():
         except ember.errors.InvalidArgumentError:
             errors += 1
     assert parsed + errors == 300 and errors > 0
+
+
+def _interchange_specs(tf):
+    """One feature of each kind ParseExampleV2 parses (keys of one kind sorted apart from their outputs')."""
+    return {"x": tf.io.FixedLenFeature([2], tf.float32),
+            "n": tf.io.FixedLenFeature([], tf.int64, default_value=-1),
+            "sd": tf.io.FixedLenFeature([], tf.string, default_value="none"),
+            "s": tf.io.VarLenFeature(tf.string),
+            "v": tf.io.RaggedFeature(tf.int64),
+            "r64": tf.io.RaggedFeature(tf.float32, value_key="r", row_splits_dtype=tf.int64),
+            "w": tf.io.FixedLenSequenceFeature([], tf.float32, allow_missing=True, default_value=-1.0)}
+
+
+def _flat(parsed):
+    """The parsed tensors in key order, a SparseTensor or RaggedTensor as its component tensors."""
+    out = []
+    for key in sorted(parsed):
+        value = parsed[key]
+        if hasattr(value, "dense_shape"):
+            out += [value.indices, value.values, value.dense_shape]
+        elif hasattr(value, "row_splits"):
+            out += [value.values, value.row_splits]
+        else:
+            out.append(value)
+    return out
+
+
+def _assert_same(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        g, w = np.asarray(g.numpy()), np.asarray(w.numpy())
+        assert g.dtype == w.dtype and g.shape == w.shape
+        assert g.tolist() == w.tolist()
+
+
+def test_sequence_features_match_tensorflow():
+    def specs(tf):
+        return {"w": tf.io.FixedLenSequenceFeature([], tf.float32, allow_missing=True),
+                "v2": tf.io.FixedLenSequenceFeature([2], tf.int64, allow_missing=True, default_value=5)}
+
+    def records(tf):
+        return [_example(tf, w=[1.0, 2.0], v2=[1, 2, 3, 4]), _example(tf), _example(tf, w=[3.0], v2=[5, 6])]
+
+    assert _parsed(ember, records(ember), specs(ember)) == _parsed(tensorflow, records(tensorflow),
+                                                                   specs(tensorflow))
+    with pytest.raises(ValueError, match="allow_missing=True"):
+        ember.io.parse_example(records(ember), {"w": ember.io.FixedLenSequenceFeature([], ember.float32)})
+
+
+def test_ember_runs_tensorflows_parse_example_graph():
+    program = tensorflow.function(lambda s: _flat(tensorflow.io.parse_example(s, _interchange_specs(tensorflow))),
+                                  input_signature=[tensorflow.TensorSpec([None], tensorflow.string)])
+    concrete = program.get_concrete_function()
+    gd = concrete.graph.as_graph_def()
+    assert [n.op for n in gd.node].count("ParseExampleV2") == 1
+    graph = ember.graph_util.import_graph_def(gd)
+    fn = ember.NewGraphFunction(graph, ["s:0"], [t.name for t in concrete.outputs])
+    records = _records(tensorflow)
+    for batch in (records, records[1:3]):
+        _assert_same(fn(ember.constant(batch)), program(tensorflow.constant(batch)))
+
+
+def test_tensorflow_runs_embers_parse_example_graph():
+    from test_graph_def_tf import run_in_tensorflow
+
+    @ember.function
+    def parse(s):  # a called function: its outputs are named by output list in the FunctionDef
+        return _flat(ember.io.parse_example(s, _interchange_specs(ember)))
+
+    @ember.function(input_signature=[ember.TensorSpec([None], ember.string)])
+    def program(s):
+        return parse(s)
+
+    graph = program.get_concrete_function().graph
+    gd = graph.as_graph_def()
+    node = next(n for f in gd.library.function for n in f.node_def if n.op == "ParseExampleV2")
+    assert list(node.attr["Tdense"].list.type) == [tensorflow.int64.as_datatype_enum,
+                                                   tensorflow.string.as_datatype_enum,
+                                                   tensorflow.float32.as_datatype_enum,
+                                                   tensorflow.float32.as_datatype_enum]
+    assert [list(d.size for d in s.dim) for s in node.attr["dense_shapes"].list.shape] == [[], [], [-1], [2]]
+    # the attributes TensorFlow's tf.io.parse_example writes for the same features
+    theirs = next(n for n in tensorflow.function(
+        lambda s: _flat(tensorflow.io.parse_example(s, _interchange_specs(tensorflow)))).get_concrete_function(
+        tensorflow.TensorSpec([None], tensorflow.string)).graph.as_graph_def().node if n.op == "ParseExampleV2")
+    assert sorted(node.attr) == sorted(theirs.attr)
+    for name in theirs.attr:
+        assert node.attr[name].SerializeToString() == theirs.attr[name].SerializeToString(), name
+    records = _records(ember)
+    got = run_in_tensorflow(gd.SerializeToString(), [t.name for t in graph.inputs],
+                            [t.name for t in graph.outputs], tensorflow.constant(records))
+    _assert_same(got, program(ember.constant(records)))
+
+
+def test_parse_example_in_dataset_map_functions_as_tensorflow():
+    def pipeline(tf):
+        ds = tf.data.Dataset.from_tensor_slices(_records(tf)).batch(3)
+        ds = ds.map(lambda r: tuple(_flat(tf.io.parse_example(r, _interchange_specs(tf)))))
+        return [[np.asarray(a).tolist() for a in element] for element in ds.as_numpy_iterator()]
+
+    assert pipeline(ember) == pipeline(tensorflow)
+
+
+def test_ember_loads_and_runs_a_tensorflow_serving_function_that_parses_examples(tmp_path):
+    class Parser(tensorflow.Module):
+        @tensorflow.function(input_signature=[tensorflow.TensorSpec([None], tensorflow.string, name="examples")])
+        def serve(self, examples):
+            parsed = tensorflow.io.parse_example(examples, _interchange_specs(tensorflow))
+            return {"x": parsed["x"] * 2.0, "n": parsed["n"], "w": parsed["w"], "sd": parsed["sd"],
+                    "s": tensorflow.sparse.to_dense(parsed["s"]), "v_values": parsed["v"].values,
+                    "v_splits": parsed["v"].row_splits, "r": parsed["r64"].values}
+
+    model = Parser()
+    path = str(tmp_path / "parser")
+    tensorflow.saved_model.save(model, path, signatures={"serving_default": model.serve})
+    loaded = ember.saved_model.load(path)
+    records = _records(tensorflow)
+    got = loaded.signatures["serving_default"](examples=ember.constant(records))
+    want = model.serve(tensorflow.constant(records))
+    assert sorted(got) == sorted(want)
+    _assert_same([got[k] for k in sorted(got)], [want[k] for k in sorted(want)])
+
+
+def test_list_attributes_of_the_raw_op_are_checked():
+    op = ember._C.op("ParseExampleV2")
+    none = ember.constant(np.array([], dtype=object), ember.string)
+    key = ember.constant(["x"])
+    records = ember.constant(_records(ember))
+    args = [records, none, none, key, none, [ember.constant([0.0, 0.0])]]
+    got = op(*args, [ember.float32], 0, [], [], [], [[2]])
+    assert got.numpy().tolist() == [[1.0, 2.0], [4.0, 5.0], [6.0, 7.0], [8.0, 9.0]]
+    with pytest.raises(TypeError, match="ParseExampleV2: attribute 'Tdense' must be a list of dtypes, element 0"):
+        op(*args, ["float"], 0, [], [], [], [[2]])
+    with pytest.raises(TypeError, match="attribute 'dense_shapes' must be a list of shapes"):
+        op(*args, [ember.float32], 0, [], [], [], [["a"]])
+    with pytest.raises(ember.errors.InvalidArgumentError, match="one entry per dense default"):
+        op(*args, [ember.float32, ember.int64], 0, [], [], [], [[2]])
+    with pytest.raises(ember.errors.InvalidArgumentError,
+                       match="attribute 'ragged_split_types' must hold int32 or int64"):
+        op(records, none, none, none, key, [], [], 0, [], [ember.int64], [ember.float32], [])
+
+
+def test_a_graph_with_bad_list_attributes_is_a_clear_error():
+    program = tensorflow.function(lambda s: tensorflow.io.parse_example(s, _interchange_specs(tensorflow))["x"],
+                                  input_signature=[tensorflow.TensorSpec([None], tensorflow.string)])
+    gd = program.get_concrete_function().graph.as_graph_def()
+    node = next(n for n in gd.node if n.op == "ParseExampleV2")
+    node.attr["Tdense"].list.ClearField("type")
+    node.attr["Tdense"].list.i.extend([1, 2])
+    with pytest.raises(ember.errors.InvalidArgumentError, match="attribute 'Tdense': should be a list of dtypes"):
+        ember.graph_util.import_graph_def(gd)
+    node.attr["Tdense"].list.ClearField("i")
+    node.attr["Tdense"].list.type.extend([tensorflow.int64.as_datatype_enum])  # one type for four defaults
+    with pytest.raises(ember.errors.InvalidArgumentError, match="one entry per dense default"):
+        ember.graph_util.import_graph_def(gd)

@@ -95,8 +95,8 @@ EXCLUDED = {
                     "StringLower", "StringStrip", "StringSplitV2", "StringToHashBucketFast", "UnicodeDecode")},
     **{name: "reads or writes a file named by a string tensor; compared with tf.io.read_file / write_file "
              "(contents, errors, program order) in test_file_io.py" for name in ("ReadFile", "WriteFile")},
-    "ParseExampleFeature": "parses tf.train.Example records (ember's per-feature op; TensorFlow's is "
-                           "ParseExampleV2): compared with tf.io.parse_example in test_parse_example.py",
+    "ParseExampleV2": "parses tf.train.Example records, which random draws are not: compared with "
+                      "tf.io.parse_example in test_parse_example.py",
     **{name: "returns a string tensor; compared with tf.strings.format / tf.strings.as_string / "
              "tf.strings.unicode_encode in test_strings.py"
        for name in ("StringFormat", "AsString", "UnicodeEncode")},
@@ -138,6 +138,7 @@ DOMAINS = {
     "ClipByValue": {1: (-1.0, -0.5), 2: (0.5, 1.0)},
     "Asin": {0: (-0.9, 0.9)}, "Acos": {0: (-0.9, 0.9)}, "Atanh": {0: (-0.9, 0.9)}, "Erfinv": {0: (-0.9, 0.9)},
     "Acosh": {0: (1.1, 3.0)}, "Lgamma": {0: POSITIVE}, "Digamma": {0: (0.5, 3.0)}, "Atan2": {1: NONZERO},
+    "Xlogy": {1: POSITIVE}, "Xlog1py": {1: (-0.5, 2.0)},
     # TensorFlow's logits gradient assumes labels that are distributions (Note [Cross-entropy gradients])
     "SoftmaxCrossEntropyWithLogits": {1: DISTRIBUTION},
     # TensorFlow's (y, dy) gradient ops: y is Sqrt's, Rsqrt's or Reciprocal's output, so positive here.

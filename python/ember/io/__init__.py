@@ -9,8 +9,8 @@ from ember.framework.tensor import convert_to_tensor
 
 from google.protobuf import text_format
 
-from ember.io.parsing import (FixedLenFeature, RaggedFeature, VarLenFeature, parse_example,  # noqa: F401
-                              parse_single_example)
+from ember.io.parsing import (FixedLenFeature, FixedLenSequenceFeature, RaggedFeature, VarLenFeature,  # noqa: F401
+                              parse_example, parse_single_example)
 
 
 def read_file(filename, name=None):

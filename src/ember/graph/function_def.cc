@@ -29,9 +29,10 @@ std::string arg_name_for(const std::string& node_name) {
 }
 
 // "node:output_arg:index" (a FunctionDef's spelling) as "node:number" (a GraphDef's), with the op of each
-// body node from `body_ops`; argument names and "^node" stay as they are.
+// body node from `body_nodes`; argument names and "^node" stay as they are.
 Status graph_input_name(const std::string& input,
-                        const std::unordered_map<std::string, const OpDef*>& body_ops, std::string& out) {
+                        const std::unordered_map<std::string, const proto::NodeDef*>& body_nodes,
+                        std::string& out) {
   out = input;
   if (input.empty() || input[0] == '^') return Status::OK();
   const size_t first = input.find(':');
@@ -45,11 +46,14 @@ Status graph_input_name(const std::string& input,
   const std::string digits = input.substr(second + 1);
   if (digits.empty() || digits.size() > 9 || digits.find_first_not_of("0123456789") != std::string::npos)
     return invalid_argument("input '", printable(input), "' has no output index after its second ':'");
-  auto op = body_ops.find(node);
-  if (op == body_ops.end() || op->second == nullptr) return Status::OK();  // reported when resolved
-  int number = ops::output_number(*op->second, arg, std::stoi(digits));
+  auto body_node = body_nodes.find(node);
+  if (body_node == body_nodes.end()) return Status::OK();  // reported when resolved
+  const OpDef* op = OpRegistry::global().find(ops::ember_op_type(body_node->second->op()));
+  if (op == nullptr) return Status::OK();
+  const std::vector<int> list_sizes = ops::output_list_sizes(*op, body_node->second->attr());
+  int number = ops::output_number(*op, arg, std::stoi(digits), list_sizes);
   if (number < 0)
-    return invalid_argument("input '", printable(input), "': op ", op->second->name, " has no output '",
+    return invalid_argument("input '", printable(input), "': op ", op->name, " has no output '",
                             printable(arg), "' (or not that many)");
   out = node + ":" + std::to_string(number);
   return Status::OK();
@@ -199,7 +203,8 @@ Status write_function(const Callee& callee, ExportState& state, proto::FunctionD
     if (auto it = arg_names.find(v.node); it != arg_names.end()) return it->second;
     const Node& source = g.node(v.node);
     if (captured.count(v.node)) return source.name + ":output:0";
-    auto [arg, index] = ops::tf_output_arg(*source.op, v.output);
+    auto [arg, index] =
+        ops::tf_output_arg(*source.op, v.output, ops::output_list_sizes(*source.op, source.attrs));
     return source.name + ":" + arg + ":" + std::to_string(index);
   };
   for (int k = fn->num_call_args(); k < static_cast<int>(fn->args.size()); ++k) {
@@ -311,14 +316,13 @@ StatusOr<std::shared_ptr<const FunctionGraph>> LibraryReader::function(
   if (next_variable != variables.size())
     return invalid_argument(where, "the call passes ", variables.size(), " variable(s), but it takes ",
                             next_variable);
-  std::unordered_map<std::string, const OpDef*> body_ops;
-  for (const proto::NodeDef& node : def.node_def())
-    body_ops[node.name()] = OpRegistry::global().find(ops::ember_op_type(node.op()));
+  std::unordered_map<std::string, const proto::NodeDef*> body_nodes;
+  for (const proto::NodeDef& node : def.node_def()) body_nodes[node.name()] = &node;
   for (const proto::NodeDef& node : def.node_def()) {
     proto::NodeDef& copy = owned.emplace_back(node);
     for (std::string& input : *copy.mutable_input()) {
       std::string translated;
-      Status s = graph_input_name(input, body_ops, translated);
+      Status s = graph_input_name(input, body_nodes, translated);
       if (!s.ok()) return s.with_prefix(where + "node '" + printable(node.name()) + "': ");
       input = std::move(translated);
     }
@@ -361,7 +365,7 @@ StatusOr<std::shared_ptr<const FunctionGraph>> LibraryReader::function(
       continue;
     }
     std::string tensor;
-    EMBER_RETURN_IF_ERROR(graph_input_name(ret->second, body_ops, tensor).with_prefix(where));
+    EMBER_RETURN_IF_ERROR(graph_input_name(ret->second, body_nodes, tensor).with_prefix(where));
     auto value = g.parse_tensor_name(tensor);
     if (!value.ok() || tensor.empty() || tensor[0] == '^')
       return invalid_argument(where, "output '", printable(arg.name()), "' is '", printable(ret->second),

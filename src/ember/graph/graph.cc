@@ -107,6 +107,14 @@ std::string format_attrs(const OpDef& op, const AttrList& attrs) {
             os << '"' << v << '"';
           } else if constexpr (std::is_same_v<V, TensorRef>) {
             os << "<" << dtype_name(v->dtype()) << v->shape().to_string() << ">";
+          } else if constexpr (std::is_same_v<V, std::vector<DType>>) {
+            os << "[";
+            for (size_t k = 0; k < v.size(); ++k) os << (k ? "," : "") << dtype_name(v[k]);
+            os << "]";
+          } else if constexpr (std::is_same_v<V, std::vector<Shape>>) {
+            os << "[";
+            for (size_t k = 0; k < v.size(); ++k) os << (k ? "," : "") << v[k].to_string();
+            os << "]";
           } else {
             os << v;
           }

@@ -62,8 +62,9 @@ using namespace graph_def_internal;  // NOLINT: the pieces shared with function_
 // Note [Attributes in a GraphDef]
 // An ember attribute is written as the AttrValue member of its declared type: kInt -> i, kFloat -> f,
 // kBool -> b, kDType -> type (TensorFlow's DataType), kInts -> list { i }, kString -> s, kTensor -> tensor
-// (a TensorProto with raw little-endian tensor_content). TensorFlow's f is a float32, so a float attribute
-// keeps float32 precision through a round trip. Two things keep TensorFlow's spelling:
+// (a TensorProto with raw little-endian tensor_content), kDTypes -> list { type }, kShapes -> list { shape }
+// (TensorShapeProtos, unknown_rank or -1 dims where not known). TensorFlow's f is a float32, so a float
+// attribute keeps float32 precision through a round trip. Two things keep TensorFlow's spelling:
 //  - ember spells TensorFlow's shape-typed attribute as two, `shape` (ints, -1 for an unknown dimension)
 //    and `unknown_rank` (bool). An op declaring both (Placeholder) is written with one `shape` attribute,
 //    a TensorShapeProto, and read back into the two.
@@ -101,6 +102,10 @@ const char* attr_type_name(AttrType type) {
       return "a string (AttrValue.s)";
     case AttrType::kTensor:
       return "a tensor (AttrValue.tensor)";
+    case AttrType::kDTypes:
+      return "a list of dtypes (AttrValue.list.type)";
+    case AttrType::kShapes:
+      return "a list of shapes (AttrValue.list.shape)";
   }
   return "?";
 }
@@ -189,6 +194,15 @@ void write_attr_value(AttrType type, const AttrValue& value, proto::AttrValue* o
       return out->set_s(std::get<std::string>(value));
     case AttrType::kTensor:
       return to_tensor_proto(*std::get<TensorRef>(value), out->mutable_tensor());
+    case AttrType::kDTypes:
+      out->mutable_list();
+      for (DType d : std::get<std::vector<DType>>(value)) out->mutable_list()->add_type(tf_type(d));
+      return;
+    case AttrType::kShapes:
+      out->mutable_list();
+      for (const Shape& shape : std::get<std::vector<Shape>>(value))
+        to_shape_proto(shape.dims(), !shape.rank_known(), out->mutable_list()->add_shape());
+      return;
   }
 }
 
@@ -291,6 +305,13 @@ std::string serialize(const google::protobuf::MessageLite& message) {
 
 // ---- reading
 
+// Whether `members` (the size of one repeated member of the list) accounts for all the list holds.
+bool only_list_member(const proto::AttrValue::ListValue& list, int members) {
+  const int all = list.s_size() + list.i_size() + list.f_size() + list.b_size() + list.type_size() +
+                  list.shape_size() + list.tensor_size() + list.func_size();
+  return all == members;
+}
+
 // Decodes one attribute by its declared type. `unknown_rank` is set when a kInts attribute came as a shape
 // of unknown rank (Note [Attributes in a GraphDef]).
 Status decode_attr(const AttrDef& def, const proto::AttrValue& m, AttrValue& out, bool& unknown_rank) {
@@ -361,6 +382,38 @@ Status decode_attr(const AttrDef& def, const proto::AttrValue& m, AttrValue& out
       TensorRef t;
       EMBER_RETURN_IF_ERROR(from_tensor_proto(m.tensor(), t));
       out = std::move(t);
+      return Status::OK();
+    }
+    case AttrType::kDTypes: {
+      if (m.value_case() == proto::AttrValue::VALUE_NOT_SET) {  // nothing set: an empty list
+        out = std::vector<DType>{};
+        return Status::OK();
+      }
+      if (!m.has_list() || !only_list_member(m.list(), m.list().type_size())) return mismatch();
+      std::vector<DType> types;
+      for (int type : m.list().type()) {
+        DType dtype;
+        if (!dtype_from_tf_datatype(type, &dtype))
+          return invalid_argument("DataType ", type, " is not one ember supports");
+        types.push_back(dtype);
+      }
+      out = std::move(types);
+      return Status::OK();
+    }
+    case AttrType::kShapes: {
+      if (m.value_case() == proto::AttrValue::VALUE_NOT_SET) {
+        out = std::vector<Shape>{};
+        return Status::OK();
+      }
+      if (!m.has_list() || !only_list_member(m.list(), m.list().shape_size())) return mismatch();
+      std::vector<Shape> shapes;
+      for (const proto::TensorShapeProto& proto_shape : m.list().shape()) {
+        std::vector<int64_t> dims;
+        bool shape_unknown_rank = false;
+        EMBER_RETURN_IF_ERROR(from_shape_proto(proto_shape, dims, shape_unknown_rank));
+        shapes.push_back(shape_unknown_rank ? Shape::unknown_rank() : Shape(dims));
+      }
+      out = std::move(shapes);
       return Status::OK();
     }
   }

@@ -1,6 +1,7 @@
 #include "ember/graph/graph_def_ops.h"
 
 #include <algorithm>
+#include <climits>
 
 #include "ember/graph/tensor_proto.h"
 #include "ember/ops/graph_ops.h"
@@ -139,6 +140,31 @@ bool type_attr_named_otherwise(const OpDef& op, size_t input) {
 
 bool is_resource_op(const OpDef& op) { return op.has_flag(kReadsResource) || op.has_flag(kWritesResource); }
 
+// Ops whose declared outputs are lists sized by attributes (TensorFlow's number_attr and type_list_attr):
+// each output arg and the attribute that gives its length, an int or a list of dtypes.
+struct OutputList {
+  std::string_view op, output, length_attr;
+};
+constexpr OutputList kOutputLists[] = {
+    {"ParseExampleV2", "sparse_indices", "num_sparse"},
+    {"ParseExampleV2", "sparse_values", "sparse_types"},
+    {"ParseExampleV2", "sparse_shapes", "num_sparse"},
+    {"ParseExampleV2", "dense_values", "Tdense"},
+    {"ParseExampleV2", "ragged_values", "ragged_value_types"},
+    {"ParseExampleV2", "ragged_row_splits", "ragged_split_types"},
+};
+
+// The list sizes of `op`'s outputs, with `length(attr)` the length an attribute gives (-1 when absent).
+template <typename Length>
+std::vector<int> list_sizes(const OpDef& op, Length length) {
+  std::vector<int> sizes;
+  for (const std::string& output : op.outputs)
+    for (const OutputList& list : kOutputLists)
+      if (list.op == op.name && list.output == output) sizes.push_back(std::max(0, length(list.length_attr)));
+  if (sizes.size() != op.outputs.size()) sizes.clear();
+  return sizes;
+}
+
 void set_type(AttrMap& out, const std::string& name, DType dtype) {
   out[name].set_type(static_cast<proto::DataType>(tf_datatype(dtype)));
 }
@@ -214,7 +240,31 @@ std::string_view ember_op_type(std::string_view tf_op) {
   return tf_op;
 }
 
-std::pair<std::string, int> tf_output_arg(const OpDef& op, int output) {
+std::vector<int> output_list_sizes(const OpDef& op, const AttrList& attrs) {
+  return list_sizes(op, [&](std::string_view name) -> int {
+    const int k = op.attr_index(name);
+    if (k < 0 || static_cast<size_t>(k) >= attrs.size()) return -1;
+    if (const auto* n = std::get_if<int64_t>(&attrs[k])) return static_cast<int>(*n);
+    if (const auto* types = std::get_if<std::vector<DType>>(&attrs[k]))
+      return static_cast<int>(types->size());
+    return -1;
+  });
+}
+
+std::vector<int> output_list_sizes(const OpDef& op, const AttrMap& attrs) {
+  return list_sizes(op, [&](std::string_view name) -> int {
+    auto it = attrs.find(std::string(name));
+    if (it == attrs.end()) return -1;
+    if (it->second.has_i()) return static_cast<int>(std::min<int64_t>(it->second.i(), INT32_MAX));
+    return it->second.has_list() ? it->second.list().type_size() : -1;
+  });
+}
+
+std::pair<std::string, int> tf_output_arg(const OpDef& op, int output, std::span<const int> list_sizes) {
+  for (size_t k = 0; k < list_sizes.size(); ++k) {
+    if (output < list_sizes[k]) return {op.outputs[k], output};
+    output -= list_sizes[k];
+  }
   if (op.outputs.size() > 1) return {op.outputs[output], 0};
   for (const auto& [name, arg] : kTfOutputArgs)
     if (op.name == name) return {std::string(arg), output};
@@ -222,7 +272,15 @@ std::pair<std::string, int> tf_output_arg(const OpDef& op, int output) {
   return {op.outputs.empty() ? std::string("output") : op.outputs[0], output};
 }
 
-int output_number(const OpDef& op, std::string_view arg, int index) {
+int output_number(const OpDef& op, std::string_view arg, int index, std::span<const int> list_sizes) {
+  if (!list_sizes.empty()) {
+    int first = 0;
+    for (size_t k = 0; k < list_sizes.size(); ++k) {
+      if (op.outputs[k] == arg) return index < list_sizes[k] ? first + index : -1;
+      first += list_sizes[k];
+    }
+    return -1;
+  }
   if (op.outputs.size() > 1) {
     auto it = std::find(op.outputs.begin(), op.outputs.end(), arg);
     if (it == op.outputs.end() || index != 0) return -1;

@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "ember/graph.pb.h"
 #include "ember/ops/execute.h"
@@ -48,12 +49,21 @@ std::string tf_op_type(const OpDef& op, bool stateful_call);
 /// ember's registry name for TensorFlow's op type `tf_op` (the inverse of tf_op_type).
 std::string_view ember_op_type(std::string_view tf_op);
 
+/// How many tensors each declared output of a node holds where TensorFlow declares several output lists
+/// sized by attributes (ParseExampleV2: num_sparse, sparse_types, Tdense, ...), from the node's attributes
+/// as ember holds them or as a NodeDef does; empty for every other op (one tensor per declared output, or
+/// one list).
+std::vector<int> output_list_sizes(const OpDef& op, const AttrList& attrs);
+std::vector<int> output_list_sizes(const OpDef& op, const AttrMap& attrs);
+
 /// The output arg of `op` that holds output `output`, and the index within it: a FunctionDef names
 /// output 2 of an Unpack "unpack:output:2", output 1 of SparseSoftmaxCrossEntropyWithLogits "s:backprop:0".
-std::pair<std::string, int> tf_output_arg(const OpDef& op, int output);
+/// `list_sizes` is output_list_sizes() of the node.
+std::pair<std::string, int> tf_output_arg(const OpDef& op, int output, std::span<const int> list_sizes = {});
 
-/// The output number of "node:arg:index" for a node of `op`, or -1 when `op` has no output arg `arg`.
-int output_number(const OpDef& op, std::string_view arg, int index);
+/// The output number of "node:arg:index" for a node of `op`, or -1 when `op` has no output arg `arg` (or
+/// it holds no output `index`).
+int output_number(const OpDef& op, std::string_view arg, int index, std::span<const int> list_sizes = {});
 
 /// Adds the attributes TensorFlow's OpDef has and ember derives from the node's inputs and outputs: "T"
 /// (the dtype of type variable 0; TensorFlow's variable ops call it "dtype"), "N" (the length of a variadic

@@ -98,6 +98,11 @@ EMBER_CBINARY(CDiv, a / b)
 EMBER_CBINARY(CPow, std::pow(a, b))
 EMBER_CBINARY(CEqual, a == b)
 EMBER_CBINARY(CNotEqual, a != b)
+EMBER_CBINARY(CDivNoNan, b == C(0) ? C(0) : a / b)
+EMBER_CBINARY(CMulNoNan, b == C(0) ? C(0) : a * b)
+EMBER_CBINARY(CXlogy, a == C(0) ? a : a * std::log(b))
+EMBER_CBINARY(CXdivy, a == C(0) ? a : a / b)
+EMBER_CBINARY(CXlog1py, a == C(0) ? a : a * log1p(b))
 #undef EMBER_CBINARY
 
 template <typename F>
@@ -145,6 +150,11 @@ void fill_complex_elementwise_tables(ElementwiseTables& t) {
   set_binary<CPow>(t, BinaryOp::kPow);
   set_binary<CEqual>(t, BinaryOp::kEqual);
   set_binary<CNotEqual>(t, BinaryOp::kNotEqual);
+  set_binary<CDivNoNan>(t, BinaryOp::kDivNoNan);
+  set_binary<CMulNoNan>(t, BinaryOp::kMulNoNan);
+  set_binary<CXlogy>(t, BinaryOp::kXlogy);
+  set_binary<CXdivy>(t, BinaryOp::kXdivy);
+  set_binary<CXlog1py>(t, BinaryOp::kXlog1py);
 }
 
 }  // namespace ember::kernels

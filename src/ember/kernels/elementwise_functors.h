@@ -257,6 +257,13 @@ EMBER_BINARY(LogicalAndF, a&& b)
 EMBER_BINARY(LogicalOrF, a || b)
 EMBER_BINARY(Atan2F, X(std::atan2(double(a), double(b))))
 EMBER_BINARY(PolygammaF, X(special_polygamma(double(a), double(b))))
+// TensorFlow's "no NaN" products and quotients: 0 where the named operand is 0, whatever the other is. Where
+// x is the one tested, the result is x itself (-0 stays -0), as TensorFlow's.
+EMBER_BINARY(DivNoNanF, b == X(0) ? X(0) : X(a / b))
+EMBER_BINARY(MulNoNanF, b == X(0) ? X(0) : X(a * b))
+EMBER_BINARY(XlogyF, a == X(0) ? a : X(a * vlog(b)))
+EMBER_BINARY(XdivyF, a == X(0) ? a : X(a / b))
+EMBER_BINARY(Xlog1pyF, a == X(0) ? a : X(a * vlog1p(b)))
 #undef EMBER_BINARY
 
 struct FloorDivF {

@@ -123,5 +123,15 @@
   X(kAtan2, Atan2, atan2, Atan2F, kFloatTypes, Same, 8, 0, atan2_grad,                                       \
     "atan2(y, x): the angle of the point (x, y), in [-pi, pi]. atan2([1.], [0.]) == [1.5707964]")                                                                                           \
   X(kPolygamma, Polygamma, polygamma, PolygammaF, kFloatTypes, Same, 8, 0, polygamma_grad,                   \
-    "The a-th derivative of digamma at x (a a non-negative integer). polygamma([1.], [1.]) == [1.644934]")
+    "The a-th derivative of digamma at x (a a non-negative integer). polygamma([1.], [1.]) == [1.644934]")  \
+  X(kDivNoNan, DivNoNan, div_no_nan, DivNoNanF, kFloatAndComplexTypes, Same, 1, 0, div_no_nan_grad,          \
+    "x / y, and 0 where y is 0. div_no_nan([3., 1.], [0., 2.]) == [0., 0.5]")                                \
+  X(kMulNoNan, MulNoNan, mul_no_nan, MulNoNanF, kFloatAndComplexTypes, Same, 1, 0, mul_no_nan_grad,          \
+    "x * y, and 0 where y is 0 even if x is inf or nan. mul_no_nan([inf, 2.], [0., 3.]) == [0., 6.]")        \
+  X(kXlogy, Xlogy, xlogy, XlogyF, kFloatAndComplexTypes, Same, 8, 0, xlogy_grad,                             \
+    "x * log(y), and 0 where x is 0. xlogy([0., 2.], [0., 1.]) == [0., 0.]")                                 \
+  X(kXdivy, Xdivy, xdivy, XdivyF, kFloatAndComplexTypes, Same, 1, 0, xdivy_grad,                             \
+    "x / y, and 0 where x is 0. xdivy([0., 1.], [0., 2.]) == [0., 0.5]")                                     \
+  X(kXlog1py, Xlog1py, xlog1py, Xlog1pyF, kFloatAndComplexTypes, Same, 8, 0, xlog1py_grad,                   \
+    "x * log1p(y), and 0 where x is 0. xlog1py([0., 2.], [-1., 0.]) == [0., 0.]")
 // clang-format on

@@ -26,6 +26,10 @@ bool attr_matches(AttrType type, const AttrValue& v) {
       return std::holds_alternative<std::string>(v);
     case AttrType::kTensor:
       return std::holds_alternative<TensorRef>(v);
+    case AttrType::kDTypes:
+      return std::holds_alternative<std::vector<DType>>(v);
+    case AttrType::kShapes:
+      return std::holds_alternative<std::vector<Shape>>(v);
   }
   return false;
 }
@@ -46,6 +50,10 @@ const char* attr_type_name(AttrType type) {
       return "string";
     case AttrType::kTensor:
       return "tensor";
+    case AttrType::kDTypes:
+      return "list of dtypes";
+    case AttrType::kShapes:
+      return "list of shapes";
   }
   return "?";
 }

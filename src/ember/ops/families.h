@@ -29,7 +29,7 @@ void register_complex_ops(OpRegistry& r);       // Complex, Real, Imag, Conj, Co
 void register_fft_ops(OpRegistry& r);           // FFT, IFFT, RFFT, IRFFT (1-3 D)
 void register_string_ops(OpRegistry& r);        // tf.strings (ops/strings.cc)
 void register_string_array_kernels(OpRegistry& r);  // string kernels of Equal, ConcatV2, ... (after them)
-void register_parse_example_ops(OpRegistry& r);     // ParseExampleFeature (ops/parse_example.cc)
+void register_parse_example_ops(OpRegistry& r);     // ParseExampleV2 (ops/parse_example.cc)
 void register_file_io_ops(OpRegistry& r);           // ReadFile, WriteFile (ops/file_io.cc)
 
 inline void register_all_ops(OpRegistry& r) {

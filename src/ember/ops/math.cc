@@ -153,6 +153,34 @@ void atan2_grad(GradContext& c) {
   c.set(0, reduce_to(scaled * x, y, x));
   c.set(1, reduce_to(-scaled * y, x, y));
 }
+// TensorFlow's gradients of the "no NaN" ops, written with the ops themselves so that a zero operand
+// gives a zero gradient there too (not 0 * inf) and the second derivative keeps that property.
+void div_no_nan_grad(GradContext& c) {
+  GradTensor x = c.input(0), y = c.input(1), dz = c.grad();
+  c.set(0, reduce_to(binary("DivNoNan", dz, y), x, y));
+  c.set(1, reduce_to(dz * binary("DivNoNan", binary("DivNoNan", -x, y), y), y, x));
+}
+void mul_no_nan_grad(GradContext& c) {
+  GradTensor x = c.input(0), y = c.input(1), dz = c.grad();
+  c.set(0, reduce_to(binary("MulNoNan", dz, y), x, y));
+  c.set(1, reduce_to(binary("MulNoNan", x, dz), y, x));
+}
+// x * f(y) for f = log (Xlogy) or log1p (Xlog1py): d/dx = f(y) where x != 0, d/dy = x f'(y).
+template <bool kLog1p>
+void x_log_grad(GradContext& c) {
+  GradTensor x = c.input(0), y = c.input(1), dz = c.grad();
+  GradTensor x_nonzero = mask(compare("NotEqual", x, scalar(0, x.dtype())), x.dtype());
+  c.set(0, reduce_to(dz * binary(kLog1p ? "Xlog1py" : "Xlogy", x_nonzero, y), x, y));
+  c.set(1, reduce_to(dz * binary("Xdivy", x, kLog1p ? y + 1.0 : y), y, x));
+}
+void xlogy_grad(GradContext& c) { x_log_grad<false>(c); }
+void xlog1py_grad(GradContext& c) { x_log_grad<true>(c); }
+void xdivy_grad(GradContext& c) {
+  GradTensor x = c.input(0), y = c.input(1), dz = c.grad();
+  GradTensor x_nonzero = mask(compare("NotEqual", x, scalar(0, x.dtype())), x.dtype());
+  c.set(0, reduce_to(dz * binary("Xdivy", x_nonzero, y), x, y));
+  c.set(1, reduce_to(dz * binary("Xdivy", -x, square(y)), y, x));
+}
 // The order a is a non-negative integer: no gradient flows to it (as TensorFlow's).
 void polygamma_grad(GradContext& c) {
   const GradTensor a = c.input(0), x = c.input(1);
@@ -191,19 +219,13 @@ struct ElementwiseRow {
 };
 
 #define EMBER_UNARY_ROW(Enum, Op, api, Math, Types, Result, Cost, Flags, Grad, Doc) \
-  ElementwiseRow{kernels::info(UnaryOp::Enum),                                      \
-                 static_cast<int>(UnaryOp::Enum),                                   \
-                 &unary_kernel<UnaryOp::Enum>,                                      \
-                 Flags,                                                             \
-                 with_complex<Grad>(),                                              \
-                 Doc},
+  ElementwiseRow{kernels::info(UnaryOp::Enum), static_cast<int>(UnaryOp::Enum),     \
+                 &unary_kernel<UnaryOp::Enum>, Flags,                               \
+                 with_complex<Grad>(),         Doc},
 #define EMBER_BINARY_ROW(Enum, Op, api, Math, Types, Result, Cost, Flags, Grad, Doc) \
-  ElementwiseRow{kernels::info(BinaryOp::Enum),                                      \
-                 static_cast<int>(BinaryOp::Enum),                                   \
-                 &binary_kernel<BinaryOp::Enum>,                                     \
-                 Flags,                                                              \
-                 with_complex<Grad>(),                                               \
-                 Doc},
+  ElementwiseRow{kernels::info(BinaryOp::Enum),  static_cast<int>(BinaryOp::Enum),   \
+                 &binary_kernel<BinaryOp::Enum>, Flags,                              \
+                 with_complex<Grad>(),           Doc},
 const ElementwiseRow kUnaryRows[] = {EMBER_UNARY_OPS(EMBER_UNARY_ROW)};
 const ElementwiseRow kBinaryRows[] = {EMBER_BINARY_OPS(EMBER_BINARY_ROW)};
 #undef EMBER_BINARY_ROW

@@ -18,10 +18,14 @@
 
 namespace ember {
 
-enum class AttrType : uint8_t { kInt, kFloat, kBool, kDType, kInts, kString, kTensor };
+/// kDTypes and kShapes are TensorFlow's list(type) and list(shape) (ParseExampleV2's Tdense and
+/// dense_shapes); a Shape in a list may have unknown dims or an unknown rank.
+enum class AttrType : uint8_t { kInt, kFloat, kBool, kDType, kInts, kString, kTensor, kDTypes, kShapes };
 
-/// An attribute value. Ops take their attributes by position, in the order the OpDef declares them.
-using AttrValue = std::variant<int64_t, double, bool, DType, std::vector<int64_t>, std::string, TensorRef>;
+/// An attribute value. Ops take their attributes by position, in the order the OpDef declares them. The
+/// alternatives follow AttrType's order.
+using AttrValue = std::variant<int64_t, double, bool, DType, std::vector<int64_t>, std::string, TensorRef,
+                               std::vector<DType>, std::vector<Shape>>;
 
 struct AttrDef {
   std::string name;
@@ -116,6 +120,8 @@ struct AttrReader {
   const std::vector<int64_t>& attr_ints(int i) const { return std::get<std::vector<int64_t>>(attrs[i]); }
   const std::string& attr_string(int i) const { return std::get<std::string>(attrs[i]); }
   const TensorRef& attr_tensor(int i) const { return std::get<TensorRef>(attrs[i]); }
+  const std::vector<DType>& attr_dtypes(int i) const { return std::get<std::vector<DType>>(attrs[i]); }
+  const std::vector<Shape>& attr_shapes(int i) const { return std::get<std::vector<Shape>>(attrs[i]); }
 };
 
 /// What a shape function sees: input specs, the value of inputs that are constant (always, eagerly;

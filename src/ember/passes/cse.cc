@@ -58,6 +58,13 @@ uint64_t hash_attrs(const AttrList& attrs) {
             h = mix(h, hash_bytes(x.data(), x.size() * sizeof(int64_t)));
           } else if constexpr (std::is_same_v<T, std::string>) {
             h = mix(h, std::hash<std::string>{}(x));
+          } else if constexpr (std::is_same_v<T, std::vector<DType>>) {
+            for (DType d : x) h = mix(h, static_cast<uint64_t>(d));
+          } else if constexpr (std::is_same_v<T, std::vector<Shape>>) {
+            for (const Shape& s : x) {
+              h = mix(h, static_cast<uint64_t>(s.rank_known() ? s.rank() : -1));
+              for (int64_t d : s.dims()) h = mix(h, static_cast<uint64_t>(d));
+            }
           } else {
             const TensorImpl* t = x.get();
             if (t == nullptr || t->is_symbolic()) {

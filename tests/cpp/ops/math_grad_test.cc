@@ -95,6 +95,12 @@ const Domain kDomains[] = {
     {"Atan2", 0.5, 2, -2, 2},
     // Polygamma's order is an integer (no gradient, and NaN between integers): PolygammaGradient.
     {"Polygamma", 0, 0},
+    // Away from the zero that masks the other operand (there the gradient jumps).
+    {"DivNoNan", -2, 2, 0.5, 2},
+    {"MulNoNan", -2, 2, 0.5, 2},
+    {"Xlogy", 0.5, 2, 0.3, 3},
+    {"Xdivy", 0.5, 2, 0.5, 2},
+    {"Xlog1py", 0.5, 2, -0.5, 2},
 };
 
 const Domain* domain_of(std::string_view op) {

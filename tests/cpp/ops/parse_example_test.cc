@@ -1,4 +1,4 @@
-// ParseExampleFeature (ops/parse_example.cc): its shape function, and its kernel on records built with the
+// ParseExampleV2 (ops/parse_example.cc): its shape function, and its kernel on records built with the
 // protobuf classes of proto/ember/example.proto. Values are compared with TensorFlow's tf.io.parse_example
 // in tests/python/test_parse_example.py.
 #include <gtest/gtest.h>
@@ -27,61 +27,96 @@ TensorRef strings(const std::vector<std::string>& values) {
   return t;
 }
 
-std::vector<AttrValue> attrs(const std::string& kind, std::vector<int64_t> shape, bool required = true) {
-  return {std::string("x"), kind,     DType::kFloat32,
-          std::move(shape), required, testing::make_tensor({2}, {8, 9}, DType::kFloat32),
-          DType::kInt64};
+// The attributes of a node that parses feature "x" (float32) as one kind: "sparse", "dense" (of `shape`)
+// or "ragged" (int64 splits).
+std::vector<AttrValue> attrs(const std::string& kind, Shape shape = Shape({})) {
+  const bool sparse = kind == "sparse", dense = kind == "dense", ragged = kind == "ragged";
+  const auto types = [](bool has, DType d) { return has ? std::vector<DType>{d} : std::vector<DType>{}; };
+  return {types(dense, DType::kFloat32),  int64_t{sparse},
+          types(sparse, DType::kFloat32), types(ragged, DType::kFloat32),
+          types(ragged, DType::kInt64),   dense ? std::vector<Shape>{shape} : std::vector<Shape>{}};
 }
 
-Status run(const std::vector<std::string>& records, const std::vector<AttrValue>& a, OutputList& outs) {
-  const OpDef* op = OpRegistry::global().find("ParseExampleFeature");
-  TensorRef input = strings(records);
-  TensorImpl* inputs[] = {input.get()};
-  AttrList list;
-  for (const AttrValue& value : a) list.push_back(value);
-  return run_kernel(*op, {inputs, 1}, {list.data(), list.size()}, outs);
+Status run(const std::vector<std::string>& records, const std::string& kind, OutputList& outs,
+           Shape shape = Shape({}), TensorRef dense_default = TensorRef()) {
+  const OpDef* op = OpRegistry::global().find("ParseExampleV2");
+  TensorRef serialized = strings(records), names = strings({}), key = strings({"x"}), none = strings({});
+  std::vector<TensorImpl*> inputs = {serialized.get(), names.get(), (kind == "sparse" ? key : none).get(),
+                                     (kind == "dense" ? key : none).get(),
+                                     (kind == "ragged" ? key : none).get()};
+  if (kind == "dense") inputs.push_back(dense_default.get());
+  std::vector<AttrValue> list = attrs(kind, shape);
+  return run_kernel(*op, {inputs.data(), inputs.size()}, {list.data(), list.size()}, outs);
 }
 
 TEST(ParseExampleShape, OutputsPerKind) {
-  INFER_OK("ParseExampleFeature", "[?]:string", attrs("dense", {2, 3}), "[?,2,3]");
-  INFER_OK("ParseExampleFeature", "[]:string", attrs("dense", {2}), "[2]");
-  INFER_OK("ParseExampleFeature", "[4]:string", attrs("var_len", {}), "[?,2]:int64;[?];[2]:int64");
-  INFER_OK("ParseExampleFeature", "[4]:string", attrs("ragged", {}), "[?];[5]:int64");
-  INFER_ERROR("ParseExampleFeature", "[2,2]:string", attrs("dense", {2}), "a scalar or a vector");
-  INFER_ERROR("ParseExampleFeature", "[2]:string", attrs("sparse", {}), "kind must be");
+  INFER_OK("ParseExampleV2", "[?]:string;[0]:string;[0]:string;[1]:string;[0]:string;[6]",
+           attrs("dense", Shape({2, 3})), "[?,2,3]");
+  INFER_OK("ParseExampleV2", "[]:string;[0]:string;[0]:string;[1]:string;[0]:string;[0]",
+           attrs("dense", Shape({2})), "[2]");
+  INFER_OK("ParseExampleV2", "[]:string;[0]:string;[0]:string;[1]:string;[0]:string;[1]",
+           attrs("dense", Shape({-1, 2})), "[?,2]");
+  INFER_OK("ParseExampleV2", "[4]:string;[0]:string;[1]:string;[0]:string;[0]:string", attrs("sparse"),
+           "[?,2]:int64;[?];[2]:int64");
+  INFER_OK("ParseExampleV2", "[4]:string;[0]:string;[0]:string;[0]:string;[1]:string", attrs("ragged"),
+           "[?];[5]:int64");
+  INFER_ERROR("ParseExampleV2", "[2,2]:string;[0]:string;[0]:string;[1]:string;[0]:string;[2]",
+              attrs("dense", Shape({2})), "a scalar or a vector");
+  INFER_ERROR("ParseExampleV2", "[2]:string;[0]:string;[0]:string;[0]:string;[0]:string",
+              attrs("dense", Shape({2})), "one entry per dense default");
+  std::vector<AttrValue> bad = attrs("sparse");
+  bad[1] = int64_t{2};
+  INFER_ERROR("ParseExampleV2", "[2]:string;[0]:string;[1]:string;[0]:string;[0]:string", bad,
+              "must be the length of sparse_types");
+  INFER_ERROR("ParseExampleV2", "[2]:string;[0]:string;[0]:string;[1]:string;[0]:string;[2]",
+              attrs("dense", Shape({2, -1})), "fully defined but for its first dim");
 }
 
-TEST(ParseExampleKernel, DenseWithDefaultVarLenAndRagged) {
+TEST(ParseExampleKernel, DenseWithDefaultSequenceSparseAndRagged) {
   OutputList outs;
-  ASSERT_TRUE(run({record({1, 2}), "", record({3, 4})}, attrs("dense", {2}, /*required=*/false), outs).ok());
+  ASSERT_TRUE(run({record({1, 2}), "", record({3, 4})}, "dense", outs, Shape({2}),
+                  testing::make_tensor({2}, {8, 9}, DType::kFloat32))
+                  .ok());
   EXPECT_EQ(outs[0]->shape().to_string(), "[3,2]");
   const float* v = outs[0]->data<float>();
   EXPECT_EQ(std::vector<float>(v, v + 6), (std::vector<float>{1, 2, 8, 9, 3, 4}));  // "" is an empty Example
 
   outs.clear();
-  ASSERT_TRUE(run({record({1}), record({2, 3, 4})}, attrs("var_len", {}), outs).ok());
+  ASSERT_TRUE(run({record({1}), "", record({3, 4, 5, 6})}, "dense", outs, Shape({-1, 2}),
+                  testing::make_tensor({}, {7}, DType::kFloat32))
+                  .code() != Code::kOk);  // one value is not a whole step of [2]
+  ASSERT_TRUE(run({record({1, 2}), "", record({3, 4, 5, 6})}, "dense", outs, Shape({-1, 2}),
+                  testing::make_tensor({}, {7}, DType::kFloat32))
+                  .ok());
+  EXPECT_EQ(outs[0]->shape().to_string(), "[3,2,2]");
+  v = outs[0]->data<float>();
+  EXPECT_EQ(std::vector<float>(v, v + 12), (std::vector<float>{1, 2, 7, 7, 7, 7, 7, 7, 3, 4, 5, 6}));
+
+  outs.clear();
+  ASSERT_TRUE(run({record({1}), record({2, 3, 4})}, "sparse", outs).ok());
   const int64_t* indices = outs[0]->data<int64_t>();
   EXPECT_EQ(std::vector<int64_t>(indices, indices + 8), (std::vector<int64_t>{0, 0, 1, 0, 1, 1, 1, 2}));
   const int64_t* dense_shape = outs[2]->data<int64_t>();
   EXPECT_EQ(std::vector<int64_t>(dense_shape, dense_shape + 2), (std::vector<int64_t>{2, 3}));
 
   outs.clear();
-  ASSERT_TRUE(run({record({1}), record({2, 3, 4})}, attrs("ragged", {}), outs).ok());
+  ASSERT_TRUE(run({record({1}), record({2, 3, 4})}, "ragged", outs).ok());
   const int64_t* splits = outs[1]->data<int64_t>();
   EXPECT_EQ(std::vector<int64_t>(splits, splits + 3), (std::vector<int64_t>{0, 1, 4}));
 }
 
 TEST(ParseExampleKernel, BadRecordsAndShapesAreInvalidArgument) {
   OutputList outs;
-  Status s = run({"\xff\xff garbage"}, attrs("dense", {2}), outs);
+  const TensorRef required = testing::make_tensor({0}, {}, DType::kFloat32);
+  Status s = run({"\xff\xff garbage"}, "dense", outs, Shape({2}), required);
   EXPECT_NE(s.message().find("record 0 is not a serialized tf.train.Example"), std::string::npos)
       << s.message();
-  s = run({record({1, 2, 3})}, attrs("dense", {2}), outs);
+  s = run({record({1, 2, 3})}, "dense", outs, Shape({2}), required);
   EXPECT_NE(s.message().find("has 3 value(s), but its shape [2] holds 2"), std::string::npos) << s.message();
-  s = run({""}, attrs("dense", {2}), outs);
+  s = run({""}, "dense", outs, Shape({2}), required);
   EXPECT_NE(s.message().find("is required but could not be found in record 0"), std::string::npos)
       << s.message();
-  s = run({record({1})}, attrs("dense", {int64_t{1} << 40, int64_t{1} << 40}), outs);
+  s = run({record({1})}, "dense", outs, Shape({int64_t{1} << 40, int64_t{1} << 40}), required);
   EXPECT_NE(s.message().find("exceeds 2^63-1"), std::string::npos) << s.message();  // the shape check
 }
 

@@ -16,7 +16,7 @@ from ember import errors
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.keras import losses as losses_lib
 from ember.keras.engine.base_layer import Layer
-from ember.ops import array_ops, math_ops
+from ember.ops import array_ops, math_ops, no_nan_ops
 
 
 def _invalid(what, message):
@@ -35,9 +35,8 @@ def to_tensor(x, what, name, dtype=None):
 
 
 def divide_no_nan(x, y):
-    """x / y, and 0 where y is 0."""
-    zero = math_ops.equal(y, 0)
-    return array_ops.where(zero, array_ops.zeros_like(x * y), x / array_ops.where(zero, array_ops.ones_like(y), y))
+    """x / y, and 0 where y is 0 (tf.math.divide_no_nan, as tf_keras's metrics call it)."""
+    return no_nan_ops.divide_no_nan(x, y)
 
 
 def broadcastable_weights(weights, values):
