@@ -230,7 +230,10 @@ TEST_F(JitTest, EveryBinaryOpInEveryDTypeWithBroadcasting) {
                                                             {Shape({40, 1}), domain}};
       for (const auto& [sa, sb] : layouts) {
         auto o = compare(program, {random_tensor(dtype, sa, gen), random_tensor(dtype, sb, gen)}, domain);
-        expect_close(o, name + " " + sa.to_string() + " x " + sb.to_string());
+        // x * log(y) and x * log1p(y): the clang-built interpreter's one ulp of log, times x, rounds to two.
+        const bool times_a_log =
+            op == static_cast<int>(BinaryOp::kXlogy) || op == static_cast<int>(BinaryOp::kXlog1py);
+        expect_close(o, name + " " + sa.to_string() + " x " + sb.to_string(), times_a_log ? 2 : 1);
       }
     }
   }
