@@ -467,7 +467,9 @@ def test_allocation_too_large_is_resource_exhausted():
 
 NON_DETERMINISTIC = {"RandomUniform", "RandomStandardNormal", "TruncatedNormal", "RandomUniformInt",
                      "RngReadAndSkip", "Multinomial", "RandomShuffle", "RandomGamma", "RandomPoissonV2",
-                     "StatefulRandomBinomial", "DatasetIteratorCreate", "DatasetIteratorNext"}  # each call advances the state it returns
+                     "StatefulRandomBinomial", "DatasetIteratorCreate", "DatasetIteratorNext",  # each call advances the state it returns
+                     # without a shared_name each call makes a new table, whose id it returns
+                     "HashTableV2", "MutableHashTableV2", "MutableDenseHashTableV2"}
 
 
 def _eager_matches_traced(name, unknown_dims):
