@@ -13,11 +13,14 @@ those for Python-level misuse), `MISMATCH <index> <text>` when eager and traced 
 `DONE <calls>` at the end. Replay one case: python3 op_fuzz_worker.py --seed S --start I --count 1 -v
 """
 import argparse
+import atexit
 import importlib.util
 import math
 import os
 import resource
+import shutil
 import sys
+import tempfile
 import time
 import traceback
 import warnings
@@ -325,6 +328,11 @@ def main():
     args = parser.parse_args()
     warnings.simplefilter("ignore")
     examples = load_examples()
+    # Ops that write files (WriteFile) take fuzzed strings as relative paths: they write into a scratch
+    # directory, never into the checkout the fuzzer runs from.
+    scratch = tempfile.mkdtemp(prefix="ember-op-fuzz-")
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+    os.chdir(scratch)
     op_names = sorted(n for n in _C.op_names()
                       if n not in SKIPPED and n in examples and (not ONLY_OPS or n in ONLY_OPS))
     missing = sorted(set(_C.op_names()) - SKIPPED - set(examples))
