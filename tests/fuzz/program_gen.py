@@ -112,8 +112,20 @@ class Body:
                ("{0} * {1}", x.bound * y.bound), ("tf.add({0}, {1})", x.bound + y.bound)]
         if self.p.is_float:
             ops += [("{0} / (tf.square({1}) + 1.0)", x.bound)]
+            # The no-NaN family, fused like the other element-wise ops; denominators and log arguments kept
+            # away from zero here (smooth), and reaching it exactly below.
+            ops += [("tf.math.multiply_no_nan({0}, {1})", x.bound * y.bound),
+                    ("tf.math.divide_no_nan({0}, tf.square({1}) + 1.0)", x.bound),
+                    ("tf.math.xdivy({0}, tf.square({1}) + 1.0)", x.bound),
+                    ("tf.math.xlogy({0}, tf.square({1}) + 1.0)", x.bound * math.log(y.bound ** 2 + 1.0)),
+                    ("tf.math.xlog1py({0}, tf.square({1}))", x.bound * math.log1p(y.bound ** 2))]
         if not self.p.smooth:
             ops += [("tf.maximum({0}, {1})", max(x.bound, y.bound)), ("tf.minimum({0}, {1})", max(x.bound, y.bound))]
+            if self.p.is_float:  # exact zeros: 0 / 0 and 0 * log(0) take the no-NaN branch
+                ops += [("tf.math.divide_no_nan({0}, tf.floor(tf.abs({1})))", x.bound),
+                        ("tf.math.xlogy(tf.nn.relu({0}), tf.nn.relu({0}))",
+                         max(x.bound * math.log(max(x.bound, 1.0)), 1.0)),
+                        ("tf.math.xdivy(tf.nn.relu({0}), tf.floor(tf.abs({1})) + tf.nn.relu({0}))", 1.0)]
         t, b = self.rng.choice(ops)
         return self.emit(t, [x, y], _broadcast(x.shape, y.shape), b)
 

@@ -181,6 +181,36 @@ def test_tiered_switch_between_calls(mode):
     assert _same_bits(first, later)
 
 
+def test_loops_run_in_turn_keep_their_native_kernels(mode):
+    """A forward loop and its gradient's loop run in turn on every call: once their kernels are compiled,
+    later calls build no new bindings (no new requests) and run no fused group on the interpreter. (Each
+    loop's step plan is cached; a cache that evicted live steps rebuilt both on every call.)"""
+    cfg.set_native_kernels("async")
+    w = tf.Variable(_values("float32", [16, 16], 12))
+
+    @tf.function
+    def step(xs):
+        with tf.GradientTape() as tape:
+            h = tf.zeros([4, 16])
+            for t in tf.range(tf.shape(xs)[0]):
+                h = tf.tanh(tf.matmul(h, w) * 0.5 + xs[t]) * tf.sigmoid(xs[t])
+            loss = tf.reduce_sum(h)
+        return tape.gradient(loss, w)
+
+    xs = _values("float32", [5, 4, 16], 13)
+    first = step(xs).numpy()
+    cfg.wait_for_native_kernels()
+    step(xs)
+    before = cfg.native_kernel_stats()
+    for _ in range(3):
+        later = step(xs).numpy()
+    after = cfg.native_kernel_stats()
+    assert after["requested"] == before["requested"]
+    assert after["interpreted_runs"] == before["interpreted_runs"]
+    assert after["native_runs"] > before["native_runs"]
+    np.testing.assert_allclose(first, later, rtol=1e-6)
+
+
 def test_special_values_abs_maximum_minimum(mode):
     """abs, maximum and minimum take shorter exact forms in native code (Note [Shorter exact sequences]):
     signed zeros, infinities, NaNs and subnormals give the interpreter's bits."""

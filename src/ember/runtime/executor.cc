@@ -113,7 +113,15 @@ StatusOr<std::shared_ptr<const void>> resolve_loop_step(const std::string& cond_
   auto key = std::make_pair(cond.get(), body.get());
   auto it = cache.find(key);
   if (it != cache.end()) return std::shared_ptr<const void>(it->second);
-  std::erase_if(cache, [](const auto& e) { return e.second->shared_function().use_count() <= 1; });
+  // A step is dead when its body or condition is: only the step itself holds it (the library refers to
+  // functions weakly). The step's own graph is never held elsewhere, so its count says nothing: testing it
+  // evicted every live step at each miss, and two loops run in turn (a forward loop and its gradient's)
+  // rebuilt and re-optimized both steps on every call, their fused kernels never reaching native code.
+  std::erase_if(cache, [](const auto& e) {
+    for (const auto& callee : e.second->function().callees)
+      if (callee.use_count() <= 1) return true;
+    return false;
+  });
   // The body may return more than the loop variables (values an accumulating While stacks): the step
   // returns all of them, and the condition reads the loop variables.
   if (body->results.size() < static_cast<size_t>(body->num_call_args()))
