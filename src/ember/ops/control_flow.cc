@@ -177,9 +177,20 @@ std::unordered_map<const void*, int64_t>& trip_counts() {
 // capacity hint: the trip count this loop body had the last time it ran, so a loop that runs the same
 // number of iterations every call (an RNN over fixed-length sequences) allocates its stacks once, at the
 // right size, and copies each row once. A stack left with spare rows is returned as a view of its first
-// rows (the spare capacity is at most what the hint or one doubling added).
+// rows (the spare capacity is at most what the hint or one doubling added). From the second iteration on
+// (the element's shape known), the step is handed each stack's next row as the destination of that value
+// (run_resolved_owned), so a producer that writes preallocated outputs (a fused group, a MatMul) writes
+// straight into the stack and add() finds the value already in place: no copy at all.
 class Accumulator {
  public:
+  // The stack's row `iteration` as a tensor to write the next value into (grown first), or null before the
+  // first value fixed the element.
+  TensorRef destination(int64_t iteration, int64_t capacity_hint) {
+    if (iteration == 0 || row_bytes_ == 0) return TensorRef();
+    if (iteration >= capacity_ && !grow(iteration, capacity_hint).ok()) return TensorRef();
+    return TensorImpl::view(*stack_, element_, static_cast<size_t>(iteration) * row_bytes_);
+  }
+
   Status add(const char* op, size_t index, int64_t iteration, int64_t capacity_hint, const TensorImpl& item) {
     if (is_string(item.dtype()))  // the stacks copy bytes; no gradient reads a string
       return make_error(Code::kUnimplemented, op, ": accumulated value ", index, " is a string tensor");
@@ -193,18 +204,9 @@ class Accumulator {
                         " in iteration ", iteration,
                         "; values whose shape changes across iterations cannot be stacked");
     }
-    if (iteration >= capacity_) {
-      const int64_t capacity = std::max<int64_t>({capacity_hint, 2 * capacity_, iteration + 1, 4});
-      auto grown = TensorImpl::allocate(dtype_, stacked(capacity));
-      if (!grown.ok()) return grown.status();
-      if (iteration > 0)
-        std::memcpy((*grown)->mutable_raw_data(), stack_->raw_data(),
-                    static_cast<size_t>(iteration) * row_bytes_);
-      stack_ = std::move(grown).value();
-      capacity_ = capacity;
-    }
-    std::memcpy(static_cast<char*>(stack_->mutable_raw_data()) + static_cast<size_t>(iteration) * row_bytes_,
-                item.raw_data(), row_bytes_);
+    if (iteration >= capacity_) EMBER_RETURN_IF_ERROR(grow(iteration, capacity_hint));
+    char* row = static_cast<char*>(stack_->mutable_raw_data()) + static_cast<size_t>(iteration) * row_bytes_;
+    if (item.raw_data() != row) std::memcpy(row, item.raw_data(), row_bytes_);
     return Status::OK();
   }
 
@@ -230,6 +232,18 @@ class Accumulator {
   }
 
  private:
+  Status grow(int64_t iteration, int64_t capacity_hint) {
+    const int64_t capacity = std::max<int64_t>({capacity_hint, 2 * capacity_, iteration + 1, 4});
+    auto grown = TensorImpl::allocate(dtype_, stacked(capacity));
+    if (!grown.ok()) return grown.status();
+    if (iteration > 0)
+      std::memcpy((*grown)->mutable_raw_data(), stack_->raw_data(),
+                  static_cast<size_t>(iteration) * row_bytes_);
+    stack_ = std::move(grown).value();
+    capacity_ = capacity;
+    return Status::OK();
+  }
+
   Shape stacked(int64_t rows) const {
     std::vector<int64_t> dims = {rows};
     for (int i = 0; i < element_.rank(); ++i) dims.push_back(element_.dim(i));
@@ -273,6 +287,7 @@ Status while_kernel(KernelContext& ctx) {
     args.push_back(t);
   }
   std::vector<Accumulator> accumulated(accumulate);
+  SmallVector<TensorRef, 4> destinations;  // per step result: the stack rows of this iteration's values
   const void* step_handle = nullptr;
   int64_t capacity_hint = 0;
   SmallVector<TensorRef, 2> results;
@@ -302,8 +317,14 @@ Status while_kernel(KernelContext& ctx) {
       // InplaceUpdate), so a loop writing one row per iteration costs O(row), not O(array). The first
       // iteration's inputs still belong to the caller, and anything else holding a variable keeps the body
       // from reusing it.
+      if (accumulate > 0 && iteration > 0) {
+        destinations.resize(vars.size() + accumulate);
+        for (size_t j = 0; j < accumulate; ++j)
+          destinations[vars.size() + j] = accumulated[j].destination(iteration, capacity_hint);
+      }
       Status s = iteration > 0 && hooks.run_resolved_owned != nullptr
-                     ? hooks.run_resolved_owned(step->get(), {vars.data(), vars.size()}, results)
+                     ? hooks.run_resolved_owned(step->get(), {vars.data(), vars.size()}, results,
+                                                {destinations.data(), destinations.size()})
                      : hooks.run_resolved(step->get(), {args.data(), args.size()}, results);
       if (!s.ok()) return s.with_prefix(std::string(op) + ": iteration " + std::to_string(iteration) + ": ");
       if (results.size() != vars.size() + accumulate + 1)

@@ -33,9 +33,13 @@ struct FunctionCallHooks {
                                                              const std::string& body) = nullptr;
   /// As run_resolved, taking the caller's references to the inputs (they are null afterwards): an input
   /// that nothing else holds may then be written over inside the function (a loop's carried TensorArray,
-  /// Note [Loop variables handed to the body] in control_flow.cc).
+  /// Note [Loop variables handed to the body] in control_flow.cc). `destinations` (one per result, or
+  /// fewer; null entries for none) are tensors the function may write results into instead of new ones: a
+  /// result whose producer writes preallocated outputs of that dtype and shape is written there (a loop's
+  /// stack rows, Note [Stacking in place] in control_flow.cc); any other result comes back as usual.
   Status (*run_resolved_owned)(const void* function, std::span<TensorRef> inputs,
-                               SmallVector<TensorRef, 2>& outputs) = nullptr;
+                               SmallVector<TensorRef, 2>& outputs,
+                               std::span<const TensorRef> destinations) = nullptr;
 };
 void set_function_call_hooks(FunctionCallHooks hooks);
 const FunctionCallHooks& function_call_hooks();

@@ -163,12 +163,13 @@ StatusOr<std::shared_ptr<const void>> resolve_loop_step(const std::string& cond_
   return std::shared_ptr<const void>(compiled);
 }
 
-Status run_resolved_owned(const void* function, std::span<TensorRef> inputs, OutputList& outputs) {
+Status run_resolved_owned(const void* function, std::span<TensorRef> inputs, OutputList& outputs,
+                          std::span<const TensorRef> destinations) {
   const auto* compiled = static_cast<const CompiledFunction*>(function);
   if (!profiler::active()) [[likely]]
-    return compiled->run_owned(inputs, outputs);
+    return compiled->run_owned(inputs, outputs, destinations);
   int64_t start = profiler::now_ns();  // as run_resolved: one span per loop iteration
-  Status s = compiled->run_owned(inputs, outputs);
+  Status s = compiled->run_owned(inputs, outputs, destinations);
   profiler::record_span(compiled->function().name, "", start, profiler::now_ns());
   return s;
 }
@@ -269,7 +270,7 @@ class ExecPlan {
   ExecPlan(const FunctionGraph& fn, bool reuse_memory);
   ~ExecPlan() { delete cached_state_.exchange(nullptr); }
   Status run(const FunctionGraph& fn, std::span<TensorImpl* const> args, OutputList& results,
-             std::span<TensorRef> owned = {});
+             std::span<TensorRef> owned = {}, std::span<const TensorRef> destinations = {});
   bool parallel() const { return parallel_; }
   int in_place_candidates() const {
     int n = 0;
@@ -288,11 +289,21 @@ class ExecPlan {
     // with the state, so a steady-state sequential call allocates no tensor for them.
     TensorRef arena;
     std::vector<TensorRef> arena_views;
-    bool arena_active = false;  // this call's producers write into arena_views
+    bool arena_active = false;                // this call's producers write into arena_views
+    std::span<const TensorRef> destinations;  // this call's, per result (run_owned)
   };
   Status run_instruction(const FunctionGraph& fn, const Instruction& ins, RunState& state, bool sequential);
   Status run_dynamic(const Instruction& ins, std::span<TensorImpl* const> inputs, RunState& state,
                      bool sequential, OutputList& outputs);
+  // The caller's destination for a result slot (run_owned's), when it fits the slot's static spec.
+  TensorRef destination_of(int32_t slot, const TensorSpec& spec, const RunState& state) const {
+    if (state.destinations.empty()) return TensorRef();
+    const int32_t r = result_of_slot_[slot];
+    if (r < 0 || static_cast<size_t>(r) >= state.destinations.size()) return TensorRef();
+    const TensorRef& d = state.destinations[r];
+    if (!d || d->dtype() != spec.dtype || d->shape() != spec.shape) return TensorRef();
+    return d;
+  }
   // The dying input of an in-place instruction, when its buffer may be written over.
   TensorRef reusable_input(const Instruction& ins, RunState& state, bool sequential) const;
   Status run_sequential(const FunctionGraph& fn, RunState& state);
@@ -306,9 +317,10 @@ class ExecPlan {
   std::vector<InputRef> inputs_;
   std::vector<int32_t> releases_;
   std::vector<int32_t> successors_;
-  std::vector<int32_t> slot_uses_;  // data reads of each slot by instructions
-  std::vector<bool> is_result_;     // slots the call returns: never released
-  std::vector<int32_t> arg_slots_;  // per fn.args entry, -1 when unused
+  std::vector<int32_t> slot_uses_;       // data reads of each slot by instructions
+  std::vector<bool> is_result_;          // slots the call returns: never released
+  std::vector<int32_t> result_of_slot_;  // the first result a slot is returned as, or -1
+  std::vector<int32_t> arg_slots_;       // per fn.args entry, -1 when unused
   std::vector<InputRef> results_;
   std::vector<TensorRef> constants_;
   int32_t num_slots_ = 0;
@@ -443,13 +455,15 @@ ExecPlan::ExecPlan(const FunctionGraph& fn, bool reuse_memory) : reuse_memory_(r
     }
   }
   constexpr int32_t kNeverReleased = 1 << 30;
+  result_of_slot_.assign(num_slots_, -1);
   for (ValueRef r : fn.results) {
     InputRef ref = input_ref(r);
-    results_.push_back(ref);
     if (ref.slot >= 0) {
       is_result_[ref.slot] = true;
       last_use[ref.slot] = kNeverReleased;
+      if (result_of_slot_[ref.slot] < 0) result_of_slot_[ref.slot] = static_cast<int32_t>(results_.size());
     }
+    results_.push_back(ref);
   }
   // Release lists: a slot dies after its last reader (or right after its producer when nothing reads it).
   std::vector<std::vector<int32_t>> releases(instructions_.size());
@@ -657,6 +671,10 @@ Status ExecPlan::run_instruction(const FunctionGraph& fn, const Instruction& ins
         // While the arena is active, exactly the planned slots have a view.
         if (state.arena_active && state.arena_views[ins.first_output_slot + o]) {
           outputs.push_back(state.arena_views[ins.first_output_slot + o]);
+          continue;
+        }
+        if (TensorRef destination = destination_of(ins.first_output_slot + o, node.outputs[o], state)) {
+          outputs.push_back(std::move(destination));
           continue;
         }
         if (o == 0 && ins.in_place_input >= 0) {
@@ -881,7 +899,7 @@ Status ExecPlan::run_parallel(const FunctionGraph& fn, RunState& state) {
 }
 
 Status ExecPlan::run(const FunctionGraph& fn, std::span<TensorImpl* const> args, OutputList& results,
-                     std::span<TensorRef> owned) {
+                     std::span<TensorRef> owned, std::span<const TensorRef> destinations) {
   const Graph& g = fn.graph;
   size_t expected = static_cast<size_t>(fn.num_call_args());
   if (args.size() != expected)
@@ -907,7 +925,9 @@ Status ExecPlan::run(const FunctionGraph& fn, std::span<TensorImpl* const> args,
   const bool parallel =
       parallel_ && !omp_in_parallel() && inter_op_threads() > 1 && cores_free_for_parallel_work() > 1;
   state->arena_active = !parallel && arena_ready(*state);
+  state->destinations = destinations;
   Status s = parallel ? run_parallel(fn, *state) : run_sequential(fn, *state);
+  state->destinations = {};
   results.clear();
   if (s.ok())
     for (const InputRef& r : results_)
@@ -1081,7 +1101,8 @@ Status CompiledFunction::run(std::span<TensorImpl* const> args, OutputList& resu
   return plan_->run(*optimized_, args, results);
 }
 
-Status CompiledFunction::run_owned(std::span<TensorRef> owned, OutputList& results) const {
+Status CompiledFunction::run_owned(std::span<TensorRef> owned, OutputList& results,
+                                   std::span<const TensorRef> destinations) const {
   if (!status_.ok()) return status_;
   if (multi_ || on_other_device_) [[unlikely]] {
     SmallVector<TensorImpl*, 4> args;
@@ -1090,7 +1111,7 @@ Status CompiledFunction::run_owned(std::span<TensorRef> owned, OutputList& resul
   }
   SmallVector<TensorImpl*, 4> args;
   for (const TensorRef& t : owned) args.push_back(t.get());
-  return plan_->run(*optimized_, {args.data(), args.size()}, results, owned);
+  return plan_->run(*optimized_, {args.data(), args.size()}, results, owned, destinations);
 }
 
 StatusOr<std::shared_ptr<FunctionGraph>> prune_function(const FunctionGraph& fn,

@@ -49,8 +49,11 @@ class CompiledFunction {
   /// the user's source line, or with the internal error of an optimizer pass that broke the graph.
   Status run(std::span<TensorImpl* const> args, OutputList& results) const;
   /// run, taking over the references in `owned` (one per argument) instead of adding its own, so that an
-  /// argument nothing else holds may be written over in place.
-  Status run_owned(std::span<TensorRef> owned, OutputList& results) const;
+  /// argument nothing else holds may be written over in place. A result whose producer writes
+  /// preallocated outputs is written into `destinations[i]` (when given, of its dtype and static shape)
+  /// instead of a new tensor, and returned as that tensor.
+  Status run_owned(std::span<TensorRef> owned, OutputList& results,
+                   std::span<const TensorRef> destinations = {}) const;
 
  private:
   struct MultiDevice;
@@ -59,7 +62,7 @@ class CompiledFunction {
   std::shared_ptr<const FunctionGraph> fn_;
   std::shared_ptr<const FunctionGraph> optimized_;
   std::unique_ptr<ExecPlan> plan_;
-  Status status_;  // not OK when optimization failed
+  Status status_;                       // not OK when optimization failed
   std::unique_ptr<MultiDevice> multi_;  // set when the nodes sit on several devices
   bool on_other_device_ = false;        // every node on one device other than CPU:0: `device_`
   Device device_;
