@@ -211,6 +211,26 @@ def test_loops_run_in_turn_keep_their_native_kernels(mode):
     np.testing.assert_allclose(first, later, rtol=1e-6)
 
 
+def test_hundreds_of_equal_groups_all_get_native_code(mode):
+    """An unrolled loop makes hundreds of fused groups that are one program: each binding gets the kernel
+    (requests for a queued program join its job, so the queue's bound of 256 programs turns none away)."""
+    cfg.set_native_kernels("async")
+
+    @tf.function
+    def f(xs):
+        return tf.add_n([tf.tanh(xs[i] * 1.5 + 0.25) * 0.5 for i in range(300)])
+
+    xs = _values("float32", [300, 64], 14)
+    first = f(xs).numpy()
+    cfg.wait_for_native_kernels()
+    before = cfg.native_kernel_stats()
+    later = f(xs).numpy()
+    after = cfg.native_kernel_stats()
+    assert after["interpreted_runs"] == before["interpreted_runs"]
+    assert after["native_runs"] - before["native_runs"] >= 300
+    assert _same_bits(first, later)
+
+
 def test_special_values_abs_maximum_minimum(mode):
     """abs, maximum and minimum take shorter exact forms in native code (Note [Shorter exact sequences]):
     signed zeros, infinities, NaNs and subnormals give the interpreter's bits."""

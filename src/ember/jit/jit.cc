@@ -11,6 +11,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -49,12 +50,25 @@ struct LoadedKernel {
   ~LoadedKernel();
 };
 
+// One program to compile, for every binding that asked for it while it waited (Note [Queued programs]).
 struct Job {
   kernels::FusedProgram program;
   std::vector<bool> scalar;
-  std::weak_ptr<kernels::NativeFusedSlot> slot;
+  std::string fingerprint;  // kernel_fingerprint: equal programs share a job
+  std::vector<std::weak_ptr<kernels::NativeFusedSlot>> slots;
   bool done = false;
+
+  bool dead() const {
+    return std::all_of(slots.begin(), slots.end(), [](const auto& s) { return s.expired(); });
+  }
 };
+
+// Note [Queued programs]
+// A function's plan asks for every fused group's kernel when it is built, and a graph with a loop unrolled
+// (Keras' LSTM over 100 known steps) has hundreds of groups that are few distinct programs. Queued per
+// binding, they overflowed the queue's bound, and the bindings turned away ran on the interpreter for the
+// rest of the process (half of the Keras LSTM's fused runs). So the queue holds distinct programs: a
+// request for a program already queued adds its binding's slot to that job, and the bound counts programs.
 
 // Note [The compile thread]
 // One thread compiles, at the lowest priority, so that compiling never takes a core from the program's
@@ -97,7 +111,7 @@ class Service final : public kernels::NativeFusedCompiler {
     auto job = std::make_shared<Job>();
     job->program = program;
     job->scalar.assign(scalar.begin(), scalar.end());
-    job->slot = slot;
+    job->slots.push_back(slot);
     if (m == Mode::kSync) {
       // On the caller's thread, at its priority: tests wait for it, and the compile thread's lowest
       // priority would leave them waiting behind every other process of a busy machine.
@@ -109,12 +123,19 @@ class Service final : public kernels::NativeFusedCompiler {
       serve(*job);
       return;
     }
+    job->fingerprint = kernel_fingerprint(KernelSource{&job->program, job->scalar, fma_});
     std::unique_lock<std::mutex> lock(mu_);
     if (!start_worker_locked()) return;
+    for (const std::shared_ptr<Job>& queued : queue_) {
+      if (queued->fingerprint != job->fingerprint) continue;
+      ++stats_.requested;
+      queued->slots.push_back(slot);
+      return;
+    }
     // A starved compile thread (lowest priority on a busy machine) must not let the queue grow with every
     // function made and dropped meanwhile: jobs of dead bindings go, and past a bound new programs stay on
     // the interpreter.
-    std::erase_if(queue_, [](const std::shared_ptr<Job>& queued) { return queued->slot.expired(); });
+    std::erase_if(queue_, [](const std::shared_ptr<Job>& queued) { return queued->dead(); });
     if (queue_.size() >= kMaxQueuedJobs) return;
     ++stats_.requested;
     queue_.push_back(job);
@@ -242,8 +263,7 @@ class Service final : public kernels::NativeFusedCompiler {
   }
 
   void serve(Job& job) {
-    std::shared_ptr<kernels::NativeFusedSlot> slot = job.slot.lock();
-    if (slot == nullptr) return;  // the binding is gone
+    if (job.dead()) return;  // the bindings are gone
     std::lock_guard<std::mutex> compile_lock(compile_mu_);
     if (!llvm_ready()) return;
     KernelSource source{&job.program, job.scalar, fma_};
@@ -257,7 +277,14 @@ class Service final : public kernels::NativeFusedCompiler {
     }
     if (kernel == nullptr) kernel = load_or_compile(source, fingerprint);
     if (kernel == nullptr) return;
-    slot->publish(kernel->fn, kernel);
+    // Every binding that asked while the job waited in the queue (their slots were added under the lock).
+    std::vector<std::weak_ptr<kernels::NativeFusedSlot>> slots;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      slots = job.slots;
+    }
+    for (const auto& weak : slots)
+      if (auto slot = weak.lock()) slot->publish(kernel->fn, kernel);
   }
 
   std::shared_ptr<LoadedKernel> load_or_compile(const KernelSource& source, const std::string& fingerprint) {
