@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -13,6 +14,7 @@
 
 #include "ember/core/device.h"
 #include "ember/core/parallel.h"
+#include "ember/graph/specialize.h"
 #include "ember/kernels/fused_elementwise.h"
 #include "ember/ops/execute.h"
 #include "ember/ops/graph_ops.h"
@@ -244,6 +246,15 @@ double estimate_cost_ns(const Node& node, const Graph& g) {
 }
 
 bool fully_static(const TensorSpec& spec) { return spec.shape.fully_defined(); }
+
+// Note [Shape specialization]; read once.
+bool shape_specialization_enabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("EMBER_SHAPE_SPECIALIZATION");
+    return v == nullptr || std::string(v) != "0";
+  }();
+  return enabled;
+}
 
 // Arenas up to this size stay with a plan's cached run state between calls (Note [Arena]).
 constexpr int64_t kKeptArenaBytes = 4 << 20;
@@ -1032,9 +1043,80 @@ CompiledFunction::CompiledFunction(std::shared_ptr<const FunctionGraph> fn,
   }
   optimized_ = std::move(optimized).value();
   plan_ = std::make_unique<ExecPlan>(*optimized_, options.enabled(options.memory_optimization));
+  options_ = options;
+  if (partition && !on_other_device_ && shape_specialization_enabled()) {
+    for (int i = 0; i < fn_->num_call_args(); ++i)
+      if (!fn_->graph.node(fn_->args[i]).outputs[0].shape.fully_defined()) {
+        specializations_ = std::make_unique<Specializations>();
+        break;
+      }
+  }
 }
 
 CompiledFunction::~CompiledFunction() = default;
+
+// Note [Shape specialization]
+// A function traced with unknown dims (a Keras train step over a None batch, as tf_keras traces it; a
+// serving signature; a loop body reading stacks of a run-time length) is optimized for those unknown dims:
+// element-wise groups whose operands are not known to share a run-time shape stay apart, nothing goes in
+// the memory arena, kernels are not prepared. Called again and again with the same shapes, it gets a plan
+// of its own for them: the traced graph copied, re-inferred for the call's shapes (graph/specialize.h) and
+// optimized as if traced for them. The traced graph, and what Python saw while tracing, keep their unknown
+// dims. A shape is specialized at its second call (the first may be the only one), at most four per
+// function; a function seen with more than 64 signatures (a loop variable growing each iteration) stops
+// looking. A graph that cannot be specialized (a shape function rejecting the shapes) keeps its general
+// plan. EMBER_SHAPE_SPECIALIZATION=0 turns it off.
+struct CompiledFunction::Specializations {
+  static constexpr int kMaxPlans = 4;
+  static constexpr size_t kMaxSignatures = 64;
+  std::atomic<const CompiledFunction*> ready[kMaxPlans] = {};
+  std::atomic<int> count{0};
+  std::atomic<bool> closed{false};
+  std::mutex mu;
+  std::vector<std::unique_ptr<CompiledFunction>> plans;
+  std::vector<std::pair<std::vector<Shape>, int>> seen;  // signatures without a plan, and their calls
+};
+
+const CompiledFunction* CompiledFunction::specialized_for(std::span<TensorImpl* const> args) const {
+  Specializations& s = *specializations_;
+  const int call_args = fn_->num_call_args();
+  if (static_cast<int>(args.size()) < call_args) return nullptr;
+  auto matches = [&](const CompiledFunction& c) {
+    for (int i = 0; i < call_args; ++i)
+      if (c.fn_->graph.node(c.fn_->args[i]).outputs[0].shape != args[i]->shape()) return false;
+    return true;
+  };
+  const int count = s.count.load(std::memory_order_acquire);
+  for (int k = 0; k < count; ++k)
+    if (const CompiledFunction* c = s.ready[k].load(std::memory_order_acquire); matches(*c)) return c;
+  if (s.closed.load(std::memory_order_relaxed)) return nullptr;
+  std::vector<Shape> signature;
+  for (int i = 0; i < call_args; ++i) signature.push_back(args[i]->shape());
+  std::lock_guard<std::mutex> lock(s.mu);
+  for (const auto& plan : s.plans)
+    if (matches(*plan)) return plan.get();  // made by another thread meanwhile
+  auto it = std::find_if(s.seen.begin(), s.seen.end(), [&](const auto& e) { return e.first == signature; });
+  if (it == s.seen.end()) {
+    if (s.seen.size() >= Specializations::kMaxSignatures)
+      s.closed.store(true, std::memory_order_relaxed);
+    else
+      s.seen.emplace_back(std::move(signature), 1);
+    return nullptr;
+  }
+  if (++it->second != 2) return nullptr;  // the second call makes the plan; a failed one is not retried
+  auto specialized = specialize_shapes(*fn_, {signature.data(), signature.size()});
+  if (!specialized.ok()) return nullptr;
+  auto plan = std::make_unique<CompiledFunction>(std::move(specialized).value(), options_, false);
+  if (!plan->status_.ok() || plan->plan_ == nullptr) return nullptr;
+  s.seen.erase(it);
+  const CompiledFunction* made = plan.get();
+  s.plans.push_back(std::move(plan));
+  const int k = s.count.load(std::memory_order_relaxed);
+  s.ready[k].store(made, std::memory_order_release);
+  s.count.store(k + 1, std::memory_order_release);
+  if (k + 1 == Specializations::kMaxPlans) s.closed.store(true, std::memory_order_relaxed);
+  return made;
+}
 
 bool CompiledFunction::runs_in_parallel() const {
   return multi_ != nullptr || (plan_ != nullptr && plan_->parallel());
@@ -1094,6 +1176,8 @@ Status CompiledFunction::run(std::span<TensorImpl* const> args, OutputList& resu
   if (!status_.ok()) return status_;
   if (multi_) [[unlikely]]
     return run_multi_device(args, results);
+  if (specializations_ != nullptr)
+    if (const CompiledFunction* specialized = specialized_for(args)) return specialized->run(args, results);
   if (on_other_device_) [[unlikely]] {
     DeviceScope device(device_);
     return plan_->run(*optimized_, args, results);
@@ -1111,6 +1195,9 @@ Status CompiledFunction::run_owned(std::span<TensorRef> owned, OutputList& resul
   }
   SmallVector<TensorImpl*, 4> args;
   for (const TensorRef& t : owned) args.push_back(t.get());
+  if (specializations_ != nullptr)
+    if (const CompiledFunction* specialized = specialized_for({args.data(), args.size()}))
+      return specialized->run_owned(owned, results, destinations);
   return plan_->run(*optimized_, {args.data(), args.size()}, results, owned, destinations);
 }
 

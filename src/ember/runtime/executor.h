@@ -57,14 +57,20 @@ class CompiledFunction {
 
  private:
   struct MultiDevice;
+  struct Specializations;
   Status run_multi_device(std::span<TensorImpl* const> args, OutputList& results) const;
+  // The plan specialized for these arguments' shapes, if there is (or now is) one (Note [Shape
+  // specialization] in executor.cc).
+  const CompiledFunction* specialized_for(std::span<TensorImpl* const> args) const;
 
   std::shared_ptr<const FunctionGraph> fn_;
   std::shared_ptr<const FunctionGraph> optimized_;
   std::unique_ptr<ExecPlan> plan_;
-  Status status_;                       // not OK when optimization failed
-  std::unique_ptr<MultiDevice> multi_;  // set when the nodes sit on several devices
-  bool on_other_device_ = false;        // every node on one device other than CPU:0: `device_`
+  Status status_;                                     // not OK when optimization failed
+  std::unique_ptr<MultiDevice> multi_;                // set when the nodes sit on several devices
+  std::unique_ptr<Specializations> specializations_;  // set when an argument has unknown dims
+  passes::OptimizerOptions options_;
+  bool on_other_device_ = false;  // every node on one device other than CPU:0: `device_`
   Device device_;
 };
 
