@@ -1,7 +1,7 @@
 // Shape function and finite-difference gradients of RaggedTensorToTensor and its adjoint
 // RaggedTensorToTensorGrad (ops/ragged.cc), with both partition layouts (Note [Row partitions]). Values are
 // compared with TensorFlow's RaggedTensor.to_tensor in tests/python/test_ragged.py and with its raw op in
-// tests/python/test_registry_vs_tensorflow.py and test_text_vectorization_saved_model.py.
+// tests/python/test_registry_vs_tensorflow.py and test_saved_model_text_vectorization.py.
 #include <gtest/gtest.h>
 
 #include <vector>

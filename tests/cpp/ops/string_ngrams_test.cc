@@ -1,5 +1,6 @@
 // StringNGrams (ops/string_ngrams.cc): its shape function and errors here; its values against TensorFlow's
-// raw op in tests/python/test_registry_vs_tensorflow.py and tests/python/test_strings_ngrams.py.
+// raw op in tests/python/test_registry_vs_tensorflow.py and
+// tests/python/test_saved_model_text_vectorization.py (TextVectorization's ngrams).
 #include <gtest/gtest.h>
 
 #include <string>
