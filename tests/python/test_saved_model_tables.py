@@ -325,7 +325,8 @@ def test_keras_text_layers_saved_by_tf_keras_load_in_ember(tmp_path):
 
 def _id_module(lib, vocab):
     """A signature the C++ example can feed (it generates int64 inputs i % 7): ids through a table of
-    tensors, a table from a vocabulary file of numbers and a MutableHashTable (entries from the checkpoint)."""
+    tensors, a table from a vocabulary file of numbers, a MutableHashTable (entries from the checkpoint) and a
+    DenseHashTable (its bucket array in the checkpoint, with a removed key's bucket)."""
 
     class Ids(lib.Module):
         def __init__(self):
@@ -337,11 +338,15 @@ def _id_module(lib, vocab):
                 lib.lookup.TextFileIndex.LINE_NUMBER), -1)
             self.inserted = lib.lookup.experimental.MutableHashTable(lib.int64, lib.int64, -1)
             self.inserted.insert(lib.constant([2, 4], lib.int64), lib.constant([20, 40], lib.int64))
+            self.dense = lib.lookup.experimental.DenseHashTable(lib.int64, lib.int64, -1, empty_key=-1,
+                                                                deleted_key=-2, initial_num_buckets=8)
+            self.dense.insert(lib.constant([1, 3, 6], lib.int64), lib.constant([10, 30, 60], lib.int64))
+            self.dense.remove(lib.constant([3], lib.int64))
 
         @lib.function(input_signature=[lib.TensorSpec([None], lib.int64)])
         def __call__(self, ids):
             return {"square": self.squares.lookup(ids), "line": self.numbers.lookup(ids),
-                    "inserted": self.inserted.lookup(ids)}
+                    "inserted": self.inserted.lookup(ids), "dense": self.dense.lookup(ids)}
 
     return Ids()
 
@@ -362,4 +367,5 @@ def test_cpp_loader_runs_a_signature_that_looks_up_tables(tmp_path, saver):
     np.testing.assert_array_equal(outputs["square"][1], [{0: 0.0, 1: 1.0, 2: 4.0, 3: 9.0}.get(i, -1.0) for i in ids])
     np.testing.assert_array_equal(outputs["line"][1], [{5: 0, 3: 1, 1: 2}.get(i, -1) for i in ids])
     np.testing.assert_array_equal(outputs["inserted"][1], [{2: 20, 4: 40}.get(i, -1) for i in ids])
+    np.testing.assert_array_equal(outputs["dense"][1], [{1: 10, 6: 60}.get(i, -1) for i in ids])
     assert info["python_in_process"] == "no"
