@@ -129,11 +129,14 @@ Status to_tensor_shape(InferContext& ctx) {
   return Status::OK();
 }
 
-// The row splits of every ragged dimension, outermost first, from the partition tensors (Note [Row
-// partitions]), each level checked against the one above and the `nvals` values with TensorFlow's rules.
+// The row splits of every ragged dimension, outermost first (int64 vectors), from the partition tensors
+// (Note [Row partitions]), each level checked against the one above and the `nvals` values with
+// TensorFlow's rules. A level is allocated where the allocator's cap applies: FIRST_DIM_SIZE, a scalar, or a
+// split's value may ask for any number of rows.
+using RowSplits = std::vector<TensorRef>;
+
 Status row_splits_of(const std::string& op, const std::string& joined,
-                     std::span<TensorImpl* const> partitions, int64_t nvals,
-                     std::vector<std::vector<int64_t>>* splits) {
+                     std::span<TensorImpl* const> partitions, int64_t nvals, RowSplits* splits) {
   const int n = static_cast<int>(partitions.size());
   if (n < 1) return invalid_argument(op, ": expected at least one row partition tensor");
   auto types_or = partition_types(op, joined, n);
@@ -158,13 +161,19 @@ Status row_splits_of(const std::string& op, const std::string& joined,
                               t.shape().to_string());
     const int64_t len = t.num_elements();
     auto at = [&](int64_t i) { return kernels::load_index(t.raw_data(), t.dtype(), i); };
-    std::vector<int64_t> level;
-    if (types[k] == Partition::kRowSplits) {
-      if (len == 0) return invalid_argument(op, ": row_partition_tensors[", k, "] must not be empty");
-      if (rows >= 0 && len - 1 != rows)
-        return invalid_argument(op, ": row_partition_tensors[", k, "] has ", len, " elements, expected ",
-                                rows + 1, " (one more than the rows it splits)");
-      level.resize(static_cast<size_t>(len));
+    const bool row_splits = types[k] == Partition::kRowSplits;
+    if (row_splits && len == 0)
+      return invalid_argument(op, ": row_partition_tensors[", k, "] must not be empty");
+    if (row_splits && rows >= 0 && len - 1 != rows)
+      return invalid_argument(op, ": row_partition_tensors[", k, "] has ", len, " elements, expected ",
+                              rows + 1, " (one more than the rows it splits)");
+    const int64_t size = row_splits ? len : rows + 1;  // VALUE_ROWIDS: `rows` is known (FIRST_DIM_SIZE first)
+    auto allocated = TensorImpl::allocate(DType::kInt64, Shape({size}));
+    if (!allocated.ok())
+      return allocated.status().with_prefix(op + ": the row splits of row_partition_tensors[" +
+                                            std::to_string(k) + "] (" + std::to_string(size) + "): ");
+    int64_t* level = (*allocated)->mutable_data<int64_t>();
+    if (row_splits) {
       for (int64_t i = 0; i < len; ++i) level[i] = at(i);
       if (level[0] != 0)
         return invalid_argument(op, ": row_partition_tensors[", k, "] must start with 0, got ", level[0]);
@@ -172,8 +181,8 @@ Status row_splits_of(const std::string& op, const std::string& joined,
         if (level[i] < level[i - 1])
           return invalid_argument(op, ": row_partition_tensors[", k, "] must be sorted, got ", level[i],
                                   " after ", level[i - 1], " at position ", i);
-    } else {  // VALUE_ROWIDS: `rows` is known, from FIRST_DIM_SIZE or the level above
-      level.assign(static_cast<size_t>(rows) + 1, 0);
+    } else {
+      std::fill(level, level + size, 0);
       int64_t previous = 0;
       for (int64_t i = 0; i < len; ++i) {
         const int64_t row = at(i);
@@ -187,8 +196,8 @@ Status row_splits_of(const std::string& op, const std::string& joined,
       }
       for (int64_t r = 0; r < rows; ++r) level[r + 1] += level[r];
     }
-    rows = level.back();
-    splits->push_back(std::move(level));
+    rows = level[size - 1];
+    splits->push_back(std::move(allocated).value());
   }
   if (rows != nvals)
     return invalid_argument(op, ": the innermost row partition has ", rows, " children, but values has ",
@@ -198,18 +207,18 @@ Status row_splits_of(const std::string& op, const std::string& joined,
 
 // Where each value's inner slice lands in the dense result (in inner slices, -1: cut off by `dims`), walking
 // the (checked) row splits outermost first.
-void value_offsets(const std::vector<std::vector<int64_t>>& splits, const std::vector<int64_t>& dims,
-                   std::vector<int64_t>* offsets) {
+void value_offsets(const RowSplits& splits, const std::vector<int64_t>& dims, std::vector<int64_t>* offsets) {
   const int n = static_cast<int>(splits.size());
   std::vector<int64_t> stride(static_cast<size_t>(n) + 1, 1);
   for (int k = n - 1; k >= 0; --k) stride[k] = stride[k + 1] * dims[k + 1];
-  const int64_t nrows = static_cast<int64_t>(splits[0].size()) - 1;
+  const int64_t nrows = splits[0]->num_elements() - 1;
   std::vector<int64_t> base(static_cast<size_t>(nrows));
   for (int64_t r = 0; r < nrows; ++r) base[r] = r < dims[0] ? r * stride[0] : -1;
   for (int k = 0; k < n; ++k) {
-    const std::vector<int64_t>& s = splits[k];
-    std::vector<int64_t> next(static_cast<size_t>(s.back()), -1);
-    for (size_t r = 0; r + 1 < s.size(); ++r)
+    const int64_t* s = splits[k]->data<int64_t>();
+    const int64_t rows = splits[k]->num_elements() - 1;
+    std::vector<int64_t> next(static_cast<size_t>(s[rows]), -1);
+    for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = s[r]; j < s[r + 1]; ++j) {
         const int64_t c = j - s[r];
         next[j] = base[r] >= 0 && c < dims[k + 1] ? base[r] + c * stride[k + 1] : -1;
@@ -247,7 +256,7 @@ Status to_tensor_kernel(KernelContext& ctx) {
   const std::string& op = ctx.op->name;
   const TensorImpl &values = ctx.input(1), &def = ctx.input(2);
   if (values.rank() == 0) return invalid_argument(op, ": values must have rank >= 1, got a scalar");
-  std::vector<std::vector<int64_t>> splits;
+  RowSplits splits;
   EMBER_RETURN_IF_ERROR(row_splits_of(op, ctx.attr_string(first_partition_attr(*ctx.op)),
                                       ctx.inputs.subspan(3), values.shape().dim(0), &splits));
   const int n = static_cast<int>(splits.size());
@@ -259,11 +268,11 @@ Status to_tensor_kernel(KernelContext& ctx) {
   if (static_cast<int>(given.size()) != rank)
     return invalid_argument(op, ": shape must have ", rank, " elements, got ", given.size());
   std::vector<int64_t> dims(static_cast<size_t>(rank));
-  dims[0] = static_cast<int64_t>(splits[0].size()) - 1;
+  dims[0] = splits[0]->num_elements() - 1;
   for (int k = 0; k < n; ++k) {
+    const int64_t* s = splits[k]->data<int64_t>();
     int64_t longest = 0;
-    for (size_t r = 0; r + 1 < splits[k].size(); ++r)
-      longest = std::max(longest, splits[k][r + 1] - splits[k][r]);
+    for (int64_t r = 0; r + 1 < splits[k]->num_elements(); ++r) longest = std::max(longest, s[r + 1] - s[r]);
     dims[k + 1] = longest;
   }
   for (int d = 0; d < rank; ++d) {
@@ -338,7 +347,7 @@ Status to_tensor_grad_kernel(KernelContext& ctx) {
   const std::string& op = ctx.op->name;
   const TensorImpl &dy = ctx.input(0), &values = ctx.input(1);
   TensorImpl& out = ctx.output(0);
-  std::vector<std::vector<int64_t>> splits;
+  RowSplits splits;
   EMBER_RETURN_IF_ERROR(row_splits_of(op, ctx.attr_string(first_partition_attr(*ctx.op)),
                                       ctx.inputs.subspan(2), values.shape().dim(0), &splits));
   const int n = static_cast<int>(splits.size());

@@ -3,6 +3,7 @@
 // Kept apart from strings.cc, whose ops map strings elementwise; this one is ragged in and out. Registered
 // from register_string_ops (strings.cc).
 #include <algorithm>
+#include <climits>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,21 @@ namespace {
 
 // Attribute positions, in the order they are declared below.
 enum NGramAttr { kSeparator, kWidths, kLeftPad, kRightPad, kPadWidth, kPreserveShort };
+
+// TensorFlow's kernel holds the widths and pad_width as int32.
+constexpr int64_t kMaxWidth = INT32_MAX;
+// The n-grams' text lives in std::strings, outside the allocator's cap, and the widths and pads come from
+// attributes, so a few tokens can ask for terabytes: a result over this many bytes is ResourceExhausted.
+constexpr double kMaxTextBytes = double(1 << 30);
+
+Status check_widths(const std::string& op, const std::vector<int64_t>& widths, int64_t pad_width) {
+  for (int64_t width : widths)
+    if (width <= 0 || width > kMaxWidth)
+      return invalid_argument(op, ": ngram_widths must be positive int32 values, got ", width);
+  if (pad_width > kMaxWidth || pad_width < -kMaxWidth)
+    return invalid_argument(op, ": pad_width must be an int32, got ", pad_width);
+  return Status::OK();
+}
 
 struct NGramSpec {
   std::string separator, left_pad, right_pad;
@@ -63,8 +79,7 @@ Status ngrams_shape(InferContext& ctx) {
       return invalid_argument("StringNGrams: ", i == 0 ? "data" : "data_splits", " must be a vector, got ",
                               s.to_string());
   }
-  for (int64_t width : ctx.attr_ints(kWidths))
-    if (width <= 0) return invalid_argument("StringNGrams: ngram_widths must be positive, got ", width);
+  EMBER_RETURN_IF_ERROR(check_widths("StringNGrams", ctx.attr_ints(kWidths), ctx.attr_int(kPadWidth)));
   ctx.outputs.push_back(TensorSpec{DType::kString, Shape({kUnknownDim})});
   ctx.outputs.push_back(TensorSpec{ctx.inputs[1].dtype, ctx.inputs[1].shape});
   return Status::OK();
@@ -79,8 +94,7 @@ Status ngrams_kernel(KernelContext& ctx) {
   const NGramSpec spec{ctx.attr_string(kSeparator), ctx.attr_string(kLeftPad), ctx.attr_string(kRightPad),
                        ctx.attr_int(kPadWidth), ctx.attr_bool(kPreserveShort)};
   const std::vector<int64_t>& widths = ctx.attr_ints(kWidths);
-  for (int64_t width : widths)
-    if (width <= 0) return invalid_argument(op, ": ngram_widths must be positive, got ", width);
+  EMBER_RETURN_IF_ERROR(check_widths(op, widths, spec.pad_width));
   const int64_t nsplits = splits_in.num_elements(), nvals = data.num_elements();
   std::vector<int64_t> splits(static_cast<size_t>(nsplits));
   for (int64_t i = 0; i < nsplits; ++i)
@@ -99,18 +113,31 @@ Status ngrams_kernel(KernelContext& ctx) {
   }
   const int64_t rows = std::max<int64_t>(nsplits - 1, 0);
   std::vector<int64_t> out_splits(static_cast<size_t>(nsplits), 0);
+  const std::string* tokens = data.data<std::string>();
+  double text_bytes = 0;  // at most: every piece as long as the row's longest token or pad
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t length = splits[r + 1] - splits[r];
+    size_t piece = std::max(spec.left_pad.size(), spec.right_pad.size());
+    for (int64_t i = splits[r]; i < splits[r + 1]; ++i) piece = std::max(piece, tokens[i].size());
+    const double per_token = static_cast<double>(piece + spec.separator.size());
     int64_t grams = 0;
-    for (int64_t width : widths) grams += spec.count(length, width);
+    for (int64_t width : widths) {
+      grams += spec.count(length, width);
+      text_bytes += static_cast<double>(spec.count(length, width)) * static_cast<double>(width) * per_token;
+    }
     // A row too short for every width is kept whole, as one n-gram, when asked.
-    if (spec.preserve_short && length > 0 && grams == 0) grams = 1;
+    if (spec.preserve_short && length > 0 && grams == 0) {
+      grams = 1;
+      text_bytes += static_cast<double>(length + 2 * std::max<int64_t>(spec.pad_width, 0)) * per_token;
+    }
     out_splits[r + 1] = out_splits[r] + grams;
   }
+  if (text_bytes > kMaxTextBytes)
+    return make_error(Code::kResourceExhausted, op, ": the n-grams would take up to ", text_bytes,
+                      " bytes of text, more than ", kMaxTextBytes);
   EMBER_RETURN_IF_ERROR(allocate_output(ctx, 0, DType::kString, Shape({rows > 0 ? out_splits.back() : 0})));
   EMBER_RETURN_IF_ERROR(allocate_output(ctx, 1, splits_in.dtype(), splits_in.shape()));
   std::string* grams = ctx.output(0).mutable_data<std::string>();
-  const std::string* tokens = data.data<std::string>();
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t length = splits[r + 1] - splits[r];
     int64_t written = 0;
