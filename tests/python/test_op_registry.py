@@ -262,10 +262,15 @@ def examples():
     table["DenseBincount"] = ([tf.constant([[1, 1], [0, 2]]), tf.constant(3), f32(np.ones([2, 2], np.float32))],
                               [False])
     table["HistogramFixedWidth"] = ([f32(), f32(np.array([-1.0, 1.0], np.float32)), tf.constant(4)], [tf.int32])
+    # TensorFlow's other partition layout (ROW_SPLITS alone: ember's RaggedTensor.to_tensor, test_ragged.py).
     table["RaggedTensorToTensor"] = ([tf.constant([-1, 4], tf.int64), f32(np.array([0.5, -1.0, 2.0], np.float32)),
-                                      f32(np.array(0.25, np.float32)), [tf.constant([0, 2, 2, 3], tf.int64)]], [])
+                                      f32(np.array(0.25, np.float32)),
+                                      [tf.constant(3, tf.int64), tf.constant([0, 0, 2], tf.int64)]],
+                                     ["FIRST_DIM_SIZE,VALUE_ROWIDS"])
     table["RaggedTensorToTensorGrad"] = ([f32(np.ones([3, 4], np.float32)), f32(np.zeros([3], np.float32)),
-                                          [tf.constant([0, 2, 2, 3], tf.int64)]], [])
+                                          [tf.constant([0, 2, 2, 3], tf.int64)]], [""])
+    table["RaggedBincount"] = ([tf.constant([0, 2, 2, 3], tf.int64), tf.constant([1, 1, 0]), tf.constant(3),
+                                f32(np.array([0.5, 1.0, 2.0], np.float32))], [False])
     # Linear algebra through LAPACK (src/ember/ops/linalg_lapack.cc): a well-conditioned and a symmetric
     # positive definite matrix, so values and finite differences are stable.
     sq = f32(np.array([[2.0, 0.5, 0.1], [0.3, 1.5, 0.2], [0.1, 0.4, 1.8]], np.float32))
@@ -309,6 +314,8 @@ def examples():
     table["StringLower"] = ([words], [""])
     table["StringStrip"] = ([tf.constant([" a ", "b\n"])], [])
     table["StringSplitV2"] = ([words, tf.constant("")], [-1])
+    table["StringNGrams"] = ([tf.constant(["a", "b", "c", "d"]), tf.constant([0, 3, 3, 4], tf.int64)],
+                             [" ", [1, 2], "<", ">", 1, False])
     table["StringToHashBucketFast"] = ([words], [10])
     table["UnicodeDecode"] = ([tf.constant(["hé", "x"])], ["UTF-8", "replace", 65533, False, tf.int64])
     # Complex numbers and FFTs (tests/python/test_complex.py, test_fft.py check them against TensorFlow).

@@ -33,9 +33,6 @@ _spec.loader.exec_module(_registry)
 # Ops not compared, and why.
 EXCLUDED = {
     "Placeholder": "graph-only: its kernel says it must be fed (test_function.py)",
-    "RaggedTensorToTensor": "TensorFlow's takes row_partition_types, a list of strings ember's attributes cannot "
-                            "hold; ember's takes row splits only (compared through RaggedTensor.to_tensor in "
-                            "test_ragged.py)",
     "RaggedTensorToTensorGrad": "ember's adjoint of RaggedTensorToTensor; TensorFlow has no such op (its gradient "
                                 "is checked in test_ragged.py and tests/cpp/ops/ragged_test.cc)",
     "PartitionedCall": "calls a traced ember function by name; TensorFlow's needs a FunctionDef "
@@ -296,6 +293,9 @@ def _tf_call(name, inputs, attrs):
     if name == "InplaceUpdate":  # TensorFlow registers no gradient for its raw InplaceUpdate: the same rows
         # written by TensorScatterUpdate, which has one
         return real_tf.tensor_scatter_nd_update(inputs[0], real_tf.expand_dims(inputs[1], 1), inputs[2])
+    if name == "RaggedTensorToTensor":  # ember joins the partition kinds with commas ("": ROW_SPLITS each)
+        kinds = named["row_partition_types"]
+        named["row_partition_types"] = kinds.split(",") if kinds else ["ROW_SPLITS"] * len(inputs[3])
     if name == "Const":  # an eager raw Const cannot take a tensor attribute: tf.constant makes one
         return real_tf.constant(named["value"])
     if name in LIST_OPS_ON_DENSE_LISTS:

@@ -139,15 +139,84 @@ def test_a_table_not_reachable_from_the_saved_object_is_refused(tmp_path):
         em.saved_model.save(Holder(), str(tmp_path / "model"))
 
 
-def test_saving_a_dense_table_is_refused_plainly(tmp_path):
-    class Dense(em.Module):
-        def __init__(self):
-            self.table = em.lookup.experimental.DenseHashTable(em.string, em.int64, -1, empty_key="",
-                                                               deleted_key="$")
+def _dense_module(lib):
+    """A DenseHashTable (with a removed key, and more entries than its initial buckets hold at TensorFlow's
+    load factor) and a function looking it up, in TensorFlow (lib=tf) or ember (lib=em)."""
 
-    with pytest.raises(NotImplementedError, match="is a DenseHashTable; TensorFlow restores one from its bucket"):
-        em.saved_model.save(Dense(), str(tmp_path / "model"))
-    assert not os.path.exists(tmp_path / "model")
+    class Dense(lib.Module):
+        def __init__(self):
+            super().__init__()
+            self.table = lib.lookup.experimental.DenseHashTable(lib.string, lib.int64, -1, empty_key="",
+                                                                deleted_key="$", initial_num_buckets=8)
+            self.table.insert(lib.constant(DENSE_KEYS), lib.constant(list(range(1, len(DENSE_KEYS) + 1)), lib.int64))
+            self.table.remove(lib.constant(["b"]))
+            self.ids = lib.lookup.experimental.DenseHashTable(lib.int64, lib.float32, -1.0, empty_key=-1,
+                                                              deleted_key=-2, initial_num_buckets=4)
+            self.ids.insert(lib.constant([5, 13, -7], lib.int64), lib.constant([0.5, 1.5, 2.5]))
+
+        @lib.function(input_signature=[lib.TensorSpec([None], lib.string), lib.TensorSpec([None], lib.int64)])
+        def lookup(self, keys, ids):
+            return lib.cast(self.table.lookup(keys), lib.float32) + self.ids.lookup(ids)
+
+    return Dense()
+
+
+DENSE_KEYS = ["a", "b", "c", "a longer key than eight bytes", "d", "e", "f", "g", "h"]
+DENSE_QUERY = (["a", "b", "h", "zz", "a longer key than eight bytes"], [5, 13, -7, 4, 0])
+
+
+def _dense_lookup(module, lib):
+    return module.lookup(lib.constant(DENSE_QUERY[0]), lib.constant(DENSE_QUERY[1], lib.int64)).numpy()
+
+
+def test_dense_tables_round_trip_between_ember_and_tensorflow(tmp_path):
+    """ember writes TensorFlow's bucket array (keys where TensorFlow's hash and probing find them), so
+    TensorFlow looks up and grows the table it loads; each framework loads the other's, and a loaded table is
+    saved again as a dense one."""
+    expected = _dense_lookup(_dense_module(tf), tf)
+    ours = _dense_module(em)
+    np.testing.assert_array_equal(_dense_lookup(ours, em), expected)
+    em.saved_model.save(ours, str(tmp_path / "ember"))
+    in_tensorflow = tf.saved_model.load(str(tmp_path / "ember"))
+    np.testing.assert_array_equal(_dense_lookup(in_tensorflow, tf), expected)
+    handle = in_tensorflow.table.resource_handle  # grown past 8 buckets' load by TensorFlow's insert
+    tf.raw_ops.LookupTableInsertV2(table_handle=handle, keys=tf.constant(["x", "y"]),
+                                   values=tf.constant([10, 11], tf.int64))
+    found = tf.raw_ops.LookupTableFindV2(table_handle=handle, keys=tf.constant(["x", "c", "y", "b"]),
+                                         default_value=tf.constant(-1, tf.int64))
+    assert found.numpy().tolist() == [10, 3, 11, -1]
+    tf.saved_model.save(_dense_module(tf), str(tmp_path / "tensorflow"))
+    for source in ("ember", "tensorflow"):
+        loaded = em.saved_model.load(str(tmp_path / source))
+        np.testing.assert_array_equal(_dense_lookup(loaded, em), expected)
+        em.saved_model.save(loaded, str(tmp_path / f"{source}_again"))
+        np.testing.assert_array_equal(_dense_lookup(tf.saved_model.load(str(tmp_path / f"{source}_again")), tf),
+                                      expected)
+    reader = tf.train.load_checkpoint(str(tmp_path / "ember" / "variables" / "variables"))
+    assert reader.get_variable_to_shape_map()["table/.ATTRIBUTES/table-keys"] == [16, 1]  # 8 entries > 0.8 * 8
+
+
+def test_dense_table_checkpoints_both_ways(tmp_path):
+    ours = em.lookup.experimental.DenseHashTable(em.int64, em.int64, -1, empty_key=0, deleted_key=-1)
+    ours.insert(em.constant([3, 1 << 40, 7], em.int64), em.constant([30, 40, 70], em.int64))
+    path = em.train.Checkpoint(table=ours).save(str(tmp_path / "ember" / "ckpt"))
+    theirs = tf.lookup.experimental.DenseHashTable(tf.int64, tf.int64, -1, empty_key=0, deleted_key=-1)
+    tf.train.Checkpoint(table=theirs).restore(path).assert_consumed()
+    assert theirs.lookup(tf.constant([7, 1 << 40, 5], tf.int64)).numpy().tolist() == [70, 40, -1]
+    theirs.insert(tf.constant([9], tf.int64), tf.constant([90], tf.int64))
+    theirs.remove(tf.constant([3], tf.int64))
+    path = tf.train.Checkpoint(table=theirs).save(str(tmp_path / "tensorflow" / "ckpt"))
+    restored = em.lookup.experimental.DenseHashTable(em.int64, em.int64, -1, empty_key=0, deleted_key=-1)
+    em.train.Checkpoint(table=restored).restore(path)
+    keys, values = restored.export()  # the entries, without TensorFlow's empty and deleted buckets
+    assert sorted(zip(keys.numpy().tolist(), values.numpy().tolist())) == [(7, 70), (9, 90), (1 << 40, 40)]
+
+
+def test_dense_table_buckets_must_be_a_power_of_two():
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.lookup.experimental.DenseHashTable(tf.int64, tf.int64, -1, 0, -1, initial_num_buckets=12)
+    with pytest.raises(em.errors.InvalidArgumentError, match="at least 4 and a power of 2, got: 12"):
+        em.lookup.experimental.DenseHashTable(em.int64, em.int64, -1, 0, -1, initial_num_buckets=12)
 
 
 def test_ember_loads_tensorflows_dense_table(tmp_path):
@@ -256,7 +325,8 @@ def test_keras_text_layers_saved_by_tf_keras_load_in_ember(tmp_path):
 
 def _id_module(lib, vocab):
     """A signature the C++ example can feed (it generates int64 inputs i % 7): ids through a table of
-    tensors, a table from a vocabulary file of numbers and a MutableHashTable (entries from the checkpoint)."""
+    tensors, a table from a vocabulary file of numbers, a MutableHashTable (entries from the checkpoint) and a
+    DenseHashTable (its bucket array in the checkpoint, with a removed key's bucket)."""
 
     class Ids(lib.Module):
         def __init__(self):
@@ -268,11 +338,15 @@ def _id_module(lib, vocab):
                 lib.lookup.TextFileIndex.LINE_NUMBER), -1)
             self.inserted = lib.lookup.experimental.MutableHashTable(lib.int64, lib.int64, -1)
             self.inserted.insert(lib.constant([2, 4], lib.int64), lib.constant([20, 40], lib.int64))
+            self.dense = lib.lookup.experimental.DenseHashTable(lib.int64, lib.int64, -1, empty_key=-1,
+                                                                deleted_key=-2, initial_num_buckets=8)
+            self.dense.insert(lib.constant([1, 3, 6], lib.int64), lib.constant([10, 30, 60], lib.int64))
+            self.dense.remove(lib.constant([3], lib.int64))
 
         @lib.function(input_signature=[lib.TensorSpec([None], lib.int64)])
         def __call__(self, ids):
             return {"square": self.squares.lookup(ids), "line": self.numbers.lookup(ids),
-                    "inserted": self.inserted.lookup(ids)}
+                    "inserted": self.inserted.lookup(ids), "dense": self.dense.lookup(ids)}
 
     return Ids()
 
@@ -293,4 +367,5 @@ def test_cpp_loader_runs_a_signature_that_looks_up_tables(tmp_path, saver):
     np.testing.assert_array_equal(outputs["square"][1], [{0: 0.0, 1: 1.0, 2: 4.0, 3: 9.0}.get(i, -1.0) for i in ids])
     np.testing.assert_array_equal(outputs["line"][1], [{5: 0, 3: 1, 1: 2}.get(i, -1) for i in ids])
     np.testing.assert_array_equal(outputs["inserted"][1], [{2: 20, 4: 40}.get(i, -1) for i in ids])
+    np.testing.assert_array_equal(outputs["dense"][1], [{1: 10, 6: 60}.get(i, -1) for i in ids])
     assert info["python_in_process"] == "no"

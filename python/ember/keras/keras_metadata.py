@@ -217,7 +217,10 @@ def write(model, export_dir, training_config=None):
     graph = _object_graph(export_dir)
     nodes = []
     queue, seen = [(0, model, "root")], set()
-    while queue:  # the model, then every layer of every graph network below it, by their "layer-N" edges
+    # The model, then every layer of every graph network below it, by their "layer-N" edges, and the layers
+    # other layers hold (TextVectorization's `_lookup_layer`): tf_keras' loader rebuilds those from their
+    # config too, and reads their metadata.
+    while queue:
         node_id, obj, path = queue.pop(0)
         if node_id in seen:
             continue
@@ -225,13 +228,12 @@ def write(model, export_dir, training_config=None):
         metadata = _layer_metadata(obj, training_config if node_id == 0 else None)
         nodes.append(_saved_object(node_id, path, _identifier(obj), json.dumps(_encode(metadata),
                                                                               default=_json_default)))
-        if not (isinstance(obj, Model) and obj._ember_graph is not None):
-            continue
+        graph_network = isinstance(obj, Model) and obj._ember_graph is not None
         children = dict(obj._trackable_children())
         for reference in graph.nodes[node_id].children:
             name = reference.local_name
             child = children.get(name)
-            if name.startswith("layer-") and isinstance(child, Layer):
+            if isinstance(child, Layer) and (name.startswith("layer-") or not graph_network):
                 queue.append((reference.node_id, child, f"{path}.{name}"))
     payload = b"".join(_bytes_field(1, node) for node in nodes)
     with open(os.path.join(export_dir, FILENAME), "wb") as f:

@@ -427,8 +427,9 @@ def _restore_vocabularies(model, filepath):
     """The vocabularies of the text layers (StringLookup, IntegerLookup, the one inside TextVectorization):
     a config holds a vocabulary given as a list, but not one set by ``adapt``, which only the layer's table
     in the SavedModel (its child ``lookup_table``) holds; each layer takes its table's entries, found by the
-    same path of children in the restored object graph."""
-    from ember import saved_model, trackable
+    same path of children in the restored object graph. So are "tf_idf" weights: the layer's child
+    ``idf_weights``, a variable (tf_keras' and ember's alike)."""
+    from ember import Variable, saved_model, trackable
     from ember.keras.layers.text_lookup import _IndexLookup
     from ember.saved_model.loader import RestoredTable
 
@@ -445,11 +446,16 @@ def _restore_vocabularies(model, filepath):
         return
     restored = saved_model.load(filepath)
     for path, layer in layers:
-        obj = restored
-        for name in path + ("lookup_table",):
-            obj = getattr(obj, name, None) if not isinstance(obj, (list, dict)) else None
-        if isinstance(obj, RestoredTable):
-            layer._ember_set_table_entries(*obj.export())
+        restored_layer = restored
+        for name in path:
+            restored_layer = getattr(restored_layer, name, None) if not isinstance(restored_layer, (list, dict)) \
+                else None
+        table = getattr(restored_layer, "lookup_table", None)
+        if isinstance(table, RestoredTable):
+            layer._ember_set_table_entries(*table.export())
+        idf_weights = getattr(restored_layer, "idf_weights", None)
+        if layer.output_mode == "tf_idf" and isinstance(idf_weights, Variable):
+            layer._set_idf(idf_weights.numpy())
 
 
 def _json_default(obj):

@@ -8,6 +8,7 @@ when the table is made, as TensorFlow 2 initializes a table created outside a fu
 import os
 
 from ember import _C, dtypes, variable_creation
+from ember.lookup import dense_buckets
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.init_scope import init_scope
 from ember.trackable import Trackable
@@ -303,16 +304,40 @@ class DenseHashTable(MutableHashTable):
     """``tf.lookup.experimental.DenseHashTable(key_dtype, value_dtype, default_value, empty_key, deleted_key,
     initial_num_buckets=None, name="MutableDenseHashTable", checkpoint=True)``. ember stores it as a
     MutableHashTable; as TensorFlow's, inserting, looking up or removing ``empty_key`` or ``deleted_key`` is
-    an InvalidArgumentError."""
+    an InvalidArgumentError. Checkpoints (and SavedModels) hold TensorFlow's bucket array
+    (lookup/dense_buckets.py), so each framework restores the other's."""
 
     def __init__(self, key_dtype, value_dtype, default_value, empty_key, deleted_key, initial_num_buckets=None,
                  name="MutableDenseHashTable", checkpoint=True, experimental_is_anonymous=False):
+        if initial_num_buckets is not None and (initial_num_buckets < 4 or
+                                                initial_num_buckets & (initial_num_buckets - 1)):
+            from ember import errors
+
+            raise errors.InvalidArgumentError(None, None, "MutableDenseHashTableV2: Number of buckets must be at "
+                                              f"least 4 and a power of 2, got: {initial_num_buckets}")
         super().__init__(key_dtype, value_dtype, default_value, name=name, checkpoint=checkpoint)
+        self._initial_num_buckets = initial_num_buckets
         with init_scope():
             self._empty_key = convert_to_tensor(empty_key, dtype=self._key_dtype)
             self._deleted_key = convert_to_tensor(deleted_key, dtype=self._key_dtype)
         if bool((self._empty_key == self._deleted_key).numpy()):
             raise ValueError("Empty and deleted keys must have the same shape and must not be equal.")
+
+    def _ember_checkpoint_tensors(self):
+        if not self._checkpoint:
+            return {}
+        with init_scope():
+            keys, values = (t.numpy() for t in self.export())
+        buckets = dense_buckets.num_buckets_for(len(keys), self._initial_num_buckets)
+        key_buckets, value_buckets = dense_buckets.to_buckets(keys, values, self._empty_key.numpy(), buckets)
+        return {"-keys": convert_to_tensor(key_buckets, dtype=self._key_dtype),
+                "-values": convert_to_tensor(value_buckets, dtype=self._value_dtype)}
+
+    def _ember_restore_tensors(self, tensors):
+        keys, values = dense_buckets.entries_of(tensors["-keys"].numpy(), tensors["-values"].numpy(),
+                                                [self._empty_key.numpy(), self._deleted_key.numpy()])
+        super()._ember_restore_tensors({"-keys": convert_to_tensor(keys, dtype=tensors["-keys"].dtype),
+                                        "-values": convert_to_tensor(values, dtype=tensors["-values"].dtype)})
 
     def _reserved_keys_check(self, keys):
         import ember

@@ -27,6 +27,7 @@ from ember.framework import protos
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.framework.tensor_spec import TensorSpec
 from ember.function_graph import _PartitionedCall, CarvedFunction
+from ember.lookup import dense_buckets
 from ember.module import Module
 from ember.saved_model import structure
 from ember.saved_model.asset import Asset
@@ -360,6 +361,7 @@ class RestoredTable(Loaded):
         self._handle = _C.create_lookup_table(name, key_dtype._enum, value_dtype._enum, is_mutable)
         self._id = self._handle.id
         self._reserved_keys = []  # a DenseHashTable's empty and deleted keys: never entries
+        self._initial_num_buckets = None  # a DenseHashTable's, where its creating node gives one
 
     def export(self):
         """(keys, values): every entry, in no particular order."""
@@ -377,10 +379,19 @@ class RestoredTable(Loaded):
         if not self._handle.is_mutable:
             return {}
         keys, values = self.export()
+        if self._reserved_keys:  # a DenseHashTable: TensorFlow's bucket array
+            buckets = dense_buckets.num_buckets_for(int(keys.shape[0]), self._initial_num_buckets)
+            keys, values = (convert_to_tensor(t, dtype=d) for t, d in zip(
+                dense_buckets.to_buckets(keys.numpy(), values.numpy(), self._reserved_keys[0], buckets),
+                (self.key_dtype, self.value_dtype)))
         return {"-keys": keys, "-values": values}
 
     def _ember_restore_tensors(self, tensors):
-        _ImportTable(tensors["-keys"], tensors["-values"], self._id)
+        keys, values = tensors["-keys"], tensors["-values"]
+        if self._reserved_keys and keys.dtype == self.key_dtype:
+            keys, values = (convert_to_tensor(t) for t in dense_buckets.entries_of(keys.numpy(), values.numpy(),
+                                                                                  self._reserved_keys))
+        _ImportTable(keys, values, self._id)
 
     def __repr__(self):
         kind = "MutableHashTable" if self._handle.is_mutable else "HashTable"
@@ -686,6 +697,8 @@ class _Loader:
                     raise self.fail(f"resource {node_id}: table node '{creator.name}' takes its reserved keys "
                                     f"from '{source}', which is not a Const of its function")
                 table._reserved_keys.append(np.asarray(_gd.make_ndarray(const.attr["value"].tensor)).item())
+            if "initial_num_buckets" in creator.attr:
+                table._initial_num_buckets = creator.attr["initial_num_buckets"].i
         return table
 
     def _initialize_tables(self):
@@ -719,13 +732,10 @@ class _Loader:
                     if not self.reader.contains(key):
                         raise self.fail(f"{what}: the checkpoint has no tensor '{key}'", errors.NotFoundError)
                 keys, values = self.reader.read(keys), self.reader.read(values)
-                if table._reserved_keys and keys.dtype == table.key_dtype:
-                    entries = ~np.isin(keys.numpy(), np.array(table._reserved_keys, dtype=keys.numpy().dtype))
-                    keys, values = convert_to_tensor(keys.numpy()[entries]), convert_to_tensor(values.numpy()[entries])
                 if keys.dtype != table.key_dtype or values.dtype != table.value_dtype:
                     raise self.fail(f"{what} maps {table.key_dtype.name} -> {table.value_dtype.name}, but the "
                                     f"checkpoint holds {keys.dtype.name} -> {values.dtype.name} entries")
-                _ImportTable(keys, values, table._id)
+                table._ember_restore_tensors({"-keys": keys, "-values": values})
 
     def _constant(self, node_id, operation):
         """A tensor captured by value (TensorFlow saves one as a Const node of the MetaGraphDef's graph)."""

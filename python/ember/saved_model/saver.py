@@ -545,7 +545,8 @@ class _Writer:
                 continue
             name = _unique(_sanitize(self.paths[node_id].replace("/", "_")) or "table", taken)
             self.table_nodes[node_id] = name
-            graph.node.add().CopyFrom(table_saving.creator_node(obj, name))
+            for node in table_saving.creator_nodes(obj, name, in_function=False):
+                graph.node.add().CopyFrom(node)
             initializers.append((node_id, self.tables.of(obj)["_initialize"]))
         calls = []
         for node_id, initialize in initializers:

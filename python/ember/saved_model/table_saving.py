@@ -17,7 +17,9 @@ written by ember.train.checkpoint), and its ``saveable_objects["table"]`` names 
 ``save_fn`` (the checkpoint key -> the names, slices and tensors to save) and ``restore_fn`` (the restored
 keys and values -> LookupTableImportV2), through which TensorFlow's loader restores them. Each function's
 captured inputs (the table, constants, the asset) are its ``bound_inputs``, as for traced functions.
-A DenseHashTable is refused: TensorFlow restores one from its bucket array, which ember does not keep.
+A DenseHashTable (or a loaded one) is a MutableDenseHashTableV2 taking its empty and deleted keys from two
+Consts beside it; its checkpoint holds TensorFlow's bucket array (lookup/dense_buckets.py), which the same
+save and restore functions export and import.
 """
 
 import uuid
@@ -93,22 +95,41 @@ class TableFunctions:
         return functions["save_fn"], functions["restore_fn"]
 
 
-def creator_node(table, name):
-    """The NodeDef that creates ``table`` (in ``_create_resource``, and in the MetaGraphDef's graph for
-    TensorFlow's C++ loader), a NodeDef of the library's message classes."""
-    node = _gd.GraphDef().node.add(name=name)
-    node.op = "MutableHashTableV2" if _is_mutable(table) else "HashTableV2"
+def _dense_layout(table):
+    """(empty_key, deleted_key, initial_num_buckets) of a DenseHashTable, ember's or a loaded one; None for
+    another table."""
+    if isinstance(table, DenseHashTable):
+        return table._empty_key.numpy(), table._deleted_key.numpy(), table._initial_num_buckets
+    if isinstance(table, RestoredTable) and table._reserved_keys:
+        return (*table._reserved_keys, table._initial_num_buckets)
+    return None
+
+
+def creator_nodes(table, name, in_function):
+    """The NodeDefs that create ``table`` (in ``_create_resource``, and in the MetaGraphDef's graph for
+    TensorFlow's C++ loader), of the library's message classes: the creating node last, after a dense
+    table's Consts of its empty and deleted keys (named for a FunctionDef's body when ``in_function``)."""
+    graph = _gd.GraphDef()
+    dense = _dense_layout(table)
+    inputs = []
+    if dense is not None:
+        for role, key in zip(("empty_key", "deleted_key"), dense[:2]):
+            const = graph.node.add(name=role if in_function else f"{name}/{role}", op="Const")
+            const.attr["dtype"].type = _gd.as_datatype_enum(table.key_dtype)
+            const.attr["value"].tensor.CopyFrom(_gd.make_tensor_proto(key, dtype=table.key_dtype))
+            inputs.append(f"{const.name}:output:0" if in_function else const.name)
+    node = graph.node.add(name=name, input=inputs)
+    node.op = "MutableDenseHashTableV2" if dense is not None else \
+        "MutableHashTableV2" if _is_mutable(table) else "HashTableV2"
     node.attr["key_dtype"].type = _gd.as_datatype_enum(table.key_dtype)
     node.attr["value_dtype"].type = _gd.as_datatype_enum(table.value_dtype)
     node.attr["shared_name"].s = table._ember_shared_name.encode()
-    return node
+    if dense is not None and dense[2] is not None:
+        node.attr["initial_num_buckets"].i = int(dense[2])
+    return list(graph.node)
 
 
 def _functions(table):
-    if isinstance(table, DenseHashTable):
-        raise NotImplementedError(
-            f"saved_model.save: {table.name!r} is a DenseHashTable; TensorFlow restores one from its bucket "
-            "array (empty and deleted keys included), which ember, keeping it as a MutableHashTable, has not")
     # A shared name unique to this save: TensorFlow shares tables by name within a process, and two models
     # loaded there must not meet in one table.
     table._ember_shared_name = f"{_sanitize(table.name)}_{uuid.uuid4().hex[:16]}"
@@ -200,7 +221,8 @@ def _no_arguments():
 
 def _create(table):
     f = _function_def("creator", [], [("identity", _gd.DT_RESOURCE)])
-    f.node_def.add().CopyFrom(creator_node(table, "table"))
+    for node in creator_nodes(table, "table", in_function=True):
+        f.node_def.add().CopyFrom(node)
     _finish(f, ["table"], [("table:table_handle:0", _gd.DT_RESOURCE)])
     return TableFunction(f, [], _no_arguments(), _spec(_gd.DT_RESOURCE))
 

@@ -72,7 +72,8 @@ using namespace graph_def_internal;  // NOLINT: the pieces shared with function_
 //    variable 0), "N" (the length of a variadic input list) and Const's "dtype". They are written, and
 //    ignored when read, as is any attribute the OpDef does not declare ("_class", "_output_shapes", ...).
 // Reading is lenient where TensorFlow's writers differ: kInts also accepts a shape, kString a function
-// name (func), and kTensor the typed value fields (float_val, int_val, ...), where the last value repeats
+// name (func) or a list of strings (joined with commas; graph_def_ops.cc writes RaggedTensorToTensor's
+// back as a list), and kTensor the typed value fields (float_val, int_val, ...), where the last value repeats
 // to fill the shape.
 
 struct ShapeAttrs {
@@ -368,6 +369,18 @@ Status decode_attr(const AttrDef& def, const proto::AttrValue& m, AttrValue& out
             return invalid_argument("names the function '", printable(f.name()),
                                     "'; a function name is not empty and holds no ','");
           joined += (joined.empty() ? "" : ",") + f.name();
+        }
+        out = std::move(joined);
+        return Status::OK();
+      }
+      if (m.has_list() && m.list().s_size() > 0 && only_list_member(m.list(), m.list().s_size())) {
+        // A list(string) (RaggedTensorToTensor's row_partition_types): ember joins it with commas.
+        std::string joined;
+        for (const std::string& item : m.list().s()) {
+          if (item.find(',') != std::string::npos || !is_valid_utf8(item))
+            return invalid_argument("holds '", printable(item),
+                                    "'; a listed string is UTF-8 text without ','");
+          joined += (joined.empty() ? "" : ",") + item;
         }
         out = std::move(joined);
         return Status::OK();

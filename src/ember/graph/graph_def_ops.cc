@@ -72,6 +72,9 @@ constexpr TypeAttr kTypeAttrs[] = {
     {"SparseTensorDenseMatMul", "Tindices", 0},
     {"SparseToDense", "Tindices", 0},
     {"DenseBincount", "Tidx", 0},
+    {"RaggedBincount", "Tidx", 1},
+    {"RaggedTensorToTensor", "Tshape", 0},
+    {"RaggedTensorToTensor", "Tindex", 3},
     {"TensorScatterMax", "Tindices", 1},
     {"UnsortedSegmentMax", "Tindices", 1},
     {"UnsortedSegmentMax", "Tnumsegments", 2},
@@ -338,6 +341,24 @@ void add_derived_attrs(const OpDef& op, std::span<const DType> inputs, std::span
   // SplitV's output count; its split sizes are an input in TensorFlow.
   if (op.name == "SplitV" && op.attr_index("num_split") < 0)
     out["num_split"].set_i(static_cast<int64_t>(outputs.size()));
+  if (op.name == "RaggedTensorToTensor") {
+    // TensorFlow counts the partitions in num_row_partition_tensors and lists their kinds, which ember's
+    // attribute joins with commas ("" for ROW_SPLITS each, Note [Row partitions] in ops/ragged.cc).
+    const size_t partitions = inputs.size() - 3;
+    out.erase("N");
+    out["num_row_partition_tensors"].set_i(static_cast<int64_t>(partitions));
+    const std::string& joined = std::get<std::string>(attrs[op.attr_index("row_partition_types")]);
+    proto::AttrValue::ListValue* list = out["row_partition_types"].mutable_list();  // replaces the s written
+    if (joined.empty()) {
+      for (size_t k = 0; k < partitions; ++k) list->add_s("ROW_SPLITS");
+    } else {
+      for (size_t begin = 0; begin <= joined.size();) {
+        const size_t end = std::min(joined.find(',', begin), joined.size());
+        list->add_s(joined.substr(begin, end - begin));
+        begin = end + 1;
+      }
+    }
+  }
 }
 
 }  // namespace ember::graph_def_ops

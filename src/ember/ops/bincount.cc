@@ -1,6 +1,6 @@
-// Counting ops: Bincount and DenseBincount (tf.math.bincount) and HistogramFixedWidth
-// (tf.histogram_fixed_width). Their results are counts, so none is differentiable (as in TensorFlow).
-// Registered from register_array_index_ops (array_index.cc).
+// Counting ops: Bincount, DenseBincount and RaggedBincount (tf.math.bincount of a tensor or a RaggedTensor)
+// and HistogramFixedWidth (tf.histogram_fixed_width). Their results are counts, so none is differentiable (as
+// in TensorFlow). Registered from register_array_index_ops (array_index.cc).
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -56,28 +56,43 @@ Status dense_bincount_shape(InferContext& ctx) {
   return Status::OK();
 }
 
-// Counts `input`'s rows into `out` ([rows, size] row-major), weighted unless weights is empty.
+// RaggedBincount(splits int64, values, size, weights; binary_output): DenseBincount of each row of a
+// RaggedTensor given as row splits and flat values: [rows, size].
+Status ragged_bincount_shape(InferContext& ctx) {
+  const Shape& splits = ctx.inputs[0].shape;
+  auto size_or = size_value(ctx, 2);
+  if (!size_or.ok()) return size_or.status();
+  if (splits.rank_known() && splits.rank() != 1)
+    return invalid_argument("RaggedBincount: splits must be a vector, got ", splits.to_string());
+  const int64_t rows = splits.rank_known() && splits.dim(0) > 0 ? splits.dim(0) - 1 : kUnknownDim;
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[3].dtype, Shape({rows, *size_or})});
+  return Status::OK();
+}
+
+// Counts `input`'s rows into `out` ([rows, size] row-major), weighted unless weights is empty; row r holds
+// the elements [splits[r], splits[r + 1]) of the flattened input.
 Status count(const std::string& op, const TensorImpl& input, const TensorImpl& weights, bool binary,
-             int64_t rows, int64_t size, TensorImpl& out) {
+             const std::vector<int64_t>& splits, int64_t size, TensorImpl& out) {
   const int64_t n = input.num_elements();
   const bool weighted = weights.num_elements() > 0;
   if (weighted && weights.shape() != input.shape())
     return invalid_argument(op, ": weights must be empty or have the shape of the input ",
                             input.shape().to_string(), ", got ", weights.shape().to_string());
-  const int64_t per_row = rows > 0 ? n / rows : 0;
   Status status = Status::OK();
   visit_dtype<kWeightTypes>(out.dtype(), [&]<typename T>() {
     T* o = out.mutable_data<T>();
     std::fill(o, o + out.num_elements(), T(0));
     const T* w = weighted ? weights.data<T>() : nullptr;
+    size_t row = 0;
     for (int64_t i = 0; i < n; ++i) {
+      while (row + 2 < splits.size() && i >= splits[row + 1]) ++row;
       const int64_t v = kernels::load_index(input.raw_data(), input.dtype(), i);
       if (v < 0) {
         status = invalid_argument(op, ": Input arr must be non-negative! Got arr[", i, "] = ", v);
         return;
       }
       if (v >= size) continue;
-      T& bin = o[(per_row > 0 ? i / per_row : 0) * size + v];
+      T& bin = o[static_cast<int64_t>(row) * size + v];
       if (binary) {
         bin = T(1);
       } else {
@@ -88,6 +103,13 @@ Status count(const std::string& op, const TensorImpl& input, const TensorImpl& w
   return status;
 }
 
+// Row splits of `rows` equal rows over `n` elements.
+std::vector<int64_t> even_splits(int64_t rows, int64_t n) {
+  std::vector<int64_t> splits(static_cast<size_t>(rows) + 1);
+  for (int64_t r = 0; r <= rows; ++r) splits[r] = rows > 0 ? r * (n / rows) : 0;
+  return splits;
+}
+
 int64_t scalar_size(const TensorImpl& t) { return kernels::load_index(t.raw_data(), t.dtype(), 0); }
 
 Status bincount_kernel(KernelContext& ctx) {
@@ -95,7 +117,7 @@ Status bincount_kernel(KernelContext& ctx) {
   if (size.num_elements() != 1) return invalid_argument("Bincount: size must be a scalar");
   const int64_t s = scalar_size(size);
   if (s < 0) return invalid_argument("Bincount: size (", s, ") must be non-negative");
-  return count("Bincount", arr, weights, false, 1, s, ctx.output(0));
+  return count("Bincount", arr, weights, false, even_splits(1, arr.num_elements()), s, ctx.output(0));
 }
 
 Status dense_bincount_kernel(KernelContext& ctx) {
@@ -106,7 +128,35 @@ Status dense_bincount_kernel(KernelContext& ctx) {
   const int64_t s = scalar_size(size);
   if (s < 0) return invalid_argument("DenseBincount: size (", s, ") must be non-negative");
   const int64_t rows = input.rank() == 2 ? input.shape().dim(0) : 1;
-  return count("DenseBincount", input, weights, ctx.attr_bool(0), rows, s, ctx.output(0));
+  return count("DenseBincount", input, weights, ctx.attr_bool(0), even_splits(rows, input.num_elements()), s,
+               ctx.output(0));
+}
+
+Status ragged_bincount_kernel(KernelContext& ctx) {
+  const TensorImpl &splits_in = ctx.input(0), &values = ctx.input(1), &size = ctx.input(2),
+                   &weights = ctx.input(3);
+  if (size.num_elements() != 1) return invalid_argument("RaggedBincount: size must be a scalar");
+  const int64_t s = scalar_size(size);
+  if (s < 0) return invalid_argument("RaggedBincount: size (", s, ") must be non-negative");
+  if (splits_in.rank() != 1 || splits_in.num_elements() == 0)
+    return invalid_argument("RaggedBincount: splits must be a non-empty vector, got ",
+                            splits_in.shape().to_string());
+  if (values.rank() != 1)
+    return invalid_argument("RaggedBincount: values must be a vector, got ", values.shape().to_string());
+  std::vector<int64_t> splits(static_cast<size_t>(splits_in.num_elements()));
+  for (size_t r = 0; r < splits.size(); ++r) splits[r] = splits_in.data<int64_t>()[r];
+  if (splits[0] != 0)
+    return invalid_argument("RaggedBincount: Splits must start with 0, not with ", splits[0]);
+  for (size_t r = 1; r < splits.size(); ++r)
+    if (splits[r] < splits[r - 1])
+      return invalid_argument("RaggedBincount: splits must be sorted, got ", splits[r], " after ",
+                              splits[r - 1], " at position ", r);
+  if (splits.back() != values.num_elements())
+    return invalid_argument("RaggedBincount: Splits must end with the number of values, got ", splits.back(),
+                            " instead of ", values.num_elements());
+  const int64_t rows = static_cast<int64_t>(splits.size()) - 1;
+  EMBER_RETURN_IF_ERROR(allocate_output(ctx, 0, weights.dtype(), Shape({rows, s})));
+  return count("RaggedBincount", values, weights, ctx.attr_bool(0), splits, s, ctx.output(0));
 }
 
 // ---- HistogramFixedWidth(values, value_range [2], nbins; dtype): counts in nbins equal-width bins over
@@ -214,6 +264,24 @@ void register_bincount_ops(OpRegistry& r) {
       .shape(&dense_bincount_shape)
       .kernel(kWeightTypes, &dense_bincount_kernel)
       .dispatch_on_input(2)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("RaggedBincount")
+      .doc(
+          "DenseBincount of each row of a RaggedTensor (row splits, flat values). "
+          "ragged_bincount([0, 2, 3], [1, 1, 0], 3, []) == [[0, 2, 0], [1, 0, 0]]")
+      .input_fixed("splits", dtype_bit(DType::kInt64))
+      .input("values", 1)
+      .input("size", 1)
+      .input("weights")
+      .output("output")
+      .type_var(kWeightTypes)
+      .type_var(kIndexTypes, 1)
+      .attr("binary_output", AttrType::kBool, false)
+      .flags(kNotDifferentiable | kKernelAllocates)
+      .shape(&ragged_bincount_shape)
+      .kernel(kWeightTypes, &ragged_bincount_kernel)
+      .dispatch_on_input(3)
       .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("HistogramFixedWidth")

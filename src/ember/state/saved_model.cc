@@ -49,7 +49,7 @@ namespace ember {
 // checkpoint under its object's attribute "table" (<key>-keys, <key>-values): the object is the one the
 // signature calls bind to its creating node (bound_inputs, as for variables), and the loader imports them
 // into the table its shared_name names in the table registry (the one import made). A DenseHashTable's
-// checkpoint holds its bucket array, which ember's tables do not take: it stays empty.
+// checkpoint holds its bucket array: imported whole, then its empty and deleted keys removed.
 
 namespace {
 
@@ -211,6 +211,7 @@ class SavedModelLoader {
   Status bind_handles_to_objects();
   Status restore_variables(LoadedSavedModel& model);
   Status restore_tables();
+  Status remove_reserved_keys(const proto::NodeDef& node, LookupTable& table);
   Status open_checkpoint(bool object_based);
   std::string name_based_key(const proto::NodeDef& handle, const std::string& shared_name);
   StatusOr<std::string> asset_path(const proto::NodeDef& handle);
@@ -328,8 +329,10 @@ Status SavedModelLoader::bind_handles_to_objects() {
     for (int k = 0; k < bound.size(); ++k) {
       const std::string& input = data_inputs[first + k];
       auto handle = nodes_.find(node_of(input));
-      if (handle != nodes_.end() && handle->second->op() == "MutableHashTableV2" && bound[k] >= 0 &&
-          bound[k] < objects.nodes_size())
+      const bool mutable_table =
+          handle != nodes_.end() &&
+          (handle->second->op() == "MutableHashTableV2" || handle->second->op() == "MutableDenseHashTableV2");
+      if (mutable_table && bound[k] >= 0 && bound[k] < objects.nodes_size())
         table_object_.emplace(handle->first, bound[k]);  // Note [Tables in a SavedModel]
       if (handle == nodes_.end() || handle->second->op() != "VarHandleOp") continue;
       if (bound[k] < 0 || bound[k] >= objects.nodes_size())
@@ -540,9 +543,10 @@ Status SavedModelLoader::restore_tables() {
       return make_error(Code::kUnimplemented, at,
                         "a MutableHashTable with no shared_name: its checkpointed "
                         "entries cannot be matched to the table the import made");
-    auto table = LookupTableRegistry::global().create_for_op(
-        "MutableHashTableV2", attr("container") ? attr("container")->s() : "", shared_name, key_dtype,
-        value_dtype, /*is_mutable=*/true);
+    auto table = LookupTableRegistry::global().create_for_op(node.op().c_str(),
+                                                             attr("container") ? attr("container")->s() : "",
+                                                             shared_name, key_dtype, value_dtype,
+                                                             /*is_mutable=*/true);
     if (!table.ok()) return table.status().with_prefix(at);
     auto keys = reader_->read(key + "-keys");
     if (!keys.ok()) return keys.status().with_prefix(at);
@@ -551,6 +555,24 @@ Status SavedModelLoader::restore_tables() {
     EMBER_RETURN_IF_ERROR(
         (*table)->check_dtypes("LookupTableImportV2", (*keys)->dtype(), (*values)->dtype()).with_prefix(at));
     EMBER_RETURN_IF_ERROR((*table)->import_entries("LookupTableImportV2", **keys, **values).with_prefix(at));
+    if (node.op() == "MutableDenseHashTableV2")
+      EMBER_RETURN_IF_ERROR(remove_reserved_keys(node, **table).with_prefix(at));
+  }
+  return Status::OK();
+}
+
+// A dense table's checkpoint is its bucket array (docs/lookup.md): the free and removed buckets hold its
+// empty and deleted keys, the Consts its creating node takes, which are then no entries.
+Status SavedModelLoader::remove_reserved_keys(const proto::NodeDef& node, LookupTable& table) {
+  for (int k = 0; k < 2 && k < node.input_size(); ++k) {
+    auto key_node = nodes_.find(node_of(node.input(k)));
+    if (key_node == nodes_.end() || key_node->second->op() != "Const" ||
+        !key_node->second->attr().count("value"))
+      return invalid_argument("its ", k == 0 ? "empty" : "deleted", "_key input '", node.input(k),
+                              "' is not a Const of the graph");
+    TensorRef key;
+    EMBER_RETURN_IF_ERROR(from_tensor_proto(key_node->second->attr().at("value").tensor(), key));
+    EMBER_RETURN_IF_ERROR(table.remove("LookupTableRemoveV2", *key));
   }
   return Status::OK();
 }

@@ -1,6 +1,7 @@
 // Shape function and finite-difference gradients of RaggedTensorToTensor and its adjoint
-// RaggedTensorToTensorGrad (ops/ragged.cc). Values are compared with TensorFlow's RaggedTensor.to_tensor
-// in tests/python/test_ragged.py.
+// RaggedTensorToTensorGrad (ops/ragged.cc), with both partition layouts (Note [Row partitions]). Values are
+// compared with TensorFlow's RaggedTensor.to_tensor in tests/python/test_ragged.py and with its raw op in
+// tests/python/test_registry_vs_tensorflow.py and test_saved_model_text_vectorization.py.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -29,6 +30,21 @@ TEST(RaggedShape, RaggedTensorToTensor) {
   INFER_OK("RaggedTensorToTensorGrad", "[3,4];[5];[4]:int64", {}, "[5]");
 }
 
+TEST(RaggedShape, FirstDimSizeAndValueRowids) {
+  const std::string rowids = "FIRST_DIM_SIZE,VALUE_ROWIDS";
+  INFER_OK("RaggedTensorToTensor", "=-1;[5];[];=4:int64;[5]:int64", {rowids}, "[4,?]");
+  INFER_OK("RaggedTensorToTensor", "=-1;[5,2];[];[]:int64;[5]:int64", {rowids}, "[?,?,2]");
+  INFER_OK("RaggedTensorToTensor", "=-1;[5];[];=2:int64;[3]:int64;[6]:int64",
+           {std::string("FIRST_DIM_SIZE,VALUE_ROWIDS,ROW_SPLITS")}, "[2,?,?]");
+  INFER_ERROR("RaggedTensorToTensor", "=-1;[5];[];[4]:int64;[5]:int64", {rowids}, "must be a scalar");
+  INFER_ERROR("RaggedTensorToTensor", "=-1;[5];[];[4]:int64", {std::string("ROW_LENGTHS")}, "cannot handle");
+  INFER_ERROR("RaggedTensorToTensor", "=-1;[5];[];[4]:int64", {std::string("ROWSPLITS")},
+              "unknown row partition");
+  INFER_ERROR("RaggedTensorToTensor", "=-1;[5];[];[5]:int64", {std::string("VALUE_ROWIDS")},
+              "FIRST_DIM_SIZE before");
+  INFER_ERROR("RaggedTensorToTensor", "=-1;[5];[];[4]:int64", {rowids}, "2 partitions");
+}
+
 TEST(RaggedGrad, FiniteDifferences) {
   const TensorRef splits = int64s({4}, {0, 2, 2, 5});
   EXPECT_GRADIENT_OK("RaggedTensorToTensor",
@@ -45,6 +61,16 @@ TEST(RaggedGrad, FiniteDifferences) {
                      {});
   EXPECT_GRADIENT_OK("RaggedTensorToTensorGrad", {random_tensor({3, 3}, 9), random_tensor({5}, 10), splits},
                      {});
+  // The same rows as `splits`, as FIRST_DIM_SIZE and VALUE_ROWIDS (row 1 empty).
+  const std::string rowids = "FIRST_DIM_SIZE,VALUE_ROWIDS";
+  EXPECT_GRADIENT_OK("RaggedTensorToTensor",
+                     {int64s({2}, {-1, 2}), random_tensor({5}, 11), random_tensor({}, 12), int64s({}, {3}),
+                      int64s({5}, {0, 0, 2, 2, 2})},
+                     {rowids});
+  EXPECT_GRADIENT_OK(
+      "RaggedTensorToTensorGrad",
+      {random_tensor({3, 3}, 13), random_tensor({5}, 14), int64s({}, {3}), int64s({5}, {0, 0, 2, 2, 2})},
+      {rowids});
 }
 
 }  // namespace

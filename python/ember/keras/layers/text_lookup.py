@@ -97,7 +97,9 @@ def _encode(indices, output_mode, depth, dtype, idf_weights=None):
     if output_mode in ("one_hot", "multi_hot"):
         return tf.minimum(counts, tf.ones([], dtype))
     if output_mode == "tf_idf":
-        return counts * tf.constant(idf_weights, dtype=dtype)
+        # Before adapt or set_vocabulary (a model rebuilt from its config) the weights are zeros.
+        weights = tf.zeros([depth], dtype) if idf_weights is None else tf.cast(idf_weights, dtype)
+        return counts * weights
     return counts
 
 
@@ -148,12 +150,30 @@ class _IndexLookup(Layer):
         self._ember_frozen_size = frozen_size
         self._ember_idf = None
         self._ember_table = self._make_table([])
+        self._ember_adapt_state = self._make_adapt_state() if vocabulary is None else []
         if vocabulary is not None:
             self.set_vocabulary(vocabulary, idf_weights)
 
     def _trackable_children(self):
-        # The table under tf_keras' name, so a SavedModel holds it (and the functions that use it bind it).
-        return super()._trackable_children() + [("lookup_table", self._ember_table)]
+        # The table (and the tf_idf weights) under tf_keras' names, so a SavedModel holds them (and the
+        # functions that use them bind them), and keras.models.load_model finds them in tf_keras' too.
+        children = [("lookup_table", self._ember_table)]
+        if self._ember_idf is not None:
+            children.append(("idf_weights", self._ember_idf))
+        return super()._trackable_children() + children + self._ember_adapt_state
+
+    def _make_adapt_state(self):
+        """tf_keras' adapt state, by its names: ``token_counts`` (and, for "tf_idf", ``token_document_counts``
+        and ``num_documents``), which tf_keras empties once adapt is done. ember counts in NumPy and keeps them
+        empty; a SavedModel holds them because tf_keras' load_model, rebuilding an adaptable layer from its
+        config, expects each of them in the checkpoint."""
+        tf = _tf()
+        key_dtype = tf.as_dtype(self.vocabulary_dtype)
+        state = [("token_counts", tf.lookup.experimental.MutableHashTable(key_dtype, tf.int64, 0))]
+        if self.output_mode == "tf_idf":
+            state += [("token_document_counts", tf.lookup.experimental.MutableHashTable(key_dtype, tf.int64, 0)),
+                      ("num_documents", tf.Variable(0, dtype=tf.int64, trainable=False, name="num_documents"))]
+        return state
 
     # ---- the index layout
     def _oov_start(self):
@@ -258,7 +278,13 @@ class _IndexLookup(Layer):
     def _set_idf(self, weights):
         if self.pad_to_max_tokens and self.max_tokens is not None:
             weights = np.pad(weights, (0, self.max_tokens - len(weights)))
-        self._ember_idf = weights.astype(np.float32)
+        weights = weights.astype(np.float32)
+        # A non-trainable variable (not one of the layer's weights, as the "_ember" prefix keeps it): the
+        # checkpoint of a SavedModel holds it, where load_model reads it back.
+        if self._ember_idf is not None and tuple(self._ember_idf.shape) == weights.shape:
+            self._ember_idf.assign(weights)
+        else:
+            self._ember_idf = _tf().Variable(weights, trainable=False, name="idf_weights")
 
     def _freeze_size(self):
         if self.output_mode == "int" or self.pad_to_max_tokens:
