@@ -72,7 +72,9 @@ using namespace graph_def_internal;  // NOLINT: the pieces shared with function_
 //    variable 0), "N" (the length of a variadic input list) and Const's "dtype". They are written, and
 //    ignored when read, as is any attribute the OpDef does not declare ("_class", "_output_shapes", ...).
 // Reading is lenient where TensorFlow's writers differ: kInts also accepts a shape, kString a function
-// name (func), and kTensor the typed value fields (float_val, int_val, ...), where the last value repeats
+// name (func) or a list of strings (joined with commas: TensorFlow's list(string) attributes ember holds
+// as one string, which graph_def_ops' is_joined_string_list names and which are written back as lists),
+// and kTensor the typed value fields (float_val, int_val, ...), where the last value repeats
 // to fill the shape.
 
 struct ShapeAttrs {
@@ -219,6 +221,16 @@ void write_node_attrs(const Graph& g, const Node& n, AttrMap& attrs) {
       const auto& dims = std::get<std::vector<int64_t>>(n.attrs[k]);
       to_shape_proto(unknown_rank ? std::span<const int64_t>() : std::span<const int64_t>(dims), unknown_rank,
                      attrs[op.attrs[i].name].mutable_shape());
+      continue;
+    }
+    if (ops::is_joined_string_list(op, op.attrs[i].name)) {
+      proto::AttrValue::ListValue* list = attrs[op.attrs[i].name].mutable_list();
+      const std::string& joined = std::get<std::string>(n.attrs[i]);
+      for (size_t begin = 0; begin < joined.size();) {
+        const size_t end = std::min(joined.find(',', begin), joined.size());
+        list->add_s(joined.substr(begin, end - begin));
+        begin = end + 1;
+      }
       continue;
     }
     write_attr_value(op.attrs[i].type, n.attrs[i], &attrs[op.attrs[i].name]);
@@ -368,6 +380,17 @@ Status decode_attr(const AttrDef& def, const proto::AttrValue& m, AttrValue& out
             return invalid_argument("names the function '", printable(f.name()),
                                     "'; a function name is not empty and holds no ','");
           joined += (joined.empty() ? "" : ",") + f.name();
+        }
+        out = std::move(joined);
+        return Status::OK();
+      }
+      if (m.has_list() && m.list().s_size() > 0) {  // _FusedMatMul's fused_ops: joined with commas too
+        std::string joined;
+        for (const std::string& item : m.list().s()) {
+          if (item.empty() || item.find(',') != std::string::npos || !is_valid_utf8(item))
+            return invalid_argument("holds the string '", printable(item),
+                                    "'; each string of the list is non-empty UTF-8 text without ','");
+          joined += (joined.empty() ? "" : ",") + item;
         }
         out = std::move(joined);
         return Status::OK();

@@ -340,4 +340,8 @@ void add_derived_attrs(const OpDef& op, std::span<const DType> inputs, std::span
     out["num_split"].set_i(static_cast<int64_t>(outputs.size()));
 }
 
+bool is_joined_string_list(const OpDef& op, std::string_view attr) {
+  return op.name == "_FusedMatMul" && attr == "fused_ops";
+}
+
 }  // namespace ember::graph_def_ops
