@@ -32,12 +32,6 @@
 namespace ember::passes {
 namespace {
 
-const char* activation_name(const std::string& op) {
-  for (const char* a : {"Relu", "Relu6", "Elu", "LeakyRelu"})
-    if (op == a) return a;
-  return nullptr;
-}
-
 struct Chain {
   int32_t conv = -1, bias_node = -1, activation = -1;
   ValueRef bias;
@@ -81,27 +75,10 @@ class Matcher {
       return false;
     chain->conv = n;
     // The activation, when the sum feeds one (and Greater(sum, 0)s that can move onto it) alone.
-    if (uses_.is_result(chain->bias_node)) return true;
-    int32_t activation = -1;
-    std::vector<std::pair<int32_t, int>> movable;
-    for (const auto& [c, input] : uses_.readers(chain->bias_node)) {
-      const Node& reader = g_.node(c);
-      if (activation_name(reader.op->name) && input == 0 && uses_.plain(c) &&
-          (activation < 0 || activation == c)) {
-        activation = c;
-      } else if (reader.op->name == "Greater" && input == 0 && reader.inputs[1].node != chain->bias_node &&
-                 is_zero_constant(g_, reader.inputs[1])) {
-        movable.push_back({c, 0});
-      } else if (reader.op->name == "ReluGrad" && input == 1 && reader.inputs[0].node != chain->bias_node) {
-        movable.push_back({c, 1});  // relu_grad(dy, relu(pre)) == relu_grad(dy, pre)
-      } else {
-        return true;  // another reader: fuse the bias only
-      }
-    }
-    if (activation < 0) return true;
-    if (!movable.empty() && g_.node(activation).op->name != "Relu") return true;
-    chain->activation = activation;
-    chain->moved_readers = std::move(movable);
+    static constexpr const char* kActivations[] = {"Relu", "Relu6", "Elu", "LeakyRelu"};
+    FusibleActivation activation = fusible_activation(g_, uses_, chain->bias_node, kActivations);
+    chain->activation = activation.node;
+    chain->moved_readers = std::move(activation.moved_readers);
     return true;
   }
 

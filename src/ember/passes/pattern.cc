@@ -48,4 +48,28 @@ bool NodeUses::only_reader(int32_t n, int32_t* reader) const {
   return true;
 }
 
+FusibleActivation fusible_activation(const Graph& g, const NodeUses& uses, int32_t pre,
+                                     std::span<const char* const> activations) {
+  if (uses.is_result(pre)) return {};
+  FusibleActivation found;
+  for (const auto& [c, input] : uses.readers(pre)) {
+    const Node& reader = g.node(c);
+    const bool named = std::any_of(activations.begin(), activations.end(),
+                                   [&](const char* a) { return reader.op->name == a; });
+    if (named && input == 0 && uses.plain(c) && (found.node < 0 || found.node == c)) {
+      found.node = c;
+    } else if (reader.op->name == "Greater" && input == 0 && reader.inputs[1].node != pre &&
+               is_zero_constant(g, reader.inputs[1])) {
+      found.moved_readers.push_back({c, 0});
+    } else if (reader.op->name == "ReluGrad" && input == 1 && reader.inputs[0].node != pre) {
+      found.moved_readers.push_back({c, 1});  // relu_grad(dy, relu(pre)) == relu_grad(dy, pre)
+    } else {
+      return {};  // another reader keeps the pre-activation
+    }
+  }
+  if (found.node < 0) return {};
+  if (!found.moved_readers.empty() && g.node(found.node).op->name != "Relu") return {};
+  return found;
+}
+
 }  // namespace ember::passes

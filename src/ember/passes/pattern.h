@@ -3,6 +3,7 @@
 // function result.
 #pragma once
 
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -33,5 +34,17 @@ class NodeUses {
   std::vector<std::vector<std::pair<int32_t, int>>> readers_;
   std::vector<int32_t> control_source_, result_;
 };
+
+/// An activation that may be fused onto the op computing `pre` (a node's output 0): `node` reads `pre`
+/// as its only data reader but for Greater(pre, 0)s and ReluGrad(dy, pre)s, which hold the same values
+/// read from relu(pre) and are `moved_readers` ((node, input) pairs), allowed only when `node` is a Relu
+/// (Note [Matching a conv chain] in fuse_conv.cc). `node` is -1 when there is none: `pre` is a result, has
+/// another reader, or no reader named in `activations`.
+struct FusibleActivation {
+  int32_t node = -1;
+  std::vector<std::pair<int32_t, int>> moved_readers;
+};
+FusibleActivation fusible_activation(const Graph& g, const NodeUses& uses, int32_t pre,
+                                     std::span<const char* const> activations);
 
 }  // namespace ember::passes
