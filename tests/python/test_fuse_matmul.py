@@ -8,6 +8,8 @@ import tensorflow as real_tf
 
 import ember as tf
 from ember.framework import graph_def as gdm
+from remapping_testing import assert_close as _close
+from remapping_testing import run_with_and_without_remapping
 
 RNG = np.random.default_rng(23)
 ACTIVATIONS = ["", "Relu", "Relu6", "Elu", "LeakyRelu", "Tanh", "Sigmoid", "GeluExact", "GeluApproximate"]
@@ -28,7 +30,7 @@ def _reference(activation, x, alpha=0.2):
         "Relu": lambda: np.maximum(x, 0),
         "Relu6": lambda: np.clip(x, 0, 6),
         "Elu": lambda: np.where(x > 0, x, np.expm1(np.minimum(x, 0))),
-        "LeakyRelu": lambda: np.where(x > 0, x, alpha * x),
+        "LeakyRelu": lambda: np.where(x > 0, x, float(np.float32(alpha)) * x),  # a float32 attribute
         "Tanh": lambda: np.tanh(x),
         "Sigmoid": lambda: 1 / (1 + np.exp(-x)),
         "GeluExact": lambda: 0.5 * x * erfc(-x / np.sqrt(2)),
@@ -111,6 +113,15 @@ def test_op_in_other_dtypes_matches_numpy(activation, dtype):
         np.testing.assert_allclose(got, want, rtol=tolerance, atol=tolerance)
 
 
+def test_float64_leaky_relu_takes_the_float32_slope_as_the_unfused_op():
+    """alpha is a float attribute (TensorFlow's LeakyRelu and _FusedMatMul): 0.3 means float32(0.3) in float64
+    products too, as the unfused LeakyRelu computes it (the program fuzzer found the difference)."""
+    a, b, bias = _f(4, 5, dtype=np.float64), _f(5, 40, dtype=np.float64), _f(40, dtype=np.float64)
+    got = tf._C.op("_FusedMatMul")(a, b, bias, False, False, 1, "BiasAdd,LeakyRelu", 0.0, 0.3)
+    want = tf.nn.leaky_relu(tf.nn.bias_add(tf.matmul(a, b), bias), alpha=0.3)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-15, atol=1e-15)
+
+
 def test_op_errors_name_the_op():
     op = tf._C.op("_FusedMatMul")
     a, b = _f(3, 4), _f(4, 5)
@@ -128,29 +139,8 @@ def test_op_errors_name_the_op():
 
 # ---- the pass
 
-def _numpy(result):
-    if isinstance(result, (list, tuple)):
-        return [v for r in result for v in _numpy(r)]
-    return [result.numpy()]
-
-
 def _run_both(remapping, fn, *args):
-    """(fused results, unfused results, fused graph's optimized text); each a fresh tf.function."""
-    remapping(True)
-    fused = tf.function(fn)
-    text = fused.get_concrete_function(*args).graph.optimized_as_text()
-    got = _numpy(fused(*args))
-    remapping(False)
-    plain = tf.function(fn)
-    assert "_FusedMatMul" not in plain.get_concrete_function(*args).graph.optimized_as_text()
-    want = _numpy(plain(*args))
-    return got, want, text
-
-
-def _close(got, want, tolerance=1e-5):
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        np.testing.assert_allclose(g, w, rtol=tolerance, atol=tolerance)
+    return run_with_and_without_remapping(remapping, "_FusedMatMul", fn, *args)
 
 
 PASS_ACTIVATIONS = {

@@ -114,7 +114,8 @@ struct Epilogue {
 
 template <typename T>
 void leaky_relu_row(T* x, int64_t n, double alpha) {
-  const T a = static_cast<T>(alpha);
+  // A float attribute, as TensorFlow's (and LeakyRelu's): float64 products use the float32 slope too.
+  const T a = static_cast<T>(static_cast<float>(alpha));
   for (int64_t i = 0; i < n; ++i) x[i] = x[i] > 0 ? x[i] : x[i] * a;
 }
 

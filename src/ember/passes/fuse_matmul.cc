@@ -32,12 +32,6 @@
 namespace ember::passes {
 namespace {
 
-struct Chain {
-  int32_t matmul = -1, bias_node = -1, activation = -1;
-  ValueRef bias;
-  std::vector<std::pair<int32_t, int>> moved_readers;  // Relu's gradient readers of the sum
-};
-
 bool fusible_dtype(DType d) {
   return d == DType::kFloat32 || d == DType::kFloat64 || d == DType::kFloat16 || d == DType::kBFloat16;
 }
@@ -46,7 +40,7 @@ class Matcher {
  public:
   explicit Matcher(const FunctionGraph& fn) : g_(fn.graph), uses_(fn) {}
 
-  bool match(int32_t n, Chain* chain) const {
+  bool match(int32_t n, BiasChain* chain) const {
     const Node& matmul = g_.node(n);
     if (matmul.op->name != "MatMul" || !uses_.plain(n)) return false;
     const TensorSpec& product = matmul.outputs[0];
@@ -72,7 +66,7 @@ class Matcher {
     if (bias.dtype != product.dtype || !bias.shape.rank_known() || bias.shape.rank() != 1 ||
         bias.shape.dim(0) != columns)
       return false;
-    chain->matmul = n;
+    chain->contraction = n;
     static constexpr const char* kActivations[] = {"Relu", "Relu6", "Elu", "LeakyRelu", "Tanh", "Sigmoid"};
     FusibleActivation activation = fusible_activation(g_, uses_, chain->bias_node, kActivations);
     if (activation.node >= 0 && same_device(matmul, g_.node(activation.node))) {
@@ -102,47 +96,18 @@ StatusOr<int> fuse_matmul(FunctionGraph& fn) {
   static const OpDef& fused_op = op_def("_FusedMatMul");
   static const bool disabled = disabled_by_environment();
   if (disabled) return 0;
-  Graph& g = fn.graph;
-  std::vector<Chain> chains;
-  {
-    const Matcher matcher(fn);
-    for (int32_t n = 0; n < g.num_nodes(); ++n) {
-      Chain chain;
-      if (matcher.match(n, &chain)) chains.push_back(std::move(chain));
-    }
-  }
-  if (chains.empty()) return 0;
-  GraphEditor editor(fn);
-  for (const Chain& chain : chains) {
-    const Node matmul = g.node(chain.matmul);  // a copy: adding nodes may move the nodes
-    const int32_t last = chain.activation >= 0 ? chain.activation : chain.bias_node;
-    std::string fused_ops = "BiasAdd";
-    double alpha = 0.2;
-    if (chain.activation >= 0) {
-      const Node& act = g.node(chain.activation);
-      fused_ops += "," + act.op->name;
-      if (act.op->name == "LeakyRelu") alpha = std::get<double>(act.attrs[act.op->attr_index("alpha")]);
-    }
-    // transpose_a, transpose_b, num_args, fused_ops, epsilon, leakyrelu_alpha
-    AttrList attrs = matmul.attrs;
-    attrs.push_back(int64_t{1});
-    attrs.push_back(std::move(fused_ops));
-    attrs.push_back(0.0);
-    attrs.push_back(alpha);
-    SmallVector<TensorSpec, 2> outputs;
-    outputs.push_back(g.node(last).outputs[0]);
-    const ValueRef inputs[] = {matmul.inputs[0], matmul.inputs[1], chain.bias};
-    const int32_t fused = editor.add_node(fused_op, inputs, std::move(attrs), std::move(outputs),
-                                          matmul.location, matmul.name + "/fused");
-    g.mutable_node(fused).requested_device = matmul.requested_device;
-    g.mutable_node(fused).assigned_device = matmul.assigned_device;
-    editor.forward(ValueRef{last, 0}, ValueRef{fused, 0});
-    for (const auto& [reader, input] : chain.moved_readers)
-      g.mutable_node(reader).inputs[input] = ValueRef{fused, 0};
-  }
-  // The replaced nodes are left for pruning.
-  EMBER_RETURN_IF_ERROR(editor.finish(/*prune=*/false));
-  return static_cast<int>(chains.size());
+  const Matcher matcher(fn);
+  return fuse_bias_chains(
+      fn, fused_op, [&](int32_t n, BiasChain* chain) { return matcher.match(n, chain); },
+      [&](const BiasChain& chain) {
+        const std::string activation = chain_activation(fn.graph, chain);
+        AttrList attrs = fn.graph.node(chain.contraction).attrs;  // transpose_a, transpose_b
+        attrs.push_back(int64_t{1});                              // num_args
+        attrs.push_back(activation.empty() ? "BiasAdd" : "BiasAdd," + activation);  // fused_ops
+        attrs.push_back(0.0);                                                       // epsilon
+        attrs.push_back(chain_leakyrelu_alpha(fn.graph, chain));
+        return attrs;
+      });
 }
 
 }  // namespace ember::passes
