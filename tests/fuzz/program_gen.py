@@ -17,6 +17,8 @@ The generator aims at each graph pass's pattern, and at the places passes have b
 - element-wise chains with broadcasting (fusion) whose intermediates escape as results, and chains ending
   in reductions over trailing axes (absorbed by the fusion) with operands shared at different depths and
   the reduced result used element-wise again (softmax, layer norm);
+- dense layers, MatMul -> bias add -> activation (MatMul fusion), their products and pre-activations read
+  at other depths and a second layer on the first one's output or pre-activation;
 - variables read and written (assign / assign_add, then read) inside the outer and nested functions;
 - nested ``ember.function`` calls (inlining), float32 / float64 / int32 / float16 programs;
 - gradients of first and second order through the calls (the runner takes them when the program is
@@ -579,6 +581,73 @@ class Body:
             result = result or v
         return result
 
+    # ---- MatMul chains (MatMul fusion, passes/fuse_matmul.cc)
+    def _dense_line(self, x, shape, bound):
+        """x @ a constant weight, then a bias add and an activation, each in its own line; returns (product,
+        pre-activation and output names, output shape, output bound) or None."""
+        k, n = shape[-1], self.rng.choice([1, 3, 5, 8, 40])  # 40 columns: the register tiles
+        rows = int(np.prod(shape[:-1]))
+        if rows * n > 40_000 or rows * max(n, k) > 40_000:
+            return None
+        dt = self.p.dtype
+        weights = (self.p.np_rng.randint(-2, 3, size=k * n) / 4).tolist()
+        bias = (self.p.np_rng.randint(-4, 5, size=n) / 4).tolist()
+        product, pre, out = self.fresh(), self.fresh(), self.fresh()
+        if self.rng.random() < 0.3:  # a transposed right operand
+            self.lines.append(f"{product} = tf.matmul({x}, tf.reshape(tf.constant({weights}, tf.{dt}), [{n}, {k}]), "
+                              "transpose_b=True)")
+        else:
+            self.lines.append(f"{product} = tf.matmul({x}, tf.reshape(tf.constant({weights}, tf.{dt}), [{k}, {n}]))")
+        b = f"tf.constant({bias}, tf.{dt})"
+        self.lines.append(f"{pre} = " + self.rng.choice([f"tf.nn.bias_add({product}, {b})", f"{product} + {b}",
+                                                         f"{b} + {product}"]))
+        bound_pre = 0.5 * k * bound + 1.0
+        # Smooth programs take gradients, which a kink would make disagree between nearly equal values.
+        acts = [("tf.tanh({0})", 1.0), ("tf.sigmoid({0})", 1.0), ("tf.nn.elu({0})", bound_pre), ("{0}", bound_pre),
+                ("tf.nn.softplus({0})", bound_pre + 1.0)]  # softplus: no epilogue, the element-wise fusion's
+        if not self.p.smooth:
+            acts += [("tf.nn.relu({0})", bound_pre), ("tf.nn.relu6({0})", 6.0),
+                     ("tf.nn.leaky_relu({0}, alpha=0.3)", bound_pre)]
+        act, bound_out = self.rng.choice(acts)
+        self.lines.append(f"{out} = " + act.format(pre))
+        return product, pre, out, (*shape[:-1], n), bound_out, bound_pre
+
+    def matmul_chain(self):
+        """MatMul -> bias add -> activation chains (dense layers), their products and pre-activations read at
+        other depths (a result, another value's operand) and a second layer reading the first one's output
+        (the node the fusion writes) or its pre-activation, so that the fusion's matching meets every reader
+        it must respect."""
+        if self.p.dtype not in ("float32", "float64"):
+            return None
+        x = self.pick(lambda v: len(v.shape) in (2, 3) and v.shape[-1] <= 64)
+        if x is None:
+            return None
+        x = self.squash(x) or x
+        first = self._dense_line(x.name, x.shape, x.bound)
+        if first is None:
+            return None
+        self.used.add(x.name)
+        product, pre, out, shape, bound, bound_pre = first
+        made = []
+        if self.rng.random() < 0.4:  # a second layer on the first one's output, sometimes its pre-activation
+            on_output = self.rng.random() < 0.8
+            second = self._dense_line(out if on_output else pre, shape, bound if on_output else bound_pre)
+            if second is not None and max(second[4], second[5]) <= LIMIT[self.p.dtype]:
+                made.append((second[2], second[3], second[4]))
+        made.append((out, shape, bound))
+        if self.rng.random() < 0.3:  # the pre-activation read elsewhere too: the activation stays apart
+            made.append((pre, shape, bound_pre))
+        if self.rng.random() < 0.15:  # the product read twice: nothing may fuse
+            made.append((product, shape, 0.5 * shape[-1] * x.bound))
+        result = None
+        for name, shape_, b in made:
+            if b > LIMIT[self.p.dtype]:
+                continue
+            v = Value(name, shape_, b)
+            self.pool.append(v)
+            result = result or v
+        return result
+
     # ---- batch norm -> Relu (batch-norm fusion, passes/fuse_batch_norm.cc)
     def bn_chain(self):
         """fused_batch_norm (training or inference) of a 4-D view, sometimes of a convolution chain, then a
@@ -723,7 +792,7 @@ class Body:
     STEPS = [("unary", 10), ("binary", 12), ("identity", 8), ("constant", 3), ("duplicate", 3),
              ("reduction", 4), ("reduction_chain", 5), ("transpose", 3), ("transpose_chain", 4), ("computed_shape", 3), ("pad", 3),
              ("concat", 2), ("matmul", 4), ("siblings", 6), ("read", 3), ("var_write", 3), ("call", 4),
-             ("cond", 3), ("loop", 3), ("conv_chain", 2), ("bn_chain", 2)]
+             ("cond", 3), ("loop", 3), ("conv_chain", 2), ("bn_chain", 2), ("matmul_chain", 3)]
 
     def results(self, max_results):
         leaves = [v for v in self.pool if v.name not in self.used and v.name[0] == "t"]

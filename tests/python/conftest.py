@@ -53,7 +53,7 @@ def threads(request):
 
 @pytest.fixture
 def remapping():
-    """Sets ember.config.optimizer's remapping switch (the conv and batch-norm fusions) for the test:
+    """Sets ember.config.optimizer's remapping switch (the conv, MatMul and batch-norm fusions) for the test:
     remapping(True/False); the setting before the test comes back after it."""
     before = tf.config.optimizer.get_experimental_options()["remapping"]
 

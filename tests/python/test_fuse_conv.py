@@ -5,37 +5,18 @@ import numpy as np
 import pytest
 
 import ember as tf
+from remapping_testing import assert_close as _close
+from remapping_testing import run_with_and_without_remapping
 
 RNG = np.random.default_rng(17)
 
 
+def _run_both(remapping, fn, *args):
+    return run_with_and_without_remapping(remapping, "_FusedConv2D", fn, *args)
+
+
 def _f(*shape):
     return tf.constant(RNG.standard_normal(shape).astype(np.float32))
-
-
-def _numpy(result):
-    if isinstance(result, (list, tuple)):
-        return [v for r in result for v in _numpy(r)]
-    return [result.numpy()]
-
-
-def _run_both(remapping, fn, *args):
-    """(fused results, unfused results, fused graph's optimized text); each a fresh tf.function."""
-    remapping(True)
-    fused = tf.function(fn)
-    text = fused.get_concrete_function(*args).graph.optimized_as_text()
-    got = _numpy(fused(*args))
-    remapping(False)
-    plain = tf.function(fn)
-    assert "_FusedConv2D" not in plain.get_concrete_function(*args).graph.optimized_as_text()
-    want = _numpy(plain(*args))
-    return got, want, text
-
-
-def _close(got, want):
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
 
 
 ACTIVATIONS = {

@@ -75,6 +75,8 @@ def examples():
     table["Cumsum"] = ([f32(), tf.constant(1)], [True, False])
     table["Cumprod"] = ([f32(), tf.constant(0)], [False, True])
     table["MatMul"] = ([f32(), f32()], [False, True])
+    table["_FusedMatMul"] = ([f32(), f32(), f32(np.array([0.5, -30.0], np.float32))],
+                             [False, True, 1, "BiasAdd,Relu", 0.0, 0.2])
     table["Einsum"] = ([[f32(), f32()]], ["ij,kj->ik"])
     table["MatrixDiagPartV3"] = ([f32(), tf.constant([-1, 1]), f32(np.array(9.0, np.float32))], ["RIGHT_LEFT"])
     table["MatrixDiagV3"] = ([f32(), tf.constant([0, 1]), tf.constant(-1), tf.constant(5),

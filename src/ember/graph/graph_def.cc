@@ -72,8 +72,10 @@ using namespace graph_def_internal;  // NOLINT: the pieces shared with function_
 //    variable 0), "N" (the length of a variadic input list) and Const's "dtype". They are written, and
 //    ignored when read, as is any attribute the OpDef does not declare ("_class", "_output_shapes", ...).
 // Reading is lenient where TensorFlow's writers differ: kInts also accepts a shape, kString a function
-// name (func) or a list of strings (joined with commas; graph_def_ops.cc writes RaggedTensorToTensor's
-// back as a list), and kTensor the typed value fields (float_val, int_val, ...), where the last value repeats
+// name (func) or a list of strings (joined with commas: TensorFlow's list(string) attributes ember holds
+// as one string; graph_def_ops writes them back as lists: is_joined_string_list's, and
+// RaggedTensorToTensor's row_partition_types), and kTensor the typed value fields (float_val, int_val, ...),
+// where the last value repeats
 // to fill the shape.
 
 struct ShapeAttrs {
@@ -220,6 +222,16 @@ void write_node_attrs(const Graph& g, const Node& n, AttrMap& attrs) {
       const auto& dims = std::get<std::vector<int64_t>>(n.attrs[k]);
       to_shape_proto(unknown_rank ? std::span<const int64_t>() : std::span<const int64_t>(dims), unknown_rank,
                      attrs[op.attrs[i].name].mutable_shape());
+      continue;
+    }
+    if (ops::is_joined_string_list(op, op.attrs[i].name)) {
+      proto::AttrValue::ListValue* list = attrs[op.attrs[i].name].mutable_list();
+      const std::string& joined = std::get<std::string>(n.attrs[i]);
+      for (size_t begin = 0; begin < joined.size();) {
+        const size_t end = std::min(joined.find(',', begin), joined.size());
+        list->add_s(joined.substr(begin, end - begin));
+        begin = end + 1;
+      }
       continue;
     }
     write_attr_value(op.attrs[i].type, n.attrs[i], &attrs[op.attrs[i].name]);
@@ -374,12 +386,12 @@ Status decode_attr(const AttrDef& def, const proto::AttrValue& m, AttrValue& out
         return Status::OK();
       }
       if (m.has_list() && m.list().s_size() > 0 && only_list_member(m.list(), m.list().s_size())) {
-        // A list(string) (RaggedTensorToTensor's row_partition_types): ember joins it with commas.
+        // A list(string) (_FusedMatMul's fused_ops, RaggedTensorToTensor's row_partition_types): joined.
         std::string joined;
         for (const std::string& item : m.list().s()) {
-          if (item.find(',') != std::string::npos || !is_valid_utf8(item))
-            return invalid_argument("holds '", printable(item),
-                                    "'; a listed string is UTF-8 text without ','");
+          if (item.empty() || item.find(',') != std::string::npos || !is_valid_utf8(item))
+            return invalid_argument("holds the string '", printable(item),
+                                    "'; each string of the list is non-empty UTF-8 text without ','");
           joined += (joined.empty() ? "" : ",") + item;
         }
         out = std::move(joined);

@@ -361,4 +361,8 @@ void add_derived_attrs(const OpDef& op, std::span<const DType> inputs, std::span
   }
 }
 
+bool is_joined_string_list(const OpDef& op, std::string_view attr) {
+  return op.name == "_FusedMatMul" && attr == "fused_ops";
+}
+
 }  // namespace ember::graph_def_ops

@@ -49,6 +49,10 @@ std::string tf_op_type(const OpDef& op, bool stateful_call);
 /// ember's registry name for TensorFlow's op type `tf_op` (the inverse of tf_op_type).
 std::string_view ember_op_type(std::string_view tf_op);
 
+/// Whether TensorFlow declares `attr` of `op` a list(string) that ember holds as one kString attribute, its
+/// strings joined with commas (_FusedMatMul's fused_ops). GraphDef writes it as a list { s }.
+bool is_joined_string_list(const OpDef& op, std::string_view attr);
+
 /// How many tensors each declared output of a node holds where TensorFlow declares several output lists
 /// sized by attributes (ParseExampleV2: num_sparse, sparse_types, Tdense, ...), from the node's attributes
 /// as ember holds them or as a NodeDef does; empty for every other op (one tensor per declared output, or

@@ -4,6 +4,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <list>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "ember/core/parallel.h"
+#include "ember/kernels/elementwise.h"
 #include "ember/kernels/matmul_tiles.h"
 #include "ember/kernels/small_gemm.h"
 
@@ -81,6 +83,124 @@ std::vector<int64_t> batch_map(const Problem& p, const int64_t* dims) {
   return map;
 }
 
+// ---------------------------------------------------------------- epilogues
+//
+// Note [MatMul epilogues]
+// A fused product (_FusedMatMul: activation(op(A) op(B) + bias)) finishes each block of C while the block
+// is still in cache, instead of writing the whole product and reading it back for one more pass:
+// - ember's loops apply it to what each piece of work just computed: the small loops per 16 rows, the
+//   register tiles per MR x NR tile, the blocked loops per work item (at most 64 rows by a group of
+//   panels) once its last slice of K is summed;
+// - oneDNN applies it as the primitive's bias argument and an eltwise post-op (dnnl_sgemm has none, so a
+//   fused float32 product that would go there takes the primitive instead);
+// - 16-bit floats converted around a float32 product (via_float) get it on the float32 result before the
+//   rounding, one rounding instead of the unfused graph's three.
+// The bias add and the Relu, Relu6, Elu, Tanh and Sigmoid of ember's own paths are the element-wise
+// tables' loops (kernels/elementwise.h), the unfused ops' own code: the fused result differs from the
+// unfused graph only where the product itself is summed in another order (a kernel path the unfused
+// MatMul would not take) or where oneDNN computes the activation.
+
+struct Epilogue {
+  const void* bias = nullptr;  // null: a plain product
+  MatMulActivation activation = MatMulActivation::kNone;
+  double alpha = 0.2;
+  DType dtype = DType::kFloat32;
+
+  explicit operator bool() const { return bias != nullptr; }
+
+  /// Finishes `rows` rows of `cols` columns of C starting at column j0 (row stride ldc, in elements).
+  void apply(void* c, int64_t ldc, int64_t rows, int64_t j0, int64_t cols) const;
+};
+
+template <typename T>
+void leaky_relu_row(T* x, int64_t n, double alpha) {
+  // A float attribute, as TensorFlow's (and LeakyRelu's): float64 products use the float32 slope too.
+  const T a = static_cast<T>(static_cast<float>(alpha));
+  for (int64_t i = 0; i < n; ++i) x[i] = x[i] > 0 ? x[i] : x[i] * a;
+}
+
+template <typename T>
+void gelu_row(T* x, int64_t n, bool approximate) {
+  constexpr T kRsqrt2 = T(0.70710678118654752440), kSqrt2OverPi = T(0.79788456080286535588);
+  if (approximate) {
+    for (int64_t i = 0; i < n; ++i) {
+      const T v = x[i];
+      x[i] = T(0.5) * v * (T(1) + std::tanh(kSqrt2OverPi * (v + T(0.044715) * v * v * v)));
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) x[i] = T(0.5) * x[i] * std::erfc(-x[i] * kRsqrt2);
+  }
+}
+
+// LeakyRelu and the two Gelus, which the element-wise tables do not hold; 16-bit floats compute in float.
+template <typename T>
+void own_activation_row(T* x, int64_t n, MatMulActivation activation, double alpha) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+    if (activation == MatMulActivation::kLeakyRelu) return leaky_relu_row(x, n, alpha);
+    return gelu_row(x, n, activation == MatMulActivation::kGeluApproximate);
+  } else {
+    float buf[256];
+    for (int64_t i = 0; i < n; i += 256) {
+      const int64_t len = std::min<int64_t>(256, n - i);
+      for (int64_t j = 0; j < len; ++j) buf[j] = static_cast<float>(x[i + j]);
+      own_activation_row(buf, len, activation, alpha);
+      for (int64_t j = 0; j < len; ++j) x[i + j] = T(buf[j]);
+    }
+  }
+}
+
+UnaryOp table_op(MatMulActivation activation) {
+  switch (activation) {
+    case MatMulActivation::kRelu:
+      return UnaryOp::kRelu;
+    case MatMulActivation::kRelu6:
+      return UnaryOp::kRelu6;
+    case MatMulActivation::kElu:
+      return UnaryOp::kElu;
+    case MatMulActivation::kTanh:
+      return UnaryOp::kTanh;
+    case MatMulActivation::kSigmoid:
+      return UnaryOp::kSigmoid;
+    default:
+      return UnaryOp::kCount;  // not in the tables
+  }
+}
+
+void Epilogue::apply(void* c, int64_t ldc, int64_t rows, int64_t j0, int64_t cols) const {
+  const ElementwiseTables& tables = elementwise_tables();
+  const int d = static_cast<int>(dtype);
+  const BinaryLoop add = tables.binary[static_cast<int>(BinaryOp::kAdd)][d].vv;
+  const UnaryOp op = table_op(activation);
+  const UnaryLoop act = op == UnaryOp::kCount ? nullptr : tables.unary[static_cast<int>(op)][d];
+  const size_t size = dtype_size(dtype);
+  const char* b = static_cast<const char*>(bias) + j0 * size;
+  for (int64_t r = 0; r < rows; ++r) {
+    void* row = static_cast<char*>(c) + r * ldc * size;
+    add(row, b, row, cols);
+    if (activation == MatMulActivation::kNone) continue;
+    if (act != nullptr) {
+      act(row, row, cols);
+      continue;
+    }
+    switch (dtype) {
+      case DType::kFloat32:
+        own_activation_row(static_cast<float*>(row), cols, activation, alpha);
+        break;
+      case DType::kFloat64:
+        own_activation_row(static_cast<double*>(row), cols, activation, alpha);
+        break;
+      case DType::kFloat16:
+        own_activation_row(static_cast<float16*>(row), cols, activation, alpha);
+        break;
+      case DType::kBFloat16:
+        own_activation_row(static_cast<bfloat16*>(row), cols, activation, alpha);
+        break;
+      default:
+        EMBER_DCHECK(false);
+    }
+  }
+}
+
 // ---------------------------------------------------------------- ember's blocked loops
 //
 // Note [Blocked matmul]
@@ -122,6 +242,7 @@ struct GemmPlan {
   const int64_t* a_map;
   const int64_t* b_map;
   int64_t row_blocks, panel_groups, panels_per_group;
+  Epilogue epilogue;  // floats only
 };
 
 template <typename T>
@@ -172,6 +293,10 @@ template <typename T>
           micro_tile(g, a, i, std::min<int64_t>(kMR, i1 - i), k0, kc, bp, c + p * NR, cols, k0 > 0);
       }
     }
+    if (g.epilogue) {  // the item's block of C is summed and still in cache
+      const int64_t j0 = p0 * NR, j1 = std::min(g.N, p1 * NR);
+      g.epilogue.apply(c + i0 * g.N + j0, g.N, i1 - i0, j0, j1 - j0);
+    }
   }
 }
 
@@ -196,7 +321,7 @@ void run_gemm_items(const GemmPlan<int32_t>& g, int64_t b, int64_t e) { gemm_ite
 void run_gemm_items(const GemmPlan<int64_t>& g, int64_t b, int64_t e) { gemm_items_i64(g, b, e); }
 
 template <typename T>
-void blocked_matmul(const Problem& p, const T* a, const T* b, T* c) {
+void blocked_matmul(const Problem& p, const T* a, const T* b, T* c, const Epilogue& epilogue = {}) {
   using U = Arith<T>;
   constexpr int NR = kNR<T>;
   auto a_map = batch_map(p, p.a_dims);
@@ -226,6 +351,7 @@ void blocked_matmul(const Problem& p, const T* a, const T* b, T* c) {
   });
 
   g.a = a, g.packed_b = packed.data(), g.c = c;
+  g.epilogue = epilogue;
   g.a_map = a_map.data(), g.b_map = b_map.data();
   g.row_blocks = (p.M + kRowBlock - 1) / kRowBlock;
   // Split the columns too when batches x row blocks cannot keep every thread busy (matrix-vector).
@@ -249,6 +375,7 @@ dnnl::engine& cpu_engine() {
 struct Primitive {
   dnnl::matmul matmul;
   dnnl::memory::desc src, weights, dst, scratchpad;
+  dnnl::memory::desc bias;  // a fused product's (Note [MatMul epilogues])
   std::string impl;
 };
 
@@ -337,7 +464,33 @@ dnnl::memory::desc operand_desc(const int64_t* dims, int nd, bool transposed, dn
   return dnnl::memory::desc(logical, dt, strides);
 }
 
-std::shared_ptr<const Primitive> make_primitive(const Problem& p, dnnl::memory::data_type dt) {
+// The eltwise post-op computing `activation` (Note [MatMul epilogues]).
+void append_activation(MatMulActivation activation, double alpha, dnnl::post_ops& ops) {
+  using dnnl::algorithm;
+  switch (activation) {
+    case MatMulActivation::kNone:
+      return;
+    case MatMulActivation::kRelu:
+      return ops.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f);
+    case MatMulActivation::kRelu6:
+      return ops.append_eltwise(1.0f, algorithm::eltwise_clip, 0.0f, 6.0f);
+    case MatMulActivation::kElu:
+      return ops.append_eltwise(1.0f, algorithm::eltwise_elu, 1.0f, 0.0f);
+    case MatMulActivation::kLeakyRelu:
+      return ops.append_eltwise(1.0f, algorithm::eltwise_relu, static_cast<float>(alpha), 0.0f);
+    case MatMulActivation::kTanh:
+      return ops.append_eltwise(1.0f, algorithm::eltwise_tanh, 0.0f, 0.0f);
+    case MatMulActivation::kSigmoid:
+      return ops.append_eltwise(1.0f, algorithm::eltwise_logistic, 0.0f, 0.0f);
+    case MatMulActivation::kGeluExact:
+      return ops.append_eltwise(1.0f, algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
+    case MatMulActivation::kGeluApproximate:
+      return ops.append_eltwise(1.0f, algorithm::eltwise_gelu_tanh, 0.0f, 0.0f);
+  }
+}
+
+std::shared_ptr<const Primitive> make_primitive(const Problem& p, dnnl::memory::data_type dt,
+                                                const Epilogue& epilogue) {
   try {
     auto src = operand_desc(p.a_dims, p.nd, p.ta, dt);
     auto weights = operand_desc(p.b_dims, p.nd, p.tb, dt);
@@ -348,12 +501,25 @@ std::shared_ptr<const Primitive> make_primitive(const Problem& p, dnnl::memory::
     dnnl::memory::desc dst(out_dims, dt, out_strides);
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // one scratchpad per calling thread
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(src, weights, dst), attr, cpu_engine());
+    dnnl::memory::desc bias;  // [1, ..., 1, N], broadcast over the rows and batches
+    if (epilogue) {
+      dnnl::memory::dims bias_dims(p.nd, 1);
+      bias_dims[p.nd - 1] = p.N;
+      dnnl::memory::dims bias_strides(p.nd, p.N);
+      bias_strides[p.nd - 1] = 1;
+      bias = dnnl::memory::desc(bias_dims, dt, bias_strides);
+      dnnl::post_ops ops;
+      append_activation(epilogue.activation, epilogue.alpha, ops);
+      attr.set_post_ops(ops);
+    }
+    dnnl::matmul::primitive_desc pd(
+        epilogue ? dnnl::matmul::desc(src, weights, bias, dst) : dnnl::matmul::desc(src, weights, dst), attr,
+        cpu_engine());
     std::string impl = pd.impl_info_str();
     if (impl.rfind("ref", 0) == 0) return nullptr;  // reference loops: ours (or the f32 path) are faster
     auto prim = std::make_shared<Primitive>();
     prim->matmul = dnnl::matmul(pd);
-    prim->src = src, prim->weights = weights, prim->dst = dst;
+    prim->src = src, prim->weights = weights, prim->dst = dst, prim->bias = bias;
     prim->scratchpad = pd.scratchpad_desc();
     prim->impl = impl;
     return prim;
@@ -372,17 +538,24 @@ int set_onednn_threads(int64_t macs) {
 }
 
 // Runs a oneDNN matmul primitive; false if oneDNN has no usable implementation (the caller falls back).
-bool onednn_matmul(const Problem& p, dnnl::memory::data_type dt, const void* a, const void* b, void* c) {
+bool onednn_matmul(const Problem& p, dnnl::memory::data_type dt, const void* a, const void* b, void* c,
+                   const Epilogue& epilogue = {}) {
   const int threads = set_onednn_threads(p.batch * p.M * p.N * p.K);
 
   Key key;
   key.reserve(6 + 2 * p.nd);
   key.insert(key.end(), {static_cast<int64_t>(dt), threads, p.ta, p.tb, p.nd});
+  if (epilogue) {  // the activation and its slope's bits; a plain product's key has none of these
+    float alpha = static_cast<float>(epilogue.alpha);
+    int32_t alpha_bits;
+    std::memcpy(&alpha_bits, &alpha, sizeof(alpha));
+    key.insert(key.end(), {-1 - static_cast<int64_t>(epilogue.activation), alpha_bits});
+  }
   key.insert(key.end(), p.a_dims, p.a_dims + p.nd);
   key.insert(key.end(), p.b_dims, p.b_dims + p.nd);
   bool found;
   std::shared_ptr<const Primitive> prim = cache().find(key, &found);
-  if (!found) prim = cache().insert(key, make_primitive(p, dt));
+  if (!found) prim = cache().insert(key, make_primitive(p, dt, epilogue));
   if (!prim) return false;
 
   thread_local dnnl::stream stream(cpu_engine());
@@ -400,10 +573,12 @@ bool onednn_matmul(const Problem& p, dnnl::memory::data_type dt, const void* a, 
   dnnl::memory weights(prim->weights, engine, const_cast<void*>(b));
   dnnl::memory dst(prim->dst, engine, c);
   dnnl::memory scratchpad(prim->scratchpad, engine, scratch.get());
-  prim->matmul.execute(stream, {{DNNL_ARG_SRC, src},
-                                {DNNL_ARG_WEIGHTS, weights},
-                                {DNNL_ARG_DST, dst},
-                                {DNNL_ARG_SCRATCHPAD, scratchpad}});
+  std::unordered_map<int, dnnl::memory> args = {{DNNL_ARG_SRC, src},
+                                                {DNNL_ARG_WEIGHTS, weights},
+                                                {DNNL_ARG_DST, dst},
+                                                {DNNL_ARG_SCRATCHPAD, scratchpad}};
+  if (epilogue) args[DNNL_ARG_BIAS] = dnnl::memory(prim->bias, engine, const_cast<void*>(epilogue.bias));
+  prim->matmul.execute(stream, args);
   stream.wait();
   g_last_impl = prim->impl;
   return true;
@@ -492,7 +667,7 @@ auto small_gemm_fn(float*) { return small_gemm_tables().f32; }
 auto small_gemm_fn(double*) { return small_gemm_tables().f64; }
 
 template <typename T>
-bool small_matmul(const Problem& p, const T* a, const T* b, T* c) {
+bool small_matmul(const Problem& p, const T* a, const T* b, T* c, const Epilogue& epilogue = {}) {
   if (p.K > (p.ta ? kSmallGemmMaxKTransposedA : kSmallGemmMaxK)) return false;
   // float32: only where sgemm too would run on one thread; past that its packed panels win (by ~15% at
   // [4000,16]x[16,16]) and it splits the rows over threads. float64's alternative is the blocked loops.
@@ -511,9 +686,19 @@ bool small_matmul(const Problem& p, const T* a, const T* b, T* c) {
   if (!fn(g, 0, 0)) return false;  // outside this ISA's loops: N too wide, or a transposed B too long
   // Cycles per output row, roughly: one FMA per k and vector of the row.
   const int64_t row_cost = p.K * ((p.N + 15) / 16) + 8;
+  // Rows [begin, end) of one matrix; a fused product finishes each 16 rows while they are in L1.
+  auto rows_of = [&](const SmallGemm<T>& m, int64_t begin, int64_t end) {
+    if (!epilogue) return (void)fn(m, begin, end);
+    constexpr int64_t kEpilogueRows = 16;
+    for (int64_t r = begin; r < end; r += kEpilogueRows) {
+      const int64_t r1 = std::min(end, r + kEpilogueRows);
+      fn(m, r, r1);
+      epilogue.apply(m.c + r * p.N, p.N, r1 - r, 0, p.N);
+    }
+  };
   if (fold) {
     g.a = a, g.b = b, g.c = c, g.M = rows;
-    parallel_for(g.M, row_cost, [&](int64_t begin, int64_t end) { fn(g, begin, end); });
+    parallel_for(g.M, row_cost, [&](int64_t begin, int64_t end) { rows_of(g, begin, end); });
   } else {
     auto a_map = batch_map(p, p.a_dims);
     auto b_map = batch_map(p, p.b_dims);
@@ -522,7 +707,7 @@ bool small_matmul(const Problem& p, const T* a, const T* b, T* c) {
       SmallGemm<T> gb = g;
       for (int64_t ob = begin; ob < end; ++ob) {
         gb.a = a + a_map[ob] * p.M * p.K, gb.b = b + b_map[ob] * p.K * p.N, gb.c = c + ob * p.M * p.N;
-        fn(gb, 0, p.M);
+        rows_of(gb, 0, p.M);
       }
     });
   }
@@ -572,7 +757,7 @@ const TileGemmTable& tile_table() {
   return table;
 }
 
-bool tile_matmul(const Problem& p, const float* a, const float* b, float* c) {
+bool tile_matmul(const Problem& p, const float* a, const float* b, float* c, const Epilogue& epilogue) {
   if (p.ta || p.tb) return false;
   for (int d = 0; d < p.nd - 2; ++d)
     if (p.b_dims[d] != 1) return false;
@@ -595,23 +780,31 @@ bool tile_matmul(const Problem& p, const float* a, const float* b, float* c) {
   TileGemm g;
   g.a = a, g.b = b, g.ldb = N, g.in_place_panels = in_place, g.b_rest = b_rest.get();
   g.c = c, g.M = M, g.N = N, g.K = K;
-  parallel_for(row_tiles * panels, MR * NR * K / 4,
-               [&](int64_t begin, int64_t end) { t.f32(g, begin, end); });
+  parallel_for(row_tiles * panels, MR * NR * K / 4, [&](int64_t begin, int64_t end) {
+    if (!epilogue) return t.f32(g, begin, end);
+    for (int64_t tile = begin; tile < end; ++tile) {  // each tile finished while it is in L1
+      t.f32(g, tile, tile + 1);
+      const int64_t i0 = tile % row_tiles * MR, j0 = tile / row_tiles * NR;
+      epilogue.apply(c + i0 * N + j0, N, std::min(MR, M - i0), j0, std::min(NR, N - j0));
+    }
+  });
   g_last_impl = "ember:tiles";
   return true;
 }
 
-void float_matmul(const Problem& p, const float* a, const float* b, float* c) {
-  if (small_matmul(p, a, b, c)) return;
-  if (tiny(p)) return blocked_matmul(p, a, b, c);
-  if (tile_matmul(p, a, b, c)) return;
-  if (sgemm_matmul(p, a, b, c)) return;
-  if (!onednn_matmul(p, dnnl::memory::data_type::f32, a, b, c)) blocked_matmul(p, a, b, c);
+void float_matmul(const Problem& p, const float* a, const float* b, float* c, const Epilogue& epilogue = {}) {
+  if (small_matmul(p, a, b, c, epilogue)) return;
+  if (tiny(p)) return blocked_matmul(p, a, b, c, epilogue);
+  if (tile_matmul(p, a, b, c, epilogue)) return;
+  if (!epilogue && sgemm_matmul(p, a, b, c)) return;  // sgemm has no epilogue: the primitive has
+  if (!onednn_matmul(p, dnnl::memory::data_type::f32, a, b, c, epilogue))
+    blocked_matmul(p, a, b, c, epilogue);
 }
 
 // 16-bit floats without a fast oneDNN kernel: convert to float32, multiply, round back.
 template <typename H>
-Status via_float(const Problem& p, const TensorImpl& a, const TensorImpl& b, TensorImpl& out) {
+Status via_float(const Problem& p, const TensorImpl& a, const TensorImpl& b, TensorImpl& out,
+                 const MatMulEpilogue* fused = nullptr) {
   auto fa = TensorImpl::allocate(DType::kFloat32, a.shape());
   auto fb = TensorImpl::allocate(DType::kFloat32, b.shape());
   auto fc = TensorImpl::allocate(DType::kFloat32, out.shape());
@@ -627,7 +820,17 @@ Status via_float(const Problem& p, const TensorImpl& a, const TensorImpl& b, Ten
   };
   widen(a, **fa);
   widen(b, **fb);
-  float_matmul(p, (*fa)->data<float>(), (*fb)->data<float>(), (*fc)->mutable_data<float>());
+  Epilogue epilogue;
+  TensorRef float_bias;
+  if (fused != nullptr) {
+    auto fbias = TensorImpl::allocate(DType::kFloat32, fused->bias->shape());
+    if (!fbias.ok()) return fbias.status();
+    widen(*fused->bias, **fbias);
+    float_bias = std::move(*fbias);
+    epilogue =
+        Epilogue{float_bias->data<float>(), fused->activation, fused->leakyrelu_alpha, DType::kFloat32};
+  }
+  float_matmul(p, (*fa)->data<float>(), (*fb)->data<float>(), (*fc)->mutable_data<float>(), epilogue);
   const float* s = (*fc)->data<float>();
   H* d = out.mutable_data<H>();
   parallel_for(out.num_elements(), 2, [&](int64_t begin, int64_t end) {
@@ -639,41 +842,66 @@ Status via_float(const Problem& p, const TensorImpl& a, const TensorImpl& b, Ten
 
 }  // namespace
 
-Status matmul(const TensorImpl& a, const TensorImpl& b, bool transpose_a, bool transpose_b, TensorImpl& out) {
+namespace {
+
+// A plain product (fused == nullptr) or a fused one (Note [MatMul epilogues]).
+Status run_matmul(const TensorImpl& a, const TensorImpl& b, bool transpose_a, bool transpose_b,
+                  const MatMulEpilogue* fused, TensorImpl& out) {
   if (a.rank() < 2 || b.rank() < 2 || out.rank() != std::max(a.rank(), b.rank()))
     return invalid_argument("matmul kernel: bad ranks ", a.shape().to_string(), ", ", b.shape().to_string(),
                             " -> ", out.shape().to_string());
   Problem p = describe(a, b, transpose_a, transpose_b, out);
   if (out.num_elements() == 0) return Status::OK();
+  Epilogue epilogue;
+  if (fused != nullptr)
+    epilogue = Epilogue{fused->bias->raw_data(), fused->activation, fused->leakyrelu_alpha, out.dtype()};
   if (p.K == 0) {
     std::memset(out.mutable_raw_data(), 0, out.nbytes());  // an empty sum is zero
+    if (epilogue) epilogue.apply(out.mutable_raw_data(), p.N, out.num_elements() / p.N, 0, p.N);
     return Status::OK();
   }
   switch (out.dtype()) {
     case DType::kFloat32:
-      float_matmul(p, a.data<float>(), b.data<float>(), out.mutable_data<float>());
+      float_matmul(p, a.data<float>(), b.data<float>(), out.mutable_data<float>(), epilogue);
       return Status::OK();
     case DType::kBFloat16:
-      if (!tiny(p) &&
-          onednn_matmul(p, dnnl::memory::data_type::bf16, a.raw_data(), b.raw_data(), out.mutable_raw_data()))
+      if (!tiny(p) && onednn_matmul(p, dnnl::memory::data_type::bf16, a.raw_data(), b.raw_data(),
+                                    out.mutable_raw_data(), epilogue))
         return Status::OK();
-      return via_float<bfloat16>(p, a, b, out);
+      return via_float<bfloat16>(p, a, b, out, fused);
     case DType::kFloat16:
-      return via_float<float16>(p, a, b, out);
+      return via_float<float16>(p, a, b, out, fused);
     case DType::kFloat64:
-      if (small_matmul(p, a.data<double>(), b.data<double>(), out.mutable_data<double>()))
+      if (small_matmul(p, a.data<double>(), b.data<double>(), out.mutable_data<double>(), epilogue))
         return Status::OK();
-      blocked_matmul(p, a.data<double>(), b.data<double>(), out.mutable_data<double>());
+      blocked_matmul(p, a.data<double>(), b.data<double>(), out.mutable_data<double>(), epilogue);
       return Status::OK();
     case DType::kInt32:
+      if (epilogue) break;
       blocked_matmul(p, a.data<int32_t>(), b.data<int32_t>(), out.mutable_data<int32_t>());
       return Status::OK();
     case DType::kInt64:
+      if (epilogue) break;
       blocked_matmul(p, a.data<int64_t>(), b.data<int64_t>(), out.mutable_data<int64_t>());
       return Status::OK();
     default:
-      return make_error(Code::kUnimplemented, "no matmul kernel for dtype ", dtype_name(out.dtype()));
+      break;
   }
+  return make_error(Code::kUnimplemented,
+                    fused ? "no fused matmul kernel for dtype " : "no matmul kernel for dtype ",
+                    dtype_name(out.dtype()));
+}
+
+}  // namespace
+
+Status matmul(const TensorImpl& a, const TensorImpl& b, bool transpose_a, bool transpose_b, TensorImpl& out) {
+  return run_matmul(a, b, transpose_a, transpose_b, nullptr, out);
+}
+
+Status matmul(const TensorImpl& a, const TensorImpl& b, bool transpose_a, bool transpose_b,
+              const MatMulEpilogue& epilogue, TensorImpl& out) {
+  EMBER_DCHECK(epilogue.bias != nullptr && epilogue.bias->dtype() == out.dtype());
+  return run_matmul(a, b, transpose_a, transpose_b, &epilogue, out);
 }
 
 size_t matmul_cache_size() { return cache().size(); }

@@ -27,6 +27,30 @@ namespace ember::kernels {
 /// `out` must already have the broadcast shape [batch..., M, N]; `a` and `b` share a dtype with it.
 Status matmul(const TensorImpl& a, const TensorImpl& b, bool transpose_a, bool transpose_b, TensorImpl& out);
 
+/// What a fused product (TensorFlow's _FusedMatMul) does to each output block before it leaves the cache:
+/// add a bias along the last dim, then an activation (Note [MatMul epilogues] in matmul.cc).
+enum class MatMulActivation : uint8_t {
+  kNone,
+  kRelu,
+  kRelu6,
+  kElu,
+  kLeakyRelu,
+  kTanh,
+  kSigmoid,
+  kGeluExact,        // x * erfc(-x / sqrt(2)) / 2
+  kGeluApproximate,  // x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) / 2
+};
+
+struct MatMulEpilogue {
+  const TensorImpl* bias = nullptr;  // [N], out's dtype
+  MatMulActivation activation = MatMulActivation::kNone;
+  double leakyrelu_alpha = 0.2;
+};
+
+/// activation(op(a) @ op(b) + bias), float dtypes only; `epilogue.bias` is required.
+Status matmul(const TensorImpl& a, const TensorImpl& b, bool transpose_a, bool transpose_b,
+              const MatMulEpilogue& epilogue, TensorImpl& out);
+
 /// The oneDNN primitive cache, a bounded LRU: its size, capacity (256 by default; shrinking evicts the
 /// least recently used), and a way to empty it.
 size_t matmul_cache_size();

@@ -60,7 +60,8 @@ Status matmul_shape(InferContext& ctx) {
 
 Status matmul_kernel(KernelContext& ctx) {
   if (is_complex(ctx.input(0).dtype()))
-    return kernels::complex_matmul(ctx.input(0), ctx.input(1), ctx.attr_bool(0), ctx.attr_bool(1), ctx.output(0));
+    return kernels::complex_matmul(ctx.input(0), ctx.input(1), ctx.attr_bool(0), ctx.attr_bool(1),
+                                   ctx.output(0));
   return kernels::matmul(ctx.input(0), ctx.input(1), ctx.attr_bool(0), ctx.attr_bool(1), ctx.output(0));
 }
 
@@ -90,6 +91,63 @@ void matmul_grad(GradContext& c) {
   c.set(1, reduce_to(db, b));
 }
 
+// ---- _FusedMatMul(a, b, bias): activation(MatMul(a, b) + bias), written by the optimizer's MatMul fusion
+// (passes/fuse_matmul.cc) or read from TensorFlow's optimized graphs. Attributes as TensorFlow's, but
+// `fused_ops` is TensorFlow's list of strings joined with commas ("BiasAdd,Relu"; Note [Attributes in a
+// GraphDef] converts) and batch dims are allowed (TensorFlow's op is 2-D).
+
+constexpr int kFusedOps = 3, kNumArgs = 2, kLeakyReluAlpha = 5;  // attribute positions
+
+StatusOr<kernels::MatMulActivation> fused_activation(const OpDef* op, const AttrReader& attrs) {
+  using kernels::MatMulActivation;
+  if (attrs.attr_int(kNumArgs) != 1)
+    return invalid_argument(op->name, ": num_args must be 1 (the bias), got ", attrs.attr_int(kNumArgs));
+  static constexpr std::pair<std::string_view, MatMulActivation> kFused[] = {
+      {"BiasAdd", MatMulActivation::kNone},
+      {"BiasAdd,Relu", MatMulActivation::kRelu},
+      {"BiasAdd,Relu6", MatMulActivation::kRelu6},
+      {"BiasAdd,Elu", MatMulActivation::kElu},
+      {"BiasAdd,LeakyRelu", MatMulActivation::kLeakyRelu},
+      {"BiasAdd,Tanh", MatMulActivation::kTanh},
+      {"BiasAdd,Sigmoid", MatMulActivation::kSigmoid},
+      {"BiasAdd,GeluExact", MatMulActivation::kGeluExact},
+      {"BiasAdd,GeluApproximate", MatMulActivation::kGeluApproximate},
+  };
+  const std::string& fused_ops = attrs.attr_string(kFusedOps);
+  for (const auto& [name, activation] : kFused)
+    if (fused_ops == name) return activation;
+  return invalid_argument(op->name,
+                          ": fused_ops must be BiasAdd, optionally followed by one of Relu, Relu6, Elu, "
+                          "LeakyRelu, Tanh, Sigmoid, GeluExact, GeluApproximate; got [",
+                          fused_ops, "]");
+}
+
+Status check_fused_bias(const OpDef* op, const Shape& bias, const Shape& product) {
+  const int64_t n = product.rank_known() ? product.dim(product.rank() - 1) : kUnknownDim;
+  if (bias.rank_known() && (bias.rank() != 1 || (bias.dim(0) >= 0 && n >= 0 && bias.dim(0) != n)))
+    return invalid_argument(op->name, ": bias must be 1-D with one value per column of the product (", n,
+                            "), got shape ", bias.to_string());
+  return Status::OK();
+}
+
+Status fused_matmul_shape(InferContext& ctx) {
+  EMBER_RETURN_IF_ERROR(fused_activation(ctx.op, ctx).status());
+  EMBER_RETURN_IF_ERROR(matmul_shape(ctx));
+  return check_fused_bias(ctx.op, ctx.inputs[2].shape, ctx.outputs[0].shape);
+}
+
+Status fused_matmul_kernel(KernelContext& ctx) {
+  auto activation = fused_activation(ctx.op, ctx);
+  EMBER_RETURN_IF_ERROR(activation.status());
+  EMBER_RETURN_IF_ERROR(check_fused_bias(ctx.op, ctx.input(2).shape(), ctx.output(0).shape()));
+  kernels::MatMulEpilogue epilogue;
+  epilogue.bias = &ctx.input(2);
+  epilogue.activation = *activation;
+  epilogue.leakyrelu_alpha = ctx.attr_float(kLeakyReluAlpha);
+  return kernels::matmul(ctx.input(0), ctx.input(1), ctx.attr_bool(0), ctx.attr_bool(1), epilogue,
+                         ctx.output(0));
+}
+
 }  // namespace
 
 void register_linalg_ops(OpRegistry& r) {
@@ -109,6 +167,28 @@ void register_linalg_ops(OpRegistry& r) {
       .kernel(kMatMulTypes, &matmul_kernel)
       .grad(&gradient::holomorphic_grad<&matmul_grad>)
       .batching(BatchingRule::kCustom)
+      .done(r);
+  OpBuilder("_FusedMatMul")
+      .doc(
+          "activation(MatMul(a, b) + bias) in one pass over the product: TensorFlow's remapper op, written "
+          "by the optimizer's MatMul fusion. _FusedMatMul([[1., 2.]], [[3.], [4.]], [-20.], "
+          "fused_ops='BiasAdd,Relu') == [[0.]]")
+      .input("a")
+      .input("b")
+      .input("bias")
+      .output("product")
+      .type_var(kFloatTypes)
+      .attr("transpose_a", AttrType::kBool, false)
+      .attr("transpose_b", AttrType::kBool, false)
+      .attr("num_args", AttrType::kInt, int64_t{1})
+      .attr("fused_ops", AttrType::kString, std::string("BiasAdd"))
+      .attr("epsilon", AttrType::kFloat, 0.0001)  // TensorFlow's, for its batch-norm fusions; unused
+      .attr("leakyrelu_alpha", AttrType::kFloat, 0.2)
+      // Not differentiable: the node only exists in optimized graphs, which autodiff never sees.
+      .flags(kNotDifferentiable)
+      .shape(&fused_matmul_shape)
+      .kernel(kFloatTypes, &fused_matmul_kernel)
+      .batching(BatchingRule::kFallback)
       .done(r);
   register_lapack_ops(r);
   register_einsum_ops(r);

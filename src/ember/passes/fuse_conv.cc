@@ -32,24 +32,11 @@
 namespace ember::passes {
 namespace {
 
-const char* activation_name(const std::string& op) {
-  for (const char* a : {"Relu", "Relu6", "Elu", "LeakyRelu"})
-    if (op == a) return a;
-  return nullptr;
-}
-
-struct Chain {
-  int32_t conv = -1, bias_node = -1, activation = -1;
-  ValueRef bias;
-  // (node, input) of the Greater(pre, 0) and ReluGrad(dy, pre) readers to read the activation's output
-  std::vector<std::pair<int32_t, int>> moved_readers;
-};
-
 class Matcher {
  public:
   explicit Matcher(const FunctionGraph& fn) : g_(fn.graph), uses_(fn) {}
 
-  bool match(int32_t n, Chain* chain) const {
+  bool match(int32_t n, BiasChain* chain) const {
     const Node& conv = g_.node(n);
     if (conv.op->name != "Conv2D" || !uses_.plain(n) || conv.outputs[0].dtype != DType::kFloat32)
       return false;
@@ -79,29 +66,12 @@ class Matcher {
     if (bias.dtype != DType::kFloat32 || !bias.shape.rank_known() || bias.shape.rank() != 1 ||
         bias.shape.dim(0) != channels || channels < 0)
       return false;
-    chain->conv = n;
+    chain->contraction = n;
     // The activation, when the sum feeds one (and Greater(sum, 0)s that can move onto it) alone.
-    if (uses_.is_result(chain->bias_node)) return true;
-    int32_t activation = -1;
-    std::vector<std::pair<int32_t, int>> movable;
-    for (const auto& [c, input] : uses_.readers(chain->bias_node)) {
-      const Node& reader = g_.node(c);
-      if (activation_name(reader.op->name) && input == 0 && uses_.plain(c) &&
-          (activation < 0 || activation == c)) {
-        activation = c;
-      } else if (reader.op->name == "Greater" && input == 0 && reader.inputs[1].node != chain->bias_node &&
-                 is_zero_constant(g_, reader.inputs[1])) {
-        movable.push_back({c, 0});
-      } else if (reader.op->name == "ReluGrad" && input == 1 && reader.inputs[0].node != chain->bias_node) {
-        movable.push_back({c, 1});  // relu_grad(dy, relu(pre)) == relu_grad(dy, pre)
-      } else {
-        return true;  // another reader: fuse the bias only
-      }
-    }
-    if (activation < 0) return true;
-    if (!movable.empty() && g_.node(activation).op->name != "Relu") return true;
-    chain->activation = activation;
-    chain->moved_readers = std::move(movable);
+    static constexpr const char* kActivations[] = {"Relu", "Relu6", "Elu", "LeakyRelu"};
+    FusibleActivation activation = fusible_activation(g_, uses_, chain->bias_node, kActivations);
+    chain->activation = activation.node;
+    chain->moved_readers = std::move(activation.moved_readers);
     return true;
   }
 
@@ -146,42 +116,15 @@ StatusOr<int> remap_relu_gradients(FunctionGraph& fn) {
 
 StatusOr<int> fuse_conv(FunctionGraph& fn) {
   static const OpDef& fused_op = op_def("_FusedConv2D");
-  Graph& g = fn.graph;
-  std::vector<Chain> chains;
-  {
-    const Matcher matcher(fn);
-    for (int32_t n = 0; n < g.num_nodes(); ++n) {
-      Chain chain;
-      if (matcher.match(n, &chain)) chains.push_back(std::move(chain));
-    }
-  }
-  if (chains.empty()) return 0;
-  GraphEditor editor(fn);
-  for (const Chain& chain : chains) {
-    const Node conv = g.node(chain.conv);  // a copy: adding nodes may move the nodes
-    const int32_t last = chain.activation >= 0 ? chain.activation : chain.bias_node;
-    AttrList attrs = conv.attrs;
-    std::string activation;
-    double alpha = 0.2;
-    if (chain.activation >= 0) {
-      const Node& act = g.node(chain.activation);
-      activation = act.op->name;
-      if (activation == "LeakyRelu") alpha = std::get<double>(act.attrs[act.op->attr_index("alpha")]);
-    }
-    attrs.push_back(activation);
-    attrs.push_back(alpha);
-    SmallVector<TensorSpec, 2> outputs;
-    outputs.push_back(g.node(last).outputs[0]);
-    const ValueRef inputs[] = {conv.inputs[0], conv.inputs[1], chain.bias};
-    const int32_t fused = editor.add_node(fused_op, inputs, std::move(attrs), std::move(outputs),
-                                          conv.location, conv.name + "/fused");
-    editor.forward(ValueRef{last, 0}, ValueRef{fused, 0});
-    for (const auto& [reader, input] : chain.moved_readers)
-      g.mutable_node(reader).inputs[input] = ValueRef{fused, 0};
-  }
-  // The replaced nodes are left for pruning.
-  EMBER_RETURN_IF_ERROR(editor.finish(/*prune=*/false));
-  return static_cast<int>(chains.size());
+  const Matcher matcher(fn);
+  return fuse_bias_chains(
+      fn, fused_op, [&](int32_t n, BiasChain* chain) { return matcher.match(n, chain); },
+      [&](const BiasChain& chain) {
+        AttrList attrs = fn.graph.node(chain.contraction).attrs;  // the convolution's, then ours
+        attrs.push_back(chain_activation(fn.graph, chain));
+        attrs.push_back(chain_leakyrelu_alpha(fn.graph, chain));
+        return attrs;
+      });
 }
 
 }  // namespace ember::passes

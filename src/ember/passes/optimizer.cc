@@ -44,6 +44,8 @@ StatusOr<std::shared_ptr<FunctionGraph>> optimize_function(const FunctionGraph& 
     run(
         options.remapping, "conv_fusion", [&] { return fuse_conv(g); }, rewrites);
     run(
+        options.remapping, "matmul_fusion", [&] { return fuse_matmul(g); }, rewrites);
+    run(
         options.remapping, "relu_gradient_remapping", [&] { return remap_relu_gradients(g); }, rewrites);
     // After the Relu gradients became ReluGrads: the batch-norm fusion moves and folds those.
     run(

@@ -21,7 +21,7 @@ struct OptimizerOptions {
   bool elementwise_fusion = true;           // chains and DAGs of element-wise ops become one tiled kernel
   bool sibling_matmul_merging = true;       // narrow products sharing a left operand become one
   bool loop_optimization = true;            // TF: loop_optimization (loop-invariant code leaves While bodies)
-  bool remapping = true;                    // TF: remapping (Conv2D + bias + activation become one op)
+  bool remapping = true;                    // TF: remapping (Conv2D/MatMul + bias + activation: one op)
   bool memory_optimization = true;          // TF: memory_optimization (buffer reuse, in-place writes)
   bool disable_meta_optimizer = false;      // TF: turns every pass off
   int64_t constant_folding_max_bytes = 10 << 20;  // folded results larger than this stay computed
@@ -90,6 +90,9 @@ StatusOr<int> merge_sibling_matmuls(FunctionGraph& fn);
 /// Conv2D -> bias add [-> activation] chains become _FusedConv2D nodes (Note [Matching a conv chain] in
 /// fuse_conv.cc). Counts the chains fused.
 StatusOr<int> fuse_conv(FunctionGraph& fn);
+/// MatMul -> bias add [-> activation] chains become _FusedMatMul nodes (Note [Matching a MatMul chain] in
+/// fuse_matmul.cc). Counts the chains fused.
+StatusOr<int> fuse_matmul(FunctionGraph& fn);
 /// FusedBatchNormV3 -> Relu becomes _FusedBatchNormEx, FusedBatchNormGradV3(ReluGrad(dy, v), ...)
 /// _FusedBatchNormGradEx (Note [Matching a batch norm and its Relu] in fuse_batch_norm.cc). Counts both.
 StatusOr<int> fuse_batch_norm(FunctionGraph& fn);

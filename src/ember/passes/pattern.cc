@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ember/ops/registry.h"
+#include "ember/passes/pass.h"
 
 namespace ember::passes {
 
@@ -46,6 +47,69 @@ bool NodeUses::only_reader(int32_t n, int32_t* reader) const {
     if (r != readers_[n][0].first) return false;
   *reader = readers_[n][0].first;
   return true;
+}
+
+FusibleActivation fusible_activation(const Graph& g, const NodeUses& uses, int32_t pre,
+                                     std::span<const char* const> activations) {
+  if (uses.is_result(pre)) return {};
+  FusibleActivation found;
+  for (const auto& [c, input] : uses.readers(pre)) {
+    const Node& reader = g.node(c);
+    const bool named = std::any_of(activations.begin(), activations.end(),
+                                   [&](const char* a) { return reader.op->name == a; });
+    if (named && input == 0 && uses.plain(c) && (found.node < 0 || found.node == c)) {
+      found.node = c;
+    } else if (reader.op->name == "Greater" && input == 0 && reader.inputs[1].node != pre &&
+               is_zero_constant(g, reader.inputs[1])) {
+      found.moved_readers.push_back({c, 0});
+    } else if (reader.op->name == "ReluGrad" && input == 1 && reader.inputs[0].node != pre) {
+      found.moved_readers.push_back({c, 1});  // relu_grad(dy, relu(pre)) == relu_grad(dy, pre)
+    } else {
+      return {};  // another reader keeps the pre-activation
+    }
+  }
+  if (found.node < 0) return {};
+  if (!found.moved_readers.empty() && g.node(found.node).op->name != "Relu") return {};
+  return found;
+}
+
+std::string chain_activation(const Graph& g, const BiasChain& chain) {
+  return chain.activation >= 0 ? g.node(chain.activation).op->name : std::string();
+}
+
+double chain_leakyrelu_alpha(const Graph& g, const BiasChain& chain) {
+  if (chain_activation(g, chain) != "LeakyRelu") return 0.2;
+  const Node& act = g.node(chain.activation);
+  return std::get<double>(act.attrs[act.op->attr_index("alpha")]);
+}
+
+StatusOr<int> fuse_bias_chains(FunctionGraph& fn, const OpDef& fused_op,
+                               const std::function<bool(int32_t, BiasChain*)>& match,
+                               const std::function<AttrList(const BiasChain&)>& attrs) {
+  Graph& g = fn.graph;
+  std::vector<BiasChain> chains;
+  for (int32_t n = 0; n < g.num_nodes(); ++n) {
+    BiasChain chain;
+    if (match(n, &chain)) chains.push_back(std::move(chain));
+  }
+  if (chains.empty()) return 0;
+  GraphEditor editor(fn);
+  for (const BiasChain& chain : chains) {
+    const Node contraction = g.node(chain.contraction);  // a copy: adding nodes may move the nodes
+    const int32_t last = chain.activation >= 0 ? chain.activation : chain.bias_node;
+    SmallVector<TensorSpec, 2> outputs;
+    outputs.push_back(g.node(last).outputs[0]);
+    const ValueRef inputs[] = {contraction.inputs[0], contraction.inputs[1], chain.bias};
+    const int32_t fused = editor.add_node(fused_op, inputs, attrs(chain), std::move(outputs),
+                                          contraction.location, contraction.name + "/fused");
+    g.mutable_node(fused).requested_device = contraction.requested_device;
+    g.mutable_node(fused).assigned_device = contraction.assigned_device;
+    editor.forward(ValueRef{last, 0}, ValueRef{fused, 0});
+    for (const auto& [reader, input] : chain.moved_readers)
+      g.mutable_node(reader).inputs[input] = ValueRef{fused, 0};
+  }
+  EMBER_RETURN_IF_ERROR(editor.finish(/*prune=*/false));
+  return static_cast<int>(chains.size());
 }
 
 }  // namespace ember::passes

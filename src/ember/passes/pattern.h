@@ -1,8 +1,11 @@
-// What the pattern-matching passes (remapping: fuse_conv.cc, fuse_batch_norm.cc) ask of a graph before
-// they rewrite it: which nodes read a value, whether a node is free of control edges, whether it is a
-// function result.
+// What the pattern-matching passes (remapping: fuse_conv.cc, fuse_matmul.cc, fuse_batch_norm.cc) ask of
+// a graph before they rewrite it: which nodes read a value, whether a node is free of control edges,
+// whether it is a function result, which activation may join a chain; and the rewrite of a contraction
+// -> bias add -> activation chain into one fused node, which conv and MatMul fusion share.
 #pragma once
 
+#include <functional>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -33,5 +36,36 @@ class NodeUses {
   std::vector<std::vector<std::pair<int32_t, int>>> readers_;
   std::vector<int32_t> control_source_, result_;
 };
+
+/// An activation that may be fused onto the op computing `pre` (a node's output 0): `node` reads `pre`
+/// as its only data reader but for Greater(pre, 0)s and ReluGrad(dy, pre)s, which hold the same values
+/// read from relu(pre) and are `moved_readers` ((node, input) pairs), allowed only when `node` is a Relu
+/// (Note [Matching a conv chain] in fuse_conv.cc). `node` is -1 when there is none: `pre` is a result, has
+/// another reader, or no reader named in `activations`.
+struct FusibleActivation {
+  int32_t node = -1;
+  std::vector<std::pair<int32_t, int>> moved_readers;
+};
+FusibleActivation fusible_activation(const Graph& g, const NodeUses& uses, int32_t pre,
+                                     std::span<const char* const> activations);
+
+/// A contraction (Conv2D, MatMul) -> bias add [-> activation] chain that a remapping pass fuses.
+struct BiasChain {
+  int32_t contraction = -1, bias_node = -1, activation = -1;  // activation -1: none
+  ValueRef bias;
+  std::vector<std::pair<int32_t, int>> moved_readers;  // from FusibleActivation
+};
+
+/// The activation's op name ("" for none) and LeakyRelu's alpha (0.2 otherwise).
+std::string chain_activation(const Graph& g, const BiasChain& chain);
+double chain_leakyrelu_alpha(const Graph& g, const BiasChain& chain);
+
+/// Finds the chains `match` accepts (it sees the graph before any edit), then replaces each by one node
+/// of `fused_op`: inputs the contraction's two and the bias, attributes `attrs(chain)`, the contraction's
+/// location and devices. The activation's readers (else the bias add's) and the moved readers read it;
+/// the replaced nodes are left for pruning. Returns the number of chains fused.
+StatusOr<int> fuse_bias_chains(FunctionGraph& fn, const OpDef& fused_op,
+                               const std::function<bool(int32_t, BiasChain*)>& match,
+                               const std::function<AttrList(const BiasChain&)>& attrs);
 
 }  // namespace ember::passes

@@ -295,5 +295,87 @@ TEST(MatMulKernel, LargeProductsMatchReferenceOnEveryThreadCount) {
   set_intra_op_threads(saved);
 }
 
+// ---- Fused products (Note [MatMul epilogues]): every activation on every kernel path, against the
+// reference product with the bias and activation applied in double.
+
+double activation_reference(const std::string& fused_ops, double x, double alpha) {
+  if (fused_ops == "BiasAdd") return x;
+  if (fused_ops == "BiasAdd,Relu") return std::max(x, 0.0);
+  if (fused_ops == "BiasAdd,Relu6") return std::min(std::max(x, 0.0), 6.0);
+  if (fused_ops == "BiasAdd,Elu") return x > 0 ? x : std::expm1(x);
+  if (fused_ops == "BiasAdd,LeakyRelu") return x > 0 ? x : alpha * x;
+  if (fused_ops == "BiasAdd,Tanh") return std::tanh(x);
+  if (fused_ops == "BiasAdd,Sigmoid") return 1 / (1 + std::exp(-x));
+  if (fused_ops == "BiasAdd,GeluExact") return 0.5 * x * std::erfc(-x / std::sqrt(2.0));
+  return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));  // GeluApproximate
+}
+
+struct FusedCase {
+  std::vector<int64_t> a, b;  // stored shapes
+  bool ta, tb;
+  DType dtype;
+  std::string path;  // matmul_last_impl() after the call ("" for a oneDNN primitive's name, "any")
+};
+
+TEST(MatMulKernel, FusedEpiloguesMatchTheReferenceOnEveryPath) {
+  const FusedCase cases[] = {
+      {{3, 4}, {4, 5}, false, false, DType::kFloat32, "ember:small_gemm"},
+      {{40, 20}, {16, 20}, false, true, DType::kFloat32, "ember:small_gemm"},
+      {{2, 3, 9}, {9, 7}, false, false, DType::kFloat32, "ember:small_gemm"},
+      {{2, 40}, {40, 40}, false, false, DType::kFloat32, "ember:blocked"},
+      {{70, 96}, {96, 100}, false, false, DType::kFloat32, "ember:tiles"},
+      {{2, 64, 96}, {96, 100}, false, false, DType::kFloat32, "ember:tiles"},
+      {{300, 400}, {300, 260}, true, false, DType::kFloat32, ""},    // sgemm's size: the primitive
+      {{3, 40, 50}, {3, 60, 50}, false, true, DType::kFloat32, ""},  // batched: the primitive
+      {{30, 20}, {30, 12}, true, false, DType::kFloat64, "ember:small_gemm"},
+      {{2, 33, 70}, {70, 45}, false, false, DType::kFloat64, "ember:blocked"},
+      {{20, 30}, {30, 40}, false, false, DType::kFloat16, "f32 via ember:tiles"},
+      {{20, 30}, {30, 40}, false, false, DType::kBFloat16, "any"},  // a primitive, or via float32
+  };
+  const char* fused_ops[] = {"BiasAdd",         "BiasAdd,Relu",      "BiasAdd,Relu6",
+                             "BiasAdd,Elu",     "BiasAdd,LeakyRelu", "BiasAdd,Tanh",
+                             "BiasAdd,Sigmoid", "BiasAdd,GeluExact", "BiasAdd,GeluApproximate"};
+  for (const FusedCase& c : cases) {
+    const int r = static_cast<int>(c.a.size());
+    const int64_t M = c.ta ? c.a[r - 1] : c.a[r - 2], K = c.ta ? c.a[r - 2] : c.a[r - 1];
+    const int64_t N = c.tb ? c.b[c.b.size() - 2] : c.b.back();
+    const Tensor a = cast(patterned<float>(c.a, 1), c.dtype);
+    const Tensor b = cast(patterned<float>(c.b, 2), c.dtype);
+    const Tensor bias = cast(patterned<float>({N}, 3), c.dtype);
+    const std::vector<double> av = cast(a, DType::kFloat64).to_vector<double>();
+    const std::vector<double> bv = cast(b, DType::kFloat64).to_vector<double>();
+    const std::vector<double> biasv = cast(bias, DType::kFloat64).to_vector<double>();
+    const int64_t batch = static_cast<int64_t>(av.size()) / (M * K);
+    const bool b_batched = c.b.size() > 2;
+    // Half precision keeps ~3 digits, bfloat16 ~2; float32 and float64 sums of up to 400 terms.
+    const double tolerance = c.dtype == DType::kBFloat16 ? 3e-2 : c.dtype == DType::kFloat16 ? 4e-3 : 1e-4;
+    for (const char* ops : fused_ops) {
+      const Tensor got = call_op1("_FusedMatMul", {a, b, bias},
+                                  {AttrValue(c.ta), AttrValue(c.tb), AttrValue(int64_t{1}),
+                                   AttrValue(std::string(ops)), AttrValue(0.0), AttrValue(0.3)});
+      const std::string impl = kernels::matmul_last_impl();
+      if (c.path.empty()) {
+        EXPECT_TRUE(impl.find("ember") == std::string::npos && impl != "dnnl_sgemm") << impl;
+      } else if (c.path != "any") {
+        EXPECT_EQ(impl, c.path) << ops;
+      }
+      const std::vector<double> out = cast(got, DType::kFloat64).to_vector<double>();
+      ASSERT_EQ(static_cast<int64_t>(out.size()), batch * M * N);
+      for (int64_t ob = 0; ob < batch; ++ob) {
+        const std::vector<double> ab(av.begin() + ob * M * K, av.begin() + (ob + 1) * M * K);
+        const std::vector<double> bb =
+            b_batched ? std::vector<double>(bv.begin() + ob * K * N, bv.begin() + (ob + 1) * K * N) : bv;
+        const std::vector<double> product = naive(ab, bb, M, N, K, c.ta, c.tb);
+        for (int64_t i = 0; i < M * N; ++i) {
+          const double want = activation_reference(ops, product[i] + biasv[i % N], 0.3);
+          ASSERT_NEAR(out[ob * M * N + i], want, tolerance * (1 + std::abs(want)))
+              << ops << " " << dtype_name(c.dtype) << " M=" << M << " N=" << N << " K=" << K << " on " << impl
+              << " at " << ob << "," << i;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ember
