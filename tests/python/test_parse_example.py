@@ -1,7 +1,7 @@
 """tf.io.parse_example / parse_single_example (the ParseExampleV2 op, src/ember/ops/parse_example.cc) and
-the tf.train.Example message classes against TensorFlow 2.21: values, SparseTensor and RaggedTensor results,
-defaults, sequence features, errors, inside tf.data pipelines and ember.function, and ParseExampleV2 in
-graphs and SavedModels moving between TensorFlow and ember."""
+the tf.train.Example message classes against TensorFlow 2.21: values, SparseTensor and RaggedTensor results
+(with partitions), defaults, sequence features, errors, inside tf.data pipelines and ember.function, and
+ParseExampleV2 in graphs and SavedModels moving between TensorFlow and ember."""
 import numpy as np
 import pytest
 import tensorflow
@@ -50,7 +50,8 @@ def _plain(value):
         return {"indices": value.indices.numpy().tolist(), "values": value.values.numpy().tolist(),
                 "dense_shape": value.dense_shape.numpy().tolist()}
     if hasattr(value, "row_splits"):
-        return {"values": value.values.numpy().tolist(), "row_splits": value.row_splits.numpy().tolist(),
+        return {"values": value.flat_values.numpy().tolist(), "dtype": value.dtype.name,
+                "row_splits": [s.numpy().tolist() for s in value.nested_row_splits],
                 "splits_dtype": value.row_splits.dtype.name}
     return {"value": np.asarray(value.numpy()).tolist(), "dtype": value.dtype.name, "shape": list(value.shape)}
 
@@ -142,8 +143,8 @@ def test_bad_specs_raise_clear_errors():
         ember.io.parse_example(records, {"x": "float"})
     with pytest.raises(ValueError, match="must be a scalar"):
         ember.io.parse_single_example(records, {"x": ember.io.FixedLenFeature([2], ember.float32)})
-    with pytest.raises(NotImplementedError, match="partitions"):
-        ember.io.parse_example(records, {"v": ember.io.RaggedFeature(ember.int64, partitions=[1])})
+    with pytest.raises(TypeError, match="each partition must be a RaggedFeature.RowSplits"):  # TF: a TypeError
+        ember.io.RaggedFeature(ember.int64, partitions=[1])
 
 
 def test_fuzzed_records_raise_or_parse_never_crash():
@@ -163,6 +164,49 @@ def test_fuzzed_records_raise_or_parse_never_crash():
         except ember.errors.InvalidArgumentError:
             errors += 1
     assert parsed + errors == 300 and errors > 0
+
+
+def _partition_specs(tf):
+    f = tf.io.RaggedFeature
+    return {"splits": f(tf.int64, "v", [f.RowSplits("rs")]),
+            "lengths": f(tf.int64, "v", [f.RowLengths("rl")]),
+            "starts": f(tf.int64, "v", [f.RowStarts("st")]),
+            "limits": f(tf.int64, "v", [f.RowLimits("li")]),
+            "rowids": f(tf.int64, "v", [f.ValueRowIds("ids")]),
+            "uniform": f(tf.int64, "v", [f.UniformRowLength(3)]),
+            "two": f(tf.int64, "v", [f.RowLengths("l2"), f.UniformRowLength(3)], validate=True),
+            "nested": f(tf.int64, "v", [f.RowLengths("outer"), f.RowLengths("rl")])}
+
+
+# Per record, one feature-list step (or one Example) of each partition's key: values v in rows.
+_PARTITIONED = [
+    {"v": [1, 2, 3, 4, 5, 6], "rs": [0, 2, 6], "rl": [2, 4], "st": [0, 2], "li": [2, 6], "ids": [0, 0, 1, 1, 1, 1],
+     "l2": [2, 0], "outer": [1, 1]},
+    {"v": [7, 8, 9], "rs": [0, 1, 1, 3], "rl": [1, 0, 2], "st": [0, 1, 1], "li": [1, 1, 3], "ids": [0, 2, 2],
+     "l2": [1], "outer": [1, 2]},
+    {"v": [], "rs": [0], "rl": [], "st": [], "li": [], "ids": [], "l2": [], "outer": []},
+]
+
+
+@pytest.mark.parametrize("single", [False, True])
+def test_ragged_feature_partitions_match_tensorflow(single):
+    def parse(tf):
+        records = [_example(tf, **record) for record in _PARTITIONED]
+        if single:
+            return [_parsed(tf, r, _partition_specs(tf), single=True) for r in records]
+        return _parsed(tf, records, _partition_specs(tf))
+
+    assert parse(ember) == parse(tensorflow)
+
+
+def test_partitions_in_a_traced_function_match_tensorflow():
+    def parse(tf):
+        fn = tf.function(lambda s: tf.io.parse_example(s, _partition_specs(tf)),
+                         input_signature=[tf.TensorSpec([None], tf.string)])
+        parsed = fn(tf.constant([_example(tf, **record) for record in _PARTITIONED]))
+        return {k: v.to_list() for k, v in parsed.items()}
+
+    assert parse(ember) == parse(tensorflow)
 
 
 def _interchange_specs(tf):
