@@ -256,49 +256,62 @@ def test_sequence_features_match_tensorflow():
         ember.io.parse_example(records(ember), {"w": ember.io.FixedLenSequenceFeature([], ember.float32)})
 
 
-def test_ember_runs_tensorflows_parse_example_graph():
-    program = tensorflow.function(lambda s: _flat(tensorflow.io.parse_example(s, _interchange_specs(tensorflow))),
+def assert_ember_runs_tensorflows_graph(op, parse, records):
+    """A TensorFlow graph of parse(tensorflow, s) (a list of tensors), which holds one `op` node, imported
+    and run in ember on `records` and two of them, gives TensorFlow's results."""
+    program = tensorflow.function(lambda s: parse(tensorflow, s),
                                   input_signature=[tensorflow.TensorSpec([None], tensorflow.string)])
     concrete = program.get_concrete_function()
     gd = concrete.graph.as_graph_def()
-    assert [n.op for n in gd.node].count("ParseExampleV2") == 1
+    assert [n.op for n in gd.node].count(op) == 1
     graph = ember.graph_util.import_graph_def(gd)
     fn = ember.NewGraphFunction(graph, ["s:0"], [t.name for t in concrete.outputs])
-    records = _records(tensorflow)
     for batch in (records, records[1:3]):
         _assert_same(fn(ember.constant(batch)), program(tensorflow.constant(batch)))
 
 
-def test_tensorflow_runs_embers_parse_example_graph():
+def assert_tensorflow_runs_embers_graph(op, parse, records):
+    """ember's GraphDef of parse(ember, s) inside a called function holds the `op` node TensorFlow writes
+    (every attribute alike) and runs in TensorFlow on `records` as in ember; returns ember's node."""
     from test_graph_def_tf import run_in_tensorflow
 
     @ember.function
-    def parse(s):  # a called function: its outputs are named by output list in the FunctionDef
-        return _flat(ember.io.parse_example(s, _interchange_specs(ember)))
+    def called(s):  # a called function: its outputs are named by output list in the FunctionDef
+        return parse(ember, s)
 
     @ember.function(input_signature=[ember.TensorSpec([None], ember.string)])
     def program(s):
-        return parse(s)
+        return called(s)
 
     graph = program.get_concrete_function().graph
     gd = graph.as_graph_def()
-    node = next(n for f in gd.library.function for n in f.node_def if n.op == "ParseExampleV2")
+    node = next(n for f in gd.library.function for n in f.node_def if n.op == op)
+    theirs = next(n for n in tensorflow.function(lambda s: parse(tensorflow, s)).get_concrete_function(
+        tensorflow.TensorSpec([None], tensorflow.string)).graph.as_graph_def().node if n.op == op)
+    assert sorted(node.attr) == sorted(theirs.attr)
+    for name in theirs.attr:
+        assert node.attr[name].SerializeToString() == theirs.attr[name].SerializeToString(), name
+    got = run_in_tensorflow(gd.SerializeToString(), [t.name for t in graph.inputs],
+                            [t.name for t in graph.outputs], tensorflow.constant(records))
+    _assert_same(got, program(ember.constant(records)))
+    return node
+
+
+def _parse_interchange(tf, s):
+    return _flat(tf.io.parse_example(s, _interchange_specs(tf)))
+
+
+def test_ember_runs_tensorflows_parse_example_graph():
+    assert_ember_runs_tensorflows_graph("ParseExampleV2", _parse_interchange, _records(tensorflow))
+
+
+def test_tensorflow_runs_embers_parse_example_graph():
+    node = assert_tensorflow_runs_embers_graph("ParseExampleV2", _parse_interchange, _records(ember))
     assert list(node.attr["Tdense"].list.type) == [tensorflow.int64.as_datatype_enum,
                                                    tensorflow.string.as_datatype_enum,
                                                    tensorflow.float32.as_datatype_enum,
                                                    tensorflow.float32.as_datatype_enum]
     assert [list(d.size for d in s.dim) for s in node.attr["dense_shapes"].list.shape] == [[], [], [-1], [2]]
-    # the attributes TensorFlow's tf.io.parse_example writes for the same features
-    theirs = next(n for n in tensorflow.function(
-        lambda s: _flat(tensorflow.io.parse_example(s, _interchange_specs(tensorflow)))).get_concrete_function(
-        tensorflow.TensorSpec([None], tensorflow.string)).graph.as_graph_def().node if n.op == "ParseExampleV2")
-    assert sorted(node.attr) == sorted(theirs.attr)
-    for name in theirs.attr:
-        assert node.attr[name].SerializeToString() == theirs.attr[name].SerializeToString(), name
-    records = _records(ember)
-    got = run_in_tensorflow(gd.SerializeToString(), [t.name for t in graph.inputs],
-                            [t.name for t in graph.outputs], tensorflow.constant(records))
-    _assert_same(got, program(ember.constant(records)))
 
 
 def test_parse_example_in_dataset_map_functions_as_tensorflow():
@@ -319,11 +332,15 @@ def test_ember_loads_and_runs_a_tensorflow_serving_function_that_parses_examples
                     "s": tensorflow.sparse.to_dense(parsed["s"]), "v_values": parsed["v"].values,
                     "v_splits": parsed["v"].row_splits, "r": parsed["r64"].values}
 
-    model = Parser()
+    assert_serving_function_runs_in_ember(Parser(), _records(tensorflow), tmp_path)
+
+
+def assert_serving_function_runs_in_ember(model, records, tmp_path):
+    """`model`'s serve function (of string records "examples"), saved as a SavedModel by TensorFlow, loaded
+    and run in ember on `records`, gives TensorFlow's results."""
     path = str(tmp_path / "parser")
     tensorflow.saved_model.save(model, path, signatures={"serving_default": model.serve})
     loaded = ember.saved_model.load(path)
-    records = _records(tensorflow)
     got = loaded.signatures["serving_default"](examples=ember.constant(records))
     want = model.serve(tensorflow.constant(records))
     assert sorted(got) == sorted(want)

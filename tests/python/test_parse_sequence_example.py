@@ -8,7 +8,9 @@ import pytest
 import tensorflow
 
 import ember
-from test_parse_example import _PARTITIONED, _partition_specs
+from test_parse_example import (_PARTITIONED, _assert_same, _partition_specs, _plain,
+                                assert_ember_runs_tensorflows_graph, assert_serving_function_runs_in_ember,
+                                assert_tensorflow_runs_embers_graph)
 
 
 def _feature(tf, values):
@@ -53,17 +55,6 @@ def _sequence_specs(tf):
             "i": tf.io.RaggedFeature(tf.int64, value_key="ids", row_splits_dtype=tf.int64)}
 
 
-def _plain(value):
-    if hasattr(value, "dense_shape"):
-        return {"indices": value.indices.numpy().tolist(), "values": value.values.numpy().tolist(),
-                "dense_shape": value.dense_shape.numpy().tolist()}
-    if hasattr(value, "nested_row_splits"):
-        return {"values": value.flat_values.numpy().tolist(), "dtype": value.dtype.name,
-                "splits": [s.numpy().tolist() for s in value.nested_row_splits],
-                "splits_dtype": value.row_splits.dtype.name}
-    return {"value": np.asarray(value.numpy()).tolist(), "dtype": value.dtype.name, "shape": list(value.shape)}
-
-
 def _parsed(results):
     return [{k: _plain(v) for k, v in d.items()} for d in results]
 
@@ -81,14 +72,6 @@ def _flat(results):
             else:
                 out.append(value)
     return out
-
-
-def _assert_same(got, want):
-    assert len(got) == len(want)
-    for g, w in zip(got, want):
-        g, w = np.asarray(g.numpy()), np.asarray(w.numpy())
-        assert g.dtype == w.dtype and g.shape == w.shape
-        assert g.tolist() == w.tolist()
 
 
 def _parse(tf, records, context=True, sequence=True):
@@ -236,42 +219,11 @@ def _interchange(tf, s):
 
 
 def test_ember_runs_tensorflows_parse_sequence_example_graph():
-    program = tensorflow.function(lambda s: _interchange(tensorflow, s),
-                                  input_signature=[tensorflow.TensorSpec([None], tensorflow.string)])
-    concrete = program.get_concrete_function()
-    gd = concrete.graph.as_graph_def()
-    assert [n.op for n in gd.node].count("ParseSequenceExampleV2") == 1
-    graph = ember.graph_util.import_graph_def(gd)
-    fn = ember.NewGraphFunction(graph, ["s:0"], [t.name for t in concrete.outputs])
-    records = _records(tensorflow)
-    for batch in (records, records[1:3]):
-        _assert_same(fn(ember.constant(batch)), program(tensorflow.constant(batch)))
+    assert_ember_runs_tensorflows_graph("ParseSequenceExampleV2", _interchange, _records(tensorflow))
 
 
 def test_tensorflow_runs_embers_parse_sequence_example_graph():
-    from test_graph_def_tf import run_in_tensorflow
-
-    @ember.function
-    def parse(s):  # a called function: its outputs are named by output list in the FunctionDef
-        return _interchange(ember, s)
-
-    @ember.function(input_signature=[ember.TensorSpec([None], ember.string)])
-    def program(s):
-        return parse(s)
-
-    graph = program.get_concrete_function().graph
-    gd = graph.as_graph_def()
-    node = next(n for f in gd.library.function for n in f.node_def if n.op == "ParseSequenceExampleV2")
-    theirs = next(n for n in tensorflow.function(lambda s: _interchange(tensorflow, s)).get_concrete_function(
-        tensorflow.TensorSpec([None], tensorflow.string)).graph.as_graph_def().node
-        if n.op == "ParseSequenceExampleV2")
-    assert sorted(node.attr) == sorted(theirs.attr)
-    for name in theirs.attr:
-        assert node.attr[name].SerializeToString() == theirs.attr[name].SerializeToString(), name
-    records = _records(ember)
-    got = run_in_tensorflow(gd.SerializeToString(), [t.name for t in graph.inputs],
-                            [t.name for t in graph.outputs], tensorflow.constant(records))
-    _assert_same(got, program(ember.constant(records)))
+    assert_tensorflow_runs_embers_graph("ParseSequenceExampleV2", _interchange, _records(ember))
 
 
 def test_ember_loads_and_runs_a_tensorflow_serving_function_that_parses_sequence_examples(tmp_path):
@@ -286,15 +238,7 @@ def test_ember_loads_and_runs_a_tensorflow_serving_function_that_parses_sequence
                     "r": lists["r"].flat_values, "r_inner": lists["r"].values.row_splits,
                     "r_outer": lists["r"].row_splits}
 
-    model = Parser()
-    path = str(tmp_path / "parser")
-    tensorflow.saved_model.save(model, path, signatures={"serving_default": model.serve})
-    loaded = ember.saved_model.load(path)
-    records = _records(tensorflow)
-    got = loaded.signatures["serving_default"](examples=ember.constant(records))
-    want = model.serve(tensorflow.constant(records))
-    assert sorted(got) == sorted(want)
-    _assert_same([got[k] for k in sorted(got)], [want[k] for k in sorted(want)])
+    assert_serving_function_runs_in_ember(Parser(), _records(tensorflow), tmp_path)
 
 
 def test_attributes_of_the_raw_op_are_checked():

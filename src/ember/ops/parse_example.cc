@@ -768,10 +768,9 @@ void register_parse_example_ops(OpRegistry& r) {
   OpBuilder("ParseSequenceExampleV2")
       .doc(
           "Context features (VarLen, dense, ragged) and feature lists (VarLen, dense with their lengths, "
-          "ragged) of serialized tf.train.SequenceExample records. ParseSequenceExampleV2([ex], [], [], [], "
-          "[], "
-          "[], [\"x\"], [], [True], Nfeature_list_dense=1, feature_list_dense_types=[float32], "
-          "feature_list_dense_shapes=[[]], ...) -> [[1., 2.]], lengths [2]")
+          "ragged) of serialized tf.train.SequenceExample records. "
+          "ParseSequenceExampleV2([ex], [], [], [], [], [], [\"x\"], [], [True], [], Nfeature_list_dense=1, "
+          "feature_list_dense_types=[float32], feature_list_dense_shapes=[[]]) -> [[1., 2.]], [2]")
       .input_fixed("serialized", dtype_bit(DType::kString))
       .input_fixed("debug_name", dtype_bit(DType::kString))
       .input_fixed("context_sparse_keys", dtype_bit(DType::kString))
