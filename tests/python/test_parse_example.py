@@ -108,6 +108,15 @@ def test_traced_with_an_unknown_batch():
     assert got.numpy().tolist() == [[10, 20, 30], [70, 0, 0], [0, 0, 0], [0, 0, 0]]
 
 
+def test_parse_single_example_traced_with_an_unknown_rank_matches_tensorflow():
+    def parse(tf):
+        fn = tf.function(lambda s: tf.io.parse_single_example(s, _specs(tf)),
+                         input_signature=[tf.TensorSpec(None, tf.string)])
+        return {k: _plain(v) for k, v in fn(tf.constant(_records(tf)[0])).items()}
+
+    assert parse(ember) == parse(tensorflow)
+
+
 @pytest.mark.parametrize("case", ["required", "type", "count", "garbage"])
 def test_errors_as_tensorflow(case):
     def call(tf):

@@ -111,6 +111,15 @@ def test_parse_single_sequence_example_matches_tensorflow(index):
     assert parse(ember) == parse(tensorflow)
 
 
+def test_traced_with_an_unknown_rank_matches_tensorflow():
+    def parse(tf):
+        fn = tf.function(lambda s: tf.io.parse_single_sequence_example(s, _context_specs(tf), _sequence_specs(tf)),
+                         input_signature=[tf.TensorSpec(None, tf.string)])
+        return _parsed(fn(tf.constant(_records(tf)[0])))
+
+    assert parse(ember) == parse(tensorflow)
+
+
 def test_in_dataset_map_functions_as_tensorflow():
     def pipeline(tf):
         ds = tf.data.Dataset.from_tensor_slices(_records(tf)).batch(2)

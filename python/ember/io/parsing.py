@@ -310,10 +310,7 @@ def parse_example(serialized, features, example_names=None, name=None):
 
 def parse_single_example(serialized, features, example_names=None, name=None):
     """parse_example of one serialized Example (a scalar): no batch dimension in the results."""
-    serialized = _string_tensor(serialized)
-    if serialized.shape.rank not in (0, None):
-        raise ValueError(f"parse_single_example: serialized must be a scalar, got shape {serialized.shape}")
-    return parse_example(serialized, features, example_names)
+    return parse_example(_scalar_record(serialized, "parse_single_example"), features, example_names)
 
 
 def parse_sequence_example(serialized, context_features=None, sequence_features=None, example_names=None,
@@ -329,10 +326,21 @@ def parse_single_sequence_example(serialized, context_features=None, sequence_fe
     """parse_sequence_example of one serialized SequenceExample (a scalar): (context dict, feature-list dict),
     with no batch dimension."""
     op = "parse_single_sequence_example"
+    return _parse_sequence_example(_scalar_record(serialized, op), context_features, sequence_features,
+                                   example_name, op)[:2]
+
+
+def _scalar_record(serialized, op):
+    """`serialized` as a scalar string tensor: one of unknown rank (traced) is reshaped to one, so the parse
+    op's outputs have no batch dimension."""
+    import ember
+
     serialized = _string_tensor(serialized)
-    if serialized.shape.rank not in (0, None):
+    if serialized.shape.rank is None:
+        return ember.reshape(serialized, [])
+    if serialized.shape.rank != 0:
         raise ValueError(f"{op}: serialized must be a scalar, got shape {serialized.shape}")
-    return _parse_sequence_example(serialized, context_features, sequence_features, example_name, op)[:2]
+    return serialized
 
 
 def _parse_sequence_example(serialized, context_features, sequence_features, example_names, op):
