@@ -106,6 +106,18 @@ def seeds(tf):
 
     parse = tf.function(parsed)
     add("parse_example", lambda records: parse(records), spec([None], tf.string))
+
+    # ParseSequenceExampleV2 (14 output lists, a bool input and a list of context defaults)
+    context = {"n": tf.io.FixedLenFeature([], tf.int64, default_value=-1), "t": tf.io.VarLenFeature(tf.string)}
+    lists = {"x": tf.io.FixedLenSequenceFeature([2], tf.float32, allow_missing=True),
+             "r": tf.io.RaggedFeature(tf.int64, partitions=[tf.io.RaggedFeature.UniformRowLength(1)])}
+
+    def parsed_sequences(records):
+        c, f, lengths = tf.io.parse_sequence_example(records, context, lists)
+        return c["n"], c["t"].indices, f["x"], lengths["x"], f["r"].flat_values, f["r"].row_splits
+
+    parse_sequences = tf.function(parsed_sequences)
+    add("parse_sequence_example", lambda records: parse_sequences(records), spec([None], tf.string))
     with open(TENSORFLOW_SEED, "rb") as f:
         out["tensorflow"] = f.read()
     with open(TENSORFLOW_LIBRARY_SEED, "rb") as f:

@@ -337,6 +337,11 @@ def examples():
     keys, no_keys = tf.constant(["x"]), tf.constant(np.array([], dtype=object), tf.string)
     table["ParseExampleV2"] = ([tf.constant([example, example]), no_keys, keys, keys, keys, [tf.zeros([0])]],
                                [[tf.float32], 1, [tf.float32], [tf.float32], [tf.int64], [[1]]])
+    sequence = b"\x12\x0e\n\x0c\n\x01x\x12\x07\n\x05\x1a\x03\n\x01\x05"  # feature list "x": [[5]]
+    table["ParseSequenceExampleV2"] = (
+        [tf.constant([sequence, sequence]), no_keys, no_keys, no_keys, no_keys, keys, keys, keys,
+         tf.constant([True]), []],
+        [0, [], [], [], [], [], 1, 1, [tf.int64], [tf.int64], [tf.int64], [tf.int32], [[]]])
     table["UnicodeEncode"] = ([tf.constant([104, 233, 120]), tf.constant([0, 2, 3], tf.int64)],
                               ["replace", "UTF-8", 65533, tf.int64])
     _lookup_examples(table)

@@ -1,7 +1,7 @@
 """tf.io.parse_example / parse_single_example (the ParseExampleV2 op, src/ember/ops/parse_example.cc) and
-the tf.train.Example message classes against TensorFlow 2.21: values, SparseTensor and RaggedTensor results,
-defaults, sequence features, errors, inside tf.data pipelines and ember.function, and ParseExampleV2 in
-graphs and SavedModels moving between TensorFlow and ember."""
+the tf.train.Example message classes against TensorFlow 2.21: values, SparseTensor and RaggedTensor results
+(with partitions), defaults, sequence features, errors, inside tf.data pipelines and ember.function, and
+ParseExampleV2 in graphs and SavedModels moving between TensorFlow and ember."""
 import numpy as np
 import pytest
 import tensorflow
@@ -50,7 +50,8 @@ def _plain(value):
         return {"indices": value.indices.numpy().tolist(), "values": value.values.numpy().tolist(),
                 "dense_shape": value.dense_shape.numpy().tolist()}
     if hasattr(value, "row_splits"):
-        return {"values": value.values.numpy().tolist(), "row_splits": value.row_splits.numpy().tolist(),
+        return {"values": value.flat_values.numpy().tolist(), "dtype": value.dtype.name,
+                "row_splits": [s.numpy().tolist() for s in value.nested_row_splits],
                 "splits_dtype": value.row_splits.dtype.name}
     return {"value": np.asarray(value.numpy()).tolist(), "dtype": value.dtype.name, "shape": list(value.shape)}
 
@@ -107,6 +108,15 @@ def test_traced_with_an_unknown_batch():
     assert got.numpy().tolist() == [[10, 20, 30], [70, 0, 0], [0, 0, 0], [0, 0, 0]]
 
 
+def test_parse_single_example_traced_with_an_unknown_rank_matches_tensorflow():
+    def parse(tf):
+        fn = tf.function(lambda s: tf.io.parse_single_example(s, _specs(tf)),
+                         input_signature=[tf.TensorSpec(None, tf.string)])
+        return {k: _plain(v) for k, v in fn(tf.constant(_records(tf)[0])).items()}
+
+    assert parse(ember) == parse(tensorflow)
+
+
 @pytest.mark.parametrize("case", ["required", "type", "count", "garbage"])
 def test_errors_as_tensorflow(case):
     def call(tf):
@@ -142,8 +152,8 @@ def test_bad_specs_raise_clear_errors():
         ember.io.parse_example(records, {"x": "float"})
     with pytest.raises(ValueError, match="must be a scalar"):
         ember.io.parse_single_example(records, {"x": ember.io.FixedLenFeature([2], ember.float32)})
-    with pytest.raises(NotImplementedError, match="partitions"):
-        ember.io.parse_example(records, {"v": ember.io.RaggedFeature(ember.int64, partitions=[1])})
+    with pytest.raises(TypeError, match="each partition must be a RaggedFeature.RowSplits"):  # TF: a TypeError
+        ember.io.RaggedFeature(ember.int64, partitions=[1])
 
 
 def test_fuzzed_records_raise_or_parse_never_crash():
@@ -163,6 +173,49 @@ def test_fuzzed_records_raise_or_parse_never_crash():
         except ember.errors.InvalidArgumentError:
             errors += 1
     assert parsed + errors == 300 and errors > 0
+
+
+def _partition_specs(tf):
+    f = tf.io.RaggedFeature
+    return {"splits": f(tf.int64, "v", [f.RowSplits("rs")]),
+            "lengths": f(tf.int64, "v", [f.RowLengths("rl")]),
+            "starts": f(tf.int64, "v", [f.RowStarts("st")]),
+            "limits": f(tf.int64, "v", [f.RowLimits("li")]),
+            "rowids": f(tf.int64, "v", [f.ValueRowIds("ids")]),
+            "uniform": f(tf.int64, "v", [f.UniformRowLength(3)]),
+            "two": f(tf.int64, "v", [f.RowLengths("l2"), f.UniformRowLength(3)], validate=True),
+            "nested": f(tf.int64, "v", [f.RowLengths("outer"), f.RowLengths("rl")])}
+
+
+# Per record, one feature-list step (or one Example) of each partition's key: values v in rows.
+_PARTITIONED = [
+    {"v": [1, 2, 3, 4, 5, 6], "rs": [0, 2, 6], "rl": [2, 4], "st": [0, 2], "li": [2, 6], "ids": [0, 0, 1, 1, 1, 1],
+     "l2": [2, 0], "outer": [1, 1]},
+    {"v": [7, 8, 9], "rs": [0, 1, 1, 3], "rl": [1, 0, 2], "st": [0, 1, 1], "li": [1, 1, 3], "ids": [0, 2, 2],
+     "l2": [1], "outer": [1, 2]},
+    {"v": [], "rs": [0], "rl": [], "st": [], "li": [], "ids": [], "l2": [], "outer": []},
+]
+
+
+@pytest.mark.parametrize("single", [False, True])
+def test_ragged_feature_partitions_match_tensorflow(single):
+    def parse(tf):
+        records = [_example(tf, **record) for record in _PARTITIONED]
+        if single:
+            return [_parsed(tf, r, _partition_specs(tf), single=True) for r in records]
+        return _parsed(tf, records, _partition_specs(tf))
+
+    assert parse(ember) == parse(tensorflow)
+
+
+def test_partitions_in_a_traced_function_match_tensorflow():
+    def parse(tf):
+        fn = tf.function(lambda s: tf.io.parse_example(s, _partition_specs(tf)),
+                         input_signature=[tf.TensorSpec([None], tf.string)])
+        parsed = fn(tf.constant([_example(tf, **record) for record in _PARTITIONED]))
+        return {k: v.to_list() for k, v in parsed.items()}
+
+    assert parse(ember) == parse(tensorflow)
 
 
 def _interchange_specs(tf):
@@ -212,49 +265,62 @@ def test_sequence_features_match_tensorflow():
         ember.io.parse_example(records(ember), {"w": ember.io.FixedLenSequenceFeature([], ember.float32)})
 
 
-def test_ember_runs_tensorflows_parse_example_graph():
-    program = tensorflow.function(lambda s: _flat(tensorflow.io.parse_example(s, _interchange_specs(tensorflow))),
+def assert_ember_runs_tensorflows_graph(op, parse, records):
+    """A TensorFlow graph of parse(tensorflow, s) (a list of tensors), which holds one `op` node, imported
+    and run in ember on `records` and two of them, gives TensorFlow's results."""
+    program = tensorflow.function(lambda s: parse(tensorflow, s),
                                   input_signature=[tensorflow.TensorSpec([None], tensorflow.string)])
     concrete = program.get_concrete_function()
     gd = concrete.graph.as_graph_def()
-    assert [n.op for n in gd.node].count("ParseExampleV2") == 1
+    assert [n.op for n in gd.node].count(op) == 1
     graph = ember.graph_util.import_graph_def(gd)
     fn = ember.NewGraphFunction(graph, ["s:0"], [t.name for t in concrete.outputs])
-    records = _records(tensorflow)
     for batch in (records, records[1:3]):
         _assert_same(fn(ember.constant(batch)), program(tensorflow.constant(batch)))
 
 
-def test_tensorflow_runs_embers_parse_example_graph():
+def assert_tensorflow_runs_embers_graph(op, parse, records):
+    """ember's GraphDef of parse(ember, s) inside a called function holds the `op` node TensorFlow writes
+    (every attribute alike) and runs in TensorFlow on `records` as in ember; returns ember's node."""
     from test_graph_def_tf import run_in_tensorflow
 
     @ember.function
-    def parse(s):  # a called function: its outputs are named by output list in the FunctionDef
-        return _flat(ember.io.parse_example(s, _interchange_specs(ember)))
+    def called(s):  # a called function: its outputs are named by output list in the FunctionDef
+        return parse(ember, s)
 
     @ember.function(input_signature=[ember.TensorSpec([None], ember.string)])
     def program(s):
-        return parse(s)
+        return called(s)
 
     graph = program.get_concrete_function().graph
     gd = graph.as_graph_def()
-    node = next(n for f in gd.library.function for n in f.node_def if n.op == "ParseExampleV2")
+    node = next(n for f in gd.library.function for n in f.node_def if n.op == op)
+    theirs = next(n for n in tensorflow.function(lambda s: parse(tensorflow, s)).get_concrete_function(
+        tensorflow.TensorSpec([None], tensorflow.string)).graph.as_graph_def().node if n.op == op)
+    assert sorted(node.attr) == sorted(theirs.attr)
+    for name in theirs.attr:
+        assert node.attr[name].SerializeToString() == theirs.attr[name].SerializeToString(), name
+    got = run_in_tensorflow(gd.SerializeToString(), [t.name for t in graph.inputs],
+                            [t.name for t in graph.outputs], tensorflow.constant(records))
+    _assert_same(got, program(ember.constant(records)))
+    return node
+
+
+def _parse_interchange(tf, s):
+    return _flat(tf.io.parse_example(s, _interchange_specs(tf)))
+
+
+def test_ember_runs_tensorflows_parse_example_graph():
+    assert_ember_runs_tensorflows_graph("ParseExampleV2", _parse_interchange, _records(tensorflow))
+
+
+def test_tensorflow_runs_embers_parse_example_graph():
+    node = assert_tensorflow_runs_embers_graph("ParseExampleV2", _parse_interchange, _records(ember))
     assert list(node.attr["Tdense"].list.type) == [tensorflow.int64.as_datatype_enum,
                                                    tensorflow.string.as_datatype_enum,
                                                    tensorflow.float32.as_datatype_enum,
                                                    tensorflow.float32.as_datatype_enum]
     assert [list(d.size for d in s.dim) for s in node.attr["dense_shapes"].list.shape] == [[], [], [-1], [2]]
-    # the attributes TensorFlow's tf.io.parse_example writes for the same features
-    theirs = next(n for n in tensorflow.function(
-        lambda s: _flat(tensorflow.io.parse_example(s, _interchange_specs(tensorflow)))).get_concrete_function(
-        tensorflow.TensorSpec([None], tensorflow.string)).graph.as_graph_def().node if n.op == "ParseExampleV2")
-    assert sorted(node.attr) == sorted(theirs.attr)
-    for name in theirs.attr:
-        assert node.attr[name].SerializeToString() == theirs.attr[name].SerializeToString(), name
-    records = _records(ember)
-    got = run_in_tensorflow(gd.SerializeToString(), [t.name for t in graph.inputs],
-                            [t.name for t in graph.outputs], tensorflow.constant(records))
-    _assert_same(got, program(ember.constant(records)))
 
 
 def test_parse_example_in_dataset_map_functions_as_tensorflow():
@@ -275,11 +341,15 @@ def test_ember_loads_and_runs_a_tensorflow_serving_function_that_parses_examples
                     "s": tensorflow.sparse.to_dense(parsed["s"]), "v_values": parsed["v"].values,
                     "v_splits": parsed["v"].row_splits, "r": parsed["r64"].values}
 
-    model = Parser()
+    assert_serving_function_runs_in_ember(Parser(), _records(tensorflow), tmp_path)
+
+
+def assert_serving_function_runs_in_ember(model, records, tmp_path):
+    """`model`'s serve function (of string records "examples"), saved as a SavedModel by TensorFlow, loaded
+    and run in ember on `records`, gives TensorFlow's results."""
     path = str(tmp_path / "parser")
     tensorflow.saved_model.save(model, path, signatures={"serving_default": model.serve})
     loaded = ember.saved_model.load(path)
-    records = _records(tensorflow)
     got = loaded.signatures["serving_default"](examples=ember.constant(records))
     want = model.serve(tensorflow.constant(records))
     assert sorted(got) == sorted(want)

@@ -96,6 +96,8 @@ EXCLUDED = {
              "(contents, errors, program order) in test_file_io.py" for name in ("ReadFile", "WriteFile")},
     "ParseExampleV2": "parses tf.train.Example records, which random draws are not: compared with "
                       "tf.io.parse_example in test_parse_example.py",
+    "ParseSequenceExampleV2": "parses tf.train.SequenceExample records, which random draws are not: compared "
+                              "with tf.io.parse_sequence_example in test_parse_example.py",
     **{name: "returns a string tensor; compared with tf.strings.format / tf.strings.as_string / "
              "tf.strings.unicode_encode in test_strings.py"
        for name in ("StringFormat", "AsString", "UnicodeEncode")},

@@ -297,6 +297,12 @@ def _from_array(array, dtype):
 
 
 def _from_array_unchecked(array, dtype):
+    if array.size == 0 and (dtype == dtypes.string) != (array.dtype.kind in "OSU") and not (
+            dtype == dtypes.bfloat16 and array.dtype.kind in "SU"):
+        # An empty value has no element to disagree with the dtype: [] (float64 to NumPy) is a string
+        # tensor and np.array([], object) a number one, as TensorFlow converts them (but for an empty
+        # bytes or str array to bfloat16, which TensorFlow's converter refuses).
+        array = np.empty(array.shape, dtype=object if dtype == dtypes.string else np.float64)
     if dtype == dtypes.string or array.dtype.kind in "OSU":
         return _from_string_array(array, dtype)
     np_dtype = dtype.as_numpy_dtype
@@ -315,7 +321,7 @@ def _from_array_unchecked(array, dtype):
 
 def _from_string_array(array, dtype):
     if dtype != dtypes.string or array.dtype.kind not in "OSU":
-        shown = array[()] if array.ndim == 0 else array
+        shown = array.item() if array.ndim == 0 else array
         raise TypeError(f"Cannot convert {shown!r} to EagerTensor of dtype {dtype.name}")
     try:
         return _C.from_strings(array.reshape(-1), list(array.shape))

@@ -1,5 +1,5 @@
 """``ember.io``: ``write_graph``, as ``tf.io.write_graph``; TFRecord files (``tf_record.py``); parsing
-tf.train.Example records (``parsing.py``)."""
+tf.train.Example and SequenceExample records (``parsing.py``)."""
 
 import os
 import tempfile
@@ -10,7 +10,8 @@ from ember.framework.tensor import convert_to_tensor
 from google.protobuf import text_format
 
 from ember.io.parsing import (FixedLenFeature, FixedLenSequenceFeature, RaggedFeature, VarLenFeature,  # noqa: F401
-                              parse_example, parse_single_example)
+                              parse_example, parse_sequence_example, parse_single_example,
+                              parse_single_sequence_example)
 
 
 def read_file(filename, name=None):

@@ -155,6 +155,20 @@ constexpr OutputList kOutputLists[] = {
     {"ParseExampleV2", "dense_values", "Tdense"},
     {"ParseExampleV2", "ragged_values", "ragged_value_types"},
     {"ParseExampleV2", "ragged_row_splits", "ragged_split_types"},
+    {"ParseSequenceExampleV2", "context_sparse_indices", "Ncontext_sparse"},
+    {"ParseSequenceExampleV2", "context_sparse_values", "context_sparse_types"},
+    {"ParseSequenceExampleV2", "context_sparse_shapes", "Ncontext_sparse"},
+    {"ParseSequenceExampleV2", "context_dense_values", "Tcontext_dense"},
+    {"ParseSequenceExampleV2", "context_ragged_values", "context_ragged_value_types"},
+    {"ParseSequenceExampleV2", "context_ragged_row_splits", "context_ragged_split_types"},
+    {"ParseSequenceExampleV2", "feature_list_sparse_indices", "Nfeature_list_sparse"},
+    {"ParseSequenceExampleV2", "feature_list_sparse_values", "feature_list_sparse_types"},
+    {"ParseSequenceExampleV2", "feature_list_sparse_shapes", "Nfeature_list_sparse"},
+    {"ParseSequenceExampleV2", "feature_list_dense_values", "feature_list_dense_types"},
+    {"ParseSequenceExampleV2", "feature_list_dense_lengths", "Nfeature_list_dense"},
+    {"ParseSequenceExampleV2", "feature_list_ragged_values", "feature_list_ragged_value_types"},
+    {"ParseSequenceExampleV2", "feature_list_ragged_outer_splits", "feature_list_ragged_split_types"},
+    {"ParseSequenceExampleV2", "feature_list_ragged_inner_splits", "feature_list_ragged_split_types"},
 };
 
 // The list sizes of `op`'s outputs, with `length(attr)` the length an attribute gives (-1 when absent).

@@ -44,6 +44,43 @@ C expm1(C x) {
   return C(std::expm1(re) * std::cos(im) - R(2) * s * s, std::exp(re) * std::sin(im));
 }
 
+// Note [Complex division]
+// TensorFlow's CPU kernels divide complex numbers with Eigen's SIMD packet algorithm wherever a whole packet
+// of elements is at hand, and with the C library's scalar division (C99 Annex G) for the last few elements
+// of a tensor; the two disagree on zeros, infinities and NaNs (x / 0 is NaN + NaN i in a packet, inf + inf i
+// in the tail). ember divides every element as a packet does, so an element's quotient does not depend on
+// where it sits, and agrees with TensorFlow on all but those tail elements: the divisor y = c + d i is
+// scaled by the larger magnitude of its parts, y' = y / max(|c|, |d|), then x / y = (x * conj(y')) /
+// (c'^2 + d'^2) / max(|c|, |d|). Each lane takes its own max as the SIMD max instruction does (the first
+// operand's magnitude when the other is NaN, so a NaN part only poisons its own lane's scale), and each
+// operation is rounded on its own, as in TensorFlow's build without FMA (this file is compiled for the
+// baseline ISA, so nothing is contracted). So x / 0 is NaN + NaN i (0 / 0 in the scaling), and
+// 1 / (inf + 0i) is NaN + NaN i. Where TensorFlow flushes a subnormal input, intermediate or result to
+// zero (its threads run with FTZ/DAZ set), ember keeps it, as in all of its kernels; NaN sign bits are not
+// matched. tests/python/test_complex_division.py compares a table of edge cases bit for bit.
+template <typename C>
+C divide(C x, C y) {
+  using R = typename C::value_type;
+  const R a = x.real(), b = x.imag(), c = y.real(), d = y.imag();
+  const R abs_c = std::fabs(c), abs_d = std::fabs(d);
+  const R scale_re = abs_d > abs_c ? abs_d : abs_c;
+  const R scale_im = abs_c > abs_d ? abs_c : abs_d;
+  const R c_scaled = c / scale_re, d_scaled = d / scale_im;
+  const R c_squared = c_scaled * c_scaled, d_squared = d_scaled * d_scaled;
+  const R minus_d = -d_scaled;
+  const R re = a * c_scaled - b * minus_d;
+  const R im = a * minus_d + b * c_scaled;
+  return C(re / (c_squared + d_squared) / scale_re, im / (d_squared + c_squared) / scale_im);
+}
+
+// TensorFlow's DivNoNan of complex: 0 where y is 0, and where x * conj(y) is 0 (so 0 / tiny is 0 even when
+// |y|^2 underflows); otherwise x / y.
+template <typename C>
+C divide_no_nan(C x, C y) {
+  if (y == C(0) || x * std::conj(y) == C(0)) return C(0);
+  return divide(x, y);
+}
+
 template <typename C, typename F>
 void unary_loop(const void* in_v, void* out_v, int64_t n) {
   const C* in = static_cast<const C*>(in_v);
@@ -76,7 +113,7 @@ EMBER_CUNARY(CExpm1, expm1(x))
 EMBER_CUNARY(CSqrt, std::sqrt(x))
 EMBER_CUNARY(CRsqrt, rsqrt(x))
 EMBER_CUNARY(CSquare, x* x)
-EMBER_CUNARY(CReciprocal, C(1) / x)
+EMBER_CUNARY(CReciprocal, divide(C(1), x))
 EMBER_CUNARY(CSin, std::sin(x))
 EMBER_CUNARY(CCos, std::cos(x))
 EMBER_CUNARY(CTan, std::tan(x))
@@ -94,14 +131,14 @@ EMBER_CUNARY(CSigmoid, sigmoid(x))
 EMBER_CBINARY(CAdd, a + b)
 EMBER_CBINARY(CSub, a - b)
 EMBER_CBINARY(CMul, a* b)
-EMBER_CBINARY(CDiv, a / b)
+EMBER_CBINARY(CDiv, divide(a, b))
 EMBER_CBINARY(CPow, std::pow(a, b))
 EMBER_CBINARY(CEqual, a == b)
 EMBER_CBINARY(CNotEqual, a != b)
-EMBER_CBINARY(CDivNoNan, b == C(0) ? C(0) : a / b)
+EMBER_CBINARY(CDivNoNan, divide_no_nan(a, b))
 EMBER_CBINARY(CMulNoNan, b == C(0) ? C(0) : a * b)
 EMBER_CBINARY(CXlogy, a == C(0) ? a : a * std::log(b))
-EMBER_CBINARY(CXdivy, a == C(0) ? a : a / b)
+EMBER_CBINARY(CXdivy, a == C(0) ? a : divide(a, b))
 EMBER_CBINARY(CXlog1py, a == C(0) ? a : a * log1p(b))
 #undef EMBER_CBINARY
 

@@ -1,6 +1,6 @@
-// ParseExampleV2 (ops/parse_example.cc): its shape function, and its kernel on records built with the
-// protobuf classes of proto/ember/example.proto. Values are compared with TensorFlow's tf.io.parse_example
-// in tests/python/test_parse_example.py.
+// ParseExampleV2 and ParseSequenceExampleV2 (ops/parse_example.cc): their shape functions, and their
+// kernels on records built with the protobuf classes of proto/ember/example.proto. Values are compared with
+// TensorFlow's tf.io.parse_example and parse_sequence_example in tests/python/test_parse_example.py.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -118,6 +118,122 @@ TEST(ParseExampleKernel, BadRecordsAndShapesAreInvalidArgument) {
       << s.message();
   s = run({record({1})}, "dense", outs, Shape({int64_t{1} << 40, int64_t{1} << 40}), required);
   EXPECT_NE(s.message().find("exceeds 2^63-1"), std::string::npos) << s.message();  // the shape check
+}
+
+// A SequenceExample whose feature list "x" (float32) has a step per element of `steps`.
+std::string sequence_record(const std::vector<std::vector<float>>& steps) {
+  proto::SequenceExample example;
+  auto& list = (*example.mutable_feature_lists()->mutable_feature_list())["x"];
+  for (const std::vector<float>& step : steps) {
+    proto::Feature* feature = list.add_feature();
+    feature->mutable_float_list();  // an empty step is a FloatList of no values
+    for (float v : step) feature->mutable_float_list()->add_value(v);
+  }
+  return example.SerializeAsString();
+}
+
+// The attributes of a ParseSequenceExampleV2 node that parses feature list "x" (float32) as one kind:
+// "sparse", "dense" (steps of `shape`) or "ragged" (int64 splits); no context features.
+std::vector<AttrValue> sequence_attrs(const std::string& kind, Shape shape = Shape({})) {
+  const bool sparse = kind == "sparse", dense = kind == "dense", ragged = kind == "ragged";
+  const auto types = [](bool has, DType d) { return has ? std::vector<DType>{d} : std::vector<DType>{}; };
+  const std::vector<DType> none;
+  return {int64_t{0},
+          none,
+          none,
+          none,
+          none,
+          std::vector<Shape>{},
+          int64_t{sparse},
+          int64_t{dense},
+          types(dense, DType::kFloat32),
+          types(sparse, DType::kFloat32),
+          types(ragged, DType::kFloat32),
+          types(ragged, DType::kInt64),
+          dense ? std::vector<Shape>{shape} : std::vector<Shape>{}};
+}
+
+Status run_sequence(const std::vector<std::string>& records, const std::string& kind, OutputList& outs,
+                    Shape shape = Shape({}), bool missing_assumed_empty = true) {
+  const OpDef* op = OpRegistry::global().find("ParseSequenceExampleV2");
+  TensorRef serialized = strings(records), names = strings({}), key = strings({"x"}), none = strings({});
+  TensorRef missing = TensorImpl::allocate(DType::kBool, Shape({kind == "dense" ? 1 : 0})).value();
+  if (kind == "dense") missing->mutable_data<bool>()[0] = missing_assumed_empty;
+  std::vector<TensorImpl*> inputs = {serialized.get(),
+                                     names.get(),
+                                     none.get(),
+                                     none.get(),
+                                     none.get(),
+                                     (kind == "sparse" ? key : none).get(),
+                                     (kind == "dense" ? key : none).get(),
+                                     (kind == "ragged" ? key : none).get(),
+                                     missing.get()};
+  std::vector<AttrValue> list = sequence_attrs(kind, shape);
+  return run_kernel(*op, {inputs.data(), inputs.size()}, {list.data(), list.size()}, outs);
+}
+
+TEST(ParseSequenceExampleShape, FeatureListsHaveAStepDimension) {
+  const char* inputs =
+      "[?]:string;[0]:string;[0]:string;[0]:string;[0]:string;[0]:string;[1]:string;[0]:string;[1]:bool";
+  INFER_OK("ParseSequenceExampleV2", inputs, sequence_attrs("dense", Shape({2})), "[?,?,2];[?]:int64");
+  INFER_OK("ParseSequenceExampleV2",
+           "[]:string;[0]:string;[0]:string;[0]:string;[0]:string;[0]:string;[1]:string;[0]:string;[1]:bool",
+           sequence_attrs("dense", Shape({2})), "[?,2];[]:int64");
+  INFER_OK("ParseSequenceExampleV2",
+           "[3]:string;[0]:string;[0]:string;[0]:string;[0]:string;[1]:string;[0]:string;[0]:string;[0]:bool",
+           sequence_attrs("sparse"), "[?,3]:int64;[?];[3]:int64");
+  INFER_OK("ParseSequenceExampleV2",
+           "[3]:string;[0]:string;[0]:string;[0]:string;[0]:string;[0]:string;[0]:string;[1]:string;[0]:bool",
+           sequence_attrs("ragged"), "[?];[4]:int64;[?]:int64");
+  INFER_ERROR("ParseSequenceExampleV2", inputs, sequence_attrs("dense", Shape({-1})),
+              "each of feature_list_dense_shapes must be fully defined");
+  std::vector<AttrValue> bad = sequence_attrs("dense", Shape({2}));
+  bad[7] = int64_t{2};
+  INFER_ERROR("ParseSequenceExampleV2", inputs, bad, "feature_list_dense_types (1) must be as long as");
+}
+
+TEST(ParseSequenceExampleKernel, DenseSparseAndRaggedFeatureLists) {
+  OutputList outs;
+  ASSERT_TRUE(run_sequence({sequence_record({{1, 2}, {3, 4}}), ""}, "dense", outs, Shape({2})).ok());
+  EXPECT_EQ(outs[0]->shape().to_string(), "[2,2,2]");
+  const float* v = outs[0]->data<float>();
+  EXPECT_EQ(std::vector<float>(v, v + 8), (std::vector<float>{1, 2, 3, 4, 0, 0, 0, 0}));  // zero padding
+  const int64_t* lengths = outs[1]->data<int64_t>();
+  EXPECT_EQ(std::vector<int64_t>(lengths, lengths + 2), (std::vector<int64_t>{2, 0}));
+
+  outs.clear();
+  ASSERT_TRUE(
+      run_sequence({sequence_record({{1}, {}, {2, 3}}), sequence_record({{4}})}, "sparse", outs).ok());
+  const int64_t* indices = outs[0]->data<int64_t>();
+  EXPECT_EQ(std::vector<int64_t>(indices, indices + 12),
+            (std::vector<int64_t>{0, 0, 0, 0, 2, 0, 0, 2, 1, 1, 0, 0}));
+  const int64_t* dense_shape = outs[2]->data<int64_t>();
+  EXPECT_EQ(std::vector<int64_t>(dense_shape, dense_shape + 3), (std::vector<int64_t>{2, 3, 2}));
+
+  outs.clear();
+  ASSERT_TRUE(
+      run_sequence({sequence_record({{1}, {}, {2, 3}}), sequence_record({{4}})}, "ragged", outs).ok());
+  const int64_t* outer = outs[1]->data<int64_t>();
+  EXPECT_EQ(std::vector<int64_t>(outer, outer + 3), (std::vector<int64_t>{0, 3, 4}));
+  const int64_t* inner = outs[2]->data<int64_t>();
+  EXPECT_EQ(std::vector<int64_t>(inner, inner + 5), (std::vector<int64_t>{0, 1, 1, 3, 4}));
+}
+
+TEST(ParseSequenceExampleKernel, BadRecordsAreInvalidArgumentNamingTheFeatureList) {
+  OutputList outs;
+  Status s = run_sequence({"\xff\xff garbage"}, "dense", outs);
+  EXPECT_NE(s.message().find("ParseSequenceExampleV2: record 0 is not a serialized tf.train.SequenceExample"),
+            std::string::npos)
+      << s.message();
+  s = run_sequence({sequence_record({{1, 2}})}, "dense", outs);
+  EXPECT_NE(
+      s.message().find("feature list 'x' of record 0, step 0, has 2 value(s), but its shape [] holds 1"),
+      std::string::npos)
+      << s.message();
+  s = run_sequence({""}, "dense", outs, Shape({}), /*missing_assumed_empty=*/false);
+  EXPECT_NE(s.message().find("feature list 'x' is required but could not be found in record 0"),
+            std::string::npos)
+      << s.message();
 }
 
 }  // namespace
