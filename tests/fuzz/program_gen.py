@@ -125,8 +125,8 @@ class Body:
             ops += [("tf.maximum({0}, {1})", max(x.bound, y.bound)), ("tf.minimum({0}, {1})", max(x.bound, y.bound))]
             if self.p.is_float:  # exact zeros: 0 / 0 and 0 * log(0) take the no-NaN branch
                 ops += [("tf.math.divide_no_nan({0}, tf.floor(tf.abs({1})))", x.bound),
-                        ("tf.math.xlogy(tf.nn.relu({0}), tf.nn.relu({0}))",
-                         max(x.bound * math.log(max(x.bound, 1.0)), 1.0)),
+                        ("tf.math.xlogy(tf.nn.relu({0}), tf.nn.relu({0}) * (tf.square({1}) + 1.0))",
+                         max(x.bound * math.log(max(x.bound * (y.bound ** 2 + 1.0), 1.0)), 1.0)),
                         ("tf.math.xdivy(tf.nn.relu({0}), tf.floor(tf.abs({1})) + tf.nn.relu({0}))", 1.0)]
         t, b = self.rng.choice(ops)
         return self.emit(t, [x, y], _broadcast(x.shape, y.shape), b)
