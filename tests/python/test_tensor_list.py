@@ -208,6 +208,42 @@ def test_a_split_list_passed_on_stays_dense_and_needs_equal_lengths():
         run_tensorflow_function_in_ember(f, x, np.array([2, 4], np.int64))
 
 
+@tf.function(input_signature=[tf.TensorSpec([], tf.int32), tf.TensorSpec([4], tf.float32)])
+def pushing_loop(n, row):
+    pushed = tf.raw_ops.EmptyTensorList(element_shape=tf.constant([4]), max_num_elements=-1,
+                                        element_dtype=tf.float32)
+    written = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+
+    def body(i, pushed, written):
+        value = row * tf.cast(i, tf.float32)
+        return i + 1, tf.raw_ops.TensorListPushBack(input_handle=pushed, tensor=value), written.write(i, -value)
+
+    _, pushed, written = tf.while_loop(lambda i, *_: i < n, body, [0, pushed, written])
+    return tf.raw_ops.TensorListStack(input_handle=pushed, element_dtype=tf.float32, element_shape=[4]), \
+        written.stack()
+
+
+def test_an_imported_loop_writing_a_list_per_iteration_copies_linearly():
+    """PushBack and SetItem onto a loop variable write into its buffer, grown geometrically (Note [Lists
+    growing in place] in ops/tensor_array.cc): the bytes copied over n iterations are O(n rows), where copying
+    the list at each write would be n^2 / 2 rows (16 MB at 2,000 iterations of 16-byte rows)."""
+    concrete = pushing_loop.get_concrete_function()
+    gd = concrete.graph.as_graph_def()
+    assert {"TensorListPushBack", "TensorListSetItem"} <= list_ops(gd)
+    graph = em.graph_util.import_graph_def(gd.SerializeToString())
+    run = em.NewGraphFunction(graph, [t.name for t in concrete.inputs], [t.name for t in concrete.outputs])
+    row = np.arange(4, dtype=np.float32)
+    copied = {}
+    for n in (1000, 2000):
+        before = _C.tensor_list_bytes_copied()
+        got = run(np.int32(n), row)
+        copied[n] = _C.tensor_list_bytes_copied() - before
+        assert_same([np.asarray(t) for t in got], [t.numpy() for t in pushing_loop(n, row)])
+    row_bytes = 16
+    assert copied[2000] <= 2 * 2 * 2000 * row_bytes, copied  # two lists, each copying at most 2n rows
+    assert copied[2000] <= 2.2 * copied[1000], copied
+
+
 # ---- the ops themselves: values, errors, gradients against finite differences
 
 
