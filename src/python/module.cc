@@ -18,6 +18,7 @@
 #include "ember/kernels/seed.h"
 #include "ember/ops/execute.h"
 #include "ember/ops/registry.h"
+#include "ember/ops/tensor_array.h"
 #include "ember/trace/trace_context.h"
 #include "python/py_tensor.h"
 
@@ -276,6 +277,8 @@ NB_MODULE(_C, m) {
   bind_distribute(m);
   bind_devices(m);
   m.def("op", &op_caller, "The fast callable for a registered op.");
+  m.def("tensor_list_bytes_copied", &tensor_list_bytes_copied,
+        "Bytes TensorListSetItem/PushBack copied from the lists they write into (ops/tensor_array.h).");
   m.def("op_info", &op_info);
   m.def("op_names", &op_names);
   m.def("dtype_table", &dtype_table);

@@ -144,22 +144,104 @@ def test_ember_differentiates_an_imported_split_of_different_lengths():
     np.testing.assert_allclose(tape.gradient(loss, x).numpy(), tf_tape.gradient(tf_loss, xt).numpy(), rtol=1e-6)
 
 
-def test_tensorflows_own_gradient_graph_of_an_unequal_split_needs_equal_lengths():
-    """TensorFlow's gradient graph adds lists (AddN of a Split and a Reserve written by SetItem): those stay
-    dense lists, and a split of them into different lengths is Unimplemented, naming the lengths."""
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32), tf.TensorSpec([None], tf.int64)])
+def split_loss_and_gradient(reads, concat):
+    """A tf.function taking TensorFlow's gradient of a loss through an unequal split: its gradient graph adds
+    lists (AddN of the gradient's Split and of Reserves written by SetItem) and concatenates them."""
+    @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32), tf.TensorSpec([None], tf.int64)])
     def f(x, lengths):
         with tf.GradientTape() as tape:
             tape.watch(x)
-            ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True, infer_shape=False).split(x, lengths)
-            y = tf.reduce_sum(ta.concat() ** 2) + tf.reduce_sum(ta.read(1))
-        return tape.gradient(y, x)
+            ta = tf.TensorArray(tf.float32, size=3, infer_shape=False).split(x, lengths)
+            loss = tf.constant(0.0)
+            for k, index in enumerate(reads):
+                loss += tf.reduce_sum(tf.sin(ta.read(index)) * (k + 2.0))
+            if concat:
+                loss += tf.reduce_sum(ta.concat() ** 3)
+        return loss, tape.gradient(loss, x)
+    return f
+
+
+@pytest.mark.parametrize("reads,concat", [([0, 2], True), ([1], True), ([], True), ([2, 0, 2], False),
+                                          ([1], False)])
+@pytest.mark.parametrize("lengths", [[1, 2, 3], [0, 4, 2], [3, 3, 0], [2, 2, 2]])
+def test_ember_runs_tensorflows_own_gradient_graph_of_an_unequal_split(reads, concat, lengths):
+    """TensorFlow's gradient graph of a split imports as one family of ragged arrays and lists of holes (Note
+    [Splitting imported lists into pieces of different lengths]): no dense list is made."""
+    f = split_loss_and_gradient(reads, concat)
+    x = np.arange(12, dtype=np.float32).reshape(6, 2) / 5.0 - 1.0
+    got, want, gd = run_tensorflow_function_in_ember(f, x, np.array(lengths, np.int64))
+    assert {"TensorListSplit", "TensorListConcatV2"} <= list_ops(gd)
+    if reads:
+        assert {"TensorListReserve", "TensorListSetItem"} <= list_ops(gd)
+    assert_same(got, want, rtol=1e-5)
+    graph = em.graph_util.import_graph_def(gd.SerializeToString())
+    made = {n.type for n in graph.get_operations()}
+    assert not made & {"TensorListSplit", "TensorListSetItem", "TensorListConcatV2", "TensorListGetItem"}, made
+
+
+def test_ember_runs_a_saved_model_of_tensorflows_gradient_of_an_unequal_split(tmp_path):
+    f = split_loss_and_gradient([0, 2], True)
+    module = tf.Module()
+    module.f = f
+    tf.saved_model.save(module, str(tmp_path))
+    loaded = em.saved_model.load(str(tmp_path))
+    x = np.arange(12, dtype=np.float32).reshape(6, 2) / 5.0 - 1.0
+    lengths = np.array([1, 4, 1], np.int64)
+    got = [np.asarray(t) for t in loaded.f(x, lengths)]
+    want = [t.numpy() for t in f(x, lengths)]
+    assert_same(got, want, rtol=1e-5)
+
+
+def test_a_split_list_passed_on_stays_dense_and_needs_equal_lengths():
+    """A split list that reaches anything but reads and TensorFlow's gradient ops (here a While) stays a dense
+    list, and a split of it into different lengths is Unimplemented, naming the lengths."""
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32), tf.TensorSpec([None], tf.int64)])
+    def f(x, lengths):
+        ta = tf.TensorArray(tf.float32, size=0, dynamic_size=True, infer_shape=False).split(x, lengths)
+        _, ta = tf.while_loop(lambda i, t: i < 1, lambda i, t: (i + 1, t), [0, ta])
+        return ta.read(1)
 
     x = np.arange(6, dtype=np.float32)
     got, want, _ = run_tensorflow_function_in_ember(f, x, np.array([3, 3], np.int64))
     assert_same(got, want)
     with pytest.raises(em.errors.UnimplementedError, match=r"TensorListSplit.*: ember.s lists are dense.*\[2,4\] differ"):
         run_tensorflow_function_in_ember(f, x, np.array([2, 4], np.int64))
+
+
+@tf.function(input_signature=[tf.TensorSpec([], tf.int32), tf.TensorSpec([4], tf.float32)])
+def pushing_loop(n, row):
+    pushed = tf.raw_ops.EmptyTensorList(element_shape=tf.constant([4]), max_num_elements=-1,
+                                        element_dtype=tf.float32)
+    written = tf.TensorArray(tf.float32, size=0, dynamic_size=True)
+
+    def body(i, pushed, written):
+        value = row * tf.cast(i, tf.float32)
+        return i + 1, tf.raw_ops.TensorListPushBack(input_handle=pushed, tensor=value), written.write(i, -value)
+
+    _, pushed, written = tf.while_loop(lambda i, *_: i < n, body, [0, pushed, written])
+    return tf.raw_ops.TensorListStack(input_handle=pushed, element_dtype=tf.float32, element_shape=[4]), \
+        written.stack()
+
+
+def test_an_imported_loop_writing_a_list_per_iteration_copies_linearly():
+    """PushBack and SetItem onto a loop variable write into its buffer, grown geometrically (Note [Lists
+    growing in place] in ops/tensor_array.cc): the bytes copied over n iterations are O(n rows), where copying
+    the list at each write would be n^2 / 2 rows (16 MB at 2,000 iterations of 16-byte rows)."""
+    concrete = pushing_loop.get_concrete_function()
+    gd = concrete.graph.as_graph_def()
+    assert {"TensorListPushBack", "TensorListSetItem"} <= list_ops(gd)
+    graph = em.graph_util.import_graph_def(gd.SerializeToString())
+    run = em.NewGraphFunction(graph, [t.name for t in concrete.inputs], [t.name for t in concrete.outputs])
+    row = np.arange(4, dtype=np.float32)
+    copied = {}
+    for n in (1000, 2000):
+        before = _C.tensor_list_bytes_copied()
+        got = run(np.int32(n), row)
+        copied[n] = _C.tensor_list_bytes_copied() - before
+        assert_same([np.asarray(t) for t in got], [t.numpy() for t in pushing_loop(n, row)])
+    row_bytes = 16
+    assert copied[2000] <= 2 * 2 * 2000 * row_bytes, copied  # two lists, each copying at most 2n rows
+    assert copied[2000] <= 2.2 * copied[1000], copied
 
 
 # ---- the ops themselves: values, errors, gradients against finite differences

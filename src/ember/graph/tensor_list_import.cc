@@ -285,15 +285,22 @@ class Typer {
 
 // Note [Splitting imported lists into pieces of different lengths]
 // A dense list holds one element shape, so a TensorListSplit into pieces of different lengths has no dense
-// form. What TensorFlow programs do with such a list is read it back: TensorListConcat(V2) (the split value
-// and its lengths again), TensorListGetItem (one piece), TensorListLength, TensorListElementShape. Each such
-// read of a Split's list in the same graph or function body (through Identity nodes) becomes plain ops on
-// the split value and its lengths (a concat is the value itself, GetItem a StridedSlice from the sum of the
-// lengths before the index, Length the number of lengths, ElementShape the Split's element_shape operand),
-// which run with any lengths and have ember's gradients; when nothing else uses the list, it is never made.
-// A list that also goes elsewhere (a While, a call, another list op, an AddN of lists in TensorFlow's own
-// gradient graph, the Stack ember's export names after it) keeps its dense TensorListSplit for those uses,
-// which needs equal lengths when it runs (and is pruned where nothing fetched needs it).
+// form. It is imported as a ragged array instead: its value (the pieces concatenated) and its lengths, used
+// by plain ops, where every use of the list is one of these:
+// - a read: TensorListConcat(V2) (the value and the lengths), TensorListGetItem (a StridedSlice from the sum
+//   of the lengths before the index), TensorListLength (the number of lengths), TensorListElementShape (the
+//   Split's element_shape operand);
+// - what TensorFlow's gradient graph of a split does with lists: Identity, ZerosLike, AddN of lists, and
+//   lists of holes, a TensorListReserve whose element shape is an ElementShape of such a list (the gradient
+//   of a GetItem) written once by TensorListSetItem. A list of holes is its size and its writes: added to a
+//   ragged array, each write is added into the rows of its piece (TensorScatterAdd); concatenated by
+//   TensorListConcatV2, whose leading_dims give the holes' lengths, it is zeros with its writes added, as
+//   TensorFlow fills its uninitialized elements with zeros.
+// The lists so connected (a family: Splits, such Reserves, and the lists they flow into) are rewritten
+// together and never made, so they run with any lengths and have ember's gradients. A family with another
+// use (a While, a call, another list op, a function result, a control input, a second SetItem, a GetItem of
+// holes) keeps its dense lists; only the reads of its Splits (through Identity) become plain ops, and the
+// dense lists need equal lengths when they run (they are pruned where nothing fetched needs them).
 class RaggedSplitRewriter {
  public:
   RaggedSplitRewriter(google::protobuf::RepeatedPtrField<proto::NodeDef>& nodes, proto::FunctionDef* function)
@@ -302,31 +309,49 @@ class RaggedSplitRewriter {
   }
 
   void run() {
-    bool changed = false;
-    for (int s = 0; s < nodes_.size(); ++s) {
-      if (nodes_.Get(s).op() != "TensorListSplit" || nodes_.Get(s).input_size() < 3) continue;
-      std::unordered_map<std::string, const proto::NodeDef*> by_name;
-      for (const proto::NodeDef& n : nodes_) by_name[n.name()] = &n;
-      std::vector<int> reads, identities;
-      const bool only_read = collect_reads(nodes_.Get(s).name(), by_name, reads, identities);
-      if (reads.empty()) continue;
-      rewrite(s, reads);
-      if (only_read) {  // the list itself is never needed: dropped by the loop below
-        nodes_.Mutable(s)->clear_name();
-        for (int i : identities) nodes_.Mutable(i)->clear_name();
-      }
-      changed = true;
+    for (const proto::NodeDef& n : nodes_) by_name_[n.name()] = &n;
+    find_families();
+    if (family_.empty()) return;
+    const std::set<int> kept = families_kept();
+    // Every decision is taken before a node changes: a changed op would resolve its outputs' names anew.
+    std::vector<std::pair<int, RaggedList>> reads;
+    for (int i = 0; i < nodes_.size(); ++i) {
+      const proto::NodeDef& n = nodes_.Get(i);
+      const std::string list = n.input_size() > 0 && is_read(n.op()) ? member(n.input(0)) : "";
+      if (list.empty()) continue;
+      if (kept.count(find(list)) > 0 && !split_itself(list)) continue;
+      reads.emplace_back(i, form(list));
     }
-    if (!changed) return;
-    std::vector<proto::NodeDef> kept;
+    for (const auto& [name, id] : family_)
+      if (kept.count(find(name)) == 0) dropped_.insert(name);
+    for (auto& [u, list] : reads) rewrite_read(u, list);
     for (proto::NodeDef& n : nodes_)
-      if (!n.name().empty()) kept.push_back(std::move(n));
-    for (proto::NodeDef& n : added_) kept.push_back(std::move(n));
+      for (int k = 0; k < n.input_size(); ++k)
+        if (auto it = outputs_.find(n.input(k)); it != outputs_.end()) n.set_input(k, it->second);
+    for (proto::NodeDef& n : added_)
+      for (int k = 0; k < n.input_size(); ++k)
+        if (auto it = outputs_.find(n.input(k)); it != outputs_.end()) n.set_input(k, it->second);
+    if (function_ != nullptr)
+      for (auto& [name, ret] : *function_->mutable_ret())
+        if (auto it = outputs_.find(ret); it != outputs_.end()) ret = it->second;
+    std::vector<proto::NodeDef> kept_nodes;
+    for (proto::NodeDef& n : nodes_)
+      if (dropped_.count(n.name()) == 0) kept_nodes.push_back(std::move(n));
+    for (proto::NodeDef& n : added_) kept_nodes.push_back(std::move(n));
     nodes_.Clear();
-    for (proto::NodeDef& n : kept) *nodes_.Add() = std::move(n);
+    for (proto::NodeDef& n : kept_nodes) *nodes_.Add() = std::move(n);
   }
 
  private:
+  // A list of the family in plain values: a ragged array (`full`: value and lengths) or a list of holes (its
+  // size and the (index, item) writes added into it).
+  struct RaggedList {
+    bool full = false;
+    std::string value, lengths, size, element_shape;
+    int dtype = proto::DT_FLOAT, shape_type = proto::DT_INT32;
+    std::vector<std::pair<std::string, std::string>> writes;
+  };
+
   static bool is_read(const std::string& op) {
     return op == "TensorListConcatV2" || op == "TensorListConcat" || op == "TensorListGetItem" ||
            op == "TensorListLength" || op == "TensorListElementShape";
@@ -337,45 +362,186 @@ class RaggedSplitRewriter {
     return n.input_size() >= 2 && !n.input(1).empty() && n.input(1)[0] != '^';
   }
 
-  // Fills the nodes that read the list `list` (a node's output 0) and the Identity nodes passing it on (by
-  // index); whether nothing else uses it.
-  bool collect_reads(const std::string& list,
-                     const std::unordered_map<std::string, const proto::NodeDef*>& by_name,
-                     std::vector<int>& uses, std::vector<int>& identities) {
-    bool only_read = true;
-    std::set<std::string> names = {list};
-    for (bool grew = true; grew;) {
+  static int type_attr(const proto::NodeDef& n, const char* name, int otherwise) {
+    auto it = n.attr().find(name);
+    return it == n.attr().end() ? otherwise : it->second.type();
+  }
+
+  // The node named by a data input, or "".
+  std::string source(const std::string& input) const {
+    auto value = resolve_input(input, by_name_);
+    return value && value->second == 0 ? value->first : "";
+  }
+  // The family list a data input names, or "".
+  std::string member(const std::string& input) const {
+    const std::string name = source(input);
+    return family_.count(name) > 0 ? name : "";
+  }
+
+  int find(const std::string& name) {
+    int a = family_.at(name);
+    while (parent_[a] != a) a = parent_[a] = parent_[parent_[a]];
+    return a;
+  }
+  void unite(const std::string& a, const std::string& b) { parent_[find(b)] = find(a); }
+  void add_member(const std::string& name) {
+    family_.emplace(name, static_cast<int>(parent_.size()));
+    parent_.push_back(static_cast<int>(parent_.size()));
+  }
+
+  // The lists a node links into a family (the family lists among its inputs), if it makes a family list.
+  std::vector<std::string> linked(const proto::NodeDef& n) const {
+    const std::string& op = n.op();
+    std::vector<std::string> lists;
+    if ((op == "Identity" || op == "ZerosLike" || op == "TensorListSetItem") && n.input_size() > 0) {
+      if (std::string list = member(n.input(0)); !list.empty()) lists.push_back(list);
+    } else if (op == "AddN") {
+      for (const std::string& in : n.input())
+        if (std::string list = member(in); !list.empty()) lists.push_back(list);
+    } else if (op == "TensorListReserve" && n.input_size() > 0) {
+      auto shape = by_name_.find(source(n.input(0)));
+      if (shape != by_name_.end() && shape->second->op() == "TensorListElementShape" &&
+          shape->second->input_size() > 0)
+        if (std::string list = member(shape->second->input(0)); !list.empty()) lists.push_back(list);
+    }
+    return lists;
+  }
+
+  void find_families() {
+    for (const proto::NodeDef& n : nodes_)
+      if (n.op() == "TensorListSplit" && n.input_size() >= 3) add_member(n.name());
+    for (bool grew = !family_.empty(); grew;) {
       grew = false;
-      for (int i = 0; i < nodes_.size(); ++i) {
-        const proto::NodeDef& n = nodes_.Get(i);
-        if (names.count(n.name()) > 0) continue;
-        for (int k = 0; k < n.input_size(); ++k) {
-          const std::string& input = n.input(k);
-          if (!input.empty() && input[0] == '^') {
-            if (names.count(input.substr(1)) > 0) only_read = false;  // waits on the list: keep it
-            continue;
-          }
-          auto value = resolve_input(input, by_name);
-          if (!value || names.count(value->first) == 0) continue;
-          if (value->second != 0) {
-            only_read = false;
-          } else if (n.op() == "Identity" && k == 0) {
-            names.insert(n.name());
-            identities.push_back(i);
-            grew = true;
-          } else if (is_read(n.op()) && k == 0 && (n.op() != "TensorListGetItem" || has_index(n))) {
-            if (std::find(uses.begin(), uses.end(), i) == uses.end()) uses.push_back(i);
-          } else {
-            only_read = false;
-          }
-        }
+      for (const proto::NodeDef& n : nodes_) {
+        if (family_.count(n.name()) > 0) continue;
+        const std::vector<std::string> lists = linked(n);
+        if (lists.empty()) continue;
+        add_member(n.name());
+        for (const std::string& list : lists) unite(list, n.name());
+        grew = true;
       }
+    }
+  }
+
+  // Whether the family list `name` is a ragged array (else a list of holes).
+  bool full(const std::string& name) {
+    if (auto it = full_.find(name); it != full_.end()) return it->second;
+    const proto::NodeDef& n = *by_name_.at(name);
+    bool is_full = n.op() == "TensorListSplit";
+    if (n.op() == "AddN") {
+      for (const std::string& in : n.input())
+        if (std::string list = member(in); !list.empty()) is_full = is_full || full(list);
+    } else if (n.op() != "TensorListSplit" && n.op() != "TensorListReserve") {
+      is_full = full(member(n.input(0)));
+    }
+    return full_[name] = is_full;
+  }
+
+  // Whether the family list `name` is a Split seen through Identity nodes.
+  bool split_itself(const std::string& name) const {
+    const proto::NodeDef* n = by_name_.at(name);
+    while (n->op() == "Identity") n = by_name_.at(member(n->input(0)));
+    return n->op() == "TensorListSplit";
+  }
+
+  // The families (by root) with a use the rewrite cannot express: their lists stay dense.
+  std::set<int> families_kept() {
+    std::set<int> kept;
+    auto keep = [&](const std::string& name) { kept.insert(find(name)); };
+    for (const proto::NodeDef& n : nodes_) {
+      const bool in_family = family_.count(n.name()) > 0;
+      for (int k = 0; k < n.input_size(); ++k) {
+        const std::string& input = n.input(k);
+        if (!input.empty() && input[0] == '^') {
+          if (family_.count(input.substr(1)) > 0) keep(input.substr(1));
+          continue;
+        }
+        auto value = resolve_input(input, by_name_);
+        if (!value || family_.count(value->first) == 0) {
+          if (in_family && n.op() == "AddN") keep(n.name());  // adds a list from elsewhere
+          continue;
+        }
+        const std::string& op = n.op();
+        const bool ok = value->second == 0 &&
+                        (in_family ? op == "AddN" || (k == 0 && op != "TensorListReserve")
+                                   : k == 0 && is_read(op) && (op != "TensorListGetItem" || has_index(n)));
+        if (!ok) keep(value->first);
+      }
+      if (in_family && n.op() == "TensorListSetItem") {
+        const std::string list = member(n.input(0));
+        const proto::NodeDef* base = by_name_.at(list);
+        while (base->op() == "Identity") base = by_name_.at(member(base->input(0)));
+        if (base->op() != "TensorListReserve" || n.input_size() < 3) keep(n.name());  // one write per list
+      }
+      if (!in_family && n.input_size() > 0 && (n.op() == "TensorListGetItem" || n.op() == "TensorListConcat"))
+        if (std::string list = member(n.input(0)); !list.empty() && !full(list)) keep(list);
     }
     if (function_ != nullptr)
       for (const auto& [name, ret] : function_->ret())
-        if (auto value = resolve_input(ret, by_name); value && names.count(value->first) > 0)
-          only_read = false;
-    return only_read;
+        if (auto value = resolve_input(ret, by_name_); value && family_.count(value->first) > 0)
+          keep(value->first);
+    return kept;
+  }
+
+  // The plain values of the family list `name`, adding the ops that compute them.
+  RaggedList form(const std::string& name) {
+    if (auto it = forms_.find(name); it != forms_.end()) return it->second;
+    const proto::NodeDef& n = *by_name_.at(name);
+    const std::string& op = n.op();
+    RaggedList list;
+    if (op == "TensorListSplit") {
+      list.full = true;
+      list.value = n.input(0), list.element_shape = n.input(1), list.lengths = n.input(2);
+      list.dtype = type_attr(n, "element_dtype", proto::DT_FLOAT);
+      list.shape_type = type_attr(n, "shape_type", proto::DT_INT32);
+    } else if (op == "TensorListReserve") {
+      list.element_shape = n.input(0), list.size = n.input(1);
+      list.dtype = type_attr(n, "element_dtype", proto::DT_FLOAT);
+      list.shape_type = type_attr(n, "shape_type", proto::DT_INT32);
+    } else if (op == "Identity") {
+      list = form(member(n.input(0)));
+    } else if (op == "ZerosLike") {
+      list = form(member(n.input(0)));
+      if (list.full) {
+        proto::NodeDef& zeros = add(name + "/value", "ZerosLike", {list.value});
+        set_type(zeros, "T", list.dtype);
+        list.value = ref(zeros.name(), "ZerosLike");
+      }
+      list.writes.clear();
+    } else if (op == "TensorListSetItem") {
+      list = form(member(n.input(0)));
+      list.writes.emplace_back(n.input(1), n.input(2));
+    } else {  // AddN
+      list = add_lists(name, n);
+    }
+    return forms_[name] = list;
+  }
+
+  RaggedList add_lists(const std::string& name, const proto::NodeDef& n) {
+    std::vector<RaggedList> terms;
+    for (const std::string& in : n.input())
+      if (std::string list = member(in); !list.empty()) terms.push_back(form(list));
+    RaggedList sum = terms[0];
+    std::vector<std::string> values;
+    for (const RaggedList& t : terms)
+      if (t.full) {
+        if (!sum.full) sum = t;
+        values.push_back(t.value);
+      }
+    sum.writes.clear();
+    if (values.size() > 1) {
+      proto::NodeDef& add_n = add(name + "/value", "AddN", values);
+      set_type(add_n, "T", sum.dtype);
+      (*add_n.mutable_attr())["N"].set_i(static_cast<int64_t>(values.size()));
+      sum.value = ref(add_n.name(), "AddN");
+    }
+    for (const RaggedList& t : terms)
+      if (!t.full) sum.writes.insert(sum.writes.end(), t.writes.begin(), t.writes.end());
+    if (!sum.full) return sum;
+    for (const auto& [index, item] : sum.writes)
+      sum.value = add_piece(name, sum.value, sum.lengths, index, item, sum.dtype);
+    sum.writes.clear();
+    return sum;
   }
 
   std::string unique(const std::string& base) { return unique_name(taken_, base); }
@@ -406,6 +572,104 @@ class RaggedSplitRewriter {
     return ref(c.name(), "Const");
   }
 
+  // `scalar` as a vector of one int64.
+  std::string as_vector(const std::string& base, const std::string& scalar) {
+    proto::NodeDef& r =
+        add(base, "Reshape", {scalar, int_const(base + "/shape", proto::DT_INT32, {1}, false)});
+    set_type(r, "T", proto::DT_INT64);
+    set_type(r, "Tshape", proto::DT_INT32);
+    return ref(r.name(), "Reshape");
+  }
+
+  // The first row and the row past the last of piece `index` (int32) of an array of `lengths` (int64).
+  std::pair<std::string, std::string> piece_rows(const std::string& base, const std::string& lengths,
+                                                 const std::string& index) {
+    const std::string axis = int_const(base + "/axis", proto::DT_INT32, {0}, true);
+    proto::NodeDef& starts = add(base + "/starts", "Cumsum", {lengths, axis});
+    set_type(starts, "T", proto::DT_INT64);
+    set_type(starts, "Tidx", proto::DT_INT32);
+    (*starts.mutable_attr())["exclusive"].set_b(true);
+    (*starts.mutable_attr())["reverse"].set_b(false);
+    auto gather = [&](const std::string& name, const std::string& params) {
+      proto::NodeDef& g = add(name, "GatherV2", {params, index, axis});
+      set_type(g, "Tparams", proto::DT_INT64);
+      set_type(g, "Tindices", proto::DT_INT32);  // TensorFlow's GetItem and SetItem index
+      set_type(g, "Taxis", proto::DT_INT32);
+      (*g.mutable_attr())["batch_dims"].set_i(0);
+      return ref(g.name(), "GatherV2");
+    };
+    const std::string start = gather(base + "/start", ref(starts.name(), "Cumsum"));
+    proto::NodeDef& end = add(base + "/end", "AddV2", {start, gather(base + "/length", lengths)});
+    set_type(end, "T", proto::DT_INT64);
+    return {start, ref(end.name(), "AddV2")};
+  }
+
+  // `value` with `item` added into the rows of piece `index`.
+  std::string add_piece(const std::string& base, const std::string& value, const std::string& lengths,
+                        const std::string& index, const std::string& item, int dtype) {
+    const std::string piece = unique(base + "/piece");
+    const auto [start, end] = piece_rows(piece, lengths, index);
+    proto::NodeDef& rows =
+        add(piece + "/rows", "Range", {start, end, int_const(piece + "/delta", proto::DT_INT64, {1}, true)});
+    set_type(rows, "Tidx", proto::DT_INT64);
+    proto::NodeDef& indices =
+        add(piece + "/indices", "Reshape",
+            {ref(rows.name(), "Range"), int_const(piece + "/column", proto::DT_INT32, {-1, 1}, false)});
+    set_type(indices, "T", proto::DT_INT64);
+    set_type(indices, "Tshape", proto::DT_INT32);
+    proto::NodeDef& sum =
+        add(piece + "/add", "TensorScatterAdd", {value, ref(indices.name(), "Reshape"), item});
+    set_type(sum, "T", dtype);
+    set_type(sum, "Tindices", proto::DT_INT64);
+    return ref(sum.name(), "TensorScatterAdd");
+  }
+
+  // A list of holes concatenated with pieces of `lengths`: zeros with its writes added.
+  std::string concat_holes(const std::string& base, const RaggedList& list, const std::string& lengths) {
+    const std::string axis = int_const(base + "/axis", proto::DT_INT32, {0}, true);
+    proto::NodeDef& total = add(base + "/rows", "Sum", {lengths, axis});
+    set_type(total, "T", proto::DT_INT64);
+    set_type(total, "Tidx", proto::DT_INT32);
+    (*total.mutable_attr())["keep_dims"].set_b(false);
+    std::string shape;  // a piece's shape: a written item's, else the list's element shape
+    if (!list.writes.empty()) {
+      proto::NodeDef& s = add(base + "/item_shape", "Shape", {list.writes[0].second});
+      set_type(s, "T", list.dtype);
+      set_type(s, "out_type", proto::DT_INT64);
+      shape = ref(s.name(), "Shape");
+    } else {
+      proto::NodeDef& s = add(base + "/element_shape", "Cast", {list.element_shape});
+      set_type(s, "SrcT", list.shape_type);
+      set_type(s, "DstT", proto::DT_INT64);
+      (*s.mutable_attr())["Truncate"].set_b(false);
+      shape = ref(s.name(), "Cast");
+    }
+    proto::NodeDef& tail = add(base + "/row_shape", "Slice",
+                               {shape, int_const(base + "/begin", proto::DT_INT32, {1}, false),
+                                int_const(base + "/size", proto::DT_INT32, {-1}, false)});
+    set_type(tail, "T", proto::DT_INT64);
+    set_type(tail, "Index", proto::DT_INT32);
+    proto::NodeDef& dims =
+        add(base + "/shape", "ConcatV2",
+            {as_vector(base + "/rows_vector", ref(total.name(), "Sum")), ref(tail.name(), "Slice"), axis});
+    set_type(dims, "T", proto::DT_INT64);
+    set_type(dims, "Tidx", proto::DT_INT32);
+    (*dims.mutable_attr())["N"].set_i(2);
+    proto::NodeDef& zero =
+        add(base + "/zero", "Cast", {int_const(base + "/int_zero", proto::DT_INT32, {0}, true)});
+    set_type(zero, "SrcT", proto::DT_INT32);
+    set_type(zero, "DstT", list.dtype);
+    (*zero.mutable_attr())["Truncate"].set_b(false);
+    proto::NodeDef& zeros =
+        add(base + "/zeros", "Fill", {ref(dims.name(), "ConcatV2"), ref(zero.name(), "Cast")});
+    set_type(zeros, "T", list.dtype);
+    set_type(zeros, "index_type", proto::DT_INT64);
+    std::string value = ref(zeros.name(), "Fill");
+    for (const auto& [index, item] : list.writes)
+      value = add_piece(base, value, lengths, index, item, list.dtype);
+    return value;
+  }
+
   // Turns `n` into `op` over `inputs`, keeping its name and control inputs; its attributes are cleared.
   static void become(proto::NodeDef& n, const std::string& op, const std::vector<std::string>& inputs) {
     std::vector<std::string> controls;
@@ -418,96 +682,65 @@ class RaggedSplitRewriter {
     for (const std::string& in : controls) n.add_input(in);
   }
 
-  // Turns the reads `uses` of the list split by node `s` into plain ops on its value and lengths.
-  void rewrite(int s, const std::vector<int>& uses) {
-    const proto::NodeDef split = nodes_.Get(s);
-    const std::string value = split.input(0), element_shape = split.input(1), lengths = split.input(2);
-    int dtype = proto::DT_FLOAT, shape_type = proto::DT_INT32;
-    if (auto it = split.attr().find("element_dtype"); it != split.attr().end()) dtype = it->second.type();
-    if (auto it = split.attr().find("shape_type"); it != split.attr().end()) shape_type = it->second.type();
-    // Output renames in a function body ("concat:lengths:0" -> the lengths' Identity, "get:item:0" -> ...).
-    std::unordered_map<std::string, std::string> outputs;
-    for (int u : uses) {
-      proto::NodeDef& n = *nodes_.Mutable(u);
-      const std::string name = n.name(), op = n.op();
-      if (op == "TensorListConcatV2" || op == "TensorListConcat") {
-        proto::NodeDef& joined_lengths = add(name + "/lengths", "Identity", {lengths});
-        set_type(joined_lengths, "T", proto::DT_INT64);
-        outputs[name + ":lengths:0"] = outputs[name + ":1"] = ref(joined_lengths.name(), "Identity");
-        outputs[name + ":tensor:0"] = ref(name, "Identity");
-        become(n, "Identity", {value});
-        set_type(n, "T", dtype);
-      } else if (op == "TensorListGetItem") {
-        const std::string index = n.input(1);
-        const int index_type = proto::DT_INT32;  // TensorFlow's GetItem index
-        const std::string axis = int_const(name + "/axis", proto::DT_INT32, {0}, true);
-        proto::NodeDef& starts = add(name + "/starts", "Cumsum", {lengths, axis});
-        set_type(starts, "T", proto::DT_INT64);
-        set_type(starts, "Tidx", proto::DT_INT32);
-        (*starts.mutable_attr())["exclusive"].set_b(true);
-        (*starts.mutable_attr())["reverse"].set_b(false);
-        auto gather = [&](const std::string& base, const std::string& params) {
-          proto::NodeDef& g = add(base, "GatherV2", {params, index, axis});
-          set_type(g, "Tparams", proto::DT_INT64);
-          set_type(g, "Tindices", index_type);
-          set_type(g, "Taxis", proto::DT_INT32);
-          (*g.mutable_attr())["batch_dims"].set_i(0);
-          return ref(g.name(), "GatherV2");
-        };
-        const std::string start = gather(name + "/start", ref(starts.name(), "Cumsum"));
-        const std::string length = gather(name + "/length", lengths);
-        proto::NodeDef& end = add(name + "/end", "AddV2", {start, length});
-        set_type(end, "T", proto::DT_INT64);
-        const std::string vector = int_const(name + "/vector", proto::DT_INT32, {1}, false);
-        auto as_vector = [&](const std::string& base, const std::string& scalar) {
-          proto::NodeDef& r = add(base, "Reshape", {scalar, vector});
-          set_type(r, "T", proto::DT_INT64);
-          set_type(r, "Tshape", proto::DT_INT32);
-          return ref(r.name(), "Reshape");
-        };
-        const std::string begin_v = as_vector(name + "/begin", start);
-        const std::string end_v = as_vector(name + "/end_vector", ref(end.name(), "AddV2"));
-        const std::string stride = int_const(name + "/stride", proto::DT_INT64, {1}, false);
-        outputs[name + ":item:0"] = ref(name, "StridedSlice");
-        become(n, "StridedSlice", {value, begin_v, end_v, stride});
-        set_type(n, "T", dtype);
-        set_type(n, "Index", proto::DT_INT64);
-        for (const char* mask :
-             {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"})
-          (*n.mutable_attr())[mask].set_i(0);
-      } else if (op == "TensorListLength") {
-        outputs[name + ":length:0"] = ref(name, "Size");
-        become(n, "Size", {lengths});
+  // Turns the read `nodes_[u]` of `list` into plain ops on its values; notes its renamed outputs (in a
+  // function body "concat:lengths:0" becomes the lengths' Identity, "get:item:0" the StridedSlice's, ...).
+  void rewrite_read(int u, const RaggedList& list) {
+    proto::NodeDef& n = *nodes_.Mutable(u);
+    const std::string name = n.name(), op = n.op();
+    if (op == "TensorListConcatV2" || op == "TensorListConcat") {
+      const std::string lengths = list.full ? list.lengths : n.input(2);
+      const std::string value = list.full ? list.value : concat_holes(name, list, lengths);
+      proto::NodeDef& joined_lengths = add(name + "/lengths", "Identity", {lengths});
+      set_type(joined_lengths, "T", proto::DT_INT64);
+      outputs_[name + ":lengths:0"] = outputs_[name + ":1"] = ref(joined_lengths.name(), "Identity");
+      outputs_[name + ":tensor:0"] = ref(name, "Identity");
+      become(n, "Identity", {value});
+      set_type(n, "T", list.dtype);
+    } else if (op == "TensorListGetItem") {
+      const auto [start, end] = piece_rows(name, list.lengths, n.input(1));
+      const std::string begin_v = as_vector(name + "/begin", start);
+      const std::string end_v = as_vector(name + "/end_vector", end);
+      const std::string stride = int_const(name + "/stride", proto::DT_INT64, {1}, false);
+      outputs_[name + ":item:0"] = ref(name, "StridedSlice");
+      become(n, "StridedSlice", {list.value, begin_v, end_v, stride});
+      set_type(n, "T", list.dtype);
+      set_type(n, "Index", proto::DT_INT64);
+      for (const char* mask :
+           {"begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask", "shrink_axis_mask"})
+        (*n.mutable_attr())[mask].set_i(0);
+    } else if (op == "TensorListLength") {
+      outputs_[name + ":length:0"] = ref(name, list.full ? "Size" : "Identity");
+      become(n, list.full ? "Size" : "Identity", {list.full ? list.lengths : list.size});
+      if (list.full) {
         set_type(n, "T", proto::DT_INT64);
         set_type(n, "out_type", proto::DT_INT32);
-      } else {  // TensorListElementShape: the Split's element_shape operand, in the type asked for
-        int want = proto::DT_INT32;
-        if (auto it = n.attr().find("shape_type"); it != n.attr().end()) want = it->second.type();
-        outputs[name + ":element_shape:0"] = ref(name, want == shape_type ? "Identity" : "Cast");
-        become(n, want == shape_type ? "Identity" : "Cast", {element_shape});
-        if (want == shape_type) {
-          set_type(n, "T", shape_type);
-        } else {
-          set_type(n, "SrcT", shape_type);
-          set_type(n, "DstT", want);
-          (*n.mutable_attr())["Truncate"].set_b(false);
-        }
+      } else {
+        set_type(n, "T", proto::DT_INT32);
+      }
+    } else {  // TensorListElementShape: the list's element_shape operand, in the type asked for
+      const int want = type_attr(n, "shape_type", proto::DT_INT32);
+      const bool same = want == list.shape_type;
+      outputs_[name + ":element_shape:0"] = ref(name, same ? "Identity" : "Cast");
+      become(n, same ? "Identity" : "Cast", {list.element_shape});
+      if (same) {
+        set_type(n, "T", list.shape_type);
+      } else {
+        set_type(n, "SrcT", list.shape_type);
+        set_type(n, "DstT", want);
+        (*n.mutable_attr())["Truncate"].set_b(false);
       }
     }
-    for (proto::NodeDef& n : nodes_)
-      for (int k = 0; k < n.input_size(); ++k)
-        if (auto it = outputs.find(n.input(k)); it != outputs.end()) n.set_input(k, it->second);
-    for (proto::NodeDef& n : added_)
-      for (int k = 0; k < n.input_size(); ++k)
-        if (auto it = outputs.find(n.input(k)); it != outputs.end()) n.set_input(k, it->second);
-    if (function_ != nullptr)
-      for (auto& [name, ret] : *function_->mutable_ret())
-        if (auto it = outputs.find(ret); it != outputs.end()) ret = it->second;
   }
 
   google::protobuf::RepeatedPtrField<proto::NodeDef>& nodes_;
   proto::FunctionDef* function_;
-  std::set<std::string> taken_;
+  std::unordered_map<std::string, const proto::NodeDef*> by_name_;
+  std::unordered_map<std::string, int> family_;  // list name -> union-find id
+  std::vector<int> parent_;
+  std::unordered_map<std::string, bool> full_;
+  std::unordered_map<std::string, RaggedList> forms_;
+  std::unordered_map<std::string, std::string> outputs_;
+  std::set<std::string> taken_, dropped_;
   std::deque<proto::NodeDef> added_;
 };
 

@@ -91,7 +91,8 @@ enum OpFlags : uint32_t {
   kReadsOnlyShape = 1u << 7,      // the kernel reads its inputs' dtype and shape, never their values
   kReadsResource = 1u << 8,       // reads the variable named by attribute 0 ("resource")
   kWritesResource = 1u << 9,      // writes the variable named by attribute 0 ("resource")
-  kOverwritesInput0 = 1u << 10,   // output 0 may take input 0's dying buffer (InplaceUpdate)
+  kOverwritesInput0 = 1u << 10,   // output 0 may take input 0's dying buffer (InplaceUpdate; with
+                                  // kKernelAllocates, the kernel gets it as reusable_input0)
   kPairedLists = 1u << 11,        // two declared inputs, both lists of the same length (DynamicStitch)
   kScheduleEarly = 1u << 12,      // the plan runs it as soon as its inputs are ready (passes/schedule.cc)
 };
@@ -159,6 +160,11 @@ struct KernelContext : AttrReader {
   /// What the op's `prepare` built for this node's static shapes (null when it has none or was not
   /// prepared: a kernel must then work from its inputs alone).
   const void* prepared = nullptr;
+
+  /// Input 0 itself where the op is kKernelAllocates and kOverwritesInput0, input 0 dies here and nothing
+  /// else holds its buffer: the kernel may build output 0 over that buffer (a list growing in place, Note
+  /// [Lists growing in place] in ops/tensor_array.cc). Empty otherwise.
+  TensorRef reusable_input0;
 
   const TensorImpl& input(int i) const { return *inputs[i]; }
   TensorImpl& output(int i) const { return *outputs[i]; }

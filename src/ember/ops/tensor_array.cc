@@ -4,7 +4,10 @@
 //
 // And TensorFlow's TensorList ops, so GraphDefs holding a tf.TensorArray import (Note [TensorLists as dense
 // tensors]), with gradients for Gather/Scatter/Concat/Split (Note [Gathering and splitting dense lists]).
+#include "ember/ops/tensor_array.h"
+
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "ember/ops/gradient.h"
@@ -13,6 +16,8 @@
 
 namespace ember {
 namespace {
+
+std::atomic<int64_t> g_list_bytes_copied{0};
 
 Status inplace_update_shape(InferContext& ctx) {
   const Shape &x = ctx.inputs[0].shape, &i = ctx.inputs[1].shape, &v = ctx.inputs[2].shape;
@@ -174,21 +179,55 @@ Status check_element(const KernelContext& ctx, const Shape& element, const Shape
   return Status::OK();
 }
 
-// `list` with `rows` rows of `element`'s shape: its rows copied when they have that shape (uninitialized
-// rows are zero-element and adopt it), zeros after them.
+// Note [Lists growing in place]
+// An element write (SetItem, PushBack) makes a new list. Where the list dies at the write and nothing else
+// holds its buffer, the executor hands it over (reusable_input0; a loop variable pushed onto in a While body
+// is such a list from the second iteration, Note [Loop variables handed to the body] in control_flow.cc) and
+// the write goes into that buffer: a SetItem inside the list writes its row there, a write past the end takes
+// a view of more rows of the buffer when it has room. A list that grows gets a buffer with room for twice its
+// rows, as the While's Accumulator grows its stacks, so n pushes onto a dying list copy O(n) rows in all, not
+// O(n^2). A list someone else still reads is copied as before. Strings keep exact buffers.
+
+// `list` with `rows` rows of `element`'s shape: its rows kept when they have that shape (uninitialized
+// rows are zero-element and adopt it), zeros after them (Note [Lists growing in place]).
 StatusOr<TensorRef> resized(const KernelContext& ctx, const TensorImpl& list, int64_t rows,
                             const Shape& element) {
   const bool adopt = row_elements(list) == 0 && row_shape(list) != element;
   if (!adopt && row_shape(list) != element)
     return invalid_argument(ctx.op->name, ": the element has shape ", element.to_string(),
                             " but the list holds elements of shape ", row_shape(list).to_string());
-  auto out = zero_list(list.dtype(), rows, element);
-  if (!out.ok()) return out.status();
-  if (!element.fully_defined()) return out;
+  if (!element.fully_defined()) return zero_list(list.dtype(), rows, element);
+  const int64_t n = list.shape().dim(0);
   const size_t row_bytes = static_cast<size_t>(element.num_elements()) * dtype_size(list.dtype());
-  const int64_t keep = std::min(rows, list.shape().dim(0));
-  if (!adopt && keep > 0 && row_bytes > 0)
-    std::memcpy((*out)->mutable_raw_data(), list.raw_data(), static_cast<size_t>(keep) * row_bytes);
+  const bool growable = list.dtype() != DType::kString;
+  auto rows_of = [&](int64_t count) {
+    Shape shape{count};
+    for (int64_t d : element.dims()) shape.push_back(d);
+    return shape;
+  };
+  auto zero_rows = [&](TensorImpl& t, int64_t from) {
+    if (rows > from && row_bytes > 0)
+      std::memset(static_cast<char*>(t.mutable_raw_data()) + static_cast<size_t>(from) * row_bytes, 0,
+                  static_cast<size_t>(rows - from) * row_bytes);
+  };
+  if (ctx.reusable_input0 && !adopt && growable) {
+    if (rows == n) return ctx.reusable_input0;
+    if (list.byte_offset() + static_cast<size_t>(rows) * row_bytes <= list.buffer()->size()) {
+      TensorRef out = TensorImpl::view(list, rows_of(rows));
+      zero_rows(*out, n);
+      return out;
+    }
+  }
+  const int64_t capacity = growable && rows > n ? std::max(rows, 2 * n) : rows;
+  auto buffer = TensorImpl::allocate(list.dtype(), rows_of(capacity));
+  if (!buffer.ok()) return buffer.status();
+  TensorRef out = capacity == rows ? std::move(buffer).value() : TensorImpl::view(**buffer, rows_of(rows));
+  const int64_t keep = adopt ? 0 : std::min(rows, n);
+  if (keep > 0 && row_bytes > 0) {
+    std::memcpy(out->mutable_raw_data(), list.raw_data(), static_cast<size_t>(keep) * row_bytes);
+    g_list_bytes_copied.fetch_add(static_cast<int64_t>(keep * row_bytes), std::memory_order_relaxed);
+  }
+  zero_rows(*out, keep);
   return out;
 }
 
@@ -903,6 +942,8 @@ void split_grad(GradContext& c) {
 constexpr uint32_t kListFlags = kKernelAllocates | kNotDifferentiable;
 }  // namespace
 
+int64_t tensor_list_bytes_copied() { return g_list_bytes_copied.load(std::memory_order_relaxed); }
+
 void register_tensor_array_ops(OpRegistry& r) {
   OpBuilder("InplaceUpdate")
       .doc(
@@ -990,7 +1031,7 @@ void register_tensor_array_ops(OpRegistry& r) {
       .type_var(kAllTypes)
       .attr("element_dtype", AttrType::kDType)
       .attr("resize_if_index_out_of_bounds", AttrType::kBool, false)
-      .flags(kListFlags)
+      .flags(kListFlags | kOverwritesInput0)  // Note [Lists growing in place]
       .shape(&list_handle_shape)
       .kernel(kAllTypes, &set_item_kernel)
       .batching(BatchingRule::kFallback)
@@ -1002,7 +1043,7 @@ void register_tensor_array_ops(OpRegistry& r) {
       .output("output_handle")
       .type_var(kAllTypes)
       .attr("element_dtype", AttrType::kDType)
-      .flags(kListFlags)
+      .flags(kListFlags | kOverwritesInput0)  // Note [Lists growing in place]
       .shape(&list_handle_shape)
       .kernel(kAllTypes, &push_back_kernel)
       .batching(BatchingRule::kFallback)

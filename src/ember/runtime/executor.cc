@@ -497,13 +497,16 @@ ExecPlan::ExecPlan(const FunctionGraph& fn, bool reuse_memory) : reuse_memory_(r
     const Node& node = *ins.node;
     // An op that overwrites rows of input 0 (InplaceUpdate) may take that input's buffer only.
     const bool overwrites = node.op->has_flag(kOverwritesInput0);
+    // A kernel that allocates its own output (a list growing by a row) is handed the dying input instead,
+    // whatever its shape (reusable_input0).
+    const bool allocates = node.op->has_flag(kKernelAllocates);
     if (reuse_memory && ins.kernel != nullptr && (node.op->has_flag(kElementwise) || overwrites) &&
-        !node.op->has_flag(kKernelAllocates) && ins.num_outputs >= 1) {
+        (!allocates || overwrites) && ins.num_outputs >= 1) {
       for (int32_t j = 0; j < (overwrites ? 1 : ins.num_inputs) && ins.in_place_input < 0; ++j) {
         const InputRef& in = inputs_[ins.first_input + j];
         const TensorSpec& spec = g.spec(node.inputs[j]);
         if (in.slot >= 0 && last_use[in.slot] == k && spec.dtype == node.outputs[0].dtype &&
-            spec.dtype != DType::kString && spec.shape == node.outputs[0].shape)
+            spec.dtype != DType::kString && (allocates || spec.shape == node.outputs[0].shape))
           ins.in_place_input = static_cast<int8_t>(j);
       }
     }
@@ -707,6 +710,8 @@ Status ExecPlan::run_instruction(const FunctionGraph& fn, const Instruction& ins
     ctx.output_specs = {node.outputs.data(), node.outputs.size()};
     ctx.outputs = {outputs.data(), outputs.size()};
     ctx.prepared = ins.prepared.get();
+    if (node.op->has_flag(kKernelAllocates) && ins.in_place_input >= 0)
+      ctx.reusable_input0 = reusable_input(ins, state, sequential);
     s = guard_exceptions(*node.op, "running its kernel", [&] { return ins.kernel(ctx); });
     if (!s.ok() && s.message().rfind(node.op->name + ":", 0) != 0) s = op_error(*node.op, s);
   }
@@ -807,6 +812,8 @@ Status ExecPlan::run_dynamic(const Instruction& ins, std::span<TensorImpl* const
   ctx.output_specs = {specs.data(), specs.size()};
   ctx.outputs = {outputs.data(), outputs.size()};
   ctx.prepared = ins.prepared.get();
+  if (op.has_flag(kKernelAllocates) && ins.in_place_input >= 0)
+    ctx.reusable_input0 = reusable_input(ins, state, sequential);
   Status s = guard_exceptions(op, "running its kernel", [&] { return ins.kernel(ctx); });
   if (!s.ok()) return s.message().rfind(op.name + ":", 0) == 0 ? s : op_error(op, s);
   for (int32_t o = 0; o < ins.num_outputs; ++o) {
