@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 
+#include "ember/core/half.h"
 #include "ember/core/parallel.h"
 #include "ember/kernels/onednn_primitive.h"
 
@@ -398,10 +400,63 @@ Status unsupported(const char* what, DType dtype) {
   return make_error(Code::kUnimplemented, what, ": no kernel for ", dtype_name(dtype));
 }
 
+// Note [16-bit convolutions]
+// float16 and bfloat16 convolutions (and their backprops) widen both operands to float32, run the float32
+// path (a oneDNN primitive, or the direct loops) and round each result element once to the 16-bit type, so
+// the sums accumulate in float32 (TensorFlow's CPU results agree within the dtypes' precision:
+// tests/python/test_nn_conv.py). oneDNN's own bf16/f16 primitives are not used: the primitive cache, the
+// reorders and the fused post-ops are written for f32 activations, and a CPU without AVX-512 BF16/FP16 or
+// AMX would get oneDNN's reference kernel for them. The cost is one pass over each operand and the result.
+template <typename Half>
+void widen(const TensorImpl& src, TensorImpl& dst) {
+  const Half* s = src.data<Half>();
+  float* d = dst.mutable_data<float>();
+  parallel_for(src.num_elements(), 2, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) d[i] = static_cast<float>(s[i]);
+  });
+}
+
+template <typename Half>
+void narrow(const TensorImpl& src, TensorImpl& dst) {
+  const float* s = src.data<float>();
+  Half* d = dst.mutable_data<Half>();
+  parallel_for(src.num_elements(), 2, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) d[i] = Half(s[i]);
+  });
+}
+
+using ConvCall = Status (*)(const ConvGeometry&, const TensorImpl&, const TensorImpl&, TensorImpl&);
+
+template <typename Half>
+Status via_float32(ConvCall call, const ConvGeometry& g, const TensorImpl& a, const TensorImpl& b,
+                   TensorImpl& out) {
+  auto wide_a = TensorImpl::allocate(DType::kFloat32, a.shape());
+  EMBER_RETURN_IF_ERROR(wide_a.status());
+  auto wide_b = TensorImpl::allocate(DType::kFloat32, b.shape());
+  EMBER_RETURN_IF_ERROR(wide_b.status());
+  auto wide_out = TensorImpl::allocate(DType::kFloat32, out.shape());
+  EMBER_RETURN_IF_ERROR(wide_out.status());
+  widen<Half>(a, **wide_a);
+  widen<Half>(b, **wide_b);
+  EMBER_RETURN_IF_ERROR(call(g, **wide_a, **wide_b, **wide_out));
+  narrow<Half>(**wide_out, out);
+  onednn::set_last_impl("f32 via " + onednn::last_impl());
+  return Status::OK();
+}
+
+// The 16-bit dtypes through via_float32; nullopt for the others (float32 and float64 have their own paths).
+std::optional<Status> as_float32(ConvCall call, const ConvGeometry& g, const TensorImpl& a,
+                                 const TensorImpl& b, TensorImpl& out) {
+  if (a.dtype() == DType::kFloat16) return via_float32<float16>(call, g, a, b, out);
+  if (a.dtype() == DType::kBFloat16) return via_float32<bfloat16>(call, g, a, b, out);
+  return std::nullopt;
+}
+
 }  // namespace
 
 Status conv_forward(const ConvGeometry& g, const TensorImpl& x, const TensorImpl& w, TensorImpl& y) {
   if (y.num_elements() == 0) return Status::OK();  // also a depthwise convolution of 0 channels
+  if (auto half = as_float32(&conv_forward, g, x, w, y)) return *half;
   switch (x.dtype()) {
     case DType::kFloat32:
       if (onednn_conv(g, Kind::kForward, x.raw_data(), w.raw_data(), y.mutable_raw_data()))
@@ -482,6 +537,7 @@ Status conv_forward_fused(const ConvGeometry& g, const TensorImpl& x, const Tens
 
 Status conv_backward_data(const ConvGeometry& g, const TensorImpl& w, const TensorImpl& dy, TensorImpl& dx) {
   if (dx.num_elements() == 0) return Status::OK();  // also a depthwise convolution of 0 channels
+  if (auto half = as_float32(&conv_backward_data, g, w, dy, dx)) return *half;
   switch (w.dtype()) {
     case DType::kFloat32:
       if (onednn_conv(g, Kind::kBackwardData, w.raw_data(), dy.raw_data(), dx.mutable_raw_data()))
@@ -501,6 +557,7 @@ Status conv_backward_data(const ConvGeometry& g, const TensorImpl& w, const Tens
 Status conv_backward_filter(const ConvGeometry& g, const TensorImpl& x, const TensorImpl& dy,
                             TensorImpl& dw) {
   if (dw.num_elements() == 0) return Status::OK();  // also a depthwise convolution of 0 channels
+  if (auto half = as_float32(&conv_backward_filter, g, x, dy, dw)) return *half;
   switch (x.dtype()) {
     case DType::kFloat32:
       if (onednn_conv(g, Kind::kBackwardFilter, x.raw_data(), dy.raw_data(), dw.mutable_raw_data()))

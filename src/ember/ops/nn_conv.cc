@@ -369,7 +369,11 @@ void backprop_filter_grad(GradContext& c) {
   c.set(2, conv(f, c, x, g));
 }
 
-constexpr DTypeSet kConvTypes = dtype_bit(DType::kFloat32) | dtype_bit(DType::kFloat64);
+// As TensorFlow 2.21's CPU kernels: every convolution and backprop op takes half, bfloat16, float and double
+// (16-bit ones compute in float32, Note [16-bit convolutions] in kernels/conv.cc). _FusedConv2D, which only
+// the optimizer writes and only for float32 chains, keeps float and double.
+constexpr DTypeSet kFusedConvTypes = dtype_bit(DType::kFloat32) | dtype_bit(DType::kFloat64);
+constexpr DTypeSet kConvTypes = kFusedConvTypes | dtype_bit(DType::kFloat16) | dtype_bit(DType::kBFloat16);
 
 OpBuilder& conv_attrs(OpBuilder& b, const ConvFamily& f) {
   const int rank = f.nd + 2;
@@ -446,14 +450,14 @@ void register_conv_ops(OpRegistry& r) {
       .input("filter")
       .input("bias")
       .output("output")
-      .type_var(kConvTypes);
+      .type_var(kFusedConvTypes);
   conv_attrs(fused, kConv2D)
       .attr("activation", AttrType::kString, std::string())
       .attr("leakyrelu_alpha", AttrType::kFloat, 0.2)
       // Not differentiable: the node only exists in optimized graphs, which autodiff never sees.
       .flags(kNotDifferentiable)
       .shape(&fused_shape)
-      .kernel(kConvTypes, &fused_kernel);
+      .kernel(kFusedConvTypes, &fused_kernel);
   fused.batching(BatchingRule::kFallback).done(r);
   register_family(
       r, kConv3D,
