@@ -29,7 +29,7 @@ constexpr ConvFamily kDepthwise{"DepthwiseConv2dNative", "DepthwiseConv2dNativeB
 const ConvFamily& family_of(const OpDef* op) {
   for (const ConvFamily* f : {&kConv2D, &kConv3D, &kDepthwise})
     if (op->name == f->forward || op->name == f->backprop_input || op->name == f->backprop_filter) return *f;
-  return kConv2D;  // _FusedConv2D, the only other op of this file
+  return op->name == "_FusedConv3D" ? kConv3D : kConv2D;  // the fused ops, the only others of this file
 }
 
 std::string ints_text(const std::vector<int64_t>& v) {
@@ -370,8 +370,8 @@ void backprop_filter_grad(GradContext& c) {
 }
 
 // As TensorFlow 2.21's CPU kernels: every convolution and backprop op takes half, bfloat16, float and double
-// (16-bit ones compute in float32, Note [16-bit convolutions] in kernels/conv.cc). _FusedConv2D, which only
-// the optimizer writes and only for float32 chains, keeps float and double.
+// (16-bit ones compute in float32, Note [16-bit convolutions] in kernels/conv.cc). _FusedConv2D/3D, which
+// only the optimizer writes and only for float32 chains, keep float and double.
 constexpr DTypeSet kFusedConvTypes = dtype_bit(DType::kFloat32) | dtype_bit(DType::kFloat64);
 constexpr DTypeSet kConvTypes = kFusedConvTypes | dtype_bit(DType::kFloat16) | dtype_bit(DType::kBFloat16);
 
@@ -429,6 +429,31 @@ void register_family(OpRegistry& r, const ConvFamily& f, const std::string& doc)
   filt.batching(BatchingRule::kFallback).done(r);
 }
 
+// _FusedConv2D / _FusedConv3D: the family's forward op with a bias and an activation.
+void register_fused(OpRegistry& r, const ConvFamily& f, const std::string& example) {
+  const std::string name = std::string("_Fused") + f.forward;
+  OpBuilder fused(name);
+  fused
+      .doc("activation(" + std::string(f.forward) +
+           "(input, filter) + bias): the optimizer's conv fusion writes it (TensorFlow's remapper writes an "
+           "op of this name with a list of fused ops; ember's names its one activation: \"\", Relu, Relu6, "
+           "Elu or LeakyRelu with leakyrelu_alpha). " +
+           example)
+      .input("input")
+      .input("filter")
+      .input("bias")
+      .output("output")
+      .type_var(kFusedConvTypes);
+  conv_attrs(fused, f)
+      .attr("activation", AttrType::kString, std::string())
+      .attr("leakyrelu_alpha", AttrType::kFloat, 0.2)
+      // Not differentiable: the node only exists in optimized graphs, which autodiff never sees.
+      .flags(kNotDifferentiable)
+      .shape(&fused_shape)
+      .kernel(kFusedConvTypes, &fused_kernel);
+  fused.batching(BatchingRule::kFallback).done(r);
+}
+
 }  // namespace
 
 void register_conv_ops(OpRegistry& r) {
@@ -438,31 +463,16 @@ void register_conv_ops(OpRegistry& r) {
       "dilations and SAME/VALID/EXPLICIT padding; in_channels may be a fraction of the input's channels "
       "(grouped). conv2d(ones([1, 3, 3, 1]), ones([2, 2, 1, 1]), [1, 1, 1, 1], 'VALID') == "
       "4 * ones([1, 2, 2, 1]).");
-  OpBuilder fused("_FusedConv2D");
-  fused
-      .doc(
-          "activation(Conv2D(input, filter) + bias): the optimizer's conv fusion writes it (TensorFlow's "
-          "remapper writes an op of this name with a list of fused ops; ember's names its one activation: "
-          "\"\", "
-          "Relu, Relu6, Elu or LeakyRelu with leakyrelu_alpha). _FusedConv2D(ones([1, 3, 3, 1]), "
-          "ones([2, 2, 1, 1]), [-5.], [1, 1, 1, 1], 'VALID', activation='Relu') == zeros([1, 2, 2, 1]).")
-      .input("input")
-      .input("filter")
-      .input("bias")
-      .output("output")
-      .type_var(kFusedConvTypes);
-  conv_attrs(fused, kConv2D)
-      .attr("activation", AttrType::kString, std::string())
-      .attr("leakyrelu_alpha", AttrType::kFloat, 0.2)
-      // Not differentiable: the node only exists in optimized graphs, which autodiff never sees.
-      .flags(kNotDifferentiable)
-      .shape(&fused_shape)
-      .kernel(kFusedConvTypes, &fused_kernel);
-  fused.batching(BatchingRule::kFallback).done(r);
+  register_fused(r, kConv2D,
+                 "_FusedConv2D(ones([1, 3, 3, 1]), ones([2, 2, 1, 1]), [-5.], [1, 1, 1, 1], 'VALID', "
+                 "activation='Relu') == zeros([1, 2, 2, 1]).");
   register_family(
       r, kConv3D,
       "3-D convolution of a 5-D input, NDHWC or NCDHW, with strides, dilations and SAME/VALID padding. "
       "conv3d(ones([1, 2, 2, 2, 1]), ones([2, 2, 2, 1, 1]), [1] * 5, 'VALID') == 8 * ones([1, 1, 1, 1, 1]).");
+  register_fused(r, kConv3D,
+                 "_FusedConv3D(ones([1, 2, 2, 2, 1]), ones([2, 2, 2, 1, 1]), [-5.], [1] * 5, 'VALID', "
+                 "activation='Relu') == 3 * ones([1, 1, 1, 1, 1]).");
   register_family(
       r, kDepthwise,
       "Depthwise 2-D convolution: each input channel c is convolved with its own channel_multiplier "

@@ -1,6 +1,6 @@
-// Conv fusion (TensorFlow's "remapping" option): Conv2D -> bias add [-> activation] becomes one
-// _FusedConv2D node, which runs as one oneDNN primitive with the bias and a post-op (Note [Fused
-// convolutions] in kernels/conv.cc).
+// Conv fusion (TensorFlow's "remapping" option): Conv2D or Conv3D -> bias add [-> activation] becomes one
+// _FusedConv2D or _FusedConv3D node, which runs as one oneDNN primitive with the bias and a post-op (Note
+// [Fused convolutions] in kernels/conv.cc).
 //
 // Note [Matching a conv chain]
 // The pass runs on optimized functions, i.e. after autodiff: a training step's graph holds the forward and
@@ -15,7 +15,9 @@
 //   is then fused without its activation;
 // - no node of the chain has a control input or is one, so no ordering is lost.
 // The bias is a BiasAdd with the convolution's data format, or an Add/AddV2 of a 1-D [out_channels] value
-// to an NHWC convolution whose output shape is the sum's (so the add broadcasts along channels only).
+// to a channels-last convolution whose output shape is the sum's (so the add broadcasts along channels
+// only). BiasAdd's data_format is "NHWC" or "NCHW" for 5-D values too, so "NHWC" matches NDHWC.
+// Depthwise convolutions are not fused (TensorFlow's remapper leaves them too on CPU).
 // Only float32 is fused: that is where oneDNN runs (float64 has the plain loops either way).
 //
 // Note [Relu gradients as ReluGrad]
@@ -51,12 +53,12 @@ class Matcher {
 
   bool match(int32_t n, Chain* chain) const {
     const Node& conv = g_.node(n);
-    if (conv.op->name != "Conv2D" || !uses_.plain(n) || conv.outputs[0].dtype != DType::kFloat32)
-      return false;
-    if (!conv.outputs[0].shape.rank_known() || conv.outputs[0].shape.rank() != 4) return false;
+    const int rank = conv.op->name == "Conv2D" ? 4 : conv.op->name == "Conv3D" ? 5 : 0;
+    if (rank == 0 || !uses_.plain(n) || conv.outputs[0].dtype != DType::kFloat32) return false;
+    if (!conv.outputs[0].shape.rank_known() || conv.outputs[0].shape.rank() != rank) return false;
     const bool channels_last =
-        std::get<std::string>(conv.attrs[conv.op->attr_index("data_format")]) == "NHWC";
-    const int64_t channels = conv.outputs[0].shape.dim(channels_last ? 3 : 1);
+        std::get<std::string>(conv.attrs[conv.op->attr_index("data_format")]).back() == 'C';
+    const int64_t channels = conv.outputs[0].shape.dim(channels_last ? rank - 1 : 1);
     // The convolution feeds the bias add alone.
     if (!uses_.only_reader(n, &chain->bias_node)) return false;
     const Node& add = g_.node(chain->bias_node);
@@ -145,7 +147,8 @@ StatusOr<int> remap_relu_gradients(FunctionGraph& fn) {
 }
 
 StatusOr<int> fuse_conv(FunctionGraph& fn) {
-  static const OpDef& fused_op = op_def("_FusedConv2D");
+  static const OpDef& fused_2d = op_def("_FusedConv2D");
+  static const OpDef& fused_3d = op_def("_FusedConv3D");
   Graph& g = fn.graph;
   std::vector<Chain> chains;
   {
@@ -173,6 +176,7 @@ StatusOr<int> fuse_conv(FunctionGraph& fn) {
     SmallVector<TensorSpec, 2> outputs;
     outputs.push_back(g.node(last).outputs[0]);
     const ValueRef inputs[] = {conv.inputs[0], conv.inputs[1], chain.bias};
+    const OpDef& fused_op = conv.op->name == "Conv3D" ? fused_3d : fused_2d;
     const int32_t fused = editor.add_node(fused_op, inputs, std::move(attrs), std::move(outputs),
                                           conv.location, conv.name + "/fused");
     editor.forward(ValueRef{last, 0}, ValueRef{fused, 0});
