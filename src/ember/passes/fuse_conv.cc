@@ -17,7 +17,7 @@
 // The bias is a BiasAdd with the convolution's data format, or an Add/AddV2 of a 1-D [out_channels] value
 // to a channels-last convolution whose output shape is the sum's (so the add broadcasts along channels
 // only). BiasAdd's data_format is "NHWC" or "NCHW" for 5-D values too, so "NHWC" matches NDHWC.
-// Depthwise convolutions are not fused (TensorFlow's remapper leaves them too on CPU).
+// Depthwise convolutions are not fused yet (TensorFlow's remapper writes _FusedDepthwiseConv2dNative).
 // Only float32 is fused: that is where oneDNN runs (float64 has the plain loops either way).
 //
 // Note [Relu gradients as ReluGrad]
