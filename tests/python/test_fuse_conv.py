@@ -202,39 +202,31 @@ def test_conv3d_chains_the_pass_leaves_alone(remapping):
         _close(got, want)
 
 
-def test_fused_conv3d_op_float64_and_errors():
-    op = tf._C.op("_FusedConv3D")
-    x = tf.constant(RNG.standard_normal((2, 4, 5, 3, 2)))
-    w, b = tf.constant(RNG.standard_normal((2, 3, 2, 2, 4))), tf.constant(RNG.standard_normal(4))
-    attrs = [[1, 1, 2, 1, 1], "SAME", "NDHWC", [1, 1, 1, 1, 1]]
-    for act, ref in (("", lambda y: y), ("Relu", tf.nn.relu), ("Elu", tf.nn.elu),
-                     ("LeakyRelu", lambda y: tf.nn.leaky_relu(y, 0.25)), ("Relu6", tf.nn.relu6)):
-        want = ref(tf.nn.bias_add(tf.nn.conv3d(x, w, [1, 1, 2, 1, 1], "SAME"), b)).numpy()
-        np.testing.assert_allclose(op(x, w, b, *attrs, act, 0.25).numpy(), want, rtol=1e-12, atol=1e-12)
-        got32 = op(tf.cast(x, tf.float32), tf.cast(w, tf.float32), tf.cast(b, tf.float32), *attrs, act, 0.25)
-        np.testing.assert_allclose(got32.numpy(), want, rtol=1e-4, atol=1e-4)
-    with pytest.raises(tf.errors.InvalidArgumentError, match="_FusedConv3D: bias must be 1-D"):
-        op(x, w, tf.constant(RNG.standard_normal(3)), *attrs, "Relu", 0.2)
-    with pytest.raises(tf.errors.InvalidArgumentError, match="_FusedConv3D: activation must be"):
-        op(x, w, b, *attrs, "Tanh", 0.2)
+_FUSED_OPS = {
+    "_FusedConv2D": ((2, 5, 6, 3), (3, 2, 3, 4), [[1, 1, 1, 1], True, "SAME", [], "NHWC", [1, 1, 1, 1]],
+                     lambda x, w: tf.nn.conv2d(x, w, 1, "SAME")),
+    "_FusedConv3D": ((2, 4, 5, 3, 2), (2, 3, 2, 2, 4), [[1, 1, 2, 1, 1], "SAME", "NDHWC", [1, 1, 1, 1, 1]],
+                     lambda x, w: tf.nn.conv3d(x, w, [1, 1, 2, 1, 1], "SAME")),
+}
 
 
-def test_fused_op_float64_and_errors():
+@pytest.mark.parametrize("name", sorted(_FUSED_OPS))
+def test_fused_op_float64_and_errors(name):
     """The op itself (the path without oneDNN runs float64): values against the composition, and a bias of
     the wrong length is an InvalidArgumentError naming the op."""
-    op = tf._C.op("_FusedConv2D")
-    x = tf.constant(RNG.standard_normal((2, 5, 6, 3)))
-    w, b = tf.constant(RNG.standard_normal((3, 2, 3, 4))), tf.constant(RNG.standard_normal(4))
-    attrs = [[1, 1, 1, 1], True, "SAME", [], "NHWC", [1, 1, 1, 1]]
+    op = tf._C.op(name)
+    x_shape, w_shape, attrs, conv = _FUSED_OPS[name]
+    x, w = tf.constant(RNG.standard_normal(x_shape)), tf.constant(RNG.standard_normal(w_shape))
+    b = tf.constant(RNG.standard_normal(4))
     for act, ref in (("", lambda y: y), ("Relu", tf.nn.relu), ("Elu", tf.nn.elu),
                      ("LeakyRelu", lambda y: tf.nn.leaky_relu(y, 0.25)), ("Relu6", tf.nn.relu6)):
-        want = ref(tf.nn.bias_add(tf.nn.conv2d(x, w, 1, "SAME"), b)).numpy()
+        want = ref(tf.nn.bias_add(conv(x, w), b)).numpy()
         np.testing.assert_allclose(op(x, w, b, *attrs, act, 0.25).numpy(), want, rtol=1e-12, atol=1e-12)
         got32 = op(tf.cast(x, tf.float32), tf.cast(w, tf.float32), tf.cast(b, tf.float32), *attrs, act, 0.25)
         np.testing.assert_allclose(got32.numpy(), want, rtol=1e-4, atol=1e-4)
-    with pytest.raises(tf.errors.InvalidArgumentError, match="_FusedConv2D: bias must be 1-D"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match=f"{name}: bias must be 1-D"):
         op(x, w, tf.constant(RNG.standard_normal(3)), *attrs, "Relu", 0.2)
-    with pytest.raises(tf.errors.InvalidArgumentError, match="_FusedConv2D: activation must be"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match=f"{name}: activation must be"):
         op(x, w, b, *attrs, "Tanh", 0.2)
 
 

@@ -58,6 +58,17 @@ def test_fused_batch_norm_of_5d_input_matches_tensorflow():
            tf.compat.v1.nn.fused_batch_norm(x, SCALE, OFFSET, data_format="NDHWC"))
 
 
+def _finite_differences(loss, args, k, step=1e-6):
+    """d loss / d args[k] by central differences (float64 arrays)."""
+    numeric = np.zeros_like(args[k])
+    for idx in np.ndindex(args[k].shape):
+        plus, minus = [a.copy() for a in args], [a.copy() for a in args]
+        plus[k][idx] += step
+        minus[k][idx] -= step
+        numeric[idx] = (float(loss(*plus)) - float(loss(*minus))) / (2 * step)
+    return numeric
+
+
 @pytest.mark.parametrize("training", [True, False])
 def test_fused_batch_norm_gradient_of_y_matches_finite_differences(training):
     x, scale, offset = _r(2, 2, 3, 3, dtype=np.float64), _r(3, dtype=np.float64), _r(3, dtype=np.float64)
@@ -74,12 +85,7 @@ def test_fused_batch_norm_gradient_of_y_matches_finite_differences(training):
         tape.watch(xs)
         total = loss(*xs)
     for k, g in enumerate(tape.gradient(total, xs)):
-        numeric = np.zeros_like(args[k])
-        for idx in np.ndindex(args[k].shape):
-            plus, minus = [a.copy() for a in args], [a.copy() for a in args]
-            plus[k][idx] += 1e-6
-            minus[k][idx] -= 1e-6
-            numeric[idx] = (float(loss(*plus)) - float(loss(*minus))) / 2e-6
+        numeric = _finite_differences(loss, args, k)
         np.testing.assert_allclose(g.numpy(), numeric, rtol=1e-6, atol=1e-7, err_msg=f"input {k}")
 
 
@@ -139,13 +145,7 @@ def test_second_order_gradient_matches_finite_differences(mode, fmt):
         outer.watch(xs)
         total = first_order_loss(*xs)
     for k, g in enumerate(outer.gradient(total, xs)):
-        numeric = np.zeros_like(args[k])
-        for idx in np.ndindex(args[k].shape):
-            plus, minus = [a.copy() for a in args], [a.copy() for a in args]
-            plus[k][idx] += 1e-6
-            minus[k][idx] -= 1e-6
-            numeric[idx] = (float(first_order_loss(*map(em.constant, plus)))
-                            - float(first_order_loss(*map(em.constant, minus)))) / 2e-6
+        numeric = _finite_differences(lambda *a: first_order_loss(*map(em.constant, a)), args, k)
         np.testing.assert_allclose(g.numpy(), numeric, rtol=1e-5, atol=1e-6, err_msg=f"input {k}")
 
 
