@@ -184,6 +184,32 @@ def test_16_bit_convolution_in_a_function_and_the_fused_op_stays_float():
         _C.op("_FusedConv2D")(x, w, em.zeros([4], "float16"), [1, 1, 1, 1], True, "SAME")
 
 
+def test_int32_conv2d_and_its_input_backprop_wrap_as_tensorflow_and_the_others_refuse_int32():
+    """TensorFlow 2.21 takes int32 for Conv2D and Conv2DBackpropInput only; products and sums wrap modulo 2^32."""
+    x = RNG.integers(-2**20, 2**20, (2, 6, 5, 4)).astype(np.int32)
+    w = RNG.integers(-2**15, 2**15, (3, 3, 4, 5)).astype(np.int32)
+    dy = RNG.integers(-2**20, 2**20, (2, 3, 5, 5)).astype(np.int32)
+    ours = [em.nn.conv2d(x, w, [1, 2, 1, 1], "SAME"),
+            _C.op("Conv2DBackpropInput")(em.constant([2, 6, 5, 4]), w, dy, [1, 2, 1, 1], True, "SAME")]
+    theirs = [tf.nn.conv2d(x, w, [1, 2, 1, 1], "SAME"),
+              tf.raw_ops.Conv2DBackpropInput(input_sizes=[2, 6, 5, 4], filter=w, out_backprop=dy, strides=[1, 2, 1, 1],
+                                             padding="SAME")]
+    for o, t in zip(ours, theirs):
+        assert o.dtype == em.int32
+        np.testing.assert_array_equal(o.numpy(), t.numpy())
+    x5, w5 = np.ones((1, 2, 2, 2, 1), np.int32), np.ones((1, 1, 1, 1, 1), np.int32)
+    for call in (lambda m: m.nn.conv3d(x5, w5, [1] * 5, "VALID"),
+                 lambda m: m.nn.depthwise_conv2d(x, np.ones((1, 1, 4, 1), np.int32), [1] * 4, "VALID"),
+                 lambda m: (tf.raw_ops.Conv2DBackpropFilter(input=x, filter_sizes=[3, 3, 4, 5], out_backprop=dy,
+                                                            strides=[1, 2, 1, 1], padding="SAME") if m is tf else
+                            _C.op("Conv2DBackpropFilter")(x, em.constant([3, 3, 4, 5]), dy, [1, 2, 1, 1], True,
+                                                          "SAME"))):
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            call(tf)
+        with pytest.raises(em.errors.InvalidArgumentError, match="int32"):
+            call(em)
+
+
 # ---- what TensorFlow's CPU kernels do not run: finite differences in float64 ------------------------------
 
 def _finite_difference_check(fn, *args, eps=1e-6):
@@ -355,9 +381,13 @@ def test_bad_input_is_a_clear_error(call, message):
         call()
 
 
-def test_int_input_is_rejected_naming_the_op():
+def test_int64_input_is_rejected_naming_the_op():
+    """int32 is TensorFlow's (test_int32_conv2d_...); int64 it rejects, as InvalidArgumentError."""
+    args = np.ones((1, 3, 3, 1), np.int64), np.ones((1, 1, 1, 1), np.int64), 1, "SAME"
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.nn.conv2d(*args)
     with pytest.raises(em.errors.InvalidArgumentError, match="Conv2D"):
-        em.nn.conv2d(np.ones((1, 3, 3, 1), np.int32), np.ones((1, 1, 1, 1), np.int32), 1, "SAME")
+        em.nn.conv2d(*args)
 
 
 def test_window_larger_than_the_input_gives_an_empty_result():

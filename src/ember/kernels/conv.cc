@@ -65,8 +65,23 @@ inline int64_t tap(const Strides& s, int d, int64_t p, int64_t k) {
   return i >= 0 && i < s.in[d] ? i : -1;
 }
 
+// The direct loops' sums: T itself for floating point; for int32 (TensorFlow's Conv2D and
+// Conv2DBackpropInput take it) unsigned, so products and sums wrap modulo 2^32 as TensorFlow's do, without
+// signed overflow.
+template <typename T>
+struct AccumulatorOf {
+  using type = T;
+};
+template <>
+struct AccumulatorOf<int32_t> {
+  using type = uint32_t;
+};
+template <typename T>
+using Accumulator = typename AccumulatorOf<T>::type;
+
 template <typename T>
 void direct_forward(const ConvGeometry& g, const T* x, const T* w, T* y) {
+  using Acc = Accumulator<T>;
   const Strides s = strides_of(g);
   const int64_t rows = g.batch * g.out_channels * s.out[0];
   const int64_t cost = s.out[1] * s.out[2] * s.k[0] * s.k[1] * s.k[2] * s.in_per_group + 1;
@@ -78,7 +93,7 @@ void direct_forward(const ConvGeometry& g, const T* x, const T* w, T* y) {
       const T* xn = x + n * s.x_n + c0 * s.x_c;
       for (int64_t p1 = 0; p1 < s.out[1]; ++p1) {
         for (int64_t p2 = 0; p2 < s.out[2]; ++p2) {
-          T acc = 0;
+          Acc acc = 0;
           for (int64_t k0 = 0; k0 < s.k[0]; ++k0) {
             const int64_t i0 = tap(s, 0, p0, k0);
             if (i0 < 0) continue;
@@ -90,11 +105,12 @@ void direct_forward(const ConvGeometry& g, const T* x, const T* w, T* y) {
                 if (i2 < 0) continue;
                 const T* xp = xn + i0 * s.x_s[0] + i1 * s.x_s[1] + i2 * s.x_s[2];
                 const T* wp = w + k0 * s.w_k[0] + k1 * s.w_k[1] + k2 * s.w_k[2] + o;
-                for (int64_t ig = 0; ig < s.in_per_group; ++ig) acc += xp[ig * s.x_c] * wp[ig * s.w_i];
+                for (int64_t ig = 0; ig < s.in_per_group; ++ig)
+                  acc += Acc(xp[ig * s.x_c]) * Acc(wp[ig * s.w_i]);
               }
             }
           }
-          y[n * s.y_n + o * s.y_c + p0 * s.y_s[0] + p1 * s.y_s[1] + p2 * s.y_s[2]] = acc;
+          y[n * s.y_n + o * s.y_c + p0 * s.y_s[0] + p1 * s.y_s[1] + p2 * s.y_s[2]] = T(acc);
         }
       }
     }
@@ -103,6 +119,7 @@ void direct_forward(const ConvGeometry& g, const T* x, const T* w, T* y) {
 
 template <typename T>
 void direct_backward_data(const ConvGeometry& g, const T* w, const T* dy, T* dx) {
+  using Acc = Accumulator<T>;
   const Strides s = strides_of(g);
   const int64_t out_size = s.out[0] * s.out[1] * s.out[2];
   const int64_t cost = out_size * s.k[0] * s.k[1] * s.k[2] * s.out_per_group + 1;
@@ -129,9 +146,10 @@ void direct_backward_data(const ConvGeometry& g, const T* w, const T* dy, T* dx)
                   const int64_t i2 = tap(s, 2, p2, k2);
                   if (i2 < 0) continue;
                   const T* wp = w + k0 * s.w_k[0] + k1 * s.w_k[1] + k2 * s.w_k[2] + ig * s.w_i;
-                  T acc = 0;
-                  for (int64_t o = o0; o < o0 + s.out_per_group; ++o) acc += dyp[o * s.y_c] * wp[o];
-                  dxp[i0 * s.x_s[0] + i1 * s.x_s[1] + i2 * s.x_s[2]] += acc;
+                  Acc acc = 0;
+                  for (int64_t o = o0; o < o0 + s.out_per_group; ++o) acc += Acc(dyp[o * s.y_c]) * Acc(wp[o]);
+                  T& out = dxp[i0 * s.x_s[0] + i1 * s.x_s[1] + i2 * s.x_s[2]];
+                  out = T(Acc(out) + acc);
                 }
               }
             }
@@ -466,6 +484,9 @@ Status conv_forward(const ConvGeometry& g, const TensorImpl& x, const TensorImpl
     case DType::kFloat64:
       direct_forward(g, x.data<double>(), w.data<double>(), y.mutable_data<double>());
       break;
+    case DType::kInt32:
+      direct_forward(g, x.data<int32_t>(), w.data<int32_t>(), y.mutable_data<int32_t>());
+      break;
     default:
       return unsupported("convolution", x.dtype());
   }
@@ -546,6 +567,9 @@ Status conv_backward_data(const ConvGeometry& g, const TensorImpl& w, const Tens
       break;
     case DType::kFloat64:
       direct_backward_data(g, w.data<double>(), dy.data<double>(), dx.mutable_data<double>());
+      break;
+    case DType::kInt32:
+      direct_backward_data(g, w.data<int32_t>(), dy.data<int32_t>(), dx.mutable_data<int32_t>());
       break;
     default:
       return unsupported("convolution backprop input", w.dtype());

@@ -390,13 +390,16 @@ void register_family(OpRegistry& r, const ConvFamily& f, const std::string& doc)
   const std::string filter_dims = f.nd == 2 ? "[height, width, " : "[depth, height, width, ";
   const std::string filter_doc =
       filter_dims + (f.depthwise ? "in_channels, channel_multiplier]" : "in_channels, out_channels]");
+  // TensorFlow's Conv2D and Conv2DBackpropInput take int32 too (its CPU kernels in NHWC only; ember's direct
+  // loops in either layout); its other convolution ops do not.
+  const DTypeSet types = &f == &kConv2D ? kConvTypes | dtype_bit(DType::kInt32) : kConvTypes;
   OpBuilder fwd(f.forward);
   fwd.doc(doc + " filter is " + filter_doc + ".")
       .input("input")
       .input("filter")
       .output("output")
-      .type_var(kConvTypes);
-  conv_attrs(fwd, f).shape(&forward_shape).kernel(kConvTypes, &forward_kernel).grad(&forward_grad);
+      .type_var(types);
+  conv_attrs(fwd, f).shape(&forward_shape).kernel(types, &forward_kernel).grad(&forward_grad);
   fwd.batching(BatchingRule::kCustom).done(r);  // pfor.py folds the examples into N
 
   OpBuilder in(f.backprop_input);
@@ -406,11 +409,11 @@ void register_family(OpRegistry& r, const ConvFamily& f, const std::string& doc)
       .input("filter")
       .input("out_backprop")
       .output("output")
-      .type_var(kConvTypes)
+      .type_var(types)
       .dispatch_on_input(1);
   conv_attrs(in, f)
       .shape(&backprop_input_shape)
-      .kernel(kConvTypes, &backprop_input_kernel)
+      .kernel(types, &backprop_input_kernel)
       .grad(&backprop_input_grad);
   in.batching(BatchingRule::kCustom).done(r);  // pfor.py folds out_backprop's examples into N
 
