@@ -8,6 +8,7 @@
 
 #include "ember/core/half.h"
 #include "ember/core/parallel.h"
+#include "ember/kernels/arith_type.h"
 #include "ember/kernels/onednn_primitive.h"
 
 namespace ember::kernels {
@@ -65,23 +66,9 @@ inline int64_t tap(const Strides& s, int d, int64_t p, int64_t k) {
   return i >= 0 && i < s.in[d] ? i : -1;
 }
 
-// The direct loops' sums: T itself for floating point; for int32 (TensorFlow's Conv2D and
-// Conv2DBackpropInput take it) unsigned, so products and sums wrap modulo 2^32 as TensorFlow's do, without
-// signed overflow.
-template <typename T>
-struct AccumulatorOf {
-  using type = T;
-};
-template <>
-struct AccumulatorOf<int32_t> {
-  using type = uint32_t;
-};
-template <typename T>
-using Accumulator = typename AccumulatorOf<T>::type;
-
 template <typename T>
 void direct_forward(const ConvGeometry& g, const T* x, const T* w, T* y) {
-  using Acc = Accumulator<T>;
+  using Acc = Arith<T>;  // int32 (TensorFlow's Conv2D takes it) wraps
   const Strides s = strides_of(g);
   const int64_t rows = g.batch * g.out_channels * s.out[0];
   const int64_t cost = s.out[1] * s.out[2] * s.k[0] * s.k[1] * s.k[2] * s.in_per_group + 1;
@@ -119,7 +106,7 @@ void direct_forward(const ConvGeometry& g, const T* x, const T* w, T* y) {
 
 template <typename T>
 void direct_backward_data(const ConvGeometry& g, const T* w, const T* dy, T* dx) {
-  using Acc = Accumulator<T>;
+  using Acc = Arith<T>;  // int32 (TensorFlow's Conv2D takes it) wraps
   const Strides s = strides_of(g);
   const int64_t out_size = s.out[0] * s.out[1] * s.out[2];
   const int64_t cost = out_size * s.k[0] * s.k[1] * s.k[2] * s.out_per_group + 1;
