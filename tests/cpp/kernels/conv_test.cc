@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
 #include "ember/core/half.h"
@@ -124,6 +125,25 @@ void expect_float32_rounded_once(DType dtype) {
 TEST(ConvKernel, SixteenBitIsFloat32RoundedOnce) {
   expect_float32_rounded_once<float16>(DType::kFloat16);
   expect_float32_rounded_once<bfloat16>(DType::kBFloat16);
+}
+
+// _FusedConv3D's kernel: a 3-D convolution with bias and Relu is one oneDNN primitive, equal to the float64
+// direct loops followed by the bias and the Relu.
+TEST(ConvKernel, FusedThreeDimensionalConvolutionRunsOnOneDnn) {
+  kernels::ConvGeometry g;
+  g.nd = 3, g.channels_last = true, g.batch = 2, g.in_channels = 3, g.out_channels = 4, g.groups = 1;
+  for (int d = 0; d < 3; ++d) g.in[d] = 5, g.kernel[d] = 2, g.out[d] = 4;
+  const Shape x_shape{2, 5, 5, 5, 3}, w_shape{2, 2, 2, 3, 4}, y_shape{2, 4, 4, 4, 4};
+  TensorRef x = random_tensor(DType::kFloat32, x_shape, 7), w = random_tensor(DType::kFloat32, w_shape, 8);
+  TensorRef bias = random_tensor(DType::kFloat32, Shape{4}, 9);
+  TensorRef y = TensorImpl::allocate(DType::kFloat32, y_shape).value();
+  ASSERT_TRUE(kernels::conv_forward_fused(g, *x, *w, *bias, kernels::ConvActivation::kRelu, 0, *y).ok());
+  EXPECT_EQ(kernels::conv_last_impl().find("ember"), std::string::npos) << kernels::conv_last_impl();
+  TensorRef y64 = TensorImpl::allocate(DType::kFloat64, y_shape).value();
+  ASSERT_TRUE(kernels::conv_forward(g, *as_float64(*x), *as_float64(*w), *y64).ok());
+  for (int64_t i = 0; i < y->num_elements(); ++i)
+    ASSERT_NEAR(y->data<float>()[i], std::max(0.0, y64->data<double>()[i] + bias->data<float>()[i % 4]),
+                1e-4);
 }
 
 TEST(ConvKernel, CacheIsBoundedAndReused) {
