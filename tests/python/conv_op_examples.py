@@ -37,6 +37,7 @@ def examples():
     t["Conv3D"] = ([x3, w3], a3)
     t["Conv3DBackpropInputV2"] = ([_i([1, 4, 5, 3, 2]), w3, _f(1, 3, 2, 2, 3)], a3)
     t["Conv3DBackpropFilterV2"] = ([x3, _i([2, 3, 2, 2, 3]), _f(1, 3, 2, 2, 3)], a3)
+    t["_FusedConv3D"] = ([x3, w3, _f(3)], a3 + ["Relu", 0.2])
     dw = _f(3, 3, 3, 2)
     ad = [[1, 1, 1, 1], "SAME", [], "NHWC", [1, 1, 1, 1]]
     t["DepthwiseConv2dNative"] = ([x, dw], ad)
@@ -84,13 +85,18 @@ NOT_FINITE_DIFFERENCE_CHECKED = {
     "FusedBatchNormV3": "as TensorFlow's, its gradient flows from y alone (the statistics outputs and, for "
                         "inference, the mean and variance inputs get none); test_nn_conv.py checks y's gradient "
                         "against finite differences",
+    "FusedBatchNormGradV3": "in training its gradient, as TensorFlow's, treats the saved mean and variance as x's "
+                            "own statistics (recomputed from x), which the table's random reserve spaces are not; "
+                            "test_nn_norm.py checks it against finite differences of a whole first-order gradient, "
+                            "and test_registry_vs_tensorflow.py against TensorFlow on this table",
 }
 
 _GRAD_GRAD = ("its orig_output must be max_pool(orig_input) (TensorFlow's kernel matches input elements against "
               "it), which the table's random data are not; compared with TensorFlow in test_nn_conv.py")
 EXCLUDED = {"MaxPoolGradGrad": _GRAD_GRAD, "MaxPool3DGradGrad": _GRAD_GRAD,
-            "_FusedConv2D": "ember-internal: written by ember's conv fusion (its attributes are not TensorFlow's "
-                            "_FusedConv2D's); compared with the unfused graph in test_fuse_conv.py",
+            **{name: "ember-internal: written by ember's conv fusion (its attributes are not TensorFlow's "
+                     f"{name}'s); compared with the unfused graph in test_fuse_conv.py"
+               for name in ("_FusedConv2D", "_FusedConv3D")},
             **{name: "ember-internal: written by ember's batch-norm fusion (TensorFlow's op of this name has side "
                      "inputs ember's lacks); compared with the unfused graph and TensorFlow in test_fuse_batch_norm.py"
                for name in ("_FusedBatchNormEx", "_FusedBatchNormGradEx")}}

@@ -1,6 +1,6 @@
-"""Conv fusion (src/ember/passes/fuse_conv.cc, TensorFlow's "remapping" option): every pattern the pass fuses
-gives what the unfused graph gives, and the chains it must leave alone (Note [Matching a conv chain]) are
-left alone."""
+"""Conv fusion (src/ember/passes/fuse_conv.cc, TensorFlow's "remapping" option; Conv2D and Conv3D): every
+pattern the pass fuses gives what the unfused graph gives, and the chains it must leave alone (Note [Matching
+a conv chain]) are left alone."""
 import numpy as np
 import pytest
 
@@ -12,7 +12,7 @@ RNG = np.random.default_rng(17)
 
 
 def _run_both(remapping, fn, *args):
-    return run_with_and_without_remapping(remapping, "_FusedConv2D", fn, *args)
+    return run_with_and_without_remapping(remapping, "_FusedConv", fn, *args)  # 2-D and 3-D
 
 
 def _f(*shape):
@@ -130,22 +130,84 @@ def test_float64_is_not_fused(remapping):
     _close(got, want)
 
 
-def test_fused_op_float64_and_errors():
+@pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
+@pytest.mark.parametrize("fmt", ["NDHWC", "NCDHW"])
+def test_conv3d_bias_add_activation_is_one_node_with_the_unfused_values(remapping, activation, fmt):
+    x = _f(2, 5, 6, 4, 3) if fmt == "NDHWC" else _f(2, 3, 5, 6, 4)
+    w, b = _f(2, 3, 2, 3, 4), _f(4)
+    strides = [1, 1, 2, 1, 1] if fmt == "NDHWC" else [1, 1, 1, 2, 1]
+
+    def f(x):
+        y = tf.nn.conv3d(x, w, strides, "SAME", data_format=fmt)
+        return ACTIVATIONS[activation](tf.nn.bias_add(y, b, data_format=fmt))
+
+    got, want, text = _run_both(remapping, f, x)
+    assert f'_FusedConv3D(' in text and f'activation="{activation}"' in text, text
+    assert "= Conv3D(" not in text and "= BiasAdd(" not in text, text
+    _close(got, want)
+
+
+def test_conv3d_training_step_fuses_both_convolutions_and_matches_the_unfused_graph(remapping):
+    x = _f(2, 4, 5, 5, 2)
+    w1, b1, w2, b2 = _f(2, 2, 2, 2, 4), _f(4), _f(3, 3, 3, 4, 3), _f(3)
+
+    def step(x):
+        with tf.GradientTape() as tape:
+            tape.watch([w1, b1, w2, b2])
+            h = tf.nn.relu(tf.nn.bias_add(tf.nn.conv3d(x, w1, [1] * 5, "SAME"), b1))
+            y = tf.nn.relu(tf.nn.conv3d(h, w2, [1, 2, 2, 2, 1], "SAME") + b2)
+            loss = tf.reduce_sum(y * y)
+        return loss, tape.gradient(loss, [w1, b1, w2, b2])
+
+    got, want, text = _run_both(remapping, step, x)
+    assert text.count("_FusedConv3D(") == 2 and "= Relu(" not in text, text
+    _close(got, want)
+
+
+def test_conv3d_chains_the_pass_leaves_alone(remapping):
+    """A Conv3D read twice, and float64 (fused by the rules of Conv2D's chains), and a depthwise convolution
+    (never fused)."""
+    x, w, b = _f(1, 4, 4, 4, 2), _f(2, 2, 2, 2, 3), _f(3)
+
+    def read_twice(x):
+        y = tf.nn.conv3d(x, w, [1] * 5, "VALID")
+        return tf.nn.relu(tf.nn.bias_add(y, b)), tf.reduce_sum(y)
+
+    x64, w64, b64 = (tf.cast(t, tf.float64) for t in (x, w, b))
+    dx, dw, db = _f(1, 6, 6, 3), _f(3, 3, 3, 2), _f(6)
+    for fn, arg in ((read_twice, x),
+                    (lambda x: tf.nn.relu(tf.nn.bias_add(tf.nn.conv3d(x, w64, [1] * 5, "VALID"), b64)), x64),
+                    (lambda x: tf.nn.relu(tf.nn.bias_add(tf.nn.depthwise_conv2d(x, dw, [1] * 4, "SAME"), db)), dx)):
+        got, want, text = _run_both(remapping, fn, arg)
+        assert "_FusedConv" not in text, text
+        _close(got, want)
+
+
+_FUSED_OPS = {
+    "_FusedConv2D": ((2, 5, 6, 3), (3, 2, 3, 4), [[1, 1, 1, 1], True, "SAME", [], "NHWC", [1, 1, 1, 1]],
+                     lambda x, w: tf.nn.conv2d(x, w, 1, "SAME")),
+    "_FusedConv3D": ((2, 4, 5, 3, 2), (2, 3, 2, 2, 4), [[1, 1, 2, 1, 1], "SAME", "NDHWC", [1, 1, 1, 1, 1]],
+                     lambda x, w: tf.nn.conv3d(x, w, [1, 1, 2, 1, 1], "SAME")),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_FUSED_OPS))
+def test_fused_op_float64_and_errors(name):
     """The op itself (the path without oneDNN runs float64): values against the composition, and a bias of
     the wrong length is an InvalidArgumentError naming the op."""
-    op = tf._C.op("_FusedConv2D")
-    x = tf.constant(RNG.standard_normal((2, 5, 6, 3)))
-    w, b = tf.constant(RNG.standard_normal((3, 2, 3, 4))), tf.constant(RNG.standard_normal(4))
-    attrs = [[1, 1, 1, 1], True, "SAME", [], "NHWC", [1, 1, 1, 1]]
+    op = tf._C.op(name)
+    x_shape, w_shape, attrs, conv = _FUSED_OPS[name]
+    x, w = tf.constant(RNG.standard_normal(x_shape)), tf.constant(RNG.standard_normal(w_shape))
+    b = tf.constant(RNG.standard_normal(4))
     for act, ref in (("", lambda y: y), ("Relu", tf.nn.relu), ("Elu", tf.nn.elu),
                      ("LeakyRelu", lambda y: tf.nn.leaky_relu(y, 0.25)), ("Relu6", tf.nn.relu6)):
-        want = ref(tf.nn.bias_add(tf.nn.conv2d(x, w, 1, "SAME"), b)).numpy()
+        want = ref(tf.nn.bias_add(conv(x, w), b)).numpy()
         np.testing.assert_allclose(op(x, w, b, *attrs, act, 0.25).numpy(), want, rtol=1e-12, atol=1e-12)
         got32 = op(tf.cast(x, tf.float32), tf.cast(w, tf.float32), tf.cast(b, tf.float32), *attrs, act, 0.25)
         np.testing.assert_allclose(got32.numpy(), want, rtol=1e-4, atol=1e-4)
-    with pytest.raises(tf.errors.InvalidArgumentError, match="_FusedConv2D: bias must be 1-D"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match=f"{name}: bias must be 1-D"):
         op(x, w, tf.constant(RNG.standard_normal(3)), *attrs, "Relu", 0.2)
-    with pytest.raises(tf.errors.InvalidArgumentError, match="_FusedConv2D: activation must be"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match=f"{name}: activation must be"):
         op(x, w, b, *attrs, "Tanh", 0.2)
 
 

@@ -1,7 +1,8 @@
 """Convolutions and pooling (src/ember/ops/nn_conv.cc, nn_pool.cc; python/ember/ops/nn_conv_ops.py) beyond the
 registry tables (conv_op_examples.py): the tf.nn wrappers against TensorFlow 2.21, NCHW against NHWC, the cases
 TensorFlow's CPU kernels do not run (float64 NCHW, dilated or grouped gradients) against finite differences,
-max-pool gradients with a consistent orig_output, dynamic shapes, bad input, GraphDef round trips and a small
+float16 and bfloat16 against TensorFlow and against float32 rounded once, max-pool gradients with a consistent
+orig_output, dynamic shapes, bad input, GraphDef round trips and a small
 CNN trained with GradientTape against TensorFlow's losses."""
 import numpy as np
 import pytest
@@ -127,6 +128,86 @@ def test_pooling_channels_first_is_channels_last_transposed(kind, fmt):
     ref = _value_and_grads(em, lambda a: pool(a, [3, 2], [2, 1], "SAME"), _nhwc(x))
     _close(_nhwc(ours[0]), ref[0], 1e-12)
     _close(_nhwc(ours[1]), ref[1], 1e-12)
+
+
+# ---- float16 and bfloat16 (computed in float32, rounded once: Note [16-bit convolutions]) -----------------
+
+_HALF_CASES = {
+    "conv2d": (lambda m, x, w: m.nn.conv2d(x, w, [1, 2], "SAME", dilations=1), (2, 9, 8, 16), (3, 3, 16, 8)),
+    "conv2d_nchw": (lambda m, x, w: m.nn.conv2d(x, w, 1, "VALID", data_format="NCHW"), (2, 16, 7, 6), (3, 2, 16, 4)),
+    "conv2d_dilated": (lambda m, x, w: m.nn.conv2d(x, w, 1, "SAME", dilations=2), (1, 8, 8, 6), (3, 3, 6, 5)),
+    "conv3d": (lambda m, x, w: m.nn.conv3d(x, w, [1, 1, 2, 1, 1], "SAME"), (2, 4, 6, 5, 8), (2, 3, 3, 8, 4)),
+    "depthwise": (lambda m, x, w: m.nn.depthwise_conv2d(x, w, [1, 1, 1, 1], "VALID"), (2, 7, 7, 6), (3, 3, 6, 2)),
+}
+# Relative to the largest magnitude of a result: a 16-bit rounding of each side plus TensorFlow's own.
+_HALF_TOL = {"float16": 4e-3, "bfloat16": 3e-2}
+
+
+def _half_value_and_grads(m, fn, dtype, x, w):
+    xs = [m.cast(m.constant(a), dtype) for a in (x, w)]
+    with m.GradientTape() as tape:
+        tape.watch(xs)
+        y = fn(m, *xs)
+    dy = m.cast(m.constant(RNG.standard_normal(y.shape).astype(np.float32)), dtype)
+    return [m.cast(t, "float32").numpy() for t in [y] + tape.gradient(y, xs, output_gradients=dy)]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("case", sorted(_HALF_CASES))
+def test_16_bit_convolutions_and_gradients_match_tensorflow(case, dtype):
+    fn, x_shape, w_shape = _HALF_CASES[case]
+    x, w = _r(*x_shape), _r(*w_shape)
+    state = RNG.bit_generator.state
+    ours = _half_value_and_grads(em, fn, dtype, x, w)
+    RNG.bit_generator.state = state  # the same dy on both sides
+    theirs = _half_value_and_grads(tf, fn, dtype, x, w)
+    for k, (o, t) in enumerate(zip(ours, theirs)):
+        scale = np.abs(t).max()
+        np.testing.assert_allclose(o, t, rtol=0, atol=_HALF_TOL[dtype] * scale, err_msg=f"{case} result {k}")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16_bit_convolution_is_the_float32_one_rounded_once(dtype):
+    x, w = _r(2, 9, 8, 16), _r(3, 3, 16, 8)
+    x16, w16 = em.cast(x, dtype), em.cast(w, dtype)
+    wide = em.nn.conv2d(em.cast(x16, "float32"), em.cast(w16, "float32"), 1, "SAME")
+    got = em.nn.conv2d(x16, w16, 1, "SAME")
+    assert got.dtype == getattr(em, dtype)
+    np.testing.assert_array_equal(em.cast(got, "float32").numpy(), em.cast(em.cast(wide, dtype), "float32").numpy())
+
+
+def test_16_bit_convolution_in_a_function_and_the_fused_op_stays_float():
+    x, w = em.cast(_r(1, 5, 5, 3), "float16"), em.cast(_r(3, 3, 3, 4), "float16")
+    f = em.function(lambda x, w: em.nn.relu(em.nn.bias_add(em.nn.conv2d(x, w, 1, "SAME"), em.zeros([4], "float16"))))
+    np.testing.assert_array_equal(f(x, w).numpy(), em.nn.relu(em.nn.conv2d(x, w, 1, "SAME")).numpy())
+    with pytest.raises(em.errors.InvalidArgumentError, match=r"_FusedConv2D: .*float16"):
+        _C.op("_FusedConv2D")(x, w, em.zeros([4], "float16"), [1, 1, 1, 1], True, "SAME")
+
+
+def test_int32_conv2d_and_its_input_backprop_wrap_as_tensorflow_and_the_others_refuse_int32():
+    """TensorFlow 2.21 takes int32 for Conv2D and Conv2DBackpropInput only; products and sums wrap modulo 2^32."""
+    x = RNG.integers(-2**20, 2**20, (2, 6, 5, 4)).astype(np.int32)
+    w = RNG.integers(-2**15, 2**15, (3, 3, 4, 5)).astype(np.int32)
+    dy = RNG.integers(-2**20, 2**20, (2, 3, 5, 5)).astype(np.int32)
+    ours = [em.nn.conv2d(x, w, [1, 2, 1, 1], "SAME"),
+            _C.op("Conv2DBackpropInput")(em.constant([2, 6, 5, 4]), w, dy, [1, 2, 1, 1], True, "SAME")]
+    theirs = [tf.nn.conv2d(x, w, [1, 2, 1, 1], "SAME"),
+              tf.raw_ops.Conv2DBackpropInput(input_sizes=[2, 6, 5, 4], filter=w, out_backprop=dy, strides=[1, 2, 1, 1],
+                                             padding="SAME")]
+    for o, t in zip(ours, theirs):
+        assert o.dtype == em.int32
+        np.testing.assert_array_equal(o.numpy(), t.numpy())
+    x5, w5 = np.ones((1, 2, 2, 2, 1), np.int32), np.ones((1, 1, 1, 1, 1), np.int32)
+    for call in (lambda m: m.nn.conv3d(x5, w5, [1] * 5, "VALID"),
+                 lambda m: m.nn.depthwise_conv2d(x, np.ones((1, 1, 4, 1), np.int32), [1] * 4, "VALID"),
+                 lambda m: (tf.raw_ops.Conv2DBackpropFilter(input=x, filter_sizes=[3, 3, 4, 5], out_backprop=dy,
+                                                            strides=[1, 2, 1, 1], padding="SAME") if m is tf else
+                            _C.op("Conv2DBackpropFilter")(x, em.constant([3, 3, 4, 5]), dy, [1, 2, 1, 1], True,
+                                                          "SAME"))):
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            call(tf)
+        with pytest.raises(em.errors.InvalidArgumentError, match="int32"):
+            call(em)
 
 
 # ---- what TensorFlow's CPU kernels do not run: finite differences in float64 ------------------------------
@@ -300,9 +381,13 @@ def test_bad_input_is_a_clear_error(call, message):
         call()
 
 
-def test_int_input_is_rejected_naming_the_op():
+def test_int64_input_is_rejected_naming_the_op():
+    """int32 is TensorFlow's (test_int32_conv2d_...); int64 it rejects, as InvalidArgumentError."""
+    args = np.ones((1, 3, 3, 1), np.int64), np.ones((1, 1, 1, 1), np.int64), 1, "SAME"
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.nn.conv2d(*args)
     with pytest.raises(em.errors.InvalidArgumentError, match="Conv2D"):
-        em.nn.conv2d(np.ones((1, 3, 3, 1), np.int32), np.ones((1, 1, 1, 1), np.int32), 1, "SAME")
+        em.nn.conv2d(*args)
 
 
 def test_window_larger_than_the_input_gives_an_empty_result():

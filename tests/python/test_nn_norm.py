@@ -1,5 +1,6 @@
 """Normalization (src/ember/ops/nn_norm.cc, python/ember/ops/nn_norm_ops.py) against TensorFlow 2.21:
-fused_batch_norm in training, inference and running-average modes, both layouts and 5-D, with gradients;
+fused_batch_norm in training, inference and running-average modes, both layouts and 5-D, with gradients of
+first and second order (a Hessian-vector product of a small CNN too);
 batch_normalization and moments; local_response_normalization and its gradient; y's gradient against finite
 differences in float64 (which TensorFlow's kernels do not take); bad input; None dims in a function."""
 import numpy as np
@@ -57,6 +58,17 @@ def test_fused_batch_norm_of_5d_input_matches_tensorflow():
            tf.compat.v1.nn.fused_batch_norm(x, SCALE, OFFSET, data_format="NDHWC"))
 
 
+def _finite_differences(loss, args, k, step=1e-6):
+    """d loss / d args[k] by central differences (float64 arrays)."""
+    numeric = np.zeros_like(args[k])
+    for idx in np.ndindex(args[k].shape):
+        plus, minus = [a.copy() for a in args], [a.copy() for a in args]
+        plus[k][idx] += step
+        minus[k][idx] -= step
+        numeric[idx] = (float(loss(*plus)) - float(loss(*minus))) / (2 * step)
+    return numeric
+
+
 @pytest.mark.parametrize("training", [True, False])
 def test_fused_batch_norm_gradient_of_y_matches_finite_differences(training):
     x, scale, offset = _r(2, 2, 3, 3, dtype=np.float64), _r(3, dtype=np.float64), _r(3, dtype=np.float64)
@@ -73,13 +85,100 @@ def test_fused_batch_norm_gradient_of_y_matches_finite_differences(training):
         tape.watch(xs)
         total = loss(*xs)
     for k, g in enumerate(tape.gradient(total, xs)):
-        numeric = np.zeros_like(args[k])
-        for idx in np.ndindex(args[k].shape):
-            plus, minus = [a.copy() for a in args], [a.copy() for a in args]
-            plus[k][idx] += 1e-6
-            minus[k][idx] -= 1e-6
-            numeric[idx] = (float(loss(*plus)) - float(loss(*minus))) / 2e-6
+        numeric = _finite_differences(loss, args, k)
         np.testing.assert_allclose(g.numpy(), numeric, rtol=1e-6, atol=1e-7, err_msg=f"input {k}")
+
+
+def _second_order(m, fmt, mode, args, weights, traced=False):
+    """The gradient w.r.t. x, scale and offset of a loss of the first-order gradients (a nested tape), so
+    FusedBatchNormGradV3 is differentiated w.r.t. y_backprop (which depends on x through the loss), x and
+    scale."""
+    kw = {k: (m.constant(v) if isinstance(v, np.ndarray) else v) for k, v in MODES[mode].items()}
+
+    def step(x, scale, offset):
+        with m.GradientTape() as outer:
+            outer.watch([x, scale, offset])
+            with m.GradientTape() as inner:
+                inner.watch([x, scale, offset])
+                y = _fbn(m)(x, scale, offset, epsilon=0.01, data_format=fmt, **kw)[0]
+                loss = m.reduce_sum(y * m.sin(y))
+            gx, gs, go = inner.gradient(loss, [x, scale, offset])
+            total = m.reduce_sum(gx * weights[0]) + m.reduce_sum(gs * weights[1]) + m.reduce_sum(go * go)
+        return [total] + outer.gradient(total, [x, scale, offset])
+
+    if traced:
+        step = m.function(step)
+    return [t.numpy() for t in step(*[m.constant(a) for a in args])]
+
+
+@pytest.mark.parametrize("fmt", ["NHWC", "NCHW"])
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_second_order_gradient_matches_tensorflow(mode, fmt):
+    x = X if fmt == "NHWC" else np.moveaxis(X, -1, 1).copy()
+    weights = [_r(*x.shape), _r(5)]
+    theirs = _second_order(tf, fmt, mode, [x, SCALE, OFFSET], weights)
+    _close(_second_order(em, fmt, mode, [x, SCALE, OFFSET], weights), theirs, 2e-4)
+    _close(_second_order(em, fmt, mode, [x, SCALE, OFFSET], weights, traced=True), theirs, 2e-4)
+
+
+@pytest.mark.parametrize("fmt", ["NHWC", "NCDHW"])
+@pytest.mark.parametrize("mode", ["training", "inference"])
+def test_second_order_gradient_matches_finite_differences(mode, fmt):
+    shape = (2, 2, 3, 3) if fmt == "NHWC" else (2, 3, 2, 1, 2)
+    channels = shape[-1] if fmt == "NHWC" else shape[1]
+    rng = np.random.default_rng(3)
+    args = [rng.standard_normal(shape), rng.standard_normal(channels), rng.standard_normal(channels)]
+    weights = [rng.standard_normal(shape), rng.standard_normal(channels)]
+    kw = {} if mode == "training" else dict(mean=rng.standard_normal(channels),
+                                            variance=rng.uniform(0.5, 1.5, channels), is_training=False)
+
+    def first_order_loss(x, scale, offset):
+        with em.GradientTape() as inner:
+            inner.watch([x, scale, offset])
+            y = em.nn.fused_batch_norm(x, scale, offset, epsilon=0.01, data_format=fmt, **kw)[0]
+            loss = em.reduce_sum(y * em.sin(y))
+        gx, gs, go = inner.gradient(loss, [x, scale, offset])
+        return em.reduce_sum(gx * weights[0]) + em.reduce_sum(gs * weights[1]) + em.reduce_sum(go * go)
+
+    xs = [em.constant(a) for a in args]
+    with em.GradientTape() as outer:
+        outer.watch(xs)
+        total = first_order_loss(*xs)
+    for k, g in enumerate(outer.gradient(total, xs)):
+        numeric = _finite_differences(lambda *a: first_order_loss(*map(em.constant, a)), args, k)
+        np.testing.assert_allclose(g.numpy(), numeric, rtol=1e-5, atol=1e-6, err_msg=f"input {k}")
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_hessian_vector_product_of_a_cnn_with_batch_norm_matches_tensorflow(training):
+    """Conv2D -> FusedBatchNormV3 -> Relu -> Conv2D, the product of the loss's Hessian w.r.t. the filters and
+    batch-norm scale with a vector (forward-over-backward by a nested tape, as TensorFlow's HVP examples)."""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((2, 6, 6, 3)).astype(np.float32)
+    params = [rng.standard_normal(s).astype(np.float32) * 0.5 for s in [(3, 3, 3, 4), (4,), (4,), (3, 3, 4, 2)]]
+    vectors = [rng.standard_normal(p.shape).astype(np.float32) for p in params]
+    mean, var = rng.standard_normal(4).astype(np.float32), rng.uniform(0.5, 1.5, 4).astype(np.float32)
+
+    def run(m):
+        ps = [m.constant(p) for p in params]
+        kw = {} if training else dict(mean=m.constant(mean), variance=m.constant(var), is_training=False)
+
+        @m.function
+        def hvp(*ps):
+            with m.GradientTape() as outer:
+                outer.watch(ps)
+                with m.GradientTape() as inner:
+                    inner.watch(ps)
+                    h = m.nn.conv2d(m.constant(x), ps[0], 1, "SAME")
+                    h = m.nn.relu(_fbn(m)(h, ps[1], ps[2], epsilon=1e-3, **kw)[0])
+                    loss = m.reduce_sum(m.square(m.nn.conv2d(h, ps[3], 2, "VALID")))
+                grads = inner.gradient(loss, ps)
+                dot = m.add_n([m.reduce_sum(g * v) for g, v in zip(grads, vectors)])
+            return outer.gradient(dot, ps)
+
+        return [t.numpy() for t in hvp(*ps)]
+
+    _close(run(em), run(tf), 2e-3)
 
 
 def test_batch_normalization_and_moments_match_tensorflow():

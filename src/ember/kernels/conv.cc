@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 
+#include "ember/core/half.h"
 #include "ember/core/parallel.h"
+#include "ember/kernels/arith_type.h"
 #include "ember/kernels/onednn_primitive.h"
 
 namespace ember::kernels {
@@ -65,6 +68,7 @@ inline int64_t tap(const Strides& s, int d, int64_t p, int64_t k) {
 
 template <typename T>
 void direct_forward(const ConvGeometry& g, const T* x, const T* w, T* y) {
+  using Acc = Arith<T>;  // int32 (TensorFlow's Conv2D takes it) wraps
   const Strides s = strides_of(g);
   const int64_t rows = g.batch * g.out_channels * s.out[0];
   const int64_t cost = s.out[1] * s.out[2] * s.k[0] * s.k[1] * s.k[2] * s.in_per_group + 1;
@@ -76,7 +80,7 @@ void direct_forward(const ConvGeometry& g, const T* x, const T* w, T* y) {
       const T* xn = x + n * s.x_n + c0 * s.x_c;
       for (int64_t p1 = 0; p1 < s.out[1]; ++p1) {
         for (int64_t p2 = 0; p2 < s.out[2]; ++p2) {
-          T acc = 0;
+          Acc acc = 0;
           for (int64_t k0 = 0; k0 < s.k[0]; ++k0) {
             const int64_t i0 = tap(s, 0, p0, k0);
             if (i0 < 0) continue;
@@ -88,11 +92,12 @@ void direct_forward(const ConvGeometry& g, const T* x, const T* w, T* y) {
                 if (i2 < 0) continue;
                 const T* xp = xn + i0 * s.x_s[0] + i1 * s.x_s[1] + i2 * s.x_s[2];
                 const T* wp = w + k0 * s.w_k[0] + k1 * s.w_k[1] + k2 * s.w_k[2] + o;
-                for (int64_t ig = 0; ig < s.in_per_group; ++ig) acc += xp[ig * s.x_c] * wp[ig * s.w_i];
+                for (int64_t ig = 0; ig < s.in_per_group; ++ig)
+                  acc += Acc(xp[ig * s.x_c]) * Acc(wp[ig * s.w_i]);
               }
             }
           }
-          y[n * s.y_n + o * s.y_c + p0 * s.y_s[0] + p1 * s.y_s[1] + p2 * s.y_s[2]] = acc;
+          y[n * s.y_n + o * s.y_c + p0 * s.y_s[0] + p1 * s.y_s[1] + p2 * s.y_s[2]] = T(acc);
         }
       }
     }
@@ -101,6 +106,7 @@ void direct_forward(const ConvGeometry& g, const T* x, const T* w, T* y) {
 
 template <typename T>
 void direct_backward_data(const ConvGeometry& g, const T* w, const T* dy, T* dx) {
+  using Acc = Arith<T>;  // int32 (TensorFlow's Conv2D takes it) wraps
   const Strides s = strides_of(g);
   const int64_t out_size = s.out[0] * s.out[1] * s.out[2];
   const int64_t cost = out_size * s.k[0] * s.k[1] * s.k[2] * s.out_per_group + 1;
@@ -127,9 +133,10 @@ void direct_backward_data(const ConvGeometry& g, const T* w, const T* dy, T* dx)
                   const int64_t i2 = tap(s, 2, p2, k2);
                   if (i2 < 0) continue;
                   const T* wp = w + k0 * s.w_k[0] + k1 * s.w_k[1] + k2 * s.w_k[2] + ig * s.w_i;
-                  T acc = 0;
-                  for (int64_t o = o0; o < o0 + s.out_per_group; ++o) acc += dyp[o * s.y_c] * wp[o];
-                  dxp[i0 * s.x_s[0] + i1 * s.x_s[1] + i2 * s.x_s[2]] += acc;
+                  Acc acc = 0;
+                  for (int64_t o = o0; o < o0 + s.out_per_group; ++o) acc += Acc(dyp[o * s.y_c]) * Acc(wp[o]);
+                  T& out = dxp[i0 * s.x_s[0] + i1 * s.x_s[1] + i2 * s.x_s[2]];
+                  out = T(Acc(out) + acc);
                 }
               }
             }
@@ -398,10 +405,63 @@ Status unsupported(const char* what, DType dtype) {
   return make_error(Code::kUnimplemented, what, ": no kernel for ", dtype_name(dtype));
 }
 
+// Note [16-bit convolutions]
+// float16 and bfloat16 convolutions (and their backprops) widen both operands to float32, run the float32
+// path (a oneDNN primitive, or the direct loops) and round each result element once to the 16-bit type, so
+// the sums accumulate in float32 (TensorFlow's CPU results agree within the dtypes' precision:
+// tests/python/test_nn_conv.py). oneDNN's own bf16/f16 primitives are not used: the primitive cache, the
+// reorders and the fused post-ops are written for f32 activations, and a CPU without AVX-512 BF16/FP16 or
+// AMX would get oneDNN's reference kernel for them. The cost is one pass over each operand and the result.
+template <typename Half>
+void widen(const TensorImpl& src, TensorImpl& dst) {
+  const Half* s = src.data<Half>();
+  float* d = dst.mutable_data<float>();
+  parallel_for(src.num_elements(), 2, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) d[i] = static_cast<float>(s[i]);
+  });
+}
+
+template <typename Half>
+void narrow(const TensorImpl& src, TensorImpl& dst) {
+  const float* s = src.data<float>();
+  Half* d = dst.mutable_data<Half>();
+  parallel_for(src.num_elements(), 2, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) d[i] = Half(s[i]);
+  });
+}
+
+using ConvCall = Status (*)(const ConvGeometry&, const TensorImpl&, const TensorImpl&, TensorImpl&);
+
+template <typename Half>
+Status via_float32(ConvCall call, const ConvGeometry& g, const TensorImpl& a, const TensorImpl& b,
+                   TensorImpl& out) {
+  auto wide_a = TensorImpl::allocate(DType::kFloat32, a.shape());
+  EMBER_RETURN_IF_ERROR(wide_a.status());
+  auto wide_b = TensorImpl::allocate(DType::kFloat32, b.shape());
+  EMBER_RETURN_IF_ERROR(wide_b.status());
+  auto wide_out = TensorImpl::allocate(DType::kFloat32, out.shape());
+  EMBER_RETURN_IF_ERROR(wide_out.status());
+  widen<Half>(a, **wide_a);
+  widen<Half>(b, **wide_b);
+  EMBER_RETURN_IF_ERROR(call(g, **wide_a, **wide_b, **wide_out));
+  narrow<Half>(**wide_out, out);
+  onednn::set_last_impl("f32 via " + onednn::last_impl());
+  return Status::OK();
+}
+
+// The 16-bit dtypes through via_float32; nullopt for the others (float32 and float64 have their own paths).
+std::optional<Status> as_float32(ConvCall call, const ConvGeometry& g, const TensorImpl& a,
+                                 const TensorImpl& b, TensorImpl& out) {
+  if (a.dtype() == DType::kFloat16) return via_float32<float16>(call, g, a, b, out);
+  if (a.dtype() == DType::kBFloat16) return via_float32<bfloat16>(call, g, a, b, out);
+  return std::nullopt;
+}
+
 }  // namespace
 
 Status conv_forward(const ConvGeometry& g, const TensorImpl& x, const TensorImpl& w, TensorImpl& y) {
   if (y.num_elements() == 0) return Status::OK();  // also a depthwise convolution of 0 channels
+  if (auto half = as_float32(&conv_forward, g, x, w, y)) return *half;
   switch (x.dtype()) {
     case DType::kFloat32:
       if (onednn_conv(g, Kind::kForward, x.raw_data(), w.raw_data(), y.mutable_raw_data()))
@@ -410,6 +470,9 @@ Status conv_forward(const ConvGeometry& g, const TensorImpl& x, const TensorImpl
       break;
     case DType::kFloat64:
       direct_forward(g, x.data<double>(), w.data<double>(), y.mutable_data<double>());
+      break;
+    case DType::kInt32:
+      direct_forward(g, x.data<int32_t>(), w.data<int32_t>(), y.mutable_data<int32_t>());
       break;
     default:
       return unsupported("convolution", x.dtype());
@@ -482,6 +545,7 @@ Status conv_forward_fused(const ConvGeometry& g, const TensorImpl& x, const Tens
 
 Status conv_backward_data(const ConvGeometry& g, const TensorImpl& w, const TensorImpl& dy, TensorImpl& dx) {
   if (dx.num_elements() == 0) return Status::OK();  // also a depthwise convolution of 0 channels
+  if (auto half = as_float32(&conv_backward_data, g, w, dy, dx)) return *half;
   switch (w.dtype()) {
     case DType::kFloat32:
       if (onednn_conv(g, Kind::kBackwardData, w.raw_data(), dy.raw_data(), dx.mutable_raw_data()))
@@ -490,6 +554,9 @@ Status conv_backward_data(const ConvGeometry& g, const TensorImpl& w, const Tens
       break;
     case DType::kFloat64:
       direct_backward_data(g, w.data<double>(), dy.data<double>(), dx.mutable_data<double>());
+      break;
+    case DType::kInt32:
+      direct_backward_data(g, w.data<int32_t>(), dy.data<int32_t>(), dx.mutable_data<int32_t>());
       break;
     default:
       return unsupported("convolution backprop input", w.dtype());
@@ -501,6 +568,7 @@ Status conv_backward_data(const ConvGeometry& g, const TensorImpl& w, const Tens
 Status conv_backward_filter(const ConvGeometry& g, const TensorImpl& x, const TensorImpl& dy,
                             TensorImpl& dw) {
   if (dw.num_elements() == 0) return Status::OK();  // also a depthwise convolution of 0 channels
+  if (auto half = as_float32(&conv_backward_filter, g, x, dy, dw)) return *half;
   switch (x.dtype()) {
     case DType::kFloat32:
       if (onednn_conv(g, Kind::kBackwardFilter, x.raw_data(), dy.raw_data(), dw.mutable_raw_data()))

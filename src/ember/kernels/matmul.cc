@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "ember/core/parallel.h"
+#include "ember/kernels/arith_type.h"
 #include "ember/kernels/elementwise.h"
 #include "ember/kernels/matmul_tiles.h"
 #include "ember/kernels/small_gemm.h"
@@ -208,22 +209,8 @@ void Epilogue::apply(void* c, int64_t ldc, int64_t rows, int64_t j0, int64_t col
 // micro-kernel reads it contiguously; A is read in place through (row, k) strides, which also covers
 // transpose_a. A work item is (output batch, block of kRowBlock rows, group of panels); within it K is
 // split into kKBlock slices so that the A rows and the B panel slice stay in L1/L2, and each MR x NR
-// tile of C is accumulated in registers. Integers compute in the unsigned type so overflow wraps.
-
-template <typename T>
-struct arith_type {
-  using type = T;
-};
-template <>
-struct arith_type<int32_t> {
-  using type = uint32_t;
-};
-template <>
-struct arith_type<int64_t> {
-  using type = uint64_t;
-};
-template <typename T>
-using Arith = typename arith_type<T>::type;
+// tile of C is accumulated in registers. Integers compute in the unsigned type so overflow wraps (Arith,
+// kernels/arith_type.h).
 
 constexpr int kMR = 4;
 template <typename T>

@@ -29,7 +29,7 @@ constexpr ConvFamily kDepthwise{"DepthwiseConv2dNative", "DepthwiseConv2dNativeB
 const ConvFamily& family_of(const OpDef* op) {
   for (const ConvFamily* f : {&kConv2D, &kConv3D, &kDepthwise})
     if (op->name == f->forward || op->name == f->backprop_input || op->name == f->backprop_filter) return *f;
-  return kConv2D;  // _FusedConv2D, the only other op of this file
+  return op->name == "_FusedConv3D" ? kConv3D : kConv2D;  // the fused ops, the only others of this file
 }
 
 std::string ints_text(const std::vector<int64_t>& v) {
@@ -369,7 +369,11 @@ void backprop_filter_grad(GradContext& c) {
   c.set(2, conv(f, c, x, g));
 }
 
-constexpr DTypeSet kConvTypes = dtype_bit(DType::kFloat32) | dtype_bit(DType::kFloat64);
+// As TensorFlow 2.21's CPU kernels: every convolution and backprop op takes half, bfloat16, float and double
+// (16-bit ones compute in float32, Note [16-bit convolutions] in kernels/conv.cc). _FusedConv2D/3D, which
+// only the optimizer writes and only for float32 chains, keep float and double.
+constexpr DTypeSet kFusedConvTypes = dtype_bit(DType::kFloat32) | dtype_bit(DType::kFloat64);
+constexpr DTypeSet kConvTypes = kFusedConvTypes | dtype_bit(DType::kFloat16) | dtype_bit(DType::kBFloat16);
 
 OpBuilder& conv_attrs(OpBuilder& b, const ConvFamily& f) {
   const int rank = f.nd + 2;
@@ -386,13 +390,16 @@ void register_family(OpRegistry& r, const ConvFamily& f, const std::string& doc)
   const std::string filter_dims = f.nd == 2 ? "[height, width, " : "[depth, height, width, ";
   const std::string filter_doc =
       filter_dims + (f.depthwise ? "in_channels, channel_multiplier]" : "in_channels, out_channels]");
+  // TensorFlow's Conv2D and Conv2DBackpropInput take int32 too (its CPU kernels in NHWC only; ember's direct
+  // loops in either layout); its other convolution ops do not.
+  const DTypeSet types = &f == &kConv2D ? kConvTypes | dtype_bit(DType::kInt32) : kConvTypes;
   OpBuilder fwd(f.forward);
   fwd.doc(doc + " filter is " + filter_doc + ".")
       .input("input")
       .input("filter")
       .output("output")
-      .type_var(kConvTypes);
-  conv_attrs(fwd, f).shape(&forward_shape).kernel(kConvTypes, &forward_kernel).grad(&forward_grad);
+      .type_var(types);
+  conv_attrs(fwd, f).shape(&forward_shape).kernel(types, &forward_kernel).grad(&forward_grad);
   fwd.batching(BatchingRule::kCustom).done(r);  // pfor.py folds the examples into N
 
   OpBuilder in(f.backprop_input);
@@ -402,11 +409,11 @@ void register_family(OpRegistry& r, const ConvFamily& f, const std::string& doc)
       .input("filter")
       .input("out_backprop")
       .output("output")
-      .type_var(kConvTypes)
+      .type_var(types)
       .dispatch_on_input(1);
   conv_attrs(in, f)
       .shape(&backprop_input_shape)
-      .kernel(kConvTypes, &backprop_input_kernel)
+      .kernel(types, &backprop_input_kernel)
       .grad(&backprop_input_grad);
   in.batching(BatchingRule::kCustom).done(r);  // pfor.py folds out_backprop's examples into N
 
@@ -425,6 +432,31 @@ void register_family(OpRegistry& r, const ConvFamily& f, const std::string& doc)
   filt.batching(BatchingRule::kFallback).done(r);
 }
 
+// _FusedConv2D / _FusedConv3D: the family's forward op with a bias and an activation.
+void register_fused(OpRegistry& r, const ConvFamily& f, const std::string& example) {
+  const std::string name = std::string("_Fused") + f.forward;
+  OpBuilder fused(name);
+  fused
+      .doc("activation(" + std::string(f.forward) +
+           "(input, filter) + bias): the optimizer's conv fusion writes it (TensorFlow's remapper writes an "
+           "op of this name with a list of fused ops; ember's names its one activation: \"\", Relu, Relu6, "
+           "Elu or LeakyRelu with leakyrelu_alpha). " +
+           example)
+      .input("input")
+      .input("filter")
+      .input("bias")
+      .output("output")
+      .type_var(kFusedConvTypes);
+  conv_attrs(fused, f)
+      .attr("activation", AttrType::kString, std::string())
+      .attr("leakyrelu_alpha", AttrType::kFloat, 0.2)
+      // Not differentiable: the node only exists in optimized graphs, which autodiff never sees.
+      .flags(kNotDifferentiable)
+      .shape(&fused_shape)
+      .kernel(kFusedConvTypes, &fused_kernel);
+  fused.batching(BatchingRule::kFallback).done(r);
+}
+
 }  // namespace
 
 void register_conv_ops(OpRegistry& r) {
@@ -434,31 +466,16 @@ void register_conv_ops(OpRegistry& r) {
       "dilations and SAME/VALID/EXPLICIT padding; in_channels may be a fraction of the input's channels "
       "(grouped). conv2d(ones([1, 3, 3, 1]), ones([2, 2, 1, 1]), [1, 1, 1, 1], 'VALID') == "
       "4 * ones([1, 2, 2, 1]).");
-  OpBuilder fused("_FusedConv2D");
-  fused
-      .doc(
-          "activation(Conv2D(input, filter) + bias): the optimizer's conv fusion writes it (TensorFlow's "
-          "remapper writes an op of this name with a list of fused ops; ember's names its one activation: "
-          "\"\", "
-          "Relu, Relu6, Elu or LeakyRelu with leakyrelu_alpha). _FusedConv2D(ones([1, 3, 3, 1]), "
-          "ones([2, 2, 1, 1]), [-5.], [1, 1, 1, 1], 'VALID', activation='Relu') == zeros([1, 2, 2, 1]).")
-      .input("input")
-      .input("filter")
-      .input("bias")
-      .output("output")
-      .type_var(kConvTypes);
-  conv_attrs(fused, kConv2D)
-      .attr("activation", AttrType::kString, std::string())
-      .attr("leakyrelu_alpha", AttrType::kFloat, 0.2)
-      // Not differentiable: the node only exists in optimized graphs, which autodiff never sees.
-      .flags(kNotDifferentiable)
-      .shape(&fused_shape)
-      .kernel(kConvTypes, &fused_kernel);
-  fused.batching(BatchingRule::kFallback).done(r);
+  register_fused(r, kConv2D,
+                 "_FusedConv2D(ones([1, 3, 3, 1]), ones([2, 2, 1, 1]), [-5.], [1, 1, 1, 1], 'VALID', "
+                 "activation='Relu') == zeros([1, 2, 2, 1]).");
   register_family(
       r, kConv3D,
       "3-D convolution of a 5-D input, NDHWC or NCDHW, with strides, dilations and SAME/VALID padding. "
       "conv3d(ones([1, 2, 2, 2, 1]), ones([2, 2, 2, 1, 1]), [1] * 5, 'VALID') == 8 * ones([1, 1, 1, 1, 1]).");
+  register_fused(r, kConv3D,
+                 "_FusedConv3D(ones([1, 2, 2, 2, 1]), ones([2, 2, 2, 1, 1]), [-5.], [1] * 5, 'VALID', "
+                 "activation='Relu') == 3 * ones([1, 1, 1, 1, 1]).");
   register_family(
       r, kDepthwise,
       "Depthwise 2-D convolution: each input channel c is convolved with its own channel_multiplier "

@@ -3,6 +3,7 @@
 // moments are compositions in Python. Kernels: kernels/batch_norm.h.
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "ember/kernels/batch_norm.h"
 #include "ember/ops/families.h"
@@ -214,6 +215,71 @@ void batch_norm_grad(GradContext& c) {
   c.set(2, g[2]);
 }
 
+// Note [Second-order batch norm]
+// FusedBatchNormGradV3's gradient is TensorFlow's (_FusedBatchNormGradGradV3): the derivative of its three
+// outputs, written per channel, w.r.t. y_backprop (g), x and scale (s); the saved statistics get none. With
+// A, B, C the gradients arriving at x_backprop, scale_backprop and offset_backprop, r = rsqrt(var + eps),
+// xh = (x - mean) * r, and means taken per channel over the N elements of a channel:
+// - inference (mean and var are constants): x_backprop = g s r, scale_backprop = sum(g (x - mean) r), so
+//   dg = A s r + B (x - mean) r + C, dx = B g r, ds = r sum(A g).
+// - training, where mean and var are x's own (so the gradient w.r.t. x goes through them, as TensorFlow's
+//   recomputes them from x): x_backprop = s r centered(g), centered(v) = v - mean(v) - xh mean(v xh), and
+//   d(sum_j v_j xh_j)/dx = r centered(v), d r/dx = -r^2 xh / N. Hence
+//   dg = s r centered(A) + B xh + C,  ds = r sum(A centered(g)),
+//   dx = -s r^2 xh (mean(A (g - mean(g))) - mean(g xh) mean(A xh))
+//        + r (B - s r mean(A xh)) centered(g) - s r^2 mean(g xh) centered(A).
+// In training the mean and biased variance are recomputed from x, as TensorFlow's rule does, rather than read
+// from reserve_space_1/2: the same values when the reserves are x's (always, from FusedBatchNormV3's
+// gradient), and TensorFlow's result when an op is given other reserves. tests/python/test_nn_norm.py checks
+// the result against finite differences of the first-order gradient and TensorFlow's second-order gradients.
+void batch_norm_grad_grad(GradContext& c) {
+  Layout l;
+  check_ok(layout_of(c.op, c.attr_string(attr(c.op, "data_format")), &l));
+  const bool training = c.attr_bool(attr(c.op, "is_training"));
+  const double eps = c.attr_float(attr(c.op, "epsilon"));
+  const int channel = l.channel_dim(l.rank);
+  std::vector<int64_t> axes;
+  for (int i = 0; i < l.rank; ++i)
+    if (i != channel) axes.push_back(i);
+  // A [C] vector made to broadcast against x, and per-channel reductions kept in that broadcastable shape.
+  auto per_channel = [&](const GradTensor& v) {
+    if (l.channels_last) return v;
+    std::vector<int64_t> dims(l.rank, 1);
+    dims[1] = -1;
+    return reshape(v, dims);
+  };
+  auto channel_sum = [&](const GradTensor& t) { return sum(t, axes, true); };
+  auto channel_mean = [&](const GradTensor& t) {
+    AttrList keepdims;
+    keepdims.push_back(true);
+    return emit1("Mean", {t, int_vector(axes)}, std::move(keepdims));
+  };
+  auto as_vector = [](const GradTensor& t) { return reshape(t, {-1}); };
+
+  const GradTensor g = c.input(0), x = c.input(1), s = per_channel(c.input(2));
+  const GradTensor x_centered = training ? x - channel_mean(x) : x - per_channel(c.input(3));
+  const GradTensor var = training ? channel_mean(square(x_centered)) : per_channel(c.input(4));
+  const GradTensor r = unary("Rsqrt", var + eps);
+  const GradTensor a = c.grad(0), b = per_channel(c.grad(1)), offset_grad = per_channel(c.grad(2));
+  if (!training) {
+    c.set(0, a * (s * r) + b * x_centered * r + offset_grad);
+    c.set(1, b * g * r);
+    c.set(2, as_vector(channel_sum(a * g) * r));
+    return;
+  }
+  const GradTensor xh = x_centered * r;
+  auto centered = [&](const GradTensor& v, const GradTensor& mean_v_xh) {
+    return v - channel_mean(v) - xh * mean_v_xh;
+  };
+  const GradTensor g_xh = channel_mean(g * xh), a_xh = channel_mean(a * xh);
+  const GradTensor centered_g = centered(g, g_xh), centered_a = centered(a, a_xh);
+  const GradTensor s_r = s * r;
+  const GradTensor ag = channel_mean(a * (g - channel_mean(g))) - g_xh * a_xh;
+  c.set(0, s_r * centered_a + b * xh + offset_grad);
+  c.set(1, -(s_r * r) * xh * ag + r * (b - s_r * a_xh) * centered_g - (s_r * r) * g_xh * centered_a);
+  c.set(2, as_vector(channel_sum(a * centered_g) * r));
+}
+
 // ---- LRN(input) and LRNGrad(input_grads, input_image, output_image); attrs depth_radius, bias, alpha, beta.
 
 kernels::LrnParams lrn_params(const AttrReader& a) {
@@ -313,16 +379,14 @@ void register_norm_ops(OpRegistry& r) {
       .grad(&batch_norm_grad)
       .batching(BatchingRule::kFallback)
       .done(r);
-  // Its own gradient (TensorFlow's _FusedBatchNormGradGradV3) is not implemented: second-order gradients
-  // through a fused batch norm stop here.
   batch_norm_grad_op("FusedBatchNormGradV3")
       .doc(
           "The gradients of FusedBatchNormV3 w.r.t. x, scale and offset, from y_backprop and the saved "
           "statistics "
           "(reserve_space_1, reserve_space_2). offset_backprop == sum of y_backprop per channel.")
-      .flags(kNotDifferentiable)
       .shape(&batch_norm_shape)
       .kernel(kNormTypes, &batch_norm_grad_kernel)
+      .grad(&batch_norm_grad_grad)
       .batching(BatchingRule::kFallback)
       .done(r);
   // Not differentiable: both only exist in optimized graphs, which autodiff never sees.

@@ -1,6 +1,6 @@
-// Conv fusion (TensorFlow's "remapping" option): Conv2D -> bias add [-> activation] becomes one
-// _FusedConv2D node, which runs as one oneDNN primitive with the bias and a post-op (Note [Fused
-// convolutions] in kernels/conv.cc).
+// Conv fusion (TensorFlow's "remapping" option): Conv2D or Conv3D -> bias add [-> activation] becomes one
+// _FusedConv2D or _FusedConv3D node, which runs as one oneDNN primitive with the bias and a post-op (Note
+// [Fused convolutions] in kernels/conv.cc).
 //
 // Note [Matching a conv chain]
 // The pass runs on optimized functions, i.e. after autodiff: a training step's graph holds the forward and
@@ -15,7 +15,9 @@
 //   is then fused without its activation;
 // - no node of the chain has a control input or is one, so no ordering is lost.
 // The bias is a BiasAdd with the convolution's data format, or an Add/AddV2 of a 1-D [out_channels] value
-// to an NHWC convolution whose output shape is the sum's (so the add broadcasts along channels only).
+// to a channels-last convolution whose output shape is the sum's (so the add broadcasts along channels
+// only). BiasAdd's data_format is "NHWC" or "NCHW" for 5-D values too, so "NHWC" matches NDHWC.
+// Depthwise convolutions are not fused yet (TensorFlow's remapper writes _FusedDepthwiseConv2dNative).
 // Only float32 is fused: that is where oneDNN runs (float64 has the plain loops either way).
 //
 // Note [Relu gradients as ReluGrad]
@@ -38,12 +40,12 @@ class Matcher {
 
   bool match(int32_t n, BiasChain* chain) const {
     const Node& conv = g_.node(n);
-    if (conv.op->name != "Conv2D" || !uses_.plain(n) || conv.outputs[0].dtype != DType::kFloat32)
-      return false;
-    if (!conv.outputs[0].shape.rank_known() || conv.outputs[0].shape.rank() != 4) return false;
+    const int rank = conv.op->name == "Conv2D" ? 4 : conv.op->name == "Conv3D" ? 5 : 0;
+    if (rank == 0 || !uses_.plain(n) || conv.outputs[0].dtype != DType::kFloat32) return false;
+    if (!conv.outputs[0].shape.rank_known() || conv.outputs[0].shape.rank() != rank) return false;
     const bool channels_last =
-        std::get<std::string>(conv.attrs[conv.op->attr_index("data_format")]) == "NHWC";
-    const int64_t channels = conv.outputs[0].shape.dim(channels_last ? 3 : 1);
+        std::get<std::string>(conv.attrs[conv.op->attr_index("data_format")]).back() == 'C';
+    const int64_t channels = conv.outputs[0].shape.dim(channels_last ? rank - 1 : 1);
     // The convolution feeds the bias add alone.
     if (!uses_.only_reader(n, &chain->bias_node)) return false;
     const Node& add = g_.node(chain->bias_node);
@@ -115,16 +117,25 @@ StatusOr<int> remap_relu_gradients(FunctionGraph& fn) {
 }
 
 StatusOr<int> fuse_conv(FunctionGraph& fn) {
-  static const OpDef& fused_op = op_def("_FusedConv2D");
-  const Matcher matcher(fn);
-  return fuse_bias_chains(
-      fn, fused_op, [&](int32_t n, BiasChain* chain) { return matcher.match(n, chain); },
-      [&](const BiasChain& chain) {
-        AttrList attrs = fn.graph.node(chain.contraction).attrs;  // the convolution's, then ours
-        attrs.push_back(chain_activation(fn.graph, chain));
-        attrs.push_back(chain_leakyrelu_alpha(fn.graph, chain));
-        return attrs;
-      });
+  int fused = 0;
+  for (const char* conv : {"Conv2D", "Conv3D"}) {
+    const OpDef& fused_op = op_def(std::string("_Fused") + conv);
+    const Matcher matcher(fn);  // over the graph as the previous round left it
+    auto count = fuse_bias_chains(
+        fn, fused_op,
+        [&](int32_t n, BiasChain* chain) {
+          return fn.graph.node(n).op->name == conv && matcher.match(n, chain);
+        },
+        [&](const BiasChain& chain) {
+          AttrList attrs = fn.graph.node(chain.contraction).attrs;  // the convolution's, then ours
+          attrs.push_back(chain_activation(fn.graph, chain));
+          attrs.push_back(chain_leakyrelu_alpha(fn.graph, chain));
+          return attrs;
+        });
+    if (!count.ok()) return count.status();
+    fused += *count;
+  }
+  return fused;
 }
 
 }  // namespace ember::passes

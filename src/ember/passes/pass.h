@@ -87,8 +87,8 @@ StatusOr<int> simplify_arithmetic(FunctionGraph& fn);
 StatusOr<int> inline_function_calls(FunctionGraph& fn);
 StatusOr<int> fuse_elementwise(FunctionGraph& fn);
 StatusOr<int> merge_sibling_matmuls(FunctionGraph& fn);
-/// Conv2D -> bias add [-> activation] chains become _FusedConv2D nodes (Note [Matching a conv chain] in
-/// fuse_conv.cc). Counts the chains fused.
+/// Conv2D/Conv3D -> bias add [-> activation] chains become _FusedConv2D/_FusedConv3D nodes (Note [Matching a
+/// conv chain] in fuse_conv.cc). Counts the chains fused.
 StatusOr<int> fuse_conv(FunctionGraph& fn);
 /// MatMul -> bias add [-> activation] chains become _FusedMatMul nodes (Note [Matching a MatMul chain] in
 /// fuse_matmul.cc). Counts the chains fused.

@@ -1,10 +1,14 @@
 // The convolution kernels: float32 runs on oneDNN and agrees with ember's direct loops (what float64 and
-// declined geometries run on) in every layout; the primitive cache is bounded and reused.
+// declined geometries run on) in every layout; float16 and bfloat16 are the float32 kernels rounded once; the
+// primitive cache is bounded and reused.
 #include "ember/kernels/conv.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
+
+#include "ember/core/half.h"
 
 namespace ember {
 namespace {
@@ -70,6 +74,76 @@ TEST(ConvKernel, OneDnnAgreesWithTheDirectLoops) {
               << "layout " << last << " groups " << groups;
     }
   }
+}
+
+// A float32 tensor's values rounded to 16 bits (`Half`), and a 16-bit tensor's values widened to float32.
+template <typename Half>
+TensorRef rounded(const TensorImpl& t, DType dtype) {
+  TensorRef out = TensorImpl::allocate(dtype, t.shape()).value();
+  for (int64_t i = 0; i < t.num_elements(); ++i) out->mutable_data<Half>()[i] = Half(t.data<float>()[i]);
+  return out;
+}
+template <typename Half>
+TensorRef widened(const TensorImpl& t) {
+  TensorRef out = TensorImpl::allocate(DType::kFloat32, t.shape()).value();
+  for (int64_t i = 0; i < t.num_elements(); ++i) out->mutable_data<float>()[i] = t.data<Half>()[i];
+  return out;
+}
+
+// Note [16-bit convolutions]: each pass is the float32 pass over the widened operands, rounded once.
+template <typename Half>
+void expect_float32_rounded_once(DType dtype) {
+  const kernels::ConvGeometry g = geometry(true, 2);
+  const Shape x_shape = activation(g, g.in_channels, g.in), y_shape = activation(g, g.out_channels, g.out);
+  const Shape w_shape{3, 2, g.in_channels / g.groups, g.out_channels};
+  TensorRef x = rounded<Half>(*random_tensor(DType::kFloat32, x_shape, 4), dtype);
+  TensorRef w = rounded<Half>(*random_tensor(DType::kFloat32, w_shape, 5), dtype);
+  TensorRef dy = rounded<Half>(*random_tensor(DType::kFloat32, y_shape, 6), dtype);
+  auto same = [&](const TensorImpl& half, const TensorImpl& wide, const char* what) {
+    TensorRef expected = rounded<Half>(wide, dtype);
+    for (int64_t i = 0; i < half.num_elements(); ++i)
+      ASSERT_EQ(half.data<Half>()[i].bits, expected->data<Half>()[i].bits) << what << " element " << i;
+  };
+  TensorRef y = TensorImpl::allocate(dtype, y_shape).value();
+  TensorRef y32 = TensorImpl::allocate(DType::kFloat32, y_shape).value();
+  ASSERT_TRUE(kernels::conv_forward(g, *x, *w, *y).ok());
+  EXPECT_EQ(kernels::conv_last_impl().rfind("f32 via ", 0), 0u) << kernels::conv_last_impl();
+  ASSERT_TRUE(kernels::conv_forward(g, *widened<Half>(*x), *widened<Half>(*w), *y32).ok());
+  same(*y, *y32, "forward");
+  TensorRef dx = TensorImpl::allocate(dtype, x_shape).value();
+  TensorRef dx32 = TensorImpl::allocate(DType::kFloat32, x_shape).value();
+  ASSERT_TRUE(kernels::conv_backward_data(g, *w, *dy, *dx).ok());
+  ASSERT_TRUE(kernels::conv_backward_data(g, *widened<Half>(*w), *widened<Half>(*dy), *dx32).ok());
+  same(*dx, *dx32, "backward data");
+  TensorRef dw = TensorImpl::allocate(dtype, w_shape).value();
+  TensorRef dw32 = TensorImpl::allocate(DType::kFloat32, w_shape).value();
+  ASSERT_TRUE(kernels::conv_backward_filter(g, *x, *dy, *dw).ok());
+  ASSERT_TRUE(kernels::conv_backward_filter(g, *widened<Half>(*x), *widened<Half>(*dy), *dw32).ok());
+  same(*dw, *dw32, "backward filter");
+}
+
+TEST(ConvKernel, SixteenBitIsFloat32RoundedOnce) {
+  expect_float32_rounded_once<float16>(DType::kFloat16);
+  expect_float32_rounded_once<bfloat16>(DType::kBFloat16);
+}
+
+// _FusedConv3D's kernel: a 3-D convolution with bias and Relu is one oneDNN primitive, equal to the float64
+// direct loops followed by the bias and the Relu.
+TEST(ConvKernel, FusedThreeDimensionalConvolutionRunsOnOneDnn) {
+  kernels::ConvGeometry g;
+  g.nd = 3, g.channels_last = true, g.batch = 2, g.in_channels = 3, g.out_channels = 4, g.groups = 1;
+  for (int d = 0; d < 3; ++d) g.in[d] = 5, g.kernel[d] = 2, g.out[d] = 4;
+  const Shape x_shape{2, 5, 5, 5, 3}, w_shape{2, 2, 2, 3, 4}, y_shape{2, 4, 4, 4, 4};
+  TensorRef x = random_tensor(DType::kFloat32, x_shape, 7), w = random_tensor(DType::kFloat32, w_shape, 8);
+  TensorRef bias = random_tensor(DType::kFloat32, Shape{4}, 9);
+  TensorRef y = TensorImpl::allocate(DType::kFloat32, y_shape).value();
+  ASSERT_TRUE(kernels::conv_forward_fused(g, *x, *w, *bias, kernels::ConvActivation::kRelu, 0, *y).ok());
+  EXPECT_EQ(kernels::conv_last_impl().find("ember"), std::string::npos) << kernels::conv_last_impl();
+  TensorRef y64 = TensorImpl::allocate(DType::kFloat64, y_shape).value();
+  ASSERT_TRUE(kernels::conv_forward(g, *as_float64(*x), *as_float64(*w), *y64).ok());
+  for (int64_t i = 0; i < y->num_elements(); ++i)
+    ASSERT_NEAR(y->data<float>()[i], std::max(0.0, y64->data<double>()[i] + bias->data<float>()[i % 4]),
+                1e-4);
 }
 
 TEST(ConvKernel, CacheIsBoundedAndReused) {
