@@ -240,7 +240,9 @@ def test_mlp_training_step_matches_the_unfused_graph(remapping, activation):
 
 
 def test_env_switch_turns_the_pass_off():
-    """EMBER_FUSE_MATMUL=0 is read once per process: checked in a child process with this checkout's path."""
+    """EMBER_FUSE_MATMUL=0 is read once per process: checked in a child process with this checkout's path and
+    this interpreter's flags (with -S only where this process has it: an editable install is found by a site
+    hook)."""
     import os
     import subprocess
     import sys
@@ -251,7 +253,8 @@ def test_env_switch_turns_the_pass_off():
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
     for value, fused in (("0", "False"), ("1", "True")):
         env["EMBER_FUSE_MATMUL"] = value
-        out = subprocess.run([sys.executable, "-S", "-c", code], env=env, capture_output=True, text=True, check=True)
+        out = subprocess.run([sys.executable, *(["-S"] if sys.flags.no_site else []), "-c", code], env=env,
+                             capture_output=True, text=True, check=True)
         assert out.stdout.strip() == fused, out.stderr
 
 
