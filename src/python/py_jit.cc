@@ -54,6 +54,7 @@ void bind_jit(nb::module_& m) {
     d["native_runs"] = s.native_runs;
     d["interpreted_runs"] = s.interpreted_runs;
     d["compile_seconds"] = s.compile_seconds;
+    d["queued_bindings"] = s.queued_bindings;
     return d;
   });
   m.def("jit_cache_directory", &jit::cache_directory);

@@ -56,7 +56,16 @@ struct Job {
   std::vector<bool> scalar;
   std::string fingerprint;  // kernel_fingerprint: equal programs share a job
   std::vector<std::weak_ptr<kernels::NativeFusedSlot>> slots;
+  size_t sweep_at = 16;  // slots.size() that triggers the next sweep of expired slots
   bool done = false;
+
+  void add_slot(std::weak_ptr<kernels::NativeFusedSlot> slot) {
+    if (slots.size() >= sweep_at) {
+      std::erase_if(slots, [](const auto& s) { return s.expired(); });
+      sweep_at = std::max<size_t>(16, 2 * slots.size());
+    }
+    slots.push_back(std::move(slot));
+  }
 
   bool dead() const {
     return std::all_of(slots.begin(), slots.end(), [](const auto& s) { return s.expired(); });
@@ -69,6 +78,9 @@ struct Job {
 // binding, they overflowed the queue's bound, and the bindings turned away ran on the interpreter for the
 // rest of the process (half of the Keras LSTM's fused runs). So the queue holds distinct programs: a
 // request for a program already queued adds its binding's slot to that job, and the bound counts programs.
+// A starved compile thread leaves one job queued while functions are made and dropped by the thousand, each
+// adding a slot: the expired ones are swept whenever the list has doubled since the last sweep, so a job
+// holds about twice its live bindings (an expired weak pointer still holds its slot's memory).
 
 // Note [The compile thread]
 // One thread compiles, at the lowest priority, so that compiling never takes a core from the program's
@@ -85,10 +97,14 @@ struct Job {
 // Instead the thread is stopped from a thread_local object of the main thread (ExitGuard): C++ destroys
 // the exiting thread's thread_local objects before it starts destroying any static object
 // ([basic.start.term]), and a program returning from main (or calling exit on the main thread) exits on
-// the main thread. The guard is made by install() and by every request from the main thread; exit from
-// another thread falls back to an exit handler (the old order), and Python also stops the thread from an
-// atexit hook (shutdown()), before the interpreter finalizes. Stopping waits for the current job. A forked
-// child does not inherit the thread and runs its fused programs on the interpreter.
+// the main thread. The guard is made while the program (or the Python module) is loaded, by a static
+// initializer, which runs on the main thread: the first request may come from any thread (a C++ program
+// whose functions are first traced on worker threads never made it otherwise, and died at exit while a
+// starved compile still ran). install() and every request from the main thread make it too, for a library
+// loaded from another thread; exit from another thread falls back to an exit handler (the old order), and
+// Python also stops the thread from an atexit hook (shutdown()), before the interpreter finalizes. Stopping
+// waits for the current job. A forked child does not inherit the thread and runs its fused programs on the
+// interpreter.
 class Service final : public kernels::NativeFusedCompiler {
   static constexpr size_t kMaxQueuedJobs = 256;
 
@@ -129,7 +145,7 @@ class Service final : public kernels::NativeFusedCompiler {
     for (const std::shared_ptr<Job>& queued : queue_) {
       if (queued->fingerprint != job->fingerprint) continue;
       ++stats_.requested;
-      queued->slots.push_back(slot);
+      queued->add_slot(slot);
       return;
     }
     // A starved compile thread (lowest priority on a busy machine) must not let the queue grow with every
@@ -149,7 +165,18 @@ class Service final : public kernels::NativeFusedCompiler {
 
   Stats stats() {
     std::lock_guard<std::mutex> lock(mu_);
-    return stats_;
+    Stats s = stats_;
+    for (const std::shared_ptr<Job>& queued : queue_)
+      s.queued_bindings += static_cast<int64_t>(queued->slots.size());
+    return s;
+  }
+
+  void hold(bool on) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      held_ += on ? 1 : -1;
+    }
+    work_cv_.notify_all();
   }
 
   void unload(llvm::orc::JITDylib* dylib) {
@@ -245,7 +272,7 @@ class Service final : public kernels::NativeFusedCompiler {
     ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 19);
     std::unique_lock<std::mutex> lock(mu_);
     while (true) {
-      work_cv_.wait(lock, [&] { return !queue_.empty() || stopping_.load(); });
+      work_cv_.wait(lock, [&] { return (!queue_.empty() && held_ == 0) || stopping_.load(); });
       if (stopping_.load()) break;
       std::shared_ptr<Job> job = queue_.front();
       queue_.pop_front();
@@ -359,6 +386,7 @@ class Service final : public kernels::NativeFusedCompiler {
   std::condition_variable work_cv_, done_cv_;
   std::deque<std::shared_ptr<Job>> queue_;
   int busy_ = 0;
+  int held_ = 0;  // live HoldCompiles
   pid_t worker_pid_ = 0;
   std::thread worker_;
   std::atomic<bool> stopping_{false};
@@ -403,6 +431,9 @@ void guard_main_thread_exit() {
   (void)guard;
 }
 
+// Static initialization runs on the main thread (Note [The compile thread]).
+[[maybe_unused]] const bool main_thread_guarded = (guard_main_thread_exit(), true);
+
 LoadedKernel::~LoadedKernel() { service().unload(dylib); }
 
 }  // namespace
@@ -429,6 +460,9 @@ Stats stats() {
   s.interpreted_runs = counts.interpreted;
   return s;
 }
+
+HoldCompiles::HoldCompiles() { service().hold(true); }
+HoldCompiles::~HoldCompiles() { service().hold(false); }
 
 std::string cache_directory() { return service().cache().directory(); }
 

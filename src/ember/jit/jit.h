@@ -44,9 +44,20 @@ struct Stats {
   int64_t failures = 0;      // programs that could not be compiled (they stay on the interpreter)
   int64_t native_runs = 0;   // fused runs on native code
   int64_t interpreted_runs = 0;
-  double compile_seconds = 0;  // time spent compiling (not loading)
+  double compile_seconds = 0;   // time spent compiling (not loading)
+  int64_t queued_bindings = 0;  // bindings held by queued jobs, dropped ones not yet swept included
 };
 Stats stats();
+
+/// For tests: while one is alive, the compile thread takes no job from the queue, as if starved (requests
+/// still queue; wait_for_pending would wait until it goes).
+class HoldCompiles {
+ public:
+  HoldCompiles();
+  ~HoldCompiles();
+  HoldCompiles(const HoldCompiles&) = delete;
+  HoldCompiles& operator=(const HoldCompiles&) = delete;
+};
 
 /// The disk cache's directory ("" when it is off).
 std::string cache_directory();

@@ -53,6 +53,25 @@ std::shared_ptr<const kernels::PreparedFusedProgram> queue_compile(int length, i
   std::exit(0);
 }
 
+// The same, with every request (and install()) from another thread: the main thread never touched the
+// JIT, as in a C++ program whose functions are first traced on worker threads.
+[[noreturn]] void exit_while_compiling_for_another_thread() {
+  static std::shared_ptr<const kernels::PreparedFusedProgram> first, second;
+  bool compiled = true;
+  std::thread requester([&] {
+    install();
+    set_mode(Mode::kAsync);
+    first = queue_compile(8, 0);
+    wait_for_pending();
+    compiled = !available() || stats().compiled > 0;
+    second = queue_compile(60, 1);
+  });
+  requester.join();
+  if (!compiled) std::_Exit(3);
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::exit(0);
+}
+
 class ExitDuringCompileTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -76,6 +95,11 @@ class ExitDuringCompileTest : public ::testing::Test {
 TEST_F(ExitDuringCompileTest, ExitFromMainStopsTheCompileThreadFirst) {
   for (int run = 0; run < 3; ++run)
     EXPECT_EXIT(exit_while_compiling(), ::testing::ExitedWithCode(0), "") << "run " << run;
+}
+
+TEST_F(ExitDuringCompileTest, ExitFromMainStopsACompileThatAnotherThreadRequested) {
+  for (int run = 0; run < 3; ++run)
+    EXPECT_EXIT(exit_while_compiling_for_another_thread(), ::testing::ExitedWithCode(0), "") << "run " << run;
 }
 
 }  // namespace

@@ -339,6 +339,37 @@ TEST_F(JitTest, OffRunsTheInterpreter) {
   EXPECT_EQ(stats().native_runs, native);
 }
 
+// A starved compile thread (Note [Queued programs] in jit.cc): while one job waits, a hundred thousand
+// bindings of its program are made and dropped. The job must not keep a slot for each (it once held 25 MB
+// after this), and the one binding still alive gets its kernel when the thread runs again.
+TEST_F(JitTest, AStarvedQueueKeepsOnlyItsLiveBindings) {
+  if (!available()) GTEST_SKIP() << "built without LLVM";
+  set_mode(Mode::kAsync);
+  std::vector<int64_t> code;
+  int64_t v = kernels::append_unary(code, 2, UnaryOp::kTanh, 0);
+  v = kernels::append_binary(code, 2, BinaryOp::kAtan2, v, 1);
+  auto program = FusedProgram::decode(code, 2, std::vector<int64_t>{v}, DType::kFloat32).value();
+  std::vector<Shape> shapes{Shape({64}), Shape({64})};
+  std::shared_ptr<const kernels::PreparedFusedProgram> kept;
+  {
+    HoldCompiles hold;
+    const int64_t queued_before = stats().queued_bindings;
+    kept = program.prepare(shapes, Shape({64})).value();
+    for (int i = 0; i < 100000; ++i) (void)program.prepare(shapes, Shape({64})).value();
+    EXPECT_LE(stats().queued_bindings - queued_before, 32);
+  }
+  wait_for_pending();
+  std::mt19937 gen(9);
+  TensorRef x = random_tensor(DType::kFloat32, Shape({64}), gen),
+            y = random_tensor(DType::kFloat32, Shape({64}), gen);
+  TensorRef out = TensorImpl::allocate(DType::kFloat32, Shape({64})).value();
+  const TensorImpl* inputs[] = {x.get(), y.get()};
+  TensorImpl* outputs[] = {out.get()};
+  const int64_t native = stats().native_runs;
+  ASSERT_TRUE(FusedProgram::run_prepared(*kept, inputs, outputs).ok());
+  EXPECT_EQ(stats().native_runs, native + 1);
+}
+
 // Programs ending in a reduction (Note [Fused reductions] in fused_elementwise.h): the native kernel writes
 // the reduced value of the same chunks as the interpreter and the same loop reduces them, so every output
 // and the reduction agree bit for bit (a float sin's blocks included: chunks start where tiles would).

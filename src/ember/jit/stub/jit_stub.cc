@@ -18,6 +18,8 @@ Stats stats() {
   s.interpreted_runs = counts.interpreted;
   return s;
 }
+HoldCompiles::HoldCompiles() = default;
+HoldCompiles::~HoldCompiles() = default;
 std::string cache_directory() { return ""; }
 
 }  // namespace ember::jit
