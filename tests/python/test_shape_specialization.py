@@ -103,3 +103,20 @@ def test_a_loop_variable_that_grows_every_iteration():
     for n in (5, 80, 5):
         out = grow(tf.constant(n)).numpy()
         np.testing.assert_allclose(out, 1 / (1 + np.exp(-np.arange(n, dtype=np.float64))), rtol=1e-6)
+
+
+def test_a_signature_the_shape_functions_reject_stops_specializing():
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((6, 16)).astype(np.float32)
+    f = tf.function(lambda x, w, y: _gates(x, w) + y,
+                    input_signature=[tf.TensorSpec([None, 6], tf.float32), tf.TensorSpec([6, 16], tf.float32),
+                                     tf.TensorSpec([None, 8], tf.float32)])
+    x = rng.standard_normal((5, 6)).astype(np.float32)
+    for _ in range(3):  # the second bad call tries to specialize, and the shapes are rejected
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            f(x, w, np.zeros((3, 8), np.float32))
+    y = rng.standard_normal((5, 8)).astype(np.float32)
+    for _ in range(3):  # the function stopped looking: the general plan, with its values
+        ops, out = _ops_run(f, x, w, y)
+        assert "Mul" in ops
+        np.testing.assert_allclose(out.numpy(), _reference(x, w) + y, rtol=1e-5, atol=1e-6)

@@ -1072,7 +1072,8 @@ CompiledFunction::~CompiledFunction() = default;
 // dims. A shape is specialized at its second call (the first may be the only one), at most four per
 // function; a function seen with more than 64 signatures (a loop variable growing each iteration) stops
 // looking. A graph that cannot be specialized (a shape function rejecting the shapes) keeps its general
-// plan. EMBER_SHAPE_SPECIALIZATION=0 turns it off.
+// plan and stops looking too, so that its calls never wait on the lock. EMBER_SHAPE_SPECIALIZATION=0 turns it
+// off.
 struct CompiledFunction::Specializations {
   static constexpr int kMaxPlans = 4;
   static constexpr size_t kMaxSignatures = 64;
@@ -1110,11 +1111,17 @@ const CompiledFunction* CompiledFunction::specialized_for(std::span<TensorImpl* 
       s.seen.emplace_back(std::move(signature), 1);
     return nullptr;
   }
-  if (++it->second != 2) return nullptr;  // the second call makes the plan; a failed one is not retried
+  if (++it->second != 2) return nullptr;
+  // A failure closes the function: its calls would otherwise take the lock for ever, and a graph one shape
+  // of which the shape functions reject is unlikely to fare better with the next.
+  auto give_up = [&] {
+    s.closed.store(true, std::memory_order_relaxed);
+    return nullptr;
+  };
   auto specialized = specialize_shapes(*fn_, {signature.data(), signature.size()});
-  if (!specialized.ok()) return nullptr;
+  if (!specialized.ok()) return give_up();
   auto plan = std::make_unique<CompiledFunction>(std::move(specialized).value(), options_, false);
-  if (!plan->status_.ok() || plan->plan_ == nullptr) return nullptr;
+  if (!plan->status_.ok() || plan->plan_ == nullptr) return give_up();
   s.seen.erase(it);
   const CompiledFunction* made = plan.get();
   s.plans.push_back(std::move(plan));
