@@ -272,6 +272,40 @@ def test_gradients_match_tensorflow(name):
     np.testing.assert_allclose(ours, theirs, rtol=2e-4, atol=2e-4)
 
 
+# Every differentiable element-wise op that takes complex operands, with a complex upstream gradient: most
+# of TensorFlow's rules conjugate the operands (Mul, Div, DivNoNan, ...), but its Xdivy, Xlogy, Xlog1py and
+# MulNoNan rules take them as they are, and ember's gradients are TensorFlow's.
+ELEMENTWISE_GRADIENT_OPS = [
+    "Add", "Sub", "Mul", "RealDiv", "DivNoNan", "MulNoNan", "Pow", "Xdivy", "Xlogy", "Xlog1py",
+    "Conj", "Cos", "Sin", "Tan", "Tanh", "Sigmoid", "Exp", "Expm1", "Log", "Log1p", "Neg", "Reciprocal",
+    "Rsqrt", "Sqrt", "Square",
+]
+
+
+@pytest.mark.parametrize("name", ELEMENTWISE_GRADIENT_OPS)
+def test_elementwise_gradients_with_a_complex_upstream_match_tensorflow(name):
+    info = tf._C.op_info(name)
+    args = [(RNG.uniform(0.3, 1.5, [3]) + 1j * RNG.uniform(-1, 1, [3])).astype(np.complex128)
+            for _ in info["inputs"]]
+    if name.startswith("X"):
+        args[0][1] = 0  # the branch where x is 0
+    upstream = cplx([3], np.complex128)
+
+    def grads(lib, op, *xs):
+        with lib.GradientTape() as tape:
+            for x in xs:
+                tape.watch(x)
+            z = op(*xs)
+        return tape.gradient(z, list(xs), output_gradients=lib.constant(upstream))
+
+    theirs = grads(real_tf, lambda *xs: getattr(real_tf.raw_ops, name)(**dict(zip(info["inputs"], xs))),
+                   *[real_tf.constant(a) for a in args])
+    ours = [tf.constant(a) for a in args]
+    for got in (grads(tf, tf._C.op(name), *ours), tf.function(lambda *xs: grads(tf, tf._C.op(name), *xs))(*ours)):
+        for a, b in zip(got, theirs):
+            close(a.numpy(), b.numpy(), np.complex128)
+
+
 def test_gradients_inside_a_function_match_eager():
     x = cplx([6])
     loss = LOSSES["real_of_exp_conj"]

@@ -187,10 +187,18 @@ void polygamma_grad(GradContext& c) {
   c.set(1, reduce_to(c.grad() * binary("Polygamma", a + 1.0, x), x, a));
 }
 
+// TensorFlow's rules for these take complex operands as they are, unconjugated (unlike Mul, Div or
+// DivNoNan), and ember's gradients are TensorFlow's.
+constexpr bool conjugates_complex_operands(GradFn rule) {
+  return rule != &xdivy_grad && rule != &xlogy_grad && rule != &xlog1py_grad && rule != &mul_no_nan_grad;
+}
+
 template <GradFn kRule>
 constexpr GradFn with_complex() {
   if constexpr (kRule == nullptr)
     return nullptr;
+  else if constexpr (!conjugates_complex_operands(kRule))
+    return kRule;
   else
     return &holomorphic_grad<kRule>;
 }
