@@ -87,6 +87,7 @@ from ember import autograph
 from ember import distribute
 from ember import ragged, sparse
 from ember import lookup
+from ember import raw_ops
 from ember.ragged import RaggedTensor, RaggedTensorSpec
 from ember.sparse import SparseTensor, SparseTensorSpec
 from ember.ragged import ragged_dispatch as _ragged_dispatch

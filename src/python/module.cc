@@ -9,7 +9,9 @@
 #include <exception>
 #include <new>
 #include <optional>
+#include <type_traits>
 #include <typeinfo>
+#include <variant>
 
 #include "ember/core/device.h"
 #include "ember/core/parallel.h"
@@ -180,6 +182,41 @@ nb::dict op_info(const std::string& name) {
   for (const std::string& o : op->outputs) outputs.append(o);
   d["inputs"] = inputs;
   d["attrs"] = attrs;
+  // The defaults, for ember.raw_ops to pass back (dtypes as enum numbers, shapes as lists of dims with -1
+  // unknown, an unknown rank as None; a tensor default is not offered).
+  nb::dict defaults;
+  for (const AttrDef& a : op->attrs) {
+    if (!a.has_default) continue;
+    std::visit(
+        [&](const auto& v) {
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<V, DType>) {
+            defaults[a.name.c_str()] = static_cast<int>(v);
+          } else if constexpr (std::is_same_v<V, std::vector<DType>>) {
+            nb::list list;
+            for (DType d : v) list.append(static_cast<int>(d));
+            defaults[a.name.c_str()] = list;
+          } else if constexpr (std::is_same_v<V, std::vector<Shape>>) {
+            nb::list list;
+            for (const Shape& shape : v) {
+              if (shape.rank() < 0)
+                list.append(nb::none());
+              else
+                list.append(nb::cast(shape.dim_vector()));
+            }
+            defaults[a.name.c_str()] = list;
+          } else if constexpr (!std::is_same_v<V, TensorRef>) {
+            defaults[a.name.c_str()] = v;
+          }
+        },
+        a.default_value);
+  }
+  d["attr_defaults"] = defaults;
+  static const char* const kAttrTypeNames[] = {"int",    "float",  "bool",   "dtype", "ints",
+                                               "string", "tensor", "dtypes", "shapes"};
+  nb::list attr_types;
+  for (const AttrDef& a : op->attrs) attr_types.append(kAttrTypeNames[static_cast<int>(a.type)]);
+  d["attr_types"] = attr_types;
   d["outputs"] = outputs;
   d["stateful"] = op->has_flag(kStateful);
   d["differentiable"] = !op->has_flag(kNotDifferentiable);
