@@ -469,33 +469,6 @@ class IntegerLookup(_IndexLookup):
 _PUNCTUATION = r'[!"#$%&()\*\+,-\./:;<=>?@\[\\\]^_`{|}~\']'
 
 
-def _ngrams(tokens, widths):
-    """The ngrams of each row of a ragged [batch, None] string tensor, joined by " ": for each row, all
-    the ngrams of the first width, then of the next (tf.strings.ngrams with preserve_short_sequences=False)."""
-    tf = _tf()
-    flat = tokens.flat_values
-    splits = tokens.row_splits
-    row_ids = tokens.value_rowids()
-    total = tf.shape(flat, out_type=tf.int64)[0]
-    limits = tf.gather(splits[1:], row_ids)  # each token's row end
-    values, rows, keys = [], [], []
-    for w_index, width in enumerate(widths):
-        count = tf.maximum(total - width + 1, 0)
-        starts = tf.range(count, dtype=tf.int64)
-        parts = [tf.gather(flat, starts + k) for k in range(width)]
-        joined = parts[0] if width == 1 else tf.strings.join(parts, separator=" ")
-        valid = starts + width <= tf.gather(limits, starts)
-        values.append(tf.boolean_mask(joined, valid))
-        kept_rows = tf.boolean_mask(tf.gather(row_ids, starts), valid)
-        rows.append(kept_rows)
-        # Orders ngrams by row, then width, then position.
-        keys.append((kept_rows * len(widths) + w_index) * (total + 1) + tf.boolean_mask(starts, valid))
-    order = tf.argsort(tf.concat(keys, 0))
-    return tf.RaggedTensor.from_value_rowids(tf.gather(tf.concat(values, 0), order),
-                                             tf.gather(tf.concat(rows, 0), order), nrows=tokens.nrows(),
-                                             validate=False)
-
-
 class TextVectorization(Layer):
     """``tf.keras.layers.TextVectorization``: strings -> standardized, split (and ngrammed) tokens ->
     vocabulary indices or count vectors, through a StringLookup whose mask token is ""."""
@@ -575,7 +548,7 @@ class TextVectorization(Layer):
         else:
             tokens = self._split(inputs)
         if self._ngrams is not None:
-            tokens = _ngrams(tokens, self._ngrams)
+            tokens = tf.strings.ngrams(tokens, ngram_width=self._ngrams, separator=" ")
         return tokens
 
     def adapt(self, data, batch_size=None, steps=None):
