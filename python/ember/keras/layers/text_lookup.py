@@ -14,7 +14,8 @@ import collections
 import numpy as np
 
 from ember.framework.tensor_shape import TensorShape
-from ember.keras.engine.base_layer import Layer
+from ember.init_scope import init_scope
+from ember.keras.engine.base_layer import Layer, TrackableWeightHandler
 
 __all__ = ["IntegerLookup", "StringLookup", "TextVectorization"]
 
@@ -103,6 +104,26 @@ def _encode(indices, output_mode, depth, dtype, idf_weights=None):
     return counts
 
 
+class VocabWeightHandler(TrackableWeightHandler):
+    """tf_keras' ``VocabWeightHandler``: an adaptable lookup layer lists its vocabulary (without the mask
+    and OOV tokens) among its weights, so ``get_weights`` returns it and ``set_weights`` rebuilds the table
+    from it."""
+
+    def __init__(self, layer):
+        self._layer = layer
+
+    def get_tensors(self):
+        layer = self._layer
+        tokens = layer.get_vocabulary(include_special_tokens=False)
+        return [_tf().constant(tokens, dtype=_tf().as_dtype(layer.vocabulary_dtype))]
+
+    def set_weights(self, weights):
+        layer = self._layer
+        tokens = np.asarray(weights[0]).reshape(-1).tolist()
+        layer._ember_table = layer._make_table([layer._python_token(t) for t in tokens])
+        layer._freeze_size()
+
+
 class _IndexLookup(Layer):
     """What StringLookup and IntegerLookup share: the vocabulary table, adapt, the index layout and the
     output encodings."""
@@ -148,11 +169,25 @@ class _IndexLookup(Layer):
         self.input_vocabulary = vocabulary
         self.input_idf_weights = idf_weights
         self._ember_frozen_size = frozen_size
-        self._ember_idf = None
+        # tf_keras makes a "tf_idf" layer's weights variable here, so a layer built inside a function
+        # creates a variable on each trace (TensorFlow's ValueError), as tf_keras' does.
+        self._ember_idf = self._make_idf_variable(np.zeros(self._token_start(), np.float32)) \
+            if output_mode == "tf_idf" else None
+        self._ember_idf_set = False  # zeros until a vocabulary (adapt, set_vocabulary, set_weights) sets them
         self._ember_table = self._make_table([])
         self._ember_adapt_state = self._make_adapt_state() if vocabulary is None else []
+        self._ember_vocabulary_weight = VocabWeightHandler(self) if vocabulary is None else None
         if vocabulary is not None:
             self.set_vocabulary(vocabulary, idf_weights)
+
+    def _own_variables(self):
+        # tf_keras' weights, in its order: the idf weights ("tf_idf"), then for a layer made without a
+        # vocabulary its vocabulary and ("tf_idf") its adapt state's document count.
+        weights = [self._ember_idf] if self._ember_idf is not None else []
+        if self._ember_vocabulary_weight is not None:
+            weights.append(self._ember_vocabulary_weight)
+            weights += [v for name, v in self._ember_adapt_state if name == "num_documents"]
+        return weights
 
     def _trackable_children(self):
         # The table (and the tf_idf weights) under tf_keras' names, so a SavedModel holds them (and the
@@ -169,10 +204,15 @@ class _IndexLookup(Layer):
         config, expects each of them in the checkpoint."""
         tf = _tf()
         key_dtype = tf.as_dtype(self.vocabulary_dtype)
-        state = [("token_counts", tf.lookup.experimental.MutableHashTable(key_dtype, tf.int64, 0))]
+        # Made eagerly: tf_keras makes them in the graph of a function that builds the layer, where its
+        # `call` never reads them, and ember cannot make a MutableHashTable per call (docs/lookup.md).
+        with init_scope():
+            state = [("token_counts", tf.lookup.experimental.MutableHashTable(key_dtype, tf.int64, 0))]
+            if self.output_mode == "tf_idf":
+                state.append(("token_document_counts",
+                              tf.lookup.experimental.MutableHashTable(key_dtype, tf.int64, 0)))
         if self.output_mode == "tf_idf":
-            state += [("token_document_counts", tf.lookup.experimental.MutableHashTable(key_dtype, tf.int64, 0)),
-                      ("num_documents", tf.Variable(0, dtype=tf.int64, trainable=False, name="num_documents"))]
+            state.append(("num_documents", tf.Variable(0, dtype=tf.int64, trainable=False, name="Variable")))
         return state
 
     # ---- the index layout
@@ -190,7 +230,12 @@ class _IndexLookup(Layer):
         return self._oov_start() if self.num_oov_indices == 1 else -1
 
     def _make_table(self, tokens, filename=None):
-        """The StaticHashTable of ``tokens`` (or of a vocabulary file, a token per line) at their indices."""
+        """The StaticHashTable of ``tokens`` (or of a vocabulary file, a token per line) at their indices, made
+        eagerly (a layer built inside a function holds its table, as a StaticHashTable made there is)."""
+        with init_scope():
+            return self._make_table_eagerly(tokens, filename)
+
+    def _make_table_eagerly(self, tokens, filename):
         tf = _tf()
         vocab_dtype = tf.as_dtype(self.vocabulary_dtype)
         start = self._token_start()
@@ -278,13 +323,24 @@ class _IndexLookup(Layer):
     def _set_idf(self, weights):
         if self.pad_to_max_tokens and self.max_tokens is not None:
             weights = np.pad(weights, (0, self.max_tokens - len(weights)))
-        weights = weights.astype(np.float32)
-        # A non-trainable variable (not one of the layer's weights, as the "_ember" prefix keeps it): the
-        # checkpoint of a SavedModel holds it, where load_model reads it back.
-        if self._ember_idf is not None and tuple(self._ember_idf.shape) == weights.shape:
+        self._assign_idf(weights)
+
+    def _assign_idf(self, weights):
+        """The idf weights as given. tf_keras' variable has shape (None,), so any length goes; ember's
+        variables keep their shape, so another length takes a new variable (a function traced before
+        keeps reading the old one)."""
+        weights = np.asarray(weights, dtype=np.float32)
+        if tuple(self._ember_idf.shape) == weights.shape:
             self._ember_idf.assign(weights)
         else:
-            self._ember_idf = _tf().Variable(weights, trainable=False, name="idf_weights")
+            self._ember_idf = self._make_idf_variable(weights)
+        self._ember_idf_set = True
+
+    def _make_idf_variable(self, weights):
+        # Named as tf_keras' (an unnamed tf.Variable): its HDF5 weight is "Variable:0".
+        variable = _tf().Variable(weights, trainable=False, name="Variable")
+        variable._ember_reshape_to = self._assign_idf  # set_weights with another length (Layer.set_weights)
+        return variable
 
     def _freeze_size(self):
         if self.output_mode == "int" or self.pad_to_max_tokens:
@@ -303,11 +359,13 @@ class _IndexLookup(Layer):
 
     def vocabulary_size(self):
         """The vocabulary's size, mask and OOV indices included."""
-        return int(self._ember_table.size().numpy()) + self._token_start()
+        with init_scope():  # the table is eager, also in a layer built inside a function
+            return int(self._ember_table.size().numpy()) + self._token_start()
 
     def get_vocabulary(self, include_special_tokens=True):
         """The tokens by index (the mask and OOV tokens first unless ``include_special_tokens`` is False)."""
-        keys, values = self._ember_table.export()
+        with init_scope():
+            keys, values = self._ember_table.export()
         tokens, indices = (values, keys) if self.invert else (keys, values)
         by_index = dict(zip(indices.numpy().tolist(), (self._python_token(t) for t in tokens.numpy().tolist())))
         vocabulary = [by_index.get(i, self.oov_token) for i in range(self.vocabulary_size())]
@@ -404,7 +462,8 @@ class _IndexLookup(Layer):
                 return indices.with_flat_values(tf.cast(indices.flat_values, self.compute_dtype))
             return tf.cast(indices, self.compute_dtype)
         depth = self.max_tokens if self.pad_to_max_tokens else self._ember_frozen_size
-        encoded = _encode(indices, self.output_mode, depth, self.compute_dtype, self._ember_idf)
+        encoded = _encode(indices, self.output_mode, depth, self.compute_dtype,
+                          self._ember_idf if self._ember_idf_set else None)
         # tf_keras' SparseTensor holds the encoding's nonzero entries, in row-major order.
         return tf.sparse.from_dense(encoded) if self.sparse else encoded
 
