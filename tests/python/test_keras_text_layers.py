@@ -403,6 +403,31 @@ def test_adaptable_lookup_layer_built_inside_a_function_as_tf_keras(class_name):
         assert [type(w).__name__ for w in layer.weights] == ["VocabWeightHandler"]
 
 
+@pytest.mark.parametrize("class_name,x", [("StringLookup", ["a"]), ("TextVectorization", ["a b"])])
+def test_calling_a_lookup_layer_without_a_vocabulary_inside_a_function_is_failed_precondition(class_name, x):
+    for tf, keras in ((ember, ember.keras), (tensorflow, tf_keras)):
+        with pytest.raises(tf.errors.FailedPreconditionError, match="not initialized"):
+            _build_in_function(tf, keras, class_name, {}, x)
+
+
+@pytest.mark.parametrize("class_name,kwargs,x", [
+    ("StringLookup", {}, ["a"]), ("StringLookup", dict(invert=True), [1]), ("IntegerLookup", {}, [1]),
+    ("TextVectorization", {}, ["a b"]),
+])
+def test_calling_a_lookup_layer_without_a_vocabulary_is_failed_precondition_as_tf_keras(class_name, kwargs, x):
+    """tf_keras' table stays uninitialized until a vocabulary comes; its size is 0 meanwhile."""
+    sizes = []
+    for tf, keras in ((ember, ember.keras), (tensorflow, tf_keras)):
+        layer = getattr(keras.layers, class_name)(**kwargs)
+        assert _plain(layer.get_weights()) == [[]]
+        sizes.append(layer.vocabulary_size())
+        with pytest.raises(tf.errors.FailedPreconditionError, match="not initialized"):
+            layer(tf.constant(x))
+        layer.set_weights([np.array(["a", "b"] if class_name != "IntegerLookup" else [1, 2])])
+        sizes.append(layer.vocabulary_size())
+    assert sizes[:2] == sizes[2:] and sizes[1] == sizes[0] + 2
+
+
 def test_adaptable_integer_lookup_built_inside_a_function():
     _, layer = _build_in_function(ember, ember.keras, "IntegerLookup", {}, None)
     layer.adapt([[3, 3, 5]])

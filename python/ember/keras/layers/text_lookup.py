@@ -104,6 +104,18 @@ def _encode(indices, output_mode, depth, dtype, idf_weights=None):
     return counts
 
 
+class _NullInitializer:
+    """Initializes nothing: the table of a layer without a vocabulary stays uninitialized, so calling the
+    layer is FailedPrecondition "not initialized", as tf_keras' (its `NullInitializer`)."""
+
+    def __init__(self, key_dtype, value_dtype):
+        self.key_dtype = key_dtype
+        self.value_dtype = value_dtype
+
+    def initialize(self, table):
+        pass
+
+
 class VocabWeightHandler(TrackableWeightHandler):
     """tf_keras' ``VocabWeightHandler``: an adaptable lookup layer lists its vocabulary (without the mask
     and OOV tokens) among its weights, so ``get_weights`` returns it and ``set_weights`` rebuilds the table
@@ -174,7 +186,7 @@ class _IndexLookup(Layer):
         self._ember_idf = self._make_idf_variable(np.zeros(self._token_start(), np.float32)) \
             if output_mode == "tf_idf" else None
         self._ember_idf_set = False  # zeros until a vocabulary (adapt, set_vocabulary, set_weights) sets them
-        self._ember_table = self._make_table([])
+        self._ember_table = self._uninitialized_table()
         self._ember_adapt_state = self._make_adapt_state() if vocabulary is None else []
         self._ember_vocabulary_weight = VocabWeightHandler(self) if vocabulary is None else None
         if vocabulary is not None:
@@ -228,6 +240,13 @@ class _IndexLookup(Layer):
 
     def _default_index(self):
         return self._oov_start() if self.num_oov_indices == 1 else -1
+
+    def _uninitialized_table(self):
+        tf = _tf()
+        value_dtype = tf.as_dtype(self.vocabulary_dtype) if self.invert else tf.int64
+        default = self.oov_token if self.invert else self._default_index()
+        with init_scope():
+            return tf.lookup.StaticHashTable(_NullInitializer(self._key_dtype(), value_dtype), default)
 
     def _make_table(self, tokens, filename=None):
         """The StaticHashTable of ``tokens`` (or of a vocabulary file, a token per line) at their indices, made
