@@ -440,3 +440,13 @@ def test_tf_idf_lookup_layer_built_inside_a_function_creates_variables_each_trac
     for tf, keras in ((ember, ember.keras), (tensorflow, tf_keras)):
         with pytest.raises(ValueError, match="first"):
             _build_in_function(tf, keras, "StringLookup", kwargs, None)
+
+
+@pytest.mark.parametrize("class_name,data", [("StringLookup", ["a", "b"]), ("TextVectorization", ["a b"])])
+def test_adapt_builds_the_layer_and_is_refused_inside_a_function_as_tf_keras(class_name, data):
+    for tf, keras in ((ember, ember.keras), (tensorflow, tf_keras)):
+        layer = getattr(keras.layers, class_name)(output_mode="tf_idf")
+        layer.adapt(data)
+        assert layer.built and layer.count_params() == 1  # num_documents: the idf weights' length is unknown
+        with pytest.raises(RuntimeError, match="`PreprocessingLayer.adapt` inside a `tf.function`"):
+            tf.function(lambda layer=layer: layer.adapt(tf.constant(data)))()

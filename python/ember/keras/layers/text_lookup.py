@@ -66,6 +66,19 @@ def _batches(data, batch_size):
         yield array[start:start + step]
 
 
+def _check_adapt_outside_functions():
+    """tf_keras' RuntimeError: adapt reads its data eagerly, so not while a function traces."""
+    from ember import _C
+
+    if _C.in_trace():
+        raise RuntimeError("Detected a call to `PreprocessingLayer.adapt` inside a `tf.function`. "
+                           "`PreprocessingLayer.adapt is a high-level endpoint that manages its own `tf.function`. "
+                           "Please move the call to `PreprocessingLayer.adapt` outside of all enclosing "
+                           "`tf.function`s. Note that you can call a `PreprocessingLayer` directly on `Tensor`s "
+                           "inside a `tf.function` like: `layer(x)`, or update its state like: "
+                           "`layer.update_state(x)`.")
+
+
 def _documents(batch):
     """The documents (lists of tokens) of one batch: each row of a matrix or ragged batch, or the whole of a
     vector or scalar (tf_keras counts a rank-1 batch as one document)."""
@@ -393,7 +406,9 @@ class _IndexLookup(Layer):
         return vocabulary if include_special_tokens else vocabulary[self._token_start():]
 
     def adapt(self, data, batch_size=None, steps=None):
-        """Learns the vocabulary (and idf weights) from ``data``: a list, array, tensor or tf.data dataset."""
+        """Learns the vocabulary (and idf weights) from ``data``: a list, array, tensor or tf.data dataset.
+        The layer is built afterwards, as tf_keras'."""
+        _check_adapt_outside_functions()
         if self.input_vocabulary is not None:
             raise ValueError(f"Cannot adapt {type(self).__name__} layer after setting a static vocabulary via "
                              "init argument or `set_vocabulary`.")
@@ -403,6 +418,7 @@ class _IndexLookup(Layer):
                 break
             documents.extend(_documents(batch))
         self._adapt_documents(documents)
+        self.built = True
 
     def _adapt_documents(self, documents):
         counts = collections.Counter()
@@ -630,7 +646,9 @@ class TextVectorization(Layer):
         return tokens
 
     def adapt(self, data, batch_size=None, steps=None):
-        """Learns the vocabulary from strings: a list, an array, a tensor or a tf.data dataset."""
+        """Learns the vocabulary from strings: a list, an array, a tensor or a tf.data dataset (the layer is
+        built afterwards, as tf_keras')."""
+        _check_adapt_outside_functions()
         if self._lookup_layer.input_vocabulary is not None:
             raise ValueError("Cannot adapt TextVectorization layer after setting a static vocabulary via init "
                              "argument or `set_vocabulary`.")
@@ -642,6 +660,7 @@ class TextVectorization(Layer):
             documents.extend(_documents(batch) if _is_ragged(batch) else
                              [[t] for t in np.asarray(batch.numpy()).reshape(-1).tolist()])
         self._lookup_layer._adapt_documents(documents)
+        self._lookup_layer.built = self.built = True
 
     def call(self, inputs):
         tf = _tf()
