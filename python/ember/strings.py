@@ -12,7 +12,7 @@ import numpy as np
 from ember import _C, dtypes
 from ember.framework.tensor import Tensor, convert_to_tensor
 
-__all__ = ["as_string", "format", "join", "length", "lower", "reduce_join", "regex_full_match",
+__all__ = ["as_string", "format", "join", "length", "lower", "ngrams", "reduce_join", "regex_full_match",
            "regex_replace", "split", "strip", "substr", "to_hash_bucket_fast", "to_number", "unicode_decode",
            "unicode_encode", "unicode_split", "upper"]
 
@@ -32,6 +32,7 @@ _StringLower = _C.op("StringLower")
 _StringStrip = _C.op("StringStrip")
 _StringSplitV2 = _C.op("StringSplitV2")
 _StringToHashBucketFast = _C.op("StringToHashBucketFast")
+_StringNGrams = _C.op("StringNGrams")
 _UnicodeDecode = _C.op("UnicodeDecode")
 _UnicodeEncode = _C.op("UnicodeEncode")
 _Reshape = _C.op("Reshape")
@@ -278,3 +279,81 @@ def unicode_split(input, input_encoding, errors="replace", replacement_char=6553
                                                      errors, replacement_char))
     return unicode_encode(tf.expand_dims(chars, -1), input_encoding, errors, replacement_char)
 
+
+
+def _ngram_pads(pad_values):
+    """(left, right) pad strings from ``pad_values``: None, one string for both sides, or a (left, right)
+    pair; TensorFlow's TypeError otherwise."""
+    if pad_values is None:
+        return "", ""
+    pads = tuple(pad_values) if isinstance(pad_values, (list, tuple)) else (pad_values, pad_values)
+    if len(pads) != 2 or not all(isinstance(p, (str, bytes)) for p in pads):
+        raise TypeError(f"pad_values must be a string, tuple of strings, or None. Got {pad_values!r}")
+    return tuple(_static_string(p) for p in pads)
+
+
+def _ngram_widths(ngram_width):
+    """The widths as Python ints (the op's attribute): TensorFlow takes an int-like value or a list of them,
+    and rejects a width below 1 with its ValueError."""
+    widths = list(ngram_width) if isinstance(ngram_width, (list, tuple)) else [ngram_width]
+    converted = []
+    for width in widths:
+        if isinstance(width, (str, bytes)) or (isinstance(width, Tensor) and width._is_symbolic):
+            raise TypeError(f"Expected int for argument 'ngram_widths' not {width!r}.")
+        try:
+            converted.append(int(width))
+        except (TypeError, ValueError):
+            raise TypeError(f"Expected int for argument 'ngram_widths' not {width!r}.") from None
+    if any(width < 1 for width in converted):
+        raise ValueError(f"All ngram_widths must be greater than 0. Got {ngram_width}")
+    return converted
+
+
+def ngrams(data, ngram_width, separator=" ", pad_values=None, padding_width=None,  # noqa: PLR0913
+           preserve_short_sequences=False, name=None):
+    """The n-grams of the innermost axis of ``data`` (a string tensor of rank >= 1 or a RaggedTensor), each
+    window of ``ngram_width`` adjacent strings joined by ``separator`` (every width of a list, in turn).
+    ``pad_values`` (one string or a (left, right) pair) adds ``padding_width`` pads to each side (default
+    width - 1); ``preserve_short_sequences`` keeps a non-empty row too short for any n-gram as one n-gram.
+    A dense tensor [..., S] gives a dense [..., n-grams per row], a RaggedTensor a RaggedTensor of the same
+    ragged rank: ``ngrams(["A", "B", "C"], 2)`` is ``[b"A B", b"B C"]`` (TensorFlow's tf.strings.ngrams)."""
+    from ember.ragged import RaggedTensor
+
+    left_pad, right_pad = _ngram_pads(pad_values)
+    if padding_width is not None and padding_width < 1:
+        raise ValueError(f"padding_width must be greater than 0. Got {padding_width}")
+    if padding_width is not None and pad_values is None:
+        raise ValueError("pad_values must be provided if padding_width is set.")
+    if not isinstance(separator, (str, bytes)):
+        raise TypeError(f"Expected string for argument 'separator' not {separator!r}.")
+    # The op's pad_width: 0 without pads; -1 (each width - 1) when padded without a width.
+    pad_width = 0 if pad_values is None else (-1 if padding_width is None else _int(padding_width, "padding_width"))
+
+    def grams_of_rows(values, row_splits):
+        return _StringNGrams(values, row_splits, _static_string(separator), _ngram_widths(ngram_width), left_pad,
+                             right_pad, pad_width, bool(preserve_short_sequences))
+
+    if isinstance(data, RaggedTensor):
+        if data.dtype != dtypes.string:
+            raise ValueError(f"tf.strings.ngrams: data must hold strings, got a RaggedTensor of {data.dtype.name}")
+        if data.ragged_rank > 1:  # the n-grams of the innermost rows, under the same outer partitions
+            return data.with_values(ngrams(data.values, ngram_width, separator, pad_values, padding_width,
+                                           preserve_short_sequences))
+        values, splits = grams_of_rows(data.values, data.row_splits)
+        return RaggedTensor.from_row_splits(values, splits, validate=False)
+
+    x = convert_to_tensor(data, dtype=dtypes.string)  # TensorFlow's ValueError for a tensor of another dtype
+    if x.shape.rank is None:
+        raise ValueError("Rank of data must be known.")
+    if x.shape.rank == 0:
+        raise ValueError("Data must have rank>0")
+    shape = _C.op("Shape")(x, dtypes.int64)
+    row_length = shape[-1]
+    rows = _C.op("Prod")(shape[:-1], 0, False)
+    # Every row of a dense tensor is as long as the last dimension: uniform splits over the flattened rows.
+    splits = _C.op("Range")(0, rows + 1, 1) * row_length
+    values, _ = grams_of_rows(_Reshape(x, [-1]), splits)
+    if x.shape.rank == 1:
+        return values
+    minus_one = convert_to_tensor([-1], dtype=dtypes.int64)
+    return _Reshape(values, _C.op("ConcatV2")([shape[:-1], minus_one], 0))

@@ -120,3 +120,73 @@ def test_a_failed_save_keeps_the_previous_file(tmp_path, monkeypatch):
         model.save_weights(path)
     assert open(path, "rb").read() == good
     assert not os.path.exists(path + ".ember-tmp")
+
+
+# ---- lookup layers: a "tf_idf" layer's idf weights go through HDF5; an adapted vocabulary cannot
+
+TEXT_LAYERS = {
+    "text_vectorization": (lambda k: k.layers.TextVectorization(
+        output_mode="tf_idf", vocabulary=["the", "cat", "dog"], idf_weights=[0.5, 0.25, 0.125], name="lookup"),
+        lambda tf: tf.constant(["the cat", "zz dog the"]), ()),
+    "string_lookup": (lambda k: k.layers.StringLookup(
+        output_mode="tf_idf", vocabulary=["a", "b"], idf_weights=[0.5, 0.25], name="lookup"),
+        lambda tf: tf.constant([["a", "b"], ["zz", "a"]]), (2,)),
+    "integer_lookup": (lambda k: k.layers.IntegerLookup(
+        output_mode="tf_idf", vocabulary=[7, 9], idf_weights=[0.5, 0.25], name="lookup"),
+        lambda tf: tf.constant([[7, 9], [1, 7]], dtype=tf.int64), (2,)),
+}
+
+
+def text_model(k, tf, name):
+    make_layer, _, shape = TEXT_LAYERS[name]
+    dtype = "int64" if name == "integer_lookup" else "string"
+    inp = k.Input(shape=shape, dtype=dtype)
+    out = k.layers.Dense(2, kernel_initializer="ones", name="dense")(make_layer(k)(inp))
+    model = k.Model(inp, out)
+    # Other idf weights than the config's, so a file that loads them shows.
+    lookup = model.get_layer("lookup")
+    lookup.set_weights([np.array([2.0, 3.0, 4.0, 5.0][:len(lookup.get_weights()[0])], np.float32)])
+    return model
+
+
+@pytest.mark.parametrize("name", sorted(TEXT_LAYERS))
+@pytest.mark.parametrize("writer", ["tf_keras", "ember"])
+def test_tf_idf_lookup_weights_and_models_go_through_hdf5_both_ways(tmp_path, name, writer):
+    import tensorflow
+
+    libs = {"tf_keras": (tf_keras, tensorflow), "ember": (em.keras, em)}
+    k, tf = libs[writer]
+    (rk, rtf), = [lib for key, lib in libs.items() if key != writer]
+    probe = TEXT_LAYERS[name][1]
+    source = text_model(k, tf, name)
+    expected = np.asarray(source(probe(tf)))
+    source.save_weights(str(tmp_path / "w.h5"))
+    source.save(str(tmp_path / "m.h5"))
+
+    fresh = text_model(rk, rtf, name)
+    fresh.get_layer("lookup").set_weights([np.zeros_like(w) for w in fresh.get_layer("lookup").get_weights()])
+    fresh.load_weights(str(tmp_path / "w.h5"))
+    np.testing.assert_allclose(np.asarray(fresh(probe(rtf))), expected, rtol=1e-6)
+    loaded = rk.models.load_model(str(tmp_path / "m.h5"))
+    np.testing.assert_allclose(np.asarray(loaded(probe(rtf))), expected, rtol=1e-6)
+    np.testing.assert_allclose(loaded.get_layer("lookup").get_weights()[0], source.get_layer("lookup").get_weights()[0])
+
+
+def test_an_adapted_lookup_layer_cannot_go_to_hdf5_as_in_tf_keras(tmp_path):
+    import tensorflow
+
+    for k, tf in ((tf_keras, tensorflow), (em.keras, em)):
+        def model_of(layer, k=k):
+            inp = k.Input(shape=(), dtype="string")
+            return k.Model(inp, layer(inp))
+
+        with_vocabulary = model_of(k.layers.TextVectorization(output_mode="tf_idf", vocabulary=["cat"],
+                                                              idf_weights=[0.5]))
+        with_vocabulary.save_weights(str(tmp_path / "vocabulary.h5"))
+        layer = k.layers.TextVectorization(output_mode="tf_idf")
+        layer.adapt(["the cat", "the dog"])
+        model = model_of(layer)
+        for use in (lambda: model.save_weights(str(tmp_path / "w.h5")), lambda: model.save(str(tmp_path / "m.h5")),
+                    lambda: model.load_weights(str(tmp_path / "vocabulary.h5"))):
+            with pytest.raises(NotImplementedError, match="not an instance of `tf.Variable`"):
+                use()

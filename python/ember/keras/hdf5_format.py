@@ -33,8 +33,17 @@ def _h5py():
 
 
 def _layer_weights(layer):
-    """A layer's weights in the order tf_keras writes them: trainable, then non-trainable."""
-    return list(layer.trainable_weights) + list(layer.non_trainable_weights)
+    """A layer's weights in the order tf_keras writes them: trainable, then non-trainable. A weight that is
+    not a variable (an adapted lookup layer's vocabulary) has no place in the format: tf_keras'
+    NotImplementedError, on saving and on loading alike."""
+    from ember.keras.engine.base_layer import TrackableWeightHandler
+
+    weights = list(layer.trainable_weights) + list(layer.non_trainable_weights)
+    if any(isinstance(w, TrackableWeightHandler) for w in weights):
+        raise NotImplementedError("Save or restore weights that is not an instance of `tf.Variable` is not "
+                                  "supported in h5, use `save_format='tf'` instead. Received a model or layer "
+                                  f"{type(layer).__name__} with weights {weights}")
+    return weights
 
 
 def _str_list(values):

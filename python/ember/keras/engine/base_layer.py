@@ -94,6 +94,26 @@ def _shape_of(x):
     return TensorShape(x.shape) if hasattr(x, "shape") else TensorShape(None)
 
 
+class TrackableWeightHandler:
+    """A weight that is not a variable (tf_keras' ``TrackableWeightHandler``): state a layer lists in its
+    ``weights`` so that ``get_weights``/``set_weights`` carry it, as ``num_tensors`` arrays. tf_keras' lookup
+    layers list their adapted vocabulary so. It is not trainable, counts for no parameters, is not one of
+    ``variables`` and cannot go to HDF5 (tf_keras' NotImplementedError)."""
+
+    trainable = False
+    num_tensors = 1
+
+    def get_tensors(self):
+        raise NotImplementedError
+
+    def set_weights(self, weights):
+        raise NotImplementedError
+
+
+def _variables_only(weights):
+    return [w for w in weights if not isinstance(w, TrackableWeightHandler)]
+
+
 class Layer(Module):
     """The base class of Keras layers (see the module docstring)."""
 
@@ -321,7 +341,7 @@ class Layer(Module):
 
     @property
     def variables(self):
-        return self.weights
+        return _variables_only(self.weights)
 
     @property
     def trainable_variables(self):
@@ -329,7 +349,7 @@ class Layer(Module):
 
     @property
     def non_trainable_variables(self):
-        return self.non_trainable_weights
+        return _variables_only(self.non_trainable_weights)
 
     @property
     def _trainable_weights(self):
@@ -340,22 +360,42 @@ class Layer(Module):
         return [v for v in self._own_variables() if not v.trainable]
 
     def get_weights(self):
-        """The weights' values as NumPy arrays, in the order of ``weights``."""
-        return [v.numpy() for v in self.weights]
+        """The weights' values as NumPy arrays, in the order of ``weights`` (a weight handler gives its
+        ``num_tensors`` arrays in its place)."""
+        out = []
+        for weight in self.weights:
+            if isinstance(weight, TrackableWeightHandler):
+                out.extend(np.asarray(t.numpy()) for t in weight.get_tensors())
+            else:
+                out.append(weight.numpy())
+        return out
 
     def set_weights(self, weights):
-        """Assigns NumPy arrays to ``weights`` in order; shapes must match exactly."""
+        """Assigns NumPy arrays to ``weights`` in order; shapes must match exactly, except for a variable
+        that knows how to take another shape (``_ember_reshape_to``, a lookup layer's idf weights, whose
+        shape tf_keras leaves unknown)."""
         params = self.weights
-        if len(params) != len(weights):
+        expected = sum(p.num_tensors if isinstance(p, TrackableWeightHandler) else 1 for p in params)
+        if expected != len(weights):
             raise ValueError(f'Layer {self.name} weight shape mismatch: you called `set_weights(weights)` on layer '
                              f'"{self.name}" with a weight list of length {len(weights)}, but the layer was '
-                             f"expecting {len(params)} weights. Provided weights: {_short(weights)}...")
-        for variable, value in zip(params, weights):
-            value = np.asarray(value)
-            if tuple(variable.shape.as_list()) != tuple(value.shape):
-                raise ValueError(f"Layer {self.name} weight shape {tuple(variable.shape.as_list())} is not "
+                             f"expecting {expected} weights. Provided weights: {_short(weights)}...")
+        position = 0
+        for param in params:
+            if isinstance(param, TrackableWeightHandler):
+                param.set_weights(list(weights[position:position + param.num_tensors]))
+                position += param.num_tensors
+                continue
+            value = np.asarray(weights[position])
+            position += 1
+            if tuple(param.shape.as_list()) != tuple(value.shape):
+                reshape_to = getattr(param, "_ember_reshape_to", None)
+                if reshape_to is not None and len(param.shape) == value.ndim:
+                    reshape_to(value)
+                    continue
+                raise ValueError(f"Layer {self.name} weight shape {tuple(param.shape.as_list())} is not "
                                  f"compatible with provided weight shape {tuple(value.shape)}.")
-            variable.assign(value.astype(variable.dtype.as_numpy_dtype))
+            param.assign(value.astype(param.dtype.as_numpy_dtype))
 
     def count_params(self):
         if not self.built:
@@ -364,7 +404,9 @@ class Layer(Module):
             else:
                 raise ValueError(f"You tried to call `count_params` on layer {self.name}, but the layer isn't "
                                  f"built. You can build it manually via: `{self.name}.build(batch_input_shape)`.")
-        return int(sum(np.prod(v.shape.as_list()) for v in self.weights))
+        from ember.keras.utils import layer_utils
+
+        return layer_utils.count_params(self.weights)
 
     # ---- checkpoint dependencies
     def _trackable_children(self):

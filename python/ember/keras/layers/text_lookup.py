@@ -14,7 +14,8 @@ import collections
 import numpy as np
 
 from ember.framework.tensor_shape import TensorShape
-from ember.keras.engine.base_layer import Layer
+from ember.init_scope import init_scope
+from ember.keras.engine.base_layer import Layer, TrackableWeightHandler
 
 __all__ = ["IntegerLookup", "StringLookup", "TextVectorization"]
 
@@ -65,6 +66,19 @@ def _batches(data, batch_size):
         yield array[start:start + step]
 
 
+def _check_adapt_outside_functions():
+    """tf_keras' RuntimeError: adapt reads its data eagerly, so not while a function traces."""
+    from ember import _C
+
+    if _C.in_trace():
+        raise RuntimeError("Detected a call to `PreprocessingLayer.adapt` inside a `tf.function`. "
+                           "`PreprocessingLayer.adapt is a high-level endpoint that manages its own `tf.function`. "
+                           "Please move the call to `PreprocessingLayer.adapt` outside of all enclosing "
+                           "`tf.function`s. Note that you can call a `PreprocessingLayer` directly on `Tensor`s "
+                           "inside a `tf.function` like: `layer(x)`, or update its state like: "
+                           "`layer.update_state(x)`.")
+
+
 def _documents(batch):
     """The documents (lists of tokens) of one batch: each row of a matrix or ragged batch, or the whole of a
     vector or scalar (tf_keras counts a rank-1 batch as one document)."""
@@ -101,6 +115,38 @@ def _encode(indices, output_mode, depth, dtype, idf_weights=None):
         weights = tf.zeros([depth], dtype) if idf_weights is None else tf.cast(idf_weights, dtype)
         return counts * weights
     return counts
+
+
+class _NullInitializer:
+    """Initializes nothing: the table of a layer without a vocabulary stays uninitialized, so calling the
+    layer is FailedPrecondition "not initialized", as tf_keras' (its `NullInitializer`)."""
+
+    def __init__(self, key_dtype, value_dtype):
+        self.key_dtype = key_dtype
+        self.value_dtype = value_dtype
+
+    def initialize(self, table):
+        pass
+
+
+class VocabWeightHandler(TrackableWeightHandler):
+    """tf_keras' ``VocabWeightHandler``: an adaptable lookup layer lists its vocabulary (without the mask
+    and OOV tokens) among its weights, so ``get_weights`` returns it and ``set_weights`` rebuilds the table
+    from it."""
+
+    def __init__(self, layer):
+        self._layer = layer
+
+    def get_tensors(self):
+        layer = self._layer
+        tokens = layer.get_vocabulary(include_special_tokens=False)
+        return [_tf().constant(tokens, dtype=_tf().as_dtype(layer.vocabulary_dtype))]
+
+    def set_weights(self, weights):
+        layer = self._layer
+        tokens = np.asarray(weights[0]).reshape(-1).tolist()
+        layer._ember_table = layer._make_table([layer._python_token(t) for t in tokens])
+        layer._freeze_size()
 
 
 class _IndexLookup(Layer):
@@ -148,11 +194,25 @@ class _IndexLookup(Layer):
         self.input_vocabulary = vocabulary
         self.input_idf_weights = idf_weights
         self._ember_frozen_size = frozen_size
-        self._ember_idf = None
-        self._ember_table = self._make_table([])
+        # tf_keras makes a "tf_idf" layer's weights variable here, so a layer built inside a function
+        # creates a variable on each trace (TensorFlow's ValueError), as tf_keras' does.
+        self._ember_idf = self._make_idf_variable(np.zeros(self._token_start(), np.float32)) \
+            if output_mode == "tf_idf" else None
+        self._ember_idf_set = False  # zeros until a vocabulary (adapt, set_vocabulary, set_weights) sets them
+        self._ember_table = self._uninitialized_table()
         self._ember_adapt_state = self._make_adapt_state() if vocabulary is None else []
+        self._ember_vocabulary_weight = VocabWeightHandler(self) if vocabulary is None else None
         if vocabulary is not None:
             self.set_vocabulary(vocabulary, idf_weights)
+
+    def _own_variables(self):
+        # tf_keras' weights, in its order: the idf weights ("tf_idf"), then for a layer made without a
+        # vocabulary its vocabulary and ("tf_idf") its adapt state's document count.
+        weights = [self._ember_idf] if self._ember_idf is not None else []
+        if self._ember_vocabulary_weight is not None:
+            weights.append(self._ember_vocabulary_weight)
+            weights += [v for name, v in self._ember_adapt_state if name == "num_documents"]
+        return weights
 
     def _trackable_children(self):
         # The table (and the tf_idf weights) under tf_keras' names, so a SavedModel holds them (and the
@@ -169,10 +229,15 @@ class _IndexLookup(Layer):
         config, expects each of them in the checkpoint."""
         tf = _tf()
         key_dtype = tf.as_dtype(self.vocabulary_dtype)
-        state = [("token_counts", tf.lookup.experimental.MutableHashTable(key_dtype, tf.int64, 0))]
+        # Made eagerly: tf_keras makes them in the graph of a function that builds the layer, where its
+        # `call` never reads them, and ember cannot make a MutableHashTable per call (docs/lookup.md).
+        with init_scope():
+            state = [("token_counts", tf.lookup.experimental.MutableHashTable(key_dtype, tf.int64, 0))]
+            if self.output_mode == "tf_idf":
+                state.append(("token_document_counts",
+                              tf.lookup.experimental.MutableHashTable(key_dtype, tf.int64, 0)))
         if self.output_mode == "tf_idf":
-            state += [("token_document_counts", tf.lookup.experimental.MutableHashTable(key_dtype, tf.int64, 0)),
-                      ("num_documents", tf.Variable(0, dtype=tf.int64, trainable=False, name="num_documents"))]
+            state.append(("num_documents", tf.Variable(0, dtype=tf.int64, trainable=False, name="Variable")))
         return state
 
     # ---- the index layout
@@ -189,8 +254,20 @@ class _IndexLookup(Layer):
     def _default_index(self):
         return self._oov_start() if self.num_oov_indices == 1 else -1
 
+    def _uninitialized_table(self):
+        tf = _tf()
+        value_dtype = tf.as_dtype(self.vocabulary_dtype) if self.invert else tf.int64
+        default = self.oov_token if self.invert else self._default_index()
+        with init_scope():
+            return tf.lookup.StaticHashTable(_NullInitializer(self._key_dtype(), value_dtype), default)
+
     def _make_table(self, tokens, filename=None):
-        """The StaticHashTable of ``tokens`` (or of a vocabulary file, a token per line) at their indices."""
+        """The StaticHashTable of ``tokens`` (or of a vocabulary file, a token per line) at their indices, made
+        eagerly (a layer built inside a function holds its table, as a StaticHashTable made there is)."""
+        with init_scope():
+            return self._make_table_eagerly(tokens, filename)
+
+    def _make_table_eagerly(self, tokens, filename):
         tf = _tf()
         vocab_dtype = tf.as_dtype(self.vocabulary_dtype)
         start = self._token_start()
@@ -278,13 +355,24 @@ class _IndexLookup(Layer):
     def _set_idf(self, weights):
         if self.pad_to_max_tokens and self.max_tokens is not None:
             weights = np.pad(weights, (0, self.max_tokens - len(weights)))
-        weights = weights.astype(np.float32)
-        # A non-trainable variable (not one of the layer's weights, as the "_ember" prefix keeps it): the
-        # checkpoint of a SavedModel holds it, where load_model reads it back.
-        if self._ember_idf is not None and tuple(self._ember_idf.shape) == weights.shape:
+        self._assign_idf(weights)
+
+    def _assign_idf(self, weights):
+        """The idf weights as given. tf_keras' variable has shape (None,), so any length goes; ember's
+        variables keep their shape, so another length takes a new variable (a function traced before
+        keeps reading the old one)."""
+        weights = np.asarray(weights, dtype=np.float32)
+        if tuple(self._ember_idf.shape) == weights.shape:
             self._ember_idf.assign(weights)
         else:
-            self._ember_idf = _tf().Variable(weights, trainable=False, name="idf_weights")
+            self._ember_idf = self._make_idf_variable(weights)
+        self._ember_idf_set = True
+
+    def _make_idf_variable(self, weights):
+        # Named as tf_keras' (an unnamed tf.Variable): its HDF5 weight is "Variable:0".
+        variable = _tf().Variable(weights, trainable=False, name="Variable")
+        variable._ember_reshape_to = self._assign_idf  # set_weights with another length (Layer.set_weights)
+        return variable
 
     def _freeze_size(self):
         if self.output_mode == "int" or self.pad_to_max_tokens:
@@ -303,11 +391,13 @@ class _IndexLookup(Layer):
 
     def vocabulary_size(self):
         """The vocabulary's size, mask and OOV indices included."""
-        return int(self._ember_table.size().numpy()) + self._token_start()
+        with init_scope():  # the table is eager, also in a layer built inside a function
+            return int(self._ember_table.size().numpy()) + self._token_start()
 
     def get_vocabulary(self, include_special_tokens=True):
         """The tokens by index (the mask and OOV tokens first unless ``include_special_tokens`` is False)."""
-        keys, values = self._ember_table.export()
+        with init_scope():
+            keys, values = self._ember_table.export()
         tokens, indices = (values, keys) if self.invert else (keys, values)
         by_index = dict(zip(indices.numpy().tolist(), (self._python_token(t) for t in tokens.numpy().tolist())))
         vocabulary = [by_index.get(i, self.oov_token) for i in range(self.vocabulary_size())]
@@ -316,7 +406,9 @@ class _IndexLookup(Layer):
         return vocabulary if include_special_tokens else vocabulary[self._token_start():]
 
     def adapt(self, data, batch_size=None, steps=None):
-        """Learns the vocabulary (and idf weights) from ``data``: a list, array, tensor or tf.data dataset."""
+        """Learns the vocabulary (and idf weights) from ``data``: a list, array, tensor or tf.data dataset.
+        The layer is built afterwards, as tf_keras'."""
+        _check_adapt_outside_functions()
         if self.input_vocabulary is not None:
             raise ValueError(f"Cannot adapt {type(self).__name__} layer after setting a static vocabulary via "
                              "init argument or `set_vocabulary`.")
@@ -326,6 +418,7 @@ class _IndexLookup(Layer):
                 break
             documents.extend(_documents(batch))
         self._adapt_documents(documents)
+        self.built = True
 
     def _adapt_documents(self, documents):
         counts = collections.Counter()
@@ -404,7 +497,8 @@ class _IndexLookup(Layer):
                 return indices.with_flat_values(tf.cast(indices.flat_values, self.compute_dtype))
             return tf.cast(indices, self.compute_dtype)
         depth = self.max_tokens if self.pad_to_max_tokens else self._ember_frozen_size
-        encoded = _encode(indices, self.output_mode, depth, self.compute_dtype, self._ember_idf)
+        encoded = _encode(indices, self.output_mode, depth, self.compute_dtype,
+                          self._ember_idf if self._ember_idf_set else None)
         # tf_keras' SparseTensor holds the encoding's nonzero entries, in row-major order.
         return tf.sparse.from_dense(encoded) if self.sparse else encoded
 
@@ -467,33 +561,6 @@ class IntegerLookup(_IndexLookup):
 
 
 _PUNCTUATION = r'[!"#$%&()\*\+,-\./:;<=>?@\[\\\]^_`{|}~\']'
-
-
-def _ngrams(tokens, widths):
-    """The ngrams of each row of a ragged [batch, None] string tensor, joined by " ": for each row, all
-    the ngrams of the first width, then of the next (tf.strings.ngrams with preserve_short_sequences=False)."""
-    tf = _tf()
-    flat = tokens.flat_values
-    splits = tokens.row_splits
-    row_ids = tokens.value_rowids()
-    total = tf.shape(flat, out_type=tf.int64)[0]
-    limits = tf.gather(splits[1:], row_ids)  # each token's row end
-    values, rows, keys = [], [], []
-    for w_index, width in enumerate(widths):
-        count = tf.maximum(total - width + 1, 0)
-        starts = tf.range(count, dtype=tf.int64)
-        parts = [tf.gather(flat, starts + k) for k in range(width)]
-        joined = parts[0] if width == 1 else tf.strings.join(parts, separator=" ")
-        valid = starts + width <= tf.gather(limits, starts)
-        values.append(tf.boolean_mask(joined, valid))
-        kept_rows = tf.boolean_mask(tf.gather(row_ids, starts), valid)
-        rows.append(kept_rows)
-        # Orders ngrams by row, then width, then position.
-        keys.append((kept_rows * len(widths) + w_index) * (total + 1) + tf.boolean_mask(starts, valid))
-    order = tf.argsort(tf.concat(keys, 0))
-    return tf.RaggedTensor.from_value_rowids(tf.gather(tf.concat(values, 0), order),
-                                             tf.gather(tf.concat(rows, 0), order), nrows=tokens.nrows(),
-                                             validate=False)
 
 
 class TextVectorization(Layer):
@@ -575,11 +642,13 @@ class TextVectorization(Layer):
         else:
             tokens = self._split(inputs)
         if self._ngrams is not None:
-            tokens = _ngrams(tokens, self._ngrams)
+            tokens = tf.strings.ngrams(tokens, ngram_width=self._ngrams, separator=" ")
         return tokens
 
     def adapt(self, data, batch_size=None, steps=None):
-        """Learns the vocabulary from strings: a list, an array, a tensor or a tf.data dataset."""
+        """Learns the vocabulary from strings: a list, an array, a tensor or a tf.data dataset (the layer is
+        built afterwards, as tf_keras')."""
+        _check_adapt_outside_functions()
         if self._lookup_layer.input_vocabulary is not None:
             raise ValueError("Cannot adapt TextVectorization layer after setting a static vocabulary via init "
                              "argument or `set_vocabulary`.")
@@ -591,6 +660,7 @@ class TextVectorization(Layer):
             documents.extend(_documents(batch) if _is_ragged(batch) else
                              [[t] for t in np.asarray(batch.numpy()).reshape(-1).tolist()])
         self._lookup_layer._adapt_documents(documents)
+        self._lookup_layer.built = self.built = True
 
     def call(self, inputs):
         tf = _tf()

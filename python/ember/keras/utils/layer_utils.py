@@ -10,15 +10,22 @@ import numpy as np
 from ember.util import nest
 
 
+def _shapes(weights):
+    """The shapes of the distinct weights, as Keras counts them: a weight handler (a lookup layer's
+    vocabulary) has none, and a variable standing for one of unknown length (a lookup layer's idf
+    weights, `_ember_reshape_to`) has tf_keras' (None,)."""
+    unique = {id(w): w for w in weights if hasattr(w, "shape")}.values()
+    return [([None] * w.shape.rank if hasattr(w, "_ember_reshape_to") else w.shape.as_list(), w.dtype.size)
+            for w in unique]
+
+
 def count_params(weights):
-    unique = {id(w): w for w in weights}.values()
-    return int(sum(np.prod(w.shape.as_list()) for w in unique))
+    """Keras' count: a dimension of unknown size counts as 0."""
+    return int(sum(np.prod([d or 0 for d in shape]) for shape, _ in _shapes(weights)))
 
 
 def weight_memory_size(weights):
-    unique = {id(w): w for w in weights}.values()
-    return int(sum(np.prod(w.shape.as_list()) * w.dtype.size for w in unique
-                   if None not in w.shape.as_list()))
+    return int(sum(np.prod(shape) * size for shape, size in _shapes(weights) if None not in shape))
 
 
 def readable_memory_size(size):
