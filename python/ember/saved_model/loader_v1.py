@@ -134,6 +134,7 @@ class LoaderV1:
                     raise fail(f"variable '{node.name}': the graph says shape {shape}, the checkpoint's '{key}' "
                                f"holds {list(value.shape)}")
                 self.variables[node.name] = Variable(value, name=node.name)
+        self._run_init_op()
         self.signatures = {}
         for name in sorted(meta.signature_def):
             if name == INIT_OP_SIGNATURE:
@@ -146,6 +147,33 @@ class LoaderV1:
             function = self.carve([sig.inputs[k].name for k, _ in inputs], [sig.outputs[k].name for k, _ in outputs],
                                   single=False)
             self.signatures[name] = V1Signature(name, inputs, outputs, function)
+
+    def _init_op(self):
+        """The name of the op that initializes the model's tables, found where TensorFlow's loader finds it:
+        the ``__saved_model_init_op`` signature, else the ``saved_model_main_op`` or ``legacy_init_op``
+        collection; None when there is none."""
+        if INIT_OP_SIGNATURE in self.meta.signature_def:
+            outputs = self.meta.signature_def[INIT_OP_SIGNATURE].outputs
+            if INIT_OP_SIGNATURE in outputs:
+                return _node_of(outputs[INIT_OP_SIGNATURE].name)
+        for key in ("saved_model_main_op", "legacy_init_op"):
+            if key in self.meta.collection_def and self.meta.collection_def[key].node_list.value:
+                return _node_of(self.meta.collection_def[key].node_list.value[0])
+        return None
+
+    def _run_init_op(self):
+        """Runs the init op once, as TensorFlow's loader does: it fills the tables that the signatures, imported
+        after it, find again by their shared names (table_names.py)."""
+        init = self._init_op()
+        if init is None:
+            return
+        if init not in self.nodes:
+            raise self.fail(f"the init op '{init}' is not in the graph")
+        # An op with no outputs is not a fetch: a constant that waits for it is.
+        done = _gd.NodeDef(name=f"{init}/ember_init_done", op="Const", input=[f"^{init}"])
+        done.attr["dtype"].type = _gd.DT_INT32
+        done.attr["value"].tensor.CopyFrom(_gd.TensorProto(dtype=_gd.DT_INT32, int_val=[0]))
+        self.carve([], [f"{done.name}:0"], extra_nodes=[done])()
 
     def _spec(self, info, what):
         if info.WhichOneof("encoding") != "name":
@@ -190,14 +218,16 @@ class LoaderV1:
         shared = handle.attr["shared_name"].s.decode("utf-8", "replace") if "shared_name" in handle.attr else ""
         return shared or handle.name
 
-    def carve(self, feeds, fetches, single=None):
-        """The graph pruned to what ``fetches`` reach, imported, and carved from ``feeds`` to ``fetches``."""
+    def carve(self, feeds, fetches, single=None, extra_nodes=()):
+        """The graph (with ``extra_nodes``) pruned to what ``fetches`` reach, imported, and carved from ``feeds``
+        to ``fetches``."""
         from ember import graph_util
 
+        nodes = dict(self.nodes, **{node.name: node for node in extra_nodes})
         feeds_list = [feeds] if isinstance(feeds, str) else list(feeds)
         fetches_list = [fetches] if isinstance(fetches, str) else list(fetches)
         for name in feeds_list + fetches_list:
-            if _node_of(name) not in self.nodes:
+            if _node_of(name) not in nodes:
                 raise self.fail(f"prune: tensor '{name}' is not in the graph")
         reached, pending = set(), [_node_of(name) for name in fetches_list]
         while pending:
@@ -205,7 +235,7 @@ class LoaderV1:
             if name in reached:
                 continue
             reached.add(name)
-            node = self.nodes.get(name)
+            node = nodes.get(name)
             if node is None:
                 raise self.fail(f"a node reached from the outputs reads '{name}', which is not in the graph")
             pending.extend(_node_of(i) for i in node.input)
@@ -213,7 +243,7 @@ class LoaderV1:
         graph.versions.CopyFrom(self.meta.graph_def.versions)
         graph.library.CopyFrom(self.meta.graph_def.library)
         input_map = {}
-        for node in self.meta.graph_def.node:
+        for node in list(self.meta.graph_def.node) + list(extra_nodes):
             if node.name not in reached:
                 continue
             out = graph.node.add()

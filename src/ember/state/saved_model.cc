@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <fstream>
 #include <set>
@@ -48,12 +49,46 @@ namespace ember {
 // paths (asset_path), so the Assign that feeds them is not needed. A MutableHashTable's entries are in the
 // checkpoint under its object's attribute "table" (<key>-keys, <key>-values): the object is the one the
 // signature calls bind to its creating node (bound_inputs, as for variables), and the loader imports them
-// into the table its shared_name names in the table registry (the one import made). A DenseHashTable's
+// into the table its shared_name names in the table registry (the one import made; the name carries the
+// load's suffix, Note [Tables shared within one load]). A DenseHashTable's
 // checkpoint holds its bucket array: imported whole, then its empty and deleted keys removed.
+//
+// Note [Tables shared within one load]
+// TensorFlow's C++ loader runs a SavedModel in a Session of its own, whose resource manager is the
+// session's: table-creating nodes naming one shared_name (or, with use_node_name_sharing, one node name)
+// share one table within a load, and two loads of one SavedModel never share (checked with two
+// tf.compat.v1 Sessions). ember's table registry is one per process, so the loader appends a suffix
+// unique to the load, "_load_<n>", to the shared name of every table-creating node, at the top level and
+// in the function library, before anything reads it: sharing stays within the load, as a Session's.
+// A node with no shared name and no node-name sharing is left alone (the import makes its table).
 
 namespace {
 
 constexpr std::string_view kInitOpSignature = "__saved_model_init_op";
+
+bool creates_table(const proto::NodeDef& node) {
+  return node.op() == "HashTableV2" || node.op() == "MutableHashTableV2" ||
+         node.op() == "MutableDenseHashTableV2";
+}
+
+// Note [Tables shared within one load].
+void scope_table_names_to_load(proto::GraphDef& graph) {
+  static std::atomic<int64_t> loads{0};
+  const std::string suffix = "_load_" + std::to_string(++loads);
+  auto scope = [&](proto::NodeDef& node) {
+    if (!creates_table(node)) return;
+    auto& attrs = *node.mutable_attr();
+    std::string name = attrs.count("shared_name") ? attrs.at("shared_name").s() : "";
+    const bool node_name_sharing =
+        attrs.count("use_node_name_sharing") && attrs.at("use_node_name_sharing").b();
+    if (name.empty() && !node_name_sharing) return;
+    if (name.empty()) name = node.name();
+    attrs["shared_name"].set_s(name + suffix);
+  };
+  for (proto::NodeDef& node : *graph.mutable_node()) scope(node);
+  for (proto::FunctionDef& function : *graph.mutable_library()->mutable_function())
+    for (proto::NodeDef& node : *function.mutable_node_def()) scope(node);
+}
 
 // `text` from the file for an error message: bytes outside printable ASCII as \xNN.
 std::string printable(std::string_view text) {
@@ -680,6 +715,7 @@ StatusOr<std::shared_ptr<LoadedSavedModel>> LoadedSavedModel::load_from_message(
                       join(available));
   auto model = std::shared_ptr<LoadedSavedModel>(new LoadedSavedModel());
   model->dir_ = dir;
+  scope_table_names_to_load(*meta->mutable_graph_def());
   SavedModelLoader loader(*meta, variables_prefix, dir, where);
   EMBER_RETURN_IF_ERROR(loader.run(*model));
   return model;
