@@ -7,9 +7,15 @@ whole program at its top level (Placeholders, a VarHandleOp per variable, the sa
   checkpoint whose key for a variable is what the saver's restore graph assigns it (``AssignVariableOp``
   of the handle from ``RestoreV2:k``: ``tensor_names[k]``), or the variable's name when no restore op
   mentions it (the C++ loader reads keys the same way);
+- the init op (the ``__saved_model_init_op`` signature, else the ``saved_model_main_op`` or
+  ``legacy_init_op`` collection: a table initializer) runs once, pruned and imported as a signature is;
 - a signature is the graph pruned to what its outputs reach, imported with ``ember.graph_util`` (each
   VarHandleOp a resource Placeholder bound to its Variable) and carved from its input tensors to its
   output tensors; it is called with its inputs by keyword and returns a dict, as TensorFlow's.
+
+Each import makes the graph's tables anew or finds them by shared name; the loader has scoped those names
+to the load (table_names.py), so the init op and every signature of one load share their tables, and
+another load has its own.
 """
 
 from ember import errors

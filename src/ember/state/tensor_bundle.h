@@ -45,10 +45,12 @@ void set_bundle_finish_hook_for_testing(BundleFinishHook hook);
 /// updates do not reach it; memory shared with another library through DLPack is copied) and encodes
 /// string tensors at once; finish writes the data, in several shards
 /// written in parallel when there is much of it (Note [Parallel shards] in tensor_bundle.cc), then the
-/// index, and renames them into place (data first, then index). Until finish returns OK the files at
-/// `prefix` are untouched, even if the process is killed; a writer destroyed without finish removes its
-/// temporary files. With `sync`, finish also fsyncs every file before the renames and the directory after
-/// them, so that the bundle survives a power loss too (Note [Atomic, not synced] in tensor_bundle.cc).
+/// index, and renames them into place (data first, then index). Until the index is in place the
+/// checkpoint at `prefix` is the previous one, even if the process is killed (an overwrite keeps the
+/// previous files until then: Note [Overwriting a checkpoint in place] in tensor_bundle.cc); a writer
+/// destroyed without finish removes its temporary files. With `sync`, finish also fsyncs every file before
+/// the renames and the directory after them, so that the bundle survives a power loss too (Note [Atomic, not
+/// synced] in tensor_bundle.cc).
 class BundleWriter {
  public:
   explicit BundleWriter(std::string prefix, bool sync = true);

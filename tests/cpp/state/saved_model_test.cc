@@ -506,5 +506,19 @@ TEST_F(SavedModelTest, TablesAreSharedByNameWithinALoadAndNotAcrossLoads) {
   EXPECT_EQ((*outside)->size(), 0);
 }
 
+TEST_F(SavedModelTest, SignaturesOwnTheLoadsTables) {
+  std::optional<SavedModel::Signature> insert, find;
+  {
+    SavedModel model = load_saved_model(write(make_table_model()));
+    insert = model.signature("insert");
+    find = model.signature("find");
+  }
+  auto keys = Tensor::from_vector<int64_t>({7});
+  (*insert)({{"k", keys}, {"v", Tensor::from_vector<int64_t>({70})}});
+  EXPECT_EQ((*find)({{"k", keys}}).at("v").to_vector<int64_t>(), (std::vector<int64_t>{70}));
+  // The registry no longer owns a table of this load: the signatures do.
+  EXPECT_TRUE(LookupTableRegistry::global().release_shared("_load_").empty());
+}
+
 }  // namespace
 }  // namespace ember
