@@ -118,6 +118,8 @@ def test_write_over_the_same_prefix_killed_at_each_step(tmp_path):
         g = ember.Variable(np.int64(0))
         ember.train.Checkpoint(w=w, g=g).read(prefix).assert_consumed()
         assert int(g.numpy()) == (2 if landed else 1) and (w.numpy() == int(g.numpy())).all()
+        if landed:  # the new files are all in place: TensorFlow reads them, the kept ones beside them or not
+            assert generation_at(prefix, "tensorflow") == 2
         # The next write settles what the killed one left; TensorFlow reads the result.
         assert write_in_child(prefix, 3) == 0
         assert generation_at(prefix, "ember") == 3 and generation_at(prefix, "tensorflow") == 3

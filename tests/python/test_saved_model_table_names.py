@@ -72,11 +72,36 @@ def _tf1_model(path):
             builder.save()
 
 
+def _tf1_vocabulary_model(path, vocabulary):
+    """A TensorFlow 1 SavedModel whose main op fills a StaticHashTable from a vocabulary asset."""
+    v1 = tf.compat.v1
+    with tf.Graph().as_default():
+        keys = v1.placeholder(tf.string, [None], name="keys")
+        filename = tf.constant(vocabulary, name="vocabulary_path")
+        v1.add_to_collection(v1.GraphKeys.ASSET_FILEPATHS, filename)
+        table = tf.lookup.StaticHashTable(tf.lookup.TextFileInitializer(
+            filename, tf.string, tf.lookup.TextFileIndex.WHOLE_LINE, tf.int64, tf.lookup.TextFileIndex.LINE_NUMBER),
+            -1)
+        with v1.Session() as session:
+            session.run(v1.tables_initializer())
+            builder = v1.saved_model.Builder(path)
+            builder.add_meta_graph_and_variables(
+                session, ["serve"],
+                signature_def_map={"find": v1.saved_model.predict_signature_def({"keys": keys},
+                                                                                {"ids": table.lookup(keys)})},
+                main_op=v1.tables_initializer(), assets_collection=v1.get_collection(v1.GraphKeys.ASSET_FILEPATHS))
+            builder.save()
+
+
 @pytest.fixture(scope="module")
 def saved(tmp_path_factory):
     root = tmp_path_factory.mktemp("table_names")
     _tf2_model(str(root / "tf2"))
     _tf1_model(str(root / "tf1"))
+    vocabulary = root / "vocabulary.txt"
+    vocabulary.write_text("x\ny\nz\n")
+    _tf1_vocabulary_model(str(root / "tf1_vocabulary"), str(vocabulary))
+    vocabulary.unlink()  # the model reads its copy in assets/
     return root
 
 
@@ -119,3 +144,12 @@ def test_tensorflow1_model_tables(saved):
     assert ours == run(tf)
     assert ours == [1, {"mutable": [7, -1, -1], "static": [-1, 1, -1], "first": [-1, -1, 3]},
                     {"mutable": [-1, -1, -1], "static": [-1, 1, -1], "first": [-1, -1, 3]}, "not initialized"]
+
+
+def test_tensorflow1_model_filled_from_a_vocabulary_asset(saved):
+    # The main op reads the vocabulary's copy in assets/ (the original file is gone), in every load.
+    def run(lib):
+        return [lib.saved_model.load(str(saved / "tf1_vocabulary")).signatures["find"](
+            keys=lib.constant(["y", "q", "x"]))["ids"].numpy().tolist() for _ in range(2)]
+
+    assert run(em) == run(tf) == [[1, -1, 0]] * 2
