@@ -5,6 +5,7 @@
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
 
+#include <csignal>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -69,6 +70,18 @@ void bind_state(nb::module_& m) {
         }
         check(s);
       });
+
+  m.def(
+      "_kill_at_checkpoint_step_for_testing",
+      [](const std::string& at) {
+        set_bundle_finish_hook_for_testing([at](const std::string& step) {
+          if (step == at) ::raise(SIGKILL);
+          return Status();
+        });
+      },
+      nb::arg("step"),
+      "For tests of a crash: SIGKILLs this process when a checkpoint write reaches `step` "
+      "(set_bundle_finish_hook_for_testing's steps).");
 
   nb::class_<BundleReader>(m, "BundleReader",
                            "A checkpoint bundle opened for reading (TensorFlow's format V2).")

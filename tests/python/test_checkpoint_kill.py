@@ -68,3 +68,60 @@ def test_kill_during_save_leaves_the_last_checkpoint(tmp_path):
         assert step >= last, f"round {round_} (seed {seed}): went back from step {last} to {step}"
         last = step
     assert last >= 12
+
+
+WRITE_CHILD = r"""
+import sys
+import numpy as np
+import ember
+prefix, generation, step = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+ckpt = ember.train.Checkpoint(w=ember.Variable(np.full((64, 64), generation, np.float32)),
+                              g=ember.Variable(np.int64(generation)))
+if step:
+    ember._C._kill_at_checkpoint_step_for_testing(step)
+ckpt.write(prefix)
+"""
+
+OVERWRITE_STEPS = ["temporary files written", "previous generation kept", "data 0 in place", "index in place",
+                   "previous generation removed"]
+
+
+def write_in_child(prefix, generation, kill_at=""):
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    return subprocess.run([sys.executable, *(["-S"] if sys.flags.no_site else []), "-c", WRITE_CHILD, prefix,
+                           str(generation), kill_at], env=env).returncode
+
+
+def generation_at(prefix, reader):
+    """The generation the checkpoint at ``prefix`` holds, read by ember or by TensorFlow; every tensor agrees."""
+    if reader == "tensorflow":
+        import tensorflow as tf
+
+        r = tf.train.load_checkpoint(prefix)
+    else:
+        r = ember.train.load_checkpoint(prefix)
+    g = int(r.get_tensor("g/.ATTRIBUTES/VARIABLE_VALUE"))
+    assert (r.get_tensor("w/.ATTRIBUTES/VARIABLE_VALUE") == g).all()
+    return g
+
+
+def test_write_over_the_same_prefix_killed_at_each_step(tmp_path):
+    # Checkpoint.write(prefix) over a checkpoint of the same shard count, killed after each step of moving
+    # the files into place: the prefix restores to the whole old or the whole new checkpoint.
+    for i, step in enumerate(OVERWRITE_STEPS):
+        prefix = str(tmp_path / f"run{i}" / "ckpt")
+        assert write_in_child(prefix, 1) == 0
+        assert write_in_child(prefix, 2, kill_at=step) == -signal.SIGKILL
+        landed = OVERWRITE_STEPS.index(step) >= OVERWRITE_STEPS.index("index in place")
+        assert generation_at(prefix, "ember") == (2 if landed else 1), step
+        w = ember.Variable(np.zeros((64, 64), np.float32))
+        g = ember.Variable(np.int64(0))
+        ember.train.Checkpoint(w=w, g=g).read(prefix).assert_consumed()
+        assert int(g.numpy()) == (2 if landed else 1) and (w.numpy() == int(g.numpy())).all()
+        if landed:  # the new files are all in place: TensorFlow reads them, the kept ones beside them or not
+            assert generation_at(prefix, "tensorflow") == 2
+        # The next write settles what the killed one left; TensorFlow reads the result.
+        assert write_in_child(prefix, 3) == 0
+        assert generation_at(prefix, "ember") == 3 and generation_at(prefix, "tensorflow") == 3
+        left = sorted(n for n in os.listdir(os.path.dirname(prefix)) if ".tempstate" not in n)
+        assert left == ["ckpt.data-00000-of-00001", "ckpt.index"], (step, left)

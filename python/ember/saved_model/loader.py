@@ -29,7 +29,7 @@ from ember.framework.tensor_spec import TensorSpec
 from ember.function_graph import _PartitionedCall, CarvedFunction
 from ember.lookup import dense_buckets
 from ember.module import Module
-from ember.saved_model import structure
+from ember.saved_model import structure, table_names
 from ember.saved_model.asset import Asset
 from ember.util import nest
 from ember.variables import Variable
@@ -115,12 +115,14 @@ def load(export_dir, tags=None, options=None):
         def fail(message, cls=errors.InvalidArgumentError):
             return _error(path, message, cls)
 
+        table_names.scope_table_names_to_load(meta.graph_def)
         try:
             return loader_v1.LoadedV1(loader_v1.LoaderV1(export_dir, path, meta, fail))
         except errors.OpError as e:  # from the GraphDef importer or the checkpoint: name the SavedModel
             if path in e.message:
                 raise
             raise type(e)(None, None, f"SavedModel {path}: {e.message}") from None
+    table_names.scope_table_names_to_load(meta.graph_def)
     return _Loader(export_dir, path, meta, options or LoadOptions()).load()
 
 

@@ -131,8 +131,11 @@ def checkpoints_iterator(checkpoint_dir, min_interval_secs=0, timeout=None, time
 
 
 def remove_checkpoint(prefix):
-    """Deletes a checkpoint's index and data files."""
-    for path in [prefix + ".index"] + glob.glob(glob.escape(prefix) + ".data-?????-of-?????"):
+    """Deletes a checkpoint's index and data files, and those an interrupted overwrite kept beside them
+    (``.previous``, docs/checkpoint.md)."""
+    data = glob.glob(glob.escape(prefix) + ".data-?????-of-?????")
+    kept = glob.glob(glob.escape(prefix) + ".data-?????-of-?????.previous") + [prefix + ".index.previous"]
+    for path in [prefix + ".index"] + data + kept:
         try:
             os.remove(path)
         except FileNotFoundError:

@@ -244,6 +244,20 @@ StatusOr<std::shared_ptr<LookupTable>> LookupTableRegistry::create_for_op(const 
   return shared_.emplace(key, *table).first->second;
 }
 
+std::vector<std::shared_ptr<LookupTable>> LookupTableRegistry::release_shared(std::string_view suffix) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::shared_ptr<LookupTable>> released;
+  for (auto it = shared_.begin(); it != shared_.end();) {
+    if (!it->first.second.ends_with(suffix)) {
+      ++it;
+      continue;
+    }
+    released.push_back(std::move(it->second));
+    it = shared_.erase(it);
+  }
+  return released;
+}
+
 StatusOr<std::shared_ptr<LookupTable>> LookupTableRegistry::find(int64_t id, const char* op) const {
   std::lock_guard<std::mutex> lock(mu_);
   auto it = tables_.find(id);

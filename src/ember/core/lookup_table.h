@@ -14,7 +14,8 @@
 // A table made by a Python table object is owned by that object. A table made by an op (a GraphDef's or
 // SavedModel's HashTableV2, MutableHashTableV2 or MutableDenseHashTableV2 node, which GraphDef import
 // evaluates once per import, or the op run eagerly) has no such owner: as in TensorFlow's resource
-// manager, the registry owns it, until the process ends (ember has no DestroyResourceOp). Ops naming one
+// manager, the registry owns it, until the process ends (ember has no DestroyResourceOp) or until the C++
+// SavedModel loader takes a load's tables over for its signatures (release_shared). Ops naming one
 // `shared_name` (in one `container`) share one table, as TensorFlow's do; an op with no shared name makes
 // a table of its own each time it runs.
 #pragma once
@@ -23,6 +24,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <variant>
 #include <vector>
@@ -113,6 +115,10 @@ class LookupTableRegistry {
   StatusOr<std::shared_ptr<LookupTable>> create_for_op(const char* op, const std::string& container,
                                                        const std::string& shared_name, DType key_dtype,
                                                        DType value_dtype, bool is_mutable);
+  /// Hands over the tables ops made under a shared name ending in `suffix` (one SavedModel load's, Note
+  /// [Tables shared within one load] in state/saved_model.cc): the caller owns them from then on, and
+  /// `find` finds them while they live.
+  std::vector<std::shared_ptr<LookupTable>> release_shared(std::string_view suffix);
   /// The table with this id; NotFound or, once its owner is gone, FailedPrecondition naming `op`.
   StatusOr<std::shared_ptr<LookupTable>> find(int64_t id, const char* op) const;
 

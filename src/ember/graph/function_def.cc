@@ -67,6 +67,17 @@ bool is_left_out_noop(const proto::FunctionDef& def, const std::string& name) {
   return false;
 }
 
+// Whether the body's node `name` creates a table: import evaluates it (Note [Tables in a GraphDef] in
+// graph_def.cc), so it is no node of the body and nothing waits for it at run time. TensorFlow's
+// functions list such a node among their control outputs.
+bool is_table_creator(const proto::FunctionDef& def, const std::string& name) {
+  for (const proto::NodeDef& node : def.node_def())
+    if (node.name() == name)
+      return node.op() == "HashTableV2" || node.op() == "MutableHashTableV2" ||
+             node.op() == "MutableDenseHashTableV2";
+  return false;
+}
+
 // "inner" for "__inference_inner_15": FunctionLibrary::add gives the function its own prefix and number,
 // so names do not grow with each export and import.
 std::string function_base_name(const std::string& name) {
@@ -380,6 +391,7 @@ StatusOr<std::shared_ptr<const FunctionGraph>> LibraryReader::function(
   for (const auto& entry : def.control_ret()) {
     int32_t node = g.find(entry.second);
     if (node < 0 && is_left_out_noop(def, entry.second)) continue;  // its edges went to its users
+    if (node < 0 && is_table_creator(def, entry.second)) continue;
     if (node < 0)
       return invalid_argument(where, "control output '", printable(entry.first), "' names '",
                               printable(entry.second), "', which is no node of the body");

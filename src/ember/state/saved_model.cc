@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <fstream>
 #include <set>
@@ -48,12 +49,49 @@ namespace ember {
 // paths (asset_path), so the Assign that feeds them is not needed. A MutableHashTable's entries are in the
 // checkpoint under its object's attribute "table" (<key>-keys, <key>-values): the object is the one the
 // signature calls bind to its creating node (bound_inputs, as for variables), and the loader imports them
-// into the table its shared_name names in the table registry (the one import made). A DenseHashTable's
+// into the table its shared_name names in the table registry (the one import made; the name carries the
+// load's suffix, Note [Tables shared within one load]). A DenseHashTable's
 // checkpoint holds its bucket array: imported whole, then its empty and deleted keys removed.
+//
+// Note [Tables shared within one load]
+// TensorFlow's C++ loader runs a SavedModel in a Session of its own, whose resource manager is the
+// session's: table-creating nodes naming one shared_name (or, with use_node_name_sharing, one node name)
+// share one table within a load, and two loads of one SavedModel never share (checked with two
+// tf.compat.v1 Sessions). ember's table registry is one per process, so the loader appends a suffix
+// unique to the load, "_load_<n>", to the shared name of every table-creating node, at the top level and
+// in the function library, before anything reads it: sharing stays within the load, as a Session's.
+// A node with no shared name and no node-name sharing is left alone (the import makes its table). After
+// the import the registry hands the load's named tables over to its signatures, which hold them as they
+// hold its variables, so a model's tables go with it rather than living until the process ends.
 
 namespace {
 
 constexpr std::string_view kInitOpSignature = "__saved_model_init_op";
+
+bool creates_table(const proto::NodeDef& node) {
+  return node.op() == "HashTableV2" || node.op() == "MutableHashTableV2" ||
+         node.op() == "MutableDenseHashTableV2";
+}
+
+// Note [Tables shared within one load]; the suffix.
+std::string scope_table_names_to_load(proto::GraphDef& graph) {
+  static std::atomic<int64_t> loads{0};
+  const std::string suffix = "_load_" + std::to_string(++loads);
+  auto scope = [&](proto::NodeDef& node) {
+    if (!creates_table(node)) return;
+    auto& attrs = *node.mutable_attr();
+    std::string name = attrs.count("shared_name") ? attrs.at("shared_name").s() : "";
+    const bool node_name_sharing =
+        attrs.count("use_node_name_sharing") && attrs.at("use_node_name_sharing").b();
+    if (name.empty() && !node_name_sharing) return;
+    if (name.empty()) name = node.name();
+    attrs["shared_name"].set_s(name + suffix);
+  };
+  for (proto::NodeDef& node : *graph.mutable_node()) scope(node);
+  for (proto::FunctionDef& function : *graph.mutable_library()->mutable_function())
+    for (proto::NodeDef& node : *function.mutable_node_def()) scope(node);
+  return suffix;
+}
 
 // `text` from the file for an error message: bytes outside printable ASCII as \xNN.
 std::string printable(std::string_view text) {
@@ -195,13 +233,15 @@ StatusOr<std::vector<TensorRef>> LoadedSignature::call(
 class SavedModelLoader {
  public:
   // The function library is taken out of `meta` when the graph is imported.
-  SavedModelLoader(proto::MetaGraphDef& meta, const std::string& prefix, std::string dir, std::string where)
+  SavedModelLoader(proto::MetaGraphDef& meta, const std::string& prefix, std::string dir, std::string where,
+                   std::string table_suffix)
       : meta_(meta),
         graph_(meta.graph_def()),
         library_(meta.mutable_graph_def()->mutable_library()),
         prefix_(prefix),
         dir_(std::move(dir)),
-        where_(std::move(where)) {}
+        where_(std::move(where)),
+        table_suffix_(std::move(table_suffix)) {}
 
   Status run(LoadedSavedModel& model);
 
@@ -222,6 +262,7 @@ class SavedModelLoader {
   std::string prefix_;
   std::string dir_;
   std::string where_;
+  std::string table_suffix_;  // of this load's tables' shared names (Note [Tables shared within one load])
   std::unordered_map<std::string, const proto::NodeDef*> nodes_;
   struct Signature {
     std::string name;
@@ -622,6 +663,9 @@ Status SavedModelLoader::run(LoadedSavedModel& model) {
 
   std::vector<std::shared_ptr<VariableResource>> variables;
   for (const auto& [name, v] : model.variables_) variables.push_back(v);
+  // The signatures own the load's tables, as they own its variables: they go with the last of them.
+  for (auto& table : LookupTableRegistry::global().release_shared(table_suffix_))
+    variables.push_back(table_binding(std::move(table)));
   for (Signature& sig : signatures_) {
     std::vector<std::string> inputs, outputs;
     for (const SignatureTensor& t : sig.inputs) inputs.push_back(t.tensor);
@@ -680,7 +724,8 @@ StatusOr<std::shared_ptr<LoadedSavedModel>> LoadedSavedModel::load_from_message(
                       join(available));
   auto model = std::shared_ptr<LoadedSavedModel>(new LoadedSavedModel());
   model->dir_ = dir;
-  SavedModelLoader loader(*meta, variables_prefix, dir, where);
+  const std::string table_suffix = scope_table_names_to_load(*meta->mutable_graph_def());
+  SavedModelLoader loader(*meta, variables_prefix, dir, where, table_suffix);
   EMBER_RETURN_IF_ERROR(loader.run(*model));
   return model;
 }

@@ -624,7 +624,115 @@ void remove_other_shard_counts(const std::string& prefix, int num_shards) {
   }
 }
 
+// Note [Overwriting a checkpoint in place]
+// A save to the prefix of an existing checkpoint with the same shard count replaces its data files, then
+// its index: a kill between the two would leave new data under the old index. So before replacing
+// anything the writer keeps the previous generation under second names, hard links (no copying):
+// `<data file>.previous` for each data file it will replace, then `<prefix>.index.previous`, whose
+// presence says that a kept generation is complete. While `<prefix>.index` is still the kept index (the
+// same inode, or missing), the new index is not in place and the checkpoint is the kept one; once the
+// index has been replaced the checkpoint is the new one and the kept files are garbage, removed (data
+// first, the kept index last). A reader (BundleReader::open) in the first state reads the kept index and
+// data and changes nothing, so it never races a writer; the next write settles an interrupted one:
+// rolls its kept data back into place, or removes the garbage. A kill at any point thus leaves the old or
+// the new checkpoint whole; TensorFlow reads the files whenever a write completed. Where hard links
+// fail (a file system without them) the overwrite goes ahead unprotected, as before.
+std::string kept_path(const std::string& path) { return path + ".previous"; }
+
+bool regular_file(const std::string& path, struct stat* st) {
+  return ::lstat(path.c_str(), st) == 0 && S_ISREG(st->st_mode);
+}
+
+// Whether `<prefix>.index.previous` holds the checkpoint: kept by an overwrite whose index never landed.
+bool kept_generation_is_current(const std::string& prefix) {
+  struct stat kept, index;
+  if (!regular_file(kept_path(bundle_index_path(prefix)), &kept)) return false;
+  if (!regular_file(bundle_index_path(prefix), &index)) return true;
+  return kept.st_dev == index.st_dev && kept.st_ino == index.st_ino;
+}
+
+// The kept data files `<prefix>.data-DDDDD-of-DDDDD.previous` in the prefix's directory.
+std::vector<std::string> kept_data_files(const std::string& prefix) {
+  const size_t slash = prefix.rfind('/');
+  const std::string stem = (slash == std::string::npos ? prefix : prefix.substr(slash + 1)) + ".data-";
+  const std::string tail = kept_path("");
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir_of(prefix), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() == stem.size() + 14 + tail.size() && name.starts_with(stem) && name.ends_with(tail))
+      out.push_back(entry.path().string());
+  }
+  return out;
+}
+
+// Settles an overwrite of `prefix` that was interrupted (Note [Overwriting a checkpoint in place]).
+Status settle_interrupted_overwrite(const std::string& prefix) {
+  const std::string index = bundle_index_path(prefix), kept_index = kept_path(index);
+  const bool roll_back = kept_generation_is_current(prefix);
+  for (const std::string& kept : kept_data_files(prefix)) {
+    if (!roll_back) {
+      unlink_in_background(kept);
+      continue;
+    }
+    const std::string original = kept.substr(0, kept.size() - kept_path("").size());
+    // Not replaced yet, the data file is the kept one: rename() between two links of one file does nothing.
+    struct stat a, b;
+    if (regular_file(original, &a) && regular_file(kept, &b) && a.st_ino == b.st_ino &&
+        a.st_dev == b.st_dev) {
+      ::unlink(kept.c_str());
+      continue;
+    }
+    if (::rename(kept.c_str(), original.c_str()) != 0)
+      return make_error(Code::kUnavailable, "checkpoint ", prefix, ": restoring ", original,
+                        " from an interrupted save: ", errno_text());
+  }
+  struct stat st;
+  if (roll_back && !regular_file(index, &st)) {
+    if (::rename(kept_index.c_str(), index.c_str()) != 0)
+      return make_error(Code::kUnavailable, "checkpoint ", prefix, ": restoring ", index,
+                        " from an interrupted save: ", errno_text());
+  } else if (::unlink(kept_index.c_str()) != 0 && errno != ENOENT) {
+    return make_error(Code::kUnavailable, "checkpoint ", prefix, ": removing ", kept_index, ": ",
+                      errno_text());
+  }
+  return Status();
+}
+
+// Keeps the data files of `prefix` that a save with `num_shards` shards replaces, then its index, under
+// their kept names; the kept data files, or none where there is nothing to protect (no index, or no data
+// file that the save replaces) or no hard links.
+std::vector<std::string> keep_previous_generation(const std::string& prefix, int num_shards) {
+  struct stat st;
+  const std::string index = bundle_index_path(prefix);
+  if (!regular_file(index, &st)) return {};
+  std::vector<std::string> kept;
+  bool linked = true;
+  for (int shard = 0; shard < num_shards && linked; ++shard) {
+    const std::string data = bundle_data_path(prefix, shard, num_shards);
+    if (!regular_file(data, &st)) continue;
+    linked = ::link(data.c_str(), kept_path(data).c_str()) == 0;
+    if (linked) kept.push_back(kept_path(data));
+  }
+  if (!linked || kept.empty() || ::link(index.c_str(), kept_path(index).c_str()) != 0) {
+    // Nothing replaced (a new shard count), or no hard links here: the kept links would protect nothing.
+    for (const std::string& path : kept) ::unlink(path.c_str());
+    return {};
+  }
+  return kept;
+}
+
+BundleFinishHook& finish_hook() {
+  static BundleFinishHook* hook = new BundleFinishHook();
+  return *hook;
+}
+
+// The test hook's verdict on `step` (OK without a hook).
+Status after_step(const std::string& step) { return finish_hook() ? finish_hook()(step) : Status(); }
+
 }  // namespace
+
+void set_bundle_finish_hook_for_testing(BundleFinishHook hook) { finish_hook() = std::move(hook); }
 
 Status BundleWriter::finish() {
   if (!status_.ok()) return status_;
@@ -723,19 +831,42 @@ Status BundleWriter::finish() {
     s = make_error(Code::kUnavailable, "fsync of ", index_tmp_, ": ", errno_text());
   ::close(ifd);
   if (!s.ok()) return fail(s);
-  // Data first: until the index is renamed, a reader of `prefix` sees the previous index (if any).
-  for (int shard = 0; shard < num_shards_; ++shard)
+  EMBER_RETURN_IF_ERROR(fail_at_step("temporary files written"));
+
+  // Data first, then the index: until the index is replaced, the checkpoint at `prefix` is the previous
+  // one, read through the files kept for it (Note [Overwriting a checkpoint in place]).
+  EMBER_RETURN_IF_ERROR(fail_at(settle_interrupted_overwrite(prefix_)));
+  const std::vector<std::string> kept = keep_previous_generation(prefix_, num_shards_);
+  if (!kept.empty() && sync_) EMBER_RETURN_IF_ERROR(fail_at(fsync_dir(dir_of(prefix_))));
+  EMBER_RETURN_IF_ERROR(fail_at_step("previous generation kept"));
+  for (int shard = 0; shard < num_shards_; ++shard) {
     if (replace_file(data_tmps_[static_cast<size_t>(shard)], bundle_data_path(prefix_, shard, num_shards_)) !=
         0)
-      return fail(make_error(Code::kUnavailable, "checkpoint ", prefix_, ": rename: ", errno_text()));
+      return fail_at(make_error(Code::kUnavailable, "checkpoint ", prefix_, ": rename: ", errno_text()));
+    EMBER_RETURN_IF_ERROR(fail_at_step("data " + std::to_string(shard) + " in place"));
+  }
   if (replace_file(index_tmp_, bundle_index_path(prefix_)) != 0)
-    return fail(make_error(Code::kUnavailable, "checkpoint ", prefix_, ": rename: ", errno_text()));
+    return fail_at(make_error(Code::kUnavailable, "checkpoint ", prefix_, ": rename: ", errno_text()));
   finished_ = true;
+  EMBER_RETURN_IF_ERROR(fail_at_step("index in place"));
+  for (const std::string& path : kept) unlink_in_background(path);
+  if (!kept.empty()) ::unlink(kept_path(bundle_index_path(prefix_)).c_str());
+  EMBER_RETURN_IF_ERROR(fail_at_step("previous generation removed"));
   remove_other_shard_counts(prefix_, num_shards_);
   if (!sync_) return Status();
   Status synced = fsync_dir(dir_of(prefix_));
   return synced.ok() ? synced : fail(synced);
 }
+
+Status BundleWriter::fail_at(Status s) {
+  if (s.ok()) return s;
+  // Whatever was moved into place goes back (or, once the index is in, the kept files go): a failed save
+  // leaves the previous checkpoint or the new one, whole.
+  (void)settle_interrupted_overwrite(prefix_);
+  return fail(std::move(s));
+}
+
+Status BundleWriter::fail_at_step(const std::string& step) { return fail_at(after_step(step)); }
 
 // ---- BundleReader
 
@@ -749,6 +880,7 @@ BundleReader& BundleReader::operator=(BundleReader&& o) noexcept {
     entries_ = std::move(o.entries_);
     shard_fds_ = std::exchange(o.shard_fds_, {});
     shard_sizes_ = std::move(o.shard_sizes_);
+    shard_paths_ = std::move(o.shard_paths_);
   }
   return *this;
 }
@@ -758,9 +890,19 @@ BundleReader::~BundleReader() {
 }
 
 StatusOr<BundleReader> BundleReader::open(const std::string& prefix) {
+  // An interrupted overwrite's kept generation is the checkpoint until its index is replaced (Note
+  // [Overwriting a checkpoint in place]); a writer finishing meanwhile removes it, so look again then.
+  for (int attempt = 0;; ++attempt) {
+    const bool kept = kept_generation_is_current(prefix);
+    StatusOr<BundleReader> r = open_generation(prefix, kept);
+    if (r.ok() || !kept || r.status().code() != Code::kNotFound || attempt == 2) return r;
+  }
+}
+
+StatusOr<BundleReader> BundleReader::open_generation(const std::string& prefix, bool kept) {
   BundleReader r;
   r.prefix_ = prefix;
-  const std::string path = bundle_index_path(prefix);
+  const std::string path = kept ? kept_path(bundle_index_path(prefix)) : bundle_index_path(prefix);
   std::string bytes;
   {
     int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -807,10 +949,14 @@ StatusOr<BundleReader> BundleReader::open(const std::string& prefix) {
   // Only shards that some entry uses need to exist (TensorFlow's writer may leave empty ones out).
   r.shard_fds_.assign(static_cast<size_t>(num_shards), -1);
   r.shard_sizes_.assign(static_cast<size_t>(num_shards), 0);
+  r.shard_paths_.resize(static_cast<size_t>(num_shards));
   for (const auto& [key, e] : r.entries_) {
     int shard = e.shard_id();
     if (r.shard_fds_[shard] >= 0 || !e.slices().empty()) continue;
     std::string data = bundle_data_path(prefix, shard, num_shards);
+    struct stat kept_data;
+    if (kept && regular_file(kept_path(data), &kept_data)) data = kept_path(data);
+    r.shard_paths_[shard] = data;
     int fd = ::open(data.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0)
       return make_error(Code::kNotFound, "checkpoint ", prefix, ": cannot open ", data, ": ", errno_text());
@@ -858,7 +1004,7 @@ StatusOr<std::vector<int64_t>> BundleReader::dims(const std::string& key) const 
 
 StatusOr<BundleReader::Located> BundleReader::locate(const std::string& key,
                                                      const proto::BundleEntryProto& e) const {
-  std::string data = bundle_data_path(prefix_, e.shard_id(), header_.num_shards());
+  std::string data = shard_paths_[e.shard_id()];
   if (!e.slices().empty())
     return make_error(Code::kUnimplemented, bundle_index_path(prefix_), ": \"", key,
                       "\" is a partitioned variable (saved in slices); ember reads whole tensors only");

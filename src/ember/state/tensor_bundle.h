@@ -17,6 +17,7 @@
 // See docs/checkpoint.md.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -33,14 +34,23 @@ namespace ember {
 std::string bundle_index_path(const std::string& prefix);
 std::string bundle_data_path(const std::string& prefix, int shard, int num_shards);
 
+/// For tests: called by BundleWriter::finish after each step of moving a bundle into place ("temporary
+/// files written", "previous generation kept", "data <shard> in place", "index in place", "previous
+/// generation removed"); a Status other than OK fails finish there as an I/O error would, and a hook may
+/// kill the process to test a crash. An empty function removes it.
+using BundleFinishHook = std::function<Status(const std::string& step)>;
+void set_bundle_finish_hook_for_testing(BundleFinishHook hook);
+
 /// Writes one bundle. `add` keeps a reference to each tensor (values are immutable, so later variable
 /// updates do not reach it; memory shared with another library through DLPack is copied) and encodes
 /// string tensors at once; finish writes the data, in several shards
 /// written in parallel when there is much of it (Note [Parallel shards] in tensor_bundle.cc), then the
-/// index, and renames them into place (data first, then index). Until finish returns OK the files at
-/// `prefix` are untouched, even if the process is killed; a writer destroyed without finish removes its
-/// temporary files. With `sync`, finish also fsyncs every file before the renames and the directory after
-/// them, so that the bundle survives a power loss too (Note [Atomic, not synced] in tensor_bundle.cc).
+/// index, and renames them into place (data first, then index). Until the index is in place the
+/// checkpoint at `prefix` is the previous one, even if the process is killed (an overwrite keeps the
+/// previous files until then: Note [Overwriting a checkpoint in place] in tensor_bundle.cc); a writer
+/// destroyed without finish removes its temporary files. With `sync`, finish also fsyncs every file before
+/// the renames and the directory after them, so that the bundle survives a power loss too (Note [Atomic, not
+/// synced] in tensor_bundle.cc).
 class BundleWriter {
  public:
   explicit BundleWriter(std::string prefix, bool sync = true);
@@ -73,6 +83,10 @@ class BundleWriter {
 
   Status begin_entry(const std::string& key);
   Status fail(Status s);
+  // fail(s), once files may have moved: settles the overwrite first (Note [Overwriting a checkpoint in
+  // place] in tensor_bundle.cc). OK stays OK.
+  Status fail_at(Status s);
+  Status fail_at_step(const std::string& step);
 
   std::string prefix_, suffix_, index_tmp_;
   std::vector<std::string> data_tmps_;  // one per shard; [0] is created at construction
@@ -113,6 +127,8 @@ class BundleReader {
 
  private:
   BundleReader() = default;
+  // The bundle at `prefix`, or the generation an interrupted overwrite kept for it.
+  static StatusOr<BundleReader> open_generation(const std::string& prefix, bool kept);
   struct Located {
     int fd;
     std::string path;
@@ -124,6 +140,7 @@ class BundleReader {
   std::map<std::string, proto::BundleEntryProto> entries_;
   std::vector<int> shard_fds_;
   std::vector<int64_t> shard_sizes_;
+  std::vector<std::string> shard_paths_;
 };
 
 }  // namespace ember

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "ember/api/saved_model.h"
+#include "ember/core/lookup_table.h"
 #include "ember/ember.h"
 #include "ember/graph/tensor_proto.h"
 #include "ember/saved_model.pb.h"
@@ -433,6 +434,90 @@ TEST_F(SavedModelTest, TruncatedAndBitFlippedBytes) {
     }
   }
   EXPECT_LT(ok, static_cast<int>(bytes.size()));  // most truncations fail (and say why)
+}
+
+// A TensorFlow 1 style model whose signatures name top-level tensors of two MutableHashTableV2 nodes with
+// one shared_name: "insert" (k, v -> size, through `writer`) and "find" (k -> v, through `reader`).
+ModelParts make_table_model() {
+  ModelParts m;
+  proto::MetaGraphDef* meta = m.saved.add_meta_graphs();
+  meta->mutable_meta_info_def()->add_tags("serve");
+  proto::GraphDef* g = meta->mutable_graph_def();
+  g->mutable_versions()->set_producer(2474);
+  for (const char* name : {"k", "v"}) {
+    proto::NodeDef* p = add_node(g, name, "Placeholder");
+    (*p->mutable_attr())["dtype"].set_type(proto::DT_INT64);
+    set_shape((*p->mutable_attr())["shape"], {-1});
+  }
+  for (const char* name : {"writer", "reader"}) {
+    proto::NodeDef* t = add_node(g, name, "MutableHashTableV2");
+    (*t->mutable_attr())["shared_name"].set_s("vocab");
+    (*t->mutable_attr())["key_dtype"].set_type(proto::DT_INT64);
+    (*t->mutable_attr())["value_dtype"].set_type(proto::DT_INT64);
+  }
+  auto set_types = [](proto::NodeDef* n) {
+    (*n->mutable_attr())["Tin"].set_type(proto::DT_INT64);
+    (*n->mutable_attr())["Tout"].set_type(proto::DT_INT64);
+  };
+  set_types(add_node(g, "insert", "LookupTableInsertV2", {"writer", "k", "v"}));
+  add_node(g, "size", "LookupTableSizeV2", {"writer", "^insert"});
+  proto::NodeDef* missing = add_node(g, "missing", "Const");
+  (*missing->mutable_attr())["dtype"].set_type(proto::DT_INT64);
+  to_tensor_proto(*Tensor::from_vector<int64_t>({-1}, {}).ref(),
+                  (*missing->mutable_attr())["value"].mutable_tensor());
+  set_types(add_node(g, "find", "LookupTableFindV2", {"reader", "k", "missing"}));
+
+  auto info = [](proto::SignatureDef& sig, bool input, const char* key, const char* tensor,
+                 std::vector<int64_t> shape) {
+    proto::TensorInfo& t = (*(input ? sig.mutable_inputs() : sig.mutable_outputs()))[key];
+    t.set_name(tensor);
+    t.set_dtype(proto::DT_INT64);
+    to_shape_proto(shape, false, t.mutable_tensor_shape());
+  };
+  proto::SignatureDef& insert = (*meta->mutable_signature_def())["insert"];
+  info(insert, true, "k", "k:0", {-1});
+  info(insert, true, "v", "v:0", {-1});
+  info(insert, false, "size", "size:0", {});
+  proto::SignatureDef& find = (*meta->mutable_signature_def())["find"];
+  info(find, true, "k", "k:0", {-1});
+  info(find, false, "v", "find:0", {-1});
+  m.checkpoint_objects.add_nodes();
+  meta->mutable_object_graph_def()->add_nodes()->mutable_user_object()->set_identifier(
+      "_generic_user_object");
+  return m;
+}
+
+TEST_F(SavedModelTest, TablesAreSharedByNameWithinALoadAndNotAcrossLoads) {
+  // As TensorFlow's C++ loader, whose Session holds the tables: Note [Tables shared within one load].
+  const std::string dir = write(make_table_model());
+  SavedModel first = load_saved_model(dir), second = load_saved_model(dir);
+  auto keys = Tensor::from_vector<int64_t>({7, 8});
+  auto size = first.signature("insert")({{"k", keys}, {"v", Tensor::from_vector<int64_t>({70, 80})}});
+  EXPECT_EQ(size.at("size").to_vector<int64_t>(), (std::vector<int64_t>{2}));
+  // `reader` shares `writer`'s table within the first load ...
+  EXPECT_EQ(first.signature("find")({{"k", keys}}).at("v").to_vector<int64_t>(),
+            (std::vector<int64_t>{70, 80}));
+  // ... and the second load has tables of its own, as has an op run outside any load.
+  EXPECT_EQ(second.signature("find")({{"k", keys}}).at("v").to_vector<int64_t>(),
+            (std::vector<int64_t>{-1, -1}));
+  auto outside = LookupTableRegistry::global().create_for_op("MutableHashTableV2", "", "vocab", DType::kInt64,
+                                                             DType::kInt64, /*is_mutable=*/true);
+  ASSERT_TRUE(outside.ok());
+  EXPECT_EQ((*outside)->size(), 0);
+}
+
+TEST_F(SavedModelTest, SignaturesOwnTheLoadsTables) {
+  std::optional<SavedModel::Signature> insert, find;
+  {
+    SavedModel model = load_saved_model(write(make_table_model()));
+    insert = model.signature("insert");
+    find = model.signature("find");
+  }
+  auto keys = Tensor::from_vector<int64_t>({7});
+  (*insert)({{"k", keys}, {"v", Tensor::from_vector<int64_t>({70})}});
+  EXPECT_EQ((*find)({{"k", keys}}).at("v").to_vector<int64_t>(), (std::vector<int64_t>{70}));
+  // The registry no longer owns a table of this load: the signatures do.
+  EXPECT_TRUE(LookupTableRegistry::global().release_shared("_load_").empty());
 }
 
 }  // namespace
