@@ -88,6 +88,9 @@ class PythonBackward final : public autodiff::Backward {
     }
   }
 
+  std::string describe() const override { return "a custom_gradient function"; }
+  bool user_defined() const override { return true; }
+
  private:
   nb::object fn_;
 };

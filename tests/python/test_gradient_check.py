@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import ember as tf
-from ember import _C
+from ember import _C, errors
 
 import sys  # noqa: E402
 sys.path.insert(0, __import__("os").path.dirname(__import__("os").path.abspath(__file__)))  # loaded by path too
@@ -218,3 +218,96 @@ def test_gradient_inside_function_matches_eager(name):
 @pytest.mark.parametrize("name", DIFFERENTIABLE)
 def test_gradient_with_unknown_dims_matches_eager(name):
     _staged_matches_eager(name, unknown_dims=True)
+
+
+# ---- Every gradient has its input's shape and dtype (Note [Checking gradient shapes] in autodiff/tape.cc)
+# Over every op with a gradient rule, with the registry test's own example call (float32 and complex64
+# inputs, where the finite differences above run in float64): each watched input's gradient, taken eagerly,
+# inside a function and inside a function traced with every dim unknown, has the input's dtype and shape.
+# Backprop itself raises InternalError naming the rule when one does not; this sweep makes every rule
+# meet that check, and compares the concrete gradients a traced function returns, which a check while
+# tracing cannot see where dims are unknown.
+GRADIENT_RULES = [n for n in _registry.OP_NAMES if _registry.INFO[n]["differentiable"] and n in _registry.EXAMPLES]
+# The callee was traced for [2] float32: a signature with unknown dims does not call it.
+FIXED_SIGNATURE_CALLEES = {"PartitionedCall", "If", "StatelessIf", "Case", "StatelessCase", "While",
+                           "StatelessWhile"}
+# Not done: these gradients need static shapes (FFT*) or fft_length known while tracing (RFFT*, IRFFT*);
+# with unknown dims they raise UnimplementedError naming the op, which the sweep asserts.
+GRADIENT_NEEDS_STATIC_SHAPES = {"FFT", "IFFT", "FFT2D", "IFFT2D", "FFT3D", "IFFT3D", "RFFT", "IRFFT", "RFFT2D",
+                                "IRFFT2D", "RFFT3D", "IRFFT3D"}
+
+
+def _tensor_args(inputs):
+    """The example's tensors in input order (a list input contributes its members)."""
+    args = []
+    for x in inputs:
+        args.extend(x if isinstance(x, list) else [x] if isinstance(x, tf.Tensor) else [])
+    return args
+
+
+def _rebuild(inputs, tensors):
+    it = iter(tensors)
+    return [next(it) if isinstance(x, tf.Tensor) else [next(it) for _ in x] if isinstance(x, list) else x
+            for x in inputs]
+
+
+def _gradients_of_example(name, tensors):
+    """d(sum of each differentiable output times fixed weights)/d(each float or complex input)."""
+    inputs, attrs = _registry.EXAMPLES[name]
+    watched = [k for k, t in enumerate(tensors) if t.dtype.is_floating or t.dtype.is_complex]
+    with tf.GradientTape() as tape:
+        for k in watched:
+            tape.watch(tensors[k])
+        out = _C.op(name)(*_rebuild(inputs, tensors), *attrs)
+        outs = [o for o in (out if isinstance(out, tuple) else (out,)) if o.dtype.is_floating or o.dtype.is_complex]
+        total = tf.constant(0.0, tf.float32)
+        for j, o in enumerate(outs):
+            weights = tf.cast(tf.cos(tf.cast(tf.range(tf.size(o)), tf.float32) + float(j)), o.dtype)
+            term = tf.reduce_sum(tf.reshape(o, [-1]) * weights)
+            total += tf.cast(tf.math.real(term) if o.dtype.is_complex else term, tf.float32)
+    grads = tape.gradient(total, [tensors[k] for k in watched])
+    return dict(zip(watched, grads))
+
+
+def _assert_fits(name, how, tensors, grads):
+    for k, g in grads.items():
+        if g is None:
+            continue
+        x = tensors[k]
+        assert g.dtype == x.dtype, f"{name} ({how}): input {k} is {x.dtype.name}, its gradient {g.dtype.name}"
+        assert g.shape == x.shape, f"{name} ({how}): input {k} is {x.shape}, its gradient {g.shape}"
+
+
+@pytest.mark.parametrize("name", GRADIENT_RULES)
+def test_every_gradient_has_its_inputs_shape_and_dtype(name):
+    tensors = _tensor_args(_registry.EXAMPLES[name][0])
+    eager = _gradients_of_example(name, tensors)
+    _assert_fits(name, "eager", tensors, eager)
+    # Traced, the watched tensors are arguments and the others (axes, shapes, ...) constants; with unknown
+    # dims every tensor is an argument, so the rules meet shape operands as values computed in the graph.
+    arguments = {"traced": sorted(eager), "traced with unknown dims": list(range(len(tensors)))}
+    specs = {"traced": lambda t: tf.TensorSpec(t.shape, t.dtype),
+             "traced with unknown dims": lambda t: tf.TensorSpec([None] * t.shape.rank, t.dtype)}
+    for how in arguments if name not in FIXED_SIGNATURE_CALLEES else ["traced"]:
+        positions = arguments[how]
+
+        def staged(*args, positions=positions):
+            operands = list(tensors)
+            for k, a in zip(positions, args):
+                operands[k] = a
+            grads = _gradients_of_example(name, operands)
+            return [grads.get(k) for k in range(len(tensors))]
+
+        signature = [specs[how](tensors[k]) for k in positions]
+        if name == "SplitV" and how == "traced with unknown dims":  # size_splits' length: the number of outputs
+            signature[1] = tf.TensorSpec(tensors[1].shape, tensors[1].dtype)
+        args = [tensors[k] for k in positions]
+        if how == "traced with unknown dims" and name in GRADIENT_NEEDS_STATIC_SHAPES:
+            with pytest.raises(errors.UnimplementedError, match=name):
+                tf.function(staged, input_signature=signature)(*args)
+            continue
+        got = tf.function(staged, input_signature=signature)(*args)
+        graph = {k: g for k, g in enumerate(got) if k in eager}
+        assert {k for k, g in graph.items() if g is not None} == {k for k, g in eager.items() if g is not None}, \
+            f"{name} ({how}): gradients for other inputs than eagerly"
+        _assert_fits(name, how, tensors, graph)
