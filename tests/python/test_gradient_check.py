@@ -311,3 +311,73 @@ def test_every_gradient_has_its_inputs_shape_and_dtype(name):
         assert {k for k, g in graph.items() if g is not None} == {k for k, g in eager.items() if g is not None}, \
             f"{name} ({how}): gradients for other inputs than eagerly"
         _assert_fits(name, how, tensors, graph)
+
+
+def _layout_and_broadcast_variants():
+    """More calls of the ops whose rules depend on a layout, a broadcast or an inference flag (an NHWC batch
+    norm's rule once returned its two outputs swapped): (name, inputs, attrs), float32."""
+    rng = np.random.default_rng(1)
+
+    def f(*shape):
+        return tf.constant(rng.uniform(0.5, 1.5, size=shape).astype(np.float32))
+
+    cases = [(name, inputs, attrs) for name, calls in conv_op_examples.variants(f).items()
+             for inputs, attrs in calls]
+    c, none = 5, tf.constant([], tf.float32)
+    for fmt, shape in (("NHWC", (2, 3, 4, c)), ("NCHW", (2, c, 3, 4))):
+        for training in (True, False):
+            cases += [("FusedBatchNormV3", [f(*shape), f(c), f(c), f(c), f(c)], [0.001, 1.0, fmt, training]),
+                      ("_FusedBatchNormEx", [f(*shape), f(c), f(c), f(c), f(c)], [0.001, 1.0, fmt, training, "Relu"]),
+                      ("FusedBatchNormGradV3", [f(*shape), f(*shape), f(c), f(c), f(c), none], [0.001, fmt, training])]
+    cases += [("BiasAdd", [f(2, 3, 4), f(3)], ["NCHW"]), ("BiasAdd", [f(2, 3, 4, 5), f(3)], ["NCHW"]),
+              ("BiasAddGrad", [f(2, 3, 4, 5)], ["NCHW"]),
+              ("Conv2D", [f(2, 3, 5, 6), f(3, 2, 3, 4)], conv_op_examples._conv2d_attrs(fmt="NCHW")),
+              ("MaxPool", [f(2, 3, 5, 6)], [[1, 1, 3, 2], [1, 1, 2, 2], "SAME", [], "NCHW"]),
+              ("AvgPool", [f(2, 3, 5, 6)], [[1, 1, 3, 2], [1, 1, 2, 2], "VALID", "NCHW"])]
+    for name in _registry.BINARY_NUMERIC:
+        if _registry.INFO[name]["differentiable"]:
+            for a, b in (((2, 3), (3,)), ((2, 1), (1, 3)), ((), (2, 3)), ((4, 2, 3), (2, 1))):
+                cases.append((name, [f(*a), f(*b)], []))
+    return cases
+
+
+VARIANTS = _layout_and_broadcast_variants()
+
+
+@pytest.mark.parametrize("case", range(len(VARIANTS)), ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(VARIANTS)])
+def test_gradients_of_layout_and_broadcast_variants_have_their_inputs_shape_and_dtype(case, monkeypatch):
+    name, inputs, attrs = VARIANTS[case]
+    monkeypatch.setitem(_registry.EXAMPLES, name, (inputs, attrs))
+    test_every_gradient_has_its_inputs_shape_and_dtype(name)
+
+
+# Each float dtype an op's kernels declare, eagerly (a rule's constants and casts must follow the input's
+# dtype; float32 is the sweep above). A call the op does not take in that dtype (a float32 operand beside
+# others of fixed dtype) is left out: the op rejects it before any gradient.
+def _cast_example(name, dtype):
+    inputs, attrs = _registry.EXAMPLES[name]
+    tensors = [tf.cast(t, dtype) if t.dtype == tf.float32 else t for t in _tensor_args(inputs)]
+    return inputs, attrs, tensors
+
+
+def _takes(name, dtype):
+    """Whether the op takes the call in `dtype` and returns a value gradients flow from (Cast to int32 does not)."""
+    inputs, attrs, tensors = _cast_example(name, dtype)
+    try:
+        out = _C.op(name)(*_rebuild(inputs, tensors), *attrs)
+    except (errors.InvalidArgumentError, TypeError):
+        return False
+    return any(o.dtype.is_floating or o.dtype.is_complex for o in (out if isinstance(out, tuple) else (out,)))
+
+
+DTYPE_CASES = [(name, d) for name in GRADIENT_RULES for d in (tf.float64, tf.float16, tf.bfloat16)
+               if d._enum in _registry.INFO[name]["kernel_dtypes"]
+               and any(t.dtype == tf.float32 for t in _tensor_args(_registry.EXAMPLES[name][0])) and _takes(name, d)]
+
+
+@pytest.mark.parametrize("name,dtype", DTYPE_CASES, ids=[f"{n}-{d.name}" for n, d in DTYPE_CASES])
+def test_gradients_in_every_float_dtype_have_their_inputs_dtype(name, dtype):
+    _, _, tensors = _cast_example(name, dtype)
+    grads = _gradients_of_example(name, tensors)
+    assert any(g is not None for g in grads.values()), f"{name} ({dtype.name}): no gradient at all"
+    _assert_fits(name, f"eager {dtype.name}", tensors, grads)
