@@ -71,37 +71,59 @@ TEST(GradientShapeCheck, AWrongDtypeFromARuleIsAnInternalError) {
 
 TEST(GradientShapeCheck, TheRegistrysRulePasses) { EXPECT_TRUE(eager_gradient(op_def("Square")).ok()); }
 
-// Traced with an unknown dim, the wrong rule's [1] fits [?]; the function's backward is checked again when
-// it runs, against the call's input.
-TEST(GradientShapeCheck, AFunctionsBackwardIsCheckedAgainstTheCallsInputWhenItRuns) {
-  const OpDef& wrong = square_with_rule(&summed_rule);
+// x^2 through the wrong rule, traced for [?]: the rule's [1] fits [?] while tracing.
+std::shared_ptr<FunctionGraph> square_with_a_wrong_rule() {
   auto fn = std::make_shared<FunctionGraph>();
   fn->name = "square_with_a_wrong_rule";
-  {
-    TraceContext ctx(fn.get());
-    TraceScope scope(ctx);
-    TensorRef x = ctx.add_argument(DType::kFloat32, Shape({kUnknownDim}), "x");
-    TensorRef y = run1(wrong, x.get());
-    fn->results.push_back(ValueRef{y->graph_node(), y->graph_output()});
-  }
+  TraceContext ctx(fn.get());
+  TraceScope scope(ctx);
+  TensorRef x = ctx.add_argument(DType::kFloat32, Shape({kUnknownDim}), "x");
+  TensorRef y = run1(square_with_rule(&summed_rule), x.get());
+  fn->results.push_back(ValueRef{y->graph_node(), y->graph_output()});
+  return fn;
+}
+
+// Runs `op` on `inputs` under a tape watching x ([3]) and returns the status of d(output 0)/dx.
+Status gradient_through(const OpDef& op, TensorImpl* x, std::vector<TensorImpl*> inputs, AttrList attrs) {
+  auto tape = Tape::create(false, true);
+  EXPECT_TRUE(tape.ok());
+  (*tape)->push();
+  (*tape)->watch(x);
+  OutputList outs;
+  Status call = execute_op(op, {inputs.data(), inputs.size()}, {attrs.data(), attrs.size()}, outs);
+  (*tape)->pop();
+  if (!call.ok()) return call;
+  TensorImpl* targets[] = {outs[0].get()};
+  GradSource sources[] = {GradSource{x, 0}};
+  return (*tape)->gradient(targets, {}, sources).status();
+}
+
+// A function's backward, and an If's, is checked again when it runs, against the call's input.
+TEST(GradientShapeCheck, AFunctionsBackwardIsCheckedAgainstTheCallsInputWhenItRuns) {
+  auto fn = square_with_a_wrong_rule();
   AttrList attrs;
   attrs.push_back(FunctionLibrary::global().add(fn));
   TensorRef x = make_tensor({3}, {1.0, 2.0, 3.0}, DType::kFloat32);
-  auto tape = Tape::create(false, true);
-  ASSERT_TRUE(tape.ok());
-  (*tape)->push();
-  (*tape)->watch(x.get());
-  OutputList outs;
-  TensorImpl* inputs[] = {x.get()};
-  Status call = execute_op(op_def("PartitionedCall"), inputs, {attrs.data(), attrs.size()}, outs);
-  (*tape)->pop();
-  ASSERT_TRUE(call.ok()) << call.to_string();
-  TensorImpl* targets[] = {outs[0].get()};
-  GradSource sources[] = {GradSource{x.get(), 0}};
-  Status s = (*tape)->gradient(targets, {}, sources).status();
+  Status s = gradient_through(op_def("PartitionedCall"), x.get(), {x.get()}, attrs);
   ASSERT_EQ(s.code(), Code::kInternal) << s.to_string();
   EXPECT_NE(s.message().find("the gradient function of 'square_with_a_wrong_rule' returned a gradient of "
                              "float32[1] for input 0, which is float32[3]"),
+            std::string::npos)
+      << s.message();
+}
+
+TEST(GradientShapeCheck, AnIfsBackwardIsCheckedAgainstItsInputWhenItRuns) {
+  auto fn = square_with_a_wrong_rule();
+  const std::string name = FunctionLibrary::global().add(fn);
+  AttrList attrs;
+  attrs.push_back(name);
+  attrs.push_back(name);
+  TensorRef x = make_tensor({3}, {1.0, 2.0, 3.0}, DType::kFloat32);
+  TensorRef predicate = make_tensor({}, {1.0}, DType::kBool);
+  Status s = gradient_through(op_def("If"), x.get(), {predicate.get(), x.get()}, attrs);
+  ASSERT_EQ(s.code(), Code::kInternal) << s.to_string();
+  EXPECT_NE(s.message().find("the gradient of If over branches"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("returned a gradient of float32[1] for input 0, which is float32[3]"),
             std::string::npos)
       << s.message();
 }
