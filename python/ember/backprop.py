@@ -270,6 +270,7 @@ def _record_or_run(f, args, kwargs):
         grads += [None if g is None else convert_to_tensor(g) for g in variable_grads]
         return grads
 
+    backward.__name__ = getattr(f, "__name__", "custom_gradient")  # errors name the decorated function
     _C.record_custom(inputs, [v._id for v in variables], out_tensors, backward)
     return nest.pack_sequence_as(result, outputs)
 

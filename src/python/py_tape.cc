@@ -88,6 +88,14 @@ class PythonBackward final : public autodiff::Backward {
     }
   }
 
+  // The decorated function's name, which ember.custom_gradient gives the backward closure.
+  std::string describe() const override {
+    nb::gil_scoped_acquire gil;
+    nb::object name = nb::getattr(fn_, "__name__", nb::str("?"));
+    return "the custom_gradient of '" + std::string(nb::str(name).c_str()) + "'";
+  }
+  bool user_defined() const override { return true; }
+
  private:
   nb::object fn_;
 };

@@ -526,3 +526,61 @@ def test_gradient_through_unknown_dims_sums_broadcasts_found_at_run_time():
         t.watch(b)
         y = tf.reduce_sum(f(a, b))
     np.testing.assert_allclose(t.gradient(y, b).numpy(), [[6.0, 6.0, 6.0]])
+
+
+def _custom_gradient_of_shape(module, shape):
+    """x * 2 whose custom gradient is ones of `shape`, whatever x's shape."""
+    @module.custom_gradient
+    def doubled(x):
+        def grad(dy):
+            return module.ones(shape)
+        return x * 2.0, grad
+
+    return doubled
+
+
+def test_custom_gradient_of_another_shape_passes_on_a_tape_as_in_tensorflow():
+    """TensorFlow's tapes hand a custom gradient on unchecked, eagerly and inside a function; ember's shape
+    check (autodiff/tape.cc) holds for its own rules only there."""
+    import tensorflow as real_tf
+
+    for module in (tf, real_tf):
+        doubled = _custom_gradient_of_shape(module, [3, 3])
+
+        def gradient(x):
+            with module.GradientTape() as t:
+                t.watch(x)
+                y = doubled(x)
+            return t.gradient(y, x)
+
+        x = module.ones([2])
+        for g in (gradient(x), module.function(gradient)(x)):
+            assert g.shape == (3, 3), module.__name__
+            np.testing.assert_array_equal(g.numpy(), np.ones([3, 3]))
+
+
+def test_custom_gradient_of_another_shape_fails_building_a_functions_gradient_as_in_tensorflow():
+    """A function called under a tape gets its gradient built like TensorFlow's graph gradients, which check
+    a custom gradient's shape against its input's: when the call runs, before any gradient is asked for
+    (TensorFlow: ValueError; ember: InvalidArgumentError)."""
+    import tensorflow as real_tf
+
+    expected = {tf: (errors.InvalidArgumentError, r": the custom_gradient of 'doubled' returned a gradient of "
+                                                  r"float32\[3,3\] for input 0, which is float32\[2\]"),
+                real_tf: (ValueError, r"\. Forward operation: .* Original input shape: \(2,\)\. Calculated input "
+                                      r"gradient shape: \(3, 3\)")}
+    for module, (error, details) in expected.items():
+        doubled = module.function(_custom_gradient_of_shape(module, [3, 3]))
+        x = module.ones([2])
+        with module.GradientTape() as t:
+            t.watch(x)
+            with pytest.raises(error, match="Incompatible shapes between op input and calculated input gradient"
+                                            + details):
+                doubled(x)
+    # The same function with a right custom gradient works.
+    fine = tf.function(_custom_gradient_of_shape(tf, [2]))
+    x = tf.ones([2])
+    with tf.GradientTape() as t:
+        t.watch(x)
+        y = fine(x)
+    np.testing.assert_array_equal(t.gradient(y, x).numpy(), [1.0, 1.0])

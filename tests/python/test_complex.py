@@ -306,6 +306,19 @@ def test_elementwise_gradients_with_a_complex_upstream_match_tensorflow(name):
             close(a.numpy(), b.numpy(), np.complex128)
 
 
+def test_gather_gradient_matches_tensorflow():
+    """GatherV2's gradient sums dy's rows by index (UnsortedSegmentSum, which takes complex values too)."""
+    x, weights = cplx([5, 2]), cplx([4, 2])
+    grads = []
+    for lib in (tf, real_tf):
+        v = lib.constant(x)
+        with lib.GradientTape() as tape:
+            tape.watch(v)
+            loss = lib.math.real(lib.reduce_sum(lib.gather(v, [4, 0, 4, 2]) * lib.constant(weights)))
+        grads.append(lib.convert_to_tensor(tape.gradient(loss, v)).numpy())  # TensorFlow's: IndexedSlices
+    close(grads[0], grads[1])
+
+
 def test_gradients_inside_a_function_match_eager():
     x = cplx([6])
     loss = LOSSES["real_of_exp_conj"]

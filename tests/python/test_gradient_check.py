@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import ember as tf
-from ember import _C
+from ember import _C, errors
 
 import sys  # noqa: E402
 sys.path.insert(0, __import__("os").path.dirname(__import__("os").path.abspath(__file__)))  # loaded by path too
@@ -218,3 +218,166 @@ def test_gradient_inside_function_matches_eager(name):
 @pytest.mark.parametrize("name", DIFFERENTIABLE)
 def test_gradient_with_unknown_dims_matches_eager(name):
     _staged_matches_eager(name, unknown_dims=True)
+
+
+# ---- Every gradient has its input's shape and dtype (Note [Checking gradient shapes] in autodiff/tape.cc)
+# Over every op with a gradient rule, with the registry test's own example call (float32 and complex64
+# inputs, where the finite differences above run in float64): each watched input's gradient, taken eagerly,
+# inside a function and inside a function traced with every dim unknown, has the input's dtype and shape.
+# Backprop itself raises InternalError naming the rule when one does not; this sweep makes every rule
+# meet that check, and compares the concrete gradients a traced function returns, which a check while
+# tracing cannot see where dims are unknown.
+GRADIENT_RULES = [n for n in _registry.OP_NAMES if _registry.INFO[n]["differentiable"] and n in _registry.EXAMPLES]
+# The callee was traced for [2] float32: a signature with unknown dims does not call it.
+FIXED_SIGNATURE_CALLEES = {"PartitionedCall", "If", "StatelessIf", "Case", "StatelessCase", "While",
+                           "StatelessWhile"}
+# Not done: these gradients need static shapes (FFT*) or fft_length known while tracing (RFFT*, IRFFT*);
+# with unknown dims they raise UnimplementedError naming the op, which the sweep asserts.
+GRADIENT_NEEDS_STATIC_SHAPES = {"FFT", "IFFT", "FFT2D", "IFFT2D", "FFT3D", "IFFT3D", "RFFT", "IRFFT", "RFFT2D",
+                                "IRFFT2D", "RFFT3D", "IRFFT3D"}
+
+
+def _tensor_args(inputs):
+    """The example's tensors in input order (a list input contributes its members)."""
+    args = []
+    for x in inputs:
+        args.extend(x if isinstance(x, list) else [x] if isinstance(x, tf.Tensor) else [])
+    return args
+
+
+def _rebuild(inputs, tensors):
+    it = iter(tensors)
+    return [next(it) if isinstance(x, tf.Tensor) else [next(it) for _ in x] if isinstance(x, list) else x
+            for x in inputs]
+
+
+def _gradients_of_example(name, tensors):
+    """d(sum of each differentiable output times fixed weights)/d(each float or complex input)."""
+    inputs, attrs = _registry.EXAMPLES[name]
+    watched = [k for k, t in enumerate(tensors) if t.dtype.is_floating or t.dtype.is_complex]
+    with tf.GradientTape() as tape:
+        for k in watched:
+            tape.watch(tensors[k])
+        out = _C.op(name)(*_rebuild(inputs, tensors), *attrs)
+        outs = [o for o in (out if isinstance(out, tuple) else (out,)) if o.dtype.is_floating or o.dtype.is_complex]
+        total = tf.constant(0.0, tf.float32)
+        for j, o in enumerate(outs):
+            weights = tf.cast(tf.cos(tf.cast(tf.range(tf.size(o)), tf.float32) + float(j)), o.dtype)
+            term = tf.reduce_sum(tf.reshape(o, [-1]) * weights)
+            total += tf.cast(tf.math.real(term) if o.dtype.is_complex else term, tf.float32)
+    grads = tape.gradient(total, [tensors[k] for k in watched])
+    return dict(zip(watched, grads))
+
+
+def _assert_fits(name, how, tensors, grads):
+    for k, g in grads.items():
+        if g is None:
+            continue
+        x = tensors[k]
+        assert g.dtype == x.dtype, f"{name} ({how}): input {k} is {x.dtype.name}, its gradient {g.dtype.name}"
+        assert g.shape == x.shape, f"{name} ({how}): input {k} is {x.shape}, its gradient {g.shape}"
+
+
+@pytest.mark.parametrize("name", GRADIENT_RULES)
+def test_every_gradient_has_its_inputs_shape_and_dtype(name):
+    tensors = _tensor_args(_registry.EXAMPLES[name][0])
+    eager = _gradients_of_example(name, tensors)
+    _assert_fits(name, "eager", tensors, eager)
+    # Traced, the watched tensors are arguments and the others (axes, shapes, ...) constants; with unknown
+    # dims every tensor is an argument, so the rules meet shape operands as values computed in the graph.
+    arguments = {"traced": sorted(eager), "traced with unknown dims": list(range(len(tensors)))}
+    specs = {"traced": lambda t: tf.TensorSpec(t.shape, t.dtype),
+             "traced with unknown dims": lambda t: tf.TensorSpec([None] * t.shape.rank, t.dtype)}
+    for how in arguments if name not in FIXED_SIGNATURE_CALLEES else ["traced"]:
+        positions = arguments[how]
+
+        def staged(*args, positions=positions):
+            operands = list(tensors)
+            for k, a in zip(positions, args):
+                operands[k] = a
+            grads = _gradients_of_example(name, operands)
+            return [grads.get(k) for k in range(len(tensors))]
+
+        signature = [specs[how](tensors[k]) for k in positions]
+        if name == "SplitV" and how == "traced with unknown dims":  # size_splits' length: the number of outputs
+            signature[1] = tf.TensorSpec(tensors[1].shape, tensors[1].dtype)
+        args = [tensors[k] for k in positions]
+        if how == "traced with unknown dims" and name in GRADIENT_NEEDS_STATIC_SHAPES:
+            with pytest.raises(errors.UnimplementedError, match=name):
+                tf.function(staged, input_signature=signature)(*args)
+            continue
+        got = tf.function(staged, input_signature=signature)(*args)
+        graph = {k: g for k, g in enumerate(got) if k in eager}
+        assert {k for k, g in graph.items() if g is not None} == {k for k, g in eager.items() if g is not None}, \
+            f"{name} ({how}): gradients for other inputs than eagerly"
+        _assert_fits(name, how, tensors, graph)
+
+
+def _layout_and_broadcast_variants():
+    """More calls of the ops whose rules depend on a layout, a broadcast or an inference flag (an NHWC batch
+    norm's rule once returned its two outputs swapped): (name, inputs, attrs), float32."""
+    rng = np.random.default_rng(1)
+
+    def f(*shape):
+        return tf.constant(rng.uniform(0.5, 1.5, size=shape).astype(np.float32))
+
+    cases = [(name, inputs, attrs) for name, calls in conv_op_examples.variants(f).items()
+             for inputs, attrs in calls]
+    c, none = 5, tf.constant([], tf.float32)
+    for fmt, shape in (("NHWC", (2, 3, 4, c)), ("NCHW", (2, c, 3, 4))):
+        for training in (True, False):
+            cases += [("FusedBatchNormV3", [f(*shape), f(c), f(c), f(c), f(c)], [0.001, 1.0, fmt, training]),
+                      ("_FusedBatchNormEx", [f(*shape), f(c), f(c), f(c), f(c)], [0.001, 1.0, fmt, training, "Relu"]),
+                      ("FusedBatchNormGradV3", [f(*shape), f(*shape), f(c), f(c), f(c), none], [0.001, fmt, training])]
+    cases += [("BiasAdd", [f(2, 3, 4), f(3)], ["NCHW"]), ("BiasAdd", [f(2, 3, 4, 5), f(3)], ["NCHW"]),
+              ("BiasAddGrad", [f(2, 3, 4, 5)], ["NCHW"]),
+              ("Conv2D", [f(2, 3, 5, 6), f(3, 2, 3, 4)], conv_op_examples._conv2d_attrs(fmt="NCHW")),
+              ("MaxPool", [f(2, 3, 5, 6)], [[1, 1, 3, 2], [1, 1, 2, 2], "SAME", [], "NCHW"]),
+              ("AvgPool", [f(2, 3, 5, 6)], [[1, 1, 3, 2], [1, 1, 2, 2], "VALID", "NCHW"])]
+    for name in _registry.BINARY_NUMERIC:
+        if _registry.INFO[name]["differentiable"]:
+            for a, b in (((2, 3), (3,)), ((2, 1), (1, 3)), ((), (2, 3)), ((4, 2, 3), (2, 1))):
+                cases.append((name, [f(*a), f(*b)], []))
+    return cases
+
+
+VARIANTS = _layout_and_broadcast_variants()
+
+
+@pytest.mark.parametrize("case", range(len(VARIANTS)), ids=[f"{n}-{i}" for i, (n, _, _) in enumerate(VARIANTS)])
+def test_gradients_of_layout_and_broadcast_variants_have_their_inputs_shape_and_dtype(case, monkeypatch):
+    name, inputs, attrs = VARIANTS[case]
+    monkeypatch.setitem(_registry.EXAMPLES, name, (inputs, attrs))
+    test_every_gradient_has_its_inputs_shape_and_dtype(name)
+
+
+# Each float dtype an op's kernels declare, eagerly (a rule's constants and casts must follow the input's
+# dtype; float32 is the sweep above). A call the op does not take in that dtype (a float32 operand beside
+# others of fixed dtype) is left out: the op rejects it before any gradient.
+def _cast_example(name, dtype):
+    inputs, attrs = _registry.EXAMPLES[name]
+    tensors = [tf.cast(t, dtype) if t.dtype == tf.float32 else t for t in _tensor_args(inputs)]
+    return inputs, attrs, tensors
+
+
+def _takes(name, dtype):
+    """Whether the op takes the call in `dtype` and returns a value gradients flow from (Cast to int32 does not)."""
+    inputs, attrs, tensors = _cast_example(name, dtype)
+    try:
+        out = _C.op(name)(*_rebuild(inputs, tensors), *attrs)
+    except (errors.InvalidArgumentError, TypeError):
+        return False
+    return any(o.dtype.is_floating or o.dtype.is_complex for o in (out if isinstance(out, tuple) else (out,)))
+
+
+DTYPE_CASES = [(name, d) for name in GRADIENT_RULES for d in (tf.float64, tf.float16, tf.bfloat16)
+               if d._enum in _registry.INFO[name]["kernel_dtypes"]
+               and any(t.dtype == tf.float32 for t in _tensor_args(_registry.EXAMPLES[name][0])) and _takes(name, d)]
+
+
+@pytest.mark.parametrize("name,dtype", DTYPE_CASES, ids=[f"{n}-{d.name}" for n, d in DTYPE_CASES])
+def test_gradients_in_every_float_dtype_have_their_inputs_dtype(name, dtype):
+    _, _, tensors = _cast_example(name, dtype)
+    grads = _gradients_of_example(name, tensors)
+    assert any(g is not None for g in grads.values()), f"{name} ({dtype.name}): no gradient at all"
+    _assert_fits(name, f"eager {dtype.name}", tensors, grads)

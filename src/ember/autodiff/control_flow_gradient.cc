@@ -239,6 +239,11 @@ struct BranchGradient final : Backward {
   StatusOr<std::shared_ptr<const BranchBackward>> backward_functions(const OutputMask& mask);
   void backward(const TapeNode& node, std::span<TensorImpl* const> output_grads,
                 SmallVector<TensorRef, 4>& edge_grads) override;
+  std::string describe() const override {
+    std::string text = "the gradient of " + op->name + " over branches";
+    for (const auto& fn : branches) text += " '" + fn->name + "'";
+    return text;
+  }
 };
 
 StatusOr<std::shared_ptr<BranchGradient>> build_branch_gradient(
@@ -474,6 +479,7 @@ Status execute_branches(const OpDef& op, std::span<TensorImpl* const> inputs,
   for (int k : grad->edge_inputs) {
     node->inputs.push_back(TensorRef(args[k]));
     node->edges.push_back(input_edge(args[k], active));
+    add_edge_spec(node, args[k]);
   }
   for (int64_t id : grad->edge_variables) {
     auto it = variable_masks.find(id);
@@ -524,6 +530,9 @@ struct LoopGradient final : Backward {
   StatusOr<std::shared_ptr<const LoopBackward>> backward_loop(const OutputMask& mask);
   void backward(const TapeNode& node, std::span<TensorImpl* const> output_grads,
                 SmallVector<TensorRef, 4>& edge_grads) override;
+  std::string describe() const override {
+    return "the gradient of " + op->name + " over body '" + body->name + "'";
+  }
 };
 
 Shape stacked(const Shape& element) {
@@ -928,7 +937,10 @@ Status execute_loop(const OpDef& op, std::span<TensorImpl* const> inputs, std::s
   node->mask = mask;
   node->serial = next_serial();
   for (TensorImpl* t : inputs) node->inputs.push_back(TensorRef(t));  // invariant intermediates
-  for (int k : grad->pair->edge_inputs) node->edges.push_back(input_edge(inputs[k], active));
+  for (int k : grad->pair->edge_inputs) {
+    node->edges.push_back(input_edge(inputs[k], active));
+    add_edge_spec(node, inputs[k]);
+  }
   for (int64_t id : grad->pair->edge_variables) {
     auto it = variable_masks.find(id);
     node->edges.push_back(variable_edge(id, it != variable_masks.end() ? it->second : 0));

@@ -51,6 +51,7 @@ StatusOr<std::unique_ptr<Replay>> replay_function(const FunctionGraph& fn, const
   auto r = std::make_unique<Replay>();
   r->tape = std::move(tape_or).value();
   r->tape->set_watch_all_variables();
+  r->tape->set_check_custom_gradients();
   r->forward->name = fn.name + "_forward";
   r->trace = std::make_unique<TraceContext>(r->forward.get());
   r->trace->set_location_provider(r->provider());
@@ -346,6 +347,7 @@ StatusOr<std::shared_ptr<GradientPair>> build_pair(const std::shared_ptr<const F
   Replay& replay = **replay_or;
   auto pair = std::make_shared<GradientPair>();
   pair->function = fn;
+  pair->function_name = fn->name;
   pair->needs = needs;
   pair->num_results = replay.results.size();
   pair->edge_inputs = replay.edge_inputs;
@@ -457,7 +459,10 @@ Status execute_function_call(const OpDef& op, std::span<TensorImpl* const> input
   node->backward = pair;
   node->mask = mask;
   node->serial = next_serial();
-  for (int k : pair->edge_inputs) node->edges.push_back(input_edge(inputs[k], active));
+  for (int k : pair->edge_inputs) {
+    node->edges.push_back(input_edge(inputs[k], active));
+    add_edge_spec(node, inputs[k]);
+  }
   for (int64_t id : pair->edge_variables) {
     auto it = variable_masks.find(id);
     node->edges.push_back(variable_edge(id, it != variable_masks.end() ? it->second : 0));

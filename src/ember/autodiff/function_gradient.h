@@ -69,6 +69,7 @@ struct TracePause {
 
 struct GradientPair final : Backward {
   std::weak_ptr<const FunctionGraph> function;  // F, to replay for backward functions built later
+  std::string function_name;                    // F's, for errors
   std::string needs;                            // which of F's arguments need gradients
   std::shared_ptr<FunctionGraph> forward;
   std::string forward_name;
@@ -94,11 +95,17 @@ struct GradientPair final : Backward {
 
   void backward(const TapeNode& node, std::span<TensorImpl* const> output_grads,
                 SmallVector<TensorRef, 4>& edge_grads) override;
+  std::string describe() const override { return "the gradient function of '" + function_name + "'"; }
 };
 
 /// Builds F's pair for the arguments flagged '1' in `needs`. Pauses tapes and traces while it builds.
 StatusOr<std::shared_ptr<GradientPair>> build_pair(const std::shared_ptr<const FunctionGraph>& fn,
                                                    const std::string& needs);
+
+/// Appends `t`'s spec to `node`'s edge specs, against which backprop checks the gradient of that edge.
+inline void add_edge_spec(TapeNode* node, const TensorImpl* t) {
+  node->edge_specs.push_back(TensorSpec{t->dtype(), t->shape()});
+}
 
 /// Which call arguments need gradients ('1' per argument): differentiable ones some recording tape watches
 /// (their tapes' bits are added to `mask`).

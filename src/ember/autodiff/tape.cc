@@ -326,6 +326,68 @@ struct EdgeKeyHash {
   }
 };
 
+// Note [Checking gradient shapes]
+// A gradient has its input's dtype and shape. A rule that gets one wrong (two results swapped, a broadcast
+// dim not summed away) would otherwise be silently broadcast by the ops that add it to other gradients,
+// and training would go on with wrong numbers. So backprop checks every gradient an op's rule returns,
+// and every one a graph function's or control-flow op's backward returns, against the tensor it belongs
+// to. This one loop serves every path: eager tapes, a tape inside a trace, and the backward functions of
+// graph functions, If/Case branches and While bodies, which are traces of it. Dims known on both sides
+// must agree: eagerly all are known and the check compares two small arrays per input; while tracing an
+// unknown dim passes, and the backward of a function or control-flow op is checked again when it runs,
+// against the concrete inputs of its call (TapeNode::edge_specs). A wrong rule is ember's bug
+// (InternalError). A user's custom_gradient is checked as TensorFlow checks it: while a graph function's
+// gradient is built (InvalidArgumentError; TensorFlow's graph gradients raise ValueError), not on a tape
+// in eager code or inside a function, which hand its results on as they are. A rule that received such a
+// gradient is not blamed for what it makes of it.
+bool fits(const TensorImpl& grad, DType dtype, const Shape& shape) {
+  return grad.dtype() == dtype && grad.shape().is_compatible_with(shape);
+}
+
+std::string spec_text(DType dtype, const Shape& shape) {
+  return std::string(dtype_name(dtype)) + shape.to_string();
+}
+
+// Whether each output gradient an op node received fits its output.
+bool received_fitting_gradients(std::span<TensorImpl* const> outputs, std::span<TensorImpl* const> grads) {
+  for (size_t j = 0; j < outputs.size(); ++j)
+    if (grads[j] != nullptr && !fits(*grads[j], outputs[j]->dtype(), outputs[j]->shape())) return false;
+  return true;
+}
+
+Status check_rule_gradients(const TapeNode& n, std::span<const TensorRef> grads) {
+  const size_t num_inputs = n.inputs.size();
+  for (size_t i = 0; i < num_inputs; ++i) {
+    const TensorImpl* g = grads[i].get();
+    if (g == nullptr || n.edges[i].node() == nullptr) continue;
+    const TensorImpl& x = *n.inputs[i];
+    if (fits(*g, x.dtype(), x.shape())) continue;
+    return make_error(Code::kInternal, n.op->name, "'s gradient rule returned a gradient of ",
+                      spec_text(g->dtype(), g->shape()), " for input ", i, " ('",
+                      n.op->arg_of(i, num_inputs).name, "'), which is ", spec_text(x.dtype(), x.shape()),
+                      "; the rule (OpDef::grad of ", n.op->name, ") is wrong");
+  }
+  return Status::OK();
+}
+
+Status check_backward_gradients(const TapeNode& n, std::span<const TensorRef> grads) {
+  for (size_t i = 0; i < n.edge_specs.size() && i < grads.size(); ++i) {
+    const TensorImpl* g = grads[i].get();
+    if (g == nullptr || n.edges[i].node() == nullptr) continue;
+    const TensorSpec& x = n.edge_specs[i];
+    if (fits(*g, x.dtype, x.shape)) continue;
+    // A user's mistake (TensorFlow's words, which it raises as a ValueError), or ember's.
+    return make_error(n.backward->user_defined() ? Code::kInvalidArgument : Code::kInternal,
+                      n.backward->user_defined()
+                          ? "Incompatible shapes between op input and calculated input "
+                            "gradient: "
+                          : "",
+                      n.backward->describe(), " returned a gradient of ", spec_text(g->dtype(), g->shape()),
+                      " for input ", i, ", which is ", spec_text(x.dtype, x.shape));
+  }
+  return Status::OK();
+}
+
 GradTensor sum_grads(std::vector<TensorRef>& grads) {
   if (grads.size() == 1) return GradTensor(grads[0]);
   std::vector<GradTensor> g(grads.begin(), grads.end());
@@ -443,6 +505,8 @@ Status Tape::backprop(std::span<TensorImpl* const> targets, std::span<TensorImpl
       edge_grads.resize(n->edges.size());
       if (n->backward) {
         n->backward->backward(*n, {grad_ptrs.data(), grad_ptrs.size()}, edge_grads);
+        if (!n->backward->user_defined() || check_custom_gradients_)
+          EMBER_RETURN_IF_ERROR(check_backward_gradients(*n, {edge_grads.data(), edge_grads.size()}));
       } else {
         SmallVector<TensorImpl*, 4> in_ptrs;
         for (const TensorRef& t : n->inputs) in_ptrs.push_back(t.get());
@@ -455,6 +519,8 @@ Status Tape::backprop(std::span<TensorImpl* const> targets, std::span<TensorImpl
         ctx.input_grads.resize(n->inputs.size());
         n->op->grad(ctx);
         for (size_t i = 0; i < edge_grads.size(); ++i) edge_grads[i] = std::move(ctx.input_grads[i]);
+        if (received_fitting_gradients(ctx.outputs, ctx.output_grads))
+          EMBER_RETURN_IF_ERROR(check_rule_gradients(*n, {edge_grads.data(), edge_grads.size()}));
       }
     }
     for (size_t i = 0; i < n->edges.size(); ++i) {
@@ -501,7 +567,10 @@ void record_custom(std::span<TensorImpl* const> edge_inputs, std::span<const int
   node->inputs = std::move(saved);
   node->mask = mask;
   node->serial = internal::next_serial();
-  for (TensorImpl* t : edge_inputs) node->edges.push_back(internal::input_edge(t, mask));
+  for (TensorImpl* t : edge_inputs) {
+    node->edges.push_back(internal::input_edge(t, mask));
+    node->edge_specs.push_back(TensorSpec{t->dtype(), t->shape()});
+  }
   for (size_t i = 0; i < variables.size(); ++i)
     node->edges.push_back(internal::variable_edge(variables[i], variable_masks[i]));
   SmallVector<TensorRef, 2> outs;

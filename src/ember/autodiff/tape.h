@@ -52,6 +52,10 @@ class Backward {
   /// `output_grads` has one entry per node output (null where none arrived); fills one gradient per edge.
   virtual void backward(const TapeNode& node, std::span<TensorImpl* const> output_grads,
                         SmallVector<TensorRef, 4>& edge_grads) = 0;
+  /// What computes the gradients, for errors: "the gradient function of 'f'".
+  virtual std::string describe() const = 0;
+  /// A user's gradient (ember.custom_gradient): checked only while a graph function's gradient is built.
+  virtual bool user_defined() const { return false; }
 };
 
 class TapeNode final : public GradNodeBase {
@@ -65,6 +69,9 @@ class TapeNode final : public GradNodeBase {
   SmallVector<TensorRef, 2> outputs;  // aliases without tape membership (no reference cycle)
   SmallVector<Edge, 4> edges;         // gradients flow along these; an empty edge receives none
   std::shared_ptr<Backward> backward;
+  // For a node with a Backward: the spec of each input edge's tensor, against which backprop checks its
+  // gradient (Note [Checking gradient shapes] in tape.cc). An op node's inputs are its saved inputs.
+  std::vector<TensorSpec> edge_specs;
   int64_t variable_id = 0;  // a ReadVariableOp of this variable: gradients here belong to the variable
   uint32_t mask = 0;        // tapes that recorded this node
   uint64_t serial = 0;      // when it was recorded
@@ -102,6 +109,9 @@ class Tape {
   bool watch_accessed_variables() const { return watch_accessed_; }
   /// Every variable read counts as watched (the private tape that differentiates a graph function).
   void set_watch_all_variables() { watch_all_variables_ = true; }
+  /// The tape builds a graph function's gradient: custom gradients are checked too, as TensorFlow's graph
+  /// gradients check them (its eager tapes do not).
+  void set_check_custom_gradients() { check_custom_gradients_ = true; }
   bool watches_all_variables() const { return watch_all_variables_; }
   bool persistent() const { return persistent_; }
 
@@ -128,6 +138,7 @@ class Tape {
   bool persistent_;
   bool watch_accessed_;
   bool watch_all_variables_ = false;
+  bool check_custom_gradients_ = false;
   bool pushed_ = false;
   bool used_ = false;
   int paused_ = 0;

@@ -38,7 +38,7 @@ int64_t unsorted_segment_sum(const void* data, DType dtype, const void* ids_v, D
     ids[j] = load_index(ids_v, id_dtype, j);
     if (ids[j] >= num_segments) return j;
   }
-  visit_dtype<kNumericTypes>(dtype, [&]<typename T>() {
+  visit_dtype<kNumericAndComplexTypes>(dtype, [&]<typename T>() {
     using A = Acc<T>;
     const T* x = static_cast<const T*>(data);
     T* o = static_cast<T*>(out);

@@ -945,9 +945,9 @@ void register_array_index_ops(OpRegistry& r) {
       .input_fixed("segment_ids", kIndexTypes)
       .input_shape_like("num_segments")
       .output("output")
-      .type_var(kNumericTypes)
+      .type_var(kNumericAndComplexTypes)  // complex: GatherV2's gradient
       .shape(&segment_sum_shape)
-      .kernel(kNumericTypes, &segment_sum_kernel)
+      .kernel(kNumericAndComplexTypes, &segment_sum_kernel)
       .grad(&segment_sum_grad)
       .batching(BatchingRule::kCustom)
       .done(r);

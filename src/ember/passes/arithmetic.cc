@@ -125,7 +125,7 @@ StatusOr<int> simplify_arithmetic(FunctionGraph& fn) {
           replacement = source;
         } else {
           auto perm_node = editor.add_int_constant(combined, Shape{static_cast<int64_t>(combined.size())},
-                                                   g.node(n).location);
+                                                   NodeOrigin::of(g.node(n)));
           if (!perm_node.ok()) continue;
           Node& transpose = g.mutable_node(n);  // add_node may have moved the node array
           transpose.inputs[0] = source;

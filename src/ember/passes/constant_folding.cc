@@ -42,15 +42,14 @@ StatusOr<int> fold_constants(FunctionGraph& fn, int64_t max_bytes) {
     if (!run_kernel(*node.op, {inputs.data(), inputs.size()}, {node.attrs.data(), node.attrs.size()}, outputs)
              .ok())
       continue;
-    SourceLocation location = node.location;
+    const NodeOrigin origin = NodeOrigin::of(node);  // a folded value stays on the node's device
     std::string name = node.name;
     for (int32_t k = 0; k < static_cast<int32_t>(outputs.size()); ++k) {
       AttrList attrs;
       SmallVector<TensorSpec, 2> spec;
       spec.push_back(TensorSpec{outputs[k]->dtype(), outputs[k]->shape()});
       attrs.push_back(std::move(outputs[k]));
-      int32_t c =
-          editor.add_node(const_op, {}, std::move(attrs), std::move(spec), location, name + "/folded");
+      int32_t c = editor.add_node(const_op, {}, std::move(attrs), std::move(spec), origin, name + "/folded");
       if (outputs.size() == 1)
         editor.replace_node(n, c);
       else

@@ -70,7 +70,7 @@ StatusOr<int> fold_constant_predicates(FunctionGraph& fn) {
     AttrList attrs;
     attrs.push_back(branch);
     int32_t call = editor.add_node(call_op, {args.data(), args.size()}, std::move(attrs), node.outputs,
-                                   node.location, node.name + "/taken");
+                                   NodeOrigin::of(node), node.name + "/taken");
     for (int32_t c : node.control_inputs) g.add_control_input(call, c);
     editor.replace_node(n, call);
     ++folded;
@@ -167,7 +167,7 @@ int32_t add_call_arg(FunctionGraph& fn, GraphEditor* editor, const TensorSpec& s
   outputs.push_back(spec);
   const int32_t node =
       editor != nullptr
-          ? editor->add_node(placeholder_op, {}, std::move(attrs), std::move(outputs), {}, name)
+          ? editor->add_node(placeholder_op, {}, std::move(attrs), std::move(outputs), NodeOrigin{}, name)
           : fn.graph.add_node(placeholder_op, {}, std::move(attrs), std::move(outputs), {}, name);
   fn.args.insert(fn.args.begin() + fn.num_call_args(), node);
   return node;
@@ -266,13 +266,13 @@ StatusOr<std::shared_ptr<FunctionGraph>> batch_sequence_products(const FunctionG
     SmallVector<TensorSpec, 2> all_specs;
     all_specs.push_back(TensorSpec{mm.outputs[0].dtype, Shape(std::span<const int64_t>(dims))});
     const ValueRef all_inputs[2] = {x, mm.inputs[1]};
-    const int32_t all = editor.add_node(matmul_op, all_inputs, mm.attrs, std::move(all_specs), mm.location,
-                                        mm.name + "/every_row");
+    const int32_t all = editor.add_node(matmul_op, all_inputs, mm.attrs, std::move(all_specs),
+                                        NodeOrigin::of(mm), mm.name + "/every_row");
     SmallVector<ValueRef, 4> slice_inputs;
     slice_inputs.push_back(ValueRef{all, 0});
     for (size_t j = 1; j < row.inputs.size(); ++j) slice_inputs.push_back(row.inputs[j]);
     const int32_t slice = editor.add_node(slice_op, {slice_inputs.data(), slice_inputs.size()}, row.attrs,
-                                          mm.outputs, mm.location, mm.name + "/row");
+                                          mm.outputs, NodeOrigin::of(mm), mm.name + "/row");
     editor.forward(ValueRef{b, 0}, ValueRef{slice, 0});
   }
   EMBER_RETURN_IF_ERROR(editor.finish(/*prune=*/true));
@@ -547,13 +547,13 @@ Status hoist_in(FunctionGraph& fn, int depth, int& hoisted) {
           std::vector<int64_t> dims = spec.shape.dim_vector();
           std::swap(dims[rank - 2], dims[rank - 1]);
           spec.shape = Shape(std::span<const int64_t>(dims));
-          auto perm_value = body_editor.add_int_constant(perm, Shape{rank}, mm.location);
+          auto perm_value = body_editor.add_int_constant(perm, Shape{rank}, NodeOrigin::of(mm));
           if (!perm_value.ok()) return perm_value.status();
           SmallVector<TensorSpec, 2> specs;
           specs.push_back(spec);
           const ValueRef t_inputs[2] = {v, *perm_value};
-          const int32_t t = body_editor.add_node(transpose_op, t_inputs, {}, std::move(specs), mm.location,
-                                                 mm.name + "/transposed_operand");
+          const int32_t t = body_editor.add_node(transpose_op, t_inputs, {}, std::move(specs),
+                                                 NodeOrigin::of(mm), mm.name + "/transposed_operand");
           Node& rewired = copy->graph.mutable_node(b);
           rewired.inputs[j] = ValueRef{t, 0};
           rewired.attrs[matmul_op.attr_index(j == 0 ? "transpose_a" : "transpose_b")] = false;
@@ -610,8 +610,8 @@ Status hoist_in(FunctionGraph& fn, int depth, int& hoisted) {
                             : AttrValue(body->captured_values[arg_of[v.node] - body->num_call_args()]));
         SmallVector<TensorSpec, 2> spec;
         spec.push_back(source.outputs[0]);
-        int32_t c = editor.add_node(const_op, {}, std::move(attrs), std::move(spec), source.location,
-                                    loop.name + "/" + source.name);
+        int32_t c = editor.add_node(const_op, {}, std::move(attrs), std::move(spec),
+                                    NodeOrigin::inlined(source, loop), loop.name + "/" + source.name);
         outside[v.node].push_back(ValueRef{c, 0});
       }
       return outside[v.node][v.output];
@@ -623,7 +623,7 @@ Status hoist_in(FunctionGraph& fn, int depth, int& hoisted) {
       SmallVector<ValueRef, 4> inputs;
       for (ValueRef in : inner.inputs) inputs.push_back(outside_value(in));
       int32_t copy = editor.add_node(*inner.op, {inputs.data(), inputs.size()}, inner.attrs, inner.outputs,
-                                     inner.location, loop.name + "/" + inner.name);
+                                     NodeOrigin::inlined(inner, loop), loop.name + "/" + inner.name);
       for (int32_t k = 0; k < static_cast<int32_t>(inner.outputs.size()); ++k)
         outside[b].push_back(ValueRef{copy, k});
     }
@@ -674,7 +674,7 @@ Status hoist_in(FunctionGraph& fn, int depth, int& hoisted) {
     }
     if (was_accumulating || num_new_stacks > 0) outputs.push_back(TensorSpec{DType::kInt32, Shape()});
     int32_t replacement = editor.add_node(*loop.op, {inputs.data(), inputs.size()}, std::move(attrs),
-                                          std::move(outputs), loop.location, loop.name);
+                                          std::move(outputs), NodeOrigin::of(loop), loop.name);
     for (int32_t c : loop.control_inputs) g.add_control_input(replacement, c);
     editor.replace_node(n, replacement);
     // The stacks and the trip count of an accumulating loop come after the new loop variables, and the
@@ -689,15 +689,17 @@ Status hoist_in(FunctionGraph& fn, int depth, int& hoisted) {
           ValueRef{replacement, first_stack + static_cast<int32_t>(num_accumulated + num_new_stacks)});
     // Each summed loop variable gets its products' sum after the loop (Note [Products summed over a loop]).
     for (const SummedProduct& sum : sums) {
+      // The sum's line, the loop's devices: these nodes finish the loop's work.
+      const NodeOrigin origin{sum.location, loop.requested_device, loop.assigned_device};
       auto flat = [&](int stack, int64_t columns) -> StatusOr<ValueRef> {
         const int64_t dims[2] = {-1, columns};
-        auto shape = editor.add_int_constant(dims, Shape({2}), sum.location);
+        auto shape = editor.add_int_constant(dims, Shape({2}), origin);
         if (!shape.ok()) return shape.status();
         SmallVector<TensorSpec, 2> spec;
         spec.push_back(TensorSpec{sum.dtype, Shape({kUnknownDim, columns})});
         const ValueRef in[2] = {
             ValueRef{replacement, first_stack + static_cast<int32_t>(num_accumulated) + stack}, *shape};
-        return ValueRef{editor.add_node(reshape_op, in, {}, std::move(spec), sum.location,
+        return ValueRef{editor.add_node(reshape_op, in, {}, std::move(spec), origin,
                                         loop.name + "/" + sum.name + "/stacked"),
                         0};
       };
@@ -708,12 +710,12 @@ Status hoist_in(FunctionGraph& fn, int depth, int& hoisted) {
       if (sum.a < 0) {
         spec.push_back(TensorSpec{sum.dtype, Shape({sum.n})});
         const int64_t axis = 0;
-        auto axes = editor.add_int_constant({&axis, 1}, Shape({1}), sum.location);
+        auto axes = editor.add_int_constant({&axis, 1}, Shape({1}), origin);
         if (!axes.ok()) return axes.status();
         AttrList sum_attrs;
         sum_attrs.push_back(false);
         const ValueRef sum_in[2] = {*d, *axes};
-        product = editor.add_node(sum_op, sum_in, std::move(sum_attrs), spec, sum.location,
+        product = editor.add_node(sum_op, sum_in, std::move(sum_attrs), spec, origin,
                                   loop.name + "/" + sum.name + "/summed");
       } else {
         auto a = flat(sum.a, sum.k);
@@ -723,12 +725,12 @@ Status hoist_in(FunctionGraph& fn, int depth, int& hoisted) {
         mm_attrs.push_back(false);
         spec.push_back(TensorSpec{sum.dtype, Shape({sum.k, sum.n})});
         const ValueRef mm_in[2] = {*a, *d};
-        product = editor.add_node(matmul_op, mm_in, std::move(mm_attrs), spec, sum.location,
+        product = editor.add_node(matmul_op, mm_in, std::move(mm_attrs), spec, origin,
                                   loop.name + "/" + sum.name + "/summed");
       }
       const ValueRef add_in[2] = {ValueRef{replacement, sum.var}, ValueRef{product, 0}};
-      const int32_t total = editor.add_node(add_op, add_in, {}, std::move(spec), sum.location,
-                                            loop.name + "/" + sum.name + "/sum");
+      const int32_t total =
+          editor.add_node(add_op, add_in, {}, std::move(spec), origin, loop.name + "/" + sum.name + "/sum");
       editor.forward(ValueRef{n, sum.var}, ValueRef{total, 0});
     }
     hoisted += num_hoisted + (body_changed ? 1 : 0);

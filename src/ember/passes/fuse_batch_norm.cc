@@ -45,7 +45,7 @@ bool match_forward(const Graph& g, const NodeUses& uses, int32_t n, Forward* f) 
       return false;
     }
   }
-  if (f->relu < 0) return false;
+  if (f->relu < 0 || !same_device(bn, g.node(f->relu))) return false;
   f->batch_norm = n;
   return true;
 }
@@ -70,8 +70,8 @@ StatusOr<int> fuse_forward(FunctionGraph& fn) {
     SmallVector<TensorSpec, 2> outputs = bn.outputs;
     outputs[0] = g.node(f.relu).outputs[0];
     const std::span<const ValueRef> inputs(bn.inputs.data(), bn.inputs.size());
-    const int32_t fused = editor.add_node(fused_op, inputs, std::move(attrs), std::move(outputs), bn.location,
-                                          bn.name + "/fused");
+    const int32_t fused = editor.add_node(fused_op, inputs, std::move(attrs), std::move(outputs),
+                                          NodeOrigin::of(bn), bn.name + "/fused");
     editor.forward(ValueRef{f.relu, 0}, ValueRef{fused, 0});
     for (int32_t i = 1; i < static_cast<int32_t>(bn.outputs.size()); ++i)
       editor.forward(ValueRef{f.batch_norm, i}, ValueRef{fused, i});
@@ -95,7 +95,7 @@ StatusOr<int> fuse_backward(FunctionGraph& fn) {
       const int32_t r = grad.inputs[0].node;
       const Node& relu_grad = g.node(r);
       if (relu_grad.op->name != "ReluGrad" || grad.inputs[0].output != 0 || !uses.plain(r) ||
-          uses.is_result(r) || uses.readers(r).size() != 1)
+          uses.is_result(r) || uses.readers(r).size() != 1 || !same_device(grad, relu_grad))
         continue;
       const TensorSpec& out = relu_grad.outputs[0];
       if (!fully_defined_same(g.spec(relu_grad.inputs[0]), out) ||
@@ -114,8 +114,8 @@ StatusOr<int> fuse_backward(FunctionGraph& fn) {
                                grad.inputs[4],      grad.inputs[5], relu_grad.inputs[1]};
     AttrList attrs = grad.attrs;
     attrs.push_back(std::string("Relu"));
-    const int32_t fused = editor.add_node(fused_op, inputs, std::move(attrs), grad.outputs, grad.location,
-                                          grad.name + "/fused");
+    const int32_t fused = editor.add_node(fused_op, inputs, std::move(attrs), grad.outputs,
+                                          NodeOrigin::of(grad), grad.name + "/fused");
     for (int32_t i = 0; i < static_cast<int32_t>(grad.outputs.size()); ++i)
       editor.forward(ValueRef{n, i}, ValueRef{fused, i});
   }

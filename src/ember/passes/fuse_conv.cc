@@ -49,7 +49,7 @@ class Matcher {
     // The convolution feeds the bias add alone.
     if (!uses_.only_reader(n, &chain->bias_node)) return false;
     const Node& add = g_.node(chain->bias_node);
-    if (!uses_.plain(chain->bias_node) || add.inputs.size() != 2) return false;
+    if (!uses_.plain(chain->bias_node) || add.inputs.size() != 2 || !same_device(conv, add)) return false;
     if (add.op->name == "BiasAdd") {
       if (add.inputs[0].node != n) return false;
       const std::string& format = std::get<std::string>(add.attrs[add.op->attr_index("data_format")]);
@@ -72,8 +72,10 @@ class Matcher {
     // The activation, when the sum feeds one (and Greater(sum, 0)s that can move onto it) alone.
     static constexpr const char* kActivations[] = {"Relu", "Relu6", "Elu", "LeakyRelu"};
     FusibleActivation activation = fusible_activation(g_, uses_, chain->bias_node, kActivations);
-    chain->activation = activation.node;
-    chain->moved_readers = std::move(activation.moved_readers);
+    if (activation.node >= 0 && same_device(conv, g_.node(activation.node))) {
+      chain->activation = activation.node;
+      chain->moved_readers = std::move(activation.moved_readers);
+    }
     return true;
   }
 
@@ -108,8 +110,8 @@ StatusOr<int> remap_relu_gradients(FunctionGraph& fn) {
     const ValueRef inputs[] = {operands.first, operands.second};
     SmallVector<TensorSpec, 2> outputs;
     outputs.push_back(select.outputs[0]);
-    const int32_t grad = editor.add_node(relu_grad, inputs, AttrList{}, std::move(outputs), select.location,
-                                         select.name + "/relu_grad");
+    const int32_t grad = editor.add_node(relu_grad, inputs, AttrList{}, std::move(outputs),
+                                         NodeOrigin::of(select), select.name + "/relu_grad");
     editor.forward(ValueRef{n, 0}, ValueRef{grad, 0});
   }
   EMBER_RETURN_IF_ERROR(editor.finish(/*prune=*/false));

@@ -118,8 +118,9 @@ class GroupBuilder {
     for (ValueRef in : g_.node(v).inputs) {
       int32_t gid = group_of_[in.node];
       if (gid < 0 || std::find(candidates.begin(), candidates.end(), gid) != candidates.end()) continue;
-      const TensorSpec& other = g_.node(groups_[gid].front()).outputs[0];
-      if (other.dtype == domain.dtype && other.shape == domain.shape &&
+      const Node& member = g_.node(groups_[gid].front());
+      const TensorSpec& other = member.outputs[0];
+      if (other.dtype == domain.dtype && other.shape == domain.shape && same_device(member, g_.node(v)) &&
           (!dynamic || keeps_the_groups_shape(v, gid)))
         candidates.push_back(gid);
     }
@@ -233,7 +234,7 @@ int absorbable(const Graph& g, int32_t r, const GroupBuilder& groups,
   const auto op = reduce_op_of(node);
   if (!op || in_control_edge[r] || !node.control_inputs.empty() || node.inputs.size() != 2) return 0;
   const int32_t gid = groups.group_of(node.inputs[0].node);
-  if (gid < 0) return 0;
+  if (gid < 0 || !same_device(node, g.node(groups.groups()[gid].front()))) return 0;
   const TensorSpec& domain = g.spec(node.inputs[0]);
   if (!domain.shape.fully_defined() || domain.shape.rank() < 1 || domain.dtype == DType::kBool) return 0;
   if (kernels::reduce_tables().reduce[static_cast<int>(*op)][static_cast<int>(domain.dtype)].row == nullptr)
@@ -297,9 +298,9 @@ void fuse_group(GraphEditor& editor, const std::vector<int32_t>& members, int32_
     outputs.push_back(r.outputs[0]);
   }
   std::string name = "fused/" + g.node(members.front()).op->name;
-  SourceLocation location = last.location;
+  NodeOrigin origin = NodeOrigin::of(last);
   int32_t fused = editor.add_node(op_def(reduction.node >= 0 ? "FusedReduction" : "FusedElementwise"), inputs,
-                                  std::move(attrs), std::move(outputs), std::move(location), name);
+                                  std::move(attrs), std::move(outputs), std::move(origin), name);
   for (size_t k = 0; k < escaping.size(); ++k)
     editor.forward(ValueRef{escaping[k], 0}, ValueRef{fused, static_cast<int32_t>(k)});
   if (reduction.node >= 0)

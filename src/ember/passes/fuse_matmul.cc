@@ -77,10 +77,6 @@ class Matcher {
   }
 
  private:
-  static bool same_device(const Node& a, const Node& b) {
-    return a.requested_device == b.requested_device && a.assigned_device == b.assigned_device;
-  }
-
   const Graph& g_;
   const NodeUses uses_;
 };

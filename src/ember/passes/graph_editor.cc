@@ -51,16 +51,19 @@ ValueRef GraphEditor::resolve(ValueRef v) const {
 }
 
 int32_t GraphEditor::add_node(const OpDef& op, std::span<const ValueRef> inputs, AttrList attrs,
-                              SmallVector<TensorSpec, 2> outputs, SourceLocation location,
-                              std::string_view name) {
+                              SmallVector<TensorSpec, 2> outputs, NodeOrigin origin, std::string_view name) {
   SmallVector<ValueRef, 4> resolved;
   for (ValueRef v : inputs) resolved.push_back(resolve(v));
-  return fn_.graph.add_node(op, {resolved.data(), resolved.size()}, std::move(attrs), std::move(outputs),
-                            std::move(location), name);
+  const int32_t added = fn_.graph.add_node(op, {resolved.data(), resolved.size()}, std::move(attrs),
+                                           std::move(outputs), std::move(origin.location), name);
+  Node& node = fn_.graph.mutable_node(added);
+  node.requested_device = std::move(origin.requested_device);
+  node.assigned_device = std::move(origin.assigned_device);
+  return added;
 }
 
 StatusOr<ValueRef> GraphEditor::add_int_constant(std::span<const int64_t> values, const Shape& shape,
-                                                 SourceLocation location) {
+                                                 NodeOrigin origin) {
   auto t = TensorImpl::allocate(DType::kInt64, shape);
   if (!t.ok()) return t.status();
   std::copy(values.begin(), values.end(), t.value()->mutable_data<int64_t>());
@@ -69,7 +72,7 @@ StatusOr<ValueRef> GraphEditor::add_int_constant(std::span<const int64_t> values
   AttrList attrs;
   attrs.push_back(std::move(t).value());
   static const OpDef& constant = op_def("Const");
-  return ValueRef{add_node(constant, {}, std::move(attrs), std::move(spec), std::move(location)), 0};
+  return ValueRef{add_node(constant, {}, std::move(attrs), std::move(spec), std::move(origin)), 0};
 }
 
 std::vector<std::vector<int32_t>> GraphEditor::consumers_by_node() const {

@@ -35,8 +35,9 @@ StatusOr<int> inline_function_calls(FunctionGraph& fn) {
         attrs.push_back(value);
         SmallVector<TensorSpec, 2> spec;
         spec.push_back(body.node(arg).outputs[0]);
-        int32_t c = editor.add_node(const_op, {}, std::move(attrs), std::move(spec), body.node(arg).location,
-                                    call.name + "/" + body.node(arg).name);
+        int32_t c =
+            editor.add_node(const_op, {}, std::move(attrs), std::move(spec),
+                            NodeOrigin::inlined(body.node(arg), call), call.name + "/" + body.node(arg).name);
         mapped[arg].push_back(ValueRef{c, 0});
       }
     }
@@ -47,10 +48,7 @@ StatusOr<int> inline_function_calls(FunctionGraph& fn) {
       SmallVector<ValueRef, 4> inputs;
       for (ValueRef in : inner.inputs) inputs.push_back(mapped[in.node][in.output]);
       int32_t copy = editor.add_node(*inner.op, {inputs.data(), inputs.size()}, inner.attrs, inner.outputs,
-                                     inner.location, call.name + "/" + inner.name);
-      // A callee's node without a device of its own runs where the call was asked to (TensorFlow's rule).
-      g.mutable_node(copy).requested_device =
-          inner.requested_device.empty() ? call.requested_device : inner.requested_device;
+                                     NodeOrigin::inlined(inner, call), call.name + "/" + inner.name);
       for (int32_t c : inner.control_inputs)
         if (!is_arg[c]) g.add_control_input(copy, copy_of[c]);
       // Only side effects need ordering: the callee's stateful nodes wait for what the call waited for.

@@ -12,6 +12,7 @@
 // all wait for all their inputs), so reachability is searched with each earlier group contracted: two
 // groups that are each fine alone can otherwise close a cycle between them.
 #include <map>
+#include <string>
 
 #include "ember/ops/registry.h"
 #include "ember/passes/pass.h"
@@ -86,13 +87,15 @@ StatusOr<int> merge_sibling_matmuls(FunctionGraph& fn) {
   static const OpDef& split = op_def("SplitV");
   GraphEditor editor(fn);
   Graph& g = fn.graph;
-  // Siblings: same left operand, transpose_a, dtype and output rank.
-  std::map<std::tuple<int32_t, int32_t, bool, int, int>, std::vector<int32_t>> siblings;
+  // Siblings: same left operand, transpose_a, dtype, output rank and devices (the merged product has one).
+  std::map<std::tuple<int32_t, int32_t, bool, int, int, std::string, std::string>, std::vector<int32_t>>
+      siblings;
   for (int32_t n = 0; n < g.num_nodes(); ++n) {
     const Node& node = g.node(n);
     if (!mergeable(g, node)) continue;
     siblings[{node.inputs[0].node, node.inputs[0].output, std::get<bool>(node.attrs[0]),
-              static_cast<int>(node.outputs[0].dtype), node.outputs[0].shape.rank()}]
+              static_cast<int>(node.outputs[0].dtype), node.outputs[0].shape.rank(), node.requested_device,
+              node.assigned_device}]
         .push_back(n);
   }
   int merged = 0;
@@ -112,6 +115,7 @@ StatusOr<int> merge_sibling_matmuls(FunctionGraph& fn) {
     if (members.size() < 2) continue;
     reach.contract(members);
     const Node first = g.node(members.front());
+    const NodeOrigin origin = NodeOrigin::of(first);  // the siblings share its devices
     SmallVector<ValueRef, 4> rights;
     std::vector<int64_t> widths;
     for (int32_t n : members) {
@@ -121,13 +125,13 @@ StatusOr<int> merge_sibling_matmuls(FunctionGraph& fn) {
     const TensorSpec right = g.spec(rights[0]);  // a copy: adding nodes may move the specs
     // The weights join along their columns; ConcatV2's axis is its last input, a constant here.
     const int64_t columns[] = {1};
-    auto concat_axis = editor.add_int_constant(columns, Shape(), first.location);
+    auto concat_axis = editor.add_int_constant(columns, Shape(), origin);
     if (!concat_axis.ok()) return concat_axis.status();
     rights.push_back(*concat_axis);
     SmallVector<TensorSpec, 2> concat_spec;
     concat_spec.push_back(TensorSpec{right.dtype, Shape({right.shape.dim(0), width})});
     int32_t weights = editor.add_node(concat, {rights.data(), rights.size()}, AttrList{},
-                                      std::move(concat_spec), first.location, first.name + "/merged_weights");
+                                      std::move(concat_spec), origin, first.name + "/merged_weights");
     // The product keeps the siblings' batch dims and rows; only its columns widen.
     Shape out = first.outputs[0].shape;
     const int last = out.rank() - 1;
@@ -135,18 +139,18 @@ StatusOr<int> merge_sibling_matmuls(FunctionGraph& fn) {
     SmallVector<TensorSpec, 2> product_spec;
     product_spec.push_back(TensorSpec{first.outputs[0].dtype, out});
     ValueRef product_inputs[] = {first.inputs[0], ValueRef{weights, 0}};
-    int32_t product = editor.add_node(matmul, product_inputs, first.attrs, std::move(product_spec),
-                                      first.location, first.name + "/merged");
+    int32_t product = editor.add_node(matmul, product_inputs, first.attrs, std::move(product_spec), origin,
+                                      first.name + "/merged");
     // SplitV's size_splits and axis are int operands: constants here.
     const int64_t axis_value[] = {last};
-    auto sizes = editor.add_int_constant(widths, Shape{static_cast<int64_t>(widths.size())}, first.location);
-    auto axis = editor.add_int_constant(axis_value, Shape(), first.location);
+    auto sizes = editor.add_int_constant(widths, Shape{static_cast<int64_t>(widths.size())}, origin);
+    auto axis = editor.add_int_constant(axis_value, Shape(), origin);
     if (!sizes.ok()) return sizes.status();
     if (!axis.ok()) return axis.status();
     SmallVector<TensorSpec, 2> split_specs;
     for (int32_t n : members) split_specs.push_back(g.node(n).outputs[0]);
     ValueRef split_input[] = {ValueRef{product, 0}, *sizes, *axis};
-    int32_t parts = editor.add_node(split, split_input, AttrList{}, std::move(split_specs), first.location,
+    int32_t parts = editor.add_node(split, split_input, AttrList{}, std::move(split_specs), origin,
                                     first.name + "/split");
     for (size_t k = 0; k < members.size(); ++k)
       editor.forward(ValueRef{members[k], 0}, ValueRef{parts, static_cast<int32_t>(k)});

@@ -34,6 +34,29 @@ struct OptimizerOptions {
 OptimizerOptions optimizer_options();
 void set_optimizer_options(const OptimizerOptions& options);
 
+/// What a node a pass adds takes from the node it replaces or derives from: the user's source line (for
+/// errors) and the device asked for and assigned, so that a rewrite never moves work off a device.
+struct NodeOrigin {
+  SourceLocation location;
+  std::string requested_device, assigned_device;
+
+  /// All of `n`'s (a copy: `n` may sit in the node array that adding a node reallocates).
+  static NodeOrigin of(const Node& n) { return {n.location, n.requested_device, n.assigned_device}; }
+  /// A node of a callee's body copied into the caller (an inlined call, a node hoisted out of a loop
+  /// body): it keeps a device asked for in the body, else runs where `call` was asked to (TensorFlow's
+  /// rule), and is assigned where `call` is.
+  static NodeOrigin inlined(const Node& inner, const Node& call) {
+    return {inner.location, inner.requested_device.empty() ? call.requested_device : inner.requested_device,
+            call.assigned_device};
+  }
+};
+
+/// Whether `a` and `b` were asked to run, and run, on the same device: a pass joins nodes into one only
+/// then, since the joined node has one device.
+inline bool same_device(const Node& a, const Node& b) {
+  return a.requested_device == b.requested_device && a.assigned_device == b.assigned_device;
+}
+
 /// Edits a FunctionGraph: passes mutate nodes in place, forward values and append nodes, then `finish()`
 /// applies the forwarding, drops what no result, control output or stateful node needs (when pruning),
 /// and re-sorts the graph topologically, so an appended node may replace an earlier one.
@@ -55,13 +78,12 @@ class GraphEditor {
   /// Removes `node` (its outputs must be forwarded and control edges on it redirected by the caller).
   void remove_node(int32_t node) { removed_nodes_.push_back(node); }
 
-  /// Appends a node (its inputs are resolved first).
+  /// Appends a node (its inputs are resolved first) with `origin`'s source line and devices.
   int32_t add_node(const OpDef& op, std::span<const ValueRef> inputs, AttrList attrs,
-                   SmallVector<TensorSpec, 2> outputs, SourceLocation location, std::string_view name = {});
+                   SmallVector<TensorSpec, 2> outputs, NodeOrigin origin, std::string_view name = {});
 
   /// Appends a Const node holding `values` as an int64 tensor of `shape` (a shape-like operand).
-  StatusOr<ValueRef> add_int_constant(std::span<const int64_t> values, const Shape& shape,
-                                      SourceLocation location);
+  StatusOr<ValueRef> add_int_constant(std::span<const int64_t> values, const Shape& shape, NodeOrigin origin);
 
   /// For each value, the nodes that read it (data inputs), after resolving; rebuilt on each call.
   std::vector<std::vector<int32_t>> consumers_by_node() const;

@@ -101,9 +101,7 @@ StatusOr<int> fuse_bias_chains(FunctionGraph& fn, const OpDef& fused_op,
     outputs.push_back(g.node(last).outputs[0]);
     const ValueRef inputs[] = {contraction.inputs[0], contraction.inputs[1], chain.bias};
     const int32_t fused = editor.add_node(fused_op, inputs, attrs(chain), std::move(outputs),
-                                          contraction.location, contraction.name + "/fused");
-    g.mutable_node(fused).requested_device = contraction.requested_device;
-    g.mutable_node(fused).assigned_device = contraction.assigned_device;
+                                          NodeOrigin::of(contraction), contraction.name + "/fused");
     editor.forward(ValueRef{last, 0}, ValueRef{fused, 0});
     for (const auto& [reader, input] : chain.moved_readers)
       g.mutable_node(reader).inputs[input] = ValueRef{fused, 0};

@@ -1,6 +1,9 @@
-// GraphEditor: an edit that makes a cycle is reported as an internal error, never a crash.
+// GraphEditor: an edit that makes a cycle is reported as an internal error, never a crash; a node a pass
+// adds takes the devices of the node it replaces or derives from, and passes join only nodes that share
+// their devices.
 #include <gtest/gtest.h>
 
+#include "ember/ops/registry.h"
 #include "ember/passes/optimizer.h"
 #include "ember/passes/pass.h"
 #include "ember/runtime/executor.h"
@@ -57,6 +60,83 @@ TEST(GraphEditor, CompiledFunctionReportsAnOptimizerFailure) {
   OutputList results;
   Status status = compiled.run(args, results);
   EXPECT_EQ(status.code(), Code::kInternal) << status.to_string();
+}
+
+constexpr char kRequested[] = "/device:CPU:1";
+constexpr char kAssigned[] = "/job:localhost/replica:0/task:0/device:CPU:1";
+
+void place(FunctionGraph& fn, int32_t node) {
+  fn.graph.mutable_node(node).requested_device = kRequested;
+  fn.graph.mutable_node(node).assigned_device = kAssigned;
+}
+
+void expect_placed(const Node& node) {
+  EXPECT_EQ(node.requested_device, kRequested) << node.name;
+  EXPECT_EQ(node.assigned_device, kAssigned) << node.name;
+}
+
+TEST(GraphEditor, AnAddedNodeTakesItsOriginsLineAndDevices) {
+  FunctionGraph g = *exp_then_sin();
+  const int32_t e = find_node(g, "Exp");
+  place(g, e);
+  g.graph.mutable_node(e).location = SourceLocation{"model.py", 42, "f"};
+  passes::GraphEditor editor(g);
+  const Node exp_node = g.graph.node(e);
+  const ValueRef input[] = {ValueRef{e, 0}};
+  const int32_t added =
+      editor.add_node(op_def("Cos"), input, {}, exp_node.outputs, passes::NodeOrigin::of(exp_node));
+  expect_placed(g.graph.node(added));
+  EXPECT_EQ(g.graph.node(added).location.to_string(), "model.py:42");
+  const int32_t bare = editor.add_node(op_def("Cos"), input, {}, exp_node.outputs, passes::NodeOrigin{});
+  EXPECT_TRUE(g.graph.node(bare).requested_device.empty());
+}
+
+TEST(GraphEditor, ComposedTransposesKeepTheirDevice) {
+  // transpose(transpose(x, p), q) reads x with one new permutation constant, made on the outer's device.
+  auto fn = testing::trace_function({Shape({2, 3, 4})}, [](std::vector<Tensor>& x) {
+    return std::vector<Tensor>{transpose(transpose(x[0], {1, 2, 0}), {1, 2, 0})};
+  });
+  const int32_t outer =
+      fn->graph.node(fn->results[0].node).op->name == "Transpose" ? fn->results[0].node : -1;
+  ASSERT_GE(outer, 0);
+  place(*fn, outer);
+  ASSERT_TRUE(passes::simplify_arithmetic(*fn).ok());
+  const Node& transpose = fn->graph.node(fn->results[0].node);
+  ASSERT_EQ(transpose.op->name, "Transpose");
+  expect_placed(transpose);
+  expect_placed(fn->graph.node(transpose.inputs[1].node));  // the new permutation
+}
+
+TEST(GraphEditor, ElementwiseFusionJoinsOnlyNodesOnOneDevice) {
+  auto apart = exp_then_sin();
+  place(*apart, find_node(*apart, "Sin"));
+  EXPECT_EQ(passes::fuse_elementwise(*apart).value(), 0);
+  auto together = exp_then_sin();
+  place(*together, find_node(*together, "Exp"));
+  place(*together, find_node(*together, "Sin"));
+  EXPECT_EQ(passes::fuse_elementwise(*together).value(), 1);
+  const int32_t fused = find_node(*together, "FusedElementwise");
+  ASSERT_GE(fused, 0);
+  expect_placed(together->graph.node(fused));
+}
+
+TEST(GraphEditor, SiblingProductsOnOtherDevicesStayApart) {
+  auto trace = [] {
+    return testing::trace_function({Shape({5, 4}), Shape({4, 2}), Shape({4, 3})}, [](std::vector<Tensor>& x) {
+      return std::vector<Tensor>{matmul(x[0], x[1]), matmul(x[0], x[2])};
+    });
+  };
+  auto apart = trace();
+  place(*apart, apart->results[1].node);
+  EXPECT_EQ(passes::merge_sibling_matmuls(*apart).value(), 0);
+  auto together = trace();
+  place(*together, together->results[0].node);
+  place(*together, together->results[1].node);
+  EXPECT_EQ(passes::merge_sibling_matmuls(*together).value(), 1);
+  for (int32_t i = 0; i < together->graph.num_nodes(); ++i)
+    if (together->graph.node(i).name.find("/merged") != std::string::npos ||
+        together->graph.node(i).name.find("/split") != std::string::npos)
+      expect_placed(together->graph.node(i));
 }
 
 }  // namespace
