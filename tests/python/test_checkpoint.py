@@ -421,8 +421,9 @@ if pid == 0:  # no kernels here: GNU OpenMP's thread pool does not survive a for
 _, status = os.waitpid(pid, 0)
 sys.exit(os.waitstatus_to_exitcode(status))
 """
-    proc = subprocess.run([sys.executable, "-c", program, str(tmp_path / "ckpt")], capture_output=True, text=True,
-                          timeout=300)
+    # with this interpreter's flags: -S only where the parent has it (then PYTHONPATH finds this ember)
+    proc = subprocess.run([sys.executable, *(["-S"] if sys.flags.no_site else []), "-c", program,
+                           str(tmp_path / "ckpt")], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert sorted(os.listdir(tmp_path)) == ["ckpt.data-00000-of-00001", "ckpt.index",
                                            "ckpt_child.data-00000-of-00001", "ckpt_child.index"]
