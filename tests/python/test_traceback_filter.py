@@ -17,7 +17,9 @@ def run(env_value):
     env = dict(os.environ)
     if env_value is not None:
         env["EMBER_TRACEBACK_FILTERING"] = env_value
-    proc = subprocess.run([sys.executable, "-c", PROGRAM], capture_output=True, text=True, env=env)
+    # with this interpreter's flags: -S only where the parent has it (then PYTHONPATH finds this ember)
+    proc = subprocess.run([sys.executable, *(["-S"] if sys.flags.no_site else []), "-c", PROGRAM],
+                          capture_output=True, text=True, env=env)
     assert proc.returncode != 0
     return proc.stderr
 
