@@ -79,6 +79,9 @@ def examples():
 
 # Where the tables draw random values (test_registry_vs_tensorflow.py's DOMAINS): variances are positive.
 DOMAINS = {"FusedBatchNormV3": {4: (0.5, 2.0)}, "FusedBatchNormGradV3": {4: (0.5, 2.0)}}
+# Inputs that stay float32 when the op runs in float16 or bfloat16 (test_registry_vs_tensorflow.py's draws): the
+# batch-norm ops' scale, offset and statistics, TensorFlow's U.
+FLOAT32_FOR_16BIT = {"FusedBatchNormV3": {1, 2, 3, 4}, "FusedBatchNormGradV3": {2, 3, 4, 5}}
 
 # Left out of test_gradient_check.py's finite differences, and why (checked in test_nn_conv.py instead).
 NOT_FINITE_DIFFERENCE_CHECKED = {
