@@ -41,6 +41,7 @@ def examples():
     dw = _f(3, 3, 3, 2)
     ad = [[1, 1, 1, 1], "SAME", [], "NHWC", [1, 1, 1, 1]]
     t["DepthwiseConv2dNative"] = ([x, dw], ad)
+    t["_FusedDepthwiseConv2dNative"] = ([x, dw, _f(6)], ad + ["Relu", 0.2])
     t["DepthwiseConv2dNativeBackpropInput"] = ([_i([2, 5, 6, 3]), dw, _f(2, 5, 6, 6)], ad)
     t["DepthwiseConv2dNativeBackpropFilter"] = ([x, _i([3, 3, 3, 2]), _f(2, 5, 6, 6)], ad)
     mp = [[1, 3, 2, 1], [1, 2, 2, 1], "SAME", [], "NHWC"]
@@ -99,7 +100,7 @@ _GRAD_GRAD = ("its orig_output must be max_pool(orig_input) (TensorFlow's kernel
 EXCLUDED = {"MaxPoolGradGrad": _GRAD_GRAD, "MaxPool3DGradGrad": _GRAD_GRAD,
             **{name: "ember-internal: written by ember's conv fusion (its attributes are not TensorFlow's "
                      f"{name}'s); compared with the unfused graph in test_fuse_conv.py"
-               for name in ("_FusedConv2D", "_FusedConv3D")},
+               for name in ("_FusedConv2D", "_FusedConv3D", "_FusedDepthwiseConv2dNative")},
             **{name: "ember-internal: written by ember's batch-norm fusion (TensorFlow's op of this name has side "
                      "inputs ember's lacks); compared with the unfused graph and TensorFlow in test_fuse_batch_norm.py"
                for name in ("_FusedBatchNormEx", "_FusedBatchNormGradEx")}}

@@ -50,8 +50,9 @@ def test_a_fused_convolution_with_bias_imports_as_embers_fused_op(rank, activati
     conv = real_tf.nn.conv2d if rank == 4 else real_tf.nn.conv3d
     w, b = _array(*[3] * (rank - 2), 4, 8), _array(8)
     act = ACTIVATIONS[activation]
-    optimized, feeds, fetch = tensorflow_optimized(lambda x: act(real_tf.nn.bias_add(conv(x, w, [1] * rank, "SAME"), b)),
-                                                   real_tf.TensorSpec([2] + [5] * (rank - 2) + [4]))
+    optimized, feeds, fetch = tensorflow_optimized(
+        lambda x: act(real_tf.nn.bias_add(conv(x, w, [1] * rank, "SAME"), b)),
+        real_tf.TensorSpec([2] + [5] * (rank - 2) + [4]))
     fused_op = "_FusedConv2D" if rank == 4 else "_FusedConv3D"
     [node] = _fused_nodes(optimized, fused_op)
     assert _fused_ops(node) == ["BiasAdd"] + ([activation] if activation else [])
@@ -66,7 +67,7 @@ def test_a_fused_convolution_with_bias_imports_as_embers_fused_op(rank, activati
 
 
 @pytest.mark.parametrize("activation", ["", "Relu", "Relu6", "Elu"])
-def test_a_fused_depthwise_convolution_imports_as_plain_ops(activation):
+def test_a_fused_depthwise_convolution_imports_as_embers_fused_op(activation):
     w, b = _array(3, 3, 4, 2), _array(8)
     act = ACTIVATIONS[activation]
     optimized, feeds, fetch = tensorflow_optimized(
@@ -78,8 +79,8 @@ def test_a_fused_depthwise_convolution_imports_as_plain_ops(activation):
     want = run_tensorflow_graph_def(optimized, feeds, fetch, x)
     graph, got = _import_and_run(optimized, feeds[0], fetch, x)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
-    ops = [n.op for n in graph.as_graph_def().node]
-    assert "DepthwiseConv2dNative" in ops and "BiasAdd" in ops and (not activation or activation in ops), ops
+    [mine] = _fused_nodes(graph.as_graph_def(), "_FusedDepthwiseConv2dNative")
+    assert _fused_ops(mine) == _fused_ops(node) and "explicit_paddings" not in mine.attr
     _check_round_trip(graph, feeds[0], fetch, x, want)
 
 
@@ -190,24 +191,34 @@ def test_a_fused_node_whose_args_do_not_match_its_fused_ops_is_refused():
         tf.graph_util.import_graph_def(gd.SerializeToString())
 
 
-@pytest.mark.parametrize("conv", ["conv2d", "depthwise"])
+@pytest.mark.parametrize("conv", ["conv2d", "depthwise", "conv2d_swish"])
 def test_fused_nodes_in_a_library_function_import(conv):
     """grappler remaps the bodies of functions it does not inline; the callee's fused node imports as the graph's
-    does (the depthwise one as a chain whose Identity the function's result names)."""
-    w, b = (_array(3, 3, 4, 8), _array(8)) if conv == "conv2d" else (_array(3, 3, 4, 2), _array(8))
-    op = real_tf.nn.conv2d if conv == "conv2d" else lambda x, w, s, p: real_tf.nn.depthwise_conv2d(x, w, [1] * 4, p)
+    does. conv2d_swish makes it [BiasAdd, _MklSwish], which becomes a chain whose Identity the function's result
+    names."""
+    w, b = (_array(3, 3, 4, 2), _array(8)) if conv == "depthwise" else (_array(3, 3, 4, 8), _array(8))
+    if conv == "depthwise":
+        def op(x, w, strides, padding):
+            return real_tf.nn.depthwise_conv2d(x, w, [1] * 4, padding)
+    else:
+        op = real_tf.nn.conv2d
+    swish = conv == "conv2d_swish"
 
     @real_tf.function(experimental_attributes={"_noinline": True})
     def inner(x):
         return real_tf.nn.relu(real_tf.nn.bias_add(op(x, w, 1, "SAME"), b))
 
     optimized, feeds, fetch = tensorflow_optimized(lambda x: inner(x) * 2.0, real_tf.TensorSpec([2, 5, 5, 4]))
+    optimized = gdm.GraphDef.FromString(optimized.SerializeToString())
     [body] = optimized.library.function
-    assert [n.op for n in body.node_def if n.op.startswith("_Fused")] == [
-        "_FusedConv2D" if conv == "conv2d" else "_FusedDepthwiseConv2dNative"]
+    [node] = [n for n in body.node_def if n.op.startswith("_Fused")]
+    assert node.op == ("_FusedDepthwiseConv2dNative" if conv == "depthwise" else "_FusedConv2D")
+    if swish:
+        node.attr["fused_ops"].list.s[1] = b"_MklSwish"
     x = _array(2, 5, 5, 4)
     # (TensorFlow cannot import `optimized` beside the traced `inner` it holds under the same name, placed anew.)
-    want = (inner(real_tf.constant(x)) * 2.0).numpy()
+    pre = real_tf.nn.bias_add(op(real_tf.constant(x), w, 1, "SAME"), b)
+    want = ((pre * real_tf.sigmoid(pre) if swish else real_tf.nn.relu(pre)) * 2.0).numpy()
     graph, got = _import_and_run(optimized, feeds[0], fetch, x)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
     _check_round_trip(graph, feeds[0], fetch, x, want)

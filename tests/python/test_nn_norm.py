@@ -365,4 +365,5 @@ def test_16bit_batch_normalization_matches_tensorflow(dtype):
 
     ours, theirs = run(em), run(tf)
     assert ours.dtype.name == theirs.dtype.name == dtype
-    _close([np.asarray(ours.numpy(), np.float32)], [np.asarray(theirs.numpy(), np.float32)], HALF_TOLERANCE[dtype])
+    _close([np.asarray(ours.numpy(), np.float32)], [np.asarray(theirs.numpy(), np.float32)],
+           HALF_TOLERANCE[dtype])

@@ -7,13 +7,13 @@
 // inference batch norm with `epsilon`), then optionally Add (one more arg: a residual of the output's shape,
 // written by TensorFlow's oneDNN builds), then optionally an activation (Relu, Relu6, Elu, LeakyRelu with
 // `leakyrelu_alpha`, Tanh, Sigmoid, _MklSwish = x * sigmoid(x); GeluExact and GeluApproximate on MatMul).
-// ember's _FusedConv2D/_FusedConv3D hold BiasAdd and one activation of Relu, Relu6, Elu, LeakyRelu in an
-// `activation` string, for float32 and float64; ember's _FusedMatMul holds TensorFlow's BiasAdd lists (its
-// `fused_ops` joined with commas, graph_def.cc). A node those ops take is mapped onto them; any other list
-// ember knows becomes the plain ops it stands for, in one chain that ends in an Identity named as the node,
-// so that its readers (by "node" in a graph, by "node:output:0" in a function body, where the Identity's
-// output arg replaces the fused op's) find the same value. The chain computes the same values as TensorFlow
-// computes the fused op (ember's kernels fuse nothing there, each op rounds once).
+// ember's _FusedConv2D/_FusedConv3D/_FusedDepthwiseConv2dNative hold BiasAdd and one activation of Relu,
+// Relu6, Elu, LeakyRelu in an `activation` string, for float32 and float64; ember's _FusedMatMul holds
+// TensorFlow's BiasAdd lists (its `fused_ops` joined with commas, graph_def.cc). A node those ops take is
+// mapped onto them; any other list ember knows becomes the plain ops it stands for, in one chain that ends in
+// an Identity named as the node, so that its readers (by "node" in a graph, by "node:output:0" in a function
+// body, where the Identity's output arg replaces the fused op's) find the same value. The chain computes the
+// same values as TensorFlow computes the fused op (ember's kernels fuse nothing there, each op rounds once).
 #include "ember/graph/fused_import.h"
 
 #include <string>
@@ -40,7 +40,8 @@ constexpr std::pair<std::string_view, std::string_view> kContractions[] = {
 // The activations a chain may end in (GeluExact and GeluApproximate only where _FusedMatMul takes them).
 constexpr std::string_view kActivations[] = {"Relu", "Relu6",   "Elu",      "LeakyRelu",
                                              "Tanh", "Sigmoid", "_MklSwish"};
-constexpr std::string_view kConvActivations[] = {"Relu", "Relu6", "Elu", "LeakyRelu"};  // ember's _FusedConv*
+// The activations of ember's fused convolutions.
+constexpr std::string_view kConvActivations[] = {"Relu", "Relu6", "Elu", "LeakyRelu"};
 constexpr std::string_view kMatMulActivations[] = {"Relu", "Relu6",   "Elu",       "LeakyRelu",
                                                    "Tanh", "Sigmoid", "GeluExact", "GeluApproximate"};
 
@@ -243,8 +244,8 @@ Status rewrite(NodeList& nodes, std::vector<std::string>* expanded_in_function, 
     if (n.op() == "_FusedMatMul" && f.lead == "BiasAdd" && !f.add && f.activation != "_MklSwish") {
       continue;  // ember's _FusedMatMul runs it as it is
     }
-    if ((n.op() == "_FusedConv2D" || n.op() == "_FusedConv3D") && ember_dtype && f.lead == "BiasAdd" &&
-        !f.add && (f.activation.empty() || contains(kConvActivations, f.activation))) {
+    if (n.op() != "_FusedMatMul" && ember_dtype && f.lead == "BiasAdd" && !f.add &&
+        (f.activation.empty() || contains(kConvActivations, f.activation))) {
       auto padding_list = n.attr().find("padding_list");
       if (padding_list == n.attr().end() || padding_list->second.list().i_size() == 0) {
         for (std::string_view attr : kFusionAttrs)
@@ -280,7 +281,7 @@ void rename_references(proto::FunctionDef& f, const std::vector<std::string>& ex
 
 void write_fusions(NodeList& nodes) {
   for (proto::NodeDef& n : nodes) {
-    if (n.op() != "_FusedConv2D" && n.op() != "_FusedConv3D") continue;
+    if (contraction_of(n.op()).empty() || n.op() == "_FusedMatMul") continue;
     auto activation = n.attr().find("activation");
     if (activation == n.attr().end()) continue;
     auto& attrs = *n.mutable_attr();
@@ -290,6 +291,11 @@ void write_fusions(NodeList& nodes) {
     attrs.erase("activation");
     attrs["num_args"].set_i(1);
     if (n.op() == "_FusedConv2D") attrs["TArgs"].mutable_list()->add_type(type_attr(n));
+    // TensorFlow's _FusedDepthwiseConv2dNative has no explicit paddings (conv fusion leaves EXPLICIT alone).
+    auto explicit_paddings = attrs.find("explicit_paddings");
+    if (n.op() == "_FusedDepthwiseConv2dNative" && explicit_paddings != attrs.end() &&
+        explicit_paddings->second.list().i_size() == 0)
+      attrs.erase(explicit_paddings);
   }
 }
 
