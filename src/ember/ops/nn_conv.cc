@@ -372,8 +372,9 @@ void backprop_filter_grad(GradContext& c) {
 }
 
 // As TensorFlow 2.21's CPU kernels: every convolution and backprop op takes half, bfloat16, float and double
-// (16-bit ones compute in float32, Note [16-bit convolutions] in kernels/conv.cc). _FusedConv2D/3D, which
-// only the optimizer writes and only for float32 chains, keep float and double.
+// (16-bit ones compute in float32, Note [16-bit convolutions] in kernels/conv.cc). The fused ops, which the
+// optimizer writes only for float32 chains (and GraphDef import for float and double nodes), keep float and
+// double.
 constexpr DTypeSet kFusedConvTypes = dtype_bit(DType::kFloat32) | dtype_bit(DType::kFloat64);
 constexpr DTypeSet kConvTypes = kFusedConvTypes | dtype_bit(DType::kFloat16) | dtype_bit(DType::kBFloat16);
 
