@@ -497,21 +497,29 @@ class Body:
 
     # ---- convolution chains (conv fusion, passes/fuse_conv.cc)
     def _conv_line(self, x4, shape4, bound):
-        """conv2d of a 4-D value by a constant filter, then a bias add and an activation, each in its own
-        line; returns (convolution, pre-activation and output names, output shape, output bound) or None."""
+        """conv2d (or, sometimes, a depthwise convolution) of a 4-D value by a constant filter, then a bias add
+        and an activation, each in its own line; returns (convolution, pre-activation and output names, output
+        shape, output bound) or None."""
         _, h, w, cin = shape4
         k, stride = self.rng.choice([1, 2, 3]), self.rng.choice([1, 1, 2])
         pad = "VALID" if self.rng.random() < 0.3 and min(h, w) >= k else "SAME"
         oh, ow = ((h - k) // stride + 1, (w - k) // stride + 1) if pad == "VALID" else (-(-h // stride), -(-w // stride))
-        cout = self.rng.choice([1, 2, 3, 5])
+        depthwise = self.rng.random() < 0.3
+        multiplier = self.rng.choice([1, 2])
+        cout = cin * multiplier if depthwise else self.rng.choice([1, 2, 3, 5])
         if oh * ow * cout * shape4[0] > 40_000:
             return None
         dt = self.p.dtype
-        filt = (self.p.np_rng.randint(-2, 3, size=k * k * cin * cout) / 4).tolist()
+        filter_size = k * k * cin * (multiplier if depthwise else cout)
+        filt = (self.p.np_rng.randint(-2, 3, size=filter_size) / 4).tolist()
         bias = (self.p.np_rng.randint(-4, 5, size=cout) / 4).tolist()
         conv, pre, out = self.fresh(), self.fresh(), self.fresh()
-        self.lines.append(f"{conv} = tf.nn.conv2d({x4}, tf.reshape(tf.constant({filt}, tf.{dt}), "
-                          f"[{k}, {k}, {cin}, {cout}]), {stride}, {pad!r})")
+        if depthwise:
+            self.lines.append(f"{conv} = tf.nn.depthwise_conv2d({x4}, tf.reshape(tf.constant({filt}, tf.{dt}), "
+                              f"[{k}, {k}, {cin}, {multiplier}]), [1, {stride}, {stride}, 1], {pad!r})")
+        else:
+            self.lines.append(f"{conv} = tf.nn.conv2d({x4}, tf.reshape(tf.constant({filt}, tf.{dt}), "
+                              f"[{k}, {k}, {cin}, {cout}]), {stride}, {pad!r})")
         b = f"tf.constant({bias}, tf.{dt})"
         self.lines.append(f"{pre} = " + self.rng.choice([f"tf.nn.bias_add({conv}, {b})", f"{conv} + {b}",
                                                          f"{b} + {conv}"]))
@@ -545,9 +553,9 @@ class Body:
         return x4, shape4
 
     def conv_chain(self):
-        """Conv2D -> bias add -> activation chains on 4-D views of pool values, their pre-activations and
-        outputs read at other depths (another chain, a reduction, a result), so that the fusion's matching
-        meets every reader it must respect."""
+        """Conv2D or depthwise convolution -> bias add -> activation chains on 4-D views of pool values, their
+        pre-activations and outputs read at other depths (another chain, a reduction, a result), so that the
+        fusion's matching meets every reader it must respect."""
         if self.p.dtype not in ("float32", "float64"):
             return None
         view = self._view4()

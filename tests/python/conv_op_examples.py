@@ -41,6 +41,7 @@ def examples():
     dw = _f(3, 3, 3, 2)
     ad = [[1, 1, 1, 1], "SAME", [], "NHWC", [1, 1, 1, 1]]
     t["DepthwiseConv2dNative"] = ([x, dw], ad)
+    t["_FusedDepthwiseConv2dNative"] = ([x, dw, _f(6)], ad + ["Relu", 0.2])
     t["DepthwiseConv2dNativeBackpropInput"] = ([_i([2, 5, 6, 3]), dw, _f(2, 5, 6, 6)], ad)
     t["DepthwiseConv2dNativeBackpropFilter"] = ([x, _i([3, 3, 3, 2]), _f(2, 5, 6, 6)], ad)
     mp = [[1, 3, 2, 1], [1, 2, 2, 1], "SAME", [], "NHWC"]
@@ -79,6 +80,9 @@ def examples():
 
 # Where the tables draw random values (test_registry_vs_tensorflow.py's DOMAINS): variances are positive.
 DOMAINS = {"FusedBatchNormV3": {4: (0.5, 2.0)}, "FusedBatchNormGradV3": {4: (0.5, 2.0)}}
+# Inputs that stay float32 when the op runs in float16 or bfloat16 (test_registry_vs_tensorflow.py's draws): the
+# batch-norm ops' scale, offset and statistics, TensorFlow's U.
+FLOAT32_FOR_16BIT = {"FusedBatchNormV3": {1, 2, 3, 4}, "FusedBatchNormGradV3": {2, 3, 4, 5}}
 
 # Left out of test_gradient_check.py's finite differences, and why (checked in test_nn_conv.py instead).
 NOT_FINITE_DIFFERENCE_CHECKED = {
@@ -96,7 +100,7 @@ _GRAD_GRAD = ("its orig_output must be max_pool(orig_input) (TensorFlow's kernel
 EXCLUDED = {"MaxPoolGradGrad": _GRAD_GRAD, "MaxPool3DGradGrad": _GRAD_GRAD,
             **{name: "ember-internal: written by ember's conv fusion (its attributes are not TensorFlow's "
                      f"{name}'s); compared with the unfused graph in test_fuse_conv.py"
-               for name in ("_FusedConv2D", "_FusedConv3D")},
+               for name in ("_FusedConv2D", "_FusedConv3D", "_FusedDepthwiseConv2dNative")},
             **{name: "ember-internal: written by ember's batch-norm fusion (TensorFlow's op of this name has side "
                      "inputs ember's lacks); compared with the unfused graph and TensorFlow in test_fuse_batch_norm.py"
                for name in ("_FusedBatchNormEx", "_FusedBatchNormGradEx")}}

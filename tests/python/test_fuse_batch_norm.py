@@ -175,3 +175,19 @@ def test_fused_ops_called_directly():
     np.testing.assert_allclose(doffset.numpy(), [2.0])
     np.testing.assert_allclose(dscale.numpy(), [2.0])
     np.testing.assert_allclose(dx.numpy(), [[[[0.0], [0.0]]]], atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, tf.bfloat16.as_numpy_dtype])
+def test_a_16bit_training_step_fuses_and_matches_unfused_and_tensorflow(remapping, dtype):
+    """A float16 or bfloat16 step (float32 scale, offset and statistics): the batch norm and its Relu fuse (the
+    kernels compute in float32, Note [16-bit batch norm]); ember's 16-bit Relu gradient stays a select, so the
+    backward is not fused."""
+    args = _args()
+    args = [a.astype(dtype) for a in args[:3]] + args[3:]
+    fused, text = _run(remapping, True, _step(tf), args)
+    assert text.count("_FusedBatchNormEx(") == 2, text
+    plain, _ = _run(remapping, False, _step(tf), args)
+    wide = [np.asarray(r, np.float32) for r in fused]
+    _close(wide, [np.asarray(r, np.float32) for r in plain], 1e-6)
+    want = [np.asarray(r.numpy(), np.float32) for r in tensorflow.function(_step(tensorflow))(*args)]
+    _close(wide, want, 5e-2 if dtype == np.float16 else 2e-1)

@@ -1,6 +1,6 @@
-"""Conv fusion (src/ember/passes/fuse_conv.cc, TensorFlow's "remapping" option; Conv2D and Conv3D): every
-pattern the pass fuses gives what the unfused graph gives, and the chains it must leave alone (Note [Matching
-a conv chain]) are left alone."""
+"""Conv fusion (src/ember/passes/fuse_conv.cc, TensorFlow's "remapping" option; Conv2D, Conv3D and
+DepthwiseConv2dNative): every pattern the pass fuses gives what the unfused graph gives, and the chains it must
+leave alone (Note [Matching a conv chain]) are left alone."""
 import numpy as np
 import pytest
 
@@ -165,8 +165,7 @@ def test_conv3d_training_step_fuses_both_convolutions_and_matches_the_unfused_gr
 
 
 def test_conv3d_chains_the_pass_leaves_alone(remapping):
-    """A Conv3D read twice, and float64 (fused by the rules of Conv2D's chains), and a depthwise convolution
-    (never fused)."""
+    """A Conv3D read twice, and float64 (fused by the rules of Conv2D's chains)."""
     x, w, b = _f(1, 4, 4, 4, 2), _f(2, 2, 2, 2, 3), _f(3)
 
     def read_twice(x):
@@ -174,13 +173,60 @@ def test_conv3d_chains_the_pass_leaves_alone(remapping):
         return tf.nn.relu(tf.nn.bias_add(y, b)), tf.reduce_sum(y)
 
     x64, w64, b64 = (tf.cast(t, tf.float64) for t in (x, w, b))
-    dx, dw, db = _f(1, 6, 6, 3), _f(3, 3, 3, 2), _f(6)
     for fn, arg in ((read_twice, x),
-                    (lambda x: tf.nn.relu(tf.nn.bias_add(tf.nn.conv3d(x, w64, [1] * 5, "VALID"), b64)), x64),
-                    (lambda x: tf.nn.relu(tf.nn.bias_add(tf.nn.depthwise_conv2d(x, dw, [1] * 4, "SAME"), db)), dx)):
+                    (lambda x: tf.nn.relu(tf.nn.bias_add(tf.nn.conv3d(x, w64, [1] * 5, "VALID"), b64)), x64)):
         got, want, text = _run_both(remapping, fn, arg)
         assert "_FusedConv" not in text, text
         _close(got, want)
+
+
+def _run_depthwise(remapping, fn, *args):
+    return run_with_and_without_remapping(remapping, "_FusedDepthwise", fn, *args)
+
+
+@pytest.mark.parametrize("activation", sorted(ACTIVATIONS))
+@pytest.mark.parametrize("fmt", ["NHWC", "NCHW"])
+def test_depthwise_conv_bias_add_activation_is_one_node_with_the_unfused_values(remapping, activation, fmt):
+    x = _f(2, 9, 7, 3) if fmt == "NHWC" else _f(2, 3, 9, 7)
+    w, b = _f(3, 3, 3, 2), _f(6)  # output channel c * 2 + m
+
+    def f(x):
+        y = tf.nn.depthwise_conv2d(x, w, [1, 2, 2, 1] if fmt == "NHWC" else [1, 1, 2, 2], "SAME", data_format=fmt)
+        return ACTIVATIONS[activation](tf.nn.bias_add(y, b, data_format=fmt))
+
+    got, want, text = _run_depthwise(remapping, f, x)
+    assert "_FusedDepthwiseConv2dNative(" in text and f'activation="{activation}"' in text, text
+    assert "= DepthwiseConv2dNative(" not in text and "= BiasAdd(" not in text, text
+    _close(got, want)
+
+
+def test_depthwise_training_step_fuses_with_relu_and_matches_the_unfused_graph(remapping):
+    x, w, b = _f(4, 8, 8, 3), _f(3, 3, 3, 2), _f(6)
+    w2, b2 = _f(1, 1, 6, 4), _f(4)
+
+    def step(x):
+        with tf.GradientTape() as tape:
+            tape.watch([w, b, w2, b2])
+            h = tf.nn.relu(tf.nn.depthwise_conv2d(x, w, [1] * 4, "SAME") + b)
+            y = tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(h, w2, 1, "VALID"), b2))
+            loss = tf.reduce_sum(y * y)
+        return loss, tape.gradient(loss, [w, b, w2, b2])
+
+    got, want, text = _run_depthwise(remapping, step, x)
+    assert text.count("_FusedDepthwiseConv2dNative(") == 1 and text.count("_FusedConv2D(") == 1, text
+    assert "= Relu(" not in text, text
+    _close(got, want)
+
+
+def test_a_depthwise_conv_with_explicit_padding_is_not_fused(remapping):
+    """TensorFlow's _FusedDepthwiseConv2dNative has no explicit paddings: ember's fused node could not be
+    written to a GraphDef."""
+    x, w, b = _f(1, 6, 6, 3), _f(3, 3, 3, 2), _f(6)
+    pads = [[0, 0], [1, 2], [2, 1], [0, 0]]
+    got, want, text = _run_depthwise(
+        remapping, lambda x: tf.nn.relu(tf.nn.bias_add(tf.nn.depthwise_conv2d(x, w, [1] * 4, pads), b)), x)
+    assert "_FusedDepthwise" not in text, text
+    _close(got, want)
 
 
 _FUSED_OPS = {
@@ -188,6 +234,8 @@ _FUSED_OPS = {
                      lambda x, w: tf.nn.conv2d(x, w, 1, "SAME")),
     "_FusedConv3D": ((2, 4, 5, 3, 2), (2, 3, 2, 2, 4), [[1, 1, 2, 1, 1], "SAME", "NDHWC", [1, 1, 1, 1, 1]],
                      lambda x, w: tf.nn.conv3d(x, w, [1, 1, 2, 1, 1], "SAME")),
+    "_FusedDepthwiseConv2dNative": ((2, 5, 6, 2), (3, 2, 2, 2), [[1, 1, 1, 1], "SAME", [], "NHWC", [1, 1, 1, 1]],
+                                    lambda x, w: tf.nn.depthwise_conv2d(x, w, [1] * 4, "SAME")),
 }
 
 

@@ -9,7 +9,7 @@ import tensorflow as real_tf
 import ember as tf
 from ember.framework import graph_def as gdm
 from remapping_testing import assert_close as _close
-from remapping_testing import run_with_and_without_remapping
+from remapping_testing import run_tensorflow_graph_def, run_with_and_without_remapping, tensorflow_optimized
 
 RNG = np.random.default_rng(23)
 ACTIVATIONS = ["", "Relu", "Relu6", "Elu", "LeakyRelu", "Tanh", "Sigmoid", "GeluExact", "GeluApproximate"]
@@ -262,27 +262,17 @@ def test_env_switch_turns_the_pass_off():
 
 def _tensorflow_optimized_mlp(activation):
     """TensorFlow's grappler output for x -> activation(x @ w + b) -> @ w2 + b2: holds _FusedMatMul nodes."""
-    from tensorflow.core.protobuf import config_pb2
-    from tensorflow.python.grappler import tf_optimizer
     w, b = RNG.standard_normal((8, 16)).astype(np.float32), RNG.standard_normal(16).astype(np.float32)
     w2, b2 = RNG.standard_normal((16, 4)).astype(np.float32), RNG.standard_normal(4).astype(np.float32)
     act = {"Relu": real_tf.nn.relu, "Tanh": real_tf.tanh, "LeakyRelu": lambda y: real_tf.nn.leaky_relu(y, 0.3),
            "GeluExact": lambda y: real_tf.nn.gelu(y, approximate=False),
            "GeluApproximate": lambda y: real_tf.nn.gelu(y, approximate=True)}[activation]
 
-    @real_tf.function
     def f(x):
         return real_tf.nn.bias_add(real_tf.matmul(act(real_tf.nn.bias_add(real_tf.matmul(x, w), b)), w2), b2)
 
-    concrete = f.get_concrete_function(real_tf.TensorSpec([5, 8], real_tf.float32))
-    gd = concrete.graph.as_graph_def()
-    for node in gd.node:  # the remapper only rewrites nodes placed on a CPU
-        node.device = "/job:localhost/replica:0/task:0/device:CPU:0"
-    meta = real_tf.compat.v1.train.export_meta_graph(graph_def=gd, graph=concrete.graph)
-    meta.collection_def["train_op"].node_list.value.extend(o.name.split(":")[0] for o in concrete.outputs)
-    optimized = tf_optimizer.OptimizeGraph(config_pb2.ConfigProto(), meta)
-    fetch = concrete.outputs[0].name
-    return optimized, concrete.inputs[0].name, fetch
+    optimized, feeds, fetch = tensorflow_optimized(f, real_tf.TensorSpec([5, 8], real_tf.float32))
+    return optimized, feeds[0], fetch
 
 
 @pytest.mark.parametrize("activation", ["Relu", "Tanh", "LeakyRelu", "GeluExact", "GeluApproximate"])
@@ -291,8 +281,7 @@ def test_tensorflows_optimized_graph_imports_runs_and_exports_back(activation):
     fused = [n for n in optimized.node if n.op == "_FusedMatMul"]
     assert [list(n.attr["fused_ops"].list.s) for n in fused] == [[b"BiasAdd", activation.encode()], [b"BiasAdd"]]
     x = RNG.standard_normal((5, 8)).astype(np.float32)
-    run = real_tf.compat.v1.wrap_function(lambda: real_tf.compat.v1.import_graph_def(optimized, name=""), [])
-    want = run.prune(feeds=[feed], fetches=[fetch])(real_tf.constant(x))[0].numpy()
+    want = run_tensorflow_graph_def(optimized, [feed], fetch, x)
 
     graph = tf.graph_util.import_graph_def(optimized.SerializeToString())
     got = tf.NewGraphFunction(graph, [feed], [fetch])(x)
@@ -303,10 +292,7 @@ def test_tensorflows_optimized_graph_imports_runs_and_exports_back(activation):
     again = [n for n in exported.node if n.op == "_FusedMatMul"]
     assert [list(n.attr["fused_ops"].list.s) for n in again] == [[b"BiasAdd", activation.encode()], [b"BiasAdd"]]
     assert all(n.attr["num_args"].i == 1 and n.attr["T"].type == 1 for n in again)
-    theirs = real_tf.compat.v1.GraphDef.FromString(exported.SerializeToString())
-    run = real_tf.compat.v1.wrap_function(lambda: real_tf.compat.v1.import_graph_def(theirs, name=""), [])
-    np.testing.assert_allclose(run.prune(feeds=[feed], fetches=[fetch])(real_tf.constant(x))[0].numpy(), want,
-                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(run_tensorflow_graph_def(exported, [feed], fetch, x), want, rtol=1e-5, atol=1e-5)
 
 
 def test_a_fused_ops_list_ember_cannot_run_is_refused_at_import():
@@ -314,6 +300,8 @@ def test_a_fused_ops_list_ember_cannot_run_is_refused_at_import():
     gd = gdm.GraphDef.FromString(optimized.SerializeToString())
     node = next(n for n in gd.node if n.op == "_FusedMatMul")
     del node.attr["fused_ops"].list.s[:]
-    node.attr["fused_ops"].list.s.extend([b"BiasAdd", b"Add"])
-    with pytest.raises(tf.errors.InvalidArgumentError, match=r"fused_ops must be BiasAdd.*got \[BiasAdd,Add\]"):
+    node.attr["fused_ops"].list.s.extend([b"BiasAdd", b"Softplus"])
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=rf"node '{node.name}' \(_FusedMatMul\): fused_ops \[BiasAdd,Softplus\] is not one ember "
+                             r"runs: BiasAdd, then optionally Add"):
         tf.graph_util.import_graph_def(gd.SerializeToString())

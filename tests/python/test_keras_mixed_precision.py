@@ -246,3 +246,31 @@ def test_a_functional_model_leaves_the_casting_to_its_layers(mixed):
     got, want = model(tf.keras)(tf.constant(x)), model(tf_keras)(x)
     assert got.dtype == tf.float32
     np.testing.assert_array_equal(got.numpy(), want.numpy())  # float16 would round 1.0001 to 1.0
+
+
+@pytest.mark.parametrize("shape", [(4, 3, 3, 5), (4, 5)], ids=["fused", "not_fused"])
+def test_batch_normalization_trains_in_float16_with_float32_statistics_as_tf_keras(mixed, shape):
+    """The 4-D input takes FusedBatchNormV3 with a float16 x and float32 parameters (TensorFlow's T and U), the
+    2-D one is normalised in float32; in both the weights are never autocast, as tf_keras' are."""
+    x = data(*shape) * 3 + 1
+    ref, ours = tf_keras.layers.BatchNormalization(), tf.keras.layers.BatchNormalization()
+    ref(x), ours(tf.constant(x))
+    ours.set_weights(ref.get_weights())
+    for training in (True, False):
+        with tensorflow.GradientTape() as tape:
+            want = ref(x, training=training)
+            want_loss = tensorflow.reduce_sum(tensorflow.sin(tensorflow.cast(want, "float32")))
+        want_grads = tape.gradient(want_loss, ref.trainable_weights)
+        with tf.GradientTape() as tape:
+            got = ours(tf.constant(x), training=training)
+            got_loss = tf.reduce_sum(tf.sin(tf.cast(got, "float32")))
+        got_grads = tape.gradient(got_loss, ours.trainable_weights)
+        assert got.dtype.name == want.dtype.name == "float16"
+        assert [g.dtype.name for g in got_grads] == [g.dtype.name for g in want_grads] == ["float32", "float32"]
+        np.testing.assert_allclose(got.numpy().astype(np.float32), want.numpy().astype(np.float32), atol=4e-3,
+                                   rtol=4e-3)
+        for g, w in zip(got_grads, want_grads):
+            np.testing.assert_allclose(g.numpy(), w.numpy(), atol=2e-2, rtol=2e-2)
+        for g, w in zip(ours.get_weights(), ref.get_weights()):  # the moving statistics, updated in training
+            assert g.dtype == w.dtype == np.float32
+            np.testing.assert_allclose(g, w, atol=1e-4, rtol=1e-4)

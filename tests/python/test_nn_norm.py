@@ -274,3 +274,96 @@ def test_channels_last_batch_norm_matches_float64_and_not_the_thread_count(shape
     np.testing.assert_allclose(dx.reshape(-1, c), dx_ref, rtol=1e-3, atol=2e-3)
     np.testing.assert_allclose(ds, dscale, rtol=1e-3, atol=2e-3)
     np.testing.assert_allclose(do, doffset, rtol=1e-4, atol=1e-3)
+
+
+
+# ---- 16-bit x with float32 scale, offset and statistics (TensorFlow's T and U; Note [16-bit batch norm])
+
+HALF_TOLERANCE = {"float16": 4e-3, "bfloat16": 3e-2}  # a few units in the last place of y and x_backprop
+HALF_WEIGHTS = _r(*X.shape)
+
+
+def _half_batch_norm(m, dtype, fmt, mode, traced=False):
+    """fused_batch_norm's outputs and the gradients w.r.t. x, scale and offset of a loss of y: (their dtype
+    names, their values in float32)."""
+    x = X if fmt == "NHWC" else np.moveaxis(X, -1, 1).copy()
+    weights = m.constant(HALF_WEIGHTS if fmt == "NHWC" else np.moveaxis(HALF_WEIGHTS, -1, 1).copy())
+    kw = {k: (m.constant(v) if isinstance(v, np.ndarray) else v) for k, v in MODES[mode].items()}
+
+    def step(x, scale, offset):
+        with m.GradientTape() as tape:
+            tape.watch([x, scale, offset])
+            outs = m.compat.v1.nn.fused_batch_norm(x, scale, offset, epsilon=0.01, data_format=fmt, **kw)
+            loss = m.reduce_sum(m.sin(m.cast(outs[0], m.float32)) * weights)
+        return list(outs) + tape.gradient(loss, [x, scale, offset])
+
+    if traced:
+        step = m.function(step)
+    results = step(m.cast(m.constant(x), dtype), m.constant(SCALE), m.constant(OFFSET))
+    return [r.dtype.name for r in results], [np.asarray(r.numpy(), np.float32) for r in results]
+
+
+@pytest.mark.parametrize("traced", [False, True])
+@pytest.mark.parametrize("fmt", ["NHWC", "NCHW"])
+@pytest.mark.parametrize("mode", sorted(MODES))
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16bit_fused_batch_norm_and_its_gradients_match_tensorflow(dtype, mode, fmt, traced):
+    theirs_types, theirs = _half_batch_norm(tf, dtype, fmt, mode)
+    ours_types, ours = _half_batch_norm(em, dtype, fmt, mode, traced)
+    assert ours_types == theirs_types == [dtype, "float32", "float32", dtype, "float32", "float32"]
+    _close(ours, theirs, HALF_TOLERANCE[dtype])
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16bit_second_order_gradient_is_the_float32_one_rounded(dtype):
+    """A nested tape through a 16-bit batch norm: the rule computes in float32 (U) and hands x and y_backprop
+    their gradients in the 16-bit type; the values are the float32 run's within the 16-bit precision."""
+    weights = [_r(*X.shape), _r(5)]
+    args16 = [em.cast(em.constant(X), dtype), em.constant(SCALE), em.constant(OFFSET)]
+    wide = _second_order(em, "NHWC", "training", [X, SCALE, OFFSET], weights)
+
+    def step(x, scale, offset):
+        with em.GradientTape() as outer:
+            outer.watch([x, scale, offset])
+            with em.GradientTape() as inner:
+                inner.watch([x, scale, offset])
+                y = em.cast(em.compat.v1.nn.fused_batch_norm(x, scale, offset, epsilon=0.01)[0], em.float32)
+                loss = em.reduce_sum(y * em.sin(y))
+            gx, gs, go = inner.gradient(loss, [x, scale, offset])
+            total = (em.reduce_sum(em.cast(gx, em.float32) * weights[0]) + em.reduce_sum(gs * weights[1]) +
+                     em.reduce_sum(go * go))
+        return [total] + outer.gradient(total, [x, scale, offset])
+
+    narrow = step(*args16)
+    assert [t.dtype.name for t in narrow] == ["float32", dtype, "float32", "float32"]
+    tolerance = 10 * HALF_TOLERANCE[dtype]  # x rounded to 16 bits first, then every intermediate
+    for got, want in zip(narrow, wide):
+        np.testing.assert_allclose(np.asarray(got.numpy(), np.float32), want, rtol=tolerance,
+                                   atol=tolerance * np.abs(want).max())
+
+
+def test_16bit_x_takes_float32_statistics_as_tensorflows():
+    x16, scale16, offset16 = X.astype(np.float16), SCALE.astype(np.float16), OFFSET.astype(np.float16)
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.compat.v1.nn.fused_batch_norm(tf.constant(x16), tf.constant(scale16), tf.constant(offset16))
+    with pytest.raises(em.errors.InvalidArgumentError,
+                       match="FusedBatchNormV3: input 'scale' must have a dtype in {float32, float64}, got float16"):
+        em.compat.v1.nn.fused_batch_norm(em.constant(x16), em.constant(scale16), em.constant(offset16))
+    with pytest.raises(em.errors.InvalidArgumentError,
+                       match="FusedBatchNormV3: scale, offset and the statistics \\(TensorFlow's U\\) must be "
+                             "float32 for float16 x, got float64"):
+        em.compat.v1.nn.fused_batch_norm(em.constant(x16), *[em.constant(v.astype(np.float64)) for v in
+                                                             (SCALE, OFFSET, MEAN, VAR)], is_training=False)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_16bit_batch_normalization_matches_tensorflow(dtype):
+    def run(m):
+        x = m.cast(m.constant(X), dtype)
+        return m.nn.batch_normalization(x, m.constant(MEAN), m.constant(VAR), m.constant(OFFSET),
+                                        m.constant(SCALE), 0.01)
+
+    ours, theirs = run(em), run(tf)
+    assert ours.dtype.name == theirs.dtype.name == dtype
+    _close([np.asarray(ours.numpy(), np.float32)], [np.asarray(theirs.numpy(), np.float32)],
+           HALF_TOLERANCE[dtype])

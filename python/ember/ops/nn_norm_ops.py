@@ -19,10 +19,12 @@ def batch_normalization(x, mean, variance, offset, scale, variance_epsilon, name
     """(x - mean) * scale / sqrt(variance + variance_epsilon) + offset, broadcasting; offset and scale may be
     None."""
     x = _tensor(x)
-    inv = rsqrt(_tensor(variance, x.dtype) + _tensor(variance_epsilon, x.dtype))
+    # As TensorFlow's, the statistics keep their dtype (float32 ones for a 16-bit x) until the last casts.
+    variance = _tensor(variance, x.dtype)
+    inv = rsqrt(variance + _tensor(variance_epsilon, variance.dtype))
     if scale is not None:
-        inv = inv * _tensor(scale, x.dtype)
-    shift = (_tensor(offset, x.dtype) if offset is not None else 0) - _tensor(mean, x.dtype) * inv
+        inv = inv * _tensor(scale, inv.dtype)
+    shift = (_tensor(offset, inv.dtype) if offset is not None else 0) - _tensor(mean, inv.dtype) * inv
     return x * cast(inv, x.dtype) + cast(shift, x.dtype)
 
 
@@ -37,9 +39,11 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001, 
         if mean is None or variance is None:
             raise ValueError("fused_batch_norm: both 'mean' and 'variance' must be given for inference or a "
                              "running average (exponential_avg_factor != 1)")
-    empty = convert_to_tensor([], dtype=x.dtype)
-    mean = empty if mean is None else _tensor(mean, x.dtype)
-    variance = empty if variance is None else _tensor(variance, x.dtype)
+    # TensorFlow's U: a 16-bit x has float32 scale, offset and statistics.
+    stats_dtype = dtypes.float32 if x.dtype in (dtypes.float16, dtypes.bfloat16) else x.dtype
+    empty = convert_to_tensor([], dtype=stats_dtype)
+    mean = empty if mean is None else _tensor(mean, stats_dtype)
+    variance = empty if variance is None else _tensor(variance, stats_dtype)
     # TensorFlow raises epsilon to cuDNN's minimum; its CPU kernel then uses the same value.
     try:
         epsilon = max(float(epsilon), 1.001e-5)
@@ -50,7 +54,7 @@ def fused_batch_norm(x, scale, offset, mean=None, variance=None, epsilon=0.001, 
     fmt = str(data_format)
     if x.shape.rank == 5 and fmt in ("NHWC", "NCHW"):
         fmt = "NDHWC" if fmt == "NHWC" else "NCDHW"
-    y, batch_mean, batch_var, *_ = _FusedBatchNormV3(x, _tensor(scale, x.dtype), _tensor(offset, x.dtype), mean,
+    y, batch_mean, batch_var, *_ = _FusedBatchNormV3(x, _tensor(scale, stats_dtype), _tensor(offset, stats_dtype), mean,
                                                      variance, epsilon, float(exponential_avg_factor), fmt,
                                                      bool(is_training))
     return y, batch_mean, batch_var

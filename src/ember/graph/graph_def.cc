@@ -19,6 +19,7 @@
 #include "ember/graph.pb.h"
 #include "ember/graph/assert_import.h"
 #include "ember/graph/function_def.h"
+#include "ember/graph/fused_import.h"
 #include "ember/graph/graph_def_ops.h"
 #include "ember/graph/partial_value.h"
 #include "ember/graph/tensor_list_import.h"
@@ -1081,6 +1082,7 @@ StatusOr<std::string> to_graph_def(const Graph& graph, std::map<int64_t, std::st
   gd.mutable_versions()->set_producer(kGraphDefProducer);
   if (any_location) write_debug_info(graph, *gd.mutable_debug_info());
   EMBER_RETURN_IF_ERROR(graph_def_internal::write_tensorflow_asserts(gd));
+  EMBER_RETURN_IF_ERROR(graph_def_internal::write_tensorflow_fusions(gd));
   EMBER_RETURN_IF_ERROR(graph_def_internal::write_tensorflow_lists(gd));
   return serialize(gd);
 }
@@ -1102,6 +1104,7 @@ StatusOr<std::unique_ptr<FunctionGraph>> from_graph_def(proto::GraphDef&& gd,
                                                         const VariableBindings& variables) {
   EMBER_RETURN_IF_ERROR(graph_def_internal::type_tensor_lists(gd));
   EMBER_RETURN_IF_ERROR(graph_def_internal::rewrite_tensorflow_asserts(gd));
+  EMBER_RETURN_IF_ERROR(graph_def_internal::rewrite_tensorflow_fusions(gd));
   std::vector<const proto::NodeDef*> nodes;
   for (const proto::NodeDef& node : gd.node()) nodes.push_back(&node);
   LibraryReader library(gd.library());

@@ -28,6 +28,10 @@ struct TypeAttr {
 };
 constexpr TypeAttr kTypeAttrs[] = {
     {"Cast", "SrcT", 0},
+    {"FusedBatchNormV3", "U", 1},  // the statistics' type (float32 for 16-bit x)
+    {"_FusedBatchNormEx", "U", 1},
+    {"FusedBatchNormGradV3", "U", 3},
+    {"_FusedBatchNormGradEx", "U", 3},
     {"Reshape", "Tshape", 1},
     {"Transpose", "Tperm", 1},
     {"Tile", "Tmultiples", 1},

@@ -8,6 +8,7 @@
 
 #include "ember/core/parallel.h"
 #include "ember/kernels/elementwise.h"
+#include "ember/kernels/float32_copies.h"
 
 namespace ember::kernels {
 
@@ -373,11 +374,24 @@ Status no_kernel(const char* what, DType d) {
 
 }  // namespace
 
+// Note [16-bit batch norm]
+// As TensorFlow's FusedBatchNormV3, a float16 or bfloat16 x (and y, and the gradients' y_backprop and
+// x_backprop) comes with float32 statistics, scale and offset (its U). The 16-bit tensors are widened to
+// float32, the float32 loops run, and each element of y (x_backprop) is rounded once: the sums accumulate in
+// float32 and double as they do for a float32 x, so the statistics are those of the widened x.
 Status batch_norm_forward(const BatchNormShape& s, const TensorImpl& x, const TensorImpl& scale,
                           const TensorImpl& offset, const TensorImpl* mean, const TensorImpl* var,
                           double epsilon, bool training, TensorImpl& y, TensorImpl& saved_mean,
                           TensorImpl& saved_var, bool relu) {
-  if (x.dtype() == DType::kFloat32) {
+  if (is_16bit_float(x.dtype())) {
+    auto wide_x = widen_to_float32(x);
+    EMBER_RETURN_IF_ERROR(wide_x.status());
+    auto wide_y = TensorImpl::allocate(DType::kFloat32, y.shape());
+    EMBER_RETURN_IF_ERROR(wide_y.status());
+    EMBER_RETURN_IF_ERROR(batch_norm_forward(s, **wide_x, scale, offset, mean, var, epsilon, training,
+                                             **wide_y, saved_mean, saved_var, relu));
+    narrow_from_float32(**wide_y, y);
+  } else if (x.dtype() == DType::kFloat32) {
     forward<float>(s, x.data<float>(), scale.data<float>(), offset.data<float>(),
                    mean ? mean->data<float>() : nullptr, var ? var->data<float>() : nullptr, epsilon,
                    training, y.mutable_data<float>(), saved_mean.mutable_data<float>(),
@@ -397,7 +411,21 @@ Status batch_norm_backward(const BatchNormShape& s, const TensorImpl& dy, const 
                            const TensorImpl& scale, const TensorImpl& mean, const TensorImpl& var,
                            double epsilon, bool training, TensorImpl& dx, TensorImpl& dscale,
                            TensorImpl& doffset, const TensorImpl* relu_output) {
-  if (x.dtype() == DType::kFloat32) {
+  if (is_16bit_float(x.dtype())) {  // Note [16-bit batch norm]
+    auto wide_dy = widen_to_float32(dy);
+    EMBER_RETURN_IF_ERROR(wide_dy.status());
+    auto wide_x = widen_to_float32(x);
+    EMBER_RETURN_IF_ERROR(wide_x.status());
+    StatusOr<TensorRef> wide_relu_output = TensorRef();
+    if (relu_output != nullptr) wide_relu_output = widen_to_float32(*relu_output);
+    EMBER_RETURN_IF_ERROR(wide_relu_output.status());
+    auto wide_dx = TensorImpl::allocate(DType::kFloat32, dx.shape());
+    EMBER_RETURN_IF_ERROR(wide_dx.status());
+    EMBER_RETURN_IF_ERROR(batch_norm_backward(s, **wide_dy, **wide_x, scale, mean, var, epsilon, training,
+                                              **wide_dx, dscale, doffset,
+                                              relu_output ? &**wide_relu_output : nullptr));
+    narrow_from_float32(**wide_dx, dx);
+  } else if (x.dtype() == DType::kFloat32) {
     backward<float>(s, dy.data<float>(), x.data<float>(), scale.data<float>(), mean.data<float>(),
                     var.data<float>(), epsilon, training, dx.mutable_data<float>(),
                     dscale.mutable_data<float>(), doffset.mutable_data<float>(),

@@ -9,6 +9,7 @@
 #include "ember/core/half.h"
 #include "ember/core/parallel.h"
 #include "ember/kernels/arith_type.h"
+#include "ember/kernels/float32_copies.h"
 #include "ember/kernels/onednn_primitive.h"
 
 namespace ember::kernels {
@@ -412,49 +413,23 @@ Status unsupported(const char* what, DType dtype) {
 // tests/python/test_nn_conv.py). oneDNN's own bf16/f16 primitives are not used: the primitive cache, the
 // reorders and the fused post-ops are written for f32 activations, and a CPU without AVX-512 BF16/FP16 or
 // AMX would get oneDNN's reference kernel for them. The cost is one pass over each operand and the result.
-template <typename Half>
-void widen(const TensorImpl& src, TensorImpl& dst) {
-  const Half* s = src.data<Half>();
-  float* d = dst.mutable_data<float>();
-  parallel_for(src.num_elements(), 2, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) d[i] = static_cast<float>(s[i]);
-  });
-}
-
-template <typename Half>
-void narrow(const TensorImpl& src, TensorImpl& dst) {
-  const float* s = src.data<float>();
-  Half* d = dst.mutable_data<Half>();
-  parallel_for(src.num_elements(), 2, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) d[i] = Half(s[i]);
-  });
-}
-
 using ConvCall = Status (*)(const ConvGeometry&, const TensorImpl&, const TensorImpl&, TensorImpl&);
 
-template <typename Half>
-Status via_float32(ConvCall call, const ConvGeometry& g, const TensorImpl& a, const TensorImpl& b,
-                   TensorImpl& out) {
-  auto wide_a = TensorImpl::allocate(DType::kFloat32, a.shape());
+// The 16-bit dtypes through float32 copies; nullopt for the others (float32 and float64 have their own
+// paths).
+std::optional<Status> as_float32(ConvCall call, const ConvGeometry& g, const TensorImpl& a,
+                                 const TensorImpl& b, TensorImpl& out) {
+  if (!is_16bit_float(a.dtype())) return std::nullopt;
+  auto wide_a = widen_to_float32(a);
   EMBER_RETURN_IF_ERROR(wide_a.status());
-  auto wide_b = TensorImpl::allocate(DType::kFloat32, b.shape());
+  auto wide_b = widen_to_float32(b);
   EMBER_RETURN_IF_ERROR(wide_b.status());
   auto wide_out = TensorImpl::allocate(DType::kFloat32, out.shape());
   EMBER_RETURN_IF_ERROR(wide_out.status());
-  widen<Half>(a, **wide_a);
-  widen<Half>(b, **wide_b);
   EMBER_RETURN_IF_ERROR(call(g, **wide_a, **wide_b, **wide_out));
-  narrow<Half>(**wide_out, out);
+  narrow_from_float32(**wide_out, out);
   onednn::set_last_impl("f32 via " + onednn::last_impl());
   return Status::OK();
-}
-
-// The 16-bit dtypes through via_float32; nullopt for the others (float32 and float64 have their own paths).
-std::optional<Status> as_float32(ConvCall call, const ConvGeometry& g, const TensorImpl& a,
-                                 const TensorImpl& b, TensorImpl& out) {
-  if (a.dtype() == DType::kFloat16) return via_float32<float16>(call, g, a, b, out);
-  if (a.dtype() == DType::kBFloat16) return via_float32<bfloat16>(call, g, a, b, out);
-  return std::nullopt;
 }
 
 }  // namespace

@@ -29,7 +29,9 @@ constexpr ConvFamily kDepthwise{"DepthwiseConv2dNative", "DepthwiseConv2dNativeB
 const ConvFamily& family_of(const OpDef* op) {
   for (const ConvFamily* f : {&kConv2D, &kConv3D, &kDepthwise})
     if (op->name == f->forward || op->name == f->backprop_input || op->name == f->backprop_filter) return *f;
-  return op->name == "_FusedConv3D" ? kConv3D : kConv2D;  // the fused ops, the only others of this file
+  // The fused ops, the only others of this file.
+  if (op->name == "_FusedDepthwiseConv2dNative") return kDepthwise;
+  return op->name == "_FusedConv3D" ? kConv3D : kConv2D;
 }
 
 std::string ints_text(const std::vector<int64_t>& v) {
@@ -370,8 +372,9 @@ void backprop_filter_grad(GradContext& c) {
 }
 
 // As TensorFlow 2.21's CPU kernels: every convolution and backprop op takes half, bfloat16, float and double
-// (16-bit ones compute in float32, Note [16-bit convolutions] in kernels/conv.cc). _FusedConv2D/3D, which
-// only the optimizer writes and only for float32 chains, keep float and double.
+// (16-bit ones compute in float32, Note [16-bit convolutions] in kernels/conv.cc). The fused ops, which the
+// optimizer writes only for float32 chains (and GraphDef import for float and double nodes), keep float and
+// double.
 constexpr DTypeSet kFusedConvTypes = dtype_bit(DType::kFloat32) | dtype_bit(DType::kFloat64);
 constexpr DTypeSet kConvTypes = kFusedConvTypes | dtype_bit(DType::kFloat16) | dtype_bit(DType::kBFloat16);
 
@@ -432,7 +435,8 @@ void register_family(OpRegistry& r, const ConvFamily& f, const std::string& doc)
   filt.batching(BatchingRule::kFallback).done(r);
 }
 
-// _FusedConv2D / _FusedConv3D: the family's forward op with a bias and an activation.
+// _FusedConv2D / _FusedConv3D / _FusedDepthwiseConv2dNative: the family's forward op with a bias and an
+// activation.
 void register_fused(OpRegistry& r, const ConvFamily& f, const std::string& example) {
   const std::string name = std::string("_Fused") + f.forward;
   OpBuilder fused(name);
@@ -482,6 +486,10 @@ void register_conv_ops(OpRegistry& r) {
       "filters, giving output channels c * channel_multiplier + m. "
       "depthwise_conv2d_native(ones([1, 2, 2, 2]), ones([2, 2, 2, 3]), [1] * 4, 'VALID') == "
       "4 * ones([1, 1, 1, 6]).");
+  register_fused(
+      r, kDepthwise,
+      "_FusedDepthwiseConv2dNative(ones([1, 2, 2, 2]), ones([2, 2, 2, 3]), [-5.] * 6, [1] * 4, 'VALID', "
+      "activation='Relu') == zeros([1, 1, 1, 6]).");
 }
 
 }  // namespace ember

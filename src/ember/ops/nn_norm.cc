@@ -14,6 +14,9 @@ namespace ember {
 namespace {
 
 constexpr DTypeSet kNormTypes = dtype_bit(DType::kFloat32) | dtype_bit(DType::kFloat64);
+// FusedBatchNormV3's T (x, y): also float16 and bfloat16, whose U (scale, offset, the statistics) is float32
+// (Note [16-bit batch norm] in kernels/batch_norm.cc).
+constexpr DTypeSet kBatchNormTypes = kNormTypes | dtype_bit(DType::kFloat16) | dtype_bit(DType::kBFloat16);
 
 // ---- FusedBatchNormV3(x, scale, offset, mean, variance) -> (y, batch_mean, batch_variance,
 //      reserve_space_1, reserve_space_2, reserve_space_3); attrs epsilon, exponential_avg_factor,
@@ -102,17 +105,24 @@ Status batch_norm_shape(InferContext& ctx) {
     EMBER_RETURN_IF_ERROR(check_vector(ctx.op, "mean", ctx.inputs[3].shape, &channels, may_be_empty));
     EMBER_RETURN_IF_ERROR(check_vector(ctx.op, "variance", ctx.inputs[4].shape, &channels, may_be_empty));
   }
-  const DType dtype = ctx.inputs[x_index].dtype;
+  const DType dtype = ctx.inputs[x_index].dtype, stats = ctx.inputs[2].dtype;
+  const DType want_stats = dtype == DType::kFloat64 ? DType::kFloat64 : DType::kFloat32;
+  if (stats != want_stats)
+    return invalid_argument(ctx.op->name, ": scale, offset and the statistics (TensorFlow's U) must be ",
+                            dtype_name(want_stats), " for ", dtype_name(dtype), " x, got ",
+                            dtype_name(stats));
   Shape y = x.rank_known() ? x : Shape::unknown_rank();
   if (y.rank_known() && channels >= 0) y.set_dim(l.channel_dim(l.rank), channels);
   ctx.outputs.push_back(TensorSpec{dtype, y});
   const int vectors = grad ? 2 : 4;
-  for (int i = 0; i < vectors; ++i) ctx.outputs.push_back(TensorSpec{dtype, Shape{channels}});
+  for (int i = 0; i < vectors; ++i) ctx.outputs.push_back(TensorSpec{stats, Shape{channels}});
   if (grad) {
-    ctx.outputs.push_back(TensorSpec{dtype, Shape()});
-    ctx.outputs.push_back(TensorSpec{dtype, Shape()});
+    // Unused outputs, shaped as TensorFlow's CPU kernels shape them: [0] for float16 x, scalars otherwise.
+    const Shape unused = dtype == DType::kFloat16 ? Shape{0} : Shape();
+    ctx.outputs.push_back(TensorSpec{stats, unused});
+    ctx.outputs.push_back(TensorSpec{stats, unused});
   } else {
-    ctx.outputs.push_back(TensorSpec{dtype, Shape{0}});
+    ctx.outputs.push_back(TensorSpec{stats, Shape{0}});
   }
   return Status::OK();
 }
@@ -165,7 +175,7 @@ Status batch_norm_kernel(KernelContext& ctx) {
   const double correction = count > 1 ? static_cast<double>(count) / (count - 1) : 1.0;
   const TensorImpl* old_mean = given_stats ? &ctx.input(3) : nullptr;
   const TensorImpl* old_var = given_stats ? &ctx.input(4) : nullptr;
-  if (ctx.input(0).dtype() == DType::kFloat32) {
+  if (ctx.input(1).dtype() == DType::kFloat32) {  // the statistics' type, U
     running_average<float>(old_mean, ctx.output(3), factor, 1.0, ctx.output(1));
     running_average<float>(old_var, ctx.output(4), factor, correction, ctx.output(2));
   } else {
@@ -256,14 +266,19 @@ void batch_norm_grad_grad(GradContext& c) {
   };
   auto as_vector = [](const GradTensor& t) { return reshape(t, {-1}); };
 
-  const GradTensor g = c.input(0), x = c.input(1), s = per_channel(c.input(2));
+  // A 16-bit g and x (T) with float32 scale and statistics (U): the rule computes in U, and the gradients
+  // w.r.t. g and x go back to T.
+  const DType t = c.input(1).dtype(), u = c.input(2).dtype();
+  auto in_u = [&](const GradTensor& v) { return t == u ? v : cast(v, u); };
+  auto in_t = [&](const GradTensor& v) { return t == u ? v : cast(v, t); };
+  const GradTensor g = in_u(c.input(0)), x = in_u(c.input(1)), s = per_channel(c.input(2));
   const GradTensor x_centered = training ? x - channel_mean(x) : x - per_channel(c.input(3));
   const GradTensor var = training ? channel_mean(square(x_centered)) : per_channel(c.input(4));
   const GradTensor r = unary("Rsqrt", var + eps);
-  const GradTensor a = c.grad(0), b = per_channel(c.grad(1)), offset_grad = per_channel(c.grad(2));
+  const GradTensor a = in_u(c.grad(0)), b = per_channel(c.grad(1)), offset_grad = per_channel(c.grad(2));
   if (!training) {
-    c.set(0, a * (s * r) + b * x_centered * r + offset_grad);
-    c.set(1, b * g * r);
+    c.set(0, in_t(a * (s * r) + b * x_centered * r + offset_grad));
+    c.set(1, in_t(b * g * r));
     c.set(2, as_vector(channel_sum(a * g) * r));
     return;
   }
@@ -275,8 +290,8 @@ void batch_norm_grad_grad(GradContext& c) {
   const GradTensor centered_g = centered(g, g_xh), centered_a = centered(a, a_xh);
   const GradTensor s_r = s * r;
   const GradTensor ag = channel_mean(a * (g - channel_mean(g))) - g_xh * a_xh;
-  c.set(0, s_r * centered_a + b * xh + offset_grad);
-  c.set(1, -(s_r * r) * xh * ag + r * (b - s_r * a_xh) * centered_g - (s_r * r) * g_xh * centered_a);
+  c.set(0, in_t(s_r * centered_a + b * xh + offset_grad));
+  c.set(1, in_t(-(s_r * r) * xh * ag + r * (b - s_r * a_xh) * centered_g - (s_r * r) * g_xh * centered_a));
   c.set(2, as_vector(channel_sum(a * centered_g) * r));
 }
 
@@ -322,20 +337,21 @@ void lrn_grad(GradContext& c) {
 
 // FusedBatchNormV3's operands, outputs and attributes, which the fused op the optimizer writes shares (its
 // extra attribute and, for the gradient, extra operand are added by the caller).
-OpBuilder batch_norm_op(const char* name) {
+OpBuilder batch_norm_op(const char* name, DTypeSet x_types) {
   OpBuilder b(name);
   b.input("x")
-      .input("scale")
-      .input("offset")
-      .input("mean")
-      .input("variance")
+      .input("scale", 1)
+      .input("offset", 1)
+      .input("mean", 1)
+      .input("variance", 1)
       .output("y")
       .output("batch_mean")
       .output("batch_variance")
       .output("reserve_space_1")
       .output("reserve_space_2")
       .output("reserve_space_3")
-      .type_var(kNormTypes)
+      .type_var(x_types)
+      .type_var(kNormTypes, 1)
       .attr("epsilon", AttrType::kFloat, 0.0001)
       .attr("exponential_avg_factor", AttrType::kFloat, 1.0)
       .attr("data_format", AttrType::kString, std::string("NHWC"))
@@ -343,20 +359,21 @@ OpBuilder batch_norm_op(const char* name) {
   return b;
 }
 
-OpBuilder batch_norm_grad_op(const char* name) {
+OpBuilder batch_norm_grad_op(const char* name, DTypeSet x_types) {
   OpBuilder b(name);
   b.input("y_backprop")
       .input("x")
-      .input("scale")
-      .input("reserve_space_1")
-      .input("reserve_space_2")
-      .input("reserve_space_3")
+      .input("scale", 1)
+      .input("reserve_space_1", 1)
+      .input("reserve_space_2", 1)
+      .input("reserve_space_3", 1)
       .output("x_backprop")
       .output("scale_backprop")
       .output("offset_backprop")
       .output("reserve_space_4")
       .output("reserve_space_5")
-      .type_var(kNormTypes)
+      .type_var(x_types)
+      .type_var(kNormTypes, 1)
       .attr("epsilon", AttrType::kFloat, 0.0001)
       .attr("data_format", AttrType::kString, std::string("NHWC"))
       .attr("is_training", AttrType::kBool, true);
@@ -366,7 +383,7 @@ OpBuilder batch_norm_grad_op(const char* name) {
 }  // namespace
 
 void register_norm_ops(OpRegistry& r) {
-  batch_norm_op("FusedBatchNormV3")
+  batch_norm_op("FusedBatchNormV3", kBatchNormTypes)
       .doc(
           "Batch normalization over every dimension but the channel one: training normalises by the batch's "
           "mean "
@@ -375,22 +392,22 @@ void register_norm_ops(OpRegistry& r) {
           "* "
           "scale + offset. fused_batch_norm([[[[1.], [3.]]]], [1.], [0.], epsilon=0) -> y [[[[-1.], [1.]]]]")
       .shape(&batch_norm_shape)
-      .kernel(kNormTypes, &batch_norm_kernel)
+      .kernel(kBatchNormTypes, &batch_norm_kernel)
       .grad(&batch_norm_grad)
       .batching(BatchingRule::kFallback)
       .done(r);
-  batch_norm_grad_op("FusedBatchNormGradV3")
+  batch_norm_grad_op("FusedBatchNormGradV3", kBatchNormTypes)
       .doc(
           "The gradients of FusedBatchNormV3 w.r.t. x, scale and offset, from y_backprop and the saved "
           "statistics "
           "(reserve_space_1, reserve_space_2). offset_backprop == sum of y_backprop per channel.")
       .shape(&batch_norm_shape)
-      .kernel(kNormTypes, &batch_norm_grad_kernel)
+      .kernel(kBatchNormTypes, &batch_norm_grad_kernel)
       .grad(&batch_norm_grad_grad)
       .batching(BatchingRule::kFallback)
       .done(r);
   // Not differentiable: both only exist in optimized graphs, which autodiff never sees.
-  batch_norm_op("_FusedBatchNormEx")
+  batch_norm_op("_FusedBatchNormEx", kBatchNormTypes)
       .doc(
           "activation(FusedBatchNormV3(x, ...)[0]) with FusedBatchNormV3's other outputs: the optimizer's "
           "batch-norm fusion writes it (TensorFlow's remapper writes an op of this name; ember's has no side "
@@ -399,10 +416,10 @@ void register_norm_ops(OpRegistry& r) {
       .attr("activation_mode", AttrType::kString, std::string("Relu"))
       .flags(kNotDifferentiable)
       .shape(&batch_norm_shape)
-      .kernel(kNormTypes, &batch_norm_kernel)
+      .kernel(kBatchNormTypes, &batch_norm_kernel)
       .batching(BatchingRule::kFallback)
       .done(r);
-  batch_norm_grad_op("_FusedBatchNormGradEx")
+  batch_norm_grad_op("_FusedBatchNormGradEx", kBatchNormTypes)
       .doc(
           "FusedBatchNormGradV3(ReluGrad(y_backprop, y), x, ...) for activation_mode \"Relu\" (y the fused "
           "forward's output), FusedBatchNormGradV3(y_backprop, x, ...) for \"Identity\": the optimizer's "
@@ -411,7 +428,7 @@ void register_norm_ops(OpRegistry& r) {
       .attr("activation_mode", AttrType::kString, std::string("Relu"))
       .flags(kNotDifferentiable)
       .shape(&batch_norm_shape)
-      .kernel(kNormTypes, &batch_norm_grad_kernel)
+      .kernel(kBatchNormTypes, &batch_norm_grad_kernel)
       .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("LRN")

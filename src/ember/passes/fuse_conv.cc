@@ -1,6 +1,6 @@
-// Conv fusion (TensorFlow's "remapping" option): Conv2D or Conv3D -> bias add [-> activation] becomes one
-// _FusedConv2D or _FusedConv3D node, which runs as one oneDNN primitive with the bias and a post-op (Note
-// [Fused convolutions] in kernels/conv.cc).
+// Conv fusion (TensorFlow's "remapping" option): Conv2D, Conv3D or DepthwiseConv2dNative -> bias add [->
+// activation] becomes one _FusedConv2D, _FusedConv3D or _FusedDepthwiseConv2dNative node, which runs as one
+// oneDNN primitive with the bias and a post-op (Note [Fused convolutions] in kernels/conv.cc).
 //
 // Note [Matching a conv chain]
 // The pass runs on optimized functions, i.e. after autodiff: a training step's graph holds the forward and
@@ -17,7 +17,8 @@
 // The bias is a BiasAdd with the convolution's data format, or an Add/AddV2 of a 1-D [out_channels] value
 // to a channels-last convolution whose output shape is the sum's (so the add broadcasts along channels
 // only). BiasAdd's data_format is "NHWC" or "NCHW" for 5-D values too, so "NHWC" matches NDHWC.
-// Depthwise convolutions are not fused yet (TensorFlow's remapper writes _FusedDepthwiseConv2dNative).
+// A depthwise convolution fuses the same way (its output channels c * multiplier + m are those the bias
+// indexes), into _FusedDepthwiseConv2dNative, except with EXPLICIT padding, which TensorFlow's op lacks.
 // Only float32 is fused: that is where oneDNN runs (float64 has the plain loops either way).
 //
 // Note [Relu gradients as ReluGrad]
@@ -40,8 +41,12 @@ class Matcher {
 
   bool match(int32_t n, BiasChain* chain) const {
     const Node& conv = g_.node(n);
-    const int rank = conv.op->name == "Conv2D" ? 4 : conv.op->name == "Conv3D" ? 5 : 0;
+    const bool depthwise = conv.op->name == "DepthwiseConv2dNative";
+    const int rank = conv.op->name == "Conv2D" || depthwise ? 4 : conv.op->name == "Conv3D" ? 5 : 0;
     if (rank == 0 || !uses_.plain(n) || conv.outputs[0].dtype != DType::kFloat32) return false;
+    // TensorFlow's _FusedDepthwiseConv2dNative has no explicit paddings: ember's fused node must export.
+    if (depthwise && std::get<std::string>(conv.attrs[conv.op->attr_index("padding")]) == "EXPLICIT")
+      return false;
     if (!conv.outputs[0].shape.rank_known() || conv.outputs[0].shape.rank() != rank) return false;
     const bool channels_last =
         std::get<std::string>(conv.attrs[conv.op->attr_index("data_format")]).back() == 'C';
@@ -120,7 +125,7 @@ StatusOr<int> remap_relu_gradients(FunctionGraph& fn) {
 
 StatusOr<int> fuse_conv(FunctionGraph& fn) {
   int fused = 0;
-  for (const char* conv : {"Conv2D", "Conv3D"}) {
+  for (const char* conv : {"Conv2D", "Conv3D", "DepthwiseConv2dNative"}) {
     const OpDef& fused_op = op_def(std::string("_Fused") + conv);
     const Matcher matcher(fn);  // over the graph as the previous round left it
     auto count = fuse_bias_chains(

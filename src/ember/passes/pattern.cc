@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "ember/core/half.h"
 #include "ember/ops/registry.h"
 #include "ember/passes/pass.h"
 
@@ -14,6 +15,8 @@ bool is_zero_constant(const Graph& g, ValueRef v) {
   if (t.num_elements() != 1) return false;
   if (t.dtype() == DType::kFloat32) return t.data<float>()[0] == 0.0f;
   if (t.dtype() == DType::kFloat64) return t.data<double>()[0] == 0.0;
+  if (t.dtype() == DType::kFloat16) return static_cast<float>(t.data<float16>()[0]) == 0.0f;
+  if (t.dtype() == DType::kBFloat16) return static_cast<float>(t.data<bfloat16>()[0]) == 0.0f;
   return false;
 }
 

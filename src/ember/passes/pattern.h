@@ -13,7 +13,8 @@
 
 namespace ember::passes {
 
-/// A float32 or float64 Const holding one zero (a scalar, or any shape with one element).
+/// A floating Const (float16, bfloat16, float32, float64) holding one zero (a scalar, or any shape with one
+/// element).
 bool is_zero_constant(const Graph& g, ValueRef v);
 
 /// Same dtype and one fully defined shape (nothing broadcasts between them).

@@ -98,16 +98,18 @@ class BatchNormalization(Layer):
                 self._fused_format = "NCHW" if rank == 4 else "NCDHW"
         self.gamma = self.add_weight(name="gamma", shape=param_shape, initializer=self.gamma_initializer,
                                      regularizer=self.gamma_regularizer, constraint=self.gamma_constraint,
-                                     trainable=True, dtype=self.dtype) if self.scale else None
+                                     trainable=True, dtype=self.dtype,
+                                     experimental_autocast=False) if self.scale else None
         self.beta = self.add_weight(name="beta", shape=param_shape, initializer=self.beta_initializer,
                                     regularizer=self.beta_regularizer, constraint=self.beta_constraint,
-                                    trainable=True, dtype=self.dtype) if self.center else None
+                                    trainable=True, dtype=self.dtype,
+                                    experimental_autocast=False) if self.center else None
         self.moving_mean = self.add_weight(name="moving_mean", shape=param_shape,
                                            initializer=self.moving_mean_initializer, trainable=False,
-                                           dtype=self.dtype)
+                                           dtype=self.dtype, experimental_autocast=False)
         self.moving_variance = self.add_weight(name="moving_variance", shape=param_shape,
                                                initializer=self.moving_variance_initializer, trainable=False,
-                                               dtype=self.dtype)
+                                               dtype=self.dtype, experimental_autocast=False)
         self.built = True
 
     def _check_input(self, x):
@@ -121,21 +123,30 @@ class BatchNormalization(Layer):
         training = _training_value(training)
         if not self.trainable:
             training = False
+        # Under a mixed-precision policy the weights stay float32 (not autocast, as Keras's): the fused op takes a
+        # 16-bit x with float32 parameters, and the other path normalises a 16-bit x in float32, as Keras does.
+        input_dtype = x.dtype
+        if input_dtype in (tf.float16, tf.bfloat16) and self._fused_format is None:
+            x = tf.cast(x, tf.float32)
         if isinstance(training, tf.Tensor):
-            return tf.cond(training, lambda: self._train(x), lambda: self._infer(x))
-        return self._train(x) if training else self._infer(x)
+            y = tf.cond(training, lambda: self._train(x), lambda: self._infer(x))
+        else:
+            y = self._train(x) if training else self._infer(x)
+        return y if y.dtype == input_dtype else tf.cast(y, input_dtype)
 
     def _broadcast(self, param):
         if len(self._sizes) != 1:
             return param  # already of the input's rank
         return _broadcast_param(param, self._sizes, self._rank, self._axes)
 
-    def _scale_offset(self, dtype):
+    def _scale_offset(self, x):
+        # The fused op's U: float32 for a 16-bit x.
+        dtype = tf.float32 if x.dtype in (tf.float16, tf.bfloat16) else x.dtype
         ones = tf.ones(self._param_shape, dtype)
         return (self.gamma if self.scale else ones), (self.beta if self.center else tf.zeros_like(ones))
 
     def _infer(self, x):
-        gamma, beta = self._scale_offset(x.dtype)
+        gamma, beta = self._scale_offset(x)
         if self._fused_format is not None:
             y, _, _ = tf.nn.fused_batch_norm(x, gamma, beta, self.moving_mean, self.moving_variance, self.epsilon,
                                              data_format=self._fused_format, is_training=False)
@@ -145,7 +156,7 @@ class BatchNormalization(Layer):
                                          self.epsilon)
 
     def _train(self, x):
-        gamma, beta = self._scale_offset(x.dtype)
+        gamma, beta = self._scale_offset(x)
         reduction = [a for a in range(self._rank) if a not in self._axes]
         if self._fused_format is not None:
             # Note: the moving variance blends the op's unbiased variance here, as Keras 2's fused path does
