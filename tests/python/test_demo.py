@@ -11,7 +11,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def test_train_and_serve_demo(tmp_path):
     found = sorted(glob.glob(os.path.join(ROOT, "build", "*", "example_serve_saved_model")), key=os.path.getmtime)
     assert found, "example_serve_saved_model is not built (EMBER_BUILD_EXAMPLES)"
-    proc = subprocess.run([sys.executable, os.path.join(ROOT, "examples", "python", "train_and_serve.py"),
+    # with this interpreter's flags: -S only where the parent has it (then PYTHONPATH finds this ember)
+    proc = subprocess.run([sys.executable, *(["-S"] if sys.flags.no_site else []),
+                           os.path.join(ROOT, "examples", "python", "train_and_serve.py"),
                            "--serve-binary", found[-1], "--workdir", str(tmp_path)],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout + proc.stderr
