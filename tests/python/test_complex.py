@@ -387,6 +387,50 @@ def test_gather_gradient_matches_tensorflow():
     close(grads[0], grads[1])
 
 
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("fn", ["cumsum", "cumprod"])
+def test_cumulative_sums_and_products_and_their_gradients_match_tensorflow(fn, exclusive, reverse):
+    """TensorFlow's Cumprod rule, cumsum(dy * y, reversed) / x, takes the operands unconjugated; ember's is the
+    same (Note [Cumprod gradient with zeros]) except at a zero of x, where TensorFlow's DivNoNan gives 0 and
+    ember the limit: there it is compared with TensorFlow's at a tiny x."""
+    x, upstream = cplx([3, 5], np.complex128), cplx([3, 5], np.complex128)
+    x[1, 2] = 0
+
+    def value_and_grad(lib, x, in_function=False):
+        def run(t):
+            with lib.GradientTape() as tape:
+                tape.watch(t)
+                y = getattr(lib.math, fn)(t, axis=1, exclusive=exclusive, reverse=reverse)
+            return y, tape.gradient(y, t, output_gradients=lib.constant(upstream))
+        results = (lib.function(run) if in_function else run)(lib.constant(x))
+        return [r.numpy() for r in results]
+
+    theirs, theirs_grad = value_and_grad(real_tf, x)
+    near_zero = x.copy()
+    near_zero[1, 2] = 1e-30
+    theirs_grad[1, 2] = value_and_grad(real_tf, near_zero)[1][1, 2]
+    for in_function in (False, True):
+        ours, ours_grad = value_and_grad(tf, x, in_function)
+        close(ours, theirs, np.complex128)
+        close(ours_grad, theirs_grad, np.complex128)
+
+
+def test_scatter_nd_and_the_gradient_of_gather_nd_match_tensorflow():
+    indices = np.array([[1, 0], [0, 2], [1, 0]])  # a repeated index sums
+    params, upstream = cplx([2, 3, 4]), cplx([3, 4])
+    ours = tf.scatter_nd(indices, tf.constant(upstream), [2, 3, 4]).numpy()
+    close(ours, real_tf.scatter_nd(indices, upstream, [2, 3, 4]).numpy())
+    grads = []
+    for lib in (tf, real_tf):
+        v = lib.constant(params)
+        with lib.GradientTape() as tape:
+            tape.watch(v)
+            y = lib.gather_nd(v, indices)
+        grads.append(lib.convert_to_tensor(tape.gradient(y, v, output_gradients=lib.constant(upstream))).numpy())
+    close(grads[0], grads[1])
+
+
 def test_gradients_inside_a_function_match_eager():
     x = cplx([6])
     loss = LOSSES["real_of_exp_conj"]
