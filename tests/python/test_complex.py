@@ -147,7 +147,7 @@ def test_casts_match_tensorflow(src, dst):
 
 # ---- element-wise math
 UNARY = ["negative", "exp", "log", "sqrt", "rsqrt", "square", "sin", "cos", "tan", "tanh", "sigmoid",
-         "reciprocal", "log1p", "expm1"]
+         "reciprocal", "log1p", "expm1", "sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "sign"]
 
 
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
@@ -159,7 +159,7 @@ def test_unary_math_matches_tensorflow(fn, dtype):
     close(staged, theirs, dtype)
 
 
-BINARY = ["add", "subtract", "multiply", "divide", "pow", "equal", "not_equal"]
+BINARY = ["add", "subtract", "multiply", "divide", "pow", "equal", "not_equal", "squared_difference"]
 
 
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
@@ -170,6 +170,73 @@ def test_binary_math_matches_tensorflow_with_broadcasting(fn, dtype):
     ours, staged, theirs = both(lambda lib, a, b: getattr(lib.math, fn)(a, b), x, y)
     close(ours, theirs, dtype if fn not in ("equal", "not_equal") else np.float64)
     close(staged, theirs, dtype if fn not in ("equal", "not_equal") else np.float64)
+
+
+# Points on and off both axes, with both signs of zero, and the branch points 0, +-1, +-i: the inverse
+# functions' branch cuts lie on the axes, where the signed zero picks the side.
+AXIS_PARTS = [-3.0, -1.0, -0.5, -0.0, 0.0, 0.5, 1.0, 3.0]
+AXIS_GRID = np.array([complex(re, im) for re in AXIS_PARTS for im in AXIS_PARTS])
+BRANCH_CUT_OPS = ["Sinh", "Cosh", "Asin", "Acos", "Atan", "Asinh", "Acosh", "Atanh", "Sign"]
+
+
+def same_bits_but_nan_signs(ours, theirs):
+    nan = np.isnan(ours) & np.isnan(theirs)
+    same = (ours == theirs) & (np.signbit(ours) == np.signbit(theirs))
+    return (nan | same).all()
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@pytest.mark.parametrize("name", BRANCH_CUT_OPS)
+def test_inverse_and_hyperbolic_functions_match_tensorflow_bit_for_bit_on_the_axes(name, dtype):
+    z = AXIS_GRID.astype(dtype)
+    ours = tf._C.op(name)(tf.constant(z)).numpy()
+    theirs = getattr(real_tf.raw_ops, name)(x=real_tf.constant(z)).numpy()
+    assert same_bits_but_nan_signs(ours.real, theirs.real), (z, ours, theirs)
+    assert same_bits_but_nan_signs(ours.imag, theirs.imag), (z, ours, theirs)
+
+
+@pytest.mark.parametrize("name", BRANCH_CUT_OPS)
+def test_inverse_and_hyperbolic_gradients_match_tensorflow_on_the_axes(name):
+    """TensorFlow's rules take the derivative at conj(z) (Note [Complex inverse functions]): on a branch cut
+    that is not conj(f'(z)), so the axes tell the two apart."""
+    z = AXIS_GRID.astype(np.complex128)
+    upstream = np.full(z.shape, 0.5 - 2j)
+
+    def grads(lib, op, x):
+        with lib.GradientTape() as tape:
+            tape.watch(x)
+            y = op(x)
+        return tape.gradient(y, x, output_gradients=lib.constant(upstream)).numpy()
+
+    theirs = grads(real_tf, lambda x: getattr(real_tf.raw_ops, name)(x=x), real_tf.constant(z))
+    ours = grads(tf, tf._C.op(name), tf.constant(z))
+    np.testing.assert_allclose(ours, theirs, rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+def test_sign_of_complex_and_its_gradient_match_tensorflow():
+    """tf.math.sign of complex z is DivNoNan(z, |z|) in TensorFlow, whose gradient is not zero (the Sign op's
+    is); 0 at 0."""
+    z = np.concatenate([AXIS_GRID, cplx([6], np.complex128)])
+    upstream = cplx(z.shape, np.complex128)
+    results = []
+    for lib in (tf, real_tf):
+        x = lib.constant(z)
+        with lib.GradientTape() as tape:
+            tape.watch(x)
+            y = lib.math.sign(x)
+        results.append((y.numpy(), tape.gradient(y, x, output_gradients=lib.constant(upstream)).numpy()))
+    (ours, ours_grad), (theirs, theirs_grad) = results
+    np.testing.assert_array_equal(ours, theirs)
+    assert ours[list(AXIS_GRID).index(0j)] == 0
+    np.testing.assert_allclose(ours_grad, theirs_grad, rtol=1e-12, atol=1e-12, equal_nan=True)
+
+
+def test_squared_difference_of_complex_is_the_squared_magnitude_as_tensorflow():
+    x, y = cplx([3, 4], np.complex128), cplx([4], np.complex128)
+    ours, staged, theirs = both(lambda lib, a, b: lib.math.squared_difference(a, b), x, y)
+    np.testing.assert_array_equal(theirs.imag, 0)
+    close(ours, theirs, np.complex128)
+    close(staged, theirs, np.complex128)
 
 
 def test_operators_and_add_n():
@@ -273,12 +340,13 @@ def test_gradients_match_tensorflow(name):
 
 
 # Every differentiable element-wise op that takes complex operands, with a complex upstream gradient: most
-# of TensorFlow's rules conjugate the operands (Mul, Div, DivNoNan, ...), but its Xdivy, Xlogy, Xlog1py and
-# MulNoNan rules take them as they are, and ember's gradients are TensorFlow's.
+# of TensorFlow's rules conjugate the operands (Mul, Div, DivNoNan, ...), but its Xdivy, Xlogy, Xlog1py,
+# MulNoNan and SquaredDifference rules take them as they are, and ember's gradients are TensorFlow's.
 ELEMENTWISE_GRADIENT_OPS = [
     "Add", "Sub", "Mul", "RealDiv", "DivNoNan", "MulNoNan", "Pow", "Xdivy", "Xlogy", "Xlog1py",
     "Conj", "Cos", "Sin", "Tan", "Tanh", "Sigmoid", "Exp", "Expm1", "Log", "Log1p", "Neg", "Reciprocal",
-    "Rsqrt", "Sqrt", "Square",
+    "Rsqrt", "Sqrt", "Square", "Sinh", "Cosh", "Asin", "Acos", "Atan", "Asinh", "Acosh", "Atanh", "Sign",
+    "SquaredDifference",
 ]
 
 
@@ -316,6 +384,50 @@ def test_gather_gradient_matches_tensorflow():
             tape.watch(v)
             loss = lib.math.real(lib.reduce_sum(lib.gather(v, [4, 0, 4, 2]) * lib.constant(weights)))
         grads.append(lib.convert_to_tensor(tape.gradient(loss, v)).numpy())  # TensorFlow's: IndexedSlices
+    close(grads[0], grads[1])
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("exclusive", [False, True])
+@pytest.mark.parametrize("fn", ["cumsum", "cumprod"])
+def test_cumulative_sums_and_products_and_their_gradients_match_tensorflow(fn, exclusive, reverse):
+    """TensorFlow's Cumprod rule, cumsum(dy * y, reversed) / x, takes the operands unconjugated; ember's is the
+    same (Note [Cumprod gradient with zeros]) except at a zero of x, where TensorFlow's DivNoNan gives 0 and
+    ember the limit: there it is compared with TensorFlow's at a tiny x."""
+    x, upstream = cplx([3, 5], np.complex128), cplx([3, 5], np.complex128)
+    x[1, 2] = 0
+
+    def value_and_grad(lib, x, in_function=False):
+        def run(t):
+            with lib.GradientTape() as tape:
+                tape.watch(t)
+                y = getattr(lib.math, fn)(t, axis=1, exclusive=exclusive, reverse=reverse)
+            return y, tape.gradient(y, t, output_gradients=lib.constant(upstream))
+        results = (lib.function(run) if in_function else run)(lib.constant(x))
+        return [r.numpy() for r in results]
+
+    theirs, theirs_grad = value_and_grad(real_tf, x)
+    near_zero = x.copy()
+    near_zero[1, 2] = 1e-30
+    theirs_grad[1, 2] = value_and_grad(real_tf, near_zero)[1][1, 2]
+    for in_function in (False, True):
+        ours, ours_grad = value_and_grad(tf, x, in_function)
+        close(ours, theirs, np.complex128)
+        close(ours_grad, theirs_grad, np.complex128)
+
+
+def test_scatter_nd_and_the_gradient_of_gather_nd_match_tensorflow():
+    indices = np.array([[1, 0], [0, 2], [1, 0]])  # a repeated index sums
+    params, upstream = cplx([2, 3, 4]), cplx([3, 4])
+    ours = tf.scatter_nd(indices, tf.constant(upstream), [2, 3, 4]).numpy()
+    close(ours, real_tf.scatter_nd(indices, upstream, [2, 3, 4]).numpy())
+    grads = []
+    for lib in (tf, real_tf):
+        v = lib.constant(params)
+        with lib.GradientTape() as tape:
+            tape.watch(v)
+            y = lib.gather_nd(v, indices)
+        grads.append(lib.convert_to_tensor(tape.gradient(y, v, output_gradients=lib.constant(upstream))).numpy())
     close(grads[0], grads[1])
 
 

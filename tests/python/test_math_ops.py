@@ -32,6 +32,8 @@ UNARY = [
     ("cos", np.cos, "any", "float"),
     ("tan", np.tan, "any", "float"),
     ("tanh", np.tanh, "any", "float"),
+    ("sinh", np.sinh, "any", "float"),
+    ("cosh", np.cosh, "any", "float"),
     ("sigmoid", _sigmoid, "any", "float"),
     ("relu", lambda x: np.maximum(x, 0), "any", "numeric"),
     ("relu6", lambda x: np.clip(x, 0, 6), "any", "numeric"),

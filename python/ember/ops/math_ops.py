@@ -69,6 +69,20 @@ def abs(x, name=None):  # noqa: A001 - TensorFlow's name
 # The row's doc, as the generated wrapper's (test_public_names.py); complex x runs ComplexAbs (docs/complex.md).
 abs.__doc__ = _generated_abs.__doc__
 
+_generated_sign = sign  # noqa: F821 - generated above
+_DivNoNan = _C.op("DivNoNan")
+
+
+def sign(x, name=None):
+    x = _as_tensor(x)
+    if not x.dtype.is_complex:
+        return _generated_sign(x)
+    # TensorFlow's composition, so that the gradient is z / |z|'s (its Sign op's gradient is zero).
+    return _DivNoNan(x, _Cast(_ComplexAbs(x), x.dtype))
+
+
+sign.__doc__ = _generated_sign.__doc__
+
 
 def complex(real, imag, name=None):  # noqa: A001 - TensorFlow's name
     """real + imag * 1j, broadcasting: float32 parts give complex64, float64 parts complex128."""

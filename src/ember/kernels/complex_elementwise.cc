@@ -7,6 +7,7 @@
 // over std::complex, compiled once, and the ISA tables never instantiate a functor for complex (they mask
 // complex out of each row's dtypes). The broadcasting driver (run_unary / run_binary) moves elements by
 // dtype_size, so it serves complex loops unchanged. Complex ops are never fused (fusible_unary/_binary).
+#include <algorithm>
 #include <cmath>
 #include <complex>
 
@@ -81,6 +82,28 @@ C divide_no_nan(C x, C y) {
   return divide(x, y);
 }
 
+// TensorFlow's Sign kernel of complex z (Eigen's): z times the real reciprocal of |z|, 0 at 0, where |z| is
+// Eigen's scaled hypot max * sqrt(1 + (min / max)^2). std::abs rounds |z| differently (its sign of 3 + 3i
+// is one ulp larger than TensorFlow's), so it is not used here. tf.math.sign of complex z is not this op but
+// DivNoNan(z, ComplexAbs(z)), in TensorFlow and in ember (python/ember/ops/math_ops.py).
+template <typename C>
+C sign(C x) {
+  using R = typename C::value_type;
+  const R abs_re = std::fabs(x.real()), abs_im = std::fabs(x.imag());
+  const R larger = std::max(abs_re, abs_im);
+  if (larger == R(0)) return C(0);
+  const R ratio = std::min(abs_re, abs_im) / larger;
+  const R inverse = R(1) / (larger * std::sqrt(R(1) + ratio * ratio));
+  return C(x.real() * inverse, x.imag() * inverse);
+}
+
+// TensorFlow's SquaredDifference of complex operands is |x - y|^2 (d * conj(d)), not (x - y)^2.
+template <typename C>
+C squared_difference(C x, C y) {
+  const C d = x - y;
+  return d * std::conj(d);
+}
+
 template <typename C, typename F>
 void unary_loop(const void* in_v, void* out_v, int64_t n) {
   const C* in = static_cast<const C*>(in_v);
@@ -119,6 +142,15 @@ EMBER_CUNARY(CCos, std::cos(x))
 EMBER_CUNARY(CTan, std::tan(x))
 EMBER_CUNARY(CTanh, std::tanh(x))
 EMBER_CUNARY(CSigmoid, sigmoid(x))
+EMBER_CUNARY(CSign, sign(x))
+EMBER_CUNARY(CSinh, std::sinh(x))
+EMBER_CUNARY(CCosh, std::cosh(x))
+EMBER_CUNARY(CAsin, std::asin(x))
+EMBER_CUNARY(CAcos, std::acos(x))
+EMBER_CUNARY(CAtan, std::atan(x))
+EMBER_CUNARY(CAsinh, std::asinh(x))
+EMBER_CUNARY(CAcosh, std::acosh(x))
+EMBER_CUNARY(CAtanh, std::atanh(x))
 #undef EMBER_CUNARY
 
 #define EMBER_CBINARY(Name, expr)     \
@@ -140,6 +172,7 @@ EMBER_CBINARY(CMulNoNan, b == C(0) ? C(0) : a * b)
 EMBER_CBINARY(CXlogy, a == C(0) ? a : a * std::log(b))
 EMBER_CBINARY(CXdivy, a == C(0) ? a : divide(a, b))
 EMBER_CBINARY(CXlog1py, a == C(0) ? a : a * log1p(b))
+EMBER_CBINARY(CSquaredDiff, squared_difference(a, b))
 #undef EMBER_CBINARY
 
 template <typename F>
@@ -180,6 +213,15 @@ void fill_complex_elementwise_tables(ElementwiseTables& t) {
   set_unary<CTan>(t, UnaryOp::kTan);
   set_unary<CTanh>(t, UnaryOp::kTanh);
   set_unary<CSigmoid>(t, UnaryOp::kSigmoid);
+  set_unary<CSign>(t, UnaryOp::kSign);
+  set_unary<CSinh>(t, UnaryOp::kSinh);
+  set_unary<CCosh>(t, UnaryOp::kCosh);
+  set_unary<CAsin>(t, UnaryOp::kAsin);
+  set_unary<CAcos>(t, UnaryOp::kAcos);
+  set_unary<CAtan>(t, UnaryOp::kAtan);
+  set_unary<CAsinh>(t, UnaryOp::kAsinh);
+  set_unary<CAcosh>(t, UnaryOp::kAcosh);
+  set_unary<CAtanh>(t, UnaryOp::kAtanh);
   set_binary<CAdd>(t, BinaryOp::kAdd);
   set_binary<CSub>(t, BinaryOp::kSub);
   set_binary<CMul>(t, BinaryOp::kMul);
@@ -192,6 +234,7 @@ void fill_complex_elementwise_tables(ElementwiseTables& t) {
   set_binary<CXlogy>(t, BinaryOp::kXlogy);
   set_binary<CXdivy>(t, BinaryOp::kXdivy);
   set_binary<CXlog1py>(t, BinaryOp::kXlog1py);
+  set_binary<CSquaredDiff>(t, BinaryOp::kSquaredDiff);
 }
 
 }  // namespace ember::kernels

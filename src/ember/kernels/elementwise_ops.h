@@ -29,8 +29,8 @@
   X(kNeg, Neg, negative, NegF, kSignedNumericTypes | kComplexTypes, Same, 1, 0, neg_grad,                                    \
     "-x. negative([1, -2]) == [-1, 2]")                                                                      \
   X(kAbs, Abs, abs, AbsF, kSignedNumericTypes, Same, 1, 0, abs_grad, "|x|. abs([-1.5, 2]) == [1.5, 2]")      \
-  X(kSign, Sign, sign, SignF, kSignedNumericTypes, Same, 1, 0, sign_grad,                                    \
-    "-1, 0 or 1 (NaN stays NaN). sign([-3, 0, 2]) == [-1, 0, 1]")                                            \
+  X(kSign, Sign, sign, SignF, kSignedNumericTypes | kComplexTypes, Same, 1, 0, sign_grad,                    \
+    "-1, 0 or 1 (NaN stays NaN); z / |z| for complex z. sign([-3, 0, 2]) == [-1, 0, 1]")                     \
   X(kExp, Exp, exp, ExpF, kFloatAndComplexTypes, Same, 8, 0, exp_grad, "e^x. exp([0.]) == [1.]")                       \
   X(kLog, Log, log, LogF, kFloatAndComplexTypes, Same, 8, 0, log_grad, "Natural logarithm. log([1.]) == [0.]")         \
   X(kLog1p, Log1p, log1p, Log1pF, kFloatAndComplexTypes, Same, 8, 0, log1p_grad,                                       \
@@ -68,21 +68,28 @@
   X(kIsFinite, IsFinite, is_finite, IsFiniteF, kFloatTypes, Bool, 1, 0, not_differentiable,                  \
     "x is neither infinite nor NaN. is_finite([inf, 1.]) == [False, True]")                                  \
   X(kTan, Tan, tan, TanF, kFloatAndComplexTypes, Same, 8, 0, tan_grad, "Tangent. tan([0.]) == [0.]")                 \
-  X(kAsin, Asin, asin, AsinF, kFloatTypes, Same, 8, 0, asin_grad, "Inverse sine. asin([1.]) == [1.5707964]")  \
-  X(kAcos, Acos, acos, AcosF, kFloatTypes, Same, 8, 0, acos_grad, "Inverse cosine. acos([1.]) == [0.]")       \
-  X(kAtan, Atan, atan, AtanF, kFloatTypes, Same, 8, 0, atan_grad, "Inverse tangent. atan([0.]) == [0.]")      \
-  X(kAsinh, Asinh, asinh, AsinhF, kFloatTypes, Same, 8, 0, asinh_grad,                                       \
+  X(kAsin, Asin, asin, AsinF, kFloatAndComplexTypes, Same, 8, 0, asin_grad,                                  \
+    "Inverse sine. asin([1.]) == [1.5707964]")                                                               \
+  X(kAcos, Acos, acos, AcosF, kFloatAndComplexTypes, Same, 8, 0, acos_grad,                                  \
+    "Inverse cosine. acos([1.]) == [0.]")                                                                    \
+  X(kAtan, Atan, atan, AtanF, kFloatAndComplexTypes, Same, 8, 0, atan_grad,                                  \
+    "Inverse tangent. atan([0.]) == [0.]")                                                                   \
+  X(kAsinh, Asinh, asinh, AsinhF, kFloatAndComplexTypes, Same, 8, 0, asinh_grad,                             \
     "Inverse hyperbolic sine. asinh([0.]) == [0.]")                                                          \
-  X(kAcosh, Acosh, acosh, AcoshF, kFloatTypes, Same, 8, 0, acosh_grad,                                       \
+  X(kAcosh, Acosh, acosh, AcoshF, kFloatAndComplexTypes, Same, 8, 0, acosh_grad,                             \
     "Inverse hyperbolic cosine. acosh([1.]) == [0.]")                                                        \
-  X(kAtanh, Atanh, atanh, AtanhF, kFloatTypes, Same, 8, 0, atanh_grad,                                       \
+  X(kAtanh, Atanh, atanh, AtanhF, kFloatAndComplexTypes, Same, 8, 0, atanh_grad,                             \
     "Inverse hyperbolic tangent. atanh([0.]) == [0.]")                                                       \
   X(kLgamma, Lgamma, lgamma, LgammaF, kFloatTypes, Same, 8, 0, lgamma_grad,                                  \
     "log |Gamma(x)|. lgamma([3.]) == [0.6931472]")                                                           \
   X(kDigamma, Digamma, digamma, DigammaF, kFloatTypes, Same, 8, 0, digamma_grad,                             \
     "d/dx log Gamma(x). digamma([1.]) == [-0.5772157]")                                                      \
   X(kErfinv, Erfinv, erfinv, ErfinvF, kFloatTypes, Same, 8, 0, erfinv_grad,                                  \
-    "Inverse of erf on (-1, 1). erfinv([0.5]) == [0.47693628]")
+    "Inverse of erf on (-1, 1). erfinv([0.5]) == [0.47693628]")                                              \
+  X(kSinh, Sinh, sinh, SinhF, kFloatAndComplexTypes, Same, 8, 0, sinh_grad,                                  \
+    "Hyperbolic sine. sinh([0.]) == [0.]")                                                                   \
+  X(kCosh, Cosh, cosh, CoshF, kFloatAndComplexTypes, Same, 8, 0, cosh_grad,                                  \
+    "Hyperbolic cosine. cosh([0.]) == [1.]")
 
 #define EMBER_BINARY_OPS(X)                                                                                  \
   X(kAdd, Add, add, AddF, kNumericAndComplexTypes, Same, 1, kCommutative, add_grad,                                    \
@@ -102,8 +109,9 @@
     "Element-wise max (NaN wins). maximum([1, 5], [3, 2]) == [3, 5]")                                        \
   X(kMin, Minimum, minimum, MinF, kNumericTypes, Same, 1, kCommutative, max_min_grad<false>,                 \
     "Element-wise min (NaN wins). minimum([1, 5], [3, 2]) == [1, 2]")                                        \
-  X(kSquaredDiff, SquaredDifference, squared_difference, SquaredDiffF, kNumericTypes, Same, 1,               \
-    kCommutative, squared_difference_grad, "(x - y)^2. squared_difference([1.], [3.]) == [4.]")              \
+  X(kSquaredDiff, SquaredDifference, squared_difference, SquaredDiffF, kNumericAndComplexTypes, Same, 1,     \
+    kCommutative, squared_difference_grad,                                                                   \
+    "(x - y)^2; |x - y|^2 for complex. squared_difference([1.], [3.]) == [4.]")                              \
   X(kEqual, Equal, equal, EqualF, kAllTypesAndComplex, Bool, 1, kCommutative, not_differentiable,                      \
     "x == y. equal([1, 2], 2) == [False, True]")                                                             \
   X(kNotEqual, NotEqual, not_equal, NotEqualF, kAllTypesAndComplex, Bool, 1, kCommutative, not_differentiable,         \

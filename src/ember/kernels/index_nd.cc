@@ -96,12 +96,22 @@ void apply(ScatterMode mode, T* dst, const T* src, int64_t b, int64_t e) {
 
 void scatter_nd(const int64_t* offsets, int64_t n, int64_t slice, const void* updates, DType dtype,
                 ScatterMode mode, void* out) {
-  visit_dtype(dtype, [&]<typename T>() {
+  visit_dtype<kAllTypesAndComplex>(dtype, [&]<typename T>() {
     if constexpr (std::is_same_v<T, bool>) {
       // Only kUpdate is declared for bool.
       const bool* u = static_cast<const bool*>(updates);
       bool* o = static_cast<bool*>(out);
       for (int64_t j = 0; j < n; ++j) std::copy(u + j * slice, u + (j + 1) * slice, o + offsets[j] * slice);
+    } else if constexpr (std::is_same_v<T, complex64> || std::is_same_v<T, complex128>) {
+      // Only ScatterNd (kAdd, the gradient of GatherNd) is declared for complex; `apply`'s min and max
+      // have no meaning there.
+      EMBER_DCHECK(mode == ScatterMode::kAdd);
+      const T* u = static_cast<const T*>(updates);
+      T* o = static_cast<T*>(out);
+      parallel_for(slice, n + 1, [&](int64_t b, int64_t e) {
+        for (int64_t j = 0; j < n; ++j)
+          for (int64_t i = b; i < e; ++i) o[offsets[j] * slice + i] += u[j * slice + i];
+      });
     } else {
       const T* u = static_cast<const T*>(updates);
       T* o = static_cast<T*>(out);

@@ -74,13 +74,28 @@ void erf_grad(GradContext& c) {
   c.set(0, c.grad() * (2.0 / std::sqrt(std::numbers::pi)) * exp(-square(x)));
 }
 
-// Inverse trigonometric and hyperbolic functions: 1 / their function's derivative at y, written in x.
-void asin_grad(GradContext& c) { c.set(0, c.grad() * unary("Rsqrt", 1.0 - square(c.input(0)))); }
-void acos_grad(GradContext& c) { c.set(0, -c.grad() * unary("Rsqrt", 1.0 - square(c.input(0)))); }
-void atan_grad(GradContext& c) { c.set(0, c.grad() / (1.0 + square(c.input(0)))); }
-void asinh_grad(GradContext& c) { c.set(0, c.grad() * unary("Rsqrt", square(c.input(0)) + 1.0)); }
-void acosh_grad(GradContext& c) { c.set(0, c.grad() * unary("Rsqrt", square(c.input(0)) - 1.0)); }
-void atanh_grad(GradContext& c) { c.set(0, c.grad() / (1.0 - square(c.input(0)))); }
+void sinh_grad(GradContext& c) { c.set(0, c.grad() * unary("Cosh", c.input(0))); }
+void cosh_grad(GradContext& c) { c.set(0, c.grad() * unary("Sinh", c.input(0))); }
+
+// Inverse trigonometric and hyperbolic functions: 1 / their function's derivative at y, written in x
+// (Asinh and Acosh in y itself). Note [Complex inverse functions]: for complex x TensorFlow's rules take the
+// derivative at conj(x) (or conj(y)), dy * f'(conj x), where holomorphic_grad would give dy * conj(f'(x));
+// the two differ on the branch cuts (the square root of a negative real with a signed zero imaginary part),
+// so these rules conjugate their operand themselves and are not wrapped (conjugates_complex_operands).
+// Acosh's derivative is 1 / sinh(y) = 1 / (sqrt(x - 1) sqrt(x + 1)), which is not 1 / sqrt(x^2 - 1) in the
+// left half of the complex plane; Asinh's is 1 / cosh(y) = 1 / sqrt(x^2 + 1).
+GradTensor conj_if_complex(const GradTensor& x) { return is_complex(x.dtype()) ? unary("Conj", x) : x; }
+// 1 / sqrt rather than Rsqrt: at the branch points +-1 a complex reciprocal of 0 is NaN, as TensorFlow's
+// (Note [Complex division]), where Rsqrt gives inf.
+GradTensor inverse_sqrt_of_one_minus_square(const GradTensor& x) {
+  return unary("Reciprocal", unary("Sqrt", 1.0 - square(conj_if_complex(x))));
+}
+void asin_grad(GradContext& c) { c.set(0, c.grad() * inverse_sqrt_of_one_minus_square(c.input(0))); }
+void acos_grad(GradContext& c) { c.set(0, -c.grad() * inverse_sqrt_of_one_minus_square(c.input(0))); }
+void atan_grad(GradContext& c) { c.set(0, c.grad() / (1.0 + square(conj_if_complex(c.input(0))))); }
+void asinh_grad(GradContext& c) { c.set(0, c.grad() / unary("Cosh", conj_if_complex(c.output(0)))); }
+void acosh_grad(GradContext& c) { c.set(0, c.grad() / unary("Sinh", conj_if_complex(c.output(0)))); }
+void atanh_grad(GradContext& c) { c.set(0, c.grad() / (1.0 - square(conj_if_complex(c.input(0))))); }
 void lgamma_grad(GradContext& c) { c.set(0, c.grad() * unary("Digamma", c.input(0))); }
 void digamma_grad(GradContext& c) {
   const GradTensor x = c.input(0);
@@ -187,10 +202,14 @@ void polygamma_grad(GradContext& c) {
   c.set(1, reduce_to(c.grad() * binary("Polygamma", a + 1.0, x), x, a));
 }
 
-// TensorFlow's rules for these take complex operands as they are, unconjugated (unlike Mul, Div or
-// DivNoNan), and ember's gradients are TensorFlow's.
+// TensorFlow's rules for Xdivy, Xlogy, Xlog1py, MulNoNan and SquaredDifference take complex operands as
+// they are, unconjugated (unlike Mul, Div or DivNoNan), and ember's gradients are TensorFlow's; the inverse
+// trigonometric and hyperbolic rules conjugate their operands themselves (Note [Complex inverse functions]).
 constexpr bool conjugates_complex_operands(GradFn rule) {
-  return rule != &xdivy_grad && rule != &xlogy_grad && rule != &xlog1py_grad && rule != &mul_no_nan_grad;
+  for (GradFn own : {&xdivy_grad, &xlogy_grad, &xlog1py_grad, &mul_no_nan_grad, &squared_difference_grad,
+                     &asin_grad, &acos_grad, &atan_grad, &asinh_grad, &acosh_grad, &atanh_grad})
+    if (rule == own) return false;
+  return true;
 }
 
 template <GradFn kRule>

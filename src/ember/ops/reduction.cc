@@ -6,6 +6,7 @@
 // axis=[] — the Python and C++ APIs turn axis=None into every axis); attribute `keep_dims` (TensorFlow's
 // name) keeps reduced axes as size 1.
 #include <algorithm>
+#include <complex>
 #include <string>
 #include <type_traits>
 
@@ -409,9 +410,17 @@ Status scan_shape(InferContext& ctx) {
 }
 
 // Integers accumulate in uint64_t, whose wrap-around truncates to the wrap-around of T (signed
-// overflow in T itself would be undefined); 16-bit floats accumulate in float.
+// overflow in T itself would be undefined); 16-bit floats accumulate in float, complex values in T.
 template <typename T>
-using ScanAcc = std::conditional_t<std::is_integral_v<T>, uint64_t, kernels::compute_t<T>>;
+struct ScanAccumulator {
+  using type = std::conditional_t<std::is_integral_v<T>, uint64_t, kernels::compute_t<T>>;
+};
+template <typename R>
+struct ScanAccumulator<std::complex<R>> {
+  using type = std::complex<R>;
+};
+template <typename T>
+using ScanAcc = typename ScanAccumulator<T>::type;
 
 template <bool kProd>
 Status scan_kernel(KernelContext& ctx) {
@@ -432,7 +441,7 @@ Status scan_kernel(KernelContext& ctx) {
   // the axis with one accumulator per position so that every step reads contiguous memory.
   constexpr int64_t kBlock = 256;
   const int64_t blocks = (inner + kBlock - 1) / kBlock;
-  visit_dtype<kNumericTypes>(in.dtype(), [&]<typename T>() {
+  visit_dtype<kNumericAndComplexTypes>(in.dtype(), [&]<typename T>() {
     using Acc = ScanAcc<T>;
     const T* src = in.data<T>();
     T* dst = out.mutable_data<T>();
@@ -562,11 +571,11 @@ void register_reduction_ops(OpRegistry& r) {
         .input("x")
         .input_shape_like("axis")
         .output("out")
-        .type_var(kNumericTypes)
+        .type_var(kNumericAndComplexTypes)
         .attr("exclusive", AttrType::kBool, false)
         .attr("reverse", AttrType::kBool, false)
         .shape(&scan_shape)
-        .kernel(kNumericTypes, d.kernel)
+        .kernel(kNumericAndComplexTypes, d.kernel)
         .grad(d.grad)
         .batching(BatchingRule::kCustom)
         .done(r);

@@ -462,10 +462,10 @@ void register_scatter_nd_ops(OpRegistry& r) {
       .input("updates")
       .input_shape_like("shape")
       .output("output")
-      .type_var(kNumericTypes)
+      .type_var(kNumericAndComplexTypes)  // complex: GatherNd's gradient
       .dispatch_on_input(1)
       .shape(&scatter_nd_shape)
-      .kernel(kNumericTypes, &scatter_nd_kernel)
+      .kernel(kNumericAndComplexTypes, &scatter_nd_kernel)
       .grad(&scatter_nd_grad)
       .batching(BatchingRule::kFallback)
       .done(r);

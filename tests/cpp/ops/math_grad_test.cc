@@ -92,6 +92,8 @@ const Domain kDomains[] = {
     {"Lgamma", 0.3, 3},
     {"Digamma", 0.3, 3},
     {"Erfinv", -0.8, 0.8},
+    {"Sinh", -2, 2},
+    {"Cosh", -2, 2},
     {"Atan2", 0.5, 2, -2, 2},
     // Polygamma's order is an integer (no gradient, and NaN between integers): PolygammaGradient.
     {"Polygamma", 0, 0},
