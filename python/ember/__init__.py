@@ -77,6 +77,7 @@ from ember.variables import Variable, VariableAggregation, VariableSynchronizati
 from ember.variable_creation import variable_creator_scope
 from ember.backprop import GradientTape, UnconnectedGradients, custom_gradient, recompute_grad, stop_gradient
 from ember import autodiff, graph_util
+from ember.tf_gradients import gradients, hessians
 from ember import io, saved_model
 from ember import keras
 from ember import data
