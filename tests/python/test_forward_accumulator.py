@@ -169,3 +169,14 @@ def test_tangent_of_the_wrong_shape_is_refused():
 
 def test_autodiff_gradient_tape_is_gradient_tape():
     assert em.autodiff.GradientTape is em.GradientTape
+
+
+def test_jvp_through_a_called_function():
+    def run(lib):
+        x = lib.constant(X)
+        inner = lib.function(lambda a: lib.sin(a) * a)
+        with lib.autodiff.ForwardAccumulator(x, lib.constant(V)) as acc:
+            y = inner(x)
+        return [acc.jvp(y)]
+
+    same_as_tensorflow(run)

@@ -154,3 +154,19 @@ def test_a_stateful_node_or_custom_gradient_on_the_path_is_refused():
 
         with pytest.raises(em.errors.UnimplementedError, match=what):
             f(em.constant(X))
+
+
+def test_unknown_dimensions_and_an_enclosing_tape():
+    def run(lib):
+        spec = [lib.TensorSpec([None], lib.float32)]
+        grad = lib.function(lambda a: lib.gradients(lib.reduce_sum(lib.sin(a) * a ** 3), a)[0],
+                            input_signature=spec)
+        x = lib.constant(X)
+        with lib.GradientTape() as tape:
+            tape.watch(x)
+            g = grad(x)
+            s = lib.reduce_sum(g * g)
+        return g, tape.gradient(s, x)
+
+    for a, b in zip(run(em), run(tf)):
+        close(a, b, 1e-4)
