@@ -76,7 +76,8 @@ from ember.name_scope import name_scope
 from ember.variables import Variable, VariableAggregation, VariableSynchronization
 from ember.variable_creation import variable_creator_scope
 from ember.backprop import GradientTape, UnconnectedGradients, custom_gradient, recompute_grad, stop_gradient
-from ember import graph_util
+from ember import autodiff, graph_util
+from ember.tf_gradients import gradients, hessians
 from ember import io, saved_model
 from ember import keras
 from ember import data

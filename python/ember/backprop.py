@@ -117,15 +117,7 @@ class GradientTape:
         flat_targets = [t if isinstance(t, Tensor) else convert_to_tensor(t) for t in all_targets
                         if not _is_variable(t)]
         flat_sources = nest.flatten(sources)
-        keys = []
-        for s in flat_sources:
-            if _is_variable(s):
-                keys.append(s._id)
-            elif isinstance(s, Tensor):
-                keys.append(s)
-            else:
-                raise ValueError(f"GradientTape.gradient: a source must be a Tensor or a Variable, got "
-                                 f"{type(s).__name__} {s!r}")
+        keys = _source_keys(flat_sources, ValueError, "GradientTape.gradient: a source")
         flat_output_grads, variable_output_grads = [], [None] * len(variable_targets)
         if output_gradients is not None:
             given = nest.flatten(output_gradients)
@@ -169,6 +161,20 @@ class GradientTape:
         keys = [s._id if _is_variable(s) else s for s in sources]
         self._tape.allow_reuse()
         return self._tape.gradient(list(targets), list(output_gradients), keys)
+
+
+def _source_keys(sources, error, what):
+    """What the C++ tape takes for each source: a variable's id, or the tensor; else ``error`` naming
+    ``what``."""
+    keys = []
+    for s in sources:
+        if _is_variable(s):
+            keys.append(s._id)
+        elif isinstance(s, Tensor):
+            keys.append(s)
+        else:
+            raise error(f"{what} must be a Tensor or a Variable, got {type(s).__name__} {s!r}")
+    return keys
 
 
 def _ones_for(variable):

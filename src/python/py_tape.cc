@@ -3,6 +3,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/vector.h>
 
+#include "ember/autodiff/graph_gradients.h"
 #include "ember/autodiff/tape.h"
 #include "python/py_status.h"
 #include "python/py_tensor.h"
@@ -17,6 +18,36 @@ nb::object wrap_or_none(TensorRef t) {
   return nb::steal(wrap_tensor(std::move(t)));
 }
 
+// Tensors (null for None) from a list of tensors or Nones; `what` names the argument in errors.
+SmallVector<TensorImpl*, 4> tensors_or_null(nb::list items, const char* what) {
+  SmallVector<TensorImpl*, 4> out;
+  for (nb::handle t : items) out.push_back(t.is_none() ? nullptr : tensor_arg(t, what));
+  return out;
+}
+
+// Gradient sources from a list of tensors or variable ids.
+std::vector<autodiff::GradSource> grad_sources(nb::list sources, const char* what) {
+  std::vector<autodiff::GradSource> out;
+  for (nb::handle s : sources) {
+    if (nb::isinstance<nb::int_>(s))
+      out.push_back(autodiff::GradSource{nullptr, nb::cast<int64_t>(s)});
+    else
+      out.push_back(autodiff::GradSource{tensor_arg(s, what), 0});
+  }
+  return out;
+}
+
+// The gradients as a list of tensors or Nones, or the error raised.
+nb::list gradients_or_raise(StatusOr<std::vector<TensorRef>> result) {
+  if (!result.ok()) {
+    if (PyErr_Occurred()) throw nb::python_error();  // a custom gradient function raised
+    throw_status(result.status());
+  }
+  nb::list out;
+  for (TensorRef& t : *result) out.append(wrap_or_none(std::move(t)));
+  return out;
+}
+
 class PyTape {
  public:
   PyTape(bool persistent, bool watch_accessed_variables) {
@@ -29,26 +60,13 @@ class PyTape {
 
   /// targets: tensors; output_grads: tensors or None (or an empty list); sources: tensors or variable ids.
   nb::list gradient(nb::list targets, nb::list output_grads, nb::list sources) {
-    SmallVector<TensorImpl*, 4> target_ptrs, grad_ptrs;
-    for (nb::handle t : targets) target_ptrs.push_back(tensor_arg(t, "GradientTape.gradient target"));
-    for (nb::handle g : output_grads)
-      grad_ptrs.push_back(g.is_none() ? nullptr : tensor_arg(g, "GradientTape.gradient output_gradients"));
-    std::vector<autodiff::GradSource> srcs;
-    for (nb::handle s : sources) {
-      if (nb::isinstance<nb::int_>(s))
-        srcs.push_back(autodiff::GradSource{nullptr, nb::cast<int64_t>(s)});
-      else
-        srcs.push_back(autodiff::GradSource{tensor_arg(s, "GradientTape.gradient source"), 0});
-    }
-    auto result = tape_->gradient({target_ptrs.data(), target_ptrs.size()},
-                                  {grad_ptrs.data(), grad_ptrs.size()}, {srcs.data(), srcs.size()});
-    if (!result.ok()) {
-      if (PyErr_Occurred()) throw nb::python_error();  // a custom gradient function raised
-      throw_status(result.status());
-    }
-    nb::list out;
-    for (TensorRef& t : *result) out.append(wrap_or_none(std::move(t)));
-    return out;
+    SmallVector<TensorImpl*, 4> target_ptrs = tensors_or_null(targets, "GradientTape.gradient target");
+    SmallVector<TensorImpl*, 4> grad_ptrs =
+        tensors_or_null(output_grads, "GradientTape.gradient output_gradients");
+    std::vector<autodiff::GradSource> srcs = grad_sources(sources, "GradientTape.gradient source");
+    return gradients_or_raise(tape_->gradient({target_ptrs.data(), target_ptrs.size()},
+                                              {grad_ptrs.data(), grad_ptrs.size()},
+                                              {srcs.data(), srcs.size()}));
   }
 
  private:
@@ -127,6 +145,16 @@ void bind_tape(nb::module_& m) {
                                   {out.data(), out.size()}, {},
                                   std::make_shared<PythonBackward>(std::move(grad_fn)));
         });
+  // tf.gradients inside a trace: ys, grad_ys (tensors or None), xs (tensors or variable ids), stop tensors.
+  m.def("graph_gradients", [](nb::list ys, nb::list grad_ys, nb::list xs, nb::list stops) {
+    SmallVector<TensorImpl*, 4> y_ptrs = tensors_or_null(ys, "tf.gradients ys");
+    SmallVector<TensorImpl*, 4> grad_ptrs = tensors_or_null(grad_ys, "tf.gradients grad_ys");
+    SmallVector<TensorImpl*, 4> stop_ptrs = tensors_or_null(stops, "tf.gradients stop_gradients");
+    std::vector<autodiff::GradSource> sources = grad_sources(xs, "tf.gradients xs");
+    return gradients_or_raise(
+        autodiff::graph_gradients({y_ptrs.data(), y_ptrs.size()}, {grad_ptrs.data(), grad_ptrs.size()},
+                                  {sources.data(), sources.size()}, {stop_ptrs.data(), stop_ptrs.size()}));
+  });
   // Tokens are opaque integers: the tapes suspended, restored by resume_recording.
   m.def("pause_recording", [] { return reinterpret_cast<uintptr_t>(new autodiff::RecordingPause()); });
   m.def("resume_recording",

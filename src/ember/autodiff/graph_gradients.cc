@@ -1,0 +1,211 @@
+// tf.gradients inside a trace. Note [Gradients of recorded nodes]: the nodes between the sources and
+// the targets are run once more through execute_op while a private tape watches the sources. The trace
+// adds each replayed stateless node again (the optimizer's CSE merges it with the original), the tape
+// records it, and the tape's backprop then adds the gradient nodes to the trace: the same gradient rules
+// as everywhere else, so the result can be differentiated again (tf.hessians, an enclosing tape). Only
+// nodes on a path from a source to a target are replayed; everything else is read as it is. A stateful
+// node on that path would run twice (a random draw, an assignment), so it is refused rather than replayed;
+// a call of functions without effects is replayed like any op (it then runs twice: calls are not merged).
+#include "ember/autodiff/graph_gradients.h"
+
+#include <map>
+#include <unordered_map>
+
+#include "ember/core/device.h"
+#include "ember/graph/function_def.h"
+#include "ember/ops/execute.h"
+#include "ember/ops/graph_ops.h"
+#include "ember/ops/registry.h"
+#include "ember/trace/trace_context.h"
+
+namespace ember::autodiff {
+
+StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys,
+                                                 std::span<TensorImpl* const> grad_ys,
+                                                 std::span<const GradSource> xs,
+                                                 std::span<TensorImpl* const> stops) {
+  TraceContext* trace = TraceContext::current();
+  if (trace == nullptr)
+    return make_error(Code::kFailedPrecondition,
+                      "tf.gradients is not supported when eager execution is enabled. Use tf.GradientTape "
+                      "instead.");
+  FunctionGraph& fn = trace->function();
+  const Graph& g = fn.graph;
+  const int32_t num_nodes = g.num_nodes();  // replayed nodes are added after these
+  // Every tensor as one of this trace: an eager one (a constant made inside the function) is the Const
+  // node or captured argument it became when ops read it. A tensor of an enclosing trace is refused.
+  std::vector<TensorRef> own;
+  auto own_tensor = [&](TensorImpl* t, const char* what) -> StatusOr<TensorImpl*> {
+    if (t->is_symbolic() && t->graph() != &fn)
+      return invalid_argument("tf.gradients: every ", what,
+                              " must be a tensor of the function being traced; got a tensor of another "
+                              "(enclosing) graph");
+    if (t->is_symbolic()) return t;
+    auto lifted = trace->lift(t);
+    if (!lifted.ok()) return lifted.status();
+    own.push_back(std::move(lifted).value());
+    return own.back().get();
+  };
+  std::vector<TensorImpl*> targets_in, stops_in;
+  for (TensorImpl* y : ys) {
+    auto t = own_tensor(y, "ys tensor");
+    if (!t.ok()) return t.status();
+    targets_in.push_back(*t);
+  }
+  for (TensorImpl* s : stops) {
+    auto t = own_tensor(s, "stop_gradients tensor");
+    if (!t.ok()) return t.status();
+    stops_in.push_back(*t);
+  }
+
+  using Key = std::pair<int32_t, int32_t>;
+  auto key_of = [](const TensorImpl* t) { return Key{t->graph_node(), t->graph_output()}; };
+  // The tensor standing for each graph value during the replay: the caller's for sources, replayed
+  // outputs for nodes on the path, a fresh symbolic tensor (unrecorded) for the rest.
+  std::map<Key, TensorRef> value;
+  std::vector<bool> reached(num_nodes, false);  // depends on a source, not through a stop
+  std::map<Key, bool> is_stop;
+  for (TensorImpl* s : stops_in) is_stop[key_of(s)] = true;
+
+  auto tape_or = Tape::create(/*persistent=*/false, /*watch_accessed_variables=*/false);
+  if (!tape_or.ok()) return tape_or.status();
+  std::unique_ptr<Tape> tape = std::move(tape_or).value();
+  std::vector<GradSource> sources;
+  std::vector<std::vector<size_t>> source_slots(xs.size());  // per x, its entries in `sources`
+  std::map<Key, bool> is_source;
+  for (size_t k = 0; k < xs.size(); ++k) {
+    if (xs[k].tensor != nullptr) {
+      auto x = own_tensor(xs[k].tensor, "xs tensor");
+      if (!x.ok()) return x.status();
+      const Key key = key_of(*x);
+      value.emplace(key, TensorRef(*x));
+      is_source[key] = true;
+      source_slots[k].push_back(sources.size());
+      sources.push_back(GradSource{value[key].get(), 0});
+      continue;
+    }
+    // A variable: each of its reads in this trace is a source; its gradient sums over them.
+    for (int32_t i = 0; i < num_nodes; ++i) {
+      const Node& n = g.node(i);
+      if (n.op->name != "ReadVariableOp" || std::get<int64_t>(n.attrs[0]) != xs[k].variable_id) continue;
+      const Key key{i, 0};
+      auto [it, added] = value.emplace(key, nullptr);
+      if (added) it->second = TensorImpl::symbolic(n.outputs[0].dtype, n.outputs[0].shape, &fn, i, 0);
+      is_source[key] = true;
+      source_slots[k].push_back(sources.size());
+      sources.push_back(GradSource{it->second.get(), 0});
+    }
+  }
+  // Which nodes depend on a source: node indices are a topological order.
+  auto carries = [&](ValueRef v) {
+    const Key key{v.node, v.output};
+    if (is_stop.count(key)) return false;
+    return is_source.count(key) != 0 || (v.node < num_nodes && reached[v.node]);
+  };
+  for (int32_t i = 0; i < num_nodes; ++i)
+    for (ValueRef v : g.node(i).inputs)
+      if (carries(v)) reached[i] = true;
+  // Which of those lead to a target.
+  std::vector<bool> needed(num_nodes, false);
+  for (TensorImpl* y : targets_in) needed[y->graph_node()] = true;
+  for (int32_t i = num_nodes - 1; i >= 0; --i) {
+    if (!needed[i]) continue;
+    for (ValueRef v : g.node(i).inputs) needed[v.node] = true;
+  }
+  auto in_custom_gradient_region = [&](int32_t i) -> const FunctionGraph::CustomGradientRegion* {
+    for (const auto& region : fn.custom_gradient_regions)
+      if (i >= region.first_node && i < region.end_node) return &region;
+    return nullptr;
+  };
+  auto tensor_of = [&](ValueRef v) -> TensorImpl* {
+    auto [it, added] = value.emplace(Key{v.node, v.output}, nullptr);
+    if (added) {
+      const TensorSpec& spec = g.node(v.node).outputs[v.output];
+      it->second = TensorImpl::symbolic(spec.dtype, spec.shape, &fn, v.node, v.output);
+    }
+    return it->second.get();
+  };
+
+  // A call is flagged stateful whatever it calls; one whose callees have no effects may run twice.
+  std::unordered_map<std::string, bool> stateful_memo;
+  auto calls_only_stateless_functions = [&](const OpDef& op, std::span<const AttrValue> attrs) {
+    if (!calls_functions(op)) return false;
+    for (const std::string& callee : called_functions(op, attrs))
+      if (graph_def_internal::is_stateful_function(callee, stateful_memo)) return false;
+    return true;
+  };
+
+  // Watch the sources and replay the path (Note [Gradients of recorded nodes]).
+  tape->push();
+  for (const GradSource& s : sources) tape->watch(s.tensor);
+  Status replayed = Status::OK();
+  for (int32_t i = 0; i < num_nodes && replayed.ok(); ++i) {
+    if (!reached[i] || !needed[i]) continue;
+    const Node& n = g.node(i);
+    if (is_source.count(Key{i, 0}) && n.op->name == "ReadVariableOp") continue;
+    if (n.op->has_flag(kStateful) && !calls_only_stateless_functions(*n.op, n.attrs)) {
+      replayed = make_error(Code::kUnimplemented, "tf.gradients: ", n.op->name, " '", n.name,
+                            "' lies between xs and ys and is stateful; it cannot be differentiated after "
+                            "the fact (use tf.GradientTape around the computation)");
+      break;
+    }
+    if (const auto* region = in_custom_gradient_region(i)) {
+      replayed = make_error(Code::kUnimplemented,
+                            "tf.gradients: the path from xs to ys goes through the "
+                            "custom_gradient function ",
+                            region->name,
+                            "; use tf.GradientTape around the "
+                            "computation");
+      break;
+    }
+    // Copied: the replay adds nodes to the graph, which may move the one being read.
+    const OpDef& op = *n.op;
+    const AttrList attrs = n.attrs;
+    const std::string device = n.requested_device;
+    const std::string name = n.name;
+    const int32_t num_outputs = static_cast<int32_t>(n.outputs.size());
+    SmallVector<TensorImpl*, 4> inputs;
+    for (ValueRef v : n.inputs) inputs.push_back(tensor_of(v));
+    OutputList outs;
+    {
+      RequestedDeviceScope scope(device);
+      replayed = execute_op(op, {inputs.data(), inputs.size()}, {attrs.data(), attrs.size()}, outs);
+    }
+    if (!replayed.ok()) {
+      replayed = replayed.with_prefix("tf.gradients: replaying " + op.name + " '" + name + "': ");
+      break;
+    }
+    for (int32_t o = 0; o < num_outputs && o < static_cast<int32_t>(outs.size()); ++o) {
+      if (is_stop.count(Key{i, o})) continue;  // read as it was: no gradient flows through it
+      value[Key{i, o}] = outs[o];
+    }
+  }
+  tape->pop();
+  if (!replayed.ok()) return replayed;
+
+  SmallVector<TensorImpl*, 4> targets;
+  for (TensorImpl* y : targets_in) targets.push_back(tensor_of(ValueRef{y->graph_node(), y->graph_output()}));
+  auto grads = tape->gradient({targets.data(), targets.size()}, grad_ys, {sources.data(), sources.size()});
+  if (!grads.ok()) return grads.status();
+  // Per x: its gradient, or the sum over a variable's reads.
+  std::vector<TensorRef> result(xs.size());
+  const OpDef* add = OpRegistry::global().find("Add");
+  EMBER_DCHECK(add != nullptr);
+  for (size_t k = 0; k < xs.size(); ++k) {
+    for (size_t slot : source_slots[k]) {
+      TensorRef& g_slot = (*grads)[slot];
+      if (!g_slot) continue;
+      if (!result[k]) {
+        result[k] = g_slot;
+        continue;
+      }
+      TensorImpl* operands[] = {result[k].get(), g_slot.get()};
+      OutputList sum;
+      EMBER_RETURN_IF_ERROR(execute_op(*add, operands, {}, sum));
+      result[k] = sum[0];
+    }
+  }
+  return result;
+}
+
+}  // namespace ember::autodiff

@@ -1,0 +1,172 @@
+"""tf.gradients and tf.hessians inside functions (symbolic gradients of already traced values), against
+TensorFlow: several ys and xs, variables, grad_ys, stop_gradients, unconnected and integer tensors, control
+flow, second order, and the errors."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import ember as em
+
+X = np.array([1.0, 2.0], np.float32)
+V = np.array([0.5, -1.5], np.float32)
+
+
+def close(a, b, tol=1e-5):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol)
+
+
+def same_as_tensorflow(body, *args):
+    """Traces ``body(lib, variable, *args)`` as a function with ember and TensorFlow; compares the lists."""
+    def run(lib):
+        v = lib.Variable(V)
+        return lib.function(lambda *a: body(lib, v, *a))(*[lib.constant(a) for a in args])
+
+    got, want = run(em), run(tf)
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        if b is None:
+            assert a is None
+        else:
+            close(a, b)
+            assert a.shape == b.shape
+
+
+def test_single_and_several_ys_and_xs_with_a_variable():
+    def body(lib, v, x):
+        y = x * x
+        a = lib.reduce_sum(lib.tanh(y) * v)
+        return lib.gradients(a, x) + lib.gradients([a, y], [x, v])
+
+    same_as_tensorflow(body, X)
+
+
+def test_grad_ys_and_unconnected_gradients():
+    def body(lib, v, x):
+        y = lib.exp(x) * 3.0
+        c = lib.constant(3.0)
+        return (lib.gradients(y, x, grad_ys=lib.constant([2.0, -1.0])) + lib.gradients(y, [c])
+                + lib.gradients(y, [x, c], unconnected_gradients="zero"))
+
+    same_as_tensorflow(body, X)
+
+
+def test_stop_gradients_and_integer_tensors():
+    def body(lib, v, x):
+        y = x * x
+        a = lib.reduce_sum(y * x)
+        i = lib.cast(x, lib.int32)
+        b = lib.reduce_sum(x * lib.cast(i, lib.float32))
+        return lib.gradients(a, x, stop_gradients=[y]) + lib.gradients(b, [x, i])
+
+    same_as_tensorflow(body, X)
+
+
+def test_gradient_of_a_gradient_and_through_matmul_and_softmax():
+    def body(lib, v, x):
+        m = lib.reshape(lib.concat([x, v], 0), [2, 2])
+        loss = lib.reduce_sum(lib.nn.softmax(lib.matmul(m, m)) * lib.sin(m))
+        (g,) = lib.gradients(loss, x)
+        return [g] + lib.gradients(lib.reduce_sum(g * g), x)
+
+    same_as_tensorflow(body, X)
+
+
+def test_through_control_flow():
+    def body(lib, v, x):
+        y = lib.cond(lib.reduce_sum(x) > 0, lambda: x * x, lambda: -x)
+        z = lib.while_loop(lambda i, s: i < 3, lambda i, s: (i + 1, s * x), [lib.constant(0), lib.ones_like(x)])[1]
+        return lib.gradients(lib.reduce_sum(y + z), x)
+
+    same_as_tensorflow(body, X)
+
+
+def test_hessians():
+    def body(lib, v, x):
+        y = lib.reduce_sum(x ** 3 * v.read_value())
+        m = lib.reshape(lib.concat([x, x * 2.0], 0), [2, 2])
+        return lib.hessians(y, x) + lib.hessians(lib.reduce_sum(lib.exp(m)), [m])
+
+    same_as_tensorflow(body, X)
+
+
+def test_eager_call_is_refused_as_tensorflow_refuses_it():
+    for lib in (em, tf):
+        with pytest.raises(RuntimeError, match="tf.gradients is not supported when eager execution is enabled"):
+            lib.gradients(lib.constant(1.0), lib.constant(1.0))
+
+
+def test_grad_ys_length_mismatch_matches_tensorflow():
+    for lib in (em, tf):
+        @lib.function
+        def f(x):
+            return lib.gradients(x, x, grad_ys=[x, x])
+
+        with pytest.raises(ValueError, match="Length mismatch. Passed 2 grad_ys for 1 ys"):
+            f(lib.constant(X))
+
+
+def test_hessians_of_an_unconnected_x_fail_as_in_tensorflow():
+    for lib in (em, tf):
+        @lib.function
+        def f(x):
+            return lib.hessians(lib.reduce_sum(x), [lib.constant(2.0)])
+
+        with pytest.raises(ValueError, match="None values not supported"):
+            f(lib.constant(X))
+
+
+def test_through_a_nested_function_without_effects():
+    def body(lib, v, x):
+        inner = lib.function(lambda a: lib.sin(a) * a)
+        return lib.gradients(lib.reduce_sum(inner(x) * v), [x, v])
+
+    same_as_tensorflow(body, X)
+
+
+def test_nodes_off_the_path_may_be_stateful():
+    def body(lib, v, x):
+        v.assign(x * 2.0)
+        noise = lib.random.uniform(lib.shape(x))
+        return lib.gradients(lib.reduce_sum(v.read_value() * x + noise * 0.0), x)
+
+    same_as_tensorflow(body, X)
+
+
+def test_a_stateful_node_or_custom_gradient_on_the_path_is_refused():
+    # Replaying them would run a random draw or an assignment twice, or bypass the user's gradient.
+    counter = em.Variable(1.0)
+
+    @em.function
+    def bump(a):
+        counter.assign_add(1.0)
+        return a * counter
+
+    @em.custom_gradient
+    def clipped(a):
+        return a * 1.0, lambda dy: em.clip_by_value(dy, -1.0, 1.0)
+
+    for make_y, what in [(em.random.shuffle, "RandomShuffle 'RandomShuffle' lies between xs and ys"),
+                         (bump, "PartitionedCall 'PartitionedCall' lies between xs and ys"),
+                         (clipped, r"custom_gradient function \S*clipped")]:
+        @em.function
+        def f(x):
+            return em.gradients(make_y(x * 2.0), x)
+
+        with pytest.raises(em.errors.UnimplementedError, match=what):
+            f(em.constant(X))
+
+
+def test_unknown_dimensions_and_an_enclosing_tape():
+    def run(lib):
+        spec = [lib.TensorSpec([None], lib.float32)]
+        grad = lib.function(lambda a: lib.gradients(lib.reduce_sum(lib.sin(a) * a ** 3), a)[0],
+                            input_signature=spec)
+        x = lib.constant(X)
+        with lib.GradientTape() as tape:
+            tape.watch(x)
+            g = grad(x)
+            s = lib.reduce_sum(g * g)
+        return g, tape.gradient(s, x)
+
+    for a, b in zip(run(em), run(tf)):
+        close(a, b, 1e-4)
