@@ -69,7 +69,7 @@ from ember.ops.control_flow_ops import case, cond, switch_case, while_loop
 from ember.ops.tensor_array_ops import TensorArray
 from ember.ops.functional_ops import foldl, foldr, map_fn, scan, vectorized_map
 from ember import debugging
-from ember.debugging import Assert, assert_equal, assert_greater, assert_less, assert_rank
+from ember.debugging import Assert, assert_equal, assert_greater, assert_less, assert_rank, ensure_shape
 from ember.init_scope import init_scope
 from ember.module import Module
 from ember.name_scope import name_scope

@@ -168,6 +168,7 @@ def examples():
                                                                                          0.0, ""])
     table["ContextFlushSummary"] = ([], [])
     table["Assert"] = ([tf.constant(True), [f32()]], ["[x:] \x1f", 3])
+    table["EnsureShape"] = ([f32()], [[-1, 3], False])
     from ember.data import staged  # the dataset ops iterate a dataset the package registered
     counting = staged._register(tf.data.Dataset.range(1 << 40))
     table["_dataset"] = counting
