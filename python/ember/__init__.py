@@ -38,6 +38,7 @@ from ember.dtypes import (DType, as_dtype, bfloat16, bool, complex64, complex128
                           half, int8, int16, int32, int64, string, uint8)
 from ember.framework.tensor import Tensor, constant, convert_to_tensor, is_tensor
 from ember.framework.tensor_shape import TensorShape
+from ember.framework.tensor_util import get_static_value
 from ember.ops.array_ops import (boolean_mask, broadcast_to, clip_by_value, concat, expand_dims, eye, fill, gather,
                                  identity, linspace, newaxis, one_hot, ones, ones_like, pad, range, rank,
                                  reshape, shape, shape_n, size, slice, split, squeeze, stack, strided_slice, tile,
