@@ -66,6 +66,7 @@ from ember.framework.tensor_spec import TensorSpec
 from ember.function_graph import NewGraphFunction
 from ember.polymorphic_function import defun, function, method
 from ember.ops.logging_ops import print  # noqa: A001 - TensorFlow's name
+from ember.ops.script_ops import numpy_function, py_function
 from ember.ops.control_flow_ops import case, cond, switch_case, while_loop
 from ember.ops.tensor_array_ops import TensorArray
 from ember.ops.functional_ops import foldl, foldr, map_fn, scan, vectorized_map
