@@ -19,8 +19,9 @@ PyObject*& callback() {
 }
 
 // Note [Calling a py_function from a kernel]
-// The kernel runs on an executor thread (or inline on the caller's): it takes the GIL here, which the
-// calling thread released before running the plan (PyGraphFunction::call), so neither waits on the other.
+// The kernel runs on a pool thread, or inline on the caller's: it takes the GIL here. A caller whose plan
+// runs on the pool released it first (PyGraphFunction::call, py_call_memo.cc's run_entry), so neither
+// waits on the other; an inline caller still holds it, and taking it again is a no-op.
 // The package's callback never raises: it gives either the results (a list of tensors of the dtypes
 // Tout names) or (code, message), the error of the function mapped as TensorFlow maps it.
 Status call_python(const std::string& token, bool eager, std::span<TensorImpl* const> inputs,
