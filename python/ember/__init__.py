@@ -38,6 +38,7 @@ from ember.dtypes import (DType, as_dtype, bfloat16, bool, complex64, complex128
                           half, int8, int16, int32, int64, string, uint8)
 from ember.framework.tensor import Tensor, constant, convert_to_tensor, is_tensor
 from ember.framework.tensor_shape import TensorShape
+from ember.framework.tensor_util import get_static_value
 from ember.ops.array_ops import (boolean_mask, broadcast_to, clip_by_value, concat, expand_dims, eye, fill, gather,
                                  identity, linspace, newaxis, one_hot, ones, ones_like, pad, range, rank,
                                  reshape, shape, shape_n, size, slice, split, squeeze, stack, strided_slice, tile,
@@ -65,11 +66,12 @@ from ember.framework.tensor_spec import TensorSpec
 from ember.function_graph import NewGraphFunction
 from ember.polymorphic_function import defun, function, method
 from ember.ops.logging_ops import print  # noqa: A001 - TensorFlow's name
+from ember.ops.script_ops import numpy_function, py_function
 from ember.ops.control_flow_ops import case, cond, switch_case, while_loop
 from ember.ops.tensor_array_ops import TensorArray
 from ember.ops.functional_ops import foldl, foldr, map_fn, scan, vectorized_map
 from ember import debugging
-from ember.debugging import Assert, assert_equal, assert_greater, assert_less, assert_rank
+from ember.debugging import Assert, assert_equal, assert_greater, assert_less, assert_rank, ensure_shape
 from ember.init_scope import init_scope
 from ember.module import Module
 from ember.name_scope import name_scope

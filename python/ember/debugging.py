@@ -1,9 +1,10 @@
-"""``ember.debugging``: ``Assert`` and the ``assert_*`` checks of ``tf.debugging``.
+"""``ember.debugging``: ``Assert``, the ``assert_*`` checks of ``tf.debugging`` and ``tf.ensure_shape``.
 
 ``Assert`` is the stateful op of that name (src/ember/ops/print.cc): eagerly it raises at once, inside
 ember.function it runs where the program put it, ordered with the other stateful ops by automatic control
 dependencies. The ``assert_*`` checks raise while tracing when the answer is already known (static shapes,
-constant values), as TensorFlow does, and otherwise stage an Assert.
+constant values), as TensorFlow does, and otherwise stage an Assert. ``ensure_shape`` is the EnsureShape op
+(print.cc): its shape function refines the static shape while tracing, its kernel checks the run-time shape.
 """
 
 import numpy as np
@@ -12,6 +13,7 @@ from ember import _C, dtypes, errors
 from ember.framework.tensor import Tensor, convert_to_tensor
 
 _Assert = _C.op("Assert")
+_EnsureShape = _C.op("EnsureShape")
 _SLOT = "\x1f"
 
 
@@ -52,6 +54,21 @@ def Assert(condition, data, summarize=None, name=None):  # noqa: N802 - TensorFl
         raise ValueError(f"Assert: the condition must be a scalar, got shape {condition.shape}")
     _Assert(condition, tensors, " ".join(pieces), 3 if summarize is None else _as_int(summarize, "Assert: summarize"))
     return None
+
+
+def ensure_shape(x, shape, name=None):
+    """``x``, checked to have a shape compatible with ``shape`` (a list with None for any size, a
+    TensorShape, or None for any shape); inside ``ember.function`` the static shape after it is refined."""
+    from ember.framework.tensor_shape import TensorShape
+
+    x = convert_to_tensor(x)
+    expected = shape if isinstance(shape, TensorShape) else TensorShape(shape)
+    if expected.rank is None:
+        return _EnsureShape(x, [], True)
+    if x._is_symbolic and not x.shape.is_compatible_with(expected):  # TensorFlow's shape function raises
+        raise ValueError(f"EnsureShape: the input's static shape {x.shape} is not compatible with the expected "
+                         f"shape {expected}")
+    return _EnsureShape(x, [-1 if d is None else d for d in expected.as_list()], False)
 
 
 def _as_bool(t):

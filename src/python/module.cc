@@ -40,6 +40,7 @@ void bind_dlpack(nb::module_& m);
 void bind_state(nb::module_& m);
 void bind_jit(nb::module_& m);
 void bind_data(nb::module_& m);
+void bind_script_ops(nb::module_& m);
 void bind_record_io(nb::module_& m);
 void bind_summary(nb::module_& m);
 bool init_api_dispatch(PyObject* module);
@@ -309,6 +310,7 @@ NB_MODULE(_C, m) {
   bind_state(m);
   bind_jit(m);
   bind_data(m);
+  bind_script_ops(m);
   bind_record_io(m);
   bind_summary(m);
   bind_distribute(m);

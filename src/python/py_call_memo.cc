@@ -163,6 +163,11 @@ PyObject* call_slow(PyObject* self, PyObject* args, PyObject* kwargs) {
 PyObject* run_entry(const MemoEntry& entry, SmallVector<TensorImpl*, 8>& tensors) {
   OutputList results;
   Status s;
+  // A plan that runs on the pool's threads runs without the GIL: its kernels may call back into Python
+  // (py_function, a dataset's next element) and must be able to take it while this thread waits for them.
+  // A sequential plan runs on this thread, which may keep the GIL (those kernels take it again) and saves
+  // the release on the fast path.
+  PyThreadState* released = entry.graph_fn->compiled().runs_in_parallel() ? PyEval_SaveThread() : nullptr;
   try {  // reached from tp_call: no C++ exception may unwind into CPython
     s = entry.graph_fn->run({tensors.data(), tensors.size()}, results);
   } catch (const std::bad_alloc&) {
@@ -170,6 +175,7 @@ PyObject* run_entry(const MemoEntry& entry, SmallVector<TensorImpl*, 8>& tensors
   } catch (const std::exception& e) {
     s = make_error(Code::kInternal, "running a function: unexpected C++ exception: ", e.what());
   }
+  if (released != nullptr) PyEval_RestoreThread(released);
   if (!s.ok()) return raise_status(s);
   if (entry.single_result) return wrap_tensor(std::move(results[0]));
   PyObject* flat = PyList_New(static_cast<Py_ssize_t>(results.size()));

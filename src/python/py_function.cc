@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "ember/autodiff/tape.h"
+#include "ember/graph/partial_value.h"
 #include "ember/graph/rebind.h"
 #include "ember/ops/registry.h"
 #include "ember/runtime/executor.h"
@@ -342,6 +343,22 @@ void bind_functions(nb::module_& m) {
       .def("finish", &PyTrace::finish);
   m.def("set_package_dir", [](const std::string& dir) { package_dir() = dir; });
   m.def("in_trace", [] { return TraceContext::current() != nullptr; });
+  // tf.get_static_value of a graph tensor: what tracing knows of an int value (a shape built from
+  // tf.shape(x) and constants), as (is_scalar, [int or None per element]); None when even its length is not
+  // known. Concrete tensors (constants, folded results) are read in Python.
+  m.def("partial_value", [](nb::handle t) -> nb::object {
+    TraceContext* trace = TraceContext::current();
+    TensorImpl* impl = as_impl(t);
+    if (trace == nullptr || !impl->is_symbolic()) return nb::none();
+    auto v = trace->value_of(impl);
+    if (!v.ok()) throw_status(v.status());
+    PartialValue known = partial_value(trace->function().graph, *v);
+    if (!known.length_known || known.matrix()) return nb::none();
+    nb::list values;
+    for (int64_t x : known.values)
+      values.append(x == PartialValue::kUnknown ? nb::object(nb::none()) : nb::object(nb::int_(x)));
+    return nb::make_tuple(known.scalar, values);
+  });
   m.def(
       "capture_symbolically",
       [](nb::handle t) -> nb::object {

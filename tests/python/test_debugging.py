@@ -201,3 +201,86 @@ def test_case_exclusive_eager():
                              default=lambda: 3, exclusive=True))
     _same(lambda tf: tf.case([(tf.constant(True), lambda: 1), (tf.constant(True), lambda: 2)], exclusive=True))
     _same(lambda tf: tf.case([(tf.constant(False), lambda: 1), (tf.constant(False), lambda: 2)]))
+
+
+# ---- tf.ensure_shape (the EnsureShape op)
+
+
+def _message(run, lib):
+    try:
+        run(lib)
+    except Exception as e:  # noqa: BLE001 - the message is what is compared
+        return str(e)
+    raise AssertionError("no error")
+
+
+@pytest.mark.parametrize("shape", [[2, 3], [None, 3], [2, None], None, tensorflow.TensorShape([None, None]),
+                                   [3, 3], [None, 3, 1], [], [6]])
+def test_ensure_shape_eager(shape):
+    def case(tf):
+        shape_arg = tf.TensorShape(shape.as_list()) if isinstance(shape, tensorflow.TensorShape) else shape
+        return tf.ensure_shape(tf.reshape(tf.range(6.0), [2, 3]), shape_arg)
+    _same(case)
+
+
+def test_ensure_shape_eager_message_is_tensorflows():
+    def run(tf):
+        tf.ensure_shape(tf.zeros([2, 3]), [None, 4])
+    expected = "Shape of tensor input [2,3] is not compatible with expected shape [?,4]."
+    assert expected in _message(run, tensorflow) and expected in _message(run, ember)
+
+
+def test_ensure_shape_refines_the_static_shape_in_a_function():
+    def case(tf):
+        seen = []
+
+        def f(x):
+            y = tf.ensure_shape(x, [None, 3])
+            seen.append(y.shape)
+            return y * 2
+        out = tf.function(f, input_signature=[tf.TensorSpec([None, None], tf.float32)])(tf.ones([2, 3]))
+        return seen[0], out
+    _same(case)
+
+
+@pytest.mark.parametrize("value", [[[1.0, 2.0, 3.0]], [[1.0, 2.0]], [[1.0], [2.0]]])
+def test_ensure_shape_checks_at_run_time_in_a_function(value):
+    _same(lambda tf: tf.function(lambda x: tf.ensure_shape(x, [1, 3]),
+                                 input_signature=[tf.TensorSpec([None, None], tf.float32)])(tf.constant(value)))
+
+
+def test_ensure_shape_run_time_message_in_a_function():
+    def run(tf):
+        tf.function(lambda x: tf.ensure_shape(x, [None, 3]),
+                    input_signature=[tf.TensorSpec([None, None], tf.float32)])(tf.zeros([2, 4]))
+    for lib in (tensorflow, ember):
+        assert "[2,4] is not compatible with expected shape [?,3]." in _message(run, lib)
+
+
+def test_ensure_shape_static_mismatch_is_a_value_error_while_tracing():
+    _same(lambda tf: tf.function(lambda x: tf.ensure_shape(x, [5]),
+                                 input_signature=[tf.TensorSpec([3], tf.float32)]).get_concrete_function())
+
+
+def test_ensure_shape_gradient_is_identity():
+    def case(tf):
+        x = tf.constant([[1.0, 2.0, 3.0]])
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.ensure_shape(x * x, [1, None])
+        eager = tape.gradient(y, x)
+
+        @tf.function(input_signature=[tf.TensorSpec([None, None], tf.float32)])
+        def traced(v):
+            with tf.GradientTape() as inner:
+                inner.watch(v)
+                w = tf.reduce_sum(tf.ensure_shape(v * 3.0, [None, 3]))
+            return inner.gradient(w, v)
+        return eager, traced(x)
+    _same(case)
+
+
+def test_ensure_shape_non_float_and_bad_dims():
+    _same(lambda tf: tf.ensure_shape([1, 2], [2]))
+    _same(lambda tf: tf.ensure_shape(tf.constant(["a", "b"]), [None]))
+    _same(lambda tf: tf.ensure_shape(tf.zeros([2]), [2.5]))

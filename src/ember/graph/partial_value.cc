@@ -145,7 +145,14 @@ PartialValue evaluate(const Graph& g, ValueRef v, int depth) {
     for (int i = 0; i < s.rank(); ++i) p.values[i] = s.dim(i) < 0 ? PartialValue::kUnknown : s.dim(i);
     return p;
   }
-  if (op == "Identity" || op == "Cast") {
+  if (op == "Rank") {  // known whenever the input's rank is, its dims aside (tf.get_static_value(tf.rank(x)))
+    const Shape& s = g.spec(n.inputs[0]).shape;
+    if (!s.rank_known()) return fallback;
+    PartialValue p = PartialValue::of_length(1, true);
+    p.values[0] = s.rank();
+    return p;
+  }
+  if (op == "Identity" || op == "Cast" || op == "EnsureShape") {
     PartialValue p = input_value(g, n, 0, depth);
     return p.length_known ? p : fallback;
   }
@@ -252,7 +259,7 @@ PartialValue evaluate_matrix(const Graph& g, const Node& n, int depth, const Par
       return PartialValue::from_tensor(t);
     return fallback;
   }
-  if (op == "Identity" || op == "Cast") {
+  if (op == "Identity" || op == "Cast" || op == "EnsureShape") {
     PartialValue p = input_value(g, n, 0, depth);
     return p.matrix() ? p : fallback;
   }

@@ -1,6 +1,7 @@
 // PrintV2: ember.print / tf.print, and Assert: tf.debugging.Assert. Stateful ops (it always runs and keeps
 // program order with the other stateful ops of a function); a template holds the text around the tensors,
-// each tensor's place marked by kTensorSlot.
+// each tensor's place marked by kTensorSlot. EnsureShape (tf.ensure_shape), the run-time check of a shape,
+// lives here with Assert.
 #include "ember/ops/print.h"
 
 #include <cerrno>
@@ -12,6 +13,7 @@
 #include <string_view>
 
 #include "ember/ops/families.h"
+#include "ember/ops/gradient.h"
 #include "ember/ops/registry.h"
 
 namespace ember {
@@ -119,6 +121,64 @@ Status assert_kernel(KernelContext& ctx) {
   return invalid_argument(os.str());
 }
 
+// ---- EnsureShape(input, shape, unknown_rank)
+
+StatusOr<Shape> expected_shape(const AttrReader& attrs) {
+  if (attrs.attr_bool(1)) return Shape::unknown_rank();
+  auto shape = Shape::from_dims(attrs.attr_ints(0), /*allow_unknown=*/true);  // -1: any size
+  if (!shape.ok()) return shape.status().with_prefix("EnsureShape: shape: ");
+  return shape;
+}
+
+// The static shape after the op is what both shapes know (TensorFlow's shape function merges them), so a
+// function traced with [None, None] continues with [None, 3] after ensure_shape(x, [None, 3]).
+Status incompatible_shape(const Shape& got, const Shape& expected) {  // TensorFlow's run-time text
+  return invalid_argument("Shape of tensor input ", got.to_string(),
+                          " is not compatible with expected shape ", expected.to_string(), ".");
+}
+
+Status ensure_shape_shape(InferContext& ctx) {
+  auto expected = expected_shape(ctx);
+  if (!expected.ok()) return expected.status();
+  const Shape& in = ctx.inputs[0].shape;
+  // A concrete input (eager, or folded while tracing) fails as the kernel would.
+  if (!ctx.constants.empty() && ctx.constants[0] != nullptr && !expected->is_compatible_with(in))
+    return incompatible_shape(in, *expected);
+  if (!in.rank_known() || !expected->rank_known()) {
+    ctx.outputs.push_back({ctx.inputs[0].dtype, in.rank_known() ? in : *expected});
+    return Status::OK();
+  }
+  if (in.rank() != expected->rank())
+    return invalid_argument("EnsureShape: Shape must be rank ", expected->rank(), " but is rank ", in.rank(),
+                            ": the input is ", in.to_string(), ", the expected shape ",
+                            expected->to_string());
+  std::vector<int64_t> merged = in.dim_vector();
+  for (int i = 0; i < in.rank(); ++i) {
+    int64_t want = expected->dim(i);
+    if (want < 0) continue;
+    if (merged[i] >= 0 && merged[i] != want)
+      return invalid_argument("EnsureShape: Dimension ", i, " in both shapes must be equal, but are ", want,
+                              " and ", merged[i], ". Shapes are ", expected->to_string(), " and ",
+                              in.to_string(), ".");
+    merged[i] = want;
+  }
+  auto shape = Shape::from_dims(merged, /*allow_unknown=*/true);
+  if (!shape.ok()) return shape.status();
+  ctx.outputs.push_back({ctx.inputs[0].dtype, *shape});
+  return Status::OK();
+}
+
+Status ensure_shape_kernel(KernelContext& ctx) {
+  auto expected = expected_shape(ctx);
+  if (!expected.ok()) return expected.status();
+  const TensorImpl& in = ctx.input(0);
+  if (!expected->is_compatible_with(in.shape())) return incompatible_shape(in.shape(), *expected);
+  ctx.outputs[0] = TensorImpl::view(in, in.shape());
+  return Status::OK();
+}
+
+void ensure_shape_grad(GradContext& c) { c.set(0, c.grad()); }
+
 }  // namespace
 
 // TensorFlow's summarized layout: "[1 2 3]", "[[1 2]\n [3 4]]", "[0 1 2 ... 7 8 9]".
@@ -185,6 +245,21 @@ void format_tensor(std::ostringstream& os, const TensorImpl& t, int64_t summariz
 }
 
 void register_print_ops(OpRegistry& r) {
+  OpBuilder("EnsureShape")
+      .doc(
+          "The input, after checking at run time that its shape is compatible with `shape` (-1: any size); "
+          "the static shape becomes what both know. ensure_shape([1, 2], [2]) == [1, 2]")
+      .input("input")
+      .output("output")
+      .type_var(kAllTypesAndString | kComplexTypes)
+      .attr("shape", AttrType::kInts)
+      .attr("unknown_rank", AttrType::kBool, false)
+      .flags(kKernelAllocates)
+      .shape(&ensure_shape_shape)
+      .kernel(kAllTypesAndString | kComplexTypes, &ensure_shape_kernel)
+      .grad(&ensure_shape_grad)
+      .batching(BatchingRule::kFallback)
+      .done(r);
   OpBuilder("PrintV2")
       .doc(
           "Prints tensors in a template to stderr, stdout or (\"file://<path>\") appended to a file, in "

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "ember/ops/families.h"
+#include "ember/ops/py_func.h"  // registered beside the families: its header declares the hook too
 
 namespace ember {
 
@@ -48,6 +49,7 @@ OpRegistry& OpRegistry::global() {
     auto* r = new OpRegistry;
     register_all_ops(*r);
     register_collective_ops(*r);
+    register_py_func_ops(*r);
     return r;
   }();
   return *registry;

@@ -1,0 +1,270 @@
+"""tf.py_function and tf.numpy_function (python/ember/ops/script_ops.py, src/ember/ops/py_func.cc) compared
+with TensorFlow running the same program: eagerly and inside a function, their results and static shapes,
+gradients through a py_function, errors of the function, program order of their side effects, and kernels
+that call back into Python from the executor's threads without deadlocking."""
+
+import threading
+
+import numpy as np
+import pytest
+import tensorflow
+
+import ember
+
+from tf_differential import same as _same  # noqa: E402
+
+
+def _both_ways(tf, body, *values):
+    """body(tf, *tensors) eagerly and inside tf.function (with unknown dims)."""
+    tensors = [tf.constant(v) for v in values]
+    spec = [tf.TensorSpec([None] * np.ndim(v), t.dtype) for v, t in zip(values, tensors)]
+    return body(tf, *tensors), tf.function(lambda *a: body(tf, *a), input_signature=spec)(*tensors)
+
+
+@pytest.mark.parametrize("tout", ["single", "list", "tuple"])
+def test_py_function_values(tout):
+    def body(tf, x, y):
+        t = {"single": tf.float32, "list": [tf.float32], "tuple": (tf.float32,)}[tout]
+        return tf.py_function(lambda a, b: a * b + tf.reduce_sum(b), [x, y], t)
+    _same(lambda tf: _both_ways(tf, body, [1.0, 2.0], [3.0, 4.0]))
+
+
+def test_py_function_several_outputs_and_dtypes():
+    def body(tf, x):
+        return tf.py_function(lambda a: (tf.cast(a, tf.int64) * 2, tf.strings.as_string(a), a > 1),
+                              [x], [tf.int64, tf.string, tf.bool])
+    _same(lambda tf: _both_ways(tf, body, [1, 2, 3]))
+
+
+def test_py_function_returning_python_values_is_converted_to_tout():
+    _same(lambda tf: _both_ways(tf, lambda tf, x: tf.py_function(lambda a: 2.5, [x], tf.float64), [1.0]))
+
+
+def test_py_function_without_outputs_runs_for_its_effect():
+    def case(tf):
+        seen = []
+
+        def f(x):
+            tf.py_function(lambda a: seen.append(float(a)), [x], [])
+            return x + 1
+        out = tf.function(f)(tf.constant(2.0))
+        return out, seen, tf.py_function(lambda a: seen.append(1), [tf.constant(1.0)], [])
+    _same(case)
+
+
+@pytest.mark.parametrize("api", ["py_function", "numpy_function"])
+def test_tout_is_required(api):
+    _same(lambda tf: getattr(tf, api)(lambda a: a, [tf.constant(1.0)], None))
+    with pytest.raises(TypeError, match=f"@tf.{api}\\(Tout=tout\\)"):
+        getattr(ember, api)(lambda a: a, [ember.constant(1.0)], None)
+
+
+def test_numpy_function_values():
+    def body(tf, x):
+        return tf.numpy_function(lambda a: (np.sort(a)[::-1].copy(), np.int32(a.size)), [x], [tf.float32, tf.int32])
+    _same(lambda tf: _both_ways(tf, body, [3.0, 1.0, 2.0]))
+
+
+@pytest.mark.parametrize("stateful", [True, False])
+def test_numpy_function_stateful_flag(stateful):
+    _same(lambda tf: tf.function(lambda x: tf.numpy_function(lambda a: a + 1, [x], tf.int32, stateful=stateful))(
+        tf.constant([1, 2])))
+
+
+def test_static_shape_of_the_results_is_unknown():
+    def case(tf):
+        shapes = []
+
+        def f(x):
+            a = tf.py_function(lambda v: v, [x], tf.float32)
+            b = tf.numpy_function(lambda v: v, [x], tf.float32)
+            shapes.extend([a.shape, b.shape])
+            return a + b
+        tf.function(f, input_signature=[tf.TensorSpec([2], tf.float32)]).get_concrete_function()
+        return shapes
+    _same(case)
+
+
+# ---- gradients
+
+
+def test_py_function_gradient_eager():
+    def case(tf):
+        x = tf.constant([1.0, 2.0])
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.py_function(lambda v: v * v * v, [x], tf.float32)
+        return tape.gradient(y, x)
+    _same(case)
+
+
+def test_py_function_gradient_through_a_function():
+    def case(tf):
+        x = tf.constant([0.5, 1.5])
+        k = tf.constant(3.0)
+        f = tf.function(lambda v, n: tf.py_function(lambda a, m: tf.sin(a) * m, [v, n], tf.float32))
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x, k)
+        return tape.gradient(y, x)
+    _same(case)
+
+
+def test_py_function_gradient_inside_a_function():
+    def case(tf):
+        @tf.function
+        def grads(x, y):
+            with tf.GradientTape() as tape:
+                tape.watch([x, y])
+                a, b = tf.py_function(lambda u, v: (u * v, tf.exp(u)), [x, y], [tf.float32, tf.float32])
+                loss = tf.reduce_sum(a) + 2.0 * tf.reduce_sum(b)
+            return tape.gradient(loss, [x, y])
+        return grads(tf.constant([1.0, 2.0]), tf.constant([3.0, 4.0]))
+    _same(case)
+
+
+def test_numpy_function_has_no_gradient():
+    def case(tf):
+        x = tf.constant([1.0, 2.0])
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.function(lambda v: tf.numpy_function(lambda a: a * 2, [v], tf.float32))(x)
+        return tape.gradient(y, x)
+    _same(case)
+
+
+# ---- errors of the function
+
+
+def _raising(exception):
+    def f(*args):
+        raise exception
+    return f
+
+
+@pytest.mark.parametrize("exception", [ValueError("boom"), TypeError("bad type"), KeyError("k"),
+                                       StopIteration(), NotImplementedError("later")])
+def test_py_function_errors_are_tensorflows(exception):
+    _same(lambda tf: tf.py_function(_raising(exception), [tf.constant(1.0)], tf.float32))
+    _same(lambda tf: tf.function(lambda x: tf.py_function(_raising(exception), [x], tf.float32))(tf.constant(1.0)))
+    _same(lambda tf: tf.function(lambda x: tf.numpy_function(_raising(exception), [x], tf.float32))(
+        tf.constant(1.0)))
+
+
+def test_numpy_function_eager_raises_the_functions_own_error():
+    _same(lambda tf: tf.numpy_function(_raising(KeyError("k")), [tf.constant(1.0)], tf.float32))
+
+
+def test_error_message_names_the_python_error():
+    for lib in (tensorflow, ember):
+        with pytest.raises(lib.errors.InvalidArgumentError, match="ValueError: boom"):
+            lib.function(lambda x: lib.py_function(_raising(ValueError("boom")), [x], lib.float32))(
+                lib.constant(1.0))
+
+
+def test_numpy_function_result_of_the_wrong_dtype():
+    def run(tf):
+        return tf.function(lambda x: tf.numpy_function(lambda a: np.float64(1.0), [x], tf.float32))(tf.constant(1.0))
+    _same(run)
+    with pytest.raises(ember.errors.InvalidArgumentError, match="is double, but expects float"):
+        run(ember)
+
+
+# ---- stateful order and threads
+
+
+def test_side_effects_keep_program_order():
+    def case(tf):
+        log = []
+
+        @tf.function
+        def f(x):
+            for i in range(6):
+                tf.py_function(lambda v, i=i: log.append(i), [x], [])
+                tf.numpy_function(lambda v, i=i: log.append(10 + i) or v, [x], tf.float32)
+            return x
+        f(tf.constant(1.0))
+        f(tf.constant(2.0))
+        return log
+    _same(case)
+
+
+def test_kernels_on_executor_threads_do_not_deadlock():
+    """Two chains of matmuls, each ending in callbacks (stateless ones, so nothing orders them), run on two
+    inter-op threads, called from several Python threads at once."""
+    @ember.function
+    def f(a, b):
+        outs = []
+        for i in range(6):
+            a = ember.tanh(ember.matmul(a, a) * 0.01)
+            b = ember.tanh(ember.matmul(b, b) * 0.01)
+            outs.append(ember.numpy_function(lambda v, i=i: np.float32(v.sum() + i), [a], ember.float32,
+                                             stateful=False))
+            outs.append(ember.numpy_function(lambda v, i=i: np.float32(v.sum() - i), [b], ember.float32,
+                                             stateful=False))
+        outs.append(ember.py_function(lambda u, v: ember.reduce_sum(u) + ember.reduce_sum(v), [a, b],
+                                      ember.float32))
+        return ember.add_n(outs)
+
+    a = ember.constant(np.random.RandomState(0).rand(64, 64).astype(np.float32))
+    b = ember.constant(np.random.RandomState(1).rand(64, 64).astype(np.float32))
+    assert f.get_concrete_function(a, b)._gf.runs_in_parallel  # the kernels run on the pool's threads
+    ember.config.threading.set_inter_op_parallelism_threads(2)
+    try:
+        expected = float(f(a, b))
+        results, errors_seen = [], []
+
+        def worker():
+            try:
+                for _ in range(5):
+                    results.append(float(f(a, b)))
+            except Exception as e:  # noqa: BLE001 - reported below
+                errors_seen.append(e)
+
+        threads = [threading.Thread(target=worker) for _ in range(3)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+    finally:
+        ember.config.threading.set_inter_op_parallelism_threads(0)
+    assert not any(t.is_alive() for t in threads), "a py_function kernel deadlocked"
+    assert not errors_seen
+    assert results == [expected] * 15
+
+
+def test_function_called_from_inside_a_py_function():
+    def case(tf):
+        inner = tf.function(lambda a: a * 2.0)
+        outer = tf.function(lambda x: tf.py_function(lambda v: inner(v) + 1.0, [x], tf.float32))
+        return outer(tf.constant([1.0, 2.0]))
+    _same(case)
+
+
+def test_decorator_form():
+    def case(tf):
+        @tf.py_function(Tout=tf.float32)
+        def double(x):
+            return x * 2
+        return double(tf.constant(3.0)), tf.function(lambda v: double(v))(tf.constant(4.0))
+    _same(case)
+
+
+def test_gradient_skips_inputs_that_are_not_floating_point():
+    """(TensorFlow's own py_function gradient fails here: it asks for an int32 gradient.)"""
+    x, k = ember.constant([0.5, 1.5]), ember.constant(3)
+    f = ember.function(lambda v, n: ember.py_function(lambda a, m: ember.sin(a) * ember.cast(m, ember.float32),
+                                                      [v, n], ember.float32))
+    with ember.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x, k)
+    np.testing.assert_allclose(tape.gradient(y, x).numpy(), 3 * np.cos([0.5, 1.5]), rtol=1e-6)
+
+
+@pytest.mark.parametrize("func,tout", [(lambda a: a * 2, "list1"), (lambda a: (a * 2, a), "list2"),
+                                       (lambda a: None, "empty"), (lambda a: np.array([1.0, 2.0]), "single")])
+def test_numpy_function_eager_results_as_tensorflow(func, tout):
+    def case(tf):
+        t = {"list1": [tf.float32], "list2": [tf.float32, tf.float32], "empty": [], "single": tf.float32}[tout]
+        return tf.numpy_function(func, [tf.constant(1.0)], t)
+    _same(case)
