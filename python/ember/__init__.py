@@ -58,6 +58,7 @@ from ember.ops.special_math_ops import clip_by_global_norm, clip_by_norm, einsum
 from ember.ops.math_ops import acos, acosh, asin, asinh, atan, atan2, atanh, cumprod, cumsum  # noqa: F401
 from ember import compat, config, contrib, experimental, image, initializers, linalg, math, nn, random, signal
 from ember import strings
+from ember.util import nest
 from ember.compat.v1 import control_dependencies
 from ember.initializers import constant_initializer, ones_initializer, zeros_initializer
 from ember.device_scope import device
