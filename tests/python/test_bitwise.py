@@ -1,6 +1,7 @@
 """tf.bitwise (the Invert, BitwiseAnd/Or/Xor, LeftShift and RightShift rows of kernels/elementwise_ops.h;
-python/ember/bitwise.py) and the Python operators &, |, ^, ~ on tensors, each compared with TensorFlow 2 on
-the same values, eagerly and inside ember.function, for every integer dtype ember has."""
+python/ember/bitwise.py), tf.raw_ops.PopulationCount (ops/bincount.cc) and the Python operators &, |, ^, ~
+on tensors, each compared with TensorFlow 2 on the same values, eagerly and inside ember.function, for every
+integer dtype ember has."""
 import numpy as np
 import pytest
 import tensorflow as real_tf
@@ -94,6 +95,14 @@ def test_operators_on_variables():
     real_v, real_x = real_tf.Variable([12, 10]), real_tf.constant([10, 6])
     for op in [lambda p, q: p & q, lambda p, q: p ^ q, lambda p, q: q ^ p, lambda p, q: ~p]:
         assert_same(op(v, x), op(real_v, real_x).numpy())
+
+
+@pytest.mark.parametrize("dtype", INT_DTYPES)
+def test_population_count_matches_tensorflow(dtype):
+    x = values(dtype, [7, 5])
+    theirs = real_tf.raw_ops.PopulationCount(x=x).numpy()
+    assert_same(tf.raw_ops.PopulationCount(x=tf.constant(x)), theirs)
+    assert_same(tf.function(lambda a: tf.raw_ops.PopulationCount(x=a))(tf.constant(x)), theirs)
 
 
 def test_raw_ops_and_public_names():

@@ -65,6 +65,7 @@ def examples():
     table["LogicalAnd"] = ([tf.constant(B), tf.constant(B)], [])
     table["LogicalOr"] = ([tf.constant(B), tf.constant(B)], [])
     table["Invert"] = ([tf.constant(I)], [])
+    table["PopulationCount"] = ([tf.constant(I - 1)], [])
     for name in ["BitwiseAnd", "BitwiseOr", "BitwiseXor", "LeftShift", "RightShift"]:
         table[name] = ([tf.constant(I), tf.constant(I[::-1])], [])
     table["AddN"] = ([[f32(), f32()]], [])
