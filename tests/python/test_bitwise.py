@@ -135,3 +135,16 @@ def test_bad_operands_raise_invalid_argument_as_tensorflow(call):
         call(Namespace(real_tf))
     with pytest.raises(errors.InvalidArgumentError, match="Bitwise|Invert|LeftShift"):
         call(Namespace(tf))
+
+
+def test_tensorflow_runs_the_exported_graph_def():
+    fn = tf.function(lambda a, b: tf.raw_ops.PopulationCount(x=tf.bitwise.left_shift(a & b, b) ^ ~a))
+    spec = tf.TensorSpec([3], tf.int32)
+    graph_def = real_tf.compat.v1.GraphDef.FromString(
+        fn.get_concrete_function(spec, spec).graph.as_graph_def().SerializeToString())
+    a, b = np.array([5, -7, 12], np.int32), np.array([1, 40, -2], np.int32)
+    with real_tf.Graph().as_default():
+        real_tf.import_graph_def(graph_def, name="")
+        with real_tf.compat.v1.Session() as session:
+            theirs = session.run(graph_def.node[-1].name + ":0", {"a:0": a, "b:0": b})
+    assert_same(fn(tf.constant(a), tf.constant(b)), theirs)
