@@ -58,7 +58,8 @@ from ember.ops.sort_ops import argsort, sort
 from ember.ops.special_math_ops import clip_by_global_norm, clip_by_norm, einsum
 from ember.ops.math_ops import acos, acosh, asin, asinh, atan, atan2, atanh, cosh, cumprod, cumsum, sinh  # noqa: F401
 from ember import compat, config, contrib, experimental, image, initializers, linalg, math, nn, random, signal
-from ember import strings
+from ember import bitwise, strings, version
+from ember.util import nest
 from ember.compat.v1 import control_dependencies
 from ember.initializers import constant_initializer, ones_initializer, zeros_initializer
 from ember.device_scope import device
@@ -99,7 +100,7 @@ from ember.util import dispatch as _dispatch
 _dispatch.install()  # after every namespace is filled: op functions dispatch Keras symbolic tensors
 _ragged_dispatch.install()  # and RaggedTensors, before the op would read one (util/dispatch.py)
 
-__version__ = "0.1.0"
+from ember.version import VERSION as __version__  # noqa: E402
 
 from ember import traceback_filter as _traceback_filter
 

@@ -212,5 +212,6 @@ def _delegate(name):
 for _name in ("__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__",
               "__rtruediv__", "__floordiv__", "__rfloordiv__", "__mod__", "__rmod__", "__pow__", "__rpow__",
               "__matmul__", "__rmatmul__", "__neg__", "__pos__", "__abs__", "__lt__", "__le__", "__gt__",
-              "__ge__", "__eq__", "__ne__", "__and__", "__rand__", "__or__", "__ror__", "__invert__"):
+              "__ge__", "__eq__", "__ne__", "__and__", "__rand__", "__or__", "__ror__", "__xor__", "__rxor__",
+              "__invert__"):
     setattr(Variable, _name, _delegate(_name))

@@ -33,6 +33,14 @@ namespace nb = nanobind;
 namespace ember::python {
 
 void bind_graph_def(nb::module_& m) {
+  // tf.version's GRAPH_DEF_VERSION: the producer version ember's GraphDefs carry.
+  m.attr("graph_def_version") = kGraphDefProducer;
+  // tf.version's COMPILER_VERSION, spelled as TensorFlow's ("Clang 18.1.8").
+#if defined(__clang__)
+  m.attr("compiler_version") = "Clang " __clang_version__;
+#else
+  m.attr("compiler_version") = "GCC " __VERSION__;
+#endif
   m.def(
       "graph_def_from_function",
       [](const PyGraphFunction& f) {

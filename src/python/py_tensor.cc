@@ -306,9 +306,19 @@ EMBER_BINARY_SLOT(nb_multiply, "Mul", "__rmul__")
 EMBER_BINARY_SLOT(nb_floor_divide, "FloorDiv", "__rfloordiv__")
 EMBER_BINARY_SLOT(nb_remainder, "FloorMod", "__rmod__")
 EMBER_BINARY_SLOT(nb_matmul, "MatMul", "__rmatmul__")
-EMBER_BINARY_SLOT(nb_and, "LogicalAnd", "__rand__")
-EMBER_BINARY_SLOT(nb_or, "LogicalOr", "__ror__")
 #undef EMBER_BINARY_SLOT
+
+// &, | and ^ are logical on bool tensors and bitwise on the others, as TensorFlow's (bool ^ bool is
+// NotEqual: ember has no LogicalXor op). A float operand reaches the Bitwise op, whose dtype check names it.
+#define EMBER_LOGICAL_OR_BITWISE_SLOT(fn, logical_op, bitwise_op, reflected)        \
+  PyObject* fn(PyObject* a, PyObject* b) {                                          \
+    DType d = impl_of(is_tensor(a) ? a : b)->dtype();                               \
+    return binary_op(a, b, d == DType::kBool ? logical_op : bitwise_op, reflected); \
+  }
+EMBER_LOGICAL_OR_BITWISE_SLOT(nb_and, "LogicalAnd", "BitwiseAnd", "__rand__")
+EMBER_LOGICAL_OR_BITWISE_SLOT(nb_or, "LogicalOr", "BitwiseOr", "__ror__")
+EMBER_LOGICAL_OR_BITWISE_SLOT(nb_xor, "NotEqual", "BitwiseXor", "__rxor__")
+#undef EMBER_LOGICAL_OR_BITWISE_SLOT
 
 PyObject* nb_power(PyObject* a, PyObject* b, PyObject* mod) {
   if (mod != Py_None) {
@@ -328,11 +338,7 @@ PyObject* nb_absolute(PyObject* a) {
   return unary_op(a, is_complex(impl_of(a)->dtype()) ? "ComplexAbs" : "Abs");
 }
 PyObject* nb_invert(PyObject* a) {
-  if (impl_of(a)->dtype() != DType::kBool) {
-    PyErr_SetString(PyExc_TypeError, "~ is only supported for bool tensors (it means logical_not)");
-    return nullptr;
-  }
-  return unary_op(a, "LogicalNot");
+  return unary_op(a, impl_of(a)->dtype() == DType::kBool ? "LogicalNot" : "Invert");
 }
 PyObject* nb_positive(PyObject* a) {
   Py_INCREF(a);
@@ -432,6 +438,7 @@ PyNumberMethods number_methods = [] {
   m.nb_invert = nb_invert;
   m.nb_and = nb_and;
   m.nb_or = nb_or;
+  m.nb_xor = nb_xor;
   m.nb_bool = nb_bool;
   m.nb_int = nb_int;
   m.nb_float = nb_float;

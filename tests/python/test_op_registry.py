@@ -65,6 +65,10 @@ def examples():
     table["LogicalNot"] = ([tf.constant(B)], [])
     table["LogicalAnd"] = ([tf.constant(B), tf.constant(B)], [])
     table["LogicalOr"] = ([tf.constant(B), tf.constant(B)], [])
+    table["Invert"] = ([tf.constant(I)], [])
+    table["PopulationCount"] = ([tf.constant(I - 1)], [])
+    for name in ["BitwiseAnd", "BitwiseOr", "BitwiseXor", "LeftShift", "RightShift"]:
+        table[name] = ([tf.constant(I), tf.constant(I[::-1])], [])
     table["AddN"] = ([[f32(), f32()]], [])
     table["Cast"] = ([f32()], [tf.int32])
     for name in ["Sum", "Mean", "Prod", "Max", "Min", "ReduceLogSumExp"]:

@@ -135,15 +135,10 @@ class Tensor(_C.TensorBase):
     def experimental_ref(self):
         return self.ref()
 
-    # Reverse operators: the C slots already handle both operand orders for + - * / // % ** @.
+    # Reverse operators: the C slots already handle both operand orders for + - * / // % ** @ & | ^.
 
     def __rmatmul__(self, other):
         return convert_to_tensor(other, dtype_hint=self.dtype) @ self
-
-    def __xor__(self, other):
-        from ember.ops import math_ops
-
-        return math_ops.logical_xor(self, other)
 
     # Methods that mirror common ops.
     def cpu(self):

@@ -128,9 +128,13 @@ def angle(input, name=None):  # noqa: A002 - TensorFlow's name
     return atan2(array_ops.zeros_like(input), input)  # noqa: F821 - generated above
 
 
+# The generated wrappers of the integer bit ops: TensorFlow has them in tf.bitwise (ember/bitwise.py), not in
+# tf.math.
+BITWISE_API = ("bitwise_and", "bitwise_or", "bitwise_xor", "invert", "left_shift", "right_shift")
+
 # What ``from ember.ops.math_ops import *`` (ember.math) exports: tf.math's names, the generated ones and
 # those written below. The matrix helpers at the end live in ember.linalg.
-__all__ = sorted(_GENERATED + [
+__all__ = sorted([name for name in _GENERATED if name not in BITWISE_API] + [
     "add_n", "angle", "argmax", "argmin", "cast", "complex", "conj", "imag", "real", "count_nonzero", "cumprod", "cumsum", "divide", "floor_div",
     "logical_xor", "matmul", "mod", "reduce_all", "reduce_any", "reduce_euclidean_norm", "reduce_logsumexp",
     "reduce_max", "reduce_mean", "reduce_min", "reduce_prod", "reduce_std", "reduce_sum", "reduce_variance",

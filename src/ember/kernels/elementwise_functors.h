@@ -51,6 +51,16 @@ X wrap_neg(X a) {
     return X(-a);
 }
 
+// Note [Shift amounts]: the shift amount, clamped to [0, bits of X - 1].
+template <typename X>
+X clamp_shift(X b) {
+  constexpr X kMaxShift = X(sizeof(X) * 8 - 1);
+  if constexpr (std::is_signed_v<X>) {
+    if (b < X(0)) return X(0);
+  }
+  return b > kMaxShift ? kMaxShift : b;
+}
+
 // ---- unary functors: `template <class C> C operator()(C x)`; the result type R is given separately.
 #define EMBER_UNARY(Name, expr)  \
   struct Name {                  \
@@ -218,6 +228,7 @@ EMBER_UNARY(CoshF, X(std::cosh(double(x))))
 EMBER_UNARY(LgammaF, X(special_lgamma(double(x))))
 EMBER_UNARY(DigammaF, X(special_digamma(double(x))))
 EMBER_UNARY(ErfinvF, X(special_erfinv(double(x))))
+EMBER_UNARY(InvertF, X(~x))
 #undef EMBER_UNARY
 
 // Float sin / cos go through vmath's array forms, which (with FMA) pick their argument reduction per block of
@@ -266,6 +277,15 @@ EMBER_BINARY(MulNoNanF, b == X(0) ? X(0) : X(a * b))
 EMBER_BINARY(XlogyF, a == X(0) ? a : X(a * vlog(b)))
 EMBER_BINARY(XdivyF, a == X(0) ? a : X(a / b))
 EMBER_BINARY(Xlog1pyF, a == X(0) ? a : X(a * vlog1p(b)))
+EMBER_BINARY(BitwiseAndF, X(a& b))
+EMBER_BINARY(BitwiseOrF, X(a | b))
+EMBER_BINARY(BitwiseXorF, X(a ^ b))
+// Note [Shift amounts]
+// TensorFlow clamps a shift amount to [0, bits - 1] (C++ leaves the others undefined): 1 << 40 in int32 is
+// 1 << 31, and -8 >> 40 is -1. A left shift computes in the unsigned type (Note [Integer wrap-around]) so
+// that the bits shifted out are dropped and the sign bit may be set; a signed right shift is arithmetic.
+EMBER_BINARY(LeftShiftF, X(Unsigned<X>(a) << clamp_shift(b)))
+EMBER_BINARY(RightShiftF, X(a >> clamp_shift(b)))
 #undef EMBER_BINARY
 
 struct FloorDivF {

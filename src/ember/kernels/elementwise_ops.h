@@ -89,7 +89,9 @@
   X(kSinh, Sinh, sinh, SinhF, kFloatAndComplexTypes, Same, 8, 0, sinh_grad,                                  \
     "Hyperbolic sine. sinh([0.]) == [0.]")                                                                   \
   X(kCosh, Cosh, cosh, CoshF, kFloatAndComplexTypes, Same, 8, 0, cosh_grad,                                  \
-    "Hyperbolic cosine. cosh([0.]) == [1.]")
+    "Hyperbolic cosine. cosh([0.]) == [1.]")                                                                 \
+  X(kInvert, Invert, invert, InvertF, kIntTypes, Same, 1, 0, not_differentiable,                             \
+    "Bitwise not. invert([0, 5]) == [-1, -6]")
 
 #define EMBER_BINARY_OPS(X)                                                                                  \
   X(kAdd, Add, add, AddF, kNumericAndComplexTypes, Same, 1, kCommutative, add_grad,                                    \
@@ -141,5 +143,15 @@
   X(kXdivy, Xdivy, xdivy, XdivyF, kFloatAndComplexTypes, Same, 1, 0, xdivy_grad,                             \
     "x / y, and 0 where x is 0. xdivy([0., 1.], [0., 2.]) == [0., 0.5]")                                     \
   X(kXlog1py, Xlog1py, xlog1py, Xlog1pyF, kFloatAndComplexTypes, Same, 8, 0, xlog1py_grad,                   \
-    "x * log1p(y), and 0 where x is 0. xlog1py([0., 2.], [-1., 0.]) == [0., 0.]")
+    "x * log1p(y), and 0 where x is 0. xlog1py([0., 2.], [-1., 0.]) == [0., 0.]")                        \
+  X(kBitwiseAnd, BitwiseAnd, bitwise_and, BitwiseAndF, kIntTypes, Same, 1, kCommutative, not_differentiable, \
+    "Bitwise and, broadcasting. bitwise_and([12], [10]) == [8]")                                             \
+  X(kBitwiseOr, BitwiseOr, bitwise_or, BitwiseOrF, kIntTypes, Same, 1, kCommutative, not_differentiable,     \
+    "Bitwise or, broadcasting. bitwise_or([12], [10]) == [14]")                                              \
+  X(kBitwiseXor, BitwiseXor, bitwise_xor, BitwiseXorF, kIntTypes, Same, 1, kCommutative, not_differentiable, \
+    "Bitwise exclusive or, broadcasting. bitwise_xor([12], [10]) == [6]")                                    \
+  X(kLeftShift, LeftShift, left_shift, LeftShiftF, kIntTypes, Same, 1, 0, not_differentiable,                \
+    "x << y, y clamped to [0, bits - 1], bits shifted out dropped. left_shift([1, 3], [2, 1]) == [4, 6]")   \
+  X(kRightShift, RightShift, right_shift, RightShiftF, kIntTypes, Same, 1, 0, not_differentiable,            \
+    "x >> y (arithmetic for signed x), y clamped to [0, bits - 1]. right_shift([-8, 8], [1, 2]) == [-4, 2]")
 // clang-format on

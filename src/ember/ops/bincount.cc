@@ -1,7 +1,9 @@
 // Counting ops: Bincount, DenseBincount and RaggedBincount (tf.math.bincount of a tensor or a RaggedTensor)
-// and HistogramFixedWidth (tf.histogram_fixed_width). Their results are counts, so none is differentiable (as
-// in TensorFlow). Registered from register_array_index_ops (array_index.cc).
+// HistogramFixedWidth (tf.histogram_fixed_width) and PopulationCount (bits set per element). Their results are
+// counts, so none is differentiable (as in TensorFlow). Registered from register_array_index_ops
+// (array_index.cc).
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <string>
 #include <type_traits>
@@ -231,6 +233,25 @@ Status histogram_kernel(KernelContext& ctx) {
   return Status::OK();
 }
 
+// ---- PopulationCount(x integer) -> uint8: the bits set in each element's two's-complement representation
+// (int8 -1 has 8), as TensorFlow's.
+
+Status population_count_shape(InferContext& ctx) {
+  ctx.outputs.push_back(TensorSpec{DType::kUInt8, ctx.inputs[0].shape});
+  return Status::OK();
+}
+
+Status population_count_kernel(KernelContext& ctx) {
+  const TensorImpl& x = ctx.input(0);
+  uint8_t* counts = ctx.output(0).mutable_data<uint8_t>();
+  visit_dtype<kIntTypes>(x.dtype(), [&]<typename T>() {
+    const T* v = x.data<T>();
+    for (int64_t i = 0; i < x.num_elements(); ++i)
+      counts[i] = static_cast<uint8_t>(std::popcount(static_cast<std::make_unsigned_t<T>>(v[i])));
+  });
+  return Status::OK();
+}
+
 }  // namespace
 
 void register_bincount_ops(OpRegistry& r) {
@@ -298,6 +319,16 @@ void register_bincount_ops(OpRegistry& r) {
       .shape(&histogram_shape)
       .kernel(kWeightTypes, &histogram_kernel)
       .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("PopulationCount")
+      .doc("The number of bits set in each element, as uint8. population_count([0, 7, -1]) == [0, 3, 32]")
+      .input("x")
+      .output("y")
+      .type_var(kIntTypes)
+      .flags(kNotDifferentiable)
+      .shape(&population_count_shape)
+      .kernel(kIntTypes, &population_count_kernel)
+      .batching(BatchingRule::kElementwise)
       .done(r);
 }
 

@@ -330,16 +330,19 @@ TEST(MathTracedGrad, EveryRule) {
   EXPECT_TRACED_GRADIENT_OK("Cast", {uniform({2, 3}, -1, 1)}, to_f32);
 }
 
-// The ops TensorFlow does not differentiate either (piecewise constant or bool-valued).
+// The ops TensorFlow does not differentiate either (piecewise constant, bool-valued or integer bit ops).
 TEST(MathGrad, NotDifferentiableOpsAreMarked) {
-  for (const char* name :
-       {"Floor", "Ceil", "Round", "FloorDiv", "LogicalNot", "LogicalAnd", "LogicalOr", "IsNan", "IsFinite",
-        "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual"}) {
+  constexpr const char* kNotDifferentiableRows[] = {
+      "Floor",        "Ceil",       "Round",     "FloorDiv",   "LogicalNot", "LogicalAnd", "LogicalOr",
+      "IsNan",        "IsFinite",   "Equal",     "NotEqual",   "Less",       "LessEqual",  "Greater",
+      "GreaterEqual", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "Invert",     "LeftShift",  "RightShift"};
+  for (const char* name : kNotDifferentiableRows) {
     const OpDef& op = op_def(name);
     EXPECT_TRUE(op.has_flag(kNotDifferentiable)) << name;
     EXPECT_EQ(op.grad, nullptr) << name;
   }
-  EXPECT_EQ(differentiable_rows(true).size() + differentiable_rows(false).size() + 15,
+  EXPECT_EQ(differentiable_rows(true).size() + differentiable_rows(false).size() +
+                std::size(kNotDifferentiableRows),
             std::size(kernels::kUnaryInfo) + std::size(kernels::kBinaryInfo));
 }
 
