@@ -39,8 +39,11 @@ BY_ENUM = {d._enum: d for d in ALL_DTYPES}
 # Graph-only (a Placeholder must be fed) or writing to the terminal on every call; a While whose inputs the
 # fuzzer mutates may loop for ever, as a valid program can (loops are fuzzed by test_program_fuzz.py, whose
 # generator bounds their trip counts). A broadcast receive waits for its sending worker (tested across
-# processes in tests/python/test_multi_worker.py).
-SKIPPED = {"Placeholder", "PrintV2", "While", "StatelessWhile", "CollectiveBcastRecvV2"}
+# processes in tests/python/test_multi_worker.py). The Python-function ops run whatever a trace registered
+# under their token: what they return is the callback's, and a stateless one whose outputs nothing reads is
+# pruned from a traced call as TensorFlow prunes it (tests/python/test_py_function.py tests their errors).
+SKIPPED = {"Placeholder", "PrintV2", "While", "StatelessWhile", "CollectiveBcastRecvV2", "PyFunc",
+           "PyFuncStateless", "EagerPyFunc"}
 SYMBOLIC_ATTRS = os.environ.get("EMBER_OP_FUZZ_SYMBOLIC_ATTRS", "1") == "1"
 # Ops whose every call advances the state it draws from: their values are not compared. Filled from
 # tests/python/test_op_registry.py's set when the examples load, so the two never disagree.
