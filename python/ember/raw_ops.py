@@ -120,7 +120,21 @@ _NOT_OFFERED = {
     "PrintV2": "tf.print",
     "CollectiveGatherV2": "tf.distribute",
     "CollectiveReduceV2": "tf.distribute",
+    "EagerPyFunc": "tf.py_function",
+    "PyFunc": "tf.numpy_function",
+    "PyFuncStateless": "tf.numpy_function(stateful=False)",
 }
+
+
+def _ensure_shape(*, input, shape, name=None):  # noqa: A002 - TensorFlow's argument name
+    from ember import debugging  # noqa: PLC0415 - raw_ops loads before debugging does
+
+    return debugging.ensure_shape(input, shape)
+
+
+# Ops whose TensorFlow attribute ember's declaration spells as two (a shape and whether its rank is
+# known): the Python API converts, as it does for tf.ensure_shape.
+_SERVED_BY_API = {"EnsureShape": _ensure_shape}
 
 
 def _names():
@@ -222,7 +236,7 @@ def __getattr__(name):
                                   f"use {_NOT_OFFERED[name]} instead")
     if name.startswith("_") or (name not in _ALIASES and name not in _C.op_names()):
         raise AttributeError(f"module 'ember.raw_ops' has no attribute '{name}'")
-    fn = _make(_ALIASES.get(name, name))
+    fn = _SERVED_BY_API[name] if name in _SERVED_BY_API else _make(_ALIASES.get(name, name))
     globals()[name] = fn
     return fn
 

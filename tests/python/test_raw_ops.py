@@ -63,6 +63,8 @@ def _keyword_arguments(name):
     theirs_of_ours = {v: k for k, v in raw_ops._RENAMED.get(name, {}).items()}
     keys = set(inspect.signature(getattr(raw_ops, name)).parameters)
     values = dict(zip(info["inputs"] + info["attrs"], list(inputs) + list(attrs)))
+    if name == "EnsureShape":  # TensorFlow's shape is ember's dims (-1 unknown) and its unknown_rank flag
+        values["shape"] = None if values.pop("unknown_rank") else [None if d < 0 else d for d in values["shape"]]
     return {theirs_of_ours.get(k, k): v for k, v in values.items() if theirs_of_ours.get(k, k) in keys}
 
 

@@ -33,6 +33,9 @@ _spec.loader.exec_module(_registry)
 # Ops not compared, and why.
 EXCLUDED = {
     "Placeholder": "graph-only: its kernel says it must be fed (test_function.py)",
+    **{name: "calls the Python function an ember trace registered under its token; compared with TensorFlow's "
+             "tf.py_function / tf.numpy_function in test_py_function.py" for name in (
+        "EagerPyFunc", "PyFunc", "PyFuncStateless")},
     "_FusedMatMul": "tf.raw_ops has no _FusedMatMul (a grappler op); compared with TensorFlow running it from a "
                     "GraphDef, and with the unfused graph, in test_fuse_matmul.py",
     "RaggedTensorToTensorGrad": "ember's adjoint of RaggedTensorToTensor; TensorFlow has no such op (its gradient "
@@ -302,6 +305,9 @@ def _tf_call(name, inputs, attrs):
     if name == "RaggedTensorToTensor":  # ember joins the partition kinds with commas ("": ROW_SPLITS each)
         kinds = named["row_partition_types"]
         named["row_partition_types"] = kinds.split(",") if kinds else ["ROW_SPLITS"] * len(inputs[3])
+    if name == "EnsureShape":  # ember's shape attribute is TensorFlow's as dims (-1 unknown) and a flag
+        unknown_rank = named.pop("unknown_rank")
+        named["shape"] = None if unknown_rank else [None if d < 0 else d for d in named["shape"]]
     if name == "Const":  # an eager raw Const cannot take a tensor attribute: tf.constant makes one
         return real_tf.constant(named["value"])
     if name in LIST_OPS_ON_DENSE_LISTS:
