@@ -13,8 +13,10 @@ Rows, each on 1M float32:
 
 Each framework runs in a process of its own; JAX and PyTorch come from EMBER_BENCH_PATH_JAX /
 EMBER_BENCH_PATH_TORCH (directories of packages) when set. Times are medians of repeated calls in ms, on
-a machine others may share: read ratios, and rerun when the load changes.
-Usage: python3 bench/fusion.py [--quick] [--threads N]   (python3 -S with PYTHONPATH=site-packages to bench a worktree)
+a machine others may share: read ratios, and rerun when the load changes. --rounds N repeats ember's
+chains and first calls N times, each beside its reference, and prints the median ratio (Note [Paired rounds]).
+Usage: python3 bench/fusion.py [--quick] [--threads N] [--cpu-time] [--rounds N]
+(python3 -S with PYTHONPATH=site-packages to bench a worktree)
 """
 import argparse
 import json
@@ -297,6 +299,9 @@ def main():
                         help="time calls by process CPU time (a loaded machine; use with --threads 1)")
     parser.add_argument("--threads", type=int, default=0,
                         help="OMP_NUM_THREADS for every worker and the C++ loops (0: all cores)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="repeat ember's chains and first calls with their references this many times, "
+                             "each ember figure timed right beside its reference, and print the median ratio")
     parser.add_argument("--reductions-only", action="store_true",
                         help="only the reductions at the end of fused chains (reduce_sum(x*y+z), softmax, layer norm)")
     args = parser.parse_args()
@@ -364,6 +369,43 @@ def main():
     for label, err in (("ember", err_n), ("ember EMBER_JIT=0", err_i)):
         if err:
             print(f"{label} failed: {err}")
+    if args.rounds > 1:
+        paired_rounds(args.rounds, calls, native, loops, first_off, first_cold)
+
+
+def paired_ratios(native, loops, first_off, first_cold):
+    """One round's ratios of ember to its references, or None for a figure either side lacks."""
+    def ratio(a, b):
+        return a / b if a is not None and b else None
+
+    return {"load": open("/proc/loadavg").read().split()[0],
+            "arith": ratio(native and native["arith"], loops.get("arith_chain_loop_ms")),
+            "transc": ratio(native and native["transc"], loops.get("chain_fused_ideal_ms")),
+            "first": ratio(first_cold and first_cold["first_ms"], first_off and first_off["first_ms"])}
+
+
+def paired_rounds(rounds, calls, native, loops, first_off, first_cold):
+    """Note [Paired rounds]: a reference timed minutes apart from ember's figure on a machine whose speed
+    drifts (other tenants, frequency) gives a ratio that moves with the drift; each round here times ember
+    and its reference back to back, and the median over rounds damps what one round caught."""
+    import statistics
+
+    print(f"\npaired rounds (ember / reference, each pair timed back to back), {rounds} rounds")
+    print(f"  {'round':>5} {'arith/loop':>11} {'transc/bound':>13} {'first call/JIT=0':>17}  load")
+    table = [paired_ratios(native, loops, first_off, first_cold)]
+    for _ in range(rounds - 1):
+        with tempfile.TemporaryDirectory() as cache, tempfile.TemporaryDirectory() as fresh:
+            native, _ = run_worker("ember", calls, {"EMBER_JIT_CACHE_DIR": cache})
+            loops = native_loops() or {}
+            first_off, _ = run_worker("first_call", 1, {"EMBER_JIT": "0"})
+            first_cold, _ = run_worker("first_call", 1, {"EMBER_JIT_CACHE_DIR": fresh})
+        table.append(paired_ratios(native, loops, first_off, first_cold))
+    for i, r in enumerate(table, 1):
+        cells = [f"{r[k]:.2f}x" if r[k] is not None else "n/a" for k in ("arith", "transc", "first")]
+        print(f"  {i:>5} {cells[0]:>11} {cells[1]:>13} {cells[2]:>17}  {r['load']}")
+    medians = {k: statistics.median(v) for k in ("arith", "transc", "first")
+               if (v := [r[k] for r in table if r[k] is not None])}
+    print("  median " + ", ".join(f"{k} {v:.2f}x" for k, v in medians.items()))
 
 
 def reductions(calls, how, clock, threads):

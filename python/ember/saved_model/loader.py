@@ -348,9 +348,6 @@ def _match(cf, positional, keywords):
     return tensors
 
 
-_TABLE_CREATORS = {"HashTableV2": False, "MutableHashTableV2": True, "MutableDenseHashTableV2": True}
-
-
 class RestoredTable(Loaded):
     """A lookup table of the SavedModel (TensorFlow's TrackableResource with ``_create_resource``,
     ``_initialize`` and ``_destroy_resource`` functions): the table its creating node describes, made at
@@ -675,7 +672,7 @@ class _Loader:
                     if name not in self.library:
                         raise self.fail(f"resource {node_id}: _create_resource names function '{name}', which the "
                                         f"function library does not hold", errors.NotFoundError)
-                    found = next((n for n in self.library[name].node_def if n.op in _TABLE_CREATORS), None)
+                    found = next((n for n in self.library[name].node_def if n.op in table_names.TABLE_CREATORS), None)
                     if found is not None:
                         creator, body = found, self.library[name]
         if creator is None:
@@ -687,7 +684,7 @@ class _Loader:
             raise self.fail(f"resource {node_id}: table node '{creator.name}': {e}") from None
         name = creator.attr["shared_name"].s.decode("utf-8", "replace") or self._names.get(node_id, creator.name)
         try:
-            table = RestoredTable(name, key_dtype, value_dtype, _TABLE_CREATORS[creator.op])
+            table = RestoredTable(name, key_dtype, value_dtype, creator.op != "HashTableV2")
         except errors.OpError as e:
             raise self.fail(f"resource {node_id}: table node '{creator.name}': {e.message}") from None
         if creator.op == "MutableDenseHashTableV2":

@@ -40,6 +40,12 @@ inline constexpr int64_t kFirstTableId = int64_t{1} << 48;
 bool is_table_key_dtype(DType d);
 bool is_table_value_dtype(DType d);
 
+/// Whether `op` is one of the ops that create a table (HashTableV2, MutableHashTableV2,
+/// MutableDenseHashTableV2), which GraphDef, FunctionDef and SavedModel import evaluate while importing.
+constexpr bool is_table_creating_op(std::string_view op) {
+  return op == "HashTableV2" || op == "MutableHashTableV2" || op == "MutableDenseHashTableV2";
+}
+
 class LookupTable {
  public:
   /// One key or value: integers and bool as int64, floats as double, strings as themselves.

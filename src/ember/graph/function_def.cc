@@ -5,6 +5,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "ember/core/lookup_table.h"
 #include "ember/graph/graph_def_ops.h"
 #include "ember/graph/tensor_proto.h"
 #include "ember/ops/graph_ops.h"
@@ -72,9 +73,7 @@ bool is_left_out_noop(const proto::FunctionDef& def, const std::string& name) {
 // functions list such a node among their control outputs.
 bool is_table_creator(const proto::FunctionDef& def, const std::string& name) {
   for (const proto::NodeDef& node : def.node_def())
-    if (node.name() == name)
-      return node.op() == "HashTableV2" || node.op() == "MutableHashTableV2" ||
-             node.op() == "MutableDenseHashTableV2";
+    if (node.name() == name) return is_table_creating_op(node.op());
   return false;
 }
 

@@ -659,9 +659,7 @@ Status topological_order(const std::vector<const proto::NodeDef*>& nodes,
                           " (read 'a <- b' as 'a takes an input from b')");
 }
 
-bool creates_table(const OpDef& op) {
-  return op.name == "HashTableV2" || op.name == "MutableHashTableV2" || op.name == "MutableDenseHashTableV2";
-}
+bool creates_table(const OpDef& op) { return is_table_creating_op(op.name); }
 
 // The table a creating node makes or shares (Note [Tables in a GraphDef]), bound as a resource.
 StatusOr<std::shared_ptr<VariableResource>> table_for_node(const OpDef& op, const std::string& node_name,

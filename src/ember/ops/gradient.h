@@ -147,9 +147,12 @@ void check_ok(const Status& s);
 // For a real loss L of complex z = x + iy, TensorFlow's gradient is dL/dx + i dL/dy, and its rules for a
 // holomorphic f propagate dz = dy * conj(f'(z)). The real rules above compute dy * f'(x) and are linear in
 // dy, so for complex inputs the same rule run on conj(dy), its results conjugated, gives TensorFlow's:
-// conj(conj(dy) * f'(z)) = dy * conj(f'(z)). Every row that declares complex dtypes is holomorphic there
-// (Add, Sub, Mul, RealDiv, Pow, Exp, Log, Sqrt, Sin, Tanh, ...), and so is MatMul; ops whose complex rule
-// differs (Abs is ComplexAbs, Real, Imag, Angle, the FFTs) have their own rules.
+// conj(conj(dy) * f'(z)) = dy * conj(f'(z)). Most rows that declare complex dtypes take this path (Add, Sub,
+// Mul, RealDiv, Pow, Exp, Log, Sqrt, Sin, Tanh, ...), and so does MatMul. Rows where TensorFlow's complex rule
+// is not this one keep their own rule unwrapped: Xdivy, Xlogy, Xlog1py, MulNoNan and SquaredDifference (TF
+// does not conjugate their operands) and the inverse trigonometric and hyperbolic functions (which conjugate
+// their operand themselves); see conjugates_complex_operands in ops/math.cc. Ops with no holomorphic form
+// (ComplexAbs, Real, Imag, Angle, the FFTs) have rules of their own.
 
 /// The rule `kRule` (written for real inputs) made to follow TensorFlow's convention for complex inputs too.
 template <GradFn kRule>

@@ -68,10 +68,7 @@ namespace {
 
 constexpr std::string_view kInitOpSignature = "__saved_model_init_op";
 
-bool creates_table(const proto::NodeDef& node) {
-  return node.op() == "HashTableV2" || node.op() == "MutableHashTableV2" ||
-         node.op() == "MutableDenseHashTableV2";
-}
+bool creates_table(const proto::NodeDef& node) { return is_table_creating_op(node.op()); }
 
 // Note [Tables shared within one load]; the suffix.
 std::string scope_table_names_to_load(proto::GraphDef& graph) {
