@@ -470,3 +470,21 @@ def test_graph_def_holds_the_token_and_tensorflows_attributes(api):
         attrs = sorted((k, str(v)) for k, v in node.attr.items() if k != "token")
         return node.op, node.attr["token"].s.startswith(b"pyfunc_"), attrs
     _same(case)
+
+
+def test_a_saved_model_loaded_in_the_same_process_keeps_its_py_functions(tmp_path):
+    import gc
+
+    def case(tf):
+        def double(v):
+            return v * 2.0
+        module = tf.Module()
+        module.f = tf.function(lambda v: tf.py_function(double, [v], tf.float32),
+                               input_signature=[tf.TensorSpec([], tf.float32)])
+        path = str(tmp_path / tf.__name__)
+        tf.saved_model.save(module, path)
+        loaded = tf.saved_model.load(path)
+        del module, double
+        gc.collect()
+        return loaded.f(tf.constant(3.0))
+    _same(case)

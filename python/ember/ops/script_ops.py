@@ -54,6 +54,19 @@ def _register(func, tout):
     return token, _C.py_func_callable_handle(entry)
 
 
+def registered_in(function_defs):
+    """The registrations still alive of the py_function and numpy_function ops of ``function_defs``
+    (FunctionDef protos, as a SavedModel's library holds them): whoever holds them keeps those ops runnable."""
+    entries = []
+    for function_def in function_defs:
+        for node in function_def.node_def:
+            if node.op in ("EagerPyFunc", "PyFunc", "PyFuncStateless"):
+                entry = _registry.get(node.attr["token"].s.decode())
+                if entry is not None:
+                    entries.append(entry)
+    return entries
+
+
 def _as_dtypes(Tout, api):  # noqa: N803 - TensorFlow's name
     """(dtypes, how to return them): a list or tuple gives a list (an empty one: the function's result is
     dropped), one dtype a tensor."""
