@@ -488,3 +488,37 @@ def test_a_saved_model_loaded_in_the_same_process_keeps_its_py_functions(tmp_pat
         gc.collect()
         return loaded.f(tf.constant(3.0))
     _same(case)
+
+
+def test_a_call_whose_gradient_was_built_runs_when_every_tape_is_taken():
+    calls, cube = _counting(ember)
+    f = ember.function(lambda v: ember.py_function(cube, [v], ember.float32))
+    x = ember.constant(2.0)
+    with ember.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    tape.gradient(y, x)
+    held = []
+    while True:
+        try:
+            held.append(ember.GradientTape())
+        except ember.errors.ResourceExhaustedError:
+            break
+    try:
+        assert float(f(x)) == 8.0
+    finally:
+        del held
+
+
+def test_second_derivative_through_a_py_function_in_a_function_is_none():
+    def case(tf):
+        f = tf.function(lambda v: tf.py_function(lambda a: a * a * a, [v], tf.float32))
+        x = tf.constant(2.0)
+        with tf.GradientTape() as outer:
+            outer.watch(x)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                y = f(x)
+            dy = inner.gradient(y, x)
+        return dy, outer.gradient(dy, x)
+    _same(case)

@@ -15,7 +15,8 @@ std::atomic<decltype(PyFuncHooks::gradient_built)> g_gradient_built{nullptr};
 
 constexpr int kToken = 0;
 constexpr int kTout = 1;
-constexpr int kCallable = 2;  // kPyFuncCallableAttr
+constexpr int kCallable = 2;                  // kPyFuncCallableAttr
+constexpr const char* kGradSuffix = "_grad";  // script_ops.py's _GRAD_SUFFIX
 
 // The outputs' dtypes are Tout; their shapes are whatever the function returns.
 Status py_func_shape(InferContext& ctx) {
@@ -46,7 +47,10 @@ Status py_func_kernel(KernelContext& ctx) {
 // should run the function on a GradientTape and keep that tape, inputs and outputs for the gradient to
 // replay, as TensorFlow's EagerFunc does once its graph gradient exists: the function then runs once per
 // step, not again for its gradient. The package says what happens when nothing was kept (script_ops.py).
+// The gradient op has no gradient itself: TensorFlow's reads the forward inputs from the kept tape, not as
+// inputs, so a second derivative through a py_function is None there, and here too.
 void eager_py_func_grad(GradContext& c) {
+  if (c.attr_string(kToken).ends_with(kGradSuffix)) return;
   std::vector<GradTensor> args;
   std::vector<DType> grad_dtypes;
   for (TensorImpl* in : c.inputs) {
@@ -56,7 +60,7 @@ void eager_py_func_grad(GradContext& c) {
   if (grad_dtypes.empty()) return;
   if (auto built = g_gradient_built.load(std::memory_order_acquire)) built(*c.attr_tensor(kCallable));
   for (TensorImpl* dy : c.output_grads) args.emplace_back(dy);
-  AttrList attrs{c.attr_string(kToken) + "_grad", grad_dtypes, c.attr_tensor(kCallable)};
+  AttrList attrs{c.attr_string(kToken) + kGradSuffix, grad_dtypes, c.attr_tensor(kCallable)};
   auto grads = gradient::emit("EagerPyFunc", std::span<const GradTensor>(args), std::move(attrs));
   size_t next = 0;
   for (int i = 0; i < c.num_inputs(); ++i)
