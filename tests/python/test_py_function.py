@@ -282,6 +282,11 @@ def _counting(tf):
     return calls, cube
 
 
+def _counting_function():
+    calls, cube = _counting(ember)
+    return calls, ember.function(lambda v: ember.py_function(cube, [v], ember.float32))
+
+
 def test_gradient_inside_a_function_runs_the_function_once_per_call():
     def case(tf):
         calls, cube = _counting(tf)
@@ -332,10 +337,10 @@ def test_eager_gradient_runs_the_function_once():
 def test_second_gradient_of_a_persistent_tape_reruns_the_function():
     # TensorFlow's gradient pops the kept tape, so a second gradient fails with a KeyError (UnknownError);
     # ember runs the function again for it.
-    calls, cube = _counting(ember)
-    f = ember.function(lambda v: ember.py_function(cube, [v], ember.float32))
+    calls, f = _counting_function()
     x = ember.constant(2.0)
-    with ember.GradientTape(persistent=True) as tape:
+    tape = ember.GradientTape(persistent=True)
+    with tape:
         tape.watch(x)
         y = f(x)
     assert [float(tape.gradient(y, x)) for _ in range(2)] == [12.0, 12.0]
@@ -345,8 +350,7 @@ def test_second_gradient_of_a_persistent_tape_reruns_the_function():
 def test_gradient_of_an_earlier_call_is_not_taken_from_a_later_ones_tape():
     # Two calls before either gradient: the kept tape is the second call's, so the first call's gradient
     # runs the function again on its own inputs (TensorFlow would replay the second call's tape).
-    calls, cube = _counting(ember)
-    f = ember.function(lambda v: ember.py_function(cube, [v], ember.float32))
+    calls, f = _counting_function()
     x = ember.constant(1.0)
     with ember.GradientTape(persistent=True) as tape:
         tape.watch(x)
@@ -491,8 +495,7 @@ def test_a_saved_model_loaded_in_the_same_process_keeps_its_py_functions(tmp_pat
 
 
 def test_a_call_whose_gradient_was_built_runs_when_every_tape_is_taken():
-    calls, cube = _counting(ember)
-    f = ember.function(lambda v: ember.py_function(cube, [v], ember.float32))
+    calls, f = _counting_function()
     x = ember.constant(2.0)
     with ember.GradientTape() as tape:
         tape.watch(x)
