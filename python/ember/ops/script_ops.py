@@ -170,6 +170,8 @@ def _call_recorded(entry, token, inputs):
     from ember.backprop import GradientTape
 
     with _recorded_lock:
+        if _recorded_order.pop(token, None) is not None:  # this function's earlier call gives its place up
+            entry.recorded = None
         while len(_recorded_order) >= _MAX_RECORDED:
             _, oldest = _recorded_order.popitem(last=False)
             if oldest() is not None:
@@ -184,7 +186,6 @@ def _call_recorded(entry, token, inputs):
         outputs = _results(entry.func(*inputs), entry.tout, False, token)
     with _recorded_lock:
         entry.recorded = (tape, inputs, outputs)
-        _recorded_order.pop(token, None)
         _recorded_order[token] = weakref.ref(entry, lambda _, t=token: _forget_recorded(t))
     return outputs
 
