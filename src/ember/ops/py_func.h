@@ -7,7 +7,8 @@
 // the node (the trace, its optimized copies, the forward and backward functions replayed from it, callers it
 // was inlined into, the gradient node, which copies it) thus keeps the function, and the last one to go
 // releases it, as TensorFlow releases the functions of a graph with the graph. A GraphDef carries only the
-// token: a graph read back runs the function while its trace is still alive in this process.
+// token: a graph read back runs the function while its registration lives in this process (a SavedModel's
+// loader holds the registrations its library names).
 #pragma once
 
 #include <span>
