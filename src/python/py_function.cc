@@ -21,6 +21,7 @@
 #include "ember/trace/trace_context.h"
 #include "python/py_status.h"
 #include "python/py_tensor.h"
+#include "python/py_tensor_list.h"
 
 namespace nb = nanobind;
 
@@ -410,13 +411,7 @@ void bind_functions(nb::module_& m) {
     region.replay = [callable](std::span<TensorImpl* const> tensors) -> StatusOr<std::vector<TensorRef>> {
       nb::gil_scoped_acquire gil;
       try {
-        nb::list args;
-        for (TensorImpl* t : tensors) {
-          PyObject* wrapped = wrap_tensor(TensorRef(t));
-          if (wrapped == nullptr) throw nb::python_error();
-          args.append(nb::steal(wrapped));
-        }
-        nb::object result = (*callable)(args);
+        nb::object result = (*callable)(wrap_tensor_list(tensors));
         std::vector<TensorRef> out;
         for (nb::handle t : result) out.emplace_back(tensor_arg(t, "custom_gradient output"));
         return out;

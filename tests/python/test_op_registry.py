@@ -176,9 +176,10 @@ def examples():
     table["EnsureShape"] = ([f32()], [[-1, 3], False])
     from ember.ops import script_ops  # the py_func ops call a function the package registered
     # float32 whatever the input's dtype: the gradient checks feed float64 to an op whose Tout says float32
-    doubling = script_ops._register(lambda a: tf.cast(a * 2, tf.float32), [tf.float32])
+    # (the op's handle attribute keeps it registered while the table holds the op's attributes)
+    doubling, handle = script_ops._register(lambda a: tf.cast(a * 2, tf.float32), [tf.float32])
     for name in ("EagerPyFunc", "PyFunc", "PyFuncStateless"):
-        table[name] = ([[f32()]], [doubling, [tf.float32]])
+        table[name] = ([[f32()]], [doubling, [tf.float32], handle])
     from ember.data import staged  # the dataset ops iterate a dataset the package registered
     counting = staged._register(tf.data.Dataset.range(1 << 40))
     table["_dataset"] = counting

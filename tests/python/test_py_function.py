@@ -268,3 +268,260 @@ def test_numpy_function_eager_results_as_tensorflow(func, tout):
         t = {"list1": [tf.float32], "list2": [tf.float32, tf.float32], "empty": [], "single": tf.float32}[tout]
         return tf.numpy_function(func, [tf.constant(1.0)], t)
     _same(case)
+
+
+# ---- how often the function runs for its gradient (TensorFlow's EagerFunc keeps the forward call's tape)
+
+
+def _counting(tf):
+    calls = []
+
+    def cube(v):
+        calls.append(1)
+        return v * v * v
+    return calls, cube
+
+
+def _counting_function():
+    calls, cube = _counting(ember)
+    return calls, ember.function(lambda v: ember.py_function(cube, [v], ember.float32))
+
+
+def test_gradient_inside_a_function_runs_the_function_once_per_call():
+    def case(tf):
+        calls, cube = _counting(tf)
+
+        @tf.function
+        def grad(x):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = tf.py_function(cube, [x], tf.float32)
+            return tape.gradient(y, x)
+        x = tf.constant([1.0, 2.0])
+        first = grad(x)
+        runs_first = len(calls)
+        second = grad(x * 2.0)
+        return first, second, runs_first, len(calls)
+    _same(case)
+
+
+def test_gradient_of_a_function_under_a_tape_replays_the_forward_call():
+    def case(tf):
+        calls, cube = _counting(tf)
+        f = tf.function(lambda v: tf.py_function(cube, [v], tf.float32))
+        x = tf.constant([1.0, -2.0])
+        runs = []
+        for scale in (1.0, 3.0):
+            with tf.GradientTape() as tape:
+                tape.watch(x)
+                y = f(x * scale)
+            runs.append(len(calls))
+            g = tape.gradient(y, x)
+            runs.append(len(calls))
+        return g, runs
+    _same(case)
+
+
+def test_eager_gradient_runs_the_function_once():
+    def case(tf):
+        calls, cube = _counting(tf)
+        x = tf.constant(2.0)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.py_function(cube, [x], tf.float32)
+        runs = len(calls)
+        return tape.gradient(y, x), runs, len(calls)
+    _same(case)
+
+
+def test_second_gradient_of_a_persistent_tape_reruns_the_function():
+    # TensorFlow's gradient pops the kept tape, so a second gradient fails with a KeyError (UnknownError);
+    # ember runs the function again for it.
+    calls, f = _counting_function()
+    x = ember.constant(2.0)
+    tape = ember.GradientTape(persistent=True)
+    with tape:
+        tape.watch(x)
+        y = f(x)
+    assert [float(tape.gradient(y, x)) for _ in range(2)] == [12.0, 12.0]
+    assert len(calls) == 2
+
+
+def test_gradient_of_an_earlier_call_is_not_taken_from_a_later_ones_tape():
+    # Two calls before either gradient: the kept tape is the second call's, so the first call's gradient
+    # runs the function again on its own inputs (TensorFlow would replay the second call's tape).
+    calls, f = _counting_function()
+    x = ember.constant(1.0)
+    with ember.GradientTape(persistent=True) as tape:
+        tape.watch(x)
+        y1 = f(x)
+        y2 = f(x * 2.0)
+    assert float(tape.gradient(y2, x)) == 24.0 and len(calls) == 2
+    assert float(tape.gradient(y1, x)) == 3.0 and len(calls) == 3
+
+
+def test_many_differentiated_py_functions_leave_tapes_for_the_user():
+    # Each kept call holds one of ember's 32 tapes until its gradient: only a few are kept at once.
+    fs = [ember.function(lambda v, k=k: ember.py_function(lambda a: a * float(k), [v], ember.float32))
+          for k in range(40)]
+    x = ember.constant(1.0)
+    for f in fs:  # builds each gradient, then runs the forward alone: its tape is kept
+        with ember.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x)
+        tape.gradient(y, x)
+        f(x)
+    with ember.GradientTape() as tape:
+        tape.watch(x)
+        y = fs[-1](x) + fs[0](x)
+    assert float(tape.gradient(y, x)) == 39.0
+
+
+# ---- the registry releases a traced function with the last graph that has its op
+
+
+def _released(make_function, call):
+    """Traces a function whose py_function closes over an array, drops it, and says whether the callable and
+    the array went (and the handles count went back)."""
+    import gc
+    import weakref
+
+    before = ember._C.py_func_callable_handles()
+
+    class Holder:
+        pass
+    holder = Holder()
+    holder.array = np.ones(1000, np.float32)
+
+    def func(v):
+        return v * holder.array[0]
+    function = make_function(func)
+    assert float(call(function)) == 2.0
+    assert ember._C.py_func_callable_handles() > before
+    refs = weakref.ref(func), weakref.ref(holder)
+    del func, holder, function
+    gc.collect()
+    return [r() is None for r in refs], ember._C.py_func_callable_handles() - before
+
+
+@pytest.mark.parametrize("api", ["py_function", "numpy_function"])
+def test_a_dropped_function_releases_its_py_function(api):
+    def make(func):
+        return ember.function(lambda v: getattr(ember, api)(func, [v], ember.float32))
+    assert _released(make, lambda f: f(ember.constant(2.0))) == ([True, True], 0)
+
+
+def test_a_caller_keeps_the_py_function_of_a_function_it_calls():
+    import gc
+    import weakref
+
+    def plus_one(v):
+        return v + 1.0
+    inner = ember.function(lambda v: ember.py_function(plus_one, [v], ember.float32))
+    outer = ember.function(lambda v: inner(v) * 2.0)
+    x = ember.constant(2.0)
+    assert float(outer(x)) == 6.0
+    ref = weakref.ref(plus_one)
+    del inner, plus_one
+    gc.collect()
+    assert ref() is not None and float(outer(x)) == 6.0
+    del outer
+    gc.collect()
+    assert ref() is None
+
+
+def test_a_function_that_drops_itself_while_running_finishes():
+    import gc
+
+    functions = {}
+
+    def drop_the_function(v):
+        functions.clear()
+        gc.collect()
+        return v + 1.0
+    before = ember._C.py_func_callable_handles()
+    functions["f"] = ember.function(lambda v: ember.py_function(drop_the_function, [v], ember.float32))
+    assert float(functions["f"](ember.constant(1.0))) == 2.0
+    gc.collect()
+    assert not functions and ember._C.py_func_callable_handles() == before
+
+
+def test_differentiated_and_branch_functions_are_released_when_their_caches_sweep():
+    # The forward and backward functions built for a gradient, and a branch's compiled plan, are cached by
+    # their function and dropped in the caches' sweeps: the handles stay bounded as functions come and go.
+    x = ember.constant(1.0)
+    before = ember._C.py_func_callable_handles()
+    for k in range(300):
+        f = ember.function(lambda v, b: ember.cond(
+            b, lambda: ember.py_function(lambda a: a * 2.0, [v], ember.float32), lambda: v))
+        with ember.GradientTape() as tape:
+            tape.watch(x)
+            y = f(x, ember.constant(True))
+        assert float(tape.gradient(y, x)) == 2.0
+    del f, tape, y
+    assert ember._C.py_func_callable_handles() - before < 200
+
+
+# ---- GraphDef export
+
+
+@pytest.mark.parametrize("api", ["py_function", "numpy_function"])
+def test_graph_def_holds_the_token_and_tensorflows_attributes(api):
+    def case(tf):
+        f = tf.function(lambda v: getattr(tf, api)(lambda a: a * 2, [v], tf.float32))
+        graph_def = f.get_concrete_function(tf.TensorSpec([2], tf.float32)).graph.as_graph_def()
+        node = next(n for n in graph_def.node if n.op in ("EagerPyFunc", "PyFunc"))
+        attrs = sorted((k, str(v)) for k, v in node.attr.items() if k != "token")
+        return node.op, node.attr["token"].s.startswith(b"pyfunc_"), attrs
+    _same(case)
+
+
+def test_a_saved_model_loaded_in_the_same_process_keeps_its_py_functions(tmp_path):
+    import gc
+
+    def case(tf):
+        def double(v):
+            return v * 2.0
+        module = tf.Module()
+        module.f = tf.function(lambda v: tf.py_function(double, [v], tf.float32),
+                               input_signature=[tf.TensorSpec([], tf.float32)])
+        path = str(tmp_path / tf.__name__)
+        tf.saved_model.save(module, path)
+        loaded = tf.saved_model.load(path)
+        del module, double
+        gc.collect()
+        return loaded.f(tf.constant(3.0))
+    _same(case)
+
+
+def test_a_call_whose_gradient_was_built_runs_when_every_tape_is_taken():
+    calls, f = _counting_function()
+    x = ember.constant(2.0)
+    with ember.GradientTape() as tape:
+        tape.watch(x)
+        y = f(x)
+    tape.gradient(y, x)
+    held = []
+    while True:
+        try:
+            held.append(ember.GradientTape())
+        except ember.errors.ResourceExhaustedError:
+            break
+    try:
+        assert float(f(x)) == 8.0
+    finally:
+        del held
+
+
+def test_second_derivative_through_a_py_function_in_a_function_is_none():
+    def case(tf):
+        f = tf.function(lambda v: tf.py_function(lambda a: a * a * a, [v], tf.float32))
+        x = tf.constant(2.0)
+        with tf.GradientTape() as outer:
+            outer.watch(x)
+            with tf.GradientTape() as inner:
+                inner.watch(x)
+                y = f(x)
+            dy = inner.gradient(y, x)
+        return dy, outer.gradient(dy, x)
+    _same(case)

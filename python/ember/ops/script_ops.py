@@ -4,14 +4,19 @@ Eagerly they call the function. Inside ``ember.function`` each call becomes an o
 ``EagerPyFunc`` for py_function, ``PyFunc`` / ``PyFuncStateless`` for numpy_function; src/ember/ops/py_func.cc)
 whose ``token`` attribute names the function in ``_registry``; the kernel calls ``_run_token`` (through
 src/python/py_script_ops.cc), on whatever executor thread runs it, with the GIL. A py_function hands the
-function eager tensors and is differentiable: its ops run eagerly on a GradientTape and the op's gradient
-(Note [The gradient of a py_function] in py_func.cc) runs it again on a tape. A numpy_function hands NumPy arrays
-and is not differentiable. Both are stateful (they keep program order with the other stateful ops of the
-function) unless ``numpy_function(stateful=False)``.
+function eager tensors and is differentiable: once a gradient of its op is built, each call runs the function
+on a GradientTape and keeps the tape for the gradient (Note [The gradient of a py_function] in py_func.cc). A
+numpy_function hands NumPy arrays and is not differentiable. Both are stateful (they keep program order with
+the other stateful ops of the function) unless ``numpy_function(stateful=False)``.
+
+``_registry`` holds the functions weakly: each op holds its registration through a handle attribute, so the
+function goes with the last graph that has the op (Note [Who keeps a py_function alive] in ops/py_func.h).
 """
 
+import collections
 import itertools
 import threading
+import weakref
 
 import numpy as np
 
@@ -26,23 +31,40 @@ _GRAD_SUFFIX = "_grad"
 
 
 class _Registered:
-    __slots__ = ("func", "tout")
+    """A traced function: ``recorded`` is (tape, inputs, outputs) of its last call, kept for its gradient."""
+    __slots__ = ("func", "tout", "recorded", "__weakref__")
 
     def __init__(self, func, tout):
         self.func = func
         self.tout = tout
+        self.recorded = None
 
 
-_registry = {}
+_registry = weakref.WeakValueDictionary()  # token -> _Registered, alive while a graph holds its op
 _registry_lock = threading.Lock()
 _tokens = itertools.count(1)
 
 
 def _register(func, tout):
-    token = f"pyfunc_{next(_tokens)}"
+    """A new token for ``func`` and the handle (an op attribute) that keeps it registered."""
+    entry = _Registered(func, tout)
     with _registry_lock:
-        _registry[token] = _Registered(func, tout)
-    return token
+        token = f"pyfunc_{next(_tokens)}"
+        _registry[token] = entry
+    return token, _C.py_func_callable_handle(entry)
+
+
+def registered_in(function_defs):
+    """The registrations still alive of the py_function and numpy_function ops of ``function_defs``
+    (FunctionDef protos, as a SavedModel's library holds them): whoever holds them keeps those ops runnable."""
+    entries = []
+    for function_def in function_defs:
+        for node in function_def.node_def:
+            if node.op in ("EagerPyFunc", "PyFunc", "PyFuncStateless"):
+                entry = _registry.get(node.attr["token"].s.decode())
+                if entry is not None:
+                    entries.append(entry)
+    return entries
 
 
 def _as_dtypes(Tout, api):  # noqa: N803 - TensorFlow's name
@@ -106,10 +128,13 @@ def _tf_type_name(name):  # TensorFlow's messages say "double", "float", "int32"
     return {"float64": "double", "float32": "float", "float16": "half"}.get(name, name)
 
 
-def _run_token(token, eager, inputs):
-    """The kernels' callback: runs the function registered as ``token`` on ``inputs`` (eager tensors)."""
+def _run_token(token, eager, entry, keep_for_gradient, inputs):
+    """The kernels' callback: runs the function registered as ``token`` (``entry``, or when the op has no
+    handle, as in a graph read back from a GraphDef, whatever ``_registry`` still holds) on ``inputs`` (eager
+    tensors); a call whose gradient was built (``keep_for_gradient``) keeps its tape for it."""
     grad_of = token[:-len(_GRAD_SUFFIX)] if token.endswith(_GRAD_SUFFIX) else None
-    entry = _registry.get(grad_of or token)
+    if entry is None:
+        entry = _registry.get(grad_of or token)
     if entry is None:
         return errors.FAILED_PRECONDITION, f"py_function: no function is registered as {token!r}"
     try:
@@ -118,6 +143,8 @@ def _run_token(token, eager, inputs):
         if not eager:
             values = entry.func(*[t.numpy() for t in inputs])
             return _results(values, entry.tout, True, token)
+        if keep_for_gradient:
+            return _call_recorded(entry, token, inputs)
         return _results(entry.func(*inputs), entry.tout, False, token)
     except errors.OpError as e:
         return e.error_code, str(e)
@@ -125,20 +152,81 @@ def _run_token(token, eager, inputs):
         return _error_status(e)
 
 
+# Calls whose tape is kept for a gradient, oldest first (token -> weak reference to its _Registered). Each
+# kept tape holds one of ember's 32 tapes until its gradient takes it, so at most _MAX_RECORDED are kept:
+# the oldest gives its tape up, and its gradient runs the function again.
+_MAX_RECORDED = 8
+_recorded_order = collections.OrderedDict()
+_recorded_lock = threading.RLock()  # reentrant: a weak reference's callback may run while it is held
+
+
+def _watched_inputs(inputs):
+    return [i for i, t in enumerate(inputs) if t.dtype.is_floating or t.dtype.is_complex]
+
+
+def _call_recorded(entry, token, inputs):
+    """Calls the function on a GradientTape and keeps (tape, inputs, outputs) for ``_gradient``, as
+    TensorFlow's EagerFunc keeps them for its graph gradient: the gradient then replays the tape."""
+    from ember.backprop import GradientTape
+
+    with _recorded_lock:
+        if _recorded_order.pop(token, None) is not None:  # this function's earlier call gives its place up
+            entry.recorded = None
+        while len(_recorded_order) >= _MAX_RECORDED:
+            _, oldest = _recorded_order.popitem(last=False)
+            if oldest() is not None:
+                oldest().recorded = None
+    try:
+        tape = GradientTape()
+    except errors.ResourceExhaustedError:  # the user holds every tape: keep nothing, the gradient reruns
+        return _results(entry.func(*inputs), entry.tout, False, token)
+    with tape:
+        for i in _watched_inputs(inputs):
+            tape.watch(inputs[i])
+        outputs = _results(entry.func(*inputs), entry.tout, False, token)
+    with _recorded_lock:
+        entry.recorded = (tape, inputs, outputs)
+        _recorded_order[token] = weakref.ref(entry, lambda _, t=token: _forget_recorded(t))
+    return outputs
+
+
+def _forget_recorded(token):
+    with _recorded_lock:
+        _recorded_order.pop(token, None)
+
+
+def _same_values(recorded, inputs):
+    if len(recorded) != len(inputs):
+        return False
+    for a, b in zip(recorded, inputs):
+        if a.dtype != b.dtype or a.shape != b.shape:
+            return False
+        equal_nan = a.dtype.is_floating or a.dtype.is_complex
+        if not np.array_equal(a.numpy(), b.numpy(), equal_nan=equal_nan):
+            return False
+    return True
+
+
 def _gradient(entry, args):
     """``args`` are the forward inputs followed by the gradients of its outputs; gives the gradients of the
-    floating-point inputs (zeros where an input does not reach the outputs). The function runs again, on a
-    tape: TensorFlow keeps the forward call's tape instead, but a tape held from every forward call until a
-    gradient that may never come would exhaust the tapes (at most 32 live at once)."""
+    floating-point inputs (zeros where an input does not reach the outputs). It replays the tape the forward
+    call kept. When there is none (a second gradient of a persistent tape, which TensorFlow refuses with a
+    KeyError, or a tape given up to newer calls) or it is of another call (one on other inputs since, whose
+    tape TensorFlow would replay all the same), the function runs again, on a new tape."""
     from ember.backprop import GradientTape
 
     n_in = len(args) - len(entry.tout)
     inputs, output_grads = list(args[:n_in]), list(args[n_in:])
-    with GradientTape() as tape:
-        for t in inputs:
-            tape.watch(t)
-        outputs = _results(entry.func(*inputs), entry.tout, False, "py_function")
-    wanted = [i for i, t in enumerate(inputs) if t.dtype.is_floating or t.dtype.is_complex]
+    wanted = _watched_inputs(inputs)
+    with _recorded_lock:
+        recorded, entry.recorded = entry.recorded, None
+    if recorded is not None and _same_values(recorded[1], inputs):
+        tape, inputs, outputs = recorded
+    else:
+        with GradientTape() as tape:
+            for i in wanted:
+                tape.watch(inputs[i])
+            outputs = _results(entry.func(*inputs), entry.tout, False, "py_function")
     grads = tape.gradient(outputs, [inputs[i] for i in wanted], output_gradients=output_grads,
                           unconnected_gradients="zero")
     return [convert_to_tensor(g, dtype=inputs[i].dtype) for g, i in zip(grads, wanted)]
@@ -168,8 +256,8 @@ def py_function(func=None, inp=None, Tout=None, name=None):  # noqa: N803 - Tens
             raise
         except Exception as e:
             raise _as_op_error(e) from e
-    token = _register(func, tout)
-    return _shape_result(_as_list(_EagerPyFunc(inputs, token, tout)), form)
+    token, handle = _register(func, tout)
+    return _shape_result(_as_list(_EagerPyFunc(inputs, token, tout, handle)), form)
 
 
 def numpy_function(func=None, inp=None, Tout=None, stateful=True, name=None):  # noqa: N803
@@ -186,9 +274,9 @@ def numpy_function(func=None, inp=None, Tout=None, stateful=True, name=None):  #
         flat = [None if v is None else convert_to_tensor(v)
                 for v in (values if isinstance(values, (list, tuple)) else [values])]
         return flat[0] if len(flat) == 1 else flat
-    token = _register(func, tout)
+    token, handle = _register(func, tout)
     op = _PyFunc if stateful else _PyFuncStateless
-    return _shape_result(_as_list(op(inputs, token, tout)), form)
+    return _shape_result(_as_list(op(inputs, token, tout, handle)), form)
 
 
 def _as_list(outputs):

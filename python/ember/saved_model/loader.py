@@ -29,6 +29,7 @@ from ember.framework.tensor_spec import TensorSpec
 from ember.function_graph import _PartitionedCall, CarvedFunction
 from ember.lookup import dense_buckets
 from ember.module import Module
+from ember.ops import script_ops
 from ember.saved_model import structure, table_names
 from ember.saved_model.asset import Asset
 from ember.util import nest
@@ -433,6 +434,9 @@ class _Loader:
         self.graph = meta.object_graph_def
         self.options = options
         self.library = {f.signature.name: f for f in meta.graph_def.library.function}
+        # The Python functions of the library's py_function ops, while this process still has them: a
+        # GraphDef names them by token only, and the restored functions (which hold this loader) keep them.
+        self.py_functions = script_ops.registered_in(self.library.values())
         self.objects = {}
         self._checked = set()  # library functions whose calls are known to resolve
 

@@ -25,6 +25,7 @@
 #include "ember/graph/tensor_list_import.h"
 #include "ember/graph/tensor_proto.h"
 #include "ember/ops/graph_ops.h"
+#include "ember/ops/py_func.h"
 #include "ember/ops/registry.h"
 
 namespace ember {
@@ -217,6 +218,7 @@ void write_node_attrs(const Graph& g, const Node& n, AttrMap& attrs) {
   for (size_t i = 0; i < n.attrs.size() && i < op.attrs.size(); ++i) {
     const int k = static_cast<int>(i);
     if (k == shape.unknown_rank) continue;
+    if (op.attrs[i].name == kPyFuncCallableAttr) continue;  // means nothing outside this process
     if (is_resource_op(op) && (k == 0 || op.attrs[i].name == "shape")) continue;  // the variable's
     if (k == shape.shape) {
       bool unknown_rank = std::get<bool>(n.attrs[shape.unknown_rank]);

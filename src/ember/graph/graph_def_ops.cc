@@ -5,6 +5,7 @@
 
 #include "ember/graph/tensor_proto.h"
 #include "ember/ops/graph_ops.h"
+#include "ember/ops/py_func.h"
 
 namespace ember::graph_def_ops {
 namespace {
@@ -321,6 +322,11 @@ void add_derived_attrs(const OpDef& op, std::span<const DType> inputs, std::span
     set_types(out, "Tin", inputs);
     set_types(out, "Tout", outputs);
     out["f"].mutable_func()->set_name(std::get<std::string>(attrs[op.attr_index("f")]));
+    return;
+  }
+  if (op.attr_index(kPyFuncCallableAttr) >= 0) {  // EagerPyFunc, PyFunc, PyFuncStateless
+    set_types(out, "Tin", inputs);
+    if (op.name == "EagerPyFunc") out["is_async"].set_b(false);
     return;
   }
   const size_t declared = op.inputs.size();
