@@ -235,3 +235,29 @@ def test_complex_and_real_operands_do_not_mix():
     for m in (tf, real_tf):
         with pytest.raises(m.errors.InvalidArgumentError, match="MatrixSolve"):
             m.linalg.solve(m.constant(np.eye(2, dtype=np.complex64)), m.constant(np.ones((2, 1), np.float32)))
+
+
+def test_tensorflow_runs_an_exported_complex_linalg_graph(rng):
+    """ember's GraphDef of the complex ops imports into TensorFlow and gives ember's values (phase-free parts
+    of the factors: |u|^2 as u * conj(u)). The Svd node's s is complex, as TensorFlow's op; svd's Real of it
+    is left out because ember writes Real, Imag, ComplexAbs and Angle nodes without their Tout attribute,
+    which TensorFlow then reads as float32 (wrong for complex128)."""
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3, 3], tf.complex128)])
+    def f(x):
+        sign, logabs = tf.linalg.slogdet(x)
+        s, u, _ = tf.raw_ops.Svd(input=x)
+        r = tf.linalg.qr(x)[1]
+        return (tf.linalg.inv(x) + tf.linalg.solve(x, x, adjoint=True) + tf.linalg.triangular_solve(x, x)
+                + tf.linalg.cholesky(x) + tf.linalg.band_part(x, 0, 1), s, u * tf.math.conj(u),
+                r * tf.math.conj(r), tf.linalg.eigh(x)[0], sign * logabs, tf.linalg.det(x),
+                tf.math.segment_prod(x[0], [0, 0, 1]))
+
+    graph = f.get_concrete_function().graph
+    graph_def = real_tf.compat.v1.GraphDef.FromString(graph.as_graph_def().SerializeToString())
+    wrapped = real_tf.compat.v1.wrap_function(lambda: real_tf.compat.v1.import_graph_def(graph_def, name=""), [])
+    run = wrapped.prune(feeds=[graph.inputs[0].name], fetches=[t.name for t in graph.outputs])
+    a = _hermitian_pd(rng, (2, 3, 3))
+    for theirs, ours in zip(run(real_tf.constant(a)), f(a)):
+        assert theirs.dtype.name == ours.dtype.name
+        np.testing.assert_allclose(theirs.numpy(), np.asarray(ours), rtol=1e-10, atol=1e-12)

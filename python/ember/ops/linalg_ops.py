@@ -95,8 +95,13 @@ def qr(input, full_matrices=False, name=None):  # noqa: A002 - TF's name
 
 
 def svd(tensor, full_matrices=False, compute_uv=True, name=None):
-    """s (descending), and with compute_uv (s, u, v) with A = u diag(s) v^T, as TensorFlow orders them."""
+    """s (descending), and with compute_uv (s, u, v) with A = u diag(s) v^H, as TensorFlow orders them.
+
+    s is real (float32 for complex64): the Svd op gives it in the input's dtype, as TensorFlow's, and this
+    takes its real part, as TensorFlow's svd does."""
     s, u, v = _Svd(_t(tensor), bool(compute_uv), bool(full_matrices))
+    if s.dtype.is_complex:
+        s = math_ops.real(s)
     return (s, u, v) if compute_uv else s
 
 

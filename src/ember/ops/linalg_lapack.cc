@@ -705,13 +705,10 @@ Status svd_shape(InferContext& ctx) {
   const Shape& s = ctx.inputs[0].shape;
   EMBER_RETURN_IF_ERROR(matrix_rank_check("Svd", s));
   const DType dt = ctx.inputs[0].dtype;
-  // The singular values are real: float32 for complex64, as TensorFlow's.
-  const DType sv_dt = is_complex(dt) ? real_dtype(dt) : dt;
   const bool uv = ctx.attr_bool(0), full = ctx.attr_bool(1);
   if (!s.rank_known()) {
     for (int i = 0; i < 3; ++i)
-      ctx.outputs.push_back(
-          TensorSpec{i == 0 ? sv_dt : dt, i == 0 || uv ? Shape::unknown_rank() : Shape({0})});
+      ctx.outputs.push_back(TensorSpec{dt, i == 0 || uv ? Shape::unknown_rank() : Shape({0})});
     return Status::OK();
   }
   const int64_t m = s.dim(s.rank() - 2), n = s.dim(s.rank() - 1), p = min_dim(m, n);
@@ -721,7 +718,7 @@ Status svd_shape(InferContext& ctx) {
   u.push_back(full ? m : p);
   v.push_back(n);
   v.push_back(full ? n : p);
-  ctx.outputs.push_back(TensorSpec{sv_dt, sv});
+  ctx.outputs.push_back(TensorSpec{dt, sv});
   ctx.outputs.push_back(TensorSpec{dt, uv ? u : Shape({0})});
   ctx.outputs.push_back(TensorSpec{dt, uv ? v : Shape({0})});
   return Status::OK();
@@ -746,12 +743,14 @@ Status svd_kernel(KernelContext& ctx) {
       kIsComplex<T> ? std::max<int64_t>(1, static_cast<int64_t>(p) * std::max(5 * p + 7, 2 * big + 2 * p + 1))
                     : 1);
   const int ldu = std::max(1, m), ldvt = std::max(1, vrows);
-  using R = Real<T>;
+  // The singular values are real; the output has the input's dtype (TensorFlow's Svd op; tf.linalg.svd
+  // takes their real part).
+  std::vector<Real<T>> sv(std::max(1, p));
   T work_size = 0;
   int info = 0;
   if (count > 0)
-    gesdd(jobz, m, n, a.data(), ctx.output(0).mutable_data<R>(), u.data(), ldu, vt.data(), ldvt, &work_size,
-          -1, rwork.data(), iwork.data(), &info);
+    gesdd(jobz, m, n, a.data(), sv.data(), u.data(), ldu, vt.data(), ldvt, &work_size, -1, rwork.data(),
+          iwork.data(), &info);
   std::vector<T> work(std::max<int64_t>(1, static_cast<int64_t>(std::real(work_size))));
   if (count == 0 && uv && full) {
     // An empty matrix's full U and V are identities (as TensorFlow gives), not whatever the buffers held.
@@ -769,19 +768,20 @@ Status svd_kernel(KernelContext& ctx) {
     const T* src = in.data<T>() + b * m64 * n64;
     for (int i = 0; i < m; ++i)
       for (int j = 0; j < n; ++j) a[static_cast<size_t>(j) * m + i] = src[i * n + j];
-    R* s = ctx.output(0).mutable_data<R>() + b * p;
+    T* s = ctx.output(0).mutable_data<T>() + b * p;
     if (!all_finite(src, m64 * n64)) {  // the decomposition of such a matrix is NaN throughout
       const T nan = nan_of<T>();
-      std::fill(s, s + p, nan_of<R>());
+      std::fill(s, s + p, nan);
       if (uv) {
         std::fill_n(ctx.output(1).mutable_data<T>() + b * m64 * ucols, m64 * ucols, nan);
         std::fill_n(ctx.output(2).mutable_data<T>() + b * n64 * vrows, n64 * vrows, nan);
       }
       continue;
     }
-    gesdd(jobz, m, n, a.data(), s, u.data(), ldu, vt.data(), ldvt, work.data(), static_cast<int>(work.size()),
-          rwork.data(), iwork.data(), &info);
+    gesdd(jobz, m, n, a.data(), sv.data(), u.data(), ldu, vt.data(), ldvt, work.data(),
+          static_cast<int>(work.size()), rwork.data(), iwork.data(), &info);
     if (info != 0) return invalid_argument("Svd: the decomposition of matrix ", b, " did not converge");
+    std::copy(sv.begin(), sv.begin() + p, s);
     if (!uv) continue;
     T* uo = ctx.output(1).mutable_data<T>() + b * m64 * ucols;
     for (int i = 0; i < m; ++i)
@@ -950,15 +950,14 @@ void qr_grad(GradContext& c) {
 
 // A = U diag(s) V^H (TensorFlow's rule, on the reduced factors): with F_ij = 1 / (s_j^2 - s_i^2) off the
 // diagonal, dA = U (diag(ds) + (F o U^H dU + its adjoint) S + S (F o V^H dV + its adjoint)) V^H, plus
-// U S^-1 (dV^H - dV^H V V^H) when M < N; a tall matrix is handled as its adjoint. For complex A, s (real)
-// and ds are cast to A's dtype, and TensorFlow adds U S^-1 (L^H - L) V^H / 2 with L = I o (V^H dV).
+// U S^-1 (dV^H - dV^H V V^H) when M < N; a tall matrix is handled as its adjoint. For complex A (whose s
+// holds real values in A's dtype), TensorFlow adds U S^-1 (L^H - L) V^H / 2 with L = I o (V^H dV).
 void svd_grad(GradContext& c) {
   const GradTensor a = c.input(0);
   const Shape& as = a.shape();
   if (!as.rank_known())
     check_ok(make_error(Code::kUnimplemented, "Svd: the gradient needs the rank of the input"));
-  auto in_a_dtype = [&](const GradTensor& x) { return complex_grad(a) ? cast(x, a.dtype()) : x; };
-  const GradTensor ds = in_a_dtype(c.grad(0));
+  const GradTensor ds = c.grad(0);
   const int64_t m = as.dim(as.rank() - 2), n = as.dim(as.rank() - 1);
   const bool uv = c.attr_bool(0);
   if (!uv) {
@@ -972,7 +971,7 @@ void svd_grad(GradContext& c) {
                         "Svd: no gradient for full_matrices=True with a non-square matrix, got ",
                         as.to_string()));
   auto oriented = [&](bool tall) {
-    const GradTensor s = in_a_dtype(c.output(0));
+    const GradTensor s = c.output(0);
     const GradTensor u = tall ? c.output(2) : c.output(1), v = tall ? c.output(1) : c.output(2);
     const GradTensor du = tall ? c.grad(2) : c.grad(1), dv = tall ? c.grad(1) : c.grad(2);
     const GradTensor s2 = s * s;

@@ -1,6 +1,6 @@
-// The LAPACK ops' shape functions (ops/linalg_lapack.cc) in the mini-language, for the dtypes whose outputs
-// differ from their input's: complex Svd gives real singular values, complex SelfAdjointEigV2 and
-// LogMatrixDeterminant keep the complex dtype, as TensorFlow's. Values and gradients are compared with
+// The LAPACK ops' shape functions (ops/linalg_lapack.cc) in the mini-language for complex inputs: every
+// output keeps the complex dtype, as TensorFlow's ops (Svd's and SelfAdjointEigV2's real values too; the
+// Python functions take the real part of Svd's s). Values and gradients are compared with
 // TensorFlow in tests/python/test_linalg.py and test_linalg_complex.py.
 #include <gtest/gtest.h>
 
@@ -11,12 +11,13 @@ namespace {
 
 std::vector<AttrValue> Flags(bool a, bool b) { return {AttrValue(a), AttrValue(b)}; }
 
-TEST(LapackShapes, SvdOfComplexHasRealSingularValues) {
-  INFER_OK("Svd", "[2,5,3]:complex64", Flags(true, false), "[2,3];[2,5,3]:complex64;[2,3,3]:complex64");
-  INFER_OK("Svd", "[4,6]:complex128", Flags(true, true), "[4]:float64;[4,4]:complex128;[6,6]:complex128");
-  INFER_OK("Svd", "[3,3]:complex64", Flags(false, false), "[3];[0]:complex64;[0]:complex64");
+TEST(LapackShapes, SvdOfComplexKeepsTheDtype) {
+  INFER_OK("Svd", "[2,5,3]:complex64", Flags(true, false),
+           "[2,3]:complex64;[2,5,3]:complex64;[2,3,3]:complex64");
+  INFER_OK("Svd", "[4,6]:complex128", Flags(true, true), "[4]:complex128;[4,4]:complex128;[6,6]:complex128");
+  INFER_OK("Svd", "[3,3]:complex64", Flags(false, false), "[3]:complex64;[0]:complex64;[0]:complex64");
   INFER_OK("Svd", "?:complex128", Flags(true, false),
-           "<unknown>:float64;<unknown>:complex128;<unknown>:complex128");
+           "<unknown>:complex128;<unknown>:complex128;<unknown>:complex128");
   INFER_OK("Svd", "[2,5,3]:float64", Flags(true, false), "[2,3]:float64;[2,5,3]:float64;[2,3,3]:float64");
 }
 
