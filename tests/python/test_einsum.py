@@ -145,15 +145,18 @@ def test_raw_op_matches_tensorflow_eagerly_and_in_a_function(equation, operands)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
-def test_gradients_inside_function_match_tensorflow():
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
+def test_gradients_inside_function_match_tensorflow(dtype):
     x, y = f(2, 3, 4), f(4, 5)
+    if dtype == "complex64":
+        x, y = _complex(x), _complex(y)
     results = []
     for lib, wrap in ((real_tf, real_tf.function), (em, em.function)):
         def step(a, b):
             with lib.GradientTape() as tape:
                 tape.watch([a, b])
                 z = lib.einsum("b...i,ij->...bj", a, b)
-                loss = lib.reduce_sum(z * z)
+                loss = lib.reduce_sum(lib.abs(z) ** 2) if dtype == "complex64" else lib.reduce_sum(z * z)
             return tape.gradient(loss, [a, b])
         results.append([g.numpy() for g in wrap(step)(lib.constant(x), lib.constant(y))])
     for got, want in zip(results[1], results[0]):
