@@ -1,12 +1,14 @@
 // Matrix factorizations and solves through LAPACK (docs/linalg.md): MatrixInverse, MatrixDeterminant,
 // LogMatrixDeterminant, Cholesky, MatrixSolve, MatrixTriangularSolve, SelfAdjointEigV2, Qr, Svd, plus
 // MatrixBandPart (which their gradients need). Every op works on the last two dims and loops over the
-// leading (batch) dims.
+// leading (batch) dims, for float32, float64, complex64 and complex128 (LAPACK's s/d/c/z routines).
 // Registered from register_linalg_ops (linalg.cc).
 //
 // Note [Row-major into LAPACK]: LAPACK reads column-major storage, so ember's row-major matrix A reaches it
 // as A^T. Each kernel picks the routine argument that makes that transpose cancel (inv(A^T) = inv(A)^T,
-// det(A^T) = det(A), the Cholesky factor of a symmetric A from uplo='U', ...) instead of copying.
+// det(A^T) = det(A), the Cholesky factor of a symmetric A from uplo='U', ...) instead of copying. For
+// complex matrices A^T is not the adjoint A^H: a Hermitian A reaches LAPACK as conj(A), so the kernels
+// conjugate where an adjoint is asked for or where conj(A)'s factors differ from A's (eigenvectors).
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -166,8 +168,7 @@ EMBER_LAPACK_OVERLOADS(cfloat, c)
 EMBER_LAPACK_OVERLOADS(cdouble, z)
 #undef EMBER_LAPACK_OVERLOADS
 
-// The orthogonal (real) and unitary (complex) routines differ in name and in the complex ones' extra real
-// workspace `rwork`, which the real overloads ignore.
+// Q from geqrf's reflectors: orthogonal (orgqr) for real matrices, unitary (ungqr) for complex ones.
 void orgqr(int m, int n, int k, float* a, const float* tau, float* work, int lwork, int* info) {
   sorgqr_(&m, &n, &k, a, &m, tau, work, &lwork, info);
 }
@@ -182,7 +183,8 @@ void orgqr(int m, int n, int k, cdouble* a, const cdouble* tau, cdouble* work, i
 }
 
 // Eigen decomposition of a symmetric (syevd) or Hermitian (heevd) matrix from its column-major upper
-// triangle; eigenvalues `w` are real.
+// triangle; eigenvalues `w` are real. The complex routines (here and gesdd's) take an extra real workspace
+// `rwork`, which the real overloads ignore.
 void syevd(char jobz, int n, float* a, float* w, float* work, int lwork, float*, int, int* iwork, int liwork,
            int* info) {
   const char uplo = 'U';
