@@ -484,6 +484,26 @@ def test_graph_def_round_trips_complex_constants_through_tensorflow():
     np.testing.assert_array_equal(value, x)
 
 
+@pytest.mark.parametrize("dtype", [tf.complex64, tf.complex128], ids=lambda d: d.name)
+def test_tensorflow_runs_embers_graph_of_the_parts_ops(dtype):
+    """Real, Imag, ComplexAbs, Angle and Complex nodes carry their Tout, without which TensorFlow reads
+    float32 (complex64 for Complex) and refuses a complex128 graph."""
+
+    @tf.function(input_signature=[tf.TensorSpec([3], dtype)])
+    def f(z):
+        return (tf.math.real(z), tf.math.imag(z), tf.abs(z), tf.math.angle(z),
+                tf.complex(tf.math.imag(z), tf.math.real(z)))
+
+    graph = f.get_concrete_function().graph
+    graph_def = real_tf.compat.v1.GraphDef.FromString(graph.as_graph_def().SerializeToString())
+    wrapped = real_tf.compat.v1.wrap_function(lambda: real_tf.compat.v1.import_graph_def(graph_def, name=""), [])
+    run = wrapped.prune(feeds=[graph.inputs[0].name], fetches=[t.name for t in graph.outputs])
+    x = cplx([3], dtype.as_numpy_dtype)
+    for theirs, ours in zip(run(real_tf.constant(x)), f(x)):
+        assert theirs.dtype.name == ours.dtype.name
+        np.testing.assert_allclose(theirs.numpy(), ours.numpy(), rtol=1e-6)
+
+
 def test_checkpoints_are_readable_by_tensorflow(tmp_path):
     x = cplx([3, 2], np.complex128)
     v = tf.Variable(x)

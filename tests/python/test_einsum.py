@@ -76,18 +76,28 @@ def test_matches_tensorflow_and_numpy(equation, operands):
 GRADIENT_CASES = BASIC[:8] + TABLE[:6] + TABLE[8:12]
 
 
+def _complex(x):
+    """Complex64 operands from float32 ones (the imaginary parts a shifted copy)."""
+    return (x + 1j * np.roll(x, 1)).astype(np.complex64) if np.ndim(x) else np.complex64(x + 0.5j)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
 @pytest.mark.parametrize("equation, operands", GRADIENT_CASES, ids=[e for e, _ in GRADIENT_CASES])
-def test_gradients_match_tensorflow(equation, operands):
-    grads = []
+def test_gradients_match_tensorflow(equation, operands, dtype):
+    """Complex operands: the product conjugates nothing; the gradient is TensorFlow's dz * conj(other)."""
+    if dtype == "complex64":
+        operands = [_complex(x) for x in operands]
+    results = []
     for lib in (real_tf, em):
         xs = [lib.constant(x) for x in operands]
         with lib.GradientTape() as tape:
             for x in xs:
                 tape.watch(x)
             y = lib.einsum(equation, *xs)
-            loss = lib.reduce_sum(y * y)
-        grads.append([g.numpy() for g in tape.gradient(loss, xs)])
-    for got, want in zip(grads[1], grads[0]):
+            loss = lib.reduce_sum(lib.abs(y) ** 2) if dtype == "complex64" else lib.reduce_sum(y * y)
+        results.append([y.numpy()] + [g.numpy() for g in tape.gradient(loss, xs)])
+    for got, want in zip(results[1], results[0]):
+        assert got.dtype == want.dtype == np.dtype(dtype)
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
 
 
@@ -135,15 +145,18 @@ def test_raw_op_matches_tensorflow_eagerly_and_in_a_function(equation, operands)
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
 
 
-def test_gradients_inside_function_match_tensorflow():
+@pytest.mark.parametrize("dtype", ["float32", "complex64"])
+def test_gradients_inside_function_match_tensorflow(dtype):
     x, y = f(2, 3, 4), f(4, 5)
+    if dtype == "complex64":
+        x, y = _complex(x), _complex(y)
     results = []
     for lib, wrap in ((real_tf, real_tf.function), (em, em.function)):
         def step(a, b):
             with lib.GradientTape() as tape:
                 tape.watch([a, b])
                 z = lib.einsum("b...i,ij->...bj", a, b)
-                loss = lib.reduce_sum(z * z)
+                loss = lib.reduce_sum(lib.abs(z) ** 2) if dtype == "complex64" else lib.reduce_sum(z * z)
             return tape.gradient(loss, [a, b])
         results.append([g.numpy() for g in wrap(step)(lib.constant(x), lib.constant(y))])
     for got, want in zip(results[1], results[0]):
@@ -200,3 +213,4 @@ def test_einsum_errors(case):
         EINSUM_ERRORS[case](em)
     with pytest.raises((ValueError, real_tf.errors.InvalidArgumentError)):
         EINSUM_ERRORS[case](real_tf)
+

@@ -390,3 +390,58 @@ def test_dynamic_partition_refuses_absurd_partition_counts():
     # Found by the API fuzzer: 2^63 partitions (one output each) hung.
     with pytest.raises(ValueError, match="num_partitions must be in"):
         em.dynamic_partition([1, 2], [0, 1], 2 ** 63)
+
+
+# ---- Complex data in the segment reductions TensorFlow 2.21 declares for it: the sorted sums, means and
+# products and UnsortedSegmentProd (UnsortedSegmentSum already took complex values). Gradients are
+# TensorFlow's, whose product rules do not conjugate (dy times the product of the segment's other rows).
+
+COMPLEX_SEGMENT_DATA = (RNG.standard_normal((6, 3)) + 1j * RNG.standard_normal((6, 3)))
+COMPLEX_SEGMENT_DATA[2, 1] = 0  # one zero in a segment, and a segment with two zeros
+COMPLEX_SEGMENT_DATA[4, 0] = COMPLEX_SEGMENT_DATA[5, 0] = 0
+SORTED_IDS = np.array([0, 0, 1, 3, 3, 3], np.int32)  # segment 2 is empty
+UNSORTED_IDS = np.array([2, 0, 2, -1, 1, 1], np.int32)  # -1 drops its row; segment 3 is empty
+
+COMPLEX_SEGMENT_CASES = {
+    "segment_sum": lambda lib, x: lib.math.segment_sum(x, SORTED_IDS),
+    "segment_mean": lambda lib, x: lib.math.segment_mean(x, SORTED_IDS),
+    "segment_prod": lambda lib, x: lib.math.segment_prod(x, SORTED_IDS),
+    "unsorted_segment_sum": lambda lib, x: lib.math.unsorted_segment_sum(x, UNSORTED_IDS, 4),
+    "unsorted_segment_prod": lambda lib, x: lib.math.unsorted_segment_prod(x, UNSORTED_IDS, 4),
+}
+
+
+def _complex_segment_loss(lib, fn, x):
+    with lib.GradientTape() as tape:
+        tape.watch(x)
+        y = fn(lib, x)
+        loss = lib.reduce_sum(lib.abs(y * (1.5 - 0.5j)) ** 2)
+    return y, tape.gradient(loss, x)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128], ids=lambda d: d.__name__)
+@pytest.mark.parametrize("case", sorted(COMPLEX_SEGMENT_CASES))
+def test_complex_segments_match_tensorflow(case, dtype):
+    fn = COMPLEX_SEGMENT_CASES[case]
+    data = COMPLEX_SEGMENT_DATA.astype(dtype)
+    tol = 1e-5 if dtype == np.complex64 else 1e-12
+    want_y, want_g = _complex_segment_loss(real_tf, fn, real_tf.constant(data))
+    got_y, got_g = _complex_segment_loss(em, fn, em.constant(data))
+    assert got_y.dtype.name == want_y.dtype.name and got_g.dtype.name == want_g.dtype.name
+    np.testing.assert_allclose(got_y.numpy(), want_y.numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(got_g.numpy(), want_g.numpy(), rtol=tol, atol=tol)
+    traced = em.function(lambda x: _complex_segment_loss(em, fn, x),
+                         input_signature=[em.TensorSpec([None, 3], em.as_dtype(dtype))])
+    fy, fg = traced(em.constant(data))
+    np.testing.assert_allclose(fy.numpy(), got_y.numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(fg.numpy(), got_g.numpy(), rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("name", ["segment_max", "segment_min", "unsorted_segment_max", "unsorted_segment_min",
+                                  "unsorted_segment_mean", "unsorted_segment_sqrt_n"])
+def test_complex_segments_tensorflow_refuses_are_refused(name):
+    data = COMPLEX_SEGMENT_DATA.astype(np.complex64)
+    args = (SORTED_IDS,) if name.startswith("segment") else (UNSORTED_IDS, 4)
+    for lib in (real_tf, em):
+        with pytest.raises(lib.errors.InvalidArgumentError, match="complex64"):
+            getattr(lib.math, name)(data, *args)

@@ -331,6 +331,9 @@ def test_l2_normalize_and_eye():
 # composed from them, against TensorFlow 2.21.
 
 import tensorflow as real_tf  # noqa: E402
+from linalg_testing import both as _both  # noqa: E402
+from linalg_testing import check_finite_differences, check_traced_like_eager  # noqa: E402
+from linalg_testing import loss_gradient as _loss_gradient  # noqa: E402
 
 LAPACK_TOL = {np.float32: 2e-4, np.float64: 1e-10}
 
@@ -348,11 +351,6 @@ def _spd(rng, shape, dtype):
 def _close(actual, expected, dtype):
     tol = LAPACK_TOL[np.dtype(dtype).type]
     np.testing.assert_allclose(np.asarray(actual), np.asarray(expected), rtol=tol, atol=tol)
-
-
-def _both(fn, *args):
-    """fn(tf_module, *args) run with ember and with TensorFlow."""
-    return fn(tf, *args), fn(real_tf, *args)
 
 
 UNARY_CASES = {
@@ -442,14 +440,6 @@ GRAD_CASES = {
 }
 
 
-def _loss_gradient(m, fn, x):
-    x = m.constant(x)
-    with m.GradientTape() as tape:
-        tape.watch(x)
-        y = m.reduce_sum(m.sin(fn(m, x)))
-    return y, tape.gradient(y, x)
-
-
 @pytest.mark.parametrize("case", sorted(GRAD_CASES))
 def test_gradients_match_tensorflow_and_finite_differences(case, rng):
     fn, make = GRAD_CASES[case]
@@ -461,10 +451,7 @@ def test_gradients_match_tensorflow_and_finite_differences(case, rng):
     d = rng.uniform(-1, 1, x.shape)
     if case.startswith("cholesky"):
         d = d + _t(d)
-    eps = 1e-6
-    f = lambda z: _loss_gradient(tf, fn, z)[0].numpy()  # noqa: E731
-    numeric = (f(x + eps * d) - f(x - eps * d)) / (2 * eps)
-    np.testing.assert_allclose(np.sum(ours.numpy() * d), numeric, rtol=1e-6, atol=1e-7)
+    check_finite_differences(fn, x, ours.numpy(), d)
 
 
 @pytest.mark.parametrize("case", ["inv", "det", "slogdet", "cholesky", "solve", "triangular_solve", "trace"])
@@ -472,14 +459,7 @@ def test_unknown_dims_in_function_match_eager(case, rng):
     fn, make = GRAD_CASES[case]
     x = make(rng, (2, 3, 3), np.float64)
 
-    @tf.function(input_signature=[tf.TensorSpec([None, None, None], tf.float64)])
-    def traced(v):
-        return _loss_gradient(tf, fn, v)
-
-    y, g = traced(tf.constant(x))
-    ey, eg = _loss_gradient(tf, fn, x)
-    np.testing.assert_allclose(y.numpy(), ey.numpy(), rtol=1e-12)
-    np.testing.assert_allclose(g.numpy(), eg.numpy(), rtol=1e-12, atol=1e-12)
+    check_traced_like_eager(fn, x, tf.float64, rtol=1e-12, atol=1e-12)
 
 
 def test_singular_and_special_inputs_as_tensorflow():
@@ -596,12 +576,8 @@ def test_decomposition_gradients_match_tensorflow_and_finite_differences(case, r
     d = rng.uniform(-1, 1, x.shape)
     if case.startswith("eig"):
         d = d + _t(d)
-    eps = 1e-6
-    f = lambda z: _loss_gradient(tf, fn, z)[0].numpy()  # noqa: E731
-    numeric = (f(x + eps * d) - f(x - eps * d)) / (2 * eps)
     # The gradient is folded onto the lower triangle that eigh reads; a symmetric step sees it whole.
-    np.testing.assert_allclose(np.sum(ours.numpy() * (np.tril(d) if case.startswith("eig") else d)), numeric,
-                               rtol=1e-6, atol=1e-7)
+    check_finite_differences(fn, x, ours.numpy(), d, np.tril(d) if case.startswith("eig") else d)
 
 
 @pytest.mark.parametrize("case", ["eigh", "qr_tall", "svd_tall", "svd_wide", "svd_values"])
@@ -611,14 +587,7 @@ def test_decomposition_gradients_with_unknown_dims(case, rng):
     if case.startswith("eig"):
         x = x + _t(x)
 
-    @tf.function(input_signature=[tf.TensorSpec([None] * len(shape), tf.float64)])
-    def traced(v):
-        return _loss_gradient(tf, fn, v)
-
-    y, g = traced(tf.constant(x))
-    ey, eg = _loss_gradient(tf, fn, x)
-    np.testing.assert_allclose(y.numpy(), ey.numpy(), rtol=1e-12)
-    np.testing.assert_allclose(g.numpy(), eg.numpy(), rtol=1e-10, atol=1e-12)
+    check_traced_like_eager(fn, x, tf.float64, rtol=1e-10, atol=1e-12)
 
 
 def test_decomposition_errors_name_the_op():

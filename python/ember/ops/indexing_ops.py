@@ -174,9 +174,17 @@ def _segment_counts(data, segment_ids, num_segments):
     return _Reshape(count, [-1] + [1] * extra) if extra else count
 
 
+def _refuse_complex(data, op_name):
+    """TensorFlow composes these of Maximum, which refuses complex values; ember says so by the op's name."""
+    if data.dtype.is_complex:
+        raise errors.InvalidArgumentError(None, None, f"{op_name}: data must be a real number type, got "
+                                          f"{data.dtype.name} (TensorFlow refuses complex data here too)")
+
+
 def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
     """The mean of data's rows per segment (an empty segment: 0)."""
     data = _tensor(data)
+    _refuse_complex(data, "UnsortedSegmentMean")
     segment_ids = _segment_ids(segment_ids, "UnsortedSegmentMean")
     total = unsorted_segment_sum(data, segment_ids, num_segments)
     count = _segment_counts(data, segment_ids, num_segments)
@@ -186,6 +194,7 @@ def unsorted_segment_mean(data, segment_ids, num_segments, name=None):
 def unsorted_segment_sqrt_n(data, segment_ids, num_segments, name=None):
     """The sum of data's rows per segment over the square root of its row count (an empty segment: 0)."""
     data = _tensor(data)
+    _refuse_complex(data, "UnsortedSegmentSqrtN")
     segment_ids = _segment_ids(segment_ids, "UnsortedSegmentSqrtN")
     total = unsorted_segment_sum(data, segment_ids, num_segments)
     count = _segment_counts(data, segment_ids, num_segments)

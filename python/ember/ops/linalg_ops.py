@@ -50,23 +50,31 @@ def cholesky(input, name=None):  # noqa: A002 - TF's name
     return _Cholesky(_t(input))
 
 
+def _rhs(rhs, matrix):
+    """A Python or NumPy rhs takes the matrix's dtype; a tensor of another dtype is the op's
+    InvalidArgumentError, as in TensorFlow, not a conversion error."""
+    return rhs if isinstance(rhs, Tensor) else _t(rhs, matrix.dtype)
+
+
 def solve(matrix, rhs, adjoint=False, name=None):
     matrix = _t(matrix)
-    return _MatrixSolve(matrix, _t(rhs, matrix.dtype), bool(adjoint))
+    return _MatrixSolve(matrix, _rhs(rhs, matrix), bool(adjoint))
 
 
 def triangular_solve(matrix, rhs, lower=True, adjoint=False, name=None):
     matrix = _t(matrix)
-    return _MatrixTriangularSolve(matrix, _t(rhs, matrix.dtype), bool(lower), bool(adjoint))
+    return _MatrixTriangularSolve(matrix, _rhs(rhs, matrix), bool(lower), bool(adjoint))
 
 
 def logdet(matrix, name=None):
-    """log det of each Hermitian positive definite matrix: twice the log of its Cholesky factor's diagonal."""
-    return 2.0 * math_ops.reduce_sum(math_ops.log(diag_part(cholesky(matrix))), -1)
+    """log det of each Hermitian positive definite matrix: twice the log of its Cholesky factor's diagonal.
+
+    Real for a complex matrix (float32 for complex64), as TensorFlow's: the factor's diagonal is real."""
+    return 2.0 * math_ops.reduce_sum(math_ops.log(math_ops.real(diag_part(cholesky(matrix)))), -1)
 
 
 def cholesky_solve(chol, rhs, name=None):
-    """X with (L L^T) X = rhs for the Cholesky factor L: two triangular solves, as TensorFlow does."""
+    """X with (L L^H) X = rhs for the Cholesky factor L: two triangular solves, as TensorFlow does."""
     y = triangular_solve(chol, rhs, lower=True, adjoint=False)
     return triangular_solve(chol, y, lower=True, adjoint=True)
 
@@ -87,14 +95,21 @@ def qr(input, full_matrices=False, name=None):  # noqa: A002 - TF's name
 
 
 def svd(tensor, full_matrices=False, compute_uv=True, name=None):
-    """s (descending), and with compute_uv (s, u, v) with A = u diag(s) v^T, as TensorFlow orders them."""
+    """s (descending), and with compute_uv (s, u, v) with A = u diag(s) v^H, as TensorFlow orders them.
+
+    s is real (float32 for complex64): the Svd op gives it in the input's dtype, as TensorFlow's, and this
+    takes its real part, as TensorFlow's svd does."""
     s, u, v = _Svd(_t(tensor), bool(compute_uv), bool(full_matrices))
+    if s.dtype.is_complex:
+        s = math_ops.real(s)
     return (s, u, v) if compute_uv else s
 
 
 def pinv(a, rcond=None, validate_args=False, name=None):
     """Moore-Penrose pseudo-inverse from the SVD: singular values below rcond * max(s) count as zero."""
     a = _t(a)
+    if not a.dtype.is_floating:  # TensorFlow's check, complex included
+        raise TypeError(f"Input `a` must have `float`-like `dtype` (saw {a.dtype.name}).")
     m, n = _static_dims(a)
     if m is None or n is None:
         raise ValueError(f"pinv: the matrix's last two dims must be known, got shape {a.shape}")
@@ -139,21 +154,27 @@ def trace(x, name=None):
 
 
 def lstsq(matrix, rhs, l2_regularizer=0.0, fast=True, name=None):
-    """Least squares through the regularized normal equations and a Cholesky factor (TensorFlow's fast path)."""
+    """Least squares through the regularized normal equations and a Cholesky factor (TensorFlow's fast path).
+
+    The normal equations use A^H A (or A A^H), so complex matrices solve as TensorFlow's."""
     if not fast:
         raise errors.UnimplementedError(None, None, "MatrixSolveLs: only fast=True (the normal equations) is "
                                         "supported")
     a = _t(matrix)
+    if a.dtype == dtypes.complex128 and not (isinstance(l2_regularizer, (int, float)) and l2_regularizer == 0):
+        # TensorFlow 2.21 refuses this case (its accuracy bug), so a program that runs on ember runs on it.
+        raise NotImplementedError("matrix_solve_ls is currently disabled for complex128 and l2_regularizer != 0 "
+                                  "due to poor accuracy.")
     b = _t(rhs, a.dtype)
     m, n = _static_dims(a)
     if m is None or n is None:
         raise ValueError(f"MatrixSolveLs: the matrix's last two dims must be known, got shape {a.shape}")
     reg = math_ops.cast(l2_regularizer, a.dtype)
     if m >= n:
-        gram = math_ops.matmul(a, a, transpose_a=True) + reg * array_ops.eye(n, dtype=a.dtype)
-        return cholesky_solve(cholesky(gram), math_ops.matmul(a, b, transpose_a=True))
-    gram = math_ops.matmul(a, a, transpose_b=True) + reg * array_ops.eye(m, dtype=a.dtype)
-    return math_ops.matmul(a, cholesky_solve(cholesky(gram), b), transpose_a=True)
+        gram = math_ops.matmul(a, a, adjoint_a=True) + reg * array_ops.eye(n, dtype=a.dtype)
+        return cholesky_solve(cholesky(gram), math_ops.matmul(a, b, adjoint_a=True))
+    gram = math_ops.matmul(a, a, adjoint_b=True) + reg * array_ops.eye(m, dtype=a.dtype)
+    return math_ops.matmul(a, cholesky_solve(cholesky(gram), b), adjoint_a=True)
 
 
 # Padé (13, 13) coefficients of exp and the 1-norm below which it is accurate without scaling (Higham 2005).
@@ -173,7 +194,9 @@ def expm(input, name=None):  # noqa: A002 - TF's name
     # Per matrix: halve it s times so its 1-norm is below theta, then square the result s times.
     s = math_ops.maximum(math_ops.ceil(math_ops.log(norm1 / _THETA13) / math.log(2.0)), 0.0)
     s = array_ops.where(math_ops.is_finite(s), s, array_ops.zeros_like(s))
-    scaled = a / array_ops.expand_dims(array_ops.expand_dims(math_ops.pow(2.0 * array_ops.ones_like(s), s), -1), -1)
+    # s is real (the 1-norm's); a complex matrix is divided by its power of two cast to the matrix's dtype.
+    divisor = math_ops.cast(math_ops.pow(2.0 * array_ops.ones_like(s), s), a.dtype)
+    scaled = a / array_ops.expand_dims(array_ops.expand_dims(divisor, -1), -1)
     b = _PADE13
     ident = band_part(array_ops.ones_like(a), 0, 0)  # the identity, also when n is unknown while tracing
     a2 = math_ops.matmul(scaled, scaled)

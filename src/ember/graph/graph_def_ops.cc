@@ -105,6 +105,13 @@ constexpr TypeAttr kTypeAttrs[] = {
     {"TruncatedNormal", "T", 0},
     {"RandomUniformInt", "T", 0},
     {"RandomUniformInt", "Tout", kOutput},
+    // The complex parts ops' result dtype, which TensorFlow otherwise takes as its default (float32 for Real,
+    // Imag, ComplexAbs and Angle; complex64 for Complex): wrong for complex128 (or float64 parts).
+    {"Complex", "Tout", kOutput},
+    {"Real", "Tout", kOutput},
+    {"Imag", "Tout", kOutput},
+    {"ComplexAbs", "Tout", kOutput},
+    {"Angle", "Tout", kOutput},
     {"StatelessRandomUniform", "T", 0},
     {"StatelessRandomNormal", "T", 0},
     {"StatelessTruncatedNormal", "T", 0},

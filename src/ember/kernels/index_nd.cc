@@ -103,14 +103,18 @@ void scatter_nd(const int64_t* offsets, int64_t n, int64_t slice, const void* up
       bool* o = static_cast<bool*>(out);
       for (int64_t j = 0; j < n; ++j) std::copy(u + j * slice, u + (j + 1) * slice, o + offsets[j] * slice);
     } else if constexpr (std::is_same_v<T, complex64> || std::is_same_v<T, complex128>) {
-      // Only ScatterNd (kAdd, the gradient of GatherNd) is declared for complex; `apply`'s min and max
-      // have no meaning there.
-      EMBER_DCHECK(mode == ScatterMode::kAdd);
+      // Complex values are declared for sums and products only (ScatterNd, the sorted segment sums and
+      // products, UnsortedSegmentProd); `apply`'s min and max have no meaning there.
+      EMBER_DCHECK(mode == ScatterMode::kAdd || mode == ScatterMode::kMul);
       const T* u = static_cast<const T*>(updates);
       T* o = static_cast<T*>(out);
+      const bool add = mode == ScatterMode::kAdd;
       parallel_for(slice, n + 1, [&](int64_t b, int64_t e) {
         for (int64_t j = 0; j < n; ++j)
-          for (int64_t i = b; i < e; ++i) o[offsets[j] * slice + i] += u[j * slice + i];
+          for (int64_t i = b; i < e; ++i) {
+            T& dst = o[offsets[j] * slice + i];
+            dst = add ? dst + u[j * slice + i] : dst * u[j * slice + i];
+          }
       });
     } else {
       const T* u = static_cast<const T*>(updates);
@@ -124,6 +128,13 @@ void scatter_nd(const int64_t* offsets, int64_t n, int64_t slice, const void* up
 }
 
 void fill_identity(DType dtype, ScatterMode mode, int64_t n, void* out) {
+  if (is_complex(dtype)) {  // sums and products only (see scatter_nd)
+    EMBER_DCHECK(mode == ScatterMode::kAdd || mode == ScatterMode::kMul);
+    visit_dtype<kComplexTypes>(dtype, [&]<typename T>() {
+      std::fill(static_cast<T*>(out), static_cast<T*>(out) + n, T(mode == ScatterMode::kMul ? 1 : 0));
+    });
+    return;
+  }
   visit_dtype<kNumericTypes>(dtype, [&]<typename T>() {
     // TensorFlow's empty min/max segments hold the finite extremes (numeric_limits' max and lowest).
     double highest;

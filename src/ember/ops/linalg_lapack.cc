@@ -1,25 +1,32 @@
 // Matrix factorizations and solves through LAPACK (docs/linalg.md): MatrixInverse, MatrixDeterminant,
 // LogMatrixDeterminant, Cholesky, MatrixSolve, MatrixTriangularSolve, SelfAdjointEigV2, Qr, Svd, plus
 // MatrixBandPart (which their gradients need). Every op works on the last two dims and loops over the
-// leading (batch) dims.
+// leading (batch) dims, for float32, float64, complex64 and complex128 (LAPACK's s/d/c/z routines).
 // Registered from register_linalg_ops (linalg.cc).
 //
 // Note [Row-major into LAPACK]: LAPACK reads column-major storage, so ember's row-major matrix A reaches it
 // as A^T. Each kernel picks the routine argument that makes that transpose cancel (inv(A^T) = inv(A)^T,
-// det(A^T) = det(A), the Cholesky factor of a symmetric A from uplo='U', ...) instead of copying.
+// det(A^T) = det(A), the Cholesky factor of a symmetric A from uplo='U', ...) instead of copying. For
+// complex matrices A^T is not the adjoint A^H: a Hermitian A reaches LAPACK as conj(A), so the kernels
+// conjugate where an adjoint is asked for or where conj(A)'s factors differ from A's (eigenvectors).
 #include <dlfcn.h>
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ember/ops/gradient.h"
 #include "ember/ops/registry.h"
+
+using cfloat = std::complex<float>;
+using cdouble = std::complex<double>;
 
 extern "C" {
 void sgetrf_(const int* m, const int* n, float* a, const int* lda, int* ipiv, int* info);
@@ -56,69 +63,164 @@ void sgesdd_(const char* jobz, const int* m, const int* n, float* a, const int* 
 void dgesdd_(const char* jobz, const int* m, const int* n, double* a, const int* lda, double* s, double* u,
              const int* ldu, double* vt, const int* ldvt, double* work, const int* lwork, int* iwork,
              int* info);
+// The complex routines (c: complex64, z: complex128); std::complex has Fortran's COMPLEX layout.
+void cgetrf_(const int* m, const int* n, cfloat* a, const int* lda, int* ipiv, int* info);
+void zgetrf_(const int* m, const int* n, cdouble* a, const int* lda, int* ipiv, int* info);
+void cgetri_(const int* n, cfloat* a, const int* lda, const int* ipiv, cfloat* work, const int* lwork,
+             int* info);
+void zgetri_(const int* n, cdouble* a, const int* lda, const int* ipiv, cdouble* work, const int* lwork,
+             int* info);
+void cgetrs_(const char* trans, const int* n, const int* nrhs, const cfloat* a, const int* lda,
+             const int* ipiv, cfloat* b, const int* ldb, int* info);
+void zgetrs_(const char* trans, const int* n, const int* nrhs, const cdouble* a, const int* lda,
+             const int* ipiv, cdouble* b, const int* ldb, int* info);
+void cpotrf_(const char* uplo, const int* n, cfloat* a, const int* lda, int* info);
+void zpotrf_(const char* uplo, const int* n, cdouble* a, const int* lda, int* info);
+void ctrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
+            const int* n, const cfloat* alpha, const cfloat* a, const int* lda, cfloat* b, const int* ldb);
+void ztrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
+            const int* n, const cdouble* alpha, const cdouble* a, const int* lda, cdouble* b, const int* ldb);
+void cheevd_(const char* jobz, const char* uplo, const int* n, cfloat* a, const int* lda, float* w,
+             cfloat* work, const int* lwork, float* rwork, const int* lrwork, int* iwork, const int* liwork,
+             int* info);
+void zheevd_(const char* jobz, const char* uplo, const int* n, cdouble* a, const int* lda, double* w,
+             cdouble* work, const int* lwork, double* rwork, const int* lrwork, int* iwork, const int* liwork,
+             int* info);
+void cgeqrf_(const int* m, const int* n, cfloat* a, const int* lda, cfloat* tau, cfloat* work,
+             const int* lwork, int* info);
+void zgeqrf_(const int* m, const int* n, cdouble* a, const int* lda, cdouble* tau, cdouble* work,
+             const int* lwork, int* info);
+void cungqr_(const int* m, const int* n, const int* k, cfloat* a, const int* lda, const cfloat* tau,
+             cfloat* work, const int* lwork, int* info);
+void zungqr_(const int* m, const int* n, const int* k, cdouble* a, const int* lda, const cdouble* tau,
+             cdouble* work, const int* lwork, int* info);
+void cgesdd_(const char* jobz, const int* m, const int* n, cfloat* a, const int* lda, float* s, cfloat* u,
+             const int* ldu, cfloat* vt, const int* ldvt, cfloat* work, const int* lwork, float* rwork,
+             int* iwork, int* info);
+void zgesdd_(const char* jobz, const int* m, const int* n, cdouble* a, const int* lda, double* s, cdouble* u,
+             const int* ldu, cdouble* vt, const int* ldvt, cdouble* work, const int* lwork, double* rwork,
+             int* iwork, int* info);
 }
 
 namespace ember {
 namespace {
 
-constexpr DTypeSet kLapackTypes = dtype_bit(DType::kFloat32) | dtype_bit(DType::kFloat64);
+constexpr DTypeSet kLapackTypes = dtype_bit(DType::kFloat32) | dtype_bit(DType::kFloat64) | kComplexTypes;
 
-// One overload set per routine so the kernels are written once as templates.
-void getrf(int n, float* a, int* ipiv, int* info) { sgetrf_(&n, &n, a, &n, ipiv, info); }
-void getrf(int n, double* a, int* ipiv, int* info) { dgetrf_(&n, &n, a, &n, ipiv, info); }
-void getri(int n, float* a, const int* ipiv, float* work, int lwork, int* info) {
-  sgetri_(&n, a, &n, ipiv, work, &lwork, info);
-}
-void getri(int n, double* a, const int* ipiv, double* work, int lwork, int* info) {
-  dgetri_(&n, a, &n, ipiv, work, &lwork, info);
-}
-void getrs(char trans, int n, int nrhs, const float* a, const int* ipiv, float* b, int* info) {
-  sgetrs_(&trans, &n, &nrhs, a, &n, ipiv, b, &n, info);
-}
-void getrs(char trans, int n, int nrhs, const double* a, const int* ipiv, double* b, int* info) {
-  dgetrs_(&trans, &n, &nrhs, a, &n, ipiv, b, &n, info);
-}
-void potrf(char uplo, int n, float* a, int* info) { spotrf_(&uplo, &n, a, &n, info); }
-void potrf(char uplo, int n, double* a, int* info) { dpotrf_(&uplo, &n, a, &n, info); }
-void trsm(char side, char uplo, char trans, int m, int n, const float* a, int lda, float* b, int ldb) {
-  const float one = 1;
-  const char diag = 'N';
-  strsm_(&side, &uplo, &trans, &diag, &m, &n, &one, a, &lda, b, &ldb);
-}
-void trsm(char side, char uplo, char trans, int m, int n, const double* a, int lda, double* b, int ldb) {
-  const double one = 1;
-  const char diag = 'N';
-  dtrsm_(&side, &uplo, &trans, &diag, &m, &n, &one, a, &lda, b, &ldb);
-}
+template <typename T>
+struct RealOf {
+  using type = T;
+};
+template <typename R>
+struct RealOf<std::complex<R>> {
+  using type = R;
+};
+template <typename T>
+using Real = typename RealOf<T>::type;
+template <typename T>
+constexpr bool kIsComplex = !std::is_same_v<T, Real<T>>;
 
-void syevd(char jobz, int n, float* a, float* w, float* work, int lwork, int* iwork, int liwork, int* info) {
-  const char uplo = 'U';
-  ssyevd_(&jobz, &uplo, &n, a, &n, w, work, &lwork, iwork, &liwork, info);
+template <typename T>
+T conj_if_complex(T x) {
+  if constexpr (kIsComplex<T>)
+    return std::conj(x);
+  else
+    return x;
 }
-void syevd(char jobz, int n, double* a, double* w, double* work, int lwork, int* iwork, int liwork,
-           int* info) {
-  const char uplo = 'U';
-  dsyevd_(&jobz, &uplo, &n, a, &n, w, work, &lwork, iwork, &liwork, info);
+template <typename T>
+T nan_of() {
+  const Real<T> nan = std::numeric_limits<Real<T>>::quiet_NaN();
+  if constexpr (kIsComplex<T>)
+    return T(nan, nan);
+  else
+    return nan;
 }
-void geqrf(int m, int n, float* a, float* tau, float* work, int lwork, int* info) {
-  sgeqrf_(&m, &n, a, &m, tau, work, &lwork, info);
+template <typename T>
+bool is_finite(T x) {
+  return std::isfinite(std::real(x)) && std::isfinite(std::imag(x));
 }
-void geqrf(int m, int n, double* a, double* tau, double* work, int lwork, int* info) {
-  dgeqrf_(&m, &n, a, &m, tau, work, &lwork, info);
-}
+// BLAS's 'C' (conjugate transpose) is 'T' for real matrices.
+template <typename T>
+constexpr char kAdjointOp = kIsComplex<T> ? 'C' : 'T';
+
+// One overload set per routine so the kernels are written once as templates; each routine's s/d/c/z
+// version is picked by the element type.
+#define EMBER_LAPACK_OVERLOADS(T, p)                                                              \
+  void getrf(int n, T* a, int* ipiv, int* info) { p##getrf_(&n, &n, a, &n, ipiv, info); }         \
+  void getri(int n, T* a, const int* ipiv, T* work, int lwork, int* info) {                       \
+    p##getri_(&n, a, &n, ipiv, work, &lwork, info);                                               \
+  }                                                                                               \
+  void getrs(char trans, int n, int nrhs, const T* a, const int* ipiv, T* b, int* info) {         \
+    p##getrs_(&trans, &n, &nrhs, a, &n, ipiv, b, &n, info);                                       \
+  }                                                                                               \
+  void potrf(char uplo, int n, T* a, int* info) { p##potrf_(&uplo, &n, a, &n, info); }            \
+  void trsm(char side, char uplo, char trans, int m, int n, const T* a, int lda, T* b, int ldb) { \
+    const T one = 1;                                                                              \
+    const char diag = 'N';                                                                        \
+    p##trsm_(&side, &uplo, &trans, &diag, &m, &n, &one, a, &lda, b, &ldb);                        \
+  }                                                                                               \
+  void geqrf(int m, int n, T* a, T* tau, T* work, int lwork, int* info) {                         \
+    p##geqrf_(&m, &n, a, &m, tau, work, &lwork, info);                                            \
+  }
+EMBER_LAPACK_OVERLOADS(float, s)
+EMBER_LAPACK_OVERLOADS(double, d)
+EMBER_LAPACK_OVERLOADS(cfloat, c)
+EMBER_LAPACK_OVERLOADS(cdouble, z)
+#undef EMBER_LAPACK_OVERLOADS
+
+// Q from geqrf's reflectors: orthogonal (orgqr) for real matrices, unitary (ungqr) for complex ones.
 void orgqr(int m, int n, int k, float* a, const float* tau, float* work, int lwork, int* info) {
   sorgqr_(&m, &n, &k, a, &m, tau, work, &lwork, info);
 }
 void orgqr(int m, int n, int k, double* a, const double* tau, double* work, int lwork, int* info) {
   dorgqr_(&m, &n, &k, a, &m, tau, work, &lwork, info);
 }
+void orgqr(int m, int n, int k, cfloat* a, const cfloat* tau, cfloat* work, int lwork, int* info) {
+  cungqr_(&m, &n, &k, a, &m, tau, work, &lwork, info);
+}
+void orgqr(int m, int n, int k, cdouble* a, const cdouble* tau, cdouble* work, int lwork, int* info) {
+  zungqr_(&m, &n, &k, a, &m, tau, work, &lwork, info);
+}
+
+// Eigen decomposition of a symmetric (syevd) or Hermitian (heevd) matrix from its column-major upper
+// triangle; eigenvalues `w` are real. The complex routines (here and gesdd's) take an extra real workspace
+// `rwork`, which the real overloads ignore.
+void syevd(char jobz, int n, float* a, float* w, float* work, int lwork, float*, int, int* iwork, int liwork,
+           int* info) {
+  const char uplo = 'U';
+  ssyevd_(&jobz, &uplo, &n, a, &n, w, work, &lwork, iwork, &liwork, info);
+}
+void syevd(char jobz, int n, double* a, double* w, double* work, int lwork, double*, int, int* iwork,
+           int liwork, int* info) {
+  const char uplo = 'U';
+  dsyevd_(&jobz, &uplo, &n, a, &n, w, work, &lwork, iwork, &liwork, info);
+}
+void syevd(char jobz, int n, cfloat* a, float* w, cfloat* work, int lwork, float* rwork, int lrwork,
+           int* iwork, int liwork, int* info) {
+  const char uplo = 'U';
+  cheevd_(&jobz, &uplo, &n, a, &n, w, work, &lwork, rwork, &lrwork, iwork, &liwork, info);
+}
+void syevd(char jobz, int n, cdouble* a, double* w, cdouble* work, int lwork, double* rwork, int lrwork,
+           int* iwork, int liwork, int* info) {
+  const char uplo = 'U';
+  zheevd_(&jobz, &uplo, &n, a, &n, w, work, &lwork, rwork, &lrwork, iwork, &liwork, info);
+}
+
 void gesdd(char jobz, int m, int n, float* a, float* s, float* u, int ldu, float* vt, int ldvt, float* work,
-           int lwork, int* iwork, int* info) {
+           int lwork, float*, int* iwork, int* info) {
   sgesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info);
 }
 void gesdd(char jobz, int m, int n, double* a, double* s, double* u, int ldu, double* vt, int ldvt,
-           double* work, int lwork, int* iwork, int* info) {
+           double* work, int lwork, double*, int* iwork, int* info) {
   dgesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, iwork, info);
+}
+void gesdd(char jobz, int m, int n, cfloat* a, float* s, cfloat* u, int ldu, cfloat* vt, int ldvt,
+           cfloat* work, int lwork, float* rwork, int* iwork, int* info) {
+  cgesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, info);
+}
+void gesdd(char jobz, int m, int n, cdouble* a, double* s, cdouble* u, int ldu, cdouble* vt, int ldvt,
+           cdouble* work, int lwork, double* rwork, int* iwork, int* info) {
+  zgesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, info);
 }
 
 // Note [LAPACK threads]: where Debian's alternatives make liblapack.so.3 OpenBLAS's, its own thread pool
@@ -198,11 +300,11 @@ Status inverse_kernel(KernelContext& ctx) {
   for (int64_t m = 0; m < b.count; ++m) {
     T* a = out + m * b.n * b.n;
     // Note [Row-major into LAPACK]: inverting the buffer as it is yields inv(A); the adjoint form wants
-    // inv(A)^T, which is the inverse of the transposed copy.
+    // inv(A)^H, which is the inverse of the conjugate-transposed copy.
     const T* src = in + m * b.n * b.n;
     if (adjoint) {
       for (int i = 0; i < n; ++i)
-        for (int j = 0; j < n; ++j) a[j * n + i] = src[i * n + j];
+        for (int j = 0; j < n; ++j) a[j * n + i] = conj_if_complex(src[i * n + j]);
     } else {
       std::memcpy(a, src, sizeof(T) * b.n * b.n);
     }
@@ -226,11 +328,15 @@ Status cholesky_kernel(KernelContext& ctx) {
   T* out = ctx.output(0).mutable_data<T>();
   for (int64_t m = 0; m < b.count; ++m) {
     T* a = out + m * b.n * b.n;
-    // As TensorFlow, only the lower triangle is read: mirror it so LAPACK's upper triangle (our lower one,
-    // Note [Row-major into LAPACK]) holds it.
+    // As TensorFlow, only the lower triangle is read: mirror it (conjugated: A is Hermitian) so LAPACK's
+    // upper triangle (our lower one, Note [Row-major into LAPACK]) holds it. LAPACK then factors the
+    // column-major view, A^T = conj(A) = U^H U, whose U read row-major is L with A = L L^H.
     const T* src = in + m * b.n * b.n;
     for (int i = 0; i < n; ++i)
-      for (int j = 0; j <= i; ++j) a[i * n + j] = a[j * n + i] = src[i * n + j];
+      for (int j = 0; j <= i; ++j) {
+        a[i * n + j] = src[i * n + j];
+        a[j * n + i] = conj_if_complex(src[i * n + j]);
+      }
     int info = 0;
     potrf('U', n, a, &info);
     // As TensorFlow 2.21's CPU kernel: a matrix that is not positive definite gives NaN in the lower
@@ -240,7 +346,7 @@ Status cholesky_kernel(KernelContext& ctx) {
         if (j > i)
           a[i * n + j] = 0;
         else if (info != 0)
-          a[i * n + j] = std::numeric_limits<T>::quiet_NaN();
+          a[i * n + j] = nan_of<T>();
   }
   return Status::OK();
 }
@@ -256,20 +362,25 @@ Status det_shape(InferContext& ctx) {
   return Status::OK();
 }
 
-// Sign and log|det| of one matrix from its LU factors; a singular matrix gives sign 0 and log -inf.
+// Sign and log|det| of one matrix from its LU factors; a singular matrix gives sign 0 and log -inf. The sign
+// of a complex determinant is det / |det|, the product of the pivots' d / |d|.
 template <typename T>
-void lu_slogdet(int n, T* a, int* ipiv, T* sign, T* logabs) {
+void lu_slogdet(int n, T* a, int* ipiv, T* sign, Real<T>* logabs) {
   int info = 0;
   getrf(n, a, ipiv, &info);
-  T s = 1, l = 0;
+  T s = 1;
+  Real<T> l = 0;
   for (int i = 0; i < n; ++i) {
     const T d = a[i * n + i];
-    if (d == 0) {
+    if (d == T(0)) {
       s = 0;
-      l = -std::numeric_limits<T>::infinity();
+      l = -std::numeric_limits<Real<T>>::infinity();
       break;
     }
-    if (d < 0) s = -s;
+    if constexpr (kIsComplex<T>)
+      s *= d / std::abs(d);
+    else if (d < 0)
+      s = -s;
     if (ipiv[i] != i + 1) s = -s;
     l += std::log(std::abs(d));
   }
@@ -288,7 +399,8 @@ Status det_kernel(KernelContext& ctx) {
   std::vector<T> a(b.n * b.n);
   std::vector<int> ipiv(n);
   for (int64_t m = 0; m < count; ++m) {
-    T sign = 1, logabs = 0;  // the determinant of a 0x0 matrix is 1
+    T sign = 1;  // the determinant of a 0x0 matrix is 1
+    Real<T> logabs = 0;
     if (n > 0) {
       std::memcpy(a.data(), in + m * b.n * b.n, sizeof(T) * b.n * b.n);
       lu_slogdet(n, a.data(), ipiv.data(), &sign, &logabs);
@@ -297,7 +409,7 @@ Status det_kernel(KernelContext& ctx) {
       ctx.output(0).mutable_data<T>()[m] = sign;
       ctx.output(1).mutable_data<T>()[m] = logabs;
     } else {
-      ctx.output(0).mutable_data<T>()[m] = sign * std::exp(logabs);
+      ctx.output(0).mutable_data<T>()[m] = sign * T(std::exp(logabs));
     }
   }
   return Status::OK();
@@ -380,10 +492,11 @@ Status solve_kernel(KernelContext& ctx) {
     std::memcpy(xm, b_data + broadcast_index(bm.shape(), os, m) * nk, sizeof(T) * nk);
     // Note [Row-major into LAPACK]: the row-major [n, k] rhs is a column-major [k, n] matrix B^T, and
     // A X = B is X^T A^T = B^T, a right-side solve with the column-major view of A (which is A^T) itself.
-    // So A X = B solves with op = 'N' against A^T, and the adjoint A^T X = B with op = 'T'.
+    // So A X = B solves with op = 'N' against A^T, and the adjoint A^H X = B (X^T conj(A) = B^T) with
+    // op = 'C'.
     if constexpr (kTriangular) {
       // A lower-triangular A is upper-triangular in LAPACK's view.
-      trsm('R', lower ? 'U' : 'L', adjoint ? 'T' : 'N', k, n, a, n, xm, k);
+      trsm('R', lower ? 'U' : 'L', adjoint ? kAdjointOp<T> : 'N', k, n, a, n, xm, k);
     } else {
       std::memcpy(lu.data(), a, sizeof(T) * nn);
       int info = 0;
@@ -393,8 +506,14 @@ Status solve_kernel(KernelContext& ctx) {
       std::vector<T> cm(nk);
       for (int i = 0; i < n; ++i)
         for (int j = 0; j < k; ++j) cm[j * n + i] = xm[i * k + j];
-      // LU holds A^T's factors: solving A X = B is a transposed solve with them.
+      // LU holds A^T's factors: solving A X = B is a transposed solve with them. The adjoint A^H X = B is
+      // A^T conj(X) = conj(B), a plain solve of the conjugates.
+      const bool conjugate = kIsComplex<T> && adjoint;
+      if (conjugate)
+        for (T& v : cm) v = conj_if_complex(v);
       getrs(adjoint ? 'N' : 'T', n, k, lu.data(), ipiv.data(), cm.data(), &info);
+      if (conjugate)
+        for (T& v : cm) v = conj_if_complex(v);
       for (int i = 0; i < n; ++i)
         for (int j = 0; j < k; ++j) xm[i * k + j] = cm[j * n + i];
     }
@@ -450,7 +569,7 @@ Status band_part_kernel(KernelContext& ctx) {
 template <typename T>
 bool all_finite(const T* p, int64_t n) {
   for (int64_t i = 0; i < n; ++i)
-    if (!std::isfinite(p[i])) return false;
+    if (!is_finite(p[i])) return false;
   return true;
 }
 
@@ -478,28 +597,34 @@ Status eigh_kernel(KernelContext& ctx) {
   const int n = static_cast<int>(b.n);
   const char jobz = want_v ? 'V' : 'N';
   std::vector<T> a(b.n * b.n);
+  // The eigenvalues are real; the output has the input's dtype (complex for a Hermitian input, as
+  // TensorFlow's).
+  std::vector<Real<T>> w(b.n);
   T work_size = 0;
+  Real<T> rwork_size = 0;
   int iwork_size = 0, info = 0;
   if (b.count > 0)
-    syevd(jobz, n, a.data(), ctx.output(0).mutable_data<T>(), &work_size, -1, &iwork_size, -1, &info);
-  std::vector<T> work(std::max<int64_t>(1, static_cast<int64_t>(work_size)));
+    syevd(jobz, n, a.data(), w.data(), &work_size, -1, &rwork_size, -1, &iwork_size, -1, &info);
+  std::vector<T> work(std::max<int64_t>(1, static_cast<int64_t>(std::real(work_size))));
+  std::vector<Real<T>> rwork(std::max<int64_t>(1, static_cast<int64_t>(rwork_size)));
   std::vector<int> iwork(std::max(1, iwork_size));
   for (int64_t m = 0; m < b.count; ++m) {
-    // The row-major lower triangle that TensorFlow reads is LAPACK's upper one.
+    // The row-major lower triangle that TensorFlow reads is LAPACK's upper one; the column-major view is
+    // A^T = conj(A), whose eigenvectors are the conjugates of A's.
     std::memcpy(a.data(), ctx.input(0).data<T>() + m * b.n * b.n, sizeof(T) * b.n * b.n);
     if (!all_finite(a.data(), b.n * b.n))  // TensorFlow's CPU kernel fails on these too
       return invalid_argument("SelfAdjointEigV2: matrix ", m,
                               " holds a NaN or an infinity; the eigen "
                               "decomposition is not defined");
-    T* w = ctx.output(0).mutable_data<T>() + m * b.n;
-    syevd(jobz, n, a.data(), w, work.data(), static_cast<int>(work.size()), iwork.data(),
-          static_cast<int>(iwork.size()), &info);
+    syevd(jobz, n, a.data(), w.data(), work.data(), static_cast<int>(work.size()), rwork.data(),
+          static_cast<int>(rwork.size()), iwork.data(), static_cast<int>(iwork.size()), &info);
     if (info != 0)
       return invalid_argument("SelfAdjointEigV2: the eigen decomposition of matrix ", m, " did not converge");
+    std::copy(w.begin(), w.end(), ctx.output(0).mutable_data<T>() + m * b.n);
     if (want_v) {
       T* v = ctx.output(1).mutable_data<T>() + m * b.n * b.n;
       for (int i = 0; i < n; ++i)
-        for (int j = 0; j < n; ++j) v[i * n + j] = a[j * n + i];
+        for (int j = 0; j < n; ++j) v[i * n + j] = conj_if_complex(a[j * n + i]);
     }
   }
   return Status::OK();
@@ -614,13 +739,21 @@ Status svd_kernel(KernelContext& ctx) {
   std::vector<T> a(static_cast<size_t>(m) * n), u(uv ? static_cast<size_t>(m) * ucols : 1),
       vt(uv ? static_cast<size_t>(vrows) * n : 1);
   std::vector<int> iwork(std::max(1, 8 * p));
+  // The complex routines' real workspace, LAPACK 3.7's bound for every jobz.
+  const int big = std::max(m, n);
+  std::vector<Real<T>> rwork(
+      kIsComplex<T> ? std::max<int64_t>(1, static_cast<int64_t>(p) * std::max(5 * p + 7, 2 * big + 2 * p + 1))
+                    : 1);
   const int ldu = std::max(1, m), ldvt = std::max(1, vrows);
+  // The singular values are real; the output has the input's dtype (TensorFlow's Svd op; tf.linalg.svd
+  // takes their real part).
+  std::vector<Real<T>> sv(std::max(1, p));
   T work_size = 0;
   int info = 0;
   if (count > 0)
-    gesdd(jobz, m, n, a.data(), ctx.output(0).mutable_data<T>(), u.data(), ldu, vt.data(), ldvt, &work_size,
-          -1, iwork.data(), &info);
-  std::vector<T> work(std::max<int64_t>(1, static_cast<int64_t>(work_size)));
+    gesdd(jobz, m, n, a.data(), sv.data(), u.data(), ldu, vt.data(), ldvt, &work_size, -1, rwork.data(),
+          iwork.data(), &info);
+  std::vector<T> work(std::max<int64_t>(1, static_cast<int64_t>(std::real(work_size))));
   if (count == 0 && uv && full) {
     // An empty matrix's full U and V are identities (as TensorFlow gives), not whatever the buffers held.
     for (int o = 1; o <= 2; ++o) {
@@ -639,7 +772,7 @@ Status svd_kernel(KernelContext& ctx) {
       for (int j = 0; j < n; ++j) a[static_cast<size_t>(j) * m + i] = src[i * n + j];
     T* s = ctx.output(0).mutable_data<T>() + b * p;
     if (!all_finite(src, m64 * n64)) {  // the decomposition of such a matrix is NaN throughout
-      const T nan = std::numeric_limits<T>::quiet_NaN();
+      const T nan = nan_of<T>();
       std::fill(s, s + p, nan);
       if (uv) {
         std::fill_n(ctx.output(1).mutable_data<T>() + b * m64 * ucols, m64 * ucols, nan);
@@ -647,23 +780,27 @@ Status svd_kernel(KernelContext& ctx) {
       }
       continue;
     }
-    gesdd(jobz, m, n, a.data(), s, u.data(), ldu, vt.data(), ldvt, work.data(), static_cast<int>(work.size()),
-          iwork.data(), &info);
+    gesdd(jobz, m, n, a.data(), sv.data(), u.data(), ldu, vt.data(), ldvt, work.data(),
+          static_cast<int>(work.size()), rwork.data(), iwork.data(), &info);
     if (info != 0) return invalid_argument("Svd: the decomposition of matrix ", b, " did not converge");
+    std::copy(sv.begin(), sv.begin() + p, s);
     if (!uv) continue;
     T* uo = ctx.output(1).mutable_data<T>() + b * m64 * ucols;
     for (int i = 0; i < m; ++i)
       for (int j = 0; j < ucols; ++j) uo[i * ucols + j] = u[static_cast<size_t>(j) * m + i];
-    // V = VT^T: VT's column-major buffer is V's row-major one.
+    // V = VT^H: VT's column-major buffer, conjugated, is V's row-major one.
     T* vo = ctx.output(2).mutable_data<T>() + b * n64 * vrows;
-    std::memcpy(vo, vt.data(), sizeof(T) * n * vrows);
+    for (int64_t i = 0; i < static_cast<int64_t>(n) * vrows; ++i) vo[i] = conj_if_complex(vt[i]);
   }
   return Status::OK();
 }
 
 template <template <typename> class K>
-void float_kernels(OpBuilder& b) {
-  b.kernel(DType::kFloat32, &K<float>::run).kernel(DType::kFloat64, &K<double>::run);
+void lapack_kernels(OpBuilder& b) {
+  b.kernel(DType::kFloat32, &K<float>::run)
+      .kernel(DType::kFloat64, &K<double>::run)
+      .kernel(DType::kComplex64, &K<cfloat>::run)
+      .kernel(DType::kComplex128, &K<cdouble>::run);
 }
 
 // ---- gradients (as TensorFlow's linalg_grad.py defines them)
@@ -679,6 +816,17 @@ GradTensor transpose_last(const GradTensor& x) {
   return transpose(x, perm);
 }
 
+// Note [Complex linalg gradients]: TensorFlow's rules (linalg_grad.py) are written with adjoints (conjugate
+// transposes), which are transposes for real matrices; so each rule here is the real one with `adjoint`
+// for every transpose and `matmul_adjoint` for every product of transposes, and one rule serves both. Only
+// Qr and Svd add terms of their own for complex inputs (the phase freedom of their factors).
+bool complex_grad(const GradTensor& x) { return is_complex(x.dtype()); }
+GradTensor conj(const GradTensor& x) { return complex_grad(x) ? unary("Conj", x) : x; }
+GradTensor adjoint(const GradTensor& x) { return conj(transpose_last(x)); }
+GradTensor matmul_adjoint(const GradTensor& a, const GradTensor& b, bool adjoint_a, bool adjoint_b) {
+  return matmul(adjoint_a ? conj(a) : a, adjoint_b ? conj(b) : b, adjoint_a, adjoint_b);
+}
+
 GradTensor band(const GradTensor& x, int64_t lo, int64_t up) {
   return emit1("MatrixBandPart", {x, scalar(static_cast<double>(lo), DType::kInt64),
                                   scalar(static_cast<double>(up), DType::kInt64)});
@@ -686,23 +834,23 @@ GradTensor band(const GradTensor& x, int64_t lo, int64_t up) {
 
 GradTensor as_matrix_scale(const GradTensor& s) { return expand_dims(expand_dims(s, -1), -1); }
 
-// C = inv(A): dA = -C^T dC C^T; with adjoint, C = inv(A)^T and dA = -C dC^T C.
+// C = inv(A): dA = -C^H dC C^H; with adjoint, C = inv(A)^H and dA = -C dC^H C.
 void inverse_grad(GradContext& c) {
   const GradTensor ainv = c.output(0), dy = c.grad();
   if (c.attr_bool(0))
-    c.set(0, -matmul(matmul(ainv, dy, false, true), ainv, false, false));
+    c.set(0, -matmul(matmul_adjoint(ainv, dy, false, true), ainv, false, false));
   else
-    c.set(0, -matmul(matmul(ainv, dy, true, false), ainv, false, true));
+    c.set(0, -matmul_adjoint(matmul_adjoint(ainv, dy, true, false), ainv, false, true));
 }
 
-// d det(A) = det(A) inv(A)^T.
+// d det(A) = det(A) inv(A)^H (for complex A TensorFlow's rule does not conjugate det(A)).
 void det_grad(GradContext& c) {
   const GradTensor a = c.input(0), det = c.output(0), dy = c.grad();
   const GradTensor inv_t = emit1("MatrixInverse", {a}, {AttrValue(true)});
   c.set(0, as_matrix_scale(dy * det) * inv_t);
 }
 
-// d log|det(A)| = inv(A)^T; the sign is piecewise constant.
+// d log|det(A)| = inv(A)^H; the sign is piecewise constant.
 void slogdet_grad(GradContext& c) {
   const GradTensor a = c.input(0), dy = c.grad(1);
   if (!dy) return;
@@ -710,7 +858,7 @@ void slogdet_grad(GradContext& c) {
   c.set(0, as_matrix_scale(dy) * inv_t);
 }
 
-// X = op(A)^-1 B: dB = op(A)^-T dX and dA = -dB X^T (or -X dB^T for the adjoint), reduced over broadcast
+// X = op(A)^-1 B: dB = op(A)^-H dX and dA = -dB X^H (or -X dB^H for the adjoint), reduced over broadcast
 // batch dims; a triangular A keeps only its triangle.
 template <bool kTriangular>
 void solve_grad(GradContext& c) {
@@ -720,22 +868,22 @@ void solve_grad(GradContext& c) {
   GradTensor db = kTriangular
                       ? emit1("MatrixTriangularSolve", {a, dy}, {AttrValue(lower), AttrValue(!adjoint)})
                       : emit1("MatrixSolve", {a, dy}, {AttrValue(!adjoint)});
-  GradTensor da = adjoint ? -matmul(x, db, false, true) : -matmul(db, x, false, true);
+  GradTensor da = adjoint ? -matmul_adjoint(x, db, false, true) : -matmul_adjoint(db, x, false, true);
   if (kTriangular) da = lower ? band(da, -1, 0) : band(da, 0, -1);
   c.set(0, reduce_to(da, a));
   c.set(1, reduce_to(db, b));
 }
 
-// A = L L^T: dA = sym(L^-T Phi(L^T dL) L^-1), Phi taking the lower triangle with the diagonal halved.
+// A = L L^H: dA = sym(L^-H Phi(L^H dL) L^-1), Phi taking the lower triangle with the diagonal halved.
 void cholesky_grad(GradContext& c) {
   const GradTensor l = c.output(0), dl = c.grad();
-  const GradTensor middle = matmul(l, dl, true, false);
+  const GradTensor middle = matmul_adjoint(l, dl, true, false);
   const GradTensor phi = band(middle, -1, 0) - band(middle, 0, 0) * 0.5;
-  // L^-T Phi, then (L^-T (L^-T Phi)^T)^T = L^-T Phi L^-1.
+  // L^-H Phi, then (L^-H (L^-H Phi)^H)^H = L^-H Phi L^-1.
   const GradTensor left = emit1("MatrixTriangularSolve", {l, phi}, {AttrValue(true), AttrValue(true)});
-  const GradTensor g = transpose_last(
-      emit1("MatrixTriangularSolve", {l, transpose_last(left)}, {AttrValue(true), AttrValue(true)}));
-  c.set(0, (g + transpose_last(g)) * 0.5);
+  const GradTensor g =
+      adjoint(emit1("MatrixTriangularSolve", {l, adjoint(left)}, {AttrValue(true), AttrValue(true)}));
+  c.set(0, (g + adjoint(g)) * 0.5);
 }
 
 // The [..., n, n] matrices with diagonal d [..., n].
@@ -743,7 +891,7 @@ GradTensor diag_of(const GradTensor& d) {
   return band(expand_dims(d, -1) * expand_dims(ones_like(d), -2), 0, 0);
 }
 
-// A = V diag(e) V^T: dA = V (diag(de) + F o (V^T dV)) V^T with F_ij = 1 / (e_j - e_i) off the diagonal, then
+// A = V diag(e) V^H: dA = V (diag(de) + F o (V^H dV)) V^H with F_ij = 1 / (e_j - e_i) off the diagonal, then
 // folded onto the lower triangle TensorFlow reads (diagonal halved after adding the transpose).
 void eigh_grad(GradContext& c) {
   const GradTensor e = c.output(0), de = c.grad(0);
@@ -759,16 +907,18 @@ void eigh_grad(GradContext& c) {
     const GradTensor ident = band(ones_like(v), 0, 0);
     // diff / (diff^2 + I) is 1 / diff off the diagonal and 0 on it, without an inf to mask.
     const GradTensor f = diff / (diff * diff + ident);
-    inner = f * matmul(v, dv, true, false);
+    inner = f * matmul_adjoint(v, dv, true, false);
   }
   if (de) inner = inner ? inner + diag_of(de) : diag_of(de);
   if (!inner) return;
-  GradTensor g = matmul(v, matmul(inner, v, false, true), false, false);
-  g = band(g + transpose_last(g), -1, 0);
+  GradTensor g = matmul(v, matmul_adjoint(inner, v, false, true), false, false);
+  g = band(g + adjoint(g), -1, 0);
   c.set(0, g - band(g, 0, 0) * 0.5);
 }
 
-// A = Q R for M >= N with the reduced Q (TensorFlow's rule; a wide or full-matrices QR has none there).
+// A = Q R for M >= N with the reduced Q (TensorFlow's rule; a wide or full-matrices QR has none there). For
+// complex A, TensorFlow adds a term for the imaginary part of diag(R dR^H - dQ^H Q), which the real rule
+// would leave out (R's diagonal is real, so that phase is not free).
 void qr_grad(GradContext& c) {
   const GradTensor a = c.input(0), q = c.output(0), r = c.output(1);
   const Shape& as = a.shape();
@@ -782,33 +932,40 @@ void qr_grad(GradContext& c) {
         make_error(Code::kUnimplemented, "Qr: no gradient for a wide matrix (M < N), got ", as.to_string()));
   const GradTensor dq = c.grad(0) ? c.grad(0) : zeros_like(q);
   const GradTensor dr = c.grad(1) ? c.grad(1) : zeros_like(r);
-  const GradTensor qdq = matmul(q, dq, true, false);
-  const GradTensor rdr = matmul(r, dr, false, true);
-  const GradTensor tril = band(qdq - transpose_last(qdq) + rdr - transpose_last(rdr), -1, 0);
-  // X R^-T, as (R^-1 X^T)^T.
+  const GradTensor qdq = matmul_adjoint(q, dq, true, false);
+  const GradTensor rdr = matmul_adjoint(r, dr, false, true);
+  const GradTensor tril = band(qdq - adjoint(qdq) + rdr - adjoint(rdr), -1, 0);
+  // X R^-H, as (R^-1 X^H)^H.
   auto solve_right = [&](const GradTensor& x) {
-    return transpose_last(
-        emit1("MatrixTriangularSolve", {r, transpose_last(x)}, {AttrValue(false), AttrValue(false)}));
+    return adjoint(emit1("MatrixTriangularSolve", {r, adjoint(x)}, {AttrValue(false), AttrValue(false)}));
   };
   const GradTensor left = matmul(q, dr + solve_right(tril), false, false);
   const GradTensor right = solve_right(dq - matmul(q, qdq, false, false));
-  c.set(0, left + right);
+  GradTensor da = left + right;
+  if (complex_grad(a)) {
+    const GradTensor diag = band(rdr - adjoint(qdq), 0, 0);
+    const GradTensor imaginary_diag = diag - cast(unary("Real", diag), a.dtype());
+    da = da + solve_right(matmul_adjoint(q, imaginary_diag, false, true));
+  }
+  c.set(0, da);
 }
 
-// A = U diag(s) V^T (TensorFlow's rule, on the reduced factors): with F_ij = 1 / (s_j^2 - s_i^2) off the
-// diagonal, dA = U (diag(ds) + (F o U^T dU + its transpose) S + S (F o V^T dV + its transpose)) V^T, plus
-// U S^-1 (dV^T - dV^T V V^T) when M < N; a tall matrix is handled as its transpose.
+// A = U diag(s) V^H (TensorFlow's rule, on the reduced factors): with F_ij = 1 / (s_j^2 - s_i^2) off the
+// diagonal, dA = U (diag(ds) + (F o U^H dU + its adjoint) S + S (F o V^H dV + its adjoint)) V^H, plus
+// U S^-1 (dV^H - dV^H V V^H) when M < N; a tall matrix is handled as its adjoint. For complex A (whose s
+// holds real values in A's dtype), TensorFlow adds U S^-1 (L^H - L) V^H / 2 with L = I o (V^H dV).
 void svd_grad(GradContext& c) {
-  const GradTensor a = c.input(0), ds = c.grad(0);
+  const GradTensor a = c.input(0);
   const Shape& as = a.shape();
   if (!as.rank_known())
     check_ok(make_error(Code::kUnimplemented, "Svd: the gradient needs the rank of the input"));
+  const GradTensor ds = c.grad(0);
   const int64_t m = as.dim(as.rank() - 2), n = as.dim(as.rank() - 1);
   const bool uv = c.attr_bool(0);
   if (!uv) {
-    // Only s was computed: its gradient U diag(ds) V^T needs the vectors, recomputed.
+    // Only s was computed: its gradient U diag(ds) V^H needs the vectors, recomputed.
     auto outs = emit("Svd", {a}, {AttrValue(true), AttrValue(false)});
-    c.set(0, matmul(outs[1] * expand_dims(ds, -2), outs[2], false, true));
+    c.set(0, matmul_adjoint(outs[1] * expand_dims(ds, -2), outs[2], false, true));
     return;
   }
   if (c.attr_bool(1) && (m != n || m < 0))
@@ -822,17 +979,21 @@ void svd_grad(GradContext& c) {
     const GradTensor s2 = s * s;
     const GradTensor diff = expand_dims(s2, -2) - expand_dims(s2, -1);
     const GradTensor f = diff / (diff * diff + diag_of(ones_like(s)));
-    const GradTensor fu = f * matmul(u, du, true, false), fv = f * matmul(v, dv, true, false);
+    const GradTensor vdv = matmul_adjoint(v, dv, true, false);
+    const GradTensor fu = f * matmul_adjoint(u, du, true, false), fv = f * vdv;
     const GradTensor s_row = expand_dims(s, -2), s_col = expand_dims(s, -1);
-    const GradTensor inner =
-        diag_of(ds) + (fu + transpose_last(fu)) * s_row + s_col * (fv + transpose_last(fv));
-    GradTensor g = matmul(u, matmul(inner, v, false, true), false, false);
-    if (m != n || m < 0) {  // zero for a square matrix, where V V^T = I
-      const GradTensor dvt = transpose_last(dv);
-      const GradTensor rest = dvt - matmul(matmul(dvt, v, false, false), v, false, true);
+    GradTensor inner = diag_of(ds) + (fu + adjoint(fu)) * s_row + s_col * (fv + adjoint(fv));
+    if (complex_grad(a)) {
+      const GradTensor l = band(vdv, 0, 0);
+      inner = inner + (adjoint(l) - l) / s_col * 0.5;
+    }
+    GradTensor g = matmul(u, matmul_adjoint(inner, v, false, true), false, false);
+    if (m != n || m < 0) {  // zero for a square matrix, where V V^H = I
+      const GradTensor dvh = adjoint(dv);
+      const GradTensor rest = dvh - matmul_adjoint(matmul(dvh, v, false, false), v, false, true);
       g = g + matmul(u / s_row, rest, false, false);
     }
-    return tall ? transpose_last(g) : g;
+    return tall ? adjoint(g) : g;
   };
   if (m >= 0 && n >= 0) {
     c.set(0, oriented(m > n));
@@ -898,7 +1059,7 @@ void register_lapack_ops(OpRegistry& r) {
         .shape(&square_same_shape)
         .grad(&inverse_grad)
         .batching(BatchingRule::kFallback);
-    float_kernels<Inverse>(b);
+    lapack_kernels<Inverse>(b);
     b.done(r);
   }
   {
@@ -912,7 +1073,7 @@ void register_lapack_ops(OpRegistry& r) {
         .shape(&square_same_shape)
         .grad(&cholesky_grad)
         .batching(BatchingRule::kElementwise);
-    float_kernels<Chol>(b);
+    lapack_kernels<Chol>(b);
     b.done(r);
   }
   {
@@ -924,7 +1085,7 @@ void register_lapack_ops(OpRegistry& r) {
         .shape(&det_shape)
         .grad(&det_grad)
         .batching(BatchingRule::kElementwise);
-    float_kernels<Det>(b);
+    lapack_kernels<Det>(b);
     b.done(r);
   }
   {
@@ -937,7 +1098,7 @@ void register_lapack_ops(OpRegistry& r) {
         .shape(&det_shape)
         .grad(&slogdet_grad)
         .batching(BatchingRule::kElementwise);
-    float_kernels<LogDet>(b);
+    lapack_kernels<LogDet>(b);
     b.done(r);
   }
   {
@@ -951,7 +1112,7 @@ void register_lapack_ops(OpRegistry& r) {
         .shape(&solve_shape)
         .grad(&solve_grad<false>)
         .batching(BatchingRule::kFallback);
-    float_kernels<Solve>(b);
+    lapack_kernels<Solve>(b);
     b.done(r);
   }
   {
@@ -968,7 +1129,7 @@ void register_lapack_ops(OpRegistry& r) {
         .shape(&solve_shape)
         .grad(&solve_grad<true>)
         .batching(BatchingRule::kFallback);
-    float_kernels<TriSolve>(b);
+    lapack_kernels<TriSolve>(b);
     b.done(r);
   }
   {
@@ -985,7 +1146,7 @@ void register_lapack_ops(OpRegistry& r) {
         .shape(&eigh_shape)
         .grad(&eigh_grad)
         .batching(BatchingRule::kFallback);
-    float_kernels<Eigh>(b);
+    lapack_kernels<Eigh>(b);
     b.done(r);
   }
   {
@@ -1001,7 +1162,7 @@ void register_lapack_ops(OpRegistry& r) {
         .shape(&qr_shape)
         .grad(&qr_grad)
         .batching(BatchingRule::kFallback);
-    float_kernels<QrK>(b);
+    lapack_kernels<QrK>(b);
     b.done(r);
   }
   {
@@ -1019,7 +1180,7 @@ void register_lapack_ops(OpRegistry& r) {
         .shape(&svd_shape)
         .grad(&svd_grad)
         .batching(BatchingRule::kFallback);
-    float_kernels<SvdK>(b);
+    lapack_kernels<SvdK>(b);
     b.done(r);
   }
   {
@@ -1031,11 +1192,11 @@ void register_lapack_ops(OpRegistry& r) {
         .input_fixed("num_lower", kIndexTypes)
         .input_fixed("num_upper", kIndexTypes)
         .output("band")
-        .type_var(kAllTypes)
+        .type_var(kAllTypesAndComplex)
         .shape(&band_part_shape)
         .grad(&band_part_grad)
         .batching(BatchingRule::kFallback);
-    b.kernel(kAllTypes, &band_part_kernel);
+    b.kernel(kAllTypesAndComplex, &band_part_kernel);
     b.done(r);
   }
 }

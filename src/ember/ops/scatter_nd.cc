@@ -298,7 +298,7 @@ Status sorted_segment_kernel(KernelContext& ctx) {
   }
   kernels::scatter_nd(offsets.data(), n, inner, data.raw_data(), data.dtype(), kMode, out.mutable_raw_data());
   if constexpr (kMean) {
-    visit_dtype<kNumericTypes>(out.dtype(), [&]<typename T>() {
+    visit_dtype<kNumericAndComplexTypes>(out.dtype(), [&]<typename T>() {
       T* o = out.mutable_data<T>();
       for (int64_t j = 0, start = 0; j <= n; ++j) {
         if (j < n && offsets[j] == offsets[start]) continue;
@@ -385,20 +385,25 @@ void segment_min_max_grad(GradContext& c) {
   c.set(0, chosen * gather_rows(dy / binary("Maximum", count, scalar(1, dy.dtype())), ids));
 }
 
+// Counts of rows (per segment) are kept in a real dtype: Greater and Maximum are not declared for complex.
+DType count_dtype(DType d) { return is_complex(d) ? real_dtype(d) : d; }
+
 // d prod / d x_j is the product of the segment's other rows: the result over x_j where x_j != 0; where x_j
-// is the segment's only zero, the product of its non-zero rows; where the segment has two zeros, 0.
+// is the segment's only zero, the product of its non-zero rows; where the segment has two zeros, 0. For
+// complex data TensorFlow does not conjugate it (dy times the product of the others), nor does ember.
 void segment_prod_grad(GradContext& c) {
   const GradTensor data = c.input(0), out = c.output(0), dy = c.grad();
   GradTensor ids, kept;
   segment_rows(c, &ids, &kept);
   const GradTensor zero = scalar(0, dy.dtype()), one = scalar(1, dy.dtype());
   const GradTensor is_zero = compare("Equal", data, zero);
-  const GradTensor zeros = emit1("UnsortedSegmentSum", {mask(is_zero, dy.dtype()), c.input(1), c.input(2)});
+  const DType counts = count_dtype(dy.dtype());
+  const GradTensor zeros = emit1("UnsortedSegmentSum", {mask(is_zero, counts), c.input(1), c.input(2)});
   const GradTensor non_zero = select(is_zero, one, data);
   const GradTensor non_zero_prod = emit1("UnsortedSegmentProd", {non_zero, c.input(1), c.input(2)});
   const GradTensor others =
       select(is_zero, gather_rows(non_zero_prod, ids), gather_rows(out, ids) / non_zero);
-  const GradTensor dy_rows = gather_rows(select(compare("Greater", zeros, one), zero, dy), ids);
+  const GradTensor dy_rows = gather_rows(select(compare("Greater", zeros, scalar(1, counts)), zero, dy), ids);
   c.set(0, select(kept, dy_rows * others, zero));
 }
 
@@ -421,17 +426,21 @@ void sorted_segment_grad(GradContext& c) {
   const std::string& op = c.op->name;
   if (op == "SegmentSum") return c.set(0, gather_rows(dy, ids));
   const GradTensor one = scalar(1, dy.dtype());
-  const GradTensor count = per_row(sorted_segment_count(ids, num, dy.dtype()), rank);
-  if (op == "SegmentMean") return c.set(0, gather_rows(dy / binary("Maximum", count, one), ids));
-  if (op == "SegmentProd") {
+  const DType counts = count_dtype(dy.dtype());
+  const GradTensor count_one = scalar(1, counts);
+  if (op == "SegmentMean") {
+    const GradTensor count = per_row(sorted_segment_count(ids, num, counts), rank);
+    return c.set(0, gather_rows(dy / cast(binary("Maximum", count, count_one), dy.dtype()), ids));
+  }
+  if (op == "SegmentProd") {  // segment_prod_grad's rule, unconjugated for complex as TensorFlow's
     const GradTensor zero = scalar(0, dy.dtype());
     const GradTensor is_zero = compare("Equal", data, zero);
-    const GradTensor zeros = emit1("UnsortedSegmentSum", {mask(is_zero, dy.dtype()), ids, num});
+    const GradTensor zeros = emit1("UnsortedSegmentSum", {mask(is_zero, counts), ids, num});
     const GradTensor non_zero = select(is_zero, one, data);
     const GradTensor non_zero_prod = emit1("UnsortedSegmentProd", {non_zero, ids, num});
     const GradTensor others =
         select(is_zero, gather_rows(non_zero_prod, ids), gather_rows(out, ids) / non_zero);
-    return c.set(0, gather_rows(select(compare("Greater", zeros, one), zero, dy), ids) * others);
+    return c.set(0, gather_rows(select(compare("Greater", zeros, count_one), zero, dy), ids) * others);
   }
   const GradTensor chosen = mask(compare("Equal", data, gather_rows(out, ids)), dy.dtype());
   const GradTensor winners = emit1("UnsortedSegmentSum", {chosen, ids, num});
@@ -503,17 +512,20 @@ void register_scatter_nd_ops(OpRegistry& r) {
       {"UnsortedSegmentMin", &segment_reduce_kernel<ScatterMode::kMin>, &segment_min_max_grad, kNumericTypes,
        "The minimum of data's rows per segment id (an empty segment: the dtype's largest value). "
        "unsorted_segment_min([1, 5, 3], [0, 0, 1], 2) == [1, 3]"},
-      {"UnsortedSegmentProd", &segment_reduce_kernel<ScatterMode::kMul>, &segment_prod_grad, kNumericTypes,
+      {"UnsortedSegmentProd", &segment_reduce_kernel<ScatterMode::kMul>, &segment_prod_grad,
+       kNumericAndComplexTypes,
        "The product of data's rows per segment id (an empty segment: 1). unsorted_segment_prod([2, 5, 3], "
        "[0, "
        "0, 1], 2) == [10, 3]"},
   };
   const Row sorted_rows[] = {
-      {"SegmentSum", &sorted_segment_kernel<ScatterMode::kAdd, false>, &sorted_segment_grad, kNumericTypes,
+      {"SegmentSum", &sorted_segment_kernel<ScatterMode::kAdd, false>, &sorted_segment_grad,
+       kNumericAndComplexTypes,
        "Sums of data's rows per sorted segment id; last id + 1 rows. segment_sum([1, 2, 3], [0, 0, 2]) == "
        "[3, 0, "
        "3]"},
-      {"SegmentMean", &sorted_segment_kernel<ScatterMode::kAdd, true>, &sorted_segment_grad, kNumericTypes,
+      {"SegmentMean", &sorted_segment_kernel<ScatterMode::kAdd, true>, &sorted_segment_grad,
+       kNumericAndComplexTypes,
        "Means of data's rows per sorted segment id (an empty segment: 0). segment_mean([1, 3, 5], [0, 0, 1]) "
        "== "
        "[2, 5]"},
@@ -525,7 +537,8 @@ void register_scatter_nd_ops(OpRegistry& r) {
        "Minima of data's rows per sorted segment id (an empty segment: 0). segment_min([1, 3, 5], [0, 0, 1]) "
        "== "
        "[1, 5]"},
-      {"SegmentProd", &sorted_segment_kernel<ScatterMode::kMul, false>, &sorted_segment_grad, kNumericTypes,
+      {"SegmentProd", &sorted_segment_kernel<ScatterMode::kMul, false>, &sorted_segment_grad,
+       kNumericAndComplexTypes,
        "Products of data's rows per sorted segment id (an empty segment: 1). segment_prod([2, 3, 5], [0, 0, "
        "1]) "
        "== [6, 5]"},
