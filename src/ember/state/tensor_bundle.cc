@@ -285,6 +285,12 @@ std::string bundle_data_path(const std::string& prefix, int shard, int num_shard
   return prefix + ".data-" + shard_digits(shard, a) + "-of-" + shard_digits(num_shards, b);
 }
 
+bool bundle_exists(const std::string& prefix) {
+  struct stat st;
+  return regular_file(bundle_index_path(prefix), &st) ||
+         regular_file(kept_path(bundle_index_path(prefix)), &st);
+}
+
 // ---- BundleWriter
 
 // Note [Atomic, not synced]

@@ -33,6 +33,9 @@ namespace ember {
 /// `<prefix>.index` and `<prefix>.data-<shard>-of-<num_shards>` (five digits each), as TensorFlow names them.
 std::string bundle_index_path(const std::string& prefix);
 std::string bundle_data_path(const std::string& prefix, int shard, int num_shards);
+/// Whether a bundle is at `prefix`: its index, or the index an interrupted overwrite kept, which
+/// BundleReader reads in its place (Note [Overwriting a checkpoint in place] in bundle_generations.cc).
+bool bundle_exists(const std::string& prefix);
 
 /// For tests: called by BundleWriter::finish after each step of moving a bundle into place ("temporary
 /// files written", "previous generation kept", "data <shard> in place", "index in place", "previous

@@ -158,6 +158,7 @@ TEST_P(BundleGenerationsTest, PausedSaveIsLeftAloneAndSettledOnceKilled) {
     // until the new one lands.
     const bool moved_aside = GetParam() && step > 0 && step < kIndexLanded;
     EXPECT_EQ(std::count(while_paused.begin(), while_paused.end(), "ckpt.index"), moved_aside ? 0 : 1);
+    EXPECT_TRUE(bundle_exists(prefix()));
     EXPECT_TRUE(settle_abandoned_save(prefix(), /*temporary_files=*/true).ok());
     EXPECT_EQ(names(), while_paused);
     EXPECT_EQ(generation_at(prefix()), expected);
