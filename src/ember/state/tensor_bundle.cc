@@ -698,20 +698,39 @@ BundleReader::~BundleReader() {
 // files between the look and the opens: the reader could take the old index and a data file already
 // replaced, or the kept index and then, its kept data gone, the new data. Once every file is open, its
 // descriptors hold those files whatever happens to the names, so open checks then that the names still
-// lead to them and that the kept generation is as current as it was: if so, these files were one
-// generation at that moment, and stay readable. Otherwise (kAborted from open_generation, or a file gone
-// under a moving generation) it looks again.
+// lead to them (the index is held open meanwhile, so that its inode number cannot be reused by a newer
+// index), that the kept generation is as current as it was, and that a kept generation's data file read
+// under its own name has not been moved aside since (without hard links the data moves after the index):
+// if so, these files were one generation at that moment, and stay readable. Otherwise (kAborted from
+// open_generation, or a file gone under a moving generation) it looks again. ReadersBesideRepeated-
+// OverwritesSeeOneGeneration (bundle_generations_test.cc) found each of these races.
+namespace {
+
+// Which files hold the index and the kept index at `prefix` now (0 for none): a save that moves either
+// changes it.
+std::pair<ino_t, ino_t> index_files(const std::string& prefix) {
+  struct stat index, kept;
+  return {regular_file(bundle_index_path(prefix), &index) ? index.st_ino : 0,
+          regular_file(kept_path(bundle_index_path(prefix)), &kept) ? kept.st_ino : 0};
+}
+
+}  // namespace
+
 StatusOr<BundleReader> BundleReader::open(const std::string& prefix) {
   Status moved;
-  for (int attempt = 0; attempt < 8; ++attempt) {
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    if (attempt >= 4) std::this_thread::yield();  // let the save move on
+    const auto before = index_files(prefix);
     const bool kept = kept_generation_is_current(prefix);
     StatusOr<BundleReader> r = open_generation(prefix, kept);
     if (r.ok()) return r;
-    const bool missing = r.status().code() == Code::kNotFound;
-    if (r.status().code() != Code::kAborted && !(missing && kept_generation_is_current(prefix) != kept))
-      return r;
+    // A file gone while a kept generation is current (without hard links, a data file moves to its kept
+    // name after the index did) or while a save moved an index: look again.
+    const bool moving = r.status().code() == Code::kNotFound && (kept || index_files(prefix) != before);
+    if (r.status().code() != Code::kAborted && !moving) return r;
     moved = r.status();
   }
+  if (moved.code() != Code::kAborted) return moved;
   return make_error(Code::kUnavailable, "checkpoint ", prefix,
                     ": other saves kept replacing its files while ", "it was being opened (", moved.message(),
                     ")");
@@ -723,20 +742,26 @@ StatusOr<BundleReader> BundleReader::open_generation(const std::string& prefix, 
   const std::string path = kept ? kept_path(bundle_index_path(prefix)) : bundle_index_path(prefix);
   std::string bytes;
   struct stat index_file;
+  // Open until the end: while it is open its inode number cannot go to a newer index (Note [Opening
+  // beside a save]).
+  struct Index {
+    int fd;
+    ~Index() {
+      if (fd >= 0) ::close(fd);
+    }
+  } index{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (index.fd < 0)
       return make_error(Code::kNotFound, "checkpoint ", prefix, ": cannot open ", path, ": ", errno_text());
     struct stat st;
     Status s;
-    if (::fstat(fd, &st) != 0) s = make_error(Code::kDataLoss, path, ": ", errno_text());
+    if (::fstat(index.fd, &st) != 0) s = make_error(Code::kDataLoss, path, ": ", errno_text());
     if (s.ok() && !S_ISREG(st.st_mode)) s = make_error(Code::kDataLoss, path, ": not a regular file");
     index_file = st;
     if (s.ok()) {
       bytes.resize(static_cast<size_t>(st.st_size));
-      s = pread_all(fd, bytes.data(), bytes.size(), 0, path);
+      s = pread_all(index.fd, bytes.data(), bytes.size(), 0, path);
     }
-    ::close(fd);
     EMBER_RETURN_IF_ERROR(s);
   }
   std::map<std::string, std::string> table;
@@ -794,6 +819,10 @@ StatusOr<BundleReader> BundleReader::open_generation(const std::string& prefix, 
     if (r.shard_fds_[shard] < 0) continue;
     same = ::fstat(r.shard_fds_[shard], &held) == 0 && ::stat(r.shard_paths_[shard].c_str(), &named) == 0 &&
            named.st_dev == held.st_dev && named.st_ino == held.st_ino;
+    // A kept generation's data file read under its own name must not have been moved aside since (and
+    // replaced by the new one): then it would have a kept name now.
+    if (same && kept && !r.shard_paths_[shard].ends_with(kept_path("")))
+      same = !regular_file(kept_path(r.shard_paths_[shard]), &named);
   }
   if (!same)
     return make_error(Code::kAborted, "checkpoint ", prefix,

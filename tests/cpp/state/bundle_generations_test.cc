@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "ember/state/tensor_bundle.h"
@@ -179,6 +181,27 @@ TEST_P(BundleGenerationsTest, SettleLeavesTemporaryFilesUnlessAsked) {
   EXPECT_GT(names().size(), kBundle.size());
   ASSERT_TRUE(settle_abandoned_save(prefix(), /*temporary_files=*/true).ok());
   EXPECT_EQ(names(), kBundle);
+}
+
+// Readers that open the prefix while saves overwrite it again and again get one whole generation each
+// time, never the index of one and data of another (Note [Opening beside a save] in tensor_bundle.cc).
+TEST_P(BundleGenerationsTest, ReadersBesideRepeatedOverwritesSeeOneGeneration) {
+  ASSERT_TRUE(write_generation(prefix(), 1).ok());
+  std::atomic<bool> done{false};
+  std::thread writer([&] {
+    for (int g = 2; g <= 150; ++g) EXPECT_TRUE(write_generation(prefix(), static_cast<float>(g)).ok());
+    done = true;
+  });
+  int reads = 0, last = 1;
+  while (!done) {
+    const int g = generation_at(prefix());
+    EXPECT_GE(g, last);  // never an older one than already seen
+    last = std::max(last, g);
+    ++reads;
+  }
+  writer.join();
+  EXPECT_GT(reads, 0);
+  EXPECT_EQ(generation_at(prefix()), 150);
 }
 
 INSTANTIATE_TEST_SUITE_P(HardLinks, BundleGenerationsTest, ::testing::Values(false, true),
