@@ -4,6 +4,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/unique_ptr.h>
 #include <nanobind/stl/vector.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <memory>
@@ -82,6 +83,34 @@ void bind_state(nb::module_& m) {
       nb::arg("step"),
       "For tests of a crash: SIGKILLs this process when a checkpoint write reaches `step` "
       "(set_bundle_finish_hook_for_testing's steps).");
+  m.def(
+      "_pause_at_checkpoint_step_for_testing",
+      [](const std::string& at) {
+        set_bundle_finish_hook_for_testing([at](const std::string& step) {
+          if (step != at) return Status();
+          const std::string line = "paused at " + step + "\n";
+          (void)!::write(1, line.data(), line.size());
+          for (;;) ::pause();  // until the test kills this process
+        });
+      },
+      nb::arg("step"),
+      "For tests of a crash beside a live writer: when a checkpoint write reaches `step`, prints "
+      "\"paused at <step>\" to stdout and waits for a signal forever.");
+  m.def("_refuse_hard_links_for_testing", &set_bundle_hard_links_refused_for_testing, nb::arg("refuse"),
+        "For tests: checkpoint writes behave as on a file system that refuses hard links.");
+  m.def(
+      "settle_abandoned_save",
+      [](const std::string& prefix, bool temporary_files) {
+        Status s;
+        {
+          nb::gil_scoped_release release;
+          s = settle_abandoned_save(prefix, temporary_files);
+        }
+        check(s);
+      },
+      nb::arg("prefix"), nb::arg("temporary_files"),
+      "Settles what a killed save at `prefix` left (a kept .previous generation; with temporary_files, "
+      "abandoned .tempstate files), leaving a live save's files alone.");
 
   nb::class_<BundleReader>(m, "BundleReader",
                            "A checkpoint bundle opened for reading (TensorFlow's format V2).")

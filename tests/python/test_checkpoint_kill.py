@@ -10,6 +10,7 @@ import sys
 import time
 
 import numpy as np
+import pytest
 
 import ember
 
@@ -74,11 +75,14 @@ WRITE_CHILD = r"""
 import sys
 import numpy as np
 import ember
-prefix, generation, step = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+prefix, generation, step, stop, links = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
 ckpt = ember.train.Checkpoint(w=ember.Variable(np.full((64, 64), generation, np.float32)),
                               g=ember.Variable(np.int64(generation)))
-if step:
+ember._C._refuse_hard_links_for_testing(links == "refused")
+if stop == "kill":
     ember._C._kill_at_checkpoint_step_for_testing(step)
+elif stop == "pause":
+    ember._C._pause_at_checkpoint_step_for_testing(step)
 ckpt.write(prefix)
 """
 
@@ -86,10 +90,15 @@ OVERWRITE_STEPS = ["temporary files written", "previous generation kept", "data 
                    "previous generation removed"]
 
 
+def write_child_args(prefix, generation, step="", stop="", links="linked"):
+    return [sys.executable, *(["-S"] if sys.flags.no_site else []), "-c", WRITE_CHILD, prefix, str(generation),
+            step, stop, links]
+
+
 def write_in_child(prefix, generation, kill_at=""):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    return subprocess.run([sys.executable, *(["-S"] if sys.flags.no_site else []), "-c", WRITE_CHILD, prefix,
-                           str(generation), kill_at], env=env).returncode
+    return subprocess.run(write_child_args(prefix, generation, kill_at, "kill" if kill_at else ""),
+                          env=env).returncode
 
 
 def generation_at(prefix, reader):
@@ -125,3 +134,44 @@ def test_write_over_the_same_prefix_killed_at_each_step(tmp_path):
         assert generation_at(prefix, "ember") == 3 and generation_at(prefix, "tensorflow") == 3
         left = sorted(n for n in os.listdir(os.path.dirname(prefix)) if ".tempstate" not in n)
         assert left == ["ckpt.data-00000-of-00001", "ckpt.index"], (step, left)
+
+
+@pytest.mark.parametrize("links", ["linked", "refused"])
+def test_write_paused_at_each_step_then_killed(tmp_path, links):
+    # A write over the checkpoint a state file names pauses after a step of moving its files into place
+    # (with hard links, or as on a file system that refuses them): while it lives, readers see one whole
+    # generation and neither latest_checkpoint nor a new CheckpointManager touches its files. Killed there,
+    # the prefix still reads as that generation; latest_checkpoint settles the kept generation, a
+    # CheckpointManager the temporary files, and TensorFlow reads what is left.
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    for i, step in enumerate(OVERWRITE_STEPS):
+        directory = str(tmp_path / f"run{i}")
+        prefix = os.path.join(directory, "ckpt-1")
+        ember.train.Checkpoint(w=ember.Variable(np.full((64, 64), 1, np.float32)),
+                               g=ember.Variable(np.int64(1))).write(prefix)
+        ember.train.update_checkpoint_state(directory, prefix)
+        expected = 2 if OVERWRITE_STEPS.index(step) >= OVERWRITE_STEPS.index("index in place") else 1
+        child = subprocess.Popen(write_child_args(prefix, 2, step, "pause", links), stdout=subprocess.PIPE,
+                                 env=env)
+        try:
+            assert child.stdout.readline() == f"paused at {step}\n".encode(), step
+            assert generation_at(prefix, "ember") == expected, step
+            while_paused = sorted(os.listdir(directory))
+            kept = step in ("previous generation kept", "data 0 in place", "index in place")
+            assert any(n.endswith(".previous") for n in while_paused) == kept, (step, while_paused)
+            assert ember.train.latest_checkpoint(directory) == prefix
+            ember.train.CheckpointManager(ember.train.Checkpoint(), directory, max_to_keep=2)
+            assert sorted(os.listdir(directory)) == while_paused, step
+        finally:
+            child.kill()
+            child.wait()
+        assert generation_at(prefix, "ember") == expected, step
+        assert ember.train.latest_checkpoint(directory) == prefix
+        bundle = ["checkpoint", "ckpt-1.data-00000-of-00001", "ckpt-1.index"]
+        assert sorted(n for n in os.listdir(directory) if ".tempstate" not in n) == bundle, step
+        ember.train.CheckpointManager(ember.train.Checkpoint(), directory, max_to_keep=2)
+        assert sorted(os.listdir(directory)) == bundle, step
+        w, g = ember.Variable(np.zeros((64, 64), np.float32)), ember.Variable(np.int64(0))
+        ember.train.Checkpoint(w=w, g=g).restore(directory).assert_consumed()
+        assert int(g.numpy()) == expected and (w.numpy() == expected).all(), step
+        assert generation_at(prefix, "tensorflow") == expected, step

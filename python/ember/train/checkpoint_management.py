@@ -4,15 +4,23 @@ The state file is TensorFlow's: a text-format CheckpointState naming the latest 
 kept, relative to the directory. It is replaced atomically (temporary file, fsync, rename, fsync of the
 directory), and a CheckpointManager records a new checkpoint in it before deleting old ones, so a process
 killed at any moment leaves the state naming a checkpoint whose files exist.
+
+What a killed save leaves (docs/checkpoint.md, "Writing atomically") is settled here once no live save
+holds it: ``latest_checkpoint`` settles the kept ``.previous`` generation of the checkpoint it returns, and
+a CheckpointManager, when it starts and after each save, also removes the temporary files of killed saves
+of its own checkpoints and of the state file.
 """
 
 import collections
+import fcntl
 import glob
 import os
+import re
 import time
 
 from google.protobuf import text_format
 
+from ember import _C, errors
 from ember.framework import protos
 
 CheckpointState = protos.message_class("CheckpointState")
@@ -21,6 +29,7 @@ CheckpointState = protos.message_class("CheckpointState")
 def _atomic_write(path, data):
     tmp = f"{path}.tmp{os.getpid()}"
     with open(tmp, "wb") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)  # a live write's temporary file is not a leftover (_remove_if_abandoned)
         f.write(data)
         f.flush()
         os.fsync(f.fileno())
@@ -87,13 +96,24 @@ def update_checkpoint_state(save_dir, model_checkpoint_path, all_model_checkpoin
 
 
 def checkpoint_exists(prefix):
-    return os.path.exists(prefix + ".index")
+    """Whether ``prefix`` holds a checkpoint: its index, or the index an interrupted overwrite kept."""
+    return os.path.exists(prefix + ".index") or os.path.exists(prefix + ".index.previous")
+
+
+def _settle(prefix, temporary_files):
+    """Settles what a killed save at ``prefix`` left; a reader may lack the right to, and needs none."""
+    try:
+        _C.settle_abandoned_save(os.fspath(prefix), temporary_files)
+    except errors.OpError:
+        pass
 
 
 def latest_checkpoint(checkpoint_dir, latest_filename=None):
-    """The prefix of the directory's latest checkpoint, or None (no state file, or its checkpoint is gone)."""
+    """The prefix of the directory's latest checkpoint, or None (no state file, or its checkpoint is gone).
+    A kept generation a killed overwrite left at that prefix is settled (put back, or removed)."""
     state = get_checkpoint_state(checkpoint_dir, latest_filename)
     if state is not None and checkpoint_exists(state.model_checkpoint_path):
+        _settle(state.model_checkpoint_path, temporary_files=False)
         return state.model_checkpoint_path
     return None
 
@@ -142,6 +162,42 @@ def remove_checkpoint(prefix):
             pass
 
 
+def _remove_if_abandoned(path):
+    """Removes a state file's temporary file unless a live ``_atomic_write`` holds its lock."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        if os.path.samestat(os.fstat(fd), os.lstat(path)):
+            os.remove(path)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _settle_directory(directory, checkpoint_name):
+    """Settles what killed saves left in ``directory``: of the checkpoints ``<checkpoint_name>-<number>``
+    (kept generations, temporary files) and of the state file."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    leftover = re.compile(re.escape(checkpoint_name) + r"-\d+(?=\.(?:index|data-))")
+    prefixes = set()
+    for name in names:
+        if name.startswith("checkpoint.tmp"):
+            _remove_if_abandoned(os.path.join(directory, name))
+        elif ".tempstate" in name or name.endswith(".previous"):
+            match = leftover.match(name)
+            if match:
+                prefixes.add(match.group(0))
+    for prefix in sorted(prefixes):
+        _settle(os.path.join(directory, prefix), temporary_files=True)
+
+
 class CheckpointManager:
     """Numbered saves of one ``ember.train.Checkpoint`` into ``directory``, keeping the newest
     ``max_to_keep`` (None keeps all) plus one every ``keep_checkpoint_every_n_hours``."""
@@ -175,6 +231,8 @@ class CheckpointManager:
             self._latest_checkpoint = state.model_checkpoint_path
             if state.last_preserved_timestamp:
                 self._last_preserved_timestamp = state.last_preserved_timestamp
+        _settle_directory(self._directory, checkpoint_name)
+        self._checkpoint_name = checkpoint_name
 
     @property
     def directory(self):
@@ -220,6 +278,7 @@ class CheckpointManager:
         self._record_state()
         for prefix in deleted:  # only once the state no longer names them
             remove_checkpoint(prefix)
+        _settle_directory(self._directory, self._checkpoint_name)
         return path
 
     def restore_or_initialize(self):

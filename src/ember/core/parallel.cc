@@ -35,6 +35,13 @@ const int g_default_threads = omp_get_max_threads();
 // side by side thus each settle on one thread and stay there (each sees the other's core busy), while a
 // process alone keeps every core. Off Linux, or when /proc/stat is unreadable, every core counts as free;
 // EMBER_ADAPTIVE_THREADS=0 turns the measurement off (a machine dedicated to one process).
+//
+// A process's first window has no past to compare with, yet its first parallel region is the costliest:
+// it starts OpenMP's threads, and on a busy machine the caller waits at the region's end for a new thread
+// that has not had a core yet (a SavedModel's cold load + first call: 29 ms median instead of 3 at load
+// average 9 on 2 cores). So the first window counts the threads runnable right now instead
+// (`procs_running` in /proc/stat, less the caller), where the process may run on every core; that number
+// is the whole machine's, so a process pinned to some cores keeps them all until its first window ends.
 constexpr int64_t kFreeCoresWindowNs = 100'000'000;  // /proc/stat counts in 10 ms ticks: 10+ per core
 
 int64_t clock_ns(clockid_t clock) {
@@ -46,7 +53,10 @@ int64_t clock_ns(clockid_t clock) {
 // Busy CPU time (all but idle and iowait), in ns, of the cores this process may run on (its affinity
 // mask: in a container pinned to 2 cores of a large host, the host's other cores are none of its
 // business); -1 if unknown.
-int64_t machine_busy_ns() {
+// `running_others`: the threads runnable on the machine now besides the caller where this process may
+// run on every core, else -1.
+int64_t machine_busy_ns(int* running_others) {
+  *running_others = -1;
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
   if (sched_getaffinity(0, sizeof(allowed), &allowed) != 0) return -1;
@@ -55,7 +65,9 @@ int64_t machine_busy_ns() {
   char line[512];
   unsigned long long busy = 0;
   int cores = 0;
+  int running = -1;
   while (std::fgets(line, sizeof(line), f) != nullptr) {
+    if (std::sscanf(line, "procs_running %d", &running) == 1) continue;
     if (std::strncmp(line, "cpu", 3) != 0 || line[3] < '0' || line[3] > '9') continue;  // the total, others
     int cpu = -1;
     unsigned long long v[8] = {};
@@ -67,6 +79,7 @@ int64_t machine_busy_ns() {
     ++cores;
   }
   std::fclose(f);
+  if (running >= 1 && CPU_COUNT(&allowed) == omp_get_num_procs()) *running_others = running - 1;
   const long hz = sysconf(_SC_CLK_TCK);
   if (cores == 0 || hz <= 0) return -1;
   return static_cast<int64_t>(busy * (1'000'000'000ull / static_cast<unsigned long long>(hz)));
@@ -97,11 +110,14 @@ struct FreeCores {
   }
   void sample(int64_t now) {
     next_ns.store(now + kFreeCoresWindowNs, std::memory_order_relaxed);
-    const int64_t busy = machine_busy_ns(), self = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    int running_others = -1;
+    const int64_t busy = machine_busy_ns(&running_others), self = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
     // A window much longer than planned (the process was idle) says little about now: start afresh.
     if (busy >= 0 && busy_ns >= 0 && now - wall_ns < 4 * kFreeCoresWindowNs) {
       const double others = static_cast<double>((busy - busy_ns) - (self - self_ns)) / (now - wall_ns);
       free.store(from_others(others), std::memory_order_relaxed);
+    } else if (wall_ns == 0 && running_others >= 0) {  // the process's first window
+      free.store(from_others(running_others), std::memory_order_relaxed);
     }
     wall_ns = now, busy_ns = busy, self_ns = self;
   }

@@ -732,7 +732,7 @@ StatusOr<std::shared_ptr<LoadedSavedModel>> LoadedSavedModel::load(const std::st
   if (!file_exists(dir))
     return make_error(Code::kNotFound, "SavedModel '", dir, "': the directory does not exist");
   const std::string prefix = dir + "/variables/variables";
-  const std::string variables = file_exists(bundle_index_path(prefix)) ? prefix : "";
+  const std::string variables = bundle_exists(prefix) ? prefix : "";
   // As TensorFlow's loader: the binary saved_model.pb, else the text saved_model.pbtxt.
   const std::string pb = dir + "/saved_model.pb", pbtxt = dir + "/saved_model.pbtxt";
   const bool text = !file_exists(pb) && file_exists(pbtxt);

@@ -9,16 +9,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cctype>
 #include <cerrno>
-#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <deque>
 #include <filesystem>
 #include <future>
-#include <mutex>
 #include <new>
 #include <random>
 #include <system_error>
@@ -26,9 +22,13 @@
 
 #include "ember/core/parallel.h"
 #include "ember/graph/tensor_proto.h"
+#include "ember/state/bundle_generations.h"
 #include "ember/state/crc32c.h"
 
 namespace ember {
+
+using namespace bundle_files;
+
 namespace {
 
 constexpr int kDtString = 7;                             // TensorFlow's DT_STRING
@@ -119,105 +119,6 @@ Status pread_checksummed(int fd, char* data, size_t n, int64_t offset, const std
   if (!s.ok()) return s;
   *crc = c;
   return Status();
-}
-
-std::string dir_of(const std::string& path) {
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
-}
-
-Status fsync_dir(const std::string& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return make_error(Code::kUnavailable, "opening directory ", dir, ": ", errno_text());
-  int rc = ::fsync(fd);
-  ::close(fd);
-  if (rc != 0) return make_error(Code::kUnavailable, "fsync of directory ", dir, ": ", errno_text());
-  return Status();
-}
-
-// Note [Replacing a large file]
-// rename() over an existing file frees the old file inside the call: for a 1 GiB checkpoint that is a
-// quarter-million page-cache pages and the file's extents, 0.3-0.4 s of a save (strace), and on ext4 a
-// rename that replaces a file also starts the new file's writeback (auto_da_alloc). Exchanging the two
-// names instead (renameat2 RENAME_EXCHANGE, as atomic as rename: the name always holds one whole file)
-// frees nothing. The old file, now under the temporary name, is unlinked at once while this process still
-// holds it open: that only removes the name (nothing is left for a directory walk or `rmtree` to trip on),
-// and the freeing waits for the last close, which a background thread does after the save returns. A
-// process that exits or is killed closes it too. Where the target does not exist or the file system cannot
-// exchange, it is a plain rename.
-class FileReaper {
- public:
-  static FileReaper& global() {
-    static FileReaper* reaper = new FileReaper();  // never destroyed: its detached thread may still run
-    return *reaper;
-  }
-  // Closes `fd` (the last reference to an unlinked file) on the background thread.
-  void close_later(int fd) {
-    // A forked child has neither the parent's thread nor, perhaps, an unlocked mutex: close now.
-    const pid_t owner = owner_.load();
-    if (owner != 0 && owner != ::getpid()) {
-      ::close(fd);
-      return;
-    }
-    std::unique_lock<std::mutex> lock(mu_);
-    if (owner_.load() == 0) {
-      try {
-        std::thread([this] { run(); }).detach();
-      } catch (const std::system_error&) {
-        lock.unlock();
-        ::close(fd);  // no thread: now
-        return;
-      }
-      owner_.store(::getpid());
-    }
-    pending_.push_back(fd);
-    work_.notify_one();
-  }
-
- private:
-  void run() {
-    std::unique_lock<std::mutex> lock(mu_);
-    for (;;) {
-      work_.wait(lock, [this] { return !pending_.empty(); });
-      const int fd = pending_.front();
-      pending_.pop_front();
-      lock.unlock();
-      ::close(fd);
-      lock.lock();
-    }
-  }
-  std::mutex mu_;
-  std::condition_variable work_;
-  std::deque<int> pending_;
-  std::atomic<pid_t> owner_{0};  // the process whose thread serves the queue
-};
-
-// Removes the name `path` now and frees its file in the background (Note [Replacing a large file]).
-void unlink_in_background(const std::string& path) {
-  // Non-blocking: a FIFO of that name must not stall the save (anything but a regular file is closed now).
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-  ::unlink(path.c_str());
-  if (fd < 0) return;
-  struct stat st;
-  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-    FileReaper::global().close_later(fd);
-  else
-    ::close(fd);
-}
-
-// Moves `from` to `to` atomically (Note [Replacing a large file]).
-int replace_file(const std::string& from, const std::string& to) {
-#if defined(__linux__) && defined(RENAME_EXCHANGE)
-  // Only a regular file is exchanged; whatever else holds the name meets rename's own checks (EISDIR).
-  struct stat st;
-  if (::lstat(to.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-      ::renameat2(AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), RENAME_EXCHANGE) == 0) {
-    unlink_in_background(from);  // the old contents now sit at `from`
-    return 0;
-  }
-#endif
-  return ::rename(from.c_str(), to.c_str());
 }
 
 std::string temp_suffix() {
@@ -384,6 +285,12 @@ std::string bundle_data_path(const std::string& prefix, int shard, int num_shard
   return prefix + ".data-" + shard_digits(shard, a) + "-of-" + shard_digits(num_shards, b);
 }
 
+bool bundle_exists(const std::string& prefix) {
+  struct stat st;
+  return regular_file(bundle_index_path(prefix), &st) ||
+         regular_file(kept_path(bundle_index_path(prefix)), &st);
+}
+
 // ---- BundleWriter
 
 // Note [Atomic, not synced]
@@ -403,18 +310,19 @@ BundleWriter::BundleWriter(std::string prefix, bool sync)
   std::error_code ignored;  // as TensorFlow's Checkpoint.write; a failure surfaces when the file is opened
   std::filesystem::create_directories(dir_of(prefix_), ignored);
   // Opened now, so that an unwritable directory fails the first add rather than the finish.
-  first_fd_ = ::open(data_tmps_[0].c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  first_fd_ = create_locked_file(data_tmps_[0]);
   if (first_fd_ < 0)
     status_ = make_error(Code::kNotFound, "checkpoint ", prefix_, ": cannot create ", data_tmps_[0], ": ",
                          errno_text());
 }
 
 BundleWriter::~BundleWriter() {
-  if (first_fd_ >= 0) ::close(first_fd_);
   if (!finished_) {
     for (const std::string& path : data_tmps_) ::unlink(path.c_str());
     ::unlink(index_tmp_.c_str());
   }
+  if (first_fd_ >= 0) ::close(first_fd_);
+  for (int fd : held_fds_) ::close(fd);
 }
 
 Status BundleWriter::fail(Status s) {
@@ -603,125 +511,6 @@ Status write_shard(ShardJob& job, bool checksum_beside, bool sync) {
   return Status();
 }
 
-// After a save with `num_shards` shards, the data files of an earlier bundle at the same prefix with
-// another shard count belong to no index: they go (in the background, Note [Replacing a large file]).
-void remove_other_shard_counts(const std::string& prefix, int num_shards) {
-  const std::string dir = dir_of(prefix);
-  const size_t slash = prefix.rfind('/');
-  const std::string stem = (slash == std::string::npos ? prefix : prefix.substr(slash + 1)) + ".data-";
-  char ours[16];
-  std::snprintf(ours, sizeof(ours), "-of-%05d", num_shards);
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string name = entry.path().filename().string();
-    // <stem>DDDDD-of-DDDDD and nothing else (not another save's temporary file)
-    if (name.size() != stem.size() + 14 || name.compare(0, stem.size(), stem) != 0) continue;
-    const std::string_view tail(name.data() + stem.size(), 14);
-    bool digits = true;
-    for (size_t i : {0, 1, 2, 3, 4, 9, 10, 11, 12, 13}) digits = digits && std::isdigit(tail[i]);
-    if (!digits || tail.substr(5, 4) != "-of-" || tail.substr(5) == ours) continue;
-    unlink_in_background(entry.path().string());
-  }
-}
-
-// Note [Overwriting a checkpoint in place]
-// A save to the prefix of an existing checkpoint with the same shard count replaces its data files, then
-// its index: a kill between the two would leave new data under the old index. So before replacing
-// anything the writer keeps the previous generation under second names, hard links (no copying):
-// `<data file>.previous` for each data file it will replace, then `<prefix>.index.previous`, whose
-// presence says that a kept generation is complete. While `<prefix>.index` is still the kept index (the
-// same inode, or missing), the new index is not in place and the checkpoint is the kept one; once the
-// index has been replaced the checkpoint is the new one and the kept files are garbage, removed (data
-// first, the kept index last). A reader (BundleReader::open) in the first state reads the kept index and
-// data and changes nothing, so it never races a writer; the next write settles an interrupted one:
-// rolls its kept data back into place, or removes the garbage. A kill at any point thus leaves the old or
-// the new checkpoint whole; TensorFlow reads the files whenever a write completed. Where hard links
-// fail (a file system without them) the overwrite goes ahead unprotected, as before.
-std::string kept_path(const std::string& path) { return path + ".previous"; }
-
-bool regular_file(const std::string& path, struct stat* st) {
-  return ::lstat(path.c_str(), st) == 0 && S_ISREG(st->st_mode);
-}
-
-// Whether `<prefix>.index.previous` holds the checkpoint: kept by an overwrite whose index never landed.
-bool kept_generation_is_current(const std::string& prefix) {
-  struct stat kept, index;
-  if (!regular_file(kept_path(bundle_index_path(prefix)), &kept)) return false;
-  if (!regular_file(bundle_index_path(prefix), &index)) return true;
-  return kept.st_dev == index.st_dev && kept.st_ino == index.st_ino;
-}
-
-// The kept data files `<prefix>.data-DDDDD-of-DDDDD.previous` in the prefix's directory.
-std::vector<std::string> kept_data_files(const std::string& prefix) {
-  const size_t slash = prefix.rfind('/');
-  const std::string stem = (slash == std::string::npos ? prefix : prefix.substr(slash + 1)) + ".data-";
-  const std::string tail = kept_path("");
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator(dir_of(prefix), ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.size() == stem.size() + 14 + tail.size() && name.starts_with(stem) && name.ends_with(tail))
-      out.push_back(entry.path().string());
-  }
-  return out;
-}
-
-// Settles an overwrite of `prefix` that was interrupted (Note [Overwriting a checkpoint in place]).
-Status settle_interrupted_overwrite(const std::string& prefix) {
-  const std::string index = bundle_index_path(prefix), kept_index = kept_path(index);
-  const bool roll_back = kept_generation_is_current(prefix);
-  for (const std::string& kept : kept_data_files(prefix)) {
-    if (!roll_back) {
-      unlink_in_background(kept);
-      continue;
-    }
-    const std::string original = kept.substr(0, kept.size() - kept_path("").size());
-    // Not replaced yet, the data file is the kept one: rename() between two links of one file does nothing.
-    struct stat a, b;
-    if (regular_file(original, &a) && regular_file(kept, &b) && a.st_ino == b.st_ino &&
-        a.st_dev == b.st_dev) {
-      ::unlink(kept.c_str());
-      continue;
-    }
-    if (::rename(kept.c_str(), original.c_str()) != 0)
-      return make_error(Code::kUnavailable, "checkpoint ", prefix, ": restoring ", original,
-                        " from an interrupted save: ", errno_text());
-  }
-  struct stat st;
-  if (roll_back && !regular_file(index, &st)) {
-    if (::rename(kept_index.c_str(), index.c_str()) != 0)
-      return make_error(Code::kUnavailable, "checkpoint ", prefix, ": restoring ", index,
-                        " from an interrupted save: ", errno_text());
-  } else if (::unlink(kept_index.c_str()) != 0 && errno != ENOENT) {
-    return make_error(Code::kUnavailable, "checkpoint ", prefix, ": removing ", kept_index, ": ",
-                      errno_text());
-  }
-  return Status();
-}
-
-// Keeps the data files of `prefix` that a save with `num_shards` shards replaces, then its index, under
-// their kept names; the kept data files, or none where there is nothing to protect (no index, or no data
-// file that the save replaces) or no hard links.
-std::vector<std::string> keep_previous_generation(const std::string& prefix, int num_shards) {
-  struct stat st;
-  const std::string index = bundle_index_path(prefix);
-  if (!regular_file(index, &st)) return {};
-  std::vector<std::string> kept;
-  bool linked = true;
-  for (int shard = 0; shard < num_shards && linked; ++shard) {
-    const std::string data = bundle_data_path(prefix, shard, num_shards);
-    if (!regular_file(data, &st)) continue;
-    linked = ::link(data.c_str(), kept_path(data).c_str()) == 0;
-    if (linked) kept.push_back(kept_path(data));
-  }
-  if (!linked || kept.empty() || ::link(index.c_str(), kept_path(index).c_str()) != 0) {
-    // Nothing replaced (a new shard count), or no hard links here: the kept links would protect nothing.
-    for (const std::string& path : kept) ::unlink(path.c_str());
-    return {};
-  }
-  return kept;
-}
-
 BundleFinishHook& finish_hook() {
   static BundleFinishHook* hook = new BundleFinishHook();
   return *hook;
@@ -737,6 +526,14 @@ void set_bundle_finish_hook_for_testing(BundleFinishHook hook) { finish_hook() =
 Status BundleWriter::finish() {
   if (!status_.ok()) return status_;
   if (finished_) return make_error(Code::kFailedPrecondition, "checkpoint ", prefix_, ": already finished");
+  // Every lock this save takes is released when it returns (Note [Who may settle a save]).
+  struct Unlock {
+    std::vector<int>& fds;
+    ~Unlock() {
+      for (int fd : fds) ::close(fd);
+      fds.clear();
+    }
+  } unlock{held_fds_};
   // Deal the pieces to shards (Note [Parallel shards]), each shard keeping the order of the adds.
   size_t total = 0, large = 0;
   for (const Piece& p : pieces_) {
@@ -775,7 +572,7 @@ Status BundleWriter::finish() {
     }
     job.path = bundle_data_path(prefix_, s, num_shards_) + suffix_;
     data_tmps_.push_back(job.path);
-    job.fd = ::open(job.path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    job.fd = create_locked_file(job.path);
     if (job.fd < 0) job.status = make_error(Code::kUnavailable, "creating ", job.path, ": ", errno_text());
   }
   {
@@ -803,7 +600,7 @@ Status BundleWriter::finish() {
   }
   Status written;
   for (ShardJob& job : jobs) {
-    if (job.fd >= 0) ::close(job.fd);
+    if (job.fd >= 0) held_fds_.push_back(job.fd);
     if (written.ok() && !job.status.ok()) written = job.status;
   }
   if (!written.ok()) return fail(written);
@@ -824,19 +621,25 @@ Status BundleWriter::finish() {
     leveldb::Status s = builder.Finish();
     if (!s.ok()) return fail(make_error(Code::kInternal, "checkpoint ", prefix_, ": index: ", s.ToString()));
   }
-  int ifd = ::open(index_tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int ifd = create_locked_file(index_tmp_);
   if (ifd < 0) return fail(make_error(Code::kUnavailable, "creating ", index_tmp_, ": ", errno_text()));
+  held_fds_.push_back(ifd);
   Status s = write_all(ifd, index.data(), index.size(), index_tmp_);
   if (s.ok() && sync_ && ::fdatasync(ifd) != 0)
     s = make_error(Code::kUnavailable, "fsync of ", index_tmp_, ": ", errno_text());
-  ::close(ifd);
   if (!s.ok()) return fail(s);
   EMBER_RETURN_IF_ERROR(fail_at_step("temporary files written"));
 
   // Data first, then the index: until the index is replaced, the checkpoint at `prefix` is the previous
-  // one, read through the files kept for it (Note [Overwriting a checkpoint in place]).
+  // one, read through the files kept for it (Note [Overwriting a checkpoint in place]). The previous
+  // generation stays locked until its kept files are gone (Note [Who may settle a save]); a live save
+  // at the same prefix holds it, and this one waits.
+  const int generation = lock_generation(prefix_, /*wait=*/true);
+  if (generation >= 0) held_fds_.push_back(generation);
   EMBER_RETURN_IF_ERROR(fail_at(settle_interrupted_overwrite(prefix_)));
-  const std::vector<std::string> kept = keep_previous_generation(prefix_, num_shards_);
+  StatusOr<std::vector<std::string>> keeping = keep_previous_generation(prefix_, num_shards_);
+  if (!keeping.ok()) return fail(keeping.status());  // nothing moved: it put back what it had
+  const std::vector<std::string> kept = std::move(keeping).value();
   if (!kept.empty() && sync_) EMBER_RETURN_IF_ERROR(fail_at(fsync_dir(dir_of(prefix_))));
   EMBER_RETURN_IF_ERROR(fail_at_step("previous generation kept"));
   for (int shard = 0; shard < num_shards_; ++shard) {
@@ -889,14 +692,48 @@ BundleReader::~BundleReader() {
   for (int fd : shard_fds_) ::close(fd);
 }
 
+// Note [Opening beside a save]
+// An interrupted overwrite's kept generation is the checkpoint until the new index lands (Note
+// [Overwriting a checkpoint in place]), so open reads the kept files while it is current. A save may move
+// files between the look and the opens: the reader could take the old index and a data file already
+// replaced, or the kept index and then, its kept data gone, the new data. Once every file is open, its
+// descriptors hold those files whatever happens to the names, so open checks then that the names still
+// lead to them (the index is held open meanwhile, so that its inode number cannot be reused by a newer
+// index), that the kept generation is as current as it was, and that a kept generation's data file read
+// under its own name has not been moved aside since (without hard links the data moves after the index):
+// if so, these files were one generation at that moment, and stay readable. Otherwise (kAborted from
+// open_generation, or a file gone under a moving generation) it looks again. ReadersBesideRepeated-
+// OverwritesSeeOneGeneration (bundle_generations_test.cc) found each of these races.
+namespace {
+
+// Which files hold the index and the kept index at `prefix` now (0 for none): a save that moves either
+// changes it.
+std::pair<ino_t, ino_t> index_files(const std::string& prefix) {
+  struct stat index, kept;
+  return {regular_file(bundle_index_path(prefix), &index) ? index.st_ino : 0,
+          regular_file(kept_path(bundle_index_path(prefix)), &kept) ? kept.st_ino : 0};
+}
+
+}  // namespace
+
 StatusOr<BundleReader> BundleReader::open(const std::string& prefix) {
-  // An interrupted overwrite's kept generation is the checkpoint until its index is replaced (Note
-  // [Overwriting a checkpoint in place]); a writer finishing meanwhile removes it, so look again then.
-  for (int attempt = 0;; ++attempt) {
+  Status moved;
+  for (int attempt = 0; attempt < 64; ++attempt) {
+    if (attempt >= 4) std::this_thread::yield();  // let the save move on
+    const auto before = index_files(prefix);
     const bool kept = kept_generation_is_current(prefix);
     StatusOr<BundleReader> r = open_generation(prefix, kept);
-    if (r.ok() || !kept || r.status().code() != Code::kNotFound || attempt == 2) return r;
+    if (r.ok()) return r;
+    // A file gone while a kept generation is current (without hard links, a data file moves to its kept
+    // name after the index did) or while a save moved an index: look again.
+    const bool moving = r.status().code() == Code::kNotFound && (kept || index_files(prefix) != before);
+    if (r.status().code() != Code::kAborted && !moving) return r;
+    moved = r.status();
   }
+  if (moved.code() != Code::kAborted) return moved;
+  return make_error(Code::kUnavailable, "checkpoint ", prefix,
+                    ": other saves kept replacing its files while ", "it was being opened (", moved.message(),
+                    ")");
 }
 
 StatusOr<BundleReader> BundleReader::open_generation(const std::string& prefix, bool kept) {
@@ -904,19 +741,27 @@ StatusOr<BundleReader> BundleReader::open_generation(const std::string& prefix, 
   r.prefix_ = prefix;
   const std::string path = kept ? kept_path(bundle_index_path(prefix)) : bundle_index_path(prefix);
   std::string bytes;
+  struct stat index_file;
+  // Open until the end: while it is open its inode number cannot go to a newer index (Note [Opening
+  // beside a save]).
+  struct Index {
+    int fd;
+    ~Index() {
+      if (fd >= 0) ::close(fd);
+    }
+  } index{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
   {
-    int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (index.fd < 0)
       return make_error(Code::kNotFound, "checkpoint ", prefix, ": cannot open ", path, ": ", errno_text());
     struct stat st;
     Status s;
-    if (::fstat(fd, &st) != 0) s = make_error(Code::kDataLoss, path, ": ", errno_text());
+    if (::fstat(index.fd, &st) != 0) s = make_error(Code::kDataLoss, path, ": ", errno_text());
     if (s.ok() && !S_ISREG(st.st_mode)) s = make_error(Code::kDataLoss, path, ": not a regular file");
+    index_file = st;
     if (s.ok()) {
       bytes.resize(static_cast<size_t>(st.st_size));
-      s = pread_all(fd, bytes.data(), bytes.size(), 0, path);
+      s = pread_all(index.fd, bytes.data(), bytes.size(), 0, path);
     }
-    ::close(fd);
     EMBER_RETURN_IF_ERROR(s);
   }
   std::map<std::string, std::string> table;
@@ -965,6 +810,23 @@ StatusOr<BundleReader> BundleReader::open_generation(const std::string& prefix, 
     if (::fstat(fd, &st) != 0) return make_error(Code::kDataLoss, data, ": ", errno_text());
     r.shard_sizes_[shard] = st.st_size;
   }
+  // Still one generation (Note [Opening beside a save])?
+  struct stat named;
+  bool same = kept_generation_is_current(prefix) == kept && ::stat(path.c_str(), &named) == 0 &&
+              named.st_dev == index_file.st_dev && named.st_ino == index_file.st_ino;
+  for (size_t shard = 0; same && shard < r.shard_fds_.size(); ++shard) {
+    struct stat held;
+    if (r.shard_fds_[shard] < 0) continue;
+    same = ::fstat(r.shard_fds_[shard], &held) == 0 && ::stat(r.shard_paths_[shard].c_str(), &named) == 0 &&
+           named.st_dev == held.st_dev && named.st_ino == held.st_ino;
+    // A kept generation's data file read under its own name must not have been moved aside since (and
+    // replaced by the new one): then it would have a kept name now.
+    if (same && kept && !r.shard_paths_[shard].ends_with(kept_path("")))
+      same = !regular_file(kept_path(r.shard_paths_[shard]), &named);
+  }
+  if (!same)
+    return make_error(Code::kAborted, "checkpoint ", prefix,
+                      ": a save replaced files while they were opened");
   return r;
 }
 

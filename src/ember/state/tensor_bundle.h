@@ -33,6 +33,9 @@ namespace ember {
 /// `<prefix>.index` and `<prefix>.data-<shard>-of-<num_shards>` (five digits each), as TensorFlow names them.
 std::string bundle_index_path(const std::string& prefix);
 std::string bundle_data_path(const std::string& prefix, int shard, int num_shards);
+/// Whether a bundle is at `prefix`: its index, or the index an interrupted overwrite kept, which
+/// BundleReader reads in its place (Note [Overwriting a checkpoint in place] in bundle_generations.cc).
+bool bundle_exists(const std::string& prefix);
 
 /// For tests: called by BundleWriter::finish after each step of moving a bundle into place ("temporary
 /// files written", "previous generation kept", "data <shard> in place", "index in place", "previous
@@ -40,6 +43,17 @@ std::string bundle_data_path(const std::string& prefix, int shard, int num_shard
 /// kill the process to test a crash. An empty function removes it.
 using BundleFinishHook = std::function<Status(const std::string& step)>;
 void set_bundle_finish_hook_for_testing(BundleFinishHook hook);
+/// For tests: while true, BundleWriter behaves as on a file system that refuses link(2) (it moves the
+/// previous generation aside instead of linking it).
+void set_bundle_hard_links_refused_for_testing(bool refuse);
+
+/// Settles what a save killed while writing `prefix` left behind, unless a live save still holds it (Note
+/// [Who may settle a save] in bundle_generations.cc): an overwrite's kept `.previous` generation is put
+/// back in place, or removed where the new index had landed. With `temporary_files`, the `.tempstate`
+/// files that no live ember save holds go too; TensorFlow's saves hold no locks, so ask for that only
+/// where TensorFlow is not writing this prefix. The next save at `prefix` settles the kept generation
+/// anyway.
+Status settle_abandoned_save(const std::string& prefix, bool temporary_files);
 
 /// Writes one bundle. `add` keeps a reference to each tensor (values are immutable, so later variable
 /// updates do not reach it; memory shared with another library through DLPack is copied) and encodes
@@ -47,7 +61,7 @@ void set_bundle_finish_hook_for_testing(BundleFinishHook hook);
 /// written in parallel when there is much of it (Note [Parallel shards] in tensor_bundle.cc), then the
 /// index, and renames them into place (data first, then index). Until the index is in place the
 /// checkpoint at `prefix` is the previous one, even if the process is killed (an overwrite keeps the
-/// previous files until then: Note [Overwriting a checkpoint in place] in tensor_bundle.cc); a writer
+/// previous files until then: Note [Overwriting a checkpoint in place] in bundle_generations.cc); a writer
 /// destroyed without finish removes its temporary files. With `sync`, finish also fsyncs every file before
 /// the renames and the directory after them, so that the bundle survives a power loss too (Note [Atomic, not
 /// synced] in tensor_bundle.cc).
@@ -84,13 +98,16 @@ class BundleWriter {
   Status begin_entry(const std::string& key);
   Status fail(Status s);
   // fail(s), once files may have moved: settles the overwrite first (Note [Overwriting a checkpoint in
-  // place] in tensor_bundle.cc). OK stays OK.
+  // place] in bundle_generations.cc). OK stays OK.
   Status fail_at(Status s);
   Status fail_at_step(const std::string& step);
 
   std::string prefix_, suffix_, index_tmp_;
   std::vector<std::string> data_tmps_;  // one per shard; [0] is created at construction
   int first_fd_ = -1;
+  // Locked files, closed (unlocked) when finish returns: the temporary files and the index of the
+  // generation the save replaces (Note [Who may settle a save] in bundle_generations.cc).
+  std::vector<int> held_fds_;
   int num_shards_ = 1;
   bool finished_ = false;
   bool sync_ = true;

@@ -2,11 +2,9 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -316,92 +314,6 @@ TEST_F(TensorBundleTest, NamesHeldByADirectoryOrAFifo) {
   auto r = BundleReader::open(prefix("f"));
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->read("x").ok());
-}
-
-// Note [Overwriting a checkpoint in place]: a save over a bundle of the same shard count that fails or is
-// killed after any step leaves the old bundle or the new one, whole, at the prefix.
-const std::vector<std::string> kOverwriteSteps = {"temporary files written", "previous generation kept",
-                                                  "data 0 in place", "index in place",
-                                                  "previous generation removed"};
-
-Status write_generation(const std::string& prefix, float value) {
-  TensorRef v = TensorImpl::allocate(DType::kFloat32, Shape{2}).value();
-  std::fill_n(static_cast<float*>(v->mutable_raw_data()), 2, value);
-  BundleWriter w(prefix);
-  EMBER_RETURN_IF_ERROR(w.add("v", v));
-  EMBER_RETURN_IF_ERROR(w.add_string("generation", std::to_string(static_cast<int>(value))));
-  return w.finish();
-}
-
-// The generation the bundle at `prefix` holds: every tensor must agree.
-int generation_at(const std::string& prefix) {
-  auto r = BundleReader::open(prefix);
-  EXPECT_TRUE(r.ok()) << r.status().to_string();
-  if (!r.ok()) return -1;
-  auto v = r->read("v");
-  auto g = r->read_string("generation");
-  EXPECT_TRUE(v.ok() && g.ok()) << (v.ok() ? g.status() : v.status()).to_string();
-  if (!v.ok() || !g.ok()) return -1;
-  const float* x = static_cast<const float*>((*v)->raw_data());
-  EXPECT_EQ(x[0], std::stof(*g));
-  return std::stoi(*g);
-}
-
-std::vector<std::string> names_in(const fs::path& dir) {
-  std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
-TEST_F(TensorBundleTest, OverwriteFailingAtEveryStepLeavesOneWholeGeneration) {
-  for (size_t step = 0; step < kOverwriteSteps.size(); ++step) {
-    SCOPED_TRACE(kOverwriteSteps[step]);
-    fs::remove_all(dir_);
-    ASSERT_TRUE(write_generation(prefix(), 1).ok());
-    set_bundle_finish_hook_for_testing([&](const std::string& at) {
-      return at == kOverwriteSteps[step] ? make_error(Code::kUnavailable, "injected at ", at) : Status();
-    });
-    EXPECT_EQ(write_generation(prefix(), 2).code(), Code::kUnavailable);
-    set_bundle_finish_hook_for_testing(nullptr);
-    const bool index_landed = step >= 3;
-    EXPECT_EQ(generation_at(prefix()), index_landed ? 2 : 1);
-    // The failed save settled itself: only the bundle's own files are left.
-    EXPECT_EQ(names_in(dir_), (std::vector<std::string>{"ckpt.data-00000-of-00001", "ckpt.index"}));
-    ASSERT_TRUE(write_generation(prefix(), 3).ok());
-    EXPECT_EQ(generation_at(prefix()), 3);
-  }
-}
-
-TEST_F(TensorBundleTest, OverwriteKilledAtEveryStepLeavesOneWholeGeneration) {
-  for (size_t step = 0; step < kOverwriteSteps.size(); ++step) {
-    SCOPED_TRACE(kOverwriteSteps[step]);
-    fs::remove_all(dir_);
-    ASSERT_TRUE(write_generation(prefix(), 1).ok());
-    const pid_t child = ::fork();
-    ASSERT_GE(child, 0);
-    if (child == 0) {
-      set_bundle_finish_hook_for_testing([&](const std::string& at) {
-        if (at == kOverwriteSteps[step]) ::kill(::getpid(), SIGKILL);
-        return Status();
-      });
-      (void)write_generation(prefix(), 2);
-      ::_exit(0);
-    }
-    int wstatus = 0;
-    ASSERT_EQ(::waitpid(child, &wstatus, 0), child);
-    ASSERT_TRUE(WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL);
-    const bool index_landed = step >= 3;
-    // Read as the killed save left it (the reader changes nothing), then settled by the next save.
-    EXPECT_EQ(generation_at(prefix()), index_landed ? 2 : 1);
-    EXPECT_EQ(generation_at(prefix()), index_landed ? 2 : 1);
-    ASSERT_TRUE(write_generation(prefix(), 3).ok());
-    EXPECT_EQ(generation_at(prefix()), 3);
-    std::vector<std::string> left;
-    for (const std::string& name : names_in(dir_))
-      if (name.find(".tempstate") == std::string::npos) left.push_back(name);  // a kill leaves these
-    EXPECT_EQ(left, (std::vector<std::string>{"ckpt.data-00000-of-00001", "ckpt.index"}));
-  }
 }
 
 }  // namespace
