@@ -195,6 +195,51 @@ def test_gradient_of_a_variable_of_unknown_length():
                                   tape_theirs.gradient(y_theirs, theirs).numpy())
 
 
+def test_while_loop_gradient_of_a_variable_of_unknown_length():
+    def gradients(lib):
+        v = lib.Variable([1.0, 2.0, 3.0], shape=lib.TensorShape([None]))
+
+        @lib.function
+        def grad(n):
+            with lib.GradientTape() as tape:
+                _, total = lib.while_loop(lambda i, a: i < n, lambda i, a: (i + 1, a + lib.reduce_sum(v * v)),
+                                          (lib.constant(0), lib.constant(0.0)))
+            return tape.gradient(total, v)
+
+        out = [grad(lib.constant(3)).numpy().tolist(), grad(lib.constant(0)).numpy().tolist()]
+        v.assign([1.0, 2.0])
+        return out + [grad(lib.constant(2)).numpy().tolist(), grad(lib.constant(0)).numpy().tolist()]
+
+    assert gradients(em) == gradients(tf)  # no iteration: zeros of the current length
+
+
+def test_cond_gradient_of_a_variable_of_unknown_length():
+    # TensorFlow 2.21 cannot build this gradient ("Cannot convert a partially known TensorShape (None,) to a
+    # Tensor"); ember's branch without a use of the variable gives zeros of its current length.
+    theirs = tf.Variable([1.0, 2.0, 3.0], shape=tf.TensorShape([None]))
+
+    @tf.function
+    def tf_grad(c):
+        with tf.GradientTape() as tape:
+            y = tf.cond(c, lambda: tf.reduce_sum(theirs * 2.0), lambda: tf.constant(0.0))
+        return tape.gradient(y, theirs)
+
+    with pytest.raises(ValueError, match="partially known TensorShape"):
+        tf_grad(tf.constant(True))
+    ours = em.Variable([1.0, 2.0, 3.0], shape=em.TensorShape([None]))
+
+    @em.function
+    def grad(c):
+        with em.GradientTape() as tape:
+            y = em.cond(c, lambda: em.reduce_sum(ours * 2.0), lambda: em.constant(0.0))
+        return tape.gradient(y, ours)
+
+    assert grad(em.constant(True)).numpy().tolist() == [2.0, 2.0, 2.0]
+    assert grad(em.constant(False)).numpy().tolist() == [0.0, 0.0, 0.0]
+    ours.assign([5.0, 6.0])
+    assert grad(em.constant(False)).numpy().tolist() == [0.0, 0.0]
+
+
 # ---- checkpoints
 
 
