@@ -149,6 +149,24 @@ def test_one_trace_reads_every_length():
     assert ours_traces == theirs_traces == [("(None,)", "(None,)", "(None,)"), "(None,)"]
 
 
+def test_variable_arguments_of_one_declared_shape_share_a_trace():
+    def program(lib, traced_shapes):
+        @lib.function
+        def total(v):
+            traced_shapes.append(str(v.read_value().shape))
+            return lib.reduce_sum(v)
+
+        a = lib.Variable([1.0, 2.0], shape=lib.TensorShape([None]))
+        b = lib.Variable([1.0, 2.0, 3.0], shape=lib.TensorShape([None]))
+        out = [float(total(a)), float(total(b))]
+        a.assign([5.0])
+        return out + [float(total(a))]
+
+    ours_traces, theirs_traces = [], []
+    assert program(em, ours_traces) == program(tf, theirs_traces)
+    assert ours_traces == theirs_traces == ["(None,)"]
+
+
 def test_a_function_reading_a_variable_of_unknown_rank():
     def reader(lib, v, traced_shapes):
         @lib.function
@@ -213,27 +231,24 @@ def test_while_loop_gradient_of_a_variable_of_unknown_length():
     assert gradients(em) == gradients(tf)  # no iteration: zeros of the current length
 
 
+def _cond_gradient(lib, v):
+    @lib.function
+    def grad(c):
+        with lib.GradientTape() as tape:
+            y = lib.cond(c, lambda: lib.reduce_sum(v * 2.0), lambda: lib.constant(0.0))
+        return tape.gradient(y, v)
+
+    return grad
+
+
 def test_cond_gradient_of_a_variable_of_unknown_length():
     # TensorFlow 2.21 cannot build this gradient ("Cannot convert a partially known TensorShape (None,) to a
     # Tensor"); ember's branch without a use of the variable gives zeros of its current length.
-    theirs = tf.Variable([1.0, 2.0, 3.0], shape=tf.TensorShape([None]))
-
-    @tf.function
-    def tf_grad(c):
-        with tf.GradientTape() as tape:
-            y = tf.cond(c, lambda: tf.reduce_sum(theirs * 2.0), lambda: tf.constant(0.0))
-        return tape.gradient(y, theirs)
-
+    tf_grad = _cond_gradient(tf, tf.Variable([1.0, 2.0, 3.0], shape=tf.TensorShape([None])))
     with pytest.raises(ValueError, match="partially known TensorShape"):
         tf_grad(tf.constant(True))
     ours = em.Variable([1.0, 2.0, 3.0], shape=em.TensorShape([None]))
-
-    @em.function
-    def grad(c):
-        with em.GradientTape() as tape:
-            y = em.cond(c, lambda: em.reduce_sum(ours * 2.0), lambda: em.constant(0.0))
-        return tape.gradient(y, ours)
-
+    grad = _cond_gradient(em, ours)
     assert grad(em.constant(True)).numpy().tolist() == [2.0, 2.0, 2.0]
     assert grad(em.constant(False)).numpy().tolist() == [0.0, 0.0, 0.0]
     ours.assign([5.0, 6.0])
