@@ -22,7 +22,13 @@ void bind_variables(nb::module_& m) {
       .def_prop_ro("name", [](const VariableHandle& h) { return h.resource->name(); })
       .def_prop_ro("device", [](const VariableHandle& h) { return full_device_name(h.resource->device()); })
       .def_prop_ro("dtype", [](const VariableHandle& h) { return static_cast<int>(h.resource->dtype()); })
-      .def_prop_ro("shape", [](const VariableHandle& h) { return h.resource->shape().dim_vector(); })
+      // The declared shape: dims with -1 for an unknown one, None for an unknown rank.
+      .def_prop_ro("shape",
+                   [](const VariableHandle& h) -> nb::object {
+                     const Shape& shape = h.resource->shape();
+                     if (!shape.rank_known()) return nb::none();
+                     return nb::cast(shape.dim_vector());
+                   })
       .def_prop_rw(
           "trainable", [](const VariableHandle& h) { return h.resource->trainable(); },
           [](VariableHandle& h, bool trainable) { h.resource->set_trainable(trainable); });

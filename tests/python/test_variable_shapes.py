@@ -328,6 +328,22 @@ def test_saved_model_keeps_the_declared_shape(writer, tmp_path):
     assert ours[2] == "(None,)"
 
 
+@pytest.mark.parametrize("writer", ["ember", "tensorflow"])
+def test_saved_model_keeps_an_unknown_rank(writer, tmp_path):
+    lib = em if writer == "ember" else tf
+    module = lib.Module()
+    module.v = lib.Variable(2.0, shape=lib.TensorShape(None))
+    module.read = lib.function(lambda: module.v * 2.0, input_signature=[])
+    lib.saved_model.save(module, str(tmp_path / "model"))
+    results = []
+    for reader in (em, tf):
+        loaded = reader.saved_model.load(str(tmp_path / "model"))
+        out = [str(loaded.v.shape), loaded.read().numpy().tolist()]
+        loaded.v.assign(np.ones((2, 2), np.float32))
+        results.append(out + [loaded.read().numpy().tolist()])
+    assert results[0] == results[1] == ["<unknown>", 4.0, [[2.0, 2.0], [2.0, 2.0]]]
+
+
 def test_saved_model_records_the_declared_shape(tmp_path):
     from tensorflow.core.protobuf import saved_model_pb2
 
