@@ -89,7 +89,7 @@ class _VariableLeaf:
 
     def __init__(self, variable, alias):
         self.dtype = variable.dtype._enum
-        self.shape = tuple(variable._shape_list)
+        self.shape = None if variable._unknown_rank else tuple(variable._shape_list)  # declared, -1 unknown
         self.alias = alias
 
     def __eq__(self, other):
@@ -169,7 +169,8 @@ def _leaf_str(leaf):
     if isinstance(leaf, _TensorLeaf):
         return "tensor " + leaf.describe()
     if isinstance(leaf, _VariableLeaf):
-        return (f"variable {dtypes.ALL[leaf.dtype].name}{list(leaf.shape)}"
+        shape = "<unknown>" if leaf.shape is None else [None if d < 0 else d for d in leaf.shape]
+        return (f"variable {dtypes.ALL[leaf.dtype].name}{shape}"
                 + f" (distinct variable argument #{leaf.alias})")
     return "an unhashable object"
 

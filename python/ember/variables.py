@@ -11,7 +11,7 @@ import weakref
 
 import numpy as np
 
-from ember import _C, dtypes, variable_creation
+from ember import _C, dtypes, errors, variable_creation
 from ember.init_scope import init_scope
 from ember.name_scope import current_prefix as name_scope_prefix
 from ember.framework.tensor import Tensor, _TensorRef, convert_to_tensor
@@ -77,14 +77,22 @@ class Variable(metaclass=_VariableMeta):
             variable_creation.defer_initial_value(self, value, name or "Variable")
             with init_scope():
                 value = convert_to_tensor(np.zeros(value.shape.as_list(), dtype=value.dtype.as_numpy_dtype))
-        if shape is not None and not TensorShape(shape).is_compatible_with(value.shape):
-            raise ValueError(f"The initial value's shape ({value.shape}) is not compatible with the explicitly "
-                             f"supplied `shape` argument ({TensorShape(shape)}).")
-        self._handle = _C.create_variable(value, name or "Variable")
+        # A declared shape may leave dimensions or the rank unknown (tf.Variable(..., shape=[None])): any
+        # value that fits it may be assigned later, and reads inside a function have that shape.
+        declared = value.shape if shape is None else TensorShape(shape)
+        if not declared.is_compatible_with(value.shape):
+            raise ValueError(f"In this `tf.Variable` creation, the initial value's shape ({value.shape}) is not "
+                             f"compatible with the explicitly supplied `shape` argument ({shape}).")
+        self._unknown_rank = declared.rank is None
+        # The ReadVariableOp `shape` attribute: -1 for an unknown dimension.
+        self._shape_list = [] if self._unknown_rank else [-1 if d is None else d for d in declared.as_list()]
+        if declared.is_fully_defined():
+            self._handle = _C.create_variable(value, name or "Variable")
+        else:
+            self._handle = _C.create_variable(value, name or "Variable", self._shape_list, self._unknown_rank)
         self._id = self._handle.id
         self._dtype = value.dtype
-        self._shape = value.shape
-        self._shape_list = value.shape.as_list()
+        self._shape = declared
         self._name = name_scope_prefix() + (name or "Variable") + ":0"
         self._trainable = bool(trainable)
         self._handle.trainable = self._trainable
@@ -120,7 +128,7 @@ class Variable(metaclass=_VariableMeta):
 
     @property
     def ndim(self):
-        return len(self._shape_list)
+        return self._shape.rank
 
     @property
     def device(self):
@@ -130,7 +138,7 @@ class Variable(metaclass=_VariableMeta):
     # ---- reading and writing
     def read_value(self):
         """The current value as a tensor (a ReadVariableOp node inside ember.function)."""
-        return _Read(self._id, self._dtype, self._shape_list)
+        return _Read(self._id, self._dtype, self._shape_list, self._unknown_rank)
 
     def value(self):
         return self.read_value()
@@ -147,8 +155,17 @@ class Variable(metaclass=_VariableMeta):
             value, dtype=self._dtype)
 
     def assign(self, value, use_locking=None, name=None, read_value=True):
-        """Sets the value; returns the variable (usable in expressions)."""
-        _Assign(self._value_for(value), self._id)
+        """Sets the value, of any shape that fits the variable's; returns the variable (usable in
+        expressions)."""
+        value = self._value_for(value)
+        try:
+            _Assign(value, self._id)
+        except errors.InvalidArgumentError:
+            if not self._shape.is_compatible_with(value.shape):  # TensorFlow checks this in Python
+                raise ValueError(f"Cannot assign value to variable ' {self._name}': Shape mismatch.The variable "
+                                 f"shape {self._shape}, and the assigned value shape {value.shape} are "
+                                 "incompatible.") from None
+            raise
         return self
 
     def assign_add(self, delta, use_locking=None, name=None, read_value=True):

@@ -84,6 +84,7 @@ class DistributedVariable(Variable):
         self._dtype = primary.dtype
         self._shape = primary.shape
         self._shape_list = primary._shape_list
+        self._unknown_rank = primary._unknown_rank
         self._name = primary.name
         self._trainable = primary.trainable
         self.constraint = getattr(primary, "constraint", None)

@@ -77,14 +77,16 @@ def _assign(layer, values, skip_mismatch, where):
             return
         raise ValueError(f"{where}: layer {layer.name!r} expects {len(weights)} weight(s), but the saved weights "
                          f"have {len(values)} element(s)")
+    # A weight whose shape leaves a dimension unknown (a lookup layer's idf weights, (None,)) takes any
+    # value that fits it, as tf_keras' assign does.
     for w, v in zip(weights, values):
-        if tuple(w.shape) != v.shape:
+        if not w.shape.is_compatible_with(v.shape):
             if skip_mismatch:
                 continue
             raise ValueError(f"{where}: shape mismatch in layer {layer.name!r} for weight {w.name}: the weight "
                              f"has shape {tuple(w.shape)}, the saved value has shape {v.shape}")
     for w, v in zip(weights, values):
-        if tuple(w.shape) == v.shape:
+        if w.shape.is_compatible_with(v.shape):
             w.assign(v.astype(w.dtype.as_numpy_dtype))
 
 

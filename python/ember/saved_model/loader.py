@@ -655,7 +655,8 @@ class _Loader:
         if value.dtype != dtype or not shape.is_compatible_with(value.shape):
             raise self.fail(f"variable {node_id} ({proto.name}) is {dtype.name}{shape}, but the checkpoint "
                             f"holds {value.dtype.name}{value.shape} under '{key}'")
-        return Variable(value, trainable=proto.trainable, name=proto.name or "Variable")
+        # The saved shape, which may leave dimensions unknown: the loaded functions were traced for it.
+        return Variable(value, trainable=proto.trainable, name=proto.name or "Variable", shape=shape)
 
     # ---- lookup tables
 

@@ -172,7 +172,7 @@ class LoaderV1:
                 if not shape.is_compatible_with(value.shape):
                     raise fail(f"variable '{node.name}': the graph says shape {shape}, the checkpoint's '{key}' "
                                f"holds {list(value.shape)}")
-                self.variables[node.name] = Variable(value, name=node.name)
+                self.variables[node.name] = Variable(value, name=node.name, shape=shape)  # the graph's shape
         self.asset_files = self._asset_files()
         self._run_init_op()
         self.signatures = {}

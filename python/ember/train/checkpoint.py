@@ -195,13 +195,8 @@ class _Restore:
         if value.dtype != obj.dtype:
             raise TypeError(f"{self.prefix}: {key!r} holds {value.dtype.name}, but the variable {obj.name} it "
                             f"restores is {obj.dtype.name}")
-        if value.shape.as_list() != obj.shape.as_list():
-            # A variable standing for one of TensorFlow's of unknown length (a Keras lookup layer's idf
-            # weights, shape (None,) in tf_keras) takes the saved length.
-            reshape_to = getattr(obj, "_ember_reshape_to", None)
-            if reshape_to is not None and value.shape.rank == obj.shape.rank:
-                reshape_to(value.numpy())
-                return
+        # A variable whose declared shape leaves dimensions unknown takes the saved value's, as TensorFlow's.
+        if not obj.shape.is_compatible_with(value.shape):
             raise ValueError(f"Received incompatible tensor with shape {tuple(value.shape.as_list())} when "
                              f"attempting to restore variable with shape {tuple(obj.shape.as_list())} and name "
                              f"{key} (checkpoint {self.prefix})")

@@ -14,6 +14,11 @@ namespace ember {
 class Variable {
  public:
   explicit Variable(const Tensor& initial_value, std::string name = "Variable");
+  /// A variable of declared shape `shape`, which may leave dimensions or the rank unknown
+  /// (`Shape{-1}`, `Shape::unknown_rank()`): assign() then takes any value that fits it, and reads while
+  /// tracing have that shape, so one trace serves every value. Throws StatusError (InvalidArgument) when
+  /// `initial_value` does not fit `shape`.
+  Variable(const Tensor& initial_value, const Shape& shape, std::string name = "Variable");
 
   /// The current value (a ReadVariableOp node while tracing).
   Tensor read() const;
@@ -25,6 +30,7 @@ class Variable {
   int64_t id() const { return resource_->id(); }
   const std::string& name() const { return resource_->name(); }
   DType dtype() const { return resource_->dtype(); }
+  /// The declared shape; the current value's is read().shape().
   const Shape& shape() const { return resource_->shape(); }
 
  private:

@@ -99,10 +99,15 @@ TensorRef zeros_of(const TensorSpec& spec) {
   return emit1("Fill", {gradient::int_vector(dims), gradient::scalar(0, spec.dtype)}).release();
 }
 
+// A variable's zero gradient. Its declared shape may leave dimensions unknown (tf.Variable(..., shape=
+// [None])), and then the zeros take the shape of its value when they run, as a gradient flowing in would.
 TensorRef variable_zeros(int64_t id, const std::string& what) {
   auto resource = ResourceManager::global().find(id, what.c_str());
   if (!resource.ok()) throw StatusError(resource.status());
-  return zeros_of(TensorSpec{(*resource)->dtype(), (*resource)->shape()});
+  const VariableResource& v = **resource;
+  if (v.shape().fully_defined()) return zeros_of(TensorSpec{v.dtype(), v.shape()});
+  AttrList read = {id, v.dtype(), v.shape().dim_vector(), !v.shape().rank_known()};
+  return gradient::zeros_like(GradTensor(emit1("ReadVariableOp", {}, std::move(read)).release())).release();
 }
 
 std::vector<TensorRef> run_op(const OpDef& op, std::span<const TensorRef> inputs, AttrList attrs) {

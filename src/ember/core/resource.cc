@@ -8,14 +8,29 @@ ResourceManager& ResourceManager::global() {
 }
 
 std::shared_ptr<VariableResource> ResourceManager::create_variable(std::string name, TensorRef value) {
+  Shape shape = value->shape();
+  return register_variable(std::move(name), std::move(value), shape);
+}
+
+StatusOr<std::shared_ptr<VariableResource>> ResourceManager::create_variable(std::string name,
+                                                                             TensorRef value,
+                                                                             const Shape& shape) {
+  if (!shape.is_compatible_with(value->shape()))
+    return invalid_argument("Variable '", name, "': the initial value's shape ", value->shape().to_string(),
+                            " is not compatible with the declared shape ", shape.to_string());
+  return register_variable(std::move(name), std::move(value), shape);
+}
+
+std::shared_ptr<VariableResource> ResourceManager::register_variable(std::string name, TensorRef value,
+                                                                     const Shape& shape) {
   std::lock_guard<std::mutex> lock(mu_);
   int64_t id = next_id_++;
   // The last owner's release removes the registry entry, so dropped variables leave nothing behind.
-  std::shared_ptr<VariableResource> variable(new VariableResource(id, std::move(name), std::move(value)),
-                                             [this](VariableResource* v) {
-                                               erase(v->id(), v->name());
-                                               delete v;
-                                             });
+  std::shared_ptr<VariableResource> variable(
+      new VariableResource(id, std::move(name), std::move(value), shape), [this](VariableResource* v) {
+        erase(v->id(), v->name());
+        delete v;
+      });
   variables_.emplace(id, variable);
   return variable;
 }

@@ -18,12 +18,13 @@ namespace ember {
 
 class VariableResource {
  public:
-  VariableResource(int64_t id, std::string name, TensorRef value)
+  /// `shape` is the declared shape, which `value` fits (the caller has checked).
+  VariableResource(int64_t id, std::string name, TensorRef value, Shape shape)
       : id_(id),
         name_(std::move(name)),
         device_(current_device()),
         dtype_(value->dtype()),
-        shape_(value->shape()),
+        shape_(shape),
         value_(std::move(value)) {}
 
   int64_t id() const { return id_; }
@@ -32,6 +33,9 @@ class VariableResource {
   Device device() const { return device_; }
   const std::string& name() const { return name_; }
   DType dtype() const { return dtype_; }
+  /// The declared shape (TensorFlow's `tf.Variable(..., shape=...)`): every value assigned must fit it.
+  /// It may leave dimensions or the rank unknown, and then assignments may change the value's shape
+  /// within it; reads while tracing have this shape, so one trace serves every value it admits.
   const Shape& shape() const { return shape_; }
   /// Whether a GradientTape watches the variable when it is read (watch_accessed_variables).
   bool trainable() const { return trainable_.load(std::memory_order_relaxed); }
@@ -46,7 +50,7 @@ class VariableResource {
     std::lock_guard<std::mutex> lock(mu_);
     return TensorImpl::alias(*value_);
   }
-  /// Replaces the value; the caller has checked dtype and shape.
+  /// Replaces the value; the caller has checked dtype and that the value fits shape().
   void write(TensorRef value) {
     std::lock_guard<std::mutex> lock(mu_);
     value_ = std::move(value);
@@ -77,14 +81,20 @@ class ResourceManager {
  public:
   static ResourceManager& global();
 
-  /// Creates a variable holding `value`; the returned pointer is its only strong reference.
+  /// Creates a variable holding `value`, of declared shape `value`'s own; the returned pointer is its only
+  /// strong reference.
   std::shared_ptr<VariableResource> create_variable(std::string name, TensorRef value);
+  /// The same with a declared shape that may leave dimensions or the rank unknown; an InvalidArgument
+  /// error when `value` does not fit it.
+  StatusOr<std::shared_ptr<VariableResource>> create_variable(std::string name, TensorRef value,
+                                                              const Shape& shape);
   /// The variable with this id, or a FailedPrecondition error naming it if it has been deleted.
   StatusOr<std::shared_ptr<VariableResource>> find(int64_t id, const char* op_name) const;
   /// Variables alive now (the registry holds no entry for a deleted one).
   size_t num_live_variables() const;
 
  private:
+  std::shared_ptr<VariableResource> register_variable(std::string name, TensorRef value, const Shape& shape);
   void erase(int64_t id, std::string name);
 
   mutable std::mutex mu_;

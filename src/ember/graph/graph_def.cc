@@ -471,6 +471,10 @@ Status decode_attrs(const OpDef& op, const proto::NodeDef& node, const VariableR
         attrs.push_back(variable->shape().dim_vector());
         continue;
       }
+      if (def.name == "unknown_rank" && def.type == AttrType::kBool && entry == nullptr) {
+        attrs.push_back(!variable->shape().rank_known());
+        continue;
+      }
       if (def.name == "dtype" && def.type == AttrType::kDType && entry == nullptr) {
         attrs.push_back(variable->dtype());
         continue;
@@ -1022,7 +1026,7 @@ std::shared_ptr<VariableResource> table_binding(std::shared_ptr<LookupTable> tab
   auto id_value = TensorImpl::allocate(DType::kInt64, Shape());
   EMBER_DCHECK(id_value.ok());
   (*id_value)->mutable_data<int64_t>()[0] = table->id();
-  auto* stand_in = new VariableResource(table->id(), table->name(), std::move(id_value).value());
+  auto* stand_in = new VariableResource(table->id(), table->name(), std::move(id_value).value(), Shape());
   return std::shared_ptr<VariableResource>(stand_in,
                                            [table = std::move(table)](VariableResource* v) { delete v; });
 }

@@ -538,6 +538,9 @@ Status SavedModelLoader::restore_variables(LoadedSavedModel& model) {
       if ((*value)->dtype() != dtype)
         return invalid_argument(at, "the graph says ", dtype_name(dtype), ", the checkpoint's '", key,
                                 "' holds ", dtype_name((*value)->dtype()));
+      // The variable keeps the graph's shape, which may leave dimensions unknown (tf.Variable(...,
+      // shape=[None])): the functions that read it were traced for that shape.
+      Shape declared = (*value)->shape();
       if (auto shape_attr = node->attr().find("shape"); shape_attr != node->attr().end()) {
         std::vector<int64_t> dims;
         bool unknown_rank = false;
@@ -550,8 +553,12 @@ Status SavedModelLoader::restore_variables(LoadedSavedModel& model) {
         if (!ok)
           return invalid_argument(at, "the graph says shape ", Shape(dims).to_string(),
                                   ", the checkpoint's '", key, "' holds ", got.to_string());
+        declared = unknown_rank ? Shape::unknown_rank() : Shape(dims);
       }
-      variable = ResourceManager::global().create_variable(shared_name, std::move(value).value());
+      auto created =
+          ResourceManager::global().create_variable(shared_name, std::move(value).value(), declared);
+      if (!created.ok()) return created.status().with_prefix(at);
+      variable = std::move(created).value();
     }
     bindings_[node->name()] = variable;
     model.variables_[node->name()] = variable;

@@ -377,6 +377,29 @@ TEST_F(SavedModelTest, VariableOfAnotherDtypeOrShape) {
   expect_load_error(m, Code::kInvalidArgument, {"variable 'w'", "[2]", "[3]"});
 }
 
+// tf.Variable(..., shape=[None]) saved: the loaded variable keeps the declared shape, so the compiled
+// signature serves a value of another length assigned later.
+TEST_F(SavedModelTest, VariableOfPartlyKnownShapeKeepsIt) {
+  ModelParts m = make_model();
+  proto::MetaGraphDef* meta = m.saved.mutable_meta_graphs(0);
+  for (proto::NodeDef& n : *meta->mutable_graph_def()->mutable_node())
+    if (n.name() == "w") set_shape((*n.mutable_attr())["shape"], {-1});
+  to_shape_proto(std::vector<int64_t>{-1}, false,
+                 meta->mutable_object_graph_def()->mutable_nodes(1)->mutable_variable()->mutable_shape());
+  auto model = LoadedSavedModel::load(write(m));
+  ASSERT_TRUE(model.ok()) << model.status().to_string();
+  const std::shared_ptr<VariableResource>& w = (*model)->variables().at("w");
+  EXPECT_EQ(w->shape(), Shape{kUnknownDim});
+  auto sig = (*model)->signature("serving_default");
+  ASSERT_TRUE(sig.ok());
+  std::map<std::string, TensorRef, std::less<>> inputs;
+  inputs["x"] = Tensor::from_vector<float>({1, 2}, {1, 2}).ref();
+  w->write(Tensor::from_vector<float>({5.f}).ref());  // x * [5] + 1
+  auto out = (*sig)->call(inputs);
+  ASSERT_TRUE(out.ok()) << out.status().to_string();
+  EXPECT_EQ(Tensor((*out)[0]).to_vector<float>(), (std::vector<float>{6, 11}));
+}
+
 TEST_F(SavedModelTest, ObjectIdsOutOfRange) {
   ModelParts m = make_model();
   auto& functions = *m.saved.mutable_meta_graphs(0)->mutable_object_graph_def()->mutable_concrete_functions();

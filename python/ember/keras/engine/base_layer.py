@@ -371,9 +371,8 @@ class Layer(Module):
         return out
 
     def set_weights(self, weights):
-        """Assigns NumPy arrays to ``weights`` in order; shapes must match exactly, except for a variable
-        that knows how to take another shape (``_ember_reshape_to``, a lookup layer's idf weights, whose
-        shape tf_keras leaves unknown)."""
+        """Assigns NumPy arrays to ``weights`` in order; each must fit its weight's shape, which may leave a
+        dimension unknown (a lookup layer's idf weights, of shape (None,))."""
         params = self.weights
         expected = sum(p.num_tensors if isinstance(p, TrackableWeightHandler) else 1 for p in params)
         if expected != len(weights):
@@ -388,13 +387,9 @@ class Layer(Module):
                 continue
             value = np.asarray(weights[position])
             position += 1
-            if tuple(param.shape.as_list()) != tuple(value.shape):
-                reshape_to = getattr(param, "_ember_reshape_to", None)
-                if reshape_to is not None and len(param.shape) == value.ndim:
-                    reshape_to(value)
-                    continue
-                raise ValueError(f"Layer {self.name} weight shape {tuple(param.shape.as_list())} is not "
-                                 f"compatible with provided weight shape {tuple(value.shape)}.")
+            if not param.shape.is_compatible_with(value.shape):
+                raise ValueError(f"Layer {self.name} weight shape {param.shape} is not "
+                                 f"compatible with provided weight shape {value.shape}.")
             param.assign(value.astype(param.dtype.as_numpy_dtype))
 
     def count_params(self):

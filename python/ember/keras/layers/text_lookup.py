@@ -196,9 +196,10 @@ class _IndexLookup(Layer):
         self._ember_frozen_size = frozen_size
         # tf_keras makes a "tf_idf" layer's weights variable here, so a layer built inside a function
         # creates a variable on each trace (TensorFlow's ValueError), as tf_keras' does.
+        # Its shape is tf_keras' (None,): a vocabulary (adapt, set_vocabulary, set_weights, a checkpoint) of
+        # any size assigns its weights to this one variable.
         self._ember_idf = self._make_idf_variable(np.zeros(self._token_start(), np.float32)) \
             if output_mode == "tf_idf" else None
-        self._ember_idf_set = False  # zeros until a vocabulary (adapt, set_vocabulary, set_weights) sets them
         self._ember_table = self._uninitialized_table()
         self._ember_adapt_state = self._make_adapt_state() if vocabulary is None else []
         self._ember_vocabulary_weight = VocabWeightHandler(self) if vocabulary is None else None
@@ -355,24 +356,18 @@ class _IndexLookup(Layer):
     def _set_idf(self, weights):
         if self.pad_to_max_tokens and self.max_tokens is not None:
             weights = np.pad(weights, (0, self.max_tokens - len(weights)))
-        self._assign_idf(weights)
-
-    def _assign_idf(self, weights):
-        """The idf weights as given. tf_keras' variable has shape (None,), so any length goes; ember's
-        variables keep their shape, so another length takes a new variable (a function traced before
-        keeps reading the old one)."""
-        weights = np.asarray(weights, dtype=np.float32)
-        if tuple(self._ember_idf.shape) == weights.shape:
-            self._ember_idf.assign(weights)
-        else:
-            self._ember_idf = self._make_idf_variable(weights)
-        self._ember_idf_set = True
+        self._ember_idf.assign(np.asarray(weights, dtype=np.float32))
 
     def _make_idf_variable(self, weights):
         # Named as tf_keras' (an unnamed tf.Variable): its HDF5 weight is "Variable:0".
-        variable = _tf().Variable(weights, trainable=False, name="Variable")
-        variable._ember_reshape_to = self._assign_idf  # set_weights with another length (Layer.set_weights)
-        return variable
+        return _tf().Variable(weights, trainable=False, name="Variable", shape=TensorShape([None]))
+
+    def _idf_weights_for_call(self, depth):
+        """The idf weights once a vocabulary has set them, which is when they have the encoding's length;
+        None (zeros) before, in a layer rebuilt from its config."""
+        with init_scope():
+            length = int(self._ember_idf.read_value().shape[0])
+        return self._ember_idf if length == depth else None
 
     def _freeze_size(self):
         if self.output_mode == "int" or self.pad_to_max_tokens:
@@ -497,8 +492,8 @@ class _IndexLookup(Layer):
                 return indices.with_flat_values(tf.cast(indices.flat_values, self.compute_dtype))
             return tf.cast(indices, self.compute_dtype)
         depth = self.max_tokens if self.pad_to_max_tokens else self._ember_frozen_size
-        encoded = _encode(indices, self.output_mode, depth, self.compute_dtype,
-                          self._ember_idf if self._ember_idf_set else None)
+        idf_weights = self._idf_weights_for_call(depth) if self.output_mode == "tf_idf" else None
+        encoded = _encode(indices, self.output_mode, depth, self.compute_dtype, idf_weights)
         # tf_keras' SparseTensor holds the encoding's nonzero entries, in row-major order.
         return tf.sparse.from_dense(encoded) if self.sparse else encoded
 

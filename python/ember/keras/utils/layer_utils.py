@@ -12,11 +12,9 @@ from ember.util import nest
 
 def _shapes(weights):
     """The shapes of the distinct weights, as Keras counts them: a weight handler (a lookup layer's
-    vocabulary) has none, and a variable standing for one of unknown length (a lookup layer's idf
-    weights, `_ember_reshape_to`) has tf_keras' (None,)."""
+    vocabulary) has none; a dimension may be unknown (a lookup layer's idf weights, (None,))."""
     unique = {id(w): w for w in weights if hasattr(w, "shape")}.values()
-    return [([None] * w.shape.rank if hasattr(w, "_ember_reshape_to") else w.shape.as_list(), w.dtype.size)
-            for w in unique]
+    return [(w.shape.as_list(), w.dtype.size) for w in unique]
 
 
 def count_params(weights):
