@@ -8,6 +8,7 @@
 #include "ember/ops/families.h"
 #include "ember/ops/gradient.h"
 #include "ember/ops/registry.h"
+#include "ember/ops/shape_fns.h"
 
 namespace ember {
 void register_lapack_ops(OpRegistry& r);       // linalg_lapack.cc
@@ -122,24 +123,21 @@ StatusOr<kernels::MatMulActivation> fused_activation(const OpDef* op, const Attr
                           fused_ops, "]");
 }
 
-Status check_fused_bias(const OpDef* op, const Shape& bias, const Shape& product) {
-  const int64_t n = product.rank_known() ? product.dim(product.rank() - 1) : kUnknownDim;
-  if (bias.rank_known() && (bias.rank() != 1 || (bias.dim(0) >= 0 && n >= 0 && bias.dim(0) != n)))
-    return invalid_argument(op->name, ": bias must be 1-D with one value per column of the product (", n,
-                            "), got shape ", bias.to_string());
-  return Status::OK();
+// The product's last dim, where known.
+int64_t product_columns(const Shape& product) {
+  return product.rank_known() ? product.dim(product.rank() - 1) : kUnknownDim;
 }
 
 Status fused_matmul_shape(InferContext& ctx) {
   EMBER_RETURN_IF_ERROR(fused_activation(ctx.op, ctx).status());
   EMBER_RETURN_IF_ERROR(matmul_shape(ctx));
-  return check_fused_bias(ctx.op, ctx.inputs[2].shape, ctx.outputs[0].shape);
+  return check_bias(ctx.op, ctx.inputs[2].shape, product_columns(ctx.outputs[0].shape));
 }
 
 Status fused_matmul_kernel(KernelContext& ctx) {
   auto activation = fused_activation(ctx.op, ctx);
   EMBER_RETURN_IF_ERROR(activation.status());
-  EMBER_RETURN_IF_ERROR(check_fused_bias(ctx.op, ctx.input(2).shape(), ctx.output(0).shape()));
+  EMBER_RETURN_IF_ERROR(check_bias(ctx.op, ctx.input(2).shape(), product_columns(ctx.output(0).shape())));
   kernels::MatMulEpilogue epilogue;
   epilogue.bias = &ctx.input(2);
   epilogue.activation = *activation;
