@@ -523,15 +523,30 @@ class Body:
         b = f"tf.constant({bias}, tf.{dt})"
         self.lines.append(f"{pre} = " + self.rng.choice([f"tf.nn.bias_add({conv}, {b})", f"{conv} + {b}",
                                                          f"{b} + {conv}"]))
+        bound_out = 0.5 * k * k * cin * bound + 1.0 + 1.0
+        out_shape = (shape4[0], oh, ow, cout)
+        if self.rng.random() < 0.3:
+            # A residual add (the ResNet shortcut): the chain's own input where the shapes agree (so a second
+            # chain's shortcut is the first one's fused output), else a bounded tensor of the sum's shape.
+            residual = pre
+            pre = self.fresh()
+            if out_shape == tuple(shape4) and self.rng.random() < 0.7:
+                shortcut, shortcut_bound = x4, bound
+            else:
+                size = int(np.prod(out_shape))
+                shortcut = f"tf.sin(tf.reshape(tf.range({size}, dtype=tf.{dt}), {list(out_shape)}))"
+                shortcut_bound = 1.0
+            self.lines.append(f"{pre} = " + self.rng.choice([f"{residual} + {shortcut}", f"{shortcut} + {residual}"]))
+            bound_out += shortcut_bound
         # Smooth programs take gradients, which a kink would make disagree between nearly equal values.
-        acts = [("tf.nn.elu({0})", 1.0), ("{0}", 0.0)]
+        acts = [("tf.nn.elu({0})", 1.0), ("{0}", 0.0), ("tf.tanh({0})", 0.0), ("tf.sigmoid({0})", 0.0),
+                ("tf.nn.silu({0})", 0.0), ("tf.nn.gelu({0})", 0.0), ("tf.nn.gelu({0}, approximate=True)", 0.0)]
         if not self.p.smooth:
             acts += [("tf.nn.relu({0})", 0.0), ("tf.nn.relu({0})", 0.0), ("tf.nn.relu6({0})", 0.0),
                      ("tf.nn.leaky_relu({0}, alpha=0.3)", 0.0)]
         act, _ = self.rng.choice(acts)
         self.lines.append(f"{out} = " + act.format(pre))
-        bound_out = 0.5 * k * k * cin * bound + 1.0 + 1.0
-        return conv, pre, out, (shape4[0], oh, ow, cout), bound_out
+        return conv, pre, out, out_shape, bound_out
 
     def _view4(self):
         """A 4-D [1, h, w, c <= 8] view (tanh, so bounded by 1) of a 2-D or 3-D pool value: (name, shape) or
@@ -553,9 +568,11 @@ class Body:
         return x4, shape4
 
     def conv_chain(self):
-        """Conv2D or depthwise convolution -> bias add -> activation chains on 4-D views of pool values, their
-        pre-activations and outputs read at other depths (another chain, a reduction, a result), so that the
-        fusion's matching meets every reader it must respect."""
+        """Conv2D or depthwise convolution -> bias add [-> residual add] -> activation chains (every activation
+        the fusion takes, swish and the Gelus as tf.nn writes them) on 4-D views of pool values, their
+        pre-activations and outputs read at other depths (another chain, whose shortcut may be the first
+        chain's output, a reduction, a result), so that the fusion's matching meets every reader it must
+        respect."""
         if self.p.dtype not in ("float32", "float64"):
             return None
         view = self._view4()
