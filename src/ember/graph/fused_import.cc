@@ -240,7 +240,8 @@ Status rewrite(NodeList& nodes, std::vector<std::string>* expanded_in_function, 
     if (n.op() == "_FusedMatMul" && f.lead == "BiasAdd" && !f.add && f.activation != "_MklSwish") {
       continue;  // ember's _FusedMatMul runs it as it is
     }
-    if (n.op() != "_FusedMatMul" && ember_dtype && f.lead == "BiasAdd") {  // ember's fused convolution runs it
+    if (n.op() != "_FusedMatMul" && ember_dtype &&
+        f.lead == "BiasAdd") {  // ember's fused convolution runs it
       auto padding_list = n.attr().find("padding_list");
       if (padding_list == n.attr().end() || padding_list->second.list().i_size() == 0) {
         for (std::string_view attr : kFusionAttrs)
@@ -250,10 +251,11 @@ Status rewrite(NodeList& nodes, std::vector<std::string>* expanded_in_function, 
       }
     }
     if (f.activation.rfind("Gelu", 0) == 0)  // ember has no plain Gelu op to expand it into
-      return invalid_argument(where, "node '", n.name(), "' (", n.op(), "): fused_ops [", joined(ops),
-                              "] in ", proto::DataType_Name(t),
-                              ": ember runs a Gelu only inside its fused ops (BiasAdd, then for a convolution "
-                              "optionally Add, in float or double)");
+      return invalid_argument(
+          where, "node '", n.name(), "' (", n.op(), "): fused_ops [", joined(ops), "] in ",
+          proto::DataType_Name(t),
+          ": ember runs a Gelu only inside its fused ops (BiasAdd, then for a convolution "
+          "optionally Add, in float or double)");
     if (expanded_in_function != nullptr) expanded_in_function->push_back(n.name());
     expand(nodes, i, f, names, expanded_in_function != nullptr);
   }

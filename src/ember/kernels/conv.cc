@@ -543,7 +543,8 @@ Status conv_forward_fused(const ConvGeometry& g, const TensorImpl& x, const Tens
                           const ConvEpilogue& epilogue, TensorImpl& y) {
   if (y.num_elements() == 0) return Status::OK();
   if (x.dtype() == DType::kFloat32) {
-    const Fusion fusion{epilogue.activation, static_cast<float>(epilogue.alpha), epilogue.residual != nullptr};
+    const Fusion fusion{epilogue.activation, static_cast<float>(epilogue.alpha),
+                        epilogue.residual != nullptr};
     if (onednn_conv(g, Kind::kForward, x.raw_data(), w.raw_data(), y.mutable_raw_data(), &fusion,
                     epilogue.bias->raw_data(),
                     epilogue.residual != nullptr ? epilogue.residual->raw_data() : nullptr))

@@ -131,13 +131,15 @@ int64_t product_columns(const Shape& product) {
 Status fused_matmul_shape(InferContext& ctx) {
   EMBER_RETURN_IF_ERROR(fused_activation(ctx.op, ctx).status());
   EMBER_RETURN_IF_ERROR(matmul_shape(ctx));
-  return check_bias(ctx.op, ctx.inputs[2].shape, product_columns(ctx.outputs[0].shape));
+  return check_bias(ctx.op, ctx.inputs[2].shape, product_columns(ctx.outputs[0].shape),
+                    "column of the product");
 }
 
 Status fused_matmul_kernel(KernelContext& ctx) {
   auto activation = fused_activation(ctx.op, ctx);
   EMBER_RETURN_IF_ERROR(activation.status());
-  EMBER_RETURN_IF_ERROR(check_bias(ctx.op, ctx.input(2).shape(), product_columns(ctx.output(0).shape())));
+  EMBER_RETURN_IF_ERROR(check_bias(ctx.op, ctx.input(2).shape(), product_columns(ctx.output(0).shape()),
+                                   "column of the product"));
   kernels::MatMulEpilogue epilogue;
   epilogue.bias = &ctx.input(2);
   epilogue.activation = *activation;

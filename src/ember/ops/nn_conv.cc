@@ -263,7 +263,8 @@ Status check_args(const OpDef* op, std::span<const Shape* const> args, const Sha
   if (args.empty() || args.size() > 2)
     return invalid_argument(op->name, ": args must be [bias] or [bias, residual], got ", args.size(),
                             " tensors");
-  EMBER_RETURN_IF_ERROR(check_bias(op, *args[0], out.rank_known() ? out.dim(channel_dim) : kUnknownDim));
+  EMBER_RETURN_IF_ERROR(
+      check_bias(op, *args[0], out.rank_known() ? out.dim(channel_dim) : kUnknownDim, "output channel"));
   if (args.size() == 2) {
     Shape merged = *args[1];
     if (!merge_into(out, &merged))
@@ -473,7 +474,8 @@ void register_fused(OpRegistry& r, const ConvFamily& f, const std::string& examp
   fused
       .doc("activation(" + std::string(f.forward) +
            "(input, filter) + args[0] [+ args[1]]), args the bias and optionally a residual of the output's "
-           "shape: the optimizer's conv fusion writes it (TensorFlow's remapper writes an op of this name with "
+           "shape: the optimizer's conv fusion writes it (TensorFlow's remapper writes an op of this name "
+           "with "
            "a list of fused ops; ember's names its one activation: \"\", Relu, Relu6, Elu, LeakyRelu with "
            "leakyrelu_alpha, Tanh, Sigmoid, _MklSwish (x * sigmoid(x)), GeluExact or GeluApproximate). " +
            example)

@@ -56,13 +56,14 @@ const std::vector<std::pair<const char*, Expr>>& expression_activations() {
     const Expr x = expr_x();
     // 0.5 * x * (1 + erf(x / sqrt(2)))
     Expr exact = expr_op(
-        "Mul", {expr_op("Mul", {expr_const(0.5), x}),
-                expr_op("Add", {expr_const(1), expr_op("Erf", {expr_op("RealDiv", {x, expr_const(M_SQRT2)})})})});
+        "Mul",
+        {expr_op("Mul", {expr_const(0.5), x}),
+         expr_op("Add", {expr_const(1), expr_op("Erf", {expr_op("RealDiv", {x, expr_const(M_SQRT2)})})})});
     // 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x * x * x)))
     Expr cube = expr_op("Mul", {expr_op("Mul", {expr_op("Mul", {expr_const(0.044715), x}), x}), x});
     Expr inner = expr_op("Mul", {expr_const(std::sqrt(2 / M_PI)), expr_op("Add", {x, cube})});
-    Expr approximate = expr_op(
-        "Mul", {expr_op("Mul", {expr_const(0.5), x}), expr_op("Add", {expr_const(1), expr_op("Tanh", {inner})})});
+    Expr approximate = expr_op("Mul", {expr_op("Mul", {expr_const(0.5), x}),
+                                       expr_op("Add", {expr_const(1), expr_op("Tanh", {inner})})});
     return new std::vector<std::pair<const char*, Expr>>{
         {"_MklSwish", expr_op("Mul", {x, expr_op("Sigmoid", {x})})},
         {"GeluExact", std::move(exact)},

@@ -79,7 +79,9 @@ FusibleActivation fusible_activation(const Graph& g, const NodeUses& uses, int32
 
 Expr expr_x() { return Expr{}; }
 Expr expr_const(double value) { return Expr{Expr::kConst, nullptr, value, {}}; }
-Expr expr_op(const char* op, std::vector<Expr> operands) { return Expr{Expr::kOp, op, 0, std::move(operands)}; }
+Expr expr_op(const char* op, std::vector<Expr> operands) {
+  return Expr{Expr::kOp, op, 0, std::move(operands)};
+}
 
 namespace {
 
@@ -120,8 +122,8 @@ bool match_at(const Graph& g, ValueRef v, const Expr& e, int32_t pre, std::vecto
     }
     return true;
   };
-  const bool commutative = e.operands.size() == 2 && (node.op->name == "Mul" || node.op->name == "Add" ||
-                                                       node.op->name == "AddV2");
+  const bool commutative = e.operands.size() == 2 &&
+                           (node.op->name == "Mul" || node.op->name == "Add" || node.op->name == "AddV2");
   if (!operands_match(false) && !(commutative && operands_match(true))) return false;
   nodes->push_back(v.node);
   return true;
@@ -137,7 +139,8 @@ int32_t fusible_expression(const Graph& g, const NodeUses& uses, int32_t pre, co
     std::vector<int32_t> next;
     for (int32_t n : frontier)
       for (const auto& [reader, input] : uses.readers(n))
-        if (std::find(below.begin(), below.end(), reader) == below.end()) next.push_back(reader), below.push_back(reader);
+        if (std::find(below.begin(), below.end(), reader) == below.end())
+          next.push_back(reader), below.push_back(reader);
     frontier = std::move(next);
   }
   for (int32_t root : below) {

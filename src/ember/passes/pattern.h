@@ -85,8 +85,8 @@ double chain_leakyrelu_alpha(const Graph& g, const BiasChain& chain);
 
 /// Finds the chains `match` accepts (it sees the graph before any edit), then replaces each by one node
 /// of `fused_op`: inputs the contraction's two, the bias and the residual if any, attributes `attrs(chain)`,
-/// the contraction's location and devices. The readers of the chain's last node and the moved readers read it;
-/// the replaced nodes are left for pruning. Returns the number of chains fused.
+/// the contraction's location and devices. The readers of the chain's last node and the moved readers read
+/// it; the replaced nodes are left for pruning. Returns the number of chains fused.
 StatusOr<int> fuse_bias_chains(FunctionGraph& fn, const OpDef& fused_op,
                                const std::function<bool(int32_t, BiasChain*)>& match,
                                const std::function<AttrList(const BiasChain&)>& attrs);
