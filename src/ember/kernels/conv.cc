@@ -203,46 +203,15 @@ enum class Kind : int64_t { kForward = 1, kBackwardData, kBackwardFilter };
 // key. The backward primitives never see a fusion (the pass runs after autodiff, on a forward whose
 // pre-activation nothing else reads).
 struct Fusion {
-  ConvActivation activation = ConvActivation::kNone;
+  FusedActivation activation = FusedActivation::kNone;
   float alpha = 0;
   bool residual = false;
 };
 
 void set_post_ops(const Fusion& f, const dnnl::memory::desc& y, dnnl::primitive_attr& attr) {
-  using dnnl::algorithm;
   dnnl::post_ops ops;
-  if (f.residual) ops.append_binary(algorithm::binary_add, y);
-  switch (f.activation) {
-    case ConvActivation::kNone:
-      break;
-    case ConvActivation::kRelu:
-      ops.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f);
-      break;
-    case ConvActivation::kRelu6:
-      ops.append_eltwise(1.0f, algorithm::eltwise_clip, 0.0f, 6.0f);
-      break;
-    case ConvActivation::kElu:
-      ops.append_eltwise(1.0f, algorithm::eltwise_elu, 1.0f, 0.0f);
-      break;
-    case ConvActivation::kLeakyRelu:
-      ops.append_eltwise(1.0f, algorithm::eltwise_relu, f.alpha, 0.0f);
-      break;
-    case ConvActivation::kTanh:
-      ops.append_eltwise(1.0f, algorithm::eltwise_tanh, 0.0f, 0.0f);
-      break;
-    case ConvActivation::kSigmoid:
-      ops.append_eltwise(1.0f, algorithm::eltwise_logistic, 0.0f, 0.0f);
-      break;
-    case ConvActivation::kSwish:
-      ops.append_eltwise(1.0f, algorithm::eltwise_swish, 1.0f, 0.0f);  // x * sigmoid(1 * x)
-      break;
-    case ConvActivation::kGeluExact:
-      ops.append_eltwise(1.0f, algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
-      break;
-    case ConvActivation::kGeluApproximate:
-      ops.append_eltwise(1.0f, algorithm::eltwise_gelu_tanh, 0.0f, 0.0f);
-      break;
-  }
+  if (f.residual) ops.append_binary(dnnl::algorithm::binary_add, y);
+  append_post_op(f.activation, f.alpha, ops);
   attr.set_post_ops(ops);
 }
 
@@ -488,36 +457,7 @@ Status conv_forward(const ConvGeometry& g, const TensorImpl& x, const TensorImpl
 
 namespace {
 
-// The bias, residual and activation of a fused convolution over y in place (the path without oneDNN), with
-// the math of ember's element-wise kernels (the Gelus as _FusedMatMul's, kernels/matmul.cc).
-template <typename T>
-T activate(ConvActivation act, T v, T alpha) {
-  constexpr T kRsqrt2 = T(0.70710678118654752440), kSqrt2OverPi = T(0.79788456080286535588);
-  switch (act) {
-    case ConvActivation::kNone:
-      return v;
-    case ConvActivation::kRelu:
-      return v > 0 ? v : T(0);
-    case ConvActivation::kRelu6:
-      return std::min(std::max(v, T(0)), T(6));
-    case ConvActivation::kElu:
-      return v > 0 ? v : std::expm1(v);
-    case ConvActivation::kLeakyRelu:
-      return v > 0 ? v : v * alpha;
-    case ConvActivation::kTanh:
-      return std::tanh(v);
-    case ConvActivation::kSigmoid:
-      return T(1) / (T(1) + std::exp(-v));
-    case ConvActivation::kSwish:
-      return v / (T(1) + std::exp(-v));
-    case ConvActivation::kGeluExact:
-      return T(0.5) * v * std::erfc(-v * kRsqrt2);
-    case ConvActivation::kGeluApproximate:
-      return T(0.5) * v * (T(1) + std::tanh(kSqrt2OverPi * (v + T(0.044715) * v * v * v)));
-  }
-  return v;
-}
-
+// The bias, residual and activation of a fused convolution over y in place (the path without oneDNN).
 template <typename T>
 void finish_fused(const ConvGeometry& g, const ConvEpilogue& e, T* y, int64_t size) {
   int64_t spatial = 1;
@@ -525,14 +465,12 @@ void finish_fused(const ConvGeometry& g, const ConvEpilogue& e, T* y, int64_t si
   const int64_t C = g.out_channels;
   const T* bias = e.bias->data<T>();
   const T* residual = e.residual != nullptr ? e.residual->data<T>() : nullptr;
-  // A float attribute, as TensorFlow's (and LeakyRelu's): float64 uses the float32 slope too.
-  const T alpha = static_cast<T>(static_cast<float>(e.alpha));
   parallel_for(size, 4, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const int64_t c = g.channels_last ? i % C : (i / spatial) % C;
       T v = y[i] + bias[c];
       if (residual != nullptr) v += residual[i];
-      y[i] = activate(e.activation, v, alpha);
+      y[i] = activate(e.activation, v, e.alpha);
     }
   });
 }

@@ -14,6 +14,7 @@
 
 #include "ember/core/status.h"
 #include "ember/core/tensor_impl.h"
+#include "ember/kernels/fused_activation.h"
 
 namespace ember::kernels {
 
@@ -30,25 +31,12 @@ struct ConvGeometry {
 
 /// y = conv(x, w). Shapes and dtypes match the geometry (checked by the shape function).
 Status conv_forward(const ConvGeometry& g, const TensorImpl& x, const TensorImpl& w, TensorImpl& y);
-/// The activation a fused convolution applies after its bias (Note [Fused convolutions] in conv.cc).
-enum class ConvActivation : int {
-  kNone,
-  kRelu,
-  kRelu6,
-  kElu,
-  kLeakyRelu,
-  kTanh,
-  kSigmoid,
-  kSwish,            // x * sigmoid(x) (TensorFlow's _MklSwish)
-  kGeluExact,        // x * erfc(-x / sqrt(2)) / 2
-  kGeluApproximate,  // x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) / 2
-};
 /// What a fused convolution adds and applies to conv(x, w): a bias [out_channels], optionally a residual of
 /// y's shape and layout, then an activation (`alpha` is LeakyRelu's slope).
 struct ConvEpilogue {
   const TensorImpl* bias = nullptr;
   const TensorImpl* residual = nullptr;  // null: none
-  ConvActivation activation = ConvActivation::kNone;
+  FusedActivation activation = FusedActivation::kNone;
   double alpha = 0.2;
 };
 /// y = activation(conv(x, w) + bias [+ residual]). float32 runs as one oneDNN primitive with the bias

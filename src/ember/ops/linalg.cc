@@ -99,24 +99,18 @@ void matmul_grad(GradContext& c) {
 
 constexpr int kFusedOps = 3, kNumArgs = 2, kLeakyReluAlpha = 5;  // attribute positions
 
-StatusOr<kernels::MatMulActivation> fused_activation(const OpDef* op, const AttrReader& attrs) {
-  using kernels::MatMulActivation;
+StatusOr<kernels::FusedActivation> fused_activation(const OpDef* op, const AttrReader& attrs) {
+  using kernels::FusedActivation;
   if (attrs.attr_int(kNumArgs) != 1)
     return invalid_argument(op->name, ": num_args must be 1 (the bias), got ", attrs.attr_int(kNumArgs));
-  static constexpr std::pair<std::string_view, MatMulActivation> kFused[] = {
-      {"BiasAdd", MatMulActivation::kNone},
-      {"BiasAdd,Relu", MatMulActivation::kRelu},
-      {"BiasAdd,Relu6", MatMulActivation::kRelu6},
-      {"BiasAdd,Elu", MatMulActivation::kElu},
-      {"BiasAdd,LeakyRelu", MatMulActivation::kLeakyRelu},
-      {"BiasAdd,Tanh", MatMulActivation::kTanh},
-      {"BiasAdd,Sigmoid", MatMulActivation::kSigmoid},
-      {"BiasAdd,GeluExact", MatMulActivation::kGeluExact},
-      {"BiasAdd,GeluApproximate", MatMulActivation::kGeluApproximate},
-  };
   const std::string& fused_ops = attrs.attr_string(kFusedOps);
-  for (const auto& [name, activation] : kFused)
-    if (fused_ops == name) return activation;
+  const std::string_view ops(fused_ops), lead = "BiasAdd,";
+  FusedActivation activation = FusedActivation::kNone;
+  // _MklSwish after a product is imported as plain ops (graph/fused_import.cc).
+  if (ops == "BiasAdd" ||
+      (ops.starts_with(lead) && kernels::fused_activation_named(ops.substr(lead.size()), &activation) &&
+       activation != FusedActivation::kNone && activation != FusedActivation::kSwish))
+    return activation;
   return invalid_argument(op->name,
                           ": fused_ops must be BiasAdd, optionally followed by one of Relu, Relu6, Elu, "
                           "LeakyRelu, Tanh, Sigmoid, GeluExact, GeluApproximate; got [",

@@ -235,23 +235,10 @@ Status forward_kernel(KernelContext& ctx) {
 // bias and optionally a residual of the output's shape; written by the optimizer's conv fusion
 // (passes/fuse_conv.cc; Note [Fused convolutions] in kernels/conv.cc).
 
-StatusOr<kernels::ConvActivation> activation_of(const OpDef* op, const AttrReader& a) {
-  using kernels::ConvActivation;
-  static constexpr std::pair<std::string_view, ConvActivation> kActivations[] = {
-      {"", ConvActivation::kNone},
-      {"Relu", ConvActivation::kRelu},
-      {"Relu6", ConvActivation::kRelu6},
-      {"Elu", ConvActivation::kElu},
-      {"LeakyRelu", ConvActivation::kLeakyRelu},
-      {"Tanh", ConvActivation::kTanh},
-      {"Sigmoid", ConvActivation::kSigmoid},
-      {"_MklSwish", ConvActivation::kSwish},
-      {"GeluExact", ConvActivation::kGeluExact},
-      {"GeluApproximate", ConvActivation::kGeluApproximate},
-  };
+StatusOr<kernels::FusedActivation> activation_of(const OpDef* op, const AttrReader& a) {
   const std::string& name = a.attr_string(op->attr_index("activation"));
-  for (const auto& [known, activation] : kActivations)
-    if (name == known) return activation;
+  kernels::FusedActivation activation;
+  if (kernels::fused_activation_named(name, &activation)) return activation;
   return invalid_argument(op->name,
                           ": activation must be \"\", \"Relu\", \"Relu6\", \"Elu\", \"LeakyRelu\", \"Tanh\", "
                           "\"Sigmoid\", \"_MklSwish\", \"GeluExact\" or \"GeluApproximate\", got \"",

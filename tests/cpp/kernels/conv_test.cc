@@ -145,7 +145,7 @@ TEST(ConvKernel, FusedThreeDimensionalConvolutionRunsOnOneDnn) {
     kernels::ConvEpilogue epilogue;
     epilogue.bias = bias.get();
     epilogue.residual = with_residual ? residual.get() : nullptr;
-    epilogue.activation = kernels::ConvActivation::kRelu;
+    epilogue.activation = kernels::FusedActivation::kRelu;
     ASSERT_TRUE(kernels::conv_forward_fused(g, *x, *w, epilogue, *y).ok());
     EXPECT_EQ(kernels::conv_last_impl().find("ember"), std::string::npos) << kernels::conv_last_impl();
     for (int64_t i = 0; i < y->num_elements(); ++i) {
