@@ -496,10 +496,12 @@ class Body:
         return keep[0]
 
     # ---- convolution chains (conv fusion, passes/fuse_conv.cc)
-    def _conv_line(self, x4, shape4, bound):
+    def _conv_line(self, x4, shape4, bound, side_reads=None):
         """conv2d (or, sometimes, a depthwise convolution) of a 4-D value by a constant filter, then a bias add
         and an activation, each in its own line; returns (convolution, pre-activation and output names, output
-        shape, output bound) or None."""
+        shape, output bound) or None. Inner values that other ops should read too (so that the fusion must leave
+        them) are appended to `side_reads`."""
+        side_reads = [] if side_reads is None else side_reads
         _, h, w, cin = shape4
         k, stride = self.rng.choice([1, 2, 3]), self.rng.choice([1, 1, 2])
         pad = "VALID" if self.rng.random() < 0.3 and min(h, w) >= k else "SAME"
@@ -538,6 +540,8 @@ class Body:
                 shortcut_bound = 1.0
             self.lines.append(f"{pre} = " + self.rng.choice([f"{residual} + {shortcut}", f"{shortcut} + {residual}"]))
             bound_out += shortcut_bound
+            if self.rng.random() < 0.2:  # the sum before the shortcut read elsewhere: the add must stay
+                side_reads.append((residual, out_shape, bound_out))
         # Smooth programs take gradients, which a kink would make disagree between nearly equal values.
         acts = [("tf.nn.elu({0})", 1.0), ("{0}", 0.0), ("tf.tanh({0})", 0.0), ("tf.sigmoid({0})", 0.0),
                 ("tf.nn.silu({0})", 0.0), ("tf.nn.gelu({0})", 0.0), ("tf.nn.gelu({0}, approximate=True)", 0.0)]
@@ -545,6 +549,12 @@ class Body:
             acts += [("tf.nn.relu({0})", 0.0), ("tf.nn.relu({0})", 0.0), ("tf.nn.relu6({0})", 0.0),
                      ("tf.nn.leaky_relu({0}, alpha=0.3)", 0.0)]
         act, _ = self.rng.choice(acts)
+        if act == "tf.nn.silu({0})" and self.rng.random() < 0.3:
+            # swish written out, its sigmoid read elsewhere: the expression must stay apart.
+            sigmoid = self.fresh()
+            self.lines.append(f"{sigmoid} = tf.sigmoid({pre})")
+            act = "{0} * " + sigmoid
+            side_reads.append((sigmoid, out_shape, 1.0))
         self.lines.append(f"{out} = " + act.format(pre))
         return conv, pre, out, out_shape, bound_out
 
@@ -579,7 +589,8 @@ class Body:
         if view is None:
             return None
         x4, shape4 = view
-        first = self._conv_line(x4, shape4, 1.0)
+        side_reads = []  # inner values of the chains that other ops read too
+        first = self._conv_line(x4, shape4, 1.0, side_reads)
         if first is None:
             return None
         conv, pre, out, shape, bound = first
@@ -587,7 +598,7 @@ class Body:
         if self.rng.random() < 0.4 and bound * 5 < LIMIT[self.p.dtype]:
             # A second chain on the first one's output (or, sometimes, its pre-activation): consumers at
             # two depths.
-            second = self._conv_line(out if self.rng.random() < 0.8 else pre, shape, bound)
+            second = self._conv_line(out if self.rng.random() < 0.8 else pre, shape, bound, side_reads)
             if second is not None:
                 _, _, out2, shape2, bound2 = second
                 if bound2 <= LIMIT[self.p.dtype]:
@@ -597,6 +608,7 @@ class Body:
             made.append((pre, shape, bound))
         if self.rng.random() < 0.15:  # the convolution read twice: nothing may fuse
             made.append((conv, shape, bound))
+        made += side_reads
         result = None
         for name, (n, h, w, c), b in made:
             if self.rng.random() < 0.5:
