@@ -212,12 +212,15 @@ def test_an_expression_activation_read_inside_is_not_fused(remapping, read):
     _close(got, want)
 
 
-def test_a_gelu_with_other_constants_is_not_fused(remapping):
+@pytest.mark.parametrize("variant", ["other constant", "constant of higher rank"])
+def test_a_gelu_with_other_constants_is_not_fused(remapping, variant):
+    """Only the constants of tf.nn.gelu match, and only of a shape that leaves the result the pre-activation's."""
     x, w, b = _f(2, 6, 6, 3), _f(3, 3, 3, 4), _f(4)
+    half = tf.constant(0.5 if variant != "other constant" else 0.4, shape=[1] * (5 if "rank" in variant else 0))
 
     def f(x):
         pre = tf.nn.bias_add(tf.nn.conv2d(x, w, 1, "SAME"), b)
-        return 0.5 * pre * (1 + tf.math.erf(pre / 1.5))
+        return half * pre * (1 + tf.math.erf(pre / tf.constant(np.sqrt(2), tf.float32)))
 
     got, want, text = _run_both(remapping, f, x)
     assert 'activation=""' in text and "Gelu" not in text, text

@@ -153,7 +153,9 @@ int32_t fusible_expression(const Graph& g, const NodeUses& uses, int32_t pre, co
       return std::all_of(uses.readers(n).begin(), uses.readers(n).end(),
                          [&](const auto& r) { return inside(r.first); });
     };
-    bool ok = read_inside(pre);
+    // A constant of higher rank would broadcast the result past the pre-activation's shape.
+    const TensorSpec &in = g.node(pre).outputs[0], &out = g.node(root).outputs[0];
+    bool ok = read_inside(pre) && in.dtype == out.dtype && in.shape == out.shape;
     for (int32_t n : nodes) {
       ok = ok && uses.plain(n) && g.node(n).outputs.size() == 1;
       if (n != root) ok = ok && !uses.is_result(n) && read_inside(n);

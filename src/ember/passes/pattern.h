@@ -65,8 +65,8 @@ Expr expr_op(const char* op, std::vector<Expr> operands);
 
 /// The node computing `e` of `pre` (a node's output 0) when the expression's ops read `pre` and each other
 /// only: every reader of `pre` and of each inner node belongs to the expression, no inner node is a result,
-/// none has control edges. -1 otherwise. The root is looked for among the nodes at most `e`'s depth below
-/// `pre`.
+/// none has control edges, and the result has `pre`'s dtype and shape. -1 otherwise. The root is looked for
+/// among the nodes at most `e`'s depth below `pre`.
 int32_t fusible_expression(const Graph& g, const NodeUses& uses, int32_t pre, const Expr& e);
 
 /// A contraction (Conv2D, MatMul) -> bias add [-> residual add] [-> activation] chain that a remapping pass
