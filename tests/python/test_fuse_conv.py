@@ -150,6 +150,32 @@ def test_a_residual_block_fuses_its_shortcut_add_and_matches_tensorflow_and_eage
         _close(got, [theirs.numpy()], 1e-4)
 
 
+def test_a_residual_block_of_an_unknown_batch_fuses_its_shortcut(remapping):
+    """Note [Shortcuts of an unknown batch]: the shortcut and the second sum both carry the block input's batch."""
+    weights = [_f(3, 3, 6, 6), _f(6), _f(3, 3, 6, 6), _f(6)]
+    remapping(True)
+    block = tf.function(lambda x: _resnet_block(x, *weights),
+                        input_signature=[tf.TensorSpec([None, 8, 8, 6], tf.float32)])
+    text = block.get_concrete_function().graph.optimized_as_text()
+    assert text.count("_FusedConv2D(") == 2 and "= Add" not in text, text
+    for batch in (1, 3):
+        x = _f(batch, 8, 8, 6)
+        _close([block(x).numpy()], [_resnet_block(x, *weights).numpy()])
+
+
+def test_a_shortcut_of_another_unknown_batch_is_not_fused(remapping):
+    """Both [?, 8, 8, 4], but the shortcut's batch is another input's: it may be 1 and broadcast."""
+    w, b = _f(3, 3, 4, 4), _f(4)
+    remapping(True)
+    spec = tf.TensorSpec([None, 8, 8, 4], tf.float32)
+    fn = tf.function(lambda x, y: tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, w, 1, "SAME"), b) + y),
+                     input_signature=[spec, spec])
+    text = fn.get_concrete_function().graph.optimized_as_text()
+    assert "_FusedConv2D(x:0, capture:0, capture_1:0)" in text, text  # the bias alone
+    x, y = _f(3, 8, 8, 4), _f(1, 8, 8, 4)
+    _close([fn(x, y).numpy()], [tf.nn.relu(tf.nn.bias_add(tf.nn.conv2d(x, w, 1, "SAME"), b) + y).numpy()])
+
+
 @pytest.mark.parametrize("activation", ["", "Relu", "Tanh", "GeluExact"])
 def test_a_residual_add_with_every_kind_of_activation(remapping, activation):
     x, w, b, shortcut = _f(2, 7, 7, 3), _f(3, 3, 3, 5), _f(5), _f(2, 7, 7, 5)

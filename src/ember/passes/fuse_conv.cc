@@ -8,9 +8,9 @@
 // the backward together. A link of the chain is fused only when nothing else reads the value it replaces:
 // - the convolution's output feeds the bias add alone (Conv2D's gradients read its input and filter, not
 //   its output);
-// - the sum feeds the residual add alone (an Add/AddV2 of the sum and another float32 value of the same
-//   fully defined shape: the ResNet block's shortcut; Add's gradient reads no operand, so training steps
-//   fuse it), when there is one;
+// - the sum feeds the residual add alone (an Add/AddV2 of the sum and another value of its shape, Note
+//   [Shortcuts of an unknown batch]: the ResNet block's shortcut; Add's gradient reads no operand, so
+//   training steps fuse it), when there is one;
 // - the pre-activation (the sum, or the residual add's result) feeds the activation alone, with one
 //   exception: ember's Relu gradient reads the pre-activation as Greater(pre, 0), and pre > 0 exactly when
 //   relu(pre) > 0 (NaN included: both false), so such a Greater (or the ReluGrad(dy, pre) it becomes, Note
@@ -26,6 +26,14 @@
 // indexes), into _FusedDepthwiseConv2dNative, except with EXPLICIT padding, which TensorFlow's op lacks.
 // Only float32 is fused: that is where oneDNN runs (float64 has the plain loops either way).
 //
+// Note [Shortcuts of an unknown batch]
+// A residual fuses only when nothing broadcasts in its Add, at every run: the shortcut and the sum must have
+// one shape. Static shapes say so when fully defined. A Keras model traced with an unknown batch has
+// [?, h, w, c] on both sides, and at run time one side could be [1, h, w, c] and broadcast; so an unknown
+// first dim is accepted only when both values carry the batch of one value through ops that keep their input
+// 0's first dim (convolutions, bias adds, activations, pooling, batch norm, Identity): in a ResNet block the
+// shortcut and the second convolution's sum both carry the block input's batch.
+//
 // Note [Expression activations]
 // ember has no Swish or Gelu op: tf.nn.silu writes x * sigmoid(x), tf.nn.gelu 0.5 * x * (1 + erf(x /
 // sqrt(2))) or its tanh form, as element-wise ops (python/ember/ops/nn_ops.py). The pass matches those trees
@@ -40,6 +48,7 @@
 // scalar or a splat of it), so nothing broadcasts but the zero.
 #include <algorithm>
 #include <cmath>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -133,7 +142,53 @@ class Matcher {
   }
 
  private:
-  // The sum feeding alone an Add of another float32 value of its own (fully defined) shape: a residual.
+  // Whether a and b have one dtype and one shape whenever the graph runs (Note [Shortcuts of an unknown
+  // batch]): equal static shapes, every dim known but the first, and that one either known or the batch
+  // of one value that both carry through batch-preserving ops.
+  bool same_shape_at_run_time(ValueRef a, ValueRef b) const {
+    const TensorSpec &sa = g_.spec(a), &sb = g_.spec(b);
+    if (sa.dtype != sb.dtype || !sa.shape.rank_known() || !(sa.shape == sb.shape) || sa.shape.rank() == 0)
+      return false;
+    for (int d = 1; d < sa.shape.rank(); ++d)
+      if (sa.shape.dim(d) < 0) return false;
+    return sa.shape.dim(0) >= 0 || batch_source(a) == batch_source(b);
+  }
+
+  // The value whose first dim v's first dim is: v, followed back through ops whose output 0 keeps input 0's
+  // first dim (the batch of an activation).
+  ValueRef batch_source(ValueRef v) const {
+    static constexpr std::string_view kKeepBatch[] = {"Conv2D",
+                                                      "Conv3D",
+                                                      "DepthwiseConv2dNative",
+                                                      "_FusedConv2D",
+                                                      "_FusedConv3D",
+                                                      "BiasAdd",
+                                                      "Relu",
+                                                      "Relu6",
+                                                      "Elu",
+                                                      "LeakyRelu",
+                                                      "Tanh",
+                                                      "Sigmoid",
+                                                      "Identity",
+                                                      "MaxPool",
+                                                      "AvgPool",
+                                                      "MaxPool3D",
+                                                      "AvgPool3D",
+                                                      "FusedBatchNormV3",
+                                                      "_FusedBatchNormEx",
+                                                      "_FusedDepthwiseConv2dNative"};
+    for (int steps = 0; steps < 10000 && v.output == 0; ++steps) {
+      const Node& node = g_.node(v.node);
+      if (node.inputs.empty() ||
+          std::find(std::begin(kKeepBatch), std::end(kKeepBatch), node.op->name) == std::end(kKeepBatch))
+        break;
+      v = node.inputs[0];
+    }
+    return v;
+  }
+
+  // The sum feeding alone an Add of another value of its own shape (Note [Shortcuts of an unknown batch]): a
+  // residual.
   bool match_residual(const Node& conv, BiasChain* chain) const {
     int32_t add_node = -1;
     if (!uses_.only_reader(chain->bias_node, &add_node) || !uses_.plain(add_node)) return false;
@@ -143,7 +198,8 @@ class Matcher {
     if (add.inputs[1 - other].node != chain->bias_node || add.inputs[other].node == chain->bias_node)
       return false;
     const TensorSpec& sum = g_.node(chain->bias_node).outputs[0];
-    if (!fully_defined_same(g_.spec(add.inputs[other]), sum) || !fully_defined_same(add.outputs[0], sum))
+    if (!same_shape_at_run_time(add.inputs[other], ValueRef{chain->bias_node, 0}) ||
+        !(add.outputs[0].shape == sum.shape))
       return false;
     chain->residual_node = add_node;
     chain->residual = add.inputs[other];
