@@ -163,6 +163,22 @@ def test_a_residual_block_of_an_unknown_batch_fuses_its_shortcut(remapping):
         _close([block(x).numpy()], [_resnet_block(x, *weights).numpy()])
 
 
+def test_a_keras_residual_block_traced_with_an_unknown_batch_fuses_whole(remapping):
+    """Keras adds its bias with Add of a 1-D value, which keeps the batch too."""
+    layers = tf.keras.layers
+    inputs = tf.keras.Input([8, 8, 16])
+    h = layers.Conv2D(16, 3, padding="same", activation="relu")(inputs)
+    h = layers.Conv2D(16, 3, padding="same")(h)
+    model = tf.keras.Model(inputs, layers.ReLU()(layers.Add()([h, inputs])))
+    remapping(True)
+    fn = tf.function(lambda x: model(x), input_signature=[tf.TensorSpec([None, 8, 8, 16], tf.float32)])
+    text = fn.get_concrete_function().graph.optimized_as_text()
+    assert text.count("_FusedConv2D(") == 2 and text.count('activation="Relu"') == 2, text
+    assert "Add" not in text and "FusedElementwise" not in text, text
+    x = _f(2, 8, 8, 16)
+    _close([fn(x).numpy()], [model(x).numpy()])
+
+
 def test_a_shortcut_of_another_unknown_batch_is_not_fused(remapping):
     """Both [?, 8, 8, 4], but the shortcut's batch is another input's: it may be 1 and broadcast."""
     w, b = _f(3, 3, 4, 4), _f(4)

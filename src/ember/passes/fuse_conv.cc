@@ -31,8 +31,9 @@
 // one shape. Static shapes say so when fully defined. A Keras model traced with an unknown batch has
 // [?, h, w, c] on both sides, and at run time one side could be [1, h, w, c] and broadcast; so an unknown
 // first dim is accepted only when both values carry the batch of one value through ops that keep their input
-// 0's first dim (convolutions, bias adds, activations, pooling, batch norm, Identity): in a ResNet block the
-// shortcut and the second convolution's sum both carry the block input's batch.
+// 0's first dim (convolutions, bias adds, activations, pooling, batch norm, Identity) or a binary op's operand
+// of the output's rank when the other's is lower (Keras' bias Add): in a ResNet block the shortcut and the
+// second convolution's sum (whose batch is its convolution's input's) both carry the block input's batch.
 //
 // Note [Expression activations]
 // ember has no Swish or Gelu op: tf.nn.silu writes x * sigmoid(x), tf.nn.gelu 0.5 * x * (1 + erf(x /
@@ -48,6 +49,7 @@
 // scalar or a splat of it), so nothing broadcasts but the zero.
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -144,18 +146,19 @@ class Matcher {
  private:
   // Whether a and b have one dtype and one shape whenever the graph runs (Note [Shortcuts of an unknown
   // batch]): equal static shapes, every dim known but the first, and that one either known or the batch
-  // of one value that both carry through batch-preserving ops.
-  bool same_shape_at_run_time(ValueRef a, ValueRef b) const {
+  // of one value that a and b_batch (whose first dim is b's) carry through batch-preserving ops.
+  bool same_shape_at_run_time(ValueRef a, ValueRef b, ValueRef b_batch) const {
     const TensorSpec &sa = g_.spec(a), &sb = g_.spec(b);
     if (sa.dtype != sb.dtype || !sa.shape.rank_known() || !(sa.shape == sb.shape) || sa.shape.rank() == 0)
       return false;
     for (int d = 1; d < sa.shape.rank(); ++d)
       if (sa.shape.dim(d) < 0) return false;
-    return sa.shape.dim(0) >= 0 || batch_source(a) == batch_source(b);
+    return sa.shape.dim(0) >= 0 || batch_source(a) == batch_source(b_batch);
   }
 
-  // The value whose first dim v's first dim is: v, followed back through ops whose output 0 keeps input 0's
-  // first dim (the batch of an activation).
+  // The value whose first dim v's first dim is: v, followed back through ops whose output 0 keeps an input's
+  // first dim: input 0 of the ops below (the batch of an activation), and the operand of a binary op whose
+  // other operand has a lower rank (a bias added or scaled along trailing dims, as Keras writes it).
   ValueRef batch_source(ValueRef v) const {
     static constexpr std::string_view kKeepBatch[] = {"Conv2D",
                                                       "Conv3D",
@@ -177,12 +180,27 @@ class Matcher {
                                                       "FusedBatchNormV3",
                                                       "_FusedBatchNormEx",
                                                       "_FusedDepthwiseConv2dNative"};
+    static constexpr std::string_view kBinary[] = {"Add", "AddV2", "Sub", "Mul", "RealDiv"};
+    auto in = [](std::span<const std::string_view> names, const std::string& name) {
+      return std::find(names.begin(), names.end(), name) != names.end();
+    };
     for (int steps = 0; steps < 10000 && v.output == 0; ++steps) {
       const Node& node = g_.node(v.node);
-      if (node.inputs.empty() ||
-          std::find(std::begin(kKeepBatch), std::end(kKeepBatch), node.op->name) == std::end(kKeepBatch))
+      if (node.inputs.empty()) break;
+      if (in(kKeepBatch, node.op->name)) {
+        v = node.inputs[0];
+        continue;
+      }
+      if (!in(kBinary, node.op->name) || node.inputs.size() != 2) break;
+      const Shape &s0 = g_.spec(node.inputs[0]).shape, &s1 = g_.spec(node.inputs[1]).shape;
+      const int rank = node.outputs[0].shape.rank_known() ? node.outputs[0].shape.rank() : -1;
+      if (!s0.rank_known() || !s1.rank_known() || rank < 0) break;
+      if (s0.rank() == rank && s1.rank() < rank)
+        v = node.inputs[0];
+      else if (s1.rank() == rank && s0.rank() < rank)
+        v = node.inputs[1];
+      else
         break;
-      v = node.inputs[0];
     }
     return v;
   }
@@ -198,7 +216,7 @@ class Matcher {
     if (add.inputs[1 - other].node != chain->bias_node || add.inputs[other].node == chain->bias_node)
       return false;
     const TensorSpec& sum = g_.node(chain->bias_node).outputs[0];
-    if (!same_shape_at_run_time(add.inputs[other], ValueRef{chain->bias_node, 0}) ||
+    if (!same_shape_at_run_time(add.inputs[other], ValueRef{chain->bias_node, 0}, conv.inputs[0]) ||
         !(add.outputs[0].shape == sum.shape))
       return false;
     chain->residual_node = add_node;
