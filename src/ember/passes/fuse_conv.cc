@@ -31,9 +31,10 @@
 // one shape. Static shapes say so when fully defined. A Keras model traced with an unknown batch has
 // [?, h, w, c] on both sides, and at run time one side could be [1, h, w, c] and broadcast; so an unknown
 // first dim is accepted only when both values carry the batch of one value through ops that keep their input
-// 0's first dim (convolutions, bias adds, activations, pooling, batch norm, Identity) or a binary op's operand
-// of the output's rank when the other's is lower (Keras' bias Add): in a ResNet block the shortcut and the
-// second convolution's sum (whose batch is its convolution's input's) both carry the block input's batch.
+// 0's first dim (convolutions, bias adds, activations, pooling, batch norm, Identity) or a binary op's
+// operand of the output's rank when the other's is lower (Keras' bias Add): in a ResNet block the shortcut
+// and the second convolution's sum (whose batch is its convolution's input's) both carry the block input's
+// batch.
 //
 // Note [Expression activations]
 // ember has no Swish or Gelu op: tf.nn.silu writes x * sigmoid(x), tf.nn.gelu 0.5 * x * (1 + erf(x /
