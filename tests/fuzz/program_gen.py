@@ -496,10 +496,12 @@ class Body:
         return keep[0]
 
     # ---- convolution chains (conv fusion, passes/fuse_conv.cc)
-    def _conv_line(self, x4, shape4, bound):
+    def _conv_line(self, x4, shape4, bound, side_reads=None):
         """conv2d (or, sometimes, a depthwise convolution) of a 4-D value by a constant filter, then a bias add
         and an activation, each in its own line; returns (convolution, pre-activation and output names, output
-        shape, output bound) or None."""
+        shape, output bound) or None. Inner values that other ops should read too (so that the fusion must leave
+        them) are appended to `side_reads`."""
+        side_reads = [] if side_reads is None else side_reads
         _, h, w, cin = shape4
         k, stride = self.rng.choice([1, 2, 3]), self.rng.choice([1, 1, 2])
         pad = "VALID" if self.rng.random() < 0.3 and min(h, w) >= k else "SAME"
@@ -523,15 +525,38 @@ class Body:
         b = f"tf.constant({bias}, tf.{dt})"
         self.lines.append(f"{pre} = " + self.rng.choice([f"tf.nn.bias_add({conv}, {b})", f"{conv} + {b}",
                                                          f"{b} + {conv}"]))
+        bound_out = 0.5 * k * k * cin * bound + 1.0 + 1.0
+        out_shape = (shape4[0], oh, ow, cout)
+        if self.rng.random() < 0.3:
+            # A residual add (the ResNet shortcut): the chain's own input where the shapes agree (so a second
+            # chain's shortcut is the first one's fused output), else a bounded tensor of the sum's shape.
+            residual = pre
+            pre = self.fresh()
+            if out_shape == tuple(shape4) and self.rng.random() < 0.7:
+                shortcut, shortcut_bound = x4, bound
+            else:
+                size = int(np.prod(out_shape))
+                shortcut = f"tf.sin(tf.reshape(tf.range({size}, dtype=tf.{dt}), {list(out_shape)}))"
+                shortcut_bound = 1.0
+            self.lines.append(f"{pre} = " + self.rng.choice([f"{residual} + {shortcut}", f"{shortcut} + {residual}"]))
+            bound_out += shortcut_bound
+            if self.rng.random() < 0.2:  # the sum before the shortcut read elsewhere: the add must stay
+                side_reads.append((residual, out_shape, bound_out))
         # Smooth programs take gradients, which a kink would make disagree between nearly equal values.
-        acts = [("tf.nn.elu({0})", 1.0), ("{0}", 0.0)]
+        acts = [("tf.nn.elu({0})", 1.0), ("{0}", 0.0), ("tf.tanh({0})", 0.0), ("tf.sigmoid({0})", 0.0),
+                ("tf.nn.silu({0})", 0.0), ("tf.nn.gelu({0})", 0.0), ("tf.nn.gelu({0}, approximate=True)", 0.0)]
         if not self.p.smooth:
             acts += [("tf.nn.relu({0})", 0.0), ("tf.nn.relu({0})", 0.0), ("tf.nn.relu6({0})", 0.0),
                      ("tf.nn.leaky_relu({0}, alpha=0.3)", 0.0)]
         act, _ = self.rng.choice(acts)
+        if act == "tf.nn.silu({0})" and self.rng.random() < 0.3:
+            # swish written out, its sigmoid read elsewhere: the expression must stay apart.
+            sigmoid = self.fresh()
+            self.lines.append(f"{sigmoid} = tf.sigmoid({pre})")
+            act = "{0} * " + sigmoid
+            side_reads.append((sigmoid, out_shape, 1.0))
         self.lines.append(f"{out} = " + act.format(pre))
-        bound_out = 0.5 * k * k * cin * bound + 1.0 + 1.0
-        return conv, pre, out, (shape4[0], oh, ow, cout), bound_out
+        return conv, pre, out, out_shape, bound_out
 
     def _view4(self):
         """A 4-D [1, h, w, c <= 8] view (tanh, so bounded by 1) of a 2-D or 3-D pool value: (name, shape) or
@@ -553,16 +578,19 @@ class Body:
         return x4, shape4
 
     def conv_chain(self):
-        """Conv2D or depthwise convolution -> bias add -> activation chains on 4-D views of pool values, their
-        pre-activations and outputs read at other depths (another chain, a reduction, a result), so that the
-        fusion's matching meets every reader it must respect."""
+        """Conv2D or depthwise convolution -> bias add [-> residual add] -> activation chains (every activation
+        the fusion takes, swish and the Gelus as tf.nn writes them) on 4-D views of pool values, their
+        pre-activations and outputs read at other depths (another chain, whose shortcut may be the first
+        chain's output, a reduction, a result), so that the fusion's matching meets every reader it must
+        respect."""
         if self.p.dtype not in ("float32", "float64"):
             return None
         view = self._view4()
         if view is None:
             return None
         x4, shape4 = view
-        first = self._conv_line(x4, shape4, 1.0)
+        side_reads = []  # inner values of the chains that other ops read too
+        first = self._conv_line(x4, shape4, 1.0, side_reads)
         if first is None:
             return None
         conv, pre, out, shape, bound = first
@@ -570,7 +598,7 @@ class Body:
         if self.rng.random() < 0.4 and bound * 5 < LIMIT[self.p.dtype]:
             # A second chain on the first one's output (or, sometimes, its pre-activation): consumers at
             # two depths.
-            second = self._conv_line(out if self.rng.random() < 0.8 else pre, shape, bound)
+            second = self._conv_line(out if self.rng.random() < 0.8 else pre, shape, bound, side_reads)
             if second is not None:
                 _, _, out2, shape2, bound2 = second
                 if bound2 <= LIMIT[self.p.dtype]:
@@ -580,6 +608,7 @@ class Body:
             made.append((pre, shape, bound))
         if self.rng.random() < 0.15:  # the convolution read twice: nothing may fuse
             made.append((conv, shape, bound))
+        made += side_reads
         result = None
         for name, (n, h, w, c), b in made:
             if self.rng.random() < 0.5:

@@ -112,6 +112,7 @@ def test_generator_covers_every_pass_pattern():
                    "tf.transpose(tf.reshape(", "tf.cond(", "tf.switch_case(", "tf.while_loop(", "def inner_",
                    "()[0]", "> 1, lambda", "k < 0,", "transpose_b=True)) * 0.25", "tf.nn.conv2d(", "= tf.nn.bias_add(t",
                    "tf.nn.relu6(", "tf.nn.leaky_relu(", "tf.nn.elu(", "'VALID')", "tf.nn.depthwise_conv2d(",
+                   "tf.nn.silu(", "tf.nn.gelu(", "approximate=True)", "tf.sin(tf.reshape(tf.range(", "= tf.sigmoid(t",
                    "[k % 3], (tf.tanh(",
                    "new * 0.1, transpose_a=True)", "= tf.nn.fused_batch_norm(", "is_training=False)",
                    "tf.math.multiply_no_nan(", "tf.math.divide_no_nan(", "tf.math.xdivy(", "tf.math.xlogy(",

@@ -29,7 +29,7 @@ def examples():
     x, w = _f(2, 5, 6, 3), _f(3, 2, 3, 4)
     a = _conv2d_attrs(strides=(1, 2, 1, 1))
     t["Conv2D"] = ([x, w], a)
-    t["_FusedConv2D"] = ([x, w, _f(4)], a + ["Relu", 0.2])
+    t["_FusedConv2D"] = ([x, w, [_f(4)]], a + ["Relu", 0.2])
     t["Conv2DBackpropInput"] = ([_i([2, 5, 6, 3]), w, _f(2, 3, 6, 4)], a)
     t["Conv2DBackpropFilter"] = ([x, _i([3, 2, 3, 4]), _f(2, 3, 6, 4)], a)
     x3, w3 = _f(1, 4, 5, 3, 2), _f(2, 3, 2, 2, 3)
@@ -37,11 +37,11 @@ def examples():
     t["Conv3D"] = ([x3, w3], a3)
     t["Conv3DBackpropInputV2"] = ([_i([1, 4, 5, 3, 2]), w3, _f(1, 3, 2, 2, 3)], a3)
     t["Conv3DBackpropFilterV2"] = ([x3, _i([2, 3, 2, 2, 3]), _f(1, 3, 2, 2, 3)], a3)
-    t["_FusedConv3D"] = ([x3, w3, _f(3)], a3 + ["Relu", 0.2])
+    t["_FusedConv3D"] = ([x3, w3, [_f(3), _f(1, 3, 2, 2, 3)]], a3 + ["Relu", 0.2])
     dw = _f(3, 3, 3, 2)
     ad = [[1, 1, 1, 1], "SAME", [], "NHWC", [1, 1, 1, 1]]
     t["DepthwiseConv2dNative"] = ([x, dw], ad)
-    t["_FusedDepthwiseConv2dNative"] = ([x, dw, _f(6)], ad + ["Relu", 0.2])
+    t["_FusedDepthwiseConv2dNative"] = ([x, dw, [_f(6)]], ad + ["Tanh", 0.2])
     t["DepthwiseConv2dNativeBackpropInput"] = ([_i([2, 5, 6, 3]), dw, _f(2, 5, 6, 6)], ad)
     t["DepthwiseConv2dNativeBackpropFilter"] = ([x, _i([3, 3, 3, 2]), _f(2, 5, 6, 6)], ad)
     mp = [[1, 3, 2, 1], [1, 2, 2, 1], "SAME", [], "NHWC"]

@@ -143,15 +143,47 @@ def _hand_written_fused_node(op, fused_ops, x, w, args, **attrs):
     return gd
 
 
-@pytest.mark.parametrize("fused_ops", [["BiasAdd", "Add"], ["BiasAdd", "Add", "Relu"], ["BiasAdd", "_MklSwish"]])
-def test_tensorflows_onednn_conv_fusions_import_as_plain_ops(fused_ops):
-    x, w, b = _array(2, 5, 5, 4), _array(3, 3, 4, 8), _array(8)
-    args = [b] + ([_array(2, 5, 5, 8)] if "Add" in fused_ops else [])
-    gd = _hand_written_fused_node("_FusedConv2D", fused_ops, x, w, args)
-    want = run_tensorflow_graph_def(gd, ["x:0"], "fused:0", x)
+# TensorFlow's composition of each activation a hand-written list ends in.
+_TF_ACTIVATIONS = {**ACTIVATIONS, "Sigmoid": real_tf.sigmoid, "_MklSwish": lambda y: y * real_tf.sigmoid(y),
+                   "GeluExact": real_tf.nn.gelu, "GeluApproximate": lambda y: real_tf.nn.gelu(y, approximate=True)}
+
+
+# The lists after BiasAdd that TensorFlow 2.21's CPU _FusedConv2D kernel runs (checked by running each).
+_TF_CPU_RUNS = {(), ("Relu",), ("_MklSwish",), ("Add",), ("Add", "Relu")}
+
+
+@pytest.mark.parametrize("residual", [False, True])
+@pytest.mark.parametrize("activation", ["", "Relu", "Tanh", "Sigmoid", "_MklSwish", "GeluExact", "GeluApproximate"])
+def test_tensorflows_onednn_conv_fusions_import_as_embers_fused_op(activation, residual):
+    """The lists TensorFlow 2.21's CPU remapper does not write after a convolution (it fuses the bias alone and
+    leaves Tanh, Sigmoid, _MklSwish and its Gelu ops apart; a residual Add stays an AddV2) but its oneDNN
+    kernels run: ember's fused op takes them, and writes them back as TensorFlow wrote them."""
+    x, w, b, shortcut = _array(2, 5, 5, 4), _array(3, 3, 4, 8), _array(8), _array(2, 5, 5, 8)
+    fused_ops = ["BiasAdd"] + (["Add"] if residual else []) + ([activation] if activation else [])
+    gd = _hand_written_fused_node("_FusedConv2D", fused_ops, x, w, [b, shortcut] if residual else [b])
+    pre = real_tf.nn.bias_add(real_tf.nn.conv2d(x, w, 1, "SAME"), b) + (shortcut if residual else 0.0)
+    want = _TF_ACTIVATIONS[activation](pre).numpy()
     graph, got = _import_and_run(gd, "x:0", "fused:0", x)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+    [mine] = _fused_nodes(graph.as_graph_def(), "_FusedConv2D")
+    assert _fused_ops(mine) == fused_ops and mine.attr["num_args"].i == 1 + residual, mine
+    assert len(mine.attr["TArgs"].list.type) == 1 + residual and "N" not in mine.attr, mine
+    if tuple(fused_ops[1:]) not in _TF_CPU_RUNS:  # ember's export is the list TensorFlow gave, which it cannot run
+        with pytest.raises(real_tf.errors.UnimplementedError, match="Fusion is not implemented"):
+            run_tensorflow_graph_def(gd, ["x:0"], "fused:0", x)
+        return
+    np.testing.assert_allclose(run_tensorflow_graph_def(gd, ["x:0"], "fused:0", x), want, rtol=1e-4, atol=1e-4)
     _check_round_trip(graph, "x:0", "fused:0", x, want)
+
+
+def test_a_gelu_ember_would_have_to_expand_is_refused():
+    x, w, b = _array(2, 5, 5, 4), _array(3, 3, 4, 8), _array(8)
+    for op, weights, fused_ops in (("_FusedMatMul", _array(4, 8), ["BiasAdd", "Add", "GeluExact"]),):
+        gd = _hand_written_fused_node(op, fused_ops, x[0, 0], weights, [b, _array(5, 8)])
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=r"node 'fused' \(_FusedMatMul\): fused_ops \[BiasAdd,Add,GeluExact\] in DT_FLOAT: "
+                                 r"ember runs a Gelu only inside its fused ops"):
+            tf.graph_util.import_graph_def(gd.SerializeToString())
 
 
 def test_a_matmul_fused_with_a_residual_add_imports_as_plain_ops():

@@ -181,7 +181,7 @@ def test_16_bit_convolution_in_a_function_and_the_fused_op_stays_float():
     f = em.function(lambda x, w: em.nn.relu(em.nn.bias_add(em.nn.conv2d(x, w, 1, "SAME"), em.zeros([4], "float16"))))
     np.testing.assert_array_equal(f(x, w).numpy(), em.nn.relu(em.nn.conv2d(x, w, 1, "SAME")).numpy())
     with pytest.raises(em.errors.InvalidArgumentError, match=r"_FusedConv2D: .*float16"):
-        _C.op("_FusedConv2D")(x, w, em.zeros([4], "float16"), [1, 1, 1, 1], True, "SAME")
+        _C.op("_FusedConv2D")(x, w, [em.zeros([4], "float16")], [1, 1, 1, 1], True, "SAME")
 
 
 def test_int32_conv2d_and_its_input_backprop_wrap_as_tensorflow_and_the_others_refuse_int32():

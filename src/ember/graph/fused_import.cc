@@ -6,10 +6,11 @@
 // with `fused_ops` one of: BiasAdd (args: bias) or FusedBatchNorm (args: scale, offset, mean, variance; an
 // inference batch norm with `epsilon`), then optionally Add (one more arg: a residual of the output's shape,
 // written by TensorFlow's oneDNN builds), then optionally an activation (Relu, Relu6, Elu, LeakyRelu with
-// `leakyrelu_alpha`, Tanh, Sigmoid, _MklSwish = x * sigmoid(x); GeluExact and GeluApproximate on MatMul).
-// ember's _FusedConv2D/_FusedConv3D/_FusedDepthwiseConv2dNative hold BiasAdd and one activation of Relu,
-// Relu6, Elu, LeakyRelu in an `activation` string, for float32 and float64; ember's _FusedMatMul holds
-// TensorFlow's BiasAdd lists (its `fused_ops` joined with commas, graph_def.cc). A node those ops take is
+// `leakyrelu_alpha`, Tanh, Sigmoid, _MklSwish = x * sigmoid(x), GeluExact, GeluApproximate).
+// ember's _FusedConv2D/_FusedConv3D/_FusedDepthwiseConv2dNative hold BiasAdd, optionally Add (args [bias,
+// residual], as TensorFlow's), and any one of those activations in an `activation` string, for float32 and
+// float64; ember's _FusedMatMul holds TensorFlow's BiasAdd lists without Add (its `fused_ops` joined with
+// commas, graph_def.cc). A node those ops take is
 // mapped onto them; any other list ember knows becomes the plain ops it stands for, in one chain that ends in
 // an Identity named as the node, so that its readers (by "node" in a graph, by "node:output:0" in a function
 // body, where the Identity's output arg replaces the fused op's) find the same value. The chain computes the
@@ -37,13 +38,10 @@ constexpr std::pair<std::string_view, std::string_view> kContractions[] = {
     {"_FusedDepthwiseConv2dNative", "DepthwiseConv2dNative"},
     {"_FusedMatMul", "MatMul"}};
 
-// The activations a chain may end in (GeluExact and GeluApproximate only where _FusedMatMul takes them).
-constexpr std::string_view kActivations[] = {"Relu", "Relu6",   "Elu",      "LeakyRelu",
-                                             "Tanh", "Sigmoid", "_MklSwish"};
-// The activations of ember's fused convolutions.
-constexpr std::string_view kConvActivations[] = {"Relu", "Relu6", "Elu", "LeakyRelu"};
-constexpr std::string_view kMatMulActivations[] = {"Relu", "Relu6",   "Elu",       "LeakyRelu",
-                                                   "Tanh", "Sigmoid", "GeluExact", "GeluApproximate"};
+// The activations a chain may end in: every one is an activation of ember's fused convolutions;
+// _FusedMatMul's lack _MklSwish.
+constexpr std::string_view kActivations[] = {"Relu",    "Relu6",     "Elu",       "LeakyRelu",      "Tanh",
+                                             "Sigmoid", "_MklSwish", "GeluExact", "GeluApproximate"};
 
 // Attributes of the fused op that the plain contraction does not have.
 constexpr std::string_view kFusionAttrs[] = {"fused_ops", "num_args",        "TArgs",         "num_host_args",
@@ -98,9 +96,7 @@ bool parse_fusion(std::string_view fused_op, const std::vector<std::string>& ops
     return false;
   if (k < ops.size() && ops[k] == "Add") f.add = true, ++k;
   if (k < ops.size()) {
-    const bool matmul_gelu = fused_op == "_FusedMatMul" && !f.add && ops[k].rfind("Gelu", 0) == 0 &&
-                             contains(kMatMulActivations, ops[k]);
-    if (!contains(kActivations, ops[k]) && !matmul_gelu) return false;
+    if (!contains(kActivations, ops[k])) return false;
     f.activation = ops[k++];
   }
   return k == ops.size();
@@ -223,8 +219,8 @@ Status rewrite(NodeList& nodes, std::vector<std::string>* expanded_in_function, 
           where, "node '", n.name(), "' (", n.op(), "): fused_ops [", joined(ops),
           "] is not one ember runs: BiasAdd", n.op() == "_FusedMatMul" ? "" : " or FusedBatchNorm",
           ", then optionally Add, then optionally one of Relu, Relu6, Elu, LeakyRelu, Tanh, "
-          "Sigmoid, _MklSwish",
-          n.op() == "_FusedMatMul" ? " (GeluExact, GeluApproximate without Add)" : "");
+          "Sigmoid, _MklSwish, GeluExact, GeluApproximate",
+          n.op() == "_FusedMatMul" ? " (the Gelus without Add)" : "");
     auto num_args = n.attr().find("num_args");
     const int64_t args = num_args == n.attr().end() ? -1 : num_args->second.i();
     int data_inputs = 0;
@@ -244,8 +240,8 @@ Status rewrite(NodeList& nodes, std::vector<std::string>* expanded_in_function, 
     if (n.op() == "_FusedMatMul" && f.lead == "BiasAdd" && !f.add && f.activation != "_MklSwish") {
       continue;  // ember's _FusedMatMul runs it as it is
     }
-    if (n.op() != "_FusedMatMul" && ember_dtype && f.lead == "BiasAdd" && !f.add &&
-        (f.activation.empty() || contains(kConvActivations, f.activation))) {
+    if (n.op() != "_FusedMatMul" && ember_dtype &&
+        f.lead == "BiasAdd") {  // ember's fused convolution runs it
       auto padding_list = n.attr().find("padding_list");
       if (padding_list == n.attr().end() || padding_list->second.list().i_size() == 0) {
         for (std::string_view attr : kFusionAttrs)
@@ -254,6 +250,12 @@ Status rewrite(NodeList& nodes, std::vector<std::string>* expanded_in_function, 
         continue;
       }
     }
+    if (f.activation.rfind("Gelu", 0) == 0)  // ember has no plain Gelu op to expand it into
+      return invalid_argument(
+          where, "node '", n.name(), "' (", n.op(), "): fused_ops [", joined(ops), "] in ",
+          proto::DataType_Name(t),
+          ": ember runs a Gelu only inside its fused ops (BiasAdd, then for a convolution "
+          "optionally Add, in float or double)");
     if (expanded_in_function != nullptr) expanded_in_function->push_back(n.name());
     expand(nodes, i, f, names, expanded_in_function != nullptr);
   }
@@ -284,13 +286,19 @@ void write_fusions(NodeList& nodes) {
     if (contraction_of(n.op()).empty() || n.op() == "_FusedMatMul") continue;
     auto activation = n.attr().find("activation");
     if (activation == n.attr().end()) continue;
+    int args = 0;  // the bias, and a residual if any
+    for (const std::string& in : n.input()) args += in.empty() || in[0] != '^';
+    args -= 2;
     auto& attrs = *n.mutable_attr();
     proto::AttrValue::ListValue* ops = attrs["fused_ops"].mutable_list();
     ops->add_s("BiasAdd");
+    if (args == 2) ops->add_s("Add");
     if (!activation->second.s().empty()) ops->add_s(activation->second.s());
     attrs.erase("activation");
-    attrs["num_args"].set_i(1);
-    if (n.op() == "_FusedConv2D") attrs["TArgs"].mutable_list()->add_type(type_attr(n));
+    attrs.erase("N");  // ember's length of args is TensorFlow's num_args
+    attrs["num_args"].set_i(args);
+    if (n.op() == "_FusedConv2D")
+      for (int k = 0; k < args; ++k) attrs["TArgs"].mutable_list()->add_type(type_attr(n));
     // TensorFlow's _FusedDepthwiseConv2dNative has no explicit paddings (conv fusion leaves EXPLICIT alone).
     auto explicit_paddings = attrs.find("explicit_paddings");
     if (n.op() == "_FusedDepthwiseConv2dNative" && explicit_paddings != attrs.end() &&

@@ -193,37 +193,30 @@ void direct_backward_filter(const ConvGeometry& g, const T* x, const T* dy, T* d
 enum class Kind : int64_t { kForward = 1, kBackwardData, kBackwardFilter };
 
 // Note [Fused convolutions]
-// The optimizer's conv fusion (passes/fuse_conv.cc) turns Conv2D -> bias add -> activation into one
-// _FusedConv2D node. On oneDNN it is one forward primitive: the bias is the primitive's bias argument and
-// the activation an eltwise post-op, applied to each output block while it is still in registers, so the
-// output is written once instead of three times. The primitive is cached with the activation and its alpha
-// in the key. The backward primitives never see a fusion (the pass runs after autodiff, on a forward whose
+// The optimizer's conv fusion (passes/fuse_conv.cc) turns Conv2D -> bias add [-> residual add] [->
+// activation] into one _FusedConv2D node. On oneDNN it is one forward primitive: the bias is the primitive's
+// bias argument, the residual a binary add post-op reading the other tensor in y's own layout, and the
+// activation an eltwise post-op (relu, clip, elu, tanh, logistic, swish, gelu_erf, gelu_tanh), applied to
+// each output block while it is still in registers, so the output is written once instead of three or four
+// times. oneDNN's sum post-op would take the residual too, but it accumulates into y, which would first need
+// a copy of the residual. The primitive is cached with the epilogue (activation, alpha, residual) in the
+// key. The backward primitives never see a fusion (the pass runs after autodiff, on a forward whose
 // pre-activation nothing else reads).
 struct Fusion {
-  ConvActivation activation = ConvActivation::kNone;
+  FusedActivation activation = FusedActivation::kNone;
   float alpha = 0;
+  bool residual = false;
 };
 
-void set_post_ops(const Fusion& f, dnnl::primitive_attr& attr) {
+void set_post_ops(const Fusion& f, const dnnl::memory::desc& y, dnnl::primitive_attr& attr) {
   dnnl::post_ops ops;
-  switch (f.activation) {
-    case ConvActivation::kNone:
-      return;
-    case ConvActivation::kRelu:
-      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
-      break;
-    case ConvActivation::kRelu6:
-      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip, 0.0f, 6.0f);
-      break;
-    case ConvActivation::kElu:
-      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_elu, 1.0f, 0.0f);
-      break;
-    case ConvActivation::kLeakyRelu:
-      ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, f.alpha, 0.0f);
-      break;
-  }
+  if (f.residual) ops.append_binary(dnnl::algorithm::binary_add, y);
+  append_post_op(f.activation, f.alpha, ops);
   attr.set_post_ops(ops);
 }
+
+// The residual's argument: the first post-op's second source.
+constexpr int kResidualArg = DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1;
 
 using dt = dnnl::memory::data_type;
 
@@ -286,7 +279,7 @@ std::shared_ptr<const onednn::Primitive> make(const ConvGeometry& g, Kind kind, 
   if (fusion) {
     dnnl::primitive_attr fused_attr;
     fused_attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    set_post_ops(*fusion, fused_attr);
+    set_post_ops(*fusion, d.y, fused_attr);
     dnnl::convolution_forward::primitive_desc fused(
         dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, algo, x, w, bias_desc(g), y,
                                         d.strides, d.dilations, d.pad_l, d.pad_r),
@@ -296,6 +289,7 @@ std::shared_ptr<const onednn::Primitive> make(const ConvGeometry& g, Kind kind, 
                     {DNNL_ARG_WEIGHTS, fused.weights_desc()},
                     {DNNL_ARG_BIAS, fused.bias_desc()},
                     {DNNL_ARG_DST, fused.dst_desc()}};
+    if (fusion->residual) p->arg_descs.push_back({kResidualArg, d.y});
     p->scratchpad = fused.scratchpad_desc();
     p->impl = fused.impl_info_str();
     return p;
@@ -346,10 +340,12 @@ std::shared_ptr<const onednn::Primitive> primitive(const ConvGeometry& g, Kind k
   const int threads = onednn::set_threads(conv_macs(g));
   int32_t alpha_bits = 0;
   if (fusion) std::memcpy(&alpha_bits, &fusion->alpha, sizeof alpha_bits);
-  // A fused forward is its own kind: kForward plus 16 * (1 + activation), with alpha's bits.
-  const int64_t kind_key =
-      fusion ? static_cast<int64_t>(kind) + 16 * (1 + static_cast<int64_t>(fusion->activation))
-             : static_cast<int64_t>(kind);
+  // A fused forward is its own kind: kForward plus 16 * (1 + activation) plus 1024 with a residual, with
+  // alpha's bits.
+  const int64_t kind_key = fusion ? static_cast<int64_t>(kind) +
+                                        16 * (1 + static_cast<int64_t>(fusion->activation)) +
+                                        (fusion->residual ? 1024 : 0)
+                                  : static_cast<int64_t>(kind);
   onednn::Key key{kind_key, alpha_bits,    threads,        g.nd,    g.channels_last,
                   g.batch,  g.in_channels, g.out_channels, g.groups};
   for (int i = 0; i < g.nd; ++i)
@@ -373,18 +369,21 @@ bool empty(const ConvGeometry& g) {
 }
 
 bool onednn_conv(const ConvGeometry& g, Kind kind, const void* a, const void* b, void* out,
-                 const Fusion* fusion = nullptr, const void* bias = nullptr) {
+                 const Fusion* fusion = nullptr, const void* bias = nullptr, const void* residual = nullptr) {
   if (empty(g)) return false;
   auto p = primitive(g, kind, fusion);
   if (!p) return false;
   const Descs d = descs_of(g);
   void* ca = const_cast<void*>(a);
   void* cb = const_cast<void*>(b);
-  if (fusion)
-    return onednn::run(*p, {{DNNL_ARG_SRC, d.x, ca, false},
-                            {DNNL_ARG_WEIGHTS, d.w, cb, false},
-                            {DNNL_ARG_BIAS, bias_desc(g), const_cast<void*>(bias), false},
-                            {DNNL_ARG_DST, d.y, out, true}});
+  if (fusion) {
+    std::vector<onednn::Arg> args = {{DNNL_ARG_SRC, d.x, ca, false},
+                                     {DNNL_ARG_WEIGHTS, d.w, cb, false},
+                                     {DNNL_ARG_BIAS, bias_desc(g), const_cast<void*>(bias), false},
+                                     {DNNL_ARG_DST, d.y, out, true}};
+    if (fusion->residual) args.push_back({kResidualArg, d.y, const_cast<void*>(residual), false});
+    return onednn::run(*p, args);
+  }
   switch (kind) {
     case Kind::kForward:
       return onednn::run(*p, {{DNNL_ARG_SRC, d.x, ca, false},
@@ -458,35 +457,20 @@ Status conv_forward(const ConvGeometry& g, const TensorImpl& x, const TensorImpl
 
 namespace {
 
-// The bias and activation of a fused convolution over y in place (the path without oneDNN), with the
-// math of ember's element-wise kernels.
+// The bias, residual and activation of a fused convolution over y in place (the path without oneDNN).
 template <typename T>
-void add_bias_and_activate(const ConvGeometry& g, const T* bias, ConvActivation act, T alpha, T* y,
-                           int64_t size) {
+void finish_fused(const ConvGeometry& g, const ConvEpilogue& e, T* y, int64_t size) {
   int64_t spatial = 1;
   for (int i = 0; i < g.nd; ++i) spatial *= g.out[i];
   const int64_t C = g.out_channels;
+  const T* bias = e.bias->data<T>();
+  const T* residual = e.residual != nullptr ? e.residual->data<T>() : nullptr;
   parallel_for(size, 4, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const int64_t c = g.channels_last ? i % C : (i / spatial) % C;
       T v = y[i] + bias[c];
-      switch (act) {
-        case ConvActivation::kNone:
-          break;
-        case ConvActivation::kRelu:
-          v = v > 0 ? v : T(0);
-          break;
-        case ConvActivation::kRelu6:
-          v = std::min(std::max(v, T(0)), T(6));
-          break;
-        case ConvActivation::kElu:
-          v = v > 0 ? v : std::expm1(v);
-          break;
-        case ConvActivation::kLeakyRelu:
-          v = v > 0 ? v : v * alpha;
-          break;
-      }
-      y[i] = v;
+      if (residual != nullptr) v += residual[i];
+      y[i] = activate(e.activation, v, e.alpha);
     }
   });
 }
@@ -494,23 +478,23 @@ void add_bias_and_activate(const ConvGeometry& g, const T* bias, ConvActivation 
 }  // namespace
 
 Status conv_forward_fused(const ConvGeometry& g, const TensorImpl& x, const TensorImpl& w,
-                          const TensorImpl& bias, ConvActivation activation, double alpha, TensorImpl& y) {
+                          const ConvEpilogue& epilogue, TensorImpl& y) {
   if (y.num_elements() == 0) return Status::OK();
   if (x.dtype() == DType::kFloat32) {
-    const Fusion fusion{activation, static_cast<float>(alpha)};
+    const Fusion fusion{epilogue.activation, static_cast<float>(epilogue.alpha),
+                        epilogue.residual != nullptr};
     if (onednn_conv(g, Kind::kForward, x.raw_data(), w.raw_data(), y.mutable_raw_data(), &fusion,
-                    bias.raw_data()))
+                    epilogue.bias->raw_data(),
+                    epilogue.residual != nullptr ? epilogue.residual->raw_data() : nullptr))
       return Status::OK();
   }
   EMBER_RETURN_IF_ERROR(conv_forward(g, x, w, y));
   switch (x.dtype()) {
     case DType::kFloat32:
-      add_bias_and_activate(g, bias.data<float>(), activation, static_cast<float>(alpha),
-                            y.mutable_data<float>(), y.num_elements());
+      finish_fused(g, epilogue, y.mutable_data<float>(), y.num_elements());
       break;
     case DType::kFloat64:
-      add_bias_and_activate(g, bias.data<double>(), activation, alpha, y.mutable_data<double>(),
-                            y.num_elements());
+      finish_fused(g, epilogue, y.mutable_data<double>(), y.num_elements());
       break;
     default:
       return unsupported("fused convolution", x.dtype());

@@ -14,6 +14,7 @@
 
 #include "ember/core/status.h"
 #include "ember/core/tensor_impl.h"
+#include "ember/kernels/fused_activation.h"
 
 namespace ember::kernels {
 
@@ -30,13 +31,19 @@ struct ConvGeometry {
 
 /// y = conv(x, w). Shapes and dtypes match the geometry (checked by the shape function).
 Status conv_forward(const ConvGeometry& g, const TensorImpl& x, const TensorImpl& w, TensorImpl& y);
-/// The activation a fused convolution applies after its bias (Note [Fused convolutions] in conv.cc).
-enum class ConvActivation : int { kNone, kRelu, kRelu6, kElu, kLeakyRelu };
-/// y = activation(conv(x, w) + bias), bias [out_channels]; `alpha` is LeakyRelu's slope. float32 runs as one
-/// oneDNN primitive with the bias and a post-op; float64 (and what oneDNN declines) adds them after the
-/// convolution, in one pass over y.
+/// What a fused convolution adds and applies to conv(x, w): a bias [out_channels], optionally a residual of
+/// y's shape and layout, then an activation (`alpha` is LeakyRelu's slope).
+struct ConvEpilogue {
+  const TensorImpl* bias = nullptr;
+  const TensorImpl* residual = nullptr;  // null: none
+  FusedActivation activation = FusedActivation::kNone;
+  double alpha = 0.2;
+};
+/// y = activation(conv(x, w) + bias [+ residual]). float32 runs as one oneDNN primitive with the bias
+/// argument, a binary add post-op and an eltwise post-op; float64 (and what oneDNN declines) adds them after
+/// the convolution, in one pass over y.
 Status conv_forward_fused(const ConvGeometry& g, const TensorImpl& x, const TensorImpl& w,
-                          const TensorImpl& bias, ConvActivation activation, double alpha, TensorImpl& y);
+                          const ConvEpilogue& epilogue, TensorImpl& y);
 /// dx = the gradient of conv(x, w) w.r.t. x given dy (TensorFlow's Conv2DBackpropInput).
 Status conv_backward_data(const ConvGeometry& g, const TensorImpl& w, const TensorImpl& dy, TensorImpl& dx);
 /// dw = the gradient of conv(x, w) w.r.t. w given dy (TensorFlow's Conv2DBackpropFilter).

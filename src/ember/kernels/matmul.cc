@@ -103,7 +103,7 @@ std::vector<int64_t> batch_map(const Problem& p, const int64_t* dims) {
 
 struct Epilogue {
   const void* bias = nullptr;  // null: a plain product
-  MatMulActivation activation = MatMulActivation::kNone;
+  FusedActivation activation = FusedActivation::kNone;
   double alpha = 0.2;
   DType dtype = DType::kFloat32;
 
@@ -113,32 +113,11 @@ struct Epilogue {
   void apply(void* c, int64_t ldc, int64_t rows, int64_t j0, int64_t cols) const;
 };
 
-template <typename T>
-void leaky_relu_row(T* x, int64_t n, double alpha) {
-  // A float attribute, as TensorFlow's (and LeakyRelu's): float64 products use the float32 slope too.
-  const T a = static_cast<T>(static_cast<float>(alpha));
-  for (int64_t i = 0; i < n; ++i) x[i] = x[i] > 0 ? x[i] : x[i] * a;
-}
-
-template <typename T>
-void gelu_row(T* x, int64_t n, bool approximate) {
-  constexpr T kRsqrt2 = T(0.70710678118654752440), kSqrt2OverPi = T(0.79788456080286535588);
-  if (approximate) {
-    for (int64_t i = 0; i < n; ++i) {
-      const T v = x[i];
-      x[i] = T(0.5) * v * (T(1) + std::tanh(kSqrt2OverPi * (v + T(0.044715) * v * v * v)));
-    }
-  } else {
-    for (int64_t i = 0; i < n; ++i) x[i] = T(0.5) * x[i] * std::erfc(-x[i] * kRsqrt2);
-  }
-}
-
 // LeakyRelu and the two Gelus, which the element-wise tables do not hold; 16-bit floats compute in float.
 template <typename T>
-void own_activation_row(T* x, int64_t n, MatMulActivation activation, double alpha) {
+void own_activation_row(T* x, int64_t n, FusedActivation activation, double alpha) {
   if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    if (activation == MatMulActivation::kLeakyRelu) return leaky_relu_row(x, n, alpha);
-    return gelu_row(x, n, activation == MatMulActivation::kGeluApproximate);
+    for (int64_t i = 0; i < n; ++i) x[i] = activate(activation, x[i], alpha);
   } else {
     float buf[256];
     for (int64_t i = 0; i < n; i += 256) {
@@ -150,17 +129,17 @@ void own_activation_row(T* x, int64_t n, MatMulActivation activation, double alp
   }
 }
 
-UnaryOp table_op(MatMulActivation activation) {
+UnaryOp table_op(FusedActivation activation) {
   switch (activation) {
-    case MatMulActivation::kRelu:
+    case FusedActivation::kRelu:
       return UnaryOp::kRelu;
-    case MatMulActivation::kRelu6:
+    case FusedActivation::kRelu6:
       return UnaryOp::kRelu6;
-    case MatMulActivation::kElu:
+    case FusedActivation::kElu:
       return UnaryOp::kElu;
-    case MatMulActivation::kTanh:
+    case FusedActivation::kTanh:
       return UnaryOp::kTanh;
-    case MatMulActivation::kSigmoid:
+    case FusedActivation::kSigmoid:
       return UnaryOp::kSigmoid;
     default:
       return UnaryOp::kCount;  // not in the tables
@@ -178,7 +157,7 @@ void Epilogue::apply(void* c, int64_t ldc, int64_t rows, int64_t j0, int64_t col
   for (int64_t r = 0; r < rows; ++r) {
     void* row = static_cast<char*>(c) + r * ldc * size;
     add(row, b, row, cols);
-    if (activation == MatMulActivation::kNone) continue;
+    if (activation == FusedActivation::kNone) continue;
     if (act != nullptr) {
       act(row, row, cols);
       continue;
@@ -452,30 +431,6 @@ dnnl::memory::desc operand_desc(const int64_t* dims, int nd, bool transposed, dn
 }
 
 // The eltwise post-op computing `activation` (Note [MatMul epilogues]).
-void append_activation(MatMulActivation activation, double alpha, dnnl::post_ops& ops) {
-  using dnnl::algorithm;
-  switch (activation) {
-    case MatMulActivation::kNone:
-      return;
-    case MatMulActivation::kRelu:
-      return ops.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f);
-    case MatMulActivation::kRelu6:
-      return ops.append_eltwise(1.0f, algorithm::eltwise_clip, 0.0f, 6.0f);
-    case MatMulActivation::kElu:
-      return ops.append_eltwise(1.0f, algorithm::eltwise_elu, 1.0f, 0.0f);
-    case MatMulActivation::kLeakyRelu:
-      return ops.append_eltwise(1.0f, algorithm::eltwise_relu, static_cast<float>(alpha), 0.0f);
-    case MatMulActivation::kTanh:
-      return ops.append_eltwise(1.0f, algorithm::eltwise_tanh, 0.0f, 0.0f);
-    case MatMulActivation::kSigmoid:
-      return ops.append_eltwise(1.0f, algorithm::eltwise_logistic, 0.0f, 0.0f);
-    case MatMulActivation::kGeluExact:
-      return ops.append_eltwise(1.0f, algorithm::eltwise_gelu_erf, 0.0f, 0.0f);
-    case MatMulActivation::kGeluApproximate:
-      return ops.append_eltwise(1.0f, algorithm::eltwise_gelu_tanh, 0.0f, 0.0f);
-  }
-}
-
 std::shared_ptr<const Primitive> make_primitive(const Problem& p, dnnl::memory::data_type dt,
                                                 const Epilogue& epilogue) {
   try {
@@ -496,7 +451,7 @@ std::shared_ptr<const Primitive> make_primitive(const Problem& p, dnnl::memory::
       bias_strides[p.nd - 1] = 1;
       bias = dnnl::memory::desc(bias_dims, dt, bias_strides);
       dnnl::post_ops ops;
-      append_activation(epilogue.activation, epilogue.alpha, ops);
+      append_post_op(epilogue.activation, static_cast<float>(epilogue.alpha), ops);
       attr.set_post_ops(ops);
     }
     dnnl::matmul::primitive_desc pd(

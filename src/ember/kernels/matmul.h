@@ -21,6 +21,7 @@
 
 #include "ember/core/status.h"
 #include "ember/core/tensor_impl.h"
+#include "ember/kernels/fused_activation.h"
 
 namespace ember::kernels {
 
@@ -29,21 +30,9 @@ Status matmul(const TensorImpl& a, const TensorImpl& b, bool transpose_a, bool t
 
 /// What a fused product (TensorFlow's _FusedMatMul) does to each output block before it leaves the cache:
 /// add a bias along the last dim, then an activation (Note [MatMul epilogues] in matmul.cc).
-enum class MatMulActivation : uint8_t {
-  kNone,
-  kRelu,
-  kRelu6,
-  kElu,
-  kLeakyRelu,
-  kTanh,
-  kSigmoid,
-  kGeluExact,        // x * erfc(-x / sqrt(2)) / 2
-  kGeluApproximate,  // x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3))) / 2
-};
-
 struct MatMulEpilogue {
   const TensorImpl* bias = nullptr;  // [N], out's dtype
-  MatMulActivation activation = MatMulActivation::kNone;
+  FusedActivation activation = FusedActivation::kNone;
   double leakyrelu_alpha = 0.2;
 };
 

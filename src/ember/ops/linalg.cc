@@ -8,6 +8,7 @@
 #include "ember/ops/families.h"
 #include "ember/ops/gradient.h"
 #include "ember/ops/registry.h"
+#include "ember/ops/shape_fns.h"
 
 namespace ember {
 void register_lapack_ops(OpRegistry& r);       // linalg_lapack.cc
@@ -98,48 +99,41 @@ void matmul_grad(GradContext& c) {
 
 constexpr int kFusedOps = 3, kNumArgs = 2, kLeakyReluAlpha = 5;  // attribute positions
 
-StatusOr<kernels::MatMulActivation> fused_activation(const OpDef* op, const AttrReader& attrs) {
-  using kernels::MatMulActivation;
+StatusOr<kernels::FusedActivation> fused_activation(const OpDef* op, const AttrReader& attrs) {
+  using kernels::FusedActivation;
   if (attrs.attr_int(kNumArgs) != 1)
     return invalid_argument(op->name, ": num_args must be 1 (the bias), got ", attrs.attr_int(kNumArgs));
-  static constexpr std::pair<std::string_view, MatMulActivation> kFused[] = {
-      {"BiasAdd", MatMulActivation::kNone},
-      {"BiasAdd,Relu", MatMulActivation::kRelu},
-      {"BiasAdd,Relu6", MatMulActivation::kRelu6},
-      {"BiasAdd,Elu", MatMulActivation::kElu},
-      {"BiasAdd,LeakyRelu", MatMulActivation::kLeakyRelu},
-      {"BiasAdd,Tanh", MatMulActivation::kTanh},
-      {"BiasAdd,Sigmoid", MatMulActivation::kSigmoid},
-      {"BiasAdd,GeluExact", MatMulActivation::kGeluExact},
-      {"BiasAdd,GeluApproximate", MatMulActivation::kGeluApproximate},
-  };
   const std::string& fused_ops = attrs.attr_string(kFusedOps);
-  for (const auto& [name, activation] : kFused)
-    if (fused_ops == name) return activation;
+  const std::string_view ops(fused_ops), lead = "BiasAdd,";
+  FusedActivation activation = FusedActivation::kNone;
+  // _MklSwish after a product is imported as plain ops (graph/fused_import.cc).
+  if (ops == "BiasAdd" ||
+      (ops.starts_with(lead) && kernels::fused_activation_named(ops.substr(lead.size()), &activation) &&
+       activation != FusedActivation::kNone && activation != FusedActivation::kSwish))
+    return activation;
   return invalid_argument(op->name,
                           ": fused_ops must be BiasAdd, optionally followed by one of Relu, Relu6, Elu, "
                           "LeakyRelu, Tanh, Sigmoid, GeluExact, GeluApproximate; got [",
                           fused_ops, "]");
 }
 
-Status check_fused_bias(const OpDef* op, const Shape& bias, const Shape& product) {
-  const int64_t n = product.rank_known() ? product.dim(product.rank() - 1) : kUnknownDim;
-  if (bias.rank_known() && (bias.rank() != 1 || (bias.dim(0) >= 0 && n >= 0 && bias.dim(0) != n)))
-    return invalid_argument(op->name, ": bias must be 1-D with one value per column of the product (", n,
-                            "), got shape ", bias.to_string());
-  return Status::OK();
+// The product's last dim, where known.
+int64_t product_columns(const Shape& product) {
+  return product.rank_known() ? product.dim(product.rank() - 1) : kUnknownDim;
 }
 
 Status fused_matmul_shape(InferContext& ctx) {
   EMBER_RETURN_IF_ERROR(fused_activation(ctx.op, ctx).status());
   EMBER_RETURN_IF_ERROR(matmul_shape(ctx));
-  return check_fused_bias(ctx.op, ctx.inputs[2].shape, ctx.outputs[0].shape);
+  return check_bias(ctx.op, ctx.inputs[2].shape, product_columns(ctx.outputs[0].shape),
+                    "column of the product");
 }
 
 Status fused_matmul_kernel(KernelContext& ctx) {
   auto activation = fused_activation(ctx.op, ctx);
   EMBER_RETURN_IF_ERROR(activation.status());
-  EMBER_RETURN_IF_ERROR(check_fused_bias(ctx.op, ctx.input(2).shape(), ctx.output(0).shape()));
+  EMBER_RETURN_IF_ERROR(check_bias(ctx.op, ctx.input(2).shape(), product_columns(ctx.output(0).shape()),
+                                   "column of the product"));
   kernels::MatMulEpilogue epilogue;
   epilogue.bias = &ctx.input(2);
   epilogue.activation = *activation;

@@ -1,12 +1,16 @@
 // Convolution ops with TensorFlow's names, operands and attributes: Conv2D, Conv3D and
 // DepthwiseConv2dNative, each with its two backprop ops (the gradients are ops, so a GraphDef of a training
 // step matches TensorFlow's). Kernels: kernels/conv.h (oneDNN for float32).
+#include <span>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "ember/kernels/conv.h"
 #include "ember/ops/families.h"
 #include "ember/ops/gradient.h"
 #include "ember/ops/registry.h"
+#include "ember/ops/shape_fns.h"
 
 namespace ember {
 namespace {
@@ -227,26 +231,33 @@ Status forward_kernel(KernelContext& ctx) {
   return kernels::conv_forward(g, ctx.input(0), ctx.input(1), ctx.output(0));
 }
 
-// ---- _FusedConv2D(input, filter, bias): activation(Conv2D(input, filter) + bias), written by the
-// optimizer's conv fusion (passes/fuse_conv.cc; Note [Fused convolutions] in kernels/conv.cc).
+// ---- _FusedConv2D(input, filter, args): activation(Conv2D(input, filter) + args[0] [+ args[1]]), args the
+// bias and optionally a residual of the output's shape; written by the optimizer's conv fusion
+// (passes/fuse_conv.cc; Note [Fused convolutions] in kernels/conv.cc).
 
-StatusOr<kernels::ConvActivation> activation_of(const OpDef* op, const AttrReader& a) {
+StatusOr<kernels::FusedActivation> activation_of(const OpDef* op, const AttrReader& a) {
   const std::string& name = a.attr_string(op->attr_index("activation"));
-  if (name.empty()) return kernels::ConvActivation::kNone;
-  if (name == "Relu") return kernels::ConvActivation::kRelu;
-  if (name == "Relu6") return kernels::ConvActivation::kRelu6;
-  if (name == "Elu") return kernels::ConvActivation::kElu;
-  if (name == "LeakyRelu") return kernels::ConvActivation::kLeakyRelu;
+  kernels::FusedActivation activation;
+  if (kernels::fused_activation_named(name, &activation)) return activation;
   return invalid_argument(op->name,
-                          ": activation must be \"\", \"Relu\", \"Relu6\", \"Elu\" or \"LeakyRelu\", got \"",
+                          ": activation must be \"\", \"Relu\", \"Relu6\", \"Elu\", \"LeakyRelu\", \"Tanh\", "
+                          "\"Sigmoid\", \"_MklSwish\", \"GeluExact\" or \"GeluApproximate\", got \"",
                           name, "\"");
 }
 
-Status check_bias(const OpDef* op, const Shape& bias, int64_t channels) {
-  if (bias.rank_known() &&
-      (bias.rank() != 1 || (bias.dim(0) >= 0 && channels >= 0 && bias.dim(0) != channels)))
-    return invalid_argument(op->name, ": bias must be 1-D with one value per output channel (", channels,
-                            "), got shape ", bias.to_string());
+// args is [bias] or [bias, residual]; a residual has the output's shape (nothing broadcasts).
+Status check_args(const OpDef* op, std::span<const Shape* const> args, const Shape& out, int channel_dim) {
+  if (args.empty() || args.size() > 2)
+    return invalid_argument(op->name, ": args must be [bias] or [bias, residual], got ", args.size(),
+                            " tensors");
+  EMBER_RETURN_IF_ERROR(
+      check_bias(op, *args[0], out.rank_known() ? out.dim(channel_dim) : kUnknownDim, "output channel"));
+  if (args.size() == 2) {
+    Shape merged = *args[1];
+    if (!merge_into(out, &merged))
+      return invalid_argument(op->name, ": the residual (args[1]) must have the output's shape ",
+                              out.to_string(), ", got ", args[1]->to_string());
+  }
   return Status::OK();
 }
 
@@ -255,8 +266,9 @@ Status fused_shape(InferContext& ctx) {
   EMBER_RETURN_IF_ERROR(forward_shape(ctx));
   ConvAttrs c;
   EMBER_RETURN_IF_ERROR(read_attrs(ctx.op, ctx, &c));
-  const Shape& out = ctx.outputs[0].shape;
-  return check_bias(ctx.op, ctx.inputs[2].shape, out.rank_known() ? out.dim(c.channel_dim) : kUnknownDim);
+  std::vector<const Shape*> args;
+  for (size_t i = 2; i < ctx.inputs.size(); ++i) args.push_back(&ctx.inputs[i].shape);
+  return check_args(ctx.op, args, ctx.outputs[0].shape, c.channel_dim);
 }
 
 Status fused_kernel(KernelContext& ctx) {
@@ -267,9 +279,15 @@ Status fused_kernel(KernelContext& ctx) {
   kernels::ConvGeometry g;
   Shape out;
   EMBER_RETURN_IF_ERROR(geometry(ctx.op, c, ctx.input(0).shape(), ctx.input(1).shape(), &g, &out));
-  EMBER_RETURN_IF_ERROR(check_bias(ctx.op, ctx.input(2).shape(), g.out_channels));
-  return kernels::conv_forward_fused(g, ctx.input(0), ctx.input(1), ctx.input(2), *activation,
-                                     ctx.attr_float(ctx.op->attr_index("leakyrelu_alpha")), ctx.output(0));
+  std::vector<const Shape*> args;
+  for (size_t i = 2; i < ctx.inputs.size(); ++i) args.push_back(&ctx.input(static_cast<int>(i)).shape());
+  EMBER_RETURN_IF_ERROR(check_args(ctx.op, args, out, c.channel_dim));
+  kernels::ConvEpilogue epilogue;
+  epilogue.bias = &ctx.input(2);
+  if (args.size() == 2) epilogue.residual = &ctx.input(3);
+  epilogue.activation = *activation;
+  epilogue.alpha = ctx.attr_float(ctx.op->attr_index("leakyrelu_alpha"));
+  return kernels::conv_forward_fused(g, ctx.input(0), ctx.input(1), epilogue, ctx.output(0));
 }
 
 // ---- Backprop ops: one operand is the shape (`input_sizes` or `filter_sizes`) of the result.
@@ -442,13 +460,15 @@ void register_fused(OpRegistry& r, const ConvFamily& f, const std::string& examp
   OpBuilder fused(name);
   fused
       .doc("activation(" + std::string(f.forward) +
-           "(input, filter) + bias): the optimizer's conv fusion writes it (TensorFlow's remapper writes an "
-           "op of this name with a list of fused ops; ember's names its one activation: \"\", Relu, Relu6, "
-           "Elu or LeakyRelu with leakyrelu_alpha). " +
+           "(input, filter) + args[0] [+ args[1]]), args the bias and optionally a residual of the output's "
+           "shape: the optimizer's conv fusion writes it (TensorFlow's remapper writes an op of this name "
+           "with "
+           "a list of fused ops; ember's names its one activation: \"\", Relu, Relu6, Elu, LeakyRelu with "
+           "leakyrelu_alpha, Tanh, Sigmoid, _MklSwish (x * sigmoid(x)), GeluExact or GeluApproximate). " +
            example)
       .input("input")
       .input("filter")
-      .input("bias")
+      .input_list("args")
       .output("output")
       .type_var(kFusedConvTypes);
   conv_attrs(fused, f)
@@ -471,14 +491,14 @@ void register_conv_ops(OpRegistry& r) {
       "(grouped). conv2d(ones([1, 3, 3, 1]), ones([2, 2, 1, 1]), [1, 1, 1, 1], 'VALID') == "
       "4 * ones([1, 2, 2, 1]).");
   register_fused(r, kConv2D,
-                 "_FusedConv2D(ones([1, 3, 3, 1]), ones([2, 2, 1, 1]), [-5.], [1, 1, 1, 1], 'VALID', "
+                 "_FusedConv2D(ones([1, 3, 3, 1]), ones([2, 2, 1, 1]), [[-5.]], [1, 1, 1, 1], 'VALID', "
                  "activation='Relu') == zeros([1, 2, 2, 1]).");
   register_family(
       r, kConv3D,
       "3-D convolution of a 5-D input, NDHWC or NCDHW, with strides, dilations and SAME/VALID padding. "
       "conv3d(ones([1, 2, 2, 2, 1]), ones([2, 2, 2, 1, 1]), [1] * 5, 'VALID') == 8 * ones([1, 1, 1, 1, 1]).");
   register_fused(r, kConv3D,
-                 "_FusedConv3D(ones([1, 2, 2, 2, 1]), ones([2, 2, 2, 1, 1]), [-5.], [1] * 5, 'VALID', "
+                 "_FusedConv3D(ones([1, 2, 2, 2, 1]), ones([2, 2, 2, 1, 1]), [[-5.]], [1] * 5, 'VALID', "
                  "activation='Relu') == 3 * ones([1, 1, 1, 1, 1]).");
   register_family(
       r, kDepthwise,
@@ -488,7 +508,7 @@ void register_conv_ops(OpRegistry& r) {
       "4 * ones([1, 1, 1, 6]).");
   register_fused(
       r, kDepthwise,
-      "_FusedDepthwiseConv2dNative(ones([1, 2, 2, 2]), ones([2, 2, 2, 3]), [-5.] * 6, [1] * 4, 'VALID', "
+      "_FusedDepthwiseConv2dNative(ones([1, 2, 2, 2]), ones([2, 2, 2, 3]), [[-5.] * 6], [1] * 4, 'VALID', "
       "activation='Relu') == zeros([1, 1, 1, 6]).");
 }
 

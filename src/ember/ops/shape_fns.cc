@@ -28,6 +28,14 @@ Status broadcast_compare_shape(InferContext& ctx) {
   return Status::OK();
 }
 
+Status check_bias(const OpDef* op, const Shape& bias, int64_t channels, const char* channel) {
+  if (bias.rank_known() &&
+      (bias.rank() != 1 || (bias.dim(0) >= 0 && channels >= 0 && bias.dim(0) != channels)))
+    return invalid_argument(op->name, ": bias must be 1-D with one value per ", channel, " (", channels,
+                            "), got shape ", bias.to_string());
+  return Status::OK();
+}
+
 std::string list_str(const std::vector<int64_t>& values) {
   std::string s = "[";
   for (size_t i = 0; i < values.size(); ++i) s += (i ? "," : "") + std::to_string(values[i]);

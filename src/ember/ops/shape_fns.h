@@ -14,6 +14,10 @@ Status broadcast_binary_shape(InferContext& ctx);
 /// Like broadcast_binary_shape but the output is bool (comparisons).
 Status broadcast_compare_shape(InferContext& ctx);
 
+/// A fused contraction's bias (_FusedConv2D, _FusedMatMul): 1-D with one value per output channel, where
+/// both are known (`channels` may be kUnknownDim); `channel` names one in the error ("output channel").
+Status check_bias(const OpDef* op, const Shape& bias, int64_t channels, const char* channel);
+
 /// "[1,2,3]" for error messages.
 std::string list_str(const std::vector<int64_t>& values);
 /// Product of dims [begin, end) of a fully defined shape.

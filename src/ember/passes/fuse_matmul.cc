@@ -15,8 +15,9 @@
 //   gradients read their output, so training steps fuse those;
 // - operands, bias and product share one dtype (float16, bfloat16, float32 or float64) and the nodes of a
 //   chain the requested device; none has a control input or is one.
-// TensorFlow's Gelu is a chain of element-wise ops here (ember has no Gelu op to match); an activation that
-// is not fused is left to the element-wise fusion, which runs after this pass.
+// The swish and Gelu chains that conv fusion matches (Note [Expression activations] in fuse_conv.cc) are not
+// matched here yet; an activation that is not fused is left to the element-wise fusion, which runs after this
+// pass.
 //
 // Not fused: an addend of the product's full shape, as an LSTM cell's MatMul(h, U) + xW_t (oneDNN's sum
 // post-op could take it; TensorFlow's remapper does not fuse it either, and the element-wise fusion

@@ -1,6 +1,7 @@
 #include "ember/passes/pattern.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "ember/core/half.h"
 #include "ember/ops/registry.h"
@@ -76,8 +77,97 @@ FusibleActivation fusible_activation(const Graph& g, const NodeUses& uses, int32
   return found;
 }
 
+Expr expr_x() { return Expr{}; }
+Expr expr_const(double value) { return Expr{Expr::kConst, nullptr, value, {}}; }
+Expr expr_op(const char* op, std::vector<Expr> operands) {
+  return Expr{Expr::kOp, op, 0, std::move(operands)};
+}
+
+namespace {
+
+int depth(const Expr& e) {
+  int d = 0;
+  for (const Expr& o : e.operands) d = std::max(d, depth(o));
+  return e.kind == Expr::kOp ? d + 1 : 0;
+}
+
+bool constant_near(const Graph& g, ValueRef v, double value) {
+  const Node& node = g.node(v.node);
+  if (node.op->name != "Const") return false;
+  const TensorImpl& t = *std::get<TensorRef>(node.attrs[0]);
+  if (t.num_elements() != 1) return false;
+  double got;
+  if (t.dtype() == DType::kFloat32)
+    got = t.data<float>()[0];
+  else if (t.dtype() == DType::kFloat64)
+    got = t.data<double>()[0];
+  else
+    return false;
+  return std::abs(got - value) <= 1e-6 * std::abs(value);
+}
+
+// Matches `e` at v (output 0 of an op node), collecting the op nodes it covers into `nodes`.
+bool match_at(const Graph& g, ValueRef v, const Expr& e, int32_t pre, std::vector<int32_t>* nodes) {
+  if (e.kind == Expr::kX) return v.node == pre && v.output == 0;
+  if (e.kind == Expr::kConst) return constant_near(g, v, e.value);
+  const Node& node = g.node(v.node);
+  const bool same_op = node.op->name == e.op || (std::string_view(e.op) == "Add" && node.op->name == "AddV2");
+  if (v.output != 0 || !same_op || node.inputs.size() != e.operands.size()) return false;
+  const size_t mark = nodes->size();
+  auto operands_match = [&](bool swapped) {
+    nodes->resize(mark);
+    for (size_t i = 0; i < e.operands.size(); ++i) {
+      const size_t k = swapped ? e.operands.size() - 1 - i : i;
+      if (!match_at(g, node.inputs[k], e.operands[i], pre, nodes)) return false;
+    }
+    return true;
+  };
+  const bool commutative = e.operands.size() == 2 &&
+                           (node.op->name == "Mul" || node.op->name == "Add" || node.op->name == "AddV2");
+  if (!operands_match(false) && !(commutative && operands_match(true))) return false;
+  nodes->push_back(v.node);
+  return true;
+}
+
+}  // namespace
+
+int32_t fusible_expression(const Graph& g, const NodeUses& uses, int32_t pre, const Expr& e) {
+  if (uses.is_result(pre)) return -1;
+  // The nodes at most depth(e) reader steps below pre, the candidates for the expression's root.
+  std::vector<int32_t> frontier = {pre}, below;
+  for (int step = depth(e); step > 0; --step) {
+    std::vector<int32_t> next;
+    for (int32_t n : frontier)
+      for (const auto& [reader, input] : uses.readers(n))
+        if (std::find(below.begin(), below.end(), reader) == below.end())
+          next.push_back(reader), below.push_back(reader);
+    frontier = std::move(next);
+  }
+  for (int32_t root : below) {
+    std::vector<int32_t> nodes;
+    if (!match_at(g, ValueRef{root, 0}, e, pre, &nodes)) continue;
+    std::sort(nodes.begin(), nodes.end());
+    nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+    auto inside = [&](int32_t n) { return std::binary_search(nodes.begin(), nodes.end(), n); };
+    auto read_inside = [&](int32_t n) {
+      return std::all_of(uses.readers(n).begin(), uses.readers(n).end(),
+                         [&](const auto& r) { return inside(r.first); });
+    };
+    // A constant of higher rank would broadcast the result past the pre-activation's shape.
+    const TensorSpec &in = g.node(pre).outputs[0], &out = g.node(root).outputs[0];
+    bool ok = read_inside(pre) && in.dtype == out.dtype && in.shape == out.shape;
+    for (int32_t n : nodes) {
+      ok = ok && uses.plain(n) && g.node(n).outputs.size() == 1;
+      if (n != root) ok = ok && !uses.is_result(n) && read_inside(n);
+    }
+    if (ok) return root;
+  }
+  return -1;
+}
+
 std::string chain_activation(const Graph& g, const BiasChain& chain) {
-  return chain.activation >= 0 ? g.node(chain.activation).op->name : std::string();
+  if (chain.activation < 0) return std::string();
+  return chain.activation_name.empty() ? g.node(chain.activation).op->name : chain.activation_name;
 }
 
 double chain_leakyrelu_alpha(const Graph& g, const BiasChain& chain) {
@@ -99,10 +189,13 @@ StatusOr<int> fuse_bias_chains(FunctionGraph& fn, const OpDef& fused_op,
   GraphEditor editor(fn);
   for (const BiasChain& chain : chains) {
     const Node contraction = g.node(chain.contraction);  // a copy: adding nodes may move the nodes
-    const int32_t last = chain.activation >= 0 ? chain.activation : chain.bias_node;
+    const int32_t last = chain.activation >= 0      ? chain.activation
+                         : chain.residual_node >= 0 ? chain.residual_node
+                                                    : chain.bias_node;
     SmallVector<TensorSpec, 2> outputs;
     outputs.push_back(g.node(last).outputs[0]);
-    const ValueRef inputs[] = {contraction.inputs[0], contraction.inputs[1], chain.bias};
+    std::vector<ValueRef> inputs = {contraction.inputs[0], contraction.inputs[1], chain.bias};
+    if (chain.residual_node >= 0) inputs.push_back(chain.residual);
     const int32_t fused = editor.add_node(fused_op, inputs, attrs(chain), std::move(outputs),
                                           NodeOrigin::of(contraction), contraction.name + "/fused");
     editor.forward(ValueRef{last, 0}, ValueRef{fused, 0});

@@ -50,21 +50,43 @@ struct FusibleActivation {
 FusibleActivation fusible_activation(const Graph& g, const NodeUses& uses, int32_t pre,
                                      std::span<const char* const> activations);
 
-/// A contraction (Conv2D, MatMul) -> bias add [-> activation] chain that a remapping pass fuses.
+/// An element-wise expression of one value x written as several ops (tf.nn.silu's x * sigmoid(x),
+/// tf.nn.gelu's chains): an op of operands, x itself, or a Const holding one number (within 1e-6 relative of
+/// `value`). Mul, Add and AddV2 match their operands in either order; Add also matches AddV2.
+struct Expr {
+  enum Kind { kOp, kX, kConst } kind = kX;
+  const char* op = nullptr;
+  double value = 0;
+  std::vector<Expr> operands;
+};
+Expr expr_x();
+Expr expr_const(double value);
+Expr expr_op(const char* op, std::vector<Expr> operands);
+
+/// The node computing `e` of `pre` (a node's output 0) when the expression's ops read `pre` and each other
+/// only: every reader of `pre` and of each inner node belongs to the expression, no inner node is a result,
+/// none has control edges, and the result has `pre`'s dtype and shape. -1 otherwise. The root is looked for
+/// among the nodes at most `e`'s depth below `pre`.
+int32_t fusible_expression(const Graph& g, const NodeUses& uses, int32_t pre, const Expr& e);
+
+/// A contraction (Conv2D, MatMul) -> bias add [-> residual add] [-> activation] chain that a remapping pass
+/// fuses.
 struct BiasChain {
   int32_t contraction = -1, bias_node = -1, activation = -1;  // activation -1: none
-  ValueRef bias;
+  int32_t residual_node = -1;  // an Add of the sum and `residual`, of the sum's shape; -1: none
+  ValueRef bias, residual;
+  std::string activation_name;  // the fused op's name of an expression activation ("" for a single op)
   std::vector<std::pair<int32_t, int>> moved_readers;  // from FusibleActivation
 };
 
-/// The activation's op name ("" for none) and LeakyRelu's alpha (0.2 otherwise).
+/// The activation's name ("" for none: its op, or activation_name) and LeakyRelu's alpha (0.2 otherwise).
 std::string chain_activation(const Graph& g, const BiasChain& chain);
 double chain_leakyrelu_alpha(const Graph& g, const BiasChain& chain);
 
 /// Finds the chains `match` accepts (it sees the graph before any edit), then replaces each by one node
-/// of `fused_op`: inputs the contraction's two and the bias, attributes `attrs(chain)`, the contraction's
-/// location and devices. The activation's readers (else the bias add's) and the moved readers read it;
-/// the replaced nodes are left for pruning. Returns the number of chains fused.
+/// of `fused_op`: inputs the contraction's two, the bias and the residual if any, attributes `attrs(chain)`,
+/// the contraction's location and devices. The readers of the chain's last node and the moved readers read
+/// it; the replaced nodes are left for pruning. Returns the number of chains fused.
 StatusOr<int> fuse_bias_chains(FunctionGraph& fn, const OpDef& fused_op,
                                const std::function<bool(int32_t, BiasChain*)>& match,
                                const std::function<AttrList(const BiasChain&)>& attrs);

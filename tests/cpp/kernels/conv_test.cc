@@ -127,8 +127,9 @@ TEST(ConvKernel, SixteenBitIsFloat32RoundedOnce) {
   expect_float32_rounded_once<bfloat16>(DType::kBFloat16);
 }
 
-// _FusedConv3D's kernel: a 3-D convolution with bias and Relu is one oneDNN primitive, equal to the float64
-// direct loops followed by the bias and the Relu.
+// _FusedConv3D's kernel: a 3-D convolution with bias, a residual and Relu is one oneDNN primitive (the
+// residual a binary post-op), equal to the float64 direct loops followed by the bias, the residual and the
+// Relu.
 TEST(ConvKernel, FusedThreeDimensionalConvolutionRunsOnOneDnn) {
   kernels::ConvGeometry g;
   g.nd = 3, g.channels_last = true, g.batch = 2, g.in_channels = 3, g.out_channels = 4, g.groups = 1;
@@ -136,14 +137,24 @@ TEST(ConvKernel, FusedThreeDimensionalConvolutionRunsOnOneDnn) {
   const Shape x_shape{2, 5, 5, 5, 3}, w_shape{2, 2, 2, 3, 4}, y_shape{2, 4, 4, 4, 4};
   TensorRef x = random_tensor(DType::kFloat32, x_shape, 7), w = random_tensor(DType::kFloat32, w_shape, 8);
   TensorRef bias = random_tensor(DType::kFloat32, Shape{4}, 9);
-  TensorRef y = TensorImpl::allocate(DType::kFloat32, y_shape).value();
-  ASSERT_TRUE(kernels::conv_forward_fused(g, *x, *w, *bias, kernels::ConvActivation::kRelu, 0, *y).ok());
-  EXPECT_EQ(kernels::conv_last_impl().find("ember"), std::string::npos) << kernels::conv_last_impl();
+  TensorRef residual = random_tensor(DType::kFloat32, y_shape, 10);
   TensorRef y64 = TensorImpl::allocate(DType::kFloat64, y_shape).value();
   ASSERT_TRUE(kernels::conv_forward(g, *as_float64(*x), *as_float64(*w), *y64).ok());
-  for (int64_t i = 0; i < y->num_elements(); ++i)
-    ASSERT_NEAR(y->data<float>()[i], std::max(0.0, y64->data<double>()[i] + bias->data<float>()[i % 4]),
-                1e-4);
+  for (const bool with_residual : {false, true}) {
+    TensorRef y = TensorImpl::allocate(DType::kFloat32, y_shape).value();
+    kernels::ConvEpilogue epilogue;
+    epilogue.bias = bias.get();
+    epilogue.residual = with_residual ? residual.get() : nullptr;
+    epilogue.activation = kernels::FusedActivation::kRelu;
+    ASSERT_TRUE(kernels::conv_forward_fused(g, *x, *w, epilogue, *y).ok());
+    EXPECT_EQ(kernels::conv_last_impl().find("ember"), std::string::npos) << kernels::conv_last_impl();
+    for (int64_t i = 0; i < y->num_elements(); ++i) {
+      const double sum = y64->data<double>()[i] + bias->data<float>()[i % 4] +
+                         (with_residual ? residual->data<float>()[i] : 0.0);
+      ASSERT_NEAR(y->data<float>()[i], std::max(0.0, sum), 1e-4)
+          << i << (with_residual ? " with" : " without");
+    }
+  }
 }
 
 TEST(ConvKernel, CacheIsBoundedAndReused) {
