@@ -138,6 +138,22 @@ def test_conversions_and_variables_keep_subnormals():
     _assert_same_bits(v.numpy(), w.numpy(), "assign_add")
 
 
+@pytest.mark.parametrize("value", [1e-39, -1e-39, [1e-39, -1e-39, 2e-38], (1e-39,), np.float64(1e-39),
+                                   np.array([1e-39, -1e-39])], ids=repr)
+def test_python_numbers_to_bfloat16_flush_like_tensorflow(value):
+    """TensorFlow's converter of Python numbers to bfloat16 flushes subnormals; NumPy values keep them."""
+    def as_float(t):
+        return t.numpy().astype(np.float32)
+
+    _assert_same_bits(as_float(tf.constant(value, tf.bfloat16)), as_float(real_tf.constant(value, real_tf.bfloat16)),
+                      "constant")
+    _assert_same_bits(as_float(tf.constant(value, tf.bfloat16, shape=[2, 3] if np.size(value) == 1 else None)),
+                      as_float(real_tf.constant(value, real_tf.bfloat16, shape=[2, 3] if np.size(value) == 1 else None)),
+                      "constant with a shape")
+    _assert_same_bits(as_float(tf.convert_to_tensor(value, dtype_hint=tf.bfloat16)),
+                      as_float(real_tf.convert_to_tensor(value, dtype_hint=real_tf.bfloat16)), "dtype_hint")
+
+
 def test_numpy_on_the_calling_thread_keeps_subnormals():
     """The guards restore the caller's MXCSR: after eager ops, a function call, a parallel product and an
     error raised by a kernel, NumPy on this thread still computes subnormals."""
