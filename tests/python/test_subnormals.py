@@ -186,14 +186,23 @@ def test_simplified_products_keep_subnormals_like_grappler():
         _assert_same_bits(tf.function(lambda a: fn(tf, a))(tf.constant(x)).numpy(), theirs, "simplified")
 
 
-def test_numpy_inside_a_functions_py_function_flushes_like_tensorflow():
-    """Inside a function the Python of a py_function runs in its kernel, under the guard, in both."""
-    def probe(t_mod):
+def test_numpy_inside_py_function_flushes_like_tensorflow():
+    """The Python of a py_function runs under FTZ/DAZ in both, eagerly and inside a function, and a
+    numpy_function's inside a function; an eager numpy_function's does not (TensorFlow calls it directly),
+    and neither does NumPy after them."""
+    def py_function_probe(t_mod, staged):
         def body(x):
             return t_mod.constant(x.numpy() * np.float32(1.0))
 
-        staged = t_mod.function(lambda x: t_mod.py_function(body, [x], t_mod.float32))
-        return staged(t_mod.constant(SUB)).numpy()
+        call = lambda x: t_mod.py_function(body, [x], t_mod.float32)  # noqa: E731
+        return (t_mod.function(call) if staged else call)(t_mod.constant(SUB)).numpy()
 
-    _assert_same_bits(probe(tf), probe(real_tf), "py_function")
-    assert np.float32(SUB) * np.float32(1.0) == np.float32(SUB)  # and not after it
+    def numpy_function_probe(t_mod, staged):
+        call = lambda x: t_mod.numpy_function(lambda a: a * np.float32(1.0), [x], t_mod.float32)  # noqa: E731
+        return np.asarray((t_mod.function(call) if staged else call)(t_mod.constant(SUB)))
+
+    for staged in (False, True):
+        _assert_same_bits(py_function_probe(tf, staged), py_function_probe(real_tf, staged), f"py_function {staged}")
+        _assert_same_bits(numpy_function_probe(tf, staged), numpy_function_probe(real_tf, staged),
+                          f"numpy_function {staged}")
+        assert np.float32(SUB) * np.float32(1.0) == np.float32(SUB)
