@@ -206,3 +206,27 @@ def test_numpy_inside_py_function_flushes_like_tensorflow():
         _assert_same_bits(numpy_function_probe(tf, staged), numpy_function_probe(real_tf, staged),
                           f"numpy_function {staged}")
         assert np.float32(SUB) * np.float32(1.0) == np.float32(SUB)
+
+
+@pytest.mark.parametrize("native", ["off", "sync"])
+def test_fused_chains_flush_in_the_interpreter_and_in_native_code(native):
+    """A fused element-wise chain runs on the tile interpreter or as JIT-compiled native code: both under the
+    caller's guard, both as TensorFlow's unfused kernels."""
+    cfg = tf.config.experimental
+    saved = cfg.get_native_kernels()
+    x = np.concatenate([_full([500], SUB), _full([500], -1e-20), np.linspace(-90, 0, 1000, dtype=np.float32)])
+
+    def chain(t, a):  # 1e-40 * 1 and (-1e-20)^2 * 3 flush; exp of -88 to -90 underflows to subnormals, which flush
+        return t.concat([t.abs(t.exp(a) * a) * 0.5, a * a * 3.0 + 0.0, t.exp(a) * 1.5], 0)
+
+    try:
+        cfg.set_native_kernels(native)
+        before = cfg.native_kernel_stats()["native_runs"]
+        ours = tf.function(lambda a: chain(tf, a))(tf.constant(x)).numpy()
+        ran = cfg.native_kernel_stats()["native_runs"] - before
+    finally:
+        cfg.set_native_kernels(saved)
+    assert (ran >= 1) == (native == "sync")
+    theirs = chain(real_tf, real_tf.constant(x)).numpy()
+    assert (theirs[:500] == 0).all() and (theirs[2500:3000] == 0).all()
+    np.testing.assert_allclose(ours, theirs, rtol=2e-6, atol=0)
