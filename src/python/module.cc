@@ -14,6 +14,7 @@
 #include <variant>
 
 #include "ember/core/device.h"
+#include "ember/core/float_env.h"
 #include "ember/core/parallel.h"
 #include "ember/graph/tensor_proto.h"
 #include "ember/kernels/elementwise.h"
@@ -331,6 +332,10 @@ NB_MODULE(_C, m) {
   m.def("parallel_regions_started", &parallel_regions_started);  // tests: small work stays on one thread
   m.def("force_other_processes_load", &internal::force_other_processes_load);  // tests: a quiet machine
   m.def("cores_free_for_parallel_work", &cores_free_for_parallel_work);
+  // An eager py_function runs its Python with FTZ/DAZ set, as TensorFlow's kernel does (docs/subnormals.md).
+  m.def("denormal_flags", [] { return denormal_flags(); });
+  m.def("set_denormal_flags", [](uint32_t flags) { set_denormal_flags(flags); });
+  m.attr("FLUSH_DENORMALS") = kFlushDenormals;
   // TF 2 seed semantics live in C++ (kernels/seed.h) so C++ programs share them; Python asks for the
   // (seed, seed2) pair of each random op call.
   m.def("random_set_seed", [](int64_t seed) { kernels::SeedState::global().set_seed(seed); });

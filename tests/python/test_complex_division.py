@@ -6,7 +6,7 @@ TensorFlow divides with Eigen's SIMD packet algorithm except for the last few el
 loop that disagrees on zeros, infinities and NaNs), so each TensorFlow value is taken from a tensor of 16
 copies of the case, where it is a packet's. ember divides every element as a packet does. NaN parts compare
 as NaN (their sign bit is not matched); everything else compares by its bits, signed zeros included. The
-table has no subnormal intermediates, which TensorFlow flushes to zero and ember keeps."""
+table has no subnormal intermediates (both flush them to zero: docs/subnormals.md)."""
 import numpy as np
 import pytest
 import tensorflow

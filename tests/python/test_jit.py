@@ -233,7 +233,8 @@ def test_hundreds_of_equal_groups_all_get_native_code(mode):
 
 def test_special_values_abs_maximum_minimum(mode):
     """abs, maximum and minimum take shorter exact forms in native code (Note [Shorter exact sequences]):
-    signed zeros, infinities, NaNs and subnormals give the interpreter's bits."""
+    signed zeros, infinities, NaNs and subnormals give the interpreter's bits (the products by 2 flush the
+    subnormal ties where maxps and the interpreter differ under DAZ: docs/subnormals.md)."""
     special = np.array([0.0, -0.0, 1.5, -1.5, np.inf, -np.inf, np.nan, -np.nan, 1e-40, -1e-40], np.float32)
     for dtype in ("float32", "float64"):
         x = tf.constant(np.repeat(special, len(special)).astype(dtype))

@@ -282,16 +282,16 @@ def _first_leaf(value):
     return value
 
 
-def _from_array(array, dtype):
+def _from_array(array, dtype, from_python=False):
     try:
-        return _from_array_unchecked(array, dtype)
+        return _from_array_unchecked(array, dtype, from_python)
     except MemoryError:  # NumPy's copy of a huge value (constant(x, shape=[2**31])): TF's resource error
         raise errors.ResourceExhaustedError(
             None, None, f"constant: out of memory converting a value of shape {list(array.shape)} to "
             f"{dtype.name}") from None
 
 
-def _from_array_unchecked(array, dtype):
+def _from_array_unchecked(array, dtype, from_python=False):
     if array.size == 0 and (dtype == dtypes.string) != (array.dtype.kind in "OSU") and not (
             dtype == dtypes.bfloat16 and array.dtype.kind in "SU"):
         # An empty value has no element to disagree with the dtype: [] (float64 to NumPy) is a string
@@ -311,7 +311,19 @@ def _from_array_unchecked(array, dtype):
     array = np.require(array, requirements="C")  # ascontiguousarray would turn a scalar into shape (1,)
     if dtype == dtypes.bfloat16:
         array = array.view(np.uint16)
+        if from_python:
+            array = _flush_subnormal_bits(array)
     return _C.from_buffer(array, dtype._enum, shape)
+
+
+def _flush_subnormal_bits(bits):
+    """bfloat16 bits with every subnormal made a zero of its sign: TensorFlow's converter of Python numbers to
+    bfloat16 flushes them (tf.constant(1e-39, tf.bfloat16) is 0), as a NumPy array's conversion does not
+    (docs/subnormals.md)."""
+    subnormal = ((bits & 0x7F80) == 0) & ((bits & 0x007F) != 0)
+    if not subnormal.any():
+        return bits
+    return np.where(subnormal, bits & 0x8000, bits).astype(np.uint16)
 
 
 def _from_string_array(array, dtype):
@@ -349,12 +361,12 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
         if not is_numpy and array.dtype.kind in "iub" and dtype.is_bool and array.dtype.kind != "b":
             raise TypeError(f"Cannot convert {value!r} to EagerTensor of dtype {dtype.name}")
-        return _from_array(array, dtype)
+        return _from_array(array, dtype, from_python=not is_numpy)
     if dtype_hint is not None:
         hint = dtypes.as_dtype(dtype_hint)
         if (is_numpy or _python_value_fits(array.dtype.kind, hint)) and (
                 (array.dtype.kind in "OSU") == (hint == dtypes.string)):
-            return _from_array(array, hint)
+            return _from_array(array, hint, from_python=not is_numpy)
     if is_numpy:
         try:
             inferred = dtypes.as_dtype(array.dtype)
@@ -431,7 +443,7 @@ def constant(value, dtype=None, shape=None, name="Const"):
                 raise TypeError(f"Eager execution of tf.constant with unsupported shape. Tensor {value!r} "
                                 f"(converted from {array.shape}) has {array.size} elements, but got `shape` "
                                 f"{tuple(shape)} with {n} elements).")
-        tensor = _from_array(array, dtype)
+        tensor = _from_array(array, dtype, from_python=not is_numpy)
     return tensor
 
 

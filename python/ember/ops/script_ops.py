@@ -251,13 +251,24 @@ def py_function(func=None, inp=None, Tout=None, name=None):  # noqa: N803 - Tens
     inputs = _inputs(inp)
     if not _C.in_trace():
         try:
-            return _shape_result(_results(func(*inputs), tout, False, "py_function"), form)
+            return _shape_result(_results(_call_flushing_denormals(func, inputs), tout, False, "py_function"), form)
         except errors.OpError:
             raise
         except Exception as e:
             raise _as_op_error(e) from e
     token, handle = _register(func, tout)
     return _shape_result(_as_list(_EagerPyFunc(inputs, token, tout, handle)), form)
+
+
+def _call_flushing_denormals(func, inputs):
+    """func(*inputs) with FTZ/DAZ set on this thread, as TensorFlow runs an eager py_function's Python inside
+    its kernel: NumPy there flushes subnormals (docs/subnormals.md). The thread's own bits come back after."""
+    saved = _C.denormal_flags()
+    _C.set_denormal_flags(_C.FLUSH_DENORMALS)
+    try:
+        return func(*inputs)
+    finally:
+        _C.set_denormal_flags(saved)
 
 
 def numpy_function(func=None, inp=None, Tout=None, stateful=True, name=None):  # noqa: N803

@@ -15,6 +15,7 @@
 #include <string_view>
 
 #include "ember/core/device.h"
+#include "ember/core/float_env.h"
 
 namespace ember {
 namespace {
@@ -183,7 +184,10 @@ int threads_for_cycles(int64_t cycles) {
 int threads_for_matmul(int64_t macs) {
   if (macs < kParallelMinMatMulMacs || omp_in_parallel()) return 1;
   const int threads = usable_threads();
-  if (threads > 1) g_regions.fetch_add(1, std::memory_order_relaxed);  // oneDNN's region, started next
+  if (threads > 1) {
+    flush_denormals_on_pool(threads);  // oneDNN's region, started next, has no hook of ember's inside
+    g_regions.fetch_add(1, std::memory_order_relaxed);
+  }
   return threads;
 }
 
@@ -208,8 +212,10 @@ void parallel_for_impl(int64_t n, int64_t cost_per_item, RangeFn fn, void* ctx) 
                                              std::min<int64_t>(n, 4 * int64_t{threads}));
   const int64_t chunk = (n + pieces - 1) / pieces;
   std::atomic<int64_t> next{0};
+  const uint32_t caller_flags = denormal_flags();
 #pragma omp parallel num_threads(threads)
   {
+    RegionDenormalFlags denormals(caller_flags, omp_get_thread_num() != 0);
     for (int64_t p = next.fetch_add(1, std::memory_order_relaxed); p * chunk < n;
          p = next.fetch_add(1, std::memory_order_relaxed))
       fn(ctx, p * chunk, std::min(n, (p + 1) * chunk));

@@ -520,6 +520,9 @@ void optimize(llvm::Module& module, llvm::TargetMachine& target, const std::stri
     fn.removeFnAttr("tune-cpu");
     fn.addFnAttr("target-cpu", cpu);
     fn.addFnAttr("target-features", features);
+    // The kernel runs with FTZ and DAZ set (core/float_env.h): LLVM folds constants as that hardware would.
+    fn.addFnAttr("denormal-fp-math", "preserve-sign,preserve-sign");
+    fn.addFnAttr("denormal-fp-math-f32", "preserve-sign,preserve-sign");
     // As the interpreter's AVX-512 copy (-mprefer-vector-width=512): whole zmm registers.
     if (const char* width = std::getenv("EMBER_JIT_VECTOR_WIDTH"); width != nullptr)
       fn.addFnAttr("prefer-vector-width", width);

@@ -70,8 +70,16 @@ X clamp_shift(X b) {
     }                            \
   };
 EMBER_UNARY(NegF, wrap_neg(x))
-// -0 compares equal to 0 and becomes +0 (TensorFlow's abs clears the sign bit); NaN falls through.
-EMBER_UNARY(AbsF, x < X(0) ? wrap_neg(x) : x == X(0) ? X(0) : x)
+// TensorFlow's abs clears a float's sign bit: -0 becomes +0 and a subnormal stays one even with DAZ set
+// (a comparison with 0 would see it as 0: core/float_env.h); a NaN keeps its sign.
+template <typename X>
+X abs_value(X x) {
+  if constexpr (kIsFloat<X>)
+    return x != x ? x : std::fabs(x);
+  else
+    return x < X(0) ? wrap_neg(x) : x;
+}
+EMBER_UNARY(AbsF, abs_value(x))
 EMBER_UNARY(SignF, x != x ? x : X((x > X(0)) - (x < X(0))))  // NaN stays NaN; +-inf are +-1
 EMBER_UNARY(ExpF, vexp(x))
 EMBER_UNARY(LogF, vlog(x))

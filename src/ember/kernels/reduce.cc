@@ -311,6 +311,12 @@ Status reduce(ReduceOp op, const TensorImpl& in, uint32_t axis_mask, TensorImpl&
   if (in.num_elements() == 0) plan.inner_kept = n_out, plan.inner_red = 0;
   const int64_t count = plan.reduced_count();
   const int64_t cost = element_cost(op, in.dtype());
+  if (count == 1 && op != ReduceOp::kLogSumExp) {
+    // Every reduced axis has size 1: the output is the input, copied as TensorFlow copies it (a sum of
+    // one subnormal keeps it, where adding it to zero under FTZ/DAZ would flush it: docs/subnormals.md).
+    std::memcpy(dst, src, static_cast<size_t>(n_out) * elem);
+    return Status::OK();
+  }
 
   if (op != ReduceOp::kLogSumExp) {
     run_plan(plan, src, elem, PlainAcc{&loops, dst, elem, count}, cost);

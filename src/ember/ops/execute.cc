@@ -6,6 +6,7 @@
 #include <string>
 
 #include "ember/core/device.h"
+#include "ember/core/float_env.h"
 
 namespace ember {
 namespace {
@@ -249,7 +250,10 @@ Status run_kernel(const OpDef& op, std::span<TensorImpl* const> inputs, std::spa
   kctx.attrs = attrs;
   kctx.output_specs = {out_specs.data(), out_specs.size()};
   kctx.outputs = {outputs.data(), outputs.size()};
-  Status s = guard_exceptions(op, "running its kernel", [&] { return kernel(kctx); });
+  Status s = guard_exceptions(op, "running its kernel", [&] {
+    ScopedFlushDenormals flush;  // as TensorFlow's kernels run: Note [Where denormals flush] (float_env.cc)
+    return kernel(kctx);
+  });
   if (!s.ok()) {
     outputs.clear();
     if (s.message().rfind(op.name + ":", 0) == 0) return s;

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "ember/core/device.h"
+#include "ember/core/float_env.h"
 #include "ember/core/parallel.h"
 #include "ember/graph/specialize.h"
 #include "ember/kernels/fused_elementwise.h"
@@ -862,6 +863,7 @@ Status ExecPlan::run_parallel(const FunctionGraph& fn, RunState& state) {
   int threads = std::max(1, std::min(inter_op_threads(), omp_get_num_procs()));
 #pragma omp parallel num_threads(threads)
   {
+    RegionDenormalFlags denormals(kFlushDenormals, omp_get_thread_num() != 0);  // run() flushes the caller
     int32_t next = -1;
     int idle_spins = 0;
     while (!finished()) {
@@ -922,6 +924,7 @@ Status ExecPlan::run(const FunctionGraph& fn, std::span<TensorImpl* const> args,
   size_t expected = static_cast<size_t>(fn.num_call_args());
   if (args.size() != expected)
     return invalid_argument("function ", fn.name, " takes ", expected, " argument(s), got ", args.size());
+  ScopedFlushDenormals flush;  // Note [Where denormals flush]: once per call, not per instruction
   RunState* state = acquire_state();
   for (size_t i = 0; i < fn.args.size(); ++i) {
     TensorImpl* value = i < args.size() ? args[i] : fn.captured_values[i - args.size()].get();

@@ -69,23 +69,19 @@ template <typename T, DTypeSet kSet, bool kBool>
 constexpr bool kExists = (kSet & dtype_bit(dtype_of<T>::value)) != 0 && (!kBool || std::is_same_v<T, bool>);
 
 // Note [Shorter exact sequences]
-// A few functors, written so that GCC vectorises them, become longer instruction sequences than their
-// meaning needs once LLVM has them: TensorFlow's abs (x < 0 ? -x : x == 0 ? 0 : x; a NaN keeps its sign)
-// is five vector instructions, and maximum / minimum with NaN propagation four. Here they are written in
-// forms with the very same results for every input, NaNs and signed zeros included, that LLVM lowers to
-// three: isnan(x) ? x : fabs(x), and isnan(a) ? a : (a > b ? a : b), whose inner select is x86's maxps
-// (which returns b when either is NaN or both are zero). tests/cpp/jit/jit_test.cc checks them bit for bit.
+// Maximum and minimum with NaN propagation, written so that GCC vectorises them, become four vector
+// instructions once LLVM has them. Here they are written in forms with the very same results for every
+// input, NaNs and signed zeros included, that LLVM lowers to three: isnan(a) ? a : (a > b ? a : b), whose
+// inner select is x86's maxps (which returns b when either is NaN or both are zero).
+// tests/cpp/jit/jit_test.cc checks them bit for bit. One exception under DAZ (core/float_env.h): where
+// both are zero or subnormal, maxps returns b read as zero, the interpreter b's bits (docs/subnormals.md).
 template <typename T, typename F>
 constexpr bool kShorterFloat = std::is_floating_point_v<T> &&
-                               (std::is_same_v<F, AbsF> || std::is_same_v<F, MaxF> ||
-                                std::is_same_v<F, MinF>);
+                               (std::is_same_v<F, MaxF> || std::is_same_v<F, MinF>);
 
 template <typename T, typename F, DTypeSet kSet, bool kBool>
 inline S<T> unary(S<T> x) {
-  if constexpr (kExists<T, kSet, kBool> && kShorterFloat<T, F>) {
-    const T v = load<T>(x);
-    return store<T>(v != v ? v : std::fabs(v));
-  } else if constexpr (kExists<T, kSet, kBool>) {
+  if constexpr (kExists<T, kSet, kBool>) {
     F f;
     return store<T>(static_cast<T>(f(static_cast<compute_t<T>>(load<T>(x)))));
   } else {
