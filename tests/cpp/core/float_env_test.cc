@@ -7,6 +7,8 @@
 #include <omp.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "ember/core/parallel.h"
@@ -74,13 +76,20 @@ TEST_F(FloatEnvTest, OnlyTheTwoBitsChange) {
 
 // Every piece of a parallel_for, on whichever thread it ran, computes under the caller's bits; what each
 // thread saw is recorded per piece.
+// Pieces are claimed in turn (Note [Claimed pieces]), so on a loaded machine the caller may take them all
+// before a worker gets a core: the caller sleeps after each of its pieces, and the region is run again
+// until a worker took part.
 std::vector<float> products_per_piece(int64_t pieces) {
   std::vector<float> results(static_cast<size_t>(pieces), -1.0f);
   std::atomic<int> workers_used{0};
-  parallel_for(pieces, kParallelCyclesPerThread, [&](int64_t begin, int64_t end) {
-    if (omp_get_thread_num() != 0) workers_used.fetch_add(1);
-    for (int64_t i = begin; i < end; ++i) results[static_cast<size_t>(i)] = times_one(kTiny);
-  });
+  for (int attempt = 0; attempt < 50 && workers_used.load() == 0; ++attempt) {
+    parallel_for(pieces, kParallelCyclesPerThread, [&](int64_t begin, int64_t end) {
+      const bool worker = omp_get_thread_num() != 0;
+      if (worker) workers_used.fetch_add(1);
+      for (int64_t i = begin; i < end; ++i) results[static_cast<size_t>(i)] = times_one(kTiny);
+      if (!worker) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    });
+  }
   EXPECT_GT(workers_used.load(), 0) << "the region never reached a worker";
   return results;
 }
