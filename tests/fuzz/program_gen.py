@@ -801,15 +801,16 @@ class Body:
 
     def _scalar_loop(self, x, y, w, k, trips):
         """A loop over scalars whose step is element-wise work only, which runs on the fast path (Note [Fast
-        loops] in runtime/fast_loop.cc), or one that just misses it: a reduction in the step."""
-        c = f"tf.reduce_mean({y.name})"  # a captured scalar
+        loops] in runtime/fast_loop.cc), or one that just misses it: a matmul in the step."""
+        c = f"c_{w}"  # a captured scalar
+        self.lines.append(f"{c} = tf.reduce_mean({y.name})")
         if self.p.is_float:
             step = self.rng.choice([f"acc * 0.5 + {c} * 0.25", f"tf.tanh(acc) * 0.5 + tf.sin({c}) * 0.25",
                                     f"tf.maximum(acc, {c}) * 0.5 - 0.125"])
         else:
             step = f"tf.negative(acc) + tf.clip_by_value({c}, -1, 1)"
-        if self.rng.random() < 0.3:
-            step = f"tf.reduce_sum(tf.stack([{step}, acc])) - acc"
+        if self.rng.random() < 0.3:  # a matmul by one: the same value, not by an element-wise op
+            step = f"tf.reshape(tf.reshape({step}, [1, 1]) @ tf.ones([1, 1], acc.dtype), [])"
         self.lines += [f"def body_{w}({k}, acc):", f"    return {k} + 1, {step}"]
         self.used.update((x.name, y.name))
         bound = x.bound + 2 if self.p.is_float else x.bound + 140

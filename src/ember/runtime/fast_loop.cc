@@ -25,14 +25,14 @@ namespace ember {
 // new loop variables (the same dtypes and shapes as the old: no accumulation, no shape that changes) and
 // a scalar bool condition, runs here instead: every value gets a tensor once per loop, each node's kernel
 // context is built once, and an iteration runs the nodes in graph order, then copies the new loop variables
-// over the old (through a staging copy, since a body may swap them). A node runs as its kernel would: an op
+// over the old (through staging copies where the body swaps them). A node runs as its kernel would: an op
 // of the element-wise tables whose kernel would hand its operands whole to one loop (same shapes, or a
 // scalar against a tensor: at most kMaxElements elements are one chunk) calls that loop directly; a fused
 // group whose native kernel is compiled, and would be called once over the whole domain, calls it directly
 // (FusedProgram::native_whole_kernel, read once per loop as a plan reads it once per call); any other node
 // calls its kernel, with the preparation the plan makes. Same loops, same programs: the results are the
-// normal path's bits, NaNs included. The bench's `i + 1`, `x * 0.999 + 0.5`, `i < n` step is then two table
-// loops and one native kernel per iteration.
+// normal path's bits, NaNs included. The bench's `i + 1`, `x * 0.999 + 0.5`, `i < n` step is then a
+// few direct calls per iteration.
 //
 // The iteration that fails (a kernel error, an exception) or that would pass the iteration budget (the
 // fuzzers' cap) is not completed here: the loop variables are left as that iteration found them and the
@@ -60,6 +60,26 @@ bool runs_fast(const Node& node) {
   const bool elementwise = op.has_flag(kElementwise) || op.name == "FusedElementwise";
   return elementwise && !op.has_flag(kStateful) && !op.has_flag(kKernelAllocates) &&
          !op.has_flag(kReadsResource) && !op.has_flag(kWritesResource);
+}
+
+// A scalar's bytes without a call to memcpy.
+inline void copy_bytes(void* to, const void* from, size_t bytes) {
+  switch (bytes) {
+    case 4: {
+      uint32_t v;
+      std::memcpy(&v, from, 4);
+      std::memcpy(to, &v, 4);
+      return;
+    }
+    case 8: {
+      uint64_t v;
+      std::memcpy(&v, from, 8);
+      std::memcpy(to, &v, 8);
+      return;
+    }
+    default:
+      std::memcpy(to, from, bytes);
+  }
 }
 
 // The op's row in the element-wise tables, by its TensorFlow name: {unary?, op}, or {false, -1}.
@@ -251,11 +271,26 @@ FastLoopProgress FastLoop::run(std::span<TensorRef> vars, int64_t max_iterations
     ctx.outputs = {outputs[n].data(), outputs[n].size()};
     ctx.prepared = step_node.prepared.get();
   }
-  std::vector<const void*> next(num_vars);
-  std::vector<size_t> bytes(num_vars);
+  // The copies that make the new loop variables current: straight over the old values, unless a new value
+  // is another variable's old one (a swap), when all go through the staging copies first.
+  struct Copy {
+    void* to;
+    const void* from;
+    size_t bytes;
+  };
+  bool swaps = false;
   for (size_t k = 0; k < num_vars; ++k) {
-    next[k] = tensor_of[next_vars_[k]]->raw_data();
-    bytes[k] = current[k]->nbytes();
+    const int32_t var = values_[next_vars_[k]].var;
+    swaps = swaps || (var >= 0 && var != static_cast<int32_t>(k));
+  }
+  std::vector<Copy> copies;
+  for (int pass = swaps ? 0 : 1; pass < 2; ++pass) {
+    for (size_t k = 0; k < num_vars; ++k) {
+      if (values_[next_vars_[k]].var == static_cast<int32_t>(k)) continue;  // returned unchanged
+      const void* from = pass == 0 || !swaps ? tensor_of[next_vars_[k]]->raw_data() : staged[k]->raw_data();
+      void* to = pass == 0 ? staged[k]->mutable_raw_data() : current[k]->mutable_raw_data();
+      copies.push_back(Copy{to, from, current[k]->nbytes()});
+    }
   }
   const bool* condition = static_cast<const bool*>(tensor_of[condition_]->raw_data());
   // A failed kernel or an exception ends the fast part; the normal path reruns that iteration and reports.
@@ -288,9 +323,7 @@ FastLoopProgress FastLoop::run(std::span<TensorRef> vars, int64_t max_iterations
       else if (!node.kernel(contexts[n]).ok())
         return false;
     }
-    for (size_t k = 0; k < num_vars; ++k) std::memcpy(staged[k]->mutable_raw_data(), next[k], bytes[k]);
-    for (size_t k = 0; k < num_vars; ++k)
-      std::memcpy(current[k]->mutable_raw_data(), staged[k]->raw_data(), bytes[k]);
+    for (const Copy& c : copies) copy_bytes(c.to, c.from, c.bytes);
     return true;
   };
   try {
