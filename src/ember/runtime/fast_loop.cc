@@ -102,7 +102,9 @@ std::pair<bool, int> elementwise_row(const std::string& name) {
 void pick_direct_loop(const Node& node, const Graph& g, kernels::UnaryLoop& unary,
                       kernels::BinaryLoop& binary) {
   const auto [is_unary, op] = elementwise_row(node.op->name);
-  if (op < 0 || node.outputs.size() != 1) return;
+  // The row registered the op (math.cc), with the row's loop as its tile function.
+  if (op < 0 || (is_unary ? node.op->tile_unary : node.op->tile_binary) != op || node.outputs.size() != 1)
+    return;
   const int64_t n = node.outputs[0].shape.num_elements();
   if (n == 0) return;
   const auto& tables = kernels::elementwise_tables();
