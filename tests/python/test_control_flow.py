@@ -2,6 +2,10 @@
 each compared with TensorFlow running the same program (``import tensorflow as tf`` vs ``import ember as
 tf``): values, dtypes, shapes and the class of an error."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import tensorflow
@@ -511,3 +515,11 @@ def test_a_cap_on_loop_iterations_ends_an_endless_loop_as_resource_exhausted():
         assert float(f(ember.constant(-1.0))[0]) == -1.0
     finally:
         ember._C.set_max_loop_iterations(0)
+
+
+def test_ember_fast_loops_0_turns_the_fast_path_off():
+    env = dict(os.environ, EMBER_FAST_LOOPS="0", PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    code = "import ember; print(ember._C.fast_loops())"
+    command = [sys.executable] + (["-S"] if sys.flags.no_site else []) + ["-c", code]
+    assert subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout.strip() == "False"
+    assert ember._C.fast_loops()

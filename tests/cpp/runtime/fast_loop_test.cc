@@ -2,10 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <thread>
 
 #include "ember/api/control_flow.h"
 #include "ember/api/linalg.h"
@@ -63,6 +65,29 @@ TEST(FastLoop, TheBenchLoopRunsFastWithTheNormalPathsBits) {
     // The condition before the first iteration runs on its own; every iteration is the step's.
     EXPECT_EQ(both.fast_iterations, n) << "n = " << n;
   }
+}
+
+TEST(FastLoop, ThreadsRunOneFastLoopAtOnce) {
+  // Each run has its own values; the step, its kernels and its prepared programs are shared.
+  auto f = function([](const Tensor& n, const Tensor& x) {
+    return while_loop([&](const std::vector<Tensor>& v) { return v[0] < n; },
+                      [](const std::vector<Tensor>& v) {
+                        return std::vector<Tensor>{v[0] + Tensor(int32_t{1}), v[1] * 0.999f + 0.5f};
+                      },
+                      {Tensor(int32_t{0}), x})[1];
+  });
+  std::vector<float> want;
+  for (int t = 0; t < 4; ++t)
+    want.push_back(f(Tensor(int32_t{300 + t}), Tensor(static_cast<float>(t))).item<float>());
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < 25; ++r)
+        if (f(Tensor(int32_t{300 + t}), Tensor(static_cast<float>(t))).item<float>() != want[t]) ++mismatches;
+    });
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(mismatches.load(), 0);
 }
 
 TEST(FastLoop, EveryLoopVariableDtype) {
