@@ -5,7 +5,9 @@
 
 #include "ember/core/parallel.h"
 #include "ember/ops/graph_ops.h"
+#include "ember/ops/loop_fast_path.h"
 #include "ember/passes/pass.h"
+#include "ember/runtime/fast_loop.h"
 
 namespace nb = nanobind;
 
@@ -93,6 +95,10 @@ void bind_config(nb::module_& m) {
   // For fuzzers (tests/fuzz): a While that runs longer ends as ResourceExhausted (0: no cap).
   m.def("set_max_loop_iterations", [](int64_t n) { set_max_loop_iterations(n); });
   m.def("inter_op_threads", &inter_op_threads);
+  // EMBER_FAST_LOOPS at run time: tests compare a loop's fast path with its normal one.
+  m.def("set_fast_loops", &set_fast_loops_enabled);
+  m.def("fast_loops", &fast_loops_enabled);
+  m.def("fast_loop_iterations", &FastLoop::iterations_run);
 }
 
 }  // namespace ember::python

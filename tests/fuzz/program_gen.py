@@ -805,6 +805,8 @@ class Body:
             y = x
             step = f"tf.negative(acc) + tf.clip_by_value({y.name}, -1, 1)"
             nested_step = f"tf.negative(a) + tf.clip_by_value({y.name}, -1, 1)"
+        if not summed and self.rng.random() < 0.3:
+            return self._scalar_loop(x, y, w, k, trips)
         lines = [f"def body_{w}({k}, acc{', g' if summed else ''}):"]
         if not summed and self.rng.random() < 0.35:  # a nested loop: its invariants are invariant in the outer one
             lines += [f"    def inner_{w}(j, a):",
@@ -825,6 +827,24 @@ class Body:
                              .replace("{", "{{").replace("}", "}}"), [], x.shape, bound + 1)
         return self.emit(f"tf.while_loop(lambda {k}, acc: {k} < {trips}, body_{w}, [0, {x.name}])[1]"
                          .replace("{", "{{").replace("}", "}}"), [], x.shape, bound)
+
+    def _scalar_loop(self, x, y, w, k, trips):
+        """A loop over scalars whose step is element-wise work only, which runs on the fast path (Note [Fast
+        loops] in runtime/fast_loop.cc), or one that just misses it: a matmul in the step."""
+        c = f"c_{w}"  # a captured scalar
+        self.lines.append(f"{c} = tf.reduce_mean({y.name})")
+        if self.p.is_float:
+            step = self.rng.choice([f"acc * 0.5 + {c} * 0.25", f"tf.tanh(acc) * 0.5 + tf.sin({c}) * 0.25",
+                                    f"tf.maximum(acc, {c}) * 0.5 - 0.125"])
+        else:
+            step = f"tf.negative(acc) + tf.clip_by_value({c}, -1, 1)"
+        if self.rng.random() < 0.3:  # a matmul by one: the same value, not by an element-wise op
+            step = f"tf.reshape(tf.reshape({step}, [1, 1]) @ tf.ones([1, 1], acc.dtype), [])"
+        self.lines += [f"def body_{w}({k}, acc):", f"    return {k} + 1, {step}"]
+        self.used.update((x.name, y.name))
+        bound = x.bound + 2 if self.p.is_float else x.bound + 140
+        loop = f"tf.while_loop(lambda {k}, acc: {k} < {trips}, body_{w}, [0, tf.reduce_mean({x.name})])[1]"
+        return self.emit(loop.replace("{", "{{").replace("}", "}}"), [], (), bound)
 
     STEPS = [("unary", 10), ("binary", 12), ("identity", 8), ("constant", 3), ("duplicate", 3),
              ("reduction", 4), ("reduction_chain", 5), ("transpose", 3), ("transpose_chain", 4), ("computed_shape", 3), ("pad", 3),

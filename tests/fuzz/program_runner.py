@@ -7,6 +7,8 @@ Each program runs, with fresh variables of the same initial values each time:
   eager                the reference;
   function             every ``def`` wrapped in ``ember.function``, default optimizer;
   native               the same with native fused kernels (jit/), bit for bit equal to ``function``;
+  slow_loops           the same with the While kernels' fast path off (runtime/fast_loop.cc), bit for bit
+                       equal to ``function`` (programs with a while loop);
   passes_off           the same with ``disable_meta_optimizer`` (the traced graphs run as they are);
   parallel             default optimizer, two inter-op threads (every third program);
   dynamic              the outer function traced with every dim unknown (input_signature), no gradients
@@ -174,17 +176,18 @@ def compare(expected, got, dtype, mode):
             raise Mismatch(f"{mode}: {key} differs (rtol {rtol}):\n{have}\neager:\n{want}")
 
 
-def compare_exact(interpreted, native):
-    """Native fused kernels compute what the interpreter computes, bit for bit (NaNs as NaNs). Gradients are
-    left to `compare`: two runs of one function's gradient may already differ in the last bits on the
-    interpreter (the order in which a variable's gradients are summed is not fixed)."""
+def compare_exact(interpreted, native, mode="native"):
+    """Native fused kernels compute what the interpreter computes, bit for bit (NaNs as NaNs), and so does a
+    loop on its normal path what it computes on its fast path. Gradients are left to `compare`: two runs of
+    one function's gradient may already differ in the last bits on the interpreter (the order in which a
+    variable's gradients are summed is not fixed)."""
     for key, want in interpreted.items():
         if "gradient" in key:
             continue
         have = native[key]
         if want is None or have is None:
             if (want is None) != (have is None):
-                raise Mismatch(f"native: {key} is {have if have is None else 'a value'}, interpreter: {want}")
+                raise Mismatch(f"{mode}: {key} is {have if have is None else 'a value'}, interpreter: {want}")
             continue
         same = want.dtype == have.dtype and want.shape == have.shape and (
             np.array_equal(want, have, equal_nan=True) if want.dtype.kind in "fc" else np.array_equal(want, have))
@@ -192,7 +195,7 @@ def compare_exact(interpreted, native):
             numbers = ~np.isnan(want)       # LLVM may swap an add's operands, and NaN + NaN keeps the first)
             same = np.array_equal(np.signbit(want[numbers]), np.signbit(have[numbers]))
         if not same:
-            raise Mismatch(f"native: {key} differs from the interpreter's:\n{have}\ninterpreter:\n{want}")
+            raise Mismatch(f"{mode}: {key} differs from the interpreter's:\n{have}\ninterpreter:\n{want}")
 
 
 def check(seed):
@@ -207,6 +210,8 @@ def check(seed):
     modes = ["function", "passes_off"] + (["parallel"] if seed % 3 == 0 else []) + \
         (["dynamic"] if seed % 3 == 1 else []) + (["some_passes_off"] if seed % 3 == 2 else [])
     modes.insert(1, "native")
+    if "tf.while_loop(" in source:
+        modes.insert(2, "slow_loops")
     saved = tf.config.optimizer.get_experimental_options()
     threads = tf.config.threading.get_inter_op_parallelism_threads()
     # Every mode but "native" runs its fused groups on the interpreter; "native" runs the same functions with
@@ -231,6 +236,17 @@ def check(seed):
                     return "mismatch", f"native: {type(e).__name__}: {e}\n{traceback.format_exc(limit=3)}"
                 finally:
                     tf.config.experimental.set_native_kernels("off")
+                continue
+            if mode == "slow_loops":
+                tf._C.set_fast_loops(False)
+                try:
+                    compare_exact(interpreted, run_mode(source, spec, seed, "function"), mode)
+                except Mismatch as e:
+                    return "mismatch", str(e)
+                except Exception as e:  # noqa: BLE001 - the fast path ran it, so the normal one must too
+                    return "mismatch", f"{mode}: {type(e).__name__}: {e}\n{traceback.format_exc(limit=3)}"
+                finally:
+                    tf._C.set_fast_loops(True)
                 continue
             if mode == "passes_off":
                 tf.config.optimizer.set_experimental_options({"disable_meta_optimizer": True})

@@ -116,7 +116,8 @@ def test_generator_covers_every_pass_pattern():
                    "[k % 3], (tf.tanh(",
                    "new * 0.1, transpose_a=True)", "= tf.nn.fused_batch_norm(", "is_training=False)",
                    "tf.math.multiply_no_nan(", "tf.math.divide_no_nan(", "tf.math.xdivy(", "tf.math.xlogy(",
-                   "tf.math.xlog1py(", "tf.floor(tf.abs("]:
+                   "tf.math.xlog1py(", "tf.floor(tf.abs(", "[0, tf.reduce_mean(",
+                   "[1, 1]) @ tf.ones([1, 1], acc.dtype)"]:
         assert needle in text, needle
     assert program_gen.generate(5) == program_gen.generate(5)
 

@@ -2,6 +2,10 @@
 each compared with TensorFlow running the same program (``import tensorflow as tf`` vs ``import ember as
 tf``): values, dtypes, shapes and the class of an error."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import tensorflow
@@ -333,20 +337,172 @@ def test_while_loop_runs_in_the_graph_for_a_trip_count_known_at_run_time():
     assert f.experimental_get_tracing_count() == 1
 
 
-def test_profiler_shows_each_loop_iteration():
+@pytest.mark.parametrize("fast", [False, True])
+def test_profiler_shows_each_loop_iteration(fast):
     @ember.function
     def f(n):
         return ember.while_loop(lambda i: i < n, lambda i: i + 1, [0])
 
     f(ember.constant(2))
-    with ember.profiler.profile() as metadata:
-        f(ember.constant(7))
-    steps = [e for e in metadata.events if e["kind"] == "span" and "while_body" in e["name"]]
-    assert len(steps) == 7  # one step (body, then condition) per iteration
+    ember._C.set_fast_loops(fast)
+    try:
+        with ember.profiler.profile() as metadata:
+            f(ember.constant(7))
+    finally:
+        ember._C.set_fast_loops(True)
+    steps = [e["name"] for e in metadata.events if e["kind"] == "span" and "while_body" in e["name"]]
+    if fast:  # the iterations on the fast path are one span (Note [Fast loops] in runtime/fast_loop.cc)
+        assert len(steps) == 1 and steps[0].endswith("(fast loop, 7 iterations)"), steps
+    else:
+        assert len(steps) == 7  # one step (body, then condition) per iteration
     first = [e for e in metadata.events if e["kind"] == "span" and "while_cond" in e["name"]]
     assert len(first) == 1  # the condition before the first iteration
     nodes = [e for e in metadata.events if e["kind"] == "node"]
     assert any(e["op"] == "StatelessWhile" for e in nodes)
+
+
+# ---- loops on the fast path (runtime/fast_loop.cc): the same values as the normal path, bit for bit, and
+# as TensorFlow
+
+
+def _fast_and_normal(call):
+    """call() with the fast path on, then off: both results as numpy, and the iterations run fast."""
+    before = ember._C.fast_loop_iterations()
+    fast = [np.asarray(t) for t in call()]
+    ran = ember._C.fast_loop_iterations() - before
+    ember._C.set_fast_loops(False)
+    try:
+        normal = [np.asarray(t) for t in call()]
+    finally:
+        ember._C.set_fast_loops(True)
+    for a, b in zip(fast, normal):
+        assert a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes(), (a, b)
+    return fast, ran
+
+
+def _scalar_loop(tf, dtype, n):
+    step = tf.constant(1, dtype)
+    scale = tf.constant(3, dtype)  # a captured eager scalar
+
+    @tf.function
+    def f(n, x):
+        return tf.while_loop(lambda i, x: i < n,
+                             lambda i, x: (i + step, x * scale - i if dtype.is_integer else x * 0.999 + 0.5),
+                             (tf.constant(0, dtype), x))
+
+    return f(tf.constant(n, dtype), tf.constant(2, dtype))
+
+
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32", "float64"])
+@pytest.mark.parametrize("n", [0, 1, 7, 1000])
+def test_scalar_loops_run_fast_and_match_tensorflow(dtype, n):
+    if dtype.startswith("int") and n == 1000:
+        n = 15  # x * 3 - i stays in int32
+    fast, ran = _fast_and_normal(lambda: _scalar_loop(ember, getattr(ember, dtype), n))
+    assert ran == n
+    expected = _scalar_loop(tensorflow, getattr(tensorflow, dtype), n)
+    for got, want in zip(fast, expected):
+        np.testing.assert_allclose(got, want.numpy(), rtol=1e-5)
+        assert got.dtype == want.numpy().dtype
+
+
+def test_bool_and_vector_loop_variables_run_fast():
+    def flag(tf):
+        @tf.function
+        def f(x):
+            return tf.while_loop(lambda go, x: go, lambda go, x: (tf.logical_and(go, x < 5.0), x + 1.0),
+                                 (tf.constant(True), x))
+        return f(tf.constant(0.0))
+
+    def vector(tf):
+        @tf.function
+        def f(n, x):
+            return tf.while_loop(lambda i, x: i < n, lambda i, x: (i + 1, x * 2.0 - 1.0), (0, x))
+        return f(tf.constant(6), tf.constant([0.0, 1.0, 2.5]))
+
+    def reduced(tf):  # the same with a reduction in the step: the normal path
+        @tf.function
+        def f(x):
+            return tf.while_loop(lambda go, x: go, lambda go, x: (tf.reduce_all(x < 5.0) & go, x + 1.0),
+                                 (tf.constant(True), x))
+        return f(tf.constant([0.0, 1.0, 2.0]))
+
+    for case, fast_iterations in ((flag, 6), (vector, 6), (reduced, 0)):
+        _same(case)
+        _, ran = _fast_and_normal(lambda: case(ember))
+        assert ran == fast_iterations, case.__name__
+
+
+def test_nested_loops_and_nan_come_out_the_same():
+    def case(tf):
+        @tf.function
+        def f(n, x):
+            def outer(i, x):
+                inner = tf.while_loop(lambda j, y: j < i, lambda j, y: (j + 1, y * 0.5 + x), (0, x))[1]
+                return i + 1, inner
+            return tf.while_loop(lambda i, x: i < n, outer, (0, x))
+        return [f(tf.constant(5), tf.constant(1.0)), f(tf.constant(3), tf.constant(float("nan")))]
+
+    _same(lambda tf: case(tf)[0])
+    assert np.isnan(case(tensorflow)[1][1].numpy())
+    fast, ran = _fast_and_normal(lambda: [t for pair in case(ember) for t in pair])
+    assert ran == (0 + 1 + 2 + 3 + 4) + (0 + 1 + 2) and np.isnan(fast[3])  # the inner loops only
+
+
+def test_loops_that_must_not_run_fast_still_match_tensorflow():
+    def matmul(tf):
+        @tf.function
+        def f(m):
+            return tf.while_loop(lambda i, m: i < 3, lambda i, m: (i + 1, tf.matmul(m, m)), (0, m))
+        return f(tf.constant([[1.0, 1.0], [0.0, 1.0]]))
+
+    def growing(tf):
+        @tf.function
+        def f(x):
+            return tf.while_loop(lambda x: tf.size(x) < 8, lambda x: tf.concat([x, x], 0), [x],
+                                 shape_invariants=[tf.TensorShape([None])])
+        return f(tf.constant([1.0]))
+
+    def stateful(tf):
+        v = tf.Variable(0.0)
+
+        @tf.function
+        def f(n):
+            def body(i):
+                v.assign_add(1.0)
+                return i + 1
+            tf.while_loop(lambda i: i < n, body, [0])
+            return v.read_value()
+        return f(tf.constant(4))
+
+    def maximum_iterations(tf):
+        @tf.function
+        def f(x):
+            return tf.while_loop(lambda x: x < 100.0, lambda x: x + 1.0, [x], maximum_iterations=3)
+        return f(tf.constant(0.0))
+
+    for case, fast_iterations in ((matmul, 0), (growing, 0), (stateful, 0), (maximum_iterations, 3)):
+        _same(case)
+        before = ember._C.fast_loop_iterations()
+        case(ember)
+        assert ember._C.fast_loop_iterations() - before == fast_iterations, case.__name__
+
+
+def test_a_failing_iteration_reports_as_on_the_normal_path():
+    @ember.function
+    def f(x):
+        return ember.while_loop(lambda i, x: i < 10, lambda i, x: (i + 1, x + x // (3 - i)), (0, x))
+
+    messages = []
+    for fast in (True, False):
+        ember._C.set_fast_loops(fast)
+        try:
+            with pytest.raises(ember.errors.InvalidArgumentError) as raised:
+                f(ember.constant(12))
+        finally:
+            ember._C.set_fast_loops(True)
+        messages.append(str(raised.value))
+    assert "iteration 3" in messages[0] and messages[0] == messages[1]
 
 
 def test_a_cap_on_loop_iterations_ends_an_endless_loop_as_resource_exhausted():
@@ -359,3 +515,11 @@ def test_a_cap_on_loop_iterations_ends_an_endless_loop_as_resource_exhausted():
         assert float(f(ember.constant(-1.0))[0]) == -1.0
     finally:
         ember._C.set_max_loop_iterations(0)
+
+
+def test_ember_fast_loops_0_turns_the_fast_path_off():
+    env = dict(os.environ, EMBER_FAST_LOOPS="0", PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    code = "import ember; print(ember._C.fast_loops())"
+    command = [sys.executable] + (["-S"] if sys.flags.no_site else []) + ["-c", code]
+    assert subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout.strip() == "False"
+    assert ember._C.fast_loops()

@@ -1107,4 +1107,14 @@ Status FusedProgram::run_prepared(const PreparedFusedProgram& prepared,
   return run_binding(program, binding, inputs, outputs);
 }
 
+NativeFusedFn FusedProgram::native_whole_kernel(const PreparedFusedProgram& prepared) {
+  const Binding* binding = prepared.fixed.get();
+  if (binding == nullptr || binding->native == nullptr || prepared.program.reduction()) return nullptr;
+  const int64_t n = binding->domain.num_elements();
+  if (n == 0 || n > tile_elements(prepared.program.dtype())) return nullptr;
+  for (const InputLayout& layout : binding->layouts)
+    if (layout.kind != InputLayout::Kind::kFull && layout.kind != InputLayout::Kind::kScalar) return nullptr;
+  return binding->native->get();
+}
+
 }  // namespace ember::kernels

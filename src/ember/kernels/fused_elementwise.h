@@ -184,6 +184,12 @@ class FusedProgram {
   /// output has the shape result_shapes gives.
   static Status run_prepared(const PreparedFusedProgram& prepared, std::span<const TensorImpl* const> inputs,
                              std::span<TensorImpl* const> outputs);
+  /// The native kernel of `prepared` where one call kernel(inputs, outputs, n), with the tensors' own data
+  /// pointers, is exactly what run_prepared does: static shapes, no reduction, a domain of at most one
+  /// tile, and every input either of the domain's shape or a single element. Null otherwise, and until the
+  /// kernel is compiled. For a caller that runs the program many times over the same small tensors (a fast
+  /// loop, runtime/fast_loop.cc); such calls are not in fused_run_counts.
+  static NativeFusedFn native_whole_kernel(const PreparedFusedProgram& prepared);
   /// Elements per tile for `dtype`: 4 KiB, so a handful of live registers stay in L1.
   static int64_t tile_elements(DType dtype);
 

@@ -4,12 +4,15 @@
 // are graph functions of the library, named by string attributes; the kernels run them through the
 // function-call hooks (graph_ops.h), so a loop resolves its two functions once and then only runs plans.
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <unordered_map>
 
 #include "ember/ops/families.h"
 #include "ember/ops/graph_ops.h"
+#include "ember/ops/loop_fast_path.h"
 #include "ember/ops/registry.h"
 
 namespace ember {
@@ -306,6 +309,15 @@ Status while_kernel(KernelContext& ctx) {
       capacity_hint = trip_count_hint(step_handle);
     }
     const int64_t cap = max_loop_iterations();
+    // A step of small element-wise work runs its iterations in the runtime's tight loop (Note [Fast loops]
+    // in runtime/fast_loop.cc); whatever it leaves unfinished continues below, on the normal path.
+    if (accumulate == 0 && fast_loops_enabled() && fast_loop_runner() != nullptr) {
+      const FastLoopProgress fast =
+          fast_loop_runner()(step->get(), {vars.data(), vars.size()}, cap > 0 ? cap : INT64_MAX);
+      iteration = fast.iterations;
+      if (fast.finished) *truth = false;
+      for (size_t i = 0; i < vars.size(); ++i) args[i] = vars[i].get();
+    }
     for (; *truth; ++iteration) {
       if (cap > 0 && iteration >= cap)
         return make_error(Code::kResourceExhausted, op, ": more than ", cap,
@@ -416,7 +428,25 @@ void register_while(OpRegistry& r, const char* name, uint32_t extra_flags, const
       .done(r);
 }
 
+std::atomic<FastLoopRunner>& installed_fast_loop_runner() {
+  static std::atomic<FastLoopRunner> runner{nullptr};
+  return runner;
+}
+
+std::atomic<bool>& fast_loops_switch() {
+  static std::atomic<bool> enabled{[] {
+    const char* v = std::getenv("EMBER_FAST_LOOPS");
+    return v == nullptr || std::string(v) != "0";
+  }()};
+  return enabled;
+}
+
 }  // namespace
+
+void set_fast_loop_runner(FastLoopRunner runner) { installed_fast_loop_runner().store(runner); }
+FastLoopRunner fast_loop_runner() { return installed_fast_loop_runner().load(std::memory_order_relaxed); }
+void set_fast_loops_enabled(bool enabled) { fast_loops_switch().store(enabled); }
+bool fast_loops_enabled() { return fast_loops_switch().load(std::memory_order_relaxed); }
 
 void register_control_flow_ops(OpRegistry& r) {
   register_if(r, "If", kStateful,

@@ -23,6 +23,7 @@
 #include "ember/ops/send_recv.h"
 #include "ember/ops/shape_fns.h"
 #include "ember/passes/optimizer.h"
+#include "ember/runtime/fast_loop.h"
 #include "ember/runtime/memory_plan.h"
 #include "ember/runtime/partition.h"
 #include "ember/runtime/profiler.h"
@@ -101,18 +102,31 @@ Status run_resolved(const void* function, std::span<TensorImpl* const> inputs, O
 // A While runs its condition before the first iteration and then, each iteration, the body and the
 // condition on the body's results. The two after the first are one function here, a "step" calling both,
 // which the optimizer inlines into one plan: one plan run per iteration instead of two, and CSE and fusion
-// see across the body and the condition. Steps are cached by the pair of functions, which they keep alive.
+// see across the body and the condition. Steps are cached by the pair of functions, which they keep alive,
+// each with its fast form where it has one (Note [Fast loops] in fast_loop.cc).
+// Steps by their (condition, body), and the fast form of each (Note [Fast loops] in fast_loop.cc; null
+// where a step does not qualify) by its handle. Leaked on purpose, as compiled_callee's cache.
+struct LoopSteps {
+  std::mutex mu;
+  std::map<std::pair<const FunctionGraph*, const FunctionGraph*>, std::shared_ptr<const CompiledFunction>>
+      by_functions;
+  std::unordered_map<const void*, std::shared_ptr<const FastLoop>> fast;
+};
+
+LoopSteps& loop_steps() {
+  static auto& steps = *new LoopSteps();
+  return steps;
+}
+
 StatusOr<std::shared_ptr<const void>> resolve_loop_step(const std::string& cond_name,
                                                         const std::string& body_name) {
   auto cond = FunctionLibrary::global().find(cond_name);
   if (cond == nullptr) return make_error(Code::kNotFound, "no function named '", cond_name, "'");
   auto body = FunctionLibrary::global().find(body_name);
   if (body == nullptr) return make_error(Code::kNotFound, "no function named '", body_name, "'");
-  static std::mutex mu;
-  // Leaked on purpose, as compiled_callee's cache.
-  static auto& cache = *new std::map<std::pair<const FunctionGraph*, const FunctionGraph*>,
-                                     std::shared_ptr<const CompiledFunction>>();
-  std::lock_guard<std::mutex> lock(mu);
+  LoopSteps& steps = loop_steps();
+  auto& cache = steps.by_functions;
+  std::lock_guard<std::mutex> lock(steps.mu);
   auto key = std::make_pair(cond.get(), body.get());
   auto it = cache.find(key);
   if (it != cache.end()) return std::shared_ptr<const void>(it->second);
@@ -120,9 +134,12 @@ StatusOr<std::shared_ptr<const void>> resolve_loop_step(const std::string& cond_
   // functions weakly). The step's own graph is never held elsewhere, so its count says nothing: testing it
   // evicted every live step at each miss, and two loops run in turn (a forward loop and its gradient's)
   // rebuilt and re-optimized both steps on every call, their fused kernels never reaching native code.
-  std::erase_if(cache, [](const auto& e) {
-    for (const auto& callee : e.second->function().callees)
-      if (callee.use_count() <= 1) return true;
+  std::erase_if(cache, [&](const auto& e) {
+    for (const auto& callee : e.second->function().callees) {
+      if (callee.use_count() > 1) continue;
+      steps.fast.erase(e.second.get());
+      return true;
+    }
     return false;
   });
   // The body may return more than the loop variables (values an accumulating While stacks): the step
@@ -163,7 +180,30 @@ StatusOr<std::shared_ptr<const void>> resolve_loop_step(const std::string& cond_
   step->callees = {body, cond};
   auto compiled = std::make_shared<const CompiledFunction>(std::move(step));
   cache[key] = compiled;
+  steps.fast[compiled.get()] =
+      compiled->partitions().empty() ? FastLoop::build(compiled->optimized_function()) : nullptr;
   return std::shared_ptr<const void>(compiled);
+}
+
+FastLoopProgress run_fast_loop(const void* step, std::span<TensorRef> vars, int64_t max_iterations) {
+  std::shared_ptr<const FastLoop> fast;
+  {
+    LoopSteps& steps = loop_steps();
+    std::lock_guard<std::mutex> lock(steps.mu);
+    auto it = steps.fast.find(step);
+    if (it != steps.fast.end()) fast = it->second;
+  }
+  if (fast == nullptr) return FastLoopProgress();
+  if (!profiler::active()) [[likely]]
+    return fast->run(vars, max_iterations);
+  // One span for all the iterations run fast (the normal path records one per iteration).
+  const int64_t start = profiler::now_ns();
+  const FastLoopProgress progress = fast->run(vars, max_iterations);
+  if (progress.iterations > 0)
+    profiler::record_span(static_cast<const CompiledFunction*>(step)->function().name + " (fast loop, " +
+                              std::to_string(progress.iterations) + " iterations)",
+                          "", start, profiler::now_ns());
+  return progress;
 }
 
 Status run_resolved_owned(const void* function, std::span<TensorRef> inputs, OutputList& outputs,
@@ -186,6 +226,7 @@ struct InstallAtStartup {
 void install_function_runtime() {
   set_function_call_hooks(FunctionCallHooks{&infer_call, &run_call, &resolve_function, &run_resolved,
                                             &resolve_loop_step, &run_resolved_owned});
+  set_fast_loop_runner(&run_fast_loop);
 }
 
 // ---- The execution plan.

@@ -315,6 +315,40 @@ TEST_F(JitTest, EmptyAndTinyDomains) {
   }
 }
 
+// A fast loop (runtime/fast_loop.cc) calls a prepared program's native kernel itself, once over the whole
+// domain, where that is exactly what a run does: one tile, every input whole or a single element.
+TEST_F(JitTest, NativeWholeKernelIsWhatARunDoes) {
+  std::mt19937 gen(8);
+  std::vector<int64_t> code;
+  const int64_t product = kernels::append_binary(code, 2, BinaryOp::kMul, 0, 1);
+  kernels::append_binary(code, 2, BinaryOp::kAdd, product, 0);
+  auto program = FusedProgram::decode(code, 2, std::vector<int64_t>{3}, DType::kFloat32).value();
+  auto whole = [&](const Shape& a, const Shape& b, const Shape& domain) {
+    auto prepared = program.prepare(std::vector<Shape>{a, b}, domain).value();
+    return FusedProgram::native_whole_kernel(*prepared);
+  };
+  const Shape domain({4});
+  auto prepared = program.prepare(std::vector<Shape>{domain, Shape()}, domain).value();
+  kernels::NativeFusedFn kernel = FusedProgram::native_whole_kernel(*prepared);
+  ASSERT_NE(kernel, nullptr);
+  TensorRef x = random_tensor(DType::kFloat32, domain, gen), y = random_tensor(DType::kFloat32, Shape(), gen);
+  TensorRef by_run = TensorImpl::allocate(DType::kFloat32, domain).value();
+  TensorRef by_call = TensorImpl::allocate(DType::kFloat32, domain).value();
+  std::vector<const TensorImpl*> inputs = {x.get(), y.get()};
+  std::vector<TensorImpl*> run_outputs = {by_run.get()};
+  ASSERT_TRUE(FusedProgram::run_prepared(*prepared, inputs, run_outputs).ok());
+  const void* in[] = {x->raw_data(), y->raw_data()};
+  void* out[] = {by_call->mutable_raw_data()};
+  kernel(in, out, 4);
+  EXPECT_EQ(std::memcmp(by_run->raw_data(), by_call->raw_data(), by_run->nbytes()), 0);
+
+  EXPECT_NE(whole(Shape(), Shape(), Shape()), nullptr);                 // scalars
+  EXPECT_EQ(whole(Shape({3, 4}), Shape({4}), Shape({3, 4})), nullptr);  // a row broadcast: a pattern
+  EXPECT_EQ(whole(Shape({2048}), Shape(), Shape({2048})), nullptr);     // more than one tile
+  set_mode(Mode::kOff);
+  EXPECT_EQ(whole(Shape({4}), Shape({4}), Shape({4})), nullptr);  // no kernel asked for
+}
+
 // The C++ API's functions run on the same executor as Python's, so their fused groups go native too.
 TEST_F(JitTest, CppFunctionsGetNativeKernels) {
   auto f = function([](const Tensor& x, const Tensor& y) { return (x * y + 1.0f) * x - y; });

@@ -1,0 +1,283 @@
+#include "ember/runtime/fast_loop.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <thread>
+
+#include "ember/api/control_flow.h"
+#include "ember/api/linalg.h"
+#include "ember/api/random.h"
+#include "ember/ember.h"
+#include "ember/ops/graph_ops.h"
+
+namespace ember {
+namespace {
+
+// A loop's results on the fast path and on the normal one, and how many iterations ran fast.
+struct BothPaths {
+  std::vector<Tensor> fast, normal;
+  int64_t fast_iterations = 0;
+};
+
+template <typename Call>
+BothPaths run_both(Call&& call) {
+  BothPaths out;
+  set_fast_loops_enabled(true);
+  const int64_t before = FastLoop::iterations_run();
+  out.fast = call();
+  out.fast_iterations = FastLoop::iterations_run() - before;
+  set_fast_loops_enabled(false);
+  out.normal = call();
+  set_fast_loops_enabled(true);
+  return out;
+}
+
+void expect_same_bits(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].dtype(), b[i].dtype()) << "value " << i;
+    EXPECT_EQ(a[i].shape(), b[i].shape()) << "value " << i;
+    ASSERT_EQ(a[i].impl()->nbytes(), b[i].impl()->nbytes());
+    EXPECT_EQ(std::memcmp(a[i].impl()->raw_data(), b[i].impl()->raw_data(), a[i].impl()->nbytes()), 0)
+        << "value " << i;
+  }
+}
+
+Tensor one_of(DType dtype) { return cast(Tensor(1.f), dtype); }
+
+TEST(FastLoop, TheBenchLoopRunsFastWithTheNormalPathsBits) {
+  auto f = function([](const Tensor& n, const Tensor& x) {
+    return while_loop([&](const std::vector<Tensor>& v) { return v[0] < n; },
+                      [](const std::vector<Tensor>& v) {
+                        return std::vector<Tensor>{v[0] + Tensor(int32_t{1}), v[1] * 0.999f + 0.5f};
+                      },
+                      {Tensor(int32_t{0}), x});
+  });
+  for (int32_t n : {0, 1, 2, 1000}) {
+    auto both = run_both([&] { return f(Tensor(n), Tensor(1.f)); });
+    expect_same_bits(both.fast, both.normal);
+    EXPECT_EQ(both.fast[0].item<int32_t>(), n);
+    // The condition before the first iteration runs on its own; every iteration is the step's.
+    EXPECT_EQ(both.fast_iterations, n) << "n = " << n;
+  }
+}
+
+TEST(FastLoop, ThreadsRunOneFastLoopAtOnce) {
+  // Each run has its own values; the step, its kernels and its prepared programs are shared.
+  auto f = function([](const Tensor& n, const Tensor& x) {
+    return while_loop([&](const std::vector<Tensor>& v) { return v[0] < n; },
+                      [](const std::vector<Tensor>& v) {
+                        return std::vector<Tensor>{v[0] + Tensor(int32_t{1}), v[1] * 0.999f + 0.5f};
+                      },
+                      {Tensor(int32_t{0}), x})[1];
+  });
+  std::vector<float> want;
+  for (int t = 0; t < 4; ++t)
+    want.push_back(f(Tensor(int32_t{300 + t}), Tensor(static_cast<float>(t))).item<float>());
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int r = 0; r < 25; ++r)
+        if (f(Tensor(int32_t{300 + t}), Tensor(static_cast<float>(t))).item<float>() != want[t]) ++mismatches;
+    });
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+TEST(FastLoop, EveryLoopVariableDtype) {
+  for (DType dtype : {DType::kInt32, DType::kInt64, DType::kFloat32, DType::kFloat64}) {
+    auto f = function([dtype](const Tensor& n, const Tensor& x) {
+      return while_loop([&](const std::vector<Tensor>& v) { return v[0] < n; },
+                        [dtype](const std::vector<Tensor>& v) {
+                          return std::vector<Tensor>{v[0] + one_of(dtype), v[1] * v[1] - v[0]};
+                        },
+                        {cast(Tensor(0.f), dtype), x});
+    });
+    auto both = run_both([&] { return f(cast(Tensor(7.f), dtype), cast(Tensor(2.f), dtype)); });
+    expect_same_bits(both.fast, both.normal);
+    EXPECT_EQ(both.fast_iterations, 7) << dtype_name(dtype);
+  }
+}
+
+TEST(FastLoop, BoolLoopVariableAsTheCondition) {
+  // The condition is a loop variable itself: it flips after three iterations.
+  auto f = function([](const Tensor& x) {
+    return while_loop([](const std::vector<Tensor>& v) { return v[0]; },
+                      [](const std::vector<Tensor>& v) {
+                        Tensor next = v[1] + Tensor(1.f);
+                        return std::vector<Tensor>{call_op1("Less", {next, Tensor(3.f)}), next};
+                      },
+                      {Tensor(true), x});
+  });
+  auto both = run_both([&] { return f(Tensor(0.f)); });
+  expect_same_bits(both.fast, both.normal);
+  EXPECT_EQ(both.fast[1].item<float>(), 3.f);
+  EXPECT_EQ(both.fast_iterations, 3);
+}
+
+TEST(FastLoop, NaNsComeOutBitForBit) {
+  auto f = function([](const Tensor& x) {
+    return while_loop([](const std::vector<Tensor>& v) { return v[0] < Tensor(int32_t{5}); },
+                      [](const std::vector<Tensor>& v) {
+                        return std::vector<Tensor>{v[0] + Tensor(int32_t{1}), v[1] * v[1] - Tensor(1e30f)};
+                      },
+                      {Tensor(int32_t{0}), x});
+  });
+  for (float start : {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::quiet_NaN(),
+                      std::numeric_limits<float>::infinity(), 1e20f}) {
+    auto both = run_both([&] { return f(Tensor(start)); });
+    expect_same_bits(both.fast, both.normal);
+    EXPECT_EQ(both.fast_iterations, 5);
+  }
+}
+
+TEST(FastLoop, SwappedVariablesAndSmallVectors) {
+  // The body swaps two variables (each new value is the other's old one) on vectors of four.
+  auto f = function([](const Tensor& a, const Tensor& b) {
+    return while_loop([](const std::vector<Tensor>& v) { return v[0] < Tensor(int32_t{5}); },
+                      [](const std::vector<Tensor>& v) {
+                        return std::vector<Tensor>{v[0] + Tensor(int32_t{1}), v[2], v[1] + v[2]};
+                      },
+                      {Tensor(int32_t{0}), a, b});
+  });
+  auto both = run_both([&] { return f(Tensor({1.f, 2.f, 3.f, 4.f}), Tensor({0.5f, 0.f, -1.f, 8.f})); });
+  expect_same_bits(both.fast, both.normal);
+  EXPECT_EQ(both.fast_iterations, 5);
+  EXPECT_EQ(both.fast[1].to_vector<float>(), (std::vector<float>{5.5f, 6.f, 4.f, 52.f}));
+}
+
+TEST(FastLoop, CapturedScalarsAndNestedLoops) {
+  const Tensor scale(0.5f);  // an eager tensor: a captured value of the step
+  auto f = function([&](const Tensor& n, const Tensor& x) {
+    return while_loop([&](const std::vector<Tensor>& v) { return v[0] < n; },
+                      [&](const std::vector<Tensor>& v) {
+                        // The inner loop runs fast; the outer body holds a While, so it does not.
+                        auto inner = while_loop(
+                            [&](const std::vector<Tensor>& w) { return w[0] < v[0]; },
+                            [&](const std::vector<Tensor>& w) {
+                              return std::vector<Tensor>{w[0] + Tensor(int32_t{1}), w[1] * scale + v[1]};
+                            },
+                            {Tensor(int32_t{0}), v[1]});
+                        return std::vector<Tensor>{v[0] + Tensor(int32_t{1}), inner[1]};
+                      },
+                      {Tensor(int32_t{0}), x});
+  });
+  auto both = run_both([&] { return f(Tensor(int32_t{6}), Tensor(1.f)); });
+  expect_same_bits(both.fast, both.normal);
+  EXPECT_EQ(both.fast_iterations, 0 + 1 + 2 + 3 + 4 + 5);  // the inner loops' iterations only
+}
+
+TEST(FastLoop, MaximumIterationsStillBound) {
+  auto f = function([](const Tensor& x) {
+    return while_loop([](const std::vector<Tensor>& v) { return v[0] < Tensor(100.f); },
+                      [](const std::vector<Tensor>& v) { return std::vector<Tensor>{v[0] + Tensor(1.f)}; },
+                      {x}, 3);
+  });
+  auto both = run_both([&] { return f(Tensor(0.f)); });
+  expect_same_bits(both.fast, both.normal);
+  EXPECT_EQ(both.fast[0].item<float>(), 3.f);
+}
+
+TEST(FastLoop, StepsThatDoNotQualifyRunOnTheNormalPath) {
+  // A matmul, a growing shape and a stateful op each keep the loop on its normal path.
+  auto matmul_loop = function([](const Tensor& m) {
+    return while_loop([](const std::vector<Tensor>& v) { return v[0] < Tensor(int32_t{4}); },
+                      [](const std::vector<Tensor>& v) {
+                        return std::vector<Tensor>{v[0] + Tensor(int32_t{1}), matmul(v[1], v[1])};
+                      },
+                      {Tensor(int32_t{0}), m});
+  });
+  auto both = run_both([&] { return matmul_loop(Tensor::from_vector<float>({1, 1, 0, 1}, Shape{2, 2})); });
+  expect_same_bits(both.fast, both.normal);
+  EXPECT_EQ(both.fast_iterations, 0);
+  EXPECT_EQ(both.fast[1].to_vector<float>(), (std::vector<float>{1, 16, 0, 1}));
+
+  auto growing = function([](const Tensor& x) {
+    return while_loop(
+        [](const std::vector<Tensor>& v) {
+          return call_op1("Less", {size(v[0]), Tensor(8)});
+        },
+        [](const std::vector<Tensor>& v) {
+          return std::vector<Tensor>{concat({v[0], v[0]}, 0)};
+        },
+        {x}, std::nullopt, {Shape{-1}});
+  });
+  both = run_both([&] { return growing(Tensor({1.f})); });
+  expect_same_bits(both.fast, both.normal);
+  EXPECT_EQ(both.fast_iterations, 0);
+  EXPECT_EQ(both.fast[0].shape(), (Shape{8}));
+
+  auto random = function([](const Tensor& x) {
+    return while_loop([](const std::vector<Tensor>& v) { return v[0] < Tensor(int32_t{3}); },
+                      [](const std::vector<Tensor>& v) {
+                        Tensor noise = random_uniform(Shape{});
+                        return std::vector<Tensor>{v[0] + Tensor(int32_t{1}), v[1] + noise};
+                      },
+                      {Tensor(int32_t{0}), x});
+  });
+  const int64_t before = FastLoop::iterations_run();
+  Tensor out = random(Tensor(0.f))[1];
+  EXPECT_EQ(FastLoop::iterations_run(), before);
+  EXPECT_GE(out.item<float>(), 0.f);
+  EXPECT_LT(out.item<float>(), 3.f);
+}
+
+TEST(FastLoop, AFailingIterationReportsAsTheNormalPathDoes) {
+  // Integer FloorDiv by zero fails in the fourth iteration (i == 3): the fast path hands that iteration
+  // back, and the normal path's error, node and iteration included, is what the caller sees.
+  auto f = function([](const Tensor& x) {
+    return while_loop([](const std::vector<Tensor>& v) { return v[0] < Tensor(int32_t{10}); },
+                      [](const std::vector<Tensor>& v) {
+                        Tensor q = call_op1("FloorDiv", {v[1], Tensor(int32_t{3}) - v[0]});
+                        return std::vector<Tensor>{v[0] + Tensor(int32_t{1}), v[1] + q};
+                      },
+                      {Tensor(int32_t{0}), x});
+  });
+  std::string messages[2];
+  for (int fast = 0; fast < 2; ++fast) {
+    set_fast_loops_enabled(fast == 1);
+    const int64_t before = FastLoop::iterations_run();
+    try {
+      f(Tensor(int32_t{12}));
+      ADD_FAILURE() << "no error";
+    } catch (const StatusError& e) {
+      messages[fast] = e.what();
+    }
+    EXPECT_EQ(FastLoop::iterations_run() - before, fast == 1 ? 3 : 0);
+  }
+  set_fast_loops_enabled(true);
+  EXPECT_NE(messages[0].find("iteration 3"), std::string::npos) << messages[0];
+  EXPECT_EQ(messages[0], messages[1]);
+}
+
+TEST(FastLoop, TheIterationCapEndsAnEndlessLoopOnEitherPath) {
+  auto f = function([](const Tensor& x) {
+    return while_loop([](const std::vector<Tensor>& v) { return v[0] > Tensor(0.f); },
+                      [](const std::vector<Tensor>& v) { return std::vector<Tensor>{v[0] + Tensor(1.f)}; },
+                      {x});
+  });
+  set_max_loop_iterations(50);
+  std::string messages[2];
+  for (int fast = 0; fast < 2; ++fast) {
+    set_fast_loops_enabled(fast == 1);
+    try {
+      f(Tensor(1.f));
+      ADD_FAILURE() << "no error";
+    } catch (const StatusError& e) {
+      EXPECT_EQ(e.status().code(), Code::kResourceExhausted);
+      messages[fast] = e.what();
+    }
+  }
+  set_fast_loops_enabled(true);
+  set_max_loop_iterations(0);
+  EXPECT_EQ(messages[0], messages[1]);
+}
+
+}  // namespace
+}  // namespace ember
