@@ -20,6 +20,7 @@
 #include "ember/kernels/arith_type.h"
 #include "ember/kernels/elementwise.h"
 #include "ember/kernels/matmul_tiles.h"
+#include "ember/kernels/onednn_primitive.h"
 #include "ember/kernels/small_gemm.h"
 
 namespace ember::kernels {
@@ -333,11 +334,6 @@ void blocked_matmul(const Problem& p, const T* a, const T* b, T* c, const Epilog
 
 // ---------------------------------------------------------------- oneDNN
 
-dnnl::engine& cpu_engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
 struct Primitive {
   dnnl::matmul matmul;
   dnnl::memory::desc src, weights, dst, scratchpad;
@@ -456,7 +452,7 @@ std::shared_ptr<const Primitive> make_primitive(const Problem& p, dnnl::memory::
     }
     dnnl::matmul::primitive_desc pd(
         epilogue ? dnnl::matmul::desc(src, weights, bias, dst) : dnnl::matmul::desc(src, weights, dst), attr,
-        cpu_engine());
+        onednn::engine());
     std::string impl = pd.impl_info_str();
     if (impl.rfind("ref", 0) == 0) return nullptr;  // reference loops: ours (or the f32 path) are faster
     auto prim = std::make_shared<Primitive>();
@@ -470,19 +466,10 @@ std::shared_ptr<const Primitive> make_primitive(const Problem& p, dnnl::memory::
   }
 }
 
-// oneDNN's OpenMP regions start from this thread: give them the threads the product is worth (one below
-// the grain of core/parallel.h, or inside a parallel region, where nested regions would oversubscribe the
-// cores).
-int set_onednn_threads(int64_t macs) {
-  const int threads = threads_for_matmul(macs);
-  if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
-  return threads;
-}
-
 // Runs a oneDNN matmul primitive; false if oneDNN has no usable implementation (the caller falls back).
 bool onednn_matmul(const Problem& p, dnnl::memory::data_type dt, const void* a, const void* b, void* c,
                    const Epilogue& epilogue = {}) {
-  const int threads = set_onednn_threads(p.batch * p.M * p.N * p.K);
+  const int threads = onednn::set_threads(p.batch * p.M * p.N * p.K);
 
   Key key;
   key.reserve(6 + 2 * p.nd);
@@ -500,7 +487,7 @@ bool onednn_matmul(const Problem& p, dnnl::memory::data_type dt, const void* a, 
   if (!found) prim = cache().insert(key, make_primitive(p, dt, epilogue));
   if (!prim) return false;
 
-  thread_local dnnl::stream stream(cpu_engine());
+  thread_local dnnl::stream stream(onednn::engine());
   thread_local std::unique_ptr<char, void (*)(void*)> scratch(nullptr, std::free);
   thread_local size_t scratch_bytes = 0;
   size_t need = prim->scratchpad.get_size();
@@ -510,7 +497,7 @@ bool onednn_matmul(const Problem& p, dnnl::memory::data_type dt, const void* a, 
     if (!scratch) return false;
     scratch_bytes = bytes;
   }
-  dnnl::engine& engine = cpu_engine();
+  dnnl::engine& engine = onednn::engine();
   dnnl::memory src(prim->src, engine, const_cast<void*>(a));
   dnnl::memory weights(prim->weights, engine, const_cast<void*>(b));
   dnnl::memory dst(prim->dst, engine, c);
@@ -545,7 +532,7 @@ bool sgemm_matmul(const Problem& p, const float* a, const float* b, float* c) {
   // A product below the grain (core/parallel.h) runs on this thread alone: waking the OpenMP team costs
   // more than it saves (a 200x3x10 sgemm took ~2 us with two threads, the cost that dominated L2HMC's tiny
   // layers), and beside another busy process a region waits for a descheduled worker.
-  set_onednn_threads(rows * p.N * p.K);
+  onednn::set_threads(rows * p.N * p.K);
   dnnl_status_t status = dnnl_sgemm(p.ta ? 'T' : 'N', p.tb ? 'T' : 'N', rows, p.N, p.K, 1.0f, a,
                                     p.ta ? p.M : p.K, b, p.tb ? p.K : p.N, 0.0f, c, p.N);
   if (status != dnnl_success) return false;

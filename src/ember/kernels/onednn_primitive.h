@@ -1,7 +1,7 @@
-// What the convolution and pooling kernels share to run oneDNN primitives: the CPU engine, OpenMP's thread
-// count for oneDNN's regions, a bounded cache of primitives keyed by their problem, and a call that feeds a
-// primitive from ember's plain-layout tensors (reordering to the primitive's own layout where it chose
-// another). Internal to kernels/.
+// What the convolution, pooling and matmul kernels share to run oneDNN primitives: the CPU engine, OpenMP's
+// thread count for oneDNN's regions, a bounded cache of primitives keyed by their problem, and a call that
+// feeds a primitive from ember's plain-layout tensors (reordering to the primitive's own layout where it
+// chose another). Internal to kernels/.
 #pragma once
 
 #include <cstdint>
