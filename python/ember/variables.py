@@ -205,6 +205,9 @@ class Variable(metaclass=_VariableMeta):
     def __float__(self):
         return float(self.read_value())
 
+    def __complex__(self):
+        return complex(self.read_value())
+
     def __index__(self):
         return self.read_value().__index__()
 

@@ -607,3 +607,17 @@ def test_print_and_format_write_complex_values(capfd):
     assert err == f"z: {want}\n[[(0.33333333333333331+1j) ... (3+0j)]]\n"
     with pytest.raises(errors.InvalidArgumentError, match=r"\[\(1\+2j\)\]"):
         tf.debugging.Assert(tf.constant(False), [tf.constant(1 + 2j)])
+
+
+@pytest.mark.parametrize("value", [1 + 2j, 3.5, 7, [[1 + 1j]], [1 + 2j, 2], []])
+def test_python_complex_of_a_tensor_and_of_a_variable_as_tensorflow(value):
+    def convert(make):
+        try:
+            return complex(make(value))
+        except TypeError as e:
+            return f"TypeError: {e}"
+    assert convert(tf.constant) == convert(real_tf.constant)
+    if np.ndim(value) == 0:
+        assert convert(tf.Variable) == convert(real_tf.Variable)
+    # NumPy filling an array from tensors converts each element by __complex__ (not __float__).
+    np.testing.assert_array_equal(np.array([tf.constant(value)]), np.array([real_tf.constant(value)]))

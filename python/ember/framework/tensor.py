@@ -77,6 +77,13 @@ class Tensor(_C.TensorBase):
             return array.copy()
         return array
 
+    def __complex__(self):
+        """complex(t) of a one-element tensor; without it Python takes __float__ and drops the imaginary part
+        (and so does NumPy filling an array from a list of tensors)."""
+        if self._is_symbolic:
+            raise TypeError(f"complex() of a symbolic tensor: {_SYMBOLIC_VALUE_MESSAGE}")
+        return complex(self._numpy())  # NumPy's rules for which shapes convert, as TensorFlow's
+
     def __dlpack__(self, **kwargs):
         """DLPack export (``np.from_dlpack(t)``, ``torch.from_dlpack(t)``): a view of the buffer, no copy."""
         return _C.tensor_dlpack(self, **{k: v for k, v in kwargs.items() if k != "stream"})
