@@ -20,6 +20,8 @@ namespace ember {
 // - oneDNN's regions (matrix products, convolutions, pooling) run on the same workers but ember has no
 //   hook inside them, so before one goes parallel flush_denormals_on_pool makes sure the team it will
 //   get flushes: one extra region per larger team size, the first time only.
+// LLVM's libomp (the clang builds) copies the primary thread's MXCSR into the team at every region
+// (KMP_INHERIT_FP_CONTROL), so there a worker has the caller's bits in any region, oneDNN's included.
 // A pool thread that another OpenMP user in the process created and that ember never ran a region on
 // before oneDNN uses it is the gap left: the count below cannot see threads libgomp replaced.
 namespace {

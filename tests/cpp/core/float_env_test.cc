@@ -106,10 +106,16 @@ TEST_F(FloatEnvTest, PoolWorkersFlushBetweenRegions) {
   products_per_piece(64);  // a region whose caller kept subnormals
   flush_denormals_on_pool(2);
   std::vector<uint32_t> flags(2, 0xffffffffu);
+  {
+    ScopedFlushDenormals kernel;  // oneDNN starts its regions inside a kernel, under run_kernel's guard
 #pragma omp parallel num_threads(2)
-  flags[static_cast<size_t>(omp_get_thread_num())] = denormal_flags();
-  EXPECT_EQ(flags[0], 0u);               // the caller: its own bits
-  EXPECT_EQ(flags[1], kFlushDenormals);  // a worker, as oneDNN's regions will find it
+    flags[static_cast<size_t>(omp_get_thread_num())] = denormal_flags();
+  }
+  EXPECT_EQ(flags[0], kFlushDenormals);
+  // A worker, as oneDNN's regions find it: libgomp's keeps its own bits, flushing since the last region
+  // ended; LLVM's libomp copies the caller's into the team (Note [Where denormals flush]).
+  EXPECT_EQ(flags[1], kFlushDenormals);
+  EXPECT_EQ(denormal_flags(), 0u);
 }
 
 std::atomic<uint32_t> g_kernel_flags{0xffffffffu};
