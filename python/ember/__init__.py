@@ -68,7 +68,10 @@ from ember.function_graph import NewGraphFunction
 from ember.polymorphic_function import defun, function, method
 from ember.ops.logging_ops import print  # noqa: A001 - TensorFlow's name
 from ember.ops.script_ops import numpy_function, py_function
-from ember.ops.control_flow_ops import case, cond, switch_case, while_loop
+from ember.ops.control_flow_ops import case, cond, group, no_op, switch_case, while_loop
+from ember.ops.control_flow_ops import tuple_ as tuple  # noqa: A001 - TensorFlow's tf.tuple
+from ember.ops.array_ops import identity_n
+from ember.eager_context import executing_eagerly, inside_function
 from ember.ops.tensor_array_ops import TensorArray
 from ember.ops.functional_ops import foldl, foldr, map_fn, scan, vectorized_map
 from ember import debugging
@@ -86,6 +89,7 @@ from ember import keras
 from ember import data
 from ember import train
 from ember import profiler
+from ember import test
 from ember import summary
 from ember import autograph
 from ember import distribute
@@ -101,6 +105,14 @@ _dispatch.install()  # after every namespace is filled: op functions dispatch Ke
 _ragged_dispatch.install()  # and RaggedTensors, before the op would read one (util/dispatch.py)
 
 from ember.version import VERSION as __version__  # noqa: E402
+
+
+def get_logger():
+    """The logger ember's messages go to (``tf.get_logger()``: code sets its level to quiet them)."""
+    import logging
+
+    return logging.getLogger("ember")
+
 
 from ember import traceback_filter as _traceback_filter
 

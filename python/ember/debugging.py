@@ -299,3 +299,73 @@ def assert_all_finite(x, message, name=None):
     _check(math_ops.reduce_all(math_ops.is_finite(x)) if hasattr(math_ops, "is_finite") else
            math_ops.reduce_all(math_ops.equal(x - x, x - x)), message, ["Tensor had NaN or Inf values"], None)
     return x
+
+
+def assert_near(x, y, rtol=None, atol=None, data=None, summarize=None, message=None, name=None):
+    """Asserts |x - y| <= atol + rtol * |y| element-wise; both tolerances default to 10 machine epsilons of
+    x's dtype, as TensorFlow's."""
+    from ember.ops import math_ops
+
+    x = convert_to_tensor(x)
+    y = convert_to_tensor(y, dtype_hint=x.dtype)
+    if not (x.dtype.is_floating or x.dtype.is_complex):
+        raise ValueError(f"assert_near: x must be a floating or complex tensor, got {x.dtype.name}")
+    if y.dtype != x.dtype:
+        raise ValueError(f"assert_near: y must be {x.dtype.name} like x, got {y.dtype.name}")
+    real = x.dtype.real_dtype
+    eps = float(np.finfo(real.as_numpy_dtype).eps)
+    rtol = convert_to_tensor(10 * eps if rtol is None else rtol, dtype=real)
+    atol = convert_to_tensor(10 * eps if atol is None else atol, dtype=real)
+    tolerance = atol + rtol * math_ops.abs(y)
+    condition = math_ops.less_equal(math_ops.abs(x - y), tolerance)
+    if data is None:
+        data = [f"x and y not equal to tolerance rtol = {float(np.asarray(rtol.numpy()))}, atol = "
+                f"{float(np.asarray(atol.numpy()))}" if _static_value(rtol) is not None and
+                _static_value(atol) is not None else "x and y not equal to tolerance",
+                f"x ({_describe(x)}) = ", x, f"y ({_describe(y)}) = ", y]
+    return _check(condition, message, data, summarize)
+
+
+def assert_same_float_dtype(tensors=None, dtype=None):
+    """The floating dtype every tensor of ``tensors`` (and ``dtype``, when given) shares; float32 when
+    there is nothing to check. ValueError for a mix or a non-floating dtype, as TensorFlow's."""
+    expected = None if dtype is None else dtypes.as_dtype(dtype)
+    first = None
+    for t in tensors or []:
+        if t is None:
+            continue
+        t_dtype = dtypes.as_dtype(t.dtype)
+        if expected is None:
+            expected, first = t_dtype, t
+        elif t_dtype != expected:
+            raise ValueError(f"{t}, type={t_dtype}, must be of the same type ({expected})"
+                             + (f" as {first}." if first is not None else "."))
+    if expected is None:
+        return dtypes.float32
+    if not expected.is_floating:
+        raise ValueError(f"Expected floating point type, got {expected}.")
+    return expected
+
+
+def is_numeric_tensor(tensor):
+    """Whether ``tensor`` is a tensor of a numeric dtype (not bool, not string), as TensorFlow's."""
+    return isinstance(tensor, Tensor) and tensor.dtype not in (dtypes.bool, dtypes.string) and (
+        tensor.dtype.is_integer or tensor.dtype.is_floating or tensor.dtype.is_complex)
+
+
+def enable_traceback_filtering():
+    from ember import traceback_filter
+
+    traceback_filter.set_enabled(True)
+
+
+def disable_traceback_filtering():
+    from ember import traceback_filter
+
+    traceback_filter.set_enabled(False)
+
+
+def is_traceback_filtering_enabled():
+    from ember import traceback_filter
+
+    return traceback_filter.enabled()

@@ -28,8 +28,18 @@ def filter_traceback(tb):
     return filtered
 
 
+_enabled_by_call = None  # tf.debugging.enable/disable_traceback_filtering; overrides the environment
+
+
 def enabled():
+    if _enabled_by_call is not None:
+        return _enabled_by_call
     return os.environ.get("EMBER_TRACEBACK_FILTERING", "on").lower() not in ("off", "0", "false", "no")
+
+
+def set_enabled(on):
+    global _enabled_by_call
+    _enabled_by_call = bool(on)
 
 
 def _filter_chain(exc, seen):

@@ -284,3 +284,56 @@ def test_ensure_shape_non_float_and_bad_dims():
     _same(lambda tf: tf.ensure_shape([1, 2], [2]))
     _same(lambda tf: tf.ensure_shape(tf.constant(["a", "b"]), [None]))
     _same(lambda tf: tf.ensure_shape(tf.zeros([2]), [2.5]))
+
+
+# ---- assert_near, assert_same_float_dtype, is_numeric_tensor, traceback filtering switches
+
+
+def _outcome(fn):
+    try:
+        value = fn()
+    except Exception as e:  # noqa: BLE001 - compared by class
+        return ("error", type(e).__name__)
+    return ("ok", None if value is None else str(value))
+
+
+@pytest.mark.parametrize("case", [
+    lambda tf: tf.debugging.assert_near(tf.constant([1.0, 2.0]), tf.constant([1.0, 2.0000001])),
+    lambda tf: tf.debugging.assert_near(tf.constant([1.0, 2.0]), tf.constant([1.0, 2.1])),
+    lambda tf: tf.debugging.assert_near(tf.constant([1.0, 2.0]), tf.constant([1.0, 2.1]), rtol=0.1),
+    lambda tf: tf.debugging.assert_near(tf.constant([1.0]), tf.constant([1.05]), atol=0.1),
+    lambda tf: tf.debugging.assert_near(tf.constant([1.0], tf.float64), tf.constant([1.0 + 1e-14], tf.float64)),
+    lambda tf: tf.debugging.assert_near(tf.constant([1, 2]), tf.constant([1, 2])),
+    lambda tf: tf.debugging.assert_near(tf.constant([1.0]), tf.constant([1.0], tf.float64)),
+    lambda tf: tf.debugging.assert_same_float_dtype([tf.constant(1.0), tf.constant(2.0)]),
+    lambda tf: tf.debugging.assert_same_float_dtype([tf.constant(1.0), tf.constant(2.0, tf.float64)]),
+    lambda tf: tf.debugging.assert_same_float_dtype([tf.constant(1)]),
+    lambda tf: tf.debugging.assert_same_float_dtype(None, tf.float16),
+    lambda tf: tf.debugging.assert_same_float_dtype(None, None),
+    lambda tf: tf.debugging.assert_same_float_dtype([tf.constant(1.0)], tf.float64),
+    lambda tf: [tf.debugging.is_numeric_tensor(v) for v in
+                (tf.constant(1), tf.constant("a"), 3, tf.constant(True), tf.constant(1.5, tf.float16))],
+])
+def test_more_checks_match_tensorflow(case):
+    assert _outcome(lambda: case(ember)) == _outcome(lambda: case(tensorflow))
+
+
+def test_assert_near_inside_a_function_checks_when_it_runs():
+    @ember.function(input_signature=[ember.TensorSpec([None], ember.float32)] * 2)
+    def f(x, y):
+        ember.debugging.assert_near(x, y, atol=0.01)
+        return x + 1
+
+    np.testing.assert_array_equal(f(ember.constant([1.0]), ember.constant([1.005])).numpy(), [2.0])
+    with pytest.raises(ember.errors.InvalidArgumentError, match="not equal to tolerance"):
+        f(ember.constant([1.0]), ember.constant([1.5]))
+
+
+def test_traceback_filtering_switches():
+    assert ember.debugging.is_traceback_filtering_enabled()
+    ember.debugging.disable_traceback_filtering()
+    try:
+        assert not ember.debugging.is_traceback_filtering_enabled()
+    finally:
+        ember.debugging.enable_traceback_filtering()
+    assert ember.debugging.is_traceback_filtering_enabled()

@@ -18,6 +18,7 @@ EMBER = """
     scalar_mul shape sigmoid sign sin size slice split sqrt square squeeze stack stop_gradient strided_slice
     string strings subtract tanh tensordot tile traceback_filter transpose truediv uint8 unstack util variable_creation
     variables where zeros zeros_initializer zeros_like
+    executing_eagerly inside_function group no_op tuple identity_n get_logger test io
 """.split()
 
 EMBER_MATH = """

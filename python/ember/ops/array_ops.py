@@ -375,6 +375,11 @@ def identity(input, name=None):  # noqa: A002 - TF's name
     return _Identity(input)
 
 
+def identity_n(input, name=None):  # noqa: A002 - TF's name
+    """An Identity of each tensor of the list, as TensorFlow's IdentityN."""
+    return [_Identity(t) for t in input]
+
+
 # ---- indexing ---------------------------------------------------------------------------------------
 
 

@@ -450,3 +450,33 @@ def _check_loop_structure(structure, out):
         nest.assert_same_structure(structure, out, check_types=False)
     except ValueError as e:
         raise ValueError(f"while_loop: the body must return the structure of loop_vars. {e}") from None
+
+
+# ---- grouping: tf.group, tf.no_op, tf.tuple ------------------------------------------------------------
+# TensorFlow returns an Operation from group/no_op in a graph (None eagerly) so that a Session could run it
+# or later ops could wait on it. In ember's functions every stateful op already runs, in program order
+# (automatic control dependencies), and nothing runs an Operation by hand, so these return None in both
+# modes, as TF 2 code eagerly receives them. Their arguments are still checked.
+
+
+def no_op(name=None):
+    return None
+
+
+def group(*inputs, **kwargs):
+    name = kwargs.pop("name", None)
+    if kwargs:
+        raise TypeError(f"group: unknown keyword arguments {sorted(kwargs)}")
+    del name
+    nest.flatten(inputs)
+    return None
+
+
+def tuple_(tensors, name=None, control_inputs=None):
+    """``tf.tuple`` (named so here to leave this module the builtin ``tuple``): the tensors, each through an Identity, once all of them (and control_inputs) are computed: in ember
+    that is every identity's own data dependency, since stateful control inputs run in program order."""
+    if control_inputs is not None:
+        nest.flatten(control_inputs)
+    from ember.ops.array_ops import identity
+
+    return [None if t is None else identity(t) for t in tensors]
