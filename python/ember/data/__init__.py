@@ -10,8 +10,8 @@ from ember.data.dataset_ops import AUTOTUNE, Dataset, Options
 from ember.data.dataset_ops import INFINITE as INFINITE_CARDINALITY
 from ember.data.dataset_ops import UNKNOWN as UNKNOWN_CARDINALITY
 from ember.data.iterator_ops import OwnedIterator as Iterator
-from ember.data.readers import TFRecordDataset
+from ember.data.readers import FixedLengthRecordDataset, TextLineDataset, TFRecordDataset
 from ember.data.windowing import DatasetSpec
 
-__all__ = ["AUTOTUNE", "Dataset", "DatasetSpec", "INFINITE_CARDINALITY", "Iterator", "Options", "TFRecordDataset", "UNKNOWN_CARDINALITY",
+__all__ = ["AUTOTUNE", "Dataset", "DatasetSpec", "INFINITE_CARDINALITY", "Iterator", "Options", "TFRecordDataset", "TextLineDataset", "FixedLengthRecordDataset", "UNKNOWN_CARDINALITY",
            "experimental"]
