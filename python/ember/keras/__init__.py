@@ -11,7 +11,7 @@ import importlib.util as _importlib_util
 from ember.keras import activations, backend, constraints, initializers, optimizers, regularizers  # noqa: F401
 from ember.keras import layers  # noqa: F401
 from ember.keras import losses  # noqa: F401
-from ember.keras import callbacks, models, utils  # noqa: F401
+from ember.keras import callbacks, models, preprocessing, utils  # noqa: F401
 from ember.keras.engine.input_layer import Input  # noqa: F401
 from ember.keras.engine.sequential import Sequential  # noqa: F401
 from ember.keras.engine.training import Model  # noqa: F401

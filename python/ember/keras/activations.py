@@ -96,11 +96,16 @@ def serialize(activation):
     name = getattr(activation, "__name__", None)
     if name is None:
         raise ValueError(f"Unknown activation function '{activation}' cannot be serialized.")
-    return name
+    from ember.keras.utils.object_registration import get_registered_name
+
+    return get_registered_name(activation)
 
 
 def deserialize(name, custom_objects=None):
-    if custom_objects and name in custom_objects:
+    from ember.keras.utils.object_registration import effective_custom_objects
+
+    custom_objects = effective_custom_objects(custom_objects)
+    if name in custom_objects:
         return custom_objects[name]
     if name in _ALL:
         return _ALL[name]

@@ -535,7 +535,10 @@ def serialize(loss):
 
 
 def _lookup(name, custom_objects, kind, table):
-    if custom_objects and name in custom_objects:
+    from ember.keras.utils.object_registration import effective_custom_objects
+
+    custom_objects = effective_custom_objects(custom_objects)
+    if name in custom_objects:
         return custom_objects[name]
     if name in table:
         return table[name]

@@ -35,7 +35,7 @@ def _serialize_layer(layer):
 
     config = layers_mod.serialize(layer) if not isinstance(layer, Model) else {
         "module": "keras.engine.functional" if isinstance(layer, Functional) else "keras.models",
-        "class_name": type(layer).__name__, "config": layer.get_config(), "registered_name": None}
+        "class_name": _registered_name(layer), "config": layer.get_config(), "registered_name": None}
     return config
 
 
@@ -474,3 +474,10 @@ def _json_default(obj):
     if hasattr(obj, "name") and hasattr(obj, "as_numpy_dtype"):
         return obj.name
     raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable: {obj!r}")
+
+
+def _registered_name(layer):
+    """The name deserialization finds the layer's class by: its registered "package>name", else the class's."""
+    from ember.keras.utils.object_registration import get_registered_name
+
+    return get_registered_name(type(layer))

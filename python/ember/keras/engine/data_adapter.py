@@ -141,10 +141,16 @@ class ArrayData:
 class IterableData:
     """Batches from an iterable (a tf.data.Dataset, a generator, a list of (x, y) tuples)."""
 
-    def __init__(self, data, steps=None, class_weight=None):
+    def __init__(self, data, steps=None, class_weight=None, shuffle=False):
+        from ember.keras.utils.data_utils import Sequence
+
         self.data = data
         self.steps = steps
         self.class_weight = class_weight
+        # A keras.utils.Sequence: batches by index, in a new order each epoch when shuffling, and told when
+        # each epoch ends (as Keras' sequence adapter does)
+        self._sequence = isinstance(data, Sequence)
+        self._shuffle = bool(shuffle) and self._sequence
         self._iterator = None
         try:
             self.cardinality = len(data)
@@ -156,14 +162,17 @@ class IterableData:
     def batches(self, steps=None):
         steps = steps if steps is not None else self.steps
         if self._iterator is None or steps is None or self.cardinality is not None:
-            self._iterator = iter(self.data)
+            if self._shuffle:
+                self._iterator = (self.data[int(i)] for i in np.random.permutation(len(self.data)))
+            else:
+                self._iterator = iter(self.data)
         taken = 0
         while steps is None or taken < steps:
             try:
                 batch = next(self._iterator)
             except StopIteration:
                 self._iterator = None
-                return
+                break
             x, y, sw = unpack_x_y_sample_weight(batch)
             convert = lambda s: nest.map_structure(_batch_tensor, s) if s is not None else None  # noqa: E731
             x, y, sw = convert(x), convert(y), convert(sw)
@@ -172,6 +181,8 @@ class IterableData:
                 sw = cw if sw is None else sw * cw
             taken += 1
             yield x, y, sw
+        if self._sequence:
+            self.data.on_epoch_end()
 
 
 def _batch_tensor(v):
@@ -197,4 +208,4 @@ def adapt(x, y=None, sample_weight=None, batch_size=None, steps=None, shuffle=Fa
     if not hasattr(x, "__iter__"):
         raise ValueError(f"Unrecognized data type: x={x} (of type {type(x).__name__}); expected arrays, tensors or an "
                          "iterable of batches")
-    return IterableData(x, steps, class_weight)
+    return IterableData(x, steps, class_weight, shuffle)

@@ -164,5 +164,12 @@ class Sequential(Model):
 
 
 def _serialize(layer):
-    return {"module": "keras.layers", "class_name": type(layer).__name__, "config": layer.get_config(),
+    return {"module": "keras.layers", "class_name": _registered_name(layer), "config": layer.get_config(),
             "registered_name": None}
+
+
+def _registered_name(layer):
+    """The name deserialization finds the layer's class by: its registered "package>name", else the class's."""
+    from ember.keras.utils.object_registration import get_registered_name
+
+    return get_registered_name(type(layer))

@@ -24,14 +24,19 @@ for _family in _FAMILIES:
 
 
 def serialize(layer):
-    return {"module": "keras.layers", "class_name": type(layer).__name__, "config": layer.get_config(),
+    from ember.keras.utils.object_registration import get_registered_name
+
+    return {"module": "keras.layers", "class_name": get_registered_name(type(layer)), "config": layer.get_config(),
             "registered_name": None}
 
 
 def deserialize(config, custom_objects=None):
     """A layer from ``{"class_name": ..., "config": ...}``, looked up in ``custom_objects`` then here."""
+    from ember.keras.utils.object_registration import effective_custom_objects
+
+    custom_objects = effective_custom_objects(custom_objects)
     name = config["class_name"]
-    cls = (custom_objects or {}).get(name) or globals().get(name)
+    cls = custom_objects.get(name) or globals().get(name)
     if cls is None and name in ("TFOpLambda", "SlicingOpLambda"):  # not public names, as in tf_keras
         from ember.keras.layers import core
 

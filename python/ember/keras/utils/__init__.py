@@ -2,7 +2,14 @@
 
 import numpy as np
 
+from ember.keras.utils.data_utils import (Sequence, normalize, pack_x_y_sample_weight,  # noqa: F401
+                                          pad_sequences, split_dataset, text_dataset_from_directory,
+                                          timeseries_dataset_from_array, to_ordinal, unpack_x_y_sample_weight)
 from ember.keras.utils.generic_utils import Progbar  # noqa: F401
+from ember.keras.utils.object_registration import (CustomObjectScope, custom_object_scope,  # noqa: F401
+                                                   deserialize_keras_object, get_custom_objects,
+                                                   get_registered_name, get_registered_object,
+                                                   register_keras_serializable, serialize_keras_object)
 
 
 def to_categorical(y, num_classes=None, dtype="float32"):

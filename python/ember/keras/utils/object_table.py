@@ -31,7 +31,13 @@ class ObjectTable:
                 "registered_name": None}
 
     def deserialize(self, config, custom_objects=None):
+        from ember.keras.utils.object_registration import effective_custom_objects
+
+        custom_objects = effective_custom_objects(custom_objects)
         if isinstance(config, str):
+            if config in custom_objects:
+                found = custom_objects[config]
+                return found() if isinstance(found, type) else found
             return self.get(config)
         name = config["class_name"]
         if name == "function":
