@@ -248,10 +248,11 @@ def _record_or_run(f, args, kwargs, keep_backward):
     where it was recorded or ``keep_backward`` asks for it, that backward (else None)."""
     inputs = [a for a in nest.flatten(args) if isinstance(a, Tensor)]
     if not _C.recording_active():
+        if not keep_backward:
+            result, _ = f(*args, **kwargs)
+            return result, None
         first = _C.trace_num_nodes()
         result, grad_fn = f(*args, **kwargs)
-        if not keep_backward:
-            return result, None
         # Traced with nothing recording: the variables f read are those its nodes read.
         found = (_variable_by_id(i) for i in _C.trace_resources_read(first, _C.trace_num_nodes()))
         variables = [v for v in found if v is not None and v.trainable]

@@ -199,22 +199,49 @@ def test_calls_with_effects_run_once_and_differentiate():
         return list(f(lib.constant(X))) + [counter.read_value()]
 
     got, want = run(em), run(tf)
+    assert len(got) == len(want) == 4
     for a, b in zip(got, want):
         close(a, b)
 
 
-def test_control_flow_with_effects_on_the_path_is_refused():
-    # TensorFlow differentiates it; ember would have to rewrite the If in place (not done) and refuses
-    # rather than assign twice.
+def test_conditionals_with_effects_run_once_and_differentiate():
+    def run(lib):
+        counter = lib.Variable(1.0)
+
+        @lib.function
+        def f(x):
+            def bump():
+                counter.assign_add(1.0)
+                return x * counter
+
+            y = lib.cond(lib.reduce_sum(x) > 0, bump, lambda: x)
+            z = lib.switch_case(lib.constant(1), [lambda: y * 2.0, lambda: (counter.assign_add(1.0), y * y)[1]])
+            return lib.gradients(y, [x, counter]) + lib.gradients(z, x) + lib.gradients(z, [x, counter])
+
+        return list(f(lib.constant(X))) + [counter.read_value()]
+
+    got, want = run(em), run(tf)
+    assert len(got) == len(want) == 6
+    for a, b in zip(got, want):
+        close(a, b)
+
+
+def test_a_loop_with_effects_on_the_path_is_refused():
+    # TensorFlow differentiates it; ember's forward loop takes other inputs than the traced While, so it
+    # cannot be rewritten in place, and running it again would assign twice.
     counter = em.Variable(1.0)
 
     @em.function
     def f(x):
-        y = em.cond(em.reduce_sum(x) > 0, lambda: (counter.assign_add(1.0), x * counter)[1], lambda: x)
+        def body(i, a):
+            counter.assign_add(1.0)
+            return i + 1, a * counter
+
+        _, y = em.while_loop(lambda i, a: i < 2, body, [em.constant(0), x])
         return em.gradients(y, x)
 
-    with pytest.raises(em.errors.UnimplementedError, match="If 'If' lies between xs and ys and its "
-                                                           "functions have effects"):
+    with pytest.raises(em.errors.UnimplementedError, match="While 'While' lies between xs and ys and its "
+                                                           "body has effects"):
         f(em.constant(X))
     assert counter.numpy() == 1.0
 

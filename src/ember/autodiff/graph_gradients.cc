@@ -8,9 +8,9 @@
 //    call already traced] in function_gradient.cc);
 //  - a custom_gradient region: the decorated function records one node over the region whose backward is
 //    the grad_fn kept when it was traced (ember/backprop.py), in place of the region's own nodes;
-//  - If, Case and While: run once more over their forward functions (the trace keeps both; the optimizer
-//    drops the unused one), which would repeat effects, so one whose branches or body have effects is
-//    refused.
+//  - If and Case: rewritten in place like a call, to run their forward branches (control_flow_gradient.cc);
+//  - While: run once more over its forward loop (the trace keeps both; the optimizer drops the unused
+//    one), which would repeat effects, so one whose body has effects is refused.
 #include "ember/autodiff/graph_gradients.h"
 
 #include <algorithm>
@@ -155,8 +155,8 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
     return it->second.get();
   };
 
-  // A control-flow op is flagged stateful whatever its functions do; one whose functions have no effects
-  // may run twice.
+  // A While is flagged stateful whatever its body does; one whose functions have no effects may run
+  // twice.
   std::unordered_map<std::string, bool> stateful_memo;
   auto calls_only_stateless_functions = [&](const OpDef& op, std::span<const AttrValue> attrs) {
     for (const std::string& callee : called_functions(op, attrs))
@@ -213,11 +213,17 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
         outs = std::move(recorded).value();
       else
         replayed = recorded.status();
+    } else if (calls_functions(op) && op.name != "While" && op.name != "StatelessWhile") {
+      auto recorded = internal::record_traced_control_flow(fn, i, {inputs.data(), inputs.size()});
+      if (recorded.ok())
+        outs = std::move(recorded).value();
+      else
+        replayed = recorded.status();
     } else if (calls_functions(op)) {
       if (!calls_only_stateless_functions(op, attrs)) {
         replayed = make_error(Code::kUnimplemented, "tf.gradients: ", op.name, " '", name,
-                              "' lies between xs and ys and its functions have effects (an assignment, a "
-                              "random draw); differentiate it with tf.GradientTape around the computation");
+                              "' lies between xs and ys and its body has effects (an assignment, a random "
+                              "draw); differentiate it with tf.GradientTape around the computation");
         break;
       }
       RequestedDeviceScope scope(device);
