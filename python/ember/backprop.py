@@ -217,15 +217,19 @@ def _custom_gradient(f, differs_from_ordinary):
 
     @functools.wraps(f)
     def decorated(*args, **kwargs):
-        # While tracing, mark the nodes this call adds: the graph cannot carry grad_fn, so differentiating
-        # the function from outside reruns f there, with a tape recording, on the replay's values.
+        # While tracing, mark the nodes this call adds (FunctionGraph::CustomGradientRegion). The graph
+        # cannot carry grad_fn: differentiating the function from outside reruns f there, with a tape
+        # recording, on the replay's values; tf.gradients in this same trace instead records one node over
+        # the region whose backward is the grad_fn kept here, as TensorFlow's graph-mode custom_gradient.
         first = _C.trace_num_nodes() if differs_from_ordinary else -1
-        result = _record_or_run(f, args, kwargs)
+        result, backward = _record_or_run(f, args, kwargs, keep_backward=first >= 0)
         if first >= 0:
             arg_tensors = [a for a in nest.flatten(args) if isinstance(a, Tensor)]
             out_tensors = [r for r in nest.flatten(result) if isinstance(r, Tensor)]
 
             def replay(tensors):
+                if out_tensors and _C.trace_owns(out_tensors[0]):
+                    return _record_traced_region(tensors, out_tensors, backward)
                 it = iter(tensors)
                 new_args = nest.pack_sequence_as(
                     args, [next(it) if isinstance(a, Tensor) else a for a in nest.flatten(args)])
@@ -239,12 +243,20 @@ def _custom_gradient(f, differs_from_ordinary):
     return decorated
 
 
-def _record_or_run(f, args, kwargs):
-    """Runs f; when a tape records, records one node whose backward is f's grad_fn."""
-    if not _C.recording_active():
-        result, _ = f(*args, **kwargs)
-        return result
+def _record_or_run(f, args, kwargs, keep_backward):
+    """Runs f; when a tape records, records one node whose backward is f's grad_fn. Returns the result and,
+    where it was recorded or ``keep_backward`` asks for it, that backward (else None)."""
     inputs = [a for a in nest.flatten(args) if isinstance(a, Tensor)]
+    if not _C.recording_active():
+        if not keep_backward:
+            result, _ = f(*args, **kwargs)
+            return result, None
+        first = _C.trace_num_nodes()
+        result, grad_fn = f(*args, **kwargs)
+        # Traced with nothing recording: the variables f read are those its nodes read.
+        found = (_variable_by_id(i) for i in _C.trace_resources_read(first, _C.trace_num_nodes()))
+        variables = [v for v in found if v is not None and v.trainable]
+        return result, _custom_backward(f, grad_fn, inputs, variables)
     token = _C.pause_recording()
     reads = _C.Tape(False, True)  # learns which variables f reads
     reads.push()
@@ -258,10 +270,17 @@ def _record_or_run(f, args, kwargs):
     finally:
         _C.resume_recording(token)
     variables = [v for v in (_variable_by_id(i) for i in reads.watched_variables()) if v is not None]
+    backward = _custom_backward(f, grad_fn, inputs, variables)
+    out_tensors = [o for o in outputs if isinstance(o, Tensor)]
+    _C.record_custom(inputs, [v._id for v in variables], out_tensors, backward)
+    return nest.pack_sequence_as(result, outputs), backward
+
+
+def _custom_backward(f, grad_fn, inputs, variables):
+    """The backward of a custom node: output gradients to the gradients of ``inputs`` then ``variables``."""
     if variables and not _accepts_variables(grad_fn):
         raise TypeError("If using @custom_gradient with a function that uses variables, then grad_fn must "
                         "accept a keyword argument 'variables'.")
-    out_tensors = [o for o in outputs if isinstance(o, Tensor)]
 
     def backward(output_grads):
         if variables:
@@ -277,8 +296,21 @@ def _record_or_run(f, args, kwargs):
         return grads
 
     backward.__name__ = getattr(f, "__name__", "custom_gradient")  # errors name the decorated function
-    _C.record_custom(inputs, [v._id for v in variables], out_tensors, backward)
-    return nest.pack_sequence_as(result, outputs)
+    backward.variables = variables
+    return backward
+
+
+def _record_traced_region(tensors, out_tensors, backward):
+    """tf.gradients through a custom_gradient region of the trace it is in: one node over the region's
+    inputs (``tensors``, as tf.gradients' tape sees them) and the variables f read, whose outputs stand
+    for the region's; nothing of f runs again."""
+    token = _C.pause_recording()
+    try:
+        outputs = [_Identity(o) for o in out_tensors]
+    finally:
+        _C.resume_recording(token)
+    _C.record_custom(list(tensors), [v._id for v in backward.variables], outputs, backward)
+    return outputs
 
 
 def recompute_grad(f):

@@ -661,7 +661,8 @@ def _spec_key(values, tensors, variables=None):
 
 def _fits(general, specific):
     """Whether a trace keyed ``general`` accepts arguments keyed ``specific``: the same structure, dtypes
-    and Python values, and each tensor's shape compatible (an unknown rank or dimension accepts any)."""
+    and Python values, and each tensor's (or variable's declared) shape compatible (an unknown rank or
+    dimension accepts any)."""
     if isinstance(general, _TensorLeaf):
         if not isinstance(specific, _TensorLeaf) or general.dtype != specific.dtype:
             return False
@@ -670,6 +671,17 @@ def _fits(general, specific):
         if specific.shape is None or len(general.shape) != len(specific.shape):
             return False
         return all(g is None or g == s for g, s in zip(general.shape, specific.shape))
+    if isinstance(general, _VariableLeaf):
+        # TensorFlow's VariableSpec: a trace for a variable declared with unknown dimensions (or rank) serves
+        # variables whose declared shape fills them in; the trace reads its declared, more general shape.
+        if (not isinstance(specific, _VariableLeaf) or general.dtype != specific.dtype
+                or general.alias != specific.alias):
+            return False
+        if general.shape is None:
+            return True
+        if specific.shape is None or len(general.shape) != len(specific.shape):
+            return False
+        return all(g < 0 or g == s for g, s in zip(general.shape, specific.shape))
     if isinstance(general, tuple):
         return (isinstance(specific, tuple) and len(general) == len(specific)
                 and all(_fits(g, s) for g, s in zip(general, specific)))

@@ -381,6 +381,27 @@ void bind_functions(nb::module_& m) {
     TraceContext* trace = TraceContext::current();
     return trace == nullptr ? -1 : trace->function().graph.num_nodes();
   });
+  // Whether `t` is a value of the function this thread traces now (the graph tf.gradients adds to).
+  m.def("trace_owns", [](nb::handle t) {
+    TraceContext* trace = TraceContext::current();
+    TensorImpl* impl = tensor_arg(t, "trace_owns");
+    return trace != nullptr && impl->is_symbolic() && impl->graph() == &trace->function();
+  });
+  // The resources (ids, each once) that nodes [first, end) of the current trace read: the variables a
+  // custom_gradient function read while it was traced.
+  m.def("trace_resources_read", [](int32_t first, int32_t end) {
+    std::vector<int64_t> ids;
+    TraceContext* trace = TraceContext::current();
+    if (trace == nullptr) return ids;
+    const Graph& g = trace->function().graph;
+    for (int32_t i = std::max(first, 0); i < std::min(end, g.num_nodes()); ++i) {
+      const Node& n = g.node(i);
+      if (!n.op->has_flag(kReadsResource)) continue;
+      const int64_t id = std::get<int64_t>(n.attrs[0]);
+      if (std::find(ids.begin(), ids.end(), id) == ids.end()) ids.push_back(id);
+    }
+    return ids;
+  });
   // A custom_gradient traced with no tape recording: [first, end) are its nodes; `replay(inputs)` reruns
   // the decorated function on the replay's tensors (see FunctionGraph::CustomGradientRegion).
   m.def("note_custom_gradient_region", [](int32_t first, int32_t end, nb::list inputs, nb::list outputs,

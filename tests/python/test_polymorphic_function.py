@@ -173,3 +173,67 @@ def test_unknown_rank_signature_shares_one_call_memo_entry():
         np.testing.assert_array_equal(f(tf.ones(shape)).numpy(), np.full(shape, 2.0, np.float32))
     assert f._call_memo_size() == 1
     assert f.experimental_get_tracing_count() == 1
+
+
+# Variable arguments: (declared shape, initial value's shape) per variable; "u" declares an unknown rank.
+# A trace for a variable with unknown dimensions serves variables that fill them in (TensorFlow's
+# VariableSpec subtyping), never the reverse; dtype and which arguments are the same variable still split.
+VARIABLE_SCENARIOS = {
+    "unknown_then_known": [[([None], [2])], [([3], [3])], [([5], [5])]],
+    "known_then_unknown": [[([3], [3])], [([None], [3])], [([3], [3])], [([4], [4])]],
+    "known_dims_differ": [[([3], [3])], [([4], [4])], [([3], [3])]],
+    "partly_known": [[([None, 2], [1, 2])], [([3, 2], [3, 2])], [([None, None], [1, 1])], [([3, 2], [3, 2])],
+                     [([4, 5], [4, 5])], [([None, 2], [2, 2])]],
+    "unknown_rank": [[("u", [2])], [("u", [2, 3])], [([4], [4])], [([], [])], [([None, 1], [2, 1])]],
+    "dtype_splits": [[([None], [2])], [([None], [2], "float64")], [([3], [3], "float64")]],
+    "aliasing": [[([None], [2]), "same"], [([2], [2]), "same"], [([None], [2]), ([2], [2])],
+                 [([2], [2]), ([None], [2])], [([2], [2]), ([2], [2])]],
+}
+
+
+def _variable(lib, spec):
+    declared, init = spec[0], spec[1]
+    dtype = getattr(lib, spec[2]) if len(spec) > 2 else lib.float32
+    shape = lib.TensorShape(None) if declared == "u" else lib.TensorShape(declared)
+    return lib.Variable(lib.fill(init, lib.constant(1.5, dtype)), shape=shape)
+
+
+def _variable_history(lib, calls):
+    @lib.function
+    def f(*variables):
+        return [v * 2.0 + lib.cast(lib.size(v), v.dtype) for v in variables]
+
+    out = []
+    for call in calls:
+        first = _variable(lib, call[0])
+        args = [first] + [first if a == "same" else _variable(lib, a) for a in call[1:]]
+        results = f(*args)
+        out.append((f.experimental_get_tracing_count(), [r.numpy().tolist() for r in results]))
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(VARIABLE_SCENARIOS))
+def test_variable_arguments_retrace_as_tensorflow(real_tf, name):
+    calls = VARIABLE_SCENARIOS[name]
+    assert _variable_history(tf, calls) == _variable_history(real_tf, calls)
+
+
+def test_variables_in_a_structure_reuse_a_general_trace(real_tf):
+    def history(lib):
+        f = lib.function(lambda d: d["v"] * 2.0)
+        general = lib.Variable(lib.zeros([2]), shape=lib.TensorShape([None]))
+        counts = []
+        for v in (general, lib.Variable([1.0, 2.0]), lib.Variable([1.0, 2.0, 3.0])):
+            np.testing.assert_array_equal(f({"v": v}).numpy(), v.numpy() * 2.0)
+            counts.append(f.experimental_get_tracing_count())
+        return counts
+
+    assert history(tf) == history(real_tf) == [1, 1, 1]
+
+
+def test_reduce_retracing_does_not_relax_variable_shapes():
+    # TensorFlow reuses a relaxed trace that kept the first variable's static shape, and then reports that
+    # shape for a variable of another size (tf.shape gives [4] for a [5] variable); ember traces again.
+    f = tf.function(lambda v: tf.shape(v), reduce_retracing=True)
+    shapes = [f(tf.Variable(tf.zeros([n]))).numpy().tolist() for n in (3, 4, 5)]
+    assert shapes == [[3], [4], [5]] and f.experimental_get_tracing_count() == 3

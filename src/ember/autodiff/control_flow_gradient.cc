@@ -438,11 +438,13 @@ Cache<BranchGradient>& branch_cache() {
   return cache;
 }
 
-Status execute_branches(const OpDef& op, std::span<TensorImpl* const> inputs,
-                        std::span<const AttrValue> attrs, OutputList& outputs) {
-  const bool is_case = is_case_op(op);
+// The branch gradient of an If or Case over `inputs`; null (and `mask` 0) where no recording tape
+// watches an argument or a variable the branches read, or a branch is not a library function.
+StatusOr<std::shared_ptr<BranchGradient>> branch_gradient_for(
+    const OpDef& op, std::span<TensorImpl* const> inputs, std::span<const AttrValue> attrs, uint32_t& mask,
+    std::unordered_map<int64_t, uint32_t>& variable_masks) {
   std::vector<std::string> names;
-  if (is_case) {
+  if (is_case_op(op)) {
     names = split_branch_names(std::get<std::string>(attrs[0]));
   } else {
     names = {std::get<std::string>(attrs[0]), std::get<std::string>(attrs[1])};
@@ -450,17 +452,15 @@ Status execute_branches(const OpDef& op, std::span<TensorImpl* const> inputs,
   std::vector<std::shared_ptr<const FunctionGraph>> fns;
   for (const std::string& name : names) {
     auto fn = FunctionLibrary::global().find(name);
-    if (fn == nullptr || inputs.empty()) return execute_op_unrecorded(op, inputs, attrs, outputs);
+    if (fn == nullptr || inputs.empty()) return std::shared_ptr<BranchGradient>();
     fns.push_back(std::move(fn));
   }
-  const uint32_t active = active_mask();
-  uint32_t mask = 0;
   std::span<TensorImpl* const> args = inputs.subspan(1);
-  std::string needs = needs_of(args, active, mask);
+  std::string needs = needs_of(args, active_mask(), mask);
   std::vector<int64_t> variables;
   for (const auto& fn : fns) collect_variables(*fn, variables, 0);
-  std::unordered_map<int64_t, uint32_t> variable_masks = masks_of_variables(variables, mask);
-  if (mask == 0) return execute_op_unrecorded(op, inputs, attrs, outputs);
+  variable_masks = masks_of_variables(variables, mask);
+  if (mask == 0) return std::shared_ptr<BranchGradient>();
 
   std::string key = op.name + "|" + needs;
   for (const std::string& name : names) key += "|" + name;
@@ -473,9 +473,16 @@ Status execute_branches(const OpDef& op, std::span<TensorImpl* const> inputs,
     grad = std::move(built).value();
     branch_cache().put(key, grad);
   }
-  AttrList forward_attrs = grad->branch_attrs(grad->forward_names);
-  OutputList all;
-  EMBER_RETURN_IF_ERROR(execute_op_unrecorded(op, inputs, {forward_attrs.data(), forward_attrs.size()}, all));
+  return grad;
+}
+
+// Records the If or Case over `grad`'s forward branches whose outputs (the results, then every branch's
+// intermediates) are `all`: one node whose backward is again such an op; `all` is linked to it.
+void record_branches(const std::shared_ptr<BranchGradient>& grad, std::span<TensorImpl* const> inputs,
+                     uint32_t mask, const std::unordered_map<int64_t, uint32_t>& variable_masks,
+                     OutputList& all) {
+  const uint32_t active = active_mask();
+  std::span<TensorImpl* const> args = inputs.subspan(1);
   auto* node = new TapeNode();
   node->backward = grad;
   node->mask = mask;
@@ -491,8 +498,21 @@ Status execute_branches(const OpDef& op, std::span<TensorImpl* const> inputs,
     node->edges.push_back(variable_edge(id, it != variable_masks.end() ? it->second : 0));
   }
   link_outputs(node, {all.data(), all.size()});
+}
+
+Status execute_branches(const OpDef& op, std::span<TensorImpl* const> inputs,
+                        std::span<const AttrValue> attrs, OutputList& outputs) {
+  uint32_t mask = 0;
+  std::unordered_map<int64_t, uint32_t> variable_masks;
+  auto grad = branch_gradient_for(op, inputs, attrs, mask, variable_masks);
+  if (!grad.ok()) return grad.status();
+  if (*grad == nullptr) return execute_op_unrecorded(op, inputs, attrs, outputs);
+  AttrList forward_attrs = (*grad)->branch_attrs((*grad)->forward_names);
+  OutputList all;
+  EMBER_RETURN_IF_ERROR(execute_op_unrecorded(op, inputs, {forward_attrs.data(), forward_attrs.size()}, all));
+  record_branches(*grad, inputs, mask, variable_masks, all);
   outputs.clear();
-  for (size_t i = 0; i < grad->num_results; ++i) outputs.push_back(std::move(all[i]));
+  for (size_t i = 0; i < (*grad)->num_results; ++i) outputs.push_back(std::move(all[i]));
   return Status::OK();
 }
 
@@ -958,6 +978,50 @@ Status execute_loop(const OpDef& op, std::span<TensorImpl* const> inputs, std::s
 }
 
 }  // namespace
+
+// tf.gradients through an If or Case the trace built while nothing recorded: rewritten in place, like a
+// call (Note [Differentiating a call already traced] in function_gradient.cc), to run the forward branches,
+// whose outputs are the op's results followed by the intermediates; a rewritten op's results are a prefix
+// of the outputs of the op rewritten again.
+StatusOr<OutputList> record_traced_control_flow(FunctionGraph& caller, int32_t node,
+                                                std::span<TensorImpl* const> inputs) {
+  const Node& n = caller.graph.node(node);
+  const OpDef& op = *n.op;
+  if (is_while_op(op))
+    return make_error(Code::kUnimplemented, "tf.gradients: ", op.name, " '", n.name,
+                      "' lies between xs and ys and its body has effects (an assignment, a random draw); "
+                      "differentiate it with tf.GradientTape around the computation");
+  auto symbolic_outputs = [&caller, node] {
+    OutputList outs;
+    const Node& current = caller.graph.node(node);
+    for (int32_t o = 0; o < static_cast<int32_t>(current.outputs.size()); ++o)
+      outs.push_back(
+          TensorImpl::symbolic(current.outputs[o].dtype, current.outputs[o].shape, &caller, node, o));
+    return outs;
+  };
+  const AttrList attrs = n.attrs;
+  uint32_t mask = 0;
+  std::unordered_map<int64_t, uint32_t> variable_masks;
+  std::shared_ptr<BranchGradient> grad;
+  try {
+    auto found = branch_gradient_for(op, inputs, {attrs.data(), attrs.size()}, mask, variable_masks);
+    if (!found.ok()) return found.status();
+    grad = std::move(found).value();
+  } catch (const StatusError& e) {
+    return e.status();
+  }
+  if (grad == nullptr) return symbolic_outputs();
+  Node& rewritten = caller.graph.mutable_node(node);
+  AttrList forward_attrs = grad->branch_attrs(grad->forward_names);
+  for (size_t k = 0; k < forward_attrs.size(); ++k) rewritten.attrs[k] = forward_attrs[k];
+  for (size_t k = rewritten.outputs.size(); k < grad->output_specs.size(); ++k)
+    rewritten.outputs.push_back(grad->output_specs[k]);
+  for (const auto& fn : grad->forward_functions) caller.callees.push_back(fn);
+  OutputList all = symbolic_outputs();
+  record_branches(grad, inputs, mask, variable_masks, all);
+  all.resize(grad->num_results);
+  return all;
+}
 
 Status execute_control_flow(const OpDef& op, std::span<TensorImpl* const> inputs,
                             std::span<const AttrValue> attrs, OutputList& outputs) {

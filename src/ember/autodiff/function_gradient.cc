@@ -426,35 +426,36 @@ std::unordered_map<int64_t, uint32_t> masks_of_variables(const std::vector<int64
   return masks;
 }
 
-Status execute_function_call(const OpDef& op, std::span<TensorImpl* const> inputs,
-                             std::span<const AttrValue> attrs, OutputList& outputs) {
-  const std::string& name = std::get<std::string>(attrs[0]);
-  std::shared_ptr<const FunctionGraph> fn = FunctionLibrary::global().find(name);
-  if (fn == nullptr) return execute_op_unrecorded(op, inputs, attrs, outputs);
-  uint32_t active = active_mask();
-  uint32_t mask = 0;
-  std::string needs = needs_of(inputs, active, mask);
-  std::shared_ptr<FunctionEntry> entry = entry_for(name, fn);
-  std::unordered_map<int64_t, uint32_t> variable_masks = masks_of_variables(entry->variables, mask);
-  if (mask == 0) return execute_op_unrecorded(op, inputs, attrs, outputs);
+namespace {
 
-  std::shared_ptr<GradientPair> pair;
+// The pair of F for the call arguments that need gradients; null (and `mask` 0) when no recording tape
+// watches an argument or a variable F reads.
+StatusOr<std::shared_ptr<GradientPair>> pair_for_call(const std::string& name,
+                                                      const std::shared_ptr<const FunctionGraph>& fn,
+                                                      std::span<TensorImpl* const> inputs, uint32_t& mask,
+                                                      std::unordered_map<int64_t, uint32_t>& variable_masks) {
+  std::string needs = needs_of(inputs, active_mask(), mask);
+  std::shared_ptr<FunctionEntry> entry = entry_for(name, fn);
+  variable_masks = masks_of_variables(entry->variables, mask);
+  if (mask == 0) return std::shared_ptr<GradientPair>();
   {
     std::lock_guard<std::mutex> lock(g_mu);
     auto it = entry->pairs.find(needs);
-    if (it != entry->pairs.end()) pair = it->second;
+    if (it != entry->pairs.end()) return it->second;
   }
-  if (pair == nullptr) {
-    auto built = build_pair(fn, needs);
-    if (!built.ok()) return built.status();
-    pair = std::move(built).value();
-    std::lock_guard<std::mutex> lock(g_mu);
-    entry->pairs[needs] = pair;
-  }
-  AttrList forward_attrs;
-  forward_attrs.push_back(pair->forward_name);
-  OutputList all;
-  EMBER_RETURN_IF_ERROR(execute_op_unrecorded(op, inputs, {forward_attrs.data(), forward_attrs.size()}, all));
+  auto built = build_pair(fn, needs);
+  if (!built.ok()) return built.status();
+  std::lock_guard<std::mutex> lock(g_mu);
+  entry->pairs[needs] = *built;
+  return built;
+}
+
+// Records the call of `pair`'s forward function whose outputs (F's results, then the intermediates) are
+// `all`: one node whose backward is F's; `all` is linked to it.
+void record_call(const std::shared_ptr<GradientPair>& pair, std::span<TensorImpl* const> inputs,
+                 uint32_t mask, const std::unordered_map<int64_t, uint32_t>& variable_masks,
+                 OutputList& all) {
+  const uint32_t active = active_mask();
   auto* node = new TapeNode();
   node->backward = pair;
   node->mask = mask;
@@ -468,9 +469,68 @@ Status execute_function_call(const OpDef& op, std::span<TensorImpl* const> input
     node->edges.push_back(variable_edge(id, it != variable_masks.end() ? it->second : 0));
   }
   link_outputs(node, {all.data(), all.size()});
+}
+
+}  // namespace
+
+Status execute_function_call(const OpDef& op, std::span<TensorImpl* const> inputs,
+                             std::span<const AttrValue> attrs, OutputList& outputs) {
+  const std::string& name = std::get<std::string>(attrs[0]);
+  std::shared_ptr<const FunctionGraph> fn = FunctionLibrary::global().find(name);
+  if (fn == nullptr) return execute_op_unrecorded(op, inputs, attrs, outputs);
+  uint32_t mask = 0;
+  std::unordered_map<int64_t, uint32_t> variable_masks;
+  auto pair = pair_for_call(name, fn, inputs, mask, variable_masks);
+  if (!pair.ok()) return pair.status();
+  if (*pair == nullptr) return execute_op_unrecorded(op, inputs, attrs, outputs);
+  AttrList forward_attrs;
+  forward_attrs.push_back((*pair)->forward_name);
+  OutputList all;
+  EMBER_RETURN_IF_ERROR(execute_op_unrecorded(op, inputs, {forward_attrs.data(), forward_attrs.size()}, all));
+  record_call(*pair, inputs, mask, variable_masks, all);
   outputs.clear();
-  for (size_t i = 0; i < pair->num_results; ++i) outputs.push_back(std::move(all[i]));
+  for (size_t i = 0; i < (*pair)->num_results; ++i) outputs.push_back(std::move(all[i]));
   return Status::OK();
+}
+
+// Note [Differentiating a call already traced]
+// tf.gradients meets a call node the trace built while nothing recorded. Running the forward function as a
+// second call would repeat the callee's effects (an assignment, a random draw) and read its variables out
+// of program order, so the node itself is rewritten, as TensorFlow rewrites a function call op when a
+// gradient first needs its intermediates: it calls F''s forward function, whose outputs are F's results
+// followed by the intermediates, so existing readers of the results are unchanged. A second tf.gradients
+// through the same node rewrites it again from the forward function it calls by then, whose results are a
+// prefix of the new forward's outputs.
+StatusOr<OutputList> record_traced_call(FunctionGraph& caller, int32_t node,
+                                        std::span<TensorImpl* const> inputs) {
+  const Node& call = caller.graph.node(node);
+  const std::string name = std::get<std::string>(call.attrs[0]);
+  auto symbolic_outputs = [&caller, node] {
+    OutputList outs;
+    const Node& n = caller.graph.node(node);
+    for (int32_t o = 0; o < static_cast<int32_t>(n.outputs.size()); ++o)
+      outs.push_back(TensorImpl::symbolic(n.outputs[o].dtype, n.outputs[o].shape, &caller, node, o));
+    return outs;
+  };
+  std::shared_ptr<const FunctionGraph> fn = FunctionLibrary::global().find(name);
+  if (fn == nullptr) return make_error(Code::kNotFound, "tf.gradients: the function ", name, " is gone");
+  uint32_t mask = 0;
+  std::unordered_map<int64_t, uint32_t> variable_masks;
+  auto pair = pair_for_call(name, fn, inputs, mask, variable_masks);
+  if (!pair.ok()) return pair.status();
+  if (*pair == nullptr) return symbolic_outputs();
+  const FunctionGraph& forward = *(*pair)->forward;
+  Node& rewritten = caller.graph.mutable_node(node);
+  rewritten.attrs[0] = (*pair)->forward_name;
+  for (size_t k = rewritten.outputs.size(); k < forward.results.size(); ++k) {
+    ValueRef r = forward.results[k];
+    rewritten.outputs.push_back(forward.graph.node(r.node).outputs[r.output]);
+  }
+  caller.callees.push_back((*pair)->forward);
+  OutputList all = symbolic_outputs();
+  record_call(*pair, inputs, mask, variable_masks, all);
+  all.resize((*pair)->num_results);
+  return all;
 }
 
 }  // namespace ember::autodiff::internal

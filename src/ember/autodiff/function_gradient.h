@@ -115,6 +115,18 @@ std::string needs_of(std::span<TensorImpl* const> inputs, uint32_t active, uint3
 std::unordered_map<int64_t, uint32_t> masks_of_variables(const std::vector<int64_t>& variables,
                                                          uint32_t& mask);
 
+/// tf.gradients through call `node` of `caller`, a node traced while nothing recorded: rewrites it to call
+/// the forward function of its callee's pair and records it on the recording tapes (Note [Differentiating a
+/// call already traced] in function_gradient.cc). Returns the call's results linked to the recorded node.
+StatusOr<OutputList> record_traced_call(FunctionGraph& caller, int32_t node,
+                                        std::span<TensorImpl* const> inputs);
+
+/// tf.gradients through If or Case `node` of `caller`, traced while nothing recorded: rewritten in place to
+/// run its forward branches and recorded, as record_traced_call does for a call (control_flow_gradient.cc).
+/// A While is refused (Unimplemented): its forward loop takes other inputs.
+StatusOr<OutputList> record_traced_control_flow(FunctionGraph& caller, int32_t node,
+                                                std::span<TensorImpl* const> inputs);
+
 /// Appends the variables F reads, or any function it calls reads (each once).
 void collect_variables(const FunctionGraph& fn, std::vector<int64_t>& out, int depth);
 

@@ -1,16 +1,24 @@
-// tf.gradients inside a trace. Note [Gradients of recorded nodes]: the nodes between the sources and
-// the targets are run once more through execute_op while a private tape watches the sources. The trace
-// adds each replayed stateless node again (the optimizer's CSE merges it with the original), the tape
-// records it, and the tape's backprop then adds the gradient nodes to the trace: the same gradient rules
-// as everywhere else, so the result can be differentiated again (tf.hessians, an enclosing tape). Only
-// nodes on a path from a source to a target are replayed; everything else is read as it is. A stateful
-// node on that path would run twice (a random draw, an assignment), so it is refused rather than replayed;
-// a call of functions without effects is replayed like any op (it then runs twice: calls are not merged).
+// tf.gradients inside a trace. Note [Gradients of recorded nodes]: the nodes on a path from a source to a
+// target are recorded, after the fact, on a private tape that watches the sources, and the tape's backprop
+// adds the gradient nodes to the trace: the same gradient rules as everywhere else, so the result can be
+// differentiated again (tf.hessians, an enclosing tape). Nothing runs a second time, so stateful nodes
+// (a py_function, CheckNumerics, reads after an assignment) are differentiated where they stand, as
+// TensorFlow differentiates them. Three kinds of node need more than their op's gradient rule:
+//  - a call: rewritten in place to return the intermediates its gradient reads (Note [Differentiating a
+//    call already traced] in function_gradient.cc);
+//  - a custom_gradient region: the decorated function records one node over the region whose backward is
+//    the grad_fn kept when it was traced (ember/backprop.py), in place of the region's own nodes;
+//  - If and Case: rewritten in place like a call, to run their forward branches (control_flow_gradient.cc);
+//  - While: run once more over its forward loop (the trace keeps both; the optimizer drops the unused
+//    one), which would repeat effects, so one whose body has effects is refused.
 #include "ember/autodiff/graph_gradients.h"
 
+#include <algorithm>
 #include <map>
 #include <unordered_map>
 
+#include "ember/autodiff/function_gradient.h"
+#include "ember/autodiff/tape_internal.h"
 #include "ember/core/device.h"
 #include "ember/graph/function_def.h"
 #include "ember/ops/execute.h"
@@ -60,6 +68,7 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
 
   using Key = std::pair<int32_t, int32_t>;
   auto key_of = [](const TensorImpl* t) { return Key{t->graph_node(), t->graph_output()}; };
+  auto key_of_value = [](ValueRef v) { return Key{v.node, v.output}; };
   // The tensor standing for each graph value during the replay: the caller's for sources, replayed
   // outputs for nodes on the path, a fresh symbolic tensor (unrecorded) for the rest.
   std::map<Key, TensorRef> value;
@@ -84,7 +93,11 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
       sources.push_back(GradSource{value[key].get(), 0});
       continue;
     }
-    // A variable: each of its reads in this trace is a source; its gradient sums over them.
+    // A variable: each of its reads in this trace is a source, and so is the variable itself, for reads in
+    // calls and custom_gradient functions (their backward gives the variable's gradient); its gradient
+    // sums over them.
+    source_slots[k].push_back(sources.size());
+    sources.push_back(GradSource{nullptr, xs[k].variable_id});
     for (int32_t i = 0; i < num_nodes; ++i) {
       const Node& n = g.node(i);
       if (n.op->name != "ReadVariableOp" || std::get<int64_t>(n.attrs[0]) != xs[k].variable_id) continue;
@@ -102,9 +115,25 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
     if (is_stop.count(key)) return false;
     return is_source.count(key) != 0 || (v.node < num_nodes && reached[v.node]);
   };
-  for (int32_t i = 0; i < num_nodes; ++i)
+  // A call or control-flow op whose functions read a variable source depends on it too.
+  std::vector<int64_t> variable_sources;
+  for (const GradSource& s : xs)
+    if (s.tensor == nullptr) variable_sources.push_back(s.variable_id);
+  auto reads_variable_source = [&](const Node& n) {
+    if (variable_sources.empty() || !calls_functions(*n.op)) return false;
+    std::vector<int64_t> read;
+    for (const std::string& callee : called_functions(*n.op, n.attrs))
+      if (auto f = FunctionLibrary::global().find(callee)) internal::collect_variables(*f, read, 0);
+    for (int64_t id : read)
+      if (std::find(variable_sources.begin(), variable_sources.end(), id) != variable_sources.end())
+        return true;
+    return false;
+  };
+  for (int32_t i = 0; i < num_nodes; ++i) {
     for (ValueRef v : g.node(i).inputs)
       if (carries(v)) reached[i] = true;
+    if (!reached[i] && reads_variable_source(g.node(i))) reached[i] = true;
+  }
   // Which of those lead to a target.
   std::vector<bool> needed(num_nodes, false);
   for (TensorImpl* y : targets_in) needed[y->graph_node()] = true;
@@ -126,39 +155,50 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
     return it->second.get();
   };
 
-  // A call is flagged stateful whatever it calls; one whose callees have no effects may run twice.
+  // A While is flagged stateful whatever its body does; one whose functions have no effects may run
+  // twice.
   std::unordered_map<std::string, bool> stateful_memo;
   auto calls_only_stateless_functions = [&](const OpDef& op, std::span<const AttrValue> attrs) {
-    if (!calls_functions(op)) return false;
     for (const std::string& callee : called_functions(op, attrs))
       if (graph_def_internal::is_stateful_function(callee, stateful_memo)) return false;
     return true;
   };
+  // The values a custom_gradient region returns, as its replay recorded them.
+  auto record_region = [&](const FunctionGraph::CustomGradientRegion& region) -> Status {
+    SmallVector<TensorImpl*, 4> inputs;
+    for (ValueRef v : region.inputs) inputs.push_back(tensor_of(v));
+    auto outs = region.replay({inputs.data(), inputs.size()});
+    if (!outs.ok()) return outs.status().with_prefix("tf.gradients: custom_gradient " + region.name + ": ");
+    if (outs->size() != region.outputs.size())
+      return make_error(Code::kInternal, "tf.gradients: custom_gradient ", region.name, " gave ",
+                        outs->size(), " tensors for ", region.outputs.size(), " outputs");
+    for (size_t k = 0; k < region.outputs.size(); ++k) {
+      const Key key = key_of_value(region.outputs[k]);
+      if (!is_stop.count(key)) value[key] = (*outs)[k];
+    }
+    return Status::OK();
+  };
 
-  // Watch the sources and replay the path (Note [Gradients of recorded nodes]).
+  const OpDef& call_op = op_def("PartitionedCall");
+  // Record the path on a tape watching the sources (Note [Gradients of recorded nodes]).
   tape->push();
-  for (const GradSource& s : sources) tape->watch(s.tensor);
+  for (const GradSource& s : sources) {
+    if (s.tensor != nullptr)
+      tape->watch(s.tensor);
+    else
+      tape->watch_variable(s.variable_id);
+  }
   Status replayed = Status::OK();
   for (int32_t i = 0; i < num_nodes && replayed.ok(); ++i) {
     if (!reached[i] || !needed[i]) continue;
-    const Node& n = g.node(i);
-    if (is_source.count(Key{i, 0}) && n.op->name == "ReadVariableOp") continue;
-    if (n.op->has_flag(kStateful) && !calls_only_stateless_functions(*n.op, n.attrs)) {
-      replayed = make_error(Code::kUnimplemented, "tf.gradients: ", n.op->name, " '", n.name,
-                            "' lies between xs and ys and is stateful; it cannot be differentiated after "
-                            "the fact (use tf.GradientTape around the computation)");
-      break;
-    }
+    if (is_source.count(Key{i, 0}) && g.node(i).op->name == "ReadVariableOp") continue;
     if (const auto* region = in_custom_gradient_region(i)) {
-      replayed = make_error(Code::kUnimplemented,
-                            "tf.gradients: the path from xs to ys goes through the "
-                            "custom_gradient function ",
-                            region->name,
-                            "; use tf.GradientTape around the "
-                            "computation");
-      break;
+      replayed = record_region(*region);
+      i = region->end_node - 1;
+      continue;
     }
-    // Copied: the replay adds nodes to the graph, which may move the one being read.
+    // Copied: recording may add nodes to the graph, which may move the one being read.
+    const Node& n = g.node(i);
     const OpDef& op = *n.op;
     const AttrList attrs = n.attrs;
     const std::string device = n.requested_device;
@@ -167,12 +207,36 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
     SmallVector<TensorImpl*, 4> inputs;
     for (ValueRef v : n.inputs) inputs.push_back(tensor_of(v));
     OutputList outs;
-    {
+    if (&op == &call_op) {
+      auto recorded = internal::record_traced_call(fn, i, {inputs.data(), inputs.size()});
+      if (recorded.ok())
+        outs = std::move(recorded).value();
+      else
+        replayed = recorded.status();
+    } else if (calls_functions(op) && op.name != "While" && op.name != "StatelessWhile") {
+      auto recorded = internal::record_traced_control_flow(fn, i, {inputs.data(), inputs.size()});
+      if (recorded.ok())
+        outs = std::move(recorded).value();
+      else
+        replayed = recorded.status();
+    } else if (calls_functions(op)) {
+      if (!calls_only_stateless_functions(op, attrs)) {
+        replayed = make_error(Code::kUnimplemented, "tf.gradients: ", op.name, " '", name,
+                              "' lies between xs and ys and its body has effects (an assignment, a random "
+                              "draw); differentiate it with tf.GradientTape around the computation");
+        break;
+      }
       RequestedDeviceScope scope(device);
       replayed = execute_op(op, {inputs.data(), inputs.size()}, {attrs.data(), attrs.size()}, outs);
+    } else {
+      for (int32_t o = 0; o < num_outputs; ++o) {
+        const TensorSpec& spec = n.outputs[o];
+        outs.push_back(TensorImpl::symbolic(spec.dtype, spec.shape, &fn, i, o));
+      }
+      internal::record_op(op, {inputs.data(), inputs.size()}, {attrs.data(), attrs.size()}, outs);
     }
     if (!replayed.ok()) {
-      replayed = replayed.with_prefix("tf.gradients: replaying " + op.name + " '" + name + "': ");
+      replayed = replayed.with_prefix("tf.gradients: differentiating " + op.name + " '" + name + "': ");
       break;
     }
     for (int32_t o = 0; o < num_outputs && o < static_cast<int32_t>(outs.size()); ++o) {

@@ -60,29 +60,8 @@ Status TapeState::execute(const OpDef& op, std::span<TensorImpl* const> inputs,
                           std::span<const AttrValue> attrs, OutputList& outputs) {
   if (&op == &call_op()) return internal::execute_function_call(op, inputs, attrs, outputs);
   if (calls_functions(op)) return internal::execute_control_flow(op, inputs, attrs, outputs);
-  uint32_t in_mask = 0;
-  for (TensorImpl* t : inputs) in_mask |= t->tape_mask();
-  in_mask &= mask;
-  int64_t variable = 0;
-  if (&op == &read_variable_op()) {
-    variable = std::get<int64_t>(attrs[0]);
-    in_mask |= internal::variable_mask(variable);
-  }
   EMBER_RETURN_IF_ERROR(execute_op_unrecorded(op, inputs, attrs, outputs));
-  if (in_mask == 0 || op.has_flag(kNotDifferentiable) || (op.grad == nullptr && variable == 0) ||
-      !has_differentiable_output(outputs))
-    return Status::OK();
-  auto* node = new TapeNode();
-  node->op = &op;
-  for (const AttrValue& a : attrs) node->attrs.push_back(a);
-  node->variable_id = variable;
-  node->mask = in_mask;
-  node->serial = internal::next_serial();
-  for (TensorImpl* t : inputs) {
-    node->inputs.push_back(TensorRef(t));
-    node->edges.push_back(internal::input_edge(t, in_mask));
-  }
-  internal::link_outputs(node, {outputs.data(), outputs.size()});
+  internal::record_op(op, inputs, attrs, outputs);
   return Status::OK();
 }
 
@@ -91,6 +70,32 @@ Status TapeState::execute(const OpDef& op, std::span<TensorImpl* const> inputs,
 namespace internal {
 
 uint32_t active_mask() { return t_state.mask; }
+
+void record_op(const OpDef& op, std::span<TensorImpl* const> inputs, std::span<const AttrValue> attrs,
+               OutputList& outputs) {
+  uint32_t in_mask = 0;
+  for (TensorImpl* t : inputs) in_mask |= t->tape_mask();
+  in_mask &= t_state.mask;
+  int64_t variable = 0;
+  if (&op == &read_variable_op()) {
+    variable = std::get<int64_t>(attrs[0]);
+    in_mask |= variable_mask(variable);
+  }
+  if (in_mask == 0 || op.has_flag(kNotDifferentiable) || (op.grad == nullptr && variable == 0) ||
+      !has_differentiable_output(outputs))
+    return;
+  auto* node = new TapeNode();
+  node->op = &op;
+  for (const AttrValue& a : attrs) node->attrs.push_back(a);
+  node->variable_id = variable;
+  node->mask = in_mask;
+  node->serial = next_serial();
+  for (TensorImpl* t : inputs) {
+    node->inputs.push_back(TensorRef(t));
+    node->edges.push_back(input_edge(t, in_mask));
+  }
+  link_outputs(node, {outputs.data(), outputs.size()});
+}
 
 uint64_t next_serial() { return g_serial.fetch_add(1, std::memory_order_relaxed); }
 

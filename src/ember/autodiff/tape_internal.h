@@ -7,6 +7,11 @@ namespace ember::autodiff::internal {
 
 /// The bits of the tapes recording on this thread.
 uint32_t active_mask();
+/// Records `op` on the tapes recording on this thread that watch an input (or, for ReadVariableOp, the
+/// variable), given its `outputs` already computed: execute_op's recording step, and tf.gradients' for the
+/// nodes a trace built before anything recorded (graph_gradients.cc).
+void record_op(const OpDef& op, std::span<TensorImpl* const> inputs, std::span<const AttrValue> attrs,
+               OutputList& outputs);
 /// Which recording tapes watch variable `id` (watching it now where watch_accessed_variables says so).
 uint32_t variable_mask(int64_t id);
 /// A fresh serial number for a node.
