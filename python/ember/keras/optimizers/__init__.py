@@ -12,6 +12,7 @@ from ember.keras.optimizers.optimizer import Optimizer
 from ember.keras.optimizers.sgd import SGD
 from ember.keras.optimizers.adam import Adam, Adamax, AdamW, Lion, Nadam
 from ember.keras.optimizers.adaptive import Adadelta, Adagrad, Ftrl, RMSprop
+from ember.keras.optimizers import legacy  # noqa: E402,F401 - after the classes it subclasses
 
 _BUILTIN = {cls.__name__.lower(): cls for cls in (SGD, Adam, AdamW, Adamax, Nadam, Lion, RMSprop, Adagrad,
                                                   Adadelta, Ftrl)}

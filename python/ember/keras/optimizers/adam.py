@@ -113,6 +113,8 @@ class Nadam(Optimizer):
     """Adam with Nesterov momentum (Dozat), its momentum schedule u_t = beta_1 * (1 - 0.5 * 0.96^t) and
     their running product, kept in ``_u_product`` and advanced once per step."""
 
+    _schedule_steps_scale = 1.0
+
     def __init__(self, learning_rate=0.001, beta_1=0.9, beta_2=0.999, epsilon=1e-7, name=None, **kwargs):
         super().__init__(learning_rate=learning_rate, name=name, **kwargs)
         self.beta_1 = beta_1
@@ -143,8 +145,10 @@ class Nadam(Optimizer):
         decay = cast(0.96, dtype)
         beta_1 = cast(self.beta_1, dtype)
         beta_2 = cast(self.beta_2, dtype)
-        u_t = beta_1 * (1.0 - 0.5 * math_ops.pow(decay, local_step))
-        u_t_1 = beta_1 * (1.0 - 0.5 * math_ops.pow(decay, next_step))
+        # the legacy Nadam slows the schedule: 0.96^(schedule_decay * t), schedule_decay 0.004 by default
+        scale = cast(self._schedule_steps_scale, dtype)
+        u_t = beta_1 * (1.0 - 0.5 * math_ops.pow(decay, local_step * scale))
+        u_t_1 = beta_1 * (1.0 - 0.5 * math_ops.pow(decay, next_step * scale))
         if not self._ember_u_product_advanced:  # once per step, by the first variable updated
             self._u_product.assign(self._u_product * cast(u_t, self._u_product.dtype))
             self._ember_u_product_advanced = True

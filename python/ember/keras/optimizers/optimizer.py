@@ -294,7 +294,7 @@ class Optimizer(trackable.Trackable):
         if self.loss_scale_factor is not None:
             grads = [g / cast(self.loss_scale_factor, g.dtype) for g in grads]
         grads = self._clip_gradients(grads)
-        learning_rate = self.learning_rate
+        learning_rate = self._step_learning_rate()
         self._apply_weight_decay(trainable_variables, learning_rate)
         for grad, variable in zip(grads, trainable_variables):
             self.update_step(grad, variable, learning_rate)
@@ -419,6 +419,10 @@ class Optimizer(trackable.Trackable):
         variable.assign_sub(cast(value, variable.dtype))
 
     # ---- configuration
+    def _step_learning_rate(self):
+        """The learning rate of the step being applied (the legacy optimizers decay it with the steps)."""
+        return self.learning_rate
+
     def get_config(self):
         """Keras 3's dict (TF 2.21's tf.keras), which tf_keras' from_config also reads."""
         if isinstance(self._learning_rate, Variable):
