@@ -693,6 +693,54 @@ def test_accumulating_while_stacks_over_many_iterations():
         np.testing.assert_allclose(stack.numpy(), rows * 2.0)
 
 
+def _entering_stack_loop(n, body_fn, specs):
+    cond = ember.function(lambda i, *rest: i < n).get_concrete_function(*specs)
+    body = ember.function(body_fn).get_concrete_function(*specs)
+    return cond.name, body.name
+
+
+def test_a_loop_variable_stacked_as_it_enters_is_written_into_its_stack_row():
+    # The body stacks x as it enters (as a gradient's forward loop stacks an RNN's h[t-1]) and returns the
+    # previous x as a second loop variable. From the second call (the stacks sized by the last trip count)
+    # the new x is written straight into the next stack row: only rows 0 and 1 are copied, whose values
+    # enter from outside the loop and from the first iteration (Note [Stacking in place]).
+    n = 37
+    specs = [ember.TensorSpec([], ember.int32), ember.TensorSpec([64], ember.float32),
+             ember.TensorSpec([64], ember.float32)]
+    cond, body = _entering_stack_loop(n, lambda i, x, prev: (i + 1, x * 0.5 + 1.0, x, x), specs)
+    x0 = np.linspace(-1.0, 1.0, 64).astype(np.float32)
+    expected = [x0]
+    for _ in range(n):
+        expected.append(expected[-1] * np.float32(0.5) + np.float32(1.0))
+    for call in range(3):
+        before = ember._C.while_stack_bytes_copied()
+        _, x, prev, stack, count = ember._C.op("StatelessWhile")(
+            [ember.constant(0), ember.constant(x0), ember.constant(np.zeros(64, np.float32))], cond, body, 10, 1)
+        copied = ember._C.while_stack_bytes_copied() - before
+        assert int(count) == n and stack.shape == (n, 64)
+        np.testing.assert_array_equal(stack.numpy(), np.stack(expected[:n]))
+        np.testing.assert_array_equal(x.numpy(), expected[n])
+        np.testing.assert_array_equal(prev.numpy(), expected[n - 1])
+        if call > 0:
+            assert copied == 2 * 64 * 4, copied
+
+
+def test_loop_variables_entering_as_one_tensor_are_stacked_apart():
+    # a and b enter the first iteration as the same tensor, so which of them the stacked value is shows only
+    # from the second iteration on; the stack must hold a's values, never b's.
+    n = 9
+    specs = [ember.TensorSpec([], ember.int32), ember.TensorSpec([16], ember.float32),
+             ember.TensorSpec([16], ember.float32)]
+    cond, body = _entering_stack_loop(n, lambda i, a, b: (i + 1, a * 2.0, b + 1.0, a), specs)
+    start = ember.constant(np.arange(16, dtype=np.float32))
+    for _ in range(2):
+        _, a, b, stack, count = ember._C.op("StatelessWhile")([ember.constant(0), start, start], cond, body, 10, 1)
+        rows = np.arange(16, dtype=np.float32)[None, :] * (2.0 ** np.arange(n, dtype=np.float32))[:, None]
+        np.testing.assert_array_equal(stack.numpy(), rows)
+        np.testing.assert_array_equal(a.numpy(), np.arange(16, dtype=np.float32) * 2.0 ** n)
+        np.testing.assert_array_equal(b.numpy(), np.arange(16, dtype=np.float32) + n)
+
+
 def test_while_gradient_loop_variable_changing_shape_through_broadcast_to():
     """A loop variable of shape [1] broadcast to [3] in the first iteration: BroadcastTo's gradient reads only
     its input's shape, so the forward loop stacks that shape per iteration; stacking the input itself failed

@@ -242,3 +242,32 @@ def test_fill_gradient_with_dims_of_unknown_length_matches_tensorflow():
 
         out[lib] = [float(f(np.array(d, np.int32), 1.5)) for d in ([2, 3, 4], [5], [])]
     assert out[tf] == out[real_tf] == [72.0, 15.0, 3.0]
+
+
+@pytest.mark.parametrize("first_dim", [5, None])
+def test_rows_read_at_a_computed_index_match_tensorflow(first_dim):
+    # x[i] and x[i, 1:] with i a tensor: static result specs from bounds computed in the graph, the plan's
+    # StridedSlice resolving its shape in its kernel alone (Note [Unknown dimensions] in runtime/executor.cc).
+    def build(m):
+        def rows(x, i):
+            return x[i], x[i, 1:] * 2.0, x[m.maximum(i - 1, 0)]
+
+        return rows
+
+    x = np.arange(15, dtype=np.float32).reshape(5, 3)
+    signature = [([first_dim, 3], "float32"), ([], "int32")]
+    for i in (0, 3, -1, -5):
+        ours, theirs = _both(build, signature, x, np.int32(i))
+        for a, b in zip(ours, theirs):
+            assert a.shape == b.shape
+            np.testing.assert_array_equal(a, b)
+    for i in (5, -6):
+        errors = []
+        for module in (tf, real_tf):
+            spec = [module.TensorSpec(s, getattr(module, d)) for s, d in signature]
+            fn = module.function(build(module), input_signature=spec)
+            with pytest.raises(module.errors.InvalidArgumentError) as raised:
+                fn(x, np.int32(i))
+            errors.append(str(raised.value))
+        assert "StridedSlice" in errors[0] and "out of bounds" in errors[0], errors[0]
+        assert "out of bounds" in errors[1]

@@ -14,6 +14,7 @@
 #include "ember/ops/graph_ops.h"
 #include "ember/ops/loop_fast_path.h"
 #include "ember/ops/registry.h"
+#include "ember/ops/tensor_array.h"
 
 namespace ember {
 namespace {
@@ -164,6 +165,8 @@ Status while_shape(InferContext& ctx) {
   return Status::OK();
 }
 
+std::atomic<int64_t> g_stack_bytes_copied{0};
+
 std::mutex& trip_counts_mu() {
   static auto& mu = *new std::mutex();
   return mu;
@@ -184,6 +187,15 @@ std::unordered_map<const void*, int64_t>& trip_counts() {
 // (the element's shape known), the step is handed each stack's next row as the destination of that value
 // (run_resolved_owned), so a producer that writes preallocated outputs (a fused group, a MatMul) writes
 // straight into the stack and add() finds the value already in place: no copy at all.
+// A gradient's forward loop also stacks values as they enter an iteration (an RNN's h[t-1] and c[t-1], which
+// the products' gradients read): the step returns its argument k itself as accumulated value j. There the
+// destination that counts is the one of the previous iteration's result k, the new value of loop variable
+// k: it is handed row t+1 of stack j, so the loop variable lives in its stack row from the start and
+// add() finds it in place. Only rows the stack already has are handed out that way (the last iteration's
+// result, for which the loop has no row, is written where its producer likes). Such a row holds a live
+// loop variable before it is accumulated, so if the step ever returns something else as value j (it
+// never does: it is the same graph every iteration) the stack moves to a new buffer before that row is
+// written over.
 class Accumulator {
  public:
   // The stack's row `iteration` as a tensor to write the next value into (grown first), or null before the
@@ -191,10 +203,20 @@ class Accumulator {
   TensorRef destination(int64_t iteration, int64_t capacity_hint) {
     if (iteration == 0 || row_bytes_ == 0) return TensorRef();
     if (iteration >= capacity_ && !grow(iteration, capacity_hint).ok()) return TensorRef();
-    return TensorImpl::view(*stack_, element_, static_cast<size_t>(iteration) * row_bytes_);
+    return row_view(iteration);
   }
 
-  Status add(const char* op, size_t index, int64_t iteration, int64_t capacity_hint, const TensorImpl& item) {
+  // Row `iteration` for the loop variable that enters that iteration and is stacked there, when the stack
+  // has that row already (Note [Stacking in place]); null otherwise.
+  TensorRef loop_variable_destination(int64_t iteration) const {
+    if (iteration == 0 || row_bytes_ == 0 || iteration >= capacity_) return TensorRef();
+    return row_view(iteration);
+  }
+
+  // Stacks `item` as row `iteration`; `row_in_use` when a tensor that may still be read lives in that row
+  // (a loop variable written there, Note [Stacking in place]), so the stack moves before the row is written.
+  Status add(const char* op, size_t index, int64_t iteration, int64_t capacity_hint, const TensorImpl& item,
+             bool row_in_use = false) {
     if (is_string(item.dtype()))  // the stacks copy bytes; no gradient reads a string
       return make_error(Code::kUnimplemented, op, ": accumulated value ", index, " is a string tensor");
     if (iteration == 0) {
@@ -209,7 +231,13 @@ class Accumulator {
     }
     if (iteration >= capacity_) EMBER_RETURN_IF_ERROR(grow(iteration, capacity_hint));
     char* row = static_cast<char*>(stack_->mutable_raw_data()) + static_cast<size_t>(iteration) * row_bytes_;
-    if (item.raw_data() != row) std::memcpy(row, item.raw_data(), row_bytes_);
+    if (item.raw_data() == row) return Status::OK();
+    if (row_in_use) {
+      EMBER_RETURN_IF_ERROR(move_rows(capacity_, iteration));
+      row = static_cast<char*>(stack_->mutable_raw_data()) + static_cast<size_t>(iteration) * row_bytes_;
+    }
+    std::memcpy(row, item.raw_data(), row_bytes_);
+    g_stack_bytes_copied.fetch_add(static_cast<int64_t>(row_bytes_), std::memory_order_relaxed);
     return Status::OK();
   }
 
@@ -236,13 +264,18 @@ class Accumulator {
 
  private:
   Status grow(int64_t iteration, int64_t capacity_hint) {
-    const int64_t capacity = std::max<int64_t>({capacity_hint, 2 * capacity_, iteration + 1, 4});
-    auto grown = TensorImpl::allocate(dtype_, stacked(capacity));
-    if (!grown.ok()) return grown.status();
-    if (iteration > 0)
-      std::memcpy((*grown)->mutable_raw_data(), stack_->raw_data(),
-                  static_cast<size_t>(iteration) * row_bytes_);
-    stack_ = std::move(grown).value();
+    return move_rows(std::max<int64_t>({capacity_hint, 2 * capacity_, iteration + 1, 4}), iteration);
+  }
+
+  // A new buffer of `capacity` rows for the stack, holding its first `rows` rows.
+  Status move_rows(int64_t capacity, int64_t rows) {
+    auto moved = TensorImpl::allocate(dtype_, stacked(capacity));
+    if (!moved.ok()) return moved.status();
+    if (rows > 0) {
+      std::memcpy((*moved)->mutable_raw_data(), stack_->raw_data(), static_cast<size_t>(rows) * row_bytes_);
+      g_stack_bytes_copied.fetch_add(static_cast<int64_t>(rows * row_bytes_), std::memory_order_relaxed);
+    }
+    stack_ = std::move(moved).value();
     capacity_ = capacity;
     return Status::OK();
   }
@@ -251,6 +284,10 @@ class Accumulator {
     std::vector<int64_t> dims = {rows};
     for (int i = 0; i < element_.rank(); ++i) dims.push_back(element_.dim(i));
     return Shape(std::span<const int64_t>(dims));
+  }
+
+  TensorRef row_view(int64_t iteration) const {
+    return TensorImpl::view(*stack_, element_, static_cast<size_t>(iteration) * row_bytes_);
   }
 
   Shape element_;
@@ -274,6 +311,20 @@ void set_trip_count_hint(const void* step, int64_t iterations) {
   trip_counts()[step] = iterations;
 }
 
+constexpr int32_t kUndecided = -1, kNotEntering = -2;
+
+// The loop variable whose entering value `item` is (found by where its data lives), when exactly one is
+// (two loop variables may enter as one tensor: then a later iteration decides); kNotEntering when none is.
+int32_t entering_var_of(const TensorImpl& item, std::span<const void* const> entering) {
+  int32_t found = kNotEntering;
+  for (size_t k = 0; k < entering.size(); ++k) {
+    if (entering[k] != item.raw_data()) continue;
+    if (found != kNotEntering) return kUndecided;
+    found = static_cast<int32_t>(k);
+  }
+  return found;
+}
+
 Status while_kernel(KernelContext& ctx) {
   const char* op = ctx.op->name.c_str();
   const FunctionCallHooks& hooks = function_call_hooks();
@@ -291,6 +342,9 @@ Status while_kernel(KernelContext& ctx) {
   }
   std::vector<Accumulator> accumulated(accumulate);
   SmallVector<TensorRef, 4> destinations;  // per step result: the stack rows of this iteration's values
+  // Per accumulated value, the loop variable it is the entering value of (Note [Stacking in place]).
+  std::vector<int32_t> entering_var(accumulate, kUndecided);
+  std::vector<const void*> entering(ctx.inputs.size());  // where this iteration's loop variables live
   const void* step_handle = nullptr;
   int64_t capacity_hint = 0;
   SmallVector<TensorRef, 2> results;
@@ -331,9 +385,18 @@ Status while_kernel(KernelContext& ctx) {
       // from reusing it.
       if (accumulate > 0 && iteration > 0) {
         destinations.resize(vars.size() + accumulate);
-        for (size_t j = 0; j < accumulate; ++j)
-          destinations[vars.size() + j] = accumulated[j].destination(iteration, capacity_hint);
+        for (size_t i = 0; i < vars.size(); ++i) destinations[i] = TensorRef();
+        for (size_t j = 0; j < accumulate; ++j) {
+          if (entering_var[j] >= 0) {
+            destinations[vars.size() + j] = TensorRef();  // its row may hold the loop variable
+            destinations[entering_var[j]] = accumulated[j].loop_variable_destination(iteration + 1);
+          } else {
+            destinations[vars.size() + j] = accumulated[j].destination(iteration, capacity_hint);
+          }
+        }
       }
+      // Data addresses only: a reference would keep the body from writing over a loop variable in place.
+      for (size_t i = 0; i < vars.size(); ++i) entering[i] = vars[i]->raw_data();
       Status s = iteration > 0 && hooks.run_resolved_owned != nullptr
                      ? hooks.run_resolved_owned(step->get(), {vars.data(), vars.size()}, results,
                                                 {destinations.data(), destinations.size()})
@@ -349,8 +412,17 @@ Status while_kernel(KernelContext& ctx) {
         vars[i] = std::move(results[i]);
         args[i] = vars[i].get();
       }
-      for (size_t j = 0; j < accumulate; ++j)
-        EMBER_RETURN_IF_ERROR(accumulated[j].add(op, j, iteration, capacity_hint, *results[vars.size() + j]));
+      for (size_t j = 0; j < accumulate; ++j) {
+        const TensorImpl& item = *results[vars.size() + j];
+        bool row_in_use = false;
+        if (entering_var[j] == kUndecided) {
+          entering_var[j] = entering_var_of(item, {entering.data(), entering.size()});
+        } else if (entering_var[j] >= 0 && item.raw_data() != entering[entering_var[j]]) {
+          row_in_use = true;  // the loop variable's producer may have written the row
+          entering_var[j] = kNotEntering;
+        }
+        EMBER_RETURN_IF_ERROR(accumulated[j].add(op, j, iteration, capacity_hint, item, row_in_use));
+      }
     }
   }
   for (size_t i = 0; i < ctx.outputs.size() && i < vars.size(); ++i) ctx.outputs[i] = std::move(vars[i]);
@@ -447,6 +519,7 @@ void set_fast_loop_runner(FastLoopRunner runner) { installed_fast_loop_runner().
 FastLoopRunner fast_loop_runner() { return installed_fast_loop_runner().load(std::memory_order_relaxed); }
 void set_fast_loops_enabled(bool enabled) { fast_loops_switch().store(enabled); }
 bool fast_loops_enabled() { return fast_loops_switch().load(std::memory_order_relaxed); }
+int64_t while_stack_bytes_copied() { return g_stack_bytes_copied.load(std::memory_order_relaxed); }
 
 void register_control_flow_ops(OpRegistry& r) {
   register_if(r, "If", kStateful,

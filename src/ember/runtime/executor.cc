@@ -244,8 +244,16 @@ struct Instruction {
   bool static_specs = false;   // false: output shapes are resolved each run (Note [Unknown dimensions])
   bool dynamic_fused = false;  // a fused program prepared for unknown dims: its result shapes are its own
   // How a dynamic node's output shape follows from its inputs' shapes, where the op's shape function is
-  // one of the element-wise ones (which read nothing else); kInfer runs the shape function.
-  enum class ShapeRule : uint8_t { kInfer, kSameAsInput0, kBroadcast } shape_rule = ShapeRule::kInfer;
+  // one of the element-wise ones (which read nothing else); kInfer runs the shape function. kKernel: the
+  // kernel works its output shape out itself from the actual operands, with the same checks as the shape
+  // function (a StridedSlice whose bounds are computed: a loop body reading row t of a stack), and the
+  // traced spec it is checked against is static.
+  enum class ShapeRule : uint8_t {
+    kInfer,
+    kSameAsInput0,
+    kBroadcast,
+    kKernel
+  } shape_rule = ShapeRule::kInfer;
   bool check_output_shapes = false;      // the kernel allocates outputs whose static spec later nodes rely on
   int8_t in_place_input = -1;            // an input whose buffer output 0 may reuse when this is its last use
   std::shared_ptr<const void> prepared;  // the op's per-node preparation (OpDef::prepare)
@@ -472,6 +480,9 @@ ExecPlan::ExecPlan(const FunctionGraph& fn, bool reuse_memory) : reuse_memory_(r
                ins.num_inputs == 2)
         ins.shape_rule = Instruction::ShapeRule::kBroadcast;
     }
+    if (node.op->name == "StridedSlice" && node.op->has_flag(kKernelAllocates) &&
+        std::all_of(node.outputs.begin(), node.outputs.end(), fully_static))
+      ins.shape_rule = Instruction::ShapeRule::kKernel;
     // Fused programs are also prepared for unknown dims (they bind each call's shapes on first use);
     // other ops' preparation assumes static shapes.
     const bool fused = node.op->name == "FusedElementwise";
@@ -793,7 +804,10 @@ TensorRef ExecPlan::reusable_input(const Instruction& ins, RunState& state, bool
 // A node whose specs are not all static resolves its output shapes when it runs: a fused program from the
 // broadcast of the inputs each result reads (its preparation binds each set of shapes once), any other op
 // through its shape function over the actual input specs, which costs about what the kernel's own
-// argument checks do. Outputs come from the size-class freelists (an arena needs sizes when the plan is
+// argument checks do. A StridedSlice with static output specs skips its shape function: its kernel plans
+// the slice from the same operands with the same checks and allocates (or views) the result itself, so
+// the shape function would only repeat that plan (half of a loop body's row reads, about 150 ns each).
+// Outputs come from the size-class freelists (an arena needs sizes when the plan is
 // compiled), an element-wise op still writes over an input that dies there when the shapes agree, and
 // each resolved shape is checked against what the graph was traced for: later nodes with static specs
 // rely on it.
@@ -811,6 +825,9 @@ Status ExecPlan::run_dynamic(const Instruction& ins, std::span<TensorImpl* const
         shapes));
     for (int32_t o = 0; o < ins.num_outputs; ++o)
       specs.push_back(TensorSpec{node.outputs[o].dtype, shapes[o]});
+  } else if (ins.shape_rule == Instruction::ShapeRule::kKernel) {
+    // The kernel allocates what its operands give; the check below holds it to the traced spec.
+    for (int32_t o = 0; o < ins.num_outputs; ++o) specs.push_back(node.outputs[o]);
   } else if (ins.shape_rule == Instruction::ShapeRule::kSameAsInput0) {
     specs.push_back(TensorSpec{node.outputs[0].dtype, inputs[0]->shape()});
   } else if (Shape out; ins.shape_rule == Instruction::ShapeRule::kBroadcast &&
