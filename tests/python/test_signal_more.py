@@ -1,0 +1,131 @@
+"""tf.signal's frame, overlap_and_add, windows, stft and inverse_stft (python/ember/ops/spectral_ops.py),
+tf.math.confusion_matrix (ops/confusion_matrix.py) and tf.audio's WAV codec against TensorFlow 2.21: values
+eagerly and in a function (with the signal length unknown), gradients, and errors."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import ember as em
+
+RNG = np.random.default_rng(3)
+WAVE = RNG.standard_normal((2, 300)).astype(np.float32)
+
+
+def _same(ours, theirs, tol=1e-5):
+    ours, theirs = np.asarray(ours), np.asarray(theirs)
+    assert ours.dtype == theirs.dtype, (ours.dtype, theirs.dtype)
+    assert ours.shape == theirs.shape, (ours.shape, theirs.shape)
+    np.testing.assert_allclose(ours, theirs, rtol=tol, atol=tol)
+
+
+def _compare(fn, x, tol=1e-5, grad=True, unknown=None, unknown_grad=True):
+    """fn(module, x) eagerly, in ember.function and (``unknown``: a TensorSpec shape) traced with unknown dims,
+    against TensorFlow: values and the gradient of sum(|y|^2 * 0.5 + real(y)) (with unknown dims only when
+    ``unknown_grad``)."""
+    def run(m, mode):
+        t = m.constant(x)
+        with m.GradientTape(persistent=False) as tape:
+            if mode != "unknown" or unknown_grad:
+                tape.watch(t)
+            f = lambda v: fn(m, v)  # noqa: E731
+            if mode == "traced":
+                f = em.function(f)
+            elif mode == "unknown":
+                f = em.function(f, input_signature=[em.TensorSpec(unknown, t.dtype)])
+            y = f(t)
+            loss = m.reduce_sum(m.math.real(y) + 0.5 * m.abs(y) ** 2) if y.dtype.is_complex else \
+                m.reduce_sum(m.cast(y, m.float64) * m.sin(m.cast(y, m.float64)))
+        return [y.numpy()] + ([tape.gradient(loss, t).numpy()] if grad and (mode != "unknown" or unknown_grad) else [])
+
+    theirs = run(tf, "eager")
+    for mode in ["eager", "traced"] + (["unknown"] if unknown else []):
+        for o, t in zip(run(em, mode), theirs):
+            _same(o, t, tol)
+
+
+@pytest.mark.parametrize("length,step", [(16, 8), (25, 10), (300, 7), (301, 1), (8, 16)])
+@pytest.mark.parametrize("pad_end", [False, True])
+def test_frame(length, step, pad_end):
+    _compare(lambda m, x: m.signal.frame(x, length, step, pad_end=pad_end), WAVE, unknown=[2, None])
+    _compare(lambda m, x: m.signal.frame(x, length, step, pad_end=pad_end, pad_value=3.0, axis=0), WAVE.T.copy())
+
+
+def test_frame_of_a_short_signal_has_no_frames():
+    _compare(lambda m, x: m.signal.frame(x, 400, 10), WAVE, grad=False)
+
+
+@pytest.mark.parametrize("step", [1, 3, 8, 12])
+def test_overlap_and_add(step):
+    frames = RNG.standard_normal((2, 3, 5, 8)).astype(np.float32)
+    _compare(lambda m, x: m.signal.overlap_and_add(x, step), frames, unknown=[2, 3, None, 8])
+
+
+@pytest.mark.parametrize("fn", ["hann_window", "hamming_window"])
+@pytest.mark.parametrize("length", [1, 2, 5, 16, 255, 400])
+@pytest.mark.parametrize("periodic", [True, False])
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16"])
+def test_windows(fn, length, periodic, dtype):
+    _same(getattr(em.signal, fn)(length, periodic, dtype=getattr(em, dtype)),
+          getattr(tf.signal, fn)(length, periodic, dtype=getattr(tf, dtype)), 1e-3 if dtype == "float16" else 1e-6)
+
+
+@pytest.mark.parametrize("frame_length,step,fft_length", [(255, 128, None), (64, 16, 64), (100, 25, 256), (32, 8, 16)])
+@pytest.mark.parametrize("pad_end", [False, True])
+def test_stft(frame_length, step, fft_length, pad_end):
+    cropped = fft_length is not None and fft_length < frame_length  # TensorFlow's RFFT gradient fails on that
+    _compare(lambda m, x: m.signal.stft(x, frame_length, step, fft_length, pad_end=pad_end), WAVE, tol=1e-4,
+             grad=not cropped, unknown=[2, None], unknown_grad=False)  # ember's RFFT gradient needs static shapes
+    _compare(lambda m, x: m.signal.stft(x, frame_length, step, fft_length, window_fn=m.signal.hamming_window),
+             WAVE.astype(np.float64), tol=1e-9, grad=not cropped)
+
+
+@pytest.mark.parametrize("frame_length,step,fft_length", [(64, 16, None), (100, 25, 128), (32, 8, 16)])
+def test_inverse_stft_inverts_stft_as_tensorflow(frame_length, step, fft_length):
+    spectra = tf.signal.stft(WAVE, frame_length, step, fft_length).numpy()
+    _compare(lambda m, x: m.signal.inverse_stft(x, frame_length, step, fft_length), spectra, tol=1e-4)
+    _compare(lambda m, x: m.signal.inverse_stft(x, frame_length, step, fft_length,
+                                                window_fn=m.signal.inverse_stft_window_fn(step)), spectra, tol=1e-4)
+    _compare(lambda m, x: m.signal.inverse_stft(x, frame_length, step, fft_length, window_fn=None),
+             spectra.astype(np.complex128), tol=1e-9)
+
+
+def test_signal_errors():
+    with pytest.raises(ValueError, match="rank at least 1"):
+        em.signal.frame(em.constant(1.0), 2, 1)
+    with pytest.raises(ValueError, match="rank at least 2"):
+        em.signal.overlap_and_add(em.constant([1.0]), 1)
+    with pytest.raises(ValueError, match="must be positive"):
+        em.signal.frame(WAVE, 4, 0)
+    with pytest.raises(ValueError, match="dtype must be a floating point type"):
+        em.signal.hann_window(4, dtype=em.int32)
+
+
+@pytest.mark.parametrize("num_classes", [None, 5])
+@pytest.mark.parametrize("dtype", ["int32", "int64", "float32"])
+def test_confusion_matrix(num_classes, dtype):
+    labels = RNG.integers(0, 5, 40)
+    predictions = RNG.integers(0, 4, 40)
+    weights = RNG.uniform(0, 2, 40).astype(dtype)
+    for w in (None, weights):
+        ours = em.math.confusion_matrix(labels, predictions, num_classes, w, getattr(em, dtype))
+        traced = em.function(lambda a, b: em.math.confusion_matrix(a, b, num_classes, w, getattr(em, dtype)))(
+            em.constant(labels), em.constant(predictions))
+        theirs = tf.math.confusion_matrix(labels, predictions, num_classes, w, getattr(tf, dtype))
+        _same(ours, theirs)
+        _same(traced, theirs)
+    _same(em.math.confusion_matrix(labels[:, None], predictions), tf.math.confusion_matrix(labels[:, None],
+                                                                                           predictions))
+
+
+@pytest.mark.parametrize("labels,predictions,num_classes,message", [
+    ([0, 3], [1, 1], 2, "`labels` out of bound"), ([0, 1], [1, 2], 2, "`predictions` out of bound"),
+    ([0, -1], [1, 1], None, "`labels` contains negative values"),
+    ([0, 1], [-1, 1], 3, "`predictions` contains negative values")])
+def test_confusion_matrix_errors(labels, predictions, num_classes, message):
+    with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+        tf.math.confusion_matrix(labels, predictions, num_classes)
+    with pytest.raises(em.errors.InvalidArgumentError, match=message):
+        em.math.confusion_matrix(labels, predictions, num_classes)
+    traced = em.function(lambda a, b: em.math.confusion_matrix(a, b, num_classes))
+    with pytest.raises(em.errors.InvalidArgumentError, match=message):
+        traced(em.constant(labels), em.constant(predictions))
