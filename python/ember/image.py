@@ -20,9 +20,11 @@ __all__ = ["ResizeMethod", "adjust_brightness", "adjust_contrast", "adjust_gamma
            "central_crop", "convert_image_dtype", "crop_to_bounding_box", "extract_patches", "flip_left_right",
            "flip_up_down", "grayscale_to_rgb", "hsv_to_rgb", "image_gradients", "pad_to_bounding_box",
            "per_image_standardization", "psnr", "random_brightness", "random_contrast", "random_crop",
-           "random_flip_left_right", "random_flip_up_down", "resize", "resize_with_crop_or_pad", "resize_with_pad",
-           "rgb_to_grayscale", "rgb_to_hsv", "sobel_edges", "ssim", "stateless_random_flip_left_right",
-           "stateless_random_flip_up_down", "total_variation"]
+           "random_flip_left_right", "random_flip_up_down", "random_hue", "random_saturation", "resize",
+           "resize_with_crop_or_pad", "resize_with_pad", "rgb_to_grayscale", "rgb_to_hsv", "sobel_edges", "ssim",
+           "stateless_random_brightness", "stateless_random_contrast", "stateless_random_crop",
+           "stateless_random_flip_left_right", "stateless_random_flip_up_down", "stateless_random_hue",
+           "stateless_random_saturation", "total_variation"]
 
 _ResizeBilinear = _C.op("ResizeBilinear")
 _ResizeNearest = _C.op("ResizeNearestNeighbor")
@@ -277,41 +279,105 @@ def stateless_random_flip_up_down(image, seed):
     return _random_flip(image, 0, _stateless_uniform(seed))
 
 
-def random_brightness(image, max_delta, seed=None):
-    """adjust_brightness by a delta uniform in [-max_delta, max_delta); draws as TensorFlow."""
-    from ember.ops import random_ops
-
-    if max_delta < 0:
-        raise ValueError("max_delta must be non-negative.")
-    return adjust_brightness(image, random_ops.uniform([], -max_delta, max_delta, seed=seed))
-
-
-def random_contrast(image, lower, upper, seed=None):
-    """adjust_contrast by a factor uniform in [lower, upper); draws as TensorFlow."""
-    from ember.ops import random_ops
-
+def _check_range(lower, upper):
     if upper <= lower:
         raise ValueError("upper must be > lower.")
     if lower < 0:
         raise ValueError("lower must be non-negative.")
-    return adjust_contrast(image, random_ops.uniform([], lower, upper, seed=seed))
 
 
-def random_crop(value, size, seed=None, name=None):
-    """A window of shape ``size`` at a random offset (of any rank); the offsets are TensorFlow's draws."""
-    from ember import debugging
+def _check_hue_delta(max_delta):
+    if max_delta > 0.5:
+        raise ValueError("max_delta must be <= 0.5.")
+    if max_delta < 0:
+        raise ValueError("max_delta must be non-negative.")
+
+
+def _scalar_draw(minval, maxval, seed, stateless):
     from ember.ops import random_ops
+
+    if stateless:
+        return random_ops.stateless_uniform([], seed=seed, minval=minval, maxval=maxval)
+    return random_ops.uniform([], minval, maxval, seed=seed)
+
+
+def random_brightness(image, max_delta, seed=None):
+    """adjust_brightness by a delta uniform in [-max_delta, max_delta); draws as TensorFlow."""
+    if max_delta < 0:
+        raise ValueError("max_delta must be non-negative.")
+    return adjust_brightness(image, _scalar_draw(-max_delta, max_delta, seed, False))
+
+
+def stateless_random_brightness(image, max_delta, seed):
+    """adjust_brightness by a stateless uniform delta in [-max_delta, max_delta) from ``seed``, as TensorFlow."""
+    if max_delta < 0:
+        raise ValueError("max_delta must be non-negative.")
+    return adjust_brightness(image, _scalar_draw(-max_delta, max_delta, seed, True))
+
+
+def random_contrast(image, lower, upper, seed=None):
+    """adjust_contrast by a factor uniform in [lower, upper); draws as TensorFlow."""
+    _check_range(lower, upper)
+    return adjust_contrast(image, _scalar_draw(lower, upper, seed, False))
+
+
+def stateless_random_contrast(image, lower, upper, seed):
+    """adjust_contrast by a stateless uniform factor in [lower, upper) from ``seed``, as TensorFlow."""
+    _check_range(lower, upper)
+    return adjust_contrast(image, _scalar_draw(lower, upper, seed, True))
+
+
+def random_saturation(image, lower, upper, seed=None):
+    """adjust_saturation by a factor uniform in [lower, upper); draws as TensorFlow."""
+    _check_range(lower, upper)
+    return adjust_saturation(image, _scalar_draw(lower, upper, seed, False))
+
+
+def stateless_random_saturation(image, lower, upper, seed):
+    """adjust_saturation by a stateless uniform factor in [lower, upper) from ``seed``, as TensorFlow."""
+    _check_range(lower, upper)
+    return adjust_saturation(image, _scalar_draw(lower, upper, seed, True))
+
+
+def random_hue(image, max_delta, seed=None):
+    """adjust_hue by a delta uniform in [-max_delta, max_delta), max_delta <= 0.5; draws as TensorFlow."""
+    _check_hue_delta(max_delta)
+    return adjust_hue(image, _scalar_draw(-max_delta, max_delta, seed, False))
+
+
+def stateless_random_hue(image, max_delta, seed):
+    """adjust_hue by a stateless uniform delta in [-max_delta, max_delta) from ``seed``, as TensorFlow."""
+    _check_hue_delta(max_delta)
+    return adjust_hue(image, _scalar_draw(-max_delta, max_delta, seed, True))
+
+
+def _random_crop(value, size, draw):
+    """A window of shape ``size`` at offset draw(rank) % (shape - size + 1), TensorFlow's random_crop."""
+    from ember import debugging
 
     x = value if isinstance(value, Tensor) else convert_to_tensor(value)
     size = cast(size, dtypes.int32) if isinstance(size, Tensor) else convert_to_tensor(size, dtype=dtypes.int32)
     shape = array_ops.shape(x)
     debugging.Assert(math_ops.reduce_all(math_ops.greater_equal(shape, size)),
                      ["Need value.shape >= size, got ", shape, size], summarize=1000)
-    limit = shape - size + 1
-    offset = math_ops.floormod(
-        random_ops.uniform(array_ops.shape(shape), maxval=np.iinfo(np.int32).max, dtype=dtypes.int32, seed=seed),
-        limit)
+    offset = math_ops.floormod(draw(array_ops.shape(shape)), shape - size + 1)
     return array_ops.slice(x, offset, size)
+
+
+def random_crop(value, size, seed=None, name=None):
+    """A window of shape ``size`` at a random offset (of any rank); the offsets are TensorFlow's draws."""
+    from ember.ops import random_ops
+
+    return _random_crop(value, size, lambda shape: random_ops.uniform(
+        shape, maxval=np.iinfo(np.int32).max, dtype=dtypes.int32, seed=seed))
+
+
+def stateless_random_crop(value, size, seed, name=None):
+    """A window of shape ``size`` at an offset drawn statelessly from ``seed``, as TensorFlow's."""
+    from ember.ops import random_ops
+
+    return _random_crop(value, size, lambda shape: random_ops.stateless_uniform(
+        shape, seed=seed, minval=0, maxval=np.iinfo(np.int32).max, dtype=dtypes.int32))
 
 
 # ---- patches, gradients, edges ----------------------------------------------------------------------------

@@ -159,6 +159,24 @@ def test_random_brightness_contrast_crop_draw_as_tensorflow():
         _same(em.image.random_crop(U8, [3, 4, 3], seed=8), tf.image.random_crop(U8, [3, 4, 3], seed=8), 0)
 
 
+def test_random_hue_and_saturation_draw_as_tensorflow():
+    tf.random.set_seed(9)
+    em.random.set_seed(9)
+    for _ in range(3):
+        _same(em.image.random_hue(RGB, 0.3, seed=1), tf.image.random_hue(RGB, 0.3, seed=1), 2e-5)
+        _same(em.image.random_saturation(RGB, 0.5, 1.5, seed=4), tf.image.random_saturation(RGB, 0.5, 1.5, seed=4))
+
+
+@pytest.mark.parametrize("seed", [(1, 2), (7, 0), (33, 5)])
+def test_stateless_random_adjustments_and_crop_match_tensorflow(seed):
+    _compare(lambda m, x: m.image.stateless_random_brightness(x, 0.3, seed), RGB)
+    _compare(lambda m, x: m.image.stateless_random_contrast(x, 0.2, 1.8, seed), RGB, grad=False)  # TF: none
+    _compare(lambda m, x: m.image.stateless_random_saturation(x, 0.2, 1.8, seed), RGB, grad=False)
+    _compare(lambda m, x: m.image.stateless_random_hue(x, 0.4, seed), RGB, grad=False, tol=2e-5)
+    _compare(lambda m, x: m.image.stateless_random_crop(x, [1, 4, 3, 3], seed), RGB)
+    _compare(lambda m, x: m.image.stateless_random_crop(x, [2, 5, 3], seed), U8, grad=False)
+
+
 def test_random_crop_covers_every_offset():
     em.random.set_seed(0)
     image = np.arange(5 * 4).reshape(5, 4)
@@ -221,6 +239,10 @@ def _error(fn, *, kind=None):
     lambda m: m.image.random_brightness(RGB, -1.0),
     lambda m: m.image.random_contrast(RGB, 1.0, 0.5),
     lambda m: m.image.random_contrast(RGB, -1.0, 0.5),
+    lambda m: m.image.random_hue(RGB, 0.6),
+    lambda m: m.image.stateless_random_hue(RGB, -0.1, (1, 2)),
+    lambda m: m.image.random_saturation(RGB, 2.0, 1.0),
+    lambda m: m.image.stateless_random_brightness(RGB, -1.0, (1, 2)),
     lambda m: m.image.image_gradients(m.constant(RGB[0])),
     lambda m: m.image.total_variation(m.constant(RGB[0, 0])),
     lambda m: m.image.ssim(RGB, RGB[:, :5], 1.0),
@@ -233,6 +255,7 @@ def test_errors_raised_now_match_tensorflow(fn):
 @pytest.mark.parametrize("fn,kind", [
     (lambda m: m.image.crop_to_bounding_box(RGB, m.constant(5), 0, 2, 2), None),
     (lambda m: m.image.random_crop(RGB, [3, 7, 3]), None),
+    (lambda m: m.image.stateless_random_crop(RGB, [1, 3, 8, 3], (1, 2)), None),
     (lambda m: m.image.rgb_to_hsv(RGB[..., :2]), "InvalidArgumentError"),  # TF: FailedPrecondition
     (lambda m: m.image.adjust_saturation(np.zeros([2, 2, 4], np.float32), 0.5), None),
     (lambda m: m.image.extract_patches(RGB, [1, 2, 2], [1, 1, 1, 1], [1, 1, 1, 1], "VALID"), None),

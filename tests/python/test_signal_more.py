@@ -1,6 +1,5 @@
-"""tf.signal's frame, overlap_and_add, windows, stft and inverse_stft (python/ember/ops/spectral_ops.py),
-tf.math.confusion_matrix (ops/confusion_matrix.py) and tf.audio's WAV codec against TensorFlow 2.21: values
-eagerly and in a function (with the signal length unknown), gradients, and errors."""
+"""tf.signal's frame, overlap_and_add, windows, stft and inverse_stft (python/ember/ops/spectral_ops.py) against
+TensorFlow 2.21: values eagerly and in a function (with the signal length unknown), gradients, and errors."""
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -98,34 +97,3 @@ def test_signal_errors():
         em.signal.frame(WAVE, 4, 0)
     with pytest.raises(ValueError, match="dtype must be a floating point type"):
         em.signal.hann_window(4, dtype=em.int32)
-
-
-@pytest.mark.parametrize("num_classes", [None, 5])
-@pytest.mark.parametrize("dtype", ["int32", "int64", "float32"])
-def test_confusion_matrix(num_classes, dtype):
-    labels = RNG.integers(0, 5, 40)
-    predictions = RNG.integers(0, 4, 40)
-    weights = RNG.uniform(0, 2, 40).astype(dtype)
-    for w in (None, weights):
-        ours = em.math.confusion_matrix(labels, predictions, num_classes, w, getattr(em, dtype))
-        traced = em.function(lambda a, b: em.math.confusion_matrix(a, b, num_classes, w, getattr(em, dtype)))(
-            em.constant(labels), em.constant(predictions))
-        theirs = tf.math.confusion_matrix(labels, predictions, num_classes, w, getattr(tf, dtype))
-        _same(ours, theirs)
-        _same(traced, theirs)
-    _same(em.math.confusion_matrix(labels[:, None], predictions), tf.math.confusion_matrix(labels[:, None],
-                                                                                           predictions))
-
-
-@pytest.mark.parametrize("labels,predictions,num_classes,message", [
-    ([0, 3], [1, 1], 2, "`labels` out of bound"), ([0, 1], [1, 2], 2, "`predictions` out of bound"),
-    ([0, -1], [1, 1], None, "`labels` contains negative values"),
-    ([0, 1], [-1, 1], 3, "`predictions` contains negative values")])
-def test_confusion_matrix_errors(labels, predictions, num_classes, message):
-    with pytest.raises(tf.errors.InvalidArgumentError, match=message):
-        tf.math.confusion_matrix(labels, predictions, num_classes)
-    with pytest.raises(em.errors.InvalidArgumentError, match=message):
-        em.math.confusion_matrix(labels, predictions, num_classes)
-    traced = em.function(lambda a, b: em.math.confusion_matrix(a, b, num_classes))
-    with pytest.raises(em.errors.InvalidArgumentError, match=message):
-        traced(em.constant(labels), em.constant(predictions))
