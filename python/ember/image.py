@@ -94,17 +94,12 @@ def flip_up_down(image):
 def _batched(image):
     """image as a 4-D batch, whether it was one image, and [batch, height, width, depth]: Python ints where the
     static shape knows them, scalar tensors where not."""
+    from ember.ops.indexing_ops import _dims
+
     x, single = _image(image)
     if single:
         x = array_ops.expand_dims(x, 0)
-    dynamic = None
-    dims = []
-    for i, d in enumerate(x.shape.as_list()):
-        if d is None:
-            dynamic = array_ops.shape(x) if dynamic is None else dynamic
-            d = dynamic[i]
-        dims.append(d)
-    return x, single, dims
+    return x, single, _dims(x)
 
 
 def _assert(condition, message):
@@ -279,11 +274,13 @@ def stateless_random_flip_up_down(image, seed):
     return _random_flip(image, 0, _stateless_uniform(seed))
 
 
-def _check_range(lower, upper):
+def _by_random_factor(adjust, image, lower, upper, seed, stateless):
+    """adjust(image, factor) with a factor uniform in [lower, upper), TensorFlow's checks and draw."""
     if upper <= lower:
         raise ValueError("upper must be > lower.")
     if lower < 0:
         raise ValueError("lower must be non-negative.")
+    return adjust(image, _scalar_draw(lower, upper, seed, stateless))
 
 
 def _check_hue_delta(max_delta):
@@ -317,26 +314,22 @@ def stateless_random_brightness(image, max_delta, seed):
 
 def random_contrast(image, lower, upper, seed=None):
     """adjust_contrast by a factor uniform in [lower, upper); draws as TensorFlow."""
-    _check_range(lower, upper)
-    return adjust_contrast(image, _scalar_draw(lower, upper, seed, False))
+    return _by_random_factor(adjust_contrast, image, lower, upper, seed, False)
 
 
 def stateless_random_contrast(image, lower, upper, seed):
     """adjust_contrast by a stateless uniform factor in [lower, upper) from ``seed``, as TensorFlow."""
-    _check_range(lower, upper)
-    return adjust_contrast(image, _scalar_draw(lower, upper, seed, True))
+    return _by_random_factor(adjust_contrast, image, lower, upper, seed, True)
 
 
 def random_saturation(image, lower, upper, seed=None):
     """adjust_saturation by a factor uniform in [lower, upper); draws as TensorFlow."""
-    _check_range(lower, upper)
-    return adjust_saturation(image, _scalar_draw(lower, upper, seed, False))
+    return _by_random_factor(adjust_saturation, image, lower, upper, seed, False)
 
 
 def stateless_random_saturation(image, lower, upper, seed):
     """adjust_saturation by a stateless uniform factor in [lower, upper) from ``seed``, as TensorFlow."""
-    _check_range(lower, upper)
-    return adjust_saturation(image, _scalar_draw(lower, upper, seed, True))
+    return _by_random_factor(adjust_saturation, image, lower, upper, seed, True)
 
 
 def random_hue(image, max_delta, seed=None):

@@ -11,6 +11,7 @@ import numpy as np
 from ember import errors
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.ops import array_ops
+from ember.ops.indexing_ops import _dims  # ints where known, scalar tensors where not
 
 __all__ = ["atrous_conv2d", "batch_to_space", "batch_to_space_nd", "depth_to_space", "space_to_batch",
            "space_to_batch_nd", "space_to_depth"]
@@ -34,18 +35,6 @@ def _known_ints(value, op, what):
     if array.dtype.kind not in "iu":
         raise _invalid(op, f"{what} must be integers, got {value!r}")
     return array.astype(np.int64)
-
-
-def _dims(x):
-    """x's dimensions: Python ints where the static shape knows them, scalar tensors where not."""
-    dynamic = None
-    out = []
-    for i, d in enumerate(x.shape.as_list()):
-        if d is None:
-            dynamic = array_ops.shape(x) if dynamic is None else dynamic
-            d = dynamic[i]
-        out.append(d)
-    return out
 
 
 def _block_size(block_size, op):

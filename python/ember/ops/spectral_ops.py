@@ -122,8 +122,16 @@ def hamming_window(window_length, periodic=True, dtype=dtypes.float32, name=None
     return _raised_cosine_window("hamming_window", window_length, periodic, dtype, 0.54, 0.46)
 
 
-def _enclosing_power_of_two(value):
-    return int(2 ** np.ceil(np.log(value) / np.log(2.0)))
+def _stft_operands(op, x, min_rank, frame_length, fft_length):
+    """x as a tensor of rank >= min_rank, frame_length, and fft_length (by default the power of two enclosing
+    frame_length), as TensorFlow's stft and inverse_stft check and default them."""
+    x = _tensor(x)
+    if x.shape.rank is not None and x.shape.rank < min_rank:
+        raise ValueError(f"Shape {x.shape} must have rank at least {min_rank}")
+    frame_length = _known_int(frame_length, f"{op}: frame_length")
+    if fft_length is None:
+        return x, frame_length, int(2 ** np.ceil(np.log(frame_length) / np.log(2.0)))
+    return x, frame_length, _known_int(fft_length, f"{op}: fft_length")
 
 
 def stft(signals, frame_length, frame_step, fft_length=None, window_fn=hann_window, pad_end=False, name=None):
@@ -131,12 +139,7 @@ def stft(signals, frame_length, frame_step, fft_length=None, window_fn=hann_wind
     frame_length) of each windowed frame: [..., samples] -> [..., frames, fft_length // 2 + 1], complex."""
     from ember.signal import rfft
 
-    x = _tensor(signals)
-    if x.shape.rank is not None and x.shape.rank < 1:
-        raise ValueError(f"Shape {x.shape} must have rank at least 1")
-    frame_length = _known_int(frame_length, "stft: frame_length")
-    fft_length = _enclosing_power_of_two(frame_length) if fft_length is None else \
-        _known_int(fft_length, "stft: fft_length")
+    x, frame_length, fft_length = _stft_operands("stft", signals, 1, frame_length, fft_length)
     framed = frame(x, frame_length, frame_step, pad_end=pad_end)
     if window_fn is not None:
         framed = framed * window_fn(frame_length, dtype=framed.dtype)
@@ -148,12 +151,7 @@ def inverse_stft(stfts, frame_length, frame_step, fft_length=None, window_fn=han
     ``window_fn`` (``inverse_stft_window_fn`` gives the window that inverts stft's)."""
     from ember.signal import irfft
 
-    x = _tensor(stfts)
-    if x.shape.rank is not None and x.shape.rank < 2:
-        raise ValueError(f"Shape {x.shape} must have rank at least 2")
-    frame_length = _known_int(frame_length, "inverse_stft: frame_length")
-    fft_length = _enclosing_power_of_two(frame_length) if fft_length is None else \
-        _known_int(fft_length, "inverse_stft: fft_length")
+    x, frame_length, fft_length = _stft_operands("inverse_stft", stfts, 2, frame_length, fft_length)
     frames = irfft(x, [fft_length])
     if fft_length > frame_length:
         frames = frames[..., :frame_length]
