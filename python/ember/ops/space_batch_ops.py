@@ -144,8 +144,14 @@ def batch_to_space_nd(input, block_shape, crops, name=None):  # noqa: A002 - Ten
                            [-1] + [d - start - end for d, (start, end) in zip(full, crops)] + [-1] * len(rest))
 
 
-space_to_batch = space_to_batch_nd  # TensorFlow 2's tf.space_to_batch is SpaceToBatchND
-batch_to_space = batch_to_space_nd
+def space_to_batch(input, block_shape, paddings, name=None):  # noqa: A002 - TensorFlow's name
+    """TensorFlow 2's tf.space_to_batch (and tf.nn.space_to_batch): space_to_batch_nd."""
+    return space_to_batch_nd(input, block_shape, paddings)
+
+
+def batch_to_space(input, block_shape, crops, name=None):  # noqa: A002 - TensorFlow's name
+    """TensorFlow 2's tf.batch_to_space: batch_to_space_nd."""
+    return batch_to_space_nd(input, block_shape, crops)
 
 
 def atrous_conv2d(value, filters, rate, padding, name=None):

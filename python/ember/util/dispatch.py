@@ -40,6 +40,7 @@ _API_NAME_EXCEPTIONS = {
     "tf.linalg.norm": "tf.norm", "tf.linalg.tensordot": "tf.tensordot",
     "tf.transpose": "tf.compat.v1.transpose", "tf.gather": "tf.compat.v1.gather", "tf.shape": "tf.compat.v1.shape",
     "tf.math.complex": "tf.dtypes.complex",  # TensorFlow has no tf.math.complex; tf.complex is dtypes.complex
+    "tf.nn.space_to_batch": "tf.space_to_batch",
 }
 
 _installed = {}  # id(original) -> ApiFunction
