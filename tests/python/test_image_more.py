@@ -273,3 +273,22 @@ def test_tensor_checks_run_inside_a_function():
     assert crop(RGB, em.constant(1)).shape == (2, 2, 2, 3)
     with pytest.raises(em.errors.InvalidArgumentError, match="height must be >= target"):
         crop(RGB, em.constant(5))
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, x: m.image.crop_to_bounding_box(x, 1, 2, 3, 4),
+    lambda m, x: m.image.pad_to_bounding_box(x, 1, 2, 9, 12),
+    lambda m, x: m.image.central_crop(x, 0.5),
+    lambda m, x: m.image.resize_with_crop_or_pad(x, 4, 9),
+    lambda m, x: m.image.resize_with_pad(x, 9, 4),
+    lambda m, x: m.image.per_image_standardization(x),
+    lambda m, x: m.image.rgb_to_grayscale(x),
+    lambda m, x: m.image.adjust_hue(x, 0.25),
+    lambda m, x: m.image.stateless_random_flip_left_right(x, (3, 4)),
+    lambda m, x: m.image.stateless_random_crop(x, [3, 3, 3], (3, 4)),
+])
+def test_images_of_unknown_size_in_a_function(fn):
+    """A dataset map sees images whose height and width are unknown while tracing."""
+    traced = em.function(lambda x: fn(em, x), input_signature=[em.TensorSpec([None, None, 3], em.float32)])
+    for image in (RGB[0], BIG[1, :8, :10]):
+        _same(traced(image), fn(tf, tf.constant(image)), 2e-5)
