@@ -135,3 +135,33 @@ def test_tensorflow_runs_ember_graphs_of_both_ops():
     theirs = wrapped.prune(feeds=f"{feed}:0", fetches=f"{fetch}:0")(tf.constant(_wav()))
     assert theirs.numpy() == mono_copy(_wav()).numpy()
     assert theirs.numpy() == tf.audio.encode_wav(tf.audio.decode_wav(_wav(), 1, 40).audio, 16000).numpy()
+
+
+def test_randomly_damaged_files_decode_as_tensorflow_or_raise_as_it():
+    """Bytes overwritten and files cut at random: ember decodes what TensorFlow decodes, to the same values,
+    and raises InvalidArgumentError where TensorFlow does (ember's messages escape the file's bytes, so they
+    are text; TensorFlow's are not, and then its Python raises UnicodeDecodeError)."""
+    rng = np.random.default_rng(12)
+    base = bytearray(_riff(_header(channels=2), _chunk(b"LIST", b"abcdef"),
+                           _chunk(b"data", struct.pack("<10h", *range(-5, 5)))))
+    for trial in range(400):
+        damaged = bytearray(base)
+        for _ in range(rng.integers(1, 4)):
+            damaged[rng.integers(0, len(damaged))] = int(rng.integers(0, 256))
+        if trial % 3 == 0:
+            damaged = damaged[:rng.integers(0, len(damaged) + 1)]
+        contents = bytes(damaged)
+        try:
+            theirs = tf.audio.decode_wav(contents)
+        except (tf.errors.InvalidArgumentError, UnicodeDecodeError):  # TF puts the file's bytes in its message
+            with pytest.raises(em.errors.InvalidArgumentError, match="DecodeWav"):
+                em.audio.decode_wav(contents)
+            continue
+        ours = em.audio.decode_wav(contents)
+        np.testing.assert_array_equal(ours.audio.numpy(), theirs.audio.numpy())
+        assert int(ours.sample_rate) == int(theirs.sample_rate)
+
+
+def test_messages_show_a_damaged_headers_bytes_escaped():
+    with pytest.raises(em.errors.InvalidArgumentError, match=r"expected RIFF but found R\\xa6FF"):
+        em.audio.decode_wav(b"R\xa6FF" + _riff(_header(), DATA)[4:])

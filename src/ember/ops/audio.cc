@@ -25,6 +25,23 @@ namespace {
 constexpr float kInt16Scale = 32768.0f;  // 1 << 15: int16 sample s is the float s / 32768
 constexpr int kWavHeaderBytes = 44;
 
+// Bytes of the file as they appear in a message: printable ASCII as it is, anything else as \xNN, so that a
+// message about a damaged header is valid UTF-8.
+std::string printable(std::string_view bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    if (c >= 0x20 && c < 0x7f && c != '\\') {
+      out.push_back(static_cast<char>(c));
+    } else {
+      out += "\\x";
+      out.push_back(kHex[c >> 4]);
+      out.push_back(kHex[c & 0xf]);
+    }
+  }
+  return out;
+}
+
 // Reads the contents front to back; every read is checked against the end.
 class WavReader {
  public:
@@ -49,7 +66,8 @@ class WavReader {
     std::string found;
     EMBER_RETURN_IF_ERROR(text(expected.size(), &found));
     if (found != expected)
-      return invalid_argument("DecodeWav: header mismatch: expected ", expected, " but found ", found);
+      return invalid_argument("DecodeWav: header mismatch: expected ", expected, " but found ",
+                              printable(found));
     return Status::OK();
   }
 
@@ -127,8 +145,9 @@ Status decode_wav(std::string_view contents, DecodedWav* out) {
     EMBER_RETURN_IF_ERROR(in.text(4, &chunk_id));
     EMBER_RETURN_IF_ERROR(in.little_endian(&chunk_size));
     if (chunk_size > static_cast<uint32_t>(std::numeric_limits<int32_t>::max()))
-      return invalid_argument("DecodeWav: WAV data chunk '", chunk_id, "' is too large: ", chunk_size,
-                              " bytes, but the limit is ", std::numeric_limits<int32_t>::max());
+      return invalid_argument("DecodeWav: WAV data chunk '", printable(chunk_id),
+                              "' is too large: ", chunk_size, " bytes, but the limit is ",
+                              std::numeric_limits<int32_t>::max());
     if (chunk_id != "data") {
       EMBER_RETURN_IF_ERROR(in.skip(chunk_size));
       continue;
