@@ -5,6 +5,7 @@ import pytest
 import tensorflow as tf
 
 import ember as em
+from tf_differential import values_and_gradient
 
 RNG = np.random.default_rng(3)
 WAVE = RNG.standard_normal((2, 300)).astype(np.float32)
@@ -21,24 +22,10 @@ def _compare(fn, x, tol=1e-5, grad=True, unknown=None, unknown_grad=True):
     """fn(module, x) eagerly, in ember.function and (``unknown``: a TensorSpec shape) traced with unknown dims,
     against TensorFlow: values and the gradient of sum(|y|^2 * 0.5 + real(y)) (with unknown dims only when
     ``unknown_grad``)."""
-    def run(m, mode):
-        t = m.constant(x)
-        with m.GradientTape(persistent=False) as tape:
-            if mode != "unknown" or unknown_grad:
-                tape.watch(t)
-            f = lambda v: fn(m, v)  # noqa: E731
-            if mode == "traced":
-                f = em.function(f)
-            elif mode == "unknown":
-                f = em.function(f, input_signature=[em.TensorSpec(unknown, t.dtype)])
-            y = f(t)
-            loss = m.reduce_sum(m.math.real(y) + 0.5 * m.abs(y) ** 2) if y.dtype.is_complex else \
-                m.reduce_sum(m.cast(y, m.float64) * m.sin(m.cast(y, m.float64)))
-        return [y.numpy()] + ([tape.gradient(loss, t).numpy()] if grad and (mode != "unknown" or unknown_grad) else [])
-
-    theirs = run(tf, "eager")
+    theirs = values_and_gradient(fn, x, tf, grad=grad)
     for mode in ["eager", "traced"] + (["unknown"] if unknown else []):
-        for o, t in zip(run(em, mode), theirs):
+        ours = values_and_gradient(fn, x, em, mode, unknown, grad and (mode != "unknown" or unknown_grad))
+        for o, t in zip(ours, theirs):
             _same(o, t, tol)
 
 

@@ -6,27 +6,15 @@ import pytest
 import tensorflow as tf
 
 import ember as em
+from tf_differential import values_and_gradient
 
 RNG = np.random.default_rng(8)
 
 
 def _compare(fn, x, unknown=None, tol=1e-5):
-    def run(m, mode):
-        t = m.constant(x)
-        with m.GradientTape() as tape:
-            tape.watch(t)
-            f = lambda v: fn(m, v)  # noqa: E731
-            if mode == "traced":
-                f = em.function(f)
-            elif mode == "unknown":
-                f = em.function(f, input_signature=[em.TensorSpec(unknown, t.dtype)])
-            y = f(t)
-            loss = m.reduce_sum(y * m.sin(y))
-        return y.numpy(), tape.gradient(loss, t).numpy()
-
-    theirs = run(tf, "eager")
+    theirs = values_and_gradient(fn, x, tf)
     for mode in ["eager", "traced"] + (["unknown"] if unknown else []):
-        for o, t in zip(run(em, mode), theirs):
+        for o, t in zip(values_and_gradient(fn, x, em, mode, unknown), theirs):
             assert o.shape == t.shape and o.dtype == t.dtype
             np.testing.assert_allclose(o, t, rtol=tol, atol=tol)
 
