@@ -55,10 +55,12 @@ from ember.ops.indexing_ops import (dynamic_partition, dynamic_stitch, gather_nd
                                     tensor_scatter_nd_add, tensor_scatter_nd_max, tensor_scatter_nd_min,
                                     tensor_scatter_nd_sub, tensor_scatter_nd_update, unique, unique_with_counts)
 from ember.ops.sort_ops import argsort, sort
+from ember.ops.space_batch_ops import batch_to_space, space_to_batch, space_to_batch_nd  # noqa: F401
 from ember.ops.special_math_ops import clip_by_global_norm, clip_by_norm, einsum
 from ember.ops.math_ops import acos, acosh, asin, asinh, atan, atan2, atanh, cosh, cumprod, cumsum, sinh  # noqa: F401
 from ember import compat, config, contrib, experimental, image, initializers, linalg, math, nn, random, signal
 from ember import bitwise, strings, version
+from ember import audio
 from ember.util import nest
 from ember.compat.v1 import control_dependencies
 from ember.initializers import constant_initializer, ones_initializer, zeros_initializer

@@ -9,3 +9,4 @@ from ember.ops.indexing_ops import (bincount, segment_max, segment_mean, segment
 from ember.ops.sort_ops import in_top_k, top_k  # noqa: F401
 from ember.ops.special_math_ops import cumulative_logsumexp, polyval  # noqa: F401
 from ember.ops.no_nan_ops import divide_no_nan, multiply_no_nan  # noqa: F401
+from ember.ops.confusion_matrix import confusion_matrix  # noqa: F401

@@ -4,6 +4,8 @@ from ember.ops.nn_ops import *  # noqa: F401,F403
 from ember.ops.nn_conv_ops import *  # noqa: F401,F403
 from ember.ops.nn_norm_ops import *  # noqa: F401,F403
 
+from ember.ops.space_batch_ops import atrous_conv2d, depth_to_space, space_to_batch, space_to_depth  # noqa
+
 # ---- sorting and selection (tf.nn's second names for tf.math's)
 from ember.ops.sort_ops import in_top_k, top_k  # noqa: F401,E402
 from ember.distribute.distribute_lib import compute_average_loss, scale_regularization_loss  # noqa: F401,E402

@@ -1,4 +1,5 @@
-"""``ember.signal``: TensorFlow's ``tf.signal`` FFTs (FFTW underneath; docs/complex.md).
+"""``ember.signal``: TensorFlow's ``tf.signal`` FFTs (FFTW underneath; docs/complex.md), and the framing, windows
+and short-time Fourier transforms of ops/spectral_ops.py on them.
 
 fft/ifft (1-3 D) transform complex64/complex128 tensors over their innermost dims; rfft/irfft (1-3 D) go
 between float32/float64 signals and their half spectra, with ``fft_length`` cropping or zero-padding the
@@ -8,8 +9,9 @@ from ember import _C, dtypes
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.ops import indexing_ops
 
-__all__ = ["fft", "fft2d", "fft3d", "fftshift", "ifft", "ifft2d", "ifft3d", "ifftshift", "irfft", "irfft2d",
-           "irfft3d", "rfft", "rfft2d", "rfft3d"]
+__all__ = ["fft", "fft2d", "fft3d", "fftshift", "frame", "hamming_window", "hann_window", "ifft", "ifft2d",
+           "ifft3d", "ifftshift", "inverse_stft", "inverse_stft_window_fn", "irfft", "irfft2d", "irfft3d",
+           "overlap_and_add", "rfft", "rfft2d", "rfft3d", "stft"]
 
 
 def _t(x):
@@ -136,3 +138,7 @@ def fftshift(x, axes=None, name=None):
 def ifftshift(x, axes=None, name=None):
     """The inverse of fftshift."""
     return _shift(x, axes, -1)
+
+
+from ember.ops.spectral_ops import (frame, hamming_window, hann_window, inverse_stft,  # noqa: E402
+                                    inverse_stft_window_fn, overlap_and_add, stft)

@@ -167,6 +167,8 @@ def examples():
     table["ReadFile"] = ([tf.constant(__file__)], [])
     table["WriteFile"] = ([tf.constant(os.path.join(tempfile.gettempdir(), "ember_registry_write_file.txt")),
                            tf.constant("written by the registry test")], [])
+    table["EncodeWav"] = ([f32() / 2.0, tf.constant(8000)], [])
+    table["DecodeWav"] = ([tf.audio.encode_wav(f32() / 2.0, 8000)], [-1, -1])
     table["PrintV2"] = ([[f32()]], ["printed by the registry test: \x1f", "stderr", "\n", 3])
     # With no default summary writer (the registry test's case) both are no-ops (test_summary.py writes).
     table["ContextWriteSummary"] = ([tf.constant(True), tf.constant(1, tf.int64), f32()], ["registry", "", 0, 0,

@@ -19,6 +19,7 @@ EMBER = """
     string strings subtract tanh tensordot tile traceback_filter transpose truediv uint8 unstack util variable_creation
     variables where zeros zeros_initializer zeros_like
     executing_eagerly inside_function group no_op tuple identity_n get_logger test io
+    audio batch_to_space image space_to_batch space_to_batch_nd
 """.split()
 
 EMBER_MATH = """
@@ -29,6 +30,7 @@ EMBER_MATH = """
     reduce_logsumexp reduce_max reduce_mean reduce_min reduce_prod reduce_std reduce_sum reduce_variance
     relu relu6 round rsqrt scalar_mul sigmoid sign sin softmax softplus softsign sqrt square
     squared_difference subtract tanh truediv unsorted_segment_sum
+    confusion_matrix
 """.split()
 
 EMBER_NN = """
@@ -36,6 +38,7 @@ EMBER_NN = """
     bias_add dropout elu gelu l2_loss l2_normalize leaky_relu log_softmax moments relu relu6 selu sigmoid
     sigmoid_cross_entropy_with_logits silu softmax softmax_cross_entropy_with_logits softplus softsign
     sparse_softmax_cross_entropy_with_logits swish tanh weighted_cross_entropy_with_logits
+    atrous_conv2d depth_to_space space_to_batch space_to_depth
 """.split()
 
 MATH_ALL = """

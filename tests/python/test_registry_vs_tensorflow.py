@@ -97,6 +97,8 @@ EXCLUDED = {
                     "StringLower", "StringStrip", "StringSplitV2", "StringToHashBucketFast", "UnicodeDecode")},
     **{name: "reads or writes a file named by a string tensor; compared with tf.io.read_file / write_file "
              "(contents, errors, program order) in test_file_io.py" for name in ("ReadFile", "WriteFile")},
+    **{name: "reads or writes WAV files held in string tensors; compared with tf.audio (bytes, decodes, corrupt "
+             "files) in test_audio.py" for name in ("DecodeWav", "EncodeWav")},
     "ParseExampleV2": "parses tf.train.Example records, which random draws are not: compared with "
                       "tf.io.parse_example in test_parse_example.py",
     "ParseSequenceExampleV2": "parses tf.train.SequenceExample records, which random draws are not: compared "

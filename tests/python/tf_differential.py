@@ -40,3 +40,26 @@ def same(case):
         return expected
     assert got == expected, f"TensorFlow: {expected}\nember:      {got}"
     return got
+
+
+def values_and_gradient(fn, x, lib, mode="eager", signature=None, grad=True):
+    """fn(lib, t) for t = lib.constant(x), run eagerly (``mode`` "eager"), in ``ember.function`` ("traced") or
+    traced with ``input_signature=[TensorSpec(signature)]`` ("unknown"), and, when ``grad``, the gradient with
+    respect to t of sum(y sin y) (of sum(real(y) + |y|^2 / 2) for a complex y). Returns [y] or [y, gradient]
+    as NumPy arrays, to compare between the libraries."""
+    t = lib.constant(x)
+    with lib.GradientTape() as tape:
+        if grad:
+            tape.watch(t)
+        f = lambda v: fn(lib, v)  # noqa: E731
+        if mode == "traced":
+            f = ember.function(f)
+        elif mode == "unknown":
+            f = ember.function(f, input_signature=[ember.TensorSpec(signature, t.dtype)])
+        y = f(t)
+        if y.dtype.is_complex:
+            loss = lib.reduce_sum(lib.math.real(y) + 0.5 * lib.abs(y) ** 2)
+        else:
+            wide = lib.cast(y, lib.float64)
+            loss = lib.reduce_sum(wide * lib.sin(wide))
+    return [y.numpy()] + ([tape.gradient(loss, t).numpy()] if grad else [])

@@ -18,7 +18,9 @@ from ember import _C
 # take callables or produce fresh state; TensorFlow does not dispatch them either.
 _OP_MODULES = ("ember.ops.array_ops", "ember.ops.math_ops", "ember.ops.indexing_ops", "ember.ops.nn_ops",
                "ember.ops.nn_conv_ops", "ember.ops.nn_norm_ops", "ember.ops.sort_ops", "ember.ops.linalg_ops",
-               "ember.ops.special_math_ops", "ember.image", "ember.signal", "ember.strings")
+               "ember.ops.special_math_ops", "ember.image", "ember.signal", "ember.strings",
+               "ember.ops.image_color_ops", "ember.ops.image_metrics_ops", "ember.ops.space_batch_ops",
+               "ember.ops.spectral_ops", "ember.ops.confusion_matrix")
 
 # Op functions that live in other modules.
 _EXTRA_OP_FUNCTIONS = {("ember.backprop", "stop_gradient")}
@@ -38,6 +40,7 @@ _API_NAME_EXCEPTIONS = {
     "tf.linalg.norm": "tf.norm", "tf.linalg.tensordot": "tf.tensordot",
     "tf.transpose": "tf.compat.v1.transpose", "tf.gather": "tf.compat.v1.gather", "tf.shape": "tf.compat.v1.shape",
     "tf.math.complex": "tf.dtypes.complex",  # TensorFlow has no tf.math.complex; tf.complex is dtypes.complex
+    "tf.nn.space_to_batch": "tf.space_to_batch",
 }
 
 _installed = {}  # id(original) -> ApiFunction
