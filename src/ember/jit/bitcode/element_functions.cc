@@ -106,6 +106,29 @@ inline S<T> binary(S<T> a, S<T> b) {
   }
 }
 
+// A predicate (an op whose result is bool) over another dtype, for native loops (jit/loop_codegen.cc):
+// the operands in their storage type, the result a bool's byte, 0 or 1, as the interpreter's loops write it.
+template <typename T, typename F, DTypeSet kSet, bool kBool>
+inline uint8_t predicate_unary(S<T> x) {
+  if constexpr (kBool && (kSet & dtype_bit(dtype_of<T>::value)) != 0) {
+    F f;
+    return static_cast<uint8_t>(static_cast<bool>(f(static_cast<compute_t<T>>(load<T>(x)))));
+  } else {
+    return 0;
+  }
+}
+
+template <typename T, typename F, DTypeSet kSet, bool kBool>
+inline uint8_t predicate_binary(S<T> a, S<T> b) {
+  if constexpr (kBool && (kSet & dtype_bit(dtype_of<T>::value)) != 0) {
+    F f;
+    return static_cast<uint8_t>(
+        static_cast<bool>(f(static_cast<compute_t<T>>(load<T>(a)), static_cast<compute_t<T>>(load<T>(b)))));
+  } else {
+    return 0;
+  }
+}
+
 }  // namespace
 
 #define EMBER_JIT_IS_BOOL(Result) (ElementwiseResult::k##Result == ElementwiseResult::kBool)
@@ -136,6 +159,23 @@ inline S<T> binary(S<T> a, S<T> b) {
   EMBER_JIT_DTYPES(EMBER_JIT_BINARY_FN, Enum, Math, Types, Result)
 EMBER_UNARY_OPS(EMBER_JIT_UNARY_ROW)
 EMBER_BINARY_OPS(EMBER_JIT_BINARY_ROW)
+
+// Predicates over every dtype: ember_jit_pu_<UnaryOp>_<DType> and ember_jit_pb_<BinaryOp>_<DType> (zero
+// for a row whose result is not bool, never called).
+#define EMBER_JIT_PREDICATE_UNARY_FN(D, T, Enum, Math, Types, Result)     \
+  extern "C" uint8_t ember_jit_pu_##Enum##_##D(S<T> x) {                  \
+    return predicate_unary<T, Math, Types, EMBER_JIT_IS_BOOL(Result)>(x); \
+  }
+#define EMBER_JIT_PREDICATE_BINARY_FN(D, T, Enum, Math, Types, Result)        \
+  extern "C" uint8_t ember_jit_pb_##Enum##_##D(S<T> a, S<T> b) {              \
+    return predicate_binary<T, Math, Types, EMBER_JIT_IS_BOOL(Result)>(a, b); \
+  }
+#define EMBER_JIT_PREDICATE_UNARY_ROW(Enum, Op, api, Math, Types, Result, ...) \
+  EMBER_JIT_DTYPES(EMBER_JIT_PREDICATE_UNARY_FN, Enum, Math, Types, Result)
+#define EMBER_JIT_PREDICATE_BINARY_ROW(Enum, Op, api, Math, Types, Result, ...) \
+  EMBER_JIT_DTYPES(EMBER_JIT_PREDICATE_BINARY_FN, Enum, Math, Types, Result)
+EMBER_UNARY_OPS(EMBER_JIT_PREDICATE_UNARY_ROW)
+EMBER_BINARY_OPS(EMBER_JIT_PREDICATE_BINARY_ROW)
 
 // Float sin / cos with FMA (Note [Float sin/cos] in vmath.h): the interpreter picks the argument reduction
 // per block of 64 elements, the float one when every |x| of the block is below 2^16. A kernel does the
