@@ -24,8 +24,10 @@ namespace {
 // loop on the operand's array here too. An iteration is what the first tier's is: every op in program
 // order, the condition read, then the new loop variables copied over the old (through staging arrays where
 // the step swaps variables), and the loop ends after the iteration whose condition is false or at the
-// iteration budget. Ops that can fail (integer FloorDiv, FloorMod, Pow) never reach a LoopProgram: such a
-// loop stays on the first tier, which hands the failing iteration to the normal path.
+// iteration budget. The ops that fail on some operands (integer FloorDiv and FloorMod by zero, an integer
+// Pow to a negative power) first test the operand as the kernel does: where it fails, the loop returns
+// before completing the iteration, with the variables as that iteration found them, and the caller hands
+// that iteration to the normal path, which reports the error (as the first tier does).
 class LoopBuilder {
  public:
   LoopBuilder(const LoopProgram& program, bool fma, llvm::Module& module)
@@ -79,6 +81,7 @@ class LoopBuilder {
     b_.CreateCondBr(b_.CreateICmpSLT(done, max_iterations), body, exit);
 
     b_.SetInsertPoint(body);
+    handback_ = llvm::BasicBlock::Create(ctx_, "handback", fn);
     for (size_t i = 0; i < program_.ops.size(); ++i) EMBER_RETURN_IF_ERROR(emit_op(i));
     llvm::Value* condition =
         b_.CreateICmpNE(b_.CreateLoad(i8_, address_[program_.condition]), b_.getInt8(0), "condition");
@@ -95,13 +98,19 @@ class LoopBuilder {
     done->addIncoming(completed, step_end);
     b_.CreateCondBr(condition, header, exit);
 
+    // An op that would fail: the iteration is not completed.
+    b_.SetInsertPoint(handback_);
+    b_.CreateBr(exit);
+
     b_.SetInsertPoint(exit);
-    llvm::PHINode* iterations = b_.CreatePHI(i64_, 2, "iterations");
+    llvm::PHINode* iterations = b_.CreatePHI(i64_, 3, "iterations");
     iterations->addIncoming(done, header);
     iterations->addIncoming(completed, step_end);
-    llvm::PHINode* finished = b_.CreatePHI(i8_, 2, "finished");
+    iterations->addIncoming(done, handback_);
+    llvm::PHINode* finished = b_.CreatePHI(i8_, 3, "finished");
     finished->addIncoming(b_.getInt8(0), header);
     finished->addIncoming(b_.getInt8(1), step_end);
+    finished->addIncoming(b_.getInt8(0), handback_);
     for (int k = 0; k < program_.num_vars; ++k)
       b_.CreateMemCpy(var_ptrs[k], llvm::MaybeAlign(), address_[k], llvm::MaybeAlign(), bytes(k));
     b_.CreateStore(finished, finished_out);
@@ -129,6 +138,16 @@ class LoopBuilder {
       default:
         return i64_;  // kInt64; the runtime builds no program over complex or string values
     }
+  }
+
+  // What the kernel tests of an op's second operand before it runs (kernels/elementwise.cc, run_binary):
+  // 1, that no element is zero (integer FloorDiv, FloorMod); 2, that none is negative (signed integer Pow).
+  static int operand_check(const LoopProgram::Op& op) {
+    if (op.opcode != kernels::FusedOpcode::kBinary || !is_integer(op.dtype)) return 0;
+    const auto binary = static_cast<kernels::BinaryOp>(op.op);
+    if (binary == kernels::BinaryOp::kFloorDiv || binary == kernels::BinaryOp::kFloorMod) return 1;
+    if (binary == kernels::BinaryOp::kPow && dtype_in(op.dtype, kSignedIntTypes)) return 2;
+    return 0;
   }
 
   uint64_t bytes(int32_t v) const {
@@ -168,6 +187,19 @@ class LoopBuilder {
       }
       return Status::OK();
     }
+    if (const int check = operand_check(op); check != 0) {
+      // Any element of the second operand zero (check 1) or negative (check 2): hand the iteration back.
+      llvm::Type* type = storage(op.dtype);
+      llvm::Value* fails = b_.getFalse();
+      for (int64_t j = 0; j < program_.values[op.b].elements; ++j) {
+        llvm::Value* x = b_.CreateLoad(type, b_.CreateConstInBoundsGEP1_64(type, address_[op.b], j));
+        llvm::Value* zero = llvm::ConstantInt::get(type, 0);
+        fails = b_.CreateOr(fails, check == 1 ? b_.CreateICmpEQ(x, zero) : b_.CreateICmpSLT(x, zero));
+      }
+      auto* go_on = llvm::BasicBlock::Create(ctx_, "checked", fn_);
+      b_.CreateCondBr(fails, handback_, go_on);
+      b_.SetInsertPoint(go_on);
+    }
     const std::string name = element_function_name(op.opcode, op.op, op.dtype, predicate);
     llvm::Function* fn = module_.getFunction(name);
     if (fn == nullptr || fn->isDeclaration())
@@ -205,6 +237,7 @@ class LoopBuilder {
   llvm::LLVMContext& ctx_;
   llvm::IRBuilder<> b_;
   llvm::Function* fn_ = nullptr;
+  llvm::BasicBlock* handback_ = nullptr;
   llvm::PointerType* ptr_ = nullptr;
   llvm::Type* i64_ = nullptr;
   llvm::Type* i8_ = nullptr;

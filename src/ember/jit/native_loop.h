@@ -57,7 +57,9 @@ std::string loop_fingerprint(const LoopProgram& program, bool fma);
 
 /// Runs iterations from the loop variables' arrays `vars` (read at the start, written at the end) with the
 /// fixed values' arrays `fixed`: at most `max_iterations`, stopping after the iteration whose condition is
-/// false (then *finished = 1, else 0). Returns the iterations completed.
+/// false (then *finished = 1, else 0), or before completing one whose integer FloorDiv or FloorMod has a
+/// zero divisor or whose integer Pow a negative exponent (the kernels' errors). Returns the iterations
+/// completed.
 using NativeLoopFn = int64_t (*)(void* const* vars, const void* const* fixed, int64_t max_iterations,
                                  uint8_t* finished);
 

@@ -27,8 +27,8 @@ namespace ember {
 // a scalar bool condition, runs here instead: every value gets a tensor once per loop, each node's kernel
 // context is built once, and an iteration runs the nodes in graph order, reads the condition (before the
 // copies: it may be a loop variable's old value, in a body that swaps variables), then copies the new loop
-// variables over the old (through staging copies where the body swaps them). A node runs as its kernel would: an op
-// of the element-wise tables whose kernel would hand its operands whole to one loop (same shapes, or a
+// variables over the old (through staging copies where the body swaps them). A node runs as its kernel would:
+// an op of the element-wise tables whose kernel would hand its operands whole to one loop (same shapes, or a
 // scalar against a tensor: at most kMaxElements elements are one chunk) calls that loop directly; a fused
 // group whose native kernel is compiled, and would be called once over the whole domain, calls it directly
 // (FusedProgram::native_whole_kernel, read once per loop as a plan reads it once per call); any other node
@@ -43,7 +43,8 @@ namespace ember {
 // element functions as native fused kernels, the loop variables in registers, about 3 ns an iteration for
 // the bench's step. A run reads the slot once: until the code arrives it runs the node loop, afterwards
 // the native loop, which stops where the node loop would (the condition false, or the iteration budget)
-// with the same bits. The native loop never fails: the ops that can are not in its programs.
+// with the same bits, or where an integer division by zero (or a negative integer power) would make the
+// node loop's kernel fail: that iteration goes to the normal path as on the first tier.
 //
 // The iteration that fails (a kernel error, an exception) or that would pass the iteration budget (the
 // fuzzers' cap) is not completed here: the loop variables are left as that iteration found them and the
@@ -140,6 +141,25 @@ void pick_direct_loop(const Node& node, const Graph& g, kernels::UnaryLoop& unar
     binary = loops.sv;
   else if (na == n && nb == 1)
     binary = loops.vs;
+}
+
+// An integer FloorDiv, FloorMod or Pow of the element-wise tables on operands a loop takes whole (same
+// shapes, or a scalar against a tensor): the node loop runs its kernel, which checks the divisor or
+// exponent first; a native loop makes the same check and hands the iteration back where it fails.
+bool checked_integer_op(const Node& node, const Graph& g) {
+  const auto [is_unary, op] = elementwise_row(node.op->name);
+  if (is_unary || op < 0 || node.op->tile_binary != op || node.inputs.size() != 2 || node.outputs.size() != 1)
+    return false;
+  const auto binary_op = static_cast<kernels::BinaryOp>(op);
+  if (binary_op != kernels::BinaryOp::kFloorDiv && binary_op != kernels::BinaryOp::kFloorMod &&
+      binary_op != kernels::BinaryOp::kPow)
+    return false;
+  const DType dtype = g.spec(node.inputs[0]).dtype;
+  if (!is_integer(dtype) || g.spec(node.inputs[1]).dtype != dtype) return false;
+  const int64_t n = node.outputs[0].shape.num_elements();
+  const int64_t na = g.spec(node.inputs[0]).shape.num_elements();
+  const int64_t nb = g.spec(node.inputs[1]).shape.num_elements();
+  return n > 0 && (na == n || na == 1) && (nb == n || nb == 1);
 }
 
 }  // namespace
@@ -260,13 +280,13 @@ std::optional<jit::LoopProgram> FastLoop::native_program(std::vector<const void*
   for (const StepNode& step_node : nodes_) {
     const Node& node = *step_node.node;
     const int64_t elements = node.outputs[0].shape.num_elements();
-    if (step_node.unary != nullptr || step_node.binary != nullptr) {
+    if (step_node.unary != nullptr || step_node.binary != nullptr || checked_integer_op(node, step_->graph)) {
       jit::LoopProgram::Op op;
       op.opcode = step_node.unary != nullptr ? kernels::FusedOpcode::kUnary : kernels::FusedOpcode::kBinary;
       op.op = elementwise_row(node.op->name).second;
       op.dtype = program.values[id_of[step_node.inputs[0]]].dtype;
       op.a = id_of[step_node.inputs[0]];
-      if (step_node.binary != nullptr) op.b = id_of[step_node.inputs[1]];
+      if (op.opcode == kernels::FusedOpcode::kBinary) op.b = id_of[step_node.inputs[1]];
       program.ops.push_back(op);
       id_of[step_node.first_value] = add_value(node.outputs[0].dtype, elements);
       continue;

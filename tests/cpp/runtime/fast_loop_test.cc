@@ -316,8 +316,8 @@ TEST_P(FastLoopTiers, StepsThatDoNotQualifyRunOnTheNormalPath) {
 }
 
 TEST_P(FastLoopTiers, AFailingIterationReportsAsTheNormalPathDoes) {
-  // Integer FloorDiv by zero fails in the fourth iteration (i == 3): the fast path hands that iteration
-  // back, and the normal path's error, node and iteration included, is what the caller sees.
+  // Integer FloorDiv by zero fails in the fourth iteration (i == 3): the fast path (either tier) hands that
+  // iteration back, and the normal path's error, node and iteration included, is what the caller sees.
   auto f = function([](const Tensor& x) {
     return while_loop([](const std::vector<Tensor>& v) { return v[0] < Tensor(int32_t{10}); },
                       [](const std::vector<Tensor>& v) {
@@ -329,7 +329,7 @@ TEST_P(FastLoopTiers, AFailingIterationReportsAsTheNormalPathDoes) {
   std::string messages[2];
   for (int fast = 0; fast < 2; ++fast) {
     set_fast_loops_enabled(fast == 1);
-    const int64_t before = FastLoop::iterations_run();
+    const int64_t before = FastLoop::iterations_run(), native_before = FastLoop::native_iterations_run();
     try {
       f(Tensor(int32_t{12}));
       ADD_FAILURE() << "no error";
@@ -337,9 +337,54 @@ TEST_P(FastLoopTiers, AFailingIterationReportsAsTheNormalPathDoes) {
       messages[fast] = e.what();
     }
     EXPECT_EQ(FastLoop::iterations_run() - before, fast == 1 ? 3 : 0);
+    EXPECT_EQ(FastLoop::native_iterations_run() - native_before, fast == 1 && native() ? 3 : 0);
   }
   set_fast_loops_enabled(true);
   EXPECT_NE(messages[0].find("iteration 3"), std::string::npos) << messages[0];
+  EXPECT_EQ(messages[0], messages[1]);
+}
+
+TEST_P(FastLoopTiers, IntegerDivisionAndPowersThatSucceedAndOneThatFails) {
+  // FloorDiv, FloorMod and Pow of int32 vectors (the kernels check the divisor and the exponent first);
+  // then an exponent that turns negative in the third iteration (i == 2).
+  auto f = function([](const Tensor& x, const Tensor& d) {
+    return while_loop([](const std::vector<Tensor>& v) { return v[0] < Tensor(int32_t{6}); },
+                      [&](const std::vector<Tensor>& v) {
+                        Tensor i = v[0] + Tensor(int32_t{1});
+                        Tensor y = call_op1("FloorMod", {v[1] * Tensor(int32_t{7}) + Tensor(int32_t{3}), d}) +
+                                   call_op1("FloorDiv", {call_op1("Pow", {v[1], Tensor(int32_t{2})}), i});
+                        return std::vector<Tensor>{i, y};
+                      },
+                      {Tensor(int32_t{0}), x});
+  });
+  const Tensor x = Tensor::from_vector<int32_t>({-9, 4, 17, 0}, Shape{4});
+  auto both = run_both([&] { return f(x, Tensor::from_vector<int32_t>({5, -3, 11, 2}, Shape{4})); });
+  expect_same_bits(both.fast, both.normal);
+  expect_tier(both, native());
+  EXPECT_EQ(both.fast_iterations, 6);
+
+  auto negative = function([](const Tensor& x) {
+    return while_loop([](const std::vector<Tensor>& v) { return v[0] < Tensor(int32_t{6}); },
+                      [](const std::vector<Tensor>& v) {
+                        return std::vector<Tensor>{v[0] + Tensor(int32_t{1}),
+                                                   call_op1("Pow", {v[1], Tensor(int32_t{1}) - v[0]})};
+                      },
+                      {Tensor(int32_t{0}), x});
+  });
+  std::string messages[2];
+  for (int fast = 0; fast < 2; ++fast) {
+    set_fast_loops_enabled(fast == 1);
+    const int64_t native_before = FastLoop::native_iterations_run();
+    try {
+      negative(Tensor(int32_t{3}));
+      ADD_FAILURE() << "no error";
+    } catch (const StatusError& e) {
+      messages[fast] = e.what();
+    }
+    EXPECT_EQ(FastLoop::native_iterations_run() - native_before, fast == 1 && native() ? 2 : 0);
+  }
+  set_fast_loops_enabled(true);
+  EXPECT_NE(messages[0].find("negative integer powers"), std::string::npos) << messages[0];
   EXPECT_EQ(messages[0], messages[1]);
 }
 
