@@ -9,10 +9,8 @@
 // Layer: the JIT's (above kernels); the runtime builds the programs and runs the functions.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -63,21 +61,8 @@ std::string loop_fingerprint(const LoopProgram& program, bool fma);
 using NativeLoopFn = int64_t (*)(void* const* vars, const void* const* fixed, int64_t max_iterations,
                                  uint8_t* finished);
 
-/// Where a native loop arrives (as kernels::NativeFusedSlot for a fused kernel).
-class NativeLoopSlot {
- public:
-  NativeLoopFn get() const { return fn_.load(std::memory_order_acquire); }
-  void publish(NativeLoopFn fn, std::shared_ptr<const void> owner) {
-    std::lock_guard<std::mutex> lock(mu_);
-    owner_ = std::move(owner);
-    fn_.store(fn, std::memory_order_release);
-  }
-
- private:
-  std::atomic<NativeLoopFn> fn_{nullptr};
-  std::mutex mu_;
-  std::shared_ptr<const void> owner_;
-};
+/// Where a native loop arrives (as a fused kernel arrives in a kernels::NativeFusedSlot).
+using NativeLoopSlot = kernels::NativeSlot<NativeLoopFn>;
 
 /// Asks the JIT for the loop's native code: returns at once (or once compiled, in the synchronous mode);
 /// fills `slot` when the code is ready, never when the JIT is off or cannot make it.

@@ -10,14 +10,11 @@
 #include <vector>
 
 #include "ember/graph/graph.h"
+#include "ember/jit/native_loop.h"
 #include "ember/kernels/elementwise.h"
 #include "ember/ops/loop_fast_path.h"
 
 namespace ember {
-namespace jit {
-class NativeLoopSlot;
-struct LoopProgram;
-}  // namespace jit
 
 class FastLoop {
  public:

@@ -8,7 +8,9 @@
 // Every value crosses a function boundary in its storage type (S<T>: a uint16_t for the 16-bit floats, a
 // uint8_t for bool), so the code generator needs no knowledge of ember's C++ types. Functions are named
 // ember_jit_u_<UnaryOp enumerator>_<DType enumerator> and ember_jit_b_<BinaryOp>_<DType>; a combination
-// the interpreter cannot fuse has a function that returns zero and is never called.
+// the interpreter cannot fuse has a function that returns zero and is never called. Native loops
+// (jit/loop_codegen.cc) also call the predicates (comparisons, IsNan...) over every dtype,
+// ember_jit_pu_* and ember_jit_pb_*, which a fused program never holds (its values share one dtype).
 //
 // Built twice: with EMBER_VM_ASSUME_FMA (for CPUs where the interpreter runs its AVX2 or AVX-512 copy, which
 // use FMA) and without (the baseline copy).
@@ -145,37 +147,27 @@ inline uint8_t predicate_binary(S<T> a, S<T> b) {
   Y(kUInt8, uint8_t, __VA_ARGS__)     \
   Y(kBool, bool, __VA_ARGS__)
 
-#define EMBER_JIT_UNARY_FN(D, T, Enum, Math, Types, Result)     \
-  extern "C" S<T> ember_jit_u_##Enum##_##D(S<T> x) {            \
-    return unary<T, Math, Types, EMBER_JIT_IS_BOOL(Result)>(x); \
+// Per row and dtype: ember_jit_u_<UnaryOp>_<DType> / ember_jit_b_<BinaryOp>_<DType>, which keep the dtype,
+// and the predicates ember_jit_pu_* / ember_jit_pb_*, which return a bool's byte (zero for a row whose
+// result is not bool, never called).
+template <typename T>
+using Byte = uint8_t;
+#define EMBER_JIT_UNARY_FN(D, T, prefix, Ret, helper, Enum, Math, Types, Result) \
+  extern "C" Ret<T> ember_jit_##prefix##_##Enum##_##D(S<T> x) {                  \
+    return helper<T, Math, Types, EMBER_JIT_IS_BOOL(Result)>(x);                 \
   }
-#define EMBER_JIT_BINARY_FN(D, T, Enum, Math, Types, Result)        \
-  extern "C" S<T> ember_jit_b_##Enum##_##D(S<T> a, S<T> b) {        \
-    return binary<T, Math, Types, EMBER_JIT_IS_BOOL(Result)>(a, b); \
+#define EMBER_JIT_BINARY_FN(D, T, prefix, Ret, helper, Enum, Math, Types, Result) \
+  extern "C" Ret<T> ember_jit_##prefix##_##Enum##_##D(S<T> a, S<T> b) {           \
+    return helper<T, Math, Types, EMBER_JIT_IS_BOOL(Result)>(a, b);               \
   }
-#define EMBER_JIT_UNARY_ROW(Enum, Op, api, Math, Types, Result, ...) \
-  EMBER_JIT_DTYPES(EMBER_JIT_UNARY_FN, Enum, Math, Types, Result)
-#define EMBER_JIT_BINARY_ROW(Enum, Op, api, Math, Types, Result, ...) \
-  EMBER_JIT_DTYPES(EMBER_JIT_BINARY_FN, Enum, Math, Types, Result)
+#define EMBER_JIT_UNARY_ROW(Enum, Op, api, Math, Types, Result, ...)           \
+  EMBER_JIT_DTYPES(EMBER_JIT_UNARY_FN, u, S, unary, Enum, Math, Types, Result) \
+  EMBER_JIT_DTYPES(EMBER_JIT_UNARY_FN, pu, Byte, predicate_unary, Enum, Math, Types, Result)
+#define EMBER_JIT_BINARY_ROW(Enum, Op, api, Math, Types, Result, ...)            \
+  EMBER_JIT_DTYPES(EMBER_JIT_BINARY_FN, b, S, binary, Enum, Math, Types, Result) \
+  EMBER_JIT_DTYPES(EMBER_JIT_BINARY_FN, pb, Byte, predicate_binary, Enum, Math, Types, Result)
 EMBER_UNARY_OPS(EMBER_JIT_UNARY_ROW)
 EMBER_BINARY_OPS(EMBER_JIT_BINARY_ROW)
-
-// Predicates over every dtype: ember_jit_pu_<UnaryOp>_<DType> and ember_jit_pb_<BinaryOp>_<DType> (zero
-// for a row whose result is not bool, never called).
-#define EMBER_JIT_PREDICATE_UNARY_FN(D, T, Enum, Math, Types, Result)     \
-  extern "C" uint8_t ember_jit_pu_##Enum##_##D(S<T> x) {                  \
-    return predicate_unary<T, Math, Types, EMBER_JIT_IS_BOOL(Result)>(x); \
-  }
-#define EMBER_JIT_PREDICATE_BINARY_FN(D, T, Enum, Math, Types, Result)        \
-  extern "C" uint8_t ember_jit_pb_##Enum##_##D(S<T> a, S<T> b) {              \
-    return predicate_binary<T, Math, Types, EMBER_JIT_IS_BOOL(Result)>(a, b); \
-  }
-#define EMBER_JIT_PREDICATE_UNARY_ROW(Enum, Op, api, Math, Types, Result, ...) \
-  EMBER_JIT_DTYPES(EMBER_JIT_PREDICATE_UNARY_FN, Enum, Math, Types, Result)
-#define EMBER_JIT_PREDICATE_BINARY_ROW(Enum, Op, api, Math, Types, Result, ...) \
-  EMBER_JIT_DTYPES(EMBER_JIT_PREDICATE_BINARY_FN, Enum, Math, Types, Result)
-EMBER_UNARY_OPS(EMBER_JIT_PREDICATE_UNARY_ROW)
-EMBER_BINARY_OPS(EMBER_JIT_PREDICATE_BINARY_ROW)
 
 // Float sin / cos with FMA (Note [Float sin/cos] in vmath.h): the interpreter picks the argument reduction
 // per block of 64 elements, the float one when every |x| of the block is below 2^16. A kernel does the
