@@ -32,7 +32,7 @@ namespace ember::jit {
 namespace {
 
 // Bumped whenever the generated code changes for the same program, so old cache files are not used.
-constexpr int kCodegenVersion = 7;
+constexpr int kCodegenVersion = 8;
 
 Mode mode_from_environment() {
   const char* s = std::getenv("EMBER_JIT");
@@ -347,14 +347,15 @@ class Service final : public kernels::NativeFusedCompiler {
 
   std::shared_ptr<LoadedKernel> load_or_compile(const Job& job, const std::string& fingerprint) {
     char symbol[48];
-    std::snprintf(symbol, sizeof symbol, "ember_fused_%016llx_%llu",
+    const char* kind = job.loop ? "loop" : "fused";
+    std::snprintf(symbol, sizeof symbol, "ember_%s_%016llx_%llu", kind,
                   static_cast<unsigned long long>(fnv1a(fingerprint.data(), fingerprint.size())),
                   static_cast<unsigned long long>(++symbols_));
     // The object's symbol is fixed when it is compiled; a cached object is renamed by loading it under
     // its own name (kept in the file's fingerprint, so different processes agree).
     std::string object;
     const std::string cached_symbol =
-        "ember_fused_" + std::to_string(fnv1a(fingerprint.data(), fingerprint.size()));
+        std::string("ember_") + kind + "_" + std::to_string(fnv1a(fingerprint.data(), fingerprint.size()));
     DiskCache::Result found = cache_.load(fingerprint, object);
     bool from_disk = found == DiskCache::Result::kHit;
     {

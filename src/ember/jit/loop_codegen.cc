@@ -14,20 +14,21 @@ namespace {
 // Note [Native loops]
 // A fast loop (Note [Fast loops] in runtime/fast_loop.cc) still calls a function per node and iteration,
 // through pointers to tensors in memory: about 16 ns an iteration for the bench's three-node step. Here the
-// whole loop is one function: each loop variable is a stack array copied in once and out once, each op
-// writes a stack array of its own, and LLVM, with every element function inlined, keeps scalars in
-// registers across iterations (a one-element array is promoted to a register) and needs no call at all for
-// the bench's step. The results are the first tier's bits: an op computes with the same element function
-// of the bitcode library a native fused kernel uses, which computes as the interpreter's loop does (with
-// contraction stopped at the functions' boundaries, Note [Contraction stops at ops] in codegen.cc), and the
-// ops that a fused kernel hands to the interpreter's loop (transcendentals, float sin/cos) call that very
-// loop on the operand's array here too. An iteration is what the first tier's is: every op in program
-// order, the condition read, then the new loop variables copied over the old (through staging arrays where
-// the step swaps variables), and the loop ends after the iteration whose condition is false or at the
-// iteration budget. The ops that fail on some operands (integer FloorDiv and FloorMod by zero, an integer
-// Pow to a negative power) first test the operand as the kernel does: where it fails, the loop returns
-// before completing the iteration, with the variables as that iteration found them, and the caller hands
-// that iteration to the normal path, which reports the error (as the first tier does).
+// whole loop is one function: each loop variable is a stack array copied in once and out once, each fixed
+// value (constant or captured) one copied in once, each op writes a stack array of its own, and LLVM, with
+// every element function inlined, keeps scalars in registers across iterations (a one-element array is
+// promoted to a register) and needs no call at all for the bench's step. The results are the first tier's
+// bits: an op computes with the same element function of the bitcode library a native fused kernel uses,
+// which computes as the interpreter's loop does (with contraction stopped at the functions' boundaries, Note
+// [Contraction stops at ops] in codegen.cc), and the ops that a fused kernel hands to the interpreter's loop
+// (transcendentals, float sin/cos) call that very loop on the operand's array here too. An iteration is what
+// the first tier's is: every op in program order, the condition read, then the new loop variables copied over
+// the old (through staging arrays where the step swaps variables), and the loop ends after the iteration
+// whose condition is false or at the iteration budget. The ops that fail on some operands (integer FloorDiv
+// and FloorMod by zero, an integer Pow to a negative power) first test the operand as the kernel does: where
+// it fails, the loop returns before completing the iteration, with the variables as that iteration found
+// them, and the caller hands that iteration to the normal path, which reports the error (as the first tier
+// does).
 class LoopBuilder {
  public:
   LoopBuilder(const LoopProgram& program, bool fma, llvm::Module& module)
@@ -65,7 +66,10 @@ class LoopBuilder {
         b_.CreateMemCpy(address_[v], llvm::MaybeAlign(), var_ptrs[v], llvm::MaybeAlign(), bytes(v));
         if (swaps) staged[v] = b_.CreateAlloca(array);
       } else if (v < program_.first_op_value()) {
-        address_[v] = b_.CreateLoad(ptr_, b_.CreateConstGEP1_64(ptr_, fixed, v - program_.num_vars));
+        // Copied once too: a load inside the loop, which may not run, would stay there.
+        llvm::Value* data = b_.CreateLoad(ptr_, b_.CreateConstGEP1_64(ptr_, fixed, v - program_.num_vars));
+        address_[v] = b_.CreateAlloca(array);
+        b_.CreateMemCpy(address_[v], llvm::MaybeAlign(), data, llvm::MaybeAlign(), bytes(v));
       } else {
         address_[v] = b_.CreateAlloca(array);
       }

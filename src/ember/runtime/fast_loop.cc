@@ -310,9 +310,11 @@ std::optional<jit::LoopProgram> FastLoop::native_program(std::vector<const void*
                                instr.opcode == kernels::FusedOpcode::kBinary ? local[instr.b] : -1});
       local.push_back(add_value(dtype, elements));
     }
+    if (fused->results().size() != node.outputs.size()) return std::nullopt;
     for (size_t r = 0; r < fused->results().size(); ++r) {
       const int32_t id = local[fused->results()[r]];
-      if (program.values[id].elements != elements) return std::nullopt;
+      if (program.values[id].elements != elements || node.outputs[r].shape.num_elements() != elements)
+        return std::nullopt;
       id_of[step_node.first_value + static_cast<int32_t>(r)] = id;
     }
   }
