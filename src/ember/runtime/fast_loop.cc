@@ -40,7 +40,7 @@ namespace ember {
 // group (no node that runs its own kernel: the integer ops that check their operands, broadcasts, ...)
 // is also described as a jit::LoopProgram, the fused groups' programs inlined, and the JIT compiles the
 // whole loop into one function in the background (Note [Native loops] in jit/loop_codegen.cc): the same
-// element functions as native fused kernels, the loop variables in registers, about 3 ns an iteration for
+// element functions as native fused kernels, the loop variables in registers, about 2.5 ns an iteration for
 // the bench's step. A run reads the slot once: until the code arrives it runs the node loop, afterwards
 // the native loop, which stops where the node loop would (the condition false, or the iteration budget)
 // with the same bits, or where an integer division by zero (or a negative integer power) would make the
