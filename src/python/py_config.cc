@@ -99,6 +99,7 @@ void bind_config(nb::module_& m) {
   m.def("set_fast_loops", &set_fast_loops_enabled);
   m.def("fast_loops", &fast_loops_enabled);
   m.def("fast_loop_iterations", &FastLoop::iterations_run);
+  m.def("native_loop_iterations", &FastLoop::native_iterations_run);  // those run by native loops
 }
 
 }  // namespace ember::python

@@ -523,3 +523,55 @@ def test_ember_fast_loops_0_turns_the_fast_path_off():
     command = [sys.executable] + (["-S"] if sys.flags.no_site else []) + ["-c", code]
     assert subprocess.run(command, env=env, capture_output=True, text=True, check=True).stdout.strip() == "False"
     assert ember._C.fast_loops()
+
+
+# ---- native loops, the fast path's second tier (Note [Native loops] in src/ember/jit/loop_codegen.cc)
+
+
+def _native_loop_cases():
+    def bench(tf):  # bench/control_flow.py's "while 10k", shorter
+        @tf.function
+        def f(n, x):
+            return tf.while_loop(lambda i, x: i < n, lambda i, x: (i + 1, x * 0.999 + 0.5), (0, x))
+        return f(tf.constant(500), tf.constant(1.0))
+
+    def vector(tf):  # transcendentals over a vector, a captured scalar broadcast into it, a float condition
+        scale = tf.constant(0.75)
+
+        @tf.function
+        def f(x, t):
+            def body(x, t):
+                return tf.sin(x) * scale + tf.exp(t * 0.1) - tf.tanh(x * t), t + 1.0
+            return tf.while_loop(lambda x, t: t < 9.0, body, (x, t))
+        return f(tf.constant([0.5, -1.0, 3.0, 1e5, -2e4, 0.0, 7.0, -0.25]), tf.constant(0.0))
+
+    def half(tf):
+        @tf.function
+        def f(x):
+            return tf.while_loop(lambda i, x: i < 20, lambda i, x: (i + 1, x * x - tf.cast(0.5, tf.float16)),
+                                 (0, x))
+        return f(tf.constant([0.25, -1.5, 2.0], tf.float16))
+
+    return bench, vector, half
+
+
+@pytest.mark.parametrize("case", _native_loop_cases(), ids=lambda case: case.__name__)
+def test_native_loops_have_the_node_loops_and_the_normal_paths_bits(case):
+    switches = ember.config.experimental
+    previous = switches.get_native_kernels()
+    try:
+        switches.set_native_kernels("sync")  # the loop is compiled when its step is built
+        before = ember._C.native_loop_iterations()
+        native, ran = _fast_and_normal(lambda: case(ember))  # also checks them against the normal path
+        assert ran > 0 and ember._C.native_loop_iterations() - before == ran
+        switches.set_native_kernels("off")  # a new function: its step runs the node loop
+        before = ember._C.native_loop_iterations()
+        node_loop, ran_again = _fast_and_normal(lambda: case(ember))
+        assert ran_again == ran and ember._C.native_loop_iterations() == before
+    finally:
+        switches.set_native_kernels(previous)
+    for a, b in zip(native, node_loop):
+        assert a.tobytes() == b.tobytes(), (a, b)
+    expected = case(tensorflow)
+    for got, want in zip(native, expected):
+        np.testing.assert_allclose(got.astype(np.float64), want.numpy().astype(np.float64), rtol=2e-3, atol=1e-5)

@@ -24,23 +24,6 @@ extern const char ember_jit_bitcode_baseline[], ember_jit_bitcode_baseline_end[]
 }
 
 namespace ember::jit {
-namespace {
-
-using kernels::BinaryOp;
-using kernels::FusedInstruction;
-using kernels::FusedOpcode;
-using kernels::UnaryOp;
-
-// The enumerator names, which name the library's functions (jit/bitcode/element_functions.cc).
-#define EMBER_JIT_NAME(Enum, ...) #Enum,
-constexpr const char* kUnaryNames[] = {EMBER_UNARY_OPS(EMBER_JIT_NAME)};
-constexpr const char* kBinaryNames[] = {EMBER_BINARY_OPS(EMBER_JIT_NAME)};
-#undef EMBER_JIT_NAME
-
-template <typename... Args>
-Status internal_error(const Args&... args) {
-  return make_error(Code::kInternal, args...);
-}
 
 const char* dtype_enum_name(DType d) {
   switch (d) {
@@ -74,10 +57,26 @@ const char* dtype_enum_name(DType d) {
   return "?";
 }
 
+namespace {
+
+using kernels::BinaryOp;
+using kernels::FusedInstruction;
+using kernels::FusedOpcode;
+using kernels::UnaryOp;
+
+// The enumerator names, which name the library's functions (jit/bitcode/element_functions.cc).
+#define EMBER_JIT_NAME(Enum, ...) #Enum,
+constexpr const char* kUnaryNames[] = {EMBER_UNARY_OPS(EMBER_JIT_NAME)};
+constexpr const char* kBinaryNames[] = {EMBER_BINARY_OPS(EMBER_JIT_NAME)};
+#undef EMBER_JIT_NAME
+
+template <typename... Args>
+Status internal_error(const Args&... args) {
+  return make_error(Code::kInternal, args...);
+}
+
 std::string function_name(const FusedInstruction& instr, DType dtype) {
-  return instr.opcode == FusedOpcode::kUnary
-             ? std::string("ember_jit_u_") + kUnaryNames[instr.op] + "_" + dtype_enum_name(dtype)
-             : std::string("ember_jit_b_") + kBinaryNames[instr.op] + "_" + dtype_enum_name(dtype);
+  return element_function_name(instr.opcode, instr.op, dtype, /*predicate=*/false);
 }
 
 // Float sin and cos in the FMA library choose their argument reduction per block of 64 elements, as the
@@ -552,6 +551,13 @@ void optimize(llvm::Module& module, llvm::TargetMachine& target, const std::stri
 
 }  // namespace
 
+std::string element_function_name(FusedOpcode opcode, int op, DType dtype, bool predicate) {
+  const bool unary = opcode == FusedOpcode::kUnary;
+  return std::string(predicate ? (unary ? "ember_jit_pu_" : "ember_jit_pb_")
+                               : (unary ? "ember_jit_u_" : "ember_jit_b_")) +
+         (unary ? kUnaryNames[op] : kBinaryNames[op]) + "_" + dtype_enum_name(dtype);
+}
+
 bool calls_interpreter_loop(UnaryOp op, DType dtype, bool fma) {
   // Complex element-wise loops are in the tables too, but complex programs are never fused
   // (kernels::fusible_unary), so no kernel calls them and the JIT need not know their symbols.
@@ -589,11 +595,10 @@ std::string kernel_fingerprint(const KernelSource& source) {
   return text.str();
 }
 
-StatusOr<std::string> compile_kernel(const KernelSource& source, const std::string& symbol,
-                                     llvm::TargetMachine& target) {
-  llvm::LLVMContext ctx;
+StatusOr<std::unique_ptr<llvm::Module>> load_library(llvm::LLVMContext& ctx, bool fma,
+                                                     llvm::TargetMachine& target) {
   ctx.setOpaquePointers(true);
-  std::span<const char> bitcode = library_bitcode(source.fma);
+  std::span<const char> bitcode = library_bitcode(fma);
   auto buffer = llvm::MemoryBuffer::getMemBuffer(llvm::StringRef(bitcode.data(), bitcode.size()),
                                                  "ember_jit_library", /*RequiresNullTerminator=*/false);
   auto parsed = llvm::parseBitcodeFile(buffer->getMemBufferRef(), ctx);
@@ -602,24 +607,37 @@ StatusOr<std::string> compile_kernel(const KernelSource& source, const std::stri
   module->setDataLayout(target.createDataLayout());
   module->setTargetTriple(target.getTargetTriple().str());
   stop_contraction_at_ops(*module);
+  return module;
+}
+
+StatusOr<std::string> compile_kernel(const KernelSource& source, const std::string& symbol,
+                                     llvm::TargetMachine& target) {
+  llvm::LLVMContext ctx;
+  auto module = load_library(ctx, source.fma, target);
+  EMBER_RETURN_IF_ERROR(module.status());
   const bool avx512 = target.getTargetFeatureString().find("+avx512f") != llvm::StringRef::npos;
-  Builder builder(source, *module, avx512 ? 32 : 16);
+  Builder builder(source, **module, avx512 ? 32 : 16);
   EMBER_RETURN_IF_ERROR(builder.build(symbol));
+  return optimize_and_emit(**module, target, symbol);
+}
+
+StatusOr<std::string> optimize_and_emit(llvm::Module& module, llvm::TargetMachine& target,
+                                        const std::string& symbol) {
   std::string errors;
   llvm::raw_string_ostream error_stream(errors);
-  if (llvm::verifyModule(*module, &error_stream)) return internal_error("invalid kernel IR: ", errors);
-  optimize(*module, target, symbol);
+  if (llvm::verifyModule(module, &error_stream)) return internal_error("invalid kernel IR: ", errors);
+  optimize(module, target, symbol);
   if (const char* dump = std::getenv("EMBER_JIT_DUMP_DIR"); dump != nullptr) {  // for reading the code
     std::error_code ec;
     llvm::raw_fd_ostream file(std::string(dump) + "/" + symbol + ".ll", ec);
-    if (!ec) module->print(file, nullptr);
+    if (!ec) module.print(file, nullptr);
   }
   llvm::SmallVector<char, 0> object;
   llvm::raw_svector_ostream out(object);
   llvm::legacy::PassManager codegen;
   if (target.addPassesToEmitFile(codegen, out, nullptr, llvm::CGFT_ObjectFile))
     return internal_error("the target cannot emit object files");
-  codegen.run(*module);
+  codegen.run(module);
   return std::string(object.begin(), object.end());
 }
 

@@ -19,18 +19,20 @@
 #include <cstring>
 #include <deque>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <unordered_map>
 
 #include "ember/jit/codegen.h"
 #include "ember/jit/disk_cache.h"
+#include "ember/jit/native_loop.h"
 #include "ember/kernels/elementwise.h"
 
 namespace ember::jit {
 namespace {
 
 // Bumped whenever the generated code changes for the same program, so old cache files are not used.
-constexpr int kCodegenVersion = 7;
+constexpr int kCodegenVersion = 8;
 
 Mode mode_from_environment() {
   const char* s = std::getenv("EMBER_JIT");
@@ -43,32 +45,41 @@ Mode mode_from_environment() {
 // Makes the main thread's ExitGuard (Note [The compile thread]).
 void guard_main_thread_exit();
 
-// Native code of one kernel, loaded into the process's LLJIT; unloaded when the last binding using it dies.
+// Native code of one kernel (a fused kernel or a native loop), loaded into the process's LLJIT; unloaded
+// when the last binding using it dies.
 struct LoadedKernel {
-  kernels::NativeFusedFn fn = nullptr;
+  void* address = nullptr;
   llvm::orc::JITDylib* dylib = nullptr;
   ~LoadedKernel();
 };
 
-// One program to compile, for every binding that asked for it while it waited (Note [Queued programs]).
+// One program to compile, for every binding that asked for it while it waited (Note [Queued programs]):
+// a fused program for fused kernels' slots, or a loop for native loops' slots.
 struct Job {
   kernels::FusedProgram program;
   std::vector<bool> scalar;
-  std::string fingerprint;  // kernel_fingerprint: equal programs share a job
+  std::optional<LoopProgram> loop;
+  std::string fingerprint;  // kernel_fingerprint or loop_fingerprint: equal programs share a job
   std::vector<std::weak_ptr<kernels::NativeFusedSlot>> slots;
-  size_t sweep_at = 16;  // slots.size() that triggers the next sweep of expired slots
+  std::vector<std::weak_ptr<NativeLoopSlot>> loop_slots;
+  size_t sweep_at = 16;  // slots that trigger the next sweep of expired slots
   bool done = false;
 
-  void add_slot(std::weak_ptr<kernels::NativeFusedSlot> slot) {
-    if (slots.size() >= sweep_at) {
+  // Takes the slots of `other`, a request for the same program.
+  void add_slots(const Job& other) {
+    if (slots.size() + loop_slots.size() >= sweep_at) {
       std::erase_if(slots, [](const auto& s) { return s.expired(); });
-      sweep_at = std::max<size_t>(16, 2 * slots.size());
+      std::erase_if(loop_slots, [](const auto& s) { return s.expired(); });
+      sweep_at = std::max<size_t>(16, 2 * (slots.size() + loop_slots.size()));
     }
-    slots.push_back(std::move(slot));
+    slots.insert(slots.end(), other.slots.begin(), other.slots.end());
+    loop_slots.insert(loop_slots.end(), other.loop_slots.begin(), other.loop_slots.end());
   }
 
   bool dead() const {
-    return std::all_of(slots.begin(), slots.end(), [](const auto& s) { return s.expired(); });
+    auto expired = [](const auto& s) { return s.expired(); };
+    return std::all_of(slots.begin(), slots.end(), expired) &&
+           std::all_of(loop_slots.begin(), loop_slots.end(), expired);
   }
 };
 
@@ -121,13 +132,24 @@ class Service final : public kernels::NativeFusedCompiler {
 
   void request(const kernels::FusedProgram& program, std::span<const bool> scalar,
                std::shared_ptr<kernels::NativeFusedSlot> slot) override {
-    const Mode m = mode_.load();
-    if (m == Mode::kOff || stopping_.load()) return;
-    guard_main_thread_exit();
     auto job = std::make_shared<Job>();
     job->program = program;
     job->scalar.assign(scalar.begin(), scalar.end());
-    job->slots.push_back(slot);
+    job->slots.push_back(std::move(slot));
+    submit(std::move(job));
+  }
+
+  void request_loop(const LoopProgram& loop, std::shared_ptr<NativeLoopSlot> slot) {
+    auto job = std::make_shared<Job>();
+    job->loop = loop;
+    job->loop_slots.push_back(std::move(slot));
+    submit(std::move(job));
+  }
+
+  void submit(std::shared_ptr<Job> job) {
+    const Mode m = mode_.load();
+    if (m == Mode::kOff || stopping_.load()) return;
+    guard_main_thread_exit();
     if (m == Mode::kSync) {
       // On the caller's thread, at its priority: tests wait for it, and the compile thread's lowest
       // priority would leave them waiting behind every other process of a busy machine.
@@ -139,13 +161,13 @@ class Service final : public kernels::NativeFusedCompiler {
       serve(*job);
       return;
     }
-    job->fingerprint = kernel_fingerprint(KernelSource{&job->program, job->scalar, fma_});
+    job->fingerprint = job_fingerprint(*job);
     std::unique_lock<std::mutex> lock(mu_);
     if (!start_worker_locked()) return;
     for (const std::shared_ptr<Job>& queued : queue_) {
       if (queued->fingerprint != job->fingerprint) continue;
       ++stats_.requested;
-      queued->add_slot(slot);
+      queued->add_slots(*job);
       return;
     }
     // A starved compile thread (lowest priority on a busy machine) must not let the queue grow with every
@@ -289,12 +311,16 @@ class Service final : public kernels::NativeFusedCompiler {
     done_cv_.notify_all();
   }
 
+  std::string job_fingerprint(const Job& job) const {
+    return job.loop ? loop_fingerprint(*job.loop, fma_)
+                    : kernel_fingerprint(KernelSource{&job.program, job.scalar, fma_});
+  }
+
   void serve(Job& job) {
     if (job.dead()) return;  // the bindings are gone
     std::lock_guard<std::mutex> compile_lock(compile_mu_);
     if (!llvm_ready()) return;
-    KernelSource source{&job.program, job.scalar, fma_};
-    const std::string fingerprint = host_ + ";" + kernel_fingerprint(source);
+    const std::string fingerprint = host_ + ";" + job_fingerprint(job);
     std::shared_ptr<LoadedKernel> kernel;
     {
       std::lock_guard<std::mutex> lock(mu_);
@@ -302,28 +328,34 @@ class Service final : public kernels::NativeFusedCompiler {
       if (it != loaded_.end()) kernel = it->second.lock();
       if (kernel != nullptr) ++stats_.memory_hits;
     }
-    if (kernel == nullptr) kernel = load_or_compile(source, fingerprint);
+    if (kernel == nullptr) kernel = load_or_compile(job, fingerprint);
     if (kernel == nullptr) return;
     // Every binding that asked while the job waited in the queue (their slots were added under the lock).
     std::vector<std::weak_ptr<kernels::NativeFusedSlot>> slots;
+    std::vector<std::weak_ptr<NativeLoopSlot>> loop_slots;
     {
       std::lock_guard<std::mutex> lock(mu_);
       slots = job.slots;
+      loop_slots = job.loop_slots;
     }
     for (const auto& weak : slots)
-      if (auto slot = weak.lock()) slot->publish(kernel->fn, kernel);
+      if (auto slot = weak.lock())
+        slot->publish(reinterpret_cast<kernels::NativeFusedFn>(kernel->address), kernel);
+    for (const auto& weak : loop_slots)
+      if (auto slot = weak.lock()) slot->publish(reinterpret_cast<NativeLoopFn>(kernel->address), kernel);
   }
 
-  std::shared_ptr<LoadedKernel> load_or_compile(const KernelSource& source, const std::string& fingerprint) {
+  std::shared_ptr<LoadedKernel> load_or_compile(const Job& job, const std::string& fingerprint) {
     char symbol[48];
-    std::snprintf(symbol, sizeof symbol, "ember_fused_%016llx_%llu",
+    const char* kind = job.loop ? "loop" : "fused";
+    std::snprintf(symbol, sizeof symbol, "ember_%s_%016llx_%llu", kind,
                   static_cast<unsigned long long>(fnv1a(fingerprint.data(), fingerprint.size())),
                   static_cast<unsigned long long>(++symbols_));
     // The object's symbol is fixed when it is compiled; a cached object is renamed by loading it under
     // its own name (kept in the file's fingerprint, so different processes agree).
     std::string object;
     const std::string cached_symbol =
-        "ember_fused_" + std::to_string(fnv1a(fingerprint.data(), fingerprint.size()));
+        std::string("ember_") + kind + "_" + std::to_string(fnv1a(fingerprint.data(), fingerprint.size()));
     DiskCache::Result found = cache_.load(fingerprint, object);
     bool from_disk = found == DiskCache::Result::kHit;
     {
@@ -332,7 +364,9 @@ class Service final : public kernels::NativeFusedCompiler {
     }
     if (!from_disk) {
       auto start = std::chrono::steady_clock::now();
-      auto compiled = compile_kernel(source, cached_symbol, *target_);
+      auto compiled =
+          job.loop ? compile_loop(*job.loop, fma_, cached_symbol, *target_)
+                   : compile_kernel(KernelSource{&job.program, job.scalar, fma_}, cached_symbol, *target_);
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       std::lock_guard<std::mutex> lock(mu_);
       if (!compiled.ok()) {
@@ -369,7 +403,7 @@ class Service final : public kernels::NativeFusedCompiler {
       ++stats_.failures;
       return nullptr;
     }
-    kernel->fn = address->toPtr<kernels::NativeFusedFn>();
+    kernel->address = address->toPtr<void*>();
     std::lock_guard<std::mutex> lock(mu_);
     if (from_disk) ++stats_.disk_hits;
     if (loaded_.size() > 256)
@@ -451,6 +485,9 @@ bool available() { return true; }
 Mode mode() { return service().mode(); }
 void set_mode(Mode m) { service().set_mode(m); }
 void wait_for_pending() { service().wait_for_pending(); }
+void request_native_loop(const LoopProgram& program, std::shared_ptr<NativeLoopSlot> slot) {
+  service().request_loop(program, std::move(slot));
+}
 void shutdown() { Service::stop_at_exit(); }
 
 Stats stats() {

@@ -77,21 +77,24 @@ bool broadcast_into(const Shape& a, const Shape& b, Shape& out);
 /// where the binding's input k is a scalar) to outputs[j] (n contiguous elements).
 using NativeFusedFn = void (*)(const void* const* inputs, void* const* outputs, int64_t n);
 
-/// Where a native kernel arrives. `owner` keeps the code alive as long as a binding may run it.
-class NativeFusedSlot {
+/// Where native code arrives (a fused kernel here, a native loop in jit/native_loop.h). `owner` keeps the
+/// code alive as long as a binding may run it.
+template <typename Fn>
+class NativeSlot {
  public:
-  NativeFusedFn get() const { return fn_.load(std::memory_order_acquire); }
-  void publish(NativeFusedFn fn, std::shared_ptr<const void> owner) {
+  Fn get() const { return fn_.load(std::memory_order_acquire); }
+  void publish(Fn fn, std::shared_ptr<const void> owner) {
     std::lock_guard<std::mutex> lock(mu_);
     owner_ = std::move(owner);
     fn_.store(fn, std::memory_order_release);
   }
 
  private:
-  std::atomic<NativeFusedFn> fn_{nullptr};
+  std::atomic<Fn> fn_{nullptr};
   std::mutex mu_;
   std::shared_ptr<const void> owner_;
 };
+using NativeFusedSlot = NativeSlot<NativeFusedFn>;
 
 class FusedProgram;
 

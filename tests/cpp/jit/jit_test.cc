@@ -8,11 +8,13 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "ember/core/half.h"
 #include "ember/core/tensor_impl.h"
 #include "ember/ember.h"
+#include "ember/jit/native_loop.h"
 #include "ember/kernels/fused_elementwise.h"
 
 namespace ember::jit {
@@ -466,6 +468,140 @@ TEST_F(JitTest, ReductionsMatchTheInterpreterBitForBit) {
       }
     }
   }
+}
+
+// ---- Native loops (jit/native_loop.h): whole loops in one function
+
+// The native code of `program`, compiled now (the synchronous mode); `slot` keeps it loaded.
+NativeLoopFn compile_now(const LoopProgram& program, std::shared_ptr<NativeLoopSlot>& slot) {
+  slot = std::make_shared<NativeLoopSlot>();
+  request_native_loop(program, slot);
+  return slot->get();
+}
+
+TEST_F(JitTest, NativeLoopsCountStopAndRespectTheirBudget) {
+  // i = 0; while True: i = i + 1; if not i < 10: stop.
+  LoopProgram loop;
+  loop.num_vars = 1;
+  loop.num_fixed = 2;
+  loop.values = {
+      {DType::kInt32, 1}, {DType::kInt32, 1}, {DType::kInt32, 1}, {DType::kInt32, 1}, {DType::kBool, 1}};
+  loop.ops = {{kernels::FusedOpcode::kBinary, static_cast<int>(BinaryOp::kAdd), DType::kInt32, 0, 1},
+              {kernels::FusedOpcode::kBinary, static_cast<int>(BinaryOp::kLess), DType::kInt32, 3, 2}};
+  loop.next = {3};
+  loop.condition = 4;
+  std::shared_ptr<NativeLoopSlot> slot;
+  NativeLoopFn fn = compile_now(loop, slot);
+  ASSERT_NE(fn, nullptr);
+  const int32_t one = 1, ten = 10;
+  const void* fixed[] = {&one, &ten};
+  for (int64_t budget : {0, 4, 10, 100}) {
+    int32_t i = 0;
+    void* vars[] = {&i};
+    uint8_t finished = 7;
+    const int64_t ran = fn(vars, fixed, budget, &finished);
+    EXPECT_EQ(ran, std::min<int64_t>(budget, 10)) << budget;
+    EXPECT_EQ(i, ran) << budget;  // the variables after the completed iterations
+    EXPECT_EQ(finished, budget >= 10 ? 1 : 0) << budget;
+  }
+  // The same loop again is the loaded code (memory cache), not a second compile.
+  const Stats before = stats();
+  std::shared_ptr<NativeLoopSlot> again;
+  EXPECT_EQ(compile_now(loop, again), fn);
+  EXPECT_EQ(stats().memory_hits, before.memory_hits + 1);
+  EXPECT_EQ(stats().compiled, before.compiled);
+}
+
+void put_nan_or_infinity(DType dtype, char* at, bool nan) {
+  const float f = nan ? std::numeric_limits<float>::quiet_NaN() : std::numeric_limits<float>::infinity();
+  const double d = f;
+  const uint16_t half = nan ? 0x7e00 : 0x7c00, brain = nan ? 0x7fc0 : 0x7f80;
+  switch (dtype) {
+    case DType::kFloat32:
+      std::memcpy(at, &f, 4);
+      return;
+    case DType::kFloat64:
+      std::memcpy(at, &d, 8);
+      return;
+    case DType::kFloat16:
+      std::memcpy(at, &half, 2);
+      return;
+    default:
+      std::memcpy(at, &brain, 2);
+  }
+}
+
+// One iteration of r_k = op_k(x[, y]) over 37 elements (element loops) for every predicate over a dtype,
+// against the interpreter's table loops: the predicates the library gained for native loops, bit for bit.
+TEST_F(JitTest, NativeLoopPredicatesAreTheInterpretersLoops) {
+  std::mt19937 gen(5);
+  const int64_t n = 37;
+  const kernels::ElementwiseTables& tables = kernels::elementwise_tables();
+  const bool stop = false;
+  const void* fixed[] = {&stop};
+  int checked = 0;
+  for (DType dtype : kAllDTypes) {
+    const int d = static_cast<int>(dtype);
+    TensorRef x = random_tensor(dtype, Shape({n}), gen), y = random_tensor(dtype, Shape({n}), gen);
+    // Equal operands in every third element, and NaNs and infinities where the dtype has them.
+    const size_t size = dtype_size(dtype);
+    char* xd = static_cast<char*>(x->mutable_raw_data());
+    char* yd = static_cast<char*>(y->mutable_raw_data());
+    for (int64_t i = 0; i < n; i += 3) std::memcpy(yd + i * size, xd + i * size, size);
+    if (is_floating(dtype)) {
+      put_nan_or_infinity(dtype, xd + 1 * size, /*nan=*/true);
+      put_nan_or_infinity(dtype, xd + 4 * size, /*nan=*/false);
+    }
+    // vars: x, y, then one result per predicate; fixed: the condition (false); then each predicate's op.
+    LoopProgram loop;
+    loop.values = {{dtype, n}, {dtype, n}};
+    std::vector<LoopProgram::Op> ops;
+    std::vector<std::string> names;
+    for (int unary = 0; unary < 2; ++unary) {
+      const int count = unary ? static_cast<int>(UnaryOp::kCount) : static_cast<int>(BinaryOp::kCount);
+      for (int op = 0; op < count; ++op) {
+        const kernels::ElementwiseInfo& info = unary ? kernels::kUnaryInfo[op] : kernels::kBinaryInfo[op];
+        if (!info.returns_bool ||
+            (unary ? tables.unary[op][d] == nullptr : tables.binary[op][d].vv == nullptr))
+          continue;
+        ops.push_back({unary ? kernels::FusedOpcode::kUnary : kernels::FusedOpcode::kBinary, op, dtype, 0,
+                       unary ? -1 : 1});
+        names.push_back(std::string(info.op_name) + " " + std::string(dtype_name(dtype)));
+        loop.values.push_back({DType::kBool, n});
+      }
+    }
+    if (ops.empty()) continue;
+    const int num_ops = static_cast<int>(ops.size());
+    loop.num_vars = 2 + num_ops;
+    loop.num_fixed = 1;
+    loop.values.push_back({DType::kBool, 1});
+    loop.next = {0, 1};
+    for (int k = 0; k < num_ops; ++k) {
+      loop.values.push_back({DType::kBool, n});
+      loop.next.push_back(loop.num_vars + 1 + k);
+    }
+    loop.ops = ops;
+    loop.condition = loop.num_vars;
+    std::shared_ptr<NativeLoopSlot> slot;
+    NativeLoopFn fn = compile_now(loop, slot);
+    ASSERT_NE(fn, nullptr) << dtype_name(dtype);
+    std::vector<std::vector<uint8_t>> native(num_ops, std::vector<uint8_t>(n, 2));
+    std::vector<void*> vars = {xd, yd};
+    for (auto& r : native) vars.push_back(r.data());
+    uint8_t finished = 0;
+    EXPECT_EQ(fn(vars.data(), fixed, 5, &finished), 1);
+    EXPECT_EQ(finished, 1);
+    for (int k = 0; k < num_ops; ++k) {
+      std::vector<uint8_t> interpreted(n, 3);
+      if (ops[k].opcode == kernels::FusedOpcode::kUnary)
+        tables.unary[ops[k].op][d](x->raw_data(), interpreted.data(), n);
+      else
+        tables.binary[ops[k].op][d].vv(x->raw_data(), y->raw_data(), interpreted.data(), n);
+      EXPECT_EQ(native[k], interpreted) << names[k];
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 40);
 }
 
 }  // namespace

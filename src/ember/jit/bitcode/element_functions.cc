@@ -8,7 +8,9 @@
 // Every value crosses a function boundary in its storage type (S<T>: a uint16_t for the 16-bit floats, a
 // uint8_t for bool), so the code generator needs no knowledge of ember's C++ types. Functions are named
 // ember_jit_u_<UnaryOp enumerator>_<DType enumerator> and ember_jit_b_<BinaryOp>_<DType>; a combination
-// the interpreter cannot fuse has a function that returns zero and is never called.
+// the interpreter cannot fuse has a function that returns zero and is never called. Native loops
+// (jit/loop_codegen.cc) also call the predicates (comparisons, IsNan...) over every dtype,
+// ember_jit_pu_* and ember_jit_pb_*, which a fused program never holds (its values share one dtype).
 //
 // Built twice: with EMBER_VM_ASSUME_FMA (for CPUs where the interpreter runs its AVX2 or AVX-512 copy, which
 // use FMA) and without (the baseline copy).
@@ -106,6 +108,29 @@ inline S<T> binary(S<T> a, S<T> b) {
   }
 }
 
+// A predicate (an op whose result is bool) over another dtype, for native loops (jit/loop_codegen.cc):
+// the operands in their storage type, the result a bool's byte, 0 or 1, as the interpreter's loops write it.
+template <typename T, typename F, DTypeSet kSet, bool kBool>
+inline uint8_t predicate_unary(S<T> x) {
+  if constexpr (kBool && (kSet & dtype_bit(dtype_of<T>::value)) != 0) {
+    F f;
+    return static_cast<uint8_t>(static_cast<bool>(f(static_cast<compute_t<T>>(load<T>(x)))));
+  } else {
+    return 0;
+  }
+}
+
+template <typename T, typename F, DTypeSet kSet, bool kBool>
+inline uint8_t predicate_binary(S<T> a, S<T> b) {
+  if constexpr (kBool && (kSet & dtype_bit(dtype_of<T>::value)) != 0) {
+    F f;
+    return static_cast<uint8_t>(
+        static_cast<bool>(f(static_cast<compute_t<T>>(load<T>(a)), static_cast<compute_t<T>>(load<T>(b)))));
+  } else {
+    return 0;
+  }
+}
+
 }  // namespace
 
 #define EMBER_JIT_IS_BOOL(Result) (ElementwiseResult::k##Result == ElementwiseResult::kBool)
@@ -122,18 +147,25 @@ inline S<T> binary(S<T> a, S<T> b) {
   Y(kUInt8, uint8_t, __VA_ARGS__)     \
   Y(kBool, bool, __VA_ARGS__)
 
-#define EMBER_JIT_UNARY_FN(D, T, Enum, Math, Types, Result)     \
-  extern "C" S<T> ember_jit_u_##Enum##_##D(S<T> x) {            \
-    return unary<T, Math, Types, EMBER_JIT_IS_BOOL(Result)>(x); \
+// Per row and dtype: ember_jit_u_<UnaryOp>_<DType> / ember_jit_b_<BinaryOp>_<DType>, which keep the dtype,
+// and the predicates ember_jit_pu_* / ember_jit_pb_*, which return a bool's byte (zero for a row whose
+// result is not bool, never called).
+template <typename T>
+using Byte = uint8_t;
+#define EMBER_JIT_UNARY_FN(D, T, prefix, Ret, helper, Enum, Math, Types, Result) \
+  extern "C" Ret<T> ember_jit_##prefix##_##Enum##_##D(S<T> x) {                  \
+    return helper<T, Math, Types, EMBER_JIT_IS_BOOL(Result)>(x);                 \
   }
-#define EMBER_JIT_BINARY_FN(D, T, Enum, Math, Types, Result)        \
-  extern "C" S<T> ember_jit_b_##Enum##_##D(S<T> a, S<T> b) {        \
-    return binary<T, Math, Types, EMBER_JIT_IS_BOOL(Result)>(a, b); \
+#define EMBER_JIT_BINARY_FN(D, T, prefix, Ret, helper, Enum, Math, Types, Result) \
+  extern "C" Ret<T> ember_jit_##prefix##_##Enum##_##D(S<T> a, S<T> b) {           \
+    return helper<T, Math, Types, EMBER_JIT_IS_BOOL(Result)>(a, b);               \
   }
-#define EMBER_JIT_UNARY_ROW(Enum, Op, api, Math, Types, Result, ...) \
-  EMBER_JIT_DTYPES(EMBER_JIT_UNARY_FN, Enum, Math, Types, Result)
-#define EMBER_JIT_BINARY_ROW(Enum, Op, api, Math, Types, Result, ...) \
-  EMBER_JIT_DTYPES(EMBER_JIT_BINARY_FN, Enum, Math, Types, Result)
+#define EMBER_JIT_UNARY_ROW(Enum, Op, api, Math, Types, Result, ...)           \
+  EMBER_JIT_DTYPES(EMBER_JIT_UNARY_FN, u, S, unary, Enum, Math, Types, Result) \
+  EMBER_JIT_DTYPES(EMBER_JIT_UNARY_FN, pu, Byte, predicate_unary, Enum, Math, Types, Result)
+#define EMBER_JIT_BINARY_ROW(Enum, Op, api, Math, Types, Result, ...)            \
+  EMBER_JIT_DTYPES(EMBER_JIT_BINARY_FN, b, S, binary, Enum, Math, Types, Result) \
+  EMBER_JIT_DTYPES(EMBER_JIT_BINARY_FN, pb, Byte, predicate_binary, Enum, Math, Types, Result)
 EMBER_UNARY_OPS(EMBER_JIT_UNARY_ROW)
 EMBER_BINARY_OPS(EMBER_JIT_BINARY_ROW)
 
