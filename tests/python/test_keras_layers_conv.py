@@ -178,3 +178,28 @@ def test_bad_arguments_raise_value_error_as_keras():
         C.Conv2D(2, 3, strides=2, dilation_rate=2)
     with pytest.raises(ValueError, match="kernel_size"):
         C.Conv2D(2, (3, 3, 3))
+
+
+@pytest.mark.parametrize("options", [{}, {"padding": "same", "strides": 2},
+                                     {"padding": "causal", "dilation_rate": 2, "depth_multiplier": 2},
+                                     {"data_format": "channels_first"}], ids=str)
+def test_separable_conv1d_matches_tf_keras(options):
+    import tensorflow
+    import tf_keras
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 11, 3)).astype(np.float32)
+    if options.get("data_format") == "channels_first":
+        x = np.transpose(x, (0, 2, 1)).copy()
+    results = []
+    for keras, fw in ((tf.keras, tf), (tf_keras, tensorflow)):
+        layer = keras.layers.SeparableConv1D(4, 3, **options)
+        layer.build(x.shape)
+        weights = np.random.default_rng(1)
+        layer.depthwise_kernel.assign(weights.standard_normal(tuple(layer.depthwise_kernel.shape)).astype(np.float32))
+        layer.pointwise_kernel.assign(weights.standard_normal(tuple(layer.pointwise_kernel.shape)).astype(np.float32))
+        layer.bias.assign(np.arange(4, dtype=np.float32))
+        results.append((layer(fw.constant(x)).numpy(), tuple(layer.depthwise_kernel.shape),
+                        layer.get_config()["padding"]))
+    np.testing.assert_allclose(results[0][0], results[1][0], rtol=1e-5, atol=1e-5)
+    assert results[0][1:] == results[1][1:]

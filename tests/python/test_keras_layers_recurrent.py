@@ -343,3 +343,43 @@ def test_stateful_bidirectional_matches_tf_keras_and_resets_both_directions():
     assert all(not np.any(s.numpy()) for layer in (ours.forward_layer, ours.backward_layer) for s in layer.states)
     with pytest.raises(AttributeError, match="must be stateful"):
         R.Bidirectional(R.GRU(2)).reset_states()
+
+
+@pytest.mark.parametrize("options", [{}, {"return_sequences": True, "return_state": True},
+                                     {"go_backwards": True}], ids=str)
+def test_stacked_cells_match_tf_keras(options):
+    x = np.random.default_rng(5).standard_normal((2, 6, 3)).astype(np.float32)
+    theirs = tf_keras.layers.RNN([tf_keras.layers.LSTMCell(4), tf_keras.layers.GRUCell(3),
+                                  tf_keras.layers.SimpleRNNCell(2)], **options)
+    expected = theirs(tensorflow.constant(x))
+    ours = tf.keras.layers.RNN(tf.keras.layers.StackedRNNCells(
+        [tf.keras.layers.LSTMCell(4), tf.keras.layers.GRUCell(3), tf.keras.layers.SimpleRNNCell(2)]),
+        **options)
+    ours.build(x.shape)
+    ours.set_weights(theirs.get_weights())
+    got = ours(tf.constant(x))
+    for g, e in zip(tf.nest.flatten(got), tensorflow.nest.flatten(expected)):
+        np.testing.assert_allclose(g.numpy(), e.numpy(), rtol=1e-5, atol=1e-6)
+    assert len(ours.trainable_weights) == len(theirs.trainable_weights)
+    rebuilt = tf.keras.layers.RNN.from_config(ours.get_config())
+    assert [type(c).__name__ for c in rebuilt.cell.cells] == ["LSTMCell", "GRUCell", "SimpleRNNCell"]
+
+
+def test_an_abstract_rnn_cell_subclass_runs_in_rnn():
+    class Accumulate(tf.keras.layers.AbstractRNNCell):
+        @property
+        def state_size(self):
+            return 3
+
+        @property
+        def output_size(self):
+            return 3
+
+        def call(self, inputs, states):
+            total = states[0] + inputs
+            return total * 2.0, [total]
+
+    x = np.arange(12, dtype=np.float32).reshape(1, 4, 3)
+    out, state = tf.keras.layers.RNN(Accumulate(), return_state=True)(tf.constant(x))
+    np.testing.assert_allclose(state.numpy(), x.sum(axis=1))
+    np.testing.assert_allclose(out.numpy(), 2 * x.sum(axis=1))

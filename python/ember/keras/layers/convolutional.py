@@ -15,7 +15,8 @@ except ImportError:  # constraints are optional: a layer built without them need
     constraints = None
 
 __all__ = ["Conv", "Conv1D", "Conv2D", "Conv3D", "Conv1DTranspose", "Conv2DTranspose", "Conv3DTranspose",
-           "DepthwiseConv1D", "DepthwiseConv2D", "SeparableConv2D", "SeparableConvolution2D", "Convolution1D",
+           "DepthwiseConv1D", "DepthwiseConv2D", "SeparableConv1D", "SeparableConv2D", "SeparableConvolution1D",
+           "SeparableConvolution2D", "Convolution1D",
            "Convolution2D", "Convolution3D", "Convolution1DTranspose", "Convolution2DTranspose",
            "Convolution3DTranspose"]
 
@@ -444,22 +445,26 @@ Convolution1DTranspose, Convolution2DTranspose = Conv1DTranspose, Conv2DTranspos
 Convolution3DTranspose = Conv3DTranspose
 
 
-class SeparableConv2D(_DepthwiseKernel, Conv2D):
-    """A depthwise convolution (``depthwise_kernel`` [kh, kw, in, depth_multiplier]) followed by a 1x1
-    pointwise one (``pointwise_kernel`` [1, 1, in * depth_multiplier, filters]): tf.nn.separable_conv2d."""
+class _Separable(_DepthwiseKernel):
+    """A depthwise convolution (``depthwise_kernel`` [k..., in, depth_multiplier]) followed by a pointwise
+    one (``pointwise_kernel`` [1..., in * depth_multiplier, filters]): tf.nn.separable_conv2d, over a
+    length-1 row for the 1-D layer."""
 
-    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
-                 dilation_rate=(1, 1), depth_multiplier=1, activation=None, use_bias=True,
-                 depthwise_initializer="glorot_uniform", pointwise_initializer="glorot_uniform",
-                 bias_initializer="zeros", depthwise_regularizer=None, pointwise_regularizer=None,
-                 bias_regularizer=None, activity_regularizer=None, depthwise_constraint=None,
-                 pointwise_constraint=None, bias_constraint=None, **kwargs):
+    def __init__(self, filters, kernel_size, strides, padding="valid", data_format=None, dilation_rate=1,
+                 depth_multiplier=1, activation=None, use_bias=True, depthwise_initializer="glorot_uniform",
+                 pointwise_initializer="glorot_uniform", bias_initializer="zeros", depthwise_regularizer=None,
+                 pointwise_regularizer=None, bias_regularizer=None, activity_regularizer=None,
+                 depthwise_constraint=None, pointwise_constraint=None, bias_constraint=None, **kwargs):
         super().__init__(filters, kernel_size, strides=strides, padding=padding, data_format=data_format,
                          dilation_rate=dilation_rate, activation=activation, use_bias=use_bias,
                          bias_initializer=bias_initializer, bias_regularizer=bias_regularizer,
                          activity_regularizer=activity_regularizer, bias_constraint=bias_constraint, **kwargs)
+        causal = self.padding == "causal"
+        if causal and self.rank == 1:
+            self.padding = "valid"  # checked as valid; the left padding is added in _convolve
         self._init_depthwise(depth_multiplier, depthwise_initializer, depthwise_regularizer,
                              depthwise_constraint)
+        self.padding = "causal" if causal else self.padding
         self.pointwise_initializer = initializers.get(pointwise_initializer)
         self.pointwise_regularizer = regularizers.get(pointwise_regularizer)
         self.pointwise_constraint = _constraint(pointwise_constraint)
@@ -467,16 +472,26 @@ class SeparableConv2D(_DepthwiseKernel, Conv2D):
     def build(self, input_shape):
         in_channels = self._build_depthwise(input_shape)
         self.pointwise_kernel = self.add_weight(
-            name="pointwise_kernel", shape=(1, 1, in_channels * self.depth_multiplier, self.filters),
+            name="pointwise_kernel", shape=(1,) * self.rank + (in_channels * self.depth_multiplier, self.filters),
             initializer=self.pointwise_initializer, regularizer=self.pointwise_regularizer,
             constraint=self.pointwise_constraint, trainable=True, dtype=self.dtype)
         self._build_bias()
 
     def _convolve(self, x):
         last = self._channels_last
-        strides = [1, *self.strides, 1] if last else [1, 1, *self.strides]
-        return tf.nn.separable_conv2d(x, self.depthwise_kernel, self.pointwise_kernel, strides, self.padding.upper(),
-                                      data_format=_FORMATS[(2, last)], dilations=list(self.dilation_rate))
+        depthwise, pointwise = self.depthwise_kernel, self.pointwise_kernel
+        strides, dilations, padding = list(self.strides), list(self.dilation_rate), self.padding.upper()
+        if self.rank == 1:
+            if self.padding == "causal":
+                left = self.dilation_rate[0] * (self.kernel_size[0] - 1)
+                x = tf.pad(x, [[0, 0], [left, 0], [0, 0]] if last else [[0, 0], [0, 0], [left, 0]])
+                padding = "VALID"
+            x = tf.expand_dims(x, 1 if last else 2)  # a row of height 1: [batch, 1, steps, channels]
+            depthwise, pointwise = tf.expand_dims(depthwise, 0), tf.expand_dims(pointwise, 0)
+            strides, dilations = [1, *strides], [1, *dilations]
+        y = tf.nn.separable_conv2d(x, depthwise, pointwise, [1, *strides, 1] if last else [1, 1, *strides],
+                                   padding, data_format=_FORMATS[(2, last)], dilations=dilations)
+        return tf.squeeze(y, [1 if last else 2]) if self.rank == 1 else y
 
     def get_config(self):
         config = super().get_config()
@@ -490,5 +505,22 @@ class SeparableConv2D(_DepthwiseKernel, Conv2D):
         return config
 
 
-SeparableConvolution2D = SeparableConv2D
+class SeparableConv1D(_Separable, Conv1D):
+    """The separable convolution over [batch, steps, channels] (``padding="causal"`` pads on the left)."""
+
+    def __init__(self, filters, kernel_size, strides=1, padding="valid", data_format=None, dilation_rate=1,
+                 **kwargs):
+        super().__init__(filters, kernel_size, strides, padding, data_format or "channels_last", dilation_rate,
+                         **kwargs)
+
+
+class SeparableConv2D(_Separable, Conv2D):
+    """The separable convolution over [batch, rows, cols, channels]."""
+
+    def __init__(self, filters, kernel_size, strides=(1, 1), padding="valid", data_format=None,
+                 dilation_rate=(1, 1), **kwargs):
+        super().__init__(filters, kernel_size, strides, padding, data_format, dilation_rate, **kwargs)
+
+
+SeparableConvolution1D, SeparableConvolution2D = SeparableConv1D, SeparableConv2D
 

@@ -21,7 +21,8 @@ from ember.keras.engine.base_layer import Layer
 from ember.keras.layers import _layer_utils as U
 from ember.keras.layers.convolutional import _constraint, constraints
 
-__all__ = ["RNN", "SimpleRNN", "LSTM", "GRU", "SimpleRNNCell", "LSTMCell", "GRUCell", "Bidirectional"]
+__all__ = ["RNN", "SimpleRNN", "LSTM", "GRU", "SimpleRNNCell", "LSTMCell", "GRUCell", "Bidirectional",
+           "StackedRNNCells", "AbstractRNNCell"]
 
 _MAX_UNROLLED_STEPS = 400  # above this the traced graph (and its gradient) would be too large to be worth it
 
@@ -293,7 +294,7 @@ class RNN(Layer):
         self.zero_output_for_mask = kwargs.pop("zero_output_for_mask", False)
         super().__init__(**kwargs)
         if isinstance(cell, (list, tuple)):
-            raise NotImplementedError("RNN: a list of cells (StackedRNNCells) is not supported by ember yet")
+            cell = StackedRNNCells(cell)
         if not hasattr(cell, "call") or not hasattr(cell, "state_size"):
             raise ValueError(f"Argument `cell` should have a `call` method and a `state_size` attribute. "
                              f"Received: cell={cell!r}")
@@ -542,7 +543,20 @@ class RNN(Layer):
             config["zero_output_for_mask"] = True
         cell_config = self.cell.get_config() if self._cell_args else {}
         config.update({key: cell_config[key] for key in self._cell_args if key in cell_config})
+        if not self._cell_args:  # an RNN over a given cell: the cell is part of the config, as tf_keras'
+            from ember.keras import layers as layers_mod
+
+            config["cell"] = layers_mod.serialize(self.cell)
         return config
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        config = dict(config)
+        if "cell" in config and not cls._cell_args:
+            from ember.keras import layers as layers_mod
+
+            config["cell"] = layers_mod.deserialize(config["cell"], custom_objects)
+        return super().from_config(config)
 
     def _clone(self, **overrides):
         """A fresh, unbuilt layer with this one's arguments (Bidirectional's backward layer)."""
@@ -607,6 +621,95 @@ def _lstm_sequence(xp, h, c, recurrent_kernel):
         return d_xp, dh, dc, d_kernel
 
     return (outputs, h, c), grad
+
+
+class AbstractRNNCell(Layer):
+    """The base of a user's cell: ``call(inputs, states)`` returns ``(output, new_states)``; subclasses give
+    ``state_size`` and ``output_size``. Initial states are zeros of [batch, size] per state."""
+
+    @property
+    def state_size(self):
+        raise NotImplementedError(f"{type(self).__name__} must define the state_size property")
+
+    @property
+    def output_size(self):
+        raise NotImplementedError(f"{type(self).__name__} must define the output_size property")
+
+    def get_initial_state(self, inputs=None, batch_size=None, dtype=None):
+        if inputs is not None:
+            batch_size, dtype = tf.shape(inputs)[0], inputs.dtype
+        states = [_zeros_state(batch_size, size, dtype or tf.float32) for size in _as_list(self.state_size)]
+        return states[0] if len(states) == 1 else states
+
+
+class StackedRNNCells(Layer):
+    """Cells run one above the other at each step: cell k's output is cell k+1's input; the states are every
+    cell's states, first cell first, and the output is the last cell's."""
+
+    def __init__(self, cells, **kwargs):
+        for cell in cells:
+            if not hasattr(cell, "call") or not hasattr(cell, "state_size"):
+                raise ValueError(f"All cells must have a `call` method and a `state_size` attribute. Received "
+                                 f"cells={cells}")
+        super().__init__(**kwargs)
+        self.cells = list(cells)
+
+    def _counts(self):
+        return [len(_as_list(cell.state_size)) for cell in self.cells]
+
+    @property
+    def state_size(self):
+        return [size for cell in self.cells for size in _as_list(cell.state_size)]
+
+    @property
+    def output_size(self):
+        last = self.cells[-1]
+        return getattr(last, "output_size", None) or _as_list(last.state_size)[0]
+
+    def get_initial_state(self, inputs=None, batch_size=None, dtype=None):
+        states = []
+        for cell in self.cells:
+            if hasattr(cell, "get_initial_state"):
+                states.extend(_as_list(cell.get_initial_state(inputs=inputs, batch_size=batch_size, dtype=dtype)))
+            else:
+                batch = tf.shape(inputs)[0] if inputs is not None else batch_size
+                states.extend(_zeros_state(batch, size, dtype or inputs.dtype) for size in _as_list(cell.state_size))
+        return states
+
+    def build(self, input_shape):
+        shape = tf.TensorShape(input_shape)
+        for cell in self.cells:
+            if not getattr(cell, "built", False):
+                cell.build(shape)
+                cell.built = True
+            size = getattr(cell, "output_size", None) or _as_list(cell.state_size)[0]
+            shape = tf.TensorShape([shape[0], size])
+        self.built = True
+
+    def call(self, inputs, states, training=None):
+        states = _as_list(states)
+        new_states = []
+        x = inputs
+        start = 0
+        for cell, count in zip(self.cells, self._counts()):
+            cell_states = states[start:start + count]
+            start += count
+            x, cell_new = _user_cell_step(cell, x, cell_states, training)
+            new_states.extend(cell_new)
+        return x, new_states
+
+    def get_config(self):
+        from ember.keras import layers as layers_mod
+
+        return {**super().get_config(), "cells": [layers_mod.serialize(cell) for cell in self.cells]}
+
+    @classmethod
+    def from_config(cls, config, custom_objects=None):
+        from ember.keras import layers as layers_mod
+
+        config = dict(config)
+        cells = [layers_mod.deserialize(c, custom_objects) for c in config.pop("cells")]
+        return cls(cells, **config)
 
 
 def _user_cell_step(cell, xt, states, training):
