@@ -336,6 +336,13 @@ class ResourceHandle:
     def get_shape(self):
         return self.shape
 
+    # Handles of one variable are equal, so a function taking a handle argument traces once per variable.
+    def __eq__(self, other):
+        return isinstance(other, ResourceHandle) and other._variable._id == self._variable._id
+
+    def __hash__(self):
+        return hash(("ResourceHandle", self._variable._id))
+
     def __repr__(self):
         v = self._variable
         return (f'<ResourceHandle(name="{v.name[:-2]}", dtype and shapes : "[ DType: {v.dtype.name}, '

@@ -215,3 +215,19 @@ def test_resource_raw_ops_inside_a_function():
 
     assert step(tf.constant([1.0, 1.0])).numpy().tolist() == [0.0, 3.0]
     assert step(tf.constant([1.0, 1.0])).numpy().tolist() == [0.0, 4.0]
+
+
+def test_a_function_taking_handles_traces_once_per_variable():
+    v, w = tf.Variable([1.0, 2.0]), tf.Variable([5.0, 6.0])
+    traces = []
+
+    @tf.function
+    def bump(handle):
+        traces.append(handle)
+        tf.raw_ops.AssignAddVariableOp(resource=handle, value=[1.0, 1.0])
+        return tf.raw_ops.ReadVariableOp(resource=handle, dtype=tf.float32)
+
+    assert bump(v.handle).numpy().tolist() == [2.0, 3.0]
+    assert bump(v.handle).numpy().tolist() == [3.0, 4.0]
+    assert bump(w.handle).numpy().tolist() == [6.0, 7.0]
+    assert len(traces) == 2 and v.handle == v.handle and v.handle != w.handle
