@@ -231,3 +231,42 @@ def test_a_function_taking_handles_traces_once_per_variable():
     assert bump(v.handle).numpy().tolist() == [3.0, 4.0]
     assert bump(w.handle).numpy().tolist() == [6.0, 7.0]
     assert len(traces) == 2 and v.handle == v.handle and v.handle != w.handle
+
+
+def _scatter_module(module):
+    class Scatters(module.Module):
+        def __init__(self):
+            super().__init__()
+            self.v = module.Variable(INIT)
+
+        @module.function(input_signature=[module.TensorSpec([None], module.int32),
+                                          module.TensorSpec([None, 2], module.float32)])
+        def update(self, i, u):
+            self.v.scatter_update(module.IndexedSlices(u, i))
+            self.v.scatter_nd_add(module.expand_dims(i, 1), u)
+            self.v.scatter_div(module.IndexedSlices(u, i))
+            return self.v.sparse_read(i) + self.v.gather_nd(module.expand_dims(i, 1))
+
+        @module.function(input_signature=[module.TensorSpec([None], module.int32)])
+        def gradient(self, i):
+            with module.GradientTape() as tape:
+                loss = module.reduce_sum(module.gather(self.v, i) * 3.0)
+            return module.convert_to_tensor(tape.gradient(loss, self.v))
+
+    return Scatters()
+
+
+@pytest.mark.parametrize("saver, loader", [(real_tf, tf), (tf, real_tf)])
+def test_saved_models_with_scatters_and_gathers_run_in_the_other_framework(saver, loader, tmp_path):
+    """TensorFlow's ResourceGather/ResourceGatherNd import as a read and a gather (graph/
+    resource_gather_import.cc), ordered after the scatters before them; ember's scatters export as
+    TensorFlow's ResourceScatter* (graph_def_ops.cc)."""
+    saved = _scatter_module(saver)
+    saver.saved_model.save(saved, str(tmp_path))
+    loaded = loader.saved_model.load(str(tmp_path))
+    i, u = [2, 0], np.array([[2.0, 4.0], [8.0, 16.0]], np.float32)
+    want = saved.update(saver.constant(i), saver.constant(u)).numpy()
+    np.testing.assert_array_equal(loaded.update(loader.constant(i), loader.constant(u)).numpy(), want)
+    np.testing.assert_array_equal(loaded.v.numpy(), saved.v.numpy())
+    np.testing.assert_array_equal(loaded.gradient(loader.constant([0, 0, 2])).numpy(),
+                                  saved.gradient(saver.constant([0, 0, 2])).numpy())
