@@ -35,10 +35,13 @@ def _load_extension():
 _load_extension()
 from ember import _C, dtypes, errors  # noqa: E402 - after the OpenMP setting above
 from ember.dtypes import (DType, as_dtype, bfloat16, bool, complex64, complex128, double, float16, float32, float64,
-                          half, int8, int16, int32, int64, string, uint8)
+                          half, int8, int16, int32, int64, resource, string, uint8)
 from ember.framework.tensor import Tensor, constant, convert_to_tensor, is_tensor
 from ember.framework.tensor_shape import TensorShape
 from ember.framework.tensor_util import get_static_value
+from ember.ops.array_ops import bitcast  # noqa: F401
+from ember.ops.math_ops import tan  # noqa: F401
+from ember.framework.indexed_slices import IndexedSlices  # noqa: F401
 from ember.ops.array_ops import (boolean_mask, broadcast_to, clip_by_value, concat, expand_dims, eye, fill, gather,
                                  identity, linspace, newaxis, one_hot, ones, ones_like, pad, range, rank,
                                  reshape, shape, shape_n, size, slice, split, squeeze, stack, strided_slice, tile,

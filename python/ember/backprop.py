@@ -36,6 +36,11 @@ def stop_gradient(input, name=None):  # noqa: A002 - TensorFlow's argument name
     return _StopGradient(convert_to_tensor(input))
 
 
+# The GradientTapes recording now, outermost first: Variable.sparse_read asks which of them watch its
+# variable.
+_recording_tapes = []
+
+
 class GradientTape:
     """Records operations for automatic differentiation, like ``tf.GradientTape``.
 
@@ -48,7 +53,9 @@ class GradientTape:
         self._persistent = bool(persistent)
         self._watch_accessed_variables = bool(watch_accessed_variables)
         self._recording = False
+        self._paused = False
         self._used = False
+        self._sparse_reads = []  # (variable id, flat indices, rows): see record_sparse_read
 
     # ---- recording
     def __enter__(self):
@@ -64,10 +71,12 @@ class GradientTape:
                              "tape.")
         self._tape.push()
         self._recording = True
+        _recording_tapes.append(self)
 
     def _pop(self):
         self._tape.pop()
         self._recording = False
+        _recording_tapes.remove(self)
 
     @contextlib.contextmanager
     def stop_recording(self):
@@ -76,15 +85,18 @@ class GradientTape:
             raise ValueError("Tape.stop_recording() called while the tape is not recording (outside its "
                              "`with` block).")
         self._tape.pause()
+        self._paused = True
         try:
             yield
         finally:
             self._tape.resume()
+            self._paused = False
 
     def reset(self):
         """Clears everything recorded so far (the tape keeps recording if it was)."""
         self._tape.reset()
         self._used = False
+        self._sparse_reads = []
 
     def watch(self, tensor):
         """Ensures ``tensor`` (a tensor, a variable, or a nested structure of them) is traced."""
@@ -131,8 +143,16 @@ class GradientTape:
             flat_output_grads = [None if g is None else convert_to_tensor(g, dtype=t.dtype)
                                  for g, t in zip(given, flat_targets)]
         self._used = True
-        grads = self._tape.gradient(flat_targets, flat_output_grads, keys) if flat_targets else \
-            [None] * len(flat_sources)
+        source_ids = {s._id for s in flat_sources if _is_variable(s)}
+        sparse_reads = [r for r in self._sparse_reads if r[0] in source_ids]
+        rows = [r[2] for r in sparse_reads]
+        grads = self._tape.gradient(flat_targets, flat_output_grads, keys + rows) if flat_targets else \
+            [None] * (len(flat_sources) + len(rows))
+        grads, row_grads = grads[:len(flat_sources)], grads[len(flat_sources):]
+        if sparse_reads:
+            _add_sparse_gradients(flat_sources, grads, sparse_reads, row_grads)
+        if not self._persistent:
+            self._sparse_reads = []
         for (_, v), seed in zip(variable_targets, variable_output_grads):
             for k, s in enumerate(flat_sources):
                 if _is_variable(s) and s._id == v._id:
@@ -161,6 +181,51 @@ class GradientTape:
         keys = [s._id if _is_variable(s) else s for s in sources]
         self._tape.allow_reuse()
         return self._tape.gradient(list(targets), list(output_gradients), keys)
+
+
+def record_sparse_read(variable, indices, gather):
+    """``Variable.sparse_read``: ``gather(value, indices)``. Eagerly, under tapes that watch the variable,
+    the rows are gathered from a value no tape links to the variable and each such tape watches the rows
+    themselves and remembers them: its gradient() then gives the variable an IndexedSlices made of the
+    rows' gradients, as TensorFlow's (_add_sparse_gradients). Inside a function the rows are a plain gather,
+    and the variable's gradient through them dense. A gradient of that gradient (an outer tape) does not
+    see through the rows."""
+    value = variable.read_value()  # a read: tapes that watch accessed variables now watch this one
+    tapes = [t for t in _recording_tapes
+             if not t._paused and variable._id in t._tape.watched_variables()]
+    if not tapes or value._is_symbolic:
+        return gather(value, indices)
+    from ember.ops.array_ops import reshape
+
+    indices = convert_to_tensor(indices)
+    rows = gather(_StopGradient(value), indices)
+    for tape in tapes:
+        tape._tape.watch(rows)
+        tape._sparse_reads.append((variable._id, reshape(indices, [-1]), rows))
+    return rows
+
+
+def _add_sparse_gradients(sources, grads, sparse_reads, row_grads):
+    """Each variable source read by sparse_read gets the IndexedSlices of its rows' gradients (several
+    reads concatenated), added to the dense gradient of its other reads where it has one."""
+    from ember.framework.indexed_slices import IndexedSlices
+    from ember.ops.array_ops import concat, reshape, shape
+
+    for k, source in enumerate(sources):
+        if not _is_variable(source):
+            continue
+        # The last read first, in the order TensorFlow's backprop aggregates them.
+        parts = [(indices, g) for (vid, indices, _), g in zip(reversed(sparse_reads), reversed(row_grads))
+                 if vid == source._id and g is not None]
+        if not parts:
+            continue
+        dense_shape = shape(source.read_value())
+        row_shape = concat([[-1], dense_shape[1:]], 0)  # rows of indices of any rank, flattened
+        values = [reshape(g, row_shape) for _, g in parts]
+        indices = [i for i, _ in parts]
+        slices = IndexedSlices(values[0] if len(values) == 1 else concat(values, 0),
+                               indices[0] if len(indices) == 1 else concat(indices, 0), dense_shape)
+        grads[k] = slices if grads[k] is None else grads[k] + convert_to_tensor(slices)
 
 
 def _source_keys(sources, error, what):

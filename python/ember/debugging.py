@@ -14,6 +14,7 @@ from ember.framework.tensor import Tensor, convert_to_tensor
 
 _Assert = _C.op("Assert")
 _EnsureShape = _C.op("EnsureShape")
+_CheckNumerics = _C.op("CheckNumerics")
 _SLOT = "\x1f"
 
 
@@ -69,6 +70,14 @@ def ensure_shape(x, shape, name=None):
         raise ValueError(f"EnsureShape: the input's static shape {x.shape} is not compatible with the expected "
                          f"shape {expected}")
     return _EnsureShape(x, [-1 if d is None else d for d in expected.as_list()], False)
+
+
+def check_numerics(tensor, message, name=None):
+    """``tensor``, after checking that it holds no NaN or Inf: else InvalidArgumentError with ``message``
+    (TensorFlow's text, "message : Tensor had NaN values"). Gradients pass through."""
+    if not isinstance(message, (str, bytes)):
+        raise TypeError(f"check_numerics: message must be a string, got {type(message).__name__} {message!r}")
+    return _CheckNumerics(convert_to_tensor(tensor), message.decode() if isinstance(message, bytes) else message)
 
 
 def _as_bool(t):

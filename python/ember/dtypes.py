@@ -24,11 +24,11 @@ class DType:
         self._row = row  # a row of _C.dtype_table(): the C++ enum number and the type's properties
         self._enum = row["enum"]
         self._name = row["name"]
-        if self._name == "string":  # elements are bytes: NumPy holds them in object arrays, as TensorFlow
+        if self._name in ("string", "resource"):  # bytes, handles: NumPy object arrays, as TensorFlow's
             self._np = np.dtype(object)
         else:
             self._np = _BFLOAT16_NP if self._name == "bfloat16" else np.dtype(self._name)
-        self._size = 0 if self._name == "string" else row["size"]  # TensorFlow's tf.string.size
+        self._size = 0 if self._name in ("string", "resource") else row["size"]  # TensorFlow's tf.string.size
 
     @property
     def name(self):
@@ -38,7 +38,7 @@ class DType:
     def as_numpy_dtype(self):
         if self._np is None:
             raise TypeError(f"{self._name} has no NumPy dtype: install ml_dtypes")
-        if self._name == "string":
+        if self._name in ("string", "resource"):
             return object  # TensorFlow's tf.string.as_numpy_dtype
         return self._np.type
 
@@ -162,6 +162,13 @@ double = float64
 _FROM_TF_DATATYPE = {d.as_datatype_enum: d for d in ALL}
 _BY_NAME.update({"half": float16, "float": float32, "double": float64})
 _BY_NP = {d._np: d for d in ALL if d._np is not None}
+# tf.resource, the dtype of a variable's handle (Variable.handle). No tensor of ember's holds it: a handle
+# names its variable (variables.ResourceHandle), so it has no C++ enum and sits outside ALL.
+resource = DType({"enum": -1, "name": "resource", "tf_datatype": 20, "size": 0, "is_floating": False,
+                  "is_integer": False, "is_unsigned": False, "is_bool": False, "is_numeric": False,
+                  "is_complex": False})
+_BY_NAME["resource"] = resource
+_FROM_TF_DATATYPE[resource.as_datatype_enum] = resource
 
 
 def as_dtype(value):

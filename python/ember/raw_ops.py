@@ -5,8 +5,9 @@ Each function is made from the op's one declaration (its inputs, then its attrib
 time it is looked up. Where ember's declaration names an argument differently from TensorFlow's raw op, or
 takes as an attribute what TensorFlow passes as a tensor, the tables below say so; an argument TensorFlow
 needs only to type its outputs (``Tout``, ``num_split``) is accepted and checked against what ember works out.
-Ops that name a variable, a table or a function by handle (``ReadVariableOp``, ``While``, ...) are not
-offered: ember's variables and functions have no handle tensors; the error names the API to use instead.
+Variable ops take the variable's handle (``Variable.handle``) as their ``resource``. Ops that name a table
+or a function by handle (``LookupTableFindV2``, ``While``, ...) are not offered: ember's tables and functions
+have no handle tensors; the error names the API to use instead.
 """
 import collections
 import inspect
@@ -26,6 +27,7 @@ _RENAMED = {
     "Polygamma": {"a": "x", "x": "y"},
     "MirrorPadGrad": {"input": "dy"},
     "Squeeze": {"axis": "squeeze_dims"},
+    **{f"ResourceScatterNd{k}": {"ref": "resource"} for k in ("Update", "Add", "Sub", "Min", "Max")},
 }
 
 # TensorFlow arguments that only type the outputs (ember derives them from the inputs) or are hints.
@@ -39,6 +41,10 @@ _OUTPUT_TYPING = {
     **{f"RFFT{d}": {"Tcomplex"} for d in ("", "2D", "3D")},
     **{f"IRFFT{d}": {"Treal"} for d in ("", "2D", "3D")},
     "MatMul": {"grad_a", "grad_b"},  # hints for TensorFlow's gradient kernels
+    "AssignVariableOp": {"validate_shape"},  # ember checks the shape always
+    # Locking hints: ember's variable updates always hold the variable's lock.
+    **{f"ResourceScatter{k}": {"use_locking"} for k in (
+        "NdUpdate", "NdAdd", "NdSub", "NdMin", "NdMax")},
 }
 
 # TensorFlow attributes ember takes only at the values it implements (the first is TensorFlow's default).
@@ -49,7 +55,8 @@ _ONLY_VALUE = {
     "NotEqual": {"incompatible_shape_error": (True,)},
     **{n: {"bad_indices_policy": _RAISING_ON_BAD_INDICES} for n in (
         "GatherNd", "ScatterNd", "TensorScatterAdd", "TensorScatterMax", "TensorScatterMin", "TensorScatterSub",
-        "TensorScatterUpdate")},
+        "TensorScatterUpdate", "ResourceScatterNdUpdate", "ResourceScatterNdAdd", "ResourceScatterNdSub",
+        "ResourceScatterNdMin", "ResourceScatterNdMax")},
 }
 
 # uint64 inputs (a stateless V2 kernel's key and counter): ember has no uint64, so it takes their bits as
@@ -92,10 +99,6 @@ _DTYPE_FROM_INPUT = {
 
 # Ops whose TensorFlow form takes a resource handle, a function or a proto: the API that does the same.
 _NOT_OFFERED = {
-    "ReadVariableOp": "tf.Variable.read_value",
-    "AssignVariableOp": "tf.Variable.assign",
-    "AssignAddVariableOp": "tf.Variable.assign_add",
-    "AssignSubVariableOp": "tf.Variable.assign_sub",
     "RngReadAndSkip": "tf.random.Generator",
     "StatefulRandomBinomial": "tf.random.Generator.binomial",
     "InitializeTableV2": "tf.lookup.StaticHashTable",
@@ -132,13 +135,70 @@ def _ensure_shape(*, input, shape, name=None):  # noqa: A002 - TensorFlow's argu
     return debugging.ensure_shape(input, shape)
 
 
+# ---- Variable ops on a handle (Variable.handle) that are no registry op of their own, or whose
+# declaration carries what the handle knows (ReadVariableOp's dtype and shape): the variable's methods.
+
+
+def _variable_of(op_name, resource):
+    from ember import variables  # noqa: PLC0415 - raw_ops loads before variables do
+
+    if isinstance(resource, variables.ResourceHandle):
+        return resource._variable
+    raise TypeError(f"tf.raw_ops.{op_name}: resource must be a variable's handle (Variable.handle), got "
+                    f"{type(resource).__name__} {resource!r}")
+
+
+def _read_variable_op(*, resource, dtype, name=None):
+    variable = _variable_of("ReadVariableOp", resource)
+    if dtypes.as_dtype(dtype) != variable.dtype:
+        from ember import errors  # noqa: PLC0415
+
+        raise errors.InvalidArgumentError(
+            None, None, f"ReadVariableOp: variable '{variable.name}' has dtype {variable.dtype.name}, but dtype "
+            f"{dtypes.as_dtype(dtype).name} was requested")
+    return variable.read_value()
+
+
+def _resource_gather(*, resource, indices, dtype, batch_dims=0, validate_indices=True, name=None):
+    from ember.ops import array_ops  # noqa: PLC0415
+
+    return array_ops.gather(_read_variable_op(resource=resource, dtype=dtype), indices, batch_dims=batch_dims)
+
+
+def _resource_gather_nd(*, resource, indices, dtype, name=None):
+    from ember.ops import indexing_ops  # noqa: PLC0415
+
+    return indexing_ops.gather_nd(_read_variable_op(resource=resource, dtype=dtype), indices)
+
+
+def _var_is_initialized_op(*, resource, name=None):
+    from ember.framework.tensor import constant  # noqa: PLC0415
+
+    _variable_of("VarIsInitializedOp", resource)
+    return constant(True)  # ember's variables hold a value from their creation on
+
+
+def _variable_shape(*, input, out_type=dtypes.int32, name=None):  # noqa: A002 - TensorFlow's argument name
+    from ember.ops import array_ops  # noqa: PLC0415
+
+    return array_ops.shape(_variable_of("VariableShape", input).read_value(), out_type=out_type)
+
+
 # Ops whose TensorFlow attribute ember's declaration spells as two (a shape and whether its rank is
-# known): the Python API converts, as it does for tf.ensure_shape.
-_SERVED_BY_API = {"EnsureShape": _ensure_shape}
+# known): the Python API converts, as it does for tf.ensure_shape. And the variable ops above.
+_SERVED_BY_API = {
+    "EnsureShape": _ensure_shape,
+    "ReadVariableOp": _read_variable_op,
+    "ResourceGather": _resource_gather,
+    "ResourceGatherNd": _resource_gather_nd,
+    "VarIsInitializedOp": _var_is_initialized_op,
+    "VariableShape": _variable_shape,
+}
 
 
 def _names():
-    return [n for n in _C.op_names() if not n.startswith("_") and n not in _NOT_OFFERED] + list(_ALIASES)
+    return sorted({n for n in _C.op_names() if not n.startswith("_") and n not in _NOT_OFFERED} |
+                  set(_ALIASES) | set(_SERVED_BY_API))
 
 
 def _as_attr_value(op_name, arg, value):
@@ -175,6 +235,7 @@ def _make(op_name):
     uint64_bits = _UINT64_BITS.get(op_name, set())
     keys = public + sorted(typing_only) + sorted(only_value) + ["name"]
     outputs = info["outputs"]
+    resource_op = op_name.startswith("Resource") or op_name.endswith("VariableOp")
     result_type = collections.namedtuple(op_name, outputs) if len(outputs) > 1 else None
 
     def raw_op(*args, **kwargs):
@@ -202,6 +263,8 @@ def _make(op_name):
         for attr in attrs:
             if attr in given:
                 value = given[attr]
+                if attr == "resource" and resource_op:  # a variable's handle names it by id
+                    value = _variable_of(op_name, value)._id
                 positional.append(_as_attr_value(op_name, attr, value) if attr in tensor_attrs else value)
             elif attr in dtype_from:
                 positional.append(_dtype_of(given.get(dtype_from[attr])))
@@ -234,7 +297,8 @@ def __getattr__(name):
     if name in _NOT_OFFERED:
         raise NotImplementedError(f"tf.raw_ops.{name} takes a handle ember's objects do not have; "
                                   f"use {_NOT_OFFERED[name]} instead")
-    if name.startswith("_") or (name not in _ALIASES and name not in _C.op_names()):
+    if name.startswith("_") or (name not in _ALIASES and name not in _SERVED_BY_API and
+                                name not in _C.op_names()):
         raise AttributeError(f"module 'ember.raw_ops' has no attribute '{name}'")
     fn = _SERVED_BY_API[name] if name in _SERVED_BY_API else _make(_ALIASES.get(name, name))
     globals()[name] = fn

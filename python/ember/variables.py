@@ -12,6 +12,7 @@ import weakref
 import numpy as np
 
 from ember import _C, dtypes, errors, variable_creation
+from ember.framework.indexed_slices import IndexedSlices
 from ember.init_scope import init_scope
 from ember.name_scope import current_prefix as name_scope_prefix
 from ember.framework.tensor import Tensor, _TensorRef, convert_to_tensor
@@ -21,6 +22,12 @@ _Read = _C.op("ReadVariableOp")
 _Assign = _C.op("AssignVariableOp")
 _AssignAdd = _C.op("AssignAddVariableOp")
 _AssignSub = _C.op("AssignSubVariableOp")
+# The scatters write into the variable's buffer in place when no one else holds it (Note [In-place variable
+# updates] in ops/scatter_nd.cc).
+_SCATTERS = {name: _C.op(name) for name in (
+    "ResourceScatterUpdate", "ResourceScatterAdd", "ResourceScatterSub", "ResourceScatterMul",
+    "ResourceScatterDiv", "ResourceScatterMin", "ResourceScatterMax", "ResourceScatterNdUpdate",
+    "ResourceScatterNdAdd", "ResourceScatterNdSub", "ResourceScatterNdMin", "ResourceScatterNdMax")}
 
 # Variables by resource id, for GradientTape.watched_variables (held weakly: lifetime stays the object's).
 _live_variables = weakref.WeakValueDictionary()
@@ -176,6 +183,98 @@ class Variable(metaclass=_VariableMeta):
         _AssignSub(self._value_for(delta), self._id)
         return self
 
+    # ---- rows and slices: reads gather from the value read (no copy: reads share the buffer), writes are
+    # the ResourceScatter* ops. Each returns the variable, as assign does.
+    def sparse_read(self, indices, name=None):
+        """The rows at ``indices`` (``tf.gather`` of the value); under a GradientTape the variable's
+        gradient through them is an IndexedSlices, as TensorFlow's."""
+        from ember import backprop
+        from ember.ops import array_ops
+
+        return backprop.record_sparse_read(self, indices, array_ops.gather)
+
+    def gather_nd(self, indices, name=None):
+        """The slices at the index tuples in ``indices``' last dim (``tf.gather_nd`` of the value)."""
+        from ember.ops import indexing_ops
+
+        return indexing_ops.gather_nd(self.read_value(), indices)
+
+    def _scatter(self, op_name, sparse_delta):
+        if not isinstance(sparse_delta, IndexedSlices):
+            raise TypeError(f"Argument `sparse_delta` must be a `tf.IndexedSlices`. Received arg: {sparse_delta}")
+        _SCATTERS[op_name](convert_to_tensor(sparse_delta.indices), self._value_for(sparse_delta.values), self._id)
+        return self
+
+    def scatter_update(self, sparse_delta, use_locking=False, name=None):
+        """Sets the rows ``sparse_delta.indices`` to ``sparse_delta.values``."""
+        return self._scatter("ResourceScatterUpdate", sparse_delta)
+
+    def scatter_add(self, sparse_delta, use_locking=False, name=None):
+        return self._scatter("ResourceScatterAdd", sparse_delta)
+
+    def scatter_sub(self, sparse_delta, use_locking=False, name=None):
+        return self._scatter("ResourceScatterSub", sparse_delta)
+
+    def scatter_mul(self, sparse_delta, use_locking=False, name=None):
+        return self._scatter("ResourceScatterMul", sparse_delta)
+
+    def scatter_div(self, sparse_delta, use_locking=False, name=None):
+        return self._scatter("ResourceScatterDiv", sparse_delta)
+
+    def scatter_min(self, sparse_delta, use_locking=False, name=None):
+        return self._scatter("ResourceScatterMin", sparse_delta)
+
+    def scatter_max(self, sparse_delta, use_locking=False, name=None):
+        return self._scatter("ResourceScatterMax", sparse_delta)
+
+    def batch_scatter_update(self, sparse_delta, use_locking=False, name=None):
+        """scatter_update along the last dim of ``sparse_delta.indices``, whose leading dims are batch dims
+        shared with the variable (TensorFlow's ``tf.compat.v1.batch_scatter_update``)."""
+        from ember.ops import array_ops
+
+        if not isinstance(sparse_delta, IndexedSlices):
+            raise TypeError(f"Argument `sparse_delta` must be a `tf.IndexedSlices`. Received arg: {sparse_delta}")
+        indices = convert_to_tensor(sparse_delta.indices)
+        rank = indices.shape.rank
+        if rank is None:
+            raise ValueError("batch_scatter_update: the rank of the indices must be known")
+        if rank <= 1:
+            return self._scatter("ResourceScatterUpdate", sparse_delta)
+        # Each index gains its batch coordinates in front: an index tuple for scatter_nd_update.
+        shape = array_ops.shape(indices, out_type=indices.dtype)
+        coordinates = []
+        for axis in range(rank - 1):
+            along = array_ops.range(shape[axis], dtype=indices.dtype)
+            along = array_ops.reshape(along, [-1 if d == axis else 1 for d in range(rank)])
+            coordinates.append(array_ops.broadcast_to(along, shape))
+        tuples = array_ops.stack(coordinates + [indices], axis=-1)
+        return self.scatter_nd_update(tuples, sparse_delta.values)
+
+    def _scatter_nd(self, op_name, indices, updates):
+        _SCATTERS[op_name](convert_to_tensor(indices), self._value_for(updates), self._id)
+        return self
+
+    def scatter_nd_update(self, indices, updates, name=None):
+        """Sets the slices at the index tuples in ``indices``' last dim to ``updates``."""
+        return self._scatter_nd("ResourceScatterNdUpdate", indices, updates)
+
+    def scatter_nd_add(self, indices, updates, name=None):
+        return self._scatter_nd("ResourceScatterNdAdd", indices, updates)
+
+    def scatter_nd_sub(self, indices, updates, name=None):
+        return self._scatter_nd("ResourceScatterNdSub", indices, updates)
+
+    def scatter_nd_max(self, indices, updates, name=None):
+        return self._scatter_nd("ResourceScatterNdMax", indices, updates)
+
+    def scatter_nd_min(self, indices, updates, name=None):
+        return self._scatter_nd("ResourceScatterNdMin", indices, updates)
+
+    @property
+    def handle(self):
+        """The variable's handle: a scalar of dtype ``tf.resource`` that ``tf.raw_ops``' variable ops take."""
+        return ResourceHandle(self)
+
     def numpy(self):
         return self.read_value().numpy()
 
@@ -219,6 +318,35 @@ class Variable(metaclass=_VariableMeta):
 
     def __getitem__(self, key):
         return self.read_value()[key]
+
+
+class ResourceHandle:
+    """``Variable.handle``: what TensorFlow shows as a scalar tensor of dtype ``tf.resource``. ember's ops
+    name a variable by its id (core/resource.h), so the handle is that name, and it keeps the variable
+    alive, as TensorFlow's handle tensor does; the variable ops of ``tf.raw_ops`` (ReadVariableOp,
+    AssignVariableOp, ResourceGather, ResourceScatterUpdate, ...) take it, eagerly and inside functions."""
+
+    dtype = dtypes.resource
+    shape = TensorShape([])
+    ndim = 0
+
+    def __init__(self, variable):
+        self._variable = variable
+
+    def get_shape(self):
+        return self.shape
+
+    # Handles of one variable are equal, so a function taking a handle argument traces once per variable.
+    def __eq__(self, other):
+        return isinstance(other, ResourceHandle) and other._variable._id == self._variable._id
+
+    def __hash__(self):
+        return hash(("ResourceHandle", self._variable._id))
+
+    def __repr__(self):
+        v = self._variable
+        return (f'<ResourceHandle(name="{v.name[:-2]}", dtype and shapes : "[ DType: {v.dtype.name}, '
+                f'Shape: {v.shape} ]"), shape=(), dtype=resource>')
 
 
 def _delegate(name):

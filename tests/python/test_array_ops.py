@@ -932,3 +932,41 @@ def test_tile_and_pad_past_int64_are_invalid():
         tf.tile(tf.zeros([2, 2]), [2**62, 2**62])
     with invalid("Pad.*overflows"):
         tf.pad(tf.zeros([2]), [[2**62, 2**62]])
+
+
+@pytest.mark.parametrize("value, source, target", [
+    ([1.0, -2.5], np.float32, tf.int32),  # same size
+    ([[1, 2], [3, -4]], np.int16, tf.int32),  # widening consumes the last dim
+    ([1, 70000], np.int32, tf.uint8),  # narrowing appends one
+    (7, np.int64, tf.int16),  # a scalar narrows to a vector
+    ([[1.5, 2.0]], np.float32, tf.complex64),
+    ([1.0, 2.0], np.float64, tf.bfloat16),
+])
+def test_bitcast_matches_tensorflow(value, source, target):
+    import tensorflow as real_tf
+
+    got = tf.bitcast(tf.constant(np.array(value, source)), target)
+    want = real_tf.bitcast(real_tf.constant(np.array(value, source)), real_tf.as_dtype(target.name))
+    assert got.dtype == target and got.shape == tuple(want.shape)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    staged = tf.function(lambda x: tf.bitcast(x, target))(tf.constant(np.array(value, source)))
+    np.testing.assert_array_equal(staged.numpy(), want.numpy())
+
+
+def test_bitcast_errors():
+    with pytest.raises(errors.InvalidArgumentError, match="Bitcast: cannot bitcast from int16 to int32"):
+        tf.bitcast(tf.constant(np.array([1, 2, 3], np.int16)), tf.int32)
+    with pytest.raises(errors.InvalidArgumentError, match="Bitcast: cannot bitcast from int32 to int64"):
+        tf.bitcast(tf.constant(1), tf.int64)
+    with pytest.raises((errors.InvalidArgumentError, TypeError), match="Bitcast"):
+        tf.bitcast(tf.constant([1.0]), tf.bool)
+
+
+def test_rint_and_tan_at_the_top_level():
+    import tensorflow as real_tf
+
+    x = [0.5, 1.5, 2.5, -0.5, -1.7, 3.2]
+    np.testing.assert_array_equal(tf.math.rint(tf.constant(x)).numpy(), real_tf.math.rint(x).numpy())
+    np.testing.assert_allclose(tf.tan(tf.constant(x)).numpy(), real_tf.tan(x).numpy(), rtol=1e-6)
+    with pytest.raises(errors.InvalidArgumentError, match="Rint"):
+        tf.math.rint(tf.constant([1, 2]))

@@ -337,3 +337,30 @@ def test_traceback_filtering_switches():
     finally:
         ember.debugging.enable_traceback_filtering()
     assert ember.debugging.is_traceback_filtering_enabled()
+
+
+@pytest.mark.parametrize("values, problem", [([1.0, float("nan"), float("inf")], "Inf and NaN"),
+                                             ([1.0, float("nan")], "NaN"), ([float("-inf")], "Inf")])
+def test_check_numerics_raises_tensorflows_message(values, problem):
+    for module in (ember, tensorflow):
+        with pytest.raises(module.errors.InvalidArgumentError, match=f"boom : Tensor had {problem} values"):
+            module.debugging.check_numerics(module.constant(values), "boom")
+        staged = module.function(lambda x, m=module: m.debugging.check_numerics(x, "in fn") + 1)
+        with pytest.raises(module.errors.InvalidArgumentError, match=f"in fn : Tensor had {problem} values"):
+            staged(module.constant(values))
+
+
+def test_check_numerics_passes_values_and_gradients_as_tensorflow():
+    def run(tf):
+        x = tf.constant([1.0, -2.0, 3.5], tf.float64)
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = tf.debugging.check_numerics(x * x, "finite")
+        staged = tf.function(lambda v: tf.debugging.check_numerics(v, "finite") * 2)(x)
+        return y.numpy(), tape.gradient(y, x).numpy(), staged.numpy()
+
+    for got, want in zip(run(ember), run(tensorflow)):
+        np.testing.assert_array_equal(got, want)
+    assert ember.compat.v1.check_numerics is ember.debugging.check_numerics
+    with pytest.raises(ember.errors.InvalidArgumentError):  # TensorFlow declares it for floats only
+        ember.debugging.check_numerics(ember.constant([1, 2]), "ints")

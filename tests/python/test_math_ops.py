@@ -43,6 +43,7 @@ UNARY = [
     ("floor", np.floor, "any", "float"),
     ("ceil", np.ceil, "any", "float"),
     ("round", np.round, "any", "float"),
+    ("rint", np.rint, "any", "float"),
     ("logical_not", np.logical_not, "bool", "bool"),
     ("is_nan", np.isnan, "any", "float"),
     ("is_finite", np.isfinite, "any", "float"),

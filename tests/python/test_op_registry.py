@@ -28,7 +28,8 @@ def f32(a=F):
 UNARY_FLOAT = ["Exp", "Log", "Log1p", "Expm1", "Sqrt", "Rsqrt", "Reciprocal", "Sin", "Cos", "Tan", "Tanh", "Sigmoid",
                "Elu", "Softplus", "Erf", "Floor", "Ceil", "Round", "IsNan", "IsFinite", "Neg", "Abs", "Sign",
                "Square", "Relu", "Relu6", "Asin", "Acos", "Atan", "Asinh", "Atanh", "Lgamma", "Digamma", "Erfinv",
-               "Sinh", "Cosh"]
+               "Sinh", "Cosh",
+               "Rint"]
 BINARY_NUMERIC = ["Add", "Sub", "Mul", "RealDiv", "FloorDiv", "FloorMod", "Pow", "Maximum", "Minimum",
                   "SquaredDifference", "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "Atan2",
                   "DivNoNan", "MulNoNan", "Xlogy", "Xdivy", "Xlog1py"]
@@ -212,6 +213,14 @@ def examples():
     table["ReadVariableOp"] = ([], [variable._id, tf.float32, [2, 3]])
     for name in ["AssignVariableOp", "AssignAddVariableOp", "AssignSubVariableOp"]:
         table[name] = ([f32()], [variable._id])
+    for name in ["ResourceScatterUpdate", "ResourceScatterAdd", "ResourceScatterSub", "ResourceScatterMul",
+                 "ResourceScatterDiv", "ResourceScatterMin", "ResourceScatterMax"]:
+        table[name] = ([tf.constant([1, 0]), f32()], [variable._id])
+    for name in ["ResourceScatterNdUpdate", "ResourceScatterNdAdd", "ResourceScatterNdSub", "ResourceScatterNdMin",
+                 "ResourceScatterNdMax"]:
+        table[name] = ([tf.constant([[1, 2], [0, 1]]), f32(np.array([0.25, 0.75], np.float32))], [variable._id])
+    table["CheckNumerics"] = ([f32()], ["checked by the registry test"])
+    table["Bitcast"] = ([f32()], [tf.uint8])  # narrowing: every declared dtype can
     table["StatelessRandomUniformInt"] = ([tf.constant([4]), tf.constant([1, 2])], [0, 10, tf.int64])
     table["StatelessRandomUniformFullInt"] = ([tf.constant([4]), tf.constant([1, 2])], [tf.int64])
     key_counter = [tf.constant([5], tf.int64), tf.constant([1, 2], tf.int64), tf.constant(1)]

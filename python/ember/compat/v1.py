@@ -130,11 +130,44 @@ def set_random_seed(seed):
 
     random_ops.set_seed(seed)
 
+# TensorFlow 1's scatters into a variable: the variable's methods, which return it.
+def _scatter_function(method):
+    from ember.framework.indexed_slices import IndexedSlices
+
+    def scatter(ref, indices, updates, use_locking=True, name=None):
+        return getattr(ref, method)(IndexedSlices(updates, indices))
+
+    scatter.__name__ = scatter.__qualname__ = method
+    scatter.__doc__ = f"``tf.compat.v1.{method}(ref, indices, updates)``: ``ref.{method}(IndexedSlices(updates, indices))``."
+    return scatter
+
+
+def _scatter_nd_function(method):
+    def scatter_nd(ref, indices, updates, use_locking=True, name=None):
+        return getattr(ref, method)(indices, updates)
+
+    scatter_nd.__name__ = scatter_nd.__qualname__ = method
+    scatter_nd.__doc__ = f"``tf.compat.v1.{method}(ref, indices, updates)``: ``ref.{method}(indices, updates)``."
+    return scatter_nd
+
+
+scatter_update = _scatter_function("scatter_update")
+scatter_add = _scatter_function("scatter_add")
+scatter_sub = _scatter_function("scatter_sub")
+scatter_mul = _scatter_function("scatter_mul")
+scatter_div = _scatter_function("scatter_div")
+scatter_min = _scatter_function("scatter_min")
+scatter_max = _scatter_function("scatter_max")
+batch_scatter_update = _scatter_function("batch_scatter_update")
+scatter_nd_update = _scatter_nd_function("scatter_nd_update")
+scatter_nd_add = _scatter_nd_function("scatter_nd_add")
+scatter_nd_sub = _scatter_nd_function("scatter_nd_sub")
+
 # TensorFlow 1 names of the control-flow helpers (issue 15): the same functions as TensorFlow 2's.
 from ember.debugging import (Assert, assert_equal, assert_greater, assert_greater_equal,  # noqa: E402,F401
                              assert_integer, assert_less, assert_less_equal, assert_negative, assert_non_negative,
                              assert_non_positive, assert_none_equal, assert_positive, assert_rank,
-                             assert_rank_at_least, assert_rank_in, assert_scalar, assert_type)
+                             assert_rank_at_least, assert_rank_in, assert_scalar, assert_type, check_numerics)
 from ember.ops.functional_ops import foldl, foldr, map_fn, scan, vectorized_map  # noqa: E402,F401
 from ember.ops.tensor_array_ops import TensorArray  # noqa: E402,F401
 from ember.io import v1 as io  # noqa: E402,F401  (tf.compat.v1.io)

@@ -351,7 +351,8 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
     """Converts ``value`` to a Tensor. ``dtype`` is required (mismatch is an error); ``dtype_hint`` is
     preferred when the value converts to it."""
     dtype = dtypes.as_dtype(dtype) if dtype is not None else None
-    if getattr(value, "_ember_variable", False):  # a Variable reads its value (a node while tracing)
+    # A Variable reads its value (a node while tracing); IndexedSlices become their dense tensor.
+    if getattr(value, "_ember_variable", False) or getattr(value, "_ember_indexed_slices", False):
         return value._as_tensor(dtype)
     if isinstance(value, Tensor):
         if dtype is not None and value.dtype != dtype:

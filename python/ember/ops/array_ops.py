@@ -34,6 +34,7 @@ _ShapeN = _C.op("ShapeN")
 _Size = _C.op("Size")
 _Rank = _C.op("Rank")
 _Identity = _C.op("Identity")
+_Bitcast = _C.op("Bitcast")
 _SelectV2 = _C.op("SelectV2")
 _Where = _C.op("Where")
 _Fill = _C.op("Fill")
@@ -378,6 +379,12 @@ def identity(input, name=None):  # noqa: A002 - TF's name
 def identity_n(input, name=None):  # noqa: A002 - TF's name
     """An Identity of each tensor of the list, as TensorFlow's IdentityN."""
     return [_Identity(t) for t in input]
+
+
+def bitcast(input, type, name=None):  # noqa: A002 - TF's names
+    """The same bytes read as another numeric dtype, without a copy: a narrower ``type`` adds a last dim
+    of size in/out, a wider one consumes a last dim of size out/in."""
+    return _Bitcast(convert_to_tensor(input), dtypes.as_dtype(type))
 
 
 # ---- indexing ---------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@
 #include "ember/graph/fused_import.h"
 #include "ember/graph/graph_def_ops.h"
 #include "ember/graph/partial_value.h"
+#include "ember/graph/resource_gather_import.h"
 #include "ember/graph/tensor_list_import.h"
 #include "ember/graph/tensor_proto.h"
 #include "ember/ops/graph_ops.h"
@@ -1109,6 +1110,7 @@ StatusOr<std::unique_ptr<FunctionGraph>> from_graph_def(proto::GraphDef&& gd,
   EMBER_RETURN_IF_ERROR(graph_def_internal::type_tensor_lists(gd));
   EMBER_RETURN_IF_ERROR(graph_def_internal::rewrite_tensorflow_asserts(gd));
   EMBER_RETURN_IF_ERROR(graph_def_internal::rewrite_tensorflow_fusions(gd));
+  EMBER_RETURN_IF_ERROR(graph_def_internal::rewrite_resource_gathers(gd));
   std::vector<const proto::NodeDef*> nodes;
   for (const proto::NodeDef& node : gd.node()) nodes.push_back(&node);
   LibraryReader library(gd.library());

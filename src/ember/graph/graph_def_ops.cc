@@ -81,6 +81,19 @@ constexpr TypeAttr kTypeAttrs[] = {
     {"RaggedTensorToTensor", "Tshape", 0},
     {"RaggedTensorToTensor", "Tindex", 3},
     {"TensorScatterMax", "Tindices", 1},
+    // The variable scatters (input 0 of TensorFlow's is the variable, which ember's attribute names).
+    {"ResourceScatterUpdate", "Tindices", 0},
+    {"ResourceScatterAdd", "Tindices", 0},
+    {"ResourceScatterSub", "Tindices", 0},
+    {"ResourceScatterMul", "Tindices", 0},
+    {"ResourceScatterDiv", "Tindices", 0},
+    {"ResourceScatterMin", "Tindices", 0},
+    {"ResourceScatterMax", "Tindices", 0},
+    {"ResourceScatterNdUpdate", "Tindices", 0},
+    {"ResourceScatterNdAdd", "Tindices", 0},
+    {"ResourceScatterNdSub", "Tindices", 0},
+    {"ResourceScatterNdMin", "Tindices", 0},
+    {"ResourceScatterNdMax", "Tindices", 0},
     {"UnsortedSegmentMax", "Tindices", 1},
     {"UnsortedSegmentMax", "Tnumsegments", 2},
     {"UnsortedSegmentMin", "Tindices", 1},
@@ -341,8 +354,9 @@ void add_derived_attrs(const OpDef& op, std::span<const DType> inputs, std::span
     for (size_t i = 0; i < inputs.size() && declared > 0; ++i) {
       if (op.arg_of(i, inputs.size()).type.type_var != 0) continue;
       if (type_attr_named_otherwise(op, i)) break;
-      // TensorFlow's variable ops name the value's type "dtype" (and refuse a "T").
-      set_type(out, is_resource_op(op) ? "dtype" : "T", inputs[i]);
+      // TensorFlow's variable ops name the value's type "dtype" (and refuse a "T"), but for the N-d scatters.
+      const bool named_dtype = is_resource_op(op) && !op.name.starts_with("ResourceScatterNd");
+      set_type(out, named_dtype ? "dtype" : "T", inputs[i]);
       break;
     }
   }

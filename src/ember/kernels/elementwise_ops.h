@@ -91,7 +91,9 @@
   X(kCosh, Cosh, cosh, CoshF, kFloatAndComplexTypes, Same, 8, 0, cosh_grad,                                  \
     "Hyperbolic cosine. cosh([0.]) == [1.]")                                                                 \
   X(kInvert, Invert, invert, InvertF, kIntTypes, Same, 1, 0, not_differentiable,                             \
-    "Bitwise not. invert([0, 5]) == [-1, -6]")
+    "Bitwise not. invert([0, 5]) == [-1, -6]")                                                               \
+  X(kRint, Rint, rint, RoundF, kFloatTypes, Same, 1, 0, not_differentiable,                                  \
+    "The nearest integer, half to even (Round's math). rint([0.5, 1.5, -1.7]) == [0., 2., -2.]")
 
 #define EMBER_BINARY_OPS(X)                                                                                  \
   X(kAdd, Add, add, AddF, kNumericAndComplexTypes, Same, 1, kCommutative, add_grad,                                    \

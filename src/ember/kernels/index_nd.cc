@@ -89,6 +89,9 @@ void apply(ScatterMode mode, T* dst, const T* src, int64_t b, int64_t e) {
     case ScatterMode::kMul:
       for (int64_t i = b; i < e; ++i) dst[i] = wrap_mul(dst[i], src[i]);
       break;
+    case ScatterMode::kDiv:  // integer divisors are checked non-zero by the caller (ResourceScatterDiv)
+      for (int64_t i = b; i < e; ++i) dst[i] = static_cast<T>(dst[i] / src[i]);
+      break;
   }
 }
 

@@ -19,7 +19,7 @@ int64_t index_nd_offsets(const void* indices, DType index_dtype, int64_t n, int 
 void gather_nd(const void* params, const int64_t* offsets, int64_t n, int64_t slice, size_t elem_size,
                void* out);
 
-enum class ScatterMode : uint8_t { kUpdate, kAdd, kSub, kMin, kMax, kMul };
+enum class ScatterMode : uint8_t { kUpdate, kAdd, kSub, kMin, kMax, kMul, kDiv };
 
 /// Applies updates[j] to out[offsets[j]] row by row in order (the last of duplicate updates wins for
 /// kUpdate; sums run in order, so results do not depend on the thread count). `out` holds the base values.

@@ -1,5 +1,5 @@
 // Shape ops: Reshape, Transpose, ExpandDims, Squeeze, Identity, Shape, Size, Rank, ConcatV2, ConcatOffset,
-// Pack, Unpack and SplitV. Indexing ops live in array_index.cc; ops that create values (Fill, Tile,
+// Pack, Unpack, SplitV and Bitcast. Indexing ops live in array_index.cc; ops that create values (Fill, Tile,
 // BroadcastTo, Pad, Eye, Range, ...) in array_create.cc; the kernels in kernels/array.h.
 //
 // Note [Views]: Reshape, ExpandDims, Squeeze and Identity never copy: they are kKernelAllocates and
@@ -132,6 +132,47 @@ Status reshape_kernel(KernelContext& ctx) {
 
 Status identity_kernel(KernelContext& ctx) {
   ctx.outputs[0] = TensorImpl::view(ctx.input(0), ctx.input(0).shape());
+  return Status::OK();
+}
+
+// ---- Bitcast(input, type): the same bytes read as another dtype (a view). Equal sizes keep the shape; a
+// narrower type appends a dim of size in/out; a wider one needs a last dim of size out/in and drops it.
+
+Status bitcast_shape(InferContext& ctx) {
+  const DType from = ctx.inputs[0].dtype, to = ctx.attr_dtype(0);
+  const Shape& in = ctx.inputs[0].shape;
+  const int64_t from_size = static_cast<int64_t>(dtype_size(from)),
+                to_size = static_cast<int64_t>(dtype_size(to));
+  if (!dtype_in(to, kNumericAndComplexTypes))
+    return invalid_argument("Bitcast: cannot bitcast to ", dtype_name(to), "; the type must be numeric");
+  Shape out = in;
+  if (from_size > to_size) {
+    if (from_size % to_size != 0)
+      return invalid_argument("Bitcast: cannot bitcast from ", dtype_name(from), " to ", dtype_name(to));
+    if (out.rank_known()) out.push_back(from_size / to_size);
+  } else if (from_size < to_size) {
+    const int64_t ratio = to_size / from_size;
+    if (to_size % from_size != 0 || (in.rank_known() && (in.rank() == 0 || (in.dim(in.rank() - 1) >= 0 &&
+                                                                            in.dim(in.rank() - 1) != ratio))))
+      return invalid_argument("Bitcast: cannot bitcast from ", dtype_name(from), " to ", dtype_name(to),
+                              ": the input's last dim must be ", ratio, ", got shape ", in.to_string());
+    if (out.rank_known()) {
+      out = Shape();
+      for (int d = 0; d + 1 < in.rank(); ++d) out.push_back(in.dim(d));
+    }
+  }
+  ctx.outputs.push_back(TensorSpec{to, out});
+  return Status::OK();
+}
+
+Status bitcast_kernel(KernelContext& ctx) {
+  const TensorImpl& in = ctx.input(0);
+  const DType to = ctx.attr_dtype(0);
+  std::vector<int64_t> dims = in.shape().dim_vector();
+  const size_t from_size = dtype_size(in.dtype()), to_size = dtype_size(to);
+  if (from_size > to_size) dims.push_back(static_cast<int64_t>(from_size / to_size));
+  if (from_size < to_size) dims.pop_back();  // the shape function checked it is to_size / from_size
+  ctx.outputs[0] = TensorImpl::view(in, to, Shape(dims), 0);
   return Status::OK();
 }
 
@@ -963,6 +1004,17 @@ void register_array_ops(OpRegistry& r) {
       .kernel(kAllTypesAndComplex, &identity_kernel)
       .grad(&identity_grad)
       .batching(BatchingRule::kElementwise)
+      .done(r);
+  OpBuilder("Bitcast")
+      .doc("The same bytes as another numeric dtype (a view). bitcast([1.], int32) == [1065353216]")
+      .input("input")
+      .output("output")
+      .type_var(kNumericAndComplexTypes)
+      .attr("type", AttrType::kDType)
+      .flags(kKernelAllocates | kNotDifferentiable)
+      .shape(&bitcast_shape)
+      .kernel(kNumericAndComplexTypes, &bitcast_kernel)
+      .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("StopGradient")
       .doc("The input, through which no gradient flows. stop_gradient([1., 2.]) == [1., 2.]")

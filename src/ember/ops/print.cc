@@ -1,7 +1,8 @@
 // PrintV2: ember.print / tf.print, and Assert: tf.debugging.Assert. Stateful ops (it always runs and keeps
 // program order with the other stateful ops of a function); a template holds the text around the tensors,
 // each tensor's place marked by kTensorSlot. EnsureShape (tf.ensure_shape), the run-time check of a shape,
-// lives here with Assert.
+// lives here with Assert, and so does CheckNumerics (tf.debugging.check_numerics), the run-time check for
+// NaN and Inf.
 #include "ember/ops/print.h"
 
 #include <cerrno>
@@ -15,6 +16,7 @@
 #include "ember/ops/families.h"
 #include "ember/ops/gradient.h"
 #include "ember/ops/registry.h"
+#include "ember/ops/shape_fns.h"
 
 namespace ember {
 namespace {
@@ -177,7 +179,37 @@ Status ensure_shape_kernel(KernelContext& ctx) {
   return Status::OK();
 }
 
-void ensure_shape_grad(GradContext& c) { c.set(0, c.grad()); }
+// EnsureShape and CheckNumerics pass the gradient through.
+void pass_through_grad(GradContext& c) { c.set(0, c.grad()); }
+
+// ---- CheckNumerics(tensor, message): the input, after checking it holds no NaN and no Inf; stateful, as
+// TensorFlow's, so a function always runs it and never folds it away.
+
+Status check_numerics_kernel(KernelContext& ctx) {
+  const TensorImpl& in = ctx.input(0);
+  bool nan = false, inf = false;
+  visit_dtype<kFloatTypes>(in.dtype(), [&]<typename T>() {
+    const T* p = in.data<T>();
+    for (int64_t i = 0; i < in.num_elements() && !(nan && inf); ++i) {
+      double v;
+      if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>) {
+        v = static_cast<float>(p[i]);
+      } else {
+        v = p[i];
+      }
+      nan = nan || std::isnan(v);
+      inf = inf || std::isinf(v);
+    }
+  });
+  if (nan || inf)  // TensorFlow's message
+    return invalid_argument(ctx.attr_string(0), " : Tensor had ",
+                            inf && nan ? "Inf and NaN"
+                            : nan      ? "NaN"
+                                       : "Inf",
+                            " values");
+  ctx.outputs[0] = TensorImpl::view(in, in.shape());
+  return Status::OK();
+}
 
 }  // namespace
 
@@ -257,7 +289,21 @@ void register_print_ops(OpRegistry& r) {
       .flags(kKernelAllocates)
       .shape(&ensure_shape_shape)
       .kernel(kAllTypesAndString | kComplexTypes, &ensure_shape_kernel)
-      .grad(&ensure_shape_grad)
+      .grad(&pass_through_grad)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("CheckNumerics")
+      .doc(
+          "The input, after checking that it holds no NaN or Inf (else InvalidArgumentError with `message`). "
+          "check_numerics([1., 2.], \"x\") == [1., 2.]")
+      .input("tensor")
+      .output("output")
+      .type_var(kFloatTypes)
+      .attr("message", AttrType::kString)
+      .flags(kStateful | kKernelAllocates)
+      .shape(&same_as_input_shape)
+      .kernel(kFloatTypes, &check_numerics_kernel)
+      .grad(&pass_through_grad)
       .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("PrintV2")

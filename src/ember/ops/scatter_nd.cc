@@ -1,12 +1,15 @@
 // N-d indexing: GatherNd (tf.gather_nd) and the scatters that are its adjoints: ScatterNd (tf.scatter_nd)
 // and TensorScatterUpdate/Add/Sub/Min/Max (tf.tensor_scatter_nd_*). The last dim of `indices` is the index
-// depth d: each index tuple names a slice of the indexed tensor, its dims after the first d. Registered
-// from register_array_index_ops (array_index.cc); kernels in kernels/index_nd.h.
+// depth d: each index tuple names a slice of the indexed tensor, its dims after the first d. The variable
+// forms (ResourceScatterNd*, and ResourceScatter* along the first dim) write into a variable's value in
+// place. Registered from register_array_index_ops (array_index.cc); kernels in kernels/index_nd.h.
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <type_traits>
 #include <vector>
 
+#include "ember/core/resource.h"
 #include "ember/kernels/array.h"
 #include "ember/kernels/index_nd.h"
 #include "ember/ops/gradient.h"
@@ -171,6 +174,118 @@ Status tensor_scatter_kernel(KernelContext& ctx) {
   kernels::scatter_nd(plan.offsets.data(), plan.n, plan.slice, updates.raw_data(), updates.dtype(), kMode,
                       out.mutable_raw_data());
   return Status::OK();
+}
+
+// ---- ResourceScatterNd{Update,Add,Sub,Min,Max}(indices, updates) and ResourceScatter{Update,Add,Sub,Mul,
+// Div,Min,Max}(indices, updates): the scatters into the variable named by attribute 0 (Variable.scatter_*).
+// The first-dim forms take plain row indices: updates are indices.shape + value.shape[1:], or a scalar
+// applied to every named row.
+
+// Note [In-place variable updates]
+// A scatter writes into the variable's own buffer when the variable holds the only reference to its value
+// and to the buffer (no reader kept a value sharing it, the assigned tensor is held nowhere else);
+// otherwise it copies the value once, and the copy is the variable's alone from then on. Readers keep the
+// values they read (tensors are immutable), and a run of scatters into a large variable costs the updates,
+// not the variable's size. The check and the write happen under the variable's lock (VariableResource::
+// update), as reads take it too.
+StatusOr<TensorRef> writable_value(const TensorRef& current) {
+  if (current->refcount() == 1 && current->buffer()->refcount() == 1 && !current->buffer()->external())
+    return current;
+  auto copy = TensorImpl::allocate(current->dtype(), current->shape(), current->device());
+  if (!copy.ok()) return copy.status();
+  if (current->nbytes() > 0)
+    std::memcpy(copy.value()->mutable_raw_data(), current->raw_data(), current->nbytes());
+  return copy;
+}
+
+template <bool kNd>
+Status resource_scatter_shape(InferContext& ctx) {
+  const std::string& op = ctx.op->name;
+  auto variable = ResourceManager::global().find(ctx.attr_int(0), op.c_str());
+  if (!variable.ok()) return variable.status();
+  const VariableResource& v = *variable.value();
+  const TensorSpec &indices = ctx.inputs[0], &updates = ctx.inputs[1];
+  if (updates.dtype != v.dtype())
+    return invalid_argument(op, ": variable '", v.name(), "' has dtype ", dtype_name(v.dtype()),
+                            " but the updates have dtype ", dtype_name(updates.dtype));
+  if constexpr (kNd) return check_updates(op.c_str(), v.shape(), indices.shape, updates.shape);
+  if (v.shape().rank_known() && v.shape().rank() == 0)
+    return invalid_argument(op, ": variable '", v.name(), "' must be at least 1-D, got a scalar");
+  return Status::OK();  // no outputs
+}
+
+// TensorFlow's wording for the first-dim forms.
+Status check_row_updates(const std::string& op, const Shape& value, const Shape& indices,
+                         const Shape& updates) {
+  if (value.rank() == 0) return invalid_argument(op, ": the variable must be at least 1-D, got a scalar");
+  if (updates.rank() == 0) return Status::OK();
+  Shape want = indices;
+  for (int d = 1; d < value.rank(); ++d) want.push_back(value.dim(d));
+  if (want != updates)
+    return invalid_argument(op,
+                            ": must have updates.shape = indices.shape + params.shape[1:] or updates.shape ",
+                            "= [], got updates.shape ", updates.to_string(), ", indices.shape ",
+                            indices.to_string(), ", params.shape ", value.to_string());
+  return Status::OK();
+}
+
+template <typename T>
+bool has_zero(const TensorImpl& t) {
+  const T* p = t.data<T>();
+  return std::any_of(p, p + t.num_elements(), [](T x) { return x == T(0); });
+}
+
+template <ScatterMode kMode, bool kNd>
+Status resource_scatter_kernel(KernelContext& ctx) {
+  const std::string& op = ctx.op->name;
+  auto variable = ResourceManager::global().find(ctx.attr_int(0), op.c_str());
+  if (!variable.ok()) return variable.status();
+  VariableResource& v = *variable.value();
+  const TensorImpl &indices = ctx.input(0), &updates = ctx.input(1);
+  if (updates.dtype() != v.dtype())
+    return invalid_argument(op, ": variable '", v.name(), "' has dtype ", dtype_name(v.dtype()),
+                            " but the updates have dtype ", dtype_name(updates.dtype()));
+  if constexpr (kMode == ScatterMode::kDiv) {
+    bool zero = false;
+    if (is_integer(updates.dtype()))
+      visit_dtype<kIntTypes>(updates.dtype(), [&]<typename T>() { zero = has_zero<T>(updates); });
+    if (zero) return invalid_argument(op, ": integer division by zero in the updates");
+  }
+  return v.update([&](const TensorRef& current) -> StatusOr<TensorRef> {
+    const Shape& shape = current->shape();
+    std::vector<int64_t> offsets;
+    int64_t slice = 1;
+    if constexpr (kNd) {
+      EMBER_RETURN_IF_ERROR(check_updates(op.c_str(), shape, indices.shape(), updates.shape()));
+      NdPlan plan;
+      EMBER_RETURN_IF_ERROR(plan_nd(op, shape, indices, "shape", &plan));
+      offsets = std::move(plan.offsets);
+      slice = plan.slice;
+    } else {
+      EMBER_RETURN_IF_ERROR(check_row_updates(op, shape, indices.shape(), updates.shape()));
+      slice = product(shape, 1, shape.rank());
+      offsets.resize(static_cast<size_t>(indices.num_elements()));
+      for (int64_t j = 0; j < indices.num_elements(); ++j) {
+        offsets[j] = kernels::load_index(indices.raw_data(), indices.dtype(), j);
+        if (offsets[j] < 0 || offsets[j] >= shape.dim(0))
+          return invalid_argument(op, ": indices[", j, "] = ", offsets[j], " is not in [0, ", shape.dim(0),
+                                  ")");
+      }
+    }
+    auto target = writable_value(current);
+    if (!target.ok() || offsets.empty() || slice == 0) return target;
+    const void* rows = updates.raw_data();
+    std::vector<char> broadcast;  // a scalar update applied to every named row
+    if (updates.rank() == 0 && !kNd) {
+      const size_t size = dtype_size(updates.dtype());
+      broadcast.resize(offsets.size() * static_cast<size_t>(slice) * size);
+      for (size_t k = 0; k < broadcast.size(); k += size) std::memcpy(broadcast.data() + k, rows, size);
+      rows = broadcast.data();
+    }
+    kernels::scatter_nd(offsets.data(), static_cast<int64_t>(offsets.size()), slice, rows, updates.dtype(),
+                        kMode, target.value()->mutable_raw_data());
+    return target;
+  });
 }
 
 // ---- UnsortedSegmentMax/Min/Prod(data, segment_ids, num_segments): UnsortedSegmentSum's shape
@@ -449,6 +564,70 @@ void sorted_segment_grad(GradContext& c) {
 
 }  // namespace
 
+static void register_resource_scatter_ops(OpRegistry& r) {
+  struct ResourceRow {
+    const char* name;
+    KernelFn kernel;
+    ShapeFn shape;
+    DTypeSet types;
+    const char* doc;
+  };
+  const ResourceRow rows[] = {
+      {"ResourceScatterNdUpdate", &resource_scatter_kernel<ScatterMode::kUpdate, true>,
+       &resource_scatter_shape<true>, kAllTypes,
+       "Sets the variable's slices at the index tuples to updates. v.scatter_nd_update([[1]], [5.])"},
+      {"ResourceScatterNdAdd", &resource_scatter_kernel<ScatterMode::kAdd, true>,
+       &resource_scatter_shape<true>, kNumericTypes,
+       "Adds updates to the variable's slices at the index tuples. v.scatter_nd_add([[1]], [5.])"},
+      {"ResourceScatterNdSub", &resource_scatter_kernel<ScatterMode::kSub, true>,
+       &resource_scatter_shape<true>, kNumericTypes,
+       "Subtracts updates from the variable's slices at the index tuples. v.scatter_nd_sub([[1]], [5.])"},
+      {"ResourceScatterNdMin", &resource_scatter_kernel<ScatterMode::kMin, true>,
+       &resource_scatter_shape<true>, kNumericTypes,
+       "The minimum of the variable's slices at the index tuples and updates. v.scatter_nd_min([[1]], [5.])"},
+      {"ResourceScatterNdMax", &resource_scatter_kernel<ScatterMode::kMax, true>,
+       &resource_scatter_shape<true>, kNumericTypes,
+       "The maximum of the variable's slices at the index tuples and updates. v.scatter_nd_max([[1]], [5.])"},
+      {"ResourceScatterUpdate", &resource_scatter_kernel<ScatterMode::kUpdate, false>,
+       &resource_scatter_shape<false>, kAllTypes,
+       "Sets the variable's rows at indices to updates. v.scatter_update(tf.IndexedSlices([5.], [1]))"},
+      {"ResourceScatterAdd", &resource_scatter_kernel<ScatterMode::kAdd, false>,
+       &resource_scatter_shape<false>, kNumericTypes,
+       "Adds updates to the variable's rows at indices. v.scatter_add(tf.IndexedSlices([5.], [1]))"},
+      {"ResourceScatterSub", &resource_scatter_kernel<ScatterMode::kSub, false>,
+       &resource_scatter_shape<false>, kNumericTypes,
+       "Subtracts updates from the variable's rows at indices. v.scatter_sub(tf.IndexedSlices([5.], [1]))"},
+      {"ResourceScatterMul", &resource_scatter_kernel<ScatterMode::kMul, false>,
+       &resource_scatter_shape<false>, kNumericTypes,
+       "Multiplies the variable's rows at indices by updates. v.scatter_mul(tf.IndexedSlices([5.], [1]))"},
+      {"ResourceScatterDiv", &resource_scatter_kernel<ScatterMode::kDiv, false>,
+       &resource_scatter_shape<false>, kNumericTypes,
+       "Divides the variable's rows at indices by updates. v.scatter_div(tf.IndexedSlices([5.], [1]))"},
+      {"ResourceScatterMin", &resource_scatter_kernel<ScatterMode::kMin, false>,
+       &resource_scatter_shape<false>, kNumericTypes,
+       "The minimum of the variable's rows at indices and updates. v.scatter_min(tf.IndexedSlices([5.], "
+       "[1]))"},
+      {"ResourceScatterMax", &resource_scatter_kernel<ScatterMode::kMax, false>,
+       &resource_scatter_shape<false>, kNumericTypes,
+       "The maximum of the variable's rows at indices and updates. v.scatter_max(tf.IndexedSlices([5.], "
+       "[1]))"},
+  };
+  for (const ResourceRow& row : rows) {
+    OpBuilder(row.name)
+        .doc(row.doc)
+        .input_fixed("indices", kIndexTypes)
+        .input("updates")
+        .type_var(row.types)
+        .attr("resource", AttrType::kInt)
+        .dispatch_on_input(1)
+        .flags(kStateful | kReadsResource | kWritesResource | kNotDifferentiable)
+        .shape(row.shape)
+        .kernel(row.types, row.kernel)
+        .batching(BatchingRule::kFallback)
+        .done(r);
+  }
+}
+
 void register_scatter_nd_ops(OpRegistry& r) {
   OpBuilder("GatherNd")
       .doc(
@@ -586,6 +765,7 @@ void register_scatter_nd_ops(OpRegistry& r) {
         .batching(BatchingRule::kCustom)
         .done(r);
   }
+  register_resource_scatter_ops(r);
 }
 
 }  // namespace ember

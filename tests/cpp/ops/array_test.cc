@@ -22,6 +22,18 @@ std::vector<AttrValue> A(const Args&... args) {
   return {av(args)...};
 }
 
+TEST(ArrayShapes, Bitcast) {
+  INFER_OK("Bitcast", "[2,3]", A(DType::kInt32), "[2,3]:int32");
+  INFER_OK("Bitcast", "[?,3]", A(DType::kUInt8), "[?,3,4]:uint8");
+  INFER_OK("Bitcast", "[]:int64", A(DType::kInt16), "[4]:int16");
+  INFER_OK("Bitcast", "[5,2]:int16", A(DType::kFloat32), "[5]");
+  INFER_OK("Bitcast", "[5,?]:int16", A(DType::kInt32), "[5]:int32");
+  INFER_OK("Bitcast", "?:int8", A(DType::kInt64), "<unknown>:int64");
+  INFER_ERROR("Bitcast", "[3]:int16", A(DType::kInt32), "the input's last dim must be 2, got shape [3]");
+  INFER_ERROR("Bitcast", "[]", A(DType::kFloat64), "the input's last dim must be 2, got shape []");
+  INFER_ERROR("Bitcast", "[2]", A(DType::kBool), "cannot bitcast to bool");
+}
+
 TEST(ArrayShapes, Reshape) {
   INFER_OK("Reshape", "[2,3];=[3,2]", A(), "[3,2]");
   INFER_OK("Reshape", "[2,3];=[-1]", A(), "[6]");

@@ -333,9 +333,10 @@ TEST(MathTracedGrad, EveryRule) {
 // The ops TensorFlow does not differentiate either (piecewise constant, bool-valued or integer bit ops).
 TEST(MathGrad, NotDifferentiableOpsAreMarked) {
   constexpr const char* kNotDifferentiableRows[] = {
-      "Floor",        "Ceil",       "Round",     "FloorDiv",   "LogicalNot", "LogicalAnd", "LogicalOr",
-      "IsNan",        "IsFinite",   "Equal",     "NotEqual",   "Less",       "LessEqual",  "Greater",
-      "GreaterEqual", "BitwiseAnd", "BitwiseOr", "BitwiseXor", "Invert",     "LeftShift",  "RightShift"};
+      "Floor",     "Ceil",      "Round",        "FloorDiv",   "LogicalNot", "LogicalAnd",
+      "LogicalOr", "IsNan",     "IsFinite",     "Equal",      "NotEqual",   "Less",
+      "LessEqual", "Greater",   "GreaterEqual", "BitwiseAnd", "BitwiseOr",  "BitwiseXor",
+      "Invert",    "LeftShift", "RightShift",   "Rint"};
   for (const char* name : kNotDifferentiableRows) {
     const OpDef& op = op_def(name);
     EXPECT_TRUE(op.has_flag(kNotDifferentiable)) << name;
