@@ -24,8 +24,11 @@ _MatrixBandPart = _C.op("MatrixBandPart")
 _SelfAdjointEigV2 = _C.op("SelfAdjointEigV2")
 _Qr = _C.op("Qr")
 _Svd = _C.op("Svd")
+_Eig = _C.op("Eig")
+_Lu = _C.op("Lu")
 
 Qr = collections.namedtuple("Qr", ["q", "r"])
+Lu = collections.namedtuple("Lu", ["lu", "p"])
 
 
 def _t(x, dtype=None):
@@ -87,6 +90,71 @@ def eigh(tensor, name=None):
 
 def eigvalsh(tensor, name=None):
     return _SelfAdjointEigV2(_t(tensor), False)[0]
+
+
+def _eig_dtype(tensor):
+    """Eig's complex output dtype: complex64 for float32 and complex64, complex128 for float64 and complex128."""
+    if tensor.dtype in (dtypes.float32, dtypes.complex64):
+        return dtypes.complex64
+    if tensor.dtype in (dtypes.float64, dtypes.complex128):
+        return dtypes.complex128
+    raise ValueError("input must be of dtype float32, float64, complex64, or complex128.")  # TensorFlow's
+
+
+def eig(tensor, name=None):
+    """(e, v): complex eigenvalues and unit eigenvectors (columns) of each square matrix, A v = e v.
+
+    The order of the eigenvalues and each vector's phase are LAPACK geev's, which need not be TensorFlow's
+    (Eigen's): both are valid decompositions (docs/linalg.md)."""
+    tensor = _t(tensor)
+    e, v = _Eig(tensor, True, _eig_dtype(tensor))
+    return e, v
+
+
+def eigvals(tensor, name=None):
+    tensor = _t(tensor)
+    return _Eig(tensor, False, _eig_dtype(tensor))[0]
+
+
+def lu(input, output_idx_type=dtypes.int32, name=None):  # noqa: A002 - TF's name
+    """(lu, p): input[..., p, :] = L U with L unit lower triangular (below lu's diagonal) and U upper."""
+    lower_upper, p = _Lu(_t(input), dtypes.as_dtype(output_idx_type))
+    return Lu(lower_upper, p)
+
+
+def _lu_lower(lower_upper):
+    """L of a packed LU factorization: lu's strictly lower triangle with a unit diagonal."""
+    lower = band_part(lower_upper, -1, 0)
+    return set_diag(lower, array_ops.ones_like(diag_part(lower)))
+
+
+def _permutation_matrix(perm, dtype):
+    """P with (P X)[i] = X[perm[i]]: a one-hot row per index, so batches of perm broadcast as matmul's."""
+    return math_ops.cast(array_ops.one_hot(perm, array_ops.shape(perm)[-1]), dtype)
+
+
+def lu_reconstruct(lower_upper, perm, validate_args=False, name=None):
+    """The matrix whose Lu is (lower_upper, perm): P^T L U."""
+    lower_upper = _t(lower_upper)
+    x = math_ops.matmul(_lu_lower(lower_upper), band_part(lower_upper, 0, -1))
+    return math_ops.matmul(_permutation_matrix(_t(perm), lower_upper.dtype), x, transpose_a=True)
+
+
+def lu_solve(lower_upper, perm, rhs, validate_args=False, name=None):
+    """X with A X = rhs for A = P^T L U given by Lu: rhs permuted, then two triangular solves (batch dims
+    broadcast, as TensorFlow's)."""
+    lower_upper = _t(lower_upper)
+    rhs = _rhs(rhs, lower_upper)
+    permuted_rhs = math_ops.matmul(_permutation_matrix(_t(perm), lower_upper.dtype), rhs)
+    lower_inv_rhs = triangular_solve(_lu_lower(lower_upper), permuted_rhs, lower=True)
+    return triangular_solve(lower_upper, lower_inv_rhs, lower=False)
+
+
+def lu_matrix_inverse(lower_upper, perm, validate_args=False, name=None):
+    """inv(A) from A's Lu factors: lu_solve with the identity as rhs."""
+    lower_upper = _t(lower_upper)
+    identity = set_diag(array_ops.zeros_like(lower_upper), array_ops.ones_like(diag_part(lower_upper)))
+    return lu_solve(lower_upper, perm, identity)
 
 
 def qr(input, full_matrices=False, name=None):  # noqa: A002 - TF's name
