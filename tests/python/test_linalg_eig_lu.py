@@ -202,12 +202,13 @@ def test_gradients_through_the_lu_compositions_match_tensorflow(rng):
 
 
 def test_lu_has_no_gradient_as_in_tensorflow(rng):
+    """TensorFlow 2.21 registers no gradient for Lu and its tape raises LookupError; ember's registry marks
+    Lu not differentiable, so the matrix gets no gradient (None)."""
     x = tf.constant(_matrix(rng, (3, 3), np.float64))
     with tf.GradientTape() as tape:
         tape.watch(x)
         loss = tf.reduce_sum(tf.linalg.lu(x).lu)
-    with pytest.raises(errors.UnimplementedError, match="Lu: no gradient"):
-        tape.gradient(loss, x)
+    assert tape.gradient(loss, x) is None
     tx = real_tf.constant(x.numpy())
     with real_tf.GradientTape() as tape:
         tape.watch(tx)

@@ -299,6 +299,8 @@ def examples():
     table["SelfAdjointEigV2"] = ([spd], [True])
     table["Qr"] = ([f32(F.T.copy())], [False])
     table["Svd"] = ([sq], [True, False])
+    table["Eig"] = ([sq], [True, tf.complex64])
+    table["Lu"] = ([sq], [tf.int32])
     program, results = fused_program_of_sin_of_product()
     table["FusedElementwise"] = ([[f32(), f32()]], [program, results, [2, 3]])
     program, results, reduce = fused_reduction_of_sin_of_product()

@@ -256,15 +256,6 @@ void eig_grad(GradContext& c) {
   c.set(0, da);
 }
 
-// TensorFlow 2.21 registers no gradient for Lu (tf.GradientTape raises LookupError); lu_reconstruct and
-// lu_solve differentiate through their matmuls and solves instead.
-void lu_grad(GradContext&) {
-  check_ok(
-      make_error(Code::kUnimplemented,
-                 "Lu: no gradient (TensorFlow 2.21 registers none); differentiate a function of the matrix "
-                 "itself, e.g. tf.linalg.solve or tf.linalg.inv, instead"));
-}
-
 template <typename T>
 struct EigK {
   static Status run(KernelContext& ctx) { return eig_kernel<T>(ctx); }
@@ -306,7 +297,10 @@ void register_eig_lu_ops(OpRegistry& r) {
         .type_var(kLapackTypes)
         .attr("output_idx_type", AttrType::kDType, DType::kInt32)
         .shape(&lu_shape)
-        .grad(&lu_grad)
+        // TensorFlow 2.21 registers no gradient for Lu (its tape raises LookupError); here it gives none.
+        // lu_reconstruct, lu_solve and lu_matrix_inverse differentiate in their other inputs, and a function
+        // of the matrix differentiates through solve or inv.
+        .flags(kNotDifferentiable)
         .batching(BatchingRule::kFallback);
     lapack_kernels<LuK>(b);
     b.done(r);
