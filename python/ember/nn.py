@@ -3,6 +3,7 @@
 from ember.ops.nn_ops import *  # noqa: F401,F403
 from ember.ops.nn_conv_ops import *  # noqa: F401,F403
 from ember.ops.nn_norm_ops import *  # noqa: F401,F403
+from ember.ops.embedding_ops import embedding_lookup, embedding_lookup_sparse  # noqa: F401
 
 # ---- sorting and selection (tf.nn's second names for tf.math's)
 from ember.ops.sort_ops import in_top_k, top_k  # noqa: F401,E402
