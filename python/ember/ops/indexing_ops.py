@@ -140,11 +140,15 @@ tensor_scatter_nd_max = _tensor_scatter("Max")
 # ---- segments -----------------------------------------------------------------------------------
 
 
+def _index_vector(x, op, what):
+    x = _tensor(x)
+    if x.dtype not in _INDEX_DTYPES:
+        raise TypeError(f"{op}: {what} must be int32 or int64, got {x.dtype.name}")
+    return x
+
+
 def _segment_ids(segment_ids, op):
-    segment_ids = _tensor(segment_ids)
-    if segment_ids.dtype not in _INDEX_DTYPES:
-        raise TypeError(f"{op}: segment_ids must be int32 or int64, got {segment_ids.dtype.name}")
-    return segment_ids
+    return _index_vector(segment_ids, op, "segment_ids")
 
 
 def _unsorted(kind):
@@ -227,7 +231,8 @@ def _sparse_segment(kind):
 
     def fn(data, indices, segment_ids, num_segments=None, name=None, sparse_gradient=False):
         op_name = f"SparseSegment{kind}" + ("" if num_segments is None else "WithNumSegments")
-        args = [_tensor(data), _segment_ids(indices, op_name), _segment_ids(segment_ids, op_name)]
+        args = [_tensor(data), _index_vector(indices, op_name, "indices"),
+                _index_vector(segment_ids, op_name, "segment_ids")]
         if num_segments is not None:
             args.append(_shape_operand(num_segments, op_name, "num_segments", errors.InvalidArgumentError,
                                        scalar=True))
