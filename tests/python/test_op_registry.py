@@ -248,6 +248,11 @@ def examples():
         table[name] = ([f32(), tf.constant([1, 0]), tf.constant(3)], [])
     for name in ["SegmentSum", "SegmentMean", "SegmentMax", "SegmentMin", "SegmentProd"]:
         table[name] = ([f32(), tf.constant([0, 2])], [])
+    # Rows 1, 0, 1 of data into sorted segments 0, 0, 2 (segment 1 empty).
+    for name in ["SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN"]:
+        table[name] = ([f32(), tf.constant([1, 0, 1]), tf.constant([0, 0, 2])], [False])
+        table[name + "WithNumSegments"] = ([f32(), tf.constant([1, 0, 1]), tf.constant([0, 0, 2]), tf.constant(4)],
+                                           [False])
     table["TopKV2"] = ([f32(), tf.constant(2)], [True, tf.int32])
     table["InTopKV2"] = ([f32(), tf.constant([2, 0]), tf.constant(1)], [])
     table["LowerBound"] = ([f32(np.sort(F, axis=1)), f32()], [tf.int32])
