@@ -189,6 +189,42 @@ def pinv(a, rcond=None, validate_args=False, name=None):
     return math_ops.matmul(v / array_ops.expand_dims(kept, -2), u, transpose_b=True)
 
 
+def matrix_rank(a, tol=None, validate_args=False, name=None):
+    """How many singular values of each matrix exceed tol (default: eps * max(M, N) * the largest), int32."""
+    a = _t(a)
+    s = svd(a, compute_uv=False)
+    if tol is None:
+        m, n = _static_dims(a)
+        size = (math_ops.cast(max(m, n), s.dtype) if m is not None and n is not None else
+                math_ops.cast(math_ops.reduce_max(array_ops.shape(a)[-2:]), s.dtype))
+        eps = float(np.finfo(s.dtype.as_numpy_dtype).eps)
+        tol = eps * size * math_ops.reduce_max(s, -1, keepdims=True)
+    else:
+        tol = _t(tol, s.dtype)
+    return math_ops.reduce_sum(math_ops.cast(s > tol, dtypes.int32), -1)
+
+
+def cross(a, b, name=None):
+    """The cross product of the 3-vectors in the last dim of a and b (same shapes, no broadcasting, as
+    TensorFlow's Cross op); composed of slices, so its gradient is (cross(b, dy), cross(dy, a))."""
+    a = _t(a)
+    b = _rhs(b, a)
+    if a.dtype != b.dtype:
+        raise errors.InvalidArgumentError(None, None, f"Cross: a is {a.dtype.name} and b {b.dtype.name}; "
+                                          "expected one dtype")
+    if a.shape.rank is not None and b.shape.rank is not None and \
+            not a.shape.is_compatible_with(b.shape):
+        raise errors.InvalidArgumentError(None, None, f"Cross: Both inputs must be of same shape: {a.shape} "
+                                          f"vs. {b.shape}")
+    last = a.shape[-1] if a.shape.rank else None
+    if a.shape.rank == 0 or (last is not None and last != 3):
+        raise errors.FailedPreconditionError(None, None, "Cross: Cross-products are only defined for "
+                                             f"3-element vectors, got shape {a.shape}")
+    a0, a1, a2 = (a[..., i] for i in range(3))
+    b0, b1, b2 = (b[..., i] for i in range(3))
+    return array_ops.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
+
+
 def band_part(input, num_lower, num_upper, name=None):  # noqa: A002 - TF's name
     lower, upper = _t(num_lower), _t(num_upper)
     if lower.dtype != upper.dtype:  # TensorFlow's Tindex is one type for both
