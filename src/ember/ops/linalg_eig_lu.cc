@@ -124,13 +124,7 @@ Status eig_shape(InferContext& ctx) {
   if (out != complex_of(in))
     return invalid_argument("Eig: Tout must be ", dtype_name(complex_of(in)), " for a ", dtype_name(in),
                             " input, got ", dtype_name(out));
-  if (!s.rank_known()) {
-    ctx.outputs.push_back(TensorSpec{out, Shape::unknown_rank()});
-  } else {
-    Shape e = batch_of(s);
-    e.push_back(s.dim(s.rank() - 1));
-    ctx.outputs.push_back(TensorSpec{out, e});
-  }
+  ctx.outputs.push_back(TensorSpec{out, vector_per_matrix(s)});
   ctx.outputs.push_back(TensorSpec{out, ctx.attr_bool(0) ? s : Shape({0})});
   return Status::OK();
 }
@@ -178,13 +172,7 @@ Status lu_shape(InferContext& ctx) {
   if (idx != DType::kInt32 && idx != DType::kInt64)
     return invalid_argument("Lu: output_idx_type must be int32 or int64, got ", dtype_name(idx));
   ctx.outputs.push_back(ctx.inputs[0]);
-  if (!s.rank_known()) {
-    ctx.outputs.push_back(TensorSpec{idx, Shape::unknown_rank()});
-  } else {
-    Shape p = batch_of(s);
-    p.push_back(s.dim(s.rank() - 1));
-    ctx.outputs.push_back(TensorSpec{idx, p});
-  }
+  ctx.outputs.push_back(TensorSpec{idx, vector_per_matrix(s)});
   return Status::OK();
 }
 

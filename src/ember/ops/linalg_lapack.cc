@@ -127,6 +127,13 @@ Shape batch_of(const Shape& s) {
   return out;
 }
 
+Shape vector_per_matrix(const Shape& s) {
+  if (!s.rank_known()) return Shape::unknown_rank();
+  Shape out = batch_of(s);
+  out.push_back(s.dim(s.rank() - 1));
+  return out;
+}
+
 Status check_square(const std::string& op, const Shape& s, const char* what) {
   if (!s.rank_known()) return Status::OK();
   if (s.rank() < 2)
@@ -582,13 +589,7 @@ Status eigh_shape(InferContext& ctx) {
   const Shape& s = ctx.inputs[0].shape;
   EMBER_RETURN_IF_ERROR(check_square("SelfAdjointEigV2", s));
   const DType dt = ctx.inputs[0].dtype;
-  if (!s.rank_known()) {
-    ctx.outputs.push_back(TensorSpec{dt, Shape::unknown_rank()});
-  } else {
-    Shape e = batch_of(s);
-    e.push_back(s.dim(s.rank() - 1));
-    ctx.outputs.push_back(TensorSpec{dt, e});
-  }
+  ctx.outputs.push_back(TensorSpec{dt, vector_per_matrix(s)});
   ctx.outputs.push_back(TensorSpec{dt, ctx.attr_bool(0) ? s : Shape({0})});
   return Status::OK();
 }

@@ -44,6 +44,8 @@ void single_threaded_lapack();
 
 // The leading (batch) dims of a [..., M, N] shape.
 Shape batch_of(const Shape& s);
+// [..., N] for a [..., M, N] shape (eigenvalues, pivots): one vector per matrix; unknown rank stays unknown.
+Shape vector_per_matrix(const Shape& s);
 // The input must be [..., M, M]; unknown dims pass.
 Status check_square(const std::string& op, const Shape& s, const char* what = "input");
 // LAPACK's sizes are 32-bit.
