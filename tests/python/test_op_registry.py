@@ -306,6 +306,7 @@ def examples():
     table["Svd"] = ([sq], [True, False])
     table["Eig"] = ([sq], [True, tf.complex64])
     table["Lu"] = ([sq], [tf.int32])
+    table["MatrixSquareRoot"] = ([sq], [])
     program, results = fused_program_of_sin_of_product()
     table["FusedElementwise"] = ([[f32(), f32()]], [program, results, [2, 3]])
     program, results, reduce = fused_reduction_of_sin_of_product()

@@ -120,6 +120,9 @@ EXCLUDED = {
     "Eig": "its eigenvalue order and vector phases are LAPACK geev's, TensorFlow's Eigen's; compared as sets, up "
            "to phase and through order- and phase-invariant losses' gradients with tf.linalg.eig in "
            "test_linalg_eig_lu.py",
+    "MatrixSquareRoot": "random real matrices often have a negative eigenvalue and no real root (NaN in both), "
+                        "where TensorFlow's gradient solve raises; compared on matrices with a root (values, "
+                        "gradients, special matrices) in test_linalg_sqrtm.py",
 }
 
 OP_NAMES = sorted(_C.op_names())

@@ -26,6 +26,7 @@ _Qr = _C.op("Qr")
 _Svd = _C.op("Svd")
 _Eig = _C.op("Eig")
 _Lu = _C.op("Lu")
+_MatrixSquareRoot = _C.op("MatrixSquareRoot")
 
 Qr = collections.namedtuple("Qr", ["q", "r"])
 Lu = collections.namedtuple("Lu", ["lu", "p"])
@@ -187,6 +188,12 @@ def pinv(a, rcond=None, validate_args=False, name=None):
     cutoff = math_ops.cast(rcond, a.dtype) * math_ops.reduce_max(s, -1, keepdims=True)
     kept = array_ops.where(s > cutoff, s, array_ops.fill(array_ops.shape(s), math_ops.cast(np.inf, a.dtype)))
     return math_ops.matmul(v / array_ops.expand_dims(kept, -2), u, transpose_b=True)
+
+
+def sqrtm(input, name=None):  # noqa: A002 - TF's name
+    """The principal square root of each square matrix; NaN for a real matrix with a negative real eigenvalue,
+    as TensorFlow's."""
+    return _MatrixSquareRoot(_t(input))
 
 
 def matrix_rank(a, tol=None, validate_args=False, name=None):
