@@ -307,6 +307,7 @@ def examples():
     table["Eig"] = ([sq], [True, tf.complex64])
     table["Lu"] = ([sq], [tf.int32])
     table["MatrixSquareRoot"] = ([sq], [])
+    table["MatrixLogarithm"] = ([tf.constant(sq.numpy().astype(np.complex64))], [])
     program, results = fused_program_of_sin_of_product()
     table["FusedElementwise"] = ([[f32(), f32()]], [program, results, [2, 3]])
     program, results, reduce = fused_reduction_of_sin_of_product()

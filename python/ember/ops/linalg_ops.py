@@ -27,6 +27,7 @@ _Svd = _C.op("Svd")
 _Eig = _C.op("Eig")
 _Lu = _C.op("Lu")
 _MatrixSquareRoot = _C.op("MatrixSquareRoot")
+_MatrixLogarithm = _C.op("MatrixLogarithm")
 
 Qr = collections.namedtuple("Qr", ["q", "r"])
 Lu = collections.namedtuple("Lu", ["lu", "p"])
@@ -194,6 +195,12 @@ def sqrtm(input, name=None):  # noqa: A002 - TF's name
     """The principal square root of each square matrix; NaN for a real matrix with a negative real eigenvalue,
     as TensorFlow's."""
     return _MatrixSquareRoot(_t(input))
+
+
+def logm(input, name=None):  # noqa: A002 - TF's name
+    """The principal logarithm of each square complex matrix (complex64 or complex128 only, as TensorFlow's);
+    NaN for a singular one. Not differentiable (TensorFlow 2.21 registers no gradient)."""
+    return _MatrixLogarithm(_t(input))
 
 
 def matrix_rank(a, tol=None, validate_args=False, name=None):

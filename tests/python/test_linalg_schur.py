@@ -1,6 +1,7 @@
-"""tf.linalg.sqrtm (the MatrixSquareRoot op, src/ember/ops/linalg_sqrtm.cc) against TensorFlow 2.21: float32,
-float64, complex64, complex128, batches, TensorFlow's NaN for a real matrix without a real root, the gradient
-(TensorFlow's Sylvester rule, and finite differences), unknown dims inside functions."""
+"""tf.linalg.sqrtm and tf.linalg.logm (the MatrixSquareRoot and MatrixLogarithm ops, src/ember/ops/linalg_schur.cc)
+against TensorFlow 2.21: float32, float64 (sqrtm), complex64, complex128, batches, TensorFlow's NaN for a
+matrix without a root or logarithm, sqrtm's gradient (TensorFlow's Sylvester rule, and finite differences),
+unknown dims inside functions; logm, as TensorFlow's, is complex only and not differentiable."""
 import numpy as np
 import pytest
 
@@ -65,3 +66,48 @@ def test_unknown_dims_in_a_function_match_eager(rng):
 def test_non_square_input_is_refused():
     with pytest.raises(errors.InvalidArgumentError, match=r"MatrixSquareRoot: input must be square .*\[2,3\]"):
         tf.linalg.sqrtm(np.ones((2, 3)))
+
+
+# ---- logm
+
+
+@pytest.mark.parametrize("scale", [0.3, 1.0, 20.0])
+@pytest.mark.parametrize("shape", [(4, 4), (2, 3, 5, 5), (1, 1), (0, 0)], ids=str)
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128], ids=lambda d: d.__name__)
+def test_logm_matches_tensorflow(dtype, shape, scale, rng):
+    a = (scale * (rng.uniform(-1, 1, shape) + 1j * rng.uniform(-1, 1, shape)) + np.eye(shape[-1])).astype(dtype)
+    ours, theirs = both(lambda m: m.linalg.logm(a))
+    assert ours.dtype.name == theirs.dtype.name and ours.shape == theirs.shape
+    tol = TOL[dtype] * max(1.0, float(np.abs(theirs.numpy()).max(initial=0.0)))
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=tol, atol=tol)
+    np.testing.assert_allclose(tf.linalg.expm(ours).numpy(), a, rtol=100 * TOL[dtype], atol=100 * TOL[dtype] * scale)
+
+
+def test_logm_special_matrices_as_tensorflow():
+    cases = [np.array([[-1.0, 0.0], [0.0, 0.0]]),  # singular: NaN
+             np.array([[0.0, 1.0], [-1.0, 0.0]]),  # a rotation
+             np.array([[-2.0, 0.0], [0.0, 3.0]]),  # a negative eigenvalue: the principal branch, log 2 + i pi
+             np.eye(3)]
+    for a in cases:
+        ours, theirs = both(lambda m: m.linalg.logm(a.astype(np.complex128)))
+        np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def test_logm_in_a_function_matches_eager(rng):
+    a = rng.uniform(-1, 1, (2, 3, 3)) + 1j * rng.uniform(-1, 1, (2, 3, 3)) + 2 * np.eye(3)
+
+    @tf.function(input_signature=[tf.TensorSpec([None, None, None], tf.complex128)])
+    def traced(v):
+        return tf.linalg.logm(v)
+
+    np.testing.assert_allclose(traced(tf.constant(a)).numpy(), tf.linalg.logm(a).numpy(), rtol=1e-14)
+
+
+def test_logm_refuses_real_input_and_has_no_gradient():
+    with pytest.raises(errors.InvalidArgumentError, match="MatrixLogarithm"):
+        tf.linalg.logm(np.eye(2))
+    x = tf.constant(np.eye(2, dtype=np.complex128) * 2)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        loss = tf.reduce_sum(tf.abs(tf.linalg.logm(x)))
+    assert tape.gradient(loss, x) is None  # TensorFlow 2.21: LookupError, no gradient registered
