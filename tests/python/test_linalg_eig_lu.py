@@ -241,3 +241,28 @@ def test_lu_errors_as_tensorflow():
         tf.linalg.lu(np.ones((2, 3)))
     with pytest.raises(errors.InvalidArgumentError, match="Lu: output_idx_type must be int32 or int64"):
         tf.linalg.lu(np.eye(2), output_idx_type=tf.float32)
+
+
+def test_tensorflow_runs_an_exported_graph_of_the_new_ops(rng):
+    """Eig's Tout, Lu's output_idx_type and the SparseSegment, MatrixSquareRoot and MatrixLogarithm nodes
+    reach TensorFlow's GraphDef import as its ops (attribute names and types included)."""
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3, 3], tf.float64)])
+    def f(x):
+        lu, p = tf.linalg.lu(x, output_idx_type=tf.int64)
+        c = tf.complex(x, x * 0.0) + 3.0
+        return (tf.linalg.eigvals(x), lu, p, tf.linalg.sqrtm(x), tf.linalg.logm(c),
+                tf.sparse.segment_mean(x[0], [2, 0, 1], [0, 0, 1]),
+                tf.sparse.segment_sqrt_n(x[0], [2, 1], [1, 1], num_segments=3))
+
+    graph = f.get_concrete_function().graph
+    graph_def = real_tf.compat.v1.GraphDef.FromString(graph.as_graph_def().SerializeToString())
+    wrapped = real_tf.compat.v1.wrap_function(lambda: real_tf.compat.v1.import_graph_def(graph_def, name=""), [])
+    run = wrapped.prune(feeds=[graph.inputs[0].name], fetches=[t.name for t in graph.outputs])
+    a = _matrix(rng, (2, 3, 3), np.float64)
+    theirs, ours = run(real_tf.constant(a)), f(a)
+    # Eig's order is each library's own: compare the eigenvalues as sets.
+    for t, o in zip(theirs[0].numpy(), ours[0].numpy()):
+        np.testing.assert_allclose(o[_match(o, t)], t, rtol=1e-10)
+    for t, o in zip(theirs[1:], ours[1:]):
+        np.testing.assert_allclose(t.numpy(), np.asarray(o), rtol=1e-10, atol=1e-12)
