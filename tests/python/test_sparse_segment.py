@@ -172,5 +172,28 @@ def test_embedding_lookup_sparse_errors():
         tf.nn.embedding_lookup_sparse(PARAMS, np.array([1, 2]), None)
     with pytest.raises(TypeError, match="sp_weights must be either None or SparseTensor"):
         tf.nn.embedding_lookup_sparse(PARAMS, ids, np.ones(6))
-    with pytest.raises(NotImplementedError, match="sharded over 2 tensors"):
-        tf.nn.embedding_lookup_sparse([PARAMS, PARAMS], ids, None)
+    with pytest.raises(errors.InvalidArgumentError, match=r"2 params shards of \[1, 5\] rows.*needs \[3, 3\]"):
+        tf.nn.embedding_lookup_sparse([PARAMS[:1], PARAMS[1:]], ids, None)
+
+
+@pytest.mark.parametrize("cuts", [[3], [2, 4], [1, 2, 3, 4, 5]], ids=str)
+def test_sharded_params_as_tensorflows_div_strategy(cuts):
+    """TensorFlow 2 splits ids over shards by its "div" strategy; shards cut that way (sizes 3+3, 2+2+2,
+    ...) are looked up as one table, with and without weights, gradients per shard."""
+    n = len(cuts) + 1
+    sizes = [6 // n + (1 if k < 6 % n else 0) for k in range(n)]
+    bounds = np.cumsum([0] + sizes)
+    shards = [PARAMS[bounds[k]:bounds[k + 1]] for k in range(n)]
+
+    def run(m):
+        params = [m.constant(s) for s in shards]
+        ids, weights = _sparse_ids(m, True)
+        with m.GradientTape() as tape:
+            tape.watch(params)
+            y = m.nn.embedding_lookup_sparse(params, ids, weights, combiner="sqrtn")
+            z = m.nn.embedding_lookup(params, [[5, 0], [2, 2]])
+            loss = m.reduce_sum(m.sin(y)) + m.reduce_sum(z * z)
+        return [y, z] + tape.gradient(loss, params)
+
+    for o, t in zip(*_both(run)):
+        np.testing.assert_allclose(o.numpy(), _dense(t), rtol=1e-6, atol=1e-6)

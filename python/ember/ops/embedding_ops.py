@@ -1,7 +1,9 @@
 """``tf.nn.embedding_lookup`` and ``tf.nn.embedding_lookup_sparse``, composed of gather, unique and the segment
 ops as TensorFlow composes them (embedding_ops.py there), so they trace and differentiate through those ops.
-The sparse form's fast path (one params tensor, no weights, no max_norm) is one SparseSegmentSum/Mean/SqrtN.
+The sparse form's fast path (no weights, no max_norm) is one SparseSegmentSum/Mean/SqrtN; sharded params are
+looked up in their concatenation (_params_table).
 """
+from ember import errors
 from ember.framework.tensor import convert_to_tensor
 from ember.ops import array_ops, indexing_ops, math_ops, no_nan_ops, special_math_ops
 from ember.sparse.sparse_tensor import SparseTensor
@@ -11,17 +13,31 @@ __all__ = ["embedding_lookup", "embedding_lookup_sparse"]
 _COMBINERS = ("mean", "sqrtn", "sum")
 
 
-def _single_params(params, fn):
-    """The params tensor: a tensor or a list of one. Sharded params (a longer list, split by TensorFlow's
-    "div" strategy) are not done."""
-    if isinstance(params, (list, tuple)):
-        if not params:
-            raise ValueError("Need at least one param")  # TensorFlow's message
-        if len(params) > 1:
-            raise NotImplementedError(f"{fn}: params sharded over {len(params)} tensors are not supported by "
-                                      "ember; concatenate them into one tensor")
-        params = params[0]
-    return convert_to_tensor(params)
+def _params_table(params, fn):
+    """One params tensor: a tensor, or the concatenation of a list of shards.
+
+    TensorFlow 2's lookups split ids over shards by its "div" strategy: with T rows over n shards, the first
+    T % n shards hold T // n + 1 consecutive ids and the rest T // n, in order. Shards of exactly those sizes
+    (how TensorFlow's partitioned variables are cut) therefore hold the rows of one table in order, and
+    looking up in their concatenation is TensorFlow's lookup. Other sizes are refused: TensorFlow would map
+    ids to rows of another table."""
+    if not isinstance(params, (list, tuple)):
+        return convert_to_tensor(params)
+    if not params:
+        raise ValueError("Need at least one param")  # TensorFlow's message
+    shards = [convert_to_tensor(p) for p in params]
+    if len(shards) == 1:
+        return shards[0]
+    rows = [p.shape[0] if p.shape.rank else None for p in shards]
+    if any(r is None for r in rows):
+        raise errors.InvalidArgumentError(None, None, f"{fn}: sharded params need their row counts known, got "
+                                          f"shapes {[p.shape for p in shards]}")
+    total, n = sum(rows), len(rows)
+    div_sizes = [total // n + (1 if k < total % n else 0) for k in range(n)]
+    if rows != div_sizes:
+        raise errors.InvalidArgumentError(None, None, f"{fn}: {n} params shards of {rows} rows; TensorFlow's "
+                                          f"\"div\" split of {total} ids needs {div_sizes}")
+    return array_ops.concat(shards, 0)
 
 
 def _clip(embeddings, ids_rank, max_norm):
@@ -34,7 +50,7 @@ def _clip(embeddings, ids_rank, max_norm):
 
 def embedding_lookup(params, ids, max_norm=None, name=None):
     """params' rows at ids (shape ids.shape + params.shape[1:]), each clipped to l2 norm max_norm if given."""
-    params = _single_params(params, "embedding_lookup")
+    params = _params_table(params, "embedding_lookup")
     ids = convert_to_tensor(ids)
     return _clip(array_ops.gather(params, ids), ids.shape.rank, max_norm)
 
@@ -52,7 +68,7 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights, combiner=None, max_norm=
         raise TypeError(f"sp_ids must be SparseTensor, got {type(sp_ids)}")
     if sp_weights is not None and not isinstance(sp_weights, SparseTensor):
         raise TypeError(f"sp_weights must be either None or SparseTensor, got {type(sp_weights)}")
-    params = _single_params(params, "embedding_lookup_sparse")
+    params = _params_table(params, "embedding_lookup_sparse")
     segment_ids = sp_ids.indices[:, 0]
     ids = sp_ids.values
     if sp_weights is None and max_norm is None:
