@@ -12,7 +12,7 @@ import tensorflow as real_tf
 
 import ember as tf
 from ember import errors
-from linalg_testing import both, check_finite_differences, loss_gradient
+from linalg_testing import both, check_finite_differences, check_traced_like_eager, loss_gradient
 
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
 TOL = {np.float32: 2e-4, np.float64: 1e-10, np.complex64: 2e-4, np.complex128: 1e-10}
@@ -111,14 +111,7 @@ def test_eig_gradient_in_float32_matches_tensorflow(rng):
 def test_eig_with_unknown_dims_in_a_function_matches_eager(case, rng):
     fn = EIG_GRAD_CASES[case]
     x = _matrix(rng, (2, 3, 3), np.float64)
-
-    @tf.function(input_signature=[tf.TensorSpec([None, None, None], tf.float64)])
-    def traced(v):
-        return loss_gradient(tf, fn, v)
-
-    (y, g), (ey, eg) = traced(tf.constant(x)), loss_gradient(tf, fn, x)
-    np.testing.assert_allclose(y.numpy(), ey.numpy(), rtol=1e-12)
-    np.testing.assert_allclose(g.numpy(), eg.numpy(), rtol=1e-10, atol=1e-12)
+    check_traced_like_eager(fn, x, tf.float64, rtol=1e-10, atol=1e-12)
 
 
 def test_eig_errors():

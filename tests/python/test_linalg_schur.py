@@ -7,7 +7,7 @@ import pytest
 
 import ember as tf
 from ember import errors
-from linalg_testing import both, check_finite_differences, loss_gradient
+from linalg_testing import both, check_finite_differences, check_traced_like_eager, loss_gradient
 
 DTYPES = [np.float32, np.float64, np.complex64, np.complex128]
 TOL = {np.float32: 2e-4, np.float64: 1e-10, np.complex64: 2e-4, np.complex128: 1e-10}
@@ -53,14 +53,7 @@ def test_gradient_matches_tensorflow_and_finite_differences(dtype, rng):
 def test_unknown_dims_in_a_function_match_eager(rng):
     fn = lambda m, x: m.linalg.sqrtm(x)  # noqa: E731
     x = _matrix(rng, (2, 3, 3), np.float64)
-
-    @tf.function(input_signature=[tf.TensorSpec([None, None, None], tf.float64)])
-    def traced(v):
-        return loss_gradient(tf, fn, v)
-
-    (y, g), (ey, eg) = traced(tf.constant(x)), loss_gradient(tf, fn, x)
-    np.testing.assert_allclose(y.numpy(), ey.numpy(), rtol=1e-12)
-    np.testing.assert_allclose(g.numpy(), eg.numpy(), rtol=1e-10, atol=1e-12)
+    check_traced_like_eager(fn, x, tf.float64, rtol=1e-10, atol=1e-12)
 
 
 def test_non_square_input_is_refused():
