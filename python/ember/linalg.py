@@ -6,4 +6,5 @@ from ember.ops.nn_ops import l2_normalize  # noqa: F401
 from ember.ops.special_math_ops import einsum, global_norm  # noqa: F401
 from ember.ops.linalg_ops import (  # noqa: F401
     band_part, cholesky, cholesky_solve, cross, det, diag, diag_part, eig, eigh, eigvals, eigvalsh, expm, inv, logdet, logm, lstsq, lu,
-    lu_matrix_inverse, lu_reconstruct, lu_solve, matrix_rank, pinv, qr, set_diag, slogdet, solve, sqrtm, svd, trace, triangular_solve)
+    lu_matrix_inverse, lu_reconstruct, lu_solve, matrix_rank, pinv, qr, set_diag, slogdet, solve, sqrtm, svd, trace, triangular_solve,
+    tridiagonal_solve)

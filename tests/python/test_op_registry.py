@@ -308,6 +308,8 @@ def examples():
     table["Lu"] = ([sq], [tf.int32])
     table["MatrixSquareRoot"] = ([sq], [])
     table["MatrixLogarithm"] = ([tf.constant(sq.numpy().astype(np.complex64))], [])
+    table["TridiagonalSolve"] = ([f32(np.array([[0.5, -0.25, 0.0], [2.0, 1.5, 1.75], [0.0, 0.3, -0.4]], np.float32)),
+                                  f32(F.T.copy())], [True, False])
     program, results = fused_program_of_sin_of_product()
     table["FusedElementwise"] = ([[f32(), f32()]], [program, results, [2, 3]])
     program, results, reduce = fused_reduction_of_sin_of_product()

@@ -28,6 +28,7 @@ _Eig = _C.op("Eig")
 _Lu = _C.op("Lu")
 _MatrixSquareRoot = _C.op("MatrixSquareRoot")
 _MatrixLogarithm = _C.op("MatrixLogarithm")
+_TridiagonalSolve = _C.op("TridiagonalSolve")
 
 Qr = collections.namedtuple("Qr", ["q", "r"])
 Lu = collections.namedtuple("Lu", ["lu", "p"])
@@ -201,6 +202,70 @@ def logm(input, name=None):  # noqa: A002 - TF's name
     """The principal logarithm of each square complex matrix (complex64 or complex128 only, as TensorFlow's);
     NaN for a singular one. Not differentiable (TensorFlow 2.21 registers no gradient)."""
     return _MatrixLogarithm(_t(input))
+
+
+def _compact_diagonals(diagonals, diagonals_format):
+    """The [..., 3, M] compact form (superdiagonal, diagonal, subdiagonal) of TensorFlow's three formats."""
+    if diagonals_format == "compact":
+        return _t(diagonals)
+    if diagonals_format == "sequence":
+        if not isinstance(diagonals, (tuple, list)) or len(diagonals) != 3:
+            raise ValueError("Expected diagonals to be a sequence of length 3.")
+        superdiag, maindiag, subdiag = (_t(d) for d in diagonals)
+        if not (subdiag.shape[:-1].is_compatible_with(maindiag.shape[:-1])
+                and superdiag.shape[:-1].is_compatible_with(maindiag.shape[:-1])):
+            raise ValueError("Tensors representing the three diagonals must have the same shape, except for the "
+                             f"last dimension, got {subdiag.shape}, {maindiag.shape}, {superdiag.shape}")
+        m = maindiag.shape[-1]
+
+        def padded(t, what, before):
+            n = t.shape[-1]
+            if n is None or m is None or n == m:
+                return t
+            if n != m - 1:
+                raise ValueError(f"Expected {what} to be have length {m} or {m - 1}, got {n}.")
+            return array_ops.pad(t, [[0, 0]] * (t.shape.rank - 1) + [[1, 0] if before else [0, 1]])
+
+        return array_ops.stack([padded(superdiag, "superdiagonal", False), maindiag,
+                                padded(subdiag, "subdiagonal", True)], axis=-2)
+    if diagonals_format == "matrix":
+        diagonals = _t(diagonals)
+        rows, cols = _static_dims(diagonals)
+        if rows is not None and cols is not None and rows != cols:
+            raise ValueError(f"Expected last two dimensions of diagonals to be same, got {cols} and {rows}")
+        return diag_part(diagonals, k=(-1, 1), align="LEFT_RIGHT")
+    raise ValueError(f"Unrecognized diagonals_format: {diagonals_format}")
+
+
+def tridiagonal_solve(diagonals, rhs, diagonals_format="compact", transpose_rhs=False, conjugate_rhs=False,
+                      name=None, partial_pivoting=True, perturb_singular=False):
+    """X with A X = rhs for tridiagonal A: rhs [..., M, K] (or [..., K, M] with transpose_rhs, or a vector
+    [..., M]); NaN for a singular A, as TensorFlow's."""
+    diagonals = _compact_diagonals(diagonals, diagonals_format)
+    rhs = _rhs(rhs, diagonals)
+    rank, rhs_rank = diagonals.shape.rank, rhs.shape.rank
+    if rank is not None:
+        if rank < 2:
+            raise ValueError(f"Expected diagonals to have rank at least 2, got {rank}")
+        if rhs_rank is not None and rhs_rank not in (rank, rank - 1):
+            raise ValueError(f"Expected the rank of rhs to be {rank - 1} or {rank}, got {rhs_rank}")
+        if rhs_rank is not None and not diagonals.shape[:-2].is_compatible_with(rhs.shape[:rank - 2]):
+            raise ValueError(f"Batch shapes {diagonals.shape[:-2]} and {rhs.shape[:rank - 2]} are incompatible")
+        if diagonals.shape[-2] is not None and diagonals.shape[-2] != 3:
+            raise ValueError(f"Expected 3 diagonals got {diagonals.shape[-2]}")
+    vector = rank is not None and rhs_rank == rank - 1
+    if conjugate_rhs:
+        rhs = math_ops.conj(rhs)
+    if vector:
+        rhs = array_ops.expand_dims(rhs, -1)
+    elif transpose_rhs:
+        rhs = math_ops.matrix_transpose(rhs)
+    if diagonals.shape.rank and rhs.shape.rank and diagonals.shape[-1] is not None and \
+            rhs.shape[-2] is not None and diagonals.shape[-1] != rhs.shape[-2]:
+        raise ValueError("Expected number of left-hand sided and right-hand sides to be equal, got "
+                         f"{diagonals.shape[-1]} and {rhs.shape[-2]}")
+    x = _TridiagonalSolve(diagonals, rhs, bool(partial_pivoting), bool(perturb_singular))
+    return array_ops.squeeze(x, -1) if vector else x
 
 
 def matrix_rank(a, tol=None, validate_args=False, name=None):
