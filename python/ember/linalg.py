@@ -5,5 +5,6 @@ from ember.ops.math_ops import adjoint, matmul, matrix_transpose, matvec, norm, 
 from ember.ops.nn_ops import l2_normalize  # noqa: F401
 from ember.ops.special_math_ops import einsum, global_norm  # noqa: F401
 from ember.ops.linalg_ops import (  # noqa: F401
-    band_part, cholesky, cholesky_solve, det, diag, diag_part, eigh, eigvalsh, expm, inv, logdet, lstsq, pinv, qr, set_diag, slogdet,
-    solve, svd, trace, triangular_solve)
+    band_part, cholesky, cholesky_solve, cross, det, diag, diag_part, eig, eigh, eigvals, eigvalsh, expm, inv, logdet, logm, lstsq, lu,
+    lu_matrix_inverse, lu_reconstruct, lu_solve, matrix_rank, pinv, qr, set_diag, slogdet, solve, sqrtm, svd, trace, triangular_solve,
+    tridiagonal_solve)

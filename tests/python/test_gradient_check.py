@@ -38,6 +38,8 @@ OVERRIDES = {
     "MatrixDiagPartV3": ([F, tf.constant([0, 1]), np.float64(9.0)], ["RIGHT_LEFT"]),
     "MatrixDiagV3": ([np.arange(6, dtype=np.float64).reshape(3, 2) / 6 + 0.1, tf.constant([-1, 1]), tf.constant(2),
                       tf.constant(2), np.float64(0.5)], ["LEFT_RIGHT"]),
+    # Eig's Tout follows its input's precision: complex128 for the float64 check.
+    "Eig": ([_registry.EXAMPLES["Eig"][0][0].numpy().astype(np.float64)], [True, tf.complex128]),
 }
 # The unknown-dims check also passes every int operand (axes, perms, shapes, ...) as an argument of the
 # function, so gradient rules meet them as values computed in the graph. A rule that needs one known while

@@ -719,3 +719,57 @@ def test_qr_of_empty_matrices_as_tensorflow():
             ours, theirs = tf.linalg.qr(x, full_matrices=full), real_tf.linalg.qr(x, full_matrices=full)
             for a, b in zip(ours, theirs):
                 np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+# ---- matrix_rank and cross (compositions of Svd and slices, python/ember/ops/linalg_ops.py)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64], ids=lambda d: d.__name__)
+def test_matrix_rank_matches_tensorflow(dtype, rng):
+    full = rng.uniform(-1, 1, (2, 4, 3))
+    low = full[..., :1] @ full[..., :1, :]  # rank 1
+    for x in (full, low, np.zeros((3, 3)), rng.uniform(-1, 1, (5, 2))):
+        for tol in (None, 0.5):
+            ours, theirs = _both(lambda m: m.linalg.matrix_rank(x.astype(dtype), tol=tol))
+            assert ours.dtype == tf.int32
+            np.testing.assert_array_equal(ours.numpy(), theirs.numpy())
+
+    @tf.function(input_signature=[tf.TensorSpec([None, None, None], tf.float64)])
+    def traced(x):
+        return tf.linalg.matrix_rank(x)
+
+    np.testing.assert_array_equal(traced(tf.constant(low)).numpy(), [1, 1])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64], ids=lambda d: d.__name__)
+def test_cross_matches_tensorflow(dtype, rng):
+    a = (rng.uniform(-5, 5, (2, 4, 3))).astype(dtype)
+    b = (rng.uniform(-5, 5, (2, 4, 3))).astype(dtype)
+    ours, theirs = _both(lambda m: m.linalg.cross(a, b))
+    assert ours.dtype.name == theirs.dtype.name
+    np.testing.assert_allclose(ours.numpy(), theirs.numpy(), rtol=1e-6)
+
+
+def test_cross_gradient_matches_tensorflow(rng):
+    a, b = rng.uniform(-1, 1, (4, 3)), rng.uniform(-1, 1, (4, 3))
+
+    def grads(m):
+        x, y = m.constant(a), m.constant(b)
+        with m.GradientTape() as tape:
+            tape.watch([x, y])
+            loss = m.reduce_sum(m.sin(m.linalg.cross(x, y)))
+        return tape.gradient(loss, [x, y])
+
+    for o, t in zip(*_both(grads)):
+        np.testing.assert_allclose(o.numpy(), t.numpy(), rtol=1e-12)
+
+
+def test_cross_errors_as_tensorflow():
+    with pytest.raises(errors.FailedPreconditionError, match="only defined for 3-element vectors"):
+        tf.linalg.cross(np.ones((2, 2)), np.ones((2, 2)))
+    with pytest.raises(real_tf.errors.FailedPreconditionError):
+        real_tf.linalg.cross(np.ones((2, 2)), np.ones((2, 2)))
+    with pytest.raises(errors.InvalidArgumentError, match="Both inputs must be of same shape"):
+        tf.linalg.cross(np.ones((2, 3)), np.ones((1, 3)))
+    with pytest.raises(real_tf.errors.InvalidArgumentError):
+        real_tf.linalg.cross(np.ones((2, 3)), np.ones((1, 3)))

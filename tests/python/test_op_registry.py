@@ -259,6 +259,11 @@ def examples():
         table[name] = ([f32(), tf.constant([1, 0]), tf.constant(3)], [])
     for name in ["SegmentSum", "SegmentMean", "SegmentMax", "SegmentMin", "SegmentProd"]:
         table[name] = ([f32(), tf.constant([0, 2])], [])
+    # Rows 1, 0, 1 of data into sorted segments 0, 0, 2 (segment 1 empty).
+    for name in ["SparseSegmentSum", "SparseSegmentMean", "SparseSegmentSqrtN"]:
+        table[name] = ([f32(), tf.constant([1, 0, 1]), tf.constant([0, 0, 2])], [False])
+        table[name + "WithNumSegments"] = ([f32(), tf.constant([1, 0, 1]), tf.constant([0, 0, 2]), tf.constant(4)],
+                                           [False])
     table["TopKV2"] = ([f32(), tf.constant(2)], [True, tf.int32])
     table["InTopKV2"] = ([f32(), tf.constant([2, 0]), tf.constant(1)], [])
     table["LowerBound"] = ([f32(np.sort(F, axis=1)), f32()], [tf.int32])
@@ -310,6 +315,12 @@ def examples():
     table["SelfAdjointEigV2"] = ([spd], [True])
     table["Qr"] = ([f32(F.T.copy())], [False])
     table["Svd"] = ([sq], [True, False])
+    table["Eig"] = ([sq], [True, tf.complex64])
+    table["Lu"] = ([sq], [tf.int32])
+    table["MatrixSquareRoot"] = ([sq], [])
+    table["MatrixLogarithm"] = ([tf.constant(sq.numpy().astype(np.complex64))], [])
+    table["TridiagonalSolve"] = ([f32(np.array([[0.5, -0.25, 0.0], [2.0, 1.5, 1.75], [0.0, 0.3, -0.4]], np.float32)),
+                                  f32(F.T.copy())], [True, False])
     program, results = fused_program_of_sin_of_product()
     table["FusedElementwise"] = ([[f32(), f32()]], [program, results, [2, 3]])
     program, results, reduce = fused_reduction_of_sin_of_product()

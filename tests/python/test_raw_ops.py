@@ -19,6 +19,7 @@ VALUES_DIFFER = {
     **{n: "dense lists" for n in SHARED if n.startswith("TensorList") or n == "EmptyTensorList"},
     "HashTableV2": "a table handle", "MutableHashTableV2": "a table handle",
     "Svd": "singular vectors up to sign", "SelfAdjointEigV2": "eigenvectors up to sign",
+    "Eig": "eigenvalue order and eigenvector phases are LAPACK's (test_linalg_eig_lu.py compares them)",
     "FusedBatchNormGradV3": "the reserve-space outputs are each framework's own",
     "WriteFile": "writes a file", "RFFT": "the registry example's fft_length is ember's",
     "RaggedTensorToTensor": "the example's partitions are ember's", "StatelessRandomUniformInt": "seeded stream",

@@ -140,11 +140,15 @@ tensor_scatter_nd_max = _tensor_scatter("Max")
 # ---- segments -----------------------------------------------------------------------------------
 
 
+def _index_vector(x, op, what):
+    x = _tensor(x)
+    if x.dtype not in _INDEX_DTYPES:
+        raise TypeError(f"{op}: {what} must be int32 or int64, got {x.dtype.name}")
+    return x
+
+
 def _segment_ids(segment_ids, op):
-    segment_ids = _tensor(segment_ids)
-    if segment_ids.dtype not in _INDEX_DTYPES:
-        raise TypeError(f"{op}: segment_ids must be int32 or int64, got {segment_ids.dtype.name}")
-    return segment_ids
+    return _index_vector(segment_ids, op, "segment_ids")
 
 
 def _unsorted(kind):
@@ -218,6 +222,30 @@ segment_mean = _sorted_segment("Mean")
 segment_max = _sorted_segment("Max")
 segment_min = _sorted_segment("Min")
 segment_prod = _sorted_segment("Prod")
+
+
+def _sparse_segment(kind):
+    """tf.sparse.segment_<kind>: the rows data[indices] reduced by sorted segment_ids, into num_segments rows
+    (SparseSegment<Kind>WithNumSegments) or the last id + 1 (SparseSegment<Kind>)."""
+    ops = {False: _C.op(f"SparseSegment{kind}"), True: _C.op(f"SparseSegment{kind}WithNumSegments")}
+
+    def fn(data, indices, segment_ids, num_segments=None, name=None, sparse_gradient=False):
+        op_name = f"SparseSegment{kind}" + ("" if num_segments is None else "WithNumSegments")
+        args = [_tensor(data), _index_vector(indices, op_name, "indices"),
+                _index_vector(segment_ids, op_name, "segment_ids")]
+        if num_segments is not None:
+            args.append(_shape_operand(num_segments, op_name, "num_segments", errors.InvalidArgumentError,
+                                       scalar=True))
+        return ops[num_segments is not None](*args, bool(sparse_gradient))
+
+    fn.__name__ = fn.__qualname__ = f"segment_{'sqrt_n' if kind == 'SqrtN' else kind.lower()}"
+    fn.__doc__ = _C.op_info(f"SparseSegment{kind}")["doc"]
+    return fn
+
+
+sparse_segment_sum = _sparse_segment("Sum")
+sparse_segment_mean = _sparse_segment("Mean")
+sparse_segment_sqrt_n = _sparse_segment("SqrtN")
 
 
 _DenseBincount = _C.op("DenseBincount")

@@ -24,8 +24,14 @@ _MatrixBandPart = _C.op("MatrixBandPart")
 _SelfAdjointEigV2 = _C.op("SelfAdjointEigV2")
 _Qr = _C.op("Qr")
 _Svd = _C.op("Svd")
+_Eig = _C.op("Eig")
+_Lu = _C.op("Lu")
+_MatrixSquareRoot = _C.op("MatrixSquareRoot")
+_MatrixLogarithm = _C.op("MatrixLogarithm")
+_TridiagonalSolve = _C.op("TridiagonalSolve")
 
 Qr = collections.namedtuple("Qr", ["q", "r"])
+Lu = collections.namedtuple("Lu", ["lu", "p"])
 
 
 def _t(x, dtype=None):
@@ -89,6 +95,71 @@ def eigvalsh(tensor, name=None):
     return _SelfAdjointEigV2(_t(tensor), False)[0]
 
 
+def _eig_dtype(tensor):
+    """Eig's complex output dtype: complex64 for float32 and complex64, complex128 for float64 and complex128."""
+    if tensor.dtype in (dtypes.float32, dtypes.complex64):
+        return dtypes.complex64
+    if tensor.dtype in (dtypes.float64, dtypes.complex128):
+        return dtypes.complex128
+    raise ValueError("input must be of dtype float32, float64, complex64, or complex128.")  # TensorFlow's
+
+
+def eig(tensor, name=None):
+    """(e, v): complex eigenvalues and unit eigenvectors (columns) of each square matrix, A v = e v.
+
+    The order of the eigenvalues and each vector's phase are LAPACK geev's, which need not be TensorFlow's
+    (Eigen's): both are valid decompositions (docs/linalg.md)."""
+    tensor = _t(tensor)
+    e, v = _Eig(tensor, True, _eig_dtype(tensor))
+    return e, v
+
+
+def eigvals(tensor, name=None):
+    tensor = _t(tensor)
+    return _Eig(tensor, False, _eig_dtype(tensor))[0]
+
+
+def lu(input, output_idx_type=dtypes.int32, name=None):  # noqa: A002 - TF's name
+    """(lu, p): input[..., p, :] = L U with L unit lower triangular (below lu's diagonal) and U upper."""
+    lower_upper, p = _Lu(_t(input), dtypes.as_dtype(output_idx_type))
+    return Lu(lower_upper, p)
+
+
+def _lu_lower(lower_upper):
+    """L of a packed LU factorization: lu's strictly lower triangle with a unit diagonal."""
+    lower = band_part(lower_upper, -1, 0)
+    return set_diag(lower, array_ops.ones_like(diag_part(lower)))
+
+
+def _permutation_matrix(perm, dtype):
+    """P with (P X)[i] = X[perm[i]]: a one-hot row per index, so batches of perm broadcast as matmul's."""
+    return math_ops.cast(array_ops.one_hot(perm, array_ops.shape(perm)[-1]), dtype)
+
+
+def lu_reconstruct(lower_upper, perm, validate_args=False, name=None):
+    """The matrix whose Lu is (lower_upper, perm): P^T L U."""
+    lower_upper = _t(lower_upper)
+    x = math_ops.matmul(_lu_lower(lower_upper), band_part(lower_upper, 0, -1))
+    return math_ops.matmul(_permutation_matrix(_t(perm), lower_upper.dtype), x, transpose_a=True)
+
+
+def lu_solve(lower_upper, perm, rhs, validate_args=False, name=None):
+    """X with A X = rhs for A = P^T L U given by Lu: rhs permuted, then two triangular solves (batch dims
+    broadcast, as TensorFlow's)."""
+    lower_upper = _t(lower_upper)
+    rhs = _rhs(rhs, lower_upper)
+    permuted_rhs = math_ops.matmul(_permutation_matrix(_t(perm), lower_upper.dtype), rhs)
+    lower_inv_rhs = triangular_solve(_lu_lower(lower_upper), permuted_rhs, lower=True)
+    return triangular_solve(lower_upper, lower_inv_rhs, lower=False)
+
+
+def lu_matrix_inverse(lower_upper, perm, validate_args=False, name=None):
+    """inv(A) from A's Lu factors: lu_solve with the identity as rhs."""
+    lower_upper = _t(lower_upper)
+    identity = set_diag(array_ops.zeros_like(lower_upper), array_ops.ones_like(diag_part(lower_upper)))
+    return lu_solve(lower_upper, perm, identity)
+
+
 def qr(input, full_matrices=False, name=None):  # noqa: A002 - TF's name
     q, r = _Qr(_t(input), bool(full_matrices))
     return Qr(q, r)
@@ -119,6 +190,118 @@ def pinv(a, rcond=None, validate_args=False, name=None):
     cutoff = math_ops.cast(rcond, a.dtype) * math_ops.reduce_max(s, -1, keepdims=True)
     kept = array_ops.where(s > cutoff, s, array_ops.fill(array_ops.shape(s), math_ops.cast(np.inf, a.dtype)))
     return math_ops.matmul(v / array_ops.expand_dims(kept, -2), u, transpose_b=True)
+
+
+def sqrtm(input, name=None):  # noqa: A002 - TF's name
+    """The principal square root of each square matrix; NaN for a real matrix with a negative real eigenvalue,
+    as TensorFlow's."""
+    return _MatrixSquareRoot(_t(input))
+
+
+def logm(input, name=None):  # noqa: A002 - TF's name
+    """The principal logarithm of each square complex matrix (complex64 or complex128 only, as TensorFlow's);
+    NaN for a singular one. Not differentiable (TensorFlow 2.21 registers no gradient)."""
+    return _MatrixLogarithm(_t(input))
+
+
+def _compact_diagonals(diagonals, diagonals_format):
+    """The [..., 3, M] compact form (superdiagonal, diagonal, subdiagonal) of TensorFlow's three formats."""
+    if diagonals_format == "compact":
+        return _t(diagonals)
+    if diagonals_format == "sequence":
+        if not isinstance(diagonals, (tuple, list)) or len(diagonals) != 3:
+            raise ValueError("Expected diagonals to be a sequence of length 3.")
+        superdiag, maindiag, subdiag = (_t(d) for d in diagonals)
+        if not (subdiag.shape[:-1].is_compatible_with(maindiag.shape[:-1])
+                and superdiag.shape[:-1].is_compatible_with(maindiag.shape[:-1])):
+            raise ValueError("Tensors representing the three diagonals must have the same shape, except for the "
+                             f"last dimension, got {subdiag.shape}, {maindiag.shape}, {superdiag.shape}")
+        m = maindiag.shape[-1]
+
+        def padded(t, what, before):
+            n = t.shape[-1]
+            if n is None or m is None or n == m:
+                return t
+            if n != m - 1:
+                raise ValueError(f"Expected {what} to be have length {m} or {m - 1}, got {n}.")
+            return array_ops.pad(t, [[0, 0]] * (t.shape.rank - 1) + [[1, 0] if before else [0, 1]])
+
+        return array_ops.stack([padded(superdiag, "superdiagonal", False), maindiag,
+                                padded(subdiag, "subdiagonal", True)], axis=-2)
+    if diagonals_format == "matrix":
+        diagonals = _t(diagonals)
+        rows, cols = _static_dims(diagonals)
+        if rows is not None and cols is not None and rows != cols:
+            raise ValueError(f"Expected last two dimensions of diagonals to be same, got {cols} and {rows}")
+        return diag_part(diagonals, k=(-1, 1), align="LEFT_RIGHT")
+    raise ValueError(f"Unrecognized diagonals_format: {diagonals_format}")
+
+
+def tridiagonal_solve(diagonals, rhs, diagonals_format="compact", transpose_rhs=False, conjugate_rhs=False,
+                      name=None, partial_pivoting=True, perturb_singular=False):
+    """X with A X = rhs for tridiagonal A: rhs [..., M, K] (or [..., K, M] with transpose_rhs, or a vector
+    [..., M]); NaN for a singular A, as TensorFlow's."""
+    diagonals = _compact_diagonals(diagonals, diagonals_format)
+    rhs = _rhs(rhs, diagonals)
+    rank, rhs_rank = diagonals.shape.rank, rhs.shape.rank
+    if rank is not None:
+        if rank < 2:
+            raise ValueError(f"Expected diagonals to have rank at least 2, got {rank}")
+        if rhs_rank is not None and rhs_rank not in (rank, rank - 1):
+            raise ValueError(f"Expected the rank of rhs to be {rank - 1} or {rank}, got {rhs_rank}")
+        if rhs_rank is not None and not diagonals.shape[:-2].is_compatible_with(rhs.shape[:rank - 2]):
+            raise ValueError(f"Batch shapes {diagonals.shape[:-2]} and {rhs.shape[:rank - 2]} are incompatible")
+        if diagonals.shape[-2] is not None and diagonals.shape[-2] != 3:
+            raise ValueError(f"Expected 3 diagonals got {diagonals.shape[-2]}")
+    vector = rank is not None and rhs_rank == rank - 1
+    if conjugate_rhs:
+        rhs = math_ops.conj(rhs)
+    if vector:
+        rhs = array_ops.expand_dims(rhs, -1)
+    elif transpose_rhs:
+        rhs = math_ops.matrix_transpose(rhs)
+    if diagonals.shape.rank and rhs.shape.rank and diagonals.shape[-1] is not None and \
+            rhs.shape[-2] is not None and diagonals.shape[-1] != rhs.shape[-2]:
+        raise ValueError("Expected number of left-hand sided and right-hand sides to be equal, got "
+                         f"{diagonals.shape[-1]} and {rhs.shape[-2]}")
+    x = _TridiagonalSolve(diagonals, rhs, bool(partial_pivoting), bool(perturb_singular))
+    return array_ops.squeeze(x, -1) if vector else x
+
+
+def matrix_rank(a, tol=None, validate_args=False, name=None):
+    """How many singular values of each matrix exceed tol (default: eps * max(M, N) * the largest), int32."""
+    a = _t(a)
+    s = svd(a, compute_uv=False)
+    if tol is None:
+        m, n = _static_dims(a)
+        size = (math_ops.cast(max(m, n), s.dtype) if m is not None and n is not None else
+                math_ops.cast(math_ops.reduce_max(array_ops.shape(a)[-2:]), s.dtype))
+        eps = float(np.finfo(s.dtype.as_numpy_dtype).eps)
+        tol = eps * size * math_ops.reduce_max(s, -1, keepdims=True)
+    else:
+        tol = _t(tol, s.dtype)
+    return math_ops.reduce_sum(math_ops.cast(s > tol, dtypes.int32), -1)
+
+
+def cross(a, b, name=None):
+    """The cross product of the 3-vectors in the last dim of a and b (same shapes, no broadcasting, as
+    TensorFlow's Cross op); composed of slices, so its gradient is (cross(b, dy), cross(dy, a))."""
+    a = _t(a)
+    b = _rhs(b, a)
+    if a.dtype != b.dtype:
+        raise errors.InvalidArgumentError(None, None, f"Cross: a is {a.dtype.name} and b {b.dtype.name}; "
+                                          "expected one dtype")
+    if a.shape.rank is not None and b.shape.rank is not None and \
+            not a.shape.is_compatible_with(b.shape):
+        raise errors.InvalidArgumentError(None, None, f"Cross: Both inputs must be of same shape: {a.shape} "
+                                          f"vs. {b.shape}")
+    last = a.shape[-1] if a.shape.rank else None
+    if a.shape.rank == 0 or (last is not None and last != 3):
+        raise errors.FailedPreconditionError(None, None, "Cross: Cross-products are only defined for "
+                                             f"3-element vectors, got shape {a.shape}")
+    a0, a1, a2 = (a[..., i] for i in range(3))
+    b0, b1, b2 = (b[..., i] for i in range(3))
+    return array_ops.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=-1)
 
 
 def band_part(input, num_lower, num_upper, name=None):  # noqa: A002 - TF's name

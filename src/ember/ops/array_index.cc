@@ -854,6 +854,7 @@ OpBuilder& add_strided_slice_attrs(OpBuilder& b) {
 }  // namespace
 
 void register_scatter_nd_ops(OpRegistry& r);           // scatter_nd.cc
+void register_sparse_segment_ops(OpRegistry& r);       // sparse_segment.cc
 void register_sort_ops(OpRegistry& r);                 // sort.cc
 void register_sparse_ops(OpRegistry& r);               // sparse.cc
 void register_bincount_ops(OpRegistry& r);             // bincount.cc
@@ -863,6 +864,7 @@ void register_reverse_roll_ops(OpRegistry& r);         // reverse_roll.cc
 
 void register_array_index_ops(OpRegistry& r) {
   register_scatter_nd_ops(r);
+  register_sparse_segment_ops(r);
   register_sort_ops(r);
   register_sparse_ops(r);
   register_bincount_ops(r);

@@ -11,9 +11,12 @@
 #include "ember/ops/shape_fns.h"
 
 namespace ember {
-void register_lapack_ops(OpRegistry& r);       // linalg_lapack.cc
-void register_einsum_ops(OpRegistry& r);       // einsum.cc
-void register_matrix_diag_ops(OpRegistry& r);  // matrix_diag.cc
+void register_lapack_ops(OpRegistry& r);            // linalg_lapack.cc
+void register_eig_lu_ops(OpRegistry& r);            // linalg_eig_lu.cc
+void register_schur_function_ops(OpRegistry& r);    // linalg_schur.cc
+void register_tridiagonal_solve_op(OpRegistry& r);  // linalg_tridiagonal.cc
+void register_einsum_ops(OpRegistry& r);            // einsum.cc
+void register_matrix_diag_ops(OpRegistry& r);       // matrix_diag.cc
 
 namespace {
 
@@ -185,6 +188,9 @@ void register_linalg_ops(OpRegistry& r) {
       .batching(BatchingRule::kFallback)
       .done(r);
   register_lapack_ops(r);
+  register_eig_lu_ops(r);
+  register_schur_function_ops(r);
+  register_tridiagonal_solve_op(r);
   register_einsum_ops(r);
   register_matrix_diag_ops(r);
 }

@@ -9,6 +9,8 @@
 // det(A^T) = det(A), the Cholesky factor of a symmetric A from uplo='U', ...) instead of copying. For
 // complex matrices A^T is not the adjoint A^H: a Hermitian A reaches LAPACK as conj(A), so the kernels
 // conjugate where an adjoint is asked for or where conj(A)'s factors differ from A's (eigenvectors).
+#include "ember/ops/linalg_lapack.h"
+
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -22,11 +24,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "ember/ops/gradient.h"
-#include "ember/ops/registry.h"
-
-using cfloat = std::complex<float>;
-using cdouble = std::complex<double>;
+using ember::linalg::cdouble;
+using ember::linalg::cfloat;
 
 extern "C" {
 void sgetrf_(const int* m, const int* n, float* a, const int* lda, int* ipiv, int* info);
@@ -103,30 +102,97 @@ void zgesdd_(const char* jobz, const int* m, const int* n, cdouble* a, const int
 }
 
 namespace ember {
+namespace linalg {
+
+// Note [LAPACK threads]: where Debian's alternatives make liblapack.so.3 OpenBLAS's, its own thread pool
+// would compete with ember's OpenMP workers (measured: 4x256x256 inverses 8 ms single-threaded, 45 ms with
+// two OpenBLAS threads on a busy 2-core machine; docs/linalg.md). So each call runs on the caller's thread,
+// unless OPENBLAS_NUM_THREADS says otherwise. Reference LAPACK has no such symbol and nothing happens.
+void single_threaded_lapack() {
+  static const bool done = [] {
+    if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr) return true;
+    void* lapack = dlopen("liblapack.so.3", RTLD_LAZY | RTLD_NOLOAD);
+    if (lapack == nullptr) return true;
+    using SetThreads = void (*)(int);
+    if (auto set = reinterpret_cast<SetThreads>(dlsym(lapack, "openblas_set_num_threads"))) set(1);
+    dlclose(lapack);
+    return true;
+  }();
+  (void)done;
+}
+
+Shape batch_of(const Shape& s) {
+  Shape out;
+  for (int i = 0; i < s.rank() - 2; ++i) out.push_back(s.dim(i));
+  return out;
+}
+
+Shape vector_per_matrix(const Shape& s) {
+  if (!s.rank_known()) return Shape::unknown_rank();
+  Shape out = batch_of(s);
+  out.push_back(s.dim(s.rank() - 1));
+  return out;
+}
+
+Status check_square(const std::string& op, const Shape& s, const char* what) {
+  if (!s.rank_known()) return Status::OK();
+  if (s.rank() < 2)
+    return invalid_argument(op, ": ", what, " must be a matrix or batch of matrices [..., M, M], got shape ",
+                            s.to_string());
+  const int64_t r = s.dim(s.rank() - 2), c = s.dim(s.rank() - 1);
+  if (r >= 0 && c >= 0 && r != c)
+    return invalid_argument(op, ": ", what, " must be square [..., M, M], got shape ", s.to_string());
+  return Status::OK();
+}
+
+Status check_size(const std::string& op, int64_t n) {
+  if (n > std::numeric_limits<int>::max())
+    return invalid_argument(op, ": matrices of ", n, " rows exceed LAPACK's 32-bit sizes");
+  return Status::OK();
+}
+
+StatusOr<Batch> batch_of_square(const std::string& op, const TensorImpl& t) {
+  EMBER_RETURN_IF_ERROR(check_square(op, t.shape()));
+  Batch b;
+  b.n = t.shape().dim(t.rank() - 1);
+  b.count = b.n == 0 ? 0 : t.num_elements() / (b.n * b.n);
+  EMBER_RETURN_IF_ERROR(check_size(op, b.n));
+  return b;
+}
+
+using namespace gradient;  // NOLINT(google-build-using-namespace): rules read as math
+
+GradTensor transpose_last(const GradTensor& x) {
+  if (!x.shape().rank_known())
+    check_ok(make_error(Code::kUnimplemented, "linalg gradient: needs the rank of its input"));
+  std::vector<int64_t> perm;
+  for (int i = 0; i < x.rank(); ++i) perm.push_back(i);
+  std::swap(perm[x.rank() - 1], perm[x.rank() - 2]);
+  return transpose(x, perm);
+}
+
+bool complex_grad(const GradTensor& x) { return is_complex(x.dtype()); }
+GradTensor conj(const GradTensor& x) { return complex_grad(x) ? unary("Conj", x) : x; }
+GradTensor adjoint(const GradTensor& x) { return conj(transpose_last(x)); }
+GradTensor matmul_adjoint(const GradTensor& a, const GradTensor& b, bool adjoint_a, bool adjoint_b) {
+  return matmul(adjoint_a ? conj(a) : a, adjoint_b ? conj(b) : b, adjoint_a, adjoint_b);
+}
+
+GradTensor band(const GradTensor& x, int64_t lo, int64_t up) {
+  return emit1("MatrixBandPart", {x, scalar(static_cast<double>(lo), DType::kInt64),
+                                  scalar(static_cast<double>(up), DType::kInt64)});
+}
+
+GradTensor diag_of(const GradTensor& d) {
+  return band(expand_dims(d, -1) * expand_dims(ones_like(d), -2), 0, 0);
+}
+
+}  // namespace linalg
+
 namespace {
 
-constexpr DTypeSet kLapackTypes = dtype_bit(DType::kFloat32) | dtype_bit(DType::kFloat64) | kComplexTypes;
+using namespace linalg;  // NOLINT(google-build-using-namespace): the shared LAPACK helpers
 
-template <typename T>
-struct RealOf {
-  using type = T;
-};
-template <typename R>
-struct RealOf<std::complex<R>> {
-  using type = R;
-};
-template <typename T>
-using Real = typename RealOf<T>::type;
-template <typename T>
-constexpr bool kIsComplex = !std::is_same_v<T, Real<T>>;
-
-template <typename T>
-T conj_if_complex(T x) {
-  if constexpr (kIsComplex<T>)
-    return std::conj(x);
-  else
-    return x;
-}
 template <typename T>
 T nan_of() {
   const Real<T> nan = std::numeric_limits<Real<T>>::quiet_NaN();
@@ -223,66 +289,12 @@ void gesdd(char jobz, int m, int n, cdouble* a, double* s, cdouble* u, int ldu, 
   zgesdd_(&jobz, &m, &n, a, &m, s, u, &ldu, vt, &ldvt, work, &lwork, rwork, iwork, info);
 }
 
-// Note [LAPACK threads]: where Debian's alternatives make liblapack.so.3 OpenBLAS's, its own thread pool
-// would compete with ember's OpenMP workers (measured: 4x256x256 inverses 8 ms single-threaded, 45 ms with
-// two OpenBLAS threads on a busy 2-core machine; docs/linalg.md). So each call runs on the caller's thread,
-// unless OPENBLAS_NUM_THREADS says otherwise. Reference LAPACK has no such symbol and nothing happens.
-void single_threaded_lapack() {
-  static const bool done = [] {
-    if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr) return true;
-    void* lapack = dlopen("liblapack.so.3", RTLD_LAZY | RTLD_NOLOAD);
-    if (lapack == nullptr) return true;
-    using SetThreads = void (*)(int);
-    if (auto set = reinterpret_cast<SetThreads>(dlsym(lapack, "openblas_set_num_threads"))) set(1);
-    dlclose(lapack);
-    return true;
-  }();
-  (void)done;
-}
-
-Shape batch_of(const Shape& s) {
-  Shape out;
-  for (int i = 0; i < s.rank() - 2; ++i) out.push_back(s.dim(i));
-  return out;
-}
-
-// The input must be [..., M, M]; unknown dims pass.
-Status check_square(const std::string& op, const Shape& s, const char* what = "input") {
-  if (!s.rank_known()) return Status::OK();
-  if (s.rank() < 2)
-    return invalid_argument(op, ": ", what, " must be a matrix or batch of matrices [..., M, M], got shape ",
-                            s.to_string());
-  const int64_t r = s.dim(s.rank() - 2), c = s.dim(s.rank() - 1);
-  if (r >= 0 && c >= 0 && r != c)
-    return invalid_argument(op, ": ", what, " must be square [..., M, M], got shape ", s.to_string());
-  return Status::OK();
-}
-
-Status check_size(const std::string& op, int64_t n) {
-  if (n > std::numeric_limits<int>::max())
-    return invalid_argument(op, ": matrices of ", n, " rows exceed LAPACK's 32-bit sizes");
-  return Status::OK();
-}
-
 // ---- one square input, output of the same shape: MatrixInverse, Cholesky
 
 Status square_same_shape(InferContext& ctx) {
   EMBER_RETURN_IF_ERROR(check_square(ctx.op->name, ctx.inputs[0].shape));
   ctx.outputs.push_back(ctx.inputs[0]);
   return Status::OK();
-}
-
-// Rows of the matrix and the number of matrices of a [..., n, n] tensor.
-struct Batch {
-  int64_t n = 0, count = 0;
-};
-StatusOr<Batch> batch_of_square(const std::string& op, const TensorImpl& t) {
-  EMBER_RETURN_IF_ERROR(check_square(op, t.shape()));
-  Batch b;
-  b.n = t.shape().dim(t.rank() - 1);
-  b.count = b.n == 0 ? 0 : t.num_elements() / (b.n * b.n);
-  EMBER_RETURN_IF_ERROR(check_size(op, b.n));
-  return b;
 }
 
 template <typename T>
@@ -577,13 +589,7 @@ Status eigh_shape(InferContext& ctx) {
   const Shape& s = ctx.inputs[0].shape;
   EMBER_RETURN_IF_ERROR(check_square("SelfAdjointEigV2", s));
   const DType dt = ctx.inputs[0].dtype;
-  if (!s.rank_known()) {
-    ctx.outputs.push_back(TensorSpec{dt, Shape::unknown_rank()});
-  } else {
-    Shape e = batch_of(s);
-    e.push_back(s.dim(s.rank() - 1));
-    ctx.outputs.push_back(TensorSpec{dt, e});
-  }
+  ctx.outputs.push_back(TensorSpec{dt, vector_per_matrix(s)});
   ctx.outputs.push_back(TensorSpec{dt, ctx.attr_bool(0) ? s : Shape({0})});
   return Status::OK();
 }
@@ -795,42 +801,14 @@ Status svd_kernel(KernelContext& ctx) {
   return Status::OK();
 }
 
-template <template <typename> class K>
-void lapack_kernels(OpBuilder& b) {
-  b.kernel(DType::kFloat32, &K<float>::run)
-      .kernel(DType::kFloat64, &K<double>::run)
-      .kernel(DType::kComplex64, &K<cfloat>::run)
-      .kernel(DType::kComplex128, &K<cdouble>::run);
-}
-
 // ---- gradients (as TensorFlow's linalg_grad.py defines them)
 
 using namespace gradient;  // NOLINT(google-build-using-namespace): rules read as math
-
-GradTensor transpose_last(const GradTensor& x) {
-  if (!x.shape().rank_known())
-    check_ok(make_error(Code::kUnimplemented, "linalg gradient: needs the rank of its input"));
-  std::vector<int64_t> perm;
-  for (int i = 0; i < x.rank(); ++i) perm.push_back(i);
-  std::swap(perm[x.rank() - 1], perm[x.rank() - 2]);
-  return transpose(x, perm);
-}
 
 // Note [Complex linalg gradients]: TensorFlow's rules (linalg_grad.py) are written with adjoints (conjugate
 // transposes), which are transposes for real matrices; so each rule here is the real one with `adjoint`
 // for every transpose and `matmul_adjoint` for every product of transposes, and one rule serves both. Only
 // Qr and Svd add terms of their own for complex inputs (the phase freedom of their factors).
-bool complex_grad(const GradTensor& x) { return is_complex(x.dtype()); }
-GradTensor conj(const GradTensor& x) { return complex_grad(x) ? unary("Conj", x) : x; }
-GradTensor adjoint(const GradTensor& x) { return conj(transpose_last(x)); }
-GradTensor matmul_adjoint(const GradTensor& a, const GradTensor& b, bool adjoint_a, bool adjoint_b) {
-  return matmul(adjoint_a ? conj(a) : a, adjoint_b ? conj(b) : b, adjoint_a, adjoint_b);
-}
-
-GradTensor band(const GradTensor& x, int64_t lo, int64_t up) {
-  return emit1("MatrixBandPart", {x, scalar(static_cast<double>(lo), DType::kInt64),
-                                  scalar(static_cast<double>(up), DType::kInt64)});
-}
 
 GradTensor as_matrix_scale(const GradTensor& s) { return expand_dims(expand_dims(s, -1), -1); }
 
@@ -884,11 +862,6 @@ void cholesky_grad(GradContext& c) {
   const GradTensor g =
       adjoint(emit1("MatrixTriangularSolve", {l, adjoint(left)}, {AttrValue(true), AttrValue(true)}));
   c.set(0, (g + adjoint(g)) * 0.5);
-}
-
-// The [..., n, n] matrices with diagonal d [..., n].
-GradTensor diag_of(const GradTensor& d) {
-  return band(expand_dims(d, -1) * expand_dims(ones_like(d), -2), 0, 0);
 }
 
 // A = V diag(e) V^H: dA = V (diag(de) + F o (V^H dV)) V^H with F_ij = 1 / (e_j - e_i) off the diagonal, then
