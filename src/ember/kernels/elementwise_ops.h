@@ -91,7 +91,9 @@
   X(kCosh, Cosh, cosh, CoshF, kFloatAndComplexTypes, Same, 8, 0, cosh_grad,                                  \
     "Hyperbolic cosine. cosh([0.]) == [1.]")                                                                 \
   X(kInvert, Invert, invert, InvertF, kIntTypes, Same, 1, 0, not_differentiable,                             \
-    "Bitwise not. invert([0, 5]) == [-1, -6]")
+    "Bitwise not. invert([0, 5]) == [-1, -6]")                                                              \
+  X(kErfc, Erfc, erfc, ErfcF, kFloatTypes, Same, 8, 0, erfc_grad,                                            \
+    "1 - erf(x), accurate where erf(x) is near 1. erfc([0., 3.]) == [1., 2.2090497e-05]")
 
 #define EMBER_BINARY_OPS(X)                                                                                  \
   X(kAdd, Add, add, AddF, kNumericAndComplexTypes, Same, 1, kCommutative, add_grad,                                    \
