@@ -254,6 +254,37 @@ def test_an_expression_activation_read_inside_is_not_fused(remapping, read):
     _close(got, want)
 
 
+@pytest.mark.parametrize("activation", ["GeluExact", "GeluApproximate"])
+def test_tensorflows_graph_with_a_gelu_after_a_conv_imports_and_fuses(remapping, activation):
+    """Note [Expression activations]: TensorFlow 2.21 writes gelu as erfc(-x / sqrt(2)) or with pow(x, 3), as
+    ember's tf.nn.gelu now does; its unfused graph imports and the chain fuses whole."""
+    import tensorflow as real_tf
+    x, w, b = (RNG.standard_normal(s).astype(np.float32) for s in ((2, 6, 6, 3), (3, 3, 3, 4), (4,)))
+    program = real_tf.function(lambda v: real_tf.nn.gelu(real_tf.nn.bias_add(real_tf.nn.conv2d(v, w, 1, "SAME"), b),
+                                                          approximate=activation == "GeluApproximate"))
+    concrete = program.get_concrete_function(real_tf.TensorSpec(x.shape, real_tf.float32))
+    assert ("Erfc" if activation == "GeluExact" else "Pow") in [n.op for n in concrete.graph.as_graph_def().node]
+    remapping(True)
+    graph = tf.graph_util.import_graph_def(concrete.graph.as_graph_def().SerializeToString())
+    fn = tf.NewGraphFunction(graph, [concrete.inputs[0].name], [concrete.outputs[0].name])
+    text = fn.graph.optimized_as_text()
+    assert "_FusedConv2D(" in text and f'activation="{activation}"' in text, text
+    assert "Erfc" not in text and "Pow" not in text and "Tanh" not in text, text
+    _close([fn(x).numpy()], [program(x).numpy()], 1e-5)
+
+
+def test_the_erf_form_of_earlier_tensorflow_versions_still_fuses(remapping):
+    x, w, b = _f(2, 6, 6, 3), _f(3, 3, 3, 4), _f(4)
+
+    def f(x):
+        pre = tf.nn.bias_add(tf.nn.conv2d(x, w, 1, "SAME"), b)
+        return pre * 0.5 * (1.0 + tf.math.erf(pre / tf.constant(np.sqrt(2), tf.float32)))
+
+    got, want, text = _run_both(remapping, f, x)
+    assert 'activation="GeluExact"' in text and "Erf" not in text, text
+    _close(got, want)
+
+
 @pytest.mark.parametrize("variant", ["other constant", "constant of higher rank"])
 def test_a_gelu_with_other_constants_is_not_fused(remapping, variant):
     """Only the constants of tf.nn.gelu match, and only of a shape that leaves the result the pre-activation's."""
@@ -387,10 +418,12 @@ _FUSED_OPS = {
 }
 
 
-# Every activation of the fused ops, as the unfused graph computes it.
+# Every activation of the fused ops, as the unfused graph computes it. The Gelus with their constants in full
+# float64: tf.nn.gelu, as TensorFlow's, takes 0.044715 and 1 / sqrt(2) as float32 constants (about 1e-8 apart).
 _EPILOGUES = {"": lambda y: y, "Relu": tf.nn.relu, "Elu": tf.nn.elu, "LeakyRelu": lambda y: tf.nn.leaky_relu(y, 0.25),
               "Relu6": tf.nn.relu6, "Tanh": tf.nn.tanh, "Sigmoid": tf.nn.sigmoid, "_MklSwish": tf.nn.silu,
-              "GeluExact": tf.nn.gelu, "GeluApproximate": lambda y: tf.nn.gelu(y, approximate=True)}
+              "GeluExact": lambda y: 0.5 * y * tf.math.erfc(-y * np.sqrt(0.5)),
+              "GeluApproximate": lambda y: 0.5 * y * (1 + tf.tanh(np.sqrt(2 / np.pi) * (y + 0.044715 * y ** 3)))}
 
 
 @pytest.mark.parametrize("name", sorted(_FUSED_OPS))

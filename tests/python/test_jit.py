@@ -23,7 +23,8 @@ def test_this_build_has_the_jit():
 
 UNARY = ["negative", "abs", "sign", "exp", "log", "log1p", "expm1", "sqrt", "rsqrt", "square", "reciprocal",
          "sin", "cos", "tanh", "sigmoid", "relu", "relu6", "elu", "softplus", "erf", "floor", "ceil", "round",
-         "tan", "asin", "acos", "atan", "asinh", "acosh", "atanh", "lgamma", "digamma", "erfinv"]
+         "tan", "asin", "acos", "atan", "asinh", "acosh", "atanh", "lgamma", "digamma", "erfinv",
+         "erfc"]
 BINARY = ["add", "subtract", "multiply", "realdiv", "floordiv", "floormod", "pow", "maximum", "minimum",
           "squared_difference", "atan2"]
 FLOATS = ["float32", "float64", "float16", "bfloat16"]

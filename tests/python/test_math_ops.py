@@ -9,6 +9,7 @@ from ember import errors
 from conftest import ALL_DTYPES, FLOAT_DTYPES, assert_close
 
 _erf = np.vectorize(math.erf)
+_erfc = np.vectorize(math.erfc)
 
 
 def _sigmoid(x):
@@ -40,6 +41,7 @@ UNARY = [
     ("elu", lambda x: np.where(x > 0, x, np.expm1(x)), "any", "float"),
     ("softplus", lambda x: np.logaddexp(0, x), "any", "float"),
     ("erf", _erf, "any", "float"),
+    ("erfc", _erfc, "any", "float"),
     ("floor", np.floor, "any", "float"),
     ("ceil", np.ceil, "any", "float"),
     ("round", np.round, "any", "float"),

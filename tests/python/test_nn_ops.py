@@ -2,6 +2,7 @@
 (numerically stable for huge logits), and the activations, for every float dtype."""
 import math
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -12,7 +13,7 @@ from conftest import FLOAT_DTYPES, INT_DTYPES
 # Relative tolerance against a float64 formula; the absolute tolerance is the same (values are O(1)).
 TOL = {tf.float16: 3e-3, tf.bfloat16: 2e-2, tf.float32: 2e-6, tf.float64: 1e-12}
 
-_erf = np.vectorize(math.erf)
+_erfc = np.vectorize(math.erfc)
 
 
 def _values(dtype, rng, shape, scale=4.0):
@@ -369,7 +370,8 @@ ACTIVATIONS = [
     # alpha is a float32 attribute of TensorFlow's LeakyRelu, so float64 inputs are scaled by float32(0.2)
     ("leaky_relu", lambda x: np.where(x > 0, x, np.float64(np.float32(0.2)) * x)),
     ("selu", lambda x: 1.0507009873554805 * np.where(x > 0, x, 1.6732632423543772 * np.expm1(np.minimum(x, 0)))),
-    ("gelu", lambda x: 0.5 * x * (1 + _erf(x / math.sqrt(2)))),
+    # TensorFlow's 0.5 * x * erfc(-x / sqrt(2)), whose 1 / sqrt(2) is a float32 constant for float64 too
+    ("gelu", lambda x: 0.5 * x * _erfc(-x * np.float64(np.float32(math.sqrt(0.5))))),
     ("silu", lambda x: x * _sigmoid(x)),
     ("swish", lambda x: x * _sigmoid(x)),
     ("softsign", lambda x: x / (1 + np.abs(x))),
@@ -421,7 +423,8 @@ def test_activation_parameters():
     np.testing.assert_allclose(tf.nn.leaky_relu([-2.0, 3.0], alpha=0.5).numpy(), [-1.0, 3.0])
     x = np.linspace(-5, 5, 11)
     out = tf.nn.gelu(tf.constant(x), approximate=True).numpy()
-    np.testing.assert_allclose(out, 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3))), rtol=1e-12,
+    coeff = np.float64(np.float32(0.044715))  # a float32 constant in TensorFlow's graph, for float64 too
+    np.testing.assert_allclose(out, 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + coeff * x**3))), rtol=1e-12,
                                atol=1e-15)
     np.testing.assert_allclose(tf.nn.silu(tf.constant(x), beta=2.0).numpy(), x * _sigmoid(2 * x), rtol=1e-12)
     np.testing.assert_allclose(tf.math.log_sigmoid(tf.constant([-1000.0, 0.0, 1000.0])).numpy(),
@@ -483,3 +486,58 @@ def test_dropout_scales_kept_values_and_zeroes_about_rate():
         tf.nn.dropout(x, rate=1.0)
     with pytest.raises(ValueError):
         tf.nn.dropout(x)
+
+
+# ---- tf.nn.gelu as TensorFlow 2.21 writes it
+
+def _gelu_op_types(graph_def):
+    """The op types of a gelu graph but the feeds, results and constants (ember folds TensorFlow's Cast of a
+    float32 constant into the constant), AddV2 and Add counted as one."""
+    skip = {"Placeholder", "Identity", "Const", "Cast", "NoOp"}
+    return sorted("AddV2" if n.op == "Add" else n.op for n in graph_def.node if n.op not in skip)
+
+
+def _gelu_inputs(dtype):
+    x = np.concatenate([np.linspace(-12, 12, 4001), [0.0, -0.0, 1e-30, -1e-30, 60.0, -60.0, 1e30, -1e30,
+                                                     np.inf, -np.inf, np.nan]])
+    with np.errstate(over="ignore"):  # +-1e30 are +-inf in the 16-bit floats
+        return x.astype(ml_dtypes.bfloat16 if dtype == "bfloat16" else dtype)
+
+
+# How far ember's gelu may be from TensorFlow's, in ulps of TensorFlow's result. The 16-bit floats compute each
+# op in float and round, as TensorFlow does, and agree bit for bit. In float32 and float64 the graphs are the
+# same but the kernels are not: TensorFlow's float32 Erfc is up to 62 ulps off (ember's 0.5: kernels/vmath.h's
+# verfc) and its float64 one up to 8 (std::erfc: 2), and in the tanh form TensorFlow's float32 Tanh rounds to
+# -1 from |x| = 7.9 on, where 1 + tanh leaves an error of about eps * |x| after the cancellation.
+_GELU_ULPS = {("float16", False): 0, ("float16", True): 0, ("bfloat16", False): 0, ("bfloat16", True): 0,
+              ("float32", False): 8, ("float32", True): 8, ("float64", False): 8, ("float64", True): 8}
+
+
+@pytest.mark.parametrize("approximate", [False, True], ids=["exact", "approximate"])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_gelu_writes_tensorflows_graph_and_values(approximate, dtype):
+    """ember's graph has TensorFlow's ops (erfc(-x / sqrt(2)), pow(x, 3)) and constants (0.044715 and 1 / sqrt(2)
+    are float32 constants cast to x's dtype), so results agree with TensorFlow's to its kernels' rounding:
+    bit for bit where the kernels are (_GELU_ULPS)."""
+    import tensorflow as real_tf
+    x = _gelu_inputs(dtype)
+    want = real_tf.nn.gelu(real_tf.constant(x), approximate=approximate).numpy()
+    got = tf.nn.gelu(tf.constant(x), approximate=approximate).numpy()
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    if _GELU_ULPS[(dtype, approximate)] == 0:
+        assert got.tobytes() == want.tobytes()
+    else:
+        finite = np.isfinite(want)
+        np.testing.assert_array_equal(got[~finite & ~np.isnan(want)], want[~finite & ~np.isnan(want)])
+        x, got, want = (v[finite].astype(np.float64) for v in (x, got, want))
+        tolerance = _GELU_ULPS[(dtype, approximate)] * np.spacing(np.abs(want).astype(dtype))
+        if approximate:
+            tolerance += 2 * np.finfo(dtype).eps * np.abs(x)
+        assert (np.abs(got - want) <= tolerance).all(), x[np.argmax(np.abs(got - want) - tolerance)]
+
+    theirs = real_tf.function(lambda v: real_tf.nn.gelu(v, approximate=approximate)).get_concrete_function(
+        real_tf.TensorSpec(x.shape, getattr(real_tf, dtype)))
+    ours = tf.function(lambda v: tf.nn.gelu(v, approximate=approximate)).get_concrete_function(
+        tf.TensorSpec(x.shape, getattr(tf, dtype)))
+    assert _gelu_op_types(ours.graph.as_graph_def()) == _gelu_op_types(theirs.graph.as_graph_def())

@@ -29,7 +29,7 @@ UNARY_FLOAT = ["Exp", "Log", "Log1p", "Expm1", "Sqrt", "Rsqrt", "Reciprocal", "S
                "Elu", "Softplus", "Erf", "Floor", "Ceil", "Round", "IsNan", "IsFinite", "Neg", "Abs", "Sign",
                "Square", "Relu", "Relu6", "Asin", "Acos", "Atan", "Asinh", "Atanh", "Lgamma", "Digamma", "Erfinv",
                "Sinh", "Cosh",
-               "Rint"]
+               "Rint", "Erfc"]
 BINARY_NUMERIC = ["Add", "Sub", "Mul", "RealDiv", "FloorDiv", "FloorMod", "Pow", "Maximum", "Minimum",
                   "SquaredDifference", "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "Atan2",
                   "DivNoNan", "MulNoNan", "Xlogy", "Xdivy", "Xlog1py"]

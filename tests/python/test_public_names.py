@@ -23,7 +23,7 @@ EMBER = """
 """.split()
 
 EMBER_MATH = """
-    angle conj imag real abs add add_n argmax argmin cast ceil cos count_nonzero cumprod cumsum divide elu equal erf exp expm1
+    angle conj imag real abs add add_n argmax argmin cast ceil cos count_nonzero cumprod cumsum divide elu equal erf erfc exp expm1
     floor floor_div floordiv floormod greater greater_equal is_finite is_nan l2_normalize less less_equal
     log log1p log_sigmoid log_softmax logical_and logical_not logical_or logical_xor matmul maximum minimum
     mod multiply negative not_equal pow realdiv reciprocal reduce_all reduce_any reduce_euclidean_norm
@@ -42,7 +42,7 @@ EMBER_NN = """
 """.split()
 
 MATH_ALL = """
-    abs add add_n argmax argmin cast ceil cos count_nonzero cumprod cumsum divide elu equal erf exp expm1
+    abs add add_n argmax argmin cast ceil cos count_nonzero cumprod cumsum divide elu equal erf erfc exp expm1
     floor floor_div floordiv floormod greater greater_equal is_finite is_nan less less_equal log log1p
     logical_and logical_not logical_or logical_xor matmul maximum minimum mod multiply negative not_equal
     pow realdiv reciprocal reduce_all reduce_any reduce_euclidean_norm reduce_logsumexp reduce_max

@@ -11,8 +11,8 @@ import numpy as np
 from ember import _C, dtypes, errors
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.ops import array_ops
-from ember.ops.math_ops import (abs, cast, elu, erf, exp, log1p, maximum, reduce_mean, reduce_sum, relu,  # noqa: F401
-                                relu6, rsqrt, sigmoid, softplus, squared_difference, tanh)
+from ember.ops.math_ops import (abs, cast, elu, erf, erfc, exp, log1p, maximum, pow, reduce_mean,  # noqa: F401
+                                reduce_sum, relu, relu6, rsqrt, sigmoid, softplus, squared_difference, tanh)
 
 __all__ = ["bias_add", "dropout", "elu", "gelu", "l2_loss", "l2_normalize", "leaky_relu", "log_softmax", "moments", "relu",
            "relu6", "selu", "sigmoid", "sigmoid_cross_entropy_with_logits", "silu", "softmax",
@@ -108,10 +108,18 @@ def gelu(features, approximate=False, name=None):
     x = _tensor(features)
     if not x.dtype.is_floating:
         raise ValueError(f"`features.dtype` must be a floating point tensor. Received: features.dtype={x.dtype.name}")
+    # TensorFlow's graphs, op for op and constant for constant, so that the results agree bit for bit: its
+    # 0.044715 and 1/sqrt(2) are float32 constants cast to x's dtype (float64 gets float32's 1/sqrt(2)), its
+    # sqrt(2/pi) a constant of x's dtype; the exact form is erfc(-x / sqrt(2)), not 1 + erf(x / sqrt(2)).
+    # The conv fusion pass matches these spellings (Note [Expression activations] in passes/fuse_conv.cc).
+    half_x = 0.5 * x
     if approximate:
-        cube = convert_to_tensor(0.044715, dtype=x.dtype) * x * x * x
-        return 0.5 * x * (1 + tanh(convert_to_tensor(math.sqrt(2 / math.pi), dtype=x.dtype) * (x + cube)))
-    return 0.5 * x * (1 + erf(x / convert_to_tensor(math.sqrt(2), dtype=x.dtype)))
+        coeff = cast(convert_to_tensor(0.044715, dtype=dtypes.float32), x.dtype)
+        cube = pow(x, convert_to_tensor(3.0, dtype=x.dtype))
+        inner = convert_to_tensor(math.sqrt(2 / math.pi), dtype=x.dtype) * (x + coeff * cube)
+        return half_x * (1.0 + tanh(inner))
+    inverse_sqrt2 = cast(convert_to_tensor(math.sqrt(0.5), dtype=dtypes.float32), x.dtype)
+    return half_x * erfc(-x * inverse_sqrt2)
 
 
 def silu(features, beta=1.0):

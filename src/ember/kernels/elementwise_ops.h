@@ -93,7 +93,9 @@
   X(kInvert, Invert, invert, InvertF, kIntTypes, Same, 1, 0, not_differentiable,                             \
     "Bitwise not. invert([0, 5]) == [-1, -6]")                                                               \
   X(kRint, Rint, rint, RoundF, kFloatTypes, Same, 1, 0, not_differentiable,                                  \
-    "The nearest integer, half to even (Round's math). rint([0.5, 1.5, -1.7]) == [0., 2., -2.]")
+    "The nearest integer, half to even (Round's math). rint([0.5, 1.5, -1.7]) == [0., 2., -2.]")             \
+  X(kErfc, Erfc, erfc, ErfcF, kFloatTypes, Same, 8, 0, erfc_grad,                                            \
+    "1 - erf(x), accurate where erf(x) is near 1. erfc([0., 3.]) == [1., 2.2090497e-05]")
 
 #define EMBER_BINARY_OPS(X)                                                                                  \
   X(kAdd, Add, add, AddF, kNumericAndComplexTypes, Same, 1, kCommutative, add_grad,                                    \

@@ -24,7 +24,7 @@
 //  Scalar, branch-free functions, overloaded for float and double, meant to be called inside plain loops
 //      for (i) out[i] = vexp(in[i]);
 //  so that GCC (>= 12, -O3, no -ffast-math, no libmvec) vectorises them:
-//      vexp vexpm1 vlog vlog1p vtanh vsigmoid vsoftplus verf vsin vcos velu (+ velu(x, alpha))
+//      vexp vexpm1 vlog vlog1p vtanh vsigmoid vsoftplus verf verfc vsin vcos velu (+ velu(x, alpha))
 //  and array forms  vexp(const T* x, T* y, std::size_t n)  etc. (in-place x == y is allowed).
 //  Hot paths contain no calls (no std::exp...), no tables and no data-dependent branches (but for one per 64
 //  elements in the float vsin/vcos array forms with FMA, Note [Float sin/cos]): ranges are handled with
@@ -33,16 +33,19 @@
 //  (__FMA__ or __AVX512F__), plain a*b+c otherwise; results can differ by an ulp between the ISA builds.
 //
 // *** VECTORISATION (GCC 12, -O3, checked with -fopt-info-vec-optimized) ***
-//  -mavx2 -mfma and -mavx512f/bw/dq/vl: every float and double function vectorises, except verf(double).
-//  baseline x86-64 (SSE2): every float function vectorises; double code stays scalar (SSE2 has no 64-bit
-//  compare, GCC cannot build the 64-bit select masks there; from -msse4.2 on it vectorises) and is then about
-//  2x slower than glibc's scalar exp/log - a baseline double kernel may prefer calling std:: directly.
+//  -mavx2 -mfma and -mavx512f/bw/dq/vl: every float and double function vectorises, except verf(double) and
+//  verfc(double).
+//  baseline x86-64 (SSE2): every float function vectorises but verfc(float), which computes in double; double
+//  code stays scalar (SSE2 has no 64-bit compare, GCC cannot build the 64-bit select masks there; from
+//  -msse4.2 on it vectorises) and is then about 2x slower than glibc's scalar exp/log - a baseline double
+//  kernel may prefer calling std:: directly.
 //
 // *** ACCURACY (measured by tests/cpp/kernels/vmath_test.cc against double / long double references) ***
 //  float : <= 4 ulp for every function over its whole range; measured maxima over all 2^32 inputs (AVX-512
 //          build, vs double-precision libm): exp 1.01, expm1 1.47, log 0.83, log1p 2.10, tanh 1.50,
 //          sigmoid 2.40, softplus 2.60, erf 1.10, elu 0.94, sin/cos 1.73 (|x| < 1e8) (the no-FMA baseline
-//          build is within 0.27 ulp of these, max 2.60 as well).  Outputs in the subnormal range are only
+//          build is within 0.27 ulp of these, max 2.60 as well); erfc, computed in double, 0.505 over the
+//          test's sweep (not yet over all inputs).  Outputs in the subnormal range are only
 //          checked with an absolute tolerance (subnormals may be flushed by DAZ/FTZ).
 //          exp, expm1, tanh, sigmoid, erf share one degree-4 minimax polynomial (vm_expm1_poly); tanh is an
 //          odd polynomial below |x| = 0.625 and expm1(2|x|) / (expm1(2|x|) + 2) above; sin/cos evaluate one
@@ -57,8 +60,8 @@
 //          tanh 2.4, sigmoid 2.0, softplus 2.5, elu 1.1, sin 1.7, cos 2.3 ulp (all < 6e-16 relative).
 //          vsin/vcos: Cody-Waite reduction with a 4-part pi/2 (27+27+27+53 bits), accurate for |x| < ~1e8,
 //          bounded in [-1, 1] beyond.
-//          verf(double) FALLS BACK TO std::erf (a vectorised double erf needs piecewise rational
-//          approximations; double erf is not on any hot path), so a loop over verf(double) does not
+//          verf(double) and verfc(double) FALL BACK TO std::erf and std::erfc (a vectorised double erf needs
+//          piecewise rational approximations; double erf is not on any hot path), so loops over them do not
 //          vectorise. Everything else for double is the vectorised polynomial path.
 //  Special values: NaN -> NaN for every function; exp(+inf)=inf, exp(-inf)=0, overflow -> inf, underflow -> 0
 //  (or a subnormal); log(0)=-inf, log(x<0)=NaN, log(inf)=inf, log1p(-1)=-inf, log1p(x<-1)=NaN;
@@ -648,6 +651,34 @@ EMBER_VM_INLINE double vsoftplus(double x) {
 
 // NOT vectorised: falls back to libm (see the accuracy notes at the top).
 EMBER_VM_INLINE double verf(double x) { return ::std::erf(x); }
+EMBER_VM_INLINE double verfc(double x) { return ::std::erfc(x); }
+
+// Float erfc, computed in double: erfc(a) = exp(-a^2) * t * P(t) for a = |x| and t = 2 / (2 + a), with P a
+// degree-12 Chebyshev fit of erfc(a) exp(a^2) / t on a in [0, 11] (3.3e-10 relative), and erfc(x) =
+// 2 - erfc(-x) for x < 0. a^2 of a float is exact in double, so there is none of the cancellation that
+// 1 - erf(x) suffers for large x (erfc falls to 1e-45, the last float subnormal, at 10.05): the result is
+// correctly rounded but for ties. Beyond 11 the double result rounds to float zero, so a is clamped there.
+EMBER_VM_INLINE float verfc(float x) {
+  const double xd = x;
+  double a = vm_abs(xd);
+  a = vm_sel(a > 11.0, 11.0, a);
+  const double t = 2.0 / (2.0 + a);
+  double p = -0x1.fac43bfaef7dfp-8;
+  p = vm_fma(p, t, 0x1.8111cc0087ccfp-6);
+  p = vm_fma(p, t, 0x1.e32b5ed1ef93dp-5);
+  p = vm_fma(p, t, -0x1.a8203f06ad624p-2);
+  p = vm_fma(p, t, 0x1.be545007f0abfp-1);
+  p = vm_fma(p, t, -0x1.c4917347225dfp-1);
+  p = vm_fma(p, t, 0x1.bffee8dc1a7bep-2);
+  p = vm_fma(p, t, -0x1.9e4825bfebedep-3);
+  p = vm_fma(p, t, 0x1.1aa93e86f3fd7p-3);
+  p = vm_fma(p, t, 0x1.5478feddd42e0p-3);
+  p = vm_fma(p, t, 0x1.fbfaf1a36364ap-3);
+  p = vm_fma(p, t, 0x1.20c77f2231956p-2);
+  p = vm_fma(p, t, 0x1.20de2136c478cp-2);
+  const double e = vm_exp_core(-(a * a)) * (t * p);
+  return static_cast<float>(vm_sel(xd < 0.0, 2.0 - e, e));
+}
 
 // Double sin/cos: pi/2 = P1 + P2 + P3 + P4 with 27-bit P1..P3 (n*Pi exact for |n| < 2^26, with or without
 // FMA), Taylor polynomials to r^17 / r^18 on |r| <= pi/4.
@@ -716,6 +747,7 @@ EMBER_VM_ARRAY(vtanh)
 EMBER_VM_ARRAY(vsigmoid)
 EMBER_VM_ARRAY(vsoftplus)
 EMBER_VM_ARRAY(verf)
+EMBER_VM_ARRAY(verfc)
 EMBER_VM_ARRAY_D(vsin)
 EMBER_VM_ARRAY_D(vcos)
 EMBER_VM_ARRAY(velu)

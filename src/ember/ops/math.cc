@@ -73,6 +73,10 @@ void erf_grad(GradContext& c) {
   GradTensor x = c.input(0);
   c.set(0, c.grad() * (2.0 / std::sqrt(std::numbers::pi)) * exp(-square(x)));
 }
+void erfc_grad(GradContext& c) {
+  GradTensor x = c.input(0);
+  c.set(0, c.grad() * (-2.0 / std::sqrt(std::numbers::pi)) * exp(-square(x)));
+}
 
 void sinh_grad(GradContext& c) { c.set(0, c.grad() * unary("Cosh", c.input(0))); }
 void cosh_grad(GradContext& c) { c.set(0, c.grad() * unary("Sinh", c.input(0))); }

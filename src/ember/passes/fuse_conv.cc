@@ -37,8 +37,10 @@
 // batch.
 //
 // Note [Expression activations]
-// ember has no Swish or Gelu op: tf.nn.silu writes x * sigmoid(x), tf.nn.gelu 0.5 * x * (1 + erf(x /
-// sqrt(2))) or its tanh form, as element-wise ops (python/ember/ops/nn_ops.py). The pass matches those trees
+// ember has no Swish or Gelu op, and neither has TensorFlow's graph: tf.nn.silu writes x * sigmoid(x),
+// tf.nn.gelu 0.5 * x * erfc(-x * (1 / sqrt(2))) or 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 *
+// pow(x, 3)))), as element-wise ops, in ember (python/ember/ops/nn_ops.py) as in TensorFlow 2.21; earlier
+// TensorFlow versions wrote the exact form 0.5 * x * (1 + erf(x / sqrt(2))). The pass matches those trees
 // (passes/pattern.h's Expr, constants to 1e-6) and fuses them as _MklSwish, GeluExact and GeluApproximate,
 // TensorFlow's names for them in fused_ops lists, when their ops read the pre-activation and each other only.
 // Their gradients read the pre-activation, so they fuse in inference graphs only.
@@ -66,19 +68,23 @@ namespace {
 const std::vector<std::pair<const char*, Expr>>& expression_activations() {
   static const auto* kExpressions = [] {
     const Expr x = expr_x();
-    // 0.5 * x * (1 + erf(x / sqrt(2)))
+    const Expr half_x = expr_op("Mul", {expr_const(0.5), x});
+    // TensorFlow 2.21's exact form: 0.5 * x * erfc(-x * (1 / sqrt(2))).
     Expr exact = expr_op(
-        "Mul",
-        {expr_op("Mul", {expr_const(0.5), x}),
-         expr_op("Add", {expr_const(1), expr_op("Erf", {expr_op("RealDiv", {x, expr_const(M_SQRT2)})})})});
-    // 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x * x * x)))
-    Expr cube = expr_op("Mul", {expr_op("Mul", {expr_op("Mul", {expr_const(0.044715), x}), x}), x});
+        "Mul", {half_x, expr_op("Erfc", {expr_op("Mul", {expr_op("Neg", {x}), expr_const(M_SQRT1_2)})})});
+    // The form earlier TensorFlow versions wrote (and SavedModels from them hold): 0.5 * x * (1 + erf(x /
+    // sqrt(2))).
+    Expr exact_erf = expr_op(
+        "Mul", {half_x, expr_op("Add", {expr_const(1),
+                                        expr_op("Erf", {expr_op("RealDiv", {x, expr_const(M_SQRT2)})})})});
+    // 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * pow(x, 3))))
+    Expr cube = expr_op("Mul", {expr_const(0.044715), expr_op("Pow", {x, expr_const(3)})});
     Expr inner = expr_op("Mul", {expr_const(std::sqrt(2 / M_PI)), expr_op("Add", {x, cube})});
-    Expr approximate = expr_op("Mul", {expr_op("Mul", {expr_const(0.5), x}),
-                                       expr_op("Add", {expr_const(1), expr_op("Tanh", {inner})})});
+    Expr approximate = expr_op("Mul", {half_x, expr_op("Add", {expr_const(1), expr_op("Tanh", {inner})})});
     return new std::vector<std::pair<const char*, Expr>>{
         {"_MklSwish", expr_op("Mul", {x, expr_op("Sigmoid", {x})})},
         {"GeluExact", std::move(exact)},
+        {"GeluExact", std::move(exact_erf)},
         {"GeluApproximate", std::move(approximate)}};
   }();
   return *kExpressions;

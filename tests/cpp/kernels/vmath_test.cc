@@ -270,6 +270,14 @@ TEST(VmathFloat, Erf) {
              FloatInputs(-kMaxF, kMaxF, kStride, -5.f, 5.f, 1000000)),
          kFloatBound);
 }
+// erfc decays to the last float subnormal at 10.05: the dense part of the sweep covers where it is not 0.
+TEST(VmathFloat, Erfc) {
+  Report("erfcf",
+         SweepF(
+             vm::verfc, [](double x) { return std::erfc(x); },
+             FloatInputs(-kMaxF, kMaxF, kStride, -5.f, 11.f, 1000000)),
+         kFloatBound);
+}
 TEST(VmathFloat, Elu) {
   Report("eluf", SweepF(vm::velu, RefElu, FloatInputs(-kMaxF, kMaxF, kStride, -20.f, 5.f, 1000000)),
          kFloatBound);
@@ -688,6 +696,13 @@ TEST(VmathDouble, Erf) {  // std::erf fallback; checked for completeness
              DoubleInputs(-kMaxD, kMaxD, 1000000, -7, 7, 500000)),
          kDoubleBound);
 }
+TEST(VmathDouble, Erfc) {  // std::erfc fallback; checked for completeness
+  Report("erfc",
+         SweepD(
+             vm::verfc, [](long double x) { return std::erfc(x); },
+             DoubleInputs(-kMaxD, kMaxD, 1000000, -7, 28, 500000)),
+         kDoubleBound);
+}
 TEST(VmathDouble, Elu) {
   Report("elu", SweepD(vm::velu, RefEluL, DoubleInputs(-kMaxD, kMaxD, 1000000, -40, 5, 1000000)),
          kDoubleBound);
@@ -726,8 +741,8 @@ void CheckSpecials() {
        {static_cast<T (*)(T)>(vm::vexp), static_cast<T (*)(T)>(vm::vexpm1), static_cast<T (*)(T)>(vm::vlog),
         static_cast<T (*)(T)>(vm::vlog1p), static_cast<T (*)(T)>(vm::vtanh),
         static_cast<T (*)(T)>(vm::vsigmoid), static_cast<T (*)(T)>(vm::vsoftplus),
-        static_cast<T (*)(T)>(vm::verf), static_cast<T (*)(T)>(vm::vsin), static_cast<T (*)(T)>(vm::vcos),
-        static_cast<T (*)(T)>(vm::velu)}) {
+        static_cast<T (*)(T)>(vm::verf), static_cast<T (*)(T)>(vm::verfc), static_cast<T (*)(T)>(vm::vsin),
+        static_cast<T (*)(T)>(vm::vcos), static_cast<T (*)(T)>(vm::velu)}) {
     EXPECT_TRUE(std::isnan(f(nan)));
     EXPECT_TRUE(std::isnan(f(-nan)));
   }
@@ -790,6 +805,13 @@ void CheckSpecials() {
   EXPECT_EQ(vm::verf(big), one);
   EXPECT_TRUE(SameBits(vm::verf(zero), zero));
   EXPECT_TRUE(SameBits(vm::verf(nzero), nzero));
+
+  EXPECT_TRUE(SameBits(vm::verfc(inf), zero));
+  EXPECT_EQ(vm::verfc(-inf), T(2));
+  EXPECT_TRUE(SameBits(vm::verfc(big), zero));
+  EXPECT_EQ(vm::verfc(-big), T(2));
+  EXPECT_EQ(vm::verfc(zero), one);
+  EXPECT_EQ(vm::verfc(nzero), one);
 
   EXPECT_TRUE(std::isnan(vm::vsin(inf)));
   EXPECT_TRUE(std::isnan(vm::vsin(-inf)));

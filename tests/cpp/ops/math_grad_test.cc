@@ -68,6 +68,7 @@ const Domain kDomains[] = {
     {"Sigmoid", -4, 4},
     {"Softplus", -4, 4},
     {"Erf", -2, 2},
+    {"Erfc", -2, 2},
     {"Abs", -2, 2, -2, 2, {0}},
     {"Relu", -2, 2, -2, 2, {0}},
     {"Elu", -2, 2, -2, 2, {0}},
