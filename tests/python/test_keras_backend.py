@@ -175,6 +175,28 @@ def test_rnn_with_mask_matches_tf_keras():
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6, err_msg=str(options))
 
 
+def test_rnn_with_an_unknown_number_of_steps_matches_the_unrolled_run():
+    x = RNG.standard_normal((2, 5, 3)).astype(np.float32)
+    w = RNG.standard_normal((3, 4)).astype(np.float32)
+    mask = np.array([[1, 1, 0, 1, 0], [1, 0, 1, 1, 1]], bool)
+    K = ember.keras.backend
+
+    def step(inputs, states):
+        h = K.tanh(K.dot(inputs, ember.constant(w)) + states[0])
+        return h, [h]
+
+    for options in ({}, {"go_backwards": True, "zero_output_for_mask": True}, {"return_all_outputs": False}):
+        unrolled = K.rnn(step, ember.constant(x), [ember.zeros((2, 4))], mask=ember.constant(mask), **options)
+
+        @ember.function(input_signature=[ember.TensorSpec([2, None, 3]), ember.TensorSpec([2, None], ember.bool)])
+        def looped(inputs, steps_mask):
+            return K.rnn(step, inputs, [ember.zeros((2, 4))], mask=steps_mask, **options)
+
+        for got, want in zip(ember.nest.flatten(looped(ember.constant(x), ember.constant(mask))),
+                             ember.nest.flatten(unrolled)):
+            np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-6, err_msg=str(options))
+
+
 def test_function_reads_an_intermediate_layer():
     K, keras = ember.keras.backend, ember.keras
     inputs = keras.Input((4,))

@@ -910,26 +910,18 @@ def rnn(step_function, inputs, initial_states, go_backwards=False, mask=None, co
         if not time_major:
             mask = tf.transpose(mask, [1, 0, 2])
     steps = int_shape(inputs_list[0])[0]
-    if steps is None:
-        raise ValueError("rnn: the number of time steps must be known (the time axis of `inputs` is None); "
-                         "Keras' recurrent layers pass padded sequences of a known length")
+    if steps is None:  # the number of steps is known only when the graph runs: a While over the steps
+        return _rnn_while(step_function, inputs, inputs_list, list(initial_states), constants, mask, go_backwards,
+                          time_major, zero_output_for_mask, return_all_outputs)
     order = list(range(steps))[::-1] if go_backwards else list(range(steps))
     states = list(initial_states)
     outputs = []
     previous_output = None
     for t in order:
         step_inputs = tf.nest.pack_sequence_as(inputs, [x[t] for x in inputs_list])
-        output, new_states = step_function(step_inputs, states + constants)
-        new_states = list(new_states) if isinstance(new_states, (list, tuple)) else [new_states]
-        if mask is not None:
-            keep = mask[t]
-            if previous_output is None:
-                previous_output = tf.zeros_like(output)
-            fallback = tf.zeros_like(output) if zero_output_for_mask else previous_output
-            output = tf.where(_broadcast_mask(keep, output), output, fallback)
-            new_states = [tf.where(_broadcast_mask(keep, s), s, old) for s, old in zip(new_states, states)]
-        previous_output = output
-        states = new_states
+        output, states, previous_output = _rnn_step(step_function, step_inputs, states, constants,
+                                                    None if mask is None else mask[t], previous_output,
+                                                    zero_output_for_mask)
         outputs.append(output)
     last_output = outputs[-1]
     if return_all_outputs:
@@ -939,6 +931,57 @@ def rnn(step_function, inputs, initial_states, go_backwards=False, mask=None, co
     else:
         stacked = tf.expand_dims(last_output, 0 if time_major else 1)
     return last_output, stacked, states
+
+
+def _rnn_step(step_function, step_inputs, states, constants, keep, previous_output, zero_output_for_mask):
+    """One step: (the output, the new states, the output a masked next step repeats). At a masked step
+    the states are kept and the output is the previous one (zeros with ``zero_output_for_mask``)."""
+    output, new_states = step_function(step_inputs, list(states) + constants)
+    new_states = list(new_states) if isinstance(new_states, (list, tuple)) else [new_states]
+    if keep is None:
+        return output, new_states, output
+    if previous_output is None:
+        previous_output = tf.zeros_like(output)
+    fallback = tf.zeros_like(output) if zero_output_for_mask else previous_output
+    emitted = tf.where(_broadcast_mask(keep, output), output, fallback)
+    new_states = [tf.where(_broadcast_mask(keep, s), s, old) for s, old in zip(new_states, states)]
+    return emitted, new_states, emitted
+
+
+def _rnn_while(step_function, inputs, inputs_list, states, constants, mask, go_backwards, time_major,
+               zero_output_for_mask, return_all_outputs):
+    count = tf.shape(inputs_list[0])[0]
+    arrays = [tf.TensorArray(x.dtype, size=count).unstack(x) for x in inputs_list]
+    masks = None if mask is None else tf.TensorArray(tf.bool, size=count).unstack(mask)
+
+    def index_of(t):
+        return count - 1 - t if go_backwards else t
+
+    def inputs_at(index):
+        return tf.nest.pack_sequence_as(inputs, [a.read(index) for a in arrays])
+
+    # The output's shape and dtype come from one step at the first index, as Keras' backend does
+    first_output, _ = step_function(inputs_at(index_of(0)), list(states) + constants)
+    outputs = tf.TensorArray(first_output.dtype, size=count)
+
+    def body(t, previous, outputs, *states):
+        index = index_of(t)
+        emitted, new_states, carried = _rnn_step(step_function, inputs_at(index), list(states), constants,
+                                                 None if masks is None else masks.read(index), previous,
+                                                 zero_output_for_mask)
+        return (t + 1, carried, outputs.write(t, emitted), *new_states)
+
+    result = tf.while_loop(lambda t, *_: t < count, body,
+                           (tf.constant(0), tf.zeros_like(first_output), outputs, *states))
+    final_states = list(result[3:])
+    stacked = result[2].stack()
+    last_output = stacked[-1]
+    if return_all_outputs:
+        if not time_major:
+            stacked = tf.transpose(stacked, [1, 0] + list(range(2, ndim(stacked))))
+    else:
+        stacked = tf.expand_dims(last_output, 0 if time_major else 1)
+    return last_output, stacked, final_states
 
 
 def _broadcast_mask(mask, like):
