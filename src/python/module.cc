@@ -23,6 +23,7 @@
 #include "ember/ops/registry.h"
 #include "ember/ops/tensor_array.h"
 #include "ember/trace/trace_context.h"
+#include "python/py_gil.h"
 #include "python/py_tensor.h"
 
 namespace nb = nanobind;
@@ -296,6 +297,7 @@ NB_MODULE(_C, m) {
   // Some process-wide caches are leaked on purpose (they must outlive the allocator's thread caches at
   // exit), and graphs in them may hold Python callables (custom-gradient replays): not leaks to report.
   nb::set_leak_warnings(false);
+  init_gil_guards();
   nb::register_exception_translator(&translate_exception);
   if (!init_tensor_type(m.ptr()) || !init_op_caller(m.ptr()) || !init_api_dispatch(m.ptr()))
     throw nb::python_error();

@@ -17,6 +17,7 @@
 
 #include "ember/trace/trace_context.h"
 #include "python/py_function.h"
+#include "python/py_gil.h"
 #include "python/py_tensor.h"
 
 namespace ember::python {
@@ -175,7 +176,7 @@ PyObject* run_entry(const MemoEntry& entry, SmallVector<TensorImpl*, 8>& tensors
   } catch (const std::exception& e) {
     s = make_error(Code::kInternal, "running a function: unexpected C++ exception: ", e.what());
   }
-  if (released != nullptr) PyEval_RestoreThread(released);
+  if (released != nullptr) restore_gil_or_hang(released);
   if (!s.ok()) return raise_status(s);
   if (entry.single_result) return wrap_tensor(std::move(results[0]));
   PyObject* flat = PyList_New(static_cast<Py_ssize_t>(results.size()));

@@ -2,6 +2,7 @@
 // functions that build one. A Python iterator becomes a source that takes the GIL for each pull; a traced
 // graph function becomes a map function whose calls run its compiled plan without the GIL.
 #include <Python.h>
+#include <cxxabi.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
@@ -16,6 +17,7 @@
 #include "ember/data/iterator.h"
 #include "ember/ops/dataset.h"
 #include "python/py_function.h"
+#include "python/py_gil.h"
 #include "python/py_status.h"
 
 namespace nb = nanobind;
@@ -94,11 +96,9 @@ Status stash_python_error() {
 template <typename T>
 std::shared_ptr<T> holding_gil_on_release(T* p) {
   return std::shared_ptr<T>(p, [](T* q) {
-    if (!Py_IsInitialized()) {
-      return;  // the interpreter is gone: leak rather than touch it
-    }
-    nb::gil_scoped_acquire gil;
-    delete q;
+    if (!Py_IsInitialized()) return;  // the interpreter is gone: leak rather than touch it
+    AcquireGil gil;
+    if (gil.is_valid()) delete q;  // else the interpreter is exiting: leak
   });
 }
 
@@ -113,7 +113,7 @@ class PyDataIterator {
     data::Element element;
     bool more = false;
     {
-      nb::gil_scoped_release release;
+      ReleaseGil release;
       std::lock_guard<std::mutex> lock(mu_);
       if (!it_) {
         status = make_error(Code::kFailedPrecondition, "the iterator was closed");
@@ -138,20 +138,14 @@ class PyDataIterator {
     return nb::steal(tuple);
   }
 
-  /// Stops the iterator's threads (waiting for them without the GIL, which they may need).
+  /// Stops the iterator's threads. Without the GIL, which they may need, and which a next() on another
+  /// thread may need while it holds mu_ (a py_function in a map; the package closes every iterator at exit).
   void close() {
+    ReleaseGil release(ReleaseGil::kIfHeld);
     data::IteratorPtr old;
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      old = std::move(it_);
-    }
-    if (!old) return;
-    if (Py_IsInitialized() && PyGILState_Check()) {
-      nb::gil_scoped_release release;
-      old.reset();
-    } else {
-      old.reset();
-    }
+    std::lock_guard<std::mutex> lock(mu_);
+    old = std::move(it_);
+    old.reset();
   }
 
   /// Hands the C++ iterator to a downstream one (this object is then closed).
@@ -169,15 +163,17 @@ class PyDataIterator {
 std::mutex& live_mu();
 std::unordered_map<PyDataIterator*, bool>& live();
 
+// live_mu() is never awaited with the GIL held: data_close_all holds it while it waits for an iterator's
+// mu_, which a next() on another thread may hold while its pipeline waits for the GIL.
 PyDataIterator::PyDataIterator(data::IteratorPtr it) : it_(std::move(it)) {
+  ReleaseGil release(ReleaseGil::kIfHeld);
   std::lock_guard<std::mutex> lock(live_mu());
   live()[this] = true;
 }
 PyDataIterator::~PyDataIterator() {
-  {
-    std::lock_guard<std::mutex> lock(live_mu());
-    live().erase(this);
-  }
+  ReleaseGil release(ReleaseGil::kIfHeld);
+  std::lock_guard<std::mutex> lock(live_mu());
+  live().erase(this);
   close();
 }
 
@@ -185,8 +181,14 @@ data::SourceFn python_source(nb::object iterator) {
   auto held = holding_gil_on_release(new nb::object(std::move(iterator)));
   return [held](data::Element& out) -> StatusOr<bool> {
     if (!Py_IsInitialized()) return make_error(Code::kCancelled, "the interpreter is shutting down");
-    nb::gil_scoped_acquire gil;
-    PyObject* item = PyIter_Next(held->ptr());
+    AcquireGil gil;
+    if (!gil.is_valid()) return make_error(Code::kCancelled, "the interpreter is shutting down");
+    PyObject* item = nullptr;
+    try {
+      item = PyIter_Next(held->ptr());
+    } catch (abi::__forced_unwind&) {
+      hang_thread_at_exit();  // Python ended this thread at exit (Note [Threads at interpreter exit])
+    }
     if (item == nullptr) {
       if (PyErr_Occurred()) return stash_python_error();
       return false;
@@ -259,11 +261,21 @@ Status python_error_status() {
   return Status(code, text);
 }
 
+// Calls a dataset callback with one integer (the GIL is held).
+PyObject* call_dataset_callback(const nb::object& fn, int64_t arg) {
+  try {
+    return PyObject_CallFunction(fn.ptr(), "L", static_cast<long long>(arg));
+  } catch (abi::__forced_unwind&) {
+    hang_thread_at_exit();  // Python ended this thread at exit (Note [Threads at interpreter exit])
+  }
+}
+
 StatusOr<int64_t> py_create(int64_t dataset) {
   if (!Py_IsInitialized() || callbacks() == nullptr)
     return make_error(Code::kCancelled, "no dataset runtime");
-  nb::gil_scoped_acquire gil;
-  PyObject* r = PyObject_CallFunction(callbacks()->create.ptr(), "L", static_cast<long long>(dataset));
+  AcquireGil gil;
+  if (!gil.is_valid()) return make_error(Code::kCancelled, "the interpreter is shutting down");
+  PyObject* r = call_dataset_callback(callbacks()->create, dataset);
   if (r == nullptr) return python_error_status();
   long long h = PyLong_AsLongLong(r);
   Py_DECREF(r);
@@ -274,8 +286,9 @@ StatusOr<int64_t> py_create(int64_t dataset) {
 StatusOr<bool> py_next(int64_t handle, std::vector<TensorRef>& components) {
   if (!Py_IsInitialized() || callbacks() == nullptr)
     return make_error(Code::kCancelled, "no dataset runtime");
-  nb::gil_scoped_acquire gil;
-  PyObject* r = PyObject_CallFunction(callbacks()->next.ptr(), "L", static_cast<long long>(handle));
+  AcquireGil gil;
+  if (!gil.is_valid()) return make_error(Code::kCancelled, "the interpreter is shutting down");
+  PyObject* r = call_dataset_callback(callbacks()->next, handle);
   if (r == nullptr) return python_error_status();
   nb::object element = nb::steal(r);
   if (r == Py_None) return false;
@@ -291,8 +304,9 @@ StatusOr<bool> py_next(int64_t handle, std::vector<TensorRef>& components) {
 
 Status py_release(int64_t handle) {
   if (!Py_IsInitialized() || callbacks() == nullptr) return Status::OK();
-  nb::gil_scoped_acquire gil;
-  PyObject* r = PyObject_CallFunction(callbacks()->release.ptr(), "L", static_cast<long long>(handle));
+  AcquireGil gil;
+  if (!gil.is_valid()) return Status::OK();  // the interpreter is exiting: nothing left to release
+  PyObject* r = call_dataset_callback(callbacks()->release, handle);
   if (r == nullptr) return python_error_status();
   Py_DECREF(r);
   return Status::OK();
@@ -339,12 +353,10 @@ void bind_data(nb::module_& m) {
   });
   m.def("data_autotune_parallelism", &data::autotune_parallelism);
   m.def("data_close_all", [] {
-    std::vector<PyDataIterator*> all;
-    {
-      std::lock_guard<std::mutex> lock(live_mu());
-      for (auto& [it, _] : live()) all.push_back(it);
-    }
-    for (PyDataIterator* it : all) it->close();
+    // Holding live_mu() keeps each iterator from being destroyed while it is closed.
+    ReleaseGil release(ReleaseGil::kIfHeld);
+    std::lock_guard<std::mutex> lock(live_mu());
+    for (auto& [it, _] : live()) it->close();
   });
   m.def("set_dataset_callbacks", [](nb::object create, nb::object next, nb::object release) {
     if (callbacks() == nullptr) callbacks() = new DatasetCallbacks();

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ember/distribute/communicator.h"
+#include "python/py_gil.h"
 #include "python/py_status.h"
 
 namespace nb = nanobind;
@@ -28,7 +29,7 @@ void bind_distribute(nb::module_& m) {
         o.hostname = hostname;
         o.timeout_seconds = timeout_seconds;
         StatusOr<std::shared_ptr<distribute::Communicator>> c = [&] {
-          nb::gil_scoped_release release;
+          ReleaseGil release;
           return distribute::create_communicator(o);
         }();
         if (!c.ok()) throw_status(c.status());
@@ -63,7 +64,7 @@ void bind_distribute(nb::module_& m) {
         if (c == nullptr) return;
         Status s;
         {
-          nb::gil_scoped_release release;
+          ReleaseGil release;
           s = c->barrier(tag, timeout_seconds);
         }
         if (!s.ok()) throw_status(s);

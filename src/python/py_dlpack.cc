@@ -12,6 +12,7 @@
 
 #include "ember/core/allocator.h"
 #include "ember/core/tensor_impl.h"
+#include "python/py_gil.h"
 #include "python/py_tensor.h"
 
 namespace nb = nanobind;
@@ -108,9 +109,8 @@ void release_imported(void* context) {
     return;
   }
   if (Py_AddPendingCall(&release_with_gil, context) == 0) return;
-  PyGILState_STATE state = PyGILState_Ensure();  // the pending-call queue is full: wait for the GIL
-  release_with_gil(context);
-  PyGILState_Release(state);
+  AcquireGil gil;  // the pending-call queue is full: wait for the GIL (refused at exit: leak)
+  if (gil.is_valid()) release_with_gil(context);
 }
 
 // A DLPack capsule over the tensor's buffer (nanobind's ndarray without a framework casts to one).

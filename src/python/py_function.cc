@@ -3,6 +3,7 @@
 #include "python/py_function.h"
 
 #include <Python.h>
+#include <cxxabi.h>
 #include <frameobject.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/pair.h>
@@ -19,6 +20,7 @@
 #include "ember/ops/registry.h"
 #include "ember/runtime/executor.h"
 #include "ember/trace/trace_context.h"
+#include "python/py_gil.h"
 #include "python/py_status.h"
 #include "python/py_tensor.h"
 #include "python/py_tensor_list.h"
@@ -151,7 +153,7 @@ nb::list PyGraphFunction::call(nb::list args) const {
     // Without the GIL in either path: a plan's worker threads may run kernels that call back into Python
     // (a dataset's next element), and they must be able to take it while this thread waits for them. The
     // tape's recording state is this thread's own (autodiff/tape.cc), so recording needs no GIL.
-    nb::gil_scoped_release release;
+    ReleaseGil release;
     s = autodiff::recording_active() ? run({impls.data(), impls.size()}, results)
                                      : compiled_.run({impls.data(), impls.size()}, results);
   }
@@ -421,18 +423,21 @@ void bind_functions(nb::module_& m) {
     for (nb::handle t : outputs) region.outputs.push_back(value_of(t));
     // The graph may outlive this call anywhere (copies, caches): release the Python callable under the GIL.
     std::shared_ptr<nb::object> callable(new nb::object(std::move(replay)), [](nb::object* o) {
-      if (!Py_IsInitialized()) {
-        (void)o->release();  // the interpreter is gone: leak the reference rather than touch it
-        delete o;
-        return;
-      }
-      nb::gil_scoped_acquire gil;
+      AcquireGil gil;  // refused while the interpreter exits: leak the reference rather than touch it
+      if (!gil.is_valid()) (void)o->release();
       delete o;
     });
     region.replay = [callable](std::span<TensorImpl* const> tensors) -> StatusOr<std::vector<TensorRef>> {
-      nb::gil_scoped_acquire gil;
+      AcquireGil gil;
+      if (!gil.is_valid())
+        return make_error(Code::kCancelled, "rerunning the function: the interpreter is shutting down");
       try {
-        nb::object result = (*callable)(wrap_tensor_list(tensors));
+        nb::object result;
+        try {
+          result = (*callable)(wrap_tensor_list(tensors));
+        } catch (abi::__forced_unwind&) {
+          hang_thread_at_exit();  // Python ended this thread at exit (Note [Threads at interpreter exit])
+        }
         std::vector<TensorRef> out;
         for (nb::handle t : result) out.emplace_back(tensor_arg(t, "custom_gradient output"));
         return out;

@@ -4,6 +4,7 @@
 #include <nanobind/stl/string.h>
 
 #include "ember/jit/jit.h"
+#include "python/py_gil.h"
 
 namespace nb = nanobind;
 
@@ -35,11 +36,11 @@ void bind_jit(nb::module_& m) {
           ("set_native_kernels: expected 'off', 'async' or 'sync', got '" + mode + "'").c_str());
   });
   m.def("jit_wait", [] {
-    nb::gil_scoped_release release;
+    ReleaseGil release;
     jit::wait_for_pending();
   });
   m.def("jit_shutdown", [] {
-    nb::gil_scoped_release release;
+    ReleaseGil release;
     jit::shutdown();
   });
   m.def("jit_stats", [] {

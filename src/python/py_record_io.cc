@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ember/state/record_io.h"
+#include "python/py_gil.h"
 #include "python/py_status.h"
 
 namespace nb = nanobind;
@@ -62,7 +63,7 @@ void bind_record_io(nb::module_& m) {
              int mem_level, int strategy, int64_t buffer_size, bool append) {
             RecordOptions o = make_options(compression, level, window_bits, mem_level, strategy, buffer_size);
             StatusOr<std::unique_ptr<RecordWriter>> w = [&] {
-              nb::gil_scoped_release release;
+              ReleaseGil release;
               return RecordWriter::open(path, o, append);
             }();
             check(w.status());
@@ -77,7 +78,7 @@ void bind_record_io(nb::module_& m) {
             std::string_view v = bytes_view(record, "TFRecordWriter.write");
             Status s;
             {
-              nb::gil_scoped_release release;
+              ReleaseGil release;
               s = w.write(v);
             }
             check(s);
@@ -87,7 +88,7 @@ void bind_record_io(nb::module_& m) {
            [](RecordWriter& w) {
              Status s;
              {
-               nb::gil_scoped_release release;
+               ReleaseGil release;
                s = w.flush();
              }
              check(s);
@@ -96,7 +97,7 @@ void bind_record_io(nb::module_& m) {
            [](RecordWriter& w) {
              Status s;
              {
-               nb::gil_scoped_release release;
+               ReleaseGil release;
                s = w.close();
              }
              check(s);
@@ -110,7 +111,7 @@ void bind_record_io(nb::module_& m) {
           [](const std::string& path, const std::string& compression, int window_bits, int64_t buffer_size) {
             RecordOptions o = make_options(compression, -1, window_bits, 8, 0, buffer_size);
             StatusOr<std::unique_ptr<RecordReader>> r = [&] {
-              nb::gil_scoped_release release;
+              ReleaseGil release;
               return RecordReader::open(path, o);
             }();
             check(r.status());
@@ -124,7 +125,7 @@ void bind_record_io(nb::module_& m) {
             std::string record;
             Status s;
             {
-              nb::gil_scoped_release release;
+              ReleaseGil release;
               s = r.read(&record);
             }
             if (s.code() == Code::kOutOfRange) return nb::none();

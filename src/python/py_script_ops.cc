@@ -3,6 +3,7 @@
 // function's registration alive while a graph holds its node. The package (ember/ops/script_ops.py) keeps
 // the functions and does the conversions; this file only crosses into Python.
 #include <Python.h>
+#include <cxxabi.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
 
@@ -12,8 +13,8 @@
 #include <vector>
 
 #include "ember/ops/py_func.h"
+#include "python/py_gil.h"
 #include "python/py_tensor.h"
-#include "python/py_tensor_list.h"
 
 namespace nb = nanobind;
 
@@ -93,6 +94,47 @@ void release_handle(void* context) {
   }
 }
 
+// The pending Python exception as text (the GIL is held), for an error of the callback itself.
+std::string take_python_error() {
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  std::string text = "an exception";
+  if (PyObject* s = value != nullptr ? PyObject_Str(value) : nullptr) {
+    if (const char* c = PyUnicode_AsUTF8(s))
+      text = std::string(type != nullptr ? reinterpret_cast<PyTypeObject*>(type)->tp_name : "?") + ": " + c;
+    Py_DECREF(s);
+  }
+  PyErr_Clear();
+  Py_XDECREF(type);
+  Py_XDECREF(value);
+  Py_XDECREF(tb);
+  return text;
+}
+
+// Calls the package's callback; a new reference, or nullptr with the Python error set. Only raw
+// references live in this frame: Python may end the thread inside the call (Note [Threads at interpreter
+// exit] in py_gil.h), and the unwind that follows must not touch an object without the GIL.
+PyObject* call_callback(const std::string& token, bool eager, CallableHandle* handle,
+                        std::span<TensorImpl* const> inputs) {
+  PyObject* list = PyList_New(static_cast<Py_ssize_t>(inputs.size()));
+  if (list == nullptr) return nullptr;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    PyObject* wrapped = wrap_tensor(TensorRef(inputs[i]));
+    if (wrapped == nullptr) return Py_DECREF(list), nullptr;
+    PyList_SET_ITEM(list, static_cast<Py_ssize_t>(i), wrapped);
+  }
+  // The node's own handle holds the registration while the node exists, and so during this call.
+  PyObject* registration = handle != nullptr ? handle->registration : Py_None;
+  const bool keep_for_gradient = handle != nullptr && handle->gradient_built.load(std::memory_order_acquire);
+  PyObject* name = PyUnicode_FromStringAndSize(token.data(), static_cast<Py_ssize_t>(token.size()));
+  if (name == nullptr) return Py_DECREF(list), nullptr;
+  PyObject* result = PyObject_CallFunctionObjArgs(callback(), name, eager ? Py_True : Py_False, registration,
+                                                  keep_for_gradient ? Py_True : Py_False, list, nullptr);
+  Py_DECREF(name);
+  Py_DECREF(list);
+  return result;
+}
+
 // Note [Calling a py_function from a kernel]
 // The kernel runs on a pool thread, or inline on the caller's: it takes the GIL here. A caller whose plan
 // runs on the pool released it first (PyGraphFunction::call, py_call_memo.cc's run_entry), so neither
@@ -105,30 +147,39 @@ Status call_python(const std::string& token, bool eager, const TensorImpl& calla
   if (!Py_IsInitialized() || callback() == nullptr)
     return make_error(Code::kFailedPrecondition, "py_function: no Python runtime to call");
   CallableHandle* handle = handle_of(callable);
-  nb::gil_scoped_acquire gil;
+  AcquireGil gil;
+  if (!gil.is_valid())
+    return make_error(Code::kCancelled, "py_function ", token, ": the interpreter is shutting down");
+  PyObject* result = nullptr;
   try {
-    // The node's own handle holds the registration while the node exists, and so during this call.
-    nb::object registration = handle != nullptr ? nb::borrow(handle->registration) : nb::none();
-    const bool keep_for_gradient =
-        handle != nullptr && handle->gradient_built.load(std::memory_order_acquire);
-    nb::object result =
-        nb::borrow(callback())(token, eager, registration, keep_for_gradient, wrap_tensor_list(inputs));
-    if (nb::isinstance<nb::tuple>(result)) {
-      auto code = nb::cast<int>(result[0]);
-      return Status(static_cast<Code>(code), nb::cast<std::string>(result[1]));
-    }
-    for (nb::handle h : result) {
-      if (!is_tensor(h.ptr()) || impl_of(h.ptr())->is_symbolic())
-        return make_error(Code::kInternal, "py_function ", token, ": the callback gave no eager tensor");
-      outputs.emplace_back(impl_of(h.ptr()));
-    }
-    if (outputs.size() != tout.size())
-      return make_error(Code::kInternal, "py_function ", token, ": the callback gave ", outputs.size(),
-                        " tensors for ", tout.size(), " outputs");
-    return Status::OK();
-  } catch (nb::python_error& e) {  // a bug of the callback itself
-    return make_error(Code::kInternal, "py_function ", token, ": ", e.what());
+    result = call_callback(token, eager, handle, inputs);
+  } catch (abi::__forced_unwind&) {
+    hang_thread_at_exit();  // Python ended this thread at exit (Note [Threads at interpreter exit])
   }
+  if (result == nullptr)  // a bug of the callback itself
+    return make_error(Code::kInternal, "py_function ", token, ": ", take_python_error());
+  Status status = Status::OK();
+  if (PyTuple_Check(result) && PyTuple_GET_SIZE(result) == 2) {
+    int code = static_cast<int>(PyLong_AsLong(PyTuple_GET_ITEM(result, 0)));
+    const char* message = PyUnicode_AsUTF8(PyTuple_GET_ITEM(result, 1));
+    status = PyErr_Occurred() ? make_error(Code::kInternal, "py_function ", token, ": ", take_python_error())
+                              : Status(static_cast<Code>(code), message);
+  } else if (!PyList_Check(result)) {
+    status = make_error(Code::kInternal, "py_function ", token, ": the callback gave no list");
+  } else {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(result) && status.ok(); ++i) {
+      PyObject* h = PyList_GET_ITEM(result, i);
+      if (!is_tensor(h) || impl_of(h)->is_symbolic())
+        status = make_error(Code::kInternal, "py_function ", token, ": the callback gave no eager tensor");
+      else
+        outputs.emplace_back(impl_of(h));
+    }
+    if (status.ok() && outputs.size() != tout.size())
+      status = make_error(Code::kInternal, "py_function ", token, ": the callback gave ", outputs.size(),
+                          " tensors for ", tout.size(), " outputs");
+  }
+  Py_DECREF(result);
+  return status;
 }
 
 void note_gradient_built(const TensorImpl& callable) {

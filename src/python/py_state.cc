@@ -14,6 +14,7 @@
 
 #include "ember/state/crc32c.h"
 #include "ember/state/tensor_bundle.h"
+#include "python/py_gil.h"
 #include "python/py_status.h"
 #include "python/py_tensor.h"
 
@@ -47,7 +48,7 @@ void bind_state(nb::module_& m) {
               throw nb::type_error("BundleWriter.add: expected an eager tensor, got a symbolic one");
             Status s;
             {
-              nb::gil_scoped_release release;
+              ReleaseGil release;
               s = w.add(key, TensorRef(t));
             }
             check(s);
@@ -66,7 +67,7 @@ void bind_state(nb::module_& m) {
       .def("finish", [](BundleWriter& w) {
         Status s;
         {
-          nb::gil_scoped_release release;
+          ReleaseGil release;
           s = w.finish();
         }
         check(s);
@@ -103,7 +104,7 @@ void bind_state(nb::module_& m) {
       [](const std::string& prefix, bool temporary_files) {
         Status s;
         {
-          nb::gil_scoped_release release;
+          ReleaseGil release;
           s = settle_abandoned_save(prefix, temporary_files);
         }
         check(s);
@@ -118,7 +119,7 @@ void bind_state(nb::module_& m) {
           "open",
           [](const std::string& prefix) {
             StatusOr<BundleReader> r = [&] {
-              nb::gil_scoped_release release;
+              ReleaseGil release;
               return BundleReader::open(prefix);
             }();
             return std::make_unique<BundleReader>(take(std::move(r)));
@@ -132,7 +133,7 @@ void bind_state(nb::module_& m) {
       .def("read",
            [](const BundleReader& r, const std::string& key) {
              StatusOr<TensorRef> t = [&] {
-               nb::gil_scoped_release release;
+               ReleaseGil release;
                return r.read(key);
              }();
              return nb::steal(wrap_tensor(take(std::move(t))));

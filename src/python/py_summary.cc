@@ -9,6 +9,7 @@
 
 #include "ember/ops/summary.h"
 #include "ember/state/summary_writer.h"
+#include "python/py_gil.h"
 #include "python/py_status.h"
 
 namespace nb = nanobind;
@@ -28,7 +29,7 @@ void bind_summary(nb::module_& m) {
           "create",
           [](const std::string& logdir, int64_t max_queue, int64_t flush_millis, const std::string& suffix) {
             StatusOr<std::shared_ptr<EventFileWriter>> w = [&] {
-              nb::gil_scoped_release release;
+              ReleaseGil release;
               return EventFileWriter::create(logdir, max_queue, flush_millis, suffix);
             }();
             check(w.status());
@@ -42,7 +43,7 @@ void bind_summary(nb::module_& m) {
             std::string bytes(event.c_str(), event.size());
             Status s;
             {
-              nb::gil_scoped_release release;
+              ReleaseGil release;
               s = w.write_serialized_event(std::move(bytes));
             }
             check(s);
@@ -52,7 +53,7 @@ void bind_summary(nb::module_& m) {
            [](EventFileWriter& w) {
              Status s;
              {
-               nb::gil_scoped_release release;
+               ReleaseGil release;
                s = w.flush();
              }
              check(s);
@@ -61,7 +62,7 @@ void bind_summary(nb::module_& m) {
            [](EventFileWriter& w) {
              Status s;
              {
-               nb::gil_scoped_release release;
+               ReleaseGil release;
                s = w.close();
              }
              check(s);

@@ -1,10 +1,12 @@
 // ember._C.Tape: the C++ GradientTape (autodiff/tape.h) behind the Python ember.GradientTape, and
 // record_custom for ember.custom_gradient (a Python function computes the node's input gradients).
+#include <cxxabi.h>
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/vector.h>
 
 #include "ember/autodiff/graph_gradients.h"
 #include "ember/autodiff/tape.h"
+#include "python/py_gil.h"
 #include "python/py_status.h"
 #include "python/py_tensor.h"
 
@@ -78,13 +80,17 @@ class PythonBackward final : public autodiff::Backward {
  public:
   explicit PythonBackward(nb::object fn) : fn_(std::move(fn)) {}
   ~PythonBackward() override {
-    nb::gil_scoped_acquire gil;
+    AcquireGil gil;  // refused while the interpreter exits: leak the function rather than touch it
+    if (!gil.is_valid()) (void)fn_.release();
     fn_.reset();
   }
 
   void backward(const autodiff::TapeNode& node, std::span<TensorImpl* const> output_grads,
                 SmallVector<TensorRef, 4>& edge_grads) override {
-    nb::gil_scoped_acquire gil;
+    AcquireGil gil;
+    if (!gil.is_valid())
+      throw StatusError(
+          make_error(Code::kCancelled, "custom gradient function: the interpreter is shutting down"));
     nb::list grads;
     for (size_t i = 0; i < output_grads.size(); ++i) {
       TensorRef g(output_grads[i]);
@@ -94,6 +100,8 @@ class PythonBackward final : public autodiff::Backward {
     nb::object result;
     try {
       result = fn_(grads);
+    } catch (abi::__forced_unwind&) {
+      hang_thread_at_exit();  // Python ended this thread at exit (Note [Threads at interpreter exit])
     } catch (nb::python_error& e) {
       e.restore();
       throw StatusError(make_error(Code::kUnknown, "custom gradient function raised"));
@@ -108,7 +116,8 @@ class PythonBackward final : public autodiff::Backward {
 
   // The decorated function's name, which ember.custom_gradient gives the backward closure.
   std::string describe() const override {
-    nb::gil_scoped_acquire gil;
+    AcquireGil gil;
+    if (!gil.is_valid()) return "a custom_gradient";
     nb::object name = nb::getattr(fn_, "__name__", nb::str("?"));
     return "the custom_gradient of '" + std::string(nb::str(name).c_str()) + "'";
   }

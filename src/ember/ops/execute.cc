@@ -1,5 +1,7 @@
 #include "ember/ops/execute.h"
 
+#include <cxxabi.h>
+
 #include <exception>
 #include <new>
 #include <stdexcept>
@@ -114,9 +116,13 @@ Status check_inputs(const OpDef& op, std::span<const TensorSpec> inputs) {
 // throw: a vector sized from an attribute (std::length_error), a temporary buffer the machine cannot hold
 // (std::bad_alloc). An exception crossing the C API would abort the process, so the op boundary turns it
 // into the error TensorFlow raises for it. (Inside a parallel_for region an exception cannot be caught
-// here; kernels size their temporaries before entering one.)
+// here; kernels size their temporaries before entering one.) The one thing that is no error is the forced
+// unwind of a thread that Python ends at interpreter exit inside a py_function kernel: swallowing it
+// aborts the process, so it goes on (Note [Threads at interpreter exit] in src/python/py_gil.h).
 Status exception_status(const OpDef& op, const char* stage) {
   try {
+    throw;
+  } catch (abi::__forced_unwind&) {
     throw;
   } catch (const std::bad_alloc&) {
     return make_error(Code::kResourceExhausted, op.name, ": out of memory while ", stage);

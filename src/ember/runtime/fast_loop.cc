@@ -1,5 +1,7 @@
 #include "ember/runtime/fast_loop.h"
 
+#include <cxxabi.h>
+
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -468,6 +470,8 @@ FastLoopProgress FastLoop::run(std::span<TensorRef> vars, int64_t max_iterations
         break;
       }
     }
+  } catch (abi::__forced_unwind&) {
+    throw;  // a thread ended at interpreter exit (Note [No exception escapes an op] in ops/execute.cc)
   } catch (...) {
   }
   for (size_t k = 0; k < num_vars; ++k) vars[k] = std::move(current[k]);
