@@ -56,7 +56,7 @@ def _components(x):
 def _rows(arrays, is_sparse, op, validate):
     """(group_shape, {group index tuple: set of values}) of one operand given as NumPy arrays."""
     if not is_sparse:
-        (dense,) = arrays
+        dense = np.asarray(arrays[0], dtype=object if isinstance(arrays[0], bytes) else None)  # a scalar string
         if dense.ndim < 2:
             raise _invalid(op, f"Shape {list(dense.shape)} has rank {dense.ndim} < 2")
         group_shape = tuple(dense.shape[:-1])

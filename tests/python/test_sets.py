@@ -109,6 +109,13 @@ def test_rank_one_operand_is_invalid_argument():
         real_tf.sets.union(real_tf.constant([1, 2]), real_tf.constant([1]))
 
 
+def test_scalar_operands_are_invalid_argument():
+    with pytest.raises(em.errors.InvalidArgumentError, match="Shape \\[\\] has rank 0 < 2"):
+        em.sets.union(em.constant("a b"), em.constant("a"))
+    with pytest.raises(em.errors.InvalidArgumentError, match="Shape \\[\\] has rank 0 < 2"):
+        em.function(lambda: em.sets.union(em.constant("a b"), em.constant("a")))()
+
+
 def test_validate_indices_rejects_unordered_indices():
     unordered = em.sparse.SparseTensor([[0, 1], [0, 0]], em.constant([5, 1]), [1, 4])
     with pytest.raises(em.errors.InvalidArgumentError, match="SetSize: indices\\[1\\] = \\[0,0\\] is out of order"):

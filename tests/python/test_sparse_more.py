@@ -139,3 +139,13 @@ def test_bincount_bad_axis_and_negative_values():
 def test_softmax_needs_floats():
     with pytest.raises(TypeError, match="SparseSoftmax: values must be floating point, got int32"):
         em.sparse.softmax(_f(em))
+
+
+def test_split_into_more_pieces_than_elements_is_invalid_argument():
+    one = lambda m: m.sparse.SparseTensor([[0, 0]], [1], [1, 1])  # noqa: E731
+    with pytest.raises(real_tf.errors.InvalidArgumentError, match="between 1 and the splitting dimension size"):
+        real_tf.sparse.split(one(real_tf), 3, 0)
+    with pytest.raises(em.errors.InvalidArgumentError,
+                       match="SparseSplit: Input num_split should be between 1 and the splitting dimension size "
+                             "\\(1\\), got 3"):
+        em.sparse.split(one(em), 3, 0)

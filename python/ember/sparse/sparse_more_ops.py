@@ -82,12 +82,14 @@ def split(sp_input=None, num_split=None, axis=None, name=None, keyword_required=
         raise ValueError("SparseSplit: num_split and axis are required")
     num_split = _int_arg(num_split, "SparseSplit", "num_split")
     if num_split < 1:
-        raise _invalid("SparseSplit", f"num_split must be at least 1, got {num_split}")
+        raise _invalid("SparseSplit", f"Input num_split should be between 1 and the splitting dimension size, "
+                                      f"got {num_split}")
     rank = _static_rank(sp, "SparseSplit")
     axis = _axis(axis, rank, "SparseSplit")
-    if _eager(sp.dense_shape) and sp.dense_shape.numpy()[axis] < num_split:
-        raise _invalid("SparseSplit", f"Split along axis {axis} of size {sp.dense_shape.numpy()[axis]} into "
-                                      f"{num_split} pieces: at most one piece per element")
+    size = sp.shape[axis] if sp.shape.rank is not None else None  # static where known, also in a trace
+    if size is not None and size < num_split:
+        raise _invalid("SparseSplit", f"Input num_split should be between 1 and the splitting dimension size "
+                                      f"({size}), got {num_split}")
     size = sp.dense_shape[axis]
     base = _op("FloorDiv")(size, _scalar(num_split, dtypes.int64))
     extra = _op("FloorMod")(size, _scalar(num_split, dtypes.int64))
