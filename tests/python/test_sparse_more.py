@@ -149,3 +149,15 @@ def test_split_into_more_pieces_than_elements_is_invalid_argument():
                        match="SparseSplit: Input num_split should be between 1 and the splitting dimension size "
                              "\\(1\\), got 3"):
         em.sparse.split(one(em), 3, 0)
+
+
+def test_traced_with_unknown_shapes_matches_tensorflow():
+    def ops(m, s):
+        return (m.sparse.bincount(s, axis=-1), m.sparse.fill_empty_rows(s, 7)[0], m.sparse.concat(1, [s, s]),
+                m.sparse.split(s, 2, 0)[1], m.sparse.reset_shape(s), m.sparse.to_indicator(s, 6))
+
+    def value(m):
+        return m.sparse.SparseTensor([[0, 0], [0, 3], [2, 0]], m.constant([5, 1, 3]), [4, 4])
+
+    traced = em.function(lambda s: ops(em, s), input_signature=[em.sparse.SparseTensorSpec([None, None], em.int32)])
+    assert _value(traced(value(em))) == _value(ops(real_tf, value(real_tf)))
