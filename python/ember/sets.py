@@ -21,7 +21,8 @@ from ember.sparse.sparse_tensor import SparseTensor
 __all__ = ["difference", "intersection", "size", "union"]
 
 _op = _C.op
-_SET_DTYPES = (dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64, dtypes.uint8, dtypes.string)  # and uint16, which ember lacks
+# TensorFlow also takes uint16, a dtype ember does not have.
+_SET_DTYPES = (dtypes.int8, dtypes.int16, dtypes.int32, dtypes.int64, dtypes.uint8, dtypes.string)
 
 
 def _invalid(op, message):
@@ -29,12 +30,7 @@ def _invalid(op, message):
 
 
 def _as_set_operand(x, name):
-    if isinstance(x, SparseTensor):
-        value = x
-    elif isinstance(x, Tensor) or getattr(x, "_ember_variable", False):
-        value = convert_to_tensor(x)
-    else:
-        value = convert_to_tensor(x)
+    value = x if isinstance(x, (SparseTensor, Tensor)) else convert_to_tensor(x)
     if value.dtype not in _SET_DTYPES:
         allowed = ", ".join(d.name for d in _SET_DTYPES)
         raise TypeError(f"tf.sets: '{name}' has invalid dtype {value.dtype.name}, expected one of {allowed}")

@@ -385,7 +385,7 @@ def bytes_split(input, name=None):  # noqa: A002
     splits = _C.op("ConcatV2")([convert_to_tensor([0], dtype=dtypes.int64), _C.op("Cumsum")(lengths, 0, False,
                                                                                            False)], 0)
     total = splits[-1]
-    positions = _C.op("Range")(convert_to_tensor(0, dtype=dtypes.int64), total, convert_to_tensor(1, dtype=dtypes.int64))
+    positions = _range64(total)
     rows = RaggedTensor.from_row_splits(positions, splits, validate=False).value_rowids()
     within = positions - _C.op("GatherV2")(splits, rows, 0, 0)
     pieces = _Substr(_C.op("GatherV2")(x, rows, 0, 0), within, _C.op("OnesLike")(within), "BYTE")
@@ -424,8 +424,7 @@ def unsorted_segment_join(inputs, segment_ids, num_segments, separator="", name=
     count = _C.op("UnsortedSegmentSum")(_C.op("OnesLike")(ids), ids, segments)
     start = _C.op("Cumsum")(count, 0, True, False)
     n = _C.op("Size")(ids, dtypes.int64)
-    rank_in_segment = _C.op("Range")(convert_to_tensor(0, dtype=dtypes.int64), n,
-                                     convert_to_tensor(1, dtype=dtypes.int64)) - _C.op("GatherV2")(start, ids_sorted, 0, 0)
+    rank_in_segment = _range64(n) - _C.op("GatherV2")(start, ids_sorted, 0, 0)
     # The separator goes before every slice but its segment's first, so a padded row joins with "".
     first = _C.op("Equal")(rank_in_segment, _C.op("ZerosLike")(rank_in_segment))
     first = _Reshape(first, _C.op("ConcatV2")([convert_to_tensor([-1], dtype=dtypes.int64),
@@ -433,11 +432,15 @@ def unsorted_segment_join(inputs, segment_ids, num_segments, separator="", name=
     prefixed = _C.op("SelectV2")(first, flat, _StringJoin([_strings(separator), flat], ""))
     padded = _C.op("ConcatV2")([prefixed, _C.op("ZerosLike")(prefixed[:1])], 0)  # index n: the empty string
     width = _C.op("Max")(_C.op("ConcatV2")([count, convert_to_tensor([0], dtype=dtypes.int64)], 0), [0], False)
-    j = _C.op("Range")(convert_to_tensor(0, dtype=dtypes.int64), width, convert_to_tensor(1, dtype=dtypes.int64))
+    j = _range64(width)
     table = _Reshape(start, [-1, 1]) + _Reshape(j, [1, -1])
     inside = _C.op("Less")(_Reshape(j, [1, -1]), _Reshape(count, [-1, 1]))
     table = _C.op("SelectV2")(inside, table, _C.op("Fill")(_C.op("Shape")(table, dtypes.int64), n))
     return _ReduceJoin(_C.op("GatherV2")(padded, table, 0, 0), convert_to_tensor([1], dtype=dtypes.int32), False, "")
+
+
+def _range64(limit):
+    return _C.op("Range")(convert_to_tensor(0, dtype=dtypes.int64), limit, convert_to_tensor(1, dtype=dtypes.int64))
 
 
 def _invalid(op, message):

@@ -109,8 +109,8 @@ def test_gradients_match_tensorflow(fn):
 
 
 def test_concat_shape_mismatch_is_invalid_argument():
-    with pytest.raises(em.errors.InvalidArgumentError,
-                       match="SparseConcat: Input shapes must match: expected 2 for dimension 0 but got 3 at position 1"):
+    with pytest.raises(em.errors.InvalidArgumentError, match="SparseConcat: Input shapes must match: expected 2 "
+                                                             "for dimension 0 but got 3 at position 1"):
         em.sparse.concat(1, [_a(em), em.sparse.SparseTensor([[0, 0]], [4.], [3, 2])])
 
 

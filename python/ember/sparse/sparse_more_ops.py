@@ -312,8 +312,8 @@ def _bincount_inputs(values, axis):
         batch = _op("Shape")(dense, dtypes.int64)[0] if axis == -1 else _scalar(1, dtypes.int64)
         if axis == -1:
             width = _op("Shape")(dense, dtypes.int64)[1]
-            row = _op("FloorDiv")(_op("Range")(_scalar(0, dtypes.int64), _op("Size")(flat, dtypes.int64),
-                                                _scalar(1, dtypes.int64)), _op("Maximum")(width, _scalar(1, dtypes.int64)))
+            position = _op("Range")(_scalar(0, dtypes.int64), _op("Size")(flat, dtypes.int64), _scalar(1, dtypes.int64))
+            row = _op("FloorDiv")(position, _op("Maximum")(width, _scalar(1, dtypes.int64)))
         else:
             row = None
     if flat.dtype not in (dtypes.int32, dtypes.int64):
