@@ -62,7 +62,7 @@ from ember.ops.space_batch_ops import batch_to_space, space_to_batch, space_to_b
 from ember.ops.special_math_ops import clip_by_global_norm, clip_by_norm, einsum
 from ember.ops.math_ops import acos, acosh, asin, asinh, atan, atan2, atanh, cosh, cumprod, cumsum, sinh  # noqa: F401
 from ember import compat, config, contrib, experimental, image, initializers, linalg, math, nn, random, signal
-from ember import bitwise, strings, version
+from ember import bitwise, sets, strings, version
 from ember import audio
 from ember.util import nest
 from ember.compat.v1 import control_dependencies

@@ -5,6 +5,7 @@ Python adds on top (axis handling, the RaggedTensor results of split and unicode
 forms) is done here. Design: docs/strings.md.
 """
 
+import codecs
 import operator
 
 import numpy as np
@@ -12,9 +13,10 @@ import numpy as np
 from ember import _C, dtypes
 from ember.framework.tensor import Tensor, convert_to_tensor
 
-__all__ = ["as_string", "format", "join", "length", "lower", "ngrams", "reduce_join", "regex_full_match",
-           "regex_replace", "split", "strip", "substr", "to_hash_bucket_fast", "to_number", "unicode_decode",
-           "unicode_encode", "unicode_split", "upper"]
+__all__ = ["as_string", "bytes_split", "format", "join", "length", "lower", "ngrams", "reduce_join",
+           "regex_full_match", "regex_replace", "split", "strip", "substr", "to_hash_bucket_fast", "to_number",
+           "unicode_decode", "unicode_decode_with_offsets", "unicode_encode", "unicode_split",
+           "unicode_split_with_offsets", "unsorted_segment_join", "upper"]
 
 _StringLength = _C.op("StringLength")
 _StringJoin = _C.op("StringJoin")
@@ -278,6 +280,173 @@ def unicode_split(input, input_encoding, errors="replace", replacement_char=6553
         return chars.with_flat_values(unicode_encode(tf.expand_dims(chars.flat_values, -1), input_encoding,
                                                      errors, replacement_char))
     return unicode_encode(tf.expand_dims(chars, -1), input_encoding, errors, replacement_char)
+
+
+def unicode_decode_with_offsets(input, input_encoding, errors="replace", replacement_char=65533,  # noqa: A002
+                                replace_control_characters=False, name=None):
+    """unicode_decode's code points and, shaped alike (int64), the byte offset in its string where each
+    character starts. The offsets come from a host pass over the bytes (Python's UTF-8 decoder, which
+    groups an invalid sequence into replacement characters as TensorFlow's does)."""
+    chars = unicode_decode(input, input_encoding, errors, replacement_char, replace_control_characters)
+    return chars, _like(chars, _char_offsets(_strings(input), input_encoding, errors))
+
+
+def unicode_split_with_offsets(input, input_encoding, errors="replace", replacement_char=65533,  # noqa: A002
+                               name=None):
+    """unicode_split's characters and, shaped alike (int64), the byte offset where each starts."""
+    chars = unicode_split(input, input_encoding, errors, replacement_char)
+    return chars, _like(chars, _char_offsets(_strings(input), input_encoding, errors))
+
+
+def _like(result, flat_offsets):
+    """flat_offsets shaped as result (a vector, or a RaggedTensor whose flat values they replace)."""
+    flat = result if isinstance(result, Tensor) else result.flat_values
+    if not flat._is_symbolic and not flat_offsets._is_symbolic and flat.shape[0] != flat_offsets.shape[0]:
+        from ember import errors
+
+        # The decode op gives a truncated multi-byte sequence (b"\xe2\x82" not followed by its last byte)
+        # one replacement character per byte, TensorFlow (and Python's decoder) one for the whole sequence.
+        raise errors.UnimplementedError(None, None, f"tf.strings: the decoder gave {flat.shape[0]} characters "
+                                                    f"where the offsets count {flat_offsets.shape[0]}: invalid "
+                                                    f"UTF-8 with a truncated multi-byte sequence is not supported")
+    if isinstance(result, Tensor):
+        return _Reshape(flat_offsets, _C.op("Shape")(result, dtypes.int64))
+    return result.with_flat_values(_Reshape(flat_offsets, _C.op("Shape")(result.flat_values, dtypes.int64)))
+
+
+def _char_offsets(x, input_encoding, errors):
+    """The start offset of every decoded character of every string of x (row-major), as one int64 vector."""
+    if input_encoding != "UTF-8":
+        raise ValueError(f"tf.strings: the offsets are computed for input_encoding \"UTF-8\" only, got "
+                         f"{input_encoding!r}")
+
+    def offsets(strings):
+        flat = [_starts(s, errors) for s in np.asarray(strings, dtype=object).reshape(-1).tolist()]
+        return np.array([o for row in flat for o in row], np.int64)
+
+    if not x._is_symbolic:
+        return convert_to_tensor(offsets(x.numpy()), dtype=dtypes.int64)
+    from ember.ops.script_ops import numpy_function
+
+    return _Reshape(numpy_function(offsets, [x], dtypes.int64, stateful=False), [-1])
+
+
+def _starts(data, errors):
+    """Where each character decoded from the bytes ``data`` starts: a valid character where it is, an
+    invalid sequence (one replacement character, or none with errors="ignore") where it begins."""
+    bad = []
+    try:
+        text = codecs.utf_8_decode(data, "strict", True)[0]
+        bad_at = {}
+    except UnicodeDecodeError:
+        position = 0
+        pieces = []
+        while position < len(data):  # decode valid runs, recording each invalid span Python's decoder finds
+            try:
+                pieces.append(data[position:].decode("utf-8"))
+                break
+            except UnicodeDecodeError as e:
+                pieces.append(data[position:position + e.start].decode("utf-8"))
+                bad.append((position + e.start, position + e.end))
+                pieces.append(None)
+                position += e.end
+        text = pieces
+        bad_at = dict(bad)
+    if not bad_at:
+        starts, position = [], 0
+        for ch in text:
+            starts.append(position)
+            position += len(ch.encode("utf-8", "surrogatepass"))
+        return starts
+    starts, position = [], 0
+    for piece in text:
+        if piece is None:
+            if errors != "ignore":
+                starts.append(position)
+            position = bad_at[position]
+            continue
+        for ch in piece:
+            starts.append(position)
+            position += len(ch.encode("utf-8", "surrogatepass"))
+    return starts
+
+
+def bytes_split(input, name=None):  # noqa: A002
+    """Each string's bytes as one-byte strings: a scalar gives a vector, a [d1, ..., dn] tensor a RaggedTensor
+    [d1, ..., dn, None] (TensorFlow's tf.strings.bytes_split)."""
+    x = _strings(input)
+    if x.ndim == 0:
+        return bytes_split(_Reshape(x, [1])).flat_values
+    if x.ndim != 1:
+        return _per_string(x, bytes_split)
+    from ember.ragged import RaggedTensor
+
+    lengths = _C.op("Cast")(_StringLength(x, "BYTE"), dtypes.int64)
+    splits = _C.op("ConcatV2")([convert_to_tensor([0], dtype=dtypes.int64), _C.op("Cumsum")(lengths, 0, False,
+                                                                                           False)], 0)
+    total = splits[-1]
+    positions = _range64(total)
+    rows = RaggedTensor.from_row_splits(positions, splits, validate=False).value_rowids()
+    within = positions - _C.op("GatherV2")(splits, rows, 0, 0)
+    pieces = _Substr(_C.op("GatherV2")(x, rows, 0, 0), within, _C.op("OnesLike")(within), "BYTE")
+    return RaggedTensor.from_row_splits(pieces, splits, validate=False)
+
+
+def unsorted_segment_join(inputs, segment_ids, num_segments, separator="", name=None):
+    """UnsortedSegmentJoin: output[s] joins (with separator, in their order) the slices of inputs whose
+    segment id is s; a segment without one is "". segment_ids index inputs' leading dimensions."""
+    x = _strings(inputs)
+    ids = segment_ids if isinstance(segment_ids, Tensor) else convert_to_tensor(segment_ids, dtype_hint=dtypes.int32)
+    if not ids.dtype.is_integer:
+        raise TypeError(f"UnsortedSegmentJoin: segment_ids must be integers, got {ids.dtype.name}")
+    k = ids.shape.rank
+    if k is None or x.shape.rank is None:
+        raise ValueError("UnsortedSegmentJoin: the ranks of inputs and segment_ids must be known")
+    if x.shape.rank < k or any(a is not None and b is not None and a != b
+                               for a, b in zip(x.shape.as_list()[:k], ids.shape.as_list())):
+        raise ValueError(f"UnsortedSegmentJoin: segment_ids' shape {ids.shape} must be a prefix of inputs' "
+                         f"shape {x.shape}")
+    segments = _C.op("Cast")(num_segments if isinstance(num_segments, Tensor)
+                             else convert_to_tensor(num_segments, dtype=dtypes.int64), dtypes.int64)
+    ids = _Reshape(_C.op("Cast")(ids, dtypes.int64), [-1])
+    if not ids._is_symbolic and not segments._is_symbolic:
+        v, n = ids.numpy(), int(segments.numpy())
+        if v.size and (v.min() < 0 or v.max() >= n):
+            raise _invalid("UnsortedSegmentJoin", "segment_ids are not allowed to exceed num_segments or to have "
+                                                  "negative values.")
+    inner = _C.op("Shape")(x, dtypes.int64)[k:]
+    flat = _Reshape(x, _C.op("ConcatV2")([convert_to_tensor([-1], dtype=dtypes.int64), inner], 0))
+    from ember.ops import sort_ops
+
+    order = sort_ops.argsort(ids, stable=True)  # each segment's slices together, in their order
+    ids_sorted = _C.op("GatherV2")(ids, order, 0, 0)
+    flat = _C.op("GatherV2")(flat, order, 0, 0)
+    count = _C.op("UnsortedSegmentSum")(_C.op("OnesLike")(ids), ids, segments)
+    start = _C.op("Cumsum")(count, 0, True, False)
+    n = _C.op("Size")(ids, dtypes.int64)
+    rank_in_segment = _range64(n) - _C.op("GatherV2")(start, ids_sorted, 0, 0)
+    # The separator goes before every slice but its segment's first, so a padded row joins with "".
+    first = _C.op("Equal")(rank_in_segment, _C.op("ZerosLike")(rank_in_segment))
+    first = _Reshape(first, _C.op("ConcatV2")([convert_to_tensor([-1], dtype=dtypes.int64),
+                                                _C.op("OnesLike")(inner)], 0))
+    prefixed = _C.op("SelectV2")(first, flat, _StringJoin([_strings(separator), flat], ""))
+    padded = _C.op("ConcatV2")([prefixed, _C.op("ZerosLike")(prefixed[:1])], 0)  # index n: the empty string
+    width = _C.op("Max")(_C.op("ConcatV2")([count, convert_to_tensor([0], dtype=dtypes.int64)], 0), [0], False)
+    j = _range64(width)
+    table = _Reshape(start, [-1, 1]) + _Reshape(j, [1, -1])
+    inside = _C.op("Less")(_Reshape(j, [1, -1]), _Reshape(count, [-1, 1]))
+    table = _C.op("SelectV2")(inside, table, _C.op("Fill")(_C.op("Shape")(table, dtypes.int64), n))
+    return _ReduceJoin(_C.op("GatherV2")(padded, table, 0, 0), convert_to_tensor([1], dtype=dtypes.int32), False, "")
+
+
+def _range64(limit):
+    return _C.op("Range")(convert_to_tensor(0, dtype=dtypes.int64), limit, convert_to_tensor(1, dtype=dtypes.int64))
+
+
+def _invalid(op, message):
+    from ember import errors
+
+    return errors.InvalidArgumentError(None, None, f"{op}: {message}")
 
 
 

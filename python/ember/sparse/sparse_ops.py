@@ -9,7 +9,7 @@ import numpy as np
 
 from ember import _C, dtypes, errors
 from ember.framework.tensor import Tensor, convert_to_tensor
-from ember.sparse.sparse_tensor import SparseTensor, _unimplemented
+from ember.sparse.sparse_tensor import SparseTensor
 
 _op = _C.op
 
@@ -310,11 +310,6 @@ def transpose(sp_input, perm=None, name=None):
     return reorder(out)
 
 
-def sparse_maximum(sp_a, sp_b, name=None):
-    dense = _op("Maximum")(to_dense(sp_a, validate_indices=False), to_dense(sp_b, validate_indices=False))
-    return from_dense(dense)
-
-
 def eye(num_rows, num_columns=None, dtype=dtypes.float32, name=None):
     num_rows = _int_arg(num_rows, "tf.sparse.eye", "num_rows")
     num_columns = num_rows if num_columns is None else _int_arg(num_columns, "tf.sparse.eye", "num_columns")
@@ -341,7 +336,3 @@ def expand_dims(sp_input, axis=None, name=None):
     shape = _op("ConcatV2")([sp.dense_shape[:axis], _op("Reshape")(_scalar(1, dtypes.int64), [1]),
                              sp.dense_shape[axis:]], 0)
     return SparseTensor(indices, sp.values, shape)
-
-
-def to_indicator(sp_input, vocab_size, name=None):
-    raise _unimplemented("ember: tf.sparse.to_indicator is not implemented yet")
