@@ -171,3 +171,107 @@ def test_make_csv_dataset_and_csv_dataset_ignore_errors_skip_bad_rows_as_tensorf
     _same(lambda tf: tf.data.experimental.make_csv_dataset(str(path), 5, column_defaults=[[0], [0]],
                                                            shuffle=False, num_epochs=1, ignore_errors=True))
     _same(lambda tf: tf.data.experimental.CsvDataset(str(path), [[0], [0]], header=True).ignore_errors())
+
+
+# ---- the transformations of experimental_ops.py and the small tf.data names
+
+
+SAME_CASES = {
+    "from_list": lambda tf: tf.data.experimental.from_list([(1, "a"), (2, "b")]),
+    "from_list_dict": lambda tf: tf.data.experimental.from_list([{"a": [1.5, 2.0]}, {"a": [3.0, 4.0]}]),
+    "assert_cardinality": lambda tf: tf.data.Dataset.range(5).filter(lambda x: x < 3).apply(
+        tf.data.experimental.assert_cardinality(3)),
+    "ignore_errors_map": lambda tf: tf.data.Dataset.from_tensor_slices(["1", "x", "2.5", "", "4"]).map(
+        tf.strings.to_number).ignore_errors(),
+    "ignore_errors_parallel_map": lambda tf: tf.data.Dataset.from_tensor_slices(["1", "x"] * 20).map(
+        tf.strings.to_number, num_parallel_calls=4).batch(3).ignore_errors(),
+    "ignore_errors_apply": lambda tf: tf.data.Dataset.from_tensor_slices(["y", "3"]).map(
+        tf.strings.to_number).apply(tf.data.experimental.ignore_errors()),
+    "enumerate_dataset": lambda tf: tf.data.Dataset.range(3).apply(tf.data.experimental.enumerate_dataset(5)),
+    "unbatch": lambda tf: tf.data.Dataset.range(7).batch(3).apply(tf.data.experimental.unbatch()),
+    "group_by_reducer": lambda tf: tf.data.Dataset.range(10).apply(tf.data.experimental.group_by_reducer(
+        lambda x: x % 3, tf.data.experimental.Reducer(
+            lambda key: (key * 100, tf.constant(0, tf.int64)),
+            lambda state, x: (state[0] + x, state[1] + 1),
+            lambda total, count: {"total": total, "count": count}))),
+}
+
+
+@pytest.mark.parametrize("name", SAME_CASES)
+def test_experimental_transformation_matches_tensorflow(name):
+    _same(SAME_CASES[name])
+
+
+def test_from_list_and_assert_cardinality_cardinalities_match_tensorflow():
+    for tf in (ember, tensorflow):
+        assert int(tf.data.experimental.from_list([1, 2, 3]).cardinality()) == 3
+        ds = tf.data.Dataset.range(5).filter(lambda x: x < 3)
+        assert int(ds.apply(tf.data.experimental.assert_cardinality(3)).cardinality()) == 3
+
+
+def test_from_list_refuses_empty_and_mixed_structures():
+    with pytest.raises(ValueError, match="should not be empty"):
+        ember.data.experimental.from_list([])
+    with pytest.raises(ValueError, match="structure"):
+        ember.data.experimental.from_list([1, (2, 3)])
+    with pytest.raises(ValueError, match="shape"):
+        ember.data.experimental.from_list([[1, 2], [3]])
+
+
+@pytest.mark.parametrize("actual,expected,message", [(3, 5, "contained only 3"), (6, 5, "at least 6")])
+def test_assert_cardinality_fails_as_tensorflow(actual, expected, message):
+    for tf in (ember, tensorflow):
+        ds = tf.data.Dataset.range(actual).filter(lambda x: True).apply(
+            tf.data.experimental.assert_cardinality(expected))
+        with pytest.raises(tf.errors.FailedPreconditionError, match=message):
+            list(ds)
+
+
+def test_get_structure_of_datasets_and_iterators_matches_tensorflow():
+    for tf in (ember, tensorflow):
+        ds = tf.data.Dataset.from_tensor_slices(({"a": [1, 2]}, [0.5, 1.5]))
+        assert repr(tf.data.experimental.get_structure(ds)) == repr(ds.element_spec)
+        assert repr(tf.data.experimental.get_structure(iter(ds))) == repr(ds.element_spec)
+        with pytest.raises(TypeError, match="dataset_or_iterator"):
+            tf.data.experimental.get_structure([1])
+
+
+def test_at_matches_tensorflow():
+    for tf in (ember, tensorflow):
+        assert int(tf.data.experimental.at(tf.data.Dataset.range(10), 3)) == 3
+        with pytest.raises(tf.errors.OutOfRangeError, match="Index out of range"):
+            tf.data.experimental.at(tf.data.Dataset.range(10), 13)
+    got = ember.data.experimental.at(ember.data.Dataset.from_tensor_slices(([1, 2], ["a", "b"])), 1)
+    assert int(got[0]) == 2 and got[1].numpy() == b"b"
+
+
+def test_rejection_resample_reaches_the_target_distribution():
+    labels = np.array([0] * 800 + [1] * 150 + [2] * 50, dtype=np.int64)
+    np.random.default_rng(0).shuffle(labels)
+    target = [0.2, 0.3, 0.5]
+    for tf, initial in ((ember, None), (ember, [0.8, 0.15, 0.05])):
+        ds = tf.data.Dataset.from_tensor_slices(labels).repeat(20).rejection_resample(
+            lambda x: x, target, initial_dist=initial, seed=1)
+        assert repr(ds.element_spec) == repr((tf.TensorSpec([], tf.int64), tf.TensorSpec([], tf.int64)))
+        classes = np.array([c for c, x in ds.as_numpy_iterator()])
+        assert len(classes) > 1000
+        np.testing.assert_allclose(np.bincount(classes, minlength=3) / len(classes), target, atol=0.03)
+    with pytest.raises(ember.errors.InvalidArgumentError, match="target_dist"):
+        ember.data.Dataset.range(3).rejection_resample(lambda x: x, [-1.0, 2.0])
+
+
+def test_numpy_iterator_iterator_spec_and_threading_options_are_tensorflow_names():
+    for tf in (ember, tensorflow):
+        it = tf.data.Dataset.from_tensor_slices(([1, 2], ["a", "b"])).as_numpy_iterator()
+        assert isinstance(it, tf.data.NumpyIterator) and iter(it) is it
+        first = next(it)
+        assert first[0] == 1 and first[1] == b"a" and isinstance(first[0], np.generic)
+        assert repr(it).startswith("NumpyIterator(iterator=")
+        spec = tf.data.IteratorSpec(tf.TensorSpec([], tf.int32))
+        assert spec == tf.data.IteratorSpec(tf.TensorSpec([], tf.int32))
+        assert spec != tf.data.IteratorSpec(tf.TensorSpec([], tf.int64))
+        options = tf.data.Options()
+        assert isinstance(options.threading, tf.data.ThreadingOptions)
+        options.threading.private_threadpool_size = 4
+        assert options.threading.private_threadpool_size == 4
+        assert tf.data.ThreadingOptions().max_intra_op_parallelism is None
