@@ -97,6 +97,19 @@ def test_decode_csv_in_a_dataset_map_matches_tensorflow(csv_path):
     _same(make)
 
 
+def test_decode_csv_in_a_function_matches_tensorflow():
+    def make(tf):
+        @tf.function
+        def parse(lines):
+            return tf.io.decode_csv(lines, [[0], ["?"]], select_cols=[0, 2])
+        return parse
+
+    records = ["1,b,c", "2,e,"]
+    for g, w in zip(make(ember)(ember.constant(records)), make(tensorflow)(tensorflow.constant(records))):
+        assert g.shape == w.shape and g.dtype.name == w.dtype.name
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
+
+
 # ---- CsvDataset and make_csv_dataset
 
 def test_csv_dataset_matches_tensorflow(csv_path):
@@ -147,6 +160,17 @@ def test_make_csv_dataset_infers_wider_types_as_tensorflow(tmp_path):
     path = tmp_path / "w.csv"
     path.write_text("i,big,f,d,s,empty,nan,ninf\n1,1,1,1,1,,1,1\n2,9000000000,0.5,1e300,x,,nan,-inf\n")
     _same(lambda tf: tf.data.experimental.make_csv_dataset(str(path), 2, shuffle=False, num_epochs=1))
+
+
+def test_make_csv_dataset_interleaves_files_as_tensorflow(tmp_path):
+    names = []
+    for i, rows in enumerate([3, 1, 4]):
+        path = tmp_path / f"part{i}.csv"
+        path.write_text("k,v\n" + "".join(f"{i},{r}\n" for r in range(rows)))
+        names.append(str(path))
+    _same(lambda tf: tf.data.experimental.make_csv_dataset(str(tmp_path / "part*.csv"), 3, shuffle=False,
+                                                           num_epochs=1, num_parallel_reads=2))
+    _same(lambda tf: tf.data.experimental.make_csv_dataset(names[::-1], 3, shuffle=False, num_epochs=1))
 
 
 def test_make_csv_dataset_repeats_and_shuffles(csv_path):
@@ -249,7 +273,7 @@ def test_rejection_resample_reaches_the_target_distribution():
     labels = np.array([0] * 800 + [1] * 150 + [2] * 50, dtype=np.int64)
     np.random.default_rng(0).shuffle(labels)
     target = [0.2, 0.3, 0.5]
-    for tf, initial in ((ember, None), (ember, [0.8, 0.15, 0.05])):
+    for tf, initial in ((ember, None), (ember, [0.8, 0.15, 0.05]), (tensorflow, None)):
         ds = tf.data.Dataset.from_tensor_slices(labels).repeat(20).rejection_resample(
             lambda x: x, target, initial_dist=initial, seed=1)
         assert repr(ds.element_spec) == repr((tf.TensorSpec([], tf.int64), tf.TensorSpec([], tf.int64)))

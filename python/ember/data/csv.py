@@ -391,10 +391,10 @@ def _glob_files(file_pattern, what):
     files = []
     for pattern in patterns:
         pattern = pattern.decode() if isinstance(pattern, bytes) else str(pattern)
-        files.extend(sorted(glob.glob(pattern)))
+        files.extend(glob.glob(pattern))
     if not files:
         raise ValueError(f"No files match `file_pattern` {file_pattern}.")
-    return files
+    return sorted(files)  # as TensorFlow's, whatever order the patterns came in
 
 
 class _FileInterleave(dataset_ops.Dataset):
