@@ -171,6 +171,9 @@ def test_make_csv_dataset_interleaves_files_as_tensorflow(tmp_path):
     _same(lambda tf: tf.data.experimental.make_csv_dataset(str(tmp_path / "part*.csv"), 3, shuffle=False,
                                                            num_epochs=1, num_parallel_reads=2))
     _same(lambda tf: tf.data.experimental.make_csv_dataset(names[::-1], 3, shuffle=False, num_epochs=1))
+    ds = ember.data.experimental.make_csv_dataset(names, 8, shuffle=False, num_epochs=1,
+                                                  num_parallel_reads=ember.data.AUTOTUNE)
+    assert sorted(next(iter(ds))["v"].numpy().tolist()) == [0, 0, 0, 1, 1, 2, 2, 3]
 
 
 def test_make_csv_dataset_repeats_and_shuffles(csv_path):

@@ -289,8 +289,8 @@ def _infer_dtype(text, na_value, previous):
             continue
 
 
-def _probe_rows(files, parser_args, header, compression_type, what):
-    delim, use_quote_delim = parser_args
+def _probe_rows(files, delim, use_quote_delim, compression_type, what):
+    """(row number, fields) of every record of ``files``, the header included, for names and dtypes."""
     for path in files:
         with _open_compressed(path, compression_type, what) as stream:
             for row, record in enumerate(_lines(stream, use_quote_delim)):
@@ -315,7 +315,7 @@ def make_csv_dataset(file_pattern, batch_size, column_names=None, column_default
     if column_names is None:
         if not header:
             raise ValueError("Expected `column_names` or `header` arguments. Neither is provided.")
-        _, first = next(_probe_rows(files[:1], (delim, use_quote_delim), False, compression_type, what))
+        _, first = next(_probe_rows(files[:1], delim, use_quote_delim, compression_type, what))
         column_names = [f.decode(encoding) for f in first]
     column_names = list(column_names)
     if len(set(column_names)) != len(column_names):
@@ -338,7 +338,7 @@ def make_csv_dataset(file_pattern, batch_size, column_names=None, column_default
         selected = indices if indices is not None else range(len(column_names))
         inferred = [None] * len(selected)
         na = _bytes(na_value)
-        for row, fields in _probe_rows(files, (delim, use_quote_delim), header, compression_type, what):
+        for row, fields in _probe_rows(files, delim, use_quote_delim, compression_type, what):
             if header and row == 0:
                 continue
             if num_rows_for_inference is not None and row - int(header) >= num_rows_for_inference:
@@ -360,15 +360,19 @@ def make_csv_dataset(file_pattern, batch_size, column_names=None, column_default
     dataset = dataset_ops.Dataset.from_tensor_slices(constant(files))
     if shuffle:
         dataset = dataset.shuffle(len(files), shuffle_seed)
-    ignore = ignore_errors
-
     def file_dataset(filename):
         ds = CsvDataset(filename, column_defaults, compression_type=compression_type, header=header,
                         field_delim=field_delim, use_quote_delim=use_quote_delim, na_value=na_value,
                         select_cols=indices)
-        return ds.ignore_errors() if ignore else ds
+        return ds.ignore_errors() if ignore_errors else ds
 
-    dataset = _FileInterleave(dataset, file_dataset, num_parallel_reads or 1)
+    cycle = num_parallel_reads or 1
+    if cycle == dataset_ops.AUTOTUNE:
+        from ember import _C
+        cycle = _C.data_autotune_parallelism()
+    if cycle <= 0:
+        raise ValueError(f"{what}: num_parallel_reads must be positive or AUTOTUNE, got {num_parallel_reads}")
+    dataset = _FileInterleave(dataset, file_dataset(files[0]).element_spec, file_dataset, cycle)
     if num_epochs != 1:
         dataset = dataset.repeat(num_epochs)
     if shuffle:
@@ -401,17 +405,13 @@ class _FileInterleave(dataset_ops.Dataset):
     """The records of one CsvDataset per file name, interleaved one record at a time from ``cycle`` files
     (TensorFlow's deterministic parallel interleave order)."""
 
-    def __init__(self, filenames, make_dataset, cycle):
+    def __init__(self, filenames, spec, make_dataset, cycle):
         self._names = filenames
         self._make = make_dataset
         self._cycle = cycle
-        self._spec = make_dataset(_glob_first(filenames)).element_spec
+        self._spec = spec
 
     def _flat_iter(self):
         names = (f[0].numpy().decode() for f in self._names._flat_iter())
         return dataset_ops.interleave_flat(names, lambda n: self._make(n)._flat_iter(), self._cycle, 1)
 
-
-def _glob_first(filenames):
-    for flat in filenames._flat_iter():
-        return flat[0].numpy().decode()
