@@ -86,6 +86,8 @@ def test_decode_csv_required_column_and_bad_arguments():
         ember.io.decode_csv("1,2", [[0], [0]], select_cols=[1])
     with pytest.raises(TypeError, match="bool"):
         ember.io.decode_csv("1", [[True]])
+    with pytest.raises(NotImplementedError, match="symbolic"):
+        ember.function(lambda d: ember.io.decode_csv(["1"], [d]))(ember.constant([3]))
     with pytest.raises(ValueError, match="one character"):
         ember.io.decode_csv("1", [[0]], field_delim="::")
 

@@ -37,6 +37,9 @@ class _Column:
             if t.dtype not in _CSV_DTYPES:
                 raise TypeError(f"{what}: record_defaults[{index}] must be float32, float64, int32, int64 or "
                                 f"string, got {t.dtype.name}")
+            if t._is_symbolic:
+                raise NotImplementedError(f"{what}: record_defaults[{index}] is a symbolic tensor; ember parses "
+                                          "CSV in Python and needs the defaults' values when the op is built")
             values = np.asarray(t.numpy(), dtype=object if t.dtype == dtypes.string else None).reshape(-1)
             if values.size > 1:
                 raise ValueError(f"{what}: record_defaults[{index}] must have at most one value, got shape "
@@ -183,7 +186,8 @@ def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, 
                               [c.dtype for c in parser.columns], stateful=False)
         from ember.debugging import ensure_shape
         return [ensure_shape(t, records.shape) for t in outs]
-    return [_tensor(a, c.dtype) for a, c in zip(_decode(np.asarray(records.numpy(), dtype=object), parser), parser.columns)]
+    arrays = _decode(np.asarray(records.numpy(), dtype=object), parser)
+    return [_tensor(a, c.dtype) for a, c in zip(arrays, parser.columns)]
 
 
 def _tensor(array, dtype):
