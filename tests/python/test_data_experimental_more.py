@@ -223,6 +223,10 @@ SAME_CASES = {
             lambda key: (key * 100, tf.constant(0, tf.int64)),
             lambda state, x: (state[0] + x, state[1] + 1),
             lambda total, count: {"total": total, "count": count}))),
+    "group_by_reducer_key_order": lambda tf: tf.data.Dataset.from_tensor_slices(
+        tf.constant([7, 2, 9, 2, 5, 4, 11], tf.int64)).apply(tf.data.experimental.group_by_reducer(
+            lambda x: 50 - x * 13 % 97, tf.data.experimental.Reducer(lambda k: k * 100, lambda s, x: s + x,
+                                                                     lambda s: s))),
 }
 
 

@@ -143,8 +143,8 @@ class Reducer:
 
 
 class GroupByReducerDataset(_UnaryDataset):
-    """One element per key (in the order the keys first appear, as TensorFlow's), each the finalized
-    state of the reduction over that key's elements."""
+    """One element per key (in increasing key order, as TensorFlow's), each the finalized state of the
+    reduction over that key's elements."""
 
     def __init__(self, input_dataset, key_func, reducer):
         what = "group_by_reducer()"
@@ -171,8 +171,8 @@ class GroupByReducerDataset(_UnaryDataset):
             if key not in states:
                 states[key] = self._init((constant(key, dtype=int64),))
             states[key] = self._reduce(tuple(states[key]) + tuple(element))
-        for state in states.values():
-            yield self._finalize(state)
+        for key in sorted(states):  # TensorFlow's kernel keeps its states in a map ordered by key
+            yield self._finalize(states[key])
 
 
 class RejectionResampleDataset(_UnaryDataset):
