@@ -97,9 +97,8 @@ class Dataset:
     def as_numpy_iterator(self):
         if _C.in_trace():
             raise RuntimeError("Dataset.as_numpy_iterator() is not supported while tracing an ember.function")
-        spec = self.element_spec
-        for flat in self._flat_iter():
-            yield structure.pack(spec, [t.numpy() if isinstance(t, Tensor) else t for t in flat])
+        from ember.data.iterator_ops import NumpyIterator
+        return NumpyIterator(self)
 
     def __bool__(self):
         return True
@@ -262,6 +261,14 @@ class Dataset:
             self, element_length_func, bucket_boundaries, bucket_batch_sizes, padded_shapes, padding_values,
             pad_to_bucket_boundary, no_padding, drop_remainder)
 
+    def ignore_errors(self, log_warning=False, name=None):
+        from ember.data import experimental_ops
+        return experimental_ops.IgnoreErrorsDataset(self, log_warning)
+
+    def rejection_resample(self, class_func, target_dist, initial_dist=None, seed=None, name=None):
+        from ember.data import experimental_ops
+        return experimental_ops.RejectionResampleDataset(self, class_func, target_dist, initial_dist, seed)
+
     @staticmethod
     def counter(start=0, step=1, dtype=int64, name=None):
         from ember.data import transformations
@@ -284,12 +291,25 @@ class Dataset:
         return transformations.list_files(file_pattern, shuffle, seed)
 
 
+class ThreadingOptions:
+    """tf.data.ThreadingOptions: accepted and kept; ember's pipelines do not read them yet."""
+
+    def __init__(self):
+        self.max_intra_op_parallelism = None
+        self.private_threadpool_size = None
+
+    def __repr__(self):
+        return (f"ThreadingOptions(max_intra_op_parallelism={self.max_intra_op_parallelism}, "
+                f"private_threadpool_size={self.private_threadpool_size})")
+
+
 class Options:
     """tf.data.Options: accepted and kept; ember's pipelines do not read them yet."""
 
     def __init__(self):
         self.deterministic = None
         self.experimental_deterministic = None
+        self.threading = ThreadingOptions()
 
     def merge(self, options):
         out = Options()

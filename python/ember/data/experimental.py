@@ -43,3 +43,53 @@ def Counter(start=0, step=1, dtype=None):  # noqa: N802 - TensorFlow's name
     from ember.data.dataset_ops import Dataset
     return Dataset.counter(start, step) if dtype is None else Dataset.counter(start, step, dtype)
 
+
+
+# ---- CSV files (data/csv.py) and the transformations of data/experimental_ops.py
+from ember.data.csv import CsvDataset, make_csv_dataset  # noqa: E402,F401
+from ember.data.experimental_ops import Reducer  # noqa: E402,F401
+
+
+def from_list(elements, name=None):
+    from ember.data.experimental_ops import FromListDataset
+    return FromListDataset(elements)
+
+
+def assert_cardinality(expected_cardinality):
+    from ember.data.experimental_ops import AssertCardinalityDataset
+    return lambda dataset: AssertCardinalityDataset(dataset, expected_cardinality)
+
+
+def ignore_errors(log_warning=False):
+    return lambda dataset: dataset.ignore_errors(log_warning)
+
+
+def enumerate_dataset(start=0):
+    return lambda dataset: dataset.enumerate(start)
+
+
+def unbatch():
+    return lambda dataset: dataset.unbatch()
+
+
+def get_structure(dataset_or_iterator):
+    """The element spec of a dataset or an iterator (TypeError for anything else, as TensorFlow)."""
+    spec = getattr(dataset_or_iterator, "element_spec", None)
+    if spec is None:
+        raise TypeError("Invalid `dataset_or_iterator`. `dataset_or_iterator` must be a `tf.data.Dataset` or "
+                        f"tf.data.Iterator object, but got {type(dataset_or_iterator)}.")
+    return spec
+
+
+def group_by_reducer(key_func, reducer):
+    from ember.data.experimental_ops import GroupByReducerDataset
+    return lambda dataset: GroupByReducerDataset(dataset, key_func, reducer)
+
+
+def rejection_resample(class_func, target_dist, initial_dist=None, seed=None):
+    return lambda dataset: dataset.rejection_resample(class_func, target_dist, initial_dist, seed)
+
+
+def at(dataset, index):
+    from ember.data.experimental_ops import at as _at
+    return _at(dataset, index)

@@ -76,6 +76,49 @@ class OwnedIterator:
             pass
 
 
+class NumpyIterator:
+    """What ``Dataset.as_numpy_iterator()`` returns (``tf.data.NumpyIterator``): the dataset's elements with
+    each tensor as a NumPy value (a string as bytes)."""
+
+    def __init__(self, dataset):
+        self._iterator = OwnedIterator(dataset)
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        def to_numpy(t):
+            value = t.numpy() if hasattr(t, "numpy") else t
+            return value
+        return structure.map_structure(to_numpy, next(self._iterator))
+
+    def next(self):
+        return self.__next__()
+
+    def __repr__(self):
+        return f"NumpyIterator(iterator={self._iterator!r})"
+
+
+class IteratorSpec:
+    """``tf.data.IteratorSpec``: the type of an iterator over elements of ``element_spec``."""
+
+    def __init__(self, element_spec):
+        self._element_spec = element_spec
+
+    @property
+    def value_type(self):
+        return OwnedIterator
+
+    def __eq__(self, other):
+        return isinstance(other, IteratorSpec) and self._element_spec == other._element_spec
+
+    def __hash__(self):
+        return hash(repr(self._element_spec))
+
+    def __repr__(self):
+        return f"IteratorSpec(({self._element_spec!r},))"
+
+
 class _Optional:
     """tf.experimental.Optional as ``get_next_as_optional`` returns it, eagerly."""
 
