@@ -72,6 +72,10 @@ CASES = {
     "resize_images cf": lambda K, c: K.resize_images(c(IMG_CF), 2, 1, "channels_first"),
     "resize_volumes": lambda K, c: K.resize_volumes(c(VOL), 2, 1, 2, "channels_last"),
     "bias_add": lambda K, c: K.bias_add(c(IMG), c(np.arange(3, dtype=np.float32))),
+    "bias_add full bias cf": lambda K, c: K.bias_add(c(IMG_CF[:, :, :2, :2]), c(np.arange(12, dtype=np.float32)
+                                                                            .reshape(2, 2, 3)), "channels_first"),
+    "bias_add full bias": lambda K, c: K.bias_add(c(IMG[:, :2, :2]), c(np.arange(12, dtype=np.float32)
+                                                                     .reshape(2, 2, 3))),
     "bias_add cf": lambda K, c: K.bias_add(c(IMG_CF), c(np.arange(3, dtype=np.float32)), "channels_first"),
     "conv1d": lambda K, c: K.conv1d(c(SEQ), c(K1), padding="same"),
     "conv1d causal dilated": lambda K, c: K.conv1d(c(SEQ), c(K1), padding="causal", dilation_rate=2),

@@ -621,9 +621,12 @@ def bias_add(x, bias, data_format=None):
         return x + tf.reshape(bias, [1, -1] + [1] * (x_rank - 2))
     if bias_rank == 1:
         return tf.nn.bias_add(x, bias)
+    dims = int_shape(bias)
     if data_format == "channels_first" and x_rank > 2:
-        bias = tf.transpose(bias, [bias_rank - 1] + list(range(bias_rank - 1)))
-    return x + tf.expand_dims(bias, 0)
+        # Keras reshapes (not transposes) a [..., channels] bias to [1, channels, ...]: the same bytes read in
+        # the channels-first order, which is what code written against it expects
+        return x + tf.reshape(bias, (1, dims[-1]) + tuple(dims[:-1]))
+    return x + tf.reshape(bias, (1,) + tuple(dims))
 
 
 def dropout(x, level, noise_shape=None, seed=None):
