@@ -1,0 +1,66 @@
+"""IMDB reviews: ``imdb.npz`` (x_train/x_test: object arrays of word-index lists, y: 0/1) and
+``imdb_word_index.json``, prepared as tf_keras prepares them."""
+
+import json
+
+import numpy as np
+
+from ember.keras.datasets._cache import KERAS_DATASETS_URL, cached_path
+
+
+def _shuffled(x, y, rng):
+    order = np.arange(len(x))
+    rng.shuffle(order)
+    return x[order], y[order]
+
+
+def load_data(path="imdb.npz", num_words=None, skip_top=0, maxlen=None, seed=113, start_char=1, oov_char=2,
+              index_from=3, cache_dir=None, **kwargs):
+    """``(x_train, y_train), (x_test, y_test)``: each split shuffled with one ``RandomState(seed)``, the
+    indices shifted by ``index_from`` after ``start_char``, sequences longer than ``maxlen`` dropped, and
+    words outside ``[skip_top, num_words)`` replaced by ``oov_char`` (dropped when it is None)."""
+    if "nb_words" in kwargs:
+        num_words = kwargs.pop("nb_words")
+    if kwargs:
+        raise TypeError(f"Unrecognized keyword arguments: {kwargs}.")
+    path = cached_path(path, KERAS_DATASETS_URL + "imdb.npz", cache_dir)
+    with np.load(path, allow_pickle=True) as f:
+        x_train, labels_train = f["x_train"], f["y_train"]
+        x_test, labels_test = f["x_test"], f["y_test"]
+    rng = np.random.RandomState(seed)
+    x_train, labels_train = _shuffled(x_train, labels_train, rng)
+    x_test, labels_test = _shuffled(x_test, labels_test, rng)
+
+    prefix = [start_char] if start_char is not None else []
+    shift = index_from if (start_char is not None or index_from) else 0
+    x_train = [prefix + [w + shift for w in x] for x in x_train]
+    x_test = [prefix + [w + shift for w in x] for x in x_test]
+    if maxlen:
+        x_train, labels_train = _drop_longer(maxlen, x_train, labels_train)
+        x_test, labels_test = _drop_longer(maxlen, x_test, labels_test)
+        if not x_train or not x_test:
+            raise ValueError(f"After filtering for sequences shorter than maxlen={maxlen}, no sequence was kept. "
+                             "Increase maxlen.")
+    sequences = x_train + x_test
+    labels = np.concatenate([labels_train, labels_test])
+    if not num_words:
+        num_words = max(max(x) for x in sequences)
+    if oov_char is not None:
+        sequences = [[w if skip_top <= w < num_words else oov_char for w in x] for x in sequences]
+    else:
+        sequences = [[w for w in x if skip_top <= w < num_words] for x in sequences]
+    n_train = len(x_train)
+    return ((np.array(sequences[:n_train], dtype="object"), labels[:n_train]),
+            (np.array(sequences[n_train:], dtype="object"), labels[n_train:]))
+
+
+def _drop_longer(maxlen, sequences, labels):
+    kept = [(x, y) for x, y in zip(sequences, labels) if len(x) < maxlen]
+    return [x for x, _ in kept], [y for _, y in kept]
+
+
+def get_word_index(path="imdb_word_index.json"):
+    """The word -> index dict (indices before ``index_from`` is added)."""
+    path = cached_path(path, KERAS_DATASETS_URL + "imdb_word_index.json")
+    with open(path) as f:
+        return json.load(f)
