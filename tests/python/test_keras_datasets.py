@@ -86,6 +86,23 @@ def test_cifar10_unpacks_the_cached_archive(cache):
     assert ours[0][0].shape == (50000, 32, 32, 3) and ours[1][1].shape == (10000, 1)
 
 
+def test_cifar100_fine_and_coarse_labels(cache):
+    folder = cache / "work" / "cifar-100-python"
+    folder.mkdir(parents=True)
+    for name, n in (("train", 5), ("test", 3)):
+        batch = {b"data": RNG.integers(0, 256, (n, 3072), dtype=np.uint8),
+                 b"fine_labels": list(RNG.integers(0, 100, n)), b"coarse_labels": list(RNG.integers(0, 20, n))}
+        with open(folder / name, "wb") as f:
+            pickle.dump(batch, f)
+    with tarfile.open(cache / "datasets" / "cifar-100-python.tar.gz", "w:gz") as tar:
+        tar.add(folder, arcname="cifar-100-python")
+    for label_mode in ("fine", "coarse"):
+        assert_same_splits(datasets.cifar100.load_data(label_mode),
+                           tf_keras.datasets.cifar100.load_data(label_mode, cache_dir=str(cache)))
+    with pytest.raises(ValueError, match="label_mode"):
+        datasets.cifar100.load_data("medium")
+
+
 def write_imdb(cache):
     lengths = RNG.integers(3, 12, 9)
     x_train = np.array([list(RNG.integers(1, 30, n)) for n in lengths[:5]], dtype=object)
@@ -126,3 +143,13 @@ def test_a_missing_file_names_the_url_and_the_path(cache):
         datasets.cifar10.load_data()
     with pytest.raises(ValueError, match="test_split"):
         datasets.boston_housing.load_data(test_split=1.5)
+
+
+@pytest.mark.parametrize("kwargs", [{}, {"num_words": 12, "skip_top": 4, "test_split": 0.3},
+                                    {"maxlen": 9, "oov_char": None}])
+def test_reuters_prepares_and_splits_as_tf_keras(cache, kwargs):
+    xs = np.array([list(RNG.integers(1, 25, n)) for n in RNG.integers(3, 12, 10)], dtype=object)
+    np.savez(cache / "datasets" / "reuters.npz", x=xs, y=RNG.integers(0, 46, 10))
+    assert_same_splits(datasets.reuters.load_data(**kwargs),
+                       tf_keras.datasets.reuters.load_data(cache_dir=str(cache), **kwargs))
+    assert datasets.reuters.get_label_names() == tf_keras.datasets.reuters.get_label_names()

@@ -6,4 +6,4 @@ and in the same format, from ``<cache root>/datasets/`` (the root is ``cache_dir
 URL to fetch it from and the path it was looked for at (see ``_cache.cached_path``).
 """
 
-from ember.keras.datasets import boston_housing, cifar10, fashion_mnist, imdb, mnist  # noqa: F401
+from ember.keras.datasets import boston_housing, cifar10, cifar100, fashion_mnist, imdb, mnist, reuters  # noqa: F401

@@ -5,13 +5,8 @@ import json
 
 import numpy as np
 
+from ember.keras.datasets import _sequences
 from ember.keras.datasets._cache import KERAS_DATASETS_URL, cached_path
-
-
-def _shuffled(x, y, rng):
-    order = np.arange(len(x))
-    rng.shuffle(order)
-    return x[order], y[order]
 
 
 def load_data(path="imdb.npz", num_words=None, skip_top=0, maxlen=None, seed=113, start_char=1, oov_char=2,
@@ -28,35 +23,22 @@ def load_data(path="imdb.npz", num_words=None, skip_top=0, maxlen=None, seed=113
         x_train, labels_train = f["x_train"], f["y_train"]
         x_test, labels_test = f["x_test"], f["y_test"]
     rng = np.random.RandomState(seed)
-    x_train, labels_train = _shuffled(x_train, labels_train, rng)
-    x_test, labels_test = _shuffled(x_test, labels_test, rng)
+    x_train, labels_train = _sequences.shuffled(x_train, labels_train, rng)
+    x_test, labels_test = _sequences.shuffled(x_test, labels_test, rng)
 
-    prefix = [start_char] if start_char is not None else []
-    shift = index_from if (start_char is not None or index_from) else 0
-    x_train = [prefix + [w + shift for w in x] for x in x_train]
-    x_test = [prefix + [w + shift for w in x] for x in x_test]
+    x_train = _sequences.shift(x_train, start_char, index_from)
+    x_test = _sequences.shift(x_test, start_char, index_from)
     if maxlen:
-        x_train, labels_train = _drop_longer(maxlen, x_train, labels_train)
-        x_test, labels_test = _drop_longer(maxlen, x_test, labels_test)
+        x_train, labels_train = _sequences.drop_longer(maxlen, x_train, labels_train)
+        x_test, labels_test = _sequences.drop_longer(maxlen, x_test, labels_test)
         if not x_train or not x_test:
             raise ValueError(f"After filtering for sequences shorter than maxlen={maxlen}, no sequence was kept. "
                              "Increase maxlen.")
-    sequences = x_train + x_test
+    sequences = _sequences.limit_vocabulary(x_train + x_test, num_words, skip_top, oov_char)
     labels = np.concatenate([labels_train, labels_test])
-    if not num_words:
-        num_words = max(max(x) for x in sequences)
-    if oov_char is not None:
-        sequences = [[w if skip_top <= w < num_words else oov_char for w in x] for x in sequences]
-    else:
-        sequences = [[w for w in x if skip_top <= w < num_words] for x in sequences]
     n_train = len(x_train)
     return ((np.array(sequences[:n_train], dtype="object"), labels[:n_train]),
             (np.array(sequences[n_train:], dtype="object"), labels[n_train:]))
-
-
-def _drop_longer(maxlen, sequences, labels):
-    kept = [(x, y) for x, y in zip(sequences, labels) if len(x) < maxlen]
-    return [x for x, _ in kept], [y for _, y in kept]
 
 
 def get_word_index(path="imdb_word_index.json"):
