@@ -124,3 +124,11 @@ def test_base_logger_averages_as_tf_keras():
         logger.on_epoch_end(0, epoch_logs)
         results.append(epoch_logs)
     assert results[0] == results[1] == {"loss": 2.25, "acc": 0.0}
+
+
+def test_base_logger_in_fit_leaves_the_logs_alone():
+    # fit's batch logs carry no "size" and its params no "metrics" (tf_keras' BaseLogger raises KeyError there).
+    plain = make_model(ember.keras).fit(X, Y, batch_size=6, epochs=2, shuffle=False, verbose=0)
+    logged = make_model(ember.keras).fit(X, Y, batch_size=6, epochs=2, shuffle=False, verbose=0,
+                                         callbacks=[callbacks.BaseLogger()])
+    assert logged.history == plain.history

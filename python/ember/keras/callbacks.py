@@ -601,8 +601,9 @@ class TerminateOnNaN(Callback):
 
 class BaseLogger(Callback):
     """Replaces each epoch-end metric in ``logs`` by its average over the epoch's batches, weighted by the
-    ``size`` the batch logs carry (a ``stateful_metrics`` one keeps its last value). ember's fit logs no
-    ``size``, so there, as in tf_keras' fit, the logs are left as they are."""
+    ``size`` the batch logs carry (a ``stateful_metrics`` one keeps its last value), for the metrics named in
+    ``params["metrics"]``. Keras 2's fit gives neither (tf_keras then fails with KeyError 'metrics'); in
+    ember's fit the logs are left as they are."""
 
     def __init__(self, stateful_metrics=None):
         super().__init__()
