@@ -64,7 +64,8 @@ def test_fashion_mnist_reads_the_gzipped_idx_files(cache):
             f.write(b"\0" * 8 + RNG.integers(0, 10, n, dtype=np.uint8).tobytes())
         with gzip.open(folder / f"{prefix}-images-idx3-ubyte.gz", "wb") as f:
             f.write(b"\0" * 16 + RNG.integers(0, 256, (n, 28, 28), dtype=np.uint8).tobytes())
-    assert_same_splits(datasets.fashion_mnist.load_data(), tf_keras.datasets.fashion_mnist.load_data(cache_dir=str(cache)))
+    assert_same_splits(datasets.fashion_mnist.load_data(),
+                       tf_keras.datasets.fashion_mnist.load_data(cache_dir=str(cache)))
 
 
 def test_cifar10_unpacks_the_cached_archive(cache):
