@@ -377,3 +377,17 @@ def test_edge_inputs_as_tf_keras(name, kwargs, y_true, y_pred):
     mine.update_state(y_true, y_pred)
     theirs.update_state(y_true, y_pred)
     np.testing.assert_allclose(mine.result().numpy(), theirs.result().numpy())
+
+
+@pytest.mark.parametrize("name, y_true, y_pred, kwargs", [
+    ("binary_focal_crossentropy", MULTI_TRUE, MULTI_PROB, {}),
+    ("binary_focal_crossentropy", MULTI_TRUE, MULTI_PROB * 4 - 2,
+     {"from_logits": True, "apply_class_balancing": True, "gamma": 1.5}),
+    ("categorical_focal_crossentropy", ONE_HOT, PROBS, {}),
+    ("categorical_focal_crossentropy", ONE_HOT, LOGITS, {"from_logits": True, "alpha": 0.5}),
+])
+def test_focal_crossentropy_functions_as_tf_keras(name, y_true, y_pred, kwargs):
+    ours = getattr(metrics, name)(y_true, y_pred, **kwargs)
+    theirs = getattr(tf_keras.metrics, name)(y_true, y_pred, **kwargs)
+    np.testing.assert_allclose(np.asarray(ours), theirs.numpy(), rtol=1e-5, atol=1e-6)
+    assert metrics.get(name) is getattr(metrics, name)

@@ -599,6 +599,146 @@ class TerminateOnNaN(Callback):
             self.model.stop_training = True
 
 
+class BaseLogger(Callback):
+    """Replaces each epoch-end metric in ``logs`` by its average over the epoch's batches, weighted by the
+    ``size`` the batch logs carry (a ``stateful_metrics`` one keeps its last value), for the metrics named in
+    ``params["metrics"]``. Keras 2's fit gives neither (tf_keras then fails with KeyError 'metrics'); in
+    ember's fit the logs are left as they are."""
+
+    def __init__(self, stateful_metrics=None):
+        super().__init__()
+        self.stateful_metrics = set(stateful_metrics or [])
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.seen = 0
+        self.totals = {}
+
+    def on_batch_end(self, batch, logs=None):
+        logs = logs or {}
+        batch_size = logs.get("size", 0)
+        self.seen += batch_size * logs.get("num_steps", 1)
+        for key, value in logs.items():
+            if key in self.stateful_metrics:
+                self.totals[key] = value
+            else:
+                self.totals[key] = self.totals.get(key, 0) + value * batch_size
+
+    def on_epoch_end(self, epoch, logs=None):
+        if logs is None:
+            return
+        for key in self.params.get("metrics", []):
+            if key in self.totals:
+                logs[key] = self.totals[key] if key in self.stateful_metrics else self.totals[key] / self.seen
+
+
+class _TrainingState:
+    """What BackupAndRestore saves: the model (its weights and its optimizer's variables) and the epoch and
+    batch the backup was taken at, as a checkpoint in ``<backup_dir>/chief`` (tf_keras' layout)."""
+
+    kUnused = -1
+
+    def __init__(self, model, backup_dir, save_freq):
+        from ember import train
+        from ember.variables import Variable
+
+        self.save_freq = save_freq
+        self.saved_epoch = Variable(self.kUnused, dtype="int64", name="ckpt_saved_epoch")
+        self.saved_batch = Variable(self.kUnused, dtype="int64", name="ckpt_saved_batch")
+        checkpoint = train.Checkpoint(model=model, ckpt_saved_epoch=self.saved_epoch,
+                                      ckpt_saved_batch=self.saved_batch)
+        self.manager = train.CheckpointManager(checkpoint, directory=os.path.join(backup_dir, "chief"),
+                                               max_to_keep=1)
+
+    def restore(self):
+        self.manager.restore_or_initialize()
+
+    def back_up(self):
+        self.manager.save()
+
+    def delete(self):
+        import shutil
+
+        shutil.rmtree(self.manager.directory, ignore_errors=True)
+
+    def resume_point(self, initial_epoch, steps_per_epoch):
+        """After a batch backup, the step after the saved one (the next epoch after its last step); after an
+        epoch backup, the next epoch; with no backup, ``initial_epoch``."""
+        epoch, batch = int(self.saved_epoch.numpy()), int(self.saved_batch.numpy())
+        if isinstance(self.save_freq, int):
+            if batch < 0:
+                return initial_epoch, 0
+            if steps_per_epoch is None or batch == steps_per_epoch - 1:
+                return epoch + 1, 0
+            return epoch, batch + 1
+        return (epoch + 1, 0) if epoch >= 0 else (initial_epoch, 0)
+
+
+class BackupAndRestore(Callback):
+    """Backs up the model and optimizer state into ``backup_dir`` at the end of each epoch (``save_freq="epoch"``)
+    or every ``save_freq`` batches; a fit that starts with a backup there restores it and carries on from
+    where the backup was taken (the epoch after it, or the batch after it). The backup is deleted when fit
+    ends normally (unless ``delete_checkpoint=False``), so it survives only an interrupted fit.
+
+    As in tf_keras, the model should be built before fit: its optimizer is built in on_train_begin, so that
+    the restore finds the optimizer's slots to fill."""
+
+    def __init__(self, backup_dir, save_freq="epoch", delete_checkpoint=True, save_before_preemption=False):
+        super().__init__()
+        if not backup_dir:
+            raise ValueError("Empty `backup_dir` argument passed")
+        if save_before_preemption:
+            raise NotImplementedError("BackupAndRestore(save_before_preemption=True) needs a multi-worker "
+                                      "cluster's preemption notices, which ember does not have")
+        if not save_freq:
+            raise ValueError("Either `save_freq` or `save_before_preemption` must be set.")
+        if save_freq != "epoch" and (not isinstance(save_freq, int) or isinstance(save_freq, bool)):
+            raise ValueError(f"Unrecognized save_freq: {save_freq!r}; expected 'epoch' or a positive integer")
+        self.backup_dir = os.fspath(backup_dir)
+        self.save_freq = save_freq
+        self.delete_checkpoint = delete_checkpoint
+        self.save_before_preemption = save_before_preemption
+        self._batches_count = 0
+        self._current_epoch = 0
+        self._training_state = None
+
+    def on_train_begin(self, logs=None):
+        model = self.model
+        optimizer = getattr(model, "optimizer", None)
+        if model.built:
+            if optimizer is not None and callable(getattr(optimizer, "build", None)) and \
+                    not getattr(optimizer, "built", False):
+                optimizer.build(model.trainable_variables)
+        else:
+            warnings.warn(f"To use the BackupAndRestore callback, you model must be built before you call `fit()`. "
+                          f"Model {model} is unbuilt. You can build it beforehand by calling it on a batch of data.")
+        self._training_state = _TrainingState(model, self.backup_dir, self.save_freq)
+        self._training_state.restore()
+        model._ember_training_state = self._training_state  # read (and cleared) by fit, just after this hook
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self._training_state.saved_epoch.assign(epoch)
+        self._current_epoch = epoch
+
+    def on_train_batch_begin(self, batch, logs=None):
+        self._training_state.saved_batch.assign(batch)
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self.save_freq != "epoch":
+            self._batches_count += 1
+            if self._batches_count >= self.save_freq:
+                self._batches_count = 0
+                self._training_state.back_up()
+
+    def on_epoch_end(self, epoch, logs=None):
+        if self.save_freq == "epoch":
+            self._training_state.back_up()
+
+    def on_train_end(self, logs=None):
+        if self.delete_checkpoint:
+            self._training_state.delete()
+        self._training_state = None
+
+
 def __getattr__(name):
     # The TensorBoard callback lives with ember's summaries (written on this base by that module).
     if name == "TensorBoard":

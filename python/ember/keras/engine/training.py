@@ -12,6 +12,7 @@ model names its layers "layer-N" and "layer_with_weights-N" as tf_keras does, so
 writes a SavedModel with ember.saved_model (see ``save`` for what is kept).
 """
 
+import itertools
 import json
 import os
 
@@ -503,15 +504,23 @@ class Model(Layer):
                                                    verbose=verbose, epochs=epochs, steps=steps)
         self.stop_training = False
         callback_list.on_train_begin()
+        initial_epoch, initial_step = self._resume_point(initial_epoch, steps)
         logs = {}
+        prepared = False
         for epoch in range(initial_epoch, epochs):
             self.reset_metrics()
             callback_list.on_epoch_begin(epoch)
             step_logs = None
-            for step, batch in enumerate(data.batches(steps_per_epoch)):
+            # A fit resumed mid-epoch (BackupAndRestore) skips the batches trained before the backup, so that
+            # without shuffling it trains as the uninterrupted fit would have (tf_keras instead trains on the
+            # epoch's first batches again, and its array input stays shifted by as many batches after that).
+            first_step, initial_step = initial_step, 0
+            batches = itertools.islice(data.batches(steps_per_epoch), first_step, None)
+            for step, batch in enumerate(batches, start=first_step):
                 callback_list.on_train_batch_begin(step)
-                if step == 0 and epoch == initial_epoch:
+                if not prepared:
                     self._prepare(batch[0], batch[1])
+                    prepared = True
                 step_logs = self._run_step("train", _trim(batch))
                 logs = _to_python(step_logs)
                 callback_list.on_train_batch_end(step, logs)
@@ -533,6 +542,15 @@ class Model(Layer):
                 break
         callback_list.on_train_end(logs)
         return self.history
+
+    def _resume_point(self, initial_epoch, steps):
+        """``(epoch, step)`` to start fit at: ``initial_epoch``'s start, unless a BackupAndRestore callback
+        restored a backup in on_train_begin (it leaves its state in ``_ember_training_state``)."""
+        training_state = getattr(self, "_ember_training_state", None)
+        self._ember_training_state = None  # one fit's: a later fit without the callback starts afresh
+        if training_state is None:
+            return initial_epoch, 0
+        return training_state.resume_point(initial_epoch, steps)
 
     def _evaluate_data(self, data, steps, callback_list, verbose):
         self.reset_metrics()

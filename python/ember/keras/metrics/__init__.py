@@ -39,6 +39,8 @@ mean_squared_logarithmic_error = msle = _losses.mean_squared_logarithmic_error
 binary_crossentropy = _losses.binary_crossentropy
 categorical_crossentropy = _losses.categorical_crossentropy
 sparse_categorical_crossentropy = _losses.sparse_categorical_crossentropy
+binary_focal_crossentropy = _losses.binary_focal_crossentropy
+categorical_focal_crossentropy = _losses.categorical_focal_crossentropy
 hinge = _losses.hinge
 squared_hinge = _losses.squared_hinge
 kl_divergence = kld = kullback_leibler_divergence = _losses.kl_divergence
@@ -63,6 +65,8 @@ _FUNCTIONS = {
     "mean_absolute_percentage_error": mape, "mape": mape, "mean_squared_logarithmic_error": msle, "msle": msle,
     "binary_crossentropy": binary_crossentropy, "categorical_crossentropy": categorical_crossentropy,
     "sparse_categorical_crossentropy": sparse_categorical_crossentropy,
+    "binary_focal_crossentropy": binary_focal_crossentropy,
+    "categorical_focal_crossentropy": categorical_focal_crossentropy,
     "hinge": hinge, "squared_hinge": squared_hinge, "categorical_hinge": _losses.categorical_hinge,
     "kl_divergence": kld, "kld": kld, "kullback_leibler_divergence": kld,
     "poisson": poisson, "log_cosh": log_cosh, "logcosh": log_cosh,
