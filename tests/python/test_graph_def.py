@@ -494,8 +494,9 @@ def test_typed_tensor_values_repeat_the_last():
     np.testing.assert_array_equal(gdm.make_ndarray(halves), np.array([1, 2], np.float16))
     assert gdm.make_ndarray(gdm.TensorProto(dtype=gdm.DT_INT64)).shape == ()
     assert gdm.as_dtype(gdm.DT_STRING) == tf.string
-    with pytest.raises(TypeError, match="DT_RESOURCE"):
-        gdm.as_dtype(gdm.DT_RESOURCE)
+    assert gdm.as_dtype(gdm.DT_RESOURCE) == tf.resource  # a variable's handle, as TensorFlow's tf.resource
+    with pytest.raises(TypeError, match="DT_VARIANT"):
+        gdm.as_dtype(gdm.DT_VARIANT)
 
 
 def test_make_ndarray_never_trusts_sizes():

@@ -89,9 +89,9 @@ def test_cycles_in_the_object_graph_load_without_recursion(saved):
 def test_a_variable_of_a_type_ember_lacks(saved):
     def edit(meta):
         nodes = meta.object_graph_def.nodes
-        nodes[_node_kinds(meta).index("variable")].variable.dtype = 20  # DT_RESOURCE
+        nodes[_node_kinds(meta).index("variable")].variable.dtype = 21  # DT_VARIANT
     _rewrite(saved, edit)
-    _raises(saved, errors.InvalidArgumentError, "DT_RESOURCE")
+    _raises(saved, errors.InvalidArgumentError, "DT_VARIANT")
 
 
 def test_a_huge_variable_shape_is_checked_against_the_checkpoint(saved):
