@@ -960,6 +960,13 @@ def test_bitcast_errors():
         tf.bitcast(tf.constant(1), tf.int64)
     with pytest.raises((errors.InvalidArgumentError, TypeError), match="Bitcast"):
         tf.bitcast(tf.constant([1.0]), tf.bool)
+    # Narrowing adds a dimension: from rank 8, ember's most, that is refused eagerly and when traced (the op
+    # fuzzer found the shape written past its 8 dims)
+    eight_dims = tf.zeros([1, 1, 2, 1, 1, 1, 1, 2])
+    with pytest.raises(errors.InvalidArgumentError, match="Bitcast: .*adds a dimension.*rank 8"):
+        tf.bitcast(eight_dims, tf.uint8)
+    with pytest.raises(errors.InvalidArgumentError, match="Bitcast.*adds a dimension"):
+        tf.function(lambda x: tf.bitcast(x, tf.uint8))(eight_dims)
 
 
 def test_rint_and_tan_at_the_top_level():

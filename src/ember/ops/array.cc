@@ -149,6 +149,10 @@ Status bitcast_shape(InferContext& ctx) {
   if (from_size > to_size) {
     if (from_size % to_size != 0)
       return invalid_argument("Bitcast: cannot bitcast from ", dtype_name(from), " to ", dtype_name(to));
+    if (out.rank_known() && out.rank() >= kMaxRank)
+      return invalid_argument("Bitcast: bitcasting ", dtype_name(from), " to the narrower ", dtype_name(to),
+                              " adds a dimension, but the input already has rank ", in.rank(), " (at most ",
+                              kMaxRank, " dimensions); got shape ", in.to_string());
     if (out.rank_known()) out.push_back(from_size / to_size);
   } else if (from_size < to_size) {
     const int64_t ratio = to_size / from_size;
