@@ -38,12 +38,30 @@ def _evaluate(structure):
 
     def one(value):
         if isinstance(value, RaggedTensor):
-            return value.to_list()
+            return RaggedTensorValue(value)
         if isinstance(value, SparseTensor):
             return SparseTensorValue(value.indices.numpy(), value.values.numpy(), value.dense_shape.numpy())
         return _as_numpy(value)
 
     return nest.map_structure(one, structure)
+
+
+class RaggedTensorValue:
+    """A RaggedTensor's value after ``evaluate``: ``to_list()``, ``values``, ``row_splits`` as NumPy."""
+
+    def __init__(self, ragged):
+        self._list = ragged.to_list()
+        self.values = _evaluate(ragged.values)
+        self.row_splits = ragged.row_splits.numpy()
+        self.flat_values = _evaluate(ragged.flat_values)
+        self.nested_row_splits = tuple(s.numpy() for s in ragged.nested_row_splits)
+        self.dtype = ragged.dtype
+
+    def to_list(self):
+        return self._list
+
+    def __repr__(self):
+        return f"RaggedTensorValue({self._list!r})"
 
 
 class SparseTensorValue:
@@ -72,11 +90,47 @@ class _EagerSession:
         return False
 
 
+def _as_list_if_ragged(value):
+    from ember.ragged import RaggedTensor
+
+    if isinstance(value, RaggedTensor):
+        return value.to_list()
+    if isinstance(value, RaggedTensorValue):
+        return value.to_list()
+    return None
+
+
 def _numpy_array(value):
+    ragged = _as_list_if_ragged(value)
+    if ragged is not None:
+        return np.array(ragged, dtype=object) if _is_ragged_list(ragged) else np.asarray(ragged)
     value = _as_numpy(value)
     if isinstance(value, (bytes, str)):
         return np.array(value, dtype=object)
     return np.asarray(value)
+
+
+def _plain_list(value):
+    """Nested Python lists of the values (rows may differ in length)."""
+    if isinstance(value, (list, tuple)):
+        return [_plain_list(v) for v in value]
+    value = _as_numpy(value)
+    return value.tolist() if isinstance(value, np.ndarray) else value
+
+
+def _is_ragged_list(value):
+    try:
+        np.asarray(value)
+        return False
+    except ValueError:  # rows of different lengths
+        return True
+
+
+def _text_normalized(array):
+    """Strings compare as text whichever of bytes or str each side holds, as TensorFlow's assertions."""
+    if array.dtype.kind in "OSU":
+        return np.vectorize(lambda v: v.decode() if isinstance(v, bytes) else v, otypes=[object])(array)
+    return array
 
 
 def _is_array_like(value):
@@ -171,7 +225,13 @@ class TestCase(unittest.TestCase):
         raise AssertionError(msg or "The two values are close at all elements")
 
     def assertAllEqual(self, a, b, msg=None):  # noqa: N802
-        a_array, b_array = _numpy_array(a), _numpy_array(b)
+        ragged_a, ragged_b = _as_list_if_ragged(a), _as_list_if_ragged(b)
+        if ragged_a is not None or ragged_b is not None:  # compared as nested lists, row by row
+            lists = [r if r is not None else _plain_list(v) for r, v in ((ragged_a, a), (ragged_b, b))]
+            if lists[0] != lists[1]:
+                raise AssertionError(f"Not equal: {lists[0]} != {lists[1]}. {msg or ''}")
+            return
+        a_array, b_array = _text_normalized(_numpy_array(a)), _text_normalized(_numpy_array(b))
         if a_array.shape != b_array.shape and a_array.size != 0 and b_array.size != 0:
             raise AssertionError(f"Shape mismatch: expected {a_array.shape}, got {b_array.shape} with contents "
                                  f"{b_array}. {msg or ''}")

@@ -445,3 +445,23 @@ def test_complex_segments_tensorflow_refuses_are_refused(name):
     for lib in (real_tf, em):
         with pytest.raises(lib.errors.InvalidArgumentError, match="complex64"):
             getattr(lib.math, name)(data, *args)
+
+
+# Outputs of more than 8 dims (ember's Shape holds 8): each shape function refuses them before building the
+# shape. They wrote the 9th dim past the Shape's storage (found by a review of the op fuzzer's Bitcast case).
+PAST_EIGHT_DIMS = [
+    ("MatrixDiagV3", lambda: em.linalg.diag(em.zeros([1] * 8))),
+    ("DynamicStitch", lambda: em.dynamic_stitch([em.constant(0)], [em.zeros([3] * 8)])),
+    ("DynamicPartition", lambda: em.dynamic_partition(em.zeros([1] * 8), em.constant(0), 2)),
+    ("RaggedTensorToTensor", lambda: em.RaggedTensor.from_row_lengths(em.zeros([2] + [1] * 7), [2]).to_tensor()),
+    ("TensorScatterUpdate", lambda: em.tensor_scatter_nd_update(em.zeros([1] * 8), em.zeros([1] * 7 + [1], em.int32),
+                                                                em.zeros([1] * 7))),
+    ("ResourceScatterUpdate", lambda: em.Variable(em.zeros([2] * 2)).scatter_update(
+        em.IndexedSlices(em.zeros([1] * 8), em.zeros([1] * 8, em.int32)))),
+]
+
+
+@pytest.mark.parametrize("op,make", PAST_EIGHT_DIMS, ids=[p[0] for p in PAST_EIGHT_DIMS])
+def test_outputs_past_eight_dims_are_refused_by_name(op, make):
+    with pytest.raises(em.errors.InvalidArgumentError, match=f"{op}.*more than ember's 8 dims"):
+        make()

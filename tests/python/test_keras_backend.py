@@ -115,6 +115,7 @@ CASES = {
                                                    "channels_first"),
     "count_params": lambda K, c: K.count_params(K.variable(M)),
     "int_shape ndim dtype": lambda K, c: (K.int_shape(c(A)), K.ndim(c(A)), K.dtype(c(A))),
+    "numpy inputs": lambda K, c: (K.int_shape(A), K.batch_dot(A, B), K.bias_add(IMG, np.arange(3, dtype=np.float32))),
     "eye": lambda K, c: K.get_value(K.eye(3)), "zeros ones": lambda K, c: K.get_value(K.zeros((2, 2)))
                                                                                 + K.get_value(K.ones((2, 2))),
 }

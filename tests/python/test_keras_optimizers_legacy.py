@@ -45,6 +45,7 @@ def test_lr_spelling_config_and_refusals():
     ours = optimizer.get_config()
     assert {k: ours[k] for k in theirs if k != "name"} == pytest.approx({k: theirs[k] for k in theirs if k != "name"})
     assert ember.keras.optimizers.legacy.Adam.from_config(ours).decay == 0.1
+    assert ember.keras.optimizers.legacy.Adam().get_config()["name"] == "Adam"  # as tf_keras' legacy names
     with pytest.raises(ValueError, match="decay"):
         ember.keras.optimizers.legacy.SGD(decay=-1.0)
     with pytest.raises(TypeError, match="weight_decay"):

@@ -45,6 +45,15 @@ CASES = [
     ("according to type", lambda tf, t: t.assertAllCloseAccordingToType(tf.constant([1.0], tf.float16), [1.0005])),
     ("according to type fails", lambda tf, t: t.assertAllCloseAccordingToType(tf.constant([1.0]), [1.0005])),
     ("starts with", lambda tf, t: t.assertStartsWith("abc", "ab")),
+    ("equal str and bytes", lambda tf, t: t.assertAllEqual(tf.constant(["a", "b"]), ["a", "b"])),
+    ("equal bytes and str arrays", lambda tf, t: t.assertAllEqual(np.array([b"a"]), np.array(["a"]))),
+    ("not equal strings", lambda tf, t: t.assertAllEqual(tf.constant(["a"]), ["b"])),
+    ("equal ragged", lambda tf, t: t.assertAllEqual(tf.ragged.constant([[1, 2], [3]]), [[1, 2], [3]])),
+    ("equal ragged pair", lambda tf, t: t.assertAllEqual(tf.ragged.constant([[1, 2], [3]]),
+                                                         tf.ragged.constant([[1, 2], [3]]))),
+    ("not equal ragged", lambda tf, t: t.assertAllEqual(tf.ragged.constant([[1, 2], [3]]), [[1, 2], [4]])),
+    ("evaluate ragged", lambda tf, t: t.assertEqual(t.evaluate(tf.ragged.constant([[1], []])).to_list(),
+                                                    [[1], []])),
 ]
 
 

@@ -161,7 +161,7 @@ def test_bad_scatters_raise_naming_the_op():
         v.gather_nd([[5, 0]])
     with pytest.raises(TypeError, match="must be a `tf.IndexedSlices`"):
         v.scatter_update([1])
-    with pytest.raises(errors.InvalidArgumentError, match="ResourceScatterDiv: integer division by zero"):
+    with pytest.raises(errors.InvalidArgumentError, match="ResourceScatterDiv: updates must not contain 0"):
         tf.Variable([4, 6]).scatter_div(tf.IndexedSlices(tf.constant([0]), tf.constant([1])))
     with pytest.raises((TypeError, ValueError)):
         v.scatter_nd_add([[0, 0]], tf.constant([1], tf.int32))
@@ -270,3 +270,18 @@ def test_saved_models_with_scatters_and_gathers_run_in_the_other_framework(saver
     np.testing.assert_array_equal(loaded.v.numpy(), saved.v.numpy())
     np.testing.assert_array_equal(loaded.gradient(loader.constant([0, 0, 2])).numpy(),
                                   saved.gradient(saver.constant([0, 0, 2])).numpy())
+
+
+def test_scatter_div_edge_cases():
+    # The lowest int32 over -1 wraps (it was a SIGFPE that killed the process); a zero divisor of any dtype
+    # is refused before anything is written, as TensorFlow refuses it
+    v = tf.Variable(np.array([-2 ** 31, 6], np.int32))
+    v.scatter_div(tf.IndexedSlices(tf.constant([-1], tf.int32), tf.constant([0])))
+    np.testing.assert_array_equal(v.numpy(), [-2 ** 31, 6])
+    floats = tf.Variable([[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(errors.InvalidArgumentError, match="must not contain 0"):
+        floats.scatter_div(tf.IndexedSlices(tf.constant([[2.0, 0.0]]), tf.constant([1])))
+    np.testing.assert_array_equal(floats.numpy(), [[1.0, 2.0], [3.0, 4.0]])
+    with pytest.raises(real_tf.errors.InvalidArgumentError):
+        real_tf.Variable([[1.0, 2.0]]).scatter_div(real_tf.IndexedSlices(real_tf.constant([[2.0, 0.0]]),
+                                                                         real_tf.constant([0])))

@@ -23,6 +23,16 @@ def _int_arg(value, what, name):
         raise TypeError(f"{what}: {name} must be an int, got {value!r}") from None
 
 
+def _joined_spec(spec, values):
+    """``spec`` with None in each dim where the values' lengths differ."""
+    from ember.framework.tensor_spec import TensorSpec
+
+    dims = list(values[0].shape)
+    for v in values[1:]:
+        dims = [a if a == b else None for a, b in zip(dims, v.shape)]
+    return TensorSpec(dims, spec.dtype)
+
+
 class FromListDataset(Dataset):
     """The elements of a Python list, each a nested structure of the same form (TensorFlow converts each
     component of the list to one tensor and slices it, so the components must stack)."""
@@ -40,15 +50,19 @@ class FromListDataset(Dataset):
                 raise ValueError(f"{what}: element {i} has another structure than element 0: "
                                  f"{structure.specs_of(value)} vs {structure.specs_of(first)}")
             flats.append(structure.flatten(value))
-        self._spec = structure.specs_of(first)
+        spec = structure.specs_of(first)
         columns = []
-        for c, spec in enumerate(structure.flatten(self._spec)):
+        for c, component in enumerate(structure.flatten(spec)):
             values = [flat[c] for flat in flats]
-            shapes = {tuple(v.shape) for v in values}
-            if len(shapes) != 1 or any(v.dtype != spec.dtype for v in values):
-                raise ValueError(f"{what}: component {c} must have one dtype and shape in every element, got "
-                                 f"shapes {sorted(shapes)}")
+            ranks = {len(v.shape) for v in values}
+            if len(ranks) != 1 or any(v.dtype != component.dtype for v in values):
+                raise ValueError(f"{what}: component {c} must have one dtype and rank in every element, got "
+                                 f"shapes {sorted({tuple(v.shape) for v in values})}")
             columns.append(values)
+        # Elements may differ in length along a dim: the spec has None there, as TensorFlow's (a list of
+        # ragged rows gives a (None,) component)
+        self._spec = structure.pack(spec, [_joined_spec(component, values)
+                                           for component, values in zip(structure.flatten(spec), columns)])
         self._elements = [tuple(col[i] for col in columns) for i in range(len(elements))]
 
     def _flat_iter(self):

@@ -84,12 +84,16 @@ def batch_set_value(tuples):
 
 
 def int_shape(x):
+    """The static shape as a tuple (None for an unknown rank); NumPy arrays give theirs, as in Keras."""
     shape = x.shape
+    if isinstance(shape, tuple):
+        return shape
     return tuple(shape.as_list()) if shape.rank is not None else None
 
 
 def ndim(x):
-    return x.shape.rank
+    shape = x.shape
+    return len(shape) if isinstance(shape, tuple) else shape.rank
 
 
 def dtype(x):

@@ -89,8 +89,17 @@ void apply(ScatterMode mode, T* dst, const T* src, int64_t b, int64_t e) {
     case ScatterMode::kMul:
       for (int64_t i = b; i < e; ++i) dst[i] = wrap_mul(dst[i], src[i]);
       break;
-    case ScatterMode::kDiv:  // integer divisors are checked non-zero by the caller (ResourceScatterDiv)
-      for (int64_t i = b; i < e; ++i) dst[i] = static_cast<T>(dst[i] / src[i]);
+    case ScatterMode::kDiv:  // divisors are checked non-zero by the caller (ResourceScatterDiv)
+      for (int64_t i = b; i < e; ++i) {
+        if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+          // The lowest value over -1 overflows (a SIGFPE on x86): it wraps, as ember's FloorDiv does
+          if (src[i] == T(-1)) {
+            dst[i] = wrap_sub(T(0), dst[i]);
+            continue;
+          }
+        }
+        dst[i] = static_cast<T>(dst[i] / src[i]);
+      }
       break;
   }
 }

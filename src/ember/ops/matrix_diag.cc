@@ -263,6 +263,10 @@ Status split_diagonal(const Shape& diagonal, const Band& band, Shape& batch, int
     return invalid_argument(
         "MatrixDiagV3: The number of diagonals provided in the input does not match the lower_diag_index and "
         "upper_diag_index range.");
+  if (batch_rank + 2 > kMaxRank)  // the matrices add two dims to the batch
+    return invalid_argument("MatrixDiagV3: a diagonal of shape ", diagonal.to_string(),
+                            " makes matrices of rank ", batch_rank + 2, ", more than ember's ", kMaxRank,
+                            " dims");
   for (int d = 0; d < batch_rank; ++d) batch.push_back(diagonal.dim(d));
   max_len = diagonal.dim(diagonal.rank() - 1);
   return Status::OK();

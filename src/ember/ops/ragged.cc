@@ -98,6 +98,10 @@ Status to_tensor_shape(InferContext& ctx) {
     return Status::OK();
   }
   const int rank = 1 + ragged + values.rank() - 1;
+  if (rank > kMaxRank)
+    return invalid_argument("RaggedTensorToTensor: ", ragged, " ragged dims over values of shape ",
+                            values.to_string(), " make a tensor of rank ", rank, ", more than ember's ",
+                            kMaxRank, " dims");
   if (def.rank_known() && def.rank() > values.rank() - 1)
     return invalid_argument("RaggedTensorToTensor: default_value of shape ", def.to_string(),
                             " must broadcast to the values' inner shape");

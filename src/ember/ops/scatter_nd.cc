@@ -57,6 +57,11 @@ Status check_updates(const char* op, const Shape& indexed, const Shape& indices,
   if (depth > indexed.rank())
     return invalid_argument(op, ": the index depth (indices' last dim, ", depth,
                             ") must be at most the rank of the shape ", indexed.to_string());
+  const int want_rank = indices.rank() - 1 + indexed.rank() - static_cast<int>(depth);
+  if (want_rank > kMaxRank)  // no updates tensor can have that shape (Shape holds kMaxRank dims)
+    return invalid_argument(op, ": indices ", indices.to_string(), " into shape ", indexed.to_string(),
+                            " need updates of rank ", want_rank, ", more than ember's ", kMaxRank,
+                            " dims; got ", updates.to_string());
   Shape want;
   for (int d = 0; d < indices.rank() - 1; ++d) want.push_back(indices.dim(d));
   for (int d = static_cast<int>(depth); d < indexed.rank(); ++d) want.push_back(indexed.dim(d));
@@ -219,6 +224,11 @@ Status check_row_updates(const std::string& op, const Shape& value, const Shape&
                          const Shape& updates) {
   if (value.rank() == 0) return invalid_argument(op, ": the variable must be at least 1-D, got a scalar");
   if (updates.rank() == 0) return Status::OK();
+  if (indices.rank() + value.rank() - 1 > kMaxRank)  // the shape below would not fit in a Shape
+    return invalid_argument(op, ": indices.shape ", indices.to_string(), " with params.shape ",
+                            value.to_string(), " need updates of rank ", indices.rank() + value.rank() - 1,
+                            ", more than ember's ", kMaxRank, " dims; got updates.shape ",
+                            updates.to_string());
   Shape want = indices;
   for (int d = 1; d < value.rank(); ++d) want.push_back(value.dim(d));
   if (want != updates)
@@ -246,10 +256,9 @@ Status resource_scatter_kernel(KernelContext& ctx) {
     return invalid_argument(op, ": variable '", v.name(), "' has dtype ", dtype_name(v.dtype()),
                             " but the updates have dtype ", dtype_name(updates.dtype()));
   if constexpr (kMode == ScatterMode::kDiv) {
-    bool zero = false;
-    if (is_integer(updates.dtype()))
-      visit_dtype<kIntTypes>(updates.dtype(), [&]<typename T>() { zero = has_zero<T>(updates); });
-    if (zero) return invalid_argument(op, ": integer division by zero in the updates");
+    bool zero = false;  // TensorFlow refuses a zero divisor of any dtype, floats included
+    visit_dtype<kNumericTypes>(updates.dtype(), [&]<typename T>() { zero = has_zero<T>(updates); });
+    if (zero) return invalid_argument(op, ": updates must not contain 0 (a division by zero)");
   }
   return v.update([&](const TensorRef& current) -> StatusOr<TensorRef> {
     const Shape& shape = current->shape();

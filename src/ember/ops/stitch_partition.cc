@@ -32,6 +32,11 @@ Status stitch_shape(InferContext& ctx) {
       return invalid_argument(ctx.op->name, ": data[", m, "] (shape ", data.to_string(),
                               ") must start with the shape of indices[", m, "] (", index.to_string(), ")");
     Shape r;
+    if (1 + data.rank() - index.rank() > kMaxRank)  // the output is [rows] + the slices' shape
+      return invalid_argument(ctx.op->name, ": data[", m, "] (shape ", data.to_string(),
+                              ") indexed by indices[", m, "] (shape ", index.to_string(),
+                              ") makes an output of rank ", 1 + data.rank() - index.rank(),
+                              ", more than ember's ", kMaxRank, " dims");
     for (int d = 0; d < data.rank(); ++d) {
       if (d < index.rank()) {
         if (index.dim(d) >= 0 && data.dim(d) >= 0 && index.dim(d) != data.dim(d))
@@ -141,6 +146,11 @@ Status partition_shape(InferContext& ctx) {
     if (!ok)
       return invalid_argument("DynamicPartition: data (shape ", data.to_string(),
                               ") must start with the shape of partitions (", partitions.to_string(), ")");
+    if (1 + data.rank() - partitions.rank() > kMaxRank)
+      return invalid_argument("DynamicPartition: data (shape ", data.to_string(),
+                              ") split by partitions (shape ", partitions.to_string(),
+                              ") makes pieces of rank ", 1 + data.rank() - partitions.rank(),
+                              ", more than ember's ", kMaxRank, " dims");
     piece = Shape({kUnknownDim});
     for (int d = partitions.rank(); d < data.rank(); ++d) piece.push_back(data.dim(d));
   }

@@ -29,6 +29,8 @@ class _Legacy:
                 raise TypeError(f"{type(self).__name__}: unexpected keyword argument passed to optimizer: "
                                 f"{key} (a new-optimizer argument; the legacy optimizers do not take it)")
         self.decay = float(decay)
+        if kwargs.get("name") is None:
+            kwargs["name"] = type(self).__name__  # the legacy optimizers are named by their class: "Adam"
         super().__init__(*args, **kwargs)
 
     def _step_learning_rate(self):
