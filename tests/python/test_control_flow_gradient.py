@@ -694,9 +694,11 @@ def test_accumulating_while_stacks_over_many_iterations():
 
 
 def _entering_stack_loop(n, body_fn, specs):
+    """The loop's condition and body as concrete functions: the caller keeps them alive while the While
+    names them, since a function's library entry goes with its last Python reference."""
     cond = ember.function(lambda i, *rest: i < n).get_concrete_function(*specs)
     body = ember.function(body_fn).get_concrete_function(*specs)
-    return cond.name, body.name
+    return cond, body
 
 
 def test_a_loop_variable_stacked_as_it_enters_is_written_into_its_stack_row():
@@ -715,7 +717,8 @@ def test_a_loop_variable_stacked_as_it_enters_is_written_into_its_stack_row():
     for call in range(3):
         before = ember._C.while_stack_bytes_copied()
         _, x, prev, stack, count = ember._C.op("StatelessWhile")(
-            [ember.constant(0), ember.constant(x0), ember.constant(np.zeros(64, np.float32))], cond, body, 10, 1)
+            [ember.constant(0), ember.constant(x0), ember.constant(np.zeros(64, np.float32))], cond.name, body.name,
+            10, 1)
         copied = ember._C.while_stack_bytes_copied() - before
         assert int(count) == n and stack.shape == (n, 64)
         np.testing.assert_array_equal(stack.numpy(), np.stack(expected[:n]))
@@ -734,7 +737,8 @@ def test_loop_variables_entering_as_one_tensor_are_stacked_apart():
     cond, body = _entering_stack_loop(n, lambda i, a, b: (i + 1, a * 2.0, b + 1.0, a), specs)
     start = ember.constant(np.arange(16, dtype=np.float32))
     for _ in range(2):
-        _, a, b, stack, count = ember._C.op("StatelessWhile")([ember.constant(0), start, start], cond, body, 10, 1)
+        _, a, b, stack, count = ember._C.op("StatelessWhile")([ember.constant(0), start, start], cond.name,
+                                                              body.name, 10, 1)
         rows = np.arange(16, dtype=np.float32)[None, :] * (2.0 ** np.arange(n, dtype=np.float32))[:, None]
         np.testing.assert_array_equal(stack.numpy(), rows)
         np.testing.assert_array_equal(a.numpy(), np.arange(16, dtype=np.float32) * 2.0 ** n)

@@ -107,6 +107,7 @@ def test_daemon_thread_running_ember_at_exit(name, tmp_path):
     script = tmp_path / f"exit_{name}.py"
     script.write_text(_DRIVER.format(scenario=textwrap.dedent(_SCENARIOS[name])))
     for run in range(_RUNS):
-        proc = subprocess.run([sys.executable, "-S", str(script)], env=_child_env(), capture_output=True,
-                              text=True, timeout=120)
+        # -S only when this run has it: an installed (editable) ember is found through site's import hook
+        proc = subprocess.run([sys.executable, *(["-S"] if sys.flags.no_site else []), str(script)],
+                              env=_child_env(), capture_output=True, text=True, timeout=120)
         assert proc.returncode == 0, f"run {run}: exit status {proc.returncode}\n{proc.stderr[-2000:]}"
