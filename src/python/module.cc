@@ -320,7 +320,8 @@ NB_MODULE(_C, m) {
   bind_devices(m);
   m.def("op", &op_caller, "The fast callable for a registered op.");
   m.def("tensor_list_bytes_copied", &tensor_list_bytes_copied,
-        "Bytes TensorListSetItem/PushBack copied from the lists they write into (ops/tensor_array.h).");
+        "Bytes TensorListSetItem/PushBack and InplaceUpdate (a TensorArray write) copied from the lists "
+        "they write into (ops/tensor_array.h).");
   m.def("while_stack_bytes_copied", &while_stack_bytes_copied,
         "Bytes accumulating While loops copied into their stacks (ops/tensor_array.h).");
   m.def("op_info", &op_info);

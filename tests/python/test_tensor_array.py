@@ -509,3 +509,33 @@ def test_a_ragged_array_is_a_loop_variable():
 
     with pytest.raises(ValueError, match="enters the loop ragged .* but the body returns it dense"):
         written_in_the_body(ember.range(3, dtype=ember.float32), ember.constant([1, 2]))
+
+
+def test_loop_writes_copy_the_array_once_per_call_not_per_iteration():
+    """A staged loop's writes go into the carried buffer (Note [Loop variables handed to the body] in
+    ops/control_flow.cc), also in the plan made for the call's static shapes, where the write's traced
+    output spec still has the loop's unknown dim: the first iteration copies the caller's buffer, no later
+    one does (a copy per write made a 400-step loop of [32, 128] rows cost 0.6 ms per step)."""
+    @ember.function(input_signature=[ember.TensorSpec([None, 32, 128], ember.float32)])
+    def f(x):
+        n = ember.shape(x)[0]
+        ta = ember.TensorArray(ember.float32, size=n, element_shape=[32, 128])
+
+        def body(i, h, ta):
+            h = ember.tanh(h * 0.5 + x[i])
+            return i + 1, h, ta.write(i, h)
+
+        _, _, ta = ember.while_loop(lambda i, h, ta: i < n, body, (0, ember.zeros([32, 128]), ta))
+        return ta.stack()
+
+    x = np.random.default_rng(1).standard_normal((200, 32, 128)).astype(np.float32)
+    for _ in range(3):  # the third call runs the plan specialized for [200, 32, 128]
+        before = ember._C.tensor_list_bytes_copied()
+        got = f(x).numpy()
+        copied = ember._C.tensor_list_bytes_copied() - before
+        assert copied <= x.nbytes, copied
+    h, want = np.zeros((32, 128), np.float32), []
+    for t in range(200):
+        h = np.tanh(h * np.float32(0.5) + x[t])
+        want.append(h)
+    np.testing.assert_allclose(got, np.stack(want), rtol=1e-5, atol=1e-6)

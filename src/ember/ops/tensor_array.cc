@@ -63,9 +63,11 @@ Status inplace_update_kernel(KernelContext& ctx) {
       return invalid_argument("InplaceUpdate: i[", k, "] = ", index[k], " is not in [0, ", rows, ")");
   if (out.num_elements() == 0) return Status::OK();
   // The executor may hand x's own buffer over as the output (x dies here): then only the rows move.
-  if (out.mutable_raw_data() != x.raw_data())
-    std::memcpy(out.mutable_raw_data(), x.raw_data(),
-                static_cast<size_t>(x.num_elements()) * dtype_size(x.dtype()));
+  if (out.mutable_raw_data() != x.raw_data()) {
+    const size_t bytes = static_cast<size_t>(x.num_elements()) * dtype_size(x.dtype());
+    std::memcpy(out.mutable_raw_data(), x.raw_data(), bytes);
+    g_list_bytes_copied.fetch_add(static_cast<int64_t>(bytes), std::memory_order_relaxed);
+  }
   char* dst = static_cast<char*>(out.mutable_raw_data());
   const char* src = static_cast<const char*>(v.raw_data());
   for (int64_t k = 0; k < i.shape().dim(0); ++k)

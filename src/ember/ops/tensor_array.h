@@ -7,8 +7,9 @@
 
 namespace ember {
 
-/// Bytes that TensorListSetItem and TensorListPushBack have copied from the lists they write into, since
-/// the process started: the rows of a list read elsewhere too, or of one that outgrew its buffer.
+/// Bytes that TensorListSetItem, TensorListPushBack and InplaceUpdate (a dense TensorArray's write) have
+/// copied from the lists they write into, since the process started: the rows of a list read elsewhere
+/// too, or of one that outgrew its buffer.
 int64_t tensor_list_bytes_copied();
 
 /// Bytes that accumulating While loops have copied into their stacks, since the process started: the

@@ -558,8 +558,12 @@ ExecPlan::ExecPlan(const FunctionGraph& fn, bool reuse_memory) : reuse_memory_(r
       for (int32_t j = 0; j < (overwrites ? 1 : ins.num_inputs) && ins.in_place_input < 0; ++j) {
         const InputRef& in = inputs_[ins.first_input + j];
         const TensorSpec& spec = g.spec(node.inputs[j]);
+        // A node resolving its shapes when it runs (Note [Unknown dimensions]) compares the actual shapes
+        // there, so specs that only agree once the unknown dims are known still qualify.
+        const bool same_shape = spec.shape == node.outputs[0].shape ||
+                                (!ins.static_specs && spec.shape.is_compatible_with(node.outputs[0].shape));
         if (in.slot >= 0 && last_use[in.slot] == k && spec.dtype == node.outputs[0].dtype &&
-            spec.dtype != DType::kString && (allocates || spec.shape == node.outputs[0].shape))
+            spec.dtype != DType::kString && (allocates || same_shape))
           ins.in_place_input = static_cast<int8_t>(j);
       }
     }
