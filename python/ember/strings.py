@@ -304,11 +304,10 @@ def _like(result, flat_offsets):
     if not flat._is_symbolic and not flat_offsets._is_symbolic and flat.shape[0] != flat_offsets.shape[0]:
         from ember import errors
 
-        # The decode op gives a truncated multi-byte sequence (b"\xe2\x82" not followed by its last byte)
-        # one replacement character per byte, TensorFlow (and Python's decoder) one for the whole sequence.
-        raise errors.UnimplementedError(None, None, f"tf.strings: the decoder gave {flat.shape[0]} characters "
-                                                    f"where the offsets count {flat_offsets.shape[0]}: invalid "
-                                                    f"UTF-8 with a truncated multi-byte sequence is not supported")
+        # Both replace each maximal subpart of ill-formed UTF-8 once (Note [Ill-formed UTF-8] in
+        # kernels/strings.cc): a disagreement is ember's bug, said rather than misaligned.
+        raise errors.InternalError(None, None, f"tf.strings: the decoder gave {flat.shape[0]} characters "
+                                               f"where the offsets count {flat_offsets.shape[0]}")
     if isinstance(result, Tensor):
         return _Reshape(flat_offsets, _C.op("Shape")(result, dtypes.int64))
     return result.with_flat_values(_Reshape(flat_offsets, _C.op("Shape")(result.flat_values, dtypes.int64)))

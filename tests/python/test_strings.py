@@ -227,6 +227,28 @@ def test_unicode_decode_invalid_utf8():
         tensorflow.raw_ops.UnicodeDecode(input=tensorflow.constant(data), input_encoding="UTF-8", errors="strict")
 
 
+
+def test_unicode_decode_ill_formed_sequences_as_tensorflow():
+    """One replacement per maximal subpart (Note [Ill-formed UTF-8] in kernels/strings.cc): cut-off
+    characters, overlong forms, surrogates, bytes past U+10FFFF, stray continuations, over random byte
+    strings drawn from pieces of well-formed and ill-formed characters; with offsets too."""
+    rng = np.random.default_rng(7)
+    pieces = [b"a", b"\x80", b"\xbf", b"\xc0", b"\xc1", b"\xc2", b"\xdf", b"\xe0", b"\xe0\xa0", b"\xe0\x9f",
+              b"\xe2\x82", b"\xe2\x82\xac", b"\xed\x9f\xbf", b"\xed\xa0", b"\xef\xbf\xbf", b"\xf0",
+              b"\xf0\x8f", b"\xf0\x90\x80", b"\xf0\x9f\x98\x80", b"\xf4\x8f\xbf\xbf", b"\xf4\x90",
+              b"\xf5", b"\xff", "é".encode()]
+    data = [b"".join(pieces[k] for k in rng.integers(0, len(pieces), rng.integers(0, 6))) for _ in range(400)]
+    data += [b"a\xe2\x82", b"\xe2\x82a", b"\xf0\x9f\x98", b"\xed\xa0\x80x", b"\xe0\x80\xaf"]
+    for errors in ["replace", "ignore"]:
+        ours = _C.op("UnicodeDecode")(ember.constant(data), "UTF-8", errors, 65533, False, ember.int64)
+        theirs = tensorflow.raw_ops.UnicodeDecode(input=tensorflow.constant(data), input_encoding="UTF-8",
+                                                  errors=errors)
+        assert [o.numpy().tolist() for o in ours] == [t.numpy().tolist() for t in theirs], errors
+        ours = ember.strings.unicode_decode_with_offsets(ember.constant(data), "UTF-8", errors=errors)
+        theirs = tensorflow.strings.unicode_decode_with_offsets(tensorflow.constant(data), "UTF-8", errors=errors)
+        for o, t in zip(ours, theirs):
+            assert o.to_list() == t.to_list(), errors
+
 # ---- functions, GraphDef, checkpoints -------------------------------------------------------------------
 
 def test_string_tensor_spec_in_function_signature():

@@ -202,41 +202,45 @@ void encode_unicode(int32_t cp, UnicodeEncoding encoding, std::string* out) {
   }
 }
 
+// Note [Ill-formed UTF-8]
+// The well-formed byte sequences are those of Unicode's table 3-7: each lead byte fixes the length and the
+// range of the second byte (which excludes overlong forms, surrogates and values past U+10FFFF), later
+// bytes are 80..BF. An ill-formed sequence is replaced by one U+FFFD per *maximal subpart*: the longest
+// prefix that could still begin a well-formed sequence, or the one byte where none can (Unicode's
+// recommended practice, which ICU follows, and so TensorFlow's UnicodeDecode): "\xE2\x82" cut off at the
+// end of a string is one error, "\xED\xA0\x80" (a surrogate) is three.
 int32_t decode_utf8(std::string_view s, size_t* pos) {
   const size_t i = *pos;
   const auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
   const unsigned char c = byte(i);
-  int extra;
-  int32_t cp;
-  int32_t min;
   if (c < 0x80) {
     *pos = i + 1;
     return c;
-  } else if ((c & 0xE0) == 0xC0) {
-    extra = 1, cp = c & 0x1F, min = 0x80;
-  } else if ((c & 0xF0) == 0xE0) {
-    extra = 2, cp = c & 0x0F, min = 0x800;
-  } else if ((c & 0xF8) == 0xF0) {
-    extra = 3, cp = c & 0x07, min = 0x10000;
-  } else {
-    *pos = i + 1;
-    return -1;
   }
-  if (i + extra >= s.size()) {  // truncated
-    *pos = i + 1;
+  int extra;
+  int32_t cp;
+  unsigned char second_low = 0x80, second_high = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF) {
+    extra = 1, cp = c & 0x1F;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    extra = 2, cp = c & 0x0F;
+    if (c == 0xE0) second_low = 0xA0;   // below: overlong
+    if (c == 0xED) second_high = 0x9F;  // above: surrogates
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    extra = 3, cp = c & 0x07;
+    if (c == 0xF0) second_low = 0x90;   // below: overlong
+    if (c == 0xF4) second_high = 0x8F;  // above: past U+10FFFF
+  } else {
+    *pos = i + 1;  // a continuation byte, or a lead byte no well-formed sequence has (C0, C1, F5..FF)
     return -1;
   }
   for (int k = 1; k <= extra; ++k) {
-    if ((byte(i + k) & 0xC0) != 0x80) {
-      *pos = i + 1;
+    const unsigned char low = k == 1 ? second_low : 0x80, high = k == 1 ? second_high : 0xBF;
+    if (i + k >= s.size() || byte(i + k) < low || byte(i + k) > high) {
+      *pos = i + k;  // the maximal subpart: the bytes that could still begin a character
       return -1;
     }
     cp = (cp << 6) | (byte(i + k) & 0x3F);
-  }
-  // Overlong forms, surrogates and values past U+10FFFF are not characters.
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-    *pos = i + 1;
-    return -1;
   }
   *pos = i + 1 + extra;
   return cp;

@@ -24,8 +24,8 @@ int64_t utf8_length(std::string_view s);
 /// The byte offset of character `index` of `s` (its size when index == the character count).
 size_t utf8_offset(std::string_view s, int64_t index);
 
-/// Decodes the code point at `s[*pos]`, advancing `*pos`; returns -1 for an invalid sequence (then
-/// `*pos` advances by one byte).
+/// Decodes the code point at `s[*pos]`, advancing `*pos`; returns -1 for an ill-formed sequence (then
+/// `*pos` advances past its maximal subpart: Note [Ill-formed UTF-8] in strings.cc).
 int32_t decode_utf8(std::string_view s, size_t* pos);
 
 /// Whether `cp` is a Unicode scalar value (in range and not a surrogate): what UnicodeEncode can encode.
