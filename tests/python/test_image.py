@@ -49,6 +49,11 @@ def test_flips_contrast_and_dtype_conversion_match_tensorflow():
         _same(getattr(em.image, fn)(U8), getattr(tf.image, fn)(U8))
     _same(em.image.adjust_contrast(X, 1.7), tf.image.adjust_contrast(X, 1.7), 1e-5)
     _same(em.image.adjust_contrast(U8, 0.4), tf.image.adjust_contrast(U8, 0.4))
+    # float64 images go through float32, as TensorFlow's kernel has no float64: float32 values come back.
+    x64 = X.astype(np.float64) * (1 + 1e-12)
+    ours = em.image.adjust_contrast(x64, 1.7).numpy()
+    _same(ours, tf.image.adjust_contrast(x64, 1.7), 1e-5)
+    np.testing.assert_array_equal(ours.astype(np.float32).astype(np.float64), ours)
     f = RNG.uniform(0, 1, (4, 4)).astype(np.float32)
     i32 = RNG.integers(0, 2**31 - 1, (3, 3)).astype(np.int32)
     for image, dtype, saturate in ((U8, "float32", False), (f, "uint8", False), (f * 1.5, "uint8", True),

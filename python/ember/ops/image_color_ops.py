@@ -70,12 +70,12 @@ def convert_image_dtype(image, dtype, saturate=False, name=None):
 
 def adjust_contrast(images, contrast_factor):
     """(x - mean) * contrast_factor + mean, the mean per image and channel over height and width; computed in
-    float32 for non-float images, as TensorFlow."""
+    float32 for images that are not float16 or float32 (float64 ones too, rounded there), as TensorFlow."""
     x = _tensor(images)
     if x.shape.rank is not None and x.shape.rank < 3:
         raise ValueError(f"adjust_contrast: images must be at least 3-D, got shape {x.shape}")
     orig = x.dtype
-    f = x if orig in (dtypes.float16, dtypes.float32, dtypes.float64) else convert_image_dtype(x, dtypes.float32)
+    f = x if orig in (dtypes.float16, dtypes.float32) else convert_image_dtype(x, dtypes.float32)
     mean = reduce_mean(f, [-3, -2], keepdims=True)
     y = (f - mean) * convert_to_tensor(contrast_factor, dtype=f.dtype) + mean
     return y if orig == f.dtype else convert_image_dtype(y, orig, saturate=True)
