@@ -541,3 +541,31 @@ def test_input_signature_shorter_than_parameters_with_defaults():
     np.testing.assert_array_equal(staged(tf.constant([1.0]), 3.0).numpy(), [3.0])  # the default's value
     with pytest.raises(TypeError, match="input_signature has 1 entries but the function got 2"):
         staged(tf.constant([1.0]), 2.0)
+
+
+def test_flat_tuple_list_and_dict_results_are_rebuilt_as_traced():
+    """Calls rebuild a flat tuple, list or dict of results directly (function_graph._results_packer);
+    namedtuples, nesting and Python values in the results take nest's general path."""
+    import collections
+
+    Pair = collections.namedtuple("Pair", "a b")
+    x = tf.constant([1.0, 2.0])
+    cases = {
+        "tuple": lambda x: (x * 2, x + 1),
+        "list": lambda x: [x * 2, x + 1],
+        "dict": lambda x: {"b": x * 2, "a": x + 1, "c": x - 1},
+        "namedtuple": lambda x: Pair(x * 2, x + 1),
+        "nested": lambda x: (x * 2, {"k": [x + 1]}),
+        "with_python": lambda x: (x * 2, 3, None),
+    }
+    for name, fn in cases.items():
+        want = fn(x)
+        staged = tf.function(fn)
+        for _ in range(2):
+            got = staged(x)
+            assert type(got) is type(want), name
+            assert tf.nest.map_structure(
+                lambda a, b: np.asarray(a).tolist() == np.asarray(b).tolist() if a is not None else b is None,
+                got, want) == tf.nest.map_structure(lambda _: True, want), name
+            if isinstance(want, dict):
+                assert list(got) == list(want), name  # the traced insertion order
