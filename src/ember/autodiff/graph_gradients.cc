@@ -184,7 +184,7 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
 
   const OpDef& call_op = op_def("PartitionedCall");
   // Record the path on a tape watching the sources (Note [Gradients of recorded nodes]).
-  tape->push();
+  EMBER_RETURN_IF_ERROR(tape->push());
   for (const GradSource& s : sources) {
     if (s.tensor != nullptr)
       tape->watch(s.tensor);
