@@ -91,7 +91,7 @@ def test_watch_accessed_variables_false_and_explicit_watch():
     assert float(tape.gradient(y, v)) == 6.0
 
 
-def test_non_persistent_tape_used_twice_raises():
+def test_non_persistent_tape_used_again_after_its_gradient():
     x = tf.constant(1.0)
     with tf.GradientTape() as tape:
         tape.watch(x)
@@ -99,6 +99,12 @@ def test_non_persistent_tape_used_twice_raises():
     tape.gradient(y, x)
     with pytest.raises(RuntimeError, match="non-persistent"):
         tape.gradient(y, x)
+    with pytest.raises(errors.FailedPreconditionError, match="GradientTape.watch: this non-persistent tape"):
+        tape.watch(x)
+    with tape:  # entered again it records afresh, as TensorFlow's
+        tape.watch(x)
+        z = x * x * x
+    assert float(tape.gradient(z, x)) == 3.0
 
 
 def test_persistent_tape_gives_several_gradients():
@@ -674,18 +680,3 @@ def test_33_tapes_recording_at_once_is_a_clear_error_and_the_others_go_on():
         z = x * x
     assert float(extra.gradient(z, x)) == 4.0
 
-
-def test_a_non_persistent_tape_used_again_after_its_gradient():
-    x = tf.constant(2.0)
-    with tf.GradientTape() as tape:
-        tape.watch(x)
-        y = x * x
-    tape.gradient(y, x)
-    with pytest.raises(RuntimeError, match="non-persistent"):
-        tape.gradient(y, x)
-    with pytest.raises(errors.FailedPreconditionError, match="GradientTape.watch: this non-persistent tape"):
-        tape.watch(x)
-    with tape:  # entered again it records afresh, as TensorFlow's
-        tape.watch(x)
-        z = x * x * x
-    assert float(tape.gradient(z, x)) == 12.0
