@@ -680,3 +680,32 @@ def test_33_tapes_recording_at_once_is_a_clear_error_and_the_others_go_on():
         z = x * x
     assert float(extra.gradient(z, x)) == 4.0
 
+
+
+def test_tapes_on_several_threads_take_and_free_slots_without_mixing_records():
+    import threading
+
+    failures = []
+
+    def work(seed):
+        x = tf.constant(float(seed))
+        kept = []
+        for k in range(60):
+            with tf.GradientTape(persistent=True) as tape:
+                tape.watch(x)
+                y = x * x * float(k)
+            kept.append((tape, y, 2.0 * seed * k))
+            if k % 7 == 0:
+                for old, old_y, want in kept[-8:]:
+                    if float(old.gradient(old_y, x)) != want:
+                        failures.append((seed, k))
+        for tape, y, want in kept:
+            if float(tape.gradient(y, x)) != want:
+                failures.append((seed, "end"))
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(1, 9)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []
