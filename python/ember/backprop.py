@@ -69,6 +69,8 @@ class GradientTape:
         if self._recording:
             raise ValueError("Tape is still recording, This can happen if you try to re-enter an already-active "
                              "tape.")
+        if self._used and not self._persistent:
+            self.reset()  # TensorFlow's takes a new tape then: nothing of the first recording is kept
         self._tape.push()
         self._recording = True
         _recording_tapes.append(self)
@@ -100,6 +102,11 @@ class GradientTape:
 
     def watch(self, tensor):
         """Ensures ``tensor`` (a tensor, a variable, or a nested structure of them) is traced."""
+        if self._used and not self._persistent and not self._recording:
+            # TensorFlow's tape is gone then (its watch fails on None); entering the tape again starts afresh.
+            raise errors.FailedPreconditionError(
+                None, None, "GradientTape.watch: this non-persistent tape has computed its gradient and released "
+                "what it recorded; enter it again (`with tape:`) to record anew, or create it with persistent=True")
         for t in nest.flatten(tensor):
             if _is_variable(t):
                 self._tape.watch_variable(t._id)

@@ -132,7 +132,11 @@ class PythonBackward final : public autodiff::Backward {
 void bind_tape(nb::module_& m) {
   nb::class_<PyTape>(m, "Tape")
       .def(nb::init<bool, bool>(), nb::arg("persistent"), nb::arg("watch_accessed_variables"))
-      .def("push", [](PyTape& t) { t.tape().push(); })
+      .def("push",
+           [](PyTape& t) {
+             Status pushed = t.tape().push();
+             if (!pushed.ok()) throw_status(pushed);
+           })
       .def("pop", [](PyTape& t) { t.tape().pop(); })
       .def("pause", [](PyTape& t) { t.tape().pause(); })
       .def("resume", [](PyTape& t) { t.tape().resume(); })

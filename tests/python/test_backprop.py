@@ -91,7 +91,7 @@ def test_watch_accessed_variables_false_and_explicit_watch():
     assert float(tape.gradient(y, v)) == 6.0
 
 
-def test_non_persistent_tape_used_twice_raises():
+def test_non_persistent_tape_used_again_after_its_gradient():
     x = tf.constant(1.0)
     with tf.GradientTape() as tape:
         tape.watch(x)
@@ -99,6 +99,12 @@ def test_non_persistent_tape_used_twice_raises():
     tape.gradient(y, x)
     with pytest.raises(RuntimeError, match="non-persistent"):
         tape.gradient(y, x)
+    with pytest.raises(errors.FailedPreconditionError, match="GradientTape.watch: this non-persistent tape"):
+        tape.watch(x)
+    with tape:  # entered again it records afresh, as TensorFlow's
+        tape.watch(x)
+        z = x * x * x
+    assert float(tape.gradient(z, x)) == 3.0
 
 
 def test_persistent_tape_gives_several_gradients():
@@ -584,3 +590,122 @@ def test_custom_gradient_of_another_shape_fails_building_a_functions_gradient_as
         t.watch(x)
         y = fine(x)
     np.testing.assert_array_equal(t.gradient(y, x).numpy(), [1.0, 1.0])
+
+
+# ---- tape slots (Note [Tape slots and generations] in autodiff/tape.h)
+
+
+def test_far_more_than_32_tapes_kept_after_their_blocks_each_see_their_own_records():
+    x = tf.constant(2.0)
+    kept = []
+    for k in range(100):
+        tape = tf.GradientTape(persistent=k % 2 == 0)
+        with tape:
+            tape.watch(x)
+            y = x * x * float(k)
+        kept.append((tape, y, 4.0 * k))
+    for tape, y, want in kept:
+        assert float(tape.gradient(y, x)) == want
+
+
+def test_a_slot_reused_by_another_tape_shares_no_records_with_its_earlier_holder():
+    # As TensorFlow: a tensor the first tape watched is not watched by later tapes, whatever slot they get,
+    # and the first tape does not see what later tapes recorded.
+    x = tf.constant(2.0)
+    with tf.GradientTape(persistent=True) as first:
+        first.watch(x)
+        y = x * x
+    later = []
+    for _ in range(40):
+        with tf.GradientTape() as tape:
+            z = x * 3.0
+        later.append((tape, z))
+    for tape, z in later:
+        assert tape.gradient(z, x) is None
+    assert float(first.gradient(y, x)) == 4.0
+    with tf.GradientTape() as other:
+        other.watch(y)
+        w = y * 5.0
+    assert first.gradient(w, x) is None
+    assert float(other.gradient(w, y)) == 5.0
+
+
+def test_a_persistent_tape_entered_again_records_on_from_its_earlier_records():
+    x = tf.constant(2.0)
+    tape = tf.GradientTape(persistent=True)
+    with tape:
+        tape.watch(x)
+        a = x * x
+    for _ in range(40):  # other tapes take and free slots in between
+        with tf.GradientTape() as other:
+            other.watch(x)
+            b = x * 5.0
+        assert float(other.gradient(b, x)) == 5.0
+    with tape:
+        c = a * 3.0
+    assert float(tape.gradient(c, x)) == 12.0
+    assert float(tape.gradient(a, x)) == 4.0
+
+
+def test_reset_also_forgets_watched_tensors():
+    x = tf.constant(2.0)
+    with tf.GradientTape() as tape:
+        tape.watch(x)
+        tape.reset()
+        y = x * x
+    assert tape.gradient(y, x) is None  # as TensorFlow
+
+
+def test_33_tapes_recording_at_once_is_a_clear_error_and_the_others_go_on():
+    # TensorFlow nests any number; ember's tape masks have 32 slots (tensor_impl.h), so the 33rd tape to
+    # record at once is refused, and the 32 recording keep working.
+    x = tf.constant(2.0)
+    tapes = []
+    try:
+        for _ in range(32):
+            tape = tf.GradientTape(persistent=True)
+            tape.__enter__()
+            tape.watch(x)
+            tapes.append(tape)
+        extra = tf.GradientTape()
+        with pytest.raises(errors.ResourceExhaustedError, match="at most 32 tapes can record at once"):
+            extra.__enter__()
+        y = x * x * x
+    finally:
+        for tape in reversed(tapes):
+            tape.__exit__(None, None, None)
+    assert [float(tapes[k].gradient(y, x)) for k in (0, 16, 31)] == [12.0] * 3
+    with extra:  # a slot is free again
+        extra.watch(x)
+        z = x * x
+    assert float(extra.gradient(z, x)) == 4.0
+
+
+
+def test_tapes_on_several_threads_take_and_free_slots_without_mixing_records():
+    import threading
+
+    failures = []
+
+    def work(seed):
+        x = tf.constant(float(seed))
+        kept = []
+        for k in range(60):
+            with tf.GradientTape(persistent=True) as tape:
+                tape.watch(x)
+                y = x * x * float(k)
+            kept.append((tape, y, 2.0 * seed * k))
+            if k % 7 == 0:
+                for old, old_y, want in kept[-8:]:
+                    if float(old.gradient(old_y, x)) != want:
+                        failures.append((seed, k))
+        for tape, y, want in kept:
+            if float(tape.gradient(y, x)) != want:
+                failures.append((seed, "end"))
+
+    threads = [threading.Thread(target=work, args=(s,)) for s in range(1, 9)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert failures == []

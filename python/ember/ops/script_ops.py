@@ -13,7 +13,6 @@ the other stateful ops of the function) unless ``numpy_function(stateful=False)`
 function goes with the last graph that has the op (Note [Who keeps a py_function alive] in ops/py_func.h).
 """
 
-import collections
 import itertools
 import threading
 import weakref
@@ -152,12 +151,10 @@ def _run_token(token, eager, entry, keep_for_gradient, inputs):
         return _error_status(e)
 
 
-# Calls whose tape is kept for a gradient, oldest first (token -> weak reference to its _Registered). Each
-# kept tape holds one of ember's 32 tapes until its gradient takes it, so at most _MAX_RECORDED are kept:
-# the oldest gives its tape up, and its gradient runs the function again.
-_MAX_RECORDED = 8
-_recorded_order = collections.OrderedDict()
-_recorded_lock = threading.RLock()  # reentrant: a weak reference's callback may run while it is held
+# Guards each _Registered's `recorded`: the call that keeps a tape and the gradient that takes it may run on
+# different threads. A kept tape holds no tape slot (a tape has one only while it records), so every
+# function keeps its last call's.
+_recorded_lock = threading.Lock()
 
 
 def _watched_inputs(inputs):
@@ -170,29 +167,21 @@ def _call_recorded(entry, token, inputs):
     from ember.backprop import GradientTape
 
     with _recorded_lock:
-        if _recorded_order.pop(token, None) is not None:  # this function's earlier call gives its place up
-            entry.recorded = None
-        while len(_recorded_order) >= _MAX_RECORDED:
-            _, oldest = _recorded_order.popitem(last=False)
-            if oldest() is not None:
-                oldest().recorded = None
+        entry.recorded = None  # this function's earlier call gives its tape up
+    tape = GradientTape()
     try:
-        tape = GradientTape()
-    except errors.ResourceExhaustedError:  # the user holds every tape: keep nothing, the gradient reruns
+        tape._push()
+    except errors.ResourceExhaustedError:  # 32 tapes record already: keep nothing, the gradient reruns
         return _results(entry.func(*inputs), entry.tout, False, token)
-    with tape:
+    try:
         for i in _watched_inputs(inputs):
             tape.watch(inputs[i])
         outputs = _results(entry.func(*inputs), entry.tout, False, token)
+    finally:
+        tape._pop()
     with _recorded_lock:
         entry.recorded = (tape, inputs, outputs)
-        _recorded_order[token] = weakref.ref(entry, lambda _, t=token: _forget_recorded(t))
     return outputs
-
-
-def _forget_recorded(token):
-    with _recorded_lock:
-        _recorded_order.pop(token, None)
 
 
 def _same_values(recorded, inputs):

@@ -25,7 +25,8 @@ GradientTape::GradientTape(bool persistent, bool watch_accessed_variables) {
   auto tape = autodiff::Tape::create(persistent, watch_accessed_variables);
   if (!tape.ok()) throw StatusError(tape.status());
   tape_ = std::move(tape).value();
-  tape_->push();
+  Status pushed = tape_->push();
+  if (!pushed.ok()) throw StatusError(pushed);
 }
 
 GradientTape::~GradientTape() = default;

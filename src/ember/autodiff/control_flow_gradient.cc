@@ -844,15 +844,65 @@ Cache<LoopGradient>& loop_cache() {
   return cache;
 }
 
+// A While node a trace built while nothing recorded, for tf.gradients to rewrite in place (rather than run
+// the loop a second time, which would repeat its effects).
+struct TracedLoop {
+  FunctionGraph* caller = nullptr;
+  int32_t node = -1;
+};
+
+// Runs the loop's forward form (attrs `forward_attrs`) into `all` (the loop variables, the stacks, the trip
+// count): as a new op, or, for a traced loop, by rewriting its node to that form and reading its outputs.
+Status run_forward_loop(const OpDef& op, std::span<TensorImpl* const> inputs, const AttrList& forward_attrs,
+                        const LoopGradient& grad, const TracedLoop* traced, OutputList& all) {
+  if (traced == nullptr)
+    return execute_op_unrecorded(op, inputs, {forward_attrs.data(), forward_attrs.size()}, all);
+  FunctionGraph& caller = *traced->caller;
+  if (grad.returns_trip_count) {
+    // A loop rewritten before (by an earlier tf.gradients) keeps its stacks as the first of the new ones,
+    // but its trip count moves behind the new stacks: the nodes that read it (the earlier gradient's
+    // backward loop) follow it.
+    const ValueRef old_trip{traced->node, static_cast<int32_t>(grad.num_vars + grad.num_accumulated)};
+    const ValueRef new_trip{traced->node, static_cast<int32_t>(grad.num_vars + grad.num_stacked)};
+    for (int32_t i = traced->node + 1; i < caller.graph.num_nodes(); ++i)
+      for (ValueRef& v : caller.graph.mutable_node(i).inputs)
+        if (v == old_trip) v = new_trip;
+    for (ValueRef& v : caller.results)
+      if (v == old_trip) v = new_trip;
+  }
+  Node& rewritten = caller.graph.mutable_node(traced->node);
+  rewritten.attrs.resize(forward_attrs.size());
+  for (size_t k = 0; k < forward_attrs.size(); ++k) rewritten.attrs[k] = forward_attrs[k];
+  rewritten.outputs.resize(grad.num_vars);
+  for (const TensorSpec& spec : grad.stack_specs) rewritten.outputs.push_back(spec);
+  rewritten.outputs.push_back(TensorSpec{DType::kInt32, Shape()});
+  caller.callees.push_back(grad.forward_body != nullptr ? grad.forward_body : grad.pair->forward);
+  all.clear();
+  for (int32_t o = 0; o < static_cast<int32_t>(rewritten.outputs.size()); ++o)
+    all.push_back(TensorImpl::symbolic(rewritten.outputs[o].dtype, rewritten.outputs[o].shape, &caller,
+                                       traced->node, o));
+  return Status::OK();
+}
+
 Status execute_loop(const OpDef& op, std::span<TensorImpl* const> inputs, std::span<const AttrValue> attrs,
-                    OutputList& outputs) {
-  if (attrs.size() < 4) return execute_op_unrecorded(op, inputs, attrs, outputs);
-  const int64_t accumulate = std::get<int64_t>(attrs[3]);
+                    OutputList& outputs, const TracedLoop* traced = nullptr) {
+  // Where nothing needs the loop's gradient it runs as it is; a traced loop already stands in the trace.
+  auto unrecorded = [&]() -> Status {
+    if (traced == nullptr) return execute_op_unrecorded(op, inputs, attrs, outputs);
+    outputs.clear();
+    const Node& n = traced->caller->graph.node(traced->node);
+    for (int32_t o = 0; o < static_cast<int32_t>(n.outputs.size()); ++o)
+      outputs.push_back(
+          TensorImpl::symbolic(n.outputs[o].dtype, n.outputs[o].shape, traced->caller, traced->node, o));
+    return Status::OK();
+  };
+  if (attrs.size() < 4 && traced == nullptr) return unrecorded();
+  const int64_t accumulate = attrs.size() < 4 ? -1 : std::get<int64_t>(attrs[3]);
   const std::string& cond_name = std::get<std::string>(attrs[0]);
   const std::string& body_name = std::get<std::string>(attrs[1]);
   auto cond = FunctionLibrary::global().find(cond_name);
   auto body = FunctionLibrary::global().find(body_name);
-  if (cond == nullptr || body == nullptr) return execute_op_unrecorded(op, inputs, attrs, outputs);
+  if (cond == nullptr || body == nullptr) return unrecorded();
   const uint32_t active = active_mask();
   uint32_t mask = 0;
   const std::string watched = needs_of(inputs, active, mask);
@@ -860,11 +910,12 @@ Status execute_loop(const OpDef& op, std::span<TensorImpl* const> inputs, std::s
   collect_variables(*cond, variables, 0);
   collect_variables(*body, variables, 0);
   std::unordered_map<int64_t, uint32_t> variable_masks = masks_of_variables(variables, mask);
-  if (mask == 0) return execute_op_unrecorded(op, inputs, attrs, outputs);
+  if (mask == 0) return unrecorded();
   if (static_cast<size_t>(body->num_call_args()) != inputs.size())
-    return execute_op_unrecorded(op, inputs, attrs, outputs);  // the kernel reports the mismatch
+    return unrecorded();  // the kernel reports the mismatch
 
-  if (accumulate < 0) {
+  // A traced loop keeps its reads: hoisting them would give its node other inputs.
+  if (accumulate < 0 && traced == nullptr) {
     auto hoisted = hoist_reads(cond, body, inputs.size());
     if (!hoisted.ok()) return hoisted.status();
     if (const HoistedReads* h = hoisted->get()) {
@@ -956,7 +1007,7 @@ Status execute_loop(const OpDef& op, std::span<TensorImpl* const> inputs, std::s
   forward_attrs.push_back(grad->parallel_iterations);
   forward_attrs.push_back(static_cast<int64_t>(grad->num_stacked));
   OutputList all;
-  EMBER_RETURN_IF_ERROR(execute_op_unrecorded(op, inputs, {forward_attrs.data(), forward_attrs.size()}, all));
+  EMBER_RETURN_IF_ERROR(run_forward_loop(op, inputs, forward_attrs, *grad, traced, all));
   auto* node = new TapeNode();
   node->backward = grad;
   node->mask = mask;
@@ -987,10 +1038,17 @@ StatusOr<OutputList> record_traced_control_flow(FunctionGraph& caller, int32_t n
                                                 std::span<TensorImpl* const> inputs) {
   const Node& n = caller.graph.node(node);
   const OpDef& op = *n.op;
-  if (is_while_op(op))
-    return make_error(Code::kUnimplemented, "tf.gradients: ", op.name, " '", n.name,
-                      "' lies between xs and ys and its body has effects (an assignment, a random draw); "
-                      "differentiate it with tf.GradientTape around the computation");
+  if (is_while_op(op)) {
+    const AttrList attrs = n.attrs;
+    const TracedLoop traced{&caller, node};
+    OutputList outputs;
+    try {
+      EMBER_RETURN_IF_ERROR(execute_loop(op, inputs, {attrs.data(), attrs.size()}, outputs, &traced));
+    } catch (const StatusError& e) {
+      return e.status();
+    }
+    return outputs;
+  }
   auto symbolic_outputs = [&caller, node] {
     OutputList outs;
     const Node& current = caller.graph.node(node);

@@ -56,7 +56,7 @@ StatusOr<std::unique_ptr<Replay>> replay_function(const FunctionGraph& fn, const
   r->trace = std::make_unique<TraceContext>(r->forward.get());
   r->trace->set_location_provider(r->provider());
   r->trace->enter();
-  r->tape->push();
+  EMBER_RETURN_IF_ERROR(r->tape->push());
   TraceContext& forward_trace = *r->trace;
   Tape* tape = r->tape.get();
   const Graph& g = fn.graph;
@@ -405,7 +405,7 @@ std::string needs_of(std::span<TensorImpl* const> inputs, uint32_t active, uint3
   std::string needs(inputs.size(), '0');
   for (size_t i = 0; i < inputs.size(); ++i) {
     TensorImpl* t = inputs[i];
-    uint32_t m = t->tape_mask() & active;
+    uint32_t m = recording_mask(t) & active;
     if (m != 0 && t->grad_node() != nullptr && is_differentiable_dtype(t->dtype())) {
       needs[i] = '1';
       mask |= m;

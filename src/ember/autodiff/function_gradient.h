@@ -121,9 +121,9 @@ std::unordered_map<int64_t, uint32_t> masks_of_variables(const std::vector<int64
 StatusOr<OutputList> record_traced_call(FunctionGraph& caller, int32_t node,
                                         std::span<TensorImpl* const> inputs);
 
-/// tf.gradients through If or Case `node` of `caller`, traced while nothing recorded: rewritten in place to
-/// run its forward branches and recorded, as record_traced_call does for a call (control_flow_gradient.cc).
-/// A While is refused (Unimplemented): its forward loop takes other inputs.
+/// tf.gradients through If, Case or While `node` of `caller`, traced while nothing recorded: rewritten in
+/// place to run its forward branches (forward loop) and recorded, as record_traced_call does for a call
+/// (control_flow_gradient.cc). The effects of its functions then still happen once.
 StatusOr<OutputList> record_traced_control_flow(FunctionGraph& caller, int32_t node,
                                                 std::span<TensorImpl* const> inputs);
 

@@ -9,8 +9,10 @@
 //  - a custom_gradient region: the decorated function records one node over the region whose backward is
 //    the grad_fn kept when it was traced (ember/backprop.py), in place of the region's own nodes;
 //  - If and Case: rewritten in place like a call, to run their forward branches (control_flow_gradient.cc);
-//  - While: run once more over its forward loop (the trace keeps both; the optimizer drops the unused
-//    one), which would repeat effects, so one whose body has effects is refused.
+//  - While: one whose functions have no effects runs once more as its forward loop (the trace keeps both;
+//    the optimizer drops the unused one). One with effects (an assignment, a print, a random draw) is
+//    rewritten in place to its forward loop, like If, so the effects still happen once per iteration; its
+//    reads of variables stay in the body (its node keeps its inputs).
 #include "ember/autodiff/graph_gradients.h"
 
 #include <algorithm>
@@ -157,6 +159,7 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
 
   // A While is flagged stateful whatever its body does; one whose functions have no effects may run
   // twice.
+  auto is_while = [](const OpDef& op) { return op.name == "While" || op.name == "StatelessWhile"; };
   std::unordered_map<std::string, bool> stateful_memo;
   auto calls_only_stateless_functions = [&](const OpDef& op, std::span<const AttrValue> attrs) {
     for (const std::string& callee : called_functions(op, attrs))
@@ -181,7 +184,7 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
 
   const OpDef& call_op = op_def("PartitionedCall");
   // Record the path on a tape watching the sources (Note [Gradients of recorded nodes]).
-  tape->push();
+  EMBER_RETURN_IF_ERROR(tape->push());
   for (const GradSource& s : sources) {
     if (s.tensor != nullptr)
       tape->watch(s.tensor);
@@ -213,19 +216,13 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
         outs = std::move(recorded).value();
       else
         replayed = recorded.status();
-    } else if (calls_functions(op) && op.name != "While" && op.name != "StatelessWhile") {
+    } else if (calls_functions(op) && (!is_while(op) || !calls_only_stateless_functions(op, attrs))) {
       auto recorded = internal::record_traced_control_flow(fn, i, {inputs.data(), inputs.size()});
       if (recorded.ok())
         outs = std::move(recorded).value();
       else
         replayed = recorded.status();
     } else if (calls_functions(op)) {
-      if (!calls_only_stateless_functions(op, attrs)) {
-        replayed = make_error(Code::kUnimplemented, "tf.gradients: ", op.name, " '", name,
-                              "' lies between xs and ys and its body has effects (an assignment, a random "
-                              "draw); differentiate it with tf.GradientTape around the computation");
-        break;
-      }
       RequestedDeviceScope scope(device);
       replayed = execute_op(op, {inputs.data(), inputs.size()}, {attrs.data(), attrs.size()}, outs);
     } else {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <unordered_map>
 
 #include "ember/autodiff/tape_internal.h"
@@ -12,8 +13,14 @@
 namespace ember::autodiff {
 namespace {
 
+// Note [Tape slots and generations] in tape.h.
+constexpr int kSlots = 32;
 std::atomic<uint32_t> g_used_bits{0};
+std::atomic<uint64_t> g_slot_generation[kSlots];  // bumped each time the slot is taken
+std::atomic<int> g_next_slot{0};  // slots are handed out in turn, so a freed one stays free for a while
 std::atomic<uint64_t> g_serial{1};
+
+int slot_of(uint32_t bit) { return std::countr_zero(bit); }
 
 const OpDef& read_variable_op() {
   static const OpDef& op = op_def("ReadVariableOp");
@@ -71,11 +78,23 @@ namespace internal {
 
 uint32_t active_mask() { return t_state.mask; }
 
+uint32_t recording_mask(const TensorImpl* t) {
+  if (t->tape_mask() == 0) return 0;  // no tape ever watched or recorded it: the common case
+  uint32_t m = 0;
+  for (const Tape* tape : t_state.recording)
+    if (tape->claims(t)) m |= tape->bit();
+  return m;
+}
+
 void record_op(const OpDef& op, std::span<TensorImpl* const> inputs, std::span<const AttrValue> attrs,
                OutputList& outputs) {
+  if (t_state.mask == 0) return;
+  SmallVector<uint32_t, 4> input_masks;
   uint32_t in_mask = 0;
-  for (TensorImpl* t : inputs) in_mask |= t->tape_mask();
-  in_mask &= t_state.mask;
+  for (TensorImpl* t : inputs) {
+    input_masks.push_back(recording_mask(t));
+    in_mask |= input_masks.back();
+  }
   int64_t variable = 0;
   if (&op == &read_variable_op()) {
     variable = std::get<int64_t>(attrs[0]);
@@ -90,9 +109,10 @@ void record_op(const OpDef& op, std::span<TensorImpl* const> inputs, std::span<c
   node->variable_id = variable;
   node->mask = in_mask;
   node->serial = next_serial();
-  for (TensorImpl* t : inputs) {
-    node->inputs.push_back(TensorRef(t));
-    node->edges.push_back(input_edge(t, in_mask));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    node->inputs.push_back(TensorRef(inputs[i]));
+    node->edges.push_back(
+        Edge(input_masks[i] != 0 ? inputs[i]->grad_node() : nullptr, inputs[i]->grad_output()));
   }
   link_outputs(node, {outputs.data(), outputs.size()});
 }
@@ -154,7 +174,7 @@ TensorRef relinked_output(const TapeNode& node, int32_t i) {
 }
 
 Edge input_edge(TensorImpl* t, uint32_t mask) {
-  return Edge((t->tape_mask() & mask) ? t->grad_node() : nullptr, t->grad_output());
+  return Edge((recording_mask(t) & mask) ? t->grad_node() : nullptr, t->grad_output());
 }
 
 Edge variable_edge(int64_t id, uint32_t mask) {
@@ -216,35 +236,65 @@ RecordingPause::~RecordingPause() {
 }
 
 StatusOr<std::unique_ptr<Tape>> Tape::create(bool persistent, bool watch_accessed_variables) {
-  uint32_t used = g_used_bits.load();
-  while (true) {
-    if (used == ~0u)
-      return make_error(Code::kResourceExhausted,
-                        "GradientTape: at most 32 tapes may exist at once; delete tapes you no longer need");
-    uint32_t bit = ~used & (used + 1);  // lowest free bit
-    if (g_used_bits.compare_exchange_weak(used, used | bit))
-      return std::unique_ptr<Tape>(new Tape(bit, persistent, watch_accessed_variables));
-  }
+  return std::unique_ptr<Tape>(new Tape(persistent, watch_accessed_variables));
 }
 
-Tape::Tape(uint32_t bit, bool persistent, bool watch_accessed)
-    : bit_(bit),
-      persistent_(persistent),
-      watch_accessed_(watch_accessed),
-      start_serial_(internal::next_serial()) {}
+Tape::Tape(bool persistent, bool watch_accessed) : persistent_(persistent), watch_accessed_(watch_accessed) {}
 
 Tape::~Tape() {
   if (pushed_) pop();
-  g_used_bits.fetch_and(~bit_);
 }
 
-void Tape::push() {
-  if (pushed_) return;
+Status Tape::push() {
+  if (pushed_) return Status::OK();
+  // The slot of the last span again when nobody held it since: that span goes on (one span, not two).
+  if (!spans_.empty()) {
+    Span& last = spans_.back();
+    const int slot = slot_of(last.bit);
+    uint32_t used = g_used_bits.load();
+    if ((used & last.bit) == 0 && g_slot_generation[slot].load() == last.generation &&
+        g_used_bits.compare_exchange_strong(used, used | last.bit)) {
+      bit_ = last.bit;
+      if (g_slot_generation[slot].load() == last.generation)
+        last.end = UINT64_MAX;
+      else
+        open_span();  // another tape took it and freed it between the two looks
+    }
+  }
+  if (bit_ == 0) {
+    uint32_t used = g_used_bits.load();
+    while (true) {
+      if (used == ~0u)
+        return make_error(Code::kResourceExhausted,
+                          "GradientTape: at most 32 tapes can record at once (on all threads together); "
+                          "this one would be the 33rd. Leave an enclosing tape's `with` block first, or "
+                          "record with fewer tapes");
+      int slot = g_next_slot.load(std::memory_order_relaxed);
+      while (used & (1u << slot)) slot = (slot + 1) % kSlots;
+      const uint32_t bit = 1u << slot;
+      if (g_used_bits.compare_exchange_weak(used, used | bit)) {
+        g_next_slot.store((slot + 1) % kSlots, std::memory_order_relaxed);
+        bit_ = bit;
+        break;
+      }
+    }
+    open_span();
+  }
   pushed_ = true;
   if (paused_ == 0) {
     t_state.recording.push_back(this);
     t_state.update();
   }
+  std::vector<TensorRef> pending = std::move(pending_watches_);
+  pending_watches_.clear();
+  for (const TensorRef& t : pending) watch(t.get());
+  return Status::OK();
+}
+
+// A new generation of the slot just taken begins: this tape's span of it.
+void Tape::open_span() {
+  const uint64_t generation = g_slot_generation[slot_of(bit_)].fetch_add(1) + 1;
+  spans_.push_back(Span{bit_, generation, internal::next_serial(), UINT64_MAX});
 }
 
 void Tape::pop() {
@@ -253,6 +303,9 @@ void Tape::pop() {
   auto& r = t_state.recording;
   r.erase(std::remove(r.begin(), r.end(), this), r.end());
   t_state.update();
+  spans_.back().end = internal::next_serial();
+  g_used_bits.fetch_and(~bit_);
+  bit_ = 0;
 }
 
 void Tape::pause() {
@@ -271,21 +324,42 @@ void Tape::resume() {
 }
 
 void Tape::reset() {
-  start_serial_ = internal::next_serial();
   used_ = false;
   watched_variables_.clear();
   watched_set_.clear();
+  watched_tensors_.clear();
+  watched_refs_.clear();
+  pending_watches_.clear();
+  // Nothing recorded so far is this tape's any more; recording goes on on the same slot.
+  std::vector<Span> old = std::move(spans_);
+  spans_.clear();
+  if (pushed_) spans_.push_back(Span{bit_, old.back().generation, internal::next_serial(), UINT64_MAX});
 }
 
 void Tape::watch(TensorImpl* t) {
   if (!is_differentiable_dtype(t->dtype())) return;
+  if (!pushed_) {
+    pending_watches_.push_back(TensorRef(t));
+    return;
+  }
   if (t->grad_node() == nullptr) {
-    auto* leaf = new TapeNode();  // a source with no producer
+    auto* leaf = new TapeNode();  // a source with no producer, in this tape's span
     leaf->serial = internal::next_serial();
     t->set_grad_link(leaf, 0);
     leaf->unref();
+  } else if (!claims(t) && watched_tensors_.insert(t).second) {
+    watched_refs_.push_back(TensorRef(t));
   }
   t->set_tape_mask(t->tape_mask() | bit_);
+}
+
+bool Tape::claims(const TensorImpl* t) const {
+  const auto* node = static_cast<const TapeNode*>(t->grad_node());
+  if (node == nullptr) return false;
+  const uint32_t mask = t->tape_mask();
+  for (const Span& s : spans_)
+    if ((mask & s.bit) != 0 && node->serial >= s.start && node->serial < s.end) return true;
+  return !watched_tensors_.empty() && watched_tensors_.count(t) != 0;
 }
 
 void Tape::watch_variable(int64_t id) {
@@ -559,8 +633,7 @@ void record_custom(std::span<TensorImpl* const> edge_inputs, std::span<const int
                    std::span<TensorImpl* const> outputs, SmallVector<TensorRef, 4> saved,
                    std::shared_ptr<Backward> backward) {
   uint32_t mask = 0;
-  for (TensorImpl* t : edge_inputs) mask |= t->tape_mask();
-  mask &= t_state.mask;
+  for (TensorImpl* t : edge_inputs) mask |= internal::recording_mask(t);
   SmallVector<uint32_t, 4> variable_masks;
   for (int64_t id : variables) {
     variable_masks.push_back(internal::variable_mask(id));

@@ -1,12 +1,23 @@
 // GradientTape (architecture.md §7). While a tape records on a thread, every op whose inputs it watches
 // becomes a TapeNode: the op, its attributes, its saved inputs and outputs, and an edge per input to the
 // node that produced it. Each recorded output points back at its node (TensorImpl's grad link) and carries
-// the tape's bit in its tape mask, so deciding whether to record costs one OR per input. Nodes are owned by
-// the tensors they produced, as in PyTorch: a tape owns nothing and several tapes share one node graph
-// (each node has a mask of the tapes that recorded it, plus a serial number so a bit reused by a later
-// tape never adopts an older tape's nodes). Backprop walks from the targets along valid edges with use
-// counts, running each op's gradient rule (ops/gradient.h); the rules' ops are themselves recorded by
-// outer tapes, which gives higher-order gradients.
+// the tape's bit in its tape mask, so an op whose inputs carry no recording tape's bit costs one OR per
+// input. Nodes are owned by the tensors they produced, as in PyTorch: a tape owns nothing and several tapes
+// share one node graph (each node has a mask of the tapes that recorded it, and a serial number). Backprop
+// walks from the targets along valid edges with use counts, running each op's gradient rule
+// (ops/gradient.h); the rules' ops are themselves recorded by outer tapes, which gives higher-order
+// gradients.
+//
+// Note [Tape slots and generations]
+// A tape mask has 32 bits (slots), and a tape holds one only while it records (between push and pop), so
+// a tape kept after its `with` block (a persistent one, a py_function's kept tape) holds none and any
+// number of tapes may exist; at most 32 record at once. A slot's holders follow one another, and each
+// holding is a generation of the slot: the serials recorded from push to pop, the tape's span. Bits on
+// tensors and nodes outlive their holder, so a bit alone says nothing: a tape owns a node only when the
+// node has the bit of one of its spans and a serial inside that span, and records an op on a tensor only
+// when it claims the tensor (its node has such a bit and serial, or the tape watched it). So a tape never
+// sees another holder's records of its slot, before or after it, and a persistent tape entered again (on
+// whatever slot is free) still sees its own.
 #pragma once
 
 #include <memory>
@@ -91,8 +102,9 @@ class Tape {
   Tape(const Tape&) = delete;
   Tape& operator=(const Tape&) = delete;
 
-  /// Starts recording on this thread (entering `with tape:`) / stops (leaving it).
-  void push();
+  /// Starts recording on this thread (entering `with tape:`), taking a slot (Note [Tape slots and
+  /// generations]): ResourceExhausted when 32 tapes already record. pop() stops and frees the slot.
+  Status push();
   void pop();
   bool recording() const { return pushed_ && paused_ == 0; }
   /// stop_recording(): suspends recording until resume(); nests.
@@ -101,8 +113,11 @@ class Tape {
   /// Forgets everything recorded so far.
   void reset();
 
-  /// Watches a floating-point tensor (others are ignored, as TensorFlow does with a warning).
+  /// Watches a floating-point tensor (others are ignored, as TensorFlow does with a warning). Outside the
+  /// `with` block it takes effect when the tape next records.
   void watch(TensorImpl* t);
+  /// Whether ops reading `t` are recorded by this tape: it recorded `t` or watched it.
+  bool claims(const TensorImpl* t) const;
   void watch_variable(int64_t id);
   bool watches_variable(int64_t id) const { return watched_set_.count(id) != 0; }
   const std::vector<int64_t>& watched_variables() const { return watched_variables_; }
@@ -124,17 +139,29 @@ class Tape {
   /// Lets a non-persistent tape compute again (the jacobian loop's repeated backward passes).
   void allow_reuse() { used_ = false; }
 
+  /// The slot's bit while recording; 0 otherwise.
   uint32_t bit() const { return bit_; }
+  /// Whether this tape recorded `node` (Note [Tape slots and generations]).
   bool owns(const TapeNode* node) const {
-    return node != nullptr && (node->mask & bit_) != 0 && node->serial >= start_serial_;
+    if (node == nullptr) return false;
+    for (const Span& s : spans_)
+      if ((node->mask & s.bit) != 0 && node->serial >= s.start && node->serial < s.end) return true;
+    return false;
   }
 
  private:
-  Tape(uint32_t bit, bool persistent, bool watch_accessed);
+  // One holding of a slot: nodes with `bit` and a serial in [start, end) are this tape's.
+  struct Span {
+    uint32_t bit;
+    uint64_t generation;
+    uint64_t start, end;
+  };
+  Tape(bool persistent, bool watch_accessed);
+  void open_span();
   Status backprop(std::span<TensorImpl* const> targets, std::span<TensorImpl* const> output_grads,
                   std::span<const GradSource> sources, std::vector<TensorRef>& result);
 
-  uint32_t bit_;
+  uint32_t bit_ = 0;
   bool persistent_;
   bool watch_accessed_;
   bool watch_all_variables_ = false;
@@ -142,7 +169,11 @@ class Tape {
   bool pushed_ = false;
   bool used_ = false;
   int paused_ = 0;
-  uint64_t start_serial_;
+  std::vector<Span> spans_;  // the last one is open (end = max) while recording
+  // Tensors watched whose nodes its spans do not hold (recorded before, by others), kept alive so an
+  // address is never another tensor's; and those watched while not recording, for the next push.
+  std::unordered_set<const TensorImpl*> watched_tensors_;
+  std::vector<TensorRef> watched_refs_, pending_watches_;
   std::vector<int64_t> watched_variables_;
   std::unordered_set<int64_t> watched_set_;
 };

@@ -7,6 +7,8 @@ namespace ember::autodiff::internal {
 
 /// The bits of the tapes recording on this thread.
 uint32_t active_mask();
+/// The bits of the tapes recording on this thread that claim `t` (Note [Tape slots and generations]).
+uint32_t recording_mask(const TensorImpl* t);
 /// Records `op` on the tapes recording on this thread that watch an input (or, for ReadVariableOp, the
 /// variable), given its `outputs` already computed: execute_op's recording step, and tf.gradients' for the
 /// nodes a trace built before anything recorded (graph_gradients.cc).

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "ember/ops/registry.h"
 #include "ember/runtime/executor.h"
 #include "ember/trace/trace_context.h"
@@ -44,7 +46,7 @@ TensorRef run1(const OpDef& op, TensorImpl* x) {
 Status gradient_through(const OpDef& op, TensorImpl* x, std::vector<TensorImpl*> inputs, AttrList attrs) {
   auto tape = Tape::create(false, true);
   EXPECT_TRUE(tape.ok());
-  (*tape)->push();
+  EXPECT_TRUE((*tape)->push().ok());
   (*tape)->watch(x);
   OutputList outs;
   Status call = execute_op(op, {inputs.data(), inputs.size()}, {attrs.data(), attrs.size()}, outs);
@@ -117,6 +119,77 @@ TEST(GradientShapeCheck, AnIfsBackwardIsCheckedAgainstItsInputWhenItRuns) {
       fails_with(gradient_through(op_def("If"), x.get(), {predicate.get(), x.get()}, attrs), Code::kInternal,
                  "the gradient of If over branches 'square_with_a_wrong_rule' 'square_with_a_wrong_rule' "
                  "returned a gradient of float32[1] for input 0, which is float32[3]"));
+}
+
+// ---- Note [Tape slots and generations]
+
+// d(Square(x))/dx on `tape`, or NaN where the gradient is None.
+double square_gradient(Tape& tape, TensorImpl* y, TensorImpl* x) {
+  TensorImpl* targets[] = {y};
+  GradSource sources[] = {GradSource{x, 0}};
+  auto grads = tape.gradient(targets, {}, sources);
+  EXPECT_TRUE(grads.ok()) << grads.status().to_string();
+  if (!grads.ok() || !(*grads)[0]) return std::nan("");
+  return (*grads)[0]->data<float>()[0];
+}
+
+std::unique_ptr<Tape> new_tape(bool persistent) {
+  auto tape = Tape::create(persistent, false);
+  EXPECT_TRUE(tape.ok());
+  return std::move(tape).value();
+}
+
+TEST(TapeSlots, FarMoreTapesThanSlotsKeptAfterRecordingEachOwnTheirNodesOnly) {
+  std::vector<std::unique_ptr<Tape>> tapes;
+  std::vector<TensorRef> xs, ys;
+  for (int k = 0; k < 100; ++k) {
+    tapes.push_back(new_tape(true));
+    xs.push_back(make_tensor({}, {static_cast<double>(k)}, DType::kFloat32));
+    ASSERT_TRUE(tapes.back()->push().ok());
+    tapes.back()->watch(xs.back().get());
+    ys.push_back(run1(op_def("Square"), xs.back().get()));
+    tapes.back()->pop();
+    EXPECT_EQ(tapes.back()->bit(), 0u);  // the slot went back
+  }
+  for (int k = 0; k < 100; ++k) {
+    EXPECT_EQ(square_gradient(*tapes[k], ys[k].get(), xs[k].get()), 2.0 * k);
+    for (int other : {(k + 1) % 100, (k + 32) % 100})  // another tape's records, maybe on the same slot
+      EXPECT_TRUE(std::isnan(square_gradient(*tapes[k], ys[other].get(), xs[other].get())));
+  }
+}
+
+TEST(TapeSlots, ALaterHolderOfASlotDoesNotClaimTheTensorsOfEarlierOnes) {
+  TensorRef x = make_tensor({}, {3.0}, DType::kFloat32);
+  auto first = new_tape(true);
+  ASSERT_TRUE(first->push().ok());
+  first->watch(x.get());
+  first->pop();
+  for (int k = 0; k < 40; ++k) {  // the slots go round, so one of these holds the first tape's
+    auto later = new_tape(false);
+    ASSERT_TRUE(later->push().ok());
+    TensorRef y = run1(op_def("Square"), x.get());
+    later->pop();
+    EXPECT_TRUE(std::isnan(square_gradient(*later, y.get(), x.get())));
+  }
+}
+
+TEST(TapeSlots, The33rdTapeToRecordAtOnceIsRefusedAndTheOthersGoOn) {
+  TensorRef x = make_tensor({}, {2.0}, DType::kFloat32);
+  std::vector<std::unique_ptr<Tape>> tapes;
+  for (int k = 0; k < 32; ++k) {
+    tapes.push_back(new_tape(true));
+    ASSERT_TRUE(tapes.back()->push().ok());
+    tapes.back()->watch(x.get());
+  }
+  auto extra = new_tape(false);
+  Status refused = extra->push();
+  EXPECT_EQ(refused.code(), Code::kResourceExhausted);
+  EXPECT_NE(refused.message().find("at most 32 tapes can record at once"), std::string::npos);
+  TensorRef y = run1(op_def("Square"), x.get());
+  for (auto& tape : tapes) tape->pop();
+  for (auto& tape : tapes) EXPECT_EQ(square_gradient(*tape, y.get(), x.get()), 4.0);
+  EXPECT_TRUE(extra->push().ok());
+  extra->pop();
 }
 
 }  // namespace

@@ -83,7 +83,8 @@ inline ::testing::AssertionResult second_order_ok(const std::string& name, std::
     };
     auto tape = autodiff::Tape::create(/*persistent=*/false, /*watch_accessed_variables=*/false);
     if (!tape.ok()) return ::testing::AssertionFailure() << tape.status().to_string();
-    (*tape)->push();
+    if (Status pushed = (*tape)->push(); !pushed.ok())
+      return ::testing::AssertionFailure() << pushed.to_string();
     for (const TensorRef& t : inputs) (*tape)->watch(t.get());
     std::vector<TensorRef> g;
     try {
