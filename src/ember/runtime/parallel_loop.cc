@@ -103,11 +103,19 @@ std::vector<bool> closure(const Graph& g, const std::vector<ValueRef>& outputs) 
   return needed;
 }
 
-// A node whose every output has a static shape of at most 64 elements (or a constant).
-bool small(const Node& node) {
-  if (node.op->name == "Const" || node.op->name == "Placeholder") return true;
+// A node that reads and makes small values only: outputs of static shapes of at most 64 elements, and
+// such inputs (a shape op only reads its input's shape).
+bool small(const Graph& g, const Node& node) {
+  auto small_spec = [](const TensorSpec& spec) {
+    return spec.shape.fully_defined() && spec.shape.num_elements() <= 64;
+  };
+  const std::string& op = node.op->name;
+  if (op == "Const" || op == "Placeholder") return true;
   for (const TensorSpec& spec : node.outputs)
-    if (!spec.shape.fully_defined() || spec.shape.num_elements() > 64) return false;
+    if (!small_spec(spec)) return false;
+  if (op == "Shape" || op == "ShapeN" || op == "Size" || op == "Rank") return true;
+  for (ValueRef in : node.inputs)
+    if (!small_spec(g.spec(in))) return false;
   return true;
 }
 
@@ -192,11 +200,21 @@ std::shared_ptr<const ParallelLoop> ParallelLoop::build(const FunctionGraph& ste
   control_outputs.push_back(cond);
   std::vector<ValueRef> work_outputs = fed;
   for (size_t j = 0; j < accumulate; ++j) work_outputs.push_back(step.results[num_vars + j]);
-  // Work both parts need runs in both: allowed for small values only (a counter's arithmetic). A loop
-  // whose control variables need the heavy work (an RNN's state, written each iteration) stays sequential.
-  const std::vector<bool> in_control = closure(g, control_outputs), in_work = closure(g, work_outputs);
+  // The control part runs one iteration at a time, and whatever the work needs of it runs again there, so
+  // it must be small: a counter's arithmetic. A loop whose other variables carry real work from one
+  // iteration to the next (scan's accumulator, an RNN's state) stays sequential.
+  const std::vector<bool> in_control = closure(g, control_outputs);
   for (int32_t i = 0; i < n; ++i)
-    if (in_control[i] && in_work[i] && !small(g.node(i))) return nullptr;
+    if (in_control[i] && !small(g, g.node(i))) return nullptr;
+  // And the work must hold something of its own to overlap: a loop whose writes only store what the control
+  // part computes (scan over small values, a loop stacking its own small state) gains nothing.
+  const std::vector<bool> in_work = closure(g, work_outputs);
+  bool own_work = false;
+  for (int32_t i = 0; i < n && !own_work; ++i) {
+    const std::string& op = g.node(i).op->name;
+    own_work = in_work[i] && !in_control[i] && op != "Const" && op != "Placeholder";
+  }
+  if (!own_work) return nullptr;
   std::vector<ValueRef> writer_inputs = carried_args;
   writer_inputs.insert(writer_inputs.end(), fed.begin(), fed.end());
   loop->num_fed_ = fed.size();
