@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "ember/core/parallel.h"
@@ -119,6 +120,20 @@ bool small(const Graph& g, const Node& node) {
   return true;
 }
 
+// GatherV2(arg, index, axis 0): reads the rows of `arg` that InplaceUpdate(arg, index, ...) then writes (the
+// gradient of a TensorArray write reads row t of the incoming gradient and zeroes it).
+bool reads_rows_it_writes(const Graph& g, const Node& reader, ValueRef arg, ValueRef index) {
+  if (reader.op->name != "GatherV2" || reader.inputs.size() != 3 || reader.inputs[0] != arg ||
+      reader.inputs[1] != index || reader.attrs.empty() || std::get<int64_t>(reader.attrs[0]) != 0)
+    return false;
+  const Node& axis = g.node(reader.inputs[2].node);
+  if (axis.op->name != "Const" || axis.attrs.empty()) return false;
+  const TensorImpl& value = *std::get<TensorRef>(axis.attrs[0]);
+  if (value.shape().rank() != 0) return false;
+  if (value.dtype() == DType::kInt32) return value.data<int32_t>()[0] == 0;
+  return value.dtype() == DType::kInt64 && value.data<int64_t>()[0] == 0;
+}
+
 }  // namespace
 
 std::shared_ptr<const ParallelLoop> ParallelLoop::build(const FunctionGraph& step, size_t num_vars,
@@ -143,6 +158,10 @@ std::shared_ptr<const ParallelLoop> ParallelLoop::build(const FunctionGraph& ste
   // variable read by nothing else; invariant when the step returns it; control otherwise.
   enum Kind { kInvariant, kControl, kCarried };
   std::vector<Kind> kind(num_vars, kControl);
+  // Readers of the rows a carried variable's write replaces (reads_rows_it_writes): they read the variable
+  // as the wave found it, valid while no earlier iteration of the wave wrote those rows (checked per wave).
+  std::vector<bool> row_reader(n, false);
+  std::vector<int32_t> row_readers_of(num_vars, 0);
   for (size_t i = 0; i < num_vars; ++i) {
     const ValueRef arg{step.args[i], 0}, result = step.results[i];
     if (result == arg) {
@@ -158,7 +177,15 @@ std::shared_ptr<const ParallelLoop> ParallelLoop::build(const FunctionGraph& ste
     bool only_result = uses[result.node] == 0 && writer.control_inputs.empty();
     for (size_t r = 0; r < num_vars + accumulate; ++r)
       only_result = only_result && (r == i || step.results[r].node != result.node);
-    if ((write || sum) && uses[step.args[i]] == 1 && only_result) kind[i] = kCarried;
+    int32_t readers = 0;
+    for (int32_t r = 0; write && r < n; ++r)
+      readers += reads_rows_it_writes(g, g.node(r), arg, writer.inputs[1]) ? 1 : 0;
+    if ((write || sum) && uses[step.args[i]] == 1 + readers && only_result) {
+      kind[i] = kCarried;
+      row_readers_of[i] = readers;
+      for (int32_t r = 0; readers > 0 && r < n; ++r)
+        row_reader[r] = row_reader[r] || reads_rows_it_writes(g, g.node(r), arg, writer.inputs[1]);
+    }
   }
   // tainted[node]: the node needs a carried variable; nothing run ahead or overlapped may.
   std::vector<bool> tainted(n, false);
@@ -166,7 +193,8 @@ std::shared_ptr<const ParallelLoop> ParallelLoop::build(const FunctionGraph& ste
     if (kind[i] == kCarried) tainted[step.args[i]] = true;
   for (int32_t i = 0; i < n; ++i) {
     const Node& node = g.node(i);
-    for (ValueRef in : node.inputs) tainted[i] = tainted[i] || tainted[in.node];
+    for (size_t k = row_reader[i] ? 1 : 0; k < node.inputs.size(); ++k)
+      tainted[i] = tainted[i] || tainted[node.inputs[k].node];
     for (int32_t c : node.control_inputs) tainted[i] = tainted[i] || tainted[c];
   }
   for (size_t i = 0; i < num_vars; ++i)
@@ -187,6 +215,11 @@ std::shared_ptr<const ParallelLoop> ParallelLoop::build(const FunctionGraph& ste
       if (tainted[in.node]) return nullptr;
       if (std::find(fed.begin(), fed.end(), in) == fed.end()) fed.push_back(in);
     }
+    if (row_readers_of[i] > 0) {
+      loop->read_carried_.push_back(static_cast<int32_t>(i));
+      const ValueRef index = g.node(result.node).inputs[1];
+      loop->read_index_.push_back(std::find(fed.begin(), fed.end(), index) - fed.begin());
+    }
     loop->carried_.push_back(static_cast<int32_t>(i));
     carried_args.push_back(arg);
     carried_results.push_back(result);
@@ -195,6 +228,8 @@ std::shared_ptr<const ParallelLoop> ParallelLoop::build(const FunctionGraph& ste
   std::vector<ValueRef> inputs;
   for (int32_t i : loop->control_) inputs.push_back(ValueRef{step.args[i], 0});
   for (int32_t i : loop->invariant_) inputs.push_back(ValueRef{step.args[i], 0});
+  std::vector<ValueRef> work_inputs = inputs;
+  for (int32_t i : loop->read_carried_) work_inputs.push_back(ValueRef{step.args[i], 0});
   std::vector<ValueRef> control_outputs;
   for (int32_t i : loop->control_) control_outputs.push_back(step.results[i]);
   control_outputs.push_back(cond);
@@ -220,7 +255,7 @@ std::shared_ptr<const ParallelLoop> ParallelLoop::build(const FunctionGraph& ste
   loop->num_fed_ = fed.size();
   loop->accumulate_ = accumulate;
   loop->control_fn_ = carve(step, inputs, control_outputs);
-  loop->work_fn_ = carve(step, inputs, work_outputs);
+  loop->work_fn_ = carve(step, work_inputs, work_outputs);
   if (!loop->carried_.empty()) {
     loop->writer_fn_ = carve(step, writer_inputs, carried_results);
     if (loop->writer_fn_ == nullptr) return nullptr;
@@ -237,6 +272,7 @@ Status ParallelLoop::run(std::span<TensorRef> vars, int64_t parallel_iterations,
   // wave[w]: the control variables iteration w of the wave starts from.
   std::vector<std::vector<TensorRef>> wave;
   std::vector<TensorImpl*> args;
+  std::vector<TensorRef> read;  // the row-read carried variables as the wave found them (work only)
   auto args_for = [&](const std::vector<TensorRef>& control, std::vector<TensorImpl*>& to) {
     to.clear();
     for (const TensorRef& t : control) to.push_back(t.get());
@@ -263,17 +299,38 @@ Status ParallelLoop::run(std::span<TensorRef> vars, int64_t parallel_iterations,
     std::vector<OutputList> results(count);
     std::vector<Status> statuses(count);
     raise_to(g_max_in_flight, count);
+    read.clear();
+    for (int32_t i : read_carried_) read.push_back(vars[i]);
     parallel_for(count, kIterationCost, [&](int64_t begin, int64_t end) {
       std::vector<TensorImpl*> own_args;
       for (int64_t w = begin; w < end; ++w) {
         raise_to(g_max_running, g_running.fetch_add(1, std::memory_order_relaxed) + 1);
         args_for(wave[w], own_args);
+        for (const TensorRef& t : read) own_args.push_back(t.get());
         statuses[w] = work_fn_->run({own_args.data(), own_args.size()}, results[w]);
         g_running.fetch_sub(1, std::memory_order_relaxed);
       }
     });
+    read.clear();  // the writes below may then go in place
     int64_t done = 0;
     while (done < count && statuses[done].ok()) ++done;
+    // An iteration that reads rows an earlier iteration of this wave wrote read them too early: the wave
+    // ends before it, and the next wave starts there (its first iteration reads what the writes left).
+    const int64_t computed = done;
+    for (size_t r = 0; r < read_carried_.size(); ++r) {
+      std::unordered_set<int64_t> written;
+      for (int64_t w = 0; w < done; ++w) {
+        const TensorImpl& rows = *results[w][read_index_[r]];
+        const int64_t count_rows = rows.shape().num_elements();
+        bool clash = false;
+        for (int64_t k = 0; k < count_rows && !clash; ++k) clash = written.count(rows.data<int32_t>()[k]) > 0;
+        if (clash) {
+          done = w;
+          break;
+        }
+        for (int64_t k = 0; k < count_rows; ++k) written.insert(rows.data<int32_t>()[k]);
+      }
+    }
     std::vector<TensorRef> carried;
     for (int32_t i : carried_) carried.push_back(std::move(vars[i]));
     for (int64_t w = 0; w < done; ++w) {
@@ -296,6 +353,7 @@ Status ParallelLoop::run(std::span<TensorRef> vars, int64_t parallel_iterations,
     control = wave[done];
     for (size_t k = 0; k < control_.size(); ++k) vars[control_[k]] = control[k];
     g_iterations.fetch_add(done, std::memory_order_relaxed);
+    if (done < computed) continue;  // rows read too early: the next wave redoes those iterations
     if (done < count || control_failed) return Status::OK();
     if (last) {
       progress.finished = true;

@@ -34,6 +34,8 @@ class ParallelLoop {
 
  private:
   std::vector<int32_t> control_, invariant_, carried_;  // loop variable indices of each kind
+  std::vector<int32_t> read_carried_;  // carried variables whose written rows the step also reads
+  std::vector<size_t> read_index_;     // per read_carried_: its write's index among the fed values
   size_t num_fed_ = 0, accumulate_ = 0;
   std::unique_ptr<CompiledFunction> control_fn_;  // (control, invariant) -> (next control, condition)
   std::unique_ptr<CompiledFunction> work_fn_;     // (control, invariant) -> (fed values, accumulated)
