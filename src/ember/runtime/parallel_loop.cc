@@ -22,8 +22,9 @@ namespace ember {
 //     whatever else moves with it);
 //   - carried: everything else, allowed only as a per-iteration write: the new value is one
 //     InplaceUpdate(var, index, value) (a TensorArray write) or Add(var, value) (a gradient summed over the
-//     iterations), the variable read by nothing else, and index and value computed from control
-//     variables and invariants only (the "fed" values);
+//     iterations), the variable read by nothing else (but GatherV2(var, index, axis 0), a read of the rows
+//     the write replaces, as the gradient of a TensorArray write reads and zeroes row t), and index and
+//     value computed from control variables and invariants only (the "fed" values);
 // the condition and an accumulating While's stacked values must need only control variables and
 // invariants too. A step that fits is cut (prune_function) into three functions of its optimized graph,
 // run with the optimizer's rewrites off so each node computes what it computes in the step:
@@ -40,8 +41,10 @@ namespace ember {
 // part fails is not applied: the While kernel reruns it on the normal path, which reports the error in its
 // own words (the fast loops' hand-back); a failing write is reported here, at its iteration. A wave ends
 // at the last iteration of the loop, so no body runs that the sequential loop would not run, and
-// parallel_iterations = 1 never gets here. Waves wait for their slowest body before the next starts (a
-// simplification of TensorFlow's sliding window).
+// parallel_iterations = 1 never gets here. Row reads see the variable as the wave found it, which is the
+// sequential value while no earlier iteration of the wave wrote those rows: the rows written are checked
+// after the work, and the wave ends before the first iteration that read too early. Waves wait for their
+// slowest body before the next starts (a simplification of TensorFlow's sliding window).
 
 namespace {
 
