@@ -8,6 +8,7 @@
 #include "ember/ops/loop_fast_path.h"
 #include "ember/passes/pass.h"
 #include "ember/runtime/fast_loop.h"
+#include "ember/runtime/parallel_loop.h"
 
 namespace nb = nanobind;
 
@@ -100,6 +101,15 @@ void bind_config(nb::module_& m) {
   m.def("fast_loops", &fast_loops_enabled);
   m.def("fast_loop_iterations", &FastLoop::iterations_run);
   m.def("native_loop_iterations", &FastLoop::native_iterations_run);  // those run by native loops
+  // Overlapped loop iterations (Note [Parallel iterations]): tests see that bodies were in flight together.
+  m.def("parallel_loop_stats", [] {
+    nb::dict stats;
+    stats["iterations"] = ParallelLoop::iterations_run();
+    stats["max_in_flight"] = ParallelLoop::max_in_flight();
+    stats["max_running"] = ParallelLoop::max_running();
+    return stats;
+  });
+  m.def("reset_parallel_loop_stats", &ParallelLoop::reset_counters);
 }
 
 }  // namespace ember::python

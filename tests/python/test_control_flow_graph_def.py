@@ -297,9 +297,10 @@ def test_a_bad_branch_list_is_a_clear_error():
 
 
 def test_parallel_iterations_is_carried_and_never_changes_results():
-    """parallel_iterations is a scheduling hint in TensorFlow (results never depend on it) and ember runs the
-    iterations in order: every value gives TensorFlow's results, it is written into the While's attribute,
-    and TensorFlow's own value is read back from its GraphDef."""
+    """parallel_iterations is a scheduling hint in TensorFlow (results never depend on it); this loop's acc
+    carries work from one iteration to the next, so ember runs it in order (independent iterations overlap:
+    test_parallel_iterations.py): every value gives TensorFlow's results, it is written into the While's
+    attribute, and TensorFlow's own value is read back from its GraphDef."""
     def program(lib, parallel):
         @lib.function(input_signature=[lib.TensorSpec([None], lib.float32)])
         def f(x):

@@ -363,12 +363,30 @@ Status while_kernel(KernelContext& ctx) {
       capacity_hint = trip_count_hint(step_handle);
     }
     const int64_t cap = max_loop_iterations();
+    // Independent iterations overlap, up to parallel_iterations at once (Note [Parallel iterations] in
+    // runtime/parallel_loop.cc); only a StatelessWhile, so stateful bodies keep program order. What the
+    // overlapped run leaves unfinished (an iteration that fails) continues below.
+    const int64_t parallel_iterations = ctx.attrs.size() > 2 ? ctx.attr_int(2) : 1;
+    if (parallel_iterations > 1 && ctx.op->name == "StatelessWhile" && parallel_loop_runner() != nullptr) {
+      auto stack = [&](int64_t t, std::span<const TensorRef> values) {
+        for (size_t j = 0; j < accumulate; ++j)
+          EMBER_RETURN_IF_ERROR(accumulated[j].add(op, j, t, capacity_hint, *values[j]));
+        return Status::OK();
+      };
+      FastLoopProgress overlapped;
+      Status s = parallel_loop_runner()(step->get(), {vars.data(), vars.size()}, accumulate,
+                                        parallel_iterations, cap > 0 ? cap : INT64_MAX, stack, overlapped);
+      iteration = overlapped.iterations;
+      if (!s.ok()) return s.with_prefix(std::string(op) + ": iteration " + std::to_string(iteration) + ": ");
+      if (overlapped.finished) *truth = false;
+      for (size_t i = 0; i < vars.size(); ++i) args[i] = vars[i].get();
+    }
     // A step of small element-wise work runs its iterations in the runtime's tight loop (Note [Fast loops]
     // in runtime/fast_loop.cc); whatever it leaves unfinished continues below, on the normal path.
-    if (accumulate == 0 && fast_loops_enabled() && fast_loop_runner() != nullptr) {
+    if (*truth && accumulate == 0 && fast_loops_enabled() && fast_loop_runner() != nullptr) {
       const FastLoopProgress fast =
-          fast_loop_runner()(step->get(), {vars.data(), vars.size()}, cap > 0 ? cap : INT64_MAX);
-      iteration = fast.iterations;
+          fast_loop_runner()(step->get(), {vars.data(), vars.size()}, cap > 0 ? cap - iteration : INT64_MAX);
+      iteration += fast.iterations;
       if (fast.finished) *truth = false;
       for (size_t i = 0; i < vars.size(); ++i) args[i] = vars[i].get();
     }
@@ -505,6 +523,11 @@ std::atomic<FastLoopRunner>& installed_fast_loop_runner() {
   return runner;
 }
 
+std::atomic<ParallelLoopRunner>& installed_parallel_loop_runner() {
+  static std::atomic<ParallelLoopRunner> runner{nullptr};
+  return runner;
+}
+
 std::atomic<bool>& fast_loops_switch() {
   static std::atomic<bool> enabled{[] {
     const char* v = std::getenv("EMBER_FAST_LOOPS");
@@ -517,6 +540,10 @@ std::atomic<bool>& fast_loops_switch() {
 
 void set_fast_loop_runner(FastLoopRunner runner) { installed_fast_loop_runner().store(runner); }
 FastLoopRunner fast_loop_runner() { return installed_fast_loop_runner().load(std::memory_order_relaxed); }
+void set_parallel_loop_runner(ParallelLoopRunner runner) { installed_parallel_loop_runner().store(runner); }
+ParallelLoopRunner parallel_loop_runner() {
+  return installed_parallel_loop_runner().load(std::memory_order_relaxed);
+}
 void set_fast_loops_enabled(bool enabled) { fast_loops_switch().store(enabled); }
 bool fast_loops_enabled() { return fast_loops_switch().load(std::memory_order_relaxed); }
 int64_t while_stack_bytes_copied() { return g_stack_bytes_copied.load(std::memory_order_relaxed); }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 
 #include "ember/core/status.h"
@@ -27,6 +28,19 @@ using FastLoopRunner = FastLoopProgress (*)(const void* step, std::span<TensorRe
                                             int64_t max_iterations);
 void set_fast_loop_runner(FastLoopRunner runner);
 FastLoopRunner fast_loop_runner();
+
+/// Overlapped iterations (Note [Parallel iterations] in runtime/parallel_loop.cc): a StatelessWhile whose
+/// iterations are independent apart from a counter and per-iteration writes runs up to
+/// `parallel_iterations` bodies at once. `stack(iteration, values)` receives each iteration's accumulated
+/// values (an accumulating While's), in iteration order. Returns how far it got as FastLoopRunner does
+/// (nothing run when the step does not fit, and the iteration that failed left to the normal path), or the
+/// error of a per-iteration write, which the caller reports at iteration `progress.iterations`.
+using StackIteration = std::function<Status(int64_t iteration, std::span<const TensorRef> accumulated)>;
+using ParallelLoopRunner = Status (*)(const void* step, std::span<TensorRef> vars, size_t accumulate,
+                                      int64_t parallel_iterations, int64_t max_iterations,
+                                      const StackIteration& stack, FastLoopProgress& progress);
+void set_parallel_loop_runner(ParallelLoopRunner runner);
+ParallelLoopRunner parallel_loop_runner();
 
 /// Whether While kernels try the fast path (default on; EMBER_FAST_LOOPS=0 turns it off at start-up).
 void set_fast_loops_enabled(bool enabled);

@@ -25,6 +25,7 @@
 #include "ember/passes/optimizer.h"
 #include "ember/runtime/fast_loop.h"
 #include "ember/runtime/memory_plan.h"
+#include "ember/runtime/parallel_loop.h"
 #include "ember/runtime/partition.h"
 #include "ember/runtime/profiler.h"
 
@@ -111,6 +112,9 @@ struct LoopSteps {
   std::map<std::pair<const FunctionGraph*, const FunctionGraph*>, std::shared_ptr<const CompiledFunction>>
       by_functions;
   std::unordered_map<const void*, std::shared_ptr<const FastLoop>> fast;
+  // The overlapped form of each step (Note [Parallel iterations] in parallel_loop.cc), built at its first
+  // run with parallel_iterations > 1, by (step, number of accumulated values); null where it does not fit.
+  std::map<std::pair<const void*, size_t>, std::shared_ptr<const ParallelLoop>> parallel;
 };
 
 LoopSteps& loop_steps() {
@@ -138,6 +142,7 @@ StatusOr<std::shared_ptr<const void>> resolve_loop_step(const std::string& cond_
     for (const auto& callee : e.second->function().callees) {
       if (callee.use_count() > 1) continue;
       steps.fast.erase(e.second.get());
+      std::erase_if(steps.parallel, [&](const auto& p) { return p.first.first == e.second.get(); });
       return true;
     }
     return false;
@@ -206,6 +211,37 @@ FastLoopProgress run_fast_loop(const void* step, std::span<TensorRef> vars, int6
   return progress;
 }
 
+Status run_parallel_loop(const void* step, std::span<TensorRef> vars, size_t accumulate,
+                         int64_t parallel_iterations, int64_t max_iterations, const StackIteration& stack,
+                         FastLoopProgress& progress) {
+  progress = FastLoopProgress();
+  const auto* compiled = static_cast<const CompiledFunction*>(step);
+  std::shared_ptr<const ParallelLoop> loop;
+  {
+    LoopSteps& steps = loop_steps();
+    std::lock_guard<std::mutex> lock(steps.mu);
+    auto key = std::make_pair(step, accumulate);
+    auto it = steps.parallel.find(key);
+    if (it != steps.parallel.end()) {
+      loop = it->second;
+    } else {
+      if (compiled->partitions().empty())
+        loop = ParallelLoop::build(compiled->optimized_function(), vars.size(), accumulate);
+      steps.parallel[key] = loop;
+    }
+  }
+  if (loop == nullptr) return Status::OK();
+  if (!profiler::active()) [[likely]]
+    return loop->run(vars, parallel_iterations, max_iterations, stack, progress);
+  const int64_t start = profiler::now_ns();  // one span for the overlapped iterations
+  Status s = loop->run(vars, parallel_iterations, max_iterations, stack, progress);
+  if (progress.iterations > 0)
+    profiler::record_span(compiled->function().name + " (" + std::to_string(progress.iterations) +
+                              " iterations, up to " + std::to_string(parallel_iterations) + " in flight)",
+                          "", start, profiler::now_ns());
+  return s;
+}
+
 Status run_resolved_owned(const void* function, std::span<TensorRef> inputs, OutputList& outputs,
                           std::span<const TensorRef> destinations) {
   const auto* compiled = static_cast<const CompiledFunction*>(function);
@@ -227,6 +263,7 @@ void install_function_runtime() {
   set_function_call_hooks(FunctionCallHooks{&infer_call, &run_call, &resolve_function, &run_resolved,
                                             &resolve_loop_step, &run_resolved_owned});
   set_fast_loop_runner(&run_fast_loop);
+  set_parallel_loop_runner(&run_parallel_loop);
 }
 
 // ---- The execution plan.
@@ -1305,7 +1342,8 @@ StatusOr<std::shared_ptr<FunctionGraph>> prune_function(const FunctionGraph& fn,
     return (static_cast<int64_t>(v.node) << 32) | static_cast<uint32_t>(v.output);
   };
   std::vector<int32_t> stack;
-  for (ValueRef f : fetches) stack.push_back(f.node);
+  for (ValueRef f : fetches)  // a fetch that is fed is its own placeholder: nothing to walk
+    if (std::find(feeds.begin(), feeds.end(), f) == feeds.end()) stack.push_back(f.node);
   std::vector<bool> is_fed_value_only(g.num_nodes(), false);
   for (ValueRef f : feeds) is_fed_value_only[f.node] = true;
   while (!stack.empty()) {
