@@ -167,6 +167,37 @@ class Model(Layer):
             return own
         return base_layer._dedupe(list(self._ember_graph.layers) + own)
 
+    # Note [A model's weight order]: tf_keras' Model lists weights layer by layer, in the order of its tracked
+    # layers (a functional or Sequential model's layers, a subclassed model's attributes), each layer's
+    # trainable then non-trainable weights, and the model's own weights last; a plain Layer instead lists all
+    # its trainable weights first (Layer.weights). `set_weights` of a tf_keras model's `get_weights` relies on
+    # it: a BatchNormalization's moving statistics sit right after its gamma and beta.
+    def _own_split(self):
+        own = self._own_variables()
+        return [v for v in own if v.trainable], [v for v in own if not v.trainable]
+
+    @property
+    def trainable_weights(self):
+        if not self._trainable:
+            return []
+        trainable, _ = self._own_split()
+        return base_layer._dedupe([w for layer in self._sublayers() for w in layer.trainable_weights] + trainable)
+
+    @property
+    def non_trainable_weights(self):
+        children = self._sublayers()
+        trainable, non_trainable = self._own_split()
+        out = [w for layer in children for w in layer.non_trainable_weights]
+        if not self._trainable:  # all trainable ones first, as tf_keras
+            out = [w for layer in children for w in layer.trainable_weights] + trainable + out
+        return base_layer._dedupe(out + non_trainable)
+
+    @property
+    def weights(self):
+        trainable, non_trainable = self._own_split()
+        return base_layer._dedupe([w for layer in self._sublayers() for w in layer.weights] + trainable +
+                                  non_trainable)
+
     @property
     def layers(self):
         if self._ember_graph is not None:

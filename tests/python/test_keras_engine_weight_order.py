@@ -1,0 +1,132 @@
+"""A model's weight order (`weights`, `trainable_weights`, `non_trainable_weights`, `get_weights`) against
+tf_keras': layer by layer, each layer's trainable then non-trainable weights, the model's own last (Note [A
+model's weight order] in keras/engine/training.py); and weights moved between the two libraries by
+`get_weights`/`set_weights`, HDF5 files and checkpoints."""
+import numpy as np
+import pytest
+import tf_keras
+
+import ember as tf
+
+
+def _build(keras, kind):
+    """The same model in either library; the names are fixed so the weights' names compare."""
+    layers = keras.layers
+    keras.backend.clear_session()
+    if kind == "sequential":
+        return keras.Sequential([layers.Dense(3, input_shape=(4,), name="d1"), layers.BatchNormalization(name="bn"),
+                                 layers.Dense(2, name="d2")])
+    if kind in ("functional", "frozen_nested"):
+        inputs = keras.Input((4,))
+        x = layers.BatchNormalization(name="fbn")(layers.Dense(3, name="fa")(inputs))
+        inner = keras.Sequential([layers.Dense(3, input_shape=(3,), name="in_d"),
+                                  layers.BatchNormalization(name="in_bn")], name="inner")
+        shared = layers.Dense(3, name="shared")
+        model = keras.Model(inputs, shared(shared(inner(x))))
+        if kind == "frozen_nested":
+            inner.trainable = False
+        return model
+    if kind == "subclassed":
+        class Sub(keras.Model):
+            def __init__(self):
+                super().__init__(name="sub")
+                self.bn = layers.BatchNormalization(name="sbn")
+                self.dense = layers.Dense(2, name="sd")
+                self.own = self.add_weight(name="own", shape=(2,), trainable=False, initializer="ones")
+                self.blocks = [layers.Dense(2, name="b1"), layers.BatchNormalization(name="b2")]
+
+            def call(self, x):
+                x = self.dense(self.bn(x))
+                for block in self.blocks:
+                    x = block(x)
+                return x * self.own
+
+        model = Sub()
+        model(np.zeros((2, 3), np.float32))
+        return model
+    if kind == "layer_with_sublayers":  # a plain Layer inside lists its trainable weights first
+        class Block(keras.layers.Layer):
+            def __init__(self):
+                super().__init__(name="block")
+                self.bn = layers.BatchNormalization(name="lbn")
+                self.dense = layers.Dense(2, name="ld")
+
+            def call(self, x):
+                return self.dense(self.bn(x))
+
+        return keras.Sequential([layers.Dense(3, input_shape=(4,), name="x1"), Block()])
+    raise ValueError(kind)
+
+
+KINDS = ["sequential", "functional", "frozen_nested", "subclassed", "layer_with_sublayers"]
+
+
+def _names(weights):
+    return [w.name for w in weights]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_weight_order_matches_tf_keras(kind):
+    theirs, ours = _build(tf_keras, kind), _build(tf.keras, kind)
+    for attribute in ("weights", "trainable_weights", "non_trainable_weights", "variables",
+                      "trainable_variables", "non_trainable_variables"):
+        assert _names(getattr(ours, attribute)) == _names(getattr(theirs, attribute)), attribute
+    assert [w.shape for w in ours.get_weights()] == [w.shape for w in theirs.get_weights()]
+
+
+def _randomised(model, seed):
+    rng = np.random.default_rng(seed)
+    values = [rng.uniform(0.5, 1.5, w.shape).astype(np.float32) for w in model.get_weights()]
+    model.set_weights(values)
+    return values
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_set_weights_of_tf_keras_values_predicts_the_same(kind):
+    theirs, ours = _build(tf_keras, kind), _build(tf.keras, kind)
+    _randomised(theirs, 3)
+    ours.set_weights(theirs.get_weights())
+    width = 3 if kind == "subclassed" else 4
+    x = np.random.default_rng(4).normal(size=(5, width)).astype(np.float32)
+    np.testing.assert_allclose(ours(x, training=False).numpy(), theirs(x, training=False).numpy(), rtol=1e-5,
+                               atol=1e-5)
+
+
+@pytest.mark.parametrize("kind", ["sequential", "functional"])
+def test_hdf5_files_cross_both_ways(kind, tmp_path):
+    theirs, ours = _build(tf_keras, kind), _build(tf.keras, kind)
+    values = _randomised(theirs, 5)
+    theirs.save_weights(str(tmp_path / "theirs.h5"))
+    ours.load_weights(str(tmp_path / "theirs.h5"))
+    for got, want in zip(ours.get_weights(), values):
+        np.testing.assert_array_equal(got, want)
+    _randomised(ours, 6)
+    ours.save_weights(str(tmp_path / "ours.h5"))
+    theirs.load_weights(str(tmp_path / "ours.h5"))
+    for got, want in zip(theirs.get_weights(), ours.get_weights()):
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_checkpoints_round_trip_and_read_tf_keras(kind, tmp_path):
+    theirs, ours = _build(tf_keras, kind), _build(tf.keras, kind)
+    values = _randomised(theirs, 7)
+    theirs.save_weights(str(tmp_path / "theirs"))
+    ours.load_weights(str(tmp_path / "theirs"))
+    for got, want in zip(ours.get_weights(), values):
+        np.testing.assert_array_equal(got, want)
+    again = _build(tf.keras, kind)
+    ours.save_weights(str(tmp_path / "ours"))
+    again.load_weights(str(tmp_path / "ours"))
+    for got, want in zip(again.get_weights(), values):
+        np.testing.assert_array_equal(got, want)
+
+
+def test_hdf5_model_file_round_trips(tmp_path):
+    model = _build(tf.keras, "functional")
+    values = _randomised(model, 8)
+    model.save(str(tmp_path / "m.h5"))
+    loaded = tf.keras.models.load_model(str(tmp_path / "m.h5"))
+    assert _names(loaded.weights) == _names(model.weights)
+    for got, want in zip(loaded.get_weights(), values):
+        np.testing.assert_array_equal(got, want)
