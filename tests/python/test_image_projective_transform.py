@@ -155,3 +155,29 @@ def test_gradient_is_tensorflows_rule(interpolation, dtype):
         ey = tf.raw_ops.ImageProjectiveTransformV3(images=ex, transforms=tf.constant(transforms), **kwargs)
     got = tape.gradient(ey, ex, output_gradients=tf.constant(upstream)).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def _warp_program(m, raw_ops):
+    """A rotation by a computed row, to the input's own size read in the graph."""
+    def program(images):
+        row = m.reshape(m.stack([0.8, -0.6, 2.0, 0.6, 0.8, -1.0, 0.0, 0.0]), [1, 8])
+        return raw_ops.ImageProjectiveTransformV3(images=images, transforms=row, output_shape=m.shape(images)[1:3],
+                                                  fill_value=1.5, interpolation="BILINEAR", fill_mode="WRAP")
+    return program
+
+
+def test_graph_defs_cross_both_ways():
+    from test_graph_def_tf import run_in_tensorflow
+
+    images = _images("float32", (2, 5, 6, 3))
+    ours = tf.function(_warp_program(tf, tf.raw_ops), input_signature=[tf.TensorSpec([None, None, None, 3])])
+    graph = ours.get_concrete_function().graph
+    got = run_in_tensorflow(graph.as_graph_def().SerializeToString(), [t.name for t in graph.inputs],
+                            [t.name for t in graph.outputs], images)
+    np.testing.assert_array_equal(got[0].numpy(), ours(images).numpy())
+    theirs = real_tf.function(_warp_program(real_tf, real_tf.raw_ops),
+                              input_signature=[real_tf.TensorSpec([None, None, None, 3])])
+    concrete = theirs.get_concrete_function()
+    imported = tf.graph_util.import_graph_def(concrete.graph.as_graph_def())
+    run = tf.NewGraphFunction(imported, [concrete.inputs[0].name], [t.name for t in concrete.outputs])
+    np.testing.assert_array_equal(run(images).numpy(), theirs(images).numpy())

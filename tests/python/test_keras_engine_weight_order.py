@@ -16,7 +16,7 @@ def _build(keras, kind):
     if kind == "sequential":
         return keras.Sequential([layers.Dense(3, input_shape=(4,), name="d1"), layers.BatchNormalization(name="bn"),
                                  layers.Dense(2, name="d2")])
-    if kind in ("functional", "frozen_nested"):
+    if kind in ("functional", "frozen_nested", "frozen_model"):
         inputs = keras.Input((4,))
         x = layers.BatchNormalization(name="fbn")(layers.Dense(3, name="fa")(inputs))
         inner = keras.Sequential([layers.Dense(3, input_shape=(3,), name="in_d"),
@@ -25,6 +25,8 @@ def _build(keras, kind):
         model = keras.Model(inputs, shared(shared(inner(x))))
         if kind == "frozen_nested":
             inner.trainable = False
+        if kind == "frozen_model":  # every weight non-trainable: all that were trainable first, as tf_keras
+            model.trainable = False
         return model
     if kind == "subclassed":
         class Sub(keras.Model):
@@ -58,7 +60,7 @@ def _build(keras, kind):
     raise ValueError(kind)
 
 
-KINDS = ["sequential", "functional", "frozen_nested", "subclassed", "layer_with_sublayers"]
+KINDS = ["sequential", "functional", "frozen_nested", "frozen_model", "subclassed", "layer_with_sublayers"]
 
 
 def _names(weights):
