@@ -225,3 +225,10 @@ def test_fit_augments_and_files_cross_both_ways(tmp_path):
     again = tf.keras.models.load_model(str(tmp_path / "theirs.h5"), compile=False)
     assert again.layers[1].get_config() == ours.layers[1].get_config()
     _close(again.predict(x, verbose=0), theirs.predict(x, verbose=0))
+
+
+def test_older_names_under_layers_experimental_preprocessing():
+    names = [n for n in dir(tf_keras.layers.experimental.preprocessing)
+             if not n.startswith("_") and n not in ("HashedCrossing", "PreprocessingLayer")]
+    for name in names:
+        assert getattr(tf.keras.layers.experimental.preprocessing, name) is getattr(tf.keras.layers, name), name

@@ -51,3 +51,6 @@ def deserialize(config, custom_objects=None):
     if hasattr(cls, "_from_config_with_custom_objects"):
         return cls._from_config_with_custom_objects(config["config"], custom_objects)
     return cls.from_config(config["config"])
+
+
+from ember.keras.layers import experimental  # noqa: E402,F401 - the older home of the preprocessing layers
