@@ -80,6 +80,14 @@ def test_one_transform_for_the_batch_and_tiny_images(fill_mode):
                 np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("fill_mode", FILL_MODES)
+def test_empty_images(fill_mode):
+    row = np.array([[1, 0, 0.5, 0, 1, 0.5, 0, 0]], np.float32)
+    for shape in ((1, 0, 3, 1), (0, 3, 3, 1), (1, 3, 0, 2)):
+        got, want = _both(np.zeros(shape, np.float32), row, [2, 2], 4.0, "BILINEAR", fill_mode)
+        np.testing.assert_array_equal(got, want)
+
+
 def test_uint8_fill_values_convert_as_tensorflow():
     images = _images("uint8", (1, 4, 5, 1))
     row = np.array([[1, 0, 0.5, 0, 1, -0.5, 0, 0]], np.float32)

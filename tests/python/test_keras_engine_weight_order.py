@@ -4,6 +4,7 @@ model's weight order] in keras/engine/training.py); and weights moved between th
 `get_weights`/`set_weights`, HDF5 files and checkpoints."""
 import numpy as np
 import pytest
+import tensorflow as real_tf
 import tf_keras
 
 import ember as tf
@@ -46,6 +47,29 @@ def _build(keras, kind):
         model = Sub()
         model(np.zeros((2, 3), np.float32))
         return model
+    if kind == "subclassed_with_module":  # a plain tf.Module attribute keeps its place among the layers
+        module_library = real_tf if keras is tf_keras else tf
+
+        class Scale(module_library.Module):
+            def __init__(self):
+                super().__init__(name="scale")
+                self.w = module_library.Variable(2.0, name="mw")
+                self.c = module_library.Variable(1.0, trainable=False, name="mc")
+
+        class WithModule(keras.Model):
+            def __init__(self):
+                super().__init__(name="with_module")
+                self.own = module_library.Variable(3.0, name="own")
+                self.dense = layers.Dense(2, name="d")
+                self.scale = Scale()
+                self.bn = layers.BatchNormalization(name="bn")
+
+            def call(self, x):
+                return self.bn(self.dense(x)) * self.scale.w + self.own
+
+        model = WithModule()
+        model(np.zeros((2, 3), np.float32))
+        return model
     if kind == "layer_with_sublayers":  # a plain Layer inside lists its trainable weights first
         class Block(keras.layers.Layer):
             def __init__(self):
@@ -60,7 +84,8 @@ def _build(keras, kind):
     raise ValueError(kind)
 
 
-KINDS = ["sequential", "functional", "frozen_nested", "frozen_model", "subclassed", "layer_with_sublayers"]
+KINDS = ["sequential", "functional", "frozen_nested", "frozen_model", "subclassed", "subclassed_with_module",
+         "layer_with_sublayers"]
 
 
 def _names(weights):
@@ -88,7 +113,7 @@ def test_set_weights_of_tf_keras_values_predicts_the_same(kind):
     theirs, ours = _build(tf_keras, kind), _build(tf.keras, kind)
     _randomised(theirs, 3)
     ours.set_weights(theirs.get_weights())
-    width = 3 if kind == "subclassed" else 4
+    width = 3 if kind.startswith("subclassed") else 4
     x = np.random.default_rng(4).normal(size=(5, width)).astype(np.float32)
     np.testing.assert_allclose(ours(x, training=False).numpy(), theirs(x, training=False).numpy(), rtol=1e-5,
                                atol=1e-5)

@@ -206,13 +206,17 @@ namespace {
 // Note [Projective transform arithmetic]: every step is TensorFlow's, in float, in the same order (the
 // coordinate mapping follows scipy.ndimage, as TensorFlow's does), so outputs are equal bit for bit: a
 // different rounding of one sample point moves a nearest-neighbour pick by a whole pixel.
+// max then min, as Eigen's clamp: an empty dim (last == -1) gives -1, which reads the fill value (std::clamp
+// would be undefined there).
+float clamp_to(float in, float last) { return std::min(std::max(in, 0.0f), last); }
+
 float map_coordinate(FillMode mode, float in, int64_t len) {
   const float last = static_cast<float>(len - 1);
   switch (mode) {
     case FillMode::kConstant:
       return in;
     case FillMode::kNearest:
-      return std::clamp(in, 0.0f, last);
+      return clamp_to(in, last);
     case FillMode::kReflect:  // [abcd] -> [dcba|abcd|dcba]
       if (in < 0) {
         if (len <= 1) {
@@ -231,8 +235,8 @@ float map_coordinate(FillMode mode, float in, int64_t len) {
           if (in >= static_cast<float>(len)) in = static_cast<float>(twice) - in - 1;
         }
       }
-      return std::clamp(in, 0.0f, last);  // 3.5 in a length of 4 must not round to 4
-    case FillMode::kWrap:                 // [abcd] -> [abcd|abcd|abcd]
+      return clamp_to(in, last);  // 3.5 in a length of 4 must not round to 4
+    case FillMode::kWrap:         // [abcd] -> [abcd|abcd|abcd]
       if (in < 0) {
         if (len <= 1) {
           in = 0;
@@ -248,7 +252,7 @@ float map_coordinate(FillMode mode, float in, int64_t len) {
           in -= static_cast<float>(len * static_cast<int64_t>(in / span));
         }
       }
-      return std::clamp(in, 0.0f, last);
+      return clamp_to(in, last);
   }
   return in;
 }
