@@ -232,3 +232,14 @@ def test_older_names_under_layers_experimental_preprocessing():
              if not n.startswith("_") and n not in ("HashedCrossing", "PreprocessingLayer")]
     for name in names:
         assert getattr(tf.keras.layers.experimental.preprocessing, name) is getattr(tf.keras.layers, name), name
+
+
+def test_unseeded_layers_after_set_random_seed_draw_as_tf_keras():
+    x = _images()
+    outputs = []
+    for keras in (tf.keras, tf_keras):
+        keras.utils.set_random_seed(1234)
+        layers = [keras.layers.RandomRotation(0.3), keras.layers.RandomZoom(0.2), keras.layers.RandomFlip()]
+        outputs.append([np.asarray(layer(x)) for layer in layers for _ in range(2)])
+    for got, want in zip(*outputs):
+        _close(got, want)

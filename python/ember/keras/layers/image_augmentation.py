@@ -54,6 +54,14 @@ def _bounds(factor):
     return -factor, factor
 
 
+def _unseeded_seed():
+    """tf_keras' seed for a layer made without one: from keras.utils.set_random_seed's stream, else random."""
+    from ember.keras import backend
+
+    generator = getattr(backend._SEED_GENERATOR, "generator", None)
+    return generator.randint(1, int(1e9)) if generator is not None else random.randint(1, int(1e9))
+
+
 class _RandomStream:
     """The layer's tf.random.Generator, made on first use outside any trace (Note [Augmentation draws])."""
 
@@ -65,7 +73,7 @@ class _RandomStream:
         if self._generator is None:
             tf = _tf()
             with tf.init_scope():
-                seed = self._seed if self._seed is not None else random.randint(1, int(1e9))
+                seed = self._seed if self._seed is not None else _unseeded_seed()
                 self._generator = tf.random.Generator.from_seed(seed, alg=tf.random.Algorithm.AUTO_SELECT)
         return self._generator
 
