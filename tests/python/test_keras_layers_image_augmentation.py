@@ -243,3 +243,23 @@ def test_unseeded_layers_after_set_random_seed_draw_as_tf_keras():
         outputs.append([np.asarray(layer(x)) for layer in layers for _ in range(2)])
     for got, want in zip(*outputs):
         _close(got, want)
+
+
+@pytest.mark.parametrize("name, args", [("RandomRotation", (0.2,)), ("RandomZoom", (0.3,)), ("RandomBrightness", (0.2,))])
+def test_float16_compute_dtype(name, args):
+    ours = getattr(tf.keras.layers, name)(*args, seed=4, dtype="mixed_float16")
+    theirs = getattr(tf_keras.layers, name)(*args, seed=4, dtype="mixed_float16")
+    x = _images()
+    got, want = ours(x).numpy(), theirs(x).numpy()
+    assert got.dtype == want.dtype == np.float16
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=2e-3, atol=0.25)
+
+
+def test_float16_contrast_which_tensorflow_runs_only_on_gpus():
+    """TensorFlow's AdjustContrastv2 has no float16 CPU kernel (tf_keras' layer fails there); ember's computes
+    float16 images as TensorFlow's GPU kernel would: close to the float32 result."""
+    x = _images()
+    half = tf.keras.layers.RandomContrast(0.4, seed=4, dtype="mixed_float16")(x).numpy()
+    full = tf_keras.layers.RandomContrast(0.4, seed=4)(x).numpy()
+    assert half.dtype == np.float16
+    np.testing.assert_allclose(half.astype(np.float32), full, rtol=2e-3, atol=0.5)
