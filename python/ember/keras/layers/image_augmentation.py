@@ -246,16 +246,15 @@ class RandomTranslation(_Warp):
         self.height_factor, self.width_factor = height_factor, width_factor
         self.height_lower, self.height_upper = _bounds(height_factor)
         self.width_lower, self.width_upper = _bounds(width_factor)
-        for label, factor, lower, upper, end in (
-                ("`height_factor`", height_factor, self.height_lower, self.height_upper, " argument"),
-                ("`width_factor`", width_factor, self.width_lower, self.width_upper, "")):
-            if upper < lower:
-                raise ValueError(f"{label} cannot have upper bound less than lower bound, got {factor}")
-            if abs(lower) > 1.0 or abs(upper) > 1.0:
-                if end:
-                    raise ValueError(f"{label}{end} must have values between [-1, 1]. Received: "
-                                     f"height_factor={factor}")
-                raise ValueError(f"{label} must have values between [-1, 1], got {factor}")
+        if self.height_upper < self.height_lower:
+            raise ValueError(f"`height_factor` cannot have upper bound less than lower bound, got {height_factor}")
+        if abs(self.height_lower) > 1.0 or abs(self.height_upper) > 1.0:
+            raise ValueError(f"`height_factor` argument must have values between [-1, 1]. Received: "
+                             f"height_factor={height_factor}")
+        if self.width_upper < self.width_lower:
+            raise ValueError(f"`width_factor` cannot have upper bound less than lower bound, got {width_factor}")
+        if abs(self.width_lower) > 1.0 or abs(self.width_upper) > 1.0:
+            raise ValueError(f"`width_factor` must have values between [-1, 1], got {width_factor}")
 
     def _transforms(self, batch, height, width):
         tf = _tf()
