@@ -75,14 +75,20 @@ def examples():
     t["ResizeBilinearGrad"] = ([_f(2, 9, 4, 3), image], [False, True])
     t["ResizeNearestNeighbor"] = ([image, _i([9, 4])], [False, True])
     t["ResizeNearestNeighborGrad"] = ([_f(2, 9, 4, 3), _i([5, 7])], [False, True])
+    warp = em.constant([[0.9, -0.2, 0.7, 0.15, 1.1, -0.4, 0.01, -0.02]], em.float32)
+    t["ImageProjectiveTransformV3"] = ([image, warp, _i([4, 6]), em.constant(0.25)], ["BILINEAR", "REFLECT"])
     return t
 
 
 # Where the tables draw random values (test_registry_vs_tensorflow.py's DOMAINS): variances are positive.
-DOMAINS = {"FusedBatchNormV3": {4: (0.5, 2.0)}, "FusedBatchNormGradV3": {4: (0.5, 2.0)}}
+DOMAINS = {"FusedBatchNormV3": {4: (0.5, 2.0)}, "FusedBatchNormGradV3": {4: (0.5, 2.0)},
+           "ImageProjectiveTransformV3": {1: (-0.4, 0.4)}}  # small projective terms: no point near infinity
 # Inputs that stay float32 when the op runs in float16 or bfloat16 (test_registry_vs_tensorflow.py's draws): the
 # batch-norm ops' scale, offset and statistics, TensorFlow's U.
 FLOAT32_FOR_16BIT = {"FusedBatchNormV3": {1, 2, 3, 4}, "FusedBatchNormGradV3": {2, 3, 4, 5}}
+# Inputs that are float32 whatever the dtype the op runs in: ImageProjectiveTransformV3's transforms and
+# fill_value.
+ALWAYS_FLOAT32 = {"ImageProjectiveTransformV3": {1, 3}}
 
 # Left out of test_gradient_check.py's finite differences, and why (checked in test_nn_conv.py instead).
 NOT_FINITE_DIFFERENCE_CHECKED = {
@@ -93,6 +99,9 @@ NOT_FINITE_DIFFERENCE_CHECKED = {
                             "own statistics (recomputed from x), which the table's random reserve spaces are not; "
                             "test_nn_norm.py checks it against finite differences of a whole first-order gradient, "
                             "and test_registry_vs_tensorflow.py against TensorFlow on this table",
+    "ImageProjectiveTransformV3": "its gradient is TensorFlow's rule, the upstream gradient warped back by the inverse "
+                                  "transform, which is not the warp's exact adjoint; compared with TensorFlow's in "
+                                  "test_image_projective_transform.py and test_registry_vs_tensorflow.py",
 }
 
 _GRAD_GRAD = ("its orig_output must be max_pool(orig_input) (TensorFlow's kernel matches input elements against "
@@ -133,6 +142,10 @@ EXPECTED_DIFFERENCES.update({
        "(LookupError); ember's is its transpose, ResizeNearestNeighbor, checked by finite differences"
        for test, dtype in (("test_gradients_match_tensorflow", "float32"), ("test_gradients_match_tensorflow", "float64"),
                            ("test_second_order_gradients_match_tensorflow", "float64"))},
+    ("test_gradients_match_tensorflow", "ImageProjectiveTransformV3", "float64"):
+        "the gradient warps back through the inverse transforms, float32 whatever the images' dtype, and ember's "
+        "float32 MatrixInverse may round an inverse differently from TensorFlow's by an ulp: float64 gradients "
+        "agree to 1e-5 (test_image_projective_transform.py), not this table's 1e-12",
     ("test_values_match_tensorflow", "LRNGrad", "float32"):
         "TensorFlow's LRNGrad reads the normaliser from output_image, which the table's random data do not make "
         "LRN(input_image); ember's recomputes it from input_image. test_nn_conv.py compares tf.nn.lrn's gradient",

@@ -230,7 +230,8 @@ def _case(name, dtype, rng, example=None):
                 return v > np.median(v)
             if np.dtype(dtype).kind == "c":  # a second draw for the imaginary parts
                 return np.asarray(v + 1j * rng.uniform(*DEFAULT_DOMAIN, x.shape), dtype)
-            if np.dtype(dtype).itemsize == 2 and i in conv_op_examples.FLOAT32_FOR_16BIT.get(name, ()):
+            if i in conv_op_examples.ALWAYS_FLOAT32.get(name, ()) or (
+                    np.dtype(dtype).itemsize == 2 and i in conv_op_examples.FLOAT32_FOR_16BIT.get(name, ())):
                 return np.asarray(v, np.float32)
             if np.dtype(dtype).kind in "iu":
                 # Small integers of the domain's signs (no overflow in int8), never 0 where 0 is outside it.

@@ -3,6 +3,7 @@
 losses, metrics and layers with them."""
 
 import contextlib
+import threading
 
 import numpy as np
 
@@ -14,6 +15,10 @@ _FLOATX = ["float32"]
 _EPSILON = [1e-7]
 _IMAGE_DATA_FORMAT = ["channels_last"]
 
+
+# Seeds for random layers made without one: utils.set_random_seed(seed) sets `generator` to random.Random(seed),
+# as tf_keras' backend does, so such layers draw as tf_keras' do after the same call.
+_SEED_GENERATOR = threading.local()
 
 def clear_session():
     """Resets layer-name numbering ("dense", "dense_1", ... starts again)."""

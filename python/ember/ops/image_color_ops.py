@@ -77,7 +77,8 @@ def adjust_contrast(images, contrast_factor):
     orig = x.dtype
     f = x if orig in (dtypes.float16, dtypes.float32) else convert_image_dtype(x, dtypes.float32)
     mean = reduce_mean(f, [-3, -2], keepdims=True)
-    y = (f - mean) * convert_to_tensor(contrast_factor, dtype=f.dtype) + mean
+    # TensorFlow's AdjustContrastv2 takes a float32 factor for float16 images too (a drawn factor is float32).
+    y = (f - mean) * cast(convert_to_tensor(contrast_factor), f.dtype) + mean
     return y if orig == f.dtype else convert_image_dtype(y, orig, saturate=True)
 
 

@@ -156,6 +156,7 @@ constexpr TypeAttr kTypeAttrs[] = {
     {"TensorListReserve", "shape_type", 0},
     {"EmptyTensorList", "shape_type", 0},
     {"TensorListConcatV2", "shape_type", 1},
+    {"ImageProjectiveTransformV3", "dtype", 0},
 };
 
 // Whether TensorFlow calls the dtype of `input` something other than "T" (GatherV2's Tparams, ConcatOffset's

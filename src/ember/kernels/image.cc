@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "ember/core/parallel.h"
@@ -198,6 +199,132 @@ Status resize_nearest_grad(const ResizeParams& p, const TensorImpl& grads, Tenso
   else
     return no_kernel("ResizeNearestNeighborGrad", dx.dtype());
   return Status::OK();
+}
+
+namespace {
+
+// Note [Projective transform arithmetic]: every step is TensorFlow's, in float, in the same order (the
+// coordinate mapping follows scipy.ndimage, as TensorFlow's does), so outputs are equal bit for bit: a
+// different rounding of one sample point moves a nearest-neighbour pick by a whole pixel.
+// max then min, as Eigen's clamp: an empty dim (last == -1) gives -1, which reads the fill value (std::clamp
+// would be undefined there).
+float clamp_to(float in, float last) { return std::min(std::max(in, 0.0f), last); }
+
+float map_coordinate(FillMode mode, float in, int64_t len) {
+  const float last = static_cast<float>(len - 1);
+  switch (mode) {
+    case FillMode::kConstant:
+      return in;
+    case FillMode::kNearest:
+      return clamp_to(in, last);
+    case FillMode::kReflect:  // [abcd] -> [dcba|abcd|dcba]
+      if (in < 0) {
+        if (len <= 1) {
+          in = 0;
+        } else {
+          const int64_t twice = 2 * len;
+          if (in < twice) in = static_cast<float>(twice * static_cast<int64_t>(-in / twice)) + in;
+          in = in < static_cast<float>(-len) ? in + static_cast<float>(twice) : -in - 1;
+        }
+      } else if (in > last) {
+        if (len <= 1) {
+          in = 0;
+        } else {
+          const int64_t twice = 2 * len;
+          in -= static_cast<float>(twice * static_cast<int64_t>(in / twice));
+          if (in >= static_cast<float>(len)) in = static_cast<float>(twice) - in - 1;
+        }
+      }
+      return clamp_to(in, last);  // 3.5 in a length of 4 must not round to 4
+    case FillMode::kWrap:         // [abcd] -> [abcd|abcd|abcd]
+      if (in < 0) {
+        if (len <= 1) {
+          in = 0;
+        } else {
+          const int64_t span = len - 1;
+          in += static_cast<float>(len * (static_cast<int64_t>(-in / span) + 1));
+        }
+      } else if (in > last) {
+        if (len <= 1) {
+          in = 0;
+        } else {
+          const int64_t span = len - 1;
+          in -= static_cast<float>(len * static_cast<int64_t>(in / span));
+        }
+      }
+      return clamp_to(in, last);
+  }
+  return in;
+}
+
+// float -> T as TensorFlow's kernel converts (a C++ conversion; for uint8 through int32, which is what x86
+// does for an out-of-range value: -1.5 becomes 255).
+template <typename T>
+T from_float(float v) {
+  if constexpr (std::is_same_v<T, uint8_t>)
+    return static_cast<uint8_t>(static_cast<int32_t>(v));
+  else
+    return static_cast<T>(v);
+}
+
+template <typename T>
+void projective(const ProjectiveParams& p, const TensorImpl& images, const float* transforms,
+                bool one_transform, TensorImpl& out) {
+  const Shape& in = images.shape();
+  const int64_t n = in.dim(0), ih = in.dim(1), iw = in.dim(2), c = in.dim(3);
+  const int64_t oh = out.shape().dim(1), ow = out.shape().dim(2);
+  const T* x = images.data<T>();
+  T* y = out.mutable_data<T>();
+  const T fill = from_float<T>(p.fill_value);
+  auto read = [&](int64_t b, int64_t row, int64_t col, int64_t ch) -> T {
+    return row >= 0 && row < ih && col >= 0 && col < iw ? x[((b * ih + row) * iw + col) * c + ch] : fill;
+  };
+  parallel_for(n * oh, ow * c * 16 + 1, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const int64_t b = r / oh, out_y = r % oh;
+      const float* t = one_transform ? transforms : transforms + 8 * b;
+      T* dst = y + r * ow * c;
+      for (int64_t out_x = 0; out_x < ow; ++out_x, dst += c) {
+        const float fx = static_cast<float>(out_x), fy = static_cast<float>(out_y);
+        const float k = t[6] * fx + t[7] * fy + 1.f;
+        if (k == 0) {  // the point is at infinity: outside the input
+          std::fill(dst, dst + c, fill);
+          continue;
+        }
+        const float sx = map_coordinate(p.fill_mode, (t[0] * fx + t[1] * fy + t[2]) / k, iw);
+        const float sy = map_coordinate(p.fill_mode, (t[3] * fx + t[4] * fy + t[5]) / k, ih);
+        // kConstant leaves points outside: each tap outside reads the fill value (TensorFlow 2.21 does not
+        // fill the whole point, so a point half a pixel out still rounds or blends into the image).
+        if (!p.bilinear) {
+          const auto row = static_cast<int64_t>(std::round(sy)), col = static_cast<int64_t>(std::round(sx));
+          for (int64_t ch = 0; ch < c; ++ch) dst[ch] = read(b, row, col, ch);
+          continue;
+        }
+        const float y0 = std::floor(sy), x0 = std::floor(sx), y1 = y0 + 1, x1 = x0 + 1;
+        const auto r0 = static_cast<int64_t>(y0), r1 = static_cast<int64_t>(y1);
+        const auto c0 = static_cast<int64_t>(x0), c1 = static_cast<int64_t>(x1);
+        for (int64_t ch = 0; ch < c; ++ch) {
+          const float top = (x1 - sx) * static_cast<float>(read(b, r0, c0, ch)) +
+                            (sx - x0) * static_cast<float>(read(b, r0, c1, ch));
+          const float bottom = (x1 - sx) * static_cast<float>(read(b, r1, c0, ch)) +
+                               (sx - x0) * static_cast<float>(read(b, r1, c1, ch));
+          dst[ch] = from_float<T>((y1 - sy) * top + (sy - y0) * bottom);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+Status image_projective_transform(const ProjectiveParams& p, const TensorImpl& images,
+                                  const TensorImpl& transforms, TensorImpl& out) {
+  const float* t = transforms.data<float>();
+  const bool one = transforms.shape().dim(0) == 1;
+  const bool known = visit_dtype<kFloatTypes | dtype_bit(DType::kUInt8) | dtype_bit(DType::kInt32) |
+                                 dtype_bit(DType::kInt64)>(
+      images.dtype(), [&]<typename T>() { projective<T>(p, images, t, one, out); });
+  return known ? Status::OK() : no_kernel("ImageProjectiveTransformV3", images.dtype());
 }
 
 }  // namespace ember::kernels

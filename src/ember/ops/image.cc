@@ -1,6 +1,7 @@
 // Image ops with TensorFlow's names, operands and attributes: ResizeBilinear, ResizeNearestNeighbor and their
-// gradient ops. tf.image's flips, contrast and dtype conversion are compositions in python/ember/image.py.
-// Kernels: kernels/image.h.
+// gradient ops, and ImageProjectiveTransformV3 (the warp under Keras' RandomRotation, RandomZoom and
+// RandomTranslation). tf.image's flips, contrast and dtype conversion are compositions in
+// python/ember/image.py. Kernels: kernels/image.h.
 #include "ember/kernels/image.h"
 
 #include <string>
@@ -131,6 +132,98 @@ void nearest_grad_grad(GradContext& c) {
   c.set(0, emit1("ResizeNearestNeighbor", {c.grad(), spatial_size(c.input(0))}, same_attrs(c)));
 }
 
+// ---- ImageProjectiveTransformV3(images, transforms, output_shape, fill_value; interpolation, fill_mode)
+
+constexpr DTypeSet kTransformTypes =
+    kFloatTypes | dtype_bit(DType::kUInt8) | dtype_bit(DType::kInt32) | dtype_bit(DType::kInt64);
+
+Status projective_params(const OpDef* op, const AttrReader& a, kernels::ProjectiveParams* p) {
+  const std::string& interpolation = a.attr_string(0);
+  const std::string& fill_mode = a.attr_string(1);
+  if (interpolation != "NEAREST" && interpolation != "BILINEAR")
+    return invalid_argument(op->name, ": interpolation must be NEAREST or BILINEAR, got '", interpolation,
+                            "'");
+  p->bilinear = interpolation == "BILINEAR";
+  if (fill_mode == "REFLECT")
+    p->fill_mode = kernels::FillMode::kReflect;
+  else if (fill_mode == "WRAP")
+    p->fill_mode = kernels::FillMode::kWrap;
+  else if (fill_mode == "CONSTANT")
+    p->fill_mode = kernels::FillMode::kConstant;
+  else if (fill_mode == "NEAREST")
+    p->fill_mode = kernels::FillMode::kNearest;
+  else
+    return invalid_argument(op->name, ": fill_mode must be REFLECT, WRAP, CONSTANT or NEAREST, got '",
+                            fill_mode, "'");
+  return Status::OK();
+}
+
+Status check_transforms(const OpDef* op, const Shape& images, const Shape& transforms) {
+  if (!transforms.rank_known()) return Status::OK();
+  const bool batch_ok =
+      transforms.rank() == 2 && (transforms.dim(0) < 0 || transforms.dim(0) == 1 || !images.rank_known() ||
+                                 images.dim(0) < 0 || transforms.dim(0) == images.dim(0));
+  if (!batch_ok || (transforms.dim(1) >= 0 && transforms.dim(1) != 8))
+    return invalid_argument(op->name, ": transforms must be [num_images, 8] or [1, 8] for images of shape ",
+                            images.to_string(), ", got shape ", transforms.to_string());
+  return Status::OK();
+}
+
+Status projective_shape(InferContext& ctx) {
+  kernels::ProjectiveParams params;
+  EMBER_RETURN_IF_ERROR(projective_params(ctx.op, ctx, &params));
+  const Shape& images = ctx.inputs[0].shape;
+  EMBER_RETURN_IF_ERROR(check_images(ctx.op, "images", images));
+  EMBER_RETURN_IF_ERROR(check_transforms(ctx.op, images, ctx.inputs[1].shape));
+  const Shape& fill = ctx.inputs[3].shape;
+  if (fill.rank_known() && fill.rank() != 0)
+    return invalid_argument(ctx.op->name, ": fill_value must be a scalar, got shape ", fill.to_string());
+  StatusOr<Shape> size = ctx.shape_operand(2);
+  EMBER_RETURN_IF_ERROR(size.status());
+  int64_t h = kUnknownDim, w = kUnknownDim;
+  if (size.value().rank_known()) {
+    if (size.value().rank() != 2)
+      return invalid_argument(ctx.op->name, ": output_shape must have 2 elements (height, width), got ",
+                              size.value().to_string());
+    h = size.value().dim(0), w = size.value().dim(1);
+    if (h == 0 || w == 0 || h < kUnknownDim || w < kUnknownDim)
+      return invalid_argument(ctx.op->name, ": output dimensions must be positive, got ",
+                              size.value().to_string());
+  }
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, resized(images, h, w)});
+  return Status::OK();
+}
+
+Status projective_kernel(KernelContext& ctx) {
+  kernels::ProjectiveParams params;
+  EMBER_RETURN_IF_ERROR(projective_params(ctx.op, ctx, &params));
+  const TensorImpl& transforms = ctx.input(1);
+  EMBER_RETURN_IF_ERROR(check_transforms(ctx.op, ctx.input(0).shape(), transforms.shape()));
+  params.fill_value = ctx.input(3).data<float>()[0];
+  return kernels::image_projective_transform(params, ctx.input(0), transforms, ctx.output(0));
+}
+
+// TensorFlow's rule (image_ops.py), which is not the exact adjoint of the warp: the output gradient warped
+// back by the inverse transforms, filled with 0. The transforms and the other operands get none.
+GradTensor inverse_transforms(const GradTensor& transforms) {
+  const GradTensor rows = reshape(transforms, {-1, 8});
+  const GradTensor ones = ones_like(emit1(
+      "Slice", {rows, int_vector(std::vector<int64_t>{0, 0}), int_vector(std::vector<int64_t>{-1, 1})}));
+  const GradTensor matrices = reshape(emit1("ConcatV2", {rows, ones, scalar(1, DType::kInt32)}), {-1, 3, 3});
+  const GradTensor flat = reshape(emit1("MatrixInverse", {matrices}, {AttrValue(false)}), {-1, 9});
+  const GradTensor last =
+      emit1("Slice", {flat, int_vector(std::vector<int64_t>{0, 8}), int_vector(std::vector<int64_t>{-1, 1})});
+  return emit1("Slice", {flat / last, int_vector(std::vector<int64_t>{0, 0}),
+                         int_vector(std::vector<int64_t>{-1, 8})});
+}
+
+void projective_grad(GradContext& c) {
+  c.set(0, emit1("ImageProjectiveTransformV3",
+                 {c.grad(), inverse_transforms(c.input(1)), spatial_size(c.input(0)),
+                  scalar(0.0, DType::kFloat32)},
+                 same_attrs(c)));
+}
+
 void resize_attrs(OpBuilder& b) {
   b.attr("align_corners", AttrType::kBool, false).attr("half_pixel_centers", AttrType::kBool, false);
 }
@@ -194,6 +287,29 @@ void register_image_ops(OpRegistry& r) {
   resize_attrs(nearest_g);
   nearest_g.shape(&resize_shape).kernel(kImageTypes, &nearest_grad_kernel).grad(&nearest_grad_grad);
   nearest_g.batching(BatchingRule::kFallback).done(r);
+
+  OpBuilder("ImageProjectiveTransformV3")
+      .doc(
+          "Warps NHWC images: output point (x, y) samples the input at ((a0 x + a1 y + a2) / k, (b0 x + b1 y "
+          "+ "
+          "b2) / k), k = c0 x + c1 y + 1, for each transform row [a0, a1, a2, b0, b1, b2, c0, c1]; points "
+          "outside "
+          "are filled per fill_mode. image_projective_transform_v3([[[[1.], [2.]]]], [[1., 0., 1., 0., 1., "
+          "0., 0., "
+          "0.]], [1, 2], 0., 'NEAREST', 'CONSTANT') == [[[[2.], [0.]]]]")
+      .input("images")
+      .input_fixed("transforms", dtype_bit(DType::kFloat32))
+      .input_shape_like("output_shape")
+      .input_fixed("fill_value", dtype_bit(DType::kFloat32))
+      .output("transformed_images")
+      .type_var(kTransformTypes)
+      .attr("interpolation", AttrType::kString)
+      .attr("fill_mode", AttrType::kString, std::string("CONSTANT"))
+      .shape(&projective_shape)
+      .kernel(kTransformTypes, &projective_kernel)
+      .grad(&projective_grad)
+      .batching(BatchingRule::kFallback)
+      .done(r);
 }
 
 }  // namespace ember

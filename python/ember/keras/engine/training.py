@@ -22,6 +22,7 @@ from ember import dtypes
 from ember.backprop import GradientTape
 from ember.framework.tensor import Tensor
 from ember.framework.tensor_spec import TensorSpec
+from ember.module import Module
 from ember.util import nest
 from ember.keras.engine import base_layer, compile_utils, data_adapter
 from ember.keras.engine.base_layer import Layer
@@ -38,6 +39,16 @@ def _graph_args(args, kwargs):
     if len(args) == 1 and "outputs" in kwargs:
         return args[0], kwargs["outputs"]
     return None
+
+
+def _child_weights(child, trainable):
+    """A tracked child's weights for Note [A model's weight order]: trainable (True), non-trainable (False) or
+    all (None), a layer's as it lists them, a plain Module's as tf.Module does."""
+    if isinstance(child, Layer):
+        return child.weights if trainable is None else child.trainable_weights if trainable else \
+            child.non_trainable_weights
+    return child.variables if trainable is None else child.trainable_variables if trainable else \
+        child.non_trainable_variables
 
 
 class Model(Layer):
@@ -166,6 +177,44 @@ class Model(Layer):
         if self._ember_graph is None:
             return own
         return base_layer._dedupe(list(self._ember_graph.layers) + own)
+
+    # Note [A model's weight order]: tf_keras' Model lists weights child by child, in the order of its tracked
+    # children (a functional or Sequential model's layers; a subclassed model's attributes, plain tf.Modules
+    # included), each layer's trainable then non-trainable weights, and the model's own weights last; a plain
+    # Layer instead lists all its trainable weights first (Layer.weights). `set_weights` of a tf_keras model's
+    # `get_weights` relies on it: a BatchNormalization's moving statistics sit right after its gamma and beta.
+    def _weight_children(self):
+        tracked = base_layer._dedupe([v for v in self._attribute_leaves() if isinstance(v, Module) and v is not self])
+        if self._ember_graph is None and type(self)._sublayers is Model._sublayers:
+            return tracked  # a subclassed model: attribute order, layers and modules alike
+        return base_layer._dedupe(self._sublayers() + [v for v in tracked if not isinstance(v, Layer)])
+
+    def _own_split(self):
+        own = base_layer._dedupe([v for _, v in self._ember_weights])
+        return [v for v in own if v.trainable], [v for v in own if not v.trainable]
+
+    @property
+    def trainable_weights(self):
+        if not self._trainable:
+            return []
+        trainable, _ = self._own_split()
+        return base_layer._dedupe([w for child in self._weight_children() for w in _child_weights(child, True)] +
+                                  trainable)
+
+    @property
+    def non_trainable_weights(self):
+        children = self._weight_children()
+        trainable, non_trainable = self._own_split()
+        out = [w for child in children for w in _child_weights(child, False)]
+        if not self._trainable:  # all trainable ones first, as tf_keras
+            out = [w for child in children for w in _child_weights(child, True)] + trainable + out
+        return base_layer._dedupe(out + non_trainable)
+
+    @property
+    def weights(self):
+        trainable, non_trainable = self._own_split()
+        return base_layer._dedupe([w for child in self._weight_children() for w in _child_weights(child, None)] +
+                                  trainable + non_trainable)
 
     @property
     def layers(self):

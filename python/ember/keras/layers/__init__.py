@@ -16,7 +16,7 @@ from ember.keras.layers.core import *  # noqa: F401,F403
 
 _FAMILIES = ("convolutional", "pooling", "normalization", "recurrent", "attention", "merging", "reshaping",
              "preprocessing", "text_lookup", "regularization", "activation", "rnn", "wrappers", "einsum_dense",
-             "conv_recurrent", "locally_connected")
+             "conv_recurrent", "locally_connected", "image_augmentation")
 for _family in _FAMILIES:
     if _importlib_util.find_spec(f"{__name__}.{_family}") is not None:
         _module = _importlib.import_module(f"{__name__}.{_family}")
@@ -51,3 +51,6 @@ def deserialize(config, custom_objects=None):
     if hasattr(cls, "_from_config_with_custom_objects"):
         return cls._from_config_with_custom_objects(config["config"], custom_objects)
     return cls.from_config(config["config"])
+
+
+from ember.keras.layers import experimental  # noqa: E402,F401 - the older home of the preprocessing layers

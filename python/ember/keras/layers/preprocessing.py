@@ -17,6 +17,33 @@ def _tf():
     return ember
 
 
+def smart_resize(x, size, interpolation="bilinear"):
+    """tf_keras' ``smart_resize``: the largest centred window of ``size``'s aspect ratio, resized to ``size``
+    (float32 from ``tf.image.resize``), for [height, width, channels] or batched images."""
+    tf = _tf()
+    if len(size) != 2:
+        raise ValueError(f"Expected `size` to be a tuple of 2 integers, but got: {size}.")
+    images = tf.convert_to_tensor(x)
+    rank = images.shape.rank
+    if rank is not None and (rank < 3 or rank > 4):
+        raise ValueError("Expected an image array with shape `(height, width, channels)`, or `(batch_size, height, "
+                         f"width, channels)`, but got input with incorrect rank, of shape {images.shape}.")
+    shape = tf.shape(images)
+    height, width = shape[-3], shape[-2]
+    target_height, target_width = size
+    # In float32 and truncated, as tf_keras, so the window is the same pixel for pixel.
+    crop_height = tf.minimum(height, tf.cast(tf.cast(width * target_height, tf.float32) / target_width, tf.int32))
+    crop_width = tf.minimum(width, tf.cast(tf.cast(height * target_width, tf.float32) / target_height, tf.int32))
+    top = tf.cast(tf.cast(height - crop_height, tf.float32) / 2, tf.int32)
+    left = tf.cast(tf.cast(width - crop_width, tf.float32) / 2, tf.int32)
+    if rank == 4:
+        window = tf.slice(images, tf.stack([0, top, left, 0]), tf.stack([-1, crop_height, crop_width, -1]))
+    else:
+        window = tf.slice(images, tf.stack([top, left, 0]), tf.stack([crop_height, crop_width, -1]))
+    out = tf.image.resize(window, size, method=interpolation)
+    return out.numpy() if isinstance(x, np.ndarray) else out
+
+
 class Rescaling(Layer):
     def __init__(self, scale, offset=0.0, **kwargs):
         super().__init__(**kwargs)
@@ -118,12 +145,13 @@ class Resizing(Layer):
         self.height, self.width = height, width
         self.interpolation = interpolation
         self.crop_to_aspect_ratio = crop_to_aspect_ratio
-        if crop_to_aspect_ratio:
-            raise NotImplementedError("Resizing(crop_to_aspect_ratio=True) is not implemented")
 
     def call(self, inputs):
         tf = _tf()
-        out = tf.image.resize(inputs, [self.height, self.width], method=self.interpolation)
+        if self.crop_to_aspect_ratio:
+            out = smart_resize(inputs, [self.height, self.width], self.interpolation)
+        else:
+            out = tf.image.resize(inputs, [self.height, self.width], method=self.interpolation)
         return tf.cast(out, self.compute_dtype) if hasattr(self, "compute_dtype") else out
 
     def compute_output_shape(self, input_shape):

@@ -32,6 +32,10 @@ def set_random_seed(seed):
 
     from ember.ops import random_ops
 
+    from ember.keras import backend
+
     random.seed(seed)
     np.random.seed(seed)
     random_ops.set_seed(seed)
+    # tf_keras' own stream of seeds for layers made without one (the augmentation layers' generators).
+    backend._SEED_GENERATOR.generator = random.Random(seed)
