@@ -539,3 +539,28 @@ def test_loop_writes_copy_the_array_once_per_call_not_per_iteration():
         h = np.tanh(h * np.float32(0.5) + x[t])
         want.append(h)
     np.testing.assert_allclose(got, np.stack(want), rtol=1e-5, atol=1e-6)
+
+
+def test_a_value_of_unknown_rank_takes_the_known_element_shape():
+    """A numpy_function's result (unknown rank) written at a tensor index: the array's element shape
+    (here map_fn's fn_output_signature) is checked when the write runs, as TensorFlow's TensorList does."""
+    def case(tf, rows=2):
+        @tf.function
+        def g(x):
+            return tf.map_fn(lambda r: tf.numpy_function(lambda a: (a * 2)[:rows].astype(np.float32), [r],
+                                                         tf.float32),
+                             x, fn_output_signature=tf.TensorSpec([2], tf.float32))
+        return g(tf.constant(np.arange(6, dtype=np.float32).reshape(3, 2))).numpy()
+
+    np.testing.assert_array_equal(case(ember), case(tensorflow))
+    with pytest.raises(ember.errors.InvalidArgumentError):
+        case(ember, rows=1)
+    with pytest.raises(tensorflow.errors.InvalidArgumentError):
+        case(tensorflow, rows=1)
+
+    @ember.function
+    def unknown(x):
+        return ember.map_fn(lambda r: ember.numpy_function(lambda a: a * 2, [r], ember.float32), x)
+
+    with pytest.raises(ValueError, match="fn_output_signature"):
+        unknown(ember.constant(np.ones((3, 2), np.float32)))

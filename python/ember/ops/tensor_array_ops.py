@@ -458,7 +458,18 @@ class TensorArray:
             buffer = array_ops.pad(buffer, paddings)
             out._length = math_ops.maximum(used, need)
         if value.shape.rank is None:
-            raise ValueError("TensorArray.write: a value of unknown rank cannot be written at a tensor index")
+            # A value whose rank only the run knows (a numpy_function's result) takes the array's element
+            # shape, checked when the write runs, as TensorFlow's TensorListSetItem checks it.
+            known = self._element_shape if self._element_shape.rank is not None else (
+                buffer.shape[1:] if buffer.shape.rank is not None else None)
+            if known is None:
+                # ember's dense buffer needs a rank while tracing; TensorFlow's TensorList does not.
+                raise ValueError("TensorArray.write: a value of unknown rank (a numpy_function's result?) "
+                                 "cannot be written at a tensor index of an array whose element shape is "
+                                 "unknown; give element_shape= (map_fn: fn_output_signature=TensorSpec(shape))")
+            from ember.debugging import ensure_shape
+
+            value = ensure_shape(value, known)
         buffer_rows = buffer.shape.as_list()[1:] if buffer.shape.rank is not None else None
         if buffer_rows is None or buffer_rows != value.shape.as_list() or None in buffer_rows:
             # A buffer made before the element shape was known has 1 in the unknown dimensions: Note [Two
