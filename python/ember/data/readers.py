@@ -38,32 +38,27 @@ def _filenames(filenames, what):
     return names
 
 
-class TFRecordDataset(dataset_ops.Dataset):
-    """The records of one or more TFRecord files, file after file (or interleaved one record at a time
-    from ``num_parallel_reads`` files, TensorFlow's deterministic order)."""
+class _FileReaderDataset(dataset_ops.Dataset):
+    """A reader of string records from files, file after file (or interleaved one record at a time from
+    ``num_parallel_reads`` files, TensorFlow's deterministic order)."""
 
-    def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):
-        what = "TFRecordDataset"
-        self._files = _filenames(filenames, what)
+    _what = None
+
+    def __init__(self, filenames, compression_type, num_parallel_reads):
+        self._files = _filenames(filenames, self._what)
         self._compression = compression_type
-        self._buffer = buffer_size
         if num_parallel_reads == dataset_ops.AUTOTUNE:
-            from ember import _C
             num_parallel_reads = _C.data_autotune_parallelism()
         if num_parallel_reads is not None and num_parallel_reads <= 0:
-            raise errors.InvalidArgumentError(None, None, f"{what}: num_parallel_reads must be positive or "
+            raise errors.InvalidArgumentError(None, None, f"{self._what}: num_parallel_reads must be positive or "
                                               f"AUTOTUNE, got {num_parallel_reads}")
         self._parallel = num_parallel_reads
         self._spec = StringSpec()
 
     def _records(self, path):
-        from ember.io.tf_record import RecordReader
-        reader = RecordReader(path, self._compression, self._buffer)
-        try:
-            for record in reader:
+        with _open_compressed(path, self._compression, self._what) as stream:
+            for record in self._split(stream, path):
                 yield (_C.from_strings([record], []),)
-        finally:
-            reader.close()
 
     def _flat_iter(self):
         if not self._parallel or self._parallel == 1:
@@ -74,6 +69,26 @@ class TFRecordDataset(dataset_ops.Dataset):
 
     def _cardinality(self):
         return dataset_ops.UNKNOWN
+
+
+class TFRecordDataset(_FileReaderDataset):
+    """The records of one or more TFRecord files, file after file (or interleaved one record at a time
+    from ``num_parallel_reads`` files, TensorFlow's deterministic order)."""
+
+    _what = "TFRecordDataset"
+
+    def __init__(self, filenames, compression_type=None, buffer_size=None, num_parallel_reads=None, name=None):
+        super().__init__(filenames, compression_type, num_parallel_reads)
+        self._buffer = buffer_size
+
+    def _records(self, path):
+        from ember.io.tf_record import RecordReader
+        reader = RecordReader(path, self._compression, self._buffer)
+        try:
+            for record in reader:
+                yield (_C.from_strings([record], []),)
+        finally:
+            reader.close()
 
 
 def has_strings(spec):
@@ -112,39 +127,6 @@ def _open_compressed(path, compression_type, what):
             except zlib.error as e:
                 raise errors.DataLossError(None, None, f"{what}: {path} is not a ZLIB stream: {e}") from None
     return raw
-
-
-class _FileReaderDataset(dataset_ops.Dataset):
-    """A reader of string records from files, file after file (or interleaved one record at a time from
-    ``num_parallel_reads`` files, TensorFlow's deterministic order)."""
-
-    _what = None
-
-    def __init__(self, filenames, compression_type, num_parallel_reads):
-        self._files = _filenames(filenames, self._what)
-        self._compression = compression_type
-        if num_parallel_reads == dataset_ops.AUTOTUNE:
-            num_parallel_reads = _C.data_autotune_parallelism()
-        if num_parallel_reads is not None and num_parallel_reads <= 0:
-            raise errors.InvalidArgumentError(None, None, f"{self._what}: num_parallel_reads must be positive or "
-                                              f"AUTOTUNE, got {num_parallel_reads}")
-        self._parallel = num_parallel_reads
-        self._spec = StringSpec()
-
-    def _records(self, path):
-        with _open_compressed(path, self._compression, self._what) as stream:
-            for record in self._split(stream, path):
-                yield (_C.from_strings([record], []),)
-
-    def _flat_iter(self):
-        if not self._parallel or self._parallel == 1:
-            for path in self._files:
-                yield from self._records(path)
-            return
-        yield from dataset_ops.interleave_flat(iter(self._files), self._records, self._parallel, 1)
-
-    def _cardinality(self):
-        return dataset_ops.UNKNOWN
 
 
 class TextLineDataset(_FileReaderDataset):
