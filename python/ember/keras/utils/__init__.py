@@ -5,6 +5,7 @@ import numpy as np
 from ember.keras.utils.data_utils import (Sequence, normalize, pack_x_y_sample_weight,  # noqa: F401
                                           pad_sequences, split_dataset, text_dataset_from_directory,
                                           timeseries_dataset_from_array, to_ordinal, unpack_x_y_sample_weight)
+from ember.keras.utils import data_utils
 from ember.keras.utils.generic_utils import Progbar  # noqa: F401
 from ember.keras.utils.object_registration import (CustomObjectScope, custom_object_scope,  # noqa: F401
                                                    deserialize_keras_object, get_custom_objects,
@@ -14,13 +15,7 @@ from ember.keras.utils.object_registration import (CustomObjectScope, custom_obj
 
 def to_categorical(y, num_classes=None, dtype="float32"):
     """Integer class labels -> one-hot rows (Keras 2's utils.to_categorical)."""
-    y = np.array(y, dtype="int")
-    shape = y.shape
-    if shape and shape[-1] == 1 and len(shape) > 1:
-        shape = shape[:-1]
-    y = y.ravel()
-    if num_classes is None:
-        num_classes = int(np.max(y)) + 1
+    y, shape, num_classes = data_utils.flat_labels(y, num_classes)
     out = np.zeros((y.shape[0], num_classes), dtype=dtype)
     out[np.arange(y.shape[0]), y] = 1
     return out.reshape(shape + (num_classes,))

@@ -281,14 +281,19 @@ def normalize(x, axis=-1, order=2):
     return x / np.expand_dims(norm, axis)
 
 
-def to_ordinal(y, num_classes=None, dtype="float32"):
-    """Integer labels -> ordinal rows: label k has ones in its first k places."""
+def flat_labels(y, num_classes):
+    """Integer labels flattened, the shape their encoding keeps (a trailing 1 dropped, as Keras) and the
+    class count (one more than the largest label when not given): what to_categorical and to_ordinal share."""
     y = np.array(y, dtype="int")
     shape = y.shape
     if shape and shape[-1] == 1 and len(shape) > 1:
         shape = shape[:-1]
     y = y.ravel()
-    if num_classes is None:
-        num_classes = int(np.max(y)) + 1
+    return y, shape, int(np.max(y)) + 1 if num_classes is None else num_classes
+
+
+def to_ordinal(y, num_classes=None, dtype="float32"):
+    """Integer labels -> ordinal rows: label k has ones in its first k places."""
+    y, shape, num_classes = flat_labels(y, num_classes)
     ranks = np.arange(num_classes - 1)
     return (ranks[None, :] < y[:, None]).astype(dtype).reshape(shape + (num_classes - 1,))
