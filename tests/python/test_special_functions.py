@@ -257,9 +257,12 @@ def test_zeta_against_tensorflow_and_scipy():
     assert_matches(got[ok], sp.zeta(s[ok], q[ok]), 1e-13, 1e-300, "zeta vs SciPy")
 
 
-def test_polygamma_at_infinity_is_zero_as_tensorflow():
-    n, x = np.array([1.0, 2.0, 3.0]), np.array([inf, inf, inf])
-    np.testing.assert_array_equal(tf.math.polygamma(n, x).numpy(), real_tf.math.polygamma(n, x).numpy())
+def test_polygamma_edges_match_tensorflow():
+    """Polygamma shares Zeta's Hurwitz zeta (kernels/hurwitz_zeta.h): its edges (x = inf, n = inf, the poles)
+    are TensorFlow's too."""
+    n, x = grid_2d([nan, -inf, -1.0, -0.0, 0.0, 0.5, 1.0, 2.0, 3.0, inf], [nan, -inf, -1.0, -0.0, 0.0, 0.5, 1.0,
+                                                                          2.0, 3.0, inf])
+    assert_matches(tf.math.polygamma(n, x).numpy(), real_tf.math.polygamma(n, x).numpy(), 1e-13, 0, "polygamma")
 
 
 def test_lbeta_matches_tensorflow():
