@@ -10,11 +10,13 @@ need_apt=()
 # libre2-dev: RE2, the regular expressions of tf.strings (src/ember/ops/strings.cc).
 # libfftw3-dev: FFTW, the FFTs of tf.signal (src/ember/kernels/fft.cc).
 # llvm-15-dev: the ORC JIT that compiles fused element-wise groups to native code (docs/fusion.md).
+# libboost-dev: Boost.Math's special functions (incomplete gamma and beta, Bessel, Ei; headers only, included by
+# src/ember/ops/special_functions.cc alone).
 # libgloo-dev: collectives across worker processes (src/ember/distribute, docs/distribute.md section 8);
 # libopenmpi-dev and openmpi-bin: MPI, measured against Gloo (bench/native/allreduce_mpi.cc) and mpirun.
 for pkg in g++ cmake ninja-build libdnnl-dev libgtest-dev ccache clang libclang-rt-14-dev libomp-14-dev \
     libprotobuf-dev protobuf-compiler libleveldb-dev liblapack-dev libopenblas-dev llvm-15-dev libre2-dev \
-    libgloo-dev libopenmpi-dev openmpi-bin libfftw3-dev; do
+    libgloo-dev libopenmpi-dev openmpi-bin libfftw3-dev libboost-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then

@@ -29,7 +29,10 @@ UNARY_FLOAT = ["Exp", "Log", "Log1p", "Expm1", "Sqrt", "Rsqrt", "Reciprocal", "S
                "Elu", "Softplus", "Erf", "Floor", "Ceil", "Round", "IsNan", "IsFinite", "Neg", "Abs", "Sign",
                "Square", "Relu", "Relu6", "Asin", "Acos", "Atan", "Asinh", "Atanh", "Lgamma", "Digamma", "Erfinv",
                "Sinh", "Cosh",
-               "Rint", "Erfc"]
+               "Rint", "Erfc",
+               "BesselI0", "BesselI0e", "BesselI1", "BesselI1e", "BesselJ0", "BesselJ1", "BesselY0", "BesselY1",
+               "BesselK0", "BesselK0e", "BesselK1", "BesselK1e", "Dawsn", "Expint", "FresnelCos", "FresnelSin",
+               "Spence", "Ndtri"]
 BINARY_NUMERIC = ["Add", "Sub", "Mul", "RealDiv", "FloorDiv", "FloorMod", "Pow", "Maximum", "Minimum",
                   "SquaredDifference", "Equal", "NotEqual", "Less", "LessEqual", "Greater", "GreaterEqual", "Atan2",
                   "DivNoNan", "MulNoNan", "Xlogy", "Xdivy", "Xlog1py"]
@@ -245,6 +248,11 @@ def examples():
                                         tf.constant([0.5, 0.8])], [rng_state._id, tf.int32])
     table["Acosh"] = ([f32(F + 1)], [])
     table["Polygamma"] = ([f32(np.array([[0, 1, 2], [3, 1, 0]], np.float32)), f32()], [])
+    positive = f32(np.abs(F) + 0.5)
+    for name in ("Igamma", "Igammac", "IgammaGradA"):
+        table[name] = ([positive, f32(np.abs(F) + 0.25)], [])
+    table["Zeta"] = ([f32(np.abs(F) + 1.5), positive], [])
+    table["Betainc"] = ([positive, f32(np.abs(F) + 1.0), f32(np.full((2, 3), 0.3, np.float32))], [])
     table["CumulativeLogsumexp"] = ([f32(), tf.constant(1)], [True, False])
     table["ReverseV2"] = ([f32(), tf.constant([1])], [])
     table["Roll"] = ([f32(), tf.constant([1, -1]), tf.constant([1, 0])], [])

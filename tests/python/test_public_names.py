@@ -31,6 +31,7 @@ EMBER_MATH = """
     relu relu6 round rsqrt scalar_mul sigmoid sign sin softmax softplus softsign sqrt square
     squared_difference subtract tanh truediv unsorted_segment_sum
     confusion_matrix
+    bessel_i0 bessel_i0e bessel_i1 bessel_i1e betainc erfcinv igamma igammac lbeta ndtri special zeta
 """.split()
 
 EMBER_NN = """
@@ -48,6 +49,7 @@ MATH_ALL = """
     pow realdiv reciprocal reduce_all reduce_any reduce_euclidean_norm reduce_logsumexp reduce_max
     reduce_mean reduce_min reduce_prod reduce_std reduce_sum reduce_variance relu relu6 round rsqrt
     scalar_mul sigmoid sign sin softplus sqrt square squared_difference subtract tanh truediv
+    bessel_i0 bessel_i0e bessel_i1 bessel_i1e ndtri
 """.split()
 
 

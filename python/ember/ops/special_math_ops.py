@@ -1,5 +1,6 @@
-"""``einsum``, ``clip_by_norm``, ``clip_by_global_norm``, ``linalg.global_norm``, ``math.polyval`` and
-``math.cumulative_logsumexp`` with TensorFlow's names and semantics.
+"""``einsum``, ``clip_by_norm``, ``clip_by_global_norm``, ``linalg.global_norm``, ``math.polyval``,
+``math.cumulative_logsumexp`` and the special functions (``math.igamma``, ``math.betainc``, ``math.lbeta``,
+``math.erfcinv``, ``math.special.*``, ...) with TensorFlow's names and semantics.
 
 ``einsum`` runs TensorFlow's Einsum op (src/ember/ops/einsum.cc), which takes one or two operands; like
 tf.einsum, more operands contract pairwise, each step an Einsum keeping the labels the output or a later
@@ -143,3 +144,101 @@ def cumulative_logsumexp(x, axis=0, exclusive=False, reverse=False, name=None):
         raise TypeError(f"CumulativeLogsumexp: axis must be an integer scalar, got {axis!r}")
     axis = int(axis)
     return _CumulativeLogsumexp(x, axis, bool(exclusive), bool(reverse))
+
+
+# ---- special functions (docs/ops_indexing_sorting_math.md) ----------------------------------------
+# The ops are src/ember/ops/special_functions.cc; those whose inputs are x alone (tf.math.bessel_i0, ndtri,
+# ...) have generated wrappers in math_ops. The ones below name their inputs as TensorFlow does, or
+# compose ops as TensorFlow's Python does.
+_Igamma = _C.op("Igamma")
+_Igammac = _C.op("Igammac")
+_Betainc = _C.op("Betainc")
+_Zeta = _C.op("Zeta")
+_Ndtri = _C.op("Ndtri")
+_Lgamma = _C.op("Lgamma")
+_Erf = _C.op("Erf")
+_Erfc = _C.op("Erfc")
+_Log = _C.op("Log")
+_Log1p = _C.op("Log1p")
+_Abs = _C.op("Abs")
+_Less = _C.op("Less")
+
+
+def igamma(a, x, name=None):
+    """The regularised lower incomplete gamma function P(a, x), with broadcasting."""
+    return _Igamma(a, x)
+
+
+def igammac(a, x, name=None):
+    """The regularised upper incomplete gamma function Q(a, x) = 1 - P(a, x), with broadcasting."""
+    return _Igammac(a, x)
+
+
+def betainc(a, b, x, name=None):
+    """The regularised incomplete beta function I_x(a, b); a, b and x share a shape or are scalars."""
+    return _Betainc(a, b, x)
+
+
+def zeta(x, q, name=None):
+    """The Hurwitz zeta function, the sum over k >= 0 of (k + q)^-x, with broadcasting."""
+    return _Zeta(x, q)
+
+
+def erfcinv(x, name=None):
+    """The inverse of erfc on [0, 2]: -ndtri(x / 2) / sqrt(2), as TensorFlow composes it."""
+    x = _tensor(x)
+    return -_Ndtri(x * _tensor(0.5, x.dtype)) * _tensor(np.sqrt(0.5), x.dtype)
+
+
+def lbeta(x, name=None):
+    """log |B(x)| along the last axis: sum(lgamma(x)) - lgamma(sum(x)); -inf for an empty last axis."""
+    x = _tensor(x)
+    return _Sum(_Lgamma(x), -1, False) - _Lgamma(_Sum(x, -1, False))
+
+
+def ndtr(x, name=None):
+    """The standard normal CDF, TensorFlow's distributions.special_math.ndtr (not a public tf name):
+    0.5 (1 + erf(x / sqrt 2)) near 0, erfc of |x| / sqrt 2 in the tails so that small values keep their
+    digits."""
+    x = _tensor(x)
+    if x.dtype not in (dtypes.float32, dtypes.float64):
+        raise TypeError(f"ndtr: x must be float32 or float64, got {x.dtype.name}")
+    w = x * _tensor(0.5 * np.sqrt(2.0), x.dtype)
+    z = _Abs(w)
+    tail = _Erfc(z)
+    y = _SelectV2(_Less(z, _tensor(0.5 * np.sqrt(2.0), x.dtype)), 1.0 + _Erf(w),
+                  _SelectV2(_Greater(w, _tensor(0.0, x.dtype)), 2.0 - tail, tail))
+    return 0.5 * y
+
+
+# log_ndtr's switch points, TensorFlow's: above the upper one log(ndtr(x)) = log1p(-ndtr(-x)) ~ -ndtr(-x);
+# below the lower one ndtr underflows and the asymptotic series of log(ndtr) takes over.
+_LOG_NDTR_BOUNDS = {dtypes.float32: (-10.0, 5.0), dtypes.float64: (-20.0, 8.0)}
+
+
+def log_ndtr(x, series_order=3, name=None):
+    """log of the standard normal CDF, TensorFlow's distributions.special_math.log_ndtr (not a public tf
+    name), accurate in both tails: -ndtr(-x) above 5 (float32) or 8 (float64), log(ndtr(x)) in between,
+    and below -10 or -20 the asymptotic series -x^2/2 - log(-x) - log(2 pi)/2 + log(1 + sum_{n=1}^{order}
+    (-1)^n (2n-1)!! / x^(2n))."""
+    if not isinstance(series_order, int) or isinstance(series_order, bool):
+        raise TypeError(f"log_ndtr: series_order must be a Python int, got {type(series_order).__name__}")
+    if not 0 <= series_order <= 30:
+        raise ValueError(f"log_ndtr: series_order must be in [0, 30], got {series_order}")
+    x = _tensor(x)
+    if x.dtype not in _LOG_NDTR_BOUNDS:
+        raise TypeError(f"log_ndtr: x must be float32 or float64, got {x.dtype.name}")
+    lower, upper = (_tensor(v, x.dtype) for v in _LOG_NDTR_BOUNDS[x.dtype])
+    middle = _Log(ndtr(_Maximum(x, lower)))
+    high = -ndtr(-x)
+    # The series is evaluated at min(x, lower) so that its logs stay finite where it is not taken.
+    t = _Minimum(x, lower)
+    t_squared = t * t
+    correction = _tensor(0.0, x.dtype)
+    power, double_factorial = _tensor(1.0, x.dtype), 1.0
+    for n in range(1, series_order + 1):
+        double_factorial *= 2 * n - 1
+        power = power * t_squared
+        correction = correction + ((-1) ** n * double_factorial) / power
+    low = (-0.5 * t_squared - _Log(-t) - _tensor(0.5 * np.log(2 * np.pi), x.dtype) + _Log1p(correction))
+    return _SelectV2(_Greater(x, upper), high, _SelectV2(_Greater(x, lower), middle, low))

@@ -138,53 +138,7 @@ inline double special_digamma(double x) {
   return result + std::log(x) - 0.5 / x + series;
 }
 
-inline double special_zeta(double s, double q) {
-  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN(),
-                   kInf = std::numeric_limits<double>::infinity();
-  constexpr double kEps = 1.1102230246251565e-16;
-  static constexpr double kA[] = {12.0,
-                                  -720.0,
-                                  30240.0,
-                                  -1209600.0,
-                                  47900160.0,
-                                  -1.8924375803183791606e9,
-                                  7.47242496e10,
-                                  -2.950130727918164224e12,
-                                  1.1646782814350067249e14,
-                                  -4.5979787224074726105e15,
-                                  1.8152105401943546773e17,
-                                  -7.1661652561756670113e18};
-  if (s == 1) return kInf;
-  if (s < 1 || s != s || q != q) return kNaN;
-  if (q <= 0) {
-    if (q == std::floor(q)) return kInf;
-    if (s != std::floor(s)) return kNaN;
-  }
-  double sum = std::pow(q, -s), a = q, b = 0;
-  int i = 0;
-  while (i < 9 || a <= 9) {
-    ++i;
-    a += 1;
-    b = std::pow(a, -s);
-    sum += b;
-    if (std::fabs(b / sum) < kEps) return sum;
-  }
-  const double w = a;
-  sum += b * w / (s - 1) - 0.5 * b;
-  double fac = 1, k = 0;
-  for (double coefficient : kA) {
-    fac *= s + k;
-    b /= w;
-    const double term = fac * b / coefficient;
-    sum += term;
-    if (std::fabs(term / sum) < kEps) break;
-    k += 1;
-    fac *= s + k;
-    b /= w;
-    k += 1;
-  }
-  return sum;
-}
+#include "ember/kernels/hurwitz_zeta.h"  // NOLINT: special_zeta, shared with ops/special_functions.cc
 
 inline double special_polygamma(double n, double x) {
   if (n != n || x != x || n < 0 || n != std::floor(n)) return std::numeric_limits<double>::quiet_NaN();

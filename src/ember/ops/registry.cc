@@ -43,12 +43,16 @@ size_t OpDef::num_variadic(size_t n) const {
 // The collective ops live in the distribute layer (distribute/collective_ops.cc), beside the communicator
 // their kernels run on; declared here only, so that no header of this layer names that one.
 void register_collective_ops(OpRegistry& r);
+// The special functions (ops/special_functions.cc, the one file that includes Boost.Math), declared here
+// rather than in families.h, which 28 op files include.
+void register_special_function_ops(OpRegistry& r);
 
 OpRegistry& OpRegistry::global() {
   static OpRegistry* registry = [] {
     auto* r = new OpRegistry;
     register_all_ops(*r);
     register_collective_ops(*r);
+    register_special_function_ops(*r);
     register_py_func_ops(*r);
     return r;
   }();
