@@ -245,9 +245,10 @@ Status gif_failure(const char* what, int code) {
 
 // Reads every frame record by record, as DGifSlurp does (each frame takes the first Graphics Control
 // Extension before it), but checking each frame's size before allocating its raster. A file that fails
-// part way keeps the frames read, as TensorFlow keeps what DGifSlurp read, unless nothing was read, the
-// last frame's descriptor was refused or the LZW data ended early (D_GIF_ERR_EOF_TOO_SOON); rows a failed
-// read did not reach are black (TensorFlow leaves them as the allocator gave them).
+// part way keeps the frames read whole, as TensorFlow keeps what its DGifSlurp read, unless there are none;
+// the frame being read is dropped. (TensorFlow's gif_io.cc names D_GIF_ERR_EOF_TOO_SOON as fatal too, but
+// with its giflib a frame whose LZW data ends early is dropped like any other:
+// tests/fuzz/test_image_fuzz.py.)
 Status read_gif_frames(GifFileType* gif, std::vector<GifFrame>* frames) {
   int pending_transparent = -1;
   bool pending_gcb = false;
@@ -308,8 +309,7 @@ Status read_gif_frames(GifFileType* gif, std::vector<GifFrame>* frames) {
         if (DGifGetExtensionNext(gif, &block) == GIF_ERROR) error = gif->Error;
     }
   }
-  if (error != D_GIF_SUCCEEDED && (frames->empty() || error == D_GIF_ERR_EOF_TOO_SOON))
-    return gif_failure("failed to slurp gif file: ", error);
+  if (error != D_GIF_SUCCEEDED && frames->empty()) return gif_failure("failed to slurp gif file: ", error);
   if (frames->empty()) return invalid_argument("gif file does not contain any image");
   return Status::OK();
 }
