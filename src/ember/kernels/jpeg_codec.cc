@@ -46,10 +46,12 @@ struct ErrorManager {
 
 void no_output(j_common_ptr) {}  // warnings are counted, not printed
 
-void install_errors(jpeg_error_mgr* pub, ErrorManager* err) {
-  jpeg_std_error(pub);
-  pub->error_exit = error_exit;
-  pub->output_message = no_output;
+// Points the library object (a jpeg_decompress_struct or jpeg_compress_struct) at our error manager.
+template <typename LibraryObject>
+void attach_errors(LibraryObject* cinfo, ErrorManager* err) {
+  cinfo->err = jpeg_std_error(&err->pub);
+  err->pub.error_exit = error_exit;
+  err->pub.output_message = no_output;
   err->message[0] = '\0';
 }
 
@@ -140,8 +142,7 @@ struct DecodeJob {
 bool decode_jpeg_low(DecodeJob* job) {
   jpeg_decompress_struct* cinfo = &job->cinfo;
   const JpegDecodeOptions& opt = job->options;
-  cinfo->err = &job->err.pub;
-  install_errors(&job->err.pub, &job->err);
+  attach_errors(cinfo, &job->err);
   if (setjmp(job->err.jump)) {
     jpeg_destroy_decompress(cinfo);
     return false;
@@ -262,8 +263,7 @@ struct ShapeJob {
 
 bool jpeg_shape_low(ShapeJob* job) {
   jpeg_decompress_struct* cinfo = &job->cinfo;
-  cinfo->err = &job->err.pub;
-  install_errors(&job->err.pub, &job->err);
+  attach_errors(cinfo, &job->err);
   if (setjmp(job->err.jump)) {
     jpeg_destroy_decompress(cinfo);
     return false;
@@ -319,8 +319,7 @@ struct EncodeJob {
 bool encode_jpeg_low(EncodeJob* job) {
   jpeg_compress_struct* cinfo = &job->cinfo;
   const JpegEncodeOptions& opt = job->options;
-  cinfo->err = &job->err.pub;
-  install_errors(&job->err.pub, &job->err);
+  attach_errors(cinfo, &job->err);
   if (setjmp(job->err.jump)) {
     jpeg_destroy_compress(cinfo);
     return false;
