@@ -9,6 +9,8 @@ need_apt=()
 # the liblapack.so.3 and libblas.so.3 that Debian's alternatives pick, 10x faster at 256x256 (docs/linalg.md).
 # libre2-dev: RE2, the regular expressions of tf.strings (src/ember/ops/strings.cc).
 # libfftw3-dev: FFTW, the FFTs of tf.signal (src/ember/kernels/fft.cc).
+# libjpeg62-turbo-dev, libpng-dev, libgif-dev: the image file codecs of tf.io.decode_jpeg/png/gif
+# (src/ember/kernels/image_codecs.h).
 # llvm-15-dev: the ORC JIT that compiles fused element-wise groups to native code (docs/fusion.md).
 # libboost-dev: Boost.Math's special functions (incomplete gamma and beta, Bessel, Ei; headers only, included by
 # src/ember/ops/special_functions.cc alone).
@@ -16,7 +18,8 @@ need_apt=()
 # libopenmpi-dev and openmpi-bin: MPI, measured against Gloo (bench/native/allreduce_mpi.cc) and mpirun.
 for pkg in g++ cmake ninja-build libdnnl-dev libgtest-dev ccache clang libclang-rt-14-dev libomp-14-dev \
     libprotobuf-dev protobuf-compiler libleveldb-dev liblapack-dev libopenblas-dev llvm-15-dev libre2-dev \
-    libgloo-dev libopenmpi-dev openmpi-bin libfftw3-dev libboost-dev; do
+    libgloo-dev libopenmpi-dev openmpi-bin libfftw3-dev libboost-dev libjpeg62-turbo-dev libpng-dev \
+    libgif-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then

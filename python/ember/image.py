@@ -473,3 +473,10 @@ from ember.ops.image_color_ops import (adjust_brightness, adjust_contrast, adjus
                                        adjust_saturation, convert_image_dtype, grayscale_to_rgb, hsv_to_rgb,
                                        per_image_standardization, rgb_to_grayscale, rgb_to_hsv)
 from ember.ops.image_metrics_ops import psnr, ssim, total_variation  # noqa: E402
+# The image file functions, also tf.io's (ops/image_codec_ops.py).
+from ember.ops.image_codec_ops import (decode_and_crop_jpeg, decode_bmp, decode_gif, decode_image,  # noqa: E402
+                                       decode_jpeg, decode_png, encode_jpeg, encode_png, extract_jpeg_shape,
+                                       is_jpeg)
+from ember.ops import image_codec_ops as _image_codec_ops  # noqa: E402
+
+__all__ += _image_codec_ops.__all__

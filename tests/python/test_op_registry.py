@@ -173,6 +173,19 @@ def examples():
                            tf.constant("written by the registry test")], [])
     table["EncodeWav"] = ([f32() / 2.0, tf.constant(8000)], [])
     table["DecodeWav"] = ([tf.audio.encode_wav(f32() / 2.0, 8000)], [-1, -1])
+    pixels = tf.cast(tf.reshape(tf.range(24), [2, 4, 3]) * 10, tf.uint8)
+    jpeg, png = tf.io.encode_jpeg(pixels), tf.io.encode_png(pixels)
+    jpeg_attrs = [0, 1, True, False, 1.0, ""]
+    table["EncodeJpeg"] = ([pixels], ["", 95, False, False, True, "in", 300, 300, ""])
+    table["EncodePng"] = ([pixels], [-1])
+    table["DecodeJpeg"] = ([jpeg], jpeg_attrs)
+    table["DecodeAndCropJpeg"] = ([jpeg, tf.constant([0, 1, 2, 2])], jpeg_attrs)
+    table["ExtractJpegShape"] = ([jpeg], [tf.int32])
+    table["DecodePng"] = ([png], [0, tf.uint8])
+    table["DecodeGif"] = ([png], [])
+    table["DecodeBmp"] = ([tf.constant(b"BM" + bytes(8) + bytes([54, 0, 0, 0, 40, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1,
+                                                                  0, 24, 0]) + bytes(24) + b"\x01\x02\x03\x00")], [0])
+    table["DecodeImage"] = ([png], [0, tf.float32, True])
     table["PrintV2"] = ([[f32()]], ["printed by the registry test: \x1f", "stderr", "\n", 3])
     # With no default summary writer (the registry test's case) both are no-ops (test_summary.py writes).
     table["ContextWriteSummary"] = ([tf.constant(True), tf.constant(1, tf.int64), f32()], ["registry", "", 0, 0,

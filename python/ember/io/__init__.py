@@ -1,5 +1,6 @@
 """``ember.io``: ``write_graph``, as ``tf.io.write_graph``; TFRecord files (``tf_record.py``); parsing
-tf.train.Example and SequenceExample records (``parsing.py``)."""
+tf.train.Example and SequenceExample records (``parsing.py``); image files (``decode_jpeg``, ``encode_png``,
+``decode_image``, ...: ``ember/ops/image_codec_ops.py``)."""
 
 import os
 import tempfile
@@ -14,6 +15,9 @@ from ember.data.csv import decode_csv  # noqa: F401
 from ember.io.parsing import (FixedLenFeature, FixedLenSequenceFeature, RaggedFeature, VarLenFeature,  # noqa: F401
                               parse_example, parse_sequence_example, parse_single_example,
                               parse_single_sequence_example)
+from ember.ops.image_codec_ops import (decode_and_crop_jpeg, decode_bmp, decode_gif, decode_image,  # noqa: F401
+                                       decode_jpeg, decode_png, encode_jpeg, encode_png, extract_jpeg_shape,
+                                       is_jpeg)
 
 
 def read_file(filename, name=None):

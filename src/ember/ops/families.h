@@ -32,6 +32,8 @@ void register_string_array_kernels(OpRegistry& r);  // string kernels of Equal, 
 void register_parse_example_ops(OpRegistry& r);     // ParseExampleV2 (ops/parse_example.cc)
 void register_file_io_ops(OpRegistry& r);           // ReadFile, WriteFile (ops/file_io.cc)
 void register_audio_ops(OpRegistry& r);             // DecodeWav, EncodeWav (ops/audio.cc)
+void register_image_codec_ops(
+    OpRegistry& r);  // DecodeJpeg, EncodePng, DecodeImage, ... (ops/image_codecs.cc)
 
 inline void register_all_ops(OpRegistry& r) {
   register_math_ops(r);
@@ -62,6 +64,7 @@ inline void register_all_ops(OpRegistry& r) {
   register_parse_example_ops(r);
   register_file_io_ops(r);
   register_audio_ops(r);
+  register_image_codec_ops(r);
 }
 
 }  // namespace ember

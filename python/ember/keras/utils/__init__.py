@@ -1,4 +1,5 @@
-"""``ember.keras.utils``: Progbar, to_categorical, plot-free helpers of Keras 2's utils."""
+"""``ember.keras.utils``: Progbar, to_categorical, the image file helpers (image_utils.py), plot-free helpers of
+Keras 2's utils."""
 
 import numpy as np
 
@@ -7,6 +8,8 @@ from ember.keras.utils.data_utils import (Sequence, normalize, pack_x_y_sample_w
                                           timeseries_dataset_from_array, to_ordinal, unpack_x_y_sample_weight)
 from ember.keras.utils import data_utils
 from ember.keras.utils.generic_utils import Progbar  # noqa: F401
+from ember.keras.utils.image_utils import (array_to_img, image_dataset_from_directory, img_to_array,  # noqa: F401
+                                           load_img, save_img)
 from ember.keras.utils.object_registration import (CustomObjectScope, custom_object_scope,  # noqa: F401
                                                    deserialize_keras_object, get_custom_objects,
                                                    get_registered_name, get_registered_object,
