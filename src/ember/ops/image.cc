@@ -1,6 +1,6 @@
 // Image ops with TensorFlow's names, operands and attributes: ResizeBilinear, ResizeNearestNeighbor and their
-// gradient ops. tf.image's flips, contrast and dtype conversion are compositions in python/ember/image.py.
-// Kernels: kernels/image.h.
+// gradient ops here; CropAndResize and non-max suppression in ops/image_boxes.cc. tf.image's flips, contrast
+// and dtype conversion are compositions in python/ember/image.py. Kernels: kernels/image.h.
 #include "ember/kernels/image.h"
 
 #include <string>
@@ -10,6 +10,9 @@
 #include "ember/ops/registry.h"
 
 namespace ember {
+
+void register_image_box_ops(OpRegistry& r);  // CropAndResize and non-max suppression (ops/image_boxes.cc)
+
 namespace {
 
 constexpr DTypeSet kImageTypes = dtype_bit(DType::kFloat32) | dtype_bit(DType::kFloat64);
@@ -138,6 +141,7 @@ void resize_attrs(OpBuilder& b) {
 }  // namespace
 
 void register_image_ops(OpRegistry& r) {
+  register_image_box_ops(r);
   OpBuilder bilinear("ResizeBilinear");
   bilinear
       .doc(
