@@ -1,8 +1,9 @@
 """``ember.image``: TensorFlow's ``tf.image`` — resize (bilinear and nearest, on the ResizeBilinear and
 ResizeNearestNeighbor ops, with TensorFlow 2's half-pixel centers), crops and pads, flips (plain, random and
 stateless), patches, image gradients and Sobel edges, here; the colour conversions and adjustments
-(ops/image_color_ops.py) and the quality measures psnr, ssim and total_variation (ops/image_metrics_ops.py)
-are imported into this namespace. Images are [height, width, channels] or [batch, height, width, channels].
+(ops/image_color_ops.py), the quality measures psnr, ssim and total_variation (ops/image_metrics_ops.py) and the
+box operations crop_and_resize and non-max suppression (ops/image_boxes_ops.py) are imported into this
+namespace. Images are [height, width, channels] or [batch, height, width, channels].
 
 Everything is composed of registry ops as TensorFlow's Python writes it, so gradients, tracing and pfor come
 from those ops. As TensorFlow, a check whose operands are Python values raises ValueError at once and one on a
@@ -17,8 +18,11 @@ from ember.ops.array_ops import clip_by_value
 from ember.ops.math_ops import cast, reduce_mean
 
 __all__ = ["ResizeMethod", "adjust_brightness", "adjust_contrast", "adjust_gamma", "adjust_hue", "adjust_saturation",
-           "central_crop", "convert_image_dtype", "crop_to_bounding_box", "extract_patches", "flip_left_right",
-           "flip_up_down", "grayscale_to_rgb", "hsv_to_rgb", "image_gradients", "pad_to_bounding_box",
+           "central_crop", "combined_non_max_suppression", "convert_image_dtype", "crop_and_resize",
+           "crop_to_bounding_box", "extract_patches", "flip_left_right",
+           "flip_up_down", "grayscale_to_rgb", "hsv_to_rgb", "image_gradients", "non_max_suppression",
+           "non_max_suppression_overlaps", "non_max_suppression_padded", "non_max_suppression_with_scores",
+           "pad_to_bounding_box",
            "per_image_standardization", "psnr", "random_brightness", "random_contrast", "random_crop",
            "random_flip_left_right", "random_flip_up_down", "random_hue", "random_saturation", "resize",
            "resize_with_crop_or_pad", "resize_with_pad", "rgb_to_grayscale", "rgb_to_hsv", "sobel_edges", "ssim",
@@ -473,3 +477,6 @@ from ember.ops.image_color_ops import (adjust_brightness, adjust_contrast, adjus
                                        adjust_saturation, convert_image_dtype, grayscale_to_rgb, hsv_to_rgb,
                                        per_image_standardization, rgb_to_grayscale, rgb_to_hsv)
 from ember.ops.image_metrics_ops import psnr, ssim, total_variation  # noqa: E402
+from ember.ops.image_boxes_ops import (combined_non_max_suppression, crop_and_resize, non_max_suppression,  # noqa: E402
+                                       non_max_suppression_overlaps, non_max_suppression_padded,
+                                       non_max_suppression_with_scores)

@@ -75,6 +75,20 @@ def examples():
     t["ResizeBilinearGrad"] = ([_f(2, 9, 4, 3), image], [False, True])
     t["ResizeNearestNeighbor"] = ([image, _i([9, 4])], [False, True])
     t["ResizeNearestNeighborGrad"] = ([_f(2, 9, 4, 3), _i([5, 7])], [False, True])
+    # The box ops (src/ember/ops/image_boxes.cc); test_image_boxes.py compares them with TensorFlow further.
+    boxes, box_ind = em.constant(np.array([[0.1, 0.2, 0.8, 0.7], [0.6, -0.1, 0.2, 1.1], [0.3, 0.3, 0.45, 0.9]],
+                                          np.float32)), _i([1, 0, 1])
+    t["CropAndResize"] = ([image, boxes, box_ind, _i([3, 4])], ["bilinear", 0.5])
+    t["CropAndResizeGradImage"] = ([_f(3, 3, 4, 3), boxes, box_ind, _i([2, 5, 7, 3])], [em.float32, "bilinear"])
+    t["CropAndResizeGradBoxes"] = ([_f(3, 3, 4, 3), image, boxes, box_ind], ["bilinear"])
+    nms_boxes, scores = _f(6, 4), _f(6)
+    t["NonMaxSuppressionV3"] = ([nms_boxes, scores, _i(4), em.constant(0.3), em.constant(-0.2)], [])
+    t["NonMaxSuppressionV4"] = ([nms_boxes, scores, _i(4), em.constant(0.3), em.constant(-0.2)], [True])
+    t["NonMaxSuppressionV5"] = ([nms_boxes, scores, _i(4), em.constant(0.3), em.constant(-0.2), em.constant(0.5)],
+                                [True])
+    t["NonMaxSuppressionWithOverlaps"] = ([_f(6, 6), scores, _i(4), em.constant(0.3), em.constant(-0.2)], [])
+    t["CombinedNonMaxSuppression"] = ([_f(2, 6, 1, 4), _f(2, 6, 3), _i(2), _i(5), em.constant(0.3),
+                                       em.constant(-0.2)], [False, True])
     return t
 
 
@@ -86,6 +100,9 @@ FLOAT32_FOR_16BIT = {"FusedBatchNormV3": {1, 2, 3, 4}, "FusedBatchNormGradV3": {
 
 # Left out of test_gradient_check.py's finite differences, and why (checked in test_nn_conv.py instead).
 NOT_FINITE_DIFFERENCE_CHECKED = {
+    "CropAndResize": "its boxes are float32 only, as TensorFlow's, so the float64 check cannot run it; its "
+                     "gradients for the image (float16, float32, float64) and the boxes are compared with "
+                     "TensorFlow's in test_image_boxes.py",
     "FusedBatchNormV3": "as TensorFlow's, its gradient flows from y alone (the statistics outputs and, for "
                         "inference, the mean and variance inputs get none); test_nn_conv.py checks y's gradient "
                         "against finite differences",
@@ -101,6 +118,12 @@ EXCLUDED = {"MaxPoolGradGrad": _GRAD_GRAD, "MaxPool3DGradGrad": _GRAD_GRAD,
             **{name: "ember-internal: written by ember's conv fusion (its attributes are not TensorFlow's "
                      f"{name}'s); compared with the unfused graph in test_fuse_conv.py"
                for name in ("_FusedConv2D", "_FusedConv3D", "_FusedDepthwiseConv2dNative")},
+            **{name: "float32 boxes, scores and thresholds (which the table's draws would cast to the op's dtype) and "
+                     "thresholds in [0, 1] (which they would leave): compared with TensorFlow on random boxes, tied "
+                     "scores, float16 and gradients in test_image_boxes.py"
+               for name in ("CropAndResize", "CropAndResizeGradImage", "CropAndResizeGradBoxes", "NonMaxSuppressionV3",
+                            "NonMaxSuppressionV4", "NonMaxSuppressionV5", "NonMaxSuppressionWithOverlaps",
+                            "CombinedNonMaxSuppression")},
             **{name: "ember-internal: written by ember's batch-norm fusion (TensorFlow's op of this name has side "
                      "inputs ember's lacks); compared with the unfused graph and TensorFlow in test_fuse_batch_norm.py"
                for name in ("_FusedBatchNormEx", "_FusedBatchNormGradEx")}}
