@@ -1,5 +1,6 @@
-"""``ember.signal``: TensorFlow's ``tf.signal`` FFTs (FFTW underneath; docs/complex.md), and the framing, windows
-and short-time Fourier transforms of ops/spectral_ops.py on them.
+"""``ember.signal``: TensorFlow's ``tf.signal`` FFTs (FFTW underneath; docs/complex.md), the framing, windows
+and short-time Fourier transforms of ops/spectral_ops.py on them, and the DCTs and mel features of
+ops/dct_mel_ops.py.
 
 fft/ifft (1-3 D) transform complex64/complex128 tensors over their innermost dims; rfft/irfft (1-3 D) go
 between float32/float64 signals and their half spectra, with ``fft_length`` cropping or zero-padding the
@@ -9,9 +10,10 @@ from ember import _C, dtypes
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.ops import indexing_ops
 
-__all__ = ["fft", "fft2d", "fft3d", "fftshift", "frame", "hamming_window", "hann_window", "ifft", "ifft2d",
-           "ifft3d", "ifftshift", "inverse_stft", "inverse_stft_window_fn", "irfft", "irfft2d", "irfft3d",
-           "overlap_and_add", "rfft", "rfft2d", "rfft3d", "stft"]
+__all__ = ["dct", "fft", "fft2d", "fft3d", "fftshift", "frame", "hamming_window", "hann_window", "idct", "ifft",
+           "ifft2d", "ifft3d", "ifftshift", "inverse_stft", "inverse_stft_window_fn", "irfft", "irfft2d", "irfft3d",
+           "linear_to_mel_weight_matrix", "mfccs_from_log_mel_spectrograms", "overlap_and_add", "rfft", "rfft2d",
+           "rfft3d", "stft"]
 
 
 def _t(x):
@@ -140,5 +142,7 @@ def ifftshift(x, axes=None, name=None):
     return _shift(x, axes, -1)
 
 
+from ember.ops.dct_mel_ops import (dct, idct, linear_to_mel_weight_matrix,  # noqa: E402
+                                   mfccs_from_log_mel_spectrograms)
 from ember.ops.spectral_ops import (frame, hamming_window, hann_window, inverse_stft,  # noqa: E402
                                     inverse_stft_window_fn, overlap_and_add, stft)
