@@ -11,6 +11,8 @@
 namespace ember {
 namespace {
 
+std::vector<AttrValue> combined_attrs(bool pad_per_class) { return {pad_per_class, true}; }
+
 std::vector<AttrValue> crop_attrs(std::string method = "bilinear") { return {method, 0.0}; }
 
 TEST(CropAndResizeShape, BoxesByCropSizeByDepth) {
@@ -55,13 +57,13 @@ TEST(NonMaxSuppressionShape, SelectedCountIsKnownOnlyWhenPadded) {
 }
 
 TEST(CombinedNonMaxSuppressionShape, PaddedToTotalOrPerClass) {
-  INFER_OK("CombinedNonMaxSuppression", "[2,9,1,4];[2,9,3];=2;=10;[];[]", {false, true},
+  INFER_OK("CombinedNonMaxSuppression", "[2,9,1,4];[2,9,3];=2;=10;[];[]", combined_attrs(false),
            "[2,10,4];[2,10];[2,10];[2]:int32");
-  INFER_OK("CombinedNonMaxSuppression", "[2,9,3,4];[2,9,3];=2;=10;[];[]", {true, true},
+  INFER_OK("CombinedNonMaxSuppression", "[2,9,3,4];[2,9,3];=2;=10;[];[]", combined_attrs(true),
            "[2,6,4];[2,6];[2,6];[2]:int32");
-  INFER_ERROR("CombinedNonMaxSuppression", "[2,9,1,4];[2,9,3];=2;=0;[];[]", {false, true},
+  INFER_ERROR("CombinedNonMaxSuppression", "[2,9,1,4];[2,9,3];=2;=0;[];[]", combined_attrs(false),
               "max_total_size must be > 0");
-  INFER_ERROR("CombinedNonMaxSuppression", "[2,9,1,3];[2,9,3];=2;=4;[];[]", {false, true},
+  INFER_ERROR("CombinedNonMaxSuppression", "[2,9,1,3];[2,9,3];=2;=4;[];[]", combined_attrs(false),
               "boxes must have 4 columns");
 }
 
