@@ -89,6 +89,9 @@ def examples():
     t["NonMaxSuppressionWithOverlaps"] = ([_f(6, 6), scores, _i(4), em.constant(0.3), em.constant(-0.2)], [])
     t["CombinedNonMaxSuppression"] = ([_f(2, 6, 1, 4), _f(2, 6, 3), _i(2), _i(5), em.constant(0.3),
                                        em.constant(-0.2)], [False, True])
+    scale, shift = em.constant([1.8, 0.6]), em.constant([0.5, -0.25])
+    t["ScaleAndTranslate"] = ([image, _i([9, 4]), scale, shift], ["lanczos3", True])
+    t["ScaleAndTranslateGrad"] = ([_f(2, 9, 4, 3), image, scale, shift], ["keyscubic", False])
     return t
 
 
@@ -100,6 +103,9 @@ FLOAT32_FOR_16BIT = {"FusedBatchNormV3": {1, 2, 3, 4}, "FusedBatchNormGradV3": {
 
 # Left out of test_gradient_check.py's finite differences, and why (checked in test_nn_conv.py instead).
 NOT_FINITE_DIFFERENCE_CHECKED = {
+    **{name: "its scale and translation are float32 only, as TensorFlow's, so the float64 check cannot run it; "
+             "compared with TensorFlow's gradients and checked as the adjoint of ScaleAndTranslate in "
+             "test_image_resize_methods.py" for name in ("ScaleAndTranslate", "ScaleAndTranslateGrad")},
     "CropAndResize": "its boxes are float32 only, as TensorFlow's, so the float64 check cannot run it; its "
                      "gradients for the image (float16, float32, float64) and the boxes are compared with "
                      "TensorFlow's in test_image_boxes.py",
@@ -118,11 +124,11 @@ EXCLUDED = {"MaxPoolGradGrad": _GRAD_GRAD, "MaxPool3DGradGrad": _GRAD_GRAD,
             **{name: "ember-internal: written by ember's conv fusion (its attributes are not TensorFlow's "
                      f"{name}'s); compared with the unfused graph in test_fuse_conv.py"
                for name in ("_FusedConv2D", "_FusedConv3D", "_FusedDepthwiseConv2dNative")},
-            **{name: "float32 boxes, scores and thresholds (which the table's draws would cast to the op's dtype) and "
-                     "thresholds in [0, 1] (which they would leave): compared with TensorFlow on random boxes, tied "
-                     "scores, float16 and gradients in test_image_boxes.py"
-               for name in ("CropAndResize", "CropAndResizeGradImage", "CropAndResizeGradBoxes", "NonMaxSuppressionV3",
-                            "NonMaxSuppressionV4", "NonMaxSuppressionV5", "NonMaxSuppressionWithOverlaps",
+            **{name: "float32 boxes, scores, thresholds, scales and translations (which the table's draws would cast to "
+                     "the op's dtype), thresholds in [0, 1] and positive scales (which they would leave): compared "
+                     "with TensorFlow in test_image_boxes.py and test_image_resize_methods.py"
+               for name in ("ScaleAndTranslate", "ScaleAndTranslateGrad", "CropAndResize", "CropAndResizeGradImage",
+                            "CropAndResizeGradBoxes", "NonMaxSuppressionV3", "NonMaxSuppressionV4", "NonMaxSuppressionV5", "NonMaxSuppressionWithOverlaps",
                             "CombinedNonMaxSuppression")},
             **{name: "ember-internal: written by ember's batch-norm fusion (TensorFlow's op of this name has side "
                      "inputs ember's lacks); compared with the unfused graph and TensorFlow in test_fuse_batch_norm.py"

@@ -1,6 +1,7 @@
 // Image ops with TensorFlow's names, operands and attributes: ResizeBilinear, ResizeNearestNeighbor and their
-// gradient ops here; CropAndResize and non-max suppression in ops/image_boxes.cc. tf.image's flips, contrast
-// and dtype conversion are compositions in python/ember/image.py. Kernels: kernels/image.h.
+// gradient ops here; CropAndResize and non-max suppression in ops/image_boxes.cc, ScaleAndTranslate in
+// ops/image_scale_translate.cc. tf.image's flips, contrast and dtype conversion are compositions in
+// python/ember/image.py. Kernels: kernels/image.h.
 #include "ember/kernels/image.h"
 
 #include <string>
@@ -12,6 +13,7 @@
 namespace ember {
 
 void register_image_box_ops(OpRegistry& r);  // CropAndResize and non-max suppression (ops/image_boxes.cc)
+void register_scale_and_translate_ops(OpRegistry& r);  // ops/image_scale_translate.cc
 
 namespace {
 
@@ -142,6 +144,7 @@ void resize_attrs(OpBuilder& b) {
 
 void register_image_ops(OpRegistry& r) {
   register_image_box_ops(r);
+  register_scale_and_translate_ops(r);
   OpBuilder bilinear("ResizeBilinear");
   bilinear
       .doc(
