@@ -1,6 +1,6 @@
 """``ember.image``: TensorFlow's ``tf.image`` — resize (bilinear and nearest on the ResizeBilinear and
-ResizeNearestNeighbor ops, with TensorFlow 2's half-pixel centers; lanczos3/5, gaussian, mitchellcubic and
-antialiased bilinear and bicubic on ScaleAndTranslate), crops and pads, flips (plain, random and
+ResizeNearestNeighbor ops, with TensorFlow 2's half-pixel centers; bicubic and area on ResizeBicubic and
+ResizeArea; lanczos3/5, gaussian, mitchellcubic and antialiased bilinear and bicubic on ScaleAndTranslate), crops and pads, flips (plain, random and
 stateless), patches, image gradients and Sobel edges, here; the colour conversions and adjustments
 (ops/image_color_ops.py), the quality measures psnr, ssim and total_variation (ops/image_metrics_ops.py) and the
 box operations crop_and_resize and non-max suppression (ops/image_boxes_ops.py) are imported into this
@@ -74,13 +74,11 @@ def _aspect_preserving_size(x, size_t):
 def resize(images, size, method=ResizeMethod.BILINEAR, preserve_aspect_ratio=False, antialias=False, name=None):
     """Resize to ``size`` = [new_height, new_width] (with ``preserve_aspect_ratio``, the largest size within it
     that keeps the aspect ratio): nearest keeps the dtype, the other methods give float32. lanczos3/5, gaussian
-    and mitchellcubic, and bilinear/bicubic with ``antialias``, run the ScaleAndTranslate op, as TensorFlow 2."""
+    and mitchellcubic, and bilinear/bicubic with ``antialias``, run the ScaleAndTranslate op, as TensorFlow 2;
+    bicubic without it ResizeBicubic (half-pixel centers), area ResizeArea."""
     x, single = _image(images)
     method = str(method).lower()
-    if method in (ResizeMethod.BICUBIC, ResizeMethod.AREA) and not (antialias and method == ResizeMethod.BICUBIC):
-        raise NotImplementedError(f"ember.image.resize: method {method!r} without antialias is not supported "
-                                  "(TensorFlow's ResizeBicubic and ResizeArea kernels are not in ember yet)")
-    if method not in (ResizeMethod.BILINEAR, ResizeMethod.NEAREST_NEIGHBOR, ResizeMethod.BICUBIC,
+    if method not in (ResizeMethod.BILINEAR, ResizeMethod.NEAREST_NEIGHBOR, ResizeMethod.BICUBIC, ResizeMethod.AREA,
                       *_SCALE_AND_TRANSLATE_KERNELS):
         raise ValueError(f"Resize method is not implemented: {method}")
     from ember.ops.nn_conv_ops import _ints
@@ -96,6 +94,10 @@ def resize(images, size, method=ResizeMethod.BILINEAR, preserve_aspect_ratio=Fal
     if kernel is not None:
         scale = cast(size_t, dtypes.float32) / cast(array_ops.shape(x)[1:3], dtypes.float32)
         y = _ScaleAndTranslate(x, size_t, scale, array_ops.zeros([2]), kernel, bool(antialias))
+    elif method == ResizeMethod.BICUBIC:
+        y = _C.op("ResizeBicubic")(x, size_t, False, True)
+    elif method == ResizeMethod.AREA:  # antialias or not, as TensorFlow
+        y = _C.op("ResizeArea")(x, size_t, False)
     elif method == ResizeMethod.BILINEAR:
         y = _ResizeBilinear(x if x.dtype in (dtypes.float32, dtypes.float64) else cast(x, dtypes.float32), size_t,
                             False, True)

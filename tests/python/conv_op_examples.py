@@ -89,6 +89,9 @@ def examples():
     t["NonMaxSuppressionWithOverlaps"] = ([_f(6, 6), scores, _i(4), em.constant(0.3), em.constant(-0.2)], [])
     t["CombinedNonMaxSuppression"] = ([_f(2, 6, 1, 4), _f(2, 6, 3), _i(2), _i(5), em.constant(0.3),
                                        em.constant(-0.2)], [False, True])
+    t["ResizeBicubic"] = ([image, _i([9, 4])], [False, True])
+    t["ResizeBicubicGrad"] = ([_f(2, 9, 4, 3), image], [False, True])
+    t["ResizeArea"] = ([image, _i([3, 4])], [False])
     scale, shift = em.constant([1.8, 0.6]), em.constant([0.5, -0.25])
     t["ScaleAndTranslate"] = ([image, _i([9, 4]), scale, shift], ["lanczos3", True])
     t["ScaleAndTranslateGrad"] = ([_f(2, 9, 4, 3), image, scale, shift], ["keyscubic", False])
@@ -99,7 +102,8 @@ def examples():
 DOMAINS = {"FusedBatchNormV3": {4: (0.5, 2.0)}, "FusedBatchNormGradV3": {4: (0.5, 2.0)}}
 # Inputs that stay float32 when the op runs in float16 or bfloat16 (test_registry_vs_tensorflow.py's draws): the
 # batch-norm ops' scale, offset and statistics, TensorFlow's U.
-FLOAT32_FOR_16BIT = {"FusedBatchNormV3": {1, 2, 3, 4}, "FusedBatchNormGradV3": {2, 3, 4, 5}}
+FLOAT32_FOR_16BIT = {"FusedBatchNormV3": {1, 2, 3, 4}, "FusedBatchNormGradV3": {2, 3, 4, 5},
+                     "ResizeBicubicGrad": {0}}  # its grads (ResizeBicubic's output is float32)
 
 # Left out of test_gradient_check.py's finite differences, and why (checked in test_nn_conv.py instead).
 NOT_FINITE_DIFFERENCE_CHECKED = {
@@ -160,6 +164,15 @@ EXPECTED_DIFFERENCES.update({
                            ("test_second_order_gradients_match_tensorflow", "float64"))},
     **{(test, "ResizeNearestNeighborGrad", dtype): "TensorFlow registers no gradient for ResizeNearestNeighborGrad "
        "(LookupError); ember's is its transpose, ResizeNearestNeighbor, checked by finite differences"
+       for test, dtype in (("test_gradients_match_tensorflow", "float32"), ("test_gradients_match_tensorflow", "float64"),
+                           ("test_second_order_gradients_match_tensorflow", "float64"))},
+    ("test_values_match_tensorflow", "ResizeBicubicGrad", "float64"):
+        "TensorFlow's ResizeBicubicGrad takes float32 grads only; ember's takes float64 too (so float64 images "
+        "are differentiable twice)",
+    ("test_second_order_gradients_match_tensorflow", "ResizeBicubic", "float64"):
+        "TensorFlow's second-order gradient needs ResizeBicubicGrad of float64 grads, which it lacks",
+    **{(test, "ResizeBicubicGrad", dtype): "TensorFlow registers no gradient for ResizeBicubicGrad; ember's is "
+       "its transpose, ResizeBicubic, checked by finite differences in test_gradient_check.py"
        for test, dtype in (("test_gradients_match_tensorflow", "float32"), ("test_gradients_match_tensorflow", "float64"),
                            ("test_second_order_gradients_match_tensorflow", "float64"))},
     ("test_values_match_tensorflow", "LRNGrad", "float32"):

@@ -1,7 +1,8 @@
-"""tf.image.resize's ScaleAndTranslate methods (python/ember/image.py; the op in
-src/ember/ops/image_scale_translate.cc) against TensorFlow 2.21: lanczos3, lanczos5, gaussian, mitchellcubic and
-antialiased bilinear and bicubic, with preserve_aspect_ratio, their gradients, every kernel of the raw op with
-translations, image dtypes, ember.function with unknown sizes, a GraphDef TensorFlow runs, and bad input."""
+"""tf.image.resize's methods beyond bilinear and nearest (python/ember/image.py; the ops in
+src/ember/ops/image_scale_translate.cc and image_bicubic_area.cc) against TensorFlow 2.21: lanczos3, lanczos5,
+gaussian, mitchellcubic, bicubic and area, antialiased or not, with preserve_aspect_ratio, their gradients, every
+kernel of ScaleAndTranslate with translations, ResizeBicubic and ResizeArea in every coordinate convention,
+image dtypes, ember.function with unknown sizes, a GraphDef TensorFlow runs, and bad input."""
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -11,7 +12,7 @@ import ember as em
 RNG = np.random.default_rng(41)
 X = RNG.standard_normal((2, 9, 7, 3)).astype(np.float32)
 METHODS = [("lanczos3", False), ("lanczos5", True), ("gaussian", False), ("mitchellcubic", True),
-           ("bilinear", True), ("bicubic", True), ("lanczos3", True), ("gaussian", True)]
+           ("bilinear", True), ("bicubic", True), ("lanczos3", True), ("gaussian", True), ("bicubic", False)]
 KERNELS = ["lanczos1", "lanczos3", "lanczos5", "gaussian", "box", "triangle", "keyscubic", "mitchellcubic"]
 
 
@@ -70,10 +71,38 @@ def test_float64_gradient_is_the_adjoint_of_the_resampling():
     np.testing.assert_allclose(np.sum(dx.numpy() * x), np.sum(g * y.numpy()), rtol=1e-5)
 
 
+@pytest.mark.parametrize("size", [[4, 3], [13, 17], [9, 7], [1, 1], [20, 2]])
+@pytest.mark.parametrize("align_corners,half_pixel_centers", [(False, False), (True, False), (False, True)])
+def test_bicubic_and_area_ops_match_tensorflow(size, align_corners, half_pixel_centers):
+    ours = em._C.op("ResizeBicubic")(em.constant(X), em.constant(size), align_corners, half_pixel_centers)
+    theirs = tf.raw_ops.ResizeBicubic(images=X, size=size, align_corners=align_corners,
+                                      half_pixel_centers=half_pixel_centers)
+    _same(ours, theirs)
+    grads = RNG.standard_normal(theirs.shape).astype(np.float32)
+    _same(em._C.op("ResizeBicubicGrad")(em.constant(grads), em.constant(X), align_corners, half_pixel_centers),
+          tf.raw_ops.ResizeBicubicGrad(grads=grads, original_image=X, align_corners=align_corners,
+                                       half_pixel_centers=half_pixel_centers))
+    if not half_pixel_centers:
+        _same(em._C.op("ResizeArea")(em.constant(X), em.constant(size), align_corners),
+              tf.raw_ops.ResizeArea(images=X, size=size, align_corners=align_corners))
+
+
+@pytest.mark.parametrize("antialias", [False, True])
+def test_area_resize_matches_tensorflow_and_has_no_gradient_as_there(antialias):
+    for size in ([4, 3], [13, 17], [6, 6]):
+        _same(em.image.resize(X, size, "area", antialias=antialias), tf.image.resize(X, size, "area",
+                                                                                      antialias=antialias))
+    x = em.constant(X)
+    with em.GradientTape() as tape:
+        tape.watch(x)
+        y = em.image.resize(x, [4, 3], "area")
+    assert tape.gradient(y, x) is None
+
+
 @pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.float16, np.float64])
 def test_resize_takes_other_image_dtypes_as_tensorflow(dtype):
     image = (X * 40 + 100).astype(dtype)
-    for method in ("lanczos3", "mitchellcubic"):
+    for method in ("lanczos3", "mitchellcubic", "bicubic", "area"):
         _same(em.image.resize(image, [5, 12], method), tf.image.resize(image, [5, 12], method), tol=1e-3)
 
 
@@ -117,7 +146,12 @@ def test_tensorflow_runs_an_ember_graph_of_a_lanczos_resize():
                                            em.constant([0.0, 0.0]), "box", True),
      em.errors.InvalidArgumentError, "ScaleAndTranslate: images must be 4-D"),
     (lambda: em.image.resize(X, [3, 3], "cubic"), ValueError, "Resize method is not implemented: cubic"),
-    (lambda: em.image.resize(X, [3, 3], "area"), NotImplementedError, "area"),
+    (lambda: em._C.op("ResizeBicubic")(em.constant(X), em.constant([3, 3]), True, True),
+     em.errors.InvalidArgumentError, "ResizeBicubic: align_corners and half_pixel_centers cannot both be true"),
+    (lambda: em._C.op("ResizeArea")(em.constant(X), em.constant([3, 0]), False),
+     em.errors.InvalidArgumentError, "ResizeArea: the output size must be positive"),
+    (lambda: em._C.op("ResizeBicubicGrad")(em.zeros([2, 3, 3, 2]), em.constant(X), False, True),
+     em.errors.InvalidArgumentError, "ResizeBicubicGrad: grads and original_image must have the same batch"),
 ])
 def test_bad_input_raises_a_clear_error(fn, error, message):
     with pytest.raises(error, match=message):

@@ -380,7 +380,8 @@ def _flat(out):
 
 # Ops that ember runs in a dtype that TensorFlow's CPU kernels do not take (dtype -> ops).
 TF_LACKS_DTYPE = {
-    "float16": {"LinSpace", "Erfinv", "Rint"}, "bfloat16": {"LinSpace", "Digamma", "Erfinv", "Lgamma", "Rint"},
+    "float16": {"LinSpace", "Erfinv", "Rint", "ResizeBicubicGrad"},
+    "bfloat16": {"LinSpace", "Digamma", "Erfinv", "Lgamma", "Rint", "ResizeBicubicGrad"},
     "int8": {"SquaredDifference"}, "int16": {"SquaredDifference"}, "uint8": {"SquaredDifference", "Pow"},
 }
 

@@ -1,7 +1,7 @@
 // Image ops with TensorFlow's names, operands and attributes: ResizeBilinear, ResizeNearestNeighbor and their
 // gradient ops here; CropAndResize and non-max suppression in ops/image_boxes.cc, ScaleAndTranslate in
-// ops/image_scale_translate.cc. tf.image's flips, contrast and dtype conversion are compositions in
-// python/ember/image.py. Kernels: kernels/image.h.
+// ops/image_scale_translate.cc, ResizeBicubic and ResizeArea in ops/image_bicubic_area.cc. tf.image's flips,
+// contrast and dtype conversion are compositions in python/ember/image.py. Kernels: kernels/image.h.
 #include "ember/kernels/image.h"
 
 #include <string>
@@ -14,6 +14,7 @@ namespace ember {
 
 void register_image_box_ops(OpRegistry& r);  // CropAndResize and non-max suppression (ops/image_boxes.cc)
 void register_scale_and_translate_ops(OpRegistry& r);  // ops/image_scale_translate.cc
+void register_bicubic_area_ops(OpRegistry& r);  // ResizeBicubic(Grad), ResizeArea: ops/image_bicubic_area.cc
 
 namespace {
 
@@ -145,6 +146,7 @@ void resize_attrs(OpBuilder& b) {
 void register_image_ops(OpRegistry& r) {
   register_image_box_ops(r);
   register_scale_and_translate_ops(r);
+  register_bicubic_area_ops(r);
   OpBuilder bilinear("ResizeBilinear");
   bilinear
       .doc(

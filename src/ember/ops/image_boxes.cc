@@ -535,7 +535,11 @@ Status nms_shape(InferContext& ctx) {
   EMBER_RETURN_IF_ERROR(check_nms_operands(ctx, overlaps));
   const int pad_attr = ctx.op->attr_index("pad_to_max_output_size");
   const bool padded = pad_attr >= 0 && ctx.attr_bool(pad_attr);
-  const Shape selected{padded ? known_int(ctx, 2) : kUnknownDim};
+  const int64_t max_output = known_int(ctx, 2);
+  if (max_output != kUnknownDim && max_output < 0)
+    return invalid_argument(ctx.op->name, ": output size must be non-negative, got max_output_size ",
+                            max_output);
+  const Shape selected{padded ? max_output : kUnknownDim};
   ctx.outputs.push_back(TensorSpec{DType::kInt32, selected});
   if (ctx.op->name == "NonMaxSuppressionV5") ctx.outputs.push_back(TensorSpec{ctx.inputs[1].dtype, selected});
   if (ctx.op->name != "NonMaxSuppressionV3" && !overlaps)
@@ -638,6 +642,10 @@ Status combined_shape(InferContext& ctx) {
     return invalid_argument(ctx.op->name, ": boxes must have 4 columns, got shape ", b.to_string());
   const int64_t batch = b.rank_known() ? b.dim(0) : s.rank_known() ? s.dim(0) : kUnknownDim;
   const int64_t per_class = known_int(ctx, 2), total = known_int(ctx, 3);
+  if (per_class != kUnknownDim && per_class <= 0)
+    return invalid_argument(ctx.op->name, ": max_size_per_class must be positive, got ", per_class);
+  if (total != kUnknownDim && total <= 0)
+    return invalid_argument(ctx.op->name, ": max_total_size must be > 0, got ", total);
   const int64_t classes = s.rank_known() ? s.dim(2) : kUnknownDim;
   int64_t size = total;
   if (ctx.attr_bool(0))
