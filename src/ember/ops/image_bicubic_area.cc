@@ -17,16 +17,14 @@
 
 #include "ember/core/parallel.h"
 #include "ember/ops/gradient.h"
+#include "ember/ops/image_common.h"
 #include "ember/ops/registry.h"
 #include "ember/ops/shape_fns.h"
 
 namespace ember {
 namespace {
 
-constexpr DTypeSet kResizeImageTypes =
-    dtype_bit(DType::kFloat16) | dtype_bit(DType::kBFloat16) | dtype_bit(DType::kFloat32) |
-    dtype_bit(DType::kFloat64) | dtype_bit(DType::kInt8) | dtype_bit(DType::kInt16) |
-    dtype_bit(DType::kInt32) | dtype_bit(DType::kInt64) | dtype_bit(DType::kUInt8);
+constexpr DTypeSet kResizeImageTypes = image_ops::kRealImageTypes;
 constexpr DTypeSet kGradTypes = dtype_bit(DType::kFloat32) | dtype_bit(DType::kFloat64);
 // ResizeBicubicGrad's result: the image's float dtype (TensorFlow: float32 and float64; 16-bit floats here
 // too, so that every float image TensorFlow resizes is differentiable).
@@ -182,52 +180,20 @@ void area(const Geometry& g, bool align_corners, const T* in, float* out) {
   });
 }
 
-Status check_attrs(const InferContext& ctx, bool has_half_pixel) {
-  if (has_half_pixel && ctx.attr_bool(0) && ctx.attr_bool(1))
-    return invalid_argument(ctx.op->name, ": align_corners and half_pixel_centers cannot both be true");
-  return Status::OK();
-}
-
-Status check_images(const OpDef* op, const char* what, const Shape& s) {
-  if (s.rank_known() && s.rank() != 4)
-    return invalid_argument(op->name, ": ", what, " must be 4-D [batch, height, width, channels], got shape ",
-                            s.to_string());
-  return Status::OK();
-}
+using image_ops::check_images;
 
 // ResizeBicubic(images, size) and ResizeArea(images, size) -> float32 [batch, size, channels].
 Status resize_shape(InferContext& ctx) {
-  EMBER_RETURN_IF_ERROR(check_attrs(ctx, ctx.op->name == "ResizeBicubic"));
-  const Shape& img = ctx.inputs[0].shape;
-  EMBER_RETURN_IF_ERROR(check_images(ctx.op, "images", img));
-  StatusOr<Shape> size = ctx.shape_operand(1);
-  EMBER_RETURN_IF_ERROR(size.status());
-  int64_t h = kUnknownDim, w = kUnknownDim;
-  if (size->rank_known()) {
-    if (size->rank() != 2)
-      return invalid_argument(ctx.op->name, ": size must have 2 elements (new_height, new_width), got ",
-                              size->to_string());
-    h = size->dim(0), w = size->dim(1);
-    if (h == 0 || w == 0 || h < kUnknownDim || w < kUnknownDim)
-      return invalid_argument(ctx.op->name, ": the output size must be positive, got ", size->to_string());
-  }
-  ctx.outputs.push_back(TensorSpec{DType::kFloat32, Shape{img.rank_known() ? img.dim(0) : kUnknownDim, h, w,
-                                                          img.rank_known() ? img.dim(3) : kUnknownDim}});
-  return Status::OK();
-}
-
-Status check_input_size(const KernelContext& ctx, const Shape& in) {
-  if (in.dim(1) <= 0 || in.dim(2) <= 0)
-    return invalid_argument(ctx.op->name, ": the input image must have positive height and width, got ",
-                            in.to_string());
-  return Status::OK();
+  if (ctx.op->name == "ResizeBicubic") EMBER_RETURN_IF_ERROR(image_ops::check_conventions(ctx));
+  EMBER_RETURN_IF_ERROR(check_images(ctx.op, "images", ctx.inputs[0].shape));
+  return image_ops::push_resized(ctx, 1, DType::kFloat32);
 }
 
 Status bicubic_kernel(KernelContext& ctx) {
   const TensorImpl& images = ctx.input(0);
   TensorImpl& out = ctx.output(0);
   if (out.num_elements() == 0) return Status::OK();
-  EMBER_RETURN_IF_ERROR(check_input_size(ctx, images.shape()));
+  EMBER_RETURN_IF_ERROR(image_ops::check_positive_size(ctx.op, images.shape()));
   const Shape& in = images.shape();
   const Geometry g{in.dim(0), in.dim(1), in.dim(2), out.shape().dim(1), out.shape().dim(2), in.dim(3)};
   const bool align = ctx.attr_bool(0), half = ctx.attr_bool(1);
@@ -241,7 +207,7 @@ Status area_kernel(KernelContext& ctx) {
   const TensorImpl& images = ctx.input(0);
   TensorImpl& out = ctx.output(0);
   if (out.num_elements() == 0) return Status::OK();
-  EMBER_RETURN_IF_ERROR(check_input_size(ctx, images.shape()));
+  EMBER_RETURN_IF_ERROR(image_ops::check_positive_size(ctx.op, images.shape()));
   const Shape& in = images.shape();
   const Geometry g{in.dim(0), in.dim(1), in.dim(2), out.shape().dim(1), out.shape().dim(2), in.dim(3)};
   visit_dtype<kResizeImageTypes>(images.dtype(), [&]<typename T>() {
@@ -252,7 +218,7 @@ Status area_kernel(KernelContext& ctx) {
 
 // ResizeBicubicGrad(grads, original_image) -> original_image's shape and dtype.
 Status bicubic_grad_shape(InferContext& ctx) {
-  EMBER_RETURN_IF_ERROR(check_attrs(ctx, true));
+  EMBER_RETURN_IF_ERROR(image_ops::check_conventions(ctx));
   EMBER_RETURN_IF_ERROR(check_images(ctx.op, "grads", ctx.inputs[0].shape));
   EMBER_RETURN_IF_ERROR(check_images(ctx.op, "original_image", ctx.inputs[1].shape));
   ctx.outputs.push_back(ctx.inputs[1]);
@@ -262,10 +228,7 @@ Status bicubic_grad_shape(InferContext& ctx) {
 Status bicubic_grad_kernel(KernelContext& ctx) {
   const TensorImpl &grads = ctx.input(0), &image = ctx.input(1);
   const Shape &gs = grads.shape(), &in = image.shape();
-  if (gs.dim(0) != in.dim(0) || gs.dim(3) != in.dim(3))
-    return invalid_argument(ctx.op->name,
-                            ": grads and original_image must have the same batch and channels, got ",
-                            gs.to_string(), " and ", in.to_string());
+  EMBER_RETURN_IF_ERROR(image_ops::check_grads_match(ctx.op, gs, in));
   TensorImpl& out = ctx.output(0);
   if (out.num_elements() == 0) return Status::OK();
   const Geometry g{in.dim(0), in.dim(1), in.dim(2), gs.dim(1), gs.dim(2), in.dim(3)};
@@ -280,11 +243,7 @@ Status bicubic_grad_kernel(KernelContext& ctx) {
 
 using namespace gradient;  // NOLINT(google-build-using-namespace): rules read as math
 
-AttrList same_attrs(const GradContext& c) {
-  AttrList attrs;
-  for (const AttrValue& a : c.attrs) attrs.push_back(a);
-  return attrs;
-}
+using image_ops::same_attrs;
 
 // Float images only (TensorFlow: float32 and float64).
 void bicubic_grad_rule(GradContext& c) {
@@ -294,11 +253,7 @@ void bicubic_grad_rule(GradContext& c) {
 
 // Linear in grads: its transpose is the resize itself, back to grads' size.
 void bicubic_grad_grad(GradContext& c) {
-  const Shape& s = c.input(0).shape();
-  const GradTensor size = s.rank_known() && s.dim(1) >= 0 && s.dim(2) >= 0
-                              ? int_vector(std::vector<int64_t>{s.dim(1), s.dim(2)})
-                              : stack_ints({dims_product(c.input(0), 1, 2), dims_product(c.input(0), 2, 3)});
-  const GradTensor y = emit1("ResizeBicubic", {c.grad(), size}, same_attrs(c));
+  const GradTensor y = emit1("ResizeBicubic", {c.grad(), image_ops::spatial_size(c.input(0))}, same_attrs(c));
   c.set(0, y.dtype() == c.input(0).dtype() ? y : cast(y, c.input(0).dtype()));
 }
 

@@ -15,16 +15,14 @@
 
 #include "ember/core/parallel.h"
 #include "ember/ops/gradient.h"
+#include "ember/ops/image_common.h"
 #include "ember/ops/registry.h"
 #include "ember/ops/shape_fns.h"
 
 namespace ember {
 namespace {
 
-constexpr DTypeSet kCropImageTypes =
-    dtype_bit(DType::kFloat16) | dtype_bit(DType::kBFloat16) | dtype_bit(DType::kFloat32) |
-    dtype_bit(DType::kFloat64) | dtype_bit(DType::kInt8) | dtype_bit(DType::kInt16) |
-    dtype_bit(DType::kInt32) | dtype_bit(DType::kInt64) | dtype_bit(DType::kUInt8);
+constexpr DTypeSet kCropImageTypes = image_ops::kRealImageTypes;
 constexpr DTypeSet kCropGradTypes =
     dtype_bit(DType::kFloat16) | dtype_bit(DType::kFloat32) | dtype_bit(DType::kFloat64);
 constexpr DTypeSet kNmsTypes = dtype_bit(DType::kFloat16) | dtype_bit(DType::kFloat32);
@@ -114,6 +112,20 @@ Axis axis_of(float lo, float hi, int64_t extent, int64_t crop) {
   return a;
 }
 
+// Where crop row (or column) i samples the image: the pixels below and above and the fraction between them;
+// not `inside` where the sample leaves the image (extrapolation_value there, and no gradient).
+struct Tap {
+  bool inside;
+  int64_t lo, hi;
+  float frac, at;
+};
+Tap tap_of(const Axis& a, int64_t i, int64_t extent) {
+  const float at = a.at(i);
+  if (at < 0 || at > static_cast<float>(extent - 1)) return {false, 0, 0, 0.0f, at};
+  const int64_t lo = static_cast<int64_t>(std::floor(at));
+  return {true, lo, static_cast<int64_t>(std::ceil(at)), at - static_cast<float>(lo), at};
+}
+
 template <typename T>
 void crop_and_resize(const CropGeometry& g, const T* image, const float* boxes, const int32_t* box_ind,
                      bool nearest, float extrapolation, float* out) {
@@ -126,41 +138,35 @@ void crop_and_resize(const CropGeometry& g, const T* image, const float* boxes, 
       const Axis ax = axis_of(box[1], box[3], g.width, g.crop_width);
       const T* img = image + static_cast<int64_t>(box_ind[b]) * g.height * g.width * g.depth;
       float* o = out + row * row_size;
-      const float in_y = ay.at(y);
-      if (in_y < 0 || in_y > static_cast<float>(g.height - 1)) {
+      const Tap ty = tap_of(ay, y, g.height);
+      if (!ty.inside) {
         std::fill(o, o + row_size, extrapolation);
         continue;
       }
-      const int64_t top = static_cast<int64_t>(std::floor(in_y)),
-                    bottom = static_cast<int64_t>(std::ceil(in_y));
-      const float y_lerp = in_y - static_cast<float>(top);
       for (int64_t x = 0; x < g.crop_width; ++x) {
         float* ox = o + x * g.depth;
-        const float in_x = ax.at(x);
-        if (in_x < 0 || in_x > static_cast<float>(g.width - 1)) {
+        const Tap tx = tap_of(ax, x, g.width);
+        if (!tx.inside) {
           std::fill(ox, ox + g.depth, extrapolation);
           continue;
         }
         if (nearest) {
-          const T* p = img + (static_cast<int64_t>(std::round(in_y)) * g.width +
-                              static_cast<int64_t>(std::round(in_x))) *
+          const T* p = img + (static_cast<int64_t>(std::round(ty.at)) * g.width +
+                              static_cast<int64_t>(std::round(tx.at))) *
                                  g.depth;
           for (int64_t d = 0; d < g.depth; ++d) ox[d] = static_cast<float>(p[d]);
           continue;
         }
-        const int64_t left = static_cast<int64_t>(std::floor(in_x)),
-                      right = static_cast<int64_t>(std::ceil(in_x));
-        const float x_lerp = in_x - static_cast<float>(left);
-        const T* tl = img + (top * g.width + left) * g.depth;
-        const T* tr = img + (top * g.width + right) * g.depth;
-        const T* bl = img + (bottom * g.width + left) * g.depth;
-        const T* br = img + (bottom * g.width + right) * g.depth;
+        const T* tl = img + (ty.lo * g.width + tx.lo) * g.depth;
+        const T* tr = img + (ty.lo * g.width + tx.hi) * g.depth;
+        const T* bl = img + (ty.hi * g.width + tx.lo) * g.depth;
+        const T* br = img + (ty.hi * g.width + tx.hi) * g.depth;
         for (int64_t d = 0; d < g.depth; ++d) {
           const float t =
-              static_cast<float>(tl[d]) + (static_cast<float>(tr[d]) - static_cast<float>(tl[d])) * x_lerp;
+              static_cast<float>(tl[d]) + (static_cast<float>(tr[d]) - static_cast<float>(tl[d])) * tx.frac;
           const float bt =
-              static_cast<float>(bl[d]) + (static_cast<float>(br[d]) - static_cast<float>(bl[d])) * x_lerp;
-          ox[d] = t + (bt - t) * y_lerp;
+              static_cast<float>(bl[d]) + (static_cast<float>(br[d]) - static_cast<float>(bl[d])) * tx.frac;
+          ox[d] = t + (bt - t) * ty.frac;
         }
       }
     }
@@ -179,31 +185,25 @@ void crop_and_resize_grad_image(const CropGeometry& g, const float* grads, const
     const Axis ax = axis_of(box[1], box[3], g.width, g.crop_width);
     float* img = acc.data() + static_cast<int64_t>(box_ind[b]) * g.height * g.width * g.depth;
     for (int64_t y = 0; y < g.crop_height; ++y) {
-      const float in_y = ay.at(y);
-      if (in_y < 0 || in_y > static_cast<float>(g.height - 1)) continue;
-      const int64_t top = static_cast<int64_t>(std::floor(in_y)),
-                    bottom = static_cast<int64_t>(std::ceil(in_y));
-      const float y_lerp = in_y - static_cast<float>(top);
+      const Tap ty = tap_of(ay, y, g.height);
+      if (!ty.inside) continue;
       for (int64_t x = 0; x < g.crop_width; ++x) {
-        const float in_x = ax.at(x);
-        if (in_x < 0 || in_x > static_cast<float>(g.width - 1)) continue;
+        const Tap tx = tap_of(ax, x, g.width);
+        if (!tx.inside) continue;
         const float* gd = grads + ((b * g.crop_height + y) * g.crop_width + x) * g.depth;
         if (nearest) {
-          float* p = img + (static_cast<int64_t>(std::round(in_y)) * g.width +
-                            static_cast<int64_t>(std::round(in_x))) *
+          float* p = img + (static_cast<int64_t>(std::round(ty.at)) * g.width +
+                            static_cast<int64_t>(std::round(tx.at))) *
                                g.depth;
           for (int64_t d = 0; d < g.depth; ++d) p[d] += gd[d];
           continue;
         }
-        const int64_t left = static_cast<int64_t>(std::floor(in_x)),
-                      right = static_cast<int64_t>(std::ceil(in_x));
-        const float x_lerp = in_x - static_cast<float>(left);
         for (int64_t d = 0; d < g.depth; ++d) {
-          const float dtop = (1 - y_lerp) * gd[d], dbottom = y_lerp * gd[d];
-          img[(top * g.width + left) * g.depth + d] += dtop * (1 - x_lerp);
-          img[(top * g.width + right) * g.depth + d] += dtop * x_lerp;
-          img[(bottom * g.width + left) * g.depth + d] += dbottom * (1 - x_lerp);
-          img[(bottom * g.width + right) * g.depth + d] += dbottom * x_lerp;
+          const float dtop = (1 - ty.frac) * gd[d], dbottom = ty.frac * gd[d];
+          img[(ty.lo * g.width + tx.lo) * g.depth + d] += dtop * (1 - tx.frac);
+          img[(ty.lo * g.width + tx.hi) * g.depth + d] += dtop * tx.frac;
+          img[(ty.hi * g.width + tx.lo) * g.depth + d] += dbottom * (1 - tx.frac);
+          img[(ty.hi * g.width + tx.hi) * g.depth + d] += dbottom * tx.frac;
         }
       }
     }
@@ -228,30 +228,24 @@ void crop_and_resize_grad_boxes(const CropGeometry& g, const float* grads, const
       float* o = out + b * 4;
       std::fill(o, o + 4, 0.0f);
       for (int64_t y = 0; y < g.crop_height; ++y) {
-        const float in_y = ay.at(y);
-        if (in_y < 0 || in_y > last_y) continue;
-        const int64_t top = static_cast<int64_t>(std::floor(in_y)),
-                      bottom = static_cast<int64_t>(std::ceil(in_y));
-        const float y_lerp = in_y - static_cast<float>(top);
+        const Tap ty = tap_of(ay, y, g.height);
+        if (!ty.inside) continue;
         // How the sample row moves with y1 and with y2 (both halves of the centre for a single row).
         const float dy1 = g.crop_height > 1 ? last_y - static_cast<float>(y) * y_ratio : 0.5f * last_y;
         const float dy2 = g.crop_height > 1 ? static_cast<float>(y) * y_ratio : 0.5f * last_y;
         for (int64_t x = 0; x < g.crop_width; ++x) {
-          const float in_x = ax.at(x);
-          if (in_x < 0 || in_x > last_x) continue;
-          const int64_t left = static_cast<int64_t>(std::floor(in_x)),
-                        right = static_cast<int64_t>(std::ceil(in_x));
-          const float x_lerp = in_x - static_cast<float>(left);
+          const Tap tx = tap_of(ax, x, g.width);
+          if (!tx.inside) continue;
           const float dx1 = g.crop_width > 1 ? last_x - static_cast<float>(x) * x_ratio : 0.5f * last_x;
           const float dx2 = g.crop_width > 1 ? static_cast<float>(x) * x_ratio : 0.5f * last_x;
           const float* gd = grads + ((b * g.crop_height + y) * g.crop_width + x) * g.depth;
           for (int64_t d = 0; d < g.depth; ++d) {
-            const float tl = static_cast<float>(img[(top * g.width + left) * g.depth + d]);
-            const float tr = static_cast<float>(img[(top * g.width + right) * g.depth + d]);
-            const float bl = static_cast<float>(img[(bottom * g.width + left) * g.depth + d]);
-            const float br = static_cast<float>(img[(bottom * g.width + right) * g.depth + d]);
-            const float slope_y = (1 - x_lerp) * (bl - tl) + x_lerp * (br - tr);
-            const float slope_x = (1 - y_lerp) * (tr - tl) + y_lerp * (br - bl);
+            const float tl = static_cast<float>(img[(ty.lo * g.width + tx.lo) * g.depth + d]);
+            const float tr = static_cast<float>(img[(ty.lo * g.width + tx.hi) * g.depth + d]);
+            const float bl = static_cast<float>(img[(ty.hi * g.width + tx.lo) * g.depth + d]);
+            const float br = static_cast<float>(img[(ty.hi * g.width + tx.hi) * g.depth + d]);
+            const float slope_y = (1 - tx.frac) * (bl - tl) + tx.frac * (br - tr);
+            const float slope_x = (1 - ty.frac) * (tr - tl) + ty.frac * (br - bl);
             const float dy = gd[d] * slope_y, dx = gd[d] * slope_x;
             o[0] += dy * dy1;
             o[2] += dy * dy2;

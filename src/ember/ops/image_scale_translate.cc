@@ -17,16 +17,14 @@
 
 #include "ember/core/parallel.h"
 #include "ember/ops/gradient.h"
+#include "ember/ops/image_common.h"
 #include "ember/ops/registry.h"
 #include "ember/ops/shape_fns.h"
 
 namespace ember {
 namespace {
 
-constexpr DTypeSet kScaleImageTypes =
-    dtype_bit(DType::kFloat16) | dtype_bit(DType::kBFloat16) | dtype_bit(DType::kFloat32) |
-    dtype_bit(DType::kFloat64) | dtype_bit(DType::kInt8) | dtype_bit(DType::kInt16) |
-    dtype_bit(DType::kInt32) | dtype_bit(DType::kInt64) | dtype_bit(DType::kUInt8);
+constexpr DTypeSet kScaleImageTypes = image_ops::kRealImageTypes;
 constexpr DTypeSet kGradTypes = dtype_bit(DType::kFloat32) | dtype_bit(DType::kFloat64);
 constexpr DTypeSet kF32 = dtype_bit(DType::kFloat32);
 
@@ -216,9 +214,7 @@ Status check_common(const InferContext& ctx, const Shape& image, int scale, int 
         ctx.op->name, ": unrecognized kernel type \"", ctx.attr_string(0),
         "\"; expected lanczos1, lanczos3, lanczos5, gaussian, box, triangle, keyscubic or "
         "mitchellcubic");
-  if (image.rank_known() && image.rank() != 4)
-    return invalid_argument(ctx.op->name, ": images must be 4-D [batch, height, width, channels], got shape ",
-                            image.to_string());
+  EMBER_RETURN_IF_ERROR(image_ops::check_images(ctx.op, "images", image));
   for (int i : {scale, translation}) {
     const Shape& s = ctx.inputs[i].shape;
     if (s.rank_known() && (s.rank() != 1 || (s.dim(0) >= 0 && s.dim(0) != 2)))
@@ -230,22 +226,8 @@ Status check_common(const InferContext& ctx, const Shape& image, int scale, int 
 
 // ScaleAndTranslate(images, size [2], scale [2], translation [2]; kernel_type, antialias) -> float32.
 Status scale_shape(InferContext& ctx) {
-  const Shape& img = ctx.inputs[0].shape;
-  EMBER_RETURN_IF_ERROR(check_common(ctx, img, 2, 3));
-  StatusOr<Shape> size = ctx.shape_operand(1);
-  EMBER_RETURN_IF_ERROR(size.status());
-  int64_t h = kUnknownDim, w = kUnknownDim;
-  if (size->rank_known()) {
-    if (size->rank() != 2)
-      return invalid_argument(ctx.op->name, ": size must have 2 elements (new_height, new_width), got ",
-                              size->to_string());
-    h = size->dim(0), w = size->dim(1);
-    if (h == 0 || w == 0 || h < kUnknownDim || w < kUnknownDim)
-      return invalid_argument(ctx.op->name, ": the output size must be positive, got ", size->to_string());
-  }
-  ctx.outputs.push_back(TensorSpec{DType::kFloat32, Shape{img.rank_known() ? img.dim(0) : kUnknownDim, h, w,
-                                                          img.rank_known() ? img.dim(3) : kUnknownDim}});
-  return Status::OK();
+  EMBER_RETURN_IF_ERROR(check_common(ctx, ctx.inputs[0].shape, 2, 3));
+  return image_ops::push_resized(ctx, 1, DType::kFloat32);
 }
 
 Status read_factors(const KernelContext& ctx, int scale, int translation, float s[2], float t[2]) {
@@ -271,9 +253,7 @@ Status scale_kernel(KernelContext& ctx) {
   EMBER_RETURN_IF_ERROR(read_factors(ctx, 2, 3, s, t));
   const Shape& in = images.shape();
   if (out.num_elements() == 0) return Status::OK();
-  if (in.dim(1) <= 0 || in.dim(2) <= 0)
-    return invalid_argument(ctx.op->name, ": the input image must have positive height and width, got ",
-                            in.to_string());
+  EMBER_RETURN_IF_ERROR(image_ops::check_positive_size(ctx.op, in));
   Kernel k;
   kernel_of(ctx.attr_string(0), &k);
   const bool antialias = ctx.attr_bool(1);
@@ -302,10 +282,7 @@ Status scale_grad_kernel(KernelContext& ctx) {
   float s[2], t[2];
   EMBER_RETURN_IF_ERROR(read_factors(ctx, 2, 3, s, t));
   const Shape &gs = grads.shape(), &in = image.shape();
-  if (gs.dim(0) != in.dim(0) || gs.dim(3) != in.dim(3))
-    return invalid_argument(ctx.op->name,
-                            ": grads and original_image must have the same batch and channels, got ",
-                            gs.to_string(), " and ", in.to_string());
+  EMBER_RETURN_IF_ERROR(image_ops::check_grads_match(ctx.op, gs, in));
   TensorImpl& out = ctx.output(0);
   if (out.num_elements() == 0) return Status::OK();
   Kernel k;
@@ -322,11 +299,7 @@ Status scale_grad_kernel(KernelContext& ctx) {
 
 using namespace gradient;  // NOLINT(google-build-using-namespace): rules read as math
 
-AttrList same_attrs(const GradContext& c) {
-  AttrList attrs;
-  for (const AttrValue& a : c.attrs) attrs.push_back(a);
-  return attrs;
-}
+using image_ops::same_attrs;
 
 // As TensorFlow's: a gradient for the images only (float32, and float64 here), through the transpose.
 void scale_grad(GradContext& c) {
@@ -339,12 +312,9 @@ void scale_grad(GradContext& c) {
 
 // Linear in grads: its transpose is the resampling itself, back to grads' size.
 void scale_grad_grad(GradContext& c) {
-  const GradTensor size =
-      c.grad().shape().rank_known() && c.input(0).shape().rank_known() && c.input(0).shape().dim(1) >= 0 &&
-              c.input(0).shape().dim(2) >= 0
-          ? int_vector(std::vector<int64_t>{c.input(0).shape().dim(1), c.input(0).shape().dim(2)})
-          : stack_ints({dims_product(c.input(0), 1, 2), dims_product(c.input(0), 2, 3)});
-  const GradTensor y = emit1("ScaleAndTranslate", {c.grad(), size, c.input(2), c.input(3)}, same_attrs(c));
+  const GradTensor y =
+      emit1("ScaleAndTranslate", {c.grad(), image_ops::spatial_size(c.input(0)), c.input(2), c.input(3)},
+            same_attrs(c));
   c.set(0, y.dtype() == c.input(0).dtype() ? y : cast(y, c.input(0).dtype()));
 }
 
