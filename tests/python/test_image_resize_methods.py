@@ -2,7 +2,8 @@
 src/ember/ops/image_scale_translate.cc and image_bicubic_area.cc) against TensorFlow 2.21: lanczos3, lanczos5,
 gaussian, mitchellcubic, bicubic and area, antialiased or not, with preserve_aspect_ratio, their gradients, every
 kernel of ScaleAndTranslate with translations, ResizeBicubic and ResizeArea in every coordinate convention,
-image dtypes, ember.function with unknown sizes, a GraphDef TensorFlow runs, and bad input."""
+image dtypes, ember.function with unknown sizes, GraphDefs TensorFlow runs, bad input, and tf.compat.v1.image's
+resize functions and crop_and_resize."""
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -166,3 +167,25 @@ def test_tensorflow_refuses_an_unknown_kernel_too():
                                      kernel_type="cubic")
     with pytest.raises(ValueError, match="Resize method is not implemented: cubic"):
         tf.image.resize(X, [3, 3], "cubic")
+
+
+@pytest.mark.parametrize("fn", ["resize_bicubic", "resize_bilinear", "resize_nearest_neighbor", "resize_area"])
+@pytest.mark.parametrize("conventions", [{}, {"align_corners": True}, {"half_pixel_centers": True}])
+@pytest.mark.parametrize("dtype", [np.float32, np.uint8])
+def test_compat_v1_resize_functions_match_tensorflow(fn, conventions, dtype):
+    if fn == "resize_area" and "half_pixel_centers" in conventions:
+        return  # resize_area has no half_pixel_centers, in TensorFlow either
+    image = (X * 40 + 100).astype(dtype)
+    ours = getattr(em.compat.v1.image, fn)(image, [5, 11], **conventions)
+    _same(ours, getattr(tf.compat.v1.image, fn)(image, [5, 11], **conventions))
+
+
+def test_compat_v1_crop_and_resize_takes_box_ind():
+    boxes = np.array([[0.1, 0.2, 0.8, 0.9], [0.5, 0.5, 0.2, 0.1]], np.float32)
+    _same(em.compat.v1.image.crop_and_resize(X, boxes, [1, 0], [3, 4]),
+          tf.compat.v1.image.crop_and_resize(X, boxes, [1, 0], [3, 4]))
+    _same(em.compat.v1.image.crop_and_resize(X, boxes, crop_size=[3, 4], box_indices=[1, 0]),
+          tf.compat.v1.image.crop_and_resize(X, boxes, crop_size=[3, 4], box_indices=[1, 0]))
+    for m in (tf, em):
+        with pytest.raises(ValueError, match="Cannot specify both 'box_ind' and 'box_indices'"):
+            m.compat.v1.image.crop_and_resize(X, boxes, [1, 0], [3, 4], box_indices=[1, 0])
