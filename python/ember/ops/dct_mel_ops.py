@@ -9,7 +9,7 @@ MFCCs are an orthonormal-scaled type 2 DCT of log mel spectra."""
 
 import math
 
-from ember import _C, dtypes
+from ember import dtypes
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.framework.tensor_util import get_static_value
 from ember.ops import array_ops, math_ops
@@ -59,15 +59,20 @@ def _first_and_rest(first, rest, length, dtype):
     return array_ops.where(array_ops.range(length) == 0, cast(first, dtype), cast(rest, dtype))
 
 
-# TensorFlow's RFFT and IRFFT kernels need at least fft_length samples (fft_length / 2 + 1 bins) and its
-# Python pads the operand to that; so do these, so that a GraphDef of them runs in TensorFlow.
+def _lengths(length):
+    return [length] if isinstance(length, int) else array_ops.reshape(cast(length, dtypes.int32), [1])
+
+
 def _rfft(x, length):
-    return _C.op("RFFT")(_to_length(x, length), array_ops.reshape(convert_to_tensor(length, dtype=dtypes.int32), [1]))
+    from ember import signal  # imports this module
+
+    return signal.rfft(x, _lengths(length))
 
 
 def _irfft(x, length):
-    return _C.op("IRFFT")(_to_length(x, length // 2 + 1),
-                          array_ops.reshape(convert_to_tensor(length, dtype=dtypes.int32), [1]))
+    from ember import signal
+
+    return signal.irfft(x, _lengths(length))
 
 
 def _turn(length, dtype, sign):
