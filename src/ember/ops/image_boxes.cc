@@ -594,29 +594,30 @@ Status nms_kernel(KernelContext& ctx) {
     r = greedy_nms(scores.data<float>(), n, max_output, threshold, score_threshold, sigma,
                    [&](int32_t i, int32_t j) { return iou(b + i * 4, b + j * 4); });
   }
-  const int32_t valid = static_cast<int32_t>(r.selected.size());
+  const int64_t valid = static_cast<int64_t>(r.selected.size());
   const int pad_attr = ctx.op->attr_index("pad_to_max_output_size");
-  if (pad_attr >= 0 && ctx.attr_bool(pad_attr)) {
-    r.selected.resize(static_cast<size_t>(max_output), 0);
-    r.scores.resize(static_cast<size_t>(max_output), 0.0f);
-  }
-  const Shape out{static_cast<int64_t>(r.selected.size())};
+  // Padded results are allocated at max_output_size before anything is written, so a size too large to
+  // allocate is a ResourceExhausted error from allocate_output, not a failed vector resize.
+  const Shape out{pad_attr >= 0 && ctx.attr_bool(pad_attr) ? max_output : valid};
   EMBER_RETURN_IF_ERROR(allocate_output(ctx, 0, DType::kInt32, out));
-  std::copy(r.selected.begin(), r.selected.end(), ctx.output(0).mutable_data<int32_t>());
+  int32_t* indices = ctx.output(0).mutable_data<int32_t>();
+  std::fill(indices, indices + out.dim(0), 0);
+  std::copy(r.selected.begin(), r.selected.end(), indices);
   int next = 1;
   if (ctx.op->name == "NonMaxSuppressionV5") {
     EMBER_RETURN_IF_ERROR(allocate_output(ctx, next, scores.dtype(), out));
     TensorImpl& s = ctx.output(next++);
-    for (size_t k = 0; k < r.scores.size(); ++k) {
+    for (int64_t k = 0; k < out.dim(0); ++k) {
+      const float v = k < valid ? r.scores[static_cast<size_t>(k)] : 0.0f;
       if (scores.dtype() == DType::kFloat16)
-        s.mutable_data<float16>()[k] = float16(r.scores[k]);
+        s.mutable_data<float16>()[k] = float16(v);
       else
-        s.mutable_data<float>()[k] = r.scores[k];
+        s.mutable_data<float>()[k] = v;
     }
   }
   if (ctx.op->name != "NonMaxSuppressionV3" && !overlaps) {
     EMBER_RETURN_IF_ERROR(allocate_output(ctx, next, DType::kInt32, Shape{}));
-    ctx.output(next).mutable_data<int32_t>()[0] = valid;
+    ctx.output(next).mutable_data<int32_t>()[0] = static_cast<int32_t>(valid);
   }
   return Status::OK();
 }
