@@ -694,6 +694,11 @@ void nms_one_class(const float* boxes, const float* scores, int64_t n, int64_t q
 Status combined_kernel(KernelContext& ctx) {
   const TensorImpl &boxes = ctx.input(0), &scores = ctx.input(1);
   const Shape &bs = boxes.shape(), &ss = scores.shape();
+  if (bs.rank() != 4 || bs.dim(3) != 4 || ss.rank() != 3)
+    return invalid_argument(ctx.op->name,
+                            ": boxes must be [batch, num_boxes, q, 4] and scores [batch, num_boxes, "
+                            "num_classes], got ",
+                            bs.to_string(), " and ", ss.to_string());
   for (int i = 2; i < 6; ++i)
     if (ctx.input(i).rank() != 0)
       return invalid_argument(ctx.op->name, ": input ", ctx.op->inputs[static_cast<size_t>(i)].name,
