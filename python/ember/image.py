@@ -1,8 +1,10 @@
-"""``ember.image``: TensorFlow's ``tf.image`` — resize (bilinear and nearest, on the ResizeBilinear and
-ResizeNearestNeighbor ops, with TensorFlow 2's half-pixel centers), crops and pads, flips (plain, random and
+"""``ember.image``: TensorFlow's ``tf.image`` — resize (bilinear and nearest on the ResizeBilinear and
+ResizeNearestNeighbor ops, with TensorFlow 2's half-pixel centers; bicubic and area on ResizeBicubic and
+ResizeArea; lanczos3/5, gaussian, mitchellcubic and antialiased bilinear and bicubic on ScaleAndTranslate), crops and pads, flips (plain, random and
 stateless), patches, image gradients and Sobel edges, here; the colour conversions and adjustments
-(ops/image_color_ops.py) and the quality measures psnr, ssim and total_variation (ops/image_metrics_ops.py)
-are imported into this namespace. Images are [height, width, channels] or [batch, height, width, channels].
+(ops/image_color_ops.py), the quality measures psnr, ssim and total_variation (ops/image_metrics_ops.py) and the
+box operations crop_and_resize and non-max suppression (ops/image_boxes_ops.py) are imported into this
+namespace. Images are [height, width, channels] or [batch, height, width, channels].
 
 Everything is composed of registry ops as TensorFlow's Python writes it, so gradients, tracing and pfor come
 from those ops. As TensorFlow, a check whose operands are Python values raises ValueError at once and one on a
@@ -17,8 +19,11 @@ from ember.ops.array_ops import clip_by_value
 from ember.ops.math_ops import cast, reduce_mean
 
 __all__ = ["ResizeMethod", "adjust_brightness", "adjust_contrast", "adjust_gamma", "adjust_hue", "adjust_saturation",
-           "central_crop", "convert_image_dtype", "crop_to_bounding_box", "extract_patches", "flip_left_right",
-           "flip_up_down", "grayscale_to_rgb", "hsv_to_rgb", "image_gradients", "pad_to_bounding_box",
+           "central_crop", "combined_non_max_suppression", "convert_image_dtype", "crop_and_resize",
+           "crop_to_bounding_box", "extract_patches", "flip_left_right",
+           "flip_up_down", "grayscale_to_rgb", "hsv_to_rgb", "image_gradients", "non_max_suppression",
+           "non_max_suppression_overlaps", "non_max_suppression_padded", "non_max_suppression_with_scores",
+           "pad_to_bounding_box",
            "per_image_standardization", "psnr", "random_brightness", "random_contrast", "random_crop",
            "random_flip_left_right", "random_flip_up_down", "random_hue", "random_saturation", "resize",
            "resize_with_crop_or_pad", "resize_with_pad", "rgb_to_grayscale", "rgb_to_hsv", "sobel_edges", "ssim",
@@ -28,6 +33,7 @@ __all__ = ["ResizeMethod", "adjust_brightness", "adjust_contrast", "adjust_gamma
 
 _ResizeBilinear = _C.op("ResizeBilinear")
 _ResizeNearest = _C.op("ResizeNearestNeighbor")
+_ScaleAndTranslate = _C.op("ScaleAndTranslate")
 
 
 class ResizeMethod:
@@ -49,16 +55,32 @@ def _image(image):
     return x, rank == 3
 
 
+# tf.image.resize's methods that TensorFlow 2 computes with ScaleAndTranslate, and the kernel each uses.
+_SCALE_AND_TRANSLATE_KERNELS = {ResizeMethod.LANCZOS3: "lanczos3", ResizeMethod.LANCZOS5: "lanczos5",
+                                ResizeMethod.GAUSSIAN: "gaussian", ResizeMethod.MITCHELLCUBIC: "mitchellcubic"}
+# With antialias=True, bilinear and bicubic resize through ScaleAndTranslate too.
+_ANTIALIAS_KERNELS = {ResizeMethod.BILINEAR: "triangle", ResizeMethod.BICUBIC: "keyscubic"}
+
+
+def _aspect_preserving_size(x, size_t):
+    """The largest [height, width] within size with x's aspect ratio, as TensorFlow computes it (float32)."""
+    dims = array_ops.shape(x)
+    height, width = cast(dims[1], dtypes.float32), cast(dims[2], dtypes.float32)
+    factor = math_ops.minimum(cast(size_t[0], dtypes.float32) / height, cast(size_t[1], dtypes.float32) / width)
+    return array_ops.stack([cast(math_ops.round(factor * height), dtypes.int32),
+                            cast(math_ops.round(factor * width), dtypes.int32)])
+
+
 def resize(images, size, method=ResizeMethod.BILINEAR, preserve_aspect_ratio=False, antialias=False, name=None):
-    """Resize to ``size`` = [new_height, new_width]: bilinear gives float32, nearest keeps the dtype."""
+    """Resize to ``size`` = [new_height, new_width] (with ``preserve_aspect_ratio``, the largest size within it
+    that keeps the aspect ratio): nearest keeps the dtype, the other methods give float32. lanczos3/5, gaussian
+    and mitchellcubic, and bilinear/bicubic with ``antialias``, run the ScaleAndTranslate op, as TensorFlow 2;
+    bicubic without it ResizeBicubic (half-pixel centers), area ResizeArea."""
     x, single = _image(images)
     method = str(method).lower()
-    if method not in (ResizeMethod.BILINEAR, ResizeMethod.NEAREST_NEIGHBOR):
-        raise NotImplementedError(f"ember.image.resize: method {method!r} is not supported (bilinear, nearest)")
-    if antialias and method == ResizeMethod.BILINEAR:
-        raise NotImplementedError("ember.image.resize: antialias=True is not supported")
-    if preserve_aspect_ratio:
-        raise NotImplementedError("ember.image.resize: preserve_aspect_ratio=True is not supported")
+    if method not in (ResizeMethod.BILINEAR, ResizeMethod.NEAREST_NEIGHBOR, ResizeMethod.BICUBIC, ResizeMethod.AREA,
+                      *_SCALE_AND_TRANSLATE_KERNELS):
+        raise ValueError(f"Resize method is not implemented: {method}")
     from ember.ops.nn_conv_ops import _ints
 
     size_t = size if isinstance(size, Tensor) else convert_to_tensor(_ints(size, "size"), dtype=dtypes.int32)
@@ -66,7 +88,17 @@ def resize(images, size, method=ResizeMethod.BILINEAR, preserve_aspect_ratio=Fal
         raise ValueError(f"'size' must be a 1-D Tensor of 2 elements: new_height, new_width, got {size}")
     if single:
         x = array_ops.expand_dims(x, 0)
-    if method == ResizeMethod.BILINEAR:
+    if preserve_aspect_ratio:
+        size_t = _aspect_preserving_size(x, size_t)
+    kernel = _SCALE_AND_TRANSLATE_KERNELS.get(method) or (_ANTIALIAS_KERNELS.get(method) if antialias else None)
+    if kernel is not None:
+        scale = cast(size_t, dtypes.float32) / cast(array_ops.shape(x)[1:3], dtypes.float32)
+        y = _ScaleAndTranslate(x, size_t, scale, array_ops.zeros([2]), kernel, bool(antialias))
+    elif method == ResizeMethod.BICUBIC:
+        y = _C.op("ResizeBicubic")(x, size_t, False, True)
+    elif method == ResizeMethod.AREA:  # antialias or not, as TensorFlow
+        y = _C.op("ResizeArea")(x, size_t, False)
+    elif method == ResizeMethod.BILINEAR:
         y = _ResizeBilinear(x if x.dtype in (dtypes.float32, dtypes.float64) else cast(x, dtypes.float32), size_t,
                             False, True)
     elif x.dtype in (dtypes.float32, dtypes.float64):
@@ -480,3 +512,6 @@ from ember.ops.image_codec_ops import (decode_and_crop_jpeg, decode_bmp, decode_
 from ember.ops import image_codec_ops as _image_codec_ops  # noqa: E402
 
 __all__ += _image_codec_ops.__all__
+from ember.ops.image_boxes_ops import (combined_non_max_suppression, crop_and_resize, non_max_suppression,  # noqa: E402
+                                       non_max_suppression_overlaps, non_max_suppression_padded,
+                                       non_max_suppression_with_scores)

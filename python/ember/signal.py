@@ -1,5 +1,6 @@
-"""``ember.signal``: TensorFlow's ``tf.signal`` FFTs (FFTW underneath; docs/complex.md), and the framing, windows
-and short-time Fourier transforms of ops/spectral_ops.py on them.
+"""``ember.signal``: TensorFlow's ``tf.signal`` FFTs (FFTW underneath; docs/complex.md), the framing, windows
+and short-time Fourier transforms of ops/spectral_ops.py on them, and the DCTs and mel features of
+ops/dct_mel_ops.py.
 
 fft/ifft (1-3 D) transform complex64/complex128 tensors over their innermost dims; rfft/irfft (1-3 D) go
 between float32/float64 signals and their half spectra, with ``fft_length`` cropping or zero-padding the
@@ -7,11 +8,13 @@ input as TensorFlow's."""
 
 from ember import _C, dtypes
 from ember.framework.tensor import Tensor, convert_to_tensor
-from ember.ops import indexing_ops
+from ember.framework.tensor_util import get_static_value
+from ember.ops import array_ops, indexing_ops, math_ops
 
-__all__ = ["fft", "fft2d", "fft3d", "fftshift", "frame", "hamming_window", "hann_window", "ifft", "ifft2d",
-           "ifft3d", "ifftshift", "inverse_stft", "inverse_stft_window_fn", "irfft", "irfft2d", "irfft3d",
-           "overlap_and_add", "rfft", "rfft2d", "rfft3d", "stft"]
+__all__ = ["dct", "fft", "fft2d", "fft3d", "fftshift", "frame", "hamming_window", "hann_window", "idct", "ifft",
+           "ifft2d", "ifft3d", "ifftshift", "inverse_stft", "inverse_stft_window_fn", "irfft", "irfft2d", "irfft3d",
+           "linear_to_mel_weight_matrix", "mfccs_from_log_mel_spectrograms", "overlap_and_add", "rfft", "rfft2d",
+           "rfft3d", "stft"]
 
 
 def _t(x):
@@ -72,13 +75,32 @@ def _fft_length(fft_length, rank, name):
     return convert_to_tensor(values, dtype=dtypes.int32)
 
 
+def _pad_to(x, lengths, rank):
+    """x zero-padded at the end of its innermost `rank` dims up to `lengths` (an int32 tensor of `rank`
+    elements). TensorFlow's RFFT and IRFFT kernels refuse shorter operands and its Python pads them so; ember's
+    kernels pad themselves, but a GraphDef must carry the padding for TensorFlow to run it."""
+    dims = x.shape.as_list() if x.shape.rank is not None else None
+    if dims is None:
+        return x  # unknown rank: left to ember's kernel
+    wanted = get_static_value(lengths)
+    if wanted is not None and all(d is not None for d in dims[-rank:]):
+        extra = [max(int(w) - d, 0) for w, d in zip(wanted, dims[-rank:])]
+        if not any(extra):
+            return x
+        return array_ops.pad(x, [[0, 0]] * (len(dims) - rank) + [[0, e] for e in extra])
+    extra = math_ops.maximum(lengths - array_ops.shape(x)[-rank:], 0)
+    tail = array_ops.stack([array_ops.zeros_like(extra), extra], axis=1)
+    return array_ops.pad(x, array_ops.concat([array_ops.zeros([len(dims) - rank, 2], dtypes.int32), tail], 0))
+
+
 def _rfft(op, rank, name, input_tensor, fft_length):
     x = _t(input_tensor)
     if x.dtype not in (dtypes.float32, dtypes.float64):
         raise TypeError(f"{name}: input must be float32 or float64, got {x.dtype.name}")
     if fft_length is None:
         fft_length = _inner_dims(x, rank, name)
-    return _C.op(op)(x, _fft_length(fft_length, rank, name))
+    lengths = _fft_length(fft_length, rank, name)
+    return _C.op(op)(_pad_to(x, lengths, rank), lengths)
 
 
 def _irfft(op, rank, name, input_tensor, fft_length):
@@ -86,7 +108,9 @@ def _irfft(op, rank, name, input_tensor, fft_length):
     if fft_length is None:
         dims = _inner_dims(x, rank, name)
         fft_length = dims[:-1] + [2 * (dims[-1] - 1)]
-    return _C.op(op)(x, _fft_length(fft_length, rank, name))
+    lengths = _fft_length(fft_length, rank, name)
+    bins = array_ops.concat([lengths[:-1], lengths[-1:] // 2 + 1], 0)
+    return _C.op(op)(_pad_to(x, bins, rank), lengths)
 
 
 def rfft(input_tensor, fft_length=None, name=None):
@@ -140,5 +164,7 @@ def ifftshift(x, axes=None, name=None):
     return _shift(x, axes, -1)
 
 
+from ember.ops.dct_mel_ops import (dct, idct, linear_to_mel_weight_matrix,  # noqa: E402
+                                   mfccs_from_log_mel_spectrograms)
 from ember.ops.spectral_ops import (frame, hamming_window, hann_window, inverse_stft,  # noqa: E402
                                     inverse_stft_window_fn, overlap_and_add, stft)

@@ -77,6 +77,26 @@ def examples():
     t["ResizeNearestNeighborGrad"] = ([_f(2, 9, 4, 3), _i([5, 7])], [False, True])
     warp = em.constant([[0.9, -0.2, 0.7, 0.15, 1.1, -0.4, 0.01, -0.02]], em.float32)
     t["ImageProjectiveTransformV3"] = ([image, warp, _i([4, 6]), em.constant(0.25)], ["BILINEAR", "REFLECT"])
+    # The box ops (src/ember/ops/image_boxes.cc); test_image_boxes.py compares them with TensorFlow further.
+    boxes, box_ind = em.constant(np.array([[0.1, 0.2, 0.8, 0.7], [0.6, -0.1, 0.2, 1.1], [0.3, 0.3, 0.45, 0.9]],
+                                          np.float32)), _i([1, 0, 1])
+    t["CropAndResize"] = ([image, boxes, box_ind, _i([3, 4])], ["bilinear", 0.5])
+    t["CropAndResizeGradImage"] = ([_f(3, 3, 4, 3), boxes, box_ind, _i([2, 5, 7, 3])], [em.float32, "bilinear"])
+    t["CropAndResizeGradBoxes"] = ([_f(3, 3, 4, 3), image, boxes, box_ind], ["bilinear"])
+    nms_boxes, scores = _f(6, 4), _f(6)
+    t["NonMaxSuppressionV3"] = ([nms_boxes, scores, _i(4), em.constant(0.3), em.constant(-0.2)], [])
+    t["NonMaxSuppressionV4"] = ([nms_boxes, scores, _i(4), em.constant(0.3), em.constant(-0.2)], [True])
+    t["NonMaxSuppressionV5"] = ([nms_boxes, scores, _i(4), em.constant(0.3), em.constant(-0.2), em.constant(0.5)],
+                                [True])
+    t["NonMaxSuppressionWithOverlaps"] = ([_f(6, 6), scores, _i(4), em.constant(0.3), em.constant(-0.2)], [])
+    t["CombinedNonMaxSuppression"] = ([_f(2, 6, 1, 4), _f(2, 6, 3), _i(2), _i(5), em.constant(0.3),
+                                       em.constant(-0.2)], [False, True])
+    t["ResizeBicubic"] = ([image, _i([9, 4])], [False, True])
+    t["ResizeBicubicGrad"] = ([_f(2, 9, 4, 3), image], [False, True])
+    t["ResizeArea"] = ([image, _i([3, 4])], [False])
+    scale, shift = em.constant([1.8, 0.6]), em.constant([0.5, -0.25])
+    t["ScaleAndTranslate"] = ([image, _i([9, 4]), scale, shift], ["lanczos3", True])
+    t["ScaleAndTranslateGrad"] = ([_f(2, 9, 4, 3), image, scale, shift], ["keyscubic", False])
     return t
 
 
@@ -85,13 +105,20 @@ DOMAINS = {"FusedBatchNormV3": {4: (0.5, 2.0)}, "FusedBatchNormGradV3": {4: (0.5
            "ImageProjectiveTransformV3": {1: (-0.4, 0.4)}}  # small projective terms: no point near infinity
 # Inputs that stay float32 when the op runs in float16 or bfloat16 (test_registry_vs_tensorflow.py's draws): the
 # batch-norm ops' scale, offset and statistics, TensorFlow's U.
-FLOAT32_FOR_16BIT = {"FusedBatchNormV3": {1, 2, 3, 4}, "FusedBatchNormGradV3": {2, 3, 4, 5}}
+FLOAT32_FOR_16BIT = {"FusedBatchNormV3": {1, 2, 3, 4}, "FusedBatchNormGradV3": {2, 3, 4, 5},
+                     "ResizeBicubicGrad": {0}}  # its grads (ResizeBicubic's output is float32)
 # Inputs that are float32 whatever the dtype the op runs in: ImageProjectiveTransformV3's transforms and
 # fill_value.
 ALWAYS_FLOAT32 = {"ImageProjectiveTransformV3": {1, 3}}
 
 # Left out of test_gradient_check.py's finite differences, and why (checked in test_nn_conv.py instead).
 NOT_FINITE_DIFFERENCE_CHECKED = {
+    **{name: "its scale and translation are float32 only, as TensorFlow's, so the float64 check cannot run it; "
+             "compared with TensorFlow's gradients and checked as the adjoint of ScaleAndTranslate in "
+             "test_image_resize_methods.py" for name in ("ScaleAndTranslate", "ScaleAndTranslateGrad")},
+    "CropAndResize": "its boxes are float32 only, as TensorFlow's, so the float64 check cannot run it; its "
+                     "gradients for the image (float16, float32, float64) and the boxes are compared with "
+                     "TensorFlow's in test_image_boxes.py",
     "FusedBatchNormV3": "as TensorFlow's, its gradient flows from y alone (the statistics outputs and, for "
                         "inference, the mean and variance inputs get none); test_nn_conv.py checks y's gradient "
                         "against finite differences",
@@ -110,6 +137,12 @@ EXCLUDED = {"MaxPoolGradGrad": _GRAD_GRAD, "MaxPool3DGradGrad": _GRAD_GRAD,
             **{name: "ember-internal: written by ember's conv fusion (its attributes are not TensorFlow's "
                      f"{name}'s); compared with the unfused graph in test_fuse_conv.py"
                for name in ("_FusedConv2D", "_FusedConv3D", "_FusedDepthwiseConv2dNative")},
+            **{name: "float32 boxes, scores, thresholds, scales and translations (which the table's draws would cast to "
+                     "the op's dtype), thresholds in [0, 1] and positive scales (which they would leave): compared "
+                     "with TensorFlow in test_image_boxes.py and test_image_resize_methods.py"
+               for name in ("ScaleAndTranslate", "ScaleAndTranslateGrad", "CropAndResize", "CropAndResizeGradImage",
+                            "CropAndResizeGradBoxes", "NonMaxSuppressionV3", "NonMaxSuppressionV4", "NonMaxSuppressionV5", "NonMaxSuppressionWithOverlaps",
+                            "CombinedNonMaxSuppression")},
             **{name: "ember-internal: written by ember's batch-norm fusion (TensorFlow's op of this name has side "
                      "inputs ember's lacks); compared with the unfused graph and TensorFlow in test_fuse_batch_norm.py"
                for name in ("_FusedBatchNormEx", "_FusedBatchNormGradEx")}}
@@ -146,6 +179,15 @@ EXPECTED_DIFFERENCES.update({
         "the gradient warps back through the inverse transforms, float32 whatever the images' dtype, and ember's "
         "float32 MatrixInverse may round an inverse differently from TensorFlow's by an ulp: float64 gradients "
         "agree to 1e-5 (test_image_projective_transform.py), not this table's 1e-12",
+    ("test_values_match_tensorflow", "ResizeBicubicGrad", "float64"):
+        "TensorFlow's ResizeBicubicGrad takes float32 grads only; ember's takes float64 too (so float64 images "
+        "are differentiable twice)",
+    ("test_second_order_gradients_match_tensorflow", "ResizeBicubic", "float64"):
+        "TensorFlow's second-order gradient needs ResizeBicubicGrad of float64 grads, which it lacks",
+    **{(test, "ResizeBicubicGrad", dtype): "TensorFlow registers no gradient for ResizeBicubicGrad; ember's is "
+       "its transpose, ResizeBicubic, checked by finite differences in test_gradient_check.py"
+       for test, dtype in (("test_gradients_match_tensorflow", "float32"), ("test_gradients_match_tensorflow", "float64"),
+                           ("test_second_order_gradients_match_tensorflow", "float64"))},
     ("test_values_match_tensorflow", "LRNGrad", "float32"):
         "TensorFlow's LRNGrad reads the normaliser from output_image, which the table's random data do not make "
         "LRN(input_image); ember's recomputes it from input_image. test_nn_conv.py compares tf.nn.lrn's gradient",

@@ -400,10 +400,11 @@ def _flat(out):
 # Ops that ember runs in a dtype that TensorFlow's CPU kernels do not take (dtype -> ops).
 TF_LACKS_DTYPE = {
     "float16": {"LinSpace", "Erfinv", "Rint", "Dawsn", "Expint", "FresnelCos", "FresnelSin", "Spence", "Ndtri",
-                "Igamma", "Igammac", "IgammaGradA"},
+                "Igamma", "Igammac", "IgammaGradA", "ResizeBicubicGrad"},
     "bfloat16": {"LinSpace", "Digamma", "Erfinv", "Lgamma", "Rint", "BesselI0", "BesselI0e", "BesselI1", "BesselI1e",
                  "BesselJ0", "BesselJ1", "BesselY0", "BesselY1", "BesselK0", "BesselK0e", "BesselK1", "BesselK1e",
-                 "Dawsn", "Expint", "FresnelCos", "FresnelSin", "Spence", "Ndtri", "Igamma", "Igammac", "IgammaGradA"},
+                 "Dawsn", "Expint", "FresnelCos", "FresnelSin", "Spence", "Ndtri", "Igamma", "Igammac", "IgammaGradA",
+                 "ResizeBicubicGrad"},
     "int8": {"SquaredDifference"}, "int16": {"SquaredDifference"}, "uint8": {"SquaredDifference", "Pow"},
 }
 

@@ -84,3 +84,21 @@ def test_signal_errors():
         em.signal.frame(WAVE, 4, 0)
     with pytest.raises(ValueError, match="dtype must be a floating point type"):
         em.signal.hann_window(4, dtype=em.int32)
+
+
+@pytest.mark.parametrize("unknown_length", [False, True])
+def test_tensorflow_runs_ember_graphs_of_stft_and_inverse_stft_with_a_longer_fft(unknown_length):
+    """fft_length 256 > frame_length 200: the RFFT/IRFFT operands are padded in the graph, as TensorFlow's
+    Python pads them (its kernels refuse shorter operands; ember's pad themselves)."""
+    @em.function(input_signature=[em.TensorSpec([2, None if unknown_length else 300], em.float32)])
+    def round_trip(wave):
+        spectra = em.signal.stft(wave, frame_length=200, frame_step=50, fft_length=256)
+        return em.signal.inverse_stft(spectra, frame_length=200, frame_step=50, fft_length=256)
+
+    concrete = round_trip.get_concrete_function()
+    graph_def = tf.compat.v1.GraphDef.FromString(concrete.graph.as_graph_def().SerializeToString())
+    wrapped = tf.compat.v1.wrap_function(lambda: tf.compat.v1.import_graph_def(graph_def, name=""), [])
+    theirs = wrapped.prune(feeds=concrete.inputs[0].name, fetches=concrete.outputs[0].name)(tf.constant(WAVE))
+    expected = tf.signal.inverse_stft(tf.signal.stft(WAVE, 200, 50, 256), 200, 50, 256)
+    np.testing.assert_allclose(theirs.numpy(), expected.numpy(), atol=1e-5)
+    np.testing.assert_allclose(round_trip(WAVE).numpy(), expected.numpy(), atol=1e-5)

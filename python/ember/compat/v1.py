@@ -171,4 +171,5 @@ from ember.debugging import (Assert, assert_equal, assert_greater, assert_greate
 from ember.ops.functional_ops import foldl, foldr, map_fn, scan, vectorized_map  # noqa: E402,F401
 from ember.ops.tensor_array_ops import TensorArray  # noqa: E402,F401
 from ember.io import v1 as io  # noqa: E402,F401  (tf.compat.v1.io)
+from ember.compat import v1_image as image  # noqa: E402,F401  (tf.compat.v1.image's resize functions)
 from ember import nn  # noqa: E402,F401  (tf.compat.v1.nn: ember.nn holds v1's fused_batch_norm too)

@@ -20,7 +20,8 @@ _OP_MODULES = ("ember.ops.array_ops", "ember.ops.math_ops", "ember.ops.indexing_
                "ember.ops.nn_conv_ops", "ember.ops.nn_norm_ops", "ember.ops.sort_ops", "ember.ops.linalg_ops",
                "ember.ops.special_math_ops", "ember.image", "ember.signal", "ember.strings",
                "ember.ops.image_color_ops", "ember.ops.image_metrics_ops", "ember.ops.space_batch_ops",
-               "ember.ops.spectral_ops", "ember.ops.confusion_matrix")
+               "ember.ops.spectral_ops", "ember.ops.dct_mel_ops", "ember.ops.image_boxes_ops",
+               "ember.ops.confusion_matrix")
 
 # Op functions that live in other modules.
 _EXTRA_OP_FUNCTIONS = {("ember.backprop", "stop_gradient")}

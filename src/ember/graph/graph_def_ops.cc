@@ -157,6 +157,8 @@ constexpr TypeAttr kTypeAttrs[] = {
     {"EmptyTensorList", "shape_type", 0},
     {"TensorListConcatV2", "shape_type", 1},
     {"ImageProjectiveTransformV3", "dtype", 0},
+    {"NonMaxSuppressionV3", "T_threshold", 3},  // iou_threshold and score_threshold share it
+    {"NonMaxSuppressionV4", "T_threshold", 3},
 };
 
 // Whether TensorFlow calls the dtype of `input` something other than "T" (GatherV2's Tparams, ConcatOffset's

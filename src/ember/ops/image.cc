@@ -1,27 +1,24 @@
 // Image ops with TensorFlow's names, operands and attributes: ResizeBilinear, ResizeNearestNeighbor and their
 // gradient ops, and ImageProjectiveTransformV3 (the warp under Keras' RandomRotation, RandomZoom and
-// RandomTranslation). tf.image's flips, contrast and dtype conversion are compositions in
-// python/ember/image.py. Kernels: kernels/image.h.
+// RandomTranslation), here; CropAndResize and non-max suppression in ops/image_boxes.cc, ScaleAndTranslate in
+// ops/image_scale_translate.cc, ResizeBicubic and ResizeArea in ops/image_bicubic_area.cc. tf.image's flips,
+// contrast and dtype conversion are compositions in python/ember/image.py. Kernels: kernels/image.h.
 #include "ember/kernels/image.h"
 
 #include <string>
 
 #include "ember/ops/families.h"
 #include "ember/ops/gradient.h"
+#include "ember/ops/image_common.h"
 #include "ember/ops/registry.h"
 
 namespace ember {
-namespace {
 
-constexpr DTypeSet kImageTypes = dtype_bit(DType::kFloat32) | dtype_bit(DType::kFloat64);
+void register_image_box_ops(OpRegistry& r);  // CropAndResize and non-max suppression (ops/image_boxes.cc)
+void register_scale_and_translate_ops(OpRegistry& r);  // ops/image_scale_translate.cc
+void register_bicubic_area_ops(OpRegistry& r);  // ResizeBicubic(Grad), ResizeArea: ops/image_bicubic_area.cc
 
-kernels::ResizeParams params(const AttrReader& a) { return {a.attr_bool(0), a.attr_bool(1)}; }
-
-Status check_attrs(const InferContext& ctx) {
-  if (ctx.attr_bool(0) && ctx.attr_bool(1))
-    return invalid_argument(ctx.op->name, ": align_corners and half_pixel_centers cannot both be true");
-  return Status::OK();
-}
+namespace image_ops {
 
 Status check_images(const OpDef* op, const char* what, const Shape& s) {
   if (s.rank_known() && s.rank() != 4)
@@ -30,53 +27,91 @@ Status check_images(const OpDef* op, const char* what, const Shape& s) {
   return Status::OK();
 }
 
-/// The [height, width] operand as two dims (unknown where tracing does not know them); each must be > 0.
-Status size_operand(const InferContext& ctx, int i, int64_t* h, int64_t* w) {
-  StatusOr<Shape> size = ctx.shape_operand(i);
-  EMBER_RETURN_IF_ERROR(size.status());
-  const Shape& s = size.value();
-  *h = *w = kUnknownDim;
-  if (!s.rank_known()) return Status::OK();
-  if (s.rank() != 2)
-    return invalid_argument(ctx.op->name, ": size must have 2 elements (new_height, new_width), got ",
-                            s.to_string());
-  *h = s.dim(0), *w = s.dim(1);
-  if (*h == 0 || *w == 0 || *h < kUnknownDim || *w < kUnknownDim)
-    return invalid_argument(ctx.op->name, ": the output size must be positive, got ", s.to_string());
+Status check_conventions(const InferContext& ctx) {
+  if (ctx.attr_bool(0) && ctx.attr_bool(1))
+    return invalid_argument(ctx.op->name, ": align_corners and half_pixel_centers cannot both be true");
   return Status::OK();
 }
 
-Shape resized(const Shape& images, int64_t h, int64_t w) {
-  return Shape{images.rank_known() ? images.dim(0) : kUnknownDim, h, w,
-               images.rank_known() ? images.dim(3) : kUnknownDim};
+Status push_resized(InferContext& ctx, int size, DType dtype) {
+  StatusOr<Shape> given = ctx.shape_operand(size);
+  EMBER_RETURN_IF_ERROR(given.status());
+  const Shape& s = given.value();
+  int64_t h = kUnknownDim, w = kUnknownDim;
+  if (s.rank_known()) {
+    if (s.rank() != 2)
+      return invalid_argument(ctx.op->name, ": size must have 2 elements (new_height, new_width), got ",
+                              s.to_string());
+    h = s.dim(0), w = s.dim(1);
+    if (h == 0 || w == 0 || h < kUnknownDim || w < kUnknownDim)
+      return invalid_argument(ctx.op->name, ": the output size must be positive, got ", s.to_string());
+  }
+  const Shape& images = ctx.inputs[0].shape;
+  ctx.outputs.push_back(TensorSpec{dtype, Shape{images.rank_known() ? images.dim(0) : kUnknownDim, h, w,
+                                                images.rank_known() ? images.dim(3) : kUnknownDim}});
+  return Status::OK();
 }
+
+Status check_grads_match(const OpDef* op, const Shape& grads, const Shape& image) {
+  if (grads.rank_known() && image.rank_known())
+    for (int i : {0, 3})
+      if (grads.dim(i) >= 0 && image.dim(i) >= 0 && grads.dim(i) != image.dim(i))
+        return invalid_argument(op->name,
+                                ": grads and original_image must have the same batch and channels, got ",
+                                grads.to_string(), " and ", image.to_string());
+  return Status::OK();
+}
+
+Status check_positive_size(const OpDef* op, const Shape& images) {
+  if (images.dim(1) <= 0 || images.dim(2) <= 0)
+    return invalid_argument(op->name, ": the input image must have positive height and width, got ",
+                            images.to_string());
+  return Status::OK();
+}
+
+AttrList same_attrs(const GradContext& c) {
+  AttrList attrs;
+  for (const AttrValue& a : c.attrs) attrs.push_back(a);
+  return attrs;
+}
+
+GradTensor spatial_size(const GradTensor& x) {
+  const Shape& s = x.shape();
+  if (s.rank_known() && s.dim(1) >= 0 && s.dim(2) >= 0)
+    return gradient::int_vector(std::vector<int64_t>{s.dim(1), s.dim(2)});
+  return gradient::stack_ints({gradient::dims_product(x, 1, 2), gradient::dims_product(x, 2, 3)});
+}
+
+}  // namespace image_ops
+
+namespace {
+
+constexpr DTypeSet kImageTypes = dtype_bit(DType::kFloat32) | dtype_bit(DType::kFloat64);
+
+kernels::ResizeParams params(const AttrReader& a) { return {a.attr_bool(0), a.attr_bool(1)}; }
+
+using image_ops::check_images;
+using image_ops::same_attrs;
+using image_ops::spatial_size;
 
 // ResizeBilinear(images, size) -> float32; ResizeNearestNeighbor(images, size) -> images' dtype;
 // ResizeNearestNeighborGrad(grads, size) -> grads' dtype, shaped [batch, size, channels].
 Status resize_shape(InferContext& ctx) {
-  EMBER_RETURN_IF_ERROR(check_attrs(ctx));
+  EMBER_RETURN_IF_ERROR(image_ops::check_conventions(ctx));
   EMBER_RETURN_IF_ERROR(check_images(ctx.op, ctx.op->name == "ResizeNearestNeighborGrad" ? "grads" : "images",
                                      ctx.inputs[0].shape));
-  int64_t h = kUnknownDim, w = kUnknownDim;
-  EMBER_RETURN_IF_ERROR(size_operand(ctx, 1, &h, &w));
-  const DType dtype = ctx.op->name == "ResizeBilinear" ? DType::kFloat32 : ctx.inputs[0].dtype;
-  ctx.outputs.push_back(TensorSpec{dtype, resized(ctx.inputs[0].shape, h, w)});
-  return Status::OK();
+  return image_ops::push_resized(ctx, 1,
+                                 ctx.op->name == "ResizeBilinear" ? DType::kFloat32 : ctx.inputs[0].dtype);
 }
 
 // ResizeBilinearGrad(grads, original_image) -> original_image's shape and dtype.
 Status bilinear_grad_shape(InferContext& ctx) {
-  EMBER_RETURN_IF_ERROR(check_attrs(ctx));
+  EMBER_RETURN_IF_ERROR(image_ops::check_conventions(ctx));
   EMBER_RETURN_IF_ERROR(check_images(ctx.op, "grads", ctx.inputs[0].shape));
   EMBER_RETURN_IF_ERROR(check_images(ctx.op, "original_image", ctx.inputs[1].shape));
   const Shape& g = ctx.inputs[0].shape;
   const Shape& img = ctx.inputs[1].shape;
-  if (g.rank_known() && img.rank_known())
-    for (int i : {0, 3})
-      if (g.dim(i) >= 0 && img.dim(i) >= 0 && g.dim(i) != img.dim(i))
-        return invalid_argument(ctx.op->name,
-                                ": grads and original_image must have the same batch and channels, got ",
-                                g.to_string(), " and ", img.to_string());
+  EMBER_RETURN_IF_ERROR(image_ops::check_grads_match(ctx.op, g, img));
   ctx.outputs.push_back(ctx.inputs[1]);
   return Status::OK();
 }
@@ -87,10 +122,7 @@ Status bilinear_kernel(KernelContext& ctx) {
 Status bilinear_grad_kernel(KernelContext& ctx) {
   const Shape& g = ctx.input(0).shape();
   const Shape& img = ctx.input(1).shape();
-  if (g.dim(0) != img.dim(0) || g.dim(3) != img.dim(3))
-    return invalid_argument(ctx.op->name,
-                            ": grads and original_image must have the same batch and channels, got ",
-                            g.to_string(), " and ", img.to_string());
+  EMBER_RETURN_IF_ERROR(image_ops::check_grads_match(ctx.op, g, img));
   return kernels::resize_bilinear_grad(params(ctx), ctx.input(0), ctx.output(0));
 }
 Status nearest_kernel(KernelContext& ctx) {
@@ -101,20 +133,6 @@ Status nearest_grad_kernel(KernelContext& ctx) {
 }
 
 using namespace gradient;  // NOLINT(google-build-using-namespace): rules read as math
-
-AttrList same_attrs(const GradContext& c) {
-  AttrList attrs;
-  for (const AttrValue& a : c.attrs) attrs.push_back(a);
-  return attrs;
-}
-
-/// [height, width] of an NHWC tensor as an int32 vector (read at run time where unknown while tracing).
-GradTensor spatial_size(const GradTensor& x) {
-  const Shape& s = x.shape();
-  if (s.rank_known() && s.dim(1) >= 0 && s.dim(2) >= 0)
-    return int_vector(std::vector<int64_t>{s.dim(1), s.dim(2)});
-  return stack_ints({dims_product(x, 1, 2), dims_product(x, 2, 3)});
-}
 
 void bilinear_grad(GradContext& c) {
   c.set(0, emit1("ResizeBilinearGrad", {c.grad(), c.input(0)}, same_attrs(c)));
@@ -231,6 +249,9 @@ void resize_attrs(OpBuilder& b) {
 }  // namespace
 
 void register_image_ops(OpRegistry& r) {
+  register_image_box_ops(r);
+  register_scale_and_translate_ops(r);
+  register_bicubic_area_ops(r);
   OpBuilder bilinear("ResizeBilinear");
   bilinear
       .doc(
