@@ -208,7 +208,9 @@ Status projective_shape(InferContext& ctx) {
       return invalid_argument(ctx.op->name, ": output dimensions must be positive, got ",
                               size.value().to_string());
   }
-  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, resized(images, h, w)});
+  ctx.outputs.push_back(
+      TensorSpec{ctx.inputs[0].dtype, Shape{images.rank_known() ? images.dim(0) : kUnknownDim, h, w,
+                                            images.rank_known() ? images.dim(3) : kUnknownDim}});
   return Status::OK();
 }
 
