@@ -886,6 +886,14 @@ def _holder_class(spec):
     return cls
 
 
+def _same_mapping(value, items):
+    """A mapping of `value`'s type holding `items`; a defaultdict becomes a plain dict, as TensorFlow's
+    arguments inside the trace and its results are (its constructor takes the default factory first)."""
+    if type(value) is dict or isinstance(value, collections.defaultdict):
+        return dict(items)
+    return type(value)(items)
+
+
 def _decompose_composites(value):
     """The call's arguments with each composite value replaced by its holder of signature-matched
     components (keyed by the value's spec)."""
@@ -894,8 +902,7 @@ def _decompose_composites(value):
         return _holder_class(spec)([_SignatureArg(t, s) for t, s in zip(value._to_components(),
                                                                         spec._component_specs())])
     if isinstance(value, dict):
-        return type(value)((k, _decompose_composites(v)) for k, v in value.items()) if type(value) is not dict \
-            else {k: _decompose_composites(v) for k, v in value.items()}
+        return _same_mapping(value, ((k, _decompose_composites(v)) for k, v in value.items()))
     if isinstance(value, (list, tuple)) and not isinstance(value, _CompositeHolder):
         items = [_decompose_composites(v) for v in value]
         if nest._is_namedtuple(value):
@@ -910,8 +917,7 @@ def _composite_outputs(value):
         spec = value._type_spec
         return tuple.__new__(_holder_class(spec), value._to_components())
     if isinstance(value, dict):
-        return type(value)((k, _composite_outputs(v)) for k, v in value.items()) if type(value) is not dict \
-            else {k: _composite_outputs(v) for k, v in value.items()}
+        return _same_mapping(value, ((k, _composite_outputs(v)) for k, v in value.items()))
     if isinstance(value, (list, tuple)):
         items = [_composite_outputs(v) for v in value]
         if nest._is_namedtuple(value):

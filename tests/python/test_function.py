@@ -569,3 +569,20 @@ def test_flat_tuple_list_and_dict_results_are_rebuilt_as_traced():
                 got, want) == tf.nest.map_structure(lambda _: True, want), name
             if isinstance(want, dict):
                 assert list(got) == list(want), name  # the traced insertion order
+
+
+def test_defaultdict_arguments_and_results():
+    """A defaultdict argument is a plain dict inside the trace and a defaultdict result comes back a plain
+    dict, as TensorFlow's; rebuilding one as type(value)(items) raised TypeError."""
+    import collections
+
+    import tensorflow as real_tf
+
+    def fn(d):
+        assert type(d) is dict
+        return collections.defaultdict(list, {"b": d["a"] * 2, "a": d["a"] + 0.0})
+
+    for lib in (tf, real_tf):
+        got = lib.function(fn)(collections.defaultdict(list, {"a": lib.constant(1.0)}))
+        assert type(got) is dict and list(got) == ["b", "a"], lib.__name__
+        assert [float(v) for v in got.values()] == [2.0, 1.0], lib.__name__

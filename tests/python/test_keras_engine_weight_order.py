@@ -70,6 +70,25 @@ def _build(keras, kind):
         model = WithModule()
         model(np.zeros((2, 3), np.float32))
         return model
+    if kind == "subclassed_with_containers":  # a list or dict attribute lists all its trainable weights first,
+        # a dict's layers in the order of its keys
+        class WithContainers(keras.Model):
+            def __init__(self):
+                super().__init__(name="with_containers")
+                self.first = layers.BatchNormalization(name="c_bn0")
+                self.by_key = {"z": layers.Dense(3, name="c_dz"), "a": layers.BatchNormalization(name="c_bna")}
+                self.blocks = [layers.BatchNormalization(name="c_bn1"),
+                               {"y": layers.Dense(3, name="c_d2"), "b": layers.BatchNormalization(name="c_bn2")},
+                               (layers.Dense(2, name="c_dt"),)]
+
+            def call(self, x):
+                x = self.by_key["a"](self.by_key["z"](self.first(x)))
+                x = self.blocks[1]["b"](self.blocks[1]["y"](self.blocks[0](x)))
+                return self.blocks[2][0](x)
+
+        model = WithContainers()
+        model(np.zeros((2, 3), np.float32))
+        return model
     if kind == "layer_with_sublayers":  # a plain Layer inside lists its trainable weights first
         class Block(keras.layers.Layer):
             def __init__(self):
@@ -85,7 +104,7 @@ def _build(keras, kind):
 
 
 KINDS = ["sequential", "functional", "frozen_nested", "frozen_model", "subclassed", "subclassed_with_module",
-         "layer_with_sublayers"]
+         "subclassed_with_containers", "layer_with_sublayers"]
 
 
 def _names(weights):

@@ -41,6 +41,8 @@ CASES = {
     "decode_offsets_matrix": lambda m: m.strings.unicode_decode_with_offsets([["ab", "é"], ["€", ""]], "UTF-8"),
     "decode_offsets_control": lambda m: m.strings.unicode_decode_with_offsets(["a\x01b"], "UTF-8",
                                                                               replace_control_characters=True),
+    "decode_control_del_c1": lambda m: m.strings.unicode_decode(["\x1f\x7f\x80\x9f\xa0", b"\xc2\x85\x00"], "UTF-8",
+                                                                replace_control_characters=True),
     "split_offsets": lambda m: m.strings.unicode_split_with_offsets(["héllo", b"\xffa"], "UTF-8"),
     "split_offsets_scalar": lambda m: m.strings.unicode_split_with_offsets("h€", "UTF-8"),
 }

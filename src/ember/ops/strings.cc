@@ -667,7 +667,7 @@ Status unicode_decode_kernel(KernelContext& ctx) {
                                   i);
         if (errors == "ignore") continue;
         cp = static_cast<int32_t>(replacement);
-      } else if (replace_control && (cp < 0x20 || (cp >= 0x7f && cp < 0xa0))) {
+      } else if (replace_control && cp < 0x20) {  // C0 only: TensorFlow keeps DEL and the C1 controls
         cp = static_cast<int32_t>(replacement);
       }
       chars.push_back(cp);

@@ -738,10 +738,15 @@ def _regularization_loss(regularizer, variable):
 
 
 def _leaves(value):
-    """Values inside dicts, lists and tuples (dicts in insertion order, as Keras tracks them)."""
+    """Values inside dicts, lists and tuples; a dict's in the order of its sorted keys, as tf_keras' tracked
+    dicts list their layers and weights (insertion order where the keys do not sort)."""
     if isinstance(value, dict):
-        for v in value.values():
-            yield from _leaves(v)
+        try:
+            keys = sorted(value)
+        except TypeError:
+            keys = list(value)
+        for k in keys:
+            yield from _leaves(value[k])
     elif isinstance(value, (list, tuple)) and not isinstance(value, Tensor):
         for v in value:
             yield from _leaves(v)

@@ -43,7 +43,12 @@ def _graph_args(args, kwargs):
 
 def _child_weights(child, trainable):
     """A tracked child's weights for Note [A model's weight order]: trainable (True), non-trainable (False) or
-    all (None), a layer's as it lists them, a plain Module's as tf.Module does."""
+    all (None), a layer's as it lists them, a plain Module's as tf.Module does, a container attribute's (a list
+    of modules) as tf_keras' tracked list or dict: all its trainable weights, then the others."""
+    if isinstance(child, list):
+        if trainable is None:
+            return _child_weights(child, True) + _child_weights(child, False)
+        return [w for c in child for w in _child_weights(c, trainable)]
     if isinstance(child, Layer):
         return child.weights if trainable is None else child.trainable_weights if trainable else \
             child.non_trainable_weights
@@ -181,12 +186,25 @@ class Model(Layer):
     # Note [A model's weight order]: tf_keras' Model lists weights child by child, in the order of its tracked
     # children (a functional or Sequential model's layers; a subclassed model's attributes, plain tf.Modules
     # included), each layer's trainable then non-trainable weights, and the model's own weights last; a plain
-    # Layer instead lists all its trainable weights first (Layer.weights). `set_weights` of a tf_keras model's
+    # Layer instead lists all its trainable weights first (Layer.weights), and so does a list, tuple or dict
+    # attribute (tf_keras tracks it as one wrapper, which lists as a Layer; a dict by sorted keys). `set_weights` of a tf_keras model's
     # `get_weights` relies on it: a BatchNormalization's moving statistics sit right after its gamma and beta.
     def _weight_children(self):
-        tracked = base_layer._dedupe([v for v in self._attribute_leaves() if isinstance(v, Module) and v is not self])
         if self._ember_graph is None and type(self)._sublayers is Model._sublayers:
-            return tracked  # a subclassed model: attribute order, layers and modules alike
+            # A subclassed model: attribute order, layers and modules alike; a list, tuple or dict attribute is
+            # one child, the list of the modules inside it (tf_keras tracks it as one wrapper object).
+            children = []
+            for key, value in vars(self).items():
+                if key.startswith("_ember"):
+                    continue
+                modules = base_layer._dedupe(
+                    [v for v in base_layer._leaves(value) if isinstance(v, Module) and v is not self])
+                if isinstance(value, (list, tuple, dict)):
+                    children += [modules] if modules else []
+                else:
+                    children += modules
+            return children
+        tracked = [v for v in self._attribute_leaves() if isinstance(v, Module) and v is not self]
         return base_layer._dedupe(self._sublayers() + [v for v in tracked if not isinstance(v, Layer)])
 
     def _own_split(self):
