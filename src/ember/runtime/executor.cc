@@ -227,7 +227,12 @@ Status run_parallel_loop(const void* step, std::span<TensorRef> vars, size_t acc
     } else {
       if (compiled->partitions().empty())
         loop = ParallelLoop::build(compiled->optimized_function(), vars.size(), accumulate);
-      steps.parallel[key] = loop;
+      // Kept only while the step itself is cached: the eviction in resolve_loop_step drops a step's entries,
+      // and one made afterwards for an evicted step (a running While still holds it) would outlive the step,
+      // for a later step at the same address to find.
+      if (std::any_of(steps.by_functions.begin(), steps.by_functions.end(),
+                      [&](const auto& e) { return e.second.get() == step; }))
+        steps.parallel[key] = loop;
     }
   }
   if (loop == nullptr) return Status::OK();
