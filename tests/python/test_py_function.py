@@ -395,6 +395,7 @@ def _released(make_function, call):
     import gc
     import weakref
 
+    gc.collect()  # earlier tests' garbage may hold handles: collected below, they would count as ours
     before = ember._C.py_func_callable_handles()
 
     class Holder:
