@@ -778,6 +778,17 @@ class Body:
             return None
         x = self.pick()
         y = self.pick(lambda v: _broadcast(v.shape, x.shape) == x.shape, recent=0.3) or x
+        if self.p.is_float and x.shape and self.rng.random() < 0.25:
+            # A map_fn: independent iterations over x's rows, which run up to parallel_iterations at once
+            # (Note [Parallel iterations] in runtime/parallel_loop.cc), with a captured invariant.
+            c = f"tf.reduce_mean({x.name})"
+            per_row = self.rng.choice(["tf.tanh(r * 0.5)", "tf.sin(r) * tf.cos(r * 0.5)", "tf.tanh(r) * tf.sin(r)"])
+            n = self.rng.choice([1, 2, 10])
+            self.used.add(x.name)
+            # The signature keeps the row shape when x has no rows (map_fn would give [0] otherwise).
+            t = (f"tf.map_fn(lambda r: {per_row} + tf.sin({c}) * 0.25, {x.name}, parallel_iterations={n}, "
+                 f"fn_output_signature=tf.TensorSpec({x.name}.shape[1:], {x.name}.dtype))")
+            return self.emit(t.replace("{", "{{").replace("}", "}}"), [], x.shape, 2)
         w, k = self.fresh(), "k"
         trips = self.rng.choice(["3", "2", f"tf.shape({x.name})[0]" if x.shape else "1", "0"])
         summed = False
