@@ -77,7 +77,7 @@ from ember.ops.control_flow_ops import case, cond, group, no_op, switch_case, wh
 from ember.ops.control_flow_ops import tuple_ as tuple  # noqa: A001 - TensorFlow's tf.tuple
 from ember.ops.array_ops import identity_n
 from ember.eager_context import executing_eagerly, inside_function
-from ember.ops.tensor_array_ops import TensorArray
+from ember.ops.tensor_array_ops import TensorArray, TensorArraySpec
 from ember.ops.functional_ops import foldl, foldr, map_fn, scan, vectorized_map
 from ember import debugging
 from ember.debugging import Assert, assert_equal, assert_greater, assert_less, assert_rank, ensure_shape

@@ -618,6 +618,14 @@ class TensorArray:
             invariants.append(TensorShape([]))
         return tensors, invariants
 
+    # ---- composite-tensor protocol: Note [TensorArray arguments of functions]
+    @property
+    def _type_spec(self):
+        return TensorArraySpec._of(self)[0]
+
+    def _to_components(self):
+        return TensorArraySpec._of(self)[1]
+
     def _from_loop_tensors(self, tensors):
         other = object.__new__(TensorArray)
         other.__dict__.update(self.__dict__)
@@ -800,3 +808,121 @@ def composite_while_loop(while_loop, cond, body, loop_vars, shape_invariants=Non
 
 def _as_list(out):
     return list(out) if isinstance(out, (list, tuple)) else [out]
+
+
+# Note [TensorArray arguments of functions]
+# An array given to an ember.function goes in as the tensors a loop would carry it as (Note [TensorArray loop
+# variables]): a dense array its buffer (and its rows in use when dynamic_size), a ragged one its value and
+# lengths, and an array with no element shape yet (nothing written) its size. The spec names which of those
+# it is, with the components' shapes ([None] + element shape, so arrays of any size share a trace), and the
+# function rebuilds the array around its arguments. Inside, writes are functional as for any staged array:
+# the caller's array is unchanged (TensorFlow's eager arrays would take the function's symbolic values in).
+# A returned array comes back the same way.
+
+
+class TensorArraySpec:
+    """Describes a TensorArray argument of a function: element shape, dtype, dynamic_size, infer_shape."""
+
+    __slots__ = ("_element_shape", "_dtype", "_dynamic_size", "_infer_shape", "_form", "_shapes")
+
+    def __init__(self, element_shape=None, dtype=dtypes.float32, dynamic_size=False, infer_shape=True):
+        self._element_shape = TensorShape(element_shape)
+        self._dtype = dtypes.as_dtype(dtype)
+        self._dynamic_size = bool(dynamic_size)
+        self._infer_shape = bool(infer_shape)
+        self._form = "dense"
+        rows = (TensorShape([None]).concatenate(self._element_shape)
+                if self._infer_shape and self._element_shape.rank is not None else TensorShape(None))
+        self._shapes = (rows, TensorShape([])) if self._dynamic_size else (rows,)
+
+    @staticmethod
+    def _of(array):
+        """(spec, components) of an array; the array itself is left as it is."""
+        copy = object.__new__(TensorArray)
+        copy.__dict__.update(array.__dict__)
+        if copy._items is not None:
+            copy._items = list(copy._items)
+        spec = TensorArraySpec(array._element_shape, array._dtype, array._dynamic_size, array._infer_shape)
+        try:
+            tensors, shapes = copy._loop_tensors()
+            spec._form = "ragged" if copy._ragged is not None else "dense"
+        except _NeedsElementShape:
+            tensors, shapes = [copy._size_tensor()], [TensorShape([])]
+            spec._form = "pending"
+        spec._shapes = tuple(TensorShape(s) for s in shapes)
+        return spec, tensors
+
+    @property
+    def element_shape(self):
+        return self._element_shape
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    @property
+    def dynamic_size(self):
+        return self._dynamic_size
+
+    @property
+    def infer_shape(self):
+        return self._infer_shape
+
+    @property
+    def value_type(self):
+        return TensorArray
+
+    @classmethod
+    def from_value(cls, value):
+        return cls._of(value)[0]
+
+    def _component_dtypes(self):
+        if self._form == "pending":
+            return [dtypes.int32]
+        if self._form == "ragged":
+            return [self._dtype, dtypes.int64]
+        return [self._dtype] + ([dtypes.int32] if self._dynamic_size else [])
+
+    def _component_specs(self):
+        from ember.framework.tensor_spec import TensorSpec
+
+        return [TensorSpec(shape, dtype) for shape, dtype in zip(self._shapes, self._component_dtypes())]
+
+    def _from_components(self, components):
+        array = object.__new__(TensorArray)
+        array._dtype, array._dynamic_size, array._infer_shape = self._dtype, self._dynamic_size, self._infer_shape
+        array._clear_after_read, array._element_shape, array._name = True, self._element_shape, "TensorArray"
+        array._items = array._buffer = array._length = array._size = array._ragged = None
+        components = list(components)
+        if self._form == "pending":
+            array._size = components[0]
+        elif self._form == "ragged":
+            array._ragged = (components[0], components[1])
+        else:
+            array._buffer = components[0]
+            array._length = components[1] if len(components) > 1 else None
+        return array
+
+    def is_compatible_with(self, other):
+        if isinstance(other, TensorArray):
+            other = TensorArraySpec._of(other)[0]
+        return (isinstance(other, TensorArraySpec) and self._dtype == other._dtype
+                and self._dynamic_size == other._dynamic_size and self._infer_shape == other._infer_shape
+                and self._form == other._form and len(self._shapes) == len(other._shapes)
+                and self._element_shape.is_compatible_with(other._element_shape)
+                and all(a.is_compatible_with(b) for a, b in zip(self._shapes, other._shapes)))
+
+    def _key(self):
+        return (self._element_shape, self._dtype, self._dynamic_size, self._infer_shape, self._form, self._shapes)
+
+    def __eq__(self, other):
+        return isinstance(other, TensorArraySpec) and self._key() == other._key()
+
+    def __hash__(self):
+        return hash(self._key())
+
+    def __repr__(self):
+        shape = self._element_shape
+        shape_text = "None" if shape.rank is None else repr(shape.as_list())
+        return (f"TensorArraySpec(TensorShape({shape_text}), {self._dtype!r}, {self._dynamic_size}, "
+                f"{self._infer_shape})")
