@@ -231,6 +231,7 @@ class PyTrace {
 
   void enter() { ctx_->enter(); }
   void exit() { ctx_->exit(); }
+  void lift_enclosing_constants() { ctx_->set_lifts_enclosing_constants(true); }
 
   nb::object add_argument(int dtype, nb::handle dims, const std::string& name) {
     return wrap(ctx_->add_argument(static_cast<DType>(dtype), shape_from(dims), name));
@@ -337,6 +338,7 @@ void bind_functions(nb::module_& m) {
   nb::class_<PyTrace>(m, "Trace")
       .def(nb::init<std::string, bool>(), nb::arg("name"), nb::arg("auto_control_deps") = true)
       .def("enter", &PyTrace::enter)
+      .def("lift_enclosing_constants", &PyTrace::lift_enclosing_constants)
       .def("exit", &PyTrace::exit)
       .def("add_argument", &PyTrace::add_argument, nb::arg("dtype"), nb::arg("dims").none(), nb::arg("name"))
       .def("lift", &PyTrace::lift)

@@ -379,3 +379,20 @@ def test_unknown_dimensions_and_an_enclosing_tape():
 
     for a, b in zip(run(em), run(tf)):
         close(a, b, 1e-4)
+
+
+def test_constants_made_inside_the_function_as_sources_and_targets():
+    # Ops on constants run while tracing (folding); TensorFlow's graph keeps them, so the gradient flows
+    # from a folded target back to the constant it came from, through folded and traced ops alike.
+    def body(lib, v, x):
+        c = lib.constant(2.0)
+        d = lib.constant([1.0, -3.0])
+        folded = c * 3.0 + lib.sin(c)
+        mixed = lib.reduce_sum(x * (d * c))
+        stopped = c * c
+        return (lib.gradients(folded, c) + lib.gradients(mixed, [c, d]) + lib.gradients(c * 5.0, [c])
+                + lib.gradients(stopped * x, c, stop_gradients=[stopped])
+                + lib.gradients(lib.constant(1.0) * 2.0, c, unconnected_gradients="zero"))
+
+    same_as_tensorflow(body, X)
+

@@ -16,8 +16,10 @@
 #include "ember/autodiff/graph_gradients.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ember/autodiff/function_gradient.h"
 #include "ember/autodiff/tape_internal.h"
@@ -41,7 +43,6 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
                       "instead.");
   FunctionGraph& fn = trace->function();
   const Graph& g = fn.graph;
-  const int32_t num_nodes = g.num_nodes();  // replayed nodes are added after these
   // Every tensor as one of this trace: an eager one (a constant made inside the function) is the Const
   // node or captured argument it became when ops read it. A tensor of an enclosing trace is refused.
   std::vector<TensorRef> own;
@@ -68,6 +69,17 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
     stops_in.push_back(*t);
   }
 
+  // Lifting adds Const nodes (a constant no op of the graph read yet), so the nodes are counted after every
+  // operand is this trace's: the bookkeeping below is sized by that count.
+  std::vector<TensorImpl*> own_xs(xs.size(), nullptr);
+  for (size_t k = 0; k < xs.size(); ++k) {
+    if (xs[k].tensor == nullptr) continue;
+    auto x = own_tensor(xs[k].tensor, "xs tensor");
+    if (!x.ok()) return x.status();
+    own_xs[k] = *x;
+  }
+  const int32_t num_nodes = g.num_nodes();  // replayed nodes are added after these
+
   using Key = std::pair<int32_t, int32_t>;
   auto key_of = [](const TensorImpl* t) { return Key{t->graph_node(), t->graph_output()}; };
   auto key_of_value = [](ValueRef v) { return Key{v.node, v.output}; };
@@ -85,11 +97,9 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
   std::vector<std::vector<size_t>> source_slots(xs.size());  // per x, its entries in `sources`
   std::map<Key, bool> is_source;
   for (size_t k = 0; k < xs.size(); ++k) {
-    if (xs[k].tensor != nullptr) {
-      auto x = own_tensor(xs[k].tensor, "xs tensor");
-      if (!x.ok()) return x.status();
-      const Key key = key_of(*x);
-      value.emplace(key, TensorRef(*x));
+    if (own_xs[k] != nullptr) {
+      const Key key = key_of(own_xs[k]);
+      value.emplace(key, TensorRef(own_xs[k]));
       is_source[key] = true;
       source_slots[k].push_back(sources.size());
       sources.push_back(GradSource{value[key].get(), 0});
@@ -111,6 +121,64 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
       sources.push_back(GradSource{it->second.get(), 0});
     }
   }
+  // Note [Gradients through folded constants]
+  // Ops whose operands are all concrete ran while tracing (TraceContext::intercept), so a value computed
+  // from a constant source (c = tf.constant(2.0); y = c * 3.0) is a constant of the graph with no edge from
+  // the source. The trace remembers each such fold; a Const node whose tensor a fold chain derives from a
+  // concrete source counts as reached, and the replay runs that chain again on the source's symbolic
+  // tensor, which adds its ops to the graph and records them on the tape as TensorFlow's unfolded graph has
+  // them.
+  std::unordered_map<const TensorImpl*, TensorImpl*> concrete_source;  // the caller's tensor -> its value
+  for (size_t k = 0; k < xs.size(); ++k)
+    if (own_xs[k] != nullptr && !xs[k].tensor->is_symbolic())
+      concrete_source[xs[k].tensor] = value[key_of(own_xs[k])].get();
+  std::unordered_set<const TensorImpl*> concrete_stops;
+  for (TensorImpl* s : stops)
+    if (!s->is_symbolic()) concrete_stops.insert(s);
+  std::unordered_map<const TensorImpl*, bool> derived_memo;
+  std::function<bool(const TensorImpl*)> derived = [&](const TensorImpl* t) -> bool {
+    if (concrete_stops.count(t)) return false;
+    if (concrete_source.count(t)) return true;
+    auto it = derived_memo.find(t);
+    if (it != derived_memo.end()) return it->second;
+    derived_memo[t] = false;
+    bool result = false;
+    if (concrete_source.empty()) return false;
+    if (const TraceContext::Fold* fold = trace->fold_of(t))
+      for (const TensorRef& in : fold->inputs) result = result || derived(in.get());
+    derived_memo[t] = result;
+    return result;
+  };
+  const OpDef& const_op_def = op_def("Const");
+  auto derived_constant = [&](int32_t i) -> const TensorImpl* {
+    const Node& n = g.node(i);
+    if (n.op != &const_op_def || concrete_source.empty() || n.attrs.empty()) return nullptr;
+    const auto* held = std::get_if<TensorRef>(&n.attrs[0]);
+    if (held == nullptr || concrete_source.count(held->get()) || !derived(held->get())) return nullptr;
+    return held->get();
+  };
+  std::unordered_map<const TensorImpl*, TensorRef> replayed_folds;
+  std::function<StatusOr<TensorRef>(TensorImpl*)> replay_fold = [&](TensorImpl* t) -> StatusOr<TensorRef> {
+    if (auto src = concrete_source.find(t); src != concrete_source.end()) return TensorRef(src->second);
+    if (!derived(t)) return TensorRef(t);
+    if (auto done = replayed_folds.find(t); done != replayed_folds.end()) return done->second;
+    const TraceContext::Fold* fold = trace->fold_of(t);
+    SmallVector<TensorRef, 4> held;
+    SmallVector<TensorImpl*, 4> inputs;
+    for (const TensorRef& in : fold->inputs) {
+      auto r = replay_fold(in.get());
+      if (!r.ok()) return r.status();
+      held.push_back(std::move(r).value());
+      inputs.push_back(held.back().get());
+    }
+    OutputList outs;
+    EMBER_RETURN_IF_ERROR(execute_op(*fold->op, {inputs.data(), inputs.size()},
+                                     {fold->attrs.data(), fold->attrs.size()}, outs));
+    for (size_t o = 0; o < outs.size() && o < fold->outputs.size(); ++o)
+      replayed_folds[fold->outputs[o].get()] = outs[o];
+    return replayed_folds.at(t);
+  };
+
   // Which nodes depend on a source: node indices are a topological order.
   auto carries = [&](ValueRef v) {
     const Key key{v.node, v.output};
@@ -135,6 +203,7 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
     for (ValueRef v : g.node(i).inputs)
       if (carries(v)) reached[i] = true;
     if (!reached[i] && reads_variable_source(g.node(i))) reached[i] = true;
+    if (!reached[i] && !is_stop.count(Key{i, 0}) && derived_constant(i) != nullptr) reached[i] = true;
   }
   // Which of those lead to a target.
   std::vector<bool> needed(num_nodes, false);
@@ -195,6 +264,15 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
   for (int32_t i = 0; i < num_nodes && replayed.ok(); ++i) {
     if (!reached[i] || !needed[i]) continue;
     if (is_source.count(Key{i, 0}) && g.node(i).op->name == "ReadVariableOp") continue;
+    if (const TensorImpl* folded = derived_constant(i)) {
+      auto r = replay_fold(const_cast<TensorImpl*>(folded));
+      if (!r.ok()) {
+        replayed = r.status().with_prefix("tf.gradients: replaying a constant computed while tracing: ");
+        break;
+      }
+      value[Key{i, 0}] = std::move(r).value();
+      continue;
+    }
     if (const auto* region = in_custom_gradient_region(i)) {
       replayed = record_region(*region);
       i = region->end_node - 1;
