@@ -139,3 +139,22 @@ def test_bad_arguments_raise():
         layers.LocallyConnected1D(2, 5)(np.zeros((1, 3, 2), np.float32))
     with pytest.raises(ValueError):
         layers.LocallyConnected2D(2, 2)(np.zeros((1, 4, 4), np.float32))
+
+
+@pytest.mark.parametrize("implementation", [1, 2, 3])
+def test_mixed_precision_computes_in_float16_as_tf_keras(implementation):
+    x = RNG.normal(size=(2, 5, 4, 2)).astype(np.float32)
+    ember.keras.mixed_precision.set_global_policy("mixed_float16")
+    tf_keras.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        theirs = tf_keras.layers.LocallyConnected2D(3, 2, implementation=implementation)
+        their_out = theirs(x)
+        ours = layers.LocallyConnected2D(3, 2, implementation=implementation)
+        ours.build(x.shape)
+        ours.set_weights(theirs.get_weights())
+        out = ours(x)
+    finally:
+        ember.keras.mixed_precision.set_global_policy("float32")
+        tf_keras.mixed_precision.set_global_policy("float32")
+    assert out.dtype == ember.float16 and ours.kernel.dtype == ember.float32
+    np.testing.assert_allclose(np.asarray(out, np.float32), their_out.numpy().astype(np.float32), rtol=1e-2, atol=1e-2)

@@ -113,6 +113,8 @@ class _LocallyConnected(Layer):
                                       dtype=self._dtype)
         if self.implementation == 2:
             self.kernel_mask = self._kernel_mask(spatial)
+        elif self.implementation == 3:
+            self._sparse_indices = np.asarray(self.kernel_idxs, np.int64).reshape(-1, 2)
         if self.use_bias:
             self.bias = self.add_weight("bias", shape=tuple(self.output_spatial) + (self.filters,),
                                         initializer=self.bias_initializer, regularizer=self.bias_regularizer,
@@ -168,15 +170,14 @@ class _LocallyConnected(Layer):
             batch = array_ops.shape(inputs)[:1]
             flat = array_ops.reshape(inputs, array_ops.concat([batch, [-1]], 0))
             if self.implementation == 2:
-                kernel = self.kernel * math_ops.cast(self.kernel_mask, self.kernel.dtype)
+                kernel = self.kernel * math_ops.cast(self.kernel_mask, inputs.dtype)  # the compute dtype
                 rows = int(np.prod(self.kernel_shape[:self.rank + 1]))
                 flat_out = math_ops.matmul(flat, array_ops.reshape(kernel, [rows, -1]))
             else:
                 from ember.sparse import sparse_ops
                 from ember.sparse.sparse_tensor import SparseTensor
 
-                matrix = SparseTensor(np.asarray(self.kernel_idxs, np.int64).reshape(-1, 2), self.kernel,
-                                      self.kernel_shape)
+                matrix = SparseTensor(self._sparse_indices, self.kernel, self.kernel_shape)
                 flat_out = array_ops.transpose(sparse_ops.sparse_dense_matmul(matrix, flat, adjoint_b=True))
             outputs = array_ops.reshape(flat_out, array_ops.concat([batch, self._output_shape_without_batch()], 0))
         if self.use_bias:
