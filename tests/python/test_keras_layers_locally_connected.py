@@ -158,3 +158,16 @@ def test_mixed_precision_computes_in_float16_as_tf_keras(implementation):
         tf_keras.mixed_precision.set_global_policy("float32")
     assert out.dtype == ember.float16 and ours.kernel.dtype == ember.float32
     np.testing.assert_allclose(np.asarray(out, np.float32), their_out.numpy().astype(np.float32), rtol=1e-2, atol=1e-2)
+
+
+@pytest.mark.parametrize("implementation", [1, 2, 3])
+def test_a_tf_keras_hdf5_model_loads_with_each_implementation(tmp_path, implementation):
+    theirs = tf_keras.Sequential([tf_keras.layers.LocallyConnected1D(2, 3, implementation=implementation,
+                                                                     input_shape=(7, 3)),
+                                  tf_keras.layers.Flatten(), tf_keras.layers.Dense(1)])
+    path = str(tmp_path / "model.h5")
+    theirs.save(path)
+    ours = ember.keras.models.load_model(path)
+    assert ours.layers[0].implementation == implementation
+    x = RNG.normal(size=(2, 7, 3)).astype(np.float32)
+    np.testing.assert_allclose(ours.predict(x, verbose=0), theirs.predict(x, verbose=0), rtol=1e-5, atol=1e-5)
