@@ -324,3 +324,17 @@ def test_fit_without_shuffling_reads_the_iterator_by_index():
     model.compile("sgd", "mse")
     model.fit(flow, epochs=2, shuffle=False, verbose=0)
     assert flow.total_batches_seen == 6
+
+
+def test_an_iterator_subclass_yields_tf_keras_index_batches():
+    def make(base):
+        class Indices(base):
+            def _get_batches_of_transformed_samples(self, index_array):
+                return np.asarray(index_array)
+
+        return Indices(11, 4, True, 3)
+
+    ours, theirs = make(our_image.Iterator), make(their_image.Iterator)
+    _assert_same_iterators(ours, theirs, passes=3)
+    empty = our_image.Iterator(0, 4, False, None)
+    assert len(empty) == 0

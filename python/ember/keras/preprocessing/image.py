@@ -372,10 +372,11 @@ class ImageDataGenerator:
         if x.ndim != 4:
             raise ValueError(f"Input to `.fit()` should have rank 4. Got array with shape: {x.shape}")
         if x.shape[self.channel_axis] not in (1, 3, 4):
+            axis = self.channel_axis
             warnings.warn("Expected input to be images (as Numpy array) following the data format convention "
-                          f'"{self.data_format}" (channels on axis {self.channel_axis}), i.e. expected either 1, 3 or 4 '
-                          f"channels on axis {self.channel_axis}. However, it was passed an array with shape "
-                          f"{x.shape} ({x.shape[self.channel_axis]} channels).")
+                          f'"{self.data_format}" (channels on axis {axis}), i.e. expected either 1, 3 or 4 channels '
+                          f"on axis {axis}. However, it was passed an array with shape {x.shape} "
+                          f"({x.shape[axis]} channels).")
         if seed is not None:
             np.random.seed(seed)
         x = np.copy(x)
