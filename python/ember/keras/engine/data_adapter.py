@@ -164,6 +164,9 @@ class IterableData:
         if self._iterator is None or steps is None or self.cardinality is not None:
             if self._shuffle:
                 self._iterator = (self.data[int(i)] for i in np.random.permutation(len(self.data)))
+            elif self._sequence:
+                # by index, as Keras reads a Sequence: some (the image iterators) iterate endlessly
+                self._iterator = (self.data[i] for i in range(len(self.data)))
             else:
                 self._iterator = iter(self.data)
         taken = 0

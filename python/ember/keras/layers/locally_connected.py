@@ -1,21 +1,36 @@
 """Keras 2's locally-connected layers (tf_keras): a convolution whose every output position has its own
-kernel.
+kernel, in tf_keras' three implementations, each with its own weight layout so tf_keras' weights load as they
+are (``set_weights(tf_keras_layer.get_weights())``):
 
-Only tf_keras' ``implementation=1`` is written (its default): the kernel is
-``[output positions, prod(kernel_size) * input channels, filters]``, each position's window flattened in the
-input's own axis order (window positions then channels for channels_last; channels then window positions for
-channels_first), so tf_keras' weights load as they are. The bias has one value per output position and
-filter: ``[output_length, filters]`` (1D), ``[rows, cols, filters]`` (2D); for channels_first tf_keras
-*reshapes* (does not transpose) it to ``[filters, ...]``, and so does ember, so the same weights give the
-same outputs. Only "valid" padding exists with implementation 1.
+- ``implementation=1`` (the default): the kernel is ``[output positions, prod(kernel_size) * input channels,
+  filters]``, each position's window flattened in the input's own axis order; the windows are gathered and
+  multiplied at once (``backend.local_conv2d``). Only "valid" padding.
+- ``implementation=2``: a dense kernel over every (input position, output position) pair,
+  ``[*input_spatial, channels, *output_spatial, filters]`` (channels_last) or
+  ``[channels, *input_spatial, filters, *output_spatial]`` (channels_first), multiplied by a constant 0/1
+  mask of the connected pairs, reshaped to a matrix and applied to the flattened input in one matmul.
+- ``implementation=3``: only the connected entries, a vector of ``len(kernel_idxs)`` values; ``kernel_idxs``
+  are the (flat output index, flat input index) pairs of the connected entries in row-major order (so a
+  weight's position is fixed by the shapes alone), and the output is ``SparseTensorDenseMatMul`` of that
+  sparse matrix with the flattened input.
+
+Implementations 2 and 3 also take "same" padding, with tf_keras' window placement (``_connected_inputs``:
+the window of output position ``o`` starts at ``o * stride - kernel // 2``, clipped to the input), which is
+not the convolution ops' padding. The bias has one value per output position and filter: ``[output_length,
+filters]`` (1D), ``[rows, cols, filters]`` (2D); for channels_first tf_keras *reshapes* (does not transpose)
+it to ``[filters, ...]``, and so does ember, so the same weights give the same outputs.
 """
+
+import itertools
+
+import numpy as np
 
 from ember.framework.tensor_shape import TensorShape
 from ember.keras import activations, backend, constraints, initializers, regularizers
 from ember.keras.engine.base_layer import Layer
 from ember.keras.engine.input_spec import InputSpec
 from ember.keras.layers import _layer_utils as U
-from ember.ops import array_ops
+from ember.ops import array_ops, math_ops
 
 __all__ = ["LocallyConnected1D", "LocallyConnected2D"]
 
@@ -35,10 +50,7 @@ class _LocallyConnected(Layer):
         self.padding = U.normalize_padding(padding)
         if implementation not in (1, 2, 3):
             raise ValueError(f"Unrecognized implementation mode: {implementation}.")
-        if implementation != 1:
-            raise NotImplementedError(f"{name}(implementation={implementation}) is not implemented in ember; "
-                                      "implementation=1 is (the same function, with tf_keras' default weight layout)")
-        if self.padding != "valid":
+        if self.padding != "valid" and implementation == 1:
             raise ValueError(f'Invalid border mode for {name} (only "valid" is supported if implementation is '
                              f"1): {padding}")
         self.data_format = U.normalize_data_format(data_format)
@@ -77,15 +89,32 @@ class _LocallyConnected(Layer):
             raise ValueError(f"One of the dimensions in the output is <= 0 due to downsampling in {self.name}. "
                              f"Consider increasing the input size. Received input shape {shape} which would "
                              "produce output shape with a zero or negative value in a dimension.")
-        positions = 1
-        window = channels
-        for length, k in zip(self.output_spatial, self.kernel_size):
-            positions *= length
-            window *= k
-        self.kernel_shape = (positions, window, self.filters)
-        self.kernel = self.add_weight("kernel", shape=self.kernel_shape, initializer=self.kernel_initializer,
+        if self.implementation == 1:
+            positions = 1
+            window = channels
+            for length, k in zip(self.output_spatial, self.kernel_size):
+                positions *= length
+                window *= k
+            self.kernel_shape = (positions, window, self.filters)
+            kernel_shape = self.kernel_shape
+        elif self.implementation == 2:
+            if self.data_format == "channels_first":
+                self.kernel_shape = (channels, *spatial, self.filters, *self.output_spatial)
+            else:
+                self.kernel_shape = (*spatial, channels, *self.output_spatial, self.filters)
+            kernel_shape = self.kernel_shape
+        else:
+            out_size = int(np.prod(self.output_spatial)) * self.filters
+            self.kernel_shape = (out_size, int(np.prod(spatial)) * channels)
+            self.kernel_idxs = self._kernel_idxs(spatial, channels)
+            kernel_shape = (len(self.kernel_idxs),)
+        self.kernel = self.add_weight("kernel", shape=kernel_shape, initializer=self.kernel_initializer,
                                       regularizer=self.kernel_regularizer, constraint=self.kernel_constraint,
                                       dtype=self._dtype)
+        if self.implementation == 2:
+            self.kernel_mask = self._kernel_mask(spatial)
+        elif self.implementation == 3:
+            self._sparse_indices = np.asarray(self.kernel_idxs, np.int64).reshape(-1, 2)
         if self.use_bias:
             self.bias = self.add_weight("bias", shape=tuple(self.output_spatial) + (self.filters,),
                                         initializer=self.bias_initializer, regularizer=self.bias_regularizer,
@@ -96,9 +125,61 @@ class _LocallyConnected(Layer):
         self.input_spec = InputSpec(ndim=self.rank + 2, axes={channel_axis: channels})
         self.built = True
 
+    def _spatial_mask(self, spatial):
+        """[*input_spatial, *output_spatial] bool: which input positions each output position reads."""
+        mask = np.zeros(tuple(spatial) + tuple(self.output_spatial), bool)
+        for position in itertools.product(*(range(n) for n in self.output_spatial)):
+            window = tuple(_connected_inputs(n, k, s, o, self.padding)
+                           for n, k, s, o in zip(spatial, self.kernel_size, self.strides, position))
+            mask[window + position] = True
+        return mask
+
+    def _kernel_mask(self, spatial):
+        """The spatial mask with unit axes where implementation 2's kernel has its channel and filter axes."""
+        mask = self._spatial_mask(spatial)
+        if self.data_format == "channels_first":
+            return mask.reshape((1, *spatial, 1, *self.output_spatial))
+        return mask.reshape((*spatial, 1, *self.output_spatial, 1))
+
+    def _kernel_idxs(self, spatial, channels):
+        """Implementation 3's (output, input) index pairs, in row-major order of the dense
+        [outputs, inputs] matrix whose flat indices follow the data format's axis order."""
+        rank = self.rank
+        mask = self._spatial_mask(spatial)
+        # to [*output_spatial, *input_spatial], then add the filter and channel axes
+        mask = mask.transpose(tuple(range(rank, 2 * rank)) + tuple(range(rank)))
+        if self.data_format == "channels_first":
+            full = np.broadcast_to(mask.reshape((1, *self.output_spatial, 1, *spatial)),
+                                   (self.filters, *self.output_spatial, channels, *spatial))
+        else:
+            full = np.broadcast_to(mask.reshape((*self.output_spatial, 1, *spatial, 1)),
+                                   (*self.output_spatial, self.filters, *spatial, channels))
+        pairs = np.argwhere(full.reshape(self.kernel_shape))
+        return [tuple(int(i) for i in pair) for pair in pairs]
+
+    def _output_shape_without_batch(self):
+        if self.data_format == "channels_first":
+            return [self.filters] + list(self.output_spatial)
+        return list(self.output_spatial) + [self.filters]
+
     def call(self, inputs):
-        outputs = backend.local_conv2d(inputs, self.kernel, self.kernel_size, self.strides,
-                                       tuple(self.output_spatial), self.data_format)
+        if self.implementation == 1:
+            outputs = backend.local_conv2d(inputs, self.kernel, self.kernel_size, self.strides,
+                                           tuple(self.output_spatial), self.data_format)
+        else:
+            batch = array_ops.shape(inputs)[:1]
+            flat = array_ops.reshape(inputs, array_ops.concat([batch, [-1]], 0))
+            if self.implementation == 2:
+                kernel = self.kernel * math_ops.cast(self.kernel_mask, inputs.dtype)  # the compute dtype
+                rows = int(np.prod(self.kernel_shape[:self.rank + 1]))
+                flat_out = math_ops.matmul(flat, array_ops.reshape(kernel, [rows, -1]))
+            else:
+                from ember.sparse import sparse_ops
+                from ember.sparse.sparse_tensor import SparseTensor
+
+                matrix = SparseTensor(self._sparse_indices, self.kernel, self.kernel_shape)
+                flat_out = array_ops.transpose(sparse_ops.sparse_dense_matmul(matrix, flat, adjoint_b=True))
+            outputs = array_ops.reshape(flat_out, array_ops.concat([batch, self._output_shape_without_batch()], 0))
         if self.use_bias:
             if self.data_format == "channels_first":
                 # tf_keras' backend.bias_add reshapes [..., filters] to [filters, ...] (no transpose).
@@ -133,6 +214,13 @@ class _LocallyConnected(Layer):
                        "bias_constraint": U.serialize("constraints", self.bias_constraint),
                        "implementation": self.implementation})
         return config
+
+
+def _connected_inputs(length, kernel, stride, position, padding):
+    """The input positions (a slice) that output ``position`` reads along one axis, as tf_keras places the
+    window (``conv_utils.conv_connected_inputs``)."""
+    start = position * stride - (0 if padding == "valid" else kernel // 2)
+    return slice(max(0, start), min(length, start + kernel))
 
 
 class LocallyConnected1D(_LocallyConnected):
