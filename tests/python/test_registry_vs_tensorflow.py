@@ -193,6 +193,10 @@ EXPECTED_DIFFERENCES = {
     ("test_gradients_match_tensorflow", "SoftmaxCrossEntropyWithLogits", "float64"): LABELS_GRADIENT,
     ("test_values_match_tensorflow", "InTopKV2", "float64"): "TensorFlow's InTopKV2 takes float32 predictions "
                                                               "only, and so does ember's (both reject float64)",
+    **{(test, "ApproxTopK", "float64"): "TensorFlow's ApproxTopK takes float16, bfloat16 and float32 only, and so "
+                                        "does ember's (both reject float64)"
+       for test in ("test_values_match_tensorflow", "test_gradients_match_tensorflow",
+                    "test_second_order_gradients_match_tensorflow")},
     # The same rule differentiated again: TensorFlow's second-order gradient w.r.t. the labels is 0.
     ("test_second_order_gradients_match_tensorflow", "SoftmaxCrossEntropyWithLogits", "float64"): LABELS_GRADIENT,
     **conv_op_examples.EXPECTED_DIFFERENCES,

@@ -413,4 +413,11 @@ bool is_joined_string_list(const OpDef& op, std::string_view attr) {
   return op.name == "_FusedMatMul" && attr == "fused_ops";
 }
 
+bool is_float_list(const OpDef& op, std::string_view attr) {
+  if (op.name == "Bucketize") return attr == "boundaries";
+  if (op.name.starts_with("SampleDistortedBoundingBox") || op.name == "StatelessSampleDistortedBoundingBox")
+    return attr == "aspect_ratio_range" || attr == "area_range";
+  return false;
+}
+
 }  // namespace ember::graph_def_ops
