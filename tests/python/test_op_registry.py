@@ -377,6 +377,8 @@ def examples():
                              [" ", [1, 2], "<", ">", 1, False])
     table["StringToHashBucketFast"] = ([words], [10])
     table["UnicodeDecode"] = ([tf.constant(["hé", "x"])], ["UTF-8", "replace", 65533, False, tf.int64])
+    table["UnicodeTranscode"] = ([tf.constant([b"h\xc3\xa9\xff", b"x"])], ["UTF-8", "UTF-16-BE", "replace", 65533,
+                                                                          False])
     # Complex numbers and FFTs (tests/python/test_complex.py, test_fft.py check them against TensorFlow).
     c64 = tf.constant((F + 1j * F[::-1]).astype(np.complex64))
     table["Complex"] = ([f32(), f32(F[::-1].copy())], [])
