@@ -289,6 +289,7 @@ def examples():
     table["InTopKV2"] = ([f32(), tf.constant([2, 0]), tf.constant(1)], [])
     table["LowerBound"] = ([f32(np.sort(F, axis=1)), f32()], [tf.int32])
     table["Bucketize"] = ([f32()], [[0.2, 0.5, 0.5, 0.75]])
+    table["IsotonicRegression"] = ([f32()], [tf.float32])
     table["ApproxTopK"] = ([f32()], [2, -1, 0.95, True, -1, True])
     table["UpperBound"] = ([f32(np.sort(F, axis=1)), f32()], [tf.int64])
     table["Unique"] = ([f32(np.array([0.5, 0.25, 0.5, 1.0], np.float32))], [tf.int32])
