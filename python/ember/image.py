@@ -26,10 +26,11 @@ __all__ = ["ResizeMethod", "adjust_brightness", "adjust_contrast", "adjust_gamma
            "pad_to_bounding_box",
            "per_image_standardization", "psnr", "random_brightness", "random_contrast", "random_crop",
            "random_flip_left_right", "random_flip_up_down", "random_hue", "random_saturation", "resize",
-           "resize_with_crop_or_pad", "resize_with_pad", "rgb_to_grayscale", "rgb_to_hsv", "sobel_edges", "ssim",
+           "resize_with_crop_or_pad", "resize_with_pad", "rgb_to_grayscale", "rgb_to_hsv",
+           "sample_distorted_bounding_box", "sobel_edges", "ssim",
            "ssim_multiscale", "stateless_random_brightness", "stateless_random_contrast", "stateless_random_crop",
            "stateless_random_flip_left_right", "stateless_random_flip_up_down", "stateless_random_hue",
-           "stateless_random_saturation", "total_variation"]
+           "stateless_random_saturation", "stateless_sample_distorted_bounding_box", "total_variation"]
 
 _ResizeBilinear = _C.op("ResizeBilinear")
 _ResizeNearest = _C.op("ResizeNearestNeighbor")
@@ -514,4 +515,5 @@ from ember.ops import image_codec_ops as _image_codec_ops  # noqa: E402
 __all__ += _image_codec_ops.__all__
 from ember.ops.image_boxes_ops import (combined_non_max_suppression, crop_and_resize, non_max_suppression,  # noqa: E402
                                        non_max_suppression_overlaps, non_max_suppression_padded,
-                                       non_max_suppression_with_scores)
+                                       non_max_suppression_with_scores, sample_distorted_bounding_box,
+                                       stateless_sample_distorted_bounding_box)

@@ -290,6 +290,11 @@ def examples():
     table["LowerBound"] = ([f32(np.sort(F, axis=1)), f32()], [tf.int32])
     table["Bucketize"] = ([f32()], [[0.2, 0.5, 0.5, 0.75]])
     table["IsotonicRegression"] = ([f32()], [tf.float32])
+    sample_boxes = tf.constant([[[0.1, 0.2, 0.5, 0.7]]])
+    table["SampleDistortedBoundingBoxV2"] = ([tf.constant([8, 6, 3]), sample_boxes, tf.constant(0.1)],
+                                             [3, 4, [0.75, 1.33], [0.05, 1.0], 100, False])
+    table["StatelessSampleDistortedBoundingBox"] = ([tf.constant([8, 6, 3]), sample_boxes, tf.constant(0.1),
+                                                     tf.constant([1, 2])], [[0.75, 1.33], [0.05, 1.0], 100, False])
     table["ApproxTopK"] = ([f32()], [2, -1, 0.95, True, -1, True])
     table["UpperBound"] = ([f32(np.sort(F, axis=1)), f32()], [tf.int64])
     table["Unique"] = ([f32(np.array([0.5, 0.25, 0.5, 1.0], np.float32))], [tf.int32])
@@ -541,6 +546,7 @@ def test_allocation_too_large_is_resource_exhausted():
 
 NON_DETERMINISTIC = {"RandomUniform", "RandomStandardNormal", "TruncatedNormal", "RandomUniformInt",
                      "RngReadAndSkip", "Multinomial", "RandomShuffle", "RandomGamma", "RandomPoissonV2",
+                     "SampleDistortedBoundingBoxV2",
                      "StatefulRandomBinomial", "DatasetIteratorCreate", "DatasetIteratorNext",  # each call advances the state it returns
                      # without a shared_name each call makes a new table, whose id it returns
                      "HashTableV2", "MutableHashTableV2", "MutableDenseHashTableV2"}

@@ -133,6 +133,7 @@ constexpr TypeAttr kTypeAttrs[] = {
     {"StatelessRandomNormal", "Tseed", 1},
     {"StatelessTruncatedNormal", "Tseed", 1},
     {"StatelessRandomUniformInt", "Tseed", 1},
+    {"StatelessSampleDistortedBoundingBox", "Tseed", 3},
     // The table ops (ops/lookup.cc): the table is input 0 in a GraphDef, so keys and values follow it.
     {"LookupTableFindV2", "Tin", 0},
     {"LookupTableFindV2", "Tout", 1},
