@@ -291,6 +291,9 @@ def examples():
     table["Bucketize"] = ([f32()], [[0.2, 0.5, 0.5, 0.75]])
     table["IsotonicRegression"] = ([f32()], [tf.float32])
     sample_boxes = tf.constant([[[0.1, 0.2, 0.5, 0.7]]])
+    table["DrawBoundingBoxes"] = ([tf.zeros([1, 4, 5, 3]), sample_boxes], [])
+    table["DrawBoundingBoxesV2"] = ([tf.zeros([1, 4, 5, 3]), sample_boxes, tf.constant([[1.0, 0.0, 0.0]])], [])
+    table["EncodeJpegVariableQuality"] = ([tf.zeros([4, 4, 3], tf.uint8), tf.constant(50)], [])
     table["SampleDistortedBoundingBoxV2"] = ([tf.constant([8, 6, 3]), sample_boxes, tf.constant(0.1)],
                                              [3, 4, [0.75, 1.33], [0.05, 1.0], 100, False])
     table["StatelessSampleDistortedBoundingBox"] = ([tf.constant([8, 6, 3]), sample_boxes, tf.constant(0.1),

@@ -104,6 +104,9 @@ EXCLUDED = {
               "which this table's draws do not keep apart; compared with TensorFlow (stateless boxes value for "
               "value, stateful streams across calls, errors) in test_image_sample_box.py"
        for name in ("SampleDistortedBoundingBoxV2", "StatelessSampleDistortedBoundingBox")},
+    **{name: "takes float32 and float16 images only and boxes whose pixels it draws: compared with "
+              "tf.image.draw_bounding_boxes pixel for pixel (depths, colours, boxes across every edge) in "
+              "test_image_draw_and_jpeg_quality.py" for name in ("DrawBoundingBoxes", "DrawBoundingBoxesV2")},
     "UnicodeTranscode": "takes string tensors, which this table's random numbers are not; compared with "
                         "tf.strings.unicode_transcode on random ill-formed strings in test_strings_transcode.py",
     **{name: "reads or writes a file named by a string tensor; compared with tf.io.read_file / write_file "
@@ -112,7 +115,7 @@ EXCLUDED = {
              "files) in test_audio.py" for name in ("DecodeWav", "EncodeWav")},
     **{name: "reads or writes image files held in string tensors; compared with tf.io's codecs (pixels bit for "
              "bit, errors, damaged files) in test_image_codec_ops.py and tests/fuzz/test_image_fuzz.py"
-       for name in ("DecodeJpeg", "DecodeAndCropJpeg", "EncodeJpeg", "ExtractJpegShape", "DecodePng", "EncodePng",
+       for name in ("DecodeJpeg", "DecodeAndCropJpeg", "EncodeJpeg", "EncodeJpegVariableQuality", "ExtractJpegShape", "DecodePng", "EncodePng",
                     "DecodeGif", "DecodeBmp", "DecodeImage")},
     "ParseExampleV2": "parses tf.train.Example records, which random draws are not: compared with "
                       "tf.io.parse_example in test_parse_example.py",

@@ -134,6 +134,18 @@ def stateless_sample_distorted_bounding_box(image_size, bounding_boxes, seed, mi
         seed, *_sample_box_attrs(aspect_ratio_range, area_range, max_attempts, use_image_if_no_bounding_boxes))
 
 
+def draw_bounding_boxes(images, boxes, colors, name=None):
+    """A copy of ``images`` [batch, height, width, 1/3/4] (float32 or float16) with the outline of each box
+    [batch, n, 4] (y_min, x_min, y_max, x_max in [0, 1]) drawn in colors[i % len(colors)] ([k, >= depth]
+    float32), or TensorFlow's ten default colours when ``colors`` is None (Note [Drawing a box] in
+    src/ember/ops/image_draw_boxes.cc)."""
+    images = _tensor(images)
+    boxes = _tensor(boxes, dtypes.float32)
+    if colors is None:
+        return _C.op("DrawBoundingBoxes")(images, boxes)
+    return _C.op("DrawBoundingBoxesV2")(images, boxes, _tensor(colors, dtypes.float32))
+
+
 def _pairwise_iou(a, b):
     """IoU of each box of a [batch, N, 4] with each of b [batch, M, 4] (corners already ordered), with
     TensorFlow's tiled suppression's 1e-8 added to the union: [batch, N, M]."""
