@@ -107,3 +107,9 @@ def test_graph_def_round_trip_runs_in_tensorflow():
     theirs = run_in_tensorflow(gd.SerializeToString(), [graph.inputs[0].name], [t.name for t in graph.outputs],
                                np.array([3, 4], np.int64))
     _same(fn(em.constant([3, 4], em.int64)), theirs, "GraphDef")
+
+
+def test_raw_ops_take_the_list_float_defaults():
+    args = dict(image_size=[8, 8, 3], bounding_boxes=BOXES, min_object_covered=0.1, seed=[1, 2])
+    _same(em.raw_ops.StatelessSampleDistortedBoundingBox(**args),
+          real_tf.raw_ops.StatelessSampleDistortedBoundingBox(**args), "raw defaults")
