@@ -2,7 +2,7 @@
 ResizeNearestNeighbor ops, with TensorFlow 2's half-pixel centers; bicubic and area on ResizeBicubic and
 ResizeArea; lanczos3/5, gaussian, mitchellcubic and antialiased bilinear and bicubic on ScaleAndTranslate), crops and pads, flips (plain, random and
 stateless), patches, image gradients and Sobel edges, here; the colour conversions and adjustments
-(ops/image_color_ops.py), the quality measures psnr, ssim and total_variation (ops/image_metrics_ops.py) and the
+(ops/image_color_ops.py), the quality measures psnr, ssim, ssim_multiscale and total_variation (ops/image_metrics_ops.py) and the
 box operations crop_and_resize and non-max suppression (ops/image_boxes_ops.py) are imported into this
 namespace. Images are [height, width, channels] or [batch, height, width, channels].
 
@@ -18,18 +18,20 @@ from ember.ops import array_ops, math_ops
 from ember.ops.array_ops import clip_by_value
 from ember.ops.math_ops import cast, reduce_mean
 
-__all__ = ["ResizeMethod", "adjust_brightness", "adjust_contrast", "adjust_gamma", "adjust_hue", "adjust_saturation",
-           "central_crop", "combined_non_max_suppression", "convert_image_dtype", "crop_and_resize",
-           "crop_to_bounding_box", "extract_patches", "flip_left_right",
+__all__ = ["ResizeMethod", "adjust_brightness", "adjust_contrast", "adjust_gamma", "adjust_hue", "adjust_jpeg_quality",
+           "adjust_saturation", "central_crop", "combined_non_max_suppression", "convert_image_dtype", "crop_and_resize",
+           "crop_to_bounding_box", "draw_bounding_boxes", "extract_patches", "flip_left_right",
            "flip_up_down", "grayscale_to_rgb", "hsv_to_rgb", "image_gradients", "non_max_suppression",
            "non_max_suppression_overlaps", "non_max_suppression_padded", "non_max_suppression_with_scores",
            "pad_to_bounding_box",
            "per_image_standardization", "psnr", "random_brightness", "random_contrast", "random_crop",
+           "random_jpeg_quality",
            "random_flip_left_right", "random_flip_up_down", "random_hue", "random_saturation", "resize",
-           "resize_with_crop_or_pad", "resize_with_pad", "rgb_to_grayscale", "rgb_to_hsv", "sobel_edges", "ssim",
-           "stateless_random_brightness", "stateless_random_contrast", "stateless_random_crop",
+           "resize_with_crop_or_pad", "resize_with_pad", "rgb_to_grayscale", "rgb_to_hsv",
+           "sample_distorted_bounding_box", "sobel_edges", "ssim",
+           "ssim_multiscale", "stateless_random_brightness", "stateless_random_contrast", "stateless_random_crop",
            "stateless_random_flip_left_right", "stateless_random_flip_up_down", "stateless_random_hue",
-           "stateless_random_saturation", "total_variation"]
+           "stateless_random_jpeg_quality", "stateless_random_saturation", "stateless_sample_distorted_bounding_box", "total_variation"]
 
 _ResizeBilinear = _C.op("ResizeBilinear")
 _ResizeNearest = _C.op("ResizeNearestNeighbor")
@@ -504,14 +506,17 @@ def sobel_edges(image):
 from ember.ops.image_color_ops import (adjust_brightness, adjust_contrast, adjust_gamma, adjust_hue,  # noqa: E402
                                        adjust_saturation, convert_image_dtype, grayscale_to_rgb, hsv_to_rgb,
                                        per_image_standardization, rgb_to_grayscale, rgb_to_hsv)
-from ember.ops.image_metrics_ops import psnr, ssim, total_variation  # noqa: E402
+from ember.ops.image_metrics_ops import psnr, ssim, ssim_multiscale, total_variation  # noqa: E402
 # The image file functions, also tf.io's (ops/image_codec_ops.py).
 from ember.ops.image_codec_ops import (decode_and_crop_jpeg, decode_bmp, decode_gif, decode_image,  # noqa: E402
                                        decode_jpeg, decode_png, encode_jpeg, encode_png, extract_jpeg_shape,
                                        is_jpeg)
+from ember.ops.image_codec_ops import (adjust_jpeg_quality, random_jpeg_quality,  # noqa: E402
+                                       stateless_random_jpeg_quality)
 from ember.ops import image_codec_ops as _image_codec_ops  # noqa: E402
 
 __all__ += _image_codec_ops.__all__
 from ember.ops.image_boxes_ops import (combined_non_max_suppression, crop_and_resize, non_max_suppression,  # noqa: E402
                                        non_max_suppression_overlaps, non_max_suppression_padded,
-                                       non_max_suppression_with_scores)
+                                       non_max_suppression_with_scores, sample_distorted_bounding_box,
+                                       stateless_sample_distorted_bounding_box, draw_bounding_boxes)

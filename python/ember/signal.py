@@ -13,6 +13,7 @@ from ember.ops import array_ops, indexing_ops, math_ops
 
 __all__ = ["dct", "fft", "fft2d", "fft3d", "fftshift", "frame", "hamming_window", "hann_window", "idct", "ifft",
            "ifft2d", "ifft3d", "ifftshift", "inverse_stft", "inverse_stft_window_fn", "irfft", "irfft2d", "irfft3d",
+           "kaiser_bessel_derived_window", "kaiser_window",
            "linear_to_mel_weight_matrix", "mfccs_from_log_mel_spectrograms", "overlap_and_add", "rfft", "rfft2d",
            "rfft3d", "stft"]
 
@@ -167,4 +168,5 @@ def ifftshift(x, axes=None, name=None):
 from ember.ops.dct_mel_ops import (dct, idct, linear_to_mel_weight_matrix,  # noqa: E402
                                    mfccs_from_log_mel_spectrograms)
 from ember.ops.spectral_ops import (frame, hamming_window, hann_window, inverse_stft,  # noqa: E402
-                                    inverse_stft_window_fn, overlap_and_add, stft)
+                                    inverse_stft_window_fn, kaiser_bessel_derived_window, kaiser_window,
+                                    overlap_and_add, stft)

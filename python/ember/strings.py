@@ -16,7 +16,7 @@ from ember.framework.tensor import Tensor, convert_to_tensor
 __all__ = ["as_string", "bytes_split", "format", "join", "length", "lower", "ngrams", "reduce_join",
            "regex_full_match", "regex_replace", "split", "strip", "substr", "to_hash_bucket_fast", "to_number",
            "unicode_decode", "unicode_decode_with_offsets", "unicode_encode", "unicode_split",
-           "unicode_split_with_offsets", "unsorted_segment_join", "upper"]
+           "unicode_split_with_offsets", "unicode_transcode", "unsorted_segment_join", "upper"]
 
 _StringLength = _C.op("StringLength")
 _StringJoin = _C.op("StringJoin")
@@ -37,6 +37,7 @@ _StringToHashBucketFast = _C.op("StringToHashBucketFast")
 _StringNGrams = _C.op("StringNGrams")
 _UnicodeDecode = _C.op("UnicodeDecode")
 _UnicodeEncode = _C.op("UnicodeEncode")
+_UnicodeTranscode = _C.op("UnicodeTranscode")
 _Reshape = _C.op("Reshape")
 
 
@@ -268,6 +269,20 @@ def unicode_encode(input, output_encoding, errors="replace", replacement_char=65
     splits = tf.range(rows + 1, dtype=tf.int64) * k
     encoded = _UnicodeEncode(tf.reshape(x, [-1]), splits, *attrs)
     return tf.reshape(encoded, outer)
+
+
+def unicode_transcode(input, input_encoding, output_encoding, errors="replace", replacement_char=65533,  # noqa: A002
+                      replace_control_characters=False, name=None):
+    """Each string re-encoded from ``input_encoding`` (UTF-8, UTF-16-BE or UTF-32-BE) to ``output_encoding``
+    (the same three); ill-formed input is replaced, dropped or an error as ``errors`` says (Note [Ill-formed
+    UTF-16 and UTF-32] in src/ember/ops/strings.cc). A RaggedTensor's values are transcoded."""
+    import ember as tf
+
+    attrs = (input_encoding, output_encoding, errors, _int(replacement_char, "replacement_char"),
+             bool(replace_control_characters))
+    if isinstance(input, tf.RaggedTensor):
+        return input.with_flat_values(_UnicodeTranscode(_strings(input.flat_values), *attrs))
+    return _UnicodeTranscode(_strings(input), *attrs)
 
 
 def unicode_split(input, input_encoding, errors="replace", replacement_char=65533, name=None):  # noqa: A002

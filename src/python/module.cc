@@ -186,7 +186,8 @@ nb::dict op_info(const std::string& name) {
   d["inputs"] = inputs;
   d["attrs"] = attrs;
   // The defaults, for ember.raw_ops to pass back (dtypes as enum numbers, shapes as lists of dims with -1
-  // unknown, an unknown rank as None; a tensor default is not offered).
+  // unknown, an unknown rank as None, a float32 vector as a list of floats; other tensor defaults are not
+  // offered).
   nb::dict defaults;
   for (const AttrDef& a : op->attrs) {
     if (!a.has_default) continue;
@@ -208,7 +209,15 @@ nb::dict op_info(const std::string& name) {
                 list.append(nb::cast(shape.dim_vector()));
             }
             defaults[a.name.c_str()] = list;
-          } else if constexpr (!std::is_same_v<V, TensorRef>) {
+          } else if constexpr (std::is_same_v<V, TensorRef>) {
+            // A float32 vector default is TensorFlow's list(float) (graph_def_ops' is_float_list): offered
+            // as a list of floats; other tensor defaults are not offered.
+            if (v && v->dtype() == DType::kFloat32 && v->rank() == 1) {
+              nb::list list;
+              for (int64_t i = 0; i < v->num_elements(); ++i) list.append(v->template data<float>()[i]);
+              defaults[a.name.c_str()] = list;
+            }
+          } else {
             defaults[a.name.c_str()] = v;
           }
         },

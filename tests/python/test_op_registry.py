@@ -288,6 +288,17 @@ def examples():
     table["TopKV2"] = ([f32(), tf.constant(2)], [True, tf.int32])
     table["InTopKV2"] = ([f32(), tf.constant([2, 0]), tf.constant(1)], [])
     table["LowerBound"] = ([f32(np.sort(F, axis=1)), f32()], [tf.int32])
+    table["Bucketize"] = ([f32()], [[0.2, 0.5, 0.5, 0.75]])
+    table["IsotonicRegression"] = ([f32()], [tf.float32])
+    sample_boxes = tf.constant([[[0.1, 0.2, 0.5, 0.7]]])
+    table["DrawBoundingBoxes"] = ([tf.zeros([1, 4, 5, 3]), sample_boxes], [])
+    table["DrawBoundingBoxesV2"] = ([tf.zeros([1, 4, 5, 3]), sample_boxes, tf.constant([[1.0, 0.0, 0.0]])], [])
+    table["EncodeJpegVariableQuality"] = ([tf.zeros([4, 4, 3], tf.uint8), tf.constant(50)], [])
+    table["SampleDistortedBoundingBoxV2"] = ([tf.constant([8, 6, 3]), sample_boxes, tf.constant(0.1)],
+                                             [3, 4, [0.75, 1.33], [0.05, 1.0], 100, False])
+    table["StatelessSampleDistortedBoundingBox"] = ([tf.constant([8, 6, 3]), sample_boxes, tf.constant(0.1),
+                                                     tf.constant([1, 2])], [[0.75, 1.33], [0.05, 1.0], 100, False])
+    table["ApproxTopK"] = ([f32()], [2, -1, 0.95, True, -1, True])
     table["UpperBound"] = ([f32(np.sort(F, axis=1)), f32()], [tf.int64])
     table["Unique"] = ([f32(np.array([0.5, 0.25, 0.5, 1.0], np.float32))], [tf.int32])
     table["UniqueWithCounts"] = ([f32(np.array([0.5, 0.25, 0.5, 1.0], np.float32))], [tf.int64])
@@ -375,6 +386,8 @@ def examples():
                              [" ", [1, 2], "<", ">", 1, False])
     table["StringToHashBucketFast"] = ([words], [10])
     table["UnicodeDecode"] = ([tf.constant(["hé", "x"])], ["UTF-8", "replace", 65533, False, tf.int64])
+    table["UnicodeTranscode"] = ([tf.constant([b"h\xc3\xa9\xff", b"x"])], ["UTF-8", "UTF-16-BE", "replace", 65533,
+                                                                          False])
     # Complex numbers and FFTs (tests/python/test_complex.py, test_fft.py check them against TensorFlow).
     c64 = tf.constant((F + 1j * F[::-1]).astype(np.complex64))
     table["Complex"] = ([f32(), f32(F[::-1].copy())], [])
@@ -536,6 +549,7 @@ def test_allocation_too_large_is_resource_exhausted():
 
 NON_DETERMINISTIC = {"RandomUniform", "RandomStandardNormal", "TruncatedNormal", "RandomUniformInt",
                      "RngReadAndSkip", "Multinomial", "RandomShuffle", "RandomGamma", "RandomPoissonV2",
+                     "SampleDistortedBoundingBoxV2",
                      "StatefulRandomBinomial", "DatasetIteratorCreate", "DatasetIteratorNext",  # each call advances the state it returns
                      # without a shared_name each call makes a new table, whose id it returns
                      "HashTableV2", "MutableHashTableV2", "MutableDenseHashTableV2"}

@@ -114,7 +114,7 @@ TF_WRITER = textwrap.dedent(r'''
     class Unsupported(tf.Module):  # an op ember does not register
         @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
         def f(self, x):
-            return {"y": tf.nn.isotonic_regression(x[None, :])[0][0]}
+            return {"y": tf.cast(tf.strings.unicode_script(tf.cast(x, tf.int32)), tf.float32)}
 
     u = Unsupported()
     tf.saved_model.save(u, os.path.join(out, "unsupported"), signatures=u.f)
@@ -287,7 +287,7 @@ def test_errors_are_clear_and_never_crash(tf_models, tmp_path):
     assert proc.returncode == 1 and "int32" in proc.stderr
 
     proc = serve(tf_models / "unsupported", expect_ok=False)
-    assert proc.returncode == 1 and "'IsotonicRegression'" in proc.stderr and "does not register" in proc.stderr
+    assert proc.returncode == 1 and "'UnicodeScript'" in proc.stderr and "does not register" in proc.stderr
 
     broken = tmp_path / "broken"
     shutil.copytree(tf_models / "mlp", broken)

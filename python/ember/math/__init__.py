@@ -6,7 +6,7 @@ from ember.ops.indexing_ops import (bincount, segment_max, segment_mean, segment
                                     segment_sum, unsorted_segment_max, unsorted_segment_mean,
                                     unsorted_segment_min, unsorted_segment_prod, unsorted_segment_sqrt_n,
                                     unsorted_segment_sum)
-from ember.ops.sort_ops import in_top_k, top_k  # noqa: F401
+from ember.ops.sort_ops import approx_max_k, approx_min_k, in_top_k, top_k  # noqa: F401
 from ember.ops.special_math_ops import (betainc, cumulative_logsumexp, erfcinv, igamma, igammac, lbeta,  # noqa: F401
                                         polyval, zeta)
 from ember.ops.no_nan_ops import divide_no_nan, multiply_no_nan  # noqa: F401

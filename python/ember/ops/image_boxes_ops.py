@@ -95,6 +95,57 @@ def non_max_suppression_padded(boxes, scores, max_output_size, iou_threshold=0.5
     return array_ops.reshape(indices, batch_dims), num_valid
 
 
+_SampleDistortedBoundingBoxV2 = _C.op("SampleDistortedBoundingBoxV2")
+_StatelessSampleDistortedBoundingBox = _C.op("StatelessSampleDistortedBoundingBox")
+
+
+def _sample_box_attrs(aspect_ratio_range, area_range, max_attempts, use_image_if_no_bounding_boxes):
+    """The op's attributes with TensorFlow's defaults where an argument is None."""
+    return ([0.75, 1.33] if aspect_ratio_range is None else [float(v) for v in aspect_ratio_range],
+            [0.05, 1.0] if area_range is None else [float(v) for v in area_range],
+            100 if max_attempts is None else int(max_attempts), bool(use_image_if_no_bounding_boxes))
+
+
+def sample_distorted_bounding_box(image_size, bounding_boxes, seed=0, min_object_covered=0.1,
+                                  aspect_ratio_range=None, area_range=None, max_attempts=None,
+                                  use_image_if_no_bounding_boxes=None, name=None):
+    """A random crop of an image of ``image_size`` that covers at least ``min_object_covered`` of one of the
+    ``bounding_boxes`` [batch, N, 4]: (begin, size, bboxes) for tf.slice and draw_bounding_boxes. A zero
+    ``seed`` draws from a nondeterministic stream, as in TensorFlow (Note [Sampling a distorted box] in
+    src/ember/ops/image_sample_box.cc)."""
+    from ember.ops.random_ops import _get_seed
+
+    seed1, seed2 = _get_seed(seed, "image.sample_distorted_bounding_box") if seed else (0, 0)
+    return _SampleDistortedBoundingBoxV2(
+        _tensor(image_size), _tensor(bounding_boxes, dtypes.float32), _tensor(min_object_covered, dtypes.float32),
+        seed1, seed2, *_sample_box_attrs(aspect_ratio_range, area_range, max_attempts, use_image_if_no_bounding_boxes))
+
+
+def stateless_sample_distorted_bounding_box(image_size, bounding_boxes, seed, min_object_covered=0.1,
+                                            aspect_ratio_range=None, area_range=None, max_attempts=None,
+                                            use_image_if_no_bounding_boxes=None, name=None):
+    """sample_distorted_bounding_box drawn from the stateless stream of ``seed`` (a shape [2] int32/int64
+    tensor): TensorFlow's box for the same seed."""
+    seed = _tensor(seed)
+    if seed.dtype not in (dtypes.int32, dtypes.int64):
+        seed = cast(seed, dtypes.int64)
+    return _StatelessSampleDistortedBoundingBox(
+        _tensor(image_size), _tensor(bounding_boxes, dtypes.float32), _tensor(min_object_covered, dtypes.float32),
+        seed, *_sample_box_attrs(aspect_ratio_range, area_range, max_attempts, use_image_if_no_bounding_boxes))
+
+
+def draw_bounding_boxes(images, boxes, colors, name=None):
+    """A copy of ``images`` [batch, height, width, 1/3/4] (float32 or float16) with the outline of each box
+    [batch, n, 4] (y_min, x_min, y_max, x_max in [0, 1]) drawn in colors[i % len(colors)] ([k, >= depth]
+    float32), or TensorFlow's ten default colours when ``colors`` is None (Note [Drawing a box] in
+    src/ember/ops/image_draw_boxes.cc)."""
+    images = _tensor(images)
+    boxes = _tensor(boxes, dtypes.float32)
+    if colors is None:
+        return _C.op("DrawBoundingBoxes")(images, boxes)
+    return _C.op("DrawBoundingBoxesV2")(images, boxes, _tensor(colors, dtypes.float32))
+
+
 def _pairwise_iou(a, b):
     """IoU of each box of a [batch, N, 4] with each of b [batch, M, 4] (corners already ordered), with
     TensorFlow's tiled suppression's 1e-8 added to the union: [batch, N, M]."""

@@ -51,6 +51,50 @@ def encode_jpeg(image, format="", quality=95, progressive=False, optimize_size=F
                                xmp_metadata.decode() if isinstance(xmp_metadata, bytes) else str(xmp_metadata))
 
 
+def adjust_jpeg_quality(image, jpeg_quality, dct_method="", name=None):
+    """``image`` (3-D, 1 or 3 channels, any image dtype) through a JPEG file of ``jpeg_quality`` (an int or an
+    int32 scalar tensor in [0, 100]), back in its dtype: TensorFlow's composition of convert_image_dtype,
+    EncodeJpegVariableQuality and DecodeJpeg, pixel for pixel."""
+    from ember.ops.image_color_ops import convert_image_dtype
+
+    image = image if isinstance(image, Tensor) else convert_to_tensor(image)
+    channels = image.shape[-1] if image.shape.rank is not None else None
+    original = image.dtype
+    pixels = convert_image_dtype(image, dtypes.uint8, saturate=True)
+    if not isinstance(jpeg_quality, Tensor):
+        jpeg_quality = convert_to_tensor(jpeg_quality, dtype=dtypes.int32)
+    contents = _C.op("EncodeJpegVariableQuality")(pixels, jpeg_quality)
+    decoded = decode_jpeg(contents, channels=0 if channels is None else channels, dct_method=dct_method)
+    return convert_image_dtype(decoded, original, saturate=True)
+
+
+def _jpeg_quality_range(min_jpeg_quality, max_jpeg_quality):
+    if min_jpeg_quality < 0 or max_jpeg_quality < 0 or min_jpeg_quality > 100 or max_jpeg_quality > 100:
+        raise ValueError("jpeg encoding range must be between 0 and 100.")
+    if min_jpeg_quality >= max_jpeg_quality:
+        raise ValueError("`min_jpeg_quality` must be less than `max_jpeg_quality`.")
+
+
+def random_jpeg_quality(image, min_jpeg_quality, max_jpeg_quality, seed=None):
+    """adjust_jpeg_quality with a quality drawn uniformly from [min, max) (int32 random_uniform, as TensorFlow,
+    so with the same seeds the same quality)."""
+    from ember.ops import random_ops
+
+    _jpeg_quality_range(min_jpeg_quality, max_jpeg_quality)
+    quality = random_ops.uniform([], min_jpeg_quality, max_jpeg_quality, dtype=dtypes.int32, seed=seed)
+    return adjust_jpeg_quality(image, quality)
+
+
+def stateless_random_jpeg_quality(image, min_jpeg_quality, max_jpeg_quality, seed):
+    """adjust_jpeg_quality with a quality drawn from the stateless stream of ``seed``: TensorFlow's."""
+    from ember.ops import random_ops
+
+    _jpeg_quality_range(min_jpeg_quality, max_jpeg_quality)
+    quality = random_ops.stateless_uniform([], seed=seed, minval=min_jpeg_quality, maxval=max_jpeg_quality,
+                                           dtype=dtypes.int32)
+    return adjust_jpeg_quality(image, quality)
+
+
 def extract_jpeg_shape(contents, output_type=dtypes.int32, name=None):
     """[height, width, channels] of a JPEG file, read from its header."""
     return _C.op("ExtractJpegShape")(_contents(contents), dtypes.as_dtype(output_type))

@@ -1,4 +1,4 @@
-"""``tf.image``'s image quality measures: psnr, ssim (TensorFlow's definition: an 11x11 Gaussian window of
+"""``tf.image``'s image quality measures: psnr, ssim, ssim_multiscale (TensorFlow's definition: an 11x11 Gaussian window of
 sigma 1.5 applied with VALID padding, k1 = 0.01, k2 = 0.03) and total_variation (exported by ``ember.image``).
 All are compositions of registry ops, so they differentiate and trace."""
 
@@ -48,15 +48,11 @@ def _gaussian_window(size, sigma):
     return array_ops.reshape(softmax(array_ops.reshape(g, [1, -1])), [size, size, 1, 1])
 
 
-def ssim(img1, img2, max_val, filter_size=11, filter_sigma=1.5, k1=0.01, k2=0.03, return_index_map=False):
-    """Structural similarity per image (mean over the window positions and channels), in float32; with
-    ``return_index_map`` the map over the positions, averaged over channels."""
+def _ssim_maps(img1, img2, max_val, filter_size, filter_sigma, k1, k2):
+    """The luminance and contrast-structure maps of two float32 images over the VALID window positions."""
     from ember import debugging
     from ember.ops.nn_conv_ops import depthwise_conv2d
 
-    img1, img2 = _pair(img1, img2, "ssim")
-    max_val = _max_val(max_val, img1)
-    img1, img2 = convert_image_dtype(img1, dtypes.float32), convert_image_dtype(img2, dtypes.float32)
     filter_size = int(filter_size)
     shape = array_ops.shape(img1)
     debugging.Assert(math_ops.reduce_all(math_ops.greater_equal(shape[-3:-1], filter_size)),
@@ -83,10 +79,59 @@ def ssim(img1, img2, max_val, filter_size=11, filter_sigma=1.5, k1=0.01, k2=0.03
     num1 = window_mean(img1 * img2) * 2.0
     den1 = window_mean(math_ops.square(img1) + math_ops.square(img2))
     contrast_structure = (num1 - num0 + c2) / (den1 - den0 + c2)
+    return luminance, contrast_structure
+
+
+def ssim(img1, img2, max_val, filter_size=11, filter_sigma=1.5, k1=0.01, k2=0.03, return_index_map=False):
+    """Structural similarity per image (mean over the window positions and channels), in float32; with
+    ``return_index_map`` the map over the positions, averaged over channels."""
+    img1, img2 = _pair(img1, img2, "ssim")
+    max_val = _max_val(max_val, img1)
+    img1, img2 = convert_image_dtype(img1, dtypes.float32), convert_image_dtype(img2, dtypes.float32)
+    luminance, contrast_structure = _ssim_maps(img1, img2, max_val, filter_size, filter_sigma, k1, k2)
     per_channel = luminance * contrast_structure
     if not return_index_map:
         per_channel = reduce_mean(per_channel, [-3, -2])
     return reduce_mean(per_channel, [-1])
+
+
+_MS_SSIM_WEIGHTS = (0.0448, 0.2856, 0.3001, 0.2363, 0.1333)
+
+
+def ssim_multiscale(img1, img2, max_val, power_factors=_MS_SSIM_WEIGHTS, filter_size=11, filter_sigma=1.5, k1=0.01,
+                    k2=0.03):
+    """Multi-scale SSIM per image, as TensorFlow computes it: at each of len(power_factors) scales (each a
+    2x2 average pool of the last, an odd height or width first padded by mirroring its last row or column),
+    the contrast-structure term, and at the last scale the full SSIM, each per channel through relu, raised
+    to its power factor and multiplied; then the mean over channels."""
+    from ember.ops.array_ops import pad
+    from ember.ops.nn_ops import relu
+    from ember.ops.nn_conv_ops import avg_pool
+
+    img1, img2 = _pair(img1, img2, "ssim_multiscale")
+    max_val = _max_val(max_val, img1)
+    imgs = [convert_image_dtype(img1, dtypes.float32), convert_image_dtype(img2, dtypes.float32)]
+    heads = [array_ops.shape(x)[:-3] for x in imgs]
+    tails = [array_ops.shape(x)[-3:] for x in imgs]
+    divisor = convert_to_tensor([2, 2, 1], dtype=dtypes.int32)
+    terms = []
+    for k in range(len(power_factors)):
+        if k > 0:
+            flat = [array_ops.reshape(x, array_ops.concat([[-1], t], 0)) for x, t in zip(imgs, tails)]
+            # SYMMETRIC padding by nothing is the identity, so TensorFlow's cond on "any odd" is not needed.
+            remainder = array_ops.reshape(tails[0] % divisor, [3, 1])
+            paddings = array_ops.concat([array_ops.zeros([4, 1], dtypes.int32),
+                                         array_ops.concat([array_ops.zeros([1, 1], dtypes.int32), remainder], 0)], 1)
+            down = [avg_pool(pad(x, paddings, mode="SYMMETRIC"), [1, 2, 2, 1], [1, 2, 2, 1], "VALID") for x in flat]
+            tails = [array_ops.shape(x)[1:] for x in down]
+            imgs = [array_ops.reshape(x, array_ops.concat([h, t], 0)) for x, h, t in zip(down, heads, tails)]
+        luminance, contrast_structure = _ssim_maps(*imgs, max_val, filter_size, filter_sigma, k1, k2)
+        ssim_per_channel = reduce_mean(luminance * contrast_structure, [-3, -2])
+        terms.append(relu(reduce_mean(contrast_structure, [-3, -2])))
+    terms[-1] = relu(ssim_per_channel)
+    factors = convert_to_tensor(list(power_factors), dtype=dtypes.float32)
+    ms_ssim = math_ops.reduce_prod(math_ops.pow(array_ops.stack(terms, axis=-1), factors), [-1])
+    return reduce_mean(ms_ssim, [-1])
 
 
 def total_variation(images, name=None):

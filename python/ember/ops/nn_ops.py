@@ -14,7 +14,7 @@ from ember.ops import array_ops
 from ember.ops.math_ops import (abs, cast, elu, erf, erfc, exp, log1p, maximum, pow, reduce_mean,  # noqa: F401
                                 reduce_sum, relu, relu6, rsqrt, sigmoid, softplus, squared_difference, tanh)
 
-__all__ = ["bias_add", "dropout", "elu", "gelu", "l2_loss", "l2_normalize", "leaky_relu", "log_softmax", "moments", "relu",
+__all__ = ["bias_add", "dropout", "elu", "gelu", "isotonic_regression", "l2_loss", "l2_normalize", "leaky_relu", "log_softmax", "moments", "relu",
            "relu6", "selu", "sigmoid", "sigmoid_cross_entropy_with_logits", "silu", "softmax",
            "softmax_cross_entropy_with_logits", "softplus", "softsign", "sparse_softmax_cross_entropy_with_logits",
            "swish", "tanh", "weighted_cross_entropy_with_logits"]
@@ -26,6 +26,43 @@ _L2Loss = _C.op("L2Loss")
 _SigmoidXent = _C.op("SigmoidCrossEntropyWithLogits")
 _SoftmaxXent = _C.op("SoftmaxCrossEntropyWithLogits")
 _SparseSoftmaxXent = _C.op("SparseSoftmaxCrossEntropyWithLogits")
+_IsotonicRegression = _C.op("IsotonicRegression")
+_Neg = _C.op("Neg")
+_ISOTONIC_OUTPUT = {dtypes.int8: dtypes.float32, dtypes.int16: dtypes.float32, dtypes.int32: dtypes.float64,
+                    dtypes.int64: dtypes.float64}
+
+
+def isotonic_regression(inputs, decreasing=True, axis=-1):
+    """The least-squares fit of ``inputs`` that is non-increasing (``decreasing``) or non-decreasing along
+    ``axis``, and the segment of each element (int32: which pooled block, counted from 0 along the axis).
+    Floats keep their dtype, int8/int16 give float32, int32/int64 float64, as in TensorFlow."""
+    x = inputs if isinstance(inputs, Tensor) else convert_to_tensor(inputs)
+    output_dtype = _ISOTONIC_OUTPUT.get(x.dtype, x.dtype)
+    rank = x.shape.rank
+    if rank is None:
+        raise ValueError("isotonic_regression: the rank of the input must be known")
+    axis = _to_axis(axis, rank)
+    perm = None
+    if rank and axis != rank - 1:  # the op works along the last axis: swap `axis` with it, as TensorFlow does
+        perm = list(range(rank))
+        perm[axis], perm[-1] = perm[-1], perm[axis]
+        x = array_ops.transpose(x, perm)
+    if decreasing:
+        output, segments = _IsotonicRegression(x, output_dtype)
+    else:
+        output, segments = _IsotonicRegression(_Neg(x), output_dtype)
+        output = _Neg(output)
+    if perm is not None:
+        output, segments = array_ops.transpose(output, perm), array_ops.transpose(segments, perm)
+    return output, segments
+
+
+def _to_axis(axis, rank):
+    axis = int(axis)
+    if not -max(rank, 1) <= axis < max(rank, 1):
+        raise errors.InvalidArgumentError(None, None, f"isotonic_regression: axis {axis} is out of range for an "
+                                                      f"input of rank {rank}")
+    return axis % max(rank, 1)
 
 
 def _tensor(x, dtype_hint=None):

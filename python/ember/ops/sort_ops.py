@@ -1,4 +1,5 @@
-"""Sorting and selection with TensorFlow's names: ``sort``, ``argsort``, ``math.top_k``, ``math.in_top_k``.
+"""Sorting and selection with TensorFlow's names: ``sort``, ``argsort``, ``math.top_k``, ``math.in_top_k``,
+``math.approx_max_k``, ``math.approx_min_k``.
 
 As in TensorFlow, ``sort`` and ``argsort`` are ``TopKV2`` with k = the axis' length (src/ember/ops/sort.cc):
 the largest first, equal values by lower index (so every sort here is stable); ascending order sorts the
@@ -14,12 +15,14 @@ from ember.ops.array_ops import _shape_operand, _tensor, _to_int
 
 _TopKV2 = _C.op("TopKV2")
 _InTopKV2 = _C.op("InTopKV2")
+_ApproxTopK = _C.op("ApproxTopK")
 _Transpose = _C.op("Transpose")
 _Shape = _C.op("Shape")
 _Neg = _C.op("Neg")
 _Sub = _C.op("Sub")
 
 TopKV2 = collections.namedtuple("TopKV2", ["values", "indices"])
+ApproxTopK = collections.namedtuple("ApproxTopK", ["values", "indices"])
 
 
 def top_k(input, k=1, sorted=True, index_type=dtypes.int32, name=None):  # noqa: A002 - TF's names
@@ -28,6 +31,32 @@ def top_k(input, k=1, sorted=True, index_type=dtypes.int32, name=None):  # noqa:
     x = _tensor(input)
     k = _shape_operand(k, "TopKV2", "k", errors.InvalidArgumentError, scalar=True)
     return TopKV2(*_TopKV2(x, k, bool(sorted), dtypes.as_dtype(index_type)))
+
+
+def _approx_top_k(operand, k, reduction_dimension, recall_target, is_max_k, reduction_input_size_override,
+                  aggregate_to_topk):
+    return ApproxTopK(*_ApproxTopK(_tensor(operand), _to_int(k, "ApproxTopK", "k"),
+                                   _to_int(reduction_dimension, "ApproxTopK", "reduction_dimension"),
+                                   float(recall_target), is_max_k,
+                                   _to_int(reduction_input_size_override, "ApproxTopK",
+                                           "reduction_input_size_override"), bool(aggregate_to_topk)))
+
+
+def approx_max_k(operand, k, reduction_dimension=-1, recall_target=0.95, reduction_input_size_override=-1,
+                 aggregate_to_topk=True, name=None):
+    """The k largest entries along ``reduction_dimension``, largest first, and their int32 indices. Exact, as
+    TensorFlow's is on a CPU (Note [ApproxTopK on a CPU] in src/ember/ops/sort.cc): the approximation
+    arguments are accepted and change nothing."""
+    return _approx_top_k(operand, k, reduction_dimension, recall_target, True, reduction_input_size_override,
+                         aggregate_to_topk)
+
+
+def approx_min_k(operand, k, reduction_dimension=-1, recall_target=0.95, reduction_input_size_override=-1,
+                 aggregate_to_topk=True, name=None):
+    """The k smallest entries along ``reduction_dimension``, smallest first (NaN last), and their int32
+    indices; exact, as ``approx_max_k``."""
+    return _approx_top_k(operand, k, reduction_dimension, recall_target, False, reduction_input_size_override,
+                         aggregate_to_topk)
 
 
 def in_top_k(targets, predictions, k, name=None):

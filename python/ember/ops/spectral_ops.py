@@ -122,6 +122,42 @@ def hamming_window(window_length, periodic=True, dtype=dtypes.float32, name=None
     return _raised_cosine_window("hamming_window", window_length, periodic, dtype, 0.54, 0.46)
 
 
+def _window_dtype(dtype):
+    dtype = dtypes.as_dtype(dtype)
+    if not dtype.is_floating:
+        raise ValueError(f"dtype must be a floating point type. Found {dtype!r}")
+    return dtype
+
+
+def kaiser_window(window_length, beta=12.0, dtype=dtypes.float32, name=None):
+    """The Kaiser window I0(beta sqrt(1 - (2n / (N - 1) - 1)^2)) / I0(beta), computed as TensorFlow does: the
+    positions in float32, then exp(num - beta) * i0e(num) / i0e(beta) in ``dtype`` (no overflow of I0)."""
+    dtype = _window_dtype(dtype)
+    length = _known_int(window_length, "kaiser_window: window_length")
+    if length == 1:
+        return array_ops.ones([1], dtype)
+    half = np.float32((np.float32(length) - np.float32(1.0)) / np.float32(2.0))
+    position = cast(array_ops.range(-half, half + np.float32(0.1), dtype=dtypes.float32), dtype)
+    beta = convert_to_tensor(beta, dtype=dtype) if not isinstance(beta, Tensor) else cast(beta, dtype)
+    one = convert_to_tensor(1.0, dtype=dtype)
+    ratio = position / convert_to_tensor(half, dtype=dtype)
+    num = beta * math_ops.sqrt(math_ops.relu(one - math_ops.square(ratio)))
+    return math_ops.exp(num - beta) * (math_ops.bessel_i0e(num) / math_ops.bessel_i0e(beta))
+
+
+def kaiser_bessel_derived_window(window_length, beta=12.0, dtype=dtypes.float32, name=None):
+    """The Kaiser-Bessel-derived window (the MDCT's): the square roots of the running sums of a Kaiser window
+    of length N // 2 + 1, normalised by its total, then mirrored."""
+    dtype = _window_dtype(dtype)
+    length = _known_int(window_length, "kaiser_bessel_derived_window: window_length")
+    kaiser = kaiser_window(length // 2 + 1, beta, dtype=dtype)
+    running = math_ops.cumsum(kaiser)
+    half = math_ops.sqrt(running[:-1] / running[-1])
+    from ember.ops.indexing_ops import reverse
+
+    return array_ops.concat([half, reverse(half, [0])], 0)
+
+
 def _stft_operands(op, x, min_rank, frame_length, fft_length):
     """x as a tensor of rank >= min_rank, frame_length, and fft_length (by default the power of two enclosing
     frame_length), as TensorFlow's stft and inverse_stft check and default them."""

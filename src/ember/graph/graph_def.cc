@@ -79,7 +79,9 @@ using namespace graph_def_internal;  // NOLINT: the pieces shared with function_
 // as one string; graph_def_ops writes them back as lists: is_joined_string_list's, and
 // RaggedTensorToTensor's row_partition_types), and kTensor the typed value fields (float_val, int_val, ...),
 // where the last value repeats
-// to fill the shape.
+// to fill the shape. TensorFlow's list(float) attributes ember holds as kTensor attributes, 1-D tensors
+// (graph_def_ops' is_float_list: Bucketize's boundaries); they are written as list { f } and a kTensor
+// attribute reads a list { f } as a float32 vector.
 
 struct ShapeAttrs {
   int shape = -1;
@@ -226,6 +228,15 @@ void write_node_attrs(const Graph& g, const Node& n, AttrMap& attrs) {
       const auto& dims = std::get<std::vector<int64_t>>(n.attrs[k]);
       to_shape_proto(unknown_rank ? std::span<const int64_t>() : std::span<const int64_t>(dims), unknown_rank,
                      attrs[op.attrs[i].name].mutable_shape());
+      continue;
+    }
+    if (ops::is_float_list(op, op.attrs[i].name)) {
+      proto::AttrValue::ListValue* list = attrs[op.attrs[i].name].mutable_list();
+      const TensorImpl& floats = *std::get<TensorRef>(n.attrs[i]);
+      visit_dtype<kNumericTypes>(floats.dtype(), [&]<typename T>() {
+        for (int64_t j = 0; j < floats.num_elements(); ++j)
+          list->add_f(static_cast<float>(static_cast<double>(floats.data<T>()[j])));
+      });
       continue;
     }
     if (ops::is_joined_string_list(op, op.attrs[i].name)) {
@@ -407,6 +418,13 @@ Status decode_attr(const AttrDef& def, const proto::AttrValue& m, AttrValue& out
       out = m.s();
       return Status::OK();
     case AttrType::kTensor: {
+      if (m.has_list() && only_list_member(m.list(), m.list().f_size())) {  // a list(float): is_float_list
+        auto floats = TensorImpl::allocate(DType::kFloat32, Shape({m.list().f_size()}));
+        EMBER_RETURN_IF_ERROR(floats.status());
+        std::copy(m.list().f().begin(), m.list().f().end(), (*floats)->mutable_data<float>());
+        out = std::move(floats).value();
+        return Status::OK();
+      }
       if (!m.has_tensor()) return mismatch();
       TensorRef t;
       EMBER_RETURN_IF_ERROR(from_tensor_proto(m.tensor(), t));

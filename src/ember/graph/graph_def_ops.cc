@@ -133,6 +133,7 @@ constexpr TypeAttr kTypeAttrs[] = {
     {"StatelessRandomNormal", "Tseed", 1},
     {"StatelessTruncatedNormal", "Tseed", 1},
     {"StatelessRandomUniformInt", "Tseed", 1},
+    {"StatelessSampleDistortedBoundingBox", "Tseed", 3},
     // The table ops (ops/lookup.cc): the table is input 0 in a GraphDef, so keys and values follow it.
     {"LookupTableFindV2", "Tin", 0},
     {"LookupTableFindV2", "Tout", 1},
@@ -411,6 +412,13 @@ void add_derived_attrs(const OpDef& op, std::span<const DType> inputs, std::span
 
 bool is_joined_string_list(const OpDef& op, std::string_view attr) {
   return op.name == "_FusedMatMul" && attr == "fused_ops";
+}
+
+bool is_float_list(const OpDef& op, std::string_view attr) {
+  if (op.name == "Bucketize") return attr == "boundaries";
+  if (op.name.starts_with("SampleDistortedBoundingBox") || op.name == "StatelessSampleDistortedBoundingBox")
+    return attr == "aspect_ratio_range" || attr == "area_range";
+  return false;
 }
 
 }  // namespace ember::graph_def_ops

@@ -53,6 +53,11 @@ std::string_view ember_op_type(std::string_view tf_op);
 /// strings joined with commas (_FusedMatMul's fused_ops). GraphDef writes it as a list { s }.
 bool is_joined_string_list(const OpDef& op, std::string_view attr);
 
+/// Whether TensorFlow declares `attr` of `op` a list(float) that ember holds as a kTensor attribute, a
+/// 1-D tensor of the floats (Bucketize's boundaries, SampleDistortedBoundingBoxV2's ranges). GraphDef
+/// writes it as a list { f }.
+bool is_float_list(const OpDef& op, std::string_view attr);
+
 /// How many tensors each declared output of a node holds where TensorFlow declares several output lists
 /// sized by attributes (ParseExampleV2: num_sparse, sparse_types, Tdense, ...), from the node's attributes
 /// as ember holds them or as a NodeDef does; empty for every other op (one tensor per declared output, or

@@ -761,7 +761,12 @@ void method_attr(OpBuilder& b) { b.attr("method", AttrType::kString, std::string
 
 }  // namespace
 
+void register_sample_distorted_bounding_box_ops(OpRegistry& r);  // image_sample_box.cc
+void register_draw_bounding_boxes_ops(OpRegistry& r);            // image_draw_boxes.cc
+
 void register_image_box_ops(OpRegistry& r) {
+  register_sample_distorted_bounding_box_ops(r);
+  register_draw_bounding_boxes_ops(r);
   OpBuilder crop("CropAndResize");
   crop.doc(
           "Crops boxes [y1, x1, y2, x2] (normalized) of images[box_ind] and resizes each to crop_size, as "

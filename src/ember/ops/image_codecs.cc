@@ -1,5 +1,6 @@
-// TensorFlow's image file ops: DecodeJpeg, DecodeAndCropJpeg, EncodeJpeg, ExtractJpegShape, DecodePng,
-// EncodePng, DecodeGif, DecodeBmp and DecodeImage, over the codecs of kernels/image_codecs.h.
+// TensorFlow's image file ops: DecodeJpeg, DecodeAndCropJpeg, EncodeJpeg, EncodeJpegVariableQuality,
+// ExtractJpegShape, DecodePng, EncodePng, DecodeGif, DecodeBmp and DecodeImage, over the codecs of
+// kernels/image_codecs.h.
 //
 // As TensorFlow's one DecodeImageV2 kernel, every decode op reads the format from the magic bytes and
 // decodes what it finds, within each op's rules: DecodeJpeg and DecodePng also read GIFs of one frame and
@@ -304,6 +305,44 @@ Status encode_jpeg_kernel(KernelContext& ctx) {
   return Status::OK();
 }
 
+// EncodeJpegVariableQuality(images, quality): EncodeJpeg with its default attributes and the quality an int32
+// scalar input (tf.image.adjust_jpeg_quality), so that a quality computed in the graph can be used.
+Status encode_jpeg_variable_quality_shape(InferContext& ctx) {
+  const Shape &image = ctx.inputs[0].shape, &quality = ctx.inputs[1].shape;
+  if (image.rank_known() && image.rank() != 3)
+    return invalid_argument("EncodeJpegVariableQuality: image must be 3-dimensional, got shape ",
+                            image.to_string());
+  if (image.rank_known() && image.dim(2) != kUnknownDim && image.dim(2) != 1 && image.dim(2) != 3)
+    return invalid_argument("EncodeJpegVariableQuality: image must have 1 or 3 channels, got ",
+                            image.to_string());
+  if (quality.rank_known() && quality.rank() != 0)
+    return invalid_argument("EncodeJpegVariableQuality: quality must be a scalar, got shape ",
+                            quality.to_string());
+  ctx.outputs.push_back({DType::kString, Shape()});
+  return Status::OK();
+}
+
+Status encode_jpeg_variable_quality_kernel(KernelContext& ctx) {
+  const TensorImpl &image = ctx.input(0), &quality = ctx.input(1);
+  if (image.rank() != 3 || (image.shape().dim(2) != 1 && image.shape().dim(2) != 3))
+    return invalid_argument("EncodeJpegVariableQuality: image must be [height, width, 1 or 3], got shape ",
+                            image.shape().to_string());
+  if (quality.rank() != 0)
+    return invalid_argument("EncodeJpegVariableQuality: quality must be a scalar, got shape ",
+                            quality.shape().to_string());
+  codecs::JpegEncodeOptions options;
+  const int32_t q = quality.data<int32_t>()[0];
+  if (q < 0 || q > 100)
+    return invalid_argument("EncodeJpegVariableQuality: quality must be in [0,100], got ", q);
+  options.quality = q;
+  std::string out;
+  EMBER_RETURN_IF_ERROR(codecs::encode_jpeg(image.data<uint8_t>(), image.shape().dim(0), image.shape().dim(1),
+                                            static_cast<int>(image.shape().dim(2)), options, &out)
+                            .with_prefix("EncodeJpegVariableQuality: "));
+  ctx.output(0).mutable_data<std::string>()[0] = std::move(out);
+  return Status::OK();
+}
+
 // EncodePng takes a batch: images [..., height, width, channels] give strings [...].
 Status encode_png_check(const AttrReader& a, const Shape& image) {
   const int64_t compression = a.attr_int(0);
@@ -458,6 +497,23 @@ void register_image_codec_ops(OpRegistry& r) {
       .flags(kNotDifferentiable)
       .shape(&encode_jpeg_shape)
       .kernel(kUInt8, &encode_jpeg_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("EncodeJpegVariableQuality")
+      .doc(
+          "uint8 [height, width, 1 or 3] as a JPEG file of the quality (an int32 scalar in [0, 100]) given "
+          "as an "
+          "input; EncodeJpeg's defaults otherwise. encode_jpeg_variable_quality(zeros([2, 2, 3], uint8), "
+          "50)[:2] "
+          "== b\"\\xff\\xd8\"")
+      .input("images")
+      .input_fixed("quality", dtype_bit(DType::kInt32))
+      .output("contents")
+      .type_var(kUInt8)
+      .dispatch_on_input(0)
+      .flags(kNotDifferentiable)
+      .shape(&encode_jpeg_variable_quality_shape)
+      .kernel(kUInt8, &encode_jpeg_variable_quality_kernel)
       .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("EncodePng")

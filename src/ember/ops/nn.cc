@@ -322,7 +322,10 @@ void sparse_xent_grad(GradContext& c) {
 
 }  // namespace
 
+void register_isotonic_regression_op(OpRegistry& r);  // nn_isotonic.cc
+
 void register_nn_ops(OpRegistry& r) {
+  register_isotonic_regression_op(r);
   OpBuilder("Softmax")
       .doc(
           "exp(x) / sum(exp(x)) along `axis` (default -1), shifted by the max so huge logits are safe. "

@@ -1,11 +1,14 @@
 // Sorting and selection: TopKV2 (tf.math.top_k; tf.sort and tf.argsort are built on it, as in TensorFlow),
-// InTopKV2, LowerBound/UpperBound (tf.searchsorted), Unique and UniqueWithCounts. Registered from
+// ApproxTopK (tf.math.approx_max_k/approx_min_k), InTopKV2, LowerBound/UpperBound (tf.searchsorted),
+// Bucketize, Unique and UniqueWithCounts. Registered from
 // register_array_index_ops (array_index.cc); kernels in kernels/sort.h.
 #include "ember/kernels/sort.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <numeric>
+#include <type_traits>
 #include <vector>
 
 #include "ember/kernels/array.h"
@@ -64,12 +67,113 @@ Status top_k_kernel(KernelContext& ctx) {
 
 using namespace gradient;  // NOLINT(google-build-using-namespace): rules read as math
 
+// ---- ApproxTopK(input; k, reduction_dimension, recall_target, is_max_k, reduction_input_size_override,
+// aggregate_to_topk): the k largest (or smallest) along one axis and their int32 indices.
+//
+// Note [ApproxTopK on a CPU]
+// TensorFlow's ApproxTopK is approximate only where XLA lowers it for TPUs; on a CPU its kernel is TopKV2's
+// (eager, last axis, is_max_k only) or XLA's exact sort (jit_compile, any axis, min too), so it returns the
+// exact top k whatever recall_target, reduction_input_size_override and aggregate_to_topk say (eager
+// TensorFlow returns k elements even with aggregate_to_topk false). ember computes the exact answer for every
+// axis and both directions, in Note [Sort order]'s order: for the smallest, ascending with NaN last; equal
+// values (0 and -0 among them) by lower index.
+
+constexpr DTypeSet kApproxTopKTypes =
+    dtype_bit(DType::kFloat16) | dtype_bit(DType::kBFloat16) | dtype_bit(DType::kFloat32);
+
+// The reduction axis in [0, rank), or an error naming the attribute.
+Status approx_top_k_axis(int64_t reduction_dimension, int rank, int& axis) {
+  if (reduction_dimension < -rank || reduction_dimension >= rank)
+    return invalid_argument("ApproxTopK: reduction_dimension must be in [", -rank, ", ", rank,
+                            ") for an input of rank ", rank, ", got ", reduction_dimension);
+  axis = static_cast<int>(reduction_dimension < 0 ? reduction_dimension + rank : reduction_dimension);
+  return Status::OK();
+}
+
+Status approx_top_k_shape(InferContext& ctx) {
+  const Shape& in = ctx.inputs[0].shape;
+  const int64_t k = ctx.attr_int(0);
+  if (k < 0) return invalid_argument("ApproxTopK: k must be non-negative, got ", k);
+  if (!in.rank_known()) {
+    ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, in});
+    ctx.outputs.push_back(TensorSpec{DType::kInt32, in});
+    return Status::OK();
+  }
+  if (in.rank() == 0) return invalid_argument("ApproxTopK: input must be at least 1-D, got a scalar");
+  int axis = 0;
+  EMBER_RETURN_IF_ERROR(approx_top_k_axis(ctx.attr_int(1), in.rank(), axis));
+  const int64_t n = in.dim(axis);
+  if (n >= 0 && k > n)
+    return invalid_argument("ApproxTopK: input must have at least k elements along reduction_dimension ",
+                            ctx.attr_int(1), "; had ", n, ", needed ", k);
+  Shape out = in;
+  out.set_dim(axis, k);
+  ctx.outputs.push_back(TensorSpec{ctx.inputs[0].dtype, out});
+  ctx.outputs.push_back(TensorSpec{DType::kInt32, out});
+  return Status::OK();
+}
+
+// Each of the outer * inner slices along `axis` (n elements, stride `inner`): its k first in the order of
+// Note [ApproxTopK on a CPU].
+template <typename T>
+void approx_top_k_slices(const T* in, int64_t outer, int64_t n, int64_t inner, int64_t k, bool largest,
+                         T* values, int32_t* indices) {
+  using C = kernels::compute_t<T>;
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::vector<C> slice(static_cast<size_t>(n));
+  for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t i = 0; i < inner; ++i) {
+      const T* base = in + o * n * inner + i;
+      for (int64_t j = 0; j < n; ++j) slice[j] = static_cast<C>(base[j * inner]);
+      std::iota(order.begin(), order.end(), int64_t{0});
+      auto before = [&](int64_t a, int64_t b) {
+        const C va = slice[a], vb = slice[b];
+        const bool na = std::isnan(va), nb = std::isnan(vb);
+        if (na || nb) return na != nb ? (largest ? na : nb) : a < b;
+        if (va != vb) return largest ? va > vb : va < vb;
+        return a < b;
+      };
+      std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+      T* v = values + o * k * inner + i;
+      int32_t* x = indices + o * k * inner + i;
+      for (int64_t j = 0; j < k; ++j) {
+        v[j * inner] = base[order[j] * inner];
+        x[j * inner] = static_cast<int32_t>(order[j]);
+      }
+    }
+  }
+}
+
+Status approx_top_k_kernel(KernelContext& ctx) {
+  const TensorImpl& in = ctx.input(0);
+  const int64_t k = ctx.attr_int(0);
+  if (in.rank() == 0) return invalid_argument("ApproxTopK: input must be at least 1-D, got a scalar");
+  int axis = 0;
+  EMBER_RETURN_IF_ERROR(approx_top_k_axis(ctx.attr_int(1), in.rank(), axis));
+  const int64_t n = in.shape().dim(axis);
+  if (k < 0 || k > n)
+    return invalid_argument("ApproxTopK: input must have at least k elements along reduction_dimension ",
+                            ctx.attr_int(1), "; had ", n, ", needed ", k);
+  if (n > INT32_MAX)
+    return invalid_argument("ApproxTopK: ", n, " elements along the axis do not fit int32 indices");
+  const int64_t outer = product(in.shape(), 0, axis), inner = product(in.shape(), axis + 1, in.rank());
+  if (outer * inner * k == 0) return Status::OK();
+  const bool largest = ctx.attr_bool(3);
+  if (largest && inner == 1) {  // TopKV2's case, and its kernel (parallel rows, radix sort)
+    kernels::top_k(in.raw_data(), in.dtype(), outer, n, k, ctx.output(0).mutable_raw_data(),
+                   ctx.output(1).mutable_raw_data(), DType::kInt32);
+    return Status::OK();
+  }
+  visit_dtype<kApproxTopKTypes>(in.dtype(), [&]<typename T>() {
+    approx_top_k_slices(in.data<T>(), outer, n, inner, k, largest, ctx.output(0).mutable_data<T>(),
+                        ctx.output(1).mutable_data<int32_t>());
+  });
+  return Status::OK();
+}
+
 // dy goes back to the positions the values came from: row r's index i is element r * n + i of the
-// flattened input.
-void top_k_grad(GradContext& c) {
-  const GradTensor x = c.input(0), indices = c.output(1), dy = c.grad(0);
-  if (!x.shape().rank_known())
-    check_ok(make_error(Code::kUnimplemented, "TopKV2: the gradient needs the rank of the input"));
+// flattened input. x, indices and dy have the same rank; the selection ran along the last axis.
+GradTensor scatter_last_axis(const GradTensor& x, const GradTensor& indices, const GradTensor& dy) {
   const int r = x.rank();
   const GradTensor rows = dims_product(x, 0, r - 1), n = dims_product(x, r - 1, r);
   const GradTensor k = dims_product(indices, r - 1, r);
@@ -79,7 +183,33 @@ void top_k_grad(GradContext& c) {
                                      stack_ints({rows * k, scalar(1, DType::kInt32)}));
   const GradTensor spread =
       emit1("ScatterNd", {flat, reshape_to(dy, stack_ints({rows * k})), stack_ints({rows * n})});
-  c.set(0, reshape_to(spread, shape_of(x)));
+  return reshape_to(spread, shape_of(x));
+}
+
+void top_k_grad(GradContext& c) {
+  const GradTensor x = c.input(0);
+  if (!x.shape().rank_known())
+    check_ok(make_error(Code::kUnimplemented, "TopKV2: the gradient needs the rank of the input"));
+  c.set(0, scatter_last_axis(x, c.output(1), c.grad(0)));
+}
+
+// As TopKV2's, along reduction_dimension: the axis moves last, and back.
+void approx_top_k_grad(GradContext& c) {
+  const GradTensor x = c.input(0);
+  if (!x.shape().rank_known())
+    check_ok(make_error(Code::kUnimplemented, "ApproxTopK: the gradient needs the rank of the input"));
+  const int r = x.rank();
+  int axis = 0;
+  check_ok(approx_top_k_axis(c.attr_int(1), r, axis));
+  if (axis == r - 1) return c.set(0, scatter_last_axis(x, c.output(1), c.grad(0)));
+  std::vector<int64_t> perm(static_cast<size_t>(r));
+  std::iota(perm.begin(), perm.end(), int64_t{0});
+  std::rotate(perm.begin() + axis, perm.begin() + axis + 1, perm.end());
+  std::vector<int64_t> inverse(static_cast<size_t>(r));
+  for (int i = 0; i < r; ++i) inverse[perm[i]] = i;
+  const GradTensor spread =
+      scatter_last_axis(transpose(x, perm), transpose(c.output(1), perm), transpose(c.grad(0), perm));
+  c.set(0, transpose(spread, inverse));
 }
 
 // ---- InTopKV2(predictions [batch, classes], targets [batch], k): whether each target's prediction is
@@ -158,6 +288,56 @@ Status bound_kernel(KernelContext& ctx) {
     return invalid_argument(ctx.op->name, ": ", n, " sorted elements do not fit out_type int32");
   kernels::search_sorted(s.raw_data(), v.raw_data(), s.dtype(), rows, n, m, kUpper,
                          ctx.output(0).mutable_raw_data(), ctx.output(0).dtype());
+  return Status::OK();
+}
+
+// ---- Bucketize(input; boundaries): each value's bucket, the number of boundaries <= it.
+//
+// The boundaries attribute is TensorFlow's list(float), held as a 1-D tensor (GraphDef writes it as a
+// list { f }: graph_def_ops' is_float_list). TensorFlow holds the boundaries as float32 and compares each
+// value with them in C++'s arithmetic: an int32 or int64 value becomes a float32 (so 16777217 lands where
+// 16777216 does), a float64 one stays float64 against the widened boundary. NaN is above every boundary.
+
+constexpr DTypeSet kBucketizeTypes = dtype_bit(DType::kInt32) | dtype_bit(DType::kInt64) |
+                                     dtype_bit(DType::kFloat32) | dtype_bit(DType::kFloat64);
+
+Status bucketize_boundaries(const AttrReader& attrs, std::vector<float>& out) {
+  const TensorImpl& given = *attrs.attr_tensor(0);
+  if (given.rank() != 1 || !dtype_in(given.dtype(), kNumericTypes))
+    return invalid_argument("Bucketize: boundaries must be a list of floats, got a ",
+                            dtype_name(given.dtype()), " tensor of shape ", given.shape().to_string());
+  visit_dtype<kNumericTypes>(given.dtype(), [&]<typename T>() {
+    for (int64_t i = 0; i < given.num_elements(); ++i)
+      out.push_back(static_cast<float>(static_cast<double>(given.data<T>()[i])));
+  });
+  for (size_t i = 1; i < out.size(); ++i)
+    if (!(out[i - 1] <= out[i]))
+      return invalid_argument("Bucketize: expected sorted boundaries, got ", out[i - 1], " before ", out[i],
+                              " (at positions ", i - 1, " and ", i, ")");
+  return Status::OK();
+}
+
+Status bucketize_shape(InferContext& ctx) {
+  std::vector<float> boundaries;
+  EMBER_RETURN_IF_ERROR(bucketize_boundaries(ctx, boundaries));
+  ctx.outputs.push_back(TensorSpec{DType::kInt32, ctx.inputs[0].shape});
+  return Status::OK();
+}
+
+Status bucketize_kernel(KernelContext& ctx) {
+  std::vector<float> boundaries;
+  EMBER_RETURN_IF_ERROR(bucketize_boundaries(ctx, boundaries));
+  const TensorImpl& in = ctx.input(0);
+  int32_t* out = ctx.output(0).mutable_data<int32_t>();
+  visit_dtype<kBucketizeTypes>(in.dtype(), [&]<typename T>() {
+    using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    std::vector<C> edges(boundaries.begin(), boundaries.end());
+    const T* x = in.data<T>();
+    for (int64_t i = 0; i < in.num_elements(); ++i) {
+      const C v = static_cast<C>(x[i]);
+      out[i] = static_cast<int32_t>(std::upper_bound(edges.begin(), edges.end(), v) - edges.begin());
+    }
+  });
   return Status::OK();
 }
 
@@ -297,6 +477,39 @@ void register_sort_ops(OpRegistry& r) {
       .kernel(kNumericTypes, &top_k_kernel)
       .grad(&top_k_grad)
       .batching(BatchingRule::kCustom)
+      .done(r);
+  OpBuilder("ApproxTopK")
+      .doc(
+          "The exact k largest (is_max_k) or smallest along reduction_dimension and their int32 indices (the "
+          "approximation attributes are accepted; Note [ApproxTopK on a CPU]). approx_max_k([1., 3., 2.], 2) "
+          "== ([3., 2.], [1, 2])")
+      .input("input")
+      .output("values")
+      .output("indices")
+      .type_var(kApproxTopKTypes)
+      .attr("k", AttrType::kInt)
+      .attr("reduction_dimension", AttrType::kInt, int64_t{-1})
+      .attr("recall_target", AttrType::kFloat, 0.95)
+      .attr("is_max_k", AttrType::kBool, true)
+      .attr("reduction_input_size_override", AttrType::kInt, int64_t{-1})
+      .attr("aggregate_to_topk", AttrType::kBool, true)
+      .shape(&approx_top_k_shape)
+      .kernel(kApproxTopKTypes, &approx_top_k_kernel)
+      .grad(&approx_top_k_grad)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("Bucketize")
+      .doc(
+          "Each value's bucket among sorted float boundaries: how many boundaries are <= it. "
+          "bucketize([-5, 10, 150], boundaries=[0., 10., 100.]) == [0, 2, 3]")
+      .input("input")
+      .output("output")
+      .type_var(kBucketizeTypes)
+      .attr("boundaries", AttrType::kTensor)
+      .flags(kNotDifferentiable)
+      .shape(&bucketize_shape)
+      .kernel(kBucketizeTypes, &bucketize_kernel)
+      .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("InTopKV2")
       .doc(

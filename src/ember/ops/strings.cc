@@ -1,9 +1,9 @@
 // tf.strings: the ops on string tensors (TensorFlow's names and attributes): StringLength, StringJoin,
 // ReduceJoin, StringFormat, StringToNumber, AsString, RegexReplace/StaticRegexReplace,
 // RegexFullMatch/StaticRegexFullMatch, Substr, StringUpper/StringLower, StringStrip, StringSplitV2,
-// StringToHashBucketFast, UnicodeDecode and UnicodeEncode. None is differentiable (TensorFlow registers no
-// gradients for them). The byte-level algorithms are in kernels/strings.h; regular expressions are RE2's,
-// TensorFlow's syntax. Python: python/ember/strings.py. Design: docs/strings.md.
+// StringToHashBucketFast, UnicodeDecode, UnicodeEncode and UnicodeTranscode. None is differentiable
+// (TensorFlow registers no gradients for them). The byte-level algorithms are in kernels/strings.h; regular
+// expressions are RE2's, TensorFlow's syntax. Python: python/ember/strings.py. Design: docs/strings.md.
 #include "ember/kernels/strings.h"
 
 #include <re2/re2.h>
@@ -774,6 +774,146 @@ Status unicode_encode_kernel(KernelContext& ctx) {
   return Status::OK();
 }
 
+// ---- UnicodeTranscode(input; input_encoding, output_encoding, errors, replacement_char,
+// replace_control_characters) -> each string re-encoded, shape of input.
+//
+// Note [Ill-formed UTF-16 and UTF-32]
+// TensorFlow decodes with ICU's converters, whose errors in UTF-16-BE and UTF-32-BE are these (checked
+// against TensorFlow by test_strings_transcode.py): in UTF-16-BE an unpaired surrogate unit is one error and
+// the unit after it is read afresh, a trailing odd byte is one error and so is a high surrogate with the
+// 0 or 1 bytes left after it; in UTF-32-BE each 4 bytes that are
+// not a scalar value (a surrogate, or past U+10FFFF) are one error, and 1-3 trailing bytes are one. UTF-8
+// errors are Note [Ill-formed UTF-8]'s maximal subparts. Byte order marks are characters like any other.
+
+enum class InputEncoding { kUtf8, kUtf16Be, kUtf32Be };
+
+// ICU's converter names are case-insensitive and take aliases; ember reads the three the op can write.
+bool input_encoding_of(std::string name, InputEncoding* out) {
+  std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::toupper(c); });
+  if (name == "UTF-8" || name == "UTF8") {
+    *out = InputEncoding::kUtf8;
+  } else if (name == "UTF-16-BE" || name == "UTF-16BE" || name == "UTF16BE") {
+    *out = InputEncoding::kUtf16Be;
+  } else if (name == "UTF-32-BE" || name == "UTF-32BE" || name == "UTF32BE") {
+    *out = InputEncoding::kUtf32Be;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// The next code point of `s` from `*pos` in `encoding`, or -1 for one ill-formed unit (Note [Ill-formed
+// UTF-16 and UTF-32]); `*pos` advances past what was read.
+int32_t decode_next(std::string_view s, size_t* pos, InputEncoding encoding) {
+  const auto byte = [&](size_t k) { return static_cast<uint32_t>(static_cast<unsigned char>(s[k])); };
+  const size_t i = *pos;
+  switch (encoding) {
+    case InputEncoding::kUtf8:
+      return kernels::decode_utf8(s, pos);
+    case InputEncoding::kUtf16Be: {
+      if (i + 2 > s.size()) {
+        *pos = s.size();
+        return -1;
+      }
+      const uint32_t unit = byte(i) << 8 | byte(i + 1);
+      *pos = i + 2;
+      if (unit < 0xD800 || unit > 0xDFFF) return static_cast<int32_t>(unit);
+      if (unit >= 0xDC00) return -1;
+      if (i + 4 > s.size()) {  // a high surrogate and what is left of the string: one truncated sequence
+        *pos = s.size();
+        return -1;
+      }
+      const uint32_t low = byte(i + 2) << 8 | byte(i + 3);
+      if (low < 0xDC00 || low > 0xDFFF) return -1;
+      *pos = i + 4;
+      return static_cast<int32_t>(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00));
+    }
+    case InputEncoding::kUtf32Be: {
+      if (i + 4 > s.size()) {
+        *pos = s.size();
+        return -1;
+      }
+      const uint32_t cp = byte(i) << 24 | byte(i + 1) << 16 | byte(i + 2) << 8 | byte(i + 3);
+      *pos = i + 4;
+      return cp <= 0x10FFFF && kernels::is_unicode_scalar(static_cast<int32_t>(cp)) ? static_cast<int32_t>(cp)
+                                                                                    : -1;
+    }
+  }
+  return -1;
+}
+
+Status unicode_transcode_attrs(const AttrReader& a, InputEncoding* in, kernels::UnicodeEncoding* out) {
+  if (!input_encoding_of(a.attr_string(0), in))
+    return invalid_argument(
+        "UnicodeTranscode: input_encoding must be \"UTF-8\", \"UTF-16-BE\" or \"UTF-32-BE\" "
+        "(ember reads no other ICU encoding), got \"",
+        a.attr_string(0), "\"");
+  const std::string& enc = a.attr_string(1);
+  if (enc == "UTF-8")
+    *out = kernels::UnicodeEncoding::kUtf8;
+  else if (enc == "UTF-16-BE")
+    *out = kernels::UnicodeEncoding::kUtf16Be;
+  else if (enc == "UTF-32-BE")
+    *out = kernels::UnicodeEncoding::kUtf32Be;
+  else
+    return invalid_argument(
+        "UnicodeTranscode: output_encoding must be \"UTF-8\", \"UTF-16-BE\" or \"UTF-32-BE\", got \"", enc,
+        "\"");
+  const std::string& errors = a.attr_string(2);
+  if (errors != "strict" && errors != "replace" && errors != "ignore")
+    return invalid_argument("UnicodeTranscode: errors must be \"strict\", \"replace\" or \"ignore\", got \"",
+                            errors, "\"");
+  return Status::OK();
+}
+
+Status unicode_transcode_shape(InferContext& ctx) {
+  EMBER_RETURN_IF_ERROR(check_string_input(ctx, 0));
+  InputEncoding in;
+  kernels::UnicodeEncoding out;
+  EMBER_RETURN_IF_ERROR(unicode_transcode_attrs(ctx, &in, &out));
+  return like_input_shape<DType::kString>(ctx);
+}
+
+Status unicode_transcode_kernel(KernelContext& ctx) {
+  InputEncoding in_encoding;
+  kernels::UnicodeEncoding out_encoding;
+  EMBER_RETURN_IF_ERROR(unicode_transcode_attrs(ctx, &in_encoding, &out_encoding));
+  const std::string& errors = ctx.attr_string(2);
+  const int64_t replacement = ctx.attr_int(3);
+  const bool replace_control = ctx.attr_bool(4);
+  if (replacement < 0 || replacement > 0x10FFFF)
+    return invalid_argument("UnicodeTranscode: replacement_char must be a code point in [0, 0x10FFFF], got ",
+                            replacement);
+  // A surrogate replacement is written as its bare code unit in UTF-16 and UTF-32, and as U+FFFD in UTF-8
+  // (ICU's converters do so).
+  const bool utf8_surrogate =
+      out_encoding == kernels::UnicodeEncoding::kUtf8 && !kernels::is_unicode_scalar(replacement);
+  const int32_t written_replacement = utf8_surrogate ? 0xFFFD : static_cast<int32_t>(replacement);
+  const TensorImpl& in = ctx.input(0);
+  const std::string* src = strings_of(in);
+  std::string* dst = strings_of(ctx.output(0));
+  for (int64_t i = 0; i < in.num_elements(); ++i) {
+    const std::string& s = src[i];
+    std::string out;
+    out.reserve(s.size());
+    for (size_t pos = 0; pos < s.size();) {
+      int32_t cp = decode_next(s, &pos, in_encoding);
+      if (cp < 0) {
+        if (errors == "strict")
+          return invalid_argument("UnicodeTranscode: invalid ", ctx.attr_string(0), " in string ",
+                                  quoted_bytes(s), " at index ", i, " (errors=\"strict\")");
+        if (errors == "ignore") continue;
+        cp = written_replacement;
+      } else if (replace_control && cp < 0x20) {  // C0 only, as UnicodeDecode
+        cp = written_replacement;
+      }
+      kernels::encode_unicode(cp, out_encoding, &out);
+    }
+    dst[i] = std::move(out);
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 void register_string_ngrams_op(OpRegistry& r);  // string_ngrams.cc
@@ -1004,6 +1144,24 @@ void register_string_ops(OpRegistry& r) {
       .flags(kStringOpFlags | kKernelAllocates)
       .shape(&unicode_decode_shape)
       .kernel(kStringType, &unicode_decode_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("UnicodeTranscode")
+      .doc(
+          "Each string re-encoded from input_encoding to output_encoding (UTF-8, UTF-16-BE, UTF-32-BE), "
+          "ill-formed "
+          "input per errors. (\"h\\xff\", UTF-8 -> UTF-16-BE) -> \"\\0h\\xff\\xfd\"")
+      .input("input")
+      .output("output")
+      .type_var(kStringType)
+      .attr("input_encoding", AttrType::kString)
+      .attr("output_encoding", AttrType::kString)
+      .attr("errors", AttrType::kString, std::string("replace"))
+      .attr("replacement_char", AttrType::kInt, int64_t{65533})
+      .attr("replace_control_characters", AttrType::kBool, false)
+      .flags(kStringOpFlags)
+      .shape(&unicode_transcode_shape)
+      .kernel(kStringType, &unicode_transcode_kernel)
       .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("UnicodeEncode")

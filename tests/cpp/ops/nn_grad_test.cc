@@ -29,6 +29,12 @@ TEST(NnGrad, Softmax) {
   EXPECT_GRADIENT_OK("Softmax", {rand({5})}, {i64(0)});
 }
 
+TEST(NnGrad, IsotonicRegression) {
+  // Random rows pool into segments with distinct means, away from the ties where the pooling changes.
+  EXPECT_GRADIENT_OK("IsotonicRegression", {rand({3, 6})}, {DType::kFloat64});
+  EXPECT_GRADIENT_OK("IsotonicRegression", {rand({2, 3, 4})}, {DType::kFloat64});
+}
+
 TEST(NnGrad, LogSoftmax) {
   EXPECT_GRADIENT_OK("LogSoftmax", {rand({2, 4})}, {i64(-1)});
   EXPECT_GRADIENT_OK("LogSoftmax", {rand({3, 2})}, {i64(0)});

@@ -48,6 +48,15 @@ TEST(ScatterNdShape, SegmentsAndSelection) {
   INFER_OK("TopKV2", "[?,?];[]:int32", {}, "[?,?];[?,?]:int32");
   INFER_ERROR("TopKV2", "[4,2];=3", {}, "at least k columns");
   INFER_OK("InTopKV2", "[?,5];[3]:int32;=1", {}, "[3]:bool");
+  // ApproxTopK's attributes: k, reduction_dimension, recall_target, is_max_k, reduction_input_size_override,
+  // aggregate_to_topk.
+  const auto approx = [](int64_t k, int64_t axis, bool max_k) {
+    return std::vector<AttrValue>{k, axis, 0.95, max_k, int64_t{-1}, true};
+  };
+  INFER_OK("ApproxTopK", "[4,7]", approx(3, -1, true), "[4,3];[4,3]:int32");
+  INFER_OK("ApproxTopK", "[4,?]", approx(2, 0, false), "[2,?];[2,?]:int32");
+  INFER_ERROR("ApproxTopK", "[4,2]", approx(3, -1, true), "at least k");
+  INFER_ERROR("ApproxTopK", "[4,2]", approx(1, 2, true), "reduction_dimension");
   INFER_OK("LowerBound", "[2,5];[2,3]", {}, "[2,3]:int32");
   INFER_ERROR("UpperBound", "[2,5];[3,3]", {}, "same number of rows");
   INFER_OK("Unique", "[6]", {}, "[?];[6]:int32");

@@ -397,10 +397,11 @@ class Discretization(Layer):
 
     def call(self, inputs):
         tf = _tf()
-        inputs = tf.cast(tf.convert_to_tensor(inputs), tf.float64)
-        flat = tf.reshape(inputs, [-1])
-        edges = tf.constant(self.bin_boundaries, tf.float64)
-        index = tf.reshape(tf.searchsorted(edges, flat, side="right", out_type=tf.int64), tf.shape(inputs))
+        inputs = tf.convert_to_tensor(inputs)
+        if inputs.dtype not in (tf.int32, tf.int64, tf.float32, tf.float64):
+            inputs = tf.cast(inputs, tf.float64)  # tf_keras' Bucketize would refuse these dtypes
+        # tf_keras' op: the boundaries become float32, and values compare with them as Bucketize says.
+        index = tf.cast(tf.raw_ops.Bucketize(input=inputs, boundaries=self.bin_boundaries), tf.int64)
         if self.output_mode == "int":
             return index
         from ember.keras.layers.text_lookup import _encode
