@@ -143,13 +143,22 @@ _HALF_CASES = {
 _HALF_TOL = {"float16": 4e-3, "bfloat16": 3e-2}
 
 
-def _half_value_and_grads(m, fn, dtype, x, w):
+def _half_value_and_grads(m, fn, dtype, x, w, compute_dtype=None):
+    """The result and both gradients in `dtype`; with `compute_dtype`, the same 16-bit inputs and dy are
+    computed in that dtype and the results rounded to `dtype` once."""
     xs = [m.cast(m.constant(a), dtype) for a in (x, w)]
+    if compute_dtype is not None:
+        xs = [m.cast(a, compute_dtype) for a in xs]
     with m.GradientTape() as tape:
         tape.watch(xs)
         y = fn(m, *xs)
     dy = m.cast(m.constant(RNG.standard_normal(y.shape).astype(np.float32)), dtype)
-    return [m.cast(t, "float32").numpy() for t in [y] + tape.gradient(y, xs, output_gradients=dy)]
+    if compute_dtype is not None:
+        dy = m.cast(dy, compute_dtype)
+    out = [y] + tape.gradient(y, xs, output_gradients=dy)
+    if compute_dtype is not None:
+        out = [m.cast(t, dtype) for t in out]
+    return [m.cast(t, "float32").numpy() for t in out]
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
@@ -160,7 +169,13 @@ def test_16_bit_convolutions_and_gradients_match_tensorflow(case, dtype):
     state = RNG.bit_generator.state
     ours = _half_value_and_grads(em, fn, dtype, x, w)
     RNG.bit_generator.state = state  # the same dy on both sides
-    theirs = _half_value_and_grads(tf, fn, dtype, x, w)
+    try:
+        theirs = _half_value_and_grads(tf, fn, dtype, x, w)
+    except (tf.errors.UnimplementedError, tf.errors.InvalidArgumentError):
+        # Where TensorFlow's oneDNN kernels are off (its default on AMD CPUs), its float16 convolutions lack
+        # NCHW and dilations: compare with TensorFlow's float32 result on the same 16-bit values, rounded once.
+        RNG.bit_generator.state = state
+        theirs = _half_value_and_grads(tf, fn, dtype, x, w, compute_dtype="float32")
     for k, (o, t) in enumerate(zip(ours, theirs)):
         scale = np.abs(t).max()
         np.testing.assert_allclose(o, t, rtol=0, atol=_HALF_TOL[dtype] * scale, err_msg=f"{case} result {k}")

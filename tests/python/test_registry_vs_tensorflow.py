@@ -499,7 +499,38 @@ def test_values_match_tensorflow_in_other_dtypes(name, dtype):
             raise AssertionError(f"TensorFlow rejects {name} in {np.dtype(dtype).name}: {e}") from e
         return
     assert name not in TF_LACKS_DTYPE.get(np.dtype(dtype).name, ()), "TensorFlow runs it now: update the table"
-    _compare(name, ours, theirs, dtype)
+    try:
+        _compare(name, ours, theirs, dtype)
+    except AssertionError:
+        if np.dtype(dtype) not in (np.dtype(np.float16), np.dtype(ml_dtypes.bfloat16)):
+            raise
+        _at_least_as_accurate(name, inputs, attrs, ours, theirs, dtype)
+
+
+def _at_least_as_accurate(name, inputs, attrs, ours, theirs, dtype):
+    """A 16-bit result that differs from TensorFlow's beyond the tolerance passes only where it is as close to
+    the float64 (or float32) result as TensorFlow's is. TensorFlow's 16-bit kernels round differently on different CPUs
+    (oneDNN picks other convolution and batch-norm paths where the CPU has AVX-512 FP16/BF16): ember must not
+    be the less accurate one."""
+    def widened(to):
+        cast = [[v.astype(to) if isinstance(v, np.ndarray) and v.dtype == dtype else v for v in x]
+                if isinstance(x, list) else (x.astype(to) if isinstance(x, np.ndarray) and x.dtype == dtype else x)
+                for x in inputs]
+        wide_attrs = [em.as_dtype(np.dtype(to).name) if a is em.as_dtype(np.dtype(dtype).name) else a
+                      for a in attrs]
+        return _flat(_tf_call(name, _tf_inputs(cast), wide_attrs))
+
+    try:
+        exact = widened(np.float64)
+    except real_tf.errors.InvalidArgumentError:  # kernels with no float64 (FusedBatchNormV3): float32
+        exact = widened(np.float32)
+    tol = TOLERANCE[np.dtype(dtype)]
+    for k, (o, t, e) in enumerate(zip(_flat(ours), _flat(theirs), exact)):
+        a, b, r = (np.asarray(x.numpy()).astype(np.float64) for x in (o, t, e))
+        ours_error, theirs_error = np.abs(a - r), np.abs(b - r)
+        worse = ours_error > theirs_error + tol * np.maximum(np.abs(r), 1.0)
+        assert not worse.any(), (f"{name} output {k}: ember's {np.dtype(dtype).name} result is further from the "
+                                 f"float64 result than TensorFlow's at {np.argwhere(worse)[:5].tolist()}")
 
 
 def _float_slots(inputs, dtype):
