@@ -231,7 +231,6 @@ class PyTrace {
 
   void enter() { ctx_->enter(); }
   void exit() { ctx_->exit(); }
-  void lift_enclosing_constants() { ctx_->set_lifts_enclosing_constants(true); }
 
   nb::object add_argument(int dtype, nb::handle dims, const std::string& name) {
     return wrap(ctx_->add_argument(static_cast<DType>(dtype), shape_from(dims), name));
@@ -338,7 +337,6 @@ void bind_functions(nb::module_& m) {
   nb::class_<PyTrace>(m, "Trace")
       .def(nb::init<std::string, bool>(), nb::arg("name"), nb::arg("auto_control_deps") = true)
       .def("enter", &PyTrace::enter)
-      .def("lift_enclosing_constants", &PyTrace::lift_enclosing_constants)
       .def("exit", &PyTrace::exit)
       .def("add_argument", &PyTrace::add_argument, nb::arg("dtype"), nb::arg("dims").none(), nb::arg("name"))
       .def("lift", &PyTrace::lift)
@@ -348,6 +346,11 @@ void bind_functions(nb::module_& m) {
       .def("finish", &PyTrace::finish);
   m.def("set_package_dir", [](const std::string& dir) { package_dir() = dir; });
   m.def("in_trace", [] { return TraceContext::current() != nullptr; });
+  // Which trace is current (0 when eager): a TensorArray changes its representation only in its own.
+  m.def("trace_token", [] {
+    const TraceContext* t = TraceContext::current();
+    return t == nullptr ? uint64_t{0} : t->serial();
+  });
   // tf.get_static_value of a graph tensor: what tracing knows of an int value (a shape built from
   // tf.shape(x) and constants), as (is_scalar, [int or None per element]); None when even its length is not
   // known. Concrete tensors (constants, folded results) are read in Python.

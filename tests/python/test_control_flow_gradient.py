@@ -771,29 +771,3 @@ def test_while_gradient_loop_variable_changing_shape_through_broadcast_to():
     fd = _finite_difference(lambda v: program(ember, v, w, 3)[0].numpy(), x0)
     _close(_np(program(ember, x0, w, 3)[1]), fd, rtol=1e-5, atol=1e-6)
 
-
-def test_constants_made_inside_the_function_watched_across_control_flow():
-    """A tf.constant made inside the function (or a value folded from one) and read by a loop, a branch or
-    map_fn: a tape watching it gets its gradient through the op (Note [Constants of enclosing traces])."""
-    def program(tf, n):
-        @tf.function(input_signature=[tf.TensorSpec([], tf.int32)])
-        def f(n):
-            c = tf.constant(1.5, tf.float64)
-            d = tf.constant([0.5, -2.0], tf.float64)
-            with tf.GradientTape(persistent=True) as tape:
-                tape.watch([c, d])
-                scaled = d * c  # folded while tracing, still watched through c and d
-                _, looped = tf.while_loop(lambda i, a: i < n, lambda i, a: (i + 1, tf.sin(a * c) + scaled),
-                                          (0, tf.ones([2], tf.float64)))
-                branched = tf.cond(n > 2, lambda: c * scaled, lambda: scaled)
-                mapped = tf.map_fn(lambda r: r * c * r, tf.constant([3.0, -1.0], tf.float64))
-                nested = tf.while_loop(lambda i, a: i < n,
-                                       lambda i, a: (i + 1, tf.cond(a[0] > 0, lambda: a * c, lambda: a - c)),
-                                       (0, d))[1]
-                loss = tf.reduce_sum(looped) + tf.reduce_sum(branched * mapped) + tf.reduce_sum(nested)
-            return [loss] + tape.gradient(loss, [c, d]) + tape.gradient(looped, [c, d])
-        return list(f(tf.constant(n)))
-
-    for n in (1, 4):
-        ours, theirs = _both(program, n)
-        _close(ours, theirs)

@@ -607,3 +607,23 @@ def test_tensor_array_arguments_and_results_of_functions():
     with pytest.raises(TypeError):
         sig(ember.TensorArray(ember.int32, size=1).write(0, [1, 2]))
     assert repr(spec) == repr(tensorflow.TensorArraySpec([2], tensorflow.float32))
+
+
+def test_array_of_the_function_read_inside_a_loop_body_stays_the_functions():
+    """Note [Reading an array of an enclosing trace]: a body that reads a list-mode array captured by closure
+    packs a copy; the function reads the array after the loop as before (a tensor of the body's graph)."""
+    def program(tf, x):
+        @tf.function
+        def f(x):
+            ta = tf.TensorArray(tf.float32, size=3)
+            ta = ta.write(0, x).write(1, x * 2.0).write(2, x * 3.0)
+            looped = tf.while_loop(lambda i, acc: i < 3, lambda i, acc: (i + 1, acc + ta.read(i)),
+                                   (0, tf.zeros_like(x)))[1]
+            mapped = tf.map_fn(lambda i: ta.read(i) * 2.0, tf.range(3), fn_output_signature=tf.float32)
+            branched = tf.cond(tf.reduce_sum(x) > 0, lambda: ta.stack(), lambda: ta.gather([2, 1, 0]))
+            return looped, mapped, branched, ta.stack(), ta.read(1)
+        return [v.numpy() for v in f(tf.constant(x))]
+
+    for x in ([1.0, 2.0], [-1.0, -2.0]):
+        for a, b in zip(program(ember, x), program(tensorflow, x)):
+            np.testing.assert_array_equal(a, b)

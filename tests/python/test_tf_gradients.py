@@ -396,3 +396,19 @@ def test_constants_made_inside_the_function_as_sources_and_targets():
 
     same_as_tensorflow(body, X)
 
+
+
+
+def test_constant_source_read_by_value_in_a_loop_body_is_refused():
+    """A loop body captures a constant of the function by value (not as an input of the While), so no edge
+    carries its gradient out: a partial gradient would be silently wrong (TensorFlow's here is 32), so
+    tf.gradients refuses, naming the body."""
+    @em.function
+    def f():
+        c = em.constant(2.0)
+        start = c * 1.0
+        y = em.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * c), (0, start))[1]
+        return em.gradients(y, c)
+
+    with pytest.raises(em.errors.UnimplementedError, match="captures it by value"):
+        f()

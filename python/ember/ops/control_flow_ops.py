@@ -45,7 +45,6 @@ def _trace(fn, name, args=(), arg_names=()):
     """Traces ``fn`` called on placeholders shaped like ``args`` (dtype enum, shape tuple) into a new trace
     nested in the current one."""
     trace = _C.Trace(name, True)
-    trace.lift_enclosing_constants()
     placeholders = [trace.add_argument(dtype, shape, arg_name)
                     for (dtype, shape), arg_name in zip(args, arg_names)]
     trace.enter()

@@ -103,6 +103,16 @@ def _zero_of(dtype):
     return convert_to_tensor("" if dtype == dtypes.string else 0, dtype=dtype)
 
 
+# Note [Reading an array of an enclosing trace]
+# Reading packs a list-mode array into its dense buffer once and keeps it (_densify). A branch or loop body
+# that reads an array made by the enclosing function (captured by closure, not a loop variable) must not keep
+# that buffer: it is a value of the body's graph, and the enclosing function, reading the array after the
+# loop, would find a tensor of another graph. So an array remembers the trace it belongs to (_trace, the
+# trace's serial) and a read from any other trace works on a copy. The body then packs the elements it
+# lifted each time it runs: one copy of the array per iteration that reads it (TensorFlow reads its list
+# without copying); a loop variable, or an array written in the loop, is dense already and reads in place.
+
+
 class _Cleared:
     """An element read once from an array with clear_after_read."""
 
@@ -131,6 +141,7 @@ class TensorArray:
         self._length = None  # dense mode: the rows of _buffer in use (int32 scalar), None when all are
         self._size = None  # pending mode: a scalar int32 tensor
         self._ragged = None  # ragged mode: (value, int64 lengths), Note [Splitting into pieces of different lengths]
+        self._trace = _C.trace_token()  # Note [Reading an array of an enclosing trace]
         if size is None:
             if not _C.in_trace():
                 raise ValueError("Size must be declared for TensorArrays when eager execution is enabled.")
@@ -181,11 +192,19 @@ class TensorArray:
         """Eagerly the array itself (TensorFlow updates eager arrays in place), staged a copy."""
         if not _C.in_trace():
             return self
+        return self._copy()
+
+    def _copy(self):
         other = object.__new__(TensorArray)
         other.__dict__.update(self.__dict__)
         if other._items is not None:
             other._items = list(other._items)
+        other._trace = _C.trace_token()
         return other
+
+    def _foreign(self):
+        """Whether this array belongs to an enclosing trace (Note [Reading an array of an enclosing trace])."""
+        return self._trace != _C.trace_token() and _C.in_trace()
 
     def _check_value(self, value, what="write"):
         if isinstance(value, Tensor) and value.dtype != self._dtype:
@@ -308,6 +327,8 @@ class TensorArray:
 
     def read(self, index, name=None):
         """The element at ``index`` (zeros of the element shape where nothing was written)."""
+        if self._foreign():
+            return self._copy().read(index, name)
         i = _concrete_int(index)
         if self._items is not None and i is not None:
             if i < 0:
@@ -349,6 +370,8 @@ class TensorArray:
 
     def stack(self, name=None):
         """The elements packed along a new first dimension."""
+        if self._foreign():
+            return self._copy().stack(name)
         array_ops, _ = _ops()
         if self._items is not None:
             if not self._items:
@@ -369,6 +392,8 @@ class TensorArray:
 
     def gather(self, indices, name=None):
         """The elements at ``indices``, packed."""
+        if self._foreign():
+            return self._copy().gather(indices, name)
         array_ops, _ = _ops()
         idx = _concrete_ints(indices)
         if self._items is not None and idx is not None:
@@ -393,6 +418,8 @@ class TensorArray:
 
     def concat(self, name=None):
         """The elements concatenated along their first dimension."""
+        if self._foreign():
+            return self._copy().concat(name)
         array_ops, _ = _ops()
         if self._items is not None:
             items = [v if v is not None and v is not _CLEARED else self._zeros_element() for v in self._items]
@@ -629,6 +656,7 @@ class TensorArray:
     def _from_loop_tensors(self, tensors):
         other = object.__new__(TensorArray)
         other.__dict__.update(self.__dict__)
+        other._trace = _C.trace_token()
         if self._ragged is not None:
             other._items, other._size, other._buffer, other._length = None, None, None, None
             other._ragged = (tensors[0], tensors[1])
@@ -893,6 +921,7 @@ class TensorArraySpec:
         array._dtype, array._dynamic_size, array._infer_shape = self._dtype, self._dynamic_size, self._infer_shape
         array._clear_after_read, array._element_shape, array._name = True, self._element_shape, "TensorArray"
         array._items = array._buffer = array._length = array._size = array._ragged = None
+        array._trace = _C.trace_token()
         components = list(components)
         if self._form == "pending":
             array._size = components[0]

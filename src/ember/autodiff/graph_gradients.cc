@@ -16,7 +16,6 @@
 #include "ember/autodiff/graph_gradients.h"
 
 #include <algorithm>
-#include <functional>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -135,19 +134,54 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
   std::unordered_set<const TensorImpl*> concrete_stops;
   for (TensorImpl* s : stops)
     if (!s->is_symbolic()) concrete_stops.insert(s);
+  // Both walks keep their own stack: a Python loop over constants folds into chains of any length.
   std::unordered_map<const TensorImpl*, bool> derived_memo;
-  std::function<bool(const TensorImpl*)> derived = [&](const TensorImpl* t) -> bool {
-    if (concrete_stops.count(t)) return false;
-    if (concrete_source.count(t)) return true;
-    auto it = derived_memo.find(t);
-    if (it != derived_memo.end()) return it->second;
-    derived_memo[t] = false;
-    bool result = false;
+  auto derived = [&](const TensorImpl* root) -> bool {
     if (concrete_source.empty()) return false;
-    if (const TraceContext::Fold* fold = trace->fold_of(t))
-      for (const TensorRef& in : fold->inputs) result = result || derived(in.get());
-    derived_memo[t] = result;
-    return result;
+    if (auto it = derived_memo.find(root); it != derived_memo.end()) return it->second;
+    std::vector<std::pair<const TensorImpl*, size_t>> stack{{root, 0}};
+    derived_memo[root] = false;  // while in progress
+    while (!stack.empty()) {
+      const TensorImpl* t = stack.back().first;
+      const TraceContext::Fold* fold =
+          concrete_source.count(t) || concrete_stops.count(t) ? nullptr : trace->fold_of(t);
+      const size_t next = stack.back().second;
+      if (fold != nullptr && next < fold->inputs.size()) {
+        ++stack.back().second;
+        const TensorImpl* in = fold->inputs[next].get();
+        if (derived_memo.emplace(in, false).second) stack.emplace_back(in, 0);
+        continue;
+      }
+      bool result = concrete_source.count(t) != 0 && concrete_stops.count(t) == 0;
+      if (fold != nullptr)
+        for (const TensorRef& in : fold->inputs) result = result || derived_memo[in.get()];
+      derived_memo[t] = result;
+      stack.pop_back();
+    }
+    return derived_memo[root];
+  };
+  // A branch or loop body (or any function an op calls) reads a constant of this trace by value, as a
+  // captured value, not as an input of the op: no edge carries its gradient out of the body, so a source it
+  // derives from would get a partial gradient (or None) where TensorFlow gives the whole one. Refused.
+  auto refuse_derived_captures = [&](const OpDef& op, std::span<const AttrValue> attrs) -> Status {
+    std::unordered_set<const FunctionGraph*> seen;
+    std::vector<std::shared_ptr<const FunctionGraph>> pending;
+    for (const std::string& callee : called_functions(op, attrs))
+      if (auto f = FunctionLibrary::global().find(callee)) pending.push_back(std::move(f));
+    while (!pending.empty()) {
+      std::shared_ptr<const FunctionGraph> f = std::move(pending.back());
+      pending.pop_back();
+      if (!seen.insert(f.get()).second) continue;
+      for (const TensorRef& captured : f->captured_values)
+        if (derived(captured.get()))
+          return make_error(
+              Code::kUnimplemented, "tf.gradients: a constant made inside the function (or a ",
+              "value computed from one) that is among xs, or computed from one, is read inside ", f->name,
+              ", which captures it by value, so its gradient through that branch or loop ",
+              "body is not computed; make it an argument of the function or a tf.Variable");
+      for (const auto& callee : f->callees) pending.push_back(callee);
+    }
+    return Status::OK();
   };
   const OpDef& const_op_def = op_def("Const");
   auto derived_constant = [&](int32_t i) -> const TensorImpl* {
@@ -157,26 +191,49 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
     if (held == nullptr || concrete_source.count(held->get()) || !derived(held->get())) return nullptr;
     return held->get();
   };
+  // The replayed tensor of a concrete one: the source's symbolic tensor, the fold chain run again for a
+  // derived value (post-order), the tensor itself for the rest.
   std::unordered_map<const TensorImpl*, TensorRef> replayed_folds;
-  std::function<StatusOr<TensorRef>(TensorImpl*)> replay_fold = [&](TensorImpl* t) -> StatusOr<TensorRef> {
+  auto replayed_of = [&](TensorImpl* t) -> TensorRef {
     if (auto src = concrete_source.find(t); src != concrete_source.end()) return TensorRef(src->second);
-    if (!derived(t)) return TensorRef(t);
     if (auto done = replayed_folds.find(t); done != replayed_folds.end()) return done->second;
-    const TraceContext::Fold* fold = trace->fold_of(t);
-    SmallVector<TensorRef, 4> held;
-    SmallVector<TensorImpl*, 4> inputs;
-    for (const TensorRef& in : fold->inputs) {
-      auto r = replay_fold(in.get());
-      if (!r.ok()) return r.status();
-      held.push_back(std::move(r).value());
-      inputs.push_back(held.back().get());
+    return TensorRef(t);
+  };
+  auto ready = [&](const TensorImpl* t) {
+    return concrete_source.count(t) || replayed_folds.count(t) || !derived(t);
+  };
+  auto replay_fold = [&](TensorImpl* root) -> StatusOr<TensorRef> {
+    std::vector<std::pair<TensorImpl*, bool>> stack{{root, false}};  // (tensor, inputs pushed)
+    while (!stack.empty()) {
+      auto [t, expanded] = stack.back();
+      if (ready(t)) {
+        stack.pop_back();
+        continue;
+      }
+      const TraceContext::Fold* fold = trace->fold_of(t);
+      if (!expanded) {
+        stack.back().second = true;
+        for (const TensorRef& in : fold->inputs)
+          if (!ready(in.get())) stack.emplace_back(in.get(), false);
+        continue;
+      }
+      SmallVector<TensorRef, 4> held;
+      SmallVector<TensorImpl*, 4> inputs;
+      for (const TensorRef& in : fold->inputs) {
+        held.push_back(replayed_of(in.get()));
+        inputs.push_back(held.back().get());
+      }
+      if (calls_functions(*fold->op))
+        EMBER_RETURN_IF_ERROR(refuse_derived_captures(*fold->op, {fold->attrs.data(), fold->attrs.size()}));
+      OutputList outs;
+      EMBER_RETURN_IF_ERROR(execute_op(*fold->op, {inputs.data(), inputs.size()},
+                                       {fold->attrs.data(), fold->attrs.size()}, outs));
+      for (size_t o = 0; o < outs.size() && o < fold->outputs.size(); ++o)
+        replayed_folds[fold->outputs[o].get()] = outs[o];
+      if (!replayed_folds.count(t)) replayed_folds[t] = TensorRef(t);  // cannot happen; never loop
+      stack.pop_back();
     }
-    OutputList outs;
-    EMBER_RETURN_IF_ERROR(execute_op(*fold->op, {inputs.data(), inputs.size()},
-                                     {fold->attrs.data(), fold->attrs.size()}, outs));
-    for (size_t o = 0; o < outs.size() && o < fold->outputs.size(); ++o)
-      replayed_folds[fold->outputs[o].get()] = outs[o];
-    return replayed_folds.at(t);
+    return replayed_of(root);
   };
 
   // Which nodes depend on a source: node indices are a topological order.
@@ -211,6 +268,13 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
   for (int32_t i = num_nodes - 1; i >= 0; --i) {
     if (!needed[i]) continue;
     for (ValueRef v : g.node(i).inputs) needed[v.node] = true;
+  }
+  if (!concrete_source.empty()) {
+    for (int32_t i = 0; i < num_nodes; ++i) {
+      const Node& n = g.node(i);
+      if (needed[i] && calls_functions(*n.op))
+        EMBER_RETURN_IF_ERROR(refuse_derived_captures(*n.op, {n.attrs.data(), n.attrs.size()}));
+    }
   }
   auto in_custom_gradient_region = [&](int32_t i) -> const FunctionGraph::CustomGradientRegion* {
     for (const auto& region : fn.custom_gradient_regions)
@@ -267,7 +331,7 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
     if (const TensorImpl* folded = derived_constant(i)) {
       auto r = replay_fold(const_cast<TensorImpl*>(folded));
       if (!r.ok()) {
-        replayed = r.status().with_prefix("tf.gradients: replaying a constant computed while tracing: ");
+        replayed = r.status();
         break;
       }
       value[Key{i, 0}] = std::move(r).value();

@@ -1,6 +1,7 @@
 #include "ember/trace/trace_context.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "ember/core/device.h"
 #include "ember/graph/partial_value.h"
@@ -37,7 +38,10 @@ void collect_resources(const FunctionGraph& fn, std::vector<int64_t>& resources,
 }
 }  // namespace
 
-TraceContext::TraceContext(FunctionGraph* fn) : fn_(fn) {}
+TraceContext::TraceContext(FunctionGraph* fn) : fn_(fn) {
+  static std::atomic<uint64_t> next_serial{1};
+  serial_ = next_serial.fetch_add(1, std::memory_order_relaxed);
+}
 
 TraceContext::~TraceContext() {
   if (entered_) exit();
@@ -104,7 +108,7 @@ StatusOr<TensorRef> TraceContext::lift(TensorImpl* t) {
 
 Status TraceContext::order_lifted(std::span<TensorImpl* const> order) {
   for (TensorImpl* t : order) {
-    if (!of_enclosing_trace(t))
+    if (!t->is_symbolic() || t->graph() == fn_)
       return invalid_argument("order_lifted: a tensor is not of an enclosing trace");
     EMBER_RETURN_IF_ERROR(value_of(t).status());
   }
@@ -129,36 +133,13 @@ const TraceContext::Fold* TraceContext::fold_of(const TensorImpl* t) const {
 
 void TraceContext::note_local_constant(TensorImpl* t) { local_constants_.emplace(t, TensorRef(t)); }
 
-// Note [Constants of enclosing traces]
-// A floating or complex concrete tensor that a branch or loop body reads and did not make (a tf.constant
-// made inside the function, a value folded from one, or an eager tensor the function captures) is lifted
-// like the enclosing traces' symbolic tensors, rather than captured by value, when a tape has watched or
-// recorded it (tape_mask): the If/While then takes it as an input (the enclosing trace makes it a Const or
-// its own capture), so the tape sees the edge. Captured by value, it was invisible, and the gradient came
-// out None where TensorFlow gives one. Other tensors stay captured by value: the body keeps their values
-// while it traces, so shapes built from them fold there, and a TensorArray's elements must (a body reading
-// one at a symbolic index packs them into the array's buffer, which would otherwise be a value of the
-// body's graph kept on the enclosing trace's array). So tf.gradients, which has no tape while the body
-// traces, still gets None for a constant read only inside a branch or loop. Only the traces of branches
-// and bodies lift (set_lifts_enclosing_constants): the forward and backward functions autodiff traces take
-// an enclosing replay's constants by value, as their callers pass no lifted arguments.
-bool TraceContext::lifts_enclosing_constant(const TensorImpl* t) const {
-  if (!lifts_enclosing_constants_ || t->is_symbolic() || t->tape_mask() == 0) return false;
-  if (local_constants_.count(t) != 0) return false;
-  return parent_ != nullptr && (is_floating(t->dtype()) || is_complex(t->dtype()));
-}
-
-bool TraceContext::of_enclosing_trace(const TensorImpl* t) const {
-  if (!t->is_symbolic()) return lifts_enclosing_constant(t);
-  for (const TraceContext* p = parent_; p != nullptr; p = p->parent_)
-    if (p->fn_ == t->graph()) return true;
-  return false;
-}
-
 StatusOr<ValueRef> TraceContext::value_of(TensorImpl* t) {
-  if (t->is_symbolic() || lifts_enclosing_constant(t)) {
-    if (t->is_symbolic() && t->graph() == fn_) return ValueRef{t->graph_node(), t->graph_output()};
-    if (!of_enclosing_trace(t))
+  if (t->is_symbolic()) {
+    if (t->graph() == fn_) return ValueRef{t->graph_node(), t->graph_output()};
+    bool from_enclosing_trace = false;
+    for (TraceContext* p = parent_; p != nullptr; p = p->parent_)
+      from_enclosing_trace |= (p->fn_ == t->graph());
+    if (!from_enclosing_trace)
       return make_error(Code::kInvalidArgument,
                         "a symbolic tensor of another ember.function graph was used in this one; pass it as "
                         "an argument or return it from the function that created it");
@@ -223,8 +204,7 @@ Status TraceContext::intercept(const OpDef& op, std::span<TensorImpl* const> inp
   bool all_concrete = true;
   bool shapes_known = true;
   for (TensorImpl* t : inputs) {
-    // A lifted constant stands for an argument here: folding it would cut the edge lifting made.
-    all_concrete &= !t->is_symbolic() && !lifts_enclosing_constant(t);
+    all_concrete &= !t->is_symbolic();
     shapes_known &= t->shape().fully_defined();
   }
   // tf.shape(x) of a statically shaped x is a constant while tracing, so tf.reshape(x, [tf.shape(x)[0],
@@ -234,9 +214,14 @@ Status TraceContext::intercept(const OpDef& op, std::span<TensorImpl* const> inp
     // Constant folding: run now; the results are constants local to this trace.
     EMBER_RETURN_IF_ERROR(run_kernel(op, inputs, attrs, outputs));
     for (TensorRef& r : outputs) note_local_constant(r.get());
-    bool differentiable_input = false;
-    for (TensorImpl* t : inputs) differentiable_input |= is_floating(t->dtype()) || is_complex(t->dtype());
-    if (differentiable_input && !op.has_flag(kReadsOnlyShape)) {
+    bool differentiable_input = false, aliases_input = false;
+    for (TensorImpl* t : inputs) {
+      differentiable_input |= is_floating(t->dtype()) || is_complex(t->dtype());
+      for (const TensorRef& r : outputs) aliases_input |= r.get() == t;
+    }
+    // An op that hands an input back as its result (Identity) made nothing new: that tensor keeps the fold
+    // that made it, and no fold reads its own result.
+    if (differentiable_input && !aliases_input && !op.has_flag(kReadsOnlyShape)) {
       auto fold = std::make_shared<Fold>();
       fold->op = &op;
       for (const AttrValue& a : attrs) fold->attrs.push_back(a);

@@ -2,8 +2,7 @@
 // execute_op — from C++ or from Python — adds a node to the context's graph instead of running. Symbolic
 // tensors (TensorImpl::symbolic) stand for node outputs. Ops whose inputs are all concrete fold: they run
 // at once and their results stay concrete. A concrete tensor that meets a symbolic one becomes a Const
-// node if it was made during this trace, or else a captured argument (by value, as TensorFlow does); a
-// floating constant of an enclosing trace is lifted instead (Note [Constants of enclosing traces]).
+// node if it was made during this trace, or else a captured argument (by value, as TensorFlow does).
 #pragma once
 
 #include <functional>
@@ -59,9 +58,6 @@ class TraceContext : public OpInterceptor {
   /// compat.v1.wrap_function traces TF 1.x code without automatic control dependencies (stateful ops still
   /// always run, as control outputs).
   void set_auto_control_deps(bool enabled) { auto_control_deps_ = enabled; }
-  /// A branch or loop body: floating constants of enclosing traces are lifted into arguments rather than
-  /// captured by value (Note [Constants of enclosing traces]).
-  void set_lifts_enclosing_constants(bool enabled) { lifts_enclosing_constants_ = enabled; }
 
   Status intercept(const OpDef& op, std::span<TensorImpl* const> inputs, std::span<const AttrValue> attrs,
                    OutputList& outputs) override;
@@ -77,6 +73,9 @@ class TraceContext : public OpInterceptor {
   /// The fold that made `t`, or null (a constant made by ember.constant, or not of this trace).
   const Fold* fold_of(const TensorImpl* t) const;
 
+  /// A number no other trace of this process has: tells a trace from a later one at the same address.
+  uint64_t serial() const { return serial_; }
+
   FunctionGraph& function() { return *fn_; }
   const std::vector<TensorRef>& captured_values() const { return fn_->captured_values; }
 
@@ -84,12 +83,9 @@ class TraceContext : public OpInterceptor {
   TensorRef symbolic_output(int32_t node, int32_t output);
   // The enclosing trace whose graph `t` belongs to, or null.
   TraceContext* owner_of(const TensorImpl* t);
-  // Note [Constants of enclosing traces]
-  bool lifts_enclosing_constant(const TensorImpl* t) const;
-  // A tensor of an enclosing trace that this one lifts into an argument.
-  bool of_enclosing_trace(const TensorImpl* t) const;
 
   FunctionGraph* fn_;
+  uint64_t serial_;
   TraceContext* parent_ = nullptr;
   OpInterceptor* saved_interceptor_ = nullptr;
   bool entered_ = false;
@@ -102,7 +98,6 @@ class TraceContext : public OpInterceptor {
   std::vector<int32_t> user_args_, lifted_args_, captured_args_;
   int32_t last_stateful_node_ = -1;
   bool auto_control_deps_ = true;
-  bool lifts_enclosing_constants_ = false;
   struct ResourceOrder {
     int32_t last_write = -1;
     std::vector<int32_t> reads_since_write;
