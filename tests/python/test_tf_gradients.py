@@ -396,3 +396,20 @@ def test_constants_made_inside_the_function_as_sources_and_targets():
 
     same_as_tensorflow(body, X)
 
+
+def test_sources_folded_from_other_sources_and_stopped_sources():
+    # A source computed from another (d = c * 3.0, both folded while tracing) passes the other's gradient
+    # on, as TensorFlow's unfolded graph does; a source named in stop_gradients keeps its own gradient.
+    def body(lib, v, x):
+        c = lib.constant([2.0, 1.0])
+        d = c * 3.0
+        e = d * d
+        y = x * 2.0
+        loss = lib.reduce_sum(e * x + d)
+        return (lib.gradients(loss, [d, c]) + lib.gradients(loss, [c, d, e])
+                + lib.gradients(lib.reduce_sum(e * x), [c, d], stop_gradients=[d])
+                + lib.gradients(lib.reduce_sum(c * x), [c], stop_gradients=[c])
+                + lib.gradients(y * y, [x, y], stop_gradients=[y])
+                + lib.gradients(lib.gradients(lib.reduce_sum(e), [d, c])[1], c))
+
+    same_as_tensorflow(body, X)

@@ -137,8 +137,8 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
     if (!s->is_symbolic()) concrete_stops.insert(s);
   std::unordered_map<const TensorImpl*, bool> derived_memo;
   std::function<bool(const TensorImpl*)> derived = [&](const TensorImpl* t) -> bool {
+    if (concrete_source.count(t)) return true;  // a stopped source too: only what flows past it stops
     if (concrete_stops.count(t)) return false;
-    if (concrete_source.count(t)) return true;
     auto it = derived_memo.find(t);
     if (it != derived_memo.end()) return it->second;
     derived_memo[t] = false;
@@ -182,7 +182,8 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
   // Which nodes depend on a source: node indices are a topological order.
   auto carries = [&](ValueRef v) {
     const Key key{v.node, v.output};
-    if (is_stop.count(key)) return false;
+    // A stopped source still has its own gradient (TensorFlow stops only what flows past it).
+    if (is_stop.count(key) && !is_source.count(key)) return false;
     return is_source.count(key) != 0 || (v.node < num_nodes && reached[v.node]);
   };
   // A call or control-flow op whose functions read a variable source depends on it too.
@@ -261,6 +262,27 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
       tape->watch_variable(s.variable_id);
   }
   Status replayed = Status::OK();
+  // A source folded from another (c and c * 3.0 both sources) is replayed from it first, and its gradient
+  // is taken at the replayed tensor, so the other's gradient flows through it as in TensorFlow's graph.
+  for (size_t k = 0; k < xs.size() && replayed.ok(); ++k) {
+    if (own_xs[k] == nullptr || xs[k].tensor->is_symbolic()) continue;
+    const TraceContext::Fold* fold = trace->fold_of(xs[k].tensor);
+    if (fold == nullptr || concrete_stops.count(xs[k].tensor)) continue;
+    bool from_other_source = false;
+    for (const TensorRef& in : fold->inputs) from_other_source = from_other_source || derived(in.get());
+    if (!from_other_source) continue;
+    TensorImpl* old_value = concrete_source[xs[k].tensor];
+    concrete_source.erase(xs[k].tensor);
+    auto r = replay_fold(xs[k].tensor);
+    if (!r.ok()) {
+      replayed = r.status().with_prefix("tf.gradients: replaying a constant computed while tracing: ");
+      break;
+    }
+    concrete_source[xs[k].tensor] = r->get();
+    value[key_of(own_xs[k])] = *r;
+    for (GradSource& s : sources)
+      if (s.tensor == old_value) s.tensor = r->get();
+  }
   for (int32_t i = 0; i < num_nodes && replayed.ok(); ++i) {
     if (!reached[i] || !needed[i]) continue;
     if (is_source.count(Key{i, 0}) && g.node(i).op->name == "ReadVariableOp") continue;
