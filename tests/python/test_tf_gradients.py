@@ -413,3 +413,17 @@ def test_sources_folded_from_other_sources_and_stopped_sources():
                 + lib.gradients(lib.gradients(lib.reduce_sum(e), [d, c])[1], c))
 
     same_as_tensorflow(body, X)
+
+
+def test_a_long_chain_of_folded_constants():
+    # Each op on constants folds while tracing; the replay walks the chain without recursing (a Python loop
+    # of 20000 ops overflowed the thread's stack: a segfault).
+    @em.function
+    def f():
+        c0 = em.constant(1.0, em.float64)
+        c = c0
+        for _ in range(20000):
+            c = c * 1.0001
+        return em.gradients(c, c0)[0]
+
+    close(f(), 1.0001 ** 20000, 1e-6)

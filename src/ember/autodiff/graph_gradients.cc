@@ -16,8 +16,8 @@
 #include "ember/autodiff/graph_gradients.h"
 
 #include <algorithm>
-#include <functional>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -135,19 +135,40 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
   std::unordered_set<const TensorImpl*> concrete_stops;
   for (TensorImpl* s : stops)
     if (!s->is_symbolic()) concrete_stops.insert(s);
+  // Both walks below keep their own stack: a fold chain is as long as the Python loop that made it (tens of
+  // thousands of ops), too deep for the thread's stack.
   std::unordered_map<const TensorImpl*, bool> derived_memo;
-  std::function<bool(const TensorImpl*)> derived = [&](const TensorImpl* t) -> bool {
+  auto derived_known = [&](const TensorImpl* t) -> std::optional<bool> {
     if (concrete_source.count(t)) return true;  // a stopped source too: only what flows past it stops
     if (concrete_stops.count(t)) return false;
-    auto it = derived_memo.find(t);
-    if (it != derived_memo.end()) return it->second;
-    derived_memo[t] = false;
-    bool result = false;
-    if (concrete_source.empty()) return false;
-    if (const TraceContext::Fold* fold = trace->fold_of(t))
-      for (const TensorRef& in : fold->inputs) result = result || derived(in.get());
-    derived_memo[t] = result;
-    return result;
+    if (auto it = derived_memo.find(t); it != derived_memo.end()) return it->second;
+    if (concrete_source.empty() || trace->fold_of(t) == nullptr) return false;
+    return std::nullopt;
+  };
+  auto derived = [&](const TensorImpl* root) -> bool {
+    if (auto known = derived_known(root)) return *known;
+    std::vector<const TensorImpl*> stack{root};
+    while (!stack.empty()) {
+      const TensorImpl* t = stack.back();
+      if (derived_memo.count(t)) {
+        stack.pop_back();
+        continue;
+      }
+      bool pending = false, result = false;
+      for (const TensorRef& in : trace->fold_of(t)->inputs) {
+        auto known = derived_known(in.get());
+        if (!known) {
+          stack.push_back(in.get());
+          pending = true;
+        } else {
+          result = result || *known;
+        }
+      }
+      if (pending) continue;
+      derived_memo[t] = result;
+      stack.pop_back();
+    }
+    return derived_memo.at(root);
   };
   const OpDef& const_op_def = op_def("Const");
   auto derived_constant = [&](int32_t i) -> const TensorImpl* {
@@ -158,25 +179,44 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
     return held->get();
   };
   std::unordered_map<const TensorImpl*, TensorRef> replayed_folds;
-  std::function<StatusOr<TensorRef>(TensorImpl*)> replay_fold = [&](TensorImpl* t) -> StatusOr<TensorRef> {
+  auto replayed_value = [&](TensorImpl* t) -> std::optional<TensorRef> {
     if (auto src = concrete_source.find(t); src != concrete_source.end()) return TensorRef(src->second);
     if (!derived(t)) return TensorRef(t);
     if (auto done = replayed_folds.find(t); done != replayed_folds.end()) return done->second;
-    const TraceContext::Fold* fold = trace->fold_of(t);
-    SmallVector<TensorRef, 4> held;
-    SmallVector<TensorImpl*, 4> inputs;
-    for (const TensorRef& in : fold->inputs) {
-      auto r = replay_fold(in.get());
-      if (!r.ok()) return r.status();
-      held.push_back(std::move(r).value());
-      inputs.push_back(held.back().get());
+    return std::nullopt;
+  };
+  auto replay_fold = [&](TensorImpl* root) -> StatusOr<TensorRef> {
+    if (auto ready = replayed_value(root)) return *ready;
+    std::vector<TensorImpl*> stack{root};
+    while (!stack.empty()) {
+      TensorImpl* t = stack.back();
+      if (replayed_folds.count(t)) {
+        stack.pop_back();
+        continue;
+      }
+      const TraceContext::Fold* fold = trace->fold_of(t);
+      SmallVector<TensorRef, 4> held;
+      bool pending = false;
+      for (const TensorRef& in : fold->inputs) {
+        auto ready = replayed_value(in.get());
+        if (!ready) {
+          stack.push_back(in.get());
+          pending = true;
+        } else {
+          held.push_back(std::move(*ready));
+        }
+      }
+      if (pending) continue;
+      SmallVector<TensorImpl*, 4> inputs;
+      for (const TensorRef& h : held) inputs.push_back(h.get());
+      OutputList outs;
+      EMBER_RETURN_IF_ERROR(execute_op(*fold->op, {inputs.data(), inputs.size()},
+                                       {fold->attrs.data(), fold->attrs.size()}, outs));
+      for (size_t o = 0; o < outs.size() && o < fold->outputs.size(); ++o)
+        replayed_folds[fold->outputs[o].get()] = outs[o];
+      stack.pop_back();
     }
-    OutputList outs;
-    EMBER_RETURN_IF_ERROR(execute_op(*fold->op, {inputs.data(), inputs.size()},
-                                     {fold->attrs.data(), fold->attrs.size()}, outs));
-    for (size_t o = 0; o < outs.size() && o < fold->outputs.size(); ++o)
-      replayed_folds[fold->outputs[o].get()] = outs[o];
-    return replayed_folds.at(t);
+    return replayed_folds.at(root);
   };
 
   // Which nodes depend on a source: node indices are a topological order.
