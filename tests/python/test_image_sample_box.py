@@ -113,3 +113,19 @@ def test_raw_ops_take_the_list_float_defaults():
     args = dict(image_size=[8, 8, 3], bounding_boxes=BOXES, min_object_covered=0.1, seed=[1, 2])
     _same(em.raw_ops.StatelessSampleDistortedBoundingBox(**args),
           real_tf.raw_ops.StatelessSampleDistortedBoundingBox(**args), "raw defaults")
+
+
+@pytest.mark.parametrize("other", [dict(max_attempts=50), dict(use_image_if_no_bounding_boxes=True),
+                                   dict(area_range=(0.05, 0.9)), dict(aspect_ratio_range=(0.75, 1.3))])
+def test_a_call_with_other_attributes_has_its_own_stream(other):
+    # TensorFlow caches an eager kernel per attribute set: the call with other attributes starts a fresh
+    # stream of the same seeds, and the calls without them go on with theirs.
+    def calls(lib, seed):
+        draw = lambda **kw: lib.image.sample_distorted_bounding_box([40, 30, 3], BOXES, seed=seed, **kw)
+        return [draw(), draw(**other), draw(), draw(**other)]
+
+    em.random.set_seed(11)
+    real_tf.random.set_seed(11)
+    seed = 1000 + len(str(other))
+    for ours, theirs in zip(calls(em, seed), calls(real_tf, seed)):
+        _same(ours, theirs, other)

@@ -627,3 +627,33 @@ def test_array_of_the_function_read_inside_a_loop_body_stays_the_functions():
     for x in ([1.0, 2.0], [-1.0, -2.0]):
         for a, b in zip(program(ember, x), program(tensorflow, x)):
             np.testing.assert_array_equal(a, b)
+
+
+def test_tensor_array_arguments_with_pieces_of_different_lengths_or_no_rows_yet():
+    """Note [TensorArray arguments of functions]: an array whose elements differ in their first dimension (split
+    while tracing, infer_shape=False writes) goes in ragged, as TensorFlow takes it; a never-written array
+    with a partly known element shape goes in as its size, so reading it fails inside as outside."""
+    def run(lib):
+        inner = lib.function(lambda t: (t.size(), t.read(1), t.concat()))
+
+        @lib.function
+        def outer(x):
+            split = lib.TensorArray(lib.float32, size=3, infer_shape=False).split(x, [1, 2, 3])
+            written = lib.TensorArray(lib.float32, size=2, infer_shape=False)
+            written = written.write(0, x[:1]).write(1, x[1:3])
+            return list(inner(split)) + list(inner(written))
+
+        return outer(lib.range(6.0))
+
+    for a, b in zip(run(ember), run(tensorflow)):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    split = ember.TensorArray(ember.float32, size=3, infer_shape=False).split(ember.range(6.0), [1, 2, 3])
+    assert repr(split._type_spec) == repr(
+        tensorflow.TensorArraySpec(None, tensorflow.float32, False, False))
+
+    unwritten = ember.TensorArray(ember.float32, size=2, element_shape=[None, 2])
+    with pytest.raises(ValueError, match="not fully known"):
+        ember.function(lambda t: t.stack())(unwritten)  # zeros of shape [2, 1, 2] before
+    with pytest.raises(ValueError):
+        tensorflow.function(lambda t: t.stack())(tensorflow.TensorArray(tensorflow.float32, size=2,
+                                                                        element_shape=[None, 2]))

@@ -412,3 +412,35 @@ def test_constant_source_read_by_value_in_a_loop_body_is_refused():
 
     with pytest.raises(em.errors.UnimplementedError, match="captures it by value"):
         f()
+
+
+def test_sources_folded_from_other_sources_and_stopped_sources():
+    # A source computed from another (d = c * 3.0, both folded while tracing) passes the other's gradient
+    # on, as TensorFlow's unfolded graph does; a source named in stop_gradients keeps its own gradient.
+    def body(lib, v, x):
+        c = lib.constant([2.0, 1.0])
+        d = c * 3.0
+        e = d * d
+        y = x * 2.0
+        loss = lib.reduce_sum(e * x + d)
+        return (lib.gradients(loss, [d, c]) + lib.gradients(loss, [c, d, e])
+                + lib.gradients(lib.reduce_sum(e * x), [c, d], stop_gradients=[d])
+                + lib.gradients(lib.reduce_sum(c * x), [c], stop_gradients=[c])
+                + lib.gradients(y * y, [x, y], stop_gradients=[y])
+                + lib.gradients(lib.gradients(lib.reduce_sum(e), [d, c])[1], c))
+
+    same_as_tensorflow(body, X)
+
+
+def test_a_long_chain_of_folded_constants():
+    # Each op on constants folds while tracing; the replay walks the chain without recursing (a Python loop
+    # of 20000 ops overflowed the thread's stack: a segfault).
+    @em.function
+    def f():
+        c0 = em.constant(1.0, em.float64)
+        c = c0
+        for _ in range(20000):
+            c = c * 1.0001
+        return em.gradients(c, c0)[0]
+
+    close(f(), 1.0001 ** 20000, 1e-6)

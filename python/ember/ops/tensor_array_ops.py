@@ -589,6 +589,23 @@ class TensorArray:
             out._merge_shape(pieces[0].shape)
         return out
 
+    def _ragged_from_pieces(self):
+        """A list whose elements (all written) differ only in their first dimension, as after split with
+        lengths known while tracing or writes with infer_shape=False, becomes the ragged array split makes
+        of their concatenation, which a function argument carries (one buffer cannot)."""
+        items = self._items
+        if not items or any(v is None or v is _CLEARED or v.shape.rank in (None, 0) for v in items):
+            return
+        if len({tuple(v.shape.as_list()) for v in items}) == 1 or len({tuple(v.shape.as_list()[1:])
+                                                                         for v in items}) != 1:
+            return
+        array_ops, _ = _ops()
+        lengths = [v.shape.as_list()[0] for v in items]
+        if None in lengths:
+            return
+        self._ragged = (array_ops.concat(items, 0), convert_to_tensor(lengths, dtype=dtypes.int64))
+        self._items = None
+
     def _split_ragged(self, value, lengths):
         """split with lengths known only when the function runs: a ragged array (Note [Splitting into pieces
         of different lengths])."""
@@ -840,8 +857,9 @@ def _as_list(out):
 
 # Note [TensorArray arguments of functions]
 # An array given to an ember.function goes in as the tensors a loop would carry it as (Note [TensorArray loop
-# variables]): a dense array its buffer (and its rows in use when dynamic_size), a ragged one its value and
-# lengths, and an array with no element shape yet (nothing written) its size. The spec names which of those
+# variables]): a dense array its buffer (and its rows in use when dynamic_size), a ragged one (or a list whose
+# elements differ only in their first dimension) its value and lengths, and an array with nothing written
+# and an element shape not fully known its size. The spec names which of those
 # it is, with the components' shapes ([None] + element shape, so arrays of any size share a trace), and the
 # function rebuilds the array around its arguments. Inside, writes are functional as for any staged array:
 # the caller's array is unchanged (TensorFlow's eager arrays would take the function's symbolic values in).
@@ -871,7 +889,13 @@ class TensorArraySpec:
         if copy._items is not None:
             copy._items = list(copy._items)
         spec = TensorArraySpec(array._element_shape, array._dtype, array._dynamic_size, array._infer_shape)
+        copy._ragged_from_pieces()
         try:
+            if (copy._items is not None and copy._ragged is None and not copy._element_shape.is_fully_defined()
+                    and all(v is None or v is _CLEARED for v in copy._items)):
+                # Never written: its zero rows would need the unknown dimensions, so it goes as its size and
+                # reading an unwritten element fails inside as it does outside (TensorFlow's too).
+                raise _NeedsElementShape()
             tensors, shapes = copy._loop_tensors()
             spec._form = "ragged" if copy._ragged is not None else "dense"
         except _NeedsElementShape:

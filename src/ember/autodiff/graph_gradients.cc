@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -134,31 +135,40 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
   std::unordered_set<const TensorImpl*> concrete_stops;
   for (TensorImpl* s : stops)
     if (!s->is_symbolic()) concrete_stops.insert(s);
-  // Both walks keep their own stack: a Python loop over constants folds into chains of any length.
+  // Both walks below keep their own stack: a fold chain is as long as the Python loop that made it (tens of
+  // thousands of ops), too deep for the thread's stack.
   std::unordered_map<const TensorImpl*, bool> derived_memo;
+  auto derived_known = [&](const TensorImpl* t) -> std::optional<bool> {
+    if (concrete_source.count(t)) return true;  // a stopped source too: only what flows past it stops
+    if (concrete_stops.count(t)) return false;
+    if (auto it = derived_memo.find(t); it != derived_memo.end()) return it->second;
+    if (concrete_source.empty() || trace->fold_of(t) == nullptr) return false;
+    return std::nullopt;
+  };
   auto derived = [&](const TensorImpl* root) -> bool {
-    if (concrete_source.empty()) return false;
-    if (auto it = derived_memo.find(root); it != derived_memo.end()) return it->second;
-    std::vector<std::pair<const TensorImpl*, size_t>> stack{{root, 0}};
-    derived_memo[root] = false;  // while in progress
+    if (auto known = derived_known(root)) return *known;
+    std::vector<const TensorImpl*> stack{root};
     while (!stack.empty()) {
-      const TensorImpl* t = stack.back().first;
-      const TraceContext::Fold* fold =
-          concrete_source.count(t) || concrete_stops.count(t) ? nullptr : trace->fold_of(t);
-      const size_t next = stack.back().second;
-      if (fold != nullptr && next < fold->inputs.size()) {
-        ++stack.back().second;
-        const TensorImpl* in = fold->inputs[next].get();
-        if (derived_memo.emplace(in, false).second) stack.emplace_back(in, 0);
+      const TensorImpl* t = stack.back();
+      if (derived_memo.count(t)) {
+        stack.pop_back();
         continue;
       }
-      bool result = concrete_source.count(t) != 0 && concrete_stops.count(t) == 0;
-      if (fold != nullptr)
-        for (const TensorRef& in : fold->inputs) result = result || derived_memo[in.get()];
+      bool pending = false, result = false;
+      for (const TensorRef& in : trace->fold_of(t)->inputs) {
+        auto known = derived_known(in.get());
+        if (!known) {
+          stack.push_back(in.get());
+          pending = true;
+        } else {
+          result = result || *known;
+        }
+      }
+      if (pending) continue;
       derived_memo[t] = result;
       stack.pop_back();
     }
-    return derived_memo[root];
+    return derived_memo.at(root);
   };
   // A branch or loop body (or any function an op calls) reads a constant of this trace by value, as a
   // captured value, not as an input of the op: no edge carries its gradient out of the body, so a source it
@@ -191,38 +201,37 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
     if (held == nullptr || concrete_source.count(held->get()) || !derived(held->get())) return nullptr;
     return held->get();
   };
-  // The replayed tensor of a concrete one: the source's symbolic tensor, the fold chain run again for a
-  // derived value (post-order), the tensor itself for the rest.
   std::unordered_map<const TensorImpl*, TensorRef> replayed_folds;
-  auto replayed_of = [&](TensorImpl* t) -> TensorRef {
+  auto replayed_value = [&](TensorImpl* t) -> std::optional<TensorRef> {
     if (auto src = concrete_source.find(t); src != concrete_source.end()) return TensorRef(src->second);
+    if (!derived(t)) return TensorRef(t);
     if (auto done = replayed_folds.find(t); done != replayed_folds.end()) return done->second;
-    return TensorRef(t);
-  };
-  auto ready = [&](const TensorImpl* t) {
-    return concrete_source.count(t) || replayed_folds.count(t) || !derived(t);
+    return std::nullopt;
   };
   auto replay_fold = [&](TensorImpl* root) -> StatusOr<TensorRef> {
-    std::vector<std::pair<TensorImpl*, bool>> stack{{root, false}};  // (tensor, inputs pushed)
+    if (auto ready = replayed_value(root)) return *ready;
+    std::vector<TensorImpl*> stack{root};
     while (!stack.empty()) {
-      auto [t, expanded] = stack.back();
-      if (ready(t)) {
+      TensorImpl* t = stack.back();
+      if (replayed_folds.count(t)) {
         stack.pop_back();
         continue;
       }
       const TraceContext::Fold* fold = trace->fold_of(t);
-      if (!expanded) {
-        stack.back().second = true;
-        for (const TensorRef& in : fold->inputs)
-          if (!ready(in.get())) stack.emplace_back(in.get(), false);
-        continue;
-      }
       SmallVector<TensorRef, 4> held;
-      SmallVector<TensorImpl*, 4> inputs;
+      bool pending = false;
       for (const TensorRef& in : fold->inputs) {
-        held.push_back(replayed_of(in.get()));
-        inputs.push_back(held.back().get());
+        auto ready = replayed_value(in.get());
+        if (!ready) {
+          stack.push_back(in.get());
+          pending = true;
+        } else {
+          held.push_back(std::move(*ready));
+        }
       }
+      if (pending) continue;
+      SmallVector<TensorImpl*, 4> inputs;
+      for (const TensorRef& h : held) inputs.push_back(h.get());
       if (calls_functions(*fold->op))
         EMBER_RETURN_IF_ERROR(refuse_derived_captures(*fold->op, {fold->attrs.data(), fold->attrs.size()}));
       OutputList outs;
@@ -230,16 +239,16 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
                                        {fold->attrs.data(), fold->attrs.size()}, outs));
       for (size_t o = 0; o < outs.size() && o < fold->outputs.size(); ++o)
         replayed_folds[fold->outputs[o].get()] = outs[o];
-      if (!replayed_folds.count(t)) replayed_folds[t] = TensorRef(t);  // cannot happen; never loop
       stack.pop_back();
     }
-    return replayed_of(root);
+    return replayed_folds.at(root);
   };
 
   // Which nodes depend on a source: node indices are a topological order.
   auto carries = [&](ValueRef v) {
     const Key key{v.node, v.output};
-    if (is_stop.count(key)) return false;
+    // A stopped source still has its own gradient (TensorFlow stops only what flows past it).
+    if (is_stop.count(key) && !is_source.count(key)) return false;
     return is_source.count(key) != 0 || (v.node < num_nodes && reached[v.node]);
   };
   // A call or control-flow op whose functions read a variable source depends on it too.
@@ -325,6 +334,27 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
       tape->watch_variable(s.variable_id);
   }
   Status replayed = Status::OK();
+  // A source folded from another (c and c * 3.0 both sources) is replayed from it first, and its gradient
+  // is taken at the replayed tensor, so the other's gradient flows through it as in TensorFlow's graph.
+  for (size_t k = 0; k < xs.size() && replayed.ok(); ++k) {
+    if (own_xs[k] == nullptr || xs[k].tensor->is_symbolic()) continue;
+    const TraceContext::Fold* fold = trace->fold_of(xs[k].tensor);
+    if (fold == nullptr || concrete_stops.count(xs[k].tensor)) continue;
+    bool from_other_source = false;
+    for (const TensorRef& in : fold->inputs) from_other_source = from_other_source || derived(in.get());
+    if (!from_other_source) continue;
+    TensorImpl* old_value = concrete_source[xs[k].tensor];
+    concrete_source.erase(xs[k].tensor);
+    auto r = replay_fold(xs[k].tensor);
+    if (!r.ok()) {
+      replayed = r.status();
+      break;
+    }
+    concrete_source[xs[k].tensor] = r->get();
+    value[key_of(own_xs[k])] = *r;
+    for (GradSource& s : sources)
+      if (s.tensor == old_value) s.tensor = r->get();
+  }
   for (int32_t i = 0; i < num_nodes && replayed.ok(); ++i) {
     if (!reached[i] || !needed[i]) continue;
     if (is_source.count(Key{i, 0}) && g.node(i).op->name == "ReadVariableOp") continue;

@@ -13,6 +13,7 @@
 // The first crop covering min_object_covered of a box (a box of no area is skipped; with no boxes and
 // use_image_if_no_bounding_boxes, the image is the box) is the result; after max_attempts, the whole image.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <vector>
 
@@ -208,10 +209,19 @@ Status sample_box(KernelContext& ctx, kernels::PhiloxStream words) {
 }
 
 Status stateful_sample_box_kernel(KernelContext& ctx) {
-  const uint64_t id =
-      kernels::random_kernel_id(ctx.op->name, static_cast<uint64_t>(ctx.input(0).dtype()) + 1);
+  // TensorFlow caches an eager kernel per attribute set, so a call that differs in any attribute (not
+  // only the dtype) starts its own stream of (seed, seed2) and leaves the others' where they were.
+  const SampleAttrs at = sample_attrs(*ctx.op);
+  uint64_t tag = static_cast<uint64_t>(ctx.input(0).dtype()) + 1;
+  auto mix = [&tag](uint64_t v) { tag = (tag ^ v) * 0x100000001b3ull; };
+  float aspect[2], area[2];
+  EMBER_RETURN_IF_ERROR(check_sample_attrs(ctx, *ctx.op, aspect, area));
+  for (float f : {aspect[0], aspect[1], area[0], area[1]}) mix(std::bit_cast<uint32_t>(f));
+  mix(static_cast<uint64_t>(ctx.attr_int(at.max_attempts)));
+  mix(ctx.attr_bool(at.use_image) ? 1 : 2);
+  const uint64_t id = kernels::random_kernel_id(ctx.op->name, tag);
   const kernels::SeedPair seeds{ctx.attr_int(0), ctx.attr_int(1)};
-  const int64_t attempts = std::max<int64_t>(ctx.attr_int(sample_attrs(*ctx.op).max_attempts), 0);
+  const int64_t attempts = std::max<int64_t>(ctx.attr_int(at.max_attempts), 0);
   // TensorFlow reserves 4 words per attempt (ReserveSamples32), i.e. one block.
   return sample_box(ctx, kernels::PhiloxStream(kernels::SeedState::global().stateful_call_blocks(
                              id, seeds, static_cast<uint64_t>(attempts))));
