@@ -177,6 +177,9 @@ struct OutputList {
   std::string_view op, output, length_attr;
 };
 constexpr OutputList kOutputLists[] = {
+    {"CTCBeamSearchDecoder", "decoded_indices", "top_paths"},
+    {"CTCBeamSearchDecoder", "decoded_values", "top_paths"},
+    {"CTCBeamSearchDecoder", "decoded_shape", "top_paths"},
     {"ParseExampleV2", "sparse_indices", "num_sparse"},
     {"ParseExampleV2", "sparse_values", "sparse_types"},
     {"ParseExampleV2", "sparse_shapes", "num_sparse"},
