@@ -56,6 +56,7 @@ def test_dense_ctc_loss_and_gradient_match_tensorflow(blank_index, time_major):
     logits, labels, label_length, logit_length = _batch(blank=blank_index, seed=1 + blank_index % 5)
     label_length[1] = 0  # an empty label
     logit_length[2], label_length[2] = 3, 4  # label longer than the frames: a large finite loss, no error
+    logit_length[3] = logits.shape[0] + 2  # more than the frames: all of them
     if not time_major:
         logits = np.ascontiguousarray(np.transpose(logits, [1, 0, 2]))
 
@@ -137,6 +138,21 @@ def _numeric_gradient(loss, logits, eps):
         lo[i] -= eps
         numeric[i] = (loss(hi) - loss(lo)) / (2 * eps)
     return numeric
+
+
+def test_v1_ctc_loss_of_a_label_of_blanks_matches_tensorflow():
+    """Labels at or above the blank end a label sequence; a row holding only such labels leaves l' one blank,
+    where TensorFlow's kernel adds a path (Note [A label of blanks only] in src/ember/kernels/ctc.cc)."""
+    logits = RNG.standard_normal((5, 2, 4)).astype(np.float32)
+
+    def run(m):
+        sparse = m.SparseTensor(np.array([[0, 0], [0, 1], [1, 0], [1, 1]], np.int64), np.array([3, 3, 1, 3], np.int32),
+                                [2, 2])
+        return _loss_and_grad(m, lambda x: m.compat.v1.nn.ctc_loss(sparse, x, [5, 4]), logits)
+
+    (loss, grad), (tf_loss, tf_grad) = run(em), run(tf)
+    _close(loss, tf_loss)
+    _close(grad, tf_grad, atol=1e-6)
 
 
 def test_ctc_loss_gradients_match_finite_differences():

@@ -106,6 +106,10 @@ void ctc_row(const std::vector<int>& lp, const std::vector<T>& y, int64_t classe
     }
   }
   for (int64_t u = std::max<int64_t>(0, U - 2); u < U; ++u) beta(u, Tn - 1) = 0;
+  // Note [A label of blanks only]: with every label at or above the blank, l' is one blank (U = 1) and
+  // TensorFlow's kernel writes beta(-1, T - 1) of its column-major matrix, which is beta(0, T - 2): that
+  // entry starts at log(1) instead of log(0), adding a path. Kept, so such rows give TensorFlow's loss.
+  if (U == 1 && Tn >= 2) beta(0, Tn - 2) = 0;
   for (int64_t t = Tn - 2; t >= 0; --t) {
     for (int64_t u = std::max<int64_t>(0, U - 2 * (Tn - t)); u < std::min<int64_t>(U, 2 * (t + 1)); ++u) {
       if (merge || lp[u] == blank) beta(u, t) = log_sum_exp(beta(u, t), beta(u, t + 1) + logy(lp[u], t + 1));
