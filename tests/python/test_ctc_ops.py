@@ -300,3 +300,50 @@ def test_bad_input_raises_ember_errors_naming_the_op():
     # TensorFlow raises for the same inputs:
     with pytest.raises(tf.errors.InvalidArgumentError):
         tf.compat.v1.nn.ctc_loss(_sparse(tf, labels, label_length), logits, short)
+
+
+def test_tensorflow_runs_an_exported_graph_of_the_ctc_ops():
+    from test_graph_def_tf import run_in_tensorflow
+
+    logits, labels, label_length, logit_length = _batch(blank=-1, seed=11)
+    indices = np.array([[b, t] for b in range(labels.shape[0]) for t in range(label_length[b])], np.int64)
+    values = labels[indices[:, 0], indices[:, 1]]
+
+    @em.function
+    def inner(x):  # a FunctionDef: its list outputs are named node:decoded_values:1 there
+        decoded, log_prob = em.compat.v1.nn.ctc_beam_search_decoder(x, logit_length, beam_width=4, top_paths=2)
+        loss = em.compat.v1.nn.ctc_loss(em.SparseTensor(indices, values, labels.shape), x, logit_length)
+        return decoded[1].values, log_prob, loss
+
+    @em.function(input_signature=[em.TensorSpec([7, 5, 5], em.float32)])
+    def outer(x):
+        return inner(x)
+
+    graph = outer.get_concrete_function().graph
+    got = run_in_tensorflow(graph.as_graph_def().SerializeToString(), [t.name for t in graph.inputs],
+                            [t.name for t in graph.outputs], logits)
+    for a, b in zip(got, outer(logits)):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5)
+
+
+def test_ember_runs_a_tensorflow_graph_of_the_ctc_ops():
+    logits, labels, label_length, logit_length = _batch(blank=-1, seed=12)
+    indices = np.array([[b, t] for b in range(labels.shape[0]) for t in range(label_length[b])], np.int64)
+    values = labels[indices[:, 0], indices[:, 1]]
+
+    @tf.function
+    def inner(x):
+        decoded, log_prob = tf.compat.v1.nn.ctc_beam_search_decoder(x, logit_length, beam_width=4, top_paths=2)
+        greedy, _ = tf.nn.ctc_greedy_decoder(x, logit_length)
+        loss = tf.compat.v1.nn.ctc_loss(tf.SparseTensor(indices, values, labels.shape), x, logit_length)
+        return decoded[1].values, decoded[0].indices, log_prob, greedy[0].values, loss
+
+    @tf.function(input_signature=[tf.TensorSpec([7, 5, 5], tf.float32)])
+    def outer(x):
+        return inner(x)
+
+    concrete = outer.get_concrete_function()
+    graph = em.graph_util.import_graph_def(concrete.graph.as_graph_def())
+    fn = em.NewGraphFunction(graph, ["x:0"], [t.name for t in concrete.outputs])
+    for a, b in zip(fn(logits), outer(logits)):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5)
