@@ -273,6 +273,33 @@ def test_training_with_ctc_loss_decreases_the_loss():
     assert losses[-1] < 0.7 * losses[0]
 
 
+def test_a_second_derivative_through_ctc_loss_raises():
+    """TensorFlow wraps CTCLoss's gradient output in PreventGradient and raises LookupError for a second
+    derivative (its dense path gives NaN there); ember raises for both paths."""
+    logits, labels, label_length, logit_length = _batch(blank=-1, seed=13)
+    x = em.constant(logits)
+    for loss in (lambda: em.compat.v1.nn.ctc_loss(_sparse(em, labels, label_length), x, logit_length),
+                 lambda: em.nn.ctc_loss(labels, x, label_length, logit_length)):
+        with em.GradientTape() as outer:
+            outer.watch(x)
+            with em.GradientTape() as inner:
+                inner.watch(x)
+                total = em.reduce_sum(loss())
+            grad = inner.gradient(total, x)
+            square = em.reduce_sum(grad * grad)
+        with pytest.raises(em.errors.UnimplementedError, match="PreventGradient.*second derivative of ctc_loss"):
+            outer.gradient(square, x)
+    xt = tf.constant(logits)
+    with tf.GradientTape() as outer:
+        outer.watch(xt)
+        with tf.GradientTape() as inner:
+            inner.watch(xt)
+            total = tf.reduce_sum(tf.compat.v1.nn.ctc_loss(_sparse(tf, labels, label_length), xt, logit_length))
+        square = tf.reduce_sum(inner.gradient(total, xt) ** 2)
+    with pytest.raises(LookupError, match="second  derivative of ctc_loss"):
+        outer.gradient(square, xt)
+
+
 def test_bad_input_raises_ember_errors_naming_the_op():
     logits, labels, label_length, logit_length = _batch(seed=10)
     sparse = _sparse(em, labels, label_length)

@@ -399,6 +399,7 @@ def examples():
         [0, [], [], [], [], [], 1, 1, [tf.int64], [tf.int64], [tf.int64], [tf.int32], [[]]])
     table["UnicodeEncode"] = ([tf.constant([104, 233, 120]), tf.constant([0, 2, 3], tf.int64)],
                               ["replace", "UTF-8", 65533, tf.int64])
+    table["PreventGradient"] = ([f32()], ["no gradient here"])
     ctc_logits = tf.constant(np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(4, 2, 3))
     table["CTCLoss"] = ([ctc_logits, tf.constant([[0, 0], [0, 1], [1, 0]], tf.int64), tf.constant([0, 1, 1]),
                          tf.constant([4, 3])], [False, True, False])

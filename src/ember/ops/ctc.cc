@@ -306,9 +306,15 @@ Status beam_kernel(KernelContext& ctx) {
 using namespace gradient;  // NOLINT(google-build-using-namespace): rules read as math
 
 // d loss[b] / d logits[:, b, :] is the kernel's gradient output: scale it by the incoming gradient per
-// row. As TensorFlow's rule, it ignores a gradient arriving at the gradient output (the output is not
-// differentiated again; TensorFlow raises for a second derivative through it, ember gives zeros).
-void ctc_loss_grad(GradContext& c) { c.set(0, expand_dims(c.grad(0), -1) * c.output(1)); }
+// row. As TensorFlow's rule, it ignores a gradient arriving at the gradient output and wraps that output in
+// PreventGradient, so a second derivative through the loss raises instead of silently giving zeros.
+void ctc_loss_grad(GradContext& c) {
+  AttrList attrs;
+  attrs.push_back(std::string(
+      "Currently there is no way to take the second derivative of ctc_loss due to the fused implementation's "
+      "interaction with tf.gradients()"));
+  c.set(0, expand_dims(c.grad(0), -1) * emit1("PreventGradient", {c.output(1)}, std::move(attrs)));
+}
 
 }  // namespace
 
