@@ -374,3 +374,27 @@ def test_ember_runs_a_tensorflow_graph_of_the_ctc_ops():
     fn = em.NewGraphFunction(graph, ["x:0"], [t.name for t in concrete.outputs])
     for a, b in zip(fn(logits), outer(logits)):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5)
+
+
+def test_unknown_dims_and_float16_match_tensorflow():
+    logits, labels, label_length, logit_length = _batch(blank=-1, seed=3)
+
+    def run(m):
+        @m.function(input_signature=[m.TensorSpec([None, None, 5], m.float32), m.TensorSpec([None, None], m.int32),
+                                     m.TensorSpec([None], m.int32), m.TensorSpec([None], m.int32)])
+        def f(x, lab, ll, sl):
+            with m.GradientTape() as tape:
+                tape.watch(x)
+                loss = m.nn.ctc_loss(lab, x, ll, sl, blank_index=-1)
+            decoded, log_prob = m.nn.ctc_beam_search_decoder(x, sl, beam_width=3, top_paths=2)
+            greedy, _ = m.nn.ctc_greedy_decoder(x, sl)
+            return loss, tape.gradient(loss, x), decoded[1].values, log_prob, greedy[0].indices
+
+        half = m.nn.ctc_loss(labels, m.constant(logits.astype(np.float16)), label_length, logit_length)
+        return [t.numpy() for t in f(logits, labels, label_length, logit_length)] + [half.numpy()]
+
+    ours, theirs = run(em), run(tf)
+    for a, b in zip(ours[:-1], theirs[:-1]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+    assert ours[-1].dtype == np.float16
+    np.testing.assert_allclose(ours[-1].astype(np.float32), theirs[-1].astype(np.float32), rtol=1e-3)
