@@ -398,3 +398,25 @@ def test_unknown_dims_and_float16_match_tensorflow():
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
     assert ours[-1].dtype == np.float16
     np.testing.assert_allclose(ours[-1].astype(np.float32), theirs[-1].astype(np.float32), rtol=1e-3)
+
+
+def test_keras_model_trained_with_ctc_batch_cost_improves():
+    rng = np.random.default_rng(14)
+    features = rng.standard_normal((4, 8, 3)).astype(np.float32)  # [batch, time, features]
+    y_true = np.array([[1, 2], [0, 0], [2, 1], [1, 1]], np.int32)
+    input_length = np.full((4, 1), 8, np.int32)
+    label_length = np.array([[2], [1], [2], [2]], np.int32)
+    model = em.keras.Sequential([em.keras.layers.Dense(8, activation="tanh"),
+                                 em.keras.layers.Dense(4, activation="softmax")])
+    opt = em.keras.optimizers.Adam(0.05)
+
+    def loss_value():
+        cost = em.keras.backend.ctc_batch_cost(y_true, model(features), input_length, label_length)
+        return em.reduce_mean(cost)
+
+    first = float(loss_value())
+    for _ in range(25):
+        with em.GradientTape() as tape:
+            loss = loss_value()
+        opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
+    assert float(loss_value()) < 0.7 * first
