@@ -326,44 +326,74 @@ struct BeamEntry {
   bool active() const { return newp.total != kNegInf<T>; }
 };
 
-// The beam: at most `width` entries, best (highest newp.total) first when extracted. TensorFlow keeps
-// it in gtl::TopN; ties between equal probabilities are broken by position here.
+// Note [The beam's order]: the beam holds at most `limit` entries, best (highest newp.total) first when
+// extracted. TensorFlow keeps it in gtl::TopN, whose storage goes from an unordered vector to one with the
+// worst entry swapped to the front (once the bottom is asked for) to a heap of limit + 1 slots (once full),
+// and is sorted with std::sort or std::sort_heap on extraction. Entries of equal probability (uniform
+// logits give many) come out in an order that depends on those steps, so the beam takes the same steps with
+// the same standard algorithms and decodes ties as TensorFlow does.
 template <typename T>
 class Beam {
  public:
-  explicit Beam(int width) : width_(width) {}
-  size_t size() const { return items_.size(); }
+  explicit Beam(size_t limit) : limit_(limit) {}
+  size_t size() const { return std::min(items_.size(), limit_); }
   void push(BeamEntry<T>* e) {
-    if (static_cast<int>(items_.size()) < width_) {
+    if (state_ != kHeap) {
       items_.push_back(e);
-    } else {
-      items_[bottom_index()] = e;
+      // Keep the known bottom at the front.
+      if (state_ == kBottomKnown && !better(items_.back(), items_.front()))
+        std::swap(items_.front(), items_.back());
+      if (items_.size() == limit_ + 1) {
+        std::make_heap(items_.begin(), items_.end(), better);
+        std::pop_heap(items_.begin(), items_.end(), better);  // the worst goes to the spare last slot
+        state_ = kHeap;
+      }
+    } else if (better(e, items_.front())) {
+      items_.back() = e;
+      std::push_heap(items_.begin(), items_.end(), better);
+      std::pop_heap(items_.begin(), items_.end(), better);
     }
   }
-  BeamEntry<T>* bottom() { return items_[bottom_index()]; }
+  BeamEntry<T>* bottom() {
+    if (state_ == kUnordered) {
+      size_t m = 0;
+      for (size_t i = 1; i < items_.size(); ++i)
+        if (better(items_[m], items_[i])) m = i;
+      std::swap(items_[0], items_[m]);
+      state_ = kBottomKnown;
+    }
+    return items_.front();
+  }
+  /// The entries, best first; the beam is left empty.
   std::vector<BeamEntry<T>*> extract() {
     std::vector<BeamEntry<T>*> out;
     out.swap(items_);
-    std::stable_sort(out.begin(), out.end(), [](auto* a, auto* b) { return a->newp.total > b->newp.total; });
+    if (state_ != kHeap) {
+      std::sort(out.begin(), out.end(), better);
+    } else {
+      out.pop_back();
+      std::sort_heap(out.begin(), out.end(), better);
+    }
+    state_ = kUnordered;
     return out;
   }
-  const std::vector<BeamEntry<T>*>& items() const { return items_; }
+  /// The entries in storage order (TensorFlow's unsorted_begin() .. unsorted_end()).
+  std::vector<BeamEntry<T>*> unsorted() const {
+    return {items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(size())};
+  }
 
  private:
-  size_t bottom_index() const {
-    size_t m = 0;
-    for (size_t i = 1; i < items_.size(); ++i)
-      if (items_[m]->newp.total > items_[i]->newp.total) m = i;
-    return m;
-  }
-  int width_;
+  static bool better(const BeamEntry<T>* a, const BeamEntry<T>* b) { return a->newp.total > b->newp.total; }
+  enum State { kUnordered, kBottomKnown, kHeap };
+  size_t limit_;
   std::vector<BeamEntry<T>*> items_;
+  State state_ = kUnordered;
 };
 
 template <typename T>
 class BeamSearch {
  public:
-  BeamSearch(int classes, int width) : classes_(classes), width_(width), leaves_(width) {
+  BeamSearch(int classes, int width) : classes_(classes), width_(width), leaves_(static_cast<size_t>(width)) {
     entries_.push_back(std::make_unique<BeamEntry<T>>());
     BeamEntry<T>* root = entries_.back().get();
     root->newp.total = root->newp.blank = 0;
@@ -418,9 +448,9 @@ class BeamSearch {
     if (n > width_) return invalid_argument("CTCBeamSearchDecoder: requested more paths than the beam width");
     if (static_cast<size_t>(n) > leaves_.size())
       return invalid_argument("CTCBeamSearchDecoder: less leaves in the beam search than requested");
-    std::vector<BeamEntry<T>*> best = leaves_.items();
-    std::stable_sort(best.begin(), best.end(),
-                     [](auto* a, auto* b) { return a->newp.total > b->newp.total; });
+    Beam<T> top(static_cast<size_t>(n));
+    for (BeamEntry<T>* e : leaves_.unsorted()) top.push(e);
+    const std::vector<BeamEntry<T>*> best = top.extract();
     paths->clear();
     log_probs->clear();
     for (int i = 0; i < n; ++i) {
