@@ -420,3 +420,24 @@ def test_keras_model_trained_with_ctc_batch_cost_improves():
             loss = loss_value()
         opt.apply_gradients(zip(tape.gradient(loss, model.trainable_variables), model.trainable_variables))
     assert float(loss_value()) < 0.7 * first
+
+
+@pytest.mark.parametrize("merge_repeated", [True, False])
+def test_beam_search_orders_equally_probable_paths_as_tensorflow(merge_repeated):
+    """Uniform logits make many paths exactly equally probable; their order comes from how TensorFlow's
+    gtl::TopN stores the beam (Note [The beam's order] in src/ember/kernels/ctc.cc)."""
+    for frames in range(1, 6):
+        for classes in range(2, 6):
+            for beam_width in range(1, 8):
+                logits = np.zeros((frames, 2, classes), np.float32)
+                logits[:, 1] = np.round(np.random.default_rng(frames * classes).standard_normal((frames, classes)))
+                top = min(beam_width, 3)
+                args = ([frames, frames], beam_width, top, merge_repeated)
+                try:
+                    theirs = tf.compat.v1.nn.ctc_beam_search_decoder(tf.constant(logits), *args)
+                except tf.errors.InvalidArgumentError:  # fewer leaves than paths: both refuse
+                    with pytest.raises(em.errors.InvalidArgumentError, match="less leaves"):
+                        em.compat.v1.nn.ctc_beam_search_decoder(em.constant(logits), *args)
+                    continue
+                _same_decoded(em.compat.v1.nn.ctc_beam_search_decoder(em.constant(logits), *args), theirs,
+                              np.float32)

@@ -328,30 +328,30 @@ struct BeamEntry {
 
 // Note [The beam's order]: the beam holds at most `limit` entries, best (highest newp.total) first when
 // extracted. TensorFlow keeps it in gtl::TopN, whose storage goes from an unordered vector to one with the
-// worst entry swapped to the front (once the bottom is asked for) to a heap of limit + 1 slots (once full),
-// and is sorted with std::sort or std::sort_heap on extraction. Entries of equal probability (uniform
-// logits give many) come out in an order that depends on those steps, so the beam takes the same steps with
-// the same standard algorithms and decodes ties as TensorFlow does.
+// worst entry swapped to the front (once the bottom is asked for) to a heap (once a push overflows it), and
+// is sorted with std::sort or std::sort_heap on extraction. Entries of equal probability (uniform logits give
+// many) come out in an order that depends on those steps, so the beam takes the same steps with the same
+// standard algorithms and orders ties as TensorFlow 2.21 does.
 template <typename T>
 class Beam {
  public:
   explicit Beam(size_t limit) : limit_(limit) {}
-  size_t size() const { return std::min(items_.size(), limit_); }
+  size_t size() const { return items_.size(); }
   void push(BeamEntry<T>* e) {
     if (state_ != kHeap) {
       items_.push_back(e);
-      // Keep the known bottom at the front.
-      if (state_ == kBottomKnown && !better(items_.back(), items_.front()))
-        std::swap(items_.front(), items_.back());
-      if (items_.size() == limit_ + 1) {
+      if (items_.size() == limit_ + 1) {  // overflow: drop the worst and keep a heap from now on
         std::make_heap(items_.begin(), items_.end(), better);
-        std::pop_heap(items_.begin(), items_.end(), better);  // the worst goes to the spare last slot
+        std::pop_heap(items_.begin(), items_.end(), better);
+        items_.pop_back();
         state_ = kHeap;
+      } else if (state_ == kBottomKnown && !better(items_.back(), items_.front())) {
+        std::swap(items_.front(), items_.back());  // keep the known bottom at the front
       }
     } else if (better(e, items_.front())) {
+      std::pop_heap(items_.begin(), items_.end(), better);
       items_.back() = e;
       std::push_heap(items_.begin(), items_.end(), better);
-      std::pop_heap(items_.begin(), items_.end(), better);
     }
   }
   BeamEntry<T>* bottom() {
@@ -371,16 +371,13 @@ class Beam {
     if (state_ != kHeap) {
       std::sort(out.begin(), out.end(), better);
     } else {
-      out.pop_back();
       std::sort_heap(out.begin(), out.end(), better);
     }
     state_ = kUnordered;
     return out;
   }
   /// The entries in storage order (TensorFlow's unsorted_begin() .. unsorted_end()).
-  std::vector<BeamEntry<T>*> unsorted() const {
-    return {items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(size())};
-  }
+  const std::vector<BeamEntry<T>*>& unsorted() const { return items_; }
 
  private:
   static bool better(const BeamEntry<T>* a, const BeamEntry<T>* b) { return a->newp.total > b->newp.total; }
