@@ -131,7 +131,8 @@ void ctc_row(const std::vector<int>& lp, const std::vector<T>& y, int64_t classe
     std::vector<T> prob_sum(static_cast<size_t>(classes), kNegInf<T>);
     for (int64_t u = 0; u < U; ++u) prob_sum[lp[u]] = log_sum_exp(prob_sum[lp[u]], alpha(u, t) + beta(u, t));
     for (int64_t c = 0; c < classes; ++c)
-      g[c] = yt[c] - static_cast<T>(expf(static_cast<float>(prob_sum[c] - log_p)));  // Note [Float rounding]
+      g[c] = yt[c] -
+             static_cast<T>(expf(static_cast<float>(prob_sum[c] - log_p)));  // Note [Float rounding in CTC]
   }
 }
 
