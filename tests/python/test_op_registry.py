@@ -412,6 +412,13 @@ def examples():
         [0, [], [], [], [], [], 1, 1, [tf.int64], [tf.int64], [tf.int64], [tf.int32], [[]]])
     table["UnicodeEncode"] = ([tf.constant([104, 233, 120]), tf.constant([0, 2, 3], tf.int64)],
                               ["replace", "UTF-8", 65533, tf.int64])
+    table["PreventGradient"] = ([f32()], ["no gradient here"])
+    ctc_logits = tf.constant(np.linspace(-1.0, 1.0, 24, dtype=np.float32).reshape(4, 2, 3))
+    table["CTCLoss"] = ([ctc_logits, tf.constant([[0, 0], [0, 1], [1, 0]], tf.int64), tf.constant([0, 1, 1]),
+                         tf.constant([4, 3])], [False, True, False])
+    table["CTCLossDense"] = ([ctc_logits, tf.constant([[1, 2], [2, 0]]), tf.constant([2, 1]), tf.constant([4, 3])], [0])
+    table["CTCGreedyDecoder"] = ([ctc_logits, tf.constant([4, 3])], [True, -1])
+    table["CTCBeamSearchDecoder"] = ([ctc_logits, tf.constant([4, 3])], [3, 2, True])
     _lookup_examples(table)
     return table
 

@@ -172,4 +172,4 @@ from ember.ops.functional_ops import foldl, foldr, map_fn, scan, vectorized_map 
 from ember.ops.tensor_array_ops import TensorArray  # noqa: E402,F401
 from ember.io import v1 as io  # noqa: E402,F401  (tf.compat.v1.io)
 from ember.compat import v1_image as image  # noqa: E402,F401  (tf.compat.v1.image's resize functions)
-from ember import nn  # noqa: E402,F401  (tf.compat.v1.nn: ember.nn holds v1's fused_batch_norm too)
+from ember.compat import v1_nn as nn  # noqa: E402,F401  (tf.compat.v1.nn: ember.nn with v1's CTC signatures)

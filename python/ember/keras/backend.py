@@ -1074,3 +1074,46 @@ def builtins_all(iterable):
     import builtins
 
     return builtins.all(iterable)
+
+
+# ---- CTC (tf_keras.backend's ctc_* functions, on tf.nn's CTC ops)
+
+
+def ctc_label_dense_to_sparse(labels, label_lengths):
+    """Dense labels [batch, max_label] to a SparseTensor holding the first ``label_lengths[b]`` of each row,
+    with the dense shape of ``labels``."""
+    labels = tf.convert_to_tensor(labels)
+    label_shape = tf.shape(labels)
+    mask = tf.sequence_mask(label_lengths, label_shape[1])
+    indices = tf.cast(tf.where(mask), tf.int64)
+    return tf.SparseTensor(indices, tf.gather_nd(labels, indices), tf.cast(label_shape, tf.int64))
+
+
+def ctc_batch_cost(y_true, y_pred, input_length, label_length):
+    """CTC loss [batch, 1] of softmax outputs ``y_pred`` [batch, time, classes] (the blank is the last class)
+    for labels ``y_true`` [batch, max_label]; the lengths are [batch, 1]."""
+    label_length = tf.cast(tf.squeeze(label_length, axis=-1), tf.int32)
+    input_length = tf.cast(tf.squeeze(input_length, axis=-1), tf.int32)
+    sparse = ctc_label_dense_to_sparse(y_true, label_length)
+    sparse_labels = tf.SparseTensor(sparse.indices, tf.cast(sparse.values, tf.int32), sparse.dense_shape)
+    y_pred = tf.math.log(tf.transpose(y_pred, perm=[1, 0, 2]) + epsilon())
+    return tf.expand_dims(
+        tf.compat.v1.nn.ctc_loss(inputs=y_pred, labels=sparse_labels, sequence_length=input_length), 1)
+
+
+def ctc_decode(y_pred, input_length, greedy=True, beam_width=100, top_paths=1):
+    """Decodes softmax outputs [batch, time, classes]: ([dense [batch, time] paths padded with -1], log
+    probabilities), greedily or by beam search."""
+    input_shape = tf.shape(y_pred)
+    num_samples, num_steps = input_shape[0], input_shape[1]
+    y_pred = tf.math.log(tf.transpose(y_pred, perm=[1, 0, 2]) + epsilon())
+    input_length = tf.cast(input_length, tf.int32)
+    if greedy:
+        decoded, log_prob = tf.nn.ctc_greedy_decoder(inputs=y_pred, sequence_length=input_length)
+    else:
+        decoded, log_prob = tf.compat.v1.nn.ctc_beam_search_decoder(
+            inputs=y_pred, sequence_length=input_length, beam_width=beam_width, top_paths=top_paths)
+    dense_shape = tf.cast(tf.stack([num_samples, num_steps]), tf.int64)
+    decoded_dense = [tf.sparse.to_dense(tf.SparseTensor(st.indices, st.values, dense_shape), default_value=-1)
+                     for st in decoded]
+    return decoded_dense, log_prob

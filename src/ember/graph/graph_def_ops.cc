@@ -178,6 +178,9 @@ struct OutputList {
   std::string_view op, output, length_attr;
 };
 constexpr OutputList kOutputLists[] = {
+    {"CTCBeamSearchDecoder", "decoded_indices", "top_paths"},
+    {"CTCBeamSearchDecoder", "decoded_values", "top_paths"},
+    {"CTCBeamSearchDecoder", "decoded_shape", "top_paths"},
     {"ParseExampleV2", "sparse_indices", "num_sparse"},
     {"ParseExampleV2", "sparse_values", "sparse_types"},
     {"ParseExampleV2", "sparse_shapes", "num_sparse"},
@@ -200,14 +203,21 @@ constexpr OutputList kOutputLists[] = {
     {"ParseSequenceExampleV2", "feature_list_ragged_inner_splits", "feature_list_ragged_split_types"},
 };
 
-// The list sizes of `op`'s outputs, with `length(attr)` the length an attribute gives (-1 when absent).
+// The list sizes of `op`'s outputs, with `length(attr)` the length an attribute gives (-1 when absent); an
+// output that is no list (CTCBeamSearchDecoder's log_probability after its three lists) counts as one. Empty
+// for an op without list outputs.
 template <typename Length>
 std::vector<int> list_sizes(const OpDef& op, Length length) {
   std::vector<int> sizes;
-  for (const std::string& output : op.outputs)
+  bool any_list = false;
+  for (const std::string& output : op.outputs) {
+    int size = 1;
     for (const OutputList& list : kOutputLists)
-      if (list.op == op.name && list.output == output) sizes.push_back(std::max(0, length(list.length_attr)));
-  if (sizes.size() != op.outputs.size()) sizes.clear();
+      if (list.op == op.name && list.output == output)
+        size = std::max(0, length(list.length_attr)), any_list = true;
+    sizes.push_back(size);
+  }
+  if (!any_list) sizes.clear();
   return sizes;
 }
 

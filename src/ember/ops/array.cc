@@ -900,6 +900,13 @@ void reshape_grad(GradContext& c) { c.set(0, reshape_like(c.grad(), c.input(0)))
 
 void identity_grad(GradContext& c) { c.set(0, c.grad()); }
 
+// TensorFlow's PreventGradient: differentiating through it is an error carrying the op's message (the
+// CTC losses wrap their gradient output in it, so a second derivative through them says so).
+void prevent_gradient_grad(GradContext& c) {
+  check_ok(make_error(Code::kUnimplemented,
+                      "PreventGradient: Gradient explicitly disabled. Reason: ", c.attr_string(0)));
+}
+
 void transpose_grad(GradContext& c) {
   if (c.input(1)->is_symbolic()) {  // a permutation computed in the graph: inverted there too
     c.set(0, emit1("Transpose", {c.grad(), unary("InvertPermutation", c.input(1))}));
@@ -1029,6 +1036,21 @@ void register_array_ops(OpRegistry& r) {
       .shape(&same_as_input_shape)
       .kernel(kAllTypesAndComplex, &identity_kernel)
       .batching(BatchingRule::kElementwise)
+      .done(r);
+  OpBuilder("PreventGradient")
+      .doc(
+          "The input; differentiating through it raises an error with `message`. prevent_gradient([1., 2.]) "
+          "== "
+          "[1., 2.]")
+      .input("input")
+      .output("output")
+      .type_var(kAllTypesAndComplex)
+      .attr("message", AttrType::kString, std::string())
+      .flags(kKernelAllocates)
+      .shape(&same_as_input_shape)
+      .kernel(kAllTypesAndComplex, &identity_kernel)
+      .grad(&prevent_gradient_grad)
+      .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("Transpose")
       .doc(

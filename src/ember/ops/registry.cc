@@ -46,6 +46,8 @@ void register_collective_ops(OpRegistry& r);
 // The special functions (ops/special_functions.cc, the one file that includes Boost.Math), declared here
 // rather than in families.h, which 28 op files include.
 void register_special_function_ops(OpRegistry& r);
+// The CTC loss and decoders (ops/ctc.cc), declared here for the same reason.
+void register_ctc_ops(OpRegistry& r);
 
 OpRegistry& OpRegistry::global() {
   static OpRegistry* registry = [] {
@@ -53,6 +55,7 @@ OpRegistry& OpRegistry::global() {
     register_all_ops(*r);
     register_collective_ops(*r);
     register_special_function_ops(*r);
+    register_ctc_ops(*r);
     register_py_func_ops(*r);
     return r;
   }();
