@@ -178,6 +178,7 @@ struct OutputList {
   std::string_view op, output, length_attr;
 };
 constexpr OutputList kOutputLists[] = {
+    {"DecodeCSV", "output", "OUT_TYPE"},
     {"ParseExampleV2", "sparse_indices", "num_sparse"},
     {"ParseExampleV2", "sparse_values", "sparse_types"},
     {"ParseExampleV2", "sparse_shapes", "num_sparse"},
