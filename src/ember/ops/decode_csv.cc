@@ -2,11 +2,12 @@
 // `records` split into fields by TensorFlow's rules, one output per selected column, of the records' shape.
 // Note [CSV records]: RFC 4180 quoting when use_quote_delim (a field that starts with '"' runs to the next
 // '"' not doubled, which must end the record or precede the delimiter; "" inside stands for one '"'; an
-// unquoted field may not hold a '"'); an empty field or one equal to na_value takes the column's default
-// and a column whose default is empty is required; numbers are read as TensorFlow's strtoX wrappers read
-// them (surrounding spaces allowed, the whole field consumed, ints range-checked, floats by strtof/strtod,
-// so "inf", "nan" and hexadecimal floats pass and overflow gives inf). Not differentiable.
-// Python: python/ember/data/csv.py. Design: docs/data.md.
+// unquoted field may not hold a '"', nor, quoting or not, a CR or LF); an empty field or one equal to
+// na_value takes the column's default and a column whose default is empty is required; numbers are read as
+// TensorFlow's strtoX wrappers read them (surrounding spaces allowed, the whole field consumed, ints
+// range-checked, floats by strtof/strtod, so "inf", "nan" and hexadecimal floats pass and overflow gives
+// inf). Not differentiable. Python: python/ember/data/csv.py. Design: docs/data.md.
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <limits>
@@ -104,8 +105,10 @@ Status split_record(std::string_view record, char delim, bool use_quote_delim, i
       j = record.find(delim, i);
       if (j == std::string_view::npos) j = n;
       field.assign(record.substr(i, j - i));
-      if (use_quote_delim && field.find('"') != std::string::npos)
-        return invalid_argument("DecodeCSV: Unquoted fields cannot have quotes inside, in record ", row);
+      if (field.find_first_of("\r\n") != std::string::npos ||
+          (use_quote_delim && field.find('"') != std::string::npos))
+        return invalid_argument("DecodeCSV: Unquoted fields cannot have quotes/CRLFs inside, in record ",
+                                row);
     }
     fields.push_back(std::move(field));
     if (j >= n) return Status::OK();
@@ -182,9 +185,13 @@ Status decode_csv_kernel(KernelContext& ctx) {
     if (select.empty() && have != static_cast<int64_t>(num_defaults))
       return invalid_argument("DecodeCSV: Expect ", num_defaults, " fields but have ", have, " in record ",
                               row);
-    if (!select.empty() && have <= select.back())
-      return invalid_argument("DecodeCSV: Expect ", num_defaults, " fields but have ", have, " in record ",
-                              row, " (select_cols needs at least ", select.back() + 1, ")");
+    if (!select.empty() && have <= select.back()) {
+      // TensorFlow counts the selected fields the record has.
+      const int64_t found = std::count_if(select.begin(), select.end(), [&](int64_t c) { return c < have; });
+      return invalid_argument("DecodeCSV: Expect ", num_defaults, " fields but have ", found, " in record ",
+                              row, " (the record has ", have, " fields, select_cols needs ",
+                              select.back() + 1, ")");
+    }
     for (size_t c = 0; c < num_defaults; ++c) {
       const std::string& field = fields[select.empty() ? c : static_cast<size_t>(select[c])];
       const TensorImpl& def = ctx.input(static_cast<int>(c + 1));
