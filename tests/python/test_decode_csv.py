@@ -153,3 +153,24 @@ def test_graph_def_with_decode_csv_runs_in_tensorflow():
     want = parse(em.constant(lines))
     for g, w in zip(got, want):
         assert g.numpy().tolist() == w.numpy().tolist()
+
+
+def test_saved_model_with_decode_csv_and_sets_loads_in_tensorflow(tmp_path):
+    module = em.Module()
+
+    @em.function(input_signature=[em.TensorSpec([None], em.string)])
+    def parse(lines):
+        ids, left, right = em.io.decode_csv(lines, [[0], [""], [""]], field_delim="|")
+        common = em.sets.intersection(em.strings.split(left, " ").to_sparse(),
+                                      em.strings.split(right, " ").to_sparse())
+        return {"ids": ids + 1, "common": common.values, "shape": common.dense_shape}
+
+    module.parse = parse
+    em.saved_model.save(module, str(tmp_path / "m"), signatures=parse)
+    lines = ['1|a b c|c a', '2|"x ""y"""|z', '|q|q q']
+    served = tf.saved_model.load(str(tmp_path / "m")).signatures["serving_default"]
+    got = served(lines=tf.constant(lines))
+    want = parse(em.constant(lines))
+    assert sorted(got) == sorted(want)
+    for key in want:
+        assert got[key].numpy().tolist() == want[key].numpy().tolist()
