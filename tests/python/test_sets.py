@@ -235,3 +235,14 @@ def test_graph_def_with_sets_and_decode_csv_runs_in_tensorflow():
     want = tags(em.constant(lines), em.constant(wanted))
     for g, w in zip(got, want):
         assert g.numpy().tolist() == w.numpy().tolist()
+
+
+def test_hostile_set_shapes_are_errors():
+    op = em._C.op("SetSize")
+    idx = em.constant([[0, 0, 0]], em.int64)
+    with pytest.raises(em.errors.InvalidArgumentError, match="more rows than an int64 counts"):
+        op(idx, em.constant([1]), em.constant([2**40, 2**40, 3], em.int64), True)
+    with pytest.raises(em.errors.InvalidArgumentError, match="negative dims"):
+        op(idx[:, :2], em.constant([1]), em.constant([-1, 3], em.int64), True)
+    with pytest.raises(em.errors.ResourceExhaustedError):
+        op(idx[:, :2], em.constant([1]), em.constant([2**62, 3], em.int64), True)

@@ -5,6 +5,7 @@
 // dimension is the longest result; SetSize gives each group's count. None is differentiable (TensorFlow
 // registers no gradients for them). Python: python/ember/sets.py.
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
@@ -90,6 +91,15 @@ StatusOr<SetOperand<T>> read_sparse(const std::string& op, const TensorImpl& ind
     return invalid_argument(op, ": indices and values rows (indexing dimension) must match. (indices = ", n,
                             ", values = ", values.rank() == 1 ? values.shape().dim(0) : values.num_elements(),
                             ")");
+  // Rows are keyed by their row-major position, which must fit an int64.
+  int64_t rows = 1;
+  for (int64_t d = 0; d + 1 < rank; ++d)
+    if (dims[d] != 0 && rows > std::numeric_limits<int64_t>::max() / dims[d])
+      return invalid_argument(op, ": set shape ",
+                              dims_text(std::span<const int64_t>(dims, static_cast<size_t>(rank))),
+                              " has more rows than an int64 counts");
+    else
+      rows *= dims[d];
   SetOperand<T> out;
   out.group_shape.assign(dims, dims + rank - 1);
   const int64_t* ix = indices.data<int64_t>();
