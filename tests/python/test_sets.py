@@ -246,3 +246,26 @@ def test_hostile_set_shapes_are_errors():
         op(idx[:, :2], em.constant([1]), em.constant([-1, 3], em.int64), True)
     with pytest.raises(em.errors.ResourceExhaustedError):
         op(idx[:, :2], em.constant([1]), em.constant([2**62, 3], em.int64), True)
+
+
+def test_tensorflow_graph_with_sets_and_decode_csv_runs_in_ember():
+    """TensorFlow's DecodeCSV, SetSize and set-operation nodes import as the registry ops."""
+    def program(lines, dense):
+        a, b = real_tf.io.decode_csv(lines, [[0], [0]], select_cols=[0, 2])
+        pairs = real_tf.stack([a, b], axis=1)
+        both = real_tf.sets.union(pairs, dense)
+        sparse = real_tf.sparse.from_dense(dense)
+        return (both.indices, both.values, both.dense_shape, real_tf.sets.size(sparse),
+                real_tf.sets.intersection(sparse, sparse).values, real_tf.sets.difference(pairs, sparse).values)
+
+    fn = real_tf.function(program, input_signature=[real_tf.TensorSpec([None], real_tf.string),
+                                                    real_tf.TensorSpec([None, 2], real_tf.int32)])
+    concrete = fn.get_concrete_function()
+    ops = {n.op for n in concrete.graph.as_graph_def().node}
+    assert {"DecodeCSV", "SetSize", "DenseToDenseSetOperation", "SparseToSparseSetOperation",
+            "DenseToSparseSetOperation"} <= ops
+    graph = em.graph_util.import_graph_def(concrete.graph.as_graph_def())
+    ours = em.NewGraphFunction(graph, ["lines:0", "dense:0"], [t.name for t in concrete.outputs])
+    lines, dense = ["1,x,2", ",y,7", "3,z,3"], np.array([[2, 5], [7, 7], [0, 9]], np.int32)
+    for got, want in zip(ours(em.constant(lines), dense), fn(lines, dense)):
+        assert got.numpy().tolist() == want.numpy().tolist()
