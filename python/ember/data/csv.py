@@ -37,8 +37,8 @@ def _default(default, what, index):
         raise TypeError(f"{what}: record_defaults[{index}] must be float32, float64, int32, int64 or string, "
                         f"got {t.dtype.name}")
     if t.shape.rank is not None and t.shape.rank > 1:
-        raise ValueError(f"{what}: record_defaults[{index}] must have at most one value, got shape "
-                         f"{list(t.shape)}")
+        raise ValueError(f"{what}: record_defaults[{index}] must be of rank 0 or 1 (at most one value), got "
+                         f"shape {list(t.shape)}")
     return t
 
 
