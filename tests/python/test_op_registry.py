@@ -410,6 +410,17 @@ def examples():
         [tf.constant([sequence, sequence]), no_keys, no_keys, no_keys, no_keys, keys, keys, keys,
          tf.constant([True]), []],
         [0, [], [], [], [], [], 1, 1, [tf.int64], [tf.int64], [tf.int64], [tf.int32], [[]]])
+    i64 = lambda v: tf.constant(v, tf.int64)  # noqa: E731
+    table["SetSize"] = ([i64([[0, 0], [0, 1], [1, 0]]), tf.constant([3, 3, 4]), i64([2, 2])], [True])
+    table["DenseToDenseSetOperation"] = ([tf.constant([[1, 2], [3, 3]]), tf.constant([[2, 5], [4, 3]])],
+                                         ["union", True])
+    table["DenseToSparseSetOperation"] = ([tf.constant([[1, 2], [3, 3]]), i64([[0, 0], [1, 1]]),
+                                           tf.constant([2, 4]), i64([2, 2])], ["a-b", True])
+    table["SparseToSparseSetOperation"] = ([i64([[0, 0], [1, 1]]), tf.constant([2, 4]), i64([2, 2]),
+                                            i64([[0, 1]]), tf.constant([2]), i64([2, 2])], ["intersection", True])
+    table["DecodeCSV"] = ([tf.constant(["1,a,2.5", '2,"b,c",']), [tf.constant([0]), tf.constant([""]),
+                                                                  tf.constant([0.5])]],
+                          [[tf.int32, tf.string, tf.float32], ",", True, "", []])
     table["UnicodeEncode"] = ([tf.constant([104, 233, 120]), tf.constant([0, 2, 3], tf.int64)],
                               ["replace", "UTF-8", 65533, tf.int64])
     table["PreventGradient"] = ([f32()], ["no gradient here"])

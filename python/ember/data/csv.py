@@ -1,15 +1,17 @@
 """CSV records as TensorFlow reads them: ``tf.io.decode_csv``, ``tf.data.experimental.CsvDataset`` and
 ``make_csv_dataset`` (docs/data.md).
 
-One record parser serves all three (TensorFlow's rules: RFC 4180 quoting with ``""`` for a quote inside a
-quoted field, an empty field or ``na_value`` takes the column's default, an empty default makes the column
-required). It runs in Python over NumPy: no registry op, since decode_csv inside a traced function (a
-dataset's map) runs the same parser through ``numpy_function``, whose outputs get the records' shape.
+Every record is parsed by the registry op ``DecodeCSV`` (src/ember/ops/decode_csv.cc: TensorFlow's rules,
+RFC 4180 quoting with ``""`` for a quote inside a quoted field, an empty field or ``na_value`` takes the
+column's default, an empty default makes the column required), eagerly and inside ``ember.function`` alike,
+so a traced decode_csv exports to a GraphDef that TensorFlow runs. The datasets read their files in Python
+(lines joined while a quote is open) and hand each record to the op; ``split_record`` below only counts and
+names fields where the op cannot (``exclude_cols``, make_csv_dataset's header and dtype inference).
 """
 
 import numpy as np
 
-from ember import dtypes, errors
+from ember import _C, dtypes, errors
 from ember.data import dataset_ops
 from ember.data.readers import _filenames, _open_compressed
 from ember.framework.tensor import Tensor, constant, convert_to_tensor
@@ -19,61 +21,31 @@ _CSV_DTYPES = (dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64, dtype
 _INT_RANGE = {dtypes.int32: (-2**31, 2**31 - 1), dtypes.int64: (-2**63, 2**63 - 1)}
 
 
+_DecodeCSV = _C.op("DecodeCSV")
+
+
 def _invalid(message):
     return errors.InvalidArgumentError(None, None, message)
 
 
-class _Column:
-    """One column's dtype and default (None: required)."""
-
-    def __init__(self, default, what, index):
-        if isinstance(default, dtypes.DType):
-            if default not in _CSV_DTYPES:
-                raise TypeError(f"{what}: record_defaults[{index}] must be float32, float64, int32, int64 or "
-                                f"string, got {default.name}")
-            self.dtype, self.default = default, None
-        else:
-            t = default if isinstance(default, Tensor) else convert_to_tensor(default)
-            if t.dtype not in _CSV_DTYPES:
-                raise TypeError(f"{what}: record_defaults[{index}] must be float32, float64, int32, int64 or "
-                                f"string, got {t.dtype.name}")
-            if t._is_symbolic:
-                raise NotImplementedError(f"{what}: record_defaults[{index}] is a symbolic tensor; ember parses "
-                                          "CSV in Python and needs the defaults' values when the op is built")
-            values = np.asarray(t.numpy(), dtype=object if t.dtype == dtypes.string else None).reshape(-1)
-            if values.size > 1:
-                raise ValueError(f"{what}: record_defaults[{index}] must have at most one value, got shape "
-                                 f"{list(t.shape)}")
-            self.dtype = t.dtype
-            self.default = values[0] if values.size else None
-
-    def convert(self, field, na_value, what, col, row):
-        if field == b"" or field == na_value:
-            if self.default is None:
-                raise _invalid(f"{what}: Field {col} is required but missing in record {row}!")
-            return self.default
-        if self.dtype == dtypes.string:
-            return field
-        text = field.decode("utf-8", "replace")
-        try:
-            if "_" in text:
-                raise ValueError(text)
-            if self.dtype in _INT_RANGE:
-                value = int(text)
-                low, high = _INT_RANGE[self.dtype]
-                if not low <= value <= high:
-                    raise ValueError(text)
-                return value
-            return float(text)
-        except ValueError:
-            raise _invalid(f"{what}: Field {col} in record {row} is not a valid {self.dtype.name}: "
-                           f"{text}") from None
+def _default(default, what, index):
+    """record_defaults[index] as a tensor of at most one value (a dtype: an empty one, the column required)."""
+    if isinstance(default, dtypes.DType):
+        default = constant([], dtype=default)
+    t = default if isinstance(default, Tensor) else convert_to_tensor(default)
+    if t.dtype not in _CSV_DTYPES:
+        raise TypeError(f"{what}: record_defaults[{index}] must be float32, float64, int32, int64 or string, "
+                        f"got {t.dtype.name}")
+    if t.shape.rank is not None and t.shape.rank > 1:
+        raise ValueError(f"{what}: record_defaults[{index}] must be of rank 0 or 1 (at most one value), got "
+                         f"shape {list(t.shape)}")
+    return t
 
 
-def columns(record_defaults, what):
+def _defaults(record_defaults, what):
     if not isinstance(record_defaults, (list, tuple)) or not record_defaults:
         raise ValueError(f"{what}: record_defaults must be a non-empty list, got {record_defaults!r}")
-    return [_Column(d, what, i) for i, d in enumerate(record_defaults)]
+    return [_default(d, what, i) for i, d in enumerate(record_defaults)]
 
 
 def split_record(record, delim, use_quote_delim, what, row):
@@ -123,78 +95,34 @@ def _bytes(value):
     return value.encode() if isinstance(value, str) else bytes(value)
 
 
-class _RecordParser:
-    """Parses records into the selected columns' Python values."""
-
-    def __init__(self, record_defaults, field_delim, use_quote_delim, na_value, select_cols, what):
-        self.what = what
-        self.columns = columns(record_defaults, what)
-        self.delim = _delim(field_delim, what)
-        self.use_quote_delim = bool(use_quote_delim)
-        self.na_value = _bytes(na_value)
-        if select_cols is not None:
-            select_cols = [int(c) for c in select_cols]
-            if any(c < 0 for c in select_cols):
-                raise _invalid(f"{what}: select_cols must be non-negative, got {select_cols}")
-            if any(b <= a for a, b in zip(select_cols, select_cols[1:])):
-                raise _invalid(f"{what}: select_cols must be strictly increasing, got {select_cols}")
-            if len(select_cols) != len(self.columns):
-                raise ValueError(f"{what}: Length of select_cols and record_defaults do not match: "
-                                 f"{len(select_cols)} and {len(self.columns)}.")
-        self.select = select_cols
-
-    def parse(self, record, row):
-        fields = split_record(record, self.delim, self.use_quote_delim, self.what, row)
-        if self.select is None:
-            if len(fields) != len(self.columns):
-                raise _invalid(f"{self.what}: Expect {len(self.columns)} fields but have {len(fields)} in record "
-                               f"{row}")
-            picked = fields
-        else:
-            if len(fields) <= self.select[-1]:
-                raise _invalid(f"{self.what}: Expect at least {self.select[-1] + 1} fields but have "
-                               f"{len(fields)} in record {row}")
-            picked = [fields[c] for c in self.select]
-        return [col.convert(f, self.na_value, self.what, i, row)
-                for i, (col, f) in enumerate(zip(self.columns, picked))]
+def _select(select_cols, n, what):
+    if select_cols is None:
+        return []
+    select_cols = [int(c) for c in select_cols]
+    if len(select_cols) != n:
+        raise ValueError(f"{what}: Length of select_cols and record_defaults do not match: {len(select_cols)} "
+                         f"and {n}.")
+    return select_cols
 
 
-def _decode(records, parser):
-    flat = records.reshape(-1)
-    rows = [parser.parse(_bytes(r), i) for i, r in enumerate(flat)]
-    out = []
-    for c, col in enumerate(parser.columns):
-        values = [row[c] for row in rows]
-        if col.dtype == dtypes.string:
-            array = np.array(values, dtype=object)
-        else:
-            array = np.array(values, dtype=col.dtype.as_numpy_dtype)
-        out.append(array.reshape(records.shape))
-    return out
+def _decode(records, defaults, field_delim, use_quote_delim, na_value, select_cols):
+    """DecodeCSV's outputs, a list of one tensor per column."""
+    delim = field_delim.decode() if isinstance(field_delim, bytes) else field_delim
+    na = na_value.decode() if isinstance(na_value, bytes) else na_value
+    outs = _DecodeCSV(records, defaults, [d.dtype for d in defaults], delim, bool(use_quote_delim), na,
+                      list(select_cols))
+    return list(outs) if isinstance(outs, (tuple, list)) else [outs]
 
 
 def decode_csv(records, record_defaults, field_delim=",", use_quote_delim=True, na_value="", select_cols=None,
                name=None):
     """``tf.io.decode_csv``: each string of ``records`` split into fields, one tensor per column of the
-    records' shape, with the dtype of its ``record_defaults`` entry."""
+    records' shape, with the dtype of its ``record_defaults`` entry (the op DecodeCSV)."""
     what = "decode_csv"
-    parser = _RecordParser(record_defaults, field_delim, use_quote_delim, na_value, select_cols, what)
+    defaults = _defaults(record_defaults, what)
+    select = _select(select_cols, len(defaults), what)
     records = convert_to_tensor(records, dtype=dtypes.string)
-    if records._is_symbolic:
-        from ember.ops.script_ops import numpy_function
-        outs = numpy_function(lambda r: _decode(np.asarray(r, dtype=object), parser), [records],
-                              [c.dtype for c in parser.columns], stateful=False)
-        from ember.debugging import ensure_shape
-        return [ensure_shape(t, records.shape) for t in outs]
-    arrays = _decode(np.asarray(records.numpy(), dtype=object), parser)
-    return [_tensor(a, c.dtype) for a, c in zip(arrays, parser.columns)]
-
-
-def _tensor(array, dtype):
-    if dtype == dtypes.string:
-        from ember import _C
-        return _C.from_strings([bytes(v) for v in array.reshape(-1)], list(array.shape))
-    return constant(array, dtype=dtype)
+    return _decode(records, defaults, field_delim, use_quote_delim, na_value, select)
 
 
 def _lines(stream, use_quote_delim):
@@ -226,12 +154,14 @@ class CsvDataset(dataset_ops.Dataset):
         if select_cols is not None and exclude_cols is not None:
             raise ValueError(f"{what}: select_cols and exclude_cols cannot both be given")
         self._exclude = None if exclude_cols is None else sorted(int(c) for c in exclude_cols)
-        self._parser = _RecordParser(record_defaults, field_delim, use_quote_delim, na_value, select_cols, what)
-        if self._exclude is not None:  # resolved against each record's field count
-            self._parser.select = []
+        self._defaults = _defaults(record_defaults, what)
+        self._select = _select(select_cols, len(self._defaults), what)
+        self._delim = _delim(field_delim, what)
+        self._use_quote_delim = bool(use_quote_delim)
+        self._na_value = _bytes(na_value)
         self._compression = compression_type
         self._header = bool(header)
-        self._spec = tuple(TensorSpec([], c.dtype) for c in self._parser.columns)
+        self._spec = tuple(TensorSpec([], d.dtype) for d in self._defaults)
 
     def _flat_iter(self):
         return self._read(skip_bad_records=False)
@@ -241,10 +171,9 @@ class CsvDataset(dataset_ops.Dataset):
         return self._read(skip_bad_records=True)
 
     def _read(self, skip_bad_records):
-        parser = self._parser
         for path in self._files:
             with _open_compressed(path, self._compression, self._what) as stream:
-                for row, record in enumerate(_lines(stream, parser.use_quote_delim)):
+                for row, record in enumerate(_lines(stream, self._use_quote_delim)):
                     if row == 0 and self._header:
                         continue
                     try:
@@ -253,19 +182,23 @@ class CsvDataset(dataset_ops.Dataset):
                         if skip_bad_records:
                             continue
                         raise
-                    yield tuple(_tensor(np.array(v, dtype=object if c.dtype == dtypes.string
-                                                  else c.dtype.as_numpy_dtype), c.dtype)
-                                for v, c in zip(values, parser.columns))
+                    yield tuple(values)
 
     def _parse(self, record, row):
-        parser = self._parser
+        """The record's selected columns, parsed by DecodeCSV (its messages say record 0: the record
+        is given alone, so the line is named here)."""
+        select = self._select
         if self._exclude is not None:
-            n = len(split_record(record, parser.delim, parser.use_quote_delim, self._what, row))
-            parser.select = [c for c in range(n) if c not in self._exclude]
-            if len(parser.select) != len(parser.columns):
-                raise _invalid(f"{self._what}: Expect {len(parser.columns) + len(self._exclude)} fields but "
+            n = len(split_record(record, self._delim, self._use_quote_delim, self._what, row))
+            select = [c for c in range(n) if c not in self._exclude]
+            if len(select) != len(self._defaults):
+                raise _invalid(f"{self._what}: Expect {len(self._defaults) + len(self._exclude)} fields but "
                                f"have {n} in record {row}")
-        return parser.parse(record, row)
+        try:
+            return _decode(_C.from_strings([record], []), self._defaults, self._delim, self._use_quote_delim,
+                           self._na_value, select)
+        except errors.InvalidArgumentError as e:
+            raise _invalid(f"{self._what}: line {row}: {e.message}") from None
 
     def _cardinality(self):
         return dataset_ops.UNKNOWN
@@ -281,15 +214,17 @@ def _infer_dtype(text, na_value, previous):
     for dtype in order[start:]:
         if dtype == dtypes.string:
             return dtype
+        # TensorFlow's inference parses in Python (int(), NumPy's float types), not with DecodeCSV.
         try:
-            column = _Column(constant([], dtype=dtype), "", 0)
-            value = column.convert(text, None, "", 0, 0)
-            if dtype in (dtypes.float32, dtypes.float64):
+            if dtype in _INT_RANGE:
+                low, high = _INT_RANGE[dtype]
+                if low <= int(text.decode("utf-8", "replace")) <= high:
+                    return dtype
+            else:
                 with np.errstate(over="ignore"):
-                    if not dtype.as_numpy_dtype(value) < np.inf:  # TensorFlow's test: nan and overflow fail
-                        continue
-            return dtype
-        except errors.InvalidArgumentError:
+                    if dtype.as_numpy_dtype(text.decode("utf-8", "replace")) < np.inf:  # nan, overflow fail
+                        return dtype
+        except (ValueError, OverflowError):
             continue
 
 

@@ -181,6 +181,7 @@ constexpr OutputList kOutputLists[] = {
     {"CTCBeamSearchDecoder", "decoded_indices", "top_paths"},
     {"CTCBeamSearchDecoder", "decoded_values", "top_paths"},
     {"CTCBeamSearchDecoder", "decoded_shape", "top_paths"},
+    {"DecodeCSV", "output", "OUT_TYPE"},
     {"ParseExampleV2", "sparse_indices", "num_sparse"},
     {"ParseExampleV2", "sparse_values", "sparse_types"},
     {"ParseExampleV2", "sparse_shapes", "num_sparse"},

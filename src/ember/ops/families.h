@@ -31,6 +31,8 @@ void register_string_ops(OpRegistry& r);        // tf.strings (ops/strings.cc)
 void register_string_array_kernels(OpRegistry& r);  // string kernels of Equal, ConcatV2, ... (after them)
 void register_parse_example_ops(OpRegistry& r);     // ParseExampleV2 (ops/parse_example.cc)
 void register_file_io_ops(OpRegistry& r);           // ReadFile, WriteFile (ops/file_io.cc)
+void register_set_ops(OpRegistry& r);               // SetSize, *SetOperation (ops/sets.cc)
+void register_csv_ops(OpRegistry& r);               // DecodeCSV (ops/decode_csv.cc)
 void register_audio_ops(OpRegistry& r);             // DecodeWav, EncodeWav (ops/audio.cc)
 void register_image_codec_ops(
     OpRegistry& r);  // DecodeJpeg, EncodePng, DecodeImage, ... (ops/image_codecs.cc)
@@ -63,6 +65,8 @@ inline void register_all_ops(OpRegistry& r) {
   register_string_array_kernels(r);
   register_parse_example_ops(r);
   register_file_io_ops(r);
+  register_set_ops(r);
+  register_csv_ops(r);
   register_audio_ops(r);
   register_image_codec_ops(r);
 }
