@@ -400,6 +400,8 @@ def recompute_grad(f):
                     recomputed = f(*inputs, **kwargs)
                 sources = watched + list(variables or [])
                 grads = tape.gradient(nest.flatten(recomputed), sources, output_gradients=list(dresult))
+                if variables is None:  # f read no variable: custom_gradient takes the inputs' gradients alone
+                    return grads[:len(watched)]
                 return grads[:len(watched)], grads[len(watched):]
 
             return result, grad_fn

@@ -233,3 +233,20 @@ def test_training_and_mask_given_positionally():
     probe(tf.constant([1.0]), False, "m")
     Outer()(tf.constant([1.0]), True)
     assert seen == [(True, None), (False, "m"), (True, None)]
+
+
+def test_default_layer_names_follow_keras_not_tf_module():
+    """Keras' rule: digits split nothing (Conv2D -> conv2d; tf.Module's rule gives conv2_d)."""
+    import tf_keras
+
+    cases = {"Conv2D": (1, 1), "LocallyConnected1D": (1, 1), "UpSampling2D": (), "PReLU": (), "Dense": (1,),
+             "Conv2DTranspose": (1, 1), "GlobalAveragePooling2D": (), "BatchNormalization": ()}
+    for cls, args in cases.items():
+        ours = getattr(tf.keras.layers, cls)(*args).name
+        theirs = getattr(tf_keras.layers, cls)(*args).name
+        assert _strip_counter(ours) == _strip_counter(theirs), (cls, ours, theirs)
+
+
+def _strip_counter(name):
+    base, _, counter = name.rpartition("_")
+    return base if base and counter.isdigit() else name

@@ -23,6 +23,7 @@ with ``_ember``, which neither Module's variable search nor checkpoints look at.
 import collections
 import functools
 import inspect
+import re
 import threading
 
 import numpy as np
@@ -30,7 +31,7 @@ import numpy as np
 from ember import _C, dtypes
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.framework.tensor_shape import TensorShape
-from ember.module import Module, _camel_to_snake
+from ember.module import Module
 from ember.name_scope import name_scope
 from ember.ops import math_ops, array_ops
 from ember.util import nest
@@ -80,6 +81,17 @@ _learning_phase = [None]
 # losses to clear and skips walking its nested layers.
 _layers_holding_losses = [0]  # ember.keras.backend.set_learning_phase (deprecated in Keras too)
 
+
+def _keras_snake_case(name):
+    """A layer's default name from its class name, by Keras' rule rather than tf.Module's: a capitalized word
+    (an upper-case letter and lower-case ones) after anything starts with "_", as does an upper-case letter
+    after a lower-case one; digits split nothing, so Conv2D is "conv2d" (tf.Module: "conv2_d"), and a
+    private class gets "private" in front."""
+    name = re.sub(r"(?<=.)([A-Z][a-z]+)", r"_\1", name)
+    name = re.sub(r"(?<=[a-z])([A-Z])", r"_\1", name).lower()
+    return "private" + name if name.startswith("_") else name
+
+
 _ALLOWED_KWARGS = {"input_dim", "input_shape", "batch_input_shape", "batch_size", "weights",
                    "activity_regularizer", "autocast", "implementation", "dynamic"}
 
@@ -128,7 +140,7 @@ class Layer(Module):
         if unknown:
             raise TypeError(f"Keyword argument not understood: {sorted(unknown)[0]!r}")
         if name is None:
-            name = unique_object_name(_camel_to_snake(type(self).__name__))
+            name = unique_object_name(_keras_snake_case(type(self).__name__))
         elif not isinstance(name, str):
             raise TypeError(f"Layer name must be a string, got {name!r}")
         self._ember_weights = []  # [(name, variable)] in creation order, made by add_weight or assigned
