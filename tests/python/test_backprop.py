@@ -724,3 +724,22 @@ def test_tapes_on_several_threads_take_and_free_slots_without_mixing_records():
     for t in threads:
         t.join()
     assert failures == []
+
+
+def test_a_tape_gives_none_for_a_source_only_another_tape_watched():
+    import tensorflow as real_tf
+
+    def grads(lib):
+        c, d = lib.constant(2.0), lib.constant(1.5)
+        with lib.GradientTape(persistent=True) as t1:
+            t1.watch(c)
+            with lib.GradientTape(persistent=True) as t2:
+                t2.watch(d)
+                y = c * d
+                z = lib.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * c), (0, d))[1]
+        return t2.gradient(y, [c, d]) + t1.gradient(y, [c, d]) + t2.gradient(z, [c, d]) + t1.gradient(z, [c, d])
+
+    for ours, theirs in zip(grads(tf), grads(real_tf)):
+        assert (ours is None) == (theirs is None)
+        if theirs is not None:
+            close(ours, theirs.numpy())

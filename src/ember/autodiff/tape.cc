@@ -482,7 +482,9 @@ Status Tape::backprop(std::span<TensorImpl* const> targets, std::span<TensorImpl
   for (size_t i = 0; i < sources.size(); ++i) {
     if (sources[i].tensor != nullptr) {
       TensorImpl* t = sources[i].tensor;
-      if (t->grad_node() != nullptr)
+      // A tensor this tape neither watched nor recorded gets None, as in TensorFlow, even where another
+      // tape's node links it to the targets (t1 watched c, t2 watched d: t2's gradient of c * d for c).
+      if (t->grad_node() != nullptr && claims(t))
         source_keys.emplace(EdgeKey{static_cast<TapeNode*>(t->grad_node()), t->grad_output()}, 0);
     } else {
       variable_sources.emplace(sources[i].variable_id, 0);
