@@ -82,8 +82,16 @@ _EMBER_ONLY = {
 
 # Attributes of ember's declaration that TensorFlow derives from the dtypes of a list input.
 _DTYPES_FROM_INPUT_LIST = {
+    "DecodeCSV": {"OUT_TYPE": "record_defaults"},
     "ParseExampleV2": {"Tdense": "dense_defaults"},
     "ParseSequenceExampleV2": {"Tcontext_dense": "context_dense_defaults"},
+}
+
+# Outputs that are lists in TensorFlow's result (ember's op returns their tensors one after another):
+# output -> the attribute that counts them.
+_LIST_OUTPUTS = {
+    "CTCBeamSearchDecoder": {"decoded_indices": "top_paths", "decoded_values": "top_paths",
+                             "decoded_shape": "top_paths"},
 }
 
 # Attributes of ember's declaration that TensorFlow derives from an input's dtype: attribute -> input.
@@ -237,6 +245,7 @@ def _make(op_name):
     outputs = info["outputs"]
     resource_op = op_name.startswith("Resource") or op_name.endswith("VariableOp")
     result_type = collections.namedtuple(op_name, outputs) if len(outputs) > 1 else None
+    list_outputs = _LIST_OUTPUTS.get(op_name, {})
 
     def raw_op(*args, **kwargs):
         if args:
@@ -280,6 +289,13 @@ def _make(op_name):
             else:
                 raise TypeError(f"{op_name} missing required argument '{theirs_of_ours.get(attr, attr)}'")
         result = call(*positional)
+        if list_outputs and isinstance(result, tuple):
+            values = dict(zip(inputs + attrs, positional))
+            flat, grouped = iter(result), []
+            for output in outputs:
+                count = list_outputs.get(output)
+                grouped.append(next(flat) if count is None else [next(flat) for _ in range(int(values[count]))])
+            result = tuple(grouped)
         if result_type is not None and isinstance(result, tuple) and len(result) == len(outputs):
             return result_type(*result)
         return result

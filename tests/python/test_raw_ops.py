@@ -73,7 +73,10 @@ def _keyword_arguments(name):
 
 
 def _flat(result):
-    return list(result) if isinstance(result, (tuple, list)) else [result]
+    """The result's tensors in order, list outputs (CTCBeamSearchDecoder's) included."""
+    if isinstance(result, (tuple, list)):
+        return [t for r in result for t in _flat(r)]
+    return [result]
 
 
 @pytest.mark.parametrize("name", [n for n in SHARED if n in EXAMPLES and n not in VALUES_DIFFER])
@@ -91,6 +94,16 @@ def test_registry_examples_match_tensorflow(name):
             assert (a == b).all(), name
         else:
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True, err_msg=name)
+
+
+def test_list_outputs_are_grouped_as_tensorflows():
+    logits = np.random.default_rng(0).standard_normal((4, 2, 3)).astype(np.float32)
+    kwargs = dict(inputs=logits, sequence_length=np.array([4, 3], np.int32), beam_width=3, top_paths=2)
+    ours, theirs = raw_ops.CTCBeamSearchDecoder(**kwargs), real_tf.raw_ops.CTCBeamSearchDecoder(**kwargs)
+    assert ours._fields == theirs._fields
+    for a, b in zip(ours[:3], theirs[:3]):
+        assert isinstance(a, list) and len(a) == len(b) == 2
+    np.testing.assert_allclose(ours.log_probability.numpy(), theirs.log_probability.numpy(), rtol=1e-5)
 
 
 def test_several_outputs_are_named_as_tensorflows():
