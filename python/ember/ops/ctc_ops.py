@@ -9,6 +9,8 @@ fit in its frames (a large finite loss instead of an error) — ember runs that 
 op's gradient output.
 """
 
+import numpy as np
+
 from ember import _C, dtypes, errors
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.ops import array_ops, math_ops
@@ -24,8 +26,22 @@ def _tensor(x, dtype=None):
 
 
 def _num_classes(logits):
+    if logits.shape.rank is not None and logits.shape.rank != 3:
+        raise ValueError(f"ctc: logits must be 3-D ([frames, batch, classes]), got shape {logits.shape}")
     classes = logits.shape[2] if logits.shape.rank is not None else None
     return classes if classes is not None else array_ops.shape(logits)[2]
+
+
+def _int_arg(value, what):
+    """A Python or NumPy integer (or an integral float) as int; TypeError for anything else (inf, nan,
+    1.5, a string), not the OverflowError int() gives for inf."""
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"ctc: {what} must be an integer, got {value!r}")
+    if isinstance(value, (float, np.floating)) and not float(value).is_integer():
+        raise TypeError(f"ctc: {what} must be an integer, got {value!r}")
+    return int(value)
 
 
 def _ctc_loss_impl(labels, inputs, sequence_length, preprocess_collapse_repeated, ctc_merge_repeated,
@@ -73,6 +89,8 @@ def ctc_loss(labels, logits, label_length, logit_length, logits_time_major=True,
     ([frames, batch, classes], or batch-major with ``logits_time_major=False``). Labels are dense
     [batch, max_label] with ``label_length``, or a SparseTensor (then ``blank_index`` is required).
     ``unique`` (from ``ctc_unique_labels``) is accepted; it only changes how TensorFlow sums, not the result."""
+    if blank_index is not None:
+        blank_index = _int_arg(blank_index, "blank_index")
     if isinstance(labels, SparseTensor):
         if blank_index is None:
             raise ValueError("Argument `blank_index` must be provided when `labels` is a `SparseTensor`.")
@@ -113,7 +131,7 @@ def ctc_greedy_decoder(inputs, sequence_length, merge_repeated=True, blank_index
     """``tf.nn.ctc_greedy_decoder``: best-path decoding of time-major logits. Returns ([decoded SparseTensor],
     log_probabilities [batch, 1]), the log probability being -sum of each frame's maximum logit."""
     outputs = _C.op("CTCGreedyDecoder")(_tensor(inputs), _tensor(sequence_length, dtypes.int32), bool(merge_repeated),
-                                        -1 if blank_index is None else int(blank_index))
+                                        -1 if blank_index is None else _int_arg(blank_index, "blank_index"))
     return _sparse_results(outputs, 1), outputs[3]
 
 
@@ -121,9 +139,10 @@ def ctc_beam_search_decoder_v1(inputs, sequence_length, beam_width=100, top_path
     """``tf.compat.v1.nn.ctc_beam_search_decoder``: the ``top_paths`` best label sequences (SparseTensors) by
     beam search over time-major logits (the blank is the last class), and their log probabilities
     [batch, top_paths]; ``merge_repeated`` merges repeated labels of a path."""
-    outputs = _C.op("CTCBeamSearchDecoder")(_tensor(inputs), _tensor(sequence_length, dtypes.int32), int(beam_width),
-                                            int(top_paths), bool(merge_repeated))
-    return _sparse_results(outputs, int(top_paths)), outputs[3 * int(top_paths)]
+    beam_width, top_paths = _int_arg(beam_width, "beam_width"), _int_arg(top_paths, "top_paths")
+    outputs = _C.op("CTCBeamSearchDecoder")(_tensor(inputs), _tensor(sequence_length, dtypes.int32), beam_width,
+                                            top_paths, bool(merge_repeated))
+    return _sparse_results(outputs, top_paths), outputs[3 * top_paths]
 
 
 def ctc_beam_search_decoder(inputs, sequence_length, beam_width=100, top_paths=1):

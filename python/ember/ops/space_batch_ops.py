@@ -158,6 +158,9 @@ def atrous_conv2d(value, filters, rate, padding, name=None):
     """conv2d with the filter's taps ``rate`` apart (dilation rate in both spatial dimensions), stride 1."""
     from ember.ops.nn_conv_ops import convolution
 
+    if not isinstance(rate, (Tensor, np.ndarray)):
+        if isinstance(rate, bool) or not isinstance(rate, (int, float, np.number)) or not float(rate).is_integer():
+            raise TypeError(f"atrous_conv2d: rate must be a positive integer, got {rate!r}")
     if not isinstance(rate, (Tensor, np.ndarray)) and int(rate) < 1:
         raise ValueError(f"all values of `dilation_rate` must be positive. Received: dilation_rate=[{rate} {rate}]")
     return convolution(value, filters, padding=padding, dilations=[int(rate)] * 2)
