@@ -56,6 +56,7 @@ class GradientTape:
         self._paused = False
         self._used = False
         self._sparse_reads = []  # (variable id, flat indices, rows): see record_sparse_read
+        self._trace = 0
 
     # ---- recording
     def __enter__(self):
@@ -73,6 +74,7 @@ class GradientTape:
             self.reset()  # TensorFlow's takes a new tape then: nothing of the first recording is kept
         self._tape.push()
         self._recording = True
+        self._trace = _C.trace_token()  # which trace (0: none) pushed it: see record_sparse_read
         _recording_tapes.append(self)
 
     def _pop(self):
@@ -150,14 +152,8 @@ class GradientTape:
             flat_output_grads = [None if g is None else convert_to_tensor(g, dtype=t.dtype)
                                  for g, t in zip(given, flat_targets)]
         self._used = True
-        source_ids = {s._id for s in flat_sources if _is_variable(s)}
-        sparse_reads = [r for r in self._sparse_reads if r[0] in source_ids]
-        rows = [r[2] for r in sparse_reads]
-        grads = self._tape.gradient(flat_targets, flat_output_grads, keys + rows) if flat_targets else \
-            [None] * (len(flat_sources) + len(rows))
-        grads, row_grads = grads[:len(flat_sources)], grads[len(flat_sources):]
-        if sparse_reads:
-            _add_sparse_gradients(flat_sources, grads, sparse_reads, row_grads)
+        grads = self._gradient_with_sparse_reads(flat_targets, flat_output_grads, flat_sources, keys) \
+            if flat_targets else [None] * len(flat_sources)
         if not self._persistent:
             self._sparse_reads = []
         for (_, v), seed in zip(variable_targets, variable_output_grads):
@@ -183,33 +179,69 @@ class GradientTape:
 
         return jacobians.batch_jacobian(self, target, source, unconnected_gradients, experimental_use_pfor)
 
+    def _gradient_with_sparse_reads(self, targets, output_gradients, sources, keys):
+        """The C++ tape's gradients of ``sources`` (their ``keys``), where a variable read by sparse_read
+        under this tape also gets the IndexedSlices of its rows' gradients (record_sparse_read)."""
+        source_ids = {s._id for s in sources if _is_variable(s)}
+        sparse_reads = [r for r in self._sparse_reads if r[0] in source_ids]
+        rows = [r[2] for r in sparse_reads]
+        grads = self._tape.gradient(targets, output_gradients, keys + rows)
+        grads, row_grads = grads[:len(sources)], grads[len(sources):]
+        if sparse_reads:
+            _add_sparse_gradients(sources, grads, sparse_reads, row_grads)
+        return grads
+
     def _gradient_again(self, targets, sources, output_gradients):
-        """A gradient call for the jacobian loop: allowed repeatedly on any tape."""
+        """A gradient call for the jacobian loop: allowed repeatedly on any tape. Dense: the jacobian of a
+        variable read by sparse_read has the variable's full shape."""
         keys = [s._id if _is_variable(s) else s for s in sources]
         self._tape.allow_reuse()
-        return self._tape.gradient(list(targets), list(output_gradients), keys)
+        grads = self._gradient_with_sparse_reads(list(targets), list(output_gradients), list(sources), keys)
+        return [g if g is None or isinstance(g, Tensor) else convert_to_tensor(g) for g in grads]
 
 
 def record_sparse_read(variable, indices, gather):
-    """``Variable.sparse_read``: ``gather(value, indices)``. Eagerly, under tapes that watch the variable,
-    the rows are gathered from a value no tape links to the variable and each such tape watches the rows
-    themselves and remembers them: its gradient() then gives the variable an IndexedSlices made of the
-    rows' gradients, as TensorFlow's (_add_sparse_gradients). Inside a function the rows are a plain gather,
-    and the variable's gradient through them dense. A gradient of that gradient (an outer tape) does not
-    see through the rows."""
-    value = variable.read_value()  # a read: tapes that watch accessed variables now watch this one
+    """``Variable.sparse_read``: ``gather(value, indices)``. Under a tape that watches the variable and was
+    entered in the same trace (or, eagerly, outside any), the variable's gradient through these rows is an
+    IndexedSlices, as TensorFlow's ResourceGather gives (Note [Sparse reads])."""
+    from ember.variables import Variable
+
+    value = Variable.read_value(variable)  # a read: tapes that watch accessed variables now watch this one
+    if not _recording_tapes:
+        return gather(value, indices)
+    trace = _C.trace_token()
     tapes = [t for t in _recording_tapes
-             if not t._paused and variable._id in t._tape.watched_variables()]
-    if not tapes or value._is_symbolic:
+             if not t._paused and t._trace == trace and variable._id in t._tape.watched_variables()]
+    if not tapes:
         return gather(value, indices)
     from ember.ops.array_ops import reshape
 
     indices = convert_to_tensor(indices)
-    rows = gather(_StopGradient(value), indices)
+    for tape in tapes:
+        tape._tape.pause()
+    try:
+        rows = gather(value, indices)
+    finally:
+        for tape in tapes:
+            tape._tape.resume()
+    flat_indices = reshape(indices, [-1])
     for tape in tapes:
         tape._tape.watch(rows)
-        tape._sparse_reads.append((variable._id, reshape(indices, [-1]), rows))
+        tape._sparse_reads.append((variable._id, flat_indices, rows))
     return rows
+
+
+# Note [Sparse reads]
+# TensorFlow's gradient of ResourceGather (a variable's sparse_read, which tf.gather and embedding_lookup
+# of a variable are) is an IndexedSlices: the rows' gradients and their indices, never a dense
+# [vocabulary, dim] tensor. ember's C++ tape gives dense gradients, so a sparse read is recorded in two
+# parts. Each tape that watches the variable and was entered in this trace (its `_trace`) does not record
+# the gather: it watches the rows instead, as a source of their own, and gradient() makes the rows'
+# gradient an IndexedSlices for the variable (_add_sparse_gradients). Every other tape records the gather
+# as usual, and so does the traced graph, so a tape outside a function, differentiating a call of it, or
+# tf.gradients, sees an ordinary gather and gets a dense gradient. Tapes of an enclosing trace are left out
+# because the rows are the inner trace's tensors. A gradient of that gradient on an outer tape that also
+# watches the variable goes through the rows the same way.
 
 
 def _add_sparse_gradients(sources, grads, sparse_reads, row_grads):

@@ -6,7 +6,7 @@
 needs ``loss`` to be a callable, as TF 1.x's does once eager execution is on."""
 
 from ember.backprop import GradientTape
-from ember.framework.tensor import convert_to_tensor
+from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.ops.math_ops import cast
 
 
@@ -58,7 +58,7 @@ class Optimizer:
 
         if grads_and_vars and distribute_lib.in_distributed_replica_context():
             return distribute_lib.all_reduce_and_apply(
-                grads_and_vars, lambda pairs: self.apply_gradients(pairs, global_step=global_step, name=name))
+                [(g if g is None or isinstance(g, Tensor) else convert_to_tensor(g), v) for g, v in grads_and_vars], lambda pairs: self.apply_gradients(pairs, global_step=global_step, name=name))
         if not grads_and_vars:
             raise ValueError("No variables provided.")
         converted = []

@@ -508,8 +508,21 @@ def gather(params, indices, validate_indices=None, axis=None, batch_dims=0, name
     if indices.dtype == dtypes.int16:  # TF accepts int16; the op takes int32 and int64
         indices = _Cast(indices, dtypes.int32)
     batch_dims = _to_int(batch_dims, "GatherV2", "batch_dims")
+    if getattr(params, "_ember_variable", False) and batch_dims == 0 and (axis is None or _is_zero(axis)):
+        # TensorFlow's gather of a variable on axis 0 is its sparse_read: the variable's gradient is an
+        # IndexedSlices (Note [Sparse reads] in backprop.py).
+        return params.sparse_read(indices)
     axis = batch_dims if axis is None else _shape_operand(axis, "GatherV2", "axis", _INVALID, scalar=True)
     return _GatherV2(params, indices, axis, batch_dims)
+
+
+def _is_zero(axis):
+    """Whether a gather axis is known to be 0 now (a Python or NumPy int, or a concrete tensor)."""
+    if isinstance(axis, (int, np.integer)) and not isinstance(axis, bool):
+        return axis == 0
+    if isinstance(axis, Tensor) and not axis._is_symbolic and axis.dtype.is_integer and axis.shape.rank == 0:
+        return int(axis.numpy()) == 0
+    return False
 
 
 def where(condition, x=None, y=None, name=None):
@@ -671,7 +684,12 @@ def _linspace_nd(start, stop, num, axis):
 
 
 def clip_by_value(t, clip_value_min, clip_value_max, name=None):
-    """min(max(t, clip_value_min), clip_value_max); Python bounds must convert exactly to t's dtype."""
+    """min(max(t, clip_value_min), clip_value_max); Python bounds must convert exactly to t's dtype. An
+    IndexedSlices gives one with its values clipped, as TensorFlow's."""
+    if getattr(t, "_ember_indexed_slices", False):
+        from ember.framework.indexed_slices import IndexedSlices
+
+        return IndexedSlices(clip_by_value(t.values, clip_value_min, clip_value_max), t.indices, t.dense_shape)
     t = _tensor(t)
     bounds = [b if isinstance(b, Tensor) else convert_to_tensor(b, dtype=t.dtype)
               for b in (clip_value_min, clip_value_max)]

@@ -50,7 +50,10 @@ def _clip(embeddings, ids_rank, max_norm):
 
 def embedding_lookup(params, ids, max_norm=None, name=None):
     """params' rows at ids (shape ids.shape + params.shape[1:]), each clipped to l2 norm max_norm if given."""
-    params = _params_table(params, "embedding_lookup")
+    if isinstance(params, (list, tuple)) and len(params) == 1:
+        params = params[0]
+    if not getattr(params, "_ember_variable", False):  # a variable's rows are its sparse_read
+        params = _params_table(params, "embedding_lookup")
     ids = convert_to_tensor(ids)
     return _clip(array_ops.gather(params, ids), ids.shape.rank, max_norm)
 

@@ -79,8 +79,24 @@ def einsum(equation, *inputs, **kwargs):
 # ---- norms and clipping --------------------------------------------------------------------------
 
 
+def _slices_values(t):
+    """An IndexedSlices' values (what TensorFlow's clipping and norms measure: duplicate rows count
+    separately), or None for anything else."""
+    return t.values if getattr(t, "_ember_indexed_slices", False) else None
+
+
+def _with_values(t, values):
+    from ember.framework.indexed_slices import IndexedSlices
+
+    return IndexedSlices(values, t.indices, t.dense_shape)
+
+
 def clip_by_norm(t, clip_norm, axes=None, name=None):
-    """t scaled down so that its L2 norm (over ``axes``, default all) is at most clip_norm."""
+    """t scaled down so that its L2 norm (over ``axes``, default all) is at most clip_norm. An IndexedSlices
+    gives one with its values clipped, as TensorFlow's."""
+    values = _slices_values(t)
+    if values is not None:
+        return _with_values(t, clip_by_norm(values, clip_norm, axes))
     t = _tensor(t)
     clip_norm = clip_norm if isinstance(clip_norm, Tensor) else convert_to_tensor(clip_norm, dtype=t.dtype)
     axes = list(range(t.shape.rank)) if axes is None else ([axes] if isinstance(axes, int) else list(axes))
@@ -95,7 +111,7 @@ def global_norm(t_list, name=None):
     """sqrt(sum of the squares of every element of every tensor in t_list); None entries are skipped."""
     if isinstance(t_list, Tensor) or not hasattr(t_list, "__iter__"):
         raise TypeError("global_norm: t_list should be a sequence of tensors")
-    values = [_tensor(t) for t in t_list if t is not None]
+    values = [_tensor(_slices_values(t) if _slices_values(t) is not None else t) for t in t_list if t is not None]
     if not values:
         return convert_to_tensor(0.0)
     halves = [_L2Loss(v) for v in values]
@@ -115,9 +131,16 @@ def clip_by_global_norm(t_list, clip_norm, use_norm=None, name=None):
         if _tensor(clip_norm, use_norm.dtype).dtype != use_norm.dtype else _tensor(clip_norm, use_norm.dtype)
     scale = clip_norm * _Minimum(one / use_norm, one / clip_norm)
     scale = scale + (use_norm - use_norm)  # NaN when the norm is not finite
-    clipped = [None if t is None else _tensor(t) * (scale if _tensor(t).dtype == scale.dtype
-                                                  else _Cast(scale, _tensor(t).dtype)) for t in t_list]
-    return clipped, use_norm
+    def scaled(t):
+        if t is None:
+            return None
+        values = _slices_values(t)
+        if values is not None:
+            return _with_values(t, scaled(values))
+        t = _tensor(t)
+        return t * (scale if t.dtype == scale.dtype else _Cast(scale, t.dtype))
+
+    return [scaled(t) for t in t_list], use_norm
 
 
 # ---- polyval, cumulative_logsumexp --------------------------------------------------------------

@@ -47,6 +47,11 @@ class AutoCastVariable(Variable):
             return value
         return math_ops.cast(value, target)
 
+    def sparse_read(self, indices, name=None):
+        rows = Variable.sparse_read(self, indices)  # from the float32 value: its gradient stays sparse
+        target = autocast_dtype()
+        return rows if target is None or target == self._dtype else math_ops.cast(rows, target)
+
     def _as_tensor(self, dtype=None):
         value = self.read_value()
         if dtype is not None and dtypes.as_dtype(dtype) != value.dtype:

@@ -5,6 +5,7 @@ halves (down to 1) and the step is skipped whenever a gradient is not finite, an
 ``mixed_float16`` policy, and ``fit``'s step scales the loss and unscales the gradients as tf_keras' does."""
 
 from ember import _C, dtypes
+from ember.framework.indexed_slices import IndexedSlices
 from ember.init_scope import init_scope
 from ember.ops import array_ops, control_flow_ops, math_ops
 from ember.variables import Variable
@@ -83,7 +84,13 @@ class LossScaleOptimizer(Optimizer):
     def get_unscaled_gradients(self, grads):
         """Each gradient divided by ``loss_scale`` (None stays None)."""
         reciprocal = 1.0 / self._loss_scale.read_value()
-        return [None if g is None else g * math_ops.cast(reciprocal, g.dtype) for g in grads]
+
+        def unscaled(g):
+            if isinstance(g, IndexedSlices):  # the gradient of a sparse read: its values, as TensorFlow's
+                return IndexedSlices(unscaled(g.values), g.indices, g.dense_shape)
+            return None if g is None else g * math_ops.cast(reciprocal, g.dtype)
+
+        return [unscaled(g) for g in grads]
 
     # ---- the inner optimizer's state
     @property
@@ -132,7 +139,8 @@ class LossScaleOptimizer(Optimizer):
             self.build(variables)
         grads = [g for g, _ in pairs if g is not None]
         finite = math_ops.reduce_all(array_ops.stack(
-            [math_ops.reduce_all(math_ops.is_finite(g)) for g in grads])) if grads else True
+            [math_ops.reduce_all(math_ops.is_finite(g.values if isinstance(g, IndexedSlices) else g))
+             for g in grads])) if grads else True
         self._update_scale(finite)
         # A skipped step still counts in `iterations`, as in tf_keras.
         if not _C.in_trace():

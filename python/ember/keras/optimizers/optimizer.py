@@ -32,6 +32,7 @@ import numpy as np
 
 from ember import dtypes, errors
 from ember.backprop import GradientTape
+from ember.framework.indexed_slices import IndexedSlices
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.init_scope import init_scope
 from ember.module import _camel_to_snake
@@ -52,6 +53,13 @@ def _unique_name(class_name):
     count = _name_counts[base]
     _name_counts[base] += 1
     return base if count == 0 else f"{base}_{count}"
+
+
+def _map_values(gradient, fn):
+    """fn of a gradient, or of an IndexedSlices' values (keeping its indices)."""
+    if isinstance(gradient, IndexedSlices):
+        return IndexedSlices(fn(gradient.values), gradient.indices, gradient.dense_shape)
+    return fn(gradient)
 
 
 def _is_number(value):
@@ -258,6 +266,7 @@ class Optimizer(trackable.Trackable):
             from ember.distribute import distribute_lib
 
             if distribute_lib.in_distributed_replica_context():  # one update from the replicas' summed gradients
+                pairs = [(convert_to_tensor(g) if isinstance(g, IndexedSlices) else g, v) for g, v in pairs]
                 return distribute_lib.all_reduce_and_apply(pairs, self.apply_gradients)
             grads, trainable_variables = zip(*pairs)
             self.apply(grads, trainable_variables)
@@ -292,8 +301,10 @@ class Optimizer(trackable.Trackable):
         grads, trainable_variables = _filter_empty_gradients(grads, trainable_variables)
         grads = [self._check_gradient(g, v) for g, v in zip(grads, trainable_variables)]
         if self.loss_scale_factor is not None:
-            grads = [g / cast(self.loss_scale_factor, g.dtype) for g in grads]
-        grads = self._clip_gradients(grads)
+            grads = [_map_values(g, lambda x: x / cast(self.loss_scale_factor, x.dtype)) for g in grads]
+        # IndexedSlices (the gradient of a sparse read) are clipped by their values, as tf.clip_by_norm and
+        # tf.clip_by_value clip them, and then made dense for the update.
+        grads = [g if isinstance(g, Tensor) else convert_to_tensor(g) for g in self._clip_gradients(grads)]
         learning_rate = self._step_learning_rate()
         self._apply_weight_decay(trainable_variables, learning_rate)
         for grad, variable in zip(grads, trainable_variables):
@@ -309,6 +320,13 @@ class Optimizer(trackable.Trackable):
     def _check_gradient(self, gradient, variable):
         """A gradient as a tensor shaped like its variable: a silent broadcast would update the wrong way."""
         what = f"{type(self).__name__}.apply_gradients"
+        sparse = isinstance(gradient, IndexedSlices)
+        if sparse:
+            slices, gradient = gradient, gradient.values
+            if not slices.shape.is_compatible_with(variable.shape):
+                raise errors.InvalidArgumentError(None, None, f"{what}: the gradient of {variable.name} must have "
+                                                              f"the variable's shape {variable.shape.as_list()}; "
+                                                              f"got IndexedSlices of dense shape {slices.shape}")
         try:
             gradient = gradient if isinstance(gradient, Tensor) else convert_to_tensor(gradient)
         except (TypeError, ValueError) as e:
@@ -317,6 +335,8 @@ class Optimizer(trackable.Trackable):
         if not (gradient.dtype.is_floating or gradient.dtype.is_complex):
             raise errors.InvalidArgumentError(None, None, f"{what}: the gradient of {variable.name} must be a "
                                                           f"floating tensor; got dtype {gradient.dtype.name}")
+        if sparse:
+            return IndexedSlices(gradient, slices.indices, slices.dense_shape)
         if not gradient.shape.is_compatible_with(variable.shape):
             raise errors.InvalidArgumentError(None, None, f"{what}: the gradient of {variable.name} must have the "
                                                           f"variable's shape {variable.shape.as_list()}; got shape "
