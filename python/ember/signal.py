@@ -15,7 +15,7 @@ __all__ = ["dct", "fft", "fft2d", "fft3d", "fftshift", "frame", "hamming_window"
            "ifft2d", "ifft3d", "ifftshift", "inverse_stft", "inverse_stft_window_fn", "irfft", "irfft2d", "irfft3d",
            "kaiser_bessel_derived_window", "kaiser_window",
            "linear_to_mel_weight_matrix", "mfccs_from_log_mel_spectrograms", "overlap_and_add", "rfft", "rfft2d",
-           "rfft3d", "stft"]
+           "rfft3d", "stft", "vorbis_window"]
 
 
 def _t(x):
@@ -169,4 +169,4 @@ from ember.ops.dct_mel_ops import (dct, idct, linear_to_mel_weight_matrix,  # no
                                    mfccs_from_log_mel_spectrograms)
 from ember.ops.spectral_ops import (frame, hamming_window, hann_window, inverse_stft,  # noqa: E402
                                     inverse_stft_window_fn, kaiser_bessel_derived_window, kaiser_window,
-                                    overlap_and_add, stft)
+                                    overlap_and_add, stft, vorbis_window)

@@ -1,4 +1,4 @@
-"""tf.signal.kaiser_window and kaiser_bessel_derived_window (python/ember/ops/spectral_ops.py) against
+"""tf.signal.kaiser_window, kaiser_bessel_derived_window and vorbis_window (python/ember/ops/spectral_ops.py) against
 TensorFlow 2.21: lengths 1 to 40 and large, several beta, every float dtype, eager and in ember.function."""
 
 import ml_dtypes
@@ -50,3 +50,18 @@ def test_windows_traced_defaults_and_errors():
             ours_fn(8, dtype=em.int32)
         with pytest.raises(ValueError, match="floating point"):
             theirs_fn(8, dtype=real_tf.int32)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16, ml_dtypes.bfloat16])
+def test_vorbis_window_matches_tensorflow(dtype):
+    em_dtype, tf_dtype = em.as_dtype(np.dtype(dtype).name), real_tf.as_dtype(np.dtype(dtype).name)
+    staged = em.function(lambda: em.signal.vorbis_window(33, dtype=em_dtype))
+    for length in list(range(0, 41)) + [255, 1024]:
+        ours = em.signal.vorbis_window(length, dtype=em_dtype)
+        theirs = real_tf.signal.vorbis_window(length, dtype=tf_dtype)
+        assert ours.dtype.name == theirs.dtype.name and ours.shape == theirs.shape, length
+        np.testing.assert_allclose(np.asarray(ours.numpy(), np.float64), np.asarray(theirs.numpy(), np.float64),
+                                   rtol=TOL[dtype], atol=TOL[dtype], err_msg=f"vorbis_window({length})")
+    np.testing.assert_array_equal(staged().numpy(), em.signal.vorbis_window(33, dtype=em_dtype).numpy())
+    with pytest.raises(ValueError):
+        em.signal.vorbis_window(8, dtype=em.int32)

@@ -145,6 +145,17 @@ def kaiser_window(window_length, beta=12.0, dtype=dtypes.float32, name=None):
     return math_ops.exp(num - beta) * (math_ops.bessel_i0e(num) / math_ops.bessel_i0e(beta))
 
 
+def vorbis_window(window_length, dtype=dtypes.float32, name=None):
+    """The Vorbis power-complementary window sin(pi / 2 sin^2(pi (n + 1/2) / N)), computed in ``dtype``."""
+    dtype = _window_dtype(dtype)
+    length = _known_int(window_length, "vorbis_window: window_length")
+    n = cast(array_ops.range(length), dtype)
+    # TensorFlow's order of operations, so 16-bit windows round as its do: (pi / N) (n + 1/2).
+    step = convert_to_tensor(np.pi, dtype=dtype) / convert_to_tensor(float(length), dtype)
+    inner = math_ops.sin(step * (n + convert_to_tensor(0.5, dtype=dtype)))
+    return math_ops.sin(convert_to_tensor(np.pi / 2.0, dtype=dtype) * math_ops.square(inner))
+
+
 def kaiser_bessel_derived_window(window_length, beta=12.0, dtype=dtypes.float32, name=None):
     """The Kaiser-Bessel-derived window (the MDCT's): the square roots of the running sums of a Kaiser window
     of length N // 2 + 1, normalised by its total, then mirrored."""
