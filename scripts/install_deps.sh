@@ -45,6 +45,8 @@ if [ "${1:-}" = "--test" ]; then
   python3 -c "import tf_keras" 2>/dev/null || need_pip+=(tf_keras)
   # The summary tests read ember's event files back with TensorBoard's own reader.
   python3 -c "import tensorboard" 2>/dev/null || need_pip+=(tensorboard)
+  # ImageDataGenerator.flow_from_dataframe takes a pandas DataFrame, in ember as in tf_keras.
+  python3 -c "import pandas" 2>/dev/null || need_pip+=(pandas)
 fi
 if [ ${#need_pip[@]} -gt 0 ]; then
   echo "== pip install ${need_pip[*]}"

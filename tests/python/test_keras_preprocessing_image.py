@@ -299,7 +299,7 @@ def test_bad_arguments_raise_as_tf_keras():
         our_image.random_zoom(IMAGES[0], (1, 2, 3))
     with pytest.raises(ValueError, match="brightness_range"):
         our_image.random_brightness(IMAGES[0], (1,))
-    with pytest.raises(NotImplementedError, match="flow_from_dataframe"):
+    with pytest.raises(TypeError, match="DataFrame"):
         ours.flow_from_dataframe(None)
 
 
@@ -341,3 +341,117 @@ def test_an_iterator_subclass_yields_tf_keras_index_batches():
     _assert_same_iterators(ours, theirs, passes=3)
     empty = our_image.Iterator(0, 4, False, None)
     assert len(empty) == 0
+
+
+def _write_dataframe_images(folder):
+    """Eight images of different sizes and formats, a text file, and a DataFrame naming them (and two files
+    that are no images) with every kind of label column."""
+    import pandas as pd
+
+    folder.mkdir()
+    names = []
+    for i in range(8):
+        ext, fmt = [("png", "PNG"), ("jpg", "JPEG"), ("bmp", "BMP")][i % 3]
+        Image.fromarray(RNG.integers(0, 256, (10 + i, 12, 3), dtype=np.uint8)).save(folder / f"im{i}.{ext}",
+                                                                                    format=fmt)
+        names.append(f"im{i}.{ext}")
+    (folder / "notes.txt").write_text("not an image")
+    return pd.DataFrame({
+        "filename": names + ["missing.png", "notes.txt"],
+        "class": ["a", "b", "a", "c", "b", "a", "c", "b", "a", "b"],
+        "pair": ["x", "y", "y", "x", "x", "y", "x", "y", "x", "y"],
+        "tags": [["a", "b"], ["c"], ("a",), ["b", "c"], ["a"], ["b"], ["c"], ["a", "c"], ["a"], ["b"]],
+        "weight": np.arange(10, dtype=np.float64) / 2,
+        "r1": np.arange(10, dtype=np.float64), "r2": np.arange(10) * 2,
+    })
+
+
+DATAFRAME_CASES = [
+    ({}, {"target_size": (8, 8), "batch_size": 3, "seed": 3}),
+    ({"rescale": 1 / 255.0, "validation_split": 0.25},
+     {"target_size": (8, 9), "batch_size": 3, "shuffle": False, "class_mode": "sparse", "weight_col": "weight",
+      "subset": "training"}),
+    ({"validation_split": 0.25}, {"target_size": (6, 6), "batch_size": 2, "seed": 1, "subset": "validation"}),
+    ({}, {"target_size": (8, 8), "batch_size": 4, "shuffle": False, "class_mode": "raw", "y_col": ["r1", "r2"]}),
+    ({}, {"target_size": (8, 8), "batch_size": 4, "seed": 2, "class_mode": "raw", "y_col": "r1"}),
+    ({}, {"target_size": (8, 8), "batch_size": 3, "shuffle": False, "class_mode": "multi_output",
+          "y_col": ["r1", "r2"]}),
+    ({"horizontal_flip": True}, {"target_size": (8, 8), "batch_size": 3, "seed": 4, "y_col": "tags"}),
+    ({}, {"target_size": (8, 8), "batch_size": 3, "shuffle": False, "classes": ["b", "a"]}),
+    ({}, {"target_size": (8, 8), "batch_size": 3, "shuffle": False, "y_col": "tags", "classes": ["c", "b"]}),
+    ({}, {"target_size": (8, 8), "batch_size": 3, "shuffle": False, "class_mode": "binary", "y_col": "pair",
+          "color_mode": "grayscale"}),
+    ({}, {"target_size": (7, 8), "batch_size": 4, "seed": 5, "class_mode": "input", "color_mode": "rgba"}),
+    ({}, {"target_size": (8, 8), "batch_size": 4, "shuffle": False, "class_mode": None}),
+    ({}, {"target_size": (8, 8), "batch_size": 5, "shuffle": False, "validate_filenames": False,
+          "class_mode": None, "x_col": "filename"}),
+]
+
+
+@pytest.mark.parametrize("config, kwargs", DATAFRAME_CASES, ids=range(len(DATAFRAME_CASES)))
+def test_flow_from_dataframe_equals_tf_keras(tmp_path, capsys, config, kwargs):
+    frame = _write_dataframe_images(tmp_path / "images")
+    if not kwargs.get("validate_filenames", True):
+        frame = frame.iloc[:8]  # unvalidated rows must name images that load
+    ours, theirs = _both(**config)
+    with warnings.catch_warnings(record=True) as their_warnings:
+        warnings.simplefilter("always")
+        their_iterator = theirs.flow_from_dataframe(frame, str(tmp_path / "images"), **kwargs)
+    with warnings.catch_warnings(record=True) as our_warnings:
+        warnings.simplefilter("always")
+        our_iterator = ours.flow_from_dataframe(frame, str(tmp_path / "images"), **kwargs)
+    assert [str(w.message) for w in our_warnings] == [str(w.message) for w in their_warnings]
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == printed[1] and printed[0].startswith("Found ")
+    assert our_iterator.filenames == their_iterator.filenames
+    assert our_iterator.filepaths == their_iterator.filepaths
+    if kwargs.get("class_mode", "categorical") in ("categorical", "binary", "sparse"):
+        assert our_iterator.class_indices == their_iterator.class_indices
+        assert our_iterator.classes == their_iterator.classes
+    if kwargs.get("class_mode", "categorical") in ("input", None):  # no labels: tf_keras' has no classes
+        assert not hasattr(our_iterator, "classes") and not hasattr(their_iterator, "classes")
+    else:
+        _assert_same(our_iterator.labels, their_iterator.labels)
+    _assert_same(our_iterator.sample_weight, their_iterator.sample_weight)
+    _assert_same_iterators(our_iterator, their_iterator, passes=1)
+
+
+def test_flow_from_dataframe_of_absolute_paths_and_fit(tmp_path):
+    frame = _write_dataframe_images(tmp_path / "images").iloc[:8].copy()
+    frame["filename"] = [str(tmp_path / "images" / name) for name in frame["filename"]]
+    iterator = our_image.ImageDataGenerator(rescale=1 / 255.0).flow_from_dataframe(
+        frame, target_size=(8, 8), batch_size=4, class_mode="sparse", seed=0)
+    model = ember.keras.Sequential([ember.keras.layers.Flatten(input_shape=(8, 8, 3)),
+                                    ember.keras.layers.Dense(3)])
+    model.compile("sgd", ember.keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+    history = model.fit(iterator, epochs=2, verbose=0)
+    assert len(history.history["loss"]) == 2 and np.all(np.isfinite(history.history["loss"]))
+
+
+BAD_DATAFRAME_ARGUMENTS = [
+    {"class_mode": "foo"}, {"y_col": "weight"}, {"weight_col": "class"},
+    {"class_mode": "multi_output", "y_col": "r1"}, {"class_mode": "binary"}, {"class_mode": "sparse", "y_col": "tags"},
+]
+
+
+@pytest.mark.parametrize("kwargs", BAD_DATAFRAME_ARGUMENTS, ids=range(len(BAD_DATAFRAME_ARGUMENTS)))
+def test_flow_from_dataframe_bad_arguments_raise_as_tf_keras(tmp_path, kwargs):
+    frame = _write_dataframe_images(tmp_path / "images")
+    ours, theirs = _both()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(Exception) as theirs_raised:
+            theirs.flow_from_dataframe(frame, str(tmp_path / "images"), **kwargs)
+        with pytest.raises(type(theirs_raised.value), match=None) as ours_raised:
+            ours.flow_from_dataframe(frame, str(tmp_path / "images"), **kwargs)
+    # The class-mode message lists a set, whose order differs between processes.
+    assert str(ours_raised.value).split(";")[0] == str(theirs_raised.value).split(";")[0]
+
+
+def test_flow_from_dataframe_refuses_non_string_filenames(tmp_path):
+    frame = _write_dataframe_images(tmp_path / "images").astype({"filename": object})
+    frame.loc[0, "filename"] = 5
+    ours, theirs = _both()
+    for generator in (ours, theirs):
+        with pytest.raises(TypeError, match="must be strings"):
+            generator.flow_from_dataframe(frame, str(tmp_path / "images"))

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from ember.keras.preprocessing.image_iterators import (  # noqa: F401
-    BatchFromFilesMixin, DirectoryIterator, Iterator, NumpyArrayIterator)
+    BatchFromFilesMixin, DataFrameIterator, DirectoryIterator, Iterator, NumpyArrayIterator)
 from ember.keras.utils.image_utils import array_to_img, img_to_array, load_img, save_img, smart_resize  # noqa: F401
 
 
@@ -285,9 +285,25 @@ class ImageDataGenerator:
                                  follow_links=follow_links, subset=subset, interpolation=interpolation,
                                  dtype=self.dtype)
 
-    def flow_from_dataframe(self, dataframe, *args, **kwargs):
-        raise NotImplementedError("ImageDataGenerator.flow_from_dataframe is not implemented in ember (it takes a "
-                                  "pandas DataFrame); flow_from_directory and flow are")
+    def flow_from_dataframe(self, dataframe, directory=None, x_col="filename", y_col="class", weight_col=None,
+                            target_size=(256, 256), color_mode="rgb", classes=None, class_mode="categorical",
+                            batch_size=32, shuffle=True, seed=None, save_to_dir=None, save_prefix="",
+                            save_format="png", subset=None, interpolation="nearest", validate_filenames=True,
+                            **kwargs):
+        """A ``DataFrameIterator`` over the image files a pandas DataFrame names in ``x_col`` (relative to
+        ``directory`` when given), labelled from ``y_col`` as ``class_mode`` says."""
+        for old in ("has_ext", "sort", "drop_duplicates"):
+            if old in kwargs:
+                warnings.warn(f"{old} is deprecated and will be removed in a future version.", DeprecationWarning)
+                kwargs.pop(old)
+        if kwargs:
+            raise TypeError(f"flow_from_dataframe() got unexpected keyword arguments {sorted(kwargs)}")
+        return DataFrameIterator(dataframe, directory, self, x_col=x_col, y_col=y_col, weight_col=weight_col,
+                                 target_size=target_size, color_mode=color_mode, classes=classes,
+                                 class_mode=class_mode, data_format=self.data_format, batch_size=batch_size,
+                                 shuffle=shuffle, seed=seed, save_to_dir=save_to_dir, save_prefix=save_prefix,
+                                 save_format=save_format, subset=subset, interpolation=interpolation,
+                                 validate_filenames=validate_filenames, dtype=self.dtype)
 
     def standardize(self, x):
         """Normalizes one image (or a batch) in place where NumPy can: preprocessing_function, rescale,

@@ -1,5 +1,6 @@
 """Keras 2's image batch iterators (``keras.preprocessing.image.Iterator``, ``NumpyArrayIterator``,
-``DirectoryIterator``), the objects ``ImageDataGenerator.flow`` and ``flow_from_directory`` return.
+``DirectoryIterator``, ``DataFrameIterator``), the objects ``ImageDataGenerator.flow``,
+``flow_from_directory`` and ``flow_from_dataframe`` return.
 
 They are NumPy, as in tf_keras, and they consume NumPy's global random state in tf_keras' order, so that with
 the same seed the batches are tf_keras' batch for batch: an iterator given a ``seed`` reseeds NumPy with
@@ -256,7 +257,11 @@ class BatchFromFilesMixin:
         elif mode == "categorical":
             batch_y = np.zeros((len(batch_x), len(self.class_indices)), dtype=self.dtype)
             for i, j in enumerate(index_array):
-                batch_y[i, self.classes[j]] = 1.0
+                batch_y[i, self.classes[j]] = 1.0  # a list of classes (a multi-label row) sets each
+        elif mode == "multi_output":
+            batch_y = [target[index_array] for target in self._targets]
+        elif mode == "raw":
+            batch_y = self._targets[index_array]
         else:
             return batch_x
         if self.sample_weight is None:
@@ -322,3 +327,136 @@ class DirectoryIterator(BatchFromFilesMixin, Iterator):
     @property
     def sample_weight(self):
         return None
+
+
+class DataFrameIterator(BatchFromFilesMixin, Iterator):
+    """Batches of the image files a DataFrame names (``x_col``), labelled by ``y_col`` as ``class_mode`` says:
+    class names ("categorical": a name or a list of names per row, "binary" with exactly two classes,
+    "sparse"), the column's values ("raw"; a list of columns gives one array of them), one array per column
+    ("multi_output"), the image itself ("input") or nothing (None). Rows whose file is missing or not an
+    image are dropped with a warning (``validate_filenames``), as are rows of classes not in ``classes``;
+    ``subset`` then takes its fraction of the rows in order. The DataFrame is read through its columns only
+    (``df[col]``), so ember does not import pandas."""
+
+    allowed_class_modes = {"binary", "categorical", "input", "multi_output", "raw", "sparse", None}
+
+    def __init__(self, dataframe, directory=None, image_data_generator=None, x_col="filename", y_col="class",
+                 weight_col=None, target_size=(256, 256), color_mode="rgb", classes=None, class_mode="categorical",
+                 batch_size=32, shuffle=True, seed=None, data_format="channels_last", save_to_dir=None,
+                 save_prefix="", save_format="png", subset=None, interpolation="nearest", keep_aspect_ratio=False,
+                 dtype="float32", validate_filenames=True):
+        if not (hasattr(dataframe, "columns") and hasattr(dataframe, "__getitem__")):
+            raise TypeError(f"flow_from_dataframe: dataframe must be a pandas DataFrame, got "
+                            f"{type(dataframe).__name__}")
+        data_format, dtype = _defaults(data_format, dtype)
+        self.set_processing_attrs(image_data_generator, target_size, color_mode, data_format, save_to_dir,
+                                  save_prefix, save_format, subset, interpolation, keep_aspect_ratio)
+        self.directory = directory or ""
+        self.class_mode = class_mode
+        self.dtype = dtype
+        filenames = list(dataframe[x_col])
+        labels = _check_dataframe_columns(dataframe, filenames, x_col, y_col, weight_col, classes, class_mode)
+        rows = list(range(len(filenames)))
+        if validate_filenames:
+            rows = self._valid_rows(filenames, x_col)
+        labelled = class_mode not in ("input", "multi_output", "raw", None)
+        if labelled:
+            rows, row_classes, classes = _rows_of_classes(rows, labels, classes)
+            if class_mode == "binary" and len(classes) != 2:
+                raise ValueError(f'If class_mode="binary" there must be 2 classes. Found {len(classes)} classes.')
+            self.class_indices = {name: i for i, name in enumerate(classes)}
+        if self.split:
+            rows = rows[int(self.split[0] * len(rows)):int(self.split[1] * len(rows))]
+        if labelled:
+            index = self.class_indices
+            self.classes = [index[row_classes[r]] if isinstance(row_classes[r], str)
+                            else [index[c] for c in row_classes[r]] for r in rows]
+        self.filenames = [filenames[r] for r in rows]
+        self._sample_weight = np.asarray(dataframe[weight_col])[rows] if weight_col else None
+        if class_mode == "multi_output":
+            self._targets = [np.array(list(dataframe[column]))[rows] for column in y_col]
+        elif class_mode == "raw":
+            columns = y_col if isinstance(y_col, str) else list(y_col)
+            self._targets = np.asarray(dataframe[columns].values)[rows]
+        self.samples = len(self.filenames)
+        checked = "validated" if validate_filenames else "non-validated"
+        belonging = f" belonging to {len(self.class_indices)} classes" if labelled else ""
+        print(f"Found {self.samples} {checked} image filenames{belonging}.")
+        self._filepaths = [os.path.join(self.directory, name) for name in self.filenames]
+        super().__init__(self.samples, batch_size, shuffle, seed)
+
+    def _valid_rows(self, filenames, x_col):
+        """The rows whose name is a string naming an existing image file (by its extension)."""
+        def valid(name):
+            return (isinstance(name, str) and name.lower().endswith(self.white_list_formats)
+                    and os.path.isfile(os.path.join(self.directory, name)))
+
+        rows = [r for r, name in enumerate(filenames) if valid(name)]
+        dropped = len(filenames) - len(rows)
+        if dropped:
+            warnings.warn(f'Found {dropped} invalid image filename(s) in x_col="{x_col}". These filename(s) will be '
+                          "ignored.")
+        return rows
+
+    @property
+    def filepaths(self):
+        return self._filepaths
+
+    @property
+    def labels(self):
+        if self.class_mode in ("multi_output", "raw"):
+            return self._targets
+        return self.classes
+
+    @property
+    def sample_weight(self):
+        return self._sample_weight
+
+
+def _check_dataframe_columns(dataframe, filenames, x_col, y_col, weight_col, classes, class_mode):
+    """Refuses what tf_keras refuses (with its exception types); returns the label column's values, or None
+    when the class mode reads no class names."""
+    if class_mode not in DataFrameIterator.allowed_class_modes:
+        raise ValueError(f"Invalid class_mode: {class_mode}; expected one of: {DataFrameIterator.allowed_class_modes}")
+    if class_mode == "multi_output" and not isinstance(y_col, list):
+        raise TypeError(f'If class_mode="multi_output", y_col must be a list. Received {type(y_col).__name__}.')
+    if not all(isinstance(name, str) for name in filenames):
+        raise TypeError(f"All values in column x_col={x_col} must be strings.")
+    labels = None
+    if class_mode in ("binary", "sparse", "categorical"):
+        labels = list(dataframe[y_col])
+        allowed = (str,) if class_mode != "categorical" else (str, list, tuple)
+        if not all(isinstance(label, allowed) for label in labels):
+            kinds = "strings" if class_mode != "categorical" else "type string, list or tuple"
+            raise TypeError(f'If class_mode="{class_mode}", y_col="{y_col}" column values must be {kinds}.')
+    if classes is not None and isinstance(classes, (int, float)):
+        raise TypeError(f"classes must be a list of class names, got {classes!r}")
+    if weight_col is not None and not np.issubdtype(np.asarray(dataframe[weight_col]).dtype, np.number):
+        raise TypeError(f"Column weight_col={weight_col} must be numeric.")
+    return labels
+
+
+def _rows_of_classes(rows, labels, classes):
+    """(rows kept, each row's class name or names, the class names in index order). Without ``classes`` every
+    name seen is a class, sorted; with them, a row keeps only its names among them, and a row left with none
+    is dropped."""
+    if classes is None:
+        seen = set()
+        for r in rows:
+            seen.update([labels[r]] if isinstance(labels[r], str) else labels[r])
+        return rows, labels, sorted(seen)
+    classes = list(classes)
+    wanted = set(classes)
+    kept, row_classes = [], dict()
+    for r in rows:
+        label = labels[r]
+        if isinstance(label, str):
+            if label in wanted:
+                kept.append(r)
+                row_classes[r] = label
+        else:
+            names = [c for c in label if c in wanted]
+            if names:
+                kept.append(r)
+                row_classes[r] = names
+    return kept, row_classes, classes
