@@ -58,7 +58,7 @@ def isotonic_regression(inputs, decreasing=True, axis=-1):
 
 
 def _to_axis(axis, rank):
-    axis = int(axis)
+    axis = array_ops._to_int(axis, "isotonic_regression", "axis")
     if not -max(rank, 1) <= axis < max(rank, 1):
         raise errors.InvalidArgumentError(None, None, f"isotonic_regression: axis {axis} is out of range for an "
                                                       f"input of rank {rank}")
