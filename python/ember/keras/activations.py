@@ -24,7 +24,17 @@ def relu(x, alpha=0.0, max_value=None, threshold=0.0):
 
 
 def sigmoid(x):
-    return math_ops.sigmoid(x)
+    output = math_ops.sigmoid(x)
+    _keep_logits(output, x)
+    return output
+
+
+def _keep_logits(output, logits):
+    """Remembers the logits of a sigmoid's or softmax's output: the cross-entropy losses use them, as
+    tf_keras' do (losses._activation_logits)."""
+    from ember.keras.engine.keras_tensor import set_logits
+
+    set_logits(output, logits)
 
 
 def tanh(x):
@@ -35,7 +45,9 @@ def softmax(x, axis=-1):
     x = convert_to_tensor(x)
     if x.shape.rank is not None and x.shape.rank <= 1:
         raise ValueError(f"Cannot apply softmax to a tensor that is 1D. Received input: {x}")
-    return nn_ops.softmax(x, axis=axis)
+    output = nn_ops.softmax(x, axis=axis)
+    _keep_logits(output, x)
+    return output
 
 
 def elu(x, alpha=1.0):

@@ -794,6 +794,7 @@ def local_conv2d(inputs, kernel, kernel_size, strides, output_shape, data_format
 def binary_crossentropy(target, output, from_logits=False):
     from ember.keras import losses
 
+    output, from_logits = losses._activation_logits(output, from_logits, "sigmoid", "binary_crossentropy")
     target, output = tf.convert_to_tensor(target), tf.convert_to_tensor(output)
     return losses._binary_crossentropy_entries(tf.cast(target, output.dtype), output, from_logits)
 

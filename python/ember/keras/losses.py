@@ -12,8 +12,10 @@ included, so float32 values agree with it to rounding.
 """
 
 import math
+import warnings
 
 from ember import dtypes, errors
+from ember.framework import side_attributes
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.name_scope import name_scope
 from ember.ops import array_ops, math_ops, nn_ops
@@ -231,6 +233,36 @@ def _check_axis(x, axis, what):
         raise _invalid(what, f"axis must be in [-{rank}, {rank}) for y_pred of rank {rank}; got axis={axis}")
 
 
+def _activation_logits(y_pred, from_logits, activation, what):
+    """(y_pred, from_logits) for a cross-entropy, after tf_keras' rule: probabilities that a Keras
+    ``activation`` (sigmoid or softmax) made carry their logits (``_keras_logits``), and the loss uses those,
+    which keeps its value and gradient finite where the probabilities round to 0 or 1. With
+    from_logits=True too, the logits are still used, with a warning (the output was not logits)."""
+    from ember.keras.engine.keras_tensor import get_logits
+
+    logits = get_logits(y_pred)
+    if logits is None:
+        logits = _graph_activation_input(y_pred, activation)
+    if logits is None:
+        return y_pred, from_logits
+    if from_logits:
+        warnings.warn(f"{what}: from_logits=True, but y_pred came out of a {activation} activation, so it holds "
+                      f"probabilities, not logits; the loss uses the activation's input (its logits)",
+                      stacklevel=3)
+    return logits, True
+
+
+def _graph_activation_input(y_pred, activation):
+    """The input of the tf.nn.softmax (over the last axis) that made the graph tensor ``y_pred``, or None:
+    inside a function tf_keras takes a tensor made by a Softmax op as probabilities whatever made it
+    (tf.nn.softmax in a model's call, a Softmax layer) and uses the op's input as the logits. (tf_keras does
+    the same for a Sigmoid op; ember's tf.sigmoid is dispatched in C and records nothing, so only a Keras
+    sigmoid activation's output gets its logits used.)"""
+    if activation != "softmax" or not isinstance(y_pred, Tensor) or not y_pred._is_symbolic:
+        return None
+    return side_attributes.softmax_input.get(y_pred)
+
+
 def _binary_crossentropy_entries(y_true, y_pred, from_logits):
     if from_logits:
         if y_true.shape != y_pred.shape:
@@ -241,6 +273,7 @@ def _binary_crossentropy_entries(y_true, y_pred, from_logits):
 
 
 def binary_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
+    y_pred, from_logits = _activation_logits(y_pred, from_logits, "sigmoid", "binary_crossentropy")
     y_true, y_pred = _prepare(y_true, y_pred, "binary_crossentropy")
     _check_axis(y_pred, axis, "binary_crossentropy")
     if label_smoothing:
@@ -252,20 +285,25 @@ def binary_focal_crossentropy(y_true, y_pred, apply_class_balancing=False, alpha
                               from_logits=False, label_smoothing=0.0, axis=-1):
     """Binary cross-entropy scaled by (1 - p_t)^gamma (Lin et al.), p_t the probability given to the true
     label; ``apply_class_balancing`` also weighs positives by alpha and negatives by 1 - alpha."""
+    # The cross-entropy factor follows binary_crossentropy's rule for a sigmoid's output (its logits);
+    # (1 - p_t)^gamma reads y_pred as given, as tf_keras' does.
+    logits, entries_from_logits = _activation_logits(y_pred, from_logits, "sigmoid", "binary_focal_crossentropy")
+    swapped = logits is not y_pred
     y_true, y_pred = _prepare(y_true, y_pred, "binary_focal_crossentropy")
     _check_axis(y_pred, axis, "binary_focal_crossentropy")
     if label_smoothing:
         y_true = y_true * (1.0 - label_smoothing) + 0.5 * label_smoothing
     probabilities = math_ops.sigmoid(y_pred) if from_logits else y_pred
     p_t = y_true * probabilities + (1 - y_true) * (1 - probabilities)
-    focal = math_ops.pow(1.0 - p_t, math_ops.cast(gamma, y_pred.dtype)) * \
-        _binary_crossentropy_entries(y_true, y_pred, from_logits)
+    entries = _binary_crossentropy_entries(y_true, logits if swapped else y_pred, entries_from_logits)
+    focal = math_ops.pow(1.0 - p_t, math_ops.cast(gamma, y_pred.dtype)) * entries
     if apply_class_balancing:
         focal = (y_true * alpha + (1 - y_true) * (1 - alpha)) * focal
     return math_ops.reduce_mean(focal, axis=axis)
 
 
 def categorical_crossentropy(y_true, y_pred, from_logits=False, label_smoothing=0.0, axis=-1):
+    y_pred, from_logits = _activation_logits(y_pred, from_logits, "softmax", "categorical_crossentropy")
     y_true, y_pred = _prepare(y_true, y_pred, "categorical_crossentropy")
     _check_axis(y_pred, axis, "categorical_crossentropy")
     if y_pred.shape.rank == 0:
@@ -305,6 +343,7 @@ def sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1, 
 def _sparse_categorical_crossentropy(y_true, y_pred, from_logits=False, axis=-1, ignore_class=None):
     """The per-sample values and, with ignore_class, the mask of the samples that count (else None)."""
     what = "sparse_categorical_crossentropy"
+    y_pred, from_logits = _activation_logits(y_pred, from_logits, "softmax", what)
     y_pred = _as_float(y_pred, "y_pred", what)
     if not y_pred.dtype.is_floating:
         y_pred = math_ops.cast(y_pred, dtypes.float32)

@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from ember import _C, dtypes, errors
+from ember.framework import side_attributes
 from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.ops import array_ops
 from ember.ops.math_ops import (abs, cast, elu, erf, erfc, exp, log1p, maximum, pow, reduce_mean,  # noqa: F401
@@ -75,7 +76,11 @@ def _axis(axis):
 
 def softmax(logits, axis=None, name=None):
     """exp(logits) / sum(exp(logits)) along ``axis`` (default -1)."""
-    return _Softmax(logits, _axis(axis))
+    axis = _axis(axis)
+    output = _Softmax(logits, axis)
+    if output._is_symbolic and (axis == -1 or axis == (output.shape.rank or 0) - 1):
+        side_attributes.softmax_input.set(output, logits)  # TensorFlow's Softmax op: Keras' losses look at it
+    return output
 
 
 def log_softmax(logits, axis=None, name=None):

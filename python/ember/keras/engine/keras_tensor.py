@@ -5,54 +5,70 @@ layer call that made it (``_keras_history``). Calling a layer on KerasTensors re
 layer and its arguments) and returns new KerasTensors; ``Model(inputs, outputs)`` walks these back from its
 outputs and, when called on real tensors, replays the nodes in order.
 
-Keras sets ``tensor._keras_mask`` on a layer's outputs (Embedding(mask_zero=True) and what follows it).
-ember's Tensor has no instance dictionary, so the masks live in a side table keyed by the tensor's id and
-dropped when the tensor dies; ``_keras_mask`` is a property installed on ember's Tensor class that reads
-and writes that table (AttributeError when a tensor has no mask, as Keras' getattr(t, "_keras_mask",
-None) expects).
+Keras sets ``tensor._keras_mask`` on a layer's outputs (Embedding(mask_zero=True) and what follows it), and
+``tensor._keras_logits`` on what its sigmoid and softmax activations return (the cross-entropy losses then
+use the logits, as tf_keras does). ember's Tensor has no instance dictionary, so these live in side tables
+keyed by the tensor's id and dropped when the tensor dies (framework/side_attributes.py); each is a property installed on ember's Tensor
+class that reads and writes its table (AttributeError when a tensor has none, as Keras' getattr(t,
+"_keras_mask", None) and hasattr(t, "_keras_logits") expect).
 """
 
-import weakref
-
 from ember import dtypes
+from ember.framework.side_attributes import SideAttribute
 from ember.framework.tensor import Tensor
 from ember.framework.tensor_shape import TensorShape
 
-_masks = {}  # id(tensor) -> (weak reference to the tensor, its mask)
+
+class _SideAttribute(SideAttribute):
+    """A side attribute of ember tensors that a KerasTensor (a plain Python object) keeps as an attribute."""
+
+    def __init__(self, name, keras_attribute):
+        super().__init__(name)
+        self.keras_attribute = keras_attribute
+
+    def get(self, tensor):
+        if isinstance(tensor, KerasTensor):
+            return getattr(tensor, self.keras_attribute, None)
+        return super().get(tensor)
+
+    def set(self, tensor, value):
+        if isinstance(tensor, KerasTensor):
+            setattr(tensor, self.keras_attribute, value)
+        else:
+            super().set(tensor, value)
+
+    def install(self):
+        """Tensor.<name>: this attribute, an AttributeError where a tensor has none."""
+        def getter(tensor):
+            value = self.get(tensor)
+            if value is None:
+                raise AttributeError(f"'Tensor' object has no attribute '{self.name}'")
+            return value
+
+        setattr(Tensor, self.name, property(getter, self.set, lambda tensor: self.set(tensor, None)))
+
+
+_mask = _SideAttribute("_keras_mask", "_mask")
+_mask.install()
+_logits = _SideAttribute("_keras_logits", "_logits")
+_logits.install()
 
 
 def get_mask(tensor):
-    if isinstance(tensor, KerasTensor):
-        return tensor._mask
-    entry = _masks.get(id(tensor))
-    if entry is None or entry[0]() is not tensor:
-        return None
-    return entry[1]
+    return _mask.get(tensor)
 
 
 def set_mask(tensor, mask):
-    if isinstance(tensor, KerasTensor):
-        tensor._mask = mask
-        return
-    key = id(tensor)
-    if mask is None:
-        _masks.pop(key, None)
-        return
-    _masks[key] = (weakref.ref(tensor, lambda _, key=key: _masks.pop(key, None)), mask)
+    _mask.set(tensor, mask)
 
 
-def _mask_get(self):
-    mask = get_mask(self)
-    if mask is None:
-        raise AttributeError("'Tensor' object has no attribute '_keras_mask'")
-    return mask
+def get_logits(tensor):
+    """The logits a Keras sigmoid or softmax activation made ``tensor`` from, or None."""
+    return _logits.get(tensor) if isinstance(tensor, (Tensor, KerasTensor)) else None
 
 
-def _mask_set(self, mask):
-    set_mask(self, mask)
-
-
-Tensor._keras_mask = property(_mask_get, _mask_set, lambda self: set_mask(self, None))
+def set_logits(tensor, logits):
+    _logits.set(tensor, logits)
 
 
 class KerasTensor:
