@@ -450,3 +450,16 @@ def test_adapt_builds_the_layer_and_is_refused_inside_a_function_as_tf_keras(cla
         assert layer.built and layer.count_params() == 1  # num_documents: the idf weights' length is unknown
         with pytest.raises(RuntimeError, match="`PreprocessingLayer.adapt` inside a `tf.function`"):
             tf.function(lambda layer=layer: layer.adapt(tf.constant(data)))()
+
+
+def test_text_vectorization_with_a_sequence_length_has_its_static_shape_in_a_functional_model():
+    texts = np.array(["the cat sat on the mat", "dogs are great", "i love my cat"])
+    shapes = []
+    for keras, tf in ((ember.keras, ember), (tf_keras, tensorflow)):
+        layer = keras.layers.TextVectorization(max_tokens=20, output_sequence_length=6)
+        layer.adapt(texts)
+        inputs = keras.Input(shape=(1,), dtype=tf.string)
+        embedded = keras.layers.Embedding(20, 4)(layer(inputs))
+        model = keras.Model(inputs, keras.layers.Conv1D(2, 3)(embedded))
+        shapes.append((tuple(layer(inputs).shape), tuple(model.output_shape), model(texts[:, None]).shape[1:]))
+    assert shapes[0] == shapes[1]

@@ -670,7 +670,8 @@ class TextVectorization(Layer):
             return dense
         dense = dense[:, :length]
         pad = length - tf.shape(dense)[1]
-        return tf.pad(dense, tf.stack([tf.constant([0, 0]), tf.stack([tf.constant(0), pad])]))
+        padded = tf.pad(dense, tf.stack([tf.constant([0, 0]), tf.stack([tf.constant(0), pad])]))
+        return tf.reshape(padded, [-1, length])  # static [batch, length], as Keras' output shape
 
     def get_vocabulary(self, include_special_tokens=True):
         return self._lookup_layer.get_vocabulary(include_special_tokens)
