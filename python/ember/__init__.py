@@ -71,7 +71,7 @@ from ember.device_scope import device
 from ember.framework.tensor_spec import TensorSpec
 from ember.function_graph import NewGraphFunction
 from ember.polymorphic_function import defun, function, method
-from ember.ops.logging_ops import print  # noqa: A001 - TensorFlow's name
+from ember.ops.logging_ops import print, timestamp  # noqa: A001 - TensorFlow's name
 from ember.ops.script_ops import numpy_function, py_function
 from ember.ops.control_flow_ops import case, cond, group, no_op, switch_case, while_loop
 from ember.ops.control_flow_ops import tuple_ as tuple  # noqa: A001 - TensorFlow's tf.tuple

@@ -385,6 +385,12 @@ def examples():
     table["StringNGrams"] = ([tf.constant(["a", "b", "c", "d"]), tf.constant([0, 3, 3, 4], tf.int64)],
                              [" ", [1, 2], "<", ">", 1, False])
     table["StringToHashBucketFast"] = ([words], [10])
+    raw = tf.constant([b"\x01\x02\x03\x04", b"\x05\x06\x07\x08"])  # test_strings_bytes.py compares with TF
+    table["DecodeRaw"] = ([raw], [tf.int16, True])
+    table["DecodePaddedRaw"] = ([tf.constant([b"\x01\x02\x03", b"\x04"]), tf.constant(4)], [tf.int16, False])
+    table["EncodeBase64"] = ([words], [True])
+    table["Timestamp"] = ([], [])  # test_print.py compares it with tf.timestamp
+    table["DecodeBase64"] = ([tf.constant(["YQ==", "aGk"])], [])
     table["UnicodeDecode"] = ([tf.constant(["hé", "x"])], ["UTF-8", "replace", 65533, False, tf.int64])
     table["UnicodeTranscode"] = ([tf.constant([b"h\xc3\xa9\xff", b"x"])], ["UTF-8", "UTF-16-BE", "replace", 65533,
                                                                           False])
@@ -570,7 +576,8 @@ NON_DETERMINISTIC = {"RandomUniform", "RandomStandardNormal", "TruncatedNormal",
                      "SampleDistortedBoundingBoxV2",
                      "StatefulRandomBinomial", "DatasetIteratorCreate", "DatasetIteratorNext",  # each call advances the state it returns
                      # without a shared_name each call makes a new table, whose id it returns
-                     "HashTableV2", "MutableHashTableV2", "MutableDenseHashTableV2"}
+                     "HashTableV2", "MutableHashTableV2", "MutableDenseHashTableV2",
+                     "Timestamp"}  # the clock when it runs
 
 
 def _eager_matches_traced(name, unknown_dims):

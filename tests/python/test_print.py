@@ -35,3 +35,27 @@ def test_prints_on_every_call_in_program_order(capfd):
     f(tf.constant(8))
     err = capfd.readouterr().err
     assert err == "before 0 7\nafter 1\nbefore 1 8\nafter 2\n"
+
+
+def test_timestamp_is_read_when_it_runs_as_tensorflows():
+    import time
+
+    import tensorflow as real_tf
+
+    ours, theirs = tf.timestamp(), real_tf.timestamp()
+    assert ours.dtype == tf.float64 and ours.shape == theirs.shape == ()
+    assert abs(float(ours) - float(theirs)) < 5.0 and abs(float(ours) - time.time()) < 5.0
+
+    @tf.function
+    def elapsed():
+        start = tf.timestamp()
+        tf.print("tick")
+        return start, tf.timestamp()
+
+    first, _ = elapsed()
+    time.sleep(0.02)
+    second, end = elapsed()
+    assert float(second) - float(first) >= 0.015  # not folded into the trace's constant
+    assert float(end) >= float(second)
+    graph_def = elapsed.get_concrete_function().graph.as_graph_def()
+    assert sum(n.op == "Timestamp" for n in graph_def.node) == 2

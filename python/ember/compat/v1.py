@@ -173,3 +173,4 @@ from ember.ops.tensor_array_ops import TensorArray  # noqa: E402,F401
 from ember.io import v1 as io  # noqa: E402,F401  (tf.compat.v1.io)
 from ember.compat import v1_image as image  # noqa: E402,F401  (tf.compat.v1.image's resize functions)
 from ember.compat import v1_nn as nn  # noqa: E402,F401  (tf.compat.v1.nn: ember.nn with v1's CTC signatures)
+from ember.io.v1 import decode_base64, decode_raw, encode_base64  # noqa: E402,F401

@@ -11,6 +11,7 @@ from ember.framework.tensor import convert_to_tensor
 from google.protobuf import text_format
 
 from ember.io import gfile  # noqa: F401
+from ember.io.bytes_ops import decode_base64, decode_raw, encode_base64  # noqa: F401
 from ember.data.csv import decode_csv  # noqa: F401
 from ember.io.parsing import (FixedLenFeature, FixedLenSequenceFeature, RaggedFeature, VarLenFeature,  # noqa: F401
                               parse_example, parse_sequence_example, parse_single_example,

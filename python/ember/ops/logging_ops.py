@@ -36,3 +36,9 @@ def print(*inputs, output_stream=None, summarize=3, sep=" ", end="\n", name=None
         # Python's own buffered text goes first, so output stays in program order.
         (sys.stdout if stream == "stdout" else sys.stderr).flush()
     _PrintV2(tensors, sep.join(pieces), stream, end, -1 if summarize is None or summarize < 0 else int(summarize))
+
+
+def timestamp(name=None):
+    """``tf.timestamp()``: the time the op runs, in seconds since the Unix epoch, as a float64 scalar. Inside an
+    ember.function it is read on every call, in program order with the other stateful ops."""
+    return _C.op("Timestamp")()

@@ -2,10 +2,12 @@
 // program order with the other stateful ops of a function); a template holds the text around the tensors,
 // each tensor's place marked by kTensorSlot. EnsureShape (tf.ensure_shape), the run-time check of a shape,
 // lives here with Assert, and so does CheckNumerics (tf.debugging.check_numerics), the run-time check for
-// NaN and Inf.
+// NaN and Inf. Timestamp (tf.timestamp), the wall clock read when the op runs, is stateful for the same
+// reason: it must run in program order and never fold into a constant while tracing.
 #include "ember/ops/print.h"
 
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -86,6 +88,20 @@ Status print_kernel(KernelContext& ctx) {
 }
 
 // ---- Assert(condition, data..., template, summarize)
+
+Status timestamp_shape(InferContext& ctx) {
+  ctx.outputs.push_back(TensorSpec{DType::kFloat64, Shape()});
+  return Status::OK();
+}
+
+// Seconds since the Unix epoch, to the microsecond, as TensorFlow's EnvTime reads them.
+Status timestamp_kernel(KernelContext& ctx) {
+  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  ctx.output(0).mutable_data<double>()[0] = static_cast<double>(micros) / 1e6;
+  return Status::OK();
+}
 
 Status assert_shape(InferContext& ctx) {
   const TensorSpec& condition = ctx.inputs[0];
@@ -321,6 +337,16 @@ void register_print_ops(OpRegistry& r) {
       .flags(kVariadicInput | kVariadicMayBeEmpty | kStateful | kNotDifferentiable)
       .shape(&print_shape)
       .kernel(kAllTypesAndComplex, &print_kernel)
+      .batching(BatchingRule::kFallback)
+      .done(r);
+  OpBuilder("Timestamp")
+      .doc("The time the op runs, in seconds since the Unix epoch (float64). Timestamp() -> 1.7e9")
+      .output("ts")
+      .type_var(dtype_bit(DType::kFloat64))
+      .dispatch_on_output()
+      .flags(kStateful | kNotDifferentiable)
+      .shape(&timestamp_shape)
+      .kernel(dtype_bit(DType::kFloat64), &timestamp_kernel)
       .batching(BatchingRule::kFallback)
       .done(r);
   OpBuilder("Assert")

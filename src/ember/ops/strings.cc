@@ -917,9 +917,11 @@ Status unicode_transcode_kernel(KernelContext& ctx) {
 }  // namespace
 
 void register_string_ngrams_op(OpRegistry& r);  // string_ngrams.cc
+void register_bytes_ops(OpRegistry& r);         // strings_bytes.cc
 
 void register_string_ops(OpRegistry& r) {
   register_string_ngrams_op(r);
+  register_bytes_ops(r);
   OpBuilder("StringLength")
       .doc("The length of each string, in bytes or (unit=\"UTF8_CHAR\") characters. length([\"hé\"]) == [3]")
       .input("input")
