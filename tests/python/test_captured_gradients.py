@@ -214,22 +214,44 @@ def test_tape_inside_a_function_through_a_nested_function():
     _same(program)
 
 
-def test_what_cannot_be_differentiated_through_a_nested_function_is_refused():
-    """A nested ember.function captures the value by value, so no edge of the outer call carries its gradient:
-    refused with a clear error rather than None (TensorFlow gives 12.0 in both)."""
+def test_nested_function_reading_a_captured_tensor_or_a_constant():
+    """A function traced inside another takes the floating values it reads from outside as call inputs, as a
+    branch does, so eager tapes and tf.gradients see the edge."""
+    def program(tf):
+        x = tf.constant(3.0)
+        inner = tf.function(lambda a: a * x * x)
+        outer = tf.function(lambda a: inner(a) + tf.cond(a > 0, lambda: inner(a * x), lambda: a))
+        with tf.GradientTape(persistent=True) as t:
+            a = tf.constant(2.0)
+            t.watch([x, a])
+            y = outer(a)
+        out = [y] + t.gradient(y, [x, a])
+
+        @tf.function
+        def f():
+            c = tf.constant(3.0)
+            y = tf.function(lambda: c * c * 2.0)()
+            return [y] + tf.gradients(y, c)
+        return out + f()
+    _same(program)
+
+
+def test_a_concrete_function_traced_outside_reading_a_watched_tensor_is_refused():
+    """A concrete function traced eagerly captures x by value; called inside another function, no edge of that
+    call carries x's gradient (TensorFlow gives 12.0 here): a clear error, not None or a partial gradient."""
     x = ember.constant(3.0)
-    inner = ember.function(lambda a: a * x * x)
+    inner = ember.function(lambda a: a * x * x).get_concrete_function(ember.TensorSpec([], ember.float32))
     outer = ember.function(lambda a: inner(a) + 1.0)
     with pytest.raises(ember.errors.UnimplementedError, match="reads that tensor by value"):
         with ember.GradientTape() as t:
             t.watch(x)
             outer(ember.constant(2.0))
 
+    c_fn = ember.function(lambda a: a * x * x).get_concrete_function(ember.TensorSpec([], ember.float32))
+
     @ember.function
     def f():
-        c = ember.constant(3.0)
-        y = ember.function(lambda: c * c * 2.0)()
-        return ember.gradients(y, c)
+        return ember.gradients(c_fn(ember.constant(2.0)), x)
 
     with pytest.raises(ember.errors.UnimplementedError, match="captures it by value"):
         f()

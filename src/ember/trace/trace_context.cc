@@ -167,9 +167,11 @@ void TraceContext::note_alias(TensorImpl* original, TensorImpl* alias) {
 //    one is built, the function's replay runs the fold chain again on the argument (function_gradient.cc),
 //    so the forward function computes those values in the graph and the tape records them.
 // Without a gradient nothing changes: calls run the folded constants, and no argument is added to an
-// outermost function for a value only folds read. A nested ember.function is not a body: it still reads
-// such values by value, so a tape watching one (function_gradient.cc) and tf.gradients through it
-// (graph_gradients.cc) raise UnimplementedError naming it rather than give a partial gradient.
+// outermost function for a value only folds read. An ember.function traced inside another lifts as a
+// body does (python/ember/polymorphic_function.py); a concrete function traced outside any trace and called
+// inside one still reads such values by value, so a tape watching one (function_gradient.cc) and
+// tf.gradients through it (graph_gradients.cc) raise UnimplementedError naming it rather than give a
+// partial gradient.
 bool TraceContext::lifts(const TensorImpl* t) const {
   return lifts_enclosing_constants_ && parent_ != nullptr && !t->is_symbolic() &&
          (is_floating(t->dtype()) || is_complex(t->dtype())) && local_constants_.count(t) == 0;
