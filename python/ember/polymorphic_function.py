@@ -728,7 +728,9 @@ def trace_function(python_function, name, values, names, key, auto_control_deps=
     Python function's, when known) gives the parameters' kinds for the trace's printed signature.
     ``extra_outputs`` (called after the Python function ran) gives tensors of the trace that the graph
     returns after the function's results (the template does not cover them)."""
-    trace = _C.Trace(name, auto_control_deps)
+    # Traced inside another function, it takes the floating constants it reads from there as call inputs, as
+    # a branch does (Note [Folded values of concrete arguments] in src/ember/trace/trace_context.cc).
+    trace = _C.Trace(name, auto_control_deps, lifts_enclosing_constants=_C.in_trace())
     tensor_leaves = []
     _leaves_of(key[0], tensor_leaves)
     tensor_leaves = [l for l in tensor_leaves if isinstance(l, _TensorLeaf)]

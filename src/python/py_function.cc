@@ -222,11 +222,13 @@ namespace {
 
 class PyTrace {
  public:
-  PyTrace(std::string name, bool auto_control_deps) : fn_(std::make_shared<FunctionGraph>()) {
+  PyTrace(std::string name, bool auto_control_deps, bool lifts_enclosing_constants)
+      : fn_(std::make_shared<FunctionGraph>()) {
     fn_->name = std::move(name);
     ctx_ = std::make_unique<TraceContext>(fn_.get());
     ctx_->set_location_provider(&python_caller_location);
     ctx_->set_auto_control_deps(auto_control_deps);
+    if (lifts_enclosing_constants) ctx_->set_lifts_enclosing_constants();
   }
 
   void enter() { ctx_->enter(); }
@@ -335,7 +337,8 @@ void bind_functions(nb::module_& m) {
       .def_prop_ro("arena_bytes", [](const PyGraphFunction& f) { return f.compiled().arena_bytes(); })
       .def_prop_ro("arena_slots", [](const PyGraphFunction& f) { return f.compiled().arena_slots(); });
   nb::class_<PyTrace>(m, "Trace")
-      .def(nb::init<std::string, bool>(), nb::arg("name"), nb::arg("auto_control_deps") = true)
+      .def(nb::init<std::string, bool, bool>(), nb::arg("name"), nb::arg("auto_control_deps") = true,
+           nb::arg("lifts_enclosing_constants") = false)
       .def("enter", &PyTrace::enter)
       .def("exit", &PyTrace::exit)
       .def("add_argument", &PyTrace::add_argument, nb::arg("dtype"), nb::arg("dims").none(), nb::arg("name"))

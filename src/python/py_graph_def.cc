@@ -21,6 +21,7 @@
 #include "ember/graph.pb.h"
 #include "ember/graph/graph_def.h"
 #include "ember/graph/tensor_proto.h"
+#include "ember/ops/registry.h"
 #include "ember/saved_model.pb.h"
 #include "ember/tensor_bundle.pb.h"
 #include "ember/trackable_object_graph.pb.h"
@@ -31,6 +32,27 @@
 namespace nb = nanobind;
 
 namespace ember::python {
+
+namespace {
+
+// A GraphDef carries no values of this process, so a floating value the function captured is written as the
+// Const it stands for. Branches and loop bodies lift such values into the outermost function (Note [Folded
+// values of concrete arguments] in trace/trace_context.cc), where a FunctionDef used to hold them as Consts.
+Graph graph_for_export(const FunctionGraph& fn) {
+  Graph g = fn.graph;
+  static const OpDef& const_op = op_def("Const");
+  for (size_t k = 0; k < fn.captured_values.size(); ++k) {
+    const TensorRef& value = fn.captured_values[k];
+    if (!is_floating(value->dtype()) && !is_complex(value->dtype())) continue;
+    Node& n = g.mutable_node(fn.args[fn.num_call_args() + k]);
+    n.op = &const_op;
+    n.attrs.clear();
+    n.attrs.push_back(value);
+  }
+  return g;
+}
+
+}  // namespace
 
 void bind_graph_def(nb::module_& m) {
   // tf.version's GRAPH_DEF_VERSION: the producer version ember's GraphDefs carry.
@@ -44,7 +66,7 @@ void bind_graph_def(nb::module_& m) {
   m.def(
       "graph_def_from_function",
       [](const PyGraphFunction& f) {
-        auto bytes = to_graph_def(f.fn().graph);
+        auto bytes = to_graph_def(graph_for_export(f.fn()));
         if (!bytes.ok()) throw_status(bytes.status());
         return nb::bytes(bytes->data(), bytes->size());
       },
@@ -53,7 +75,7 @@ void bind_graph_def(nb::module_& m) {
       "graph_def_and_variable_nodes",
       [](const PyGraphFunction& f) {
         std::map<int64_t, std::string> nodes;
-        auto bytes = to_graph_def(f.fn().graph, &nodes);
+        auto bytes = to_graph_def(graph_for_export(f.fn()), &nodes);
         if (!bytes.ok()) throw_status(bytes.status());
         return nb::make_tuple(nb::bytes(bytes->data(), bytes->size()), nodes);
       },

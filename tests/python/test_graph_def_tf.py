@@ -140,7 +140,9 @@ def test_tensorflow_runs_captured_values_several_results_and_casts():
 
     @em.function
     def two(a):
-        return a * scale, em.exp(a)  # a captured eager value: a Const of the FunctionDef's body
+        # A captured eager value: traced inside `outer`, `two` takes it as an input (as TensorFlow's
+        # function does), and the outer graph holds it as a Const.
+        return a * scale, em.exp(a)
 
     @em.function
     def rounded(a):
@@ -154,7 +156,7 @@ def test_tensorflow_runs_captured_values_several_results_and_casts():
     graph = outer.get_concrete_function().graph
     gd = graph.as_graph_def()
     two_def = next(f for f in gd.library.function if "two" in f.signature.name)
-    assert len(two_def.signature.output_arg) == 2 and len(two_def.signature.input_arg) == 1
+    assert len(two_def.signature.output_arg) == 2 and len(two_def.signature.input_arg) == 2
     cast = next(n for f in gd.library.function for n in f.node_def if n.op == "Cast")
     assert cast.attr["SrcT"].type == gdm.DT_FLOAT and cast.attr["DstT"].type == gdm.DT_INT32
     x = np.random.default_rng(2).standard_normal((6, 3)).astype(np.float32)

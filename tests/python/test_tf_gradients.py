@@ -399,19 +399,16 @@ def test_constants_made_inside_the_function_as_sources_and_targets():
 
 
 
-def test_constant_source_read_by_value_in_a_loop_body_is_refused():
-    """A loop body captures a constant of the function by value (not as an input of the While), so no edge
-    carries its gradient out: a partial gradient would be silently wrong (TensorFlow's here is 32), so
-    tf.gradients refuses, naming the body."""
-    @em.function
-    def f():
-        c = em.constant(2.0)
+def test_constant_source_read_inside_a_loop_body():
+    """A loop body reading a constant of the function takes it as an input of the While (Note [Folded values of
+    concrete arguments]), so its gradient through the loop is TensorFlow's (32), not partial."""
+    def body(tf, v):
+        c = tf.constant(2.0)
         start = c * 1.0
-        y = em.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * c), (0, start))[1]
-        return em.gradients(y, c)
+        y = tf.while_loop(lambda i, a: i < 3, lambda i, a: (i + 1, a * c), (0, start))[1]
+        return tf.gradients(y, c)
 
-    with pytest.raises(em.errors.UnimplementedError, match="captures it by value"):
-        f()
+    same_as_tensorflow(body)
 
 
 def test_sources_folded_from_other_sources_and_stopped_sources():

@@ -44,7 +44,9 @@ class _Traced:
 def _trace(fn, name, args=(), arg_names=()):
     """Traces ``fn`` called on placeholders shaped like ``args`` (dtype enum, shape tuple) into a new trace
     nested in the current one."""
-    trace = _C.Trace(name, True)
+    # Floating constants of the enclosing function become inputs of the op, so gradients see the edge
+    # (Note [Folded values of concrete arguments] in src/ember/trace/trace_context.cc).
+    trace = _C.Trace(name, True, lifts_enclosing_constants=True)
     placeholders = [trace.add_argument(dtype, shape, arg_name)
                     for (dtype, shape), arg_name in zip(args, arg_names)]
     trace.enter()

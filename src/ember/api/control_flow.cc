@@ -34,6 +34,7 @@ Traced trace(const std::string& name, const std::vector<TensorSpec>& args,
   Traced t;
   t.fn->name = name;
   t.ctx = std::make_unique<TraceContext>(t.fn.get());
+  t.ctx->set_lifts_enclosing_constants();  // Note [Folded values of concrete arguments]
   TraceScope scope(*t.ctx);
   std::vector<Tensor> placeholders;
   for (size_t i = 0; i < args.size(); ++i)

@@ -11,7 +11,9 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ember/core/device.h"
 #include "ember/ops/graph_ops.h"
@@ -35,6 +37,8 @@ struct Replay {
   // The replayed values by their place in the forward graph: a later replay finds the tensors the tape
   // linked for intermediates chosen by the first one.
   std::map<std::pair<int32_t, int32_t>, TensorRef> by_key;
+  // F's fold sources that need gradients, in order: F' takes each as a captured value after F's own.
+  std::vector<TensorRef> fold_source_values;
 
   ~Replay() {
     if (tape) tape->pop();
@@ -44,6 +48,59 @@ struct Replay {
     return [this] { return location; };
   }
 };
+
+// Runs again the folds of `fn` that computed `root` (Note [Folded values of concrete arguments] in
+// trace/trace_context.cc), on `sources`' tensors in place of the concrete values they stand for; `root`
+// itself when no source is among what it was folded from. `done` keeps what was run, across calls.
+StatusOr<TensorRef> replay_folds(const FunctionGraph& fn, TensorImpl* root,
+                                 const std::unordered_map<const TensorImpl*, TensorRef>& sources,
+                                 std::unordered_map<const TensorImpl*, TensorRef>& done) {
+  auto ready = [&](TensorImpl* t) -> std::optional<TensorRef> {
+    if (auto it = sources.find(t); it != sources.end()) return it->second;
+    if (auto it = done.find(t); it != done.end()) return it->second;
+    if (!fn.folds.count(t)) return TensorRef(t);
+    return std::nullopt;
+  };
+  // A fold chain is as long as the Python loop that made it: the walk keeps its own stack.
+  std::vector<TensorImpl*> stack{root};
+  while (!stack.empty()) {
+    TensorImpl* t = stack.back();
+    if (done.count(t)) {
+      stack.pop_back();
+      continue;
+    }
+    const FoldRecord& fold = *fn.folds.at(t);
+    SmallVector<TensorRef, 4> held;
+    bool pending = false, changed = false;
+    for (const TensorRef& in : fold.inputs) {
+      auto r = ready(in.get());
+      if (!r) {
+        stack.push_back(in.get());
+        pending = true;
+        continue;
+      }
+      changed |= r->get() != in.get();
+      held.push_back(std::move(*r));
+    }
+    if (pending) continue;
+    stack.pop_back();
+    if (!changed) {
+      for (const TensorRef& out : fold.outputs)
+        if (out) done[out.get()] = out;
+      continue;
+    }
+    SmallVector<TensorImpl*, 4> inputs;
+    for (const TensorRef& h : held) inputs.push_back(h.get());
+    OutputList outs;
+    Status s =
+        execute_op(*fold.op, {inputs.data(), inputs.size()}, {fold.attrs.data(), fold.attrs.size()}, outs);
+    if (!s.ok()) return s.with_prefix(fn.name + ": replaying a folded " + fold.op->name + ": ");
+    for (size_t o = 0; o < fold.outputs.size() && o < outs.size(); ++o)
+      if (fold.outputs[o]) done[fold.outputs[o].get()] = outs[o];
+  }
+  if (auto r = ready(root)) return *r;
+  return make_error(Code::kInternal, fn.name, ": a folded value was not replayed");
+}
 
 StatusOr<std::unique_ptr<Replay>> replay_function(const FunctionGraph& fn, const std::string& needs) {
   auto tape_or = Tape::create(/*persistent=*/true, /*watch_accessed_variables=*/false);
@@ -68,11 +125,51 @@ StatusOr<std::unique_ptr<Replay>> replay_function(const FunctionGraph& fn, const
     values[fn.args[k]].push_back(t);
     r->arg_tensors.push_back(std::move(t));
   }
-  // A Const node's value joins the replay as a constant local to it; false for any other node.
+  // The concrete values (captured, lifted or only folded from) whose arguments need gradients: Const nodes
+  // folded from them are computed from the arguments again (Note [Folded values of concrete arguments]).
+  std::unordered_map<const TensorImpl*, TensorRef> concrete_sources;
+  auto needed = [&](size_t k) { return k < needs.size() && needs[k] == '1'; };
+  const size_t first_captured = static_cast<size_t>(fn.num_call_args());
+  for (size_t c = 0; c < fn.captured_values.size(); ++c)
+    if (needed(first_captured + c))
+      concrete_sources[fn.captured_values[c].get()] = r->arg_tensors[first_captured + c];
+  const size_t first_lifted = static_cast<size_t>(fn.num_user_args());
+  for (size_t l = 0; l < fn.lifted_captures.size(); ++l) {
+    const TensorRef& value = fn.lifted_captures[l];
+    if (value && !value->is_symbolic() && needed(first_lifted + l))
+      concrete_sources[value.get()] = r->arg_tensors[first_lifted + l];
+  }
+  for (size_t f = 0; f < fn.fold_sources.size(); ++f) {
+    const size_t k = fn.args.size() + f;
+    if (!needed(k)) continue;
+    const TensorRef& value = fn.fold_sources[f];
+    TensorRef t = forward_trace.add_argument(value->dtype(), value->shape(), "fold_source");
+    tape->watch(t.get());
+    concrete_sources[value.get()] = t;
+    r->fold_source_values.push_back(value);
+    r->edge_inputs.push_back(static_cast<int>(k));
+    r->sources.push_back(GradSource{t.get(), 0});
+    r->arg_tensors.push_back(std::move(t));
+  }
+  std::unordered_map<const TensorImpl*, TensorRef> replayed_folds;
+  // A Const node's value joins the replay as a constant local to it (or, folded from a source above, is
+  // computed again from it); false for any other node.
+  Status fold_status = Status::OK();
   auto take_constant = [&](int32_t i) {
     const Node& n = g.node(i);
     if (n.op->name != "Const") return false;
     const TensorRef& v = std::get<TensorRef>(n.attrs[0]);
+    if (!concrete_sources.empty() && fn.folds.count(v.get())) {
+      auto replayed = replay_folds(fn, v.get(), concrete_sources, replayed_folds);
+      if (!replayed.ok()) {
+        fold_status = replayed.status();
+        return true;
+      }
+      if (replayed->get() != v.get()) {
+        values[i].push_back(std::move(replayed).value());
+        return true;
+      }
+    }
     forward_trace.note_local_constant(v.get());
     values[i].push_back(v);
     return true;
@@ -114,7 +211,10 @@ StatusOr<std::unique_ptr<Replay>> replay_function(const FunctionGraph& fn, const
     if (!values[i].empty()) continue;
     const Node& n = g.node(i);
     r->location = n.location;
-    if (take_constant(i)) continue;
+    if (take_constant(i)) {
+      EMBER_RETURN_IF_ERROR(fold_status);
+      continue;
+    }
     SmallVector<TensorImpl*, 4> inputs;
     for (ValueRef v : n.inputs) {
       TensorImpl* t =
@@ -145,11 +245,18 @@ StatusOr<std::unique_ptr<Replay>> replay_function(const FunctionGraph& fn, const
     for (const TensorRef& t : node_values)
       if (t && t->is_symbolic() && t->graph() == r->forward.get())
         r->by_key.emplace(Intermediates::key_of(t), t);
-  for (size_t k = 0; k < needs.size(); ++k) {
+  // Edges in argument order: F's arguments, then the fold sources (added with their arguments above).
+  std::vector<int> fold_edges = std::move(r->edge_inputs);
+  std::vector<GradSource> fold_grad_sources = std::move(r->sources);
+  r->edge_inputs.clear();
+  r->sources.clear();
+  for (size_t k = 0; k < needs.size() && k < fn.args.size(); ++k) {
     if (needs[k] != '1') continue;
     r->edge_inputs.push_back(static_cast<int>(k));
     r->sources.push_back(GradSource{r->arg_tensors[k].get(), 0});
   }
+  r->edge_inputs.insert(r->edge_inputs.end(), fold_edges.begin(), fold_edges.end());
+  r->sources.insert(r->sources.end(), fold_grad_sources.begin(), fold_grad_sources.end());
   for (int64_t id : tape->watched_variables()) {
     r->edge_variables.push_back(id);
     r->sources.push_back(GradSource{nullptr, id});
@@ -293,6 +400,9 @@ struct FunctionEntry {
   std::weak_ptr<const FunctionGraph> fn;
   std::vector<int64_t> variables;                                        // read by F or anything it calls
   std::unordered_map<std::string, std::shared_ptr<GradientPair>> pairs;  // by needs-gradient mask
+  // Floating values that functions F calls read by value (captured, or folded from): no edge of F's call
+  // carries their gradients, so a tape watching one is refused rather than given a partial gradient.
+  std::vector<std::pair<TensorRef, std::string>> nested_by_value;  // with the function reading it
 };
 
 std::mutex g_mu;
@@ -332,6 +442,18 @@ std::shared_ptr<FunctionEntry> entry_for(const std::string& name,
   auto entry = std::make_shared<FunctionEntry>();
   entry->fn = fn;
   collect_variables(*fn, entry->variables, 0);
+  std::unordered_set<const FunctionGraph*> seen{fn.get()};
+  std::vector<std::shared_ptr<const FunctionGraph>> pending(fn->callees.begin(), fn->callees.end());
+  while (!pending.empty()) {
+    std::shared_ptr<const FunctionGraph> callee = std::move(pending.back());
+    pending.pop_back();
+    if (callee == nullptr || !seen.insert(callee.get()).second) continue;
+    for (const auto* values : {&callee->captured_values, &callee->fold_sources})
+      for (const TensorRef& v : *values)
+        if (is_floating(v->dtype()) || is_complex(v->dtype()))
+          entry->nested_by_value.emplace_back(v, callee->name);
+    pending.insert(pending.end(), callee->callees.begin(), callee->callees.end());
+  }
   g_entries[name] = entry;
   return entry;
 }
@@ -387,6 +509,9 @@ StatusOr<std::shared_ptr<GradientPair>> build_pair(const std::shared_ptr<const F
   }
   replay.trace->seal();
   // F's own captured values sit among F''s leading arguments, in the same place as in F.
+  // and the fold sources that need gradients follow them (no caller passes either).
+  fwd.captured_values.insert(fwd.captured_values.begin(), replay.fold_source_values.begin(),
+                             replay.fold_source_values.end());
   fwd.captured_values.insert(fwd.captured_values.begin(), fn->captured_values.begin(),
                              fn->captured_values.end());
   pair->forward_name = FunctionLibrary::global().add(pair->forward);
@@ -436,6 +561,14 @@ StatusOr<std::shared_ptr<GradientPair>> pair_for_call(const std::string& name,
                                                       std::unordered_map<int64_t, uint32_t>& variable_masks) {
   std::string needs = needs_of(inputs, active_mask(), mask);
   std::shared_ptr<FunctionEntry> entry = entry_for(name, fn);
+  for (const auto& [value, reader] : entry->nested_by_value)
+    if ((recording_mask(value.get()) & active_mask()) != 0)
+      return make_error(
+          Code::kUnimplemented, "the gradient of ", fn->name, " with respect to a watched ",
+          dtype_name(value->dtype()), value->shape().to_string(), " tensor is not computed: ", reader,
+          ", a function it calls, reads that tensor by value (a nested ember.function capturing "
+          "it, or a constant folded from it), so no edge carries its gradient out; pass the "
+          "tensor to the nested function as an argument");
   variable_masks = masks_of_variables(entry->variables, mask);
   if (mask == 0) return std::shared_ptr<GradientPair>();
   {
@@ -478,16 +611,24 @@ Status execute_function_call(const OpDef& op, std::span<TensorImpl* const> input
   const std::string& name = std::get<std::string>(attrs[0]);
   std::shared_ptr<const FunctionGraph> fn = FunctionLibrary::global().find(name);
   if (fn == nullptr) return execute_op_unrecorded(op, inputs, attrs, outputs);
+  // A tape may watch a value F captured or folded from (TensorFlow's graph reads it like an argument): the
+  // node's edges reach it too (Note [Folded values of concrete arguments] in trace/trace_context.cc).
+  SmallVector<TensorImpl*, 8> edge_inputs;
+  for (TensorImpl* t : inputs) edge_inputs.push_back(t);
+  if (static_cast<int>(inputs.size()) == fn->num_call_args()) {
+    for (const TensorRef& t : fn->captured_values) edge_inputs.push_back(t.get());
+    for (const TensorRef& t : fn->fold_sources) edge_inputs.push_back(t.get());
+  }
   uint32_t mask = 0;
   std::unordered_map<int64_t, uint32_t> variable_masks;
-  auto pair = pair_for_call(name, fn, inputs, mask, variable_masks);
+  auto pair = pair_for_call(name, fn, {edge_inputs.data(), edge_inputs.size()}, mask, variable_masks);
   if (!pair.ok()) return pair.status();
   if (*pair == nullptr) return execute_op_unrecorded(op, inputs, attrs, outputs);
   AttrList forward_attrs;
   forward_attrs.push_back((*pair)->forward_name);
   OutputList all;
   EMBER_RETURN_IF_ERROR(execute_op_unrecorded(op, inputs, {forward_attrs.data(), forward_attrs.size()}, all));
-  record_call(*pair, inputs, mask, variable_masks, all);
+  record_call(*pair, {edge_inputs.data(), edge_inputs.size()}, mask, variable_masks, all);
   outputs.clear();
   for (size_t i = 0; i < (*pair)->num_results; ++i) outputs.push_back(std::move(all[i]));
   return Status::OK();

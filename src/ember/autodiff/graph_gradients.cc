@@ -170,9 +170,11 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
     }
     return derived_memo.at(root);
   };
-  // A branch or loop body (or any function an op calls) reads a constant of this trace by value, as a
-  // captured value, not as an input of the op: no edge carries its gradient out of the body, so a source it
-  // derives from would get a partial gradient (or None) where TensorFlow gives the whole one. Refused.
+  // A function an op calls may read a constant of this trace by value, as a captured value, not as an
+  // input of the op: no edge carries its gradient out, so a source it derives from would get a partial
+  // gradient (or None) where TensorFlow gives the whole one. Refused. Branches and loop bodies take such
+  // floating constants as inputs (Note [Folded values of concrete arguments] in trace_context.cc); a nested
+  // ember.function still captures them by value.
   auto refuse_derived_captures = [&](const OpDef& op, std::span<const AttrValue> attrs) -> Status {
     std::unordered_set<const FunctionGraph*> seen;
     std::vector<std::shared_ptr<const FunctionGraph>> pending;
@@ -182,8 +184,12 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
       std::shared_ptr<const FunctionGraph> f = std::move(pending.back());
       pending.pop_back();
       if (!seen.insert(f.get()).second) continue;
-      for (const TensorRef& captured : f->captured_values)
-        if (derived(captured.get()))
+      // Values the function folded from are read by value too (FunctionGraph::fold_sources).
+      std::vector<const TensorImpl*> by_value;
+      for (const TensorRef& captured : f->captured_values) by_value.push_back(captured.get());
+      for (const TensorRef& source : f->fold_sources) by_value.push_back(source.get());
+      for (const TensorImpl* captured : by_value)
+        if (derived(captured))
           return make_error(
               Code::kUnimplemented, "tf.gradients: a constant made inside the function (or a ",
               "value computed from one) that is among xs, or computed from one, is read inside ", f->name,
@@ -238,7 +244,7 @@ StatusOr<std::vector<TensorRef>> graph_gradients(std::span<TensorImpl* const> ys
       EMBER_RETURN_IF_ERROR(execute_op(*fold->op, {inputs.data(), inputs.size()},
                                        {fold->attrs.data(), fold->attrs.size()}, outs));
       for (size_t o = 0; o < outs.size() && o < fold->outputs.size(); ++o)
-        replayed_folds[fold->outputs[o].get()] = outs[o];
+        if (fold->outputs[o]) replayed_folds[fold->outputs[o].get()] = outs[o];
       stack.pop_back();
     }
     return replayed_folds.at(root);

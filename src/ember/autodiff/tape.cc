@@ -9,6 +9,7 @@
 #include "ember/core/resource.h"
 #include "ember/ops/graph_ops.h"
 #include "ember/ops/registry.h"
+#include "ember/trace/trace_context.h"
 
 namespace ember::autodiff {
 namespace {
@@ -152,7 +153,13 @@ void link_outputs(TapeNode* node, std::span<TensorRef> outputs, bool link_held_t
     // would move another tensor's link, or make a cached plan hold this node (and the node its function,
     // a cycle that never frees). A fresh alias is linked instead.
     bool held = !link_held_tensors && outputs[i]->refcount() > 1;
-    if (outputs[i]->grad_node() != nullptr || held) outputs[i] = TensorImpl::alias(*outputs[i]);
+    if (outputs[i]->grad_node() != nullptr || held) {
+      TensorRef original = std::move(outputs[i]);
+      outputs[i] = TensorImpl::alias(*original);
+      // A value folded while tracing stays one of the trace under its new name.
+      if (TraceContext* trace = TraceContext::current(); trace != nullptr && !original->is_symbolic())
+        trace->note_alias(original.get(), outputs[i].get());
+    }
     TensorImpl* out = outputs[i].get();
     node->outputs.push_back(TensorImpl::alias(*out));
     if (!is_differentiable_dtype(out->dtype())) continue;

@@ -75,6 +75,15 @@ class Graph {
   std::unordered_map<std::string, int32_t> name_counts_;
 };
 
+/// How a concrete value was computed while tracing: an op run at once because its operands were all
+/// concrete (constant folding in TraceContext::intercept).
+struct FoldRecord {
+  const OpDef* op = nullptr;
+  AttrList attrs;
+  SmallVector<TensorRef, 4> inputs;
+  SmallVector<TensorRef, 2> outputs;
+};
+
 /// A graph with arguments and results: what a traced function or a carved subgraph is.
 struct FunctionGraph {
   std::string name;
@@ -99,6 +108,14 @@ struct FunctionGraph {
     std::function<StatusOr<std::vector<TensorRef>>(std::span<TensorImpl* const>)> replay;
   };
   std::vector<CustomGradientRegion> custom_gradient_regions;
+  // The folds (by each output) that computed a Const node's value from a concrete argument: a captured
+  // value, or a concrete value of the enclosing trace lifted into a branch or body. Differentiating with
+  // respect to that argument replays them on it (Note [Folded values of concrete arguments] in
+  // trace/trace_context.cc). Empty for most functions.
+  std::unordered_map<const TensorImpl*, std::shared_ptr<const FoldRecord>> folds;
+  // Concrete values from outside that only folds read (no argument stands for them): a gradient with
+  // respect to one adds it as an argument of the forward function.
+  std::vector<TensorRef> fold_sources;
 
   /// Arguments a caller passes: the user's plus the lifted captures.
   int num_call_args() const { return static_cast<int>(args.size() - captured_values.size()); }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <unordered_set>
 
 #include "ember/core/device.h"
 #include "ember/graph/partial_value.h"
@@ -74,6 +75,8 @@ void TraceContext::enter() {
 
 void TraceContext::exit() {
   EMBER_DCHECK(entered_ && t_current_trace == this);
+  // A branch's lifted arguments are ordered across branches before it is sealed: lift its fold sources now.
+  if (lifts_enclosing_constants_) (void)keep_folds_of_arguments();
   t_current_trace = parent_;
   set_current_interceptor(saved_interceptor_);
   entered_ = false;
@@ -95,6 +98,7 @@ TensorRef TraceContext::add_argument(DType dtype, const Shape& shape, std::strin
 }
 
 void TraceContext::seal() {
+  (void)keep_folds_of_arguments();
   fn_->args = user_args_;
   fn_->args.insert(fn_->args.end(), lifted_args_.begin(), lifted_args_.end());
   fn_->args.insert(fn_->args.end(), captured_args_.begin(), captured_args_.end());
@@ -108,7 +112,7 @@ StatusOr<TensorRef> TraceContext::lift(TensorImpl* t) {
 
 Status TraceContext::order_lifted(std::span<TensorImpl* const> order) {
   for (TensorImpl* t : order) {
-    if (!t->is_symbolic() || t->graph() == fn_)
+    if (t->is_symbolic() ? t->graph() == fn_ : !lifts(t))
       return invalid_argument("order_lifted: a tensor is not of an enclosing trace");
     EMBER_RETURN_IF_ERROR(value_of(t).status());
   }
@@ -133,17 +137,115 @@ const TraceContext::Fold* TraceContext::fold_of(const TensorImpl* t) const {
 
 void TraceContext::note_local_constant(TensorImpl* t) { local_constants_.emplace(t, TensorRef(t)); }
 
+void TraceContext::note_alias(TensorImpl* original, TensorImpl* alias) {
+  if (original->is_symbolic() || local_constants_.count(original) == 0) return;
+  note_local_constant(alias);
+  if (folds_.count(original) == 0) return;
+  static const OpDef& identity = op_def("Identity");
+  auto fold = std::make_shared<Fold>();
+  fold->op = &identity;
+  fold->inputs.push_back(TensorRef(original));
+  fold->outputs.push_back(TensorRef(alias));
+  folds_[alias] = std::move(fold);
+}
+
+// Note [Folded values of concrete arguments]
+// Ops on concrete operands fold while tracing, so a value computed from a tensor the function did not make
+// (an eager tensor it captures, or, in a branch or loop body, a constant of the enclosing function) is a
+// Const node with no edge from that tensor. TensorFlow's graph has the edge, and a gradient with respect to
+// the tensor flows through it. Two things keep the edge here without giving up the folding:
+//  - A branch, condition or loop body (set_lifts_enclosing_constants) lifts the floating concrete values
+//    it reads from outside into arguments, as it lifts the enclosing traces' symbolic tensors, rather
+//    than capturing them by value: the If/Case/While takes them as inputs (the enclosing trace makes them
+//    a Const, its own capture, or lifts them again), so a tape or tf.gradients sees the op read them. The
+//    values a body folds from them are lifted too (keep_folds_of_arguments, at exit, before the lifted
+//    arguments of the branches are put in one order). Integer values stay captured by value: shapes built
+//    from them fold inside the body.
+//  - Every function keeps the folds that computed a Const node from such a value (FunctionGraph::folds):
+//    from an argument standing for it (a lifted value or a captured one), or, when only folds read it, from
+//    the value itself (FunctionGraph::fold_sources, which no call passes). When a gradient with respect to
+//    one is built, the function's replay runs the fold chain again on the argument (function_gradient.cc),
+//    so the forward function computes those values in the graph and the tape records them.
+// Without a gradient nothing changes: calls run the folded constants, and no argument is added to an
+// outermost function for a value only folds read. An ember.function traced inside another lifts as a
+// body does (python/ember/polymorphic_function.py); a concrete function traced outside any trace and called
+// inside one still reads such values by value, so a tape watching one (function_gradient.cc) and
+// tf.gradients through it (graph_gradients.cc) raise UnimplementedError naming it rather than give a
+// partial gradient.
+bool TraceContext::lifts(const TensorImpl* t) const {
+  return lifts_enclosing_constants_ && parent_ != nullptr && !t->is_symbolic() &&
+         (is_floating(t->dtype()) || is_complex(t->dtype())) && local_constants_.count(t) == 0;
+}
+
+Status TraceContext::keep_folds_of_arguments() {
+  if (folds_.empty()) return Status::OK();
+  auto from_outside = [&](const TensorImpl* t) {
+    return !t->is_symbolic() && local_constants_.count(t) == 0 && folds_.count(t) == 0 &&
+           (is_floating(t->dtype()) || is_complex(t->dtype()));
+  };
+  // Whether each fold output derives from a value from outside; the walk keeps its own stack (a fold chain
+  // is as long as the Python loop that made it).
+  std::unordered_map<const TensorImpl*, bool> derived;
+  std::vector<TensorImpl*> sources;
+  std::unordered_set<const TensorImpl*> seen_sources;
+  std::vector<const TensorImpl*> roots;
+  for (const auto& [t, node] : const_nodes_)
+    if (folds_.count(t)) roots.push_back(t);
+  for (const TensorImpl* root : roots) {
+    std::vector<const TensorImpl*> stack{root};
+    while (!stack.empty()) {
+      const TensorImpl* t = stack.back();
+      if (derived.count(t)) {
+        stack.pop_back();
+        continue;
+      }
+      const Fold& fold = *folds_.at(t);
+      bool pending = false, result = false;
+      for (const TensorRef& in : fold.inputs) {
+        if (from_outside(in.get())) {
+          result = true;
+          if (seen_sources.insert(in.get()).second) sources.push_back(in.get());
+        } else if (auto it = derived.find(in.get()); it != derived.end()) {
+          result |= it->second;
+        } else if (folds_.count(in.get())) {
+          stack.push_back(in.get());
+          pending = true;
+        }
+      }
+      if (pending) continue;
+      for (const TensorRef& out : fold.outputs)
+        if (out) derived[out.get()] = result;
+      derived[t] = result;
+      if (result)
+        for (const TensorRef& out : fold.outputs)
+          if (out) fn_->folds.emplace(out.get(), folds_.at(t));
+      stack.pop_back();
+    }
+  }
+  for (TensorImpl* source : sources) {
+    if (lifts(source) || capture_nodes_.count(source)) {
+      EMBER_RETURN_IF_ERROR(value_of(source).status());
+      continue;
+    }
+    bool known = false;
+    for (const TensorRef& s : fn_->fold_sources) known |= s.get() == source;
+    if (!known) fn_->fold_sources.push_back(TensorRef(source));
+  }
+  return Status::OK();
+}
+
 StatusOr<ValueRef> TraceContext::value_of(TensorImpl* t) {
-  if (t->is_symbolic()) {
-    if (t->graph() == fn_) return ValueRef{t->graph_node(), t->graph_output()};
-    bool from_enclosing_trace = false;
+  if (t->is_symbolic() || lifts(t)) {
+    if (t->is_symbolic() && t->graph() == fn_) return ValueRef{t->graph_node(), t->graph_output()};
+    bool from_enclosing_trace = !t->is_symbolic();
     for (TraceContext* p = parent_; p != nullptr; p = p->parent_)
       from_enclosing_trace |= (p->fn_ == t->graph());
     if (!from_enclosing_trace)
       return make_error(Code::kInvalidArgument,
                         "a symbolic tensor of another ember.function graph was used in this one; pass it as "
                         "an argument or return it from the function that created it");
-    // A tensor of an enclosing trace: lifted into an argument that each call passes explicitly.
+    // A tensor of an enclosing trace (or a floating concrete value a branch or body reads: Note [Folded
+    // values of concrete arguments]): lifted into an argument that each call passes explicitly.
     auto it = capture_nodes_.find(t);
     if (it != capture_nodes_.end()) return ValueRef{it->second, 0};
     SmallVector<TensorSpec, 2> specs;
@@ -213,21 +315,28 @@ Status TraceContext::intercept(const OpDef& op, std::span<TensorImpl* const> inp
   if (all_concrete && !op.has_flag(kStateful)) {
     // Constant folding: run now; the results are constants local to this trace.
     EMBER_RETURN_IF_ERROR(run_kernel(op, inputs, attrs, outputs));
-    for (TensorRef& r : outputs) note_local_constant(r.get());
-    bool differentiable_input = false, aliases_input = false;
-    for (TensorImpl* t : inputs) {
-      differentiable_input |= is_floating(t->dtype()) || is_complex(t->dtype());
-      for (const TensorRef& r : outputs) aliases_input |= r.get() == t;
+    // An output that is an input handed back (Identity, a loop variable a While passes through) made
+    // nothing new: that tensor stays what it was (local or not, with the fold that made it), and no fold
+    // reads its own result.
+    auto is_input = [&](const TensorImpl* r) {
+      return std::find(inputs.begin(), inputs.end(), r) != inputs.end();
+    };
+    bool differentiable_input = false, new_output = false;
+    for (TensorImpl* t : inputs) differentiable_input |= is_floating(t->dtype()) || is_complex(t->dtype());
+    for (TensorRef& r : outputs) {
+      if (is_input(r.get())) continue;
+      note_local_constant(r.get());
+      new_output = true;
     }
-    // An op that hands an input back as its result (Identity) made nothing new: that tensor keeps the fold
-    // that made it, and no fold reads its own result.
-    if (differentiable_input && !aliases_input && !op.has_flag(kReadsOnlyShape)) {
+    if (differentiable_input && new_output && !op.has_flag(kReadsOnlyShape)) {
       auto fold = std::make_shared<Fold>();
       fold->op = &op;
       for (const AttrValue& a : attrs) fold->attrs.push_back(a);
       for (TensorImpl* t : inputs) fold->inputs.push_back(TensorRef(t));
-      for (TensorRef& r : outputs) fold->outputs.push_back(r);
-      for (TensorRef& r : outputs) folds_[r.get()] = fold;
+      // A handed-back output is kept as null: its position still says which result of a replay it is.
+      for (TensorRef& r : outputs) fold->outputs.push_back(is_input(r.get()) ? TensorRef() : r);
+      for (const TensorRef& r : fold->outputs)
+        if (r) folds_[r.get()] = fold;
     }
     return Status::OK();
   }

@@ -50,6 +50,9 @@ class TraceContext : public OpInterceptor {
   /// Marks a concrete tensor created while tracing (ember.constant inside the function) as local to the
   /// trace, so it is embedded as a Const rather than captured.
   void note_local_constant(TensorImpl* t);
+  /// A tape linked a fresh alias of concrete `original` in its place (autodiff::link_outputs): the alias is
+  /// what the caller gets, so it stands for the same value of this trace, folded from it by an Identity.
+  void note_alias(TensorImpl* original, TensorImpl* alias);
 
   /// Where the op being traced was called from (the Python layer installs a provider that reads the
   /// caller's frame; C++ callers may set one too).
@@ -58,18 +61,17 @@ class TraceContext : public OpInterceptor {
   /// compat.v1.wrap_function traces TF 1.x code without automatic control dependencies (stateful ops still
   /// always run, as control outputs).
   void set_auto_control_deps(bool enabled) { auto_control_deps_ = enabled; }
+  /// A branch, condition or loop body: floating concrete values of enclosing traces (and eager tensors)
+  /// it reads become inputs of the op rather than values captured into the body (Note [Folded values of
+  /// concrete arguments]).
+  void set_lifts_enclosing_constants() { lifts_enclosing_constants_ = true; }
 
   Status intercept(const OpDef& op, std::span<TensorImpl* const> inputs, std::span<const AttrValue> attrs,
                    OutputList& outputs) override;
 
   /// How a folded constant of this trace was computed: the op that ran while tracing, on concrete inputs
   /// one of which is floating or complex (Note [Gradients through folded constants] in graph_gradients.cc).
-  struct Fold {
-    const OpDef* op = nullptr;
-    AttrList attrs;
-    SmallVector<TensorRef, 4> inputs;
-    SmallVector<TensorRef, 2> outputs;
-  };
+  using Fold = FoldRecord;
   /// The fold that made `t`, or null (a constant made by ember.constant, or not of this trace).
   const Fold* fold_of(const TensorImpl* t) const;
 
@@ -81,6 +83,11 @@ class TraceContext : public OpInterceptor {
 
  private:
   TensorRef symbolic_output(int32_t node, int32_t output);
+  // Whether concrete `t` is lifted into an argument (rather than captured by value).
+  bool lifts(const TensorImpl* t) const;
+  // Makes the concrete values that Const nodes were folded from arguments, and keeps those folds in the
+  // function (Note [Folded values of concrete arguments]).
+  Status keep_folds_of_arguments();
   // The enclosing trace whose graph `t` belongs to, or null.
   TraceContext* owner_of(const TensorImpl* t);
 
@@ -98,6 +105,7 @@ class TraceContext : public OpInterceptor {
   std::vector<int32_t> user_args_, lifted_args_, captured_args_;
   int32_t last_stateful_node_ = -1;
   bool auto_control_deps_ = true;
+  bool lifts_enclosing_constants_ = false;
   struct ResourceOrder {
     int32_t last_write = -1;
     std::vector<int32_t> reads_since_write;
