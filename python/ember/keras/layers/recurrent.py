@@ -13,6 +13,13 @@ matmul and the element-wise gate arithmetic. When the number of steps is known w
 one straight backward graph: no per-iteration loop bookkeeping, and no TensorArray gradient accumulating
 [steps, batch, gates * units] per step. A sequence of unknown length runs as a ``while_loop`` over
 TensorArrays. The two give the same values (the tests check both against tf_keras).
+
+Keras's standard LSTM (tanh and sigmoid) in float32, with its number of steps known, no mask and no
+recurrent dropout, is one op instead: TensorFlow's BlockLSTMV2 (gate layout i, f, c, o, as Keras's weights;
+w = [kernel; recurrent_kernel]), whose kernel does the same hoisted GEMM and then one GEMM and one pass over
+the gates per step (Note [One kernel for an LSTM sequence] in kernels/lstm.cc); its gradient is
+BlockLSTMGradV2, which, like TensorFlow's, is not differentiated again. Other dtypes (float64, mixed precision)
+keep the unrolled steps with their own backward pass (``_lstm_sequence``).
 """
 
 import ember as tf
@@ -438,6 +445,9 @@ class RNN(Layer):
                 x = x * _dropout_mask(x[0], cell.dropout)
             if training is True and cell.recurrent_dropout > 0:
                 h_mask = _dropout_mask(states[0], cell.recurrent_dropout)
+            if (mask is None and h_mask is None and _is_standard_lstm(cell) and x.dtype == tf.float32
+                    and x.shape[0] is not None and 0 < x.shape[0]):
+                return self._block_lstm(x, states)  # Note [How the loop runs]
             inputs = cell.project(x)  # Note [How the loop runs]
             step = lambda xt, s: cell._step(xt, s, h_mask)  # noqa: E731
         else:
@@ -452,6 +462,19 @@ class RNN(Layer):
                 return h, (outputs if self.return_sequences else None), [h, c]
             return self._unrolled(step, inputs, states, mask, prev_out, steps)
         return self._while(step, inputs, states, mask, prev_out)
+
+    def _block_lstm(self, x, states):
+        """The standard float32 LSTM over the time-major x as one BlockLSTMV2 op (no peepholes, no clipping)."""
+        cell = self.cell
+        w = tf.concat([cell.kernel, cell.recurrent_kernel], 0)
+        b = cell.bias if cell.use_bias else tf.zeros([4 * cell.units], x.dtype)
+        peephole = tf.zeros([cell.units], x.dtype)  # unused without use_peephole
+        n = tf.constant(x.shape[0], tf.int64)
+        outs = tf.raw_ops.BlockLSTMV2(seq_len_max=n, x=x, cs_prev=states[1], h_prev=states[0], w=w, wci=peephole,
+                                      wcf=peephole, wco=peephole, b=b)
+        h_seq, c_seq = outs[6], outs[1]
+        h, c = h_seq[-1], c_seq[-1]
+        return h, (h_seq if self.return_sequences else None), [h, c]
 
     def _masked(self, mask_t, out, new_states, prev_out, states):
         keep = tf.reshape(mask_t, [-1] + [1] * (out.shape.rank - 1))  # [batch, 1, ...]: one flag per example
