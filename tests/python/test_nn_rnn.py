@@ -108,3 +108,30 @@ def test_bad_operands_raise_naming_the_op():
     forward = ours("BlockLSTMV2", args, 0.0, False)
     with pytest.raises(tf.errors.InvalidArgumentError, match=r"BlockLSTMGradV2: input 16 .*= \[3,2,5\], got shape \[2,2,5\]"):
         ours("BlockLSTMGradV2", args + forward + [forward[0][:2], forward[0]], False)
+
+
+@pytest.fixture
+def quiet_machine():
+    # Both cores count as free even while other processes keep the machine busy (docs/threads.md part 3).
+    tf._C.force_other_processes_load(0.0)
+    threads = tf.config.threading.get_intra_op_parallelism_threads()
+    yield
+    tf.config.threading.set_intra_op_parallelism_threads(threads)
+    tf._C.force_other_processes_load(-1.0)
+
+
+def test_blocks_of_rows_give_the_same_bits_on_any_thread_count(quiet_machine):
+    """Note [Rows of the batch run apart]: 40 rows are three blocks (16, 16, 8), run on one thread or
+    spread over two; every output of both ops is the same to the bit, peepholes included."""
+    args = operands(20, 40, 7, 32)
+    results = []
+    for threads in (1, 2):
+        tf.config.threading.set_intra_op_parallelism_threads(threads)
+        regions = tf._C.parallel_regions_started()
+        forward = ours("BlockLSTMV2", args, 0.0, True)
+        grads = ours("BlockLSTMGradV2", args + forward + [forward[1], forward[6]], True)
+        if threads == 2:
+            assert tf._C.parallel_regions_started() > regions  # the blocks did go to two threads
+        results.append(forward + grads)
+    for k, (a, b) in enumerate(zip(*results)):
+        np.testing.assert_array_equal(a, b, err_msg=f"output {k}")

@@ -12,7 +12,9 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <vector>
 
+#include "ember/core/parallel.h"
 #include "ember/kernels/elementwise.h"
 #include "ember/kernels/matmul.h"
 
@@ -49,6 +51,33 @@ StatusOr<TensorRef> scratch(const Shape& shape) { return TensorImpl::allocate(DT
 
 size_t floats(int64_t n) { return static_cast<size_t>(n) * sizeof(float); }
 
+// Note [Rows of the batch run apart]
+// An LSTM's batch rows never meet: row r of step t needs only row r of step t - 1. So the steps run per
+// block of rows, each block through all the steps on its own, and the blocks go to parallel_for: on two
+// cores the chain of small products that every step waits for splits in two with no barrier between steps
+// (a thread that the machine deschedules delays nothing: the other takes the next block). The blocks are
+// fixed (kRowsPerBlock rows), whatever the threads, so the products, and the bits, are the same on one
+// thread and on several; a [16, 128] x [128, 512] product takes half of a [32, ...] one (ember's tiles),
+// so one thread loses nothing either. The products over all steps (weights' gradients) come after, on
+// every thread.
+constexpr int64_t kRowsPerBlock = 16;
+
+// Calls fn(first row, rows) for each block of rows, in parallel when `cost` (per block) is worth it;
+// returns the first error (by block).
+template <typename Fn>
+Status for_row_blocks(int64_t B, int64_t cost, Fn&& fn) {
+  const int64_t blocks = (B + kRowsPerBlock - 1) / kRowsPerBlock;
+  std::vector<Status> status(static_cast<size_t>(blocks));
+  parallel_for(blocks, cost, [&](int64_t begin, int64_t end) {
+    for (int64_t k = begin; k < end; ++k) {
+      const int64_t r0 = k * kRowsPerBlock;
+      status[k] = fn(r0, std::min(kRowsPerBlock, B - r0));
+    }
+  });
+  for (Status& s : status) EMBER_RETURN_IF_ERROR(s);
+  return Status::OK();
+}
+
 }  // namespace
 
 Status lstm_forward(const LstmOperands& in, float cell_clip, TensorImpl* const out[7]) {
@@ -68,22 +97,25 @@ Status lstm_forward(const LstmOperands& in, float cell_clip, TensorImpl* const o
   const float* bias = in.b->data<float>();
   for (int64_t r = 0; r < n * B; ++r)
     for (int64_t j = 0; j < G; ++j) xpd[r * G + j] += bias[j];
-  auto rec = scratch(Shape{B, G});
-  if (!rec.ok()) return rec.status();
   float* o[7];
   for (int k = 0; k < 7; ++k) o[k] = out[k]->mutable_data<float>();
-  const int64_t step = B * C;
-  for (int64_t t = 0; t < n; ++t) {
-    const TensorRef h_prev = t == 0 ? TensorImpl::view(*in.h_prev, Shape{B, C})
-                                    : TensorImpl::view(*out[6], Shape{B, C}, floats((t - 1) * step));
-    EMBER_RETURN_IF_ERROR(matmul(*h_prev, *w_h, false, false, **rec));
-    const float* cs_prev = t == 0 ? in.cs_prev->data<float>() : o[1] + (t - 1) * step;
-    auto run = in.peephole ? lstm_tables().forward_peephole : lstm_tables().forward;
-    run(xpd + t * B * G, (*rec)->data<float>(), cs_prev, in.wci->data<float>(), in.wcf->data<float>(),
-        in.wco->data<float>(), cell_clip, B, C, o[0] + t * step, o[1] + t * step, o[2] + t * step,
-        o[3] + t * step, o[4] + t * step, o[5] + t * step, o[6] + t * step);
-  }
-  return Status::OK();
+  const auto run = in.peephole ? lstm_tables().forward_peephole : lstm_tables().forward;
+  // Note [Rows of the batch run apart]: each block of rows runs every step on its own.
+  return for_row_blocks(B, n * kRowsPerBlock * G * C, [&](int64_t r0, int64_t rows) -> Status {
+    auto rec = scratch(Shape{rows, G});
+    if (!rec.ok()) return rec.status();
+    for (int64_t t = 0; t < n; ++t) {
+      const int64_t at = (t * B + r0) * C, before = at - B * C;
+      const TensorRef h_prev = t == 0 ? TensorImpl::view(*in.h_prev, Shape{rows, C}, floats(r0 * C))
+                                      : TensorImpl::view(*out[6], Shape{rows, C}, floats(before));
+      EMBER_RETURN_IF_ERROR(matmul(*h_prev, *w_h, false, false, **rec));
+      const float* cs_prev = t == 0 ? in.cs_prev->data<float>() + r0 * C : o[1] + before;
+      run(xpd + (t * B + r0) * G, (*rec)->data<float>(), cs_prev, in.wci->data<float>(),
+          in.wcf->data<float>(), in.wco->data<float>(), cell_clip, rows, C, o[0] + at, o[1] + at, o[2] + at,
+          o[3] + at, o[4] + at, o[5] + at, o[6] + at);
+    }
+    return Status::OK();
+  });
 }
 
 Status lstm_backward(const LstmOperands& in, const TensorImpl* const fwd[7], const TensorImpl& cs_grad,
@@ -116,21 +148,34 @@ Status lstm_backward(const LstmOperands& in, const TensorImpl* const fwd[7], con
   float* wht = (*w_h_t)->mutable_data<float>();
   for (int64_t r = 0; r < C; ++r)
     for (int64_t j = 0; j < G; ++j) wht[j * C + r] = wh[r * G + j];
-  auto dh_next = scratch(Shape{B, C});
-  if (!dh_next.ok()) return dh_next.status();
-  for (int64_t t = n - 1; t >= 0; --t) {
-    const int64_t at = t * step;
-    const float* cs_prev = t == 0 ? in.cs_prev->data<float>() : g[1] + at - step;
-    auto run = in.peephole ? lstm_tables().backward_peephole : lstm_tables().backward;
-    run(g[0] + at, g[1] + at, g[2] + at, g[3] + at, g[4] + at, g[5] + at, cs_prev, h_grad.data<float>() + at,
-        cs_grad.data<float>() + at, dh, dcs, in.wci->data<float>(), in.wcf->data<float>(),
-        in.wco->data<float>(), B, C, dz + t * B * G, out[4]->mutable_data<float>(),
-        out[5]->mutable_data<float>(), out[6]->mutable_data<float>());
-    // The chain that cannot be batched: the gradient reaching h at step t - 1.
-    const TensorRef dz_t = TensorImpl::view(**dgates, Shape{B, G}, floats(t * B * G));
-    EMBER_RETURN_IF_ERROR(matmul(*dz_t, **w_h_t, false, false, **dh_next));
-    std::memcpy(dh, (*dh_next)->data<float>(), floats(step));
-  }
+  const auto run = in.peephole ? lstm_tables().backward_peephole : lstm_tables().backward;
+  // Each block of rows sums its own peephole gradients, added in block order below, so the bits do not
+  // depend on the thread count.
+  const int64_t blocks = (B + kRowsPerBlock - 1) / kRowsPerBlock;
+  std::vector<float> peephole_grads(in.peephole ? static_cast<size_t>(blocks * 3 * C) : 0, 0.0f);
+  EMBER_RETURN_IF_ERROR(for_row_blocks(B, n * kRowsPerBlock * G * C, [&](int64_t r0, int64_t rows) -> Status {
+    auto dh_next = scratch(Shape{rows, C});
+    if (!dh_next.ok()) return dh_next.status();
+    float* pg = in.peephole ? peephole_grads.data() + (r0 / kRowsPerBlock) * 3 * C : nullptr;
+    for (int64_t t = n - 1; t >= 0; --t) {
+      const int64_t at = (t * B + r0) * C;
+      const float* cs_prev = t == 0 ? in.cs_prev->data<float>() + r0 * C : g[1] + at - B * C;
+      float* dz_t = dz + (t * B + r0) * G;
+      run(g[0] + at, g[1] + at, g[2] + at, g[3] + at, g[4] + at, g[5] + at, cs_prev,
+          h_grad.data<float>() + at, cs_grad.data<float>() + at, dh + r0 * C, dcs + r0 * C,
+          in.wci->data<float>(), in.wcf->data<float>(), in.wco->data<float>(), rows, C, dz_t, pg,
+          pg ? pg + C : nullptr, pg ? pg + 2 * C : nullptr);
+      // The chain that cannot be batched: the gradient reaching h at step t - 1.
+      const TensorRef dz_rows = TensorImpl::view(**dgates, Shape{rows, G}, floats((t * B + r0) * G));
+      EMBER_RETURN_IF_ERROR(matmul(*dz_rows, **w_h_t, false, false, **dh_next));
+      std::memcpy(dh + r0 * C, (*dh_next)->data<float>(), floats(rows * C));
+    }
+    return Status::OK();
+  }));
+  for (int64_t k = 0; k < blocks && in.peephole; ++k)
+    for (int p = 0; p < 3; ++p)
+      for (int64_t j = 0; j < C; ++j)
+        out[4 + p]->mutable_data<float>()[j] += peephole_grads[(k * 3 + p) * C + j];
   // Everything else is a product over all steps at once.
   const TensorRef dz_all = TensorImpl::view(**dgates, Shape{n * B, G});
   const TensorRef x_rows = TensorImpl::view(*in.x, Shape{n * B, I});
