@@ -86,17 +86,14 @@ Status lstm_forward(const LstmOperands& in, float cell_clip, TensorImpl* const o
   for (int k = 0; k < 7; ++k)  // steps past seq_len_max are zero, as TensorFlow's
     std::memset(out[k]->mutable_data<float>() + n * B * C, 0, floats((T - n) * B * C));
   if (n == 0 || B == 0 || C == 0) return Status::OK();
-  // The input's share of every step at once, with the bias: xp = x @ w_x + b.
+  // The input's share of every step at once: xp = x @ w_x.
   auto xp = scratch(Shape{n * B, G});
   if (!xp.ok()) return xp.status();
   const TensorRef x_rows = TensorImpl::view(*in.x, Shape{n * B, I});
   const TensorRef w_x = TensorImpl::view(*in.w, Shape{I, G});
   const TensorRef w_h = TensorImpl::view(*in.w, Shape{C, G}, floats(I * G));
   EMBER_RETURN_IF_ERROR(matmul(*x_rows, *w_x, false, false, **xp));
-  float* xpd = (*xp)->mutable_data<float>();
-  const float* bias = in.b->data<float>();
-  for (int64_t r = 0; r < n * B; ++r)
-    for (int64_t j = 0; j < G; ++j) xpd[r * G + j] += bias[j];
+  const float* xpd = (*xp)->data<float>();
   float* o[7];
   for (int k = 0; k < 7; ++k) o[k] = out[k]->mutable_data<float>();
   const auto run = in.peephole ? lstm_tables().forward_peephole : lstm_tables().forward;
@@ -110,7 +107,7 @@ Status lstm_forward(const LstmOperands& in, float cell_clip, TensorImpl* const o
                                       : TensorImpl::view(*out[6], Shape{rows, C}, floats(before));
       EMBER_RETURN_IF_ERROR(matmul(*h_prev, *w_h, false, false, **rec));
       const float* cs_prev = t == 0 ? in.cs_prev->data<float>() + r0 * C : o[1] + before;
-      run(xpd + (t * B + r0) * G, (*rec)->data<float>(), cs_prev, in.wci->data<float>(),
+      run(xpd + (t * B + r0) * G, (*rec)->data<float>(), in.b->data<float>(), cs_prev, in.wci->data<float>(),
           in.wcf->data<float>(), in.wco->data<float>(), cell_clip, rows, C, o[0] + at, o[1] + at, o[2] + at,
           o[3] + at, o[4] + at, o[5] + at, o[6] + at);
     }

@@ -29,10 +29,11 @@ struct LstmOperands {
 
 /// The gate loops of one step over `rows` rows of C units, compiled per ISA (kernels/isa/lstm_isa.cc).
 struct LstmTables {
-  /// z = xp + rec (the input's and the state's shares, each [rows, 4C]) -> the seven forward outputs.
-  using Forward = void (*)(const float* xp, const float* rec, const float* cs_prev, const float* wci,
-                           const float* wcf, const float* wco, float clip, int64_t rows, int64_t C, float* i,
-                           float* cs, float* f, float* o, float* ci, float* co, float* h);
+  /// z = xp + rec + bias (the input's and the state's shares, each [rows, 4C]) -> the seven forward outputs.
+  using Forward = void (*)(const float* xp, const float* rec, const float* bias, const float* cs_prev,
+                           const float* wci, const float* wcf, const float* wco, float clip, int64_t rows,
+                           int64_t C, float* i, float* cs, float* f, float* o, float* ci, float* co,
+                           float* h);
   /// The gates' pre-activation gradients `dgates` [rows, 4C] from the saved gates and the arriving
   /// gradients; dcs_carry is updated in place; the peephole gradients are accumulated.
   using Backward = void (*)(const float* i, const float* cs, const float* f, const float* o, const float* ci,

@@ -17,11 +17,11 @@ namespace {
 
 // One forward step over B rows: z = xp (the input's share, bias included) + rec (h_prev @ w_h).
 template <bool kPeephole>
-void forward_rows(const float* __restrict xp, const float* __restrict rec, const float* __restrict cs_prev,
-                  const float* __restrict wci, const float* __restrict wcf, const float* __restrict wco,
-                  float clip, int64_t rows, int64_t C, float* __restrict i_out, float* __restrict cs_out,
-                  float* __restrict f_out, float* __restrict o_out, float* __restrict ci_out,
-                  float* __restrict co_out, float* __restrict h_out) {
+void forward_rows(const float* __restrict xp, const float* __restrict rec, const float* __restrict bias,
+                  const float* __restrict cs_prev, const float* __restrict wci, const float* __restrict wcf,
+                  const float* __restrict wco, float clip, int64_t rows, int64_t C, float* __restrict i_out,
+                  float* __restrict cs_out, float* __restrict f_out, float* __restrict o_out,
+                  float* __restrict ci_out, float* __restrict co_out, float* __restrict h_out) {
   const int64_t G = 4 * C;
   for (int64_t r = 0; r < rows; ++r) {
     const float* zx = xp + r * G;
@@ -29,9 +29,10 @@ void forward_rows(const float* __restrict xp, const float* __restrict rec, const
     const float* cp = cs_prev + r * C;
     const int64_t o = r * C;
     for (int64_t j = 0; j < C; ++j) {
-      float zi = zx[j] + zr[j], zf = zx[C + j] + zr[C + j];
-      const float zc = zx[2 * C + j] + zr[2 * C + j];
-      float zo = zx[3 * C + j] + zr[3 * C + j];
+      // TensorFlow's order: the two products' sum, then the bias.
+      float zi = (zx[j] + zr[j]) + bias[j], zf = (zx[C + j] + zr[C + j]) + bias[C + j];
+      const float zc = (zx[2 * C + j] + zr[2 * C + j]) + bias[2 * C + j];
+      float zo = (zx[3 * C + j] + zr[3 * C + j]) + bias[3 * C + j];
       if constexpr (kPeephole) {
         zi += cp[j] * wci[j];
         zf += cp[j] * wcf[j];
