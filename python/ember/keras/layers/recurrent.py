@@ -629,7 +629,7 @@ def _block_lstm(x, h0, c0, kernel, recurrent_kernel, bias):
                                 [steps, -1, 4 * units])
                 outputs, c = _lstm_steps(xp, h0, c0, recurrent_kernel)
             return tape.gradient([outputs, c], inputs, output_gradients=[d_h_seq, d_c])
-        d_c_seq = tf.concat([tf.zeros_like(c_seq[:-1]), d_c[None]], 0)  # only the final c is returned
+        d_c_seq = tf.pad(d_c[None], [[steps - 1, 0], [0, 0], [0, 0]])  # only the final c is returned
         g = tf.raw_ops.BlockLSTMGradV2(seq_len_max=seq_len, x=x, cs_prev=c0, h_prev=h0, w=w, wci=no_peephole,
                                        wcf=no_peephole, wco=no_peephole, b=bias, i=outs[0], cs=c_seq, f=outs[2],
                                        o=outs[3], ci=outs[4], co=outs[5], h=h_seq, cs_grad=d_c_seq, h_grad=d_h_seq,
