@@ -18,8 +18,9 @@ Keras's standard LSTM (tanh and sigmoid) in float32, with its number of steps kn
 recurrent dropout, is one op instead: TensorFlow's BlockLSTMV2 (gate layout i, f, c, o, as Keras's weights;
 w = [kernel; recurrent_kernel]), whose kernel does the same hoisted GEMM and then one GEMM and one pass over
 the gates per step (Note [One kernel for an LSTM sequence] in kernels/lstm.cc); its gradient is
-BlockLSTMGradV2, which, like TensorFlow's, is not differentiated again. Other dtypes (float64, mixed precision)
-keep the unrolled steps with their own backward pass (``_lstm_sequence``).
+BlockLSTMGradV2, which, like TensorFlow's, has no gradient itself, so a gradient that a tape records (second
+order) runs on the plain unrolled steps instead (``_block_lstm``). Other dtypes (float64, mixed precision) keep
+the unrolled steps with their own backward pass (``_lstm_sequence``).
 """
 
 import ember as tf
