@@ -1,4 +1,5 @@
-"""The registry tables' rows for the convolution and pooling ops (src/ember/ops/nn_conv.cc, nn_pool.cc), kept
+"""The registry tables' rows for the convolution and pooling ops (src/ember/ops/nn_conv.cc, nn_pool.cc; also the
+normalization, image and LSTM ops of nn_norm.cc, image*.cc and nn_rnn.cc), kept
 here so the shared tables (test_op_registry.py, test_registry_vs_tensorflow.py) gain one line each:
 EXAMPLES (one valid call per op), VARIANTS (attributes and shapes the example does not reach, compared with
 TensorFlow value and gradient), ERROR_CASES (bad operands both frameworks reject at run time) and EXCLUDED."""
@@ -97,6 +98,13 @@ def examples():
     scale, shift = em.constant([1.8, 0.6]), em.constant([0.5, -0.25])
     t["ScaleAndTranslate"] = ([image, _i([9, 4]), scale, shift], ["lanczos3", True])
     t["ScaleAndTranslateGrad"] = ([_f(2, 9, 4, 3), image, scale, shift], ["keyscubic", False])
+    # The whole-sequence LSTM ops (src/ember/ops/nn_rnn.cc); test_nn_rnn.py compares them with TensorFlow further.
+    steps, batch, features, cell = 3, 2, 4, 5
+    lstm = [em.constant(np.int64(steps)), _f(steps, batch, features), _f(batch, cell), _f(batch, cell),
+            _f(features + cell, 4 * cell), _f(cell), _f(cell), _f(cell), _f(4 * cell)]
+    t["BlockLSTMV2"] = (lstm, [0.0, True])
+    t["BlockLSTMGradV2"] = (lstm + list(em._C.op("BlockLSTMV2")(*lstm, 0.0, True))
+                            + [_f(steps, batch, cell), _f(steps, batch, cell)], [True])
     return t
 
 
@@ -126,6 +134,8 @@ NOT_FINITE_DIFFERENCE_CHECKED = {
                             "own statistics (recomputed from x), which the table's random reserve spaces are not; "
                             "test_nn_norm.py checks it against finite differences of a whole first-order gradient, "
                             "and test_registry_vs_tensorflow.py against TensorFlow on this table",
+    "BlockLSTMV2": "float32 only (TensorFlow's kernels take half and float32), so the float64 check cannot run it; "
+                   "test_nn_rnn.py checks its gradient against float32 finite differences, eagerly and traced",
     "ImageProjectiveTransformV3": "its gradient is TensorFlow's rule, the upstream gradient warped back by the inverse "
                                   "transform, which is not the warp's exact adjoint; compared with TensorFlow's in "
                                   "test_image_projective_transform.py and test_registry_vs_tensorflow.py",
@@ -156,6 +166,18 @@ EXPECTED_DIFFERENCES = {
                  "test_second_order_gradients_match_tensorflow")
     for name in ("MaxPool3D", "MaxPool3DGrad", "AvgPool3D", "AvgPool3DGrad", "FusedBatchNormV3",
                  "FusedBatchNormGradV3", "LRN", "LRNGrad")}
+_LSTM_NO_FLOAT64 = "TensorFlow's BlockLSTMV2 kernels take half and float32 only, ember's float32 only (both reject float64)"
+EXPECTED_DIFFERENCES.update({
+    **{("test_values_match_tensorflow", name, "float64"): _LSTM_NO_FLOAT64
+       for name in ("BlockLSTMV2", "BlockLSTMGradV2")},
+    **{(test, "BlockLSTMV2", "float64"): _LSTM_NO_FLOAT64
+       for test in ("test_gradients_match_tensorflow", "test_second_order_gradients_match_tensorflow")},
+    ("test_gradients_match_tensorflow", "BlockLSTMV2", "float32"):
+        "TensorFlow 2.21 registers BlockLSTM's gradient (BlockLSTMGrad, gate layout i, c, f, o) for BlockLSTMV2 "
+        "(i, f, c, o), so its gradient is wrong (d sum(h * w) / dx: TensorFlow's tape -0.256, finite differences of "
+        "TensorFlow's own forward 0.2367, ember 0.2367); ember's rule calls BlockLSTMGradV2, whose values match "
+        "TensorFlow's (test_values_match_tensorflow, test_nn_rnn.py)",
+})
 _MATCHES_OUTPUT = ("TensorFlow's MaxPool3DGrad and MaxPoolGradGrad kernels find each window's maximum by matching "
                    "orig_input against orig_output, which the table's random orig_output does not hold (ember's "
                    "recompute it from orig_input); compared with a consistent orig_output in test_nn_conv.py")

@@ -210,6 +210,71 @@ def test_lstm_own_backward_pass_equals_autodiff(kwargs):
         np.testing.assert_allclose(a, b, atol=1e-5, rtol=1e-5)
 
 
+BLOCK_LSTM = [dict(), dict(use_bias=False, return_sequences=True, return_state=True)]
+
+
+@pytest.mark.parametrize("kwargs", BLOCK_LSTM, ids=["default", "no_bias_sequences_states"])
+def test_float32_lstm_is_one_block_lstm_op_with_tf_keras_gradients(kwargs):
+    """Note [How the loop runs]: the standard float32 LSTM is BlockLSTMV2, its gradient BlockLSTMGradV2 (in a
+    traced training step too), with tf_keras' values and gradients."""
+    x = data(3, 7, 4)
+    layer = R.LSTM(5, **kwargs)
+    ref = tf_keras.layers.LSTM(5, **kwargs)
+    layer(tf.constant(x))
+    ref(x)
+    ref.set_weights(layer.get_weights())
+
+    def step(xt):
+        with tf.GradientTape() as tape:
+            tape.watch(xt)
+            outs = layer(xt)
+            outs = outs if isinstance(outs, list) else [outs]
+            loss = tf.add_n([tf.reduce_sum(o * (i + 1.0) * o) for i, o in enumerate(outs)])
+        return tape.gradient(loss, [xt] + layer.trainable_weights)
+
+    ops = {op.type for op in tf.function(step).get_concrete_function(tf.constant(x)).graph.get_operations()}
+    assert {"BlockLSTMV2", "BlockLSTMGradV2"} <= ops
+    with tensorflow.GradientTape() as tape:
+        xt = tensorflow.constant(x)
+        tape.watch(xt)
+        outs = ref(xt)
+        outs = outs if isinstance(outs, list) else [outs]
+        loss = tensorflow.add_n([tensorflow.reduce_sum(o * (i + 1.0) * o) for i, o in enumerate(outs)])
+    want = tape.gradient(loss, [xt] + ref.trainable_weights)
+    for got in (step(tf.constant(x)), tf.function(step)(tf.constant(x))):
+        for a, b in zip(got, want):
+            np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("kwargs", BLOCK_LSTM, ids=["default", "no_bias_sequences_states"])
+def test_lstm_second_order_gradient_matches_tf_keras(kwargs):
+    """BlockLSTMGradV2 has no gradient (as TensorFlow's), so under a recording outer tape the LSTM's gradient
+    runs on ops that differentiate again: the gradient of a gradient is tf_keras', not None."""
+    x = data(2, 5, 3)
+    layer = R.LSTM(4, **kwargs)
+    ref = tf_keras.layers.LSTM(4, **kwargs)
+    layer(tf.constant(x))
+    ref(x)
+    ref.set_weights(layer.get_weights())
+
+    def second(lib, lay):
+        xt = lib.constant(x)
+        with lib.GradientTape() as outer:
+            outer.watch(xt)
+            with lib.GradientTape() as inner:
+                inner.watch(xt)
+                outs = lay(xt)
+                outs = outs if isinstance(outs, list) else [outs]
+                y = lib.add_n([lib.reduce_sum(o * o) for o in outs])
+            g = inner.gradient(y, xt)
+            gg = lib.reduce_sum(g * g)
+        return outer.gradient(gg, [xt] + lay.trainable_weights)
+
+    for a, b in zip(second(tf, layer), second(tensorflow, ref)):
+        assert a is not None
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-6)
+
+
 def test_embedding_mask_reaches_the_lstm_as_in_tf_keras():
     from ember.keras import layers
 

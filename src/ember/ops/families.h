@@ -14,6 +14,7 @@ void register_activation_grad_ops(OpRegistry& r);   // ReluGrad, SigmoidGrad, ..
 void register_conv_ops(OpRegistry& r);          // Conv2D, Conv3D, DepthwiseConv2dNative and their backprops
 void register_pool_ops(OpRegistry& r);          // MaxPool, AvgPool (2-D, 3-D) and their gradients
 void register_norm_ops(OpRegistry& r);          // FusedBatchNormV3, LRN and their gradients
+void register_rnn_ops(OpRegistry& r);           // BlockLSTMV2 and its gradient
 void register_image_ops(OpRegistry& r);         // ResizeBilinear, ResizeNearestNeighbor and their gradients
 void register_random_ops(OpRegistry& r);        // stateful and stateless random
 void register_graph_ops(OpRegistry& r);         // Placeholder, Const, PartitionedCall
@@ -50,6 +51,7 @@ inline void register_all_ops(OpRegistry& r) {
   register_conv_ops(r);
   register_pool_ops(r);
   register_norm_ops(r);
+  register_rnn_ops(r);
   register_image_ops(r);
   register_random_ops(r);
   register_graph_ops(r);

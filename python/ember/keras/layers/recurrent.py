@@ -13,6 +13,14 @@ matmul and the element-wise gate arithmetic. When the number of steps is known w
 one straight backward graph: no per-iteration loop bookkeeping, and no TensorArray gradient accumulating
 [steps, batch, gates * units] per step. A sequence of unknown length runs as a ``while_loop`` over
 TensorArrays. The two give the same values (the tests check both against tf_keras).
+
+Keras's standard LSTM (tanh and sigmoid) in float32, with its number of steps known, no mask and no
+recurrent dropout, is one op instead: TensorFlow's BlockLSTMV2 (gate layout i, f, c, o, as Keras's weights;
+w = [kernel; recurrent_kernel]), whose kernel does the same hoisted GEMM and then one GEMM and one pass over
+the gates per step (Note [One kernel for an LSTM sequence] in kernels/lstm.cc); its gradient is
+BlockLSTMGradV2, which, like TensorFlow's, has no gradient itself, so a gradient that a tape records (second
+order) runs on the plain unrolled steps instead (``_block_lstm``). Other dtypes (float64, mixed precision) keep
+the unrolled steps with their own backward pass (``_lstm_sequence``).
 """
 
 import ember as tf
@@ -438,6 +446,9 @@ class RNN(Layer):
                 x = x * _dropout_mask(x[0], cell.dropout)
             if training is True and cell.recurrent_dropout > 0:
                 h_mask = _dropout_mask(states[0], cell.recurrent_dropout)
+            if (mask is None and h_mask is None and _is_standard_lstm(cell) and x.dtype == tf.float32
+                    and x.shape[0] is not None and 0 < x.shape[0]):
+                return self._block_lstm(x, states)  # Note [How the loop runs]
             inputs = cell.project(x)  # Note [How the loop runs]
             step = lambda xt, s: cell._step(xt, s, h_mask)  # noqa: E731
         else:
@@ -452,6 +463,16 @@ class RNN(Layer):
                 return h, (outputs if self.return_sequences else None), [h, c]
             return self._unrolled(step, inputs, states, mask, prev_out, steps)
         return self._while(step, inputs, states, mask, prev_out)
+
+    def _block_lstm(self, x, states):
+        """The standard float32 LSTM over the time-major x as one BlockLSTMV2 op (Note [How the loop runs])."""
+        cell = self.cell
+        bias = tf.convert_to_tensor(cell.bias) if cell.use_bias else tf.zeros([4 * cell.units], x.dtype)
+        # Tensors, not variables: their gradients flow on to the variables.
+        h_seq, c = _block_lstm(x, states[0], states[1], tf.convert_to_tensor(cell.kernel),
+                               tf.convert_to_tensor(cell.recurrent_kernel), bias)
+        h = h_seq[-1]
+        return h, (h_seq if self.return_sequences else None), [h, c]
 
     def _masked(self, mask_t, out, new_states, prev_out, states):
         keep = tf.reshape(mask_t, [-1] + [1] * (out.shape.rank - 1))  # [batch, 1, ...]: one flag per example
@@ -567,6 +588,57 @@ class RNN(Layer):
 def _is_standard_lstm(cell):
     return (type(cell) is LSTMCell and getattr(cell.activation, "__name__", None) == "tanh"
             and getattr(cell.recurrent_activation, "__name__", None) == "sigmoid")
+
+
+def _lstm_steps(xp, h, c, recurrent_kernel):
+    """([steps, batch, units] outputs, final c) of the standard LSTM over the projected inputs ``xp``, as plain
+    ops that autodiff differentiates to any order: the gradients that a tape records go through here."""
+    hs = []
+    for x_t in tf.unstack(xp):
+        zi, zf, zc, zo = tf.split(x_t + tf.matmul(h, recurrent_kernel), 4, axis=-1)
+        c = tf.sigmoid(zf) * c + tf.sigmoid(zi) * tf.tanh(zc)
+        h = tf.sigmoid(zo) * tf.tanh(c)
+        hs.append(h)
+    return tf.stack(hs), c
+
+
+@tf.custom_gradient
+def _block_lstm(x, h0, c0, kernel, recurrent_kernel, bias):
+    """([steps, batch, units] outputs, final c) of Keras's standard LSTM over the time-major float32 ``x`` as
+    TensorFlow's BlockLSTMV2 (gates i, f, c, o, as Keras's), with BlockLSTMGradV2 as its gradient.
+
+    BlockLSTMGradV2, as TensorFlow's, has no gradient of its own. So where a tape records the gradient being
+    computed (a second-order gradient: the outer tape of nested ones), the gradient is taken instead by
+    autodiff of the unrolled steps (``_lstm_steps``), which differentiates again; a gradient computed with no
+    tape recording (``fit``'s step) is the one op."""
+    steps, units = int(x.shape[0]), int(recurrent_kernel.shape[0])
+    w = tf.concat([kernel, recurrent_kernel], 0)
+    no_peephole = tf.zeros([units], x.dtype)
+    seq_len = tf.constant(steps, tf.int64)
+    outs = tf.raw_ops.BlockLSTMV2(seq_len_max=seq_len, x=x, cs_prev=c0, h_prev=h0, w=w, wci=no_peephole,
+                                  wcf=no_peephole, wco=no_peephole, b=bias)
+    h_seq, c_seq = outs[6], outs[1]
+
+    def grad(d_h_seq, d_c):
+        d_h_seq = tf.zeros_like(h_seq) if d_h_seq is None else d_h_seq
+        d_c = tf.zeros_like(c0) if d_c is None else d_c
+        if tf._C.recording_active():
+            inputs = [x, h0, c0, kernel, recurrent_kernel, bias]
+            with tf.GradientTape() as tape:
+                tape.watch(inputs)
+                xp = tf.reshape(tf.matmul(tf.reshape(x, [-1, int(x.shape[2])]), kernel) + bias,
+                                [steps, -1, 4 * units])
+                outputs, c = _lstm_steps(xp, h0, c0, recurrent_kernel)
+            return tape.gradient([outputs, c], inputs, output_gradients=[d_h_seq, d_c])
+        d_c_seq = tf.pad(d_c[None], [[steps - 1, 0], [0, 0], [0, 0]])  # only the final c is returned
+        g = tf.raw_ops.BlockLSTMGradV2(seq_len_max=seq_len, x=x, cs_prev=c0, h_prev=h0, w=w, wci=no_peephole,
+                                       wcf=no_peephole, wco=no_peephole, b=bias, i=outs[0], cs=c_seq, f=outs[2],
+                                       o=outs[3], ci=outs[4], co=outs[5], h=h_seq, cs_grad=d_c_seq, h_grad=d_h_seq,
+                                       use_peephole=False)
+        d_kernel, d_recurrent = tf.split(g[3], [int(kernel.shape[0]), units], 0)
+        return g[0], g[2], g[1], d_kernel, d_recurrent, g[7]
+
+    return (h_seq, c_seq[-1]), grad
 
 
 @tf.custom_gradient
