@@ -275,6 +275,33 @@ def test_lstm_second_order_gradient_matches_tf_keras(kwargs):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-6)
 
 
+@pytest.mark.parametrize("return_sequences", [False, True])
+def test_float64_lstm_second_order_gradient_matches_tf_keras(return_sequences):
+    """Other dtypes run the unrolled steps with their own backward pass (_lstm_sequence), whose saved gate
+    values were computed with no tape recording: under a recording outer tape the gradient is autodiff's
+    instead, so the gradient of a gradient is tf_keras'."""
+    x = data(2, 5, 3).astype(np.float64)
+    layer = R.LSTM(4, dtype="float64", return_sequences=return_sequences, return_state=True)
+    ref = tf_keras.layers.LSTM(4, dtype="float64", return_sequences=return_sequences, return_state=True)
+    layer(tf.constant(x))
+    ref(x)
+    ref.set_weights(layer.get_weights())
+
+    def second(lib, lay):
+        xt = lib.constant(x)
+        with lib.GradientTape() as outer:
+            outer.watch(xt)
+            with lib.GradientTape() as inner:
+                inner.watch(xt)
+                y = lib.add_n([lib.reduce_sum(o * o) * (i + 1.0) for i, o in enumerate(lay(xt))])
+            g = inner.gradient(y, xt)
+            gg = lib.reduce_sum(g * g)
+        return [g] + outer.gradient(gg, [xt] + lay.trainable_weights)
+
+    for a, b in zip(second(tf, layer), second(tensorflow, ref)):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-9, atol=1e-12)
+
+
 def test_embedding_mask_reaches_the_lstm_as_in_tf_keras():
     from ember.keras import layers
 

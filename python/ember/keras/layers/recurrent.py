@@ -655,6 +655,7 @@ def _lstm_sequence(xp, h, c, recurrent_kernel):
     and equals autodiff's (the tests check it against tf_keras's)."""
     xs = tf.unstack(xp)
     units = int(recurrent_kernel.shape[0])
+    h0, c0 = h, c
     hs, saved = [h], []
     for x_t in xs:
         z = x_t + tf.matmul(h, recurrent_kernel)
@@ -674,6 +675,18 @@ def _lstm_sequence(xp, h, c, recurrent_kernel):
     outputs = tf.stack(hs[1:])
 
     def grad(d_outputs, d_h, d_c):
+        if tf._C.recording_active():
+            # A tape records this gradient (a second-order one): the saved gate values were computed with no
+            # tape recording, so a gradient built from them would not differentiate again. Autodiff of the
+            # plain steps does, as _block_lstm's.
+            inputs = [xp, h0, c0, recurrent_kernel]
+            with tf.GradientTape() as tape:
+                tape.watch(inputs)
+                steps_out, c_last = _lstm_steps(xp, h0, c0, recurrent_kernel)
+                h_last = steps_out[-1]
+            seeds = [tf.zeros_like(outputs) if d_outputs is None else d_outputs,
+                     tf.zeros_like(h) if d_h is None else d_h, tf.zeros_like(c) if d_c is None else d_c]
+            return tape.gradient([steps_out, h_last, c_last], inputs, output_gradients=seeds)
         dh = tf.zeros_like(h) if d_h is None else d_h
         dc = tf.zeros_like(c) if d_c is None else d_c
         d_outs = tf.unstack(d_outputs) if d_outputs is not None else None
