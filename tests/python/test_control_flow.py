@@ -575,3 +575,20 @@ def test_native_loops_have_the_node_loops_and_the_normal_paths_bits(case):
     expected = case(tensorflow)
     for got, want in zip(native, expected):
         np.testing.assert_allclose(got.astype(np.float64), want.numpy().astype(np.float64), rtol=2e-3, atol=1e-5)
+
+
+def test_switch_case_takes_an_integer_tensor_as_tensorflow():
+    import tensorflow as real_tf
+
+    branches = lambda lib: [lambda: lib.constant(10), lambda: lib.constant(20)]  # noqa: E731
+    for lib in (ember, real_tf):
+        with pytest.raises(TypeError, match="must be a Tensor"):
+            lib.switch_case(1, branches(lib))
+        with pytest.raises(TypeError, match="must be an integer Tensor"):
+            lib.switch_case(lib.constant(1.0), branches(lib))
+    for index in (1, 0, 5):
+        for dtype in ("int32", "int64"):
+            ours = ember.switch_case(ember.constant(index, dtype), branches(ember))
+            staged = ember.function(lambda i: ember.switch_case(i, branches(ember)))(ember.constant(index, dtype))
+            theirs = real_tf.switch_case(real_tf.constant(index, dtype), branches(real_tf))
+            assert int(ours) == int(staged) == int(theirs)

@@ -202,6 +202,11 @@ def _branch_list(branch_fns, default):
 
 def switch_case(branch_index, branch_fns, default=None, name=None):
     """``branch_fns[branch_index]()``; an index out of range runs ``default`` (the last branch when None)."""
+    # TensorFlow takes a tensor only (a Python or NumPy int is a TypeError), of an integer dtype.
+    if not isinstance(branch_index, Tensor):
+        raise TypeError(f"'branch_index' must be a Tensor, got {type(branch_index)}")
+    if not branch_index.dtype.is_integer:
+        raise TypeError(f"'branch_index' must be an integer Tensor, got {branch_index.dtype!r}")
     fns = _branch_list(branch_fns, default)
     if default is not None:
         fns = fns + [default]
@@ -210,9 +215,8 @@ def switch_case(branch_index, branch_fns, default=None, name=None):
         if not 0 <= index < len(fns) - (default is not None):
             index = len(fns) - 1
         return fns[index]()
-    branch_index = convert_to_tensor(branch_index)
-    if branch_index.dtype != dtypes.int32:
-        raise TypeError(f"switch_case: branch_index must be an int32 tensor, got {branch_index.dtype.name}")
+    if branch_index.dtype != dtypes.int32:  # the Case op takes int32, as TensorFlow's
+        branch_index = _C.op("Cast")(branch_index, dtypes.int32)
     if branch_index.shape.rank not in (None, 0):
         raise ValueError(f"switch_case: branch_index must be a scalar, got shape {branch_index.shape}")
     base = name or "switch_case"
