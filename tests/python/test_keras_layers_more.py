@@ -169,6 +169,19 @@ def test_normalization_adapt_as_tf_keras():
     from_dataset = em.keras.layers.Normalization()
     from_dataset.adapt(dataset)
     np.testing.assert_allclose(from_dataset(data).numpy(), theirs(data).numpy(), rtol=1e-4, atol=1e-4)
+    for name in ("mean", "variance"):  # tf_keras' statistics, shaped to broadcast against the input
+        ours_value, theirs_value = getattr(ours, name).numpy(), getattr(theirs, name).numpy()
+        assert ours_value.shape == theirs_value.shape == (1, 3)
+        np.testing.assert_allclose(ours_value, theirs_value, rtol=1e-5)
+    assert int(ours.count.numpy()) == int(theirs.count.numpy()) == 50
+
+
+def test_center_crop_of_images_of_unknown_size_as_tf_keras():
+    layer, ref = em.keras.layers.CenterCrop(3, 4), tf_keras.layers.CenterCrop(3, 4)
+    staged = em.function(layer, input_signature=[em.TensorSpec([None, None, None, 2], em.float32)])
+    for shape in [(2, 5, 6, 2), (1, 3, 4, 2), (2, 2, 7, 2), (1, 8, 3, 2)]:  # larger, equal, smaller
+        images = x(*shape)
+        np.testing.assert_allclose(staged(images).numpy(), ref(images).numpy(), rtol=1e-5, atol=1e-5)
 
 
 DISCRETIZATION_ADAPT = [

@@ -120,11 +120,19 @@ class Normalization(Layer):
         self.adapt_variance.assign(array.var(axis=reduce_axes).astype(np.float32))
         self.count.assign(int(np.prod([array.shape[i] for i in reduce_axes])))
 
+    # tf_keras exposes the statistics reshaped to broadcast against the input ([[mean]] for [batch, 1]).
+    @property
+    def mean(self):
+        return _tf().reshape(self.adapt_mean, self._broadcast_shape)
+
+    @property
+    def variance(self):
+        return _tf().reshape(self.adapt_variance, self._broadcast_shape)
+
     def call(self, inputs):
         tf = _tf()
         inputs = tf.cast(inputs, tf.float32)
-        mean = tf.reshape(self.adapt_mean, self._broadcast_shape)
-        variance = tf.reshape(self.adapt_variance, self._broadcast_shape)
+        mean, variance = self.mean, self.variance
         if self.invert:
             return mean + inputs * tf.maximum(tf.sqrt(variance), 1e-7)
         return (inputs - mean) / tf.maximum(tf.sqrt(variance), 1e-7)
@@ -164,8 +172,8 @@ class Resizing(Layer):
 
 
 class CenterCrop(Layer):
-    """The central height x width window of each image (resized up first when the image is smaller, as
-    tf_keras)."""
+    """The central height x width window of each image (an image smaller on either side is resized to it,
+    keeping its aspect ratio, as tf_keras)."""
 
     def __init__(self, height, width, **kwargs):
         super().__init__(**kwargs)
@@ -175,11 +183,24 @@ class CenterCrop(Layer):
         tf = _tf()
         inputs = tf.cast(inputs, self.compute_dtype) if hasattr(self, "compute_dtype") else inputs
         h, w = inputs.shape[-3], inputs.shape[-2]
-        if h is None or w is None or h < self.height or w < self.width:
-            if h is not None and w is not None:
-                return tf.image.resize(inputs, [self.height, self.width])
-            raise NotImplementedError("CenterCrop: images of unknown height or width are not supported")
-        top, left = (h - self.height) // 2, (w - self.width) // 2
+        if h is None or w is None:  # known when the layer runs: decide then
+            shape = tf.shape(inputs)
+            h, w = shape[-3], shape[-2]
+            too_small = tf.logical_or(h < self.height, w < self.width)
+            return tf.cond(too_small, lambda: self._upsize(inputs),
+                           lambda: self._crop(inputs, (h - self.height) // 2, (w - self.width) // 2))
+        if h < self.height or w < self.width:
+            return self._upsize(inputs)
+        return self._crop(inputs, (h - self.height) // 2, (w - self.width) // 2)
+
+    def _upsize(self, inputs):
+        """An image smaller than the crop on either side: resized keeping its aspect ratio (smart_resize), as
+        tf_keras'."""
+        tf = _tf()
+        out = smart_resize(inputs, [self.height, self.width])
+        return tf.cast(out, self.compute_dtype) if hasattr(self, "compute_dtype") else out
+
+    def _crop(self, inputs, top, left):
         return inputs[..., top:top + self.height, left:left + self.width, :]
 
     def compute_output_shape(self, input_shape):
