@@ -102,6 +102,11 @@ from ember import ragged, sparse
 from ember import lookup
 from ember import raw_ops
 from ember.ragged import RaggedTensor, RaggedTensorSpec
+from ember.api_aliases import (AggregationMethod, as_string, get_current_name_scope, guarantee_const,  # noqa: F401
+                               is_symbolic_tensor, losses, matrix_square_root, metrics, optimizers,
+                               parallel_stack, random_normal_initializer, random_uniform_initializer,
+                               type_spec_from_value)
+from ember.framework.device_spec import DeviceSpec  # noqa: F401
 from ember.sparse import SparseTensor, SparseTensorSpec
 from ember.ragged import ragged_dispatch as _ragged_dispatch
 from ember.util import dispatch as _dispatch
