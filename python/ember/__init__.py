@@ -61,6 +61,10 @@ from ember.ops.sort_ops import argsort, sort
 from ember.ops.space_batch_ops import batch_to_space, space_to_batch, space_to_batch_nd  # noqa: F401
 from ember.ops.special_math_ops import clip_by_global_norm, clip_by_norm, einsum
 from ember.ops.math_ops import acos, acosh, asin, asinh, atan, atan2, atanh, cosh, cumprod, cumsum, sinh  # noqa: F401
+from ember.ops.math_composite_ops import (broadcast_dynamic_shape, broadcast_static_shape,  # noqa: F401
+                                          grad_pass_through, histogram_fixed_width_bins, invert_permutation,
+                                          reverse_sequence, saturate_cast, truncatediv, truncatemod,
+                                          unravel_index)
 from ember import compat, config, contrib, experimental, image, initializers, linalg, math, nn, random, signal
 from ember import bitwise, sets, strings, version
 from ember import audio

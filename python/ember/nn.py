@@ -9,5 +9,6 @@ from ember.ops.embedding_ops import embedding_lookup, embedding_lookup_sparse  #
 from ember.ops.space_batch_ops import atrous_conv2d, depth_to_space, space_to_batch, space_to_depth  # noqa
 
 # ---- sorting and selection (tf.nn's second names for tf.math's)
-from ember.ops.sort_ops import in_top_k, top_k  # noqa: F401,E402
+from ember.ops.sort_ops import approx_max_k, approx_min_k, in_top_k, top_k  # noqa: F401,E402
+from ember.ops.math_composite_ops import zero_fraction  # noqa: F401,E402
 from ember.distribute.distribute_lib import compute_average_loss, scale_regularization_loss  # noqa: F401,E402

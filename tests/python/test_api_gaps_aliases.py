@@ -56,6 +56,13 @@ def test_is_symbolic_tensor_and_name_scope():
             assert em.get_current_name_scope() == real_tf.get_current_name_scope() == "a/b"
 
 
+def test_truncatediv_truncatemod_top_level():
+    # TF 2.21 exports them only at the top level.
+    for name in ("truncatediv", "truncatemod"):
+        assert hasattr(em, name) and hasattr(real_tf, name)
+        assert not hasattr(em.math, name) and not hasattr(real_tf.math, name)
+
+
 def test_aggregation_method():
     for n in ("ADD_N", "DEFAULT", "EXPERIMENTAL_TREE", "EXPERIMENTAL_ACCUMULATE_N"):
         assert getattr(em.AggregationMethod, n) == getattr(real_tf.AggregationMethod, n)
