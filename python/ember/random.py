@@ -1,6 +1,6 @@
 """``ember.random``: TensorFlow's ``tf.random`` namespace."""
 
-from ember.ops.random_ops import (categorical, gamma, normal, poisson, set_seed, shuffle,  # noqa: F401
+from ember.ops.random_ops import (categorical, fold_in, split, gamma, normal, poisson, set_seed, shuffle,  # noqa: F401
                                   stateless_binomial, stateless_categorical, stateless_gamma,
                                   stateless_normal, stateless_poisson, stateless_truncated_normal,
                                   stateless_uniform, truncated_normal, uniform)
