@@ -4,7 +4,7 @@ from ember.ops.nn_ops import *  # noqa: F401,F403
 from ember.ops.nn_conv_ops import *  # noqa: F401,F403
 from ember.ops.nn_norm_ops import *  # noqa: F401,F403
 from ember.ops.ctc_ops import *  # noqa: F401,F403
-from ember.ops.embedding_ops import embedding_lookup, embedding_lookup_sparse  # noqa: F401
+from ember.ops.embedding_ops import embedding_lookup, embedding_lookup_sparse, safe_embedding_lookup_sparse  # noqa: F401
 
 from ember.ops.space_batch_ops import atrous_conv2d, depth_to_space, space_to_batch, space_to_depth  # noqa
 

@@ -286,3 +286,47 @@ def test_sampled_losses_with_sharded_weights_and_own_sampler():
     for loss in (em.nn.sampled_softmax_loss, em.nn.nce_loss):
         out = loss(w, b, labels, x, num_sampled, num_classes)
         assert out.dtype == em.float32 and tuple(out.shape) == (4,) and np.isfinite(out.numpy()).all()
+
+
+# ---- safe_embedding_lookup_sparse -----------------------------------------------------------------------------
+
+
+def _sparse(lib, indices, values, shape):
+    return lib.sparse.SparseTensor(indices, values, shape)
+
+
+@pytest.mark.parametrize("combiner", ["mean", "sqrtn", "sum"])
+@pytest.mark.parametrize("default_id", [None, 2])
+@pytest.mark.parametrize("with_weights", [False, True])
+def test_safe_embedding_lookup_sparse(combiner, default_id, with_weights):
+    params = np.random.default_rng(6).normal(size=(6, 3))
+    indices = [[0, 0], [0, 1], [2, 0], [2, 1], [3, 0]]
+    ids = np.array([1, -1, 4, 5, 3], np.int64)  # a negative id is dropped; row 1 is empty
+    weights = np.array([2.0, 1.0, 0.5, -1.0, 0.0])  # non-positive weights are dropped unless combiner is sum
+    shape = [4, 2]
+    theirs = real_tf.nn.safe_embedding_lookup_sparse(
+        real_tf.constant(params), _sparse(real_tf, indices, ids, shape),
+        _sparse(real_tf, indices, weights, shape) if with_weights else None, combiner=combiner, default_id=default_id)
+    ours = em.nn.safe_embedding_lookup_sparse(
+        em.constant(params), _sparse(em, indices, ids, shape),
+        _sparse(em, indices, weights, shape) if with_weights else None, combiner=combiner, default_id=default_id)
+    _close(ours, theirs, 1e-12)
+
+
+def test_safe_embedding_lookup_sparse_rank3_and_shards():
+    params = np.random.default_rng(7).normal(size=(6, 2))
+    indices = [[0, 0, 0], [0, 1, 0], [0, 1, 1], [1, 0, 0]]
+    ids = np.array([1, 2, 5, 0], np.int64)
+    shape = [2, 2, 2]
+    theirs = real_tf.nn.safe_embedding_lookup_sparse([real_tf.constant(params[:3]), real_tf.constant(params[3:])],
+                                                     _sparse(real_tf, indices, ids, shape))
+    ours = em.nn.safe_embedding_lookup_sparse([em.constant(params[:3]), em.constant(params[3:])],
+                                              _sparse(em, indices, ids, shape))
+    _close(ours, theirs, 1e-12)
+    pv, tv = em.Variable(params), real_tf.Variable(params)
+    with em.GradientTape() as t1:
+        y1 = em.reduce_sum(em.nn.safe_embedding_lookup_sparse(pv, _sparse(em, indices, ids, shape)) ** 2)
+    with real_tf.GradientTape() as t2:
+        y2 = real_tf.reduce_sum(real_tf.nn.safe_embedding_lookup_sparse(tv, _sparse(real_tf, indices, ids, shape)) ** 2)
+    np.testing.assert_allclose(em.convert_to_tensor(t1.gradient(y1, pv)).numpy(),
+                               real_tf.convert_to_tensor(t2.gradient(y2, tv)).numpy(), rtol=1e-12)
