@@ -3,6 +3,8 @@ ops as TensorFlow composes them (embedding_ops.py there), so they trace and diff
 The sparse form's fast path (no weights, no max_norm) is one SparseSegmentSum/Mean/SqrtN; sharded params are
 looked up in their concatenation (_params_table).
 """
+import numpy as np
+
 from ember import dtypes, errors
 from ember.framework.tensor import convert_to_tensor
 from ember.ops import array_ops, indexing_ops, math_ops, no_nan_ops, special_math_ops
@@ -115,6 +117,14 @@ def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=N
 
     if combiner not in ("mean", "sqrtn", "sum"):
         raise ValueError(f"combiner must be one of 'mean', 'sqrtn' or 'sum', got {combiner}")
+    if not isinstance(sparse_ids, SparseTensor):
+        raise TypeError(f"safe_embedding_lookup_sparse: sparse_ids must be a SparseTensor; got "
+                        f"{type(sparse_ids).__name__}")
+    if sparse_weights is not None and not isinstance(sparse_weights, SparseTensor):
+        raise TypeError(f"safe_embedding_lookup_sparse: sparse_weights must be None or a SparseTensor; got "
+                        f"{type(sparse_weights).__name__}")
+    if default_id is not None and (isinstance(default_id, bool) or not isinstance(default_id, (int, np.integer))):
+        raise TypeError(f"safe_embedding_lookup_sparse: default_id must be None or an int; got {default_id!r}")
     if isinstance(embedding_weights, (list, tuple)):
         if not embedding_weights:
             raise ValueError("Missing embedding_weights.")
