@@ -115,6 +115,7 @@ def test_invert_permutation():
     for x in (np.array([2, 0, 1], np.int32), np.array([1, 0], np.int64), np.array([], np.int32)):
         _same(em.math.invert_permutation(em.constant(x)), real_tf.math.invert_permutation(real_tf.constant(x)))
         _same(em.invert_permutation(list(x)), real_tf.math.invert_permutation(list(x)))
+        _same(em.invert_permutation(x), real_tf.math.invert_permutation(x))  # NumPy int64 -> int32, as TF
     for bad in ([0, 0], [3, 0, 1], [[0]]):
         with pytest.raises(real_tf.errors.InvalidArgumentError):
             real_tf.math.invert_permutation(bad)
@@ -217,11 +218,12 @@ def test_broadcast_shapes():
         real_tf.broadcast_static_shape(real_tf.TensorShape([2]), real_tf.TensorShape([3]))
     with pytest.raises(ValueError):
         em.broadcast_static_shape(em.TensorShape([2]), em.TensorShape([3]))
-    # (TensorFlow turns two int64 NumPy shapes into an int32 result; ember keeps their dtype.)
-    for a, b, dtype in (([2, 1, 3], [4, 1], np.int32), ([1], [0], np.int32)):
+    for a, b, dtype in (([2, 1, 3], [4, 1], np.int32), ([], [5], np.int64), ([1], [0], np.int32)):
         a, b = np.array(a, dtype), np.array(b, dtype)
-        theirs = real_tf.broadcast_dynamic_shape(a, b)
-        _same(em.broadcast_dynamic_shape(a, b), theirs)
+        # NumPy shapes convert to int32 (the op's default) in both, even from int64 arrays
+        _same(em.broadcast_dynamic_shape(a, b), real_tf.broadcast_dynamic_shape(a, b))
+        theirs = real_tf.broadcast_dynamic_shape(real_tf.constant(a), real_tf.constant(b))
+        _same(em.broadcast_dynamic_shape(em.constant(a), em.constant(b)), theirs)
         _same(em.function(em.broadcast_dynamic_shape)(em.constant(a), em.constant(b)), theirs)
     with pytest.raises(real_tf.errors.InvalidArgumentError):
         real_tf.broadcast_dynamic_shape([2], [3])

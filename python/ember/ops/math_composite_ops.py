@@ -24,8 +24,6 @@ _REAL_FLOAT = (dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64)
 def _t(x, dtype_hint=None):
     if isinstance(x, Tensor):
         return x
-    if isinstance(x, (np.ndarray, np.generic)):  # a NumPy value keeps its dtype, even when empty
-        return convert_to_tensor(x)
     if dtype_hint is not None and isinstance(x, (list, tuple)) and len(x) == 0:
         return convert_to_tensor(x, dtype=dtype_hint)  # convert_to_tensor's hint loses to [] -> float32
     return convert_to_tensor(x, dtype_hint=dtype_hint)
