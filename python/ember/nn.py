@@ -15,4 +15,5 @@ from ember.distribute.distribute_lib import compute_average_loss, scale_regulari
 from ember.ops.nn_moments_ops import (crelu, log_poisson_loss, normalize_moments,  # noqa: F401,E402
                                       sufficient_statistics, weighted_moments)
 from ember.ops.candidate_sampling_ops import (all_candidate_sampler, compute_accidental_hits,  # noqa: F401,E402
-                                              fixed_unigram_candidate_sampler, nce_loss, sampled_softmax_loss)
+                                              fixed_unigram_candidate_sampler, learned_unigram_candidate_sampler,
+                                              nce_loss, sampled_softmax_loss)

@@ -330,3 +330,27 @@ def test_safe_embedding_lookup_sparse_rank3_and_shards():
         y2 = real_tf.reduce_sum(real_tf.nn.safe_embedding_lookup_sparse(tv, _sparse(real_tf, indices, ids, shape)) ** 2)
     np.testing.assert_allclose(em.convert_to_tensor(t1.gradient(y1, pv)).numpy(),
                                real_tf.convert_to_tensor(t2.gradient(y2, tv)).numpy(), rtol=1e-12)
+
+
+def test_learned_unigram_sampler_learns_as_tensorflow():
+    """Counts start at 1 and grow by the true classes of each call: the expected counts of three calls in a
+    row equal TensorFlow's (with num_sampled draws, no retries: p * num_sampled)."""
+    true = np.array([[1], [1], [3]], np.int64)
+    assert em.nn.learned_unigram_candidate_sampler is em.random.learned_unigram_candidate_sampler
+    for seed in (11, 12):
+        for _ in range(3):
+            ours = em.random.learned_unigram_candidate_sampler(em.constant(true), 1, 4, False, 5, seed=seed)
+            theirs = real_tf.random.learned_unigram_candidate_sampler(real_tf.constant(true), 1, 4, False, 5,
+                                                                      seed=seed)
+            _close(ours.true_expected_count, theirs.true_expected_count)
+            assert ours.sampled_candidates.dtype == em.int64 and tuple(ours.sampled_candidates.shape) == (4,)
+            # the sampled counts follow the same learned probabilities
+            counts_per_class = {c: v for c, v in zip(theirs.sampled_candidates.numpy(),
+                                                     theirs.sampled_expected_count.numpy())}
+            for c, v in zip(ours.sampled_candidates.numpy(), ours.sampled_expected_count.numpy()):
+                if c in counts_per_class:
+                    assert np.isclose(v, counts_per_class[c], rtol=1e-6)
+    f = em.function(lambda t: em.random.learned_unigram_candidate_sampler(t, 1, 4, False, 5).true_expected_count)
+    first, second = f(em.constant(true)).numpy(), f(em.constant(true)).numpy()
+    np.testing.assert_allclose(first.ravel(), [0.8, 0.8, 0.8], rtol=1e-6)
+    np.testing.assert_allclose(second.ravel(), [1.5, 1.5, 1.0], rtol=1e-6)  # the traced sampler learns too

@@ -72,9 +72,9 @@ def _expected_count(p, num_sampled, num_tries):
     return -np.expm1(num_tries * np.log1p(-p))
 
 
-def _sample(op, true_classes, num_true, num_sampled, unique, range_max, seed, probabilities, draw):
+def _sample(op, true_classes, num_true, num_sampled, unique, range_max, seed, probabilities, draw, learn=None):
     """The sampler's three results. ``probabilities(ids)`` gives each class's probability (float64),
-    ``draw(rng, n)`` n classes independently."""
+    ``draw(rng, n)`` n classes independently; ``learn(true_np)``, if given, runs after each draw."""
     num_true = _int_attr(num_true, f"{op}: num_true", 1)
     num_sampled = _int_attr(num_sampled, f"{op}: num_sampled", 1)
     range_max = _int_attr(range_max, f"{op}: range_max", 1)
@@ -106,6 +106,8 @@ def _sample(op, true_classes, num_true, num_sampled, unique, range_max, seed, pr
             sampled, tries = np.asarray(draw(rng, num_sampled), np.int64), num_sampled
         true_count = _expected_count(probabilities(true_np), num_sampled, tries).astype(np.float32)
         sampled_count = _expected_count(probabilities(sampled), num_sampled, tries).astype(np.float32)
+        if learn is not None:
+            learn(true_np)
         return sampled, true_count, sampled_count
 
     from ember.ops.script_ops import numpy_function
@@ -192,6 +194,37 @@ def fixed_unigram_candidate_sampler(true_classes, num_true, num_sampled, unique,
     return _sample(op, true_classes, num_true, num_sampled, unique, range_max, seed,
                    _in_range(lambda ids: probs[ids], range_max),
                    lambda rng, n: rng.choice(range_max, size=n, p=probs).tolist())
+
+
+# The counts of each learned_unigram sampler, as TensorFlow keeps them in its kernel: eagerly one per
+# (attributes, seeds), so repeated calls go on learning; in a function, one per traced call site.
+_LEARNED_COUNTS = {}
+
+
+def learned_unigram_candidate_sampler(true_classes, num_true, num_sampled, unique, range_max, seed=None,
+                                      name=None):
+    """Like the unigram sampler, with probabilities learned from the true classes seen so far: every class
+    starts with a count of 1, and each call, after drawing, adds 1 per true class it was given."""
+    op = "LearnedUnigramCandidateSampler"
+    range_max_int = _int_attr(range_max, f"{op}: range_max", 1)
+    global_seed = _C.random_global_seed()
+    key = (num_true, num_sampled, bool(unique), range_max_int, seed, global_seed)
+    if _C.in_trace() or (seed is None and global_seed is not None):
+        counts = np.ones(range_max_int)  # a new kernel: TensorFlow gives this call fresh op seeds
+    else:
+        counts = _LEARNED_COUNTS.setdefault(key, np.ones(range_max_int))
+
+    def probabilities(ids):
+        ids = np.asarray(ids, np.int64)
+        return counts[ids] / counts.sum()
+
+    def draw(rng, n):
+        return rng.choice(range_max_int, size=n, p=counts / counts.sum()).tolist()
+
+    def learn(true_np):
+        np.add.at(counts, true_np.reshape(-1), 1.0)
+
+    return _sample(op, true_classes, num_true, num_sampled, unique, range_max, seed, probabilities, draw, learn)
 
 
 def all_candidate_sampler(true_classes, num_true, num_sampled, unique, seed=None, name=None):
