@@ -207,22 +207,35 @@ def learned_unigram_candidate_sampler(true_classes, num_true, num_sampled, uniqu
     starts with a count of 1, and each call, after drawing, adds 1 per true class it was given."""
     op = "LearnedUnigramCandidateSampler"
     range_max_int = _int_attr(range_max, f"{op}: range_max", 1)
+    # The other arguments are checked before a table of range_max counts is made for them.
+    _true_classes(true_classes, _int_attr(num_true, f"{op}: num_true", 1), op)
+    _int_attr(num_sampled, f"{op}: num_sampled", 1)
     global_seed = _C.random_global_seed()
     key = (num_true, num_sampled, bool(unique), range_max_int, seed, global_seed)
     if _C.in_trace() or (seed is None and global_seed is not None):
-        counts = np.ones(range_max_int)  # a new kernel: TensorFlow gives this call fresh op seeds
+        table = {}  # a new kernel: TensorFlow gives this call fresh op seeds
     else:
-        counts = _LEARNED_COUNTS.setdefault(key, np.ones(range_max_int))
+        table = _LEARNED_COUNTS.setdefault(key, {})
+
+    def counts():
+        if "counts" not in table:  # made at the first draw, when the sampler runs
+            try:
+                table["counts"] = np.ones(range_max_int)
+            except MemoryError:
+                raise errors.ResourceExhaustedError(None, None, f"{op}: no memory for the counts of range_max "
+                                                                f"{range_max_int} classes") from None
+        return table["counts"]
 
     def probabilities(ids):
-        ids = np.asarray(ids, np.int64)
-        return counts[ids] / counts.sum()
+        c = counts()
+        return c[np.asarray(ids, np.int64)] / c.sum()
 
     def draw(rng, n):
-        return rng.choice(range_max_int, size=n, p=counts / counts.sum()).tolist()
+        c = counts()
+        return rng.choice(range_max_int, size=n, p=c / c.sum()).tolist()
 
     def learn(true_np):
-        np.add.at(counts, true_np.reshape(-1), 1.0)
+        np.add.at(counts(), true_np.reshape(-1), 1.0)
 
     return _sample(op, true_classes, num_true, num_sampled, unique, range_max, seed, probabilities, draw, learn)
 
