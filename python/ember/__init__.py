@@ -61,6 +61,10 @@ from ember.ops.sort_ops import argsort, sort
 from ember.ops.space_batch_ops import batch_to_space, space_to_batch, space_to_batch_nd  # noqa: F401
 from ember.ops.special_math_ops import clip_by_global_norm, clip_by_norm, einsum
 from ember.ops.math_ops import acos, acosh, asin, asinh, atan, atan2, atanh, cosh, cumprod, cumsum, sinh  # noqa: F401
+from ember.ops.math_composite_ops import (broadcast_dynamic_shape, broadcast_static_shape,  # noqa: F401
+                                          grad_pass_through, histogram_fixed_width_bins, invert_permutation,
+                                          reverse_sequence, saturate_cast, truncatediv, truncatemod,
+                                          unravel_index)
 from ember import compat, config, contrib, experimental, image, initializers, linalg, math, nn, random, signal
 from ember import bitwise, sets, strings, version
 from ember import audio
@@ -102,6 +106,11 @@ from ember import ragged, sparse
 from ember import lookup
 from ember import raw_ops
 from ember.ragged import RaggedTensor, RaggedTensorSpec
+from ember.api_aliases import (AggregationMethod, as_string, get_current_name_scope, guarantee_const,  # noqa: F401
+                               is_symbolic_tensor, losses, matrix_square_root, metrics, optimizers,
+                               parallel_stack, random_normal_initializer, random_uniform_initializer,
+                               type_spec_from_value)
+from ember.framework.device_spec import DeviceSpec  # noqa: F401
 from ember.sparse import SparseTensor, SparseTensorSpec
 from ember.ragged import ragged_dispatch as _ragged_dispatch
 from ember.util import dispatch as _dispatch

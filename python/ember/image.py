@@ -27,7 +27,8 @@ __all__ = ["ResizeMethod", "adjust_brightness", "adjust_contrast", "adjust_gamma
            "per_image_standardization", "psnr", "random_brightness", "random_contrast", "random_crop",
            "random_jpeg_quality",
            "random_flip_left_right", "random_flip_up_down", "random_hue", "random_saturation", "resize",
-           "resize_with_crop_or_pad", "resize_with_pad", "rgb_to_grayscale", "rgb_to_hsv",
+           "resize_with_crop_or_pad", "resize_with_pad", "rgb_to_grayscale", "rgb_to_hsv", "rgb_to_yiq", "rgb_to_yuv",
+           "rot90", "transpose", "yiq_to_rgb", "yuv_to_rgb",
            "sample_distorted_bounding_box", "sobel_edges", "ssim",
            "ssim_multiscale", "stateless_random_brightness", "stateless_random_contrast", "stateless_random_crop",
            "stateless_random_flip_left_right", "stateless_random_flip_up_down", "stateless_random_hue",
@@ -120,6 +121,54 @@ def flip_up_down(image):
     """Reverses the height dimension."""
     x, _ = _image(image)
     return x[..., ::-1, :, :]
+
+
+def _image_at_least_3d(image):
+    x = image if isinstance(image, Tensor) else convert_to_tensor(image)
+    rank = x.shape.rank
+    if rank is not None and rank < 3:
+        raise ValueError(f"'image' (shape {x.shape}) must be at least three-dimensional.")
+    if rank not in (3, 4):
+        raise ValueError(f"'image' (shape {x.shape}) must have either 3 or 4 dimensions.")
+    return x, rank == 3
+
+
+def transpose(image, name=None):
+    """Swaps height and width of one image [h, w, c] or a batch [n, h, w, c]."""
+    x, single = _image_at_least_3d(image)
+    return array_ops.transpose(x, [1, 0, 2] if single else [0, 2, 1, 3])
+
+
+def _reverse(x, axes):
+    from ember.ops.indexing_ops import reverse
+
+    return reverse(x, axes)
+
+
+def _rot90_static(x, k, single):
+    h, w = (0, 1) if single else (1, 2)
+    if k == 0:
+        return array_ops.identity(x)
+    if k == 2:
+        return _reverse(x, [h, w])
+    turned = transpose(x)
+    return _reverse(turned, [h]) if k == 1 else _reverse(turned, [w])
+
+
+def rot90(image, k=1, name=None):
+    """Rotates images counter-clockwise by k quarter turns (k may be negative, or a scalar tensor)."""
+    x, single = _image_at_least_3d(image)
+    if isinstance(k, Tensor) or not isinstance(k, (int, np.integer)) or isinstance(k, bool):
+        k = convert_to_tensor(k, dtype=dtypes.int32)
+        if k.shape.rank not in (None, 0):
+            raise ValueError(f"rot90: k must be a scalar; got shape {k.shape}")
+        if _C.in_trace():
+            from ember.ops.control_flow_ops import switch_case
+
+            return switch_case(math_ops.floormod(k, 4),
+                               [lambda i=i: _rot90_static(x, i, single) for i in (0, 1, 2, 3)])
+        k = int(k.numpy())
+    return _rot90_static(x, int(k) % 4, single)
 
 
 # ---- crops and pads ---------------------------------------------------------------------------------------
@@ -505,7 +554,8 @@ def sobel_edges(image):
 
 from ember.ops.image_color_ops import (adjust_brightness, adjust_contrast, adjust_gamma, adjust_hue,  # noqa: E402
                                        adjust_saturation, convert_image_dtype, grayscale_to_rgb, hsv_to_rgb,
-                                       per_image_standardization, rgb_to_grayscale, rgb_to_hsv)
+                                       per_image_standardization, rgb_to_grayscale, rgb_to_hsv, rgb_to_yiq,
+                                       rgb_to_yuv, yiq_to_rgb, yuv_to_rgb)
 from ember.ops.image_metrics_ops import psnr, ssim, ssim_multiscale, total_variation  # noqa: E402
 # The image file functions, also tf.io's (ops/image_codec_ops.py).
 from ember.ops.image_codec_ops import (decode_and_crop_jpeg, decode_bmp, decode_gif, decode_image,  # noqa: E402

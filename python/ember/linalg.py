@@ -8,3 +8,4 @@ from ember.ops.linalg_ops import (  # noqa: F401
     band_part, cholesky, cholesky_solve, cross, det, diag, diag_part, eig, eigh, eigvals, eigvalsh, expm, inv, logdet, logm, lstsq, lu,
     lu_matrix_inverse, lu_reconstruct, lu_solve, matrix_rank, pinv, qr, set_diag, slogdet, solve, sqrtm, svd, trace, triangular_solve,
     tridiagonal_solve)
+from ember.ops.linalg_composite_ops import normalize, tensor_diag, tensor_diag_part, tridiagonal_matmul  # noqa: F401,E402

@@ -147,6 +147,7 @@ def repr_short(value):
 REFUSED_BY_DESIGN = {
     ("gradients", "eager"): (RuntimeError, "not supported when eager execution is enabled"),
     ("hessians", "eager"): (RuntimeError, "not supported when eager execution is enabled"),
+    ("parallel_stack", "eager"): (RuntimeError, "not compatible with eager execution"),
     # TensorFlow's Python raises NotImplementedError for complex128 with a regularizer (its accuracy).
     **{("linalg.lstsq", mode): (NotImplementedError, "currently disabled for complex128")
        for mode in ("eager", "function", "function_unknown_dims")},

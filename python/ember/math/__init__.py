@@ -11,4 +11,6 @@ from ember.ops.special_math_ops import (betainc, cumulative_logsumexp, erfcinv, 
                                         polyval, zeta)
 from ember.ops.no_nan_ops import divide_no_nan, multiply_no_nan  # noqa: F401
 from ember.ops.confusion_matrix import confusion_matrix  # noqa: F401
+from ember.ops.math_composite_ops import (accumulate_n, invert_permutation, is_inf, is_non_decreasing,  # noqa: F401
+                                          is_strictly_increasing, nextafter, reciprocal_no_nan, zero_fraction)
 from ember.math import special  # noqa: F401,E402 - tf.math.special

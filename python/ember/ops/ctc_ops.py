@@ -16,7 +16,7 @@ from ember.framework.tensor import Tensor, convert_to_tensor
 from ember.ops import array_ops, math_ops
 from ember.sparse.sparse_tensor import SparseTensor
 
-__all__ = ["ctc_loss", "ctc_greedy_decoder", "ctc_beam_search_decoder", "ctc_unique_labels"]
+__all__ = ["collapse_repeated", "ctc_loss", "ctc_greedy_decoder", "ctc_beam_search_decoder", "ctc_unique_labels"]
 
 _HALF_TYPES = (dtypes.float16, dtypes.bfloat16)
 
@@ -168,3 +168,25 @@ def ctc_unique_labels(labels, name=None):
     y = math_ops.reduce_sum(array_ops.where(slot, array_ops.expand_dims(math_ops.cast(labels, dtypes.int64), 1),
                                             array_ops.zeros_like(math_ops.cast(slot, dtypes.int64))), axis=2)
     return y, idx
+
+
+def collapse_repeated(labels, seq_length, name=None):
+    """Merges runs of one label in each row of labels [batch, max_len] (only within the first seq_length[b]
+    entries): (collapsed labels [batch, new_max_len], zero-padded, and the new lengths, int32)."""
+    from ember.ops.indexing_ops import scatter_nd, sequence_mask
+
+    labels = labels if isinstance(labels, Tensor) else convert_to_tensor(labels)
+    seq_length = seq_length if isinstance(seq_length, Tensor) else convert_to_tensor(seq_length)
+    if labels.shape.rank is not None and labels.shape.rank != 2:
+        raise ValueError(f"collapse_repeated: labels must be [batch, max_len]; got shape {labels.shape}")
+    # A label is kept where it differs from the one before it and lies within the row's length.
+    keep = array_ops.concat([array_ops.ones_like(labels[:, :1], dtypes.bool),
+                             math_ops.not_equal(labels[:, 1:], labels[:, :-1])], axis=1)
+    keep = math_ops.logical_and(keep, sequence_mask(seq_length, maxlen=array_ops.shape(labels)[1]))
+    new_length = math_ops.reduce_sum(math_ops.cast(keep, dtypes.int32), axis=1)
+    new_max = math_ops.reduce_max(new_length)
+    slots = sequence_mask(new_length, maxlen=new_max)
+    kept = array_ops.boolean_mask(array_ops.reshape(labels, [-1]), array_ops.reshape(keep, [-1]))
+    flat = scatter_nd(array_ops.where(array_ops.reshape(slots, [-1])), kept,
+                      array_ops.shape(array_ops.reshape(slots, [-1]), out_type=dtypes.int64))
+    return array_ops.reshape(flat, array_ops.shape(slots)), new_length

@@ -3,7 +3,9 @@ ops as TensorFlow composes them (embedding_ops.py there), so they trace and diff
 The sparse form's fast path (no weights, no max_norm) is one SparseSegmentSum/Mean/SqrtN; sharded params are
 looked up in their concatenation (_params_table).
 """
-from ember import errors
+import numpy as np
+
+from ember import dtypes, errors
 from ember.framework.tensor import convert_to_tensor
 from ember.ops import array_ops, indexing_ops, math_ops, no_nan_ops, special_math_ops
 from ember.sparse.sparse_tensor import SparseTensor
@@ -103,3 +105,60 @@ def embedding_lookup_sparse(params, sp_ids, sp_weights, combiner=None, max_norm=
     if combiner == "sqrtn":
         weight_sum = math_ops.sqrt(weight_sum)
     return no_nan_ops.divide_no_nan(total, weight_sum)
+
+
+def safe_embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights=None, combiner="mean",
+                                 default_id=None, max_norm=None, name=None, allow_fast_lookup=False):
+    """``embedding_lookup_sparse`` that tolerates what real feature columns hold: negative ids (and, unless
+    combiner is "sum", non-positive weights) are dropped, a row left empty gets default_id's embedding or
+    zeros, and ids of rank > 2 give a result of shape ids.dense_shape[:-1] + [dim]."""
+    from ember import sparse as sparse_ops
+    from ember.ops.array_ops import concat, reshape, tile, where, zeros_like
+
+    if combiner not in ("mean", "sqrtn", "sum"):
+        raise ValueError(f"combiner must be one of 'mean', 'sqrtn' or 'sum', got {combiner}")
+    if not isinstance(sparse_ids, SparseTensor):
+        raise TypeError(f"safe_embedding_lookup_sparse: sparse_ids must be a SparseTensor; got "
+                        f"{type(sparse_ids).__name__}")
+    if sparse_weights is not None and not isinstance(sparse_weights, SparseTensor):
+        raise TypeError(f"safe_embedding_lookup_sparse: sparse_weights must be None or a SparseTensor; got "
+                        f"{type(sparse_weights).__name__}")
+    if default_id is not None and (isinstance(default_id, bool) or not isinstance(default_id, (int, np.integer))):
+        raise TypeError(f"safe_embedding_lookup_sparse: default_id must be None or an int; got {default_id!r}")
+    if isinstance(embedding_weights, (list, tuple)):
+        if not embedding_weights:
+            raise ValueError("Missing embedding_weights.")
+        embedding_weights = embedding_weights[0] if len(embedding_weights) == 1 else concat(
+            [convert_to_tensor(w) for w in embedding_weights], 0)
+    shape = sparse_ids.dense_shape
+    rank = sparse_ids.shape.rank if sparse_ids.shape.rank is not None else int(shape.shape[0])
+    if rank is None or rank < 2:
+        raise ValueError(f"safe_embedding_lookup_sparse: sparse_ids must be at least rank 2; got {sparse_ids.shape}")
+    if rank > 2:  # rows are all but the last dimension
+        from ember.ops.math_ops import reduce_prod
+
+        flat_shape = [reduce_prod(shape[:-1]), shape[-1]]
+        sparse_ids = sparse_ops.reshape(sparse_ids, flat_shape)
+        if sparse_weights is not None:
+            sparse_weights = sparse_ops.reshape(sparse_weights, flat_shape)
+    keep = sparse_ids.values >= 0
+    if sparse_weights is not None and combiner != "sum":
+        keep = keep & (sparse_weights.values > 0)
+    sparse_ids = sparse_ops.retain(sparse_ids, keep)
+    if sparse_weights is not None:
+        sparse_weights = sparse_ops.retain(sparse_weights, keep)
+    sparse_ids, is_row_empty = sparse_ops.fill_empty_rows(sparse_ids, default_id or 0)
+    if sparse_weights is not None:
+        sparse_weights, _ = sparse_ops.fill_empty_rows(sparse_weights, 1.0)
+    result = embedding_lookup_sparse(embedding_weights, sparse_ids, sparse_weights, combiner=combiner,
+                                     max_norm=max_norm)
+    if default_id is None:
+        from ember.ops.array_ops import shape as shape_of
+
+        empty = tile(reshape(is_row_empty, [-1, 1]), [1, shape_of(result)[1]])
+        result = where(empty, zeros_like(result), result)
+    from ember.ops.array_ops import shape as shape_of
+    from ember.ops.math_ops import cast
+
+    out_shape = concat([cast(shape[:-1], dtypes.int32), shape_of(result)[1:]], 0)
+    return reshape(result, out_shape)

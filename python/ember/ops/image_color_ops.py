@@ -218,3 +218,49 @@ def per_image_standardization(image):
     stddev = math_ops.reduce_std(x, [-1, -2, -3], keepdims=True)
     floor = math_ops.rsqrt(cast(count, dtypes.float32))
     return (x - mean) / math_ops.maximum(stddev, floor)
+
+
+# ---- YIQ and YUV: one 3x3 matrix per direction, applied along the channel axis --------------------------
+# The matrices are TensorFlow's (read back by converting the identity with it); each inverse is its own
+# table of rounded constants, not the exact inverse of the forward one, so a round trip is as inexact as
+# TensorFlow's.
+_RGB_TO_YIQ = [[0.299, 0.59590059, 0.2115], [0.587, -0.27455667, -0.52273617], [0.114, -0.32134392, 0.31119955]]
+_YIQ_TO_RGB = [[1.0, 1.0, 1.0], [0.95598634, -0.27201283, -1.10674021], [0.6208248, -0.64720424, 1.70423049]]
+_RGB_TO_YUV = [[0.299, -0.14714119, 0.61497538], [0.587, -0.28886916, -0.51496512], [0.114, 0.43601035, -0.10001026]]
+_YUV_TO_RGB = [[1.0, 1.0, 1.0], [0.0, -0.394642334, 2.03206185], [1.13988303, -0.58062185, 0.0]]
+
+
+def _color_matrix(images, kernel, op):
+    x = _tensor(images)
+    if not x.dtype.is_floating:
+        raise TypeError(f"{op}: images must be a floating-point tensor (TensorFlow converts the color matrix to "
+                        f"the images' dtype); got {x.dtype.name}")
+    if x.shape.rank is not None and x.shape.rank < 1:
+        raise errors.InvalidArgumentError(None, None, f"{op}: images must be at least 1-D, got shape {x.shape}")
+    if x.shape.rank is not None and x.shape[-1] is not None and x.shape[-1] != 3:
+        raise errors.InvalidArgumentError(None, None, f"{op}: the last dimension must be 3 (the channels); got "
+                                                      f"shape {x.shape}")
+    k = convert_to_tensor(np.array(kernel, np.float64)) if x.dtype == dtypes.float64 else \
+        convert_to_tensor(np.array(kernel, np.float64).astype(x.dtype.as_numpy_dtype))
+    flat = array_ops.reshape(x, [-1, 3])
+    return array_ops.reshape(math_ops.matmul(flat, k), array_ops.shape(x))
+
+
+def rgb_to_yiq(images):
+    """RGB to YIQ (Y in [0, 1], I in [-0.5957, 0.5957], Q in [-0.5226, 0.5226]) along the last axis."""
+    return _color_matrix(images, _RGB_TO_YIQ, "rgb_to_yiq")
+
+
+def yiq_to_rgb(images):
+    """YIQ to RGB along the last axis."""
+    return _color_matrix(images, _YIQ_TO_RGB, "yiq_to_rgb")
+
+
+def rgb_to_yuv(images):
+    """RGB to YUV (Y in [0, 1], U in [-0.5, 0.5], V in [-0.5, 0.5]) along the last axis."""
+    return _color_matrix(images, _RGB_TO_YUV, "rgb_to_yuv")
+
+
+def yuv_to_rgb(images):
+    """YUV to RGB along the last axis."""
+    return _color_matrix(images, _YUV_TO_RGB, "yuv_to_rgb")

@@ -302,3 +302,17 @@ def stateless_binomial(shape, seed, counts, probs, output_dtype=dtypes.int32, na
     shape, counts, probs = _binomial_operands(shape, counts, probs, "StatelessRandomBinomial")
     return _StatelessRandomBinomial(shape, _seed_tensor(seed, "StatelessRandomBinomial"), counts, probs,
                                     output_dtype)
+
+
+def split(seed, num=2, alg="auto_select"):
+    """num new stateless seeds [num, 2] derived from seed, TensorFlow's way: full-range integers of the seed's
+    dtype drawn statelessly from it."""
+    seed = convert_to_tensor(seed) if not isinstance(seed, Tensor) else seed
+    return stateless_uniform([num, 2], seed=seed, minval=None, maxval=None, dtype=seed.dtype, alg=alg)
+
+
+def fold_in(seed, data, alg="auto_select"):
+    """A new stateless seed from seed and an integer data: [a full-range draw from seed, data]."""
+    data = convert_to_tensor(data) if not isinstance(data, Tensor) else data
+    seed1 = stateless_uniform([], seed=seed, minval=None, maxval=None, dtype=data.dtype, alg=alg)
+    return array_ops.stack([seed1, data])
