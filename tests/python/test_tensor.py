@@ -192,3 +192,13 @@ def test_a_list_holding_graph_tensors_autopacks_as_in_tensorflow():
     with pytest.raises(TypeError, match="int64 to int32"):  # mixed dtypes, as in TensorFlow
         tf.function(lambda x: tf.convert_to_tensor([tf.shape(x)[0], tf.cast(tf.shape(x)[0], tf.int64)]),
                     input_signature=[tf.TensorSpec([None], tf.float32)]).get_concrete_function()
+
+
+@pytest.mark.parametrize("value", [[], (), [[], []], [[]]])
+@pytest.mark.parametrize("hint", ["int32", "int64", "bool", "string", "float64", "int8"])
+def test_an_empty_list_takes_the_dtype_hint_as_tensorflow(value, hint):
+    import tensorflow as real_tf
+
+    ours = tf.convert_to_tensor(value, dtype_hint=getattr(tf, hint))
+    theirs = real_tf.convert_to_tensor(value, dtype_hint=getattr(real_tf, hint))
+    assert ours.dtype.name == theirs.dtype.name and ours.shape == theirs.shape

@@ -372,6 +372,9 @@ def convert_to_tensor(value, dtype=None, dtype_hint=None, name=None):
         return _from_array(array, dtype, from_python=not is_numpy)
     if dtype_hint is not None:
         hint = dtypes.as_dtype(dtype_hint)
+        if not is_numpy and array.size == 0:  # an empty list has no dtype of its own: it takes the hint
+            return _from_array(array.astype(hint.as_numpy_dtype if hint != dtypes.string else object), hint,
+                               from_python=True)
         if (is_numpy or _python_value_fits(array.dtype.kind, hint)) and (
                 (array.dtype.kind in "OSU") == (hint == dtypes.string)):
             return _from_array(array, hint, from_python=not is_numpy)
