@@ -74,12 +74,63 @@ def join(inputs, separator="", name=None):
 
 
 def reduce_join(inputs, axis=None, keepdims=False, separator="", name=None):
-    """Joins the strings along ``axis`` (all axes when None), in row-major order."""
+    """Joins the strings along ``axis`` (all axes when None), in row-major order. A RaggedTensor joins each
+    row's strings along a ragged axis (Note [Joining ragged strings])."""
+    from ember.ragged import RaggedTensor
+
+    if isinstance(inputs, RaggedTensor):
+        return _ragged_reduce_join(inputs, axis, keepdims, separator)
     inputs = _strings(inputs)
     if axis is None:
         axis = list(range(inputs.ndim)) if not inputs._is_symbolic else _C.op("Range")(0, _C.op("Rank")(inputs), 1)
     axes = convert_to_tensor(axis, dtype=dtypes.int32) if not isinstance(axis, Tensor) else axis
     return _ReduceJoin(inputs, axes, bool(keepdims), separator)
+
+
+# Note [Joining ragged strings]
+# tf.strings.reduce_join of a RaggedTensor, as TensorFlow's ragged dispatch: with no axis, every string in
+# row-major order (the flat values, joined); along the innermost ragged axis, each innermost row's strings
+# (UnsortedSegmentJoin of the flat values by their row), which leaves one ragged partition fewer (a dense
+# vector from a ragged_rank-1 tensor); along an axis of the flat values, those values joined in place; and
+# along axis 0 of a ragged_rank-1 tensor, the strings at each position across the rows (segment = position
+# in its row), a vector as long as the longest row. Other axes are refused with a ValueError naming them.
+def _ragged_reduce_join(rt, axis, keepdims, separator):
+    from ember.ragged import RaggedTensor
+
+    ragged_rank = rt.ragged_rank
+    rank = ragged_rank + rt.flat_values.shape.rank
+    if axis is None:
+        return reduce_join(rt.flat_values, None, keepdims, separator)
+    if not isinstance(axis, (int, np.integer)):
+        raise ValueError(f"reduce_join of a RaggedTensor: axis must be a Python int or None, got {axis!r}")
+    axis = int(axis)
+    if not -rank <= axis < rank:
+        raise ValueError(f"reduce_join: axis={axis} out of bounds for a RaggedTensor of rank {rank}")
+    axis %= rank
+    if axis > ragged_rank:  # a dense axis of the flat values
+        return rt.with_flat_values(reduce_join(rt.flat_values, axis - ragged_rank, keepdims, separator))
+    if keepdims:
+        raise ValueError("reduce_join of a RaggedTensor along a ragged axis: keepdims=True is not supported")
+    if axis == ragged_rank:  # each innermost row's strings
+        inner = rt
+        outer_splits = []
+        while isinstance(inner.values, RaggedTensor):
+            outer_splits.append(inner.row_splits)
+            inner = inner.values
+        joined = unsorted_segment_join(inner.values, inner.value_rowids(), inner.nrows(), separator)
+        for splits in reversed(outer_splits):
+            joined = RaggedTensor.from_row_splits(joined, splits, validate=False)
+        return joined
+    if axis == 0 and ragged_rank == 1:  # the strings at each position, across the rows
+        values, splits = rt.values, _C.op("Cast")(rt.row_splits, dtypes.int64)
+        rows = _C.op("Cast")(rt.value_rowids(), dtypes.int64)
+        positions = _range64(_C.op("Size")(values, dtypes.int64)) - _C.op("GatherV2")(splits, rows, 0, 0)
+        longest = _C.op("Max")(_C.op("ConcatV2")([splits[1:] - splits[:-1],
+                                                   convert_to_tensor([0], dtype=dtypes.int64)], 0), [0], False)
+        return unsorted_segment_join(values, positions, longest, separator)
+    raise ValueError(f"reduce_join of a RaggedTensor of ragged_rank {ragged_rank} along axis {axis}: ember joins "
+                     f"along no axis, the innermost ragged axis ({ragged_rank}), a dense axis, or axis 0 of a "
+                     f"ragged_rank-1 tensor")
 
 
 def format(template, inputs, placeholder="{}", summarize=3, name=None):  # noqa: A001 - TensorFlow's name

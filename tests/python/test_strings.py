@@ -538,3 +538,30 @@ def test_format_of_empty_tensors_as_tensorflow(shape, summarize):
 
 def test_format_of_a_huge_empty_tensor_finishes():
     assert _C.op("StringFormat")([ember.zeros([2**62, 1, 0])], "{}", "{}", 2**62).numpy() == b"[\n\n ...]"
+
+
+def _ragged_join_cases(lib):
+    flat = lib.ragged.constant([["a", "b", "c"], [], ["d", "e"]])
+    nested = lib.ragged.constant([[["a", "b"], ["c"]], [], [["d"]]])
+    dense_inner = lib.RaggedTensor.from_row_splits(lib.constant([["a", "b"], ["c", "d"], ["e", "f"]]), [0, 2, 3])
+    return [(flat, None), (flat, 0), (flat, 1), (flat, -1), (flat, -2), (nested, 2), (nested, None),
+            (dense_inner, 2), (dense_inner, 1), (lib.ragged.constant([[], []], dtype=lib.string), 1)]
+
+
+@pytest.mark.parametrize("index", range(10))
+def test_reduce_join_of_ragged_strings_matches_tensorflow(index):
+    def run(lib, staged):
+        value, axis = _ragged_join_cases(lib)[index]
+        join = lambda x: lib.strings.reduce_join(x, axis=axis, separator="-")  # noqa: E731
+        result = ember.function(join)(value) if staged else join(value)
+        return result.to_list() if hasattr(result, "to_list") else np.asarray(result.numpy()).tolist()
+
+    theirs = run(tensorflow, False)
+    assert run(ember, False) == theirs
+    assert run(ember, True) == theirs
+
+
+def test_reduce_join_of_ragged_strings_along_an_unsupported_axis_says_so():
+    nested = ember.ragged.constant([[["a", "b"], ["c"]], [], [["d"]]])
+    with pytest.raises(ValueError, match="ragged_rank 2 along axis 1"):
+        ember.strings.reduce_join(nested, axis=1)
