@@ -204,3 +204,23 @@ def test_ellipsis_and_newaxis_slices_round_trip_through_json(keras):
     for config in (ours.to_json(), theirs.to_json()):
         np.testing.assert_array_equal(tf.keras.models.model_from_json(config)(x).numpy(), theirs(x).numpy())
     assert ours.output_shape == theirs.output_shape == (None, 1, 2)
+
+
+def test_dict_inputs_and_outputs_survive_the_config_as_tf_keras(keras):
+    tensorflow, tf_keras = keras
+    x = {"a": np.ones((2, 4), np.float32), "b": np.full((2, 2), 0.5, np.float32)}
+    results = []
+    for k in (tf.keras, tf_keras):
+        ia, ib = k.Input((4,), name="a"), k.Input((2,), name="b")
+        merged = k.layers.concatenate([ia, ib])
+        outputs = {"cls": k.layers.Dense(3, name="cls", kernel_initializer="ones")(merged),
+                   "reg": k.layers.Dense(1, name="reg", kernel_initializer="ones")(merged)}
+        model = k.Model({"a": ia, "b": ib}, outputs)
+        config = model.get_config()
+        rebuilt = k.Model.from_config(config)
+        predicted = rebuilt.predict(x, verbose=0)
+        assert isinstance(predicted, dict) and sorted(predicted) == ["cls", "reg"]
+        results.append((config["input_layers"], config["output_layers"], predicted))
+    assert results[0][0] == results[1][0] and results[0][1] == results[1][1]
+    for name in ("cls", "reg"):
+        np.testing.assert_allclose(results[0][2][name], results[1][2][name], rtol=1e-6)

@@ -114,8 +114,16 @@ def functional_config(model):
         entry["inbound_nodes"] = [_serialize_node(node, ref) for node in layer._inbound_nodes
                                   if id(node) in graph.node_ids and not node.is_input]
         layers.append(entry)
+    def refs(nested, flat):
+        # A dict of inputs or outputs is written as a dict of refs, as tf_keras does, so that a model rebuilt
+        # from the config takes and returns dicts again; anything else as a list.
+        if isinstance(nested, dict):
+            return {k: ref(v) for k, v in nested.items()}
+        return [ref(x) for x in flat]
+
     return {"name": model.name, "trainable": model.trainable, "layers": layers,
-            "input_layers": [ref(x) for x in graph.inputs], "output_layers": [ref(x) for x in graph.outputs]}
+            "input_layers": refs(getattr(graph, "nested_inputs", None), graph.inputs),
+            "output_layers": refs(getattr(graph, "nested_outputs", None), graph.outputs)}
 
 
 def _first_node_index(layer):
