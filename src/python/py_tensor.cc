@@ -377,7 +377,8 @@ double element_as_double(const TensorImpl& t) {
   if (t.dtype() == DType::kFloat64) v = *t.data<double>();
   if (t.dtype() == DType::kInt64) v = static_cast<double>(*t.data<int64_t>());
   if (t.dtype() == DType::kInt32) v = *t.data<int32_t>();
-  if (t.dtype() == DType::kComplex64) v = t.data<complex64>()->real();  // float(z) keeps the real part (NumPy)
+  if (t.dtype() == DType::kComplex64)
+    v = t.data<complex64>()->real();  // float(z) keeps the real part (NumPy)
   if (t.dtype() == DType::kComplex128) v = t.data<complex128>()->real();
   return v;
 }
@@ -491,7 +492,9 @@ const char* buffer_format(DType d) {
     case DType::kInt32:
       return "i";
     case DType::kInt64:
-      return "q";
+      // NumPy's own int64 is C long where long is 64-bit: "q" would make np.longlong arrays, whose scalars
+      // print as np.longlong(5) and are not np.int64 instances.
+      return sizeof(long) == 8 ? "l" : "q";
     case DType::kUInt8:
       return "B";
     case DType::kBool:

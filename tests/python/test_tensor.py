@@ -202,3 +202,13 @@ def test_an_empty_list_takes_the_dtype_hint_as_tensorflow(value, hint):
     ours = tf.convert_to_tensor(value, dtype_hint=getattr(tf, hint))
     theirs = real_tf.convert_to_tensor(value, dtype_hint=getattr(real_tf, hint))
     assert ours.dtype.name == theirs.dtype.name and ours.shape == theirs.shape
+
+
+def test_int64_arrays_are_numpys_own_int64_as_tensorflows():
+    import tensorflow as real_tf
+
+    ours = tf.constant([1, 2], tf.int64).numpy()
+    theirs = real_tf.constant([1, 2], real_tf.int64).numpy()
+    assert ours.dtype.char == theirs.dtype.char and repr(ours) == repr(theirs)
+    assert isinstance(ours[0], np.int64) and repr(tf.constant(5, tf.int64).numpy()) == "np.int64(5)"
+    assert repr(next(iter(tf.data.Dataset.range(3).batch(3).as_numpy_iterator()))) == "array([0, 1, 2])"
