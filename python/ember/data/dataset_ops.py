@@ -196,6 +196,17 @@ class Dataset:
     def cache(self, filename="", name=None):
         return _CacheDataset(self, filename)
 
+    def save(self, path, compression=None, shard_func=None, checkpoint_args=None):
+        """Writes the elements to the directory ``path`` (data/save_load.py, Note [Saved datasets])."""
+        from ember.data import save_load
+        return save_load.save(self, path, compression, shard_func, checkpoint_args)
+
+    @staticmethod
+    def load(path, element_spec=None, compression=None, reader_func=None, wait=False):
+        """The dataset ``Dataset.save`` wrote to ``path``."""
+        from ember.data import save_load
+        return save_load.load(path, element_spec, compression, reader_func, wait)
+
     def interleave(self, map_func, cycle_length=None, block_length=None, num_parallel_calls=None,
                    deterministic=None, name=None):
         return _InterleaveDataset(self, map_func, cycle_length, block_length)

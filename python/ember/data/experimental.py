@@ -93,3 +93,14 @@ def rejection_resample(class_func, target_dist, initial_dist=None, seed=None):
 def at(dataset, index):
     from ember.data.experimental_ops import at as _at
     return _at(dataset, index)
+
+
+def save(dataset, path, compression=None, shard_func=None, checkpoint_args=None):
+    """``tf.data.experimental.save``: ``dataset.save(path, ...)``."""
+    return dataset.save(path, compression, shard_func, checkpoint_args)
+
+
+def load(path, element_spec=None, compression=None, reader_func=None):
+    """``tf.data.experimental.load``: ``tf.data.Dataset.load(path, ...)``."""
+    from ember.data.dataset_ops import Dataset
+    return Dataset.load(path, element_spec, compression, reader_func)
