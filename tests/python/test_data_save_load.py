@@ -95,3 +95,20 @@ def test_ragged_elements_are_refused_clearly(tmp_path):
     ragged = ember.data.Dataset.range(3).map(lambda x: ember.range(x)).ragged_batch(2)
     with pytest.raises(TypeError, match="dense tensors"):
         ragged.save(str(tmp_path / "r"))
+    with pytest.raises(TypeError, match="dense tensors"):
+        ragged.cache(str(tmp_path / "c"))
+    assert [r.to_list() for r in ragged.cache()] == [[[], [0]], [[0, 1]]]  # in memory it caches anything
+
+
+def test_cache_file_holds_records_not_pickles(tmp_path):
+    path = str(tmp_path / "c")
+    elements = {"a": [b"x", b"\x00yz"], "b": np.array([[1.5, 2], [3, 4]], np.float32)}
+    first = _listed(ember.data.Dataset.from_tensor_slices(elements).cache(path))
+    other = {"a": [b"q", b"r"], "b": np.zeros((2, 2), np.float32)}
+    assert _listed(ember.data.Dataset.from_tensor_slices(other).cache(path)) == first  # replayed from the file
+    assert len(list(tensorflow.compat.v1.io.tf_record_iterator(path))) == 2  # TFRecord records, not a pickle
+    raw = bytearray(open(path, "rb").read())
+    raw[-3] ^= 0xFF
+    open(path, "wb").write(bytes(raw))
+    with pytest.raises(ember.errors.DataLossError):
+        _listed(ember.data.Dataset.from_tensor_slices(other).cache(path))

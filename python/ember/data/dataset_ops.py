@@ -9,7 +9,7 @@ iterator otherwise; the others are Python generators over their input's flat ele
 
 import itertools
 import os
-import pickle
+
 import numpy as np
 
 from ember import _C, errors
@@ -799,12 +799,18 @@ class _CacheDataset(_UnaryDataset):
         super().__init__(input_dataset)
         self._filename = os.fspath(filename) if not isinstance(filename, Tensor) else str(filename.numpy())
         self._cached = None
+        if self._filename:
+            from ember.data.save_load import _flat_specs
+
+            _flat_specs(input_dataset.element_spec, "Dataset.cache(filename)")  # the file holds dense tensors
 
     def _load(self):
         if self._cached is None and self._filename and os.path.exists(self._filename):
-            with open(self._filename, "rb") as f:
-                arrays = pickle.load(f)
-            self._cached = [tuple(convert_to_tensor(a) for a in e) for e in arrays]
+            from ember.data.save_load import _decode
+            from ember.io.tf_record import tf_record_iterator
+
+            self._cached = [tuple(convert_to_tensor(a) for a in _decode(record, None, self._filename))
+                            for record in tf_record_iterator(self._filename)]
         return self._cached
 
     def _flat_iter(self):
@@ -817,10 +823,14 @@ class _CacheDataset(_UnaryDataset):
             recorded.append(element)
             yield element
         self._cached = recorded
-        if self._filename:
+        if self._filename:  # TFRecord records of the flat tensors (data/save_load.py's encoding), no pickle
+            from ember.data.save_load import _encode
+            from ember.io.tf_record import TFRecordWriter
+
             tmp = self._filename + ".tmp"
-            with open(tmp, "wb") as f:
-                pickle.dump([[t.numpy() for t in e] for e in recorded], f)
+            with TFRecordWriter(tmp) as writer:
+                for element in recorded:
+                    writer.write(_encode(element))
             os.replace(tmp, self._filename)
 
     def _cardinality(self):

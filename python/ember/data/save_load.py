@@ -49,6 +49,7 @@ def _encode(tensors):
 
 
 def _decode(record, specs, where):
+    """The arrays of a record, checked against ``specs`` (None: whatever dtypes and shapes it holds)."""
     def fail(what):
         raise errors.DataLossError(None, None, f"Dataset.load: {where}: {what}")
 
@@ -62,15 +63,23 @@ def _decode(record, specs, where):
         at += n
         return chunk
 
-    for spec in specs:
+    while (at < len(record)) if specs is None else (len(arrays) < len(specs)):
+        spec = None if specs is None else specs[len(arrays)]
         name = take(struct.unpack("<B", take(1))[0]).decode("ascii", "replace")
-        if name != spec.dtype.name:
+        if spec is not None and name != spec.dtype.name:
             fail(f"a tensor of dtype {name} where the element spec has {spec.dtype.name}")
+        try:
+            dtype = dtypes.as_dtype(name)
+        except (TypeError, ValueError):
+            fail(f"a tensor of unknown dtype {name!r}")
         rank = struct.unpack("<B", take(1))[0]
         shape = struct.unpack(f"<{rank}q", take(8 * rank))
-        if any(d < 0 for d in shape) or not spec.shape.is_compatible_with(shape):
-            fail(f"a tensor of shape {list(shape)} where the element spec has {spec.shape}")
+        if any(d < 0 for d in shape) or (spec is not None and not spec.shape.is_compatible_with(shape)):
+            fail(f"a tensor of shape {list(shape)} where the element spec has {spec.shape if spec else 'none'}")
         count = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        if count > len(record):  # every element takes a byte or more: a larger count is damage
+            fail(f"a tensor of shape {list(shape)} in a record of {len(record)} bytes")
+        spec = spec or TensorSpec(shape, dtype)
         if spec.dtype == dtypes.string:
             values = [take(struct.unpack("<Q", take(8))[0]) for _ in range(count)]
             arrays.append(np.array(values, dtype=object).reshape(shape))
@@ -89,7 +98,7 @@ def _flat_specs(element_spec, what):
     specs = nest.flatten(element_spec)
     for spec in specs:
         if not isinstance(spec, TensorSpec):
-            raise TypeError(f"{what}: ember saves datasets of dense tensors; the element spec has "
+            raise TypeError(f"{what}: ember writes dense tensors to files; the element spec has "
                             f"{type(spec).__name__} {spec!r}")
     return specs
 
