@@ -193,3 +193,20 @@ def test_text_helpers_match_tf_keras():
     positives = sorted(tuple(c) for c, l in zip(couples, labels) if l == 1)
     assert positives == [(1, 2), (2, 1), (2, 3), (3, 2)]
     assert labels.count(0) == 4 and all(1 <= c[1] < 5 for c in couples)
+
+
+def test_text_dataset_from_directory_prints_tf_keras_counts(tmp_path, capsys):
+    import tf_keras
+
+    for name in ("neg", "pos"):
+        (tmp_path / name).mkdir()
+        for i in range(3):
+            (tmp_path / name / f"{i}.txt").write_text(f"{name} {i}")
+    calls = [dict(validation_split=0.5, subset="training", seed=1), dict(validation_split=0.5, subset="both", seed=1),
+             dict(labels=None)]
+    printed = []
+    for keras in (ember.keras, tf_keras):
+        for kwargs in calls:
+            keras.utils.text_dataset_from_directory(str(tmp_path), **kwargs)
+        printed.append(capsys.readouterr().out.splitlines())
+    assert printed[0] == printed[1] and printed[0][0] == "Found 6 files belonging to 2 classes."

@@ -154,7 +154,9 @@ def _split(files, indices, validation_split, subset, seed, what):
                          f"received {subset!r}")
     count = int(validation_split * len(files))
     if subset == "training":
+        print(f"Using {len(files) - count} files for training.")
         return files[:len(files) - count], None if indices is None else indices[:len(files) - count]
+    print(f"Using {count} files for validation.")
     return files[len(files) - count:], None if indices is None else indices[len(files) - count:]
 
 
@@ -172,6 +174,8 @@ def text_dataset_from_directory(directory, labels="inferred", label_mode="int", 
     if labels is None or label_mode is None:
         labels, label_mode = None, None
     files, indices, names = _class_files(directory, labels, class_names, (".txt",), what)
+    # tf_keras' counts (unlabelled files count as one class there)
+    print(f"Found {len(files)} files belonging to {len(names) if names is not None else 1} classes.")
     if label_mode == "binary" and names is not None and len(names) != 2:
         raise ValueError(f'{what}: When passing `label_mode="binary"`, there must be exactly 2 class_names. '
                          f"Received: class_names={names}")
